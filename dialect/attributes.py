@@ -1,0 +1,279 @@
+"""Python values <-> MLIR attributes, and the typed attribute schemas ops declare.
+
+Encoding is generic: ints become i64, int tuples `array<i64: ...>`, nested tuples
+`[...]` arrays, dicts dictionaries, dtypes type attributes, `Symbol`s `@name` refs.
+Each op declares the kind of every attribute (`Ints()`, `DType()`, ...); the kind checks
+a decoded value and says what it expected.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax.dialect.context import context
+from mjax.dialect import types as T
+
+REQUIRED = object()
+
+
+class Symbol(str):
+    """A symbol reference (`@f`) attribute value, e.g. the callee of `jaxpr.jvp`."""
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def encode(value) -> ir.Attribute:
+    ctx = context()
+    if isinstance(value, ir.Attribute):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return ir.BoolAttr.get(bool(value), ctx)
+    if _is_int(value):
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64, ctx), int(value))
+    if isinstance(value, (float, np.floating)):
+        return ir.FloatAttr.get_f64(float(value), ctx)
+    if isinstance(value, Symbol):
+        return ir.FlatSymbolRefAttr.get(str(value), ctx)
+    if isinstance(value, str):
+        return ir.StringAttr.get(value, ctx)
+    if isinstance(value, (np.dtype, T.KeyType)) or (isinstance(value, type) and issubclass(value, np.generic)):
+        return ir.TypeAttr.get(T.element_type(T.dtype_of(value)))
+    if isinstance(value, np.ndarray):
+        return dense_elements(value)
+    if isinstance(value, dict) or hasattr(value, "_asdict"):
+        items = value.items() if isinstance(value, dict) else value._asdict().items()
+        return ir.DictAttr.get({k: encode(v) for k, v in items}, ctx)
+    if isinstance(value, (tuple, list)):
+        if all(_is_int(v) for v in value):
+            return ir.DenseI64ArrayAttr.get([int(v) for v in value], ctx)
+        return ir.ArrayAttr.get([encode(v) for v in value], ctx)
+    raise TypeError(f"cannot encode {value!r} ({type(value).__name__}) as an MLIR attribute")
+
+
+_NATIVE_DENSE = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float16", "float32", "float64", "complex64", "complex128"}
+_BUFFER_READABLE = _NATIVE_DENSE - {"complex64", "complex128"}
+_RAW_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def dense_elements(array: np.ndarray) -> ir.Attribute:
+    """A DenseElementsAttr holding `array` with its exact tensor type."""
+    array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    elt = T.element_type(array.dtype)
+    if array.dtype.name not in _NATIVE_DENSE:
+        # bf16, float8, int4: hand over the bits; MLIR reinterprets them as `elt`.
+        array = array.view(_RAW_VIEW[array.dtype.itemsize])
+    return ir.DenseElementsAttr.get(array, type=elt, context=context())
+
+
+def decode(attr: ir.Attribute):
+    """The Python value of an attribute, inverse of `encode`."""
+    if isinstance(attr, ir.BoolAttr):
+        return ir.BoolAttr(attr).value
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value
+    if isinstance(attr, ir.FloatAttr):
+        return ir.FloatAttr(attr).value
+    if isinstance(attr, ir.FlatSymbolRefAttr):
+        return Symbol(ir.FlatSymbolRefAttr(attr).value)
+    if isinstance(attr, ir.StringAttr):
+        return ir.StringAttr(attr).value
+    if isinstance(attr, ir.TypeAttr):
+        return T.dtype_of_element_type(ir.TypeAttr(attr).value)
+    if isinstance(attr, ir.DenseI64ArrayAttr):
+        return tuple(ir.DenseI64ArrayAttr(attr))
+    if isinstance(attr, ir.ArrayAttr):
+        return tuple(decode(a) for a in ir.ArrayAttr(attr))
+    if isinstance(attr, ir.DictAttr):
+        d = ir.DictAttr(attr)
+        return {d[i].name: decode(d[i].attr) for i in range(len(d))}
+    if isinstance(attr, ir.DenseElementsAttr):
+        return dense_to_numpy(attr)
+    raise TypeError(f"unsupported attribute {attr}")
+
+
+def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
+    """The numpy array held by a DenseElementsAttr (splat or not)."""
+    aval = T.aval_of(attr.type)
+    name = np.dtype(aval.dtype).name
+    if name in _BUFFER_READABLE:
+        # i1 data comes out one byte per element; a splat holds one element.
+        raw = np.frombuffer(bytes(memoryview(attr)),
+                            np.uint8 if name == "bool" else aval.dtype).astype(aval.dtype)
+        if attr.is_splat:
+            return np.full(aval.shape, raw[0] if raw.size else 0, dtype=aval.dtype)
+        return raw[: aval.size].reshape(aval.shape)
+    # complex, bf16, float8, int4 have no buffer protocol: read the printed form.
+    text = str(attr)
+    hexdata = re.search(r'dense<"0x([0-9A-Fa-f]*)">', text)
+    if hexdata:
+        raw = bytes.fromhex(hexdata.group(1))
+        return np.frombuffer(raw, aval.dtype)[: aval.size].reshape(aval.shape).copy()
+    body = text[text.index("<") + 1: text.rindex(">")]
+    numbers = re.findall(r"[-+]?(?:0x[0-9A-Fa-f]+|[0-9.]+(?:e[-+]?\d+)?|inf|nan)", body.split(" : ")[0])
+    if any(v.startswith("0x") for v in numbers):  # raw bit patterns (NaN, inf)
+        bits = np.array([int(v, 16) if v.startswith("0x") else 0 for v in numbers])
+        values = bits.astype(_RAW_VIEW[np.dtype(aval.dtype).itemsize]).view(aval.dtype)
+    else:
+        values = np.array([float(v) for v in numbers])
+    if np.dtype(aval.dtype).kind == "c":
+        values = values[0::2] + 1j * values[1::2]
+    if attr.is_splat:
+        return np.full(aval.shape, values[0], dtype=aval.dtype)
+    return values.astype(aval.dtype).reshape(aval.shape)
+
+
+# ---- attribute kinds ----------------------------------------------------------
+
+
+class AttrKind:
+    """Declares one attribute of an op: what Python values it accepts, and a default."""
+
+    expected = "a value"
+
+    def __init__(self, default=REQUIRED):
+        self.default = default
+
+    def accepts(self, value) -> bool:
+        return True
+
+    def normalize(self, value):
+        return value
+
+    def check(self, op_name: str, attr_name: str, value):
+        if not self.accepts(value):
+            raise TypeError(f"'{op_name}' op attribute '{attr_name}' must be "
+                            f"{self.expected}, got {value!r}")
+        return self.normalize(value)
+
+
+class Int(AttrKind):
+    expected = "an integer"
+
+    def accepts(self, v):
+        return _is_int(v)
+
+    def normalize(self, v):
+        return int(v)
+
+
+class Ints(AttrKind):
+    expected = "a sequence of integers"
+
+    def accepts(self, v):
+        return isinstance(v, (tuple, list)) and all(_is_int(x) for x in v)
+
+    def normalize(self, v):
+        return tuple(int(x) for x in v)
+
+
+class Float(AttrKind):
+    expected = "a number"
+
+    def accepts(self, v):
+        return isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool)
+
+    def normalize(self, v):
+        return float(v)
+
+
+class Bool(AttrKind):
+    expected = "a boolean"
+
+    def accepts(self, v):
+        return isinstance(v, (bool, np.bool_))
+
+    def normalize(self, v):
+        return bool(v)
+
+
+class Str(AttrKind):
+    expected = "a string"
+
+    def __init__(self, default=REQUIRED, choices=None):
+        super().__init__(default)
+        self.choices = choices
+        if choices:
+            self.expected = "one of " + ", ".join(repr(c) for c in choices)
+
+    def accepts(self, v):
+        return isinstance(v, str) and not isinstance(v, Symbol) and (
+            not self.choices or v in self.choices)
+
+
+class DType(AttrKind):
+    expected = "a dtype"
+
+    def accepts(self, v):
+        try:
+            T.dtype_of(v)
+            return True
+        except TypeError:
+            return False
+
+    def normalize(self, v):
+        return T.dtype_of(v)
+
+
+class Sym(AttrKind):
+    expected = "a symbol reference (@name)"
+
+    def accepts(self, v):
+        return isinstance(v, Symbol)
+
+
+class Array(AttrKind):
+    expected = "a dense elements attribute"
+
+    def accepts(self, v):
+        return isinstance(v, np.ndarray)
+
+
+class Nested(AttrKind):
+    """A nested tuple of integer tuples, e.g. dot_general's dimension_numbers."""
+
+    expected = "nested integer sequences"
+
+    def __init__(self, default=REQUIRED, depth=2):
+        super().__init__(default)
+        self.depth = depth
+
+    def accepts(self, v):
+        def ok(x, d):
+            if d == 0:
+                return _is_int(x)
+            return isinstance(x, (tuple, list)) and all(ok(y, d - 1) for y in x)
+        return ok(v, self.depth)
+
+    def normalize(self, v):
+        def norm(x, d):
+            return int(x) if d == 0 else tuple(norm(y, d - 1) for y in x)
+        return norm(v, self.depth)
+
+
+class Dict(AttrKind):
+    """A dictionary with integer-tuple fields, e.g. gather's dimension_numbers."""
+
+    def __init__(self, fields, default=REQUIRED):
+        super().__init__(default)
+        self.fields = tuple(fields)
+        self.expected = "a dictionary with integer-sequence fields " + ", ".join(self.fields)
+
+    def accepts(self, v):
+        if hasattr(v, "_asdict"):
+            v = v._asdict()
+        return (isinstance(v, dict) and set(v) == set(self.fields)
+                and all(Ints().accepts(v[f]) for f in self.fields))
+
+    def normalize(self, v):
+        if hasattr(v, "_asdict"):
+            v = v._asdict()
+        return {f: tuple(int(x) for x in v[f]) for f in self.fields}
+
+
+class AnyAttr(AttrKind):
+    expected = "any value"

@@ -1,0 +1,143 @@
+"""How a `jaxpr.*` op is defined.
+
+The bindings cannot register a C++ dialect, so `jaxpr` ops are unregistered ops given
+structure in Python: one `ir.OpView` subclass per op, registered so that `op.opview`
+(and iteration over a block) returns it. A class declares
+
+- `num_operands` (an int, or None for variadic with `min_operands`),
+- `attributes`: name -> AttrKind (JAX's parameter names, with Python types),
+- `num_regions`,
+- `infer(*avals, **params) -> tuple[ShapedArray, ...]`: the one inference rule, called
+  by the tracer while tracing and by `--jaxpr-verify` on parsed IR.
+
+    class SinOp(ElementwiseUnary, name="sin"):
+        '''Elementwise sine. JAX: lax.sin_p.'''
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _mlir
+
+from mjax.dialect import attributes as A
+from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+
+OPS: dict[str, type["JaxprOp"]] = {}
+
+
+class InferError(TypeError):
+    """An op's operands or attributes break its rules (shape, dtype, attribute range)."""
+
+
+class _JaxprDialect(ir.Dialect):
+    DIALECT_NAMESPACE = "jaxpr"
+
+
+_mlir.register_dialect(_JaxprDialect)
+
+
+class JaxprOp(ir.OpView):
+    """Base of every `jaxpr.*` op class. Subclass with `name=` to define an op."""
+
+    _ODS_REGIONS = (0, True)
+    primitive: str = ""
+    num_operands: int | None = 1
+    min_operands: int = 0
+    attributes: dict[str, A.AttrKind] = {}
+    num_regions: int = 0
+    # Op lowers to nothing with side effects; DCE and CSE may remove/merge it.
+    pure: bool = True
+
+    def __init_subclass__(cls, name: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if name is None:
+            return
+        cls.primitive = name
+        cls.OPERATION_NAME = "jaxpr." + name
+        if cls.OPERATION_NAME in OPS:
+            raise ValueError(f"op {cls.OPERATION_NAME} defined twice")
+        _mlir.register_operation(_JaxprDialect)(cls)
+        OPS[cls.OPERATION_NAME] = cls
+
+    # ---- rules a subclass provides -------------------------------------------
+    @classmethod
+    def infer(cls, *avals: ShapedArray, **params) -> tuple[ShapedArray, ...]:
+        raise NotImplementedError(f"{cls.OPERATION_NAME} has no inference rule")
+
+    # ---- shared machinery ------------------------------------------------------
+    @classmethod
+    def check_operand_count(cls, n: int):
+        if cls.num_operands is None:
+            if n < cls.min_operands:
+                raise InferError(f"'{cls.OPERATION_NAME}' op expects at least "
+                                 f"{cls.min_operands} operands, got {n}")
+        elif n != cls.num_operands:
+            raise InferError(f"'{cls.OPERATION_NAME}' op expects {cls.num_operands} "
+                             f"operand{'s' if cls.num_operands != 1 else ''}, got {n}")
+
+    @classmethod
+    def check_params(cls, params: dict) -> dict:
+        """Fills defaults and validates each attribute against its declared kind."""
+        unknown = set(params) - set(cls.attributes)
+        if unknown:
+            raise InferError(f"'{cls.OPERATION_NAME}' op got unknown attribute(s) "
+                             f"{', '.join(sorted(unknown))}")
+        out = {}
+        for name, kind in cls.attributes.items():
+            if name in params and params[name] is not None:
+                try:
+                    out[name] = kind.check(cls.OPERATION_NAME, name, params[name])
+                except TypeError as e:
+                    raise InferError(str(e)) from None
+            elif kind.default is A.REQUIRED:
+                raise InferError(f"'{cls.OPERATION_NAME}' op requires attribute '{name}'")
+            else:
+                out[name] = kind.default
+        return out
+
+    @classmethod
+    def infer_checked(cls, avals, params) -> tuple[ShapedArray, ...]:
+        """Operand count, attribute kinds, then the op's own rule; InferError on failure."""
+        cls.check_operand_count(len(avals))
+        params = cls.check_params(params)
+        try:
+            return tuple(cls.infer(*avals, **params))
+        except InferError:
+            raise
+        except (TypeError, ValueError) as e:
+            raise InferError(str(e)) from None
+
+    @classmethod
+    def create(cls, operands, result_avals, params, *, loc=None, ip=None) -> ir.Operation:
+        """Creates the op with already-checked params and inferred result avals."""
+        attrs = {k: A.encode(v) for k, v in params.items() if v is not None}
+        return ir.Operation.create(
+            cls.OPERATION_NAME, results=[tensor_type(a) for a in result_avals],
+            operands=list(operands), attributes=attrs, regions=cls.num_regions,
+            loc=loc, ip=ip)
+
+    @property
+    def params(self) -> dict:
+        """The op's attributes as Python values, defaults filled in."""
+        attrs = self.operation.attributes
+        raw = {}
+        for name in self.attributes:
+            if name in attrs:
+                raw[name] = A.decode(attrs[name])
+        return type(self).check_params(raw)
+
+    @property
+    def operand_avals(self) -> list[ShapedArray]:
+        return [aval_of(v.type) for v in self.operation.operands]
+
+    @property
+    def result_avals(self) -> list[ShapedArray]:
+        return [aval_of(r.type) for r in self.operation.results]
+
+
+def op_class(name: str) -> type[JaxprOp]:
+    """The class of `jaxpr.<name>` (accepts 'sin' or 'jaxpr.sin')."""
+    full = name if name.startswith("jaxpr.") else "jaxpr." + name
+    try:
+        return OPS[full]
+    except KeyError:
+        raise KeyError(f"unknown op '{full}'") from None

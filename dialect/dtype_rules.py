@@ -1,0 +1,96 @@
+"""Dtype categories and the checks op inference rules share (no MLIR needed)."""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.dialect.types import KeyType, ShapedArray, short_dtype_name
+
+
+def is_bool(d) -> bool:
+    return not isinstance(d, KeyType) and np.dtype(d) == np.bool_
+
+
+def is_int(d) -> bool:
+    return not isinstance(d, KeyType) and np.issubdtype(np.dtype(d), np.integer)
+
+
+def is_signed(d) -> bool:
+    return not isinstance(d, KeyType) and np.issubdtype(np.dtype(d), np.signedinteger)
+
+
+def is_unsigned(d) -> bool:
+    return not isinstance(d, KeyType) and np.issubdtype(np.dtype(d), np.unsignedinteger)
+
+
+def is_float(d) -> bool:
+    # ml_dtypes (bfloat16, float8) register as 'V'-kind-free floating types.
+    return not isinstance(d, KeyType) and (np.issubdtype(np.dtype(d), np.floating) or
+                                           np.dtype(d).kind == "V" and "float" in np.dtype(d).name
+                                           or np.dtype(d).name.startswith(("bfloat", "float8")))
+
+
+def is_complex(d) -> bool:
+    return not isinstance(d, KeyType) and np.issubdtype(np.dtype(d), np.complexfloating)
+
+
+def is_inexact(d) -> bool:
+    return is_float(d) or is_complex(d)
+
+
+def is_numeric(d) -> bool:
+    return is_int(d) or is_inexact(d)
+
+
+CATEGORIES = {
+    "bool": is_bool,
+    "int": is_int,
+    "signed": is_signed,
+    "unsigned": is_unsigned,
+    "float": is_float,
+    "complex": is_complex,
+    "inexact": is_inexact,
+    "numeric": is_numeric,
+    "any": lambda d: not isinstance(d, KeyType),
+}
+_DESCRIBE = {"bool": "bool", "int": "integer", "signed": "signed integer",
+             "unsigned": "unsigned integer", "float": "floating-point",
+             "complex": "complex", "inexact": "floating-point or complex",
+             "numeric": "numeric", "any": "array"}
+
+
+def check_dtype(op: str, aval: ShapedArray, *categories: str, what: str = "operand"):
+    """Raises TypeError unless aval.dtype is in one of `categories`."""
+    if any(CATEGORIES[c](aval.dtype) for c in categories):
+        return
+    allowed = " or ".join(_DESCRIBE[c] for c in categories)
+    raise TypeError(f"{op} does not accept dtype {short_dtype_name(aval.dtype)} "
+                    f"({what} must be {allowed})")
+
+
+def check_same_dtypes(op: str, avals, what: str = "arguments"):
+    dtypes = [a.dtype for a in avals]
+    if any(d != dtypes[0] for d in dtypes[1:]):
+        names = ", ".join(short_dtype_name(d) for d in dtypes)
+        raise TypeError(f"{op} requires {what} to have the same dtypes, got {names}")
+
+
+def check_same_shapes(op: str, avals):
+    shapes = [a.shape for a in avals]
+    if any(s != shapes[0] for s in shapes[1:]):
+        raise TypeError(f"{op} got incompatible shapes for broadcasting: "
+                        + ", ".join(str(s) for s in shapes))
+
+
+def real_dtype(d) -> np.dtype:
+    """complex64 -> float32, complex128 -> float64; others unchanged."""
+    d = np.dtype(d)
+    if d == np.complex64:
+        return np.dtype(np.float32)
+    if d == np.complex128:
+        return np.dtype(np.float64)
+    return d
+
+
+def complex_dtype(d) -> np.dtype:
+    d = np.dtype(d)
+    return np.dtype(np.complex128) if d == np.float64 else np.dtype(np.complex64)

@@ -1,0 +1,1 @@
+"""Dynamic slicing, gather and scatter."""

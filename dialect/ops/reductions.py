@@ -1,0 +1,1 @@
+"""Reductions, cumulative reductions, argmin/argmax and sort."""

@@ -1,0 +1,170 @@
+"""Abstract values (shape + dtype) and their MLIR tensor types.
+
+Element types are spelled as StableHLO spells them (`i1`, `ui8`, `bf16`, `complex<f32>`).
+PRNG key arrays use the opaque element type `!jaxpr.key<impl>`.
+"""
+from __future__ import annotations
+
+import functools
+
+import ml_dtypes
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax.dialect.context import context
+
+# numpy dtype name -> MLIR element type spelling. One table, read both ways.
+_ELEMENT_TYPES = {
+    "bool": "i1",
+    "int4": "i4", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint4": "ui4", "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
+    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+    "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2",
+    "float8_e4m3fnuz": "f8E4M3FNUZ", "float8_e5m2fnuz": "f8E5M2FNUZ",
+    "float8_e4m3b11fnuz": "f8E4M3B11FNUZ",
+    "complex64": "complex<f32>", "complex128": "complex<f64>",
+}
+_DTYPES_BY_ELEMENT = {v: k for k, v in _ELEMENT_TYPES.items()}
+
+
+class KeyType:
+    """Element type of a typed PRNG key array, e.g. `!jaxpr.key<threefry2x32>`."""
+
+    __slots__ = ("impl",)
+
+    def __init__(self, impl: str = "threefry2x32"):
+        self.impl = impl
+
+    @property
+    def name(self) -> str:
+        return f"key<{self.impl}>"
+
+    def __eq__(self, other):
+        return isinstance(other, KeyType) and other.impl == self.impl
+
+    def __hash__(self):
+        return hash(("key", self.impl))
+
+    def __repr__(self):
+        return self.name
+
+
+def dtype_of(name) -> np.dtype:
+    """np.dtype for a numpy name, a numpy/ml_dtypes type, or an existing dtype."""
+    if isinstance(name, KeyType):
+        return name
+    if isinstance(name, str) and hasattr(ml_dtypes, name):
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
+
+
+def element_type_name(dtype) -> str:
+    """MLIR spelling of a dtype: float32 -> 'f32', KeyType -> '!jaxpr.key<...>'."""
+    if isinstance(dtype, KeyType):
+        return f"!jaxpr.key<{dtype.impl}>"
+    try:
+        return _ELEMENT_TYPES[np.dtype(dtype).name]
+    except KeyError:
+        raise TypeError(f"dtype {np.dtype(dtype).name} has no MLIR element type") from None
+
+
+def short_dtype_name(dtype) -> str:
+    """JAX's short spelling used in pretty printing: f32, i32, bool, bf16, c64, key<...>."""
+    if isinstance(dtype, KeyType):
+        return dtype.name
+    name = np.dtype(dtype).name
+    if name == "bool":
+        return "bool"
+    if name.startswith("complex"):
+        return "c" + name[len("complex"):]
+    return _ELEMENT_TYPES.get(name, name)
+
+
+class ShapedArray:
+    """An abstract value: a static shape and a dtype (plus JAX's weak_type flag).
+
+    weak_type only steers dtype promotion while tracing; the IR does not record it.
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtype if isinstance(dtype, KeyType) else np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> "ShapedArray":
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self) -> "ShapedArray":
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def str_short(self) -> str:
+        dims = ",".join(str(d) for d in self.shape)
+        return f"{short_dtype_name(self.dtype)}[{dims}]"
+
+    def __repr__(self):
+        weak = "{weak_type=True}" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+    __str__ = str_short
+
+
+@functools.lru_cache(maxsize=None)
+def element_type(dtype) -> ir.Type:
+    return ir.Type.parse(element_type_name(dtype), context())
+
+
+@functools.lru_cache(maxsize=4096)
+def _tensor_type(shape: tuple, dtype) -> ir.Type:
+    return ir.RankedTensorType.get(list(shape), element_type(dtype),
+                                   loc=ir.Location.unknown(context()))
+
+
+def tensor_type(aval: ShapedArray) -> ir.Type:
+    """`tensor<2x3xf32>` for ShapedArray((2, 3), float32)."""
+    return _tensor_type(aval.shape, aval.dtype)
+
+
+_AVALS_BY_TYPE: dict = {}
+
+
+def dtype_of_element_type(elt: ir.Type):
+    name = str(elt)
+    if name.startswith("!jaxpr.key<") and name.endswith(">"):
+        return KeyType(name[len("!jaxpr.key<"):-1])
+    try:
+        return dtype_of(_DTYPES_BY_ELEMENT[name])
+    except KeyError:
+        raise TypeError(f"element type {name} is not supported by mjax") from None
+
+
+def aval_of(t: ir.Type) -> ShapedArray:
+    """ShapedArray for a ranked tensor type; TypeError for anything else."""
+    aval = _AVALS_BY_TYPE.get(t)
+    if aval is None:
+        if not isinstance(t, ir.RankedTensorType):
+            raise TypeError(f"expected a ranked tensor type, got {t}")
+        rt = t
+        if not rt.has_static_shape:
+            raise TypeError(f"expected a statically shaped tensor, got {t}")
+        aval = ShapedArray(rt.shape, dtype_of_element_type(rt.element_type))
+        _AVALS_BY_TYPE[t] = aval
+    return aval

@@ -1,0 +1,1 @@
+"""mjax: JAX's programming model as an MLIR-dialect compiler toolkit."""

@@ -1,0 +1,62 @@
+"""`--jaxpr-to-stablehlo`: replace every `jaxpr` op with StableHLO/CHLO ops.
+
+    %0 = "jaxpr.sin"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  ==>
+    %0 = stablehlo.sine %x : tensor<3xf32>
+
+Rules live in `passes/rules/<family>.py` (table `LOWER`). An op without a rule, or an
+unexpanded transformation op (`jaxpr.jvp`, ...), is an error naming the op and its line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from mjax.dialect.core import JaxprOp
+from mjax.dialect.types import aval_of
+from mjax.passes.registry import Pass, PassError, op_error, register_pass, walk_ops
+from mjax.passes.rules import LOWER, NOT_SUPPORTED, LowerCtx
+
+
+def lower_op(op: ir.Operation, backend: str = "xla") -> None:
+    view = op.opview
+    if not isinstance(view, JaxprOp):
+        raise op_error(op, "is not a known jaxpr op")
+    cls = type(view)
+    rule = LOWER.get(cls)
+    if rule is None:
+        why = NOT_SUPPORTED.get(("lower", cls), "no StableHLO lowering rule for this op")
+        raise op_error(op, f"jaxpr-to-stablehlo: {why}")
+    ctx = LowerCtx(op=op, avals_in=[aval_of(v.type) for v in op.operands],
+                   avals_out=[aval_of(r.type) for r in op.results], backend=backend,
+                   loc=op.location)
+    try:
+        with op.location, ir.InsertionPoint(op):
+            results = rule(ctx, *op.operands, **view.params)
+    except (PassError, NotImplementedError):
+        raise
+    except (TypeError, ValueError, ir.MLIRError) as e:
+        raise op_error(op, f"jaxpr-to-stablehlo: lowering failed: {e}") from None
+    if isinstance(results, ir.Value):
+        results = [results]
+    results = list(results)
+    if len(results) != len(op.results):
+        raise op_error(op, f"lowering rule returned {len(results)} values for "
+                           f"{len(op.results)} results")
+    for old, new in zip(op.results, results):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
+@register_pass("jaxpr-to-stablehlo")
+@dataclass
+class JaxprToStablehloPass(Pass):
+    """Lower every jaxpr op to StableHLO/CHLO (fails on ops it cannot lower)."""
+
+    backend: str = "xla"
+
+    def run(self, module: ir.Module) -> None:
+        for op in walk_ops(module):
+            if op.name.startswith("jaxpr."):
+                lower_op(op, self.backend)

@@ -1,0 +1,237 @@
+"""`mjax-opt`: read `jaxpr`/StableHLO IR, run passes, print the result (like `mlir-opt`).
+
+    mjax-opt model.mlir --jaxpr-verify --jaxpr-to-stablehlo --canonicalize
+    mjax-opt - --pass-pipeline='builtin.module(jaxpr-to-stablehlo,cse)' -o out.mlir
+    mjax-opt tests.mlir --split-input-file --verify-diagnostics
+
+Bad input is reported as `file:line:col: error: message` with exit status 1; an internal
+failure says so (exit status 2) without a Python traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from mjax.dialect.context import context
+from mjax.passes.registry import PASSES, PassError, format_location, run_pipeline
+
+_SPLIT = re.compile(r"^// -----.*$", re.M)
+
+
+@dataclass
+class Diagnostic:
+    line: int | None
+    col: int | None
+    severity: str  # "error" | "warning" | "note"
+    message: str
+
+    def format(self, filename: str) -> str:
+        where = filename if self.line is None else f"{filename}:{self.line}:{self.col}"
+        return f"{where}: {self.severity}: {self.message}"
+
+
+def _diag_from_location(loc, severity, message) -> Diagnostic:
+    text = format_location(loc, "-")
+    m = re.fullmatch(r".*:(\d+):(\d+)", text)
+    if m:
+        return Diagnostic(int(m.group(1)), int(m.group(2)), severity, message)
+    return Diagnostic(None, None, severity, message)
+
+
+def _mlir_error_diags(e: ir.MLIRError) -> list[Diagnostic]:
+    diags = []
+    for d in e.error_diagnostics or []:
+        diags.append(_diag_from_location(d.location, "error", d.message))
+        for note in d.notes:
+            diags.append(_diag_from_location(note.location, "note", note.message))
+    if not diags:
+        diags.append(Diagnostic(None, None, "error", str(e)))
+    return diags
+
+
+def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
+                  print_after_all=None) -> tuple[str | None, list[Diagnostic]]:
+    """Parses, verifies and transforms one chunk; returns (output IR or None, diagnostics)."""
+    ctx = context()
+    with ctx, ir.Location.unknown(ctx):
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as e:
+            return None, _mlir_error_diags(e)
+        steps = list(pipeline)
+        if verify_each:
+            # Verify the input, then after every pass (as mlir-opt verifies each pass).
+            steps = [("jaxpr-verify", "")] + [s for st in steps
+                                               for s in (st, ("jaxpr-verify", ""))]
+        try:
+            run_pipeline(module, steps, after_each=print_after_all)
+            module.operation.verify()
+        except PassError as e:
+            return None, [_diag_from_location(e.location, "error", e.message)]
+        except ir.MLIRError as e:
+            return None, _mlir_error_diags(e)
+        except ValueError as e:
+            return None, [Diagnostic(None, None, "error", str(e))]
+        return str(module), []
+
+
+# ---- --verify-diagnostics ------------------------------------------------------
+_EXPECTED = re.compile(
+    r"//\s*expected-(error|warning|note|remark)\s*(@[+-]?\d+|@above|@below)?\s*\{\{(.*?)\}\}")
+
+
+def _expected_diagnostics(text: str, first_line: int) -> list[Diagnostic]:
+    out = []
+    for i, line in enumerate(text.splitlines()):
+        lineno = first_line + i
+        for m in _EXPECTED.finditer(line):
+            where = m.group(2)
+            target = lineno
+            if where in ("@above",):
+                target = lineno - 1
+            elif where in ("@below",):
+                target = lineno + 1
+            elif where:
+                target = lineno + int(where[1:])
+            out.append(Diagnostic(target, None, m.group(1), m.group(3)))
+    return out
+
+
+def check_expected(found: list[Diagnostic], expected: list[Diagnostic], filename: str) -> list[str]:
+    """mlir-opt's --verify-diagnostics: every expected diagnostic appears, nothing else."""
+    problems = []
+    unmatched = [d for d in found if d.severity != "note"]
+    for exp in expected:
+        hit = next((d for d in unmatched if d.line == exp.line and d.severity == exp.severity
+                    and exp.message in d.message), None)
+        if hit is None:
+            problems.append(f"{filename}:{exp.line}: error: expected {exp.severity} "
+                            f"\"{exp.message}\" was not produced")
+        else:
+            unmatched.remove(hit)
+    for d in unmatched:
+        problems.append(d.format(filename).replace(f": {d.severity}: ",
+                                                  f": error: unexpected {d.severity}: ", 1))
+    return problems
+
+
+# ---- command line --------------------------------------------------------------
+def _build_parser() -> argparse.ArgumentParser:
+    lines = [f"  --{flag:<32} {cls.summary}" for flag, cls in sorted(PASSES.items())]
+    epilog = ("mjax passes:\n" + "\n".join(lines) + "\n\nAny other --<name> runs the "
+              "upstream MLIR pass of that name (canonicalize, cse, inline, symbol-dce, ...).")
+    p = argparse.ArgumentParser(
+        prog="mjax-opt", description="Read jaxpr-dialect IR, run passes, print the result.",
+        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("input", nargs="?", default="-", help="input file, or - for stdin")
+    p.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
+    p.add_argument("--pass-pipeline", default=None,
+                   help="textual pipeline, e.g. 'builtin.module(jaxpr-to-stablehlo,cse)'")
+    p.add_argument("--split-input-file", action="store_true",
+                   help="process chunks separated by '// -----' independently")
+    p.add_argument("--verify-diagnostics", action="store_true",
+                   help="check '// expected-error {{...}}' annotations against diagnostics")
+    p.add_argument("--print-ir-after-all", action="store_true",
+                   help="print the IR to stderr after every pass")
+    p.add_argument("--no-verify-each", action="store_true",
+                   help="do not run jaxpr-verify on the input and after every pass")
+    return p
+
+
+def _pipeline_from_flags(unknown: list[str]) -> list[tuple[str, str]]:
+    steps = []
+    for arg in unknown:
+        m = re.fullmatch(r"--([\w.\-]+)(?:=(.*))?", arg, re.S)
+        if not m:
+            raise SystemExit(f"mjax-opt: error: unrecognized argument '{arg}'")
+        value = (m.group(2) or "").strip().strip('"').strip("'")
+        steps.append((m.group(1), value))
+    return steps
+
+
+def run(argv: list[str]) -> int:
+    parser = _build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    steps = _pipeline_from_flags(unknown)
+    if args.pass_pipeline:
+        from mjax.passes.registry import parse_pipeline
+        try:
+            steps = parse_pipeline(args.pass_pipeline) + steps
+        except ValueError as e:
+            print(f"mjax-opt: error: {e}", file=sys.stderr)
+            return 1
+    filename = "<stdin>" if args.input == "-" else args.input
+    try:
+        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    except OSError as e:
+        print(f"mjax-opt: error: cannot read {args.input}: {e.strerror}", file=sys.stderr)
+        return 1
+
+    chunks = [(text, 1)]
+    if args.split_input_file:
+        chunks, start = [], 0
+        for m in _SPLIT.finditer(text):
+            chunks.append(text[start:m.start()])
+            start = m.end()
+        chunks.append(text[start:])
+        # Pad each chunk with newlines so diagnostics keep the file's line numbers.
+        offset, padded = 1, []
+        for c in chunks:
+            padded.append(("\n" * (offset - 1) + c, offset))
+            offset += c.count("\n")
+        chunks = padded
+
+    def print_after(name, module):
+        print(f"// -----// IR Dump After {name} //----- //\n{module}", file=sys.stderr)
+
+    outputs, failed = [], False
+    for chunk, first_line in chunks:
+        out, diags = process_chunk(chunk, steps, verify_each=not args.no_verify_each,
+                                   print_after_all=print_after if args.print_ir_after_all
+                                   else None)
+        if args.verify_diagnostics:
+            problems = check_expected(diags, _expected_diagnostics(chunk, 1),
+                                      filename)
+            for p in problems:
+                print(p, file=sys.stderr)
+            failed |= bool(problems)
+        else:
+            for d in diags:
+                print(d.format(filename), file=sys.stderr)
+            failed |= any(d.severity == "error" for d in diags)
+        if out is not None:
+            outputs.append(out)
+    result = "// -----\n".join(outputs)
+    if args.output == "-":
+        sys.stdout.write(result)
+    else:
+        with open(args.output, "w") as f:
+            f.write(result)
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        code = run(argv)
+    except KeyboardInterrupt:
+        code = 130
+    except SystemExit as e:
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+            code = 1
+        else:
+            code = e.code or 0
+    except Exception as e:  # a bug in mjax, not in the input: say so, without a traceback
+        print(f"mjax-opt: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        code = 2
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

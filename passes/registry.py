@@ -1,0 +1,150 @@
+"""The pass registry `mjax-opt` and Python share, and the pipeline runner.
+
+Our passes are Python classes run directly (no MLIR callback threads, and their errors
+propagate as `PassError`). Any other name in a pipeline is an upstream MLIR pass
+(`canonicalize`, `cse`, `inline`, `symbol-dce`, `sdy-...`) run through `PassManager`.
+
+    run_pipeline(module, "builtin.module(jaxpr-verify,jaxpr-to-stablehlo,canonicalize)")
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Callable
+
+from jaxlib.mlir import ir, passmanager
+
+from mjax.dialect.context import context
+
+PASSES: dict[str, type["Pass"]] = {}
+
+
+class PassError(Exception):
+    """A pass failed at an op: carries the op's location and a message."""
+
+    def __init__(self, where, message: str):
+        self.location = where.location if hasattr(where, "location") else where
+        self.message = message
+        super().__init__(f"{format_location(self.location)}: error: {message}")
+
+
+def format_location(loc: ir.Location | None, default_file: str | None = None) -> str:
+    """`file:line:col` for a location (looking through callsite/fused/name locations)."""
+    if loc is None:
+        return default_file or "<unknown>"
+    text = str(loc)
+    m = re.search(r'"([^"]*)":(\d+):(\d+)', text)
+    if not m:
+        return default_file or "<unknown>"
+    filename = m.group(1)
+    if filename == "-" and default_file:
+        filename = default_file
+    return f"{filename}:{m.group(2)}:{m.group(3)}"
+
+
+def op_error(op, message: str) -> PassError:
+    """A PassError for `op`, prefixed like MLIR's: `'jaxpr.mul' op ...`."""
+    return PassError(op, f"'{op.operation.name}' op {message}")
+
+
+class Pass:
+    """Base of mjax passes: a flag name, options as dataclass fields, and `run(module)`."""
+
+    flag: str = ""
+    summary: str = ""
+
+    def run(self, module: ir.Module) -> None:
+        raise NotImplementedError
+
+
+def register_pass(flag: str) -> Callable[[type], type]:
+    """Class decorator: makes `cls` the pass behind `--flag`. First docstring line = summary."""
+    def wrap(cls):
+        cls.flag = flag
+        cls.summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        PASSES[flag] = cls
+        return cls
+    return wrap
+
+
+def make_pass(flag: str, options: str = "") -> Pass:
+    """Instantiates a registered pass from `--flag="key=value key2=value2"` options."""
+    cls = PASSES[flag]
+    fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
+    kwargs = {}
+    for item in options.split():
+        key, _, value = item.partition("=")
+        name = key.replace("-", "_")
+        if name not in fields:
+            raise ValueError(f"pass '{flag}' has no option '{key}'"
+                             + (f" (options: {', '.join(fields)})" if fields else ""))
+        ftype = fields[name].type
+        if ftype in ("int", int):
+            kwargs[name] = int(value)
+        elif ftype in ("bool", bool):
+            kwargs[name] = value.lower() in ("1", "true", "")
+        else:
+            kwargs[name] = value
+    return cls(**kwargs)
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "({" and depth >= 0:
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def parse_pipeline(text: str) -> list[tuple[str, str]]:
+    """`builtin.module(a,b{opt=1})` or `a,b` -> [(name, options), ...]."""
+    text = text.strip()
+    m = re.fullmatch(r"builtin\.module\((.*)\)", text, re.S)
+    if m:
+        text = m.group(1)
+    steps = []
+    for part in _split_top_level(text):
+        m = re.fullmatch(r"([\w.\-]+)(?:\{(.*)\})?", part, re.S)
+        if not m:
+            raise ValueError(f"cannot parse pass pipeline element '{part}'")
+        steps.append((m.group(1), m.group(2) or ""))
+    return steps
+
+
+def run_pipeline(module: ir.Module, pipeline, *, after_each=None) -> None:
+    """Runs `pipeline` (text or [(name, options)]) on module; `after_each(name, module)`
+    is called after every pass (used by --print-ir-after-all and debug verification)."""
+    steps = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
+    for name, options in steps:
+        if name in PASSES:
+            make_pass(name, options).run(module)
+        else:
+            spec = f"{name}{{{options}}}" if options else name
+            try:
+                pm = passmanager.PassManager.parse(f"builtin.module({spec})", context())
+            except (ValueError, ir.MLIRError) as e:
+                raise ValueError(f"unknown pass '{name}': {e}") from None
+            pm.run(module.operation)
+        if after_each is not None:
+            after_each(name, module)
+
+
+def walk_ops(root):
+    """All operations nested under `root` (pre-order), as a list safe to mutate over."""
+    ops = []
+    root = root.operation if hasattr(root, "operation") else root
+
+    def visit(op):
+        ops.append(op)
+        return ir.WalkResult.ADVANCE
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ops[1:]  # the walk starts at root itself

@@ -1,0 +1,7 @@
+"""Per-family rule modules. Importing this package fills the tables in `tables.py`."""
+from mjax.passes.rules.tables import (BATCH, JVP, LOWER, NOT_SUPPORTED, TRANSPOSE, LowerCtx,
+                                      lowering, not_supported)
+from mjax.passes.rules import elementwise, structural, reductions, indexing  # noqa: F401
+
+__all__ = ["BATCH", "JVP", "LOWER", "NOT_SUPPORTED", "TRANSPOSE", "LowerCtx", "lowering",
+           "not_supported"]

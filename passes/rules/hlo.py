@@ -1,0 +1,56 @@
+"""Small StableHLO-building helpers shared by lowering rules."""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect import attributes as A
+from mjax.dialect.dtype_rules import is_bool, is_complex, is_float, is_unsigned
+from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+
+
+def ttype(shape, dtype) -> ir.Type:
+    return tensor_type(ShapedArray(shape, dtype))
+
+
+def constant(value, dtype, shape=()) -> ir.Value:
+    """A stablehlo.constant of `value` broadcast to `shape` (splat)."""
+    arr = np.full(shape, value, dtype=dtype)
+    return hlo.constant(A.dense_elements(arr))
+
+
+def constant_like(x: ir.Value, value) -> ir.Value:
+    aval = aval_of(x.type)
+    return constant(value, aval.dtype, aval.shape)
+
+
+def compare_type(dtype) -> str:
+    if is_float(dtype) or is_complex(dtype):
+        return "FLOAT"
+    if is_bool(dtype) or is_unsigned(dtype):
+        return "UNSIGNED"
+    return "SIGNED"
+
+
+def compare(x: ir.Value, y: ir.Value, direction: str) -> ir.Value:
+    dtype = aval_of(x.type).dtype
+    return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
+                       compare_type=hlo.ComparisonTypeAttr.get(compare_type(dtype)))
+
+
+def convert(x: ir.Value, dtype) -> ir.Value:
+    aval = aval_of(x.type)
+    if aval.dtype == dtype:
+        return x
+    return hlo.convert(ttype(aval.shape, dtype), x)
+
+
+def scalar_reduce(result_types, inputs, inits, dimensions, body) -> list[ir.Value]:
+    """stablehlo.reduce whose body is `body(*lhs_scalars, *rhs_scalars) -> [values]`."""
+    op = hlo.ReduceOp([t for t in result_types], inputs, inits, dimensions)
+    scalar_types = [ttype((), aval_of(v.type).dtype) for v in inits]
+    block = op.regions[0].blocks.append(*scalar_types, *scalar_types)
+    with ir.InsertionPoint(block):
+        hlo.return_(list(body(*block.arguments)))
+    return list(op.results)

@@ -1,0 +1,1 @@
+"""Rules for dynamic slicing, gather and scatter."""

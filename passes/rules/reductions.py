@@ -1,0 +1,1 @@
+"""Rules for reductions, cumulative reductions, argmin/argmax and sort."""
