@@ -1,1 +1,149 @@
-"""Rules for dynamic slicing, gather and scatter."""
+"""Rules for the indexing family (dialect/ops/indexing.py): lowering.
+
+    %0 = "jaxpr.gather"(%x, %i) {..., mode = "clip"} : (tensor<5xf32>, tensor<3x1xi32>) -> ...
+  ==>
+    %c = stablehlo.clamp %zero, %i, %upper
+    %0 = "stablehlo.gather"(%x, %c) <{dimension_numbers = #stablehlo.gather<...>, ...}>
+
+Modes (JAX's GatherScatterMode): "clip" clamps each start index into [0, dim - size];
+gather "fill" replaces slices that are not wholly in bounds by `fill_value`; scatter
+"fill" drops such updates, which is what stablehlo.scatter itself does;
+"promise_in_bounds" lowers directly.
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect import attributes as A
+from mjax.dialect.dtype_rules import is_bool, is_inexact, is_unsigned
+from mjax.dialect.ops import indexing as I
+from mjax.dialect.ops.indexing import scatter_window_sizes
+from mjax.passes.rules import hlo as H
+from mjax.passes.rules.reductions import combiner
+from mjax.passes.rules.tables import lowering
+
+
+def _out_type(ctx, i=0):
+    return H.ttype(ctx.avals_out[i].shape, ctx.avals_out[i].dtype)
+
+
+# ---- dynamic_slice / dynamic_update_slice ------------------------------------------
+@lowering(I.DynamicSliceOp)
+def _dynamic_slice_lower(ctx, x, *starts, slice_sizes):
+    # stablehlo.dynamic_slice clamps the start indices into bounds, as lax promises.
+    return hlo.dynamic_slice(x, list(starts), list(slice_sizes), results=[_out_type(ctx)])
+
+
+@lowering(I.DynamicUpdateSliceOp)
+def _dynamic_update_slice_lower(ctx, x, update, *starts):
+    return hlo.dynamic_update_slice(x, update, list(starts), results=[_out_type(ctx)])
+
+
+# ---- shared: index bounds -----------------------------------------------------------
+def _vector_const(values, dtype, shape) -> ir.Value:
+    """`values` (one per index-vector component) broadcast along the last dim of shape."""
+    vec = hlo.constant(A.dense_elements(np.asarray(values, dtype).reshape(len(values))))
+    return hlo.broadcast_in_dim(H.ttype(shape, dtype), vec, [len(shape) - 1])
+
+
+def _clamp_indices(idx, aval, upper_bounds) -> ir.Value:
+    """Clamps component k of every index vector into [0, upper_bounds[k]].
+
+    JAX: slicing._clamp_scatter_indices (bounds saturate at the index dtype's max).
+    """
+    top = np.iinfo(aval.dtype).max
+    upper = _vector_const([min(max(b, 0), top) for b in upper_bounds], aval.dtype, aval.shape)
+    return hlo.clamp(H.constant(0, aval.dtype), idx, upper)
+
+
+# ---- gather -------------------------------------------------------------------------
+def default_fill_value(dtype):
+    """JAX's gather fill: NaN for inexact, lowest for signed, highest for unsigned, True."""
+    if is_inexact(dtype):
+        return np.nan
+    if is_bool(dtype):
+        return True
+    info = np.iinfo(dtype)
+    return info.max if is_unsigned(dtype) else info.min
+
+
+def _gather_dnums(dn, index_vector_dim):
+    return hlo.GatherDimensionNumbers.get(
+        offset_dims=list(dn["offset_dims"]),
+        collapsed_slice_dims=list(dn["collapsed_slice_dims"]),
+        operand_batching_dims=list(dn["operand_batching_dims"]),
+        start_indices_batching_dims=list(dn["start_indices_batching_dims"]),
+        start_index_map=list(dn["start_index_map"]),
+        index_vector_dim=index_vector_dim)
+
+
+@lowering(I.GatherOp)
+def _gather_lower(ctx, x, idx, *, dimension_numbers, slice_sizes, indices_are_sorted,
+                  unique_indices, mode, fill_value):
+    x_aval, i_aval = ctx.avals_in
+    out_aval = ctx.avals_out[0]
+    dn = dimension_numbers
+    start_map = dn["start_index_map"]
+    upper = [x_aval.shape[d] - slice_sizes[d] for d in start_map]
+    mask = None
+    if mode == "clip":
+        idx = _clamp_indices(idx, i_aval, upper)
+    elif mode == "fill":
+        # JAX: slicing._gather_fill. A slice is kept only if wholly in bounds; compare in
+        # int64 so that no bound or index wraps.
+        wide = H.convert(idx, np.dtype(np.int64))
+        bound = _vector_const(upper, np.dtype(np.int64), i_aval.shape)
+        ok = hlo.and_(H.compare(wide, H.constant(0, np.int64, i_aval.shape), "GE"),
+                      H.compare(wide, bound, "LE"))
+        mask = H.scalar_reduce([H.ttype(i_aval.shape[:-1], np.bool_)], [ok],
+                               [H.constant(True, np.bool_)], [i_aval.ndim - 1],
+                               lambda a, b: [hlo.and_(a, b)])[0]
+    out = hlo.gather(x, idx, _gather_dnums(dn, i_aval.ndim - 1), list(slice_sizes),
+                     indices_are_sorted=indices_are_sorted, results=[_out_type(ctx)])
+    if mask is None:
+        return out
+    batch_dims = [d for d in range(out_aval.ndim) if d not in dn["offset_dims"]]
+    mask = hlo.broadcast_in_dim(H.ttype(out_aval.shape, np.bool_), mask, batch_dims)
+    fill = default_fill_value(out_aval.dtype) if fill_value is None else fill_value
+    if is_bool(out_aval.dtype):
+        fill = bool(fill)
+    return hlo.select(mask, out, H.constant(fill, out_aval.dtype, out_aval.shape))
+
+
+# ---- scatter ------------------------------------------------------------------------
+_SCATTERS = {I.ScatterOp: None, I.ScatterAddOp: "add", I.ScatterMulOp: "mul",
+             I.ScatterMinOp: "min", I.ScatterMaxOp: "max"}
+
+
+def _scatter_lower(ctx, x, idx, updates, *, dimension_numbers, indices_are_sorted,
+                   unique_indices, mode, kind):
+    x_aval, i_aval, u_aval = ctx.avals_in
+    dn = dimension_numbers
+    if mode == "clip":
+        window = scatter_window_sizes(x_aval.shape, u_aval.shape, dn)
+        idx = _clamp_indices(idx, i_aval, [x_aval.shape[d] - window[d]
+                                           for d in dn["scatter_dims_to_operand_dims"]])
+    # "fill" and "promise_in_bounds": stablehlo.scatter skips updates whose window is not
+    # wholly in bounds, which is exactly "drop".
+    dnums = hlo.ScatterDimensionNumbers.get(
+        update_window_dims=list(dn["update_window_dims"]),
+        inserted_window_dims=list(dn["inserted_window_dims"]),
+        input_batching_dims=list(dn["operand_batching_dims"]),
+        scatter_indices_batching_dims=list(dn["scatter_indices_batching_dims"]),
+        scattered_dims_to_operand_dims=list(dn["scatter_dims_to_operand_dims"]),
+        index_vector_dim=i_aval.ndim - 1)
+    op = hlo.ScatterOp([_out_type(ctx)], [x], idx, [updates], dnums,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+    scalar = H.ttype((), x_aval.dtype)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        old, new = block.arguments
+        hlo.return_([new if kind is None else combiner(kind, x_aval.dtype)(old, new)])
+    return op.results[0]
+
+
+for _op, _kind in _SCATTERS.items():
+    lowering(_op)(lambda ctx, x, idx, updates, _kind=_kind, **params: _scatter_lower(
+        ctx, x, idx, updates, kind=_kind, **params))

@@ -1,1 +1,216 @@
-"""Rules for reductions, cumulative reductions, argmin/argmax and sort."""
+"""Rules for the reductions family (dialect/ops/reductions.py): lowering.
+
+    %0 = "jaxpr.reduce_max"(%x) {axes = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  ==>
+    %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+    %0 = stablehlo.reduce(%x init: %init) applies stablehlo.maximum across dimensions = [0]
+
+Reductions are a stablehlo.reduce with the monoid's identity as init; argmin/argmax a
+variadic reduce over (value, iota); cumulative reductions a reduce_window whose window
+spans the whole axis, padded on one side (a prefix, or with `reverse` a suffix, scan);
+sort a stablehlo.sort whose comparator is JAX's total order.
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect.dtype_rules import is_bool, is_complex, is_float, is_int, is_inexact
+from mjax.dialect.ops import reductions as R
+from mjax.passes.rules import hlo as H
+from mjax.passes.rules.tables import lowering
+
+
+# ---- monoids: identity and combiner per reduction kind -----------------------------
+def _extreme(dtype, sign: int):
+    """+inf/-inf (or the largest/lowest finite value where there is no inf) of dtype."""
+    if is_bool(dtype):
+        return sign > 0
+    if is_int(dtype):
+        info = np.iinfo(dtype)
+        return info.max if sign > 0 else info.min
+    real = np.dtype(np.float32 if np.dtype(dtype) == np.complex64 else
+                    np.float64 if np.dtype(dtype) == np.complex128 else dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        inf = np.array(sign * np.inf).astype(real)
+    value = inf if np.isinf(inf) else np.array(
+        ml_dtypes.finfo(real).max if sign > 0 else ml_dtypes.finfo(real).min, real)
+    if is_complex(dtype):
+        # Lexicographic order: (-inf, -inf) is below every complex number.
+        return complex(float(value), float(value))
+    return value
+
+
+def identity(kind: str, dtype):
+    """The identity element of `kind` ('add', 'mul', 'max', ...) for dtype."""
+    if kind in ("add", "or", "xor"):
+        return 0
+    if kind == "mul":
+        return 1
+    if kind == "and":
+        return True if is_bool(dtype) else np.array(-1).astype(dtype)
+    if kind in ("max", "logaddexp"):
+        return _extreme(dtype, -1)
+    if kind == "min":
+        return _extreme(dtype, +1)
+    raise ValueError(f"unknown reduction kind {kind}")
+
+
+def _complex_minmax(a, b, direction: str):
+    # JAX orders complex numbers lexicographically (real part, then imaginary part).
+    ra, rb, ia, ib = hlo.real(a), hlo.real(b), hlo.imag(a), hlo.imag(b)
+    pick_a = hlo.or_(H.compare(ra, rb, direction),
+                     hlo.and_(H.compare(ra, rb, "EQ"), H.compare(ia, ib, direction)))
+    return hlo.select(pick_a, a, b)
+
+
+def _logaddexp(a, b):
+    # max + log1p(exp(-|a - b|)); a NaN difference (inf - inf or a NaN) gives a + b.
+    delta = hlo.subtract(a, b)
+    out = hlo.add(hlo.maximum(a, b), hlo.log_plus_one(hlo.exponential(
+        hlo.negate(hlo.abs(delta)))))
+    return hlo.select(H.compare(delta, delta, "NE"), hlo.add(a, b), out)
+
+
+def combiner(kind: str, dtype):
+    """`f(a, b) -> Value` combining two values of dtype with the monoid `kind`."""
+    if kind in ("max", "min") and is_complex(dtype):
+        return lambda a, b: _complex_minmax(a, b, "GT" if kind == "max" else "LT")
+    return {"add": hlo.add, "mul": hlo.multiply, "max": hlo.maximum, "min": hlo.minimum,
+            "and": hlo.and_, "or": hlo.or_, "xor": hlo.xor, "logaddexp": _logaddexp}[kind]
+
+
+# ---- reduce_* ----------------------------------------------------------------------
+_REDUCTIONS = {R.ReduceSumOp: "add", R.ReduceProdOp: "mul", R.ReduceMaxOp: "max",
+               R.ReduceMinOp: "min", R.ReduceAndOp: "and", R.ReduceOrOp: "or",
+               R.ReduceXorOp: "xor"}
+
+
+def _reduce_lower(ctx, x, *, axes, kind):
+    dtype = ctx.avals_in[0].dtype
+    init = H.constant(identity(kind, dtype), dtype)
+    out = H.ttype(ctx.avals_out[0].shape, dtype)
+    fn = combiner(kind, dtype)
+    return H.scalar_reduce([out], [x], [init], list(axes), lambda a, b: [fn(a, b)])[0]
+
+
+for _op, _kind in _REDUCTIONS.items():
+    lowering(_op)(lambda ctx, x, *, axes, _kind=_kind: _reduce_lower(ctx, x, axes=axes,
+                                                                      kind=_kind))
+
+
+# ---- argmin / argmax ---------------------------------------------------------------
+def _argminmax_lower(ctx, x, *, axes, index_dtype, direction):
+    aval = ctx.avals_in[0]
+    axis, = axes
+    iota = hlo.iota(H.ttype(aval.shape, index_dtype), axis)
+    init_val = H.constant(identity("max" if direction == "GT" else "min", aval.dtype),
+                          aval.dtype)
+    init_idx = H.constant(0, index_dtype)
+    nan_aware = is_inexact(aval.dtype)
+
+    # JAX: lax._ArgMinMaxReducer. NaN beats every number, then `direction` decides, and
+    # ties (NaN against NaN too) go to the smaller index: a total order, so the result
+    # does not depend on the order XLA combines elements in.
+    def body(xv, xi, yv, yi):
+        pick_x = H.compare(xv, yv, direction)
+        tie = H.compare(xv, yv, "EQ")
+        if nan_aware:
+            x_nan, y_nan = H.compare(xv, xv, "NE"), H.compare(yv, yv, "NE")
+            pick_x = hlo.or_(pick_x, hlo.and_(x_nan, hlo.not_(y_nan)))
+            tie = hlo.or_(tie, hlo.and_(x_nan, y_nan))
+        pick_x = hlo.or_(pick_x, hlo.and_(tie, H.compare(xi, yi, "LT")))
+        return [hlo.select(pick_x, xv, yv), hlo.select(pick_x, xi, yi)]
+
+    out_shape = ctx.avals_out[0].shape
+    results = H.scalar_reduce([H.ttype(out_shape, aval.dtype), H.ttype(out_shape, index_dtype)],
+                              [x, iota], [init_val, init_idx], [axis], body)
+    return results[1]
+
+
+@lowering(R.ArgMaxOp)
+def _argmax_lower(ctx, x, *, axes, index_dtype):
+    return _argminmax_lower(ctx, x, axes=axes, index_dtype=index_dtype, direction="GT")
+
+
+@lowering(R.ArgMinOp)
+def _argmin_lower(ctx, x, *, axes, index_dtype):
+    return _argminmax_lower(ctx, x, axes=axes, index_dtype=index_dtype, direction="LT")
+
+
+# ---- cumulative reductions ---------------------------------------------------------
+_CUMULATIVE = {R.CumsumOp: "add", R.CumprodOp: "mul", R.CummaxOp: "max",
+               R.CumminOp: "min", R.CumlogsumexpOp: "logaddexp"}
+
+
+def _cumulative_lower(ctx, x, *, axis, reverse, kind):
+    # JAX: loops.cumred_reduce_window_impl. out[i] = reduce(x[i-n+1 .. i]) over a window
+    # of the whole axis, with n-1 identity elements padded before (after, for reverse).
+    aval = ctx.avals_in[0]
+    n = aval.shape[axis]
+    if n <= 1:
+        return x
+    window = [1] * aval.ndim
+    window[axis] = n
+    padding = np.zeros((aval.ndim, 2), np.int64)
+    padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+    init = H.constant(identity(kind, aval.dtype), aval.dtype)
+    ttype = H.ttype(aval.shape, aval.dtype)
+    op = hlo.ReduceWindowOp([ttype], [x], [init], window,
+                            padding=ir.DenseIntElementsAttr.get(padding))
+    scalar = H.ttype((), aval.dtype)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([combiner(kind, aval.dtype)(*block.arguments)])
+    return op.results[0]
+
+
+for _op, _kind in _CUMULATIVE.items():
+    lowering(_op)(lambda ctx, x, *, axis, reverse, _kind=_kind: _cumulative_lower(
+        ctx, x, axis=axis, reverse=reverse, kind=_kind))
+
+
+# ---- sort --------------------------------------------------------------------------
+def _total_order_keys(x):
+    """Keys to compare with TOTALORDER so that -0.0 == 0.0 and every NaN sorts last.
+
+    JAX: lax._canonicalize_float_for_sort (complex numbers compare real, then imag).
+    """
+    dtype = H.aval_of(x.type).dtype
+    if is_complex(dtype):
+        return _total_order_keys(hlo.real(x)) + _total_order_keys(hlo.imag(x))
+    if not is_float(dtype):
+        return [x]
+    zero = H.constant_like(x, 0)
+    x = hlo.select(H.compare(x, zero, "EQ"), zero, x)
+    return [hlo.select(H.compare(x, x, "NE"), H.constant_like(x, np.nan), x)]
+
+
+def _key_compare(x, y, direction: str):
+    if is_float(H.aval_of(x.type).dtype):
+        return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
+                           compare_type=hlo.ComparisonTypeAttr.get("TOTALORDER"))
+    return H.compare(x, y, direction)
+
+
+@lowering(R.SortOp)
+def _sort_lower(ctx, *xs, dimension, is_stable, num_keys):
+    types = [H.ttype(a.shape, a.dtype) for a in ctx.avals_in]
+    op = hlo.SortOp(types, list(xs), dimension=dimension, is_stable=is_stable)
+    scalars = [H.ttype((), a.dtype) for a in ctx.avals_in for _ in (0, 1)]
+    block = op.regions[0].blocks.append(*scalars)
+    with ir.InsertionPoint(block):
+        args = list(block.arguments)
+        lhs, rhs = [], []
+        for i in range(num_keys):
+            lhs += _total_order_keys(args[2 * i])
+            rhs += _total_order_keys(args[2 * i + 1])
+        # Lexicographic "less than", built from the last key up:
+        # lt(k0) | (eq(k0) & (lt(k1) | (eq(k1) & ...))).
+        less = _key_compare(lhs[-1], rhs[-1], "LT")
+        for a, b in zip(lhs[-2::-1], rhs[-2::-1]):
+            less = hlo.or_(_key_compare(a, b, "LT"), hlo.and_(_key_compare(a, b, "EQ"), less))
+        hlo.return_([less])
+    return list(op.results)
