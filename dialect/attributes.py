@@ -11,11 +11,35 @@ import re
 
 import numpy as np
 from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _mlir
 
 from mjax.dialect.context import context
 from mjax.dialect import types as T
 
 REQUIRED = object()
+
+
+def _install_dense_elements_caster() -> None:
+    """Lets the bindings hand back complex DenseElementsAttrs instead of failing.
+
+    Reading an attribute downcasts it; the built-in caster knows only int and float
+    element types and raises (or, inside `NamedAttribute.attr`, aborts the process) on
+    `dense<...> : tensor<2xcomplex<f32>>`. Ours falls back to plain DenseElementsAttr.
+    """
+    probe = ir.DenseElementsAttr.get(np.zeros(1, np.float32), context=context())
+
+    def cast(attr):
+        for cls in (ir.DenseFPElementsAttr, ir.DenseIntElementsAttr):
+            try:
+                return cls(attr)
+            except (ValueError, TypeError):
+                pass
+        return ir.DenseElementsAttr(attr)
+
+    _mlir.register_type_caster(probe.typeid, replace=True)(cast)
+
+
+_install_dense_elements_caster()
 
 
 class Symbol(str):

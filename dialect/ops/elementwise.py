@@ -108,7 +108,7 @@ class MinOp(ElementwiseBinary, name="min"):
 
 class Atan2Op(ElementwiseBinary, name="atan2"):
     """Elementwise atan2(x, y). JAX: lax.atan2_p."""
-    dtypes = ("float",)
+    dtypes = ("inexact",)
 
 
 class NegOp(ElementwiseUnary, name="neg"):
@@ -117,6 +117,7 @@ class NegOp(ElementwiseUnary, name="neg"):
 
 class AbsOp(ElementwiseUnary, name="abs"):
     """Elementwise |x|; complex -> real. JAX: lax.abs_p."""
+    dtypes = ("signed", "inexact")  # JAX rejects unsigned (numpy's abs is identity there)
 
     @classmethod
     def result_dtype(cls, dtype):

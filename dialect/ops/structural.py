@@ -5,7 +5,7 @@ import numpy as np
 
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
-from mjax.dialect.dtype_rules import check_dtype, check_same_dtypes, is_bool
+from mjax.dialect.dtype_rules import check_dtype, check_same_dtypes, is_bool, is_complex
 from mjax.dialect.types import ShapedArray, short_dtype_name
 
 
@@ -31,6 +31,8 @@ class ConvertElementTypeOp(JaxprOp, name="convert_element_type"):
     @classmethod
     def infer(cls, x, *, new_dtype):
         check_dtype("convert_element_type", x, "any")
+        check_dtype("convert_element_type", ShapedArray((), new_dtype), "any",
+                    what="new_dtype")
         return (ShapedArray(x.shape, new_dtype),)
 
 
@@ -42,9 +44,14 @@ class BitcastConvertTypeOp(JaxprOp, name="bitcast_convert_type"):
     @classmethod
     def infer(cls, x, *, new_dtype):
         check_dtype("bitcast_convert_type", x, "any")
+        check_dtype("bitcast_convert_type", ShapedArray((), new_dtype), "any",
+                    what="new_dtype")
+        if x.dtype != new_dtype and any(is_bool(d) or is_complex(d)
+                                        for d in (x.dtype, new_dtype)):
+            raise TypeError(f"bitcast_convert_type does not support bool or complex values "
+                            f"unless the operand and result dtypes match, got "
+                            f"{short_dtype_name(x.dtype)} to {short_dtype_name(new_dtype)}")
         old, new = np.dtype(x.dtype).itemsize, np.dtype(new_dtype).itemsize
-        if is_bool(x.dtype) or is_bool(new_dtype):
-            raise TypeError("bitcast_convert_type does not accept bool")
         if old == new:
             shape = x.shape
         elif old > new:

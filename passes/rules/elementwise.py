@@ -16,7 +16,7 @@ from mjax.passes.rules.tables import lowering
 # ---- one-to-one lowerings ------------------------------------------------------
 _ONE_TO_ONE = {
     E.AddOp: hlo.add, E.SubOp: hlo.subtract, E.MulOp: hlo.multiply, E.DivOp: hlo.divide,
-    E.RemOp: hlo.remainder, E.MaxOp: hlo.maximum, E.MinOp: hlo.minimum,
+    E.RemOp: hlo.remainder,
     E.Atan2Op: hlo.atan2, E.NegOp: hlo.negate, E.FloorOp: hlo.floor, E.CeilOp: hlo.ceil,
     E.IsFiniteOp: hlo.is_finite, E.ExpOp: hlo.exponential, E.Expm1Op: hlo.exponential_minus_one,
     E.LogOp: hlo.log, E.Log1pOp: hlo.log_plus_one, E.SqrtOp: hlo.sqrt, E.RsqrtOp: hlo.rsqrt,
@@ -73,11 +73,24 @@ def _integer_pow_lower(ctx, x, *, y):
     return acc
 
 
-@lowering(E.AbsOp)
-def _abs_lower(ctx, x):
-    if is_unsigned(ctx.avals_in[0].dtype):
-        return x
-    return hlo.abs(x)
+lowering(E.AbsOp)(_one_to_one(hlo.abs))
+
+
+def _minmax_lower(hlo_op, direction):
+    def rule(ctx, x, y):
+        if not is_complex(ctx.avals_in[0].dtype):
+            return hlo_op(x, y)
+        # JAX orders complex numbers lexicographically: real part, then imaginary part.
+        rx, ry = hlo.real(x), hlo.real(y)
+        pick_x = hlo.select(H.compare(rx, ry, "EQ"),
+                            H.compare(hlo.imag(x), hlo.imag(y), direction),
+                            H.compare(rx, ry, direction))
+        return hlo.select(pick_x, x, y)
+    return rule
+
+
+lowering(E.MaxOp)(_minmax_lower(hlo.maximum, "GT"))
+lowering(E.MinOp)(_minmax_lower(hlo.minimum, "LT"))
 
 
 @lowering(E.SignOp)
@@ -103,3 +116,176 @@ def _conj_lower(ctx, x, *, input_dtype=None):
     if is_complex(ctx.avals_in[0].dtype):
         return hlo.complex(hlo.real(x), hlo.negate(hlo.imag(x)))
     return hlo.complex(x, H.constant_like(x, 0))
+
+
+# ---- differentiation rules ----
+# JVP rules per operand (JAX: ad.defjvp in lax.py); transpose rules for the linear ops.
+# Integer/bool values never carry tangents (float0), so these only see inexact dtypes.
+from mjax.passes.rules import ad_util as AD  # noqa: E402
+
+
+def _c(b, x, v):
+    """A constant shaped like x."""
+    return b.full_like(x, v)
+
+
+def _sq(b, x):
+    return b.mul(x, x)
+
+
+AD.deflinear(E.AddOp, lambda b, ct, x, y: [ct, ct])
+AD.deflinear(E.SubOp, lambda b, ct, x, y: [ct, b.neg(ct)])
+AD.deflinear(E.NegOp, lambda b, ct, x: [b.neg(ct)])
+AD.deflinear(E.RealOp, lambda b, ct, x: [b.complex(ct, b.zeros_like(ct))])
+AD.deflinear(E.ImagOp, lambda b, ct, x: [b.complex(b.zeros_like(ct), b.neg(ct))])
+AD.deflinear(E.ComplexOp, lambda b, ct, x, y: [b.real(ct), b.imag(b.neg(ct))])
+
+
+def _conj_transpose(b, ct, x, *, input_dtype=None):
+    # JAX: _conj_transpose_rule. A real input was promoted to complex: take the real part.
+    return [b.conj(ct) if is_complex(AD.aval(x).dtype) else b.real(ct)]
+
+
+AD.deflinear(E.ConjOp, _conj_transpose)
+
+AD.defjvp(E.MulOp,
+          lambda b, t, x, y: b.mul(t, y),
+          lambda b, t, x, y: b.mul(x, t))
+
+
+@AD.transpose_rule(E.MulOp)
+def _mul_transpose(b, ct, x, y):
+    if AD.is_linear(x) and AD.is_linear(y):
+        raise ValueError("mul of two linear values is not linear")
+    return [b.mul(ct, y), None] if AD.is_linear(x) else [None, b.mul(x, ct)]
+
+
+AD.defjvp(E.DivOp,
+          lambda b, t, x, y: b.div(t, y),
+          lambda b, t, x, y, *, ans: b.neg(b.mul(t, b.div(ans, y))))
+
+
+@AD.transpose_rule(E.DivOp)
+def _div_transpose(b, ct, x, y):
+    if AD.is_linear(y):
+        raise ValueError("div is linear only in its numerator")
+    return [b.div(ct, y), None]
+
+
+def _rem_jvp_rhs(b, t, x, y):
+    # d/dy fmod(x, y) = -trunc(x / y)
+    q = b.div(x, y)
+    return b.mul(b.neg(t), b.mul(b.sign(q), b.floor(b.abs(q))))
+
+
+AD.defjvp(E.RemOp, lambda b, t, x, y: t, _rem_jvp_rhs)
+
+
+def _pow_jvp_lhs(b, t, x, y):
+    # y * x ** (y - 1), with 0 where y == 0 (JAX: _pow_jvp_lhs).
+    x_aval, y_aval = AD.aval(x), AD.aval(y)
+    if y_aval.dtype == x_aval.dtype:
+        yx = y
+        ym1 = b.sub(y, _c(b, y, 1))
+    else:  # integer exponent
+        yx = b.convert_element_type(y, new_dtype=x_aval.dtype)
+        ym1 = b.sub(y, _c(b, y, 1))
+    jac = b.mul(yx, b.pow(x, ym1))
+    jac = b.select_n(b.eq(yx, _c(b, yx, 0)), jac, b.zeros_like(jac))
+    return b.mul(t, jac)
+
+
+def _pow_jvp_rhs(b, t, x, y, *, ans):
+    # log(x) * x ** y, with log(1) where x == 0 (JAX: _pow_jvp_rhs).
+    safe_x = b.select_n(b.eq(x, _c(b, x, 0)), x, _c(b, x, 1))
+    return b.mul(t, b.mul(b.log(safe_x), ans))
+
+
+AD.defjvp(E.PowOp, _pow_jvp_lhs, _pow_jvp_rhs)
+
+
+def _integer_pow_jvp(b, t, x, *, y):
+    if y == 0:
+        return None
+    return b.mul(t, b.mul(_c(b, x, y), b.integer_pow(x, y=y - 1)))
+
+
+AD.defjvp(E.IntegerPowOp, _integer_pow_jvp)
+
+
+def _minmax_jvp(pick):
+    # 1 where x wins, 1/2 on ties, 0 elsewhere (JAX: _balanced_eq).
+    def lhs(b, t, x, y):
+        coef = b.select_n(pick(b, x, y), _c(b, x, 0), _c(b, x, 1))
+        coef = b.select_n(b.eq(x, y), coef, _c(b, x, 0.5))
+        return b.mul(t, coef)
+
+    def rhs(b, t, x, y):
+        return lhs(b, t, y, x)
+    return lhs, rhs
+
+
+AD.defjvp(E.MaxOp, *_minmax_jvp(lambda b, x, y: b.gt(x, y)))
+AD.defjvp(E.MinOp, *_minmax_jvp(lambda b, x, y: b.lt(x, y)))
+AD.defjvp(E.Atan2Op,
+          lambda b, t, x, y: b.mul(t, b.div(y, b.add(_sq(b, x), _sq(b, y)))),
+          lambda b, t, x, y: b.mul(t, b.div(b.neg(x), b.add(_sq(b, x), _sq(b, y)))))
+
+
+def _abs_jvp(b, t, x, *, ans):
+    if not is_complex(AD.aval(x).dtype):
+        return b.mul(b.sign(x), t)
+    # d|z| = Re(conj(z) dz) / |z|, taken as 0 at z == 0.
+    safe = b.select_n(b.eq(ans, _c(b, ans, 0)), ans, _c(b, ans, 1))
+    return b.div(b.real(b.mul(b.conj(x), t)), safe)
+
+
+AD.defjvp(E.AbsOp, _abs_jvp)
+
+# ---- transcendental: one line each (JAX: the defjvp calls in lax.py) ----
+AD.defjvp(E.ExpOp, lambda b, t, x, *, ans: b.mul(t, ans))
+AD.defjvp(E.Exp2Op, lambda b, t, x, *, ans: b.mul(t, b.mul(ans, _c(b, x, np.log(2.0)))))
+AD.defjvp(E.Expm1Op, lambda b, t, x, *, ans: b.mul(t, b.add(ans, _c(b, x, 1))))
+AD.defjvp(E.LogOp, lambda b, t, x: b.div(t, x))
+AD.defjvp(E.Log1pOp, lambda b, t, x: b.div(t, b.add(x, _c(b, x, 1))))
+AD.defjvp(E.SqrtOp, lambda b, t, x, *, ans: b.div(t, b.mul(ans, _c(b, x, 2))))
+AD.defjvp(E.RsqrtOp, lambda b, t, x, *, ans: b.mul(t, b.mul(b.div(ans, x), _c(b, x, -0.5))))
+AD.defjvp(E.CbrtOp, lambda b, t, x, *, ans: b.mul(t, b.mul(b.integer_pow(ans, y=-2),
+                                                           _c(b, x, 1 / 3))))
+AD.defjvp(E.SinOp, lambda b, t, x: b.mul(t, b.cos(x)))
+AD.defjvp(E.CosOp, lambda b, t, x: b.neg(b.mul(t, b.sin(x))))
+AD.defjvp(E.TanOp, lambda b, t, x, *, ans: b.mul(t, b.add(_c(b, x, 1), _sq(b, ans))))
+AD.defjvp(E.AsinOp, lambda b, t, x: b.mul(t, b.rsqrt(b.sub(_c(b, x, 1), _sq(b, x)))))
+AD.defjvp(E.AcosOp, lambda b, t, x: b.neg(b.mul(t, b.rsqrt(b.sub(_c(b, x, 1), _sq(b, x))))))
+AD.defjvp(E.AtanOp, lambda b, t, x: b.div(t, b.add(_c(b, x, 1), _sq(b, x))))
+AD.defjvp(E.SinhOp, lambda b, t, x: b.mul(t, b.cosh(x)))
+AD.defjvp(E.CoshOp, lambda b, t, x: b.mul(t, b.sinh(x)))
+AD.defjvp(E.TanhOp, lambda b, t, x, *, ans: b.mul(t, b.sub(_c(b, x, 1), _sq(b, ans))))
+AD.defjvp(E.AsinhOp, lambda b, t, x: b.mul(t, b.rsqrt(b.add(_sq(b, x), _c(b, x, 1)))))
+AD.defjvp(E.AcoshOp, lambda b, t, x: b.mul(t, b.rsqrt(b.mul(b.sub(x, _c(b, x, 1)),
+                                                            b.add(x, _c(b, x, 1))))))
+AD.defjvp(E.AtanhOp, lambda b, t, x: b.div(t, b.sub(_c(b, x, 1), _sq(b, x))))
+AD.defjvp(E.LogisticOp, lambda b, t, x, *, ans: b.mul(t, b.mul(ans, b.sub(_c(b, x, 1), ans))))
+AD.defjvp(E.ErfOp, lambda b, t, x: b.mul(t, b.mul(_c(b, x, 2 / np.sqrt(np.pi)),
+                                                  b.exp(b.neg(_sq(b, x))))))
+AD.defjvp(E.ErfcOp, lambda b, t, x: b.mul(t, b.mul(_c(b, x, -2 / np.sqrt(np.pi)),
+                                                   b.exp(b.neg(_sq(b, x))))))
+AD.defjvp(E.ErfInvOp, lambda b, t, x, *, ans: b.mul(t, b.mul(_c(b, x, np.sqrt(np.pi) / 2),
+                                                             b.exp(_sq(b, ans)))))
+AD.defjvp(E.LgammaOp, lambda b, t, x: b.mul(t, b.digamma(x)))
+AD.no_jvp(E.DigammaOp, "the derivative of digamma needs polygamma, which has no jaxpr op yet")
+
+# ---- piecewise constant, integer-valued or boolean results: zero tangents ----
+for _op in (E.SignOp, E.FloorOp, E.CeilOp, E.RoundOp):
+    AD.defzero(_op)
+for _op in (E.IsFiniteOp, E.EqOp, E.NeOp, E.LtOp, E.LeOp, E.GtOp, E.GeOp):
+    AD.defzero(_op, "boolean result: no tangent (float0)")
+for _op in (E.NotOp, E.AndOp, E.OrOp, E.XorOp, E.ShiftLeftOp, E.ShiftRightArithmeticOp,
+            E.ShiftRightLogicalOp, E.PopulationCountOp, E.ClzOp):
+    AD.defzero(_op, "integer/bool operands and result: no tangent (float0)")
+for _op in (E.RemOp, E.PowOp, E.IntegerPowOp, E.MaxOp, E.MinOp, E.Atan2Op, E.AbsOp, E.ExpOp,
+            E.Exp2Op, E.Expm1Op, E.LogOp, E.Log1pOp, E.SqrtOp, E.RsqrtOp, E.CbrtOp, E.SinOp,
+            E.CosOp, E.TanOp, E.AsinOp, E.AcosOp, E.AtanOp, E.SinhOp, E.CoshOp, E.TanhOp,
+            E.AsinhOp, E.AcoshOp, E.AtanhOp, E.LogisticOp, E.ErfOp, E.ErfcOp, E.ErfInvOp,
+            E.LgammaOp, E.DigammaOp):
+    AD.no_transpose(_op, "not linear")
