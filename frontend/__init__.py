@@ -1,1 +1,26 @@
-"""mjax: JAX's programming model as an MLIR-dialect compiler toolkit."""
+"""mjax: JAX's programming model as an MLIR-dialect compiler toolkit.
+
+    import mjax as jax
+    import mjax.numpy as jnp
+
+    @jax.jit
+    def f(x):
+        return jnp.sin(x) * 2
+"""
+from mjax.config import config
+from mjax import dtypes
+from mjax.array import Array
+from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,
+                      device_put, devices, disable_jit, eval_shape, jit, local_device_count,
+                      local_devices, make_jaxpr)
+from mjax import errors, tree_util, lax, numpy  # noqa: F401
+from mjax.lax import stop_gradient  # noqa: F401
+from mjax.tree_util import tree_map, tree_leaves, tree_structure  # noqa: F401
+from mjax.dtypes import float0  # noqa: F401
+
+__version__ = "0.1.0"
+
+__all__ = ["config", "dtypes", "Array", "ShapeDtypeStruct", "block_until_ready",
+           "default_backend", "device_count", "device_put", "devices", "disable_jit",
+           "eval_shape", "jit", "local_device_count", "local_devices", "make_jaxpr",
+           "errors", "tree_util", "lax", "numpy", "stop_gradient", "float0"]

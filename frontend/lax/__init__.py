@@ -1,0 +1,476 @@
+"""`mjax.lax`: one Python function per `jaxpr` primitive, as in `jax.lax`.
+
+Each function validates and normalizes its arguments, then calls `bind`. Binary ops accept
+Python scalars (weakly typed: they take the other operand's dtype) and broadcast scalars,
+as JAX's lax does; otherwise dtypes and shapes must match.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from mjax import dtypes
+from mjax.core import Tracer, aval_of_value, bind
+from mjax.dialect import op_class
+
+_OPS = {}
+_PY_SCALARS = (bool, int, float, complex)  # before `complex` is shadowed by lax.complex
+
+
+def _op(name):
+    cls = _OPS.get(name)
+    if cls is None:
+        cls = _OPS[name] = op_class(name)
+    return cls
+
+
+def _is_python_scalar(x):
+    return isinstance(x, _PY_SCALARS) and not hasattr(x, "aval")
+
+
+def _prepare(*args, fn: str):
+    """Python scalars take the dtype of the array operands; scalars broadcast."""
+    avals = [aval_of_value(a) for a in args]
+    arrays = [a for a, av in zip(args, avals) if not _is_python_scalar(a)]
+    if arrays:
+        target = aval_of_value(arrays[0]).dtype
+        args = [convert_element_type(a, target, weak_type=True) if _is_python_scalar(a)
+                else a for a in args]
+        avals = [aval_of_value(a) for a in args]
+    shapes = {av.shape for av in avals if av.shape != ()}
+    if len(shapes) > 1:
+        ranks = {len(s) for s in shapes}
+        if len(ranks) > 1:
+            raise TypeError(f"{fn}: arrays must have the same rank (or be scalars), got "
+                            f"shapes {', '.join(str(av.shape) for av in avals)}")
+        shape = tuple(max(ds) if all(d in (1, max(ds)) for d in ds) else -1
+                      for ds in zip(*shapes))
+        if -1 in shape:
+            raise TypeError(f"{fn} got incompatible shapes for broadcasting: "
+                            f"{', '.join(str(av.shape) for av in avals)}")
+    elif shapes:
+        shape = shapes.pop()
+    else:
+        return list(args)
+    return [broadcast_in_dim(a, shape, tuple(range(len(shape))) if av.shape else ())
+            if av.shape != shape else a for a, av in zip(args, avals)]
+
+
+def _unary(name):
+    def f(x):
+        return bind(_op(name), x)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name}. JAX: lax.{name}."
+    return f
+
+
+def _binary(name):
+    def f(x, y):
+        x, y = _prepare(x, y, fn=name)
+        return bind(_op(name), x, y)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name}. JAX: lax.{name}."
+    return f
+
+
+_UNARY = ["neg", "sign", "floor", "ceil", "is_finite", "exp", "exp2", "expm1", "log",
+          "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan",
+          "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic", "erf", "erfc",
+          "erf_inv", "lgamma", "digamma", "population_count", "clz", "real", "imag",
+          "abs"]
+_BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or",
+           "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical", "eq", "ne",
+           "lt", "le", "gt", "ge", "complex"]
+
+for _n in _UNARY:
+    globals()[_n] = _unary(_n)
+for _n in _BINARY:  # `and`/`or` are keywords: lax spells them and_/or_
+    globals()[_n + "_" if _n in ("and", "or") else _n] = _binary(_n)
+not_ = _unary("not")
+conj = _unary("conj")
+square = lambda x: integer_pow(x, 2)  # noqa: E731
+
+
+def round(x, rounding_method=0):
+    """Elementwise rounding: 0 (AWAY_FROM_ZERO) or 1 (TO_NEAREST_EVEN). JAX: lax.round."""
+    return bind(_op("round"), x, rounding_method=int(rounding_method))
+
+
+class RoundingMethod:
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def integer_pow(x, y: int):
+    """x ** y for a static integer y. JAX: lax.integer_pow."""
+    return bind(_op("integer_pow"), x, y=int(y))
+
+
+def stop_gradient(x):
+    """Identity with zero derivative (applies to every leaf of a pytree)."""
+    from mjax import tree_util
+    return tree_util.tree_map(lambda v: bind(_op("stop_gradient"), v), x)
+
+
+def reciprocal(x):
+    return div(_one_like(x), x)  # noqa: F821
+
+
+def _one_like(x):
+    return convert_element_type(1, aval_of_value(x).dtype, weak_type=True)
+
+
+# ---- conversions ------------------------------------------------------------------
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    """Casts to new_dtype (canonicalized for x64). JAX: lax.convert_element_type."""
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    aval = aval_of_value(x)
+    if _is_python_scalar(x) or (not isinstance(x, Tracer) and isinstance(
+            x, (np.ndarray, np.generic))):
+        from mjax.api import device_put_value
+        from mjax.core import current_trace
+        value = np.asarray(x)
+        if np.iscomplexobj(value) and not dtypes.issubdtype(new_dtype, np.complexfloating):
+            value = np.real(value)  # JAX drops the imaginary part
+        value = value.astype(new_dtype)
+        if current_trace() is None:
+            return device_put_value(value, weak_type=weak_type)
+        return _LiteralArray(value, weak_type)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return x
+    return bind(_op("convert_element_type"), x, new_dtype=new_dtype, _weak_type=weak_type)
+
+
+class _LiteralArray(np.ndarray):
+    """A NumPy constant that carries JAX's weak_type flag while tracing."""
+
+    def __new__(cls, value, weak_type):
+        obj = np.asarray(value).view(cls)
+        obj._weak = weak_type
+        return obj
+
+    def __array_finalize__(self, obj):
+        self._weak = getattr(obj, "_weak", False)
+
+    @property
+    def aval(self):
+        from mjax.dialect import ShapedArray
+        return ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self._weak)
+
+
+def bitcast_convert_type(x, new_dtype):
+    return bind(_op("bitcast_convert_type"), x, new_dtype=dtypes.canonicalize_dtype(new_dtype))
+
+
+def reduce_precision(x, exponent_bits: int, mantissa_bits: int):
+    return bind(_op("reduce_precision"), x, exponent_bits=int(exponent_bits),
+                mantissa_bits=int(mantissa_bits))
+
+
+# ---- shapes ---------------------------------------------------------------------
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    """JAX: lax.broadcast_in_dim."""
+    shape, bd = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    aval = aval_of_value(x)
+    if aval.shape == shape and bd == tuple(range(len(shape))):
+        return x
+    return bind(_op("broadcast_in_dim"), x, shape=shape, broadcast_dimensions=bd)
+
+
+def broadcast(x, sizes):
+    """Prepends dimensions `sizes`. JAX: lax.broadcast."""
+    aval = aval_of_value(x)
+    n = len(sizes)
+    return broadcast_in_dim(x, tuple(sizes) + aval.shape, tuple(range(n, n + aval.ndim)))
+
+
+def broadcast_to_rank(x, rank):
+    aval = aval_of_value(x)
+    return broadcast(x, (1,) * (rank - aval.ndim))
+
+
+def reshape(x, new_sizes, dimensions=None):
+    """JAX: lax.reshape (dimensions: transpose before reshaping)."""
+    new_sizes = tuple(int(d) for d in new_sizes)
+    aval = aval_of_value(x)
+    if aval.shape == new_sizes and dimensions is None:
+        return x
+    return bind(_op("reshape"), x, new_sizes=new_sizes,
+                dimensions=None if dimensions is None else tuple(dimensions))
+
+
+def squeeze(x, dimensions):
+    aval = aval_of_value(x)
+    dims = tuple(sorted(int(d) % aval.ndim if aval.ndim else int(d) for d in dimensions))
+    if not dims:
+        return x
+    return bind(_op("squeeze"), x, dimensions=dims)
+
+
+def expand_dims(x, dimensions):
+    aval = aval_of_value(x)
+    rank = aval.ndim + len(dimensions)
+    dims = tuple(sorted(int(d) % rank for d in dimensions))
+    if not dims:
+        return x
+    return bind(_op("expand_dims"), x, dimensions=dims)
+
+
+def transpose(x, permutation):
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(len(permutation))):
+        return x
+    return bind(_op("transpose"), x, permutation=permutation)
+
+
+def rev(x, dimensions):
+    return bind(_op("rev"), x, dimensions=tuple(int(d) for d in dimensions))
+
+
+def concatenate(operands, dimension):
+    operands = list(operands)
+    if len(operands) == 1:
+        return operands[0]
+    return bind(_op("concatenate"), *operands, dimension=int(dimension))
+
+
+def pad(x, padding_value, padding_config):
+    return bind(_op("pad"), x, padding_value,
+                padding_config=tuple(tuple(int(v) for v in c) for c in padding_config))
+
+
+def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001
+    return bind(_op("slice"), x, start_indices=tuple(int(i) for i in start_indices),
+                limit_indices=tuple(int(i) for i in limit_indices),
+                strides=None if strides is None else tuple(int(s) for s in strides))
+
+
+def slice_in_dim(x, start_index, limit_index, stride=1, axis=0):
+    aval = aval_of_value(x)
+    start, limit, strides = [0] * aval.ndim, list(aval.shape), [1] * aval.ndim
+    axis = axis % aval.ndim
+    d = aval.shape[axis]
+    start_index = 0 if start_index is None else (start_index + d if start_index < 0 else start_index)
+    limit_index = d if limit_index is None else (limit_index + d if limit_index < 0 else limit_index)
+    start[axis], limit[axis], strides[axis] = start_index, limit_index, stride
+    return slice(x, start, limit, strides)
+
+
+def index_in_dim(x, index, axis=0, keepdims=True):
+    aval = aval_of_value(x)
+    axis = axis % aval.ndim
+    index = index + aval.shape[axis] if index < 0 else index
+    out = slice_in_dim(x, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+# ---- creation -------------------------------------------------------------------
+def iota(dtype, size):
+    return bind(_op("iota"), dtype=dtypes.canonicalize_dtype(dtype), shape=(int(size),),
+                dimension=0)
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    return bind(_op("iota"), dtype=dtypes.canonicalize_dtype(dtype),
+                shape=tuple(int(d) for d in shape), dimension=int(dimension))
+
+
+def full(shape, fill_value, dtype=None):
+    shape = tuple(int(d) for d in shape)
+    if dtype is None:
+        dtype = aval_of_value(fill_value).dtype
+    weak = dtype is None and _is_python_scalar(fill_value)
+    value = convert_element_type(fill_value, dtype, weak_type=weak)
+    return broadcast_in_dim(value, shape, ())
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    aval = aval_of_value(x)
+    return full(aval.shape if shape is None else shape, fill_value,
+                aval.dtype if dtype is None else dtype)
+
+
+def zeros_like_array(x):
+    return full_like(x, 0)
+
+
+# ---- selection ------------------------------------------------------------------
+def select_n(which, *cases):
+    """cases[which] elementwise. JAX: lax.select_n."""
+    if len(cases) == 1:
+        return cases[0]
+    return bind(_op("select_n"), which, *cases)
+
+
+def select(pred, on_true, on_false):
+    """JAX: lax.select (pred ? on_true : on_false)."""
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min, x, max):  # noqa: A002
+    x_dtype = aval_of_value(x).dtype
+    min, max = (convert_element_type(v, x_dtype) if _is_python_scalar(v) else v
+                for v in (min, max))
+    return bind(_op("clamp"), min, x, max)
+
+
+# ---- contraction ----------------------------------------------------------------
+class Precision:
+    DEFAULT = "DEFAULT"
+    HIGH = "HIGH"
+    HIGHEST = "HIGHEST"
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """JAX: lax.dot_general. `precision` is accepted; XLA CPU computes in full precision."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
+    pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
+        preferred_element_type)
+    return bind(_op("dot_general"), lhs, rhs, dimension_numbers=dn,
+                preferred_element_type=pet)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    la, ra = aval_of_value(lhs), aval_of_value(rhs)
+    if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
+        raise TypeError(f"dot only supports rank 1 or 2 operands, got shapes {la.shape} and "
+                        f"{ra.shape}")
+    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
+
+
+# ---- reductions -----------------------------------------------------------------
+def _reduce(name):
+    def f(operand, axes):
+        return bind(_op(name), operand, axes=tuple(int(a) for a in axes))
+    f.__name__ = name
+    return f
+
+
+reduce_sum = _reduce("reduce_sum")
+reduce_prod = _reduce("reduce_prod")
+reduce_max = _reduce("reduce_max")
+reduce_min = _reduce("reduce_min")
+reduce_and = _reduce("reduce_and")
+reduce_or = _reduce("reduce_or")
+
+
+def argmax(operand, axis: int, index_dtype):
+    return bind(_op("argmax"), operand, axes=(int(axis),),
+                index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis: int, index_dtype):
+    return bind(_op("argmin"), operand, axes=(int(axis),),
+                index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def _cumulative(name):
+    def f(operand, axis: int = 0, reverse: bool = False):
+        aval = aval_of_value(operand)
+        return bind(_op(name), operand, axis=int(axis) % max(aval.ndim, 1),
+                    reverse=bool(reverse))
+    f.__name__ = name
+    return f
+
+
+cumsum = _cumulative("cumsum")
+cumprod = _cumulative("cumprod")
+cummax = _cumulative("cummax")
+cummin = _cumulative("cummin")
+cumlogsumexp = _cumulative("cumlogsumexp")
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """Sorts one array or a sequence of arrays (by the first num_keys). JAX: lax.sort."""
+    single = not isinstance(operand, (tuple, list))
+    operands = [operand] if single else list(operand)
+    rank = aval_of_value(operands[0]).ndim
+    outs = bind(_op("sort"), *operands, dimension=int(dimension) % rank,
+                is_stable=bool(is_stable), num_keys=int(num_keys))
+    outs = outs if isinstance(outs, list) else [outs]
+    return outs[0] if single else tuple(outs)
+
+
+# ---- indexing -------------------------------------------------------------------
+def dynamic_slice(operand, start_indices, slice_sizes):
+    idx = [convert_element_type(i, dtypes.default_int()) if _is_python_scalar(i) else i
+           for i in start_indices]
+    return bind(_op("dynamic_slice"), operand, *idx,
+                slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    idx = [convert_element_type(i, dtypes.default_int()) if _is_python_scalar(i) else i
+           for i in start_indices]
+    return bind(_op("dynamic_update_slice"), operand, update, *idx)
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    aval = aval_of_value(operand)
+    starts = [0] * aval.ndim
+    sizes = list(aval.shape)
+    starts[axis], sizes[axis] = start_index, slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    aval = aval_of_value(operand)
+    starts = [0] * aval.ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+GatherDimensionNumbers = namedtuple(
+    "GatherDimensionNumbers", ["offset_dims", "collapsed_slice_dims", "start_index_map",
+                               "operand_batching_dims", "start_indices_batching_dims"],
+    defaults=((), ()))
+ScatterDimensionNumbers = namedtuple(
+    "ScatterDimensionNumbers", ["update_window_dims", "inserted_window_dims",
+                                "scatter_dims_to_operand_dims", "operand_batching_dims",
+                                "scatter_indices_batching_dims"], defaults=((), ()))
+
+
+class GatherScatterMode:
+    CLIP = "clip"
+    FILL_OR_DROP = "fill"
+    PROMISE_IN_BOUNDS = "promise_in_bounds"
+
+
+def _mode(mode, default):
+    if mode is None:
+        return default
+    if isinstance(mode, str):
+        return {"clip": "clip", "fill": "fill", "drop": "fill",
+                "promise_in_bounds": "promise_in_bounds"}[mode.lower()]
+    return mode
+
+
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
+           indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
+    return bind(_op("gather"), operand, start_indices,
+                dimension_numbers=dict(dimension_numbers._asdict()),
+                slice_sizes=tuple(int(s) for s in slice_sizes),
+                indices_are_sorted=bool(indices_are_sorted),
+                unique_indices=bool(unique_indices), mode=_mode(mode, "fill"),
+                fill_value=fill_value)
+
+
+def _scatter(name):
+    def f(operand, scatter_indices, updates, dimension_numbers, *,
+          indices_are_sorted=False, unique_indices=False, mode=None):
+        return bind(_op(name), operand, scatter_indices, updates,
+                    dimension_numbers=dict(dimension_numbers._asdict()),
+                    indices_are_sorted=bool(indices_are_sorted),
+                    unique_indices=bool(unique_indices), mode=_mode(mode, "fill"))
+    f.__name__ = name
+    return f
+
+
+scatter = _scatter("scatter")
+scatter_add = _scatter("scatter_add")
+scatter_mul = _scatter("scatter_mul")
+scatter_min = _scatter("scatter_min")
+scatter_max = _scatter("scatter_max")

@@ -1,0 +1,1059 @@
+"""`mjax.numpy`: NumPy's API over `mjax.lax` (JAX's `jax.numpy`).
+
+Arguments are promoted with JAX's rules (weak Python scalars, x64 canonicalization) and
+broadcast NumPy-style, then handed to `lax`. No new primitives are defined here.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as _onp
+
+from mjax import dtypes as _dt
+from mjax import lax
+from mjax.core import Tracer, aval_of_value
+from mjax.numpy.indexing import getitem as _getitem, take, take_along_axis  # noqa: F401
+
+# dtypes, as jax.numpy exports them
+bool_ = _onp.bool_
+int8, int16, int32, int64 = _onp.int8, _onp.int16, _onp.int32, _onp.int64
+uint8, uint16, uint32, uint64 = _onp.uint8, _onp.uint16, _onp.uint32, _onp.uint64
+float16, float32, float64 = _onp.float16, _onp.float32, _onp.float64
+complex64, complex128 = _onp.complex64, _onp.complex128
+bfloat16 = _dt.bfloat16.type
+float_ = float64
+int_ = int64
+complex_ = complex128
+dtype = _onp.dtype
+pi, e, inf, nan, newaxis = _onp.pi, _onp.e, _onp.inf, _onp.nan, None
+ndarray = None  # set below to mjax.Array
+issubdtype = _dt.issubdtype
+finfo, iinfo = _dt.finfo, _dt.iinfo
+integer, floating, inexact, number, complexfloating, signedinteger, unsignedinteger = (
+    _onp.integer, _onp.floating, _onp.inexact, _onp.number, _onp.complexfloating,
+    _onp.signedinteger, _onp.unsignedinteger)
+
+
+def result_type(*args):
+    return _dt.result_type(*args)
+
+
+def promote_types(a, b):
+    return _dt.promote_types((_onp.dtype(a), False), (_onp.dtype(b), False))[0]
+
+
+def can_cast(from_, to, casting="safe"):
+    return _onp.can_cast(from_, to, casting)
+
+
+# ---- conversion -----------------------------------------------------------------
+def _is_array(x):
+    return isinstance(x, Tracer) or hasattr(x, "_buf")
+
+
+def asarray(a, dtype=None, copy=None, order=None):
+    """Array from an array, scalar, NumPy array or (nested) list/tuple."""
+    if _is_array(a):
+        return a if dtype is None else astype(a, dtype)
+    if isinstance(a, (list, tuple)):
+        if a and builtins.any(_is_array(v) for v in _onp.ravel(_nested_leaves(a))):
+            out = stack([asarray(v) for v in a])
+            return out if dtype is None else astype(out, dtype)
+    if hasattr(a, "__jax_array__"):
+        return asarray(a.__jax_array__(), dtype)
+    if isinstance(a, (bool, int, float, complex)) and dtype is None:
+        return lax.convert_element_type(a, _dt.python_scalar_dtype(a),
+                                        weak_type=not isinstance(a, bool))
+    value = _onp.asarray(a, dtype=dtype)
+    if value.dtype == object:
+        raise TypeError(f"mjax.numpy.asarray: cannot convert {a!r} to an array")
+    target = _dt.canonicalize_dtype(value.dtype if dtype is None else dtype)
+    return lax.convert_element_type(value, target)
+
+
+def _nested_leaves(a):
+    out = []
+    for v in a:
+        out.extend(_nested_leaves(v) if isinstance(v, (list, tuple)) else [v])
+    return _onp.array(out + [None], dtype=object)[:-1]
+
+
+def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
+    out = asarray(object, dtype)
+    if ndmin > out.ndim:
+        out = lax.broadcast_to_rank(out, ndmin)
+    return out
+
+
+def astype(x, dtype, copy=False):
+    return lax.convert_element_type(x, dtype)
+
+
+# ---- broadcasting and promotion -----------------------------------------------------
+def broadcast_shapes(*shapes):
+    try:
+        return tuple(_onp.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: "
+                         f"{', '.join(str(tuple(s)) for s in shapes)}") from None
+
+
+def broadcast_to(x, shape):
+    x = asarray(x)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    xs = x.shape
+    if xs == shape:
+        return x
+    if len(shape) < len(xs) or builtins.any(
+            a not in (1, b) for a, b in zip(xs, shape[len(shape) - len(xs):])):
+        raise ValueError(f"Incompatible shapes for broadcasting: {xs} and requested shape "
+                         f"{shape}")
+    n = len(shape) - len(xs)
+    keep = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a == b]
+    squeeze_dims = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a != b]
+    if squeeze_dims:
+        x = lax.reshape(x, [xs[i] for i in keep])
+    return lax.broadcast_in_dim(x, shape, [n + i for i in keep])
+
+
+def broadcast_arrays(*args):
+    args = [asarray(a) for a in args]
+    shape = broadcast_shapes(*(a.shape for a in args))
+    return [broadcast_to(a, shape) for a in args]
+
+
+def _promote(fname, *args, inexact=False):
+    """Promote dtypes (JAX rules) and broadcast shapes; returns arrays."""
+    avals = [aval_of_value(a) if _is_array(a) or isinstance(a, (bool, int, float, complex))
+             else aval_of_value(asarray(a)) for a in args]
+    try:
+        dtype, weak = _dt.promote_types(*[(a.dtype, a.weak_type) for a in avals])
+    except _dt.TypePromotionError as e:
+        raise TypeError(f"mjax.numpy.{fname}: {e}") from None
+    if inexact and not _dt.is_inexact(dtype):
+        dtype, weak = _dt.default_float(), weak
+    out = [lax.convert_element_type(a, dtype, weak_type=weak) for a in args]
+    try:
+        shape = broadcast_shapes(*(av.shape for av in avals))
+    except ValueError:
+        raise TypeError(f"mjax.numpy.{fname}: cannot broadcast shapes "
+                        f"{', '.join(str(av.shape) for av in avals)}") from None
+    return [broadcast_to(o, shape) for o in out]
+
+
+def _unary(name, lax_fn, inexact=False, doc=None):
+    def f(x, /):
+        (x,) = _promote(name, x, inexact=inexact)
+        return lax_fn(x)
+    f.__name__ = name
+    f.__doc__ = doc or f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
+    return f
+
+
+def _binary(name, lax_fn, inexact=False):
+    def f(x1, x2, /):
+        x1, x2 = _promote(name, x1, x2, inexact=inexact)
+        return lax_fn(x1, x2)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
+    return f
+
+
+add = _binary("add", lambda a, b: lax.or_(a, b) if a.dtype == _onp.bool_ else lax.add(a, b))
+subtract = _binary("subtract", lax.sub)
+multiply = _binary("multiply",
+                   lambda a, b: lax.and_(a, b) if a.dtype == _onp.bool_ else lax.mul(a, b))
+true_divide = divide = _binary("true_divide", lax.div, inexact=True)
+maximum = _binary("maximum", lax.max)
+minimum = _binary("minimum", lax.min)
+arctan2 = _binary("arctan2", lax.atan2, inexact=True)
+power = None  # defined below
+equal = _binary("equal", lax.eq)
+not_equal = _binary("not_equal", lax.ne)
+less = _binary("less", lax.lt)
+less_equal = _binary("less_equal", lax.le)
+greater = _binary("greater", lax.gt)
+greater_equal = _binary("greater_equal", lax.ge)
+bitwise_and = _binary("bitwise_and", lax.and_)
+bitwise_or = _binary("bitwise_or", lax.or_)
+bitwise_xor = _binary("bitwise_xor", lax.xor)
+left_shift = _binary("left_shift", lax.shift_left)
+
+
+def _right_shift(a, b):
+    if _dt.issubdtype(a.dtype, _onp.unsignedinteger):
+        return lax.shift_right_logical(a, b)
+    return lax.shift_right_arithmetic(a, b)
+
+
+right_shift = _binary("right_shift", _right_shift)
+
+
+def _logical(name, fn):
+    def f(*args):
+        return fn(*[astype(a, bool_) if asarray(a).dtype != _onp.bool_ else asarray(a)
+                    for a in _promote(name, *args)])
+    f.__name__ = name
+    return f
+
+
+logical_and = _logical("logical_and", lax.and_)
+logical_or = _logical("logical_or", lax.or_)
+logical_xor = _logical("logical_xor", lax.xor)
+logical_not = _logical("logical_not", lax.not_)
+
+negative = _unary("negative", lax.neg)
+positive = _unary("positive", lambda x: x)
+sign = _unary("sign", lax.sign)
+floor = _unary("floor", lambda x: x if not _dt.is_float(x.dtype) else lax.floor(x))
+ceil = _unary("ceil", lambda x: x if not _dt.is_float(x.dtype) else lax.ceil(x))
+trunc = _unary("trunc", lambda x: x if not _dt.is_float(x.dtype) else
+               lax.select(lax.lt(x, lax.full_like(x, 0)), lax.ceil(x), lax.floor(x)))
+rint = _unary("rint", lambda x: x if not _dt.is_float(x.dtype) else lax.round(x, 1))
+exp = _unary("exp", lax.exp, True)
+exp2 = _unary("exp2", lax.exp2, True)
+expm1 = _unary("expm1", lax.expm1, True)
+log = _unary("log", lax.log, True)
+log1p = _unary("log1p", lax.log1p, True)
+log2 = _unary("log2", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(2))), True)
+log10 = _unary("log10", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(10))), True)
+sqrt = _unary("sqrt", lax.sqrt, True)
+cbrt = _unary("cbrt", lax.cbrt, True)
+sin = _unary("sin", lax.sin, True)
+cos = _unary("cos", lax.cos, True)
+tan = _unary("tan", lax.tan, True)
+arcsin = _unary("arcsin", lax.asin, True)
+arccos = _unary("arccos", lax.acos, True)
+arctan = _unary("arctan", lax.atan, True)
+sinh = _unary("sinh", lax.sinh, True)
+cosh = _unary("cosh", lax.cosh, True)
+tanh = _unary("tanh", lax.tanh, True)
+arcsinh = _unary("arcsinh", lax.asinh, True)
+arccosh = _unary("arccosh", lax.acosh, True)
+arctanh = _unary("arctanh", lax.atanh, True)
+isfinite = _unary("isfinite", lambda x: lax.is_finite(x) if _dt.is_float(x.dtype) else
+                  lax.full_like(x, True, bool_))
+isnan = _unary("isnan", lambda x: lax.ne(x, x))
+isinf = _unary("isinf", lambda x: lax.eq(lax.abs(x), lax.full_like(lax.abs(x), _onp.inf))
+               if _dt.is_inexact(x.dtype) else lax.full_like(x, False, bool_))
+square = _unary("square", lambda x: lax.integer_pow(x, 2))
+reciprocal = _unary("reciprocal", lambda x: lax.div(lax.full_like(x, 1), x), True)
+conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if _dt.issubdtype(
+    x.dtype, _onp.complexfloating) else x)
+real = _unary("real", lambda x: lax.real(x) if _dt.issubdtype(x.dtype, _onp.complexfloating)
+              else x)
+imag = _unary("imag", lambda x: lax.imag(x) if _dt.issubdtype(x.dtype, _onp.complexfloating)
+              else lax.full_like(x, 0))
+deg2rad = radians = _unary("deg2rad", lambda x: lax.mul(x, lax.full_like(x, pi / 180)), True)
+rad2deg = degrees = _unary("rad2deg", lambda x: lax.mul(x, lax.full_like(x, 180 / pi)), True)
+
+
+def abs(x, /):  # noqa: A001
+    (x,) = _promote("abs", x)
+    if x.dtype == _onp.bool_ or _dt.issubdtype(x.dtype, _onp.unsignedinteger):
+        return x
+    return lax.abs(x)
+
+
+absolute = abs
+
+
+def invert(x, /):
+    (x,) = _promote("invert", x)
+    return lax.not_(x)
+
+
+bitwise_not = bitwise_invert = invert
+
+
+def round(a, decimals=0):  # noqa: A001
+    (a,) = _promote("round", a)
+    if not _dt.is_inexact(a.dtype):
+        return a
+    if decimals == 0:
+        return lax.round(a, 1)
+    factor = lax.full_like(a, 10.0 ** decimals)
+    return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+
+
+around = round
+
+
+def floor_divide(x1, x2, /):
+    x1, x2 = _promote("floor_divide", x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.integer):
+        # Integer division rounds toward zero; numpy rounds toward -inf.
+        q = lax.div(x1, x2)
+        r = lax.rem(x1, x2)
+        zero = lax.full_like(r, 0)
+        fix = lax.and_(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
+        return lax.select(fix, lax.sub(q, lax.full_like(q, 1)), q)
+    if x1.dtype == _onp.bool_:
+        raise TypeError("floor_divide is not defined for bool")
+    return lax.floor(lax.div(x1, x2))
+
+
+def remainder(x1, x2, /):
+    """x1 mod x2 with the sign of x2 (NumPy's %)."""
+    x1, x2 = _promote("remainder", x1, x2)
+    r = lax.rem(x1, x2)
+    zero = lax.full_like(r, 0)
+    fix = lax.and_(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
+    return lax.select(fix, lax.add(r, x2), r)
+
+
+mod = remainder
+
+
+def fmod(x1, x2, /):
+    x1, x2 = _promote("fmod", x1, x2)
+    return lax.rem(x1, x2)
+
+
+def divmod(x1, x2, /):  # noqa: A001
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def power(x1, x2, /):
+    """x1 ** x2; a static integer exponent becomes integer_pow."""
+    if isinstance(x2, int) and not isinstance(x2, bool) and _is_array(x1) or (
+            isinstance(x2, int) and not isinstance(x2, bool)):
+        (x1,) = _promote("power", x1)
+        if _dt.issubdtype(x1.dtype, _onp.integer) and x2 < 0:
+            raise ValueError("Integers cannot be raised to negative integer powers")
+        return lax.integer_pow(x1, x2)
+    x1, x2 = _promote("power", x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.integer) or x1.dtype == _onp.bool_:
+        return _integer_power(x1, x2)
+    return lax.pow(x1, x2)
+
+
+def _integer_power(x, y):
+    # Square-and-multiply over the bits of an integer array exponent.
+    acc = lax.full_like(x, 1)
+    bits = _onp.iinfo(x.dtype).bits if x.dtype != _onp.bool_ else 1
+    for _ in range(bits):
+        odd = lax.ne(lax.and_(y, lax.full_like(y, 1)), lax.full_like(y, 0))
+        acc = lax.select(odd, lax.mul(acc, x), acc)
+        x = lax.mul(x, x)
+        y = lax.shift_right_logical(y, lax.full_like(y, 1))
+    return acc
+
+
+def float_power(x1, x2, /):
+    x1, x2 = _promote("float_power", x1, x2, inexact=True)
+    return lax.pow(x1, x2)
+
+
+def hypot(x1, x2, /):
+    x1, x2 = _promote("hypot", x1, x2, inexact=True)
+    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+
+
+def logaddexp(x1, x2, /):
+    x1, x2 = _promote("logaddexp", x1, x2, inexact=True)
+    m = lax.max(x1, x2)
+    safe_m = lax.select(lax.is_finite(m), m, lax.full_like(m, 0))
+    return lax.add(safe_m, lax.log(lax.add(lax.exp(lax.sub(x1, safe_m)),
+                                           lax.exp(lax.sub(x2, safe_m)))))
+
+
+def fmax(x1, x2, /):
+    x1, x2 = _promote("fmax", x1, x2)
+    return where(isnan(x1), x2, where(isnan(x2), x1, lax.max(x1, x2)))
+
+
+def fmin(x1, x2, /):
+    x1, x2 = _promote("fmin", x1, x2)
+    return where(isnan(x1), x2, where(isnan(x2), x1, lax.min(x1, x2)))
+
+
+def heaviside(x1, x2, /):
+    x1, x2 = _promote("heaviside", x1, x2, inexact=True)
+    zero = lax.full_like(x1, 0)
+    return where(lax.lt(x1, zero), zero, where(lax.gt(x1, zero), lax.full_like(x1, 1), x2))
+
+
+def sinc(x, /):
+    (x,) = _promote("sinc", x, inexact=True)
+    pix = lax.mul(x, lax.full_like(x, pi))
+    is_zero = lax.eq(x, lax.full_like(x, 0))
+    safe = lax.select(is_zero, lax.full_like(x, 1), pix)
+    return lax.select(is_zero, lax.full_like(x, 1), lax.div(lax.sin(safe), safe))
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = _promote("isclose", a, b, inexact=True)
+    out = less_equal(abs(a - b), atol + rtol * abs(b))
+    if equal_nan:
+        out = logical_or(out, logical_and(isnan(a), isnan(b)))
+    return out
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan=False):
+    a1, a2 = asarray(a1), asarray(a2)
+    if a1.shape != a2.shape:
+        return asarray(False)
+    eq = equal(a1, a2)
+    if equal_nan:
+        eq = logical_or(eq, logical_and(isnan(a1), isnan(a2)))
+    return all(eq)
+
+
+def where(condition, x=None, y=None, /):
+    """condition ? x : y, broadcast; one-argument form needs a concrete condition."""
+    if x is None and y is None:
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("mjax.numpy.where: either both or neither of x and y should be given")
+    condition = asarray(condition)
+    if condition.dtype != _onp.bool_:
+        condition = astype(condition, bool_)
+    x, y = _promote("where", x, y)
+    shape = broadcast_shapes(condition.shape, x.shape, y.shape)
+    return lax.select(broadcast_to(condition, shape), broadcast_to(x, shape),
+                      broadcast_to(y, shape))
+
+
+def select(condlist, choicelist, default=0):
+    out = default
+    for c, v in reversed(list(zip(condlist, choicelist))):
+        out = where(c, v, out)
+    return asarray(out)
+
+
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
+    a_min = a_min if min is None else min
+    a_max = a_max if max is None else max
+    a = asarray(a)
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    a = asarray(a)
+    if isinstance(a, Tracer):
+        from mjax.errors import ConcretizationTypeError
+        raise ConcretizationTypeError(a, "nonzero/where with one argument needs a concrete "
+                                         "array (its output shape depends on the values)")
+    return tuple(asarray(i.astype(_dt.default_int())) for i in _onp.nonzero(_onp.asarray(a)))
+
+
+# ---- creation -------------------------------------------------------------------
+def _shape(shape):
+    return (int(shape),) if isinstance(shape, (int, _onp.integer)) else tuple(
+        int(d) for d in shape)
+
+
+def zeros(shape, dtype=None):
+    return lax.full(_shape(shape), 0, dtype or _dt.default_float())
+
+
+def ones(shape, dtype=None):
+    return lax.full(_shape(shape), 1, dtype or _dt.default_float())
+
+
+def empty(shape, dtype=None):
+    return zeros(shape, dtype)
+
+
+def full(shape, fill_value, dtype=None):
+    if dtype is None:
+        fill_value = asarray(fill_value)
+        return broadcast_to(fill_value, _shape(shape))
+    return broadcast_to(asarray(fill_value, dtype=dtype), _shape(shape))
+
+
+def zeros_like(a, dtype=None, shape=None):
+    a = asarray(a)
+    return lax.full(a.shape if shape is None else _shape(shape), 0, dtype or a.dtype)
+
+
+def ones_like(a, dtype=None, shape=None):
+    a = asarray(a)
+    return lax.full(a.shape if shape is None else _shape(shape), 1, dtype or a.dtype)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    a = asarray(a)
+    return lax.full(a.shape if shape is None else _shape(shape), fill_value, dtype or a.dtype)
+
+
+empty_like = zeros_like
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values; start/stop/step must be concrete (static shape)."""
+    for v in (start, stop, step):
+        if isinstance(v, Tracer):
+            from mjax.errors import ConcretizationTypeError
+            raise ConcretizationTypeError(v, "arange's arguments determine its output shape "
+                                             "and must be concrete")
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    values = [_onp.asarray(v).item() if hasattr(v, "shape") else v for v in (start, stop, step)]
+    if dtype is None:
+        dtype = (_dt.default_float() if builtins.any(isinstance(v, float) for v in values)
+                 else _dt.default_int())
+    dtype = _dt.canonicalize_dtype(dtype)
+    n = builtins.max(0, int(math.ceil((values[1] - values[0]) / values[2])))
+    if values[0] == 0 and values[2] == 1:
+        return lax.iota(dtype, n)
+    base = lax.iota(dtype, n)
+    return lax.add(lax.mul(base, lax.full_like(base, values[2])),
+                   lax.full_like(base, values[0]))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    num = int(num)
+    dtype = _dt.canonicalize_dtype(dtype or _dt.default_float())
+    start, stop = asarray(start), asarray(stop)
+    compute = _dt.default_float() if not _dt.is_inexact(dtype) else dtype
+    start_c, stop_c = astype(start, compute), astype(stop, compute)
+    div = (num - 1) if endpoint else num
+    step = (stop_c - start_c) / builtins.max(div, 1)
+    i = lax.iota(compute, num)
+    shape = broadcast_shapes(start.shape, stop.shape)
+    i = lax.broadcast_in_dim(i, (num,) + shape, (0,))
+    out = broadcast_to(start_c, (num,) + shape) + i * broadcast_to(step, (num,) + shape)
+    if endpoint and num > 1:
+        out = concatenate([out[:-1], broadcast_to(stop_c, (1,) + shape)], axis=0)
+    out = moveaxis(out, 0, axis) if shape else out
+    out = astype(out, dtype)
+    return (out, step) if retstep else out
+
+
+def eye(N, M=None, k=0, dtype=None):
+    M = N if M is None else M
+    dtype = dtype or _dt.default_float()
+    r = lax.broadcasted_iota(_dt.int32, (N, M), 0)
+    c = lax.broadcasted_iota(_dt.int32, (N, M), 1)
+    return astype(lax.eq(lax.add(r, lax.full_like(r, k)), c), dtype)
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):
+    M = N if M is None else M
+    r = lax.broadcasted_iota(_dt.int32, (N, M), 0)
+    c = lax.broadcasted_iota(_dt.int32, (N, M), 1)
+    return astype(lax.ge(lax.add(r, lax.full_like(r, k)), c), dtype or _dt.default_float())
+
+
+def tril(m, k=0):
+    m = asarray(m)
+    mask = tri(*m.shape[-2:], k=k, dtype=bool_)
+    return where(mask, m, zeros_like(m))
+
+
+def triu(m, k=0):
+    m = asarray(m)
+    mask = tri(*m.shape[-2:], k=k - 1, dtype=bool_)
+    return where(mask, zeros_like(m), m)
+
+
+# ---- shape manipulation ---------------------------------------------------------
+def _axis(axis, ndim):
+    if not -ndim <= axis < builtins.max(ndim, 1):
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, _onp.integer)):
+        axis = (axis,)
+    return tuple(_axis(int(a), ndim) for a in axis)
+
+
+def ndim(a):
+    return aval_of_value(asarray(a) if not _is_array(a) else a).ndim
+
+
+def shape(a):
+    return aval_of_value(asarray(a) if not _is_array(a) else a).shape
+
+
+def size(a, axis=None):
+    s = shape(a)
+    return math.prod(s) if axis is None else s[axis]
+
+
+def reshape(a, shape=None, order="C", *, newshape=None):
+    a = asarray(a)
+    shape = newshape if shape is None else shape
+    shape = _shape(shape)
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        if known == 0 or a.size % known:
+            raise TypeError(f"cannot reshape array of shape {a.shape} (size {a.size}) into "
+                            f"shape {shape}")
+        shape = tuple(a.size // known if d == -1 else d for d in shape)
+    if math.prod(shape) != a.size:
+        raise TypeError(f"cannot reshape array of shape {a.shape} (size {a.size}) into shape "
+                        f"{shape} (size {math.prod(shape)})")
+    if order == "F":
+        return transpose(lax.reshape(transpose(a), shape[::-1]))
+    return lax.reshape(a, shape)
+
+
+def ravel(a, order="C"):
+    return reshape(a, (-1,), order)
+
+
+def transpose(a, axes=None):
+    a = asarray(a)
+    axes = tuple(range(a.ndim))[::-1] if axes is None else tuple(_axis(x, a.ndim) for x in axes)
+    return lax.transpose(a, axes)
+
+
+permute_dims = transpose
+
+
+def swapaxes(a, axis1, axis2):
+    a = asarray(a)
+    perm = list(range(a.ndim))
+    i, j = _axis(axis1, a.ndim), _axis(axis2, a.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    a = asarray(a)
+    src = _axes(source, a.ndim)
+    dst = _axes(destination, a.ndim)
+    order = [i for i in range(a.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return lax.transpose(a, order)
+
+
+def expand_dims(a, axis):
+    a = asarray(a)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    rank = a.ndim + len(axes)
+    return lax.expand_dims(a, [_axis(x, rank) for x in axes])
+
+
+def squeeze(a, axis=None):
+    a = asarray(a)
+    if axis is None:
+        axes = [i for i, d in enumerate(a.shape) if d == 1]
+    else:
+        axes = list(_axes(axis, a.ndim))
+        for ax in axes:
+            if a.shape[ax] != 1:
+                raise ValueError(f"cannot select an axis to squeeze out which has size not "
+                                 f"equal to one, got shape={a.shape} and dimensions={tuple(axes)}")
+    return lax.squeeze(a, axes)
+
+
+def atleast_1d(*arys):
+    out = [reshape(a, (1,)) if asarray(a).ndim == 0 else asarray(a) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    out = []
+    for a in arys:
+        a = asarray(a)
+        out.append(reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a)
+    return out[0] if len(out) == 1 else out
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    if builtins.any(a.ndim == 0 for a in arrays):
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    arrays = _promote("concatenate", *arrays) if len(arrays) > 1 and len(
+        {a.dtype for a in arrays}) > 1 else arrays
+    if dtype is not None:
+        arrays = [astype(a, dtype) for a in arrays]
+    return lax.concatenate(arrays, _axis(axis, arrays[0].ndim))
+
+
+def stack(arrays, axis=0, dtype=None):
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        raise ValueError(f"all input arrays must have the same shape, got "
+                         f"{[a.shape for a in arrays]}")
+    ax = _axis(axis, arrays[0].ndim + 1)
+    return concatenate([expand_dims(a, ax) for a in arrays], axis=ax, dtype=dtype)
+
+
+def hstack(tup):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, axis=0 if arrs[0].ndim == 1 else 1)
+
+
+def vstack(tup):
+    return concatenate([atleast_2d(a) for a in tup], axis=0)
+
+
+def column_stack(tup):
+    return concatenate([a if asarray(a).ndim > 1 else reshape(a, (-1, 1)) for a in tup], 1)
+
+
+def split(ary, indices_or_sections, axis=0):
+    ary = asarray(ary)
+    axis = _axis(axis, ary.ndim)
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if n % indices_or_sections:
+            raise ValueError("array split does not result in an equal division")
+        step = n // indices_or_sections
+        bounds = list(range(0, n + 1, step))
+    else:
+        bounds = [0] + list(indices_or_sections) + [n]
+    return [lax.slice_in_dim(ary, a, b, 1, axis) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def flip(m, axis=None):
+    m = asarray(m)
+    return lax.rev(m, _axes(axis, m.ndim))
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def tile(A, reps):
+    A = asarray(A)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    d = builtins.max(len(reps), A.ndim)
+    A = reshape(A, (1,) * (d - A.ndim) + A.shape)
+    reps = (1,) * (d - len(reps)) + reps
+    inter = []
+    for r, s in zip(reps, A.shape):
+        inter += [r, s]
+    out = lax.broadcast_in_dim(A, inter, list(range(1, 2 * d, 2)))
+    return reshape(out, [r * s for r, s in zip(reps, A.shape)])
+
+
+def repeat(a, repeats, axis=None):
+    a = asarray(a)
+    if not isinstance(repeats, int):
+        raise NotImplementedError("mjax.numpy.repeat: only an integer `repeats` is supported")
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis(axis, a.ndim)
+    shape = list(a.shape)
+    b = expand_dims(a, axis + 1)
+    b = broadcast_to(b, shape[:axis + 1] + [repeats] + shape[axis + 1:])
+    shape[axis] *= repeats
+    return reshape(b, shape)
+
+
+# ---- reductions -----------------------------------------------------------------
+def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=None):
+    def f(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+        if out is not None:
+            raise NotImplementedError(f"mjax.numpy.{name}: the `out` argument is not supported "
+                                      f"(arrays are immutable)")
+        a = asarray(a)
+        axes = _axes(axis, a.ndim)
+        if dtype is not None:
+            a = astype(a, dtype)
+        elif upcast_small_int and (a.dtype == _onp.bool_ or (
+                _dt.issubdtype(a.dtype, _onp.integer) and a.dtype.itemsize < 4)):
+            a = astype(a, _dt.default_int() if not _dt.issubdtype(a.dtype, _onp.unsignedinteger)
+                       else _dt.uint32)
+        if where is not None:
+            if identity is None:
+                raise ValueError(f"reduction operation {name} does not have an identity, so "
+                                 f"to use a where mask one has to specify 'initial'")
+            a = _where_identity(a, where, identity(a.dtype) if initial is None else initial)
+        if a.dtype == _onp.bool_ and bool_fn is not None:
+            res = bool_fn(a, axes)
+        else:
+            if name in ("max", "min") and builtins.any(a.shape[i] == 0 for i in axes) \
+                    and initial is None:
+                raise ValueError(f"zero-size array to reduction operation {name} which has "
+                                 f"no identity")
+            res = lax_fn(a, axes)
+        if initial is not None:
+            res = {"sum": add, "prod": multiply, "max": maximum, "min": minimum}[name](
+                res, initial)
+        if keepdims:
+            res = lax.expand_dims(res, axes)
+        return res
+    f.__name__ = name
+    f.__doc__ = f"NumPy's {name} reduction. JAX: jax.numpy.{name}."
+    return f
+
+
+def _where_identity(a, where_, value):
+    return where(where_, a, full_like(a, value))
+
+
+sum = _reduction("sum", lax.reduce_sum, upcast_small_int=True, identity=lambda d: 0)  # noqa
+prod = _reduction("prod", lax.reduce_prod, upcast_small_int=True, identity=lambda d: 1)
+max = _reduction("max", lax.reduce_max, bool_fn=lax.reduce_or)  # noqa: A001
+min = _reduction("min", lax.reduce_min, bool_fn=lax.reduce_and)  # noqa: A001
+amax, amin = max, min
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    a = asarray(a)
+    a = a if a.dtype == _onp.bool_ else astype(a, bool_)
+    if where is not None:
+        a = _where_identity(a, where, True)
+    res = lax.reduce_and(a, _axes(axis, a.ndim))
+    return lax.expand_dims(res, _axes(axis, a.ndim)) if keepdims else res
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    a = asarray(a)
+    a = a if a.dtype == _onp.bool_ else astype(a, bool_)
+    if where is not None:
+        a = _where_identity(a, where, False)
+    res = lax.reduce_or(a, _axes(axis, a.ndim))
+    return lax.expand_dims(res, _axes(axis, a.ndim)) if keepdims else res
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    a = asarray(a)
+    axes = _axes(axis, a.ndim)
+    if dtype is None:
+        dtype = a.dtype if _dt.is_inexact(a.dtype) else _dt.default_float()
+    if where is None:
+        n = math.prod(a.shape[i] for i in axes)
+        total = sum(astype(a, dtype), axis=axes, keepdims=keepdims)
+        return lax.div(total, lax.full_like(total, n))
+    total = sum(astype(a, dtype), axis=axes, keepdims=keepdims, where=where)
+    count = sum(broadcast_to(where, a.shape), axis=axes, keepdims=keepdims, dtype=dtype)
+    return total / count
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    a = asarray(a)
+    axes = _axes(axis, a.ndim)
+    m = mean(a, axes, dtype, keepdims=True)
+    d = a - m
+    sq = real(d * conj(d)) if _dt.issubdtype(d.dtype, _onp.complexfloating) else d * d
+    n = math.prod(a.shape[i] for i in axes)
+    return sum(sq, axis=axes, keepdims=keepdims) / builtins.max(n - ddof, 0)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    return sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims))
+
+
+def average(a, axis=None, weights=None):
+    if weights is None:
+        return mean(a, axis)
+    a, weights = asarray(a), asarray(weights)
+    return sum(a * weights, axis) / sum(weights, axis)
+
+
+def _arg(name, lax_fn):
+    def f(a, axis=None, out=None, keepdims=False):
+        a = asarray(a)
+        if axis is None:
+            res = lax_fn(ravel(a), 0, _dt.default_int())
+            return reshape(res, (1,) * a.ndim) if keepdims else res
+        ax = _axis(axis, a.ndim)
+        if a.shape[ax] == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        res = lax_fn(a, ax, _dt.default_int())
+        return lax.expand_dims(res, (ax,)) if keepdims else res
+    f.__name__ = name
+    return f
+
+
+argmax = _arg("argmax", lax.argmax)
+argmin = _arg("argmin", lax.argmin)
+
+
+def _cumulative(name, lax_fn, upcast=False):
+    def f(a, axis=None, dtype=None):
+        a = asarray(a)
+        if axis is None:
+            a, axis = ravel(a), 0
+        if dtype is not None:
+            a = astype(a, dtype)
+        elif upcast and (a.dtype == _onp.bool_ or (_dt.issubdtype(a.dtype, _onp.integer)
+                                                    and a.dtype.itemsize < 4)):
+            a = astype(a, _dt.default_int())
+        return lax_fn(a, _axis(axis, a.ndim))
+    f.__name__ = name
+    return f
+
+
+cumsum = _cumulative("cumsum", lax.cumsum, True)
+cumprod = _cumulative("cumprod", lax.cumprod, True)
+
+
+def sort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    out = lax.sort(a, _axis(axis, a.ndim), is_stable=True)
+    return flip(out, _axis(axis, a.ndim)) if descending else out
+
+
+def argsort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    ax = _axis(axis, a.ndim)
+    idx = lax.broadcasted_iota(_dt.default_int(), a.shape, ax)
+    keys = negative(a) if descending else a
+    _, perm = lax.sort((keys, idx), ax, is_stable=True, num_keys=1)
+    return perm
+
+
+# ---- linear algebra -------------------------------------------------------------
+def matmul(a, b, *, precision=None, preferred_element_type=None):
+    """NumPy matmul: batched, with broadcasting of batch dims and 1-d promotion."""
+    a, b = _promote("matmul", a, b) if _needs_promotion(a, b) else (asarray(a), asarray(b))
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: operands must be at least 1-d, got shapes {a.shape} and "
+                         f"{b.shape}")
+    a2 = a if a.ndim > 1 else reshape(a, (1, a.shape[0]))
+    b2 = b if b.ndim > 1 else reshape(b, (b.shape[0], 1))
+    if a2.shape[-1] != b2.shape[-2]:
+        raise TypeError(f"matmul: contracting dimensions differ: shapes {a.shape} and "
+                        f"{b.shape} (size {a2.shape[-1]} vs {b2.shape[-2]})")
+    batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    a2 = broadcast_to(a2, batch + a2.shape[-2:])
+    b2 = broadcast_to(b2, batch + b2.shape[-2:])
+    nb = len(batch)
+    out = lax.dot_general(a2, b2, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                          preferred_element_type=preferred_element_type)
+    if a.ndim == 1:
+        out = lax.squeeze(out, (out.ndim - 2,))
+    if b.ndim == 1:
+        out = lax.squeeze(out, (out.ndim - 1,))
+    return out
+
+
+def _needs_promotion(a, b):
+    return not (_is_array(a) and _is_array(b) and a.dtype == b.dtype)
+
+
+def dot(a, b, *, precision=None, preferred_element_type=None):
+    a, b = _promote("dot", a, b) if _needs_promotion(a, b) else (a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if b.ndim == 1 or a.ndim == 1 or (a.ndim <= 2 and b.ndim <= 2):
+        return matmul(a, b, preferred_element_type=preferred_element_type)
+    # N-d: sum over last axis of a and second-to-last of b
+    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 2,)), ((), ())),
+                           preferred_element_type=preferred_element_type)
+
+
+def vdot(a, b):
+    a, b = asarray(a), asarray(b)
+    return dot(conj(ravel(a)), ravel(b))
+
+
+def inner(a, b):
+    a, b = _promote("inner", a, b) if _needs_promotion(a, b) else (a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())))
+
+
+def outer(a, b):
+    a, b = ravel(a), ravel(b)
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def tensordot(a, b, axes=2):
+    a, b = _promote("tensordot", a, b) if _needs_promotion(a, b) else (a, b)
+    if isinstance(axes, int):
+        ax_a, ax_b = tuple(range(a.ndim - axes, a.ndim)), tuple(range(axes))
+    else:
+        ax_a, ax_b = axes
+        ax_a = (ax_a,) if isinstance(ax_a, int) else tuple(ax_a)
+        ax_b = (ax_b,) if isinstance(ax_b, int) else tuple(ax_b)
+    return lax.dot_general(a, b, ((tuple(_axis(x, a.ndim) for x in ax_a),
+                                   tuple(_axis(x, b.ndim) for x in ax_b)), ((), ())))
+
+
+def trace(a, offset=0, axis1=0, axis2=1):
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1)
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    a = asarray(a)
+    a = moveaxis(a, (axis1, axis2), (-2, -1))
+    n, m = a.shape[-2:]
+    size_ = builtins.max(0, builtins.min(n + builtins.min(offset, 0),
+                                         m - builtins.max(offset, 0)))
+    rows = arange(size_) - builtins.min(offset, 0)
+    cols = arange(size_) + builtins.max(offset, 0)
+    return a[..., rows, cols]
+
+
+def diag(v, k=0):
+    v = asarray(v)
+    if v.ndim == 1:
+        n = v.shape[0] + builtins.abs(k)
+        out = zeros((n, n), v.dtype)
+        rows = arange(v.shape[0]) - builtins.min(k, 0)
+        cols = arange(v.shape[0]) + builtins.max(k, 0)
+        return out.at[rows, cols].set(v)
+    if v.ndim == 2:
+        return diagonal(v, k)
+    raise ValueError("diag: input must be 1-d or 2-d")
+
+
+def einsum(subscripts, *operands, optimize=None, precision=None, preferred_element_type=None):
+    """Einstein summation by pairwise dot_generals (left to right)."""
+    from mjax.numpy.einsum import einsum as _einsum
+    return _einsum(subscripts, *operands)
+
+
+# ---- misc -----------------------------------------------------------------------
+def iscomplexobj(x):
+    return _dt.issubdtype(asarray(x).dtype, _onp.complexfloating)
+
+
+def isscalar(x):
+    return _onp.isscalar(x) or (_is_array(x) and x.ndim == 0)
+
+
+def copy(a):
+    from mjax.core import bind
+    from mjax.dialect import op_class
+    return bind(op_class("copy"), asarray(a))
+
+
+def save(*a, **k):
+    raise NotImplementedError("mjax.numpy.save: convert with numpy.asarray and use numpy.save")
+
+
+def _set_ndarray():
+    global ndarray
+    from mjax.array import Array
+    ndarray = Array
+
+
+_set_ndarray()

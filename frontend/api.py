@@ -1,0 +1,362 @@
+"""User API: jit (with stages and caching), make_jaxpr, eval_shape, device_put, devices."""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import itertools
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax import tree_util
+from mjax.array import Array
+from mjax.config import config
+from mjax.core import Trace, Tracer, aval_of_value, current_trace
+from mjax.dialect import ShapedArray, context
+from mjax.runtime import get_backend
+
+_fn_ids = itertools.count()
+
+
+# ---- device placement ---------------------------------------------------------------
+def devices(backend=None):
+    return list(get_backend().devices())
+
+
+def local_devices(process_index=None, backend=None):
+    return devices(backend)
+
+
+def device_count(backend=None):
+    return len(devices(backend))
+
+
+def local_device_count(backend=None):
+    return device_count(backend)
+
+
+def default_backend():
+    return get_backend().platform
+
+
+def device_put_value(value, device=None, *, weak_type=False) -> Array:
+    """A NumPy value (already in its final dtype) on a device."""
+    value = np.asarray(value)
+    aval = ShapedArray(value.shape, value.dtype, weak_type)
+    return Array(get_backend().put(value, device), aval)
+
+
+def device_put(x, device=None, *, donate=False, may_alias=None):
+    """Moves a pytree of arrays to `device` (default: the first device)."""
+    from mjax.core import to_numpy
+
+    def put(leaf):
+        if isinstance(leaf, Tracer):
+            return leaf
+        if isinstance(leaf, Array) and (device is None or device in leaf.devices()):
+            return leaf
+        aval = aval_of_value(leaf)
+        out = device_put_value(to_numpy(leaf), device if not hasattr(device, "_device")
+                               else device._device)
+        out.aval = aval
+        return out
+    return tree_util.tree_map(put, x)
+
+
+def block_until_ready(x):
+    for leaf in tree_util.tree_leaves(x):
+        if isinstance(leaf, Array):
+            leaf.block_until_ready()
+    return x
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    with config.override(jax_disable_jit=disable):
+        yield
+
+
+# ---- tracing a Python function into a module ----------------------------------------
+class TracedFunction:
+    """A Python function traced to `@name` in a fresh module, plus what calling it needs."""
+
+    def __init__(self, module, trace: Trace, in_tree, out_tree, out_avals):
+        self.module = module
+        self.name = trace.name
+        self.trace = trace
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.out_avals = out_avals
+        self.in_avals = trace.in_avals
+        self.captured = trace.captured
+        self.capture_avals = trace.capture_avals
+
+
+def trace_function(fun, args, kwargs, *, name="main", module=None,
+                   visibility=None) -> TracedFunction:
+    """Traces fun(*args, **kwargs) with every array leaf abstract."""
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x for x in leaves]
+    ctx = context()
+    if module is None:
+        with ctx, ir.Location.unknown(ctx):
+            module = ir.Module.create()
+    trace = Trace(module, name, [a.strip_weak_type() for a in in_avals],
+                  visibility=visibility)
+    for t, a in zip(trace.args, in_avals):
+        t.aval = a
+    with ctx, trace:
+        a, kw = tree_util.tree_unflatten(in_tree, trace.args)
+        out = fun(*a, **kw)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        for leaf in out_leaves:
+            if not (isinstance(leaf, (Tracer, Array, np.ndarray, np.generic, bool, int, float,
+                                      complex)) or hasattr(leaf, "aval")):
+                raise TypeError(f"{getattr(fun, '__name__', fun)} returned a value of type "
+                                f"{type(leaf).__name__}, which is not a valid mjax type")
+        out_avals = trace.finish(out_leaves)
+        out_avals = [getattr(o, "aval", a) if isinstance(o, Tracer) else
+                     aval_of_value(o) for o, a in zip(out_leaves, out_avals)]
+    return TracedFunction(module, trace, in_tree, out_tree, out_avals)
+
+
+# ---- jit ------------------------------------------------------------------------------
+class _CacheEntry:
+    __slots__ = ("traced", "executable", "out_tree", "out_avals", "const_bufs", "hlo_text")
+
+
+def _static_key(v):
+    try:
+        hash(v)
+    except TypeError:
+        raise ValueError(f"Non-hashable static arguments are not supported. An error "
+                         f"occurred while trying to hash an object of type {type(v)}, {v}.")
+    return v
+
+
+class Jitted:
+    """`mjax.jit(f)`: call it, or stage it with `.trace(...)` / `.lower(...)`."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 donate_argnames=(), keep_unused=False, device=None, backend=None,
+                 inline=False, abstracted_axes=None, in_shardings=None, out_shardings=None):
+        self.fun = fun
+        functools.update_wrapper(self, fun)
+        try:
+            self._sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._sig = None
+        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
+            static_argnums or ())
+        static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(
+            static_argnames or ())
+        if self._sig is not None:
+            params = list(self._sig.parameters)
+            for n in static_argnames:
+                if n in params and params.index(n) not in static_argnums:
+                    static_argnums += (params.index(n),)
+            for i in static_argnums:
+                if i < len(params) and params[i] not in static_argnames:
+                    static_argnames += (params[i],)
+        self.static_argnums = tuple(sorted(set(static_argnums)))
+        self.static_argnames = tuple(static_argnames)
+        self.donate_argnums = donate_argnums
+        self._cache: dict = {}
+        self._name = getattr(fun, "__name__", "fun")
+
+    # -- argument handling -------------------------------------------------------------
+    def _split(self, args, kwargs):
+        """Separates static arguments (part of the cache key) from dynamic ones."""
+        n = len(args)
+        static = tuple((i, _static_key(args[i])) for i in self.static_argnums if i < n)
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        static_kw = tuple(sorted((k, _static_key(v)) for k, v in kwargs.items()
+                                 if k in self.static_argnames))
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return dyn_args, dyn_kwargs, static + static_kw
+
+    def _bind_static(self, static_key, n_args):
+        static_pos = {i: v for i, v in static_key if isinstance(i, int)}
+        static_kw = {k: v for k, v in static_key if isinstance(k, str)}
+
+        def call(*dyn_args, **dyn_kwargs):
+            it = iter(dyn_args)
+            full = [static_pos[i] if i in static_pos else next(it)
+                    for i in range(n_args)]
+            return self.fun(*full, *it, **dyn_kwargs, **static_kw)
+        return call
+
+    # -- the call path ---------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if config.read("jax_disable_jit"):
+            return self.fun(*args, **kwargs)
+        dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        outer = current_trace()
+        if outer is not None:
+            # Nested jit: trace inline into the enclosing function.
+            return self._bind_static(static_key, len(args))(*dyn_args, **dyn_kwargs)
+        avals = tuple(aval_of_value(x) for x in leaves)
+        key = (in_tree, avals, static_key, config.trace_state())
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
+                                                     len(args))
+        bufs = [x._buf if isinstance(x, Array) else
+                get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(leaves, avals)]
+        outs = entry.executable.execute(bufs + entry.const_bufs)
+        return tree_util.tree_unflatten(entry.out_tree,
+                                        [Array(b, a) for b, a in zip(outs, entry.out_avals)])
+
+    def _trace(self, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
+        return trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
+
+    def _compile(self, dyn_args, dyn_kwargs, static_key, n_args) -> _CacheEntry:
+        from mjax.lowering import lower_to_stablehlo
+        from mjax.core import to_numpy
+        traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
+        if config.read("mjax_log_compiles"):
+            print(f"mjax: compiling {self._name} for "
+                  f"{', '.join(a.str_short() for a in traced.in_avals)}")
+        text = lower_to_stablehlo(traced.module)
+        entry = _CacheEntry()
+        entry.executable = get_backend().compile(text)
+        entry.out_tree = traced.out_tree
+        entry.out_avals = traced.out_avals
+        entry.const_bufs = [c._buf if isinstance(c, Array) else get_backend().put(to_numpy(c))
+                            for c in traced.captured]
+        return entry
+
+    # -- stages ----------------------------------------------------------------------------
+    def trace(self, *args, **kwargs):
+        from mjax.stages import Traced
+        dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
+        traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
+        return Traced(traced, self._name)
+
+    def lower(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        return eval_shape(self.fun, *args, **kwargs)
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def _cache_size(self):
+        return len(self._cache)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
+        donate_argnames=(), keep_unused=False, device=None, backend=None, inline=False,
+        abstracted_axes=None, in_shardings=None, out_shardings=None):
+    """Compiles `fun` with XLA: traced once per argument avals/static args, then cached."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                                 keep_unused=keep_unused, device=device, backend=backend,
+                                 inline=inline)
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    return Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                  keep_unused, device, backend, inline)
+
+
+# ---- make_jaxpr / eval_shape ----------------------------------------------------------
+class ClosedJaxpr:
+    """What make_jaxpr returns: prints JAX's compact form; `.mlir` is the dialect text."""
+
+    def __init__(self, traced: TracedFunction):
+        self._traced = traced
+        self.mlir = str(traced.module)
+        from mjax.pretty import pretty_print
+        self._pretty = pretty_print(traced.trace.func, len(traced.captured))
+        self.in_avals = traced.in_avals
+        self.out_avals = traced.out_avals
+        self.consts = list(traced.captured)
+
+    @property
+    def jaxpr(self):
+        return self
+
+    @property
+    def eqns(self):
+        block = self._traced.trace.func.regions[0].blocks[0]
+        return [op for op in block.operations if op.name != "func.return"]
+
+    def __str__(self):
+        return self._pretty
+
+    __repr__ = __str__
+
+    def pretty_print(self, **kw):
+        return self._pretty
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
+    """make_jaxpr(f)(*args) -> ClosedJaxpr (JAX's compact text; `.mlir` dialect text)."""
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
+        static_argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        j = Jitted(fun, static_argnums=static_argnums)
+        dyn_args, dyn_kwargs, static_key = j._split(args, kwargs)
+        traced = j._trace(dyn_args, dyn_kwargs, static_key, len(args))
+        closed = ClosedJaxpr(traced)
+        if return_shape:
+            shapes = tree_util.tree_unflatten(traced.out_tree, [
+                ShapeDtypeStruct(a.shape, a.dtype) for a in traced.out_avals])
+            return closed, shapes
+        return closed
+    return wrapped
+
+
+class ShapeDtypeStruct:
+    """An abstract array: shape and dtype, no data. Usable as a jit/eval_shape argument."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, *, weak_type=False, sharding=None):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+        self.sharding = sharding
+
+    @property
+    def aval(self):
+        return ShapedArray(self.shape, self.dtype, self.weak_type)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+
+def eval_shape(fun, *args, **kwargs):
+    """Output shapes/dtypes of fun(*args) as ShapeDtypeStructs, without running it."""
+    traced = trace_function(fun, args, kwargs)
+    return tree_util.tree_unflatten(traced.out_tree, [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals])
+
+

@@ -1,0 +1,303 @@
+"""The tracing core: abstract values, tracers, traces and `bind`.
+
+`bind(op, *args, **params)` is the one door from Python into IR. Under a trace it emits
+`jaxpr.<op>` into the function being built and returns tracers; with no trace active it
+runs the op eagerly (see eager.py). Every op carries the user's `file:line:col`.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func
+
+from mjax import dtypes
+from mjax.array_methods import ArrayMethods
+from mjax.dialect import ShapedArray, context, tensor_type
+from mjax.dialect.core import InferError, JaxprOp
+from mjax.errors import (ConcretizationTypeError, TracerArrayConversionError,
+                         TracerBoolConversionError, TracerIntegerConversionError,
+                         UnexpectedTracerError)
+
+# ---- user source locations -------------------------------------------------------
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_LOC_CACHE: dict = {}
+
+
+def user_frame():
+    """The innermost Python frame outside the mjax package (the user's line)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    return f
+
+
+def user_location() -> ir.Location:
+    f = user_frame()
+    if f is None:
+        return ir.Location.unknown(context())
+    key = (f.f_code, f.f_lasti)
+    loc = _LOC_CACHE.get(key)
+    if loc is None:
+        line, col = f.f_lineno, 1
+        try:
+            pos = list(f.f_code.co_positions())[f.f_lasti // 2]
+            if pos[0] is not None:
+                line, col = pos[0], (pos[2] or 0) + 1
+        except (IndexError, AttributeError):
+            pass
+        loc = ir.Location.file(f.f_code.co_filename, line, col, context())
+        _LOC_CACHE[key] = loc
+    return loc
+
+
+def describe_location(loc: ir.Location) -> str:
+    from mjax.passes.registry import format_location
+    return format_location(loc)
+
+
+# ---- trace state -----------------------------------------------------------------
+class _TraceState(threading.local):
+    def __init__(self):
+        self.stack: list[Trace] = []
+
+
+_state = _TraceState()
+
+
+def current_trace() -> "Trace | None":
+    stack = _state.stack
+    return stack[-1] if stack else None
+
+
+class Trace:
+    """One Python function being traced into a `func.func` of a module.
+
+    Arguments are block arguments; values captured from outside (concrete arrays too big
+    to inline, tracers of an enclosing trace) become extra arguments listed in
+    `captured`, which the caller supplies.
+    """
+
+    INLINE_CONST_SIZE = 1  # arrays up to this size become jaxpr.constant ops
+
+    def __init__(self, module: ir.Module, name: str, in_avals, *, visibility=None):
+        self.module = module
+        self.name = name
+        self.in_avals = list(in_avals)
+        self.captured: list = []          # outer values (Arrays, ndarrays or Tracers)
+        self._captured_ids: dict = {}
+        self.active = True
+        ctx = context()
+        with ctx, ir.Location.unknown(ctx):
+            with ir.InsertionPoint(module.body):
+                self.func = func.FuncOp(name, ([tensor_type(a) for a in self.in_avals], []))
+                if visibility:
+                    self.func.attributes["sym_visibility"] = ir.StringAttr.get(visibility)
+            self.block = self.func.add_entry_block()
+        self.ip = ir.InsertionPoint(self.block)
+        self.args = [Tracer(self, v, a) for v, a in zip(self.block.arguments, self.in_avals)]
+        self.capture_avals: list[ShapedArray] = []
+
+    # -- entering and leaving -----------------------------------------------------------
+    def __enter__(self):
+        _state.stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        popped = _state.stack.pop()
+        assert popped is self, "trace stack corrupted"
+        self.active = False
+
+    # -- values ------------------------------------------------------------------------
+    def _new_arg(self, aval: ShapedArray) -> Tracer:
+        value = self.block.add_argument(tensor_type(aval), ir.Location.unknown(context()))
+        return Tracer(self, value, aval)
+
+    def capture(self, outer) -> "Tracer":
+        """A tracer standing for `outer` (a concrete array or an enclosing trace's tracer)."""
+        key = id(outer)
+        hit = self._captured_ids.get(key)
+        if hit is not None:
+            return hit[1]
+        aval = aval_of_value(outer)
+        t = self._new_arg(aval)
+        self._captured_ids[key] = (outer, t)  # keeps `outer` alive, so ids stay unique
+        self.captured.append(outer)
+        self.capture_avals.append(aval)
+        return t
+
+    def to_tracer(self, x) -> "Tracer":
+        if isinstance(x, Tracer):
+            if x.trace is self:
+                return x
+            if not x.trace.active:
+                raise UnexpectedTracerError(escaped_tracer_message(x))
+            return self.capture(x)
+        aval = aval_of_value(x)
+        if aval.size <= self.INLINE_CONST_SIZE and not isinstance(aval.dtype,
+                                                                  dtypes.KeyType):
+            arr = np.asarray(to_numpy(x), dtype=aval.dtype)
+            with ir.Location.unknown(context()):
+                op = _ops().ConstantOp
+                res = op.create([], [aval.strip_weak_type()], {"value": arr},
+                                loc=user_location(), ip=self.ip).results[0]
+            return Tracer(self, res, aval)
+        return self.capture(x)
+
+    def emit(self, opcls, tracers, params, out_avals) -> list["Tracer"]:
+        op = opcls.create([t.value for t in tracers], out_avals, params,
+                          loc=user_location(), ip=self.ip)
+        return [Tracer(self, r, a) for r, a in zip(op.results, out_avals)]
+
+    def finish(self, outs) -> list[ShapedArray]:
+        """Returns `outs` (tracers or constants) from the function; gives result avals."""
+        outs = [self.to_tracer(o) for o in outs]
+        with context(), ir.Location.unknown(context()):
+            func.ReturnOp([o.value for o in outs], ip=self.ip)
+            arg_types = [a.type for a in self.block.arguments]
+            self.func.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(arg_types, [o.value.type for o in outs]))
+        return [o.aval for o in outs]
+
+
+def _ops():
+    from mjax.dialect.ops import structural
+    return structural
+
+
+def escaped_tracer_message(t) -> str:
+    return (f"Encountered an unexpected tracer: {t}. A function transformed by mjax "
+            f"(jit, grad, vmap, ...) saved one of its intermediate traced values outside "
+            f"(for example in a global or a list), and it was used after that "
+            f"transformation finished. The tracer was created at "
+            f"{describe_location(t.value.owner.location) if hasattr(t.value.owner, 'location') else 'an argument'}. "
+            f"Return values from the transformed function instead of leaking them.")
+
+
+# ---- tracers ---------------------------------------------------------------------
+class Tracer(ArrayMethods):
+    """A traced array: an `ir.Value` in the function being built, and its aval."""
+
+    __slots__ = ("trace", "value", "aval")
+    __array_priority__ = 1000
+
+    def __init__(self, trace: Trace, value: ir.Value, aval: ShapedArray):
+        self.trace = trace
+        self.value = value
+        self.aval = aval
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def weak_type(self):
+        return self.aval.weak_type
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}{'(weak)' if self.aval.weak_type else ''}>"
+
+    def __bool__(self):
+        raise TracerBoolConversionError(self, "The truth value of a traced array was "
+                                              "requested (if/while/and/or on a traced value).")
+
+    def __int__(self):
+        raise TracerIntegerConversionError(self)
+
+    __index__ = __int__
+
+    def __float__(self):
+        raise ConcretizationTypeError(self, "float() was called on a traced array.")
+
+    def __complex__(self):
+        raise ConcretizationTypeError(self, "complex() was called on a traced array.")
+
+    def __array__(self, *args, **kwargs):
+        raise TracerArrayConversionError(self)
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__} ({self})")
+
+    def item(self):
+        raise ConcretizationTypeError(self, ".item() was called on a traced array.")
+
+    def tolist(self):
+        raise ConcretizationTypeError(self, ".tolist() was called on a traced array.")
+
+
+# ---- values ----------------------------------------------------------------------
+def is_array_like(x) -> bool:
+    from mjax.array import Array
+    return isinstance(x, (Tracer, Array, np.ndarray, np.generic, bool, int, float, complex))
+
+
+def aval_of_value(x) -> ShapedArray:
+    """The aval (with weak_type) mjax gives a Python/NumPy/mjax value."""
+    aval = getattr(x, "aval", None)
+    if aval is not None and isinstance(aval, ShapedArray):
+        return aval
+    if isinstance(x, (bool, int, float, complex)):
+        if isinstance(x, int) and not isinstance(x, bool):
+            info = np.iinfo(dtypes.default_int())
+            if not info.min <= x <= info.max:
+                raise OverflowError(f"Python int {x} too large to convert to "
+                                    f"{dtypes.default_int()}")
+        return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=not isinstance(x, bool))
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
+    if hasattr(x, "__jax_array__"):
+        return aval_of_value(x.__jax_array__())
+    raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid mjax type "
+                    f"(expected an array, a NumPy array or a Python scalar)")
+
+
+def to_numpy(x) -> np.ndarray:
+    """Concrete value -> NumPy array in its canonical dtype."""
+    from mjax.array import Array
+    if isinstance(x, Array):
+        return np.asarray(x)
+    aval = aval_of_value(x)
+    return np.asarray(x, dtype=aval.dtype)
+
+
+# ---- bind ------------------------------------------------------------------------
+def _result_weak(avals_in, avals_out) -> list[bool]:
+    # JAX: a result is weak when every input is weak and the dtype is unchanged.
+    if not avals_in or not all(a.weak_type for a in avals_in):
+        return [False] * len(avals_out)
+    d = avals_in[-1].dtype
+    return [o.dtype == d for o in avals_out]
+
+
+def bind(opcls: type[JaxprOp], *args, **params):
+    """Applies `jaxpr.<op>` to args: staged under a trace, executed eagerly otherwise.
+
+    Returns one value for single-result ops, else a list.
+    """
+    weak = params.pop("_weak_type", None)
+    trace = current_trace()
+    avals = [aval_of_value(a) for a in args]
+    try:
+        params = opcls.check_params(params)
+        out_avals = opcls.infer_checked([a.strip_weak_type() for a in avals], params)
+    except InferError as e:
+        loc = describe_location(user_location())
+        raise TypeError(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None
+    weaks = [weak] * len(out_avals) if weak is not None else _result_weak(avals, out_avals)
+    out_avals = [a.update(weak_type=w) for a, w in zip(out_avals, weaks)]
+    if trace is None:
+        from mjax.eager import apply_eager
+        outs = apply_eager(opcls, args, avals, params, out_avals)
+    else:
+        tracers = [trace.to_tracer(a) for a in args]
+        outs = trace.emit(opcls, tracers, params, [a.strip_weak_type() for a in out_avals])
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+    return outs[0] if len(outs) == 1 else outs

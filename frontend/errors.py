@@ -1,0 +1,51 @@
+"""Exception classes with JAX's names."""
+from __future__ import annotations
+
+
+class JAXTypeError(TypeError):
+    pass
+
+
+class ConcretizationTypeError(JAXTypeError):
+    """A traced (abstract) value was used where a concrete Python value is needed."""
+
+    def __init__(self, tracer, context: str = ""):
+        super().__init__(
+            f"Abstract tracer value encountered where concrete value is expected: {tracer}\n"
+            f"{context}\n"
+            "The problem arose because a traced array was converted to a Python value "
+            "(bool/int/float/index) inside a transformed function (jit, grad, vmap...). "
+            "Its value is not known while tracing. Use lax.cond / lax.select / "
+            "mjax.numpy.where for value-dependent control flow, or mark the argument static "
+            "with jit(..., static_argnums=...) / static_argnames=...")
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """bool() of a traced value."""
+
+
+class TracerIntegerConversionError(JAXTypeError):
+    """int()/index of a traced value."""
+
+    def __init__(self, tracer):
+        super().__init__(
+            f"The __index__() / __int__() method was called on traced array {tracer}. "
+            "Its value is not known while tracing; mark the argument static with "
+            "jit(..., static_argnums=...) or use lax.dynamic_slice / indexing with arrays.")
+
+
+class TracerArrayConversionError(JAXTypeError):
+    """numpy conversion of a traced value."""
+
+    def __init__(self, tracer):
+        super().__init__(
+            f"The numpy.ndarray conversion method __array__() was called on traced array "
+            f"{tracer}. Use mjax.numpy instead of numpy inside transformed functions.")
+
+
+class UnexpectedTracerError(Exception):
+    """A tracer escaped the transformation that made it (a leaked tracer)."""
+
+
+class KeyReuseError(RuntimeError):
+    pass

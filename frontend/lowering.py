@@ -1,0 +1,31 @@
+"""The compile pipeline from a traced `jaxpr` module to StableHLO text."""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from mjax.config import config
+from mjax.dialect import context
+from mjax.passes import PASSES, run_pipeline
+
+# Expand transformations, inline calls, lower, then let upstream MLIR clean up.
+_PIPELINE = ["jaxpr-expand-transforms", "jaxpr-inline", "jaxpr-dce", "jaxpr-to-stablehlo",
+             "canonicalize", "cse", "symbol-dce"]
+
+
+def pipeline() -> list[tuple[str, str]]:
+    return [(name, "") for name in _PIPELINE if name in PASSES or not name.startswith("jaxpr-")]
+
+
+def lower_module(module: ir.Module) -> None:
+    """Runs the pipeline in place (verifying after each pass when configured)."""
+    after = None
+    if config.read("mjax_verify_each_pass"):
+        def after(name, m):
+            run_pipeline(m, "jaxpr-verify")
+    with context(), ir.Location.unknown(context()):
+        run_pipeline(module, pipeline(), after_each=after)
+
+
+def lower_to_stablehlo(module: ir.Module) -> str:
+    lower_module(module)
+    return str(module)

@@ -1,0 +1,72 @@
+"""`einsum` as a sequence of pairwise `dot_general`s (left to right)."""
+from __future__ import annotations
+
+
+
+def _parse(subscripts, n):
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:
+        ins = subscripts
+        counts = {}
+        for c in ins.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, k in counts.items() if k == 1))
+    ins = ins.split(",")
+    if len(ins) != n:
+        raise ValueError(f"einsum: {len(ins)} subscripts for {n} operands")
+    if "." in subscripts:
+        raise NotImplementedError("einsum with '...' is not supported yet")
+    return ins, out
+
+
+def _reduce_own(x, labels, keep):
+    """Sums out labels used only by this operand; takes diagonals of repeated labels."""
+    import mjax.numpy as jnp
+    # repeated label in one operand -> diagonal
+    while len(set(labels)) != len(labels):
+        for c in labels:
+            if labels.count(c) > 1:
+                i = labels.index(c)
+                j = labels.index(c, i + 1)
+                x = jnp.diagonal(x, 0, i, j)
+                labels = [l for k, l in enumerate(labels) if k not in (i, j)] + [c]
+                break
+    drop = [i for i, c in enumerate(labels) if c not in keep]
+    if drop:
+        x = jnp.sum(x, axis=tuple(drop))
+        labels = [c for i, c in enumerate(labels) if i not in drop]
+    return x, labels
+
+
+def einsum(subscripts, *operands):
+    import mjax.numpy as jnp
+    from mjax import lax
+    ins, out = _parse(subscripts, len(operands))
+    ops = [jnp.asarray(o) for o in operands]
+    for o, s in zip(ops, ins):
+        if o.ndim != len(s):
+            raise ValueError(f"einsum: operand of shape {o.shape} has subscripts '{s}'")
+    terms = [list(s) for s in ins]
+    x, lx = ops[0], terms[0]
+    rest = list(zip(ops[1:], terms[1:]))
+    needed_later = lambda k: set(out).union(*[set(t) for _, t in rest[k:]])  # noqa: E731
+    x, lx = _reduce_own(x, lx, needed_later(0))
+    for k, (y, ly) in enumerate(rest):
+        keep = needed_later(k + 1)
+        y, ly = _reduce_own(y, ly, keep | set(lx))
+        x, lx = _reduce_own(x, lx, keep | set(ly))
+        dtype = jnp.result_type(x, y)
+        x, y = x.astype(dtype), y.astype(dtype)
+        common = [c for c in lx if c in ly]
+        batch = [c for c in common if c in keep]
+        contract = [c for c in common if c not in keep]
+        dn = (([lx.index(c) for c in contract], [ly.index(c) for c in contract]),
+              ([lx.index(c) for c in batch], [ly.index(c) for c in batch]))
+        x = lax.dot_general(x, y, dn)
+        lx = batch + [c for c in lx if c not in common] + [c for c in ly if c not in common]
+    x, lx = _reduce_own(x, lx, set(out))
+    return jnp.transpose(x, [lx.index(c) for c in out]) if lx else x
+
+

@@ -1,0 +1,247 @@
+"""NumPy indexing (`x[idx]`) and indexed updates (`x.at[idx].set(v)`).
+
+Static slices become `slice`/`rev`, integers `slice`/`dynamic_slice` + `squeeze`, and
+integer-array (advanced) indices one `gather`. Updates reuse getitem: indexing an iota
+array with the same index gives the flat position of every selected element, and a 1-d
+`scatter` writes there, so updates follow NumPy's indexing rules exactly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax import dtypes as _dt
+from mjax import lax
+from mjax.core import Tracer
+
+
+class NonConcreteBooleanIndexError(IndexError):
+    """Boolean mask indexing with a traced mask (its result shape is not static)."""
+
+
+def _is_int_scalar(i):
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _normalize_index(x_shape, idx):
+    """Expands Ellipsis, turns bool masks into integer arrays, lists into arrays."""
+    import mjax.numpy as jnp
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    out = []
+    for i in idx:
+        if isinstance(i, list):
+            i = jnp.asarray(i)
+        if isinstance(i, (bool, np.bool_)):
+            raise NotImplementedError("mjax.numpy indexing with a Python bool is not supported")
+        if hasattr(i, "dtype") and not isinstance(i, slice) and np.dtype(i.dtype) == np.bool_ \
+                and getattr(i, "ndim", 0) >= 0 and not _is_int_scalar(i):
+            if isinstance(i, Tracer):
+                raise NonConcreteBooleanIndexError(
+                    f"Array boolean indices must be concrete; got {i}. Use "
+                    f"mjax.numpy.where(mask, x, fill) for a traced mask.")
+            out.extend(jnp.asarray(n) for n in np.nonzero(np.asarray(i)))
+            continue
+        out.append(i)
+    n_ellipsis = sum(1 for i in out if i is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
+    if consumed > len(x_shape):
+        raise IndexError(f"Too many indices for array: {consumed} non-None/Ellipsis indices "
+                         f"for dim {len(x_shape)}.")
+    if n_ellipsis:
+        k = out.index(Ellipsis)
+        out = out[:k] + [slice(None)] * (len(x_shape) - consumed) + out[k + 1:]
+    else:
+        out += [slice(None)] * (len(x_shape) - consumed)
+    return out
+
+
+def _is_advanced(i):
+    return not (i is None or isinstance(i, slice) or _is_int_scalar(i))
+
+
+def getitem(x, idx, *, mode=None, fill_value=None):
+    """x[idx] with NumPy semantics. Out-of-bounds array indices are clamped (JAX)."""
+    import mjax.numpy as jnp
+    x = jnp.asarray(x)
+    idx = _normalize_index(x.shape, idx)
+    gather_ints = mode == "fill"
+    # 1. None -> new size-1 axis (then a full slice over it).
+    new_axes = [k for k, i in enumerate(idx) if i is None]
+    if new_axes:
+        x = lax.expand_dims(x, new_axes)
+        idx = [slice(None) if i is None else i for i in idx]
+    any_array = any(_is_advanced(i) for i in idx)
+    # 2. Static slices and (when no arrays) static ints -> lax.slice / rev / squeeze.
+    starts, limits, strides, rev_dims, squeeze_dims = [], [], [], [], []
+    for d, (i, n) in enumerate(zip(idx, x.shape)):
+        if isinstance(i, slice):
+            s, e, st = i.indices(n)
+            if st < 0:
+                # Reverse, then slice forward: x[s:e:-k] == rev(x)[n-1-s : n-1-e : k].
+                rev_dims.append(d)
+                s, e, st = n - 1 - s, n - 1 - e, -st
+            cnt = max(0, (e - s + st - 1) // st)
+            starts.append(s), limits.append(s + max(cnt - 1, 0) * st + (1 if cnt else 0))
+            strides.append(st)
+        elif _is_int_scalar(i) and not any_array and not gather_ints:
+            k = int(i) + n if i < 0 else int(i)
+            if not 0 <= k < n:
+                raise IndexError(f"index {int(i)} is out of bounds for axis {d} with size {n}")
+            starts.append(k), limits.append(k + 1), strides.append(1)
+            squeeze_dims.append(d)
+        else:
+            starts.append(0), limits.append(n), strides.append(1)
+    if rev_dims:
+        x = lax.rev(x, rev_dims)
+    if starts != [0] * x.ndim or limits != list(x.shape) or strides != [1] * x.ndim:
+        x = lax.slice(x, starts, limits, strides if any(s != 1 for s in strides) else None)
+    idx = [slice(None) if isinstance(i, slice) or d in squeeze_dims else i
+           for d, i in enumerate(idx)]
+    dyn = [d for d, i in enumerate(idx) if _is_advanced(i) or _is_int_scalar(i)]
+    if not dyn:
+        return lax.squeeze(x, squeeze_dims)
+    # 3. Traced scalar ints only -> dynamic_slice (clamped) + squeeze.
+    if not gather_ints and all(np.ndim(idx[d]) == 0 and not _is_int_scalar(idx[d])
+                               for d in dyn) and not any(_is_int_scalar(idx[d]) for d in dyn):
+        starts = [0] * x.ndim
+        sizes = list(x.shape)
+        for d in dyn:
+            starts[d] = _wrap_negative(jnp.asarray(idx[d]), x.shape[d])
+            sizes[d] = 1
+        return lax.squeeze(lax.dynamic_slice(x, starts, sizes), sorted(squeeze_dims + dyn))
+    out = _advanced_gather(x, idx, dyn, mode or "clip", fill_value)
+    return lax.squeeze(out, squeeze_dims) if squeeze_dims else out
+
+
+def _wrap_negative(i, n):
+    import mjax.numpy as jnp
+    if not _dt.issubdtype(i.dtype, np.integer):
+        raise IndexError(f"indices must be integers, got dtype {i.dtype}")
+    i = i.astype(_dt.int32) if i.dtype != _dt.int32 else i
+    if _dt.issubdtype(i.dtype, np.unsignedinteger):
+        return i
+    return jnp.where(i < 0, i + n, i)
+
+
+def _advanced_gather(x, idx, dyn, mode, fill_value):
+    import mjax.numpy as jnp
+    arrays = [_wrap_negative(jnp.asarray(idx[d]), x.shape[d]) for d in dyn]
+    bshape = jnp.broadcast_shapes(*(a.shape for a in arrays))
+    indices = jnp.stack([jnp.broadcast_to(a, bshape) for a in arrays], axis=-1)
+    rest = [d for d in range(x.ndim) if d not in dyn]
+    adjacent = dyn == list(range(dyn[0], dyn[0] + len(dyn)))
+    nb = len(bshape)
+    if adjacent:
+        before = [d for d in rest if d < dyn[0]]
+        offset_dims = tuple(range(len(before))) + tuple(
+            range(len(before) + nb, len(rest) + nb))
+    else:
+        offset_dims = tuple(range(nb, nb + len(rest)))
+    dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims,
+                                       collapsed_slice_dims=tuple(dyn),
+                                       start_index_map=tuple(dyn))
+    slice_sizes = [1 if d in dyn else x.shape[d] for d in range(x.ndim)]
+    return lax.gather(x, indices, dnums, slice_sizes, mode=mode, fill_value=fill_value)
+
+
+def take(a, indices, axis=None, mode=None, fill_value=None):
+    import mjax.numpy as jnp
+    a = jnp.asarray(a)
+    if axis is None:
+        a, axis = jnp.ravel(a), 0
+    axis = axis % a.ndim
+    idx = [slice(None)] * axis + [jnp.asarray(indices)]
+    return getitem(a, tuple(idx), mode="fill" if mode is None else mode,
+                   fill_value=fill_value)
+
+
+def take_along_axis(arr, indices, axis, mode=None):
+    import mjax.numpy as jnp
+    arr, indices = jnp.asarray(arr), jnp.asarray(indices)
+    axis = axis % arr.ndim
+    idx = []
+    for d in range(arr.ndim):
+        if d == axis:
+            idx.append(indices)
+        else:
+            shape = [1] * arr.ndim
+            shape[d] = arr.shape[d]
+            idx.append(jnp.reshape(jnp.arange(arr.shape[d]), shape))
+    return getitem(arr, tuple(idx), mode=mode)
+
+
+# ---- x.at[idx] ----------------------------------------------------------------------
+class _IndexUpdateHelper:
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, idx):
+        return _IndexUpdateRef(self.array, idx)
+
+
+class _IndexUpdateRef:
+    """x.at[idx]: .get(), .set(v), .add(v), .multiply(v), .min(v), .max(v), ..."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def get(self, *, mode=None, fill_value=None):
+        return getitem(self.array, self.index, mode=mode, fill_value=fill_value)
+
+    def _update(self, kind, values, mode):
+        import mjax.numpy as jnp
+        x = jnp.asarray(self.array)
+        positions = jnp.arange(x.size, dtype=_dt.int32).reshape(x.shape) if x.size else None
+        if positions is None:
+            return x
+        # Out-of-bounds entries get position x.size, which the scatter then drops.
+        pos = getitem(positions, self.index, mode="fill", fill_value=x.size)
+        values = jnp.asarray(values)
+        if values.dtype != x.dtype:
+            values = values.astype(x.dtype)
+        values = jnp.broadcast_to(values, pos.shape)
+        flat = jnp.ravel(x)
+        dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                            scatter_dims_to_operand_dims=(0,))
+        fn = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
+              "min": lax.scatter_min, "max": lax.scatter_max}[kind]
+        out = fn(flat, jnp.reshape(pos, (-1, 1)), jnp.ravel(values), dnums,
+                 mode="fill" if mode is None else mode)
+        return jnp.reshape(out, x.shape)
+
+    def set(self, values, *, mode=None, **kw):
+        return self._update("set", values, mode)
+
+    def add(self, values, *, mode=None, **kw):
+        return self._update("add", values, mode)
+
+    def subtract(self, values, *, mode=None, **kw):
+        import mjax.numpy as jnp
+        return self._update("add", jnp.negative(values), mode)
+
+    def multiply(self, values, *, mode=None, **kw):
+        return self._update("mul", values, mode)
+
+    mul = multiply
+
+    def divide(self, values, *, mode=None, **kw):
+        import mjax.numpy as jnp
+        x = jnp.asarray(self.array)
+        return self._update("mul", jnp.true_divide(jnp.ones((), x.dtype), values), mode)
+
+    def power(self, values, **kw):
+        raise NotImplementedError("x.at[...].power is not supported yet")
+
+    def min(self, values, *, mode=None, **kw):  # noqa: A003
+        return self._update("min", values, mode)
+
+    def max(self, values, *, mode=None, **kw):  # noqa: A003
+        return self._update("max", values, mode)
+
+

@@ -1,0 +1,79 @@
+"""jit stages: Traced -> Lowered -> Compiled (JAX's AOT API)."""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from mjax import tree_util
+from mjax.array import Array
+from mjax.dialect import context
+from mjax.runtime import get_backend
+
+
+class Traced:
+    """`jit(f).trace(*args)`: `.jaxpr` is the jaxpr-dialect module text."""
+
+    def __init__(self, traced, name):
+        self._traced = traced
+        self.fun_name = name
+        self.jaxpr = str(traced.module)
+        self.out_info = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
+
+    def lower(self):
+        from mjax.lowering import lower_module
+        with context():
+            module = ir.Module.parse(self.jaxpr)  # keep self.jaxpr untouched
+        lower_module(module)
+        return Lowered(self._traced, module)
+
+
+class Lowered:
+    """`.as_text()` is StableHLO; `.compile()` runs XLA."""
+
+    def __init__(self, traced, module):
+        self._traced = traced
+        self._module = module
+        self._text = str(module)
+
+    def as_text(self, dialect=None):
+        return self._text
+
+    def compiler_ir(self, dialect="stablehlo"):
+        return self._module
+
+    def compile(self):
+        return Compiled(self._traced, get_backend().compile(self._text))
+
+
+class Compiled:
+    """Callable executable; `.as_text()` is XLA's optimized HLO."""
+
+    def __init__(self, traced, executable):
+        self._traced = traced
+        self._exe = executable
+        self._const_bufs = None
+
+    def as_text(self):
+        return self._exe.hlo_text()
+
+    def cost_analysis(self):
+        return self._exe.cost_analysis()
+
+    def __call__(self, *args, **kwargs):
+        from mjax.core import aval_of_value, to_numpy
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        if in_tree != self._traced.in_tree:
+            raise TypeError(f"Compiled function called with a different argument structure "
+                            f"than it was compiled for: {in_tree} vs {self._traced.in_tree}")
+        avals = [aval_of_value(x).strip_weak_type() for x in leaves]
+        if avals != [a.strip_weak_type() for a in self._traced.in_avals]:
+            raise TypeError(f"Compiled function called with argument types "
+                            f"{[a.str_short() for a in avals]}, but was compiled for "
+                            f"{[a.str_short() for a in self._traced.in_avals]}")
+        if self._const_bufs is None:
+            self._const_bufs = [c._buf if isinstance(c, Array) else
+                                get_backend().put(to_numpy(c)) for c in self._traced.captured]
+        bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
+                for x in leaves]
+        outs = self._exe.execute(bufs + self._const_bufs)
+        return tree_util.tree_unflatten(self._traced.out_tree, [
+            Array(b, a) for b, a in zip(outs, self._traced.out_avals)])
