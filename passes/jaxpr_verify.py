@@ -35,7 +35,14 @@ def verify_op(op: ir.Operation) -> None:
                 raise TypeError(f"has unknown attribute '{name}'")
             raw[name] = A.decode(op.attributes[name])
         params = cls.check_params(raw)
-        expected = cls.infer_checked(avals, params)
+        infer_at = getattr(cls, "infer_at", None)
+        if infer_at is not None:
+            # Ops naming functions by symbol (jaxpr.call, jaxpr.jvp, ...): result types
+            # come from the callee, looked up in the enclosing module.
+            cls.check_operand_count(len(avals))
+            expected = tuple(infer_at(op, avals, params))
+        else:
+            expected = cls.infer_checked(avals, params)
     except PassError:
         raise
     except (TypeError, ValueError) as e:

@@ -1,2 +1,2 @@
 """Every `jaxpr.*` op, grouped by family. Importing this package registers them all."""
-from mjax.dialect.ops import elementwise, structural, reductions, indexing  # noqa: F401
+from mjax.dialect.ops import elementwise, structural, reductions, indexing, transforms  # noqa: F401

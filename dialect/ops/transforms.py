@@ -1,0 +1,299 @@
+"""Transformation ops: ops that name a `func.func` by symbol, Enzyme-style.
+
+    %y = "jaxpr.call"(%x) {callee = @f}
+    %y, %ty = "jaxpr.jvp"(%x, %tx) {callee = @f}            // primals, tangents
+    %ct_x = "jaxpr.vjp"(%x, %ct_y) {callee = @f}            // primals, output cotangents
+    %y = "jaxpr.custom_jvp_call"(%x) {callee = @f, jvp = @g}
+    %y = "jaxpr.custom_vjp_call"(%x) {callee = @f, fwd = @a, bwd = @b}
+    %y = "jaxpr.checkpoint"(%x) {callee = @f}
+
+Their result types depend on the callee, not only on the operands, so `infer` cannot be
+called with operand avals alone. Each op instead has `infer_with_callees(avals, params,
+signature)`, where `signature(name) -> (input avals, output avals)` reads a function's
+type; `--jaxpr-verify` calls it with the module's symbol table (checking that the callee
+exists and that operand and result types match), and `emit_transform` builds the op from
+Python the same way.
+
+Non-differentiable values (JAX's float0 tangents). Only values with an inexact dtype
+(float or complex) carry tangents or cotangents. `jaxpr.jvp` and `jaxpr.vjp` take two
+optional attributes:
+
+- `diff_args`: indices of the callee arguments that are differentiated. Default: every
+  argument with an inexact dtype. Listing an integer/bool argument is an error.
+- `diff_results`: indices of the callee results that are differentiated. Default: every
+  result with an inexact dtype.
+
+`jaxpr.jvp @f(primals..., tangents of diff_args...) -> (outs..., tangents of diff_results...)`
+and `jaxpr.vjp @f(primals..., cotangents of diff_results...) -> (cotangents of diff_args...)`.
+Arguments outside `diff_args` have a symbolic zero tangent (no IR at all), and results
+outside `diff_results` get no tangent (jvp) or a zero cotangent (vjp). So a frontend that
+differentiates with respect to `argnums=0` only lists `diff_args = array<i64: 0>`, and the
+other arguments cost nothing.
+
+Custom rules use the same convention with the defaults (all inexact values):
+`@g` of `custom_jvp_call` maps (primals..., tangents of inexact args...) to
+(outs..., tangents of inexact outs...); `@a` of `custom_vjp_call` maps primals to
+(outs..., residuals...), and `@b` maps (residuals..., cotangents of inexact outs...) to
+cotangents of inexact args.
+
+Two further ops are made only inside `--jaxpr-vjp` (linearization) and never survive it:
+`jaxpr.checkpoint_tangent` and `jaxpr.custom_vjp_tangent`, the linear parts of
+`checkpoint` and `custom_vjp_call` (JAX: the linearized remat call and `custom_lin_p`).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from jaxlib.mlir import ir
+
+from mjax.dialect import attributes as A
+from mjax.dialect.core import InferError, JaxprOp
+from mjax.dialect.dtype_rules import is_inexact
+from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+
+Signature = tuple[list[ShapedArray], list[ShapedArray]]
+SignatureLookup = Callable[[str], Signature]
+
+
+def differentiable(aval: ShapedArray) -> bool:
+    """Whether values of this aval carry tangents (JAX: not float0)."""
+    return is_inexact(aval.dtype)
+
+
+def default_diff(avals) -> tuple[int, ...]:
+    return tuple(i for i, a in enumerate(avals) if differentiable(a))
+
+
+def _check_diff(op: str, what: str, indices, avals) -> tuple[int, ...]:
+    if indices is None:
+        return default_diff(avals)
+    indices = tuple(indices)
+    if list(indices) != sorted(set(indices)):
+        raise InferError(f"'{op}' op {what} {indices} must be strictly increasing")
+    for i in indices:
+        if not 0 <= i < len(avals):
+            raise InferError(f"'{op}' op {what} index {i} is out of range for "
+                             f"{len(avals)} values")
+        if not differentiable(avals[i]):
+            raise InferError(f"'{op}' op {what} lists index {i} of dtype "
+                             f"{avals[i].str_short()}, which has no tangent (float0); only "
+                             f"float and complex values are differentiated")
+    return indices
+
+
+def _fmt(avals) -> str:
+    return "(" + ", ".join(a.str_short() for a in avals) + ")"
+
+
+def _expect(op: str, what: str, got, expected):
+    if list(got) != list(expected):
+        raise InferError(f"'{op}' op {what} {_fmt(got)} do not match the expected "
+                         f"{_fmt(expected)}")
+
+
+class TransformOp(JaxprOp):
+    """Base of ops naming functions by symbol; result types come from the callees."""
+
+    num_operands = None
+    # Attributes holding the symbols this op references.
+    callee_attributes: tuple[str, ...] = ("callee",)
+
+    @classmethod
+    def infer(cls, *avals, **params):
+        raise InferError(f"'{cls.OPERATION_NAME}' op result types depend on the callee; "
+                         f"use infer_with_callees (or emit_transform)")
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature: SignatureLookup):
+        """Result avals, given operand avals, params and a function signature lookup."""
+        raise NotImplementedError
+
+    @classmethod
+    def infer_at(cls, op: ir.Operation, avals, params):
+        """`infer_with_callees` with the signatures of the module that holds `op`."""
+        return cls.infer_with_callees(avals, params, module_signatures(op))
+
+
+class CallOp(TransformOp, name="call"):
+    """Calls a function. JAX: pjit_p / core.call_p (a closed call)."""
+    attributes = {"callee": A.Sym()}
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        ins, outs = signature(params["callee"])
+        _expect(cls.OPERATION_NAME, "operand types", avals, ins)
+        return tuple(outs)
+
+
+class CheckpointOp(CallOp, name="checkpoint"):
+    """Calls a function whose forward is recomputed in the backward pass, not saved.
+    JAX: checkpoint / remat_p."""
+    attributes = {"callee": A.Sym(), "prevent_cse": A.Bool(default=True)}
+
+
+class JvpOp(TransformOp, name="jvp"):
+    """Forward-mode derivative of a function: (primals, tangents) -> (outs, tangents).
+    JAX: jax.jvp."""
+    attributes = {"callee": A.Sym(), "diff_args": A.Ints(default=None),
+                  "diff_results": A.Ints(default=None)}
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        ins, outs = signature(params["callee"])
+        da = _check_diff(cls.OPERATION_NAME, "diff_args", params["diff_args"], ins)
+        dr = _check_diff(cls.OPERATION_NAME, "diff_results", params["diff_results"], outs)
+        _expect(cls.OPERATION_NAME, "operand types (primals, tangents)", avals,
+                list(ins) + [ins[i] for i in da])
+        return tuple(outs) + tuple(outs[j] for j in dr)
+
+
+class VjpOp(TransformOp, name="vjp"):
+    """Reverse-mode derivative: (primals, output cotangents) -> input cotangents.
+    JAX: jax.vjp (forward and backward in one op)."""
+    attributes = {"callee": A.Sym(), "diff_args": A.Ints(default=None),
+                  "diff_results": A.Ints(default=None)}
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        ins, outs = signature(params["callee"])
+        da = _check_diff(cls.OPERATION_NAME, "diff_args", params["diff_args"], ins)
+        dr = _check_diff(cls.OPERATION_NAME, "diff_results", params["diff_results"], outs)
+        _expect(cls.OPERATION_NAME, "operand types (primals, cotangents)", avals,
+                list(ins) + [outs[j] for j in dr])
+        return tuple(ins[i] for i in da)
+
+
+class CustomJvpCallOp(TransformOp, name="custom_jvp_call"):
+    """Calls `callee`; its JVP is the function `jvp`. JAX: custom_jvp_call_p."""
+    attributes = {"callee": A.Sym(), "jvp": A.Sym()}
+    callee_attributes = ("callee", "jvp")
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        ins, outs = signature(params["callee"])
+        _expect(cls.OPERATION_NAME, "operand types", avals, ins)
+        g_ins, g_outs = signature(params["jvp"])
+        t_ins = [a for a in ins if differentiable(a)]
+        t_outs = [a for a in outs if differentiable(a)]
+        _expect(cls.OPERATION_NAME, f"jvp rule @{params['jvp']} argument types", g_ins,
+                list(ins) + t_ins)
+        _expect(cls.OPERATION_NAME, f"jvp rule @{params['jvp']} result types", g_outs,
+                list(outs) + t_outs)
+        return tuple(outs)
+
+
+class CustomVjpCallOp(TransformOp, name="custom_vjp_call"):
+    """Calls `callee`; reverse mode uses `fwd` (primals -> outs, residuals) and `bwd`
+    (residuals, cotangents -> input cotangents). JAX: custom_vjp_call_p."""
+    attributes = {"callee": A.Sym(), "fwd": A.Sym(), "bwd": A.Sym()}
+    callee_attributes = ("callee", "fwd", "bwd")
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        name = cls.OPERATION_NAME
+        ins, outs = signature(params["callee"])
+        _expect(name, "operand types", avals, ins)
+        a_ins, a_outs = signature(params["fwd"])
+        _expect(name, f"fwd @{params['fwd']} argument types", a_ins, ins)
+        _expect(name, f"fwd @{params['fwd']} leading result types", a_outs[:len(outs)], outs)
+        res = list(a_outs[len(outs):])
+        b_ins, b_outs = signature(params["bwd"])
+        _expect(name, f"bwd @{params['bwd']} argument types (residuals, cotangents)", b_ins,
+                res + [a for a in outs if differentiable(a)])
+        _expect(name, f"bwd @{params['bwd']} result types", b_outs,
+                [a for a in ins if differentiable(a)])
+        return tuple(outs)
+
+
+class CheckpointTangentOp(TransformOp, name="checkpoint_tangent"):
+    """Internal to --jaxpr-vjp: the tangent part of `checkpoint @f`, linear in the
+    tangents. (primals, tangents of diff_args) -> tangents of diff_results. Its transpose
+    is `jaxpr.vjp @f`, so f's forward is recomputed in the backward pass."""
+    attributes = {"callee": A.Sym(), "diff_args": A.Ints(default=None),
+                  "diff_results": A.Ints(default=None)}
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        ins, outs = signature(params["callee"])
+        da = _check_diff(cls.OPERATION_NAME, "diff_args", params["diff_args"], ins)
+        dr = _check_diff(cls.OPERATION_NAME, "diff_results", params["diff_results"], outs)
+        _expect(cls.OPERATION_NAME, "operand types (primals, tangents)", avals,
+                list(ins) + [ins[i] for i in da])
+        return tuple(outs[j] for j in dr)
+
+
+class CustomVjpTangentOp(TransformOp, name="custom_vjp_tangent"):
+    """Internal to --jaxpr-vjp: the tangent part of `custom_vjp_call`, linear in the
+    tangents: (residuals, tangents of inexact args) -> tangents of inexact outs. Its
+    transpose calls `bwd`. It cannot be evaluated forward. JAX: custom_lin_p."""
+    attributes = {"bwd": A.Sym(), "num_residuals": A.Int()}
+    callee_attributes = ("bwd",)
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        b_ins, b_outs = signature(params["bwd"])
+        n = params["num_residuals"]
+        _expect(cls.OPERATION_NAME, "operand types (residuals, tangents)", avals,
+                list(b_ins[:n]) + list(b_outs))
+        return tuple(b_ins[n:])
+
+
+TRANSFORM_OPS = (CallOp, CheckpointOp, JvpOp, VjpOp, CustomJvpCallOp, CustomVjpCallOp,
+                 CheckpointTangentOp, CustomVjpTangentOp)
+
+
+# ---- symbol lookup and building ------------------------------------------------
+def function_signature(fn: ir.Operation) -> Signature:
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    return [aval_of(t) for t in ftype.inputs], [aval_of(t) for t in ftype.results]
+
+
+def enclosing_module(op: ir.Operation) -> ir.Operation | None:
+    op = op.operation if hasattr(op, "operation") else op
+    while op is not None:
+        if op.name == "builtin.module":
+            return op
+        try:
+            op = op.parent
+        except (ValueError, AttributeError):
+            return None
+    return None
+
+
+def module_signatures(op_or_module) -> SignatureLookup:
+    """`signature(name)` for the functions of the module holding (or being) `op`."""
+    module = enclosing_module(op_or_module)
+    if module is None:
+        raise InferError("transformation op is not inside a module; cannot find its callee")
+    table = ir.SymbolTable(module)
+
+    def signature(name: str) -> Signature:
+        try:
+            fn = table[str(name)]
+        except KeyError:
+            raise InferError(f"references @{name}, which is not a function in this "
+                             f"module") from None
+        if fn.operation.name != "func.func":
+            raise InferError(f"references @{name}, which is a {fn.operation.name}, not "
+                             f"a func.func")
+        return function_signature(fn.operation)
+    return signature
+
+
+def emit_transform(b, cls: type[TransformOp], *operands: ir.Value,
+                   signature: SignatureLookup | None = None, **params) -> list[ir.Value]:
+    """Builds a transformation op with a Builder `b`; result types come from the callees
+    (looked up in the module around the insertion point unless `signature` is given)."""
+    params = cls.check_params(params)
+    if signature is None:
+        signature = module_signatures(b.ip.block.owner)
+    avals = [aval_of(v.type) for v in operands]
+    cls.check_operand_count(len(avals))
+    out = cls.infer_with_callees(avals, params, signature)
+    return list(cls.create(operands, out, params, loc=b.loc, ip=b.ip).results)
+
+
+__all__ = ["CallOp", "CheckpointOp", "JvpOp", "VjpOp", "CustomJvpCallOp", "CustomVjpCallOp",
+           "CheckpointTangentOp", "CustomVjpTangentOp", "TransformOp", "TRANSFORM_OPS",
+           "differentiable", "default_diff", "emit_transform", "function_signature",
+           "module_signatures", "tensor_type"]

@@ -1,0 +1,29 @@
+"""`--jaxpr-expand-transforms`: expand every transformation op, inner-first, any depth.
+
+`jaxpr.jvp` and `jaxpr.vjp` are materialized (as --jaxpr-jvp and --jaxpr-vjp do) starting
+from the innermost, so grad(grad(grad(f))) and jvp-of-vjp work; custom_jvp_call,
+custom_vjp_call and checkpoint use their rules under differentiation, and the ones left
+afterwards become plain calls.
+
+    func.func @g(%x: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
+      %0 = "jaxpr.vjp"(%x, %ct) {callee = @f} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      return %0 : tensor<f32>
+    }
+    %0 = "jaxpr.vjp"(%x, %ct, %ct2) {callee = @g, diff_args = array<i64: 0>} : ...
+  ==>
+    @f_fwd, @f_bwd, @g_fwd_a0_r0, @g_bwd_a0_r0 (private) and only jaxpr.call ops
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from mjax.passes.autodiff import expand_transforms
+from mjax.passes.registry import Pass, register_pass
+
+
+@register_pass("jaxpr-expand-transforms")
+class JaxprExpandTransformsPass(Pass):
+    """Expand all transformation ops (jvp, vjp, custom rules, checkpoint) inner-first."""
+
+    def run(self, module: ir.Module) -> None:
+        expand_transforms(module)

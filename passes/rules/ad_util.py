@@ -1,0 +1,168 @@
+"""Registrars for differentiation rules (JAX: interpreters/ad.py `defjvp`, `deflinear`).
+
+A JVP rule, as stored in `JVP`, has one signature:
+
+    rule(b, primals: list[Value], tangents: list[Value | None], **params)
+        -> (primal outs: list[Value], tangent outs: list[Value | None])
+
+`None` is a symbolic zero: no IR. Most ops register through `defjvp`, with one rule per
+operand giving that operand's contribution to the output tangent:
+
+    defjvp(MulOp,
+           lambda b, t, x, y: b.mul(t, y),
+           lambda b, t, x, y: b.mul(x, t))
+    defjvp(ExpOp, lambda b, t, x, *, ans: b.mul(t, ans))   # `ans`: the primal output
+
+A transpose rule (only for ops linear in some operands), as stored in `TRANSPOSE`:
+
+    rule(b, ct, *args, **params) -> list[Value | None]   (one cotangent per operand)
+
+where `ct` is the output cotangent (a list for multi-result ops, None for zero entries)
+and each arg is either an `ir.Value` (a non-linear operand, available in the backward
+pass) or a `Linear` marker with the operand's aval (JAX: `UndefinedPrimal`).
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax.dialect.dtype_rules import is_inexact
+from mjax.dialect.types import ShapedArray, aval_of
+from mjax.passes.rules.tables import JVP, NOT_SUPPORTED, TRANSPOSE
+
+
+class Linear:
+    """An operand of a linear op that is itself linear (its value is not available in
+    the backward pass). JAX: ad.UndefinedPrimal."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Linear({self.aval.str_short()})"
+
+
+def is_linear(x) -> bool:
+    return isinstance(x, Linear)
+
+
+def aval(x) -> ShapedArray:
+    return x.aval if isinstance(x, Linear) else aval_of(x.type)
+
+
+def has_tangent(a: ShapedArray) -> bool:
+    return is_inexact(a.dtype)
+
+
+def zeros(b, a: ShapedArray) -> ir.Value:
+    return b.constant(np.zeros(a.shape, dtype=a.dtype))
+
+
+def instantiate(b, t, a: ShapedArray) -> ir.Value:
+    """A concrete tangent: `t`, or zeros of aval `a` for a symbolic zero."""
+    return zeros(b, a) if t is None else t
+
+
+def add_tangents(b, x, y):
+    if x is None:
+        return y
+    if y is None:
+        return x
+    return b.add(x, y)
+
+
+# ---- JVP ---------------------------------------------------------------------------
+def jvp_rule(*ops):
+    """Decorator: registers a full JVP rule `rule(b, primals, tangents, **params)`."""
+    def wrap(rule):
+        for op in ops:
+            JVP[op] = rule
+        return rule
+    return wrap
+
+
+def _wants_ans(fn) -> bool:
+    try:
+        return "ans" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def defjvp(op, *operand_rules):
+    """Per-operand JVP rules `r(b, t, *primals, **params)` (None: no contribution).
+
+    A rule naming a parameter `ans` also receives the primal output. Contributions are
+    summed; symbolic-zero tangents are skipped, never multiplied."""
+    wants = [r is not None and _wants_ans(r) for r in operand_rules]
+
+    def rule(b, primals, tangents, **params):
+        out = b.emit(op, *primals, **params)
+        ans = out[0]
+        if not has_tangent(aval_of(ans.type)):
+            return out, [None]
+        acc = None
+        for t, r, w in zip(tangents, operand_rules, wants):
+            if t is None or r is None:
+                continue
+            extra = {"ans": ans} if w else {}
+            acc = add_tangents(b, acc, r(b, t, *primals, **params, **extra))
+        return out, [acc]
+    JVP[op] = rule
+    return rule
+
+
+def deflinear_jvp(op):
+    """JVP of an op linear in all operands: the same op applied to the tangents
+    (symbolic zeros instantiated where only some operands have tangents)."""
+    def rule(b, primals, tangents, **params):
+        out = b.emit(op, *primals, **params)
+        if not has_tangent(aval_of(out[0].type)):
+            return out, [None] * len(out)
+        ts = [instantiate(b, t, aval_of(p.type)) for p, t in zip(primals, tangents)]
+        return out, b.emit(op, *ts, **params)
+    JVP[op] = rule
+    return rule
+
+
+def defzero(op, why: str = "piecewise constant: the derivative is zero (as in JAX)"):
+    """The op's outputs get zero tangents (e.g. floor, sign, comparisons)."""
+    def rule(b, primals, tangents, **params):
+        out = b.emit(op, *primals, **params)
+        return out, [None] * len(out)
+    JVP[op] = rule
+    NOT_SUPPORTED[("transpose", op)] = "not linear: " + why
+    return rule
+
+
+def no_jvp(op, why: str):
+    NOT_SUPPORTED[("jvp", op)] = why
+
+
+def no_transpose(op, why: str = "not linear in any operand"):
+    NOT_SUPPORTED[("transpose", op)] = why
+
+
+# ---- transpose ---------------------------------------------------------------------
+def transpose_rule(*ops):
+    """Decorator: registers `rule(b, ct, *args, **params) -> [ct per operand]`."""
+    def wrap(rule):
+        for op in ops:
+            TRANSPOSE[op] = rule
+        return rule
+    return wrap
+
+
+def deflinear(op, transpose):
+    """An op linear in every operand: JVP applies the op to tangents, and `transpose(b,
+    ct, *args, **params)` returns one cotangent per operand."""
+    deflinear_jvp(op)
+    TRANSPOSE[op] = transpose
+
+
+__all__ = ["Linear", "is_linear", "aval", "has_tangent", "zeros", "instantiate",
+           "add_tangents", "jvp_rule", "defjvp", "deflinear_jvp", "defzero", "no_jvp",
+           "no_transpose", "transpose_rule", "deflinear"]

@@ -1,0 +1,65 @@
+"""Rules for the transformation ops (dialect/ops/transforms.py): transpose, lowering.
+
+JVP of these ops is not a table entry: the autodiff interpreter (passes/autodiff.py)
+handles calls itself (it needs the module to materialize or inline callees).
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func as func_d
+
+from mjax.dialect import attributes as A
+from mjax.dialect.ops import transforms as T
+from mjax.passes.rules.ad_util import has_tangent, instantiate, is_linear, transpose_rule
+from mjax.passes.rules.tables import lowering, not_supported
+
+_BY_INTERPRETER = "calls are differentiated by the autodiff interpreter (passes/autodiff.py)"
+for _op in (T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp):
+    not_supported("jvp", _op, _BY_INTERPRETER)
+    not_supported("transpose", _op, "linearization inlines calls; never transposed")
+for _op in (T.JvpOp, T.VjpOp):
+    not_supported("jvp", _op, "expanded (inner-first) before its caller is differentiated")
+    not_supported("transpose", _op, "expanded before its caller is differentiated")
+    not_supported("lower", _op, f"unexpanded transformation op '{_op.OPERATION_NAME}'; run "
+                                f"--jaxpr-expand-transforms before --jaxpr-to-stablehlo")
+for _op in (T.CheckpointTangentOp, T.CustomVjpTangentOp):
+    not_supported("jvp", _op, "internal to --jaxpr-vjp; it never outlives linearization")
+    not_supported("lower", _op, f"'{_op.OPERATION_NAME}' is internal to --jaxpr-vjp and "
+                                f"must not reach lowering")
+
+
+def _as_list(ct):
+    return ct if isinstance(ct, list) else [ct]
+
+
+@transpose_rule(T.CheckpointTangentOp)
+def _checkpoint_tangent_transpose(b, ct, *args, callee, diff_args, diff_results):
+    # Rematerialization: the backward pass runs vjp @f from f's primal inputs (the only
+    # residuals), so f's forward is recomputed here instead of saving its internals.
+    cts = _as_list(ct)
+    n_in = len(args) - len(diff_args)
+    primals = list(args[:n_in])
+    keep = [k for k, c in enumerate(cts) if c is not None]
+    cts_in = T.emit_transform(b, T.VjpOp, *primals, *[cts[k] for k in keep], callee=callee,
+                              diff_args=diff_args,
+                              diff_results=tuple(diff_results[k] for k in keep))
+    return [None] * n_in + list(cts_in)
+
+
+@transpose_rule(T.CustomVjpTangentOp)
+def _custom_vjp_tangent_transpose(b, ct, *args, bwd, num_residuals):
+    # JAX: custom_lin_p's transpose calls the user's bwd on the residuals.
+    signature = T.module_signatures(b.ip.block.owner)
+    b_ins, b_outs = signature(str(bwd))
+    cts = [instantiate(b, c, a) for c, a in zip(_as_list(ct), b_ins[num_residuals:])]
+    res = list(args[:num_residuals])
+    cts_in = T.emit_transform(b, T.CallOp, *res, *cts, signature=signature, callee=bwd)
+    return [None] * num_residuals + [c if is_linear(a) else None
+                                     for a, c in zip(args[num_residuals:], cts_in)]
+
+
+@lowering(T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp)
+def _call_lower(ctx, *args, callee, **params):
+    # Leftover custom_jvp_call/custom_vjp_call/checkpoint outside differentiation: a call.
+    types = [r.type for r in ctx.op.results]
+    return func_d.CallOp(types, ir.FlatSymbolRefAttr.get(str(callee)), list(args)).results
