@@ -132,3 +132,235 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, preferred_element_ty
     return hlo.dot_general(_out_type(ctx), lhs, rhs, dn)
 
 
+
+# ---- differentiation rules ----
+# Most structural ops are linear: the JVP applies the op to the tangent, the transpose
+# undoes the data movement (JAX: the deflinear2 / transpose rules in lax.py, slicing.py).
+import numpy as np  # noqa: E402
+
+from mjax.dialect.dtype_rules import is_inexact  # noqa: E402
+from mjax.passes.rules import ad_util as AD  # noqa: E402
+
+
+def _sum_axes(b, x, axes):
+    """Sum over `axes` (reduce_sum from the reductions family)."""
+    if not axes:
+        return x
+    return b.emit("reduce_sum", x, axes=tuple(axes))[0]
+
+
+def _convert_element_type_jvp(b, primals, tangents, *, new_dtype):
+    (x,), (t,) = primals, tangents
+    out = b.convert_element_type(x, new_dtype=new_dtype)
+    if t is None or not is_inexact(new_dtype):
+        return [out], [None]
+    return [out], [b.convert_element_type(t, new_dtype=new_dtype)]
+
+
+AD.jvp_rule(S.ConvertElementTypeOp)(_convert_element_type_jvp)
+
+
+@AD.transpose_rule(S.ConvertElementTypeOp)
+def _convert_element_type_transpose(b, ct, x, *, new_dtype):
+    return [b.convert_element_type(ct, new_dtype=AD.aval(x).dtype)]
+
+
+AD.deflinear(S.ReducePrecisionOp, lambda b, ct, x, **p: [b.reduce_precision(ct, **p)])
+AD.deflinear(S.CopyOp, lambda b, ct, x: [ct])
+AD.defzero(S.StopGradientOp, "stop_gradient: zero derivative by definition")
+AD.defzero(S.BitcastConvertTypeOp, "reinterprets bits: not differentiable (JAX too)")
+for _op in (S.ConstantOp, S.IotaOp):
+    AD.no_jvp(_op, "no operands, so never has tangent inputs")
+    AD.no_transpose(_op, "no operands")
+
+
+def _broadcast_in_dim_transpose(b, ct, x, *, shape, broadcast_dimensions):
+    # Sum over the new dims and over dims that were size 1 and got broadcast.
+    in_shape = AD.aval(x).shape
+    new_dims = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    stretched = [d for i, d in enumerate(broadcast_dimensions) if in_shape[i] != shape[d]]
+    summed = _sum_axes(b, ct, sorted(new_dims + stretched))
+    if AD.aval(summed).shape != in_shape:
+        summed = b.reshape(summed, new_sizes=in_shape)
+    return [summed]
+
+
+AD.deflinear(S.BroadcastInDimOp, _broadcast_in_dim_transpose)
+
+
+def _reshape_transpose(b, ct, x, *, new_sizes, dimensions=None):
+    in_shape = AD.aval(x).shape
+    if dimensions is None:
+        return [b.reshape(ct, new_sizes=in_shape)]
+    # reshape(transpose(x, dimensions)): undo the reshape, then the transpose.
+    permuted = tuple(in_shape[d] for d in dimensions)
+    back = b.reshape(ct, new_sizes=permuted)
+    return [b.transpose(back, permutation=tuple(np.argsort(dimensions)))]
+
+
+AD.deflinear(S.ReshapeOp, _reshape_transpose)
+AD.deflinear(S.SqueezeOp, lambda b, ct, x, **p: [b.reshape(ct, new_sizes=AD.aval(x).shape)])
+AD.deflinear(S.ExpandDimsOp, lambda b, ct, x, **p: [b.reshape(ct, new_sizes=AD.aval(x).shape)])
+AD.deflinear(S.TransposeOp, lambda b, ct, x, *, permutation: [
+    b.transpose(ct, permutation=tuple(int(i) for i in np.argsort(permutation)))])
+AD.deflinear(S.RevOp, lambda b, ct, x, *, dimensions: [b.rev(ct, dimensions=dimensions)])
+
+
+def _slice_transpose(b, ct, x, *, start_indices, limit_indices, strides=None):
+    # Pad the cotangent back to the operand's shape: zeros around and between.
+    in_shape = AD.aval(x).shape
+    out_shape = AD.aval(ct).shape
+    strides = strides or (1,) * len(in_shape)
+    config = []
+    for d, s, st, n in zip(in_shape, start_indices, strides, out_shape):
+        last = s + (n - 1) * st + 1 if n else s
+        config.append((s, d - last, st - 1 if n else 0))
+    zero = b.constant(np.zeros((), AD.aval(ct).dtype))
+    return [b.pad(ct, zero, padding_config=tuple(config))]
+
+
+AD.deflinear(S.SliceOp, _slice_transpose)
+
+
+def _pad_transpose(b, ct, x, pad_value, *, padding_config):
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    ct_aval = AD.aval(ct)
+    zero = b.constant(np.zeros((), ct_aval.dtype))
+    t_x = None
+    if AD.is_linear(x) or AD.is_linear(pad_value):
+        # Undo low/high padding (negative pads crop), then take every (interior+1)-th.
+        unpadded = b.pad(ct, zero, padding_config=tuple((-l, -h, 0) for l, h in zip(lo, hi)))
+        shape = AD.aval(unpadded).shape
+        t_x = b.slice(unpadded, start_indices=(0,) * len(shape), limit_indices=shape,
+                      strides=tuple(i + 1 for i in interior))
+    t_pad = None
+    if AD.is_linear(pad_value):
+        all_axes = tuple(range(ct_aval.ndim))
+        t_pad = b.sub(_sum_axes(b, ct, all_axes), _sum_axes(b, t_x, all_axes))
+    return [t_x if AD.is_linear(x) else None, t_pad]
+
+
+AD.deflinear(S.PadOp, _pad_transpose)
+
+
+def _concatenate_transpose(b, ct, *xs, dimension):
+    out, start = [], 0
+    shape = AD.aval(ct).shape
+    for x in xs:
+        size = AD.aval(x).shape[dimension]
+        if AD.is_linear(x):
+            lo = [0] * len(shape)
+            hi = list(shape)
+            lo[dimension], hi[dimension] = start, start + size
+            out.append(b.slice(ct, start_indices=tuple(lo), limit_indices=tuple(hi)))
+        else:
+            out.append(None)
+        start += size
+    return out
+
+
+AD.deflinear(S.ConcatenateOp, _concatenate_transpose)
+
+
+@AD.jvp_rule(S.SelectNOp)
+def _select_n_jvp(b, primals, tangents):
+    which, *cases = primals
+    out = b.select_n(which, *cases)
+    if all(t is None for t in tangents[1:]):
+        return [out], [None]
+    ts = [AD.instantiate(b, t, AD.aval(c)) for c, t in zip(cases, tangents[1:])]
+    return [out], [b.select_n(which, *ts)]
+
+
+@AD.transpose_rule(S.SelectNOp)
+def _select_n_transpose(b, ct, which, *cases):
+    if AD.is_linear(which):
+        raise ValueError("select_n is not linear in its predicate")
+    zeros = b.zeros_like(ct)
+    return [None] + [b.select_n(which, *[ct if j == i else zeros for j in range(len(cases))])
+                     if AD.is_linear(c) else None for i, c in enumerate(cases)]
+
+
+def _bcast(b, v, like):
+    shape = AD.aval(like).shape
+    if AD.aval(v).shape == shape:
+        return v
+    return b.broadcast_in_dim(v, shape=shape, broadcast_dimensions=())
+
+
+def _clamp_jvp_lo(b, t, lo, x, hi):
+    lo_b, hi_b = _bcast(b, lo, x), _bcast(b, hi, x)
+    take = b.emit("and", b.gt(lo_b, x), b.lt(lo_b, hi_b))[0]
+    return b.select_n(take, b.zeros_like(x), _bcast(b, t, x))
+
+
+def _clamp_jvp_x(b, t, lo, x, hi):
+    lo_b, hi_b = _bcast(b, lo, x), _bcast(b, hi, x)
+    take = b.emit("and", b.gt(x, lo_b), b.lt(x, hi_b))[0]
+    return b.select_n(take, b.zeros_like(x), t)
+
+
+def _clamp_jvp_hi(b, t, lo, x, hi):
+    take = b.lt(_bcast(b, hi, x), x)
+    return b.select_n(take, b.zeros_like(x), _bcast(b, t, x))
+
+
+AD.defjvp(S.ClampOp, _clamp_jvp_lo, _clamp_jvp_x, _clamp_jvp_hi)
+AD.no_transpose(S.ClampOp, "not linear")
+
+
+def _dot_general_jvp_lhs(b, t, x, y, **params):
+    return b.dot_general(t, y, **params)
+
+
+def _dot_general_jvp_rhs(b, t, x, y, **params):
+    return b.dot_general(x, t, **params)
+
+
+AD.defjvp(S.DotGeneralOp, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
+
+
+def _dot_ct(b, ct, other, own_aval, own_c, other_c, own_b, other_b, ct_own_free,
+            ct_other_free):
+    """Cotangent of one dot_general operand: contract ct with the other operand over the
+    other's free dims, then move dims back to the operand's layout."""
+    other_aval = AD.aval(other)
+    nb = len(own_b)
+    other_free = [i for i in range(other_aval.ndim) if i not in other_c and i not in other_b]
+    own_free = [i for i in range(own_aval.ndim) if i not in own_c and i not in own_b]
+    ct_dtype = AD.aval(ct).dtype
+    pet = None if other_aval.dtype == ct_dtype else np.dtype(ct_dtype)
+    out = b.dot_general(ct, other, dimension_numbers=((tuple(ct_other_free), tuple(other_free)),
+                                                      (tuple(range(nb)), tuple(other_b))),
+                        preferred_element_type=pet)
+    # out dims: batch, own free (in order), the other's contracting dims (sorted).
+    rest = sorted(other_c)
+    pos = {}
+    for k, d in enumerate(own_b):
+        pos[d] = k
+    for k, d in enumerate(own_free):
+        pos[d] = nb + k
+    for k, d in enumerate(own_c):
+        pos[d] = nb + len(own_free) + rest.index(other_c[k])
+    perm = tuple(pos[d] for d in range(own_aval.ndim))
+    if perm != tuple(range(own_aval.ndim)):
+        out = b.transpose(out, permutation=perm)
+    if AD.aval(out).dtype != own_aval.dtype:
+        out = b.convert_element_type(out, new_dtype=own_aval.dtype)
+    return out
+
+
+@AD.transpose_rule(S.DotGeneralOp)
+def _dot_general_transpose(b, ct, x, y, *, dimension_numbers, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    if AD.is_linear(x) and AD.is_linear(y):
+        raise ValueError("dot_general of two linear values is not linear")
+    xa, ya = AD.aval(x), AD.aval(y)
+    nb = len(lb)
+    n_xfree = xa.ndim - len(lc) - len(lb)
+    n_yfree = ya.ndim - len(rc) - len(rb)
+    ct_xfree = list(range(nb, nb + n_xfree))
+    ct_yfree = list(range(nb + n_xfree, nb + n_xfree + n_yfree))
+    if AD.is_linear(x):
+        return [_dot_ct(b, ct, y, xa, lc, rc, lb, rb, ct_xfree, ct_yfree), None]
+    return [None, _dot_ct(b, ct, x, ya, rc, lc, rb, lb, ct_yfree, ct_xfree)]
