@@ -195,8 +195,17 @@ class Jitted:
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         outer = current_trace()
         if outer is not None:
-            # Nested jit: trace inline into the enclosing function.
-            return self._bind_static(static_key, len(args))(*dyn_args, **dyn_kwargs)
+            # Nested jit: a private function of the enclosing module, called with
+            # jaxpr.call (inlined before lowering).
+            from mjax.ad import call_args, emit, stage_function
+            from mjax.dialect.attributes import Symbol
+            from mjax.dialect.ops.transforms import CallOp
+            traced = stage_function(self._bind_static(static_key, len(args)), dyn_args,
+                                    dyn_kwargs, name=self._name)
+            outs = emit(CallOp, call_args(traced, leaves), callee=Symbol(traced.name))
+            for t, a in zip(outs, traced.out_avals):
+                t.aval = a
+            return tree_util.tree_unflatten(traced.out_tree, outs)
         avals = tuple(aval_of_value(x) for x in leaves)
         key = (in_tree, avals, static_key, config.trace_state())
         entry = self._cache.get(key)
