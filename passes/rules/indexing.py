@@ -33,11 +33,15 @@ def _out_type(ctx, i=0):
 @lowering(I.DynamicSliceOp)
 def _dynamic_slice_lower(ctx, x, *starts, slice_sizes):
     # stablehlo.dynamic_slice clamps the start indices into bounds, as lax promises.
+    if not starts:
+        return x  # rank 0 (and StableHLO's printer cannot round-trip a 0-d dynamic_slice)
     return hlo.dynamic_slice(x, list(starts), list(slice_sizes), results=[_out_type(ctx)])
 
 
 @lowering(I.DynamicUpdateSliceOp)
 def _dynamic_update_slice_lower(ctx, x, update, *starts):
+    if not starts:
+        return update  # rank 0, as for dynamic_slice
     return hlo.dynamic_update_slice(x, update, list(starts), results=[_out_type(ctx)])
 
 
