@@ -83,8 +83,7 @@ def dynamic_slice_shape(operand: tuple[int, ...], slice_sizes: tuple[int, ...]):
 
 
 class DynamicSliceOp(JaxprOp, name="dynamic_slice"):
-    """Slice of `slice_sizes` at scalar start indices, clamped into bounds as XLA does.
-    JAX: lax.dynamic_slice_p."""
+    """Slice of `slice_sizes` at clamped scalar start indices. JAX: lax.dynamic_slice_p."""
     num_operands = None
     min_operands = 1
     attributes = {"slice_sizes": A.Ints()}
@@ -96,8 +95,7 @@ class DynamicSliceOp(JaxprOp, name="dynamic_slice"):
 
 
 class DynamicUpdateSliceOp(JaxprOp, name="dynamic_update_slice"):
-    """Writes `update` into operand at scalar start indices, clamped into bounds.
-    JAX: lax.dynamic_update_slice_p."""
+    """Writes `update` at clamped scalar start indices. JAX: lax.dynamic_update_slice_p."""
     num_operands = None
     min_operands = 2
 
@@ -192,8 +190,12 @@ def gather_shape(operand: tuple[int, ...], indices: tuple[int, ...], dimension_n
 
 
 class GatherOp(JaxprOp, name="gather"):
-    """Slices of operand at index vectors from `indices` (index vector in the last dim);
-    `mode` says what out-of-bounds indices do. JAX: lax.gather_p."""
+    """Slices of operand starting at the index vectors in `indices`. JAX: lax.gather_p.
+
+    The index vector is the last dimension of `indices`. `mode`: "clip" clamps starts into
+    bounds, "fill" returns `fill_value` (default NaN, lowest/highest integer, True) for
+    slices not wholly in bounds, "promise_in_bounds" leaves it to the backend.
+    """
     num_operands = 2
     attributes = {"dimension_numbers": A.Dict(GATHER_FIELDS), "slice_sizes": A.Ints(),
                   "indices_are_sorted": A.Bool(default=False),
@@ -288,7 +290,11 @@ def scatter_check(op: str, operand: tuple[int, ...], indices: tuple[int, ...],
 
 
 class Scatter(JaxprOp):
-    """Base of scatter*: combines `updates` into operand windows at `indices`."""
+    """Base of scatter*: combines `updates` into operand windows at `indices`.
+
+    `mode`: "clip" clamps starts into bounds; "fill" drops updates whose window is not
+    wholly in bounds; "promise_in_bounds" leaves it to the backend.
+    """
 
     num_operands = 3
     attributes = {"dimension_numbers": A.Dict(SCATTER_FIELDS),
@@ -309,8 +315,7 @@ class Scatter(JaxprOp):
 
 
 class ScatterOp(Scatter, name="scatter"):
-    """Overwrites operand windows with `updates` (last write wins on duplicates).
-    JAX: lax.scatter_p."""
+    """Overwrites operand windows with `updates` (duplicates: any one wins). JAX: lax.scatter_p."""
 
 
 class ScatterAddOp(Scatter, name="scatter_add"):

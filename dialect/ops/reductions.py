@@ -110,7 +110,10 @@ class ReduceXorOp(Reduction, name="reduce_xor"):
 
 # ---- argmin / argmax -------------------------------------------------------------
 class ArgMinMax(JaxprOp):
-    """Base of argmin/argmax: index (of `index_dtype`) along the one axis in `axes`."""
+    """Base of argmin/argmax: index (of `index_dtype`) along the one axis in `axes`.
+
+    As JAX: a NaN beats every number, and ties (NaN with NaN too) go to the first index.
+    """
 
     attributes = {"axes": A.Ints(), "index_dtype": A.DType()}
 
@@ -124,13 +127,11 @@ class ArgMinMax(JaxprOp):
 
 
 class ArgMinOp(ArgMinMax, name="argmin"):
-    """Index of the minimum along one axis (first NaN wins; ties pick the smallest index).
-    JAX: lax.argmin_p."""
+    """Index of the minimum along the one axis (NaN counts as least). JAX: lax.argmin_p."""
 
 
 class ArgMaxOp(ArgMinMax, name="argmax"):
-    """Index of the maximum along one axis (first NaN wins; ties pick the smallest index).
-    JAX: lax.argmax_p."""
+    """Index of the maximum along the one axis (NaN counts as greatest). JAX: lax.argmax_p."""
 
 
 # ---- cumulative reductions -------------------------------------------------------
@@ -169,8 +170,11 @@ class CumlogsumexpOp(CumulativeReduction, name="cumlogsumexp"):
 
 # ---- sort ------------------------------------------------------------------------
 class SortOp(JaxprOp, name="sort"):
-    """Sorts operands together along `dimension`, ordered lexicographically by the first
-    `num_keys` (NaNs last). JAX: lax.sort_p."""
+    """Sorts operands together along `dimension` by their first `num_keys`. JAX: lax.sort_p.
+
+    Keys compare lexicographically in JAX's total order: -0.0 == 0.0, NaNs last, complex
+    numbers by real then imaginary part.
+    """
     num_operands = None
     min_operands = 1
     attributes = {"dimension": A.Int(), "is_stable": A.Bool(default=True),

@@ -177,7 +177,7 @@ def _np_cumulative(op, x, axis, reverse):
 
 CUM_CASES = [(op, dtype, axis, reverse)
              for op, dtypes in [("cumsum", (F32, I32, U8, C64)), ("cumprod", (F64, I32)),
-                                ("cummax", (F32, I8)), ("cummin", (F64, U32)),
+                                ("cummax", (F32, I8, C64)), ("cummin", (F64, U32)),
                                 ("cumlogsumexp", (F32, F64))]
              for dtype in dtypes
              for axis, reverse in [(0, False), (1, True), (2, False), (2, True)]]
