@@ -15,6 +15,9 @@ structure in Python: one `ir.OpView` subclass per op, registered so that `op.opv
 """
 from __future__ import annotations
 
+import sys
+import types
+
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _mlir
 
@@ -33,6 +36,14 @@ class _JaxprDialect(ir.Dialect):
 
 
 _mlir.register_dialect(_JaxprDialect)
+
+# When asked for `op.opview`, the bindings import `<search prefix>.jaxpr` for the
+# dialect's Python module (jaxlib.mlir.dialects.jaxpr, then jaxlib.mosaic..., then
+# jax.jaxlib..., which would import jax itself), and retry on every op when that fails.
+# Our ops are registered above, so a placeholder module ends the search at once.
+_placeholder = types.ModuleType("jaxlib.mlir.dialects.jaxpr",
+                                "Placeholder: jaxpr ops are defined in mjax.dialect.")
+sys.modules.setdefault("jaxlib.mlir.dialects.jaxpr", _placeholder)
 
 
 class JaxprOp(ir.OpView):

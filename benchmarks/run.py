@@ -1,0 +1,132 @@
+"""mjax vs JAX, side by side in one run; prints times and ratios (mjax / JAX).
+
+    python benchmarks/run.py            # JAX columns appear when jax is installed
+
+Measured: cached jit dispatch of a tiny function, one eager op, trace+lower of a
+function of 1,000 ops, first-call latency and steady state of an MLP forward pass
+(batch 128, 784-512-512-10), and of an MLP training step (grad + SGD under jit), with
+trace+transform+lower time reported apart from XLA compile time.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+
+def timeit(fn, *, repeat=5, number=100):
+    """Median seconds per call over `repeat` rounds of `number` calls."""
+    fn()
+    rounds = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        rounds.append((time.perf_counter() - t0) / number)
+    return statistics.median(rounds)
+
+
+def once(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def mlp_params(rng, sizes=(784, 512, 512, 10)):
+    return [(rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m),
+             np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
+
+
+def suite(lib, jnp, rng, quick):
+    """Runs every benchmark with one library (mjax or jax); returns {name: seconds}."""
+    out = {}
+    n = 20 if quick else 200
+
+    # 1. cached jit dispatch of a tiny function
+    f = lib.jit(lambda x: x + 1.0)
+    x = jnp.ones((4,), jnp.float32)
+    f(x).block_until_ready()
+    out["jit dispatch (tiny fn)"] = timeit(lambda: f(x).block_until_ready(), number=n)
+
+    # 2. one eager op
+    y = jnp.ones((4,), jnp.float32)
+    (x * y).block_until_ready()
+    out["eager op (mul)"] = timeit(lambda: (x * y).block_until_ready(), number=n)
+
+    # 3. trace + lower of a function of 1,000 ops
+    def chain(v):
+        for i in range(250):
+            v = jnp.sin(v) * 1.01 + 0.5 - v
+        return v
+    xs = jnp.ones((8,), jnp.float32)
+    out["trace+lower 1000 ops"] = timeit(lambda: lib.jit(chain).lower(xs), repeat=3,
+                                         number=1)
+
+    # 4. MLP forward: first call and steady state
+    params = mlp_params(rng)
+    batch = rng.standard_normal((128, 784)).astype(np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+
+    def forward(params, x):
+        for w, b in params[:-1]:
+            x = jnp.tanh(x @ w + b)
+        w, b = params[-1]
+        return x @ w + b
+
+    fwd = lib.jit(forward)
+    out["MLP forward first call"] = once(lambda: fwd(params, batch).block_until_ready())
+    out["MLP forward steady"] = timeit(lambda: fwd(params, batch).block_until_ready(),
+                                       number=max(n // 4, 5))
+
+    # 5. MLP training step: grad + SGD under jit
+    def loss(params, x, t):
+        logits = forward(params, x)
+        return jnp.mean((logits - t) ** 2)
+
+    def step(params, x, t):
+        g = lib.grad(loss)(params, x, t)
+        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, g)]
+
+    train = lib.jit(step)
+    t0 = time.perf_counter()
+    lowered = train.lower(params, batch, labels)
+    t1 = time.perf_counter()
+    lowered.compile()
+    t2 = time.perf_counter()
+    out["train step trace+transform+lower"] = t1 - t0
+    out["train step XLA compile"] = t2 - t1
+    out["train step first call"] = once(lambda: lib.block_until_ready(
+        train(params, batch, labels)))
+    out["train step steady"] = timeit(lambda: lib.block_until_ready(
+        train(params, batch, labels)), number=max(n // 10, 5))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args()
+    import mjax
+    import mjax.numpy as mnp
+    results = {"mjax": suite(mjax, mnp, np.random.default_rng(0), args.quick)}
+    try:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_platforms", "cpu")
+        results["jax"] = suite(jax, jnp, np.random.default_rng(0), args.quick)
+    except ImportError:
+        print("(jax is not installed: mjax column only)")
+    names = list(results["mjax"])
+    print(f"{'benchmark':36s} {'mjax':>12s} {'jax':>12s} {'mjax/jax':>9s}")
+    for name in names:
+        m = results["mjax"][name]
+        j = results.get("jax", {}).get(name)
+        ratio = f"{m / j:9.2f}" if j else "        -"
+        jtxt = f"{j * 1e3:10.3f}ms" if j else "           -"
+        print(f"{name:36s} {m * 1e3:10.3f}ms {jtxt} {ratio}")
+
+
+if __name__ == "__main__":
+    main()
