@@ -14,10 +14,12 @@ import re
 import sys
 from dataclasses import dataclass
 
-from jaxlib.mlir import ir
+from jaxlib.mlir import ir, passmanager
 
+import mjax.passes  # noqa: F401  (registers every pass)
 from mjax.dialect.context import context
-from mjax.passes.registry import PASSES, PassError, format_location, run_pipeline
+from mjax.passes.registry import (PASSES, PassError, format_location, make_pass,
+                                  parse_pipeline, run_pipeline)
 
 _SPLIT = re.compile(r"^// -----.*$", re.M)
 
@@ -55,20 +57,30 @@ def _mlir_error_diags(e: ir.MLIRError) -> list[Diagnostic]:
 
 def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
                   print_after_all=None) -> tuple[str | None, list[Diagnostic]]:
-    """Parses, verifies and transforms one chunk; returns (output IR or None, diagnostics)."""
+    """Parses, verifies and transforms one chunk; returns (output IR or None, diagnostics).
+
+    As mlir-opt does, the input is verified first and the IR again after every pass;
+    `print_after_all(name, module)` sees the passes asked for, not these checks.
+    """
     ctx = context()
     with ctx, ir.Location.unknown(ctx):
         try:
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             return None, _mlir_error_diags(e)
-        steps = list(pipeline)
-        if verify_each:
-            # Verify the input, then after every pass (as mlir-opt verifies each pass).
-            steps = [("jaxpr-verify", "")] + [s for st in steps
-                                               for s in (st, ("jaxpr-verify", ""))]
+        after = None
         try:
-            run_pipeline(module, steps, after_each=print_after_all)
+            if verify_each:
+                run_pipeline(module, [_VERIFY])
+            for step in pipeline:
+                after = step[0]
+                run_pipeline(module, [step], after_each=print_after_all)
+                if verify_each:
+                    try:
+                        run_pipeline(module, [_VERIFY])
+                    except PassError as e:
+                        raise PassError(e.location, f"IR invalid after --{after}: "
+                                                    f"{e.message}") from None
             module.operation.verify()
         except PassError as e:
             return None, [_diag_from_location(e.location, "error", e.message)]
@@ -77,6 +89,9 @@ def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
         except ValueError as e:
             return None, [Diagnostic(None, None, "error", str(e))]
         return str(module), []
+
+
+_VERIFY = ("jaxpr-verify", "")
 
 
 # ---- --verify-diagnostics ------------------------------------------------------
@@ -120,11 +135,20 @@ def check_expected(found: list[Diagnostic], expected: list[Diagnostic], filename
 
 
 # ---- command line --------------------------------------------------------------
+class _UsageError(Exception):
+    """Bad command line (argparse would exit with status 2 and a usage dump)."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _UsageError(message)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     lines = [f"  --{flag:<32} {cls.summary}" for flag, cls in sorted(PASSES.items())]
     epilog = ("mjax passes:\n" + "\n".join(lines) + "\n\nAny other --<name> runs the "
               "upstream MLIR pass of that name (canonicalize, cse, inline, symbol-dce, ...).")
-    p = argparse.ArgumentParser(
+    p = _ArgumentParser(
         prog="mjax-opt", description="Read jaxpr-dialect IR, run passes, print the result.",
         epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", nargs="?", default="-", help="input file, or - for stdin")
@@ -147,28 +171,67 @@ def _pipeline_from_flags(unknown: list[str]) -> list[tuple[str, str]]:
     for arg in unknown:
         m = re.fullmatch(r"--([\w.\-]+)(?:=(.*))?", arg, re.S)
         if not m:
-            raise SystemExit(f"mjax-opt: error: unrecognized argument '{arg}'")
+            raise _UsageError(f"unrecognized argument '{arg}'")
         value = (m.group(2) or "").strip().strip('"').strip("'")
         steps.append((m.group(1), value))
     return steps
 
 
-def run(argv: list[str]) -> int:
-    parser = _build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    steps = _pipeline_from_flags(unknown)
-    if args.pass_pipeline:
-        from mjax.passes.registry import parse_pipeline
+def check_pipeline(steps: list[tuple[str, str]]) -> None:
+    """Raises _UsageError naming the first unknown pass or bad pass option."""
+    for name, options in steps:
+        if name in PASSES:
+            try:
+                make_pass(name, options)
+            except (ValueError, TypeError) as e:
+                raise _UsageError(str(e)) from None
+            continue
+        spec = f"{name}{{{options}}}" if options else name
         try:
-            steps = parse_pipeline(args.pass_pipeline) + steps
-        except ValueError as e:
-            print(f"mjax-opt: error: {e}", file=sys.stderr)
-            return 1
+            passmanager.PassManager.parse(f"builtin.module({spec})", context())
+        except (ValueError, ir.MLIRError) as e:
+            if "does not refer to a registered pass" in str(e):
+                raise _UsageError(f"unknown pass '{name}' (mjax-opt --help lists the passes)"
+                                  ) from None
+            detail = str(e).strip().splitlines()
+            detail = next((l for l in detail if "error:" in l), detail[0] if detail else "")
+            raise _UsageError(f"invalid options '{options}' for pass '{name}': "
+                              f"{detail.split('error:', 1)[-1].strip()}") from None
+
+
+def _read_input(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def run(argv: list[str]) -> int:
+    """The whole driver; returns the exit status (0 ok, 1 bad input or failed checks)."""
+    parser = _build_parser()
+    try:
+        args, unknown = parser.parse_known_args(argv)
+        steps = _pipeline_from_flags(unknown)
+        if args.pass_pipeline:
+            try:
+                steps = parse_pipeline(args.pass_pipeline) + steps
+            except ValueError as e:
+                raise _UsageError(str(e)) from None
+        check_pipeline(steps)
+    except _UsageError as e:
+        print(f"mjax-opt: error: {e}", file=sys.stderr)
+        return 1
+    except SystemExit as e:  # --help
+        return e.code if isinstance(e.code, int) else 0
     filename = "<stdin>" if args.input == "-" else args.input
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+        text = _read_input(args.input)
     except OSError as e:
         print(f"mjax-opt: error: cannot read {args.input}: {e.strerror}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError as e:
+        print(f"mjax-opt: error: {filename} is not UTF-8 text ({e.reason} at byte "
+              f"{e.start})", file=sys.stderr)
         return 1
 
     chunks = [(text, 1)]
@@ -209,8 +272,13 @@ def run(argv: list[str]) -> int:
     if args.output == "-":
         sys.stdout.write(result)
     else:
-        with open(args.output, "w") as f:
-            f.write(result)
+        try:
+            with open(args.output, "w") as f:
+                f.write(result)
+        except OSError as e:
+            print(f"mjax-opt: error: cannot write {args.output}: {e.strerror}",
+                  file=sys.stderr)
+            return 1
     return 1 if failed else 0
 
 
