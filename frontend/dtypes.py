@@ -131,7 +131,9 @@ def _promote(nodes: tuple, x64: bool):
 
 def promote_types(*dtypes_and_weak) -> tuple[np.dtype, bool]:
     """(dtype, weak) pairs -> promoted (dtype, weak), canonicalized for x64."""
-    nodes = tuple(_node(d, w) for d, w in dtypes_and_weak)
+    # JAX canonicalizes (x64) the inputs first: int8 + uint64 is int8 + uint32 -> int64
+    # -> int32 without x64, not float32.
+    nodes = tuple(_node(canonicalize_dtype(d), w) for d, w in dtypes_and_weak)
     if any(isinstance(n, KeyType) for n in nodes):
         if all(n == nodes[0] for n in nodes):
             return nodes[0], False
@@ -144,6 +146,17 @@ def promote_types(*dtypes_and_weak) -> tuple[np.dtype, bool]:
     if r == "c*":
         return default_complex(), True
     return canonicalize_dtype(r), False
+
+
+def to_inexact_dtype(d) -> np.dtype:
+    """The inexact dtype an integer/bool dtype computes in (JAX: dtypes.to_inexact_dtype).
+
+    Integers up to 32 bits become float32, 64-bit ones float64 (then x64-canonicalized).
+    """
+    d = np.dtype(d)
+    if is_inexact(d):
+        return d
+    return canonicalize_dtype(float64 if d.itemsize == 8 else float32)
 
 
 def python_scalar_dtype(x) -> np.dtype:

@@ -6,6 +6,7 @@ as JAX's lax does; otherwise dtypes and shapes must match.
 """
 from __future__ import annotations
 
+import builtins
 from collections import namedtuple
 
 import numpy as np
@@ -44,7 +45,7 @@ def _prepare(*args, fn: str):
         if len(ranks) > 1:
             raise TypeError(f"{fn}: arrays must have the same rank (or be scalars), got "
                             f"shapes {', '.join(str(av.shape) for av in avals)}")
-        shape = tuple(max(ds) if all(d in (1, max(ds)) for d in ds) else -1
+        shape = tuple(builtins.max(ds) if all(d in (1, builtins.max(ds)) for d in ds) else -1
                       for ds in zip(*shapes))
         if -1 in shape:
             raise TypeError(f"{fn} got incompatible shapes for broadcasting: "
@@ -370,7 +371,7 @@ def argmin(operand, axis: int, index_dtype):
 def _cumulative(name):
     def f(operand, axis: int = 0, reverse: bool = False):
         aval = aval_of_value(operand)
-        return bind(_op(name), operand, axis=int(axis) % max(aval.ndim, 1),
+        return bind(_op(name), operand, axis=int(axis) % builtins.max(aval.ndim, 1),
                     reverse=bool(reverse))
     f.__name__ = name
     return f

@@ -54,7 +54,7 @@ def _is_array(x):
 
 def asarray(a, dtype=None, copy=None, order=None):
     """Array from an array, scalar, NumPy array or (nested) list/tuple."""
-    if _is_array(a):
+    if _is_array(a) or isinstance(a, lax._LiteralArray):  # (a literal keeps its weak type)
         return a if dtype is None else astype(a, dtype)
     if isinstance(a, (list, tuple)):
         if a and builtins.any(_is_array(v) for v in _onp.ravel(_nested_leaves(a))):
@@ -131,8 +131,8 @@ def _promote(fname, *args, inexact=False):
         dtype, weak = _dt.promote_types(*[(a.dtype, a.weak_type) for a in avals])
     except _dt.TypePromotionError as e:
         raise TypeError(f"mjax.numpy.{fname}: {e}") from None
-    if inexact and not _dt.is_inexact(dtype):
-        dtype, weak = _dt.default_float(), weak
+    if inexact:
+        dtype = _dt.to_inexact_dtype(dtype)
     out = [lax.convert_element_type(a, dtype, weak_type=weak) for a in args]
     try:
         shape = broadcast_shapes(*(av.shape for av in avals))
@@ -780,9 +780,10 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
         if dtype is not None:
             a = astype(a, dtype)
         elif upcast_small_int and (a.dtype == _onp.bool_ or (
-                _dt.issubdtype(a.dtype, _onp.integer) and a.dtype.itemsize < 4)):
+                _dt.issubdtype(a.dtype, _onp.integer)
+                and a.dtype.itemsize < _dt.default_int().itemsize)):
             a = astype(a, _dt.default_int() if not _dt.issubdtype(a.dtype, _onp.unsignedinteger)
-                       else _dt.uint32)
+                       else _dt.canonicalize_dtype(_dt.uint64))
         if where is not None:
             if identity is None:
                 raise ValueError(f"reduction operation {name} does not have an identity, so "
@@ -840,7 +841,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     a = asarray(a)
     axes = _axes(axis, a.ndim)
     if dtype is None:
-        dtype = a.dtype if _dt.is_inexact(a.dtype) else _dt.default_float()
+        dtype = _dt.to_inexact_dtype(a.dtype)
     if where is None:
         n = math.prod(a.shape[i] for i in axes)
         total = sum(astype(a, dtype), axis=axes, keepdims=keepdims)
@@ -897,8 +898,7 @@ def _cumulative(name, lax_fn, upcast=False):
             a, axis = ravel(a), 0
         if dtype is not None:
             a = astype(a, dtype)
-        elif upcast and (a.dtype == _onp.bool_ or (_dt.issubdtype(a.dtype, _onp.integer)
-                                                    and a.dtype.itemsize < 4)):
+        elif upcast and a.dtype == _onp.bool_:  # (JAX keeps small ints as they are)
             a = astype(a, _dt.default_int())
         return lax_fn(a, _axis(axis, a.ndim))
     f.__name__ = name

@@ -1,0 +1,14 @@
+import pytest
+
+from frontend_util import x64
+
+
+def pytest_configure(config):
+    # The jax oracle warns whenever x64 is off and a 64-bit dtype is requested.
+    config.addinivalue_line("filterwarnings", "ignore:Explicitly requested dtype")
+
+
+@pytest.fixture(params=[False, True], ids=["x32", "x64"])
+def x64_mode(request):
+    with x64(request.param):
+        yield request.param
