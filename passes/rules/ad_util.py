@@ -58,8 +58,22 @@ def has_tangent(a: ShapedArray) -> bool:
     return is_inexact(a.dtype)
 
 
+def constant(b, array) -> ir.Value:
+    """A jaxpr.constant holding `array` with its exact shape (0-d stays 0-d)."""
+    return b.emit("constant", value=np.array(array, order="C"))[0]
+
+
 def zeros(b, a: ShapedArray) -> ir.Value:
-    return b.constant(np.zeros(a.shape, dtype=a.dtype))
+    return constant(b, np.zeros(a.shape, dtype=a.dtype))
+
+
+def full_like(b, x, fill) -> ir.Value:
+    a = aval(x)
+    return constant(b, np.full(a.shape, fill, dtype=a.dtype))
+
+
+def zeros_like(b, x) -> ir.Value:
+    return full_like(b, x, 0)
 
 
 def instantiate(b, t, a: ShapedArray) -> ir.Value:
@@ -163,6 +177,7 @@ def deflinear(op, transpose):
     TRANSPOSE[op] = transpose
 
 
-__all__ = ["Linear", "is_linear", "aval", "has_tangent", "zeros", "instantiate",
+__all__ = ["Linear", "is_linear", "aval", "has_tangent", "constant", "zeros", "full_like",
+           "zeros_like", "instantiate",
            "add_tangents", "jvp_rule", "defjvp", "deflinear_jvp", "defzero", "no_jvp",
            "no_transpose", "transpose_rule", "deflinear"]

@@ -126,7 +126,7 @@ from mjax.passes.rules import ad_util as AD  # noqa: E402
 
 def _c(b, x, v):
     """A constant shaped like x."""
-    return b.full_like(x, v)
+    return AD.full_like(b, x, v)
 
 
 def _sq(b, x):
@@ -136,8 +136,8 @@ def _sq(b, x):
 AD.deflinear(E.AddOp, lambda b, ct, x, y: [ct, ct])
 AD.deflinear(E.SubOp, lambda b, ct, x, y: [ct, b.neg(ct)])
 AD.deflinear(E.NegOp, lambda b, ct, x: [b.neg(ct)])
-AD.deflinear(E.RealOp, lambda b, ct, x: [b.complex(ct, b.zeros_like(ct))])
-AD.deflinear(E.ImagOp, lambda b, ct, x: [b.complex(b.zeros_like(ct), b.neg(ct))])
+AD.deflinear(E.RealOp, lambda b, ct, x: [b.complex(ct, AD.zeros_like(b, ct))])
+AD.deflinear(E.ImagOp, lambda b, ct, x: [b.complex(AD.zeros_like(b, ct), b.neg(ct))])
 AD.deflinear(E.ComplexOp, lambda b, ct, x, y: [b.real(ct), b.imag(b.neg(ct))])
 
 
@@ -191,7 +191,7 @@ def _pow_jvp_lhs(b, t, x, y):
         yx = b.convert_element_type(y, new_dtype=x_aval.dtype)
         ym1 = b.sub(y, _c(b, y, 1))
     jac = b.mul(yx, b.pow(x, ym1))
-    jac = b.select_n(b.eq(yx, _c(b, yx, 0)), jac, b.zeros_like(jac))
+    jac = b.select_n(b.eq(yx, _c(b, yx, 0)), jac, AD.zeros_like(b, jac))
     return b.mul(t, jac)
 
 

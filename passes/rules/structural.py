@@ -215,7 +215,7 @@ def _slice_transpose(b, ct, x, *, start_indices, limit_indices, strides=None):
     for d, s, st, n in zip(in_shape, start_indices, strides, out_shape):
         last = s + (n - 1) * st + 1 if n else s
         config.append((s, d - last, st - 1 if n else 0))
-    zero = b.constant(np.zeros((), AD.aval(ct).dtype))
+    zero = AD.constant(b, np.zeros((), AD.aval(ct).dtype))
     return [b.pad(ct, zero, padding_config=tuple(config))]
 
 
@@ -225,7 +225,7 @@ AD.deflinear(S.SliceOp, _slice_transpose)
 def _pad_transpose(b, ct, x, pad_value, *, padding_config):
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
     ct_aval = AD.aval(ct)
-    zero = b.constant(np.zeros((), ct_aval.dtype))
+    zero = AD.constant(b, np.zeros((), ct_aval.dtype))
     t_x = None
     if AD.is_linear(x) or AD.is_linear(pad_value):
         # Undo low/high padding (negative pads crop), then take every (interior+1)-th.
@@ -276,7 +276,7 @@ def _select_n_jvp(b, primals, tangents):
 def _select_n_transpose(b, ct, which, *cases):
     if AD.is_linear(which):
         raise ValueError("select_n is not linear in its predicate")
-    zeros = b.zeros_like(ct)
+    zeros = AD.zeros_like(b, ct)
     return [None] + [b.select_n(which, *[ct if j == i else zeros for j in range(len(cases))])
                      if AD.is_linear(c) else None for i, c in enumerate(cases)]
 
@@ -291,18 +291,18 @@ def _bcast(b, v, like):
 def _clamp_jvp_lo(b, t, lo, x, hi):
     lo_b, hi_b = _bcast(b, lo, x), _bcast(b, hi, x)
     take = b.emit("and", b.gt(lo_b, x), b.lt(lo_b, hi_b))[0]
-    return b.select_n(take, b.zeros_like(x), _bcast(b, t, x))
+    return b.select_n(take, AD.zeros_like(b, x), _bcast(b, t, x))
 
 
 def _clamp_jvp_x(b, t, lo, x, hi):
     lo_b, hi_b = _bcast(b, lo, x), _bcast(b, hi, x)
     take = b.emit("and", b.gt(x, lo_b), b.lt(x, hi_b))[0]
-    return b.select_n(take, b.zeros_like(x), t)
+    return b.select_n(take, AD.zeros_like(b, x), t)
 
 
 def _clamp_jvp_hi(b, t, lo, x, hi):
     take = b.lt(_bcast(b, hi, x), x)
-    return b.select_n(take, b.zeros_like(x), _bcast(b, t, x))
+    return b.select_n(take, AD.zeros_like(b, x), _bcast(b, t, x))
 
 
 AD.defjvp(S.ClampOp, _clamp_jvp_lo, _clamp_jvp_x, _clamp_jvp_hi)
