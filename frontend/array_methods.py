@@ -7,15 +7,20 @@ def _np():
     return jnp
 
 
+def _accepted_operand(x) -> bool:
+    # JAX: _defer_to_unrecognized_arg. Anything else (lists, pytest.approx, ...) gets
+    # NotImplemented, so Python can try the other operand's method.
+    import numpy as np
+    return isinstance(x, (ArrayMethods, np.ndarray, np.generic, bool, int, float, complex)) \
+        or hasattr(x, "__jax_array__")
+
+
 def _binary(name, reflected=False):
     def method(self, other):
+        if not _accepted_operand(other):
+            return NotImplemented
         f = getattr(_np(), name)
-        try:
-            return f(other, self) if reflected else f(self, other)
-        except TypeError as e:
-            if "not a valid mjax type" in str(e):
-                return NotImplemented
-            raise
+        return f(other, self) if reflected else f(self, other)
     method.__name__ = name
     return method
 

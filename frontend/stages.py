@@ -18,10 +18,15 @@ class Traced:
         self.jaxpr = str(traced.module)
         self.out_info = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
 
+    def as_text(self, debug_info: bool = False) -> str:
+        """The jaxpr-dialect module; with debug_info, every op's user `file:line:col`."""
+        return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
+
     def lower(self):
         from mjax.lowering import lower_module
         with context():
-            module = ir.Module.parse(self.jaxpr)  # keep self.jaxpr untouched
+            # A copy (self.jaxpr stays untouched) that keeps the user's source locations.
+            module = ir.Module.parse(self.as_text(debug_info=True))
         lower_module(module)
         return Lowered(self._traced, module)
 
@@ -34,7 +39,13 @@ class Lowered:
         self._module = module
         self._text = str(module)
 
-    def as_text(self, dialect=None):
+    def as_text(self, dialect=None, debug_info: bool = False):
+        """The StableHLO module text (with source locations when debug_info)."""
+        if dialect not in (None, "stablehlo"):
+            raise NotImplementedError(f"Lowered.as_text: dialect {dialect!r}; only "
+                                      f"'stablehlo' is available")
+        if debug_info:
+            return self._module.operation.get_asm(enable_debug_info=True)
         return self._text
 
     def compiler_ir(self, dialect="stablehlo"):

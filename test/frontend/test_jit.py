@@ -1,0 +1,227 @@
+"""jit: numbers, caching (retrace only when avals/static args/config change), nesting."""
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax import lax
+
+
+def _counting(fn):
+    traces = []
+
+    def f(*args, **kwargs):
+        traces.append(1)
+        return fn(*args, **kwargs)
+    return f, traces
+
+
+def test_jit_matches_numpy_and_eager():
+    def f(x, y):
+        return jnp.tanh(x @ y) * 2.0 + jnp.sum(x, axis=1, keepdims=True) - y.T.mean()
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    y = rng.standard_normal((4, 3)).astype(np.float32)
+    want = np.tanh(x @ y) * 2.0 + x.sum(1, keepdims=True) - y.T.mean()
+    np.testing.assert_allclose(mjax.jit(f)(x, y), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(f(jnp.asarray(x), jnp.asarray(y)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_cache_retraces_only_on_new_avals():
+    f, traces = _counting(lambda x: x * 2)
+    jf = mjax.jit(f)
+    jf(np.ones(3, np.float32))
+    jf(np.zeros(3, np.float32))
+    jf(jnp.ones(3))
+    assert len(traces) == 1
+    jf(np.ones(4, np.float32))          # new shape
+    assert len(traces) == 2
+    jf(np.ones(4, np.int32))            # new dtype
+    assert len(traces) == 3
+    jf(2.0)                              # weak f32 scalar
+    jf(3.0)
+    assert len(traces) == 4
+    jf(np.float32(2.0))                  # strong f32 scalar: a different aval
+    assert len(traces) == 5
+
+
+def test_cache_keys_on_pytree_structure():
+    f, traces = _counting(lambda d: d["a"] + d["b"])
+    jf = mjax.jit(f)
+    jf({"a": 1.0, "b": 2.0})
+    jf({"a": 3.0, "b": 4.0})
+    assert len(traces) == 1
+    jf({"b": np.float32(1), "a": 2.0})
+    assert len(traces) == 2
+
+
+def test_static_argnums_and_argnames():
+    f, traces = _counting(lambda x, n, *, mode="add": x + n if mode == "add" else x * n)
+    jf = mjax.jit(f, static_argnums=1, static_argnames="mode")
+    np.testing.assert_allclose(jf(np.ones(2), 3), [4, 4])
+    np.testing.assert_allclose(jf(np.ones(2), 3), [4, 4])
+    assert len(traces) == 1
+    np.testing.assert_allclose(jf(np.ones(2), 4), [5, 5])
+    assert len(traces) == 2
+    np.testing.assert_allclose(jf(np.ones(2), 4, mode="mul"), [4, 4])
+    assert len(traces) == 3
+
+
+def test_static_argnames_by_keyword_and_position():
+    def f(x, k):
+        return jnp.reshape(x, (k, -1))
+    jf = mjax.jit(f, static_argnames="k")
+    assert jf(jnp.arange(6), k=2).shape == (2, 3)
+    assert jf(jnp.arange(6), 3).shape == (3, 2)
+
+
+def test_static_arg_must_be_hashable():
+    jf = mjax.jit(lambda x, s: x, static_argnums=1)
+    with pytest.raises(ValueError, match="hash"):
+        jf(1.0, [1, 2])
+
+
+def test_static_arg_used_for_python_control_flow():
+    @mjax.jit
+    def bad(x, flag):
+        return x if flag else -x
+    with pytest.raises(mjax.errors.TracerBoolConversionError):
+        bad(1.0, True)
+    good = mjax.jit(bad.__wrapped__, static_argnums=1)
+    assert float(good(1.0, False)) == -1.0
+
+
+def test_config_change_retraces():
+    f, traces = _counting(lambda x: x + 1)
+    jf = mjax.jit(f)
+    jf(1)
+    with mjax.config.override(jax_enable_x64=True):
+        out = jf(1)
+        assert out.dtype == np.int64
+    jf(1)
+    assert len(traces) == 2
+
+
+def test_closure_over_arrays():
+    big = jnp.arange(12.0).reshape(3, 4)
+    small = jnp.asarray(2.0)
+    host = np.linspace(0, 1, 4).astype(np.float32)
+
+    @mjax.jit
+    def f(x):
+        return x * big + small + host
+    np.testing.assert_allclose(f(jnp.ones((3, 4))),
+                               np.arange(12.0).reshape(3, 4) + 2 + host, rtol=1e-6)
+
+
+def test_nested_jit_and_python_loops():
+    inner_f, inner_traces = _counting(lambda x: jnp.sin(x) + 1)
+    inner = mjax.jit(inner_f)
+
+    @mjax.jit
+    def outer(x):
+        for _ in range(3):
+            x = inner(x)
+        return x
+    x = np.linspace(-1, 1, 5).astype(np.float32)
+    want = x
+    for _ in range(3):
+        want = np.sin(want) + 1
+    np.testing.assert_allclose(outer(x), want, rtol=1e-5)
+    np.testing.assert_allclose(inner(x), np.sin(x) + 1, rtol=1e-6)
+
+
+def test_disable_jit_runs_python():
+    seen = []
+
+    @mjax.jit
+    def f(x):
+        seen.append(type(x))
+        return x + 1
+    with mjax.disable_jit():
+        out = f(jnp.ones(2))
+    assert seen[-1] is mjax.Array
+    np.testing.assert_allclose(out, [2, 2])
+    f(jnp.ones(2))
+    assert issubclass(seen[-1], mjax.core.Tracer)
+
+
+def test_donate_argnums_and_other_options_accepted():
+    jf = mjax.jit(lambda x, y: x + y, donate_argnums=(0,), keep_unused=True)
+    np.testing.assert_allclose(jf(jnp.ones(3), jnp.ones(3)), 2 * np.ones(3))
+    jf2 = mjax.jit(donate_argnums=0)(lambda x: x * 3)
+    np.testing.assert_allclose(jf2(jnp.ones(2)), [3, 3])
+
+
+def test_jit_as_decorator_with_options():
+    @mjax.jit(static_argnums=(1,))
+    def g(x, n):
+        return x ** n
+    np.testing.assert_allclose(g(jnp.arange(3.0), 3), [0, 1, 8])
+
+
+def test_python_scalars_and_numpy_arrays_as_args_and_outputs():
+    @mjax.jit
+    def f(a, b, c):
+        return a + b, c, 3.0, np.arange(3)
+    out = f(1, np.float32(2), np.array([1, 2], np.int16))
+    assert out[0].dtype == np.float32 and float(out[0]) == 3.0
+    assert out[1].dtype == np.int16
+    assert isinstance(out[2], mjax.Array) and out[2].weak_type
+    np.testing.assert_array_equal(out[3], np.arange(3))
+
+
+def test_jit_of_lax_functions():
+    @mjax.jit
+    def f(x, y):
+        z = lax.dot_general(x, y, (((1,), (0,)), ((), ())))
+        z = lax.add(z, lax.broadcast_in_dim(jnp.ones(3), (2, 3), (1,)))
+        return lax.reduce_sum(lax.exp(z), (1,))
+    x = np.ones((2, 4), np.float32)
+    y = np.full((4, 3), 0.25, np.float32)
+    np.testing.assert_allclose(f(x, y), np.exp(x @ y + 1).sum(1), rtol=1e-6)
+
+
+def test_eval_shape_and_shape_dtype_struct():
+    out = mjax.eval_shape(lambda x, y: (x @ y, {"s": x.sum()}),
+                          mjax.ShapeDtypeStruct((2, 3), np.float32), jnp.ones((3, 5)))
+    assert out[0].shape == (2, 5) and out[0].dtype == np.float32
+    assert out[1]["s"].shape == () and out[1]["s"].dtype == np.float32
+    # jit accepts abstract arguments for staging
+    low = mjax.jit(lambda x: x * 2).lower(mjax.ShapeDtypeStruct((4,), np.int32))
+    assert "tensor<4xi32>" in low.as_text()
+
+
+def test_make_jaxpr_compact_form_and_mlir():
+    jaxpr = mjax.make_jaxpr(lambda x, y: jnp.sin(x) * y)(np.ones(3, np.float32), 2.0)
+    text = str(jaxpr)
+    assert text.startswith("{ lambda ; a:f32[3] b:f32[]. let")
+    assert "sin a" in text and "mul" in text and text.rstrip().endswith("}")
+    assert '"jaxpr.sin"' in jaxpr.mlir
+    assert "in (" in text
+
+
+def test_make_jaxpr_static_argnums_and_pytree_out():
+    jaxpr = mjax.make_jaxpr(lambda x, n: [x] * n, static_argnums=1)(1.0, 2)
+    assert str(jaxpr).rstrip().endswith("in (a, a) }")
+    j, shapes = mjax.make_jaxpr(lambda x: {"y": x + 1}, return_shape=True)(np.ones(2))
+    assert shapes["y"].shape == (2,)
+
+
+def test_large_captured_constant_shows_as_constvar():
+    c = jnp.arange(5.0)
+    jaxpr = mjax.make_jaxpr(lambda x: x + c)(np.ones(5, np.float32))
+    assert str(jaxpr).startswith("{ lambda a:f32[5]; b:f32[5]. let")
+
+
+def test_jit_output_is_array_and_keeps_tree():
+    from collections import namedtuple
+    P = namedtuple("P", "a b")
+
+    @mjax.jit
+    def f(x):
+        return P(a=x, b=[x * 2, None, (x,)])
+    out = f(jnp.ones(2))
+    assert isinstance(out, P) and out.b[1] is None
+    assert isinstance(out.b[0], mjax.Array)
+    np.testing.assert_allclose(out.b[2][0], [1, 1])
