@@ -394,6 +394,8 @@ class AD:
         results = [instantiate(b, ct_env.get(tangent_args[k]), ins[i]) for k, i in enumerate(da)]
         with fn.location:
             func_d.ReturnOp(results, ip=bip)
+        # Transposed checkpoints emit jaxpr.vjp ops (rematerialization): expand them too.
+        self.expand_in(bwd_name)
         return VjpInfo(fwd_name, bwd_name, len(outs), tuple(res_avals), da, dr)
 
 

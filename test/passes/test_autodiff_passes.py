@@ -333,3 +333,252 @@ def test_elementwise_derivatives():
 
 def test_structural_derivatives():
     check_cases(structural_cases())
+
+
+# ---- nested transformations, custom rules, checkpoint, non-differentiable inputs ----
+S = "tensor<f64>"
+
+NESTED = f"""
+func.func private @f(%x: {S}) -> {S} {{
+  %0 = "jaxpr.sin"(%x) : ({S}) -> {S}
+  %1 = "jaxpr.mul"(%0, %x) : ({S}, {S}) -> {S}
+  %2 = "jaxpr.exp"(%1) : ({S}) -> {S}
+  return %2 : {S}
+}}
+func.func private @g1(%x: {S}) -> {S} {{
+  %one = "jaxpr.constant"() {{value = dense<1.0> : {S}}} : () -> {S}
+  %0 = "jaxpr.vjp"(%x, %one) {{callee = @f}} : ({S}, {S}) -> {S}
+  return %0 : {S}
+}}
+func.func private @g2(%x: {S}) -> {S} {{
+  %one = "jaxpr.constant"() {{value = dense<1.0> : {S}}} : () -> {S}
+  %0 = "jaxpr.vjp"(%x, %one) {{callee = @g1}} : ({S}, {S}) -> {S}
+  return %0 : {S}
+}}
+func.func private @g3(%x: {S}) -> {S} {{
+  %one = "jaxpr.constant"() {{value = dense<1.0> : {S}}} : () -> {S}
+  %0 = "jaxpr.vjp"(%x, %one) {{callee = @g2}} : ({S}, {S}) -> {S}
+  return %0 : {S}
+}}
+func.func private @fwd_over_rev(%x: {S}) -> {S} {{
+  %one = "jaxpr.constant"() {{value = dense<1.0> : {S}}} : () -> {S}
+  %0:2 = "jaxpr.jvp"(%x, %one) {{callee = @g2}} : ({S}, {S}) -> ({S}, {S})
+  return %0#1 : {S}
+}}
+func.func private @rev_over_fwd(%x: {S}) -> {S} {{
+  %one = "jaxpr.constant"() {{value = dense<1.0> : {S}}} : () -> {S}
+  %0 = "jaxpr.vjp"(%x, %one) {{callee = @d1}} : ({S}, {S}) -> {S}
+  return %0 : {S}
+}}
+func.func private @d1(%x: {S}) -> {S} {{
+  %one = "jaxpr.constant"() {{value = dense<1.0> : {S}}} : () -> {S}
+  %0:2 = "jaxpr.jvp"(%x, %one) {{callee = @f}} : ({S}, {S}) -> ({S}, {S})
+  return %0#1 : {S}
+}}
+func.func @main(%x: {S}) -> ({S}, {S}, {S}, {S}, {S}) {{
+  %1 = "jaxpr.call"(%x) {{callee = @g1}} : ({S}) -> {S}
+  %2 = "jaxpr.call"(%x) {{callee = @g2}} : ({S}) -> {S}
+  %3 = "jaxpr.call"(%x) {{callee = @g3}} : ({S}) -> {S}
+  %4 = "jaxpr.call"(%x) {{callee = @fwd_over_rev}} : ({S}) -> {S}
+  %5 = "jaxpr.call"(%x) {{callee = @rev_over_fwd}} : ({S}) -> {S}
+  return %1, %2, %3, %4, %5 : {S}, {S}, {S}, {S}, {S}
+}}
+"""
+
+
+def test_grad_of_grad_of_grad():
+    def f(x):
+        return jnp.exp(jnp.sin(x) * x)
+    x = np.float64(0.7)
+    got = compile_and_run(NESTED, x)
+    g1, g2, g3 = jax.grad(f), jax.grad(jax.grad(f)), jax.grad(jax.grad(jax.grad(f)))
+    want = [g1(x), g2(x), g3(x), jax.grad(g2)(x), g2(x)]
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-10)
+
+
+CUSTOM = f"""
+func.func private @f(%x: {S}) -> {S} {{
+  %0 = "jaxpr.sin"(%x) : ({S}) -> {S}
+  return %0 : {S}
+}}
+func.func private @f_rule(%x: {S}, %t: {S}) -> ({S}, {S}) {{
+  %0 = "jaxpr.sin"(%x) : ({S}) -> {S}
+  %c = "jaxpr.constant"() {{value = dense<3.0> : {S}}} : () -> {S}
+  %1 = "jaxpr.mul"(%c, %x) : ({S}, {S}) -> {S}
+  %2 = "jaxpr.mul"(%t, %1) : ({S}, {S}) -> {S}
+  return %0, %2 : {S}, {S}
+}}
+func.func private @f_fwd(%x: {S}) -> ({S}, {S}) {{
+  %0 = "jaxpr.sin"(%x) : ({S}) -> {S}
+  %1 = "jaxpr.cos"(%x) : ({S}) -> {S}
+  return %0, %1 : {S}, {S}
+}}
+func.func private @f_bwd(%r: {S}, %ct: {S}) -> {S} {{
+  %c = "jaxpr.constant"() {{value = dense<5.0> : {S}}} : () -> {S}
+  %0 = "jaxpr.mul"(%ct, %r) : ({S}, {S}) -> {S}
+  %1 = "jaxpr.mul"(%0, %c) : ({S}, {S}) -> {S}
+  return %1 : {S}
+}}
+func.func private @cj(%x: {S}) -> {S} {{
+  %0 = "jaxpr.custom_jvp_call"(%x) {{callee = @f, jvp = @f_rule}} : ({S}) -> {S}
+  %1 = "jaxpr.mul"(%0, %x) : ({S}, {S}) -> {S}
+  return %1 : {S}
+}}
+func.func private @cv(%x: {S}) -> {S} {{
+  %0 = "jaxpr.custom_vjp_call"(%x) {{callee = @f, fwd = @f_fwd, bwd = @f_bwd}} : ({S}) -> {S}
+  %1 = "jaxpr.mul"(%0, %x) : ({S}, {S}) -> {S}
+  return %1 : {S}
+}}
+func.func private @sinsin(%x: {S}) -> {S} {{
+  %0 = "jaxpr.sin"(%x) : ({S}) -> {S}
+  %1 = "jaxpr.sin"(%0) : ({S}) -> {S}
+  return %1 : {S}
+}}
+func.func private @ck(%x: {S}) -> {S} {{
+  %0 = "jaxpr.checkpoint"(%x) {{callee = @sinsin}} : ({S}) -> {S}
+  %1 = "jaxpr.mul"(%0, %x) : ({S}, {S}) -> {S}
+  return %1 : {S}
+}}
+func.func private @grad_ck(%x: {S}) -> {S} {{
+  %one = "jaxpr.constant"() {{value = dense<1.0> : {S}}} : () -> {S}
+  %0 = "jaxpr.vjp"(%x, %one) {{callee = @ck}} : ({S}, {S}) -> {S}
+  return %0 : {S}
+}}
+func.func @main(%x: {S}, %t: {S}) -> ({S}, {S}, {S}, {S}, {S}, {S}, {S}, {S}, {S}) {{
+  %a = "jaxpr.call"(%x) {{callee = @cj}} : ({S}) -> {S}
+  %b:2 = "jaxpr.jvp"(%x, %t) {{callee = @cj}} : ({S}, {S}) -> ({S}, {S})
+  %c = "jaxpr.vjp"(%x, %t) {{callee = @cj}} : ({S}, {S}) -> {S}
+  %d = "jaxpr.call"(%x) {{callee = @cv}} : ({S}) -> {S}
+  %e = "jaxpr.vjp"(%x, %t) {{callee = @cv}} : ({S}, {S}) -> {S}
+  %f:2 = "jaxpr.jvp"(%x, %t) {{callee = @ck}} : ({S}, {S}) -> ({S}, {S})
+  %g = "jaxpr.vjp"(%x, %t) {{callee = @ck}} : ({S}, {S}) -> {S}
+  %h = "jaxpr.vjp"(%x, %t) {{callee = @grad_ck}} : ({S}, {S}) -> {S}
+  return %a, %b#1, %c, %d, %e, %f#1, %g, %h, %b#0 : {S}, {S}, {S}, {S}, {S}, {S}, {S}, {S}, {S}
+}}
+"""
+
+
+def test_custom_jvp_custom_vjp_checkpoint():
+    x, t = np.float64(0.7), np.float64(1.3)
+    a, b, c, d, e, f, g, h, b0 = compile_and_run(CUSTOM, x, t)
+    s, co = np.sin(x), np.cos(x)
+    np.testing.assert_allclose(a, s * x)
+    np.testing.assert_allclose(b0, s * x)
+    # custom rule: d sin -> 3x (deliberately not cos x, to see the rule is used)
+    np.testing.assert_allclose(b, t * (3 * x * x + s), rtol=1e-12)
+    np.testing.assert_allclose(c, t * (3 * x * x + s), rtol=1e-12)
+    np.testing.assert_allclose(d, s * x)
+    # custom bwd: ct * cos(x) * 5
+    np.testing.assert_allclose(e, t * (5 * co * x + s), rtol=1e-12)
+
+    def ck(x):
+        return jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)))(x) * x
+    np.testing.assert_allclose(f, jax.jvp(ck, (x,), (t,))[1], rtol=1e-12)
+    np.testing.assert_allclose(g, t * jax.grad(ck)(x), rtol=1e-12)
+    np.testing.assert_allclose(h, t * jax.grad(jax.grad(ck))(x), rtol=1e-12)
+
+
+def _expand(text):
+    ctx = context()
+    with ctx, ir.Location.unknown(ctx):
+        module = ir.Module.parse(text)
+        run_pipeline(module, "builtin.module(jaxpr-verify,jaxpr-expand-transforms,jaxpr-verify)")
+    return module
+
+
+def test_checkpoint_recomputes_forward_in_backward():
+    module = _expand(CUSTOM)
+    fns = {str(op.attributes["sym_name"]).strip('"'): str(op) for op in module.body.operations}
+    # The backward function of @ck runs vjp @sinsin again (its fwd), from @ck's input.
+    bwd = fns["ck_bwd"]
+    assert "@sinsin_fwd" in bwd and "@sinsin_bwd" in bwd, bwd
+    # ...and the forward function of @ck saves no internals of @sinsin.
+    assert "jaxpr.sin" not in fns["ck_fwd"] and "jaxpr.cos" not in fns["ck_fwd"]
+
+
+def test_jvp_of_custom_vjp_is_an_error():
+    text = CUSTOM.replace('%b:2 = "jaxpr.jvp"(%x, %t) {callee = @cj}',
+                          '%b:2 = "jaxpr.jvp"(%x, %t) {callee = @cv}')
+    with pytest.raises(PassError, match="forward-mode autodiff .* custom_vjp function @f"):
+        _expand(text)
+
+
+INT_ARGS = """
+func.func private @f(%x: tensor<3xf32>, %n: tensor<3xi32>, %p: tensor<3xi1>) -> (tensor<3xf32>, tensor<3xi32>) {
+  %0 = "jaxpr.convert_element_type"(%n) {new_dtype = f32} : (tensor<3xi32>) -> tensor<3xf32>
+  %1 = "jaxpr.mul"(%x, %0) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %2 = "jaxpr.select_n"(%p, %x, %1) : (tensor<3xi1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %3 = "jaxpr.convert_element_type"(%2) {new_dtype = i32} : (tensor<3xf32>) -> tensor<3xi32>
+  return %2, %3 : tensor<3xf32>, tensor<3xi32>
+}
+func.func @main(%x: tensor<3xf32>, %n: tensor<3xi32>, %p: tensor<3xi1>, %t: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = "jaxpr.jvp"(%x, %n, %p, %t) {callee = @f} : (tensor<3xf32>, tensor<3xi32>, tensor<3xi1>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>)
+  %1 = "jaxpr.vjp"(%x, %n, %p, %t) {callee = @f} : (tensor<3xf32>, tensor<3xi32>, tensor<3xi1>, tensor<3xf32>) -> tensor<3xf32>
+  return %0#2, %1 : tensor<3xf32>, tensor<3xf32>
+}
+"""
+
+
+def test_integer_and_bool_inputs_have_no_tangents():
+    x = np.array([0.5, 1.5, -2.0], np.float32)
+    n = np.array([2, 3, 4], np.int32)
+    p = np.array([True, False, True])
+    t = np.array([1.0, 2.0, 3.0], np.float32)
+    jt, ct = compile_and_run(INT_ARGS, x, n, p, t)
+    np.testing.assert_allclose(jt, np.where(p, t * n, t))
+    np.testing.assert_allclose(ct, np.where(p, t * n, t))
+
+
+def test_diff_args_on_integer_argument_is_a_verifier_error():
+    text = INT_ARGS.split("func.func @main")[0] + """
+func.func @main(%x: tensor<3xf32>, %n: tensor<3xi32>, %p: tensor<3xi1>, %t: tensor<3xi32>) -> tensor<3xi32> {
+  %0:3 = "jaxpr.jvp"(%x, %n, %p, %t) {callee = @f, diff_args = array<i64: 1>} : (tensor<3xf32>, tensor<3xi32>, tensor<3xi1>, tensor<3xi32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<3xi32>)
+  return %0#2 : tensor<3xi32>
+}
+"""
+    with pytest.raises(PassError, match="diff_args lists index 1 of dtype i32.*float0"):
+        _expand(text)
+
+
+def test_verifier_checks_callee_and_signature():
+    bad = INT_ARGS.replace("{callee = @f}", "{callee = @nope}", 1)
+    with pytest.raises(PassError, match="@nope, which is not a function"):
+        _expand(bad)
+    bad = f"""
+func.func private @f(%x: {S}) -> {S} {{
+  return %x : {S}
+}}
+func.func @main(%x: {S}) -> tensor<f32> {{
+  %0 = "jaxpr.call"(%x) {{callee = @f}} : ({S}) -> tensor<f32>
+  return %0 : tensor<f32>
+}}
+"""
+    with pytest.raises(PassError, match="result 0 has type tensor<f32>"):
+        _expand(bad)
+    bad = bad.replace('%0 = "jaxpr.call"(%x) {callee = @f} : (tensor<f64>) -> tensor<f32>',
+                      '%0 = "jaxpr.vjp"(%x) {callee = @f} : (tensor<f64>) -> tensor<f32>')
+    with pytest.raises(PassError, match=r"operand types \(primals, cotangents\) \(f64\[\]\) "
+                                        r"do not match the expected \(f64\[\], f64\[\]\)"):
+        _expand(bad)
+
+
+def test_lowering_rejects_unexpanded_transform():
+    ctx = context()
+    with ctx, ir.Location.unknown(ctx):
+        module = ir.Module.parse(NESTED)
+        with pytest.raises(PassError, match="unexpanded transformation op 'jaxpr.vjp'.*"
+                                            "--jaxpr-expand-transforms"):
+            run_pipeline(module, "builtin.module(jaxpr-to-stablehlo)")
+
+
+def test_python_entry_points():
+    ctx = context()
+    with ctx, ir.Location.unknown(ctx):
+        module = ir.Module.parse(CUSTOM)
+        name = jvp_function(module, "sinsin")
+        assert name == "sinsin_jvp" and jvp_function(module, "sinsin") == name
+        fwd, bwd, info = split_vjp(module, "sinsin")
+        assert (fwd, bwd) == ("sinsin_fwd", "sinsin_bwd")
+        assert info.num_outputs == 1 and info.diff_args == (0,) and info.num_residuals >= 1
+        assert split_vjp(module, "sinsin")[:2] == (fwd, bwd)  # reused, not rebuilt
+        run_pipeline(module, "builtin.module(jaxpr-verify)")
