@@ -19,27 +19,37 @@ from mjax.dialect import types as T
 REQUIRED = object()
 
 
-def _install_dense_elements_caster() -> None:
-    """Lets the bindings hand back complex DenseElementsAttrs instead of failing.
+def _install_dense_casters() -> None:
+    """Lets the bindings hand back every dense attribute instead of failing.
 
-    Reading an attribute downcasts it; the built-in caster knows only int and float
-    element types and raises (or, inside `NamedAttribute.attr`, aborts the process) on
-    `dense<...> : tensor<2xcomplex<f32>>`. Ours falls back to plain DenseElementsAttr.
+    Reading an attribute downcasts it; the built-in casters know only int and float
+    element types and raise (or, inside `NamedAttribute.attr`, abort the process) on
+    `dense<...> : tensor<2xcomplex<f32>>` or `array<ui32: 1>`. Ours fall back to the
+    untyped base class, which `decode` then accepts or rejects with a message.
     """
-    probe = ir.DenseElementsAttr.get(np.zeros(1, np.float32), context=context())
+    ctx = context()
 
-    def cast(attr):
-        for cls in (ir.DenseFPElementsAttr, ir.DenseIntElementsAttr):
-            try:
-                return cls(attr)
-            except (ValueError, TypeError):
-                pass
-        return ir.DenseElementsAttr(attr)
+    def caster(candidates, fallback):
+        def cast(attr):
+            for cls in candidates:
+                try:
+                    return cls(attr)
+                except (ValueError, TypeError):
+                    pass
+            return fallback(attr)
+        return cast
 
-    _mlir.register_type_caster(probe.typeid, replace=True)(cast)
+    elements = ir.DenseElementsAttr.get(np.zeros(1, np.float32), context=ctx)
+    _mlir.register_type_caster(elements.typeid, replace=True)(caster(
+        (ir.DenseFPElementsAttr, ir.DenseIntElementsAttr), ir.DenseElementsAttr))
+    array = ir.DenseI64ArrayAttr.get([0], context=ctx)
+    _mlir.register_type_caster(array.typeid, replace=True)(caster(
+        (ir.DenseBoolArrayAttr, ir.DenseI8ArrayAttr, ir.DenseI16ArrayAttr,
+         ir.DenseI32ArrayAttr, ir.DenseI64ArrayAttr, ir.DenseF32ArrayAttr,
+         ir.DenseF64ArrayAttr), ir.Attribute))
 
 
-_install_dense_elements_caster()
+_install_dense_casters()
 
 
 class Symbol(str):

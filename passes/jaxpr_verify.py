@@ -33,7 +33,10 @@ def verify_op(op: ir.Operation) -> None:
                 if name.startswith(("mjax.", "sdy.", "mhlo.")):
                     continue  # annotations other passes own
                 raise TypeError(f"has unknown attribute '{name}'")
-            raw[name] = A.decode(op.attributes[name])
+            try:
+                raw[name] = A.decode(op.attributes[name])
+            except TypeError as e:
+                raise TypeError(f"attribute '{name}': {e}") from None
         params = cls.check_params(raw)
         infer_at = getattr(cls, "infer_at", None)
         if infer_at is not None:

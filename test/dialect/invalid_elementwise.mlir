@@ -178,6 +178,22 @@ func.func @round_string_method(%a0: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @round_unsigned_array_method(%a0: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{attribute 'rounding_method': unsupported attribute array<ui32: 1>}}
+  %0 = "jaxpr.round"(%a0) {rounding_method = array<ui32: 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @round_complex_dense_method(%a0: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{attribute 'rounding_method' must be an integer, got array([1.+2.j, 1.+2.j], dtype=complex64)}}
+  %0 = "jaxpr.round"(%a0) {rounding_method = dense<(1.0,2.0)> : tensor<2xcomplex<f32>>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @not_float(%a0: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{not does not accept dtype f32 (operand must be bool or integer)}}
   %0 = "jaxpr.not"(%a0) : (tensor<4xf32>) -> tensor<4xf32>
