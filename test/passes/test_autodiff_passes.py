@@ -582,3 +582,29 @@ def test_python_entry_points():
         assert info.num_outputs == 1 and info.diff_args == (0,) and info.num_residuals >= 1
         assert split_vjp(module, "sinsin")[:2] == (fwd, bwd)  # reused, not rebuilt
         run_pipeline(module, "builtin.module(jaxpr-verify)")
+
+
+def reduction_indexing_cases():
+    x = u(3, 4)
+    i0, i1 = np.int32(1), np.int32(2)
+    return [
+        Case("reduce_sum", lambda a: jnp.sum(a, axis=1), x,
+             params={"axes": (1,)}),
+        Case("reduce_sum", lambda a: jnp.sum(a), x,
+             params={"axes": (0, 1)}),
+        Case("reduce_max", lambda a: jnp.max(a, axis=0), x,
+             params={"axes": (0,)}),
+        Case("reduce_min", lambda a: jnp.min(a, axis=1), x,
+             params={"axes": (1,)}),
+        Case("cumsum", lambda a: lax.cumsum(a, 1), x, params={"axis": 1}),
+        Case("cumsum", lambda a: lax.cumsum(a, 0, reverse=True), x,
+             params={"axis": 0, "reverse": True}),
+        Case("dynamic_slice", lambda a, s, t: lax.dynamic_slice(a, (s, t), (2, 2)), x, i0, i1,
+             params={"slice_sizes": (2, 2)}),
+        Case("dynamic_update_slice", lambda a, v, s, t: lax.dynamic_update_slice(a, v, (s, t)),
+             x, u(2, 2), i0, i1),
+    ]
+
+
+def test_reduction_indexing_derivatives():
+    check_cases(reduction_indexing_cases())
