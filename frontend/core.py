@@ -59,6 +59,11 @@ def describe_location(loc: ir.Location) -> str:
     return format_location(loc)
 
 
+def at_user_line(message: str) -> str:
+    """`message` plus the user's `file:line:col`, for errors raised in mjax's own code."""
+    return f"{message} (at {describe_location(user_location())})"
+
+
 # ---- trace state -----------------------------------------------------------------
 class _TraceState(threading.local):
     def __init__(self):
@@ -148,9 +153,9 @@ class Trace:
         return self.capture(x)
 
     def emit(self, opcls, tracers, params, out_avals) -> list["Tracer"]:
-        op = opcls.create([t.value for t in tracers], out_avals, params,
-                          loc=user_location(), ip=self.ip)
-        return [Tracer(self, r, a) for r, a in zip(op.results, out_avals)]
+        loc = user_location()
+        op = opcls.create([t.value for t in tracers], out_avals, params, loc=loc, ip=self.ip)
+        return [Tracer(self, r, a, loc) for r, a in zip(op.results, out_avals)]
 
     def finish(self, outs) -> list[ShapedArray]:
         """Returns `outs` (tracers or constants) from the function; gives result avals."""
@@ -169,25 +174,29 @@ def _ops():
 
 
 def escaped_tracer_message(t) -> str:
+    # Only the recorded location: the IR behind `t.value` may already be lowered or freed.
+    loc = getattr(t, "loc", None)
+    where = f"at {describe_location(loc)}" if loc is not None else "as a function argument"
     return (f"Encountered an unexpected tracer: {t}. A function transformed by mjax "
             f"(jit, grad, vmap, ...) saved one of its intermediate traced values outside "
             f"(for example in a global or a list), and it was used after that "
-            f"transformation finished. The tracer was created at "
-            f"{describe_location(t.value.owner.location) if hasattr(t.value.owner, 'location') else 'an argument'}. "
-            f"Return values from the transformed function instead of leaking them.")
+            f"transformation finished. The tracer was created {where}. Return values "
+            f"from the transformed function instead of leaking them.")
 
 
 # ---- tracers ---------------------------------------------------------------------
 class Tracer(ArrayMethods):
     """A traced array: an `ir.Value` in the function being built, and its aval."""
 
-    __slots__ = ("trace", "value", "aval")
+    __slots__ = ("trace", "value", "aval", "loc")
     __array_priority__ = 1000
 
-    def __init__(self, trace: Trace, value: ir.Value, aval: ShapedArray):
+    def __init__(self, trace: Trace, value: ir.Value, aval: ShapedArray,
+                 loc: ir.Location | None = None):
         self.trace = trace
         self.value = value
         self.aval = aval
+        self.loc = loc  # the user's line that made it (None for arguments)
 
     @property
     def shape(self):
@@ -205,19 +214,21 @@ class Tracer(ArrayMethods):
         return f"Traced<{self.aval.str_short()}{'(weak)' if self.aval.weak_type else ''}>"
 
     def __bool__(self):
-        raise TracerBoolConversionError(self, "The truth value of a traced array was "
-                                              "requested (if/while/and/or on a traced value).")
+        raise TracerBoolConversionError(self, at_user_line(
+            "The truth value of a traced array was requested (if/while/and/or on a traced "
+            "value)"))
 
     def __int__(self):
-        raise TracerIntegerConversionError(self)
+        raise TracerIntegerConversionError(self, at_user_line("int()/index use"))
 
     __index__ = __int__
 
     def __float__(self):
-        raise ConcretizationTypeError(self, "float() was called on a traced array.")
+        raise ConcretizationTypeError(self, at_user_line("float() was called on a traced array"))
 
     def __complex__(self):
-        raise ConcretizationTypeError(self, "complex() was called on a traced array.")
+        raise ConcretizationTypeError(self, at_user_line("complex() was called on a traced "
+                                                          "array"))
 
     def __array__(self, *args, **kwargs):
         raise TracerArrayConversionError(self)
@@ -226,10 +237,11 @@ class Tracer(ArrayMethods):
         raise TypeError(f"unhashable type: {type(self).__name__} ({self})")
 
     def item(self):
-        raise ConcretizationTypeError(self, ".item() was called on a traced array.")
+        raise ConcretizationTypeError(self, at_user_line(".item() was called on a traced array"))
 
     def tolist(self):
-        raise ConcretizationTypeError(self, ".tolist() was called on a traced array.")
+        raise ConcretizationTypeError(self, at_user_line(".tolist() was called on a traced "
+                                                          "array"))
 
 
 # ---- values ----------------------------------------------------------------------

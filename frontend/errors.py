@@ -27,11 +27,13 @@ class TracerBoolConversionError(ConcretizationTypeError):
 class TracerIntegerConversionError(JAXTypeError):
     """int()/index of a traced value."""
 
-    def __init__(self, tracer):
+    def __init__(self, tracer, context: str = ""):
         super().__init__(
-            f"The __index__() / __int__() method was called on traced array {tracer}. "
+            f"The __index__() / __int__() method was called on traced array {tracer}"
+            f"{' ' + context if context else ''}. "
             "Its value is not known while tracing; mark the argument static with "
-            "jit(..., static_argnums=...) or use lax.dynamic_slice / indexing with arrays.")
+            "jit(..., static_argnums=...), use lax.cond / mjax.numpy.where for value-dependent "
+            "choices, or lax.dynamic_slice / indexing with arrays.")
 
 
 class TracerArrayConversionError(JAXTypeError):

@@ -12,7 +12,7 @@ import numpy as _onp
 
 from mjax import dtypes as _dt
 from mjax import lax
-from mjax.core import Tracer, aval_of_value
+from mjax.core import Tracer, at_user_line, aval_of_value
 from mjax.numpy.indexing import getitem as _getitem, take, take_along_axis  # noqa: F401
 
 # dtypes, as jax.numpy exports them
@@ -95,8 +95,8 @@ def broadcast_shapes(*shapes):
     try:
         return tuple(_onp.broadcast_shapes(*shapes))
     except ValueError:
-        raise ValueError(f"Incompatible shapes for broadcasting: "
-                         f"{', '.join(str(tuple(s)) for s in shapes)}") from None
+        raise ValueError(at_user_line(f"Incompatible shapes for broadcasting: "
+                         f"{', '.join(str(tuple(s)) for s in shapes)}")) from None
 
 
 def broadcast_to(x, shape):
@@ -107,8 +107,8 @@ def broadcast_to(x, shape):
         return x
     if len(shape) < len(xs) or builtins.any(
             a not in (1, b) for a, b in zip(xs, shape[len(shape) - len(xs):])):
-        raise ValueError(f"Incompatible shapes for broadcasting: {xs} and requested shape "
-                         f"{shape}")
+        raise ValueError(at_user_line(f"Incompatible shapes for broadcasting: {xs} and requested shape "
+                         f"{shape}"))
     n = len(shape) - len(xs)
     keep = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a == b]
     squeeze_dims = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a != b]
@@ -130,15 +130,15 @@ def _promote(fname, *args, inexact=False):
     try:
         dtype, weak = _dt.promote_types(*[(a.dtype, a.weak_type) for a in avals])
     except _dt.TypePromotionError as e:
-        raise TypeError(f"mjax.numpy.{fname}: {e}") from None
+        raise TypeError(at_user_line(f"mjax.numpy.{fname}: {e}")) from None
     if inexact:
         dtype = _dt.to_inexact_dtype(dtype)
     out = [lax.convert_element_type(a, dtype, weak_type=weak) for a in args]
     try:
         shape = broadcast_shapes(*(av.shape for av in avals))
     except ValueError:
-        raise TypeError(f"mjax.numpy.{fname}: cannot broadcast shapes "
-                        f"{', '.join(str(av.shape) for av in avals)}") from None
+        raise TypeError(at_user_line(f"mjax.numpy.{fname}: cannot broadcast shapes "
+                        f"{', '.join(str(av.shape) for av in avals)}")) from None
     return [broadcast_to(o, shape) for o in out]
 
 
@@ -600,12 +600,12 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or a.size % known:
-            raise TypeError(f"cannot reshape array of shape {a.shape} (size {a.size}) into "
-                            f"shape {shape}")
+            raise TypeError(at_user_line(f"cannot reshape array of shape {a.shape} (size {a.size}) into "
+                            f"shape {shape}"))
         shape = tuple(a.size // known if d == -1 else d for d in shape)
     if math.prod(shape) != a.size:
-        raise TypeError(f"cannot reshape array of shape {a.shape} (size {a.size}) into shape "
-                        f"{shape} (size {math.prod(shape)})")
+        raise TypeError(at_user_line(f"cannot reshape array of shape {a.shape} (size {a.size}) into shape "
+                        f"{shape} (size {math.prod(shape)})"))
     if order == "F":
         return transpose(lax.reshape(transpose(a), shape[::-1]))
     return lax.reshape(a, shape)
@@ -696,8 +696,8 @@ def stack(arrays, axis=0, dtype=None):
         raise ValueError("need at least one array to stack")
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:
-        raise ValueError(f"all input arrays must have the same shape, got "
-                         f"{[a.shape for a in arrays]}")
+        raise ValueError(at_user_line(f"all input arrays must have the same shape, got "
+                         f"{[a.shape for a in arrays]}"))
     ax = _axis(axis, arrays[0].ndim + 1)
     return concatenate([expand_dims(a, ax) for a in arrays], axis=ax, dtype=dtype)
 
@@ -933,13 +933,13 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     """NumPy matmul: batched, with broadcasting of batch dims and 1-d promotion."""
     a, b = _promote("matmul", a, b) if _needs_promotion(a, b) else (asarray(a), asarray(b))
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: operands must be at least 1-d, got shapes {a.shape} and "
-                         f"{b.shape}")
+        raise ValueError(at_user_line(f"matmul: operands must be at least 1-d, got shapes {a.shape} and "
+                         f"{b.shape}"))
     a2 = a if a.ndim > 1 else reshape(a, (1, a.shape[0]))
     b2 = b if b.ndim > 1 else reshape(b, (b.shape[0], 1))
     if a2.shape[-1] != b2.shape[-2]:
-        raise TypeError(f"matmul: contracting dimensions differ: shapes {a.shape} and "
-                        f"{b.shape} (size {a2.shape[-1]} vs {b2.shape[-2]})")
+        raise TypeError(at_user_line(f"matmul: contracting dimensions differ: shapes {a.shape} and "
+                        f"{b.shape} (size {a2.shape[-1]} vs {b2.shape[-2]})"))
     batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     a2 = broadcast_to(a2, batch + a2.shape[-2:])
     b2 = broadcast_to(b2, batch + b2.shape[-2:])

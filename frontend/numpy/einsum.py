@@ -1,6 +1,7 @@
 """`einsum` as a sequence of pairwise `dot_general`s (left to right)."""
 from __future__ import annotations
 
+from mjax.core import at_user_line
 
 
 def _parse(subscripts, n):
@@ -47,7 +48,8 @@ def einsum(subscripts, *operands):
     ops = [jnp.asarray(o) for o in operands]
     for o, s in zip(ops, ins):
         if o.ndim != len(s):
-            raise ValueError(f"einsum: operand of shape {o.shape} has subscripts '{s}'")
+            raise ValueError(at_user_line(
+                f"einsum: operand of shape {o.shape} has subscripts '{s}'"))
     terms = [list(s) for s in ins]
     x, lx = ops[0], terms[0]
     rest = list(zip(ops[1:], terms[1:]))

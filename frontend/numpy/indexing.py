@@ -11,7 +11,7 @@ import numpy as np
 
 from mjax import dtypes as _dt
 from mjax import lax
-from mjax.core import Tracer
+from mjax.core import Tracer, at_user_line
 
 
 class NonConcreteBooleanIndexError(IndexError):
@@ -47,8 +47,8 @@ def _normalize_index(x_shape, idx):
         raise IndexError("an index can only have a single ellipsis ('...')")
     consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
     if consumed > len(x_shape):
-        raise IndexError(f"Too many indices for array: {consumed} non-None/Ellipsis indices "
-                         f"for dim {len(x_shape)}.")
+        raise IndexError(at_user_line(f"Too many indices for array: {consumed} non-None/Ellipsis indices "
+                         f"for dim {len(x_shape)}."))
     if n_ellipsis:
         k = out.index(Ellipsis)
         out = out[:k] + [slice(None)] * (len(x_shape) - consumed) + out[k + 1:]
@@ -88,7 +88,8 @@ def getitem(x, idx, *, mode=None, fill_value=None):
         elif _is_int_scalar(i) and not any_array and not gather_ints:
             k = int(i) + n if i < 0 else int(i)
             if not 0 <= k < n:
-                raise IndexError(f"index {int(i)} is out of bounds for axis {d} with size {n}")
+                raise IndexError(at_user_line(
+                    f"index {int(i)} is out of bounds for axis {d} with size {n}"))
             starts.append(k), limits.append(k + 1), strides.append(1)
             squeeze_dims.append(d)
         else:
