@@ -133,8 +133,11 @@ def _sq(b, x):
     return b.mul(x, x)
 
 
-AD.deflinear(E.AddOp, lambda b, ct, x, y: [ct, ct])
-AD.deflinear(E.SubOp, lambda b, ct, x, y: [ct, b.neg(ct)])
+# add/sub: per-operand rules, so a symbolic-zero operand costs nothing (no zeros + t).
+AD.defjvp(E.AddOp, lambda b, t, x, y: t, lambda b, t, x, y: t)
+AD.defjvp(E.SubOp, lambda b, t, x, y: t, lambda b, t, x, y: b.neg(t))
+AD.transpose_rule(E.AddOp)(lambda b, ct, x, y: [ct, ct])
+AD.transpose_rule(E.SubOp)(lambda b, ct, x, y: [ct, b.neg(ct)])
 AD.deflinear(E.NegOp, lambda b, ct, x: [b.neg(ct)])
 AD.deflinear(E.RealOp, lambda b, ct, x: [b.complex(ct, AD.zeros_like(b, ct))])
 AD.deflinear(E.ImagOp, lambda b, ct, x: [b.complex(AD.zeros_like(b, ct), b.neg(ct))])

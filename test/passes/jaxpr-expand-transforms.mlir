@@ -1,0 +1,95 @@
+// RUN: mjax-opt %s --jaxpr-expand-transforms --split-input-file | filecheck %s
+
+// grad(grad(f)): the inner vjp is expanded first; the outer vjp differentiates @g1,
+// whose body by then calls @f_fwd/@f_bwd. No transformation op is left.
+// CHECK-LABEL: func.func private @f_fwd
+// CHECK-LABEL: func.func private @f_bwd
+// CHECK-LABEL: func.func private @g1(
+// CHECK:         "jaxpr.call"({{.*}}) {callee = @f_fwd}
+// CHECK:         "jaxpr.call"({{.*}}) {callee = @f_bwd}
+// CHECK-LABEL: func.func private @g1_fwd
+// CHECK-LABEL: func.func private @g1_bwd
+// CHECK-LABEL: func.func @grad_grad
+// CHECK-SAME:    (%[[X:.*]]: tensor<f32>, %[[CT:.*]]: tensor<f32>)
+// CHECK:         %[[F:.*]]:{{[0-9]+}} = "jaxpr.call"(%[[X]]) {callee = @g1_fwd}
+// CHECK:         "jaxpr.call"({{.*}}%[[CT]]) {callee = @g1_bwd}
+// CHECK-NOT:     jaxpr.vjp
+// CHECK-NOT:     jaxpr.jvp
+func.func private @f(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.sin"(%x) : (tensor<f32>) -> tensor<f32>
+  %1 = "jaxpr.mul"(%0, %x) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+func.func private @g1(%x: tensor<f32>) -> tensor<f32> {
+  %one = "jaxpr.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = "jaxpr.vjp"(%x, %one) {callee = @f} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @grad_grad(%x: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.vjp"(%x, %ct) {callee = @g1} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// jvp of a custom_jvp_call uses the rule @rule; a custom_jvp_call outside
+// differentiation becomes a plain call.
+// CHECK-LABEL: func.func private @hc_jvp
+// CHECK-SAME:    (%[[X:.*]]: tensor<f32>, %[[T:.*]]: tensor<f32>)
+// CHECK:         %[[R:.*]]:2 = "jaxpr.call"(%[[X]], %[[T]]) {callee = @rule}
+// CHECK:         return %[[R]]#0, %[[R]]#1
+// CHECK-LABEL: func.func @custom_jvp
+// CHECK:         "jaxpr.call"({{.*}}) {callee = @hc_jvp}
+// CHECK:         "jaxpr.call"({{.*}}) {callee = @h}
+// CHECK-NOT:     jaxpr.custom_jvp_call
+func.func private @h(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.exp"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @rule(%x: tensor<f32>, %t: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %0 = "jaxpr.exp"(%x) : (tensor<f32>) -> tensor<f32>
+  %1 = "jaxpr.mul"(%t, %0) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+}
+func.func private @hc(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.custom_jvp_call"(%x) {callee = @h, jvp = @rule} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @custom_jvp(%x: tensor<f32>, %t: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %0:2 = "jaxpr.jvp"(%x, %t) {callee = @hc} : (tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  %1 = "jaxpr.custom_jvp_call"(%x) {callee = @h, jvp = @rule} : (tensor<f32>) -> tensor<f32>
+  return %0#1, %1 : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// vjp of a custom_vjp_call: the forward calls @fwd (outputs + residuals), the backward
+// calls @bwd on the residuals.
+// CHECK-LABEL: func.func private @k_fwd
+// CHECK:         %[[A:.*]]:2 = "jaxpr.call"({{.*}}) {callee = @kfwd}
+// CHECK:         return %[[A]]#0, %[[A]]#1
+// CHECK-LABEL: func.func private @k_bwd
+// CHECK-SAME:    (%[[R:.*]]: tensor<f32>, %[[CT:.*]]: tensor<f32>)
+// CHECK:         %[[G:.*]] = "jaxpr.call"(%[[R]], %[[CT]]) {callee = @kbwd}
+// CHECK:         return %[[G]]
+func.func private @kprimal(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.sin"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @kfwd(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %0 = "jaxpr.sin"(%x) : (tensor<f32>) -> tensor<f32>
+  %1 = "jaxpr.cos"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+}
+func.func private @kbwd(%r: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.mul"(%ct, %r) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @k(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.custom_vjp_call"(%x) {callee = @kprimal, fwd = @kfwd, bwd = @kbwd} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @custom_vjp(%x: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.vjp"(%x, %ct) {callee = @k} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
