@@ -43,8 +43,9 @@ def _prepare(*args, fn: str):
     if len(shapes) > 1:
         ranks = {len(s) for s in shapes}
         if len(ranks) > 1:
-            raise TypeError(at_user_line(f"{fn}: arrays must have the same rank (or be scalars), got "
-                            f"shapes {', '.join(str(av.shape) for av in avals)}"))
+            raise TypeError(at_user_line(
+                f"{fn}: arrays must have the same rank (or be scalars), got "
+                f"shapes {', '.join(str(av.shape) for av in avals)}"))
         shape = tuple(builtins.max(ds) if all(d in (1, builtins.max(ds)) for d in ds) else -1
                       for ds in zip(*shapes))
         if -1 in shape:
@@ -336,8 +337,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
     la, ra = aval_of_value(lhs), aval_of_value(rhs)
     if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
-        raise TypeError(at_user_line(f"dot only supports rank 1 or 2 operands, got shapes {la.shape} and "
-                        f"{ra.shape}"))
+        raise TypeError(at_user_line(
+            f"dot only supports rank 1 or 2 operands, got shapes {la.shape} and "
+            f"{ra.shape}"))
     return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
                        preferred_element_type)
 

@@ -14,6 +14,9 @@ from mjax import dtypes as _dt
 from mjax import lax
 from mjax.core import Tracer, at_user_line, aval_of_value
 from mjax.numpy.indexing import getitem as _getitem, take, take_along_axis  # noqa: F401
+# Imported now so that the submodule cannot later replace the `einsum` function below as
+# an attribute of this package (importing a submodule sets it on its parent).
+from mjax.numpy import einsum as _einsum_module
 
 # dtypes, as jax.numpy exports them
 bool_ = _onp.bool_
@@ -107,8 +110,9 @@ def broadcast_to(x, shape):
         return x
     if len(shape) < len(xs) or builtins.any(
             a not in (1, b) for a, b in zip(xs, shape[len(shape) - len(xs):])):
-        raise ValueError(at_user_line(f"Incompatible shapes for broadcasting: {xs} and requested shape "
-                         f"{shape}"))
+        raise ValueError(at_user_line(
+            f"Incompatible shapes for broadcasting: {xs} and requested shape "
+            f"{shape}"))
     n = len(shape) - len(xs)
     keep = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a == b]
     squeeze_dims = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a != b]
@@ -123,8 +127,8 @@ def broadcast_arrays(*args):
     return [broadcast_to(a, shape) for a in args]
 
 
-def _promote(fname, *args, inexact=False):
-    """Promote dtypes (JAX rules) and broadcast shapes; returns arrays."""
+def _promote(fname, *args, inexact=False, broadcast=True):
+    """Promote dtypes (JAX rules) and, unless broadcast=False, broadcast shapes."""
     avals = [aval_of_value(a) if _is_array(a) or isinstance(a, (bool, int, float, complex))
              else aval_of_value(asarray(a)) for a in args]
     try:
@@ -134,6 +138,8 @@ def _promote(fname, *args, inexact=False):
     if inexact:
         dtype = _dt.to_inexact_dtype(dtype)
     out = [lax.convert_element_type(a, dtype, weak_type=weak) for a in args]
+    if not broadcast:
+        return out
     try:
         shape = broadcast_shapes(*(av.shape for av in avals))
     except ValueError:
@@ -383,6 +389,93 @@ def sinc(x, /):
     return lax.select(is_zero, lax.full_like(x, 1), lax.div(lax.sin(safe), safe))
 
 
+def fabs(x, /):
+    (x,) = _promote("fabs", x, inexact=True)
+    return lax.abs(x)
+
+
+_SAME_WIDTH_INT = {2: _onp.dtype(_onp.int16), 4: _onp.dtype(_onp.int32),
+                   8: _onp.dtype(_onp.int64)}
+
+
+def signbit(x, /):
+    """True where the sign bit is set (also for -0.0 and negative NaNs)."""
+    (x,) = _promote("signbit", x)
+    if _dt.issubdtype(x.dtype, _onp.integer):
+        return lax.lt(x, lax.full_like(x, 0))
+    if x.dtype == _onp.bool_:
+        return lax.full_like(x, False, bool_)
+    if not _dt.is_float(x.dtype):
+        raise TypeError(f"mjax.numpy.signbit: not defined for dtype {x.dtype}")
+    bits = lax.bitcast_convert_type(x, _SAME_WIDTH_INT[x.dtype.itemsize])
+    return lax.lt(bits, lax.full_like(bits, 0))
+
+
+def copysign(x1, x2, /):
+    x1, x2 = _promote("copysign", x1, x2, inexact=True)
+    if _dt.issubdtype(x1.dtype, _onp.complexfloating):
+        raise TypeError("mjax.numpy.copysign does not support complex inputs")
+    mag = lax.abs(x1)
+    return lax.select(signbit(x2), lax.neg(mag), mag)
+
+
+def ldexp(x1, x2, /):
+    """x1 * 2**x2 for an integer x2 (two steps, so that 2**x2 itself cannot overflow)."""
+    x2 = asarray(x2)
+    if not _dt.issubdtype(x2.dtype, _onp.integer):
+        raise TypeError(f"mjax.numpy.ldexp: x2 must be an integer array, got {x2.dtype}")
+    (x1,) = _promote("ldexp", x1, inexact=True)
+    x1, x2 = broadcast_arrays(x1, x2)
+    half = floor_divide(x2, 2)
+    e1 = lax.exp2(lax.convert_element_type(half, x1.dtype))
+    e2 = lax.exp2(lax.convert_element_type(lax.sub(x2, half), x1.dtype))
+    return lax.mul(lax.mul(x1, e1), e2)
+
+
+def nextafter(x1, x2, /):
+    """The next representable float after x1 towards x2."""
+    x1, x2 = _promote("nextafter", x1, x2, inexact=True)
+    if not _dt.is_float(x1.dtype):
+        raise TypeError(f"mjax.numpy.nextafter: not defined for dtype {x1.dtype}")
+    itype = _SAME_WIDTH_INT[x1.dtype.itemsize]
+    bits = lax.bitcast_convert_type(x1, itype)
+    one = lax.full_like(bits, 1)
+    zero = lax.full_like(x1, 0)
+    # Moving away from zero increments the magnitude bits; towards zero decrements them.
+    away = lax.eq(lax.lt(x1, x2), lax.gt(x1, zero))
+    stepped = lax.bitcast_convert_type(lax.select(away, lax.add(bits, one), lax.sub(bits, one)),
+                                       x1.dtype)
+    tiny = lax.bitcast_convert_type(one, x1.dtype)       # smallest subnormal
+    from_zero = lax.select(lax.lt(x2, zero), lax.neg(tiny), tiny)
+    out = lax.select(lax.eq(x1, zero), from_zero, stepped)
+    out = lax.select(lax.eq(x1, x2), x2, out)
+    nan = lax.full_like(x1, _onp.nan)
+    return lax.select(lax.or_(lax.ne(x1, x1), lax.ne(x2, x2)), nan, out)
+
+
+def gcd(x1, x2, /):
+    """Greatest common divisor (Euclid's algorithm, unrolled to the dtype's worst case)."""
+    x1, x2 = _promote("gcd", x1, x2)
+    if not _dt.issubdtype(x1.dtype, _onp.integer):
+        raise TypeError(f"mjax.numpy.gcd: arguments must be integers, got {x1.dtype}")
+    a, b = abs(x1), abs(x2)
+    zero, one = lax.full_like(a, 0), lax.full_like(a, 1)
+    # Consecutive Fibonacci numbers are the worst case: about 1.44 * bits steps.
+    for _ in range(int(1.45 * 8 * a.dtype.itemsize) + 2):
+        b_zero = lax.eq(b, zero)
+        r = lax.rem(a, lax.select(b_zero, one, b))
+        a, b = lax.select(b_zero, a, b), lax.select(b_zero, b, r)
+    return a
+
+
+def lcm(x1, x2, /):
+    x1, x2 = _promote("lcm", x1, x2)
+    g = gcd(x1, x2)
+    zero = lax.full_like(g, 0)
+    safe = lax.select(lax.eq(g, zero), lax.full_like(g, 1), g)
+    return lax.select(lax.eq(g, zero), zero, abs(lax.mul(lax.div(x1, safe), x2)))
+
+
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = _promote("isclose", a, b, inexact=True)
     out = less_equal(abs(a - b), atol + rtol * abs(b))
@@ -600,12 +693,14 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or a.size % known:
-            raise TypeError(at_user_line(f"cannot reshape array of shape {a.shape} (size {a.size}) into "
-                            f"shape {shape}"))
+            raise TypeError(at_user_line(
+                f"cannot reshape array of shape {a.shape} (size {a.size}) into "
+                f"shape {shape}"))
         shape = tuple(a.size // known if d == -1 else d for d in shape)
     if math.prod(shape) != a.size:
-        raise TypeError(at_user_line(f"cannot reshape array of shape {a.shape} (size {a.size}) into shape "
-                        f"{shape} (size {math.prod(shape)})"))
+        raise TypeError(at_user_line(
+            f"cannot reshape array of shape {a.shape} (size {a.size}) into shape "
+            f"{shape} (size {math.prod(shape)})"))
     if order == "F":
         return transpose(lax.reshape(transpose(a), shape[::-1]))
     return lax.reshape(a, shape)
@@ -683,7 +778,7 @@ def concatenate(arrays, axis=0, dtype=None):
         arrays, axis = [ravel(a) for a in arrays], 0
     if builtins.any(a.ndim == 0 for a in arrays):
         raise ValueError("zero-dimensional arrays cannot be concatenated")
-    arrays = _promote("concatenate", *arrays) if len(arrays) > 1 and len(
+    arrays = _promote("concatenate", *arrays, broadcast=False) if len(arrays) > 1 and len(
         {a.dtype for a in arrays}) > 1 else arrays
     if dtype is not None:
         arrays = [astype(a, dtype) for a in arrays]
@@ -931,10 +1026,12 @@ def argsort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
 # ---- linear algebra -------------------------------------------------------------
 def matmul(a, b, *, precision=None, preferred_element_type=None):
     """NumPy matmul: batched, with broadcasting of batch dims and 1-d promotion."""
-    a, b = _promote("matmul", a, b) if _needs_promotion(a, b) else (asarray(a), asarray(b))
+    a, b = (_promote("matmul", a, b, broadcast=False) if _needs_promotion(a, b)
+            else (asarray(a), asarray(b)))
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(at_user_line(f"matmul: operands must be at least 1-d, got shapes {a.shape} and "
-                         f"{b.shape}"))
+        raise ValueError(at_user_line(
+            f"matmul: operands must be at least 1-d, got shapes {a.shape} and "
+            f"{b.shape}"))
     a2 = a if a.ndim > 1 else reshape(a, (1, a.shape[0]))
     b2 = b if b.ndim > 1 else reshape(b, (b.shape[0], 1))
     if a2.shape[-1] != b2.shape[-2]:
@@ -958,7 +1055,7 @@ def _needs_promotion(a, b):
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None):
-    a, b = _promote("dot", a, b) if _needs_promotion(a, b) else (a, b)
+    a, b = _promote("dot", a, b, broadcast=False) if _needs_promotion(a, b) else (a, b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if b.ndim == 1 or a.ndim == 1 or (a.ndim <= 2 and b.ndim <= 2):
@@ -974,7 +1071,7 @@ def vdot(a, b):
 
 
 def inner(a, b):
-    a, b = _promote("inner", a, b) if _needs_promotion(a, b) else (a, b)
+    a, b = _promote("inner", a, b, broadcast=False) if _needs_promotion(a, b) else (a, b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())))
@@ -986,7 +1083,7 @@ def outer(a, b):
 
 
 def tensordot(a, b, axes=2):
-    a, b = _promote("tensordot", a, b) if _needs_promotion(a, b) else (a, b)
+    a, b = _promote("tensordot", a, b, broadcast=False) if _needs_promotion(a, b) else (a, b)
     if isinstance(axes, int):
         ax_a, ax_b = tuple(range(a.ndim - axes, a.ndim)), tuple(range(axes))
     else:
@@ -1027,8 +1124,7 @@ def diag(v, k=0):
 
 def einsum(subscripts, *operands, optimize=None, precision=None, preferred_element_type=None):
     """Einstein summation by pairwise dot_generals (left to right)."""
-    from mjax.numpy.einsum import einsum as _einsum
-    return _einsum(subscripts, *operands)
+    return _einsum_module.einsum(subscripts, *operands)
 
 
 # ---- misc -----------------------------------------------------------------------

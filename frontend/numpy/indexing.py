@@ -47,8 +47,9 @@ def _normalize_index(x_shape, idx):
         raise IndexError("an index can only have a single ellipsis ('...')")
     consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
     if consumed > len(x_shape):
-        raise IndexError(at_user_line(f"Too many indices for array: {consumed} non-None/Ellipsis indices "
-                         f"for dim {len(x_shape)}."))
+        raise IndexError(at_user_line(
+            f"Too many indices for array: {consumed} non-None/Ellipsis indices "
+            f"for dim {len(x_shape)}."))
     if n_ellipsis:
         k = out.index(Ellipsis)
         out = out[:k] + [slice(None)] * (len(x_shape) - consumed) + out[k + 1:]
