@@ -18,16 +18,47 @@ from mjax.numpy.indexing import getitem as _getitem, take, take_along_axis  # no
 # an attribute of this package (importing a submodule sets it on its parent).
 from mjax.numpy import einsum as _einsum_module
 
-# dtypes, as jax.numpy exports them
-bool_ = _onp.bool_
-int8, int16, int32, int64 = _onp.int8, _onp.int16, _onp.int32, _onp.int64
-uint8, uint16, uint32, uint64 = _onp.uint8, _onp.uint16, _onp.uint32, _onp.uint64
-float16, float32, float64 = _onp.float16, _onp.float32, _onp.float64
-complex64, complex128 = _onp.complex64, _onp.complex128
-bfloat16 = _dt.bfloat16.type
+# dtypes, as jax.numpy exports them: usable as dtypes, and callable like JAX's scalar
+# types (`jnp.float32(3)` is a strongly typed 0-d mjax Array, not a NumPy scalar).
+class _ScalarMeta(type):
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __eq__(cls, other):
+        return cls is other or other == cls.dtype.type
+
+    def __ne__(cls, other):
+        return not cls == other
+
+    def __call__(cls, x):
+        return asarray(x, dtype=cls.dtype)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+    def __repr__(cls):
+        return f"<class 'mjax.numpy.{cls.__name__}'>"
+
+
+def _scalar_type(np_type, name=None):
+    name = name or _onp.dtype(np_type).name
+    return _ScalarMeta(name, (object,), {"dtype": _onp.dtype(np_type)})
+
+
+bool_ = _scalar_type(_onp.bool_, "bool_")
+int8, int16, int32, int64 = (_scalar_type(t) for t in (_onp.int8, _onp.int16, _onp.int32,
+                                                        _onp.int64))
+uint8, uint16, uint32, uint64 = (_scalar_type(t) for t in (_onp.uint8, _onp.uint16,
+                                                           _onp.uint32, _onp.uint64))
+float16, float32, float64 = (_scalar_type(t) for t in (_onp.float16, _onp.float32,
+                                                       _onp.float64))
+complex64, complex128 = _scalar_type(_onp.complex64), _scalar_type(_onp.complex128)
+bfloat16 = _scalar_type(_dt.bfloat16, "bfloat16")
 float_ = float64
 int_ = int64
 complex_ = complex128
+uint = uint64
+single, double, csingle, cdouble = float32, float64, complex64, complex128
 dtype = _onp.dtype
 pi, e, inf, nan, newaxis = _onp.pi, _onp.e, _onp.inf, _onp.nan, None
 ndarray = None  # set below to mjax.Array
@@ -1153,3 +1184,167 @@ def _set_ndarray():
 
 
 _set_ndarray()
+
+
+# ---- Array API spellings and small composites ------------------------------------
+acos, acosh, asin, asinh, atan, atanh = arccos, arccosh, arcsin, arcsinh, arctan, arctanh
+atan2 = arctan2
+pow = power  # noqa: A001
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+concat = concatenate
+
+
+def matrix_transpose(x, /):
+    return swapaxes(x, -1, -2)
+
+
+def bitwise_count(x, /):
+    (x,) = _promote("bitwise_count", x)
+    if not _dt.issubdtype(x.dtype, _onp.integer):
+        raise TypeError(f"mjax.numpy.bitwise_count: needs integers, got {x.dtype}")
+    return astype(lax.population_count(abs(x)), uint8)
+
+
+def logaddexp2(x1, x2, /):
+    x1, x2 = _promote("logaddexp2", x1, x2, inexact=True)
+    ln2 = lax.full_like(x1, math.log(2))
+    return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
+
+
+def modf(x, /):
+    (x,) = _promote("modf", x, inexact=True)
+    whole = trunc(x)
+    return lax.sub(x, whole), whole
+
+
+def isposinf(x, /):
+    x = asarray(x)
+    return logical_and(isinf(x), greater(x, 0))
+
+
+def isneginf(x, /):
+    x = asarray(x)
+    return logical_and(isinf(x), less(x, 0))
+
+
+def isreal(x, /):
+    return equal(imag(x), 0)
+
+
+def iscomplex(x, /):
+    return not_equal(imag(x), 0)
+
+
+def angle(z, deg=False):
+    (z,) = _promote("angle", z, inexact=True)
+    out = arctan2(imag(z), real(z))
+    return rad2deg(out) if deg else out
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = asarray(x)
+    if not _dt.is_inexact(x.dtype):
+        return x
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        return lax.complex(nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf),
+                           nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf))
+    info = finfo(x.dtype)
+    x = where(isnan(x), asarray(nan, x.dtype), x)
+    x = where(isposinf(x), asarray(info.max if posinf is None else posinf, x.dtype), x)
+    return where(isneginf(x), asarray(info.min if neginf is None else neginf, x.dtype), x)
+
+
+def roll(a, shift, axis=None):
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(shifts) != len(axes):
+        shifts = shifts * len(axes) if len(shifts) == 1 else shifts
+    for s, ax in zip(shifts, axes):
+        if isinstance(s, Tracer):
+            raise NotImplementedError("mjax.numpy.roll: a traced shift is not supported yet")
+        ax = _axis(ax, a.ndim)
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        s = int(s) % n
+        if s:
+            a = concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
+                             lax.slice_in_dim(a, 0, n - s, 1, ax)], axis=ax)
+    return a
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    a = asarray(a)
+    axis = _axis(axis, a.ndim)
+    parts = [a]
+    if prepend is not None:
+        parts.insert(0, broadcast_to(asarray(prepend), a.shape[:axis] + (1,) + a.shape[axis + 1:])
+                     if asarray(prepend).ndim == 0 else asarray(prepend))
+    if append is not None:
+        parts.append(broadcast_to(asarray(append), a.shape[:axis] + (1,) + a.shape[axis + 1:])
+                     if asarray(append).ndim == 0 else asarray(append))
+    a = concatenate(parts, axis) if len(parts) > 1 else a
+    for _ in range(n):
+        m = a.shape[axis]
+        hi = lax.slice_in_dim(a, 1, m, 1, axis)
+        lo = lax.slice_in_dim(a, 0, builtins.max(m - 1, 0), 1, axis)
+        a = not_equal(hi, lo) if a.dtype == _onp.bool_ else subtract(hi, lo)
+    return a
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    xi = [ravel(x) for x in xi]
+    shape = [x.shape[0] for x in xi]
+    if indexing == "xy" and len(xi) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, x in enumerate(xi):
+        axis = i
+        if indexing == "xy" and len(xi) >= 2 and i < 2:
+            axis = 1 - i
+        s = [1] * len(xi)
+        s[axis] = x.shape[0]
+        x = reshape(x, s)
+        out.append(x if sparse else broadcast_to(x, shape))
+    return out
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    return sum(not_equal(a, 0), axis=axis, keepdims=keepdims, dtype=_dt.default_int())
+
+
+def ptp(a, axis=None, keepdims=False):
+    return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
+
+
+def atleast_3d(*arys):
+    out = []
+    for a in arys:
+        a = asarray(a)
+        if a.ndim == 0:
+            a = reshape(a, (1, 1, 1))
+        elif a.ndim == 1:
+            a = reshape(a, (1, a.shape[0], 1))
+        elif a.ndim == 2:
+            a = expand_dims(a, 2)
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    x = asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError("cumulative_sum: axis is required for arrays of rank > 1")
+        axis = 0
+    out = cumsum(x, axis, dtype)
+    if include_initial:
+        axis = _axis(axis, out.ndim)
+        zero_shape = out.shape[:axis] + (1,) + out.shape[axis + 1:]
+        out = concatenate([zeros(zero_shape, out.dtype), out], axis)
+    return out
