@@ -60,6 +60,11 @@ class ArrayMethods:
     def __invert__(self):
         return _np().invert(self)
 
+    def __setitem__(self, idx, value):
+        raise TypeError(f"{type(self).__name__} objects are immutable: x[idx] = y is not "
+                        f"supported. Use x = x.at[idx].set(y) (or .add, .multiply, ...) "
+                        f"instead.")
+
     def __getitem__(self, idx):
         from mjax.numpy.indexing import getitem
         return getitem(self, idx)

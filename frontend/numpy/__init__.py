@@ -91,7 +91,7 @@ def asarray(a, dtype=None, copy=None, order=None):
     if _is_array(a) or isinstance(a, lax._LiteralArray):  # (a literal keeps its weak type)
         return a if dtype is None else astype(a, dtype)
     if isinstance(a, (list, tuple)):
-        if a and builtins.any(_is_array(v) for v in _onp.ravel(_nested_leaves(a))):
+        if a and builtins.any(_is_array(v) for v in _nested_leaves(a)):
             out = stack([asarray(v) for v in a])
             return out if dtype is None else astype(out, dtype)
     if hasattr(a, "__jax_array__"):
@@ -106,11 +106,12 @@ def asarray(a, dtype=None, copy=None, order=None):
     return lax.convert_element_type(value, target)
 
 
-def _nested_leaves(a):
+def _nested_leaves(a) -> list:
+    # (Not through NumPy: an object array would call a tracer's __array__.)
     out = []
     for v in a:
         out.extend(_nested_leaves(v) if isinstance(v, (list, tuple)) else [v])
-    return _onp.array(out + [None], dtype=object)[:-1]
+    return out
 
 
 def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002

@@ -4,6 +4,33 @@ from __future__ import annotations
 from mjax.core import at_user_line
 
 
+def _expand_ellipsis(subscripts, ndims):
+    """Replaces '...' by fresh labels, right-aligned as in NumPy's broadcasting."""
+    if "." not in subscripts:
+        return subscripts
+    ins, arrow, out = subscripts.partition("->")
+    ins = ins.split(",")
+    used = set(subscripts) - set(".,->")
+    fresh = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+    n_ell = max((nd - (len(t) - 3) for t, nd in zip(ins, ndims) if "..." in t), default=0)
+    labels = "".join(fresh[:n_ell])
+    new_ins = []
+    for t, nd in zip(ins, ndims):
+        if "..." in t:
+            k = nd - (len(t) - 3)
+            t = t.replace("...", labels[n_ell - k:] if k else "")
+        new_ins.append(t)
+    if arrow:
+        out = out.replace("...", labels)
+    else:
+        counts = {}
+        for c in "".join(new_ins):
+            counts[c] = counts.get(c, 0) + 1
+        out = labels + "".join(sorted(c for c, k in counts.items()
+                                      if k == 1 and c not in labels))
+    return ",".join(new_ins) + "->" + out
+
+
 def _parse(subscripts, n):
     subscripts = subscripts.replace(" ", "")
     if "->" in subscripts:
@@ -44,13 +71,21 @@ def _reduce_own(x, labels, keep):
 def einsum(subscripts, *operands):
     import mjax.numpy as jnp
     from mjax import lax
-    ins, out = _parse(subscripts, len(operands))
     ops = [jnp.asarray(o) for o in operands]
+    ins, out = _parse(_expand_ellipsis(subscripts.replace(" ", ""), [o.ndim for o in ops]),
+                      len(operands))
     for o, s in zip(ops, ins):
         if o.ndim != len(s):
             raise ValueError(at_user_line(
                 f"einsum: operand of shape {o.shape} has subscripts '{s}'"))
     terms = [list(s) for s in ins]
+    # Size-1 dimensions broadcast against the same label elsewhere (NumPy's rule for '...').
+    sizes = {}
+    for o, t in zip(ops, terms):
+        for c, d in zip(t, o.shape):
+            sizes[c] = max(sizes.get(c, 1), d)
+    ops = [jnp.broadcast_to(o, tuple(sizes[c] for c in t)) if any(
+        d != sizes[c] for c, d in zip(t, o.shape)) else o for o, t in zip(ops, terms)]
     x, lx = ops[0], terms[0]
     rest = list(zip(ops[1:], terms[1:]))
     needed_later = lambda k: set(out).union(*[set(t) for _, t in rest[k:]])  # noqa: E731

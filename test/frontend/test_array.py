@@ -94,3 +94,5 @@ def test_astype_and_properties():
     assert x.at[0, 0].get() == 1.5
     with pytest.raises(TypeError):
         x + [1, 2]  # like JAX: lists are not implicitly converted by operators
+    with pytest.raises(TypeError, match=r"immutable.*\.at\[idx\]\.set"):
+        x[0, 0] = 1.0

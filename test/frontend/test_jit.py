@@ -225,3 +225,10 @@ def test_jit_output_is_array_and_keeps_tree():
     assert isinstance(out, P) and out.b[1] is None
     assert isinstance(out.b[0], mjax.Array)
     np.testing.assert_allclose(out.b[2][0], [1, 1])
+
+
+def test_array_of_traced_values_and_constants():
+    out = mjax.jit(lambda x: jnp.array([x, x * 2, 1.0]))(1.5)
+    np.testing.assert_array_equal(out, [1.5, 3.0, 1.0])
+    out = mjax.jit(lambda x: jnp.asarray([[x, 0.0], [0.0, x]]))(2.0)
+    np.testing.assert_array_equal(out, [[2, 0], [0, 2]])

@@ -227,7 +227,10 @@ def test_matmul_dot_einsum():
     for spec, ops in [("ij,jk->ik", (A, M)), ("bij,bjk->bik", (BA, BB)), ("ij->ji", (A,)),
                       ("ii->i", (M[:4, :4],)), ("ij,ij->", (A, B)), ("i,j->ij", (v, v)),
                       ("ijk->k", (X3,)), ("ij,jk,kl->il", (A, M, M.T)), ("ij,kj", (A, B)),
-                      ("bij,jk->bk", (BA, M)), ("i,i", (v, v))]:
+                      ("bij,jk->bk", (BA, M)), ("i,i", (v, v)),
+                      ("...ij,...jk->...ik", (BA, BB)), ("...ij,...jk", (BA, BB[:1])),
+                      ("i...->...", (X3,)), ("...j,j->...", (BA, v)),
+                      ("ij...,jk...->ik...", (X3[0], BB[0, :, :, None] * X3[0, 0]))]:
         check(jnp.einsum(spec, *ops), np.einsum(spec, *ops), **tol)
 
 
