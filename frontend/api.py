@@ -230,7 +230,7 @@ class Jitted:
                   f"{', '.join(a.str_short() for a in traced.in_avals)}")
         text = lower_to_stablehlo(traced.module)
         entry = _CacheEntry()
-        entry.executable = get_backend().compile(text)
+        entry.executable = get_backend().compile(text, out_avals=traced.out_avals)
         entry.out_tree = traced.out_tree
         entry.out_avals = traced.out_avals
         entry.const_bufs = [c._buf if isinstance(c, Array) else get_backend().put(to_numpy(c))

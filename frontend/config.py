@@ -97,6 +97,7 @@ class Config:
         opt = self._check(name)
         try:
             self._values[name] = opt.parse(value)
+            self._values.pop("_trace_state", None)
         except ValueError as e:
             raise ValueError(f"invalid value for config option {name}: {e}") from None
 
@@ -128,7 +129,13 @@ class Config:
 
     def trace_state(self) -> tuple:
         """Values of the options that change tracing (part of jit's cache key)."""
-        return tuple(self.read(o.name) for o in _OPTIONS if o.affects_tracing)
+        if getattr(self._local, "overrides", None):
+            return tuple(self.read(o.name) for o in _OPTIONS if o.affects_tracing)
+        cached = self._values.get("_trace_state")
+        if cached is None:
+            cached = self._values["_trace_state"] = tuple(
+                self._values[o.name] for o in _OPTIONS if o.affects_tracing)
+        return cached
 
     def options(self) -> list[Option]:
         return list(self._options.values())

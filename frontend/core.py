@@ -288,6 +288,19 @@ def _result_weak(avals_in, avals_out) -> list[bool]:
     return [o.dtype == d for o in avals_out]
 
 
+def infer_avals(opcls, avals, params, weak=None):
+    """(checked params, result avals with weak types) for binding `opcls`; TypeError with
+    the user's line on bad operands."""
+    try:
+        params = opcls.check_params(params)
+        out_avals = opcls.infer_checked([a.strip_weak_type() for a in avals], params)
+    except InferError as e:
+        loc = describe_location(user_location())
+        raise TypeError(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None
+    weaks = [weak] * len(out_avals) if weak is not None else _result_weak(avals, out_avals)
+    return params, [a.update(weak_type=w) for a, w in zip(out_avals, weaks)]
+
+
 def bind(opcls: type[JaxprOp], *args, **params):
     """Applies `jaxpr.<op>` to args: staged under a trace, executed eagerly otherwise.
 
@@ -296,18 +309,11 @@ def bind(opcls: type[JaxprOp], *args, **params):
     weak = params.pop("_weak_type", None)
     trace = current_trace()
     avals = [aval_of_value(a) for a in args]
-    try:
-        params = opcls.check_params(params)
-        out_avals = opcls.infer_checked([a.strip_weak_type() for a in avals], params)
-    except InferError as e:
-        loc = describe_location(user_location())
-        raise TypeError(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None
-    weaks = [weak] * len(out_avals) if weak is not None else _result_weak(avals, out_avals)
-    out_avals = [a.update(weak_type=w) for a, w in zip(out_avals, weaks)]
     if trace is None:
         from mjax.eager import apply_eager
-        outs = apply_eager(opcls, args, avals, params, out_avals)
+        outs = apply_eager(opcls, args, avals, params, weak)
     else:
+        params, out_avals = infer_avals(opcls, avals, params, weak)
         tracers = [trace.to_tracer(a) for a in args]
         outs = trace.emit(opcls, tracers, params, [a.strip_weak_type() for a in out_avals])
         for t, a in zip(outs, out_avals):

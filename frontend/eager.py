@@ -22,11 +22,20 @@ def hashable(value):
     return value
 
 
+def _reject_tracer(x):
+    """A tracer reaching eager mode outlived its trace (a leaked tracer)."""
+    from mjax.core import Tracer, escaped_tracer_message
+    if isinstance(x, Tracer):
+        from mjax.errors import UnexpectedTracerError
+        raise UnexpectedTracerError(escaped_tracer_message(x))
+
+
 def device_buffer(x, aval):
     """The device buffer for a concrete value (an Array's own, else a fresh copy)."""
     buf = getattr(x, "_buf", None)
     if buf is not None:
         return buf
+    _reject_tracer(x)
     return get_backend().put(np.asarray(x, dtype=aval.dtype))
 
 
@@ -44,21 +53,24 @@ def _compile_single_op(opcls, avals, params, out_avals):
             func.ReturnOp(list(op.results), ip=ir.InsertionPoint(block))
     with ctx:
         run_pipeline(module, [("jaxpr-to-stablehlo", "")])  # one op: nothing to clean up
-    return get_backend().compile(str(module))
+    return get_backend().compile(str(module), out_avals=out_avals)
 
 
-def apply_eager(opcls, args, avals, params, out_avals):
+def apply_eager(opcls, args, avals, params, weak=None):
+    """Runs one op on concrete values. The cache key is taken before checking params and
+    inferring types, so a repeated op costs one dict lookup plus the XLA call."""
     from mjax.array import Array
-    from mjax.core import Tracer, escaped_tracer_message
-    from mjax.errors import UnexpectedTracerError
-    for a in args:
-        if isinstance(a, Tracer):
-            raise UnexpectedTracerError(escaped_tracer_message(a))
-    strong_in = tuple(a.strip_weak_type() for a in avals)
-    key = (opcls, hashable(params), strong_in)
-    exe = _CACHE.get(key)
-    if exe is None:
-        exe = _CACHE[key] = _compile_single_op(opcls, strong_in, params,
-                                               [a.strip_weak_type() for a in out_avals])
-    bufs = [device_buffer(x, a) for x, a in zip(args, strong_in)]
+    from mjax.core import infer_avals
+    key = (opcls, hashable(params), tuple(avals), weak)
+    hit = _CACHE.get(key)
+    if hit is None:
+        for x in args:
+            _reject_tracer(x)
+        checked, out_avals = infer_avals(opcls, avals, params, weak)
+        strong_in = [a.strip_weak_type() for a in avals]
+        exe = _compile_single_op(opcls, strong_in, checked,
+                                 [a.strip_weak_type() for a in out_avals])
+        hit = _CACHE[key] = (exe, out_avals)
+    exe, out_avals = hit
+    bufs = [x._buf if type(x) is Array else device_buffer(x, a) for x, a in zip(args, avals)]
     return [Array(b, a) for b, a in zip(exe.execute(bufs), out_avals)]

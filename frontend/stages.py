@@ -52,7 +52,8 @@ class Lowered:
         return self._module
 
     def compile(self):
-        return Compiled(self._traced, get_backend().compile(self._text))
+        return Compiled(self._traced, get_backend().compile(
+            self._text, out_avals=self._traced.out_avals))
 
 
 class Compiled:
