@@ -105,8 +105,11 @@ class Config:
         overrides = getattr(self._local, "overrides", None)
         if overrides and name in overrides:
             return overrides[name]
-        self._check(name)
-        return self._values[name]
+        try:
+            return self._values[name]
+        except KeyError:
+            self._check(name)
+            raise
 
     def __getattr__(self, name: str):
         if name.startswith("_"):

@@ -129,8 +129,19 @@ def _promote(nodes: tuple, x64: bool):
     return result
 
 
+_PROMOTE_CACHE: dict = {}
+
+
 def promote_types(*dtypes_and_weak) -> tuple[np.dtype, bool]:
     """(dtype, weak) pairs -> promoted (dtype, weak), canonicalized for x64."""
+    key = (dtypes_and_weak, x64_enabled())
+    hit = _PROMOTE_CACHE.get(key)
+    if hit is None:
+        hit = _PROMOTE_CACHE[key] = _promote_types(dtypes_and_weak)
+    return hit
+
+
+def _promote_types(dtypes_and_weak) -> tuple[np.dtype, bool]:
     # JAX canonicalizes (x64) the inputs first: int8 + uint64 is int8 + uint32 -> int64
     # -> int32 without x64, not float32.
     nodes = tuple(_node(canonicalize_dtype(d), w) for d, w in dtypes_and_weak)
