@@ -85,6 +85,7 @@ class XlaBackend:
         self.client = xc.make_cpu_client()
         self.platform = platform
         self._shardings: dict = {}
+        self._compiled: dict = {}  # (StableHLO text, devices, partitions) -> executable
 
     def devices(self):
         return self.client.devices()
@@ -106,13 +107,20 @@ class XlaBackend:
         """Compiles StableHLO text; `out_avals` (shape/dtype of each result) makes
         execution cheaper."""
         devices = list(devices or self.client.devices()[:1])
-        opts = options or xc.CompileOptions()
-        if num_partitions > 1:
-            build = opts.executable_build_options
-            build.num_partitions = num_partitions
-            build.use_spmd_partitioning = True
-        loaded = self.client.compile_and_load(stablehlo_text, xc.DeviceList(tuple(devices)),
-                                              opts)
+        # Identical programs (a function re-jitted, `lower().compile()` then a call) share
+        # one XLA executable. Custom options bypass the cache.
+        key = (stablehlo_text, tuple(devices), num_partitions) if options is None else None
+        loaded = self._compiled.get(key) if key else None
+        if loaded is None:
+            opts = options or xc.CompileOptions()
+            if num_partitions > 1:
+                build = opts.executable_build_options
+                build.num_partitions = num_partitions
+                build.use_spmd_partitioning = True
+            loaded = self.client.compile_and_load(stablehlo_text,
+                                                  xc.DeviceList(tuple(devices)), opts)
+            if key:
+                self._compiled[key] = loaded
         return Executable(self, loaded, devices, stablehlo_text, out_avals)
 
 
