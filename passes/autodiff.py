@@ -472,6 +472,8 @@ class _JvpInterpreter:
         ins, outs = ad.fns.signature(callee)
         da = tuple(i for i, t in enumerate(ts) if t is not None)
         nz = [t for t in ts if t is not None]
+        if isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp)):
+            _check_closed_over_tangents(op, view, ts)
         if isinstance(view, T.CustomVjpCallOp):
             if not self.linearize:
                 raise op_error(op, f"cannot apply forward-mode autodiff (jvp) to the "
@@ -519,6 +521,20 @@ class _JvpInterpreter:
             res = ad._call(rb, new, ps + nz)
         it = iter(res[len(outs):])
         return res[:len(outs)], [next(it) if j in dr else None for j in range(len(outs))]
+
+
+def _check_closed_over_tangents(op, view, ts) -> None:
+    # JAX: ad.CustomJVPException / CustomVJPException.
+    n = view.params["num_consts"] or 0
+    if n and any(t is not None for t in ts[len(ts) - n:]):
+        kind = "custom_jvp" if isinstance(view, T.CustomJvpCallOp) else "custom_vjp"
+        rule = "JVP" if kind == "custom_jvp" else "VJP"
+        raise op_error(op, f"Detected differentiation of a {kind} function with respect to "
+                           f"a closed-over value. That isn't supported because the custom "
+                           f"{rule} rule only specifies how to differentiate the {kind} "
+                           f"function with respect to explicit input parameters. Try "
+                           f"passing the closed-over value into the {kind} function as an "
+                           f"argument, and adapting the {kind} rule.")
 
 
 def _inline(ad: AD, name: str, args, b: Builder) -> list[ir.Value]:

@@ -164,8 +164,10 @@ class VjpOp(TransformOp, name="vjp"):
 
 
 class CustomJvpCallOp(TransformOp, name="custom_jvp_call"):
-    """Calls `callee`; its JVP is the function `jvp`. JAX: custom_jvp_call_p."""
-    attributes = {"callee": A.Sym(), "jvp": A.Sym()}
+    """Calls `callee`; its JVP is the function `jvp`. The last `num_consts` operands are
+    values the function closes over: differentiating with respect to them is an error.
+    JAX: custom_jvp_call_p."""
+    attributes = {"callee": A.Sym(), "jvp": A.Sym(), "num_consts": A.Int(default=None)}
     callee_attributes = ("callee", "jvp")
 
     @classmethod
@@ -184,8 +186,10 @@ class CustomJvpCallOp(TransformOp, name="custom_jvp_call"):
 
 class CustomVjpCallOp(TransformOp, name="custom_vjp_call"):
     """Calls `callee`; reverse mode uses `fwd` (primals -> outs, residuals) and `bwd`
-    (residuals, cotangents -> input cotangents). JAX: custom_vjp_call_p."""
-    attributes = {"callee": A.Sym(), "fwd": A.Sym(), "bwd": A.Sym()}
+    (residuals, cotangents -> input cotangents). The last `num_consts` operands are values
+    the function closes over, as for custom_jvp_call. JAX: custom_vjp_call_p."""
+    attributes = {"callee": A.Sym(), "fwd": A.Sym(), "bwd": A.Sym(),
+                  "num_consts": A.Int(default=None)}
     callee_attributes = ("callee", "fwd", "bwd")
 
     @classmethod
