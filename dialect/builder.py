@@ -44,7 +44,8 @@ class Builder:
         arr = np.asarray(value, dtype=dtype)
         if shape is not None:
             arr = np.broadcast_to(arr, shape)
-        return self.emit("constant", value=np.ascontiguousarray(arr))[0]
+        # np.asarray keeps 0-d values 0-d (np.ascontiguousarray would make them shape (1,)).
+        return self.emit("constant", value=np.asarray(arr, order="C"))[0]
 
     def full_like(self, x: ir.Value, fill) -> ir.Value:
         aval = aval_of(x.type)

@@ -59,8 +59,8 @@ def has_tangent(a: ShapedArray) -> bool:
 
 
 def constant(b, array) -> ir.Value:
-    """A jaxpr.constant holding `array` with its exact shape (0-d stays 0-d)."""
-    return b.emit("constant", value=np.array(array, order="C"))[0]
+    """A jaxpr.constant holding `array` with its exact shape and dtype."""
+    return b.constant(array)
 
 
 def zeros(b, a: ShapedArray) -> ir.Value:
