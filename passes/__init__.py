@@ -5,7 +5,8 @@ Importing this package registers every pass (see `registry.PASSES`).
 from mjax.passes.registry import (PASSES, Pass, PassError, parse_pipeline, register_pass,
                                   run_pipeline)
 from mjax.passes import jaxpr_verify, jaxpr_to_stablehlo  # noqa: F401  (register passes)
-from mjax.passes.rules import ad_util, transforms as _transform_rules, reductions_ad  # noqa: F401
+from mjax.passes.rules import (ad_util, transforms as _transform_rules,  # noqa: F401
+                                reductions_ad, indexing_ad)  # noqa: F401
 from mjax.passes import (jaxpr_jvp, jaxpr_vjp, jaxpr_expand_transforms, jaxpr_inline,  # noqa: F401
                          jaxpr_dce, jaxpr_cse)
 

@@ -1,15 +1,21 @@
-"""Differentiation rules for the reductions and indexing families
-(dialect/ops/reductions.py, indexing.py): JVP rules, transposes of the linear ops, and
-declared reasons for the rest. Kept apart from those families' lowering files, which
-another engineer owns; imported by passes/__init__.py.
+"""Differentiation rules for the reductions family (dialect/ops/reductions.py): JVP
+rules, transposes of the linear ops, and declared reasons for the rest.
+
+Kept apart from the family's lowering file (passes/rules/reductions.py); imported by
+passes/__init__.py. The indexing family's rules are in indexing_ad.py.
+JAX: the ad rules in lax/lax.py (reductions, sort) and lax/control_flow/loops.py
+(cumulative reductions).
 """
 from __future__ import annotations
 
+import math
 
+import numpy as np
 
-from mjax.dialect.ops import indexing as I
+from mjax.dialect.ops import elementwise as E
 from mjax.dialect.ops import reductions as R
 from mjax.passes.rules import ad_util as AD
+from mjax.passes.rules.tables import JVP
 
 
 def _unreduce(b, x, in_shape, axes):
@@ -18,7 +24,14 @@ def _unreduce(b, x, in_shape, axes):
     return b.broadcast_in_dim(x, shape=tuple(in_shape), broadcast_dimensions=kept)
 
 
-# ---- reductions --------------------------------------------------------------------
+def _slice_axis(b, x, start, stop, axis, stride=1):
+    shape = AD.aval(x).shape
+    lo, hi, st = [0] * len(shape), list(shape), [1] * len(shape)
+    lo[axis], hi[axis], st[axis] = start, stop, stride
+    return b.slice(x, start_indices=tuple(lo), limit_indices=tuple(hi), strides=tuple(st))
+
+
+# ---- reduce_sum / reduce_max / reduce_min ----------------------------------------------
 AD.deflinear(R.ReduceSumOp, lambda b, ct, x, *, axes: [
     _unreduce(b, ct, AD.aval(x).shape, axes)])
 
@@ -42,58 +55,158 @@ for _op in (R.ReduceAndOp, R.ReduceOrOp, R.ReduceXorOp):
     AD.defzero(_op, "boolean/integer reduction: no tangent (float0)")
 for _op in (R.ArgMinOp, R.ArgMaxOp):
     AD.defzero(_op, "integer index result: no tangent (float0)")
-AD.no_jvp(R.ReduceProdOp, "zero-safe JVP of reduce_prod (exclusive products) not written yet")
+
+
+# ---- reduce_prod -------------------------------------------------------------------------
+@AD.jvp_rule(R.ReduceProdOp)
+def _reduce_prod_jvp(b, primals, tangents, *, axes):
+    # JAX: _reduce_prod_jvp_rule. The product rule through a balanced tree of pairwise
+    # products over the reduced elements, so zeros need no division: at each level
+    # (p1, t1) * (p2, t2) = (p1 p2, t1 p2 + p1 t2).
+    (x,), (t,) = primals, tangents
+    out = b.reduce_prod(x, axes=axes)
+    shape = AD.aval(x).shape
+    n = math.prod(shape[a] for a in axes)
+    if t is None or n == 0:
+        return [out], [None]
+    rest = tuple(d for d in range(len(shape)) if d not in axes)
+    perm = tuple(axes) + rest
+    flat_shape = (n,) + tuple(shape[d] for d in rest)
+    dims = None if perm == tuple(range(len(shape))) else perm
+    p = b.reshape(x, new_sizes=flat_shape, dimensions=dims)
+    t = b.reshape(t, new_sizes=flat_shape, dimensions=dims)
+    one = AD.constant(b, np.ones((), AD.aval(x).dtype))
+    zero = AD.constant(b, np.zeros((), AD.aval(x).dtype))
+    while n > 1:
+        half = (n + 1) // 2
+        p1, p2 = _slice_axis(b, p, 0, half, 0), _slice_axis(b, p, half, n, 0)
+        t1, t2 = _slice_axis(b, t, 0, half, 0), _slice_axis(b, t, half, n, 0)
+        if n % 2:  # pad the short half with the identity (and a zero tangent)
+            config = ((0, 1, 0),) + ((0, 0, 0),) * len(rest)
+            p2, t2 = b.pad(p2, one, padding_config=config), b.pad(t2, zero, padding_config=config)
+        p, t = b.mul(p1, p2), b.add(b.mul(t1, p2), b.mul(p1, t2))
+        n = half
+    return [out], [b.reshape(t, new_sizes=AD.aval(out).shape)]
+
+
 AD.no_transpose(R.ReduceProdOp, "not linear")
 
+
+# ---- cumulative reductions -----------------------------------------------------------------
 AD.deflinear(R.CumsumOp, lambda b, ct, x, *, axis, reverse: [
     b.cumsum(ct, axis=axis, reverse=not reverse)])
-for _op in (R.CumprodOp, R.CummaxOp, R.CumminOp, R.CumlogsumexpOp):
-    AD.no_jvp(_op, "JVP via an associative scan not written yet (JAX: associative_scan jvp)")
-    AD.no_transpose(_op, "not linear")
-AD.no_jvp(R.SortOp, "JVP needs a gather of tangents by the sort permutation; not written yet")
+
+
+def _interleave(b, even, odd, axis):
+    """even[0], odd[0], even[1], odd[1], ... along `axis` (len(even) - len(odd) is 0 or 1)."""
+    n_even, n_odd = AD.aval(even).shape[axis], AD.aval(odd).shape[axis]
+    tail = None
+    if n_even > n_odd:
+        even, tail = _slice_axis(b, even, 0, n_odd, axis), _slice_axis(b, even, n_odd,
+                                                                         n_even, axis)
+    shape = AD.aval(odd).shape
+    pair_shape = shape[:axis + 1] + (1,) + shape[axis + 1:]
+    pairs = b.concatenate(b.reshape(even, new_sizes=pair_shape),
+                          b.reshape(odd, new_sizes=pair_shape), dimension=axis + 1)
+    out = b.reshape(pairs, new_sizes=shape[:axis] + (2 * n_odd,) + shape[axis + 1:])
+    return out if tail is None else b.concatenate(out, tail, dimension=axis)
+
+
+def _prefix_scan(b, combine, elems, axis):
+    """Inclusive prefix scan of (primal, tangent) pairs under `combine`.
+
+    JAX: lax.associative_scan, with the same tree of combinations, so that JVPs (ties of
+    cummax included) match JAX's: combine adjacent pairs, scan the half-size result (the
+    odd positions), then combine it with the remaining even elements, and interleave.
+    """
+    n = AD.aval(elems[0]).shape[axis]
+    if n < 2:
+        return elems
+    reduced = combine(b, [_slice_axis(b, e, 0, n - 1, axis, 2) for e in elems],
+                      [_slice_axis(b, e, 1, n, axis, 2) for e in elems])
+    odd = _prefix_scan(b, combine, reduced, axis)
+    n_odd = AD.aval(odd[0]).shape[axis]
+    rest = [_slice_axis(b, e, 2, n, axis, 2) for e in elems]  # elements 2, 4, ...
+    firsts = [_slice_axis(b, e, 0, 1, axis) for e in elems]
+    if AD.aval(rest[0]).shape[axis] == 0:
+        even = firsts
+    else:
+        prev = odd if n % 2 else [_slice_axis(b, o, 0, n_odd - 1, axis) for o in odd]
+        even = [b.concatenate(f, r, dimension=axis)
+                for f, r in zip(firsts, combine(b, prev, rest))]
+    return [_interleave(b, e, o, axis) for e, o in zip(even, odd)]
+
+
+def _combine_with_jvp(op):
+    """A combine of (primal, tangent) pairs that applies `op` through its own JVP rule."""
+    def combine(b, lhs, rhs):
+        (p,), (t,) = JVP[op](b, [lhs[0], rhs[0]], [lhs[1], rhs[1]])
+        return [p, t]
+    return combine
+
+
+def _logaddexp_combine(b, lhs, rhs):
+    # JAX: lax.other.logaddexp and its custom JVP: each side's tangent is weighted by
+    # exp(x - out), with +inf replaced by 0 on both so that inf - inf never appears.
+    (x1, t1), (x2, t2) = lhs, rhs
+    delta = b.sub(x1, x2)
+    stable = b.add(b.max(x1, x2), b.log1p(b.exp(b.neg(b.abs(delta)))))
+    out = b.select_n(b.ne(delta, delta), stable, b.add(x1, x2))  # NaN or inf - inf
+
+    def finite_top(v):
+        return b.select_n(b.eq(v, AD.full_like(b, v, np.inf)), v, AD.zeros_like(b, v))
+    top = finite_top(out)
+    t = b.add(b.mul(t1, b.exp(b.sub(finite_top(x1), top))),
+              b.mul(t2, b.exp(b.sub(finite_top(x2), top))))
+    return [out, t]
+
+
+def _cumulative_jvp(op, combine):
+    # JAX: loops._cumulative_jvp_rule, the JVP of an associative scan of the combine.
+    def rule(b, primals, tangents, *, axis, reverse):
+        (x,), (t,) = primals, tangents
+        out = b.emit(op, x, axis=axis, reverse=reverse)
+        if t is None:
+            return out, [None]
+        if reverse:
+            x, t = b.rev(x, dimensions=(axis,)), b.rev(t, dimensions=(axis,))
+        _, t_out = _prefix_scan(b, combine, [x, t], axis)
+        if reverse:
+            t_out = b.rev(t_out, dimensions=(axis,))
+        return out, [t_out]
+    AD.jvp_rule(op)(rule)
+    AD.no_transpose(op, "not linear")
+
+
+_cumulative_jvp(R.CumprodOp, _combine_with_jvp(E.MulOp))
+_cumulative_jvp(R.CummaxOp, _combine_with_jvp(E.MaxOp))
+_cumulative_jvp(R.CumminOp, _combine_with_jvp(E.MinOp))
+_cumulative_jvp(R.CumlogsumexpOp, _logaddexp_combine)
+
+
+# ---- sort ----------------------------------------------------------------------------------
+@AD.jvp_rule(R.SortOp)
+def _sort_jvp(b, primals, tangents, *, dimension, is_stable, num_keys):
+    # JAX: _sort_jvp. Sort an iota along as one more (non-key) operand to learn the
+    # permutation, then gather every tangent with it (take_along_axis as a gather whose
+    # other dimensions are batching dimensions).
+    params = dict(dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    if all(t is None for t in tangents):
+        return b.emit(R.SortOp, *primals, **params), [None] * len(primals)
+    shape = AD.aval(primals[0]).shape
+    iota = b.iota(dtype=np.dtype(np.int32), shape=shape, dimension=dimension)
+    *outs, perm = b.emit(R.SortOp, *primals, iota, **params)
+    indices = b.reshape(perm, new_sizes=shape + (1,))
+    others = tuple(d for d in range(len(shape)) if d != dimension)
+    dn = {"offset_dims": (), "collapsed_slice_dims": (dimension,),
+          "start_index_map": (dimension,), "operand_batching_dims": others,
+          "start_indices_batching_dims": others}
+    t_outs = [None if t is None else
+              b.gather(t, indices, dimension_numbers=dn, slice_sizes=(1,) * len(shape),
+                       indices_are_sorted=False, unique_indices=True,
+                       mode="promise_in_bounds", fill_value=None)
+              for t in tangents]
+    return outs, t_outs
+
+
 AD.no_transpose(R.SortOp, "not linear")
-
-
-# ---- indexing ----------------------------------------------------------------------
-@AD.jvp_rule(I.DynamicSliceOp)
-def _dynamic_slice_jvp(b, primals, tangents, *, slice_sizes):
-    x, *starts = primals
-    out = b.dynamic_slice(x, *starts, slice_sizes=slice_sizes)
-    if tangents[0] is None:
-        return [out], [None]
-    return [out], [b.dynamic_slice(tangents[0], *starts, slice_sizes=slice_sizes)]
-
-
-@AD.transpose_rule(I.DynamicSliceOp)
-def _dynamic_slice_transpose(b, ct, x, *starts, slice_sizes):
-    zeros = AD.zeros(b, AD.aval(x))
-    return [b.dynamic_update_slice(zeros, ct, *starts)] + [None] * len(starts)
-
-
-@AD.jvp_rule(I.DynamicUpdateSliceOp)
-def _dynamic_update_slice_jvp(b, primals, tangents):
-    x, upd, *starts = primals
-    out = b.dynamic_update_slice(x, upd, *starts)
-    if tangents[0] is None and tangents[1] is None:
-        return [out], [None]
-    tx = AD.instantiate(b, tangents[0], AD.aval(x))
-    tu = AD.instantiate(b, tangents[1], AD.aval(upd))
-    return [out], [b.dynamic_update_slice(tx, tu, *starts)]
-
-
-@AD.transpose_rule(I.DynamicUpdateSliceOp)
-def _dynamic_update_slice_transpose(b, ct, x, upd, *starts):
-    ushape = AD.aval(upd).shape
-    t_x = b.dynamic_update_slice(ct, AD.zeros(b, AD.aval(upd)), *starts) \
-        if AD.is_linear(x) else None
-    t_u = b.dynamic_slice(ct, *starts, slice_sizes=tuple(ushape)) if AD.is_linear(upd) else None
-    return [t_x, t_u] + [None] * len(starts)
-
-
-for _op in (I.GatherOp, I.ScatterOp, I.ScatterAddOp, I.ScatterMulOp, I.ScatterMinOp,
-            I.ScatterMaxOp):
-    AD.no_jvp(_op, "gather/scatter JVP and transpose (dimension-number mapping) not "
-                   "written yet")
-    AD.no_transpose(_op, "gather/scatter transpose not written yet")
-
-
