@@ -6,6 +6,7 @@ import numpy as np
 from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray
 from mjax.runtime import get_backend
+from mjax.runtime.xla import buffer_to_numpy
 
 
 class Array(ArrayMethods):
@@ -57,7 +58,7 @@ class Array(ArrayMethods):
     # ---- host conversion ------------------------------------------------------------
     def _value(self) -> np.ndarray:
         if self._npy is None:
-            v = np.asarray(self._buf)
+            v = buffer_to_numpy(self._buf)
             v.flags.writeable = False
             self._npy = v
         return self._npy

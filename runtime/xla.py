@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import functools
+import glob
+import importlib.util
 import os
 import threading
 
@@ -35,6 +37,22 @@ class DeviceSharding(xc.SingleDeviceSharding):
         return xc.DeviceList((self._device,))
 
 
+def buffer_to_numpy(buf) -> np.ndarray:
+    """Host copy of a single-device buffer. (`np.asarray(buf)` goes through the jax
+    package's __array__ in some jaxlib releases.)"""
+    read = getattr(buf, "_single_device_array_to_np_array_did_copy", None)
+    if read is not None:
+        return read()[0]
+    return np.asarray(buf)
+
+
+def _result_handler(aval, sharding):
+    try:
+        return xc.array_result_handler(aval, sharding, True, _skip_checks=True)
+    except TypeError:  # jaxlib releases without the _skip_checks keyword
+        return xc.array_result_handler(aval, sharding, True)
+
+
 class Executable:
     """A compiled program on a list of devices."""
 
@@ -49,8 +67,8 @@ class Executable:
             # disassemble_into_single_device_arrays asks the `jax` package, when it is
             # importable, to build a sharding for every output: slower, and it imports jax.)
             sharding = backend.sharding(devices[0])
-            self._handlers = [xc.array_result_handler(_Aval(a.shape, a.dtype), sharding, True,
-                                                      _skip_checks=True) for a in out_avals]
+            self._handlers = [_result_handler(_Aval(a.shape, a.dtype), sharding)
+                              for a in out_avals]
 
     def execute(self, buffers: list) -> list:
         """Runs on device buffers (jaxlib arrays); returns output buffers."""
@@ -63,7 +81,7 @@ class Executable:
         """Convenience for tests: numpy in, numpy out."""
         dev = self.devices[0]
         bufs = [self.backend.put(np.asarray(a), dev) for a in arrays]
-        return [np.asarray(b) for b in self.execute(bufs)]
+        return [buffer_to_numpy(b) for b in self.execute(bufs)]
 
     def hlo_text(self) -> str:
         return self.loaded.hlo_modules()[0].to_string() if hasattr(
@@ -79,10 +97,11 @@ class XlaBackend:
     name = "xla"
 
     def __init__(self, platform: str = "cpu"):
-        if platform != "cpu":
-            raise NotImplementedError(f"XLA platform '{platform}': only 'cpu' is built in; "
-                                      f"GPU needs a PJRT plugin")
-        self.client = xc.make_cpu_client()
+        platform = {"gpu": "cuda"}.get(platform, platform)
+        if platform == "cpu":
+            self.client = xc.make_cpu_client()
+        else:
+            self.client = _plugin_client(platform)
         self.platform = platform
         self._shardings: dict = {}
         self._compiled: dict = {}  # (StableHLO text, devices, partitions) -> executable
@@ -127,12 +146,51 @@ class XlaBackend:
 _LOCK = threading.Lock()
 
 
+def find_pjrt_plugin(platform: str) -> str | None:
+    """Path of an installed PJRT plugin library for `platform` ('cuda', 'rocm', ...).
+
+    `MJAX_PJRT_PLUGIN_<PLATFORM>` names one explicitly; otherwise the `jax_plugins`
+    namespace packages (jax-cuda12-pjrt, jax-cuda13-pjrt, ...) are searched without
+    importing jax.
+    """
+    explicit = os.environ.get(f"MJAX_PJRT_PLUGIN_{platform.upper()}")
+    if explicit:
+        return explicit
+    spec = importlib.util.find_spec("jax_plugins")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for lib in sorted(glob.glob(os.path.join(root, f"xla_{platform}*", "*.so"))):
+            if "plugin" in os.path.basename(lib):
+                return lib
+    return None
+
+
+def _plugin_client(platform: str):
+    path = find_pjrt_plugin(platform)
+    if path is None:
+        raise RuntimeError(
+            f"no PJRT plugin for platform '{platform}' is installed (looked for "
+            f"jax_plugins/xla_{platform}*/*plugin*.so; set MJAX_PJRT_PLUGIN_"
+            f"{platform.upper()} to the plugin library's path). Available: 'cpu'.")
+    if not xc.pjrt_plugin_loaded(platform):
+        xc.load_pjrt_plugin_dynamically(platform, path)
+    if not xc.pjrt_plugin_initialized(platform):
+        xc.initialize_pjrt_plugin(platform)
+    return xc.make_c_api_client(platform)
+
+
 @functools.cache
 def _make_backend(platform: str) -> XlaBackend:
     return XlaBackend(platform)
 
 
+def default_platform() -> str:
+    """MJAX_PLATFORM, else the first of JAX_PLATFORMS, else 'cpu'."""
+    value = os.environ.get("MJAX_PLATFORM") or os.environ.get("JAX_PLATFORMS") or "cpu"
+    return value.split(",")[0].strip().lower()
+
+
 def get_backend(platform: str | None = None) -> XlaBackend:
-    """The process-wide backend, made lazily on first use."""
+    """The process-wide backend for `platform` (default: `default_platform()`), made
+    lazily on first use."""
     with _LOCK:
-        return _make_backend(platform or os.environ.get("MJAX_PLATFORM", "cpu"))
+        return _make_backend(platform or default_platform())

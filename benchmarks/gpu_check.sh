@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs benchmarks/gpu_check.py on a machine whose Python already has jaxlib, jax and a
+# jax-cuda PJRT plugin (mjax is laid out on PYTHONPATH from this checkout, no install).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pkg=$(mktemp -d)/mjax
+cp -r frontend "$pkg"
+cp -r dialect "$pkg/dialect"; cp -r passes "$pkg/passes"; cp -r runtime "$pkg/runtime"
+export PYTHONPATH="$(dirname "$pkg")${PYTHONPATH:+:$PYTHONPATH}"
+python3 -c "import jaxlib; print('jaxlib', jaxlib.__version__)"
+MJAX_PLATFORM=cuda python3 benchmarks/gpu_check.py
