@@ -93,14 +93,16 @@ def numerical_jvp(f, primals, tangents, eps=EPS):
     return tree_util.tree_map(diff, f_pos, f_neg)
 
 
-def _inner_prod(xs, ys) -> complex:
+def _inner_prod(xs, ys) -> float:
+    """Re <x, y> = Re sum(conj(x) * y), summed over leaves (as jax.test_util)."""
     def leaf(x, y):
         if _is_float0(x) or _is_float0(y):
             return 0.0
         x, y = _host(x), _host(y)
-        return np.sum(x.astype(np.complex128) * y.astype(np.complex128))
+        return float(np.real(np.dot(np.conj(x).reshape(-1).astype(np.complex128),
+                                    y.reshape(-1).astype(np.complex128))))
     parts = tree_util.tree_leaves(tree_util.tree_map(leaf, xs, ys))
-    return complex(sum(parts)) if parts else 0.0
+    return float(sum(parts)) if parts else 0.0
 
 
 def _conj(tree):
