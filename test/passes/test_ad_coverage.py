@@ -35,6 +35,7 @@ def test_linear_ops_have_transposes():
     linear = ["add", "sub", "neg", "mul", "div", "dot_general", "reshape", "broadcast_in_dim",
               "transpose", "squeeze", "expand_dims", "rev", "slice", "pad", "concatenate",
               "select_n", "convert_element_type", "reduce_precision", "copy", "real", "imag",
-              "complex", "conj"]
+              "complex", "conj", "reduce_sum", "cumsum", "dynamic_slice",
+              "dynamic_update_slice", "gather", "scatter_add", "scatter", "scatter_mul"]
     for name in linear:
         assert OPS["jaxpr." + name] in TRANSPOSE, name
