@@ -167,6 +167,13 @@ def _jax_type(aval) -> str:
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
+def _wraps(fun):
+    """functools.wraps without copying fun's __dict__ (fun may be a jit object, whose
+    attributes must not leak onto the wrapper)."""
+    return functools.wraps(fun, assigned=("__module__", "__name__", "__qualname__",
+                                          "__doc__"), updated=())
+
+
 def _check_callable(fun):
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
@@ -288,7 +295,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
     run = staged(value_and_grad_impl)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         return run(*args, **kwargs)
     return value_and_grad_f
@@ -298,7 +305,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     """Gradient of a scalar-output function w.r.t. args[argnums]. JAX: jax.grad."""
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def grad_f(*args, **kwargs):
         value, g = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
@@ -697,7 +704,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         return jac
     run = staged(jacfwd_impl)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def jacfun(*args, **kwargs):
         return run(*args, **kwargs)
     return jacfun
@@ -743,7 +750,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         return (jac, res[2]) if has_aux else jac
     run = staged(jacrev_impl)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def jacfun(*args, **kwargs):
         return run(*args, **kwargs)
     return jacfun
@@ -830,7 +837,7 @@ class custom_jvp:
     error, as in JAX."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        _wraps(fun)(self)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
@@ -938,7 +945,7 @@ class custom_vjp:
     as in JAX."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        _wraps(fun)(self)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
@@ -1067,7 +1074,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
         static_argnums)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def remat_f(*args, **kwargs):
         static, dyn, full = _split_static(args, static_argnums)
 
