@@ -26,6 +26,8 @@ from mjax.core import Tracer, aval_of_value, current_trace, is_array_like, user_
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
+from mjax.float0 import hide_float0 as _hide_float0, is_float0 as _is_float0
+from mjax.float0 import restore_float0 as _restore_float0
 
 _names = itertools.count()
 
@@ -67,42 +69,6 @@ def _aval_of(value):
 def call_args(traced, leaves):
     """Operands of a call of `traced`: the argument leaves, then its captured values."""
     return list(leaves) + list(traced.captured)
-
-
-class _Float0:
-    """Stands for float0 zeros of `shape` in the output of a staged computation: XLA has
-    no float0 buffers, so these are made on the host after the call (a pytree node with
-    no leaves, so jit passes it through its output tree)."""
-
-    __slots__ = ("shape",)
-
-    def __init__(self, shape):
-        self.shape = tuple(shape)
-
-    def __eq__(self, other):
-        return isinstance(other, _Float0) and other.shape == self.shape
-
-    def __hash__(self):
-        return hash(("float0", self.shape))
-
-    def zeros(self):
-        return np.zeros(self.shape, _dt.float0)
-
-
-tree_util.register_pytree_node(_Float0, lambda x: ((), x.shape), lambda shape, _: _Float0(shape))
-
-
-def _is_float0(x) -> bool:
-    return isinstance(x, np.ndarray) and x.dtype == _dt.float0
-
-
-def _hide_float0(tree):
-    return tree_util.tree_map(lambda x: _Float0(x.shape) if _is_float0(x) else x, tree)
-
-
-def _restore_float0(tree):
-    return tree_util.tree_map(lambda x: x.zeros() if isinstance(x, _Float0) else x, tree,
-                              is_leaf=lambda x: isinstance(x, _Float0))
 
 
 def _is_dynamic(x) -> bool:

@@ -14,6 +14,7 @@ from mjax.array import Array
 from mjax.config import config
 from mjax.core import Trace, Tracer, aval_of_value, current_trace
 from mjax.dialect import ShapedArray, context
+from mjax.float0 import contains_float0, hide_float0, restore_float0
 from mjax.runtime import get_backend
 
 _fn_ids = itertools.count()
@@ -108,7 +109,7 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
         t.aval = a
     with ctx, trace:
         a, kw = tree_util.tree_unflatten(in_tree, trace.args)
-        out = fun(*a, **kw)
+        out = hide_float0(fun(*a, **kw))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         for leaf in out_leaves:
             if not (isinstance(leaf, (Tracer, Array, np.ndarray, np.generic, bool, int, float,
@@ -118,12 +119,14 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
         out_avals = trace.finish(out_leaves)
         out_avals = [getattr(o, "aval", a) if isinstance(o, Tracer) else
                      aval_of_value(o) for o, a in zip(out_leaves, out_avals)]
-    return TracedFunction(module, trace, in_tree, out_tree, out_avals)
+    traced = TracedFunction(module, trace, in_tree, out_tree, out_avals)
+    traced.has_float0 = contains_float0(out)
+    return traced
 
 
 # ---- jit ------------------------------------------------------------------------------
 class _CacheEntry:
-    __slots__ = ("traced", "executable", "out_tree", "out_avals", "const_bufs", "hlo_text")
+    __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0")
 
 
 def _static_key(v):
@@ -142,7 +145,9 @@ class Jitted:
                  donate_argnames=(), keep_unused=False, device=None, backend=None,
                  inline=False, abstracted_axes=None, in_shardings=None, out_shardings=None):
         self.fun = fun
-        functools.update_wrapper(self, fun)
+        # updated=(): copying fun.__dict__ would overwrite our own attributes when fun
+        # is itself a Jitted (or carries a __dict__ from functools.wraps).
+        functools.update_wrapper(self, fun, updated=())
         try:
             self._sig = inspect.signature(fun)
         except (TypeError, ValueError):
@@ -215,8 +220,9 @@ class Jitted:
         bufs = [x._buf if isinstance(x, Array) else
                 get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(leaves, avals)]
         outs = entry.executable.execute(bufs + entry.const_bufs)
-        return tree_util.tree_unflatten(entry.out_tree,
-                                        [Array(b, a) for b, a in zip(outs, entry.out_avals)])
+        result = tree_util.tree_unflatten(entry.out_tree,
+                                          [Array(b, a) for b, a in zip(outs, entry.out_avals)])
+        return restore_float0(result) if entry.has_float0 else result
 
     def _trace(self, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
         return trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
@@ -232,6 +238,7 @@ class Jitted:
         entry = _CacheEntry()
         entry.executable = get_backend().compile(text, out_avals=traced.out_avals)
         entry.out_tree = traced.out_tree
+        entry.has_float0 = traced.has_float0
         entry.out_avals = traced.out_avals
         entry.const_bufs = [c._buf if isinstance(c, Array) else get_backend().put(to_numpy(c))
                             for c in traced.captured]

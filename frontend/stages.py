@@ -6,6 +6,7 @@ from jaxlib.mlir import ir
 from mjax import tree_util
 from mjax.array import Array
 from mjax.dialect import context
+from mjax.float0 import restore_float0
 from mjax.runtime import get_backend
 
 
@@ -87,5 +88,5 @@ class Compiled:
         bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
                 for x in leaves]
         outs = self._exe.execute(bufs + self._const_bufs)
-        return tree_util.tree_unflatten(self._traced.out_tree, [
-            Array(b, a) for b, a in zip(outs, self._traced.out_avals)])
+        return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, [
+            Array(b, a) for b, a in zip(outs, self._traced.out_avals)]))

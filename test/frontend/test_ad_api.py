@@ -385,8 +385,6 @@ def test_vjp_and_jvp_of_integer_arguments():
         np.testing.assert_allclose(t, Y * 3)
 
 
-@pytest.mark.xfail(strict=True, reason="jit cannot return float0 arrays yet (api.py: "
-                                       "trace_function/Trace.finish reject float0 leaves)")
 def test_jit_of_grad_allow_int_returns_float0():
     g = mjax.jit(mjax.grad(lambda a, i: a * 2.0, argnums=(0, 1), allow_int=True))
     _, gi = g(1.0, 3)
