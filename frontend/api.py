@@ -173,6 +173,8 @@ class Jitted:
     # -- argument handling -------------------------------------------------------------
     def _split(self, args, kwargs):
         """Separates static arguments (part of the cache key) from dynamic ones."""
+        if not kwargs and not self.static_argnums:
+            return args, {}, ()  # the common case, kept cheap: it is on every call
         n = len(args)
         static = tuple((i, _static_key(args[i])) for i in self.static_argnums if i < n)
         dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
@@ -217,9 +219,11 @@ class Jitted:
         if entry is None:
             entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
                                                      len(args))
-        bufs = [x._buf if isinstance(x, Array) else
+        bufs = [x._buf if type(x) is Array else
                 get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(leaves, avals)]
-        outs = entry.executable.execute(bufs + entry.const_bufs)
+        if entry.const_bufs:
+            bufs += entry.const_bufs
+        outs = entry.executable.execute(bufs)
         result = tree_util.tree_unflatten(entry.out_tree,
                                           [Array(b, a) for b, a in zip(outs, entry.out_avals)])
         return restore_float0(result) if entry.has_float0 else result
