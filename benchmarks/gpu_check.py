@@ -6,24 +6,13 @@ Run where jaxlib, a jax-cuda PJRT plugin and a GPU are installed:
 PYTHONPATH instead of installing; see the docstring of `main`.)
 """
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-
-def timeit(fn, number=50, repeat=5):
-    fn()
-    rounds = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        rounds.append((time.perf_counter() - t0) / number)
-    return statistics.median(rounds)
+from run import timeit  # benchmarks/run.py (this script's folder is on sys.path)
 
 
 def workload(lib, jnp, params, x, t):

@@ -20,19 +20,7 @@ class Array(ArrayMethods):
         self.aval = aval
         self._npy = None
 
-    # ---- basic properties -----------------------------------------------------------
-    @property
-    def shape(self):
-        return self.aval.shape
-
-    @property
-    def dtype(self):
-        return self.aval.dtype
-
-    @property
-    def weak_type(self):
-        return self.aval.weak_type
-
+    # ---- device and buffer ----------------------------------------------------------
     @property
     def sharding(self):
         return get_backend().sharding(self._buf.devices().pop() if hasattr(

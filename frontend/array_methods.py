@@ -79,6 +79,19 @@ class ArrayMethods:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
+    # Both users (Array, Tracer) carry `aval`.
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def weak_type(self):
+        return self.aval.weak_type
+
     @property
     def ndim(self):
         return len(self.shape)

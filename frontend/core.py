@@ -198,18 +198,6 @@ class Tracer(ArrayMethods):
         self.aval = aval
         self.loc = loc  # the user's line that made it (None for arguments)
 
-    @property
-    def shape(self):
-        return self.aval.shape
-
-    @property
-    def dtype(self):
-        return self.aval.dtype
-
-    @property
-    def weak_type(self):
-        return self.aval.weak_type
-
     def __repr__(self):
         return f"Traced<{self.aval.str_short()}{'(weak)' if self.aval.weak_type else ''}>"
 
