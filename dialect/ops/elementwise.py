@@ -274,6 +274,12 @@ class DigammaOp(_Real, name="digamma"):
     """Elementwise digamma (derivative of lgamma). JAX: lax.digamma_p."""
 
 
+class PolygammaOp(ElementwiseBinary, name="polygamma"):
+    """Elementwise polygamma(m, x), the m-th derivative of digamma; m holds nonnegative
+    integer values in x's float dtype. JAX: lax.polygamma_p."""
+    dtypes = ("float",)
+
+
 # ---- bitwise and logical -------------------------------------------------------
 class NotOp(ElementwiseUnary, name="not"):
     """Elementwise logical/bitwise not. JAX: lax.not_p."""

@@ -83,7 +83,7 @@ _UNARY = ["neg", "sign", "floor", "ceil", "is_finite", "exp", "exp2", "expm1", "
           "abs"]
 _BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or",
            "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical", "eq", "ne",
-           "lt", "le", "gt", "ge", "complex"]
+           "lt", "le", "gt", "ge", "complex", "polygamma"]
 
 for _n in _UNARY:
     globals()[_n] = _unary(_n)

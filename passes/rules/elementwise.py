@@ -25,7 +25,7 @@ _ONE_TO_ONE = {
     E.AsinOp: chlo.asin, E.AcosOp: chlo.acos, E.AtanOp: chlo.atan, E.SinhOp: chlo.sinh,
     E.CoshOp: chlo.cosh, E.AsinhOp: chlo.asinh, E.AcoshOp: chlo.acosh, E.AtanhOp: chlo.atanh,
     E.ErfOp: chlo.erf, E.ErfcOp: chlo.erfc, E.ErfInvOp: chlo.erf_inv, E.LgammaOp: chlo.lgamma,
-    E.DigammaOp: chlo.digamma,
+    E.DigammaOp: chlo.digamma, E.PolygammaOp: chlo.polygamma,
     E.NotOp: hlo.not_, E.AndOp: hlo.and_, E.OrOp: hlo.or_, E.XorOp: hlo.xor,
     E.ShiftLeftOp: hlo.shift_left, E.ShiftRightArithmeticOp: hlo.shift_right_arithmetic,
     E.ShiftRightLogicalOp: hlo.shift_right_logical, E.PopulationCountOp: hlo.popcnt,
@@ -121,6 +121,7 @@ def _conj_lower(ctx, x, *, input_dtype=None):
 # ---- differentiation rules ----
 # JVP rules per operand (JAX: ad.defjvp in lax.py); transpose rules for the linear ops.
 # Integer/bool values never carry tangents (float0), so these only see inexact dtypes.
+from mjax.passes.registry import PassError  # noqa: E402
 from mjax.passes.rules import ad_util as AD  # noqa: E402
 
 
@@ -276,7 +277,17 @@ AD.defjvp(E.ErfcOp, lambda b, t, x: b.mul(t, b.mul(_c(b, x, -2 / np.sqrt(np.pi))
 AD.defjvp(E.ErfInvOp, lambda b, t, x, *, ans: b.mul(t, b.mul(_c(b, x, np.sqrt(np.pi) / 2),
                                                              b.exp(_sq(b, ans)))))
 AD.defjvp(E.LgammaOp, lambda b, t, x: b.mul(t, b.digamma(x)))
-AD.no_jvp(E.DigammaOp, "the derivative of digamma needs polygamma, which has no jaxpr op yet")
+AD.defjvp(E.DigammaOp, lambda b, t, x: b.mul(t, b.polygamma(_c(b, x, 1), x)))
+
+
+def _polygamma_jvp_m(b, t, m, x):
+    # JAX: polygamma_gradm. m is an integer order; a (nonzero) tangent on it is an error.
+    raise PassError(b.loc, "polygamma gradient with respect to m is not supported (as in "
+                           "JAX); differentiate with respect to x only")
+
+
+AD.defjvp(E.PolygammaOp, _polygamma_jvp_m,
+          lambda b, t, m, x: b.mul(t, b.polygamma(b.add(m, _c(b, m, 1)), x)))
 
 # ---- piecewise constant, integer-valued or boolean results: zero tangents ----
 for _op in (E.SignOp, E.FloorOp, E.CeilOp, E.RoundOp):
@@ -290,5 +301,5 @@ for _op in (E.RemOp, E.PowOp, E.IntegerPowOp, E.MaxOp, E.MinOp, E.Atan2Op, E.Abs
             E.Exp2Op, E.Expm1Op, E.LogOp, E.Log1pOp, E.SqrtOp, E.RsqrtOp, E.CbrtOp, E.SinOp,
             E.CosOp, E.TanOp, E.AsinOp, E.AcosOp, E.AtanOp, E.SinhOp, E.CoshOp, E.TanhOp,
             E.AsinhOp, E.AcoshOp, E.AtanhOp, E.LogisticOp, E.ErfOp, E.ErfcOp, E.ErfInvOp,
-            E.LgammaOp, E.DigammaOp):
+            E.LgammaOp, E.DigammaOp, E.PolygammaOp):
     AD.no_transpose(_op, "not linear")

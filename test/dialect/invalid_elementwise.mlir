@@ -114,6 +114,38 @@ func.func @atan2_int(%a0: tensor<4xi32>, %a1: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
+func.func @polygamma_int(%a0: tensor<4xi32>, %a1: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{polygamma does not accept dtype i32}}
+  %0 = "jaxpr.polygamma"(%a0, %a1) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @polygamma_complex(%a0: tensor<4xcomplex<f32>>, %a1: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  // expected-error @+1 {{polygamma does not accept dtype c64 (operand must be floating-point)}}
+  %0 = "jaxpr.polygamma"(%a0, %a1) : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  return %0 : tensor<4xcomplex<f32>>
+}
+
+// -----
+
+func.func @polygamma_dtypes(%a0: tensor<4xf32>, %a1: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{polygamma requires arguments to have the same dtypes, got f32, f64}}
+  %0 = "jaxpr.polygamma"(%a0, %a1) : (tensor<4xf32>, tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+func.func @polygamma_one_operand(%a0: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'jaxpr.polygamma' op expects 2 operands, got 1}}
+  %0 = "jaxpr.polygamma"(%a0) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @pow_int_base(%a0: tensor<4xi32>, %a1: tensor<4xi32>) -> tensor<4xi32> {
   // expected-error @+1 {{pow does not accept dtype i32 (first operand must be floating-point or complex)}}
   %0 = "jaxpr.pow"(%a0, %a1) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>

@@ -277,6 +277,17 @@ func.func @digamma(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @polygamma
+// CHECK-SAME:    (%[[M:.*]]: tensor<4xf32>, %[[X:.*]]: tensor<4xf32>)
+// CHECK:         %[[R:.*]] = "jaxpr.polygamma"(%[[M]], %[[X]]) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         return %[[R]]
+func.func @polygamma(%m: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "jaxpr.polygamma"(%m, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @floor
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
 // CHECK:         %[[R:.*]] = "jaxpr.floor"(%[[X]]) : (tensor<4xf32>) -> tensor<4xf32>

@@ -59,3 +59,34 @@ func.func @jvp_int_arg(%x: tensor<3xf32>, %n: tensor<3xi32>, %t: tensor<3xf32>) 
   %0:2 = "jaxpr.jvp"(%x, %n, %t) {callee = @h} : (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
   return %0#1 : tensor<3xf32>
 }
+
+// -----
+
+// digamma' = polygamma(1, x) (JAX: digamma_p's defjvp); polygamma' in x is
+// polygamma(m + 1, x), and m has no tangent (only x is differentiated here).
+// CHECK-LABEL: func.func private @dg_jvp
+// CHECK-SAME:    (%[[X:.*]]: tensor<3xf64>, %[[T:.*]]: tensor<3xf64>)
+// CHECK:         %[[ONE:.*]] = "jaxpr.constant"() {value = dense<1.000000e+00> : tensor<3xf64>}
+// CHECK:         %[[P1:.*]] = "jaxpr.polygamma"(%[[ONE]], %[[X]])
+// CHECK:         %[[TY:.*]] = "jaxpr.mul"(%[[T]], %[[P1]])
+// CHECK:         return %{{.*}}, %[[TY]]
+// CHECK-LABEL: func.func private @pg_jvp_a1_r0
+// CHECK-SAME:    (%[[M:.*]]: tensor<3xf64>, %[[X:.*]]: tensor<3xf64>, %[[T:.*]]: tensor<3xf64>)
+// CHECK:         %[[M1:.*]] = "jaxpr.add"(%[[M]], %{{.*}})
+// CHECK:         %[[P:.*]] = "jaxpr.polygamma"(%[[M1]], %[[X]])
+// CHECK:         %[[TY:.*]] = "jaxpr.mul"(%[[T]], %[[P]])
+// CHECK:         return %{{.*}}, %[[TY]]
+func.func private @dg(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %0 = "jaxpr.digamma"(%x) : (tensor<3xf64>) -> tensor<3xf64>
+  return %0 : tensor<3xf64>
+}
+func.func private @pg(%m: tensor<3xf64>, %x: tensor<3xf64>) -> tensor<3xf64> {
+  %0 = "jaxpr.polygamma"(%m, %x) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  return %0 : tensor<3xf64>
+}
+func.func @jvp_digamma_polygamma(%m: tensor<3xf64>, %x: tensor<3xf64>, %t: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>) {
+  %0:2 = "jaxpr.jvp"(%x, %t) {callee = @dg} : (tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+  %1:2 = "jaxpr.jvp"(%m, %x, %t) {callee = @pg, diff_args = array<i64: 1>} : (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+  return %0#1, %1#1 : tensor<3xf64>, tensor<3xf64>
+}
+

@@ -301,6 +301,18 @@ func.func @digamma(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @polygamma
+// CHECK-SAME:    (%[[M:.*]]: tensor<4xf32>, %[[X:.*]]: tensor<4xf32>)
+// CHECK:         %[[R:.*]] = chlo.polygamma %[[M]], %[[X]]
+// CHECK:         return %[[R]]
+// CHECK-NOT:     jaxpr.
+func.func @polygamma(%m: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "jaxpr.polygamma"(%m, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @floor
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
 // CHECK:         %[[R:.*]] = stablehlo.floor %[[X]]

@@ -58,14 +58,16 @@ class Case:
     """One op applied to concrete inputs, with its jax counterpart."""
 
     def __init__(self, op, jax_fn, *args, params=None, out=None, second_order=True,
-                 fd_h=1e-6, fd=True):
+                 fd_h=1e-6, fd=True, diff=None):
         self.op, self.jax_fn, self.params = op, jax_fn, params or {}
         self.second_order = second_order
         # fd=False where finite differences do not see the defined derivative
         # (stop_gradient); a larger fd_h where the op rounds to float32.
         self.fd, self.fd_h = fd, fd_h
         self.args = [np.asarray(a) for a in args]
-        self.diff = [i for i, a in enumerate(self.args) if inexact(a)]
+        # diff: the differentiated args (default: every inexact one), as diff_args.
+        self.default_diff = [i for i, a in enumerate(self.args) if inexact(a)]
+        self.diff = self.default_diff if diff is None else list(diff)
         self.out = out  # output example (shape/dtype), computed with jax if None
         if self.out is None:
             self.out = np.asarray(jax_fn(*self.args))
@@ -123,15 +125,17 @@ def build_main(cases):
         ot = ttype(c.out)
         dtypes = [ttype(c.args[i]) for i in c.diff]
         argt = ", ".join([ttype(a) for a in c.args] + dtypes)
+        da = ("" if c.diff == c.default_diff
+              else f", diff_args = array<i64: {', '.join(map(str, c.diff))}>")
         funcs.append(
             f"func.func private @jvp{k}({xin}{', ' + tin if tin else ''}) -> {ot} {{\n"
-            f"  %r:2 = \"jaxpr.jvp\"({', '.join(xs + tvs)}) {{callee = @{f}}} : ({argt}) -> "
+            f"  %r:2 = \"jaxpr.jvp\"({', '.join(xs + tvs)}) {{callee = @{f}{da}}} : ({argt}) -> "
             f"({ot}, {ot})\n  return %r#1 : {ot}\n}}\n")
         nd = len(c.diff)
         rt = ", ".join(dtypes)
         funcs.append(
             f"func.func private @vjp{k}({xin}, %ct: {ot}) -> ({rt}) {{\n"
-            f"  %r:{nd} = \"jaxpr.vjp\"({', '.join(xs)}, %ct) {{callee = @{f}}} : "
+            f"  %r:{nd} = \"jaxpr.vjp\"({', '.join(xs)}, %ct) {{callee = @{f}{da}}} : "
             f"({', '.join([ttype(a) for a in c.args] + [ot])}) -> ({rt})\n"
             f"  return {', '.join(f'%r#{j}' for j in range(nd))} : {rt}\n}}\n")
         # main arguments for this case
@@ -254,8 +258,11 @@ UNARY = ["neg", "exp", "exp2", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt",
 def elementwise_cases():
     cases = [Case(op, getattr(lax, op), u(3)) for op in UNARY]
     cases.append(Case("acosh", lax.acosh, u(3, lo=1.2, hi=2.0)))
-    # d/dx digamma needs polygamma (no op yet): first order only.
-    cases.append(Case("lgamma", lax.lgamma, u(3), second_order=False))
+    cases.append(Case("lgamma", lax.lgamma, u(3, lo=0.5, hi=3.0)))
+    cases.append(Case("digamma", lax.digamma, u(3, lo=0.5, hi=3.0)))
+    # polygamma(m, x): differentiated in x only (m is an integer order; JAX rejects d/dm).
+    cases.append(Case("polygamma", lax.polygamma, np.array([0.0, 1.0, 3.0]),
+                      u(3, lo=0.5, hi=3.0), diff=[1]))
     cases.append(Case("abs", lax.abs, np.array([-0.7, 0.3, -0.4])))
     for op in ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2"]:
         cases.append(Case(op, getattr(lax, op), u(3), u(3)))

@@ -349,6 +349,15 @@ def test_atan2(dtype):
     check("atan2", [y, x], np.arctan2(y, x), rtol=RTOL[dtype])
 
 
+@pytest.mark.parametrize("dtype", [F32, F64], ids=_name)
+def test_polygamma(dtype):
+    m = np.array([0, 1, 2, 3, 1, 4], dtype)
+    x = np.array([0.3, 1.0, 2.5, 5.0, 7.5, 1.7], dtype)
+    expected = scipy.special.polygamma(m.astype(F64), x.astype(F64)).astype(dtype)
+    tol = 1e-5 if dtype == F32 else 1e-10
+    check("polygamma", [m, x], expected, rtol=tol, atol=tol)
+
+
 # ---- bitwise and logical ---------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [BOOL, I8, I32, U8, U64], ids=_name)
 def test_bitwise(dtype):
