@@ -506,12 +506,15 @@ class _JvpInterpreter:
                 prim = clone_into(op, rb.ip, dict(zip(op.operands, ps)))
                 tout = T.emit_transform(rb, T.CheckpointTangentOp, *ps, *nz,
                                         signature=ad.fns.signature, callee=A.Symbol(callee),
-                                        diff_args=da, diff_results=dr)
+                                        diff_args=da, diff_results=dr,
+                                        prevent_cse=view.params["prevent_cse"])
                 it = iter(tout)
                 return list(prim.results), [next(it) if j in dr else None
                                             for j in range(len(outs))]
             new = ad.jvp_function(callee, da, dr, where=op)
-            res = ad._call(rb, new, ps + nz, cls=T.CheckpointOp)
+            res = T.emit_transform(rb, T.CheckpointOp, *ps, *nz, signature=ad.fns.signature,
+                                   callee=A.Symbol(new),
+                                   prevent_cse=view.params["prevent_cse"])
         elif self.linearize:  # plain call: inline its JVP so partial eval sees the ops
             sub = _JvpInterpreter(ad, True)
             pairs = sub.run(entry_block(ad.fns.get(callee, op)), ps, ts, rb)

@@ -96,6 +96,18 @@ class CopyOp(JaxprOp, name="copy"):
         return (x,)
 
 
+class OptimizationBarrierOp(JaxprOp, name="optimization_barrier"):
+    """Identity on each operand that the compiler may not look through: no CSE, fusion
+    or code motion across it (checkpoint's recomputation relies on it).
+    JAX: lax.optimization_barrier_p."""
+    num_operands = None
+    min_operands = 1
+
+    @classmethod
+    def infer(cls, *xs):
+        return tuple(xs)
+
+
 # ---- creation ------------------------------------------------------------------
 class ConstantOp(JaxprOp, name="constant"):
     """A literal array. JAX: a Literal / constvar."""

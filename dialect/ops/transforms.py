@@ -212,9 +212,12 @@ class CustomVjpCallOp(TransformOp, name="custom_vjp_call"):
 class CheckpointTangentOp(TransformOp, name="checkpoint_tangent"):
     """Internal to --jaxpr-vjp: the tangent part of `checkpoint @f`, linear in the
     tangents. (primals, tangents of diff_args) -> tangents of diff_results. Its transpose
-    is `jaxpr.vjp @f`, so f's forward is recomputed in the backward pass."""
+    is `jaxpr.vjp @f`, so f's forward is recomputed in the backward pass; with
+    `prevent_cse` (the checkpoint's), on primals behind a `jaxpr.optimization_barrier`,
+    so that CSE cannot merge the recomputation with the original forward."""
     attributes = {"callee": A.Sym(), "diff_args": A.Ints(default=None),
-                  "diff_results": A.Ints(default=None)}
+                  "diff_results": A.Ints(default=None),
+                  "prevent_cse": A.Bool(default=True)}
 
     @classmethod
     def infer_with_callees(cls, avals, params, signature):

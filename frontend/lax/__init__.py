@@ -115,6 +115,18 @@ def stop_gradient(x):
     return tree_util.tree_map(lambda v: bind(_op("stop_gradient"), v), x)
 
 
+def optimization_barrier(operand):
+    """Identity on a pytree of arrays that XLA may not optimize across (no CSE, fusion or
+    code motion through it). JAX: lax.optimization_barrier."""
+    from mjax import tree_util
+    leaves, tree = tree_util.tree_flatten(operand)
+    if not leaves:
+        return operand
+    outs = bind(_op("optimization_barrier"), *leaves)
+    outs = outs if isinstance(outs, list) else [outs]
+    return tree_util.tree_unflatten(tree, outs)
+
+
 def reciprocal(x):
     return div(_one_like(x), x)  # noqa: F821
 

@@ -42,6 +42,11 @@ def _identity_lower(ctx, x):
     return x
 
 
+@lowering(S.OptimizationBarrierOp)
+def _optimization_barrier_lower(ctx, *xs):
+    return list(hlo.OptimizationBarrierOp(list(xs)).results)
+
+
 @lowering(S.ConstantOp)
 def _constant_lower(ctx, *, value):
     return hlo.constant(A.dense_elements(value))
@@ -168,6 +173,39 @@ def _convert_element_type_transpose(b, ct, x, *, new_dtype):
 AD.deflinear(S.ReducePrecisionOp, lambda b, ct, x, **p: [b.reduce_precision(ct, **p)])
 AD.deflinear(S.CopyOp, lambda b, ct, x: [ct])
 AD.defzero(S.StopGradientOp, "stop_gradient: zero derivative by definition")
+
+
+@AD.jvp_rule(S.OptimizationBarrierOp)
+def _optimization_barrier_jvp(b, primals, tangents):
+    # JAX: _opt_barrier_jvp. One barrier on the primals, another on the (instantiated)
+    # tangents of the inexact operands; integer/bool operands have no tangent (float0).
+    out = b.optimization_barrier(*primals)
+    out = out if isinstance(out, list) else [out]
+    diff = [i for i, p in enumerate(primals) if AD.has_tangent(AD.aval(p))]
+    if not diff:
+        return out, [None] * len(out)
+    ts = [AD.instantiate(b, tangents[i], AD.aval(primals[i])) for i in diff]
+    touts = b.emit(S.OptimizationBarrierOp, *ts)
+    tout = [None] * len(out)
+    for i, t in zip(diff, touts):
+        tout[i] = t
+    return out, tout
+
+
+@AD.transpose_rule(S.OptimizationBarrierOp)
+def _optimization_barrier_transpose(b, ct, *xs):
+    # JAX: _opt_barrier_transpose: a barrier on the (instantiated) cotangents. Operands
+    # that are not linear (instantiated zero tangents) get no cotangent.
+    cts = ct if isinstance(ct, list) else [ct]
+    lin = [i for i, x in enumerate(xs) if AD.is_linear(x)]
+    if not lin:
+        return [None] * len(xs)
+    outs = b.emit(S.OptimizationBarrierOp,
+                  *[AD.instantiate(b, cts[i], AD.aval(xs[i])) for i in lin])
+    res = [None] * len(xs)
+    for i, c in zip(lin, outs):
+        res[i] = c
+    return res
 AD.defzero(S.BitcastConvertTypeOp, "reinterprets bits: not differentiable (JAX too)")
 for _op in (S.ConstantOp, S.IotaOp):
     AD.no_jvp(_op, "no operands, so never has tangent inputs")

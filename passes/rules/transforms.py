@@ -10,6 +10,7 @@ from jaxlib.mlir.dialects import func as func_d
 
 from mjax.dialect import attributes as A
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops.structural import OptimizationBarrierOp
 from mjax.passes.rules.ad_util import has_tangent, instantiate, is_linear, transpose_rule
 from mjax.passes.rules.tables import lowering, not_supported
 
@@ -33,12 +34,17 @@ def _as_list(ct):
 
 
 @transpose_rule(T.CheckpointTangentOp)
-def _checkpoint_tangent_transpose(b, ct, *args, callee, diff_args, diff_results):
+def _checkpoint_tangent_transpose(b, ct, *args, callee, diff_args, diff_results,
+                                  prevent_cse=True):
     # Rematerialization: the backward pass runs vjp @f from f's primal inputs (the only
     # residuals), so f's forward is recomputed here instead of saving its internals.
+    # JAX: remat_lowering with prevent_cse: the recomputation's inputs go through an
+    # optimization barrier, or CSE after inlining merges it with the original forward.
     cts = _as_list(ct)
     n_in = len(args) - len(diff_args)
     primals = list(args[:n_in])
+    if prevent_cse and primals:
+        primals = b.emit(OptimizationBarrierOp, *primals)
     keep = [k for k, c in enumerate(cts) if c is not None]
     cts_in = T.emit_transform(b, T.VjpOp, *primals, *[cts[k] for k in keep], callee=callee,
                               diff_args=diff_args,

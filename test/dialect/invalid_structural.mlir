@@ -98,6 +98,30 @@ func.func @copy_no_operand() -> tensor<4xf32> {
 
 // -----
 
+func.func @optimization_barrier_no_operand() {
+  // expected-error @+1 {{'jaxpr.optimization_barrier' op expects at least 1 operands, got 0}}
+  "jaxpr.optimization_barrier"() : () -> ()
+  return
+}
+
+// -----
+
+func.func @optimization_barrier_result_type(%x: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<f32>) {
+  // expected-error @+1 {{'jaxpr.optimization_barrier' op result 1 has type tensor<f32>, but the operands give tensor<i32>}}
+  %0:2 = "jaxpr.optimization_barrier"(%x, %n) : (tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>, tensor<f32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+func.func @optimization_barrier_result_count(%x: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'jaxpr.optimization_barrier' op expects 2 results, got 1}}
+  %0 = "jaxpr.optimization_barrier"(%x, %n) : (tensor<4xf32>, tensor<i32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @constant_not_dense() -> tensor<4xf32> {
   // expected-error @+1 {{attribute 'value' must be a dense elements attribute, got 1}}
   %0 = "jaxpr.constant"() {value = 1 : i64} : () -> tensor<4xf32>

@@ -123,6 +123,17 @@ func.func @copy(%x: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
+// CHECK-LABEL: func.func @optimization_barrier
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[N:.*]]: tensor<i32>)
+// CHECK:         %[[R:.*]]:2 = "jaxpr.optimization_barrier"(%[[X]], %[[N]]) : (tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>, tensor<i32>)
+// CHECK:         return %[[R]]#0, %[[R]]#1
+func.func @optimization_barrier(%x: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<i32>) {
+  %0:2 = "jaxpr.optimization_barrier"(%x, %n) : (tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>, tensor<i32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<i32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @constant
 // CHECK-SAME:    ()
 // CHECK:         %[[R:.*]] = "jaxpr.constant"() {value = dense<[1.000000e+00, 2.500000e+00]> : tensor<2xf32>} : () -> tensor<2xf32>

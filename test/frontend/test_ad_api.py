@@ -531,6 +531,81 @@ def test_checkpoint_recomputes_forward_in_backward_pass():
     assert "stablehlo.sine" in lowered.as_text()
 
 
+def _count_in_final_stablehlo(fn, *args):
+    text = mjax.jit(fn).lower(*args).as_text()
+    assert "jaxpr." not in text, text
+    return text.count("stablehlo.sine"), text.count("stablehlo.optimization_barrier"), text
+
+
+def test_checkpoint_survives_the_whole_pipeline():
+    """After inlining, `cse` would merge the backward's recomputation with the forward;
+    the optimization barrier on the recomputation's inputs (prevent_cse, as in JAX)
+    keeps it, so the final StableHLO computes sin(x) twice."""
+    def h(y):
+        return mnp.sin(y) * y          # its vjp needs sin(y) again: a recomputed residual
+
+    def h_jax(y):
+        return jnp.sin(y) * y
+
+    # The forward value of the checkpointed function must be live for the duplicate to
+    # show: through value_and_grad, or through an op after it (exp's output is saved).
+    cases = {
+        "value_and_grad": (lambda c, n: lambda x: n.sum(c(h)(x)),
+                           lambda c: lambda x: jnp.sum(c(h_jax)(x)), True),
+        "grad of exp(checkpoint)": (lambda c, n: lambda x: n.sum(n.exp(c(h)(x))),
+                                    lambda c: lambda x: jnp.sum(jnp.exp(c(h_jax)(x))), False),
+    }
+    for name, (make, make_jax, with_value) in cases.items():
+        grad, jgrad = ((mjax.value_and_grad, jax.value_and_grad) if with_value
+                       else (mjax.grad, jax.grad))
+        plain = grad(make(lambda f: f, mnp))
+        remat = grad(make(mjax.checkpoint, mnp))
+        no_barrier = grad(make(lambda f: mjax.checkpoint(f, prevent_cse=False), mnp))
+        sines, barriers, text = _count_in_final_stablehlo(plain, X)
+        assert (sines, barriers) == (1, 0), (name, text)
+        sines, barriers, text = _count_in_final_stablehlo(remat, X)
+        assert (sines, barriers) == (2, 1), (name, text)
+        # The barrier's operand is x itself: the recomputation starts from the input.
+        assert re.search(r"stablehlo\.optimization_barrier %arg0\b", text), (name, text)
+        # Without the barrier, cse merges the two sines again (why JAX has prevent_cse).
+        sines, barriers, text = _count_in_final_stablehlo(no_barrier, X)
+        assert (sines, barriers) == (1, 0), (name, text)
+        want = jgrad(make_jax(jax.checkpoint))(X)
+        for fn in (plain, remat, no_barrier):
+            assert_same(mjax.jit(fn)(X), want, what=name)
+            assert_same(fn(X), want, what=name)
+
+
+def test_checkpoint_second_order_through_the_barrier():
+    # grad of grad differentiates the backward pass, barrier included (its JVP and
+    # transpose rules), and jacfwd(grad) differentiates it in forward mode.
+    def f(n, ck):
+        return lambda x: n.sum(n.exp(ck(lambda y: n.sin(n.sin(y)) * y)(x)))
+    with x64():
+        x = X.astype(np.float64)
+        want = jax.hessian(f(jnp, jax.checkpoint))(x)
+        assert want.dtype == np.float64
+        np.testing.assert_allclose(mjax.jit(mjax.jacrev(mjax.grad(f(mnp, mjax.checkpoint))))(x),
+                                   want, rtol=1e-12)
+        np.testing.assert_allclose(mjax.jacfwd(mjax.grad(f(mnp, mjax.checkpoint)))(x),
+                                   want, rtol=1e-12)
+        check_grads(f(mnp, mjax.checkpoint), (x,), order=2)
+
+
+def test_lax_optimization_barrier_is_identity_on_pytrees_and_matches_jax():
+    tree = {"a": X, "b": (np.int32(3), X * 2)}
+    got = mjax.lax.optimization_barrier(tree)
+    want = jax.lax.optimization_barrier(tree)
+    assert_same(got, want)
+    assert mjax.jit(mjax.lax.optimization_barrier)(tree)["b"][0].dtype == np.int32
+    text = mjax.jit(mjax.lax.optimization_barrier).lower(tree).as_text()
+    assert text.count("stablehlo.optimization_barrier") == 1, text
+    # Like JAX, the barrier is differentiable: identity derivative in both modes.
+    f = lambda n, lax: lambda x: n.sum(n.sin(lax.optimization_barrier((x, 2 * x))[1]))  # noqa
+    assert_same(mjax.grad(f(mnp, mjax.lax))(X), jax.grad(f(jnp, jax.lax))(X))
+    assert_same(mjax.jvp(f(mnp, mjax.lax), (X,), (X,)), jax.jvp(f(jnp, jax.lax), (X,), (X,)))
+
+
 # ---- larger models and higher derivatives ------------------------------------------------
 def test_100_layer_mlp_gradients_match_jax():
     rng = np.random.default_rng(0)

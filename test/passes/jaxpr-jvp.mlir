@@ -90,3 +90,23 @@ func.func @jvp_digamma_polygamma(%m: tensor<3xf64>, %x: tensor<3xf64>, %t: tenso
   return %0#1, %1#1 : tensor<3xf64>, tensor<3xf64>
 }
 
+// -----
+
+// optimization_barrier (JAX: _opt_barrier_jvp): one barrier on the primals, one on the
+// tangents of the inexact operands, a symbolic zero instantiated (%y is not
+// differentiated); the i32 operand has no tangent.
+// CHECK-LABEL: func.func private @obj_jvp_a0_r0
+// CHECK-SAME:    (%[[X:.*]]: tensor<3xf32>, %[[Y:.*]]: tensor<3xf32>, %[[N:.*]]: tensor<3xi32>, %[[T:.*]]: tensor<3xf32>)
+// CHECK:         %[[P:.*]]:3 = "jaxpr.optimization_barrier"(%[[X]], %[[Y]], %[[N]])
+// CHECK:         %[[Z:.*]] = "jaxpr.constant"() {value = dense<0.000000e+00> : tensor<3xf32>}
+// CHECK:         %[[TB:.*]]:2 = "jaxpr.optimization_barrier"(%[[T]], %[[Z]]) : (tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+// CHECK:         return %[[P]]#0, %[[TB]]#0
+// CHECK-LABEL: func.func @jvp_optimization_barrier
+func.func private @obj(%x: tensor<3xf32>, %y: tensor<3xf32>, %n: tensor<3xi32>) -> tensor<3xf32> {
+  %0:3 = "jaxpr.optimization_barrier"(%x, %y, %n) : (tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xi32>)
+  return %0#0 : tensor<3xf32>
+}
+func.func @jvp_optimization_barrier(%x: tensor<3xf32>, %y: tensor<3xf32>, %n: tensor<3xi32>, %t: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %0:2 = "jaxpr.jvp"(%x, %y, %n, %t) {callee = @obj, diff_args = array<i64: 0>} : (tensor<3xf32>, tensor<3xf32>, tensor<3xi32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1 : tensor<3xf32>, tensor<3xf32>
+}

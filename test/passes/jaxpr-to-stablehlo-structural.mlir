@@ -122,6 +122,18 @@ func.func @stop_gradient(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @optimization_barrier
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[N:.*]]: tensor<i32>)
+// CHECK:         %[[R:.*]]:2 = stablehlo.optimization_barrier %[[X]], %[[N]] : tensor<4xf32>, tensor<i32>
+// CHECK:         return %[[R]]#0, %[[R]]#1
+// CHECK-NOT:     jaxpr.
+func.func @optimization_barrier(%x: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<i32>) {
+  %0:2 = "jaxpr.optimization_barrier"(%x, %n) : (tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>, tensor<i32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<i32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @copy
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xi32>)
 // CHECK:         return %[[X]]

@@ -49,7 +49,9 @@ func.func @vjp_dense(%x: tensor<2x3xf32>, %b: tensor<4xf32>, %w: tensor<3x4xf32>
 // -----
 
 // checkpoint: the forward function calls @inner as a whole and saves only its input;
-// the backward function recomputes @inner's forward from that input (rematerialization).
+// the backward function recomputes @inner's forward from that input (rematerialization),
+// behind an optimization barrier (prevent_cse, the default) so that CSE cannot merge
+// the recomputation with the forward once calls are inlined.
 // CHECK-LABEL: func.func private @outer_fwd
 // CHECK-SAME:    (%[[X:.*]]: tensor<f32>)
 // CHECK:         %[[Y:.*]] = "jaxpr.checkpoint"(%[[X]]) {callee = @inner}
@@ -57,7 +59,8 @@ func.func @vjp_dense(%x: tensor<2x3xf32>, %b: tensor<4xf32>, %w: tensor<3x4xf32>
 // CHECK:         return %{{.*}}, %[[X]], %[[Y]]
 // CHECK-LABEL: func.func private @outer_bwd
 // CHECK-SAME:    (%[[X:.*]]: tensor<f32>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<f32>)
-// CHECK:         %[[RE:.*]]:3 = "jaxpr.call"(%[[X]]) {callee = @inner_fwd}
+// CHECK:         %[[B:.*]] = "jaxpr.optimization_barrier"(%[[X]])
+// CHECK:         %[[RE:.*]]:3 = "jaxpr.call"(%[[B]]) {callee = @inner_fwd}
 // CHECK:         "jaxpr.call"(%[[RE]]#1, %[[RE]]#2, %{{.*}}) {callee = @inner_bwd}
 // CHECK-LABEL: func.func @vjp_checkpoint
 func.func private @inner(%x: tensor<f32>) -> tensor<f32> {
@@ -73,4 +76,53 @@ func.func private @outer(%x: tensor<f32>) -> tensor<f32> {
 func.func @vjp_checkpoint(%x: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
   %0 = "jaxpr.vjp"(%x, %ct) {callee = @outer} : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
+}
+
+// -----
+
+// checkpoint with prevent_cse = false: the recomputation reads the saved input directly.
+// CHECK-LABEL: func.func private @outer_bwd
+// CHECK-SAME:    (%[[X:.*]]: tensor<f32>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<f32>)
+// CHECK-NOT:     jaxpr.optimization_barrier
+// CHECK:         "jaxpr.call"(%[[X]]) {callee = @inner_fwd}
+// CHECK-LABEL: func.func @vjp_checkpoint_no_prevent_cse
+func.func private @inner(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.sin"(%x) : (tensor<f32>) -> tensor<f32>
+  %1 = "jaxpr.sin"(%0) : (tensor<f32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+func.func private @outer(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.checkpoint"(%x) {callee = @inner, prevent_cse = false} : (tensor<f32>) -> tensor<f32>
+  %1 = "jaxpr.mul"(%0, %x) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+func.func @vjp_checkpoint_no_prevent_cse(%x: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.vjp"(%x, %ct) {callee = @outer} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// optimization_barrier is linear in its tangents: linearization puts a barrier on the
+// primals (forward) and one on the tangents, whose transpose is a barrier on the
+// cotangents (JAX: _opt_barrier_transpose). The i32 operand has no tangent (float0).
+// CHECK-LABEL: func.func private @ob_fwd
+// CHECK-SAME:    (%[[X:.*]]: tensor<3xf32>, %[[N:.*]]: tensor<3xi32>)
+// CHECK:         %[[P:.*]]:2 = "jaxpr.optimization_barrier"(%[[X]], %[[N]])
+// CHECK:         %[[C:.*]] = "jaxpr.cos"(%[[P]]#0)
+// CHECK:         return %{{.*}}, %[[C]]
+// CHECK-LABEL: func.func private @ob_bwd
+// CHECK-SAME:    (%[[C:.*]]: tensor<3xf32>, %[[CT:.*]]: tensor<3xf32>)
+// CHECK:         %[[M:.*]] = "jaxpr.mul"(%[[CT]], %[[C]])
+// CHECK:         %[[B:.*]] = "jaxpr.optimization_barrier"(%[[M]]) : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK:         return %[[B]]
+// CHECK-LABEL: func.func @vjp_optimization_barrier
+func.func private @ob(%x: tensor<3xf32>, %n: tensor<3xi32>) -> tensor<3xf32> {
+  %0:2 = "jaxpr.optimization_barrier"(%x, %n) : (tensor<3xf32>, tensor<3xi32>) -> (tensor<3xf32>, tensor<3xi32>)
+  %1 = "jaxpr.sin"(%0#0) : (tensor<3xf32>) -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+func.func @vjp_optimization_barrier(%x: tensor<3xf32>, %n: tensor<3xi32>, %ct: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "jaxpr.vjp"(%x, %n, %ct) {callee = @ob} : (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
 }
