@@ -500,7 +500,10 @@ class _JvpInterpreter:
                 res = ad._call(rb, g, ps + tin)
             it = iter(res[len(outs):])
             return res[:len(outs)], [next(it) if has_tangent(a) else None for a in outs]
-        dr = T.default_diff(outs)
+        # Only results that depend on a differentiated argument get tangents: asking for
+        # the others would turn their symbolic zeros into real zero arrays.
+        dependent = dependent_results(ad.fns.get(callee, op), da)
+        dr = tuple(j for j in T.default_diff(outs) if j in dependent)
         if isinstance(view, T.CheckpointOp):
             if self.linearize:
                 prim = clone_into(op, rb.ip, dict(zip(op.operands, ps)))
@@ -524,6 +527,24 @@ class _JvpInterpreter:
             res = ad._call(rb, new, ps + nz)
         it = iter(res[len(outs):])
         return res[:len(outs)], [next(it) if j in dr else None for j in range(len(outs))]
+
+
+def dependent_results(fn: ir.Operation, args) -> set[int]:
+    """Indices of fn's results that depend (through its body) on the arguments `args`."""
+    block = entry_block(fn)
+    dep = {block.arguments[i] for i in args}
+    for op in block.operations:
+        if op.name == "func.return":
+            return {j for j, v in enumerate(op.operands) if v in dep}
+        used = list(op.operands)
+        if len(op.regions):  # values a region reads from outside count as operands
+            def visit(inner):
+                used.extend(inner.operands)
+                return ir.WalkResult.ADVANCE
+            op.walk(visit)
+        if any(v in dep for v in used):
+            dep.update(op.results)
+    return set()
 
 
 def _check_closed_over_tangents(op, view, ts) -> None:

@@ -177,11 +177,6 @@ def test_check_grads_eager_order2(name):
         check_grads(fn, args, order=2)
 
 
-# ---- expected failures: flip when the fix lands --------------------------------------
-def _xfail(reason):
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
 # ---- scatter through x.at[]: check_grads calls f on host NumPy arrays (primal and
 # finite differences), which have no `.at`, so the case converts with jnp.asarray first.
 _AT_IDX = np.array([0, 2])
@@ -190,14 +185,10 @@ SCATTER = [
     ("scatter_add .at[].add", lambda x, y: jnp.asarray(x).at[_AT_IDX].add(y), (u(4), u(2))),
     ("scatter_max .at[].max", lambda x, y: jnp.asarray(x).at[_AT_IDX].max(y),
      (spread(4), spread(2))),
-    pytest.param(
-        "scatter_mul .at[].multiply, d/dx only",
-        lambda x: jnp.asarray(x).at[_AT_IDX].multiply(np.array([2.0, -3.0])), (u(4),),
-        # jax.test_util.check_grads passes here. In mjax, the JVP of a call instantiates
-        # zero tangents for every inexact result (passes/autodiff.py, call_like), so the
-        # JVP of f's vjp sees a zero (not symbolic) tangent on the constant updates and
-        # scatter_mul's JVP rule refuses it.
-        marks=_xfail("zero tangents through calls are instantiated, not symbolic")),
+    # Second order needs symbolic zero tangents through calls: the constant updates must
+    # not get a (zero) tangent, which scatter_mul's JVP rule would refuse.
+    ("scatter_mul .at[].multiply, d/dx only",
+     lambda x: jnp.asarray(x).at[_AT_IDX].multiply(np.array([2.0, -3.0])), (u(4),)),
 ]
 
 
