@@ -33,13 +33,25 @@ def x64_enabled() -> bool:
     return config.read("jax_enable_x64")
 
 
+_CANONICAL: dict = {}
+
+
 def canonicalize_dtype(dtype) -> np.dtype:
     """The dtype mjax actually uses: 64-bit types become 32-bit unless x64 is enabled."""
+    key = (dtype, x64_enabled())
+    try:
+        return _CANONICAL[key]
+    except (KeyError, TypeError):  # TypeError: an unhashable dtype specifier
+        pass
     if isinstance(dtype, KeyType):
         return dtype
     d = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
-    if not x64_enabled():
-        return _X64_NARROW.get(d, d)
+    if not key[1]:
+        d = _X64_NARROW.get(d, d)
+    try:
+        _CANONICAL[key] = d
+    except TypeError:
+        pass
     return d
 
 

@@ -33,6 +33,9 @@ def _is_python_scalar(x):
 def _prepare(*args, fn: str):
     """Python scalars take the dtype of the array operands; scalars broadcast."""
     avals = [aval_of_value(a) for a in args]
+    if all(av.shape == avals[0].shape for av in avals) and not any(
+            _is_python_scalar(a) for a in args):
+        return list(args)  # the common case: nothing to convert or broadcast
     arrays = [a for a, av in zip(args, avals) if not _is_python_scalar(a)]
     if arrays:
         target = aval_of_value(arrays[0]).dtype
@@ -139,6 +142,9 @@ def _one_like(x):
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     """Casts to new_dtype (canonicalized for x64). JAX: lax.convert_element_type."""
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    aval = getattr(x, "aval", None)
+    if aval is not None and aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return x  # already that type: the common case on every NumPy-level op
     aval = aval_of_value(x)
     if _is_python_scalar(x) or (not isinstance(x, Tracer) and isinstance(
             x, (np.ndarray, np.generic))):

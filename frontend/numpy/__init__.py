@@ -172,6 +172,9 @@ def _promote(fname, *args, inexact=False, broadcast=True):
     out = [lax.convert_element_type(a, dtype, weak_type=weak) for a in args]
     if not broadcast:
         return out
+    first = avals[0].shape
+    if builtins.all(av.shape == first for av in avals):
+        return out  # nothing to broadcast (the common case; skip NumPy's shape logic)
     try:
         shape = broadcast_shapes(*(av.shape for av in avals))
     except ValueError:
