@@ -209,7 +209,6 @@ true_divide = divide = _binary("true_divide", lax.div, inexact=True)
 maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 arctan2 = _binary("arctan2", lax.atan2, inexact=True)
-power = None  # defined below
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
 less = _binary("less", lax.lt)

@@ -1,0 +1,22 @@
+"""Automatic differentiation API (JAX's signatures), staged as transformation ops.
+
+`grad(f)(x)` traces `f` once into a private `@f` of the module being built and emits
+`jaxpr.vjp @f(x, 1.0)`; `value_and_grad` adds `jaxpr.call @f(x)`. The passes in
+mjax.passes (`--jaxpr-expand-transforms`) turn these into plain ops when the module is
+compiled, at any nesting depth. Called with no trace active, each API runs as a jit of
+itself (traced and compiled once per argument shapes).
+
+`vjp` and `linearize` split the work as JAX does: the forward part runs once and saves
+residuals; the returned function runs only the linear part on them (for `linearize`,
+the transpose of the backward function, so neither re-runs the forward pass).
+"""
+
+from mjax.ad.staging import call_args, emit, emit_call, stage_function, staged
+from mjax.ad.forward import jvp
+from mjax.ad.reverse import grad, linearize, value_and_grad, vjp
+from mjax.ad.jacobians import hessian, jacfwd, jacobian, jacrev
+from mjax.ad.custom import checkpoint, custom_jvp, custom_vjp, remat
+
+__all__ = ["call_args", "emit", "emit_call", "stage_function", "staged", "jvp", "grad",
+           "linearize", "value_and_grad", "vjp", "hessian", "jacfwd", "jacobian", "jacrev",
+           "checkpoint", "custom_jvp", "custom_vjp", "remat"]

@@ -1,0 +1,335 @@
+"""User-defined derivatives: `custom_jvp`, `custom_vjp`, and `checkpoint` (remat)."""
+from __future__ import annotations
+
+
+import functools
+import inspect
+
+
+from mjax import tree_util
+from mjax.core import aval_of_value
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops import transforms as T
+from mjax.float0 import is_float0 as _is_float0
+
+from mjax.ad.staging import (
+    ShapedArrayArg, _is_inexact, _wraps, _zeros, call_args, emit, emit_call, stage_function, staged)
+
+
+# ---- custom rules ---------------------------------------------------------------------------
+def lax_convert(x, dtype):
+    from mjax import lax
+    return lax.convert_element_type(x, dtype)
+
+
+def _resolve_kwargs(fun, args, kwargs):
+    """Binds keyword arguments to positions, as JAX's custom_jvp/custom_vjp do."""
+    if not kwargs:
+        return tuple(args)
+    try:
+        ba = inspect.signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"keyword arguments could not be resolved to positions: {e}") from None
+    ba.apply_defaults()
+    if ba.kwargs:
+        raise TypeError("keyword arguments could not be resolved to positions")
+    return ba.args
+
+
+class _Consts:
+    """Values that traced functions close over, merged by identity: they become trailing
+    operands of the custom call (closure conversion, as JAX's custom_jvp `num_consts`)."""
+
+    def __init__(self, *traced):
+        self.values, self._pos = [], {}
+        for t in traced:
+            for v in t.captured:
+                if id(v) not in self._pos:
+                    self._pos[id(v)] = len(self.values)
+                    self.values.append(v)
+        self.avals = [aval_of_value(v).strip_weak_type() for v in self.values]
+
+    def pick(self, traced, const_args):
+        """The arguments `traced` expects for its captures, from all consts."""
+        return [const_args[self._pos[id(v)]] for v in traced.captured]
+
+    def __len__(self):
+        return len(self.values)
+
+
+def _trace_wrapper(body, avals, name):
+    """Traces body(*tracers) for abstract arguments `avals`; returns its function name."""
+    return stage_function(body, tuple(ShapedArrayArg(a) for a in avals), {}, name=name).name
+
+
+def _split_static(args, nondiff_argnums):
+    static = {i: args[i] for i in nondiff_argnums}
+    dyn = [a for i, a in enumerate(args) if i not in static]
+
+    def full(dyn_args):
+        it = iter(dyn_args)
+        return [static[i] if i in static else next(it) for i in range(len(args))]
+    return [static[i] for i in nondiff_argnums], dyn, full
+
+
+class custom_jvp:
+    """A function with a user-defined JVP. JAX: jax.custom_jvp (defjvp, defjvps).
+
+    Emits `jaxpr.custom_jvp_call @f {jvp = @g}`. Values the function or its rule close
+    over become extra operands (`num_consts`); differentiating with respect to them is an
+    error, as in JAX."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        _wraps(fun)(self)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+        self._in_rule = 0
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+        def jvp_(primals, tangents):
+            out = self(*primals)
+            parts = [j(t, out, *primals) for j, t in zip(jvps, tangents) if j is not None]
+            if not parts:
+                total = tree_util.tree_map(lambda o: _zeros(aval_of_value(o), False), out)
+            else:
+                total = tree_util.tree_map(lambda *ts: functools.reduce(lambda a, b: a + b, ts),
+                                           *parts)
+            return out, total
+        self.defjvp(jvp_)
+
+    def __call__(self, *args, **kwargs):
+        name = getattr(self.fun, "__name__", str(self.fun))
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using "
+                                 f"defjvp.")
+        args = _resolve_kwargs(self.fun, args, kwargs)
+        if self._in_rule:
+            # Called from inside its own rule (as in `return f(x), t`): a plain call.
+            return self.fun(*args)
+        nd, dyn, full = _split_static(args, self.nondiff_argnums)
+
+        def custom_jvp_impl(*dyn_args):
+            leaves = tree_util.tree_leaves(dyn_args)
+            p_tree = tree_util.tree_structure(tuple(dyn_args))
+            in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
+            t_avals = [a for a in in_avals if _is_inexact(a)]
+            f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name)
+            out_avals = f_tr.out_avals
+
+            def rule(*flat):
+                n = len(in_avals)
+                t_iter = iter(flat[n:])
+                t_leaves = [next(t_iter) if _is_inexact(a) else _zeros(a) for a in in_avals]
+                primals = tree_util.tree_unflatten(p_tree, flat[:n])
+                tangents = tree_util.tree_unflatten(p_tree, t_leaves)
+                out, tout = self.jvp(*nd, tuple(primals), tuple(tangents))
+                o_leaves, o_tree = tree_util.tree_flatten(out)
+                t_leaves, t_tree = tree_util.tree_flatten(tout)
+                if o_tree != f_tr.out_tree or t_tree != f_tr.out_tree:
+                    raise TypeError(f"Custom JVP rule must produce primal and tangent outputs "
+                                    f"with equal container (pytree) structures, and equal to "
+                                    f"the output of the custom_jvp-decorated function {name}; "
+                                    f"got primal output {o_tree}, tangent output {t_tree} and "
+                                    f"function output {f_tr.out_tree}.")
+                t_out = []
+                for o, t, a in zip(o_leaves, t_leaves, out_avals):
+                    if _is_inexact(a):
+                        t_out.append(lax_convert(t, a.dtype) if not _is_float0(t)
+                                     else _zeros(a, False))
+                return list(o_leaves) + t_out
+            self._in_rule += 1
+            try:
+                g_tr = stage_function(rule, tuple(ShapedArrayArg(a)
+                                                  for a in in_avals + t_avals), {},
+                                      name=f"{name}_jvp_rule")
+            finally:
+                self._in_rule -= 1
+            consts = _Consts(f_tr, g_tr)
+            if not len(consts):
+                outs = emit(T.CustomJvpCallOp, leaves, callee=Symbol(f_tr.name),
+                            jvp=Symbol(g_tr.name))
+            else:
+                n, nc = len(leaves), len(consts)
+                c_tan = [a for a in consts.avals if _is_inexact(a)]
+
+                def f_body(*xs):
+                    return emit_call(f_tr.name, list(xs[:n]) + consts.pick(f_tr, xs[n:]))
+
+                def g_body(*xs):
+                    primals, cs = xs[:n], xs[n:n + nc]
+                    tangents = xs[n + nc:n + nc + len(t_avals)]
+                    return emit_call(g_tr.name, list(primals) + list(tangents)
+                                     + consts.pick(g_tr, cs))
+                f_name = _trace_wrapper(f_body, in_avals + consts.avals, name)
+                g_name = _trace_wrapper(g_body, in_avals + consts.avals + t_avals + c_tan,
+                                        f"{name}_jvp_rule")
+                outs = emit(T.CustomJvpCallOp, list(leaves) + consts.values,
+                            callee=Symbol(f_name), jvp=Symbol(g_name), num_consts=nc)
+            for t, a in zip(outs, out_avals):
+                t.aval = a
+            return tree_util.tree_unflatten(f_tr.out_tree, outs)
+        return staged(custom_jvp_impl)(*dyn)
+
+
+class custom_vjp:
+    """A function with a user-defined VJP. JAX: jax.custom_vjp (defvjp).
+
+    Emits `jaxpr.custom_vjp_call @f {fwd = @a, bwd = @b}`; residuals may be any pytree.
+    Values fun/fwd/bwd close over become extra operands (`num_consts`; bwd receives the
+    ones it uses as extra residuals); differentiating with respect to them is an error,
+    as in JAX."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        _wraps(fun)(self)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+        self._in_rule = 0
+
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args, **kwargs):
+        name = getattr(self.fun, "__name__", str(self.fun))
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using "
+                                 f"defvjp.")
+        args = _resolve_kwargs(self.fun, args, kwargs)
+        if self._in_rule:
+            return self.fun(*args)   # called from its own fwd rule: a plain call
+        nd, dyn, full = _split_static(args, self.nondiff_argnums)
+
+        def custom_vjp_impl(*dyn_args):
+            leaves = tree_util.tree_leaves(dyn_args)
+            in_tree = tree_util.tree_structure(tuple(dyn_args))
+            in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
+            f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name)
+            out_avals = f_tr.out_avals
+            res_info = {}
+
+            def fwd_flat(*p):
+                got = self.fwd(*full(p))
+                if not isinstance(got, (tuple, list)) or len(got) != 2:
+                    raise TypeError(f"Custom VJP fwd rule {getattr(self.fwd, '__name__', '')} "
+                                    f"for function {name} must produce a pair (list or tuple "
+                                    f"of length two) representing primal outputs and "
+                                    f"residuals (values stored from the forward pass for use "
+                                    f"on the backward pass), got {got}.")
+                out, res = got
+                o_leaves, o_tree = tree_util.tree_flatten(out)
+                if o_tree != f_tr.out_tree:
+                    raise TypeError(f"Custom VJP fwd rule must produce a pair where the first "
+                                    f"element represents the primal output (equal to the "
+                                    f"output of the custom_vjp-decorated function {name}), "
+                                    f"but got primal output structure {o_tree} for function "
+                                    f"output structure {f_tr.out_tree}.")
+                r_leaves, res_info["tree"] = tree_util.tree_flatten(res)
+                return list(o_leaves) + list(r_leaves)
+            self._in_rule += 1
+            try:
+                a_tr = stage_function(fwd_flat, dyn_args, {}, name=f"{name}_fwd")
+            finally:
+                self._in_rule -= 1
+            n_out = len(out_avals)
+            res_avals = list(a_tr.out_avals[n_out:])
+            ct_avals = [a for a in out_avals if _is_inexact(a)]
+
+            def bwd_flat(*flat):
+                nres = len(res_avals)
+                res = tree_util.tree_unflatten(res_info["tree"], flat[:nres])
+                ct_iter = iter(flat[nres:])
+                cts = [next(ct_iter) if _is_inexact(a) else _zeros(a) for a in out_avals]
+                got = self.bwd(*nd, res, tree_util.tree_unflatten(f_tr.out_tree, cts))
+                if isinstance(got, list):
+                    got = tuple(got)
+                if not isinstance(got, tuple) or len(got) != len(dyn_args):
+                    got_tree = tree_util.tree_structure(got)
+                    raise TypeError(f"Custom VJP bwd rule must produce an output with the "
+                                    f"same container (pytree) structure as the args tuple of "
+                                    f"the primal function, and in particular must produce a "
+                                    f"tuple of length equal to the number of arguments to "
+                                    f"the primal function, but got bwd output structure "
+                                    f"{got_tree} for primal input structure {in_tree}.")
+                g_leaves = []
+                for g, a in zip(got, dyn_args):
+                    n = len(tree_util.tree_leaves(a))
+                    gl = [None] * n if g is None else tree_util.tree_leaves(g)
+                    if len(gl) != n:
+                        raise TypeError(f"Custom VJP bwd rule must produce an output with "
+                                        f"the same container (pytree) structure as the args "
+                                        f"tuple of the primal function; got {got} for primal "
+                                        f"input structure {in_tree}.")
+                    g_leaves.extend(gl)
+                return [lax_convert(g, a.dtype) if g is not None and not _is_float0(g)
+                        else _zeros(a, False)
+                        for g, a in zip(g_leaves, in_avals) if _is_inexact(a)]
+            b_tr = stage_function(bwd_flat, tuple(ShapedArrayArg(a)
+                                                  for a in res_avals + ct_avals), {},
+                                  name=f"{name}_bwd")
+            consts = _Consts(f_tr, a_tr, b_tr)
+            if not len(consts):
+                outs = emit(T.CustomVjpCallOp, leaves, callee=Symbol(f_tr.name),
+                            fwd=Symbol(a_tr.name), bwd=Symbol(b_tr.name))
+            else:
+                n, nc = len(leaves), len(consts)
+                b_consts = [consts.avals[consts._pos[id(v)]] for v in b_tr.captured]
+
+                def f_body(*xs):
+                    return emit_call(f_tr.name, list(xs[:n]) + consts.pick(f_tr, xs[n:]))
+
+                def a_body(*xs):
+                    # bwd's own captures travel as extra residuals
+                    res = emit_call(a_tr.name, list(xs[:n]) + consts.pick(a_tr, xs[n:]))
+                    return list(res) + consts.pick(b_tr, xs[n:])
+
+                def b_body(*xs):
+                    nres = len(res_avals)
+                    res, b_cs = xs[:nres], xs[nres:nres + len(b_consts)]
+                    cts = xs[nres + len(b_consts):]
+                    got = emit_call(b_tr.name, list(res) + list(cts) + list(b_cs))
+                    return list(got) + [_zeros(a, False) for a in consts.avals
+                                        if _is_inexact(a)]
+                f_name = _trace_wrapper(f_body, in_avals + consts.avals, name)
+                a_name = _trace_wrapper(a_body, in_avals + consts.avals, f"{name}_fwd")
+                b_name = _trace_wrapper(b_body, res_avals + b_consts + ct_avals,
+                                        f"{name}_bwd")
+                outs = emit(T.CustomVjpCallOp, list(leaves) + consts.values,
+                            callee=Symbol(f_name), fwd=Symbol(a_name), bwd=Symbol(b_name),
+                            num_consts=nc)
+            for t, a in zip(outs, out_avals):
+                t.aval = a
+            return tree_util.tree_unflatten(f_tr.out_tree, outs)
+        return staged(custom_vjp_impl)(*dyn)
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+    """Marks fun for rematerialization: reverse mode recomputes its forward pass in the
+    backward pass instead of saving residuals (visible as `jaxpr.checkpoint` in the IR).
+    JAX: jax.checkpoint."""
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
+        static_argnums)
+
+    @_wraps(fun)
+    def remat_f(*args, **kwargs):
+        static, dyn, full = _split_static(args, static_argnums)
+
+        def checkpoint_impl(*a, **kw):
+            traced = stage_function(lambda *d, **k: fun(*full(d), **k), a, kw,
+                                    name=getattr(fun, "__name__", "checkpoint"))
+            leaves = tree_util.tree_leaves((a, kw))
+            outs = emit_call(traced.name, call_args(traced, leaves), traced.out_avals,
+                             cls=T.CheckpointOp, prevent_cse=bool(prevent_cse))
+            return tree_util.tree_unflatten(traced.out_tree, outs)
+        return staged(checkpoint_impl)(*dyn, **kwargs)
+    return remat_f
+
+
+remat = checkpoint

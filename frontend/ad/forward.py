@@ -1,0 +1,79 @@
+"""Forward mode: `jvp`, emitted as `jaxpr.jvp @f`."""
+from __future__ import annotations
+
+
+from mjax import tree_util
+from mjax.core import aval_of_value
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops import transforms as T
+
+from mjax.ad.staging import (
+    _check_aux_pair, _check_callable, _is_inexact, _jax_type, _leaf_aval, _zeros,
+    call_args, emit, stage_function, staged)
+
+
+# ---- jvp --------------------------------------------------------------------------------
+def _check_tangents(p_leaves, t_leaves, what="jvp"):
+    """JAX's checks that each tangent matches its primal (float0 for integer primals)."""
+    for p, t in zip(p_leaves, t_leaves):
+        pa, ta = aval_of_value(p), _leaf_aval(t)
+        if ta is None:
+            continue
+        if what == "linearize":
+            if pa.shape != ta.shape or (_is_inexact(pa) and pa.dtype != ta.dtype):
+                raise ValueError(f"linearized function called on tangent values inconsistent "
+                                 f"with the original primal values:\nGot tangent aval "
+                                 f"{_jax_type(ta)} for primal aval {_jax_type(pa)} but "
+                                 f"expected {_jax_type(pa)}.")
+            continue
+        if pa.shape != ta.shape:
+            raise ValueError(f"jvp called with different primal and tangent shapes;Got primal "
+                             f"shape {pa.shape} and tangent shape as {ta.shape}")
+        if _is_inexact(pa) and pa.dtype != ta.dtype:
+            raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes "
+                            f"must be equal, or in case of int/bool primal dtype the tangent "
+                            f"dtype must be float0.Got primal dtype {pa.dtype.name} and so "
+                            f"expected tangent dtype {pa.dtype.name}, but got tangent dtype "
+                            f"{ta.dtype.name} instead.")
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """(fun(*primals), directional derivative along tangents). JAX: jax.jvp."""
+    _check_callable(fun)
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
+                        f"found {type(primals).__name__} and {type(tangents).__name__}.")
+    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree "
+                        f"structure; primals have tree structure {p_tree} whereas tangents "
+                        f"have tree structure {t_tree}.")
+    _check_tangents(p_leaves, t_leaves)
+    t_diff = [t for p, t in zip(p_leaves, t_leaves) if _is_inexact(aval_of_value(p))]
+
+    def jvp_impl(p_leaves, t_diff):
+        primals = tree_util.tree_unflatten(p_tree, p_leaves)
+        traced = stage_function(fun, tuple(primals), {})
+        in_avals = [aval_of_value(x) for x in p_leaves]
+        diff_args = tuple(i for i, a in enumerate(in_avals) if _is_inexact(a))
+        out_avals = traced.out_avals
+        if has_aux:
+            _check_aux_pair(traced.out_tree, out_avals)
+        diff_results = tuple(j for j, a in enumerate(out_avals) if _is_inexact(a))
+        res = emit(T.JvpOp, call_args(traced, p_leaves) + list(t_diff),
+                   callee=Symbol(traced.name), diff_args=diff_args,
+                   diff_results=diff_results)
+        outs, touts = res[:len(out_avals)], res[len(out_avals):]
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+        for t, j in zip(touts, diff_results):
+            t.aval = out_avals[j]
+        tan_by = dict(zip(diff_results, touts))
+        tangents_out = [tan_by[j] if j in tan_by else _zeros(a) for j, a in enumerate(out_avals)]
+        out = tree_util.tree_unflatten(traced.out_tree, outs)
+        tout = tree_util.tree_unflatten(traced.out_tree, tangents_out)
+        if has_aux:
+            return out[0], tout[0], out[1]
+        return out, tout
+    return staged(jvp_impl)(list(p_leaves), list(t_diff))

@@ -1,0 +1,179 @@
+"""Jacobians: `jacfwd` (one JVP per input element), `jacrev` (one pullback per output
+element) and `hessian`."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from mjax import dtypes as _dt
+from mjax import tree_util
+from mjax.core import aval_of_value
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops import transforms as T
+
+from mjax.ad.staging import (
+    _check_aux_pair, _check_callable, _is_inexact, _wraps, call_args, emit, emit_call,
+    stage_function, staged)
+from mjax.ad.reverse import (
+    _argnums_tuple, _check_input_dtype, _check_output_dtype, _main_tree, vjp)
+
+
+# ---- jacobians ----------------------------------------------------------------------------
+def _basis_rows(aval):
+    """The standard basis of aval's space: an array of shape (size,) + aval.shape."""
+    import mjax.numpy as jnp
+    return jnp.reshape(jnp.eye(aval.size, dtype=aval.dtype), (aval.size,) + aval.shape)
+
+
+def _stack_rows(rows, lead_shape, aval):
+    """rows[e] (one per element of a value of shape lead_shape) -> lead_shape + aval.shape."""
+    import mjax.numpy as jnp
+    if not rows:
+        return jnp.zeros(tuple(lead_shape) + aval.shape, aval.dtype)
+    return jnp.reshape(jnp.stack(rows), tuple(lead_shape) + aval.shape)
+
+
+def _select_args(fun, args, kwargs, nums):
+    def f_sel(*xs):
+        full = list(args)
+        for i, x in zip(nums, xs):
+            full[i] = x
+        return fun(*full, **kwargs)
+    return f_sel
+
+
+def _jac_tree(out_tree, in_tree, blocks, single):
+    """blocks[j][k]: d out leaf j / d in leaf k -> out structure outside, in inside."""
+    per_out = []
+    for row in blocks:
+        inner = tree_util.tree_unflatten(in_tree, row)
+        per_out.append(inner[0] if single else inner)
+    return tree_util.tree_unflatten(out_tree, per_out)
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Jacobian by forward mode, one JVP per input element; output structure outside,
+    input structure inside, output dims first. JAX: jax.jacfwd."""
+    _check_callable(fun)
+    import mjax.numpy as jnp
+
+    def jacfwd_impl(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        dyn = tuple(args[i] for i in nums)
+        x_leaves, x_tree = tree_util.tree_flatten(dyn)
+        x_avals = [aval_of_value(x).strip_weak_type() for x in x_leaves]
+        for a in x_avals:
+            if holomorphic:
+                _check_input_dtype(a, False, True, "jacfwd")
+            elif not _dt.is_float(a.dtype):
+                raise TypeError(f"jacfwd requires real-valued inputs (input dtype that is a "
+                                f"sub-dtype of np.floating), but got {a.dtype.name}. For "
+                                f"holomorphic differentiation, pass holomorphic=True. For "
+                                f"differentiation of non-holomorphic functions involving "
+                                f"complex inputs or integer inputs, use jax.jvp directly.")
+        traced = stage_function(_select_args(fun, args, kwargs, nums), dyn, {},
+                                name=getattr(fun, "__name__", "jacfwd"))
+        out_avals = traced.out_avals
+        main_tree = _main_tree(traced, has_aux)
+        if has_aux:
+            _check_aux_pair(traced.out_tree, out_avals)
+        n_main = main_tree.num_leaves
+        if holomorphic:
+            for a in out_avals[:n_main]:
+                _check_output_dtype(a, True, "jacfwd")
+        diff_results = tuple(j for j, a in enumerate(out_avals) if _is_inexact(a))
+        operands = call_args(traced, x_leaves)
+        zero = [jnp.zeros(a.shape, a.dtype) for a in x_avals]
+        # columns[k][e]: tangent outputs for the e-th basis vector of input leaf k
+        columns, outs = [], None
+        for k, a in enumerate(x_avals):
+            basis = _basis_rows(a)
+            cols = []
+            for e in range(a.size):
+                tangents = list(zero)
+                tangents[k] = basis[e]
+                res = emit(T.JvpOp, operands + tangents, callee=Symbol(traced.name),
+                           diff_results=diff_results)
+                outs = res[:len(out_avals)]
+                cols.append(dict(zip(diff_results, res[len(out_avals):])))
+            columns.append(cols)
+        if outs is None:  # no input elements at all
+            outs = emit_call(traced.name, operands)
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+        blocks = []
+        for j, ya in enumerate(out_avals[:n_main]):
+            row = []
+            for k, xa in enumerate(x_avals):
+                if j not in diff_results:
+                    row.append(np.zeros(ya.shape + xa.shape, _dt.float0))
+                    continue
+                J = _stack_rows([c[j] for c in columns[k]], xa.shape, ya)
+                # x dims first -> y dims first
+                row.append(jnp.moveaxis(J, tuple(range(xa.ndim)),
+                                        tuple(range(ya.ndim, ya.ndim + xa.ndim))))
+            blocks.append(row)
+        jac = _jac_tree(main_tree, x_tree, blocks, single)
+        if has_aux:
+            return jac, tree_util.tree_unflatten(traced.out_tree, outs)[1]
+        return jac
+    run = staged(jacfwd_impl)
+
+    @_wraps(fun)
+    def jacfun(*args, **kwargs):
+        return run(*args, **kwargs)
+    return jacfun
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """Jacobian by reverse mode: one forward pass, one backward pass per output element;
+    output structure outside, input structure inside. JAX: jax.jacrev."""
+    _check_callable(fun)
+    import mjax.numpy as jnp
+
+    def jacrev_impl(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        dyn = tuple(args[i] for i in nums)
+        x_leaves, x_tree = tree_util.tree_flatten(dyn)
+        x_avals = [aval_of_value(x).strip_weak_type() for x in x_leaves]
+        for a in x_avals:
+            _check_input_dtype(a, allow_int, holomorphic, "jacrev")
+        res = vjp(_select_args(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
+        y, pullback = res[0], res[1]
+        y_leaves, y_tree = tree_util.tree_flatten(y)
+        y_avals = [aval_of_value(v).strip_weak_type() for v in y_leaves]
+        for a in y_avals:
+            _check_output_dtype(a, holomorphic, "jacrev")
+        zero = [jnp.zeros(a.shape, a.dtype) for a in y_avals]
+        blocks = []
+        for j, ya in enumerate(y_avals):
+            basis = _basis_rows(ya)
+            rows = []
+            for e in range(ya.size):
+                cts = list(zero)
+                cts[j] = basis[e]
+                rows.append(tree_util.tree_leaves(pullback(
+                    tree_util.tree_unflatten(y_tree, cts))))
+            row = []
+            for k, xa in enumerate(x_avals):
+                if not _is_inexact(xa):   # allow_int: zeros of the input dtype, as JAX
+                    row.append(jnp.zeros(ya.shape + xa.shape, xa.dtype))
+                else:
+                    row.append(_stack_rows([r[k] for r in rows], ya.shape, xa))
+            blocks.append(row)
+        jac = _jac_tree(y_tree, x_tree, blocks, single)
+        return (jac, res[2]) if has_aux else jac
+    run = staged(jacrev_impl)
+
+    @_wraps(fun)
+    def jacfun(*args, **kwargs):
+        return run(*args, **kwargs)
+    return jacfun
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """jacfwd(jacrev(fun)). JAX: jax.hessian."""
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)

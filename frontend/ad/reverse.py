@@ -1,0 +1,360 @@
+"""Reverse mode: `grad`, `value_and_grad` (`jaxpr.vjp @f`), and `vjp` / `linearize`,
+whose returned functions run only the linear part on residuals saved by one forward pass."""
+from __future__ import annotations
+
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax import dtypes as _dt
+from mjax import tree_util
+from mjax.api import trace_function
+from mjax.core import aval_of_value, current_trace
+from mjax.dialect import Builder, context
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops import transforms as T
+
+from mjax.ad.staging import (
+    ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable, _is_inexact, _jax_type,
+    _leaf_aval, _names, _wraps, _zeros, call_args, emit, emit_call, stage_function,
+    staged)
+from mjax.ad.forward import _check_tangents, jvp
+
+
+# ---- grad / value_and_grad ------------------------------------------------------------
+def _argnums_tuple(argnums, nargs):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    for i in nums:
+        if not -nargs <= i < nargs:
+            raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
+                            f"least {max(nums) + 1} positional arguments to be passed by the "
+                            f"caller, but got only {nargs} positional arguments.")
+    return single, tuple(i % nargs for i in nums)
+
+
+def _check_input_dtype(aval, allow_int, holomorphic, what="grad"):
+    if holomorphic:
+        if not _dt.issubdtype(aval.dtype, np.complexfloating):
+            raise TypeError(f"{what} with holomorphic=True requires inputs with complex "
+                            f"dtype, but got {aval.dtype.name}.")
+    elif not _is_inexact(aval) and not allow_int:
+        raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype that "
+                        f"is a sub-dtype of np.inexact), but got {aval.dtype.name}. If you "
+                        f"want to use Boolean- or integer-valued inputs, use vjp or set "
+                        f"allow_int to True.")
+
+
+def _check_output_dtype(aval, holomorphic, what="grad"):
+    name = aval.dtype.name
+    if holomorphic:
+        if not _dt.issubdtype(aval.dtype, np.complexfloating):
+            raise TypeError(f"{what} with holomorphic=True requires outputs with complex "
+                            f"dtype, but got {name}.")
+    elif _dt.issubdtype(aval.dtype, np.complexfloating):
+        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {name}. For holomorphic "
+                        f"differentiation, pass holomorphic=True. For differentiation of "
+                        f"non-holomorphic functions involving complex outputs, use jax.vjp "
+                        f"directly.")
+    elif not _dt.is_float(aval.dtype):
+        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {name}. For differentiation of "
+                        f"functions with integer outputs, use jax.vjp directly.")
+
+
+def _leaf_ranges(args, nums):
+    """Flat leaf indices of args[i] for each i in nums (args flattened with kwargs after)."""
+    ranges, offset = {}, 0
+    for i, a in enumerate(args):
+        n = len(tree_util.tree_leaves(a))
+        ranges[i] = range(offset, offset + n)
+        offset += n
+    return [ranges[i] for i in nums]
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
+    """Returns a function computing (fun(*args), grad of fun w.r.t. args[argnums]).
+    JAX: jax.value_and_grad."""
+    _check_callable(fun)
+
+    def value_and_grad_impl(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        leaves, _ = tree_util.tree_flatten((args, kwargs))
+        ranges = _leaf_ranges(args, nums)
+        diff = [i for r in ranges for i in r]
+        in_avals = [aval_of_value(x) for x in leaves]
+        for i in diff:
+            _check_input_dtype(in_avals[i], allow_int, holomorphic)
+        traced = stage_function(fun, args, kwargs)
+        out_avals, out_tree = traced.out_avals, traced.out_tree
+        main_tree = _check_aux_pair(out_tree, out_avals) if has_aux else out_tree
+        if main_tree.num_leaves != 1 or not tree_util.treedef_is_leaf(main_tree):
+            shown = tree_util.tree_unflatten(main_tree, [
+                _AvalLeaf(a) for a in out_avals[:main_tree.num_leaves]])
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output was "
+                            f"{shown}.")
+        y = out_avals[0]
+        if y.shape != ():
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output had "
+                            f"shape: {y.shape}.")
+        _check_output_dtype(y, holomorphic)
+        outs = emit_call(traced.name, call_args(traced, leaves), out_avals)
+        diff_args = tuple(i for i in diff if _is_inexact(in_avals[i]))
+        one = np.ones((), y.dtype)
+        cts = emit(T.VjpOp, call_args(traced, leaves) + [one], callee=Symbol(traced.name),
+                   diff_args=diff_args, diff_results=(0,))
+        ct_by_leaf = {}
+        for i, ct in zip(diff_args, cts):
+            ct.aval = in_avals[i]       # a weakly typed input has a weakly typed gradient
+            ct_by_leaf[i] = ct
+        grads = []
+        for i, r in zip(nums, ranges):
+            flat = [ct_by_leaf[k] if k in ct_by_leaf else _zeros(in_avals[k]) for k in r]
+            grads.append(tree_util.tree_unflatten(tree_util.tree_structure(args[i]), flat))
+        g = grads[0] if single else tuple(grads)
+        value = tree_util.tree_unflatten(out_tree, outs)
+        return (tuple(value), g) if has_aux else (value, g)
+
+    run = staged(value_and_grad_impl)
+
+    @_wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        return run(*args, **kwargs)
+    return value_and_grad_f
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """Gradient of a scalar-output function w.r.t. args[argnums]. JAX: jax.grad."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @_wraps(fun)
+    def grad_f(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return grad_f
+
+
+# ---- vjp and linearize: a forward part run once, a linear part run per call ----------
+def _diff_results(traced, has_aux):
+    n_main = (_check_aux_pair(traced.out_tree, traced.out_avals).num_leaves if has_aux
+              else len(traced.out_avals))
+    return tuple(j for j, a in enumerate(traced.out_avals[:n_main]) if _is_inexact(a))
+
+
+def _main_tree(traced, has_aux):
+    return traced.out_tree.children()[0] if has_aux else traced.out_tree
+
+
+class _Split:
+    """fun split in two: `run_once` (primal outputs + residuals) and `linear(residuals,
+    inputs)` (the backward function for vjp; the transposed backward for linearize).
+    Under a trace both are calls of derived functions of the module being built; eagerly
+    they are two executables, and the residuals stay on the device between calls."""
+
+    def __init__(self, fun, primals, diff_args, has_aux, kind):
+        from mjax.passes.autodiff import vjp_functions
+        self.leaves, self.in_tree = tree_util.tree_flatten(tuple(primals))
+        self.in_avals = [aval_of_value(x) for x in self.leaves]
+        self.diff_args = diff_args
+        eager = current_trace() is None
+        if eager:
+            traced = trace_function(fun, tuple(primals), {}, name="f", visibility="private")
+        else:
+            traced = stage_function(fun, tuple(primals), {})
+        self.traced = traced
+        self.diff_results = _diff_results(traced, has_aux)
+        module = traced.module
+        with context(), ir.Location.unknown(context()):
+            info = vjp_functions(module, traced.name, diff_args, self.diff_results)
+            self.n_out = info.num_outputs
+            if kind == "vjp":
+                first, self.linear_name = info.fwd, info.bwd
+            else:
+                # The transpose of the backward function (linear in its cotangents) is the
+                # forward linear map, and its residuals come from the residuals of f.
+                nres = info.num_residuals
+                lin = vjp_functions(module, info.bwd,
+                                    tuple(range(nres, nres + len(self.diff_results))),
+                                    tuple(range(len(diff_args))))
+                first, self.linear_name = self._first_part(info, lin), lin.bwd
+        if eager:
+            self._compile(first)
+        else:
+            res = emit_call(first, call_args(traced, self.leaves))
+            for t, a in zip(res, traced.out_avals):
+                t.aval = a
+            self.outs, self.residuals = res[:self.n_out], res[self.n_out:]
+
+    def _first_part(self, info, lin) -> str:
+        """A function x -> (f(x), residuals of the linear map): f's forward, then the
+        forward of bwd's vjp at zero cotangents (its dead work is removed by DCE)."""
+        import mjax.numpy as jnp
+        traced = self.traced
+        ins, _ = T.function_signature(traced.trace.func.operation)
+        out_avals = traced.out_avals
+
+        def first(*xs):
+            res = emit_call(info.fwd, xs)
+            zero_cts = [jnp.zeros(out_avals[j].shape, out_avals[j].dtype)
+                        for j in self.diff_results]
+            res2 = emit_call(lin.fwd, list(res[self.n_out:]) + zero_cts)
+            return list(res[:self.n_out]) + list(res2[len(self.diff_args):])
+        t = trace_function(first, tuple(ShapedArrayArg(a) for a in ins), {},
+                           name=f"{traced.name}_linearize_{next(_names)}",
+                           module=traced.module, visibility="private")
+        return t.name
+
+    def _compile(self, first):
+        from mjax.array import Array
+        from mjax.core import to_numpy
+        from mjax.lowering import lower_to_stablehlo
+        from mjax.runtime import get_backend
+        traced = self.traced
+        text = str(traced.module)
+
+        def compile_entry(callee):
+            with context(), ir.Location.unknown(context()):
+                module = ir.Module.parse(text)
+                _add_main(module, callee)
+            return get_backend().compile(lower_to_stablehlo(module))
+
+        first_exe = compile_entry(first)
+        self._linear_exe = compile_entry(self.linear_name)
+        bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
+                for x in list(self.leaves) + list(traced.captured)]
+        res = first_exe.execute(bufs)
+        self.outs = [Array(b, a) for b, a in zip(res[:self.n_out], traced.out_avals)]
+        self.residuals = res[self.n_out:]
+
+    def linear(self, inputs, in_avals, out_avals):
+        """Runs the linear part on the saved residuals and `inputs` (one per in_aval)."""
+        if not hasattr(self, "_linear_exe"):
+            outs = emit_call(self.linear_name, list(self.residuals) + list(inputs))
+            for t, a in zip(outs, out_avals):
+                t.aval = a
+            return outs
+        from mjax.array import Array
+        from mjax.runtime import get_backend
+        bufs = [x._buf if isinstance(x, Array) and x.dtype == a.dtype else
+                get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(inputs, in_avals)]
+        return [Array(b, a) for b, a in zip(self._linear_exe.execute(list(self.residuals) + bufs),
+                                             out_avals)]
+
+
+class _VjpFun:
+    """The function vjp returns: maps output cotangents to input cotangents using the
+    residuals saved by the forward pass (the forward pass is not re-run)."""
+
+    def __init__(self, split: _Split, out_tree, out_avals, fun):
+        self._split = split
+        self.out_tree, self.out_avals = out_tree, out_avals
+        self._fun_name = getattr(fun, "__name__", str(fun))
+
+    def __call__(self, *args):
+        if len(args) != 1:
+            raise TypeError(
+                f"The function returned by `jax.vjp` applied to {self._fun_name} was called "
+                f"with {len(args)} arguments, but functions returned by `jax.vjp` must be "
+                f"called with a single argument corresponding to the single value returned "
+                f"by the function being differentiated (even if that returned value is a "
+                f"tuple or other container).")
+        s = self._split
+        leaves, tree = tree_util.tree_flatten(args[0])
+        if tree != self.out_tree:
+            raise ValueError(f"unexpected tree structure of argument to vjp function: got "
+                             f"{tree}, but expected to match {self.out_tree}")
+        for c, a in zip(leaves, self.out_avals):
+            ca = _leaf_aval(c)
+            if ca is None or not _is_inexact(a):
+                continue
+            if ca.shape != a.shape or (ca.dtype != a.dtype and not ca.weak_type):
+                raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP "
+                                 f"function: got {_jax_type(ca)}, but expected "
+                                 f"{_jax_type(a)} because the corresponding output of the "
+                                 f"differentiated function had JAX type {_jax_type(a)}")
+        import mjax.lax as lax
+        ct_diff = [lax.convert_element_type(leaves[j], self.out_avals[j].dtype)
+                   if _leaf_aval(leaves[j]).dtype != self.out_avals[j].dtype else leaves[j]
+                   for j in s.diff_results]
+        in_avals = [s.in_avals[i].strip_weak_type() for i in s.diff_args]
+        cts_in = s.linear(ct_diff, [self.out_avals[j] for j in s.diff_results],
+                          [a.update(weak_type=s.in_avals[i].weak_type)
+                           for a, i in zip(in_avals, s.diff_args)])
+        by = dict(zip(s.diff_args, cts_in))
+        flat = [by[i] if i in by else _zeros(a) for i, a in enumerate(s.in_avals)]
+        return tree_util.tree_unflatten(s.in_tree, flat)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """(fun(*primals), vjp_fun[, aux]); vjp_fun reuses the forward pass's residuals.
+    JAX: jax.vjp."""
+    _check_callable(fun)
+    leaves = tree_util.tree_leaves(tuple(primals))
+    diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
+    split = _Split(fun, primals, diff_args, has_aux, "vjp")
+    traced = split.traced
+    out = tree_util.tree_unflatten(traced.out_tree, split.outs)
+    main_tree = _main_tree(traced, has_aux)
+    f = _VjpFun(split, main_tree, traced.out_avals[:main_tree.num_leaves], fun)
+    return (out[0], f, out[1]) if has_aux else (out, f)
+
+
+def linearize(fun, *primals, has_aux=False):
+    """(fun(*primals), f_jvp[, aux]) where f_jvp(*tangents) is the JVP at primals.
+    JAX: jax.linearize.
+
+    The forward pass runs once; f_jvp runs only the linear map, on saved residuals (the
+    transpose of vjp's backward function)."""
+    _check_callable(fun)
+    from mjax.passes import PassError
+    leaves, in_tree = tree_util.tree_flatten(tuple(primals))
+    diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
+    try:
+        split = _Split(fun, primals, diff_args, has_aux, "linearize")
+    except PassError:
+        return _linearize_by_jvp(fun, primals, has_aux)
+    traced = split.traced
+    out = tree_util.tree_unflatten(traced.out_tree, split.outs)
+    main_tree = _main_tree(traced, has_aux)
+    out_avals = traced.out_avals[:main_tree.num_leaves]
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise TypeError(f"expected {in_tree}, got {t_tree}")
+        _check_tangents(leaves, t_leaves, "linearize")
+        t_diff = [t_leaves[i] for i in diff_args]
+        t_out = split.linear(t_diff, [split.in_avals[i].strip_weak_type() for i in diff_args],
+                             [out_avals[j] for j in split.diff_results])
+        by = dict(zip(split.diff_results, t_out))
+        flat = [by[j] if j in by else _zeros(a) for j, a in enumerate(out_avals)]
+        return tree_util.tree_unflatten(main_tree, flat)
+    return (out[0], f_jvp, out[1]) if has_aux else (out, f_jvp)
+
+
+def _linearize_by_jvp(fun, primals, has_aux):
+    """Fallback when the backward function cannot be transposed: each f_jvp call
+    evaluates the JVP at the fixed primals."""
+    zeros = [np.zeros(np.shape(p), _dt.float0) if not _is_inexact(aval_of_value(p))
+             else _zeros(aval_of_value(p), False) for p in primals]
+    out = jvp(fun, primals, zeros, has_aux=has_aux)
+
+    def f_jvp(*tangents):
+        return jvp(fun, primals, tangents, has_aux=has_aux)[1]
+    return (out[0], f_jvp, out[2]) if has_aux else (out[0], f_jvp)
+
+
+def _add_main(module, callee):
+    """A public @main that calls @callee (so XLA has an entry point)."""
+    from jaxlib.mlir.dialects import func
+    from mjax.dialect import tensor_type
+    table = ir.SymbolTable(module.operation)
+    ins, outs = T.function_signature(table[callee].operation)
+    with ir.InsertionPoint(module.body):
+        f = func.FuncOp("main", ([tensor_type(a) for a in ins], [tensor_type(a) for a in outs]))
+        block = f.add_entry_block()
+    b = Builder(ir.InsertionPoint(block), ir.Location.unknown(context()))
+    res = T.emit_transform(b, T.CallOp, *block.arguments, callee=Symbol(callee))
+    func.ReturnOp(res, ip=ir.InsertionPoint(block))

@@ -1,0 +1,162 @@
+"""Staging helpers shared by the AD APIs: trace a function into a private `@f` of the
+module being built, emit transformation ops, and run as a jit when no trace is active."""
+from __future__ import annotations
+
+
+import functools
+import itertools
+
+import numpy as np
+
+from mjax import dtypes as _dt
+from mjax import tree_util
+from mjax.api import Jitted, trace_function
+from mjax.core import Tracer, aval_of_value, current_trace, is_array_like, user_location
+from mjax.dialect import Builder, context
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops import transforms as T
+from mjax.float0 import hide_float0 as _hide_float0, is_float0 as _is_float0
+from mjax.float0 import restore_float0 as _restore_float0
+
+
+_names = itertools.count()
+
+
+# ---- staging helpers ------------------------------------------------------------------
+def stage_function(fun, args, kwargs=None, name=None):
+    """Traces fun(*args, **kwargs) into a private function of the current module."""
+    outer = current_trace()
+    base = name or getattr(fun, "__name__", "fn").strip("<>").replace(".", "_")
+    return trace_function(fun, args, kwargs or {}, name=f"{base}_{next(_names)}",
+                          module=outer.module, visibility="private")
+
+
+def emit(cls, operands, **params):
+    """Emits a transformation op into the current trace; returns its result tracers."""
+    outer = current_trace()
+    values = [outer.to_tracer(v) for v in operands]
+    with context():
+        b = Builder(outer.ip, user_location())
+        results = T.emit_transform(b, cls, *[v.value for v in values], **params)
+    return [Tracer(outer, r, _aval_of(r)) for r in results]
+
+
+def emit_call(callee: str, operands, out_avals=None, cls=None, **params):
+    """`jaxpr.call @callee(operands)` (or another call-like op); results get `out_avals`
+    (which carry weak types) when given."""
+    outs = emit(cls or T.CallOp, operands, callee=Symbol(callee), **params)
+    if out_avals is not None:
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+    return outs
+
+
+def _aval_of(value):
+    from mjax.dialect import aval_of
+    return aval_of(value.type)
+
+
+def call_args(traced, leaves):
+    """Operands of a call of `traced`: the argument leaves, then its captured values."""
+    return list(leaves) + list(traced.captured)
+
+
+def _is_dynamic(x) -> bool:
+    return (hasattr(x, "aval") or is_array_like(x)) and not _is_float0(x)
+
+
+def staged(impl):
+    """Runs `impl` under the current trace, or as a jit of itself when none is active.
+
+    Array leaves of the arguments are traced; other leaves (strings, callables, float0
+    arrays, ...) are static, as `grad(f)(x, mode="a")` needs. float0 outputs come back
+    as NumPy float0 arrays, as in JAX."""
+    cache: dict = {}
+
+    def make(tree, static, n):
+        def flat_impl(*dyn):
+            it = iter(dyn)
+            fixed = dict(static)
+            full = [_restore_float0(fixed[i]) if i in fixed else next(it) for i in range(n)]
+            a, kw = tree_util.tree_unflatten(tree, full)
+            return _hide_float0(impl(*a, **kw))
+        flat_impl.__name__ = getattr(impl, "__name__", "staged")
+        return Jitted(flat_impl)
+
+    @functools.wraps(impl)
+    def run(*args, **kwargs):
+        if current_trace() is not None:
+            return impl(*args, **kwargs)
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        dyn = [x for x in leaves if _is_dynamic(x)]
+        static = tuple((i, _hide_float0(x)) for i, x in enumerate(leaves)
+                       if not _is_dynamic(x))
+        try:
+            key = (tree, static)
+            jitted = cache.get(key)
+            if jitted is None:
+                jitted = cache[key] = make(tree, static, len(leaves))
+        except TypeError:  # an unhashable static leaf: no caching
+            jitted = make(tree, static, len(leaves))
+        return _restore_float0(jitted(*dyn))
+    return run
+
+
+def _is_inexact(aval):
+    return _dt.is_inexact(aval.dtype)
+
+
+def _zeros(aval, float0_for_int=True):
+    import mjax.numpy as jnp
+    if float0_for_int and not _is_inexact(aval):
+        return np.zeros(aval.shape, _dt.float0)
+    return jnp.zeros(aval.shape, aval.dtype)
+
+
+def _leaf_aval(x):
+    """The aval of a tangent/cotangent leaf, or None for float0."""
+    return None if _is_float0(x) else aval_of_value(x)
+
+
+def _jax_type(aval) -> str:
+    """An aval as JAX's messages print it: float32[3]."""
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+
+def _wraps(fun):
+    """functools.wraps without copying fun's __dict__ (fun may be a jit object, whose
+    attributes must not leak onto the wrapper)."""
+    return functools.wraps(fun, assigned=("__module__", "__name__", "__qualname__",
+                                          "__doc__"), updated=())
+
+
+def _check_callable(fun):
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+
+
+def _check_aux_pair(out_tree, out_avals):
+    out = tree_util.tree_unflatten(out_tree, [_AvalLeaf(a) for a in out_avals])
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise TypeError(f"expected function with aux output to return a two-element tuple, "
+                        f"but got type {type(out)} with value {out}")
+    return out_tree.children()[0]
+
+
+class _AvalLeaf:
+    """Shows an aval in error messages where JAX would show a tracer."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>"
+
+
+class ShapedArrayArg:
+    """An abstract argument for tracing: only its aval is known."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
