@@ -96,7 +96,15 @@ _RAW_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def dense_elements(array: np.ndarray) -> ir.Attribute:
-    """A DenseElementsAttr holding `array` with its exact tensor type."""
+    """A DenseElementsAttr holding `array` with its exact tensor type. An array broadcast
+    from one value (all strides 0) becomes a splat, without materializing it."""
+    if array.size > 1 and not any(array.strides):
+        one = dense_elements(np.asarray(array).reshape(-1)[:1].copy())
+        try:
+            return ir.DenseElementsAttr.get_splat(
+                T.tensor_type(T.ShapedArray(array.shape, array.dtype)), one.get_splat_value())
+        except (TypeError, ValueError):  # element kinds get_splat cannot take (complex)
+            array = np.ascontiguousarray(array)
     array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     elt = T.element_type(array.dtype)
     if array.dtype.name not in _NATIVE_DENSE:
@@ -139,8 +147,8 @@ def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
         # i1 data comes out one byte per element; a splat holds one element.
         raw = np.frombuffer(bytes(memoryview(attr)),
                             np.uint8 if name == "bool" else aval.dtype).astype(aval.dtype)
-        if attr.is_splat:
-            return np.full(aval.shape, raw[0] if raw.size else 0, dtype=aval.dtype)
+        if attr.is_splat:  # a read-only broadcast view: re-encoding keeps it a splat
+            return np.broadcast_to(raw[0] if raw.size else aval.dtype.type(0), aval.shape)
         return raw[: aval.size].reshape(aval.shape)
     # complex, bf16, float8, int4 have no buffer protocol: read the printed form.
     text = str(attr)

@@ -142,9 +142,9 @@ class Trace:
                 raise UnexpectedTracerError(escaped_tracer_message(x))
             return self.capture(x)
         aval = aval_of_value(x)
-        if aval.size <= self.INLINE_CONST_SIZE and not isinstance(aval.dtype,
-                                                                  dtypes.KeyType):
-            arr = np.asarray(to_numpy(x), dtype=aval.dtype)
+        if (aval.size <= self.INLINE_CONST_SIZE or is_splat_view(x)) and not isinstance(
+                aval.dtype, dtypes.KeyType):
+            arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else x
             with ir.Location.unknown(context()):
                 op = _ops().ConstantOp
                 res = op.create([], [aval.strip_weak_type()], {"value": arr},
@@ -256,6 +256,12 @@ def aval_of_value(x) -> ShapedArray:
         return aval_of_value(x.__jax_array__())
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid mjax type "
                     f"(expected an array, a NumPy array or a Python scalar)")
+
+
+def is_splat_view(x) -> bool:
+    """A NumPy array broadcast from one value (all strides 0): inlined as a splat constant
+    whatever its size, since its attribute holds one element."""
+    return isinstance(x, np.ndarray) and x.size > 1 and not any(x.strides)
 
 
 def to_numpy(x) -> np.ndarray:

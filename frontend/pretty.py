@@ -53,8 +53,9 @@ def pretty_print(func_op, n_consts: int = 0) -> str:
             break
         if op.name == "jaxpr.constant":
             value = decode(op.attributes["value"])
-            if value.ndim == 0:
-                literal[op.results[0]] = f"{value.item()}:{aval_of(op.results[0].type).str_short()}"
+            if value.ndim == 0 or not any(value.strides):  # scalars and splats inline
+                first = value.reshape(-1)[0].item() if value.size else 0
+                literal[op.results[0]] = f"{first}:{aval_of(op.results[0].type).str_short()}"
                 continue
         ins = " ".join(literal.get(v) or var(v) for v in op.operands)
         params = {name: _fmt_param(decode(op.attributes[name])) for name in op.attributes}

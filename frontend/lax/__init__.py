@@ -195,6 +195,9 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     aval = aval_of_value(x)
     if aval.shape == shape and bd == tuple(range(len(shape))):
         return x
+    if isinstance(x, _LiteralArray) and x.ndim == 0:
+        # A traced literal scalar broadcast: one splat constant, not constant + broadcast.
+        return _LiteralArray(np.broadcast_to(np.asarray(x), shape), x._weak)
     return bind(_op("broadcast_in_dim"), x, shape=shape, broadcast_dimensions=bd)
 
 
