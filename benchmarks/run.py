@@ -28,6 +28,28 @@ def timeit(fn, *, repeat=5, number=100):
     return min(rounds)
 
 
+class Steady:
+    """A steady-state measurement, timed later in rounds interleaved across libraries (so
+    slow drift of a shared machine hits both columns alike)."""
+
+    def __init__(self, fn, number):
+        self.fn, self.number = fn, number
+
+
+def time_interleaved(steadies: dict, repeat=7) -> dict:
+    """{lib: Steady} -> {lib: best seconds per call}, rounds alternating between libs."""
+    best = {lib: float("inf") for lib in steadies}
+    for s in steadies.values():
+        s.fn()
+    for _ in range(repeat):
+        for lib, s in steadies.items():
+            t0 = time.perf_counter()
+            for _ in range(s.number):
+                s.fn()
+            best[lib] = min(best[lib], (time.perf_counter() - t0) / s.number)
+    return best
+
+
 def once(fn):
     t0 = time.perf_counter()
     fn()
@@ -48,12 +70,12 @@ def suite(lib, jnp, rng, quick):
     f = lib.jit(lambda x: x + 1.0)
     x = jnp.ones((4,), jnp.float32)
     f(x).block_until_ready()
-    out["jit dispatch (tiny fn)"] = timeit(lambda: f(x).block_until_ready(), number=n)
+    out["jit dispatch (tiny fn)"] = Steady(lambda: f(x).block_until_ready(), n)
 
     # 2. one eager op
     y = jnp.ones((4,), jnp.float32)
     (x * y).block_until_ready()
-    out["eager op (mul)"] = timeit(lambda: (x * y).block_until_ready(), number=n)
+    out["eager op (mul)"] = Steady(lambda: (x * y).block_until_ready(), n)
 
     # 3. trace + lower of a function of 1,000 ops
     def chain(v):
@@ -82,8 +104,8 @@ def suite(lib, jnp, rng, quick):
 
     fwd = lib.jit(forward)
     out["MLP forward first call"] = once(lambda: fwd(params, batch).block_until_ready())
-    out["MLP forward steady"] = timeit(lambda: fwd(params, batch).block_until_ready(),
-                                       number=max(n // 4, 5))
+    out["MLP forward steady"] = Steady(lambda: fwd(params, batch).block_until_ready(),
+                                       max(n // 4, 5))
 
     # 5. MLP training step: grad + SGD under jit
     def loss(params, x, t):
@@ -105,8 +127,8 @@ def suite(lib, jnp, rng, quick):
     train = lib.jit(step)
     out["train step first call"] = once(lambda: lib.block_until_ready(
         train(params, batch[:64], labels[:64])))
-    out["train step steady"] = timeit(lambda: lib.block_until_ready(
-        train(params, batch, labels)), number=max(n // 10, 5))
+    out["train step steady"] = Steady(lambda: lib.block_until_ready(
+        train(params, batch, labels)), max(n // 10, 5))
     return out
 
 
@@ -125,6 +147,11 @@ def main():
     except ImportError:
         print("(jax is not installed: mjax column only)")
     names = list(results["mjax"])
+    for name in names:
+        if isinstance(results["mjax"][name], Steady):
+            timed = time_interleaved({lib: r[name] for lib, r in results.items()})
+            for lib in results:
+                results[lib][name] = timed[lib]
     print(f"{'benchmark':36s} {'mjax':>12s} {'jax':>12s} {'mjax/jax':>9s}")
     for name in names:
         m = results["mjax"][name]
