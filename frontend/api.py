@@ -144,6 +144,16 @@ class Jitted:
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  donate_argnames=(), keep_unused=False, device=None, backend=None,
                  inline=False, abstracted_axes=None, in_shardings=None, out_shardings=None):
+        for name, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings),
+                            ("abstracted_axes", abstracted_axes), ("device", device)):
+            if value is not None and not (name == "device" and value == devices()[0]):
+                raise NotImplementedError(f"jit({name}=...) is not supported yet: mjax "
+                                          f"compiles for one device (the first of "
+                                          f"mjax.devices())")
+        if backend not in (None, "cpu", get_backend().platform):
+            raise NotImplementedError(f"jit(backend={backend!r}): this process uses the "
+                                      f"'{get_backend().platform}' backend (set "
+                                      f"MJAX_PLATFORM before the first use)")
         self.fun = fun
         # updated=(): copying fun.__dict__ would overwrite our own attributes when fun
         # is itself a Jitted (or carries a __dict__ from functools.wraps).
@@ -277,16 +287,16 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         donate_argnames=(), keep_unused=False, device=None, backend=None, inline=False,
         abstracted_axes=None, in_shardings=None, out_shardings=None):
     """Compiles `fun` with XLA: traced once per argument avals/static args, then cached."""
+    options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
+                   donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                   keep_unused=keep_unused, device=device, backend=backend, inline=inline,
+                   abstracted_axes=abstracted_axes, in_shardings=in_shardings,
+                   out_shardings=out_shardings)
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-                                 keep_unused=keep_unused, device=device, backend=backend,
-                                 inline=inline)
+        return functools.partial(jit, **options)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
-    return Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                  keep_unused, device, backend, inline)
+    return Jitted(fun, **options)
 
 
 # ---- make_jaxpr / eval_shape ----------------------------------------------------------

@@ -232,3 +232,15 @@ def test_array_of_traced_values_and_constants():
     np.testing.assert_array_equal(out, [1.5, 3.0, 1.0])
     out = mjax.jit(lambda x: jnp.asarray([[x, 0.0], [0.0, x]]))(2.0)
     np.testing.assert_array_equal(out, [[2, 0], [0, 2]])
+
+
+def test_unsupported_jit_options_raise_not_implemented():
+    for kwargs in ({"in_shardings": object()}, {"out_shardings": object()},
+                   {"device": mjax.devices()[-1]}, {"abstracted_axes": ("n",)},
+                   {"backend": "tpu"}):
+        with pytest.raises(NotImplementedError, match="not supported yet|backend"):
+            mjax.jit(lambda x: x, **kwargs)
+        with pytest.raises(NotImplementedError):
+            mjax.jit(**kwargs)(lambda x: x)
+    assert mjax.jit(lambda x: x * 2, backend="cpu")(3.0) == 6.0
+    assert mjax.jit(lambda x: x * 2, device=mjax.devices()[0])(3.0) == 6.0
