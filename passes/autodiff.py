@@ -231,16 +231,23 @@ class AD:
         results = self._call(b, info.bwd, res + operands[n_in:])
         _replace(op, results)
 
-    # -- forward mode ------------------------------------------------------------
-    def jvp_function(self, name: str, diff_args=None, diff_results=None, where=None) -> str:
-        """Materializes the JVP of @name; returns the new function's name."""
+    def _prepare(self, kind, name, diff_args, diff_results, where):
+        """@name expanded, its signature, checked diff indices, and the mark that names
+        the derived function (so asking again reuses it)."""
         fn = self.fns.get(name, where)
         self.expand_in(name)
         ins, outs = T.function_signature(fn)
         loc = where.location if where is not None else fn.location
-        da = _check_diff(name, "jvp diff_args", diff_args, ins, loc)
-        dr = _check_diff(name, "jvp diff_results", diff_results, outs, loc)
-        mark = f"jvp of @{name} diff_args={list(da)} diff_results={list(dr)}"
+        da = _check_diff(name, f"{kind} diff_args", diff_args, ins, loc)
+        dr = _check_diff(name, f"{kind} diff_results", diff_results, outs, loc)
+        mark = f"{kind} of @{name} diff_args={list(da)} diff_results={list(dr)}"
+        return fn, ins, outs, da, dr, mark
+
+    # -- forward mode ------------------------------------------------------------
+    def jvp_function(self, name: str, diff_args=None, diff_results=None, where=None) -> str:
+        """Materializes the JVP of @name; returns the new function's name."""
+        fn, ins, outs, da, dr, mark = self._prepare("jvp", name, diff_args, diff_results,
+                                                    where)
         existing = self.fns.derived(name, mark)
         if existing:
             return existing
@@ -264,13 +271,8 @@ class AD:
     def vjp_functions(self, name: str, diff_args=None, diff_results=None,
                       where=None) -> VjpInfo:
         """Materializes forward and backward functions of @name (see module doc)."""
-        fn = self.fns.get(name, where)
-        self.expand_in(name)
-        ins, outs = T.function_signature(fn)
-        loc = where.location if where is not None else fn.location
-        da = _check_diff(name, "vjp diff_args", diff_args, ins, loc)
-        dr = _check_diff(name, "vjp diff_results", diff_results, outs, loc)
-        mark = f"vjp of @{name} diff_args={list(da)} diff_results={list(dr)}"
+        fn, ins, outs, da, dr, mark = self._prepare("vjp", name, diff_args, diff_results,
+                                                    where)
         fwd_name = self.fns.derived(name, "fwd " + mark)
         bwd_name = self.fns.derived(name, "bwd " + mark)
         if fwd_name and bwd_name:

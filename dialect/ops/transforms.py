@@ -91,6 +91,18 @@ def _expect(op: str, what: str, got, expected):
                          f"{_fmt(expected)}")
 
 
+def _differentiated(cls, avals, params, signature, kind: str):
+    """Callee signature and checked diff_args/diff_results of jvp-like ops, after checking
+    the operands are (primals, tangents of diff_args) or (primals, cotangents of
+    diff_results)."""
+    ins, outs = signature(params["callee"])
+    da = _check_diff(cls.OPERATION_NAME, "diff_args", params["diff_args"], ins)
+    dr = _check_diff(cls.OPERATION_NAME, "diff_results", params["diff_results"], outs)
+    extra = [ins[i] for i in da] if kind == "tangents" else [outs[j] for j in dr]
+    _expect(cls.OPERATION_NAME, f"operand types (primals, {kind})", avals, list(ins) + extra)
+    return ins, outs, da, dr
+
+
 class TransformOp(JaxprOp):
     """Base of ops naming functions by symbol; result types come from the callees."""
 
@@ -139,11 +151,7 @@ class JvpOp(TransformOp, name="jvp"):
 
     @classmethod
     def infer_with_callees(cls, avals, params, signature):
-        ins, outs = signature(params["callee"])
-        da = _check_diff(cls.OPERATION_NAME, "diff_args", params["diff_args"], ins)
-        dr = _check_diff(cls.OPERATION_NAME, "diff_results", params["diff_results"], outs)
-        _expect(cls.OPERATION_NAME, "operand types (primals, tangents)", avals,
-                list(ins) + [ins[i] for i in da])
+        ins, outs, da, dr = _differentiated(cls, avals, params, signature, "tangents")
         return tuple(outs) + tuple(outs[j] for j in dr)
 
 
@@ -155,11 +163,7 @@ class VjpOp(TransformOp, name="vjp"):
 
     @classmethod
     def infer_with_callees(cls, avals, params, signature):
-        ins, outs = signature(params["callee"])
-        da = _check_diff(cls.OPERATION_NAME, "diff_args", params["diff_args"], ins)
-        dr = _check_diff(cls.OPERATION_NAME, "diff_results", params["diff_results"], outs)
-        _expect(cls.OPERATION_NAME, "operand types (primals, cotangents)", avals,
-                list(ins) + [outs[j] for j in dr])
+        ins, outs, da, dr = _differentiated(cls, avals, params, signature, "cotangents")
         return tuple(ins[i] for i in da)
 
 
@@ -221,11 +225,7 @@ class CheckpointTangentOp(TransformOp, name="checkpoint_tangent"):
 
     @classmethod
     def infer_with_callees(cls, avals, params, signature):
-        ins, outs = signature(params["callee"])
-        da = _check_diff(cls.OPERATION_NAME, "diff_args", params["diff_args"], ins)
-        dr = _check_diff(cls.OPERATION_NAME, "diff_results", params["diff_results"], outs)
-        _expect(cls.OPERATION_NAME, "operand types (primals, tangents)", avals,
-                list(ins) + [ins[i] for i in da])
+        ins, outs, da, dr = _differentiated(cls, avals, params, signature, "tangents")
         return tuple(outs[j] for j in dr)
 
 
