@@ -48,7 +48,7 @@ def main():
                                     if k in ("flops", "transcendentals")})
 
     for step in range(301):
-        params, value = sgd_step(params, x, y, 0.1)
+        params, value = sgd_step(params, x, y, 0.05)
         if step % 50 == 0:
             print(f"step {step:4d}  loss {float(value):.5f}")
     final = float(loss(params, x, y))
