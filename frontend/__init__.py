@@ -16,6 +16,7 @@ from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, devi
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
                      jvp, linearize, remat, value_and_grad, vjp)
 from mjax import errors, tree_util, lax, numpy  # noqa: F401
+from mjax import nn, scipy  # noqa: F401  (after numpy: they build on it)
 from mjax.lax import stop_gradient  # noqa: F401
 from mjax.tree_util import tree_map, tree_leaves, tree_structure  # noqa: F401
 from mjax.dtypes import float0  # noqa: F401
@@ -25,6 +26,6 @@ __version__ = "0.1.0"
 __all__ = ["config", "dtypes", "Array", "ShapeDtypeStruct", "block_until_ready",
            "default_backend", "device_count", "device_put", "devices", "disable_jit",
            "eval_shape", "jit", "local_device_count", "local_devices", "make_jaxpr",
-           "errors", "tree_util", "lax", "numpy", "stop_gradient", "float0", "checkpoint",
+           "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",
            "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "remat", "value_and_grad", "vjp"]

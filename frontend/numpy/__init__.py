@@ -914,7 +914,7 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
             a = astype(a, _dt.default_int() if not _dt.issubdtype(a.dtype, _onp.unsignedinteger)
                        else _dt.canonicalize_dtype(_dt.uint64))
         if where is not None:
-            if identity is None:
+            if identity is None and initial is None:
                 raise ValueError(f"reduction operation {name} does not have an identity, so "
                                  f"to use a where mask one has to specify 'initial'")
             a = _where_identity(a, where, identity(a.dtype) if initial is None else initial)
@@ -1351,3 +1351,14 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
         zero_shape = out.shape[:axis] + (1,) + out.shape[axis + 1:]
         out = concatenate([zeros(zero_shape, out.dtype), out], axis)
     return out
+
+
+# ---- composites in their own modules (imported last: they use the functions above) ----
+from mjax.numpy.nanfunctions import (nanargmax, nanargmin, nancumprod, nancumsum,  # noqa: E402
+                                     nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar)
+from mjax.numpy.arraypad import pad  # noqa: E402
+from mjax.numpy.searching import (argwhere, bincount, flatnonzero, histogram,  # noqa: E402
+                                  interp, searchsorted)
+from mjax.numpy.arraysetops import isin, unique  # noqa: E402
+from mjax.numpy.polynomial import convolve, correlate, polyval  # noqa: E402
+from mjax.numpy import linalg  # noqa: E402, F401

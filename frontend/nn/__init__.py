@@ -1,0 +1,223 @@
+"""`mjax.nn`: activation functions and friends over `mjax.numpy` (JAX's `jax.nn`).
+
+Everything here composes existing ops, so `grad`, `vmap` and `jit` need no new rules. The
+few functions whose derivative JAX pins at a kink (relu at 0, relu6 at 0 and 6) say so with
+`custom_jvp`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as _onp
+
+from mjax import dtypes as _dt
+from mjax import lax
+from mjax import numpy as jnp
+from mjax.ad import custom_jvp
+from mjax.scipy.special import logsumexp  # noqa: F401  (JAX re-exports it here too)
+
+__all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu",
+           "elu", "leaky_relu", "celu", "selu", "hard_tanh", "hard_sigmoid", "hard_silu",
+           "hard_swish", "soft_sign", "mish", "glu", "softmax", "log_softmax", "logsumexp",
+           "one_hot", "standardize"]
+
+
+def _float(name, x):
+    (x,) = jnp._promote(name, x, inexact=True)
+    return x
+
+
+def relu(x):
+    """max(x, 0); its derivative at 0 is 0 (JAX's choice). JAX: jax.nn.relu."""
+    x = jnp.asarray(x)
+    return _relu(x) if _dt.is_inexact(x.dtype) else jnp.maximum(x, 0)
+
+
+def relu6(x):
+    """min(max(x, 0), 6); derivative 0 at both kinks. JAX: jax.nn.relu6."""
+    x = jnp.asarray(x)
+    return _relu6(x) if _dt.is_inexact(x.dtype) else jnp.minimum(jnp.maximum(x, 0), 6.0)
+
+
+# The custom rules take floats only: integer inputs have no tangents to mask.
+@custom_jvp
+def _relu(x):
+    return jnp.maximum(x, 0)
+
+
+@_relu.defjvp
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _relu(x), jnp.where(x > 0, t, jnp.zeros_like(t))
+
+
+@custom_jvp
+def _relu6(x):
+    return jnp.minimum(jnp.maximum(x, 0), 6)
+
+
+@_relu6.defjvp
+def _relu6_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    inside = jnp.logical_and(x > 0, x < 6)
+    return _relu6(x), jnp.where(inside, t, jnp.zeros_like(t))
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)). JAX: jax.nn.sigmoid."""
+    return lax.logistic(_float("sigmoid", x))
+
+
+def softplus(x):
+    """log(1 + exp(x)), stable for large |x|. JAX: jax.nn.softplus."""
+    return jnp.logaddexp(_float("softplus", x), 0)
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x). JAX: jax.nn.log_sigmoid."""
+    return -softplus(-_float("log_sigmoid", x))
+
+
+def silu(x):
+    """x * sigmoid(x). JAX: jax.nn.silu."""
+    x = _float("silu", x)
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+def gelu(x, approximate: bool = True):
+    """Gaussian error linear unit; the tanh approximation by default. JAX: jax.nn.gelu."""
+    x = _float("gelu", x)
+    if approximate:
+        c = math.sqrt(2 / math.pi)
+        inner = c * (x + 0.044715 * (x * x * x))
+        return 0.5 * x * (1 + jnp.tanh(inner))
+    return 0.5 * x * (1 + lax.erf(x * (1 / math.sqrt(2))))
+
+
+def elu(x, alpha=1.0):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise. JAX: jax.nn.elu."""
+    x = _float("elu", x)
+    positive = x > 0
+    # expm1 of the clamped value: the unused branch must not overflow (its gradient is NaN).
+    return jnp.where(positive, x, alpha * jnp.expm1(jnp.where(positive, 0, x)))
+
+
+def leaky_relu(x, negative_slope=1e-2):
+    """x for x >= 0, negative_slope * x otherwise. JAX: jax.nn.leaky_relu."""
+    x = _float("leaky_relu", x)
+    return jnp.where(x >= 0, x, negative_slope * x)
+
+
+def celu(x, alpha=1.0):
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha). JAX: jax.nn.celu."""
+    x = _float("celu", x)
+    return jnp.maximum(x, 0) + alpha * jnp.expm1(jnp.minimum(x, 0) / alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x):
+    """scale * elu(x, alpha) with the self-normalizing constants. JAX: jax.nn.selu."""
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def hard_tanh(x):
+    """x clipped to [-1, 1] (integers stay integers). JAX: jax.nn.hard_tanh."""
+    x = jnp.asarray(x)
+    return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
+
+
+def hard_sigmoid(x):
+    """relu6(x + 3) / 6. JAX: jax.nn.hard_sigmoid."""
+    return relu6(_float("hard_sigmoid", x) + 3.0) / 6.0
+
+
+def hard_silu(x):
+    """x * hard_sigmoid(x). JAX: jax.nn.hard_silu."""
+    x = _float("hard_silu", x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def soft_sign(x):
+    """x / (|x| + 1). JAX: jax.nn.soft_sign."""
+    x = _float("soft_sign", x)
+    return x / (jnp.abs(x) + 1)
+
+
+def mish(x):
+    """x * tanh(softplus(x)). JAX: jax.nn.mish."""
+    x = _float("mish", x)
+    return x * jnp.tanh(softplus(x))
+
+
+def glu(x, axis=-1):
+    """First half of x along `axis`, gated by the sigmoid of the second. JAX: jax.nn.glu."""
+    x = jnp.asarray(x)
+    n = x.shape[axis]
+    if n % 2:
+        raise ValueError(f"mjax.nn.glu: axis {axis} must have even size, got {n}")
+    a, b = jnp.split(x, 2, axis=axis)
+    return a * sigmoid(b)
+
+
+def _masked_max(x, axis, where):
+    """max over axis (keepdims), ignoring masked-out entries; never differentiated."""
+    if where is not None:
+        x = jnp.where(where, x, -jnp.inf)
+    return lax.stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+
+
+def softmax(x, axis=-1, where=None):
+    """exp(x) / sum(exp(x)) along `axis`, shifted by the max for stability; masked-out
+    entries (where=False) are 0. JAX: jax.nn.softmax."""
+    x = _float("softmax", x)
+    shifted = jnp.exp(x - _masked_max(x, axis, where))
+    if where is not None:
+        shifted = jnp.where(where, shifted, 0)
+    return shifted / jnp.sum(shifted, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """x - logsumexp(x) along `axis`; masked-out entries are -inf. JAX: jax.nn.log_softmax."""
+    x = _float("log_softmax", x)
+    shifted = x - _masked_max(x, axis, where)
+    e = jnp.exp(shifted)
+    if where is not None:
+        e = jnp.where(where, e, 0)
+    out = shifted - jnp.log(jnp.sum(e, axis=axis, keepdims=True))
+    return out if where is None else jnp.where(where, out, -jnp.inf)
+
+
+def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
+    """x[..., None] == arange(num_classes), as `dtype` (float by default), the class axis
+    at `axis`. Out-of-range values give all-zero rows. JAX: jax.nn.one_hot."""
+    if not isinstance(num_classes, (int, _onp.integer)):
+        raise TypeError(f"mjax.nn.one_hot: num_classes must be a static int, got "
+                        f"{type(num_classes).__name__}")
+    x = jnp.asarray(x)
+    out_ndim = x.ndim + 1
+    axis = jnp._axis(axis, out_ndim)
+    classes = lax.broadcasted_iota(x.dtype, x.shape[:axis] + (int(num_classes),)
+                                   + x.shape[axis:], axis)
+    hot = jnp.equal(jnp.expand_dims(x, axis), classes)
+    return jnp.astype(hot, dtype or _dt.default_float())
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+    """(x - mean) / sqrt(variance + epsilon), statistics over `axis` unless given.
+    JAX: jax.nn.standardize."""
+    x = _float("standardize", x)
+    if mean is None:
+        mean = jnp.mean(x, axis, keepdims=True, where=where)
+    if variance is None:
+        # E[x^2] - E[x]^2, as JAX computes it (one pass over x).
+        variance = jnp.mean(x * x, axis, keepdims=True, where=where) - jnp.square(mean)
+    return (x - jnp.asarray(mean)) * lax.rsqrt(jnp.asarray(variance) + epsilon)

@@ -1,0 +1,80 @@
+"""`unique` and `isin`. unique sorts, marks the first of each run of equal values, and
+scatters them to their rank; with a static `size=` this traces, otherwise the input must
+be concrete so that the number of distinct values is known. JAX: jnp.unique, jnp.isin.
+"""
+from __future__ import annotations
+
+import numpy as _onp
+
+from mjax import dtypes as _dt
+from mjax import lax
+from mjax import numpy as jnp
+from mjax.core import Tracer
+from mjax.numpy.indexing import getitem as _getitem
+from mjax.numpy.searching import scatter_1d
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
+    """element[i] in test_elements, elementwise, by comparing against every test value."""
+    element, test = jnp.asarray(element), jnp.ravel(jnp.asarray(test_elements))
+    found = jnp.any(jnp.equal(jnp.expand_dims(element, -1), test), axis=-1)
+    return jnp.logical_not(found) if invert else found
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           *, equal_nan=True, size=None, fill_value=None):
+    """Sorted distinct values of ravel(ar), optionally with first indices, the inverse
+    map (in ar's shape) and counts. With `size`, the output is padded to `size` entries:
+    values with fill_value (default: the smallest value), indices with the smallest
+    value's index, counts with 0."""
+    if axis is not None:
+        raise NotImplementedError("mjax.numpy.unique: axis is not supported yet")
+    ar = jnp.asarray(ar)
+    flat = jnp.ravel(ar)
+    n = flat.shape[0]
+    int_t = _dt.default_int()
+    if n == 0:
+        return _unique_of_nothing(ar, return_index, return_inverse, return_counts, size,
+                                  fill_value)
+    order = jnp.argsort(flat)
+    s = _getitem(flat, order)
+    is_new = jnp.not_equal(s[1:], s[:-1])
+    if equal_nan and _dt.is_inexact(s.dtype):
+        is_new = jnp.logical_and(is_new, jnp.logical_not(
+            jnp.logical_and(jnp.isnan(s[1:]), jnp.isnan(s[:-1]))))
+    is_new = jnp.concatenate([jnp.ones((1,), jnp.bool_), is_new])
+    rank = jnp.cumsum(is_new, dtype=int_t) - 1      # which distinct value, per sorted entry
+    if size is None:
+        if isinstance(ar, Tracer):
+            from mjax.errors import ConcretizationTypeError
+            raise ConcretizationTypeError(ar, "mjax.numpy.unique: the number of distinct "
+                                              "values is not static; pass size=")
+        size = int(_onp.asarray(is_new).sum())
+    size = int(size)
+    # Each distinct value's slot; repeats and values past `size` are dropped.
+    slot = jnp.where(is_new, rank, size)
+    fill = s[0] if fill_value is None else jnp.asarray(fill_value, s.dtype)
+    out = [scatter_1d("set", jnp.full((size,), fill, s.dtype), slot, s)]
+    if return_index:
+        # argsort is stable, so a run's first sorted entry has the smallest original index.
+        out.append(scatter_1d("set", jnp.full((size,), order[0], int_t), slot, order))
+    if return_inverse:
+        inverse = scatter_1d("set", jnp.zeros((n,), int_t), order, rank)
+        out.append(jnp.reshape(inverse, ar.shape))
+    if return_counts:
+        out.append(scatter_1d("add", jnp.zeros((size,), int_t), rank, 1))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_of_nothing(ar, return_index, return_inverse, return_counts, size, fill_value):
+    int_t = _dt.default_int()
+    size = 0 if size is None else int(size)
+    fill = 0 if fill_value is None else fill_value
+    out = [jnp.full((size,), fill, ar.dtype)]
+    if return_index:
+        out.append(jnp.zeros((size,), int_t))
+    if return_inverse:
+        out.append(jnp.zeros(ar.shape, int_t))
+    if return_counts:
+        out.append(jnp.zeros((size,), int_t))
+    return out[0] if len(out) == 1 else tuple(out)

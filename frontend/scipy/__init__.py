@@ -1,0 +1,2 @@
+"""`mjax.scipy`: the parts of SciPy that JAX mirrors (`jax.scipy`), over `mjax.numpy`."""
+from mjax.scipy import special  # noqa: F401
