@@ -72,6 +72,10 @@ def _split_static(args, nondiff_argnums):
     return [static[i] for i in nondiff_argnums], dyn, full
 
 
+def _any_inexact(args) -> bool:
+    return any(_is_inexact(aval_of_value(x)) for x in tree_util.tree_leaves(args))
+
+
 class custom_jvp:
     """A function with a user-defined JVP. JAX: jax.custom_jvp (defjvp, defjvps).
 
@@ -115,6 +119,8 @@ class custom_jvp:
             # Called from inside its own rule (as in `return f(x), t`): a plain call.
             return self.fun(*args)
         nd, dyn, full = _split_static(args, self.nondiff_argnums)
+        if not _any_inexact(dyn):
+            return self.fun(*args)  # no input can carry a tangent: the rule never runs
 
         def custom_jvp_impl(*dyn_args):
             leaves = tree_util.tree_leaves(dyn_args)
@@ -206,6 +212,8 @@ class custom_vjp:
         if self._in_rule:
             return self.fun(*args)   # called from its own fwd rule: a plain call
         nd, dyn, full = _split_static(args, self.nondiff_argnums)
+        if not _any_inexact(dyn):
+            return self.fun(*args)  # no input can carry a cotangent: the rules never run
 
         def custom_vjp_impl(*dyn_args):
             leaves = tree_util.tree_leaves(dyn_args)

@@ -683,3 +683,21 @@ def test_check_grads_order2_catches_wrong_second_derivative():
 def test_check_grads_rejects_unknown_mode():
     with pytest.raises(ValueError, match="unknown mode 'backward'"):
         check_grads(mnp.sin, (X,), order=1, modes=("backward",))
+
+
+def test_custom_rules_with_only_integer_inputs_are_plain_calls():
+    @mjax.custom_jvp
+    def f(x):
+        return x * 2
+
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * 2))
+
+    @mjax.custom_vjp
+    def g(x):
+        return x * 3
+
+    g.defvjp(lambda x: (g(x), None), lambda res, ct: (ct * 3,))
+    for fn, k in ((f, 2), (g, 3)):
+        np.testing.assert_array_equal(fn(mnp.arange(3)), np.arange(3) * k)
+        np.testing.assert_array_equal(mjax.jit(fn)(mnp.arange(3)), np.arange(3) * k)
+        assert float(mjax.grad(lambda x: fn(x).sum())(mnp.ones(2))[0]) == k
