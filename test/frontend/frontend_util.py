@@ -1,6 +1,8 @@
 """Helpers shared by the frontend tests."""
 import contextlib
 
+import numpy as np
+
 import mjax
 
 
@@ -16,3 +18,12 @@ def x64(enabled=True):
     finally:
         mjax.config.update("jax_enable_x64", old_m)
         jax.config.update("jax_enable_x64", old_j)
+
+
+def check(got, want, rtol=1e-5, atol=1e-6):
+    """got is an mjax.Array with want's shape and dtype, and close to it."""
+    want = np.asarray(want)
+    assert isinstance(got, mjax.Array), type(got)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=atol)

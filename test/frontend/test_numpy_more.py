@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import mjax
+from frontend_util import check
 import mjax.numpy as jnp
 
 RNG = np.random.default_rng(2)
@@ -13,14 +14,6 @@ A = RNG.uniform(-3, 3, (3, 4)).astype(np.float32)
 NANS = np.where(RNG.uniform(size=(3, 4)) < 0.3, np.nan, A).astype(np.float32)
 NANS[2] = np.nan                                   # one all-NaN row
 INTS = RNG.integers(0, 6, (10,)).astype(np.int32)
-
-
-def check(got, want, rtol=1e-5, atol=1e-6):
-    want = np.asarray(want)
-    assert isinstance(got, mjax.Array), type(got)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=atol)
 
 
 def check_tree(got, want, **kw):

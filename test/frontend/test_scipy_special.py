@@ -7,6 +7,7 @@ import pytest
 import scipy.special as osp
 
 import mjax
+from frontend_util import check
 import mjax.numpy as jnp
 import mjax.scipy.special as msp
 
@@ -18,14 +19,6 @@ PROB = RNG.uniform(0.02, 0.98, (3, 4)).astype(np.float32)
 
 UNARY = {"erf": REAL, "erfc": REAL, "erfinv": UNIT, "gammaln": POS, "digamma": POS,
          "expit": REAL, "logit": PROB, "entr": POS, "ndtr": REAL, "log_ndtr": REAL}
-
-
-def check(got, want, rtol=1e-5, atol=1e-6):
-    want = np.asarray(want)
-    assert isinstance(got, mjax.Array), type(got)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
