@@ -381,14 +381,16 @@ reduce_and = _reduce("reduce_and")
 reduce_or = _reduce("reduce_or")
 
 
-def argmax(operand, axis: int, index_dtype):
-    return bind(_op("argmax"), operand, axes=(int(axis),),
-                index_dtype=dtypes.canonicalize_dtype(index_dtype))
+def _arg_reduction(name):
+    def f(operand, axis: int, index_dtype):
+        return bind(_op(name), operand, axes=(int(axis),),
+                    index_dtype=dtypes.canonicalize_dtype(index_dtype))
+    f.__name__ = name
+    return f
 
 
-def argmin(operand, axis: int, index_dtype):
-    return bind(_op("argmin"), operand, axes=(int(axis),),
-                index_dtype=dtypes.canonicalize_dtype(index_dtype))
+argmax = _arg_reduction("argmax")
+argmin = _arg_reduction("argmin")
 
 
 def _cumulative(name):

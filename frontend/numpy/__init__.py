@@ -948,22 +948,21 @@ min = _reduction("min", lax.reduce_min, bool_fn=lax.reduce_and)  # noqa: A001
 amax, amin = max, min
 
 
-def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
-    a = asarray(a)
-    a = a if a.dtype == _onp.bool_ else astype(a, bool_)
-    if where is not None:
-        a = _where_identity(a, where, True)
-    res = lax.reduce_and(a, _axes(axis, a.ndim))
-    return lax.expand_dims(res, _axes(axis, a.ndim)) if keepdims else res
+def _truth_reduction(name, lax_fn, identity: bool):
+    def f(a, axis=None, out=None, keepdims=False, *, where=None):
+        a = asarray(a)
+        a = a if a.dtype == _onp.bool_ else astype(a, bool_)
+        if where is not None:
+            a = _where_identity(a, where, identity)
+        res = lax_fn(a, _axes(axis, a.ndim))
+        return lax.expand_dims(res, _axes(axis, a.ndim)) if keepdims else res
+    f.__name__ = name
+    f.__doc__ = f"NumPy's {name}: truth of every/any element. JAX: jax.numpy.{name}."
+    return f
 
 
-def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
-    a = asarray(a)
-    a = a if a.dtype == _onp.bool_ else astype(a, bool_)
-    if where is not None:
-        a = _where_identity(a, where, False)
-    res = lax.reduce_or(a, _axes(axis, a.ndim))
-    return lax.expand_dims(res, _axes(axis, a.ndim)) if keepdims else res
+all = _truth_reduction("all", lax.reduce_and, True)  # noqa: A001
+any = _truth_reduction("any", lax.reduce_or, False)  # noqa: A001
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
