@@ -76,19 +76,51 @@ def _any_inexact(args) -> bool:
     return any(_is_inexact(aval_of_value(x)) for x in tree_util.tree_leaves(args))
 
 
-class custom_jvp:
+class _CustomRules:
+    """What custom_jvp and custom_vjp share: calling one stages the function and its
+    rules (`_stage`), except where the rules can never run."""
+
+    kind = ""  # "jvp" or "vjp"
+
+    def __init__(self, fun, nondiff_argnums=()):
+        _wraps(fun)(self)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self._in_rule = 0
+
+    def _has_rules(self) -> bool:
+        raise NotImplementedError
+
+    def __call__(self, *args, **kwargs):
+        name = getattr(self.fun, "__name__", str(self.fun))
+        if not self._has_rules():
+            raise AttributeError(f"No {self.kind.upper()} defined for custom_{self.kind} "
+                                 f"function {name} using def{self.kind}.")
+        args = _resolve_kwargs(self.fun, args, kwargs)
+        if self._in_rule:
+            # Called from inside its own rule (as in `return f(x), t`): a plain call.
+            return self.fun(*args)
+        nd, dyn, full = _split_static(args, self.nondiff_argnums)
+        if not _any_inexact(dyn):
+            return self.fun(*args)  # no input can carry a tangent: the rules never run
+        return staged(lambda *d: self._stage(name, nd, full, *d))(*dyn)
+
+
+class custom_jvp(_CustomRules):
     """A function with a user-defined JVP. JAX: jax.custom_jvp (defjvp, defjvps).
 
     Emits `jaxpr.custom_jvp_call @f {jvp = @g}`. Values the function or its rule close
     over become extra operands (`num_consts`); differentiating with respect to them is an
     error, as in JAX."""
 
+    kind = "jvp"
+
     def __init__(self, fun, nondiff_argnums=()):
-        _wraps(fun)(self)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.jvp = None
-        self._in_rule = 0
+
+    def _has_rules(self):
+        return self.jvp is not None
 
     def defjvp(self, jvp, symbolic_zeros=False):
         self.jvp = jvp
@@ -109,83 +141,70 @@ class custom_jvp:
             return out, total
         self.defjvp(jvp_)
 
-    def __call__(self, *args, **kwargs):
-        name = getattr(self.fun, "__name__", str(self.fun))
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {name} using "
-                                 f"defjvp.")
-        args = _resolve_kwargs(self.fun, args, kwargs)
-        if self._in_rule:
-            # Called from inside its own rule (as in `return f(x), t`): a plain call.
-            return self.fun(*args)
-        nd, dyn, full = _split_static(args, self.nondiff_argnums)
-        if not _any_inexact(dyn):
-            return self.fun(*args)  # no input can carry a tangent: the rule never runs
+    def _stage(self, name, nd, full, *dyn_args):
+        """Emits jaxpr.custom_jvp_call @f {jvp = @rule} in the current trace."""
+        leaves = tree_util.tree_leaves(dyn_args)
+        p_tree = tree_util.tree_structure(tuple(dyn_args))
+        in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
+        t_avals = [a for a in in_avals if _is_inexact(a)]
+        f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name)
+        out_avals = f_tr.out_avals
 
-        def custom_jvp_impl(*dyn_args):
-            leaves = tree_util.tree_leaves(dyn_args)
-            p_tree = tree_util.tree_structure(tuple(dyn_args))
-            in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
-            t_avals = [a for a in in_avals if _is_inexact(a)]
-            f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name)
-            out_avals = f_tr.out_avals
+        def rule(*flat):
+            n = len(in_avals)
+            t_iter = iter(flat[n:])
+            t_leaves = [next(t_iter) if _is_inexact(a) else _zeros(a) for a in in_avals]
+            primals = tree_util.tree_unflatten(p_tree, flat[:n])
+            tangents = tree_util.tree_unflatten(p_tree, t_leaves)
+            out, tout = self.jvp(*nd, tuple(primals), tuple(tangents))
+            o_leaves, o_tree = tree_util.tree_flatten(out)
+            t_leaves, t_tree = tree_util.tree_flatten(tout)
+            if o_tree != f_tr.out_tree or t_tree != f_tr.out_tree:
+                raise TypeError(f"Custom JVP rule must produce primal and tangent outputs "
+                                f"with equal container (pytree) structures, and equal to "
+                                f"the output of the custom_jvp-decorated function {name}; "
+                                f"got primal output {o_tree}, tangent output {t_tree} and "
+                                f"function output {f_tr.out_tree}.")
+            t_out = []
+            for o, t, a in zip(o_leaves, t_leaves, out_avals):
+                if _is_inexact(a):
+                    t_out.append(lax_convert(t, a.dtype) if not _is_float0(t)
+                                 else _zeros(a, False))
+            return list(o_leaves) + t_out
+        self._in_rule += 1
+        try:
+            g_tr = stage_function(rule, tuple(ShapedArrayArg(a)
+                                              for a in in_avals + t_avals), {},
+                                  name=f"{name}_jvp_rule")
+        finally:
+            self._in_rule -= 1
+        consts = _Consts(f_tr, g_tr)
+        if not len(consts):
+            outs = emit(T.CustomJvpCallOp, leaves, callee=Symbol(f_tr.name),
+                        jvp=Symbol(g_tr.name))
+        else:
+            n, nc = len(leaves), len(consts)
+            c_tan = [a for a in consts.avals if _is_inexact(a)]
 
-            def rule(*flat):
-                n = len(in_avals)
-                t_iter = iter(flat[n:])
-                t_leaves = [next(t_iter) if _is_inexact(a) else _zeros(a) for a in in_avals]
-                primals = tree_util.tree_unflatten(p_tree, flat[:n])
-                tangents = tree_util.tree_unflatten(p_tree, t_leaves)
-                out, tout = self.jvp(*nd, tuple(primals), tuple(tangents))
-                o_leaves, o_tree = tree_util.tree_flatten(out)
-                t_leaves, t_tree = tree_util.tree_flatten(tout)
-                if o_tree != f_tr.out_tree or t_tree != f_tr.out_tree:
-                    raise TypeError(f"Custom JVP rule must produce primal and tangent outputs "
-                                    f"with equal container (pytree) structures, and equal to "
-                                    f"the output of the custom_jvp-decorated function {name}; "
-                                    f"got primal output {o_tree}, tangent output {t_tree} and "
-                                    f"function output {f_tr.out_tree}.")
-                t_out = []
-                for o, t, a in zip(o_leaves, t_leaves, out_avals):
-                    if _is_inexact(a):
-                        t_out.append(lax_convert(t, a.dtype) if not _is_float0(t)
-                                     else _zeros(a, False))
-                return list(o_leaves) + t_out
-            self._in_rule += 1
-            try:
-                g_tr = stage_function(rule, tuple(ShapedArrayArg(a)
-                                                  for a in in_avals + t_avals), {},
-                                      name=f"{name}_jvp_rule")
-            finally:
-                self._in_rule -= 1
-            consts = _Consts(f_tr, g_tr)
-            if not len(consts):
-                outs = emit(T.CustomJvpCallOp, leaves, callee=Symbol(f_tr.name),
-                            jvp=Symbol(g_tr.name))
-            else:
-                n, nc = len(leaves), len(consts)
-                c_tan = [a for a in consts.avals if _is_inexact(a)]
+            def f_body(*xs):
+                return emit_call(f_tr.name, list(xs[:n]) + consts.pick(f_tr, xs[n:]))
 
-                def f_body(*xs):
-                    return emit_call(f_tr.name, list(xs[:n]) + consts.pick(f_tr, xs[n:]))
-
-                def g_body(*xs):
-                    primals, cs = xs[:n], xs[n:n + nc]
-                    tangents = xs[n + nc:n + nc + len(t_avals)]
-                    return emit_call(g_tr.name, list(primals) + list(tangents)
-                                     + consts.pick(g_tr, cs))
-                f_name = _trace_wrapper(f_body, in_avals + consts.avals, name)
-                g_name = _trace_wrapper(g_body, in_avals + consts.avals + t_avals + c_tan,
-                                        f"{name}_jvp_rule")
-                outs = emit(T.CustomJvpCallOp, list(leaves) + consts.values,
-                            callee=Symbol(f_name), jvp=Symbol(g_name), num_consts=nc)
-            for t, a in zip(outs, out_avals):
-                t.aval = a
-            return tree_util.tree_unflatten(f_tr.out_tree, outs)
-        return staged(custom_jvp_impl)(*dyn)
+            def g_body(*xs):
+                primals, cs = xs[:n], xs[n:n + nc]
+                tangents = xs[n + nc:n + nc + len(t_avals)]
+                return emit_call(g_tr.name, list(primals) + list(tangents)
+                                 + consts.pick(g_tr, cs))
+            f_name = _trace_wrapper(f_body, in_avals + consts.avals, name)
+            g_name = _trace_wrapper(g_body, in_avals + consts.avals + t_avals + c_tan,
+                                    f"{name}_jvp_rule")
+            outs = emit(T.CustomJvpCallOp, list(leaves) + consts.values,
+                        callee=Symbol(f_name), jvp=Symbol(g_name), num_consts=nc)
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+        return tree_util.tree_unflatten(f_tr.out_tree, outs)
 
 
-class custom_vjp:
+class custom_vjp(_CustomRules):
     """A function with a user-defined VJP. JAX: jax.custom_vjp (defvjp).
 
     Emits `jaxpr.custom_vjp_call @f {fwd = @a, bwd = @b}`; residuals may be any pytree.
@@ -193,129 +212,119 @@ class custom_vjp:
     ones it uses as extra residuals); differentiating with respect to them is an error,
     as in JAX."""
 
+    kind = "vjp"
+
     def __init__(self, fun, nondiff_argnums=()):
-        _wraps(fun)(self)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.fwd = self.bwd = None
-        self._in_rule = 0
+
+    def _has_rules(self):
+        return self.fwd is not None
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         self.fwd, self.bwd = fwd, bwd
 
-    def __call__(self, *args, **kwargs):
-        name = getattr(self.fun, "__name__", str(self.fun))
-        if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {name} using "
-                                 f"defvjp.")
-        args = _resolve_kwargs(self.fun, args, kwargs)
-        if self._in_rule:
-            return self.fun(*args)   # called from its own fwd rule: a plain call
-        nd, dyn, full = _split_static(args, self.nondiff_argnums)
-        if not _any_inexact(dyn):
-            return self.fun(*args)  # no input can carry a cotangent: the rules never run
+    def _stage(self, name, nd, full, *dyn_args):
+        """Emits jaxpr.custom_vjp_call @f {fwd = @a, bwd = @b} in the current trace."""
+        leaves = tree_util.tree_leaves(dyn_args)
+        in_tree = tree_util.tree_structure(tuple(dyn_args))
+        in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
+        f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name)
+        out_avals = f_tr.out_avals
+        res_info = {}
 
-        def custom_vjp_impl(*dyn_args):
-            leaves = tree_util.tree_leaves(dyn_args)
-            in_tree = tree_util.tree_structure(tuple(dyn_args))
-            in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
-            f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name)
-            out_avals = f_tr.out_avals
-            res_info = {}
+        def fwd_flat(*p):
+            got = self.fwd(*full(p))
+            if not isinstance(got, (tuple, list)) or len(got) != 2:
+                raise TypeError(f"Custom VJP fwd rule {getattr(self.fwd, '__name__', '')} "
+                                f"for function {name} must produce a pair (list or tuple "
+                                f"of length two) representing primal outputs and "
+                                f"residuals (values stored from the forward pass for use "
+                                f"on the backward pass), got {got}.")
+            out, res = got
+            o_leaves, o_tree = tree_util.tree_flatten(out)
+            if o_tree != f_tr.out_tree:
+                raise TypeError(f"Custom VJP fwd rule must produce a pair where the first "
+                                f"element represents the primal output (equal to the "
+                                f"output of the custom_vjp-decorated function {name}), "
+                                f"but got primal output structure {o_tree} for function "
+                                f"output structure {f_tr.out_tree}.")
+            r_leaves, res_info["tree"] = tree_util.tree_flatten(res)
+            return list(o_leaves) + list(r_leaves)
+        self._in_rule += 1
+        try:
+            a_tr = stage_function(fwd_flat, dyn_args, {}, name=f"{name}_fwd")
+        finally:
+            self._in_rule -= 1
+        n_out = len(out_avals)
+        res_avals = list(a_tr.out_avals[n_out:])
+        ct_avals = [a for a in out_avals if _is_inexact(a)]
 
-            def fwd_flat(*p):
-                got = self.fwd(*full(p))
-                if not isinstance(got, (tuple, list)) or len(got) != 2:
-                    raise TypeError(f"Custom VJP fwd rule {getattr(self.fwd, '__name__', '')} "
-                                    f"for function {name} must produce a pair (list or tuple "
-                                    f"of length two) representing primal outputs and "
-                                    f"residuals (values stored from the forward pass for use "
-                                    f"on the backward pass), got {got}.")
-                out, res = got
-                o_leaves, o_tree = tree_util.tree_flatten(out)
-                if o_tree != f_tr.out_tree:
-                    raise TypeError(f"Custom VJP fwd rule must produce a pair where the first "
-                                    f"element represents the primal output (equal to the "
-                                    f"output of the custom_vjp-decorated function {name}), "
-                                    f"but got primal output structure {o_tree} for function "
-                                    f"output structure {f_tr.out_tree}.")
-                r_leaves, res_info["tree"] = tree_util.tree_flatten(res)
-                return list(o_leaves) + list(r_leaves)
-            self._in_rule += 1
-            try:
-                a_tr = stage_function(fwd_flat, dyn_args, {}, name=f"{name}_fwd")
-            finally:
-                self._in_rule -= 1
-            n_out = len(out_avals)
-            res_avals = list(a_tr.out_avals[n_out:])
-            ct_avals = [a for a in out_avals if _is_inexact(a)]
+        def bwd_flat(*flat):
+            nres = len(res_avals)
+            res = tree_util.tree_unflatten(res_info["tree"], flat[:nres])
+            ct_iter = iter(flat[nres:])
+            cts = [next(ct_iter) if _is_inexact(a) else _zeros(a) for a in out_avals]
+            got = self.bwd(*nd, res, tree_util.tree_unflatten(f_tr.out_tree, cts))
+            if isinstance(got, list):
+                got = tuple(got)
+            if not isinstance(got, tuple) or len(got) != len(dyn_args):
+                got_tree = tree_util.tree_structure(got)
+                raise TypeError(f"Custom VJP bwd rule must produce an output with the "
+                                f"same container (pytree) structure as the args tuple of "
+                                f"the primal function, and in particular must produce a "
+                                f"tuple of length equal to the number of arguments to "
+                                f"the primal function, but got bwd output structure "
+                                f"{got_tree} for primal input structure {in_tree}.")
+            g_leaves = []
+            for g, a in zip(got, dyn_args):
+                n = len(tree_util.tree_leaves(a))
+                gl = [None] * n if g is None else tree_util.tree_leaves(g)
+                if len(gl) != n:
+                    raise TypeError(f"Custom VJP bwd rule must produce an output with "
+                                    f"the same container (pytree) structure as the args "
+                                    f"tuple of the primal function; got {got} for primal "
+                                    f"input structure {in_tree}.")
+                g_leaves.extend(gl)
+            return [lax_convert(g, a.dtype) if g is not None and not _is_float0(g)
+                    else _zeros(a, False)
+                    for g, a in zip(g_leaves, in_avals) if _is_inexact(a)]
+        b_tr = stage_function(bwd_flat, tuple(ShapedArrayArg(a)
+                                              for a in res_avals + ct_avals), {},
+                              name=f"{name}_bwd")
+        consts = _Consts(f_tr, a_tr, b_tr)
+        if not len(consts):
+            outs = emit(T.CustomVjpCallOp, leaves, callee=Symbol(f_tr.name),
+                        fwd=Symbol(a_tr.name), bwd=Symbol(b_tr.name))
+        else:
+            n, nc = len(leaves), len(consts)
+            b_consts = [consts.avals[consts._pos[id(v)]] for v in b_tr.captured]
 
-            def bwd_flat(*flat):
+            def f_body(*xs):
+                return emit_call(f_tr.name, list(xs[:n]) + consts.pick(f_tr, xs[n:]))
+
+            def a_body(*xs):
+                # bwd's own captures travel as extra residuals
+                res = emit_call(a_tr.name, list(xs[:n]) + consts.pick(a_tr, xs[n:]))
+                return list(res) + consts.pick(b_tr, xs[n:])
+
+            def b_body(*xs):
                 nres = len(res_avals)
-                res = tree_util.tree_unflatten(res_info["tree"], flat[:nres])
-                ct_iter = iter(flat[nres:])
-                cts = [next(ct_iter) if _is_inexact(a) else _zeros(a) for a in out_avals]
-                got = self.bwd(*nd, res, tree_util.tree_unflatten(f_tr.out_tree, cts))
-                if isinstance(got, list):
-                    got = tuple(got)
-                if not isinstance(got, tuple) or len(got) != len(dyn_args):
-                    got_tree = tree_util.tree_structure(got)
-                    raise TypeError(f"Custom VJP bwd rule must produce an output with the "
-                                    f"same container (pytree) structure as the args tuple of "
-                                    f"the primal function, and in particular must produce a "
-                                    f"tuple of length equal to the number of arguments to "
-                                    f"the primal function, but got bwd output structure "
-                                    f"{got_tree} for primal input structure {in_tree}.")
-                g_leaves = []
-                for g, a in zip(got, dyn_args):
-                    n = len(tree_util.tree_leaves(a))
-                    gl = [None] * n if g is None else tree_util.tree_leaves(g)
-                    if len(gl) != n:
-                        raise TypeError(f"Custom VJP bwd rule must produce an output with "
-                                        f"the same container (pytree) structure as the args "
-                                        f"tuple of the primal function; got {got} for primal "
-                                        f"input structure {in_tree}.")
-                    g_leaves.extend(gl)
-                return [lax_convert(g, a.dtype) if g is not None and not _is_float0(g)
-                        else _zeros(a, False)
-                        for g, a in zip(g_leaves, in_avals) if _is_inexact(a)]
-            b_tr = stage_function(bwd_flat, tuple(ShapedArrayArg(a)
-                                                  for a in res_avals + ct_avals), {},
-                                  name=f"{name}_bwd")
-            consts = _Consts(f_tr, a_tr, b_tr)
-            if not len(consts):
-                outs = emit(T.CustomVjpCallOp, leaves, callee=Symbol(f_tr.name),
-                            fwd=Symbol(a_tr.name), bwd=Symbol(b_tr.name))
-            else:
-                n, nc = len(leaves), len(consts)
-                b_consts = [consts.avals[consts._pos[id(v)]] for v in b_tr.captured]
-
-                def f_body(*xs):
-                    return emit_call(f_tr.name, list(xs[:n]) + consts.pick(f_tr, xs[n:]))
-
-                def a_body(*xs):
-                    # bwd's own captures travel as extra residuals
-                    res = emit_call(a_tr.name, list(xs[:n]) + consts.pick(a_tr, xs[n:]))
-                    return list(res) + consts.pick(b_tr, xs[n:])
-
-                def b_body(*xs):
-                    nres = len(res_avals)
-                    res, b_cs = xs[:nres], xs[nres:nres + len(b_consts)]
-                    cts = xs[nres + len(b_consts):]
-                    got = emit_call(b_tr.name, list(res) + list(cts) + list(b_cs))
-                    return list(got) + [_zeros(a, False) for a in consts.avals
-                                        if _is_inexact(a)]
-                f_name = _trace_wrapper(f_body, in_avals + consts.avals, name)
-                a_name = _trace_wrapper(a_body, in_avals + consts.avals, f"{name}_fwd")
-                b_name = _trace_wrapper(b_body, res_avals + b_consts + ct_avals,
-                                        f"{name}_bwd")
-                outs = emit(T.CustomVjpCallOp, list(leaves) + consts.values,
-                            callee=Symbol(f_name), fwd=Symbol(a_name), bwd=Symbol(b_name),
-                            num_consts=nc)
-            for t, a in zip(outs, out_avals):
-                t.aval = a
-            return tree_util.tree_unflatten(f_tr.out_tree, outs)
-        return staged(custom_vjp_impl)(*dyn)
+                res, b_cs = xs[:nres], xs[nres:nres + len(b_consts)]
+                cts = xs[nres + len(b_consts):]
+                got = emit_call(b_tr.name, list(res) + list(cts) + list(b_cs))
+                return list(got) + [_zeros(a, False) for a in consts.avals
+                                    if _is_inexact(a)]
+            f_name = _trace_wrapper(f_body, in_avals + consts.avals, name)
+            a_name = _trace_wrapper(a_body, in_avals + consts.avals, f"{name}_fwd")
+            b_name = _trace_wrapper(b_body, res_avals + b_consts + ct_avals,
+                                    f"{name}_bwd")
+            outs = emit(T.CustomVjpCallOp, list(leaves) + consts.values,
+                        callee=Symbol(f_name), fwd=Symbol(a_name), bwd=Symbol(b_name),
+                        num_consts=nc)
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+        return tree_util.tree_unflatten(f_tr.out_tree, outs)
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
