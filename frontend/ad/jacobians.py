@@ -42,6 +42,16 @@ def _select_args(fun, args, kwargs, nums):
     return f_sel
 
 
+def _wrt(args, argnums):
+    """What a Jacobian is taken with respect to: (single, argnums, the arguments, their
+    leaves, tree and avals)."""
+    single, nums = _argnums_tuple(argnums, len(args))
+    dyn = tuple(args[i] for i in nums)
+    leaves, tree = tree_util.tree_flatten(dyn)
+    return single, nums, dyn, leaves, tree, [aval_of_value(x).strip_weak_type()
+                                             for x in leaves]
+
+
 def _jac_tree(out_tree, in_tree, blocks, single):
     """blocks[j][k]: d out leaf j / d in leaf k -> out structure outside, in inside."""
     per_out = []
@@ -58,10 +68,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     import mjax.numpy as jnp
 
     def jacfwd_impl(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args))
-        dyn = tuple(args[i] for i in nums)
-        x_leaves, x_tree = tree_util.tree_flatten(dyn)
-        x_avals = [aval_of_value(x).strip_weak_type() for x in x_leaves]
+        single, nums, dyn, x_leaves, x_tree, x_avals = _wrt(args, argnums)
         for a in x_avals:
             if holomorphic:
                 _check_input_dtype(a, False, True, "jacfwd")
@@ -132,10 +139,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     import mjax.numpy as jnp
 
     def jacrev_impl(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args))
-        dyn = tuple(args[i] for i in nums)
-        x_leaves, x_tree = tree_util.tree_flatten(dyn)
-        x_avals = [aval_of_value(x).strip_weak_type() for x in x_leaves]
+        single, nums, dyn, x_leaves, x_tree, x_avals = _wrt(args, argnums)
         for a in x_avals:
             _check_input_dtype(a, allow_int, holomorphic, "jacrev")
         res = vjp(_select_args(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
