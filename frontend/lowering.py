@@ -5,15 +5,12 @@ from jaxlib.mlir import ir
 
 from mjax.config import config
 from mjax.dialect import context
-from mjax.passes import PASSES, run_pipeline
+from mjax.passes import run_pipeline
 
 # Expand transformations, inline calls, lower, then let upstream MLIR clean up.
-_PIPELINE = ["jaxpr-expand-transforms", "jaxpr-inline", "jaxpr-dce", "jaxpr-to-stablehlo",
-             "canonicalize", "cse", "symbol-dce"]
-
-
-def pipeline() -> list[tuple[str, str]]:
-    return [(name, "") for name in _PIPELINE if name in PASSES or not name.startswith("jaxpr-")]
+PIPELINE = [(name, "") for name in ("jaxpr-expand-transforms", "jaxpr-inline", "jaxpr-dce",
+                                    "jaxpr-to-stablehlo", "canonicalize", "cse",
+                                    "symbol-dce")]
 
 
 def lower_module(module: ir.Module) -> None:
@@ -23,7 +20,7 @@ def lower_module(module: ir.Module) -> None:
         def after(name, m):
             run_pipeline(m, "jaxpr-verify")
     with context(), ir.Location.unknown(context()):
-        run_pipeline(module, pipeline(), after_each=after)
+        run_pipeline(module, PIPELINE, after_each=after)
 
 
 def lower_to_stablehlo(module: ir.Module) -> str:

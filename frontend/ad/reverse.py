@@ -217,8 +217,8 @@ class _Split:
         def compile_entry(callee):
             with context(), ir.Location.unknown(context()):
                 module = ir.Module.parse(text)
-                _add_main(module, callee)
-            return get_backend().compile(lower_to_stablehlo(module))
+                out_avals = _add_main(module, callee)
+            return get_backend().compile(lower_to_stablehlo(module), out_avals=out_avals)
 
         first_exe = compile_entry(first)
         self._linear_exe = compile_entry(self.linear_name)
@@ -347,7 +347,8 @@ def _linearize_by_jvp(fun, primals, has_aux):
 
 
 def _add_main(module, callee):
-    """A public @main that calls @callee (so XLA has an entry point)."""
+    """Adds a public @main that calls @callee (so XLA has an entry point); returns the
+    result avals."""
     from jaxlib.mlir.dialects import func
     from mjax.dialect import tensor_type
     table = ir.SymbolTable(module.operation)
@@ -358,3 +359,4 @@ def _add_main(module, callee):
     b = Builder(ir.InsertionPoint(block), ir.Location.unknown(context()))
     res = T.emit_transform(b, T.CallOp, *block.arguments, callee=Symbol(callee))
     func.ReturnOp(res, ip=ir.InsertionPoint(block))
+    return outs
