@@ -15,6 +15,7 @@ from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, devi
                       local_devices, make_jaxpr)
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
                      jvp, linearize, remat, value_and_grad, vjp)
+from mjax.batching import vmap
 from mjax import errors, tree_util, lax, numpy  # noqa: F401
 from mjax import nn, scipy  # noqa: F401  (after numpy: they build on it)
 from mjax.lax import stop_gradient  # noqa: F401
@@ -28,4 +29,4 @@ __all__ = ["config", "dtypes", "Array", "ShapeDtypeStruct", "block_until_ready",
            "eval_shape", "jit", "local_device_count", "local_devices", "make_jaxpr",
            "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",
            "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "remat", "value_and_grad", "vjp"]
+           "linearize", "remat", "value_and_grad", "vjp", "vmap"]

@@ -8,6 +8,6 @@ from mjax.passes import jaxpr_verify, jaxpr_to_stablehlo  # noqa: F401  (registe
 from mjax.passes.rules import (ad_util, transforms as _transform_rules,  # noqa: F401
                                 reductions_ad, indexing_ad)  # noqa: F401
 from mjax.passes import (jaxpr_jvp, jaxpr_vjp, jaxpr_expand_transforms, jaxpr_inline,  # noqa: F401
-                         jaxpr_dce, jaxpr_cse)
+                         jaxpr_dce, jaxpr_cse, jaxpr_batch)
 
 __all__ = ["PASSES", "Pass", "PassError", "parse_pipeline", "register_pass", "run_pipeline"]

@@ -180,7 +180,7 @@ class AD:
         self.expanded: set[str] = set()
 
     # -- expansion of transformation ops -----------------------------------------
-    def expand_in(self, name: str, kinds=("jvp", "vjp")) -> None:
+    def expand_in(self, name: str, kinds=("jvp", "vjp", "vmap")) -> None:
         """Replaces jaxpr.jvp/jaxpr.vjp ops in @name (and the functions it references)
         by calls of materialized derivative functions, inner-first."""
         key = f"{name}:{','.join(kinds)}"
@@ -207,6 +207,14 @@ class AD:
                 self._expand_jvp_op(op)
             elif isinstance(view, T.VjpOp) and "vjp" in kinds:
                 self._expand_vjp_op(op)
+            elif isinstance(view, T.VmapOp) and "vmap" in kinds:
+                self._expand_vmap_op(op, kinds)
+
+    def _expand_vmap_op(self, op, kinds):
+        from mjax.passes.batching import Batcher, expand_vmap_op
+        if not hasattr(self, "batcher"):
+            self.batcher = Batcher(self.fns, lambda name: self.expand_in(name, kinds))
+        expand_vmap_op(self.batcher, op)
 
     def _call(self, b: Builder, callee: str, operands, cls=T.CallOp) -> list[ir.Value]:
         return T.emit_transform(b, cls, *operands, signature=self.fns.signature,
@@ -462,7 +470,7 @@ class _JvpInterpreter:
     def call_like(self, op, view, ps, ts, b):
         nonzero = any(t is not None for t in ts)
         ad = self.ad
-        if isinstance(view, (T.JvpOp, T.VjpOp)):
+        if isinstance(view, (T.JvpOp, T.VjpOp, T.VmapOp)):
             raise op_error(op, "internal error: transformation op left unexpanded")
         if isinstance(view, (T.CheckpointTangentOp, T.CustomVjpTangentOp)):
             raise op_error(op, "is internal to --jaxpr-vjp and cannot be differentiated")
@@ -603,7 +611,8 @@ def split_vjp(module, name: str, diff_args=None, diff_results=None):
     return info.fwd, info.bwd, info
 
 
-def expand_transforms(module, kinds=("jvp", "vjp"), lower_leftovers: bool = True) -> None:
+def expand_transforms(module, kinds=("jvp", "vjp", "vmap"),
+                      lower_leftovers: bool = True) -> None:
     """Materializes every jaxpr.jvp/jaxpr.vjp op of `module` (inner-first, any depth);
     with lower_leftovers, custom_jvp_call/custom_vjp_call/checkpoint become jaxpr.call."""
     with context(), ir.Location.unknown(context()):

@@ -6,6 +6,8 @@
     %y = "jaxpr.custom_jvp_call"(%x) {callee = @f, jvp = @g}
     %y = "jaxpr.custom_vjp_call"(%x) {callee = @f, fwd = @a, bwd = @b}
     %y = "jaxpr.checkpoint"(%x) {callee = @f}
+    %ys = "jaxpr.vmap"(%xs) {callee = @f, in_axes = array<i64: 0>, out_axes = array<i64: 0>,
+                             axis_size = 8}              // batched over axis 0
 
 Their result types depend on the callee, not only on the operands, so `infer` cannot be
 called with operand avals alone. Each op instead has `infer_with_callees(avals, params,
@@ -213,6 +215,50 @@ class CustomVjpCallOp(TransformOp, name="custom_vjp_call"):
         return tuple(outs)
 
 
+NOT_MAPPED = -1  # in_axes/out_axes entry of jaxpr.vmap for "not mapped" (JAX's None)
+
+
+def batched_aval(aval: ShapedArray, axis: int, size: int) -> ShapedArray:
+    """`aval` with a batch axis of `size` inserted at `axis` (NOT_MAPPED: unchanged)."""
+    if axis == NOT_MAPPED:
+        return aval
+    shape = aval.shape[:axis] + (size,) + aval.shape[axis:]
+    return ShapedArray(shape, aval.dtype)
+
+
+class VmapOp(TransformOp, name="vmap"):
+    """Vectorizing map of a function over one batch axis of size `axis_size`.
+
+    Operand i is callee argument i with a batch axis inserted at `in_axes[i]`, result j
+    is callee result j with one at `out_axes[j]`; -1 means "not mapped" (JAX's None).
+    `axis_name` names the axis for collectives (`psum`, ...) inside the callee.
+    JAX: jax.vmap (batching.batch)."""
+    attributes = {"callee": A.Sym(), "in_axes": A.Ints(), "out_axes": A.Ints(),
+                  "axis_size": A.Int(), "axis_name": A.Str(default=None),
+                  "spmd_axis_name": A.Str(default=None)}
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        name = cls.OPERATION_NAME
+        ins, outs = signature(params["callee"])
+        size = params["axis_size"]
+        if size < 0:
+            raise InferError(f"'{name}' op axis_size must be non-negative, got {size}")
+        for what, axes, vals in (("in_axes", params["in_axes"], ins),
+                                 ("out_axes", params["out_axes"], outs)):
+            if len(axes) != len(vals):
+                raise InferError(f"'{name}' op {what} has {len(axes)} entries for "
+                                 f"{len(vals)} callee {what[:-5]}puts")
+            for k, (ax, a) in enumerate(zip(axes, vals)):
+                if not (ax == NOT_MAPPED or 0 <= ax <= len(a.shape)):
+                    raise InferError(f"'{name}' op {what}[{k}] = {ax} is out of range for "
+                                     f"a batched value of rank {len(a.shape) + 1} (use -1 "
+                                     f"for not mapped)")
+        _expect(name, "operand types", avals,
+                [batched_aval(a, ax, size) for a, ax in zip(ins, params["in_axes"])])
+        return tuple(batched_aval(a, ax, size) for a, ax in zip(outs, params["out_axes"]))
+
+
 class CheckpointTangentOp(TransformOp, name="checkpoint_tangent"):
     """Internal to --jaxpr-vjp: the tangent part of `checkpoint @f`, linear in the
     tangents. (primals, tangents of diff_args) -> tangents of diff_results. Its transpose
@@ -245,8 +291,8 @@ class CustomVjpTangentOp(TransformOp, name="custom_vjp_tangent"):
         return tuple(b_ins[n:])
 
 
-TRANSFORM_OPS = (CallOp, CheckpointOp, JvpOp, VjpOp, CustomJvpCallOp, CustomVjpCallOp,
-                 CheckpointTangentOp, CustomVjpTangentOp)
+TRANSFORM_OPS = (CallOp, CheckpointOp, JvpOp, VjpOp, VmapOp, CustomJvpCallOp,
+                 CustomVjpCallOp, CheckpointTangentOp, CustomVjpTangentOp)
 
 
 # ---- symbol lookup and building ------------------------------------------------
@@ -300,7 +346,7 @@ def emit_transform(b, cls: type[TransformOp], *operands: ir.Value,
     return list(cls.create(operands, out, params, loc=b.loc, ip=b.ip).results)
 
 
-__all__ = ["CallOp", "CheckpointOp", "JvpOp", "VjpOp", "CustomJvpCallOp", "CustomVjpCallOp",
+__all__ = ["CallOp", "CheckpointOp", "JvpOp", "VjpOp", "VmapOp", "NOT_MAPPED", "batched_aval", "CustomJvpCallOp", "CustomVjpCallOp",
            "CheckpointTangentOp", "CustomVjpTangentOp", "TransformOp", "TRANSFORM_OPS",
            "differentiable", "default_diff", "emit_transform", "function_signature",
            "module_signatures", "tensor_type"]

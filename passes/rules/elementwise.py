@@ -10,6 +10,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect.dtype_rules import is_complex, is_unsigned
 from mjax.dialect.ops import elementwise as E
+from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.tables import lowering
 
@@ -303,3 +304,18 @@ for _op in (E.RemOp, E.PowOp, E.IntegerPowOp, E.MaxOp, E.MinOp, E.Atan2Op, E.Abs
             E.AsinhOp, E.AcoshOp, E.AtanhOp, E.LogisticOp, E.ErfOp, E.ErfcOp, E.ErfInvOp,
             E.LgammaOp, E.DigammaOp, E.PolygammaOp):
     AD.no_transpose(_op, "not linear")
+
+
+# ---- batching --------------------------------------------------------------------
+# Every op of the family maps elements to elements: one operand keeps its batch axis,
+# several get theirs aligned (JAX: batching.defvectorized / defbroadcasting).
+def _family_ops():
+    return [cls for cls in vars(E).values() if isinstance(cls, type)
+            and issubclass(cls, E.JaxprOp) and cls.primitive and cls.__module__ == E.__name__]
+
+
+for _op in _family_ops():
+    if _op.num_operands == 1:
+        B.defvectorized(_op)
+    else:
+        B.defbroadcasting(_op)

@@ -23,6 +23,17 @@ for _op in (T.JvpOp, T.VjpOp):
     not_supported("transpose", _op, "expanded before its caller is differentiated")
     not_supported("lower", _op, f"unexpanded transformation op '{_op.OPERATION_NAME}'; run "
                                 f"--jaxpr-expand-transforms before --jaxpr-to-stablehlo")
+not_supported("jvp", T.VmapOp, "expanded (inner-first) before its caller is differentiated")
+not_supported("transpose", T.VmapOp, "expanded before its caller is differentiated")
+not_supported("lower", T.VmapOp, "unexpanded transformation op 'jaxpr.vmap'; run "
+                                 "--jaxpr-batch or --jaxpr-expand-transforms first")
+_BY_BATCHER = "call-like ops are batched by the batching interpreter (passes/batching.py)"
+for _op in (T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp):
+    not_supported("batch", _op, _BY_BATCHER)
+for _op in (T.JvpOp, T.VjpOp, T.VmapOp):
+    not_supported("batch", _op, "expanded (inner-first) before its caller is batched")
+for _op in (T.CheckpointTangentOp, T.CustomVjpTangentOp):
+    not_supported("batch", _op, "internal to --jaxpr-vjp; it never outlives linearization")
 for _op in (T.CheckpointTangentOp, T.CustomVjpTangentOp):
     not_supported("jvp", _op, "internal to --jaxpr-vjp; it never outlives linearization")
     not_supported("lower", _op, f"'{_op.OPERATION_NAME}' is internal to --jaxpr-vjp and "

@@ -41,3 +41,10 @@ func.func @transforms(%x: tensor<3xf32>, %n: tensor<3xi32>, %t: tensor<3xf32>) -
   %7 = "jaxpr.custom_vjp_tangent"(%n, %t) {bwd = @f_bwd, num_residuals = 1} : (tensor<3xi32>, tensor<3xf32>) -> tensor<3xf32>
   return %0, %1, %2#0, %2#1, %3, %4, %5, %6, %7 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// CHECK-LABEL: func.func @vmap_round_trip
+// CHECK:         "jaxpr.vmap"(%{{.*}}, %{{.*}}) {axis_name = "i", axis_size = 4 : i64, callee = @f, in_axes = array<i64: 1, -1>, out_axes = array<i64: 0>}
+func.func @vmap_round_trip(%x: tensor<3x4xf32>, %n: tensor<3xi32>) -> tensor<4x3xf32> {
+  %0 = "jaxpr.vmap"(%x, %n) {callee = @f, in_axes = array<i64: 1, -1>, out_axes = array<i64: 0>, axis_size = 4, axis_name = "i"} : (tensor<3x4xf32>, tensor<3xi32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}

@@ -12,10 +12,10 @@ import re
 import pytest
 
 from mjax.dialect import OPS
-from mjax.passes.rules import LOWER, NOT_SUPPORTED
+from mjax.passes.rules import BATCH, LOWER, NOT_SUPPORTED
 
 # column name (the key used in NOT_SUPPORTED) -> table
-TABLES = {"lower": LOWER}
+TABLES = {"lower": LOWER, "batch": BATCH}
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DIALECT_TESTS = ROOT / "dialect"

@@ -1,0 +1,196 @@
+"""`vmap`: trace the function once on one example and emit `jaxpr.vmap @f`; the
+`--jaxpr-batch` pass (passes/batching.py) turns it into a batched copy of `@f`."""
+from __future__ import annotations
+
+import collections
+import inspect
+
+import numpy as np
+import optree
+
+from mjax import tree_util
+from mjax.ad.staging import (_check_callable, _jax_type, _wraps, call_args, emit,
+                             stage_function, staged)
+from mjax.core import aval_of_value
+from mjax.dialect import ShapedArray
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops import transforms as T
+
+
+# ---- axis specifications ----------------------------------------------------------------
+def _is_axis_leaf(x) -> bool:
+    return x is None or isinstance(x, int)
+
+
+def broadcast_prefix(name: str, prefix, tree) -> list:
+    """One entry of the axis tree `prefix` per leaf of `tree` (a prefix of it, with None
+    a leaf), as JAX's flatten_axes. ValueError names the first mismatch."""
+    out: list = []
+
+    def walk(p, t, path):
+        if _is_axis_leaf(p):
+            out.extend([p] * len(tree_util.tree_leaves(t)))
+            return
+        if tree_util.treedef_is_leaf(tree_util.tree_structure(t)) and t is not None:
+            raise _prefix_error(name, path, f"expected a leaf, got {type(p).__name__}")
+        pc = optree.tree_flatten_one_level(p, none_is_leaf=True, namespace=tree_util.NAMESPACE)
+        tc = optree.tree_flatten_one_level(t, namespace=tree_util.NAMESPACE)
+        if type(p) is not type(t) and not (isinstance(p, (tuple, list)) and
+                                           isinstance(t, (tuple, list))):
+            raise _prefix_error(name, path, f"pytree structure mismatch: {type(p).__name__} "
+                                            f"vs {type(t).__name__}")
+        if tuple(pc.entries) != tuple(tc.entries):
+            raise _prefix_error(name, path, f"pytree structure mismatch: children "
+                                            f"{list(pc.entries)} vs {list(tc.entries)}")
+        for e, pp, tt in zip(tc.entries, pc.children, tc.children):
+            walk(pp, tt, path + [e])
+    walk(prefix, tree, [])
+    return out
+
+
+def _prefix_error(name, path, detail) -> ValueError:
+    where = "".join(f"[{e!r}]" for e in path)
+    return ValueError(f"{name} specification must be a tree prefix of the corresponding "
+                      f"value; mismatch at {name}{where}: {detail}")
+
+
+def _check_axes_spec(in_axes, out_axes):
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries "
+                        f"corresponding to the positional arguments passed to the function, "
+                        f"but got {in_axes}.")
+    for what, axes in (("in_axes", in_axes), ("out_axes", out_axes)):
+        leaves = optree.tree_leaves(axes, none_is_leaf=True, namespace=tree_util.NAMESPACE)
+        if not all(l is None or type(l) is int for l in leaves):
+            raise TypeError(f"vmap {what} must be an int, None, or (nested) container with "
+                            f"those types as leaves, but got {axes}.")
+
+
+# ---- sizes --------------------------------------------------------------------------------
+def _arg_names(fun, args, kwargs):
+    """'argument x' / 'args[0]' labels of each leaf, for JAX's inconsistent-size error."""
+    try:
+        params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+    except (TypeError, ValueError):
+        params = None
+    labels = []
+    for i, a in enumerate(args):
+        paths = optree.tree_paths(a, namespace=tree_util.NAMESPACE)
+        base = (f"argument {params[i]}" if params is not None and i < len(params)
+                else f"args[{i}]")
+        labels += [base + "".join(f"[{e!r}]" for e in p) for p in paths]
+    for k, v in kwargs.items():
+        paths = optree.tree_paths(v, namespace=tree_util.NAMESPACE)
+        labels += [f"kwargs[{k!r}]" + "".join(f"[{e!r}]" for e in p) for p in paths]
+    return labels
+
+
+def _mapped_size(fun, args, kwargs, avals, axes, axis_size):
+    sizes = [None if d is None else a.shape[d] for a, d in zip(avals, axes)]
+    distinct = {s for s in sizes if s is not None}
+    if axis_size is not None:
+        distinct.add(axis_size)
+    if len(distinct) == 1:
+        return distinct.pop()
+    if not distinct:
+        if not avals:
+            raise ValueError(f"vmap wrapped function must be passed at least one argument "
+                             f"containing an array or axis_size must be specified, got empty "
+                             f"*args={args} and **kwargs={kwargs}")
+        raise ValueError("vmap must have at least one non-None value in in_axes or "
+                         "axis_size must be specified")
+    labels = _arg_names(fun, args, kwargs)
+    counts = collections.Counter(s for s in sizes if s is not None).most_common()
+    msg = ["vmap got inconsistent sizes for array axes to be mapped:\n"]
+    if axis_size is not None:
+        msg.append(f"  * the `axis_size` argument was {axis_size};\n")
+    for k, (sz, ct) in enumerate(counts):
+        i = sizes.index(sz)
+        ex = f"{labels[i]} of type {_jax_type(avals[i])}"
+        if ct == 1:
+            msg.append(f"  * one axis had size {sz}: axis {axes[i]} of {ex};\n")
+        elif k == 0:
+            msg.append(f"  * most axes ({ct} of them) had size {sz}, e.g. axis {axes[i]} "
+                       f"of {ex};\n")
+        else:
+            msg.append(f"  * some axes ({ct} of them) had size {sz}, e.g. axis {axes[i]} "
+                       f"of {ex};\n")
+    raise ValueError("".join(msg)[:-2])
+
+
+def _canonical_in_axis(aval, axis):
+    if axis is None:
+        return None
+    nd = len(aval.shape)
+    if not -nd <= axis < nd:
+        min_rank = axis + 1 if axis >= 0 else -axis
+        raise ValueError(f"vmap was requested to map its argument along axis {axis}, which "
+                         f"implies that its rank should be at least {min_rank}, but is only "
+                         f"{nd} (its shape is {aval.shape})")
+    return axis % nd
+
+
+def _unbatched_aval(aval, axis):
+    if axis is None:
+        return aval
+    shape = aval.shape[:axis] + aval.shape[axis + 1:]
+    return ShapedArray(shape, aval.dtype, aval.weak_type)
+
+
+# ---- the API --------------------------------------------------------------------------------
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+    """Vectorizing map: `fun` mapped over the axes `in_axes` of its arguments, results
+    stacked along `out_axes`. JAX: jax.vmap."""
+    _check_callable(fun)
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)   # JAX treats a list like a tuple here
+    _check_axes_spec(in_axes, out_axes)
+    if spmd_axis_name is not None:
+        raise NotImplementedError("vmap(spmd_axis_name=...) needs sharding support, which "
+                                  "mjax does not have yet")
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise NotImplementedError(f"vmap(axis_name={axis_name!r}): only string axis names "
+                                  f"are supported")
+
+    def vmap_impl(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "
+                             "corresponding to the positional arguments passed to the "
+                             f"function, but got len(in_axes)={len(in_axes)}, "
+                             f"len(args)={len(args)}")
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
+        avals = [aval_of_value(x) for x in leaves]
+        axes = [_canonical_in_axis(a, d) for a, d in zip(avals, axes)]
+        size = _mapped_size(fun, args, kwargs, avals, axes, axis_size)
+        example = [_unbatched_aval(a, d) for a, d in zip(avals, axes)]
+        ex_args, ex_kwargs = tree_util.tree_unflatten(tree, example)
+        traced = stage_function(fun, ex_args, ex_kwargs)
+        out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
+        oaxes = broadcast_prefix("vmap out_axes", out_axes, out_example)
+        final_out = []
+        for a, d in zip(traced.out_avals, oaxes):
+            if d is not None:
+                nd = len(a.shape) + 1
+                if not -nd <= d < nd:
+                    raise ValueError(f"vmap out_axes entry {d} is out of bounds for an "
+                                     f"output of rank {nd - 1} (batched rank {nd})")
+                d %= nd
+            final_out.append(d)
+        operands = call_args(traced, leaves)
+        in_ir = [T.NOT_MAPPED if d is None else d for d in axes]
+        in_ir += [T.NOT_MAPPED] * (len(operands) - len(leaves))
+        outs = emit(T.VmapOp, operands, callee=Symbol(traced.name), in_axes=tuple(in_ir),
+                    out_axes=tuple(T.NOT_MAPPED if d is None else d for d in final_out),
+                    axis_size=size, axis_name=axis_name)
+        for t, a, d in zip(outs, traced.out_avals, final_out):
+            if a.weak_type:
+                t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
+        return tree_util.tree_unflatten(traced.out_tree, outs)
+
+    run = staged(vmap_impl)
+    wrapped = _wraps(fun)(lambda *args, **kwargs: run(*args, **kwargs))
+    return wrapped
+
+
+__all__ = ["vmap", "broadcast_prefix"]

@@ -1,0 +1,151 @@
+"""Registrars and helpers for batching rules (JAX: interpreters/batching.py).
+
+A batching rule, as stored in `BATCH`, has one signature:
+
+    rule(b: BatchBuilder, args: list[Value], dims: list[int | None], **params)
+        -> (outs: list[Value], out_dims: list[int | None])
+
+`dims[i]` is where the batch axis sits in `args[i]` (whose type already includes it), or
+None (`NOT_MAPPED`) when that operand is the same for every batch element. The driver
+(passes/batching.py) calls a rule only when some operand is batched, so a rule never sees
+all dims None. A rule keeps unbatched operands unbatched as long as it can, may put the
+output batch axis anywhere (the driver moves it where it must be), and may answer None
+for an output that does not depend on the batch.
+
+Most ops register through a family registrar:
+
+    defvectorized(SinOp, CosOp)     # one operand: the batch axis passes straight through
+    defbroadcasting(AddOp, MulOp)   # same-shape operands: align the batch axes
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax.dialect.builder import Builder
+from mjax.dialect.types import aval_of
+from mjax.passes.rules.tables import BATCH
+
+NOT_MAPPED = None
+
+
+class BatchBuilder(Builder):
+    """A Builder that also knows the batch axis being added (size and name)."""
+
+    def __init__(self, ip, loc, axis_size: int, axis_name: str | None = None):
+        super().__init__(ip, loc)
+        self.axis_size = axis_size
+        self.axis_name = axis_name
+
+
+def batch_rule(*ops):
+    """Decorator: registers `rule` as the batching rule of each op in `ops`."""
+    def wrap(rule):
+        for op in ops:
+            BATCH[op] = rule
+        return rule
+    return wrap
+
+
+# ---- moving batch axes ---------------------------------------------------------------
+def rank(x: ir.Value) -> int:
+    return len(aval_of(x.type).shape)
+
+
+def moveaxis(b: Builder, x: ir.Value, src: int, dst: int) -> ir.Value:
+    """`x` with axis `src` moved to position `dst` (no op when they are equal)."""
+    if src == dst:
+        return x
+    perm = list(range(rank(x)))
+    perm.insert(dst, perm.pop(src))
+    return b.transpose(x, permutation=tuple(perm))
+
+
+def bdim_at(b: BatchBuilder, x: ir.Value, d: int | None, dst: int) -> ir.Value:
+    """`x` with its batch axis at `dst`; an unbatched `x` is broadcast along a new axis."""
+    if d is not NOT_MAPPED:
+        return moveaxis(b, x, d, dst)
+    aval = aval_of(x.type)
+    shape = list(aval.shape)
+    shape.insert(dst, b.axis_size)
+    dims = tuple(i if i < dst else i + 1 for i in range(len(aval.shape)))
+    return b.broadcast_in_dim(x, shape=tuple(shape), broadcast_dimensions=dims)
+
+
+def bdim_to_front(b: BatchBuilder, x: ir.Value, d: int | None) -> ir.Value:
+    return bdim_at(b, x, d, 0)
+
+
+def batched_shape(x: ir.Value, d: int | None) -> tuple[int, ...]:
+    """The per-example shape of `x` (its shape without the batch axis)."""
+    shape = aval_of(x.type).shape
+    return shape if d is NOT_MAPPED else shape[:d] + shape[d + 1:]
+
+
+def canonical_axis(axis: int, d: int | None) -> int:
+    """Position in the batched value of per-example axis `axis` (batch axis at `d`)."""
+    return axis if d is NOT_MAPPED or axis < d else axis + 1
+
+
+def first_batched(dims) -> int:
+    return next(i for i, d in enumerate(dims) if d is not NOT_MAPPED)
+
+
+# ---- family registrars ---------------------------------------------------------------
+def defvectorized(*ops):
+    """Ops of one operand acting on each element (or each row, keeping axes): the batch
+    axis passes straight through with the params unchanged."""
+    for op in ops:
+        def rule(b, args, dims, _op=op, **params):
+            outs = b.emit(_op, *args, **params)
+            return outs, [dims[0]] * len(outs)
+        BATCH[op] = rule
+
+
+def align_operands(b: BatchBuilder, args, dims):
+    """Same-shape operands with their batch axes at one common position; unbatched ones
+    are broadcast (a rank-0 splat constant is rebuilt at the batched shape instead).
+    Returns (operands, common dim)."""
+    i = first_batched(dims)
+    d = dims[i]
+    out = []
+    for x, xd in zip(args, dims):
+        if xd is NOT_MAPPED:
+            out.append(_broadcast_unbatched(b, x, d))
+        else:
+            out.append(moveaxis(b, x, xd, d))
+    return out, d
+
+
+def _broadcast_unbatched(b: BatchBuilder, x: ir.Value, d: int) -> ir.Value:
+    owner = x.owner
+    if not isinstance(owner, ir.Block) and owner.name == "jaxpr.constant":
+        value = owner.opview.params["value"]
+        if _is_splat(value):
+            shape = list(value.shape)
+            shape.insert(d, b.axis_size)
+            # A stride-0 view is encoded as a splat attribute at any size.
+            splat = np.broadcast_to(value.reshape(-1)[0], tuple(shape))
+            return b.emit("constant", value=splat)[0]
+    return bdim_at(b, x, NOT_MAPPED, d)
+
+
+def _is_splat(value: np.ndarray) -> bool:
+    return value.size > 0 and (np.asarray(value).strides == (0,) * value.ndim
+                               or bool(np.all(value == value.reshape(-1)[0])))
+
+
+def defbroadcasting(*ops):
+    """Ops over operands of one shape (elementwise binary/n-ary): batch axes aligned,
+    unbatched operands broadcast to the batched shape, output batched at the common dim."""
+    for op in ops:
+        def rule(b, args, dims, _op=op, **params):
+            xs, d = align_operands(b, args, dims)
+            outs = b.emit(_op, *xs, **params)
+            return outs, [d] * len(outs)
+        BATCH[op] = rule
+
+
+__all__ = ["NOT_MAPPED", "BatchBuilder", "batch_rule", "moveaxis", "bdim_at",
+           "bdim_to_front", "batched_shape", "canonical_axis", "first_batched",
+           "align_operands", "defvectorized", "defbroadcasting", "rank"]
