@@ -10,9 +10,12 @@ import glob
 import importlib.util
 import os
 import threading
+import time
 
 import numpy as np
 from jaxlib import xla_client as xc
+
+from mjax.runtime import compilation_cache
 
 
 class _Aval:
@@ -105,6 +108,10 @@ class XlaBackend:
         self.platform = platform
         self._shardings: dict = {}
         self._compiled: dict = {}  # (StableHLO text, devices, partitions) -> executable
+        # XLA compilations and persistent-cache hits, and callbacks(text, seconds) run
+        # after each XLA compilation (the frontend's log_compiles uses one).
+        self.stats = {"compiles": 0, "cache_hits": 0}
+        self.compile_listeners: list = []
 
     def devices(self):
         return self.client.devices()
@@ -136,11 +143,38 @@ class XlaBackend:
                 build = opts.executable_build_options
                 build.num_partitions = num_partitions
                 build.use_spmd_partitioning = True
-            loaded = self.client.compile_and_load(stablehlo_text,
-                                                  xc.DeviceList(tuple(devices)), opts)
+            loaded = self._load_or_compile(stablehlo_text, devices, num_partitions, opts)
             if key:
                 self._compiled[key] = loaded
         return Executable(self, loaded, devices, stablehlo_text, out_avals)
+
+    def _load_or_compile(self, text: str, devices, num_partitions: int, opts):
+        """An executable from the persistent cache when configured, else from XLA (then
+        stored if it took at least the configured minimum compile time)."""
+        device_list = xc.DeviceList(tuple(devices))
+        pkey = None
+        if compilation_cache.settings.directory:
+            pkey = compilation_cache.cache_key(
+                text, platform=self.platform, platform_version=self.client.platform_version,
+                device_kinds=[d.device_kind for d in devices], num_devices=len(devices),
+                num_partitions=num_partitions, options=opts.SerializeAsString().hex())
+            payload = compilation_cache.get(pkey)
+            if payload is not None:
+                try:
+                    loaded = self.client.deserialize_executable(payload, device_list, opts)
+                    self.stats["cache_hits"] += 1
+                    return loaded
+                except Exception:  # noqa: BLE001 - an unusable entry is a miss
+                    pass
+        start = time.perf_counter()
+        loaded = self.client.compile_and_load(text, device_list, opts)
+        elapsed = time.perf_counter() - start
+        self.stats["compiles"] += 1
+        for listener in self.compile_listeners:
+            listener(text, elapsed)
+        if pkey and elapsed >= compilation_cache.settings.min_compile_time_secs:
+            compilation_cache.put(pkey, self.client.serialize_executable(loaded))
+        return loaded
 
 
 _LOCK = threading.Lock()
