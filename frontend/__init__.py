@@ -11,12 +11,12 @@ from mjax.config import config
 from mjax import dtypes
 from mjax.array import Array
 from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,
-                      device_put, devices, disable_jit, eval_shape, jit, local_device_count,
+                      device_get, device_put, devices, disable_jit, eval_shape, jit, local_device_count,
                       local_devices, make_jaxpr)
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
                      jvp, linearize, remat, value_and_grad, vjp)
 from mjax.batching import vmap
-from mjax import errors, tree_util, lax, numpy  # noqa: F401
+from mjax import errors, tree_util, lax, numpy, dlpack  # noqa: F401
 from mjax import nn, scipy  # noqa: F401  (after numpy: they build on it)
 from mjax.lax import stop_gradient  # noqa: F401
 from mjax.tree_util import tree_map, tree_leaves, tree_structure  # noqa: F401

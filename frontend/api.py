@@ -65,6 +65,12 @@ def device_put(x, device=None, *, donate=False, may_alias=None):
     return tree_util.tree_map(put, x)
 
 
+def device_get(x):
+    """A pytree with every mjax.Array leaf copied to the host as a NumPy array."""
+    return tree_util.tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array)
+                              else leaf, x)
+
+
 def block_until_ready(x):
     for leaf in tree_util.tree_leaves(x):
         if isinstance(leaf, Array):

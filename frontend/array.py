@@ -12,7 +12,7 @@ from mjax.runtime.xla import buffer_to_numpy
 class Array(ArrayMethods):
     """An array on a device. Converts to NumPy with `np.asarray`."""
 
-    __slots__ = ("_buf", "aval", "_npy", "__weakref__")
+    __slots__ = ("_buf", "aval", "_npy", "_exported", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buf, aval: ShapedArray):
@@ -37,17 +37,64 @@ class Array(ArrayMethods):
         return self._buf.is_deleted()
 
     def delete(self):
+        self._npy = None
+        if getattr(self, "_exported", False):
+            # A DLPack consumer still views the buffer, and deleting a buffer with such a
+            # hold aborts the process: drop our reference instead; the memory goes when
+            # the last view does.
+            self._buf = _tombstone()
+            return
         self._buf.delete()
 
+    def _check_alive(self):
+        if self._buf.is_deleted():
+            shape = ",".join(map(str, self.shape))
+            raise RuntimeError(f"Array has been deleted with shape="
+                               f"{np.dtype(self.dtype).name}[{shape}].")
+
     def block_until_ready(self):
+        self._check_alive()
         self._buf.block_until_ready()
         return self
+
+    def is_ready(self) -> bool:
+        self._check_alive()
+        return self._buf.is_ready()
+
+    def copy_to_host_async(self):
+        """Starts the device-to-host copy that `np.asarray` will wait for."""
+        self._check_alive()
+        start = getattr(self._buf, "_copy_single_device_array_to_host_async", None)
+        if start is not None and self._buf.platform() != "cpu":
+            start()
+
+    def on_device_size_in_bytes(self) -> int:
+        self._check_alive()
+        return self._buf.on_device_size_in_bytes()
+
+    def unsafe_buffer_pointer(self) -> int:
+        self._check_alive()
+        return self._buf.unsafe_buffer_pointer()
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    @property
+    def addressable_shards(self):
+        return [_Shard(self.device, tuple(slice(None) for _ in self.shape), self)]
+
+    def __array_namespace__(self, *, api_version=None):
+        import mjax.numpy as jnp
+        return jnp
 
     # ---- host conversion ------------------------------------------------------------
     def _value(self) -> np.ndarray:
         if self._npy is None:
-            v = buffer_to_numpy(self._buf)
-            v.flags.writeable = False
+            self._check_alive()
+            v = buffer_to_numpy(self._buf, self.aval.dtype)
+            if v.flags.writeable:
+                v.flags.writeable = False
             self._npy = v
         return self._npy
 
@@ -57,12 +104,15 @@ class Array(ArrayMethods):
             return v.astype(dtype)
         return v.copy() if copy else v
 
-    def __dlpack__(self, *args, **kwargs):
-        return self._buf.__dlpack__(*args, **kwargs) if hasattr(self._buf, "__dlpack__") \
-            else np.array(self._value()).__dlpack__(*args, **kwargs)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self._check_alive()
+        if copy:
+            return np.array(self._value()).__dlpack__()
+        self._exported = True
+        return get_backend().to_dlpack(self._buf, stream)
 
     def __dlpack_device__(self):
-        return (1, 0)  # kDLCPU, device 0
+        return get_backend().dlpack_device(self._buf)
 
     def item(self, *args):
         return self._value().item(*args)
@@ -113,6 +163,29 @@ class Array(ArrayMethods):
 
     def __reduce__(self):
         return (_reconstruct, (self._value(), self.weak_type))
+
+
+def _tombstone():
+    """A deleted buffer: what a deleted Array holds (using it raises jaxlib's error)."""
+    buf = get_backend().put(np.zeros((0,), np.float32))
+    buf.delete()
+    return buf
+
+
+class _Shard:
+    """One addressable shard: the whole array on its one device (JAX: Shard)."""
+
+    __slots__ = ("device", "index", "data")
+
+    def __init__(self, device, index, data):
+        self.device, self.index, self.data = device, index, data
+
+    @property
+    def replica_id(self) -> int:
+        return 0
+
+    def __repr__(self):
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id=0, data={self.data})"
 
 
 def _reconstruct(value, weak_type):

@@ -13,6 +13,7 @@ import threading
 import time
 
 import numpy as np
+from jaxlib import _jax
 from jaxlib import xla_client as xc
 
 from mjax.runtime import compilation_cache
@@ -40,13 +41,51 @@ class DeviceSharding(xc.SingleDeviceSharding):
         return xc.DeviceList((self._device,))
 
 
-def buffer_to_numpy(buf) -> np.ndarray:
-    """Host copy of a single-device buffer. (`np.asarray(buf)` goes through the jax
-    package's __array__ in some jaxlib releases.)"""
+class _DLPackView:
+    """Hands a buffer's DLPack capsule to `np.from_dlpack` (CPU: no copy)."""
+
+    __slots__ = ("capsule",)
+
+    def __init__(self, buf):
+        self.capsule = _jax.buffer_to_dlpack_managed_tensor(buf, None)
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+
+def buffer_to_numpy(buf, dtype=None) -> np.ndarray:
+    """Host copy of a single-device buffer (CPU: read through DLPack).
+
+    jaxlib's own readers (`np.asarray(buf)`, `_single_device_array_to_np_array_did_copy`)
+    import the `jax` package when it is installed, which patches jaxlib's array class for
+    the whole process; mjax must behave the same with and without jax, so CPU buffers go
+    through DLPack. Dtypes DLPack cannot describe (bfloat16, float8, int4) and other
+    platforms take jaxlib's reader."""
+    if buf.platform() == "cpu" and _dlpack_dtype(dtype):
+        try:
+            # Copied: a lasting view would hold the buffer, and deleting a held buffer
+            # aborts the process.
+            return np.array(np.from_dlpack(_DLPackView(buf)), copy=True)
+        except (BufferError, TypeError, RuntimeError, ValueError):
+            pass
     read = getattr(buf, "_single_device_array_to_np_array_did_copy", None)
     if read is not None:
         return read()[0]
     return np.asarray(buf)
+
+
+def _dlpack_dtype(dtype) -> bool:
+    try:
+        return dtype is None or np.dtype(dtype).name in _DLPACK_DTYPES
+    except TypeError:  # extended dtypes (PRNG keys)
+        return False
+
+
+_DLPACK_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                  "uint64", "float16", "float32", "float64", "complex64", "complex128"}
 
 
 def _result_handler(aval, sharding):
@@ -75,7 +114,14 @@ class Executable:
 
     def execute(self, buffers: list) -> list:
         """Runs on device buffers (jaxlib arrays); returns output buffers."""
-        results = self.loaded.execute_sharded(buffers)
+        try:
+            results = self.loaded.execute_sharded(buffers)
+        except Exception:
+            for k, b in enumerate(buffers):
+                if b.is_deleted():
+                    raise RuntimeError(f"Array has been deleted (argument {k} of the "
+                                       f"computation; it was donated or .delete()d)") from None
+            raise
         if self._handlers is not None:
             return results.consume_with_handlers(self._handlers)
         return [shards[0] for shards in results.disassemble_into_single_device_arrays()]
@@ -127,6 +173,24 @@ class XlaBackend:
         device = device or self.client.devices()[0]
         return xc.batched_device_put(_Aval(array.shape, array.dtype), self.sharding(device),
                                      [array], [device], True, False, enable_x64=True)
+
+    # ---- DLPack ----------------------------------------------------------------------
+    def from_dlpack(self, producer, device=None, copy=None):
+        """A buffer on `device` holding a DLPack producer's data (no copy for suitably
+        aligned CPU memory unless `copy`)."""
+        device = device or self.client.devices()[0]
+        return _jax.dlpack_managed_tensor_to_buffer(producer.__dlpack__(), device, None, copy)
+
+    @staticmethod
+    def to_dlpack(buf, stream=None):
+        """A DLPack capsule viewing `buf` (the consumer keeps the buffer alive)."""
+        return _jax.buffer_to_dlpack_managed_tensor(buf, stream)
+
+    @staticmethod
+    def dlpack_device(buf) -> tuple[int, int]:
+        kind = {"cpu": 1, "cuda": 2, "rocm": 10}.get(buf.platform(), 1)
+        dev = next(iter(buf.devices())) if hasattr(buf, "devices") else None
+        return kind, getattr(dev, "local_hardware_id", None) or getattr(dev, "id", 0) or 0
 
     def compile(self, stablehlo_text: str, devices=None, *, num_partitions: int = 1,
                 options: xc.CompileOptions | None = None, out_avals=None) -> Executable:

@@ -86,6 +86,12 @@ def _is_array(x):
     return isinstance(x, Tracer) or hasattr(x, "_buf")
 
 
+def from_dlpack(x, /, *, device=None, copy=None):
+    """JAX: jnp.from_dlpack (see mjax.dlpack)."""
+    from mjax.dlpack import from_dlpack as _from_dlpack
+    return _from_dlpack(x, device=device, copy=copy)
+
+
 def asarray(a, dtype=None, copy=None, order=None):
     """Array from an array, scalar, NumPy array or (nested) list/tuple."""
     if _is_array(a) or isinstance(a, lax._LiteralArray):  # (a literal keeps its weak type)
