@@ -54,7 +54,7 @@ class JaxprOp(ir.OpView):
     num_operands: int | None = 1
     min_operands: int = 0
     attributes: dict[str, A.AttrKind] = {}
-    num_regions: int = 0
+    num_regions: int | None = 0  # None: varies per op (checked by the op's infer_at)
     # Op lowers to nothing with side effects; DCE and CSE may remove/merge it.
     pure: bool = True
 
@@ -118,12 +118,15 @@ class JaxprOp(ir.OpView):
             raise InferError(str(e)) from None
 
     @classmethod
-    def create(cls, operands, result_avals, params, *, loc=None, ip=None) -> ir.Operation:
-        """Creates the op with already-checked params and inferred result avals."""
+    def create(cls, operands, result_avals, params, *, loc=None, ip=None,
+               num_regions=None) -> ir.Operation:
+        """Creates the op with already-checked params and inferred result avals
+        (`num_regions` for ops whose region count varies, such as jaxpr.cond)."""
         attrs = {k: A.encode(v) for k, v in params.items() if v is not None}
         return ir.Operation.create(
             cls.OPERATION_NAME, results=[tensor_type(a) for a in result_avals],
-            operands=list(operands), attributes=attrs, regions=cls.num_regions,
+            operands=list(operands), attributes=attrs,
+            regions=cls.num_regions if num_regions is None else num_regions,
             loc=loc, ip=ip)
 
     @property

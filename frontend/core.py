@@ -168,6 +168,93 @@ class Trace:
         return [o.aval for o in outs]
 
 
+class RegionTrace(Trace):
+    """One body (cond branch, loop body) being traced into a block, inside the trace that
+    is current when it starts (its parent).
+
+    The block is built detached and moved into the region op afterwards (`block_with`).
+    Regions are isolated from above: tracers of enclosing traces and concrete arrays too
+    big to inline become extra block arguments, listed in `captured`, which the caller
+    passes as explicit operands of the region op. Small constants are inlined.
+    """
+
+    def __init__(self, parent: Trace, in_avals):
+        self.parent = parent
+        self.module = parent.module
+        self.name = parent.name
+        self.in_avals = [a.strip_weak_type() for a in in_avals]
+        self.captured = []
+        self._captured_ids = {}
+        self.capture_avals = []
+        self.active = True
+        ctx = context()
+        with ctx, ir.Location.unknown(ctx):
+            # Detached (tracing never holds a `with ir.InsertionPoint`); the block moves
+            # into the region op once every branch/body is traced.
+            self._holder = ir.Operation.create("jaxpr.region_holder", regions=1)
+            self.block = ir.Block.create_at_start(
+                self._holder.regions[0], [tensor_type(a) for a in self.in_avals])
+        self.ip = ir.InsertionPoint(self.block)
+        self.args = [Tracer(self, v, a) for v, a in zip(self.block.arguments, in_avals)]
+
+    def finish(self, outs) -> list[ShapedArray]:
+        """Ends the body with `jaxpr.yield outs`; gives the outputs' avals (weak types
+        kept)."""
+        outs = [self.to_tracer(o) for o in outs]
+        with context(), ir.Location.unknown(context()):
+            ir.Operation.create("jaxpr.yield", operands=[o.value for o in outs], ip=self.ip)
+        return [o.aval for o in outs]
+
+    def block_with(self, outer_values) -> ir.Block:
+        """The body as a block taking (*outer_values, *own arguments): every captured
+        value must be among `outer_values` (by identity); the others are unused."""
+        pos = {}
+        for i, v in enumerate(outer_values):
+            pos.setdefault(id(v), i)
+        types = [tensor_type(aval_of_value(v).strip_weak_type()) for v in outer_values]
+        with context(), ir.Location.unknown(context()):
+            new = ir.Block.create_at_start(self._holder.regions[0],
+                                           types + [tensor_type(a) for a in self.in_avals])
+        n_own = len(self.in_avals)
+        old = list(self.block.arguments)
+        for i in range(n_own):
+            old[i].replace_all_uses_with(new.arguments[len(outer_values) + i])
+        for j, v in enumerate(self.captured):
+            old[n_own + j].replace_all_uses_with(new.arguments[pos[id(v)]])
+        for op in list(self.block.operations):
+            new.append(op)
+        return new
+
+
+def trace_region(fun, in_avals, args_tree=None):
+    """Traces fun(*args) as a body region of the current trace.
+
+    `in_avals` are the flat argument avals (weak types kept); with `args_tree`, fun gets
+    the unflattened pytree as its positional arguments. Returns (region trace, flat
+    outputs' avals, output treedef)."""
+    from mjax import tree_util
+    parent = current_trace()
+    body = RegionTrace(parent, in_avals)
+    with body:
+        args = body.args if args_tree is None else tree_util.tree_unflatten(args_tree,
+                                                                             body.args)
+        out = fun(*args)
+        leaves, out_tree = tree_util.tree_flatten(out)
+        out_avals = body.finish(leaves)
+    return body, out_avals, out_tree
+
+
+def emit_region_op(opcls, operands, params, blocks, out_avals) -> list["Tracer"]:
+    """Emits a region op (cond/while/scan) into the current trace with `blocks` as its
+    regions; `out_avals` (weak types kept) become the results' avals."""
+    trace = current_trace()
+    tracers = [trace.to_tracer(v) for v in operands]
+    op = opcls.build([t.value for t in tracers], [a.strip_weak_type() for a in out_avals],
+                     params, blocks, loc=user_location(), ip=trace.ip)
+    loc = user_location()
+    return [Tracer(trace, r, a, loc) for r, a in zip(op.results, out_avals)]
+
+
 def _ops():
     from mjax.dialect.ops import structural
     return structural

@@ -15,7 +15,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.types import aval_of
-from mjax.passes.registry import Pass, PassError, op_error, register_pass, walk_ops
+from mjax.passes.registry import Pass, PassError, op_error, register_pass
 from mjax.passes.rules import LOWER, NOT_SUPPORTED, LowerCtx
 
 
@@ -57,6 +57,17 @@ class JaxprToStablehloPass(Pass):
     backend: str = "xla"
 
     def run(self, module: ir.Module) -> None:
-        for op in walk_ops(module):
-            if op.name.startswith("jaxpr."):
-                lower_op(op, self.backend)
+        lower_nested(module.operation, self.backend)
+
+
+def lower_nested(root: ir.Operation, backend: str = "xla") -> None:
+    """Lowers the jaxpr ops nested under `root`. The bodies of jaxpr ops with regions
+    (cond/while/scan) are left to those ops' rules, which lower them recursively."""
+    for region in root.regions:
+        for block in region.blocks:
+            for op in list(block.operations):
+                op = op.operation
+                if op.name.startswith("jaxpr."):
+                    lower_op(op, backend)
+                elif len(op.regions):
+                    lower_nested(op, backend)

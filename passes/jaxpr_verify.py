@@ -23,7 +23,7 @@ def verify_op(op: ir.Operation) -> None:
     if not isinstance(view, JaxprOp):
         raise op_error(op, "is not a known jaxpr op")
     cls = type(view)
-    if len(op.regions) != cls.num_regions:
+    if cls.num_regions is not None and len(op.regions) != cls.num_regions:
         raise op_error(op, f"expects {cls.num_regions} regions, got {len(op.regions)}")
     try:
         avals = [aval_of(v.type) for v in op.operands]

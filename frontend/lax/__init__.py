@@ -500,3 +500,5 @@ scatter_add = _scatter("scatter_add")
 scatter_mul = _scatter("scatter_mul")
 scatter_min = _scatter("scatter_min")
 scatter_max = _scatter("scatter_max")
+from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan,  # noqa: E402
+                                   switch, while_loop)

@@ -1,0 +1,210 @@
+"""Rules for the control-flow ops `jaxpr.cond`, `jaxpr.while`, `jaxpr.scan` (and the
+`jaxpr.yield` terminating their bodies).
+
+Layouts (every body is one block, isolated from above, ending in `jaxpr.yield`):
+
+    cond   operands (index: i32[], *ops)            -> (*outs)
+           region i (branch i): block (*ops) -> yield (*outs)
+    while  operands (*cond_consts, *body_consts, *init) -> (*carry)
+           attrs cond_nconsts, body_nconsts
+           region 0 (cond): block (*cond_consts, *carry) -> yield (pred: i1[])
+           region 1 (body): block (*body_consts, *carry) -> yield (*carry)
+    scan   operands (*consts, *init, *xs)           -> (*carry, *ys)
+           attrs length, reverse, unroll, num_consts, num_carry
+           region 0 (body): block (*consts, *carry, *x) -> yield (*carry, *y)
+           (x: one slice of xs along its leading axis; ys: the y's stacked, length first)
+
+Lowering clones a body's jaxpr ops into the StableHLO region (block arguments mapped to
+the new values), then lowers the clones, so nested control flow lowers recursively:
+
+    cond   -> stablehlo.if (2 branches; pred = index != 0) or stablehlo.case
+    while  -> stablehlo.while (consts are used from above)
+    scan   -> stablehlo.while over (i, *carry, *ys): each iteration runs `unroll` copies
+              of the body, reading x with dynamic_slice and writing y with
+              dynamic_update_slice at i (or length-1-i when `reverse`); the
+              length % unroll remaining steps run after the loop with constant indices.
+
+JVP, partial evaluation/transpose and batching rules are phase B of issue #8.
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect.ops import control_flow as C
+from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+from mjax.passes.rules import hlo as H
+from mjax.passes.rules.tables import lowering, not_supported
+
+
+def inline_body(block: ir.Block, args, ip: ir.InsertionPoint) -> list[ir.Value]:
+    """Clones `block`'s ops at `ip` with its arguments bound to `args`; returns the values
+    its jaxpr.yield gives."""
+    from mjax.passes.autodiff import clone_into
+    env = dict(zip(block.arguments, args))
+    for op in block.operations:
+        op = op.operation
+        if op.name == "jaxpr.yield":
+            return [env.get(v, v) for v in op.operands]
+        new = clone_into(op, ip, env)
+        env.update(zip(op.results, new.results))
+    raise ValueError("body region does not end with jaxpr.yield")
+
+
+def _body(region: ir.Region) -> ir.Block:
+    return region.blocks[0]
+
+
+def _lower_inside(ctx, op: ir.Operation) -> None:
+    from mjax.passes.jaxpr_to_stablehlo import lower_nested
+    lower_nested(op, ctx.backend)
+
+
+def _fill(region: ir.Region, arg_types, build) -> None:
+    """Gives `region` a block with `arg_types`, filled by build(block args) -> results,
+    ending in stablehlo.return."""
+    block = region.blocks.append(*arg_types)
+    ip = ir.InsertionPoint(block)
+    with ip:
+        outs = build(list(block.arguments), ip)
+        hlo.return_(list(outs))
+
+
+# ---- cond -------------------------------------------------------------------------------
+@lowering(C.CondOp)
+def _cond_lower(ctx, index, *ops):
+    regions = list(ctx.op.regions)
+    types = [r.type for r in ctx.op.results]
+    if len(regions) == 2:
+        pred = H.compare(index, H.constant(0, np.int32), "NE")
+        new = hlo.IfOp(types, pred)
+        order = [regions[1], regions[0]]  # stablehlo.if: true region first
+    else:
+        new = hlo.CaseOp(types, index, len(regions))
+        order = regions
+    for target, src in zip(new.regions, order):
+        _fill(target, [], lambda _, ip, src=src: inline_body(_body(src), ops, ip))
+    _lower_inside(ctx, new.operation)
+    return list(new.results)
+
+
+# ---- while ------------------------------------------------------------------------------
+@lowering(C.WhileOp)
+def _while_lower(ctx, *operands, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cconsts, bconsts, init = operands[:nc], operands[nc:nc + nb], operands[nc + nb:]
+    cond_region, body_region = ctx.op.regions
+    types = [v.type for v in init]
+    new = hlo.WhileOp(types, list(init))
+    _fill(new.regions[0], types,
+          lambda carry, ip: inline_body(_body(cond_region), [*cconsts, *carry], ip))
+    _fill(new.regions[1], types,
+          lambda carry, ip: inline_body(_body(body_region), [*bconsts, *carry], ip))
+    _lower_inside(ctx, new.operation)
+    return list(new.results)
+
+
+# ---- scan -------------------------------------------------------------------------------
+def _i32(value) -> ir.Value:
+    return H.constant(value, np.int32)
+
+
+def _slice_at(x: ir.Value, idx: ir.Value) -> ir.Value:
+    """x[idx] along the leading axis."""
+    aval = aval_of(x.type)
+    zero = [_i32(0) for _ in aval.shape[1:]]
+    one = hlo.dynamic_slice(x, [idx, *zero], [1, *aval.shape[1:]],
+                            results=[H.ttype((1,) + aval.shape[1:], aval.dtype)])
+    return hlo.reshape(H.ttype(aval.shape[1:], aval.dtype), one)
+
+
+def _update_at(ys: ir.Value, y: ir.Value, idx: ir.Value) -> ir.Value:
+    """ys with ys[idx] = y along the leading axis."""
+    aval = aval_of(ys.type)
+    zero = [_i32(0) for _ in aval.shape[1:]]
+    row = hlo.reshape(H.ttype((1,) + aval.shape[1:], aval.dtype), y)
+    return hlo.dynamic_update_slice(ys, row, [idx, *zero], results=[ys.type])
+
+
+@lowering(C.ScanOp)
+def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
+    consts = list(operands[:num_consts])
+    carry = list(operands[num_consts:num_consts + num_carry])
+    xs = list(operands[num_consts + num_carry:])
+    body = _body(ctx.op.regions[0])
+    ys_avals = ctx.avals_out[num_carry:]
+    ys = [H.constant(0, a.dtype, a.shape) for a in ys_avals]
+    if length == 0:
+        return carry + ys
+
+    def step(pos: ir.Value, carry, ys, ip):
+        """One body copy at element `pos` (an i32 scalar counting iterations)."""
+        idx = hlo.subtract(_i32(length - 1), pos) if reverse else pos
+        outs = inline_body(body, consts + carry + [_slice_at(x, idx) for x in xs], ip)
+        return outs[:num_carry], [_update_at(y_acc, y, idx)
+                                  for y_acc, y in zip(ys, outs[num_carry:])]
+
+    full = (length // unroll) * unroll
+    if full:
+        state = [_i32(0)] + carry + ys
+        types = [v.type for v in state]
+        loop = hlo.WhileOp(types, state)
+
+        def cond(args, ip):
+            return [H.compare(args[0], _i32(full), "LT")]
+
+        def iterate(args, ip):
+            i, c, y = args[0], args[1:1 + num_carry], args[1 + num_carry:]
+            for k in range(unroll):
+                c, y = step(hlo.add(i, _i32(k)) if k else i, c, y, ip)
+            return [hlo.add(i, _i32(unroll)), *c, *y]
+        _fill(loop.regions[0], types, cond)
+        _fill(loop.regions[1], types, iterate)
+        results = list(loop.results)
+        carry, ys = results[1:1 + num_carry], results[1 + num_carry:]
+        _lower_inside(ctx, loop.operation)
+    # The steps left over (length % unroll) run straight-line after the loop; their
+    # cloned jaxpr ops sit before ctx.op, where the pass's walk has already been.
+    before = _ops_before(ctx.op)
+    ip = ir.InsertionPoint(ctx.op)
+    for pos in range(full, length):
+        carry, ys = step(_i32(pos), carry, ys, ip)
+    # Lowering replaces (and frees) the values just made; a placeholder op using them
+    # sees the replacements.
+    keep = ir.Operation.create("mjax.keep", operands=carry + ys, ip=ip)
+    _lower_new_ops(ctx, before)
+    results = list(keep.operands)
+    keep.erase()
+    return results
+
+
+def _ops_before(op: ir.Operation) -> set:
+    found = set()
+    for other in op.block.operations:
+        if other.operation == op:
+            break
+        found.add(other.operation)
+    return found
+
+
+def _lower_new_ops(ctx, before: set) -> None:
+    """Lowers the jaxpr ops a rule emitted in its parent block (those not in `before`)."""
+    from mjax.passes.jaxpr_to_stablehlo import lower_op
+    new = []
+    for op in ctx.op.block.operations:
+        op = op.operation
+        if op == ctx.op:
+            break
+        if op not in before and op.name.startswith("jaxpr."):
+            new.append(op)
+    for op in new:
+        lower_op(op, ctx.backend)
+
+
+# ---- yield and the transformation tables ------------------------------------------------
+not_supported("lower", C.YieldOp, "jaxpr.yield is lowered with its parent cond/while/scan")
+for _op in (C.CondOp, C.WhileOp, C.ScanOp, C.YieldOp):
+    for _table in ("jvp", "transpose", "batch"):
+        not_supported(_table, _op, f"{_op.OPERATION_NAME} has no {_table} rule yet (phase B "
+                                   f"of issue #8)")
