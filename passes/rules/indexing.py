@@ -20,7 +20,10 @@ from mjax.dialect import attributes as A
 from mjax.dialect.dtype_rules import is_bool, is_inexact, is_unsigned
 from mjax.dialect.ops import indexing as I
 from mjax.dialect.ops.indexing import scatter_window_sizes
+from mjax.dialect.types import aval_of
+from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
+from mjax.passes.rules.indexing_ad import gather_dnums_of_scatter
 from mjax.passes.rules.reductions import combiner
 from mjax.passes.rules.tables import lowering
 
@@ -151,3 +154,143 @@ def _scatter_lower(ctx, x, idx, updates, *, dimension_numbers, indices_are_sorte
 for _op, _kind in _SCATTERS.items():
     lowering(_op)(lambda ctx, x, idx, updates, _kind=_kind, **params: _scatter_lower(
         ctx, x, idx, updates, kind=_kind, **params))
+
+
+# ---- batching -------------------------------------------------------------------------
+# JAX: slicing._gather_batching_rule / _scatter_batching_rule, with the batch axis moved to
+# the front of every batched operand. Operand batched only: the batch axis becomes one more
+# window (offset) dim of full size. Indices batched only: one more indices batch dim. Both:
+# StableHLO's batching dims pair operand dim 0 with indices dim 0, so each example reads
+# (writes) its own operand slice without an iota concatenated to the indices.
+def _shift(dims, by=1):
+    return tuple(d + by for d in dims)
+
+
+def gather_batched(b, x, xd, idx, idd, *, dimension_numbers, slice_sizes, **params):
+    """The gather of `x` (batched at xd, or None) at `idx` (batched at idd, or None),
+    batched at axis 0 of the result. Shared by gather and batched dynamic_slice."""
+    dn = dimension_numbers
+    if idd is None:
+        x = B.moveaxis(b, x, xd, 0)
+        new = {"offset_dims": (0,) + _shift(dn["offset_dims"]),
+               "collapsed_slice_dims": _shift(dn["collapsed_slice_dims"]),
+               "start_index_map": _shift(dn["start_index_map"]),
+               "operand_batching_dims": _shift(dn["operand_batching_dims"]),
+               "start_indices_batching_dims": dn["start_indices_batching_dims"]}
+        sizes = (b.axis_size,) + tuple(slice_sizes)
+    elif xd is None:
+        idx = B.moveaxis(b, idx, idd, 0)
+        new = {**dn, "offset_dims": _shift(dn["offset_dims"]),
+               "start_indices_batching_dims": _shift(dn["start_indices_batching_dims"])}
+        sizes = tuple(slice_sizes)
+    else:
+        x, idx = B.moveaxis(b, x, xd, 0), B.moveaxis(b, idx, idd, 0)
+        new = {"offset_dims": _shift(dn["offset_dims"]),
+               "collapsed_slice_dims": _shift(dn["collapsed_slice_dims"]),
+               "start_index_map": _shift(dn["start_index_map"]),
+               "operand_batching_dims": (0,) + _shift(dn["operand_batching_dims"]),
+               "start_indices_batching_dims":
+                   (0,) + _shift(dn["start_indices_batching_dims"])}
+        sizes = (1,) + tuple(slice_sizes)
+    if idd is not None:  # sortedness was promised per example, not across the batch
+        params["indices_are_sorted"] = False
+    return b.gather(x, idx, dimension_numbers=new, slice_sizes=sizes, **params)
+
+
+@B.batch_rule(I.GatherOp)
+def _gather_batch(b, args, dims, **params):
+    (x, idx), (xd, idd) = args, dims
+    return [gather_batched(b, x, xd, idx, idd, **params)], [0]
+
+
+def scatter_batched(b, op, x, xd, idx, idd, upd, ud, *, dimension_numbers,
+                    indices_are_sorted, **params):
+    """The scatter `op` with its operands batched as given (None: not batched); the
+    result is batched at axis 0. Shared by the scatter family and batched
+    dynamic_update_slice."""
+    dn = dimension_numbers
+    # The result is batched whenever anything is, so the operand must be; the updates too,
+    # since each example writes its own windows.
+    x, upd = B.bdim_to_front(b, x, xd), B.bdim_to_front(b, upd, ud)
+    if idd is None:
+        new = {"update_window_dims": (0,) + _shift(dn["update_window_dims"]),
+               "inserted_window_dims": _shift(dn["inserted_window_dims"]),
+               "scatter_dims_to_operand_dims": _shift(dn["scatter_dims_to_operand_dims"]),
+               "operand_batching_dims": _shift(dn["operand_batching_dims"]),
+               "scatter_indices_batching_dims": dn["scatter_indices_batching_dims"]}
+    else:
+        idx = B.moveaxis(b, idx, idd, 0)
+        new = {"update_window_dims": _shift(dn["update_window_dims"]),
+               "inserted_window_dims": _shift(dn["inserted_window_dims"]),
+               "scatter_dims_to_operand_dims": _shift(dn["scatter_dims_to_operand_dims"]),
+               "operand_batching_dims": (0,) + _shift(dn["operand_batching_dims"]),
+               "scatter_indices_batching_dims":
+                   (0,) + _shift(dn["scatter_indices_batching_dims"])}
+        # Sortedness was promised per example, not across the new leading batch dim.
+        indices_are_sorted = False
+    return b.emit(op, x, idx, upd, dimension_numbers=new,
+                  indices_are_sorted=indices_are_sorted, **params)[0]
+
+
+def _scatter_batch_rule(op):
+    def rule(b, args, dims, **params):
+        (x, idx, upd), (xd, idd, ud) = args, dims
+        return [scatter_batched(b, op, x, xd, idx, idd, upd, ud, **params)], [0]
+    return rule
+
+
+for _op in _SCATTERS:
+    B.batch_rule(_op)(_scatter_batch_rule(_op))
+
+
+# dynamic_slice / dynamic_update_slice: with unbatched start indices the batch axis is one
+# more sliced dim, started at 0; batched start indices make them a gather / scatter with
+# one index vector per example, clamped as dynamic_slice clamps (JAX does the same).
+def _zero_index(b, starts):
+    dtype = aval_of(starts[0].type).dtype if starts else np.dtype(np.int32)
+    return b.constant(0, dtype)
+
+
+def _start_vectors(b, starts, dims):
+    """The start indices as one (axis_size, n) index array, batched at 0."""
+    cols = []
+    for s, d in zip(starts, dims):
+        s = B.bdim_to_front(b, s, d)  # (axis_size,)
+        cols.append(b.broadcast_in_dim(s, shape=(b.axis_size, 1), broadcast_dimensions=(0,)))
+    return cols[0] if len(cols) == 1 else b.concatenate(*cols, dimension=1)
+
+
+def _window_dnums(n):
+    """Scatter dimension numbers writing one whole window per index vector of length n."""
+    every = tuple(range(n))
+    return {"update_window_dims": every, "inserted_window_dims": (),
+                   "scatter_dims_to_operand_dims": every, "operand_batching_dims": (),
+                   "scatter_indices_batching_dims": ()}
+
+
+@B.batch_rule(I.DynamicSliceOp)
+def _dynamic_slice_batch(b, args, dims, *, slice_sizes):
+    (x, *starts), (xd, *sds) = args, dims
+    if all(d is None for d in sds):
+        starts = list(starts)
+        starts.insert(xd, _zero_index(b, starts))
+        sizes = list(slice_sizes)
+        sizes.insert(xd, b.axis_size)
+        return [b.dynamic_slice(x, *starts, slice_sizes=tuple(sizes))], [xd]
+    out = gather_batched(b, x, xd, _start_vectors(b, starts, sds), 0,
+                         dimension_numbers=gather_dnums_of_scatter(_window_dnums(len(starts))),
+                         slice_sizes=tuple(slice_sizes), indices_are_sorted=False,
+                         unique_indices=True, mode="clip", fill_value=None)
+    return [out], [0]
+
+
+@B.batch_rule(I.DynamicUpdateSliceOp)
+def _dynamic_update_slice_batch(b, args, dims):
+    (x, upd, *starts), (xd, ud, *sds) = args, dims
+    if all(d is None for d in sds):
+        x, upd = B.bdim_to_front(b, x, xd), B.bdim_to_front(b, upd, ud)
+        return [b.dynamic_update_slice(x, upd, _zero_index(b, starts), *starts)], [0]
+    out = scatter_batched(b, I.ScatterOp, x, xd, _start_vectors(b, starts, sds), 0, upd, ud,
+                          dimension_numbers=_window_dnums(len(starts)), indices_are_sorted=False,
+                          unique_indices=True, mode="clip")
+    return [out], [0]
