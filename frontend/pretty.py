@@ -26,46 +26,88 @@ def _fmt_param(v):
     return repr(v) if isinstance(v, str) else str(v)
 
 
-def pretty_print(func_op, n_consts: int = 0) -> str:
-    """Prints a func.func of jaxpr ops the way `jax.make_jaxpr` does."""
-    names = _names()
-    env: dict = {}
-    block = func_op.regions[0].blocks[0]
+_REGION_PARAMS = {
+    # op name -> how its regions print, as JAX names them (params sorted as JAX does)
+    "jaxpr.cond": lambda regions: {"branches": regions},
+    "jaxpr.while": lambda regions: {"body_jaxpr": regions[1], "cond_jaxpr": regions[0]},
+    "jaxpr.scan": lambda regions: {"jaxpr": regions[0]},
+}
 
-    def var(v):
-        return env[v] if v in env else "?"
 
-    def bind_var(v):
-        env[v] = next(names)
-        return f"{env[v]}:{aval_of(v.type).str_short()}"
+class _Printer:
+    """Names values in order of appearance (one sequence through nested bodies, as JAX)."""
 
-    args = list(block.arguments)
-    n_user = len(args) - n_consts
-    consts = " ".join(bind_var(a) for a in args[n_user:])
-    invars = " ".join(bind_var(a) for a in args[:n_user])
-    lines = []
-    literal: dict = {}
-    for op in block.operations:
-        op = op.operation  # (an OpView's `attributes` is its class's schema)
-        if op.name == "func.return":
-            outs = ", ".join(literal.get(v, None) or var(v) for v in op.operands)
-            tail = f"  in ({outs}{',' if len(op.operands) == 1 else ''}) }}"
-            break
-        if op.name == "jaxpr.constant":
-            value = decode(op.attributes["value"])
-            if value.ndim == 0 or not any(value.strides):  # scalars and splats inline
-                first = value.reshape(-1)[0].item() if value.size else 0
-                literal[op.results[0]] = f"{first}:{aval_of(op.results[0].type).str_short()}"
+    def __init__(self):
+        self.names = _names()
+        self.env: dict = {}
+        self.literal: dict = {}
+
+    def var(self, v) -> str:
+        return self.literal.get(v) or self.env.get(v, "?")
+
+    def bind(self, v) -> str:
+        self.env[v] = next(self.names)
+        return f"{self.env[v]}:{aval_of(v.type).str_short()}"
+
+    def jaxpr(self, block, indent: int, n_consts: int = 0, one_line_ok: bool = True) -> str:
+        """`{ lambda consts ; args. let eqns in (outs) }`, eqns indented by indent + 4."""
+        args = list(block.arguments)
+        n_user = len(args) - n_consts
+        consts = " ".join(self.bind(a) for a in args[n_user:])
+        invars = " ".join(self.bind(a) for a in args[:n_user])
+        eqns, outs = [], []
+        for op in block.operations:
+            op = op.operation  # (an OpView's `attributes` is its class's schema)
+            if op.name in ("func.return", "jaxpr.yield"):
+                outs = [self.var(v) for v in op.operands]
+                break
+            if op.name == "jaxpr.constant" and self._inline_literal(op):
                 continue
-        ins = " ".join(literal.get(v) or var(v) for v in op.operands)
+            eqns.append(self.eqn(op, indent + 4))
+        tail = f"in ({', '.join(outs)}{',' if len(outs) == 1 else ''}) }}"
+        head = f"{{ lambda {consts}; {invars}. let"
+        if one_line_ok and len(eqns) <= 1 and not any("\n" in e for e in eqns):
+            line = f"{head} {eqns[0].strip() if eqns else ''} {tail}"
+            if len(line) + indent <= 100:
+                return line
+        return "\n".join([head] + eqns + [" " * (indent + 2) + tail])
+
+    def _inline_literal(self, op) -> bool:
+        value = decode(op.attributes["value"])
+        if value.ndim == 0 or not any(value.strides):  # scalars and splats inline
+            first = value.reshape(-1)[0].item() if value.size else 0
+            self.literal[op.results[0]] = f"{first}:{aval_of(op.results[0].type).str_short()}"
+            return True
+        return False
+
+    def eqn(self, op, indent: int) -> str:
+        pad = " " * indent
+        ins = " ".join(self.var(v) for v in op.operands)
         params = {name: _fmt_param(decode(op.attributes[name])) for name in op.attributes}
-        pstr = ("[" + " ".join(f"{k}={v}" for k, v in params.items()) + "]") if params else ""
-        outs = " ".join(bind_var(r) for r in op.results)
+        outs = " ".join(self.bind(r) for r in op.results)
         name = op.name.split(".", 1)[1]
-        lines.append(f"    {outs} = {name}{pstr} {ins}".rstrip())
-    else:
-        tail = "  in () }"
-    head = f"{{ lambda {consts}; {invars}. let"
-    return "\n".join([head] + lines + [tail])
+        regions_of = _REGION_PARAMS.get(op.name)
+        if regions_of is None:
+            pstr = ("[" + " ".join(f"{k}={v}" for k, v in params.items()) + "]") if params else ""
+            return f"{pad}{outs} = {name}{pstr} {ins}".rstrip()
+        params.update(regions_of([r.blocks[0] for r in op.regions]))
+        lines = [f"{pad}{outs} = {name}["]
+        for key in sorted(params):
+            value = params[key]
+            if isinstance(value, list):  # cond branches: one jaxpr per line
+                lines.append(f"{pad}  {key}=(")
+                lines += [f"{pad}    {self.jaxpr(b, indent + 4)}" for b in value]
+                lines.append(f"{pad}  )")
+            elif not isinstance(value, str):
+                lines.append(f"{pad}  {key}={self.jaxpr(value, indent + 2)}")
+            else:
+                lines.append(f"{pad}  {key}={value}")
+        lines.append(f"{pad}] {ins}".rstrip())
+        return "\n".join(lines)
 
 
+def pretty_print(func_op, n_consts: int = 0) -> str:
+    """Prints a func.func of jaxpr ops the way `jax.make_jaxpr` does, with the bodies of
+    cond/while/scan nested in their equations."""
+    block = func_op.regions[0].blocks[0]
+    return _Printer().jaxpr(block, 0, n_consts, one_line_ok=False)
