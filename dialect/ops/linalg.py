@@ -1,0 +1,227 @@
+"""Linear algebra and FFT: decompositions, triangular solves, Fourier transforms.
+
+Every op acts on the trailing one or two axes and accepts any number of leading batch
+axes (JAX's linalg primitives do the same). Shape rules are plain functions on shapes so
+the verifier, the tracer and tests share them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.dialect import attributes as A
+from mjax.dialect.core import JaxprOp
+from mjax.dialect.dtype_rules import complex_dtype, is_complex, real_dtype
+from mjax.dialect.types import ShapedArray, short_dtype_name
+
+# The element types LAPACK (and XLA's linalg expanders) handle.
+LINALG_DTYPES = ("float32", "float64", "complex64", "complex128")
+FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
+
+
+# ---- shape and dtype rules ---------------------------------------------------------
+def check_linalg_dtype(op: str, a: ShapedArray, what: str = "operand"):
+    if np.dtype(a.dtype).name not in LINALG_DTYPES:
+        raise TypeError(f"{op} does not accept dtype {short_dtype_name(a.dtype)} ({what} "
+                        f"must be float32, float64, complex64 or complex128)")
+
+
+def matrix_shape(op: str, shape: tuple[int, ...], square: bool = False,
+                 what: str = "operand") -> tuple[int, int]:
+    """The trailing (rows, cols) of a (batch of) matrices; checks rank and squareness."""
+    if len(shape) < 2:
+        raise ValueError(f"{op} requires the {what} to have rank >= 2 (a matrix or a "
+                         f"batch of matrices), got shape {shape}")
+    m, n = shape[-2:]
+    if square and m != n:
+        raise ValueError(f"{op} requires square matrices, got {what} of shape {shape}")
+    return m, n
+
+
+def triangular_solve_shape(a: tuple, b: tuple, left_side: bool) -> tuple[int, ...]:
+    """b's shape; a is (..., k, k) with k = b's rows (left_side) or columns (right side)."""
+    op = "triangular_solve"
+    k, _ = matrix_shape(op, a, square=True, what="a")
+    rows, cols = matrix_shape(op, b, what="b")
+    if a[:-2] != b[:-2]:
+        raise ValueError(f"{op}: a and b must have equal batch dimensions, got shapes "
+                         f"{a} and {b}")
+    need = rows if left_side else cols
+    if k != need:
+        side = "rows" if left_side else "columns"
+        raise ValueError(f"{op}: a of shape {a} needs b with {k} {side} "
+                         f"(left_side={left_side}), got b of shape {b}")
+    return b
+
+
+def fft_shape(fft_type: str, shape: tuple[int, ...], fft_lengths: tuple[int, ...]):
+    """Result shape of an FFT over the trailing len(fft_lengths) axes. JAX: fft_abstract_eval."""
+    k = len(fft_lengths)
+    if not 1 <= k <= 3:
+        raise ValueError(f"fft: fft_lengths must have 1 to 3 entries, got {fft_lengths}")
+    if len(shape) < k:
+        raise ValueError(f"fft: operand of shape {shape} has fewer than {k} axes "
+                         f"(fft_lengths={fft_lengths})")
+    if any(n < 0 for n in fft_lengths):
+        raise ValueError(f"fft: fft_lengths must be non-negative, got {fft_lengths}")
+    trailing = shape[len(shape) - k:]
+    if fft_type == "RFFT":
+        if trailing != tuple(fft_lengths):
+            raise ValueError(f"fft: RFFT needs trailing dimensions {fft_lengths} equal to "
+                             f"fft_lengths, got operand shape {shape}")
+        return shape[:-1] + (fft_lengths[-1] // 2 + 1,)
+    if fft_type == "IRFFT":
+        want = tuple(fft_lengths[:-1]) + (fft_lengths[-1] // 2 + 1,)
+        if trailing != want:
+            raise ValueError(f"fft: IRFFT of fft_lengths {fft_lengths} needs trailing "
+                             f"dimensions {want}, got operand shape {shape}")
+        return shape[:-1] + (fft_lengths[-1],)
+    if trailing != tuple(fft_lengths):
+        raise ValueError(f"fft: {fft_type} needs trailing dimensions equal to fft_lengths "
+                         f"{fft_lengths}, got operand shape {shape}")
+    return shape
+
+
+# ---- factorizations --------------------------------------------------------------
+class CholeskyOp(JaxprOp, name="cholesky"):
+    """Lower Cholesky factor L of each Hermitian positive-definite matrix (A = L L^H);
+    reads only the lower triangle; NaNs where the factorization fails.
+    JAX: lax.linalg.cholesky_p."""
+
+    @classmethod
+    def infer(cls, a):
+        check_linalg_dtype("cholesky", a)
+        matrix_shape("cholesky", a.shape, square=True)
+        return (a.strip_weak_type(),)
+
+
+class TriangularSolveOp(JaxprOp, name="triangular_solve"):
+    """Solves op(a) x = b (left_side) or x op(a) = b for x, with a triangular and op one
+    of identity, transpose or conjugate transpose. JAX: lax.linalg.triangular_solve_p."""
+    num_operands = 2
+    attributes = {"left_side": A.Bool(default=False), "lower": A.Bool(default=False),
+                  "transpose_a": A.Bool(default=False),
+                  "conjugate_a": A.Bool(default=False),
+                  "unit_diagonal": A.Bool(default=False)}
+
+    @classmethod
+    def infer(cls, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+        check_linalg_dtype("triangular_solve", a, "a")
+        if a.dtype != b.dtype:
+            raise TypeError(f"triangular_solve requires a and b of one dtype, got "
+                            f"{short_dtype_name(a.dtype)} and {short_dtype_name(b.dtype)}")
+        shape = triangular_solve_shape(a.shape, b.shape, left_side)
+        return (ShapedArray(shape, b.dtype),)
+
+
+class LuOp(JaxprOp, name="lu"):
+    """LU decomposition with partial pivoting, P A = L U: returns the packed factors,
+    the int32 row pivots (LAPACK's, 0-based) and the int32 row permutation.
+    JAX: lax.linalg.lu_p."""
+
+    @classmethod
+    def infer(cls, a):
+        check_linalg_dtype("lu", a)
+        m, n = matrix_shape("lu", a.shape)
+        batch = a.shape[:-2]
+        return (a.strip_weak_type(), ShapedArray(batch + (min(m, n),), np.int32),
+                ShapedArray(batch + (m,), np.int32))
+
+
+class GeqrfOp(JaxprOp, name="geqrf"):
+    """Householder QR in LAPACK's packed form: R above the diagonal, the reflectors
+    below, and their scale factors `taus`. JAX: lax.linalg.geqrf_p."""
+
+    @classmethod
+    def infer(cls, a):
+        check_linalg_dtype("geqrf", a)
+        m, n = matrix_shape("geqrf", a.shape)
+        return (a.strip_weak_type(), ShapedArray(a.shape[:-2] + (min(m, n),), a.dtype))
+
+
+class QrOp(JaxprOp, name="qr"):
+    """QR decomposition A = Q R: Q (m, m) and R (m, n) with `full_matrices`, else Q
+    (m, k) and R (k, n) with k = min(m, n). JAX: lax.linalg.qr_p."""
+    attributes = {"full_matrices": A.Bool(default=True)}
+
+    @classmethod
+    def infer(cls, a, *, full_matrices):
+        check_linalg_dtype("qr", a)
+        m, n = matrix_shape("qr", a.shape)
+        k = m if full_matrices else min(m, n)
+        batch = a.shape[:-2]
+        return (ShapedArray(batch + (m, k), a.dtype), ShapedArray(batch + (k, n), a.dtype))
+
+
+class EighOp(JaxprOp, name="eigh"):
+    """Eigenvectors (as columns) and real eigenvalues, ascending, of each Hermitian
+    matrix, reading its `lower` (or upper) triangle. JAX: lax.linalg.eigh_p."""
+    attributes = {"lower": A.Bool(default=True), "sort_eigenvalues": A.Bool(default=True)}
+
+    @classmethod
+    def infer(cls, a, *, lower, sort_eigenvalues):
+        check_linalg_dtype("eigh", a)
+        n, _ = matrix_shape("eigh", a.shape, square=True)
+        return (a.strip_weak_type(),
+                ShapedArray(a.shape[:-2] + (n,), real_dtype(a.dtype)))
+
+
+class SvdOp(JaxprOp, name="svd"):
+    """Singular values (descending), and with `compute_uv` U and V^H, so A = U S V^H.
+    Results: s, then u, vt. JAX: lax.linalg.svd_p."""
+    attributes = {"full_matrices": A.Bool(default=True), "compute_uv": A.Bool(default=True)}
+
+    @classmethod
+    def infer(cls, a, *, full_matrices, compute_uv):
+        check_linalg_dtype("svd", a)
+        m, n = matrix_shape("svd", a.shape)
+        k = min(m, n)
+        batch = a.shape[:-2]
+        s = ShapedArray(batch + (k,), real_dtype(a.dtype))
+        if not compute_uv:
+            return (s,)
+        ucols, vrows = (m, n) if full_matrices else (k, k)
+        return (s, ShapedArray(batch + (m, ucols), a.dtype),
+                ShapedArray(batch + (vrows, n), a.dtype))
+
+
+class EigOp(JaxprOp, name="eig"):
+    """Complex eigenvalues of a general square matrix, then the left and/or right
+    eigenvectors (columns, unit norm) when asked. CPU only. JAX: lax.linalg.eig_p."""
+    attributes = {"compute_left_eigenvectors": A.Bool(default=True),
+                  "compute_right_eigenvectors": A.Bool(default=True)}
+
+    @classmethod
+    def infer(cls, a, *, compute_left_eigenvectors, compute_right_eigenvectors):
+        check_linalg_dtype("eig", a)
+        n, _ = matrix_shape("eig", a.shape, square=True)
+        dtype = a.dtype if is_complex(a.dtype) else complex_dtype(a.dtype)
+        outs = [ShapedArray(a.shape[:-2] + (n,), dtype)]
+        outs += [ShapedArray(a.shape, dtype)] * (int(compute_left_eigenvectors)
+                                                 + int(compute_right_eigenvectors))
+        return tuple(outs)
+
+
+# ---- Fourier transforms ------------------------------------------------------------
+class FftOp(JaxprOp, name="fft"):
+    """Discrete Fourier transform over the trailing len(fft_lengths) axes: FFT and IFFT
+    (complex to complex), RFFT (real to half-spectrum), IRFFT (half-spectrum to real).
+    Unnormalized forward, 1/n inverse, as NumPy. JAX: lax.fft_p."""
+    attributes = {"fft_type": A.Str(choices=FFT_TYPES), "fft_lengths": A.Ints()}
+
+    @classmethod
+    def infer(cls, x, *, fft_type, fft_lengths):
+        name = np.dtype(x.dtype).name
+        if fft_type == "RFFT":
+            if name not in ("float32", "float64"):
+                raise TypeError(f"fft: RFFT needs a float32 or float64 operand, got "
+                                f"{short_dtype_name(x.dtype)}")
+            dtype = complex_dtype(x.dtype)
+        elif name not in ("complex64", "complex128"):
+            raise TypeError(f"fft: {fft_type} needs a complex64 or complex128 operand, got "
+                            f"{short_dtype_name(x.dtype)}")
+        else:
+            dtype = real_dtype(x.dtype) if fft_type == "IRFFT" else x.dtype
+        return (ShapedArray(fft_shape(fft_type, x.shape, tuple(fft_lengths)), dtype),)
+
+
+__all__ = [n for n in dir() if n.endswith("Op")]

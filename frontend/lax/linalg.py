@@ -1,0 +1,124 @@
+"""`mjax.lax.linalg`: one function per linear-algebra primitive, as `jax.lax.linalg`.
+
+Each works on the trailing two axes with any leading batch axes. The `jnp.linalg` and
+`mjax.scipy.linalg` functions are built on these.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.core import bind
+from mjax.dialect.ops import linalg as L
+
+
+def _mT(x):
+    from mjax import numpy as jnp
+    return jnp.swapaxes(x, -1, -2)
+
+
+def symmetrize(x):
+    """(x + x^H) / 2. JAX: lax.linalg.symmetrize."""
+    from mjax import numpy as jnp
+    return (x + jnp.conj(_mT(x))) / 2
+
+
+def cholesky(x, *, symmetrize_input: bool = True):
+    """Lower Cholesky factor of each Hermitian positive-definite matrix (NaN on failure).
+    JAX: lax.linalg.cholesky."""
+    if symmetrize_input:
+        x = symmetrize(x)
+    return bind(L.CholeskyOp, x)
+
+
+def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False):
+    """Solves op(a) x = b (left_side) or x op(a) = b. JAX: lax.linalg.triangular_solve."""
+    return bind(L.TriangularSolveOp, a, b, left_side=bool(left_side), lower=bool(lower),
+                transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
+                unit_diagonal=bool(unit_diagonal))
+
+
+def lu(x):
+    """(lu, pivots, permutation) with P x = L U. JAX: lax.linalg.lu."""
+    return tuple(bind(L.LuOp, x))
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+    """The permutation that applying row swaps `pivots` in order makes of
+    range(permutation_size). JAX: lax.linalg.lu_pivots_to_permutation."""
+    from mjax import numpy as jnp
+    pivots = jnp.asarray(pivots, dtype=np.int32)
+    batch, k = pivots.shape[:-1], pivots.shape[-1]
+    perm = jnp.broadcast_to(jnp.arange(permutation_size, dtype=np.int32),
+                            batch + (permutation_size,))
+    idx = jnp.arange(permutation_size, dtype=np.int32)
+    for i in range(k):  # static and small: unrolled
+        p = pivots[..., i:i + 1]
+        pi = perm[..., i:i + 1]
+        pp = jnp.sum(jnp.where(idx == p, perm, 0), axis=-1, keepdims=True)
+        perm = jnp.where(idx == i, pp, jnp.where(idx == p, pi, perm))
+    return perm
+
+
+def geqrf(x):
+    """Householder QR in LAPACK's packed form: (a, taus). JAX: lax.linalg.geqrf."""
+    return tuple(bind(L.GeqrfOp, x))
+
+
+def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
+    """(q, r) with x = q r. JAX: lax.linalg.qr."""
+    if pivoting:
+        raise NotImplementedError("mjax.lax.linalg.qr: pivoting=True is not implemented")
+    return tuple(bind(L.QrOp, x, full_matrices=bool(full_matrices)))
+
+
+def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index=None):
+    """(eigenvectors as columns, ascending real eigenvalues). JAX: lax.linalg.eigh."""
+    if subset_by_index is not None and tuple(subset_by_index) != (0, x.shape[-1]):
+        raise NotImplementedError("mjax.lax.linalg.eigh: subset_by_index is not implemented")
+    if symmetrize_input:
+        x = symmetrize(x)
+    return tuple(bind(L.EighOp, x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues)))
+
+
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
+        algorithm=None):
+    """(u, s, vh) or s. JAX: lax.linalg.svd."""
+    if subset_by_index is not None:
+        raise NotImplementedError("mjax.lax.linalg.svd: subset_by_index is not implemented")
+    if algorithm is not None:
+        raise NotImplementedError("mjax.lax.linalg.svd: algorithm= is not implemented")
+    outs = bind(L.SvdOp, x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    if not compute_uv:
+        return outs
+    s, u, vt = outs
+    return u, s, vt
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True,
+        compute_right_eigenvectors: bool = True, use_magma=None):
+    """[w, (vl), (vr)] of a general square matrix (CPU only). JAX: lax.linalg.eig."""
+    outs = bind(L.EigOp, x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                compute_right_eigenvectors=bool(compute_right_eigenvectors))
+    return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+
+
+class FftType:
+    """The kind of transform `fft` computes. JAX: lax.FftType."""
+    FFT = "FFT"
+    IFFT = "IFFT"
+    RFFT = "RFFT"
+    IRFFT = "IRFFT"
+
+
+def fft(x, fft_type, fft_lengths):
+    """FFT over the trailing len(fft_lengths) axes. JAX: lax.fft."""
+    name = getattr(fft_type, "name", fft_type)
+    if isinstance(name, str):
+        name = name.upper()
+    if name not in L.FFT_TYPES:
+        raise ValueError(f"mjax.lax.fft: unknown fft_type {fft_type!r}; expected one of "
+                         f"{', '.join(L.FFT_TYPES)}")
+    return bind(L.FftOp, x, fft_type=name, fft_lengths=tuple(int(n) for n in fft_lengths))

@@ -1,0 +1,674 @@
+"""Rules for the linalg family (dialect/ops/linalg.py): lowering, JVP, transpose, batching.
+
+    %l = "jaxpr.cholesky"(%a) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  ==>
+    %0 = stablehlo.cholesky %a, lower = true
+    %l = stablehlo.select %lower_triangle, %0, %zeros
+
+`cholesky`, `triangular_solve` and `fft` lower to their StableHLO ops. The rest lower, as
+JAX's CPU lowering does, to the LAPACK custom calls jaxlib's CPU client registers
+(`lapack_<s|d|c|z><routine>_ffi`: typed FFI, column-major matrices, the routine's options
+in `mhlo.backend_config`); a batch whose LAPACK `info` reports failure becomes NaN.
+JVP rules follow JAX's (jax/_src/lax/linalg.py, fft.py); every op takes leading batch
+axes, so batching moves the batch axis to the front.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect.dtype_rules import is_complex, real_dtype
+from mjax.dialect.ops import linalg as L
+from mjax.dialect.types import ShapedArray, aval_of
+from mjax.passes.rules import ad_util as AD
+from mjax.passes.rules import hlo as H
+from mjax.passes.rules.batch_util import batch_rule, bdim_to_front
+from mjax.passes.rules.tables import TRANSPOSE, lowering
+
+
+# ==== lowering helpers ==================================================================
+@functools.cache
+def _register_lapack() -> None:
+    """Registers jaxlib's LAPACK FFI handlers with XLA's CPU custom-call registry (once
+    per process; jax does the same when jax._src.lax.linalg is imported)."""
+    from jaxlib import xla_client
+    from jaxlib.cpu import _lapack
+    _lapack.initialize()
+    for name, fn in _lapack.registrations().items():
+        if name.endswith("_ffi"):
+            xla_client.register_custom_call_target(name, fn, "cpu", 1)
+
+
+_LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+def lapack_target(routine: str, dtype) -> str:
+    """`lapack_sgetrf_ffi` for ('getrf', float32)."""
+    return f"lapack_{_LAPACK_PREFIX[np.dtype(dtype).name]}{routine}_ffi"
+
+
+def _layout(rank: int, column_major: bool) -> ir.Attribute:
+    # Minor-to-major: matrices in Fortran order (rows fastest), batch axes outermost.
+    dims = ((rank - 2, rank - 1) + tuple(range(rank - 3, -1, -1)) if column_major
+            else tuple(range(rank - 1, -1, -1)))
+    return ir.DenseIntElementsAttr.get(np.asarray(dims, np.int64), type=ir.IndexType.get())
+
+
+def _u8(c: str) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), ord(c))
+
+
+def lapack_call(routine: str, operands, out_avals, config=None, aliases=None):
+    """One LAPACK FFI custom call, laid out as jaxlib's handlers expect; returns results.
+
+    `config`: routine options (single characters such as uplo='L'), `aliases`: {operand
+    index: result index} for results LAPACK writes in place."""
+    _register_lapack()
+    in_avals = [aval_of(v.type) for v in operands]
+    rank = max(a.ndim for a in in_avals)
+    target = lapack_target(routine, in_avals[0].dtype)
+    aliases = aliases or {}
+    attrs = {
+        "call_target_name": ir.StringAttr.get(target),
+        "has_side_effect": ir.BoolAttr.get(False),
+        "backend_config": ir.StringAttr.get(""),
+        # api_version 1 + a dictionary mhlo.backend_config is how XLA takes typed FFI
+        # options from StableHLO (JAX: mlir.custom_call).
+        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
+        "called_computations": ir.ArrayAttr.get([]),
+        "operand_layouts": ir.ArrayAttr.get([_layout(a.ndim, a.ndim == rank)
+                                             for a in in_avals]),
+        "result_layouts": ir.ArrayAttr.get([_layout(a.ndim, a.ndim == rank)
+                                            for a in out_avals]),
+        "output_operand_aliases": ir.ArrayAttr.get([
+            hlo.OutputOperandAlias.get([o] if len(out_avals) > 1 else [], i, [])
+            for i, o in aliases.items()]),
+    }
+    op = hlo.CustomCallOp.build_generic(
+        results=[H.ttype(a.shape, a.dtype) for a in out_avals], operands=list(operands),
+        attributes=attrs)
+    op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(
+        {k: _u8(v) for k, v in (config or {}).items()})
+    op.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
+        {"num_batch_dims": ir.StringAttr.get(str(rank - 2))})
+    return list(op.results)
+
+
+def _info_ok(info: ir.Value, direction: str = "EQ") -> ir.Value:
+    return H.compare(info, H.constant_like(info, 0), direction)
+
+
+def _nan_unless(ok: ir.Value, x: ir.Value) -> ir.Value:
+    """x where the batch's LAPACK call succeeded (`ok`, batch-shaped), NaN elsewhere."""
+    aval = aval_of(x.type)
+    nb = aval_of(ok.type).ndim
+    okb = hlo.broadcast_in_dim(H.ttype(aval.shape, np.bool_), ok, list(range(nb)))
+    nan = complex(np.nan, np.nan) if is_complex(aval.dtype) else np.nan
+    return hlo.select(okb, x, H.constant(nan, aval.dtype, aval.shape))
+
+
+def _triangle_mask(shape, k: int = 0, lower: bool = True) -> ir.Value:
+    """Boolean mask of the (shifted) lower (col - row <= k) or upper (>= k) triangle."""
+    rows = hlo.iota(H.ttype(shape, np.int32), len(shape) - 2)
+    cols = hlo.iota(H.ttype(shape, np.int32), len(shape) - 1)
+    diff = hlo.subtract(cols, rows)
+    return H.compare(diff, H.constant(k, np.int32, shape), "LE" if lower else "GE")
+
+
+def _keep_triangle(x: ir.Value, k: int = 0, lower: bool = True) -> ir.Value:
+    aval = aval_of(x.type)
+    return hlo.select(_triangle_mask(aval.shape, k, lower), x, H.constant_like(x, 0))
+
+
+def _hlo_slice(x: ir.Value, limits) -> ir.Value:
+    """x[..., :limits[-2], :limits[-1]] (None keeps an axis whole)."""
+    shape = aval_of(x.type).shape
+    hi = list(shape[:-2]) + [s if l is None else l for s, l in zip(shape[-2:], limits)]
+    if tuple(hi) == shape:
+        return x
+    return hlo.slice(x, [0] * len(shape), hi, [1] * len(shape))
+
+
+# ==== cholesky ==========================================================================
+@lowering(L.CholeskyOp)
+def _cholesky_lower(ctx, a):
+    # stablehlo.cholesky leaves the other triangle unspecified: zero it, as jnp does.
+    return _keep_triangle(hlo.cholesky(a, lower=True), 0, lower=True)
+
+
+# ==== triangular_solve ==================================================================
+@lowering(L.TriangularSolveOp)
+def _triangular_solve_lower(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                            unit_diagonal):
+    if conjugate_a and not transpose_a:
+        a = hlo.real(a) if not is_complex(ctx.avals_in[0].dtype) else _hlo_conj(a)
+        conjugate_a = False
+    how = ("ADJOINT" if conjugate_a and is_complex(ctx.avals_in[0].dtype) else "TRANSPOSE"
+           ) if transpose_a else "NO_TRANSPOSE"
+    return hlo.triangular_solve(a, b, left_side, lower, unit_diagonal,
+                                hlo.TransposeAttr.get(how))
+
+
+def _hlo_conj(x):
+    return hlo.complex(hlo.real(x), hlo.negate(hlo.imag(x)))
+
+
+# ==== lu ================================================================================
+def _pivots_to_permutation(pivots: ir.Value, m: int) -> ir.Value:
+    """The row permutation that applying LAPACK's row swaps (i <-> pivots[i], in order)
+    makes of 0..m-1. A stablehlo.while over the swaps, each a masked select, so any batch
+    shape works. JAX: lax.linalg.lu_pivots_to_permutation."""
+    pa = aval_of(pivots.type)
+    batch, k = pa.shape[:-1], pa.shape[-1]
+    perm_t = H.ttype(batch + (m,), np.int32)
+    i32 = H.ttype((), np.int32)
+    perm0 = hlo.iota(perm_t, len(batch))
+    start = H.constant(0, np.int32)
+    loop = hlo.WhileOp([i32, perm_t], [start, perm0])
+    cond = loop.regions[0].blocks.append(i32, perm_t)
+    with ir.InsertionPoint(cond):
+        hlo.return_([H.compare(cond.arguments[0], H.constant(k, np.int32), "LT")])
+    body = loop.regions[1].blocks.append(i32, perm_t)
+    with ir.InsertionPoint(body):
+        i, perm = body.arguments
+        zero = H.constant(0, np.int32)
+        col = hlo.dynamic_slice(pivots, [zero] * len(batch) + [i], list(batch) + [1])
+        p = hlo.broadcast_in_dim(perm_t, col, list(range(len(batch) + 1)))
+        iota = hlo.iota(perm_t, len(batch))
+        at_i = H.compare(iota, hlo.broadcast_in_dim(perm_t, i, []), "EQ")
+        at_p = H.compare(iota, p, "EQ")
+        zeros = H.constant(0, np.int32, batch + (m,))
+
+        def pick(mask):  # perm[mask position], broadcast back over the row
+            v = H.scalar_reduce([H.ttype(batch, np.int32)], [hlo.select(mask, perm, zeros)],
+                                [zero], [len(batch)], lambda x, y: [hlo.add(x, y)])[0]
+            return hlo.broadcast_in_dim(perm_t, v, list(range(len(batch))))
+        perm_i, perm_p = pick(at_i), pick(at_p)
+        new = hlo.select(at_i, perm_p, hlo.select(at_p, perm_i, perm))
+        hlo.return_([hlo.add(i, H.constant(1, np.int32)), new])
+    return loop.results[1]
+
+
+@lowering(L.LuOp)
+def _lu_lower(ctx, a):
+    aval = ctx.avals_in[0]
+    batch = aval.shape[:-2]
+    m, n = aval.shape[-2:]
+    out, piv_aval, perm_aval = ctx.avals_out
+    if m == 0 or n == 0:
+        return [a, H.constant(0, np.int32, piv_aval.shape),
+                hlo.iota(H.ttype(perm_aval.shape, np.int32), len(batch))]
+    lu, pivots, info = lapack_call("getrf", [a], [out, piv_aval, ShapedArray(batch, np.int32)],
+                                   aliases={0: 0})
+    pivots = hlo.subtract(pivots, H.constant_like(pivots, 1))  # LAPACK counts from 1
+    # info > 0 only says U is singular; the factors are still valid (as in JAX).
+    lu = _nan_unless(_info_ok(info, "GE"), lu)
+    return [lu, pivots, _pivots_to_permutation(pivots, m)]
+
+
+# ==== geqrf / qr =========================================================================
+@lowering(L.GeqrfOp)
+def _geqrf_lower(ctx, a):
+    aval = ctx.avals_in[0]
+    if 0 in aval.shape[-2:]:
+        return [a, H.constant(0, aval.dtype, ctx.avals_out[1].shape)]
+    return lapack_call("geqrf", [a], ctx.avals_out, aliases={0: 0})
+
+
+@lowering(L.QrOp)
+def _qr_lower(ctx, a, *, full_matrices):
+    aval = ctx.avals_in[0]
+    m, n = aval.shape[-2:]
+    k = min(m, n)
+    q_aval, r_aval = ctx.avals_out
+    if k == 0:  # Q is the identity (or empty), R is empty or zeros
+        eye = np.broadcast_to(np.eye(*q_aval.shape[-2:], dtype=aval.dtype), q_aval.shape)
+        return [hlo.constant(H.A.dense_elements(np.ascontiguousarray(eye))),
+                H.constant(0, aval.dtype, r_aval.shape)]
+    packed, taus = lapack_call("geqrf", [a], [aval, ShapedArray(aval.shape[:-2] + (k,),
+                                                                 aval.dtype)], aliases={0: 0})
+    # orgqr/ungqr builds Q in place from the reflectors: give it a buffer of Q's shape.
+    qcols = q_aval.shape[-1]
+    if qcols > n:
+        pad = [0] * (aval.ndim - 1) + [qcols - n]
+        zero = H.constant(0, aval.dtype)
+        qin = hlo.pad(packed, zero, [0] * aval.ndim, pad, [0] * aval.ndim)
+    else:
+        qin = _hlo_slice(packed, (None, qcols))
+    q = lapack_call("orgqr" if not is_complex(aval.dtype) else "ungqr", [qin, taus],
+                    [q_aval], aliases={0: 0})[0]
+    r = _keep_triangle(_hlo_slice(packed, (r_aval.shape[-2], None)), 0, lower=False)
+    return [q, r]
+
+
+# ==== eigh ===============================================================================
+@lowering(L.EighOp)
+def _eigh_lower(ctx, a, *, lower, sort_eigenvalues):
+    aval = ctx.avals_in[0]
+    batch = aval.shape[:-2]
+    v_aval, w_aval = ctx.avals_out
+    if aval.shape[-1] == 0:
+        return [a, H.constant(0, w_aval.dtype, w_aval.shape)]
+    routine = "heevd" if is_complex(aval.dtype) else "syevd"
+    v, w, info = lapack_call(routine, [a], [v_aval, w_aval, ShapedArray(batch, np.int32)],
+                             config={"mode": "V", "uplo": "L" if lower else "U"},
+                             aliases={0: 0})
+    ok = _info_ok(info)
+    # LAPACK returns eigenvalues in ascending order, which is what sort_eigenvalues asks.
+    return [_nan_unless(ok, v), _nan_unless(ok, w)]
+
+
+# ==== svd ================================================================================
+@lowering(L.SvdOp)
+def _svd_lower(ctx, a, *, full_matrices, compute_uv):
+    aval = ctx.avals_in[0]
+    batch = aval.shape[:-2]
+    m, n = aval.shape[-2:]
+    k = min(m, n)
+    if k == 0:
+        outs = [H.constant(0, real_dtype(aval.dtype), batch + (0,))]
+        for o in ctx.avals_out[1:]:
+            eye = np.broadcast_to(np.eye(*o.shape[-2:], dtype=o.dtype), o.shape)
+            outs.append(hlo.constant(H.A.dense_elements(np.ascontiguousarray(eye))))
+        return outs
+    ucols, vrows = (m, n) if full_matrices else (k, k)
+    s_aval = ShapedArray(batch + (k,), real_dtype(aval.dtype))
+    u_aval = ShapedArray(batch + (m, ucols), aval.dtype)
+    vt_aval = ShapedArray(batch + (vrows, n), aval.dtype)
+    mode = ("A" if full_matrices else "S") if compute_uv else "N"
+    _, s, u, vt, info = lapack_call(
+        "gesdd", [a], [aval, s_aval, u_aval, vt_aval, ShapedArray(batch, np.int32)],
+        config={"mode": mode}, aliases={0: 0})
+    ok = _info_ok(info)
+    outs = [_nan_unless(ok, s)]
+    if compute_uv:
+        outs += [_nan_unless(ok, u), _nan_unless(ok, vt)]
+    return outs
+
+
+# ==== eig ================================================================================
+@lowering(L.EigOp)
+def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors):
+    if ctx.backend not in ("xla", "cpu"):
+        raise NotImplementedError("eig is only implemented on CPU (LAPACK geev), as in JAX")
+    aval = ctx.avals_in[0]
+    batch = aval.shape[:-2]
+    w_aval = ctx.avals_out[0]
+    vec = ShapedArray(aval.shape, w_aval.dtype)
+    info = ShapedArray(batch, np.int32)
+    config = {"compute_left": "V" if compute_left_eigenvectors else "N",
+              "compute_right": "V" if compute_right_eigenvectors else "N"}
+    if is_complex(aval.dtype):
+        w, vl, vr, info = lapack_call("geev", [a], [w_aval, vec, vec, info], config=config)
+    else:
+        parts = ShapedArray(batch + aval.shape[-1:], aval.dtype)
+        wr, wi, vl, vr, info = lapack_call("geev", [a], [parts, parts, vec, vec, info],
+                                           config=config)
+        w = hlo.complex(wr, wi)
+    ok = _info_ok(info)
+    outs = [_nan_unless(ok, w)]
+    if compute_left_eigenvectors:
+        outs.append(_nan_unless(ok, vl))
+    if compute_right_eigenvectors:
+        outs.append(_nan_unless(ok, vr))
+    return outs
+
+
+# ==== fft ================================================================================
+@lowering(L.FftOp)
+def _fft_lower(ctx, x, *, fft_type, fft_lengths):
+    out = ctx.avals_out[0]
+    if 0 in ctx.avals_in[0].shape or 0 in out.shape:
+        return H.constant(0, out.dtype, out.shape)
+    return hlo.fft(x, hlo.FftTypeAttr.get(fft_type), list(fft_lengths),
+                   results=[H.ttype(out.shape, out.dtype)])
+
+
+# ==== matrix helpers for the JVP rules (jaxpr ops through the builder) ====================
+def _shape(x):
+    return AD.aval(x).shape
+
+
+def _dtype(x):
+    return AD.aval(x).dtype
+
+
+def _const_like(b, x, array) -> ir.Value:
+    """`array` (trailing dims) broadcast to x's shape, in x's dtype."""
+    array = np.asarray(array, dtype=_dtype(x))
+    shape = _shape(x)
+    c = b.constant(array)
+    if array.shape == shape:
+        return c
+    lead = len(shape) - array.ndim
+    return b.broadcast_in_dim(c, shape=shape, broadcast_dimensions=tuple(
+        range(lead, len(shape))))
+
+
+def _scale(b, x, c):
+    return b.mul(x, _const_like(b, x, np.full((), c)))
+
+
+def _mT(b, x):
+    perm = list(range(len(_shape(x))))
+    perm[-2:] = perm[-1], perm[-2]
+    return b.transpose(x, permutation=tuple(perm))
+
+
+def _conj(b, x):
+    return b.conj(x, input_dtype=_dtype(x)) if is_complex(_dtype(x)) else x
+
+
+def _H(b, x):
+    return _conj(b, _mT(b, x))
+
+
+def _matmul(b, x, y):
+    """Batched x @ y over the leading axes both share."""
+    r = len(_shape(x))
+    batch = tuple(range(r - 2))
+    return b.dot_general(x, y, dimension_numbers=(((r - 1,), (r - 2,)), (batch, batch)))
+
+
+def _tri(b, x, k=0, lower=True):
+    """tril(x, k) (lower) or triu(x, k) over the last two axes."""
+    m, n = _shape(x)[-2:]
+    keep = np.tri(m, n, k, dtype=bool) if lower else ~np.tri(m, n, k - 1, dtype=bool)
+    mask = b.constant(keep)
+    mask = b.broadcast_in_dim(mask, shape=_shape(x), broadcast_dimensions=(
+        len(_shape(x)) - 2, len(_shape(x)) - 1))
+    return b.select_n(mask, AD.zeros_like(b, x), x)
+
+
+def _eye_like(b, x, n=None, m=None):
+    """The identity (m x n, default x's last two axes) broadcast over x's batch axes."""
+    rows, cols = _shape(x)[-2:]
+    m, n = m or rows, n or cols
+    shape = _shape(x)[:-2] + (m, n)
+    c = b.constant(np.eye(m, n, dtype=_dtype(x)))
+    return b.broadcast_in_dim(c, shape=shape, broadcast_dimensions=(len(shape) - 2,
+                                                                    len(shape) - 1))
+
+
+def _slice_mat(b, x, rows, cols):
+    """x[..., rows[0]:rows[1], cols[0]:cols[1]]."""
+    shape = _shape(x)
+    lo = (0,) * (len(shape) - 2) + (rows[0], cols[0])
+    hi = shape[:-2] + (rows[1], cols[1])
+    if lo == (0,) * len(shape) and hi == shape:
+        return x
+    return b.slice(x, start_indices=lo, limit_indices=hi, strides=(1,) * len(shape))
+
+
+def _pad_mat(b, x, rows_after=0, cols_after=0, rows_before=0, cols_before=0):
+    zero = b.constant(np.zeros((), _dtype(x)))
+    cfg = [(0, 0, 0)] * (len(_shape(x)) - 2) + [(rows_before, rows_after, 0),
+                                                 (cols_before, cols_after, 0)]
+    return b.pad(x, zero, padding_config=tuple(cfg))
+
+
+def _cast(b, x, dtype):
+    return x if _dtype(x) == np.dtype(dtype) else b.convert_element_type(x, new_dtype=dtype)
+
+
+def _bcast_rows(b, v, shape):
+    """v (..., n) as a row vector broadcast to (..., m, n): v[..., None, :]."""
+    r = len(shape)
+    return b.broadcast_in_dim(v, shape=shape, broadcast_dimensions=tuple(range(r - 2)) + (r - 1,))
+
+
+def _bcast_cols(b, v, shape):
+    """v (..., m) as a column broadcast to (..., m, n): v[..., :, None]."""
+    r = len(shape)
+    return b.broadcast_in_dim(v, shape=shape, broadcast_dimensions=tuple(range(r - 1)))
+
+
+def _diag(b, x):
+    """The main diagonal of square matrices x (..., n, n) -> (..., n)."""
+    return b.reduce_sum(b.mul(x, _eye_like(b, x)), axes=(len(_shape(x)) - 1,))
+
+
+def _tsolve(b, a, rhs, **params):
+    return b.triangular_solve(a, rhs, **{"left_side": False, "lower": False,
+                                         "transpose_a": False, "conjugate_a": False,
+                                         "unit_diagonal": False, **params})
+
+
+# ==== JVP rules ==========================================================================
+@AD.jvp_rule(L.CholeskyOp)
+def _cholesky_jvp(b, primals, tangents):
+    # JAX: _cholesky_jvp_rule (Murray 2016): L_dot = L phi(L^-1 A_dot L^-H), where phi
+    # keeps the lower triangle and halves the diagonal.
+    (a,), (t,) = primals, tangents
+    lo = b.cholesky(a)
+    if t is None:
+        return [lo], [None]
+    tmp = _tsolve(b, lo, t, left_side=False, transpose_a=True, conjugate_a=True, lower=True)
+    inner = _tsolve(b, lo, tmp, left_side=True, lower=True)
+    n = _shape(a)[-1]
+    phi = b.mul(_tri(b, inner), _const_like(b, inner, 1 / (1 + np.eye(n))))
+    return [lo], [_matmul(b, lo, phi)]
+
+
+@AD.jvp_rule(L.TriangularSolveOp)
+def _triangular_solve_jvp(b, primals, tangents, **params):
+    (a, rhs), (ta, tb) = primals, tangents
+    ans = b.triangular_solve(a, rhs, **params)
+    out = None
+    if tb is not None:  # linear in b
+        out = b.triangular_solve(a, tb, **params)
+    if ta is not None:  # JAX: _triangular_solve_jvp_rule_a
+        unit = params["unit_diagonal"]
+        g = _tri(b, ta, -1 if unit else 0, lower=True) if params["lower"] else \
+            _tri(b, ta, 1 if unit else 0, lower=False)
+        g = b.neg(g)
+        if params["transpose_a"]:
+            g = _mT(b, g)
+        if params["conjugate_a"]:
+            g = _conj(b, g)
+        m, n = _shape(rhs)[-2:]
+        if params["left_side"]:
+            d = (b.triangular_solve(a, _matmul(b, g, ans), **params) if m > n
+                 else _matmul(b, b.triangular_solve(a, g, **params), ans))
+        else:
+            d = (b.triangular_solve(a, _matmul(b, ans, g), **params) if m < n
+                 else _matmul(b, ans, b.triangular_solve(a, g, **params)))
+        out = AD.add_tangents(b, out, d)
+    return [ans], [out]
+
+
+def _triangular_solve_transpose(b, ct, a, rhs, **params):
+    if AD.is_linear(a):
+        raise NotImplementedError("triangular_solve is not linear in `a`: it cannot be "
+                                  "transposed with respect to the triangular matrix")
+    flipped = dict(params, transpose_a=not params["transpose_a"])
+    return [None, b.triangular_solve(a, ct, **flipped)]
+
+
+TRANSPOSE[L.TriangularSolveOp] = _triangular_solve_transpose
+
+
+@AD.jvp_rule(L.LuOp)
+def _lu_jvp(b, primals, tangents):
+    # JAX: _lu_jvp_rule / _lu_jvp_inner (de Hoog, Anderssen, Lukas): with P A = L U,
+    # L^-1 P A_dot U^-1 = L^-1 L_dot + U_dot U^-1 splits into strict lower and upper parts.
+    (a,), (t,) = primals, tangents
+    lu, pivots, perm = b.lu(a)
+    if t is None:
+        return [lu, pivots, perm], [None, None, None]
+    m, n = _shape(a)[-2:]
+    k = min(m, n)
+    shape = _shape(a)
+    # P A_dot as a one-hot matmul: P[i, j] = (perm[i] == j).
+    sq = shape[:-2] + (m, m)
+    cols = b.iota(dtype=np.int32, shape=sq, dimension=len(sq) - 1)
+    onehot = b.eq(_bcast_cols(b, perm, sq), cols)
+    p = b.convert_element_type(onehot, new_dtype=_dtype(a))
+    pa = _matmul(b, p, t)
+    l_ = _pad_mat(b, _tri(b, _slice_mat(b, lu, (0, m), (0, k)), -1), cols_after=m - k)
+    l_ = b.add(l_, _eye_like(b, l_))
+    u_ = _pad_mat(b, _tri(b, _slice_mat(b, lu, (0, k), (0, n)), 0, lower=False),
+                  rows_after=n - k)
+    if n > k:
+        u_eye = _pad_mat(b, _eye_like(b, u_, n - k, n - k), rows_before=k, cols_before=k)
+        u_ = b.add(u_, u_eye)
+    la = _tsolve(b, l_, pa, left_side=True, lower=True, unit_diagonal=True)
+    lau = _tsolve(b, u_, la, left_side=False, lower=False)
+    l_dot = _matmul(b, l_, _tri(b, lau, -1))
+    u_dot = _matmul(b, _tri(b, lau, 0, lower=False), u_)
+    return [lu, pivots, perm], [b.add(l_dot, u_dot), None, None]
+
+
+def _thin_qr_jvp(b, q, r, dx):
+    # JAX: _thin_qr_jvp (m >= n; j-towns.github.io/papers/qr-derivative.pdf).
+    dx_rinv = _tsolve(b, r, dx)
+    qt_dx_rinv = _matmul(b, _H(b, q), dx_rinv)
+    low = _tri(b, qt_dx_rinv, -1)
+    do = b.sub(low, _H(b, low))
+    if is_complex(_dtype(q)):  # the diagonal's imaginary part
+        imag = b.sub(qt_dx_rinv, _cast(b, b.real(qt_dx_rinv), _dtype(q)))
+        do = b.add(do, b.mul(_eye_like(b, imag), imag))
+    dq = b.add(_matmul(b, q, b.sub(do, qt_dx_rinv)), dx_rinv)
+    dr = _matmul(b, b.sub(qt_dx_rinv, do), r)
+    return dq, dr
+
+
+@AD.jvp_rule(L.QrOp)
+def _qr_jvp(b, primals, tangents, *, full_matrices):
+    # JAX: qr_jvp_rule.
+    (x,), (dx,) = primals, tangents
+    q, r = b.qr(x, full_matrices=full_matrices)
+    if dx is None:
+        return [q, r], [None, None]
+    m, n = _shape(x)[-2:]
+    if m < n:  # X = [X1 X2] = Q [R1 R2]: thin rule on X1, then dR2 = dQ^H X2 + Q^H dX2
+        x2 = _slice_mat(b, x, (0, m), (m, n))
+        dq, dr1 = _thin_qr_jvp(b, q, _slice_mat(b, r, (0, m), (0, m)),
+                               _slice_mat(b, dx, (0, m), (0, m)))
+        dr2 = b.add(_matmul(b, _H(b, dq), x2),
+                    _matmul(b, _H(b, q), _slice_mat(b, dx, (0, m), (m, n))))
+        return [q, r], [dq, b.concatenate(dr1, dr2, dimension=len(_shape(x)) - 1)]
+    if full_matrices and m > n:
+        raise NotImplementedError("mjax: the derivative of a complete QR decomposition of a "
+                                  "tall matrix (mode='complete', m > n) is not implemented; "
+                                  "use mode='reduced'")
+    dq, dr = _thin_qr_jvp(b, q, r, dx)
+    return [q, r], [dq, dr]
+
+
+@AD.jvp_rule(L.EighOp)
+def _eigh_jvp(b, primals, tangents, **params):
+    # JAX: _eigh_jvp_rule (distinct eigenvalues): dw = diag(V^H dA V),
+    # dV = V (F * V^H dA V) with F_ij = 1 / (w_j - w_i) off the diagonal.
+    (a,), (t,) = primals, tangents
+    v, w = b.eigh(a, **params)
+    if t is None:
+        return [v, w], [None, None]
+    shape = _shape(a)
+    wc = _cast(b, w, _dtype(a))
+    eye = _eye_like(b, a)
+    diff = b.sub(b.add(eye, _bcast_rows(b, wc, shape)), _bcast_cols(b, wc, shape))
+    f = b.sub(b.div(AD.full_like(b, diff, 1), diff), eye)
+    vav = _matmul(b, _matmul(b, _H(b, v), t), v)
+    dv = _matmul(b, v, b.mul(f, vav))
+    dw = _diag(b, b.real(vav) if is_complex(_dtype(a)) else vav)
+    return [v, w], [dv, dw]
+
+
+@AD.jvp_rule(L.SvdOp)
+def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
+    # JAX: _svd_jvp_rule.
+    (a,), (da,) = primals, tangents
+    if da is None:
+        outs = b.emit(L.SvdOp, a, full_matrices=full_matrices, compute_uv=compute_uv)
+        return outs, [None] * len(outs)
+    m, n = _shape(a)[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError("Singular value decomposition JVP not implemented for "
+                                  "full matrices")
+    s, u, vt = b.emit(L.SvdOp, a, full_matrices=False, compute_uv=True)
+    dtype = _dtype(a)
+    ut, v = _H(b, u), _H(b, vt)
+    ds_mat = _matmul(b, _matmul(b, ut, da), v)
+    ds = _diag(b, b.real(ds_mat) if is_complex(dtype) else ds_mat)
+    if not compute_uv:
+        return [s], [ds]
+    k = _shape(s)[-1]
+    kk = _shape(s)[:-1] + (k, k)
+    s_row, s_col = _bcast_rows(b, s, kk), _bcast_cols(b, s, kk)
+    s_diffs = b.mul(b.add(s_row, s_col), b.sub(s_row, s_col))
+    eye_r = _eye_like(b, s_diffs)
+    f = b.sub(b.div(AD.full_like(b, s_diffs, 1), b.add(s_diffs, eye_r)), eye_r)
+    fc = _cast(b, f, dtype)
+    s_rowc, s_colc = _cast(b, s_row, dtype), _cast(b, s_col, dtype)
+    dss = b.mul(s_rowc, ds_mat)
+    sds = b.mul(s_colc, ds_mat)
+    s_zero = b.convert_element_type(b.eq(s, AD.zeros_like(b, s)), new_dtype=_dtype(s))
+    s_inv = b.sub(b.div(AD.full_like(b, s, 1), b.add(s, s_zero)), s_zero)
+    s_inv_mat = b.mul(_bcast_rows(b, s_inv, kk), eye_r)
+    dudv_diag = b.mul(_scale(b, b.sub(ds_mat, _H(b, ds_mat)), 0.5), _cast(b, s_inv_mat, dtype))
+    du = _matmul(b, u, b.add(b.mul(fc, b.add(dss, _H(b, dss))), dudv_diag))
+    dv = _matmul(b, v, b.mul(fc, b.add(sds, _H(b, sds))))
+    if m > n:
+        dav = _matmul(b, da, v)
+        extra = b.sub(dav, _matmul(b, u, _matmul(b, ut, dav)))
+        du = b.add(du, b.div(extra, _bcast_rows(b, _cast(b, s, dtype), _shape(extra))))
+    if n > m:
+        dahu = _matmul(b, _H(b, da), u)
+        extra = b.sub(dahu, _matmul(b, v, _matmul(b, vt, dahu)))
+        dv = b.add(dv, b.div(extra, _bcast_rows(b, _cast(b, s, dtype), _shape(extra))))
+    return [s, u, vt], [ds, du, _H(b, dv)]
+
+
+AD.no_jvp(L.GeqrfOp, "geqrf's Householder form has no derivative rule (as in JAX): "
+                     "differentiate jnp.linalg.qr instead")
+AD.no_jvp(L.EigOp, "the derivative of a general eigendecomposition is not implemented in "
+                   "mjax; use eigh for Hermitian matrices")
+for _op in (L.CholeskyOp, L.LuOp, L.GeqrfOp, L.QrOp, L.EighOp, L.SvdOp, L.EigOp):
+    AD.no_transpose(_op, "not linear: a matrix factorization")
+
+
+# ---- fft: linear; JAX: fft._fft_transpose_rule ---------------------------------------------
+def _half_spectrum_mask(b, like, n_last: int, fft_lengths):
+    """2 for the bins an RFFT stores once for two (all but DC and, for even n, Nyquist)."""
+    mask = np.full(n_last, 2.0)
+    mask[0] = 1.0
+    if fft_lengths[-1] % 2 == 0:
+        mask[-1] = 1.0
+    return _const_like(b, like, mask)
+
+
+def _fft_transpose(b, ct, x, *, fft_type, fft_lengths):
+    size = float(np.prod(fft_lengths))
+    if fft_type == "RFFT":
+        mask = _half_spectrum_mask(b, ct, _shape(ct)[-1], fft_lengths)
+        y = b.fft(b.div(_conj(b, ct), mask), fft_type="IRFFT", fft_lengths=fft_lengths)
+        return [_scale(b, y, size)]
+    if fft_type == "IRFFT":
+        y = b.fft(ct, fft_type="RFFT", fft_lengths=fft_lengths)
+        mask = _half_spectrum_mask(b, y, _shape(y)[-1], fft_lengths)
+        return [_conj(b, _scale(b, b.mul(mask, y), 1 / size))]
+    return [b.fft(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
+
+
+AD.deflinear(L.FftOp, _fft_transpose)
+
+
+# ==== batching: every op takes leading batch axes ==========================================
+def _register_batch(op):
+    def rule(b, args, dims, **params):
+        # The batch axis goes in front of the op's own leading batch axes; triangular_solve
+        # needs both operands batched alike, so an unbatched one is broadcast.
+        xs = [bdim_to_front(b, x, d) for x, d in zip(args, dims)]
+        outs = b.emit(op, *xs, **params)
+        return outs, [0] * len(outs)
+    return rule
+
+
+for _op in (L.CholeskyOp, L.LuOp, L.GeqrfOp, L.QrOp, L.EighOp, L.SvdOp, L.EigOp, L.FftOp,
+            L.TriangularSolveOp):
+    batch_rule(_op)(_register_batch(_op))
+
