@@ -17,33 +17,42 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import JaxprOp
-from mjax.passes.autodiff import symbol_name
+from mjax.passes.ir_util import symbol_name
 from mjax.passes.registry import Pass, register_pass
 
 
 def _is_dead(op) -> bool:
     view = op.opview
-    return (isinstance(view, JaxprOp) and type(view).pure
+    return (isinstance(view, JaxprOp) and type(view).pure and len(op.results) > 0
             and all(not list(r.uses) for r in op.results))
 
 
+def _dce_block(block: ir.Block) -> int:
+    # Backwards, so an op whose only users were just erased is dead when reached; an
+    # erased op takes its regions with it, a kept one is cleaned inside.
+    removed = 0
+    for op in reversed(list(block.operations)):
+        op = op.operation
+        if op.name.startswith("jaxpr.") and _is_dead(op):
+            op.erase()
+            removed += 1
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                removed += _dce_block(inner)
+    return removed
+
+
 def remove_dead_ops(region_holder) -> int:
-    """Erases dead pure jaxpr ops (iterating until none is left); returns the count."""
+    """Erases dead pure jaxpr ops (in nested regions too) until none is left; returns
+    the count."""
     removed = 0
     while True:
-        dead = []
-
-        def visit(op):
-            if op.name.startswith("jaxpr.") and _is_dead(op):
-                dead.append(op)
-            return ir.WalkResult.ADVANCE
-        region_holder.walk(visit, ir.WalkOrder.POST_ORDER)
-        if not dead:
+        n = sum(_dce_block(block) for region in region_holder.regions
+                for block in region.blocks)
+        if not n:
             return removed
-        for op in reversed(dead):
-            if _is_dead(op):
-                op.erase()
-                removed += 1
+        removed += n
 
 
 def _referenced_symbols(module_op) -> set[str]:

@@ -26,21 +26,50 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from mjax.dialect.context import context
-from mjax.passes.autodiff import callee_of, clone_into, entry_block, symbol_name
+from mjax.passes.interpreter import Env, interpret
+from mjax.passes.ir_util import (FunctionTable, callee_of, clone_into, entry_block,
+                                 is_private, module_body, nested_ops, replace_op, symbol_name)
 from mjax.passes.registry import Pass, PassError, register_pass
 
 _CALLS = ("func.call", "jaxpr.call")
 
 
-def _is_private(fn) -> bool:
-    return ("sym_visibility" in fn.attributes
-            and ir.StringAttr(fn.attributes["sym_visibility"]).value == "private")
+class Inline:
+    """The copying transformation: entries are new values; ops are cloned at `ip`, and
+    with `fns`, calls are inlined recursively as well."""
+
+    def __init__(self, ip: ir.InsertionPoint, fns: FunctionTable | None = None):
+        self.ip = ip
+        self.fns = fns
+
+    def into(self, block: ir.Block) -> "Inline":
+        return Inline(ir.InsertionPoint(block), self.fns)
+
+    def run(self, block: ir.Block, args) -> list[ir.Value]:
+        return interpret(block, self.rule_for, Env(zip(block.arguments, args)))
+
+    def rule_for(self, op):
+        if self.fns is not None and op.name in _CALLS and callee_of(op) in self.fns:
+            return self._inline_call
+        return self._copy
+
+    def _copy(self, op, values):
+        return list(clone_into(op, self.ip, dict(zip(op.operands, values))).results)
+
+    def _inline_call(self, op, values):
+        return self.run(entry_block(self.fns.get(callee_of(op), op)), values)
+
+
+def inline_body(fns: FunctionTable, name: str, args, ip: ir.InsertionPoint) -> list[ir.Value]:
+    """Copies @name's body at `ip` with `args` for its arguments (calls inside inlined
+    too); returns the values it returns."""
+    return Inline(ip, fns).run(entry_block(fns.get(name)), args)
 
 
 def inline_calls(module, max_rounds: int = 1000) -> int:
     """Inlines calls of private single-block functions until none is left; returns how
     many calls were inlined."""
-    body = module.operation.regions[0].blocks[0]
+    body = module_body(module)
     count = 0
     with context(), ir.Location.unknown(context()):
         for _ in range(max_rounds):
@@ -48,36 +77,20 @@ def inline_calls(module, max_rounds: int = 1000) -> int:
                    if op.operation.name == "func.func"}
             calls = []
             for fn in fns.values():
-                def visit(op):
+                for op in nested_ops(fn):
                     if op.name in _CALLS:
                         callee = fns.get(callee_of(op))
-                        if (callee is not None and _is_private(callee)
+                        if (callee is not None and is_private(callee)
                                 and len(callee.regions[0].blocks) == 1 and callee != fn):
                             calls.append((op, callee))
-                    return ir.WalkResult.ADVANCE
-                fn.walk(visit)
             if not calls:
                 return count
             for call, callee in calls:
-                _inline_one(call, callee)
+                replace_op(call, Inline(ir.InsertionPoint(call)).run(entry_block(callee),
+                                                                     list(call.operands)))
                 count += 1
     raise PassError(None, "jaxpr-inline: calls still left after "
                           f"{max_rounds} rounds (recursive functions?)")
-
-
-def _inline_one(call: ir.Operation, callee: ir.Operation) -> None:
-    block = entry_block(callee)
-    env = dict(zip(block.arguments, call.operands))
-    ip = ir.InsertionPoint(call)
-    for op in block.operations:
-        op = op.operation
-        if op.name == "func.return":
-            for old, new in zip(call.results, [env[v] for v in op.operands]):
-                old.replace_all_uses_with(new)
-            call.erase()
-            return
-        new = clone_into(op, ip, env)
-        env.update(zip(op.results, new.results))
 
 
 @register_pass("jaxpr-inline")

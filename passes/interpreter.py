@@ -1,0 +1,114 @@
+"""The one block interpreter every transformation runs (JAX: autodidax's `eval_jaxpr`).
+
+    outs = interpret(block, rule_for, env)
+
+walks `block` in order: for each op (up to its terminator, `func.return` or
+`jaxpr.yield`), `rule = rule_for(op)` and `results = rule(op, [env.read(v) for v in
+op.operands])`, then `env.write(r, x)` for each result `r`; it returns the terminator's
+operands read through `env`. What an environment entry is belongs to the transformation:
+a new `ir.Value` (inlining), a `(primal, tangent)` pair (JVP), a `(value, batch dim)`
+pair (batching), a known value or `Unknown` (partial evaluation). The rule emits new IR
+wherever its transformation's insertion point is; the interpreter never builds IR.
+
+With `reverse=True` (transposition) the walk goes backwards: a rule gets the entries of
+the op's *results* and returns one entry per *operand*, written back with `env.write`
+(an `Env(accumulate=...)` sums them); a `rule_for` that returns None skips the op.
+Afterwards the entries of the block's arguments are returned.
+
+Nested regions. A rule for an op with regions interprets each region's block itself,
+emitting into a block of the new op. Regions are isolated from above, so the region's
+arguments are the only inputs. For example a JVP rule for `jaxpr.cond` (sketch):
+
+    def _cond_jvp(jvp, op, pairs):            # jvp: the forward-mode transformation
+        new = ...create the new cond op with len(op.regions) regions...
+        for old, region in zip(op.regions, new.regions):
+            old_block = old.blocks[0]
+            block = region.blocks.append(*types_with_tangents)
+            inner = Env(zip(old_block.arguments, pairs_of(block.arguments)))
+            outs = interpret(old_block, jvp.into(block).rule_for, inner)
+            emit_yield(block, flatten(outs))     # the caller emits the terminator
+        return pairs_of(new.results)
+
+`jvp.into(block)` is the same transformation emitting at the end of `block`; every
+transformation here offers `into`, `rule_for` and a `run(block, inputs)` shorthand.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from jaxlib.mlir import ir
+
+from mjax.passes.ir_util import is_terminator
+from mjax.passes.registry import PassError, op_error
+
+Rule = Callable[[ir.Operation, list], list]
+
+
+class Env:
+    """Old values -> entries. `accumulate(a, b)` combines two writes to one value (for
+    cotangents); without it a second write replaces the first. Reading a value never
+    written gives `default` when one is set, else an internal error."""
+
+    _NO_DEFAULT = object()
+
+    def __init__(self, items: Iterable = (), *, default: Any = _NO_DEFAULT,
+                 accumulate: Callable[[Any, Any], Any] | None = None):
+        self.entries: dict = dict(items)
+        self.default = default
+        self.accumulate = accumulate
+
+    def read(self, v: ir.Value):
+        try:
+            return self.entries[v]
+        except KeyError:
+            if self.default is not Env._NO_DEFAULT:
+                return self.default
+            raise PassError(None, f"internal error: value {v.get_name()} read before it was "
+                                  f"written") from None
+
+    def write(self, v: ir.Value, entry) -> None:
+        if self.accumulate is not None and v in self.entries:
+            entry = self.accumulate(self.entries[v], entry)
+        self.entries[v] = entry
+
+    def __contains__(self, v) -> bool:
+        return v in self.entries
+
+
+def terminator(block: ir.Block) -> ir.Operation:
+    ops = list(block.operations)
+    if not ops or not is_terminator(ops[-1]):
+        raise PassError(block.owner.location, "block has no func.return or jaxpr.yield "
+                                              "terminator")
+    return ops[-1].operation
+
+
+def interpret(block: ir.Block, rule_for: Callable[[ir.Operation], Rule | None], env: Env,
+              *, reverse: bool = False) -> list:
+    """Runs `block` through `rule_for` (see the module docstring); returns the entries of
+    the terminator's operands (forward) or of the block's arguments (reverse)."""
+    end = terminator(block)
+    ops = [op.operation for op in block.operations][:-1]
+    if not reverse:
+        for op in ops:
+            outs = rule_for(op)(op, [env.read(v) for v in op.operands])
+            if len(outs) != len(op.results):
+                raise op_error(op, f"internal error: rule gave {len(outs)} results for "
+                                   f"{len(op.results)}")
+            for r, x in zip(op.results, outs):
+                env.write(r, x)
+        return [env.read(v) for v in end.operands]
+    for op in reversed(ops):
+        rule = rule_for(op)
+        if rule is None:
+            continue
+        outs = rule(op, [env.read(r) for r in op.results])
+        if len(outs) != len(op.operands):
+            raise op_error(op, f"internal error: transpose rule gave {len(outs)} entries "
+                               f"for {len(op.operands)} operands")
+        for v, x in zip(op.operands, outs):
+            env.write(v, x)
+    return [env.read(a) for a in block.arguments]
+
+
+__all__ = ["Env", "Rule", "interpret", "terminator"]

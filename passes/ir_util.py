@@ -1,0 +1,181 @@
+"""Generic IR helpers every pass shares: module and function lookup, cloning, replacing.
+
+    fns = FunctionTable(module)          # @name -> func.func, signatures, new functions
+    fn = fns.get("f", where=op)          # PassError at `op` if there is no @f
+    new = clone_into(op, ip, mapping)    # a copy of `op` (regions too), operands remapped
+    replace_op(op, new_values)           # uses of op's results -> new_values; op erased
+    callee_of(op)                        # "f" for func.call / jaxpr.call @f / jaxpr.jvp @f
+    dependent_results(fn, (0,))          # which results of fn depend on argument 0
+
+Ops may carry regions (control flow: `jaxpr.cond`, `jaxpr.while`, `jaxpr.scan`); each
+helper here treats a region's ops as part of the op that holds them.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func as func_d
+
+from mjax.dialect.ops import transforms as T
+from mjax.dialect.types import tensor_type
+from mjax.passes.registry import PassError
+
+# Ops that end a block and hand its results to the enclosing op (also any
+# `<dialect>.yield` / `<dialect>.return`: unregistered ops cannot declare themselves
+# terminators).
+TERMINATORS = frozenset({"func.return", "jaxpr.yield"})
+
+
+def is_terminator(op: ir.Operation) -> bool:
+    name = op.operation.name
+    return name in TERMINATORS or name.endswith((".yield", ".return"))
+
+
+def module_body(module) -> ir.Block:
+    """The one block of a builtin.module (given an ir.Module or its operation)."""
+    return module.operation.regions[0].blocks[0]
+
+
+def entry_block(fn: ir.Operation) -> ir.Block:
+    return fn.regions[0].blocks[0]
+
+
+def symbol_name(fn: ir.Operation) -> str:
+    return ir.StringAttr(fn.attributes["sym_name"]).value
+
+
+def is_private(fn: ir.Operation) -> bool:
+    return ("sym_visibility" in fn.attributes
+            and ir.StringAttr(fn.attributes["sym_visibility"]).value == "private")
+
+
+def callee_of(op: ir.Operation) -> str | None:
+    """The function a call-like op (func.call, jaxpr.call, jaxpr.jvp, ...) names, if any."""
+    if op.name == "func.call" or (op.name.startswith("jaxpr.") and "callee" in op.attributes):
+        return ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    return None
+
+
+def nested_ops(op: ir.Operation) -> list[ir.Operation]:
+    """The ops inside `op`'s regions, at any depth (pre-order), not `op` itself."""
+    ops = []
+
+    def visit(inner):
+        ops.append(inner)
+        return ir.WalkResult.ADVANCE
+    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ops[1:]
+
+
+def clone_into(op: ir.Operation, ip: ir.InsertionPoint, mapping: dict) -> ir.Operation:
+    """Clones `op` (with its regions) at `ip`, replacing operands per `mapping`; inside the
+    regions too, for values a non-isolated region reads from outside."""
+    op = op.operation
+    new = op.clone(ip=ip)
+    for i, v in enumerate(op.operands):
+        if v in mapping:
+            new.operands[i] = mapping[v]
+    if len(new.regions):
+        for inner in nested_ops(new):
+            for i, v in enumerate(inner.operands):
+                if v in mapping:
+                    inner.operands[i] = mapping[v]
+    return new
+
+
+def replace_op(op: ir.Operation, values) -> None:
+    """Replaces every use of `op`'s results by `values`, then erases `op`."""
+    op = op.operation
+    for old, new in zip(op.results, values, strict=True):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
+def is_constant(v: ir.Value) -> bool:
+    """Whether `v` is the result of a jaxpr.constant (cheap to rematerialize)."""
+    owner = v.owner
+    return not isinstance(owner, ir.Block) and owner.name == "jaxpr.constant"
+
+
+def used_values(op: ir.Operation) -> list[ir.Value]:
+    """`op`'s operands plus the outside values its regions read (if not isolated)."""
+    used = list(op.operands)
+    if len(op.regions):
+        for inner in nested_ops(op):
+            used.extend(inner.operands)
+    return used
+
+
+def dependent_results(fn: ir.Operation, args) -> set[int]:
+    """Indices of fn's results that depend (through its body) on the arguments `args`."""
+    block = entry_block(fn)
+    dep = {block.arguments[i] for i in args}
+    for op in block.operations:
+        op = op.operation
+        if is_terminator(op):
+            return {j for j, v in enumerate(op.operands) if v in dep}
+        if any(v in dep for v in used_values(op)):
+            dep.update(op.results)
+    return set()
+
+
+class FunctionTable:
+    """The module's functions by name: lookup, signatures, and new private functions."""
+
+    def __init__(self, module):
+        self.module = module
+        self.body = module_body(module)
+        self.table: dict[str, ir.Operation] = {}
+        for op in self.body.operations:
+            if op.operation.name == "func.func":
+                self.table[symbol_name(op.operation)] = op.operation
+
+    def __contains__(self, name) -> bool:
+        return str(name) in self.table
+
+    def get(self, name: str, where=None) -> ir.Operation:
+        fn = self.table.get(str(name))
+        if fn is None:
+            raise PassError(where.location if where is not None else None,
+                            f"no function named @{name} in the module")
+        return fn
+
+    def signature(self, name: str) -> T.Signature:
+        fn = self.table.get(str(name))
+        if fn is None:
+            raise T.InferError(f"references @{name}, which is not a function in this module")
+        return T.function_signature(fn)
+
+    def fresh_name(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.table:
+            name, k = f"{base}_{k}", k + 1
+        return name
+
+    def create(self, name: str, in_avals, out_avals, after: ir.Operation):
+        """A new private func.func @name right after `after`; returns (op, entry block).
+        `out_avals=None` leaves the results to `set_results` once the body is built."""
+        ins = [tensor_type(a) for a in in_avals]
+        outs = [tensor_type(a) for a in out_avals or ()]
+        with after.location:
+            fn = func_d.FuncOp(name, (ins, outs), visibility="private",
+                               ip=ir.InsertionPoint.after(after))
+            block = fn.add_entry_block()
+        self.table[name] = fn.operation
+        return fn.operation, block
+
+    def erase(self, name: str) -> None:
+        self.table.pop(name).erase()
+
+
+def set_results(fn: ir.Operation, values) -> None:
+    """Terminates fn's entry block with `return values` and sets its result types."""
+    block = entry_block(fn)
+    with fn.location:
+        func_d.ReturnOp(list(values), ip=ir.InsertionPoint(block))
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [a.type for a in block.arguments], [v.type for v in values]))
+
+
+__all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_into", "dependent_results",
+           "entry_block", "is_constant", "is_private", "module_body", "nested_ops",
+           "replace_op", "set_results", "symbol_name", "used_values"]
