@@ -1,9 +1,10 @@
 """`--jaxpr-expand-transforms`: expand every transformation op, inner-first, any depth.
 
-`jaxpr.jvp` and `jaxpr.vjp` are materialized (as --jaxpr-jvp and --jaxpr-vjp do) starting
-from the innermost, so grad(grad(grad(f))) and jvp-of-vjp work; custom_jvp_call,
-custom_vjp_call and checkpoint use their rules under differentiation, and the ones left
-afterwards become plain calls.
+`jaxpr.jvp`, `jaxpr.vjp` and `jaxpr.vmap` are materialized (as --jaxpr-jvp, --jaxpr-vjp
+and --jaxpr-batch do) starting from the innermost, so grad(grad(grad(f))), jvp-of-vjp and
+grad-of-vmap work; custom_jvp_call, custom_vjp_call and checkpoint use their rules under
+differentiation, and the ones left afterwards become plain calls. What each op class
+does is the table `EXPAND` (passes/expansion.py); an op it does not know is an error.
 
     func.func @g(%x: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
       %0 = "jaxpr.vjp"(%x, %ct) {callee = @f} : (tensor<f32>, tensor<f32>) -> tensor<f32>

@@ -15,12 +15,13 @@
     %y, %ty = "jaxpr.call"(%x, %t) {callee = @f_jvp}
 
 Transformation ops inside @f are expanded first (inner-first). Symbolic-zero tangents
-emit no ops. See passes/autodiff.py for the interpreter and the Python entry points.
+emit no ops. The transformation is passes/forward_mode.py, on the interpreter of passes/interpreter.py.
 """
 from __future__ import annotations
 
 from jaxlib.mlir import ir
 
+from mjax.dialect.ops.transforms import JvpOp
 from mjax.passes.autodiff import expand_transforms
 from mjax.passes.registry import Pass, register_pass
 
@@ -30,4 +31,4 @@ class JaxprJvpPass(Pass):
     """Materialize jaxpr.jvp ops as JVP functions (forward-mode autodiff)."""
 
     def run(self, module: ir.Module) -> None:
-        expand_transforms(module, kinds=("jvp",), lower_leftovers=False)
+        expand_transforms(module, only=(JvpOp,), lower_leftovers=False)

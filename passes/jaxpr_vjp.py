@@ -21,12 +21,13 @@ residuals) and a call of a backward function (the linear ops transposed in rever
     %y, %r = "jaxpr.call"(%x) {callee = @f_fwd}
     %ct_x = "jaxpr.call"(%r, %ct) {callee = @f_bwd}
 
-JAX: ad.vjp (linearize + backward_pass). See passes/autodiff.py.
+JAX: ad.vjp (linearize + backward_pass). See passes/reverse_mode.py.
 """
 from __future__ import annotations
 
 from jaxlib.mlir import ir
 
+from mjax.dialect.ops.transforms import VjpOp
 from mjax.passes.autodiff import expand_transforms
 from mjax.passes.registry import Pass, register_pass
 
@@ -36,4 +37,4 @@ class JaxprVjpPass(Pass):
     """Materialize jaxpr.vjp ops as forward + backward functions (reverse-mode autodiff)."""
 
     def run(self, module: ir.Module) -> None:
-        expand_transforms(module, kinds=("vjp",), lower_leftovers=False)
+        expand_transforms(module, only=(VjpOp,), lower_leftovers=False)

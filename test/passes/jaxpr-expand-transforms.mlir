@@ -93,3 +93,37 @@ func.func @custom_vjp(%x: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
   %0 = "jaxpr.vjp"(%x, %ct) {callee = @k} : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// A jaxpr.vmap inside a function under jaxpr.jvp / jaxpr.vjp is batched first (inner-
+// first), then the batched function is differentiated: never inlined as if it were @f.
+// CHECK-LABEL: func.func private @f_batched(
+// CHECK-SAME:    tensor<2x3xf32>
+// CHECK:         "jaxpr.sin"({{.*}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-LABEL: func.func private @f_batched_jvp(
+// CHECK:         "jaxpr.cos"({{.*}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-LABEL: func.func private @g(
+// CHECK-NEXT:    "jaxpr.call"({{.*}}) {callee = @f_batched}
+// CHECK-LABEL: func.func private @g_bwd(
+// CHECK:         "jaxpr.mul"
+// CHECK-LABEL: func.func private @g_jvp(
+// CHECK:         "jaxpr.call"({{.*}}) {callee = @f_batched_jvp}
+// CHECK-LABEL: func.func @vmap_under_jvp_and_vjp
+// CHECK-NOT:     jaxpr.vmap
+// CHECK-NOT:     "jaxpr.jvp"
+// CHECK-NOT:     "jaxpr.vjp"
+func.func private @f(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "jaxpr.sin"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @g(%xs: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = "jaxpr.vmap"(%xs) {callee = @f, in_axes = array<i64: 0>, out_axes = array<i64: 0>, axis_size = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+func.func @vmap_under_jvp_and_vjp(%xs: tensor<2x3xf32>, %t: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0:2 = "jaxpr.jvp"(%xs, %t) {callee = @g} : (tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+  %1 = "jaxpr.vjp"(%xs, %t) {callee = @g} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0#1, %1 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+

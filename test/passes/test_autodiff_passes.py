@@ -15,7 +15,7 @@ from mjax.dialect import attributes as A
 from mjax.dialect import context
 from mjax.dialect.types import ShapedArray, tensor_type
 from mjax.passes import PassError, run_pipeline
-from mjax.passes.autodiff import split_vjp, jvp_function
+from mjax.passes.autodiff import jvp_function, vjp_functions
 from mjax.runtime import get_backend
 
 jax = pytest.importorskip("jax")
@@ -584,10 +584,10 @@ def test_python_entry_points():
         module = ir.Module.parse(CUSTOM)
         name = jvp_function(module, "sinsin")
         assert name == "sinsin_jvp" and jvp_function(module, "sinsin") == name
-        fwd, bwd, info = split_vjp(module, "sinsin")
-        assert (fwd, bwd) == ("sinsin_fwd", "sinsin_bwd")
+        info = vjp_functions(module, "sinsin")
+        assert (info.fwd, info.bwd) == ("sinsin_fwd", "sinsin_bwd")
         assert info.num_outputs == 1 and info.diff_args == (0,) and info.num_residuals >= 1
-        assert split_vjp(module, "sinsin")[:2] == (fwd, bwd)  # reused, not rebuilt
+        assert vjp_functions(module, "sinsin") == info  # reused, not rebuilt
         run_pipeline(module, "builtin.module(jaxpr-verify)")
 
 

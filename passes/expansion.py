@@ -1,0 +1,111 @@
+"""Expansion of transformation ops, driven by one table keyed by op class.
+
+    EXPAND[JvpOp] = rule          # rule(expander, op): replace `op` (jvp, vjp, vmap, ...)
+    EXPAND[CallOp] = KEEP         # stays; only the functions it names are expanded
+
+`Expander.expand_function(name)` walks @name, and for every transformation op first
+expands the functions the op names (inner-first, to any depth), then applies the op's
+rule. A transformation op with no entry is a located error, never a call. So
+`jaxpr.jvp @g` where @g holds `jaxpr.vmap @f` batches @f into @f_batched, rewrites @g to
+call it, and only then differentiates @g.
+
+The rules live with their transformation: jvp and vjp in passes/autodiff.py, vmap in
+passes/batching.py. The expander also holds what they share: the module's functions
+(`fns`) and the derived-function table (`derived`).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from jaxlib.mlir import ir
+
+from mjax.dialect.ops import transforms as T
+from mjax.passes.derived import DerivedTable
+from mjax.passes.ir_util import FunctionTable, callee_of, nested_ops, replace_op
+from mjax.passes.registry import op_error
+from mjax.dialect.builder import Builder
+
+ExpandRule = Callable[["Expander", ir.Operation], None]
+
+
+def KEEP(expander: "Expander", op: ir.Operation) -> None:
+    """Rule of ops that stay (calls); the functions they name are expanded already."""
+
+
+def _internal(expander, op):
+    raise op_error(op, "is internal to --jaxpr-vjp and must not appear outside it")
+
+
+EXPAND: dict[type[T.TransformOp], ExpandRule] = {
+    T.CallOp: KEEP,
+    T.CheckpointOp: KEEP,
+    T.CustomJvpCallOp: KEEP,
+    T.CustomVjpCallOp: KEEP,
+    T.CheckpointTangentOp: _internal,
+    T.CustomVjpTangentOp: _internal,
+}
+
+
+class Expander:
+    """Expansion over one module: its functions, derived functions and per-pass state."""
+
+    def __init__(self, module):
+        self.module = module
+        self.fns = FunctionTable(module)
+        self.derived = DerivedTable(self.fns)
+        self.state: dict = {}          # per-transformation helpers (e.g. the batcher)
+        self._done: set = set()
+
+    def expand_function(self, name: str, only: frozenset | None = None) -> None:
+        """Expands the transformation ops in @name whose class is in `only` (default:
+        all), after expanding the functions they and @name's calls name."""
+        key = (str(name), only)
+        if key in self._done:
+            return
+        self._done.add(key)
+        for op in nested_ops(self.fns.get(name)):
+            view = op.opview
+            if not isinstance(view, T.TransformOp):
+                callee = callee_of(op)
+                if callee is not None and callee in self.fns:
+                    self.expand_function(callee, only)
+                continue
+            cls = type(view)
+            rule = EXPAND.get(cls)
+            if rule is None:
+                raise op_error(op, f"no expansion rule for transformation op "
+                                   f"'{op.name}' (known: "
+                                   f"{', '.join(sorted(c.OPERATION_NAME for c in EXPAND))})")
+            for attr in cls.callee_attributes:
+                self.expand_function(str(view.params[attr]), only)
+            if only is None or cls in only:
+                rule(self, op)
+
+    def expand_all(self, only: frozenset | None = None) -> None:
+        for name in list(self.fns.table):
+            if name in self.fns:
+                self.expand_function(name, only)
+
+    # -- helpers for rules ---------------------------------------------------------------
+    def call(self, b: Builder, callee: str, operands, cls=T.CallOp, **params):
+        """Emits `cls @callee(operands)` (a jaxpr.call by default); returns its results."""
+        from mjax.dialect.attributes import Symbol
+        return T.emit_transform(b, cls, *operands, signature=self.fns.signature,
+                                callee=Symbol(callee), **params)
+
+    def replace(self, op: ir.Operation, values) -> None:
+        replace_op(op, values)
+
+
+def lower_custom_calls(expander: Expander) -> None:
+    """custom_jvp_call / custom_vjp_call / checkpoint @f(x) -> jaxpr.call @f(x): what is
+    left of them outside differentiation."""
+    for fn in list(expander.fns.table.values()):
+        for op in nested_ops(fn):
+            view = op.opview
+            if isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp, T.CheckpointOp)):
+                b = Builder(ir.InsertionPoint(op), op.location)
+                replace_op(op, expander.call(b, str(view.params["callee"]), op.operands))
+
+
+__all__ = ["EXPAND", "KEEP", "Expander", "ExpandRule", "lower_custom_calls"]

@@ -1,0 +1,280 @@
+"""Forward mode: the JVP transformation of a block, and JVP functions.
+
+    jvp_function(ex, "f", diff_args, diff_results) -> "f_jvp"
+        @f_jvp(primals..., tangents of diff_args...) -> (outs..., tangents of diff_results...)
+
+The block interpreter (passes/interpreter.py) runs with entries `(primal, tangent)`, the
+tangent `None` being a symbolic zero. Ops whose tangents are all zero are copied
+unchanged (so zeros emit nothing); others go through their rule in `JVP`
+(passes/rules/*.py). Call-like ops have module-aware rules in `JVP_CALL`, keyed by op
+class; a transformation op without one (e.g. an unexpanded `jaxpr.vmap`) is an error.
+
+With `linearize=True` (the first step of reverse mode), calls are inlined so that every
+tangent op is visible to partial evaluation, and `checkpoint` / `custom_vjp_call` emit
+their linear tangent ops (`checkpoint_tangent`, `custom_vjp_tangent`).
+
+JAX: interpreters/ad.py (jvp_jaxpr), over func.func instead of a Jaxpr.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from jaxlib.mlir import ir
+
+from mjax.dialect import attributes as A
+from mjax.dialect.builder import Builder
+from mjax.dialect.core import JaxprOp
+from mjax.dialect.ops import transforms as T
+from mjax.dialect.types import aval_of
+from mjax.passes.interpreter import Env, interpret
+from mjax.passes.ir_util import clone_into, dependent_results, entry_block, set_results
+from mjax.passes.registry import PassError, op_error
+from mjax.passes.rules import JVP, NOT_SUPPORTED
+from mjax.passes.rules.ad_util import has_tangent, instantiate
+
+
+class Jvp:
+    """The JVP transformation, emitting at `ip`; entries are (primal, tangent | None)."""
+
+    def __init__(self, ex, ip: ir.InsertionPoint, linearize: bool):
+        self.ex = ex                  # the Expander: functions, derived table
+        self.ip = ip
+        self.linearize = linearize
+
+    def into(self, block: ir.Block) -> "Jvp":
+        return Jvp(self.ex, ir.InsertionPoint(block), self.linearize)
+
+    def builder(self, op) -> Builder:
+        return Builder(self.ip, op.location)
+
+    def run(self, block: ir.Block, primals, tangents) -> list[tuple]:
+        env = Env(zip(block.arguments, zip(primals, tangents)))
+        return interpret(block, self.rule_for, env)
+
+    def rule_for(self, op: ir.Operation):
+        view = op.opview
+        if op.name == "func.call" or isinstance(view, T.TransformOp):
+            rule = JVP_CALL.get(T.CallOp if op.name == "func.call" else type(view))
+            if rule is None:
+                raise op_error(op, "cannot differentiate: no JVP rule for this "
+                                   "transformation op (it must be expanded first)")
+            return lambda op, pairs: rule(self, op, pairs)
+        return self._op_rule
+
+    def copy(self, op, pairs) -> list[tuple]:
+        new = clone_into(op, self.ip, {v: p for v, (p, _) in zip(op.operands, pairs)})
+        return [(r, None) for r in new.results]
+
+    def _op_rule(self, op, pairs):
+        if all(t is None for _, t in pairs):
+            return self.copy(op, pairs)
+        view = op.opview
+        if not isinstance(view, JaxprOp):
+            raise op_error(op, "cannot differentiate a non-jaxpr op that has tangent inputs")
+        rule = JVP.get(type(view))
+        if rule is None:
+            why = NOT_SUPPORTED.get(("jvp", type(view)), "no JVP rule for this op")
+            raise op_error(op, f"cannot differentiate: {why}")
+        with op.location:
+            outs, touts = rule(self.builder(op), [p for p, _ in pairs],
+                               [t for _, t in pairs], **view.params)
+        return with_tangents(outs, touts)
+
+
+def with_tangents(outs, touts) -> list[tuple]:
+    """(primal, tangent) pairs; values of non-differentiable types get no tangent."""
+    return [(p, t if t is not None and has_tangent(aval_of(p.type)) else None)
+            for p, t in zip(outs, touts)]
+
+
+# ---- call-like ops -------------------------------------------------------------------
+JvpCallRule = Callable[[Jvp, ir.Operation, list], list]
+JVP_CALL: dict[type[T.TransformOp], JvpCallRule] = {}
+
+
+def _split(pairs):
+    return [p for p, _ in pairs], [t for _, t in pairs]
+
+
+def _tangent_pairs(outs, res, which) -> list[tuple]:
+    """Pairs for outs, taking tangents from `res` in order for the indices in `which`."""
+    it = iter(res)
+    return [(p, next(it) if j in which else None) for j, p in enumerate(outs)]
+
+
+def _call_jvp(jvp: Jvp, op, pairs):
+    ps, ts = _split(pairs)
+    if all(t is None for t in ts):
+        return jvp.copy(op, pairs)
+    ex, callee = jvp.ex, _callee(op)
+    ex.expand_function(callee)
+    if jvp.linearize:   # inline the callee's JVP so partial evaluation sees its ops
+        return jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
+    da, dr, outs = _diff_of_call(ex, op, callee, ts)
+    new = jvp_function(ex, callee, da, dr, where=op)
+    res = ex.call(jvp.builder(op), new, ps + [t for t in ts if t is not None])
+    return _tangent_pairs(res[:len(outs)], res[len(outs):], dr)
+
+
+def _checkpoint_jvp(jvp: Jvp, op, pairs):
+    ps, ts = _split(pairs)
+    if all(t is None for t in ts):
+        return jvp.copy(op, pairs)
+    ex, callee, b = jvp.ex, _callee(op), jvp.builder(op)
+    ex.expand_function(callee)
+    da, dr, outs = _diff_of_call(ex, op, callee, ts)
+    nz = [t for t in ts if t is not None]
+    prevent_cse = op.opview.params["prevent_cse"]
+    if jvp.linearize:
+        prim = clone_into(op, jvp.ip, dict(zip(op.operands, ps)))
+        tout = T.emit_transform(b, T.CheckpointTangentOp, *ps, *nz,
+                                signature=ex.fns.signature, callee=A.Symbol(callee),
+                                diff_args=da, diff_results=dr, prevent_cse=prevent_cse)
+        return _tangent_pairs(list(prim.results), tout, dr)
+    new = jvp_function(ex, callee, da, dr, where=op)
+    res = ex.call(b, new, ps + nz, cls=T.CheckpointOp, prevent_cse=prevent_cse)
+    return _tangent_pairs(res[:len(outs)], res[len(outs):], dr)
+
+
+def _custom_jvp_call_jvp(jvp: Jvp, op, pairs):
+    ps, ts = _split(pairs)
+    if all(t is None for t in ts):
+        return jvp.copy(op, pairs)
+    _check_closed_over_tangents(op, ts)
+    ex, b = jvp.ex, jvp.builder(op)
+    ins, outs = ex.fns.signature(_callee(op))
+    g = str(op.opview.params["jvp"])
+    ex.expand_function(g)
+    tin = [instantiate(b, t, a) for t, a in zip(ts, ins) if has_tangent(a)]
+    if jvp.linearize:
+        from mjax.passes.jaxpr_inline import inline_body
+        res = inline_body(ex.fns, g, ps + tin, jvp.ip)
+    else:
+        res = ex.call(b, g, ps + tin)
+    diff = {j for j, a in enumerate(outs) if has_tangent(a)}
+    return _tangent_pairs(res[:len(outs)], res[len(outs):], diff)
+
+
+def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
+    ps, ts = _split(pairs)
+    if all(t is None for t in ts):
+        return jvp.copy(op, pairs)
+    _check_closed_over_tangents(op, ts)
+    callee = _callee(op)
+    if not jvp.linearize:
+        raise op_error(op, f"cannot apply forward-mode autodiff (jvp) to the custom_vjp "
+                           f"function @{callee}; use custom_jvp (JAX has the same "
+                           f"restriction)")
+    ex, b, p = jvp.ex, jvp.builder(op), op.opview.params
+    ins, outs = ex.fns.signature(callee)
+    ex.expand_function(str(p["fwd"]))
+    ex.expand_function(str(p["bwd"]))
+    fwd_out = ex.call(b, str(p["fwd"]), ps)
+    res = fwd_out[len(outs):]
+    tin = [instantiate(b, t, a) for t, a in zip(ts, ins) if has_tangent(a)]
+    tout = T.emit_transform(b, T.CustomVjpTangentOp, *res, *tin, signature=ex.fns.signature,
+                            bwd=p["bwd"], num_residuals=len(res))
+    diff = {j for j, a in enumerate(outs) if has_tangent(a)}
+    return _tangent_pairs(fwd_out[:len(outs)], tout, diff)
+
+
+def _callee(op) -> str:
+    return str(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+
+
+def _diff_of_call(ex, op, callee, ts):
+    """diff_args (nonzero tangents) and diff_results (the results that depend on them:
+    asking for the others would turn their symbolic zeros into real zero arrays)."""
+    ins, outs = ex.fns.signature(callee)
+    da = tuple(i for i, t in enumerate(ts) if t is not None)
+    dependent = dependent_results(ex.fns.get(callee, op), da)
+    dr = tuple(j for j in T.default_diff(outs) if j in dependent)
+    return da, dr, outs
+
+
+def _check_closed_over_tangents(op, ts) -> None:
+    # JAX: ad.CustomJVPException / CustomVJPException.
+    view = op.opview
+    n = view.params["num_consts"] or 0
+    if n and any(t is not None for t in ts[len(ts) - n:]):
+        kind = "custom_jvp" if isinstance(view, T.CustomJvpCallOp) else "custom_vjp"
+        rule = "JVP" if kind == "custom_jvp" else "VJP"
+        raise op_error(op, f"Detected differentiation of a {kind} function with respect to "
+                           f"a closed-over value. That isn't supported because the custom "
+                           f"{rule} rule only specifies how to differentiate the {kind} "
+                           f"function with respect to explicit input parameters. Try "
+                           f"passing the closed-over value into the {kind} function as an "
+                           f"argument, and adapting the {kind} rule.")
+
+
+def _internal(jvp, op, pairs):
+    raise op_error(op, "is internal to --jaxpr-vjp and cannot be differentiated")
+
+
+JVP_CALL.update({
+    T.CallOp: _call_jvp,
+    T.CheckpointOp: _checkpoint_jvp,
+    T.CustomJvpCallOp: _custom_jvp_call_jvp,
+    T.CustomVjpCallOp: _custom_vjp_call_jvp,
+    T.CheckpointTangentOp: _internal,
+    T.CustomVjpTangentOp: _internal,
+})
+
+
+# ---- JVP functions -------------------------------------------------------------------
+def prepare(ex, kind: str, name: str, diff_args, diff_results, where):
+    """@name with its transformation ops expanded: (fn, ins, outs, diff_args,
+    diff_results), the indices checked (PassError at `where`)."""
+    fn = ex.fns.get(name, where)
+    ex.expand_function(name)
+    ins, outs = T.function_signature(fn)
+    loc = where.location if where is not None else fn.location
+    da = _check_diff(name, kind, "diff_args", diff_args, ins, loc)
+    dr = _check_diff(name, kind, "diff_results", diff_results, outs, loc)
+    return fn, ins, outs, da, dr
+
+
+def _check_diff(name, kind, what, idx, avals, loc) -> tuple[int, ...]:
+    try:
+        return T._check_diff(f"jaxpr.{kind}", what, idx, avals)
+    except T.InferError as e:
+        raise PassError(loc, f"differentiating @{name}: {e}") from None
+
+
+def diff_suffix(da, dr, ins, outs) -> str:
+    """Name suffix of derived functions for non-default diff_args/diff_results."""
+    if da == T.default_diff(ins) and dr == T.default_diff(outs):
+        return ""
+    return f"_a{'_'.join(map(str, da)) or 'none'}_r{'_'.join(map(str, dr)) or 'none'}"
+
+
+def jvp_function(ex, name: str, diff_args=None, diff_results=None, where=None) -> str:
+    """Materializes (or reuses) the JVP of @name; returns the new function's name."""
+    fn, ins, outs, da, dr = prepare(ex, "jvp", name, diff_args, diff_results, where)
+    existing = ex.derived.get(name, T.JvpOp, diff_args=da, diff_results=dr)
+    if existing:
+        return existing
+    new_name = ex.fns.fresh_name(f"{name}_jvp{diff_suffix(da, dr, ins, outs)}")
+    new_fn, block = ex.fns.create(new_name, list(ins) + [ins[i] for i in da], None, fn)
+    ex.derived.add(new_name, name, T.JvpOp, diff_args=da, diff_results=dr)
+    args = list(block.arguments)
+    tangents = [None] * len(ins)
+    for k, i in enumerate(da):
+        tangents[i] = args[len(ins) + k]
+    jvp = Jvp(ex, ir.InsertionPoint(block), linearize=False)
+    results = jvp.run(entry_block(fn), args[:len(ins)], tangents)
+    b = Builder(jvp.ip, fn.location)
+    tangent_outs = [instantiate(b, results[j][1], outs[j]) for j in dr]
+    set_results(new_fn, [p for p, _ in results] + tangent_outs)
+    return new_name
+
+
+def expand_jvp_op(ex, op) -> None:
+    """`jaxpr.jvp @f(primals, tangents)` -> `jaxpr.call @f_jvp(primals, tangents)`."""
+    p = op.opview.params
+    new = jvp_function(ex, str(p["callee"]), p["diff_args"], p["diff_results"], where=op)
+    ex.replace(op, ex.call(Builder(ir.InsertionPoint(op), op.location), new, op.operands))
+
+
+__all__ = ["JVP_CALL", "Jvp", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
+           "with_tangents"]

@@ -1,0 +1,86 @@
+"""Partial evaluation of a block: known ops run now, ops that read an unknown wait.
+
+    pe = PartialEval(known_ip, unknown_block)        # unknown_block: None to only classify
+    outs = pe.run(block, [x, Linear(aval_of_t)])     # an entry per block argument
+
+Entries are a known value (an `ir.Value` at `known_ip`) or unknown (`Linear`, JAX's
+UndefinedPrimal / PartialVal.unknown). An op reading any unknown entry is unknown: its
+results are unknown and, with an `unknown_block`, it is copied there. The known values
+an unknown op reads become `residuals`, new arguments appended to `unknown_block`;
+constants are copied into `unknown_block` instead (cheaper than saving them).
+
+    %y = sin(%x); %c = cos(%x); %t2 = mul(%t, %c)       x known, t unknown
+  ==>
+    known:   %y = sin(%x); %c = cos(%x)                  residuals: [%c]
+    unknown: ^bb(%t, %r): %t2 = mul(%t, %r)
+
+JAX: partial_eval.partial_eval_jaxpr_nounits. Reverse mode uses it to split a
+linearized function into its forward and linear parts, and transposition to evaluate
+the non-linear ops of a linear function before walking the linear ones backwards.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from mjax.dialect.types import aval_of
+from mjax.passes.interpreter import Env, interpret
+from mjax.passes.ir_util import clone_into, is_constant
+from mjax.passes.rules.ad_util import Linear
+
+
+class Unknown(Linear):
+    """An unknown entry whose value has been emitted into the unknown block."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: ir.Value):
+        super().__init__(aval_of(value.type))
+        self.value = value
+
+
+class PartialEval:
+    """Partial evaluation emitting known ops at `known_ip` and (if given) unknown ops at
+    the end of `unknown_block`."""
+
+    def __init__(self, known_ip: ir.InsertionPoint, unknown_block: ir.Block | None = None):
+        self.known_ip = known_ip
+        self.unknown_block = unknown_block
+        self.unknown_ops: list[ir.Operation] = []
+        self.residuals: list[ir.Value] = []       # known values, one per new block argument
+        self._inputs: dict = {}                   # old value -> its value in unknown_block
+        self.env: Env | None = None
+
+    def run(self, block: ir.Block, entries) -> list:
+        self.env = Env(zip(block.arguments, entries))
+        return interpret(block, self.rule_for, self.env)
+
+    def rule_for(self, op):
+        return self._rule
+
+    def _rule(self, op, entries):
+        if not any(isinstance(e, Linear) for e in entries):
+            new = clone_into(op, self.known_ip, dict(zip(op.operands, entries)))
+            return list(new.results)
+        self.unknown_ops.append(op)
+        if self.unknown_block is None:
+            return [Linear(aval_of(r.type)) for r in op.results]
+        mapping = {v: self.unknown_value(v, e) for v, e in zip(op.operands, entries)}
+        new = clone_into(op, ir.InsertionPoint(self.unknown_block), mapping)
+        return [Unknown(r) for r in new.results]
+
+    def unknown_value(self, old: ir.Value, entry) -> ir.Value:
+        """`old`'s value inside the unknown block (a residual argument for known ones)."""
+        if isinstance(entry, Unknown):
+            return entry.value
+        if old not in self._inputs:
+            if is_constant(old):
+                new = clone_into(old.owner, ir.InsertionPoint(self.unknown_block), {})
+                self._inputs[old] = new.results[0]
+            else:
+                self._inputs[old] = self.unknown_block.add_argument(entry.type,
+                                                                    ir.Location.unknown())
+                self.residuals.append(entry)
+        return self._inputs[old]
+
+
+__all__ = ["PartialEval", "Unknown"]

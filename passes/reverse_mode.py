@@ -1,0 +1,262 @@
+"""Reverse mode = linearize (JVP) + partial evaluation + transpose, over func.func.
+
+    linearize_functions(ex, "f", diff_args, diff_results) -> LinearizeInfo
+        @f_fwd(primals...) -> (outs..., residuals...)
+        @f_lin(tangents of diff_args..., residuals...) -> tangents of diff_results
+    transpose_function(ex, "f_lin", linear_args, "f_bwd") -> "f_bwd"
+        @f_bwd(residuals..., cotangents of diff_results...) -> cotangents of diff_args
+    vjp_functions(ex, "f", ...) -> VjpInfo(fwd, bwd, ...)       # both of the above
+
+1. linearize: the JVP transformation (passes/forward_mode.py, linearize=True) builds a
+   temporary function whose calls are inlined, so every tangent op is visible;
+2. partial evaluation (passes/partial_eval.py) with the tangents unknown: the known ops
+   form @f_fwd, the unknown (linear) ones @f_lin, the known values they read are the
+   residuals (constants are copied instead);
+3. transpose: non-linear ops of @f_lin are evaluated first (partial evaluation again),
+   then the interpreter walks it backwards (`reverse=True`), each linear op through its
+   rule in `TRANSPOSE`, cotangents summed with `jaxpr.add`.
+
+JAX: ad.linearize_jaxpr + partial_eval + ad.backward_pass.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from mjax.dialect.builder import Builder
+from mjax.dialect.core import JaxprOp
+from mjax.dialect.ops import transforms as T
+from mjax.dialect.types import ShapedArray, aval_of
+from mjax.passes.forward_mode import Jvp, diff_suffix, prepare
+from mjax.passes.interpreter import Env, interpret
+from mjax.passes.ir_util import entry_block, nested_ops, replace_op, set_results
+from mjax.passes.partial_eval import PartialEval, Unknown
+from mjax.passes.registry import PassError, op_error
+from mjax.passes.rules import NOT_SUPPORTED, TRANSPOSE
+from mjax.passes.rules.ad_util import Linear, instantiate
+
+
+class Linearize:
+    """Derived-function kind: f -> its forward part (`part="fwd"`) and linear part
+    (`part="lin"`)."""
+
+
+class Transpose:
+    """Derived-function kind: a linear function -> its transpose."""
+
+
+@dataclass(frozen=True)
+class LinearizeInfo:
+    fwd: str
+    lin: str
+    num_outputs: int
+    residual_avals: tuple[ShapedArray, ...]
+    diff_args: tuple[int, ...]
+    diff_results: tuple[int, ...]
+
+    @property
+    def num_residuals(self) -> int:
+        return len(self.residual_avals)
+
+
+@dataclass(frozen=True)
+class VjpInfo:
+    """fwd: primals -> (outs, residuals); bwd: (residuals, cotangents of diff_results)
+    -> cotangents of diff_args."""
+
+    fwd: str
+    bwd: str
+    num_outputs: int
+    residual_avals: tuple[ShapedArray, ...]
+    diff_args: tuple[int, ...]
+    diff_results: tuple[int, ...]
+
+    @property
+    def num_residuals(self) -> int:
+        return len(self.residual_avals)
+
+
+# ---- linearize + partial evaluation --------------------------------------------------
+def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
+                        where=None) -> LinearizeInfo:
+    """Materializes (or reuses) @name's forward and linear parts (see module doc)."""
+    fn, ins, outs, da, dr = prepare(ex, "vjp", name, diff_args, diff_results, where)
+    keys = dict(diff_args=da, diff_results=dr)
+    fwd = ex.derived.get(name, Linearize, part="fwd", **keys)
+    lin = ex.derived.get(name, Linearize, part="lin", **keys)
+    if fwd and lin:
+        fwd_outs = T.function_signature(ex.fns.get(fwd))[1]
+        return LinearizeInfo(fwd, lin, len(outs), tuple(fwd_outs[len(outs):]), da, dr)
+
+    # 1. linearize into a temporary function.
+    tmp, block = ex.fns.create(ex.fns.fresh_name(f"{name}_linearized"),
+                               list(ins) + [ins[i] for i in da], None, fn)
+    try:
+        args = list(block.arguments)
+        tangents = [None] * len(ins)
+        for k, i in enumerate(da):
+            tangents[i] = args[len(ins) + k]
+        jvp = Jvp(ex, ir.InsertionPoint(block), linearize=True)
+        results = jvp.run(entry_block(fn), args[:len(ins)], tangents)
+        b = Builder(jvp.ip, fn.location)
+        set_results(tmp, [p for p, _ in results]
+                    + [instantiate(b, results[j][1], outs[j]) for j in dr])
+
+        # 2. partial evaluation: tangents unknown.
+        suffix = diff_suffix(da, dr, ins, outs)
+        fwd_fn, fblock = ex.fns.create(ex.fns.fresh_name(f"{name}_fwd{suffix}"), ins, None, fn)
+        lin_fn, lblock = ex.fns.create(ex.fns.fresh_name(f"{name}_lin{suffix}"),
+                                       [ins[i] for i in da], None, fwd_fn)
+        pe = PartialEval(ir.InsertionPoint(fblock), lblock)
+        entries = list(fblock.arguments) + [Unknown(a) for a in lblock.arguments]
+        outs_pe = pe.run(block, entries)
+        primal_outs, tangent_outs = outs_pe[:len(outs)], outs_pe[len(outs):]
+        if any(isinstance(e, Linear) for e in primal_outs):
+            raise PassError(fn.location, f"internal error linearizing @{name}: a primal "
+                                         f"output depends on a tangent")
+        term = list(block.operations)[-1].operation
+        lin_outs = [pe.unknown_value(v, e) for v, e in
+                    zip(list(term.operands)[len(outs):], tangent_outs)]
+        set_results(lin_fn, lin_outs)
+        set_results(fwd_fn, list(primal_outs) + pe.residuals)
+    finally:
+        ex.fns.erase(symbol(tmp))
+    fwd, lin = symbol(fwd_fn), symbol(lin_fn)
+    ex.derived.add(fwd, name, Linearize, part="fwd", **keys)
+    ex.derived.add(lin, name, Linearize, part="lin", **keys)
+    res_avals = tuple(aval_of(v.type) for v in pe.residuals)
+    return LinearizeInfo(fwd, lin, len(outs), res_avals, da, dr)
+
+
+def symbol(fn) -> str:
+    return ir.StringAttr(fn.attributes["sym_name"]).value
+
+
+# ---- transpose -----------------------------------------------------------------------
+def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None) -> str:
+    """Materializes (or reuses) the transpose of @lin_name with respect to `linear_args`:
+    (other args..., cotangents of results...) -> cotangents of linear_args."""
+    linear_args = tuple(linear_args)
+    existing = ex.derived.get(lin_name, Transpose, linear_args=linear_args)
+    if existing:
+        return existing
+    lin = ex.fns.get(lin_name, where)
+    ins, outs = T.function_signature(lin)
+    others = [i for i in range(len(ins)) if i not in linear_args]
+    bwd, bblock = ex.fns.create(ex.fns.fresh_name(new_name), [ins[i] for i in others]
+                                + list(outs), None, lin)
+    ex.derived.add(symbol(bwd), lin_name, Transpose, linear_args=linear_args)
+    block = entry_block(lin)
+    bargs = list(bblock.arguments)
+    entries = [None] * len(ins)
+    for k, i in enumerate(others):
+        entries[i] = bargs[k]
+    for i in linear_args:
+        entries[i] = Linear(ins[i])
+    # Non-linear ops first (constants, ops on residuals only), at the top of @bwd.
+    bip = ir.InsertionPoint(bblock)
+    pe = PartialEval(bip)
+    results = pe.run(block, entries)
+    primal = pe.env
+    linear_ops = set(pe.unknown_ops)
+
+    def add(x, y):
+        want, got = aval_of(x.type), aval_of(y.type)
+        if (got.shape, got.dtype) != (want.shape, want.dtype):
+            raise PassError(lin.location, f"internal error: cotangents of types "
+                                          f"{want.str_short()} and {got.str_short()} for one "
+                                          f"value")
+        return Builder(bip, lin.location).add(x, y)
+    cts = Env(default=None, accumulate=lambda x, y: y if x is None else
+              x if y is None else add(x, y))
+    term = list(block.operations)[-1].operation
+    for v, e, ct in zip(term.operands, results, bargs[len(others):]):
+        if isinstance(e, Linear):
+            cts.write(v, ct)
+
+    def rule_for(op):
+        return _transpose_rule if op in linear_ops else None
+
+    def _transpose_rule(op, out_cts):
+        if all(c is None for c in out_cts):
+            return [None] * len(op.operands)
+        view = op.opview
+        cls = type(view) if isinstance(view, JaxprOp) else None
+        rule = TRANSPOSE.get(cls)
+        if rule is None:
+            why = NOT_SUPPORTED.get(("transpose", cls), "no transpose rule (is the op linear?)")
+            raise op_error(op, f"cannot transpose for reverse-mode autodiff: {why}")
+        args = [primal.read(v) for v in op.operands]
+        ct = out_cts[0] if len(out_cts) == 1 else list(out_cts)
+        with op.location:
+            got = rule(Builder(bip, op.location), ct, *args, **view.params)
+        if len(got) != len(args):
+            raise op_error(op, f"internal error: transpose rule returned {len(got)} "
+                               f"cotangents for {len(args)} operands")
+        return [c if isinstance(a, Linear) else None for a, c in zip(args, got)]
+
+    arg_cts = interpret(block, rule_for, cts, reverse=True)
+    b = Builder(bip, lin.location)
+    set_results(bwd, [instantiate(b, arg_cts[i], ins[i]) for i in linear_args])
+    # Transposed checkpoints emit jaxpr.vjp ops (rematerialization): expand them too.
+    ex.expand_function(symbol(bwd))
+    return symbol(bwd)
+
+
+# ---- vjp -----------------------------------------------------------------------------
+def vjp_functions(ex, name: str, diff_args=None, diff_results=None, where=None) -> VjpInfo:
+    """@name's forward part and backward function (the transposed linear part)."""
+    fn, ins, outs, da, dr = prepare(ex, "vjp", name, diff_args, diff_results, where)
+    keys = dict(diff_args=da, diff_results=dr)
+    fwd = ex.derived.get(name, Linearize, part="fwd", **keys)
+    bwd = ex.derived.get(name, T.VjpOp, **keys)
+    if not (fwd and bwd):
+        had_lin = ex.derived.get(name, Linearize, part="lin", **keys)
+        li = linearize_functions(ex, name, da, dr, where)
+        fwd = li.fwd
+        bwd = transpose_function(ex, li.lin, tuple(range(len(da))),
+                                 f"{name}_bwd{diff_suffix(da, dr, ins, outs)}", where)
+        ex.derived.forget(bwd)
+        ex.derived.add(bwd, name, T.VjpOp, **keys)
+        if not had_lin:   # it holds ops internal to reverse mode: it must not outlive it
+            ex.derived.forget(li.lin)
+            ex.fns.erase(li.lin)
+    fwd_outs = T.function_signature(ex.fns.get(fwd))[1]
+    return VjpInfo(fwd, bwd, len(outs), tuple(fwd_outs[len(outs):]), da, dr)
+
+
+def expand_vjp_op(ex, op) -> None:
+    """`jaxpr.vjp @f(primals, cts)` -> `call @f_fwd(primals)`, `call @f_bwd(res, cts)`."""
+    p = op.opview.params
+    info = vjp_functions(ex, str(p["callee"]), p["diff_args"], p["diff_results"], where=op)
+    n_in = len(ex.fns.signature(str(p["callee"]))[0])
+    operands = list(op.operands)
+    b = Builder(ir.InsertionPoint(op), op.location)
+    fwd_out = ex.call(b, info.fwd, operands[:n_in])
+    res = fwd_out[info.num_outputs:]
+    replace_op(op, ex.call(b, info.bwd, res + operands[n_in:]))
+
+
+def evaluable_linear(ex, lin_name: str) -> None:
+    """Makes @lin_name runnable forward: each `checkpoint_tangent` becomes the tangent
+    part of a `jaxpr.jvp`; a `custom_vjp_tangent` is an error (custom_vjp functions have
+    no forward-mode derivative, as in JAX)."""
+    for op in nested_ops(ex.fns.get(lin_name)):
+        view = op.opview
+        if isinstance(view, T.CustomVjpTangentOp):
+            raise op_error(op, "cannot evaluate the linear map of a custom_vjp function "
+                               "forward (jvp of custom_vjp); use custom_jvp")
+        if isinstance(view, T.CheckpointTangentOp):
+            p = view.params
+            b = Builder(ir.InsertionPoint(op), op.location)
+            res = T.emit_transform(b, T.JvpOp, *op.operands, signature=ex.fns.signature,
+                                   callee=p["callee"], diff_args=p["diff_args"],
+                                   diff_results=p["diff_results"])
+            n_out = len(ex.fns.signature(str(p["callee"]))[1])
+            replace_op(op, res[n_out:])
+    ex.expand_function(lin_name)
+
+
+__all__ = ["Linearize", "LinearizeInfo", "Transpose", "VjpInfo", "evaluable_linear",
+           "expand_vjp_op", "linearize_functions", "transpose_function", "vjp_functions"]
