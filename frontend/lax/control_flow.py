@@ -174,7 +174,10 @@ def _cond_core(kind, index, branches, names, operands):
         bodies.append(body)
         trees.append(tree)
         out_avals.append(avals)
-    _check_branch_outputs(kind, names, branches, trees, out_avals)
+    # JAX compares true_fun against false_fun: the branch order reversed.
+    order = slice(None, None, -1) if kind == "cond" else slice(None)
+    _check_branch_outputs(kind, names[order], tuple(branches)[order], trees[order],
+                          out_avals[order])
     consts = _union(b.captured for b in bodies)
     blocks = [b.block_with(consts) for b in bodies]
     operands_flat = [index] + consts + ops_flat
