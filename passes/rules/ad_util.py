@@ -20,6 +20,10 @@ A transpose rule (only for ops linear in some operands), as stored in `TRANSPOSE
 where `ct` is the output cotangent (a list for multi-result ops, None for zero entries)
 and each arg is either an `ir.Value` (a non-linear operand, available in the backward
 pass) or a `Linear` marker with the operand's aval (JAX: `UndefinedPrimal`).
+
+An op given a JVP by `defjvp` / `jvp_rule` / `defzero` and no transpose rule is "not
+linear" in the coverage table without being listed again: the JVP registrars record that
+reason, and a transpose rule registered for the op takes precedence over it.
 """
 from __future__ import annotations
 
@@ -90,11 +94,19 @@ def add_tangents(b, x, y):
 
 
 # ---- JVP ---------------------------------------------------------------------------
+_NOT_LINEAR = "not linear"
+
+
+def _set_jvp(op, rule) -> None:
+    JVP[op] = rule
+    NOT_SUPPORTED.setdefault(("transpose", op), _NOT_LINEAR)
+
+
 def jvp_rule(*ops):
     """Decorator: registers a full JVP rule `rule(b, primals, tangents, **params)`."""
     def wrap(rule):
         for op in ops:
-            JVP[op] = rule
+            _set_jvp(op, rule)
         return rule
     return wrap
 
@@ -125,7 +137,7 @@ def defjvp(op, *operand_rules):
             extra = {"ans": ans} if w else {}
             acc = add_tangents(b, acc, r(b, t, *primals, **params, **extra))
         return out, [acc]
-    JVP[op] = rule
+    _set_jvp(op, rule)
     return rule
 
 

@@ -197,3 +197,22 @@ func.func @main(%x: tensor<f32>) -> tensor<f32> {
     with pytest.raises(PassError, match=r"user.py:7:3: error: 'jaxpr.checkpoint' op no "
                                         r"expansion rule for transformation op"):
         expand_transforms(module)
+
+
+def test_jvp_registrars_record_not_linear_once():
+    # An op with a JVP rule and no transpose rule is "not linear" without a second,
+    # hand-written list; a registered transpose rule still wins.
+    from mjax.dialect.ops import elementwise as E
+    from mjax.passes.rules import JVP, NOT_SUPPORTED, TRANSPOSE
+    from mjax.passes.rules import ad_util as AD
+    saved = dict(NOT_SUPPORTED), dict(JVP)
+    try:
+        NOT_SUPPORTED.pop(("transpose", E.SinOp), None)
+        AD.defjvp(E.SinOp, lambda b, t, x: b.mul(t, b.cos(x)))
+        assert NOT_SUPPORTED[("transpose", E.SinOp)] == "not linear"
+        assert E.NegOp in TRANSPOSE        # linear ops keep their transpose rule
+    finally:
+        NOT_SUPPORTED.clear()
+        NOT_SUPPORTED.update(saved[0])
+        JVP.clear()
+        JVP.update(saved[1])
