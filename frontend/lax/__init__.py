@@ -500,5 +500,12 @@ scatter_add = _scatter("scatter_add")
 scatter_mul = _scatter("scatter_mul")
 scatter_min = _scatter("scatter_min")
 scatter_max = _scatter("scatter_max")
+
+
+from mjax.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
+                                  conv_general_dilated, conv_general_permutations,
+                                  conv_general_shape_tuple, conv_transpose,
+                                  conv_with_general_padding, padtype_to_pads)
+from mjax.lax.windowed import reduce_window, reduce_window_shape_tuple  # noqa: E402
 from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan,  # noqa: E402
                                    switch, while_loop)

@@ -2,6 +2,7 @@
 from mjax.passes.rules.tables import (BATCH, JVP, LOWER, NOT_SUPPORTED, TRANSPOSE, LowerCtx,
                                       lowering, not_supported)
 from mjax.passes.rules import elementwise, structural, reductions, indexing  # noqa: F401
+from mjax.passes.rules import convolution, windowed  # noqa: F401
 from mjax.passes.rules import control_flow  # noqa: F401
 from mjax.passes.rules import linalg  # noqa: F401
 

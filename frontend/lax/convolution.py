@@ -1,0 +1,270 @@
+"""`lax.conv_general_dilated` and its wrappers (conv, conv_with_general_padding,
+conv_transpose), dimension-number parsing and padding modes, as in `jax.lax`."""
+from __future__ import annotations
+
+import operator
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from mjax import dtypes
+from mjax.core import at_user_line, aval_of_value, bind
+from mjax.dialect import op_class
+from mjax.dialect.ops.convolution import conv_shape, dilate_dim
+
+
+class ConvDimensionNumbers(NamedTuple):
+    """Batch, feature and spatial dimensions of a convolution's operands and result.
+
+    lhs_spec: (batch dimension, feature dimension, spatial dimensions...)
+    rhs_spec: (out feature dimension, in feature dimension, spatial dimensions...)
+    out_spec: (batch dimension, feature dimension, spatial dimensions...)
+    """
+    lhs_spec: Sequence[int]
+    rhs_spec: Sequence[int]
+    out_spec: Sequence[int]
+
+
+def conv_general_permutations(dimension_numbers):
+    """The (lhs, rhs, out) permutations to (batch/out-feature, feature, spatial...) order
+    of string dimension numbers such as ('NHWC', 'HWIO', 'NHWC')."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    charpairs = (("N", "C"), ("O", "I"), ("N", "C"))
+    for i, (a, c) in enumerate(charpairs):
+        spec = dimension_numbers[i]
+        if not spec.count(a) == spec.count(c) == 1:
+            raise TypeError(f"convolution dimension_numbers[{i}] must contain the characters "
+                            f"'{a}' and '{c}' exactly once, got {spec}.")
+        if len(spec) != len(set(spec)):
+            raise TypeError(f"convolution dimension_numbers[{i}] cannot have duplicate "
+                            f"characters, got {spec}.")
+    spatial = [set(s) - set(p) for s, p in zip(dimension_numbers, charpairs)]
+    if not spatial[0] == spatial[1] == spatial[2]:
+        raise TypeError(f"convolution dimension_numbers elements must each have the same set "
+                        f"of spatial characters, got {tuple(dimension_numbers)}.")
+
+    def perm(spec, pair):
+        # Spatial dimensions are ordered as they appear in the kernel's spec.
+        dims = sorted((i for i, ch in enumerate(spec) if ch not in pair),
+                      key=lambda i: rhs_spec.index(spec[i]))
+        return (spec.index(pair[0]), spec.index(pair[1])) + tuple(dims)
+
+    return tuple(perm(s, p) for s, p in zip(dimension_numbers, charpairs))
+
+
+def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimensionNumbers:
+    """`dimension_numbers` (None, three strings, or ConvDimensionNumbers) in canonical
+    form. JAX: lax.conv_dimension_numbers."""
+    if isinstance(dimension_numbers, ConvDimensionNumbers):
+        return dimension_numbers
+    if len(lhs_shape) != len(rhs_shape):
+        raise TypeError(f"convolution requires lhs and rhs ndim to be equal, got "
+                        f"{len(lhs_shape)} and {len(rhs_shape)}.")
+    if dimension_numbers is None:
+        iota = tuple(range(len(lhs_shape)))
+        return ConvDimensionNumbers(iota, iota, iota)
+    if not isinstance(dimension_numbers, (list, tuple)):
+        raise TypeError(f"convolution dimension_numbers must be tuple/list or None, got "
+                        f"{type(dimension_numbers)}.")
+    if len(dimension_numbers) != 3:
+        raise TypeError(f"convolution dimension_numbers list/tuple must be length 3, got "
+                        f"{len(dimension_numbers)}.")
+    if not all(isinstance(s, str) for s in dimension_numbers):
+        if all(isinstance(s, (list, tuple)) for s in dimension_numbers):
+            return ConvDimensionNumbers(*(tuple(int(d) for d in s) for s in dimension_numbers))
+        raise TypeError(f"convolution dimension_numbers elements must be strings, got "
+                        f"{tuple(type(s) for s in dimension_numbers)}.")
+    for i, spec in enumerate(dimension_numbers):
+        if len(spec) != len(lhs_shape):
+            raise TypeError(f"convolution dimension_numbers[{i}] must have len equal to the "
+                            f"ndim of lhs and rhs, got {len(spec)} for lhs and rhs shapes "
+                            f"{tuple(lhs_shape)} and {tuple(rhs_shape)}.")
+    return ConvDimensionNumbers(*conv_general_permutations(dimension_numbers))
+
+
+def padtype_to_pads(in_shape, window_shape, window_strides, padding):
+    """'SAME', 'SAME_LOWER' or 'VALID' as explicit (low, high) pairs. JAX:
+    lax.padtype_to_pads (SAME puts an odd extra pad at the end, SAME_LOWER at the start)."""
+    mode = padding.upper() if isinstance(padding, str) else padding
+    if mode == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if mode not in ("SAME", "SAME_LOWER"):
+        raise RuntimeError(f"Unrecognized padding type: expected 'VALID', 'SAME', or "
+                           f"'SAME_LOWER', got {padding}.")
+    pads = []
+    for d, k, s in zip(in_shape, window_shape, window_strides):
+        out = -(-int(d) // int(s))
+        total = max((out - 1) * int(s) + int(k) - int(d), 0)
+        small, big = total // 2, total - total // 2
+        pads.append((small, big) if mode == "SAME" else (big, small))
+    return pads
+
+
+_PRECISION_NAMES = {"default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEFAULT",
+                    "high": "HIGH", "tensorfloat32": "HIGH", "bfloat16_3x": "HIGH",
+                    "highest": "HIGHEST", "float32": "HIGHEST"}
+
+
+def canonicalize_precision(precision):
+    """None, or a pair of 'DEFAULT'/'HIGH'/'HIGHEST'. JAX: lax.canonicalize_precision."""
+    if precision is None:
+        return None
+    if isinstance(precision, (list, tuple)) and len(precision) == 2:
+        return tuple(canonicalize_precision(p)[0] for p in precision)
+    name = getattr(precision, "name", precision)
+    if isinstance(name, str):
+        key = name.lower()
+        if key in _PRECISION_NAMES:
+            return (_PRECISION_NAMES[key],) * 2
+    raise ValueError(f"Precision argument must be None, a string in "
+                     f"{sorted(_PRECISION_NAMES)}, a lax.Precision value or a tuple of two "
+                     f"of those, got {precision!r}")
+
+
+def _ints(name, values, n):
+    try:
+        out = tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise TypeError(at_user_line(f"conv_general_dilated {name} must be a sequence of "
+                                     f"integers, got {values!r}")) from None
+    if len(out) != n:
+        raise ValueError(at_user_line(f"conv_general_dilated {name} must have {n} entries "
+                                      f"(one per spatial dimension), got {out}"))
+    return out
+
+
+def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
+                         rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
+    """General n-d convolution with optional dilation. JAX: lax.conv_general_dilated."""
+    if out_sharding is not None:
+        raise NotImplementedError("conv_general_dilated: out_sharding is not supported by "
+                                  "mjax (no sharding propagation yet)")
+    la, ra = aval_of_value(lhs), aval_of_value(rhs)
+    dnums = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
+    n = la.ndim - 2
+    if lhs_dilation is None:
+        lhs_dilation = (1,) * n
+    elif isinstance(padding, str) and any(d != 1 for d in lhs_dilation):
+        raise ValueError("String padding is not implemented for transposed convolution "
+                         "using this op. Please either exactly specify the required padding "
+                         "or use conv_transpose.")
+    rhs_dilation = (1,) * n if rhs_dilation is None else rhs_dilation
+    window_strides = _ints("window_strides", window_strides, n)
+    lhs_dilation = _ints("lhs_dilation", lhs_dilation, n)
+    rhs_dilation = _ints("rhs_dilation", rhs_dilation, n)
+    if isinstance(padding, str):
+        in_spatial = [la.shape[d] for d in dnums.lhs_spec[2:]]
+        window = [dilate_dim(ra.shape[d], r) for d, r in zip(dnums.rhs_spec[2:], rhs_dilation)]
+        padding = padtype_to_pads(in_spatial, window, window_strides, padding)
+    else:
+        try:
+            padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+        except (ValueError, TypeError):
+            raise ValueError(f"padding argument to conv_general_dilated should be a string "
+                             f"or a sequence of (low, high) pairs, got {padding}") from None
+    pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
+        preferred_element_type)
+    params = dict(window_strides=window_strides, padding=tuple(tuple(p) for p in padding),
+                  lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+                  dimension_numbers={"lhs_spec": tuple(dnums.lhs_spec),
+                                     "rhs_spec": tuple(dnums.rhs_spec),
+                                     "out_spec": tuple(dnums.out_spec)},
+                  feature_group_count=operator.index(feature_group_count),
+                  batch_group_count=operator.index(batch_group_count))
+    try:  # shape errors are ValueErrors, as in JAX (the op's own check raises TypeError)
+        conv_shape(la.shape, ra.shape, **params)
+    except ValueError as e:
+        raise ValueError(at_user_line(str(e))) from None
+    return bind(op_class("conv_general_dilated"), lhs, rhs, **params,
+                precision=canonicalize_precision(precision), preferred_element_type=pet)
+
+
+def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
+    """conv_general_dilated with NCHW/OIHW layouts and no dilation. JAX: lax.conv."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                              precision=None, preferred_element_type=None):
+    """conv_general_dilated with NCHW/OIHW layouts. JAX: lax.conv_with_general_padding."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
+                                rhs_dilation=rhs_dilation, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def _conv_transpose_padding(k: int, s: int, padding):
+    """(before, after) padding of one dimension of a transposed convolution whose forward
+    convolution had kernel size k, stride s and `padding`. JAX: _conv_transpose_padding."""
+    if padding == "SAME":
+        total = k + s - 2
+        before = k - 1 if s > k - 1 else -(-total // 2)
+    elif padding == "VALID":
+        total = k + s - 2 + max(k - s, 0)
+        before = k - 1
+    elif isinstance(padding, tuple):
+        pads = tuple(k - p - 1 for p in padding)
+        before, total = pads[0], sum(pads)
+    else:
+        raise ValueError(f"Invalid padding mode: {padding}")
+    return before, total - before
+
+
+_TRANSPOSE_DEFAULTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
+                       4: ("NHWC", "HWIO", "NHWC"), 5: ("NHWDC", "HWDIO", "NHWDC")}
+
+
+def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
+                   transpose_kernel=False, precision=None, preferred_element_type=None,
+                   use_consistent_padding=False):
+    """A fractionally strided convolution (the 'transpose' of a strided conv), with
+    TensorFlow's layouts by default. JAX: lax.conv_transpose."""
+    la, ra = aval_of_value(lhs), aval_of_value(rhs)
+    if la.ndim != ra.ndim or la.ndim < 2:
+        raise ValueError(f"conv_transpose requires lhs and rhs of equal rank >= 2, got "
+                         f"shapes {la.shape} and {ra.shape}")
+    if dimension_numbers is None:
+        if la.ndim not in _TRANSPOSE_DEFAULTS:
+            raise ValueError("No 4+ dimensional dimension_number defaults.")
+        dimension_numbers = _TRANSPOSE_DEFAULTS[la.ndim]
+    dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
+    kernel = [ra.shape[d] for d in dn.rhs_spec[2:]]
+    rhs_dilation = (1,) * (ra.ndim - 2) if rhs_dilation is None else tuple(rhs_dilation)
+    if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
+        per_dim = [padding] * len(strides) if isinstance(padding, str) else [
+            tuple(p) for p in padding]
+        pads = tuple(_conv_transpose_padding(dilate_dim(k, r), s, p)
+                     for k, r, s, p in zip(kernel, rhs_dilation, strides, per_dim))
+    else:
+        pads = padding
+    if transpose_kernel:
+        from mjax import lax
+        rhs = lax.rev(rhs, tuple(dn.rhs_spec[2:]))
+        perm = list(range(ra.ndim))
+        perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
+        rhs = lax.transpose(rhs, perm)
+    one = (1,) * (la.ndim - 2)
+    return conv_general_dilated(lhs, rhs, one, pads, strides, rhs_dilation, dn,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                             dimension_numbers):
+    """The result shape of conv_general_dilated. JAX: lax.conv_general_shape_tuple."""
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    n = len(lhs_shape) - 2
+    if isinstance(padding, str):
+        padding = padtype_to_pads([lhs_shape[d] for d in dn.lhs_spec[2:]],
+                                  [rhs_shape[d] for d in dn.rhs_spec[2:]], window_strides,
+                                  padding)
+    return conv_shape(tuple(lhs_shape), tuple(rhs_shape), window_strides=tuple(window_strides),
+                      padding=tuple(tuple(p) for p in padding), lhs_dilation=(1,) * n,
+                      rhs_dilation=(1,) * n, dimension_numbers=dn._asdict())
+
+
+__all__ = ["ConvDimensionNumbers", "conv_general_dilated", "conv", "conv_with_general_padding",
+           "conv_transpose", "conv_dimension_numbers", "conv_general_permutations",
+           "padtype_to_pads", "conv_general_shape_tuple"]

@@ -1,0 +1,137 @@
+"""`lax.reduce_window` over the monoids add/max/min, as in `jax.lax`.
+
+A monoid computation binds `reduce_window_sum/max/min` (padding and dilation holes count as
+the monoid's identity); an init value other than the identity starts every window's
+reduction, as XLA computes it. A custom computation needs a traced region (not yet in
+mjax) and raises NotImplementedError.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from mjax.core import Tracer, at_user_line, aval_of_value, bind
+from mjax.dialect import op_class
+from mjax.dialect.ops.convolution import dilate_dim
+from mjax.dialect.ops.windowed import reduce_window_shape
+from mjax.lax.convolution import padtype_to_pads
+
+
+def _monoid(computation):
+    """'add', 'max', 'min' for the computations mjax recognizes, else None."""
+    from mjax import lax, numpy as jnp
+    for kind, fns in (("add", (lax.add, jnp.add)), ("max", (lax.max, jnp.maximum)),
+                      ("min", (lax.min, jnp.minimum))):
+        if any(computation is f for f in fns):
+            return kind
+    if computation is operator.add:
+        return "add"
+    return None
+
+
+def _identity(kind, dtype):
+    dtype = np.dtype(dtype)
+    if kind == "add":
+        return dtype.type(0)
+    if dtype == np.bool_:
+        return np.bool_(kind == "min")
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return dtype.type(info.min if kind == "max" else info.max)
+    return dtype.type(-np.inf if kind == "max" else np.inf)
+
+
+def _is_identity(init, kind, dtype) -> bool:
+    if isinstance(init, Tracer):
+        return False
+    try:
+        value = np.asarray(init)
+    except Exception:  # a device array that cannot be read while tracing
+        return False
+    if value.shape != ():
+        return False
+    return bool(value.astype(dtype) == _identity(kind, dtype))
+
+
+def _ints(name, values, n):
+    out = tuple(operator.index(v) for v in values)
+    if len(out) != n:
+        raise TypeError(at_user_line(f"reduce_window got the wrong number of {name} for "
+                                     f"operand of rank {n}: got {name} {out}"))
+    return out
+
+
+def _window_params(shape, window_dimensions, window_strides, padding, base_dilation,
+                   window_dilation):
+    n = len(shape)
+    window_dimensions = _ints("window_dimensions", window_dimensions, n)
+    window_strides = (1,) * n if window_strides is None else _ints(
+        "window_strides", window_strides, n)
+    base_dilation = (1,) * n if base_dilation is None else _ints(
+        "base_dilation", base_dilation, n)
+    window_dilation = (1,) * n if window_dilation is None else _ints(
+        "window_dilation", window_dilation, n)
+    if isinstance(padding, str):
+        window = [dilate_dim(w, d) for w, d in zip(window_dimensions, window_dilation)]
+        padding = padtype_to_pads(shape, window, window_strides, padding)
+    padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+    params = dict(window_dimensions=window_dimensions, window_strides=window_strides,
+                  padding=padding, base_dilation=base_dilation,
+                  window_dilation=window_dilation)
+    try:
+        reduce_window_shape("reduce_window", tuple(shape), **params)
+    except TypeError as e:
+        raise TypeError(at_user_line(str(e))) from None
+    return params
+
+
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
+                  padding="VALID", base_dilation=None, window_dilation=None):
+    """Reduction over padded, strided, dilated windows. JAX: lax.reduce_window."""
+    from mjax import lax, tree_util
+    leaves, tree = tree_util.tree_flatten(operand)
+    inits, init_tree = tree_util.tree_flatten(init_value)
+    if tree != init_tree:
+        raise ValueError(f"Operands must have the same tree structure as init_values: "
+                         f"{tree} vs. {init_tree}")
+    if not leaves:
+        raise ValueError("reduce_window must have at least one operand.")
+    kind = _monoid(computation)
+    if len(leaves) != 1 or kind is None:
+        raise NotImplementedError(
+            "mjax.lax.reduce_window supports one operand reduced with lax.add, lax.max or "
+            "lax.min; a custom computation (or several operands) needs a traced region, "
+            "which mjax does not have yet")
+    x, init = leaves[0], inits[0]
+    aval = aval_of_value(x)
+    params = _window_params(aval.shape, window_dimensions, window_strides, padding,
+                            base_dilation, window_dilation)
+    if np.shape(init) != () and aval_of_value(init).shape != ():
+        raise TypeError(at_user_line(f"reduce_window init_value must be a scalar, got shape "
+                                     f"{aval_of_value(init).shape}"))
+    op = op_class("reduce_window_" + {"add": "sum", "max": "max", "min": "min"}[kind])
+    if _is_identity(init, kind, aval.dtype):
+        out = bind(op, x, **params)
+        return tree_util.tree_unflatten(tree, [out])
+    # As XLA computes it for any init value v: padding and base-dilation holes are skipped
+    # (they hold the identity) and each window's reduction starts from v.
+    init = lax.convert_element_type(init, aval.dtype)
+    reduced = bind(op, x, **params)
+    combine = {"add": lax.add, "max": lax.max, "min": lax.min}[kind]
+    out = combine(reduced, lax.broadcast_in_dim(init, aval_of_value(reduced).shape, ()))
+    return tree_util.tree_unflatten(tree, [out])
+
+
+def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
+                              base_dilation=None, window_dilation=None):
+    """The result shape of a windowed reduction. JAX: lax.reduce_window_shape_tuple."""
+    n = len(operand_shape)
+    return reduce_window_shape(
+        "reduce_window", tuple(operand_shape), window_dimensions=tuple(window_dimensions),
+        window_strides=tuple(window_strides), padding=tuple(tuple(p) for p in padding),
+        base_dilation=(1,) * n if base_dilation is None else tuple(base_dilation),
+        window_dilation=(1,) * n if window_dilation is None else tuple(window_dilation))
+
+
+__all__ = ["reduce_window", "reduce_window_shape_tuple"]

@@ -1,0 +1,242 @@
+"""conv_general_dilated (and wrappers), reduce_window and friends, top_k, approx_max_k,
+reduce, segment_* against jax, with gradients and vmap."""
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax import lax
+from mjax.test_util import check_grads
+from frontend_util import check, x64
+
+RNG = np.random.default_rng(7)
+
+
+def rand(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+# ---- conv_general_dilated ---------------------------------------------------------
+# (lhs shape, rhs shape, kwargs); layouts in the kwargs' dimension_numbers.
+CONV_CASES = [
+    ((2, 3, 7, 6), (4, 3, 3, 2), dict(window_strides=(1, 1), padding="VALID")),
+    ((2, 3, 7, 6), (4, 3, 3, 2), dict(window_strides=(2, 1), padding="SAME")),
+    ((2, 3, 7, 6), (4, 3, 2, 3), dict(window_strides=(2, 3), padding="SAME_LOWER")),
+    ((2, 3, 7, 6), (4, 3, 3, 2), dict(window_strides=(1, 2), padding=((1, 2), (0, 1)),
+                                      lhs_dilation=(2, 1), rhs_dilation=(1, 2))),
+    ((2, 7, 6, 4), (3, 2, 2, 6), dict(window_strides=(1, 1), padding="SAME",
+                                      dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                      feature_group_count=2)),
+    ((4, 6, 5, 2), (2, 3, 2, 6), dict(window_strides=(1, 2), padding=((1, 0), (2, 1)),
+                                      dimension_numbers=("NHWC", "HWIO", "NCHW"),
+                                      batch_group_count=2)),
+    ((5, 2, 9), (3, 2, 4), dict(window_strides=(3,), padding=((-1, 2),),
+                                rhs_dilation=(2,))),
+    ((3, 8, 2), (4, 2, 5), dict(window_strides=(1,), padding="SAME",
+                                dimension_numbers=("NWC", "WIO", "CNW"))),
+    ((2, 2, 4, 3, 5), (3, 2, 2, 2, 2), dict(window_strides=(1, 2, 1), padding="VALID",
+                                            dimension_numbers=("NCDHW", "OIDHW", "NDHWC"))),
+]
+CONV_IDS = ["valid", "same_strided", "same_lower", "dilated", "nhwc_groups",
+            "batch_groups", "1d_negative_pad", "1d_odd_layout", "3d"]
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=CONV_IDS)
+def test_conv_general_dilated_matches_jax(case):
+    lhs_shape, rhs_shape, kw = case
+    x, w = rand(*lhs_shape), rand(*rhs_shape)
+    want = jax.lax.conv_general_dilated(x, w, **kw)
+    check(lax.conv_general_dilated(x, w, **kw), want, rtol=1e-4, atol=1e-4)
+    check(mjax.jit(lambda x, w: lax.conv_general_dilated(x, w, **kw))(x, w), want,
+          rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=CONV_IDS)
+def test_conv_general_dilated_grads_match_jax(case):
+    lhs_shape, rhs_shape, kw = case
+    x, w = rand(*lhs_shape), rand(*rhs_shape)
+    ct = rand(*jax.eval_shape(lambda: jax.lax.conv_general_dilated(x, w, **kw)).shape)
+
+    def loss(conv):
+        return lambda x, w: (conv(x, w, **kw) * ct).sum()
+    got = mjax.grad(loss(lax.conv_general_dilated), argnums=(0, 1))(x, w)
+    want = jax.grad(loss(jax.lax.conv_general_dilated), argnums=(0, 1))(x, w)
+    for g, wt in zip(got, want):
+        check(g, wt, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_check_grads_second_order():
+    x, w = rand(2, 2, 5, 4).astype(np.float64), rand(3, 2, 2, 3).astype(np.float64)
+    with x64():
+        f = lambda x, w: jnp.tanh(lax.conv_general_dilated(  # noqa: E731
+            x, w, (2, 1), "SAME", rhs_dilation=(1, 2)))
+        check_grads(f, (x, w), order=2, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=CONV_IDS)
+def test_conv_vmap_matches_loop(case):
+    lhs_shape, rhs_shape, kw = case
+    xs, ws = rand(3, *lhs_shape), rand(3, *rhs_shape)
+    f = lambda x, w: lax.conv_general_dilated(x, w, **kw)  # noqa: E731
+    jf = lambda x, w: jax.lax.conv_general_dilated(x, w, **kw)  # noqa: E731
+    for in_axes, args, jargs in [((0, 0), (xs, ws), (xs, ws)),
+                                 ((0, None), (xs, ws[0]), (xs, ws[0])),
+                                 ((None, 0), (xs[0], ws), (xs[0], ws)),
+                                 ((2, 1), (np.moveaxis(xs, 0, 2), np.moveaxis(ws, 0, 1)),
+                                  (np.moveaxis(xs, 0, 2), np.moveaxis(ws, 0, 1)))]:
+        want = jax.vmap(jf, in_axes=in_axes)(*jargs)
+        check(mjax.vmap(f, in_axes=in_axes)(*args), want, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_wrappers_match_jax():
+    x, w = rand(2, 3, 6, 5), rand(4, 3, 3, 2)
+    check(lax.conv(x, w, (1, 2), "SAME"), jax.lax.conv(x, w, (1, 2), "SAME"), rtol=1e-4,
+          atol=1e-4)
+    check(lax.conv_with_general_padding(x, w, (2, 1), ((1, 1), (2, 0)), (1, 2), (2, 1)),
+          jax.lax.conv_with_general_padding(x, w, (2, 1), ((1, 1), (2, 0)), (1, 2), (2, 1)),
+          rtol=1e-4, atol=1e-4)
+    xt, wt = rand(2, 5, 6, 3), rand(3, 2, 3, 4)
+    for pad in ["SAME", "VALID", ((1, 2), (0, 1))]:
+        for tk in (False, True):
+            kw = dict(transpose_kernel=tk)
+            wk = rand(3, 2, 4, 3) if tk else wt
+            check(lax.conv_transpose(xt, wk, (2, 2), pad, **kw),
+                  jax.lax.conv_transpose(xt, wk, (2, 2), pad, **kw), rtol=1e-4, atol=1e-4)
+    check(lax.conv_transpose(xt, wt, (2, 1), ((1, 2), (0, 1)), use_consistent_padding=True),
+          jax.lax.conv_transpose(xt, wt, (2, 1), ((1, 2), (0, 1)),
+                                 use_consistent_padding=True), rtol=1e-4, atol=1e-4)
+    dn = lax.conv_dimension_numbers((1, 2, 3, 4), (1, 2, 3, 4), ("NHWC", "HWIO", "NCHW"))
+    assert dn == tuple(jax.lax.conv_dimension_numbers((1, 2, 3, 4), (1, 2, 3, 4),
+                                                      ("NHWC", "HWIO", "NCHW")))
+    assert isinstance(dn, lax.ConvDimensionNumbers)
+
+
+def test_conv_dtypes_and_precision():
+    x, w = rand(1, 2, 5), rand(3, 2, 2)
+    xi, wi = (RNG.integers(-3, 3, s).astype(np.int32) for s in ((1, 2, 5), (3, 2, 2)))
+    check(lax.conv(xi, wi, (1,), "VALID"), jax.lax.conv(xi, wi, (1,), "VALID"))
+    check(lax.conv(xi, wi, (1,), "VALID", preferred_element_type=np.float32),
+          jax.lax.conv(xi, wi, (1,), "VALID", preferred_element_type=np.float32))
+    for p in ["highest", lax.Precision.HIGHEST, ("high", "default")]:
+        check(lax.conv(x, w, (1,), "SAME", precision=p), jax.lax.conv(x, w, (1,), "SAME"),
+              rtol=1e-5)
+    text = mjax.jit(lambda x, w: lax.conv(x, w, (1,), "SAME", precision="highest")).lower(
+        x, w).as_text()
+    assert "HIGHEST" in text
+
+
+def test_conv_errors():
+    x, w = rand(2, 4, 5), rand(3, 3, 2)
+    with pytest.raises(ValueError, match="must equal the rhs input feature dimension"):
+        lax.conv(x, w, (1,), "SAME")
+    with pytest.raises(TypeError, match="ndim to be equal"):
+        lax.conv_general_dilated(x, rand(3, 4), (1,), "SAME")
+    with pytest.raises(TypeError, match="exactly once"):
+        lax.conv_general_dilated(x, rand(3, 4, 2), (1,), "SAME",
+                                 dimension_numbers=("NCW", "OOW", "NCW"))
+    with pytest.raises(ValueError, match="String padding is not implemented"):
+        lax.conv_general_dilated(x, rand(3, 4, 2), (1,), "SAME", lhs_dilation=(2,))
+    with pytest.raises(TypeError, match="same dtypes"):
+        lax.conv(x, rand(3, 4, 2).astype(np.float16), (1,), "SAME")
+    with pytest.raises(ValueError, match="feature_group_count must divide"):
+        lax.conv_general_dilated(x, rand(3, 4, 2), (1,), "SAME", feature_group_count=3)
+    with pytest.raises(RuntimeError, match="Unrecognized padding"):
+        lax.conv(x, rand(3, 4, 2), (1,), "FULL")
+
+
+# ---- reduce_window ------------------------------------------------------------------
+WINDOW_CASES = [
+    dict(window_dimensions=(1, 3, 2), window_strides=(1, 2, 1), padding="SAME"),
+    dict(window_dimensions=(2, 2, 2), padding=((0, 1), (1, 2), (0, 0)),
+         base_dilation=(1, 2, 1), window_dilation=(1, 1, 2)),
+    dict(window_dimensions=(1, 2, 3), window_strides=(1, 2, 2), padding="VALID"),
+    dict(window_dimensions=(2, 3, 1), window_strides=(1, 1, 1), padding="SAME_LOWER",
+         window_dilation=(1, 2, 1)),
+]
+MONOIDS = [(lax.add, jax.lax.add, 0.0), (lax.max, jax.lax.max, -np.inf),
+           (lax.min, jax.lax.min, np.inf)]
+
+
+@pytest.mark.parametrize("kw", WINDOW_CASES)
+def test_reduce_window_matches_jax(kw):
+    x = rand(2, 7, 6)
+    xi = RNG.integers(-9, 9, (2, 7, 6)).astype(np.int32)
+    for f, jf, init in MONOIDS:
+        check(lax.reduce_window(x, init, f, **kw), jax.lax.reduce_window(x, init, jf, **kw))
+        iinit = {0.0: 0, -np.inf: -2**31, np.inf: 2**31 - 1}[init]
+        check(lax.reduce_window(xi, iinit, f, **kw),
+              jax.lax.reduce_window(xi, iinit, jf, **kw))
+        # An init value that is not the identity starts every window's reduction.
+        check(lax.reduce_window(x, 0.5, f, **kw), jax.lax.reduce_window(x, 0.5, jf, **kw))
+    got = mjax.jit(lambda x, v: lax.reduce_window(x, v, lax.max, **kw))(x, np.float32(0.25))
+    check(got, jax.lax.reduce_window(x, 0.25, jax.lax.max, **kw))
+
+
+@pytest.mark.parametrize("kw", WINDOW_CASES)
+def test_reduce_window_grads_match_jax(kw):
+    x = rand(2, 7, 6)
+    x[0, :2, :2] = 1.0  # ties: JAX's choice (the first maximum) must be reproduced
+    for f, jf, init in MONOIDS:
+        ct = rand(*jax.eval_shape(lambda x: jax.lax.reduce_window(x, init, jf, **kw), x).shape)
+
+        def loss(red, fn):
+            return lambda x: (red(jnp.sin(x) if red is lax.reduce_window else jjnp.sin(x),
+                                  init, fn, **kw) * ct).sum()
+        if f is not lax.add and any(d != 1 for d in kw.get("window_dilation", ())):
+            with pytest.raises(NotImplementedError, match="window dilation"):  # as JAX
+                mjax.grad(loss(lax.reduce_window, f))(x)
+        else:
+            got = mjax.grad(loss(lax.reduce_window, f))(x)
+            want = jax.grad(loss(jax.lax.reduce_window, jf))(x)
+            check(got, want, rtol=1e-5, atol=1e-5)
+        t = rand(*x.shape)
+        _, got_t = mjax.jvp(lambda x: lax.reduce_window(x, init, f, **kw), (x,), (t,))
+        _, want_t = jax.jvp(lambda x: jax.lax.reduce_window(x, init, jf, **kw), (x,), (t,))
+        check(got_t, want_t, rtol=1e-5, atol=1e-5)
+
+
+def test_max_pool_second_order_grads():
+    x = RNG.permutation(48).reshape(2, 4, 6).astype(np.float64) / 7.0  # no ties
+    with x64():
+        kw = dict(window_dimensions=(1, 2, 3), window_strides=(1, 2, 1), padding="SAME")
+        f = lambda x: lax.reduce_window(x * x, -np.inf, lax.max, **kw)  # noqa: E731
+        check_grads(f, (x,), order=2, modes=("fwd", "rev"))
+        g = lambda x: lax.reduce_window(jnp.sin(x), 0.0, lax.add, **kw)  # noqa: E731
+        check_grads(g, (x,), order=2, modes=("fwd", "rev"))
+
+
+def test_reduce_window_vmap_matches_jax():
+    xs = rand(3, 2, 7, 6)
+    for kw in WINDOW_CASES:
+        for f, jf, init in MONOIDS:
+            for axis in (0, 2):
+                xa = np.moveaxis(xs, 0, axis)
+                got = mjax.vmap(lambda x: lax.reduce_window(x, init, f, **kw), axis)(xa)
+                want = jax.vmap(lambda x: jax.lax.reduce_window(x, init, jf, **kw), axis)(xa)
+                check(got, want)
+    kw = dict(window_dimensions=(1, 2, 2), window_strides=(1, 2, 1),
+              padding=((0, 0), (1, 0), (0, 1)))
+    pool = lambda x: lax.reduce_window(x, -np.inf, lax.max, **kw)  # noqa: E731
+    jpool = lambda x: jax.lax.reduce_window(x, -np.inf, jax.lax.max, **kw)  # noqa: E731
+    ts, cts = rand(*xs.shape), rand(*jax.eval_shape(jax.vmap(jpool), xs).shape)
+    # Batching select_and_gather_add (the JVP) and select_and_scatter_add (the VJP).
+    check(mjax.vmap(lambda x, t: mjax.jvp(pool, (x,), (t,))[1])(xs, ts),
+          jax.vmap(lambda x, t: jax.jvp(jpool, (x,), (t,))[1])(xs, ts))
+    check(mjax.vmap(lambda x, c: mjax.vjp(pool, x)[1](c)[0], (1, 0))(np.moveaxis(xs, 0, 1), cts),
+          jax.vmap(lambda x, c: jax.vjp(jpool, x)[1](c)[0], (1, 0))(np.moveaxis(xs, 0, 1), cts))
+    check(mjax.vmap(lambda c: mjax.vjp(pool, xs[0])[1](c)[0])(cts),
+          jax.vmap(lambda c: jax.vjp(jpool, xs[0])[1](c)[0])(cts))
+
+
+def test_reduce_window_errors():
+    x = rand(4, 5)
+    with pytest.raises(NotImplementedError, match="custom computation"):
+        lax.reduce_window(x, 1.0, lax.mul, (2, 2))
+    with pytest.raises(TypeError, match="wrong number of window_dimensions"):
+        lax.reduce_window(x, 0.0, lax.add, (2,))
+    with pytest.raises(ValueError, match="tree structure"):
+        lax.reduce_window((x, x), 0.0, lax.add, (2, 2))
+    assert lax.reduce_window_shape_tuple((4, 5), (2, 2), (1, 2), ((0, 0), (1, 1))) == \
+        jax.lax.reduce_window_shape_tuple((4, 5), (2, 2), (1, 2), ((0, 0), (1, 1)))
