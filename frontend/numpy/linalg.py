@@ -1,13 +1,517 @@
-"""`mjax.numpy.linalg`: norms (the decompositions need primitives mjax does not have yet).
+"""`mjax.numpy.linalg`: NumPy's linear algebra over mjax.lax.linalg's primitives.
 JAX: jax.numpy.linalg.
+
+Every function takes leading batch axes where NumPy (and JAX) do; decompositions return
+JAX's named tuples (`QRResult`, `SVDResult`, `EighResult`, `SlogdetResult`, `EigResult`).
 """
 from __future__ import annotations
+
+import builtins
+import operator
+from typing import NamedTuple
 
 import numpy as _onp
 
 from mjax import numpy as jnp
+from mjax.core import at_user_line
+from mjax.lax import linalg as lax_linalg
 
 
+class EighResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+class QRResult(NamedTuple):
+    Q: object
+    R: object
+
+
+class SVDResult(NamedTuple):
+    U: object
+    S: object
+    Vh: object
+
+
+class SlogdetResult(NamedTuple):
+    sign: object
+    logabsdet: object
+
+
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+# ---- helpers --------------------------------------------------------------------------
+def _inexact(fname, *xs):
+    """Arrays promoted together to an inexact dtype (JAX: promote_dtypes_inexact)."""
+    xs = [jnp.asarray(x) for x in xs]
+    return jnp._promote(f"linalg.{fname}", *xs, inexact=True, broadcast=False)
+
+
+def _square(fname, a):
+    if a.ndim < 2:
+        raise ValueError(at_user_line(f"mjax.numpy.linalg.{fname}: expected an array of rank "
+                                      f">= 2 (a matrix or a stack of matrices), got shape "
+                                      f"{a.shape}"))
+    if a.shape[-1] != a.shape[-2]:
+        raise ValueError(at_user_line(f"mjax.numpy.linalg.{fname}: expected square matrices "
+                                      f"in the last two axes, got shape {a.shape}"))
+
+
+def _matrix(fname, a):
+    if a.ndim < 2:
+        raise ValueError(at_user_line(f"mjax.numpy.linalg.{fname}: expected an array of rank "
+                                      f">= 2 (a matrix or a stack of matrices), got shape "
+                                      f"{a.shape}"))
+
+
+def _H(x):
+    return jnp.conj(jnp.swapaxes(x, -1, -2))
+
+
+def _real_dtype(dtype):
+    return jnp.finfo(dtype).dtype
+
+
+def _diag(x):
+    return jnp.diagonal(x, axis1=-2, axis2=-1)
+
+
+# ---- the array-API style basics ---------------------------------------------------------
+def matrix_transpose(x, /):
+    """Swaps the last two axes."""
+    x = jnp.asarray(x)
+    if x.ndim < 2:
+        raise ValueError(at_user_line(f"mjax.numpy.linalg.matrix_transpose: expected rank >= 2, "
+                                      f"got shape {x.shape}"))
+    return jnp.swapaxes(x, -1, -2)
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """Matrix product (same as jnp.matmul)."""
+    return jnp.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    """Tensor contraction over `axes` (same as jnp.tensordot)."""
+    return jnp.tensordot(x1, x2, axes=axes)
+
+
+def outer(x1, x2, /):
+    """Outer product of two vectors."""
+    x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(at_user_line(f"mjax.numpy.linalg.outer: inputs must be 1-D, got "
+                                      f"shapes {x1.shape} and {x2.shape}"))
+    return jnp.outer(x1, x2)
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """sum(conj(x1) * x2) over `axis`, broadcasting the rest."""
+    x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
+    if x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(at_user_line(f"mjax.numpy.linalg.vecdot: axes must match, got "
+                                      f"shapes {x1.shape} and {x2.shape} with axis={axis}"))
+    out = jnp.sum(jnp.conj(x1) * x2, axis=axis)
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """Cross product of 3-vectors along `axis` (broadcasting the rest)."""
+    x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(at_user_line(f"mjax.numpy.linalg.cross: both inputs must have "
+                                      f"size 3 along axis {axis}, got shapes {x1.shape} and "
+                                      f"{x2.shape}"))
+    a = jnp.moveaxis(x1, axis, -1)
+    b = jnp.moveaxis(x2, axis, -1)
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out = jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return jnp.moveaxis(out, -1, axis)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """Sum of the `offset` diagonal of the last two axes."""
+    x = jnp.asarray(x)
+    _matrix("trace", x)
+    out = jnp.sum(jnp.diagonal(x, offset=offset, axis1=-2, axis2=-1), axis=-1, dtype=dtype)
+    return out
+
+
+def diagonal(x, /, *, offset=0):
+    """The `offset` diagonal of the last two axes."""
+    x = jnp.asarray(x)
+    _matrix("diagonal", x)
+    return jnp.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+# ---- factorizations ----------------------------------------------------------------------
+def cholesky(a, *, upper=False, symmetrize_input=True):
+    """Cholesky factor L (or, with upper=True, L^H) of Hermitian positive-definite `a`;
+    NaN where `a` is not positive definite."""
+    (a,) = _inexact("cholesky", a)
+    _square("cholesky", a)
+    low = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
+    return _H(low) if upper else low
+
+
+def qr(a, mode="reduced"):
+    """QR decomposition: mode 'reduced', 'complete', 'r' (R only) or 'raw' (LAPACK's
+    packed Householder form, transposed as NumPy returns it, and the taus)."""
+    (a,) = _inexact("qr", a)
+    _matrix("qr", a)
+    if mode == "raw":
+        h, taus = lax_linalg.geqrf(a)
+        return QRResult(jnp.swapaxes(h, -1, -2), taus)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    q, r = lax_linalg.qr(a, full_matrices=(mode == "complete"))
+    return r if mode == "r" else QRResult(q, r)
+
+
+def eigh(a, UPLO=None, symmetrize_input=True):
+    """Eigenvalues (ascending) and eigenvectors (columns) of Hermitian matrices."""
+    (a,) = _inexact("eigh", a)
+    _square("eigh", a)
+    if UPLO not in (None, "L", "U"):
+        raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
+    v, w = lax_linalg.eigh(a, lower=UPLO != "U", symmetrize_input=symmetrize_input)
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
+    """Eigenvalues (ascending) of Hermitian matrices."""
+    return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors of general square matrices (CPU only)."""
+    (a,) = _inexact("eig", a)
+    _square("eig", a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """Eigenvalues of general square matrices (CPU only)."""
+    (a,) = _inexact("eigvals", a)
+    _square("eigvals", a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
+    """Singular value decomposition a = U diag(S) Vh, singular values descending."""
+    (a,) = _inexact("svd", a)
+    _matrix("svd", a)
+    if subset_by_index is not None:
+        raise NotImplementedError("mjax.numpy.linalg.svd: subset_by_index is not implemented")
+    if hermitian:
+        # JAX: from eigh; singular values are |eigenvalues|, sorted descending.
+        w, v = eigh(a)
+        s = jnp.abs(w)
+        order = jnp.flip(jnp.argsort(s, axis=-1), axis=-1)
+        s = jnp.take_along_axis(s, order, axis=-1)
+        if not compute_uv:
+            return s
+        sign = jnp.take_along_axis(jnp.sign(w), order, axis=-1)
+        u = jnp.take_along_axis(v, order[..., None, :], axis=-1)
+        vh = _H(u * sign[..., None, :].astype(u.dtype))
+        return SVDResult(u, s, vh)
+    if not compute_uv:
+        return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False)
+    return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True))
+
+
+def svdvals(x, /):
+    """Singular values, descending."""
+    return svd(x, compute_uv=False)
+
+
+# ---- determinants, inverses and solves -----------------------------------------------------
+def slogdet(a, *, method=None):
+    """(sign, log|det|) of square matrices, from an LU decomposition."""
+    (a,) = _inexact("slogdet", a)
+    _square("slogdet", a)
+    if method not in (None, "lu"):
+        if method == "qr":
+            raise NotImplementedError("mjax.numpy.linalg.slogdet: method='qr' is not "
+                                      "implemented; use the default LU method")
+        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
+                         f"(`None`), and 'qr'.")
+    n = a.shape[-1]
+    if n == 0:
+        ones = jnp.ones(a.shape[:-2], a.dtype)
+        return SlogdetResult(ones, jnp.zeros(a.shape[:-2], _real_dtype(a.dtype)))
+    lu, pivots, _ = lax_linalg.lu(a)
+    d = _diag(lu)
+    is_zero = jnp.any(d == 0, axis=-1)
+    parity = jnp.count_nonzero(pivots != jnp.arange(n, dtype=pivots.dtype), axis=-1)
+    if jnp.iscomplexobj(a):
+        sign = jnp.prod(d / jnp.abs(d).astype(d.dtype), axis=-1)
+    else:
+        sign = jnp.ones((), a.dtype)
+        parity = parity + jnp.count_nonzero(d < 0, axis=-1)
+    sign = jnp.where(is_zero, jnp.zeros((), a.dtype),
+                     sign * (1 - 2 * (parity % 2)).astype(a.dtype))
+    logdet = jnp.where(is_zero, jnp.full((), -_onp.inf, _real_dtype(a.dtype)),
+                       jnp.sum(jnp.log(jnp.abs(d)), axis=-1))
+    return SlogdetResult(sign, logdet)
+
+
+def det(a):
+    """Determinant of square matrices, from an LU decomposition."""
+    (a,) = _inexact("det", a)
+    _square("det", a)
+    n = a.shape[-1]
+    if n == 0:
+        return jnp.ones(a.shape[:-2], a.dtype)
+    lu, pivots, _ = lax_linalg.lu(a)
+    parity = jnp.count_nonzero(pivots != jnp.arange(n, dtype=pivots.dtype), axis=-1)
+    sign = (1 - 2 * (parity % 2)).astype(a.dtype)
+    return sign * jnp.prod(_diag(lu), axis=-1)
+
+
+def _lu_solve(lu, perm, b, trans=0):
+    """Solves a x = b (trans 0), a^T x = b (1) or a^H x = b (2) for a = P^T L U, b (..., n, k)."""
+    if trans == 0:
+        pb = jnp.take_along_axis(b, jnp.broadcast_to(perm[..., :, None], perm.shape + b.shape[-1:]),
+                                 axis=-2)
+        y = lax_linalg.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
+        return lax_linalg.triangular_solve(lu, y, left_side=True, lower=False)
+    conj = trans == 2
+    y = lax_linalg.triangular_solve(lu, b, left_side=True, lower=False, transpose_a=True,
+                                    conjugate_a=conj)
+    x = lax_linalg.triangular_solve(lu, y, left_side=True, lower=True, transpose_a=True,
+                                    conjugate_a=conj, unit_diagonal=True)
+    inv_perm = jnp.argsort(perm, axis=-1)
+    return jnp.take_along_axis(x, jnp.broadcast_to(inv_perm[..., :, None],
+                                                   inv_perm.shape + x.shape[-1:]), axis=-2)
+
+
+def _broadcast_batch(a, b, b_core: int):
+    """a (..., n, n) and b (..., core) broadcast to one batch shape."""
+    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:b.ndim - b_core])
+    return (jnp.broadcast_to(a, batch + a.shape[-2:]),
+            jnp.broadcast_to(b, batch + b.shape[b.ndim - b_core:]))
+
+
+def solve(a, b):
+    """Solves a x = b; b is a vector only when it is 1-D (NumPy 2 semantics)."""
+    a, b = _inexact("solve", a, b)
+    if a.ndim < 2:
+        raise ValueError(f"left hand array must be at least two dimensional; got "
+                         f"a.shape={a.shape}")
+    _square("solve", a)
+    if (b.ndim > 1 and a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]
+            and a.shape[-1] != b.shape[-2]):
+        raise ValueError(f"Invalid shapes for solve: {a.shape}, {b.shape}. Prior to JAX "
+                         f"v0.5.0, this would have been treated as a batched 1-dimensional "
+                         f"solve. To recover this behavior, use solve(a, b[..., None])"
+                         f".squeeze(-1).")
+    vector = b.ndim == 1
+    if vector:
+        b = b[:, None]
+    if b.shape[-2] != a.shape[-1]:
+        raise ValueError(at_user_line(f"mjax.numpy.linalg.solve: a of shape {a.shape} and b "
+                                      f"of shape {b.shape if not vector else b.shape[:1]} "
+                                      f"do not match"))
+    a, b = _broadcast_batch(a, b, 2)
+    if a.shape[-1] == 0:
+        x = b
+    else:
+        lu, _, perm = lax_linalg.lu(a)
+        x = _lu_solve(lu, perm, b)
+    return x[..., 0] if vector else x
+
+
+def inv(a):
+    """Inverse of square matrices (via solve against the identity)."""
+    (a,) = _inexact("inv", a)
+    _square("inv", a)
+    eye = jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return solve(a, eye)
+
+
+def tensorsolve(a, b, axes=None):
+    """Solves tensordot(a, x, x.ndim) = b for x."""
+    a, b = _inexact("tensorsolve", a, b)
+    if axes is not None:
+        a = jnp.moveaxis(a, axes, len(axes) * (a.ndim - 1,))
+    out_shape = a.shape[b.ndim:]
+    if a.shape[:b.ndim] != b.shape:
+        raise ValueError(f"b.shape={b.shape} must match the leading dimensions of "
+                         f"a.shape={a.shape}")
+    rows = int(_onp.prod(b.shape))
+    cols = int(_onp.prod(out_shape))
+    if rows != cols:
+        raise ValueError(f"tensorsolve requires prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim]); "
+                         f"got a.shape={a.shape}, b.ndim={b.ndim}.")
+    x = solve(jnp.reshape(a, (rows, cols)), jnp.ravel(b))
+    return jnp.reshape(x, out_shape)
+
+
+def tensorinv(a, ind=2):
+    """The 'inverse' of an N-d array for tensordot over its first `ind` axes."""
+    (a,) = _inexact("tensorinv", a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer; got {ind=}")
+    contract, batch = a.shape[:ind], a.shape[ind:]
+    rows, cols = int(_onp.prod(contract)), int(_onp.prod(batch))
+    if rows != cols:
+        raise ValueError(f"tensorinv is only possible when the product of the first `ind` "
+                         f"dimensions equals that of the remaining dimensions. got "
+                         f"{a.shape=} with {ind=}.")
+    return jnp.reshape(inv(jnp.reshape(a, (rows, cols))), batch + contract)
+
+
+def _default_rtol(a):
+    return max(a.shape[-2:]) * jnp.finfo(a.dtype).eps
+
+
+def pinv(a, rtol=None, hermitian=False, *, rcond=None):
+    """Moore-Penrose pseudo-inverse via the SVD; singular values below rtol * max(s) count
+    as zero."""
+    (a,) = _inexact("pinv", a)
+    _matrix("pinv", a)
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: only one of rtol and rcond may be specified.")
+        rtol = rcond
+    m, n = a.shape[-2:]
+    if m == 0 or n == 0:
+        return jnp.zeros(a.shape[:-2] + (n, m), a.dtype)
+    if rtol is None:
+        rtol = _default_rtol(a)
+    rtol = jnp.asarray(rtol)
+    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    cutoff = (jnp.expand_dims(rtol, -1) if rtol.ndim else rtol) * jnp.max(s, axis=-1,
+                                                                          keepdims=True)
+    s_inv = jnp.where(s > cutoff, 1 / jnp.where(s > cutoff, s, 1), 0).astype(u.dtype)
+    return jnp.matmul(_H(vh) * s_inv[..., None, :], _H(u))
+
+
+def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
+    """Number of singular values above the tolerance (rtol * max(s), or an absolute tol)."""
+    (M,) = _inexact("matrix_rank", M)
+    if M.ndim < 2:
+        return jnp.any(M != 0).astype(jnp.int32)
+    s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    if tol is None:
+        if rtol is None:
+            rtol = _default_rtol(M)
+        rtol = jnp.asarray(rtol)
+        tol = (jnp.expand_dims(rtol, -1) if rtol.ndim else rtol) * jnp.max(s, axis=-1,
+                                                                          keepdims=True)
+    else:
+        tol = jnp.asarray(tol)
+        tol = jnp.expand_dims(tol, -1) if tol.ndim else tol
+    return jnp.sum(s > tol, axis=-1)
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid=False):
+    """Least-squares solution of a x = b via the SVD: (x, residuals, rank, s)."""
+    a, b = _inexact("lstsq", a, b)
+    if a.ndim != 2:
+        raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
+    if b.ndim not in (1, 2):
+        raise TypeError(f"{b.ndim}-dimensional array given. Array must be one or "
+                        f"two-dimensional")
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    vector = b.ndim == 1
+    if vector:
+        b = b[:, None]
+    m, n = a.shape
+    dtype = a.dtype
+    if a.size == 0:
+        s = jnp.zeros(0, dtype=_real_dtype(dtype))
+        rank = jnp.array(0, dtype=jnp.int32)
+        x = jnp.zeros((n, *b.shape[1:]), dtype=dtype)
+    else:
+        if rcond is None:
+            rcond = jnp.finfo(dtype).eps * max(n, m)
+        else:
+            rcond = jnp.where(rcond < 0, jnp.finfo(dtype).eps, rcond)
+        u, s, vt = svd(a, full_matrices=False)
+        mask = (s > 0) & (s >= jnp.asarray(rcond, s.dtype) * s[0])
+        rank = mask.sum()
+        safe_s = jnp.where(mask, s, 1).astype(dtype)
+        s_inv = jnp.where(mask, 1 / safe_s, 0)[:, None]
+        uTb = jnp.matmul(_H(u), b)
+        x = jnp.matmul(_H(vt), s_inv * uTb)
+    # NumPy returns empty residuals in some cases; by default every case gets them (as JAX).
+    if numpy_resid and (rank < n or m <= n):
+        resid = jnp.asarray([], dtype=_real_dtype(dtype))
+    else:
+        resid = jnp.sum(jnp.abs(b - jnp.matmul(a, x)) ** 2, axis=0)
+    if vector:
+        x = x[..., 0]
+    return x, resid, rank, s
+
+
+def matrix_power(a, n):
+    """a raised to the integer power n (negative n inverts first), by repeated squaring."""
+    a = jnp.asarray(a)
+    _square("matrix_power", a)
+    try:
+        n = operator.index(n)
+    except TypeError as e:
+        raise TypeError(f"exponent must be an integer, got {n}") from e
+    if n == 0:
+        return jnp.broadcast_to(jnp.eye(a.shape[-2], dtype=a.dtype), a.shape)
+    if n < 0:
+        a = inv(a)
+        n = -n
+    result = None
+    z = a
+    while n:
+        if n & 1:
+            result = z if result is None else jnp.matmul(result, z)
+        n >>= 1
+        if n:
+            z = jnp.matmul(z, z)
+    return result
+
+
+def multi_dot(arrays, *, precision=None):
+    """Product of a chain of matrices (first may be a row vector, last a column vector)."""
+    arrays = [jnp.asarray(x) for x in arrays]
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)="
+                         f"{len(arrays)}")
+    if not (arrays[0].ndim in (1, 2) and arrays[-1].ndim in (1, 2)
+            and builtins.all(x.ndim == 2 for x in arrays[1:-1])):
+        raise ValueError("multi_dot: input arrays must have one or two dimensions at either "
+                         "end, and two dimensions in between")
+    out = arrays[0]
+    for x in arrays[1:]:
+        out = jnp.matmul(out, x)
+    return out
+
+
+def cond(x, p=None):
+    """Condition number in the `p` norm (2 by default: ratio of extreme singular values)."""
+    (x,) = _inexact("cond", x)
+    _matrix("cond", x)
+    if p is None or p == 2:
+        s = svd(x, compute_uv=False)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svd(x, compute_uv=False)
+        r = s[..., -1] / s[..., 0]
+    else:
+        _square("cond", x)
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    # Singular matrices have infinite condition number (NaN from the inverse).
+    return jnp.where(jnp.isnan(r) & ~jnp.isnan(x).any(axis=(-2, -1)), jnp.inf, r)
+
+
+# ---- norms -----------------------------------------------------------------------------------
 def _abs(x):
     (x,) = jnp._promote("norm", x, inexact=True)
     return jnp.abs(x)
@@ -28,12 +532,12 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
     if ord == 1:
         return jnp.sum(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
-        raise ValueError(f"mjax.numpy.linalg.norm: invalid order {ord!r} for vectors")
+        raise ValueError(f"Invalid order '{ord}' for vector norm.")
     return jnp.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro", axis=(-2, -1)):  # noqa: A002
-    """Frobenius, 1, -1, inf or -inf norm over the two axes `axis`."""
+    """Frobenius, nuclear, 1, -1, 2, -2, inf or -inf norm over the two axes `axis`."""
     x = jnp.asarray(x)
     r, c = (jnp._axis(a, x.ndim) for a in axis)
     if r == c:
@@ -48,10 +552,13 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", axis=(-2, -1)):  # noqa: A00
         red = jnp.max if ord == _onp.inf else jnp.min
         out = red(jnp.sum(a, axis=c, keepdims=True), axis=r, keepdims=True)
     elif ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"mjax.numpy.linalg.norm: ord={ord!r} needs singular "
-                                  f"values (an SVD), which mjax does not have yet")
+        (xi,) = _inexact("norm", x)
+        y = jnp.moveaxis(xi, (r, c), (-2, -1))
+        s = svd(y, compute_uv=False)
+        s = jnp.sum(s, axis=-1) if ord == "nuc" else (s[..., 0] if ord == 2 else s[..., -1])
+        out = jnp.expand_dims(s, (r, c) if r < c else (c, r))
     else:
-        raise ValueError(f"mjax.numpy.linalg.norm: invalid order {ord!r} for matrices")
+        raise ValueError(f"Invalid order '{ord}' for matrix norm.")
     return out if keepdims else jnp.squeeze(out, (r, c))
 
 
@@ -66,11 +573,12 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
             return vector_norm(x, ord=ord, keepdims=keepdims)
         if x.ndim == 2:
             return matrix_norm(x, ord=ord, keepdims=keepdims)
-        raise ValueError(f"mjax.numpy.linalg.norm: ord={ord!r} needs axis for an array of "
-                         f"rank {x.ndim}")
+        raise ValueError(f"Improper number of axes for norm: axis=None with ord={ord!r} "
+                         f"needs an array of rank 1 or 2, got rank {x.ndim}. Pass axis.")
     axes = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
     if len(axes) == 1:
         return vector_norm(x, ord=2 if ord is None else ord, axis=axes, keepdims=keepdims)
     if len(axes) == 2:
         return matrix_norm(x, ord=ord, axis=axes, keepdims=keepdims)
-    raise ValueError(f"mjax.numpy.linalg.norm: axis must have 1 or 2 entries, got {axis}")
+    raise ValueError(f"Improper number of axes for norm: {axis=}. Pass one axis to compute "
+                     f"a vector-norm, or two axes to compute a matrix-norm.")
