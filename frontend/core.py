@@ -6,6 +6,7 @@ runs the op eagerly (see eager.py). Every op carries the user's `file:line:col`.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -189,9 +190,11 @@ class RegionTrace(Trace):
         self.active = True
         ctx = context()
         with ctx, ir.Location.unknown(ctx):
-            # Detached (tracing never holds a `with ir.InsertionPoint`); the block moves
-            # into the region op once every branch/body is traced.
-            self._holder = ir.Operation.create("jaxpr.region_holder", regions=1)
+            # A placeholder in the parent's block (so ops in the body can find the module,
+            # e.g. a nested jit's callee); the body block moves into the region op once
+            # every branch/body is traced, and the placeholder is erased.
+            self._holder = ir.Operation.create("mjax.region_holder", regions=1,
+                                               ip=parent.ip)
             self.block = ir.Block.create_at_start(
                 self._holder.regions[0], [tensor_type(a) for a in self.in_avals])
         self.ip = ir.InsertionPoint(self.block)
@@ -204,6 +207,13 @@ class RegionTrace(Trace):
         with context(), ir.Location.unknown(context()):
             ir.Operation.create("jaxpr.yield", operands=[o.value for o in outs], ip=self.ip)
         return [o.aval for o in outs]
+
+    def discard(self) -> None:
+        """Erases the placeholder (and what is left in it): after the body block moved
+        into its region op, or when staging the op failed."""
+        if self._holder is not None:
+            self._holder.erase()
+            self._holder = None
 
     def block_with(self, outer_values) -> ir.Block:
         """The body as a block taking (*outer_values, *own arguments): every captured
@@ -235,22 +245,42 @@ def trace_region(fun, in_avals, args_tree=None):
     from mjax import tree_util
     parent = current_trace()
     body = RegionTrace(parent, in_avals)
-    with body:
-        args = body.args if args_tree is None else tree_util.tree_unflatten(args_tree,
-                                                                             body.args)
-        out = fun(*args)
-        leaves, out_tree = tree_util.tree_flatten(out)
-        out_avals = body.finish(leaves)
+    try:
+        with body:
+            args = body.args if args_tree is None else tree_util.tree_unflatten(args_tree,
+                                                                                 body.args)
+            out = fun(*args)
+            leaves, out_tree = tree_util.tree_flatten(out)
+            out_avals = body.finish(leaves)
+    except BaseException:
+        body.discard()
+        raise
     return body, out_avals, out_tree
 
 
-def emit_region_op(opcls, operands, params, blocks, out_avals) -> list["Tracer"]:
-    """Emits a region op (cond/while/scan) into the current trace with `blocks` as its
-    regions; `out_avals` (weak types kept) become the results' avals."""
+@contextlib.contextmanager
+def discarding_on_error(bodies):
+    """Erases the placeholders of traced bodies (a list filled inside the block) if
+    staging their op fails, so a caught error leaves no stray op behind."""
+    try:
+        yield bodies
+    except BaseException:
+        for body in bodies:
+            body.discard()
+        raise
+
+
+def emit_region_op(opcls, operands, params, bodies, outer, out_avals) -> list["Tracer"]:
+    """Emits a region op (cond/while/scan) into the current trace; region i is bodies[i]
+    taking (*outer[i], *its own arguments); `out_avals` (weak types kept) become the
+    results' avals."""
     trace = current_trace()
     tracers = [trace.to_tracer(v) for v in operands]
+    blocks = [b.block_with(o) for b, o in zip(bodies, outer)]
     op = opcls.build([t.value for t in tracers], [a.strip_weak_type() for a in out_avals],
                      params, blocks, loc=user_location(), ip=trace.ip)
+    for body in bodies:
+        body.discard()
     loc = user_location()
     return [Tracer(trace, r, a, loc) for r, a in zip(op.results, out_avals)]
 

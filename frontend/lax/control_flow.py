@@ -15,8 +15,8 @@ import numpy as np
 
 from mjax import dtypes, tree_util
 from mjax.config import config
-from mjax.core import (Tracer, aval_of_value, current_trace, emit_region_op, trace_region,
-                       user_location, describe_location)
+from mjax.core import (Tracer, aval_of_value, current_trace, describe_location,
+                       discarding_on_error, emit_region_op, trace_region, user_location)
 from mjax.dialect.core import InferError
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import ShapedArray
@@ -169,23 +169,24 @@ def _cond_core(kind, index, branches, names, operands):
     ops_flat, ops_tree = tree_util.tree_flatten(operands)
     in_avals = [aval_of_value(v) for v in ops_flat]
     bodies, trees, out_avals = [], [], []
-    for fun in branches:
-        body, avals, tree = trace_region(fun, in_avals, ops_tree)
-        bodies.append(body)
-        trees.append(tree)
-        out_avals.append(avals)
-    # JAX compares true_fun against false_fun: the branch order reversed.
-    order = slice(None, None, -1) if kind == "cond" else slice(None)
-    _check_branch_outputs(kind, names[order], tuple(branches)[order], trees[order],
-                          out_avals[order])
-    consts = _union(b.captured for b in bodies)
-    blocks = [b.block_with(consts) for b in bodies]
-    operands_flat = [index] + consts + ops_flat
-    sigs = [_region_sig(b, consts, a) for b, a in zip(bodies, out_avals)]
-    result = _infer(C.CondOp, operands_flat, {}, sigs)
-    weak = [all(avals[j].weak_type for avals in out_avals) for j in range(len(result))]
-    result = [a.update(weak_type=w) for a, w in zip(result, weak)]
-    outs = emit_region_op(C.CondOp, operands_flat, {}, blocks, result)
+    with discarding_on_error(bodies):
+        for fun in branches:
+            body, avals, tree = trace_region(fun, in_avals, ops_tree)
+            bodies.append(body)
+            trees.append(tree)
+            out_avals.append(avals)
+        # JAX compares true_fun against false_fun: the branch order reversed.
+        order = slice(None, None, -1) if kind == "cond" else slice(None)
+        _check_branch_outputs(kind, names[order], tuple(branches)[order], trees[order],
+                              out_avals[order])
+        consts = _union(b.captured for b in bodies)
+        operands_flat = [index] + consts + ops_flat
+        sigs = [_region_sig(b, consts, a) for b, a in zip(bodies, out_avals)]
+        result = _infer(C.CondOp, operands_flat, {}, sigs)
+        weak = [all(avals[j].weak_type for avals in out_avals) for j in range(len(result))]
+        result = [a.update(weak_type=w) for a, w in zip(result, weak)]
+        outs = emit_region_op(C.CondOp, operands_flat, {}, bodies, [consts] * len(bodies),
+                              result)
     return tree_util.tree_unflatten(trees[0], outs)
 
 
@@ -283,31 +284,37 @@ def while_loop(cond_fun, body_fun, init_val):
 def _while(cond_fun, body_fun, init_val, carry_name):
     init_flat, tree = tree_util.tree_flatten(init_val)
     avals = [aval_of_value(v) for v in init_flat]
+    args_tree = tree_util.tree_structure((init_val,))
     for _ in range(2):  # a second pass when weakly typed carries get promoted
-        cbody, cond_out, cond_tree = trace_region(cond_fun, avals, tree_util.tree_structure(
-            (init_val,)))
-        if (len(cond_out) != 1 or not tree_util.treedef_is_leaf(cond_tree)
-                or cond_out[0].shape != () or str(cond_out[0].dtype) != "bool"):
-            raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
-                            f"[{', '.join(_aval_repr(a) for a in cond_out)}].")
-        bbody, body_out, body_tree = trace_region(body_fun, avals, tree_util.tree_structure(
-            (init_val,)))
-        err = _carry_mismatch("while_loop", carry_name, tree, body_tree, avals, body_out)
-        promoted = _promote_weak(avals, body_out) if err is not None else None
+        bodies = []
+        with discarding_on_error(bodies):
+            cbody, cond_out, cond_tree = trace_region(cond_fun, avals, args_tree)
+            bodies.append(cbody)
+            if (len(cond_out) != 1 or not tree_util.treedef_is_leaf(cond_tree)
+                    or cond_out[0].shape != () or str(cond_out[0].dtype) != "bool"):
+                raise TypeError(f"cond_fun must return a boolean scalar, but got output "
+                                f"type(s) [{', '.join(_aval_repr(a) for a in cond_out)}].")
+            bbody, body_out, body_tree = trace_region(body_fun, avals, args_tree)
+            bodies.append(bbody)
+            err = _carry_mismatch("while_loop", carry_name, tree, body_tree, avals, body_out)
+            promoted = _promote_weak(avals, body_out) if err is not None else None
+            if promoted is None and err is not None:
+                raise err
         if promoted is None:
             break
+        for body in bodies:
+            body.discard()
         avals, init_flat = promoted, _convert_leaves(init_flat, promoted)
-    if err is not None:
-        raise err
-    cconsts, bconsts = list(cbody.captured), list(bbody.captured)
-    blocks = [cbody.block_with(cconsts), bbody.block_with(bconsts)]
-    params = {"cond_nconsts": len(cconsts), "body_nconsts": len(bconsts)}
-    operands = cconsts + bconsts + init_flat
-    sigs = [_region_sig(cbody, cconsts, cond_out), _region_sig(bbody, bconsts, body_out)]
-    result = _infer(C.WhileOp, operands, params, sigs)
-    result = [r.update(weak_type=a.weak_type and b.weak_type)
-              for r, a, b in zip(result, avals, body_out)]
-    outs = emit_region_op(C.WhileOp, operands, params, blocks, result)
+    with discarding_on_error(bodies):
+        cconsts, bconsts = list(cbody.captured), list(bbody.captured)
+        params = {"cond_nconsts": len(cconsts), "body_nconsts": len(bconsts)}
+        operands = cconsts + bconsts + init_flat
+        sigs = [_region_sig(cbody, cconsts, cond_out), _region_sig(bbody, bconsts, body_out)]
+        result = _infer(C.WhileOp, operands, params, sigs)
+        result = [r.update(weak_type=a.weak_type and b.weak_type)
+                  for r, a, b in zip(result, avals, body_out)]
+        outs = emit_region_op(C.WhileOp, operands, params, bodies, [cconsts, bconsts],
+                              result)
     return tree_util.tree_unflatten(tree, outs)
 
 
@@ -434,27 +441,30 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
         y_flat, trees["y"] = tree_util.tree_flatten(out[1])
         return c_flat + y_flat
 
+    n = len(init_flat)
     for _ in range(2):  # a second pass when weakly typed carries get promoted
         body, out_avals, _ = trace_region(body_fun, init_avals + x_avals, args_tree)
-        n = len(init_flat)
-        carry_out = out_avals[:n] if trees["carry"] == init_tree else out_avals
-        err = _carry_mismatch("scan", carry_name, init_tree, trees["carry"], init_avals,
-                              carry_out)
-        promoted = _promote_weak(init_avals, carry_out) if err is not None else None
+        with discarding_on_error([body]):
+            carry_out = out_avals[:n] if trees["carry"] == init_tree else out_avals
+            err = _carry_mismatch("scan", carry_name, init_tree, trees["carry"], init_avals,
+                                  carry_out)
+            promoted = _promote_weak(init_avals, carry_out) if err is not None else None
+            if promoted is None and err is not None:
+                raise err
         if promoted is None:
             break
+        body.discard()
         init_avals, init_flat = promoted, _convert_leaves(init_flat, promoted)
-    if err is not None:
-        raise err
-    consts = list(body.captured)
-    params = {"length": length, "reverse": bool(reverse), "unroll": int(unroll),
-              "num_consts": len(consts), "num_carry": n}
-    operands = consts + init_flat + xs_flat
-    result = _infer(C.ScanOp, operands, params, [_region_sig(body, consts, out_avals)])
-    weak = [a.weak_type and b.weak_type for a, b in zip(init_avals, out_avals)] + [
-        b.weak_type for b in out_avals[n:]]
-    result = [r.update(weak_type=w) for r, w in zip(result, weak)]
-    outs = emit_region_op(C.ScanOp, operands, params, [body.block_with(consts)], result)
+    with discarding_on_error([body]):
+        consts = list(body.captured)
+        params = {"length": length, "reverse": bool(reverse), "unroll": int(unroll),
+                  "num_consts": len(consts), "num_carry": n}
+        operands = consts + init_flat + xs_flat
+        result = _infer(C.ScanOp, operands, params, [_region_sig(body, consts, out_avals)])
+        weak = [a.weak_type and b.weak_type for a, b in zip(init_avals, out_avals)] + [
+            b.weak_type for b in out_avals[n:]]
+        result = [r.update(weak_type=w) for r, w in zip(result, weak)]
+        outs = emit_region_op(C.ScanOp, operands, params, [body], [consts], result)
     return (tree_util.tree_unflatten(init_tree, outs[:n]),
             tree_util.tree_unflatten(trees["y"], outs[n:]))
 

@@ -270,3 +270,18 @@ def test_disable_jit_runs_python():
         assert float(lax.while_loop(lambda c: c < 5, lambda c: c + 1, 0)) == 5
         c, ys = lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
         check(ys, np.array([0.0, 0.0, 1.0], np.float32))
+
+
+def test_nested_jit_in_branch_and_caught_errors_leave_no_stray_ops():
+    def f(x):
+        try:
+            lax.cond(x > 0, lambda a: a, lambda a: a[None], x)
+        except TypeError:
+            pass
+        try:
+            lax.scan(lambda c, y: (c.astype(jnp.int32), y), x, jnp.ones(2))
+        except TypeError:
+            pass
+        return lax.cond(x > 0, mjax.jit(jnp.sin), lambda a: a * 2.0, x)
+    check(mjax.jit(f)(1.0), np.float32(np.sin(1.0)))
+    check(mjax.jit(f)(-1.0), np.float32(-2.0))
