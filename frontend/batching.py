@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import inspect
 
 import numpy as np
@@ -15,6 +16,36 @@ from mjax.core import aval_of_value
 from mjax.dialect import ShapedArray
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
+
+
+# ---- named axes bound while tracing --------------------------------------------------------
+class AxisEnv:
+    """The axis names of the vmaps whose functions are being traced, innermost last, with
+    their sizes: collectives look their names up here (JAX: the axis env of the trace)."""
+
+    def __init__(self):
+        self.frames: list[tuple[str, int]] = []
+
+    @contextlib.contextmanager
+    def bound(self, name: str | None, size: int):
+        if name is None:
+            yield
+            return
+        self.frames.append((name, size))
+        try:
+            yield
+        finally:
+            self.frames.pop()
+
+    def size(self, name) -> int:
+        """The size of the innermost axis called `name`; JAX's NameError if none is."""
+        for bound, size in reversed(self.frames):
+            if bound == name:
+                return size
+        raise NameError(f"unbound axis name: {name}")
+
+
+AXIS_ENV = AxisEnv()
 
 
 # ---- axis specifications ----------------------------------------------------------------
@@ -165,7 +196,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         size = _mapped_size(fun, args, kwargs, avals, axes, axis_size)
         example = [_unbatched_aval(a, d) for a, d in zip(avals, axes)]
         ex_args, ex_kwargs = tree_util.tree_unflatten(tree, example)
-        traced = stage_function(fun, ex_args, ex_kwargs)
+        with AXIS_ENV.bound(axis_name, size):
+            traced = stage_function(fun, ex_args, ex_kwargs)
         out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
         oaxes = broadcast_prefix("vmap out_axes", out_axes, out_example)
         final_out = []
@@ -193,4 +225,4 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     return wrapped
 
 
-__all__ = ["vmap", "broadcast_prefix"]
+__all__ = ["vmap", "broadcast_prefix", "AXIS_ENV"]

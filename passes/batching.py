@@ -32,7 +32,8 @@ from mjax.dialect.types import aval_of
 from mjax.passes.autodiff import _replace, callee_of, clone_into
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules import BATCH, NOT_SUPPORTED
-from mjax.passes.rules.batch_util import NOT_MAPPED, BatchBuilder, bdim_at, moveaxis
+from mjax.passes.rules.batch_util import (NOT_MAPPED, BatchBuilder, bdim_at, moveaxis,
+                                          names_axis)
 
 
 class BatchError(PassError, ValueError):
@@ -51,6 +52,7 @@ class Batcher:
         self.fns = fns
         self.expand = expand          # expand(name): expand transformation ops in @name
         self.cache: dict = {}         # (callee, in dims, size, name, force) -> result
+        self.reads_cache: dict = {}   # (callee, axis name) -> uses the name (reads_axis)
 
     # -- functions -------------------------------------------------------------------
     def batch_function(self, name: str, in_dims, axis_size: int, axis_name=None,
@@ -99,7 +101,7 @@ class Batcher:
                 return [env[v] for v in op.operands]
             vals = [env[v][0] for v in op.operands]
             dims = [env[v][1] for v in op.operands]
-            if all(d is NOT_MAPPED for d in dims):
+            if all(d is NOT_MAPPED for d in dims) and not self.reads_axis(op, b.axis_name):
                 new = clone_into(op, b.ip, dict(zip(op.operands, vals)))
                 outs, out_dims = list(new.results), [NOT_MAPPED] * len(op.results)
             else:
@@ -109,6 +111,25 @@ class Batcher:
                 self._check_result(op, r, v, d, b.axis_size)
                 env[r] = (v, d)
         raise PassError(block.owner.location, "body has no terminator")
+
+    def reads_axis(self, op, axis_name) -> bool:
+        """Whether `op` (or a function it calls) has a collective naming `axis_name`:
+        then it is batched even when no operand is (psum(1, "i") is the axis size)."""
+        if axis_name is None:
+            return False
+        view = op.opview
+        if names_axis(view, axis_name):
+            return True
+        if not (op.name == "func.call" or isinstance(view, T.TransformOp)):
+            return False
+        key = (callee_of(op), axis_name)
+        if key not in self.reads_cache:
+            self.reads_cache[key] = False  # recursion guard
+            fn = self.fns.get(key[0], op)
+            self.reads_cache[key] = any(
+                self.reads_axis(inner.operation, axis_name)
+                for inner in fn.regions[0].blocks[0].operations)
+        return self.reads_cache[key]
 
     def batch_op(self, op, vals, dims, b: BatchBuilder):
         view = op.opview

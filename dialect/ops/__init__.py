@@ -1,5 +1,6 @@
 """Every `jaxpr.*` op, grouped by family. Importing this package registers them all."""
 from mjax.dialect.ops import elementwise, structural, reductions, indexing, transforms  # noqa: F401
-from mjax.dialect.ops import convolution, windowed  # noqa: F401
+from mjax.dialect.ops import convolution, windowed, sorting  # noqa: F401
 from mjax.dialect.ops import control_flow  # noqa: F401
 from mjax.dialect.ops import linalg  # noqa: F401
+from mjax.dialect.ops import collectives  # noqa: F401

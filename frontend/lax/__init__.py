@@ -509,3 +509,5 @@ from mjax.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension_num
 from mjax.lax.windowed import reduce_window, reduce_window_shape_tuple  # noqa: E402
 from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan,  # noqa: E402
                                    switch, while_loop)
+from mjax.lax.parallel import (all_gather, all_to_all, axis_index, pmax, pmean,  # noqa: E402
+                               pmin, ppermute, pshuffle, psum, psum_scatter)

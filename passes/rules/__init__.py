@@ -2,9 +2,10 @@
 from mjax.passes.rules.tables import (BATCH, JVP, LOWER, NOT_SUPPORTED, TRANSPOSE, LowerCtx,
                                       lowering, not_supported)
 from mjax.passes.rules import elementwise, structural, reductions, indexing  # noqa: F401
-from mjax.passes.rules import convolution, windowed  # noqa: F401
+from mjax.passes.rules import convolution, windowed, sorting  # noqa: F401
 from mjax.passes.rules import control_flow  # noqa: F401
 from mjax.passes.rules import linalg  # noqa: F401
+from mjax.passes.rules import collectives  # noqa: F401
 
 __all__ = ["BATCH", "JVP", "LOWER", "NOT_SUPPORTED", "TRANSPOSE", "LowerCtx", "lowering",
            "not_supported"]

@@ -47,6 +47,24 @@ def batch_rule(*ops):
     return wrap
 
 
+# ---- named axes ----------------------------------------------------------------------
+# Ops that read a vmap's named axis (the collectives): they go through their batching
+# rule whenever they name the vmap's axis, even with no batched operand, since
+# psum(1, "i") is the axis size and axis_index has no operand at all.
+NAMED_AXIS_OPS: set = set()
+
+
+def uses_named_axes(*ops):
+    """Registers `ops` as reading the named axes in their `axes` attribute."""
+    NAMED_AXIS_OPS.update(ops)
+
+
+def names_axis(view, axis_name: str | None) -> bool:
+    """Whether op `view` reads the named axis `axis_name` (and so must be batched)."""
+    return (axis_name is not None and type(view) in NAMED_AXIS_OPS
+            and axis_name in view.params["axes"])
+
+
 # ---- moving batch axes ---------------------------------------------------------------
 def rank(x: ir.Value) -> int:
     return len(aval_of(x.type).shape)
@@ -146,6 +164,7 @@ def defbroadcasting(*ops):
         BATCH[op] = rule
 
 
-__all__ = ["NOT_MAPPED", "BatchBuilder", "batch_rule", "moveaxis", "bdim_at",
+__all__ = ["NOT_MAPPED", "BatchBuilder", "batch_rule", "uses_named_axes", "names_axis",
+           "NAMED_AXIS_OPS", "moveaxis", "bdim_at",
            "bdim_to_front", "batched_shape", "canonical_axis", "first_batched",
            "align_operands", "defvectorized", "defbroadcasting", "rank"]

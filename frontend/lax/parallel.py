@@ -1,0 +1,166 @@
+"""Collectives over named axes (JAX: jax.lax.psum, pmean, all_gather, ...).
+
+An axis name is bound by an enclosing `vmap(..., axis_name=...)` while its function is
+traced; a name nothing binds raises JAX's `NameError: unbound axis name: i` right away.
+Each function maps over the leaves of a pytree argument, as JAX's do.
+"""
+from __future__ import annotations
+
+import math
+
+from mjax import tree_util
+from mjax.batching import AXIS_ENV
+from mjax.core import at_user_line, bind
+from mjax.dialect.ops import collectives as C
+
+
+def _names(axis_name) -> tuple:
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def _bound_size(names) -> int:
+    """The product of the sizes of `names`; NameError for a name no vmap binds."""
+    return math.prod(AXIS_ENV.size(n) for n in names)
+
+
+def _no_groups(axis_index_groups, fn: str):
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"lax.{fn}(axis_index_groups=...) is not supported by "
+                                  f"mjax yet (it needs pmap/shard_map)")
+
+
+def _single(names, fn: str):
+    if len(names) != 1:
+        raise NotImplementedError(f"lax.{fn} over several axis names {names} at once is not "
+                                  f"supported by mjax yet; nest one call per name")
+    return names
+
+
+def _map(fn, tree):
+    """fn over the leaves of `tree` (a plain loop, so traced ops get the user's line)."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    return tree_util.tree_unflatten(treedef, [fn(v) for v in leaves])
+
+
+def _check_name_types(names, fn: str):
+    for n in names:
+        if not isinstance(n, str):
+            raise NotImplementedError(f"lax.{fn}: only string axis names are supported, got "
+                                      f"{n!r}")
+
+
+def _prepare(axis_name, fn: str, single=False):
+    names = _names(axis_name)
+    _check_name_types(names, fn)
+    size = _bound_size(names)
+    return (_single(names, fn) if single else names), size
+
+
+def _canonical(axis: int, rank: int, what: str, fn: str) -> int:
+    if not -rank <= axis < rank:
+        raise ValueError(at_user_line(f"lax.{fn}: {what} {axis} is out of bounds for rank "
+                                      f"{rank}"))
+    return axis % rank
+
+
+# ---- reductions ----------------------------------------------------------------------------
+def _reducer(op, fn):
+    def reduce(x, axis_name, *, axis_index_groups=None):
+        _no_groups(axis_index_groups, fn)
+        names, _ = _prepare(axis_name, fn)
+        return _map(lambda v: bind(op, v, axes=names), x)
+    reduce.__name__ = fn
+    reduce.__doc__ = f"{fn} over the named axes `axis_name` of each leaf. JAX: lax.{fn}."
+    return reduce
+
+
+psum = _reducer(C.PsumOp, "psum")
+pmax = _reducer(C.PmaxOp, "pmax")
+pmin = _reducer(C.PminOp, "pmin")
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """Mean over the named axes: psum divided by the axis size. JAX: lax.pmean."""
+    import mjax.numpy as jnp
+    _no_groups(axis_index_groups, "pmean")
+    names, size = _prepare(axis_name, "pmean")
+    return _map(lambda v: jnp.true_divide(bind(C.PsumOp, v, axes=names), size),
+                              x)
+
+
+# ---- gathers and scatters -----------------------------------------------------------------
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    """Every member's `x`, stacked along `axis` (tiled: concatenated). JAX: lax.all_gather."""
+    _no_groups(axis_index_groups, "all_gather")
+    names, size = _prepare(axis_name, "all_gather", single=True)
+
+    def one(v):
+        rank = len(getattr(v, "shape", ()))
+        a = _canonical(axis, rank if tiled else rank + 1, "axis", "all_gather")
+        return bind(C.AllGatherOp, v, axes=names, axis=a, tiled=bool(tiled), axis_size=size)
+    return _map(one, x)
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """psum whose result each member keeps one block of, along `scatter_dimension`.
+    JAX: lax.psum_scatter."""
+    _no_groups(axis_index_groups, "psum_scatter")
+    names, size = _prepare(axis_name, "psum_scatter", single=True)
+
+    def one(v):
+        d = _canonical(scatter_dimension, len(getattr(v, "shape", ())), "scatter_dimension",
+                       "psum_scatter")
+        return bind(C.PsumScatterOp, v, axes=names, scatter_dimension=d, tiled=bool(tiled),
+                    axis_size=size)
+    return _map(one, x)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
+               tiled=False):
+    """Splits `x` along `split_axis` across the members; each concatenates what it gets
+    along `concat_axis`. JAX: lax.all_to_all."""
+    _no_groups(axis_index_groups, "all_to_all")
+    names, size = _prepare(axis_name, "all_to_all", single=True)
+
+    def one(v):
+        rank = len(getattr(v, "shape", ()))
+        s = _canonical(split_axis, rank, "split_axis", "all_to_all")
+        c = _canonical(concat_axis, rank, "concat_axis", "all_to_all")
+        return bind(C.AllToAllOp, v, axes=names, split_axis=s, concat_axis=c,
+                    tiled=bool(tiled), axis_size=size)
+    return _map(one, x)
+
+
+# ---- permutations -------------------------------------------------------------------------
+def ppermute(x, axis_name, perm):
+    """Member `dst` gets member `src`'s `x` for each (src, dst) in `perm`; the others get
+    zeros. JAX: lax.ppermute."""
+    names, size = _prepare(axis_name, "ppermute", single=True)
+    pairs = tuple((int(s), int(d)) for s, d in perm)
+    for s, d in pairs:
+        if not (0 <= s < size and 0 <= d < size):
+            raise ValueError(at_user_line(f"lax.ppermute: perm {list(perm)} names a member "
+                                          f"outside axis {names[0]!r} of size {size}"))
+    srcs, dsts = [p[0] for p in pairs], [p[1] for p in pairs]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise ValueError(at_user_line(f"lax.ppermute: perm sources and destinations must be "
+                                      f"unique, got {list(perm)}"))
+    return _map(lambda v: bind(C.PpermuteOp, v, axes=names, perm=pairs), x)
+
+
+def pshuffle(x, axis_name, perm):
+    """Member i gets member perm[i]'s `x` (perm a permutation). JAX: lax.pshuffle."""
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError(f"`perm` does not represent a permutation: {perm}")
+    return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(perm)])
+
+
+def axis_index(axis_name):
+    """This member's index along `axis_name` (int32). JAX: lax.axis_index."""
+    names, _ = _prepare(axis_name, "axis_index", single=True)
+    return bind(C.AxisIndexOp, axes=names)
+
+
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all",
+           "ppermute", "pshuffle", "axis_index"]
