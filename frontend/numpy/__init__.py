@@ -1367,3 +1367,4 @@ from mjax.numpy.searching import (argwhere, bincount, flatnonzero, histogram,  #
 from mjax.numpy.arraysetops import isin, unique  # noqa: E402
 from mjax.numpy.polynomial import convolve, correlate, polyval  # noqa: E402
 from mjax.numpy import linalg  # noqa: E402, F401
+from mjax.numpy import fft  # noqa: E402, F401
