@@ -15,8 +15,8 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 
 from mjax.ad.staging import (
-    ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable, _is_inexact, _jax_type,
-    _leaf_aval, _names, _wraps, _zeros, call_args, emit, emit_call, stage_function,
+    _AvalLeaf, _check_aux_pair, _check_callable, _is_inexact, _jax_type,
+    _leaf_aval, _wraps, _zeros, call_args, emit, emit_call, stage_function,
     staged)
 from mjax.ad.forward import _check_tangents, jvp
 
@@ -148,70 +148,44 @@ def _main_tree(traced, has_aux):
 
 
 class _Split:
-    """fun split in two: `run_once` (primal outputs + residuals) and `linear(residuals,
-    inputs)` (the backward function for vjp; the transposed backward for linearize).
-    Under a trace both are calls of derived functions of the module being built; eagerly
-    they are two executables, and the residuals stay on the device between calls."""
+    """fun split in two: a forward part run once (primal outputs), and `linear(inputs)`,
+    the linear map at those primals (cotangents -> input cotangents for vjp, tangents ->
+    output tangents for linearize).
+
+    Under a trace the forward part is `jaxpr.call @f` and each `linear` call emits
+    `jaxpr.vjp @f` / `jaxpr.jvp @f` on the same primals: the passes derive the rest, and
+    inlining + CSE share the forward work. Eagerly the module is split once by the
+    passes' function-level entry points (`vjp_functions`, `linearize_functions`) into
+    two executables, and the residuals stay on the device between calls."""
 
     def __init__(self, fun, primals, diff_args, has_aux, kind):
-        from mjax.passes.autodiff import vjp_functions
+        self.kind = kind
         self.leaves, self.in_tree = tree_util.tree_flatten(tuple(primals))
         self.in_avals = [aval_of_value(x) for x in self.leaves]
         self.diff_args = diff_args
-        eager = current_trace() is None
-        if eager:
+        if current_trace() is None:
             traced = trace_function(fun, tuple(primals), {}, name="f", visibility="private")
+            self.traced = traced
+            self.diff_results = _diff_results(traced, has_aux)
+            self._compile()
         else:
             traced = stage_function(fun, tuple(primals), {})
-        self.traced = traced
-        self.diff_results = _diff_results(traced, has_aux)
-        module = traced.module
-        with context(), ir.Location.unknown(context()):
-            info = vjp_functions(module, traced.name, diff_args, self.diff_results)
-            self.n_out = info.num_outputs
-            if kind == "vjp":
-                first, self.linear_name = info.fwd, info.bwd
-            else:
-                # The transpose of the backward function (linear in its cotangents) is the
-                # forward linear map, and its residuals come from the residuals of f.
-                nres = info.num_residuals
-                lin = vjp_functions(module, info.bwd,
-                                    tuple(range(nres, nres + len(self.diff_results))),
-                                    tuple(range(len(diff_args))))
-                first, self.linear_name = self._first_part(info, lin), lin.bwd
-        if eager:
-            self._compile(first)
-        else:
-            res = emit_call(first, call_args(traced, self.leaves))
-            for t, a in zip(res, traced.out_avals):
-                t.aval = a
-            self.outs, self.residuals = res[:self.n_out], res[self.n_out:]
+            self.traced = traced
+            self.diff_results = _diff_results(traced, has_aux)
+            self.args = call_args(traced, self.leaves)
+            self.outs = emit_call(traced.name, self.args, traced.out_avals)
 
-    def _first_part(self, info, lin) -> str:
-        """A function x -> (f(x), residuals of the linear map): f's forward, then the
-        forward of bwd's vjp at zero cotangents (its dead work is removed by DCE)."""
-        import mjax.numpy as jnp
-        traced = self.traced
-        ins, _ = T.function_signature(traced.trace.func.operation)
-        out_avals = traced.out_avals
-
-        def first(*xs):
-            res = emit_call(info.fwd, xs)
-            zero_cts = [jnp.zeros(out_avals[j].shape, out_avals[j].dtype)
-                        for j in self.diff_results]
-            res2 = emit_call(lin.fwd, list(res[self.n_out:]) + zero_cts)
-            return list(res[:self.n_out]) + list(res2[len(self.diff_args):])
-        t = trace_function(first, tuple(ShapedArrayArg(a) for a in ins), {},
-                           name=f"{traced.name}_linearize_{next(_names)}",
-                           module=traced.module, visibility="private")
-        return t.name
-
-    def _compile(self, first):
+    def _compile(self):
         from mjax.array import Array
         from mjax.core import to_numpy
         from mjax.lowering import lower_to_stablehlo
+        from mjax.passes.autodiff import linearize_functions, vjp_functions
         from mjax.runtime import get_backend
         traced = self.traced
+        split = vjp_functions if self.kind == "vjp" else linearize_functions
+        info = split(traced.module, traced.name, self.diff_args, self.diff_results)
+        self.n_out = info.num_outputs
+        linear = info.bwd if self.kind == "vjp" else info.lin
         text = str(traced.module)
 
         def compile_entry(callee):
@@ -220,8 +194,8 @@ class _Split:
                 out_avals = _add_main(module, callee)
             return get_backend().compile(lower_to_stablehlo(module), out_avals=out_avals)
 
-        first_exe = compile_entry(first)
-        self._linear_exe = compile_entry(self.linear_name)
+        first_exe = compile_entry(info.fwd)
+        self._linear_exe = compile_entry(linear)
         bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
                 for x in list(self.leaves) + list(traced.captured)]
         res = first_exe.execute(bufs)
@@ -229,18 +203,29 @@ class _Split:
         self.residuals = res[self.n_out:]
 
     def linear(self, inputs, in_avals, out_avals):
-        """Runs the linear part on the saved residuals and `inputs` (one per in_aval)."""
+        """Runs the linear map on `inputs` (one per in_aval)."""
         if not hasattr(self, "_linear_exe"):
-            outs = emit_call(self.linear_name, list(self.residuals) + list(inputs))
-            for t, a in zip(outs, out_avals):
-                t.aval = a
-            return outs
+            return self._emit_linear(inputs, out_avals)
         from mjax.array import Array
         from mjax.runtime import get_backend
         bufs = [x._buf if isinstance(x, Array) and x.dtype == a.dtype else
                 get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(inputs, in_avals)]
-        return [Array(b, a) for b, a in zip(self._linear_exe.execute(list(self.residuals) + bufs),
-                                             out_avals)]
+        # vjp's bwd takes (residuals, cotangents); linearize's lin (tangents, residuals).
+        bufs = (list(self.residuals) + bufs if self.kind == "vjp"
+                else bufs + list(self.residuals))
+        return [Array(b, a) for b, a in zip(self._linear_exe.execute(bufs), out_avals)]
+
+    def _emit_linear(self, inputs, out_avals):
+        traced = self.traced
+        params = dict(callee=Symbol(traced.name), diff_args=self.diff_args,
+                      diff_results=self.diff_results)
+        if self.kind == "vjp":
+            outs = emit(T.VjpOp, self.args + list(inputs), **params)
+        else:
+            outs = emit(T.JvpOp, self.args + list(inputs), **params)[len(traced.out_avals):]
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+        return outs
 
 
 class _VjpFun:
@@ -305,15 +290,15 @@ def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp[, aux]) where f_jvp(*tangents) is the JVP at primals.
     JAX: jax.linearize.
 
-    The forward pass runs once; f_jvp runs only the linear map, on saved residuals (the
-    transpose of vjp's backward function)."""
+    The forward pass runs once; f_jvp runs only the linear map (on saved residuals when
+    called eagerly)."""
     _check_callable(fun)
     from mjax.passes import PassError
     leaves, in_tree = tree_util.tree_flatten(tuple(primals))
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     try:
         split = _Split(fun, primals, diff_args, has_aux, "linearize")
-    except PassError:
+    except PassError:   # e.g. a custom_vjp function: jvp then raises JAX's error
         return _linearize_by_jvp(fun, primals, has_aux)
     traced = split.traced
     out = tree_util.tree_unflatten(traced.out_tree, split.outs)

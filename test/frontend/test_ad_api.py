@@ -446,31 +446,30 @@ def test_linearize_does_not_rerun_forward(executions):
                                    rtol=1e-6)
 
 
-def _calls(text):
-    return re.findall(r'"jaxpr\.call"\([^)]*\) \{callee = @(\w+)\}', text)
-
-
-def test_vjp_under_jit_calls_forward_once_and_backward_per_pullback():
+def test_vjp_under_jit_emits_vjp_ops_that_share_the_forward_work():
+    # Under a trace vjp emits ops (like grad): one jaxpr.vjp per pullback call on the same
+    # primals; after the passes, inlining and CSE the forward work is done once.
     def g(x):
         _, pull = mjax.vjp(mnp.sin, x)
         return pull(x), pull(2.0 * x), pull(3.0 * x)
     text = mjax.jit(g).trace(X).as_text()
-    calls = _calls(text)
-    assert sum(c.endswith("_fwd") for c in calls) == 1, calls
-    assert sum(c.endswith("_bwd") for c in calls) == 3, calls
-    assert "jaxpr.vjp" not in text
+    assert text.count('"jaxpr.vjp"') == 3, text
     hlo = mjax.jit(g).lower(X).as_text()
     assert hlo.count("stablehlo.sine") == 0 and hlo.count("stablehlo.cosine") == 1, hlo
+    got = mjax.jit(g)(X)
+    want = jax.vjp(jnp.sin, X)[1]
+    for k, out in zip((1.0, 2.0, 3.0), got):
+        np.testing.assert_allclose(out[0], want(k * X)[0], rtol=1e-6)
 
 
-def test_linearize_under_jit_runs_the_linear_function_per_call():
+def test_linearize_under_jit_emits_jvp_ops_that_share_the_forward_work():
     def h(x):
         _, f_jvp = mjax.linearize(mnp.sin, x)
         return f_jvp(x), f_jvp(2.0 * x)
     text = mjax.jit(h).trace(X).as_text()
-    calls = [c for c in re.findall(r'callee = @(\w+)', text.split("func.func private")[0])]
-    assert len(calls) == 3, calls     # the forward part once, the linear part twice
-    assert calls[1] == calls[2] != calls[0]
+    assert text.count('"jaxpr.jvp"') == 2, text
+    hlo = mjax.jit(h).lower(X).as_text()
+    assert hlo.count("stablehlo.sine") == 0 and hlo.count("stablehlo.cosine") == 1, hlo
     got = mjax.jit(h)(X)
     want = [jax.jvp(jnp.sin, (X,), (t,))[1] for t in (X, 2 * X)]
     np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-6)
