@@ -1368,3 +1368,4 @@ from mjax.numpy.arraysetops import isin, unique  # noqa: E402
 from mjax.numpy.polynomial import convolve, correlate, polyval  # noqa: E402
 from mjax.numpy import linalg  # noqa: E402, F401
 from mjax.numpy import fft  # noqa: E402, F401
+from mjax.numpy.vectorize import vectorize  # noqa: E402
