@@ -511,3 +511,5 @@ from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan,
                                    switch, while_loop)
 from mjax.lax.parallel import (all_gather, all_to_all, axis_index, pmax, pmean,  # noqa: E402
                                pmin, ppermute, pshuffle, psum, psum_scatter)
+from mjax.lax import linalg  # noqa: E402, F401
+from mjax.lax.linalg import FftType, fft  # noqa: E402

@@ -1,2 +1,3 @@
 """`mjax.scipy`: the parts of SciPy that JAX mirrors (`jax.scipy`), over `mjax.numpy`."""
 from mjax.scipy import special  # noqa: F401
+from mjax.scipy import linalg  # noqa: F401

@@ -1,0 +1,254 @@
+"""`mjax.scipy.linalg`: SciPy's linear algebra over mjax.lax.linalg's primitives.
+JAX: jax.scipy.linalg.
+
+As in JAX, `overwrite_*`, `check_finite` and `lapack_driver` are accepted and ignored
+(they only tune SciPy's memory use and input checks); b is a vector only when 1-D.
+"""
+from __future__ import annotations
+
+import numpy as _onp
+
+from mjax import numpy as jnp
+from mjax.lax import linalg as lax_linalg
+from mjax.numpy import linalg as _np_linalg
+
+
+def _inexact(fname, *xs):
+    return jnp._promote(f"scipy.linalg.{fname}", *[jnp.asarray(x) for x in xs],
+                        inexact=True, broadcast=False)
+
+
+def _broadcast_solve_operands(fname, a, b):
+    """(a, b as (..., n, k), whether b was a vector); batch axes broadcast together."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"jax.scipy.linalg.{fname}: a must be a square matrix (or a stack "
+                         f"of them), got shape {a.shape}")
+    vector = b.ndim == 1
+    if not vector and a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]:
+        raise ValueError(f"jax.scipy.linalg.{fname}: batched 1D solves with b.ndim > 1 are "
+                         f"not supported; use b[..., None] for shapes {a.shape} and {b.shape}")
+    if vector:
+        b = b[:, None]
+    if b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"jax.scipy.linalg.{fname}: incompatible shapes a {a.shape} and "
+                         f"b {b.shape if not vector else b.shape[:1]}")
+    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return (jnp.broadcast_to(a, batch + a.shape[-2:]),
+            jnp.broadcast_to(b, batch + b.shape[-2:]), vector)
+
+
+# ---- triangular and Cholesky solves ------------------------------------------------------
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                     debug=None, check_finite=True):
+    """Solves a x = b (trans 0/'N'), a^T x = b (1/'T') or a^H x = b (2/'C'), a triangular."""
+    a, b = _inexact("solve_triangular", a, b)
+    if trans in (0, "N"):
+        transpose_a, conjugate_a = False, False
+    elif trans in (1, "T"):
+        transpose_a, conjugate_a = True, False
+    elif trans in (2, "C"):
+        transpose_a, conjugate_a = True, True
+    else:
+        raise ValueError(f"Invalid 'trans' value {trans}")
+    a, b, vector = _broadcast_solve_operands("solve_triangular", a, b)
+    x = lax_linalg.triangular_solve(a, b, left_side=True, lower=lower,
+                                    transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                    unit_diagonal=unit_diagonal)
+    return x[..., 0] if vector else x
+
+
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    """Cholesky factor: upper U with a = U^H U by default, lower L with a = L L^H."""
+    (a,) = _inexact("cholesky", a)
+    # Reads only the named triangle (no symmetrization), as SciPy and JAX do.
+    factor = lax_linalg.cholesky(a if lower else _H(a), symmetrize_input=False)
+    return factor if lower else _H(factor)
+
+
+def _H(x):
+    return jnp.conj(jnp.swapaxes(x, -1, -2))
+
+
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """(Cholesky factor, lower) for cho_solve."""
+    return cholesky(a, lower=lower), lower
+
+
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """Solves a x = b given cho_factor(a)."""
+    c, lower = c_and_lower
+    c, b = _inexact("cho_solve", c, b)
+    c, b, vector = _broadcast_solve_operands("cho_solve", c, b)
+    # a = L L^H: solve L y = b, then L^H x = y (with U = L^H for the upper factor).
+    y = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower,
+                                    transpose_a=not lower, conjugate_a=not lower)
+    x = lax_linalg.triangular_solve(c, y, left_side=True, lower=lower,
+                                    transpose_a=lower, conjugate_a=lower)
+    return x[..., 0] if vector else x
+
+
+# ---- LU ------------------------------------------------------------------------------------
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """(packed LU factors, 0-based row pivots) for lu_solve."""
+    (a,) = _inexact("lu_factor", a)
+    lu, pivots, _ = lax_linalg.lu(a)
+    return lu, pivots
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """Solves a x = b (trans 0), a^T x = b (1) or a^H x = b (2) given lu_factor(a)."""
+    lu, pivots = lu_and_piv
+    lu, b = _inexact("lu_solve", lu, b)
+    if trans not in (0, 1, 2):
+        raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
+    m = lu.shape[-1]
+    perm = lax_linalg.lu_pivots_to_permutation(pivots, m)
+    lu, b, vector = _broadcast_solve_operands("lu_solve", lu, b)
+    perm = jnp.broadcast_to(perm, lu.shape[:-1])
+    x = _np_linalg._lu_solve(lu, perm, b, trans)
+    return x[..., 0] if vector else x
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
+    """(p, l, u) with a = p @ l @ u, or (p @ l, u) with permute_l=True."""
+    (a,) = _inexact("lu", a)
+    if a.ndim < 2:
+        raise ValueError(f"jax.scipy.linalg.lu: expected a matrix, got shape {a.shape}")
+    lu_, _, perm = lax_linalg.lu(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    l = jnp.tril(lu_[..., :, :k], -1) + jnp.eye(m, k, dtype=a.dtype)
+    u = jnp.triu(lu_[..., :k, :])
+    # a[perm] = l u, so a = p l u with p[perm[i], i] = 1.
+    p = (perm[..., None, :] == jnp.arange(m, dtype=perm.dtype)[:, None]).astype(a.dtype)
+    if permute_l:
+        return jnp.matmul(p, l), u
+    return p, l, u
+
+
+# ---- other decompositions --------------------------------------------------------------------
+def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         turbo=True, eigvals=None, type=1, check_finite=True):  # noqa: A002
+    """Eigenvalues (ascending), and unless eigvals_only the eigenvectors, of Hermitian a."""
+    if b is not None:
+        raise NotImplementedError("Only the b=None case of eigh is implemented")
+    if type != 1:
+        raise NotImplementedError("Only the type=1 case of eigh is implemented.")
+    if eigvals is not None:
+        raise NotImplementedError("Only the eigvals=None case of eigh is implemented.")
+    (a,) = _inexact("eigh", a)
+    w, v = _np_linalg.eigh(a, UPLO="L" if lower else "U")
+    return w if eigvals_only else (w, v)
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """QR decomposition: mode 'full' (q, r), 'economic' (reduced q, r) or 'r' ((r,))."""
+    if pivoting:
+        raise NotImplementedError("mjax.scipy.linalg.qr: pivoting=True is not implemented")
+    if mode in ("full", "r"):
+        full = True
+    elif mode == "economic":
+        full = False
+    else:
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    (a,) = _inexact("qr", a)
+    q, r = lax_linalg.qr(a, full_matrices=full)
+    return (r,) if mode == "r" else (q, r)
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    """(u, s, vh) with a = u diag(s) vh, or s alone."""
+    (a,) = _inexact("svd", a)
+    out = _np_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return tuple(out) if compute_uv else out
+
+
+def inv(a, overwrite_a=False, check_finite=True):
+    """Inverse of square matrices."""
+    return _np_linalg.inv(a)
+
+
+def det(a, overwrite_a=False, check_finite=True):
+    """Determinant of square matrices."""
+    return _np_linalg.det(a)
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
+          check_finite=True, assume_a="gen"):
+    """Solves a x = b; assume_a='pos' uses a Cholesky factorization of a's `lower` (or
+    upper) triangle, 'gen'/'sym'/'her' an LU factorization."""
+    if assume_a not in ("gen", "sym", "her", "pos"):
+        raise ValueError(f"Expected assume_a to be one of ['gen', 'sym', 'her', 'pos'], got "
+                         f"{assume_a!r}")
+    a, b = _inexact("solve", a, b)
+    if assume_a != "pos":
+        return _np_linalg.solve(a, b)
+    return cho_solve(cho_factor(a, lower=lower), b)
+
+
+# ---- matrix functions and constructors ---------------------------------------------------------
+_PADE7 = (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0)
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
+           1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
+           33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+
+
+def expm(A, *, upper_triangular=False, max_squarings=16):
+    """Matrix exponential by scaling and squaring with a Pade approximant (Higham 2005):
+    degree 13 in double precision, 7 in single; NaN when more than `max_squarings`
+    squarings would be needed."""
+    (A,) = _inexact("expm", A)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ValueError("expected A to be a square matrix")
+    double = _onp.dtype(A.dtype) in (_onp.float64, _onp.complex128)
+    maxnorm = 5.371920351148152 if double else 3.925724783138660
+    norm1 = _np_linalg.norm(A, 1, axis=(-2, -1))
+    n_squarings = jnp.maximum(0, jnp.floor(jnp.log2(norm1 / maxnorm)))
+    scale = (2.0 ** n_squarings).astype(A.dtype)
+    A = A / scale[..., None, None]
+    n = A.shape[-1]
+    eye = jnp.broadcast_to(jnp.eye(n, dtype=A.dtype), A.shape)
+    A2 = jnp.matmul(A, A)
+    A4 = jnp.matmul(A2, A2)
+    A6 = jnp.matmul(A4, A2)
+    if double:
+        b = _PADE13
+        u_inner = jnp.matmul(A6, b[13] * A6 + b[11] * A4 + b[9] * A2)
+        U = jnp.matmul(A, u_inner + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * eye)
+        V = (jnp.matmul(A6, b[12] * A6 + b[10] * A4 + b[8] * A2)
+             + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * eye)
+    else:
+        b = _PADE7
+        U = jnp.matmul(A, b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * eye)
+        V = b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * eye
+    P, Q = U + V, V - U
+    if upper_triangular:
+        R = solve_triangular(Q, P)
+    else:
+        R = _np_linalg.solve(Q, P)
+    # Undo the scaling: square n_squarings times (a static bound, masked per matrix).
+    for i in range(max_squarings):
+        R = jnp.where((i < n_squarings)[..., None, None], jnp.matmul(R, R), R)
+    return jnp.where((n_squarings > max_squarings)[..., None, None],
+                     jnp.full_like(R, _onp.nan), R)
+
+
+def block_diag(*arrs):
+    """The block-diagonal matrix of the given (at most 2-D) arrays."""
+    if not arrs:
+        return jnp.zeros((1, 0))
+    arrs = [jnp.asarray(a) for a in arrs]
+    arrs = jnp._promote("scipy.linalg.block_diag", *arrs, broadcast=False)
+    arrs = [jnp.atleast_2d(a) for a in arrs]
+    bad = [a.ndim for a in arrs if a.ndim > 2]
+    if bad:
+        raise ValueError(f"Arguments to jax.scipy.linalg.block_diag must have at most 2 "
+                         f"dimensions, got {bad}")
+    acc = arrs[0]
+    for a in arrs[1:]:
+        r, c = a.shape
+        top = jnp.pad(acc, ((0, 0), (0, c)))
+        bottom = jnp.pad(a, ((0, 0), (acc.shape[1], 0)))
+        acc = jnp.concatenate([top, bottom], axis=0)
+    return acc
