@@ -8,6 +8,11 @@
         return jnp.sin(x) * 2
 """
 from mjax.config import config
+from mjax.config import (checking_leaks, debug_infs, debug_nans, debug_key_reuse,  # noqa: F401
+                         default_device, default_matmul_precision, default_prng_impl,
+                         enable_checks, enable_x64, explain_cache_misses, legacy_prng_key,
+                         log_compiles, numpy_dtype_promotion, numpy_rank_promotion,
+                         threefry_partitionable)
 from mjax import dtypes
 from mjax.array import Array
 from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,
@@ -24,7 +29,11 @@ from mjax.dtypes import float0  # noqa: F401
 
 __version__ = "0.1.0"
 
-__all__ = ["config", "dtypes", "Array", "ShapeDtypeStruct", "block_until_ready",
+__all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
+           "debug_key_reuse", "default_device", "default_matmul_precision",
+           "default_prng_impl", "enable_checks", "enable_x64", "explain_cache_misses",
+           "legacy_prng_key", "log_compiles", "numpy_dtype_promotion",
+           "numpy_rank_promotion", "threefry_partitionable", "Array", "ShapeDtypeStruct", "block_until_ready",
            "default_backend", "device_count", "device_put", "devices", "disable_jit",
            "eval_shape", "jit", "local_device_count", "local_devices", "make_jaxpr",
            "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",

@@ -251,7 +251,7 @@ class Jitted:
         from mjax.lowering import lower_to_stablehlo
         from mjax.core import to_numpy
         traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
-        if config.read("mjax_log_compiles"):
+        if config.read("jax_log_compiles"):
             print(f"mjax: compiling {self._name} for "
                   f"{', '.join(a.str_short() for a in traced.in_avals)}")
         text = lower_to_stablehlo(traced.module)

@@ -1,8 +1,27 @@
-"""Configuration: one registry of options with defaults, docs and validation.
+"""Configuration: one registry of options, each with a default, validation and a docstring.
 
-    mjax.config.update("jax_enable_x64", True)      # JAX's option names
-    MJAX_ENABLE_X64=1 python prog.py                # or JAX_ENABLE_X64=1
-    with mjax.config.override(jax_enable_x64=True): ...
+Users (JAX's names and ways):
+
+    mjax.config.update("jax_enable_x64", True)      # process-wide
+    mjax.config.jax_enable_x64                      # read (unknown names: AttributeError)
+    mjax.config.values                              # {name: value} of every option
+    with mjax.enable_x64(True): ...                 # thread-local context managers
+    JAX_ENABLE_X64=1 python prog.py                 # or MJAX_ENABLE_X64=1 (wins)
+    python -m mjax.config                           # every option, value and its source
+
+Registering an option (the stable API other modules use; call at import time):
+
+    from mjax.config import bool_option, enum_option, int_option, string_option, option
+    impl = enum_option("jax_default_prng_impl", "threefry2x32",
+                       ("threefry2x32", "rbg", "unsafe_rbg"), "The default PRNG.",
+                       affects_tracing=True)
+    impl.value                         # the current value (also config.read(name))
+    with impl("rbg"): ...              # a context manager, like JAX's config States
+
+`affects_tracing=True` puts the option's value in jit's cache key (flipping it retraces).
+`on_change=fn` is called with the new process-wide value (e.g. to configure the runtime).
+The environment variable of `jax_foo` is `JAX_FOO` (or `MJAX_FOO`); of `mjax_foo`,
+`MJAX_FOO`.
 """
 from __future__ import annotations
 
@@ -10,7 +29,7 @@ import contextlib
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 
 @dataclass
@@ -18,73 +37,116 @@ class Option:
     name: str
     default: Any
     doc: str
-    parse: Callable[[Any], Any]
-    # Options that change what tracing produces are part of jit's cache key.
-    affects_tracing: bool = False
+    parse: Callable[[Any], Any]              # validates (raises ValueError), normalizes
+    affects_tracing: bool = False            # part of jit's cache key
+    on_change: Callable[[Any], None] | None = None
+    parse_env: Callable[[str], Any] | None = None   # env text -> value (default: parse)
+
+    def env_names(self) -> list[str]:
+        """Environment variables that set this option, the first present one wins."""
+        stem = self.name.split("_", 1)[1].upper()
+        if self.name.startswith("mjax_"):
+            return ["MJAX_" + stem]
+        return ["MJAX_" + stem, "JAX_" + stem]
 
 
+# ---- validators (messages as JAX words them) -------------------------------------------
 def _bool(v) -> bool:
     if isinstance(v, str):
-        if v.lower() in ("1", "true", "yes", "on"):
+        low = v.strip().lower()
+        if low in ("1", "true", "t", "yes", "y", "on"):
             return True
-        if v.lower() in ("0", "false", "no", "off", ""):
+        if low in ("0", "false", "f", "no", "n", "off", ""):
             return False
-        raise ValueError(f"expected a boolean, got {v!r}")
-    if isinstance(v, (bool, int)):
+    elif isinstance(v, (bool, int)) and v in (0, 1):
         return bool(v)
-    raise ValueError(f"expected a boolean, got {v!r}")
+    raise ValueError(f"new bool config value must be a bool (or 0/1, 'true'/'false'), "
+                     f"got {v!r} of type {type(v)}.")
 
 
-def _choice(v, *choices):
-    if v not in choices:
-        raise ValueError(f"expected one of {', '.join(map(repr, choices))}, got {v!r}")
-    return v
+def _enum(choices: Sequence[str], optional: bool):
+    def parse(v):
+        if v is None and optional:
+            return None
+        if isinstance(v, str) and v in choices:
+            return v
+        none = "None or " if optional else ""
+        raise ValueError(f"new enum value must be {none}in {list(choices)}, got {v!r} "
+                         f"of type {type(v)}.")
+    return parse
 
 
-def _str(v) -> str:
-    if not isinstance(v, str):
-        raise ValueError(f"expected a string, got {v!r}")
-    return v
+def _enum_env(choices, optional):
+    parse = _enum(choices, optional)
+    return lambda text: parse(None if optional and text.lower() in ("", "none") else text)
 
 
-_OPTIONS = [
-    Option("jax_enable_x64", False, "Enable 64-bit types (int64, float64, complex128).",
-           _bool, affects_tracing=True),
-    Option("jax_disable_jit", False, "Run jit-decorated functions op by op (debugging).",
-           _bool),
-    Option("jax_numpy_rank_promotion", "allow",
-           "Implicit rank promotion in mjax.numpy: 'allow', 'warn' or 'raise'.",
-           lambda v: _choice(v, "allow", "warn", "raise"), affects_tracing=True),
-    Option("jax_default_matmul_precision", "default",
-           "Default precision of matmuls (accepted for compatibility).", _str,
-           affects_tracing=True),
-    Option("jax_platforms", "cpu", "Comma-separated platforms to use.", _str),
-    Option("mjax_verify_each_pass", False,
-           "Run jaxpr-verify after every pass when compiling (debugging).", _bool),
-    Option("mjax_log_compiles", False, "Print a line each time jit compiles.", _bool),
-    Option("jax_compilation_cache_dir", "",
-           "Directory of the persistent (on-disk) compilation cache; empty disables it.",
-           _str),
-]
+def _int(optional: bool):
+    def parse(v):
+        if v is None and optional:
+            return None
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        none = "None or " if optional else ""
+        raise ValueError(f"new int config value must be {none}of type int, got {v!r} of "
+                         f"type {type(v)}")
+    return parse
 
 
+def _float(v):
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    raise ValueError(f"new float config value must be of type float, got {v!r} of type "
+                     f"{type(v)}")
+
+
+def _string(optional: bool):
+    def parse(v):
+        if v is None and optional:
+            return None
+        if isinstance(v, str):
+            return v
+        none = "None or " if optional else ""
+        raise ValueError(f"new string config value must be {none}of type str, got {v!r} "
+                         f"of type {type(v)}.")
+    return parse
+
+
+def _optional_env(parse):
+    return lambda text: parse(None if text == "" else text)
+
+
+# ---- the registry ------------------------------------------------------------------------
 class Config:
     """Holds option values; attribute access reads (`config.jax_enable_x64`)."""
 
     def __init__(self):
-        object.__setattr__(self, "_options", {o.name: o for o in _OPTIONS})
+        object.__setattr__(self, "_options", {})
         object.__setattr__(self, "_values", {})
+        object.__setattr__(self, "_sources", {})
         object.__setattr__(self, "_local", threading.local())
-        for o in _OPTIONS:
-            env = None
-            for prefix in ("MJAX_", "JAX_"):
-                key = prefix + o.name.split("_", 1)[1].upper()
-                if key in os.environ:
-                    env = os.environ[key]
-                    break
-            if o.name.upper() in os.environ:
-                env = os.environ[o.name.upper()]
-            self._values[o.name] = o.parse(env) if env is not None else o.default
+        object.__setattr__(self, "_trace_key", None)
+
+    def register(self, opt: Option) -> "State":
+        if opt.name in self._options:
+            raise ValueError(f"config option {opt.name} is already defined")
+        self._options[opt.name] = opt
+        value, source = opt.parse(opt.default), "default"
+        for env in opt.env_names():
+            if env in os.environ:
+                text = os.environ[env]
+                try:
+                    value = (opt.parse_env or opt.parse)(text)
+                except ValueError as e:
+                    raise ValueError(f"environment variable {env}={text!r}: {e}") from None
+                source = f"env {env}"
+                break
+        self._values[opt.name] = value
+        self._sources[opt.name] = source
+        object.__setattr__(self, "_trace_key", None)
+        if opt.on_change is not None and source != "default":
+            opt.on_change(value)
+        return State(self, opt)
 
     def _check(self, name: str) -> Option:
         try:
@@ -92,37 +154,50 @@ class Config:
         except KeyError:
             raise AttributeError(f"Unrecognized config option: {name}") from None
 
+    def _parse(self, opt: Option, value):
+        return opt.parse(value)
+
     def update(self, name: str, value) -> None:
         """Sets option `name` (JAX spelling) for this process."""
         opt = self._check(name)
-        try:
-            self._values[name] = opt.parse(value)
-            self._values.pop("_trace_state", None)
-        except ValueError as e:
-            raise ValueError(f"invalid value for config option {name}: {e}") from None
+        self._values[name] = self._parse(opt, value)
+        self._sources[name] = "update"
+        object.__setattr__(self, "_trace_key", None)
+        if opt.on_change is not None:
+            opt.on_change(self._values[name])
 
     def read(self, name: str):
+        """The current value (a thread's context-manager override, else process-wide)."""
         overrides = getattr(self._local, "overrides", None)
         if overrides and name in overrides:
             return overrides[name]
         try:
             return self._values[name]
         except KeyError:
-            self._check(name)
-            raise
+            raise AttributeError(f"Unrecognized config option: {name}") from None
+
+    def source(self, name: str) -> str:
+        """Where the process-wide value came from: 'default', 'env <VAR>' or 'update'."""
+        self._check(name)
+        return self._sources[name]
 
     def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
+        if name.startswith("_") or name not in self._options:
+            raise AttributeError(f"'Config' object has no attribute '{name}'")
         return self.read(name)
 
     def __setattr__(self, name, value):
-        raise AttributeError("use config.update(name, value)")
+        raise AttributeError(f"use config.update({name!r}, value) to set config options")
+
+    @property
+    def values(self) -> dict:
+        """{name: current value} of every option."""
+        return {name: self.read(name) for name in self._options}
 
     @contextlib.contextmanager
     def override(self, **values):
         """Temporarily sets options in this thread: `with config.override(jax_enable_x64=True)`."""
-        parsed = {k: self._check(k).parse(v) for k, v in values.items()}
+        parsed = {k: self._parse(self._check(k), v) for k, v in values.items()}
         old = getattr(self._local, "overrides", None)
         self._local.overrides = {**(old or {}), **parsed}
         try:
@@ -133,15 +208,212 @@ class Config:
     def trace_state(self) -> tuple:
         """Values of the options that change tracing (part of jit's cache key)."""
         if getattr(self._local, "overrides", None):
-            return tuple(self.read(o.name) for o in _OPTIONS if o.affects_tracing)
-        cached = self._values.get("_trace_state")
-        if cached is None:
-            cached = self._values["_trace_state"] = tuple(
-                self._values[o.name] for o in _OPTIONS if o.affects_tracing)
-        return cached
+            return tuple(self.read(o.name) for o in self._options.values()
+                         if o.affects_tracing)
+        key = self._trace_key
+        if key is None:
+            key = tuple(self._values[o.name] for o in self._options.values()
+                        if o.affects_tracing)
+            object.__setattr__(self, "_trace_key", key)
+        return key
 
     def options(self) -> list[Option]:
         return list(self._options.values())
 
+    def describe(self) -> str:
+        """One line per option: name, value, where the value came from, and its doc."""
+        rows = [(o.name, repr(self.read(o.name)), self._sources[o.name], o.doc)
+                for o in sorted(self._options.values(), key=lambda o: o.name)]
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        w2 = max(len(r[2]) for r in rows)
+        return "\n".join(f"{n:<{w0}}  {v:<{w1}}  {s:<{w2}}  {d}" for n, v, s, d in rows)
+
+
+_NO_DEFAULT = object()
+
+
+class State:
+    """One option as JAX exposes it at top level: `.value`, and called with a new value it
+    is a thread-local context manager (`with mjax.enable_x64(True): ...`)."""
+
+    def __init__(self, config_: Config, opt: Option):
+        self._config = config_
+        self._option = opt
+        self.__name__ = opt.name[4:] if opt.name.startswith("jax_") else opt.name
+        self.__doc__ = opt.doc
+
+    @property
+    def value(self):
+        return self._config.read(self._option.name)
+
+    def __call__(self, new_val=_NO_DEFAULT):
+        if new_val is _NO_DEFAULT:
+            raise TypeError(f"Context manager for {self.__name__} config option requires "
+                            f"an argument representing the new value for the config "
+                            f"option.")
+        return self._config.override(**{self._option.name: new_val})
+
+    def __bool__(self):
+        raise TypeError(f"bool() not supported for config option {self._option.name}; "
+                        f"use .value")
+
+    def __repr__(self):
+        return f"State({self._option.name}={self.value!r})"
+
 
 config = Config()
+
+
+def option(name: str, default, doc: str, parse: Callable[[Any], Any], *,
+           affects_tracing: bool = False, on_change=None, parse_env=None) -> State:
+    """Registers an option with a custom validator `parse` (raise ValueError to reject)."""
+    return config.register(Option(name, default, doc, parse, affects_tracing, on_change,
+                                  parse_env))
+
+
+def bool_option(name: str, default: bool, doc: str, **kw) -> State:
+    return option(name, default, doc, _bool, **kw)
+
+
+def enum_option(name: str, default, choices: Sequence[str], doc: str, *,
+                optional: bool = False, **kw) -> State:
+    """A string option from `choices` (None allowed too when `optional`)."""
+    return option(name, default, doc, _enum(tuple(choices), optional),
+                  parse_env=_enum_env(tuple(choices), optional), **kw)
+
+
+def int_option(name: str, default, doc: str, *, optional: bool = False, **kw) -> State:
+    return option(name, default, doc, _int(optional),
+                  parse_env=_optional_env(lambda t: _int(optional)(
+                      None if t is None else int(t))), **kw)
+
+
+def float_option(name: str, default: float, doc: str, **kw) -> State:
+    return option(name, default, doc, _float, parse_env=lambda t: _float(float(t)), **kw)
+
+
+def string_option(name: str, default, doc: str, *, optional: bool = False, **kw) -> State:
+    return option(name, default, doc, _string(optional),
+                  parse_env=_optional_env(_string(optional)) if optional else None, **kw)
+
+
+# ---- the options ------------------------------------------------------------------------
+# Defaults are jax 0.10.2's. JAX's top-level context managers are the returned States.
+enable_x64 = bool_option(
+    "jax_enable_x64", False,
+    "Enable 64-bit types (int64, float64, complex128); off, they become 32-bit.",
+    affects_tracing=True)
+numpy_dtype_promotion = enum_option(
+    "jax_numpy_dtype_promotion", "standard", ("standard", "strict"),
+    "Implicit dtype promotion in mjax.numpy: 'standard' (JAX's lattice) or 'strict' "
+    "(only weak Python scalars promote; anything else raises TypePromotionError).",
+    affects_tracing=True)
+numpy_rank_promotion = enum_option(
+    "jax_numpy_rank_promotion", "allow", ("allow", "warn", "raise"),
+    "Implicit rank promotion (broadcasting a lower-rank operand) in mjax.numpy: "
+    "'allow', 'warn' or 'raise'.", affects_tracing=True)
+_PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+               "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+               "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32",
+               "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6",
+               "BF16_BF16_F32_X9", "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32",
+               "F64_F64_F64")
+default_matmul_precision = enum_option(
+    "jax_default_matmul_precision", None, _PRECISIONS,
+    "Precision of matmuls and convolutions whose precision argument is None: "
+    "'default'/'bfloat16', 'high'/'tensorfloat32', 'highest'/'float32', or a "
+    "dot algorithm name; None leaves the backend's default.",
+    optional=True, affects_tracing=True)
+default_device = option(
+    "jax_default_device", None,
+    "Device (from mjax.devices()) that uncommitted computations run on; None: the first.",
+    lambda v: v, affects_tracing=True, parse_env=lambda t: None if t in ("", "None") else t)
+debug_nans = bool_option(
+    "jax_debug_nans", False,
+    "Raise FloatingPointError when an operation produces a NaN (under jit: the "
+    "function is re-run op by op to name the primitive and the line).")
+debug_infs = bool_option(
+    "jax_debug_infs", False,
+    "Raise FloatingPointError when an operation produces an inf (as jax_debug_nans).")
+log_compiles = bool_option(
+    "jax_log_compiles", False,
+    "Log (logging.WARNING, logger 'mjax.api') each jit compilation with its argument "
+    "types; otherwise at DEBUG level.")
+disable_jit_state = bool_option(
+    "jax_disable_jit", False, "Run jit-decorated functions op by op (debugging).")
+check_tracer_leaks = bool_option(
+    "jax_check_tracer_leaks", False,
+    "Check for tracers that escape the transformation that made them (debugging).")
+enable_checks = bool_option(
+    "jax_enable_checks", False, "Extra internal consistency checks (debugging).")
+explain_cache_misses = bool_option(
+    "jax_explain_cache_misses", False, "Log why a jit cache miss happened.")
+default_prng_impl = enum_option(
+    "jax_default_prng_impl", "threefry2x32", ("threefry2x32", "rbg", "unsafe_rbg"),
+    "The PRNG implementation of mjax.random.key/PRNGKey: 'threefry2x32', 'rbg' or "
+    "'unsafe_rbg'.", affects_tracing=True)
+threefry_partitionable = bool_option(
+    "jax_threefry_partitionable", True,
+    "Generate threefry random bits in a way that shards without communication (changes "
+    "the bits drawn for a key).", affects_tracing=True)
+debug_key_reuse = bool_option(
+    "jax_debug_key_reuse", False,
+    "Raise KeyReuseError when a PRNG key is used twice.", affects_tracing=True)
+legacy_prng_key = enum_option(
+    "jax_legacy_prng_key", "allow", ("allow", "warn", "error"),
+    "What to do with raw uint32 PRNG keys (PRNGKey): 'allow', 'warn' or 'error'.")
+
+
+def _set_cache_dir(value):
+    from mjax.runtime import compilation_cache
+    compilation_cache.settings.directory = value or None
+
+
+def _set_cache_min_time(value):
+    from mjax.runtime import compilation_cache
+    compilation_cache.settings.min_compile_time_secs = value
+
+
+def _set_cache_min_size(value):
+    from mjax.runtime import compilation_cache
+    compilation_cache.settings.min_entry_size_bytes = value
+
+
+compilation_cache_dir = string_option(
+    "jax_compilation_cache_dir", None,
+    "Directory of the persistent (on-disk) compilation cache; None disables it.",
+    optional=True, on_change=_set_cache_dir)
+persistent_cache_min_compile_time_secs = float_option(
+    "jax_persistent_cache_min_compile_time_secs", 1.0,
+    "Only executables that took at least this long to compile are cached on disk.",
+    on_change=_set_cache_min_time)
+persistent_cache_min_entry_size_bytes = int_option(
+    "jax_persistent_cache_min_entry_size_bytes", 0,
+    "Only executables at least this large are cached on disk.",
+    on_change=_set_cache_min_size)
+platforms = string_option(
+    "jax_platforms", None,
+    "Comma-separated platforms in order of preference ('cpu', 'cuda', ...); read when "
+    "the first backend is made. None: cpu.", optional=True)
+traceback_filtering = enum_option(
+    "jax_traceback_filtering", "auto",
+    ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
+    "How mjax's own frames are hidden from tracebacks of errors raised in user code.")
+num_cpu_devices = int_option(
+    "jax_num_cpu_devices", -1,
+    "Number of CPU devices; -1: the backend's default (XLA_FLAGS "
+    "--xla_force_host_platform_device_count). Must be set before the first backend.")
+verify_each_pass = bool_option(
+    "mjax_verify_each_pass", False,
+    "Run jaxpr-verify after every pass when compiling (debugging).")
+
+
+def checking_leaks():
+    """Context manager that turns on jax_check_tracer_leaks in this thread."""
+    return config.override(jax_check_tracer_leaks=True)
+
+
+def main() -> None:
+    """`python -m mjax.config`: every option, its value and where the value came from."""
+    print(config.describe())
