@@ -93,6 +93,7 @@ for _n in _UNARY:
 for _n in _BINARY:  # `and`/`or` are keywords: lax spells them and_/or_
     globals()[_n + "_" if _n in ("and", "or") else _n] = _binary(_n)
 not_ = _unary("not")
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, not_  # noqa: F821
 conj = _unary("conj")
 square = lambda x: integer_pow(x, 2)  # noqa: E731
 
@@ -507,6 +508,8 @@ from mjax.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension_num
                                   conv_general_shape_tuple, conv_transpose,
                                   conv_with_general_padding, padtype_to_pads)
 from mjax.lax.windowed import reduce_window, reduce_window_shape_tuple  # noqa: E402
+from mjax.lax.sorting import approx_max_k, approx_min_k, sort_key_val, top_k  # noqa: E402
+from mjax.lax.reduce import reduce, reduce_xor  # noqa: E402
 from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan,  # noqa: E402
                                    switch, while_loop)
 from mjax.lax.parallel import (all_gather, all_to_all, axis_index, pmax, pmean,  # noqa: E402

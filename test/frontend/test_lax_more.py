@@ -240,3 +240,132 @@ def test_reduce_window_errors():
         lax.reduce_window((x, x), 0.0, lax.add, (2, 2))
     assert lax.reduce_window_shape_tuple((4, 5), (2, 2), (1, 2), ((0, 0), (1, 1))) == \
         jax.lax.reduce_window_shape_tuple((4, 5), (2, 2), (1, 2), ((0, 0), (1, 1)))
+
+
+# ---- top_k, approx_max_k / approx_min_k, sort ------------------------------------------
+def test_top_k_matches_jax():
+    x = rand(3, 7)
+    x[0, :4] = 1.0  # ties go to the lower index
+    xi = RNG.integers(-5, 5, (4, 6)).astype(np.int32)
+    for arr, k, axis in [(x, 3, -1), (x, 2, 0), (xi, 6, 1), (xi, 0, 1), (x[0], 7, 0)]:
+        got, want = lax.top_k(arr, k, axis=axis), jax.lax.top_k(arr, k, axis=axis)
+        check(got[0], want[0])
+        check(got[1], want[1])
+    got = mjax.jit(lambda x: lax.top_k(x, 2))(x)
+    check(got[1], jax.lax.top_k(x, 2)[1])
+    with pytest.raises(ValueError, match="no larger than size along axis"):
+        lax.top_k(x, 8)
+    with pytest.raises(ValueError, match="nonnegative"):
+        lax.top_k(x, -1)
+
+
+def test_top_k_grads_and_vmap():
+    x = RNG.permutation(21).reshape(3, 7).astype(np.float32)
+    f = lambda x: lax.top_k(jnp.sin(x), 3, axis=0)[0]  # noqa: E731
+    jf = lambda x: jax.lax.top_k(jjnp.sin(x), 3, axis=0)[0]  # noqa: E731
+    ct = rand(3, 7)
+    check(mjax.grad(lambda x: (f(x) * ct).sum())(x), jax.grad(lambda x: (jf(x) * ct).sum())(x))
+    with x64():
+        check_grads(lambda x: lax.top_k(x, 2)[0], (x.astype(np.float64),), order=2)
+    xs = rand(4, 3, 7)
+    for axis in (0, 1, 2):
+        got = mjax.vmap(lambda x: lax.top_k(x, 2), axis)(xs)
+        want = jax.vmap(lambda x: jax.lax.top_k(x, 2), axis)(xs)
+        check(got[0], want[0])
+        check(got[1], want[1])
+
+
+def test_approx_max_min_k_match_jax():
+    x = rand(4, 50)
+    for fn, jfn in [(lax.approx_max_k, jax.lax.approx_max_k),
+                    (lax.approx_min_k, jax.lax.approx_min_k)]:
+        for kw in [dict(k=5), dict(k=3, reduction_dimension=0),
+                   dict(k=4, recall_target=0.5, aggregate_to_topk=False)]:
+            got, want = fn(x, **kw), jfn(x, **kw)
+            check(got[0], want[0])
+            check(got[1], want[1])
+    with pytest.raises(ValueError, match="floating"):
+        lax.approx_max_k(np.arange(5), 2)
+
+
+def test_sort_num_keys_and_sort_key_val():
+    a = RNG.integers(0, 3, (2, 9)).astype(np.int32)
+    b = rand(2, 9)
+    c = rand(2, 9)
+    for num_keys in (1, 2):
+        got = lax.sort((a, b, c), dimension=1, num_keys=num_keys)
+        want = jax.lax.sort((a, b, c), dimension=1, num_keys=num_keys)
+        for g, w in zip(got, want):
+            check(g, w)
+    for g, w in zip(lax.sort_key_val(b, a, dimension=0), jax.lax.sort_key_val(b, a, dimension=0)):
+        check(g, w)
+
+
+def test_cumlogsumexp_and_reduce_precision():
+    x = rand(3, 5)
+    check(lax.cumlogsumexp(x, axis=1), jax.lax.cumlogsumexp(x, axis=1), rtol=1e-5)
+    check(lax.cumlogsumexp(x, axis=0, reverse=True),
+          jax.lax.cumlogsumexp(x, axis=0, reverse=True), rtol=1e-5)
+    check(lax.reduce_precision(x, exponent_bits=5, mantissa_bits=2),
+          jax.lax.reduce_precision(x, exponent_bits=5, mantissa_bits=2))
+    check(mjax.grad(lambda x: lax.reduce_precision(x, 8, 7).sum())(x),
+          jax.grad(lambda x: jax.lax.reduce_precision(x, 8, 7).sum())(x))
+
+
+# ---- lax.reduce ------------------------------------------------------------------------
+def test_reduce_with_monoids_matches_jax():
+    x = rand(3, 4, 5)
+    xi = RNG.integers(-4, 9, (3, 4, 5)).astype(np.int32)
+    xb = RNG.uniform(size=(3, 4)) < 0.5
+    cases = [(x, 0.0, lax.add, jax.lax.add), (x, 1.0, lax.mul, jax.lax.mul),
+             (x, -np.inf, lax.max, jax.lax.max), (x, np.inf, lax.min, jax.lax.min),
+             (x, 2.5, lax.add, jax.lax.add), (x, 0.0, lax.max, jax.lax.max),
+             (x, 2.0, jnp.multiply, jjnp.multiply),
+             (xi, 0, lax.add, jax.lax.add), (xi, -1, lax.bitwise_and, jax.lax.bitwise_and),
+             (xi, 3, lax.bitwise_or, jax.lax.bitwise_or), (xi, 0, lax.bitwise_xor,
+                                                          jax.lax.bitwise_xor),
+             (xb, False, lax.bitwise_or, jax.lax.bitwise_or),
+             (xb, True, lax.bitwise_and, jax.lax.bitwise_and)]
+    for arr, init, f, jf in cases:
+        dims = (0, 1) if arr.ndim == 2 else (0, 2)
+        check(lax.reduce(arr, arr.dtype.type(init), f, dims),
+              jax.lax.reduce(arr, arr.dtype.type(init), jf, dims), rtol=1e-5)
+    check(mjax.jit(lambda x, v: lax.reduce(x, v, lax.max, (1,)))(x, np.float32(0.5)),
+          jax.lax.reduce(x, np.float32(0.5), jax.lax.max, (1,)))
+    check(mjax.grad(lambda x: lax.reduce(x, 0.0, lax.add, (0, 1)).sum())(x), np.ones_like(x))
+    check(lax.reduce_xor(xi, (1,)), jax.lax.reduce_xor(xi, (1,)))
+    with pytest.raises(NotImplementedError, match="custom"):
+        lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (0,))
+
+
+# ---- mjax.ops.segment_* ------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["segment_sum", "segment_prod", "segment_max",
+                                  "segment_min"])
+def test_segment_ops_match_jax(name):
+    data = rand(8, 3)
+    ids = np.array([0, 2, 2, -1, 5, 1, 0, 9])  # -1 and 9 are out of range for 6 segments
+    fn, jfn = getattr(mjax.ops, name), getattr(jax.ops, name)
+    check(fn(data, ids, num_segments=6), jfn(data, ids, num_segments=6), rtol=1e-5)
+    check(fn(data, ids, 6, mode="clip"), jfn(data, ids, 6, mode="clip"), rtol=1e-5)
+    sorted_ids = np.array([0, 0, 1, 1, 1, 3, 3, 3])
+    check(fn(data, sorted_ids), jfn(data, sorted_ids), rtol=1e-5)
+    check(fn(data, sorted_ids, 4, bucket_size=3), jfn(data, sorted_ids, 4, bucket_size=3),
+          rtol=1e-5)
+    di = RNG.integers(-5, 5, (8,)).astype(np.int32)
+    check(fn(di, sorted_ids, 5), jfn(di, sorted_ids, 5))
+    check(mjax.jit(lambda d, i: fn(d, i, num_segments=4))(data, sorted_ids),
+          jfn(data, sorted_ids, num_segments=4), rtol=1e-5)
+
+
+def test_segment_sum_grad_and_errors():
+    data = rand(6, 2)
+    ids = np.array([0, 1, 1, 2, 0, 2])
+    w = rand(3, 2)
+    check(mjax.grad(lambda d: (mjax.ops.segment_sum(d, ids, 3) * w).sum())(data),
+          jax.grad(lambda d: (jax.ops.segment_sum(d, ids, 3) * w).sum())(data))
+    check(mjax.grad(lambda d: (mjax.ops.segment_max(d, ids, 3) * w).sum())(data),
+          jax.grad(lambda d: (jax.ops.segment_max(d, ids, 3) * w).sum())(data))
+    with pytest.raises(ValueError, match="non-negative"):
+        mjax.ops.segment_sum(data, ids, -1)
+    with pytest.raises(TypeError, match="num_segments"):
+        mjax.jit(lambda d, i: mjax.ops.segment_sum(d, i))(data, ids)
