@@ -102,12 +102,14 @@ def _carry_mismatch(kind, name, in_tree, out_tree, in_avals, out_avals):
     return None
 
 
-def _promote_weak(init_avals, out_avals):
-    """JAX: weakly typed initial carries take the dtype their body produces. Returns the
-    new init avals, or None when nothing changes."""
+def _promote_weak(init_avals, out_avals, strength=True):
+    """JAX: a weakly typed initial carry takes the dtype its body produces (and, with
+    `strength`, as while_loop does, its strong type). Returns the new init avals, or None
+    when nothing changes."""
     new, changed = [], False
     for a, b in zip(init_avals, out_avals):
-        if a.weak_type and a.shape == b.shape and a.dtype != b.dtype:
+        if a.weak_type and a.shape == b.shape and (
+                a.dtype != b.dtype or (strength and not b.weak_type)):
             new.append(ShapedArray(a.shape, dtypes.result_type(
                 np.zeros((), a.dtype), np.zeros((), b.dtype)), b.weak_type))
             changed = True
@@ -118,7 +120,7 @@ def _promote_weak(init_avals, out_avals):
 
 def _convert_leaves(leaves, avals):
     from mjax import lax
-    return [v if aval_of_value(v).dtype == a.dtype else
+    return [v if aval_of_value(v) == a else
             lax.convert_element_type(v, a.dtype, weak_type=a.weak_type)
             for v, a in zip(leaves, avals)]
 
@@ -297,7 +299,7 @@ def _while(cond_fun, body_fun, init_val, carry_name):
             bbody, body_out, body_tree = trace_region(body_fun, avals, args_tree)
             bodies.append(bbody)
             err = _carry_mismatch("while_loop", carry_name, tree, body_tree, avals, body_out)
-            promoted = _promote_weak(avals, body_out) if err is not None else None
+            promoted = _promote_weak(avals, body_out) if body_tree == tree else None
             if promoted is None and err is not None:
                 raise err
         if promoted is None:
@@ -311,8 +313,8 @@ def _while(cond_fun, body_fun, init_val, carry_name):
         operands = cconsts + bconsts + init_flat
         sigs = [_region_sig(cbody, cconsts, cond_out), _region_sig(bbody, bconsts, body_out)]
         result = _infer(C.WhileOp, operands, params, sigs)
-        result = [r.update(weak_type=a.weak_type and b.weak_type)
-                  for r, a, b in zip(result, avals, body_out)]
+        # JAX: the results keep the initial carry's weak types.
+        result = [r.update(weak_type=a.weak_type) for r, a in zip(result, avals)]
         outs = emit_region_op(C.WhileOp, operands, params, bodies, [cconsts, bconsts],
                               result)
     return tree_util.tree_unflatten(tree, outs)
@@ -448,7 +450,8 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
             carry_out = out_avals[:n] if trees["carry"] == init_tree else out_avals
             err = _carry_mismatch("scan", carry_name, init_tree, trees["carry"], init_avals,
                                   carry_out)
-            promoted = _promote_weak(init_avals, carry_out) if err is not None else None
+            promoted = (_promote_weak(init_avals, carry_out, strength=False)
+                        if trees["carry"] == init_tree else None)
             if promoted is None and err is not None:
                 raise err
         if promoted is None:

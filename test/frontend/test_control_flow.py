@@ -285,3 +285,16 @@ def test_nested_jit_in_branch_and_caught_errors_leave_no_stray_ops():
         return lax.cond(x > 0, mjax.jit(jnp.sin), lambda a: a * 2.0, x)
     check(mjax.jit(f)(1.0), np.float32(np.sin(1.0)))
     check(mjax.jit(f)(-1.0), np.float32(-2.0))
+
+
+def test_weak_types_follow_jax():
+    cases = [
+        lambda L: L.scan(lambda c, x: (c + x, c), 0.0, np.arange(5.0, dtype=np.float32)),
+        lambda L: L.fori_loop(0, 3, lambda i, c: c + 1.0, 0.0),
+        lambda L: L.while_loop(lambda c: c < 3, lambda c: c + np.float32(1), 0.0),
+        lambda L: L.cond(True, lambda: 1.0, lambda: 2.0),
+    ]
+    for case in cases:
+        got = mjax.tree_util.tree_leaves(mjax.jit(lambda: case(lax))())
+        want = jax.tree_util.tree_leaves(jax.jit(lambda: case(jax.lax))())
+        assert [g.weak_type for g in got] == [w.weak_type for w in want]
