@@ -326,29 +326,32 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     from mjax import lax
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
-    dtype = dtypes.result_type(lower, upper)
-    if np.dtype(dtype).kind not in "iu":
-        raise TypeError(f"lower and upper arguments to fori_loop must have equal types, "
-                        f"got {type(lower).__name__} and {type(upper).__name__}"
-                        if aval_of_value(lower).dtype != aval_of_value(upper).dtype else
-                        f"fori_loop lower and upper must be integers, got {dtype}")
+    lo_aval, hi_aval = aval_of_value(lower), aval_of_value(upper)
+    dtype = lo_aval.dtype
+    if lo_aval.dtype != hi_aval.dtype:
+        # JAX: a weakly typed signed integer bound takes the other bound's dtype.
+        signed = all(np.issubdtype(a.dtype, np.signedinteger) for a in (lo_aval, hi_aval))
+        if signed and lo_aval.weak_type != hi_aval.weak_type:
+            dtype = hi_aval.dtype if lo_aval.weak_type else lo_aval.dtype
+        else:
+            raise TypeError(f"lower and upper arguments to fori_loop must have equal types, "
+                            f"got {np.dtype(lo_aval.dtype).name} and "
+                            f"{np.dtype(hi_aval.dtype).name}")
     try:
         lo, hi = int(lower), int(upper)
         static = True
     except TypeError:
         static = False
-    if config.read("jax_disable_jit") and static and unroll is None:
-        val = init_val
-        for i in range(lo, hi):
-            val = body_fun(np.asarray(i, dtype), val)
-        return val
     if static:
+        # As JAX: the index is a Python int carry (weakly typed), the loop a scan.
         def step(carry, _):
             i, x = carry
-            return (lax.add(i, np.ones((), dtype)), body_fun(i, x)), None
+            return (i + 1, body_fun(i, x)), None
         length = builtins.max(hi - lo, 0)
-        (_, result), _ = _scan(step, (np.asarray(lo, dtype), init_val), None, length, False,
-                               1 if unroll is None else unroll, "loop_carry")
+        if config.read("jax_disable_jit") and length == 0:
+            return init_val
+        (_, result), _ = _scan(step, (lo, init_val), None, length, False,
+                               False if unroll is None else unroll, "loop_carry")
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
@@ -392,7 +395,7 @@ def _scan_length(xs_flat, length):
         if not all(n == length for n in lengths):
             raise ValueError(f"scan got `length` argument of {length} which disagrees with "
                              f"leading axis sizes {lengths}.")
-        return length
+        return builtins.max(length, 0)  # JAX: a negative length runs no iteration
     if not lengths:
         raise ValueError("scan got no values to scan over and `length` not provided.")
     if len(set(lengths)) > 1:
@@ -421,8 +424,10 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
     length = _scan_length(xs_flat, length)
     if isinstance(unroll, bool):
         unroll = builtins.max(length, 1) if unroll else 1
-    if not isinstance(unroll, (int, np.integer)) or unroll < 1:
-        raise ValueError("`unroll` must be a `bool` or a positive `int`.")
+    if not isinstance(unroll, (int, np.integer)) or unroll < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+    if unroll == 0:  # JAX: 0 unrolls the whole loop
+        unroll = builtins.max(length, 1)
     if config.read("jax_disable_jit") and length > 0:
         return _scan_python(f, init, xs, length, reverse)
     if current_trace() is None:
@@ -437,7 +442,7 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
 
     def body_fun(carry, x):
         out = f(carry, x)
-        if not (isinstance(out, tuple) and len(out) == 2):
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError(f"scan body output must be a pair, got {out}.")
         c_flat, trees["carry"] = tree_util.tree_flatten(out[0])
         y_flat, trees["y"] = tree_util.tree_flatten(out[1])

@@ -298,3 +298,26 @@ def test_weak_types_follow_jax():
         got = mjax.tree_util.tree_leaves(mjax.jit(lambda: case(lax))())
         want = jax.tree_util.tree_leaves(jax.jit(lambda: case(jax.lax))())
         assert [g.weak_type for g in got] == [w.weak_type for w in want]
+
+
+def test_jax_edge_cases_of_loops():
+    # float bounds, a weak bound promoted to the other's dtype, unroll=0 (full unroll),
+    # a list as the scan body's pair, a negative length
+    cases = [
+        lambda L: L.fori_loop(0., 3., lambda i, c: c + i, 0.),
+        lambda L: L.fori_loop(np.int32(1), 4, lambda i, c: c * i, 1),
+        lambda L: L.scan(lambda c, x: (c + x, c), 0., np.ones(3, np.float32), unroll=0),
+        lambda L: L.scan(lambda c, x: [c * 2, x], 1., np.ones(3, np.float32)),
+        lambda L: L.scan(lambda c, x: (c, x), 0., None, length=-1)[0],
+    ]
+    for case in cases:
+        got = mjax.tree_util.tree_leaves(mjax.jit(lambda: case(lax))())
+        want = jax.tree_util.tree_leaves(jax.jit(lambda: case(jax.lax))())
+        for g, w in zip(got, want):
+            check(g, w)
+            assert g.weak_type == w.weak_type
+    with pytest.raises(TypeError, match="lower and upper arguments to fori_loop must have "
+                                        "equal types, got int32 and float32"):
+        lax.fori_loop(np.int32(0), np.float32(3), lambda i, c: c, 0.)
+    with pytest.raises(ValueError, match="non-negative"):
+        lax.scan(lambda c, x: (c, x), 0., np.ones(3), unroll=-1)
