@@ -321,3 +321,23 @@ def test_jax_edge_cases_of_loops():
         lax.fori_loop(np.int32(0), np.float32(3), lambda i, c: c, 0.)
     with pytest.raises(ValueError, match="non-negative"):
         lax.scan(lambda c, x: (c, x), 0., np.ones(3), unroll=-1)
+
+
+def test_traced_control_flow_passes_jaxpr_verify_and_round_trips():
+    from mjax.dialect import context
+    from mjax.passes import run_pipeline
+    from jaxlib.mlir import ir
+
+    def f(p, xs, n):
+        def step(c, x):
+            c = lax.switch(p, [lambda v: v + x, lambda v: v * x, lambda v: -v], c)
+            return c, lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0 + 1.0, c)
+        c, ys = lax.scan(step, 1.0, xs, unroll=2)
+        return lax.fori_loop(0, n, lambda i, a: a + ys[i], c)
+    closed = mjax.make_jaxpr(f)(1, np.ones(3, np.float32), 2)
+    text = closed.mlir
+    with context():
+        module = ir.Module.parse(text)
+        run_pipeline(module, [("jaxpr-verify", "")])
+        assert str(module) == text
+    assert "switch" not in str(closed) and str(closed).count("cond[") == 1
