@@ -161,6 +161,28 @@ def _canonical_in_axis(aval, axis):
     return axis % nd
 
 
+def _aval_unless_static(x, axis):
+    """x's aval; None for a non-array leaf left unmapped (JAX passes those through)."""
+    if axis is None:
+        try:
+            return aval_of_value(x)
+        except TypeError:
+            return None
+    return aval_of_value(x)
+
+
+def _with_static_leaves(fun, tree, leaves, avals):
+    """fun of the array leaves only, with the static leaves put back in their places."""
+    static = {i: x for i, (x, a) in enumerate(zip(leaves, avals)) if a is None}
+
+    def fun_of_arrays(*arrays):
+        it = iter(arrays)
+        full = [static[i] if i in static else next(it) for i in range(len(leaves))]
+        args, kwargs = tree_util.tree_unflatten(tree, full)
+        return fun(*args, **kwargs)
+    return fun_of_arrays
+
+
 def _unbatched_aval(aval, axis):
     if axis is None:
         return aval
@@ -191,22 +213,29 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                              f"len(args)={len(args)}")
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
-        avals = [aval_of_value(x) for x in leaves]
+        avals = [_aval_unless_static(x, d) for x, d in zip(leaves, axes)]
         axes = [_canonical_in_axis(a, d) for a, d in zip(avals, axes)]
         size = _mapped_size(fun, args, kwargs, avals, axes, axis_size)
         example = [_unbatched_aval(a, d) for a, d in zip(avals, axes)]
-        ex_args, ex_kwargs = tree_util.tree_unflatten(tree, example)
+        traced_fun = fun
+        if any(a is None for a in avals):  # non-array leaves with in_axes None: static
+            traced_fun = _with_static_leaves(fun, tree, leaves, avals)
+            leaves = [x for x, a in zip(leaves, avals) if a is not None]
+            axes = [d for d, a in zip(axes, avals) if a is not None]
+            ex_args, ex_kwargs = tuple(a for a in example if a is not None), {}
+        else:
+            ex_args, ex_kwargs = tree_util.tree_unflatten(tree, example)
         with AXIS_ENV.bound(axis_name, size):
-            traced = stage_function(fun, ex_args, ex_kwargs)
+            traced = stage_function(traced_fun, ex_args, ex_kwargs,
+                                    name=getattr(fun, "__name__", "fn"))
         out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
         oaxes = broadcast_prefix("vmap out_axes", out_axes, out_example)
         final_out = []
         for a, d in zip(traced.out_avals, oaxes):
             if d is not None:
                 nd = len(a.shape) + 1
-                if not -nd <= d < nd:
-                    raise ValueError(f"vmap out_axes entry {d} is out of bounds for an "
-                                     f"output of rank {nd - 1} (batched rank {nd})")
+                if not -nd <= d < nd:   # JAX's message (from its moveaxis)
+                    raise ValueError(f"axis {d} is out of bounds for array of dimension {nd}")
                 d %= nd
             final_out.append(d)
         operands = call_args(traced, leaves)

@@ -163,8 +163,16 @@ class Batcher:
         callee = callee_of(op)
         if isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp)):
             # Custom rules must keep matching their function: everything batched at 0.
-            vals = [moveaxis(b, v, d, 0) if d is not None else v for v, d in zip(vals, dims)]
-            dims = [None if d is None else 0 for d in dims]
+            if isinstance(view, T.CustomVjpCallOp):
+                # bwd gives one cotangent per input, batched like the input; batching
+                # every input keeps them consistent (the broadcast's transpose then sums
+                # the per-example cotangents of an unbatched input). JAX sums them too.
+                vals = [bdim_at(b, v, d, 0) for v, d in zip(vals, dims)]
+            else:
+                vals = [moveaxis(b, v, d, 0) if d is not None else v
+                        for v, d in zip(vals, dims)]
+            dims = [None if d is None and isinstance(view, T.CustomJvpCallOp) else 0
+                    for d in dims]
             ins, outs = self.fns.signature(callee)
             f, f_dims = self.batch_function(callee, dims, size, name, True, op)
             tan_dims = [d for d, a in zip(dims, ins) if T.differentiable(a)]
@@ -210,8 +218,8 @@ def expand_vmap_op(batcher: Batcher, op: ir.Operation) -> None:
     for j, (v, d, want) in enumerate(zip(results, out_dims, p["out_axes"])):
         if want == T.NOT_MAPPED:
             if d is not NOT_MAPPED:
-                raise BatchError(op, f"vmap has mapped output (result {j} of @{callee}) but "
-                                     f"out_axes is None")
+                raise BatchError(op, f"at vmap out_axes, got axis spec None but output was "
+                                     f"batched on axis {d} (result {j} of @{callee})")
             final.append(v)
         else:
             final.append(bdim_at(b, v, d, want))
