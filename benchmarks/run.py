@@ -4,8 +4,9 @@
 
 Measured: cached jit dispatch of a tiny function, one eager op, trace+lower of a
 function of 1,000 ops, first-call latency and steady state of an MLP forward pass
-(batch 128, 784-512-512-10), and of an MLP training step (grad + SGD under jit), with
-trace+transform+lower time reported apart from XLA compile time.
+(batch 128, 784-512-512-10), of an MLP training step (grad + SGD under jit) and of
+per-example gradients of that MLP (vmap of grad, batch 128), with trace+transform+lower
+time reported apart from XLA compile time.
 """
 from __future__ import annotations
 
@@ -129,6 +130,22 @@ def suite(lib, jnp, rng, quick):
         train(params, batch[:64], labels[:64])))
     out["train step steady"] = Steady(lambda: lib.block_until_ready(
         train(params, batch, labels)), max(n // 10, 5))
+
+    # 6. per-example gradients: vmap of grad over the batch (one example per row)
+    def example_loss(params, x, t):
+        return loss(params, x[None], t[None])
+
+    per_example = lib.vmap(lib.grad(example_loss), in_axes=(None, 0, 0))
+    t0 = time.perf_counter()
+    lowered = lib.jit(lambda p, x, t: per_example(p, x, t)).lower(params, batch, labels)
+    t1 = time.perf_counter()
+    lowered.compile()
+    t2 = time.perf_counter()
+    out["per-example trace+transform+lower"] = t1 - t0
+    out["per-example XLA compile"] = t2 - t1
+    pex = lib.jit(per_example)
+    out["per-example grads steady"] = Steady(lambda: lib.block_until_ready(
+        pex(params, batch, labels)), max(n // 20, 3))
     return out
 
 
