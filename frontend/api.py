@@ -156,10 +156,14 @@ class Jitted:
                 raise NotImplementedError(f"jit({name}=...) is not supported yet: mjax "
                                           f"compiles for one device (the first of "
                                           f"mjax.devices())")
-        if backend not in (None, "cpu", get_backend().platform):
+        if backend is not None and not str(backend).lower().startswith("iree") and \
+                backend not in ("cpu", get_backend().platform):
             raise NotImplementedError(f"jit(backend={backend!r}): this process uses the "
-                                      f"'{get_backend().platform}' backend (set "
-                                      f"MJAX_PLATFORM before the first use)")
+                                      f"'{get_backend().platform}' XLA backend (set "
+                                      f"MJAX_PLATFORM before the first use); 'iree' is "
+                                      f"the other backend")
+        # None: the process default (XLA, or IREE with MJAX_BACKEND=iree).
+        self._backend = str(backend).lower() if backend is not None else None
         self.fun = fun
         # updated=(): copying fun.__dict__ would overwrite our own attributes when fun
         # is itself a Jitted (or carries a __dict__ from functools.wraps).
@@ -236,7 +240,8 @@ class Jitted:
             entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
                                                      len(args))
         bufs = [x._buf if type(x) is Array else
-                get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(leaves, avals)]
+                get_backend(self._backend).put(np.asarray(x, dtype=a.dtype))
+                for x, a in zip(leaves, avals)]
         if entry.const_bufs:
             bufs += entry.const_bufs
         outs = entry.executable.execute(bufs)
@@ -256,11 +261,12 @@ class Jitted:
                   f"{', '.join(a.str_short() for a in traced.in_avals)}")
         text = lower_to_stablehlo(traced.module)
         entry = _CacheEntry()
-        entry.executable = get_backend().compile(text, out_avals=traced.out_avals)
+        entry.executable = get_backend(self._backend).compile(text, out_avals=traced.out_avals)
         entry.out_tree = traced.out_tree
         entry.has_float0 = traced.has_float0
         entry.out_avals = traced.out_avals
-        entry.const_bufs = [c._buf if isinstance(c, Array) else get_backend().put(to_numpy(c))
+        entry.const_bufs = [c._buf if isinstance(c, Array) else
+                            get_backend(self._backend).put(to_numpy(c))
                             for c in traced.captured]
         return entry
 

@@ -2,6 +2,8 @@
 
 This package knows nothing of tracing: it takes StableHLO text and device buffers.
 """
-from mjax.runtime.xla import XlaBackend, Executable, get_backend
+from mjax.runtime.xla import (XlaBackend, Executable, buffer_to_numpy, get_backend,
+                               set_default_platform)
 
-__all__ = ["XlaBackend", "Executable", "get_backend"]
+__all__ = ["XlaBackend", "Executable", "buffer_to_numpy", "get_backend",
+           "set_default_platform"]

@@ -64,6 +64,9 @@ def buffer_to_numpy(buf, dtype=None) -> np.ndarray:
     the whole process; mjax must behave the same with and without jax, so CPU buffers go
     through DLPack. Dtypes DLPack cannot describe (bfloat16, float8, int4) and other
     platforms take jaxlib's reader."""
+    to_numpy = getattr(buf, "to_numpy", None)   # another backend's buffer (IREE)
+    if to_numpy is not None:
+        return to_numpy(dtype)
     if buf.platform() == "cpu" and _dlpack_dtype(dtype):
         try:
             # Copied: a lasting view would hold the buffer, and deleting a held buffer
@@ -115,6 +118,12 @@ class Executable:
     def execute(self, buffers: list) -> list:
         """Runs on device buffers (jaxlib arrays); returns output buffers."""
         try:
+            results = self.loaded.execute_sharded(buffers)
+        except TypeError:
+            # Buffers of another backend (IREE) come over through the host.
+            dev = self.devices[0]
+            buffers = [self.backend.put(b.to_numpy(), dev) if hasattr(b, "to_numpy") else b
+                       for b in buffers]
             results = self.loaded.execute_sharded(buffers)
         except Exception:
             for k, b in enumerate(buffers):
@@ -277,18 +286,38 @@ def _plugin_client(platform: str):
 
 
 @functools.cache
-def _make_backend(platform: str) -> XlaBackend:
+def _make_backend(platform: str):
+    if platform == "iree" or platform.startswith("iree-"):
+        from mjax.runtime.iree import IreeBackend
+        return IreeBackend(platform[5:] or "cpu")
     return XlaBackend(platform)
 
 
 def default_platform() -> str:
-    """MJAX_PLATFORM, else the first of JAX_PLATFORMS, else 'cpu'."""
+    """The default backend: 'iree' (or 'iree-<target>') when MJAX_BACKEND says so, else
+    MJAX_PLATFORM, else the first of JAX_PLATFORMS, else 'cpu' (all through XLA)."""
+    if _DEFAULT:
+        return _DEFAULT[0]
+    backend = os.environ.get("MJAX_BACKEND", "xla").strip().lower()
+    if backend.startswith("iree"):
+        return "iree" if backend == "iree" else backend
+    if backend not in ("", "xla"):
+        raise ValueError(f"MJAX_BACKEND={backend!r}: expected 'xla' or 'iree'")
     value = os.environ.get("MJAX_PLATFORM") or os.environ.get("JAX_PLATFORMS") or "cpu"
     return value.split(",")[0].strip().lower()
 
 
-def get_backend(platform: str | None = None) -> XlaBackend:
-    """The process-wide backend for `platform` (default: `default_platform()`), made
-    lazily on first use."""
+_DEFAULT: list[str] = []
+
+
+def set_default_platform(platform: str | None) -> None:
+    """Overrides the default backend ('iree', 'cpu', ...; None: back to the environment).
+    The frontend's `mjax_backend` config option calls this."""
+    _DEFAULT[:] = [platform.lower()] if platform else []
+
+
+def get_backend(platform: str | None = None):
+    """The process-wide backend for `platform` ('cpu', 'cuda', 'iree', 'iree-cpu', ...;
+    default: `default_platform()`), made lazily on first use."""
     with _LOCK:
         return _make_backend(platform or default_platform())
