@@ -99,8 +99,9 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             for e in range(a.size):
                 tangents = list(zero)
                 tangents[k] = basis[e]
+                # Only the inputs: values the function closes over get no tangent.
                 res = emit(T.JvpOp, operands + tangents, callee=Symbol(traced.name),
-                           diff_results=diff_results)
+                           diff_args=tuple(range(len(x_avals))), diff_results=diff_results)
                 outs = res[:len(out_avals)]
                 cols.append(dict(zip(diff_results, res[len(out_avals):])))
             columns.append(cols)

@@ -23,6 +23,7 @@ from mjax.ad.forward import _check_tangents, jvp
 
 # ---- grad / value_and_grad ------------------------------------------------------------
 def _argnums_tuple(argnums, nargs):
+    """(whether argnums is one int, the argument indices in the order asked for)."""
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
     for i in nums:
@@ -30,7 +31,15 @@ def _argnums_tuple(argnums, nargs):
             raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
                             f"least {max(nums) + 1} positional arguments to be passed by the "
                             f"caller, but got only {nargs} positional arguments.")
-    return single, tuple(i % nargs for i in nums)
+    nums = tuple(i % nargs for i in nums)
+    if len(set(nums)) != len(nums):
+        # JAX then calls the function with None in place of the repeated argument, which
+        # fails in the function (a TypeError) for nearly every function.
+        raise TypeError(f"argnums={argnums} names positional argument "
+                        f"{next(i for i in nums if nums.count(i) > 1)} more than once; "
+                        f"differentiating twice with respect to one argument is not "
+                        f"supported (list each argument once)")
+    return single, nums
 
 
 def _check_input_dtype(aval, allow_int, holomorphic, what="grad"):
@@ -83,7 +92,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         single, nums = _argnums_tuple(argnums, len(args))
         leaves, _ = tree_util.tree_flatten((args, kwargs))
         ranges = _leaf_ranges(args, nums)
-        diff = [i for r in ranges for i in r]
+        diff = sorted(i for r in ranges for i in r)   # gradients come back in argnums order
         in_avals = [aval_of_value(x) for x in leaves]
         for i in diff:
             _check_input_dtype(in_avals[i], allow_int, holomorphic)

@@ -239,7 +239,8 @@ AD.defjvp(E.Atan2Op,
 
 def _abs_jvp(b, t, x, *, ans):
     if not is_complex(AD.aval(x).dtype):
-        return b.mul(b.sign(x), t)
+        # JAX: select(x >= 0, t, -t), so the derivative at 0 (and -0) is 1, not sign(0).
+        return b.select_n(b.ge(x, _c(b, x, 0)), b.neg(t), t)
     # d|z| = Re(conj(z) dz) / |z|, taken as 0 at z == 0.
     safe = b.select_n(b.eq(ans, _c(b, ans, 0)), ans, _c(b, ans, 1))
     return b.div(b.real(b.mul(b.conj(x), t)), safe)
