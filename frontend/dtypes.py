@@ -1,11 +1,21 @@
 """Dtypes as JAX has them: x64 canonicalization, weak types and type promotion.
 
-Promotion follows JAX's lattice: Python scalars are *weak* (they adopt the other operand's
-dtype), bool < ints < floats < complex, and unsigned/signed meet one level up.
+Promotion is JAX's lattice (jax.numpy type promotion): Python scalars are *weak* kinds
+(`int`, `float`, `complex` adopt the other operand's width), bool < ints < floats <
+complex, unsigned/signed meet one level up, uint64 and int64 meet at a weak float, and
+the narrow ml_dtypes (float8_*, float4, int4, ...) promote only with weak scalars.
+`jax_numpy_dtype_promotion='strict'` keeps only the weak-scalar edges.
+
+Two entry points: `promote_types((dtype, weak), ...)` for operands (the result is
+x64-canonicalized, with its weak flag) and the user-facing `result_type`,
+`numpy_promote_types` (jnp.promote_types: no canonicalization), `can_cast`.
 """
 from __future__ import annotations
 
 import functools
+import os
+import sys
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -18,25 +28,65 @@ int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, 
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32,
                                                        np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
-bfloat16 = np.dtype(ml_dtypes.bfloat16)
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 float0 = np.dtype([("float0", np.void, 0)])  # JAX's tangent dtype of integer values
+
+# ml_dtypes' types as JAX exposes them (jax.dtypes.bfloat16, jnp.float8_e4m3fn, jnp.int4).
+# The scalar types (like np.float32), as jax.dtypes has them; the dtypes are below.
+bfloat16 = ml_dtypes.bfloat16
+_ML_FLOAT_NAMES = ("float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
+                   "float8_e4m3", "float8_e8m0fnu", "float8_e4m3b11fnuz", "float8_e4m3fn",
+                   "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+_ML_INT_NAMES = ("int1", "int2", "int4", "uint1", "uint2", "uint4")
+ML_DTYPE_NAMES = tuple(n for n in ("bfloat16", *_ML_FLOAT_NAMES, *_ML_INT_NAMES)
+                       if hasattr(ml_dtypes, n))
+globals().update({n: getattr(ml_dtypes, n) for n in ML_DTYPE_NAMES})
+
+_SMALL_FLOATS = [np.dtype(getattr(ml_dtypes, n)) for n in _ML_FLOAT_NAMES
+                 if hasattr(ml_dtypes, n)]
+_SMALL_INTS = [np.dtype(getattr(ml_dtypes, n)) for n in _ML_INT_NAMES
+               if hasattr(ml_dtypes, n)]
+_BF16 = np.dtype(bfloat16)
+_CUSTOM_FLOATS = frozenset([*_SMALL_FLOATS, _BF16])
+_FLOATS = [*_SMALL_FLOATS, _BF16, float16, float32, float64]
+_INTS = [*_SMALL_INTS, uint8, uint16, uint32, uint64, int8, int16, int32, int64]
+_COMPLEX = [complex64, complex128]
+_ALL_DTYPES = frozenset([bool_, *_INTS, *_FLOATS, *_COMPLEX])
 
 _X64_NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 
 class TypePromotionError(ValueError):
-    """Raised when two dtypes have no promotion (JAX: jax.errors... TypePromotionError)."""
+    """Raised when dtypes have no implicit promotion (JAX: jax.dtypes.TypePromotionError)."""
+
+
+# Abstract scalar types of dtypes that are not NumPy's, as in jax.dtypes.
+class extended(np.generic):
+    """Scalar type of extended dtypes (PRNG keys): issubdtype(key.dtype, extended)."""
+
+
+class prng_key(extended):
+    """Scalar type of PRNG key dtypes: issubdtype(key.dtype, prng_key)."""
 
 
 def x64_enabled() -> bool:
     return config.read("jax_enable_x64")
 
 
+def _np_dtype(d) -> np.dtype:
+    """np.dtype of a dtype specifier (mjax.numpy's scalar types carry a `.dtype`)."""
+    if isinstance(d, np.dtype):
+        return d
+    inner = getattr(d, "dtype", None)
+    if isinstance(d, type) and isinstance(inner, np.dtype):
+        return inner
+    return np.dtype(d)
+
+
 _CANONICAL: dict = {}
 
 
-def canonicalize_dtype(dtype) -> np.dtype:
+def canonicalize_dtype(dtype, allow_extended_dtype: bool = False) -> np.dtype:
     """The dtype mjax actually uses: 64-bit types become 32-bit unless x64 is enabled."""
     key = (dtype, x64_enabled())
     try:
@@ -45,7 +95,7 @@ def canonicalize_dtype(dtype) -> np.dtype:
         pass
     if isinstance(dtype, KeyType):
         return dtype
-    d = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    d = _np_dtype(dtype)
     if not key[1]:
         d = _X64_NARROW.get(d, d)
     try:
@@ -59,6 +109,10 @@ def default_int() -> np.dtype:
     return int64 if x64_enabled() else int32
 
 
+def default_uint() -> np.dtype:
+    return uint64 if x64_enabled() else uint32
+
+
 def default_float() -> np.dtype:
     return float64 if x64_enabled() else float32
 
@@ -67,14 +121,50 @@ def default_complex() -> np.dtype:
     return complex128 if x64_enabled() else complex64
 
 
+# ---- issubdtype --------------------------------------------------------------------------
+# ml_dtypes' scalar types do not subclass NumPy's abstract ones; place them by hand.
+_ML_PARENTS = {**{d: (np.floating, np.inexact) for d in _CUSTOM_FLOATS},
+               **{d: (np.integer, np.signedinteger if d.name.startswith("int")
+                      else np.unsignedinteger) for d in _SMALL_INTS}}
+
+
+def _abstract(b):
+    """An abstract scalar type (np.floating, extended, ...) or None for a concrete dtype."""
+    if isinstance(b, type) and issubclass(b, np.generic) and b in (
+            np.generic, np.number, np.integer, np.signedinteger, np.unsignedinteger,
+            np.inexact, np.floating, np.complexfloating, np.flexible, np.character,
+            extended, prng_key):
+        return b
+    return None
+
+
 def issubdtype(a, b) -> bool:
-    if isinstance(a, KeyType):
+    """JAX's jnp.issubdtype: NumPy's, plus ml_dtypes (bfloat16 is `floating`, int4 is
+    `signedinteger`) and extended dtypes (PRNG keys are `extended` and `prng_key`)."""
+    if a is None:
         return False
-    a = np.dtype(a)
-    if a.name == "bfloat16" or a.name.startswith("float8"):
-        # ml_dtypes' floats are not numpy `floating` subclasses.
-        return b in (np.floating, np.inexact, np.number, np.generic)
-    return np.issubdtype(a, b)
+    if isinstance(a, KeyType) or (isinstance(a, type) and issubclass(a, extended)):
+        if isinstance(b, KeyType):
+            return a == b
+        a_cls = a if isinstance(a, type) else prng_key
+        return b in (extended, prng_key, np.generic) and issubclass(a_cls, b)
+    if isinstance(b, KeyType):
+        return False
+    ab = _abstract(b)
+    if ab in (extended, prng_key):
+        return False
+    try:
+        ad = _np_dtype(a)
+    except TypeError:
+        return False
+    parents = _ML_PARENTS.get(ad)
+    if parents is not None:
+        if ab is None:
+            return ad == _np_dtype(b)
+        return ab in (np.generic, np.number) or ab in parents
+    if ab is None:
+        b = _np_dtype(b)
+    return bool(np.issubdtype(ad, b))
 
 
 def is_float(d) -> bool:
@@ -82,93 +172,177 @@ def is_float(d) -> bool:
 
 
 def is_inexact(d) -> bool:
-    return issubdtype(d, np.floating) or issubdtype(d, np.complexfloating)
+    return issubdtype(d, np.inexact)
 
 
-# ---- promotion lattice -----------------------------------------------------------
-# Nodes are dtypes or the weak kinds 'i*', 'f*', 'c*' (Python int/float/complex).
-_EDGES = {
-    bool_: ["i*"],
-    "i*": [uint8, int8],
-    uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64],
-    uint64: ["f*"],
-    int8: [int16], int16: [int32], int32: [int64], int64: ["f*"],
-    "f*": [bfloat16, float16, "c*"],
-    bfloat16: [float32], float16: [float32], float32: [float64, complex64],
-    float64: [complex128],
-    "c*": [complex64], complex64: [complex128], complex128: [],
-}
+def isdtype(dtype, kind) -> bool:
+    """The array API's isdtype (JAX: jnp.isdtype)."""
+    kinds = {"bool": lambda d: d == bool_,
+             "signed integer": lambda d: issubdtype(d, np.signedinteger),
+             "unsigned integer": lambda d: issubdtype(d, np.unsignedinteger),
+             "integral": lambda d: issubdtype(d, np.integer),
+             "real floating": lambda d: issubdtype(d, np.floating),
+             "complex floating": lambda d: issubdtype(d, np.complexfloating),
+             "numeric": lambda d: d != bool_ and issubdtype(d, np.number)}
+    d = _np_dtype(dtype)
+    for k in (kind if isinstance(kind, tuple) else (kind,)):
+        if isinstance(k, str):
+            if k not in kinds:
+                raise ValueError(f"Unrecognized kind={k!r} expected one of "
+                                 f"{list(kinds)}, or a compatible input for jnp.dtype()")
+            if kinds[k](d):
+                return True
+        elif d == _np_dtype(k):
+            return True
+    return False
+
+
+# ---- the promotion lattice ----------------------------------------------------------------
+# Nodes are dtypes and the weak kinds of Python scalars: the types int, float, complex.
+_WEAK = (int, float, complex)
+
+
+def _lattice(strict: bool, x64: bool) -> dict:
+    """Each node -> the nodes immediately above it (JAX's promotion DAG)."""
+    if strict:
+        out = {t: [] for t in (bool_, *_INTS, *_FLOATS, *_COMPLEX)}
+        out.update({int: [float, *_INTS], float: [complex, *_FLOATS], complex: _COMPLEX})
+        return out
+    out = {t: [] for t in (*_SMALL_INTS, *_SMALL_FLOATS)}
+    out.update({
+        bool_: [int], int: [uint8, int8, *_SMALL_INTS],
+        uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64],
+        uint64: [float],
+        int8: [int16], int16: [int32], int32: [int64], int64: [float],
+        float: [*_SMALL_FLOATS, _BF16, float16, complex],
+        _BF16: [float32], float16: [float32], float32: [float64, complex64],
+        float64: [complex128],
+        complex: [complex64], complex64: [complex128], complex128: [],
+    })
+    if not x64:
+        # Without x64 no promotion may form a 64-bit type from narrower inputs; the one
+        # such edge is uint32 x int32 -> int64, so uint32 meets int32 at int32.
+        out[uint32] = [int32, uint64]
+    return out
 
 
 @functools.cache
-def _upper_bounds(node) -> frozenset:
-    out = {node}
-    for n in _EDGES.get(node, []):
-        out |= _upper_bounds(n)
-    return frozenset(out)
+def _upper_bounds(strict: bool, x64: bool) -> dict:
+    lattice = _lattice(strict, x64)
+
+    @functools.cache
+    def ub(node) -> frozenset:
+        return frozenset({node}).union(*(ub(n) for n in lattice[node]))
+    return {n: ub(n) for n in lattice}
 
 
-def _node(dtype, weak: bool):
-    if weak:
-        if issubdtype(dtype, np.complexfloating):
-            return "c*"
-        if is_float(dtype):
-            return "f*"
-        if issubdtype(dtype, np.integer):
-            return "i*"
-    return dtype
+def _node_name(n) -> str:
+    return n.__name__ if n in _WEAK and isinstance(n, type) else str(n)
 
 
-def _join(a, b):
-    common = _upper_bounds(a) & _upper_bounds(b)
-    for c in common:
-        if common <= _upper_bounds(c):
-            return c
-    raise TypePromotionError(f"no promotion between {a} and {b}")
+@functools.lru_cache(maxsize=4096)
+def _least_upper_bound(mode: str, x64: bool, *nodes):
+    ubs = _upper_bounds(mode == "strict", x64)
+    unique = set(nodes)
+    try:
+        bounds = [ubs[n] for n in unique]
+    except KeyError:
+        bad = next(n for n in unique if n not in ubs)
+        raise ValueError(f"dtype={bad!r} is not a valid dtype for JAX type promotion.")
+    common = frozenset.intersection(*bounds)
+    least = set(common & unique) or {c for c in common if common <= ubs[c]}
+    if len(least) == 1:
+        return least.pop()
+    names = tuple(_node_name(n) for n in nodes)
+    if mode == "strict":
+        msg = (f"Input dtypes {names} have no available implicit dtype promotion path when "
+               "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the "
+               "desired output type, or set jax_numpy_dtype_promotion=standard.")
+    elif any(n in _SMALL_FLOATS for n in nodes):
+        bits = next(n for n in nodes if n in _SMALL_FLOATS).itemsize * 8
+        bits = {"float4": 4, "float6": 6}.get(
+            next(n for n in nodes if n in _SMALL_FLOATS).name[:6], bits)
+        msg = (f"Input dtypes {names} have no available implicit dtype promotion path. "
+               f"To avoid unintended promotion, {bits}-bit floats do not support implicit "
+               "promotion. If you'd like your inputs to be promoted to another type, you "
+               "can do so explicitly using e.g. x.astype('float32')")
+    elif any(n in _SMALL_INTS for n in nodes):
+        msg = (f"Input dtypes {names} have no available implicit dtype promotion path. "
+               "To avoid unintended promotion, 1-bit, 2-bit and 4-bit integers do not "
+               "support implicit promotion. If you'd like your inputs to be promoted to "
+               "another type, you can do so explicitly using e.g. x.astype('int32')")
+    else:
+        msg = (f"Input dtypes {names} have no available implicit dtype promotion path. "
+               "Try explicitly casting inputs to the desired output type.")
+    raise TypePromotionError(msg)
 
 
-@functools.lru_cache(maxsize=1024)
-def _promote(nodes: tuple, x64: bool):
-    result = nodes[0]
-    for n in nodes[1:]:
-        if n not in _EDGES or result not in _EDGES:
-            if n != result:
-                raise TypePromotionError(
-                    f"Input dtypes {', '.join(str(x) for x in nodes)} have no available "
-                    f"implicit dtype promotion path. Convert explicitly with .astype().")
-            continue
-        result = _join(result, n)
-    return result
+def _lub(*nodes):
+    return _least_upper_bound(config.read("jax_numpy_dtype_promotion"), x64_enabled(),
+                              *nodes)
+
+
+def _weak_node(d: np.dtype):
+    """The weak kind a weakly typed value of dtype d stands for (bool stays bool)."""
+    if d == bool_:
+        return d
+    if d in _CUSTOM_FLOATS:
+        return float
+    return type(d.type(0).item())
+
+
+def _default_of_node(n) -> np.dtype:
+    if n is int:
+        return default_int()
+    if n is float:
+        return default_float()
+    if n is complex:
+        return default_complex()
+    return canonicalize_dtype(n)
+
+
+def _lattice_result(pairs) -> tuple:
+    """(dtype, weak) pairs (dtypes already canonical) -> promoted (dtype, weak)."""
+    dts = [d for d, _ in pairs]
+    weaks = [w for _, w in pairs]
+    if len(pairs) == 1:
+        out, weak = dts[0], weaks[0]
+    elif all(d == dts[0] for d in dts) and not all(weaks):
+        out, weak = dts[0], False      # also lets extended dtypes (keys) through
+    elif any(isinstance(d, KeyType) for d in dts):
+        raise TypePromotionError(
+            f"Input dtypes {tuple(str(d) for d in dts)} have no available implicit dtype "
+            "promotion path. PRNG key arrays cannot be combined with other dtypes.")
+    elif all(weaks) and config.read("jax_numpy_dtype_promotion") != "strict":
+        # All weak: promote the strong counterparts, then mark the result weak (a weak
+        # int16 is not a thing).
+        r = _lub(*dict.fromkeys(dts))
+        out, weak = _default_of_node(r), True
+    else:
+        r = _lub(*dict.fromkeys(_weak_node(d) if w else d for d, w in pairs))
+        out, weak = _default_of_node(r), r in _WEAK and isinstance(r, type)
+    return out, weak and out != bool_
 
 
 _PROMOTE_CACHE: dict = {}
 
 
 def promote_types(*dtypes_and_weak) -> tuple[np.dtype, bool]:
-    """(dtype, weak) pairs -> promoted (dtype, weak), canonicalized for x64."""
-    key = (dtypes_and_weak, x64_enabled())
+    """(dtype, weak) pairs of operands -> promoted (dtype, weak), x64-canonicalized."""
+    key = (dtypes_and_weak, x64_enabled(), config.read("jax_numpy_dtype_promotion"))
     hit = _PROMOTE_CACHE.get(key)
     if hit is None:
-        hit = _PROMOTE_CACHE[key] = _promote_types(dtypes_and_weak)
+        pairs = tuple((canonicalize_dtype(d), bool(w)) for d, w in dtypes_and_weak)
+        hit = _PROMOTE_CACHE[key] = _lattice_result(pairs)
     return hit
 
 
-def _promote_types(dtypes_and_weak) -> tuple[np.dtype, bool]:
-    # JAX canonicalizes (x64) the inputs first: int8 + uint64 is int8 + uint32 -> int64
-    # -> int32 without x64, not float32.
-    nodes = tuple(_node(canonicalize_dtype(d), w) for d, w in dtypes_and_weak)
-    if any(isinstance(n, KeyType) for n in nodes):
-        if all(n == nodes[0] for n in nodes):
-            return nodes[0], False
-        raise TypePromotionError("PRNG key arrays cannot be combined with other dtypes")
-    r = _promote(nodes, x64_enabled())
-    if r == "i*":
-        return default_int(), True
-    if r == "f*":
-        return default_float(), True
-    if r == "c*":
-        return default_complex(), True
-    return canonicalize_dtype(r), False
+def numpy_promote_types(a, b) -> np.dtype:
+    """jnp.promote_types: the lattice join of two dtypes, not canonicalized; the Python
+    types int/float/complex are weak (promote_types(int8, int) is int8)."""
+    na = a if any(a is t for t in _WEAK) else _np_dtype(a)
+    nb = b if any(b is t for t in _WEAK) else _np_dtype(b)
+    return np.dtype(_lub(na, nb))
 
 
 def to_inexact_dtype(d) -> np.dtype:
@@ -176,7 +350,7 @@ def to_inexact_dtype(d) -> np.dtype:
 
     Integers up to 32 bits become float32, 64-bit ones float64 (then x64-canonicalized).
     """
-    d = np.dtype(d)
+    d = _np_dtype(d)
     if is_inexact(d):
         return d
     return canonicalize_dtype(float64 if d.itemsize == 8 else float32)
@@ -195,31 +369,125 @@ def python_scalar_dtype(x) -> np.dtype:
     raise TypeError(f"not a Python scalar: {x!r}")
 
 
-def result_type(*args) -> np.dtype:
-    """mjax.numpy.result_type: dtype that arrays/scalars/dtypes promote to."""
+_PY_TYPE_DTYPES = {bool: bool_, int: int64, float: float64, complex: complex128}
+
+
+def _dtype_and_weak(x) -> tuple:
+    """(canonical dtype, weak) of a value, dtype specifier or Python scalar type."""
     from mjax.core import aval_of_value
-    pairs = []
-    for a in args:
-        if isinstance(a, (np.dtype, type, str)) and not isinstance(a, (bool, int, float,
-                                                                     complex)):
-            pairs.append((np.dtype(a), False))
-        else:
-            av = aval_of_value(a)
-            pairs.append((av.dtype, av.weak_type))
-    return promote_types(*pairs)[0]
+    if any(x is t for t in _WEAK):
+        return canonicalize_dtype(_PY_TYPE_DTYPES[x]), True
+    if x is bool:
+        return bool_, False
+    if isinstance(x, (KeyType, np.dtype, str)) or (isinstance(x, type) and
+                                                    hasattr(x, "dtype") or
+                                                    isinstance(x, type) and
+                                                    issubclass(x, np.generic)):
+        d = x if isinstance(x, KeyType) else _np_dtype(x)
+        if not isinstance(d, KeyType) and d not in _ALL_DTYPES:
+            raise TypeError(f"Value '{x}' with dtype {d} is not a valid JAX array type. "
+                            "Only arrays of numeric types are supported by JAX.")
+        return canonicalize_dtype(d), False
+    av = aval_of_value(x)
+    return av.dtype, av.weak_type
+
+
+def result_type(*args, return_weak_type_flag: bool = False):
+    """jax.numpy.result_type: the dtype arrays, scalars and dtypes promote to (None is the
+    default float). A weak result is the default dtype of its kind."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    pairs = [(default_float(), False) if a is None else _dtype_and_weak(a) for a in args]
+    out, weak = _lattice_result(pairs)
+    if weak:
+        out = _default_of_node(_weak_node(out))
+    return (out, weak) if return_weak_type_flag else out
+
+
+def can_cast(from_, to, casting: str = "safe") -> bool:
+    """jnp.can_cast (NumPy's, over mjax dtypes and arrays)."""
+    if not isinstance(from_, (np.dtype, type, str)):
+        from_ = getattr(from_, "dtype", from_)
+    return bool(np.can_cast(_np_dtype(from_), _np_dtype(to), casting))
 
 
 def dtype(x) -> np.dtype:
     """mjax.numpy.dtype-like: the dtype of a value or dtype specifier."""
     from mjax.core import aval_of_value
     if isinstance(x, (np.dtype, type, str)):
-        return canonicalize_dtype(np.dtype(x))
+        return canonicalize_dtype(_np_dtype(x))
     return aval_of_value(x).dtype
 
 
 def finfo(d):
-    return ml_dtypes.finfo(np.dtype(d))
+    """jnp.finfo (ml_dtypes' finfo: NumPy's plus bfloat16/float8)."""
+    return ml_dtypes.finfo(_np_dtype(d) if not (isinstance(d, type) and d in _WEAK)
+                           else _PY_TYPE_DTYPES[d])
 
 
 def iinfo(d):
-    return ml_dtypes.iinfo(np.dtype(d))
+    """jnp.iinfo (ml_dtypes' iinfo: NumPy's plus int4/uint4)."""
+    if isinstance(d, type) and d is int:
+        return ml_dtypes.iinfo(int64)
+    return ml_dtypes.iinfo(_np_dtype(getattr(d, "dtype", d)))
+
+
+def itemsize_bits(d) -> int:
+    """Bits per element (int4: 4), as jax.dtypes.itemsize_bits."""
+    d = _np_dtype(d)
+    if d in _SMALL_INTS or d.name.startswith(("float4", "float6")):
+        return ml_dtypes.iinfo(d).bits if d in _SMALL_INTS else int(d.name[5])
+    return d.itemsize * 8
+
+
+def scalar_type_of(x) -> type:
+    """The Python scalar type (bool, int, float, complex) of a value's dtype."""
+    d = dtype(x)
+    if d == bool_:
+        return bool
+    if issubdtype(d, np.integer):
+        return int
+    if issubdtype(d, np.floating):
+        return float
+    if issubdtype(d, np.complexfloating):
+        return complex
+    raise TypeError(f"Invalid scalar value {x}")
+
+
+# ---- explicitly requested 64-bit dtypes with x64 off ----------------------------------
+def _user_stacklevel() -> int:
+    """warnings.warn stacklevel of the first frame outside mjax."""
+    frame, level = sys._getframe(2), 2
+    here = os.path.dirname(__file__) + os.sep
+    while frame is not None and frame.f_code.co_filename.startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def check_user_dtype(dtype_, fun_name: str = "") -> np.dtype:
+    """A user-requested dtype, canonicalized; warns as JAX does when x64 is off and the
+    request is a 64-bit dtype (`zeros(3, dtype=float64)` is float32, with a warning)."""
+    if dtype_ is None:
+        raise ValueError("dtype must be specified.")
+    if isinstance(dtype_, KeyType):
+        return dtype_
+    if hasattr(dtype_, "_buf") or type(dtype_).__name__ == "Tracer":
+        raise ValueError("Passing an array as a dtype argument is no longer supported; "
+                         "instead of dtype=arr use dtype=arr.dtype.")
+    if isinstance(dtype_, type) and dtype_ in _PY_TYPE_DTYPES:
+        return canonicalize_dtype(_PY_TYPE_DTYPES[dtype_])
+    d = _np_dtype(dtype_)
+    if d not in _ALL_DTYPES and d != float0:
+        where = f" in {fun_name}" if fun_name else ""
+        raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype "
+                        f"{dtype_}{where}")
+    canon = canonicalize_dtype(d)
+    if canon != d:
+        where = f" requested in {fun_name}" if fun_name else ""
+        warnings.warn(
+            f"Explicitly requested dtype {d}{where} is not available, and will be "
+            f"truncated to dtype {canon.name}. To enable more dtypes, set the "
+            "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell environment "
+            "variable. See https://github.com/jax-ml/jax#current-gotchas for more.",
+            stacklevel=_user_stacklevel())
+    return canon

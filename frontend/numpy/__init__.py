@@ -11,6 +11,7 @@ import math
 import numpy as _onp
 
 from mjax import dtypes as _dt
+from mjax.config import config as _config
 from mjax import lax
 from mjax.core import Tracer, at_user_line, aval_of_value
 from mjax.numpy.indexing import getitem as _getitem, take, take_along_axis  # noqa: F401
@@ -54,6 +55,10 @@ float16, float32, float64 = (_scalar_type(t) for t in (_onp.float16, _onp.float3
                                                        _onp.float64))
 complex64, complex128 = _scalar_type(_onp.complex64), _scalar_type(_onp.complex128)
 bfloat16 = _scalar_type(_dt.bfloat16, "bfloat16")
+# ml_dtypes' narrow types, as jax.numpy exports them (jnp.float8_e4m3fn, jnp.int4, ...).
+globals().update({_n: _scalar_type(getattr(_dt, _n), _n) for _n in _dt.ML_DTYPE_NAMES
+                  if _n not in ("bfloat16", "int1", "uint1", "float6_e2m3fn",
+                                "float6_e3m2fn")})
 float_ = float64
 int_ = int64
 complex_ = complex128
@@ -69,16 +74,13 @@ integer, floating, inexact, number, complexfloating, signedinteger, unsignedinte
     _onp.signedinteger, _onp.unsignedinteger)
 
 
-def result_type(*args):
-    return _dt.result_type(*args)
+def result_type(*args, return_weak_type_flag=False):
+    return _dt.result_type(*args, return_weak_type_flag=return_weak_type_flag)
 
 
-def promote_types(a, b):
-    return _dt.promote_types((_onp.dtype(a), False), (_onp.dtype(b), False))[0]
-
-
-def can_cast(from_, to, casting="safe"):
-    return _onp.can_cast(from_, to, casting)
+promote_types = _dt.numpy_promote_types
+can_cast = _dt.can_cast
+isdtype = _dt.isdtype
 
 
 # ---- conversion -----------------------------------------------------------------
@@ -108,7 +110,8 @@ def asarray(a, dtype=None, copy=None, order=None):
     value = _onp.asarray(a, dtype=dtype)
     if value.dtype == object:
         raise TypeError(f"mjax.numpy.asarray: cannot convert {a!r} to an array")
-    target = _dt.canonicalize_dtype(value.dtype if dtype is None else dtype)
+    target = (_dt.canonicalize_dtype(value.dtype) if dtype is None
+              else _dt.check_user_dtype(dtype, "asarray"))
     return lax.convert_element_type(value, target)
 
 
@@ -121,6 +124,8 @@ def _nested_leaves(a) -> list:
 
 
 def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
+    if dtype is not None:
+        dtype = _dt.check_user_dtype(dtype, "array")
     out = asarray(object, dtype)
     if ndmin > out.ndim:
         out = lax.broadcast_to_rank(out, ndmin)
@@ -128,7 +133,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
 
 
 def astype(x, dtype, copy=False):
-    return lax.convert_element_type(x, dtype)
+    return lax.convert_element_type(x, _dt.check_user_dtype(dtype, "astype"))
 
 
 # ---- broadcasting and promotion -----------------------------------------------------
@@ -172,7 +177,7 @@ def _promote(fname, *args, inexact=False, broadcast=True):
     try:
         dtype, weak = _dt.promote_types(*[(a.dtype, a.weak_type) for a in avals])
     except _dt.TypePromotionError as e:
-        raise TypeError(at_user_line(f"mjax.numpy.{fname}: {e}")) from None
+        raise _dt.TypePromotionError(at_user_line(str(e))) from None
     if inexact:
         dtype = _dt.to_inexact_dtype(dtype)
     out = [lax.convert_element_type(a, dtype, weak_type=weak) for a in args]
@@ -181,12 +186,32 @@ def _promote(fname, *args, inexact=False, broadcast=True):
     first = avals[0].shape
     if builtins.all(av.shape == first for av in avals):
         return out  # nothing to broadcast (the common case; skip NumPy's shape logic)
+    _check_rank_promotion(fname, [av.shape for av in avals])
     try:
         shape = broadcast_shapes(*(av.shape for av in avals))
     except ValueError:
         raise TypeError(at_user_line(f"mjax.numpy.{fname}: cannot broadcast shapes "
                         f"{', '.join(str(av.shape) for av in avals)}")) from None
     return [broadcast_to(o, shape) for o in out]
+
+
+def _check_rank_promotion(fname, shapes):
+    """jax_numpy_rank_promotion: 'warn'/'raise' when non-scalar operands differ in rank."""
+    mode = _config.read("jax_numpy_rank_promotion")
+    if mode == "allow" or len({len(s) for s in shapes if s}) < 2:
+        return
+    shown = " ".join(str(tuple(s)) for s in shapes)
+    if mode == "raise":
+        raise ValueError(at_user_line(
+            f"Operands could not be broadcast together for {fname} on shapes {shown} and "
+            f"with the config option jax_numpy_rank_promotion='raise'. For more "
+            f"information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html."))
+    import warnings
+    warnings.warn(f"Following NumPy automatic rank promotion for {fname} on shapes {shown}. "
+                  f"Set the jax_numpy_rank_promotion config option to 'allow' to disable "
+                  f"this warning; for more information, see "
+                  f"https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+                  stacklevel=_dt._user_stacklevel())
 
 
 def _unary(name, lax_fn, inexact=False, doc=None):
@@ -587,11 +612,13 @@ def _shape(shape):
 
 
 def zeros(shape, dtype=None):
-    return lax.full(_shape(shape), 0, dtype or _dt.default_float())
+    return lax.full(_shape(shape), 0, _dt.default_float() if dtype is None
+                    else _dt.check_user_dtype(dtype, "zeros"))
 
 
 def ones(shape, dtype=None):
-    return lax.full(_shape(shape), 1, dtype or _dt.default_float())
+    return lax.full(_shape(shape), 1, _dt.default_float() if dtype is None
+                    else _dt.check_user_dtype(dtype, "ones"))
 
 
 def empty(shape, dtype=None):
@@ -599,6 +626,8 @@ def empty(shape, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):
+    if dtype is not None:
+        dtype = _dt.check_user_dtype(dtype, "full")
     if dtype is None:
         fill_value = asarray(fill_value)
         return broadcast_to(fill_value, _shape(shape))
@@ -637,7 +666,7 @@ def arange(start, stop=None, step=None, dtype=None):
     if dtype is None:
         dtype = (_dt.default_float() if builtins.any(isinstance(v, float) for v in values)
                  else _dt.default_int())
-    dtype = _dt.canonicalize_dtype(dtype)
+    dtype = _dt.check_user_dtype(dtype, "arange")
     n = builtins.max(0, int(math.ceil((values[1] - values[0]) / values[2])))
     if values[0] == 0 and values[2] == 1:
         return lax.iota(dtype, n)
@@ -648,7 +677,7 @@ def arange(start, stop=None, step=None, dtype=None):
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     num = int(num)
-    dtype = _dt.canonicalize_dtype(dtype or _dt.default_float())
+    dtype = _dt.default_float() if dtype is None else _dt.check_user_dtype(dtype, "linspace")
     start, stop = asarray(start), asarray(stop)
     compute = _dt.default_float() if not _dt.is_inexact(dtype) else dtype
     start_c, stop_c = astype(start, compute), astype(stop, compute)
@@ -667,7 +696,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 def eye(N, M=None, k=0, dtype=None):
     M = N if M is None else M
-    dtype = dtype or _dt.default_float()
+    dtype = _dt.default_float() if dtype is None else _dt.check_user_dtype(dtype, "eye")
     r = lax.broadcasted_iota(_dt.int32, (N, M), 0)
     c = lax.broadcasted_iota(_dt.int32, (N, M), 1)
     return astype(lax.eq(lax.add(r, lax.full_like(r, k)), c), dtype)
