@@ -392,10 +392,27 @@ persistent_cache_min_entry_size_bytes = int_option(
     "jax_persistent_cache_min_entry_size_bytes", 0,
     "Only executables at least this large are cached on disk.",
     on_change=_set_cache_min_size)
+def _set_platforms(value):
+    from mjax.runtime import set_default_platform
+    if backend.value != "iree":
+        set_default_platform(value.split(",")[0].strip() if value else None)
+
+
+def _set_backend(value):
+    from mjax.runtime import set_default_platform
+    set_default_platform("iree" if value == "iree" else
+                         (platforms.value.split(",")[0].strip() if platforms.value else None))
+
+
 platforms = string_option(
     "jax_platforms", None,
-    "Comma-separated platforms in order of preference ('cpu', 'cuda', ...); read when "
-    "the first backend is made. None: cpu.", optional=True)
+    "Comma-separated platforms in order of preference ('cpu', 'cuda', ...); the first "
+    "is the default XLA platform. None: cpu.", optional=True, on_change=_set_platforms)
+backend = enum_option(
+    "mjax_backend", "xla", ("xla", "iree"),
+    "The compiler and runtime: 'xla' (jaxlib's PJRT) or 'iree' (the iree extra). Also "
+    "MJAX_BACKEND, or jit(f, backend='iree') for one function.",
+    affects_tracing=True, on_change=_set_backend)
 traceback_filtering = enum_option(
     "jax_traceback_filtering", "auto",
     ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),

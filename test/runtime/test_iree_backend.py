@@ -112,3 +112,16 @@ def test_default_backend_from_environment():
                          env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["20.0", "iree"]
+
+
+def test_config_option_selects_backend():
+    f = mjax.jit(lambda a: a * 2)
+    try:
+        mjax.config.update("mjax_backend", "iree")
+        y = f(np.ones(3, np.float32))
+        assert isinstance(y._buf, IreeBuffer) and mjax.default_backend() == "iree"
+    finally:
+        mjax.config.update("mjax_backend", "xla")
+    z = f(np.ones(3, np.float32))          # retraced for XLA: the option is in the key
+    assert not isinstance(z._buf, IreeBuffer)
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(z))
