@@ -26,6 +26,8 @@ def _fmt_param(v):
     return repr(v) if isinstance(v, str) else str(v)
 
 
+_WIDTH = 80  # JAX's pretty-printing width
+
 _REGION_PARAMS = {
     # op name -> how its regions print, as JAX names them (params sorted as JAX does)
     "jaxpr.cond": lambda regions: {"branches": regions},
@@ -49,8 +51,10 @@ class _Printer:
         self.env[v] = next(self.names)
         return f"{self.env[v]}:{aval_of(v.type).str_short()}"
 
-    def jaxpr(self, block, indent: int, n_consts: int = 0, one_line_ok: bool = True) -> str:
-        """`{ lambda consts ; args. let eqns in (outs) }`, eqns indented by indent + 4."""
+    def jaxpr(self, block, indent: int, n_consts: int = 0, col: int | None = None) -> str:
+        """`{ lambda consts ; args. let eqns in (outs) }`: on one line when it fits in
+        JAX's width of 80 from column `col` (default: indent), else with eqns indented
+        by indent + 4."""
         args = list(block.arguments)
         n_user = len(args) - n_consts
         consts = " ".join(self.bind(a) for a in args[n_user:])
@@ -66,9 +70,9 @@ class _Printer:
             eqns.append(self.eqn(op, indent + 4))
         tail = f"in ({', '.join(outs)}{',' if len(outs) == 1 else ''}) }}"
         head = f"{{ lambda {consts}; {invars}. let"
-        if one_line_ok and len(eqns) <= 1 and not any("\n" in e for e in eqns):
-            line = f"{head} {eqns[0].strip() if eqns else ''} {tail}"
-            if len(line) + indent <= 100:
+        if not any("\n" in e for e in eqns):
+            line = f"{head} {'; '.join(e.strip() for e in eqns)} {tail}"
+            if len(line) + (indent if col is None else col) <= _WIDTH:
                 return line
         return "\n".join([head] + eqns + [" " * (indent + 2) + tail])
 
@@ -84,7 +88,8 @@ class _Printer:
         pad = " " * indent
         ins = " ".join(self.var(v) for v in op.operands)
         params = {name: _fmt_param(decode(op.attributes[name])) for name in op.attributes}
-        outs = " ".join(self.bind(r) for r in op.results)
+        outs = " ".join(self.bind(r) if list(r.uses) else
+                        f"_:{aval_of(r.type).str_short()}" for r in op.results)  # JAX: unused
         name = op.name.split(".", 1)[1]
         regions_of = _REGION_PARAMS.get(op.name)
         if regions_of is None:
@@ -99,7 +104,8 @@ class _Printer:
                 lines += [f"{pad}    {self.jaxpr(b, indent + 4)}" for b in value]
                 lines.append(f"{pad}  )")
             elif not isinstance(value, str):
-                lines.append(f"{pad}  {key}={self.jaxpr(value, indent + 2)}")
+                lines.append(f"{pad}  {key}="
+                             f"{self.jaxpr(value, indent + 2, col=indent + 3 + len(key))}")
             else:
                 lines.append(f"{pad}  {key}={value}")
         lines.append(f"{pad}] {ins}".rstrip())
@@ -110,4 +116,4 @@ def pretty_print(func_op, n_consts: int = 0) -> str:
     """Prints a func.func of jaxpr ops the way `jax.make_jaxpr` does, with the bodies of
     cond/while/scan nested in their equations."""
     block = func_op.regions[0].blocks[0]
-    return _Printer().jaxpr(block, 0, n_consts, one_line_ok=False)
+    return _Printer().jaxpr(block, 0, n_consts)

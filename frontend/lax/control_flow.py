@@ -287,7 +287,9 @@ def _while(cond_fun, body_fun, init_val, carry_name):
     init_flat, tree = tree_util.tree_flatten(init_val)
     avals = [aval_of_value(v) for v in init_flat]
     args_tree = tree_util.tree_structure((init_val,))
-    for _ in range(2):  # a second pass when weakly typed carries get promoted
+    # Another pass each time weak carries get promoted (each at most int -> float ->
+    # complex, so the count is bounded).
+    for _ in range(3 * len(avals) + 1):
         bodies = []
         with discarding_on_error(bodies):
             cbody, cond_out, cond_tree = trace_region(cond_fun, avals, args_tree)
@@ -307,6 +309,9 @@ def _while(cond_fun, body_fun, init_val, carry_name):
         for body in bodies:
             body.discard()
         avals, init_flat = promoted, _convert_leaves(init_flat, promoted)
+    else:
+        raise TypeError(f"while_loop: the types of the weakly typed loop carries did not "
+                        f"settle after {3 * len(avals) + 1} passes")
     with discarding_on_error(bodies):
         cconsts, bconsts = list(cbody.captured), list(bbody.captured)
         params = {"cond_nconsts": len(cconsts), "body_nconsts": len(bconsts)}
@@ -365,9 +370,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
     def wbody(carry):
         i, n, x = carry
-        return lax.add(i, np.ones((), dtype)), n, body_fun(i, x)
-    lower = lax.convert_element_type(lower, dtype)
-    upper = lax.convert_element_type(upper, dtype)
+        return i + 1, n, body_fun(i, x)
+    lower, upper = (b if aval_of_value(b).dtype == dtype else
+                    lax.convert_element_type(b, dtype) for b in (lower, upper))
     return _while(wcond, wbody, (lower, upper, init_val), "loop_carry")[2]
 
 
@@ -449,7 +454,7 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
         return c_flat + y_flat
 
     n = len(init_flat)
-    for _ in range(2):  # a second pass when weakly typed carries get promoted
+    for _ in range(3 * n + 1):  # another pass each time weak carries get promoted
         body, out_avals, _ = trace_region(body_fun, init_avals + x_avals, args_tree)
         with discarding_on_error([body]):
             carry_out = out_avals[:n] if trees["carry"] == init_tree else out_avals
@@ -463,6 +468,9 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
             break
         body.discard()
         init_avals, init_flat = promoted, _convert_leaves(init_flat, promoted)
+    else:
+        raise TypeError(f"scan: the types of the weakly typed carries did not settle after "
+                        f"{3 * n + 1} passes")
     with discarding_on_error([body]):
         consts = list(body.captured)
         params = {"length": length, "reverse": bool(reverse), "unroll": int(unroll),

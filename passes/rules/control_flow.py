@@ -33,7 +33,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect.ops import control_flow as C
-from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+from mjax.dialect.types import aval_of
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.tables import lowering, not_supported
 
