@@ -341,3 +341,16 @@ def test_traced_control_flow_passes_jaxpr_verify_and_round_trips():
         run_pipeline(module, [("jaxpr-verify", "")])
         assert str(module) == text
     assert "switch" not in str(closed) and str(closed).count("cond[") == 1
+
+
+@pytest.mark.parametrize("program", [
+    lambda L: (lambda x, y: L.cond(x > 0, lambda a: a * y, lambda a: a + 1.0, x)),
+    lambda L: (lambda x, y: L.while_loop(lambda c: c < 3, lambda c: (c + 1.0) * 2.0, x)),
+    lambda L: (lambda x, y: L.fori_loop(0, 3, lambda i, c: c + y, x)),
+    lambda L: (lambda x, y: L.switch(2, [lambda: x, lambda: y, lambda: x * y])),
+])
+def test_make_jaxpr_matches_jax_text(program):
+    want = str(jax.make_jaxpr(program(jax.lax))(1.0, 2.0))
+    got = str(mjax.make_jaxpr(program(lax))(1.0, 2.0))
+    # mjax's convert_element_type has no weak_type parameter (weak types stay on tracers)
+    assert got == want.replace(" weak_type=False", "")
