@@ -5,6 +5,8 @@ import contextlib
 import functools
 import inspect
 import itertools
+import logging
+import time
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -18,6 +20,8 @@ from mjax.float0 import contains_float0, hide_float0, restore_float0
 from mjax.runtime import get_backend
 
 _fn_ids = itertools.count()
+# JAX logs compilations from its dispatch/pxla modules; mjax from this one ('mjax.api').
+logger = logging.getLogger(__name__)
 
 
 # ---- device placement ---------------------------------------------------------------
@@ -247,7 +251,25 @@ class Jitted:
         outs = entry.executable.execute(bufs)
         result = tree_util.tree_unflatten(entry.out_tree,
                                           [Array(b, a) for b, a in zip(outs, entry.out_avals)])
+        if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
+            self._debug_floats(result, args, kwargs)
         return restore_float0(result) if entry.has_float0 else result
+
+    def _debug_floats(self, result, args, kwargs):
+        """jax_debug_nans/infs: a NaN/inf output re-runs the function op by op, where the
+        eager check names the primitive and the user's line (JAX re-runs the
+        de-optimized function the same way)."""
+        from mjax.eager import nonfinite_kind
+        kind = next((k for leaf in tree_util.tree_leaves(result)
+                     if (k := nonfinite_kind(leaf)) is not None), None)
+        if kind is None:
+            return
+        logger.warning("Invalid %s value encountered in the output of a jit function "
+                       "%s. Calling the de-optimized version.", kind, self._name)
+        with config.override(jax_disable_jit=True):
+            self.fun(*args, **kwargs)
+        raise FloatingPointError(f"invalid value ({kind}) encountered in jit({self._name}) "
+                                 f"(re-running it op by op did not reproduce it)")
 
     def _trace(self, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
         return trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
@@ -255,13 +277,19 @@ class Jitted:
     def _compile(self, dyn_args, dyn_kwargs, static_key, n_args) -> _CacheEntry:
         from mjax.lowering import lower_to_stablehlo
         from mjax.core import to_numpy
+        level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
+        start = time.perf_counter()
         traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
-        if config.read("jax_log_compiles"):
-            print(f"mjax: compiling {self._name} for "
-                  f"{', '.join(a.str_short() for a in traced.in_avals)}")
+        logger.log(level, "Finished tracing %s for jit in %.9f sec", self._name,
+                   time.perf_counter() - start)
+        logger.log(level, "Compiling jit(%s) with global shapes and types %s.", self._name,
+                   tuple(traced.in_avals))
+        start = time.perf_counter()
         text = lower_to_stablehlo(traced.module)
         entry = _CacheEntry()
         entry.executable = get_backend(self._backend).compile(text, out_avals=traced.out_avals)
+        logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,
+                   time.perf_counter() - start)
         entry.out_tree = traced.out_tree
         entry.has_float0 = traced.has_float0
         entry.out_avals = traced.out_avals

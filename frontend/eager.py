@@ -5,6 +5,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func
 
+from mjax.config import config
 from mjax.dialect import context, tensor_type
 from mjax.runtime import get_backend
 
@@ -73,4 +74,31 @@ def apply_eager(opcls, args, avals, params, weak=None):
         hit = _CACHE[key] = (exe, out_avals)
     exe, out_avals = hit
     bufs = [x._buf if type(x) is Array else device_buffer(x, a) for x, a in zip(args, avals)]
-    return [Array(b, a) for b, a in zip(exe.execute(bufs), out_avals)]
+    outs = [Array(b, a) for b, a in zip(exe.execute(bufs), out_avals)]
+    if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
+        _check_nonfinite(opcls, outs)
+    return outs
+
+
+def nonfinite_kind(x) -> str | None:
+    """'nan' or 'inf' when x holds one that jax_debug_nans / jax_debug_infs asks about."""
+    from mjax.dialect.dtype_rules import is_inexact
+    dtype = getattr(getattr(x, "aval", None), "dtype", None)
+    if dtype is None or not is_inexact(dtype) or not getattr(x, "size", 1):
+        return None
+    value = np.asarray(x)
+    if config.read("jax_debug_nans") and np.isnan(value).any():
+        return "nan"
+    if config.read("jax_debug_infs") and np.isinf(value).any():
+        return "inf"
+    return None
+
+
+def _check_nonfinite(opcls, outs):
+    """JAX's debug_nans message, plus the user's line."""
+    from mjax.core import at_user_line
+    for out in outs:
+        kind = nonfinite_kind(out)
+        if kind is not None:
+            raise FloatingPointError(at_user_line(
+                f"invalid value ({kind}) encountered in {opcls.primitive}"))
