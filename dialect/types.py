@@ -27,6 +27,9 @@ _ELEMENT_TYPES = {
 _DTYPES_BY_ELEMENT = {v: k for k, v in _ELEMENT_TYPES.items()}
 
 
+_KEY_TAGS = {"threefry2x32": "fry", "rbg": "rbg", "unsafe_rbg": "urbg"}
+
+
 class KeyType:
     """Element type of a typed PRNG key array, e.g. `!jaxpr.key<threefry2x32>`."""
 
@@ -37,7 +40,8 @@ class KeyType:
 
     @property
     def name(self) -> str:
-        return f"key<{self.impl}>"
+        # JAX prints key dtypes by the impl's tag: key<fry>, key<rbg>, key<urbg>.
+        return f"key<{_KEY_TAGS.get(self.impl, self.impl)}>"
 
     def __eq__(self, other):
         return isinstance(other, KeyType) and other.impl == self.impl
@@ -47,6 +51,8 @@ class KeyType:
 
     def __repr__(self):
         return self.name
+
+    __str__ = __repr__
 
 
 def dtype_of(name) -> np.dtype:

@@ -4,3 +4,4 @@ from mjax.dialect.ops import convolution, windowed, sorting  # noqa: F401
 from mjax.dialect.ops import control_flow  # noqa: F401
 from mjax.dialect.ops import linalg  # noqa: F401
 from mjax.dialect.ops import collectives  # noqa: F401
+from mjax.dialect.ops import random  # noqa: F401

@@ -1,0 +1,138 @@
+"""PRNG ops: typed key arrays (`!jaxpr.key<impl>` elements) and the threefry hash.
+
+A key array of shape S and impl I has the physical form `uint32[*S, *key_shape(I)]`
+(threefry2x32: 2 words, rbg/unsafe_rbg: 4). `random_wrap`/`random_unwrap` convert
+between the two; the other key ops map over every key of their operand.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.dialect import attributes as A
+from mjax.dialect.core import JaxprOp
+from mjax.dialect.dtype_rules import check_dtype, check_same_shapes
+from mjax.dialect.types import KeyType, ShapedArray, short_dtype_name
+
+# impl name -> trailing shape of its uint32 key data. JAX: PRNGImpl.key_shape.
+KEY_SHAPES = {"threefry2x32": (2,), "rbg": (4,), "unsafe_rbg": (4,)}
+_IMPLS = tuple(KEY_SHAPES)
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def key_shape(impl: str) -> tuple[int, ...]:
+    return KEY_SHAPES[impl]
+
+
+def _check_keys(op: str, keys: ShapedArray) -> KeyType:
+    if not isinstance(keys.dtype, KeyType):
+        raise TypeError(f"{op} expects a PRNG key array, got dtype "
+                        f"{short_dtype_name(keys.dtype)}")
+    if keys.dtype.impl not in KEY_SHAPES:
+        raise TypeError(f"{op}: unknown PRNG implementation '{keys.dtype.impl}'")
+    return keys.dtype
+
+
+def _check_uint32(op: str, x: ShapedArray, what: str):
+    if isinstance(x.dtype, KeyType) or np.dtype(x.dtype) != np.uint32:
+        raise TypeError(f"{op} requires {what} of dtype uint32, got "
+                        f"{short_dtype_name(x.dtype)}")
+
+
+class RandomSeedOp(JaxprOp, name="random_seed"):
+    """One key per integer seed (same shape). JAX: prng.random_seed_p."""
+    attributes = {"impl": A.Str(choices=_IMPLS)}
+
+    @classmethod
+    def infer(cls, seeds, *, impl):
+        check_dtype("random_seed", seeds, "int", what="seed")
+        return (ShapedArray(seeds.shape, KeyType(impl)),)
+
+
+class RandomWrapOp(JaxprOp, name="random_wrap"):
+    """uint32[*S, *key_shape] key data -> key<impl>[*S]. JAX: prng.random_wrap_p."""
+    attributes = {"impl": A.Str(choices=_IMPLS)}
+
+    @classmethod
+    def infer(cls, data, *, impl):
+        _check_uint32("random_wrap", data, "key data")
+        ks = KEY_SHAPES[impl]
+        if data.shape[len(data.shape) - len(ks):] != ks or len(data.shape) < len(ks):
+            raise TypeError(f"random_wrap: key data of impl {impl} must have trailing "
+                            f"shape {ks}, got shape {data.shape}")
+        return (ShapedArray(data.shape[:len(data.shape) - len(ks)], KeyType(impl)),)
+
+
+class RandomUnwrapOp(JaxprOp, name="random_unwrap"):
+    """key<impl>[*S] -> its uint32[*S, *key_shape] data. JAX: prng.random_unwrap_p."""
+
+    @classmethod
+    def infer(cls, keys):
+        kt = _check_keys("random_unwrap", keys)
+        return (ShapedArray(keys.shape + KEY_SHAPES[kt.impl], np.uint32),)
+
+
+class RandomSplitOp(JaxprOp, name="random_split"):
+    """New keys of shape `shape` from each key: result shape keys.shape + shape.
+    JAX: prng.random_split_p."""
+    attributes = {"shape": A.Ints()}
+
+    @classmethod
+    def infer(cls, keys, *, shape):
+        _check_keys("random_split", keys)
+        if any(d < 0 for d in shape):
+            raise ValueError(f"random_split: shape {shape} has a negative dimension")
+        return (ShapedArray(keys.shape + tuple(shape), keys.dtype),)
+
+
+class RandomFoldInOp(JaxprOp, name="random_fold_in"):
+    """Mixes uint32 `msgs` into keys of the same shape. JAX: prng.random_fold_in_p."""
+    num_operands = 2
+
+    @classmethod
+    def infer(cls, keys, msgs):
+        _check_keys("random_fold_in", keys)
+        _check_uint32("random_fold_in", msgs, "messages")
+        check_same_shapes("random_fold_in", (keys, msgs))
+        return (keys,)
+
+
+class RandomBitsOp(JaxprOp, name="random_bits"):
+    """`bit_width`-bit unsigned random bits of `shape` from each key: result shape
+    keys.shape + shape. JAX: prng.random_bits_p."""
+    attributes = {"bit_width": A.Int(), "shape": A.Ints()}
+
+    @classmethod
+    def infer(cls, keys, *, bit_width, shape):
+        _check_keys("random_bits", keys)
+        if bit_width not in _UINT:
+            raise TypeError(f"random_bits: bit_width must be 8, 16, 32 or 64, got "
+                            f"{bit_width}")
+        if any(d < 0 for d in shape):
+            raise ValueError(f"random_bits: shape {shape} has a negative dimension")
+        return (ShapedArray(keys.shape + tuple(shape), _UINT[bit_width]),)
+
+
+class RandomCloneOp(JaxprOp, name="random_clone"):
+    """The same keys (a marker for key-reuse checking). JAX: random_clone_p."""
+
+    @classmethod
+    def infer(cls, keys):
+        _check_keys("random_clone", keys)
+        return (keys,)
+
+
+class Threefry2x32Op(JaxprOp, name="threefry2x32"):
+    """The Threefry-2x32 block hash (20 rounds) of counters (x1, x2) under key (k1, k2):
+    four uint32 arrays of one shape -> two. JAX: prng.threefry2x32_p."""
+    num_operands = 4
+
+    @classmethod
+    def infer(cls, k1, k2, x1, x2):
+        for i, a in enumerate((k1, k2, x1, x2)):
+            _check_uint32("threefry2x32", a, f"operand {i}")
+        check_same_shapes("threefry2x32", (k1, k2, x1, x2))
+        out = ShapedArray(x1.shape, np.uint32)
+        return out, out
+
+
+__all__ = [n for n in dir() if n.endswith("Op")]

@@ -1,0 +1,325 @@
+"""Typed PRNG key arrays and the key operations (JAX: jax._src.random.prng).
+
+A key array (`mjax.random.key(0)`) is a `PRNGKeyArray`: a PRNG implementation plus its
+uint32 key data of shape `(*shape, *key_shape)`. It is a pytree whose one leaf is that
+data, so `jit`, `vmap`, `grad`, `lax.scan`, ... carry keys as uint32 arrays; the key
+operations wrap the data as a `!jaxpr.key<impl>` value (`jaxpr.random_wrap`), apply
+`jaxpr.random_split/fold_in/bits` to it, and unwrap the result.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax import tree_util
+from mjax.config import config
+from mjax.core import bind, current_trace
+from mjax.dialect.ops import random as R
+from mjax.dialect.types import KeyType
+
+IMPLS = tuple(R.KEY_SHAPES)
+
+
+class PRNGImpl:
+    """A PRNG implementation: its name, tag and key data shape. JAX: prng.PRNGImpl."""
+
+    __slots__ = ("name", "tag", "key_shape")
+
+    def __init__(self, name, tag):
+        self.name, self.tag, self.key_shape = name, tag, R.KEY_SHAPES[name]
+
+    def __repr__(self):
+        return f"PRNGImpl({self.name!r})"
+
+    def __str__(self):
+        return self.name
+
+
+_IMPLS = {"threefry2x32": PRNGImpl("threefry2x32", "fry"), "rbg": PRNGImpl("rbg", "rbg"),
+          "unsafe_rbg": PRNGImpl("unsafe_rbg", "urbg")}
+
+
+def resolve_impl(spec) -> str:
+    """The impl name for None (the configured default), a name, a PRNGImpl or a key
+    dtype. JAX: random.resolve_prng_impl."""
+    if spec is None:
+        return config.read("jax_default_prng_impl")
+    if isinstance(spec, PRNGImpl):
+        return spec.name
+    if isinstance(spec, KeyType):
+        return spec.impl
+    if isinstance(spec, str):
+        if spec in _IMPLS:
+            return spec
+        names = ", ".join(f'"{s}"' for s in _IMPLS)
+        raise ValueError(f'unrecognized PRNG implementation "{spec}". Did you mean one '
+                         f'of: {names}?')
+    raise TypeError(f"unrecognized type {type(spec)} for specifying PRNG implementation.")
+
+
+def impl_of(name: str) -> PRNGImpl:
+    return _IMPLS[name]
+
+
+# ---- staging the key ops --------------------------------------------------------------
+def staged(jitted, *args, **kwargs):
+    """Runs a jitted key helper: inline under a trace, compiled otherwise (even under
+    disable_jit: a key op on its own has no eager form)."""
+    if current_trace() is not None:
+        return jitted.fun(*args, **kwargs)
+    if config.read("jax_disable_jit"):
+        with config.override(jax_disable_jit=False):
+            return jitted(*args, **kwargs)
+    return jitted(*args, **kwargs)
+
+
+def wrap(data, impl: str):
+    """uint32 key data -> a `key<impl>` traced value (call under a trace)."""
+    return bind(R.RandomWrapOp, data, impl=impl)
+
+
+def unwrap(keys):
+    return bind(R.RandomUnwrapOp, keys)
+
+
+def _jit(fun, static):
+    from mjax.api import jit
+    return jit(fun, static_argnames=static)
+
+
+def _seed(seeds, impl):
+    return unwrap(bind(R.RandomSeedOp, seeds, impl=impl))
+
+
+def _split(data, impl, shape):
+    return unwrap(bind(R.RandomSplitOp, wrap(data, impl), shape=shape))
+
+
+def _fold_in(data, msgs, impl):
+    return unwrap(bind(R.RandomFoldInOp, wrap(data, impl), msgs))
+
+
+def _bits(data, impl, bit_width, shape):
+    return bind(R.RandomBitsOp, wrap(data, impl), bit_width=bit_width, shape=shape)
+
+
+def _clone(data, impl):
+    return unwrap(bind(R.RandomCloneOp, wrap(data, impl)))
+
+
+_seed_jit = _jit(_seed, ("impl",))
+_split_jit = _jit(_split, ("impl", "shape"))
+_fold_in_jit = _jit(_fold_in, ("impl",))
+_bits_jit = _jit(_bits, ("impl", "bit_width", "shape"))
+_clone_jit = _jit(_clone, ("impl",))
+
+
+def random_seed(seeds, impl: str) -> "PRNGKeyArray":
+    return PRNGKeyArray(impl, staged(_seed_jit, seeds, impl=impl))
+
+
+def random_split(keys: "PRNGKeyArray", shape) -> "PRNGKeyArray":
+    return PRNGKeyArray(keys.impl, staged(_split_jit, keys._base, impl=keys.impl,
+                                          shape=tuple(shape)))
+
+
+def random_fold_in(keys: "PRNGKeyArray", msgs) -> "PRNGKeyArray":
+    return PRNGKeyArray(keys.impl, staged(_fold_in_jit, keys._base, msgs, impl=keys.impl))
+
+
+def random_bits(keys: "PRNGKeyArray", bit_width: int, shape):
+    return staged(_bits_jit, keys._base, impl=keys.impl, bit_width=bit_width,
+                  shape=tuple(shape))
+
+
+def random_clone(keys: "PRNGKeyArray") -> "PRNGKeyArray":
+    return PRNGKeyArray(keys.impl, staged(_clone_jit, keys._base, impl=keys.impl))
+
+
+# ---- the key array ---------------------------------------------------------------------
+def _no_arith(name):
+    def method(self, *args):
+        others = [a for a in args]
+        from mjax.core import aval_of_value
+        names = [str(self.dtype)]
+        for o in others:
+            try:
+                names.append(str(o.dtype) if isinstance(o, PRNGKeyArray) else
+                             np.dtype(aval_of_value(o).dtype).name)
+            except TypeError:
+                names.append(type(o).__name__)
+        raise TypeError(f"{name} does not accept dtypes {', '.join(names)}.")
+    return method
+
+
+class PRNGKeyArray:
+    """An array of typed PRNG keys (JAX: prng.PRNGKeyArray): array-like in shape
+    (index, reshape, transpose, iterate), with no arithmetic."""
+
+    __slots__ = ("impl", "_base")
+    __array_priority__ = 2000
+
+    def __init__(self, impl: str, base):
+        self.impl = impl
+        self._base = base
+
+    # -- array-like metadata ------------------------------------------------------------
+    @property
+    def _nkey(self) -> int:
+        return len(R.KEY_SHAPES[self.impl])
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._base.shape[:len(self._base.shape) - self._nkey])
+
+    @property
+    def dtype(self) -> KeyType:
+        return KeyType(self.impl)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        return 4 * int(np.prod(R.KEY_SHAPES[self.impl]))
+
+    @property
+    def weak_type(self) -> bool:
+        return False
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        return (self[i] for i in range(self.shape[0]))
+
+    # -- structural operations on the data (trailing key dims kept) -----------------------
+    def _with(self, base) -> "PRNGKeyArray":
+        return PRNGKeyArray(self.impl, base)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, PRNGKeyArray):
+            raise TypeError("key arrays cannot be used as indices")
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        if any(i is Ellipsis for i in idx):
+            return self._with(self._base[idx + (slice(None),) * self._nkey])
+        return self._with(self._base[idx + (Ellipsis,) + (slice(None),) * self._nkey])
+
+    def reshape(self, *shape, order="C"):
+        import mjax.numpy as jnp
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = tuple(int(d) for d in shape)
+        if -1 in shape:
+            known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+            shape = tuple(self.size // max(known, 1) if d == -1 else d for d in shape)
+        if int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise TypeError(f"cannot reshape key array of shape {self.shape} (size "
+                            f"{self.size}) into shape {shape}")
+        return self._with(jnp.reshape(self._base, shape + R.KEY_SHAPES[self.impl],
+                                      order=order))
+
+    def ravel(self):
+        return self.reshape(self.size)
+
+    flatten = ravel
+
+    def squeeze(self, axis=None):
+        import mjax.numpy as jnp
+        if axis is None:
+            axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
+        axis = (axis,) if isinstance(axis, int) else tuple(axis)
+        axis = tuple(a % self.ndim for a in axis)
+        return self._with(jnp.squeeze(self._base, axis))
+
+    def transpose(self, *axes):
+        import mjax.numpy as jnp
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        axes = tuple(a % self.ndim for a in axes) if axes else tuple(
+            range(self.ndim))[::-1]
+        perm = axes + tuple(range(self.ndim, self.ndim + self._nkey))
+        return self._with(jnp.transpose(self._base, perm))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def swapaxes(self, a, b):
+        perm = list(range(self.ndim))
+        perm[a], perm[b] = perm[b], perm[a]
+        return self.transpose(perm)
+
+    def copy(self):
+        return self._with(self._base.copy() if hasattr(self._base, "copy") else self._base)
+
+    def block_until_ready(self):
+        if hasattr(self._base, "block_until_ready"):
+            self._base.block_until_ready()
+        return self
+
+    # -- no arithmetic, like JAX --------------------------------------------------------
+    __add__ = __radd__ = _no_arith("add")
+    __sub__ = __rsub__ = _no_arith("sub")
+    __mul__ = __rmul__ = _no_arith("mul")
+    __truediv__ = __rtruediv__ = _no_arith("div")
+    __floordiv__ = __rfloordiv__ = _no_arith("floor_divide")
+    __mod__ = __rmod__ = _no_arith("rem")
+    __pow__ = __rpow__ = _no_arith("pow")
+    __matmul__ = __rmatmul__ = _no_arith("dot_general")
+    __and__ = __rand__ = _no_arith("and")
+    __or__ = __ror__ = _no_arith("or")
+    __xor__ = __rxor__ = _no_arith("xor")
+    __lshift__ = __rlshift__ = _no_arith("shift_left")
+    __rshift__ = __rrshift__ = _no_arith("shift_right_arithmetic")
+    __lt__ = _no_arith("lt")
+    __le__ = _no_arith("le")
+    __gt__ = _no_arith("gt")
+    __ge__ = _no_arith("ge")
+    __neg__ = _no_arith("neg")
+    __pos__ = _no_arith("pos")
+    __abs__ = _no_arith("abs")
+    __invert__ = _no_arith("not")
+
+    def __eq__(self, other):
+        import mjax.numpy as jnp
+        if not isinstance(other, PRNGKeyArray) or other.impl != self.impl:
+            return _no_arith("eq")(self, other)
+        return jnp.all(jnp.equal(self._base, other._base), axis=tuple(
+            range(-self._nkey, 0)))
+
+    def __ne__(self, other):
+        import mjax.numpy as jnp
+        return jnp.logical_not(self.__eq__(other))
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'PRNGKeyArray'")
+
+    def __bool__(self):
+        raise TypeError("The truth value of a key array is not defined")
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy "
+                        "array. Use jax.random.key_data(arr) if you wish to extract the "
+                        "underlying integer array.")
+
+    def __repr__(self):
+        from mjax.core import Tracer
+        if isinstance(self._base, Tracer):
+            dims = ",".join(map(str, self.shape))
+            return f"Traced<{self.dtype}[{dims}]>"
+        return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._base}"
+
+    __str__ = __repr__
+
+
+tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k.impl),
+                               lambda impl, children: PRNGKeyArray(impl, children[0]))

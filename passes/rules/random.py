@@ -1,0 +1,332 @@
+"""Rules for the PRNG ops (dialect/ops/random.py): lowering, JVP, batching.
+
+Keys lower to their uint32 data (`key<threefry2x32>[*S]` -> `uint32[*S, 2]`): lowering
+`random_wrap`/`random_seed`/`random_split`/`random_fold_in` yields that data, so the
+rules of the ops that consume keys receive it already.
+
+    %k = "jaxpr.random_wrap"(%d) {impl = "threefry2x32"} : (tensor<2xui32>) -> tensor<!jaxpr.key<threefry2x32>>
+    %b = "jaxpr.random_bits"(%k) {bit_width = 32, shape = array<i64: 3>} : (...) -> tensor<3xui32>
+  ==>
+    counters: a uint64 iota split in (hi, lo) words; stablehlo integer ops doing the
+    20 threefry rounds on (k1, k2, hi, lo); the two output words xor'ed together.
+
+The threefry counter layout is JAX's partitionable one (`jax_threefry_partitionable`,
+on by default in JAX 0.10): element i of a request of shape S hashes the pair
+(i >> 32, i & 0xffffffff), whatever the other dimensions.
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect.ops import random as R
+from mjax.dialect.types import KeyType, aval_of
+from mjax.passes.rules import ad_util as AD
+from mjax.passes.rules import hlo as H
+from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, bdim_to_front,
+                                          defbroadcasting, defvectorized, moveaxis)
+from mjax.passes.rules.tables import lowering
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+# ---- StableHLO helpers ------------------------------------------------------------
+def _shape(x: ir.Value) -> tuple[int, ...]:
+    return aval_of(x.type).shape
+
+
+def _u32(value, shape) -> ir.Value:
+    return H.constant(value, np.uint32, shape)
+
+
+def _physical(x: ir.Value) -> ir.Value:
+    """A key operand's uint32 data (what the rule of the op defining it produced)."""
+    if isinstance(aval_of(x.type).dtype, KeyType):
+        raise ValueError("a PRNG key value that does not come from a jaxpr.random_* op "
+                         "(e.g. a function argument of key type) has no StableHLO form: "
+                         "pass key data (uint32) and use jaxpr.random_wrap")
+    return x
+
+
+def threefry2x32_hlo(k1, k2, x1, x2) -> list[ir.Value]:
+    """The Threefry-2x32 hash, 20 rounds unrolled (same-shape uint32 operands)."""
+    shape = _shape(x1)
+
+    def rotl(v, d):
+        return hlo.or_(hlo.shift_left(v, _u32(d, shape)),
+                       hlo.shift_right_logical(v, _u32(32 - d, shape)))
+
+    ks = [k1, k2, hlo.xor(hlo.xor(k1, k2), _u32(0x1BD11BDA, shape))]
+    a, b = hlo.add(x1, ks[0]), hlo.add(x2, ks[1])
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            a = hlo.add(a, b)
+            b = hlo.xor(a, rotl(b, r))
+        a = hlo.add(a, ks[(i + 1) % 3])
+        b = hlo.add(hlo.add(b, ks[(i + 2) % 3]), _u32(i + 1, shape))
+    return [a, b]
+
+
+def _iota_2x32(shape) -> tuple[ir.Value, ir.Value]:
+    """(hi, lo) uint32 words of a row-major uint64 iota of `shape`. JAX:
+    prng.iota_2x32_shape."""
+    if not shape:
+        return _u32(0, ()), _u32(0, ())
+    t64 = H.ttype(shape, np.uint64)
+    strides = np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1]
+    counts = None
+    for d, s in enumerate(strides):
+        term = hlo.iota(t64, d)
+        if s != 1:
+            term = hlo.multiply(term, H.constant(int(s), np.uint64, shape))
+        counts = term if counts is None else hlo.add(counts, term)
+    hi = hlo.shift_right_logical(counts, H.constant(32, np.uint64, shape))
+    return H.convert(hi, np.uint32), H.convert(counts, np.uint32)
+
+
+def _word(data: ir.Value, j: int) -> ir.Value:
+    """Word j of key data uint32[*K, n] as uint32[*K]."""
+    shape = _shape(data)
+    start = [0] * len(shape)
+    limit = list(shape)
+    start[-1], limit[-1] = j, j + 1
+    piece = hlo.slice(data, start, limit, [1] * len(shape))
+    return hlo.reshape(H.ttype(shape[:-1], np.uint32), piece)
+
+
+def _stack_last(words) -> ir.Value:
+    shape = _shape(words[0])
+    parts = [hlo.reshape(H.ttype(shape + (1,), np.uint32), w) for w in words]
+    return hlo.concatenate(parts, len(shape))
+
+
+def _bcast(x: ir.Value, shape, dims) -> ir.Value:
+    if _shape(x) == tuple(shape):
+        return x
+    return hlo.broadcast_in_dim(H.ttype(shape, aval_of(x.type).dtype), x, list(dims))
+
+
+def _hash_keys(k1, k2, shape) -> list[ir.Value]:
+    """threefry(k, iota counters of `shape`) for keys (k1, k2) of shape K: two words of
+    shape K + shape."""
+    kshape = _shape(k1)
+    full = kshape + tuple(shape)
+    kd = range(len(kshape))
+    cd = range(len(kshape), len(full))
+    hi, lo = _iota_2x32(tuple(shape))
+    return threefry2x32_hlo(_bcast(k1, full, kd), _bcast(k2, full, kd),
+                            _bcast(hi, full, cd), _bcast(lo, full, cd))
+
+
+# ---- threefry key operations (data uint32[*K, 2]) -----------------------------------
+def _threefry_seed(seeds: ir.Value) -> ir.Value:
+    aval = aval_of(seeds.type)
+    lo = H.convert(seeds, np.uint32)
+    if np.dtype(aval.dtype).itemsize == 8:
+        hi = H.convert(hlo.shift_right_logical(
+            seeds, H.constant(32, aval.dtype, aval.shape)), np.uint32)
+    else:
+        hi = _u32(0, aval.shape)  # JAX shifts a 32-bit seed right by 32: zero
+    return _stack_last([hi, lo])
+
+
+def _threefry_split(data: ir.Value, shape) -> ir.Value:
+    return _stack_last(_hash_keys(_word(data, 0), _word(data, 1), shape))
+
+
+def _threefry_fold_in(data: ir.Value, msgs: ir.Value) -> ir.Value:
+    # JAX: threefry_2x32(key, threefry_seed(msg)), i.e. the counter pair (0, msg).
+    k1, k2 = _word(data, 0), _word(data, 1)
+    return _stack_last(threefry2x32_hlo(k1, k2, _u32(0, _shape(msgs)), msgs))
+
+
+def _threefry_bits(data: ir.Value, bit_width: int, shape) -> ir.Value:
+    b1, b2 = _hash_keys(_word(data, 0), _word(data, 1), shape)
+    if bit_width == 64:
+        full = _shape(b1)
+        hi = hlo.shift_left(H.convert(b1, np.uint64), H.constant(32, np.uint64, full))
+        return hlo.or_(hi, H.convert(b2, np.uint64))
+    bits = hlo.xor(b1, b2)
+    return bits if bit_width == 32 else H.convert(bits, R._UINT[bit_width])
+
+
+# ---- rbg / unsafe_rbg (data uint32[*K, 4]) --------------------------------------------
+def _halves(data):
+    return [_stack_last([_word(data, 0), _word(data, 1)]),
+            _stack_last([_word(data, 2), _word(data, 3)])]
+
+
+def _join_halves(a, b):
+    return _stack_last([_word(a, 0), _word(a, 1), _word(b, 0), _word(b, 1)])
+
+
+def _rng_bit_generator(key4: ir.Value, shape, dtype) -> tuple[ir.Value, ir.Value]:
+    """stablehlo.rng_bit_generator on one uint32[4] key, as JAX lowers it: the key as
+    uint64[2], uint8/16 requested directly. Returns (new key uint32[4], bits)."""
+    key64 = hlo.bitcast_convert(H.ttype((2,), np.uint64),
+                                hlo.reshape(H.ttype((2, 2), np.uint32), key4))
+    op = hlo.RngBitGeneratorOp(H.ttype((2,), np.uint64), H.ttype(shape, dtype),
+                               hlo.RngAlgorithmAttr.get("DEFAULT"), key64)
+    new = hlo.reshape(H.ttype((4,), np.uint32),
+                      hlo.bitcast_convert(H.ttype((2, 2), np.uint32), op.results[0]))
+    return new, op.results[1]
+
+
+def _per_key(data: ir.Value, fn, out_shape, dtype) -> ir.Value:
+    """fn(uint32[4] key) -> value of out_shape, for each key of data uint32[*K, 4]
+    (unrolled: rng_bit_generator takes one key)."""
+    kshape = _shape(data)[:-1]
+    n = int(np.prod(kshape, dtype=np.int64))
+    flat = hlo.reshape(H.ttype((n, 4), np.uint32), data)
+    outs = []
+    for i in range(n):
+        key = hlo.reshape(H.ttype((4,), np.uint32), hlo.slice(flat, [i, 0], [i + 1, 4], [1, 1]))
+        outs.append(hlo.reshape(H.ttype((1,) + tuple(out_shape), dtype), fn(key)))
+    if not outs:
+        return H.constant(0, dtype, kshape + tuple(out_shape))
+    joined = outs[0] if n == 1 else hlo.concatenate(outs, 0)
+    return hlo.reshape(H.ttype(kshape + tuple(out_shape), dtype), joined)
+
+
+def _rbg_seed(seeds):
+    half = _threefry_seed(seeds)
+    return _join_halves(half, half)
+
+
+def _rbg_split(data, shape):
+    a, b = (_threefry_split(h, shape) for h in _halves(data))
+    return _join_halves(a, b)
+
+
+def _rbg_fold_in(data, msgs):
+    a, b = (_threefry_fold_in(h, msgs) for h in _halves(data))
+    return _join_halves(a, b)
+
+
+def _rbg_bits(data, bit_width, shape):
+    dtype = R._UINT[bit_width]
+    return _per_key(data, lambda k: _rng_bit_generator(k, shape, dtype)[1], shape, dtype)
+
+
+def _unsafe_rbg_split(data, shape):
+    num = int(np.prod(shape, dtype=np.int64))
+
+    def one(key):
+        # JAX: ten rng_bit_generator draws per new key, keeping every tenth row.
+        _, rows = _rng_bit_generator(key, (10 * num, 4), np.uint32)
+        if num == 0:
+            return H.constant(0, np.uint32, tuple(shape) + (4,))
+        picked = hlo.slice(rows, [0, 0], [10 * num, 4], [10, 1])
+        return hlo.reshape(H.ttype(tuple(shape) + (4,), np.uint32), picked)
+    return _per_key(data, one, tuple(shape) + (4,), np.uint32)
+
+
+def _unsafe_rbg_fold_in(data, msgs):
+    kshape = _shape(msgs)
+    seeds = _rbg_seed(msgs)
+    n = int(np.prod(kshape, dtype=np.int64))
+    flat_seeds = hlo.reshape(H.ttype((n, 4), np.uint32), seeds)
+    flat_keys = hlo.reshape(H.ttype((n, 4), np.uint32), data)
+    outs = []
+    for i in range(n):
+        seed = hlo.reshape(H.ttype((4,), np.uint32),
+                           hlo.slice(flat_seeds, [i, 0], [i + 1, 4], [1, 1]))
+        _, rows = _rng_bit_generator(seed, (10, 4), np.uint32)
+        last = hlo.reshape(H.ttype((1, 4), np.uint32), hlo.slice(rows, [9, 0], [10, 4], [1, 1]))
+        key = hlo.slice(flat_keys, [i, 0], [i + 1, 4], [1, 1])
+        outs.append(hlo.xor(key, last))
+    if not outs:
+        return data
+    joined = outs[0] if n == 1 else hlo.concatenate(outs, 0)
+    return hlo.reshape(H.ttype(kshape + (4,), np.uint32), joined)
+
+
+_IMPL_RULES = {
+    "threefry2x32": dict(seed=_threefry_seed, split=_threefry_split,
+                         fold_in=_threefry_fold_in, bits=_threefry_bits),
+    "rbg": dict(seed=_rbg_seed, split=_rbg_split, fold_in=_rbg_fold_in, bits=_rbg_bits),
+    "unsafe_rbg": dict(seed=_rbg_seed, split=_unsafe_rbg_split,
+                       fold_in=_unsafe_rbg_fold_in, bits=_rbg_bits),
+}
+
+
+# ---- lowering ------------------------------------------------------------------------
+@lowering(R.RandomSeedOp)
+def _random_seed_lower(ctx, seeds, *, impl):
+    return _IMPL_RULES[impl]["seed"](seeds)
+
+
+@lowering(R.RandomWrapOp)
+def _random_wrap_lower(ctx, data, *, impl):
+    return data
+
+
+@lowering(R.RandomUnwrapOp, R.RandomCloneOp)
+def _random_unwrap_lower(ctx, keys):
+    return _physical(keys)
+
+
+@lowering(R.RandomSplitOp)
+def _random_split_lower(ctx, keys, *, shape):
+    impl = ctx.avals_out[0].dtype.impl
+    return _IMPL_RULES[impl]["split"](_physical(keys), tuple(shape))
+
+
+@lowering(R.RandomFoldInOp)
+def _random_fold_in_lower(ctx, keys, msgs):
+    impl = ctx.avals_out[0].dtype.impl
+    return _IMPL_RULES[impl]["fold_in"](_physical(keys), msgs)
+
+
+@lowering(R.RandomBitsOp)
+def _random_bits_lower(ctx, keys, *, bit_width, shape):
+    data = _physical(keys)
+    # The data's width names the family: rbg and unsafe_rbg draw bits alike.
+    impl = "threefry2x32" if _shape(data)[-1] == 2 else "rbg"
+    return _IMPL_RULES[impl]["bits"](data, bit_width, tuple(shape))
+
+
+@lowering(R.Threefry2x32Op)
+def _threefry2x32_lower(ctx, k1, k2, x1, x2):
+    return threefry2x32_hlo(k1, k2, x1, x2)
+
+
+# ---- JVP: integer and key outputs have no tangents ------------------------------------
+for _op in (R.RandomSeedOp, R.RandomWrapOp, R.RandomUnwrapOp, R.RandomSplitOp,
+            R.RandomFoldInOp, R.RandomBitsOp, R.RandomCloneOp, R.Threefry2x32Op):
+    AD.defzero(_op, "integer or key outputs have no tangent (as in JAX)")
+
+
+# ---- batching ----------------------------------------------------------------------
+# Every key op maps over all key dimensions of its operand, so a batch axis inside
+# them passes through. Axes are moved on the uint32 data (unwrap, move, wrap): the
+# structural ops do not take key element types.
+defvectorized(R.RandomSeedOp, R.RandomUnwrapOp, R.RandomSplitOp, R.RandomBitsOp,
+              R.RandomCloneOp)
+
+
+@batch_rule(R.RandomWrapOp)
+def _random_wrap_batch(b, args, dims, *, impl):
+    (data,), (d,) = args, dims
+    nkey = len(R.key_shape(impl))
+    if d >= len(_shape(data)) - nkey:
+        data, d = moveaxis(b, data, d, 0), 0  # a batch axis among the key words
+    return b.emit(R.RandomWrapOp, data, impl=impl), [d]
+
+
+@batch_rule(R.RandomFoldInOp)
+def _random_fold_in_batch(b, args, dims):
+    (keys, msgs), (kd, md) = args, dims
+    impl = aval_of(keys.type).dtype.impl
+    data = b.emit(R.RandomUnwrapOp, keys)[0]
+    if kd is NOT_MAPPED:
+        data = bdim_to_front(b, data, NOT_MAPPED)
+    else:
+        data = moveaxis(b, data, kd, 0)
+    msgs = bdim_to_front(b, msgs, md)
+    keys = b.emit(R.RandomWrapOp, data, impl=impl)[0]
+    return b.emit(R.RandomFoldInOp, keys, msgs), [0]
+
+
+defbroadcasting(R.Threefry2x32Op)

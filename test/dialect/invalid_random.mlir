@@ -1,0 +1,63 @@
+// RUN: mjax-opt %s --jaxpr-verify --split-input-file --verify-diagnostics
+
+func.func @random_seed_float_seed(%s: tensor<f32>) -> tensor<!jaxpr.key<threefry2x32>> {
+  // expected-error @+1 {{random_seed does not accept dtype f32 (seed must be integer)}}
+  %0 = "jaxpr.random_seed"(%s) {impl = "threefry2x32"} : (tensor<f32>) -> tensor<!jaxpr.key<threefry2x32>>
+  return %0 : tensor<!jaxpr.key<threefry2x32>>
+}
+
+// -----
+
+func.func @random_wrap_key_shape(%d: tensor<3xui32>) -> tensor<!jaxpr.key<threefry2x32>> {
+  // expected-error @+1 {{random_wrap: key data of impl threefry2x32 must have trailing shape (2,), got shape (3,)}}
+  %0 = "jaxpr.random_wrap"(%d) {impl = "threefry2x32"} : (tensor<3xui32>) -> tensor<!jaxpr.key<threefry2x32>>
+  return %0 : tensor<!jaxpr.key<threefry2x32>>
+}
+
+// -----
+
+func.func @random_wrap_unknown_impl(%d: tensor<2xui32>) -> tensor<!jaxpr.key<philox>> {
+  // expected-error @+1 {{attribute 'impl' must be one of 'threefry2x32', 'rbg', 'unsafe_rbg'}}
+  %0 = "jaxpr.random_wrap"(%d) {impl = "philox"} : (tensor<2xui32>) -> tensor<!jaxpr.key<philox>>
+  return %0 : tensor<!jaxpr.key<philox>>
+}
+
+// -----
+
+func.func @random_unwrap_not_a_key(%d: tensor<2xui32>) -> tensor<2xui32> {
+  // expected-error @+1 {{random_unwrap expects a PRNG key array, got dtype ui32}}
+  %0 = "jaxpr.random_unwrap"(%d) : (tensor<2xui32>) -> tensor<2xui32>
+  return %0 : tensor<2xui32>
+}
+
+// -----
+
+func.func @random_bits_width(%k: tensor<!jaxpr.key<threefry2x32>>) -> tensor<3xui32> {
+  // expected-error @+1 {{random_bits: bit_width must be 8, 16, 32 or 64, got 12}}
+  %0 = "jaxpr.random_bits"(%k) {bit_width = 12 : i64, shape = array<i64: 3>} : (tensor<!jaxpr.key<threefry2x32>>) -> tensor<3xui32>
+  return %0 : tensor<3xui32>
+}
+
+// -----
+
+func.func @random_bits_result_type(%k: tensor<!jaxpr.key<threefry2x32>>) -> tensor<3xui16> {
+  // expected-error @+1 {{result 0 has type tensor<3xui16>, but the operands give tensor<3xui32>}}
+  %0 = "jaxpr.random_bits"(%k) {bit_width = 32 : i64, shape = array<i64: 3>} : (tensor<!jaxpr.key<threefry2x32>>) -> tensor<3xui16>
+  return %0 : tensor<3xui16>
+}
+
+// -----
+
+func.func @random_fold_in_shapes(%k: tensor<2x!jaxpr.key<threefry2x32>>, %m: tensor<3xui32>) -> tensor<2x!jaxpr.key<threefry2x32>> {
+  // expected-error @+1 {{random_fold_in got incompatible shapes for broadcasting: (2,), (3,)}}
+  %0 = "jaxpr.random_fold_in"(%k, %m) : (tensor<2x!jaxpr.key<threefry2x32>>, tensor<3xui32>) -> tensor<2x!jaxpr.key<threefry2x32>>
+  return %0 : tensor<2x!jaxpr.key<threefry2x32>>
+}
+
+// -----
+
+func.func @threefry2x32_dtype(%a: tensor<3xui32>, %b: tensor<3xi32>) -> tensor<3xui32> {
+  // expected-error @+1 {{threefry2x32 requires operand 3 of dtype uint32, got i32}}
+  %0:2 = "jaxpr.threefry2x32"(%a, %a, %a, %b) : (tensor<3xui32>, tensor<3xui32>, tensor<3xui32>, tensor<3xi32>) -> (tensor<3xui32>, tensor<3xui32>)
+  return %0#0 : tensor<3xui32>
+}
