@@ -32,6 +32,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from mjax.dialect import attributes as A
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import aval_of
 from mjax.passes.rules import hlo as H
@@ -134,7 +135,9 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
     xs = list(operands[num_consts + num_carry:])
     body = _body(ctx.op.regions[0])
     ys_avals = ctx.avals_out[num_carry:]
-    ys = [H.constant(0, a.dtype, a.shape) for a in ys_avals]
+    # A splat (a stride-0 view), never a materialized array of length * y.size zeros.
+    ys = [hlo.constant(A.dense_elements(np.broadcast_to(np.zeros((), a.dtype), a.shape)))
+          for a in ys_avals]
     if length == 0:
         return carry + ys
 
