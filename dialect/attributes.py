@@ -20,34 +20,42 @@ REQUIRED = object()
 
 
 def _install_dense_casters() -> None:
-    """Lets the bindings hand back every dense attribute instead of failing.
+    """Lets mjax's context hand back every dense attribute, leaving other contexts alone.
 
-    Reading an attribute downcasts it; the built-in casters know only int and float
-    element types and raise (or, inside `NamedAttribute.attr`, abort the process) on
-    `dense<...> : tensor<2xcomplex<f32>>` or `array<ui32: 1>`. Ours fall back to the
-    untyped base class, which `decode` then accepts or rejects with a message.
+    Reading an attribute downcasts it through process-wide casters; the built-in ones
+    know only int and float element types and raise (or, inside `NamedAttribute.attr`,
+    abort the process) on `dense<...> : tensor<2xcomplex<f32>>` or `array<ui32: 1>`.
+    The bindings cannot scope a caster to a context or give back the built-in one, so
+    ours do what the built-in ones do (same classes, same TypeError) for attributes of
+    any other context (jax's included), and fall back to the untyped base class only
+    for attributes of mjax's context, which `decode` then accepts or rejects with a
+    message.
     """
-    ctx = context()
+    ours = context()
 
-    def caster(candidates, fallback):
+    def caster(candidates, fallback, kind):
         def cast(attr):
             for cls in candidates:
                 try:
                     return cls(attr)
                 except (ValueError, TypeError):
                     pass
-            return fallback(attr)
+            if attr.context == ours:
+                return fallback(attr)
+            # The built-in casters' error, word for word.
+            raise TypeError(f"Can't cast unknown element type {kind} ({attr!r})")
         return cast
 
-    elements = ir.DenseElementsAttr.get(np.zeros(1, np.float32), context=ctx)
+    elements = ir.DenseElementsAttr.get(np.zeros(1, np.float32), context=ours)
     _mlir.register_type_caster(elements.typeid, replace=True)(caster(
-        (ir.DenseFPElementsAttr, ir.DenseIntElementsAttr), ir.DenseElementsAttr))
-    array = ir.DenseI64ArrayAttr.get([0], context=ctx)
+        (ir.DenseFPElementsAttr, ir.DenseIntElementsAttr), ir.DenseElementsAttr,
+        "DenseTypedElementsAttr"))
+    array = ir.DenseI64ArrayAttr.get([0], context=ours)
     _mlir.register_type_caster(array.typeid, replace=True)(caster(
         # i64 first: it is what mjax writes (a failed try raises, which is slow).
         (ir.DenseI64ArrayAttr, ir.DenseBoolArrayAttr, ir.DenseI8ArrayAttr,
          ir.DenseI16ArrayAttr, ir.DenseI32ArrayAttr, ir.DenseF32ArrayAttr,
-         ir.DenseF64ArrayAttr), ir.Attribute))
+         ir.DenseF64ArrayAttr), ir.Attribute, "DenseArrayAttr"))
 
 
 _install_dense_casters()
