@@ -1,5 +1,5 @@
-"""Jacobians: `jacfwd` (one JVP per input element), `jacrev` (one pullback per output
-element) and `hessian`."""
+"""Jacobians: `jacfwd` (the JVP vmapped over the input basis), `jacrev` (the pullback
+vmapped over the output basis) and `hessian`. One trace each, as in JAX."""
 from __future__ import annotations
 
 
@@ -18,19 +18,32 @@ from mjax.ad.reverse import (
     _argnums_tuple, _check_input_dtype, _check_output_dtype, _main_tree, vjp)
 
 
+def _vmap(*args, **kwargs):
+    from mjax.batching import vmap   # mjax.batching imports mjax.ad
+    return vmap(*args, **kwargs)
+
+
 # ---- jacobians ----------------------------------------------------------------------------
-def _basis_rows(aval):
-    """The standard basis of aval's space: an array of shape (size,) + aval.shape."""
+def _std_basis(avals):
+    """The standard basis of the space of all `avals` together, one array per aval: the
+    k-th has shape (total,) + avals[k].shape and is one-hot in rows [off_k, off_k + size_k).
+    JAX: api._std_basis."""
     import mjax.numpy as jnp
-    return jnp.reshape(jnp.eye(aval.size, dtype=aval.dtype), (aval.size,) + aval.shape)
+    total = sum(a.size for a in avals)
+    out, off = [], 0
+    for a in avals:
+        eye = jnp.eye(total, a.size, k=-off, dtype=a.dtype)
+        out.append(jnp.reshape(eye, (total,) + a.shape))
+        off += a.size
+    return out
 
 
-def _stack_rows(rows, lead_shape, aval):
-    """rows[e] (one per element of a value of shape lead_shape) -> lead_shape + aval.shape."""
+def _rows(stacked, avals, k, shape):
+    """Rows [off_k, off_k + size_k) of `stacked` (one row per basis vector of `avals`),
+    reshaped to avals[k].shape + shape."""
     import mjax.numpy as jnp
-    if not rows:
-        return jnp.zeros(tuple(lead_shape) + aval.shape, aval.dtype)
-    return jnp.reshape(jnp.stack(rows), tuple(lead_shape) + aval.shape)
+    off = sum(a.size for a in avals[:k])
+    return jnp.reshape(stacked[off:off + avals[k].size], avals[k].shape + tuple(shape))
 
 
 def _select_args(fun, args, kwargs, nums):
@@ -62,8 +75,8 @@ def _jac_tree(out_tree, in_tree, blocks, single):
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
-    """Jacobian by forward mode, one JVP per input element; output structure outside,
-    input structure inside, output dims first. JAX: jax.jacfwd."""
+    """Jacobian by forward mode, the JVP vmapped over the input basis; output structure
+    outside, input structure inside, output dims first. JAX: jax.jacfwd."""
     _check_callable(fun)
     import mjax.numpy as jnp
 
@@ -90,23 +103,19 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
                 _check_output_dtype(a, True, "jacfwd")
         diff_results = tuple(j for j, a in enumerate(out_avals) if _is_inexact(a))
         operands = call_args(traced, x_leaves)
-        zero = [jnp.zeros(a.shape, a.dtype) for a in x_avals]
-        # columns[k][e]: tangent outputs for the e-th basis vector of input leaf k
-        columns, outs = [], None
-        for k, a in enumerate(x_avals):
-            basis = _basis_rows(a)
-            cols = []
-            for e in range(a.size):
-                tangents = list(zero)
-                tangents[k] = basis[e]
-                # Only the inputs: values the function closes over get no tangent.
-                res = emit(T.JvpOp, operands + tangents, callee=Symbol(traced.name),
-                           diff_args=tuple(range(len(x_avals))), diff_results=diff_results)
-                outs = res[:len(out_avals)]
-                cols.append(dict(zip(diff_results, res[len(out_avals):])))
-            columns.append(cols)
-        if outs is None:  # no input elements at all
-            outs = emit_call(traced.name, operands)
+        n_out = len(out_avals)
+
+        def pushforward(*tangents):
+            # Only the inputs get tangents, not values the function closes over.
+            res = emit(T.JvpOp, operands + list(tangents), callee=Symbol(traced.name),
+                       diff_args=tuple(range(len(x_avals))), diff_results=diff_results)
+            return res[:n_out], res[n_out:]
+        if sum(a.size for a in x_avals) == 0:  # no input elements at all
+            outs, tangents = emit_call(traced.name, operands), None
+        else:
+            # One JVP batched over every basis vector (JAX: vmap of the pushforward).
+            outs, tangents = _vmap(pushforward, out_axes=(None, 0))(*_std_basis(x_avals))
+            tangents = dict(zip(diff_results, tangents))
         for t, a in zip(outs, out_avals):
             t.aval = a
         blocks = []
@@ -116,7 +125,10 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
                 if j not in diff_results:
                     row.append(np.zeros(ya.shape + xa.shape, _dt.float0))
                     continue
-                J = _stack_rows([c[j] for c in columns[k]], xa.shape, ya)
+                if tangents is None:
+                    row.append(jnp.zeros(ya.shape + xa.shape, ya.dtype))
+                    continue
+                J = _rows(tangents[j], x_avals, k, ya.shape)
                 # x dims first -> y dims first
                 row.append(jnp.moveaxis(J, tuple(range(xa.ndim)),
                                         tuple(range(ya.ndim, ya.ndim + xa.ndim))))
@@ -134,8 +146,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """Jacobian by reverse mode: one forward pass, one backward pass per output element;
-    output structure outside, input structure inside. JAX: jax.jacrev."""
+    """Jacobian by reverse mode: one forward pass, the pullback vmapped over the output
+    basis; output structure outside, input structure inside. JAX: jax.jacrev."""
     _check_callable(fun)
     import mjax.numpy as jnp
 
@@ -149,22 +161,25 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         y_avals = [aval_of_value(v).strip_weak_type() for v in y_leaves]
         for a in y_avals:
             _check_output_dtype(a, holomorphic, "jacrev")
-        zero = [jnp.zeros(a.shape, a.dtype) for a in y_avals]
+        diff_in = [k for k, xa in enumerate(x_avals) if _is_inexact(xa)]
+
+        def pullback_leaves(*cts):
+            grads = tree_util.tree_leaves(pullback(tree_util.tree_unflatten(y_tree, cts)))
+            return [grads[k] for k in diff_in]
+        if sum(a.size for a in y_avals) == 0:
+            rows = None
+        else:
+            # One pullback batched over every basis vector (JAX: vmap of the pullback).
+            rows = dict(zip(diff_in, _vmap(pullback_leaves)(*_std_basis(y_avals))))
         blocks = []
         for j, ya in enumerate(y_avals):
-            basis = _basis_rows(ya)
-            rows = []
-            for e in range(ya.size):
-                cts = list(zero)
-                cts[j] = basis[e]
-                rows.append(tree_util.tree_leaves(pullback(
-                    tree_util.tree_unflatten(y_tree, cts))))
             row = []
             for k, xa in enumerate(x_avals):
-                if not _is_inexact(xa):   # allow_int: zeros of the input dtype, as JAX
+                if rows is None or k not in rows:
+                    # allow_int: zeros of the input dtype, as JAX; or no output elements
                     row.append(jnp.zeros(ya.shape + xa.shape, xa.dtype))
                 else:
-                    row.append(_stack_rows([r[k] for r in rows], ya.shape, xa))
+                    row.append(_rows(rows[k], y_avals, j, xa.shape))
             blocks.append(row)
         jac = _jac_tree(y_tree, x_tree, blocks, single)
         return (jac, res[2]) if has_aux else jac

@@ -323,3 +323,10 @@ def test_closures_over_outer_tracers():
     # Closing over a batched tracer of an outer vmap.
     check(mjax.vmap(lambda a: mjax.vmap(lambda b: a * b)(V))(V),
           jax.vmap(lambda a: jax.vmap(lambda b: a * b)(V))(V))
+
+
+@pytest.mark.parametrize("jac,op", [("jacfwd", "jaxpr.jvp"), ("jacrev", "jaxpr.vjp")])
+def test_jacobians_are_one_vmapped_transformation_not_a_loop(jac, op):
+    f = lambda x: mnp.sin(x) * x[0]  # noqa: E731
+    text = mjax.jit(getattr(mjax, jac)(f)).trace(np.ones(7, np.float32)).as_text()
+    assert text.count(f'"{op}"') == 1 and text.count('"jaxpr.vmap"') == 1, text
