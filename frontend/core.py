@@ -7,6 +7,7 @@ runs the op eagerly (see eager.py). Every op carries the user's `file:line:col`.
 from __future__ import annotations
 
 import contextlib
+import contextlib
 import os
 import sys
 import threading
@@ -36,11 +37,34 @@ def user_frame():
     return f
 
 
+class _NameStack(threading.local):
+    def __init__(self):
+        self.names: tuple[str, ...] = ()
+
+
+_names = _NameStack()
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+    """Ops traced inside get `name` in their location (`outer/inner`), which StableHLO
+    and XLA keep as the op name that profiles and HLO dumps show. JAX: jax.named_scope."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    previous = _names.names
+    _names.names = previous + (name,)
+    try:
+        yield
+    finally:
+        _names.names = previous
+
+
 def user_location() -> ir.Location:
     f = user_frame()
     if f is None:
         return ir.Location.unknown(context())
-    key = (f.f_code, f.f_lasti)
+    scope = _names.names
+    key = (f.f_code, f.f_lasti, scope)
     loc = _LOC_CACHE.get(key)
     if loc is None:
         line, col = f.f_lineno, 1
@@ -51,6 +75,8 @@ def user_location() -> ir.Location:
         except (IndexError, AttributeError):
             pass
         loc = ir.Location.file(f.f_code.co_filename, line, col, context())
+        if scope:
+            loc = ir.Location.name("/".join(scope), childLoc=loc, context=context())
         _LOC_CACHE[key] = loc
     return loc
 

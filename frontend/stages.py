@@ -53,8 +53,9 @@ class Lowered:
         return self._module
 
     def compile(self):
+        # With locations, as jit compiles: XLA keeps them as op metadata.
         return Compiled(self._traced, get_backend().compile(
-            self._text, out_avals=self._traced.out_avals))
+            self.as_text(debug_info=True), out_avals=self._traced.out_avals))
 
 
 class Compiled:
