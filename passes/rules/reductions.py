@@ -214,3 +214,47 @@ def _sort_lower(ctx, *xs, dimension, is_stable, num_keys):
             less = hlo.or_(_key_compare(a, b, "LT"), hlo.and_(_key_compare(a, b, "EQ"), less))
         hlo.return_([less])
     return list(op.results)
+
+
+# ---- batching ----------------------------------------------------------------------
+# JAX: batching.defreducer, _argminmax batching, loops' cumred batching, _sort_batch_rule.
+# The batch axis stays where it is; the op's axes are renumbered around it.
+from mjax.passes.rules import batch_util as B  # noqa: E402
+
+
+def _shift_axes(axes, d):
+    """Per-example axes as axes of the value batched at `d`."""
+    return tuple(B.canonical_axis(a, d) for a in axes)
+
+
+def _reduce_batch(b, args, dims, *, _op, **params):
+    # reduce_* and argmin/argmax: the reduced axes disappear, and the batch axis moves
+    # left by the number of them before it.
+    (x,), (d,) = args, dims
+    axes = params.pop("axes")
+    out = b.emit(_op, x, axes=_shift_axes(axes, d), **params)
+    return out, [d - sum(1 for a in axes if a < d)]
+
+
+for _op in (*_REDUCTIONS, R.ArgMinOp, R.ArgMaxOp):
+    B.batch_rule(_op)(lambda b, args, dims, _op=_op, **params: _reduce_batch(
+        b, args, dims, _op=_op, **params))
+
+
+def _cumulative_batch(b, args, dims, *, _op, axis, reverse):
+    (x,), (d,) = args, dims
+    return b.emit(_op, x, axis=B.canonical_axis(axis, d), reverse=reverse), [d]
+
+
+for _op in _CUMULATIVE:
+    B.batch_rule(_op)(lambda b, args, dims, _op=_op, **params: _cumulative_batch(
+        b, args, dims, _op=_op, **params))
+
+
+@B.batch_rule(R.SortOp)
+def _sort_batch(b, args, dims, *, dimension, is_stable, num_keys):
+    # Operands must have one shape: unbatched ones are broadcast along the batch axis.
+    xs, d = B.align_operands(b, args, dims)
+    outs = b.emit(R.SortOp, *xs, dimension=B.canonical_axis(dimension, d),
+                  is_stable=is_stable, num_keys=num_keys)
+    return outs, [d] * len(outs)

@@ -402,3 +402,199 @@ def _dot_general_transpose(b, ct, x, y, *, dimension_numbers, preferred_element_
     if AD.is_linear(x):
         return [_dot_ct(b, ct, y, xa, lc, rc, lb, rb, ct_xfree, ct_yfree), None]
     return [None, _dot_ct(b, ct, x, ya, rc, lc, rb, lb, ct_yfree, ct_xfree)]
+
+
+# ---- batching --------------------------------------------------------------------
+# JAX: the batching rules in lax.py / slicing.py. Unbatched operands stay unbatched
+# wherever the op allows it; the batch axis is kept where it is whenever the op can say
+# where it goes (broadcast_in_dim, squeeze, expand_dims, dot_general), and moved to the
+# front only where the op's layout demands it (reshape, a widening bitcast).
+from mjax.passes.rules import batch_util as B  # noqa: E402
+from mjax.passes.rules.tables import not_supported  # noqa: E402
+
+
+def _per_example_rank(x, d):
+    return len(B.batched_shape(x, d))
+
+
+def _shift_axes(axes, d):
+    """Per-example axes `axes` as axes of the value batched at `d`."""
+    return tuple(B.canonical_axis(a, d) for a in axes)
+
+
+B.defvectorized(S.ConvertElementTypeOp, S.ReducePrecisionOp, S.StopGradientOp, S.CopyOp)
+for _op, _what in ((S.ConstantOp, "a constant"), (S.IotaOp, "an iota")):
+    not_supported("batch", _op, f"{_what} has no operands, so it is never batched "
+                                "(the batching pass copies it unchanged)")
+
+
+@B.batch_rule(S.BitcastConvertTypeOp)
+def _bitcast_convert_type_batch(b, args, dims, *, new_dtype):
+    (x,), (d,) = args, dims
+    old = np.dtype(AD.aval(x).dtype).itemsize
+    if np.dtype(new_dtype).itemsize > old and d == AD.aval(x).ndim - 1:
+        # A widening bitcast consumes the minor dim: the batch axis must not be it.
+        x, d = B.moveaxis(b, x, d, 0), 0
+    return [b.bitcast_convert_type(x, new_dtype=new_dtype)], [d]
+
+
+@B.batch_rule(S.OptimizationBarrierOp)
+def _optimization_barrier_batch(b, args, dims):
+    return b.emit(S.OptimizationBarrierOp, *args), list(dims)
+
+
+@B.batch_rule(S.BroadcastInDimOp)
+def _broadcast_in_dim_batch(b, args, dims, *, shape, broadcast_dimensions):
+    # The batch axis goes right after the output dim of the operand dim before it, so the
+    # broadcast dimensions stay increasing and no transpose is needed.
+    (x,), (d,) = args, dims
+    bd = tuple(broadcast_dimensions)
+    out_d = bd[d - 1] + 1 if d > 0 else 0
+    new_bd = (tuple(bd[:d]) + (out_d,)
+              + tuple(o + 1 if o >= out_d else o for o in bd[d:]))
+    new_shape = tuple(shape[:out_d]) + (b.axis_size,) + tuple(shape[out_d:])
+    return [b.broadcast_in_dim(x, shape=new_shape, broadcast_dimensions=new_bd)], [out_d]
+
+
+@B.batch_rule(S.ReshapeOp)
+def _reshape_batch(b, args, dims, *, new_sizes, dimensions=None):
+    (x,), (d,) = args, dims
+    x = B.moveaxis(b, x, d, 0)
+    if dimensions is not None:
+        dimensions = (0,) + tuple(i + 1 for i in dimensions)
+    return [b.reshape(x, new_sizes=(b.axis_size,) + tuple(new_sizes),
+                      dimensions=dimensions)], [0]
+
+
+@B.batch_rule(S.SqueezeOp)
+def _squeeze_batch(b, args, dims, *, dimensions):
+    (x,), (d,) = args, dims
+    out_d = d - sum(1 for a in dimensions if a < d)
+    return [b.squeeze(x, dimensions=_shift_axes(dimensions, d))], [out_d]
+
+
+@B.batch_rule(S.ExpandDimsOp)
+def _expand_dims_batch(b, args, dims, *, dimensions):
+    # In the per-example result, operand dim i lands at kept[i]; the batch axis goes right
+    # after the landing place of the operand dim before it.
+    (x,), (d,) = args, dims
+    rank = _per_example_rank(x, d) + len(dimensions)
+    kept = [i for i in range(rank) if i not in dimensions]
+    out_d = kept[d - 1] + 1 if d > 0 else 0
+    new = tuple(e if e < out_d else e + 1 for e in dimensions)
+    return [b.expand_dims(x, dimensions=new)], [out_d]
+
+
+@B.batch_rule(S.TransposeOp)
+def _transpose_batch(b, args, dims, *, permutation):
+    (x,), (d,) = args, dims
+    perm = (d,) + _shift_axes(permutation, d)
+    return [b.transpose(x, permutation=perm)], [0]
+
+
+@B.batch_rule(S.RevOp)
+def _rev_batch(b, args, dims, *, dimensions):
+    (x,), (d,) = args, dims
+    return [b.rev(x, dimensions=_shift_axes(dimensions, d))], [d]
+
+
+@B.batch_rule(S.ConcatenateOp)
+def _concatenate_batch(b, args, dims, *, dimension):
+    # Operands must agree on every dim but `dimension`: unbatched ones are broadcast.
+    xs, d = B.align_operands(b, args, dims)
+    return [b.concatenate(*xs, dimension=B.canonical_axis(dimension, d))], [d]
+
+
+@B.batch_rule(S.PadOp)
+def _pad_batch(b, args, dims, *, padding_config):
+    (x, pad_value), (xd, pd) = args, dims
+    if pd is B.NOT_MAPPED:
+        config = list(padding_config)
+        config.insert(xd, (0, 0, 0))
+        return [b.pad(x, pad_value, padding_config=tuple(config))], [xd]
+    # A padding value per example (JAX: _pad_batch_rule): pad with anything, then select
+    # the example's padding value wherever a mask padded the same way says "padding".
+    dtype = AD.aval(x).dtype
+    per_example = B.batched_shape(x, xd)
+    filler = b.constant(np.zeros((), dtype))
+    padded = b.pad(x, filler, padding_config=tuple(
+        padding_config if xd is None else
+        padding_config[:xd] + ((0, 0, 0),) + padding_config[xd:]))
+    padded = B.bdim_to_front(b, padded, xd)
+    out_shape = AD.aval(padded).shape
+    inside = b.emit("constant", value=np.broadcast_to(np.True_, per_example))[0]
+    mask = b.pad(inside, b.constant(np.False_), padding_config=tuple(padding_config))
+    mask = b.broadcast_in_dim(mask, shape=out_shape,
+                              broadcast_dimensions=tuple(range(1, len(out_shape))))
+    values = b.broadcast_in_dim(B.moveaxis(b, pad_value, pd, 0), shape=out_shape,
+                                broadcast_dimensions=(0,))
+    return [b.select_n(mask, values, padded)], [0]
+
+
+@B.batch_rule(S.SliceOp)
+def _slice_batch(b, args, dims, *, start_indices, limit_indices, strides=None):
+    (x,), (d,) = args, dims
+    strides = tuple(strides or (1,) * len(start_indices))
+    ins = lambda t, v: tuple(t[:d]) + (v,) + tuple(t[d:])  # noqa: E731
+    return [b.slice(x, start_indices=ins(start_indices, 0),
+                    limit_indices=ins(limit_indices, b.axis_size),
+                    strides=ins(strides, 1))], [d]
+
+
+def _to_shape_of(b, v, vd, like, d):
+    """`v` (scalar per example, or shaped like the per-example `like`) as an operand next
+    to `like` batched at `d`: an unbatched scalar stays one; a batched scalar is broadcast
+    along `like`'s batched shape; a full-shaped one gets its batch axis at `d`."""
+    if _per_example_rank(v, vd) == 0:
+        if vd is B.NOT_MAPPED:
+            return v
+        if _per_example_rank(like, d) > 0:
+            return b.broadcast_in_dim(v, shape=AD.aval(like).shape, broadcast_dimensions=(d,))
+    return B.bdim_at(b, v, vd, d)
+
+
+@B.batch_rule(S.SelectNOp)
+def _select_n_batch(b, args, dims):
+    (which, *cases), (wd, *cds) = args, dims
+    if any(c is not B.NOT_MAPPED for c in cds):
+        cases, d = B.align_operands(b, cases, cds)
+    else:  # only the predicate is batched: each example picks among the same cases
+        d = wd
+        cases = [B.bdim_at(b, c, None, d) for c in cases]
+    return [b.select_n(_to_shape_of(b, which, wd, cases[0], d), *cases)], [d]
+
+
+@B.batch_rule(S.ClampOp)
+def _clamp_batch(b, args, dims):
+    (lo, x, hi), (lod, xd, hid) = args, dims
+    if xd is B.NOT_MAPPED:
+        # The result is batched, so x must be: at a batched bound's axis (0 if that bound
+        # is a scalar per example, the only place its batch axis can be).
+        xd = lod if lod is not B.NOT_MAPPED else hid
+        x = B.bdim_at(b, x, None, xd)
+    lo, hi = _to_shape_of(b, lo, lod, x, xd), _to_shape_of(b, hi, hid, x, xd)
+    return [b.clamp(lo, x, hi)], [xd]
+
+
+@B.batch_rule(S.DotGeneralOp)
+def _dot_general_batch(b, args, dims, *, dimension_numbers, preferred_element_type=None):
+    # JAX: _dot_general_batch_rule. Both batched: the batch axes pair up as one more dot
+    # batch dim (the first of the result). One batched: its batch axis is one more free dim
+    # of that operand, so the other operand is not broadcast; the result has it among
+    # that operand's free dims, in order.
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    lc, lb = _shift_axes(lc, ld), _shift_axes(lb, ld)
+    rc, rb = _shift_axes(rc, rd), _shift_axes(rb, rd)
+    if ld is not B.NOT_MAPPED and rd is not B.NOT_MAPPED:
+        lb, rb, out_d = (ld,) + lb, (rd,) + rb, 0
+    elif ld is not B.NOT_MAPPED:
+        free = [i for i in range(AD.aval(lhs).ndim) if i not in lc and i not in lb]
+        out_d = len(lb) + free.index(ld)
+    else:
+        n_lhs_free = AD.aval(lhs).ndim - len(lc) - len(lb)
+        free = [i for i in range(AD.aval(rhs).ndim) if i not in rc and i not in rb]
+        out_d = len(lb) + n_lhs_free + free.index(rd)
+    out = b.dot_general(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)),
+                        preferred_element_type=preferred_element_type)
+    return [out], [out_d]
