@@ -19,8 +19,9 @@ S = np.array([0, 3, 1, 7], np.int32)                      # batch 4 of scalar st
 
 def _loop(f, in_axes, args):
     size = next(a.shape[d] for a, d in zip(args, in_axes) if d is not None)
-    outs = [f(*[a if d is None else np.take(a, k, axis=d) for a, d in zip(args, in_axes)])
-            for k in range(size)]
+    def example(a, d, k):
+        return a if d is None else a[(slice(None),) * (d % a.ndim) + (k,)]
+    outs = [f(*[example(a, d, k) for a, d in zip(args, in_axes)]) for k in range(size)]
     return np.stack([np.asarray(o) for o in outs])
 
 
@@ -187,3 +188,39 @@ def test_nested_vmap_gather():
     idx_t = idx.transpose(1, 0, 2, 3)
     check(mjax.vmap(mjax.vmap(mf), (0, 1), 1)(xs, idx_t),
           jax.vmap(jax.vmap(jf), (0, 1), 1)(xs, idx_t))
+
+
+# ---- NumPy-style indexing (composes gather/scatter with structural ops) ----------------------
+I1 = RNG.integers(-5, 5, size=(4, 2)).astype(np.int32)   # batch 4 of (2,), negative too
+
+
+@pytest.mark.parametrize("in_axes", AXES2, ids=str)
+def test_numpy_advanced_indexing(in_axes):
+    args = _first([X, I1], in_axes)
+    f = lambda x, i: x[i, 1:] * 2.0  # noqa: E731
+    _check(f, f, args, in_axes)
+
+
+@pytest.mark.parametrize("in_axes", AXES2, ids=str)
+def test_numpy_traced_integer_index(in_axes):
+    args = _first([X, S % 5], in_axes)
+    f = lambda x, s: x[s]  # noqa: E731
+    _check(f, f, args, in_axes)
+
+
+@pytest.mark.parametrize("method", ["set", "add", "mul", "min", "max"])
+@pytest.mark.parametrize("in_axes", [(0, None, None), (None, 0, None), (None, None, 0),
+                                     (0, 0, 0)], ids=str)
+def test_numpy_indexed_updates(in_axes, method):
+    idx = np.array([[0, 3], [1, 2], [4, 0], [2, 3]], np.int32)   # distinct per example
+    args = _first([X, idx, U], in_axes)
+
+    def f(x, i, u):
+        return getattr(x.at[i], method)(u)
+    _check(f, f, args, in_axes)
+
+
+def test_numpy_take_along_axis():
+    idx = RNG.integers(0, 5, size=(4, 2, 3)).astype(np.int32)
+    _check(lambda x, i: mnp.take_along_axis(x, i, axis=0),
+           lambda x, i: jnp.take_along_axis(x, i, axis=0), [X, idx], (0, 0))
