@@ -264,8 +264,8 @@ def _window_dnums(n):
     """Scatter dimension numbers writing one whole window per index vector of length n."""
     every = tuple(range(n))
     return {"update_window_dims": every, "inserted_window_dims": (),
-                   "scatter_dims_to_operand_dims": every, "operand_batching_dims": (),
-                   "scatter_indices_batching_dims": ()}
+            "scatter_dims_to_operand_dims": every, "operand_batching_dims": (),
+            "scatter_indices_batching_dims": ()}
 
 
 @B.batch_rule(I.DynamicSliceOp)
