@@ -148,6 +148,35 @@ def _static_key(v):
     return v
 
 
+def _donation(sig, argnums, argnames, static_argnums, static_argnames):
+    """(donate_argnums, donate_argnames), each completed from the other through the
+    signature and checked as JAX does (no argument both static and donated)."""
+    argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums or ())
+    argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames or ())
+    if sig is None:
+        if argnames:
+            raise ValueError("Getting the signature of the function failed. Pass "
+                             "donate_argnums instead of donate_argnames.")
+        return argnums, argnames
+    params = list(sig.parameters)
+    positional = [n for n, p in sig.parameters.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for n in argnames:
+        if n not in params:
+            raise ValueError(f"jitted function has donate_argnames={argnames} but the "
+                             f"function has no argument named {n!r}")
+    argnums = tuple(sorted(set(argnums) | {positional.index(n) for n in argnames
+                                           if n in positional}))
+    argnames = tuple(dict.fromkeys(argnames + tuple(positional[i] for i in argnums
+                                                    if i < len(positional))))
+    clash = (set(argnums) & set(static_argnums)) | (set(argnames) & set(static_argnames))
+    if clash:
+        raise ValueError(f"static arguments cannot be donated: {sorted(map(str, clash))} "
+                         f"are in both static_argnums/static_argnames and "
+                         f"donate_argnums/donate_argnames")
+    return argnums, argnames
+
+
 class Jitted:
     """`mjax.jit(f)`: call it, or stage it with `.trace(...)` / `.lower(...)`."""
 
@@ -190,7 +219,9 @@ class Jitted:
                     static_argnames += (params[i],)
         self.static_argnums = tuple(sorted(set(static_argnums)))
         self.static_argnames = tuple(static_argnames)
-        self.donate_argnums = donate_argnums
+        self.donate_argnums, self.donate_argnames = _donation(
+            self._sig, donate_argnums, donate_argnames, self.static_argnums,
+            self.static_argnames)
         self._cache: dict = {}
         self._name = getattr(fun, "__name__", "fun")
 
@@ -238,11 +269,13 @@ class Jitted:
                 t.aval = a
             return tree_util.tree_unflatten(traced.out_tree, outs)
         avals = tuple(aval_of_value(x) for x in leaves)
-        key = (in_tree, avals, static_key, config.trace_state())
+        donated = self._donated_leaves(args, dyn_kwargs) if (
+            self.donate_argnums or self.donate_argnames) else None
+        key = (in_tree, avals, static_key, config.trace_state(), donated)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
-                                                     len(args))
+                                                     len(args), donated)
         bufs = [x._buf if type(x) is Array else
                 get_backend(self._backend).put(np.asarray(x, dtype=a.dtype))
                 for x, a in zip(leaves, avals)]
@@ -271,10 +304,21 @@ class Jitted:
         raise FloatingPointError(f"invalid value ({kind}) encountered in jit({self._name}) "
                                  f"(re-running it op by op did not reproduce it)")
 
+    def _donated_leaves(self, args, dyn_kwargs) -> tuple[bool, ...]:
+        """Per flattened dynamic leaf: is it donated (donate_argnums/donate_argnames)?"""
+        flags = []
+        for i, a in enumerate(args):
+            if i not in self.static_argnums:
+                flags += [i in self.donate_argnums] * len(tree_util.tree_leaves(a))
+        for k, v in dyn_kwargs.items():
+            flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(v))
+        return tuple(flags)
+
     def _trace(self, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
         return trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
 
-    def _compile(self, dyn_args, dyn_kwargs, static_key, n_args) -> _CacheEntry:
+    def _compile(self, dyn_args, dyn_kwargs, static_key, n_args,
+                 donated=None) -> _CacheEntry:
         from mjax.lowering import lower_to_stablehlo
         from mjax.core import to_numpy
         level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
@@ -285,7 +329,8 @@ class Jitted:
         logger.log(level, "Compiling jit(%s) with global shapes and types %s.", self._name,
                    tuple(traced.in_avals))
         start = time.perf_counter()
-        text = lower_to_stablehlo(traced.module)
+        text = lower_to_stablehlo(traced.module, donated=donated,
+                                  out_avals=traced.out_avals)
         entry = _CacheEntry()
         entry.executable = get_backend(self._backend).compile(text, out_avals=traced.out_avals)
         logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,

@@ -90,8 +90,8 @@ class Array(ArrayMethods):
 
     # ---- host conversion ------------------------------------------------------------
     def _value(self) -> np.ndarray:
+        self._check_alive()        # also for a cached value: donated arrays are gone
         if self._npy is None:
-            self._check_alive()
             v = buffer_to_numpy(self._buf, self.aval.dtype)
             if v.flags.writeable:
                 v.flags.writeable = False

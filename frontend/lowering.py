@@ -1,6 +1,8 @@
 """The compile pipeline from a traced `jaxpr` module to StableHLO text."""
 from __future__ import annotations
 
+import warnings
+
 from jaxlib.mlir import ir
 
 from mjax.config import config
@@ -23,9 +25,51 @@ def lower_module(module: ir.Module) -> None:
         run_pipeline(module, PIPELINE, after_each=after)
 
 
-def lower_to_stablehlo(module: ir.Module) -> str:
+def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None) -> str:
     """The StableHLO text XLA compiles. It keeps locations: XLA turns them into each HLO
     op's metadata (source line, and `named_scope` names as op_name), which profiles and
-    HLO dumps show."""
+    HLO dumps show. `donated` (a flag per argument of @main) aliases donated inputs to
+    outputs of the same type, so XLA reuses their buffers."""
     lower_module(module)
+    if donated and any(donated):
+        alias_donated_inputs(module, donated)
     return module.operation.get_asm(enable_debug_info=True)
+
+
+def alias_donated_inputs(module: ir.Module, donated) -> None:
+    """Marks each donated argument of @main `tf.aliasing_output = j` for the first
+    unclaimed result of its shape and dtype (JAX: mlir._set_up_aliases); warns, as JAX
+    does, about donated arguments no result can reuse."""
+    from jaxlib.mlir.dialects import func as func_d
+    main = next(op for op in module.body.operations
+                if isinstance(op, func_d.FuncOp) and op.sym_name.value == "main")
+    ftype = ir.FunctionType(main.type)
+    free: dict = {}
+    for j, t in enumerate(ftype.results):
+        free.setdefault(str(t), []).append(j)
+    unused = []
+    with context():
+        attrs = [dict(ir.DictAttr(a)) if a is not None else {}
+                 for a in (main.arg_attrs if "arg_attrs" in main.attributes
+                           else [None] * len(ftype.inputs))]
+        for i, (t, d) in enumerate(zip(ftype.inputs, donated)):
+            if not d:
+                continue
+            slots = free.get(str(t))
+            if slots:
+                attrs[i] = {**{k: attrs[i][k] for k in attrs[i]},
+                            "tf.aliasing_output": ir.IntegerAttr.get(
+                                ir.IntegerType.get_signless(32), slots.pop(0))}
+            else:
+                unused.append(_aval_text(t))
+        main.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attrs])
+    if unused:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unused)}.\n"
+                      f"See an explanation at "
+                      f"https://docs.jax.dev/en/latest/faq.html#buffer-donation.")
+
+
+def _aval_text(t: ir.Type) -> str:
+    from mjax.dialect import aval_of
+    a = aval_of(t)
+    return f"ShapedArray({a.dtype.name}[{','.join(map(str, a.shape))}])"
