@@ -19,6 +19,7 @@ from mjax import dtypes
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.config import config
+from mjax.random_gamma_grad import random_gamma_grad
 from mjax.prng import (PRNGImpl, PRNGKeyArray, impl_of, random_bits, random_clone,
                        random_fold_in, random_seed, random_split, resolve_impl, staged)
 
@@ -988,12 +989,12 @@ def _gamma_one(key, alpha, log_space):
 
 def _gamma_impl(key, a, log_space):
     """Samples of Gamma(a) for every element of a (key split per element, as JAX)."""
-    from mjax.batching import vmap
     shape = tuple(a.shape)
     n = math.prod(shape)
     keys = _split(key, (n,))
     alphas = jnp.reshape(a, (n,))
-    samples = vmap(partial(_gamma_one, log_space=log_space))(keys, alphas)
+    # One rejection loop per element, as JAX's CPU path (lax.map over the elements).
+    samples = lax.map(lambda ka: _gamma_one(ka[0], ka[1], log_space), (keys, alphas))
     return jnp.reshape(samples, shape)
 
 
@@ -1004,16 +1005,6 @@ def _gamma_grad(sample, a, log_space):
         x = jnp.where(x == 0, _const(x.dtype, _finfo(x.dtype).tiny), x)
         return random_gamma_grad(a, x) / x
     return random_gamma_grad(a, sample)
-
-
-def random_gamma_grad(a, x):
-    """d x / d a for x ~ Gamma(a, 1) held at fixed CDF value (JAX:
-    lax.random_gamma_grad): -(dF/da) / (dF/dx) with F the regularized lower incomplete
-    gamma function, dF/da by Gauss-Legendre quadrature of its integral form."""
-    from mjax.dialect.ops.random import RandomGammaGradOp
-    from mjax.core import bind
-    a, x = jnp.broadcast_arrays(jnp.asarray(a), jnp.asarray(x))
-    return bind(RandomGammaGradOp, a, x)
 
 
 def _gamma_sampler(log_space):
@@ -1276,7 +1267,7 @@ def _stirling_approx_tail(k):
     kp1sq = (k + 1) * (k + 1)
     approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
     k = jnp.floor(k)
-    return jnp.where(use_tail, vals[jnp.asarray(k, dtype=np.int32)], approx)
+    return jnp.where(use_tail, jnp.take(vals, jnp.asarray(k, dtype=np.int32)), approx)
 
 
 def _binomial_inversion(key, count, prob, shape, dtype, max_iters):
