@@ -55,6 +55,11 @@ def _paths(tree) -> list[str]:
         return [""] * tree.num_leaves
 
 
+def _where() -> str:
+    """The user's line, appended to JAX's wording of a type mismatch."""
+    return f"\n\n(at {describe_location(user_location())})"
+
+
 def _is_concrete(x) -> bool:
     return not isinstance(x, Tracer)
 
@@ -89,7 +94,7 @@ def _carry_mismatch(kind, name, in_tree, out_tree, in_avals, out_avals):
             f"structure, but they differ:\n\nThe input carry {name} has pytree structure "
             f"{in_tree} but the corresponding carry output has pytree structure "
             f"{out_tree}.\n\nRevise the function so that the carry output has the same "
-            f"pytree structure as the carry input.")
+            f"pytree structure as the carry input.{_where()}")
     for path, a, b in zip(_paths(in_tree), in_avals, out_avals):
         if a.shape != b.shape or a.dtype != b.dtype:
             what = f"{name}{path}" if path else name
@@ -98,7 +103,8 @@ def _carry_mismatch(kind, name, in_tree, out_tree, in_avals, out_avals):
                 f"but they differ:\n\nThe input carry {'component ' if path else ''}{what} "
                 f"has type {_long(a)} but the corresponding output carry component has "
                 f"type {_long(b)}, so the {_differ(a, b)} do not match.\n\nRevise the "
-                f"function so that all output types match the corresponding input types.")
+                f"function so that all output types match the corresponding input types."
+                f"{_where()}")
     return None
 
 
@@ -154,7 +160,7 @@ def _check_branch_outputs(kind, names, funs, trees, avals):
                 f"{kind} branch outputs must have the same pytree structure, but they "
                 f"differ:\n\n{both}\n\n{n0} output has pytree structure {t0} but {ni} "
                 f"output has pytree structure {ti}.\n\nRevise {n0} and/or {ni} so that "
-                f"they have the same pytree structure.")
+                f"they have the same pytree structure.{_where()}")
         for path, a, b in zip(_paths(t0), avals[0], avals[i]):
             if a.shape != b.shape or a.dtype != b.dtype:
                 where = f" at path {path}" if path else ""
@@ -163,7 +169,7 @@ def _check_branch_outputs(kind, names, funs, trees, avals):
                     f"{both}\n\nThe output of {n0}{where} has type {_long(a)} but the "
                     f"corresponding output of {ni} has type {_long(b)}, so the "
                     f"{_differ(a, b)} do not match.\n\nRevise {n0} and/or {ni} so that all "
-                    f"output types match.")
+                    f"output types match.{_where()}")
 
 
 def _cond_core(kind, index, branches, names, operands):
@@ -297,7 +303,8 @@ def _while(cond_fun, body_fun, init_val, carry_name):
             if (len(cond_out) != 1 or not tree_util.treedef_is_leaf(cond_tree)
                     or cond_out[0].shape != () or str(cond_out[0].dtype) != "bool"):
                 raise TypeError(f"cond_fun must return a boolean scalar, but got output "
-                                f"type(s) [{', '.join(_aval_repr(a) for a in cond_out)}].")
+                                f"type(s) [{', '.join(_aval_repr(a) for a in cond_out)}]."
+                                f"{_where()}")
             bbody, body_out, body_tree = trace_region(body_fun, avals, args_tree)
             bodies.append(bbody)
             err = _carry_mismatch("while_loop", carry_name, tree, body_tree, avals, body_out)

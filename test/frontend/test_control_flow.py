@@ -354,3 +354,12 @@ def test_make_jaxpr_matches_jax_text(program):
     got = str(mjax.make_jaxpr(program(lax))(1.0, 2.0))
     # mjax's convert_element_type has no weak_type parameter (weak types stay on tracers)
     assert got == want.replace(" weak_type=False", "")
+
+
+def test_type_mismatch_errors_name_the_user_line():
+    import inspect
+    line = inspect.currentframe().f_lineno + 2
+    with pytest.raises(TypeError, match=rf"test_control_flow.py:{line}:"):
+        lax.while_loop(lambda c: c < 3, lambda c: (c, c), np.float32(1))
+    with pytest.raises(TypeError, match=rf"test_control_flow.py:{line + 2}:"):
+        mjax.jit(lambda x: lax.switch(0, [lambda: x, lambda: x[None]]))(np.ones(2))
