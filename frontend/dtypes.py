@@ -419,17 +419,22 @@ def dtype(x) -> np.dtype:
     return aval_of_value(x).dtype
 
 
+def _info_dtype(d) -> np.dtype:
+    if isinstance(d, type) and d in _PY_TYPE_DTYPES:
+        return _PY_TYPE_DTYPES[d]   # (not canonicalized, as in JAX)
+    if not isinstance(d, (type, str, np.dtype)) and hasattr(d, "dtype"):
+        d = d.dtype                 # an array
+    return _np_dtype(d)
+
+
 def finfo(d):
     """jnp.finfo (ml_dtypes' finfo: NumPy's plus bfloat16/float8)."""
-    return ml_dtypes.finfo(_np_dtype(d) if not (isinstance(d, type) and d in _WEAK)
-                           else _PY_TYPE_DTYPES[d])
+    return ml_dtypes.finfo(_info_dtype(d))
 
 
 def iinfo(d):
     """jnp.iinfo (ml_dtypes' iinfo: NumPy's plus int4/uint4)."""
-    if isinstance(d, type) and d is int:
-        return ml_dtypes.iinfo(int64)
-    return ml_dtypes.iinfo(_np_dtype(getattr(d, "dtype", d)))
+    return ml_dtypes.iinfo(_info_dtype(d))
 
 
 def itemsize_bits(d) -> int:

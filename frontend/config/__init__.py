@@ -61,7 +61,7 @@ def _bool(v) -> bool:
     elif isinstance(v, (bool, int)) and v in (0, 1):
         return bool(v)
     raise ValueError(f"new bool config value must be a bool (or 0/1, 'true'/'false'), "
-                     f"got {v!r} of type {type(v)}.")
+                     f"got {v} of type {type(v)}.")
 
 
 def _enum(choices: Sequence[str], optional: bool):
@@ -71,7 +71,7 @@ def _enum(choices: Sequence[str], optional: bool):
         if isinstance(v, str) and v in choices:
             return v
         none = "None or " if optional else ""
-        raise ValueError(f"new enum value must be {none}in {list(choices)}, got {v!r} "
+        raise ValueError(f"new enum value must be {none}in {list(choices)}, got {v} "
                          f"of type {type(v)}.")
     return parse
 
@@ -82,13 +82,13 @@ def _enum_env(choices, optional):
 
 
 def _int(optional: bool):
+    # (JAX's int options all accept None too; `optional` only documents the intent.)
     def parse(v):
-        if v is None and optional:
+        if v is None:
             return None
         if isinstance(v, int) and not isinstance(v, bool):
             return v
-        none = "None or " if optional else ""
-        raise ValueError(f"new int config value must be {none}of type int, got {v!r} of "
+        raise ValueError(f"new int config value must be None or of type int, got {v} of "
                          f"type {type(v)}")
     return parse
 
@@ -107,7 +107,7 @@ def _string(optional: bool):
         if isinstance(v, str):
             return v
         none = "None or " if optional else ""
-        raise ValueError(f"new string config value must be {none}of type str, got {v!r} "
+        raise ValueError(f"new string config value must be {none}of type str, got {v} "
                          f"of type {type(v)}.")
     return parse
 

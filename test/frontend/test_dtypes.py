@@ -4,11 +4,12 @@ import itertools
 import numpy as np
 import pytest
 
+import jax
+import jax.numpy as jjnp
+import ml_dtypes
+
 import mjax
 import mjax.numpy as jnp
-
-jax = pytest.importorskip("jax")
-jjnp = jax.numpy
 
 DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
           np.uint64, jnp.bfloat16, np.float16, np.float32, np.float64, np.complex64,
@@ -115,3 +116,197 @@ def test_x64_changes_jit_trace():
 def test_promote_types_and_incompatible_key():
     assert jnp.promote_types(np.int8, np.uint8) == np.int16
     assert jnp.promote_types(np.float16, jnp.bfloat16) == np.float32
+
+
+# ---- the whole lattice against JAX ----------------------------------------------------
+ML_NARROW = [np.dtype(getattr(ml_dtypes, n)) for n in (
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e8m0fnu", "float4_e2m1fn",
+    "int4", "uint4", "int2", "uint2")]
+ALL_DTYPES = [np.dtype(d) for d in DTYPES] + ML_NARROW
+# Narrow types that arrays can hold so far (the others have no element type in dialect/).
+ARRAY_NARROW = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                "float8_e5m2fnuz", "float8_e4m3b11fnuz", "int4", "uint4")
+PY_TYPES = [int, float, complex, bool]
+
+
+def _outcome(fn, *args):
+    """fn(*args) as a comparable value: the result, or the exception class and message."""
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001 - both libraries must fail the same way
+        return ("error", type(e).__name__)
+
+
+@pytest.mark.parametrize("mode", ["standard", "strict"])
+def test_promote_types_every_pair_matches_jax(x64_mode, mode):
+    with mjax.numpy_dtype_promotion(mode), jax.numpy_dtype_promotion(mode):
+        for a, b in itertools.product(ALL_DTYPES + PY_TYPES, repeat=2):
+            want = _outcome(jjnp.promote_types, a, b)
+            got = _outcome(jnp.promote_types, a, b)
+            assert got == want, (a, b, x64_mode, mode)
+
+
+@pytest.mark.parametrize("mode", ["standard", "strict"])
+def test_result_type_every_pair_matches_jax(x64_mode, mode):
+    with mjax.numpy_dtype_promotion(mode), jax.numpy_dtype_promotion(mode):
+        for a, b in itertools.product(ALL_DTYPES + PY_TYPES + [None], repeat=2):
+            want = _outcome(lambda *x: jjnp.result_type(*x), a, b)
+            got = _outcome(lambda *x: jnp.result_type(*x), a, b)
+            assert got == want, (a, b, x64_mode, mode)
+            want = _outcome(lambda *x: jax.dtypes.result_type(
+                *x, return_weak_type_flag=True), a, b)
+            got = _outcome(lambda *x: mjax.dtypes.result_type(
+                *x, return_weak_type_flag=True), a, b)
+            assert got == want, (a, b, x64_mode, mode)
+
+
+@pytest.mark.parametrize("mode", ["standard", "strict"])
+def test_result_type_arrays_and_weak_scalars_match_jax(x64_mode, mode):
+    """Arrays of every dtype against weak scalars (Python values and weak arrays)."""
+    scalars = [3, 2.5, 1 + 2j, True]
+    with mjax.numpy_dtype_promotion(mode), jax.numpy_dtype_promotion(mode):
+        for a in [np.dtype(d) for d in DTYPES]:
+            jx, mx = _zeros(jjnp, a), _zeros(jnp, a)
+            for s in scalars:
+                for args_j, args_m in (((jx, s), (mx, s)), ((s, jx), (s, mx)),
+                                       ((jx, jjnp.asarray(s)), (mx, jnp.asarray(s)))):
+                    want = _outcome(lambda *x: jax.dtypes.result_type(
+                        *x, return_weak_type_flag=True), *args_j)
+                    got = _outcome(lambda *x: mjax.dtypes.result_type(
+                        *x, return_weak_type_flag=True), *args_m)
+                    assert got == want, (a, s, x64_mode, mode)
+        for s1, s2 in itertools.product(scalars, repeat=2):
+            want = _outcome(lambda *x: jax.dtypes.result_type(
+                *x, return_weak_type_flag=True), s1, s2)
+            got = _outcome(lambda *x: mjax.dtypes.result_type(
+                *x, return_weak_type_flag=True), s1, s2)
+            assert got == want, (s1, s2, x64_mode, mode)
+
+
+def test_three_way_result_type_matches_jax(x64_mode):
+    for a, b, c in itertools.product([np.int8, np.uint32, np.float16, jnp.bfloat16, int, float],
+                                     repeat=3):
+        assert _outcome(jnp.result_type, a, b, c) == _outcome(jjnp.result_type, a, b, c)
+
+
+def test_can_cast_every_pair_matches_jax():
+    for a, b in itertools.product(ALL_DTYPES, repeat=2):
+        for casting in ("no", "equiv", "safe", "same_kind", "unsafe"):
+            assert _outcome(jnp.can_cast, a, b, casting) == \
+                _outcome(jjnp.can_cast, a, b, casting), (a, b, casting)
+    assert jnp.can_cast(jnp.ones(2, jnp.int8), jnp.int16)
+
+
+def test_issue_examples():
+    assert jnp.promote_types(jnp.bool_, jnp.uint64) == np.uint64
+    assert jnp.promote_types(jnp.int8, int) == np.int8
+    assert jnp.promote_types(jnp.int8, jnp.uint64) == np.float64
+    assert jnp.promote_types(jnp.bfloat16, jnp.float64) == np.float64
+
+
+ABSTRACT = [np.generic, np.number, np.integer, np.signedinteger, np.unsignedinteger,
+            np.inexact, np.floating, np.complexfloating]
+
+
+def test_issubdtype_matches_jax():
+    for a in ALL_DTYPES + [int, float, complex, bool]:
+        for b in ABSTRACT + ALL_DTYPES:
+            assert jnp.issubdtype(a, b) == jjnp.issubdtype(a, b), (a, b)
+    assert jnp.issubdtype(jnp.bfloat16, jnp.floating)
+    assert jnp.issubdtype(jnp.float8_e4m3fn, jnp.inexact)
+    assert jnp.issubdtype(jnp.int4, jnp.signedinteger)
+    assert not jnp.issubdtype(jnp.int4, jnp.floating)
+
+
+def test_extended_and_float0_dtypes():
+    from mjax.dialect.types import KeyType
+    key = KeyType("threefry2x32")
+    d = mjax.dtypes
+    assert d.issubdtype(key, d.extended) and d.issubdtype(key, d.prng_key)
+    assert not d.issubdtype(key, np.integer) and not d.issubdtype(np.int32, d.extended)
+    assert d.issubdtype(d.prng_key, d.extended)
+    # float0 is a NumPy void dtype, not extended (as in JAX).
+    for cls in (d.extended, np.void, np.number):
+        assert d.issubdtype(d.float0, cls) == jax.dtypes.issubdtype(jax.dtypes.float0, cls)
+
+
+def test_dtype_names_as_jax_exposes_them():
+    for name in dir(jjnp):
+        if name.startswith(("float8_", "float4_", "int2", "int4", "uint2", "uint4")) or \
+                name == "bfloat16":
+            assert np.dtype(getattr(jnp, name)) == np.dtype(getattr(jjnp, name)), name
+            if name in ARRAY_NARROW:
+                assert jnp.zeros(2, getattr(jnp, name)).dtype == np.dtype(getattr(jjnp, name))
+    for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "int4", "uint4"):
+        assert np.dtype(getattr(mjax.dtypes, name)) == np.dtype(getattr(jax.dtypes, name)
+                                                              if hasattr(jax.dtypes, name)
+                                                              else getattr(jjnp, name))
+
+
+def test_finfo_iinfo_match_jax():
+    for t in [np.float16, np.float32, np.float64, jnp.bfloat16, jnp.float8_e4m3fn, float]:
+        got, want = jnp.finfo(t), jjnp.finfo(t if t is not jnp.bfloat16 else jjnp.bfloat16)
+        assert (got.eps, got.max, got.tiny, got.bits, got.dtype) == \
+            (want.eps, want.max, want.tiny, want.bits, want.dtype), t
+    for t in [np.int8, np.uint16, np.int32, np.uint64, jnp.int4, int]:
+        got, want = jnp.iinfo(t), jjnp.iinfo(t if t is not jnp.int4 else jjnp.int4)
+        assert (got.min, got.max, got.bits) == (want.min, want.max, want.bits), t
+
+
+def test_canonicalize_dtype_matches_jax(x64_mode):
+    for t in [int, float, complex, bool, np.int64, np.uint64, np.float64, np.complex128,
+              np.int8, jnp.bfloat16, "float64"]:
+        assert mjax.dtypes.canonicalize_dtype(t) == jax.dtypes.canonicalize_dtype(
+            jjnp.bfloat16 if t is jnp.bfloat16 else t), t
+
+
+@pytest.mark.parametrize("make,name", [
+    (lambda m: m.zeros(3, dtype=m.float64), "zeros"),
+    (lambda m: m.ones(3, dtype=m.complex128), "ones"),
+    (lambda m: m.arange(3, dtype=m.uint64), "arange"),
+    (lambda m: m.array([1.0], dtype="int64"), "array"),
+    (lambda m: m.full((2,), 1, dtype=m.int64), "full"),
+    (lambda m: m.zeros(2).astype(m.float64), "astype"),
+])
+def test_explicit_64_bit_dtype_warns_as_jax(make, name):
+    import warnings
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        out = make(jnp)
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        ref = make(jjnp)
+    assert out.dtype == ref.dtype
+    got = [w for w in got if "Explicitly requested dtype" in str(w.message)]
+    want = [w for w in want if "Explicitly requested dtype" in str(w.message)]
+    assert [str(w.message) for w in got] == [str(w.message) for w in want]
+    assert got[0].category is UserWarning and got[0].filename == __file__
+
+
+def test_explicit_64_bit_dtype_does_not_warn_with_x64():
+    import warnings
+    from frontend_util import x64
+    with x64(True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert jnp.zeros(3, dtype=jnp.float64).dtype == np.float64
+
+
+def test_strict_promotion_raises_type_promotion_error():
+    with mjax.numpy_dtype_promotion("strict"):
+        with pytest.raises(mjax.dtypes.TypePromotionError,
+                           match=r"jax_numpy_dtype_promotion=strict") as e:
+            jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float32)
+        assert __file__ in str(e.value)        # the user's line
+        assert isinstance(e.value, ValueError)  # as JAX's
+        assert (jnp.ones(3) + 1.0).dtype == np.float32   # weak scalars still promote
+        assert jnp.add(jnp.ones(3, jnp.int8), 2).dtype == np.int8
+    assert (jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float32)).dtype == np.float32
+
+
+def test_narrow_float_promotion_error_matches_jax():
+    a, b = jnp.float8_e4m3fn, jnp.float32
+    with pytest.raises(mjax.dtypes.TypePromotionError) as got:
+        jnp.promote_types(a, b)
+    with pytest.raises(jax.dtypes.TypePromotionError) as want:
+        jjnp.promote_types(jjnp.float8_e4m3fn, jjnp.float32)
+    assert str(got.value) == str(want.value)

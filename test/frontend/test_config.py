@@ -1,0 +1,250 @@
+"""The config system against JAX's: names, defaults, validation, context managers, the
+jit cache key, and the debugging options (debug_nans/infs, log_compiles, rank promotion)."""
+import logging
+import os
+import subprocess
+import sys
+import threading
+import warnings
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax.config import config
+
+STATES = ["enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
+          "default_matmul_precision", "default_device", "debug_nans", "debug_infs",
+          "log_compiles", "default_prng_impl", "threefry_partitionable",
+          "explain_cache_misses", "enable_checks", "debug_key_reuse", "legacy_prng_key"]
+
+
+def test_options_have_jax_names_defaults_and_docs():
+    for opt in config.options():
+        assert opt.doc, opt.name
+        if opt.name.startswith("jax_"):
+            assert opt.name in jax.config.values, opt.name
+            if opt.name != "jax_enable_x64":   # (the test fixtures set x64)
+                assert opt.default == jax.config.values[opt.name], opt.name
+    assert config.values["jax_numpy_rank_promotion"] == "allow"
+    assert set(config.values) == {o.name for o in config.options()}
+
+
+def test_reads_and_unknown_names_raise_attribute_error_as_jax():
+    assert config.jax_default_prng_impl == "threefry2x32"
+    assert config.jax_threefry_partitionable is True
+    for lib in (config, jax.config):
+        with pytest.raises(AttributeError, match="'Config' object has no attribute 'foo'"):
+            lib.foo  # noqa: B018
+        with pytest.raises(AttributeError, match="Unrecognized config option: foo"):
+            lib.update("foo", 1)
+
+
+@pytest.mark.parametrize("name,bad", [("jax_numpy_rank_promotion", "bad"),
+                                      ("jax_default_prng_impl", "bad"),
+                                      ("jax_traceback_filtering", 3),
+                                      ("jax_default_matmul_precision", "bad"),
+                                      ("jax_num_cpu_devices", "bad")])
+def test_validation_messages_match_jax(name, bad):
+    with pytest.raises(ValueError) as want:
+        jax.config.update(name, bad)
+    with pytest.raises(ValueError) as got:
+        config.update(name, bad)
+    if name != "jax_default_prng_impl":   # JAX knows more PRNG implementations
+        assert str(got.value) == str(want.value)
+    assert config.read(name) != bad
+
+
+def test_update_and_source():
+    old = config.read("jax_log_compiles")
+    try:
+        config.update("jax_log_compiles", True)
+        assert config.jax_log_compiles is True and config.source("jax_log_compiles") == "update"
+    finally:
+        config.update("jax_log_compiles", old)
+
+
+def test_top_level_context_managers_exist_where_jax_has_them():
+    for name in STATES + ["disable_jit", "checking_leaks"]:
+        assert hasattr(jax, name) and hasattr(mjax, name), name
+    for name in STATES:
+        assert getattr(mjax, name).value == getattr(jax, name).value or name == "enable_x64"
+    assert not hasattr(mjax, "disable_x64") and not hasattr(jax, "disable_x64")
+    with pytest.raises(TypeError, match="requires an argument"):
+        mjax.enable_x64()
+
+
+def test_context_managers_are_thread_local_and_restore():
+    seen = []
+    with mjax.numpy_rank_promotion("raise"):
+        assert mjax.numpy_rank_promotion.value == "raise"
+        t = threading.Thread(target=lambda: seen.append(mjax.numpy_rank_promotion.value))
+        t.start()
+        t.join()
+    assert seen == ["allow"] and mjax.numpy_rank_promotion.value == "allow"
+    with mjax.checking_leaks():
+        assert config.jax_check_tracer_leaks
+    assert not config.jax_check_tracer_leaks
+
+
+def test_environment_variables_and_python_m_mjax_config():
+    env = {**os.environ, "JAX_ENABLE_X64": "1", "MJAX_NUMPY_RANK_PROMOTION": "warn",
+           "JAX_NUMPY_RANK_PROMOTION": "raise", "JAX_DEFAULT_MATMUL_PRECISION": "highest"}
+    out = subprocess.run([sys.executable, "-m", "mjax.config"], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    rows = {line.split()[0]: line.split()[1:3] for line in out.splitlines() if line.strip()}
+    assert set(rows) == {o.name for o in config.options()}
+    assert rows["jax_enable_x64"] == ["True", "env"]
+    assert rows["jax_numpy_rank_promotion"] == ["'warn'", "env"]   # MJAX_ wins over JAX_
+    assert "MJAX_NUMPY_RANK_PROMOTION" in out
+    assert rows["jax_default_matmul_precision"] == ["'highest'", "env"]
+    assert rows["jax_debug_nans"] == ["False", "default"]
+
+
+def test_bad_environment_value_is_a_clear_error():
+    env = {**os.environ, "JAX_NUMPY_RANK_PROMOTION": "sometimes"}
+    r = subprocess.run([sys.executable, "-c", "import mjax"], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode != 0
+    assert "JAX_NUMPY_RANK_PROMOTION='sometimes'" in r.stderr and "allow" in r.stderr
+
+
+# ---- options that change tracing are part of jit's cache key ------------------------
+@pytest.mark.parametrize("name,value", [
+    ("jax_enable_x64", True), ("jax_numpy_dtype_promotion", "strict"),
+    ("jax_numpy_rank_promotion", "raise"), ("jax_default_matmul_precision", "highest"),
+    ("jax_default_prng_impl", "rbg"), ("jax_threefry_partitionable", False),
+    ("jax_debug_key_reuse", True)])
+def test_flipping_a_tracing_option_retraces(name, value):
+    assert next(o for o in config.options() if o.name == name).affects_tracing
+    traces = []
+
+    @mjax.jit
+    def f(x):
+        traces.append(1)
+        return x * 2
+
+    x = jnp.ones(3)
+    f(x)
+    f(x)
+    assert len(traces) == 1
+    with config.override(**{name: value}):
+        f(x)
+    assert len(traces) == 2
+    old = config.read(name)
+    config.update(name, value)
+    try:
+        f(x)   # (the cached entry of the override is reused: same key)
+        assert len(traces) == 2
+    finally:
+        config.update(name, old)
+    f(x)
+    assert len(traces) == 2
+
+
+def test_disable_jit_runs_python_each_call():
+    traces = []
+
+    @mjax.jit
+    def f(x):
+        traces.append(type(x).__name__)
+        return x + 1
+
+    with mjax.disable_jit():
+        f(jnp.ones(2))
+        f(jnp.ones(2))
+    assert traces == ["Array", "Array"]
+
+
+# ---- rank promotion ---------------------------------------------------------------------
+def test_rank_promotion_raise_and_warn_match_jax():
+    with mjax.numpy_rank_promotion("raise"), jax.numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError) as want:
+            jjnp.ones((2, 3)) + jjnp.ones(3)
+        with pytest.raises(ValueError) as got:
+            jnp.ones((2, 3)) + jnp.ones(3)
+        assert str(got.value).startswith(str(want.value))
+        assert __file__ in str(got.value)
+        assert (jnp.ones((2, 3)) + 1.0).shape == (2, 3)      # scalars never count
+        assert (jnp.ones((2, 3)) * jnp.ones((1, 3))).shape == (2, 3)   # same rank
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+            mjax.jit(lambda a, b: jnp.where(a > 0, a, b))(jnp.ones((2, 3)), jnp.ones(3))
+    with mjax.numpy_rank_promotion("warn"), jax.numpy_rank_promotion("warn"):
+        with warnings.catch_warnings(record=True) as want:
+            warnings.simplefilter("always")
+            jjnp.ones((2, 3)) + jjnp.ones(3)
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            jnp.ones((2, 3)) + jnp.ones(3)
+        assert [str(w.message) for w in got] == [str(w.message) for w in want]
+        assert got[0].filename == __file__
+
+
+# ---- debug_nans / debug_infs ----------------------------------------------------------------
+def test_debug_nans_eager_names_primitive_and_line():
+    with mjax.debug_nans(True):
+        with pytest.raises(FloatingPointError,
+                           match=r"invalid value \(nan\) encountered in log") as e:
+            jnp.log(-jnp.ones(2))
+        assert __file__ in str(e.value)
+        assert np.allclose(jnp.log(jnp.ones(2)), 0.0)   # finite values pass
+    assert np.isnan(jnp.log(-jnp.ones(2))).all()         # off again
+
+
+def test_debug_nans_under_jit_finds_the_op_and_line():
+    def f(x):
+        y = x * 2
+        return jnp.sqrt(y)            # the NaN comes from here
+
+    line = f.__code__.co_firstlineno + 2
+    with mjax.debug_nans(True):
+        with pytest.raises(FloatingPointError, match=r"encountered in sqrt") as e:
+            mjax.jit(f)(-jnp.ones(3))
+        assert f"{__file__}:{line}" in str(e.value)
+        assert np.allclose(mjax.jit(f)(jnp.ones(3)), np.sqrt(2))
+
+
+def test_debug_infs():
+    with mjax.debug_infs(True):
+        with pytest.raises(FloatingPointError, match=r"invalid value \(inf\) encountered in div"):
+            jnp.ones(2) / 0
+        with pytest.raises(FloatingPointError, match=r"\(inf\) encountered in exp"):
+            mjax.jit(lambda x: jnp.exp(x) + 1)(jnp.full(2, 1000.0))
+        assert np.isnan(jnp.log(-jnp.ones(1))).all()    # NaNs are debug_nans' business
+
+
+# ---- log_compiles ------------------------------------------------------------------------------
+def test_log_compiles_logs_each_compilation(caplog):
+    def g(x):
+        return x * 3
+
+    with caplog.at_level(logging.DEBUG, logger="mjax.api"):
+        with mjax.log_compiles(True):
+            mjax.jit(g)(jnp.ones(3))
+        warn = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert any("Compiling jit(g) with global shapes and types" in r.getMessage()
+                   and "f32[3]" in r.getMessage() for r in warn)
+        assert any("Finished XLA compilation of jit(g)" in r.getMessage() for r in warn)
+        caplog.clear()
+        mjax.jit(g)(jnp.ones(4))      # off: DEBUG only
+        assert caplog.records and all(r.levelno == logging.DEBUG for r in caplog.records)
+
+
+def test_compilation_cache_dir_configures_the_runtime(tmp_path):
+    from mjax.runtime import compilation_cache
+    old = config.jax_compilation_cache_dir
+    config.update("jax_compilation_cache_dir", str(tmp_path))
+    try:
+        assert compilation_cache.settings.directory == str(tmp_path)
+    finally:
+        config.update("jax_compilation_cache_dir", old)
+    assert compilation_cache.settings.directory == old
+
+
+def test_registering_an_option():
+    from mjax.config import enum_option
+    with pytest.raises(ValueError, match="already defined"):
+        enum_option("jax_default_prng_impl", "threefry2x32", ("threefry2x32",), "dup")
