@@ -351,18 +351,40 @@ def round(a, decimals=0):  # noqa: A001
 around = round
 
 
+def _numeric(fname, x1, x2):
+    """Promoted operands, booleans as the default integer (JAX: promote_args_numeric)."""
+    x1, x2 = _promote(fname, x1, x2)
+    if x1.dtype == _onp.bool_:
+        x1, x2 = x1.astype(_dt.default_int()), x2.astype(_dt.default_int())
+    return x1, x2
+
+
+def _float_divmod(x1, x2):
+    # As CPython's float_divmod (and JAX): the quotient is exact (x1 - mod) / x2, rounded,
+    # so signed zeros, infinities and NaNs come out as in JAX.
+    mod = lax.rem(x1, x2)
+    zero = lax.full_like(x2, 0)
+    corrected = lax.select(lax.eq(x2, zero), x1, lax.sub(x1, mod))
+    div = lax.div(corrected, x2)
+    fix = lax.and_(lax.ne(mod, lax.full_like(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    mod = lax.select(fix, lax.add(mod, x2), mod)
+    div = lax.select(fix, lax.sub(div, lax.full_like(div, 1)), div)
+    return lax.round(div, 1), mod
+
+
 def floor_divide(x1, x2, /):
-    x1, x2 = _promote("floor_divide", x1, x2)
+    x1, x2 = _numeric("floor_divide", x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.unsignedinteger):
+        return lax.div(x1, x2)
     if _dt.issubdtype(x1.dtype, _onp.integer):
         # Integer division rounds toward zero; numpy rounds toward -inf.
         q = lax.div(x1, x2)
-        r = lax.rem(x1, x2)
-        zero = lax.full_like(r, 0)
-        fix = lax.and_(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
+        fix = lax.and_(lax.ne(lax.sign(x1), lax.sign(x2)),
+                       lax.ne(lax.rem(x1, x2), lax.full_like(x1, 0)))
         return lax.select(fix, lax.sub(q, lax.full_like(q, 1)), q)
-    if x1.dtype == _onp.bool_:
-        raise TypeError("floor_divide is not defined for bool")
-    return lax.floor(lax.div(x1, x2))
+    if _dt.issubdtype(x1.dtype, _onp.complexfloating):
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return _float_divmod(x1, x2)[0]
 
 
 def remainder(x1, x2, /):
@@ -383,7 +405,10 @@ def fmod(x1, x2, /):
 
 
 def divmod(x1, x2, /):  # noqa: A001
-    return floor_divide(x1, x2), remainder(x1, x2)
+    x1, x2 = _numeric("divmod", x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.integer):
+        return floor_divide(x1, x2), remainder(x1, x2)
+    return _float_divmod(x1, x2)
 
 
 def power(x1, x2, /):
@@ -443,7 +468,9 @@ def fmin(x1, x2, /):
 def heaviside(x1, x2, /):
     x1, x2 = _promote("heaviside", x1, x2, inexact=True)
     zero = lax.full_like(x1, 0)
-    return where(lax.lt(x1, zero), zero, where(lax.gt(x1, zero), lax.full_like(x1, 1), x2))
+    # x1 == 0 (either sign) gives x2; a NaN x1 stays NaN, as in JAX.
+    return where(lax.lt(x1, zero), zero, where(lax.gt(x1, zero), lax.full_like(x1, 1),
+                                               where(lax.ne(x1, x1), x1, x2)))
 
 
 def sinc(x, /):
@@ -597,12 +624,33 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
 
 
 def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the nonzero entries, one array per dimension. With `size`, exactly `size`
+    entries: the first ones found, padded with fill_value (default 0; a scalar or one value
+    per dimension); this also works on traced arrays. JAX: jnp.nonzero."""
     a = asarray(a)
-    if isinstance(a, Tracer):
-        from mjax.errors import ConcretizationTypeError
-        raise ConcretizationTypeError(a, "nonzero/where with one argument needs a concrete "
-                                         "array (its output shape depends on the values)")
-    return tuple(asarray(i.astype(_dt.default_int())) for i in _onp.nonzero(_onp.asarray(a)))
+    if a.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "jnp.atleast_1d(scalar).nonzero() instead.")
+    if size is None:
+        if isinstance(a, Tracer):
+            from mjax.errors import ConcretizationTypeError
+            raise ConcretizationTypeError(a, "nonzero/where with one argument needs a "
+                                             "concrete array (its output shape depends on "
+                                             "the values); pass size=")
+        return tuple(asarray(i.astype(_dt.default_int()))
+                     for i in _onp.nonzero(_onp.asarray(a)))
+    from mjax.numpy.searching import _flat_nonzero, _unravel
+    flat = _flat_nonzero(a, int(size), None, "nonzero")
+    cols = list(_unravel(flat, a.shape))
+    if fill_value is not None:
+        fills = _onp.broadcast_to(_onp.asarray(fill_value), (a.ndim,)) if _onp.ndim(
+            fill_value) == 0 else tuple(fill_value)
+        if len(fills) != a.ndim:
+            raise ValueError(f"fill_value must be a scalar or a tuple of length {a.ndim}; "
+                             f"got {fill_value}")
+        valid = greater_equal(_flat_nonzero(a, int(size), -1, "nonzero"), 0)
+        cols = [where(valid, c, asarray(f).astype(c.dtype)) for c, f in zip(cols, fills)]
+    return tuple(cols)
 
 
 # ---- creation -------------------------------------------------------------------
@@ -919,10 +967,11 @@ def tile(A, reps):
     return reshape(out, [r * s for r, s in zip(reps, A.shape)])
 
 
-def repeat(a, repeats, axis=None):
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     a = asarray(a)
-    if not isinstance(repeats, int):
-        raise NotImplementedError("mjax.numpy.repeat: only an integer `repeats` is supported")
+    if not isinstance(repeats, int) or total_repeat_length is not None:
+        from mjax.numpy.shaping import repeat_general
+        return repeat_general(a, repeats, axis, total_repeat_length)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _axis(axis, a.ndim)
@@ -1028,11 +1077,9 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims))
 
 
-def average(a, axis=None, weights=None):
-    if weights is None:
-        return mean(a, axis)
-    a, weights = asarray(a), asarray(weights)
-    return sum(a * weights, axis) / sum(weights, axis)
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    from mjax.numpy.shaping import average as _average
+    return _average(a, axis, weights, returned, keepdims)
 
 
 def _arg(name, lax_fn):
@@ -1295,13 +1342,15 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    shifts = (shift,) if isinstance(shift, int) or _onp.ndim(shift) == 0 else tuple(shift)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     if len(shifts) != len(axes):
         shifts = shifts * len(axes) if len(shifts) == 1 else shifts
     for s, ax in zip(shifts, axes):
-        if isinstance(s, Tracer):
-            raise NotImplementedError("mjax.numpy.roll: a traced shift is not supported yet")
+        if isinstance(s, Tracer) or (hasattr(s, "aval") and not isinstance(s, int)):
+            from mjax.numpy.shaping import roll_dynamic
+            a = roll_dynamic(a, s, _axis(ax, a.ndim))
+            continue
         ax = _axis(ax, a.ndim)
         n = a.shape[ax]
         if n == 0:
@@ -1395,6 +1444,10 @@ from mjax.numpy.searching import (argwhere, bincount, flatnonzero, histogram,  #
                                   interp, searchsorted)
 from mjax.numpy.arraysetops import isin, unique  # noqa: E402
 from mjax.numpy.polynomial import convolve, correlate, polyval  # noqa: E402
+from mjax.numpy.quantiles import (median, nanmedian, nanpercentile, nanquantile,  # noqa: E402
+                                  percentile, quantile)
+from mjax.numpy.shaping import (array_split, digitize, dsplit, dstack, ediff1d,  # noqa: E402
+                                geomspace, hsplit, indices, lexsort, logspace, rot90, vsplit)
 from mjax.numpy import linalg  # noqa: E402, F401
 from mjax.numpy import fft  # noqa: E402, F401
 from mjax.numpy.vectorize import vectorize  # noqa: E402

@@ -27,9 +27,10 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     map (in ar's shape) and counts. With `size`, the output is padded to `size` entries:
     values with fill_value (default: the smallest value), indices with the smallest
     value's index, counts with 0."""
-    if axis is not None:
-        raise NotImplementedError("mjax.numpy.unique: axis is not supported yet")
     ar = jnp.asarray(ar)
+    if axis is not None:
+        return _unique_axis(ar, axis, return_index, return_inverse, return_counts, equal_nan,
+                            size, fill_value)
     flat = jnp.ravel(ar)
     n = flat.shape[0]
     int_t = _dt.default_int()
@@ -61,6 +62,57 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_inverse:
         inverse = scatter_1d("set", jnp.zeros((n,), int_t), order, rank)
         out.append(jnp.reshape(inverse, ar.shape))
+    if return_counts:
+        out.append(scatter_1d("add", jnp.zeros((size,), int_t), rank, 1))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_axis(ar, axis, return_index, return_inverse, return_counts, equal_nan, size,
+                 fill_value):
+    """unique slices along `axis`: rows (the slices, flattened) sorted lexicographically
+    by one sort keyed on every column, then deduplicated as in the flat case."""
+    if ar.ndim == 0:
+        raise ValueError("unique: axis must be None for a 0-d array")
+    axis = int(axis) % ar.ndim
+    moved = jnp.moveaxis(ar, axis, 0)
+    n = moved.shape[0]
+    rows = jnp.reshape(moved, (n, -1))
+    m = rows.shape[1]
+    int_t = _dt.default_int()
+    if n == 0 or m == 0:
+        raise NotImplementedError(f"mjax.numpy.unique: axis= over an array with empty "
+                                  f"slices or an empty axis (shape {ar.shape}) is not "
+                                  f"supported yet")
+    iota = lax.iota(int_t, n)
+    cols = [rows[:, j] for j in range(m)]
+    *sorted_cols, order = lax.sort((*cols, iota), dimension=0, num_keys=m)
+    s = jnp.stack(sorted_cols, axis=1)
+    differ = jnp.not_equal(s[1:], s[:-1])
+    if equal_nan and _dt.is_inexact(s.dtype):
+        differ = jnp.logical_and(differ, jnp.logical_not(
+            jnp.logical_and(jnp.isnan(s[1:]), jnp.isnan(s[:-1]))))
+    is_new = jnp.concatenate([jnp.ones((1,), jnp.bool_), jnp.any(differ, axis=1)])
+    rank = jnp.cumsum(is_new, dtype=int_t) - 1
+    if size is None:
+        if isinstance(ar, Tracer):
+            from mjax.errors import ConcretizationTypeError
+            raise ConcretizationTypeError(ar, "mjax.numpy.unique: the number of distinct "
+                                              "values is not static; pass size=")
+        size = int(_onp.asarray(is_new).sum())
+    size = int(size)
+    slot = jnp.where(is_new, rank, size)
+    fill = s[0] if fill_value is None else jnp.broadcast_to(
+        jnp.asarray(fill_value, s.dtype), (m,))
+    dnums = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                        scatter_dims_to_operand_dims=(0,))
+    values = lax.scatter(jnp.broadcast_to(fill, (size, m)), jnp.reshape(slot, (-1, 1)), s,
+                         dnums, mode="fill")
+    values = jnp.moveaxis(jnp.reshape(values, (size,) + moved.shape[1:]), 0, axis)
+    out = [values]
+    if return_index:
+        out.append(scatter_1d("set", jnp.full((size,), order[0], int_t), slot, order))
+    if return_inverse:
+        out.append(scatter_1d("set", jnp.zeros((n,), int_t), order, rank))
     if return_counts:
         out.append(scatter_1d("add", jnp.zeros((size,), int_t), rank, 1))
     return out[0] if len(out) == 1 else tuple(out)

@@ -233,12 +233,17 @@ class _IndexUpdateRef:
     mul = multiply
 
     def divide(self, values, *, mode=None, **kw):
+        # As JAX: x / (ones with `values` multiplied in at idx), so other entries are
+        # divided by exactly 1 (and an integer x gives a float result).
         import mjax.numpy as jnp
-        x = jnp.asarray(self.array)
-        return self._update("mul", jnp.true_divide(jnp.ones((), x.dtype), values), mode)
+        ones = _IndexUpdateRef(jnp.ones_like(self.array), self.index)
+        return jnp.divide(self.array, ones._update("mul", values, mode))
 
-    def power(self, values, **kw):
-        raise NotImplementedError("x.at[...].power is not supported yet")
+    def power(self, values, *, mode=None, **kw):
+        # As JAX: x ** (ones with `values` multiplied in at idx).
+        import mjax.numpy as jnp
+        ones = _IndexUpdateRef(jnp.ones_like(self.array), self.index)
+        return jnp.power(self.array, ones._update("mul", values, mode))
 
     def min(self, values, *, mode=None, **kw):  # noqa: A003
         return self._update("min", values, mode)

@@ -1,0 +1,213 @@
+"""quantile/percentile/median and their NaN-ignoring twins, as in jax.numpy.
+
+The reduced axes are moved last and flattened, the data sorted along them (NaNs sort
+last), and each quantile read at its fractional position in the sorted data. Methods are
+JAX's: 'linear', 'lower', 'higher', 'midpoint', 'nearest', and 'inverted_cdf' (the only
+one that takes weights).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as _onp
+
+from mjax import dtypes as _dt
+from mjax import lax
+from mjax import numpy as jnp
+from mjax.core import at_user_line
+
+METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = tuple(a % ndim if -ndim <= a < ndim else None for a in axes) if ndim else ()
+    if None in out:
+        raise ValueError(at_user_line(f"axis {axis} is out of bounds for array of "
+                                      f"dimension {ndim}"))
+    if len(set(out)) != len(out):
+        raise ValueError("repeated axis")
+    return out
+
+
+def _to_last(x, axes):
+    """x with `axes` moved last and flattened into one axis."""
+    keep = [d for d in range(x.ndim) if d not in axes]
+    x = jnp.transpose(x, keep + list(axes))
+    return jnp.reshape(x, tuple(x.shape[:len(keep)]) + (math.prod(x.shape[len(keep):]),))
+
+
+def _gather_last(sorted_, idx):
+    """sorted_[..., idx] per batch entry, for idx of shape q_shape + batch."""
+    data = jnp.broadcast_to(sorted_, idx.shape + sorted_.shape[-1:])
+    return jnp.take_along_axis(data, jnp.expand_dims(idx, -1), axis=-1)[..., 0]
+
+
+def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
+    if method not in METHODS:
+        raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', "
+                         "'nearest' or 'inverted_cdf'")
+    axis = axis if axis is None or isinstance(axis, int) else tuple(axis)
+    # One compiled program per call signature, as JAX jits its quantile.
+    return _quantile_jit(a, q, axis, method, bool(keepdims), squash_nans, weights)
+
+
+def _quantile_impl(a, q, axis, method, keepdims, squash_nans, weights):
+    if method not in METHODS:
+        raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', "
+                         "'nearest' or 'inverted_cdf'")
+    a = jnp.asarray(a)
+    if not _dt.is_inexact(a.dtype):
+        a = a.astype(_dt.default_float())
+    if _dt.issubdtype(a.dtype, _onp.complexfloating):
+        raise ValueError("quantile does not support complex input, as the operation is "
+                         "poorly defined.")
+    q = jnp.asarray(q)
+    if not _dt.is_inexact(q.dtype):
+        q = q.astype(_dt.default_float())
+    if q.ndim > 1:
+        raise ValueError(f"q must be have rank <= 1, got shape {q.shape}")
+    axes = _axes(axis, a.ndim)
+    kept_shape = [1 if d in axes else n for d, n in enumerate(a.shape)]
+    if weights is not None:
+        if method != "inverted_cdf":
+            raise NotImplementedError(f"{method} doesn't support weights. Only method "
+                                      f"'inverted_cdf' supports weights.")
+        weights = jnp.asarray(weights)
+        if _dt.issubdtype(weights.dtype, _onp.complexfloating):
+            raise ValueError("Weights cannot be complex types.")
+        weights = weights.astype(jnp.result_type(a, weights))
+        a = a.astype(weights.dtype)
+        if weights.shape != a.shape:
+            if axis is None:
+                raise ValueError("Weights shape must match 'a' shape when axis is None.")
+            want = tuple(a.shape[d] for d in axes)
+            if weights.shape != want:
+                raise ValueError(f"Weights shape {weights.shape} must match reduction axes "
+                                 f"{want}")
+            weights = lax.broadcast_in_dim(weights, a.shape, axes)
+    x = _to_last(a, axes)
+    n = x.shape[-1]
+    nan = jnp.isnan(x)
+    if weights is not None:
+        x, w = lax.sort_key_val(x, _to_last(weights, axes), dimension=-1)
+    else:
+        x, w = lax.sort(x, dimension=-1), None
+    batch = x.shape[:-1]
+    qb = jnp.reshape(q, q.shape + (1,) * len(batch))
+    any_nan = jnp.any(nan, axis=-1)
+    if squash_nans:
+        counts = jnp.sum(jnp.logical_not(nan), axis=-1).astype(q.dtype)
+    else:
+        counts = jnp.full(batch, n, q.dtype)
+    if method == "inverted_cdf":
+        out = _inverted_cdf(x, w, qb, counts, any_nan, squash_nans)
+    else:
+        pos = qb * (counts - 1)
+        low, high = jnp.floor(pos), jnp.ceil(pos)
+        high_weight = pos - low
+        low_weight = 1 - high_weight
+        top = jnp.maximum(counts - 1, 0)
+        low = jnp.clip(low, 0, top).astype(_dt.default_int())
+        high = jnp.clip(high, 0, top).astype(_dt.default_int())
+        low_value, high_value = _gather_last(x, low), _gather_last(x, high)
+        if method == "linear":
+            out = low_value.astype(q.dtype) * low_weight + high_value.astype(q.dtype) * high_weight
+        elif method == "lower":
+            out = low_value
+        elif method == "higher":
+            out = high_value
+        elif method == "nearest":
+            out = jnp.where(high_weight <= 0.5, low_value, high_value)
+        else:  # midpoint
+            out = (low_value + high_value) * _onp.asarray(0.5, low_value.dtype)
+        if not squash_nans:
+            out = jnp.where(any_nan, _onp.nan, out)
+    if keepdims:
+        out = jnp.reshape(out, q.shape + tuple(kept_shape))
+    return out.astype(a.dtype)
+
+
+def _jitted(fn):
+    from mjax.api import jit
+    return jit(fn, static_argnums=(2, 3, 4, 5))
+
+
+_quantile_jit = _jitted(_quantile_impl)
+
+
+def _inverted_cdf(x, w, qb, counts, any_nan, squash_nans):
+    # The first sorted entry whose cumulative weight reaches q * total weight; negative or
+    # NaN weights make the result NaN, as do NaN data (all-NaN data for nanquantile).
+    if w is None:
+        w = jnp.ones_like(x)
+    nan = jnp.isnan(x)
+    bad = jnp.logical_or(w < 0, jnp.isnan(w))
+    clean = jnp.where(jnp.logical_or(bad, nan), 0, w)
+    cum = jnp.cumsum(clean, axis=-1)
+    total = cum[..., -1]
+    target = (qb * total).astype(cum.dtype)
+    idx = jnp.sum((cum < target[..., None]).astype(_dt.default_int()), axis=-1)
+    top = jnp.maximum(counts - 1, 0).astype(idx.dtype)
+    idx = jnp.clip(idx, 0, top)
+    out = _gather_last(x, idx)
+    force = jnp.any(bad, axis=-1)
+    force = jnp.logical_or(force, counts == 0 if squash_nans else any_nan)
+    return jnp.where(force, _onp.nan, out)
+
+
+def _check_unsupported(fname, out, overwrite_input):
+    if overwrite_input or out is not None:
+        raise ValueError(f"jax.numpy.{fname} does not support overwrite_input=True or "
+                         f"out != None")
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+    """The q-th quantiles (q in [0, 1]) along axis. JAX: jnp.quantile."""
+    _check_unsupported("quantile", out, overwrite_input)
+    method = interpolation if interpolation is not None else method
+    return _quantile(a, q, axis, method, keepdims, False, weights)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):
+    """quantile ignoring NaNs. JAX: jnp.nanquantile."""
+    _check_unsupported("nanquantile", out, overwrite_input)
+    method = interpolation if interpolation is not None else method
+    return _quantile(a, q, axis, method, keepdims, True, weights)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):
+    """The q-th percentiles (q in [0, 100]) along axis. JAX: jnp.percentile."""
+    _check_unsupported("percentile", out, overwrite_input)
+    method = interpolation if interpolation is not None else method
+    return _quantile(a, jnp.asarray(q) / 100, axis, method, keepdims, False,
+                     weights)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None, interpolation=None):
+    """percentile ignoring NaNs. JAX: jnp.nanpercentile."""
+    _check_unsupported("nanpercentile", out, overwrite_input)
+    method = interpolation if interpolation is not None else method
+    return _quantile(a, jnp.asarray(q) / 100, axis, method, keepdims, True,
+                     weights)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median along axis (the midpoint of the two middle values). JAX: jnp.median."""
+    return quantile(a, 0.5, axis=axis, out=out, overwrite_input=overwrite_input,
+                    keepdims=keepdims, method="midpoint")
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """median ignoring NaNs. JAX: jnp.nanmedian."""
+    return nanquantile(a, 0.5, axis=axis, out=out, overwrite_input=overwrite_input,
+                       keepdims=keepdims, method="midpoint")
+
+
+__all__ = ["quantile", "nanquantile", "percentile", "nanpercentile", "median", "nanmedian"]
