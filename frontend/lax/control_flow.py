@@ -31,8 +31,7 @@ def _fun_desc(f) -> str:
 
 def _long(a: ShapedArray) -> str:
     """JAX's long type spelling: float32[3,4]."""
-    return f"{np.dtype(a.dtype).name if not hasattr(a.dtype, 'impl') else a.dtype}" \
-           f"[{','.join(str(d) for d in a.shape)}]"
+    return f"{a.dtype.name}[{','.join(str(d) for d in a.shape)}]"
 
 
 def _aval_repr(a: ShapedArray) -> str:
@@ -48,11 +47,8 @@ def _differ(a: ShapedArray, b: ShapedArray) -> str:
 
 def _paths(tree) -> list[str]:
     """keystr-like paths of a treedef's leaves ('' for a single leaf)."""
-    try:
-        import optree
-        return ["".join(f"[{k!r}]" for k in p) for p in optree.treespec_paths(tree)]
-    except Exception:
-        return [""] * tree.num_leaves
+    import optree
+    return ["".join(f"[{k!r}]" for k in p) for p in optree.treespec_paths(tree)]
 
 
 def _where() -> str:
@@ -201,7 +197,7 @@ def _cond_core(kind, index, branches, names, operands):
 _NO_OPERAND = object()
 
 
-def _one_operand(operand, operands, fn):
+def _one_operand(operand, operands):
     if operand is not _NO_OPERAND:
         if operands:
             raise TypeError(f"if 'operand' keyword is passed then no positional operands can "
@@ -217,7 +213,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     from mjax import lax
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
-    operands = _one_operand(operand, operands, "cond")
+    operands = _one_operand(operand, operands)
     if pred is None:
         raise TypeError("cond predicate is None")
     if isinstance(pred, (list, tuple, str)) or np.ndim(pred) != 0:
@@ -245,7 +241,7 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
     """branches[clamp(0, index, len(branches) - 1)](*operands), staged as jaxpr.cond.
     JAX: lax.switch."""
     from mjax import lax
-    operands = _one_operand(operand, operands, "switch")
+    operands = _one_operand(operand, operands)
     if np.ndim(index) != 0:
         raise TypeError(f"Branch index must be scalar, got {index} of shape "
                         f"{np.shape(index)}.")

@@ -363,3 +363,17 @@ def test_type_mismatch_errors_name_the_user_line():
         lax.while_loop(lambda c: c < 3, lambda c: (c, c), np.float32(1))
     with pytest.raises(TypeError, match=rf"test_control_flow.py:{line + 2}:"):
         mjax.jit(lambda x: lax.switch(0, [lambda: x, lambda: x[None]]))(np.ones(2))
+
+
+def test_prng_keys_as_scan_carry_and_cond_operand():
+    def build(L, np_):
+        random = mjax.random if L is lax else jax.random
+
+        def step(k, _):
+            k, sub = random.split(k)
+            return k, random.normal(sub, (2,))
+        return lambda seed: L.scan(step, random.PRNGKey(seed), None, length=4)[1]
+    both(build, 0)
+    got = lax.cond(True, lambda k: mjax.random.split(k)[0], lambda k: k, mjax.random.key(1))
+    want = jax.lax.cond(True, lambda k: jax.random.split(k)[0], lambda k: k, jax.random.key(1))
+    np.testing.assert_array_equal(mjax.random.key_data(got), jax.random.key_data(want))
