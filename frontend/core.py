@@ -7,7 +7,6 @@ runs the op eagerly (see eager.py). Every op carries the user's `file:line:col`.
 from __future__ import annotations
 
 import contextlib
-import contextlib
 import os
 import sys
 import threading
