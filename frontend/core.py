@@ -198,7 +198,8 @@ class RegionTrace(Trace):
     """One body (cond branch, loop body) being traced into a block, inside the trace that
     is current when it starts (its parent).
 
-    The block is built detached and moved into the region op afterwards (`block_with`).
+    The block is built inside a placeholder op in the parent's block and moved into the
+    region op afterwards (`block_with`, `emit_region_op`).
     Regions are isolated from above: tracers of enclosing traces and concrete arrays too
     big to inline become extra block arguments, listed in `captured`, which the caller
     passes as explicit operands of the region op. Small constants are inlined.
