@@ -283,6 +283,37 @@ def test_nested_vmap():
           "loop of loops")
 
 
+def _per_example_loss(np_, L):
+    def loss(params, x, y):
+        w1, w2 = params
+        z = np_.tanh(x @ w1) @ w2
+        z = z - L.stop_gradient(np_.max(z))
+        lse = np_.log(np_.sum(np_.exp(z)))
+        reg = np_.sum(np_.cumsum(w1, axis=0)[::-1, :2] ** 2)
+        return lse - z[y] + 0.1 * reg + np_.sort(z)[0]
+    return loss
+
+
+def test_per_example_gradients():
+    """vmap of grad and grad of vmap batch the JVP and transposed programs of dot_general,
+    reductions, cumsum, sort, slicing and padding (the transpose of slice)."""
+    w1, w2 = (RNG.normal(size=s).astype(np.float32) for s in ((4, 5), (5, 3)))
+    x, y = RNG.normal(size=(6, 4)).astype(np.float32), RNG.integers(0, 3, 6)
+    m, j = _per_example_loss(mnp, mlax), _per_example_loss(jnp, jax.lax)
+    got = mjax.vmap(mjax.grad(m), in_axes=(None, 0, 0))((w1, w2), x, y)
+    want = jax.vmap(jax.grad(j), in_axes=(None, 0, 0))((w1, w2), x, y)
+    loop = [mjax.grad(m)((w1, w2), x[k], y[k]) for k in range(6)]
+    for i in range(2):
+        np.testing.assert_allclose(np.asarray(got[i]), np.asarray(want[i]), rtol=1e-4,
+                                   atol=1e-5)
+        np.testing.assert_allclose(np.asarray(got[i]), np.stack([g[i] for g in loop]),
+                                   rtol=1e-4, atol=1e-5)
+    got = mjax.grad(lambda p: mjax.vmap(m, in_axes=(None, 0, 0))(p, x, y).sum())((w1, w2))
+    want = jax.grad(lambda p: jax.vmap(j, in_axes=(None, 0, 0))(p, x, y).sum())((w1, w2))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-5)
+
+
 # ---- the batched IR keeps unbatched operands unbatched ---------------------------------
 def _bodies(f, args, in_axes):
     """The texts of f and of the batched copy that --jaxpr-batch makes for vmap(f)."""
