@@ -377,3 +377,13 @@ def test_prng_keys_as_scan_carry_and_cond_operand():
     got = lax.cond(True, lambda k: mjax.random.split(k)[0], lambda k: k, mjax.random.key(1))
     want = jax.lax.cond(True, lambda k: jax.random.split(k)[0], lambda k: k, jax.random.key(1))
     np.testing.assert_array_equal(mjax.random.key_data(got), jax.random.key_data(want))
+
+
+def test_control_flow_inside_an_inlined_nested_jit():
+    def build(L, np_):
+        jit = mjax.jit if L is lax else jax.jit
+        inner = jit(lambda x, y: L.scan(
+            lambda c, a: (L.cond(a > 1, lambda: c * y, lambda: c + a), None), x,
+            np.arange(4, dtype=np.float32))[0])
+        return lambda x: inner(x, 2.0) + inner(x, 3.0)
+    both(build, np.float32(1.0))
