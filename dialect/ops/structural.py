@@ -344,10 +344,17 @@ class DotGeneralOp(JaxprOp, name="dot_general"):
     JAX: lax.dot_general_p."""
     num_operands = 2
     attributes = {"dimension_numbers": A.Nested(depth=3),
+                  "precision": A.AnyAttr(default=None),
                   "preferred_element_type": A.DType(default=None)}
 
     @classmethod
-    def infer(cls, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+    def infer(cls, lhs, rhs, *, dimension_numbers, precision=None,
+              preferred_element_type=None):
+        if precision is not None and (
+                not isinstance(precision, tuple) or len(precision) != 2
+                or any(p not in ("DEFAULT", "HIGH", "HIGHEST") for p in precision)):
+            raise TypeError(f"dot_general precision must be absent or a pair of "
+                            f"DEFAULT/HIGH/HIGHEST, got {precision!r}")
         try:
             (lc, rc), (lb, rb) = dimension_numbers
         except (TypeError, ValueError):

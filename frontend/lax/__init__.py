@@ -352,8 +352,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         preferred_element_type)
+    from mjax.lax.convolution import canonicalize_precision
     return bind(_op("dot_general"), lhs, rhs, dimension_numbers=dn,
-                preferred_element_type=pet)
+                precision=canonicalize_precision(precision), preferred_element_type=pet)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

@@ -106,9 +106,15 @@ _PRECISION_NAMES = {"default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEF
 
 
 def canonicalize_precision(precision):
-    """None, or a pair of 'DEFAULT'/'HIGH'/'HIGHEST'. JAX: lax.canonicalize_precision."""
+    """None, or a pair of 'DEFAULT'/'HIGH'/'HIGHEST'. JAX: lax.canonicalize_precision.
+
+    None takes jax_default_matmul_precision; its dot-algorithm names (e.g. 'F32_F32_F32')
+    have no StableHLO precision pair and leave the backend's default."""
     if precision is None:
-        return None
+        from mjax.config import config
+        precision = config.read("jax_default_matmul_precision")
+        if precision is None or precision.lower() not in _PRECISION_NAMES:
+            return None
     if isinstance(precision, (list, tuple)) and len(precision) == 2:
         return tuple(canonicalize_precision(p)[0] for p in precision)
     name = getattr(precision, "name", precision)

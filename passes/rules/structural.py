@@ -1,6 +1,7 @@
 """Rules for the structural family (dialect/ops/structural.py): lowering."""
 from __future__ import annotations
 
+from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect import attributes as A
@@ -126,7 +127,8 @@ def _clamp_lower(ctx, lo, x, hi):
 
 
 @lowering(S.DotGeneralOp)
-def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
+                       preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     out_dtype = ctx.avals_out[0].dtype
     lhs, rhs = H.convert(lhs, out_dtype), H.convert(rhs, out_dtype)
@@ -134,7 +136,9 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, preferred_element_ty
                                      rhs_batching_dimensions=list(rb),
                                      lhs_contracting_dimensions=list(lc),
                                      rhs_contracting_dimensions=list(rc))
-    return hlo.dot_general(_out_type(ctx), lhs, rhs, dn)
+    config = None if precision is None else ir.ArrayAttr.get(
+        [hlo.PrecisionAttr.get(p) for p in precision])
+    return hlo.dot_general(_out_type(ctx), lhs, rhs, dn, precision_config=config)
 
 
 
@@ -359,7 +363,7 @@ AD.defjvp(S.DotGeneralOp, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
 
 
 def _dot_ct(b, ct, other, own_aval, own_c, other_c, own_b, other_b, ct_own_free,
-            ct_other_free):
+            ct_other_free, precision=None):
     """Cotangent of one dot_general operand: contract ct with the other operand over the
     other's free dims, then move dims back to the operand's layout."""
     other_aval = AD.aval(other)
@@ -370,7 +374,7 @@ def _dot_ct(b, ct, other, own_aval, own_c, other_c, own_b, other_b, ct_own_free,
     pet = None if other_aval.dtype == ct_dtype else np.dtype(ct_dtype)
     out = b.dot_general(ct, other, dimension_numbers=((tuple(ct_other_free), tuple(other_free)),
                                                       (tuple(range(nb)), tuple(other_b))),
-                        preferred_element_type=pet)
+                        precision=precision, preferred_element_type=pet)
     # out dims: batch, own free (in order), the other's contracting dims (sorted).
     rest = sorted(other_c)
     pos = {}
@@ -389,7 +393,8 @@ def _dot_ct(b, ct, other, own_aval, own_c, other_c, own_b, other_b, ct_own_free,
 
 
 @AD.transpose_rule(S.DotGeneralOp)
-def _dot_general_transpose(b, ct, x, y, *, dimension_numbers, preferred_element_type=None):
+def _dot_general_transpose(b, ct, x, y, *, dimension_numbers, precision=None,
+                           preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     if AD.is_linear(x) and AD.is_linear(y):
         raise ValueError("dot_general of two linear values is not linear")
@@ -400,8 +405,8 @@ def _dot_general_transpose(b, ct, x, y, *, dimension_numbers, preferred_element_
     ct_xfree = list(range(nb, nb + n_xfree))
     ct_yfree = list(range(nb + n_xfree, nb + n_xfree + n_yfree))
     if AD.is_linear(x):
-        return [_dot_ct(b, ct, y, xa, lc, rc, lb, rb, ct_xfree, ct_yfree), None]
-    return [None, _dot_ct(b, ct, x, ya, rc, lc, rb, lb, ct_yfree, ct_xfree)]
+        return [_dot_ct(b, ct, y, xa, lc, rc, lb, rb, ct_xfree, ct_yfree, precision), None]
+    return [None, _dot_ct(b, ct, x, ya, rc, lc, rb, lb, ct_yfree, ct_xfree, precision)]
 
 
 # ---- batching --------------------------------------------------------------------
@@ -577,7 +582,8 @@ def _clamp_batch(b, args, dims):
 
 
 @B.batch_rule(S.DotGeneralOp)
-def _dot_general_batch(b, args, dims, *, dimension_numbers, preferred_element_type=None):
+def _dot_general_batch(b, args, dims, *, dimension_numbers, precision=None,
+                       preferred_element_type=None):
     # JAX: _dot_general_batch_rule. Both batched: the batch axes pair up as one more dot
     # batch dim (the first of the result). One batched: its batch axis is one more free dim
     # of that operand, so the other operand is not broadcast; the result has it among
@@ -596,5 +602,5 @@ def _dot_general_batch(b, args, dims, *, dimension_numbers, preferred_element_ty
         free = [i for i in range(AD.aval(rhs).ndim) if i not in rc and i not in rb]
         out_d = len(lb) + n_lhs_free + free.index(rd)
     out = b.dot_general(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)),
-                        preferred_element_type=preferred_element_type)
+                        precision=precision, preferred_element_type=preferred_element_type)
     return [out], [out_d]

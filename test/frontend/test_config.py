@@ -248,3 +248,28 @@ def test_registering_an_option():
     from mjax.config import enum_option
     with pytest.raises(ValueError, match="already defined"):
         enum_option("jax_default_prng_impl", "threefry2x32", ("threefry2x32",), "dup")
+
+
+# ---- default_matmul_precision reaches the IR ------------------------------------------------
+def test_default_matmul_precision_reaches_dot_general_and_conv():
+    x, y = jnp.ones((3, 4)), jnp.ones((4, 2))
+    mm = lambda a, b: a @ b  # noqa: E731
+    assert "precision" not in mjax.jit(mm).lower(x, y).as_text()
+    with mjax.default_matmul_precision("highest"):
+        text = mjax.jit(mm).lower(x, y).as_text()
+        assert "precision = [HIGHEST, HIGHEST]" in text
+        # an explicit precision wins over the default
+        text = mjax.jit(lambda a, b: mjax.lax.dot(a, b, precision=mjax.lax.Precision.HIGH)
+                        ).lower(x, y).as_text()
+        assert "precision = [HIGH, HIGH]" in text
+        # and it survives differentiation and batching
+        text = mjax.jit(mjax.grad(lambda a, b: (a @ b).sum())).lower(x, y).as_text()
+        assert text.count("precision = [HIGHEST, HIGHEST]") == 1
+        got = mjax.vmap(mm)(jnp.ones((2, 3, 4)), jnp.ones((2, 4, 2)))
+        np.testing.assert_allclose(got, np.full((2, 3, 2), 4.0))
+        lhs, rhs = jnp.ones((1, 2, 5, 5)), jnp.ones((3, 2, 3, 3))
+        text = mjax.jit(lambda a, b: mjax.lax.conv(a, b, (1, 1), "SAME")).lower(
+            lhs, rhs).as_text()
+        assert "HIGHEST" in text
+    with mjax.default_matmul_precision("F32_F32_F32"):   # an algorithm name: backend default
+        assert "precision" not in mjax.jit(mm).lower(x, y).as_text()

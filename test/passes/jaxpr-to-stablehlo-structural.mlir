@@ -464,6 +464,15 @@ func.func @dot_general(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf
 
 // -----
 
+// CHECK-LABEL: func.func @dot_general_precision
+// CHECK:         stablehlo.dot_general %{{.*}}, %{{.*}}, contracting_dims = [1] x [0], precision = [HIGHEST, HIGH] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+func.func @dot_general_precision(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %0 = "jaxpr.dot_general"(%x, %y) {dimension_numbers = [[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]], precision = ["HIGHEST", "HIGH"]} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @dot_general_batch
 // CHECK-SAME:    (%[[X:.*]]: tensor<5x2x3xf32>, %[[Y:.*]]: tensor<5x3x4xf32>)
 // CHECK:         %[[R:.*]] = stablehlo.dot_general %[[X]], %[[Y]], batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>
