@@ -261,12 +261,13 @@ def test_nested_vmap():
     y = RNG.integers(-4, 5, (5, 2, 6)).astype(np.float32)
 
     def f(L, x, y):
-        z = L.dot_general(x, y, MATMUL)                     # (4, 6)
-        z = L.pad(z, np.float32(0), ((1, 0, 0), (0, 0, 1)))  # (5, 11)
-        s = L.sort(L.transpose(z, (1, 0)), dimension=0)     # (11, 5)
+        z = L.dot_general(x, y, MATMUL)                     # (3, 6)
+        z = L.pad(z, np.float32(0), ((1, 0, 0), (0, 0, 1)))  # (4, 11)
+        s = L.sort(L.transpose(z, (1, 0)), dimension=0)     # (11, 4)
         return L.reduce_max(s, (0,)), L.cumsum(z, 1, True)
 
-    # x: outer axis 0, inner axis 0 of the rest (x[i, j] is (4, 5)); y only outer (axis 1).
+    # x: outer axis 0, then inner axis 1 of the rest (x[i, :, j] is (3, 5)); y is batched by
+    # the outer vmap only (y[:, i] is (5, 6)).
     m = mjax.vmap(mjax.vmap(lambda x, y: f(mlax, x, y), in_axes=(1, None), out_axes=(0, 1)),
                   in_axes=(0, 1), out_axes=(1, 0))
     j = jax.vmap(jax.vmap(lambda x, y: f(jax.lax, x, y), in_axes=(1, None), out_axes=(0, 1)),
