@@ -6,8 +6,11 @@
 The block interpreter (passes/interpreter.py) runs with entries `(primal, tangent)`, the
 tangent `None` being a symbolic zero. Ops whose tangents are all zero are copied
 unchanged (so zeros emit nothing); others go through their rule in `JVP`
-(passes/rules/*.py). Call-like ops have module-aware rules in `JVP_CALL`, keyed by op
-class; a transformation op without one (e.g. an unexpanded `jaxpr.vmap`) is an error.
+(passes/rules/*.py). Ops with bodies (calls, and ops with regions such as `jaxpr.cond`)
+have rules in `JVP_NESTED`, keyed by op class, that get the transformation itself, so
+they can transform a callee or interpret a region into a new block
+(`jvp.into(block).run(region_block, primals, tangents)`); a transformation op without
+one (e.g. an unexpanded `jaxpr.vmap`) is an error.
 
 With `linearize=True` (the first step of reverse mode), calls are inlined so that every
 tangent op is visible to partial evaluation, and `checkpoint` / `custom_vjp_call` emit
@@ -52,13 +55,13 @@ class Jvp:
         return interpret(block, self.rule_for, env)
 
     def rule_for(self, op: ir.Operation):
-        view = op.opview
-        if op.name == "func.call" or isinstance(view, T.TransformOp):
-            rule = JVP_CALL.get(T.CallOp if op.name == "func.call" else type(view))
-            if rule is None:
-                raise op_error(op, "cannot differentiate: no JVP rule for this "
-                                   "transformation op (it must be expanded first)")
+        cls = T.CallOp if op.name == "func.call" else type(op.opview)
+        rule = JVP_NESTED.get(cls)
+        if rule is not None:
             return lambda op, pairs: rule(self, op, pairs)
+        if issubclass(cls, T.TransformOp):
+            raise op_error(op, "cannot differentiate: no JVP rule for this transformation "
+                               "op (it must be expanded first)")
         return self._op_rule
 
     def copy(self, op, pairs) -> list[tuple]:
@@ -87,9 +90,10 @@ def with_tangents(outs, touts) -> list[tuple]:
             for p, t in zip(outs, touts)]
 
 
-# ---- call-like ops -------------------------------------------------------------------
-JvpCallRule = Callable[[Jvp, ir.Operation, list], list]
-JVP_CALL: dict[type[T.TransformOp], JvpCallRule] = {}
+# ---- ops with bodies: calls (and region ops, registered by their rule modules) -------
+# rule(jvp, op, [(primal, tangent | None)] per operand) -> [(primal, tangent)] per result
+JvpNestedRule = Callable[[Jvp, ir.Operation, list], list]
+JVP_NESTED: dict[type, JvpNestedRule] = {}
 
 
 def _split(pairs):
@@ -211,7 +215,7 @@ def _internal(jvp, op, pairs):
     raise op_error(op, "is internal to --jaxpr-vjp and cannot be differentiated")
 
 
-JVP_CALL.update({
+JVP_NESTED.update({
     T.CallOp: _call_jvp,
     T.CheckpointOp: _checkpoint_jvp,
     T.CustomJvpCallOp: _custom_jvp_call_jvp,
@@ -276,5 +280,5 @@ def expand_jvp_op(ex, op) -> None:
     ex.replace(op, ex.call(Builder(ir.InsertionPoint(op), op.location), new, op.operands))
 
 
-__all__ = ["JVP_CALL", "Jvp", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
+__all__ = ["JVP_NESTED", "Jvp", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
            "with_tangents"]

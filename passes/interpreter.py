@@ -17,20 +17,24 @@ Afterwards the entries of the block's arguments are returned.
 
 Nested regions. A rule for an op with regions interprets each region's block itself,
 emitting into a block of the new op. Regions are isolated from above, so the region's
-arguments are the only inputs. For example a JVP rule for `jaxpr.cond` (sketch):
+arguments are the only inputs, and the rule emits the new terminator itself. Each
+transformation has a table for such ops, whose rules get the transformation object
+(e.g. `JVP_NESTED` in passes/forward_mode.py); a JVP rule for `jaxpr.cond` (sketch):
 
-    def _cond_jvp(jvp, op, pairs):            # jvp: the forward-mode transformation
-        new = ...create the new cond op with len(op.regions) regions...
+    def _cond_jvp(jvp, op, pairs):       # pairs: (primal, tangent | None) per operand
+        new = ...a jaxpr.cond at jvp.ip with len(op.regions) empty regions...
         for old, region in zip(op.regions, new.regions):
             old_block = old.blocks[0]
-            block = region.blocks.append(*types_with_tangents)
-            inner = Env(zip(old_block.arguments, pairs_of(block.arguments)))
-            outs = interpret(old_block, jvp.into(block).rule_for, inner)
-            emit_yield(block, flatten(outs))     # the caller emits the terminator
+            block = region.blocks.append(*types_of_primals_and_tangents)
+            outs = jvp.into(block).run(old_block, primal_args(block), tangent_args(block))
+            emit_yield(block, [p for p, _ in outs] + [t for _, t in outs if t is not None])
         return pairs_of(new.results)
+    JVP_NESTED[CondOp] = _cond_jvp
 
-`jvp.into(block)` is the same transformation emitting at the end of `block`; every
-transformation here offers `into`, `rule_for` and a `run(block, inputs)` shorthand.
+`jvp.into(block)` is the same transformation emitting at the end of `block`; the
+transformations that emit into one place (`Jvp`, `Inline` in passes/jaxpr_inline.py,
+the batcher) offer `into`, `rule_for` and a `run(block, inputs...)` shorthand;
+`PartialEval` has a `PARTIAL_EVAL` table of custom rules for the same purpose.
 """
 from __future__ import annotations
 

@@ -20,12 +20,20 @@ the non-linear ops of a linear function before walking the linear ones backwards
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from jaxlib.mlir import ir
 
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import clone_into, is_constant
 from mjax.passes.rules.ad_util import Linear
+
+
+# Custom rules, keyed by op class, for ops that should not be all-known or all-unknown
+# (e.g. control flow splitting its body): rule(pe, op, entries) -> entries per result.
+# JAX: partial_eval_jaxpr_custom_rules.
+PARTIAL_EVAL: dict[type, Callable] = {}
 
 
 class Unknown(Linear):
@@ -55,6 +63,9 @@ class PartialEval:
         return interpret(block, self.rule_for, self.env)
 
     def rule_for(self, op):
+        custom = PARTIAL_EVAL.get(type(op.opview))
+        if custom is not None:
+            return lambda op, entries: custom(self, op, entries)
         return self._rule
 
     def _rule(self, op, entries):
@@ -83,4 +94,4 @@ class PartialEval:
         return self._inputs[old]
 
 
-__all__ = ["PartialEval", "Unknown"]
+__all__ = ["PARTIAL_EVAL", "PartialEval", "Unknown"]

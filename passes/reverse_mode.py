@@ -147,16 +147,30 @@ def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None
     bwd, bblock = ex.fns.create(ex.fns.fresh_name(new_name), [ins[i] for i in others]
                                 + list(outs), None, lin)
     ex.derived.add(symbol(bwd), lin_name, Transpose, linear_args=linear_args)
-    block = entry_block(lin)
     bargs = list(bblock.arguments)
     entries = [None] * len(ins)
     for k, i in enumerate(others):
         entries[i] = bargs[k]
     for i in linear_args:
         entries[i] = Linear(ins[i])
-    # Non-linear ops first (constants, ops on residuals only), at the top of @bwd.
     bip = ir.InsertionPoint(bblock)
-    pe = PartialEval(bip)
+    arg_cts = transpose_block(entry_block(lin), entries, bargs[len(others):], bip,
+                              lin.location)
+    b = Builder(bip, lin.location)
+    set_results(bwd, [instantiate(b, arg_cts[i], ins[i]) for i in linear_args])
+    # Transposed checkpoints emit jaxpr.vjp ops (rematerialization): expand them too.
+    ex.expand_function(symbol(bwd))
+    return symbol(bwd)
+
+
+def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
+                    loc: ir.Location) -> list:
+    """Transposes `block`, linear in the arguments whose entry is `Linear(aval)` (the
+    others are values available at `ip`), given cotangents of its terminator's operands
+    (None: zero); emits at `ip` and returns one cotangent (or None) per argument. Rules
+    for ops with bodies (scan, cond) can call it on a region's block."""
+    # Non-linear ops first (constants, ops on non-linear values only).
+    pe = PartialEval(ip)
     results = pe.run(block, entries)
     primal = pe.env
     linear_ops = set(pe.unknown_ops)
@@ -164,22 +178,21 @@ def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None
     def add(x, y):
         want, got = aval_of(x.type), aval_of(y.type)
         if (got.shape, got.dtype) != (want.shape, want.dtype):
-            raise PassError(lin.location, f"internal error: cotangents of types "
-                                          f"{want.str_short()} and {got.str_short()} for one "
-                                          f"value")
-        return Builder(bip, lin.location).add(x, y)
+            raise PassError(loc, f"internal error: cotangents of types {want.str_short()} "
+                                 f"and {got.str_short()} for one value")
+        return Builder(ip, loc).add(x, y)
     cts = Env(default=None, accumulate=lambda x, y: y if x is None else
               x if y is None else add(x, y))
     term = list(block.operations)[-1].operation
-    for v, e, ct in zip(term.operands, results, bargs[len(others):]):
-        if isinstance(e, Linear):
+    for v, e, ct in zip(term.operands, results, out_cts):
+        if isinstance(e, Linear) and ct is not None:
             cts.write(v, ct)
 
     def rule_for(op):
         return _transpose_rule if op in linear_ops else None
 
-    def _transpose_rule(op, out_cts):
-        if all(c is None for c in out_cts):
+    def _transpose_rule(op, cts_of_results):
+        if all(c is None for c in cts_of_results):
             return [None] * len(op.operands)
         view = op.opview
         cls = type(view) if isinstance(view, JaxprOp) else None
@@ -188,20 +201,15 @@ def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None
             why = NOT_SUPPORTED.get(("transpose", cls), "no transpose rule (is the op linear?)")
             raise op_error(op, f"cannot transpose for reverse-mode autodiff: {why}")
         args = [primal.read(v) for v in op.operands]
-        ct = out_cts[0] if len(out_cts) == 1 else list(out_cts)
+        ct = cts_of_results[0] if len(cts_of_results) == 1 else list(cts_of_results)
         with op.location:
-            got = rule(Builder(bip, op.location), ct, *args, **view.params)
+            got = rule(Builder(ip, op.location), ct, *args, **view.params)
         if len(got) != len(args):
             raise op_error(op, f"internal error: transpose rule returned {len(got)} "
                                f"cotangents for {len(args)} operands")
         return [c if isinstance(a, Linear) else None for a, c in zip(args, got)]
 
-    arg_cts = interpret(block, rule_for, cts, reverse=True)
-    b = Builder(bip, lin.location)
-    set_results(bwd, [instantiate(b, arg_cts[i], ins[i]) for i in linear_args])
-    # Transposed checkpoints emit jaxpr.vjp ops (rematerialization): expand them too.
-    ex.expand_function(symbol(bwd))
-    return symbol(bwd)
+    return interpret(block, rule_for, cts, reverse=True)
 
 
 # ---- vjp -----------------------------------------------------------------------------
@@ -259,4 +267,5 @@ def evaluable_linear(ex, lin_name: str) -> None:
 
 
 __all__ = ["Linearize", "LinearizeInfo", "Transpose", "VjpInfo", "evaluable_linear",
-           "expand_vjp_op", "linearize_functions", "transpose_function", "vjp_functions"]
+           "expand_vjp_op", "linearize_functions", "transpose_block", "transpose_function",
+           "vjp_functions"]
