@@ -127,3 +127,35 @@ func.func @vmap_under_jvp_and_vjp(%xs: tensor<2x3xf32>, %t: tensor<2x3xf32>) -> 
   return %0#1, %1 : tensor<2x3xf32>, tensor<2x3xf32>
 }
 
+
+// -----
+
+// jaxpr.jvp and jaxpr.vjp inside a function under jaxpr.vmap are differentiated first,
+// then the batcher batches the derivative functions they became.
+// CHECK-LABEL: func.func private @f_fwd(
+// CHECK-LABEL: func.func private @f_fwd_batched(
+// CHECK-SAME:    tensor<4x3xf32>
+// CHECK:         "jaxpr.cos"({{.*}}) : (tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK-LABEL: func.func private @f_bwd_batched(
+// CHECK-LABEL: func.func private @f_jvp_batched(
+// CHECK-LABEL: func.func private @df_batched(
+// CHECK:         "jaxpr.call"({{.*}}) {callee = @f_jvp_batched}
+// CHECK:         "jaxpr.call"({{.*}}) {callee = @f_fwd_batched}
+// CHECK:         "jaxpr.call"({{.*}}) {callee = @f_bwd_batched}
+// CHECK-LABEL: func.func @jvp_and_vjp_under_vmap
+// CHECK:         "jaxpr.call"({{.*}}) {callee = @df_batched}
+// CHECK-NOT:     jaxpr.vmap
+func.func private @f(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "jaxpr.sin"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @df(%x: tensor<3xf32>, %t: tensor<3xf32>) -> tensor<3xf32> {
+  %0:2 = "jaxpr.jvp"(%x, %t) {callee = @f} : (tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+  %1 = "jaxpr.vjp"(%x, %t) {callee = @f} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %2 = "jaxpr.add"(%0#1, %1) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %2 : tensor<3xf32>
+}
+func.func @jvp_and_vjp_under_vmap(%xs: tensor<4x3xf32>, %t: tensor<3xf32>) -> tensor<4x3xf32> {
+  %0 = "jaxpr.vmap"(%xs, %t) {callee = @df, in_axes = array<i64: 0, -1>, out_axes = array<i64: 0>, axis_size = 4 : i64} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
