@@ -7,14 +7,47 @@ JAX's named tuples (`QRResult`, `SVDResult`, `EighResult`, `SlogdetResult`, `Eig
 from __future__ import annotations
 
 import builtins
+import functools
+import inspect
 import operator
 from typing import NamedTuple
 
 import numpy as _onp
 
+from mjax.config import config
 from mjax import numpy as jnp
-from mjax.core import at_user_line
+from mjax.api import jit
+from mjax.core import at_user_line, current_trace
 from mjax.lax import linalg as lax_linalg
+
+
+def jit_eagerly(*dynamic: str):
+    """Runs the decorated function as one compiled program when called outside any trace
+    (JAX jits its linalg functions the same way): the parameters named in `dynamic` are
+    traced, the others are static and key the cache. Under a trace it is inlined."""
+    def wrap(fn):
+        sig = inspect.signature(fn)
+        cache = {}
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            if current_trace() is not None or config.read("jax_disable_jit"):
+                return fn(*args, **kwargs)
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arrays = {k: v for k, v in bound.arguments.items() if k in dynamic}
+            static = tuple((k, v) for k, v in bound.arguments.items() if k not in dynamic)
+            try:
+                key = (static, config.trace_state())
+                hash(key)
+            except TypeError:  # an unhashable static value (a list axis, an array tol)
+                return fn(*args, **kwargs)
+            jitted = cache.get(key)
+            if jitted is None:
+                jitted = cache[key] = jit(lambda arrs: fn(**arrs, **dict(static)))
+            return jitted(arrays)
+        return run
+    return wrap
 
 
 class EighResult(NamedTuple):
@@ -149,6 +182,7 @@ def diagonal(x, /, *, offset=0):
 
 
 # ---- factorizations ----------------------------------------------------------------------
+@jit_eagerly("a")
 def cholesky(a, *, upper=False, symmetrize_input=True):
     """Cholesky factor L (or, with upper=True, L^H) of Hermitian positive-definite `a`;
     NaN where `a` is not positive definite."""
@@ -158,6 +192,7 @@ def cholesky(a, *, upper=False, symmetrize_input=True):
     return _H(low) if upper else low
 
 
+@jit_eagerly("a")
 def qr(a, mode="reduced"):
     """QR decomposition: mode 'reduced', 'complete', 'r' (R only) or 'raw' (LAPACK's
     packed Householder form, transposed as NumPy returns it, and the taus)."""
@@ -172,6 +207,7 @@ def qr(a, mode="reduced"):
     return r if mode == "r" else QRResult(q, r)
 
 
+@jit_eagerly("a")
 def eigh(a, UPLO=None, symmetrize_input=True):
     """Eigenvalues (ascending) and eigenvectors (columns) of Hermitian matrices."""
     (a,) = _inexact("eigh", a)
@@ -187,6 +223,7 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
+@jit_eagerly("a")
 def eig(a):
     """Eigenvalues and right eigenvectors of general square matrices (CPU only)."""
     (a,) = _inexact("eig", a)
@@ -195,6 +232,7 @@ def eig(a):
     return EigResult(w, v)
 
 
+@jit_eagerly("a")
 def eigvals(a):
     """Eigenvalues of general square matrices (CPU only)."""
     (a,) = _inexact("eigvals", a)
@@ -203,6 +241,7 @@ def eigvals(a):
                           compute_right_eigenvectors=False)[0]
 
 
+@jit_eagerly("a")
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
     """Singular value decomposition a = U diag(S) Vh, singular values descending."""
     (a,) = _inexact("svd", a)
@@ -232,6 +271,7 @@ def svdvals(x, /):
 
 
 # ---- determinants, inverses and solves -----------------------------------------------------
+@jit_eagerly("a")
 def slogdet(a, *, method=None):
     """(sign, log|det|) of square matrices, from an LU decomposition."""
     (a,) = _inexact("slogdet", a)
@@ -262,6 +302,7 @@ def slogdet(a, *, method=None):
     return SlogdetResult(sign, logdet)
 
 
+@jit_eagerly("a")
 def det(a):
     """Determinant of square matrices, from an LU decomposition."""
     (a,) = _inexact("det", a)
@@ -299,6 +340,7 @@ def _broadcast_batch(a, b, b_core: int):
             jnp.broadcast_to(b, batch + b.shape[b.ndim - b_core:]))
 
 
+@jit_eagerly("a", "b")
 def solve(a, b):
     """Solves a x = b; b is a vector only when it is 1-D (NumPy 2 semantics)."""
     a, b = _inexact("solve", a, b)
@@ -328,6 +370,7 @@ def solve(a, b):
     return x[..., 0] if vector else x
 
 
+@jit_eagerly("a")
 def inv(a):
     """Inverse of square matrices (via solve against the identity)."""
     (a,) = _inexact("inv", a)
@@ -336,6 +379,7 @@ def inv(a):
     return solve(a, eye)
 
 
+@jit_eagerly("a", "b")
 def tensorsolve(a, b, axes=None):
     """Solves tensordot(a, x, x.ndim) = b for x."""
     a, b = _inexact("tensorsolve", a, b)
@@ -354,6 +398,7 @@ def tensorsolve(a, b, axes=None):
     return jnp.reshape(x, out_shape)
 
 
+@jit_eagerly("a")
 def tensorinv(a, ind=2):
     """The 'inverse' of an N-d array for tensordot over its first `ind` axes."""
     (a,) = _inexact("tensorinv", a)
@@ -373,6 +418,7 @@ def _default_rtol(a):
     return max(a.shape[-2:]) * jnp.finfo(a.dtype).eps
 
 
+@jit_eagerly("a", "rtol", "rcond")
 def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     """Moore-Penrose pseudo-inverse via the SVD; singular values below rtol * max(s) count
     as zero."""
@@ -395,6 +441,7 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     return jnp.matmul(_H(vh) * s_inv[..., None, :], _H(u))
 
 
+@jit_eagerly("M", "rtol", "tol")
 def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
     """Number of singular values above the tolerance (rtol * max(s), or an absolute tol)."""
     (M,) = _inexact("matrix_rank", M)
@@ -413,6 +460,7 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
     return jnp.sum(s > tol, axis=-1)
 
 
+@jit_eagerly("a", "b", "rcond")
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
     """Least-squares solution of a x = b via the SVD: (x, residuals, rank, s)."""
     a, b = _inexact("lstsq", a, b)
@@ -454,6 +502,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     return x, resid, rank, s
 
 
+@jit_eagerly("a")
 def matrix_power(a, n):
     """a raised to the integer power n (negative n inverts first), by repeated squaring."""
     a = jnp.asarray(a)
@@ -494,6 +543,7 @@ def multi_dot(arrays, *, precision=None):
     return out
 
 
+@jit_eagerly("x")
 def cond(x, p=None):
     """Condition number in the `p` norm (2 by default: ratio of extreme singular values)."""
     (x,) = _inexact("cond", x)
@@ -562,6 +612,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", axis=(-2, -1)):  # noqa: A00
     return out if keepdims else jnp.squeeze(out, (r, c))
 
 
+@jit_eagerly("x")
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     """NumPy's norm: vector norm for one axis (or 1-d input), matrix norm for two."""
     x = jnp.asarray(x)

@@ -11,6 +11,7 @@ import numpy as _onp
 from mjax import numpy as jnp
 from mjax.lax import linalg as lax_linalg
 from mjax.numpy import linalg as _np_linalg
+from mjax.numpy.linalg import jit_eagerly
 
 
 def _inexact(fname, *xs):
@@ -38,6 +39,7 @@ def _broadcast_solve_operands(fname, a, b):
 
 
 # ---- triangular and Cholesky solves ------------------------------------------------------
+@jit_eagerly("a", "b")
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
                      debug=None, check_finite=True):
     """Solves a x = b (trans 0/'N'), a^T x = b (1/'T') or a^H x = b (2/'C'), a triangular."""
@@ -57,6 +59,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     return x[..., 0] if vector else x
 
 
+@jit_eagerly("a")
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """Cholesky factor: upper U with a = U^H U by default, lower L with a = L L^H."""
     (a,) = _inexact("cholesky", a)
@@ -88,6 +91,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 
 # ---- LU ------------------------------------------------------------------------------------
+@jit_eagerly("a")
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """(packed LU factors, 0-based row pivots) for lu_solve."""
     (a,) = _inexact("lu_factor", a)
@@ -95,6 +99,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
     return lu, pivots
 
 
+@jit_eagerly("lu_and_piv", "b")
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     """Solves a x = b (trans 0), a^T x = b (1) or a^H x = b (2) given lu_factor(a)."""
     lu, pivots = lu_and_piv
@@ -109,6 +114,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     return x[..., 0] if vector else x
 
 
+@jit_eagerly("a")
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     """(p, l, u) with a = p @ l @ u, or (p @ l, u) with permute_l=True."""
     (a,) = _inexact("lu", a)
@@ -174,6 +180,7 @@ def det(a, overwrite_a=False, check_finite=True):
     return _np_linalg.det(a)
 
 
+@jit_eagerly("a", "b")
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
           check_finite=True, assume_a="gen"):
     """Solves a x = b; assume_a='pos' uses a Cholesky factorization of a's `lower` (or
@@ -194,6 +201,7 @@ _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
            33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
 
 
+@jit_eagerly("A")
 def expm(A, *, upper_triangular=False, max_squarings=16):
     """Matrix exponential by scaling and squaring with a Pade approximant (Higham 2005):
     degree 13 in double precision, 7 in single; NaN when more than `max_squarings`

@@ -1,0 +1,494 @@
+"""mjax.numpy.linalg and mjax.scipy.linalg against NumPy, SciPy and jax: values, dtypes,
+batches, edge cases, errors; gradients against jax and finite differences; vmap against a
+loop."""
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+import scipy.linalg as osl
+
+import mjax
+import mjax.numpy as jnp
+import mjax.scipy.linalg as msl
+from frontend_util import check, x64
+from mjax.test_util import check_grads
+
+RNG = np.random.default_rng(7)
+
+
+def _mat(shape, dtype=np.float32, rng=RNG):
+    x = rng.normal(size=shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.normal(size=shape)
+    return x.astype(dtype)
+
+
+def _spd(shape, dtype=np.float32):
+    a = _mat(shape, dtype)
+    n = shape[-1]
+    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dtype)
+
+
+def _tol(dtype):
+    return 1e-9 if np.dtype(dtype) in (np.float64, np.complex128) else 2e-4
+
+
+def _close(got, want, dtype, scale=1.0):
+    """got has the expected dtype and is close to want (computed in float64 by NumPy)."""
+    assert isinstance(got, mjax.Array), type(got)
+    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    tol = _tol(dtype) * scale
+    np.testing.assert_allclose(np.asarray(got), want, rtol=tol * 10, atol=tol * 10)
+
+
+DTYPES = [np.float32, np.float64, np.complex64]
+
+
+@pytest.fixture(params=DTYPES, ids=lambda d: np.dtype(d).name)
+def dtype(request):
+    wide = np.dtype(request.param) in (np.float64, np.complex128)
+    with x64(wide):
+        yield request.param
+
+
+def _real(dtype):
+    return np.finfo(dtype).dtype
+
+
+# ---- decompositions -------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_det_slogdet_inv(dtype, shape):
+    a = _mat(shape, dtype)
+    _close(jnp.linalg.det(a), np.linalg.det(a), dtype, 10)
+    sign, logdet = jnp.linalg.slogdet(a)
+    want_sign, want_logdet = np.linalg.slogdet(a)
+    _close(sign, want_sign, dtype, 10)
+    _close(logdet, want_logdet, _real(dtype), 10)
+    _close(jnp.linalg.inv(a), np.linalg.inv(a), dtype, 100)
+
+
+def test_det_edge_cases():
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+    assert float(jnp.linalg.det(singular)) == 0.0
+    sign, logdet = jnp.linalg.slogdet(singular)
+    assert float(sign) == 0.0 and float(logdet) == -np.inf
+    check(jnp.linalg.det(np.zeros((2, 0, 0), np.float32)), np.ones(2, np.float32))
+    check(jnp.linalg.det(np.array([[1, 2], [3, 4]])), np.float32(-2.0))  # ints promote
+    assert isinstance(jnp.linalg.slogdet(np.eye(2)), tuple)
+    assert jnp.linalg.slogdet(np.eye(2)).logabsdet.shape == ()
+
+
+@pytest.mark.parametrize("b_shape", [(4,), (4, 2), (3, 4, 2), (1, 4, 2)])
+def test_solve_shapes_and_broadcasting(dtype, b_shape):
+    a = _mat((3, 4, 4), dtype) + 4 * np.eye(4, dtype=dtype)
+    b = _mat(b_shape, dtype)
+    got = jnp.linalg.solve(a, b)
+    want = np.linalg.solve(a, b)
+    _close(got, want, dtype, 10)
+
+
+def test_solve_errors_match_jax():
+    a = np.eye(3, dtype=np.float32)[None].repeat(2, 0)
+    with pytest.raises(ValueError, match="Prior to JAX v0.5.0"):
+        jnp.linalg.solve(a, np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="at least two dimensional"):
+        jnp.linalg.solve(np.ones(3, np.float32), np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="square"):
+        jnp.linalg.inv(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="rank >= 2"):
+        jnp.linalg.det(np.ones(3, np.float32))
+
+
+def test_cholesky(dtype):
+    a = _spd((2, 4, 4), dtype)
+    _close(jnp.linalg.cholesky(a), np.linalg.cholesky(a), dtype, 10)
+    _close(jnp.linalg.cholesky(a, upper=True), np.linalg.cholesky(a, upper=True), dtype, 10)
+    not_pd = -np.eye(3, dtype=dtype)
+    assert np.isnan(np.asarray(jnp.linalg.cholesky(not_pd))).any()
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 5)])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_modes(dtype, shape, mode):
+    a = _mat(shape, dtype)
+    out = jnp.linalg.qr(a, mode=mode)
+    want = np.linalg.qr(a, mode=mode)
+    if mode == "r":
+        assert out.shape == want.shape
+        np.testing.assert_allclose(np.abs(np.asarray(out)), np.abs(want), rtol=1e-3, atol=1e-3)
+        return
+    q, r = out
+    assert isinstance(out, jnp.linalg.QRResult)
+    assert q.shape == want[0].shape and r.shape == want[1].shape
+    _close(q @ r, a, dtype, 10)
+    eye = np.eye(q.shape[-1])
+    _close(jnp.conj(jnp.swapaxes(q, -1, -2)) @ q, np.broadcast_to(eye, q.shape[:-2] + eye.shape),
+           dtype, 10)
+    np.testing.assert_array_equal(np.asarray(r), np.triu(np.asarray(r)))
+
+
+def test_qr_raw_matches_numpy():
+    a = _mat((5, 3))
+    h, tau = jnp.linalg.qr(a, mode="raw")
+    want_h, want_tau = np.linalg.qr(a.astype(np.float64), mode="raw")
+    np.testing.assert_allclose(np.asarray(h), want_h, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(tau), want_tau, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="Unsupported QR decomposition mode"):
+        jnp.linalg.qr(a, mode="bogus")
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 5)])
+@pytest.mark.parametrize("full_matrices", [True, False])
+def test_svd(dtype, shape, full_matrices):
+    a = _mat(shape, dtype)
+    u, s, vh = jnp.linalg.svd(a, full_matrices=full_matrices)
+    wu, ws, wvh = np.linalg.svd(a, full_matrices=full_matrices)
+    assert (u.shape, s.shape, vh.shape) == (wu.shape, ws.shape, wvh.shape)
+    _close(s, ws, _real(dtype), 10)
+    k = s.shape[-1]
+    rebuilt = (u[..., :, :k] * s[..., None, :].astype(dtype)) @ vh[..., :k, :]
+    _close(rebuilt, a, dtype, 10)
+    _close(jnp.linalg.svdvals(a), ws, _real(dtype), 10)
+    _close(jnp.linalg.svd(a, compute_uv=False), ws, _real(dtype), 10)
+
+
+def test_svd_hermitian():
+    a = _mat((4, 4))
+    h = (a + a.T) / 2
+    u, s, vh = jnp.linalg.svd(h, hermitian=True)
+    np.testing.assert_allclose(np.asarray(s), np.linalg.svd(h, compute_uv=False), rtol=1e-4)
+    np.testing.assert_allclose(np.asarray((u * s[None, :]) @ vh), h, atol=1e-4)
+
+
+@pytest.mark.parametrize("uplo", [None, "L", "U"])
+def test_eigh(dtype, uplo):
+    a = _mat((2, 4, 4), dtype)
+    h = a + np.conj(np.swapaxes(a, -1, -2))
+    w, v = jnp.linalg.eigh(h, UPLO=uplo)
+    assert isinstance(jnp.linalg.eigh(h), jnp.linalg.EighResult)
+    _close(w, np.linalg.eigvalsh(h), _real(dtype), 10)
+    _close(v @ (w[..., :, None] * jnp.conj(jnp.swapaxes(v, -1, -2))), h, dtype, 10)
+    _close(jnp.linalg.eigvalsh(h), np.linalg.eigvalsh(h), _real(dtype), 10)
+
+
+def test_eigh_reads_one_triangle_without_symmetrize():
+    a = _mat((3, 3))
+    h = np.tril(a) + np.tril(a, -1).T
+    w = jnp.linalg.eigh(np.tril(a), UPLO="L", symmetrize_input=False).eigenvalues
+    np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(h), rtol=1e-4, atol=1e-5)
+
+
+def test_eig_and_eigvals():
+    a = _mat((2, 4, 4))
+    w, v = jnp.linalg.eig(a)
+    assert w.dtype == np.complex64 and v.dtype == np.complex64
+    np.testing.assert_allclose(np.asarray(a @ v), np.asarray(v * w[..., None, :]), atol=1e-4)
+    want = np.linalg.eigvals(a)
+    got = np.asarray(jnp.linalg.eigvals(a))
+    np.testing.assert_allclose(np.sort_complex(got), np.sort_complex(want), atol=1e-4)
+
+
+# ---- derived functions -------------------------------------------------------------------
+def test_pinv_lstsq_rank(dtype):
+    b = _mat((5, 3), dtype)
+    _close(jnp.linalg.pinv(b), np.linalg.pinv(b), dtype, 10)
+    low_rank = (b[:, :2] @ _mat((2, 3), dtype)).astype(dtype)
+    check(jnp.linalg.matrix_rank(low_rank), np.asarray(2, np.int32 if dtype != np.float64
+                                                             else np.int64))
+    y = _mat((5,), dtype)
+    x, resid, rank, s = jnp.linalg.lstsq(b, y)
+    wx, wresid, wrank, ws = np.linalg.lstsq(b, y)
+    _close(x, wx, dtype, 10)
+    _close(resid, wresid, _real(dtype), 10)
+    assert int(rank) == wrank
+    _close(s, ws, _real(dtype), 10)
+
+
+def test_matrix_power_multi_dot_tensor_functions():
+    a = _mat((2, 3, 3))
+    for n in (0, 1, 2, 5, -1, -3):
+        np.testing.assert_allclose(np.asarray(jnp.linalg.matrix_power(a, n)),
+                                   np.linalg.matrix_power(a, n), rtol=2e-3, atol=2e-3)
+    x, y, z = _mat((3,)), _mat((3, 4)), _mat((4, 2))
+    np.testing.assert_allclose(np.asarray(jnp.linalg.multi_dot([x, y, z])),
+                               np.linalg.multi_dot([x, y, z]), rtol=1e-4)
+    t = _mat((2, 3, 6))
+    np.testing.assert_allclose(np.asarray(jnp.linalg.tensorinv(t, ind=2)),
+                               np.linalg.tensorinv(t, ind=2), rtol=1e-3, atol=1e-3)
+    t4, rhs = _mat((2, 3, 2, 3)), _mat((2, 3))
+    np.testing.assert_allclose(np.asarray(jnp.linalg.tensorsolve(t4, rhs)),
+                               np.linalg.tensorsolve(t4, rhs), rtol=1e-3, atol=1e-3)
+    with pytest.raises(TypeError, match="integer"):
+        jnp.linalg.matrix_power(a, 1.5)
+
+
+def test_array_api_helpers():
+    u, v = _mat((2, 3)), _mat((2, 3))
+    check(jnp.linalg.cross(u, v), np.cross(u, v))
+    check(jnp.linalg.cross(u.T, v.T, axis=0), np.cross(u.T, v.T, axis=0))
+    check(jnp.linalg.outer(u[0], v[1]), np.outer(u[0], v[1]))
+    c = _mat((2, 3), np.complex64)
+    check(jnp.linalg.vecdot(c, c), np.sum(np.conj(c) * c, axis=-1))
+    m = _mat((2, 3, 4))
+    check(jnp.linalg.matrix_transpose(m), np.swapaxes(m, -1, -2))
+    check(jnp.linalg.trace(m, offset=1), np.trace(m, offset=1, axis1=-2, axis2=-1))
+    check(jnp.linalg.diagonal(m), np.diagonal(m, axis1=-2, axis2=-1))
+    check(jnp.linalg.matmul(m, m.swapaxes(-1, -2)), m @ m.swapaxes(-1, -2), rtol=1e-5)
+    with pytest.raises(ValueError, match="size 3"):
+        jnp.linalg.cross(m, m)
+
+
+@pytest.mark.parametrize("ord", [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+def test_matrix_norms_every_ord(ord):
+    a = _mat((2, 3, 4))
+    np.testing.assert_allclose(np.asarray(jnp.linalg.norm(a, ord=ord, axis=(1, 2))),
+                               np.linalg.norm(a, ord=ord, axis=(1, 2)), rtol=1e-4)
+    np.testing.assert_allclose(np.asarray(jnp.linalg.norm(a[0], ord=ord, keepdims=True)),
+                               np.linalg.norm(a[0], ord=ord, keepdims=True), rtol=1e-4)
+    np.testing.assert_allclose(np.asarray(jnp.linalg.norm(a, ord=ord, axis=(2, 0))),
+                               np.linalg.norm(a, ord=ord, axis=(2, 0)), rtol=1e-4)
+
+
+@pytest.mark.parametrize("p", [None, 1, -1, 2, -2, "fro", np.inf])
+def test_cond(p):
+    a = _mat((2, 3, 3))
+    np.testing.assert_allclose(np.asarray(jnp.linalg.cond(a, p)), np.linalg.cond(a, p),
+                               rtol=1e-3)
+
+
+# ---- scipy.linalg --------------------------------------------------------------------------
+@pytest.mark.parametrize("trans", [0, 1, 2, "T", "C"])
+@pytest.mark.parametrize("lower", [False, True])
+def test_solve_triangular(trans, lower):
+    a = _mat((4, 4), np.complex64) + 4 * np.eye(4, dtype=np.complex64)
+    b = _mat((4, 2), np.complex64)
+    tri = np.tril(a) if lower else np.triu(a)
+    got = msl.solve_triangular(tri, b, trans=trans, lower=lower)
+    np.testing.assert_allclose(np.asarray(got), osl.solve_triangular(tri, b, trans=trans,
+                                                                     lower=lower), atol=1e-5)
+    got = msl.solve_triangular(tri, b[:, 0], trans=trans, lower=lower, unit_diagonal=True)
+    want = osl.solve_triangular(tri, b[:, 0], trans=trans, lower=lower, unit_diagonal=True)
+    np.testing.assert_allclose(np.asarray(got), want, atol=1e-4)
+
+
+def test_solve_triangular_batched_and_bad_trans():
+    a = np.tril(_mat((3, 4, 4))) + 4 * np.eye(4, dtype=np.float32)
+    b = _mat((4, 2))
+    got = msl.solve_triangular(a, b, lower=True)
+    want = np.stack([osl.solve_triangular(x, b, lower=True) for x in a])
+    np.testing.assert_allclose(np.asarray(got), want, atol=1e-5)
+    with pytest.raises(ValueError, match="Invalid 'trans'"):
+        msl.solve_triangular(a, b, trans=3)
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_cholesky_family(lower):
+    a = _spd((4, 4), np.float64).astype(np.float32)
+    b = _mat((4, 3))
+    np.testing.assert_allclose(np.asarray(msl.cholesky(a, lower=lower)),
+                               osl.cholesky(a, lower=lower), rtol=1e-4, atol=1e-5)
+    c = msl.cho_factor(a, lower=lower)
+    assert c[1] is lower
+    np.testing.assert_allclose(np.asarray(msl.cho_solve(c, b)),
+                               osl.cho_solve(osl.cho_factor(a, lower=lower), b), atol=1e-5)
+    np.testing.assert_allclose(np.asarray(msl.solve(a, b, assume_a="pos", lower=lower)),
+                               osl.solve(a, b, assume_a="pos", lower=lower), atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_lu_family(shape):
+    a = _mat(shape)
+    for got, want in zip(msl.lu(a), osl.lu(a)):
+        np.testing.assert_allclose(np.asarray(got), want, atol=1e-5)
+    for got, want in zip(msl.lu(a, permute_l=True), osl.lu(a, permute_l=True)):
+        np.testing.assert_allclose(np.asarray(got), want, atol=1e-5)
+    if shape[0] == shape[1]:
+        lu, piv = msl.lu_factor(a)
+        wlu, wpiv = osl.lu_factor(a)
+        np.testing.assert_allclose(np.asarray(lu), wlu, atol=1e-5)
+        np.testing.assert_array_equal(np.asarray(piv), wpiv)
+        b = _mat((4, 2))
+        for trans in (0, 1, 2):
+            np.testing.assert_allclose(np.asarray(msl.lu_solve((lu, piv), b, trans=trans)),
+                                       osl.lu_solve((wlu, wpiv), b, trans=trans), atol=1e-4)
+
+
+def test_lax_lu_pivots_and_permutation_batched():
+    a = _mat((3, 5, 4))
+    lu, pivots, perm = mjax.lax.linalg.lu(a)
+    jlu, jpiv, jperm = jax.lax.linalg.lu(a)
+    np.testing.assert_array_equal(np.asarray(pivots), np.asarray(jpiv))
+    np.testing.assert_array_equal(np.asarray(perm), np.asarray(jperm))
+    np.testing.assert_allclose(np.asarray(lu), np.asarray(jlu), atol=1e-5)
+    np.testing.assert_array_equal(
+        np.asarray(mjax.lax.linalg.lu_pivots_to_permutation(pivots, 5)), np.asarray(jperm))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.complex64])
+def test_expm(dt):
+    with x64(np.dtype(dt) == np.float64):
+        for scale in (0.1, 1.0, 20.0):
+            a = (scale * _mat((3, 3), dt)).astype(dt)
+            want = osl.expm(a.astype(np.complex128 if np.dtype(dt).kind == "c" else np.float64))
+            got = msl.expm(a)
+            assert got.dtype == np.dtype(dt)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=_tol(dt) * 50,
+                                       atol=_tol(dt) * 50 * np.abs(want).max())
+    a = _mat((2, 3, 3))
+    np.testing.assert_allclose(np.asarray(msl.expm(a)), np.stack([osl.expm(x) for x in a]),
+                               rtol=1e-3, atol=1e-4)
+    t = np.triu(_mat((3, 3)))
+    np.testing.assert_allclose(np.asarray(msl.expm(t, upper_triangular=True)), osl.expm(t),
+                               rtol=1e-3, atol=1e-4)
+
+
+def test_scipy_misc():
+    a, b = _mat((4, 4)), _mat((4, 2))
+    h = a + a.T
+    w, v = msl.eigh(h)
+    np.testing.assert_allclose(np.asarray(w), osl.eigh(h)[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(msl.eigh(h, eigvals_only=True, lower=False)),
+                               osl.eigh(h, eigvals_only=True, lower=False), rtol=1e-4,
+                               atol=1e-4)
+    q, r = msl.qr(b)
+    assert q.shape == (4, 4) and r.shape == (4, 2)
+    q, r = msl.qr(b, mode="economic")
+    assert q.shape == (4, 2) and r.shape == (2, 2)
+    (r,) = msl.qr(b, mode="r")
+    assert r.shape == (4, 2)
+    np.testing.assert_allclose(np.asarray(msl.svd(b, compute_uv=False)),
+                               osl.svd(b, compute_uv=False), rtol=1e-4)
+    assert len(msl.svd(b)) == 3
+    np.testing.assert_allclose(np.asarray(msl.inv(a)), osl.inv(a), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(msl.det(a)), osl.det(a), rtol=1e-4)
+    for assume_a in ("gen", "sym", "her"):
+        np.testing.assert_allclose(np.asarray(msl.solve(h, b, assume_a=assume_a)),
+                                   osl.solve(h, b, assume_a=assume_a), rtol=1e-3, atol=1e-4)
+    with pytest.raises(ValueError, match="assume_a"):
+        msl.solve(h, b, assume_a="banded")
+    with pytest.raises(NotImplementedError):
+        msl.eigh(h, b=h)
+    check(msl.block_diag(a[:2, :3], b, 7.0, np.ones(2, np.float32)),
+          osl.block_diag(a[:2, :3], b, 7.0, np.ones(2)).astype(np.float32))
+
+
+# ---- gradients -----------------------------------------------------------------------------
+A = _mat((3, 3))
+TALL = _mat((4, 3))
+SPD = _spd((3, 3), np.float64).astype(np.float32)
+W9 = np.arange(9, dtype=np.float32).reshape(3, 3) / 9
+W12 = np.arange(12, dtype=np.float32).reshape(4, 3) / 12
+
+GRAD_CASES = {
+    "det": (lambda L: lambda x: L.det(x), A),
+    "slogdet": (lambda L: lambda x: L.slogdet(x)[1], A),
+    "inv": (lambda L: lambda x: (L.inv(x) * W9).sum(), A),
+    "solve": (lambda L: lambda x: (L.solve(x, W9) ** 2).sum(), A),
+    "cholesky": (lambda L: lambda x: (L.cholesky(x) * W9).sum(), SPD),
+    "eigh": (lambda L: lambda x: (L.eigh(x)[0] * W9[0]).sum()
+             + (L.eigh(x)[1][0] ** 2 * W9[1]).sum(), SPD),
+    "svdvals": (lambda L: lambda x: (L.svd(x, compute_uv=False) * W9[0]).sum(), TALL),
+    "svd": (lambda L: lambda x: (lambda u, s, vh: (u[:, 0] * u[:, 1]).sum()
+                                 + (vh ** 2 * W9).sum() + s.sum())(
+        *L.svd(x, full_matrices=False)), TALL),
+    "qr": (lambda L: lambda x: (lambda q, r: (q * W12).sum() + (r ** 2).sum())(*L.qr(x)), TALL),
+    "qr_wide": (lambda L: lambda x: (lambda q, r: (q * W9).sum() + (r * W12.T).sum())(
+        *L.qr(x)), TALL.T.copy()),
+    "pinv": (lambda L: lambda x: (L.pinv(x) * W12.T).sum(), TALL),
+    "norm2": (lambda L: lambda x: L.norm(x, 2), TALL),
+    "nuc": (lambda L: lambda x: L.norm(x, "nuc"), TALL),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_grad_matches_jax(name):
+    make, x = GRAD_CASES[name]
+    got = mjax.grad(make(jnp.linalg))(x)
+    want = jax.grad(make(jjnp.linalg))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-3, atol=2e-4)
+    np.testing.assert_allclose(np.asarray(mjax.jit(mjax.grad(make(jnp.linalg)))(x)),
+                               np.asarray(want), rtol=2e-3, atol=2e-4)
+
+
+@pytest.mark.parametrize("name", ["det", "inv", "solve", "cholesky", "eigh", "svd", "qr"])
+def test_grads_match_finite_differences(name):
+    make, x = GRAD_CASES[name]
+    with x64():
+        check_grads(make(jnp.linalg), (x.astype(np.float64),), order=1, modes=("fwd", "rev"))
+
+
+def test_grads_of_triangular_solve_and_lu_match_finite_differences():
+    tri = np.tril(_mat((3, 3))) + 3 * np.eye(3, dtype=np.float32)
+    b = _mat((3, 2))
+    with x64():
+        def f(a, rhs):
+            return msl.solve_triangular(a, rhs, lower=True, trans=1)
+        check_grads(f, (tri.astype(np.float64), b.astype(np.float64)), order=1)
+
+        def g(a):
+            p, l, u = msl.lu(a)
+            return (l * W12[:3]).sum() + (u ** 2).sum()
+        check_grads(g, (_mat((3, 3)).astype(np.float64),), order=1)
+        check_grads(lambda a: msl.expm(a), (0.5 * A.astype(np.float64),), order=1,
+                    modes=("rev",))
+
+
+def test_complex_grads_match_jax():
+    c = _mat((3, 3), np.complex64) + 3 * np.eye(3, dtype=np.complex64)
+
+    def f(L):
+        return lambda x: jnp_abs(L, L.det(x)) + (jnp_abs(L, L.inv(x)) ** 2).sum()
+
+    def jnp_abs(L, v):
+        return (v * v.conj()).real
+
+    got = mjax.grad(f(jnp.linalg))(c)
+    want = jax.grad(f(jjnp.linalg))(c)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-3, atol=1e-3)
+
+
+def test_svd_full_matrices_jvp_not_implemented_as_jax():
+    with pytest.raises(NotImplementedError, match="full matrices"):
+        mjax.grad(lambda x: jnp.linalg.svd(x, full_matrices=True)[0].sum())(TALL)
+
+
+# ---- vmap ------------------------------------------------------------------------------------
+VMAP_CASES = {
+    "det": (lambda x: jnp.linalg.det(x), (_mat((5, 3, 3)),), 0),
+    "solve": (lambda a, b: jnp.linalg.solve(a, b), (_mat((3, 5, 3)), _mat((3, 2))), (1, None)),
+    "solve_b": (lambda a, b: jnp.linalg.solve(a, b), (A, _mat((3, 2, 5))), (None, 2)),
+    "cholesky": (lambda x: jnp.linalg.cholesky(x), (_spd((5, 3, 3)),), 0),
+    "eigh": (lambda x: jnp.linalg.eigh(x)[0], (_spd((5, 3, 3)),), 0),
+    "svd": (lambda x: jnp.linalg.svd(x)[1], (_mat((5, 4, 3)),), 0),
+    "qr": (lambda x: jnp.abs(jnp.linalg.qr(x)[1]), (_mat((5, 4, 3)),), 0),
+    "eigvals": (lambda x: jnp.linalg.eigvals(x), (_mat((5, 3, 3)),), 0),
+    "solve_triangular": (lambda a, b: msl.solve_triangular(a, b, lower=True),
+                         (np.tril(_mat((5, 3, 3))) + 3 * np.eye(3, dtype=np.float32),
+                          _mat((3, 2))), (0, None)),
+    "grad_det": (mjax.grad(lambda x: jnp.linalg.det(x)), (_mat((5, 3, 3)),), 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP_CASES))
+def test_vmap_matches_loop(name):
+    f, args, in_axes = VMAP_CASES[name]
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,)
+    n = next(x.shape[d] for x, d in zip(args, axes) if d is not None)
+    want = np.stack([np.asarray(f(*[x if d is None else np.take(x, i, axis=d)
+                                     for x, d in zip(args, axes)])) for i in range(n)])
+    np.testing.assert_allclose(np.asarray(mjax.vmap(f, in_axes=in_axes)(*args)), want,
+                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(mjax.jit(mjax.vmap(f, in_axes=in_axes))(*args)),
+                               want, rtol=1e-4, atol=1e-5)
+
+
+# ---- staging -----------------------------------------------------------------------------------
+def test_lowering_uses_lapack_custom_calls_and_stablehlo_ops():
+    text = mjax.jit(lambda a: (jnp.linalg.det(a), jnp.linalg.cholesky(a @ a.T),
+                               jnp.linalg.eigh(a)[0])).lower(A).as_text()
+    assert "lapack_sgetrf_ffi" in text and "lapack_ssyevd_ffi" in text
+    assert "stablehlo.cholesky" in text
+    jaxpr = str(mjax.make_jaxpr(lambda a: jnp.linalg.svd(a))(A))
+    assert "svd" in jaxpr
