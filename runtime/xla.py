@@ -157,7 +157,8 @@ class XlaBackend:
     def __init__(self, platform: str = "cpu"):
         platform = {"gpu": "cuda"}.get(platform, platform)
         if platform == "cpu":
-            self.client = xc.make_cpu_client()
+            self.client = xc.make_cpu_client(
+                num_devices=_CPU_DEVICE_COUNT[0] if _CPU_DEVICE_COUNT else None)
         else:
             self.client = _plugin_client(platform)
         self.platform = platform
@@ -291,6 +292,19 @@ def _make_backend(platform: str):
         from mjax.runtime.iree import IreeBackend
         return IreeBackend(platform[5:] or "cpu")
     return XlaBackend(platform)
+
+
+# CPU devices of the CPU client: the frontend's jax_num_cpu_devices, set before the first
+# backend is made (empty: XLA's default, --xla_force_host_platform_device_count).
+_CPU_DEVICE_COUNT: list[int] = []
+
+
+def set_num_cpu_devices(n: int | None) -> None:
+    _CPU_DEVICE_COUNT[:] = [] if n is None or n < 0 else [int(n)]
+
+
+def backends_are_initialized() -> bool:
+    return _make_backend.cache_info().currsize > 0
 
 
 def default_platform() -> str:

@@ -160,11 +160,12 @@ class Config:
     def update(self, name: str, value) -> None:
         """Sets option `name` (JAX spelling) for this process."""
         opt = self._check(name)
-        self._values[name] = self._parse(opt, value)
+        new = self._parse(opt, value)
+        if opt.on_change is not None:
+            opt.on_change(new)     # (may refuse: raises before anything changes)
+        self._values[name] = new
         self._sources[name] = "update"
         object.__setattr__(self, "_trace_key", None)
-        if opt.on_change is not None:
-            opt.on_change(self._values[name])
 
     def read(self, name: str):
         """The current value (a thread's context-manager override, else process-wide)."""
@@ -394,7 +395,8 @@ persistent_cache_min_entry_size_bytes = int_option(
     on_change=_set_cache_min_size)
 def _set_platforms(value):
     from mjax.runtime import set_default_platform
-    if backend.value != "iree":
+    # (mjax_backend is registered below: absent while JAX_PLATFORMS is read at import)
+    if config._values.get("mjax_backend") != "iree":
         set_default_platform(value.split(",")[0].strip() if value else None)
 
 
@@ -417,10 +419,24 @@ traceback_filtering = enum_option(
     "jax_traceback_filtering", "auto",
     ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),
     "How mjax's own frames are hidden from tracebacks of errors raised in user code.")
+def _before_backends(name: str, value) -> None:
+    """Hands the runtime an option it reads once, when it makes its first backend."""
+    from mjax.runtime import xla
+    if xla.backends_are_initialized():
+        if config._values.get(name) == value:
+            return
+        raise RuntimeError(
+            f"{name} config should be updated before backends are initialized i.e. before "
+            f"any JAX operation is executed. You should initialize this config immediately "
+            f"after `import jax`.")
+    xla.set_num_cpu_devices(value)
+
+
 num_cpu_devices = int_option(
     "jax_num_cpu_devices", -1,
     "Number of CPU devices; -1: the backend's default (XLA_FLAGS "
-    "--xla_force_host_platform_device_count). Must be set before the first backend.")
+    "--xla_force_host_platform_device_count). Must be set before the first backend.",
+    on_change=lambda n: _before_backends("jax_num_cpu_devices", n))
 verify_each_pass = bool_option(
     "mjax_verify_each_pass", False,
     "Run jaxpr-verify after every pass when compiling (debugging).")

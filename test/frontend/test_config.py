@@ -273,3 +273,19 @@ def test_default_matmul_precision_reaches_dot_general_and_conv():
         assert "HIGHEST" in text
     with mjax.default_matmul_precision("F32_F32_F32"):   # an algorithm name: backend default
         assert "precision" not in mjax.jit(mm).lower(x, y).as_text()
+
+
+def test_num_cpu_devices_before_and_after_backends():
+    code = ("import mjax; mjax.config.update('jax_num_cpu_devices', 3); "
+            "print(len(mjax.devices()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert out.split()[-1] == "3"
+    env = {**os.environ, "JAX_NUM_CPU_DEVICES": "2", "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run([sys.executable, "-c", "import mjax; print(len(mjax.devices()), "
+                          "mjax.default_backend())"], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    assert out.split()[-2:] == ["2", "cpu"]
+    mjax.devices()     # this process's backend exists: too late to change
+    with pytest.raises(RuntimeError, match="before backends are initialized"):
+        config.update("jax_num_cpu_devices", len(mjax.devices()) + 1)
