@@ -63,10 +63,12 @@ class PsumOp(_Reducer, name="psum"):
 
 class PmaxOp(_Reducer, name="pmax"):
     """Maximum over the named axes. JAX: lax.pmax_p."""
+    dtypes = ("numeric", "bool")
 
 
 class PminOp(_Reducer, name="pmin"):
     """Minimum over the named axes. JAX: lax.pmin_p."""
+    dtypes = ("numeric", "bool")
 
 
 class AllGatherOp(Collective, name="all_gather"):

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mjax import tree_util
 from mjax.batching import AXIS_ENV
-from mjax.core import at_user_line, bind
+from mjax.core import at_user_line, aval_of_value, bind
 from mjax.dialect.ops import collectives as C
 
 
@@ -64,11 +66,20 @@ def _canonical(axis: int, rank: int, what: str, fn: str) -> int:
 
 
 # ---- reductions ----------------------------------------------------------------------------
+def _as_summable(v):
+    """Booleans are summed as int32 (JAX: psum counts the True members)."""
+    if np.dtype(aval_of_value(v).dtype) == np.bool_:
+        from mjax import lax
+        return lax.convert_element_type(v, np.int32)
+    return v
+
+
 def _reducer(op, fn):
     def reduce(x, axis_name, *, axis_index_groups=None):
         _no_groups(axis_index_groups, fn)
         names, _ = _prepare(axis_name, fn)
-        return _map(lambda v: bind(op, v, axes=names), x)
+        prep = _as_summable if op is C.PsumOp else (lambda v: v)
+        return _map(lambda v: bind(op, prep(v), axes=names), x)
     reduce.__name__ = fn
     reduce.__doc__ = f"{fn} over the named axes `axis_name` of each leaf. JAX: lax.{fn}."
     return reduce
@@ -84,8 +95,8 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     import mjax.numpy as jnp
     _no_groups(axis_index_groups, "pmean")
     names, size = _prepare(axis_name, "pmean")
-    return _map(lambda v: jnp.true_divide(bind(C.PsumOp, v, axes=names), size),
-                              x)
+    return _map(lambda v: jnp.true_divide(bind(C.PsumOp, _as_summable(v), axes=names), size),
+                x)
 
 
 # ---- gathers and scatters -----------------------------------------------------------------

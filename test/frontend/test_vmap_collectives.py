@@ -44,6 +44,13 @@ def test_psum_of_python_scalar_is_weak_int():
     check(got2, jax.vmap(lambda v: v * jax.lax.psum(1, "i"), axis_name="i")(jnp.asarray(X)))
 
 
+@pytest.mark.parametrize("name", ["psum", "pmax", "pmin", "pmean"])
+def test_reductions_of_bools_and_ints(name):
+    # psum counts True members as int32; pmax/pmin keep bool; pmean of ints is float.
+    _both(lambda lax: lambda v: getattr(lax, name)(v > 0, "i"), X)
+    _both(lambda lax: lambda v: getattr(lax, name)((v * 10).astype(np.int32), "i"), X)
+
+
 def test_psum_over_pytrees():
     tree = {"a": X, "b": (X[:, :2], X[:, 0])}
     got = mjax.vmap(lambda t: mlax.psum(t, "i"), axis_name="i")(tree)
