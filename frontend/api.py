@@ -16,6 +16,7 @@ from mjax.array import Array
 from mjax.config import config
 from mjax.core import Trace, Tracer, aval_of_value, current_trace
 from mjax.dialect import ShapedArray, context
+from mjax.eager import default_device, on_device
 from mjax.float0 import contains_float0, hide_float0, restore_float0
 from mjax.runtime import get_backend
 
@@ -281,6 +282,8 @@ class Jitted:
                 for x, a in zip(leaves, avals)]
         if entry.const_bufs:
             bufs += entry.const_bufs
+        if config.read("jax_default_device") is not None:
+            bufs = on_device(bufs, entry.executable.devices[0])
         outs = entry.executable.execute(bufs)
         result = tree_util.tree_unflatten(entry.out_tree,
                                           [Array(b, a) for b, a in zip(outs, entry.out_avals)])
@@ -332,7 +335,9 @@ class Jitted:
         text = lower_to_stablehlo(traced.module, donated=donated,
                                   out_avals=traced.out_avals)
         entry = _CacheEntry()
-        entry.executable = get_backend(self._backend).compile(text, out_avals=traced.out_avals)
+        devs = None if config.read("jax_default_device") is None else [default_device()]
+        entry.executable = get_backend(self._backend).compile(text, devs,
+                                                              out_avals=traced.out_avals)
         logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,
                    time.perf_counter() - start)
         entry.out_tree = traced.out_tree

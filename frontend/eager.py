@@ -40,7 +40,27 @@ def device_buffer(x, aval):
     return get_backend().put(np.asarray(x, dtype=aval.dtype))
 
 
-def _compile_single_op(opcls, avals, params, out_avals):
+def default_device():
+    """jax_default_device as a device of the backend (None: the backend's first)."""
+    dev = config.read("jax_default_device")
+    if isinstance(dev, str):      # a platform name, as JAX accepts
+        return get_backend(dev).devices()[0]
+    return getattr(dev, "_device", dev)
+
+
+def on_device(bufs, device) -> list:
+    """bufs, each one not on `device` copied there (through the host)."""
+    from mjax.runtime import buffer_to_numpy
+    return [b if device in _devices_of(b) else get_backend().put(buffer_to_numpy(b), device)
+            for b in bufs]
+
+
+def _devices_of(buf) -> tuple:
+    sharding = getattr(buf, "_sharding", None)
+    return tuple(getattr(sharding, "_internal_device_list", ()))
+
+
+def _compile_single_op(opcls, avals, params, out_avals, device=None):
     from mjax.passes import run_pipeline
     ctx = context()
     with ctx, ir.Location.unknown(ctx):
@@ -54,7 +74,8 @@ def _compile_single_op(opcls, avals, params, out_avals):
             func.ReturnOp(list(op.results), ip=ir.InsertionPoint(block))
     with ctx:
         run_pipeline(module, [("jaxpr-to-stablehlo", "")])  # one op: nothing to clean up
-    return get_backend().compile(str(module), out_avals=out_avals)
+    return get_backend().compile(str(module), None if device is None else [device],
+                                 out_avals=out_avals)
 
 
 def apply_eager(opcls, args, avals, params, weak=None):
@@ -63,6 +84,9 @@ def apply_eager(opcls, args, avals, params, weak=None):
     from mjax.array import Array
     from mjax.core import infer_avals
     key = (opcls, hashable(params), tuple(avals), weak)
+    dev = config.read("jax_default_device")
+    if dev is not None:
+        key += (dev,)
     hit = _CACHE.get(key)
     if hit is None:
         for x in args:
@@ -70,10 +94,13 @@ def apply_eager(opcls, args, avals, params, weak=None):
         checked, out_avals = infer_avals(opcls, avals, params, weak)
         strong_in = [a.strip_weak_type() for a in avals]
         exe = _compile_single_op(opcls, strong_in, checked,
-                                 [a.strip_weak_type() for a in out_avals])
+                                 [a.strip_weak_type() for a in out_avals],
+                                 None if dev is None else default_device())
         hit = _CACHE[key] = (exe, out_avals)
     exe, out_avals = hit
     bufs = [x._buf if type(x) is Array else device_buffer(x, a) for x, a in zip(args, avals)]
+    if dev is not None:
+        bufs = on_device(bufs, exe.devices[0])
     outs = [Array(b, a) for b, a in zip(exe.execute(bufs), out_avals)]
     if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
         _check_nonfinite(opcls, outs)

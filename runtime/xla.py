@@ -125,12 +125,18 @@ class Executable:
             buffers = [self.backend.put(b.to_numpy(), dev) if hasattr(b, "to_numpy") else b
                        for b in buffers]
             results = self.loaded.execute_sharded(buffers)
-        except Exception:
+        except Exception as e:
             for k, b in enumerate(buffers):
                 if b.is_deleted():
                     raise RuntimeError(f"Array has been deleted (argument {k} of the "
                                        f"computation; it was donated or .delete()d)") from None
-            raise
+            if "is on device" not in str(e) or len(self.devices) != 1:
+                raise
+            # An array made on another device (jax_default_device): copy it over.
+            dev = self.devices[0]
+            buffers = [b if dev in tuple(b._sharding._internal_device_list)
+                       else self.backend.put(buffer_to_numpy(b), dev) for b in buffers]
+            results = self.loaded.execute_sharded(buffers)
         if self._handlers is not None:
             return results.consume_with_handlers(self._handlers)
         return [shards[0] for shards in results.disassemble_into_single_device_arrays()]
@@ -213,6 +219,12 @@ class XlaBackend:
         loaded = self._compiled.get(key) if key else None
         if loaded is None:
             opts = options or xc.CompileOptions()
+            if num_partitions == 1 and len(devices) == 1 and \
+                    devices[0] != self.client.devices()[0]:
+                # One device other than the first (jax_default_device): XLA places a
+                # replica by the device assignment, not by the device list.
+                opts.executable_build_options.device_assignment = \
+                    xc.DeviceAssignment.create(np.array([[devices[0].id]]))
             if num_partitions > 1:
                 build = opts.executable_build_options
                 build.num_partitions = num_partitions

@@ -289,3 +289,17 @@ def test_num_cpu_devices_before_and_after_backends():
     mjax.devices()     # this process's backend exists: too late to change
     with pytest.raises(RuntimeError, match="before backends are initialized"):
         config.update("jax_num_cpu_devices", len(mjax.devices()) + 1)
+
+
+def test_default_device_places_eager_and_jit_results():
+    from mjax.eager import _devices_of
+    devs = mjax.devices()
+    assert len(devs) > 1          # (test/conftest.py asks XLA for 8 CPU devices)
+    with mjax.default_device(devs[2]):
+        x = jnp.arange(3.0)
+        y = mjax.jit(lambda a: a * 2)(x)
+        assert _devices_of(x._buf) == (devs[2],) and _devices_of(y._buf) == (devs[2],)
+    z = x + jnp.ones(3)               # made elsewhere, used on the default device again
+    assert _devices_of(z._buf) == (devs[0],)
+    np.testing.assert_allclose(z, [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(mjax.jit(lambda a: a + y)(x), [0.0, 3.0, 6.0])
