@@ -14,6 +14,7 @@ import numpy as _onp
 from mjax import dtypes as _dt
 from mjax import numpy as jnp
 from mjax.lax.linalg import fft as _lax_fft
+from mjax.numpy.linalg import jit_eagerly
 
 _NORMS = ("backward", "ortho", "forward")
 
@@ -136,26 +137,31 @@ def _fft_2d(func_name, fft_type, a, s, axes, norm):
     return _fft_core(func_name, fft_type, a, s, axes, norm)
 
 
+@jit_eagerly("a")
 def fft(a, n=None, axis=-1, norm=None):
     """1-D discrete Fourier transform along `axis`."""
     return _fft_1d("fft", "FFT", a, n, axis, norm)
 
 
+@jit_eagerly("a")
 def ifft(a, n=None, axis=-1, norm=None):
     """1-D inverse discrete Fourier transform along `axis`."""
     return _fft_1d("ifft", "IFFT", a, n, axis, norm)
 
 
+@jit_eagerly("a")
 def rfft(a, n=None, axis=-1, norm=None):
     """1-D transform of a real signal: the n // 2 + 1 non-negative frequencies."""
     return _fft_1d("rfft", "RFFT", a, n, axis, norm)
 
 
+@jit_eagerly("a")
 def irfft(a, n=None, axis=-1, norm=None):
     """Inverse of rfft: a real signal of length n (default 2 * (m - 1))."""
     return _fft_1d("irfft", "IRFFT", a, n, axis, norm)
 
 
+@jit_eagerly("a")
 def hfft(a, n=None, axis=-1, norm=None):
     """Transform of a Hermitian-symmetric signal given by its first half: a real spectrum."""
     _check_1d("hfft", axis)
@@ -164,6 +170,7 @@ def hfft(a, n=None, axis=-1, norm=None):
     return _fft_1d("hfft", "IRFFT", conj_a, n, axis, norm) * nn
 
 
+@jit_eagerly("a")
 def ihfft(a, n=None, axis=-1, norm=None):
     """Inverse of hfft: the first half of a Hermitian-symmetric spectrum."""
     _check_1d("ihfft", axis)
@@ -173,41 +180,49 @@ def ihfft(a, n=None, axis=-1, norm=None):
     return jnp.conj(out) * (1 / nn)
 
 
+@jit_eagerly("a")
 def fft2(a, s=None, axes=(-2, -1), norm=None):
     """2-D discrete Fourier transform over `axes`."""
     return _fft_2d("fft2", "FFT", a, s, axes, norm)
 
 
+@jit_eagerly("a")
 def ifft2(a, s=None, axes=(-2, -1), norm=None):
     """2-D inverse discrete Fourier transform over `axes`."""
     return _fft_2d("ifft2", "IFFT", a, s, axes, norm)
 
 
+@jit_eagerly("a")
 def rfft2(a, s=None, axes=(-2, -1), norm=None):
     """2-D transform of a real signal (half spectrum along the last axis)."""
     return _fft_2d("rfft2", "RFFT", a, s, axes, norm)
 
 
+@jit_eagerly("a")
 def irfft2(a, s=None, axes=(-2, -1), norm=None):
     """Inverse of rfft2."""
     return _fft_2d("irfft2", "IRFFT", a, s, axes, norm)
 
 
+@jit_eagerly("a")
 def fftn(a, s=None, axes=None, norm=None):
     """N-D discrete Fourier transform over `axes` (all by default)."""
     return _fft_core("fftn", "FFT", a, s, axes, norm)
 
 
+@jit_eagerly("a")
 def ifftn(a, s=None, axes=None, norm=None):
     """N-D inverse discrete Fourier transform over `axes`."""
     return _fft_core("ifftn", "IFFT", a, s, axes, norm)
 
 
+@jit_eagerly("a")
 def rfftn(a, s=None, axes=None, norm=None):
     """N-D transform of a real signal (half spectrum along the last axis)."""
     return _fft_core("rfftn", "RFFT", a, s, axes, norm)
 
 
+@jit_eagerly("a")
 def irfftn(a, s=None, axes=None, norm=None):
     """Inverse of rfftn."""
     return _fft_core("irfftn", "IRFFT", a, s, axes, norm)
