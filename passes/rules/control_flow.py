@@ -35,6 +35,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect import attributes as A
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import aval_of
+from mjax.passes.ir_util import clone_into
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.tables import lowering, not_supported
 
@@ -42,7 +43,6 @@ from mjax.passes.rules.tables import lowering, not_supported
 def inline_body(block: ir.Block, args, ip: ir.InsertionPoint) -> list[ir.Value]:
     """Clones `block`'s ops at `ip` with its arguments bound to `args`; returns the values
     its jaxpr.yield gives."""
-    from mjax.passes.autodiff import clone_into
     env = dict(zip(block.arguments, args))
     for op in block.operations:
         op = op.operation
