@@ -231,3 +231,37 @@ def test_lowering_an_unexpanded_collective_is_a_clear_error():
                           input=ir, capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
     assert "names axis 'i', which no enclosing vmap binds" in proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["all_gather", "all_gather_tiled", "psum_scatter",
+                                  "all_to_all", "ppermute", "axis_index"])
+def test_outer_axis_collectives_pass_through_an_inner_vmap(kind):
+    # The inner vmap (axis "j") leaves collectives over "i" for the outer vmap.
+    xs = RNG.normal(size=(4, 2, 4, 3)).astype(np.float32)
+
+    def make(lax):
+        def f(v):   # v: (4, 3)
+            if kind == "all_gather":
+                return lax.all_gather(v, "i", axis=1)
+            if kind == "all_gather_tiled":
+                return lax.all_gather(v, "i", tiled=True)
+            if kind == "psum_scatter":
+                return lax.psum_scatter(v, "i")
+            if kind == "all_to_all":
+                return lax.all_to_all(v, "i", 0, 1)
+            if kind == "ppermute":
+                return lax.ppermute(v, "i", [(0, 3), (1, 0), (2, 1), (3, 2)])
+            return v * lax.axis_index("i") + lax.axis_index("j")
+        return f
+    for data, outer, inner in [(xs, 0, 0), (np.moveaxis(xs, 0, 1), 1, 0),
+                               (np.moveaxis(xs, 1, 2), 0, 1)]:
+        if kind == "psum_scatter":   # jax's nested vmap of it fails: loop over "j"
+            per_j = np.moveaxis(np.moveaxis(data, outer, 0), inner + 1, 1)
+            want = np.stack([jax.vmap(make(jax.lax), axis_name="i")(per_j[:, j])
+                             for j in range(per_j.shape[1])], axis=1)
+        else:
+            want = jax.vmap(jax.vmap(make(jax.lax), axis_name="j", in_axes=inner),
+                            axis_name="i", in_axes=outer)(data)
+        got = mjax.vmap(mjax.vmap(make(mlax), axis_name="j", in_axes=inner),
+                        axis_name="i", in_axes=outer)(data)
+        check(got, want)
