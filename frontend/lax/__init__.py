@@ -142,7 +142,9 @@ def _one_like(x):
 # ---- conversions ------------------------------------------------------------------
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     """Casts to new_dtype (canonicalized for x64). JAX: lax.convert_element_type."""
-    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    requested, new_dtype = new_dtype, dtypes.canonicalize_dtype(new_dtype)
+    if new_dtype is not requested and new_dtype != requested:
+        dtypes.check_user_dtype(requested, "convert_element_type")  # (x64 off: warns)
     aval = getattr(x, "aval", None)
     if aval is not None and aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x  # already that type: the common case on every NumPy-level op
@@ -224,9 +226,24 @@ def reshape(x, new_sizes, dimensions=None):
                 dimensions=None if dimensions is None else tuple(dimensions))
 
 
+def _canonical_axes(dimensions, rank):
+    out = []
+    for d in dimensions:
+        d = int(d)
+        if not -rank <= d < rank:
+            raise ValueError(at_user_line(f"axis {d} is out of bounds for array of "
+                                          f"dimension {rank}"))
+        out.append(d % rank)
+    return tuple(sorted(out))
+
+
 def squeeze(x, dimensions):
     aval = aval_of_value(x)
-    dims = tuple(sorted(int(d) % aval.ndim if aval.ndim else int(d) for d in dimensions))
+    dims = _canonical_axes(dimensions, aval.ndim)
+    if any(aval.shape[d] != 1 for d in dims):
+        raise ValueError(at_user_line(
+            f"cannot select an axis to squeeze out which has size not equal to one, got "
+            f"shape={aval.shape} and dimensions={tuple(dimensions)}"))
     if not dims:
         return x
     return bind(_op("squeeze"), x, dimensions=dims)
@@ -234,8 +251,7 @@ def squeeze(x, dimensions):
 
 def expand_dims(x, dimensions):
     aval = aval_of_value(x)
-    rank = aval.ndim + len(dimensions)
-    dims = tuple(sorted(int(d) % rank for d in dimensions))
+    dims = _canonical_axes(dimensions, aval.ndim + len(dimensions))
     if not dims:
         return x
     return bind(_op("expand_dims"), x, dimensions=dims)
@@ -302,6 +318,8 @@ def broadcasted_iota(dtype, shape, dimension):
 
 def full(shape, fill_value, dtype=None):
     shape = tuple(int(d) for d in shape)
+    if dtype is not None:
+        dtype = dtypes.check_user_dtype(dtype, "full")
     if dtype is None:
         dtype = aval_of_value(fill_value).dtype
     weak = dtype is None and _is_python_scalar(fill_value)

@@ -117,3 +117,16 @@ def test_index_errors():
         jnp.ones(3)[..., ...]
     with pytest.raises(IndexError, match="concrete"):
         mjax.jit(lambda x: x[x > 0])(jnp.ones(3))
+
+
+def test_lax_expand_dims_and_squeeze_reject_bad_axes_like_jax():
+    import jax
+    import jax.numpy as jjnp
+    for f in (lambda lx, x: lx.expand_dims(x((2, 3)), (3,)),
+              lambda lx, x: lx.squeeze(x((2, 1)), (2,)),
+              lambda lx, x: lx.squeeze(x((2, 1)), (0,))):
+        with pytest.raises(ValueError) as theirs:
+            f(jax.lax, jjnp.ones)
+        with pytest.raises(ValueError) as ours:
+            f(mjax.lax, mjax.numpy.ones)
+        assert str(theirs.value) in str(ours.value)
