@@ -265,3 +265,15 @@ def test_outer_axis_collectives_pass_through_an_inner_vmap(kind):
         got = mjax.vmap(mjax.vmap(make(mlax), axis_name="j", in_axes=inner),
                         axis_name="i", in_axes=outer)(data)
         check(got, want)
+
+
+def test_vmap_of_grad_wrt_unbatched_argument_and_of_jacrev():
+    x = np.arange(1.0, 5.0, dtype=np.float32)
+    f = lambda lax: lambda w, v: lax.psum(w * v, "i") + lax.pmean(w * v * v, "i")  # noqa: E731
+    check(mjax.vmap(mjax.grad(f(mlax)), in_axes=(None, 0), axis_name="i")(2.0, x),
+          jax.vmap(jax.grad(f(jax.lax)), in_axes=(None, 0), axis_name="i")(2.0, x))
+    g = lambda lax: lambda v: lax.all_gather(v, "i") * v  # noqa: E731
+    check(mjax.vmap(mjax.jacrev(g(mlax)), axis_name="i")(x),
+          jax.vmap(jax.jacrev(g(jax.lax)), axis_name="i")(x))
+    check(mjax.vmap(mjax.jacfwd(g(mlax)), axis_name="i")(x),
+          jax.vmap(jax.jacfwd(g(jax.lax)), axis_name="i")(x))
