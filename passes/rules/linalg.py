@@ -501,13 +501,7 @@ def _lu_jvp(b, primals, tangents):
         return [lu, pivots, perm], [None, None, None]
     m, n = _shape(a)[-2:]
     k = min(m, n)
-    shape = _shape(a)
-    # P A_dot as a one-hot matmul: P[i, j] = (perm[i] == j).
-    sq = shape[:-2] + (m, m)
-    cols = b.iota(dtype=np.int32, shape=sq, dimension=len(sq) - 1)
-    onehot = b.eq(_bcast_cols(b, perm, sq), cols)
-    p = b.convert_element_type(onehot, new_dtype=_dtype(a))
-    pa = _matmul(b, p, t)
+    pa = _permute_rows(b, perm, t)
     l_ = _pad_mat(b, _tri(b, _slice_mat(b, lu, (0, m), (0, k)), -1), cols_after=m - k)
     l_ = b.add(l_, _eye_like(b, l_))
     u_ = _pad_mat(b, _tri(b, _slice_mat(b, lu, (0, k), (0, n)), 0, lower=False),
@@ -625,8 +619,46 @@ def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
 
 AD.no_jvp(L.GeqrfOp, "geqrf's Householder form has no derivative rule (as in JAX): "
                      "differentiate jnp.linalg.qr instead")
-AD.no_jvp(L.EigOp, "the derivative of a general eigendecomposition is not implemented in "
-                   "mjax; use eigh for Hermitian matrices")
+def _permute_rows(b, perm, x):
+    """x[..., perm, :] as a one-hot matmul: P[i, j] = (perm[i] == j)."""
+    m = _shape(x)[-2]
+    sq = _shape(x)[:-2] + (m, m)
+    cols = b.iota(dtype=np.int32, shape=sq, dimension=len(sq) - 1)
+    p = b.convert_element_type(b.eq(_bcast_cols(b, perm, sq), cols), new_dtype=_dtype(x))
+    return _matmul(b, p, x)
+
+
+def _solve(b, a, rhs):
+    """a^-1 rhs through an LU decomposition (P a = L U)."""
+    lu, _, perm = b.lu(a)
+    y = _tsolve(b, lu, _permute_rows(b, perm, rhs), left_side=True, lower=True,
+                unit_diagonal=True)
+    return _tsolve(b, lu, y, left_side=True, lower=False)
+
+
+@AD.jvp_rule(L.EigOp)
+def _eig_jvp(b, primals, tangents, *, compute_left_eigenvectors,
+             compute_right_eigenvectors):
+    # JAX: eig_jvp_rule. Eigenvalues only: dw_i = (V^-1 dA V)_ii with V the right
+    # eigenvectors; eigenvector derivatives need assumptions JAX makes opt-in.
+    (a,), (t,) = primals, tangents
+    params = dict(compute_left_eigenvectors=compute_left_eigenvectors,
+                  compute_right_eigenvectors=compute_right_eigenvectors)
+    if t is None:
+        outs = b.emit(L.EigOp, a, **params)
+        return outs, [None] * len(outs)
+    if compute_left_eigenvectors or compute_right_eigenvectors:
+        raise NotImplementedError(
+            "Derivatives of non-symmetric eigenvectors are not implemented in mjax (JAX "
+            "makes them opt-in with enable_eigvec_derivs); differentiate "
+            "jnp.linalg.eigvals, or use eigh for Hermitian matrices")
+    w, vr = b.emit(L.EigOp, a, compute_left_eigenvectors=False,
+                   compute_right_eigenvectors=True)
+    da = _cast(b, t, _dtype(vr))
+    dw = b.reduce_sum(b.mul(_solve(b, vr, da), _mT(b, vr)), axes=(len(_shape(vr)) - 1,))
+    return [w], [dw]
+
+
 for _op in (L.CholeskyOp, L.LuOp, L.GeqrfOp, L.QrOp, L.EighOp, L.SvdOp, L.EigOp):
     AD.no_transpose(_op, "not linear: a matrix factorization")
 

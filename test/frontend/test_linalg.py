@@ -492,3 +492,15 @@ def test_lowering_uses_lapack_custom_calls_and_stablehlo_ops():
     assert "stablehlo.cholesky" in text
     jaxpr = str(mjax.make_jaxpr(lambda a: jnp.linalg.svd(a))(A))
     assert "svd" in jaxpr
+
+
+def test_eigvals_grad_matches_jax_and_eigenvectors_raise():
+    a = _mat((2, 4, 4))
+
+    def f(np_):
+        return lambda x: np_.sum(np_.real(np_.linalg.eigvals(x)) ** 2
+                                 + np_.imag(np_.linalg.eigvals(x)) * np.arange(4))
+    np.testing.assert_allclose(np.asarray(mjax.grad(f(jnp))(a)),
+                               np.asarray(jax.grad(f(jjnp))(a)), rtol=1e-3, atol=1e-4)
+    with pytest.raises(NotImplementedError, match="non-symmetric eigenvectors"):
+        mjax.grad(lambda x: jnp.real(jnp.linalg.eig(x)[1]).sum())(a)
