@@ -24,7 +24,7 @@ from mjax.batching import vmap
 from mjax.core import named_scope
 from mjax import errors, tree_util, lax, numpy, dlpack, profiler  # noqa: F401
 from mjax import nn, scipy  # noqa: F401  (after numpy: they build on it)
-from mjax import ops  # noqa: F401
+from mjax import ops, tree  # noqa: F401
 from mjax import random  # noqa: F401  (after numpy and nn: samplers build on them)
 from mjax.lax import stop_gradient  # noqa: F401
 from mjax.tree_util import tree_map, tree_leaves, tree_structure  # noqa: F401
