@@ -219,6 +219,13 @@ def test_bad_arguments():
         mjax.vmap(lambda v: mlax.psum(v, "i", axis_index_groups=[[0, 1]]), axis_name="i")(X)
     with pytest.raises(TypeError, match="psum_scatter"):
         mjax.vmap(lambda v: mlax.psum_scatter(v, "i"), axis_name="i")(X)
+    with pytest.raises(ValueError, match="lax.all_gather: axis 3 is out of bounds for rank 2"):
+        mjax.vmap(lambda v: mlax.all_gather(v, "i", axis=3), axis_name="i")(X)
+    with pytest.raises(NotImplementedError, match="several axis names"):
+        mjax.vmap(mjax.vmap(lambda v: mlax.all_gather(v, ("i", "j")), axis_name="j"),
+                  axis_name="i")(X[:, :, None])
+    with pytest.raises(NotImplementedError, match="only string axis names"):
+        mlax.psum(X, 0)
 
 
 def test_lowering_an_unexpanded_collective_is_a_clear_error():
