@@ -670,7 +670,7 @@ def ones(shape, dtype=None):
 
 
 def empty(shape, dtype=None):
-    return zeros(shape, dtype)
+    return zeros(shape, None if dtype is None else _dt.check_user_dtype(dtype, "empty"))
 
 
 def full(shape, fill_value, dtype=None):
@@ -684,16 +684,19 @@ def full(shape, fill_value, dtype=None):
 
 def zeros_like(a, dtype=None, shape=None):
     a = asarray(a)
+    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "zeros_like")
     return lax.full(a.shape if shape is None else _shape(shape), 0, dtype or a.dtype)
 
 
 def ones_like(a, dtype=None, shape=None):
     a = asarray(a)
+    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "ones_like")
     return lax.full(a.shape if shape is None else _shape(shape), 1, dtype or a.dtype)
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
     a = asarray(a)
+    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "full_like")
     return lax.full(a.shape if shape is None else _shape(shape), fill_value, dtype or a.dtype)
 
 
@@ -751,11 +754,12 @@ def eye(N, M=None, k=0, dtype=None):
 
 
 def identity(n, dtype=None):
-    return eye(n, dtype=dtype)
+    return eye(n, dtype=None if dtype is None else _dt.check_user_dtype(dtype, "identity"))
 
 
 def tri(N, M=None, k=0, dtype=None):
     M = N if M is None else M
+    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "tri")
     r = lax.broadcasted_iota(_dt.int32, (N, M), 0)
     c = lax.broadcasted_iota(_dt.int32, (N, M), 1)
     return astype(lax.ge(lax.add(r, lax.full_like(r, k)), c), dtype or _dt.default_float())
