@@ -267,6 +267,17 @@ def test_canonicalize_dtype_matches_jax(x64_mode):
     (lambda m: m.array([1.0], dtype="int64"), "array"),
     (lambda m: m.full((2,), 1, dtype=m.int64), "full"),
     (lambda m: m.zeros(2).astype(m.float64), "astype"),
+    (lambda m: m.zeros_like(m.ones(2), dtype=m.float64), "zeros_like"),
+    (lambda m: m.full_like(m.ones(2), 3, dtype=m.int64), "full_like"),
+    (lambda m: m.empty(2, dtype=m.float64), "empty"),
+    (lambda m: m.identity(2, dtype=m.float64), "identity"),
+    (lambda m: m.tri(2, dtype=m.float64), "tri"),
+    (lambda m: m.float64(1.5), "asarray"),
+    (lambda m: m.linspace(0, 1, 3, dtype=m.float64), "linspace"),
+    (lambda m: m.eye(2, dtype=m.float64), "eye"),
+    (lambda m: (mjax if m is jnp else jax).lax.convert_element_type(m.ones(2), m.float64),
+     "convert_element_type"),
+    (lambda m: (mjax if m is jnp else jax).lax.full((2,), 1, m.float64), "full"),
 ])
 def test_explicit_64_bit_dtype_warns_as_jax(make, name):
     import warnings
