@@ -525,7 +525,9 @@ scatter_max = _scatter("scatter_max")
 from mjax.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
                                   conv_general_dilated, conv_general_permutations,
                                   conv_general_shape_tuple, conv_transpose,
-                                  conv_with_general_padding, padtype_to_pads)
+                                  conv_with_general_padding, padtype_to_pads,
+                                  conv_shape_tuple, conv_transpose_shape_tuple,
+                                  conv_general_dilated_patches, conv_general_dilated_local)
 from mjax.lax.windowed import reduce_window, reduce_window_shape_tuple  # noqa: E402
 from mjax.lax.sorting import approx_max_k, approx_min_k, sort_key_val, top_k  # noqa: E402
 from mjax.lax.reduce import reduce, reduce_xor  # noqa: E402

@@ -271,6 +271,99 @@ def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
                       rhs_dilation=(1,) * n, dimension_numbers=dn._asdict())
 
 
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+    """The result shape of a convolution in canonical (N, C, spatial...) layouts.
+    JAX: lax.conv_shape_tuple."""
+    n = len(lhs_shape) - 2
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != n:
+        raise TypeError(f"Wrong number of explicit pads for convolution: expected {n}, got "
+                        f"{len(pads)}.")
+    iota = tuple(range(len(lhs_shape)))
+    return conv_shape(tuple(lhs_shape), tuple(rhs_shape), window_strides=tuple(strides),
+                      padding=tuple(tuple(p) for p in pads), lhs_dilation=(1,) * n,
+                      rhs_dilation=(1,) * n,
+                      dimension_numbers={"lhs_spec": iota, "rhs_spec": iota, "out_spec": iota},
+                      batch_group_count=batch_group_count)
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                               dimension_numbers):
+    """The result shape of conv_transpose. JAX: lax.conv_transpose_shape_tuple."""
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    lhs = [lhs_shape[d] for d in dn.lhs_spec]
+    rhs = [rhs_shape[d] for d in dn.rhs_spec]
+    if isinstance(padding, str):
+        padding = [_conv_transpose_padding(k, s, padding) for k, s in zip(rhs[2:],
+                                                                          window_strides)]
+    spatial = [(i - 1) * s - k + 2 + lo + hi
+               for i, k, s, (lo, hi) in zip(lhs[2:], rhs[2:], window_strides, padding)]
+    canonical = [lhs[0], rhs[0]] + spatial
+    out = [0] * len(canonical)
+    for pos, d in enumerate(dn.out_spec):
+        out[d] = canonical[pos]
+    return tuple(out)
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
+                                 rhs_dilation=None, dimension_numbers=None, precision=None,
+                                 preferred_element_type=None):
+    """The patches a convolution with `filter_shape` sees, flattened into the output
+    feature dimension in (channel, filter spatial...) order. JAX:
+    lax.conv_general_dilated_patches."""
+    la = aval_of_value(lhs)
+    filter_shape = tuple(int(d) for d in filter_shape)
+    dn = conv_dimension_numbers(la.shape, (1, 1) + filter_shape, dimension_numbers)
+    size = int(np.prod(filter_shape))
+    channels = la.shape[dn.lhs_spec[1]]
+    # One-hot kernels, one per (channel, position) pair, in feature groups of one channel.
+    one_hot = np.eye(size, dtype=la.dtype).reshape((size, 1) + filter_shape)
+    kernel = np.tile(one_hot, (channels,) + (1,) * (1 + len(filter_shape)))
+    kernel = np.moveaxis(kernel, range(kernel.ndim), dn.rhs_spec)
+    return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation,
+                                rhs_dilation, dn,
+                                precision=None if precision is None else (precision,
+                                                                          "DEFAULT"),
+                                feature_group_count=channels,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
+                               lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                               precision=None):
+    """An unshared convolution: a separate kernel at each output position (rhs spatial
+    dims are the output's; its I dim fuses input channels and filter positions).
+    JAX: lax.conv_general_dilated_local."""
+    from mjax import lax
+    c_precision = canonicalize_precision(precision)
+    patches = conv_general_dilated_patches(
+        lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
+        dimension_numbers, None if c_precision is None else c_precision[0])
+    la = aval_of_value(lhs)
+    lhs_spec, rhs_spec, out_spec = conv_dimension_numbers(
+        la.shape, (1, 1) + tuple(filter_shape), dimension_numbers)
+    # Contract the patch features with rhs's I dim, batched over the spatial positions
+    # (paired in the output's order).
+    out_b = list(out_spec[2:])
+    rhs_b = list(rhs_spec[2:])
+    order = sorted(range(len(out_b)), key=lambda k: out_b[k])
+    dn = (((out_spec[1],), (rhs_spec[1],)), (tuple(out_b[k] for k in order),
+                                             tuple(rhs_b[k] for k in order)))
+    out = lax.dot_general(patches, rhs, dn, precision=precision)
+    nd = aval_of_value(out).ndim
+    # dot_general's result: batch dims, patches' free dims (N), rhs's free dims (O).
+    perm = list(range(nd - 2))
+    dest = {out_spec[0]: nd - 2, out_spec[1]: nd - 1}
+    full = []
+    rest = iter(perm)
+    for d in range(nd):
+        full.append(dest[d] if d in dest else next(rest))
+    return lax.transpose(out, full)
+
+
 __all__ = ["ConvDimensionNumbers", "conv_general_dilated", "conv", "conv_with_general_padding",
            "conv_transpose", "conv_dimension_numbers", "conv_general_permutations",
-           "padtype_to_pads", "conv_general_shape_tuple"]
+           "padtype_to_pads", "conv_general_shape_tuple", "conv_shape_tuple",
+           "conv_transpose_shape_tuple", "conv_general_dilated_patches",
+           "conv_general_dilated_local"]

@@ -369,3 +369,69 @@ def test_segment_sum_grad_and_errors():
         mjax.ops.segment_sum(data, ids, -1)
     with pytest.raises(TypeError, match="num_segments"):
         mjax.jit(lambda d, i: mjax.ops.segment_sum(d, i))(data, ids)
+
+
+# ---- a small CNN trains as in JAX ----------------------------------------------------------
+def _cnn_loss(lib, jl, params, x, y):
+    """conv (SAME, NHWC) -> relu -> 2x2 max-pool -> conv (strided, VALID) -> mean pool ->
+    dense -> softmax cross-entropy."""
+    w1, w2, w3 = params
+    dn = ("NHWC", "HWIO", "NHWC")
+    h = jl.conv_general_dilated(x, w1, (1, 1), "SAME", dimension_numbers=dn)
+    h = lib.maximum(h, 0.0)
+    h = jl.reduce_window(h, -np.inf, jl.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    h = jl.conv_general_dilated(h, w2, (2, 2), "VALID", dimension_numbers=dn)
+    h = lib.tanh(h)
+    h = jl.reduce_window(h, 0.0, jl.add, (1, 2, 2, 1), (1, 1, 1, 1), "SAME") / 4.0
+    logits = lib.mean(h, axis=(1, 2)) @ w3
+    logp = logits - lib.log(lib.sum(lib.exp(logits), axis=1, keepdims=True))
+    return -lib.mean(lib.sum(logp * y, axis=1))
+
+
+def test_small_cnn_trains_like_jax():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 10, 10, 3)).astype(np.float32)
+    y = np.eye(4, dtype=np.float32)[rng.integers(0, 4, 8)]
+    params = [0.3 * rng.standard_normal(s).astype(np.float32)
+              for s in [(3, 3, 3, 6), (3, 3, 6, 5), (5, 4)]]
+
+    def step(lib, jl, grad, p, x, y):
+        loss, g = grad(lambda p: _cnn_loss(lib, jl, p, x, y))(p)
+        return loss, [w - 0.5 * gw for w, gw in zip(p, g)]
+
+    m_step = mjax.jit(lambda p, x, y: step(jnp, lax, mjax.value_and_grad, p, x, y))
+    j_step = jax.jit(lambda p, x, y: step(jjnp, jax.lax, jax.value_and_grad, p, x, y))
+    mp, jp = params, params
+    losses = []
+    for _ in range(5):
+        ml, mp = m_step(mp, x, y)
+        jl_, jp = j_step(jp, x, y)
+        np.testing.assert_allclose(float(ml), float(jl_), rtol=2e-5)
+        for a, b in zip(mp, jp):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=2e-5)
+        losses.append(float(ml))
+    assert losses[-1] < losses[0]
+
+
+def test_conv_patches_local_and_shape_tuples():
+    x = rand(2, 3, 6, 5)
+    for dn, xx in [(None, x), (("NHWC", "HWIO", "NCHW"), np.moveaxis(x, 1, 3))]:
+        check(lax.conv_general_dilated_patches(xx, (2, 3), (1, 2), "SAME", dimension_numbers=dn),
+              jax.lax.conv_general_dilated_patches(xx, (2, 3), (1, 2), "SAME",
+                                                   dimension_numbers=dn))
+    rhs = rand(4, 18, 6, 3)
+    check(lax.conv_general_dilated_local(x, rhs, (1, 2), "SAME", (2, 3)),
+          jax.lax.conv_general_dilated_local(x, rhs, (1, 2), "SAME", (2, 3)), rtol=1e-4,
+          atol=1e-5)
+    rhs2 = rand(5, 2, 18, 4)
+    dn = ("NHWC", "HWIO", "NHWC")
+    check(lax.conv_general_dilated_local(np.moveaxis(x, 1, 3), rhs2, (1, 2), "VALID", (2, 3),
+                                         dimension_numbers=dn),
+          jax.lax.conv_general_dilated_local(np.moveaxis(x, 1, 3), rhs2, (1, 2), "VALID",
+                                             (2, 3), dimension_numbers=dn), rtol=1e-4, atol=1e-5)
+    assert lax.conv_shape_tuple((2, 3, 6, 5), (4, 3, 2, 3), (1, 2), "SAME") == \
+        jax.lax.conv_shape_tuple((2, 3, 6, 5), (4, 3, 2, 3), (1, 2), "SAME")
+    args = ((2, 6, 5, 3), (2, 3, 3, 4), (2, 2), "SAME", ("NHWC", "HWIO", "NHWC"))
+    assert lax.conv_transpose_shape_tuple(*args) == jax.lax.conv_transpose_shape_tuple(*args)
+    args = ((2, 3, 6, 5), (4, 3, 2, 3), (1, 2), "VALID", ("NCHW", "OIHW", "NHWC"))
+    assert lax.conv_general_shape_tuple(*args) == jax.lax.conv_general_shape_tuple(*args)
