@@ -53,21 +53,55 @@ def device_put_value(value, device=None, *, weak_type=False) -> Array:
     return Array(get_backend().put(value, device), aval)
 
 
-def device_put(x, device=None, *, donate=False, may_alias=None):
-    """Moves a pytree of arrays to `device` (default: the first device)."""
-    from mjax.core import to_numpy
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """Moves a pytree of arrays to `device`: a device, a Sharding (or a pytree prefix of
+    them), or None (the first device). JAX: jax.device_put."""
+    from mjax import sharding as S
+    from mjax.batching import broadcast_prefix
+    leaves, tree = tree_util.tree_flatten(x)
+    if device is None or not isinstance(device, (tuple, list, dict)):
+        targets = [device] * len(leaves)
+    else:
+        targets = broadcast_prefix("device_put device", device, x)
+    outs = []
+    for leaf, target in zip(leaves, targets):
+        out = _put_leaf(leaf, target, S)
+        if donate and isinstance(leaf, Array) and out is not leaf:
+            leaf.delete()
+        outs.append(out)
+    return tree_util.tree_unflatten(tree, outs)
 
-    def put(leaf):
-        if isinstance(leaf, Tracer):
-            return leaf
-        if isinstance(leaf, Array) and (device is None or device in leaf.devices()):
+
+def _put_leaf(leaf, target, S):
+    from mjax.core import to_numpy
+    if isinstance(leaf, Tracer):
+        return leaf
+    if isinstance(target, S.SingleDeviceSharding):
+        target = target._device
+    if isinstance(target, S.Sharding):
+        if isinstance(leaf, Array) and leaf._sharding == target:
             return leaf
         aval = aval_of_value(leaf)
-        out = device_put_value(to_numpy(leaf), device if not hasattr(device, "_device")
-                               else device._device)
-        out.aval = aval
-        return out
-    return tree_util.tree_map(put, x)
+        value = np.asarray(to_numpy(leaf), dtype=aval.dtype)
+        return put_sharded(value, aval, target)
+    if isinstance(leaf, Array) and (target is None or target in leaf.devices()) and \
+            not leaf.is_sharded:
+        return leaf
+    aval = aval_of_value(leaf)
+    out = device_put_value(to_numpy(leaf), getattr(target, "_device", target))
+    out.aval = aval
+    return out
+
+
+def put_sharded(value: np.ndarray, aval, sharding) -> Array:
+    """A host value laid out over `sharding`'s devices (one shard per device)."""
+    index = sharding.devices_indices_map(value.shape)
+    devs = list(index)
+    buf = get_backend().put_sharded([value[index[d]] for d in devs], devs,
+                                    sharding._device_list(),
+                                    sharding.hlo_sharding(value.ndim), value.shape,
+                                    value.dtype)
+    return Array(buf, aval, sharding)
 
 
 def device_get(x):
@@ -136,6 +170,35 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
 
 
 # ---- jit ------------------------------------------------------------------------------
+def _explain_cache_miss(name, key, seen):
+    """jax_explain_cache_misses: why jit(name) traces again, against the closest key seen."""
+    from mjax.core import describe_location, user_location
+    where = f"TRACING CACHE MISS at {describe_location(user_location())} because:\n  "
+    if not seen:
+        logger.warning(where + "never seen function:\n    %s", name)
+        return
+    parts = ("input pytree structure", "input types", "static arguments",
+             "config options that change tracing", "donated arguments")
+    closest = max(seen, key=lambda k: sum(a == b for a, b in zip(k, key)))
+    reasons = []
+    for what, old, new in zip(parts, closest, key):
+        if old == new:
+            continue
+        if what == "input types" and len(old) == len(new):
+            diff = [f"argument {i}: {o.str_short()} -> {n.str_short()}"
+                    + (" (weak type differs)" if o.weak_type != n.weak_type else "")
+                    for i, (o, n) in enumerate(zip(old, new)) if o != n]
+            reasons.append("never seen input type signature; closest seen differs in "
+                           + ", ".join(diff))
+        elif what == "config options that change tracing":
+            names = [o.name for o in config.options() if o.affects_tracing]
+            reasons.append("; ".join(f"{n}: {o!r} -> {v!r}" for n, o, v in zip(names, old, new)
+                                     if o != v) + " (config options that change tracing)")
+        else:
+            reasons.append(f"different {what}: {old} vs {new}")
+    logger.warning(where + "for %s: %s", name, "\n  ".join(reasons))
+
+
 class _CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0")
 
@@ -275,6 +338,8 @@ class Jitted:
         key = (in_tree, avals, static_key, config.trace_state(), donated)
         entry = self._cache.get(key)
         if entry is None:
+            if config.read("jax_explain_cache_misses"):
+                _explain_cache_miss(self._name, key, list(self._cache))
             entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
                                                      len(args), donated)
         bufs = [x._buf if type(x) is Array else

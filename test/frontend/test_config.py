@@ -303,3 +303,22 @@ def test_default_device_places_eager_and_jit_results():
     assert _devices_of(z._buf) == (devs[0],)
     np.testing.assert_allclose(z, [1.0, 2.0, 3.0])
     np.testing.assert_allclose(mjax.jit(lambda a: a + y)(x), [0.0, 3.0, 6.0])
+
+
+def test_explain_cache_misses(caplog):
+    @mjax.jit
+    def h(x):
+        return x + 1
+
+    with caplog.at_level(logging.WARNING, logger="mjax.api"), \
+            mjax.explain_cache_misses(True):
+        h(jnp.ones(3))
+        h(jnp.ones(3))              # a hit: nothing logged
+        h(jnp.ones(4))
+        with mjax.numpy_rank_promotion("raise"):
+            h(jnp.ones(4))
+    msgs = [r.getMessage() for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()]
+    assert len(msgs) == 3 and all(__file__ in m for m in msgs)
+    assert "never seen function" in msgs[0]
+    assert "f32[3] -> f32[4]" in msgs[1]
+    assert "jax_numpy_rank_promotion: 'allow' -> 'raise'" in msgs[2]
