@@ -53,55 +53,21 @@ def device_put_value(value, device=None, *, weak_type=False) -> Array:
     return Array(get_backend().put(value, device), aval)
 
 
-def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    """Moves a pytree of arrays to `device`: a device, a Sharding (or a pytree prefix of
-    them), or None (the first device). JAX: jax.device_put."""
-    from mjax import sharding as S
-    from mjax.batching import broadcast_prefix
-    leaves, tree = tree_util.tree_flatten(x)
-    if device is None or not isinstance(device, (tuple, list, dict)):
-        targets = [device] * len(leaves)
-    else:
-        targets = broadcast_prefix("device_put device", device, x)
-    outs = []
-    for leaf, target in zip(leaves, targets):
-        out = _put_leaf(leaf, target, S)
-        if donate and isinstance(leaf, Array) and out is not leaf:
-            leaf.delete()
-        outs.append(out)
-    return tree_util.tree_unflatten(tree, outs)
-
-
-def _put_leaf(leaf, target, S):
+def device_put(x, device=None, *, donate=False, may_alias=None):
+    """Moves a pytree of arrays to `device` (default: the first device)."""
     from mjax.core import to_numpy
-    if isinstance(leaf, Tracer):
-        return leaf
-    if isinstance(target, S.SingleDeviceSharding):
-        target = target._device
-    if isinstance(target, S.Sharding):
-        if isinstance(leaf, Array) and leaf._sharding == target:
+
+    def put(leaf):
+        if isinstance(leaf, Tracer):
+            return leaf
+        if isinstance(leaf, Array) and (device is None or device in leaf.devices()):
             return leaf
         aval = aval_of_value(leaf)
-        value = np.asarray(to_numpy(leaf), dtype=aval.dtype)
-        return put_sharded(value, aval, target)
-    if isinstance(leaf, Array) and (target is None or target in leaf.devices()) and \
-            not leaf.is_sharded:
-        return leaf
-    aval = aval_of_value(leaf)
-    out = device_put_value(to_numpy(leaf), getattr(target, "_device", target))
-    out.aval = aval
-    return out
-
-
-def put_sharded(value: np.ndarray, aval, sharding) -> Array:
-    """A host value laid out over `sharding`'s devices (one shard per device)."""
-    index = sharding.devices_indices_map(value.shape)
-    devs = list(index)
-    buf = get_backend().put_sharded([value[index[d]] for d in devs], devs,
-                                    sharding._device_list(),
-                                    sharding.hlo_sharding(value.ndim), value.shape,
-                                    value.dtype)
-    return Array(buf, aval, sharding)
+        out = device_put_value(to_numpy(leaf), device if not hasattr(device, "_device")
+                               else device._device)
+        out.aval = aval
+        return out
+    return tree_util.tree_map(put, x)
 
 
 def device_get(x):
