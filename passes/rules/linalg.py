@@ -378,8 +378,9 @@ def _tri(b, x, k=0, lower=True):
     m, n = _shape(x)[-2:]
     keep = np.tri(m, n, k, dtype=bool) if lower else ~np.tri(m, n, k - 1, dtype=bool)
     mask = b.constant(keep)
-    mask = b.broadcast_in_dim(mask, shape=_shape(x), broadcast_dimensions=(
-        len(_shape(x)) - 2, len(_shape(x)) - 1))
+    if keep.shape != _shape(x):
+        mask = b.broadcast_in_dim(mask, shape=_shape(x), broadcast_dimensions=(
+            len(_shape(x)) - 2, len(_shape(x)) - 1))
     return b.select_n(mask, AD.zeros_like(b, x), x)
 
 
