@@ -132,7 +132,37 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
                      aval_of_value(o) for o, a in zip(out_leaves, out_avals)]
     traced = TracedFunction(module, trace, in_tree, out_tree, out_avals)
     traced.has_float0 = contains_float0(out)
+    if config.read("jax_check_tracer_leaks"):
+        a = kw = out = out_leaves = leaf = None   # (this frame's own references)
+        _check_tracer_leaks(trace, getattr(fun, "__qualname__", repr(fun)))
     return traced
+
+
+def _check_tracer_leaks(trace, fun_name):
+    """jax_check_tracer_leaks (mjax.checking_leaks): after tracing, no tracer of the trace
+    may be referenced from outside it (a global, a closure, a list...). JAX: the same check
+    via the garbage collector, raising the same plain Exception."""
+    import gc
+    gc.collect()
+    tracers = [o for o in gc.get_objects() if isinstance(o, Tracer) and o.trace is trace]
+    own = {id(tracers), id(getattr(trace, "args", None))}
+    leaked = []
+    for t in tracers:
+        holders = [r for r in gc.get_referrers(t) if id(r) not in own
+                   and not inspect.isframe(r)]
+        if holders:
+            leaked.append((t, holders))
+    del tracers
+    if leaked:
+        from mjax.core import describe_location
+        lines = []
+        for t, holders in leaked:
+            loc = getattr(t, "loc", None)
+            made = (f"created at {describe_location(loc)}" if loc is not None
+                    else "a function argument")
+            lines.append(f"{t} ({made}) is referred to by a {type(holders[0]).__name__}")
+        raise Exception(f"Leaked trace (while tracing {fun_name}). Leaked tracer(s):\n\n"
+                        + "\n".join(lines))
 
 
 # ---- jit ------------------------------------------------------------------------------

@@ -322,3 +322,28 @@ def test_explain_cache_misses(caplog):
     assert "never seen function" in msgs[0]
     assert "f32[3] -> f32[4]" in msgs[1]
     assert "jax_numpy_rank_promotion: 'allow' -> 'raise'" in msgs[2]
+
+
+def test_checking_leaks_finds_a_tracer_stored_outside():
+    store = []
+
+    @mjax.jit
+    def leaky(x):
+        y = x * 2
+        store.append(y)
+        return y + 1
+
+    @mjax.jit
+    def clean(x):
+        y = x * 2
+        return y + 1, x
+
+    with mjax.checking_leaks():
+        np.testing.assert_allclose(clean(jnp.ones(3))[0], 3.0)
+        np.testing.assert_allclose(mjax.grad(lambda x: (x * x).sum())(jnp.ones(2)), 2.0)
+        with pytest.raises(Exception, match=r"Leaked trace") as e:
+            leaky(jnp.ones(3))
+        assert f"{__file__}:" in str(e.value) and "list" in str(e.value)
+    store.clear()
+    leaky(jnp.ones(4))                 # off: no check
+    assert len(store) == 1
