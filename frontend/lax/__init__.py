@@ -533,7 +533,8 @@ from mjax.lax.sorting import approx_max_k, approx_min_k, sort_key_val, top_k  # 
 from mjax.lax.reduce import reduce, reduce_xor  # noqa: E402
 from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan,  # noqa: E402
                                    switch, while_loop)
-from mjax.lax.parallel import (all_gather, all_to_all, axis_index, pmax, pmean,  # noqa: E402
-                               pmin, ppermute, pshuffle, psum, psum_scatter)
+from mjax.lax.parallel import (all_gather, all_to_all, axis_index, axis_size,  # noqa: E402
+                               pmax, pmean, pmin, ppermute, pshuffle, pswapaxes, psum,
+                               psum_scatter)
 from mjax.lax import linalg  # noqa: E402, F401
 from mjax.lax.linalg import FftType, fft  # noqa: E402

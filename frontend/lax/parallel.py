@@ -100,9 +100,12 @@ def pmean(x, axis_name, *, axis_index_groups=None):
 
 
 # ---- gathers and scatters -----------------------------------------------------------------
-def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
     """Every member's `x`, stacked along `axis` (tiled: concatenated). JAX: lax.all_gather."""
     _no_groups(axis_index_groups, "all_gather")
+    if to != "varying":
+        raise NotImplementedError(f"lax.all_gather(to={to!r}) needs shard_map's varying/"
+                                  f"reduced types, which mjax does not have yet")
     names, size = _prepare(axis_name, "all_gather", single=True)
 
     def one(v):
@@ -142,6 +145,12 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     return _map(one, x)
 
 
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swaps the named axis with positional axis `axis` of `x` (whose size must be the
+    axis size). JAX: lax.pswapaxes."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
 # ---- permutations -------------------------------------------------------------------------
 def ppermute(x, axis_name, perm):
     """Member `dst` gets member `src`'s `x` for each (src, dst) in `perm`; the others get
@@ -167,6 +176,13 @@ def pshuffle(x, axis_name, perm):
     return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(perm)])
 
 
+def axis_size(axis_name) -> int:
+    """The size of the named axis (the product over a tuple of names). JAX: lax.axis_size."""
+    names = _names(axis_name)
+    _check_name_types(names, "axis_size")
+    return _bound_size(names)
+
+
 def axis_index(axis_name):
     """This member's index along `axis_name` (int32). JAX: lax.axis_index."""
     names, _ = _prepare(axis_name, "axis_index", single=True)
@@ -174,4 +190,4 @@ def axis_index(axis_name):
 
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all",
-           "ppermute", "pshuffle", "axis_index"]
+           "pswapaxes", "ppermute", "pshuffle", "axis_index", "axis_size"]

@@ -284,3 +284,13 @@ def test_vmap_of_grad_wrt_unbatched_argument_and_of_jacrev():
           jax.vmap(jax.jacrev(g(jax.lax)), axis_name="i")(x))
     check(mjax.vmap(mjax.jacfwd(g(mlax)), axis_name="i")(x),
           jax.vmap(jax.jacfwd(g(jax.lax)), axis_name="i")(x))
+
+
+def test_axis_size_and_pswapaxes():
+    _both(lambda lax: lambda v: v * lax.axis_size("i"), X)
+    x = RNG.normal(size=(4, 3, 4)).astype(np.float32)
+    _both(lambda lax: lambda v: lax.pswapaxes(v, "i", 1), x)
+    with pytest.raises(NameError, match="unbound axis name: k"):
+        mlax.axis_size("k")
+    with pytest.raises(NotImplementedError, match="to='reduced'"):
+        mjax.vmap(lambda v: mlax.all_gather(v, "i", to="reduced"), axis_name="i")(X)
