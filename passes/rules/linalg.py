@@ -25,7 +25,7 @@ from mjax.dialect.ops import linalg as L
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
-from mjax.passes.rules.batch_util import batch_rule, bdim_to_front
+from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
 from mjax.passes.rules.tables import TRANSPOSE, lowering
 
 
@@ -701,7 +701,26 @@ def _register_batch(op):
     return rule
 
 
-for _op in (L.CholeskyOp, L.LuOp, L.GeqrfOp, L.QrOp, L.EighOp, L.SvdOp, L.EigOp, L.FftOp,
-            L.TriangularSolveOp):
+for _op in (L.CholeskyOp, L.LuOp, L.GeqrfOp, L.QrOp, L.EighOp, L.SvdOp, L.EigOp, L.FftOp):
     batch_rule(_op)(_register_batch(_op))
+
+
+@batch_rule(L.TriangularSolveOp)
+def _triangular_solve_batch(b, args, dims, **params):
+    # JAX: _triangular_solve_batching_rule. With only b batched, the batch folds into b's
+    # independent columns (left side) or rows (right side): a stays unbroadcast.
+    (a, rhs), (da, db) = args, dims
+    if da is not None:
+        return _register_batch(L.TriangularSolveOp)(b, args, dims, **params)
+    r = len(_shape(rhs))
+    if params["left_side"]:
+        y = moveaxis(b, rhs, db, r - 1)                # (..., m, n, B)
+        flat = _shape(y)[:-3] + (_shape(y)[-3], _shape(y)[-2] * _shape(y)[-1])
+        out_dim = r - 1
+    else:
+        y = moveaxis(b, rhs, db, r - 2)                # (..., m, B, n)
+        flat = _shape(y)[:-3] + (_shape(y)[-3] * _shape(y)[-2], _shape(y)[-1])
+        out_dim = r - 2
+    x = b.triangular_solve(a, b.reshape(y, new_sizes=flat), **params)
+    return [b.reshape(x, new_sizes=_shape(y))], [out_dim]
 

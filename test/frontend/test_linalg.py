@@ -467,6 +467,13 @@ VMAP_CASES = {
     "solve_triangular": (lambda a, b: msl.solve_triangular(a, b, lower=True),
                          (np.tril(_mat((5, 3, 3))) + 3 * np.eye(3, dtype=np.float32),
                           _mat((3, 2))), (0, None)),
+    "solve_triangular_b": (lambda a, b: msl.solve_triangular(a, b, lower=True, trans=1),
+                           (np.tril(A) + 3 * np.eye(3, dtype=np.float32), _mat((3, 5, 2))),
+                           (None, 1)),
+    "triangular_solve_right_b": (
+        lambda a, b: mjax.lax.linalg.triangular_solve(a, b, left_side=False, lower=True),
+        (np.tril(_mat((2, 3, 3))) + 3 * np.eye(3, dtype=np.float32), _mat((2, 4, 3, 5))),
+        (None, 3)),
     "grad_det": (mjax.grad(lambda x: jnp.linalg.det(x)), (_mat((5, 3, 3)),), 0),
 }
 

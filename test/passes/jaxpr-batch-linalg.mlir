@@ -20,18 +20,42 @@ func.func @cholesky_axis2(%as: tensor<3x3x5xf32>) -> tensor<5x3x3xf32> {
 
 // -----
 
-// triangular_solve needs equal batch axes: an unbatched `a` is broadcast along the new one.
+// With only b batched, triangular_solve folds the batch into b's columns: `a` is not
+// broadcast (JAX: _triangular_solve_batching_rule).
 // CHECK-LABEL: func.func private @tri_batched
 // CHECK-SAME:    (%[[A:.*]]: tensor<3x3xf32>, %[[B:.*]]: tensor<4x3x2xf32>)
-// CHECK:         %[[AB:.*]] = "jaxpr.broadcast_in_dim"(%[[A]]) {broadcast_dimensions = array<i64: 1, 2>, shape = array<i64: 4, 3, 3>}
-// CHECK:         "jaxpr.triangular_solve"(%[[AB]], %[[B]]) {{.*}} : (tensor<4x3x3xf32>, tensor<4x3x2xf32>) -> tensor<4x3x2xf32>
+// CHECK-NOT:     jaxpr.broadcast_in_dim
+// CHECK:         %[[T:.*]] = "jaxpr.transpose"(%[[B]]) {permutation = array<i64: 1, 2, 0>}
+// CHECK:         %[[F:.*]] = "jaxpr.reshape"(%[[T]]) {new_sizes = array<i64: 3, 8>}
+// CHECK:         %[[X:.*]] = "jaxpr.triangular_solve"(%[[A]], %[[F]]) {{.*}} : (tensor<3x3xf32>, tensor<3x8xf32>) -> tensor<3x8xf32>
+// CHECK:         %[[Y:.*]] = "jaxpr.reshape"(%[[X]]) {new_sizes = array<i64: 3, 2, 4>}
+// CHECK:         return %[[Y]]
 // CHECK-LABEL: func.func @triangular_solve_unbatched_a
+// CHECK:         %[[C:.*]] = "jaxpr.call"
+// CHECK:         "jaxpr.transpose"(%[[C]]) {permutation = array<i64: 2, 0, 1>}
 func.func private @tri(%a: tensor<3x3xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {
   %0 = "jaxpr.triangular_solve"(%a, %b) {left_side = true, lower = true} : (tensor<3x3xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
 func.func @triangular_solve_unbatched_a(%a: tensor<3x3xf32>, %bs: tensor<4x3x2xf32>) -> tensor<4x3x2xf32> {
   %0 = "jaxpr.vmap"(%a, %bs) {callee = @tri, in_axes = array<i64: -1, 0>, out_axes = array<i64: 0>, axis_size = 4 : i64} : (tensor<3x3xf32>, tensor<4x3x2xf32>) -> tensor<4x3x2xf32>
+  return %0 : tensor<4x3x2xf32>
+}
+
+// -----
+
+// A batched `a` and an unbatched b: b is broadcast, since the op needs equal batch axes.
+// CHECK-LABEL: func.func private @tri2_batched
+// CHECK-SAME:    (%[[A:.*]]: tensor<4x3x3xf32>, %[[B:.*]]: tensor<3x2xf32>)
+// CHECK:         %[[BB:.*]] = "jaxpr.broadcast_in_dim"(%[[B]]) {broadcast_dimensions = array<i64: 1, 2>, shape = array<i64: 4, 3, 2>}
+// CHECK:         "jaxpr.triangular_solve"(%[[A]], %[[BB]])
+// CHECK-LABEL: func.func @triangular_solve_batched_a
+func.func private @tri2(%a: tensor<3x3xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %0 = "jaxpr.triangular_solve"(%a, %b) {left_side = true, lower = true} : (tensor<3x3xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+func.func @triangular_solve_batched_a(%as: tensor<4x3x3xf32>, %b: tensor<3x2xf32>) -> tensor<4x3x2xf32> {
+  %0 = "jaxpr.vmap"(%as, %b) {callee = @tri2, in_axes = array<i64: 0, -1>, out_axes = array<i64: 0>, axis_size = 4 : i64} : (tensor<4x3x3xf32>, tensor<3x2xf32>) -> tensor<4x3x2xf32>
   return %0 : tensor<4x3x2xf32>
 }
 
