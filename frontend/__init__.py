@@ -21,8 +21,10 @@ from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, devi
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
                      jvp, linearize, remat, value_and_grad, vjp)
 from mjax.batching import vmap
+from mjax.pmap import pmap
 from mjax.core import named_scope
-from mjax import errors, tree_util, lax, numpy, dlpack, profiler  # noqa: F401
+from mjax import errors, tree_util, lax, numpy, dlpack, profiler, sharding  # noqa: F401
+from mjax.sharding import make_mesh
 from mjax import nn, scipy  # noqa: F401  (after numpy: they build on it)
 from mjax import ops, tree  # noqa: F401
 from mjax import random  # noqa: F401  (after numpy and nn: samplers build on them)

@@ -11,7 +11,7 @@ import time
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax import tree_util
+from mjax import spmd, tree_util
 from mjax.array import Array
 from mjax.config import config
 from mjax.core import Trace, Tracer, aval_of_value, current_trace
@@ -53,21 +53,55 @@ def device_put_value(value, device=None, *, weak_type=False) -> Array:
     return Array(get_backend().put(value, device), aval)
 
 
-def device_put(x, device=None, *, donate=False, may_alias=None):
-    """Moves a pytree of arrays to `device` (default: the first device)."""
-    from mjax.core import to_numpy
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """Moves a pytree of arrays to `device`: a device, a Sharding (or a pytree prefix of
+    them), or None (the first device). JAX: jax.device_put."""
+    from mjax import sharding as S
+    from mjax.batching import broadcast_prefix
+    leaves, tree = tree_util.tree_flatten(x)
+    if device is None or not isinstance(device, (tuple, list, dict)):
+        targets = [device] * len(leaves)
+    else:
+        targets = broadcast_prefix("device_put device", device, x)
+    outs = []
+    for leaf, target in zip(leaves, targets):
+        out = _put_leaf(leaf, target, S)
+        if donate and isinstance(leaf, Array) and out is not leaf:
+            leaf.delete()
+        outs.append(out)
+    return tree_util.tree_unflatten(tree, outs)
 
-    def put(leaf):
-        if isinstance(leaf, Tracer):
-            return leaf
-        if isinstance(leaf, Array) and (device is None or device in leaf.devices()):
+
+def _put_leaf(leaf, target, S):
+    from mjax.core import to_numpy
+    if isinstance(leaf, Tracer):
+        return leaf
+    if isinstance(target, S.SingleDeviceSharding):
+        target = target._device
+    if isinstance(target, S.Sharding):
+        if isinstance(leaf, Array) and leaf._sharding == target:
             return leaf
         aval = aval_of_value(leaf)
-        out = device_put_value(to_numpy(leaf), device if not hasattr(device, "_device")
-                               else device._device)
-        out.aval = aval
-        return out
-    return tree_util.tree_map(put, x)
+        value = np.asarray(to_numpy(leaf), dtype=aval.dtype)
+        return put_sharded(value, aval, target)
+    if isinstance(leaf, Array) and (target is None or target in leaf.devices()) and \
+            not leaf.is_sharded:
+        return leaf
+    aval = aval_of_value(leaf)
+    out = device_put_value(to_numpy(leaf), getattr(target, "_device", target))
+    out.aval = aval
+    return out
+
+
+def put_sharded(value: np.ndarray, aval, sharding) -> Array:
+    """A host value laid out over `sharding`'s devices (one shard per device)."""
+    index = sharding.devices_indices_map(value.shape)
+    devs = sharding._device_list()    # jaxlib pairs shards with devices in this order
+    buf = get_backend().put_sharded([value[index[d]] for d in devs], devs,
+                                    sharding._device_list(),
+                                    sharding.hlo_sharding(value.ndim), value.shape,
+                                    value.dtype)
+    return Array(buf, aval, sharding)
 
 
 def device_get(x):
@@ -196,7 +230,8 @@ def _explain_cache_miss(name, key, seen):
 
 
 class _CacheEntry:
-    __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0")
+    __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
+                 "out_shardings")
 
 
 def _static_key(v):
@@ -243,8 +278,7 @@ class Jitted:
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  donate_argnames=(), keep_unused=False, device=None, backend=None,
                  inline=False, abstracted_axes=None, in_shardings=None, out_shardings=None):
-        for name, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings),
-                            ("abstracted_axes", abstracted_axes), ("device", device)):
+        for name, value in (("abstracted_axes", abstracted_axes), ("device", device)):
             if value is not None and not (name == "device" and value == devices()[0]):
                 raise NotImplementedError(f"jit({name}=...) is not supported yet: mjax "
                                           f"compiles for one device (the first of "
@@ -257,6 +291,8 @@ class Jitted:
                                       f"the other backend")
         # None: the process default (XLA, or IREE with MJAX_BACKEND=iree).
         self._backend = str(backend).lower() if backend is not None else None
+        # Pytree prefixes of shardings (None: unconstrained); see frontend/spmd.py.
+        self._in_shardings, self._out_shardings = in_shardings, out_shardings
         self.fun = fun
         # updated=(): copying fun.__dict__ would overwrite our own attributes when fun
         # is itself a Jitted (or carries a __dict__ from functools.wraps).
@@ -331,6 +367,9 @@ class Jitted:
         avals = tuple(aval_of_value(x) for x in leaves)
         donated = self._donated_leaves(args, dyn_kwargs) if (
             self.donate_argnums or self.donate_argnames) else None
+        if spmd.wants_spmd(self, leaves):
+            return self._call_spmd(args, dyn_args, dyn_kwargs, static_key, leaves, in_tree,
+                                   avals, donated)
         key = (in_tree, avals, static_key, config.trace_state(), donated)
         entry = self._cache.get(key)
         if entry is None:
@@ -350,6 +389,22 @@ class Jitted:
                                           [Array(b, a) for b, a in zip(outs, entry.out_avals)])
         if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
             self._debug_floats(result, args, kwargs)
+        return restore_float0(result) if entry.has_float0 else result
+
+    def _call_spmd(self, args, dyn_args, dyn_kwargs, static_key, leaves, in_tree, avals,
+                   donated):
+        """A call compiled for a mesh (frontend/spmd.py)."""
+        shardings, mesh = spmd.in_shardings_for(self, dyn_args, leaves)
+        key = ("spmd", in_tree, avals, static_key, config.trace_state(), donated, shardings)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
+                                                     len(args), donated, (shardings, mesh))
+        bufs = [spmd.put_for(x, a, s) for x, a, s in zip(leaves, avals, shardings)]
+        outs = entry.executable.execute(bufs + entry.const_bufs)
+        arrays = spmd.wrap_outputs(outs, entry.out_avals, entry.out_shardings,
+                                   entry.executable, mesh)
+        result = tree_util.tree_unflatten(entry.out_tree, arrays)
         return restore_float0(result) if entry.has_float0 else result
 
     def _debug_floats(self, result, args, kwargs):
@@ -382,7 +437,7 @@ class Jitted:
         return trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
 
     def _compile(self, dyn_args, dyn_kwargs, static_key, n_args,
-                 donated=None) -> _CacheEntry:
+                 donated=None, mesh_layout=None) -> _CacheEntry:
         from mjax.lowering import lower_to_stablehlo
         from mjax.core import to_numpy
         level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
@@ -393,19 +448,42 @@ class Jitted:
         logger.log(level, "Compiling jit(%s) with global shapes and types %s.", self._name,
                    tuple(traced.in_avals))
         start = time.perf_counter()
+        entry = _CacheEntry()
+        entry.out_tree = traced.out_tree
+        entry.has_float0 = traced.has_float0
+        entry.out_avals = traced.out_avals
+        if mesh_layout is not None:
+            return self._compile_spmd(traced, entry, donated, *mesh_layout)
         text = lower_to_stablehlo(traced.module, donated=donated,
                                   out_avals=traced.out_avals)
-        entry = _CacheEntry()
         devs = None if config.read("jax_default_device") is None else [default_device()]
         entry.executable = get_backend(self._backend).compile(text, devs,
                                                               out_avals=traced.out_avals)
         logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,
                    time.perf_counter() - start)
-        entry.out_tree = traced.out_tree
-        entry.has_float0 = traced.has_float0
-        entry.out_avals = traced.out_avals
         entry.const_bufs = [c._buf if isinstance(c, Array) else
                             get_backend(self._backend).put(to_numpy(c))
+                            for c in traced.captured]
+        return entry
+
+    def _compile_spmd(self, traced, entry, donated, in_shardings, mesh) -> _CacheEntry:
+        from mjax.lowering import lower_to_stablehlo
+        from mjax.sharding import NamedSharding, P
+        replicated = NamedSharding(mesh, P())
+        out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
+        entry.out_shardings = (spmd.flat_shardings(self._out_shardings, out_example,
+                                                   "out_shardings")
+                               if self._out_shardings is not None
+                               else [None] * len(traced.out_avals))
+        all_in = list(in_shardings) + [replicated] * len(traced.captured)
+        text = lower_to_stablehlo(
+            traced.module, donated=donated, out_avals=traced.out_avals,
+            annotate=lambda m: spmd.annotate(m, all_in, entry.out_shardings,
+                                             traced.out_avals))
+        entry.executable = get_backend(self._backend).compile(
+            text, list(mesh.devices.flat), num_partitions=mesh.size,
+            out_avals=traced.out_avals)
+        entry.const_bufs = [spmd.put_for(c, aval_of_value(c), replicated)
                             for c in traced.captured]
         return entry
 
@@ -414,7 +492,17 @@ class Jitted:
         from mjax.stages import Traced
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
-        return Traced(traced, self._name)
+        leaves = tree_util.tree_leaves((dyn_args, dyn_kwargs))
+        layout = None
+        if spmd.wants_spmd(self, leaves):
+            from mjax.sharding import NamedSharding, P
+            shardings, mesh = spmd.in_shardings_for(self, dyn_args, leaves)
+            out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
+            outs = (spmd.flat_shardings(self._out_shardings, out_example, "out_shardings")
+                    if self._out_shardings is not None else [None] * len(traced.out_avals))
+            layout = (list(shardings) + [NamedSharding(mesh, P())] * len(traced.captured),
+                      outs, mesh)
+        return Traced(traced, self._name, layout)
 
     def lower(self, *args, **kwargs):
         return self.trace(*args, **kwargs).lower()

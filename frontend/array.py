@@ -12,26 +12,40 @@ from mjax.runtime.xla import buffer_to_numpy
 class Array(ArrayMethods):
     """An array on a device. Converts to NumPy with `np.asarray`."""
 
-    __slots__ = ("_buf", "aval", "_npy", "_exported", "__weakref__")
+    __slots__ = ("_buf", "aval", "_npy", "_exported", "_sharding", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, buf, aval: ShapedArray):
+    def __init__(self, buf, aval: ShapedArray, sharding=None):
         self._buf = buf
         self.aval = aval
         self._npy = None
+        self._sharding = sharding    # None: the one device of `buf`
 
     # ---- device and buffer ----------------------------------------------------------
     @property
     def sharding(self):
-        return get_backend().sharding(self._buf.devices().pop() if hasattr(
-            self._buf, "devices") else get_backend().devices()[0])
+        if self._sharding is None:
+            from mjax.sharding import SingleDeviceSharding
+            self._sharding = SingleDeviceSharding(self.device)
+        return self._sharding
 
     def devices(self):
-        return set(self._buf.devices())
+        return set(_backend_of(self._buf).buffer_devices(self._buf))
 
     @property
     def device(self):
-        return next(iter(self.devices()))
+        devices = self.devices()
+        if len(devices) != 1:
+            raise ValueError("Length of devices is greater than 1. Please use `.devices()`.")
+        return next(iter(devices))
+
+    @property
+    def committed(self) -> bool:
+        return True
+
+    @property
+    def is_sharded(self) -> bool:
+        return len(self.devices()) > 1
 
     def is_deleted(self):
         return self._buf.is_deleted()
@@ -78,11 +92,26 @@ class Array(ArrayMethods):
 
     @property
     def is_fully_replicated(self) -> bool:
-        return True
+        return self.sharding.is_fully_replicated
 
     @property
     def addressable_shards(self):
-        return [_Shard(self.device, tuple(slice(None) for _ in self.shape), self)]
+        if not self.is_sharded:
+            return [_Shard(self.device, tuple(slice(None) for _ in self.shape), self)]
+        index = self.sharding.devices_indices_map(self.shape)
+        seen: dict = {}
+        out = []
+        for dev, buf in _backend_of(self._buf).shards(self._buf):
+            idx = index[dev]
+            key = tuple((s.start, s.stop) for s in idx)
+            shard_aval = ShapedArray(self.sharding.shard_shape(self.shape), self.dtype)
+            out.append(_Shard(dev, idx, Array(buf, shard_aval), seen.get(key, 0)))
+            seen[key] = seen.get(key, 0) + 1
+        return out
+
+    @property
+    def global_shards(self):
+        return self.addressable_shards
 
     def __array_namespace__(self, *, api_version=None):
         import mjax.numpy as jnp
@@ -92,11 +121,20 @@ class Array(ArrayMethods):
     def _value(self) -> np.ndarray:
         self._check_alive()        # also for a cached value: donated arrays are gone
         if self._npy is None:
-            v = buffer_to_numpy(self._buf, self.aval.dtype)
+            v = (self._assemble() if self.is_sharded else
+                 buffer_to_numpy(self._buf, self.aval.dtype))
             if v.flags.writeable:
                 v.flags.writeable = False
             self._npy = v
         return self._npy
+
+    def _assemble(self) -> np.ndarray:
+        """The global value of a multi-device array, from its shards."""
+        out = np.empty(self.shape, self.dtype)
+        index = self.sharding.devices_indices_map(self.shape)
+        for dev, buf in _backend_of(self._buf).shards(self._buf):
+            out[index[dev]] = buffer_to_numpy(buf, self.aval.dtype)
+        return out
 
     def __array__(self, dtype=None, copy=None):
         v = self._value()
@@ -112,7 +150,7 @@ class Array(ArrayMethods):
         return get_backend().to_dlpack(self._buf, stream)
 
     def __dlpack_device__(self):
-        return get_backend().dlpack_device(self._buf)
+        return _backend_of(self._buf).dlpack_device(self._buf)
 
     def item(self, *args):
         return self._value().item(*args)
@@ -172,20 +210,23 @@ def _tombstone():
     return buf
 
 
+def _backend_of(buf):
+    """The backend that made `buf` (IREE buffers carry a device of their own)."""
+    return get_backend("iree") if buf.platform() == "iree" else get_backend()
+
+
 class _Shard:
-    """One addressable shard: the whole array on its one device (JAX: Shard)."""
+    """One addressable shard of an array: its device, its slice of the global array,
+    which replica it is, and its data. JAX: jax.Shard."""
 
-    __slots__ = ("device", "index", "data")
+    __slots__ = ("device", "index", "data", "replica_id")
 
-    def __init__(self, device, index, data):
-        self.device, self.index, self.data = device, index, data
-
-    @property
-    def replica_id(self) -> int:
-        return 0
+    def __init__(self, device, index, data, replica_id=0):
+        self.device, self.index, self.data, self.replica_id = device, index, data, replica_id
 
     def __repr__(self):
-        return f"Shard(device={self.device!r}, index={self.index}, replica_id=0, data={self.data})"
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data})")
 
 
 def _reconstruct(value, weak_type):

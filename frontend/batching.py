@@ -56,10 +56,16 @@ def _is_axis_leaf(x) -> bool:
 def broadcast_prefix(name: str, prefix, tree) -> list:
     """One entry of the axis tree `prefix` per leaf of `tree` (a prefix of it, with None
     a leaf), as JAX's flatten_axes. ValueError names the first mismatch."""
+    return broadcast_prefix_with(name, prefix, tree, _is_axis_leaf)
+
+
+def broadcast_prefix_with(name: str, prefix, tree, is_leaf) -> list:
+    """broadcast_prefix where `is_leaf(x)` says what counts as a leaf of `prefix` (e.g.
+    shardings for jit's in_shardings)."""
     out: list = []
 
     def walk(p, t, path):
-        if _is_axis_leaf(p):
+        if is_leaf(p):
             out.extend([p] * len(tree_util.tree_leaves(t)))
             return
         if tree_util.treedef_is_leaf(tree_util.tree_structure(t)) and t is not None:

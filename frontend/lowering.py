@@ -25,7 +25,8 @@ def lower_module(module: ir.Module) -> None:
         run_pipeline(module, PIPELINE, after_each=after)
 
 
-def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None) -> str:
+def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None,
+                       annotate=None) -> str:
     """The StableHLO text XLA compiles. It keeps locations: XLA turns them into each HLO
     op's metadata (source line, and `named_scope` names as op_name), which profiles and
     HLO dumps show. `donated` (a flag per argument of @main) aliases donated inputs to
@@ -33,6 +34,8 @@ def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None) -> str:
     lower_module(module)
     if donated and any(donated):
         alias_donated_inputs(module, donated)
+    if annotate is not None:        # e.g. shardings of a jit over many devices
+        annotate(module)
     return module.operation.get_asm(enable_debug_info=True)
 
 

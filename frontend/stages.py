@@ -13,8 +13,9 @@ from mjax.runtime import get_backend
 class Traced:
     """`jit(f).trace(*args)`: `.jaxpr` is the jaxpr-dialect module text."""
 
-    def __init__(self, traced, name):
+    def __init__(self, traced, name, layout=None):
         self._traced = traced
+        self._layout = layout    # SPMD: (argument shardings, result shardings, mesh)
         self.fun_name = name
         self.jaxpr = str(traced.module)
         self.out_info = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
@@ -29,15 +30,19 @@ class Traced:
             # A copy (self.jaxpr stays untouched) that keeps the user's source locations.
             module = ir.Module.parse(self.as_text(debug_info=True))
         lower_module(module)
-        return Lowered(self._traced, module)
+        if self._layout is not None:
+            from mjax import spmd
+            spmd.annotate(module, self._layout[0], self._layout[1], self._traced.out_avals)
+        return Lowered(self._traced, module, self._layout)
 
 
 class Lowered:
     """`.as_text()` is StableHLO; `.compile()` runs XLA."""
 
-    def __init__(self, traced, module):
+    def __init__(self, traced, module, layout=None):
         self._traced = traced
         self._module = module
+        self._layout = layout
         self._text = str(module)
 
     def as_text(self, dialect=None, debug_info: bool = False):
@@ -54,14 +59,20 @@ class Lowered:
 
     def compile(self):
         # With locations, as jit compiles: XLA keeps them as op metadata.
+        text = self.as_text(debug_info=True)
+        if self._layout is not None:
+            mesh = self._layout[2]
+            return Compiled(self._traced, get_backend().compile(
+                text, list(mesh.devices.flat), num_partitions=mesh.size,
+                out_avals=self._traced.out_avals), self._layout)
         return Compiled(self._traced, get_backend().compile(
-            self.as_text(debug_info=True), out_avals=self._traced.out_avals))
+            text, out_avals=self._traced.out_avals))
 
 
 class Compiled:
     """Callable executable; `.as_text()` is XLA's optimized HLO."""
 
-    def __init__(self, traced, executable):
+    def __init__(self, traced, executable, layout=None):
         self._traced = traced
         self._exe = executable
         self._const_bufs = None
@@ -71,6 +82,7 @@ class Compiled:
 
     def cost_analysis(self):
         return self._exe.cost_analysis()
+        self._layout = layout
 
     def __call__(self, *args, **kwargs):
         from mjax.core import aval_of_value, to_numpy
@@ -90,4 +102,18 @@ class Compiled:
                 for x in leaves]
         outs = self._exe.execute(bufs + self._const_bufs)
         return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, [
+        if self._layout is not None:
+            return self._call_spmd(leaves, avals)
             Array(b, a) for b, a in zip(outs, self._traced.out_avals)]))
+
+    def _call_spmd(self, leaves, avals):
+        from mjax import spmd
+        from mjax.core import aval_of_value
+        in_shardings, out_shardings, mesh = self._layout
+        bufs = [spmd.put_for(x, a, sh) for x, a, sh in zip(
+            leaves + list(self._traced.captured),
+            avals + [aval_of_value(c) for c in self._traced.captured], in_shardings)]
+        outs = self._exe.execute(bufs)
+        arrays = spmd.wrap_outputs(outs, self._traced.out_avals, out_shardings, self._exe,
+                                   mesh)
+        return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, arrays))

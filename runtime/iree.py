@@ -151,6 +151,14 @@ class IreeBackend:
     def sharding(self, device):
         return device
 
+    @staticmethod
+    def buffer_devices(buf) -> list:
+        return list(buf.devices())
+
+    @staticmethod
+    def shards(buf) -> list:
+        return [(buf.device, buf)]
+
     def put(self, array: np.ndarray, device=None) -> IreeBuffer:
         array = np.asarray(array, order="C")   # (ascontiguousarray makes 0-d arrays 1-d)
         return IreeBuffer(self.runtime.asdevicearray(self.config.device, array),

@@ -107,6 +107,7 @@ class Executable:
         self.devices = devices
         self.text = text
         self._handlers = None
+        self.out_hlo_shardings = None
         if out_avals is not None and len(devices) == 1:
             # Result handlers wrap output buffers directly. (The generic
             # disassemble_into_single_device_arrays asks the `jax` package, when it is
@@ -114,6 +115,14 @@ class Executable:
             sharding = backend.sharding(devices[0])
             self._handlers = [_result_handler(_Aval(a.shape, a.dtype), sharding)
                               for a in out_avals]
+        elif out_avals is not None:
+            # SPMD: each output is one multi-device array laid out as XLA decided.
+            device_list = xc.DeviceList(tuple(devices))
+            self.out_hlo_shardings = [xc.HloSharding.from_proto(op)
+                                      for op in loaded.get_output_shardings()]
+            self._handlers = [_result_handler(_Aval(a.shape, a.dtype),
+                                              _jax.GSPMDSharding(device_list, h))
+                              for a, h in zip(out_avals, self.out_hlo_shardings)]
 
     def execute(self, buffers: list) -> list:
         """Runs on device buffers (jaxlib arrays); returns output buffers."""
@@ -190,6 +199,32 @@ class XlaBackend:
         return xc.batched_device_put(_Aval(array.shape, array.dtype), self.sharding(device),
                                      [array], [device], True, False, enable_x64=True)
 
+    # ---- multi-device arrays --------------------------------------------------------
+    def put_sharded(self, shards, shard_devices, devices, hlo_sharding, shape, dtype):
+        """One array over `devices` (the sharding's device list, in order) from host
+        `shards`, one per device of `shard_devices`, laid out by `hlo_sharding`."""
+        sharding = _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo_sharding)
+        return xc.batched_device_put(_Aval(tuple(shape), np.dtype(dtype)), sharding,
+                                     [np.asarray(s, order="C") for s in shards],
+                                     list(shard_devices), True, False, enable_x64=True)
+
+    @staticmethod
+    def buffer_devices(buf) -> list:
+        """The devices a buffer lives on, in its sharding's order. (jaxlib's arrays only
+        gain a `devices()` method when the jax package patches them.)"""
+        sharding = buf._sharding
+        device = getattr(sharding, "_device", None)
+        if device is not None:
+            return [device]
+        return list(sharding._devices)
+
+    @staticmethod
+    def shards(buf) -> list:
+        """(device, single-device buffer) for each shard of a buffer. (Splitting a
+        multi-device array makes jaxlib import the jax package when it is installed.)"""
+        parts = buf._arrays
+        return [(XlaBackend.buffer_devices(p)[0], p) for p in parts]
+
     # ---- DLPack ----------------------------------------------------------------------
     def from_dlpack(self, producer, device=None, copy=None):
         """A buffer on `device` holding a DLPack producer's data (no copy for suitably
@@ -229,6 +264,10 @@ class XlaBackend:
                 build = opts.executable_build_options
                 build.num_partitions = num_partitions
                 build.use_spmd_partitioning = True
+                build.device_assignment = xc.DeviceAssignment.create(
+                    np.array([[d.id for d in devices]]))
+                # Results without a requested sharding keep the layout XLA propagates.
+                build.allow_spmd_sharding_propagation_to_output = [True]
             loaded = self._load_or_compile(stablehlo_text, devices, num_partitions, opts)
             if key:
                 self._compiled[key] = loaded

@@ -1452,6 +1452,29 @@ from mjax.numpy.quantiles import (median, nanmedian, nanpercentile, nanquantile,
                                   percentile, quantile)
 from mjax.numpy.shaping import (array_split, digitize, dsplit, dstack, ediff1d,  # noqa: E402
                                 geomspace, hsplit, indices, lexsort, logspace, rot90, vsplit)
+from mjax.numpy.extras import (append, apply_along_axis, apply_over_axes,  # noqa: E402
+                               argpartition, array_equiv, bartlett, blackman, block, c_,
+                               choose, compress, corrcoef, cov, cumulative_prod, delete,
+                               diag_indices, diag_indices_from, diagflat, euler_gamma,
+                               extract, fill_diagonal, fromfunction, gradient, hamming,
+                               hanning, histogram_bin_edges, index_exp, insert, intersect1d,
+                               isrealobj, iterable, mgrid, ogrid, partition, piecewise, poly,
+                               polyadd, polyder, polyint, polymul, polysub, r_,
+                               ravel_multi_index, resize, rollaxis, s_, setdiff1d, setxor1d,
+                               sort_complex, spacing, trapezoid, tril_indices,
+                               tril_indices_from, trim_zeros, triu_indices, triu_indices_from,
+                               union1d, unique_all, unique_counts, unique_inverse,
+                               unique_values, unravel_index, unstack, vander)
+from mjax.numpy.ufunc import make_ufuncs as _make_ufuncs, ufunc  # noqa: E402
+# The binary functions JAX exposes as ufuncs get .reduce/.accumulate/.reduceat/.outer/.at.
+_UFUNCS = _make_ufuncs(globals())
+add, multiply, subtract, maximum, minimum = (_UFUNCS[n] for n in (
+    "add", "multiply", "subtract", "maximum", "minimum"))
+bitwise_and, bitwise_or, bitwise_xor = (_UFUNCS[n] for n in (
+    "bitwise_and", "bitwise_or", "bitwise_xor"))
+logical_and, logical_or, logical_xor = (_UFUNCS[n] for n in (
+    "logical_and", "logical_or", "logical_xor"))
+logaddexp, logaddexp2, negative = (_UFUNCS[n] for n in ("logaddexp", "logaddexp2", "negative"))
 from mjax.numpy import linalg  # noqa: E402, F401
 from mjax.numpy import fft  # noqa: E402, F401
 from mjax.numpy.vectorize import vectorize  # noqa: E402

@@ -209,3 +209,136 @@ def test_floor_divide_divmod_heaviside_edges():
           jjnp.floor_divide(bools, np.array([True, True])))
     check(jnp.heaviside(x1, x2), jjnp.heaviside(x1, x2))
     check(jnp.heaviside(np.array([-1, 0, 3]), 0.5), jjnp.heaviside(np.array([-1, 0, 3]), 0.5))
+
+
+# ---- ufunc methods -------------------------------------------------------------------------
+UFUNCS = ["add", "multiply", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or",
+          "bitwise_xor", "logical_and", "logical_or", "logical_xor", "logaddexp",
+          "logaddexp2"]
+
+
+@pytest.mark.parametrize("name", UFUNCS)
+def test_ufunc_methods_match_jax(name):
+    u, ju = getattr(jnp, name), getattr(jjnp, name)
+    assert isinstance(u, jnp.ufunc) and (u.nin, u.nout, u.identity) == (ju.nin, ju.nout,
+                                                                         ju.identity)
+    x = np.arange(1, 13).reshape(3, 4).astype(np.float32 if "log" in name else np.int32)
+    if name.startswith("logical"):
+        x = x % 3 == 0
+    check(u.reduce(x), ju.reduce(x), rtol=1e-5)
+    check(u.reduce(x, axis=1, keepdims=True), ju.reduce(x, axis=1, keepdims=True), rtol=1e-5)
+    check(u.reduce(x, axis=None), ju.reduce(x, axis=None), rtol=1e-5)
+    check(u.accumulate(x, axis=1), ju.accumulate(x, axis=1), rtol=1e-5)
+    check(u.outer(x[0], x[1:]), ju.outer(x[0], x[1:]), rtol=1e-5)
+    idx = np.array([0, 2, 1, 3])
+    check(u.reduceat(x, idx, axis=1), ju.reduceat(x, idx, axis=1), rtol=1e-5)
+    check(u.at(x, np.array([0, 0, 2]), x[0, 0], inplace=False),
+          ju.at(x, np.array([0, 0, 2]), x[0, 0], inplace=False), rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="inplace"):
+        u.at(x, 0, x[0, 0])
+
+
+def test_ufunc_reduce_where_and_unary_at():
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    where = x % 2 == 0
+    check(jnp.add.reduce(x, axis=1, where=where), jjnp.add.reduce(x, axis=1, where=where))
+    check(jnp.subtract.reduce(x, axis=0, initial=1.0, where=where),
+          jjnp.subtract.reduce(x, axis=0, initial=1.0, where=where))
+    with pytest.raises(ValueError, match="does not have an identity"):
+        jnp.maximum.reduce(x, where=where)
+    check(jnp.negative.at(x, (0, np.array([1, 1, 2])), inplace=False),
+          jjnp.negative.at(x, (0, np.array([1, 1, 2])), inplace=False))
+    check(mjax.jit(lambda x: jnp.subtract.accumulate(x))(x), jjnp.subtract.accumulate(x))
+    check(jnp.add(x, 1), jjnp.add(x, 1))
+    check(mjax.grad(lambda x: jnp.multiply.reduce(x, axis=None))(x[0] + 1),
+          np.array([24.0, 12.0, 8.0, 6.0], np.float32))
+
+
+# ---- more jax.numpy names (extras.py) --------------------------------------------------------
+X = np.arange(12).reshape(3, 4)
+R = np.random.default_rng(3).standard_normal((3, 6)).astype(np.float32)
+EXTRAS = {
+    "append": lambda m: m.append(X, np.arange(4)[None], axis=0),
+    "append_flat": lambda m: m.append(X, 5),
+    "delete": lambda m: m.delete(X, np.array([0, 2]), axis=1),
+    "delete_slice": lambda m: m.delete(X, slice(1, None, 2), axis=0),
+    "insert_scalar": lambda m: m.insert(X, 1, 99, axis=1),
+    "insert_many": lambda m: m.insert(X, np.array([0, 2, 2]), np.array([7, 8, 9]), axis=1),
+    "insert_flat": lambda m: m.insert(np.arange(5), np.array([1, 3]), np.array([10, 20])),
+    "resize": lambda m: m.resize(np.arange(5), (3, 4)),
+    "rollaxis": lambda m: m.rollaxis(np.zeros((2, 3, 4)), 2, 0),
+    "tril_indices": lambda m: m.tril_indices(4, 1, 5),
+    "triu_indices_from": lambda m: m.triu_indices_from(np.zeros((3, 5)), -1),
+    "diag_indices": lambda m: m.diag_indices(3, 3),
+    "diagflat": lambda m: m.diagflat(np.array([[1, 2], [3, 4]]), 1),
+    "fill_diagonal": lambda m: m.fill_diagonal(np.zeros((3, 4)), np.array([1.0, 2.0]),
+                                               inplace=False),
+    "vander": lambda m: m.vander(np.array([1.0, 2.0, 3.0]), 4),
+    "unravel_index": lambda m: m.unravel_index(np.array([3, 11, -1]), (3, 4)),
+    "ravel_multi_index": lambda m: m.ravel_multi_index((np.array([1, 2]), np.array([3, 0])),
+                                                       (3, 4)),
+    "compress": lambda m: m.compress(np.array([True, False, True]), X, axis=0),
+    "extract": lambda m: m.extract(X % 3 == 0, X),
+    "choose": lambda m: m.choose(np.array([0, 1, 2, 1]), [np.arange(4), np.arange(4) * 10,
+                                                          np.arange(4) * 100]),
+    "piecewise": lambda m: m.piecewise(np.linspace(-2, 2, 5), [np.linspace(-2, 2, 5) < 0,
+                                                               np.linspace(-2, 2, 5) > 0],
+                                       [lambda v: -v, lambda v: v * 2, 7.0]),
+    "partition": lambda m: m.partition(np.array([[3, 1, 4, 1, 5, 9, 2, 6]]), 3),
+    "argpartition": lambda m: m.argpartition(np.array([[3, 1, 4, 1, 5, 9, 2, 6]]).T, 3, axis=0),
+    "cov": lambda m: m.cov(R),
+    "cov_weighted": lambda m: m.cov(R.T, rowvar=False, aweights=np.arange(1, 7.0), ddof=0),
+    "corrcoef": lambda m: m.corrcoef(R),
+    "trapezoid": lambda m: m.trapezoid(np.arange(6.0).reshape(2, 3) ** 2, dx=0.5),
+    "trapezoid_x": lambda m: m.trapezoid(np.array([1.0, 2, 4]), x=np.array([0.0, 1, 3])),
+    "gradient": lambda m: m.gradient(np.arange(12.0).reshape(3, 4) ** 2),
+    "gradient_coords": lambda m: m.gradient(np.array([1.0, 4, 9, 16]), np.array([0.0, 1, 3, 4])),
+    "windows": lambda m: (m.bartlett(5), m.blackman(6), m.hamming(4), m.hanning(1)),
+    "spacing": lambda m: m.spacing(np.array([1.0, -2.0, 0.5], np.float32)),
+    "cumulative_prod": lambda m: m.cumulative_prod(np.arange(1, 5), include_initial=True),
+    "block": lambda m: m.block([[np.eye(2), np.zeros((2, 1))], [np.ones((1, 2)), np.ones((1, 1))]]),
+    "sets": lambda m: (m.union1d(np.array([3, 1, 2]), np.array([2, 5])),
+                       m.setdiff1d(np.array([3, 1, 2, 7]), np.array([2, 5])),
+                       m.setdiff1d(np.array([3, 1, 2, 7]), np.array([2, 5]), size=4,
+                                   fill_value=0),
+                       *m.intersect1d(np.array([3, 1, 2, 7]), np.array([2, 7, 5]),
+                                      return_indices=True),
+                       m.setxor1d(np.array([3, 1, 2, 7]), np.array([2, 7, 5]))),
+    "unique_all": lambda m: tuple(m.unique_all(np.array([3, 1, 3, 2]))),
+    "polys": lambda m: (m.polyadd(np.array([1.0, 2]), np.array([3.0, 4, 5])),
+                        m.polysub(np.array([1.0, 2]), np.array([3.0, 4, 5])),
+                        m.polymul(np.array([1.0, 2]), np.array([3.0, 4, 5])),
+                        m.polyder(np.array([1.0, 2, 3, 4]), 2),
+                        m.polyint(np.array([1.0, 2, 3]), 2, k=np.array([1.0, 2.0])),
+                        m.poly(np.array([1.0, 2, 3]))),
+    "histogram_bin_edges": lambda m: m.histogram_bin_edges(np.array([1.0, 2, 5]), 4),
+    "grids": lambda m: (m.mgrid[0:3, 0:4:2], *m.ogrid[0:3, 0:1:5j]),
+    "concatenators": lambda m: (m.r_[np.array([1, 2]), 0, np.array([3])],
+                                m.c_[np.array([1, 2]), np.array([3, 4])], m.r_[0:4, 7]),
+    "unstack": lambda m: m.unstack(X, axis=1),
+    "apply_along_axis": lambda m: m.apply_along_axis(lambda v: v.sum() * 2, 1,
+                                                     np.arange(24.0).reshape(2, 3, 4)),
+    "apply_over_axes": lambda m: m.apply_over_axes(m.sum, np.arange(24.0).reshape(2, 3, 4),
+                                                   [0, 2]),
+    "sort_complex": lambda m: m.sort_complex(np.array([3, 1, 2])),
+    "trim_zeros": lambda m: m.trim_zeros(np.array([0, 0, 1, 2, 0])),
+    "fromfunction": lambda m: m.fromfunction(lambda i, k: i * 10 + k, (2, 3), dtype=np.float32),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTRAS))
+def test_more_numpy_names_match_jax(name):
+    got, want = EXTRAS[name](jnp), EXTRAS[name](jjnp)
+    check_all(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_more_numpy_names_errors():
+    with pytest.raises(NotImplementedError, match="inplace=False"):
+        jnp.fill_diagonal(np.zeros((2, 2)), 1.0)
+    with pytest.raises(ValueError, match="kth"):
+        jnp.partition(np.arange(3), 5)
+    assert jnp.array_equiv(np.ones((2, 3)), np.ones(3))
+    assert not jnp.array_equiv(np.ones((2, 3)), np.ones(2))
+    assert jnp.isrealobj(np.ones(2)) and not jnp.isrealobj(np.ones(2, np.complex64))
+    assert jnp.s_[1:2] == slice(1, 2) and jnp.index_exp[1] == (1,)
+    assert jnp.euler_gamma == np.euler_gamma

@@ -1,0 +1,937 @@
+"""More of jax.numpy, composed from existing functions: insertion and deletion, index
+helpers (tril/triu/diag indices, unravel/ravel_multi_index, index tricks), statistics (cov,
+corrcoef, trapezoid, gradient), windows, set operations, and small utilities."""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as _onp
+
+from mjax import dtypes as _dt
+from mjax import lax
+from mjax import numpy as jnp
+from mjax.core import Tracer, at_user_line
+
+euler_gamma = _onp.euler_gamma
+
+
+def _concrete(x, fname, why):
+    if isinstance(x, Tracer):
+        from mjax.errors import ConcretizationTypeError
+        raise ConcretizationTypeError(x, f"jax.numpy.{fname}: {why}")
+    return _onp.asarray(x)
+
+
+def _axis(axis, ndim):
+    axis = operator.index(axis)
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(at_user_line(f"axis {axis} is out of bounds for array of dimension "
+                                      f"{ndim}"))
+    return axis % ndim if ndim else 0
+
+
+# ---- insertion and deletion ------------------------------------------------------------------
+def append(arr, values, axis=None):
+    """arr with values appended along axis (both raveled when axis is None). JAX: append."""
+    arr, values = jnp.asarray(arr), jnp.asarray(values)
+    if axis is None:
+        return jnp.concatenate([jnp.ravel(arr), jnp.ravel(values)])
+    return jnp.concatenate([arr, values], axis=axis)
+
+
+def delete(arr, obj, axis=None, *, assume_unique_indices=False):
+    """arr without the entries `obj` (an index, slice or index array) along axis.
+    JAX: jnp.delete (obj must be static)."""
+    arr = jnp.asarray(arr)
+    if axis is None:
+        arr, axis = jnp.ravel(arr), 0
+    axis = _axis(axis, arr.ndim)
+    n = arr.shape[axis]
+    if isinstance(obj, slice):
+        drop = _onp.arange(n)[obj]
+    else:
+        drop = _concrete(obj, "delete", "the deleted indices must be static")
+        if drop.dtype == _onp.bool_:
+            if drop.shape != (n,):
+                raise ValueError(f"boolean array argument obj to delete must be one "
+                                 f"dimensional and match the axis length of {n}")
+            drop = _onp.flatnonzero(drop)
+        drop = drop.astype(int).ravel()
+        if _onp.any((drop < -n) | (drop >= n)):
+            raise IndexError(f"index out of bounds for axis {axis} with size {n}")
+        drop = drop % n if n else drop
+    keep = _onp.setdiff1d(_onp.arange(n), drop)
+    return jnp.take(arr, keep.astype(_dt.default_int()), axis=axis)
+
+
+def insert(arr, obj, values, axis=None):
+    """arr with values inserted before the indices `obj` along axis. JAX: jnp.insert."""
+    arr = jnp.asarray(arr)
+    if axis is None:
+        arr, axis = jnp.ravel(arr), 0
+    axis = _axis(axis, arr.ndim)
+    n = arr.shape[axis]
+    values = jnp.asarray(values).astype(arr.dtype)
+    if isinstance(obj, slice):
+        positions = _onp.arange(n)[obj]
+        scalar = False
+    else:
+        positions = _concrete(obj, "insert", "the insertion indices must be static")
+        scalar = positions.ndim == 0
+        positions = positions.astype(int).ravel()
+    positions = _onp.where(positions < 0, positions + n, positions)
+    if _onp.any((positions < 0) | (positions > n)):
+        raise IndexError(f"index out of bounds for axis {axis} with size {n}")
+    # As NumPy: values gain leading unit dims up to arr.ndim; a scalar index inserts them
+    # all (their first axis moved to `axis`), an index array one slice per index.
+    vals = jnp.reshape(values, (1,) * (arr.ndim - values.ndim) + values.shape)
+    shape = list(arr.shape)
+    if scalar:
+        vals = jnp.moveaxis(vals, 0, axis)
+        shape[axis] = vals.shape[axis]
+        block = jnp.broadcast_to(vals, shape)
+        pos = int(positions[0])
+        return jnp.concatenate([lax.slice_in_dim(arr, 0, pos, 1, axis), block,
+                                lax.slice_in_dim(arr, pos, n, 1, axis)], axis=axis)
+    m = len(positions)
+    shape[axis] = m
+    block = jnp.broadcast_to(vals, shape)
+    order = _onp.argsort(positions, kind="stable")
+    # Final layout: old entries shifted right by the number of insertions before them.
+    new_pos = positions[order] + _onp.arange(m)
+    old_pos = _onp.arange(n) + _onp.searchsorted(positions[order], _onp.arange(n), "right")
+    gather = _onp.empty(n + m, int)
+    gather[old_pos] = _onp.arange(n)
+    gather[new_pos] = n + order
+    both = jnp.concatenate([arr, block], axis=axis)
+    return jnp.take(both, gather.astype(_dt.default_int()), axis=axis)
+
+
+def resize(a, new_shape):
+    """a repeated (or cut) to fill new_shape, in C order. JAX: jnp.resize."""
+    a = jnp.ravel(jnp.asarray(a))
+    new_shape = (new_shape,) if isinstance(new_shape, int) else tuple(new_shape)
+    size = math.prod(new_shape)
+    if a.size == 0 or size == 0:
+        return jnp.zeros(new_shape, a.dtype)
+    reps = -(-size // a.size)
+    return jnp.reshape(jnp.tile(a, reps)[:size], new_shape)
+
+
+def rollaxis(a, axis, start=0):
+    """Moves axis to position `start`. JAX: jnp.rollaxis."""
+    a = jnp.asarray(a)
+    n = a.ndim
+    axis = _axis(axis, n)
+    if not -n <= start <= n:
+        raise ValueError(f"start={start} must satisfy {-n}<=start<={n}")
+    start = start + n if start < 0 else start
+    if axis < start:
+        start -= 1
+    return jnp.moveaxis(a, axis, start)
+
+
+def unstack(x, /, *, axis=0):
+    """The slices of x along axis, as a tuple. JAX: jnp.unstack."""
+    x = jnp.asarray(x)
+    if x.ndim == 0:
+        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
+                         "passed.")
+    axis = _axis(axis, x.ndim)
+    return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
+
+
+def trim_zeros(filt, trim="fb"):
+    """filt without leading ('f') and/or trailing ('b') zeros. JAX: jnp.trim_zeros."""
+    filt = jnp.asarray(filt)
+    host = _concrete(filt, "trim_zeros", "the output size depends on the values")
+    nz = _onp.flatnonzero(host)
+    if nz.size == 0:
+        return filt[:0]
+    start = nz[0] if "f" in trim.lower() else 0
+    stop = nz[-1] + 1 if "b" in trim.lower() else host.shape[0]
+    return filt[start:stop]
+
+
+# ---- selection --------------------------------------------------------------------------------
+def compress(condition, a, axis=None, *, size=None, fill_value=0):
+    """The slices of a along axis where condition is true. JAX: jnp.compress."""
+    a = jnp.asarray(a)
+    cond = jnp.asarray(condition)
+    if cond.ndim != 1:
+        raise ValueError("condition must be a 1D array")
+    if axis is None:
+        a, axis = jnp.ravel(a), 0
+    axis = _axis(axis, a.ndim)
+    cond = cond[:a.shape[axis]] if cond.shape[0] > a.shape[axis] else cond
+    idx = jnp.flatnonzero(cond, size=size, fill_value=cond.shape[0] if size else None)
+    out = jnp.take(a, idx, axis=axis, mode="fill", fill_value=fill_value)
+    return out
+
+
+def extract(condition, arr, *, size=None, fill_value=0):
+    """ravel(arr)[ravel(condition) != 0]. JAX: jnp.extract."""
+    return compress(jnp.ravel(jnp.asarray(condition) != 0), jnp.ravel(jnp.asarray(arr)),
+                    size=size, fill_value=fill_value)
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """choices[a[i]][i] elementwise. JAX: jnp.choose (mode 'raise' acts as 'clip' under
+    a trace, as in JAX it is not checked)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+    a = jnp.asarray(a)
+    choices = [jnp.asarray(c) for c in choices]
+    n = len(choices)
+    if mode == "wrap":
+        a = a % n
+    elif mode in ("clip", "raise"):
+        if mode == "raise" and not isinstance(a, Tracer):
+            host = _onp.asarray(a)
+            if host.size and (host.min() < 0 or host.max() >= n):
+                raise ValueError("invalid entry in choice array")
+        a = jnp.clip(a, 0, n - 1)
+    else:
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    arrays = jnp.broadcast_arrays(a, *choices)
+    stacked = jnp.stack(arrays[1:])
+    return jnp.take_along_axis(stacked, arrays[0][None].astype(_dt.default_int()), axis=0)[0]
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """funclist[i](x) where condlist[i] (the last function, if one extra, elsewhere).
+    JAX: jnp.piecewise."""
+    x = jnp.asarray(x)
+    condlist = [jnp.asarray(c) for c in (condlist if isinstance(condlist, (list, tuple))
+                                         else [condlist])]
+    if x.ndim == 0 and condlist and condlist[0].ndim == 1 and len(condlist) == 1:
+        condlist = [c for c in condlist[0]]
+    n = len(condlist)
+    funclist = list(funclist)
+    if len(funclist) == n + 1:
+        otherwise = funclist.pop()
+        rest = jnp.logical_not(jnp.any(jnp.stack([jnp.broadcast_to(c, x.shape)
+                                                  for c in condlist]), axis=0)) if n else \
+            jnp.ones(x.shape, bool)
+        condlist.append(rest)
+        funclist.append(otherwise)
+    elif len(funclist) != n:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are "
+                         f"expected; got {len(funclist)}")
+    out = jnp.zeros_like(x)
+    for cond, f in zip(condlist, funclist):
+        value = f(x, *args, **kw) if callable(f) else f
+        out = jnp.where(cond, jnp.asarray(value).astype(x.dtype), out)
+    return out
+
+
+def _last(a, axis):
+    a = jnp.asarray(a)
+    if _dt.issubdtype(a.dtype, _onp.complexfloating):
+        raise NotImplementedError("jnp.partition for complex dtype is not implemented.")
+    axis = _axis(axis, a.ndim)
+    return jnp.swapaxes(a, axis, -1), axis
+
+
+def _kth(kth, n):
+    kth = operator.index(kth)
+    if not -n <= kth < n:
+        raise ValueError(f"kth(={kth}) out of bounds {n}")
+    return kth % n
+
+
+def _neg_for_min(arr):
+    # top_k of the negation finds the smallest entries; unsigned values are shifted by one
+    # first so that 0 does not wrap onto itself.
+    if _dt.issubdtype(arr.dtype, _onp.unsignedinteger):
+        return -(arr + 1)
+    return -arr
+
+
+def partition(a, kth, axis=-1):
+    """a with its kth smallest entry (along axis) in place: the kth+1 smallest first,
+    ascending, then the rest, descending (as JAX computes it). JAX: jnp.partition."""
+    arr, axis = _last(a, axis)
+    n = arr.shape[-1]
+    kth = _kth(kth, n)
+    bottom = -lax.top_k(_neg_for_min(arr), kth + 1)[0]
+    if _dt.issubdtype(arr.dtype, _onp.unsignedinteger):
+        bottom = bottom - 1
+    top = lax.top_k(arr, n - kth - 1)[0]
+    return jnp.swapaxes(jnp.concatenate([bottom, top], axis=-1), -1, axis)
+
+
+def argpartition(a, kth, axis=-1):
+    """Indices that partition a around its kth entry along axis: those of the kth+1
+    smallest entries, then the others in increasing order. JAX: jnp.argpartition."""
+    arr, axis = _last(a, axis)
+    n = arr.shape[-1]
+    kth = _kth(kth, n)
+    bottom = lax.top_k(_neg_for_min(arr), kth + 1)[1]
+    # The other positions: a 0/1 mask of the chosen ones, whose top_k lists the rest in
+    # index order (ties go to the lower index).
+    chosen = jnp.any(jnp.arange(n, dtype=bottom.dtype) == bottom[..., :, None], axis=-2)
+    top = lax.top_k(jnp.where(chosen, 0.0, 1.0), n - kth - 1)[1]
+    return jnp.swapaxes(jnp.concatenate([bottom, top], axis=-1), -1, axis)
+
+
+def sort_complex(a):
+    """a sorted (by real, then imaginary part) as complex. JAX: jnp.sort_complex."""
+    a = jnp.sort(jnp.asarray(a), axis=-1)
+    return a.astype(jnp.result_type(a.dtype, _onp.complex64))
+
+
+# ---- index helpers -----------------------------------------------------------------------------
+def unravel_index(indices, shape):
+    """The multi-index (one array per dim) of flat indices into shape. JAX: unravel_index."""
+    indices = jnp.asarray(indices)
+    shape = tuple(operator.index(d) for d in shape)
+    size = math.prod(shape)
+    clipped = jnp.clip(indices, -size, size - 1)
+    clipped = jnp.where(clipped < 0, clipped + size, clipped)
+    out = []
+    for d in reversed(shape):
+        out.append(clipped % d if d else clipped)
+        clipped = clipped // d if d else clipped
+    return tuple(reversed(out))
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """The flat indices of a multi-index into dims. JAX: ravel_multi_index."""
+    dims = tuple(operator.index(d) for d in dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    idx = [jnp.asarray(i) for i in multi_index]
+    for i in idx:
+        if not _dt.issubdtype(i.dtype, _onp.integer):
+            raise TypeError("only int indices permitted")
+    if mode == "raise":
+        for i, d in zip(idx, dims):
+            if not isinstance(i, Tracer):
+                host = _onp.asarray(i)
+                if host.size and (host.min() < 0 or host.max() >= d):
+                    raise ValueError("invalid entry in coordinates array")
+    elif mode == "wrap":
+        idx = [i % d for i, d in zip(idx, dims)]
+    elif mode == "clip":
+        idx = [jnp.clip(i, 0, d - 1) for i, d in zip(idx, dims)]
+    else:
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', or 'clip'")
+    order_dims = list(zip(idx, dims)) if order == "C" else list(zip(idx, dims))[::-1]
+    out = jnp.zeros(jnp.broadcast_shapes(*(i.shape for i in idx)), _dt.default_int())
+    for i, d in order_dims:
+        out = out * d + i.astype(out.dtype)
+    return out
+
+
+def tril_indices(n, k=0, m=None):
+    """Indices of the lower triangle of an (n, m) array. JAX: jnp.tril_indices."""
+    r, c = _onp.tril_indices(n, k, m)
+    return jnp.asarray(r.astype(_dt.default_int())), jnp.asarray(c.astype(_dt.default_int()))
+
+
+def triu_indices(n, k=0, m=None):
+    """Indices of the upper triangle of an (n, m) array. JAX: jnp.triu_indices."""
+    r, c = _onp.triu_indices(n, k, m)
+    return jnp.asarray(r.astype(_dt.default_int())), jnp.asarray(c.astype(_dt.default_int()))
+
+
+def tril_indices_from(arr, k=0):
+    shape = jnp.shape(arr)
+    if len(shape) != 2:
+        raise ValueError("input array must be 2-d")
+    return tril_indices(shape[0], k, shape[1])
+
+
+def triu_indices_from(arr, k=0):
+    shape = jnp.shape(arr)
+    if len(shape) != 2:
+        raise ValueError("input array must be 2-d")
+    return triu_indices(shape[0], k, shape[1])
+
+
+def diag_indices(n, ndim=2):
+    """Indices of the main diagonal of an n x ... x n array. JAX: jnp.diag_indices."""
+    if n < 0:
+        raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
+    if ndim < 0:
+        raise ValueError(f"ndim argument to diag_indices must be nonnegative, got {ndim}")
+    return (lax.iota(_dt.default_int(), n),) * ndim
+
+
+def diag_indices_from(arr):
+    shape = jnp.shape(arr)
+    if len(shape) < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(shape[0], len(shape))
+
+
+def diagflat(v, k=0):
+    """A 2-d array with ravel(v) on diagonal k. JAX: jnp.diagflat."""
+    return jnp.diag(jnp.ravel(jnp.asarray(v)), k)
+
+
+def fill_diagonal(a, val, wrap=False, *, inplace=True):
+    """a with val written on its main diagonal (inplace=False required). JAX: fill_diagonal."""
+    if inplace:
+        raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
+    if wrap:
+        raise NotImplementedError("wrap=True is not implemented")
+    a = jnp.asarray(a)
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if a.ndim > 2 and len(set(a.shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    n = min(a.shape)
+    idx = (lax.iota(_dt.default_int(), n),) * a.ndim
+    val = jnp.ravel(jnp.asarray(val)).astype(a.dtype)
+    val = resize(val, (n,)) if val.size else val
+    return a.at[idx].set(val)
+
+
+def vander(x, N=None, increasing=False):
+    """Columns of powers of x (decreasing unless increasing=True). JAX: jnp.vander."""
+    x = jnp.asarray(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array")
+    N = x.shape[0] if N is None else operator.index(N)
+    if N < 0:
+        raise ValueError("N must be nonnegative")
+    powers = jnp.arange(N, dtype=x.dtype)
+    if not increasing:
+        powers = powers[::-1]
+    return jnp.power(x[:, None], powers)
+
+
+def array_equiv(a1, a2):
+    """Whether a1 and a2 broadcast to each other and are equal. JAX: jnp.array_equiv."""
+    a1, a2 = jnp.asarray(a1), jnp.asarray(a2)
+    try:
+        jnp.broadcast_shapes(a1.shape, a2.shape)
+    except (ValueError, TypeError):
+        return jnp.asarray(False)
+    return jnp.all(a1 == a2)
+
+
+def isrealobj(x):
+    """Whether x is not of a complex dtype. JAX: jnp.isrealobj."""
+    return not jnp.iscomplexobj(x)
+
+
+def iterable(y):
+    try:
+        iter(y)
+    except TypeError:
+        return False
+    return True
+
+
+# ---- statistics and calculus ------------------------------------------------------------------
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """Covariance matrix of the variables (rows, unless rowvar=False). JAX: jnp.cov."""
+    m = jnp.atleast_2d(jnp.asarray(m))
+    dtype = jnp.result_type(m, float)
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if not rowvar and m.shape[0] != 1:
+        m = m.T
+    if y is not None:
+        y = jnp.atleast_2d(jnp.asarray(y))
+        if not rowvar and y.shape[0] != 1:
+            y = y.T
+        m = jnp.concatenate([m, y], axis=0)
+        dtype = jnp.result_type(dtype, y)
+    m = m.astype(dtype)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    n = m.shape[1]
+    w = None
+    if fweights is not None:
+        w = jnp.asarray(fweights).astype(dtype)
+    if aweights is not None:
+        aw = jnp.asarray(aweights).astype(dtype)
+        w = aw if w is None else w * aw
+    if w is None:
+        avg = jnp.mean(m, axis=1)
+        w_sum = jnp.asarray(float(n), dtype)
+        fact = w_sum - ddof
+    else:
+        w_sum = jnp.sum(w)
+        avg = jnp.sum(m * w, axis=1) / w_sum
+        if ddof == 0:
+            fact = w_sum
+        elif aweights is None:
+            fact = w_sum - ddof
+        else:
+            fact = w_sum - ddof * jnp.sum(w * jnp.asarray(aweights).astype(dtype)) / w_sum
+    x = m - avg[:, None]
+    xw = x if w is None else x * w
+    c = jnp.dot(xw, jnp.conj(x).T) / fact
+    return jnp.squeeze(c)
+
+
+def corrcoef(x, y=None, rowvar=True):
+    """Pearson correlation coefficients. JAX: jnp.corrcoef."""
+    c = cov(x, y, rowvar)
+    if c.ndim == 0:
+        return c / c
+    d = jnp.diag(c)
+    stddev = jnp.sqrt(jnp.real(d)).astype(c.dtype)
+    c = c / stddev[:, None] / stddev[None, :]
+    real = jnp.clip(jnp.real(c), -1, 1)
+    if jnp.iscomplexobj(c):
+        return lax.complex(real, jnp.clip(jnp.imag(c), -1, 1))
+    return real
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """Integral of y by the trapezoidal rule along axis. JAX: jnp.trapezoid."""
+    y = jnp.asarray(y)
+    if not _dt.is_inexact(y.dtype):
+        y = y.astype(_dt.default_float())
+    axis = _axis(axis, y.ndim)
+    y = jnp.moveaxis(y, axis, -1)
+    if x is None:
+        d = jnp.asarray(dx)
+    else:
+        x = jnp.asarray(x)
+        d = jnp.diff(x) if x.ndim == 1 else jnp.diff(jnp.moveaxis(x, axis, -1), axis=-1)
+    return 0.5 * jnp.sum(d * (y[..., 1:] + y[..., :-1]), axis=-1)
+
+
+def gradient(f, *varargs, axis=None, edge_order=None):
+    """Second-order central differences inside, first-order at the edges. JAX: gradient."""
+    if edge_order is not None:
+        raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not "
+                                  "supported.")
+    f = jnp.asarray(f)
+    if not _dt.is_inexact(f.dtype):
+        f = f.astype(_dt.default_float())
+    axes = tuple(range(f.ndim)) if axis is None else (
+        (_axis(axis, f.ndim),) if isinstance(axis, int) else tuple(_axis(a, f.ndim)
+                                                                   for a in axis))
+    if not varargs:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and len(axes) > 1 and jnp.ndim(varargs[0]) == 0:
+        spacings = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise TypeError("Invalid number of spacing arguments")
+    out = []
+    for ax, h in zip(axes, spacings):
+        n = f.shape[ax]
+        if n < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+        sl = lambda a, b: lax.slice_in_dim(f, a, b, 1, ax)  # noqa: E731
+        if jnp.ndim(h) == 0:
+            h = jnp.asarray(h, f.dtype)
+            inner = (sl(2, n) - sl(0, n - 2)) / (2 * h)
+            first = (sl(1, 2) - sl(0, 1)) / h
+            last = (sl(n - 1, n) - sl(n - 2, n - 1)) / h
+        else:
+            coords = jnp.asarray(h).astype(f.dtype)
+            dxs = jnp.diff(coords)
+            shape = [1] * f.ndim
+            shape[ax] = n - 2
+            a_, b_ = jnp.reshape(dxs[:-1], shape), jnp.reshape(dxs[1:], shape)
+            inner = (a_ ** 2 * sl(2, n) - b_ ** 2 * sl(0, n - 2) + (b_ ** 2 - a_ ** 2) *
+                     sl(1, n - 1)) / (a_ * b_ * (a_ + b_))
+            first = (sl(1, 2) - sl(0, 1)) / dxs[0]
+            last = (sl(n - 1, n) - sl(n - 2, n - 1)) / dxs[-1]
+        out.append(jnp.concatenate([first, inner, last], axis=ax) if n > 2 else
+                   jnp.concatenate([first, last], axis=ax))
+    return out[0] if len(out) == 1 else out
+
+
+# ---- windows ---------------------------------------------------------------------------------
+def _window(M, fn):
+    M = operator.index(M)
+    dtype = _dt.default_float()
+    if M <= 1:
+        return jnp.ones((max(M, 0),), dtype)
+    n = jnp.arange(M, dtype=dtype)
+    return fn(n, M).astype(dtype)
+
+
+def bartlett(M):
+    """The Bartlett (triangular) window. JAX: jnp.bartlett."""
+    return _window(M, lambda n, M: 1 - jnp.abs(2 * n - M + 1) / (M - 1))
+
+
+def blackman(M):
+    """The Blackman window. JAX: jnp.blackman."""
+    return _window(M, lambda n, M: 0.42 - 0.5 * jnp.cos(2 * _onp.pi * n / (M - 1)) +
+                   0.08 * jnp.cos(4 * _onp.pi * n / (M - 1)))
+
+
+def hamming(M):
+    """The Hamming window. JAX: jnp.hamming."""
+    return _window(M, lambda n, M: 0.54 - 0.46 * jnp.cos(2 * _onp.pi * n / (M - 1)))
+
+
+def hanning(M):
+    """The Hann window. JAX: jnp.hanning."""
+    return _window(M, lambda n, M: 0.5 - 0.5 * jnp.cos(2 * _onp.pi * n / (M - 1)))
+
+
+def spacing(x, /):
+    """Distance from x to the next representable number away from zero. JAX: spacing."""
+    x = jnp.asarray(x)
+    if not _dt.is_inexact(x.dtype):
+        x = x.astype(_dt.default_float())
+    inf = jnp.asarray(_onp.inf, x.dtype)
+    return jnp.nextafter(x, jnp.where(x < 0, -inf, inf)) - x
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative product, optionally starting with 1. JAX: jnp.cumulative_prod."""
+    x = jnp.asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"The input array has rank {x.ndim}, however axis was not set "
+                             f"to an explicit value. The axis argument is only optional for "
+                             f"one-dimensional arrays.")
+        axis = 0
+    axis = _axis(axis, max(x.ndim, 1))
+    out = jnp.cumprod(x, axis=axis, dtype=dtype)
+    if include_initial:
+        shape = list(out.shape)
+        shape[axis] = 1
+        out = jnp.concatenate([jnp.ones(shape, out.dtype), out], axis=axis)
+    return out
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+    """function(*indices(shape)) evaluated once on index grids. JAX: jnp.fromfunction."""
+    shape = tuple(operator.index(d) for d in shape)
+    grids = [lax.broadcasted_iota(dtype, shape, i) for i in range(len(shape))]
+    return function(*grids, **kwargs)
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """func1d applied to the 1-d slices of arr along axis (by vmapping it over the other
+    axes). JAX: jnp.apply_along_axis."""
+    from mjax.batching import vmap
+    arr = jnp.asarray(arr)
+    axis = _axis(axis, arr.ndim)
+    fn = lambda x: func1d(x, *args, **kwargs)  # noqa: E731
+    for i in range(1, arr.ndim - axis):
+        fn = vmap(fn, in_axes=i, out_axes=-1)
+    for _ in range(axis):
+        fn = vmap(fn, in_axes=0, out_axes=0)
+    return fn(arr)
+
+
+def apply_over_axes(func, a, axes):
+    """func(a, axis) applied for each axis in turn, keeping dims. JAX: apply_over_axes."""
+    a = jnp.asarray(a)
+    for axis in axes:
+        b = func(a, axis)
+        a = b if b.ndim == a.ndim else jnp.expand_dims(b, axis)
+    return a
+
+
+def block(arrays):
+    """An array assembled from nested lists of blocks. JAX: jnp.block."""
+    def depth(x):
+        return 1 + max((depth(y) for y in x), default=0) if isinstance(x, list) else 0
+    d = depth(arrays)
+
+    def rank(x):
+        return max(rank(y) for y in x) if isinstance(x, list) else jnp.ndim(x)
+    ndim = max(rank(arrays), d)
+
+    def assemble(x, level):
+        if not isinstance(x, list):
+            x = jnp.asarray(x)
+            return jnp.reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+        if not x:
+            raise ValueError("Lists cannot be empty")
+        return jnp.concatenate([assemble(y, level + 1) for y in x], axis=level - d)
+    return assemble(arrays, 0) if isinstance(arrays, list) else jnp.asarray(arrays)
+
+
+# ---- set operations ---------------------------------------------------------------------------
+def _set_result(values, size, fill_value, fname):
+    if size is None:
+        return jnp.asarray(values)
+    values = jnp.asarray(values)
+    if values.shape[0] >= size:
+        return values[:size]
+    fill = values[0] if fill_value is None and values.shape[0] else (
+        0 if fill_value is None else fill_value)
+    return jnp.concatenate([values, jnp.full((size - values.shape[0],), fill, values.dtype)])
+
+
+def _host_1d(x, fname):
+    return _concrete(jnp.ravel(jnp.asarray(x)), fname, "the output size depends on the "
+                     "values; the inputs must be concrete")
+
+
+def union1d(ar1, ar2, *, size=None, fill_value=None):
+    """Sorted unique values in either array. JAX: jnp.union1d."""
+    return jnp.unique(jnp.concatenate([jnp.ravel(jnp.asarray(ar1)),
+                                       jnp.ravel(jnp.asarray(ar2))]), size=size,
+                      fill_value=fill_value)
+
+
+def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """Sorted unique values of ar1 not in ar2. JAX: jnp.setdiff1d."""
+    a = jnp.unique(jnp.ravel(jnp.asarray(ar1)))
+    keep = jnp.logical_not(jnp.isin(a, ar2))
+    if size is None:
+        mask = _concrete(keep, "setdiff1d", "pass size= for traced inputs")
+        return a[_onp.flatnonzero(mask)]
+    idx = jnp.flatnonzero(keep, size=size, fill_value=a.shape[0])
+    fill = a[0] if fill_value is None else fill_value
+    return jnp.take(a, idx, mode="fill", fill_value=fill)
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None,
+                fill_value=None):
+    """Sorted unique values in both arrays (with their first indices). JAX: intersect1d."""
+    a1 = _host_1d(ar1, "intersect1d")
+    a2 = _host_1d(ar2, "intersect1d")
+    common, i1, i2 = _onp.intersect1d(a1, a2, assume_unique=assume_unique,
+                                      return_indices=True)
+    dtype = jnp.result_type(jnp.asarray(ar1), jnp.asarray(ar2))
+    out = _set_result(jnp.asarray(common).astype(dtype), size, fill_value, "intersect1d")
+    if not return_indices:
+        return out
+    int_t = _dt.default_int()
+    return (out, _set_result(jnp.asarray(i1.astype(int_t)), size, None, "intersect1d"),
+            _set_result(jnp.asarray(i2.astype(int_t)), size, None, "intersect1d"))
+
+
+def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """Sorted values in exactly one of the arrays. JAX: jnp.setxor1d."""
+    a1, a2 = _host_1d(ar1, "setxor1d"), _host_1d(ar2, "setxor1d")
+    dtype = jnp.result_type(jnp.asarray(ar1), jnp.asarray(ar2))
+    return _set_result(jnp.asarray(_onp.setxor1d(a1, a2, assume_unique)).astype(dtype), size,
+                       fill_value, "setxor1d")
+
+
+def unique_values(x, /, *, size=None, fill_value=None):
+    """Sorted distinct values. JAX: jnp.unique_values."""
+    return jnp.unique(x, equal_nan=False, size=size, fill_value=fill_value)
+
+
+def unique_counts(x, /, *, size=None, fill_value=None):
+    """(values, counts). JAX: jnp.unique_counts."""
+    import collections
+    v, c = jnp.unique(x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value)
+    return collections.namedtuple("_UniqueCountsResult", ["values", "counts"])(v, c)
+
+
+def unique_inverse(x, /, *, size=None, fill_value=None):
+    """(values, inverse_indices in x's shape). JAX: jnp.unique_inverse."""
+    import collections
+    v, inv = jnp.unique(x, return_inverse=True, equal_nan=False, size=size,
+                        fill_value=fill_value)
+    return collections.namedtuple("_UniqueInverseResult", ["values", "inverse_indices"])(
+        v, jnp.reshape(inv, jnp.shape(x)))
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+    """(values, indices, inverse_indices, counts). JAX: jnp.unique_all."""
+    import collections
+    v, i, inv, c = jnp.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                              equal_nan=False, size=size, fill_value=fill_value)
+    return collections.namedtuple("_UniqueAllResult", ["values", "indices", "inverse_indices",
+                                                       "counts"])(
+        v, i, jnp.reshape(inv, jnp.shape(x)), c)
+
+
+# ---- polynomials ------------------------------------------------------------------------------
+def _poly_pad(a1, a2):
+    n = max(a1.shape[0], a2.shape[0])
+    return (jnp.concatenate([jnp.zeros((n - a1.shape[0],), a1.dtype), a1]),
+            jnp.concatenate([jnp.zeros((n - a2.shape[0],), a2.dtype), a2]))
+
+
+def polyadd(a1, a2):
+    """Sum of two polynomials (highest power first). JAX: jnp.polyadd."""
+    a1, a2 = jnp.atleast_1d(jnp.asarray(a1)), jnp.atleast_1d(jnp.asarray(a2))
+    a1, a2 = _poly_pad(a1, a2)
+    return a1 + a2
+
+
+def polysub(a1, a2):
+    """Difference of two polynomials. JAX: jnp.polysub."""
+    a1, a2 = jnp.atleast_1d(jnp.asarray(a1)), jnp.atleast_1d(jnp.asarray(a2))
+    a1, a2 = _poly_pad(a1, a2)
+    return a1 - a2
+
+
+def polymul(a1, a2, *, trim_leading_zeros=False):
+    """Product of two polynomials. JAX: jnp.polymul."""
+    a1, a2 = jnp.atleast_1d(jnp.asarray(a1)), jnp.atleast_1d(jnp.asarray(a2))
+    if trim_leading_zeros:
+        a1, a2 = trim_zeros(a1, "f"), trim_zeros(a2, "f")
+    if a1.shape[0] == 0:
+        a1 = jnp.asarray([0], a1.dtype)
+    if a2.shape[0] == 0:
+        a2 = jnp.asarray([0], a2.dtype)
+    return jnp.convolve(a1, a2, mode="full")
+
+
+def polyder(p, m=1):
+    """The m-th derivative of a polynomial. JAX: jnp.polyder."""
+    p = jnp.asarray(p)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive")
+    if m == 0:
+        return p
+    n = p.shape[0]
+    powers = jnp.arange(n - 1, 0, -1)
+    out = p[:-1] * powers.astype(jnp.result_type(p, powers))
+    return polyder(out, m - 1)
+
+
+def polyint(p, m=1, k=None):
+    """The m-th antiderivative of a polynomial (integration constants k). JAX: polyint."""
+    p = jnp.asarray(p)
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError(f"Order of integral must be positive (see polyder) {m=}")
+    if m == 0:
+        return p
+    k = jnp.zeros((m,), p.dtype) if k is None else jnp.atleast_1d(jnp.asarray(k))
+    if k.shape[0] == 1 and m > 1:
+        k = jnp.broadcast_to(k, (m,))
+    if k.shape[0] != m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
+    dtype = jnp.result_type(p, float)
+    out = p.astype(dtype)
+    for i in range(m):
+        n = out.shape[0]
+        out = jnp.concatenate([out / jnp.arange(n, 0, -1, dtype=dtype),
+                               jnp.asarray([k[i]], dtype)])
+    return out
+
+
+def poly(seq_of_zeros):
+    """Coefficients of the monic polynomial with the given roots (or a matrix's
+    characteristic polynomial). JAX: jnp.poly."""
+    a = jnp.atleast_1d(jnp.asarray(seq_of_zeros))
+    if a.ndim == 2 and a.shape[0] == a.shape[1] and a.shape[0] > 0:
+        a = jnp.linalg.eigvals(a)
+    elif a.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    dtype = jnp.result_type(a, float)
+    out = jnp.ones((1,), dtype)
+    for i in range(a.shape[0]):
+        out = jnp.convolve(out, jnp.stack([jnp.ones((), dtype), -a[i].astype(dtype)]),
+                           mode="full")
+    return out
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
+    """The bin edges jnp.histogram would use. JAX: jnp.histogram_bin_edges."""
+    if isinstance(bins, str):
+        raise NotImplementedError("string values for `bins` not implemented.")
+    a = jnp.ravel(jnp.asarray(a))
+    dtype = jnp.result_type(a, float)
+    if jnp.ndim(bins) == 1:
+        return jnp.asarray(bins).astype(dtype)
+    if range is None:
+        lo, hi = jnp.min(a).astype(dtype), jnp.max(a).astype(dtype)
+    else:
+        lo, hi = jnp.asarray(range[0], dtype), jnp.asarray(range[1], dtype)
+    # A degenerate range widens by 0.5 on each side, as NumPy does.
+    same = lo == hi
+    lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
+    return jnp.linspace(lo, hi, operator.index(bins) + 1, dtype=dtype)
+
+
+# ---- index tricks -------------------------------------------------------------------------------
+class _IndexExpression:
+    """np.s_ / np.index_exp: returns the index expression it is subscripted with."""
+
+    def __init__(self, maketuple):
+        self.maketuple = maketuple
+
+    def __getitem__(self, item):
+        if self.maketuple and not isinstance(item, tuple):
+            return (item,)
+        return item
+
+
+s_ = _IndexExpression(False)
+index_exp = _IndexExpression(True)
+
+
+class _Grid:
+    """mgrid (dense) / ogrid (open) from slices; a complex step is a number of points."""
+
+    def __init__(self, sparse):
+        self.sparse = sparse
+
+    def __getitem__(self, key):
+        single = not isinstance(key, tuple)
+        keys = (key,) if single else key
+        axes = []
+        for k in keys:
+            start = 0 if k.start is None else k.start
+            step = 1 if k.step is None else k.step
+            if isinstance(step, complex):
+                axes.append(jnp.linspace(start, k.stop, int(abs(step))))
+            else:
+                axes.append(jnp.arange(start, k.stop, step))
+        dtype = jnp.result_type(*axes)
+        axes = [x.astype(dtype) for x in axes]
+        if single:
+            return axes[0]
+        grids = jnp.meshgrid(*axes, indexing="ij", sparse=self.sparse)
+        return list(grids) if self.sparse else jnp.stack(grids)
+
+
+mgrid = _Grid(False)
+ogrid = _Grid(True)
+
+
+class _Concatenator:
+    """r_ (along the first axis) / c_ (1-d pieces become columns, joined along the last
+    axis), with slices as aranges (a complex step: that many points) and an integer string
+    directive choosing the axis."""
+
+    def __init__(self, axis, ndmin):
+        self.axis, self.ndmin = axis, ndmin
+
+    def __getitem__(self, key):
+        keys = key if isinstance(key, tuple) else (key,)
+        axis = self.axis
+        parts = []
+        for k in keys:
+            if isinstance(k, str):
+                try:
+                    axis = int(k)
+                except ValueError:
+                    raise NotImplementedError(f"the {k!r} directive of r_/c_ is not "
+                                              f"supported (only an integer axis)") from None
+                continue
+            if isinstance(k, slice):
+                step = 1 if k.step is None else k.step
+                start = 0 if k.start is None else k.start
+                arr = jnp.linspace(start, k.stop, int(abs(step))) if isinstance(
+                    step, complex) else jnp.arange(start, k.stop, step)
+            else:
+                arr = jnp.asarray(k)
+            if arr.ndim < self.ndmin:
+                # c_: a 1-d piece is a column; r_: a scalar is a 1-element vector.
+                arr = jnp.reshape(arr, arr.shape + (1,) * (self.ndmin - arr.ndim))
+            parts.append(arr)
+        return jnp.concatenate(parts, axis=axis)
+
+
+r_ = _Concatenator(0, 1)
+c_ = _Concatenator(-1, 2)
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in (
+    "annotations", "math", "operator", "lax", "jnp", "Tracer", "at_user_line")]

@@ -1,0 +1,311 @@
+"""`jnp.ufunc`: NumPy's ufunc methods (reduce, accumulate, reduceat, outer, at) for the
+ufuncs JAX exposes them on (add, multiply, subtract, maximum, minimum, logaddexp,
+logaddexp2, the bitwise and logical ops, negative). JAX: jax.numpy.ufunc.
+
+A ufunc may name a fast implementation of a method (add.reduce is sum); the others run as
+JAX runs them: a loop (lax.fori_loop / lax.scan) applying the function one slice at a time.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as _onp
+
+from mjax import lax
+from mjax import numpy as jnp
+
+_AT_INPLACE = ("jax.numpy.ufunc.at: JAX arrays are immutable, so ufunc.at cannot update "
+               "in place; pass inplace=False to get the updated copy")
+
+
+class ufunc:  # noqa: N801 (NumPy's spelling)
+    """A function with NumPy's ufunc methods. JAX: jax.numpy.ufunc."""
+
+    def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None,
+                 call=None, reduce=None, accumulate=None, at=None, reduceat=None):
+        self._func = func
+        self.__name__ = name or getattr(func, "__name__", "ufunc")
+        self.__doc__ = getattr(func, "__doc__", None)
+        self.nin, self.nout = int(nin), int(nout)
+        self.nargs = self.nin if nargs is None else int(nargs)
+        self.identity = identity
+        self._call = call or func
+        self._reduce, self._accumulate, self._at, self._reduceat = reduce, accumulate, at, \
+            reduceat
+
+    def __repr__(self):
+        return f"<jnp.ufunc '{self.__name__}'>"
+
+    def __call__(self, *args, out=None, where=None):
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self}")
+        if where is not None:
+            raise NotImplementedError(f"where argument of {self}")
+        return self._call(*args)
+
+    # ---- reduce ----------------------------------------------------------------------------
+    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None,
+               where=None):
+        """Reduces `a` along axis by applying the function pairwise. JAX: ufunc.reduce."""
+        if self.nin != 2:
+            raise ValueError("reduce only supported for binary ufuncs")
+        if self.nout != 1:
+            raise ValueError("reduce only supported for functions returning a single value")
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
+        if where is not None:
+            if self.identity is None and initial is None:
+                raise ValueError(f"reduction operation {self.__name__!r} does not have an "
+                                 f"identity, so to use a where mask one has to specify "
+                                 f"'initial'.")
+            if jnp.asarray(where).dtype != _onp.bool_:
+                raise ValueError(f"where argument must have dtype=bool; got "
+                                 f"dtype={jnp.asarray(where).dtype}")
+        if self._reduce is not None:
+            kw = {}
+            if initial is not None:
+                kw["initial"] = initial
+            if where is not None:
+                kw["where"] = where
+            return self._reduce(a, axis=axis, dtype=dtype, keepdims=keepdims, **kw)
+        return self._reduce_by_loop(a, axis, dtype, keepdims, initial, where)
+
+    def _out_dtype(self, *arrays):
+        from mjax.api import eval_shape
+        ones = [_onp.ones((), jnp.asarray(x).dtype) for x in arrays]
+        return eval_shape(self._func, *ones).dtype
+
+    def _reduce_by_loop(self, a, axis, dtype, keepdims, initial, where):
+        a = jnp.asarray(a)
+        initial = self.identity if initial is None else initial
+        dtype = self._out_dtype(a, a) if dtype is None else dtype
+        if where is not None:
+            where = jnp.broadcast_to(where, a.shape)
+        if isinstance(axis, tuple):
+            raise NotImplementedError(f"{self.__name__}.reduce over a tuple of axes")
+        if axis is None:
+            final = (1,) * a.ndim if keepdims else ()
+            a, axis = jnp.ravel(a), 0
+            where = None if where is None else jnp.ravel(where)
+        else:
+            axis = axis % a.ndim if a.ndim else axis
+            final = a.shape[:axis] + ((1,) if keepdims else ()) + a.shape[axis + 1:]
+        a = jnp.moveaxis(a, axis, 0)
+        where = None if where is None else jnp.moveaxis(where, axis, 0)
+        if a.shape[0] == 0:
+            if initial is None:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} "
+                                 f"which has no identity")
+            return jnp.full(final, initial, dtype)
+
+        def body(i, acc):
+            y = self(acc, a[i].astype(dtype))
+            return y if where is None else jnp.where(where[i], y, acc)
+        if initial is None:
+            start, acc = 1, a[0].astype(dtype)
+        else:
+            start, acc = 0, jnp.broadcast_to(jnp.asarray(initial).astype(dtype), a.shape[1:])
+        result = lax.fori_loop(start, a.shape[0], body, acc)
+        return jnp.reshape(result, final)
+
+    # ---- accumulate ------------------------------------------------------------------------
+    def accumulate(self, a, axis=0, dtype=None, out=None):
+        """Running reduction along axis. JAX: ufunc.accumulate."""
+        if self.nin != 2:
+            raise ValueError("accumulate only supported for binary ufuncs")
+        if self.nout != 1:
+            raise ValueError("accumulate only supported for functions returning a single "
+                             "value")
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
+        if self._accumulate is not None:
+            return self._accumulate(a, axis=axis, dtype=dtype)
+        a = jnp.asarray(a)
+        dtype = self._out_dtype(a, a) if dtype is None else dtype
+        if axis is None or isinstance(axis, tuple):
+            raise ValueError("accumulate does not allow multiple axes")
+        axis = axis % a.ndim
+        if a.size == 0:
+            return jnp.zeros(a.shape, dtype)
+        moved = jnp.moveaxis(a, axis, 0).astype(dtype)
+
+        def step(acc, x):
+            y = self(acc, x).astype(dtype)
+            return y, y
+        _, rest = lax.scan(step, moved[0], moved[1:])
+        return jnp.moveaxis(jnp.concatenate([moved[:1], rest]), 0, axis)
+
+    # ---- at --------------------------------------------------------------------------------
+    def at(self, a, indices, b=None, /, *, inplace=True):
+        """a with the function applied at `indices` (with b for binary ufuncs), repeated
+        indices applied one after the other. JAX: ufunc.at (inplace=False required)."""
+        if inplace:
+            raise NotImplementedError(_AT_INPLACE)
+        if self._at is not None:
+            return self._at(a, indices) if b is None else self._at(a, indices, b)
+        args = () if b is None else (b,)
+        dtype = self._out_dtype(a, *args)
+        a = jnp.asarray(a).astype(dtype)
+        args = tuple(jnp.asarray(x).astype(dtype) for x in args)
+        idx = indices if isinstance(indices, tuple) else (indices,)
+        shapes = [_onp.shape(i) for i in idx if not isinstance(i, slice) and i is not None
+                  and i is not Ellipsis]
+        shape = _onp.broadcast_shapes(*shapes) if shapes else ()
+        if not shape:
+            return a.at[indices].set(self(a.at[indices].get(), *args))
+        # One update per index, in order, so repeated indices compound as in NumPy.
+        flat = [i if isinstance(i, slice) or i is None or i is Ellipsis
+                else jnp.ravel(jnp.broadcast_to(jnp.asarray(i), shape)) for i in idx]
+        if args:
+            arg = jnp.broadcast_to(args[0], shape + args[0].shape[len(shape):])
+            args = (jnp.reshape(arg, (math.prod(shape),) + args[0].shape[len(shape):]),)
+
+        def body(k, x):
+            where = tuple(i if isinstance(i, slice) or i is None or i is Ellipsis else i[k]
+                          for i in flat)
+            return x.at[where].set(self(x.at[where].get(), *(arg[k] for arg in args)))
+        return lax.fori_loop(0, math.prod(shape), body, a)
+
+    # ---- reduceat --------------------------------------------------------------------------
+    def reduceat(self, a, indices, axis=0, dtype=None, out=None):
+        """Reductions over the slices indices[i]:indices[i+1] (just a[indices[i]] when the
+        next index is not larger). JAX: ufunc.reduceat."""
+        if self.nin != 2:
+            raise ValueError("reduceat only supported for binary ufuncs")
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+        if self._reduceat is not None:
+            return self._reduceat(a, indices, axis=axis, dtype=dtype)
+        a, indices = jnp.asarray(a), jnp.asarray(indices)
+        if a.ndim == 0:
+            raise ValueError(f"reduceat: a must have 1 or more dimension, got a.shape="
+                             f"{a.shape}")
+        if indices.ndim != 1:
+            raise ValueError(f"reduceat: indices must be one-dimensional, got "
+                             f"indices.shape={indices.shape}")
+        if axis is None or isinstance(axis, (tuple, list)):
+            raise ValueError("reduceat requires a single integer axis.")
+        axis = axis % a.ndim
+        dtype = a.dtype if dtype is None else dtype
+        out = jnp.take(a, indices, axis=axis).astype(dtype)
+        bounds = jnp.concatenate([indices, jnp.asarray([a.shape[axis]], indices.dtype)])
+        shape = [1] * out.ndim
+        shape[axis] = indices.shape[0]
+        start = jnp.reshape(bounds[:-1], shape)
+        end = jnp.reshape(bounds[1:], shape)
+
+        def body(i, acc):
+            row = jnp.take(a, jnp.expand_dims(i, 0), axis=axis).astype(dtype)
+            inside = jnp.logical_and(i > start, i < end)
+            return jnp.where(inside, self(acc, row), acc)
+        return lax.fori_loop(0, a.shape[axis], body, out)
+
+    # ---- outer -----------------------------------------------------------------------------
+    def outer(self, A, B, /):
+        """The function applied to every pair (A[i...], B[j...]). JAX: ufunc.outer."""
+        if self.nin != 2:
+            raise ValueError("outer only supported for binary ufuncs")
+        if self.nout != 1:
+            raise ValueError("outer only supported for functions returning a single value")
+        A, B = jnp.asarray(A), jnp.asarray(B)
+        return self(jnp.reshape(A, A.shape + (1,) * B.ndim), B)
+
+
+def _add_at(a, indices, b):
+    return jnp.asarray(a).at[indices].add(b)
+
+
+def _multiply_at(a, indices, b):
+    return jnp.asarray(a).at[indices].multiply(b)
+
+
+def _subtract_at(a, indices, b):
+    return jnp.asarray(a).at[indices].subtract(b)
+
+
+def _reduction(fn):
+    """A jnp reduction as ufunc.reduce (whose axis defaults to 0, not None)."""
+    def reduce(a, axis=0, dtype=None, keepdims=False, **kw):
+        return fn(a, axis=axis, dtype=dtype, keepdims=keepdims, **kw)
+    return reduce
+
+
+def _reduction_no_dtype(fn):
+    def reduce(a, axis=0, dtype=None, keepdims=False, **kw):
+        out = fn(a, axis=axis, keepdims=keepdims, **kw)
+        return out if dtype is None else out.astype(dtype)
+    return reduce
+
+
+def _cumulative(fn):
+    def accumulate(a, axis=0, dtype=None):
+        return fn(a, axis=axis, dtype=dtype)
+    return accumulate
+
+
+def _logsumexp(base: float):
+    """logaddexp.reduce (base e) or logaddexp2.reduce (base 2): the max plus the log of a
+    sum of shifted exponentials, so large values do not overflow."""
+    def reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
+        a = jnp.asarray(a)
+        if not jnp.issubdtype(a.dtype, _onp.inexact):
+            a = a.astype(jnp.result_type(a, float))
+        if initial is not None:
+            raise NotImplementedError("initial argument of logaddexp.reduce")
+        if where is not None:
+            a = jnp.where(where, a, -_onp.inf)
+        top = jnp.max(a, axis=axis, keepdims=True)
+        top = jnp.where(jnp.isfinite(top), top, 0)
+        log_base = _onp.log(base).astype(a.dtype)
+        total = jnp.sum(jnp.exp((a - top) * log_base), axis=axis, keepdims=True)
+        out = jnp.log(total) / log_base + top
+        if not keepdims:
+            out = jnp.squeeze(out, axis=axis)
+        return out if dtype is None else out.astype(dtype)
+    return reduce
+
+
+def _bitwise_reduce(fn, identity):
+    def reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
+        a = jnp.asarray(a)
+        if where is not None:
+            a = jnp.where(where, a, _onp.array(identity).astype(a.dtype))
+        axes = tuple(range(a.ndim)) if axis is None else tuple(
+            d % a.ndim for d in ((axis,) if isinstance(axis, int) else axis))
+        out = lax.reduce(a, _onp.array(identity).astype(a.dtype), fn, axes)
+        if initial is not None:
+            out = fn(out, jnp.asarray(initial).astype(a.dtype))
+        if keepdims:
+            out = jnp.expand_dims(out, axes)
+        return out if dtype is None else out.astype(dtype)
+    return reduce
+
+
+def _logical_xor_reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
+    a = jnp.asarray(a) != 0
+    out = _bitwise_reduce(lax.bitwise_xor, False)(a, axis, None, keepdims, initial, where)
+    return out if dtype is None else out.astype(dtype)
+
+
+def make_ufuncs(ns: dict) -> dict:
+    """The ufunc objects for the jnp functions in namespace `ns`, keyed by name."""
+    def binary(name, identity, **methods):
+        return ufunc(ns[name], 2, 1, name=name, identity=identity, **methods)
+    return {
+        "add": binary("add", 0, reduce=_reduction(ns["sum"]),
+                      accumulate=_cumulative(ns["cumsum"]), at=_add_at),
+        "multiply": binary("multiply", 1, reduce=_reduction(ns["prod"]),
+                           accumulate=_cumulative(ns["cumprod"]), at=_multiply_at),
+        "subtract": binary("subtract", None, at=_subtract_at),
+        "maximum": binary("maximum", None, reduce=_reduction_no_dtype(ns["max"])),
+        "minimum": binary("minimum", None, reduce=_reduction_no_dtype(ns["min"])),
+        "bitwise_and": binary("bitwise_and", -1, reduce=_bitwise_reduce(lax.bitwise_and, -1)),
+        "bitwise_or": binary("bitwise_or", 0, reduce=_bitwise_reduce(lax.bitwise_or, 0)),
+        "bitwise_xor": binary("bitwise_xor", 0, reduce=_bitwise_reduce(lax.bitwise_xor, 0)),
+        "logical_and": binary("logical_and", True, reduce=_reduction_no_dtype(ns["all"])),
+        "logical_or": binary("logical_or", False, reduce=_reduction_no_dtype(ns["any"])),
+        "logical_xor": binary("logical_xor", False, reduce=_logical_xor_reduce),
+        "logaddexp": binary("logaddexp", -_onp.inf, reduce=_logsumexp(_onp.e)),
+        "logaddexp2": binary("logaddexp2", -_onp.inf, reduce=_logsumexp(2.0)),
+        "negative": ufunc(ns["negative"], 1, 1, name="negative"),
+    }

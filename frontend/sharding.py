@@ -1,0 +1,411 @@
+"""`mjax.sharding`: meshes, partition specs and shardings, as JAX 0.10 has them.
+
+    mesh = mjax.make_mesh((4, 2), ("x", "y"))
+    s = NamedSharding(mesh, P("x", None))     # rows split over x, replicated over y
+    x = mjax.device_put(np.ones((8, 3)), s)   # one shard of (2, 3) per device
+    s.devices_indices_map((8, 3))             # device -> tuple of slices
+
+A sharding also knows its XLA form (`hlo_sharding(ndim)`: the tile assignment over the
+mesh's devices in order), which lowering writes as `mhlo.sharding` and the runtime uses
+to lay out multi-device buffers.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import enum
+import itertools
+import math
+import threading
+
+import numpy as np
+from jaxlib import xla_client as xc
+
+from mjax.runtime import get_backend
+
+
+class AxisType(enum.Enum):
+    """How a mesh axis is used. JAX: jax.sharding.AxisType."""
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+
+class _Unconstrained:
+    def __repr__(self):
+        return "UNCONSTRAINED"
+
+
+UNCONSTRAINED = _Unconstrained()
+
+
+class PartitionSpec(tuple):
+    """Per array dimension: the mesh axis (or tuple of axes) it is split over, or None.
+    JAX: jax.sharding.PartitionSpec (P)."""
+
+    UNCONSTRAINED = UNCONSTRAINED
+
+    def __new__(cls, *partitions):
+        for p in partitions:
+            ok = (p is None or p is UNCONSTRAINED or isinstance(p, str) or
+                  (isinstance(p, tuple) and all(isinstance(a, str) for a in p)))
+            if not ok:
+                raise TypeError(f"PartitionSpec entries must be None, a mesh axis name or "
+                                f"a tuple of axis names, got {p!r}")
+        return super().__new__(cls, partitions)
+
+    def __repr__(self):
+        inner = ", ".join(repr(p) for p in self)
+        return f"P({inner},)" if len(self) == 1 else f"P({inner})"
+
+    def __reduce__(self):
+        return (PartitionSpec, tuple(self))
+
+    def axes_of(self, dim: int) -> tuple[str, ...]:
+        if dim >= len(self) or self[dim] is None or self[dim] is UNCONSTRAINED:
+            return ()
+        p = self[dim]
+        return (p,) if isinstance(p, str) else tuple(p)
+
+
+P = PartitionSpec
+
+_mesh_stack = threading.local()
+
+
+class Mesh:
+    """Devices laid out on named axes. JAX: jax.sharding.Mesh."""
+
+    def __init__(self, devices, axis_names, axis_types=None):
+        devices = np.asarray(devices, dtype=object)
+        if isinstance(axis_names, str):
+            axis_names = (axis_names,)
+        axis_names = tuple(axis_names)
+        if devices.ndim != len(axis_names):
+            raise ValueError(f"Mesh requires the ndim of its first argument (`devices`) to "
+                             f"equal the length of its second argument (`axis_names`), got "
+                             f"devices.ndim == {devices.ndim} and len(axis_names) == "
+                             f"{len(axis_names)}.")
+        if len(set(axis_names)) != len(axis_names):
+            raise ValueError(f"Mesh axis names must be unique, got {axis_names}")
+        self.devices = devices
+        self.axis_names = axis_names
+        if axis_types is None:
+            axis_types = (AxisType.Auto,) * len(axis_names)
+        elif isinstance(axis_types, AxisType):
+            axis_types = (axis_types,) * len(axis_names)
+        self.axis_types = tuple(axis_types)
+
+    @property
+    def shape(self):
+        return collections.OrderedDict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        return tuple(self.devices.shape)
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    @property
+    def device_ids(self):
+        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+
+    @property
+    def local_devices(self):
+        return list(self.devices.flat)
+
+    def _key(self):
+        return (tuple(d.id for d in self.devices.flat), self.devices.shape, self.axis_names,
+                self.axis_types)
+
+    def __eq__(self, other):
+        return isinstance(other, Mesh) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        sizes = ", ".join(map(str, self.axis_sizes))
+        names = ", ".join(repr(n) for n in self.axis_names)
+        types = ", ".join(repr(t) for t in self.axis_types)
+        return (f"Mesh(axis_sizes=({sizes}{',' if len(self.axis_sizes) == 1 else ''}), "
+                f"axis_names=({names}{',' if len(self.axis_names) == 1 else ''}), "
+                f"axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))")
+
+    def __enter__(self):
+        stack = getattr(_mesh_stack, "stack", [])
+        _mesh_stack.stack = stack + [self]
+        return self
+
+    def __exit__(self, *exc):
+        _mesh_stack.stack = _mesh_stack.stack[:-1]
+        return False
+
+
+def current_mesh() -> Mesh | None:
+    stack = getattr(_mesh_stack, "stack", [])
+    return stack[-1] if stack else None
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
+    """A mesh over the first prod(axis_shapes) devices. JAX: jax.make_mesh (0.10 makes
+    Explicit axes by default)."""
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    devices = list(devices if devices is not None else get_backend().devices())
+    n = math.prod(axis_shapes)
+    if n > len(devices):
+        raise ValueError(f"Number of devices {len(devices)} must be >= the product of "
+                         f"mesh_shape {axis_shapes}")
+    if axis_types is None:
+        axis_types = (AxisType.Explicit,) * len(axis_shapes)
+    arr = np.empty(n, dtype=object)
+    arr[:] = devices[:n]
+    return Mesh(arr.reshape(axis_shapes), axis_names, axis_types)
+
+
+class Sharding:
+    """Base of mjax shardings. JAX: jax.sharding.Sharding."""
+
+    memory_kind = "device"
+
+    @property
+    def device_set(self) -> set:
+        return set(self._device_list())
+
+    @property
+    def num_devices(self) -> int:
+        return len(self._device_list())
+
+    @property
+    def addressable_devices(self) -> set:
+        return self.device_set
+
+    def shard_shape(self, global_shape) -> tuple[int, ...]:
+        tiles = self._tiles(len(global_shape))
+        out = []
+        for d, (size, t) in enumerate(zip(global_shape, tiles)):
+            if size % t:
+                raise ValueError(f"Sharding spec {tuple(self._spec_for_errors())} implies "
+                                 f"that array axis {d} is partitioned {t} times, but does "
+                                 f"not evenly divide the dimension size {size}. Got shape: "
+                                 f"{tuple(global_shape)} and sharding {self!r}")
+            out.append(size // t)
+        return tuple(out)
+
+    def devices_indices_map(self, global_shape) -> dict:
+        """device -> tuple of slices of the global array it holds."""
+        shard = self.shard_shape(global_shape)
+        out = {}
+        for dev, coords in self._tile_coords(len(global_shape)):
+            out[dev] = tuple(slice(c * s, (c + 1) * s) if t > 1 else slice(None)
+                             for c, s, t in zip(coords, shard, self._tiles(len(shard))))
+        return out
+
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        return (self._device_list() == other._device_list() and
+                str(self.hlo_sharding(ndim)) == str(other.hlo_sharding(ndim)))
+
+
+class SingleDeviceSharding(Sharding):
+    """Everything on one device. JAX: jax.sharding.SingleDeviceSharding."""
+
+    def __init__(self, device, *, memory_kind=None):
+        self._device = device
+
+    def _device_list(self):
+        return [self._device]
+
+    def _tiles(self, ndim):
+        return (1,) * ndim
+
+    def _tile_coords(self, ndim):
+        yield self._device, (0,) * ndim
+
+    def _spec_for_errors(self):
+        return ()
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    def hlo_sharding(self, ndim: int):
+        return xc.HloSharding.replicate()
+
+    def __eq__(self, other):
+        return isinstance(other, SingleDeviceSharding) and other._device == self._device
+
+    def __hash__(self):
+        return hash(("single", self._device))
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+
+
+class NamedSharding(Sharding):
+    """An array laid out over a mesh by a PartitionSpec. JAX: jax.sharding.NamedSharding."""
+
+    def __init__(self, mesh: Mesh, spec, *, memory_kind=None):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding expects a Mesh, got {type(mesh).__name__}")
+        spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
+        used = [a for d in range(len(spec)) for a in spec.axes_of(d)]
+        for a in used:
+            if a not in mesh.axis_names:
+                raise ValueError(f"Resource axis: {a} of {spec} is not found in mesh: "
+                                 f"{tuple(mesh.axis_names)}.")
+        if len(set(used)) != len(used):
+            raise ValueError(f"A single NamedSharding spec specification can map every "
+                             f"mesh axis to at most one positional dimension, but {spec} "
+                             f"has duplicate entries")
+        self.mesh = mesh
+        self.spec = spec
+
+    def _device_list(self):
+        return list(self.mesh.devices.flat)
+
+    def _spec_for_errors(self):
+        return self.spec
+
+    def _layout(self, ndim: int):
+        """(mesh axes per tensor dim, unused mesh axes) for an array of rank ndim."""
+        if len(self.spec) > ndim:
+            raise ValueError(f"Sharding {self!r} is only valid for values of rank at "
+                             f"least {len(self.spec)}, but was applied to a value of rank "
+                             f"{ndim}")
+        per_dim = [self.spec.axes_of(d) for d in range(ndim)]
+        used = {a for axes in per_dim for a in axes}
+        unused = [a for a in self.mesh.axis_names if a not in used]
+        return per_dim, unused
+
+    def _tiles(self, ndim):
+        per_dim, _ = self._layout(ndim)
+        return tuple(math.prod(self.mesh.shape[a] for a in axes) for axes in per_dim)
+
+    def _tile_array(self, ndim):
+        """Device positions (in mesh order) arranged as [tile dims..., replicas]."""
+        per_dim, unused = self._layout(ndim)
+        order = [a for axes in per_dim for a in axes] + unused
+        perm = [self.mesh.axis_names.index(a) for a in order]
+        ids = np.arange(self.mesh.size).reshape(self.mesh.axis_sizes).transpose(perm)
+        return ids.reshape(self._tiles(ndim) + (math.prod(self.mesh.shape[a]
+                                                            for a in unused),))
+
+    def _tile_coords(self, ndim):
+        devs = self._device_list()
+        arr = self._tile_array(ndim)
+        for idx in np.ndindex(arr.shape):
+            yield devs[arr[idx]], idx[:ndim]
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(not self.spec.axes_of(d) or
+                   math.prod(self.mesh.shape[a] for a in self.spec.axes_of(d)) == 1
+                   for d in range(len(self.spec)))
+
+    def hlo_sharding(self, ndim: int):
+        """The XLA sharding over the mesh's devices in order (logical ids 0..n-1)."""
+        arr = self._tile_array(ndim)
+        if arr.size == 1 or self.is_fully_replicated:
+            return xc.HloSharding.replicate()
+        op = xc.OpSharding()
+        op.type = xc.OpSharding.Type.OTHER
+        replicas = arr.shape[-1]
+        dims = list(arr.shape) if replicas > 1 else list(arr.shape[:-1])
+        op.tile_assignment_dimensions = dims
+        op.tile_assignment_devices = [int(i) for i in arr.reshape(-1)]
+        op.replicate_on_last_tile_dim = replicas > 1
+        return xc.HloSharding.from_proto(op)
+
+    def __eq__(self, other):
+        if not isinstance(other, NamedSharding):
+            return False
+        n = max(len(self.spec), len(other.spec))
+        norm = lambda s: tuple(s.axes_of(d) for d in range(n))  # noqa: E731
+        return self.mesh == other.mesh and norm(self.spec) == norm(other.spec)
+
+    def __hash__(self):
+        return hash((self.mesh, tuple(self.spec.axes_of(d) for d in range(len(self.spec))
+                                      if self.spec.axes_of(d)) ))
+
+    def __repr__(self):
+        mesh = ", ".join(f"'{n}': {s}" for n, s in self.mesh.shape.items())
+        types = ", ".join(repr(t) for t in self.mesh.axis_types)
+        return (f"NamedSharding(mesh=Mesh({mesh}, axis_types=({types}"
+                f"{',' if len(self.mesh.axis_types) == 1 else ''})), spec={self.spec!r}, "
+                f"memory_kind=device)")
+
+
+class HloShardingOnDevices(Sharding):
+    """A layout XLA chose that no NamedSharding of the mesh spells: the HLO sharding over
+    a device list. JAX: GSPMDSharding."""
+
+    def __init__(self, devices, hlo):
+        self._devices = list(devices)
+        self._hlo = hlo
+        proto = hlo.to_proto()
+        self._dims = list(proto.tile_assignment_dimensions)
+        self._ids = list(proto.tile_assignment_devices)
+        self._replicated = hlo.is_replicated()
+        self._last_replicated = bool(proto.replicate_on_last_tile_dim)
+
+    def _device_list(self):
+        return self._devices
+
+    def _spec_for_errors(self):
+        return ()
+
+    def _tiles(self, ndim):
+        if self._replicated:
+            return (1,) * ndim
+        return tuple(self._dims[:ndim])
+
+    def _tile_coords(self, ndim):
+        if self._replicated:
+            for d in self._devices:
+                yield d, (0,) * ndim
+            return
+        ids = np.array(self._ids).reshape(self._dims)
+        for idx in np.ndindex(ids.shape):
+            yield self._devices[ids[idx]], idx[:ndim]
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._replicated
+
+    def hlo_sharding(self, ndim: int):
+        return self._hlo
+
+    def __eq__(self, other):
+        return (isinstance(other, HloShardingOnDevices) and self._devices == other._devices
+                and str(self._hlo) == str(other._hlo))
+
+    def __hash__(self):
+        return hash((tuple(d.id for d in self._devices), str(self._hlo)))
+
+    def __repr__(self):
+        return f"GSPMDSharding({self._hlo})"
+
+
+def named_from_hlo(mesh: Mesh, hlo, ndim: int) -> Sharding:
+    """The NamedSharding of `mesh` whose XLA form is `hlo` (each dim over at most one mesh
+    axis), or the HLO sharding itself when none is."""
+    target = str(hlo)
+    options = [None] + list(mesh.axis_names)
+    for combo in itertools.product(options, repeat=ndim):
+        used = [a for a in combo if a is not None]
+        if len(set(used)) != len(used):
+            continue
+        candidate = NamedSharding(mesh, P(*combo))
+        if str(candidate.hlo_sharding(ndim)) == target:
+            return candidate
+    return HloShardingOnDevices(mesh.devices.flat, hlo)
+
+
+__all__ = ["AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
+           "SingleDeviceSharding", "make_mesh", "current_mesh", "UNCONSTRAINED",
+           "HloShardingOnDevices", "named_from_hlo"]

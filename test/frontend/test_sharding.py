@@ -1,0 +1,161 @@
+"""Many devices (8 CPU devices, see test/conftest.py): meshes and shardings as JAX has
+them, sharded arrays, jit with shardings compiled SPMD by XLA, and pmap."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax.sharding import Mesh, NamedSharding, P, SingleDeviceSharding
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    assert len(mjax.devices()) == 8
+    return mjax.make_mesh((4, 2), ("x", "y"))
+
+
+@pytest.fixture(scope="module")
+def jmesh():
+    return jax.make_mesh((4, 2), ("x", "y"))
+
+
+SPECS = [P("x"), P("x", "y"), P("y", "x"), P(None, "y"), P(("x", "y")), P(), P("y")]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=str)
+def test_device_put_layout_matches_jax(mesh, jmesh, spec):
+    value = np.arange(8 * 4, dtype=np.float32).reshape(8, 4)
+    ours = mjax.device_put(value, NamedSharding(mesh, spec))
+    theirs = jax.device_put(value, jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec(*spec)))
+    np.testing.assert_array_equal(np.asarray(ours), value)
+    assert ours.sharding.shard_shape(value.shape) == theirs.sharding.shard_shape(value.shape)
+    assert ours.is_fully_replicated == theirs.is_fully_replicated
+    got = {(s.device.id, tuple((i.start, i.stop) for i in s.index), s.replica_id)
+           for s in ours.addressable_shards}
+    want = {(s.device.id, tuple((i.start, i.stop) for i in s.index), s.replica_id)
+            for s in theirs.addressable_shards}
+    assert got == want
+    for s in ours.addressable_shards:
+        np.testing.assert_array_equal(np.asarray(s.data), value[s.index])
+
+
+def test_mesh_and_sharding_api(mesh):
+    assert mesh.shape == {"x": 4, "y": 2} and mesh.size == 8 and mesh.axis_names == ("x", "y")
+    s = NamedSharding(mesh, P("x"))
+    assert s == NamedSharding(mesh, P("x", None)) and hash(s) == hash(NamedSharding(mesh, P("x", None)))
+    assert s != NamedSharding(mesh, P("y"))
+    assert s.num_devices == 8 and s.shard_shape((8, 3)) == (2, 3)
+    assert repr(P("x", None)) == "P('x', None)" and repr(P()) == "P()"
+    with pytest.raises(ValueError, match="not found in mesh"):
+        NamedSharding(mesh, P("z"))
+    with pytest.raises(ValueError, match="does not evenly divide"):
+        mjax.device_put(np.ones(6), s)
+    one = jnp.ones(3).sharding
+    assert isinstance(one, SingleDeviceSharding) and one.device_set == {mjax.devices()[0]}
+
+
+def test_jit_on_sharded_arguments_equals_unsharded(mesh):
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(8, 16)).astype(np.float32)
+    b = rng.normal(size=(16, 4)).astype(np.float32)
+    f = lambda a, b: jnp.tanh(a @ b).sum(axis=1) + a.mean()  # noqa: E731
+    want = np.asarray(mjax.jit(f)(a, b))
+    for sa, sb in [(P("x"), P()), (P("x", "y"), P("y")), (P(None, "y"), P("y", None))]:
+        xa = mjax.device_put(a, NamedSharding(mesh, sa))
+        xb = mjax.device_put(b, NamedSharding(mesh, sb))
+        np.testing.assert_allclose(np.asarray(mjax.jit(f)(xa, xb)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_sharded_contraction_reduces_without_gathering(mesh):
+    a = np.random.default_rng(1).normal(size=(8, 16)).astype(np.float32)
+    b = np.random.default_rng(2).normal(size=(16, 4)).astype(np.float32)
+    f = mjax.jit(lambda a, b: a @ b,
+                 in_shardings=(NamedSharding(mesh, P("x", "y")), NamedSharding(mesh, P("y", None))),
+                 out_shardings=NamedSharding(mesh, P("x", None)))
+    compiled = f.lower(a, b).compile()
+    hlo = compiled.as_text()
+    assert "all-reduce" in hlo or "reduce-scatter" in hlo
+    assert "all-gather" not in hlo
+    out = compiled(a, b)
+    assert out.sharding == NamedSharding(mesh, P("x", None))
+    assert out.sharding.shard_shape(out.shape) == (2, 4)
+    np.testing.assert_allclose(np.asarray(out), a @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(f(a, b)), a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_results_keep_the_propagated_sharding(mesh):
+    x = mjax.device_put(np.arange(16.0, dtype=np.float32).reshape(8, 2), NamedSharding(mesh, P("x")))
+    y = mjax.jit(lambda a: a * 2)(x)
+    assert y.sharding == NamedSharding(mesh, P("x", None))
+    np.testing.assert_array_equal(np.asarray(y), np.arange(16.0).reshape(8, 2) * 2)
+
+
+def test_grad_of_sharded_loss_equals_unsharded(mesh):
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=(16, 4)).astype(np.float32)
+    x = rng.normal(size=(8, 16)).astype(np.float32)
+    loss = lambda w, x: jnp.mean(jnp.tanh(x @ w) ** 2)  # noqa: E731
+    want = np.asarray(mjax.jit(mjax.grad(loss))(w, x))
+    g = mjax.jit(mjax.grad(loss))(mjax.device_put(w, NamedSharding(mesh, P())),
+                                  mjax.device_put(x, NamedSharding(mesh, P("x"))))
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5, atol=1e-6)
+
+
+def test_pmap_basics_and_collectives():
+    x = np.arange(24.0, dtype=np.float32).reshape(8, 3)
+    np.testing.assert_array_equal(np.asarray(mjax.pmap(lambda a: a * 2)(x)), x * 2)
+    s = mjax.pmap(lambda a: mjax.lax.psum(a, "i"), axis_name="i")(x)
+    np.testing.assert_allclose(np.asarray(s), np.broadcast_to(x.sum(0), x.shape))
+    m = mjax.pmap(lambda a: a - mjax.lax.pmean(a, "i"), axis_name="i")(x[:4])
+    np.testing.assert_allclose(np.asarray(m), x[:4] - x[:4].mean(0), rtol=1e-6)
+    w = mjax.pmap(lambda a, b: a + b, in_axes=(0, None))(x, np.ones(3, np.float32))
+    np.testing.assert_array_equal(np.asarray(w), x + 1)
+    f = mjax.pmap(lambda a, n: a * n, static_broadcasted_argnums=1)
+    np.testing.assert_array_equal(np.asarray(f(x, 3)), x * 3)
+    with pytest.raises(ValueError, match="requires 9 logical devices"):
+        mjax.pmap(lambda a: a)(np.ones((9, 2)))
+
+
+def _mlp_loss(params, x, y):
+    (w1, b1), (w2, b2) = params
+    h = jnp.tanh(x @ w1 + b1)
+    return jnp.mean((h @ w2 + b2 - y) ** 2)
+
+
+def _init(seed=0):
+    rng = np.random.default_rng(seed)
+    params = [(rng.normal(size=(6, 16)).astype(np.float32) * 0.3, np.zeros(16, np.float32)),
+              (rng.normal(size=(16, 2)).astype(np.float32) * 0.3, np.zeros(2, np.float32))]
+    x = rng.normal(size=(32, 6)).astype(np.float32)
+    y = rng.normal(size=(32, 2)).astype(np.float32)
+    return params, x, y
+
+
+def test_data_parallel_training_matches_single_device(mesh):
+    params, x, y = _init()
+    lr = 0.1
+
+    @mjax.jit
+    def step(params, x, y):
+        g = mjax.grad(_mlp_loss)(params, x, y)
+        return mjax.tree_util.tree_map(lambda p, q: p - lr * q, params, g)
+
+    def pstep(params, x, y):
+        g = mjax.grad(_mlp_loss)(params, x, y)
+        g = mjax.lax.pmean(g, "batch")
+        return mjax.tree_util.tree_map(lambda p, q: p - lr * q, params, g)
+    pstep = mjax.pmap(pstep, axis_name="batch", in_axes=(None, 0, 0), out_axes=None)
+
+    data = NamedSharding(mesh, P(("x", "y")))
+    single, sharded, pmapped = params, params, params
+    for _ in range(3):
+        single = step(single, x, y)
+        sharded = step(sharded, mjax.device_put(x, data), mjax.device_put(y, data))
+        pmapped = pstep(pmapped, x.reshape(8, 4, 6), y.reshape(8, 4, 2))
+    for a, b, c in zip(mjax.tree_util.tree_leaves(single), mjax.tree_util.tree_leaves(sharded),
+                       mjax.tree_util.tree_leaves(pmapped)):
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=2e-5, atol=2e-6)
+        np.testing.assert_allclose(np.asarray(c), np.asarray(a), rtol=2e-5, atol=2e-6)
