@@ -75,6 +75,7 @@ class Compiled:
     def __init__(self, traced, executable, layout=None):
         self._traced = traced
         self._exe = executable
+        self._layout = layout
         self._const_bufs = None
 
     def as_text(self):
@@ -82,7 +83,6 @@ class Compiled:
 
     def cost_analysis(self):
         return self._exe.cost_analysis()
-        self._layout = layout
 
     def __call__(self, *args, **kwargs):
         from mjax.core import aval_of_value, to_numpy
@@ -95,6 +95,8 @@ class Compiled:
             raise TypeError(f"Compiled function called with argument types "
                             f"{[a.str_short() for a in avals]}, but was compiled for "
                             f"{[a.str_short() for a in self._traced.in_avals]}")
+        if self._layout is not None:
+            return self._call_spmd(leaves, avals)
         if self._const_bufs is None:
             self._const_bufs = [c._buf if isinstance(c, Array) else
                                 get_backend().put(to_numpy(c)) for c in self._traced.captured]
@@ -102,8 +104,6 @@ class Compiled:
                 for x in leaves]
         outs = self._exe.execute(bufs + self._const_bufs)
         return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, [
-        if self._layout is not None:
-            return self._call_spmd(leaves, avals)
             Array(b, a) for b, a in zip(outs, self._traced.out_avals)]))
 
     def _call_spmd(self, leaves, avals):

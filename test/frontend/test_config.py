@@ -117,7 +117,7 @@ def test_bad_environment_value_is_a_clear_error():
     ("jax_enable_x64", True), ("jax_numpy_dtype_promotion", "strict"),
     ("jax_numpy_rank_promotion", "raise"), ("jax_default_matmul_precision", "highest"),
     ("jax_default_prng_impl", "rbg"), ("jax_threefry_partitionable", False),
-    ("jax_debug_key_reuse", True)])
+    ("jax_debug_key_reuse", True), ("jax_default_device", "cpu")])
 def test_flipping_a_tracing_option_retraces(name, value):
     assert next(o for o in config.options() if o.name == name).affects_tracing
     traces = []

@@ -195,6 +195,9 @@ def test_can_cast_every_pair_matches_jax():
             assert _outcome(jnp.can_cast, a, b, casting) == \
                 _outcome(jjnp.can_cast, a, b, casting), (a, b, casting)
     assert jnp.can_cast(jnp.ones(2, jnp.int8), jnp.int16)
+    assert not jnp.can_cast(jnp.ones(2, jnp.float32), jnp.int32)
+    for a, b in itertools.product([1, 2.5, True, int, float, np.float32(1)], ALL_DTYPES[:6]):
+        assert _outcome(jnp.can_cast, a, b) == _outcome(jjnp.can_cast, a, b), (a, b)
 
 
 def test_issue_examples():

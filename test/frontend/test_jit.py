@@ -235,8 +235,7 @@ def test_array_of_traced_values_and_constants():
 
 
 def test_unsupported_jit_options_raise_not_implemented():
-    for kwargs in ({"in_shardings": object()}, {"out_shardings": object()},
-                   {"device": mjax.devices()[-1]}, {"abstracted_axes": ("n",)},
+    for kwargs in ({"device": mjax.devices()[-1]}, {"abstracted_axes": ("n",)},
                    {"backend": "tpu"}):
         with pytest.raises(NotImplementedError, match="not supported yet|backend"):
             mjax.jit(lambda x: x, **kwargs)
@@ -244,3 +243,9 @@ def test_unsupported_jit_options_raise_not_implemented():
             mjax.jit(**kwargs)(lambda x: x)
     assert mjax.jit(lambda x: x * 2, backend="cpu")(3.0) == 6.0
     assert mjax.jit(lambda x: x * 2, device=mjax.devices()[0])(3.0) == 6.0
+
+
+def test_shardings_must_be_sharding_objects():
+    for kwargs in ({"in_shardings": object()}, {"out_shardings": object()}):
+        with pytest.raises(TypeError, match="Sharding objects"):
+            mjax.jit(lambda x: x, **kwargs)(1.0)
