@@ -440,6 +440,7 @@ class Jitted:
                  donated=None, mesh_layout=None) -> _CacheEntry:
         from mjax.lowering import lower_to_stablehlo
         from mjax.core import to_numpy
+        from mjax.callbacks import backend_host_callbacks
         level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
         start = time.perf_counter()
         traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
@@ -457,8 +458,10 @@ class Jitted:
         text = lower_to_stablehlo(traced.module, donated=donated,
                                   out_avals=traced.out_avals)
         devs = None if config.read("jax_default_device") is None else [default_device()]
-        entry.executable = get_backend(self._backend).compile(text, devs,
-                                                              out_avals=traced.out_avals)
+        backend = get_backend(self._backend)
+        text, callbacks = backend_host_callbacks(text, backend)
+        entry.executable = backend.compile(text, devs, out_avals=traced.out_avals,
+                                           host_callbacks=callbacks)
         logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,
                    time.perf_counter() - start)
         entry.const_bufs = [c._buf if isinstance(c, Array) else

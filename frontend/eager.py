@@ -74,8 +74,10 @@ def _compile_single_op(opcls, avals, params, out_avals, device=None):
             func.ReturnOp(list(op.results), ip=ir.InsertionPoint(block))
     with ctx:
         run_pipeline(module, [("jaxpr-to-stablehlo", "")])  # one op: nothing to clean up
-    return get_backend().compile(str(module), None if device is None else [device],
-                                 out_avals=out_avals)
+    from mjax.callbacks import backend_host_callbacks
+    text, callbacks = backend_host_callbacks(str(module), get_backend())
+    return get_backend().compile(text, None if device is None else [device],
+                                 out_avals=out_avals, host_callbacks=callbacks)
 
 
 def apply_eager(opcls, args, avals, params, weak=None):

@@ -59,14 +59,15 @@ class Lowered:
 
     def compile(self):
         # With locations, as jit compiles: XLA keeps them as op metadata.
-        text = self.as_text(debug_info=True)
+        from mjax.callbacks import backend_host_callbacks
+        text, callbacks = backend_host_callbacks(self.as_text(debug_info=True), get_backend())
         if self._layout is not None:
             mesh = self._layout[2]
             return Compiled(self._traced, get_backend().compile(
                 text, list(mesh.devices.flat), num_partitions=mesh.size,
-                out_avals=self._traced.out_avals), self._layout)
+                out_avals=self._traced.out_avals, host_callbacks=callbacks), self._layout)
         return Compiled(self._traced, get_backend().compile(
-            text, out_avals=self._traced.out_avals))
+            text, out_avals=self._traced.out_avals, host_callbacks=callbacks))
 
 
 class Compiled:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func as func_d
 
+from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import tensor_type
 from mjax.passes.registry import PassError
@@ -105,6 +106,40 @@ def used_values(op: ir.Operation) -> list[ir.Value]:
     return used
 
 
+def has_effects(op: ir.Operation, _seen=None) -> bool:
+    """Whether `op` may have side effects DCE and CSE must keep: an impure jaxpr op (a
+    host callback with effects), or an op whose regions or callee contain one."""
+    op = op.operation
+    view = op.opview
+    if isinstance(view, JaxprOp) and not view.pure and op.name != "jaxpr.yield":
+        return True
+    if len(op.regions) and any(has_effects(inner, _seen) for inner in nested_ops(op)):
+        return True
+    name = callee_of(op)
+    if name is None:
+        return False
+    seen = set() if _seen is None else _seen
+    if name in seen:
+        return False
+    seen.add(name)
+    fn = _lookup_function(op, name)
+    return fn is not None and any(has_effects(inner, seen) for inner in nested_ops(fn))
+
+
+def _lookup_function(op: ir.Operation, name: str):
+    """The func.func @name of the module enclosing `op` (None if not found)."""
+    parent = op.parent
+    while parent is not None and parent.name != "builtin.module":
+        parent = parent.parent
+    if parent is None:
+        return None
+    for f in parent.regions[0].blocks[0].operations:
+        f = f.operation
+        if f.name == "func.func" and symbol_name(f) == name:
+            return f
+    return None
+
+
 def dependent_results(fn: ir.Operation, args) -> set[int]:
     """Indices of fn's results that depend (through its body) on the arguments `args`."""
     block = entry_block(fn)
@@ -177,5 +212,5 @@ def set_results(fn: ir.Operation, values) -> None:
 
 
 __all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_into", "dependent_results",
-           "entry_block", "is_constant", "is_private", "module_body", "nested_ops",
+           "entry_block", "has_effects", "is_constant", "is_private", "module_body", "nested_ops",
            "replace_op", "set_results", "symbol_name", "used_values"]

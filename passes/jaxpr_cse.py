@@ -15,6 +15,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import JaxprOp
+from mjax.passes.ir_util import has_effects
 from mjax.passes.registry import Pass, register_pass
 
 
@@ -31,8 +32,9 @@ def cse_block(block) -> int:
             for inner in region.blocks:
                 merged += cse_block(inner)
         view = op.opview
-        if (not isinstance(view, JaxprOp) or not type(view).pure or len(op.regions)
-                or op.name == "jaxpr.checkpoint"):
+        if (not isinstance(view, JaxprOp) or not view.pure or len(op.regions)
+                or op.name == "jaxpr.checkpoint"
+                or ("callee" in op.attributes and has_effects(op))):
             continue
         key = _key(op)
         if key in seen:

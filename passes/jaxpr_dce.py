@@ -17,14 +17,14 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import JaxprOp
-from mjax.passes.ir_util import symbol_name
+from mjax.passes.ir_util import has_effects, symbol_name
 from mjax.passes.registry import Pass, register_pass
 
 
 def _is_dead(op) -> bool:
     view = op.opview
-    return (isinstance(view, JaxprOp) and type(view).pure and len(op.results) > 0
-            and all(not list(r.uses) for r in op.results))
+    return (isinstance(view, JaxprOp) and len(op.results) > 0
+            and all(not list(r.uses) for r in op.results) and not has_effects(op))
 
 
 def _dce_block(block: ir.Block) -> int:

@@ -244,13 +244,16 @@ class XlaBackend:
         return kind, getattr(dev, "local_hardware_id", None) or getattr(dev, "id", 0) or 0
 
     def compile(self, stablehlo_text: str, devices=None, *, num_partitions: int = 1,
-                options: xc.CompileOptions | None = None, out_avals=None) -> Executable:
+                options: xc.CompileOptions | None = None, out_avals=None,
+                host_callbacks=None) -> Executable:
         """Compiles StableHLO text; `out_avals` (shape/dtype of each result) makes
-        execution cheaper."""
+        execution cheaper. `host_callbacks` are the Python callables the program's host
+        callback custom calls name by `backend_config = {index = i}`."""
         devices = list(devices or self.client.devices()[:1])
         # Identical programs (a function re-jitted, `lower().compile()` then a call) share
-        # one XLA executable. Custom options bypass the cache.
-        key = (stablehlo_text, tuple(devices), num_partitions) if options is None else None
+        # one XLA executable. Custom options and host callbacks bypass the cache.
+        key = (stablehlo_text, tuple(devices), num_partitions) if options is None and \
+            not host_callbacks else None
         loaded = self._compiled.get(key) if key else None
         if loaded is None:
             opts = options or xc.CompileOptions()
@@ -268,10 +271,30 @@ class XlaBackend:
                     np.array([[d.id for d in devices]]))
                 # Results without a requested sharding keep the layout XLA propagates.
                 build.allow_spmd_sharding_propagation_to_output = [True]
-            loaded = self._load_or_compile(stablehlo_text, devices, num_partitions, opts)
+            if host_callbacks:
+                loaded = self._compile_with_callbacks(stablehlo_text, devices, opts,
+                                                      host_callbacks)
+            else:
+                loaded = self._load_or_compile(stablehlo_text, devices, num_partitions,
+                                               opts)
             if key:
                 self._compiled[key] = loaded
         return Executable(self, loaded, devices, stablehlo_text, out_avals)
+
+    def _compile_with_callbacks(self, text: str, devices, opts, host_callbacks):
+        """XLA compilation of a program calling Python: never from or into the persistent
+        cache (callables cannot be serialized). XLA takes the module object here."""
+        from jaxlib.mlir import ir
+        from mjax.dialect import context
+        with context():
+            module = ir.Module.parse(text)
+        start = time.perf_counter()
+        loaded = self.client.compile_and_load(module, xc.DeviceList(tuple(devices)), opts,
+                                              host_callbacks=list(host_callbacks))
+        self.stats["compiles"] += 1
+        for listener in self.compile_listeners:
+            listener(text, time.perf_counter() - start)
+        return loaded
 
     def _load_or_compile(self, text: str, devices, num_partitions: int, opts):
         """An executable from the persistent cache when configured, else from XLA (then

@@ -5,3 +5,4 @@ from mjax.dialect.ops import control_flow  # noqa: F401
 from mjax.dialect.ops import linalg  # noqa: F401
 from mjax.dialect.ops import collectives  # noqa: F401
 from mjax.dialect.ops import random  # noqa: F401
+from mjax.dialect.ops import callbacks  # noqa: F401

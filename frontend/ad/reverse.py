@@ -201,7 +201,9 @@ class _Split:
             with context(), ir.Location.unknown(context()):
                 module = ir.Module.parse(text)
                 out_avals = _add_main(module, callee)
-            return get_backend().compile(lower_to_stablehlo(module), out_avals=out_avals)
+            from mjax.callbacks import backend_host_callbacks
+            hlo, callbacks = backend_host_callbacks(lower_to_stablehlo(module), get_backend())
+            return get_backend().compile(hlo, out_avals=out_avals, host_callbacks=callbacks)
 
         first_exe = compile_entry(info.fwd)
         self._linear_exe = compile_entry(linear)

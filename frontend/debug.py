@@ -1,0 +1,301 @@
+"""`mjax.debug`: print, call back and look at values inside staged code.
+
+    @mjax.jit
+    def f(x):
+        mjax.debug.print("x = {x}", x=x)        # prints when the program runs
+        return x * 2
+
+Each call stages one `jaxpr.callback` with a debug effect (never removed; ordered ones
+keep program order); under vmap it runs once per batch element, under grad it sees the
+primal values. JAX: jax/_src/debugging.py.
+"""
+from __future__ import annotations
+
+import cmd
+import string
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from mjax import tree_util
+from mjax.callbacks import call
+
+
+# ---- arguments: arrays are staged, everything else is passed through -----------------------
+def _is_array_leaf(x) -> bool:
+    from mjax.core import aval_of_value
+    try:
+        aval_of_value(x)
+        return True
+    except (TypeError, OverflowError):
+        return False
+
+
+def _split(args, kwargs):
+    """(tree, array leaves, {position: other leaf}). JAX: debugging._split_callback_args."""
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    dyn, static = [], {}
+    for i, leaf in enumerate(leaves):
+        if _is_array_leaf(leaf):
+            dyn.append(leaf)
+        else:
+            static[i] = leaf
+    return tree, dyn, static
+
+
+def _merge(tree, dyn, static):
+    it = iter(dyn)
+    leaves = [static[i] if i in static else next(it) for i in range(len(dyn) + len(static))]
+    return tree_util.tree_unflatten(tree, leaves)
+
+
+def _freeze(static: dict):
+    return tuple(sorted(static.items(), key=lambda kv: kv[0]))
+
+
+def _stage(name: str, fn: Callable, args, kwargs, ordered: bool, key) -> None:
+    tree, dyn, static = _split(args, kwargs)
+
+    def flat(*arrays):
+        a, k = _merge(tree, arrays, static)
+        fn(*a, **k)
+        return ()
+    call(name, "debug_ordered" if ordered else "debug", flat,
+         (key, tree, _freeze(static), ordered), dyn, [])
+
+
+# ---- callback ---------------------------------------------------------------------------
+def callback(callback: Callable[..., None] | None = None, *args: Any, ordered: bool = False,
+             partitioned: bool = False, **kwargs: Any):
+    """Calls `callback(*args, **kwargs)` with the runtime values of array arguments when
+    the program runs (other arguments pass through unchanged). The two-call form
+    `callback(ordered=True)(f, *args)` is accepted too. JAX: jax.debug.callback."""
+    def staged(cb, *c_args, **c_kwargs):
+        if not callable(cb):
+            raise TypeError(f"first argument to jax.debug.callback must be callable, but "
+                            f"got an object of type {type(cb)}")
+        _stage("debug.callback", cb, c_args, c_kwargs, ordered, ("callback", cb))
+
+    if callback is not None:
+        staged(callback, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"debug_callback received unexpected arguments in the two-call "
+                        f"form: {args=} {kwargs=}")
+    return staged
+
+
+# ---- print ------------------------------------------------------------------------------
+class _FormatChecker(string.Formatter):
+    """Checks that every argument is used, without formatting. JAX: debugging's
+    _DebugPrintFormatChecker, same messages."""
+
+    def format_field(self, value, format_spec):
+        return ""
+
+    def check_unused_args(self, used_args, args, kwargs):
+        unused_args = [a for i, a in enumerate(args) if i not in used_args]
+        unused_kwargs = [k for k in kwargs if k not in used_args]
+        if unused_args:
+            raise ValueError(f"Unused positional arguments to `jax.debug.print`: "
+                             f"{unused_args}")
+        if unused_kwargs:
+            raise ValueError(f"Unused keyword arguments to `jax.debug.print`: "
+                             f"{unused_kwargs}. You may be passing an f-string (i.e, "
+                             f"`f\"{{x}}\"`) into `jax.debug.print` and instead should pass "
+                             f"in a regular string.")
+
+
+def _format_and_print(fmt: str, printoptions: tuple, has_placeholders: bool, *args,
+                      **kwargs) -> None:
+    if has_placeholders:
+        with np.printoptions(**dict(printoptions)):
+            msg = fmt.format(*args, **kwargs)
+    else:
+        msg = " ".join((fmt, *(str(a) for a in args)))
+    sys.stdout.write(msg + "\n")
+
+
+def print(fmt: str | None = None, *args, ordered: bool = False,  # noqa: A001 - JAX's name
+          partitioned: bool = False, skip_format_check: bool = False, **kwargs):
+    """Prints `fmt.format(*args, **kwargs)` with the runtime values (NumPy's print options
+    in force at the call). The two-call form `print(ordered=True)(fmt, ...)` is accepted
+    too. JAX: jax.debug.print."""
+    def staged(fmt: str, *c_args, **c_kwargs):
+        if not skip_format_check:
+            _FormatChecker().format(fmt, *c_args, **c_kwargs)
+        has_placeholders = False
+        if fmt:
+            _, field, *_ = next(iter(string.Formatter().parse(fmt)))
+            has_placeholders = field is not None
+        options = tuple(np.get_printoptions().items())
+
+        def show(*a, **k):
+            _format_and_print(fmt, options, has_placeholders, *a, **k)
+        key = ("print", fmt, has_placeholders, _hashable_options(options))
+        _stage("debug.print", show, c_args, c_kwargs, ordered, key)
+
+    if fmt is not None:
+        staged(fmt, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"debug_print received unexpected arguments in the two-call form: "
+                        f"{args=} {kwargs=}")
+    return staged
+
+
+def _hashable_options(options):
+    return tuple((k, v if not callable(v) and not isinstance(v, dict) else id(v))
+                 for k, v in options)
+
+
+# ---- breakpoint -------------------------------------------------------------------------
+def breakpoint(*, backend=None, filter_frames: bool = True, num_frames=None,  # noqa: A001
+               ordered: bool = False, token=None, **kwargs):
+    """Stops the program where it is called and opens a small debugger prompt over the
+    runtime values of the caller's array variables (`p <expr>`, `pp <expr>`, `locals`,
+    `c` to continue, `q` to quit). Needs an interactive terminal. JAX:
+    jax.debug.breakpoint."""
+    if token is not None:
+        raise NotImplementedError("jax.debug.breakpoint(token=...) is not supported")
+    if not _has_terminal():
+        raise RuntimeError("mjax.debug.breakpoint needs an interactive terminal: stdin is "
+                           "not a TTY, so no debugger prompt can be opened. Use "
+                           "mjax.debug.print or mjax.debug.callback to look at values "
+                           "instead.")
+    frame = sys._getframe(1)
+    names, values = [], []
+    for name, value in frame.f_locals.items():
+        if _is_array_leaf(value) and not isinstance(value, (bool, int, float, complex)):
+            names.append(name)
+            values.append(value)
+    where = f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+    others = {k: v for k, v in frame.f_locals.items() if k not in names}
+
+    def stop(*arrays):
+        env = dict(others)
+        env.update(zip(names, (np.asarray(a) for a in arrays)))
+        _Prompt(where, env).cmdloop()
+    _stage("debug.breakpoint", stop, tuple(values), {}, ordered, None)
+
+
+def _has_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Prompt(cmd.Cmd):
+    """A pdb-like prompt over concrete values. JAX: jax/_src/debugger/cli_debugger.py."""
+
+    prompt = "(mjdb) "
+
+    def __init__(self, where: str, env: dict):
+        super().__init__()
+        self.env = env
+        self.intro = f"Entering mjax debugger at {where}"
+
+    def _eval(self, expr):
+        try:
+            return eval(expr, {"np": np}, self.env)  # noqa: S307 - the user's own prompt
+        except Exception as e:  # noqa: BLE001 - reported, the prompt goes on
+            return f"*** {type(e).__name__}: {e}"
+
+    def do_p(self, arg):
+        """p <expr>: print the value of an expression."""
+        self.stdout.write(repr(self._eval(arg)) + "\n")
+
+    def do_pp(self, arg):
+        """pp <expr>: pretty-print the value of an expression."""
+        import pprint
+        self.stdout.write(pprint.pformat(self._eval(arg)) + "\n")
+
+    def do_locals(self, arg):
+        """locals: list the variables in scope."""
+        for k, v in self.env.items():
+            self.stdout.write(f"{k} = {v!r}\n")
+
+    def do_c(self, arg):
+        """c(ontinue): resume the program."""
+        return True
+
+    do_continue = do_cont = do_c
+
+    def do_q(self, arg):
+        """q(uit): resume the program (JAX's debugger cannot abort it either)."""
+        return True
+
+    do_quit = do_exit = do_EOF = do_q
+
+    def default(self, line):
+        self.do_p(line)
+
+
+# ---- sharding ---------------------------------------------------------------------------
+def inspect_array_sharding(value, *, callback: Callable):
+    """Calls `callback(sharding)` with the sharding of each array in `value`. JAX:
+    jax.debug.inspect_array_sharding."""
+    def inspect(x):
+        sharding = getattr(x, "sharding", None)
+        if sharding is None:
+            from mjax.sharding import SingleDeviceSharding
+            from mjax.api import devices
+            sharding = SingleDeviceSharding(devices()[0])
+        callback(sharding)
+    tree_util.tree_map(inspect, value)
+
+
+def visualize_array_sharding(arr, *, use_color: bool = True, scale: float = 1.0,
+                             min_width: int = 9, max_width: int = 80, color_map=None):
+    """Prints how `arr` is laid out over devices as a text table (one block per device
+    holding a distinct piece). JAX: jax.debug.visualize_array_sharding."""
+    shape = getattr(arr, "shape", np.shape(arr))
+    if len(shape) > 2:
+        raise ValueError(f"Number of dimensions of `arr` must be <= 2 for visualization, "
+                         f"got {len(shape)}")
+
+    def show(sharding):
+        visualize_sharding(tuple(shape), sharding, use_color=use_color, scale=scale,
+                           min_width=min_width, max_width=max_width, color_map=color_map)
+    inspect_array_sharding(arr, callback=show)
+
+
+def visualize_sharding(shape, sharding, *, use_color: bool = True, scale: float = 1.0,
+                       min_width: int = 9, max_width: int = 80, color_map=None):
+    """Prints the block layout of an array of `shape` under `sharding` (single-device and
+    fully replicated shardings: one block naming the devices). JAX:
+    jax.debug.visualize_sharding."""
+    if len(shape) > 2:
+        raise ValueError(f"Number of dimensions of `shape` must be <= 2 for "
+                         f"visualization, got {len(shape)}")
+    devices = _devices_of(sharding)
+    replicated = len(devices) <= 1 or getattr(sharding, "is_fully_replicated", False)
+    if not replicated:
+        raise NotImplementedError("visualize_array_sharding draws single-device and "
+                                  "fully replicated arrays only for now")
+    platform = getattr(devices[0], "platform", "cpu").upper() if devices else "CPU"
+    label = f"{platform} {','.join(str(getattr(d, 'id', d)) for d in devices)}"
+    width = max(min_width, min(max_width, int(round(len(label) + 4) * scale)))
+    rows = 5 if len(shape) == 2 else 1
+    inner = width - 2
+    lines = ["┌" + "─" * inner + "┐"]
+    for r in range(rows):
+        text = label if r == rows // 2 else ""
+        lines.append("│" + text.center(inner) + "│")
+    lines.append("└" + "─" * inner + "┘")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _devices_of(sharding) -> list:
+    for attr in ("_device_assignment", "device_set"):
+        devs = getattr(sharding, attr, None)
+        if devs:
+            return sorted(devs, key=lambda d: getattr(d, "id", 0))
+    dev = getattr(sharding, "_device", None)
+    return [dev] if dev is not None else []
+
+
+__all__ = ["breakpoint", "callback", "inspect_array_sharding", "print",
+           "visualize_array_sharding", "visualize_sharding"]

@@ -1,0 +1,173 @@
+"""Rules for `jaxpr.callback` (dialect/ops/callbacks.py): lowering, JVP, batching.
+
+Lowering: an XLA host callback, whose `index` is the op's `callback_id` until the
+frontend, compiling, renumbers it into the list of callables handed to XLA.
+
+    %y = "jaxpr.callback"(%x) {callback_id = 3, effect = "pure", ...}
+  ==>
+    %y = stablehlo.custom_call @xla_ffi_python_cpu_callback(%x)
+           {api_version = 4 : i32, backend_config = {index = 3 : ui64},
+            has_side_effect = false}
+
+Ordered callbacks take and give a `!stablehlo.token` first (the host callable gets it
+first and hands it back); the tokens of one block form a chain in program order, which
+XLA keeps. JAX: callback.emit_python_callback.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect.builder import Builder
+from mjax.dialect.ops import control_flow as C
+from mjax.dialect.ops.callbacks import ORDERED_EFFECTS, CallbackOp
+from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+from mjax.passes.rules.batch_util import NOT_MAPPED, batch_rule, moveaxis
+from mjax.passes.rules.tables import JVP, lowering, not_supported
+
+CALL_TARGET = "xla_ffi_python_cpu_callback"
+
+
+# ---- lowering ---------------------------------------------------------------------------
+def _is_token_callback(op: ir.Operation) -> bool:
+    return (op.name == "stablehlo.custom_call" and len(op.results) > 0
+            and hlo.TokenType.isinstance(op.results[0].type)
+            and ir.StringAttr(op.attributes["call_target_name"]).value == CALL_TARGET)
+
+
+def _token_before(op: ir.Operation) -> ir.Value:
+    """The token the last ordered callback before `op` in its block gave, else a new one
+    (so the ordered callbacks of a block run in program order)."""
+    last = None
+    for other in op.block.operations:
+        other = other.operation
+        if other == op:
+            break
+        if _is_token_callback(other):
+            last = other
+    if last is not None:
+        return last.results[0]
+    return hlo.create_token()
+
+
+@lowering(CallbackOp)
+def _callback_lower(ctx, *args, callback_id, effect, result_shapes, result_dtypes,
+                    vmap_method):
+    result_types = [tensor_type(a) for a in ctx.avals_out]
+    operands = list(args)
+    ordered = effect in ORDERED_EFFECTS
+    if ordered:
+        operands = [_token_before(ctx.op)] + operands
+        result_types = [hlo.TokenType.get()] + result_types
+    u64 = ir.IntegerType.get_unsigned(64)
+    op = ir.Operation.create(
+        "stablehlo.custom_call", results=result_types, operands=operands,
+        attributes={
+            "call_target_name": ir.StringAttr.get(CALL_TARGET),
+            "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
+            "has_side_effect": ir.BoolAttr.get(effect != "pure"),
+            "backend_config": ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, callback_id)}),
+        })
+    results = list(op.results)
+    return results[1:] if ordered else results
+
+
+# ---- JVP --------------------------------------------------------------------------------
+def _callback_jvp(b, primals, tangents, *, effect, **params):
+    """Pure and IO callbacks with tangent inputs raise JAX's errors (custom_jvp/custom_vjp
+    never get here); debug callbacks run on the primals."""
+    if effect == "pure":
+        # JAX: callback.pure_callback_jvp_rule (custom_jvp/custom_vjp never get here).
+        raise ValueError("Pure callbacks do not support JVP. Please use `jax.custom_jvp` "
+                         "to use callbacks while taking gradients.")
+    if effect in ("unordered", "ordered"):
+        raise ValueError("IO callbacks do not support JVP.")
+    # Debug callbacks see the primals; tangents are ignored. JAX: debug_callback_jvp_rule.
+    b.emit(CallbackOp, *primals, effect=effect, **params)
+    return [], []
+
+
+JVP[CallbackOp] = _callback_jvp
+
+
+def _callback_jvp_nested(jvp, op, pairs):
+    """Linearizing (the forward half of reverse mode) drops debug callbacks: reverse mode
+    runs the primal function as well (`jaxpr.call` beside `jaxpr.vjp`), which prints
+    once, as JAX's grad does. Everything else goes through `_callback_jvp`."""
+    if jvp.linearize and op.opview.params["effect"].startswith("debug"):
+        return []
+    return jvp._op_rule(op, pairs)
+
+
+def _register_nested():
+    from mjax.passes.forward_mode import JVP_NESTED
+    JVP_NESTED[CallbackOp] = _callback_jvp_nested
+not_supported("transpose", CallbackOp, "host callbacks are not linear (pure callbacks: "
+              "use custom_vjp; debug callbacks only ever see primal values)")
+
+
+# ---- batching -----------------------------------------------------------------------------
+_VMAP_METHOD_ERROR = (
+    "vmap is only supported for the pure_callback primitive when vmap_method is one of "
+    "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
+    "'legacy_vectorized'. Got vmap_method=None.")
+
+
+@batch_rule(CallbackOp)
+def _callback_batch(b, args, dims, *, effect, vmap_method, **params):
+    if effect == "ordered":
+        raise ValueError("Cannot `vmap` ordered IO callback.")
+    if effect == "pure" and vmap_method is None:
+        raise NotImplementedError(_VMAP_METHOD_ERROR)
+    params = dict(params, effect=effect, vmap_method=vmap_method)
+    if effect != "pure" or vmap_method.startswith("sequential"):
+        # io_callback loops with lax.map and JAX unrolls debug callbacks: both call the
+        # callable once per batch element, in order.
+        outs = _sequential(b, args, dims, params, unroll=vmap_method == "sequential_unrolled")
+        return outs, [0] * len(outs)
+    n = b.axis_size
+    new_args = []
+    for x, d in zip(args, dims):
+        if d is not NOT_MAPPED:
+            new_args.append(moveaxis(b, x, d, 0))
+        elif vmap_method == "legacy_vectorized":
+            new_args.append(x)
+        else:   # expand_dims adds a unit axis, broadcast_all the full batch axis
+            aval = aval_of(x.type)
+            size = n if vmap_method == "broadcast_all" else 1
+            new_args.append(b.broadcast_in_dim(
+                x, shape=(size,) + aval.shape,
+                broadcast_dimensions=tuple(range(1, aval.ndim + 1))))
+    shapes = tuple((n,) + tuple(s) for s in params["result_shapes"])
+    outs = b.emit(CallbackOp, *new_args, **dict(params, result_shapes=shapes))
+    return outs, [0] * len(outs)
+
+
+def _sequential(b, args, dims, params, unroll=False) -> list[ir.Value]:
+    """A jaxpr.scan over the batch calling the unbatched callback once per element
+    (unbatched operands are the scan's consts). JAX: lax.map in ffi_batching_rule."""
+    n = b.axis_size
+    consts = [x for x, d in zip(args, dims) if d is NOT_MAPPED]
+    xs = [moveaxis(b, x, d, 0) for x, d in zip(args, dims) if d is not NOT_MAPPED]
+    x_avals = [aval_of(x.type) for x in xs]
+    slice_avals = [ShapedArray(a.shape[1:], a.dtype) for a in x_avals]
+    out_avals = [ShapedArray(tuple(s), dt) for s, dt in
+                 zip(params["result_shapes"], params["result_dtypes"])]
+    scan_params = C.ScanOp.check_params(dict(
+        length=n, reverse=False, unroll=n if unroll and n else 1,
+        num_consts=len(consts), num_carry=0))
+    ys_avals = [ShapedArray((n,) + a.shape, a.dtype) for a in out_avals]
+    op = C.ScanOp.create(consts + xs, ys_avals, scan_params, loc=b.loc, ip=b.ip,
+                         num_regions=1)
+    block = op.regions[0].blocks.append(
+        *[c.type for c in consts], *[tensor_type(a) for a in slice_avals])
+    inner = Builder(ir.InsertionPoint(block), b.loc)
+    c_args = iter(block.arguments[:len(consts)])
+    x_args = iter(block.arguments[len(consts):])
+    merged = [next(c_args) if d is NOT_MAPPED else next(x_args) for d in dims]
+    outs = inner.emit(CallbackOp, *merged, **params)
+    C.YieldOp.create(outs, [], {}, loc=b.loc, ip=ir.InsertionPoint(block))
+    return list(op.results)
+
+
+_register_nested()
