@@ -126,6 +126,9 @@ class Config:
         object.__setattr__(self, "_sources", {})
         object.__setattr__(self, "_local", threading.local())
         object.__setattr__(self, "_trace_key", None)
+        # Context managers active in any thread: reads skip the thread-local lookup at 0.
+        object.__setattr__(self, "_n_overrides", 0)
+        object.__setattr__(self, "_lock", threading.Lock())
 
     def register(self, opt: Option) -> "State":
         if opt.name in self._options:
@@ -169,9 +172,10 @@ class Config:
 
     def read(self, name: str):
         """The current value (a thread's context-manager override, else process-wide)."""
-        overrides = getattr(self._local, "overrides", None)
-        if overrides and name in overrides:
-            return overrides[name]
+        if self._n_overrides:
+            overrides = getattr(self._local, "overrides", None)
+            if overrides and name in overrides:
+                return overrides[name]
         try:
             return self._values[name]
         except KeyError:
@@ -201,14 +205,18 @@ class Config:
         parsed = {k: self._parse(self._check(k), v) for k, v in values.items()}
         old = getattr(self._local, "overrides", None)
         self._local.overrides = {**(old or {}), **parsed}
+        with self._lock:
+            object.__setattr__(self, "_n_overrides", self._n_overrides + 1)
         try:
             yield
         finally:
             self._local.overrides = old
+            with self._lock:
+                object.__setattr__(self, "_n_overrides", self._n_overrides - 1)
 
     def trace_state(self) -> tuple:
         """Values of the options that change tracing (part of jit's cache key)."""
-        if getattr(self._local, "overrides", None):
+        if self._n_overrides and getattr(self._local, "overrides", None):
             return tuple(self.read(o.name) for o in self._options.values()
                          if o.affects_tracing)
         key = self._trace_key
