@@ -18,7 +18,7 @@ PIPELINE = [(name, "") for name in ("jaxpr-expand-transforms", "jaxpr-inline", "
 def lower_module(module: ir.Module) -> None:
     """Runs the pipeline in place (verifying after each pass when configured)."""
     after = None
-    if config.read("mjax_verify_each_pass"):
+    if config.read("mjax_verify_each_pass") or config.read("jax_enable_checks"):
         def after(name, m):
             run_pipeline(m, "jaxpr-verify")
     with context(), ir.Location.unknown(context()):

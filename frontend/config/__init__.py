@@ -355,7 +355,9 @@ check_tracer_leaks = bool_option(
     "jax_check_tracer_leaks", False,
     "Check for tracers that escape the transformation that made them (debugging).")
 enable_checks = bool_option(
-    "jax_enable_checks", False, "Extra internal consistency checks (debugging).")
+    "jax_enable_checks", False,
+    "Extra internal consistency checks (debugging): the IR is re-verified after every "
+    "compile pass, as mjax_verify_each_pass does.")
 explain_cache_misses = bool_option(
     "jax_explain_cache_misses", False, "Log why a jit cache miss happened.")
 default_prng_impl = enum_option(

@@ -324,3 +324,13 @@ def test_narrow_float_promotion_error_matches_jax():
     with pytest.raises(jax.dtypes.TypePromotionError) as want:
         jjnp.promote_types(jjnp.float8_e4m3fn, jjnp.float32)
     assert str(got.value) == str(want.value)
+
+
+def test_isdtype_matches_jax():
+    kinds = ["bool", "signed integer", "unsigned integer", "integral", "real floating",
+             "complex floating", "numeric", ("integral", "real floating"), np.float32]
+    for d in ALL_DTYPES:
+        for k in kinds:
+            assert jnp.isdtype(d, k) == jjnp.isdtype(d, k), (d, k)
+    with pytest.raises(ValueError, match="Unrecognized kind"):
+        jnp.isdtype(np.float32, "floating")
