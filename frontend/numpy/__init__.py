@@ -1465,6 +1465,8 @@ from mjax.numpy.extras import (append, apply_along_axis, apply_over_axes,  # noq
                                tril_indices_from, trim_zeros, triu_indices, triu_indices_from,
                                union1d, unique_all, unique_counts, unique_inverse,
                                unique_values, unravel_index, unstack, vander)
+from mjax.numpy.extras import (ix_, kron, mask_indices, place, put,  # noqa: E402
+                               put_along_axis, unwrap)
 from mjax.numpy.ufunc import make_ufuncs as _make_ufuncs, ufunc  # noqa: E402
 # The binary functions JAX exposes as ufuncs get .reduce/.accumulate/.reduceat/.outer/.at.
 _UFUNCS = _make_ufuncs(globals())

@@ -933,5 +933,141 @@ r_ = _Concatenator(0, 1)
 c_ = _Concatenator(-1, 2)
 
 
+
+
+# ---- updates that NumPy does in place (inplace=False required, as in JAX) ------------------------
+def _no_inplace(fname, inplace):
+    if inplace:
+        raise ValueError(f"jax.numpy.{fname} cannot modify arrays in-place, because JAX "
+                         f"arrays are immutable. Pass inplace=False to instead return an "
+                         f"updated array.")
+
+
+def _tile_to(v, n):
+    v = jnp.ravel(jnp.asarray(v))
+    return jnp.tile(v, -(-n // v.shape[0]))[:n] if v.shape[0] else v
+
+
+def put(a, ind, v, mode=None, *, inplace=True):
+    """a with ravel(a)[ind] = v (v repeated to fit; indices clipped, or wrapped with
+    mode='wrap'). JAX: jnp.put."""
+    _no_inplace("put", inplace)
+    a = jnp.asarray(a)
+    ind = jnp.ravel(jnp.asarray(ind))
+    v = jnp.ravel(jnp.asarray(v))
+    if not a.size or not ind.size or not v.size:
+        return a
+    n = a.size
+    if mode is None or mode == "clip":
+        ind = jnp.clip(ind, -n, n - 1)
+        ind = jnp.where(ind < 0, ind + n, ind)
+    elif mode == "wrap":
+        ind = ind % n
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
+    else:
+        raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
+    v = _tile_to(v, ind.shape[0]).astype(a.dtype)
+    return jnp.reshape(jnp.ravel(a).at[ind].set(v), a.shape)
+
+
+def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
+    """arr with values written at indices along axis (the counterpart of
+    take_along_axis). JAX: jnp.put_along_axis."""
+    _no_inplace("put_along_axis", inplace)
+    arr, indices = jnp.asarray(arr), jnp.asarray(indices)
+    if axis is None:
+        arr_flat = jnp.ravel(arr)
+        return jnp.reshape(put_along_axis(arr_flat, jnp.ravel(indices), values, 0,
+                                          inplace=False, mode=mode), arr.shape)
+    axis = _axis(axis, arr.ndim)
+    if indices.ndim != arr.ndim:
+        raise ValueError("indices and arr must have the same number of dimensions")
+    shape = jnp.broadcast_shapes(tuple(1 if i == axis else d for i, d in enumerate(arr.shape)),
+                                 tuple(1 if i == axis else d for i, d in
+                                       enumerate(indices.shape)))
+    full = tuple(indices.shape[axis] if i == axis else d for i, d in enumerate(shape))
+    idx = []
+    for i in range(arr.ndim):
+        if i == axis:
+            ind = jnp.broadcast_to(indices, full)
+            idx.append(jnp.where(ind < 0, ind + arr.shape[axis], ind))
+        else:
+            idx.append(lax.broadcasted_iota(_dt.default_int(), full, i))
+    values = jnp.broadcast_to(jnp.asarray(values).astype(arr.dtype), full)
+    return arr.at[tuple(idx)].set(values, mode=mode)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """arr with the entries where mask is true set to vals, repeated in order.
+    JAX: jnp.place (the mask must be concrete)."""
+    _no_inplace("place", inplace)
+    arr = jnp.asarray(arr)
+    positions = _onp.flatnonzero(_concrete(jnp.ravel(jnp.asarray(mask)), "place",
+                                           "the mask must be concrete"))
+    if not positions.size:
+        return arr
+    vals = _tile_to(vals, positions.size).astype(arr.dtype)
+    flat = jnp.ravel(arr).at[positions.astype(_dt.default_int())].set(vals)
+    return jnp.reshape(flat, arr.shape)
+
+
+# ---- kron, ix_, unwrap, mask_indices -------------------------------------------------------------
+def kron(a, b):
+    """The Kronecker product. JAX: jnp.kron."""
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    nd = max(a.ndim, b.ndim)
+    a = jnp.reshape(a, (1,) * (nd - a.ndim) + a.shape)
+    b = jnp.reshape(b, (1,) * (nd - b.ndim) + b.shape)
+    # a's dims at even positions, b's at odd ones, then merge each pair.
+    a_ex = jnp.reshape(a, tuple(d for n in a.shape for d in (n, 1)))
+    b_ex = jnp.reshape(b, tuple(d for n in b.shape for d in (1, n)))
+    return jnp.reshape(a_ex * b_ex, tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
+def ix_(*args):
+    """Open-mesh index arrays from 1-d sequences (booleans: their nonzero positions).
+    JAX: jnp.ix_."""
+    n = len(args)
+    out = []
+    for i, a in enumerate(args):
+        a = jnp.asarray(a)
+        if a.ndim != 1:
+            raise ValueError(f"Arguments to jax.numpy.ix_ must be 1-dimensional, got shape "
+                             f"{a.shape}")
+        if a.dtype == _onp.bool_:
+            raise TypeError("jax.numpy.ix_ does not support boolean indices")
+        out.append(jnp.reshape(a, tuple(a.shape[0] if j == i else 1 for j in range(n))))
+    return tuple(out)
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * _onp.pi):
+    """p with jumps larger than discont (default period/2) replaced by their period
+    complement, accumulated along axis. JAX: jnp.unwrap."""
+    p = jnp.asarray(p)
+    integral = _dt.issubdtype(p.dtype, _onp.integer) and isinstance(period, int)
+    if not integral and not _dt.is_inexact(p.dtype):
+        p = p.astype(_dt.default_float())
+    axis = _axis(axis, p.ndim)
+    # As NumPy: integers with an integer period stay integers (the boundary is ambiguous
+    # only for an even period).
+    half = period // 2 if integral else period / 2
+    discont = period / 2 if discont is None else discont
+    dd = jnp.diff(p, axis=axis)
+    ddmod = jnp.mod(dd + half, period) - half
+    if not integral or period % 2 == 0:
+        ddmod = jnp.where((ddmod == -half) & (dd > 0), half, ddmod)
+    correct = jnp.where(jnp.abs(dd) < discont, 0, ddmod - dd)
+    first = lax.slice_in_dim(p, 0, 1, 1, axis)
+    rest = lax.slice_in_dim(p, 1, p.shape[axis], 1, axis) + jnp.cumsum(correct, axis=axis)
+    return jnp.concatenate([first, rest.astype(p.dtype)], axis=axis)
+
+
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """Indices of the nonzero entries of mask_func(ones((n, n)), k). JAX: mask_indices."""
+    mask = mask_func(jnp.ones((n, n), _dt.default_int()), k)
+    return jnp.nonzero(mask, size=size)
+
+
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "annotations", "math", "operator", "lax", "jnp", "Tracer", "at_user_line")]

@@ -342,3 +342,34 @@ def test_more_numpy_names_errors():
     assert jnp.isrealobj(np.ones(2)) and not jnp.isrealobj(np.ones(2, np.complex64))
     assert jnp.s_[1:2] == slice(1, 2) and jnp.index_exp[1] == (1,)
     assert jnp.euler_gamma == np.euler_gamma
+
+
+UPDATES = {
+    "put": lambda m: m.put(X, np.array([0, 5, 30]), np.array([-1, -2]), inplace=False),
+    "put_wrap": lambda m: m.put(X, np.array([0, 13]), 9, mode="wrap", inplace=False),
+    "put_along_axis": lambda m: m.put_along_axis(X, np.array([[1], [0], [3]]), 99, axis=1,
+                                                 inplace=False),
+    "put_along_axis0": lambda m: m.put_along_axis(X, np.array([[2, 0, 1, 1]]),
+                                                  np.array([[7, 8, 9, 10]]), axis=0,
+                                                  inplace=False),
+    "place": lambda m: m.place(X, X % 2 == 0, np.array([100, 200]), inplace=False),
+    "kron": lambda m: (m.kron(np.array([[1, 2], [3, 4]]), np.array([[0, 1], [1, 0], [2, 2]])),
+                       m.kron(np.array([1, 2]), np.ones((2, 2, 3)))),
+    "ix_": lambda m: m.ix_(np.array([0, 2]), np.array([1, 3, 0])),
+    "unwrap": lambda m: (m.unwrap(np.array([0.0, 3.0, 6.5, 0.2, -3.5, 10.0])),
+                         m.unwrap(np.array([[0, 7, 1, 9]]), period=8, axis=1),
+                         m.unwrap(np.array([0.0, 1.0, 5.0]), discont=2.0)),
+    "mask_indices": lambda m: m.mask_indices(3, m.triu, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UPDATES))
+def test_put_place_kron_unwrap_match_jax(name):
+    check_all(UPDATES[name](jnp), UPDATES[name](jjnp))
+
+
+def test_unwrap_odd_integer_period_matches_numpy():
+    x = np.array([0, 5, 1, 12, -3], np.int32)  # (jax 0.10.2 departs from NumPy here)
+    check(jnp.unwrap(x, period=7), np.unwrap(x, period=7))
+    with pytest.raises(ValueError, match="inplace=False"):
+        jnp.put(X, 0, 1)
