@@ -71,8 +71,9 @@ def _out_leaves(jitted):
     out = jitted._out_shardings
     if out is None:
         return []
-    return [_as_sharding(s, "out_shardings") for s in
-            tree_util.tree_leaves(out, is_leaf=_is_leaf) if s is not None]
+    leaves = (tree_util.tree_leaves(out, is_leaf=_is_leaf)
+              if isinstance(out, (tuple, list, dict)) else [out])
+    return [_as_sharding(s, "out_shardings") for s in leaves if s is not None]
 
 
 def _common_mesh(shardings):
