@@ -10,23 +10,31 @@ def is_bool(d) -> bool:
     return not isinstance(d, KeyType) and np.dtype(d) == np.bool_
 
 
+# ml_dtypes' narrow integers (int4, uint2, ...) are not NumPy `integer` subtypes.
+_NARROW_SIGNED = ("int1", "int2", "int4")
+_NARROW_UNSIGNED = ("uint1", "uint2", "uint4")
+
+
 def is_int(d) -> bool:
-    return not isinstance(d, KeyType) and np.issubdtype(np.dtype(d), np.integer)
+    return is_signed(d) or is_unsigned(d)
 
 
 def is_signed(d) -> bool:
-    return not isinstance(d, KeyType) and np.issubdtype(np.dtype(d), np.signedinteger)
+    return not isinstance(d, KeyType) and (np.issubdtype(np.dtype(d), np.signedinteger)
+                                           or np.dtype(d).name in _NARROW_SIGNED)
 
 
 def is_unsigned(d) -> bool:
-    return not isinstance(d, KeyType) and np.issubdtype(np.dtype(d), np.unsignedinteger)
+    return not isinstance(d, KeyType) and (np.issubdtype(np.dtype(d), np.unsignedinteger)
+                                           or np.dtype(d).name in _NARROW_UNSIGNED)
 
 
 def is_float(d) -> bool:
     # ml_dtypes (bfloat16, float8) register as 'V'-kind-free floating types.
     return not isinstance(d, KeyType) and (np.issubdtype(np.dtype(d), np.floating) or
                                            np.dtype(d).kind == "V" and "float" in np.dtype(d).name
-                                           or np.dtype(d).name.startswith(("bfloat", "float8")))
+                                           or np.dtype(d).name.startswith(
+                                               ("bfloat", "float8", "float6", "float4")))
 
 
 def is_complex(d) -> bool:

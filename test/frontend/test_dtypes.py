@@ -334,3 +334,16 @@ def test_isdtype_matches_jax():
             assert jnp.isdtype(d, k) == jjnp.isdtype(d, k), (d, k)
     with pytest.raises(ValueError, match="Unrecognized kind"):
         jnp.isdtype(np.float32, "floating")
+
+
+@pytest.mark.parametrize("a,b", [("int4", "int4"), ("bool_", "int4"), ("uint4", "uint4"),
+                                 ("int4", "int8"), ("float8_e4m3fn", "float32"),
+                                 ("bfloat16", "float16"), ("uint8", "int4")])
+def test_arithmetic_on_narrow_types_matches_jax(a, b):
+    def run(lib):
+        try:
+            r = lib.add(lib.zeros(2, getattr(lib, a)), lib.ones(2, getattr(lib, b)))
+            return str(r.dtype), np.asarray(r).astype(float).tolist()
+        except Exception as e:  # noqa: BLE001 - both must fail alike
+            return type(e).__name__
+    assert run(jnp) == run(jjnp)
