@@ -45,7 +45,7 @@ def _is_leaf(x):
 
 def flat_shardings(prefix, tree, what) -> list:
     """One sharding (or None) per leaf of `tree`, from a pytree prefix `prefix`."""
-    if _is_leaf(prefix):
+    if _is_leaf(prefix) or not isinstance(prefix, (tuple, list, dict)):
         return [_as_sharding(prefix, what)] * len(tree_util.tree_leaves(tree))
     from mjax.batching import broadcast_prefix_with
     return [_as_sharding(s, what) for s in broadcast_prefix_with(f"jit {what}", prefix,
