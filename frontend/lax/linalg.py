@@ -7,8 +7,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax.core import bind
+import numpy as np
+
+from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
+from mjax.lax import convert_element_type
+
+
+def _bind(op, *args, **params):
+    """bind, with half-precision floats computed in float32 and cast back: LAPACK and
+    XLA's decompositions take only 32- and 64-bit types (JAX computes these too)."""
+    dtypes = [np.dtype(aval_of_value(x).dtype) for x in args]
+    low = [d for d in dtypes if d.kind == "V" or d.name in ("float16", "bfloat16")]
+    if not low:
+        return bind(op, *args, **params)
+    outs = bind(op, *[convert_element_type(x, np.float32) if np.dtype(
+        aval_of_value(x).dtype).name in ("float16", "bfloat16") else x for x in args], **params)
+    single = not isinstance(outs, (list, tuple))
+    outs = [outs] if single else list(outs)
+    outs = [convert_element_type(o, low[0]) if np.dtype(aval_of_value(o).dtype) == np.float32
+            else o for o in outs]
+    return outs[0] if single else outs
 
 
 def _mT(x):
@@ -27,21 +46,21 @@ def cholesky(x, *, symmetrize_input: bool = True):
     JAX: lax.linalg.cholesky."""
     if symmetrize_input:
         x = symmetrize(x)
-    return bind(L.CholeskyOp, x)
+    return _bind(L.CholeskyOp, x)
 
 
 def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
                      transpose_a: bool = False, conjugate_a: bool = False,
                      unit_diagonal: bool = False):
     """Solves op(a) x = b (left_side) or x op(a) = b. JAX: lax.linalg.triangular_solve."""
-    return bind(L.TriangularSolveOp, a, b, left_side=bool(left_side), lower=bool(lower),
+    return _bind(L.TriangularSolveOp, a, b, left_side=bool(left_side), lower=bool(lower),
                 transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
                 unit_diagonal=bool(unit_diagonal))
 
 
 def lu(x):
     """(lu, pivots, permutation) with P x = L U. JAX: lax.linalg.lu."""
-    return tuple(bind(L.LuOp, x))
+    return tuple(_bind(L.LuOp, x))
 
 
 def lu_pivots_to_permutation(pivots, permutation_size: int):
@@ -63,14 +82,14 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
 
 def geqrf(x):
     """Householder QR in LAPACK's packed form: (a, taus). JAX: lax.linalg.geqrf."""
-    return tuple(bind(L.GeqrfOp, x))
+    return tuple(_bind(L.GeqrfOp, x))
 
 
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
     """(q, r) with x = q r. JAX: lax.linalg.qr."""
     if pivoting:
         raise NotImplementedError("mjax.lax.linalg.qr: pivoting=True is not implemented")
-    return tuple(bind(L.QrOp, x, full_matrices=bool(full_matrices)))
+    return tuple(_bind(L.QrOp, x, full_matrices=bool(full_matrices)))
 
 
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
@@ -80,7 +99,7 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
         raise NotImplementedError("mjax.lax.linalg.eigh: subset_by_index is not implemented")
     if symmetrize_input:
         x = symmetrize(x)
-    return tuple(bind(L.EighOp, x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues)))
+    return tuple(_bind(L.EighOp, x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues)))
 
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
@@ -90,7 +109,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
         raise NotImplementedError("mjax.lax.linalg.svd: subset_by_index is not implemented")
     if algorithm is not None:
         raise NotImplementedError("mjax.lax.linalg.svd: algorithm= is not implemented")
-    outs = bind(L.SvdOp, x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    outs = _bind(L.SvdOp, x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     if not compute_uv:
         return outs
     s, u, vt = outs
@@ -100,7 +119,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 def eig(x, *, compute_left_eigenvectors: bool = True,
         compute_right_eigenvectors: bool = True, use_magma=None):
     """[w, (vl), (vr)] of a general square matrix (CPU only). JAX: lax.linalg.eig."""
-    outs = bind(L.EigOp, x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+    outs = _bind(L.EigOp, x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
                 compute_right_eigenvectors=bool(compute_right_eigenvectors))
     return list(outs) if isinstance(outs, (list, tuple)) else [outs]
 
@@ -121,4 +140,4 @@ def fft(x, fft_type, fft_lengths):
     if name not in L.FFT_TYPES:
         raise ValueError(f"mjax.lax.fft: unknown fft_type {fft_type!r}; expected one of "
                          f"{', '.join(L.FFT_TYPES)}")
-    return bind(L.FftOp, x, fft_type=name, fft_lengths=tuple(int(n) for n in fft_lengths))
+    return _bind(L.FftOp, x, fft_type=name, fft_lengths=tuple(int(n) for n in fft_lengths))

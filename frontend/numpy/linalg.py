@@ -84,6 +84,8 @@ def _inexact(fname, *xs):
 
 
 def _square(fname, a):
+    if fname in ("det", "inv", "slogdet") and (a.ndim < 2 or a.shape[-1] != a.shape[-2]):
+        raise ValueError(f"Argument to {fname} must have shape [..., n, n], got {a.shape}")
     if a.ndim < 2:
         raise ValueError(at_user_line(f"mjax.numpy.linalg.{fname}: expected an array of rank "
                                       f">= 2 (a matrix or a stack of matrices), got shape "
@@ -136,8 +138,8 @@ def outer(x1, x2, /):
     """Outer product of two vectors."""
     x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
     if x1.ndim != 1 or x2.ndim != 1:
-        raise ValueError(at_user_line(f"mjax.numpy.linalg.outer: inputs must be 1-D, got "
-                                      f"shapes {x1.shape} and {x2.shape}"))
+        raise ValueError(f"Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={x1.ndim} x2.ndim={x2.ndim}")
     return jnp.outer(x1, x2)
 
 
@@ -145,8 +147,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """sum(conj(x1) * x2) over `axis`, broadcasting the rest."""
     x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
     if x1.shape[axis] != x2.shape[axis]:
-        raise ValueError(at_user_line(f"mjax.numpy.linalg.vecdot: axes must match, got "
-                                      f"shapes {x1.shape} and {x2.shape} with axis={axis}"))
+        raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with "
+                         f"axis={axis}")
     out = jnp.sum(jnp.conj(x1) * x2, axis=axis)
     return out if preferred_element_type is None else out.astype(preferred_element_type)
 
@@ -155,9 +157,9 @@ def cross(x1, x2, /, *, axis=-1):
     """Cross product of 3-vectors along `axis` (broadcasting the rest)."""
     x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
-        raise ValueError(at_user_line(f"mjax.numpy.linalg.cross: both inputs must have "
-                                      f"size 3 along axis {axis}, got shapes {x1.shape} and "
-                                      f"{x2.shape}"))
+        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
+                         f"they have x1.shape[axis]={x1.shape[axis]} and "
+                         f"x2.shape[axis]={x2.shape[axis]}")
     a = jnp.moveaxis(x1, axis, -1)
     b = jnp.moveaxis(x2, axis, -1)
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
@@ -276,10 +278,9 @@ def slogdet(a, *, method=None):
     """(sign, log|det|) of square matrices, from an LU decomposition."""
     (a,) = _inexact("slogdet", a)
     _square("slogdet", a)
+    if method == "qr":
+        return _slogdet_qr(a)
     if method not in (None, "lu"):
-        if method == "qr":
-            raise NotImplementedError("mjax.numpy.linalg.slogdet: method='qr' is not "
-                                      "implemented; use the default LU method")
         raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
                          f"(`None`), and 'qr'.")
     n = a.shape[-1]
@@ -300,6 +301,21 @@ def slogdet(a, *, method=None):
     logdet = jnp.where(is_zero, jnp.full((), -_onp.inf, _real_dtype(a.dtype)),
                        jnp.sum(jnp.log(jnp.abs(d)), axis=-1))
     return SlogdetResult(sign, logdet)
+
+
+def _slogdet_qr(a):
+    """slogdet from a Householder QR: |det| from R's diagonal, each reflector with
+    tau != 0 flips the sign. JAX: _slogdet_qr."""
+    if jnp.iscomplexobj(a):
+        raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
+    n = a.shape[-1]
+    if n == 0:
+        return SlogdetResult(jnp.ones(a.shape[:-2], a.dtype), jnp.zeros(a.shape[:-2], a.dtype))
+    h, taus = lax_linalg.geqrf(a)
+    d = _diag(h)
+    logdet = jnp.sum(jnp.log(jnp.abs(d)), axis=-1)
+    flips = jnp.prod(jnp.where(taus[..., :n - 1] != 0, -1, 1), axis=-1).astype(a.dtype)
+    return SlogdetResult(jnp.prod(jnp.sign(d), axis=-1) * flips, logdet)
 
 
 @jit_eagerly("a")
@@ -464,6 +480,8 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
     """Least-squares solution of a x = b via the SVD: (x, residuals, rank, s)."""
     a, b = _inexact("lstsq", a, b)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
     if a.ndim != 2:
         raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
     if b.ndim not in (1, 2):
@@ -506,7 +524,11 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
 def matrix_power(a, n):
     """a raised to the integer power n (negative n inverts first), by repeated squaring."""
     a = jnp.asarray(a)
-    _square("matrix_power", a)
+    if a.ndim < 2:
+        raise TypeError(f"{a.ndim}-dimensional array given. Array must be at least "
+                        f"two-dimensional")
+    if a.shape[-2] != a.shape[-1]:
+        raise TypeError("Last 2 dimensions of the array must be square")
     try:
         n = operator.index(n)
     except TypeError as e:
@@ -624,8 +646,9 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
             return vector_norm(x, ord=ord, keepdims=keepdims)
         if x.ndim == 2:
             return matrix_norm(x, ord=ord, keepdims=keepdims)
-        raise ValueError(f"Improper number of axes for norm: axis=None with ord={ord!r} "
-                         f"needs an array of rank 1 or 2, got rank {x.ndim}. Pass axis.")
+        raise ValueError(f"Improper number of axes for norm: axis={tuple(range(x.ndim))}. "
+                         f"Pass one axis to compute a vector-norm, or two axes to compute a "
+                         f"matrix-norm.")
     axes = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
     if len(axes) == 1:
         return vector_norm(x, ord=2 if ord is None else ord, axis=axes, keepdims=keepdims)
