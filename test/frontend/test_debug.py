@@ -1,0 +1,215 @@
+"""mjax.debug: print / callback / breakpoint / visualize_array_sharding, with the printed
+output compared to what jax prints for the same program."""
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jjnp
+import mjax
+import mjax.numpy as jnp
+
+
+def printed(capsys, run):
+    capsys.readouterr()
+    run()
+    return capsys.readouterr().out
+
+
+def same_output(capsys, program):
+    """`program(lib, np_module)` run with mjax and with jax prints the same lines."""
+    got = printed(capsys, lambda: program(mjax, jnp))
+    want = printed(capsys, lambda: program(jax, jjnp))
+    assert got == want
+    assert got  # the program printed something
+    return got
+
+
+# ---- print ------------------------------------------------------------------------------
+def _print_jit(lib, np_):
+    @lib.jit
+    def f(x):
+        lib.debug.print("x = {x}, y = {}", np_.sin(x), x=x)
+        return x * 2
+    f(np_.arange(3.0))
+    f(np_.arange(3.0))
+
+
+def _print_eager(lib, np_):
+    lib.debug.print("{} and {x}", np_.float32(1.5), x=np_.arange(4))
+    lib.debug.print("no placeholders", np_.int32(3), 2.5, skip_format_check=True)
+
+
+def _print_format_spec(lib, np_):
+    lib.jit(lambda x: lib.debug.print("{x:.2f} {y}", x=x, y=x * np_.ones((2, 2))))(
+        np_.float32(3.14159))
+
+
+def _print_vmap(lib, np_):
+    lib.vmap(lambda x, y: lib.debug.print("x={} y={}", x, y), in_axes=(0, None))(
+        np_.arange(3.0), np_.float32(5))
+    lib.jit(lib.vmap(lambda x: lib.debug.print("row {}", x)))(np_.ones((2, 3)))
+
+
+def _print_ordered(lib, np_):
+    @lib.jit
+    def f(x):
+        lib.debug.print("first {}", x, ordered=True)
+        y = x + 1
+        lib.debug.print("second {}", y, ordered=True)
+        lib.debug.print(ordered=True)("third {}", y * 2)
+        return y
+    f(np_.float32(1))
+
+
+def _print_grad(lib, np_):
+    def f(x):
+        lib.debug.print("primal {}", x)
+        return x * x
+    lib.grad(f)(3.0)
+    lib.jit(lib.grad(f))(2.0)
+    lib.value_and_grad(f)(1.0)
+    lib.jvp(f, (4.0,), (1.0,))
+
+
+def _print_control_flow(lib, np_):
+    def body(c, x):
+        lib.debug.print("scan c={} x={}", c, x)
+        return c + x, x * 2
+    lib.jit(lambda xs: lib.lax.scan(body, np_.float32(0), xs))(np_.arange(3.0))
+    lib.lax.scan(body, np_.float32(0), np_.arange(2.0))
+
+    def branch(x):
+        lib.debug.print("taken {}", x)
+        return x
+    f = lib.jit(lambda p, x: lib.lax.cond(p, branch, lambda x: x * 2, x))
+    f(True, np_.float32(1))
+    f(False, np_.float32(2))
+
+    def wbody(c):
+        lib.debug.print("while {}", c)
+        return c + 1
+    lib.jit(lambda x: lib.lax.while_loop(lambda c: c < 3, wbody, x))(np_.int32(0))
+
+
+def _print_unused_result(lib, np_):
+    # The print does not feed the result: it still runs (never removed as dead code).
+    @lib.jit
+    def f(x):
+        lib.debug.print("side {}", x * 3)
+        return x
+    f(np_.float32(2))
+
+
+def _print_printoptions(lib, np_):
+    with np.printoptions(precision=2):
+        lib.jit(lambda x: lib.debug.print("{}", x / 3))(np_.arange(3.0))
+
+
+@pytest.mark.parametrize("program", [_print_jit, _print_eager, _print_format_spec,
+                                     _print_vmap, _print_ordered, _print_grad,
+                                     _print_control_flow, _print_unused_result,
+                                     _print_printoptions],
+                         ids=lambda p: p.__name__[1:])
+def test_print_matches_jax(capsys, program):
+    same_output(capsys, program)
+
+
+def test_print_ordered_keeps_program_order(capsys):
+    out = printed(capsys, lambda: _print_ordered(mjax, jnp))
+    assert out.splitlines() == ["first 1.0", "second 2.0", "third 4.0"]
+
+
+def test_print_grad_prints_primals_once(capsys):
+    out = printed(capsys, lambda: mjax.grad(lambda x: (mjax.debug.print("p {}", x),
+                                                       x * x)[1])(3.0))
+    assert out == "p 3.0\n"
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.debug.print("{}", 1, 2),
+    lambda lib: lib.debug.print("{x}", x=1, y=2),
+    lambda lib: lib.debug.print("a", 1, x=2),
+    lambda lib: lib.debug.print("a", ordered=True)(1),
+])
+def test_print_argument_errors_match_jax(call):
+    with pytest.raises(Exception) as want:
+        call(jax)
+    with pytest.raises(type(want.value)) as got:
+        call(mjax)
+    assert str(got.value) == str(want.value)
+
+
+def test_print_ir_has_debug_callback():
+    text = mjax.jit(lambda x: (mjax.debug.print("{}", x), x)[1]).trace(1.0).jaxpr
+    assert '"jaxpr.callback"' in text and 'effect = "debug"' in text
+    assert "callback_id = " in text
+    hlo = mjax.jit(lambda x: (mjax.debug.print("{}", x, ordered=True), x)[1]).lower(
+        1.0).as_text()
+    assert "xla_ffi_python_cpu_callback" in hlo and "!stablehlo.token" in hlo
+
+
+# ---- callback ---------------------------------------------------------------------------
+def _callback_program(lib, np_):
+    def cb(a, tag, d):
+        print("cb", tag, type(a).__name__ != "ndarray", np.asarray(a).tolist(),
+              sorted(d), np.asarray(d["k"]).tolist())
+
+    @lib.jit
+    def f(x):
+        lib.debug.callback(cb, x, "static", {"k": x * 2, "j": 1.5})
+        lib.debug.callback(ordered=True)(cb, x + 1, tag="kw", d={"k": x})
+        return x
+    f(np_.arange(2.0))
+    lib.debug.callback(cb, np_.ones(2), "eager", {"k": np_.zeros(1)})
+    lib.vmap(lambda x: lib.debug.callback(cb, x, "vmap", {"k": x}))(np_.arange(2.0))
+
+
+def test_callback_matches_jax(capsys):
+    same_output(capsys, _callback_program)
+
+
+def test_callback_gets_arrays():
+    seen = []
+    mjax.jit(lambda x: mjax.debug.callback(lambda v: seen.append(v), x))(jnp.ones(2))
+    assert isinstance(seen[0], mjax.Array)
+    np.testing.assert_array_equal(np.asarray(seen[0]), np.ones(2))
+
+
+def test_callback_not_callable_matches_jax():
+    with pytest.raises(TypeError) as want:
+        jax.debug.callback(3, 1.0)
+    with pytest.raises(TypeError) as got:
+        mjax.debug.callback(3, 1.0)
+    assert str(got.value) == str(want.value)
+
+
+def test_callback_exception_reaches_caller():
+    def bad(x):
+        raise ValueError("debug boom")
+    with pytest.raises(RuntimeError, match="debug boom"):
+        mjax.jit(lambda x: mjax.debug.callback(bad, x))(1.0)
+
+
+# ---- breakpoint and sharding -----------------------------------------------------------
+def test_breakpoint_without_terminal_is_a_clear_error(monkeypatch):
+    import io
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    with pytest.raises(RuntimeError, match="interactive terminal"):
+        mjax.jit(lambda x: (mjax.debug.breakpoint(), x)[1])(1.0)
+
+
+def test_visualize_array_sharding_single_device(capsys):
+    out = printed(capsys, lambda: mjax.debug.visualize_array_sharding(jnp.ones((8, 8))))
+    lines = out.splitlines()
+    assert lines[0].startswith("┌") and lines[-1].startswith("└")
+    assert sum("CPU 0" in line for line in lines) == 1
+    assert len({len(line) for line in lines}) == 1          # a closed box
+    with pytest.raises(ValueError, match="<= 2"):
+        mjax.debug.visualize_array_sharding(jnp.ones((2, 2, 2)))
+
+
+def test_inspect_array_sharding_gives_the_arrays_sharding():
+    seen = []
+    x = jnp.ones(3)
+    mjax.debug.inspect_array_sharding({"a": x}, callback=seen.append)
+    assert seen == [x.sharding]
