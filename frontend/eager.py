@@ -1,6 +1,8 @@
 """Eager mode: an op on concrete arrays compiles once per (op, params, avals) and runs."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func
@@ -72,6 +74,11 @@ def _compile_single_op(opcls, avals, params, out_avals, device=None):
             op = opcls.create(list(block.arguments), out_avals, params,
                               ip=ir.InsertionPoint(block))
             func.ReturnOp(list(op.results), ip=ir.InsertionPoint(block))
+    level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
+    # (One logger for every compilation, jit or eager op: as JAX's log_compiles.)
+    logging.getLogger("mjax.api").log(
+        level, "Compiling jit(%s) with global shapes and types %s.", opcls.primitive,
+        tuple(avals))
     with ctx:
         run_pipeline(module, [("jaxpr-to-stablehlo", "")])  # one op: nothing to clean up
     from mjax.callbacks import backend_host_callbacks
