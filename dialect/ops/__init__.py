@@ -2,6 +2,7 @@
 from mjax.dialect.ops import elementwise, structural, reductions, indexing, transforms  # noqa: F401
 from mjax.dialect.ops import convolution, windowed, sorting  # noqa: F401
 from mjax.dialect.ops import control_flow  # noqa: F401
+from mjax.dialect.ops import region_reductions  # noqa: F401  (after control_flow)
 from mjax.dialect.ops import linalg  # noqa: F401
 from mjax.dialect.ops import collectives  # noqa: F401
 from mjax.dialect.ops import random  # noqa: F401

@@ -1,5 +1,5 @@
-"""`lax.reduce` with a monoid computation (add, mul, max, min, and, or, xor), as in
-`jax.lax`; plus `lax.reduce_xor`."""
+"""`lax.reduce` (monoid computations as reduce_* ops, others as a region), as in `jax.lax`;
+plus `lax.reduce_xor`."""
 from __future__ import annotations
 
 import operator
@@ -63,8 +63,8 @@ def reduce(operands, init_values, computation, dimensions):
     init_values. JAX: lax.reduce.
 
     A monoid computation (lax.add/mul/max/min/bitwise ops and their jax.numpy twins) over
-    one operand is supported; a custom computation needs a traced region (not yet in mjax)
-    and raises NotImplementedError."""
+    one operand binds reduce_sum/prod/max/...; any other computation (or several operands)
+    is traced into the body of a jaxpr.reduce."""
     from mjax import lax, tree_util
     leaves, tree = tree_util.tree_flatten(operands)
     inits, init_tree = tree_util.tree_flatten(init_values)
@@ -75,12 +75,13 @@ def reduce(operands, init_values, computation, dimensions):
         raise ValueError(f"Must have same total number of operands as init_values: "
                          f"{len(leaves)} vs. {len(inits)}")
     kind = _monoid(computation)
-    if len(leaves) != 1 or kind is None:
-        raise NotImplementedError(
-            "mjax.lax.reduce supports one operand reduced with a monoid (lax.add, lax.mul, "
-            "lax.max, lax.min, lax.bitwise_and/or/xor or their jax.numpy twins); a custom "
-            "computation (or several operands) needs a traced region, which mjax does not "
-            "have yet")
+    if len(leaves) != 1 or kind is None or not _is_concrete_scalar(inits[0]):
+        from mjax import jit
+        from mjax.lax.region_reduce import reduce_with_region
+        dims = tuple(operator.index(d) for d in dimensions)
+        return reduce_with_region(
+            "reduce", leaves, inits, tree, computation, {"dimensions": dims},
+            lambda: jit(lambda o, i: reduce(o, i, computation, dims))(operands, init_values))
     x, init = leaves[0], inits[0]
     aval = aval_of_value(x)
     dims = tuple(sorted(operator.index(d) for d in dimensions))
@@ -100,6 +101,11 @@ def reduce(operands, init_values, computation, dimensions):
         init = lax.convert_element_type(init, aval.dtype)
         out = combine(out, lax.broadcast_in_dim(init, aval_of_value(out).shape, ()))
     return tree_util.tree_unflatten(tree, [out])
+
+
+def _is_concrete_scalar(v) -> bool:
+    # A monoid reduction needs no region when its init value is known (identity or not).
+    return not isinstance(v, Tracer) or v.aval.shape == ()
 
 
 def reduce_xor(operand, axes):

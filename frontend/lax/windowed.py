@@ -1,9 +1,9 @@
-"""`lax.reduce_window` over the monoids add/max/min, as in `jax.lax`.
+"""`lax.reduce_window`, as in `jax.lax`.
 
 A monoid computation binds `reduce_window_sum/max/min` (padding and dilation holes count as
 the monoid's identity); an init value other than the identity starts every window's
-reduction, as XLA computes it. A custom computation needs a traced region (not yet in
-mjax) and raises NotImplementedError.
+reduction, as XLA computes it. Any other computation (or several operands) is traced into
+the body of a `jaxpr.reduce_window`.
 """
 from __future__ import annotations
 
@@ -97,16 +97,21 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
                          f"{tree} vs. {init_tree}")
     if not leaves:
         raise ValueError("reduce_window must have at least one operand.")
+    if len(leaves) != len(inits):
+        raise ValueError(f"Must have same total number of operands as init_values: "
+                         f"{len(leaves)} vs. {len(inits)}")
     kind = _monoid(computation)
-    if len(leaves) != 1 or kind is None:
-        raise NotImplementedError(
-            "mjax.lax.reduce_window supports one operand reduced with lax.add, lax.max or "
-            "lax.min; a custom computation (or several operands) needs a traced region, "
-            "which mjax does not have yet")
     x, init = leaves[0], inits[0]
     aval = aval_of_value(x)
     params = _window_params(aval.shape, window_dimensions, window_strides, padding,
                             base_dilation, window_dilation)
+    if len(leaves) != 1 or kind is None:
+        from mjax import jit
+        from mjax.lax.region_reduce import reduce_with_region
+        return reduce_with_region(
+            "reduce_window", leaves, inits, tree, computation, params,
+            lambda: jit(lambda o, i: reduce_window(o, i, computation, **_kw(params)))(
+                operand, init_value))
     if np.shape(init) != () and aval_of_value(init).shape != ():
         raise TypeError(at_user_line(f"reduce_window init_value must be a scalar, got shape "
                                      f"{aval_of_value(init).shape}"))
@@ -121,6 +126,13 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     combine = {"add": lax.add, "max": lax.max, "min": lax.min}[kind]
     out = combine(reduced, lax.broadcast_in_dim(init, aval_of_value(reduced).shape, ()))
     return tree_util.tree_unflatten(tree, [out])
+
+
+def _kw(params):
+    return dict(window_dimensions=params["window_dimensions"],
+                window_strides=params["window_strides"], padding=params["padding"],
+                base_dilation=params["base_dilation"],
+                window_dilation=params["window_dilation"])
 
 
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,

@@ -232,8 +232,6 @@ def test_reduce_window_vmap_matches_jax():
 
 def test_reduce_window_errors():
     x = rand(4, 5)
-    with pytest.raises(NotImplementedError, match="custom computation"):
-        lax.reduce_window(x, 1.0, lax.mul, (2, 2))
     with pytest.raises(TypeError, match="wrong number of window_dimensions"):
         lax.reduce_window(x, 0.0, lax.add, (2,))
     with pytest.raises(ValueError, match="tree structure"):
@@ -334,8 +332,6 @@ def test_reduce_with_monoids_matches_jax():
           jax.lax.reduce(x, np.float32(0.5), jax.lax.max, (1,)))
     check(mjax.grad(lambda x: lax.reduce(x, 0.0, lax.add, (0, 1)).sum())(x), np.ones_like(x))
     check(lax.reduce_xor(xi, (1,)), jax.lax.reduce_xor(xi, (1,)))
-    with pytest.raises(NotImplementedError, match="custom"):
-        lax.reduce(x, 0.0, lambda a, b: a + 2 * b, (0,))
 
 
 # ---- mjax.ops.segment_* ------------------------------------------------------------------
@@ -435,3 +431,45 @@ def test_conv_patches_local_and_shape_tuples():
     assert lax.conv_transpose_shape_tuple(*args) == jax.lax.conv_transpose_shape_tuple(*args)
     args = ((2, 3, 6, 5), (4, 3, 2, 3), (1, 2), "VALID", ("NCHW", "OIHW", "NHWC"))
     assert lax.conv_general_shape_tuple(*args) == jax.lax.conv_general_shape_tuple(*args)
+
+
+# ---- custom computations (jaxpr.reduce / jaxpr.reduce_window regions) ---------------------------
+def _argmax_pair(np_):
+    def f(a, b):
+        pick = a[0] >= b[0]
+        return np_.where(pick, a[0], b[0]), np_.where(pick, a[1], b[1])
+    return f
+
+
+def test_reduce_with_custom_computations():
+    x = rand(3, 5)
+    i = np.arange(15, dtype=np.int32).reshape(3, 5)
+    f = lambda a, b: a * 0.5 + b  # noqa: E731
+    check(lax.reduce(x, np.float32(0), f, (1,)), jax.lax.reduce(x, np.float32(0), f, (1,)))
+    got = lax.reduce((x, i), (np.float32(-np.inf), np.int32(0)), _argmax_pair(jnp), (0,))
+    want = jax.lax.reduce((x, i), (np.float32(-np.inf), np.int32(0)), _argmax_pair(jjnp), (0,))
+    check(got[0], want[0])
+    check(got[1], want[1])
+    got = mjax.jit(lambda x, v: lax.reduce(x, v, f, (0, 1)))(x, np.float32(2))
+    check(got, jax.lax.reduce(x, np.float32(2), f, (0, 1)), rtol=1e-5)
+    with pytest.raises(ValueError, match="tree structure"):
+        lax.reduce((x, i), (np.float32(0), np.int32(0)), lambda a, b: a[0], (0,))
+
+
+def test_reduce_window_with_custom_computations():
+    x = rand(2, 7, 6)
+    kw = dict(window_dimensions=(1, 3, 2), window_strides=(1, 2, 1), padding="SAME",
+              base_dilation=(1, 1, 2))
+    check(lax.reduce_window(x, 1.0, lax.mul, **kw),
+          jax.lax.reduce_window(x, 1.0, jax.lax.mul, **kw), rtol=1e-5)
+    f = lambda a, b: a * 0.9 + b  # noqa: E731
+    check(lax.reduce_window(x, 0.0, f, **kw), jax.lax.reduce_window(x, 0.0, f, **kw),
+          rtol=1e-5)
+    i = np.arange(84, dtype=np.int32).reshape(2, 7, 6)
+    args = ((1, 2, 2), (1, 2, 2), "VALID")
+    got = lax.reduce_window((x, i), (-np.inf, 0), _argmax_pair(jnp), *args)
+    want = jax.lax.reduce_window((x, i), (-np.inf, 0), _argmax_pair(jjnp), *args)
+    check(got[0], want[0])
+    check(got[1], want[1])
+    with pytest.raises(Exception, match="no JVP rule yet"):
+        mjax.grad(lambda x: lax.reduce_window(x, 1.0, lax.mul, (2, 2, 2)).sum())(x)

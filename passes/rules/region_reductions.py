@@ -1,0 +1,61 @@
+"""Rules for `jaxpr.reduce` and `jaxpr.reduce_window` (dialect/ops/region_reductions.py):
+lowering to stablehlo.reduce / stablehlo.reduce_window, whose body is the op's region
+cloned and lowered; differentiation and batching are declared unsupported.
+
+    %r = "jaxpr.reduce"(%x, %init) ({ ^bb0(%a: tensor<f32>, %b: tensor<f32>): ...
+                                       "jaxpr.yield"(%c) }) {dimensions = array<i64: 0>}
+  ==>
+    %r = stablehlo.reduce(%x init: %init) across dimensions = [0] : ... reducer(%a, %b) {...}
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect.ops import region_reductions as RR
+from mjax.passes.rules import hlo as H
+from mjax.passes.rules.control_flow import inline_body
+from mjax.passes.rules.tables import lowering, not_supported
+
+
+def _lower_with_body(ctx, new_op, inputs, n):
+    """Fills new_op's region with the jaxpr op's computation over 2n scalars, lowered."""
+    from mjax.passes.jaxpr_to_stablehlo import lower_nested
+    scalars = [H.ttype((), a.dtype) for a in ctx.avals_in[:n]]
+    block = new_op.regions[0].blocks.append(*scalars, *scalars)
+    ip = ir.InsertionPoint(block)
+    with ip:
+        outs = inline_body(ctx.op.regions[0].blocks[0], list(block.arguments), ip)
+        hlo.return_(list(outs))
+    lower_nested(new_op.operation, ctx.backend)
+    return list(new_op.results)
+
+
+@lowering(RR.ReduceOp)
+def _reduce_lower(ctx, *args, dimensions):
+    n = len(args) // 2
+    types = [H.ttype(a.shape, a.dtype) for a in ctx.avals_out]
+    new = hlo.ReduceOp(types, list(args[:n]), list(args[n:]), list(dimensions))
+    return _lower_with_body(ctx, new, args, n)
+
+
+@lowering(RR.ReduceWindowOp)
+def _reduce_window_lower(ctx, *args, window_dimensions, window_strides, padding,
+                         base_dilation, window_dilation):
+    n = len(args) // 2
+    types = [H.ttype(a.shape, a.dtype) for a in ctx.avals_out]
+    pads = ir.DenseIntElementsAttr.get(np.asarray(padding, np.int64).reshape(-1, 2))
+    new = hlo.ReduceWindowOp(types, list(args[:n]), list(args[n:]), list(window_dimensions),
+                             window_strides=list(window_strides),
+                             base_dilations=list(base_dilation),
+                             window_dilations=list(window_dilation), padding=pads)
+    return _lower_with_body(ctx, new, args, n)
+
+
+for _op in (RR.ReduceOp, RR.ReduceWindowOp):
+    not_supported("jvp", _op, f"{_op.OPERATION_NAME} with a custom computation has no JVP "
+                              f"rule yet (use lax.add/max/min, which have one)")
+    not_supported("transpose", _op, f"{_op.OPERATION_NAME} is not linear in general")
+    not_supported("batch", _op, f"{_op.OPERATION_NAME} with a custom computation cannot be "
+                                f"vmapped yet")
