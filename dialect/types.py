@@ -126,11 +126,14 @@ class ShapedArray:
         dims = ",".join(str(d) for d in self.shape)
         return f"{short_dtype_name(self.dtype)}[{dims}]"
 
-    def __repr__(self):
-        weak = "{weak_type=True}" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
+    def __str__(self):
+        # As JAX prints avals: float32[3] (str_short is the compact f32[3]).
+        name = getattr(self.dtype, "name", str(self.dtype))
+        return f"{name}[{','.join(str(d) for d in self.shape)}]"
 
-    __str__ = str_short
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self}{weak})"
 
 
 @functools.lru_cache(maxsize=None)

@@ -104,6 +104,11 @@ def put_sharded(value: np.ndarray, aval, sharding) -> Array:
     return Array(buf, aval, sharding)
 
 
+def typeof(x):
+    """The abstract value of `x` (shape, dtype, weak type). JAX: jax.typeof."""
+    return aval_of_value(x)
+
+
 def device_get(x):
     """A pytree with every mjax.Array leaf copied to the host as a NumPy array."""
     return tree_util.tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array)

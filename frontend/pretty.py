@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 
+from mjax.dialect.types import ShapedArray
 from mjax.dialect import aval_of
 from mjax.dialect.attributes import decode
 
@@ -80,7 +81,10 @@ class _Printer:
         value = decode(op.attributes["value"])
         if value.ndim == 0 or not any(value.strides):  # scalars and splats inline
             first = value.reshape(-1)[0].item() if value.size else 0
-            self.literal[op.results[0]] = f"{first}:{aval_of(op.results[0].type).str_short()}"
+            # A splat prints as JAX's scalar literal (`3.0:f32[]`): mjax folds the
+            # broadcast of a Python scalar into the constant.
+            scalar = ShapedArray((), aval_of(op.results[0].type).dtype)
+            self.literal[op.results[0]] = f"{first}:{scalar.str_short()}"
             return True
         return False
 

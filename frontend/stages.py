@@ -11,13 +11,16 @@ from mjax.runtime import get_backend
 
 
 class Traced:
-    """`jit(f).trace(*args)`: `.jaxpr` is the jaxpr-dialect module text."""
+    """`jit(f).trace(*args)`: `.jaxpr` prints JAX's compact form; `.as_text()` is the
+    jaxpr-dialect module."""
 
     def __init__(self, traced, name, layout=None):
         self._traced = traced
         self._layout = layout    # SPMD: (argument shardings, result shardings, mesh)
         self.fun_name = name
-        self.jaxpr = str(traced.module)
+        from mjax.api import ClosedJaxpr
+        # JAX's compact jaxpr; `.jaxpr.mlir` (or `.as_text()`) is the dialect module.
+        self.jaxpr = ClosedJaxpr(traced)
         self.out_info = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
 
     def as_text(self, debug_info: bool = False) -> str:

@@ -17,9 +17,22 @@ def f(x, y):
 X = np.arange(6, dtype=np.float32).reshape(2, 3)
 
 
-def test_trace_jaxpr_is_jaxpr_dialect_text():
+def test_trace_jaxpr_prints_like_jax_with_the_dialect_one_step_away():
+    import jax
+    import jax.numpy as jjnp
+
+    def g(x, y):
+        return jjnp.sum(jjnp.sin(x) * y, axis=0), {"m": jjnp.max(x)}
     traced = mjax.jit(f).trace(X, 2.0)
-    text = traced.jaxpr
+    theirs = jax.jit(g).trace(X, 2.0).jaxpr
+    def prims(text):
+        return [line.split("=")[1].split()[0].split("[")[0]
+                for line in str(text).splitlines() if " = " in line]
+    # The same equations as JAX's, less the broadcasts JAX leaves implicit for scalars.
+    assert [p for p in prims(traced.jaxpr) if p != "broadcast_in_dim"] == prims(theirs)
+    assert str(traced.jaxpr).startswith("{ lambda ; a:f32[2,3] b:f32[]. let")
+    text = traced.jaxpr.mlir
+    assert text == traced.as_text()
     assert '"jaxpr.sin"' in text and '"jaxpr.reduce_sum"' in text
     with context():
         module = ir.Module.parse(text)
