@@ -531,6 +531,12 @@ from mjax.lax.convolution import (ConvDimensionNumbers, conv, conv_dimension_num
 from mjax.lax.windowed import reduce_window, reduce_window_shape_tuple  # noqa: E402
 from mjax.lax.sorting import approx_max_k, approx_min_k, sort_key_val, top_k  # noqa: E402
 from mjax.lax.reduce import reduce, reduce_xor  # noqa: E402
+from mjax.lax.extras import (ConvGeneralDilatedDimensionNumbers, DotDimensionNumbers,  # noqa: E402,E501
+                             PrecisionLike, batch_matmul, broadcast_like, broadcast_shapes,
+                             collapse, dtype, dynamic_index_in_dim,
+                             dynamic_update_index_in_dim, empty, index_take, mulhi,
+                             nextafter, scatter_apply, scatter_sub, split, stack, tile,
+                             unstack)
 from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan,  # noqa: E402
                                    switch, while_loop)
 from mjax.lax.parallel import (all_gather, all_to_all, axis_index, axis_size,  # noqa: E402
