@@ -556,3 +556,14 @@ def test_errors_match_jax(call, exc, match):
         call(jjnp.linalg)
     with pytest.raises(exc, match=match):
         call(jnp.linalg)
+
+
+@pytest.mark.parametrize("name", ["det", "slogdet", "inv", "cholesky", "eigh", "svdvals", "qr"])
+def test_hessian_matches_jax(name):
+    # Second order: JVP rules whose tangent parts (triangular solves, masks, products)
+    # must themselves linearize and transpose.
+    make, x = GRAD_CASES[name]
+    got = mjax.hessian(make(jnp.linalg))(x)
+    want = jax.hessian(make(jjnp.linalg))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=5e-3,
+                               atol=5e-3 * max(1.0, float(np.abs(np.asarray(want)).max())))
