@@ -6,7 +6,7 @@ Measured: cached jit dispatch of a tiny function, one eager op, trace+lower of a
 function of 1,000 ops, first-call latency and steady state of an MLP forward pass
 (batch 128, 784-512-512-10), of an MLP training step (grad + SGD under jit) and of
 per-example gradients of that MLP (vmap of grad, batch 128), with trace+transform+lower
-time reported apart from XLA compile time.
+time reported apart from XLA compile time, and generating 10^7 normals under jit.
 """
 from __future__ import annotations
 
@@ -146,6 +146,13 @@ def suite(lib, jnp, rng, quick):
     pex = lib.jit(per_example)
     out["per-example grads steady"] = Steady(lambda: lib.block_until_ready(
         pex(params, batch, labels)), max(n // 20, 3))
+
+    # 7. 10^7 normals under jit (threefry bits + erf_inv), one key per call
+    normals = lib.jit(lambda k: lib.random.normal(k, (10_000_000,)))
+    key = lib.random.key(0)
+    normals(key).block_until_ready()
+    out["1e7 normals under jit"] = Steady(lambda: normals(key).block_until_ready(),
+                                          max(n // 40, 3))
     return out
 
 

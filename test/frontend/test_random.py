@@ -121,8 +121,8 @@ def test_bits_64_and_float64_x64():
             assert_same(*both(lambda r, k: r.uniform(k, (4,), np.float64), seed))
             assert_same(*both(lambda r, k: r.normal(k, (4,), np.float64), seed))
             assert_same(*both(lambda r, k: r.randint(k, (4,), -2**40, 2**40), seed))
-            assert_same(*both(lambda r, k: r.gamma(k, np.array([0.3, 4.0])), seed))
-            assert_same(*both(lambda r, k: r.poisson(k, np.array([3.0, 40.0])), seed))
+        assert_same(*both(lambda r, k: r.gamma(k, np.array([0.3, 4.0]))))
+        assert_same(*both(lambda r, k: r.poisson(k, np.array([3.0, 40.0]))))
 
 
 @pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
@@ -224,9 +224,11 @@ def test_sampler_bits_match_jax_eager(name):
     assert_same(*both(SAMPLERS[name], 17), ULPS.get(name, 1))
 
 
+# The loop-based samplers (gamma family, poisson, binomial) cost seconds of XLA compile
+# each; gamma stands for them here (their eager form is a jit of the same code).
 UNDER_JIT = ("uniform", "normal", "normal_complex", "randint_uint8", "bernoulli", "choice_p",
              "permutation_array_axis", "categorical_no_replace", "gumbel_high", "gamma",
-             "beta", "poisson", "binomial", "multivariate_normal", "rademacher", "t")
+             "multivariate_normal", "rademacher", "truncated_normal", "wald")
 
 
 def test_samplers_under_jit_match_jax():
