@@ -567,3 +567,20 @@ def test_hessian_matches_jax(name):
     want = jax.hessian(make(jjnp.linalg))(x)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=5e-3,
                                atol=5e-3 * max(1.0, float(np.abs(np.asarray(want)).max())))
+
+
+_C4 = _mat((4,))
+_R3 = _mat((3,))
+_CB = _mat((2, 4))
+SPECIAL = [("toeplitz", (_C4, _R3)), ("toeplitz", (_C4,)), ("toeplitz", (_CB, _R3)),
+           ("toeplitz", (_mat((4,), np.complex64),)), ("hankel", (_C4, _R3)),
+           ("hankel", (_CB,)), ("circulant", (_CB,)), ("hilbert", (4,)), ("fiedler", (_CB,)),
+           ("companion", (_CB,)), ("leslie", (_CB, _R3)), ("dft", (5,)), ("dft", (4, "sqrtn")),
+           ("helmert", (5,)), ("helmert", (4, True))]
+
+
+@pytest.mark.parametrize("name,args", SPECIAL, ids=[f"{n}{i}" for i, (n, _) in enumerate(SPECIAL)])
+def test_special_matrices_match_jax(name, args):
+    got = getattr(msl, name)(*args)
+    want = getattr(jax.scipy.linalg, name)(*args)
+    check(got, np.asarray(want), rtol=1e-5, atol=1e-6)
