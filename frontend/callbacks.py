@@ -201,8 +201,9 @@ def call(name: str, effect: str, flat: Callable, key, dyn_args, out_avals,
     if current_trace() is None:
         return run_now(cid, dyn_args, out_avals)
     outs = bind(CallbackOp, *dyn_args, callback_id=cid, effect=effect,
-                result_shapes=tuple(tuple(a.shape) for a in out_avals),
-                result_dtypes=tuple(a.dtype for a in out_avals), vmap_method=vmap_method,
+                result_shapes=tuple(tuple(a.shape) for a in out_avals) or None,
+                result_dtypes=tuple(a.dtype for a in out_avals) or None,
+                vmap_method=vmap_method,
                 _weak_type=False)
     return list(outs) if isinstance(outs, list) else [outs]
 

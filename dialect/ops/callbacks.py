@@ -56,8 +56,9 @@ class CallbackOp(JaxprOp, name="callback"):
     attributes = {
         "callback_id": A.Int(),
         "effect": A.Str(choices=EFFECTS),
-        "result_shapes": A.Nested(default=(), depth=2),
-        "result_dtypes": _DTypes(default=()),
+        # Absent when there are no results (debug callbacks).
+        "result_shapes": A.Nested(default=None, depth=2),
+        "result_dtypes": _DTypes(default=None),
         # pure callbacks only: how vmap batches the call (JAX's vmap_method).
         "vmap_method": A.Str(default=None, choices=VMAP_METHODS),
     }
@@ -69,6 +70,7 @@ class CallbackOp(JaxprOp, name="callback"):
 
     @classmethod
     def infer(cls, *avals, callback_id, effect, result_shapes, result_dtypes, vmap_method):
+        result_shapes, result_dtypes = result_shapes or (), result_dtypes or ()
         if callback_id < 0:
             raise TypeError(f"callback_id must be nonnegative, got {callback_id}")
         if len(result_shapes) != len(result_dtypes):

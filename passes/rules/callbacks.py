@@ -138,7 +138,7 @@ def _callback_batch(b, args, dims, *, effect, vmap_method, **params):
             new_args.append(b.broadcast_in_dim(
                 x, shape=(size,) + aval.shape,
                 broadcast_dimensions=tuple(range(1, aval.ndim + 1))))
-    shapes = tuple((n,) + tuple(s) for s in params["result_shapes"])
+    shapes = tuple((n,) + tuple(s) for s in params["result_shapes"] or ()) or None
     outs = b.emit(CallbackOp, *new_args, **dict(params, result_shapes=shapes))
     return outs, [0] * len(outs)
 
@@ -152,7 +152,7 @@ def _sequential(b, args, dims, params, unroll=False) -> list[ir.Value]:
     x_avals = [aval_of(x.type) for x in xs]
     slice_avals = [ShapedArray(a.shape[1:], a.dtype) for a in x_avals]
     out_avals = [ShapedArray(tuple(s), dt) for s, dt in
-                 zip(params["result_shapes"], params["result_dtypes"])]
+                 zip(params["result_shapes"] or (), params["result_dtypes"] or ())]
     scan_params = C.ScanOp.check_params(dict(
         length=n, reverse=False, unroll=n if unroll and n else 1,
         num_consts=len(consts), num_carry=0))

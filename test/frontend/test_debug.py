@@ -140,7 +140,7 @@ def test_print_argument_errors_match_jax(call):
 
 
 def test_print_ir_has_debug_callback():
-    text = mjax.jit(lambda x: (mjax.debug.print("{}", x), x)[1]).trace(1.0).jaxpr
+    text = mjax.jit(lambda x: (mjax.debug.print("{}", x), x)[1]).trace(1.0).as_text()
     assert '"jaxpr.callback"' in text and 'effect = "debug"' in text
     assert "callback_id = " in text
     hlo = mjax.jit(lambda x: (mjax.debug.print("{}", x, ordered=True), x)[1]).lower(
