@@ -323,3 +323,39 @@ class PRNGKeyArray:
 
 tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k.impl),
                                lambda impl, children: PRNGKeyArray(impl, children[0]))
+
+
+# ---- jnp.concatenate / jnp.stack of key arrays ---------------------------------------------
+def any_keys(arrays) -> bool:
+    return any(isinstance(a, PRNGKeyArray) for a in arrays)
+
+
+def _same_impl(arrays, what) -> str:
+    impls = {a.impl if isinstance(a, PRNGKeyArray) else None for a in arrays}
+    if len(impls) != 1 or None in impls:
+        names = ", ".join(str(a.dtype) for a in arrays)
+        raise TypeError(f"{what} requires all key arrays to have one key dtype (no "
+                        f"non-key arrays), got {names}")
+    return impls.pop()
+
+
+def concatenate_keys(arrays, axis=0) -> PRNGKeyArray:
+    """jnp.concatenate of key arrays: their data joined along `axis`."""
+    import mjax.numpy as jnp
+    impl = _same_impl(arrays, "concatenate")
+    if axis is None:
+        arrays, axis = [a.ravel() for a in arrays], 0
+    ndim = arrays[0].ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return PRNGKeyArray(impl, jnp.concatenate([a._base for a in arrays], axis % ndim))
+
+
+def stack_keys(arrays, axis=0) -> PRNGKeyArray:
+    """jnp.stack of key arrays: their data stacked along a new `axis`."""
+    import mjax.numpy as jnp
+    impl = _same_impl(arrays, "stack")
+    ndim = arrays[0].ndim + 1
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return PRNGKeyArray(impl, jnp.stack([a._base for a in arrays], axis % ndim))

@@ -14,6 +14,7 @@ from mjax import dtypes as _dt
 from mjax.config import config as _config
 from mjax import lax
 from mjax.core import Tracer, at_user_line, aval_of_value
+from mjax import prng as _prng
 from mjax.numpy.indexing import getitem as _getitem, take, take_along_axis  # noqa: F401
 # Imported now so that the submodule cannot later replace the `einsum` function below as
 # an attribute of this package (importing a submodule sets it on its parent).
@@ -892,6 +893,8 @@ def atleast_2d(*arys):
 
 
 def concatenate(arrays, axis=0, dtype=None):
+    if _prng.any_keys(arrays):
+        return _prng.concatenate_keys(list(arrays), axis)
     arrays = [asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
@@ -907,6 +910,8 @@ def concatenate(arrays, axis=0, dtype=None):
 
 
 def stack(arrays, axis=0, dtype=None):
+    if _prng.any_keys(arrays):
+        return _prng.stack_keys(list(arrays), axis)
     arrays = [asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")

@@ -92,6 +92,20 @@ def test_typed_key_array_api():
         mr.key(0, impl="nope")
 
 
+def test_stack_and_concatenate_key_arrays():
+    m1, m2 = mr.split(mr.key(0))
+    j1, j2 = jr.split(jr.key(0))
+    assert_same(mr.key_data(jnp.stack([m1, m2])), jr.key_data(jjnp.stack([j1, j2])))
+    assert_same(mr.key_data(jnp.stack([mr.split(m1, 3), mr.split(m2, 3)], axis=1)),
+                jr.key_data(jjnp.stack([jr.split(j1, 3), jr.split(j2, 3)], axis=1)))
+    assert_same(mr.key_data(jnp.concatenate([mr.split(m1, 3), mr.split(m2, 2)])),
+                jr.key_data(jjnp.concatenate([jr.split(j1, 3), jr.split(j2, 2)])))
+    stacked = mjax.jit(lambda a, b: jnp.stack([a, b]))(m1, m2)
+    assert stacked.shape == (2,) and str(stacked.dtype) == "key<fry>"
+    with pytest.raises(TypeError, match="one key dtype"):
+        jnp.stack([m1, jnp.zeros(())])
+
+
 def test_split_fold_in_bits_typed_and_raw():
     for typed in (True, False):
         data = (lambda r, k: r.key_data(k)) if typed else (lambda r, k: k)
