@@ -1472,6 +1472,7 @@ from mjax.numpy.extras import (append, apply_along_axis, apply_over_axes,  # noq
                                unique_values, unravel_index, unstack, vander)
 from mjax.numpy.extras import (ix_, kron, mask_indices, place, put,  # noqa: E402
                                put_along_axis, unwrap)
+from mjax.numpy.extras import frexp, i0, kaiser  # noqa: E402
 from mjax.numpy.ufunc import make_ufuncs as _make_ufuncs, ufunc  # noqa: E402
 # The binary functions JAX exposes as ufuncs get .reduce/.accumulate/.reduceat/.outer/.at.
 _UFUNCS = _make_ufuncs(globals())

@@ -1069,5 +1069,81 @@ def mask_indices(n, mask_func, k=0, *, size=None):
     return jnp.nonzero(mask, size=size)
 
 
+
+# ---- frexp (integer bit manipulation only, so subnormals survive a flush-to-zero CPU) -------
+def frexp(x, /):
+    """(mantissa, exponent) with x = mantissa * 2**exponent and |mantissa| in [0.5, 1)
+    (0, inf and NaN come back as is, with exponent 0). JAX: jnp.frexp."""
+    x = jnp.asarray(x)
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        raise TypeError("frexp does not support complex-valued inputs")
+    if not _dt.is_inexact(x.dtype):
+        x = x.astype(_dt.default_float())
+    info = _onp.finfo(x.dtype)
+    width = x.dtype.itemsize * 8
+    udt = _onp.dtype(f"uint{width}")
+    nmant, nexp = info.nmant, info.nexp
+    bias = (1 << (nexp - 1)) - 1
+
+    def u(v):
+        return _onp.array(v, udt)
+    bits = lax.bitcast_convert_type(x, udt)
+    sign = bits & u(1 << (width - 1))
+    biased = lax.shift_right_logical(bits, u(nmant)) & u((1 << nexp) - 1)
+    mant = bits & u((1 << nmant) - 1)
+    # Subnormals: shift the mantissa up until its leading one is the implicit bit.
+    shift = lax.clz(mant) - u(width - nmant - 1)
+    sub_mant = lax.shift_left(mant, jnp.minimum(shift, u(width - 1))) & u((1 << nmant) - 1)
+    is_sub = jnp.logical_and(biased == 0, mant != 0)
+    mant = jnp.where(is_sub, sub_mant, mant)
+    exponent = jnp.where(is_sub, 1 - bias + 1 - shift.astype(_onp.int32),
+                         biased.astype(_onp.int32) - bias + 1)
+    half = sign | lax.shift_left(u(bias - 1), u(nmant)) | mant
+    mantissa = lax.bitcast_convert_type(half, x.dtype)
+    special = jnp.logical_or(jnp.logical_and(biased == 0, jnp.logical_not(is_sub)),
+                             biased == u((1 << nexp) - 1))
+    return (jnp.where(special, x, mantissa),
+            jnp.where(special, 0, exponent).astype(_onp.int32))
+
+
+# ---- i0 and the Kaiser window ---------------------------------------------------------------------
+_I0_SWITCH = 30.0  # below: the power series (positive terms, no cancellation); above: asymptotic
+
+
+def i0(x):
+    """The modified Bessel function of the first kind, order 0. JAX: jnp.i0.
+
+    |x| <= 30: sum_k ((x/2)^k / k!)^2 over 64 terms, each formed in log space; beyond:
+    e^|x| / sqrt(2 pi |x|) times the first terms of its asymptotic series."""
+    x = jnp.asarray(x)
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        raise NotImplementedError("i0 does not support complex-valued inputs")
+    if not _dt.is_inexact(x.dtype):
+        x = x.astype(_dt.default_float())
+    ax = jnp.abs(x)
+    small = jnp.minimum(ax, _I0_SWITCH)
+    k = jnp.arange(64, dtype=x.dtype)
+    log_half = jnp.log(jnp.maximum(small, jnp.asarray(1e-30, x.dtype)) / 2)[..., None]
+    terms = jnp.exp(2 * k * log_half - 2 * lax.lgamma(k + 1))
+    series = jnp.where(small[..., None] == 0, (k == 0).astype(x.dtype), terms).sum(-1)
+    big = jnp.maximum(ax, _I0_SWITCH)
+    t = 1 / (8 * big)
+    poly = 1 + t * (1 + t * (9 / 2 + t * (225 / 6 + t * (11025 / 24 + t * 893025 / 120))))
+    asym = jnp.exp(big) / jnp.sqrt(2 * _onp.pi * big) * poly
+    return jnp.where(ax <= _I0_SWITCH, series, asym)
+
+
+def kaiser(M, beta):
+    """The Kaiser window. JAX: jnp.kaiser."""
+    M = operator.index(M)
+    dtype = _dt.default_float()
+    if M <= 1:
+        return jnp.ones((max(M, 0),), dtype)
+    n = jnp.arange(M, dtype=dtype)
+    alpha = 0.5 * (M - 1)
+    beta = jnp.asarray(beta, dtype)
+    return i0(beta * jnp.sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)
+
+
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "annotations", "math", "operator", "lax", "jnp", "Tracer", "at_user_line")]

@@ -373,3 +373,15 @@ def test_unwrap_odd_integer_period_matches_numpy():
     check(jnp.unwrap(x, period=7), np.unwrap(x, period=7))
     with pytest.raises(ValueError, match="inplace=False"):
         jnp.put(X, 0, 1)
+
+
+def test_frexp_i0_kaiser():
+    x = np.array([0.0, -0.0, 1.0, -3.5, 1e-40, 2.0 ** -130, np.inf, -np.inf, np.nan, 6e20,
+                  0.75], np.float32)
+    check_all(jnp.frexp(x), np.frexp(x))             # subnormals too (integer bit ops)
+    check_all(jnp.frexp(x[:4].astype(np.float16)), jjnp.frexp(x[:4].astype(np.float16)))
+    check_all(jnp.frexp(np.arange(5)), jjnp.frexp(np.arange(5)))
+    v = np.array([0.0, 0.1, -1.0, 2.5, 10.0, 29.9, 30.1, 50.0, 85.0], np.float32)
+    check(jnp.i0(v), jjnp.i0(v), rtol=2e-5)
+    check(jnp.kaiser(12, 8.6), jjnp.kaiser(12, 8.6), rtol=2e-5)
+    check(mjax.grad(jnp.i0)(np.float32(2.0)), np.float32(1.5906369), rtol=1e-5)  # I1(2)
