@@ -236,7 +236,7 @@ def _explain_cache_miss(name, key, seen):
 
 class _CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
-                 "out_shardings")
+                 "out_shardings", "constraint_mesh")
 
 
 def _static_key(v):
@@ -382,6 +382,9 @@ class Jitted:
                 _explain_cache_miss(self._name, key, list(self._cache))
             entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
                                                      len(args), donated)
+        if getattr(entry, "constraint_mesh", None) is not None:
+            return self._run_spmd(entry, leaves, avals, entry.constraint_mesh,
+                                  spmd.replicated_over(entry.constraint_mesh, leaves))
         bufs = [x._buf if type(x) is Array else
                 get_backend(self._backend).put(np.asarray(x, dtype=a.dtype))
                 for x, a in zip(leaves, avals)]
@@ -405,6 +408,9 @@ class Jitted:
         if entry is None:
             entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
                                                      len(args), donated, (shardings, mesh))
+        return self._run_spmd(entry, leaves, avals, mesh, shardings)
+
+    def _run_spmd(self, entry, leaves, avals, mesh, shardings):
         bufs = [spmd.put_for(x, a, s) for x, a, s in zip(leaves, avals, shardings)]
         outs = entry.executable.execute(bufs + entry.const_bufs)
         arrays = spmd.wrap_outputs(outs, entry.out_avals, entry.out_shardings,
@@ -458,6 +464,12 @@ class Jitted:
         entry.out_tree = traced.out_tree
         entry.has_float0 = traced.has_float0
         entry.out_avals = traced.out_avals
+        if mesh_layout is None:
+            # Sharding constraints inside an unsharded call: compile for their mesh.
+            mesh = spmd.constraint_mesh(traced.module)
+            if mesh is not None:
+                entry.constraint_mesh = mesh
+                mesh_layout = (spmd.replicated_over(mesh, traced.in_avals), mesh)
         if mesh_layout is not None:
             return self._compile_spmd(traced, entry, donated, *mesh_layout)
         text = lower_to_stablehlo(traced.module, donated=donated,
@@ -510,6 +522,9 @@ class Jitted:
                     if self._out_shardings is not None else [None] * len(traced.out_avals))
             layout = (list(shardings) + [NamedSharding(mesh, P())] * len(traced.captured),
                       outs, mesh)
+        elif (mesh := spmd.constraint_mesh(traced.module)) is not None:
+            layout = (spmd.replicated_over(mesh, list(traced.in_avals) + traced.captured),
+                      [None] * len(traced.out_avals), mesh)
         return Traced(traced, self._name, layout)
 
     def lower(self, *args, **kwargs):

@@ -25,6 +25,36 @@ def wants_spmd(jitted, leaves) -> bool:
                x._sharding.num_devices > 1 for x in leaves)
 
 
+def constraint_mesh(module):
+    """The mesh that the `jaxpr.sharding_constraint` ops of a traced module lay values
+    out over (None when it has none): a jit whose arguments are not sharded still
+    compiles for that mesh, so the constraints are honoured."""
+    from mjax.dialect.ops.sharding import ShardingConstraintOp
+    from mjax.passes.registry import walk_ops
+    from mjax.sharding import Mesh
+    layouts = set()
+    for op in walk_ops(module):
+        if op.name == ShardingConstraintOp.OPERATION_NAME:
+            p = op.opview.params
+            ids = p["device_ids"] or tuple(range(int(np.prod(p["mesh_shape"]))))
+            layouts.add((p["mesh_axes"], p["mesh_shape"], ids))
+    if not layouts:
+        return None
+    if len(layouts) > 1:
+        raise ValueError(f"Received incompatible devices for jitted computation: the "
+                         f"sharding constraints use {len(layouts)} different meshes")
+    axes, shape, ids = layouts.pop()
+    by_id = {d.id: d for d in get_backend().devices()}
+    devices = np.empty(len(ids), dtype=object)
+    devices[:] = [by_id[i] for i in ids]
+    return Mesh(devices.reshape(shape), axes)
+
+
+def replicated_over(mesh, leaves) -> tuple:
+    """One replicated NamedSharding of `mesh` per leaf."""
+    return (NamedSharding(mesh, P()),) * len(leaves)
+
+
 def _as_sharding(s, what):
     if s is None or isinstance(s, Sharding):
         return s
@@ -140,5 +170,5 @@ def wrap_outputs(outs, out_avals, out_shardings, exe, mesh) -> list:
     return arrays
 
 
-__all__ = ["wants_spmd", "in_shardings_for", "flat_shardings", "annotate", "put_for",
+__all__ = ["wants_spmd", "constraint_mesh", "replicated_over", "in_shardings_for", "flat_shardings", "annotate", "put_for",
            "wrap_outputs"]

@@ -5,5 +5,6 @@ from mjax.dialect.ops import control_flow  # noqa: F401
 from mjax.dialect.ops import region_reductions  # noqa: F401  (after control_flow)
 from mjax.dialect.ops import linalg  # noqa: F401
 from mjax.dialect.ops import collectives  # noqa: F401
+from mjax.dialect.ops import sharding  # noqa: F401  (after collectives)
 from mjax.dialect.ops import random  # noqa: F401
 from mjax.dialect.ops import callbacks  # noqa: F401

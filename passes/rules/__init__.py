@@ -7,6 +7,7 @@ from mjax.passes.rules import control_flow  # noqa: F401
 from mjax.passes.rules import region_reductions  # noqa: F401  (after control_flow)
 from mjax.passes.rules import linalg  # noqa: F401
 from mjax.passes.rules import collectives  # noqa: F401
+from mjax.passes.rules import sharding  # noqa: F401
 from mjax.passes.rules import random  # noqa: F401
 from mjax.passes.rules import callbacks  # noqa: F401
 

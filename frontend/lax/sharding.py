@@ -1,0 +1,89 @@
+"""`lax.with_sharding_constraint`: ask that a value be laid out over a mesh.
+
+Under a trace it emits `jaxpr.sharding_constraint` (lowered to XLA's
+`custom_call @Sharding`, and read by jit to compile for the mesh); on concrete arrays it
+is a `device_put`. JAX: jax.lax.with_sharding_constraint.
+"""
+from __future__ import annotations
+
+from mjax import tree_util
+from mjax.core import at_user_line, aval_of_value, bind, current_trace
+from mjax.dialect.ops.sharding import ShardingConstraintOp
+from mjax.sharding import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec, Sharding,
+                           SingleDeviceSharding, current_mesh)
+
+
+def _as_named(s) -> Sharding:
+    if isinstance(s, PartitionSpec):
+        mesh = current_mesh()
+        if mesh is None:
+            raise ValueError(f"with_sharding_constraint got the PartitionSpec {s!r} "
+                             f"outside a mesh context: pass NamedSharding(mesh, spec), or "
+                             f"call inside `with mesh:`")
+        return NamedSharding(mesh, s)
+    if isinstance(s, Sharding):
+        return s
+    raise TypeError(f"with_sharding_constraint shardings must be Sharding objects or "
+                    f"PartitionSpecs, got {type(s).__name__}: {s!r}")
+
+
+def constraint_params(s: NamedSharding, ndim: int) -> dict:
+    """The attributes of jaxpr.sharding_constraint laying out a rank-`ndim` value as `s`."""
+    spec = s.spec
+    if len(spec) > ndim:
+        raise ValueError(at_user_line(
+            f"Sharding {s!r} is only valid for values of rank at least {len(spec)}, but "
+            f"was applied to a value of rank {ndim}"))
+    if any(p is UNCONSTRAINED for p in spec):
+        raise NotImplementedError("with_sharding_constraint with P.UNCONSTRAINED entries is "
+                                  "not supported by mjax yet")
+    mesh = s.mesh
+    return {"mesh_axes": tuple(mesh.axis_names), "mesh_shape": tuple(mesh.axis_sizes),
+            "spec": tuple(",".join(spec.axes_of(d)) for d in range(ndim)),
+            "device_ids": tuple(int(i) for i in mesh.device_ids.flat)}
+
+
+def _check_auto(s: NamedSharding):
+    explicit = [a for d in range(len(s.spec)) for a in s.spec.axes_of(d)
+                if s.mesh.axis_types[s.mesh.axis_names.index(a)] != AxisType.Auto]
+    if explicit:
+        raise ValueError(f"The spec of NamedSharding passed to with_sharding_constraint can "
+                         f"only refer to Auto axes of the mesh. Got spec={s.spec!r} and "
+                         f"mesh={s.mesh!r}. You probably meant to use `reshard` API?")
+
+
+def _constrain(x, s):
+    if isinstance(s, SingleDeviceSharding) and current_trace() is not None:
+        return x  # one device: nothing to lay out inside a program
+    if current_trace() is None:
+        from mjax.api import device_put
+        return device_put(x, s)
+    if not isinstance(s, NamedSharding):
+        raise NotImplementedError(f"with_sharding_constraint under a trace takes a "
+                                  f"NamedSharding or PartitionSpec, got {s!r}")
+    _check_auto(s)
+    ndim = len(aval_of_value(x).shape)
+    return bind(ShardingConstraintOp, x, **constraint_params(s, ndim))
+
+
+def with_sharding_constraint(x, shardings):
+    """`x` (a pytree) laid out as `shardings` (a pytree prefix of shardings or
+    PartitionSpecs). JAX: jax.lax.with_sharding_constraint."""
+    leaves, treedef = tree_util.tree_flatten(x)
+    is_leaf = lambda s: isinstance(s, (Sharding, PartitionSpec))  # noqa: E731
+    if is_leaf(shardings):
+        flat = [shardings] * len(leaves)
+    else:
+        from mjax.batching import broadcast_prefix_with
+        flat = broadcast_prefix_with("with_sharding_constraint shardings", shardings, x,
+                                     is_leaf)
+    out = []
+    for leaf, s in zip(leaves, flat):
+        s = _as_named(s)
+        if isinstance(s, NamedSharding):
+            _check_auto(s)
+        out.append(_constrain(leaf, s))
+    return tree_util.tree_unflatten(treedef, out)
+
+
+__all__ = ["with_sharding_constraint", "constraint_params"]

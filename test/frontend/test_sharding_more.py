@@ -1,0 +1,152 @@
+"""with_sharding_constraint on 8 CPU devices (test/conftest.py), against jax: values,
+layouts (shard shapes and device indices), grad, vmap, pytrees and errors."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax.sharding import AxisType, Mesh, NamedSharding, P
+
+AUTO = (AxisType.Auto, AxisType.Auto)
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return mjax.make_mesh((4, 2), ("x", "y"), axis_types=AUTO)
+
+
+@pytest.fixture(scope="module")
+def jmesh():
+    return jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+
+def layout(a):
+    return {(s.device.id, tuple((i.start, i.stop) for i in s.index))
+            for s in a.addressable_shards}
+
+
+def jspec(spec):
+    return jax.sharding.PartitionSpec(*spec)
+
+
+SPECS = [P("x", "y"), P("y"), P(None, "x"), P(("x", "y")), P()]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=str)
+def test_constraint_in_unsharded_jit_lays_out_result_as_jax(mesh, jmesh, spec):
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+
+    def f(lax, s):
+        return lambda v: lax.with_sharding_constraint(v * 2 + 1, s) - 1
+
+    ours = mjax.jit(f(mjax.lax, NamedSharding(mesh, spec)))(x)
+    theirs = jax.jit(f(jax.lax, jax.sharding.NamedSharding(jmesh, jspec(spec))))(x)
+    np.testing.assert_allclose(ours, theirs)
+    if spec != P():  # XLA may pick any layout for the final subtraction's result
+        assert ours.sharding.shard_shape(x.shape) == theirs.sharding.shard_shape(x.shape)
+
+
+def test_constraint_on_the_result_is_the_result_layout(mesh, jmesh):
+    x = np.arange(48, dtype=np.float32).reshape(8, 6)
+    ours = mjax.jit(lambda v: mjax.lax.with_sharding_constraint(
+        jnp.sin(v), NamedSharding(mesh, P("x", "y"))))(x)
+    theirs = jax.jit(lambda v: jax.lax.with_sharding_constraint(
+        jax.numpy.sin(v), jax.sharding.NamedSharding(jmesh, jspec(("x", "y")))))(x)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    assert ours.sharding == NamedSharding(mesh, P("x", "y"))
+    assert layout(ours) == layout(theirs)
+
+
+def test_constraint_lowers_to_custom_call_sharding(mesh):
+    x = np.ones((8, 4), np.float32)
+    text = mjax.jit(lambda v: mjax.lax.with_sharding_constraint(
+        v, NamedSharding(mesh, P("x", "y")))).lower(x).as_text()
+    assert 'stablehlo.custom_call @Sharding' in text
+    assert 'mhlo.sharding = "{devices=[4,2]0,1,2,3,4,5,6,7}"' in text
+
+
+def test_bare_partition_spec_under_mesh_context(mesh):
+    x = np.arange(16, dtype=np.float32).reshape(8, 2)
+    with mesh:
+        out = mjax.jit(lambda v: mjax.lax.with_sharding_constraint(v + 1, P("x")))(x)
+    np.testing.assert_allclose(out, x + 1)
+    assert out.sharding.shard_shape(x.shape) == (2, 2)
+
+
+def test_bare_partition_spec_without_mesh_is_an_error():
+    with pytest.raises(ValueError, match="outside a mesh context"):
+        mjax.jit(lambda v: mjax.lax.with_sharding_constraint(v, P("x")))(np.ones(8))
+
+
+def test_explicit_axes_are_refused_as_jax_does():
+    explicit = mjax.make_mesh((8,), ("x",))
+    with pytest.raises(ValueError, match="only refer to Auto axes"):
+        mjax.jit(lambda v: mjax.lax.with_sharding_constraint(
+            v, NamedSharding(explicit, P("x"))))(np.ones(8))
+
+
+def test_pytree_of_values_and_prefix_of_shardings(mesh):
+    tree = {"a": np.arange(8.0, dtype=np.float32), "b": (np.ones((4, 2), np.float32),)}
+    shardings = {"a": NamedSharding(mesh, P("x")), "b": NamedSharding(mesh, P(None, "y"))}
+    out = mjax.jit(lambda t: mjax.lax.with_sharding_constraint(t, shardings))(tree)
+    np.testing.assert_allclose(out["a"], tree["a"])
+    assert out["a"].sharding.shard_shape((8,)) == (2,)
+    assert out["b"][0].sharding.shard_shape((4, 2)) == (4, 1)
+
+
+def test_eager_constraint_is_a_device_put(mesh):
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    out = mjax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("x", "y")))
+    assert out.sharding == NamedSharding(mesh, P("x", "y"))
+    np.testing.assert_array_equal(out, x)
+
+
+def test_grad_through_constraint_matches_jax(mesh, jmesh):
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(8, 4)
+
+    def loss(lax, np_, s):
+        return lambda v: (lax.with_sharding_constraint(np_.sin(v) * v, s) ** 2).sum()
+
+    ours = mjax.jit(mjax.grad(loss(mjax.lax, jnp, NamedSharding(mesh, P("x")))))(x)
+    theirs = jax.jit(jax.grad(loss(jax.lax, jax.numpy,
+                                   jax.sharding.NamedSharding(jmesh, jspec(("x",))))))(x)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+    assert ours.sharding.shard_shape(x.shape) == theirs.sharding.shard_shape(x.shape)
+
+
+def test_jvp_through_constraint(mesh):
+    x = np.arange(8, dtype=np.float32)
+    t = np.ones(8, np.float32)
+    f = lambda v: mjax.lax.with_sharding_constraint(v * v, NamedSharding(mesh, P("x")))  # noqa: E731
+    y, y_dot = mjax.jit(lambda a, b: mjax.jvp(f, (a,), (b,)))(x, t)
+    np.testing.assert_allclose(y, x * x)
+    np.testing.assert_allclose(y_dot, 2 * x)
+
+
+def test_vmap_of_constraint_keeps_the_batch_axis_whole(mesh, jmesh):
+    xs = np.arange(3 * 8 * 4, dtype=np.float32).reshape(3, 8, 4)
+    ours = mjax.jit(mjax.vmap(lambda v: mjax.lax.with_sharding_constraint(
+        v * 2, NamedSharding(mesh, P("x", "y")))))(xs)
+    theirs = jax.jit(jax.vmap(lambda v: jax.lax.with_sharding_constraint(
+        v * 2, jax.sharding.NamedSharding(jmesh, jspec(("x", "y"))))))(xs)
+    np.testing.assert_allclose(ours, theirs)
+    assert ours.sharding.shard_shape(xs.shape) == theirs.sharding.shard_shape(xs.shape)
+    assert layout(ours) == layout(theirs)
+
+
+def test_constraint_on_a_sub_mesh_runs_on_its_devices():
+    devs = np.array(mjax.devices()[4:8], dtype=object)
+    mesh = Mesh(devs, ("x",))
+    out = mjax.jit(lambda v: mjax.lax.with_sharding_constraint(
+        v + 1, NamedSharding(mesh, P("x"))))(np.arange(8.0, dtype=np.float32))
+    np.testing.assert_allclose(out, np.arange(8.0) + 1)
+    assert {s.device.id for s in out.addressable_shards} == {4, 5, 6, 7}
+
+
+def test_indivisible_dimension_is_an_error(mesh):
+    with pytest.raises(Exception, match="not divisible"):
+        mjax.jit(lambda v: mjax.lax.with_sharding_constraint(
+            v, NamedSharding(mesh, P("x"))))(np.ones(6, np.float32))
