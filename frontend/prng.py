@@ -117,7 +117,19 @@ def random_seed(seeds, impl: str) -> "PRNGKeyArray":
     return PRNGKeyArray(impl, staged(_seed_jit, seeds, impl=impl))
 
 
+def _partitionable(impl: str) -> bool:
+    if config.read("jax_threefry_partitionable"):
+        return True
+    if impl != "threefry2x32":
+        raise NotImplementedError(f"jax_threefry_partitionable=False is implemented for "
+                                  f"threefry2x32 keys only, not {impl}")
+    return False
+
+
 def random_split(keys: "PRNGKeyArray", shape) -> "PRNGKeyArray":
+    if not _partitionable(keys.impl):
+        return PRNGKeyArray(keys.impl, staged(_split_original_jit, keys._base,
+                                              shape=tuple(shape)))
     return PRNGKeyArray(keys.impl, staged(_split_jit, keys._base, impl=keys.impl,
                                           shape=tuple(shape)))
 
@@ -127,12 +139,86 @@ def random_fold_in(keys: "PRNGKeyArray", msgs) -> "PRNGKeyArray":
 
 
 def random_bits(keys: "PRNGKeyArray", bit_width: int, shape):
+    if not _partitionable(keys.impl):
+        return staged(_bits_original_jit, keys._base, bit_width=bit_width,
+                      shape=tuple(shape))
     return staged(_bits_jit, keys._base, impl=keys.impl, bit_width=bit_width,
                   shape=tuple(shape))
 
 
 def random_clone(keys: "PRNGKeyArray") -> "PRNGKeyArray":
     return PRNGKeyArray(keys.impl, staged(_clone_jit, keys._base, impl=keys.impl))
+
+
+# ---- jax_threefry_partitionable=False: JAX's original counter layout -------------------------
+# The counters of a request are one flat iota, hashed in two halves (x1 = first half,
+# x2 = second half), as JAX did before the partitionable layout became the default.
+def _threefry_2x32(data, count):
+    """JAX's threefry_2x32(key, count) for one key's data uint32[2] and 1-d counters."""
+    import mjax.numpy as jnp
+    from mjax import lax
+    n = count.shape[0]
+    if n % 2:
+        count = jnp.concatenate([count, jnp.zeros((1,), np.uint32)])
+    half = count.shape[0] // 2
+    x1, x2 = count[:half], count[half:]
+    k1 = lax.broadcast_in_dim(data[..., 0], (half,), ())
+    k2 = lax.broadcast_in_dim(data[..., 1], (half,), ())
+    b1, b2 = bind(R.Threefry2x32Op, k1, k2, x1, x2)
+    return jnp.concatenate([b1, b2])[:n]
+
+
+def _one_key(fun, data, *args):
+    """fun on each key of data uint32[*K, 2] (a loop over the keys: K is static)."""
+    import mjax.numpy as jnp
+    kshape = data.shape[:-1]
+    if not kshape:
+        return fun(data, *args)
+    flat = jnp.reshape(data, (-1, 2))
+    outs = [fun(flat[i], *args) for i in range(flat.shape[0])]
+    out = jnp.stack(outs) if outs else None
+    return jnp.reshape(out, kshape + out.shape[1:])
+
+
+def _split_original(data, shape):
+    from mjax import lax
+
+    def one(d):
+        num = int(np.prod(shape, dtype=np.int64))
+        counts = lax.iota(np.uint32, num * 2)
+        return lax.reshape(_threefry_2x32(d, counts), tuple(shape) + (2,))
+    return _one_key(one, data)
+
+
+def _bits_original(data, bit_width, shape):
+    import mjax.numpy as jnp
+    from mjax import lax
+
+    def one(d):
+        size = int(np.prod(shape, dtype=np.int64))
+        max_count = -(-bit_width * size // 32)
+        if max_count >= np.iinfo(np.uint32).max:
+            raise NotImplementedError("random bits of more than 2**32 words with "
+                                      "jax_threefry_partitionable=False")
+        bits = _threefry_2x32(d, lax.iota(np.uint32, max_count))
+        dtype = np.dtype(f"uint{bit_width}")
+        if bit_width == 64:
+            hi, lo = (b.astype(np.uint64) for b in jnp.split(bits, 2))
+            bits = lax.shift_left(hi, jnp.full(hi.shape, 32, np.uint64)) | lo
+        elif bit_width in (8, 16):
+            # Each 32-bit word gives 32 // bit_width values, low bits first.
+            per = 32 // bit_width
+            shifts = lax.broadcasted_iota(np.uint32, (per, max_count), 0) * np.uint32(
+                bit_width)
+            words = lax.broadcast_in_dim(bits, (per, max_count), (1,))
+            pieces = lax.shift_right_logical(words, shifts) & np.uint32(2**bit_width - 1)
+            bits = jnp.reshape(jnp.transpose(pieces), (-1,)).astype(dtype)[:size]
+        return jnp.reshape(bits, tuple(shape))
+    return _one_key(one, data)
+
+
+_split_original_jit = _jit(_split_original, ("shape",))
+_bits_original_jit = _jit(_bits_original, ("bit_width", "shape"))
 
 
 # ---- the key array ---------------------------------------------------------------------

@@ -139,6 +139,29 @@ def test_bits_64_and_float64_x64():
         assert_same(*both(lambda r, k: r.poisson(k, np.array([3.0, 40.0]))))
 
 
+def test_threefry_not_partitionable():
+    old_m = mjax.config.read("jax_threefry_partitionable")
+    old_j = jax.config.jax_threefry_partitionable
+    mjax.config.update("jax_threefry_partitionable", False)
+    jax.config.update("jax_threefry_partitionable", False)
+    try:
+        def grid(r, k):
+            out = {f"{s}{np.dtype(d).name}": r.bits(k, s, d) for s in [(), (5,), (2, 3)]
+                   for d in (np.uint8, np.uint16, np.uint32)}
+            out["split"] = r.key_data(r.split(k, (2, 3)))
+            out["normal"] = r.normal(k, (5,))
+            return out
+        got = mjax.jit(lambda k: grid(mr, k))(mr.key(3))
+        want = jax.jit(lambda k: grid(jr, k))(jr.key(3))
+        for name in want:
+            assert_same(got[name], want[name])
+        got = mjax.vmap(lambda k: mr.normal(k, (3,)))(mr.split(mr.key(1), 4))
+        assert_same(got, jax.vmap(lambda k: jr.normal(k, (3,)))(jr.split(jr.key(1), 4)))
+    finally:
+        mjax.config.update("jax_threefry_partitionable", old_m)
+        jax.config.update("jax_threefry_partitionable", old_j)
+
+
 @pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
 def test_rbg_impls(impl):
     k, jk = mr.key(3, impl=impl), jr.key(3, impl=impl)
