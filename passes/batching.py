@@ -41,6 +41,12 @@ class BatchError(PassError, ValueError):
     a ValueError, as JAX raises."""
 
 
+# Batching rules of ops with bodies (cond, while, scan), keyed by op class:
+# rule(batcher, op, vals, dims, b) -> (outs, out_dims); `batcher.run(block, pairs, b)`
+# batches a region's block into the block at b's insertion point.
+BATCH_NESTED: dict[type, object] = {}
+
+
 def _dims_key(dims) -> str:
     return ",".join("n" if d is None else str(d) for d in dims)
 
@@ -137,6 +143,11 @@ class Batcher:
             return self.batch_call_like(op, view, vals, dims, b)
         if not isinstance(view, JaxprOp):
             raise op_error(op, "cannot batch a non-jaxpr op")
+        nested = BATCH_NESTED.get(type(view))
+        if nested is not None:   # ops with bodies: the rule batches its regions
+            with op.location:
+                outs, out_dims = nested(self, op, vals, dims, b)
+            return list(outs), list(out_dims)
         rule = BATCH.get(type(view))
         if rule is None:
             why = NOT_SUPPORTED.get(("batch", type(view)), "no batching rule for this op")
@@ -226,4 +237,4 @@ def expand_vmap_op(batcher: Batcher, op: ir.Operation) -> None:
     _replace(op, final)
 
 
-__all__ = ["Batcher", "BatchError", "expand_vmap_op"]
+__all__ = ["BATCH_NESTED", "Batcher", "BatchError", "expand_vmap_op"]

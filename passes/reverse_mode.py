@@ -134,6 +134,12 @@ def symbol(fn) -> str:
 
 
 # ---- transpose -----------------------------------------------------------------------
+# Transpose rules of ops with bodies (scan, cond), keyed by op class:
+# rule(b, op, cts of results (None: zero), entries of operands (value | Linear))
+#     -> one cotangent (or None) per operand. They transpose a region with transpose_block.
+TRANSPOSE_NESTED: dict[type, object] = {}
+
+
 def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None) -> str:
     """Materializes (or reuses) the transpose of @lin_name with respect to `linear_args`:
     (other args..., cotangents of results...) -> cotangents of linear_args."""
@@ -196,11 +202,16 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
             return [None] * len(op.operands)
         view = op.opview
         cls = type(view) if isinstance(view, JaxprOp) else None
+        args = [primal.read(v) for v in op.operands]
+        nested = TRANSPOSE_NESTED.get(cls)
+        if nested is not None:   # ops with bodies: the rule transposes its regions
+            with op.location:
+                got = nested(Builder(ip, op.location), op, list(cts_of_results), args)
+            return [c if isinstance(a, Linear) else None for a, c in zip(args, got)]
         rule = TRANSPOSE.get(cls)
         if rule is None:
             why = NOT_SUPPORTED.get(("transpose", cls), "no transpose rule (is the op linear?)")
             raise op_error(op, f"cannot transpose for reverse-mode autodiff: {why}")
-        args = [primal.read(v) for v in op.operands]
         ct = cts_of_results[0] if len(cts_of_results) == 1 else list(cts_of_results)
         with op.location:
             got = rule(Builder(ip, op.location), ct, *args, **view.params)
@@ -266,6 +277,6 @@ def evaluable_linear(ex, lin_name: str) -> None:
     ex.expand_function(lin_name)
 
 
-__all__ = ["Linearize", "LinearizeInfo", "Transpose", "VjpInfo", "evaluable_linear",
+__all__ = ["Linearize", "LinearizeInfo", "TRANSPOSE_NESTED", "Transpose", "VjpInfo", "evaluable_linear",
            "expand_vjp_op", "linearize_functions", "transpose_block", "transpose_function",
            "vjp_functions"]

@@ -24,7 +24,7 @@ the new values), then lowers the clones, so nested control flow lowers recursive
               dynamic_update_slice at i (or length-1-i when `reverse`); the
               length % unroll remaining steps run after the loop with constant indices.
 
-JVP, partial evaluation/transpose and batching rules are phase B of issue #8.
+JVP, partial evaluation, transpose and batching rules: passes/rules/control_flow_ad.py.
 """
 from __future__ import annotations
 
@@ -207,7 +207,8 @@ def _lower_new_ops(ctx, before: set) -> None:
 
 # ---- yield and the transformation tables ------------------------------------------------
 not_supported("lower", C.YieldOp, "jaxpr.yield is lowered with its parent cond/while/scan")
-for _op in (C.CondOp, C.WhileOp, C.ScanOp, C.YieldOp):
-    for _table in ("jvp", "transpose", "batch"):
-        not_supported(_table, _op, f"{_op.OPERATION_NAME} has no {_table} rule yet (phase B "
-                                   f"of issue #8)")
+for _table in ("jvp", "transpose", "batch"):
+    not_supported(_table, C.YieldOp, f"jaxpr.yield is transformed with its parent "
+                                     f"cond/while/scan ({_table})")
+# The jvp, partial evaluation, transpose and batching rules of cond/while/scan work on
+# their regions, so they live in the nested-rule tables: passes/rules/control_flow_ad.py.

@@ -6,11 +6,16 @@ a reason why it has none.
 """
 import mjax.passes  # noqa: F401  (fills the tables)
 from mjax.dialect import OPS
+from mjax.passes.forward_mode import JVP_NESTED
+from mjax.passes.reverse_mode import TRANSPOSE_NESTED
 from mjax.passes.rules import JVP, NOT_SUPPORTED, TRANSPOSE
+
+# Ops with bodies (cond, while, scan) have their rules in the nested tables.
+NESTED = {"jvp": JVP_NESTED, "transpose": TRANSPOSE_NESTED}
 
 
 def _cell(table, rules, cls):
-    if cls in rules:
+    if cls in rules or cls in NESTED[table]:
         return "rule"
     why = NOT_SUPPORTED.get((table, cls))
     return f"- ({why})" if why else None
