@@ -58,6 +58,9 @@ class JaxprToStablehloPass(Pass):
 
     def run(self, module: ir.Module) -> None:
         lower_nested(module.operation, self.backend)
+        # Ordered host callbacks: one token chain per function, through control flow.
+        from mjax.passes.rules.callbacks import thread_tokens
+        thread_tokens(module)
 
 
 def lower_nested(root: ir.Operation, backend: str = "xla") -> None:

@@ -72,6 +72,94 @@ def _callback_lower(ctx, *args, callback_id, effect, result_shapes, result_dtype
     return results[1:] if ordered else results
 
 
+# ---- one token chain through a whole function ---------------------------------------------
+def thread_tokens(module) -> None:
+    """Re-threads the tokens of ordered callbacks so each function has one chain in
+    program order, also through `stablehlo.while`/`if`/`case` bodies (the per-block chains
+    the lowering rule builds would let XLA run a loop's callbacks before those of an
+    earlier branch): loops carry the token, branches take it and give it back.
+    JAX: mlir.lower_jaxpr_to_fun's token threading through control flow."""
+    for fn in module.body.operations:
+        if fn.operation.name == "func.func":
+            _thread_block(fn.operation.regions[0].blocks[0], None)
+
+
+def _calls_back_in_order(op: ir.Operation) -> bool:
+    found = []
+
+    def visit(inner):
+        if _is_token_callback(inner):
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+    return bool(found)
+
+
+def _thread_block(block: ir.Block, token):
+    """Threads `token` (None: made where first needed) through `block`; returns the last
+    token."""
+    for op in list(block.operations):
+        op = op.operation
+        if _is_token_callback(op):
+            old = op.operands[0]
+            if token is not None and old != token:
+                op.operands[0] = token
+                _erase_if_unused_token(old)
+            token = op.results[0]
+        elif op.name in ("stablehlo.while", "stablehlo.if", "stablehlo.case") and \
+                _calls_back_in_order(op):
+            if token is None:
+                with op.location, ir.InsertionPoint(op):
+                    token = hlo.create_token()
+            token = _thread_region_op(op, token)
+    return token
+
+
+def _erase_if_unused_token(value: ir.Value) -> None:
+    owner = value.owner
+    if (not isinstance(owner, ir.Block) and owner.name == "stablehlo.create_token"
+            and not list(value.uses)):
+        owner.erase()
+
+
+def _thread_region_op(op: ir.Operation, token) -> ir.Value:
+    """Rebuilds a while/if/case to take `token` through its bodies and give it back as
+    its last result."""
+    loop = op.name == "stablehlo.while"
+    tok_type = hlo.TokenType.get()
+    with op.location:
+        new = ir.Operation.create(
+            op.name, results=[r.type for r in op.results] + [tok_type],
+            operands=list(op.operands) + ([token] if loop else []),
+            attributes={a.name: a.attr for a in op.attributes},
+            regions=len(op.regions), ip=ir.InsertionPoint(op))
+    for old_region, region in zip(op.regions, new.regions):
+        block = old_region.blocks[0]
+        block.append_to(region)
+    if loop:
+        cond, body = (r.blocks[0] for r in new.regions)
+        cond.add_argument(tok_type, op.location)
+        inner = body.add_argument(tok_type, op.location)
+        _rereturn(body, _thread_block(body, inner))
+    else:
+        for region in new.regions:
+            block = region.blocks[0]
+            _rereturn(block, _thread_block(block, token))
+    for old, res in zip(op.results, new.results):
+        old.replace_all_uses_with(res)
+    op.erase()
+    return new.results[len(new.results) - 1]
+
+
+def _rereturn(block: ir.Block, token) -> None:
+    """Appends `token` to the operands of `block`'s terminator (stablehlo.return)."""
+    ret = list(block.operations)[-1].operation
+    with ret.location, ir.InsertionPoint(ret):
+        hlo.return_(list(ret.operands) + [token])
+    ret.erase()
+
+
 # ---- JVP --------------------------------------------------------------------------------
 def _callback_jvp(b, primals, tangents, *, effect, **params):
     """Pure and IO callbacks with tangent inputs raise JAX's errors (custom_jvp/custom_vjp

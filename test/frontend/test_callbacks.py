@@ -173,6 +173,37 @@ def test_io_callback_ordered_keeps_program_order():
     assert got_log == want_log == [("a", 1.0), ("b", 2.0), ("c", 3.0)]
 
 
+def test_ordered_effects_keep_order_through_control_flow():
+    def program(lib, np_, io_cb):
+        log = []
+
+        def rec(tag):
+            def host(x):
+                log.append(tag)
+                return np.asarray(x)
+            return host
+        sd = lib.ShapeDtypeStruct((), np.float32)
+
+        @lib.jit
+        def f(x, xs):
+            io_cb(rec("before"), sd, x, ordered=True)
+
+            def body(c, v):
+                io_cb(rec("loop"), sd, v, ordered=True)
+                return c, v
+            lib.lax.scan(body, x, xs)
+            lib.lax.cond(x > 0, lambda v: io_cb(rec("branch"), sd, v, ordered=True),
+                         lambda v: v, x)
+            lib.lax.fori_loop(0, 2, lambda i, c: (lib.debug.print("fori {}", i,
+                                                                  ordered=True), c)[1], x)
+            io_cb(rec("after"), sd, x * 3, ordered=True)
+            return x
+        f(np_.float32(1), np_.arange(3.0))
+        return log
+    got, want = both(program)
+    assert got == want == ["before", "loop", "loop", "loop", "branch", "after"]
+
+
 def test_io_callback_vmap_loops_and_ordered_vmap_errors():
     def program(lib, np_, io_cb):
         log = []

@@ -50,18 +50,38 @@ func.func @callback_ordered_chain(%x: tensor<f32>) -> tensor<f32> {
 
 // -----
 
-// Inside a loop body the chain starts at a token of the body.
-// CHECK-LABEL: func.func @callback_in_scan
-// CHECK:         stablehlo.while
-// CHECK:           stablehlo.create_token
-// CHECK:           stablehlo.custom_call @xla_ffi_python_cpu_callback
+// One chain per function, through control flow: a loop carries the token, a branch
+// takes it and gives it back, so callbacks before, inside and after run in that order.
+// CHECK-LABEL: func.func @callback_ordered_through_regions
+// CHECK:         %[[T0:.*]] = stablehlo.create_token
+// CHECK:         %[[T1:.*]] = stablehlo.custom_call @xla_ffi_python_cpu_callback(%[[T0]]) {{{.*}}index = 4 : ui64
+// CHECK:         %[[W:.*]]:3 = stablehlo.while({{.*}}, %[[IT:.*]] = %[[T1]]) : tensor<i32>, tensor<3xf32>, !stablehlo.token
+// CHECK:         } do {
+// CHECK-NOT:       stablehlo.create_token
+// CHECK:           %[[T2:.*]] = stablehlo.custom_call @xla_ffi_python_cpu_callback(%[[IT]], %{{.*}}) {{{.*}}index = 5 : ui64
+// CHECK:           stablehlo.return %{{.*}}, %{{.*}}, %[[T2]] : tensor<i32>, tensor<3xf32>, !stablehlo.token
+// CHECK:         %[[C:.*]]:2 = "stablehlo.if"
+// CHECK:           stablehlo.return %{{.*}}, %[[W]]#2
+// CHECK:           %[[T3:.*]] = stablehlo.custom_call @xla_ffi_python_cpu_callback(%[[W]]#2) {{{.*}}index = 8 : ui64
+// CHECK:           stablehlo.return %{{.*}}, %[[T3]]
+// CHECK:         stablehlo.custom_call @xla_ffi_python_cpu_callback(%[[C]]#1, %{{.*}}) {{{.*}}index = 7 : ui64
 // CHECK-NOT:     jaxpr.
-func.func @callback_in_scan(%xs: tensor<3xf32>) -> tensor<3xf32> {
+func.func @callback_ordered_through_regions(%xs: tensor<3xf32>, %i: tensor<i32>) -> tensor<3xf32> {
+  "jaxpr.callback"() {callback_id = 4 : i64, effect = "ordered"} : () -> ()
   %0 = "jaxpr.scan"(%xs) ({
   ^bb0(%x: tensor<f32>):
     "jaxpr.callback"(%x) {callback_id = 5 : i64, effect = "debug_ordered"} : (tensor<f32>) -> ()
     %y = "jaxpr.callback"(%x) {callback_id = 6 : i64, effect = "pure", result_shapes = [array<i64>], result_dtypes = [f32]} : (tensor<f32>) -> tensor<f32>
     "jaxpr.yield"(%y) : (tensor<f32>) -> ()
   }) {length = 3 : i64, num_carry = 0 : i64, num_consts = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
-  return %0 : tensor<3xf32>
+  %1 = "jaxpr.cond"(%i, %0) ({
+  ^bb0(%a: tensor<3xf32>):
+    "jaxpr.callback"() {callback_id = 8 : i64, effect = "ordered"} : () -> ()
+    "jaxpr.yield"(%a) : (tensor<3xf32>) -> ()
+  }, {
+  ^bb0(%a: tensor<3xf32>):
+    "jaxpr.yield"(%a) : (tensor<3xf32>) -> ()
+  }) : (tensor<i32>, tensor<3xf32>) -> tensor<3xf32>
+  "jaxpr.callback"(%1) {callback_id = 7 : i64, effect = "debug_ordered"} : (tensor<3xf32>) -> ()
+  return %1 : tensor<3xf32>
 }
