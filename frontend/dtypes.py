@@ -379,10 +379,9 @@ def _dtype_and_weak(x) -> tuple:
         return canonicalize_dtype(_PY_TYPE_DTYPES[x]), True
     if x is bool:
         return bool_, False
-    if isinstance(x, (KeyType, np.dtype, str)) or (isinstance(x, type) and
-                                                    hasattr(x, "dtype") or
-                                                    isinstance(x, type) and
-                                                    issubclass(x, np.generic)):
+    is_scalar_type = isinstance(x, type) and (issubclass(x, np.generic) or
+                                              isinstance(getattr(x, "dtype", None), np.dtype))
+    if isinstance(x, (KeyType, np.dtype, str)) or is_scalar_type:
         d = x if isinstance(x, KeyType) else _np_dtype(x)
         if not isinstance(d, KeyType) and d not in _ALL_DTYPES:
             raise TypeError(f"Value '{x}' with dtype {d} is not a valid JAX array type. "
@@ -440,8 +439,10 @@ def iinfo(d):
 def itemsize_bits(d) -> int:
     """Bits per element (int4: 4), as jax.dtypes.itemsize_bits."""
     d = _np_dtype(d)
-    if d in _SMALL_INTS or d.name.startswith(("float4", "float6")):
-        return ml_dtypes.iinfo(d).bits if d in _SMALL_INTS else int(d.name[5])
+    if d in _SMALL_INTS:
+        return ml_dtypes.iinfo(d).bits
+    if d.name.startswith(("float4_", "float6_")):   # (stored in a byte each)
+        return int(d.name[5])
     return d.itemsize * 8
 
 
