@@ -256,3 +256,10 @@ def _check_sharding(sharding) -> None:
         raise NotImplementedError("callbacks with a sharding over several devices are not "
                                   "supported yet; pass sharding=None or a single-device "
                                   "sharding")
+
+
+def effects_barrier() -> None:
+    """Waits until every effect of programs run so far has happened. JAX:
+    jax.effects_barrier. An mjax execution returns only after its host callbacks ran
+    (the XLA client runs them while executing, before handing back results), so there is
+    nothing left to wait for."""

@@ -57,6 +57,7 @@ def _callback_lower(ctx, *args, callback_id, effect, result_shapes, result_dtype
     operands = list(args)
     ordered = effect in ORDERED_EFFECTS
     if ordered:
+        _LOWERED_ORDERED[0] = True
         operands = [_token_before(ctx.op)] + operands
         result_types = [hlo.TokenType.get()] + result_types
     u64 = ir.IntegerType.get_unsigned(64)
@@ -79,9 +80,17 @@ def thread_tokens(module) -> None:
     the lowering rule builds would let XLA run a loop's callbacks before those of an
     earlier branch): loops carry the token, branches take it and give it back.
     JAX: mlir.lower_jaxpr_to_fun's token threading through control flow."""
+    if not _LOWERED_ORDERED[0]:
+        return      # nothing ordered was lowered since the last call: skip the walk
+    _LOWERED_ORDERED[0] = False
     for fn in module.body.operations:
         if fn.operation.name == "func.func":
             _thread_block(fn.operation.regions[0].blocks[0], None)
+
+
+# Set when an ordered callback is lowered, so that `thread_tokens` costs nothing for the
+# (usual) programs without one.
+_LOWERED_ORDERED = [False]
 
 
 def _calls_back_in_order(op: ir.Operation) -> bool:

@@ -213,3 +213,10 @@ def test_inspect_array_sharding_gives_the_arrays_sharding():
     x = jnp.ones(3)
     mjax.debug.inspect_array_sharding({"a": x}, callback=seen.append)
     assert seen == [x.sharding]
+
+
+def test_effects_barrier_after_prints(capsys):
+    f = mjax.jit(lambda x: (mjax.debug.print("v {}", x), x)[1])
+    f(1.0)
+    mjax.effects_barrier()
+    assert capsys.readouterr().out == "v 1.0\n"
