@@ -220,3 +220,23 @@ def test_effects_barrier_after_prints(capsys):
     f(1.0)
     mjax.effects_barrier()
     assert capsys.readouterr().out == "v 1.0\n"
+
+
+def test_breakpoint_prompt_over_runtime_values(monkeypatch, capsys):
+    import io
+    import mjax.debug as mdebug
+    monkeypatch.setattr(mdebug, "_has_terminal", lambda: True)
+    monkeypatch.setattr("sys.stdin", io.StringIO("p y * 2\nlocals\nnot_a_name\nc\n"))
+
+    @mjax.jit
+    def f(x):
+        y = x + 1
+        mjax.debug.breakpoint()
+        return y
+    capsys.readouterr()
+    np.testing.assert_allclose(np.asarray(f(jnp.arange(2.0))), [1.0, 2.0])
+    out = capsys.readouterr().out
+    assert "Entering mjax debugger" in out and "in f" in out
+    assert "array([2., 4.], dtype=float32)" in out          # p y * 2
+    assert "x = array([0., 1.], dtype=float32)" in out      # locals
+    assert "NameError" in out
