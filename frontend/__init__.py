@@ -22,6 +22,7 @@ from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, 
                      jvp, linearize, remat, value_and_grad, vjp)
 from mjax.batching import vmap
 from mjax.pmap import pmap
+from mjax.shard_map import shard_map
 from mjax.core import named_scope
 from mjax import errors, tree_util, lax, numpy, dlpack, profiler, sharding  # noqa: F401
 from mjax.sharding import make_mesh
@@ -45,4 +46,4 @@ __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "eval_shape", "jit", "local_device_count", "local_devices", "make_jaxpr",
            "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",
            "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "remat", "value_and_grad", "vjp", "vmap"]
+           "linearize", "remat", "value_and_grad", "vjp", "vmap", "shard_map"]

@@ -66,6 +66,15 @@ def _constrain(x, s):
     return bind(ShardingConstraintOp, x, **constraint_params(s, ndim))
 
 
+def constrain_unchecked(x, s: NamedSharding):
+    """`x` constrained to `s` over any mesh axes (shard_map lays out blocks over Explicit
+    axes too, which with_sharding_constraint refuses as JAX does)."""
+    if current_trace() is None:
+        from mjax.api import device_put
+        return device_put(x, s)
+    return bind(ShardingConstraintOp, x, **constraint_params(s, len(aval_of_value(x).shape)))
+
+
 def with_sharding_constraint(x, shardings):
     """`x` (a pytree) laid out as `shardings` (a pytree prefix of shardings or
     PartitionSpecs). JAX: jax.lax.with_sharding_constraint."""

@@ -1,0 +1,227 @@
+"""`shard_map`: run a function on per-device blocks, with collectives over mesh axes.
+
+Built like pmap, from vmap and shardings. For a mesh (x: 4, y: 2) and an argument of
+shape (8, 6) with in_spec P("x"):
+
+  1. the argument is constrained to NamedSharding(mesh, P("x")), reshaped to
+     (4, 2, 6) (one leading block axis per mesh axis it is split over, in mesh order)
+     and constrained to P("x", None, None), so each device holds one block;
+  2. the body runs under nested vmaps, one per mesh axis (outermost = first), each with
+     `axis_name` = the mesh axis: in_axes 0 where the argument has that block axis, None
+     where it is replicated. The named-axis collectives inside (psum, all_gather, ...)
+     batch into reductions/gathers along block axes that XLA's SPMD partitioner turns
+     into cross-device collectives;
+  3. outputs come back stacked per out_specs (a block axis per mesh axis the spec names;
+     out_axes None for the others, so a value that varies along an axis its out_spec
+     claims replicated is an error, as JAX's check_vma makes it) and are reshaped to
+     the global shape under the out_spec's constraint.
+
+Eagerly the whole thing runs under jit; inside a trace it is inlined, and the
+constraints make the enclosing jit compile for the mesh. JAX: jax.shard_map.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from mjax import tree_util
+from mjax.ad.staging import _check_callable, _wraps
+from mjax.core import aval_of_value, current_trace
+from mjax.sharding import Mesh, NamedSharding, PartitionSpec, current_mesh
+
+
+class _InferType:
+    def __repr__(self):
+        return "Infer"
+
+
+Infer = _InferType()
+
+
+def _is_spec(s) -> bool:
+    return s is None or isinstance(s, PartitionSpec)
+
+
+def _flat_specs(name, specs, tree) -> list[PartitionSpec]:
+    from mjax.batching import broadcast_prefix_with
+    if _is_spec(specs):
+        flat = [specs] * len(tree_util.tree_leaves(tree))
+    else:
+        flat = broadcast_prefix_with(f"shard_map {name}", specs, tree, _is_spec)
+    return [PartitionSpec() if s is None else s for s in flat]
+
+
+def _axes(spec: PartitionSpec, dim: int) -> tuple[str, ...]:
+    return spec.axes_of(dim)
+
+
+def _check_spec(fun_name, mesh: Mesh, spec, shape, what: str, path: str):
+    for d in range(len(spec)):
+        for a in _axes(spec, d):
+            if a not in mesh.axis_names:
+                raise ValueError(f"shard_map applied to the function '{fun_name}': "
+                                 f"{what}_specs{path} is {spec!r}, which names '{a}', not an "
+                                 f"axis of the mesh {tuple(mesh.axis_names)}")
+    if len(spec) > len(shape):
+        raise ValueError(
+            f"shard_map applied to the function '{fun_name}' was given an {what}_specs "
+            f"entry which is too long to be compatible with the corresponding {what}put "
+            f"value from the function: {what}_specs{path} is {spec!r} which has length "
+            f"{len(spec)}, but the value has shape {tuple(shape)}, which has rank "
+            f"{len(shape)} (and {len(shape)} < {len(spec)})")
+    for d in range(len(spec)):
+        names = _axes(spec, d)
+        size = math.prod(mesh.shape[n] for n in names)
+        if shape[d] % size:
+            axis = f"axes {names}" if len(names) > 1 else f"axis '{names[0]}'"
+            raise ValueError(
+                f"shard_map applied to the function '{fun_name}' was given argument arrays "
+                f"with axis sizes that are not evenly divisible by the corresponding mesh "
+                f"axis sizes: {what}_specs{path} of value {spec!r} maps array axis {d} (of "
+                f"size {shape[d]}) to mesh {axis} (of size {size}), but {size} does not "
+                f"evenly divide {shape[d]}")
+
+
+def _constrain(x, mesh, spec):
+    from mjax.lax.sharding import constrain_unchecked
+    return constrain_unchecked(x, NamedSharding(mesh, spec))
+
+
+def _to_blocks(x, mesh: Mesh, spec: PartitionSpec):
+    """Global value -> (block axes of the mesh axes `spec` uses, in mesh order, ...block)."""
+    from mjax import lax
+    shape = aval_of_value(x).shape
+    x = _constrain(x, mesh, spec)
+    split, where, blocks = [], {}, []
+    for d, size in enumerate(shape):
+        names = _axes(spec, d)
+        for a in names:
+            where[a] = len(split)
+            split.append(mesh.shape[a])
+        blocks.append(len(split))
+        split.append(size // math.prod(mesh.shape[a] for a in names))
+    present = [a for a in mesh.axis_names if a in where]
+    if not present:
+        return x
+    x = lax.reshape(x, tuple(split))
+    perm = tuple(where[a] for a in present) + tuple(blocks)
+    if perm != tuple(range(len(perm))):
+        x = lax.transpose(x, perm)
+    return _constrain(x, mesh, PartitionSpec(*present))
+
+
+def _from_blocks(y, mesh: Mesh, spec: PartitionSpec, stacked: list[str]):
+    """(block axes of `stacked`, ...block) -> the global value laid out as `spec`."""
+    from mjax import lax
+    if stacked:
+        y = _constrain(y, mesh, PartitionSpec(*stacked))
+    # Axes the spec does not name (check_vma=False): keep member 0's block, as JAX does.
+    for a in reversed([a for a in stacked if a not in _spec_names(spec)]):
+        i = stacked.index(a)
+        y = lax.index_in_dim(y, 0, axis=i, keepdims=False)
+    present = [a for a in stacked if a in _spec_names(spec)]
+    block = aval_of_value(y).shape[len(present):]
+    if len(spec) > len(block):
+        raise ValueError(f"shard_map out_specs {spec!r} has length {len(spec)}, but the "
+                         f"output has rank {len(block)}")
+    perm, shape = [], []
+    for d, size in enumerate(block):
+        names = _axes(spec, d)
+        perm += [present.index(a) for a in names] + [len(present) + d]
+        shape.append(size * math.prod(mesh.shape[a] for a in names))
+    if present:
+        if tuple(perm) != tuple(range(len(perm))):
+            y = lax.transpose(y, tuple(perm))
+        y = lax.reshape(y, tuple(shape))
+    return _constrain(y, mesh, spec)
+
+
+def _spec_names(spec: PartitionSpec) -> set[str]:
+    return {a for d in range(len(spec)) for a in _axes(spec, d)}
+
+
+def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args):
+    """The traced body of a shard_map call on global values `args`."""
+    from mjax.batching import vmap
+    leaves, in_tree = tree_util.tree_flatten(args)
+    specs = _flat_specs("in_specs", in_specs, args)
+    for i, (x, s) in enumerate(zip(leaves, specs)):
+        _check_spec(fun_name, mesh, s, aval_of_value(x).shape, "in", f"[{i}]")
+    blocks = [_to_blocks(x, mesh, s) for x, s in zip(leaves, specs)]
+
+    def body(*block_leaves):
+        return f(*tree_util.tree_unflatten(in_tree, block_leaves))
+
+    fn = body
+    for a in reversed(mesh.axis_names):
+        in_axes = tuple(0 if a in _spec_names(s) else None for s in specs)
+        out_axes = (tree_util.tree_map(lambda s, a=a: 0 if a in _spec_names(
+            PartitionSpec() if s is None else s) else None, out_specs, is_leaf=_is_spec)
+            if check_vma else 0)
+        fn = vmap(fn, in_axes=in_axes, out_axes=out_axes, axis_name=a,
+                  axis_size=mesh.shape[a])
+    outs = fn(*blocks)
+    out_leaves, out_tree = tree_util.tree_flatten(outs)
+    flat_out_specs = _flat_specs("out_specs", out_specs, outs)
+    result = []
+    for y, s in zip(out_leaves, flat_out_specs):
+        stacked = [a for a in mesh.axis_names if not check_vma or a in _spec_names(s)]
+        result.append(_from_blocks(y, mesh, s, stacked))
+    return tree_util.tree_unflatten(out_tree, result)
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(),
+              check_vma=True, check_rep=None):
+    """`f` applied to per-device blocks of its arguments, laid out over `mesh` by
+    `in_specs`, with results assembled by `out_specs`. JAX: jax.shard_map."""
+    if f is None:
+        return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                   axis_names=axis_names, check_vma=check_vma,
+                                   check_rep=check_rep)
+    _check_callable(f)
+    if check_rep is not None:
+        check_vma = check_rep
+    if in_specs is Infer:
+        raise NotImplementedError("shard_map without in_specs (inferred from the arguments' "
+                                  "shardings) is not supported by mjax yet: pass in_specs")
+    fun_name = getattr(f, "__name__", str(f))
+    cache: dict = {}
+
+    @_wraps(f)
+    def mapped(*args, **kwargs):
+        if kwargs:
+            raise TypeError(f"shard_map applied to the function '{fun_name}' got keyword "
+                            f"arguments {sorted(kwargs)}: pass them positionally (or close "
+                            f"over them)")
+        m = mesh if mesh is not None else current_mesh()
+        if m is None:
+            raise ValueError("shard_map requires a `mesh=` argument or a mesh context "
+                             "(`with mesh:`)")
+        if not isinstance(m, Mesh):
+            raise TypeError(f"shard_map mesh must be a Mesh, got {type(m).__name__}")
+        if axis_names and set(axis_names) != set(m.axis_names):
+            raise NotImplementedError(f"shard_map(axis_names={set(axis_names)}) over part of "
+                                      f"the mesh {tuple(m.axis_names)} is not supported by "
+                                      f"mjax yet")
+        run = functools.partial(_run, f, m, in_specs, out_specs, check_vma, fun_name)
+        if current_trace() is not None:
+            return run(args)
+        jitted = cache.get(m)
+        if jitted is None:
+            from mjax.api import jit
+            jitted = cache[m] = jit(lambda *a: run(a))
+        try:
+            return jitted(*args)
+        except Exception as e:
+            if "at vmap out_axes, got axis spec None" in str(e):
+                raise ValueError(
+                    f"shard_map applied to the function '{fun_name}' was given out_specs "
+                    f"{out_specs!r} which require replication over mesh axes that the "
+                    f"outputs vary along (they are not reduced over them, e.g. by psum). "
+                    f"Pass check_vma=False (check_rep=False) to skip this check, or name "
+                    f"those axes in out_specs. ({e})") from None
+            raise
+    return mapped
+
+
+__all__ = ["shard_map", "Infer"]

@@ -1,0 +1,237 @@
+"""shard_map on 8 CPU devices (test/conftest.py) against jax.shard_map: values, result
+layouts, collectives inside, grad, composition with jit/vmap, compiled collectives, and
+errors."""
+from __future__ import annotations
+
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax.sharding import NamedSharding, P
+
+JP = jax.sharding.PartitionSpec
+
+
+# Auto axes: with Explicit ones (make_mesh's default) JAX also requires the arguments to
+# be laid out as in_specs already; mjax lays them out itself.
+@pytest.fixture(scope="module")
+def mesh():
+    return mjax.make_mesh((4, 2), ("x", "y"), axis_types=(mjax.sharding.AxisType.Auto,) * 2)
+
+
+@pytest.fixture(scope="module")
+def jmesh():
+    return jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+
+def jspec(spec):
+    return JP(*spec)
+
+
+def both(mesh, jmesh, body, in_specs, out_specs, *args, **kw):
+    """(ours, theirs) for the same body written against mjax (m) and jax (j)."""
+    conv = lambda t, f: jax.tree_util.tree_map(  # noqa: E731
+        f, t, is_leaf=lambda s: isinstance(s, tuple) and type(s).__name__ in
+        ("PartitionSpec",))
+    ours = mjax.shard_map(functools.partial(body, mjax), mesh=mesh, in_specs=in_specs,
+                          out_specs=out_specs, **kw)(*args)
+    theirs = jax.shard_map(functools.partial(body, jax), mesh=jmesh,
+                           in_specs=conv(in_specs, jspec), out_specs=conv(out_specs, jspec),
+                           **kw)(*args)
+    return ours, theirs
+
+
+def same(ours, theirs, rtol=1e-6):
+    for o, t in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=rtol, atol=1e-6)
+        assert o.shape == t.shape
+        assert o.sharding.shard_shape(o.shape) == t.sharding.shard_shape(t.shape)
+
+
+X = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+SPECS = [P("x", "y"), P("x"), P(None, "y"), P("y", "x"), P(("x", "y")), P(("y", "x")), P()]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=str)
+def test_blocks_seen_by_the_body_and_reassembled(mesh, jmesh, spec):
+    x = np.arange(16 * 8, dtype=np.float32).reshape(16, 8)
+    ours, theirs = both(mesh, jmesh, lambda j, b: b * 2 + b.shape[0] + b.shape[1] * 100,
+                        spec, spec, x)
+    same(ours, theirs)
+
+
+def test_body_sees_its_own_block(mesh, jmesh):
+    # Each block plus its own position: every device got the block JAX gives it.
+    def body(j, b):
+        return b + (j.lax.axis_index("x") * 2 + j.lax.axis_index("y")).astype(b.dtype)
+    ours, theirs = both(mesh, jmesh, body, P("y", "x"), P("y", "x"), X[:, :4])
+    same(ours, theirs)
+
+
+@pytest.mark.parametrize("axes,out", [("x", P(None, "y")), ("y", P("x")),
+                                      (("x", "y"), P())], ids=str)
+def test_psum_over_mesh_axes(mesh, jmesh, axes, out):
+    ours, theirs = both(mesh, jmesh, lambda j, b: j.lax.psum(b, axes), P("x", "y"), out, X)
+    same(ours, theirs)
+
+
+def test_pmean_pmax_pmin(mesh, jmesh):
+    def body(j, b):
+        return (j.lax.pmean(b, "x"), j.lax.pmax(b, "y"), j.lax.pmin(b, ("x", "y")))
+    ours, theirs = both(mesh, jmesh, body, P("x", "y"), (P(None, "y"), P("x"), P()), X)
+    same(ours, theirs)
+
+
+@pytest.mark.parametrize("tiled", [False, True])
+def test_all_gather(mesh, jmesh, tiled):
+    out = P(None, None, "y") if not tiled else P(None, "y")
+    ours, theirs = both(mesh, jmesh,
+                        lambda j, b: j.lax.all_gather(b, "x", axis=0, tiled=tiled),
+                        P("x", "y"), out, X, check_vma=False)  # JAX cannot infer it
+    same(ours, theirs)
+
+
+def test_psum_scatter_tiled(mesh, jmesh):
+    x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
+    ours, theirs = both(mesh, jmesh,
+                        lambda j, b: j.lax.psum_scatter(b, "x", scatter_dimension=1,
+                                                        tiled=True),
+                        P("x"), P(None, "x"), x)
+    same(ours, theirs)
+
+
+def test_all_to_all(mesh, jmesh):
+    x = np.arange(8 * 8, dtype=np.float32).reshape(8, 8)
+    ours, theirs = both(mesh, jmesh,
+                        lambda j, b: j.lax.all_to_all(b, "x", 1, 0, tiled=True),
+                        P("x"), P(None, "x"), x)
+    same(ours, theirs)
+
+
+def test_ppermute_ring(mesh, jmesh):
+    perm = [(i, (i + 1) % 4) for i in range(4)]
+    ours, theirs = both(mesh, jmesh, lambda j, b: j.lax.ppermute(b, "x", perm),
+                        P("x", "y"), P("x", "y"), X)
+    same(ours, theirs)
+
+
+def test_axis_index_of_both_axes(mesh, jmesh):
+    def body(j, b):
+        return b + j.lax.axis_index("x") * 10 + j.lax.axis_index("y")
+    ours, theirs = both(mesh, jmesh, body, P(), P(("x", "y")), np.zeros(1, np.int32))
+    same(ours, theirs)
+
+
+def test_pytree_arguments_and_results(mesh, jmesh):
+    def body(j, t):
+        a, b = t["a"], t["b"]
+        return {"s": j.lax.psum(a.sum(), ("x", "y")), "p": a * b}
+    tree = {"a": X, "b": np.ones((8, 6), np.float32) * 3}
+    ours, theirs = both(mesh, jmesh, body, ({"a": P("x", "y"), "b": P("x", "y")},),
+                        {"s": P(), "p": P("x", "y")}, tree)
+    same(ours, theirs)
+
+
+def test_sharded_contraction_matmul_shows_all_reduce_not_all_gather(mesh):
+    a = np.random.RandomState(0).randn(8, 16).astype(np.float32)
+    w = np.random.RandomState(1).randn(16, 4).astype(np.float32)
+
+    def mm(x, y):
+        return mjax.lax.psum(x @ y, "x")
+    f = mjax.shard_map(mm, mesh=mesh, in_specs=(P(None, "x"), P("x", None)),
+                       out_specs=P())
+    np.testing.assert_allclose(np.asarray(f(a, w)), a @ w, rtol=1e-5, atol=1e-5)
+    hlo = mjax.jit(f).lower(a, w).compile().as_text()
+    assert "all-reduce" in hlo
+    assert "all-gather" not in hlo
+
+
+def test_grad_through_shard_map_matches_jax(mesh, jmesh):
+    a = np.random.RandomState(0).randn(8, 6).astype(np.float32)
+
+    def loss(j, np_, x):
+        f = j.shard_map(lambda b: j.lax.psum((np_.sin(b) * b).sum(), ("x", "y")),
+                        mesh=mesh if j is mjax else jmesh,
+                        in_specs=P("x", "y") if j is mjax else JP("x", "y"),
+                        out_specs=P() if j is mjax else JP())
+        return f(x)
+    g = mjax.grad(functools.partial(loss, mjax, jnp))(a)
+    gj = jax.grad(functools.partial(loss, jax, jax.numpy))(a)
+    np.testing.assert_allclose(np.asarray(g), gj, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(g), np.sin(a) + a * np.cos(a), rtol=1e-5)
+
+
+def test_grad_of_psum_inside_shard_map_matches_jax(mesh, jmesh):
+    a = np.random.RandomState(2).randn(8, 6).astype(np.float32)
+
+    def loss(j, x):
+        m, sp = (mesh, P) if j is mjax else (jmesh, JP)
+        f = j.shard_map(lambda b: j.lax.psum(b, "x") * b, mesh=m, in_specs=sp("x", "y"),
+                        out_specs=sp("x", "y"))
+        return (f(x) ** 2).sum()
+    g = mjax.jit(mjax.grad(functools.partial(loss, mjax)))(a)
+    gj = jax.jit(jax.grad(functools.partial(loss, jax)))(a)
+    np.testing.assert_allclose(np.asarray(g), gj, rtol=1e-5)
+
+
+def test_shard_map_inside_jit_with_other_ops(mesh, jmesh):
+    def prog(j, x):
+        m, sp = (mesh, P) if j is mjax else (jmesh, JP)
+        y = j.shard_map(lambda b: j.lax.psum(b * b, "y"), mesh=m, in_specs=sp("x", "y"),
+                        out_specs=sp("x"))(x + 1)
+        return y.sum(axis=1) * 2
+    ours = mjax.jit(functools.partial(prog, mjax))(X)
+    theirs = jax.jit(functools.partial(prog, jax))(X)
+    np.testing.assert_allclose(np.asarray(ours), theirs, rtol=1e-6)
+
+
+def test_decorator_form_and_mesh_context(mesh):
+    with mesh:
+        @functools.partial(mjax.shard_map, in_specs=P("x"), out_specs=P("x"))
+        def f(b):
+            return b + 1
+        out = f(X)
+    np.testing.assert_allclose(np.asarray(out), X + 1)
+    assert out.sharding.shard_shape(X.shape) == (2, 6)
+
+
+def test_experimental_spelling(mesh):
+    from mjax.experimental.shard_map import shard_map
+    f = shard_map(lambda b: mjax.lax.psum(b, "x"), mesh, in_specs=(P("x"),),
+                  out_specs=P())
+    np.testing.assert_allclose(np.asarray(f(X)), X.reshape(4, 2, 6).sum(0))
+
+
+def test_out_specs_claiming_replication_of_a_varying_value_is_an_error(mesh):
+    f = mjax.shard_map(lambda b: b * 2, mesh=mesh, in_specs=P("x"), out_specs=P())
+    with pytest.raises(ValueError, match="out_specs"):
+        f(X)
+
+
+def test_check_vma_false_keeps_the_first_members_block(mesh, jmesh):
+    ours, theirs = both(mesh, jmesh, lambda j, b: b * 2, P("x"), P(), X, check_vma=False)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs))
+
+
+def test_indivisible_argument_is_an_error(mesh):
+    f = mjax.shard_map(lambda b: b, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    with pytest.raises(ValueError, match="not evenly divisible"):
+        f(np.ones((6, 2), np.float32))
+
+
+def test_spec_longer_than_rank_is_an_error(mesh):
+    f = mjax.shard_map(lambda b: b, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x"))
+    with pytest.raises(ValueError, match="too long"):
+        f(np.ones(8, np.float32))
+
+
+def test_vmap_of_shard_map(mesh):
+    f = mjax.shard_map(lambda b: mjax.lax.psum(b, "x"), mesh=mesh, in_specs=P("x"),
+                       out_specs=P())
+    xs = np.arange(3 * 8, dtype=np.float32).reshape(3, 8)
+    out = mjax.jit(mjax.vmap(f))(xs)
+    np.testing.assert_allclose(np.asarray(out), xs.reshape(3, 4, 2).sum(1))
