@@ -78,7 +78,9 @@ def vjp_functions(module, name: str, diff_args=None, diff_results=None) -> VjpIn
     cotangents -> input cotangents) to `module`, or reuses them. The frontend's eager
     `vjp` runs fwd once and bwd per cotangent."""
     with context(), ir.Location.unknown(context()):
-        return reverse_mode.vjp_functions(Expander(module), name, diff_args, diff_results)
+        ex = Expander(module)
+        ex.keep_debug_callbacks = True   # fwd is the primal run: its debug prints show
+        return reverse_mode.vjp_functions(ex, name, diff_args, diff_results)
 
 
 def linearize_functions(module, name: str, diff_args=None,
@@ -88,6 +90,7 @@ def linearize_functions(module, name: str, diff_args=None,
     linear function can run on its own (the frontend's eager `linearize`)."""
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
+        ex.keep_debug_callbacks = True   # fwd is the primal run: its debug prints show
         info = reverse_mode.linearize_functions(ex, name, diff_args, diff_results)
         reverse_mode.evaluable_linear(ex, info.lin)
         return info

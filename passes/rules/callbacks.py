@@ -190,8 +190,11 @@ JVP[CallbackOp] = _callback_jvp
 def _callback_jvp_nested(jvp, op, pairs):
     """Linearizing (the forward half of reverse mode) drops debug callbacks: reverse mode
     runs the primal function as well (`jaxpr.call` beside `jaxpr.vjp`), which prints
-    once, as JAX's grad does. Everything else goes through `_callback_jvp`."""
-    if jvp.linearize and op.opview.params["effect"].startswith("debug"):
+    once, as JAX's grad does. The eager vjp/linearize split keeps them (its forward
+    function is that primal run: `keep_debug_callbacks` on the expander). Everything else
+    goes through `_callback_jvp`."""
+    if (jvp.linearize and op.opview.params["effect"].startswith("debug")
+            and not getattr(jvp.ex, "keep_debug_callbacks", False)):
         return []
     return jvp._op_rule(op, pairs)
 

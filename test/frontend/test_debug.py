@@ -69,6 +69,12 @@ def _print_grad(lib, np_):
     lib.jit(lib.grad(f))(2.0)
     lib.value_and_grad(f)(1.0)
     lib.jvp(f, (4.0,), (1.0,))
+    _, f_vjp = lib.vjp(f, 5.0)          # eager: the forward run prints, the backward not
+    f_vjp(1.0)
+    _, f_lin = lib.linearize(f, 6.0)
+    f_lin(1.0)
+    lib.jit(lambda x: lib.vjp(f, x)[1](1.0))(7.0)
+    lib.hessian(f)(8.0)
 
 
 def _print_control_flow(lib, np_):
