@@ -110,9 +110,11 @@ def _runtime_error(e: BaseException) -> Exception:
 def run_now(callback_id: int, args, out_avals) -> list:
     """Eager mode: runs the callback on concrete values, returns mjax Arrays."""
     from mjax.api import device_put_value
+    from mjax.array import Array
     from mjax.core import to_numpy
     try:
-        outs = lookup(callback_id).flat(*_as_arrays([to_numpy(a) for a in args]))
+        arrays = [a if isinstance(a, Array) else _as_arrays([to_numpy(a)])[0] for a in args]
+        outs = lookup(callback_id).flat(*arrays)
         outs = check_results(outs, out_avals)
     except Exception as e:  # noqa: BLE001 - reaches the caller as in jit
         raise _runtime_error(e) from e

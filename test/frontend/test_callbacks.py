@@ -337,3 +337,19 @@ def test_iree_backend_refuses_host_callbacks():
     from mjax.runtime.iree import IreeBackend
     with pytest.raises(NotImplementedError, match="host callbacks"):
         IreeBackend.compile(object(), "module {}", host_callbacks=[lambda: ()])
+
+
+def test_programs_with_callbacks_bypass_the_persistent_cache(tmp_path, monkeypatch):
+    from mjax.runtime import compilation_cache as cc
+    monkeypatch.setattr(cc.settings, "directory", str(tmp_path))
+    monkeypatch.setattr(cc.settings, "min_compile_time_secs", 0.0)
+    seen = []
+
+    def f(x):
+        mjax.debug.callback(lambda v: seen.append(float(np.asarray(v))), x)
+        return mjax.pure_callback(lambda v: np.asarray(v) + 1,
+                                  mjax.ShapeDtypeStruct((), np.float32), x)
+    for _ in range(2):       # a second compile must not load a callback-less executable
+        assert float(mjax.jit(f)(jnp.float32(2))) == 3.0
+    assert seen == [2.0, 2.0]
+    assert not [p for p in tmp_path.iterdir() if p.suffix == ".mjaxexe"]
