@@ -494,9 +494,9 @@ def _scan_transpose(b, op, cts, args):
     nc, ncar = p["num_consts"], p["num_carry"]
     body = _body(op)
     lin = [_is_unknown(a) for a in args]
-    if not all(lin[nc:nc + ncar]):
-        raise op_error(op, "cannot transpose a scan with a non-linear carry (internal: "
-                           "partial evaluation should have moved it to the forward scan)")
+    # A carry whose initial value is known (a zero constant) is still linear: its
+    # cotangent is computed and dropped (JAX's _scan_transpose does the same).
+    lin[nc:nc + ncar] = [True] * ncar
     avals_in = _avals(body.arguments)
     res_c = [i for i in range(nc) if not lin[i]]
     lin_c = [i for i in range(nc) if lin[i]]
