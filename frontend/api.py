@@ -429,10 +429,17 @@ class Jitted:
             return
         logger.warning("Invalid %s value encountered in the output of a jit function "
                        "%s. Calling the de-optimized version.", kind, self._name)
-        with config.override(jax_disable_jit=True):
-            self.fun(*args, **kwargs)
-        raise FloatingPointError(f"invalid value ({kind}) encountered in jit({self._name}) "
-                                 f"(re-running it op by op did not reproduce it)")
+        try:
+            with config.override(jax_disable_jit=True):
+                self.fun(*args, **kwargs)
+            why = "re-running it op by op did not reproduce it"
+        except FloatingPointError:
+            raise
+        except Exception:  # noqa: BLE001 - grad/vmap bodies cannot run op by op
+            why = "the transformed function cannot be re-run op by op to find the primitive"
+        from mjax.core import at_user_line
+        raise FloatingPointError(at_user_line(
+            f"invalid value ({kind}) encountered in jit({self._name}); {why}"))
 
     def _donated_leaves(self, args, dyn_kwargs) -> tuple[bool, ...]:
         """Per flattened dynamic leaf: is it donated (donate_argnums/donate_argnames)?"""
@@ -500,9 +507,11 @@ class Jitted:
             traced.module, donated=donated, out_avals=traced.out_avals,
             annotate=lambda m: spmd.annotate(m, all_in, entry.out_shardings,
                                              traced.out_avals))
+        from mjax.callbacks import backend_host_callbacks
+        text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
         entry.executable = get_backend(self._backend).compile(
             text, list(mesh.devices.flat), num_partitions=mesh.size,
-            out_avals=traced.out_avals)
+            out_avals=traced.out_avals, host_callbacks=callbacks)
         entry.const_bufs = [spmd.put_for(c, aval_of_value(c), replicated)
                             for c in traced.captured]
         return entry

@@ -347,3 +347,12 @@ def test_checking_leaks_finds_a_tracer_stored_outside():
     store.clear()
     leaky(jnp.ones(4))                 # off: no check
     assert len(store) == 1
+
+
+def test_debug_nans_through_grad_and_vmap_is_still_a_floating_point_error():
+    with mjax.debug_nans(True):
+        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\)") as e:
+            mjax.grad(lambda x: jnp.sqrt(x).sum())(-jnp.ones(2))
+        assert __file__ in str(e.value)
+        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\)"):
+            mjax.vmap(jnp.log)(-jnp.ones(2))
