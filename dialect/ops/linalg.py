@@ -138,6 +138,32 @@ class GeqrfOp(JaxprOp, name="geqrf"):
         return (a.strip_weak_type(), ShapedArray(a.shape[:-2] + (min(m, n),), a.dtype))
 
 
+class HouseholderProductOp(JaxprOp, name="householder_product"):
+    """The orthogonal (unitary) product of the Householder reflectors stored below the
+    diagonal of `a` with scale factors `taus` (LAPACK orgqr/ungqr).
+    JAX: lax.linalg.householder_product_p."""
+    num_operands = 2
+
+    @classmethod
+    def infer(cls, a, taus):
+        op = "householder_product"
+        check_linalg_dtype(op, a, "a")
+        if taus.dtype != a.dtype:
+            raise TypeError(f"{op} requires a and taus of one dtype, got "
+                            f"{short_dtype_name(a.dtype)} and {short_dtype_name(taus.dtype)}")
+        m, n = matrix_shape(op, a.shape, what="a")
+        if m < n:
+            raise ValueError(f"The first argument to householder_product must have at least "
+                             f"as many rows as columns, got shape {a.shape}")
+        if taus.ndim != a.ndim - 1 or taus.shape[:-1] != a.shape[:-2]:
+            raise ValueError(f"{op}: taus of shape {taus.shape} must have a's batch "
+                             f"dimensions {a.shape[:-2]} and one more axis")
+        if taus.shape[-1] > min(m, n):
+            raise ValueError("The second argument to householder_product must not have more "
+                             "rows than the minimum of the first argument's rows and columns.")
+        return (a.strip_weak_type(),)
+
+
 class QrOp(JaxprOp, name="qr"):
     """QR decomposition A = Q R: Q (m, m) and R (m, n) with `full_matrices`, else Q
     (m, k) and R (k, n) with k = min(m, n). JAX: lax.linalg.qr_p."""

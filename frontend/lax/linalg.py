@@ -85,6 +85,12 @@ def geqrf(x):
     return tuple(_bind(L.GeqrfOp, x))
 
 
+def householder_product(a, taus):
+    """The orthogonal product of the Householder reflectors in `a` scaled by `taus`.
+    JAX: lax.linalg.householder_product."""
+    return _bind(L.HouseholderProductOp, a, taus)
+
+
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
     """(q, r) with x = q r. JAX: lax.linalg.qr."""
     if pivoting:

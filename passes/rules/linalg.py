@@ -218,6 +218,15 @@ def _geqrf_lower(ctx, a):
     return lapack_call("geqrf", [a], ctx.avals_out, aliases={0: 0})
 
 
+@lowering(L.HouseholderProductOp)
+def _householder_product_lower(ctx, a, taus):
+    aval = ctx.avals_in[0]
+    if 0 in aval.shape[-2:]:
+        return a
+    routine = "ungqr" if is_complex(aval.dtype) else "orgqr"
+    return lapack_call(routine, [a, taus], ctx.avals_out, aliases={0: 0})[0]
+
+
 @lowering(L.QrOp)
 def _qr_lower(ctx, a, *, full_matrices):
     aval = ctx.avals_in[0]
@@ -620,6 +629,8 @@ def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
 
 AD.no_jvp(L.GeqrfOp, "geqrf's Householder form has no derivative rule (as in JAX): "
                      "differentiate jnp.linalg.qr instead")
+AD.no_jvp(L.HouseholderProductOp, "householder_product has no derivative rule (as in JAX): "
+                                  "differentiate jnp.linalg.qr instead")
 def _permute_rows(b, perm, x):
     """x[..., perm, :] as a one-hot matmul: P[i, j] = (perm[i] == j)."""
     m = _shape(x)[-2]
@@ -660,7 +671,8 @@ def _eig_jvp(b, primals, tangents, *, compute_left_eigenvectors,
     return [w], [dw]
 
 
-for _op in (L.CholeskyOp, L.LuOp, L.GeqrfOp, L.QrOp, L.EighOp, L.SvdOp, L.EigOp):
+for _op in (L.CholeskyOp, L.LuOp, L.GeqrfOp, L.HouseholderProductOp, L.QrOp, L.EighOp,
+            L.SvdOp, L.EigOp):
     AD.no_transpose(_op, "not linear: a matrix factorization")
 
 
@@ -701,7 +713,8 @@ def _register_batch(op):
     return rule
 
 
-for _op in (L.CholeskyOp, L.LuOp, L.GeqrfOp, L.QrOp, L.EighOp, L.SvdOp, L.EigOp, L.FftOp):
+for _op in (L.CholeskyOp, L.LuOp, L.GeqrfOp, L.HouseholderProductOp, L.QrOp, L.EighOp,
+            L.SvdOp, L.EigOp, L.FftOp):
     batch_rule(_op)(_register_batch(_op))
 
 

@@ -77,3 +77,19 @@ func.func @fft_bad_type(%x: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
   %0 = "jaxpr.fft"(%x) {fft_type = "DCT", fft_lengths = array<i64: 8>} : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>
   return %0 : tensor<8xcomplex<f32>>
 }
+
+// -----
+
+func.func @householder_product_wide(%a: tensor<3x4xf32>, %taus: tensor<3xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{must have at least as many rows as columns, got shape (3, 4)}}
+  %0 = "jaxpr.householder_product"(%a, %taus) : (tensor<3x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @householder_product_too_many_taus(%a: tensor<4x3xf32>, %taus: tensor<4xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{must not have more rows than the minimum}}
+  %0 = "jaxpr.householder_product"(%a, %taus) : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}

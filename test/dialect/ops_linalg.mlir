@@ -78,3 +78,12 @@ func.func @fft_rfft(%x: tensor<2x8xf32>) -> tensor<2x5xcomplex<f32>> {
   %0 = "jaxpr.fft"(%x) {fft_type = "RFFT", fft_lengths = array<i64: 8>} : (tensor<2x8xf32>) -> tensor<2x5xcomplex<f32>>
   return %0 : tensor<2x5xcomplex<f32>>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @householder_product
+// CHECK:         "jaxpr.householder_product"(%{{.*}}, %{{.*}}) : (tensor<2x4x3xf64>, tensor<2x3xf64>) -> tensor<2x4x3xf64>
+func.func @householder_product(%a: tensor<2x4x3xf64>, %taus: tensor<2x3xf64>) -> tensor<2x4x3xf64> {
+  %0 = "jaxpr.householder_product"(%a, %taus) : (tensor<2x4x3xf64>, tensor<2x3xf64>) -> tensor<2x4x3xf64>
+  return %0 : tensor<2x4x3xf64>
+}

@@ -584,3 +584,14 @@ def test_special_matrices_match_jax(name, args):
     got = getattr(msl, name)(*args)
     want = getattr(jax.scipy.linalg, name)(*args)
     check(got, np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+def test_geqrf_householder_product_match_jax():
+    a = _mat((2, 5, 3))
+    h, taus = mjax.lax.linalg.geqrf(a)
+    q = mjax.lax.linalg.householder_product(h, taus)
+    want = jax.lax.linalg.householder_product(np.asarray(h), np.asarray(taus))
+    np.testing.assert_allclose(np.asarray(q), np.asarray(want), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(q), np.linalg.qr(a)[0], atol=1e-5)
+    batched = mjax.vmap(mjax.lax.linalg.householder_product, in_axes=(0, 1))(h, np.asarray(taus).T)
+    np.testing.assert_allclose(np.asarray(batched), np.asarray(want), atol=1e-6)

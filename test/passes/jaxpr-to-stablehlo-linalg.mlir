@@ -120,3 +120,15 @@ func.func @fft_irfft(%x: tensor<3x5xcomplex<f32>>) -> tensor<3x8xf32> {
   %0 = "jaxpr.fft"(%x) {fft_type = "IRFFT", fft_lengths = array<i64: 8>} : (tensor<3x5xcomplex<f32>>) -> tensor<3x8xf32>
   return %0 : tensor<3x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @householder_product_complex
+// CHECK-SAME:    (%[[A:.*]]: tensor<4x3xcomplex<f64>>, %[[T:.*]]: tensor<3xcomplex<f64>>)
+// CHECK:         %[[Q:.*]] = stablehlo.custom_call @lapack_zungqr_ffi(%[[A]], %[[T]])
+// CHECK:         return %[[Q]]
+// CHECK-NOT:     jaxpr.
+func.func @householder_product_complex(%a: tensor<4x3xcomplex<f64>>, %taus: tensor<3xcomplex<f64>>) -> tensor<4x3xcomplex<f64>> {
+  %0 = "jaxpr.householder_product"(%a, %taus) : (tensor<4x3xcomplex<f64>>, tensor<3xcomplex<f64>>) -> tensor<4x3xcomplex<f64>>
+  return %0 : tensor<4x3xcomplex<f64>>
+}
