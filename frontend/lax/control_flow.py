@@ -491,9 +491,10 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
 # ---- map / associative_scan ---------------------------------------------------------------
 def map(f, xs, *, batch_size=None):  # noqa: A001  (JAX's name)
     """[f(x) for x in xs] along the leading axis, stacked; a scan. With batch_size, the
-    scan runs over batches (each batch applies f per element), then the remainder.
-    JAX: lax.map."""
+    scan runs over batches (each batch is a vmap of f), then the remainder as one more
+    vmap. JAX: lax.map."""
     import mjax.numpy as jnp
+    from mjax.batching import vmap
     if batch_size is None:
         return _scan(lambda _, x: ((), f(x)), (), xs, None, False, 1, "carry")[1]
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
@@ -503,16 +504,14 @@ def map(f, xs, *, batch_size=None):  # noqa: A001  (JAX's name)
     batch_size = builtins.min(int(batch_size), builtins.max(n, 1))
     full, rem = divmod(n, batch_size)
 
-    def per_batch(xb):
-        ys = [f(tree_util.tree_map(lambda x: x[i], xb)) for i in range(batch_size)]
-        return tree_util.tree_map(lambda *y: jnp.stack(y), *ys)
+    per_batch = vmap(f)
     main = tree_util.tree_map(
         lambda x: jnp.reshape(x[:full * batch_size], (full, batch_size) + np.shape(x)[1:]),
         xs)
     ys = _scan(lambda _, xb: ((), per_batch(xb)), (), main, None, False, 1, "carry")[1]
     ys = tree_util.tree_map(lambda y: jnp.reshape(y, (full * batch_size,) + y.shape[2:]), ys)
     if rem:
-        tail = map(f, tree_util.tree_map(lambda x: x[full * batch_size:], xs))
+        tail = per_batch(tree_util.tree_map(lambda x: x[full * batch_size:], xs))
         ys = tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), ys, tail)
     return ys
 

@@ -115,7 +115,7 @@ def test_grad_matches_jax(make):
 @pytest.mark.parametrize("in_axes", [(0, None), (0, 0), (1, 0)])
 def test_vmap_matches_jax_and_loop(make, in_axes):
     f, jf = both(make)
-    xs = rnd(4, 3, 5) if in_axes[0] == 1 else rnd(5, 4, 3)
+    xs = rnd(4, 5, 3) if in_axes[0] == 1 else rnd(5, 4, 3)
     ws = np.float32(0.8) if in_axes[1] is None else np.linspace(0.5, 1.0, 5).astype(np.float32)
     got = mjax.vmap(f, in_axes=in_axes)(xs, ws)
     close(got, jax.vmap(jf, in_axes=in_axes)(xs, ws))
