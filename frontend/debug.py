@@ -264,28 +264,54 @@ def visualize_array_sharding(arr, *, use_color: bool = True, scale: float = 1.0,
 
 def visualize_sharding(shape, sharding, *, use_color: bool = True, scale: float = 1.0,
                        min_width: int = 9, max_width: int = 80, color_map=None):
-    """Prints the block layout of an array of `shape` under `sharding` (single-device and
-    fully replicated shardings: one block naming the devices). JAX:
-    jax.debug.visualize_sharding."""
+    """Prints the block layout of an array of `shape` under `sharding` as a text grid:
+    one cell per distinct block, naming the devices holding it (replicas joined by
+    commas). JAX: jax.debug.visualize_sharding (which draws with `rich`)."""
     if len(shape) > 2:
         raise ValueError(f"Number of dimensions of `shape` must be <= 2 for "
                          f"visualization, got {len(shape)}")
-    devices = _devices_of(sharding)
-    replicated = len(devices) <= 1 or getattr(sharding, "is_fully_replicated", False)
-    if not replicated:
-        raise NotImplementedError("visualize_array_sharding draws single-device and "
-                                  "fully replicated arrays only for now")
-    platform = getattr(devices[0], "platform", "cpu").upper() if devices else "CPU"
-    label = f"{platform} {','.join(str(getattr(d, 'id', d)) for d in devices)}"
-    width = max(min_width, min(max_width, int(round(len(label) + 4) * scale)))
-    rows = 5 if len(shape) == 2 else 1
-    inner = width - 2
-    lines = ["┌" + "─" * inner + "┐"]
-    for r in range(rows):
-        text = label if r == rows // 2 else ""
-        lines.append("│" + text.center(inner) + "│")
-    lines.append("└" + "─" * inner + "┘")
-    sys.stdout.write("\n".join(lines) + "\n")
+    shape = tuple(shape)
+    cells = _blocks(shape, sharding)
+    rows = sorted({r for r, _ in cells})
+    cols = sorted({c for _, c in cells})
+    labels = {k: f"{v[0][0]} {','.join(str(i) for _, i in v)}" for k, v in cells.items()}
+    width = max(len(t) for t in labels.values()) + 4
+    width = max(width, min_width // max(len(cols), 1))
+    width = min(max(int(round(width * scale)), 3), max(max_width // max(len(cols), 1), 3))
+    height = 3 if len(shape) == 2 else 1
+    out = [_rule("┌", "┬", "┐", len(cols), width)]
+    for i, r in enumerate(rows):
+        for line in range(height):
+            text = [labels.get((r, c), "") if line == height // 2 else "" for c in cols]
+            out.append("│" + "│".join(t[:width].center(width) for t in text) + "│")
+        if i + 1 < len(rows):
+            out.append(_rule("├", "┼", "┤", len(cols), width))
+    out.append(_rule("└", "┴", "┘", len(cols), width))
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+def _rule(left, mid, right, n, width) -> str:
+    return left + mid.join("─" * width for _ in range(n)) + right
+
+
+def _blocks(shape, sharding) -> dict:
+    """(row start, col start) -> [(platform, device id), ...] for each block."""
+    index_map = getattr(sharding, "devices_indices_map", None)
+    if index_map is not None:
+        mapping = index_map(shape)
+    else:
+        mapping = {d: tuple(slice(None) for _ in shape) for d in _devices_of(sharding)}
+    cells: dict = {}
+    for dev, index in mapping.items():
+        index = tuple(index) + (slice(None),) * (2 - len(index))
+        key = tuple((s.start or 0) if isinstance(s, slice) else int(s) for s in index[:2])
+        if len(shape) < 2:      # a vector's blocks lie side by side
+            key = (0, key[0])
+        cells.setdefault(key, []).append(
+            (getattr(dev, "platform", "cpu").upper(), getattr(dev, "id", 0)))
+    for devs in cells.values():
+        devs.sort(key=lambda d: d[1])
+    return cells
 
 
 def _devices_of(sharding) -> list:

@@ -68,6 +68,9 @@ def _callback_lower(ctx, *args, callback_id, effect, result_shapes, result_dtype
             "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
             "has_side_effect": ir.BoolAttr.get(effect != "pure"),
             "backend_config": ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, callback_id)}),
+            # Run once, on the first device, when XLA partitions the program (SPMD needs a
+            # sharding on side-effecting ops). JAX: debugging's MAXIMAL sharding.
+            "mhlo.sharding": ir.StringAttr.get("{maximal device=0}"),
         })
     results = list(op.results)
     return results[1:] if ordered else results

@@ -214,6 +214,37 @@ def test_visualize_array_sharding_single_device(capsys):
         mjax.debug.visualize_array_sharding(jnp.ones((2, 2, 2)))
 
 
+def test_visualize_sharded_arrays(capsys):
+    from mjax.sharding import NamedSharding, PartitionSpec as P
+    mesh = mjax.make_mesh((4,), ("x",))
+    out = printed(capsys, lambda: mjax.debug.visualize_array_sharding(
+        mjax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))))
+    assert out.splitlines()[1] == "│" + "│".join(f"CPU {i}".center(9) for i in range(4)) + "│"
+    mesh = mjax.make_mesh((2, 2), ("x", "y"))
+    out = printed(capsys, lambda: mjax.debug.visualize_array_sharding(
+        mjax.device_put(jnp.ones((4, 4)), NamedSharding(mesh, P("x")))))
+    lines = out.splitlines()
+    assert [ln.strip("│ ") for ln in lines if "CPU" in ln] == ["CPU 0,1", "CPU 2,3"]
+    assert sum(ln.startswith("├") for ln in lines) == 1
+
+
+def test_print_and_pure_callback_in_a_partitioned_program(capsys):
+    # A sharded jit: callbacks run once, on the whole logical value, as in JAX.
+    from mjax.sharding import NamedSharding, PartitionSpec as P
+    mesh = mjax.make_mesh((4,), ("x",))
+    x = mjax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+
+    @mjax.jit
+    def f(x):
+        mjax.debug.print("x={}", x)
+        y = mjax.pure_callback(lambda v: np.asarray(v) * 2,
+                               mjax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        return y + 1
+    capsys.readouterr()
+    np.testing.assert_allclose(np.asarray(f(x)), np.arange(8.0) * 2 + 1)
+    assert capsys.readouterr().out == f"x={np.arange(8.0, dtype=np.float32)}\n"
+
+
 def test_inspect_array_sharding_gives_the_arrays_sharding():
     seen = []
     x = jnp.ones(3)

@@ -1,13 +1,15 @@
 // RUN: mjax-opt %s --jaxpr-to-stablehlo --split-input-file | filecheck %s
 
 // A pure callback: a host callback custom call without side effects; `index` is the
-// callback id until compilation renumbers it.
+// callback id until compilation renumbers it. It runs once, on device 0, when XLA
+// partitions the program (JAX's MAXIMAL sharding).
 // CHECK-LABEL: func.func @callback_pure
 // CHECK-SAME:    (%[[X:.*]]: tensor<3xf32>)
 // CHECK:         %[[Y:.*]] = stablehlo.custom_call @xla_ffi_python_cpu_callback(%[[X]])
 // CHECK-SAME:      api_version = 4 : i32
 // CHECK-SAME:      backend_config = {index = 7 : ui64}
 // CHECK-NOT:       has_side_effect
+// CHECK-SAME:      mhlo.sharding = "{maximal device=0}"
 // CHECK-SAME:      (tensor<3xf32>) -> tensor<3xf32>
 // CHECK:         return %[[Y]]
 // CHECK-NOT:     jaxpr.
@@ -20,8 +22,8 @@ func.func @callback_pure(%x: tensor<3xf32>) -> tensor<3xf32> {
 
 // Effectful callbacks have side effects; a debug callback has no results.
 // CHECK-LABEL: func.func @callback_unordered
-// CHECK:         stablehlo.custom_call @xla_ffi_python_cpu_callback(%{{.*}}) {{{.*}}backend_config = {index = 1 : ui64}, has_side_effect = true} : (tensor<2xi32>) -> ()
-// CHECK:         stablehlo.custom_call @xla_ffi_python_cpu_callback() {{{.*}}backend_config = {index = 2 : ui64}, has_side_effect = true} : () -> tensor<f32>
+// CHECK:         stablehlo.custom_call @xla_ffi_python_cpu_callback(%{{.*}}) {{{.*}}backend_config = {index = 1 : ui64}, has_side_effect = true{{.*}}} : (tensor<2xi32>) -> ()
+// CHECK:         stablehlo.custom_call @xla_ffi_python_cpu_callback() {{{.*}}backend_config = {index = 2 : ui64}, has_side_effect = true{{.*}}} : () -> tensor<f32>
 // CHECK-NOT:     stablehlo.create_token
 // CHECK-NOT:     jaxpr.
 func.func @callback_unordered(%x: tensor<2xi32>) -> tensor<f32> {
