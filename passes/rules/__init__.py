@@ -1,6 +1,6 @@
 """Per-family rule modules. Importing this package fills the tables in `tables.py`."""
-from mjax.passes.rules.tables import (BATCH, JVP, LOWER, NOT_SUPPORTED, TRANSPOSE, LowerCtx,
-                                      lowering, not_supported)
+from mjax.passes.rules.tables import (BATCH, JVP, LOWER, NOT_SUPPORTED, SHARD, TRANSPOSE,
+                                      LowerCtx, lowering, not_supported)
 from mjax.passes.rules import elementwise, structural, reductions, indexing  # noqa: F401
 from mjax.passes.rules import convolution, windowed, sorting  # noqa: F401
 from mjax.passes.rules import control_flow  # noqa: F401
@@ -11,5 +11,5 @@ from mjax.passes.rules import sharding  # noqa: F401
 from mjax.passes.rules import random  # noqa: F401
 from mjax.passes.rules import callbacks  # noqa: F401
 
-__all__ = ["BATCH", "JVP", "LOWER", "NOT_SUPPORTED", "TRANSPOSE", "LowerCtx", "lowering",
+__all__ = ["BATCH", "JVP", "LOWER", "NOT_SUPPORTED", "SHARD", "TRANSPOSE", "LowerCtx", "lowering",
            "not_supported"]

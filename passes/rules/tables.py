@@ -18,6 +18,8 @@ LOWER: dict[type[JaxprOp], Callable] = {}
 JVP: dict[type[JaxprOp], Callable] = {}
 TRANSPOSE: dict[type[JaxprOp], Callable] = {}
 BATCH: dict[type[JaxprOp], Callable] = {}
+# Sharding rules (passes/rules/sharding.py): op -> its dimension factors.
+SHARD: dict[type[JaxprOp], Callable] = {}
 
 # (table name, op class) -> why the rule does not exist; shown to users and in the
 # coverage table.

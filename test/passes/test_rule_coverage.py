@@ -13,10 +13,10 @@ import pytest
 
 from mjax.dialect import OPS
 from mjax.passes.batching import BATCH_NESTED
-from mjax.passes.rules import BATCH, LOWER, NOT_SUPPORTED
+from mjax.passes.rules import BATCH, LOWER, NOT_SUPPORTED, SHARD
 
 # column name (the key used in NOT_SUPPORTED) -> table
-TABLES = {"lower": LOWER, "batch": BATCH}
+TABLES = {"lower": LOWER, "batch": BATCH, "shard": SHARD}
 # Ops with bodies (cond, while, scan) have their rules in the nested tables.
 NESTED = {"batch": BATCH_NESTED}
 

@@ -1,0 +1,279 @@
+"""`--jaxpr-propagate-shardings`: carry argument and constraint shardings to every value.
+
+Sources are `mjax.sharding` argument/result attributes of a function and
+`jaxpr.sharding_constraint` ops (both name the mesh: axes, shape, per-dim spec). Each op's
+sharding rule (passes/rules/sharding.py, table SHARD, Shardy's factor style) says which
+operand dimensions index which result dimensions; the pass moves mesh axes along those
+factors, forward (operands -> results) and backward (results -> operands), until nothing
+changes, and writes the decision on every op it reached:
+
+    func.func @f(%x: tensor<8x4xf32> {mjax.sharding = {mesh_axes = ["x"],
+                 mesh_shape = array<i64: 8>, spec = ["x", ""]}}) -> tensor<8x4xf32> {
+      %0 = "jaxpr.sin"(%x) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  ==>
+      %0 = "jaxpr.sin"(%x) {mjax.sharding = ["[{x}, {}]"]} : ...
+
+`explain=true` adds `mjax.sharding_explain = ["<rule>: <how> <- <source>"]` per result
+(and on arguments that received a sharding), naming the rule and the annotation the axes
+came from. A reduced factor (a contracting or reduced dimension) that ends up sharded is
+marked `mjax.sharding_reduced = ["x"]`: the op leaves partial results to be summed over
+those mesh axes. Ops without a rule (see the SHARD column of the coverage table) are left
+unannotated with their stated reason under explain.
+
+Priority when sources disagree (documented, deterministic):
+  1. user annotations (argument/result attributes, constraints) are never changed;
+  2. for one factor, axes from a user-annotated value beat axes from a propagated one;
+     among equals the lower operand (or result) index wins;
+  3. forward sweeps run before backward ones, and a value keeps its first decision;
+  4. a mesh axis is used once per value (a later dimension loses it), and axes whose
+     tile count does not divide the dimension are dropped.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from mjax.dialect import attributes as A
+from mjax.dialect.core import JaxprOp
+from mjax.dialect.ops.sharding import ShardingConstraintOp, check_layout, dim_axes
+from mjax.dialect.types import aval_of
+from mjax.passes.ir_util import entry_block, is_terminator, symbol_name
+from mjax.passes.registry import Pass, PassError, format_location, register_pass
+from mjax.passes.rules.tables import NOT_SUPPORTED, SHARD
+
+Spec = tuple  # per dimension, a tuple of mesh axis names
+
+
+@dataclass
+class Decision:
+    """A value's sharding, how it was reached, and from which annotation."""
+
+    spec: Spec
+    rule: str
+    sources: tuple  # per dimension: the annotation its axes came from, or None
+    fixed: bool = False
+
+
+def spec_text(spec: Spec) -> str:
+    """`[{x}, {}, {x,y}]` (the form written in the IR)."""
+    return "[" + ", ".join("{" + ",".join(axes) + "}" for axes in spec) + "]"
+
+
+def _read_annotation(attr, shape, where) -> tuple[tuple, Spec]:
+    """(mesh, spec) from a `mjax.sharding` dictionary attribute."""
+    d = A.decode(attr)
+    if not isinstance(d, dict) or not {"mesh_axes", "mesh_shape", "spec"} <= set(d):
+        raise PassError(where, f"mjax.sharding must be a dictionary with mesh_axes, "
+                               f"mesh_shape and spec, got {attr}")
+    axes = tuple(d["mesh_axes"]) if isinstance(d["mesh_axes"], tuple) else (d["mesh_axes"],)
+    spec = tuple(d["spec"]) if isinstance(d["spec"], tuple) else (d["spec"],)
+    try:
+        check_layout("mjax.sharding", shape, axes, d["mesh_shape"], spec)
+    except ValueError as e:
+        raise PassError(where, str(e)) from None
+    return (axes, tuple(d["mesh_shape"])), tuple(dim_axes(e) for e in spec)
+
+
+def _seed(spec: Spec, rule: str, source: str) -> Decision:
+    return Decision(spec, rule, tuple(source if axes else None for axes in spec), fixed=True)
+
+
+def _dict_attrs(fn, name) -> list:
+    if name not in fn.attributes:
+        return []
+    return [ir.DictAttr(a) for a in ir.ArrayAttr(fn.attributes[name])]
+
+
+class _Propagation:
+    """Propagation over one function's top-level block."""
+
+    def __init__(self, fn, explain: bool):
+        self.fn = fn
+        self.explain = explain
+        self.block = entry_block(fn)
+        self.known: dict = {}
+        self.mesh = None
+        self.reduced: dict = {}
+
+    # -- sources ------------------------------------------------------------------------
+    def _set_mesh(self, mesh, where):
+        if self.mesh is not None and self.mesh != mesh:
+            raise PassError(where, f"jaxpr-propagate-shardings: @{symbol_name(self.fn)} uses "
+                                   f"two meshes, {self.mesh} and {mesh}")
+        self.mesh = mesh
+
+    def seed(self) -> bool:
+        name = symbol_name(self.fn)
+        for i, (arg, attrs) in enumerate(zip(self.block.arguments,
+                                             _dict_attrs(self.fn, "arg_attrs"))):
+            if "mjax.sharding" in attrs:
+                mesh, spec = _read_annotation(attrs["mjax.sharding"],
+                                              aval_of(arg.type).shape, self.fn)
+                self._set_mesh(mesh, self.fn)
+                self.known[arg] = _seed(spec, "annotation", f"argument #{i} of @{name}")
+        for op in self.block.operations:
+            view = op.opview if op.operation.name.startswith("jaxpr.") else None
+            if isinstance(view, ShardingConstraintOp):
+                p = view.params
+                self._set_mesh((p["mesh_axes"], p["mesh_shape"]), op)
+                self.known[op.results[0]] = _seed(
+                    tuple(dim_axes(e) for e in p["spec"]), "sharding_constraint",
+                    f"constraint at {format_location(op.location)}")
+        ret = list(self.block.operations)[-1]
+        for i, attrs in enumerate(_dict_attrs(self.fn, "res_attrs")):
+            if "mjax.sharding" in attrs:
+                v = ret.operands[i]
+                mesh, spec = _read_annotation(attrs["mjax.sharding"],
+                                              aval_of(v.type).shape, self.fn)
+                self._set_mesh(mesh, self.fn)
+                if v not in self.known:
+                    self.known[v] = _seed(spec, "annotation", f"result #{i} of @{name}")
+        return self.mesh is not None
+
+    # -- one op, one direction -------------------------------------------------------------
+    def _factor_axes(self, values, maps):
+        """factor -> (axes, source, position) from the decided `values`, by priority."""
+        found = {}
+        for k, (v, dims) in enumerate(zip(values, maps)):
+            dec = self.known.get(v)
+            if dec is None:
+                continue
+            for d, f in enumerate(dims):
+                if f is None or not dec.spec[d]:
+                    continue
+                old = found.get(f)
+                if old is None or (dec.fixed and not old[3]):
+                    found[f] = (dec.spec[d], dec.sources[d], k, dec.fixed)
+        return found
+
+    def _spec_for(self, shape, dims, found):
+        """(spec, per-dim sources) of a value whose dims are indexed by `dims`."""
+        sizes = dict(zip(*self.mesh))
+        used, spec, sources = set(), [], []
+        for d, f in enumerate(dims):
+            axes, source = (found[f][0], found[f][1]) if f in found else ((), None)
+            axes = tuple(a for a in axes if a not in used)
+            if axes and shape[d] % math.prod(sizes[a] for a in axes):
+                axes = ()
+            used.update(axes)
+            spec.append(axes)
+            sources.append(source if axes else None)
+        return tuple(spec), tuple(sources)
+
+    def apply(self, op, forward: bool) -> bool:
+        view = op.opview
+        rule = SHARD.get(type(view))
+        if rule is None:
+            return False
+        avals_in = [aval_of(v.type) for v in op.operands]
+        avals_out = [aval_of(r.type) for r in op.results]
+        factors = rule(avals_in, avals_out, **view.params)
+        src_vals, src_maps, dst_vals, dst_maps = (
+            (list(op.operands), factors.operands, list(op.results), factors.results)
+            if forward else
+            (list(op.results), factors.results, list(op.operands), factors.operands))
+        if not any(v in self.known for v in src_vals):
+            return False
+        found = self._factor_axes(src_vals, src_maps)
+        if forward:
+            partial = tuple(a for f in sorted(factors.reduced) if f in found
+                            for a in found[f][0])
+            if partial:
+                self.reduced[id(op)] = partial  # (ir.Operation hashes change with attrs)
+        changed = False
+        direction = "forward from" if forward else "backward from"
+        what = "operand" if forward else "result"
+        for v, dims in zip(dst_vals, dst_maps):
+            if v in self.known:
+                continue
+            spec, sources = self._spec_for(aval_of(v.type).shape, dims, found)
+            if not forward and not any(spec):
+                continue
+            used = sorted({found[f][2] for d, f in enumerate(dims) if spec[d]})
+            how = (f"{direction} {what} " + ", ".join(map(str, used)) if used
+                   else f"{direction} replicated {what}s")
+            self.known[v] = Decision(spec, f"{view.primitive} ({factors.kind}): {how}",
+                                     sources)
+            changed = True
+        return changed
+
+    def run(self):
+        ops = [op.operation for op in self.block.operations
+               if not is_terminator(op.operation) and isinstance(op.opview, JaxprOp)]
+        for _ in range(2 * len(ops) + 2):
+            changed = False
+            for op in ops:
+                changed |= self.apply(op, forward=True)
+            for op in reversed(ops):
+                changed |= self.apply(op, forward=False)
+            if not changed:
+                break
+        self.write(ops)
+
+    # -- output -------------------------------------------------------------------------------
+    def _explain_text(self, dec: Decision) -> str:
+        dims = [f"dim {d} {{{','.join(axes)}}} <- {src}"
+                for d, (axes, src) in enumerate(zip(dec.spec, dec.sources)) if axes]
+        return f"{dec.rule}; " + ("; ".join(dims) if dims else "replicated")
+
+    def write(self, ops):
+        for op in ops:
+            decs = [self.known.get(r) for r in op.results]
+            view = op.opview
+            if any(d is not None for d in decs):
+                op.attributes["mjax.sharding"] = ir.ArrayAttr.get([
+                    ir.StringAttr.get(spec_text(d.spec) if d is not None else "?")
+                    for d in decs])
+            if id(op) in self.reduced:
+                op.attributes["mjax.sharding_reduced"] = ir.ArrayAttr.get(
+                    [ir.StringAttr.get(a) for a in self.reduced[id(op)]])
+            if not self.explain:
+                continue
+            if any(d is not None for d in decs):
+                op.attributes["mjax.sharding_explain"] = ir.ArrayAttr.get([
+                    ir.StringAttr.get(self._explain_text(d) if d is not None else
+                                      "no sharding reached this result") for d in decs])
+            elif type(view) not in SHARD and len(op.results):
+                why = NOT_SUPPORTED.get(("shard", type(view)), "no sharding rule")
+                op.attributes["mjax.sharding_explain"] = ir.ArrayAttr.get(
+                    [ir.StringAttr.get(why)])
+        self._write_args()
+
+    def _write_args(self):
+        old = _dict_attrs(self.fn, "arg_attrs") or [None] * len(self.block.arguments)
+        new, touched = [], False
+        for arg, attrs in zip(self.block.arguments, old):
+            d = {} if attrs is None else {attrs[i].name: attrs[i].attr
+                                          for i in range(len(attrs))}
+            dec = self.known.get(arg)
+            if dec is not None and not dec.fixed:
+                d["mjax.sharding_propagated"] = ir.StringAttr.get(spec_text(dec.spec))
+                if self.explain:
+                    d["mjax.sharding_explain"] = ir.StringAttr.get(self._explain_text(dec))
+                touched = True
+            new.append(ir.DictAttr.get(d))
+        if touched:
+            self.fn.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
+
+
+def propagate_shardings(module, explain: bool = False) -> None:
+    """Runs the propagation on every function of `module` that has a sharding source."""
+    for fn in module.body.operations:
+        if fn.operation.name != "func.func":
+            continue
+        prop = _Propagation(fn.operation, explain)
+        if prop.seed():
+            prop.run()
+
+
+@register_pass("jaxpr-propagate-shardings")
+@dataclass(frozen=True)
+class JaxprPropagateShardingsPass(Pass):
+    """Propagate argument/constraint shardings to every value through per-op rules."""
+
+    explain: bool = False  # --jaxpr-propagate-shardings="explain=true"
+
+    def run(self, module):
+        propagate_shardings(module, self.explain)

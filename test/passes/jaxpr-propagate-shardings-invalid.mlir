@@ -1,0 +1,15 @@
+// RUN: mjax-opt %s --jaxpr-propagate-shardings --split-input-file --verify-diagnostics
+
+// expected-error @+1 {{mjax.sharding: spec ('x', 'x') uses a mesh axis more than once}}
+func.func @annotation_axis_twice(%x: tensor<4x4xf32> {mjax.sharding = {mesh_axes = ["x"], mesh_shape = array<i64: 4>, spec = ["x", "x"]}}) -> tensor<4x4xf32> {
+  return %x : tensor<4x4xf32>
+}
+
+// -----
+
+// The constraint's mesh differs from the argument's: reported at the constraint.
+func.func @two_meshes(%x: tensor<8xf32> {mjax.sharding = {mesh_axes = ["x"], mesh_shape = array<i64: 4>, spec = ["x"]}}) -> tensor<8xf32> {
+  // expected-error @+1 {{jaxpr-propagate-shardings: @two_meshes uses two meshes, (('x',), (4,)) and (('x',), (8,))}}
+  %0 = "jaxpr.sharding_constraint"(%x) {mesh_axes = ["x"], mesh_shape = array<i64: 8>, spec = ["x"]} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
