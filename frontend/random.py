@@ -247,6 +247,9 @@ def fold_in(key, data):
     if np.ndim(data):
         raise TypeError(f"fold_in accepts a scalar, but was given an array of"
                         f"shape {np.shape(data)} != (). Use jax.vmap for batching.")
+    if isinstance(data, int) and not 0 <= data < 2**32:
+        # JAX converts the message with jnp.asarray(data, dtype='uint32').
+        raise OverflowError(f"Python integer {data} out of bounds for uint32")
     msgs = jnp.asarray(data)
     if not dtypes.issubdtype(msgs.dtype, np.integer):
         msgs = msgs.astype(np.uint32)
@@ -993,8 +996,9 @@ def _gamma_impl(key, a, log_space):
     n = math.prod(shape)
     keys = _split(key, (n,))
     alphas = jnp.reshape(a, (n,))
-    # One rejection loop per element, as JAX's CPU path (lax.map over the elements).
-    samples = lax.map(lambda ka: _gamma_one(ka[0], ka[1], log_space), (keys, alphas))
+    # One rejection loop per element, vectorized (as JAX lowers random_gamma_p).
+    from mjax.batching import vmap
+    samples = vmap(partial(_gamma_one, log_space=log_space))(keys, alphas)
     return jnp.reshape(samples, shape)
 
 

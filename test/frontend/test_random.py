@@ -332,6 +332,15 @@ def test_samplers_under_vmap(typed):
     assert_same(a, jax.vmap(lambda s: jr.key_data(jr.key(s)))(np.arange(3)))
 
 
+def test_loop_samplers_under_vmap():
+    mk, jk = mr.split(mr.key(2), 3), jr.split(jr.key(2), 3)
+
+    def body(r, k):
+        return r.gamma(k, 2.0), r.beta(k, 0.5, 2.0), r.poisson(k, 3.0, (2,))
+    for a, b in zip(mjax.vmap(lambda k: body(mr, k))(mk), jax.vmap(lambda k: body(jr, k))(jk)):
+        assert_same(a, b, 2)
+
+
 def test_sampler_argument_errors():
     k = mr.key(0)
     with pytest.raises(ValueError, match="must be a float dtype"):
@@ -346,6 +355,8 @@ def test_sampler_argument_errors():
         mr.bernoulli(k, 1)
     with pytest.raises(ValueError, match="must be an unsigned int dtype"):
         mr.bits(k, (2,), np.int32)
+    with pytest.raises(OverflowError, match="out of bounds for uint32"):
+        mr.fold_in(k, -1)
 
 
 # ---- distributions ---------------------------------------------------------------------
