@@ -6,7 +6,9 @@ Measured: cached jit dispatch of a tiny function, one eager op, trace+lower of a
 function of 1,000 ops, first-call latency and steady state of an MLP forward pass
 (batch 128, 784-512-512-10), of an MLP training step (grad + SGD under jit) and of
 per-example gradients of that MLP (vmap of grad, batch 128), with trace+transform+lower
-time reported apart from XLA compile time, and generating 10^7 normals under jit.
+time reported apart from XLA compile time, generating 10^7 normals under jit, and, with 8
+devices (XLA_FLAGS=--xla_force_host_platform_device_count=8), a data-parallel training
+step (jit with NamedShardings: batch split over the devices, parameters replicated).
 """
 from __future__ import annotations
 
@@ -153,6 +155,25 @@ def suite(lib, jnp, rng, quick):
     normals(key).block_until_ready()
     out["1e7 normals under jit"] = Steady(lambda: normals(key).block_until_ready(),
                                           max(n // 40, 3))
+    # 8. data-parallel training step on 8 devices: jit with NamedShardings (batch split
+    # over a "data" mesh axis, parameters replicated). Needs 8 devices: run with
+    # XLA_FLAGS=--xla_force_host_platform_device_count=8 (skipped otherwise).
+    if len(lib.devices()) >= 8:
+        mesh = lib.sharding.Mesh(np.array(lib.devices()[:8]), ("data",))
+        rep = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec())
+        split = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("data"))
+        dp_params = lib.device_put(mlp_params(rng), rep)
+        dp_x, dp_t = lib.device_put(batch, split), lib.device_put(labels, split)
+        t0 = time.perf_counter()
+        lowered = lib.jit(lambda p, x, t: step(p, x, t), in_shardings=(rep, split, split),
+                          out_shardings=rep).lower(dp_params, dp_x, dp_t)
+        t1 = time.perf_counter()
+        lowered.compile()
+        out["DP step 8dev trace+transform+lower"] = t1 - t0
+        out["DP step 8dev XLA compile"] = time.perf_counter() - t1
+        dp = lib.jit(step, in_shardings=(rep, split, split), out_shardings=rep)
+        out["DP step 8dev steady"] = Steady(lambda: lib.block_until_ready(
+            dp(dp_params, dp_x, dp_t)), max(n // 10, 5))
     return out
 
 
