@@ -435,7 +435,12 @@ class Jitted:
             why = "re-running it op by op did not reproduce it"
         except FloatingPointError:
             raise
-        except Exception:  # noqa: BLE001 - grad/vmap bodies cannot run op by op
+        except Exception:  # noqa: BLE001 - grad/vmap bodies cannot run op by op in Python
+            from mjax.eager import locate_nonfinite
+            dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
+            traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
+            leaves = tree_util.tree_leaves((dyn_args, dyn_kwargs))
+            locate_nonfinite(traced.module, [*leaves, *traced.captured])  # raises if found
             why = "the transformed function cannot be re-run op by op to find the primitive"
         from mjax.core import at_user_line
         raise FloatingPointError(at_user_line(

@@ -138,3 +138,38 @@ def _check_nonfinite(opcls, outs):
         if kind is not None:
             raise FloatingPointError(at_user_line(
                 f"invalid value ({kind}) encountered in {opcls.primitive}"))
+
+
+def locate_nonfinite(module, inputs) -> None:
+    """debug_nans/infs for functions that cannot be re-run op by op in Python (grad, vmap):
+    runs @main of their traced module op by op instead, once its transformations are
+    expanded and calls inlined, and raises FloatingPointError at the first op with a
+    NaN/inf output, naming its primitive and the user's line. Returns quietly when it
+    meets an op that cannot run alone (control flow with regions)."""
+    from mjax.core import aval_of_value, describe_location
+    from mjax.dialect.core import JaxprOp
+    from mjax.passes import run_pipeline
+    ctx = context()
+    with ctx, ir.Location.unknown(ctx):
+        run_pipeline(module, [(p, "") for p in ("jaxpr-expand-transforms", "jaxpr-inline",
+                                                "jaxpr-dce")])
+        main = next(op for op in module.body.operations
+                    if getattr(op, "sym_name", None) is not None and
+                    ir.StringAttr(op.sym_name).value == "main")
+        block = main.regions[0].blocks[0]
+        env = dict(zip(block.arguments, inputs))
+        for op in block.operations:
+            view = op.opview if hasattr(op, "opview") else op
+            if not isinstance(view, JaxprOp) or len(op.operation.regions):
+                return
+            args = [env[v] for v in op.operation.operands]
+            with config.override(jax_debug_nans=False, jax_debug_infs=False):
+                outs = apply_eager(type(view), args, [aval_of_value(a) for a in args],
+                                   dict(view.params))
+            for out in outs:
+                kind = nonfinite_kind(out)
+                if kind is not None:
+                    raise FloatingPointError(
+                        f"invalid value ({kind}) encountered in {view.primitive} (at "
+                        f"{describe_location(op.location)})")
+            env.update(zip(op.operation.results, outs))

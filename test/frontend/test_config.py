@@ -349,10 +349,18 @@ def test_checking_leaks_finds_a_tracer_stored_outside():
     assert len(store) == 1
 
 
-def test_debug_nans_through_grad_and_vmap_is_still_a_floating_point_error():
+def test_debug_nans_through_grad_and_vmap_names_the_primitive_and_line():
+    def f(x):
+        y = jnp.sqrt(x)               # the NaN comes from here
+        return y.sum()
+
+    line = f.__code__.co_firstlineno + 1
     with mjax.debug_nans(True):
-        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\)") as e:
-            mjax.grad(lambda x: jnp.sqrt(x).sum())(-jnp.ones(2))
-        assert __file__ in str(e.value)
-        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\)"):
+        for call in (mjax.grad(f), mjax.jit(mjax.grad(f))):
+            with pytest.raises(FloatingPointError,
+                               match=r"invalid value \(nan\) encountered in sqrt") as e:
+                call(-jnp.ones(2))
+            assert f"{__file__}:{line}" in str(e.value)
+        with pytest.raises(FloatingPointError, match=r"\(nan\) encountered in log"):
             mjax.vmap(jnp.log)(-jnp.ones(2))
+        np.testing.assert_allclose(mjax.grad(f)(jnp.ones(2)), 0.5)
