@@ -5,8 +5,9 @@
 Measured: cached jit dispatch of a tiny function, one eager op, trace+lower of a
 function of 1,000 ops, first-call latency and steady state of an MLP forward pass
 (batch 128, 784-512-512-10), of an MLP training step (grad + SGD under jit) and of
-per-example gradients of that MLP (vmap of grad, batch 128), with trace+transform+lower
-time reported apart from XLA compile time, generating 10^7 normals under jit, and, with 8
+per-example gradients of that MLP (vmap of grad, batch 128), of an RNN training step
+through lax.scan (hidden 256, 100 steps), with trace+transform+lower time reported apart
+from XLA compile time, generating 10^7 normals under jit, and, with 8
 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8), a data-parallel training
 step (jit with NamedShardings: batch split over the devices, parameters replicated).
 """
@@ -62,6 +63,13 @@ def once(fn):
 def mlp_params(rng, sizes=(784, 512, 512, 10)):
     return [(rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m),
              np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
+
+
+def rnn_params(rng, hidden=256, inputs=64, outputs=10):
+    return [rng.standard_normal((hidden, hidden)).astype(np.float32) / np.sqrt(hidden),
+            rng.standard_normal((inputs, hidden)).astype(np.float32) / np.sqrt(inputs),
+            np.zeros(hidden, np.float32),
+            rng.standard_normal((hidden, outputs)).astype(np.float32) / np.sqrt(hidden)]
 
 
 def suite(lib, jnp, rng, quick):
@@ -155,7 +163,36 @@ def suite(lib, jnp, rng, quick):
     normals(key).block_until_ready()
     out["1e7 normals under jit"] = Steady(lambda: normals(key).block_until_ready(),
                                           max(n // 40, 3))
-    # 8. data-parallel training step on 8 devices: jit with NamedShardings (batch split
+    # 8. RNN training step: a tanh RNN (hidden 256, 100 steps, batch 32, inputs 64) via
+    # lax.scan, loss on the last state; grad (reverse mode through the scan) + SGD.
+    rnn = lib.device_put(rnn_params(rng))
+    seq = lib.device_put(rng.standard_normal((100, 32, 64)).astype(np.float32))
+    rnn_t = lib.device_put(rng.standard_normal((32, 10)).astype(np.float32))
+
+    def rnn_loss(p, xs, t):
+        wh, wx, b, wo = p
+
+        def cell(h, x):
+            return jnp.tanh(h @ wh + x @ wx + b), None
+        h, _ = lib.lax.scan(cell, jnp.zeros((xs.shape[1], wh.shape[0]), jnp.float32), xs)
+        return jnp.mean((h @ wo - t) ** 2)
+
+    def rnn_step(p, xs, t):
+        g = lib.grad(rnn_loss)(p, xs, t)
+        return [w - 0.01 * gw for w, gw in zip(p, g)]
+
+    t0 = time.perf_counter()
+    lowered = lib.jit(lambda p, x, t: rnn_step(p, x, t)).lower(rnn, seq, rnn_t)
+    t1 = time.perf_counter()
+    lowered.compile()
+    t2 = time.perf_counter()
+    out["RNN scan step trace+transform+lower"] = t1 - t0
+    out["RNN scan step XLA compile"] = t2 - t1
+    rnn_train = lib.jit(rnn_step)
+    out["RNN scan step steady"] = Steady(lambda: lib.block_until_ready(
+        rnn_train(rnn, seq, rnn_t)), max(n // 20, 3))
+
+    # 9. data-parallel training step on 8 devices: jit with NamedShardings (batch split
     # over a "data" mesh axis, parameters replicated). Needs 8 devices: run with
     # XLA_FLAGS=--xla_force_host_platform_device_count=8 (skipped otherwise).
     if len(lib.devices()) >= 8:
