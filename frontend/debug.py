@@ -12,6 +12,8 @@ primal values. JAX: jax/_src/debugging.py.
 from __future__ import annotations
 
 import cmd
+import copy
+import logging
 import string
 import sys
 from typing import Any, Callable
@@ -107,18 +109,44 @@ class _FormatChecker(string.Formatter):
                              f"in a regular string.")
 
 
-def _format_and_print(fmt: str, printoptions: tuple, has_placeholders: bool, *args,
-                      **kwargs) -> None:
+def _format_and_print(fmt: str, printoptions: tuple, has_placeholders: bool, record,
+                      *args, **kwargs) -> None:
     if has_placeholders:
         with np.printoptions(**dict(printoptions)):
             msg = fmt.format(*args, **kwargs)
     else:
         msg = " ".join((fmt, *(str(a) for a in args)))
-    sys.stdout.write(msg + "\n")
+    if record is None:
+        sys.stdout.write(msg + "\n")
+    else:
+        record = copy.copy(record)
+        record.msg = msg
+        _logger.handle(record)
+
+
+_logger = logging.getLogger("mjax.debug")
+
+
+def _log_record():
+    """A logging record (INFO) naming the user's line, filled with the message later."""
+    from mjax.core import user_frame
+    frame = user_frame()
+    path, line, func = ((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+                        if frame is not None else ("(unknown)", 0, None))
+    return _logger.makeRecord(_logger.name, logging.INFO, path, line, "", (), None, func)
+
+
+def log(fmt: str | None = None, *args, ordered: bool = False, partitioned: bool = False,
+        skip_format_check: bool = False, **kwargs):
+    """`print`, but the message goes to the `mjax.debug` logger at INFO level (with the
+    user's line). JAX: jax.debug.log."""
+    return print(fmt, *args, ordered=ordered, partitioned=partitioned,
+                 skip_format_check=skip_format_check, _use_logging=True, **kwargs)
 
 
 def print(fmt: str | None = None, *args, ordered: bool = False,  # noqa: A001 - JAX's name
-          partitioned: bool = False, skip_format_check: bool = False, **kwargs):
+          partitioned: bool = False, skip_format_check: bool = False,
+          _use_logging: bool = False, **kwargs):
     """Prints `fmt.format(*args, **kwargs)` with the runtime values (NumPy's print options
     in force at the call). The two-call form `print(ordered=True)(fmt, ...)` is accepted
     too. JAX: jax.debug.print."""
@@ -131,9 +159,12 @@ def print(fmt: str | None = None, *args, ordered: bool = False,  # noqa: A001 - 
             has_placeholders = field is not None
         options = tuple(np.get_printoptions().items())
 
+        record = _log_record() if _use_logging else None
+
         def show(*a, **k):
-            _format_and_print(fmt, options, has_placeholders, *a, **k)
-        key = ("print", fmt, has_placeholders, _hashable_options(options))
+            _format_and_print(fmt, options, has_placeholders, record, *a, **k)
+        key = ("print", fmt, has_placeholders, _hashable_options(options)) \
+            if record is None else None
         _stage("debug.print", show, c_args, c_kwargs, ordered, key)
 
     if fmt is not None:
@@ -323,5 +354,21 @@ def _devices_of(sharding) -> list:
     return [dev] if dev is not None else []
 
 
-__all__ = ["breakpoint", "callback", "inspect_array_sharding", "print",
-           "visualize_array_sharding", "visualize_sharding"]
+class DebugEffect:
+    """The effect of debug callbacks (JAX: jax.debug.DebugEffect); in mjax IR it is the
+    `effect = "debug"` attribute of jaxpr.callback."""
+
+    def __repr__(self):
+        return "Debug"
+
+
+class OrderedDebugEffect(DebugEffect):
+    """Ordered debug callbacks: `effect = "debug_ordered"`."""
+
+    def __repr__(self):
+        return "OrderedDebug"
+
+
+__all__ = ["DebugEffect", "OrderedDebugEffect", "breakpoint", "callback",
+           "inspect_array_sharding", "log", "print", "visualize_array_sharding",
+           "visualize_sharding"]

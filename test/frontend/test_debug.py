@@ -277,3 +277,13 @@ def test_breakpoint_prompt_over_runtime_values(monkeypatch, capsys):
     assert "array([2., 4.], dtype=float32)" in out          # p y * 2
     assert "x = array([0., 1.], dtype=float32)" in out      # locals
     assert "NameError" in out
+
+
+def test_log_goes_to_the_logger_with_the_users_line(caplog):
+    import logging
+    with caplog.at_level(logging.INFO, logger="mjax.debug"):
+        mjax.jit(lambda x: (mjax.debug.log("logged {x}", x=x), x)[1])(jnp.float32(2))
+        mjax.debug.log("eager {}", 3)
+    records = [r for r in caplog.records if r.name == "mjax.debug"]
+    assert [r.getMessage() for r in records] == ["logged 2.0", "eager 3"]
+    assert all(r.levelno == logging.INFO and r.pathname == __file__ for r in records)
