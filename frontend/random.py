@@ -696,12 +696,37 @@ def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
     return staged(_gumbel, key, shape=shape, dtype=dtype, mode=mode)
 
 
+def _u64_pair_to_float32(bits):
+    """(hi, lo) uint32 words of a 64-bit fraction -> the float32 nearest below it, with
+    the exponent from the leading zeros (JAX: random._safe_int_to_float)."""
+    u32 = np.uint32
+    hi, lo = bits[0], bits[1]
+    hiclz, loclz = lax.clz(hi), lax.clz(lo)
+    top = hiclz == u32(32)
+    mant = lax.shift_left(hi, hiclz) | jnp.where(top, lax.shift_left(lo, loclz),
+                                                 lax.shift_right_logical(lo, u32(32) - hiclz))
+    mant = lax.shift_right_logical(mant, jnp.full(mant.shape, 8, u32))
+    mant = mant & u32((1 << 23) - 1)
+    exp = u32(126) - jnp.where(top, u32(32) + loclz, hiclz)
+    exp = lax.shift_left(exp, jnp.full(exp.shape, 23, u32)) & u32((1 << 30) - (1 << 22))
+    return lax.bitcast_convert_type(exp | mant, np.float32)
+
+
 @_jit(("shape", "dtype", "mode"))
 def _gumbel(key, shape, dtype, mode):
     info = _finfo(dtype)
     if dtype == np.float32 and mode == "highest":
-        raise NotImplementedError("gumbel(mode='highest') for float32 is not supported "
-                                  "by mjax yet")
+        # 64 random bits become one float in (0, 1) with full precision near 0 and 1:
+        # values below 1/2 from the bits, values above from their 64-bit negation.
+        u32 = np.uint32
+        b = _random_bits(key, 32, (2,) + tuple(shape))
+        neg = lax.bitwise_not(b)
+        lo = neg[1]
+        carry = (lo == np.uint32(2**32 - 1)).astype(u32)
+        neg = jnp.stack([neg[0] + carry, lo + np.uint32(1)])
+        flip = b[0] < np.uint32(2**31)
+        x = _u64_pair_to_float32(jnp.where(flip, b, neg))
+        return jnp.where(flip, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
     if mode in ("high", "highest"):
         both = _uniform_in(key, (2,) + tuple(shape), dtype)
         high, low = both[0], both[1]

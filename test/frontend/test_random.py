@@ -212,6 +212,7 @@ SAMPLERS = {
                                                          replace=False),
     "gumbel": lambda r, k: r.gumbel(k, S),
     "gumbel_high": lambda r, k: r.gumbel(k, S, mode="high"),
+    "gumbel_highest": lambda r, k: r.gumbel(k, (2, 3), mode="highest"),
     "exponential": lambda r, k: r.exponential(k, S),
     "laplace": lambda r, k: r.laplace(k, S),
     "logistic": lambda r, k: r.logistic(k, S),
