@@ -307,6 +307,14 @@ def string_option(name: str, default, doc: str, *, optional: bool = False, **kw)
                   parse_env=_optional_env(_string(optional)) if optional else None, **kw)
 
 
+def _device(v):
+    if v is None or isinstance(v, str) or hasattr(v, "platform") or hasattr(v, "_device"):
+        return v
+    raise ValueError(f"jax.default_device must be passed either a Device object (e.g. "
+                     f"`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or "
+                     f"'gpu', got: {v}")
+
+
 # ---- the options ------------------------------------------------------------------------
 # Defaults are jax 0.10.2's. JAX's top-level context managers are the returned States.
 enable_x64 = bool_option(
@@ -337,7 +345,8 @@ default_matmul_precision = enum_option(
 default_device = option(
     "jax_default_device", None,
     "Device (from mjax.devices()) that uncommitted computations run on; None: the first.",
-    lambda v: v, affects_tracing=True, parse_env=lambda t: None if t in ("", "None") else t)
+    lambda v: _device(v), affects_tracing=True,
+    parse_env=lambda t: None if t in ("", "None") else t)
 debug_nans = bool_option(
     "jax_debug_nans", False,
     "Raise FloatingPointError when an operation produces a NaN (under jit: the "

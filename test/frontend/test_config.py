@@ -47,7 +47,8 @@ def test_reads_and_unknown_names_raise_attribute_error_as_jax():
                                       ("jax_default_prng_impl", "bad"),
                                       ("jax_traceback_filtering", 3),
                                       ("jax_default_matmul_precision", "bad"),
-                                      ("jax_num_cpu_devices", "bad")])
+                                      ("jax_num_cpu_devices", "bad"),
+                                      ("jax_default_device", 3)])
 def test_validation_messages_match_jax(name, bad):
     with pytest.raises(ValueError) as want:
         jax.config.update(name, bad)
