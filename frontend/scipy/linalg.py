@@ -201,6 +201,28 @@ _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
            33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
 
 
+class _PadeCoefficients:
+    """b[k] * X for the Pade coefficients; complex X is scaled part by part, so the large
+    coefficients stay real constants in the IR."""
+
+    def __init__(self, values, dtype):
+        self.values, self.complex = values, _onp.dtype(dtype).kind == "c"
+
+    def __getitem__(self, k):
+        return _Scale(self.values[k], self.complex)
+
+
+class _Scale:
+    def __init__(self, value, is_complex):
+        self.value, self.is_complex = value, is_complex
+
+    def __mul__(self, x):
+        if not self.is_complex:
+            return self.value * x
+        from mjax import lax
+        return lax.complex(self.value * jnp.real(x), self.value * jnp.imag(x))
+
+
 @jit_eagerly("A")
 def expm(A, *, upper_triangular=False, max_squarings=16):
     """Matrix exponential by scaling and squaring with a Pade approximant (Higham 2005):
@@ -221,13 +243,13 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     A4 = jnp.matmul(A2, A2)
     A6 = jnp.matmul(A4, A2)
     if double:
-        b = _PADE13
+        b = _PadeCoefficients(_PADE13, A.dtype)
         u_inner = jnp.matmul(A6, b[13] * A6 + b[11] * A4 + b[9] * A2)
         U = jnp.matmul(A, u_inner + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * eye)
         V = (jnp.matmul(A6, b[12] * A6 + b[10] * A4 + b[8] * A2)
              + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * eye)
     else:
-        b = _PADE7
+        b = _PadeCoefficients(_PADE7, A.dtype)
         U = jnp.matmul(A, b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * eye)
         V = b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * eye
     P, Q = U + V, V - U
@@ -238,8 +260,9 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     # Undo the scaling: square n_squarings times (a static bound, masked per matrix).
     for i in range(max_squarings):
         R = jnp.where((i < n_squarings)[..., None, None], jnp.matmul(R, R), R)
-    return jnp.where((n_squarings > max_squarings)[..., None, None],
-                     jnp.full_like(R, _onp.nan), R)
+    # NaN built real then converted (nan + 0j for complex, as JAX's full_like(A, nan)).
+    nan = jnp.full(R.shape, _onp.nan, jnp.finfo(R.dtype).dtype).astype(R.dtype)
+    return jnp.where((n_squarings > max_squarings)[..., None, None], nan, R)
 
 
 def block_diag(*arrs):

@@ -595,3 +595,11 @@ def test_geqrf_householder_product_match_jax():
     np.testing.assert_allclose(np.asarray(q), np.linalg.qr(a)[0], atol=1e-5)
     batched = mjax.vmap(mjax.lax.linalg.householder_product, in_axes=(0, 1))(h, np.asarray(taus).T)
     np.testing.assert_allclose(np.asarray(batched), np.asarray(want), atol=1e-6)
+
+
+def test_expm_complex128():
+    a = _mat((3, 3), np.complex128) * 2
+    with x64():
+        got = msl.expm(a)
+        assert got.dtype == np.complex128
+        np.testing.assert_allclose(np.asarray(got), osl.expm(a), rtol=1e-9, atol=1e-9)
