@@ -197,9 +197,24 @@ def _callback_jvp_nested(jvp, op, pairs):
     function is that primal run: `keep_debug_callbacks` on the expander). Everything else
     goes through `_callback_jvp`."""
     if (jvp.linearize and op.opview.params["effect"].startswith("debug")
-            and not getattr(jvp.ex, "keep_debug_callbacks", False)):
+            and not getattr(jvp.ex, "keep_debug_callbacks", False)
+            and not _in_eager_split()):
         return []
     return jvp._op_rule(op, pairs)
+
+
+def _in_eager_split() -> bool:
+    """Whether passes.autodiff's eager entry points (vjp_functions/linearize_functions,
+    whose forward function is the primal run) are on the stack."""
+    import sys
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if (code.co_name in ("vjp_functions", "linearize_functions")
+                and frame.f_globals.get("__name__") == "mjax.passes.autodiff"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _register_nested():
