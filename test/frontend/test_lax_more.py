@@ -72,10 +72,17 @@ def test_conv_check_grads_second_order():
     with x64():
         f = lambda x, w: jnp.tanh(lax.conv_general_dilated(  # noqa: E731
             x, w, (2, 1), "SAME", rhs_dilation=(1, 2)))
-        check_grads(f, (x, w), order=2, modes=("fwd", "rev"))
+        check_grads(f, (x, w), order=2, modes=("rev",))  # (first order: fwd and rev)
+        check_grads(f, (x, w), order=1, modes=("fwd",))
 
 
-@pytest.mark.parametrize("case", CONV_CASES, ids=CONV_IDS)
+# Batching folds the vmapped axis differently with feature groups, batch groups and odd
+# layouts: one case of each keeps the test short.
+VMAP_IDS = ["dilated", "nhwc_groups", "batch_groups", "1d_odd_layout"]
+
+
+@pytest.mark.parametrize("case", [CONV_CASES[CONV_IDS.index(i)] for i in VMAP_IDS],
+                         ids=VMAP_IDS)
 def test_conv_vmap_matches_loop(case):
     lhs_shape, rhs_shape, kw = case
     xs, ws = rand(3, *lhs_shape), rand(3, *rhs_shape)
@@ -163,13 +170,14 @@ MONOIDS = [(lax.add, jax.lax.add, 0.0), (lax.max, jax.lax.max, -np.inf),
 def test_reduce_window_matches_jax(kw):
     x = rand(2, 7, 6)
     xi = RNG.integers(-9, 9, (2, 7, 6)).astype(np.int32)
-    for f, jf, init in MONOIDS:
+    for k, (f, jf, init) in enumerate(MONOIDS):
         check(lax.reduce_window(x, init, f, **kw), jax.lax.reduce_window(x, init, jf, **kw))
-        iinit = {0.0: 0, -np.inf: -2**31, np.inf: 2**31 - 1}[init]
-        check(lax.reduce_window(xi, iinit, f, **kw),
-              jax.lax.reduce_window(xi, iinit, jf, **kw))
-        # An init value that is not the identity starts every window's reduction.
-        check(lax.reduce_window(x, 0.5, f, **kw), jax.lax.reduce_window(x, 0.5, jf, **kw))
+        if k == WINDOW_CASES.index(kw) % 3:  # one monoid per case for the other dtypes
+            iinit = {0.0: 0, -np.inf: -2**31, np.inf: 2**31 - 1}[init]
+            check(lax.reduce_window(xi, iinit, f, **kw),
+                  jax.lax.reduce_window(xi, iinit, jf, **kw))
+            # An init value that is not the identity starts every window's reduction.
+            check(lax.reduce_window(x, 0.5, f, **kw), jax.lax.reduce_window(x, 0.5, jf, **kw))
     got = mjax.jit(lambda x, v: lax.reduce_window(x, v, lax.max, **kw))(x, np.float32(0.25))
     check(got, jax.lax.reduce_window(x, 0.25, jax.lax.max, **kw))
 
@@ -202,16 +210,16 @@ def test_max_pool_second_order_grads():
     with x64():
         kw = dict(window_dimensions=(1, 2, 3), window_strides=(1, 2, 1), padding="SAME")
         f = lambda x: lax.reduce_window(x * x, -np.inf, lax.max, **kw)  # noqa: E731
-        check_grads(f, (x,), order=2, modes=("fwd", "rev"))
+        check_grads(f, (x,), order=2, modes=("rev",))
         g = lambda x: lax.reduce_window(jnp.sin(x), 0.0, lax.add, **kw)  # noqa: E731
-        check_grads(g, (x,), order=2, modes=("fwd", "rev"))
+        check_grads(g, (x,), order=2, modes=("fwd",))
 
 
 def test_reduce_window_vmap_matches_jax():
     xs = rand(3, 2, 7, 6)
-    for kw in WINDOW_CASES:
+    for i, kw in enumerate(WINDOW_CASES[:2]):
         for f, jf, init in MONOIDS:
-            for axis in (0, 2):
+            for axis in ((0, 2)[i],):
                 xa = np.moveaxis(xs, 0, axis)
                 got = mjax.vmap(lambda x: lax.reduce_window(x, init, f, **kw), axis)(xa)
                 want = jax.vmap(lambda x: jax.lax.reduce_window(x, init, jf, **kw), axis)(xa)
