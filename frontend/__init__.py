@@ -18,11 +18,13 @@ from mjax.array import Array
 from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,
                       device_get, device_put, typeof, devices, disable_jit, eval_shape, jit, local_device_count,
                       local_devices, make_jaxpr)
+from mjax.api import process_count, process_index  # noqa: F401
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
                      jvp, linearize, remat, value_and_grad, vjp)
 from mjax.batching import vmap
 from mjax.pmap import pmap
 from mjax.shard_map import shard_map
+from mjax import distributed  # noqa: F401
 from mjax.core import named_scope
 from mjax import errors, tree_util, lax, numpy, dlpack, profiler, sharding  # noqa: F401
 from mjax.sharding import make_mesh

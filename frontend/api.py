@@ -31,7 +31,9 @@ def devices(backend=None):
 
 
 def local_devices(process_index=None, backend=None):
-    return devices(backend)
+    """This process's devices (another one's with `process_index`; see mjax.distributed)."""
+    me = globals()["process_index"](backend) if process_index is None else process_index
+    return [d for d in devices(backend) if _process_of(d) == me]
 
 
 def device_count(backend=None):
@@ -39,7 +41,21 @@ def device_count(backend=None):
 
 
 def local_device_count(backend=None):
-    return device_count(backend)
+    return len(local_devices(backend=backend))
+
+
+def process_index(backend=None):
+    """This process's index among the processes of mjax.distributed (0 alone)."""
+    client = getattr(get_backend(), "client", None)  # (IREE: one process)
+    return client.process_index() if client is not None else 0
+
+
+def process_count(backend=None):
+    return len({_process_of(d) for d in devices(backend)})
+
+
+def _process_of(device) -> int:
+    return getattr(device, "process_index", 0)
 
 
 def default_backend():
@@ -96,7 +112,10 @@ def _put_leaf(leaf, target, S):
 def put_sharded(value: np.ndarray, aval, sharding) -> Array:
     """A host value laid out over `sharding`'s devices (one shard per device)."""
     index = sharding.devices_indices_map(value.shape)
-    devs = sharding._device_list()    # jaxlib pairs shards with devices in this order
+    # jaxlib pairs shards with devices in this order; over several processes
+    # (mjax.distributed) each one puts the shards of its own devices.
+    me = process_index()
+    devs = [d for d in sharding._device_list() if _process_of(d) == me]
     buf = get_backend().put_sharded([value[index[d]] for d in devs], devs,
                                     sharding._device_list(),
                                     sharding.hlo_sharding(value.ndim), value.shape,
