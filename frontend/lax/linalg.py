@@ -7,26 +7,27 @@ from __future__ import annotations
 
 import numpy as np
 
-import numpy as np
-
 from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
 from mjax.lax import convert_element_type
 
 
+_HALF = ("float16", "bfloat16")
+
+
 def _bind(op, *args, **params):
     """bind, with half-precision floats computed in float32 and cast back: LAPACK and
     XLA's decompositions take only 32- and 64-bit types (JAX computes these too)."""
-    dtypes = [np.dtype(aval_of_value(x).dtype) for x in args]
-    low = [d for d in dtypes if d.kind == "V" or d.name in ("float16", "bfloat16")]
-    if not low:
+    names = [np.dtype(aval_of_value(x).dtype).name for x in args]
+    half = next((n for n in names if n in _HALF), None)
+    if half is None:
         return bind(op, *args, **params)
-    outs = bind(op, *[convert_element_type(x, np.float32) if np.dtype(
-        aval_of_value(x).dtype).name in ("float16", "bfloat16") else x for x in args], **params)
+    args = [convert_element_type(x, np.float32) if n in _HALF else x
+            for x, n in zip(args, names)]
+    outs = bind(op, *args, **params)
     single = not isinstance(outs, (list, tuple))
-    outs = [outs] if single else list(outs)
-    outs = [convert_element_type(o, low[0]) if np.dtype(aval_of_value(o).dtype) == np.float32
-            else o for o in outs]
+    outs = [convert_element_type(o, np.dtype(half)) if o.dtype == np.float32 else o
+            for o in ([outs] if single else outs)]
     return outs[0] if single else outs
 
 
