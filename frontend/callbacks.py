@@ -199,6 +199,8 @@ def call(name: str, effect: str, flat: Callable, key, dyn_args, out_avals,
     """Stages one `jaxpr.callback` (or runs `flat` now, outside any trace); returns the
     flat results."""
     from mjax.core import bind, current_trace
+    if effect == "pure" and not out_avals:
+        return []   # nothing could use it: JAX drops it (also eagerly, as dead code)
     cid = register(flat, name, key)
     if current_trace() is None:
         return run_now(cid, dyn_args, out_avals)

@@ -147,6 +147,17 @@ def test_unused_pure_callback_is_removed_effectful_ones_are_not():
     assert got == want == (0, 2)
 
 
+def test_pure_callback_without_results_is_dropped():
+    def program(lib, np_, _):
+        calls = []
+        lib.pure_callback(lambda x: calls.append(1), (), np_.float32(1))
+        lib.jit(lambda x: (lib.pure_callback(lambda v: calls.append(2), (), x), x)[1])(
+            np_.float32(1))
+        return calls
+    got, want = both(program)
+    assert got == want == []
+
+
 # ---- io_callback --------------------------------------------------------------------------
 def test_io_callback_ordered_keeps_program_order():
     def program(lib, np_, io_cb):
