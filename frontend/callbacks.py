@@ -14,7 +14,6 @@ JAX: jax/_src/callback.py.
 from __future__ import annotations
 
 import itertools
-import re
 import threading
 import traceback
 from typing import Any, Callable
@@ -135,9 +134,6 @@ class _HostCall:
         return (token, *outs) if self.ordered else outs
 
 
-_INDEX = re.compile(r"index = (\d+) : ui64")
-
-
 def host_callbacks(text: str, platform: str = "cpu") -> tuple[str, list | None]:
     """(text, callables) for compiling a lowered program: its host callback custom calls
     renumbered 0..k-1, the k-th one calling `callables[k]`. (text, None) when the program
@@ -160,7 +156,7 @@ def host_callbacks(text: str, platform: str = "cpu") -> tuple[str, list | None]:
         u64 = ir.IntegerType.get_unsigned(64)
         callables = []
         for k, op in enumerate(calls):
-            cid = int(_INDEX.search(str(op.attributes["backend_config"])).group(1))
+            cid = ir.IntegerAttr(ir.DictAttr(op.attributes["backend_config"])["index"]).value
             types = [r.type for r in op.results]
             ordered = len(op.operands) > 0 and "token" in str(op.operands[0].type)
             if ordered:

@@ -15,6 +15,8 @@ XLA keeps. JAX: callback.emit_python_callback.
 """
 from __future__ import annotations
 
+import sys
+
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
@@ -206,7 +208,6 @@ def _callback_jvp_nested(jvp, op, pairs):
 def _in_eager_split() -> bool:
     """Whether passes.autodiff's eager entry points (vjp_functions/linearize_functions,
     whose forward function is the primal run) are on the stack."""
-    import sys
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
