@@ -27,7 +27,8 @@ from mjax.shard_map import shard_map
 from mjax import distributed  # noqa: F401
 from mjax.core import named_scope
 from mjax import errors, tree_util, lax, numpy, dlpack, profiler, sharding  # noqa: F401
-from mjax.sharding import make_mesh
+from mjax.sharding import make_mesh, set_mesh  # noqa: F401
+from mjax.lax.sharding import reshard  # noqa: F401
 from mjax import nn, scipy  # noqa: F401  (after numpy: they build on it)
 from mjax import ops, tree  # noqa: F401
 from mjax import random  # noqa: F401  (after numpy and nn: samplers build on them)

@@ -148,8 +148,36 @@ class Mesh:
 
 
 def current_mesh() -> Mesh | None:
+    """The innermost `with mesh:`, else the mesh `set_mesh` set (None: neither)."""
     stack = getattr(_mesh_stack, "stack", [])
-    return stack[-1] if stack else None
+    return stack[-1] if stack else getattr(_mesh_stack, "set", None)
+
+
+class set_mesh:
+    """Sets the mesh bare PartitionSpecs, shard_map and with_sharding_constraint use, for
+    this thread: globally when called, until the block ends when used with `with`.
+    JAX: jax.set_mesh (jax.sharding.set_mesh)."""
+
+    def __init__(self, mesh: Mesh | None):
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
+        from mjax.core import current_trace
+        if current_trace() is not None:
+            raise ValueError("`set_mesh` can only be used outside of `jax.jit`.")
+        self._prev = getattr(_mesh_stack, "set", None)
+        _mesh_stack.set = mesh
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _mesh_stack.set = self._prev
+        return False
+
+
+def get_mesh() -> Mesh | None:
+    """The mesh `set_mesh` (or `with mesh:`) made current. JAX: jax.sharding.get_mesh."""
+    return current_mesh()
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
@@ -408,4 +436,4 @@ def named_from_hlo(mesh: Mesh, hlo, ndim: int) -> Sharding:
 
 __all__ = ["AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "make_mesh", "current_mesh", "UNCONSTRAINED",
-           "HloShardingOnDevices", "named_from_hlo"]
+           "HloShardingOnDevices", "named_from_hlo", "set_mesh", "get_mesh"]

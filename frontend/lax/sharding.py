@@ -13,18 +13,18 @@ from mjax.sharding import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec
                            SingleDeviceSharding, current_mesh)
 
 
-def _as_named(s) -> Sharding:
+def _as_named(s, fn="with_sharding_constraint") -> Sharding:
     if isinstance(s, PartitionSpec):
         mesh = current_mesh()
         if mesh is None:
-            raise ValueError(f"with_sharding_constraint got the PartitionSpec {s!r} "
-                             f"outside a mesh context: pass NamedSharding(mesh, spec), or "
-                             f"call inside `with mesh:`")
+            raise ValueError(f"{fn} got the PartitionSpec {s!r} outside a mesh context: "
+                             f"pass NamedSharding(mesh, spec), or call inside `with mesh:` "
+                             f"or `with mjax.set_mesh(mesh):`")
         return NamedSharding(mesh, s)
     if isinstance(s, Sharding):
         return s
-    raise TypeError(f"with_sharding_constraint shardings must be Sharding objects or "
-                    f"PartitionSpecs, got {type(s).__name__}: {s!r}")
+    raise TypeError(f"{fn} shardings must be Sharding objects or PartitionSpecs, got "
+                    f"{type(s).__name__}: {s!r}")
 
 
 def constraint_params(s: NamedSharding, ndim: int) -> dict:
@@ -95,4 +95,24 @@ def with_sharding_constraint(x, shardings):
     return tree_util.tree_unflatten(treedef, out)
 
 
-__all__ = ["with_sharding_constraint", "constraint_params"]
+def reshard(xs, out_shardings):
+    """`xs` (a pytree) laid out as `out_shardings` (shardings or PartitionSpecs under a
+    mesh), over any mesh axes. JAX: jax.reshard."""
+    leaves, treedef = tree_util.tree_flatten(xs)
+    is_leaf = lambda s: isinstance(s, (Sharding, PartitionSpec))  # noqa: E731
+    if is_leaf(out_shardings):
+        flat = [out_shardings] * len(leaves)
+    else:
+        from mjax.batching import broadcast_prefix_with
+        flat = broadcast_prefix_with("reshard out_shardings", out_shardings, xs, is_leaf)
+    out = []
+    for leaf, s in zip(leaves, flat):
+        s = _as_named(s, "reshard")
+        if isinstance(s, NamedSharding):
+            out.append(constrain_unchecked(leaf, s))
+        else:
+            out.append(_constrain(leaf, s))
+    return tree_util.tree_unflatten(treedef, out)
+
+
+__all__ = ["with_sharding_constraint", "constraint_params", "reshard"]

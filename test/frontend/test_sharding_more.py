@@ -150,3 +150,35 @@ def test_indivisible_dimension_is_an_error(mesh):
     with pytest.raises(Exception, match="not divisible"):
         mjax.jit(lambda v: mjax.lax.with_sharding_constraint(
             v, NamedSharding(mesh, P("x"))))(np.ones(6, np.float32))
+
+
+def test_set_mesh_gives_bare_specs_their_mesh_as_jax(mesh, jmesh):
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    with mjax.set_mesh(mesh):
+        assert mjax.sharding.get_mesh() == mesh
+        ours = mjax.jit(lambda v: mjax.lax.with_sharding_constraint(v * 3, P("x", "y")))(x)
+        sm = mjax.shard_map(lambda b: mjax.lax.psum(b, "y"), in_specs=P("x", "y"),
+                            out_specs=P("x"))(x)
+    assert mjax.sharding.get_mesh() is None
+    with jax.set_mesh(jmesh):
+        theirs = jax.jit(lambda v: jax.lax.with_sharding_constraint(
+            v * 3, jspec(("x", "y"))))(x)
+        jsm = jax.shard_map(lambda b: jax.lax.psum(b, "y"), in_specs=jspec(("x", "y")),
+                            out_specs=jspec(("x",)))(x)
+    np.testing.assert_allclose(ours, theirs)
+    assert layout(ours) == layout(theirs)
+    np.testing.assert_allclose(np.asarray(sm), np.asarray(jsm))
+    assert sm.sharding.shard_shape(sm.shape) == jsm.sharding.shard_shape(jsm.shape)
+
+
+def test_reshard_over_explicit_axes_as_jax():
+    mesh = mjax.make_mesh((4, 2), ("x", "y"))     # Explicit axes, JAX's default
+    jmesh = jax.make_mesh((4, 2), ("x", "y"))
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    ours = mjax.reshard(x, NamedSharding(mesh, P("y", "x")))
+    theirs = jax.reshard(x, jax.sharding.NamedSharding(jmesh, jspec(("y", "x"))))
+    np.testing.assert_array_equal(ours, theirs)
+    assert layout(ours) == layout(theirs)
+    inside = mjax.jit(lambda v: mjax.reshard(v + 1, NamedSharding(mesh, P("x"))))(x)
+    assert inside.sharding.shard_shape(x.shape) == (2, 4)
+    np.testing.assert_allclose(inside, x + 1)
