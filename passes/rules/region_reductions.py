@@ -1,6 +1,7 @@
 """Rules for `jaxpr.reduce` and `jaxpr.reduce_window` (dialect/ops/region_reductions.py):
 lowering to stablehlo.reduce / stablehlo.reduce_window, whose body is the op's region
-cloned and lowered; differentiation and batching are declared unsupported.
+cloned and lowered; batching (the batch axis in front, one more reduced-over or unit window
+dimension, the scalar body unchanged); differentiation is declared unsupported.
 
     %r = "jaxpr.reduce"(%x, %init) ({ ^bb0(%a: tensor<f32>, %b: tensor<f32>): ...
                                        "jaxpr.yield"(%c) }) {dimensions = array<i64: 0>}
@@ -13,10 +14,17 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from mjax.dialect import attributes as A
 from mjax.dialect.ops import region_reductions as RR
+from mjax.dialect.types import ShapedArray, tensor_type
+from mjax.passes.batching import BATCH_NESTED
+from mjax.passes.ir_util import clone_into
+from mjax.passes.registry import op_error
 from mjax.passes.rules import hlo as H
+from mjax.passes.rules.batch_util import NOT_MAPPED, bdim_to_front
 from mjax.passes.rules.control_flow import inline_body
 from mjax.passes.rules.tables import lowering, not_supported
+from mjax.passes.rules.windowed import _with_unit_window_at
 
 
 def _lower_with_body(ctx, new_op, inputs, n):
@@ -53,9 +61,32 @@ def _reduce_window_lower(ctx, *args, window_dimensions, window_strides, padding,
     return _lower_with_body(ctx, new, args, n)
 
 
+# ---- batching ------------------------------------------------------------------------------
+def _region_reduction_batch(batcher, op, vals, dims, b):
+    # JAX: _reduce_batch_rule / _generic_reduce_window_batch_rule. Every operand gets the
+    # batch axis in front; the body, a computation on scalars, is cloned unchanged.
+    n = len(vals) // 2
+    if any(d is not NOT_MAPPED for d in dims[n:]):
+        raise op_error(op, "cannot vmap: batched init values of a reduction with a custom "
+                           "computation are not supported (as in JAX)")
+    operands = [bdim_to_front(b, v, d) for v, d in zip(vals[:n], dims[:n])]
+    view = op.opview
+    params = view.params
+    if isinstance(view, RR.ReduceOp):
+        new_params = {"dimensions": tuple(d + 1 for d in params["dimensions"])}
+    else:
+        new_params = _with_unit_window_at(0, params)
+    new = clone_into(op, b.ip, dict(zip(op.operands, operands + list(vals[n:])))).operation
+    for name, value in new_params.items():
+        new.attributes[name] = A.encode(value)  # (the MLIR attributes, not the op schema)
+    for r in new.results:
+        aval = H.aval_of(r.type)
+        r.set_type(tensor_type(ShapedArray((b.axis_size,) + aval.shape, aval.dtype)))
+    return list(new.results), [0] * n
+
+
 for _op in (RR.ReduceOp, RR.ReduceWindowOp):
     not_supported("jvp", _op, f"{_op.OPERATION_NAME} with a custom computation has no JVP "
                               f"rule yet (use lax.add/max/min, which have one)")
     not_supported("transpose", _op, f"{_op.OPERATION_NAME} is not linear in general")
-    not_supported("batch", _op, f"{_op.OPERATION_NAME} with a custom computation cannot be "
-                                f"vmapped yet")
+    BATCH_NESTED[_op] = _region_reduction_batch

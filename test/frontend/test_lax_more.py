@@ -532,3 +532,23 @@ def test_mulhi_matches_jax(dtype):
     a[:3] = [info.min, info.max, 0]
     b[:3] = [info.min, -1 if info.min < 0 else info.max, 5]
     check(lax.mulhi(a, b), jax.lax.mulhi(a, b))
+
+
+def test_custom_reductions_vmap_matches_jax():
+    xs = rand(4, 3, 5)
+    f = lambda a, b: a * 0.5 + b  # noqa: E731
+    for axis in (0, 2):
+        check(mjax.vmap(lambda x: lax.reduce(x, np.float32(0), f, (1,)), axis)(xs),
+              jax.vmap(lambda x: jax.lax.reduce(x, np.float32(0), f, (1,)), axis)(xs),
+              rtol=1e-5)
+        check(mjax.vmap(lambda x: lax.reduce_window(x, 1.0, lax.mul, (2, 2), (1, 2), "SAME"),
+                        axis)(xs),
+              jax.vmap(lambda x: jax.lax.reduce_window(x, 1.0, jax.lax.mul, (2, 2), (1, 2),
+                                                       "SAME"), axis)(xs), rtol=1e-5)
+    i = np.arange(15, dtype=np.int32).reshape(3, 5)
+    got = mjax.vmap(lambda x, k: lax.reduce((x, k), (np.float32(-np.inf), np.int32(0)),
+                                            _argmax_pair(jnp), (0,)), (0, None))(xs, i)
+    want = jax.vmap(lambda x, k: jax.lax.reduce((x, k), (np.float32(-np.inf), np.int32(0)),
+                                                _argmax_pair(jjnp), (0,)), (0, None))(xs, i)
+    check(got[0], want[0])
+    check(got[1], want[1])
