@@ -7,7 +7,8 @@ The op carries its whole mesh, so `mjax-opt` text is self-contained:
            : (tensor<8x6xf32>) -> tensor<8x6xf32>
 
 `spec` has one string per dimension: the mesh axes that dimension is split over, joined
-by commas (major to minor), or "" for a dimension that is not split. `device_ids` (the
+by commas (major to minor), "" for a dimension that is not split, or "?" for one left to
+the compiler (JAX's P.UNCONSTRAINED). `device_ids` (the
 mesh's devices in row-major order; default 0..n-1) lets jit run the program on the right
 devices. `hlo_sharding` gives the XLA form (the tile assignment over logical partition
 ids in mesh order), shared by lowering and by the propagation pass.
@@ -36,9 +37,12 @@ class DimSpec(A.AttrKind):
         return tuple(str(s) for s in v)
 
 
+UNCONSTRAINED = "?"
+
+
 def dim_axes(entry: str) -> tuple[str, ...]:
-    """The mesh axes of one spec entry ("" -> ())."""
-    return tuple(a.strip() for a in entry.split(",")) if entry else ()
+    """The mesh axes of one spec entry ("" and "?" -> ())."""
+    return tuple(a.strip() for a in entry.split(",")) if entry not in ("", "?") else ()
 
 
 def check_layout(op: str, shape, mesh_axes, mesh_shape, spec, device_ids=None) -> None:
@@ -111,5 +115,6 @@ class ShardingConstraintOp(JaxprOp, name="sharding_constraint"):
 
 SHARDING_OPS = (ShardingConstraintOp,)
 
-__all__ = ["ShardingConstraintOp", "SHARDING_OPS", "DimSpec", "dim_axes", "check_layout",
+__all__ = ["ShardingConstraintOp", "SHARDING_OPS", "DimSpec", "UNCONSTRAINED", "dim_axes",
+           "check_layout",
            "tile_array", "hlo_sharding"]

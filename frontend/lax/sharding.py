@@ -34,12 +34,11 @@ def constraint_params(s: NamedSharding, ndim: int) -> dict:
         raise ValueError(at_user_line(
             f"Sharding {s!r} is only valid for values of rank at least {len(spec)}, but "
             f"was applied to a value of rank {ndim}"))
-    if any(p is UNCONSTRAINED for p in spec):
-        raise NotImplementedError("with_sharding_constraint with P.UNCONSTRAINED entries is "
-                                  "not supported by mjax yet")
     mesh = s.mesh
+    entries = tuple("?" if d < len(spec) and spec[d] is UNCONSTRAINED
+                    else ",".join(spec.axes_of(d)) for d in range(ndim))
     return {"mesh_axes": tuple(mesh.axis_names), "mesh_shape": tuple(mesh.axis_sizes),
-            "spec": tuple(",".join(spec.axes_of(d)) for d in range(ndim)),
+            "spec": entries,
             "device_ids": tuple(int(i) for i in mesh.device_ids.flat)}
 
 

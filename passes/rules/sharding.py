@@ -46,10 +46,13 @@ def _sharding_constraint_batch(b, args, dims, *, spec, **params):
 @lowering(S.ShardingConstraintOp)
 def _sharding_constraint_lower(ctx, x, *, mesh_axes, mesh_shape, spec, device_ids):
     text = str(S.hlo_sharding(mesh_axes, mesh_shape, spec))
+    # Dimensions left to the compiler are listed apart (as JAX lowers P.UNCONSTRAINED).
+    open_dims = [d for d, e in enumerate(spec) if e == S.UNCONSTRAINED]
+    config = f"unspecified_dims=[{','.join(map(str, open_dims))}]" if open_dims else ""
     op = ir.Operation.create(
         "stablehlo.custom_call", results=[x.type], operands=[x],
         attributes={"call_target_name": ir.StringAttr.get("Sharding"),
-                    "backend_config": ir.StringAttr.get(""),
+                    "backend_config": ir.StringAttr.get(config),
                     "mhlo.sharding": ir.StringAttr.get(text)})
     return op.results[0]
 

@@ -17,3 +17,13 @@ func.func @sharding_constraint_two_axes(%x: tensor<3x16xf32>) -> tensor<3x16xf32
   %0 = "jaxpr.sharding_constraint"(%x) {mesh_axes = ["x", "y"], mesh_shape = array<i64: 4, 2>, spec = ["", "x,y"]} : (tensor<3x16xf32>) -> tensor<3x16xf32>
   return %0 : tensor<3x16xf32>
 }
+
+// -----
+
+// "?" leaves a dimension to the compiler (JAX's P.UNCONSTRAINED).
+// CHECK-LABEL: func.func @sharding_constraint_unconstrained
+// CHECK:         "jaxpr.sharding_constraint"(%{{.*}}) {mesh_axes = ["x"], mesh_shape = array<i64: 8>, spec = ["?", "x"]}
+func.func @sharding_constraint_unconstrained(%x: tensor<3x16xf32>) -> tensor<3x16xf32> {
+  %0 = "jaxpr.sharding_constraint"(%x) {mesh_axes = ["x"], mesh_shape = array<i64: 8>, spec = ["?", "x"]} : (tensor<3x16xf32>) -> tensor<3x16xf32>
+  return %0 : tensor<3x16xf32>
+}

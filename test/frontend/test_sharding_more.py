@@ -10,6 +10,8 @@ import mjax
 import mjax.numpy as jnp
 from mjax.sharding import AxisType, Mesh, NamedSharding, P
 
+JP = jax.sharding.PartitionSpec
+
 AUTO = (AxisType.Auto, AxisType.Auto)
 
 
@@ -182,3 +184,17 @@ def test_reshard_over_explicit_axes_as_jax():
     inside = mjax.jit(lambda v: mjax.reshard(v + 1, NamedSharding(mesh, P("x"))))(x)
     assert inside.sharding.shard_shape(x.shape) == (2, 4)
     np.testing.assert_allclose(inside, x + 1)
+
+
+def test_unconstrained_dims_are_left_to_xla_as_jax(mesh, jmesh):
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    s = NamedSharding(mesh, P(P.UNCONSTRAINED, "y"))
+    f = lambda v: mjax.lax.with_sharding_constraint(v * 2, s)  # noqa: E731
+    text = mjax.jit(f).lower(x).as_text()
+    assert 'backend_config = "unspecified_dims=[0]"' in text
+    ours = mjax.jit(f, in_shardings=NamedSharding(mesh, P("x")))(x)
+    js = jax.sharding.NamedSharding(jmesh, JP(JP.UNCONSTRAINED, "y"))
+    theirs = jax.jit(lambda v: jax.lax.with_sharding_constraint(v * 2, js),
+                     in_shardings=jax.sharding.NamedSharding(jmesh, JP("x")))(x)
+    np.testing.assert_allclose(ours, theirs)
+    assert layout(ours) == layout(theirs)

@@ -33,3 +33,15 @@ func.func @sharding_constraint_replicated(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = "jaxpr.sharding_constraint"(%x) {mesh_axes = ["x"], mesh_shape = array<i64: 8>, spec = [""]} : (tensor<8xf32>) -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// "?" (JAX's P.UNCONSTRAINED) leaves dimension 0 to XLA: listed in backend_config.
+// CHECK-LABEL: func.func @sharding_constraint_unconstrained
+// CHECK:         stablehlo.custom_call @Sharding
+// CHECK-SAME:    backend_config = "unspecified_dims=[0]"
+// CHECK-SAME:    mhlo.sharding = "{devices=[1,2,4]0,2,4,6,1,3,5,7 last_tile_dim_replicate}"
+func.func @sharding_constraint_unconstrained(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = "jaxpr.sharding_constraint"(%x) {mesh_axes = ["x", "y"], mesh_shape = array<i64: 4, 2>, spec = ["?", "y"]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
