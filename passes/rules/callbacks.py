@@ -24,6 +24,7 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops.callbacks import ORDERED_EFFECTS, CallbackOp
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+from mjax.passes.registry import PassError
 from mjax.passes.rules.batch_util import NOT_MAPPED, batch_rule, moveaxis
 from mjax.passes.rules.tables import JVP, lowering, not_supported
 
@@ -174,16 +175,32 @@ def _rereturn(block: ir.Block, token) -> None:
     ret.erase()
 
 
+# ---- errors -----------------------------------------------------------------------------
+class _CallbackValueError(PassError, ValueError):
+    """JAX's ValueError (same text for Python callers), located at the op for mjax-opt."""
+
+    def __str__(self):
+        return self.message
+
+
+class _CallbackNotImplementedError(PassError, NotImplementedError):
+    """JAX's NotImplementedError, located at the op for mjax-opt."""
+
+    def __str__(self):
+        return self.message
+
+
 # ---- JVP --------------------------------------------------------------------------------
 def _callback_jvp(b, primals, tangents, *, effect, **params):
     """Pure and IO callbacks with tangent inputs raise JAX's errors (custom_jvp/custom_vjp
     never get here); debug callbacks run on the primals."""
     if effect == "pure":
         # JAX: callback.pure_callback_jvp_rule (custom_jvp/custom_vjp never get here).
-        raise ValueError("Pure callbacks do not support JVP. Please use `jax.custom_jvp` "
-                         "to use callbacks while taking gradients.")
+        raise _CallbackValueError(b.loc, "Pure callbacks do not support JVP. Please use "
+                                  "`jax.custom_jvp` to use callbacks while taking "
+                                  "gradients.")
     if effect in ("unordered", "ordered"):
-        raise ValueError("IO callbacks do not support JVP.")
+        raise _CallbackValueError(b.loc, "IO callbacks do not support JVP.")
     # Debug callbacks see the primals; tangents are ignored. JAX: debug_callback_jvp_rule.
     b.emit(CallbackOp, *primals, effect=effect, **params)
     return [], []
@@ -238,9 +255,9 @@ _VMAP_METHOD_ERROR = (
 @batch_rule(CallbackOp)
 def _callback_batch(b, args, dims, *, effect, vmap_method, **params):
     if effect == "ordered":
-        raise ValueError("Cannot `vmap` ordered IO callback.")
+        raise _CallbackValueError(b.loc, "Cannot `vmap` ordered IO callback.")
     if effect == "pure" and vmap_method is None:
-        raise NotImplementedError(_VMAP_METHOD_ERROR)
+        raise _CallbackNotImplementedError(b.loc, _VMAP_METHOD_ERROR)
     params = dict(params, effect=effect, vmap_method=vmap_method)
     if effect != "pure" or vmap_method.startswith("sequential"):
         # io_callback loops with lax.map and JAX unrolls debug callbacks: both call the
