@@ -4,8 +4,9 @@ Sources are `mjax.sharding` argument/result attributes of a function and
 `jaxpr.sharding_constraint` ops (both name the mesh: axes, shape, per-dim spec). Each op's
 sharding rule (passes/rules/sharding.py, table SHARD, Shardy's factor style) says which
 operand dimensions index which result dimensions; the pass moves mesh axes along those
-factors, forward (operands -> results) and backward (results -> operands), until nothing
-changes, and writes the decision on every op it reached:
+factors, between all operands and results of an op (forward sweeps prefer operands,
+backward sweeps results), until nothing changes, and writes the decision on every op it
+reached:
 
     func.func @f(%x: tensor<8x4xf32> {mjax.sharding = {mesh_axes = ["x"],
                  mesh_shape = array<i64: 8>, spec = ["x", ""]}}) -> tensor<8x4xf32> {
@@ -24,7 +25,8 @@ Priority when sources disagree (documented, deterministic):
   1. user annotations (argument/result attributes, constraints) are never changed;
   2. for one factor, axes from a user-annotated value beat axes from a propagated one;
      among equals the lower operand (or result) index wins;
-  3. forward sweeps run before backward ones, and a value keeps its first decision;
+  3. forward sweeps (operands first) run before backward ones (results first), and a
+     value keeps its first decision;
   4. a mesh axis is used once per value (a later dimension loses it), and axes whose
      tile count does not divide the dimension are dropped.
 """
@@ -133,10 +135,11 @@ class _Propagation:
         return self.mesh is not None
 
     # -- one op, one direction -------------------------------------------------------------
-    def _factor_axes(self, values, maps):
-        """factor -> (axes, source, position) from the decided `values`, by priority."""
+    def _factor_axes(self, entries):
+        """factor -> (axes, source, label, fixed) from the decided values of `entries`
+        ((value, dims, label) in priority order; a user annotation beats the rest)."""
         found = {}
-        for k, (v, dims) in enumerate(zip(values, maps)):
+        for v, dims, label in entries:
             dec = self.known.get(v)
             if dec is None:
                 continue
@@ -145,7 +148,7 @@ class _Propagation:
                     continue
                 old = found.get(f)
                 if old is None or (dec.fixed and not old[3]):
-                    found[f] = (dec.spec[d], dec.sources[d], k, dec.fixed)
+                    found[f] = (dec.spec[d], dec.sources[d], label, dec.fixed)
         return found
 
     def _spec_for(self, shape, dims, found):
@@ -163,6 +166,9 @@ class _Propagation:
         return tuple(spec), tuple(sources)
 
     def apply(self, op, forward: bool) -> bool:
+        """One op: axes of each factor, from whichever of its operands and results are
+        decided (operands first in forward sweeps, results first in backward ones), go
+        to its undecided operands and results, as in Shardy."""
         view = op.opview
         rule = SHARD.get(type(view))
         if rule is None:
@@ -170,30 +176,29 @@ class _Propagation:
         avals_in = [aval_of(v.type) for v in op.operands]
         avals_out = [aval_of(r.type) for r in op.results]
         factors = rule(avals_in, avals_out, **view.params)
-        src_vals, src_maps, dst_vals, dst_maps = (
-            (list(op.operands), factors.operands, list(op.results), factors.results)
-            if forward else
-            (list(op.results), factors.results, list(op.operands), factors.operands))
-        if not any(v in self.known for v in src_vals):
+        operands = [(v, m, f"operand {k}") for k, (v, m) in
+                    enumerate(zip(op.operands, factors.operands))]
+        results = [(v, m, f"result {k}") for k, (v, m) in
+                   enumerate(zip(op.results, factors.results))]
+        entries = operands + results if forward else results + operands
+        if not any(v in self.known for v, _, _ in entries):
             return False
-        found = self._factor_axes(src_vals, src_maps)
-        if forward:
-            partial = tuple(a for f in sorted(factors.reduced) if f in found
-                            for a in found[f][0])
-            if partial:
-                self.reduced[id(op)] = partial  # (ir.Operation hashes change with attrs)
+        found = self._factor_axes(entries)
+        partial = tuple(a for f in sorted(factors.reduced) if f in found
+                        for a in found[f][0])
+        if partial:
+            self.reduced[id(op)] = partial  # (ir.Operation hashes change with attrs)
+        operands_known = any(v in self.known for v, _, _ in operands)
         changed = False
-        direction = "forward from" if forward else "backward from"
-        what = "operand" if forward else "result"
-        for v, dims in zip(dst_vals, dst_maps):
+        for v, dims, label in entries:
             if v in self.known:
                 continue
             spec, sources = self._spec_for(aval_of(v.type).shape, dims, found)
-            if not forward and not any(spec):
+            # A replicated decision only flows forward, from decided operands to results.
+            if not any(spec) and not (label.startswith("result") and operands_known):
                 continue
             used = sorted({found[f][2] for d, f in enumerate(dims) if spec[d]})
-            how = (f"{direction} {what} " + ", ".join(map(str, used)) if used
-                   else f"{direction} replicated {what}s")
+            how = "from " + ", ".join(used) if used else "from replicated operands"
             self.known[v] = Decision(spec, f"{view.primitive} ({factors.kind}): {how}",
                                      sources)
             changed = True

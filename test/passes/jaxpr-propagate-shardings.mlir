@@ -5,7 +5,7 @@
 // CHECK-LABEL: func.func @elementwise_forward
 // CHECK:         "jaxpr.sin"
 // CHECK-SAME:    mjax.sharding = ["[{x}, {}]"]
-// CHECK-SAME:    mjax.sharding_explain = ["sin (elementwise): forward from operand 0; dim 0 {x} <- argument #0 of @elementwise_forward"]
+// CHECK-SAME:    mjax.sharding_explain = ["sin (elementwise): from operand 0; dim 0 {x} <- argument #0 of @elementwise_forward"]
 // CHECK:         "jaxpr.mul"
 // CHECK-SAME:    mjax.sharding = ["[{x}, {}]"]
 func.func @elementwise_forward(%x: tensor<8x4xf32> {mjax.sharding = {mesh_axes = ["x"], mesh_shape = array<i64: 4>, spec = ["x", ""]}}) -> tensor<8x4xf32> {
@@ -17,8 +17,10 @@ func.func @elementwise_forward(%x: tensor<8x4xf32> {mjax.sharding = {mesh_axes =
 // -----
 
 // A matmul whose contracting dimension is sharded: the result keeps the free dims'
-// axes and the op is marked as leaving partial sums over "y" (an all-reduce).
+// axes and the op is marked as leaving partial sums over "y" (an all-reduce); the other
+// operand's contracting dim gets "y" too (operand to operand, as Shardy does).
 // CHECK-LABEL: func.func @dot_general_sharded_contraction
+// CHECK-SAME:    %{{.*}}: tensor<4x6xf32> {mjax.sharding_explain = "dot_general (dot_general): from operand 0; dim 0 {y} <- argument #0 of @dot_general_sharded_contraction", mjax.sharding_propagated = "[{y}, {}]"}
 // CHECK:         "jaxpr.dot_general"
 // CHECK-SAME:    mjax.sharding = ["[{x}, {}]"]
 // CHECK-SAME:    mjax.sharding_reduced = ["y"]
@@ -30,13 +32,13 @@ func.func @dot_general_sharded_contraction(%a: tensor<8x4xf32> {mjax.sharding = 
 // -----
 
 // Backward: the bias is broadcast and added to a sharded value; the add's rule gives
-// the broadcast's result [{x}, {y}] and broadcast_in_dim's rule gives the bias {y},
-// written on the argument as a propagated (not user) sharding.
+// the broadcast's result [{x}, {y}] (from its other operand) and broadcast_in_dim's rule
+// gives the bias {y}, written on the argument as a propagated (not user) sharding.
 // CHECK-LABEL: func.func @broadcast_backward_to_argument
-// CHECK-SAME:    %{{.*}}: tensor<6xf32> {mjax.sharding_explain = "broadcast_in_dim (broadcast_in_dim): backward from result 0; dim 0 {y} <- argument #0 of @broadcast_backward_to_argument", mjax.sharding_propagated = "[{y}]"}
+// CHECK-SAME:    %{{.*}}: tensor<6xf32> {mjax.sharding_explain = "broadcast_in_dim (broadcast_in_dim): from result 0; dim 0 {y} <- argument #0 of @broadcast_backward_to_argument", mjax.sharding_propagated = "[{y}]"}
 // CHECK:         "jaxpr.broadcast_in_dim"
 // CHECK-SAME:    mjax.sharding = ["[{x}, {y}]"]
-// CHECK-SAME:    mjax.sharding_explain = ["add (elementwise): backward from result 0;
+// CHECK-SAME:    mjax.sharding_explain = ["add (elementwise): from operand 0;
 func.func @broadcast_backward_to_argument(%h: tensor<8x6xf32> {mjax.sharding = {mesh_axes = ["x", "y"], mesh_shape = array<i64: 4, 2>, spec = ["x", "y"]}}, %b: tensor<6xf32>) -> tensor<8x6xf32> {
   %0 = "jaxpr.broadcast_in_dim"(%b) {shape = array<i64: 8, 6>, broadcast_dimensions = array<i64: 1>} : (tensor<6xf32>) -> tensor<8x6xf32>
   %1 = "jaxpr.add"(%h, %0) : (tensor<8x6xf32>, tensor<8x6xf32>) -> tensor<8x6xf32>
@@ -101,7 +103,7 @@ func.func @constraint_as_source(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-LABEL: func.func @conflict_annotation_wins
 // CHECK:         "jaxpr.add"
 // CHECK-SAME:    mjax.sharding = ["[{y}, {}]"]
-// CHECK-SAME:    mjax.sharding_explain = ["add (elementwise): forward from operand 1; dim 0 {y} <- argument #1 of @conflict_annotation_wins"]
+// CHECK-SAME:    mjax.sharding_explain = ["add (elementwise): from operand 1; dim 0 {y} <- argument #1 of @conflict_annotation_wins"]
 func.func @conflict_annotation_wins(%x: tensor<8x4xf32> {mjax.sharding = {mesh_axes = ["x", "y"], mesh_shape = array<i64: 4, 2>, spec = ["x", ""]}}, %b: tensor<8x4xf32> {mjax.sharding = {mesh_axes = ["x", "y"], mesh_shape = array<i64: 4, 2>, spec = ["y", ""]}}) -> tensor<8x4xf32> {
   %a = "jaxpr.neg"(%x) : (tensor<8x4xf32>) -> tensor<8x4xf32>
   %0 = "jaxpr.add"(%a, %b) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
