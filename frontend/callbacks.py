@@ -14,6 +14,7 @@ JAX: jax/_src/callback.py.
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import traceback
 from typing import Any, Callable
@@ -34,6 +35,18 @@ class _Entry:
     def __init__(self, flat: Callable, name: str):
         self.flat = flat
         self.name = name        # pure_callback, io_callback, debug.callback
+
+    def call(self, *arrays):
+        """Runs the callable; a failure is logged (with its traceback) before it
+        propagates, as JAX does."""
+        try:
+            return self.flat(*arrays)
+        except BaseException:
+            _logger.exception("mjax.%s failed", self.name)
+            raise
+
+
+_logger = logging.getLogger("mjax.callbacks")
 
 
 _REGISTRY: dict[int, _Entry] = {}
@@ -111,10 +124,10 @@ def run_now(callback_id: int, args, out_avals) -> list:
     from mjax.api import device_put_value
     from mjax.array import Array
     from mjax.core import to_numpy
+    entry = lookup(callback_id)
     try:
         arrays = [a if isinstance(a, Array) else _as_arrays([to_numpy(a)])[0] for a in args]
-        outs = lookup(callback_id).flat(*arrays)
-        outs = check_results(outs, out_avals)
+        outs = check_results(entry.call(*arrays), out_avals)
     except Exception as e:  # noqa: BLE001 - reaches the caller as in jit
         raise _runtime_error(e) from e
     return [device_put_value(o) for o in outs]
@@ -130,7 +143,7 @@ class _HostCall:
     def __call__(self, *arrays):
         if self.ordered:
             token, *arrays = arrays
-        outs = check_results(self.entry.flat(*_as_arrays(arrays)), self.out_avals)
+        outs = check_results(self.entry.call(*_as_arrays(arrays)), self.out_avals)
         return (token, *outs) if self.ordered else outs
 
 

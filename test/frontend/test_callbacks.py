@@ -276,6 +276,17 @@ def test_exception_in_callback_reaches_caller(jit, kind):
     assert "ValueError" in str(e.value)
 
 
+def test_exception_in_callback_is_logged(caplog):
+    import logging
+    with caplog.at_level(logging.ERROR, logger="mjax.callbacks"):
+        with pytest.raises(RuntimeError):
+            mjax.jit(lambda x: mjax.pure_callback(
+                _boom, mjax.ShapeDtypeStruct((), np.float32), x))(1.0)
+    (record,) = [r for r in caplog.records if r.name == "mjax.callbacks"]
+    assert record.getMessage() == "mjax.pure_callback failed"
+    assert "boom from the host" in caplog.text
+
+
 @pytest.mark.parametrize("host, declared", [
     (lambda x: np.ones(4, np.float32), ((3,), np.float32)),
     (lambda x: np.ones(3, np.int32), ((3,), np.float32)),
