@@ -18,7 +18,6 @@ primal loop and a JVP loop, and the JVP loop cannot be transposed.
 """
 from __future__ import annotations
 
-import numpy as np
 from jaxlib.mlir import ir
 
 from mjax.dialect.builder import Builder
@@ -31,7 +30,7 @@ from mjax.passes.ir_util import clone_into, used_values
 from mjax.passes.partial_eval import PARTIAL_EVAL, PartialEval, Unknown
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.reverse_mode import TRANSPOSE_NESTED, transpose_block
-from mjax.passes.rules.ad_util import Linear, has_tangent, instantiate
+from mjax.passes.rules.ad_util import Linear, instantiate
 from mjax.passes.rules.batch_util import NOT_MAPPED, BatchBuilder, bdim_at, moveaxis
 from mjax.passes.rules.control_flow import inline_body
 
@@ -347,7 +346,13 @@ def _scan_partial_eval(pe, op, entries):
     variant = _variant_values(known.block, n_kconsts)
     res = [] if classify else inner.residuals
     inv = [r for r in res if r not in variant]
-    per_iter = [r for r in res if r in variant]
+    # A residual that is an x itself is read from the xs operand, not stacked again.
+    kargs = list(known.block.arguments)
+    n_kcarry = sum(1 for u in unk[nc:nc + ncar] if not u)
+    kxs = [e for e, u in zip(entries[nc + ncar:], unk[nc + ncar:]) if not u]
+    as_xs = {r: kxs[kargs.index(r) - n_kconsts - n_kcarry] for r in res
+             if r in variant and r in kargs and kargs.index(r) >= n_kconsts + n_kcarry}
+    per_iter = [r for r in res if r in variant and r not in as_xs]
     kconsts = [e for e, u in zip(entries[:nc], unk[:nc]) if not u]
     inv_outer = _hoist(inv, known.block, kconsts, pe.known_ip)
     k_carry = [j for j in range(ncar) if not carry_u[j]]
@@ -381,7 +386,7 @@ def _scan_partial_eval(pe, op, entries):
     pos = {r: nu + k for k, r in enumerate(res)}
     order = ([pos[r] for r in inv] + list(range(len(u_consts)))
              + list(range(len(u_consts), len(u_consts) + len(u_carry)))
-             + [pos[r] for r in per_iter]
+             + [pos[r] for r in per_iter] + [pos[r] for r in as_xs]
              + list(range(len(u_consts) + len(u_carry), nu)))
     final = _Scratch(pe.known_ip, [uavals[k] for k in order], loc)
     args = [None] * len(uavals)
@@ -393,6 +398,7 @@ def _scan_partial_eval(pe, op, entries):
     operands = ([pe.unknown_value(v, v) for v in inv_outer]
                 + [pe.unknown_value(op.operands[i], entries[i]) for i in u_consts + u_carry]
                 + [pe.unknown_value(v, v) for v in stacked]
+                + [pe.unknown_value(xs, xs) for xs in as_xs.values()]
                 + [pe.unknown_value(op.operands[i], entries[i]) for i in u_xs])
     u_avals = ([avals[j] for j in range(ncar) if carry_u[j]]
                + [avals[ncar + k] for k in range(nys) if y_u[k]])
