@@ -323,3 +323,38 @@ def test_lax_map_with_batch_size_matches_jax():
           jax.grad(lambda x: jax.lax.map(jf, x, batch_size=4).sum())(xs))
     close(mjax.vmap(lambda x: lax.map(f, x, batch_size=2))(rnd(2, 5, 3)),
           jax.vmap(lambda x: jax.lax.map(jf, x, batch_size=2))(rnd(2, 5, 3)))
+
+
+def test_vmap_fori_loop_with_batched_trip_count():
+    # Only the loop bound is batched: the predicate is batched, so the carry becomes
+    # batched and finished elements are masked.
+    def make(lax, jnp):
+        return lambda n, x: lax.fori_loop(0, n, lambda i, s: s * 1.5 + i, x)
+    f, jf = both(make)
+    ns, xs = np.array([0, 1, 3, 5], np.int32), np.linspace(0, 1, 4).astype(np.float32)
+    close(mjax.vmap(f)(ns, xs), jax.vmap(jf)(ns, xs))
+    close(mjax.vmap(f, in_axes=(0, None))(ns, np.float32(2)),
+          jax.vmap(jf, in_axes=(0, None))(ns, np.float32(2)))
+
+
+def test_named_axis_collectives_inside_scan_under_vmap():
+    def make(lax, jnp):
+        def g(x):
+            return lax.scan(lambda c, xi: (c + lax.psum(xi, "i") + lax.axis_index("i"), c),
+                            0.0, x)
+        return g
+    f, jf = both(make)
+    xb = np.arange(12.0).reshape(3, 4).astype(np.float32)
+    close(mjax.vmap(f, axis_name="i")(xb), jax.vmap(jf, axis_name="i")(xb))
+    close(mjax.vmap(f, in_axes=None, axis_size=3, axis_name="i")(xb[0]),
+          jax.vmap(jf, in_axes=None, axis_size=3, axis_name="i")(xb[0]))
+
+
+def test_linearize_through_scan():
+    f = lambda x: lax.scan(lambda c, xi: (jnp.sin(c) * xi, c), 1.0, x)
+    jf = lambda x: jax.lax.scan(lambda c, xi: (jjnp.sin(c) * xi, c), 1.0, x)
+    x, t = rnd(5), rnd(5, seed=1)
+    y, lin = mjax.linearize(f, x)
+    jy, jlin = jax.linearize(jf, x)
+    close(y, jy)
+    close(lin(t), jlin(t))
