@@ -263,14 +263,48 @@ class _Propagation:
             self.fn.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
 
 
-def propagate_shardings(module, explain: bool = False) -> None:
+    # -- materialize: decisions as constraints, so lowering hands them to XLA ------------
+    def materialize(self):
+        """A jaxpr.sharding_constraint after every value given a sharding by propagation
+        (not by the user), so `--jaxpr-to-stablehlo` passes our decisions to XLA as
+        custom_call @Sharding."""
+        axes, shape = self.mesh
+        values = [a for a in self.block.arguments]
+        for op in self.block.operations:
+            if not is_terminator(op.operation) and not isinstance(op, ShardingConstraintOp):
+                values += list(op.operation.results)
+        for v in values:
+            dec = self.known.get(v)
+            if dec is None or dec.fixed:
+                continue
+            spec = tuple(",".join(a) for a in dec.spec)
+            is_arg = isinstance(v.owner, ir.Block)
+            ip = (ir.InsertionPoint.at_block_begin(self.block) if is_arg
+                  else _after(v.owner.operation))
+            c = ShardingConstraintOp.create(
+                [v], [aval_of(v.type)], {"mesh_axes": axes, "mesh_shape": shape,
+                                         "spec": spec},
+                loc=self.fn.location if is_arg else v.owner.location, ip=ip)
+            v.replace_all_uses_except(c.results[0], c)
+
+
+def _after(op) -> ir.InsertionPoint:
+    """The insertion point right after `op` (a block always ends with a terminator)."""
+    ops = [o.operation for o in op.block.operations]
+    return ir.InsertionPoint(ops[ops.index(op) + 1])
+
+
+def propagate_shardings(module, explain: bool = False, materialize: bool = False) -> None:
     """Runs the propagation on every function of `module` that has a sharding source."""
-    for fn in module.body.operations:
-        if fn.operation.name != "func.func":
-            continue
-        prop = _Propagation(fn.operation, explain)
-        if prop.seed():
-            prop.run()
+    with module.context:
+        for fn in module.body.operations:
+            if fn.operation.name != "func.func":
+                continue
+            prop = _Propagation(fn.operation, explain)
+            if prop.seed():
+                prop.run()
+                if materialize:
+                    prop.materialize()
 
 
 @register_pass("jaxpr-propagate-shardings")
@@ -278,7 +312,8 @@ def propagate_shardings(module, explain: bool = False) -> None:
 class JaxprPropagateShardingsPass(Pass):
     """Propagate argument/constraint shardings to every value through per-op rules."""
 
-    explain: bool = False  # --jaxpr-propagate-shardings="explain=true"
+    explain: bool = False      # --jaxpr-propagate-shardings="explain=true"
+    materialize: bool = False  # "materialize=true": decisions as sharding_constraint ops
 
     def run(self, module):
-        propagate_shardings(module, self.explain)
+        propagate_shardings(module, self.explain, self.materialize)
