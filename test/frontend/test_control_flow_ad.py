@@ -358,3 +358,23 @@ def test_linearize_through_scan():
     jy, jlin = jax.linearize(jf, x)
     close(y, jy)
     close(lin(t), jlin(t))
+
+
+def test_custom_derivatives_inside_scan_under_grad_and_vmap():
+    def make(api, lax, jnp):
+        @api.custom_vjp
+        def sq(x):
+            return x * x
+        sq.defvjp(lambda x: (x * x, x), lambda r, g: (2 * r * g,))
+
+        def f(x):
+            def body(c, xi):
+                c = api.nn.relu(c * xi) + sq(c) * 0.1 + api.nn.softplus(xi)
+                return c, c
+            return lax.scan(body, 0.5, x)[1].sum()
+        return f
+    f, jf = make(mjax, lax, jnp), make(jax, jax.lax, jjnp)
+    x = np.linspace(-1, 1, 6).astype(np.float32)
+    close(mjax.grad(f)(x), jax.grad(jf)(x))
+    xb = np.stack([x, -x])
+    close(mjax.vmap(mjax.grad(f))(xb), jax.vmap(jax.grad(jf))(xb))
