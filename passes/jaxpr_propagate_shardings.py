@@ -18,7 +18,8 @@ reached:
 (and on arguments that received a sharding), naming the rule and the annotation the axes
 came from. A reduced factor (a contracting or reduced dimension) that ends up sharded is
 marked `mjax.sharding_reduced = ["x"]`: the op leaves partial results to be summed over
-those mesh axes. Ops without a rule (see the SHARD column of the coverage table) are left
+those mesh axes. `materialize=true` also writes every propagated decision as a
+`jaxpr.sharding_constraint` after its value, so lowering passes our decisions to XLA. Ops without a rule (see the SHARD column of the coverage table) are left
 unannotated with their stated reason under explain.
 
 Priority when sources disagree (documented, deterministic):
