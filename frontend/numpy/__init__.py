@@ -1486,3 +1486,5 @@ logaddexp, logaddexp2, negative = (_UFUNCS[n] for n in ("logaddexp", "logaddexp2
 from mjax.numpy import linalg  # noqa: E402, F401
 from mjax.numpy import fft  # noqa: E402, F401
 from mjax.numpy.vectorize import vectorize  # noqa: E402
+from mjax.numpy.array_api import (__array_api_version__,  # noqa: E402, F401
+                                 __array_namespace_info__)

@@ -1,0 +1,68 @@
+"""The array API standard's inspection namespace (`jnp.__array_namespace_info__()`).
+
+JAX: jax.numpy.__array_namespace_info__ / ArrayNamespaceInfo. The answers follow JAX's:
+no boolean indexing or data-dependent shapes under jit, 64 dimensions at most, `None`
+(let the runtime choose) listed among the devices, default dtypes that follow x64.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax import dtypes as _dt
+
+__array_api_version__ = "2024.12"
+
+# The dtype kinds the standard names, each as the dtypes it holds (before x64 narrowing).
+_KINDS = {
+    "bool": ("bool",),
+    "signed integer": ("int8", "int16", "int32", "int64"),
+    "unsigned integer": ("uint8", "uint16", "uint32", "uint64"),
+    "real floating": ("float32", "float64"),
+    "complex floating": ("complex64", "complex128"),
+}
+_KINDS["integral"] = _KINDS["signed integer"] + _KINDS["unsigned integer"]
+_KINDS["numeric"] = _KINDS["integral"] + _KINDS["real floating"] + _KINDS["complex floating"]
+
+
+class ArrayNamespaceInfo:
+    """What this array library supports, as the array API standard asks."""
+
+    __module__ = "mjax.numpy"
+
+    def capabilities(self) -> dict:
+        return {"boolean indexing": False, "data-dependent shapes": False,
+                "max dimensions": 64}
+
+    def default_device(self):
+        return None
+
+    def devices(self) -> list:
+        from mjax.api import devices
+        return [None, *devices()]
+
+    def default_dtypes(self, *, device=None) -> dict:
+        return {"real floating": _dt.default_float(),
+                "complex floating": _dt.default_complex(),
+                "integral": _dt.default_int(), "indexing": _dt.default_int()}
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        """Supported dtypes by name, of one kind, of a tuple of kinds, or all of them."""
+        if kind is None:
+            names = _KINDS["bool"] + _KINDS["numeric"]
+        else:
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            unknown = [k for k in kinds if k not in _KINDS]
+            if unknown:
+                raise ValueError(f"dtypes: unknown kind {unknown[0]!r}; expected one of "
+                                 f"{sorted(_KINDS)} or a tuple of them")
+            names = tuple(n for k in kinds for n in _KINDS[k])
+        # With x64 off the 64-bit types do not exist (they narrow to 32 bits).
+        out = {}
+        for n in names:
+            if _dt.canonicalize_dtype(np.dtype(n)) == np.dtype(n):
+                out.setdefault(n, np.dtype(n))
+        return out
+
+
+def __array_namespace_info__() -> ArrayNamespaceInfo:
+    return ArrayNamespaceInfo()
