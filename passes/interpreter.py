@@ -34,7 +34,10 @@ transformation has a table for such ops, whose rules get the transformation obje
 `jvp.into(block)` is the same transformation emitting at the end of `block`; the
 transformations that emit into one place (`Jvp`, `Inline` in passes/jaxpr_inline.py,
 the batcher) offer `into`, `rule_for` and a `run(block, inputs...)` shorthand;
-`PartialEval` has a `PARTIAL_EVAL` table of custom rules for the same purpose.
+`PartialEval` has a `PARTIAL_EVAL` table of custom rules for the same purpose, and
+transposition a `TRANSPOSE_NESTED` table (passes/reverse_mode.py) whose rules call
+`transpose_block` on a region's block. passes/rules/control_flow_ad.py has the rules of
+cond, while and scan in every one of these tables.
 """
 from __future__ import annotations
 
