@@ -7,11 +7,17 @@ frontend, compiling, renumbers it into the list of callables handed to XLA.
   ==>
     %y = stablehlo.custom_call @xla_ffi_python_cpu_callback(%x)
            {api_version = 4 : i32, backend_config = {index = 3 : ui64},
-            has_side_effect = false}
+            mhlo.sharding = "{maximal device=0}"}
 
-Ordered callbacks take and give a `!stablehlo.token` first (the host callable gets it
-first and hands it back); the tokens of one block form a chain in program order, which
-XLA keeps. JAX: callback.emit_python_callback.
+Effectful callbacks add `has_side_effect = true`. Ordered ones take and give a
+`!stablehlo.token` first (the host callable gets it first and hands it back); the rule
+chains the tokens of one block, and `thread_tokens` (run by --jaxpr-to-stablehlo once
+everything is lowered) makes one chain per function, through loops and branches, which
+XLA keeps in order. JAX: callback.emit_python_callback.
+
+JVP: JAX's errors for pure and IO callbacks; debug callbacks see the primals. Batching:
+per `vmap_method` for pure callbacks; IO and debug callbacks run once per element, in
+order (a jaxpr.scan); ordered IO callbacks cannot be batched, as in JAX.
 """
 from __future__ import annotations
 
