@@ -40,8 +40,7 @@ class KeyType:
 
     @property
     def name(self) -> str:
-        # JAX prints key dtypes by the impl's tag: key<fry>, key<rbg>, key<urbg>.
-        return f"key<{_KEY_TAGS.get(self.impl, self.impl)}>"
+        return f"key<{self.impl}>"
 
     def __eq__(self, other):
         return isinstance(other, KeyType) and other.impl == self.impl
@@ -50,7 +49,8 @@ class KeyType:
         return hash(("key", self.impl))
 
     def __repr__(self):
-        return self.name
+        # Users see JAX's spelling, by the impl's tag: key<fry>, key<rbg>, key<urbg>.
+        return f"key<{_KEY_TAGS.get(self.impl, self.impl)}>"
 
     __str__ = __repr__
 

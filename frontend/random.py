@@ -151,9 +151,10 @@ def _const(dtype, value):
 
 
 # ---- keys --------------------------------------------------------------------------------
-def key_dtype(impl=None):
+def key_dtype(impl_spec=None):
+    """The key dtype of an impl (default: the configured one). JAX: random.key_dtype."""
     from mjax.dialect.types import KeyType
-    return KeyType(resolve_impl(impl))
+    return KeyType(resolve_impl(impl_spec))
 
 
 def _make_key(ctor, seed, impl):
@@ -816,35 +817,21 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
 
 
 # ---- samplers with array parameters ----------------------------------------------------------
-def _param_sampler(name, nparams, body, default_dtype=float, integer=False):
-    """A sampler (key, *params, shape=None, dtype=None) whose shape broadcasts with the
-    parameters' shapes (JAX's pattern for pareto, t, rayleigh, wald, ...)."""
-    jitted = _jit(("shape", "dtype"))(body)
-
-    def sampler(key, *args, shape=None, dtype=None, out_sharding=None):
-        _no_sharding(out_sharding)
-        if not nparams <= len(args) <= nparams + 2:
-            raise TypeError(f"{name}() takes {nparams + 1} to {nparams + 3} positional "
-                            f"arguments but {len(args) + 1} were given")
-        params, rest = args[:nparams], args[nparams:]
-        if rest:
-            shape = rest[0]
-        if len(rest) > 1:
-            dtype = rest[1]
-        key, _ = _check_prng_key(name, key)
-        dtype = _user_dtype(dtype, default_dtype)
-        if integer:
-            if not dtypes.issubdtype(dtype, np.integer):
-                raise ValueError(f"dtype argument to `{name}` must be an int dtype, got "
-                                 f"{dtype}")
-        else:
-            _check_float(name, dtype)
-        shape = _broadcast_shape(name, shape, *params)
-        if not integer:
-            _check_safe_cast(name, dtype, *params)
-        return staged(jitted, key, *params, shape=shape, dtype=dtype)
-    sampler.__name__ = sampler.__qualname__ = name
-    return sampler, jitted
+def _param_call(name, jitted, key, params, shape, dtype, out_sharding, integer=False):
+    """A sampler whose shape broadcasts with its parameters' shapes (JAX's pattern for
+    pareto, t, rayleigh, wald, ...): checks, then the jitted body."""
+    _no_sharding(out_sharding)
+    key, _ = _check_prng_key(name, key)
+    dtype = _user_dtype(dtype, int if integer else float)
+    if integer:
+        if not dtypes.issubdtype(dtype, np.integer):
+            raise ValueError(f"dtype argument to `{name}` must be an int dtype, got {dtype}")
+    else:
+        _check_float(name, dtype)
+    shape = _broadcast_shape(name, shape, *params)
+    if not integer:
+        _check_safe_cast(name, dtype, *params)
+    return staged(jitted, key, *params, shape=shape, dtype=dtype)
 
 
 def _as(x, dtype, shape=None):
@@ -895,16 +882,39 @@ def _triangular_body(key, left, mode, right, shape, dtype):
     return jnp.where(u < fc, out1, out2)
 
 
-pareto, _pareto = _param_sampler("pareto", 1, _pareto_body)
-rayleigh, _rayleigh = _param_sampler("rayleigh", 1, _rayleigh_body)
-wald, _wald = _param_sampler("wald", 1, _wald_body)
-geometric, _geometric = _param_sampler("geometric", 1, _geometric_body, int, integer=True)
-triangular, _triangular = _param_sampler("triangular", 3, _triangular_body)
-pareto.__doc__ = "Pareto samples with shape b. JAX: jax.random.pareto."
-rayleigh.__doc__ = "Rayleigh samples with a scale. JAX: jax.random.rayleigh."
-wald.__doc__ = "Wald (inverse Gaussian) samples with a mean. JAX: jax.random.wald."
-geometric.__doc__ = "Geometric samples (trials to first success). JAX: jax.random.geometric."
-triangular.__doc__ = "Triangular samples on [left, right]. JAX: jax.random.triangular."
+_SHAPE_DTYPE = ("shape", "dtype")
+_pareto = _jit(_SHAPE_DTYPE)(_pareto_body)
+_rayleigh = _jit(_SHAPE_DTYPE)(_rayleigh_body)
+_wald = _jit(_SHAPE_DTYPE)(_wald_body)
+_geometric = _jit(_SHAPE_DTYPE)(_geometric_body)
+_triangular = _jit(_SHAPE_DTYPE)(_triangular_body)
+
+
+def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
+    """Pareto samples with shape b. JAX: jax.random.pareto."""
+    return _param_call("pareto", _pareto, key, (b,), shape, dtype, out_sharding)
+
+
+def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
+    """Rayleigh samples with a scale. JAX: jax.random.rayleigh."""
+    return _param_call("rayleigh", _rayleigh, key, (scale,), shape, dtype, out_sharding)
+
+
+def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
+    """Wald (inverse Gaussian) samples with a mean. JAX: jax.random.wald."""
+    return _param_call("wald", _wald, key, (mean,), shape, dtype, out_sharding)
+
+
+def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
+    """Geometric samples (trials to first success). JAX: jax.random.geometric."""
+    return _param_call("geometric", _geometric, key, (p,), shape, dtype, out_sharding,
+                       integer=True)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
+    """Triangular samples on [left, right]. JAX: jax.random.triangular."""
+    return _param_call("triangular", _triangular, key, (left, mode, right), shape, dtype,
+                       out_sharding)
 
 
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
@@ -1168,12 +1178,24 @@ def _f_body(key, dfnum, dfden, shape, dtype):
     return (chi_n / dfnum) / (chi_d / dfden)
 
 
-t, _t = _param_sampler("t", 1, _t_body)
-chisquare, _chisquare = _param_sampler("chisquare", 1, _chisquare_body)
-f, _f = _param_sampler("f", 2, _f_body)
-t.__doc__ = "Student's t samples with df degrees of freedom. JAX: jax.random.t."
-chisquare.__doc__ = "Chi-square samples with df degrees of freedom. JAX: jax.random.chisquare."
-f.__doc__ = "F-distribution samples. JAX: jax.random.f."
+_t = _jit(_SHAPE_DTYPE)(_t_body)
+_chisquare = _jit(_SHAPE_DTYPE)(_chisquare_body)
+_f = _jit(_SHAPE_DTYPE)(_f_body)
+
+
+def t(key, df, shape=None, dtype=None, *, out_sharding=None):
+    """Student's t samples with df degrees of freedom. JAX: jax.random.t."""
+    return _param_call("t", _t, key, (df,), shape, dtype, out_sharding)
+
+
+def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
+    """Chi-square samples with df degrees of freedom. JAX: jax.random.chisquare."""
+    return _param_call("chisquare", _chisquare, key, (df,), shape, dtype, out_sharding)
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
+    """F-distribution samples. JAX: jax.random.f."""
+    return _param_call("f", _f, key, (dfnum, dfden), shape, dtype, out_sharding)
 
 
 def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):

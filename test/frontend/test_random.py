@@ -342,6 +342,20 @@ def test_loop_samplers_under_vmap():
         assert_same(a, b, 2)
 
 
+def test_signatures_match_jax():
+    import inspect
+    for name in mr.__all__:
+        j = getattr(jr, name, None)
+        if j is None or isinstance(j, type) or not callable(j):
+            continue
+        pj = [(p.name, p.kind, p.default) for p in inspect.signature(j).parameters.values()]
+        pm = [(p.name, p.kind, p.default) for p in
+              inspect.signature(getattr(mr, name)).parameters.values()]
+        assert [p[:2] for p in pm] == [p[:2] for p in pj], name
+        assert [str(p[2]) for p in pm] == [str(p[2]) for p in pj], name
+    assert_same(mr.t(mr.key(1), df=3., shape=(2,)), jr.t(jr.key(1), df=3., shape=(2,)))
+
+
 def test_sampler_argument_errors():
     k = mr.key(0)
     with pytest.raises(ValueError, match="must be a float dtype"):
