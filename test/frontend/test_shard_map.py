@@ -11,7 +11,7 @@ import pytest
 
 import mjax
 import mjax.numpy as jnp
-from mjax.sharding import NamedSharding, P
+from mjax.sharding import P
 
 JP = jax.sharding.PartitionSpec
 

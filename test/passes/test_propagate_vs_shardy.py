@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from jaxlib.mlir import ir, passmanager
 
-import mjax
 import mjax.numpy as jnp
 from mjax.api import trace_function
 from mjax.dialect import context
