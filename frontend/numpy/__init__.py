@@ -1488,3 +1488,16 @@ from mjax.numpy import fft  # noqa: E402, F401
 from mjax.numpy.vectorize import vectorize  # noqa: E402
 from mjax.numpy.array_api import (__array_api_version__,  # noqa: E402, F401
                                  __array_namespace_info__)
+from mjax.numpy.more import (ComplexWarning, array_repr, array_str,  # noqa: E402, F401
+                              character, cross, einsum_path, flexible, frombuffer, fromfile,
+                              fromiter, fromstring, generic, get_printoptions, load, matvec,
+                              object_, packbits, printoptions, savez, set_printoptions,
+                              unpackbits, vecdot, vecmat)
+
+
+def __getattr__(name):
+    # jnp.bool is jnp.bool_ (NumPy 2's spelling); a global `bool` would shadow the builtin
+    # that this module's functions use.
+    if name == "bool":
+        return bool_
+    raise AttributeError(f"module 'mjax.numpy' has no attribute {name!r}")
