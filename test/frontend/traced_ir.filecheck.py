@@ -19,7 +19,7 @@ def show(name, text):
 
 
 if sys.argv[1:] == ["grad"]:
-    print(mjax.jit(mjax.grad(loss)).trace(jnp.ones(3)).jaxpr)
+    print(mjax.jit(mjax.grad(loss)).trace(jnp.ones(3)).jaxpr.mlir)
     sys.exit()
 
 # CHECK-LABEL: TEST: jit
@@ -28,7 +28,7 @@ if sys.argv[1:] == ["grad"]:
 # CHECK:           %[[P:.*]] = "jaxpr.integer_pow"(%[[S]]) {y = 2 : i64}
 # CHECK:           %[[R:.*]] = "jaxpr.reduce_sum"(%[[P]]) {axes = array<i64: 0>}
 # CHECK:           return %[[R]]
-show("jit", mjax.jit(loss).trace(jnp.ones(3)).jaxpr)
+show("jit", mjax.jit(loss).trace(jnp.ones(3)).jaxpr.mlir)
 
 # CHECK-LABEL: TEST: grad
 # CHECK:         func.func @main(%[[X:.*]]: tensor<3xf32>) -> tensor<3xf32>
@@ -37,7 +37,7 @@ show("jit", mjax.jit(loss).trace(jnp.ones(3)).jaxpr)
 # CHECK:           return %[[G]]
 # CHECK:         func.func private @[[F]](
 # CHECK:           "jaxpr.sin"
-show("grad", mjax.jit(mjax.grad(loss)).trace(jnp.ones(3)).jaxpr)
+show("grad", mjax.jit(mjax.grad(loss)).trace(jnp.ones(3)).jaxpr.mlir)
 
 # CHECK-LABEL: TEST: make_jaxpr
 # CHECK:         { lambda ; a:f32[3]. let
