@@ -32,7 +32,7 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                coordinator_bind_address: str | None = None, heartbeat_timeout_seconds=None,
                **unsupported):
     """Connects this process to the others. JAX: jax.distributed.initialize."""
-    from mjax.runtime.xla import backends_are_initialized, get_backend
+    from mjax.runtime.xla import backends_are_initialized, default_platform, get_backend
     if unsupported:
         raise NotImplementedError(f"mjax.distributed.initialize does not support "
                                   f"{sorted(unsupported)}")
@@ -42,6 +42,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     if local_device_ids is not None or cluster_detection_method is not None:
         raise NotImplementedError("mjax.distributed.initialize(local_device_ids=..., "
                                   "cluster_detection_method=...) is not supported")
+    if default_platform() != "cpu":
+        raise NotImplementedError(f"mjax.distributed.initialize supports the CPU platform "
+                                  f"(Gloo collectives) only, not {default_platform()!r}")
     with _LOCK:
         if is_initialized():
             raise RuntimeError("distributed.initialize should only be called once.")
