@@ -22,43 +22,17 @@ from mjax.dialect.context import context
 from mjax.dialect.ops import transforms as T
 from mjax.passes import forward_mode, reverse_mode
 from mjax.passes.expansion import EXPAND, Expander, lower_custom_calls
-from mjax.passes.ir_util import callee_of, clone_into, replace_op as _replace  # noqa: F401
 from mjax.passes.reverse_mode import LinearizeInfo, VjpInfo
 
 EXPAND[T.JvpOp] = forward_mode.expand_jvp_op
 EXPAND[T.VjpOp] = reverse_mode.expand_vjp_op
+# (EXPAND[T.VmapOp] is registered by passes/batching.py.)
 
 
-class _BatcherFunctions:
-    """The function-table interface passes/batching.py's Batcher was written against."""
-
-    def __init__(self, fns):
-        self._fns = fns
-
-    def __getattr__(self, name):
-        return getattr(self._fns, name)
-
-    def create(self, name, in_avals, out_avals, mark, after):
-        return self._fns.create(name, in_avals, out_avals, after)
-
-
-def _expand_vmap_op(ex, op) -> None:
-    from mjax.passes.batching import Batcher, expand_vmap_op
-    if "batcher" not in ex.state:
-        ex.state["batcher"] = Batcher(_BatcherFunctions(ex.fns), ex.expand_function)
-    expand_vmap_op(ex.state["batcher"], op)
-
-
-EXPAND[T.VmapOp] = _expand_vmap_op
-_KINDS = {"jvp": T.JvpOp, "vjp": T.VjpOp, "vmap": T.VmapOp}
-
-
-def expand_transforms(module, only=None, lower_leftovers: bool = True, kinds=None) -> None:
+def expand_transforms(module, only=None, lower_leftovers: bool = True) -> None:
     """Expands the transformation ops of `module` whose class is in `only` (default:
     all), inner-first, at any depth; with `lower_leftovers`, the custom_jvp_call,
     custom_vjp_call and checkpoint ops left become jaxpr.call."""
-    if kinds is not None:
-        only = [_KINDS[k] for k in kinds]
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
         ex.expand_all(frozenset(only) if only is not None else None)
@@ -78,9 +52,7 @@ def vjp_functions(module, name: str, diff_args=None, diff_results=None) -> VjpIn
     cotangents -> input cotangents) to `module`, or reuses them. The frontend's eager
     `vjp` runs fwd once and bwd per cotangent."""
     with context(), ir.Location.unknown(context()):
-        ex = Expander(module)
-        ex.keep_debug_callbacks = True   # fwd is the primal run: its debug prints show
-        return reverse_mode.vjp_functions(ex, name, diff_args, diff_results)
+        return reverse_mode.vjp_functions(Expander(module), name, diff_args, diff_results)
 
 
 def linearize_functions(module, name: str, diff_args=None,
@@ -90,7 +62,6 @@ def linearize_functions(module, name: str, diff_args=None,
     linear function can run on its own (the frontend's eager `linearize`)."""
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
-        ex.keep_debug_callbacks = True   # fwd is the primal run: its debug prints show
         info = reverse_mode.linearize_functions(ex, name, diff_args, diff_results)
         reverse_mode.evaluable_linear(ex, info.lin)
         return info

@@ -1,15 +1,19 @@
 """Batching over `func.func`: the machinery behind `--jaxpr-batch` (`jaxpr.vmap`).
 
-    batch_function(fns, "f", in_dims=(0, None), axis_size=8) -> ("f_batched", out_dims)
+    batch_function(ex, "f", in_dims=(0, None), axis_size=8) -> ("f_batched", out_dims)
         @f_batched takes f's arguments with a batch axis at in_dims[i] (None: unchanged)
         and returns f's results with one at out_dims[j] (wherever the rules left it, or
         None for results that do not depend on the batch; with force_out, always 0).
 
-The body is interpreted op by op with an environment mapping each old value to a pair
+The body runs through the block interpreter (passes/interpreter.py) with entries
 (new value, batch dim or None). Ops whose operands are all unbatched are copied
 unchanged; the others go through their batching rule (table `BATCH`, signature in
-passes/rules/batch_util.py). Calls, checkpoints and custom-derivative calls batch their
-callees (and custom rules) into new functions, cached by (callee, in dims, size, name).
+passes/rules/batch_util.py). Ops with bodies have rules in `BATCH_NESTED`, with the
+BATCH signature plus the transformation itself, `rule(batcher, op, vals, dims, b) ->
+(outs, out_dims)`: calls, checkpoints and custom-derivative calls batch their callees
+(and custom rules) into new functions, derived once per (callee, in dims, size, name)
+(passes/derived.py); region ops (cond, while, scan) batch a region's block into a new
+block with `batcher.run(region_block, pairs, b)`, b a BatchBuilder in that block.
 
     %ys = "jaxpr.vmap"(%xs, %w) {callee = @f, in_axes = array<i64: 0, -1>,
                                  out_axes = array<i64: 0>, axis_size = 8}
@@ -21,15 +25,18 @@ JAX: interpreters/batching.py (batch_jaxpr), over func.func instead of a Jaxpr.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func as func_d
 
 from mjax.dialect import attributes as A
-from mjax.dialect.builder import Builder
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
-from mjax.passes.autodiff import _replace, callee_of, clone_into
+from mjax.passes.expansion import EXPAND
+from mjax.passes.interpreter import Env, interpret
+from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops,
+                                 replace_op, set_results)
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules import BATCH, NOT_SUPPORTED
 from mjax.passes.rules.batch_util import (NOT_MAPPED, BatchBuilder, bdim_at, moveaxis,
@@ -41,179 +48,205 @@ class BatchError(PassError, ValueError):
     a ValueError, as JAX raises."""
 
 
-# Batching rules of ops with bodies (cond, while, scan), keyed by op class:
-# rule(batcher, op, vals, dims, b) -> (outs, out_dims); `batcher.run(block, pairs, b)`
-# batches a region's block into the block at b's insertion point.
-BATCH_NESTED: dict[type, object] = {}
-
-
-def _dims_key(dims) -> str:
-    return ",".join("n" if d is None else str(d) for d in dims)
-
-
 class Batcher:
-    """Batching over one module's functions (`fns`: the AD driver's function table)."""
+    """The batching transformation, emitting at `ip`; entries are (value, dim | None)."""
 
-    def __init__(self, fns, expand):
-        self.fns = fns
-        self.expand = expand          # expand(name): expand transformation ops in @name
-        self.cache: dict = {}         # (callee, in dims, size, name, force) -> result
-        self.reads_cache: dict = {}   # (callee, axis name) -> uses the name (reads_axis)
+    def __init__(self, ex, ip: ir.InsertionPoint, axis_size: int, axis_name=None):
+        self.ex = ex                  # the Expander: functions, derived table
+        self.ip = ip
+        self.axis_size = axis_size
+        self.axis_name = axis_name
 
-    # -- functions -------------------------------------------------------------------
-    def batch_function(self, name: str, in_dims, axis_size: int, axis_name=None,
-                       force_out: bool = False, where=None):
-        """(name of the batched copy of @name, its result batch dims)."""
-        in_dims = tuple(in_dims)
-        key = (name, in_dims, axis_size, axis_name, force_out)
-        hit = self.cache.get(key)
-        if hit is not None:
-            return hit
-        fn = self.fns.get(name, where)
-        self.expand(name)
-        ins, outs = T.function_signature(fn)
-        new_ins = [T.batched_aval(a, -1 if d is None else d, axis_size)
-                   for a, d in zip(ins, in_dims)]
-        block_fn = fn.regions[0].blocks[0]
-        mark = (f"batch of @{name} in_dims=[{_dims_key(in_dims)}] size={axis_size}"
-                f"{' name=' + axis_name if axis_name else ''}{' forced' if force_out else ''}")
-        new_name = self.fns.fresh_name(f"{name}_batched")
-        # Result types are known only after the body is batched: build with none, then set.
-        new_fn, block = self.fns.create(new_name, new_ins, [], mark, fn)
-        b = BatchBuilder(ir.InsertionPoint(block), fn.location, axis_size, axis_name)
-        results = self.run(block_fn, list(zip(block.arguments, in_dims)), b)
-        out_vals, out_dims = [], []
-        for v, d in results:
-            if force_out:
-                v, d = bdim_at(b, v, d, 0), 0
-            out_vals.append(v)
-            out_dims.append(d)
-        with fn.location:
-            func_d.ReturnOp(out_vals, ip=b.ip)
-        new_fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in block.arguments], [v.type for v in out_vals]))
-        result = (new_name, tuple(out_dims))
-        self.cache[key] = result
-        return result
+    @property
+    def fns(self):
+        return self.ex.fns
 
-    # -- the interpreter ---------------------------------------------------------------
-    def run(self, block: ir.Block, args, b: BatchBuilder):
-        """Batches `block` given (value, dim) pairs for its arguments; returns (value,
-        dim) pairs for the values it returns (terminator operands)."""
-        env = dict(zip(block.arguments, args))
-        for op in block.operations:
-            op = op.operation
-            if op.name in ("func.return", "jaxpr.yield"):
-                return [env[v] for v in op.operands]
-            vals = [env[v][0] for v in op.operands]
-            dims = [env[v][1] for v in op.operands]
-            if all(d is NOT_MAPPED for d in dims) and not self.reads_axis(op, b.axis_name):
-                new = clone_into(op, b.ip, dict(zip(op.operands, vals)))
-                outs, out_dims = list(new.results), [NOT_MAPPED] * len(op.results)
-            else:
-                rb = BatchBuilder(b.ip, op.location, b.axis_size, b.axis_name)
-                outs, out_dims = self.batch_op(op, vals, dims, rb)
-            for r, v, d in zip(op.results, outs, out_dims):
-                self._check_result(op, r, v, d, b.axis_size)
-                env[r] = (v, d)
-        raise PassError(block.owner.location, "body has no terminator")
+    def into(self, block: ir.Block) -> "Batcher":
+        return self.at(ir.InsertionPoint(block))
 
-    def reads_axis(self, op, axis_name) -> bool:
-        """Whether `op` (or a function it calls) has a collective naming `axis_name`:
-        then it is batched even when no operand is (psum(1, "i") is the axis size)."""
-        if axis_name is None:
-            return False
+    def at(self, ip: ir.InsertionPoint) -> "Batcher":
+        return Batcher(self.ex, ip, self.axis_size, self.axis_name)
+
+    def builder(self, op) -> BatchBuilder:
+        return BatchBuilder(self.ip, op.location, self.axis_size, self.axis_name)
+
+    def run(self, block: ir.Block, pairs, b: BatchBuilder | None = None) -> list[tuple]:
+        """Batches `block` given (value, dim) pairs for its arguments, emitting at `b`'s
+        insertion point if given; returns (value, dim) pairs for the values its
+        terminator gives."""
+        if b is not None:
+            return self.at(b.ip).run(block, pairs)
+        return interpret(block, self.rule_for, Env(zip(block.arguments, pairs)))
+
+    def rule_for(self, op: ir.Operation):
+        cls = T.CallOp if op.name == "func.call" else type(op.opview)
+        nested = BATCH_NESTED.get(cls)
+        if nested is not None:
+            return lambda op, pairs: self._nested_rule(nested, op, pairs)
+        if issubclass(cls, T.TransformOp):
+            raise op_error(op, "cannot vmap: no batching rule for this transformation op "
+                               "(it must be expanded first)")
+        return self._op_rule
+
+    def _op_rule(self, op, pairs):
+        vals, dims = [v for v, _ in pairs], [d for _, d in pairs]
         view = op.opview
-        if names_axis(view, axis_name):
-            return True
-        if not (op.name == "func.call" or isinstance(view, T.TransformOp)):
-            return False
-        key = (callee_of(op), axis_name)
-        if key not in self.reads_cache:
-            self.reads_cache[key] = False  # recursion guard
-            fn = self.fns.get(key[0], op)
-            self.reads_cache[key] = any(
-                self.reads_axis(inner.operation, axis_name)
-                for inner in fn.regions[0].blocks[0].operations)
-        return self.reads_cache[key]
-
-    def batch_op(self, op, vals, dims, b: BatchBuilder):
-        view = op.opview
-        if op.name == "func.call" or isinstance(view, T.TransformOp):
-            return self.batch_call_like(op, view, vals, dims, b)
+        if all(d is NOT_MAPPED for d in dims) and not names_axis(view, self.axis_name):
+            new = clone_into(op, self.ip, dict(zip(op.operands, vals)))
+            return [(r, NOT_MAPPED) for r in new.results]
         if not isinstance(view, JaxprOp):
             raise op_error(op, "cannot batch a non-jaxpr op")
-        nested = BATCH_NESTED.get(type(view))
-        if nested is not None:   # ops with bodies: the rule batches its regions
-            with op.location:
-                outs, out_dims = nested(self, op, vals, dims, b)
-            return list(outs), list(out_dims)
         rule = BATCH.get(type(view))
         if rule is None:
             why = NOT_SUPPORTED.get(("batch", type(view)), "no batching rule for this op")
             raise op_error(op, f"cannot vmap: {why}")
         with op.location:
-            outs, out_dims = rule(b, vals, dims, **view.params)
-        return list(outs), list(out_dims)
+            outs, out_dims = rule(self.builder(op), vals, dims, **view.params)
+        return self._checked(op, list(zip(outs, out_dims)))
 
-    def _check_result(self, op, old, new, d, size):
-        want = aval_of(old.type)
-        want = T.batched_aval(want, -1 if d is None else d, size)
-        got = aval_of(new.type)
-        if (got.shape, got.dtype) != (want.shape, want.dtype):
-            raise op_error(op, f"internal error: batching rule gave {got.str_short()} with "
-                               f"batch dim {d}, expected {want.str_short()}")
+    def _nested_rule(self, rule, op, pairs):
+        vals, dims = [v for v, _ in pairs], [d for _, d in pairs]
+        if all(d is NOT_MAPPED for d in dims) and not self.reads_axis(op):
+            new = clone_into(op, self.ip, dict(zip(op.operands, vals)))
+            return [(r, NOT_MAPPED) for r in new.results]
+        with op.location:
+            outs, out_dims = rule(self, op, vals, dims, self.builder(op))
+        return self._checked(op, list(zip(outs, out_dims)))
 
-    # -- call-like ops -------------------------------------------------------------------
-    def batch_call_like(self, op, view, vals, dims, b: BatchBuilder):
-        if isinstance(view, (T.JvpOp, T.VjpOp, T.VmapOp)):
-            raise op_error(op, "internal error: transformation op left unexpanded")
-        if isinstance(view, (T.CheckpointTangentOp, T.CustomVjpTangentOp)):
-            raise op_error(op, "is internal to --jaxpr-vjp and cannot be batched")
-        size, name = b.axis_size, b.axis_name
-        callee = callee_of(op)
-        if isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp)):
-            # Custom rules must keep matching their function: everything batched at 0.
-            if isinstance(view, T.CustomVjpCallOp):
-                # bwd gives one cotangent per input, batched like the input; batching
-                # every input keeps them consistent (the broadcast's transpose then sums
-                # the per-example cotangents of an unbatched input). JAX sums them too.
-                vals = [bdim_at(b, v, d, 0) for v, d in zip(vals, dims)]
-            else:
-                vals = [moveaxis(b, v, d, 0) if d is not None else v
-                        for v, d in zip(vals, dims)]
-            dims = [None if d is None and isinstance(view, T.CustomJvpCallOp) else 0
-                    for d in dims]
-            ins, outs = self.fns.signature(callee)
-            f, f_dims = self.batch_function(callee, dims, size, name, True, op)
-            tan_dims = [d for d, a in zip(dims, ins) if T.differentiable(a)]
-            p = view.params
-            if isinstance(view, T.CustomJvpCallOp):
-                g, _ = self.batch_function(str(p["jvp"]), dims + tan_dims, size, name, True, op)
-                res = T.emit_transform(b, T.CustomJvpCallOp, *vals, signature=self.fns.signature,
-                                       callee=A.Symbol(f), jvp=A.Symbol(g),
-                                       num_consts=p["num_consts"])
-            else:
-                fwd, fwd_dims = self.batch_function(str(p["fwd"]), dims, size, name, True, op)
-                n_res = len(fwd_dims) - len(outs)
-                n_ct = sum(1 for a in outs if T.differentiable(a))
-                bwd, _ = self.batch_function(str(p["bwd"]), [0] * (n_res + n_ct), size, name,
-                                             True, op)
-                res = T.emit_transform(b, T.CustomVjpCallOp, *vals, signature=self.fns.signature,
-                                       callee=A.Symbol(f), fwd=A.Symbol(fwd), bwd=A.Symbol(bwd),
-                                       num_consts=p["num_consts"])
-            return res, list(f_dims)
-        new, out_dims = self.batch_function(callee, dims, size, name, False, op)
-        if isinstance(view, T.CheckpointOp):
-            res = T.emit_transform(b, T.CheckpointOp, *vals, signature=self.fns.signature,
-                                   callee=A.Symbol(new), prevent_cse=view.params["prevent_cse"])
-        else:
-            res = T.emit_transform(b, T.CallOp, *vals, signature=self.fns.signature,
-                                   callee=A.Symbol(new))
-        return res, list(out_dims)
+    def _checked(self, op, pairs):
+        for old, (new, d) in zip(op.results, pairs):
+            want = T.batched_aval(aval_of(old.type), -1 if d is None else d, self.axis_size)
+            got = aval_of(new.type)
+            if (got.shape, got.dtype) != (want.shape, want.dtype):
+                raise op_error(op, f"internal error: batching rule gave {got.str_short()} "
+                                   f"with batch dim {d}, expected {want.str_short()}")
+        return pairs
+
+    def reads_axis(self, op) -> bool:
+        """Whether `op` (its regions, or a function it calls) has a collective naming this
+        vmap's axis: then it is batched even when no operand is (psum(1, "i") is the
+        axis size)."""
+        if self.axis_name is None:
+            return False
+        for inner in [op.operation] + nested_ops(op):
+            if names_axis(inner.opview, self.axis_name):
+                return True
+            callee = callee_of(inner)
+            if callee is not None and callee in self.ex.fns and self._callee_reads(callee):
+                return True
+        return False
+
+    def _callee_reads(self, name: str) -> bool:
+        cache = self.ex.state.setdefault("batch_reads_axis", {})
+        key = (name, self.axis_name)
+        if key not in cache:
+            cache[key] = False  # recursion guard
+            cache[key] = any(self.reads_axis(inner.operation)
+                             for inner in entry_block(self.ex.fns.get(name)).operations)
+        return cache[key]
 
 
-def expand_vmap_op(batcher: Batcher, op: ir.Operation) -> None:
+# ---- functions -----------------------------------------------------------------------
+_OUT_DIMS = "mjax.batch_out_dims"   # on a batched function: its result batch dims (-1: none)
+
+
+def batch_function(ex, name: str, in_dims, axis_size: int, axis_name=None,
+                   force_out: bool = False, where=None):
+    """(name of the batched copy of @name, its result batch dims)."""
+    in_dims = tuple(in_dims)
+    key = dict(in_dims=in_dims, axis_size=axis_size, axis_name=axis_name,
+               force_out=force_out)
+    hit = ex.derived.get(name, T.VmapOp, **key)
+    if hit is not None:
+        dims = ir.DenseI64ArrayAttr(ex.fns.get(hit).attributes[_OUT_DIMS])
+        return hit, tuple(None if d == T.NOT_MAPPED else d for d in dims)
+    fn = ex.fns.get(name, where)
+    ex.expand_function(name)
+    ins, _ = T.function_signature(fn)
+    new_ins = [T.batched_aval(a, -1 if d is None else d, axis_size)
+               for a, d in zip(ins, in_dims)]
+    # Result types are known only after the body is batched: built with none, then set.
+    new_fn, block = ex.fns.create(ex.fns.fresh_name(f"{name}_batched"), new_ins, None, fn)
+    batch = Batcher(ex, ir.InsertionPoint(block), axis_size, axis_name)
+    results = batch.run(entry_block(fn), list(zip(block.arguments, in_dims)))
+    b = BatchBuilder(batch.ip, fn.location, axis_size, axis_name)
+    if force_out:
+        results = [(bdim_at(b, v, d, 0), 0) for v, d in results]
+    set_results(new_fn, [v for v, _ in results])
+    new_name = ir.StringAttr(new_fn.attributes["sym_name"]).value
+    ex.derived.add(new_name, name, T.VmapOp, **key)
+    out_dims = tuple(d for _, d in results)
+    new_fn.attributes[_OUT_DIMS] = ir.DenseI64ArrayAttr.get(
+        [T.NOT_MAPPED if d is None else d for d in out_dims])
+    return new_name, out_dims
+
+
+# ---- ops with bodies -----------------------------------------------------------------
+# rule(batcher, op, vals, dims, b) -> (outs, out_dims), as BATCH rules plus the batcher.
+# Called when an operand is batched or the op reads the vmap's named axis.
+BatchNestedRule = Callable[["Batcher", ir.Operation, list, list, BatchBuilder], tuple]
+BATCH_NESTED: dict[type, BatchNestedRule] = {}
+
+
+def _call_batch(batcher, op, vals, dims, b):
+    ex = batcher.ex
+    new, out_dims = batch_function(ex, callee_of(op), dims, batcher.axis_size,
+                                   batcher.axis_name, False, op)
+    if isinstance(op.opview, T.CheckpointOp):
+        res = ex.call(b, new, vals, cls=T.CheckpointOp,
+                      prevent_cse=op.opview.params["prevent_cse"])
+    else:
+        res = ex.call(b, new, vals)
+    return res, out_dims
+
+
+def _custom_call_batch(batcher, op, vals, dims, b):
+    ex, view = batcher.ex, op.opview
+    size, name = batcher.axis_size, batcher.axis_name
+    callee = callee_of(op)
+    # Custom rules must keep matching their function: everything batched at 0.
+    if isinstance(view, T.CustomVjpCallOp):
+        # bwd gives one cotangent per input, batched like the input; batching every input
+        # keeps them consistent (the broadcast's transpose then sums the per-example
+        # cotangents of an unbatched input). JAX sums them too.
+        vals = [bdim_at(b, v, d, 0) for v, d in zip(vals, dims)]
+    else:
+        vals = [moveaxis(b, v, d, 0) if d is not None else v for v, d in zip(vals, dims)]
+    dims = [None if d is None and isinstance(view, T.CustomJvpCallOp) else 0 for d in dims]
+    ins, outs = ex.fns.signature(callee)
+    f, f_dims = batch_function(ex, callee, dims, size, name, True, op)
+    p = view.params
+    if isinstance(view, T.CustomJvpCallOp):
+        tan_dims = [d for d, a in zip(dims, ins) if T.differentiable(a)]
+        g, _ = batch_function(ex, str(p["jvp"]), dims + tan_dims, size, name, True, op)
+        res = ex.call(b, f, vals, cls=T.CustomJvpCallOp, jvp=A.Symbol(g),
+                      num_consts=p["num_consts"])
+    else:
+        fwd, fwd_dims = batch_function(ex, str(p["fwd"]), dims, size, name, True, op)
+        n_res = len(fwd_dims) - len(outs)
+        n_ct = sum(1 for a in outs if T.differentiable(a))
+        bwd, _ = batch_function(ex, str(p["bwd"]), [0] * (n_res + n_ct), size, name, True, op)
+        res = ex.call(b, f, vals, cls=T.CustomVjpCallOp, fwd=A.Symbol(fwd),
+                      bwd=A.Symbol(bwd), num_consts=p["num_consts"])
+    return res, f_dims
+
+
+def _internal(batcher, op, vals, dims, b):
+    raise op_error(op, "is internal to --jaxpr-vjp and cannot be batched")
+
+
+BATCH_NESTED.update({
+    T.CallOp: _call_batch,
+    T.CheckpointOp: _call_batch,
+    T.CustomJvpCallOp: _custom_call_batch,
+    T.CustomVjpCallOp: _custom_call_batch,
+    T.CheckpointTangentOp: _internal,
+    T.CustomVjpTangentOp: _internal,
+})
+
+
+# ---- jaxpr.vmap ----------------------------------------------------------------------
+def expand_vmap_op(ex, op: ir.Operation) -> None:
     """Replaces one `jaxpr.vmap` by a call of the batched callee, with results moved to
     `out_axes` (an unbatched result is broadcast; a batched one with out_axes -1 is an
     error, as in JAX)."""
@@ -221,10 +254,9 @@ def expand_vmap_op(batcher: Batcher, op: ir.Operation) -> None:
     callee = str(p["callee"])
     in_dims = [None if a == T.NOT_MAPPED else a for a in p["in_axes"]]
     size, name = p["axis_size"], p["axis_name"]
-    new, out_dims = batcher.batch_function(callee, in_dims, size, name, False, op)
+    new, out_dims = batch_function(ex, callee, in_dims, size, name, False, op)
     b = BatchBuilder(ir.InsertionPoint(op), op.location, size, name)
-    results = T.emit_transform(b, T.CallOp, *op.operands, signature=batcher.fns.signature,
-                               callee=A.Symbol(new))
+    results = ex.call(b, new, op.operands)
     final = []
     for j, (v, d, want) in enumerate(zip(results, out_dims, p["out_axes"])):
         if want == T.NOT_MAPPED:
@@ -234,7 +266,9 @@ def expand_vmap_op(batcher: Batcher, op: ir.Operation) -> None:
             final.append(v)
         else:
             final.append(bdim_at(b, v, d, want))
-    _replace(op, final)
+    replace_op(op, final)
 
 
-__all__ = ["BATCH_NESTED", "Batcher", "BatchError", "expand_vmap_op"]
+EXPAND[T.VmapOp] = expand_vmap_op
+
+__all__ = ["BATCH_NESTED", "BatchError", "Batcher", "batch_function", "expand_vmap_op"]

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
+from mjax.dialect.ops.transforms import VmapOp
+from mjax.passes import batching  # noqa: F401  (registers EXPAND[VmapOp])
 from mjax.passes.autodiff import expand_transforms
 from mjax.passes.registry import Pass, register_pass
 
@@ -31,4 +33,4 @@ class JaxprBatchPass(Pass):
     """Materialize jaxpr.vmap ops as batched functions (vectorizing map)."""
 
     def run(self, module: ir.Module) -> None:
-        expand_transforms(module, kinds=("vmap",), lower_leftovers=False)
+        expand_transforms(module, only=(VmapOp,), lower_leftovers=False)
