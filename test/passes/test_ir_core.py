@@ -216,3 +216,20 @@ def test_jvp_registrars_record_not_linear_once():
         NOT_SUPPORTED.update(saved[0])
         JVP.clear()
         JVP.update(saved[1])
+
+
+def test_batched_functions_are_reused_after_reparsing(ctx):
+    # The same vmap in a module printed and parsed again batches nothing new.
+    module = parse(NESTED_VMAP.replace("@main", "@main0"))
+    expand_transforms(module, lower_leftovers=False)
+    assert str(module).count("func.func private @f_batched(") == 1
+    again = parse(str(module).replace(
+        "module {", """module {
+  func.func @more(%xs: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %0 = "jaxpr.vmap"(%xs) {callee = @f, in_axes = array<i64: 0>, out_axes = array<i64: 0>, axis_size = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    return %0 : tensor<2x3xf32>
+  }""", 1))
+    count = str(again).count("func.func")
+    expand_transforms(again, lower_leftovers=False)
+    assert str(again).count("func.func") == count
+    assert '"jaxpr.call"(%arg0) {callee = @f_batched}' in str(FunctionTable(again).get("more"))
