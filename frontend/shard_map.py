@@ -170,6 +170,24 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args):
     return tree_util.tree_unflatten(out_tree, result)
 
 
+def _inferred_specs(mesh: Mesh, args):
+    """in_specs from the arguments' own layouts (JAX: in_specs=Infer, which needs the
+    mesh's Explicit axes): an array laid out over `mesh` keeps its spec, the rest are
+    replicated."""
+    from mjax.sharding import AxisType
+    if all(t == AxisType.Auto for t in mesh.axis_types):
+        raise TypeError(f"shard_map in_specs argument must be a pytree of "
+                        f"`jax.sharding.PartitionSpec` instances, but it was `None` when "
+                        f"axis_names={frozenset(mesh.axis_names)} are of type AxisType.Auto")
+    from mjax.array import Array
+
+    def spec_of(x):
+        s = getattr(x, "_sharding", None) if type(x) is Array else None
+        return s.spec if isinstance(s, NamedSharding) and s.mesh == mesh else PartitionSpec()
+    leaves, treedef = tree_util.tree_flatten(args)
+    return tree_util.tree_unflatten(treedef, [spec_of(x) for x in leaves])
+
+
 def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(),
               check_vma=True, check_rep=None):
     """`f` applied to per-device blocks of its arguments, laid out over `mesh` by
@@ -181,9 +199,6 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     _check_callable(f)
     if check_rep is not None:
         check_vma = check_rep
-    if in_specs is Infer:
-        raise NotImplementedError("shard_map without in_specs (inferred from the arguments' "
-                                  "shardings) is not supported by mjax yet: pass in_specs")
     fun_name = getattr(f, "__name__", str(f))
     cache: dict = {}
 
@@ -203,7 +218,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             raise NotImplementedError(f"shard_map(axis_names={set(axis_names)}) over part of "
                                       f"the mesh {tuple(m.axis_names)} is not supported by "
                                       f"mjax yet")
-        run = functools.partial(_run, f, m, in_specs, out_specs, check_vma, fun_name)
+        specs = in_specs if in_specs is not Infer else _inferred_specs(m, args)
+        run = functools.partial(_run, f, m, specs, out_specs, check_vma, fun_name)
         if current_trace() is not None:
             return run(args)
         jitted = cache.get(m)

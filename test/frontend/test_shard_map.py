@@ -276,3 +276,19 @@ def test_grad_through_collectives_matches_jax(mesh, jmesh, which):
     g = mjax.jit(mjax.grad(functools.partial(loss, mjax)))(a)
     gj = jax.jit(jax.grad(functools.partial(loss, jax)))(a)
     np.testing.assert_allclose(np.asarray(g), gj, rtol=1e-4, atol=1e-4)
+
+
+def test_in_specs_inferred_from_argument_layouts_on_explicit_mesh():
+    mesh = mjax.make_mesh((4, 2), ("x", "y"))           # Explicit axes, JAX's default
+    jmesh = jax.make_mesh((4, 2), ("x", "y"))
+    x = np.arange(16, dtype=np.float32).reshape(8, 2)
+    ours = mjax.shard_map(lambda a: a * 2 + a.shape[0], mesh=mesh, out_specs=P("x"))(
+        mjax.device_put(x, mjax.sharding.NamedSharding(mesh, P("x"))))
+    theirs = jax.shard_map(lambda a: a * 2 + a.shape[0], mesh=jmesh, out_specs=JP("x"))(
+        jax.device_put(x, jax.sharding.NamedSharding(jmesh, JP("x"))))
+    same(ours, theirs)
+
+
+def test_in_specs_required_on_auto_mesh(mesh):
+    with pytest.raises(TypeError, match="in_specs argument must be a pytree"):
+        mjax.shard_map(lambda a: a, mesh=mesh, out_specs=P())(np.ones(8, np.float32))
