@@ -175,6 +175,12 @@ class set_mesh:
         return False
 
 
+def reshard(xs, out_shardings):
+    """`xs` laid out as `out_shardings`. JAX: jax.sharding.reshard (mjax.reshard)."""
+    from mjax.lax.sharding import reshard as _reshard
+    return _reshard(xs, out_shardings)
+
+
 def get_mesh() -> Mesh | None:
     """The mesh `set_mesh` (or `with mesh:`) made current. JAX: jax.sharding.get_mesh."""
     return current_mesh()
@@ -436,4 +442,4 @@ def named_from_hlo(mesh: Mesh, hlo, ndim: int) -> Sharding:
 
 __all__ = ["AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "make_mesh", "current_mesh", "UNCONSTRAINED",
-           "HloShardingOnDevices", "named_from_hlo", "set_mesh", "get_mesh"]
+           "HloShardingOnDevices", "named_from_hlo", "set_mesh", "get_mesh", "reshard"]
