@@ -342,6 +342,23 @@ def test_loop_samplers_under_vmap():
         assert_same(a, b, 2)
 
 
+def test_keys_through_loops_cond_jit_and_pytrees():
+    def run(lib, r):
+        def body(carry, _):
+            k, sub = r.split(carry[0])
+            return (k,), r.normal(sub, (2,))
+        _, ys = lib.lax.scan(body, (r.key(0),), None, length=4)
+        k2 = lib.lax.fori_loop(0, 3, lambda i, k: r.fold_in(k, i), r.key(1))
+        c = lib.lax.cond(True, lambda k: r.uniform(k, (2,)), lambda k: r.normal(k, (2,)),
+                         r.key(2))
+        seeded = lib.jit(lambda s: r.key_data(r.key(s)))(7)
+        d = lib.jit(lambda t: {"a": r.split(t["k"]), "b": t["x"] + 1})(
+            {"k": r.key(3), "x": 1.0})
+        return ys, r.key_data(k2), c, seeded, r.key_data(d["a"])
+    for a, b in zip(run(mjax, mr), run(jax, jr)):
+        assert_same(a, b)
+
+
 def test_signatures_match_jax():
     import inspect
     for name in mr.__all__:
