@@ -738,7 +738,7 @@ def _gumbel(key, shape, dtype, mode):
     return jnp.negative(jnp.log(jnp.negative(jnp.log(u))))
 
 
-def bernoulli(key, p=np.float32(0.5), shape=None, mode="low", *, out_sharding=None):
+def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
     """Booleans that are True with probability p. JAX: jax.random.bernoulli."""
     _no_sharding(out_sharding)
     if shape is not None:

@@ -137,6 +137,7 @@ def test_bits_64_and_float64_x64():
             assert_same(*both(lambda r, k: r.randint(k, (4,), -2**40, 2**40), seed))
         assert_same(*both(lambda r, k: r.gamma(k, np.array([0.3, 4.0]))))
         assert_same(*both(lambda r, k: r.poisson(k, np.array([3.0, 40.0]))))
+        assert_same(*both(lambda r, k: r.bernoulli(k, shape=(5,))))
 
 
 def test_threefry_not_partitionable():
@@ -369,7 +370,7 @@ def test_signatures_match_jax():
         pm = [(p.name, p.kind, p.default) for p in
               inspect.signature(getattr(mr, name)).parameters.values()]
         assert [p[:2] for p in pm] == [p[:2] for p in pj], name
-        assert [str(p[2]) for p in pm] == [str(p[2]) for p in pj], name
+        assert [repr(p[2]) for p in pm] == [repr(p[2]) for p in pj], name
     assert_same(mr.t(mr.key(1), df=3., shape=(2,)), jr.t(jr.key(1), df=3., shape=(2,)))
 
 
