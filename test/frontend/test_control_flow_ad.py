@@ -378,3 +378,28 @@ def test_custom_derivatives_inside_scan_under_grad_and_vmap():
     close(mjax.grad(f)(x), jax.grad(jf)(x))
     xb = np.stack([x, -x])
     close(mjax.vmap(mjax.grad(f))(xb), jax.vmap(jax.grad(jf))(xb))
+
+
+def test_checkpoint_in_scan_saves_only_its_inputs():
+    # Without checkpoint the forward loop stacks every residual of the step; with it, only
+    # the step's carry input (x slices are read from xs): the memory-saving RNN pattern.
+    def loss(w, xs, ck):
+        def step(h, x):
+            a = jnp.tanh(h * w + x)
+            return jnp.sin(a) * jnp.cos(a) + jnp.exp(a), None
+        h, _ = lax.scan(mjax.checkpoint(step) if ck else step, jnp.ones(3), xs)
+        return h.sum()
+    xs = rnd(20, 3)
+
+    def stacked_residuals(ck):
+        grad = mjax.grad(lambda w, xs: loss(w, xs, ck))
+        text = mjax.jit(grad).lower(np.float32(0.5), xs).as_text()
+        loop = text[text.index("stablehlo.while"):]
+        return loop[:loop.index("\n")].count("tensor<20x3xf32>")
+    assert stacked_residuals(True) == 1
+    assert stacked_residuals(False) > 2
+    jloss = lambda w, xs: jax.lax.scan(
+        jax.checkpoint(lambda h, x: (jjnp.sin(jjnp.tanh(h * w + x)) * jjnp.cos(jjnp.tanh(
+            h * w + x)) + jjnp.exp(jjnp.tanh(h * w + x)), None)), jjnp.ones(3), xs)[0].sum()
+    close(mjax.grad(lambda w, xs: loss(w, xs, True))(np.float32(0.5), xs),
+          jax.grad(jloss)(np.float32(0.5), xs))
