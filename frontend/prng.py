@@ -445,3 +445,15 @@ def stack_keys(arrays, axis=0) -> PRNGKeyArray:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return PRNGKeyArray(impl, jnp.stack([a._base for a in arrays], axis % ndim))
+
+
+def asarray_keys(a, dtype=None) -> PRNGKeyArray:
+    """jnp.asarray/jnp.array of a key array (itself) or of a list of key arrays
+    (stacked)."""
+    if dtype is not None and not (isinstance(dtype, KeyType) and isinstance(
+            a, PRNGKeyArray) and dtype.impl == a.impl):
+        raise TypeError(f"cannot convert a PRNG key array to dtype {dtype}; use "
+                        f"jax.random.key_data to get its uint32 data")
+    if isinstance(a, PRNGKeyArray):
+        return a
+    return stack_keys([asarray_keys(v) if isinstance(v, (list, tuple)) else v for v in a])

@@ -99,6 +99,9 @@ def asarray(a, dtype=None, copy=None, order=None):
     """Array from an array, scalar, NumPy array or (nested) list/tuple."""
     if _is_array(a) or isinstance(a, lax._LiteralArray):  # (a literal keeps its weak type)
         return a if dtype is None else astype(a, dtype)
+    if isinstance(a, _prng.PRNGKeyArray) or isinstance(a, (list, tuple)) and a and \
+            _prng.any_keys(a):
+        return _prng.asarray_keys(a, dtype)
     if isinstance(a, (list, tuple)):
         if a and builtins.any(_is_array(v) for v in _nested_leaves(a)):
             out = stack([asarray(v) for v in a])

@@ -100,6 +100,8 @@ def test_stack_and_concatenate_key_arrays():
                 jr.key_data(jjnp.stack([jr.split(j1, 3), jr.split(j2, 3)], axis=1)))
     assert_same(mr.key_data(jnp.concatenate([mr.split(m1, 3), mr.split(m2, 2)])),
                 jr.key_data(jjnp.concatenate([jr.split(j1, 3), jr.split(j2, 2)])))
+    assert_same(mr.key_data(jnp.array([m1, m2])), jr.key_data(jjnp.array([j1, j2])))
+    assert jnp.asarray(m1) is m1
     stacked = mjax.jit(lambda a, b: jnp.stack([a, b]))(m1, m2)
     assert stacked.shape == (2,) and str(stacked.dtype) == "key<fry>"
     with pytest.raises(TypeError, match="one key dtype"):
