@@ -94,13 +94,14 @@ class _Printer:
         params = {name: _fmt_param(decode(op.attributes[name])) for name in op.attributes}
         outs = " ".join(self.bind(r) if list(r.uses) else
                         f"_:{aval_of(r.type).str_short()}" for r in op.results)  # JAX: unused
-        name = op.name.split(".", 1)[1]
+        name = _display_name(op.name.split(".", 1)[1], params)
         regions_of = _REGION_PARAMS.get(op.name)
         if regions_of is None:
             pstr = ("[" + " ".join(f"{k}={v}" for k, v in params.items()) + "]") if params else ""
-            return f"{pad}{outs} = {name}{pstr} {ins}".rstrip()
+            lhs = f"{outs} = " if outs else ""    # JAX: no `=` for effects-only eqns
+            return f"{pad}{lhs}{name}{pstr} {ins}".rstrip()
         params.update(regions_of([r.blocks[0] for r in op.regions]))
-        lines = [f"{pad}{outs} = {name}["]
+        lines = [f"{pad}{outs + ' = ' if outs else ''}{name}["]
         for key in sorted(params):
             value = params[key]
             if isinstance(value, list):  # cond branches: one jaxpr per line
@@ -114,6 +115,18 @@ class _Printer:
                 lines.append(f"{pad}  {key}={value}")
         lines.append(f"{pad}] {ins}".rstrip())
         return "\n".join(lines)
+
+
+_CALLBACK_NAMES = {"pure": "pure_callback", "unordered": "io_callback",
+                   "ordered": "io_callback", "debug": "debug_callback",
+                   "debug_ordered": "debug_callback"}
+
+
+def _display_name(name: str, params: dict) -> str:
+    """JAX's primitive name where one mjax op stands for several (jaxpr.callback)."""
+    if name == "callback":
+        return _CALLBACK_NAMES.get(str(params.get("effect", "")).strip("'\""), name)
+    return name
 
 
 def pretty_print(func_op, n_consts: int = 0) -> str:
