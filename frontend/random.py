@@ -20,7 +20,7 @@ from mjax import lax
 from mjax import numpy as jnp
 from mjax.config import config
 from mjax.random_gamma_grad import random_gamma_grad
-from mjax.prng import (PRNGImpl, PRNGKeyArray, impl_of, random_bits, random_clone,
+from mjax.prng import (PRNGKeyArray, impl_of, random_bits, random_clone,
                        random_fold_in, random_seed, random_split, resolve_impl, staged)
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",

@@ -4,8 +4,10 @@ Keys lower to their uint32 data (`key<threefry2x32>[*S]` -> `uint32[*S, 2]`): lo
 `random_wrap`/`random_seed`/`random_split`/`random_fold_in` yields that data, so the
 rules of the ops that consume keys receive it already.
 
-    %k = "jaxpr.random_wrap"(%d) {impl = "threefry2x32"} : (tensor<2xui32>) -> tensor<!jaxpr.key<threefry2x32>>
-    %b = "jaxpr.random_bits"(%k) {bit_width = 32, shape = array<i64: 3>} : (...) -> tensor<3xui32>
+    %k = "jaxpr.random_wrap"(%d) {impl = "threefry2x32"}
+           : (tensor<2xui32>) -> tensor<!jaxpr.key<threefry2x32>>
+    %b = "jaxpr.random_bits"(%k) {bit_width = 32, shape = array<i64: 3>}
+           : (tensor<!jaxpr.key<threefry2x32>>) -> tensor<3xui32>
   ==>
     counters: a uint64 iota split in (hi, lo) words; stablehlo integer ops doing the
     20 threefry rounds on (k1, k2, hi, lo); the two output words xor'ed together.
