@@ -7,6 +7,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func
 
+from mjax.array import Array
 from mjax.config import config
 from mjax.dialect import context, tensor_type
 from mjax.runtime import get_backend
@@ -90,14 +91,14 @@ def _compile_single_op(opcls, avals, params, out_avals, device=None):
 def apply_eager(opcls, args, avals, params, weak=None):
     """Runs one op on concrete values. The cache key is taken before checking params and
     inferring types, so a repeated op costs one dict lookup plus the XLA call."""
-    from mjax.array import Array
-    from mjax.core import infer_avals
-    key = (opcls, hashable(params), tuple(avals), weak)
+    # (Most ops on the hot path have no params: skip hashable's dict walk for them.)
+    key = (opcls, hashable(params) if params else (), tuple(avals), weak)
     dev = config.read("jax_default_device")
     if dev is not None:
         key += (dev,)
     hit = _CACHE.get(key)
     if hit is None:
+        from mjax.core import infer_avals
         for x in args:
             _reject_tracer(x)
         checked, out_avals = infer_avals(opcls, avals, params, weak)
@@ -107,6 +108,9 @@ def apply_eager(opcls, args, avals, params, weak=None):
                                  None if dev is None else default_device())
         hit = _CACHE[key] = (exe, out_avals)
     exe, out_avals = hit
+    for x in args:
+        if type(x) is Array and x._sharding is not None and x._sharding.num_devices > 1:
+            return _apply_sharded(opcls, args, params)
     bufs = [x._buf if type(x) is Array else device_buffer(x, a) for x, a in zip(args, avals)]
     if dev is not None:
         bufs = on_device(bufs, exe.devices[0])
@@ -114,6 +118,24 @@ def apply_eager(opcls, args, avals, params, weak=None):
     if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
         _check_nonfinite(opcls, outs)
     return outs
+
+
+def _apply_sharded(opcls, args, params):
+    """An op on arrays laid out over several devices: run as a jit of the op, so it
+    compiles SPMD for their mesh and the result keeps a sharded layout (as JAX)."""
+    from mjax.api import jit
+    from mjax.core import bind
+    key = (opcls, hashable(params) if params else ())
+    jitted = _SHARDED_CACHE.get(key)
+    if jitted is None:
+        def one_op(*xs):
+            out = bind(opcls, *xs, **params)
+            return list(out) if isinstance(out, (list, tuple)) else [out]
+        jitted = _SHARDED_CACHE[key] = jit(one_op)
+    return jitted(*args)
+
+
+_SHARDED_CACHE: dict = {}
 
 
 def nonfinite_kind(x) -> str | None:

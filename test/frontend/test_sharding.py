@@ -159,3 +159,13 @@ def test_data_parallel_training_matches_single_device(mesh):
                        mjax.tree_util.tree_leaves(pmapped)):
         np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=2e-5, atol=2e-6)
         np.testing.assert_allclose(np.asarray(c), np.asarray(a), rtol=2e-5, atol=2e-6)
+
+
+def test_eager_ops_on_sharded_arrays_keep_the_layout(mesh):
+    value = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+    x = mjax.device_put(value, NamedSharding(mesh, P("x")))
+    y = x + 1
+    assert y.sharding == NamedSharding(mesh, P("x", None))
+    np.testing.assert_array_equal(np.asarray(y), value + 1)
+    np.testing.assert_array_equal(np.asarray(x[:2]), value[:2])
+    assert float(jnp.sum(x)) == value.sum()
