@@ -616,10 +616,8 @@ def select(condlist, choicelist, default=0):
     return asarray(out)
 
 
-def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
-    a_min = a_min if min is None else min
-    a_max = a_max if max is None else max
-    a = asarray(a)
+def clip(arr=None, /, min=None, max=None):  # noqa: A002  (JAX's and the array API's names)
+    a, a_min, a_max = asarray(arr), min, max
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:
@@ -809,7 +807,8 @@ def size(a, axis=None):
     return math.prod(s) if axis is None else s[axis]
 
 
-def reshape(a, shape=None, order="C", *, newshape=None):
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    # (copy: accepted as JAX does; mjax arrays are immutable, so a copy is never visible)
     a = asarray(a)
     shape = newshape if shape is None else shape
     shape = _shape(shape)
@@ -1075,18 +1074,34 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return total / count
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        mean=None, correction=None):
+    ddof = _correction(ddof, correction)
+    if where is not None:
+        raise NotImplementedError("jnp.var: the where= argument is not implemented in mjax")
     a = asarray(a)
     axes = _axes(axis, a.ndim)
-    m = mean(a, axes, dtype, keepdims=True)
+    # (`mean` is the caller's precomputed mean, kept dims, as in JAX; the function is global)
+    m = globals()["mean"](a, axes, dtype, keepdims=True) if mean is None else asarray(mean)
     d = a - m
     sq = real(d * conj(d)) if _dt.issubdtype(d.dtype, _onp.complexfloating) else d * d
     n = math.prod(a.shape[i] for i in axes)
     return sum(sq, axis=axes, keepdims=keepdims) / builtins.max(n - ddof, 0)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
-    return sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims))
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        mean=None, correction=None):
+    return sqrt(var(a, axis, dtype, ddof=_correction(ddof, correction), keepdims=keepdims,
+                    where=where, mean=mean))
+
+
+def _correction(ddof, correction):
+    # The array API's name for ddof; giving both is ambiguous, as JAX says.
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
@@ -1496,6 +1511,8 @@ from mjax.numpy.more import (ComplexWarning, array_repr, array_str,  # noqa: E40
                               fromiter, fromstring, generic, get_printoptions, load, matvec,
                               object_, packbits, printoptions, savez, set_printoptions,
                               unpackbits, vecdot, vecmat)
+from mjax.numpy.array_api import DEVICE_FUNCTIONS as _DF, with_device_keyword  # noqa: E402
+globals().update({_n: with_device_keyword(globals()[_n]) for _n in _DF})
 
 
 def __getattr__(name):

@@ -66,3 +66,35 @@ class ArrayNamespaceInfo:
 
 def __array_namespace_info__() -> ArrayNamespaceInfo:
     return ArrayNamespaceInfo()
+
+
+# ---- the standard's keywords on existing functions ------------------------------------
+# The creation functions (and astype) take `device=` as JAX's do: the result is placed
+# there (a device or a Sharding; None leaves it where it was made).
+DEVICE_FUNCTIONS = ("arange", "asarray", "array", "empty", "empty_like", "eye", "full",
+                    "full_like", "linspace", "ones", "ones_like", "zeros", "zeros_like",
+                    "astype")
+
+
+def with_device_keyword(fn):
+    """`fn` with a keyword-only `device=None` added to its call and its signature."""
+    import functools
+    import inspect
+
+    @functools.wraps(fn)
+    def placed(*args, device=None, **kwargs):
+        out = fn(*args, **kwargs)
+        return out if device is None else _put(out, device)
+
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    device = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)
+    placed.__signature__ = sig.replace(parameters=params + [device])
+    return placed
+
+
+def _put(x, device):
+    from mjax.api import device_put
+    from mjax.core import Tracer
+    # (Under a trace the value's placement is decided by jit, as in JAX without shardings.)
+    return x if isinstance(x, Tracer) else device_put(x, device)

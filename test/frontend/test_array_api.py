@@ -30,3 +30,44 @@ def test_namespace_info_matches_jax(x64):
 def test_namespace_info_bad_kind():
     with pytest.raises(ValueError, match="unknown kind"):
         mnp.__array_namespace_info__().dtypes(kind="floating")
+
+
+def test_creation_functions_take_device():
+    import inspect
+    dev = mjax.devices()[0]
+    for name in ("arange", "asarray", "array", "empty", "empty_like", "eye", "full",
+                 "full_like", "linspace", "ones", "ones_like", "zeros", "zeros_like",
+                 "astype"):
+        assert "device" in inspect.signature(getattr(mnp, name)).parameters, name
+    out = mnp.zeros((2, 3), dtype=np.float32, device=dev)
+    assert out.devices() == {dev} and out.shape == (2, 3)
+    np.testing.assert_array_equal(np.asarray(mnp.arange(4, device=dev)), np.arange(4))
+    np.testing.assert_array_equal(np.asarray(mnp.astype(np.ones(2), np.int32, device=dev)),
+                                  np.ones(2, np.int32))
+    # Under jit the placement is jit's; the value is unchanged.
+    got = mjax.jit(lambda x: mnp.full_like(x, 7, device=dev))(np.ones(3, np.float32))
+    np.testing.assert_array_equal(np.asarray(got), np.full(3, 7, np.float32))
+
+
+@pytest.mark.parametrize("fn", ["var", "std"])
+def test_var_std_correction_and_mean(fn):
+    x = np.random.default_rng(0).normal(size=(4, 5)).astype(np.float32)
+    for kw in ({"correction": 1}, {"correction": 0.5, "axis": 1}, {"ddof": 2, "axis": 0}):
+        np.testing.assert_allclose(np.asarray(getattr(mnp, fn)(x, **kw)),
+                                   np.asarray(getattr(jnp, fn)(x, **kw)), rtol=1e-5)
+    mu = x.mean(0, keepdims=True)
+    np.testing.assert_allclose(np.asarray(getattr(mnp, fn)(x, axis=0, mean=mu)),
+                               np.asarray(getattr(jnp, fn)(x, axis=0, mean=mu)), rtol=1e-5)
+    with pytest.raises(ValueError, match="simultaneously"):
+        getattr(mnp, fn)(x, ddof=1, correction=1)
+
+
+def test_clip_names_and_reshape_copy():
+    import inspect
+    assert list(inspect.signature(mnp.clip).parameters) == ["arr", "min", "max"]
+    x = np.arange(-3, 4)
+    for args, kw in (((-1, 2), {}), ((), {"min": 0}), ((), {"max": 1}), ((None, 1), {})):
+        np.testing.assert_array_equal(np.asarray(mnp.clip(x, *args, **kw)),
+                                      np.asarray(jnp.clip(x, *args, **kw)))
+    np.testing.assert_array_equal(np.asarray(mnp.reshape(x[:6], (2, 3), copy=True)),
+                                  x[:6].reshape(2, 3))
