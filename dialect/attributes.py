@@ -165,17 +165,27 @@ def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
         raw = bytes.fromhex(hexdata.group(1))
         return np.frombuffer(raw, aval.dtype)[: aval.size].reshape(aval.shape).copy()
     body = text[text.index("<") + 1: text.rindex(">")]
-    numbers = re.findall(r"[-+]?(?:0x[0-9A-Fa-f]+|[0-9.]+(?:e[-+]?\d+)?|inf|nan)", body.split(" : ")[0])
-    if any(v.startswith("0x") for v in numbers):  # raw bit patterns (NaN, inf)
-        bits = np.array([int(v, 16) if v.startswith("0x") else 0 for v in numbers])
-        values = bits.astype(_RAW_VIEW[np.dtype(aval.dtype).itemsize]).view(aval.dtype)
-    else:
-        values = np.array([float(v) for v in numbers])
-    if np.dtype(aval.dtype).kind == "c":
-        values = values[0::2] + 1j * values[1::2]
+    numbers = re.findall(r"[-+]?(?:0x[0-9A-Fa-f]+|[0-9.]+(?:[eE][-+]?\d+)?|inf|nan)",
+                         body.split(" : ")[0])
+    dtype = np.dtype(aval.dtype)
+    # Each number is decimal or a raw bit pattern (NaN, inf); a complex value prints as
+    # two components of half its size.
+    part = np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
+    values = np.array([_number(v, part) for v in numbers], dtype=np.float64)
+    if dtype.kind == "c":
+        pairs = values.reshape(-1, 2)
+        values = np.empty(len(pairs), dtype)
+        values.real, values.imag = pairs[:, 0], pairs[:, 1]
     if attr.is_splat:
         return np.full(aval.shape, values[0], dtype=aval.dtype)
     return values.astype(aval.dtype).reshape(aval.shape)
+
+
+def _number(text: str, part: np.dtype) -> float:
+    if text.startswith("0x"):
+        bits = np.array([int(text, 16)], dtype=np.uint64).astype(_RAW_VIEW[part.itemsize])
+        return float(bits.view(part)[0])
+    return float(text)
 
 
 # ---- attribute kinds ----------------------------------------------------------
