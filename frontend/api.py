@@ -6,9 +6,11 @@ import functools
 import inspect
 import itertools
 import logging
+import threading
 import time
 
 import numpy as np
+import optree
 from jaxlib.mlir import ir
 
 from mjax import spmd, tree_util
@@ -255,7 +257,13 @@ def _explain_cache_miss(name, key, seen):
 
 class _CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
-                 "out_shardings", "constraint_mesh")
+                 "out_shardings", "constraint_mesh", "out_canonical")
+
+    def __init__(self):
+        # Set up front: reading an unset slot raises AttributeError inside getattr,
+        # which cost a few microseconds on every cached call.
+        self.constraint_mesh = self.out_shardings = None
+        self.const_bufs = []
 
 
 def _static_key(v):
@@ -343,6 +351,8 @@ class Jitted:
             self._sig, donate_argnums, donate_argnames, self.static_argnums,
             self.static_argnames)
         self._cache: dict = {}
+        # Re-entrant: tracing may run user code that calls this function again.
+        self._fill_lock = threading.RLock()
         self._name = getattr(fun, "__name__", "fun")
 
     # -- argument handling -------------------------------------------------------------
@@ -388,20 +398,18 @@ class Jitted:
             for t, a in zip(outs, traced.out_avals):
                 t.aval = a
             return tree_util.tree_unflatten(traced.out_tree, outs)
-        avals = tuple(aval_of_value(x) for x in leaves)
+        # (A list comprehension, and an Array's aval read directly: this is per call.)
+        avals = tuple([x.aval if type(x) is Array else aval_of_value(x) for x in leaves])
         donated = self._donated_leaves(args, dyn_kwargs) if (
             self.donate_argnums or self.donate_argnames) else None
         if spmd.wants_spmd(self, leaves):
             return self._call_spmd(args, dyn_args, dyn_kwargs, static_key, leaves, in_tree,
                                    avals, donated)
         key = (in_tree, avals, static_key, config.trace_state(), donated)
-        entry = self._cache.get(key)
+        entry = self._cache.get(key)   # the hit path takes no lock
         if entry is None:
-            if config.read("jax_explain_cache_misses"):
-                _explain_cache_miss(self._name, key, list(self._cache))
-            entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
-                                                     len(args), donated)
-        if getattr(entry, "constraint_mesh", None) is not None:
+            entry = self._fill(key, dyn_args, dyn_kwargs, static_key, len(args), donated)
+        if entry.constraint_mesh is not None:
             return self._run_spmd(entry, leaves, avals, entry.constraint_mesh,
                                   spmd.replicated_over(entry.constraint_mesh, leaves))
         bufs = [x._buf if type(x) is Array else
@@ -412,8 +420,10 @@ class Jitted:
         if config.read("jax_default_device") is not None:
             bufs = on_device(bufs, entry.executable.devices[0])
         outs = entry.executable.execute(bufs)
-        result = tree_util.tree_unflatten(entry.out_tree,
-                                          [Array(b, a) for b, a in zip(outs, entry.out_avals)])
+        # out_canonical: the output treedef with dicts in sorted key order, computed once
+        # per entry (tree_util.tree_unflatten would look it up on every call).
+        result = optree.tree_unflatten(entry.out_canonical,
+                                       [Array(b, a) for b, a in zip(outs, entry.out_avals)])
         if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
             self._debug_floats(result, args, kwargs)
         return restore_float0(result) if entry.has_float0 else result
@@ -425,9 +435,23 @@ class Jitted:
         key = ("spmd", in_tree, avals, static_key, config.trace_state(), donated, shardings)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._cache[key] = self._compile(dyn_args, dyn_kwargs, static_key,
-                                                     len(args), donated, (shardings, mesh))
+            entry = self._fill(key, dyn_args, dyn_kwargs, static_key, len(args), donated,
+                               (shardings, mesh))
         return self._run_spmd(entry, leaves, avals, mesh, shardings)
+
+    def _fill(self, key, dyn_args, dyn_kwargs, static_key, n_args, donated,
+              mesh_layout=None) -> _CacheEntry:
+        """Compiles the entry for `key` once, however many threads miss on it together:
+        the others wait for it (hits never take the lock)."""
+        with self._fill_lock:
+            entry = self._cache.get(key)
+            if entry is None:
+                if mesh_layout is None and config.read("jax_explain_cache_misses"):
+                    _explain_cache_miss(self._name, key, list(self._cache))
+                entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
+                                      mesh_layout)
+                self._cache[key] = entry
+            return entry
 
     def _run_spmd(self, entry, leaves, avals, mesh, shardings):
         bufs = [spmd.put_for(x, a, s) for x, a, s in zip(leaves, avals, shardings)]
@@ -493,6 +517,7 @@ class Jitted:
         start = time.perf_counter()
         entry = _CacheEntry()
         entry.out_tree = traced.out_tree
+        entry.out_canonical = tree_util._canonical(traced.out_tree)
         entry.has_float0 = traced.has_float0
         entry.out_avals = traced.out_avals
         if mesh_layout is None:

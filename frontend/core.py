@@ -19,6 +19,7 @@ from mjax import dtypes
 from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray, context, tensor_type
 from mjax.dialect.core import InferError, JaxprOp
+from mjax.eager import apply_eager
 from mjax.errors import (ConcretizationTypeError, TracerArrayConversionError,
                          TracerBoolConversionError, TracerIntegerConversionError,
                          UnexpectedTracerError)
@@ -447,7 +448,6 @@ def bind(opcls: type[JaxprOp], *args, **params):
     trace = current_trace()
     avals = [aval_of_value(a) for a in args]
     if trace is None:
-        from mjax.eager import apply_eager
         outs = apply_eager(opcls, args, avals, params, weak)
     else:
         params, out_avals = infer_avals(opcls, avals, params, weak)

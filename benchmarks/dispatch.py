@@ -1,0 +1,135 @@
+"""The Python-side costs of issue #13, mjax vs JAX in one process (interleaved rounds).
+
+    python benchmarks/dispatch.py                 # ratios (median of rounds)
+    python benchmarks/dispatch.py --profile jit   # cProfile of one target (mjax only)
+
+Targets: cached jit call of a tiny function, of a 10-array-arg/10-output pytree function,
+an eager op on cached shapes, an eager op on a new shape (compiles), trace+lower of a
+1,000-op chain, trace+transform+lower of an MLP train step.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import time
+
+import numpy as np
+
+
+def cases(lib, jnp):
+    """{name: (fn, calls per round)} for one library."""
+    out = {}
+    f = lib.jit(lambda x: x + 1.0)
+    x = jnp.ones((4,), jnp.float32)
+    f(x).block_until_ready()
+    out["jit tiny fn"] = (lambda: f(x), 2000)
+
+    g = lib.jit(lambda d: {k: v * 2.0 for k, v in d.items()})
+    tree = {f"a{i}": jnp.ones((4,), jnp.float32) for i in range(10)}
+    g(tree)
+    out["jit 10 args/10 outs"] = (lambda: g(tree), 1000)
+
+    y = jnp.ones((4,), jnp.float32)
+    x * y
+    out["eager op"] = (lambda: x * y, 2000)
+
+    shapes = iter(range(1, 10**6))
+
+    def new_shape():
+        n = next(shapes)
+        a = jnp.ones((n, 3), jnp.float32)   # ones itself may compile: do it apart
+        return a, a
+    out["eager new shape"] = ("new", new_shape, 3)
+
+    def chain(v):
+        for _ in range(250):
+            v = jnp.sin(v) * 1.01 + 0.5 - v
+        return v
+    xs = jnp.ones((8,), jnp.float32)
+    out["trace+lower 1000 ops"] = (lambda: lib.jit(lambda v: chain(v)).lower(xs), 1)
+
+    rng = np.random.default_rng(0)
+    params = [(rng.standard_normal((m, n)).astype(np.float32), np.zeros(n, np.float32))
+              for m, n in ((784, 512), (512, 512), (512, 10))]
+    batch = rng.standard_normal((128, 784)).astype(np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+
+    def loss(p, x, t):
+        for w, b in p[:-1]:
+            x = jnp.tanh(x @ w + b)
+        w, b = p[-1]
+        return jnp.mean((x @ w + b - t) ** 2)
+
+    def step(p, x, t):
+        gr = lib.grad(loss)(p, x, t)
+        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(p, gr)]
+    out["MLP step trace+transform+lower"] = (
+        lambda: lib.jit(lambda p, x, t: step(p, x, t)).lower(params, batch, labels), 1)
+    return out
+
+
+def run_round(case):
+    if case[0] == "new":
+        _, make, number = case
+        total = 0.0
+        for _ in range(number):
+            a, b = make()
+            t0 = time.perf_counter()
+            a * b
+            total += time.perf_counter() - t0
+        return total / number
+    fn, number = case
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--profile", help="cProfile one case of mjax: jit, tree, eager, "
+                                          "trace, mlp")
+    parser.add_argument("--only", help="substring of the case names to run")
+    args = parser.parse_args()
+    import mjax
+    import mjax.numpy as mnp
+    libs = {"mjax": cases(mjax, mnp)}
+    if args.profile:
+        name = {"jit": "jit tiny fn", "tree": "jit 10 args/10 outs", "eager": "eager op",
+                "trace": "trace+lower 1000 ops",
+                "mlp": "MLP step trace+transform+lower"}[args.profile]
+        case = libs["mjax"][name]
+        run_round(case)
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(5 if case[1] == 1 else 1):
+            run_round(case)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        return
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_platforms", "cpu")
+    libs["jax"] = cases(jax, jnp)
+    names = [n for n in libs["mjax"] if not args.only or args.only in n]
+    times = {lib: {n: [] for n in names} for lib in libs}
+    for n in names:
+        for lib in libs:
+            run_round(libs[lib][n])          # warm up
+    for _ in range(args.rounds):
+        for n in names:
+            for lib in libs:
+                times[lib][n].append(run_round(libs[lib][n]))
+    print(f"{'benchmark':32s} {'mjax':>10s} {'jax':>10s} {'ratio':>6s}  (medians of "
+          f"{args.rounds} interleaved rounds)")
+    for n in names:
+        m, j = statistics.median(times["mjax"][n]), statistics.median(times["jax"][n])
+        unit, scale = ("ms", 1e3) if m > 1e-3 else ("us", 1e6)
+        print(f"{n:32s} {m * scale:8.1f}{unit} {j * scale:8.1f}{unit} {m / j:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
