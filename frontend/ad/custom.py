@@ -7,13 +7,14 @@ import inspect
 
 
 from mjax import tree_util
-from mjax.core import aval_of_value
+from mjax.api import trace_function
+from mjax.core import aval_of_value, current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.float0 import is_float0 as _is_float0
 
 from mjax.ad.staging import (
-    ShapedArrayArg, _is_inexact, _wraps, _zeros, call_args, emit, emit_call, stage_function, staged)
+    ShapedArrayArg, _is_inexact, _names, _wraps, _zeros, call_args, emit, emit_call, stage_function, staged)
 
 
 # ---- custom rules ---------------------------------------------------------------------------
@@ -57,9 +58,20 @@ class _Consts:
         return len(self.values)
 
 
-def _trace_wrapper(body, avals, name):
-    """Traces body(*tracers) for abstract arguments `avals`; returns its function name."""
-    return stage_function(body, tuple(ShapedArrayArg(a) for a in avals), {}, name=name).name
+def _trace_wrapper(body, avals, name, exact=None):
+    """Traces body(*tracers) for abstract arguments `avals`; returns its function name
+    (`exact` when given, else a fresh one from `name`)."""
+    args = tuple(ShapedArrayArg(a) for a in avals)
+    if exact:
+        return trace_function(body, args, {}, name=exact, module=current_trace().module,
+                              visibility="private").name
+    return stage_function(body, args, {}, name=name).name
+
+
+def _call_key(nd, p_tree, in_avals):
+    """What identifies a staged custom call among calls of the same function: the static
+    arguments (by identity), the argument structure and abstract values."""
+    return (tuple(id(v) for v in nd), p_tree, tuple(in_avals))
 
 
 def _split_static(args, nondiff_argnums):
@@ -87,9 +99,23 @@ class _CustomRules:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self._in_rule = 0
+        self._active = []   # (call key, emitter) of the custom calls being staged
 
     def _has_rules(self) -> bool:
         raise NotImplementedError
+
+    def _recursive_ref(self, nd, dyn):
+        """What a call of this function from inside its own rule emits, when its static
+        arguments and argument structure match the call being staged; else None."""
+        if not self._active:
+            return None
+        leaves = tree_util.tree_leaves(dyn)
+        key = _call_key(nd, tree_util.tree_structure(tuple(dyn)),
+                        [aval_of_value(x).strip_weak_type() for x in leaves])
+        for k, ref in reversed(self._active):
+            if k == key:
+                return ref
+        return None
 
     def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", str(self.fun))
@@ -97,10 +123,13 @@ class _CustomRules:
             raise AttributeError(f"No {self.kind.upper()} defined for custom_{self.kind} "
                                  f"function {name} using def{self.kind}.")
         args = _resolve_kwargs(self.fun, args, kwargs)
-        if self._in_rule:
-            # Called from inside its own rule (as in `return f(x), t`): a plain call.
-            return self.fun(*args)
         nd, dyn, full = _split_static(args, self.nondiff_argnums)
+        if self._in_rule:
+            # Called from inside its own rule (as in `return f(x), f(x) * t`): the call
+            # being staged if it matches (so differentiating the rule again applies the
+            # rule, as in JAX), else a plain call.
+            ref = self._recursive_ref(nd, dyn)
+            return ref(*dyn) if ref is not None else self.fun(*args)
         if not _any_inexact(dyn):
             return self.fun(*args)  # no input can carry a tangent: the rules never run
         return staged(lambda *d: self._stage(name, nd, full, *d))(*dyn)
@@ -149,6 +178,8 @@ class custom_jvp(_CustomRules):
         t_avals = [a for a in in_avals if _is_inexact(a)]
         f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name)
         out_avals = f_tr.out_avals
+        g_name = f"{name}_jvp_rule_{next(_names)}"
+        key = _call_key(nd, p_tree, in_avals)
 
         def rule(*flat):
             n = len(in_avals)
@@ -171,14 +202,73 @@ class custom_jvp(_CustomRules):
                     t_out.append(lax_convert(t, a.dtype) if not _is_float0(t)
                                  else _zeros(a, False))
             return list(o_leaves) + t_out
-        self._in_rule += 1
-        try:
-            g_tr = stage_function(rule, tuple(ShapedArrayArg(a)
-                                              for a in in_avals + t_avals), {},
-                                  name=f"{name}_jvp_rule")
-        finally:
-            self._in_rule -= 1
+        def trace_rule(g_name, emit_self):
+            # The rule's own calls of this function (same argument structure) go to
+            # `emit_self`; `used` records whether there were any.
+            used = []
+
+            def ref(*d):
+                used.append(True)
+                return emit_self(*d) if emit_self is not None else self.fun(*full(d))
+            self._in_rule += 1
+            self._active.append((key, ref))
+            try:
+                traced = trace_function(rule, tuple(ShapedArrayArg(a) for a in
+                                                    in_avals + t_avals), {}, name=g_name,
+                                        module=current_trace().module,
+                                        visibility="private")
+            finally:
+                self._active.pop()
+                self._in_rule -= 1
+            return traced, bool(used)
+
+        # First trace the rule with its own calls inlined, which finds the values it
+        # closes over; if it calls the function, trace it again with those calls as
+        # custom_jvp_calls naming the rule itself (a recursive reference the passes
+        # resolve lazily, as JAX traces rules lazily): so that differentiating the rule
+        # applies the rule again, which higher-order derivatives need.
+        g_tr, self_calls = trace_rule(f"{name}_jvp_rule_{next(_names)}", None)
         consts = _Consts(f_tr, g_tr)
+        wrap_names = None
+        if self_calls:
+            g_tr.trace.func.operation.erase()
+            g_name = f"{name}_jvp_rule_{next(_names)}"
+            n_in, nc = len(leaves), len(consts)
+            if nc:
+                wrap_names = (f"{name}_{next(_names)}", f"{name}_jvp_rule_{next(_names)}")
+
+            o_avals = [a.strip_weak_type() for a in out_avals]
+            t_out = [a for a in o_avals if _is_inexact(a)]
+            c_tan = [a for a in consts.avals if _is_inexact(a)]
+            # The rule (and wrappers) have no signature in the module yet: give it.
+            known = {g_name: (in_avals + t_avals, o_avals + t_out)}
+            if nc:
+                known[wrap_names[0]] = (in_avals + consts.avals, o_avals)
+                known[wrap_names[1]] = (in_avals + consts.avals + t_avals + c_tan,
+                                        o_avals + t_out)
+
+            def signature(fn):
+                if str(fn) in known:
+                    return known[str(fn)]
+                return T.module_signatures(current_trace().module.operation)(fn)
+
+            def self_call(*d):
+                ls = tree_util.tree_leaves(d)
+                if not nc:
+                    outs = emit(T.CustomJvpCallOp, ls, callee=Symbol(f_tr.name),
+                                jvp=Symbol(g_name), signature=signature)
+                else:
+                    outs = emit(T.CustomJvpCallOp, ls + consts.values,
+                                callee=Symbol(wrap_names[0]), jvp=Symbol(wrap_names[1]),
+                                num_consts=nc, signature=signature)
+                for t, a in zip(outs, out_avals):
+                    t.aval = a
+                return tree_util.tree_unflatten(f_tr.out_tree, outs)
+            g_tr, _ = trace_rule(g_name, self_call)
+            if any(id(v) not in consts._pos for v in g_tr.captured):
+                raise NotImplementedError(
+                    f"custom_jvp rule of {name} calls {name} and closes over values it "
+                    f"did not close over when traced with that call inlined")
         if not len(consts):
             outs = emit(T.CustomJvpCallOp, leaves, callee=Symbol(f_tr.name),
                         jvp=Symbol(g_tr.name))
@@ -194,9 +284,10 @@ class custom_jvp(_CustomRules):
                 tangents = xs[n + nc:n + nc + len(t_avals)]
                 return emit_call(g_tr.name, list(primals) + list(tangents)
                                  + consts.pick(g_tr, cs))
-            f_name = _trace_wrapper(f_body, in_avals + consts.avals, name)
+            f_name = _trace_wrapper(f_body, in_avals + consts.avals, name,
+                                    exact=wrap_names and wrap_names[0])
             g_name = _trace_wrapper(g_body, in_avals + consts.avals + t_avals + c_tan,
-                                    f"{name}_jvp_rule")
+                                    f"{name}_jvp_rule", exact=wrap_names and wrap_names[1])
             outs = emit(T.CustomJvpCallOp, list(leaves) + consts.values,
                         callee=Symbol(f_name), jvp=Symbol(g_name), num_consts=nc)
         for t, a in zip(outs, out_avals):
@@ -224,8 +315,47 @@ class custom_vjp(_CustomRules):
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         self.fwd, self.bwd = fwd, bwd
 
+    def _count_self_call(self, *d):
+        self._self_calls += 1
+        return self.fun(*self._full(d))
+
+    def _fwd_calls_self(self, nd, dyn_args, fwd_flat):
+        return self._self_calls > 0
+
+    def _retrace_fwd(self, name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr):
+        """Traces fwd again with its own calls of the function as custom_vjp_calls
+        naming fwd itself (a recursive reference), so that differentiating the forward
+        pass again applies the custom rule, as in JAX."""
+        a_tr.trace.func.operation.erase()
+        a_name = f"{name}_fwd_{next(_names)}"
+        strip = [a.strip_weak_type() for a in a_tr.out_avals]
+        known = {a_name: ([x.strip_weak_type() for x in a_tr.in_avals], strip)}
+
+        def signature(fn):
+            if str(fn) in known:
+                return known[str(fn)]
+            return T.module_signatures(current_trace().module.operation)(fn)
+
+        def self_call(*d):
+            outs = emit(T.CustomVjpCallOp, tree_util.tree_leaves(d), callee=Symbol(f_tr.name),
+                        fwd=Symbol(a_name), bwd=Symbol(b_tr.name), signature=signature)
+            for t, a in zip(outs, f_tr.out_avals):
+                t.aval = a
+            return tree_util.tree_unflatten(f_tr.out_tree, outs)
+        in_tree = tree_util.tree_structure(tuple(dyn_args))
+        in_avals = [aval_of_value(x).strip_weak_type() for x in tree_util.tree_leaves(dyn_args)]
+        self._in_rule += 1
+        self._active.append((_call_key(nd, in_tree, in_avals), self_call))
+        try:
+            return trace_function(fwd_flat, dyn_args, {}, name=a_name,
+                                  module=current_trace().module, visibility="private")
+        finally:
+            self._active.pop()
+            self._in_rule -= 1
+
     def _stage(self, name, nd, full, *dyn_args):
         """Emits jaxpr.custom_vjp_call @f {fwd = @a, bwd = @b} in the current trace."""
+        self._full = full
         leaves = tree_util.tree_leaves(dyn_args)
         in_tree = tree_util.tree_structure(tuple(dyn_args))
         in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
@@ -252,9 +382,12 @@ class custom_vjp(_CustomRules):
             r_leaves, res_info["tree"] = tree_util.tree_flatten(res)
             return list(o_leaves) + list(r_leaves)
         self._in_rule += 1
+        self._active.append((_call_key(nd, in_tree, in_avals), self._count_self_call))
+        self._self_calls = 0
         try:
             a_tr = stage_function(fwd_flat, dyn_args, {}, name=f"{name}_fwd")
         finally:
+            self._active.pop()
             self._in_rule -= 1
         n_out = len(out_avals)
         res_avals = list(a_tr.out_avals[n_out:])
@@ -293,6 +426,8 @@ class custom_vjp(_CustomRules):
                                               for a in res_avals + ct_avals), {},
                               name=f"{name}_bwd")
         consts = _Consts(f_tr, a_tr, b_tr)
+        if not len(consts) and self._fwd_calls_self(nd, dyn_args, fwd_flat):
+            a_tr = self._retrace_fwd(name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr)
         if not len(consts):
             outs = emit(T.CustomVjpCallOp, leaves, callee=Symbol(f_tr.name),
                         fwd=Symbol(a_tr.name), bwd=Symbol(b_tr.name))
