@@ -1513,6 +1513,8 @@ from mjax.numpy.more import (ComplexWarning, array_repr, array_str,  # noqa: E40
                               unpackbits, vecdot, vecmat)
 from mjax.numpy.array_api import DEVICE_FUNCTIONS as _DF, with_device_keyword  # noqa: E402
 globals().update({_n: with_device_keyword(globals()[_n]) for _n in _DF})
+from mjax.numpy.array_api import FUSED_FUNCTIONS as _FF, fused_when_eager  # noqa: E402
+globals().update({_n: fused_when_eager(globals()[_n]) for _n in _FF})
 
 
 def __getattr__(name):

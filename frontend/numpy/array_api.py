@@ -98,3 +98,59 @@ def _put(x, device):
     from mjax.core import Tracer
     # (Under a trace the value's placement is decided by jit, as in JAX without shardings.)
     return x if isinstance(x, Tracer) else device_put(x, device)
+
+
+# ---- one compiled program per eager call of a composite function ---------------------
+# Eagerly, every primitive compiles once per new shape; a composite such as std (a dozen
+# primitives) compiled a dozen programs per shape, several times JAX's time, which jits
+# each jnp function whole. Called on concrete arrays, these run under mjax.jit instead:
+# arguments holding arrays are traced, the rest (axes, dtypes, Python scalars) are static.
+FUSED_FUNCTIONS = ("var", "std", "mean", "average", "linspace", "eye", "take",
+                   "take_along_axis", "argsort", "sort", "cumulative_sum", "cumulative_prod",
+                   "cumsum", "cumprod", "diff", "count_nonzero", "argmax", "argmin", "where",
+                   "moveaxis", "stack", "unstack", "concat", "concatenate", "meshgrid",
+                   "broadcast_arrays", "tile", "roll", "flip", "vecdot",
+                   "matmul", "tensordot", "clip", "sum", "prod", "max", "min", "all", "any",
+                   "searchsorted", "nonzero", "repeat", "expand_dims", "squeeze")
+
+
+def fused_when_eager(fn):
+    """`fn`, run as one jit-compiled program when no argument is being traced."""
+    import functools
+
+    from mjax import errors
+    from mjax.config import config
+    from mjax.core import Tracer
+    from mjax.tree_util import tree_leaves
+
+    # A function that needs concrete values (data-dependent shapes) runs op by op instead.
+    needs_values = (errors.ConcretizationTypeError, errors.TracerIntegerConversionError,
+                    errors.TracerArrayConversionError)
+    by_pattern = {}
+
+    def holds_array(v):
+        return any(isinstance(leaf, np.ndarray) or hasattr(leaf, "_buf")
+                   for leaf in tree_leaves(v))
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if config.read("jax_disable_jit") or any(
+                isinstance(leaf, Tracer) for leaf in tree_leaves((args, kwargs))):
+            return fn(*args, **kwargs)
+        static_pos = tuple(i for i, a in enumerate(args) if not holds_array(a))
+        static_names = tuple(sorted(k for k, v in kwargs.items() if not holds_array(v)))
+        try:
+            hash(tuple(args[i] for i in static_pos))
+            hash(tuple(kwargs[k] for k in static_names))
+        except TypeError:  # (an unhashable static argument, e.g. a list of ints)
+            return fn(*args, **kwargs)
+        key = (len(args), static_pos, static_names)
+        if key not in by_pattern:
+            from mjax.api import jit  # (mjax.api imports mjax.numpy)
+            by_pattern[key] = jit(fn, static_argnums=static_pos, static_argnames=static_names)
+        try:
+            return by_pattern[key](*args, **kwargs)
+        except needs_values:
+            return fn(*args, **kwargs)
+
+    return call

@@ -71,3 +71,31 @@ def test_clip_names_and_reshape_copy():
                                       np.asarray(jnp.clip(x, *args, **kw)))
     np.testing.assert_array_equal(np.asarray(mnp.reshape(x[:6], (2, 3), copy=True)),
                                   x[:6].reshape(2, 3))
+
+
+def test_composites_run_fused_eagerly_with_the_same_results():
+    from mjax.numpy.array_api import fused_when_eager
+    x = np.random.default_rng(1).normal(size=(3, 4)).astype(np.float32)
+    calls = []
+
+    def f(a, axis, scale=1.0):
+        calls.append(type(a).__name__)
+        return mnp.std(a, axis=axis) * scale
+
+    g = fused_when_eager(f)
+    for axis in (0, 1, (0, 1)):
+        np.testing.assert_allclose(np.asarray(g(x, axis, scale=2.0)),
+                                   2 * np.asarray(jnp.std(x, axis=axis)), rtol=1e-5)
+    assert all(c != "ndarray" for c in calls)  # traced, not run on the NumPy input
+    n = len(calls)
+    g(x, 0, scale=2.0)
+    assert len(calls) == n  # cached: no new trace for the same shapes and static args
+    # Data-dependent shapes cannot be traced: those calls run op by op, as before.
+    np.testing.assert_array_equal(np.asarray(mnp.nonzero(np.array([0, 3, 0, 4]))[0]),
+                                  [1, 3])
+    np.testing.assert_array_equal(np.asarray(mnp.where(np.array([0, 1, 1]))[0]), [1, 2])
+    np.testing.assert_array_equal(np.asarray(mnp.repeat(np.arange(3), np.array([1, 0, 2]))),
+                                  [0, 2, 2])
+    # Under an outer trace the function is traced inline.
+    got = mjax.jit(lambda a: mnp.var(a, axis=1, correction=1))(x)
+    np.testing.assert_allclose(np.asarray(got), np.var(x, axis=1, ddof=1), rtol=1e-5)
