@@ -299,12 +299,6 @@ for _op in (E.IsFiniteOp, E.EqOp, E.NeOp, E.LtOp, E.LeOp, E.GtOp, E.GeOp):
 for _op in (E.NotOp, E.AndOp, E.OrOp, E.XorOp, E.ShiftLeftOp, E.ShiftRightArithmeticOp,
             E.ShiftRightLogicalOp, E.PopulationCountOp, E.ClzOp):
     AD.defzero(_op, "integer/bool operands and result: no tangent (float0)")
-for _op in (E.RemOp, E.PowOp, E.IntegerPowOp, E.MaxOp, E.MinOp, E.Atan2Op, E.AbsOp, E.ExpOp,
-            E.Exp2Op, E.Expm1Op, E.LogOp, E.Log1pOp, E.SqrtOp, E.RsqrtOp, E.CbrtOp, E.SinOp,
-            E.CosOp, E.TanOp, E.AsinOp, E.AcosOp, E.AtanOp, E.SinhOp, E.CoshOp, E.TanhOp,
-            E.AsinhOp, E.AcoshOp, E.AtanhOp, E.LogisticOp, E.ErfOp, E.ErfcOp, E.ErfInvOp,
-            E.LgammaOp, E.DigammaOp, E.PolygammaOp):
-    AD.no_transpose(_op, "not linear")
 
 
 # ---- batching --------------------------------------------------------------------

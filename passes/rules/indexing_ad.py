@@ -278,7 +278,6 @@ def _scatter_extremal_jvp(op):
         t_updates = b.add(b.mul(windows(t_x), x_coef), b.mul(t_u, u_coef))
         return [out], [b.scatter_add(t_x, indices, t_updates, **params)]
     AD.jvp_rule(op)(rule)
-    AD.no_transpose(op, "not linear")
     return rule
 
 

@@ -49,8 +49,6 @@ def _chooser_jvp(b, t, x, *, axes, ans):
 
 AD.defjvp(R.ReduceMaxOp, _chooser_jvp)
 AD.defjvp(R.ReduceMinOp, _chooser_jvp)
-for _op in (R.ReduceMaxOp, R.ReduceMinOp):
-    AD.no_transpose(_op, "not linear")
 for _op in (R.ReduceAndOp, R.ReduceOrOp, R.ReduceXorOp):
     AD.defzero(_op, "boolean/integer reduction: no tangent (float0)")
 for _op in (R.ArgMinOp, R.ArgMaxOp):
@@ -88,8 +86,6 @@ def _reduce_prod_jvp(b, primals, tangents, *, axes):
         n = half
     return [out], [b.reshape(t, new_sizes=AD.aval(out).shape)]
 
-
-AD.no_transpose(R.ReduceProdOp, "not linear")
 
 
 # ---- cumulative reductions -----------------------------------------------------------------
@@ -175,7 +171,6 @@ def _cumulative_jvp(op, combine):
             t_out = b.rev(t_out, dimensions=(axis,))
         return out, [t_out]
     AD.jvp_rule(op)(rule)
-    AD.no_transpose(op, "not linear")
 
 
 _cumulative_jvp(R.CumprodOp, _combine_with_jvp(E.MulOp))
@@ -208,5 +203,3 @@ def _sort_jvp(b, primals, tangents, *, dimension, is_stable, num_keys):
               for t in tangents]
     return outs, t_outs
 
-
-AD.no_transpose(R.SortOp, "not linear")

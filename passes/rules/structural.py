@@ -348,7 +348,6 @@ def _clamp_jvp_hi(b, t, lo, x, hi):
 
 
 AD.defjvp(S.ClampOp, _clamp_jvp_lo, _clamp_jvp_x, _clamp_jvp_hi)
-AD.no_transpose(S.ClampOp, "not linear")
 
 
 def _dot_general_jvp_lhs(b, t, x, y, **params):

@@ -147,8 +147,6 @@ def _chooser_jvp(select_prim):
 
 AD.defjvp(W.ReduceWindowMaxOp, _chooser_jvp("ge"))
 AD.defjvp(W.ReduceWindowMinOp, _chooser_jvp("le"))
-AD.no_transpose(W.ReduceWindowMaxOp, "not linear")
-AD.no_transpose(W.ReduceWindowMinOp, "not linear")
 
 
 # ---- select_and_gather_add / select_and_scatter_add: linear in their first operand ----
