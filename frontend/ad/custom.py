@@ -14,7 +14,8 @@ from mjax.dialect.ops import transforms as T
 from mjax.float0 import is_float0 as _is_float0
 
 from mjax.ad.staging import (
-    ShapedArrayArg, _is_inexact, _names, _wraps, _zeros, call_args, emit, emit_call, stage_function, staged)
+    ShapedArrayArg, _is_inexact, _names, _wraps, _zeros, call_args, emit, emit_call,
+    stage_function, staged)
 
 
 # ---- custom rules ---------------------------------------------------------------------------
