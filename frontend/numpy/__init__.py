@@ -1455,6 +1455,11 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
         if x.ndim > 1:
             raise ValueError("cumulative_sum: axis is required for arrays of rank > 1")
         axis = 0
+    if dtype is None and (x.dtype == _onp.bool_ or (_dt.issubdtype(x.dtype, _onp.integer) and
+                                                    x.dtype.itemsize < _dt.default_int().itemsize)):
+        # Small integers widen as in sum (JAX's cumulative_sum; cumsum keeps the dtype).
+        dtype = (_dt.canonicalize_dtype(_dt.uint64)
+                 if _dt.issubdtype(x.dtype, _onp.unsignedinteger) else _dt.default_int())
     out = cumsum(x, axis, dtype)
     if include_initial:
         axis = _axis(axis, out.ndim)

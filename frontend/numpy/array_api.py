@@ -138,18 +138,22 @@ def fused_when_eager(fn):
                 isinstance(leaf, Tracer) for leaf in tree_leaves((args, kwargs))):
             return fn(*args, **kwargs)
         static_pos = tuple(i for i, a in enumerate(args) if not holds_array(a))
-        static_names = tuple(sorted(k for k, v in kwargs.items() if not holds_array(v)))
+        # (static keywords are bound in a partial: jit's static_argnames would look them up
+        # by position in the signature, which *args functions such as meshgrid do not have)
+        static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if not holds_array(v)))
         try:
+            key = (len(args), static_pos, static_kw)
+            hash(key)
             hash(tuple(args[i] for i in static_pos))
-            hash(tuple(kwargs[k] for k in static_names))
         except TypeError:  # (an unhashable static argument, e.g. a list of ints)
             return fn(*args, **kwargs)
-        key = (len(args), static_pos, static_names)
         if key not in by_pattern:
             from mjax.api import jit  # (mjax.api imports mjax.numpy)
-            by_pattern[key] = jit(fn, static_argnums=static_pos, static_argnames=static_names)
+            by_pattern[key] = jit(functools.partial(fn, **dict(static_kw)),
+                                  static_argnums=static_pos)
+        dynamic_kw = {k: v for k, v in kwargs.items() if holds_array(v)}
         try:
-            return by_pattern[key](*args, **kwargs)
+            return by_pattern[key](*args, **dynamic_kw)
         except needs_values:
             return fn(*args, **kwargs)
 

@@ -99,3 +99,24 @@ def test_composites_run_fused_eagerly_with_the_same_results():
     # Under an outer trace the function is traced inline.
     got = mjax.jit(lambda a: mnp.var(a, axis=1, correction=1))(x)
     np.testing.assert_allclose(np.asarray(got), np.var(x, axis=1, ddof=1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_cumulative_sum_widens_small_integers(x64):
+    from frontend_util import x64 as both_x64
+    with both_x64(x64):
+        for dt in (np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.float32):
+            x = (np.arange(5) % 3).astype(dt)
+            got, want = mnp.cumulative_sum(x), jnp.cumulative_sum(x)
+            assert got.dtype == want.dtype, (dt, got.dtype, want.dtype)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        got = mnp.cumulative_sum(np.ones(3, np.int8), include_initial=True, dtype=np.int16)
+        assert got.dtype == np.int16 and list(np.asarray(got)) == [0, 1, 2, 3]
+
+
+def test_fused_meshgrid_of_empty_arrays_and_keywords():
+    xs = [np.zeros(0, np.uint8), np.arange(3, dtype=np.uint8)]
+    for indexing in ("xy", "ij"):
+        got = mnp.meshgrid(*xs, indexing=indexing)
+        want = jnp.meshgrid(*xs, indexing=indexing)
+        assert [g.shape for g in got] == [w.shape for w in want]
