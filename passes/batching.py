@@ -162,11 +162,20 @@ def batch_function(ex, name: str, in_dims, axis_size: int, axis_name=None,
         return hit, tuple(None if d == T.NOT_MAPPED else d for d in dims)
     fn = ex.fns.get(name, where)
     ex.expand_function(name)
-    ins, _ = T.function_signature(fn)
+    ins, outs = T.function_signature(fn)
     new_ins = [T.batched_aval(a, -1 if d is None else d, axis_size)
                for a, d in zip(ins, in_dims)]
     # Result types are known only after the body is batched: built with none, then set.
-    new_fn, block = ex.fns.create(ex.fns.fresh_name(f"{name}_batched"), new_ins, None, fn)
+    # With force_out they are known up front, and the entry is registered before the body
+    # is batched, so a function that names itself (a custom_jvp rule calling its own
+    # function) finds it instead of recursing forever.
+    new_outs = [T.batched_aval(a, 0, axis_size) for a in outs] if force_out else None
+    new_fn, block = ex.fns.create(ex.fns.fresh_name(f"{name}_batched"), new_ins, new_outs,
+                                  fn)
+    if force_out:
+        ex.derived.add(ir.StringAttr(new_fn.attributes["sym_name"]).value, name, T.VmapOp,
+                       **key)
+        new_fn.attributes[_OUT_DIMS] = ir.DenseI64ArrayAttr.get([0] * len(outs))
     batch = Batcher(ex, ir.InsertionPoint(block), axis_size, axis_name)
     results = batch.run(entry_block(fn), list(zip(block.arguments, in_dims)))
     b = BatchBuilder(batch.ip, fn.location, axis_size, axis_name)
@@ -174,7 +183,8 @@ def batch_function(ex, name: str, in_dims, axis_size: int, axis_name=None,
         results = [(bdim_at(b, v, d, 0), 0) for v, d in results]
     set_results(new_fn, [v for v, _ in results])
     new_name = ir.StringAttr(new_fn.attributes["sym_name"]).value
-    ex.derived.add(new_name, name, T.VmapOp, **key)
+    if not force_out:
+        ex.derived.add(new_name, name, T.VmapOp, **key)
     out_dims = tuple(d for _, d in results)
     new_fn.attributes[_OUT_DIMS] = ir.DenseI64ArrayAttr.get(
         [T.NOT_MAPPED if d is None else d for d in out_dims])
