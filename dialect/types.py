@@ -92,7 +92,7 @@ class ShapedArray:
     weak_type only steers dtype promotion while tracing; the IR does not record it.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
         self.shape = tuple(int(d) for d in shape)
@@ -120,7 +120,13 @@ class ShapedArray:
                 and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        # Cached: jit hashes every argument's aval on every call (avals are never changed
+        # after construction).
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = hash((self.shape, self.dtype, self.weak_type))
+            return self._hash
 
     def str_short(self) -> str:
         dims = ",".join(str(d) for d in self.shape)

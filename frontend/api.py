@@ -422,8 +422,11 @@ class Jitted:
         outs = entry.executable.execute(bufs)
         # out_canonical: the output treedef with dicts in sorted key order, computed once
         # per entry (tree_util.tree_unflatten would look it up on every call).
-        result = optree.tree_unflatten(entry.out_canonical,
-                                       [Array(b, a) for b, a in zip(outs, entry.out_avals)])
+        if entry.out_canonical is None:      # a function returning one array
+            result = Array(outs[0], entry.out_avals[0])
+        else:
+            result = optree.tree_unflatten(entry.out_canonical,
+                                           [Array(b, a) for b, a in zip(outs, entry.out_avals)])
         if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
             self._debug_floats(result, args, kwargs)
         return restore_float0(result) if entry.has_float0 else result
@@ -517,7 +520,10 @@ class Jitted:
         start = time.perf_counter()
         entry = _CacheEntry()
         entry.out_tree = traced.out_tree
-        entry.out_canonical = tree_util._canonical(traced.out_tree)
+        # None: the output is one bare array (no treedef to rebuild on each call).
+        entry.out_canonical = (None if traced.out_tree.num_nodes == 1 and
+                               traced.out_tree.num_leaves == 1
+                               else tree_util._canonical(traced.out_tree))
         entry.has_float0 = traced.has_float0
         entry.out_avals = traced.out_avals
         if mesh_layout is None:
