@@ -21,6 +21,8 @@ from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, devi
 from mjax.api import process_count, process_index  # noqa: F401
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
                      jvp, linearize, remat, value_and_grad, vjp)
+from mjax.ad import checkpoint_policies  # noqa: F401
+from mjax import ad_checkpoint  # noqa: F401
 from mjax.batching import vmap
 from mjax.pmap import pmap
 from mjax.shard_map import shard_map

@@ -128,7 +128,10 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
     ex.expand_function(callee)
     da, dr, outs = _diff_of_call(ex, op, callee, ts)
     nz = [t for t in ts if t is not None]
-    prevent_cse = op.opview.params["prevent_cse"]
+    prevent_cse, policy = op.opview.params["prevent_cse"], op.opview.params["policy"]
+    if jvp.linearize and policy == "everything_saveable":
+        # Every residual may be saved: linearized as a plain call (nothing recomputed).
+        return jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
     if jvp.linearize:
         prim = clone_into(op, jvp.ip, dict(zip(op.operands, ps)))
         tout = T.emit_transform(b, T.CheckpointTangentOp, *ps, *nz,
@@ -136,7 +139,8 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
                                 diff_args=da, diff_results=dr, prevent_cse=prevent_cse)
         return _tangent_pairs(list(prim.results), tout, dr)
     new = jvp_function(ex, callee, da, dr, where=op)
-    res = ex.call(b, new, ps + nz, cls=T.CheckpointOp, prevent_cse=prevent_cse)
+    res = ex.call(b, new, ps + nz, cls=T.CheckpointOp, prevent_cse=prevent_cse,
+                  **({"policy": policy} if policy else {}))
     return _tangent_pairs(res[:len(outs)], res[len(outs):], dr)
 
 

@@ -142,7 +142,11 @@ class CallOp(TransformOp, name="call"):
 class CheckpointOp(CallOp, name="checkpoint"):
     """Calls a function whose forward is recomputed in the backward pass, not saved.
     JAX: checkpoint / remat_p."""
-    attributes = {"callee": A.Sym(), "prevent_cse": A.Bool(default=True)}
+    attributes = {"callee": A.Sym(), "prevent_cse": A.Bool(default=True),
+                  # what reverse mode may save (frontend/ad/checkpoint_policies.py);
+                  # absent: nothing but the inputs
+                  "policy": A.Str(default=None, choices=("nothing_saveable",
+                                                         "everything_saveable"))}
 
 
 class JvpOp(TransformOp, name="jvp"):

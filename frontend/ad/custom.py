@@ -7,6 +7,7 @@ import inspect
 
 
 from mjax import tree_util
+from mjax.ad.checkpoint_policies import encode as encode_policy
 from mjax.api import trace_function
 from mjax.core import aval_of_value, current_trace
 from mjax.dialect.attributes import Symbol
@@ -469,6 +470,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     JAX: jax.checkpoint."""
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
         static_argnums)
+    policy_attr = encode_policy(policy)   # unsupported policies fail here, not silently
+    extra = {} if policy_attr is None else {"policy": policy_attr}
 
     @_wraps(fun)
     def remat_f(*args, **kwargs):
@@ -479,7 +482,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
                                     name=getattr(fun, "__name__", "checkpoint"))
             leaves = tree_util.tree_leaves((a, kw))
             outs = emit_call(traced.name, call_args(traced, leaves), traced.out_avals,
-                             cls=T.CheckpointOp, prevent_cse=bool(prevent_cse))
+                             cls=T.CheckpointOp, prevent_cse=bool(prevent_cse), **extra)
             return tree_util.tree_unflatten(traced.out_tree, outs)
         return staged(checkpoint_impl)(*dyn, **kwargs)
     return remat_f

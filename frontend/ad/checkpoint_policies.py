@@ -1,0 +1,117 @@
+"""Rematerialization policies for `checkpoint(policy=...)`. JAX: jax.checkpoint_policies.
+
+A policy decides which values computed inside a checkpointed function reverse mode may
+save for the backward pass (the rest are recomputed there). JAX's policies are
+predicates over primitives; here each is a small description that travels to the
+`--jaxpr-vjp` pass as the `policy` attribute of `jaxpr.checkpoint`:
+
+    checkpoint(f, policy=checkpoint_policies.everything_saveable)
+      -> "jaxpr.checkpoint"(%x) {callee = @f, policy = "everything_saveable"}
+
+The pass implements `nothing_saveable` (the default: only the inputs are saved) and
+`everything_saveable` (every residual is saved, as without checkpoint). Selective
+policies (dots, names) raise NotImplementedError naming themselves rather than being
+ignored.
+"""
+from __future__ import annotations
+
+
+class Policy:
+    """A named rematerialization policy; `kind` and `names` describe it."""
+
+    def __init__(self, kind: str, names=(), parts=()):
+        self.kind, self.names, self.parts = kind, tuple(names), tuple(parts)
+        self.__name__ = kind
+
+    def __call__(self, *args, **params):
+        raise NotImplementedError(f"checkpoint policy {self!r} cannot be evaluated on a "
+                                  f"primitive in mjax; pass it as checkpoint(policy=...)")
+
+    def __repr__(self):
+        if self.parts:
+            return f"{self.kind}({', '.join(map(repr, self.parts))})"
+        if self.kind in _NAMED:
+            return f"{self.kind}({', '.join(map(repr, self.names))})"
+        return self.kind
+
+
+_NAMED = ("save_only_these_names", "save_any_names_but_these",
+          "save_anything_except_these_names")
+_IMPLEMENTED = ("nothing_saveable", "everything_saveable")
+
+everything_saveable = Policy("everything_saveable")
+nothing_saveable = Policy("nothing_saveable")
+dots_saveable = Policy("dots_saveable")
+checkpoint_dots = dots_saveable
+dots_with_no_batch_dims_saveable = Policy("dots_with_no_batch_dims_saveable")
+checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+
+
+def save_only_these_names(*names):
+    """Saves only values named (checkpoint_name) with one of `names`."""
+    return Policy("save_only_these_names", names)
+
+
+def save_any_names_but_these(*names):
+    """Saves named values except those named with one of `names`."""
+    return Policy("save_any_names_but_these", names)
+
+
+def save_anything_except_these_names(*names):
+    """Saves every value except those named with one of `names`."""
+    return Policy("save_anything_except_these_names", names)
+
+
+def save_from_both_policies(policy_1, policy_2):
+    """Saves what either policy saves."""
+    return Policy("save_from_both_policies", parts=(policy_1, policy_2))
+
+
+def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+    raise NotImplementedError("checkpoint_policies.offload_dot_with_no_batch_dims: mjax "
+                              "has no host offloading of residuals")
+
+
+def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                      names_which_can_be_offloaded, offload_src,
+                                      offload_dst):
+    raise NotImplementedError("checkpoint_policies.save_and_offload_only_these_names: "
+                              "mjax has no host offloading of residuals")
+
+
+def _simplify(policy: Policy) -> Policy:
+    """Reduces combinations to an equivalent single policy where one exists."""
+    if policy.kind != "save_from_both_policies":
+        return policy
+    a, b = (_simplify(p) if isinstance(p, Policy) else p for p in policy.parts)
+    for p, q in ((a, b), (b, a)):
+        if isinstance(p, Policy) and p.kind == "everything_saveable":
+            return p
+        if isinstance(p, Policy) and p.kind == "nothing_saveable":
+            return q
+    return policy
+
+
+def encode(policy) -> str | None:
+    """The `policy` attribute of jaxpr.checkpoint for a policy; None for the default
+    (nothing saveable). Raises NotImplementedError for policies the pass lacks."""
+    if policy is None:
+        return None
+    if not isinstance(policy, Policy):
+        name = getattr(policy, "__name__", repr(policy))
+        raise NotImplementedError(f"checkpoint policy {name}: mjax supports only the "
+                                  f"policies of mjax.checkpoint_policies, not arbitrary "
+                                  f"Python callables")
+    simple = _simplify(policy)
+    if not isinstance(simple, Policy) or simple.kind not in _IMPLEMENTED:
+        raise NotImplementedError(f"checkpoint policy {policy!r} is not implemented in "
+                                  f"mjax yet (implemented: {', '.join(_IMPLEMENTED)}); "
+                                  f"selective saving of dots and named values is missing")
+    return None if simple.kind == "nothing_saveable" else simple.kind
+
+
+__all__ = ["checkpoint_dots", "checkpoint_dots_with_no_batch_dims", "dots_saveable",
+           "dots_with_no_batch_dims_saveable", "everything_saveable", "nothing_saveable",
+           "offload_dot_with_no_batch_dims", "save_and_offload_only_these_names",
+           "save_any_names_but_these", "save_anything_except_these_names",
+           "save_from_both_policies", "save_only_these_names"]

@@ -1,0 +1,115 @@
+"""`mjax.ad_checkpoint`: rematerialization. JAX: jax.ad_checkpoint.
+
+    checkpoint(f, policy=checkpoint_policies.everything_saveable)
+    print_saved_residuals(f, x)   # what reverse mode keeps for the backward pass
+"""
+from __future__ import annotations
+
+import inspect
+import re
+
+from jaxlib.mlir import ir
+
+from mjax import tree_util
+from mjax.ad import checkpoint_policies
+from mjax.ad.custom import checkpoint, remat
+from mjax.api import trace_function
+from mjax.core import aval_of_value
+from mjax.dialect import aval_of, context
+from mjax.dtypes import is_inexact
+
+
+def checkpoint_name(x, name):
+    """Names `x` for rematerialization policies (save_only_these_names, ...); the value
+    is unchanged. JAX: jax.ad_checkpoint.checkpoint_name.
+
+    mjax's policies do not select by name yet (those raise NotImplementedError), so the
+    name is not recorded in the IR: the identity is what every implemented policy sees."""
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name expects a string name, got {name!r}")
+    return x
+
+
+def _short(aval) -> str:
+    return aval.str_short() if hasattr(aval, "str_short") else str(aval)
+
+
+def _arg_names(fun, args, kwargs) -> list[str]:
+    """A name per flattened argument leaf, as JAX's debug info gives them: the
+    parameter name, plus the leaf's key path inside it."""
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+        params = list(bound.arguments.items())
+    except (TypeError, ValueError):
+        params = [(f"args[{i}]", a) for i, a in enumerate(args)] + list(kwargs.items())
+    names = []
+    for pname, value in params:
+        for path, _ in tree_util.tree_flatten_with_path(value)[0]:
+            names.append(pname + "".join(str(k) for k in path))
+    return names
+
+
+_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
+
+
+def _source(op) -> str:
+    m = _LOC.search(str(op.location))
+    # JAX prints 0-based columns; mjax's locations are 1-based.
+    return f"{m['file']}:{m['line']}:{int(m['col']) - 1}" if m else "unknown"
+
+
+def _key(value):
+    return (str(value.owner.name) if not isinstance(value.owner, ir.Block) else "arg",
+            value.get_name())
+
+
+def saved_residuals(f, *args, **kwargs) -> list[tuple]:
+    """[(aval, where it comes from)] of the residuals reverse mode saves for f(*args)."""
+    from mjax.passes.autodiff import vjp_functions
+    leaves = tree_util.tree_leaves((args, kwargs))
+    traced = trace_function(f, args, kwargs, name="f", visibility="private")
+    diff = tuple(i for i, x in enumerate(leaves) if is_inexact(aval_of_value(x).dtype))
+    info = vjp_functions(traced.module, traced.name, diff)
+    names = _arg_names(f, args, kwargs)
+    n_args = len(leaves)
+    with context():
+        fwd = ir.SymbolTable(traced.module.operation)[info.fwd]
+        block = fwd.regions[0].blocks[0]
+        ret = list(block.operations)[-1]
+        res = list(ret.operands)[info.num_outputs:]
+        # JAX's order: constants, arguments, then values in program order.
+        consts, argres, opres = [], [], []
+        order = {}
+        for k, op in enumerate(block.operations):
+            for r in op.results:
+                order.setdefault(_key(r), k)
+        for v in res:
+            aval = aval_of(v.type)
+            if isinstance(v.owner, ir.Block):
+                i = ir.BlockArgument(v).arg_number
+                if i < min(n_args, len(names)):
+                    argres.append((i, (aval, f"from the argument {names[i]}")))
+                else:
+                    consts.append((aval, "from a constant"))
+            else:
+                op = v.owner
+                if op.name == "jaxpr.call":
+                    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                    src = f"output of jitted function '{callee}' from {_source(op)}"
+                else:
+                    src = f"output of {op.name.split('.', 1)[-1]} from {_source(op)}"
+                opres.append((order.get(_key(v), 0), (aval, src)))
+        out = consts + [x for _, x in sorted(argres, key=lambda t: t[0])] + [
+            x for _, x in sorted(opres, key=lambda t: t[0])]
+    return out
+
+
+def print_saved_residuals(f, *args, **kwargs) -> None:
+    """Prints one line per residual saved by reverse mode: its type and where it comes
+    from (an argument, or the op computing it). JAX: print_saved_residuals."""
+    for aval, src in saved_residuals(f, *args, **kwargs):
+        print(f"{_short(aval)} {src}")
+
+
+__all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "print_saved_residuals",
+           "remat", "saved_residuals"]

@@ -1,0 +1,133 @@
+"""checkpoint(policy=...): gradients against jax, and the residuals reverse mode saves
+(print_saved_residuals) against jax's for the same function."""
+import contextlib
+import io
+import re
+
+import jax
+import jax.ad_checkpoint
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import mjax
+import mjax.ad_checkpoint
+import mjax.numpy as jnp
+
+
+def _program(J, np_, policy_name, **kw):
+    policy = None if policy_name is None else getattr(J.checkpoint_policies, policy_name)
+    inner = J.checkpoint(lambda x: np_.sin(np_.sin(x)) * 2.0, policy=policy, **kw)
+
+    def g(x):
+        return np_.sum(np_.sin(inner(x)) * x)
+    return g
+
+
+POLICIES = [None, "nothing_saveable", "everything_saveable"]
+X = np.linspace(-1.0, 1.5, 5).astype(np.float32)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("prevent_cse", [True, False])
+def test_grad_matches_jax(policy, prevent_cse):
+    got = mjax.grad(_program(mjax, jnp, policy, prevent_cse=prevent_cse))(X)
+    want = jax.grad(_program(jax, jjnp, policy, prevent_cse=prevent_cse))(X)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_grad_under_jit_and_vmap(policy):
+    def run(J, np_):
+        g = J.grad(_program(J, np_, policy))
+        return J.jit(J.vmap(g))(np.stack([X, 2 * X]))
+    np.testing.assert_allclose(run(mjax, jnp), run(jax, jjnp), rtol=1e-5, atol=1e-6)
+
+
+def _residual_lines(J, policy):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        J.ad_checkpoint.print_saved_residuals(
+            _program(J, jnp if J is mjax else jjnp, policy), X)
+    # jax appends the enclosing function's name, which mjax's locations lack.
+    return [re.sub(r" \([^)]*\)$", "", ln) for ln in buf.getvalue().splitlines()]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_saved_residuals_match_jax(policy):
+    got, want = _residual_lines(mjax, policy), _residual_lines(jax, policy)
+    assert len(got) == len(want)
+    assert [ln.split(" from ")[0] for ln in got] == [ln.split(" from ")[0] for ln in want]
+
+
+def test_policy_changes_what_is_saved():
+    saved = {p: len(mjax.ad_checkpoint.saved_residuals(_program(mjax, jnp, p), X))
+             for p in POLICIES}
+    assert saved[None] == saved["nothing_saveable"] < saved["everything_saveable"]
+
+
+def test_print_saved_residuals_format():
+    lines = _residual_lines(mjax, None)
+    assert lines[0] == "f32[5] from the argument x"
+    assert all(re.fullmatch(r"f32\[5\] output of \w+ from .*test_remat_policies\.py:\d+:\d+",
+                            ln) for ln in lines[1:])
+
+
+def test_save_from_both_policies_reduces_to_implemented():
+    cp = mjax.checkpoint_policies
+    both = cp.save_from_both_policies(cp.nothing_saveable, cp.everything_saveable)
+    f = mjax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=both)
+    g = jax.checkpoint(lambda x: jjnp.sin(jjnp.sin(x)),
+                       policy=jax.checkpoint_policies.save_from_both_policies(
+                           jax.checkpoint_policies.nothing_saveable,
+                           jax.checkpoint_policies.everything_saveable))
+    np.testing.assert_allclose(mjax.grad(lambda x: f(x).sum())(X),
+                               jax.grad(lambda x: g(x).sum())(X), rtol=1e-6)
+    text = str(mjax.make_jaxpr(f)(X))
+    assert "everything_saveable" in text
+
+
+@pytest.mark.parametrize("make", [
+    lambda cp: cp.dots_saveable, lambda cp: cp.checkpoint_dots,
+    lambda cp: cp.dots_with_no_batch_dims_saveable,
+    lambda cp: cp.save_only_these_names("a"), lambda cp: cp.save_any_names_but_these("a"),
+    lambda cp: cp.save_anything_except_these_names("a")])
+def test_unimplemented_policies_raise_not_ignored(make):
+    policy = make(mjax.checkpoint_policies)
+    with pytest.raises(NotImplementedError, match="checkpoint policy"):
+        mjax.checkpoint(lambda x: x, policy=policy)
+
+
+def test_callable_policy_raises_naming_it():
+    def my_policy(prim, *avals, **params):
+        return True
+    with pytest.raises(NotImplementedError, match="my_policy"):
+        mjax.checkpoint(lambda x: x, policy=my_policy)
+
+
+def test_offload_policy_raises():
+    with pytest.raises(NotImplementedError, match="offload"):
+        mjax.checkpoint_policies.offload_dot_with_no_batch_dims("device", "pinned_host")
+
+
+def test_policy_recorded_on_checkpoint_op():
+    f = mjax.checkpoint(jnp.sin, policy=mjax.checkpoint_policies.everything_saveable)
+    assert "policy='everything_saveable'" in str(mjax.make_jaxpr(f)(X))
+    f = mjax.checkpoint(jnp.sin, policy=mjax.checkpoint_policies.nothing_saveable)
+    assert "policy" not in str(mjax.make_jaxpr(f)(X))
+
+
+def test_checkpoint_name_is_identity_under_grad():
+    def f(J, np_, name_fn):
+        return J.grad(lambda x: np_.sum(np_.sin(name_fn(np_.cos(x), "c")) ** 2))(X)
+    got = f(mjax, jnp, mjax.ad_checkpoint.checkpoint_name)
+    want = f(jax, jjnp, jax.ad_checkpoint.checkpoint_name)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_static_argnums_with_policy():
+    def run(J, np_):
+        f = J.checkpoint(lambda n, x: np_.sin(x) ** n, static_argnums=(0,),
+                         policy=J.checkpoint_policies.everything_saveable)
+        return J.grad(lambda x: f(3, x).sum())(X)
+    np.testing.assert_allclose(run(mjax, jnp), run(jax, jjnp), rtol=1e-5)
