@@ -103,9 +103,32 @@ _BUFFER_READABLE = _NATIVE_DENSE - {"complex64", "complex128"}
 _RAW_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
+_DENSE_CACHE: dict = {}
+_DENSE_CACHE_SIZE = 16  # elements: scalars and splats, the constants tracing repeats
+
+
 def dense_elements(array: np.ndarray) -> ir.Attribute:
     """A DenseElementsAttr holding `array` with its exact tensor type. An array broadcast
-    from one value (all strides 0) becomes a splat, without materializing it."""
+    from one value (all strides 0) becomes a splat, without materializing it.
+
+    Small arrays and splats are cached by (context, dtype, shape, bytes): attributes are
+    immutable and uniqued in their context, and a traced function repeats the same few
+    constants (`x * 1.01 + 0.5` in a loop) hundreds of times."""
+    splat = array.size > 1 and not any(array.strides)
+    if splat or array.size <= _DENSE_CACHE_SIZE:
+        data = (np.asarray(array[(0,) * array.ndim]).tobytes() if splat
+                else np.asarray(array).tobytes())
+        key = (context(), array.dtype, array.shape, splat, data)
+        hit = _DENSE_CACHE.get(key)
+        if hit is None:
+            if len(_DENSE_CACHE) > 4096:
+                _DENSE_CACHE.clear()
+            hit = _DENSE_CACHE[key] = _dense_elements(array)
+        return hit
+    return _dense_elements(array)
+
+
+def _dense_elements(array: np.ndarray) -> ir.Attribute:
     if array.size > 1 and not any(array.strides):
         one = dense_elements(np.asarray(array).reshape(-1)[:1].copy())
         try:
