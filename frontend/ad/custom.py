@@ -129,9 +129,12 @@ class _CustomRules:
         if self._in_rule:
             # Called from inside its own rule (as in `return f(x), f(x) * t`): the call
             # being staged if it matches (so differentiating the rule again applies the
-            # rule, as in JAX), else a plain call.
+            # rule, as in JAX).
             ref = self._recursive_ref(nd, dyn)
-            return ref(*dyn) if ref is not None else self.fun(*args)
+            if ref is not None:
+                return ref(*dyn)
+            # Other shapes or static arguments: a custom call of its own (its rule may
+            # in turn refer back to the call being staged).
         if not _any_inexact(dyn):
             return self.fun(*args)  # no input can carry a tangent: the rules never run
         return staged(lambda *d: self._stage(name, nd, full, *d))(*dyn)
@@ -317,13 +320,6 @@ class custom_vjp(_CustomRules):
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         self.fwd, self.bwd = fwd, bwd
 
-    def _count_self_call(self, *d):
-        self._self_calls += 1
-        return self.fun(*self._full(d))
-
-    def _fwd_calls_self(self, nd, dyn_args, fwd_flat):
-        return self._self_calls > 0
-
     def _retrace_fwd(self, name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr):
         """Traces fwd again with its own calls of the function as custom_vjp_calls
         naming fwd itself (a recursive reference), so that differentiating the forward
@@ -357,7 +353,6 @@ class custom_vjp(_CustomRules):
 
     def _stage(self, name, nd, full, *dyn_args):
         """Emits jaxpr.custom_vjp_call @f {fwd = @a, bwd = @b} in the current trace."""
-        self._full = full
         leaves = tree_util.tree_leaves(dyn_args)
         in_tree = tree_util.tree_structure(tuple(dyn_args))
         in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
@@ -383,9 +378,13 @@ class custom_vjp(_CustomRules):
                                 f"output structure {f_tr.out_tree}.")
             r_leaves, res_info["tree"] = tree_util.tree_flatten(res)
             return list(o_leaves) + list(r_leaves)
+        self_calls = []
+
+        def count_self_call(*d):   # fwd calling the function itself: inlined, counted
+            self_calls.append(True)
+            return self.fun(*full(d))
         self._in_rule += 1
-        self._active.append((_call_key(nd, in_tree, in_avals), self._count_self_call))
-        self._self_calls = 0
+        self._active.append((_call_key(nd, in_tree, in_avals), count_self_call))
         try:
             a_tr = stage_function(fwd_flat, dyn_args, {}, name=f"{name}_fwd")
         finally:
@@ -428,7 +427,7 @@ class custom_vjp(_CustomRules):
                                               for a in res_avals + ct_avals), {},
                               name=f"{name}_bwd")
         consts = _Consts(f_tr, a_tr, b_tr)
-        if not len(consts) and self._fwd_calls_self(nd, dyn_args, fwd_flat):
+        if not len(consts) and self_calls:
             a_tr = self._retrace_fwd(name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr)
         if not len(consts):
             outs = emit(T.CustomVjpCallOp, leaves, callee=Symbol(f_tr.name),

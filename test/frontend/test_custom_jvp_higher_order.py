@@ -147,3 +147,21 @@ def test_custom_vjp_fwd_calling_itself_higher_order():
         for _ in range(order):
             fm, fj = mjax.grad(fm), jax.grad(fj)
         np.testing.assert_allclose(fm(x), fj(x), rtol=1e-5)
+
+
+def test_rule_calling_function_on_other_shapes():
+    # f(sum(x)) inside the rule is a separate custom call, itself differentiated by the
+    # rule (whose own calls refer back to the call being staged).
+    def make(J, np_):
+        @J.custom_jvp
+        def f(x):
+            return np_.sin(x)
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            (x,), (tx,) = primals, tangents
+            return f(x), f(np_.sum(x)) * tx + f(x) * tx
+        return lambda v: np_.sum(f(v))
+    x = np.linspace(0.1, 0.5, 3).astype(np.float32)
+    np.testing.assert_allclose(mjax.hessian(make(mjax, jnp))(x),
+                               jax.hessian(make(jax, jjnp))(x), rtol=1e-5, atol=1e-6)
