@@ -166,8 +166,10 @@ class TracedFunction:
 
 
 def trace_function(fun, args, kwargs, *, name="main", module=None,
-                   visibility=None) -> TracedFunction:
-    """Traces fun(*args, **kwargs) with every array leaf abstract."""
+                   visibility=None, concrete_leaves=()) -> TracedFunction:
+    """Traces fun(*args, **kwargs) with every array leaf abstract, except the leaves
+    whose indices are in `concrete_leaves`: fun sees those values themselves (their
+    function arguments stay, unused, so leaf indices keep their meaning)."""
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x for x in leaves]
     ctx = context()
@@ -179,7 +181,9 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
     for t, a in zip(trace.args, in_avals):
         t.aval = a
     with ctx, trace:
-        a, kw = tree_util.tree_unflatten(in_tree, trace.args)
+        given = trace.args if not concrete_leaves else [
+            leaves[i] if i in concrete_leaves else t for i, t in enumerate(trace.args)]
+        a, kw = tree_util.tree_unflatten(in_tree, given)
         out = hide_float0(fun(*a, **kw))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         for leaf in out_leaves:

@@ -137,7 +137,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         if has_aux:
             return jac, tree_util.tree_unflatten(traced.out_tree, outs)[1]
         return jac
-    run = staged(jacfwd_impl)
+    run = staged(jacfwd_impl,
+                 diff_argnums=lambda n: set(_argnums_tuple(argnums, n)[1]) if n else set())
 
     @_wraps(fun)
     def jacfun(*args, **kwargs):
@@ -183,7 +184,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             blocks.append(row)
         jac = _jac_tree(y_tree, x_tree, blocks, single)
         return (jac, res[2]) if has_aux else jac
-    run = staged(jacrev_impl)
+    run = staged(jacrev_impl,
+                 diff_argnums=lambda n: set(_argnums_tuple(argnums, n)[1]) if n else set())
 
     @_wraps(fun)
     def jacfun(*args, **kwargs):

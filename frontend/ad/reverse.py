@@ -16,8 +16,8 @@ from mjax.dialect.ops import transforms as T
 
 from mjax.ad.staging import (
     _AvalLeaf, _check_aux_pair, _check_callable, _is_inexact, _jax_type,
-    _leaf_aval, _wraps, _zeros, call_args, emit, emit_call, stage_function,
-    staged)
+    _leaf_aval, _wraps, _zeros, call_args, emit, emit_call, python_scalar_leaves,
+    stage_function, staged)
 from mjax.ad.forward import _check_tangents, jvp
 
 
@@ -96,7 +96,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         in_avals = [aval_of_value(x) for x in leaves]
         for i in diff:
             _check_input_dtype(in_avals[i], allow_int, holomorphic)
-        traced = stage_function(fun, args, kwargs)
+        traced = stage_function(fun, args, kwargs,
+                                concrete_leaves=python_scalar_leaves(args, kwargs, nums))
         out_avals, out_tree = traced.out_avals, traced.out_tree
         main_tree = _check_aux_pair(out_tree, out_avals) if has_aux else out_tree
         if main_tree.num_leaves != 1 or not tree_util.treedef_is_leaf(main_tree):
@@ -126,7 +127,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         value = tree_util.tree_unflatten(out_tree, outs)
         return (tuple(value), g) if has_aux else (value, g)
 
-    run = staged(value_and_grad_impl)
+    run = staged(value_and_grad_impl,
+                 diff_argnums=lambda n: set(_argnums_tuple(argnums, n)[1]) if n else set())
 
     @_wraps(fun)
     def value_and_grad_f(*args, **kwargs):

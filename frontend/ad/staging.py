@@ -23,12 +23,25 @@ _names = itertools.count()
 
 
 # ---- staging helpers ------------------------------------------------------------------
-def stage_function(fun, args, kwargs=None, name=None):
+def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=()):
     """Traces fun(*args, **kwargs) into a private function of the current module."""
     outer = current_trace()
     base = name or getattr(fun, "__name__", "fn").strip("<>").replace(".", "_")
     return trace_function(fun, args, kwargs or {}, name=f"{base}_{next(_names)}",
-                          module=outer.module, visibility="private")
+                          module=outer.module, visibility="private",
+                          concrete_leaves=concrete_leaves)
+
+
+def python_scalar_leaves(args, kwargs, diff_positions) -> frozenset:
+    """Indices of the leaves of (args, kwargs) that are Python scalars outside the
+    differentiated positional arguments: JAX's grad passes those through as they are."""
+    leaves = tree_util.tree_leaves((args, kwargs))
+    positions = []
+    for i, a in enumerate(args):
+        positions += [i] * len(tree_util.tree_leaves(a))
+    positions += [None] * (len(leaves) - len(positions))
+    return frozenset(k for k, (x, p) in enumerate(zip(leaves, positions))
+                     if isinstance(x, (bool, int, float, complex)) and p not in diff_positions)
 
 
 def emit(cls, operands, **params):
@@ -65,12 +78,14 @@ def _is_dynamic(x) -> bool:
     return (hasattr(x, "aval") or is_array_like(x)) and not _is_float0(x)
 
 
-def staged(impl):
+def staged(impl, diff_argnums=None):
     """Runs `impl` under the current trace, or as a jit of itself when none is active.
 
     Array leaves of the arguments are traced; other leaves (strings, callables, float0
-    arrays, ...) are static, as `grad(f)(x, mode="a")` needs. float0 outputs come back
-    as NumPy float0 arrays, as in JAX."""
+    arrays, ...) are static, as `grad(f)(x, mode="a")` needs. With `diff_argnums`
+    (argnums -> positions differentiated), Python scalars outside those positions stay
+    Python values too, as under JAX's grad (`if training:` in the function works).
+    float0 outputs come back as NumPy float0 arrays, as in JAX."""
     cache: dict = {}
 
     def make(tree, static, n):
@@ -88,9 +103,12 @@ def staged(impl):
         if current_trace() is not None:
             return impl(*args, **kwargs)
         leaves, tree = tree_util.tree_flatten((args, kwargs))
-        dyn = [x for x in leaves if _is_dynamic(x)]
-        static = tuple((i, _hide_float0(x)) for i, x in enumerate(leaves)
-                       if not _is_dynamic(x))
+        dynamic = [_is_dynamic(x) for x in leaves]
+        if diff_argnums is not None:
+            dynamic = _python_scalars_static(args, kwargs, dynamic, diff_argnums(len(args)))
+        dyn = [x for x, d in zip(leaves, dynamic) if d]
+        static = tuple((i, _hide_float0(x)) for i, (x, d) in enumerate(zip(leaves, dynamic))
+                       if not d)
         try:
             key = (tree, static)
             jitted = cache.get(key)
@@ -100,6 +118,13 @@ def staged(impl):
             jitted = make(tree, static, len(leaves))
         return _restore_float0(jitted(*dyn))
     return run
+
+
+def _python_scalars_static(args, kwargs, dynamic, diff_positions):
+    """`dynamic` with Python scalar leaves outside the differentiated positional
+    arguments (and in keyword arguments) made static."""
+    keep = python_scalar_leaves(args, kwargs, diff_positions)
+    return [d and k not in keep for k, d in enumerate(dynamic)]
 
 
 def _is_inexact(aval):

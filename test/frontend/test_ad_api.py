@@ -706,3 +706,22 @@ def test_custom_rules_with_only_integer_inputs_are_plain_calls():
         np.testing.assert_array_equal(fn(mnp.arange(3)), np.arange(3) * k)
         np.testing.assert_array_equal(mjax.jit(fn)(mnp.arange(3)), np.arange(3) * k)
         assert float(mjax.grad(lambda x: fn(x).sum())(mnp.ones(2))[0]) == k
+
+
+def test_python_scalars_outside_argnums_stay_python_values():
+    def loss(w, x, training=True, scale=2.0):
+        if training:           # a tracer here would raise TracerBoolConversionError
+            return mnp.sum(mnp.sin(w * x)) * scale
+        return mnp.sum(w * x)
+
+    def jloss(w, x, training=True, scale=2.0):
+        return jnp.sum(jnp.sin(w * x)) * scale if training else jnp.sum(w * x)
+    x = np.arange(3.0, dtype=np.float32)
+    for args, kw in (((1.0, x, True), {}), ((1.0, x, False), {}),
+                     ((1.0, 2.0), {"training": True, "scale": 3.0})):
+        np.testing.assert_allclose(mjax.grad(loss)(*args, **kw), jax.grad(jloss)(*args, **kw),
+                                   rtol=1e-6)
+    np.testing.assert_allclose(
+        mjax.jacrev(loss, argnums=(0, 3))(np.ones(2, np.float32), x[:2], True, 2.0)[1],
+        jax.jacrev(jloss, argnums=(0, 3))(np.ones(2, np.float32), x[:2], True, 2.0)[1],
+        rtol=1e-6)
