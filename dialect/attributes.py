@@ -170,8 +170,27 @@ def decode(attr: ir.Attribute):
     raise TypeError(f"unsupported attribute {attr}")
 
 
+_SPLAT_VALUES: dict = {}
+
+
 def dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
     """The numpy array held by a DenseElementsAttr (splat or not)."""
+    if attr.is_splat:
+        # Splats of native dtypes decode to read-only broadcast views, so one can be
+        # handed out again: lowering decodes every traced scalar constant (attributes
+        # hash by their uniqued storage).
+        hit = _SPLAT_VALUES.get(attr)
+        if hit is None:
+            hit = _dense_to_numpy(attr)
+            if not hit.flags.writeable:
+                if len(_SPLAT_VALUES) > 4096:
+                    _SPLAT_VALUES.clear()
+                _SPLAT_VALUES[attr] = hit
+        return hit
+    return _dense_to_numpy(attr)
+
+
+def _dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
     aval = T.aval_of(attr.type)
     name = np.dtype(aval.dtype).name
     if name in _BUFFER_READABLE:
