@@ -34,6 +34,7 @@ from mjax.passes.ir_util import clone_into, dependent_results, entry_block, set_
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules import JVP, NOT_SUPPORTED
 from mjax.passes.rules.ad_util import has_tangent, instantiate
+from mjax.passes.rules.remat import SELECTIVE, split_by_policy
 
 
 class Jvp:
@@ -132,6 +133,10 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
     if jvp.linearize and policy == "everything_saveable":
         # Every residual may be saved: linearized as a plain call (nothing recomputed).
         return jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
+    if jvp.linearize and policy in SELECTIVE:
+        # Saveable ops inline, the rest in nested checkpoints (passes/rules/remat.py).
+        split = split_by_policy(ex, callee, policy, prevent_cse)
+        return jvp.run(entry_block(ex.fns.get(split, op)), ps, ts)
     if jvp.linearize:
         prim = clone_into(op, jvp.ip, dict(zip(op.operands, ps)))
         tout = T.emit_transform(b, T.CheckpointTangentOp, *ps, *nz,

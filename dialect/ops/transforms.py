@@ -145,8 +145,9 @@ class CheckpointOp(CallOp, name="checkpoint"):
     attributes = {"callee": A.Sym(), "prevent_cse": A.Bool(default=True),
                   # what reverse mode may save (frontend/ad/checkpoint_policies.py);
                   # absent: nothing but the inputs
-                  "policy": A.Str(default=None, choices=("nothing_saveable",
-                                                         "everything_saveable"))}
+                  "policy": A.Str(default=None, choices=(
+                      "nothing_saveable", "everything_saveable", "dots_saveable",
+                      "dots_with_no_batch_dims_saveable"))}
 
 
 class JvpOp(TransformOp, name="jvp"):

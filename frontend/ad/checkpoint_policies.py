@@ -37,7 +37,8 @@ class Policy:
 
 _NAMED = ("save_only_these_names", "save_any_names_but_these",
           "save_anything_except_these_names")
-_IMPLEMENTED = ("nothing_saveable", "everything_saveable")
+_IMPLEMENTED = ("nothing_saveable", "everything_saveable", "dots_saveable",
+                "dots_with_no_batch_dims_saveable")
 
 everything_saveable = Policy("everything_saveable")
 nothing_saveable = Policy("nothing_saveable")

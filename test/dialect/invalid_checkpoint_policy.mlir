@@ -5,7 +5,7 @@ func.func private @f(%x: tensor<f32>) -> tensor<f32> {
 }
 func.func @checkpoint_unknown_policy(%x: tensor<f32>) -> tensor<f32> {
   // expected-error @+1 {{policy}}
-  %0 = "jaxpr.checkpoint"(%x) {callee = @f, policy = "dots_saveable"} : (tensor<f32>) -> tensor<f32>
+  %0 = "jaxpr.checkpoint"(%x) {callee = @f, policy = "save_what_i_like"} : (tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 

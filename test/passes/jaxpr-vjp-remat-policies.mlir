@@ -57,3 +57,32 @@ func.func @vjp_everything_saveable(%x: tensor<f32>, %ct: tensor<f32>) -> tensor<
   %0 = "jaxpr.vjp"(%x, %ct) {callee = @outer} : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// dots_saveable: the dot_general is linearized inline, so its output is saved; the
+// sin ops before and after it become nested checkpoints (nothing saveable) that the
+// backward pass recomputes from their inputs: x and the dot's output.
+// CHECK-LABEL: func.func private @outer_fwd
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x2xf32>, %[[W:.*]]: tensor<2x2xf32>)
+// CHECK:         %[[A:.*]] = "jaxpr.checkpoint"(%[[X]]) {callee = @inner_remat_group, prevent_cse = true}
+// CHECK:         %[[D:.*]] = "jaxpr.dot_general"(%[[A]], %[[W]])
+// CHECK:         "jaxpr.checkpoint"(%[[D]]) {callee = @inner_remat_group_1, prevent_cse = true}
+// CHECK-NOT:     jaxpr.cos
+// CHECK:         return %{{.*}}, %[[X]], %[[W]], %[[A]], %[[D]] :
+// CHECK-LABEL: func.func private @outer_bwd
+// CHECK-COUNT-2: "jaxpr.optimization_barrier"
+func.func private @inner(%x: tensor<2x2xf32>, %w: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %0 = "jaxpr.sin"(%x) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %1 = "jaxpr.dot_general"(%0, %w) {dimension_numbers = [[[1], [0]], [[], []]]} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %2 = "jaxpr.sin"(%1) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %2 : tensor<2x2xf32>
+}
+func.func private @outer(%x: tensor<2x2xf32>, %w: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %0 = "jaxpr.checkpoint"(%x, %w) {callee = @inner, policy = "dots_saveable"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+func.func @vjp_dots_saveable(%x: tensor<2x2xf32>, %w: tensor<2x2xf32>, %ct: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %0:2 = "jaxpr.vjp"(%x, %w, %ct) {callee = @outer, diff_args = array<i64: 0, 1>} : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>)
+  return %0#0, %0#1 : tensor<2x2xf32>, tensor<2x2xf32>
+}
