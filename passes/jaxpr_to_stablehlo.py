@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import JaxprOp
-from mjax.dialect.types import aval_of
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
 from mjax.passes.rules import LOWER, NOT_SUPPORTED, LowerCtx
 
@@ -28,9 +27,7 @@ def lower_op(op: ir.Operation, backend: str = "xla") -> None:
     if rule is None:
         why = NOT_SUPPORTED.get(("lower", cls), "no StableHLO lowering rule for this op")
         raise op_error(op, f"jaxpr-to-stablehlo: {why}")
-    ctx = LowerCtx(op=op, avals_in=[aval_of(v.type) for v in op.operands],
-                   avals_out=[aval_of(r.type) for r in op.results], backend=backend,
-                   loc=op.location)
+    ctx = LowerCtx(op=op, backend=backend, loc=op.location)   # avals read when asked
     try:
         with op.location, ir.InsertionPoint(op):
             results = rule(ctx, *op.operands, **view.params)
