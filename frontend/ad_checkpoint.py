@@ -20,14 +20,16 @@ from mjax.dtypes import is_inexact
 
 
 def checkpoint_name(x, name):
-    """Names `x` for rematerialization policies (save_only_these_names, ...); the value
-    is unchanged. JAX: jax.ad_checkpoint.checkpoint_name.
+    """Names `x` (any pytree of arrays) for rematerialization policies
+    (save_only_these_names, ...): emits the identity `jaxpr.checkpoint_name {name}`.
+    JAX: jax.ad_checkpoint.checkpoint_name."""
+    return tree_util.tree_map(lambda v: _name_leaf(v, name), x)
 
-    mjax's policies do not select by name yet (those raise NotImplementedError), so the
-    name is not recorded in the IR: the identity is what every implemented policy sees."""
-    if not isinstance(name, str):
-        raise TypeError(f"checkpoint_name expects a string name, got {name!r}")
-    return x
+
+def _name_leaf(v, name):
+    from mjax.core import bind
+    from mjax.dialect.ops import transforms as T
+    return bind(T.CheckpointNameOp, v, name=str(name))
 
 
 def _short(aval) -> str:
@@ -92,8 +94,11 @@ def saved_residuals(f, *args, **kwargs) -> list[tuple]:
                 else:
                     consts.append((aval, "from a constant"))
             else:
-                op = v.owner
-                if op.name == "jaxpr.call":
+                op = v.owner.operation
+                if op.name == "jaxpr.checkpoint_name":
+                    label = ir.StringAttr(op.operation.attributes["name"]).value
+                    src = f"named '{label}' from {_source(op)}"
+                elif op.name == "jaxpr.call":
                     callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
                     src = f"output of jitted function '{callee}' from {_source(op)}"
                 else:

@@ -135,7 +135,7 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
         return jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
     if jvp.linearize and policy in SELECTIVE:
         # Saveable ops inline, the rest in nested checkpoints (passes/rules/remat.py).
-        split = split_by_policy(ex, callee, policy, prevent_cse)
+        split = split_by_policy(ex, callee, policy, prevent_cse, op.opview.params["names"])
         return jvp.run(entry_block(ex.fns.get(split, op)), ps, ts)
     if jvp.linearize:
         prim = clone_into(op, jvp.ip, dict(zip(op.operands, ps)))
@@ -144,8 +144,9 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
                                 diff_args=da, diff_results=dr, prevent_cse=prevent_cse)
         return _tangent_pairs(list(prim.results), tout, dr)
     new = jvp_function(ex, callee, da, dr, where=op)
+    kept = {"policy": policy, "names": op.opview.params["names"]}
     res = ex.call(b, new, ps + nz, cls=T.CheckpointOp, prevent_cse=prevent_cse,
-                  **({"policy": policy} if policy else {}))
+                  **{k: v for k, v in kept.items() if v is not None})
     return _tangent_pairs(res[:len(outs)], res[len(outs):], dr)
 
 

@@ -147,7 +147,21 @@ class CheckpointOp(CallOp, name="checkpoint"):
                   # absent: nothing but the inputs
                   "policy": A.Str(default=None, choices=(
                       "nothing_saveable", "everything_saveable", "dots_saveable",
-                      "dots_with_no_batch_dims_saveable"))}
+                      "dots_with_no_batch_dims_saveable", "save_only_these_names",
+                      "save_any_names_but_these", "save_anything_except_these_names",
+                      "dots_or_names")),
+                  # the names of the name-based policies (jaxpr.checkpoint_name)
+                  "names": A.AnyAttr(default=None)}
+
+
+class CheckpointNameOp(JaxprOp, name="checkpoint_name"):
+    """Identity that names a value for rematerialization policies (save_only_these_names
+    and the like). JAX: ad_checkpoint.name_p."""
+    attributes = {"name": A.Str()}
+
+    @classmethod
+    def infer(cls, x, *, name):
+        return (x,)
 
 
 class JvpOp(TransformOp, name="jvp"):
@@ -351,7 +365,7 @@ def emit_transform(b, cls: type[TransformOp], *operands: ir.Value,
     return list(cls.create(operands, out, params, loc=b.loc, ip=b.ip).results)
 
 
-__all__ = ["CallOp", "CheckpointOp", "JvpOp", "VjpOp", "VmapOp", "NOT_MAPPED", "batched_aval", "CustomJvpCallOp", "CustomVjpCallOp",
+__all__ = ["CallOp", "CheckpointOp", "CheckpointNameOp", "JvpOp", "VjpOp", "VmapOp", "NOT_MAPPED", "batched_aval", "CustomJvpCallOp", "CustomVjpCallOp",
            "CheckpointTangentOp", "CustomVjpTangentOp", "TransformOp", "TRANSFORM_OPS",
            "differentiable", "default_diff", "emit_transform", "function_signature",
            "module_signatures", "tensor_type"]

@@ -38,7 +38,7 @@ class Policy:
 _NAMED = ("save_only_these_names", "save_any_names_but_these",
           "save_anything_except_these_names")
 _IMPLEMENTED = ("nothing_saveable", "everything_saveable", "dots_saveable",
-                "dots_with_no_batch_dims_saveable")
+                "dots_with_no_batch_dims_saveable") + _NAMED
 
 everything_saveable = Policy("everything_saveable")
 nothing_saveable = Policy("nothing_saveable")
@@ -93,22 +93,32 @@ def _simplify(policy: Policy) -> Policy:
     return policy
 
 
-def encode(policy) -> str | None:
-    """The `policy` attribute of jaxpr.checkpoint for a policy; None for the default
-    (nothing saveable). Raises NotImplementedError for policies the pass lacks."""
+def encode(policy) -> dict:
+    """The attributes of jaxpr.checkpoint for a policy (`policy`, and `names` for the
+    name-based ones); {} for the default (nothing saveable). Raises NotImplementedError
+    for policies the pass lacks."""
     if policy is None:
-        return None
+        return {}
     if not isinstance(policy, Policy):
         name = getattr(policy, "__name__", repr(policy))
         raise NotImplementedError(f"checkpoint policy {name}: mjax supports only the "
                                   f"policies of mjax.checkpoint_policies, not arbitrary "
                                   f"Python callables")
     simple = _simplify(policy)
-    if not isinstance(simple, Policy) or simple.kind not in _IMPLEMENTED:
+    if simple.kind == "save_from_both_policies":
+        kinds = {p.kind: p for p in simple.parts if isinstance(p, Policy)}
+        if set(kinds) == {"dots_saveable", "save_only_these_names"}:
+            return {"policy": "dots_or_names",
+                    "names": list(kinds["save_only_these_names"].names)}
+    if simple.kind not in _IMPLEMENTED:
         raise NotImplementedError(f"checkpoint policy {policy!r} is not implemented in "
-                                  f"mjax yet (implemented: {', '.join(_IMPLEMENTED)}); "
-                                  f"selective saving of dots and named values is missing")
-    return None if simple.kind == "nothing_saveable" else simple.kind
+                                  f"mjax yet (implemented: {', '.join(_IMPLEMENTED)}, "
+                                  f"and dots_saveable with save_only_these_names)")
+    if simple.kind == "nothing_saveable":
+        return {}
+    if simple.kind in _NAMED:
+        return {"policy": simple.kind, "names": list(simple.names)}
+    return {"policy": simple.kind}
 
 
 __all__ = ["checkpoint_dots", "checkpoint_dots_with_no_batch_dims", "dots_saveable",

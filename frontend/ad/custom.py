@@ -469,8 +469,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     JAX: jax.checkpoint."""
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
         static_argnums)
-    policy_attr = encode_policy(policy)   # unsupported policies fail here, not silently
-    extra = {} if policy_attr is None else {"policy": policy_attr}
+    extra = encode_policy(policy)   # unsupported policies fail here, not silently
 
     @_wraps(fun)
     def remat_f(*args, **kwargs):

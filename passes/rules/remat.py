@@ -22,25 +22,43 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
 from mjax.passes.ir_util import clone_into, entry_block, is_terminator, set_results, used_values
 
-SELECTIVE = ("dots_saveable", "dots_with_no_batch_dims_saveable")
+SELECTIVE = ("dots_saveable", "dots_with_no_batch_dims_saveable", "save_only_these_names",
+             "save_any_names_but_these", "save_anything_except_these_names",
+             "dots_or_names")
 
 
-def saveable(op, policy: str) -> bool:
-    """Whether `policy` lets reverse mode save op's results."""
+def _is_dot(op, no_batch_dims: bool) -> bool:
     if op.name != "jaxpr.dot_general":
         return False
-    if policy == "dots_saveable":
-        return True
     (_, batch) = op.opview.params["dimension_numbers"]
-    return not any(len(b) for b in batch)
+    return not no_batch_dims or not any(len(b) for b in batch)
 
 
-def split_by_policy(ex, callee: str, policy: str, prevent_cse: bool) -> str:
+def saveable(op, policy: str, names=()) -> bool:
+    """Whether `policy` lets reverse mode save op's results."""
+    name = op.opview.params["name"] if op.name == "jaxpr.checkpoint_name" else None
+    if policy == "dots_saveable":
+        return _is_dot(op, False)
+    if policy == "dots_with_no_batch_dims_saveable":
+        return _is_dot(op, True)
+    if policy == "save_only_these_names":
+        return name is not None and name in names
+    if policy == "save_any_names_but_these":
+        return name is not None and name not in names
+    if policy == "save_anything_except_these_names":
+        return name is None or name not in names
+    if policy == "dots_or_names":
+        return _is_dot(op, False) or (name is not None and name in names)
+    raise ValueError(f"not a selective remat policy: {policy}")
+
+
+def split_by_policy(ex, callee: str, policy: str, prevent_cse: bool, names=()) -> str:
     """The name of f' (above) for @callee under a selective `policy` (reused if made)."""
     class _Remat:   # the derived-table key's transformation
         pass
     _Remat.__name__ = "remat"
-    hit = ex.derived.get(callee, _Remat, policy=policy)
+    names = tuple(names or ())
+    hit = ex.derived.get(callee, _Remat, policy=policy, names=names)
     if hit is not None:
         return hit
     fn = ex.fns.get(callee)
@@ -51,7 +69,7 @@ def split_by_policy(ex, callee: str, policy: str, prevent_cse: bool) -> str:
     for op in ops:
         ins = [level.get(v, 0) for v in used_values(op)]
         k = max(ins, default=0)
-        if saveable(op, policy):
+        if saveable(op, policy, names):
             k += 1
         else:
             groups.setdefault(k, []).append(op)
@@ -62,7 +80,7 @@ def split_by_policy(ex, callee: str, policy: str, prevent_cse: bool) -> str:
     ins, outs = T.function_signature(fn)
     new_name = ex.fns.fresh_name(f"{callee}_remat")
     new_fn, new_block = ex.fns.create(new_name, ins, None, fn)
-    ex.derived.add(new_name, callee, _Remat, policy=policy)
+    ex.derived.add(new_name, callee, _Remat, policy=policy, names=names)
     env = dict(zip(block.arguments, new_block.arguments))
     ip = ir.InsertionPoint(new_block)
     ret = [o.operation for o in block.operations if is_terminator(o.operation)][0]

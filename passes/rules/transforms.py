@@ -13,6 +13,8 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.structural import OptimizationBarrierOp
 from mjax.passes.rules.ad_util import has_tangent, instantiate, is_linear, transpose_rule
 from mjax.passes.rules.tables import lowering, not_supported
+from mjax.passes.rules import ad_util as AD
+from mjax.passes.rules import batch_util as B
 
 _BY_INTERPRETER = "calls are differentiated by the autodiff interpreter (passes/autodiff.py)"
 for _op in (T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp):
@@ -80,3 +82,14 @@ def _call_lower(ctx, *args, callee, **params):
     # Leftover custom_jvp_call/custom_vjp_call/checkpoint outside differentiation: a call.
     types = [r.type for r in ctx.op.results]
     return func_d.CallOp(types, ir.FlatSymbolRefAttr.get(str(callee)), list(args)).results
+
+
+# checkpoint_name: an identity carrying a name for remat policies (passes/rules/remat.py).
+AD.deflinear(T.CheckpointNameOp,
+             lambda b, ct, x, *, name: [b.emit(T.CheckpointNameOp, ct, name=name)[0]])
+B.defvectorized(T.CheckpointNameOp)
+
+
+@lowering(T.CheckpointNameOp)
+def _checkpoint_name_lower(ctx, x, *, name):
+    return x

@@ -19,3 +19,11 @@ func.func @checkpoint_policy(%x: tensor<f32>) -> tensor<f32> {
   %0 = "jaxpr.checkpoint"(%x) {callee = @g, policy = "everything_saveable"} : (tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @checkpoint_name_without_name(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{name}}
+  %0 = "jaxpr.checkpoint_name"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
