@@ -8,10 +8,15 @@ predicates over primitives; here each is a small description that travels to the
     checkpoint(f, policy=checkpoint_policies.everything_saveable)
       -> "jaxpr.checkpoint"(%x) {callee = @f, policy = "everything_saveable"}
 
-The pass implements `nothing_saveable` (the default: only the inputs are saved) and
-`everything_saveable` (every residual is saved, as without checkpoint). Selective
-policies (dots, names) raise NotImplementedError naming themselves rather than being
-ignored.
+    checkpoint(f, policy=save_only_these_names("h"))
+      -> "jaxpr.checkpoint"(%x) {callee = @f, names = ["h"],
+                                 policy = "save_only_these_names"}
+
+`nothing_saveable` (the default) saves only the inputs, `everything_saveable` every
+residual; the selective ones (dots, names given by `checkpoint_name`, and
+save_from_both_policies(dots_saveable, save_only_these_names(...))) are applied by
+passes/rules/remat.py. Other combinations, offloading and Python callables raise
+NotImplementedError naming themselves rather than being ignored.
 """
 from __future__ import annotations
 

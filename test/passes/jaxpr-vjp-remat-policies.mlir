@@ -86,3 +86,28 @@ func.func @vjp_dots_saveable(%x: tensor<2x2xf32>, %w: tensor<2x2xf32>, %ct: tens
   %0:2 = "jaxpr.vjp"(%x, %w, %ct) {callee = @outer, diff_args = array<i64: 0, 1>} : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>)
   return %0#0, %0#1 : tensor<2x2xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// save_only_these_names: the value named "h" is saved (linearized inline); the sin
+// ops around it are recomputed in nested checkpoints.
+// CHECK-LABEL: func.func private @outer_fwd
+// CHECK-SAME:    (%[[X:.*]]: tensor<f32>)
+// CHECK:         %[[A:.*]] = "jaxpr.checkpoint"(%[[X]]) {callee = @inner_remat_group, prevent_cse = true}
+// CHECK:         %[[H:.*]] = "jaxpr.checkpoint_name"(%[[A]]) {name = "h"}
+// CHECK:         "jaxpr.checkpoint"(%[[H]]) {callee = @inner_remat_group_1, prevent_cse = true}
+// CHECK:         return %{{.*}}, %[[X]], %[[H]] :
+func.func private @inner(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.sin"(%x) : (tensor<f32>) -> tensor<f32>
+  %1 = "jaxpr.checkpoint_name"(%0) {name = "h"} : (tensor<f32>) -> tensor<f32>
+  %2 = "jaxpr.sin"(%1) : (tensor<f32>) -> tensor<f32>
+  return %2 : tensor<f32>
+}
+func.func private @outer(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.checkpoint"(%x) {callee = @inner, policy = "save_only_these_names", names = ["h"]} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @vjp_names(%x: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.vjp"(%x, %ct) {callee = @outer} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
