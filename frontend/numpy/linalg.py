@@ -149,7 +149,10 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with "
                          f"axis={axis}")
-    out = jnp.sum(jnp.conj(x1) * x2, axis=axis)
+    prod = jnp.conj(x1) * x2
+    # The product's dtype, as JAX: no widening of small integers; a bool sum is `any`.
+    out = (jnp.any(prod, axis=axis) if prod.dtype == bool else
+           jnp.sum(prod, axis=axis, dtype=prod.dtype))
     return out if preferred_element_type is None else out.astype(preferred_element_type)
 
 

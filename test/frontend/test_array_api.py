@@ -120,3 +120,14 @@ def test_fused_meshgrid_of_empty_arrays_and_keywords():
         got = mnp.meshgrid(*xs, indexing=indexing)
         want = jnp.meshgrid(*xs, indexing=indexing)
         assert [g.shape for g in got] == [w.shape for w in want]
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8, np.bool_, np.int32, np.float32,
+                                np.complex64])
+def test_vecdot_keeps_the_product_dtype(dt):
+    a = (np.arange(12).reshape(4, 3) % 3).astype(dt)
+    b = (np.arange(3) + 1).astype(dt)
+    for f in (mnp.vecdot, mnp.linalg.vecdot):
+        got, want = f(a, b), jnp.vecdot(a, b)
+        assert got.dtype == want.dtype, (dt, got.dtype, want.dtype)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
