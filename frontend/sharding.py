@@ -186,6 +186,22 @@ def get_mesh() -> Mesh | None:
     return current_mesh()
 
 
+def as_sharding(s, fn: str) -> "Sharding":
+    """`s` itself, or a NamedSharding of the current mesh for a PartitionSpec; `fn`
+    names the API in errors."""
+    if isinstance(s, PartitionSpec):
+        mesh = current_mesh()
+        if mesh is None:
+            raise ValueError(f"{fn} got the PartitionSpec {s!r} outside a mesh context: "
+                             f"pass NamedSharding(mesh, spec), or call inside `with mesh:` "
+                             f"or `with mjax.set_mesh(mesh):`")
+        return NamedSharding(mesh, s)
+    if isinstance(s, Sharding):
+        return s
+    raise TypeError(f"{fn} shardings must be Sharding objects or PartitionSpecs, got "
+                    f"{type(s).__name__}: {s!r}")
+
+
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
     """A mesh over the first prod(axis_shapes) devices. JAX: jax.make_mesh (0.10 makes
     Explicit axes by default)."""

@@ -13,7 +13,7 @@ import numpy as np
 from mjax import tree_util
 from mjax.array import Array
 from mjax.runtime import get_backend
-from mjax.sharding import NamedSharding, P, Sharding, SingleDeviceSharding, current_mesh, \
+from mjax.sharding import NamedSharding, P, Sharding, SingleDeviceSharding, as_sharding, \
     named_from_hlo
 
 
@@ -56,17 +56,7 @@ def replicated_over(mesh, leaves) -> tuple:
 
 
 def _as_sharding(s, what):
-    if s is None or isinstance(s, Sharding):
-        return s
-    if isinstance(s, P):
-        mesh = current_mesh()
-        if mesh is None:
-            raise RuntimeError(f"jit {what} got the PartitionSpec {s!r} outside a mesh "
-                               f"context: pass NamedSharding(mesh, spec), or call inside "
-                               f"`with mesh:`")
-        return NamedSharding(mesh, s)
-    raise TypeError(f"jit {what} leaves must be Sharding objects, PartitionSpecs or None, "
-                    f"got {type(s).__name__}")
+    return None if s is None else as_sharding(s, f"jit {what}")
 
 
 def _is_leaf(x):

@@ -10,21 +10,11 @@ from mjax import tree_util
 from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import ShardingConstraintOp
 from mjax.sharding import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec, Sharding,
-                           SingleDeviceSharding, current_mesh)
+                           SingleDeviceSharding, as_sharding)
 
 
 def _as_named(s, fn="with_sharding_constraint") -> Sharding:
-    if isinstance(s, PartitionSpec):
-        mesh = current_mesh()
-        if mesh is None:
-            raise ValueError(f"{fn} got the PartitionSpec {s!r} outside a mesh context: "
-                             f"pass NamedSharding(mesh, spec), or call inside `with mesh:` "
-                             f"or `with mjax.set_mesh(mesh):`")
-        return NamedSharding(mesh, s)
-    if isinstance(s, Sharding):
-        return s
-    raise TypeError(f"{fn} shardings must be Sharding objects or PartitionSpecs, got "
-                    f"{type(s).__name__}: {s!r}")
+    return as_sharding(s, fn)
 
 
 def constraint_params(s: NamedSharding, ndim: int) -> dict:

@@ -247,5 +247,5 @@ def test_unsupported_jit_options_raise_not_implemented():
 
 def test_shardings_must_be_sharding_objects():
     for kwargs in ({"in_shardings": object()}, {"out_shardings": object()}):
-        with pytest.raises(TypeError, match="Sharding objects"):
+        with pytest.raises(TypeError, match="Sharding objects or PartitionSpecs"):
             mjax.jit(lambda x: x, **kwargs)(1.0)
