@@ -38,6 +38,7 @@ from mjax.lax import stop_gradient  # noqa: F401
 from mjax.tree_util import tree_map, tree_leaves, tree_structure  # noqa: F401
 from mjax.dtypes import float0  # noqa: F401
 from mjax import debug, experimental  # noqa: F401  (host callbacks: mjax.callbacks)
+from mjax import export  # noqa: F401
 from mjax.callbacks import effects_barrier, pure_callback  # noqa: F401
 
 __version__ = "0.1.0"

@@ -1,0 +1,588 @@
+"""`mjax.export`: a jitted function as a serialized StableHLO module, and back.
+
+    exp = mjax.export.export(mjax.jit(f))(mjax.ShapeDtypeStruct((3,), np.float32))
+    blob = exp.serialize(vjp_order=1)          # bytes, safe to store
+    y = mjax.export.deserialize(blob).call(x)  # in another process; under jit and grad
+
+`Exported` carries the trees and avals of the arguments and results and the module as a
+StableHLO portable artifact. `call` stages one `jaxpr.call_exported` op (dialect/ops/
+export.py), wrapped in a custom_vjp whose backward calls the exported VJP.
+
+Serialized form (our own; JAX uses a flatbuffer): the magic b"MJAXEXP", a format byte,
+a 4-byte length and the JSON metadata (name, trees, avals, platforms, ...), an 8-byte
+length and the portable artifact, then an 8-byte length and the serialized VJP (empty
+when not included). Lengths are little-endian. JAX: jax/_src/export/_export.py.
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+import struct
+from typing import Callable, Sequence
+
+import ml_dtypes
+import numpy as np
+from jaxlib import _jax
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax import dtypes as _dtypes
+from mjax import tree_util
+from mjax.dialect import context
+from mjax.dialect.ops.export import CallExportedOp
+from mjax.dialect.types import ShapedArray
+
+minimum_supported_calling_convention_version = 9
+maximum_supported_calling_convention_version = 10
+_CALLING_CONVENTION_VERSION = 10
+_MAGIC = b"MJAXEXP"
+_FORMAT_VERSION = 1
+
+# Custom call targets that mjax's lowering may emit and XLA keeps stable. Host callbacks
+# are not among them: a Python callable cannot be serialized.
+_STABLE_CUSTOM_CALLS = frozenset({"Sharding", "SPMDFullToShardShape",
+                                  "SPMDShardToFullShape"})
+
+
+class DisabledSafetyCheck:
+    """A safety check to skip: `platform()` (call on a platform not exported for) or
+    `custom_call(target)` (serialize a custom call with no stability guarantee).
+    JAX: jax.export.DisabledSafetyCheck."""
+
+    def __init__(self, _impl: str):
+        self._impl = _impl
+
+    @classmethod
+    def platform(cls) -> "DisabledSafetyCheck":
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name: str) -> "DisabledSafetyCheck":
+        return cls(f"custom_call:{target_name}")
+
+    def is_custom_call(self) -> str | None:
+        m = re.match(r"custom_call:(.+)$", self._impl)
+        return m.group(1) if m else None
+
+    def __str__(self):
+        return self._impl
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return isinstance(other, DisabledSafetyCheck) and self._impl == other._impl
+
+    def __hash__(self):
+        return hash(self._impl)
+
+
+class Exported:
+    """A function lowered to StableHLO, with what calling it needs. JAX: export.Exported."""
+
+    def __init__(self, *, fun_name, in_tree, in_avals, out_tree, out_avals, platforms,
+                 mlir_module_serialized, nr_devices=1, disabled_safety_checks=(),
+                 calling_convention_version=_CALLING_CONVENTION_VERSION, get_vjp=None):
+        self.fun_name = fun_name
+        self.in_tree = in_tree
+        self.in_avals = tuple(in_avals)
+        self.out_tree = out_tree
+        self.out_avals = tuple(out_avals)
+        self.platforms = tuple(platforms)
+        self.mlir_module_serialized = bytes(mlir_module_serialized)
+        self.nr_devices = nr_devices
+        self.disabled_safety_checks = tuple(disabled_safety_checks)
+        self.calling_convention_version = calling_convention_version
+        # One device: no shardings (JAX's None per argument and result).
+        self.in_shardings_hlo = (None,) * len(self.in_avals)
+        self.out_shardings_hlo = (None,) * len(self.out_avals)
+        self.ordered_effects = ()
+        self.unordered_effects = ()
+        self.module_kept_var_idx = tuple(range(len(self.in_avals)))
+        self.uses_global_constants = False
+        self._get_vjp = get_vjp
+        self._vjp = None          # the exported VJP, once made or read
+        self._text = None
+
+    def mlir_module(self) -> str:
+        """The StableHLO text of the module."""
+        if self._text is None:
+            with context():
+                module = hlo.deserialize_portable_artifact(context(),
+                                                           self.mlir_module_serialized)
+                self._text = str(module)
+        return self._text
+
+    def __str__(self):
+        return f"Exported(fun_name={self.fun_name}, ...)"
+    __repr__ = __str__
+
+    def has_vjp(self) -> bool:
+        return self._get_vjp is not None
+
+    def vjp(self) -> "Exported":
+        """The exported VJP: takes the flat primal arguments, then one cotangent per
+        flat result; returns one cotangent per flat primal argument."""
+        if self._get_vjp is None:
+            raise ValueError("No VJP is available")
+        if self._vjp is None:
+            self._vjp = self._get_vjp(self)
+        return self._vjp
+
+    def in_shardings_jax(self, mesh):
+        return (None,) * len(self.in_avals)
+
+    def out_shardings_jax(self, mesh):
+        return (None,) * len(self.out_avals)
+
+    def serialize(self, vjp_order: int = 0) -> bytearray:
+        """The bytes `deserialize` reads, with `vjp_order` orders of VJPs included."""
+        return _serialize(self, vjp_order)
+
+    def call(self, *args, **kwargs):
+        """Calls the exported function (eagerly, under jit, under grad)."""
+        return call(self)(*args, **kwargs)
+
+
+# ---- export -------------------------------------------------------------------------------
+def default_export_platform() -> str:
+    from mjax.api import default_backend
+    return _canonical_platform(default_backend())
+
+
+def _canonical_platform(p: str) -> str:
+    p = p.lower()
+    return {"gpu": "cuda", "host": "cpu"}.get(p, p)
+
+
+def export(fun_jit, *, platforms: Sequence[str] | None = None,
+           disabled_checks: Sequence[DisabledSafetyCheck] = ()) -> Callable[..., Exported]:
+    """`export(jit(f))(*args)`: args are arrays or `ShapeDtypeStruct`s (pytrees of them).
+    JAX: jax.export.export."""
+    from mjax.api import Jitted
+    if not isinstance(fun_jit, Jitted):
+        raise ValueError(f"Function to be exported must be the result of `jit` but is: "
+                         f"{fun_jit}")
+    if platforms is not None:
+        if isinstance(platforms, str):
+            raise ValueError(f"platforms must be a sequence of strings, got {platforms!r}")
+        plats = tuple(_canonical_platform(p) for p in platforms)
+    else:
+        plats = None
+
+    def do_export(*args, **kwargs) -> Exported:
+        _reject_symbolic(args, kwargs)
+        traced = fun_jit.trace(*args, **kwargs)
+        if traced._layout is not None:
+            raise NotImplementedError("mjax.export of a function sharded over several "
+                                      "devices is not supported yet (one device only)")
+        actual = plats if plats is not None else (default_export_platform(),)
+        module = _lower_for_export(traced, len(actual) > 1)
+        _check_custom_calls(module, disabled_checks)
+        tr = traced._traced
+        in_avals = tuple(a.strip_weak_type() for a in tr.in_avals)
+        return Exported(
+            fun_name=traced.fun_name, in_tree=tr.in_tree, in_avals=in_avals,
+            out_tree=tr.out_tree, out_avals=tuple(tr.out_avals), platforms=actual,
+            mlir_module_serialized=_portable_artifact(module),
+            disabled_safety_checks=disabled_checks,
+            get_vjp=_vjp_getter(fun_jit, tr.in_tree, in_avals, tuple(tr.out_avals)))
+    return do_export
+
+
+def _reject_symbolic(args, kwargs) -> None:
+    for path, leaf in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+        shape = getattr(leaf, "shape", ())
+        for d in shape:
+            if not isinstance(d, (int, np.integer)):
+                where = _arg_path(path)
+                raise NotImplementedError(
+                    f"mjax.export: symbolic dimension {d!r} in the shape {tuple(shape)} of "
+                    f"{where}: shape polymorphism is not supported (static shapes only)")
+
+
+def _arg_path(path) -> str:
+    """JAX's spelling of an argument's place: args[0]['w'] or kwargs['x']."""
+    if not path:
+        return "the argument"
+    head = "args" if getattr(path[0], "idx", 0) == 0 else "kwargs"
+    return head + tree_util.keystr(tuple(path[1:]))
+
+
+def _lower_for_export(traced, platform_index: bool) -> ir.Module:
+    """The StableHLO module of a `jit(f).trace(...)`: captured arrays become constants
+    (an exported module takes only the user's arguments)."""
+    from mjax.lowering import lower_module
+    from mjax.dialect.ops.structural import ConstantOp
+    from mjax.core import to_numpy
+    tr = traced._traced
+    with context(), ir.Location.unknown(context()):
+        module = ir.Module.parse(traced.as_text(debug_info=True))
+        main = _main_of(module)
+        block = main.regions[0].blocks[0]
+        n = len(tr.in_avals)
+        for j, c in enumerate(tr.captured):
+            value = np.asarray(to_numpy(c))
+            if isinstance(getattr(c, "dtype", None), _dtypes.KeyType) or \
+                    value.dtype == object:
+                raise NotImplementedError("mjax.export: a function closing over PRNG key "
+                                          "arrays cannot be exported yet; pass the keys "
+                                          "as arguments")
+            const = ConstantOp.create([], [ShapedArray(value.shape, value.dtype)],
+                                      {"value": value},
+                                      ip=ir.InsertionPoint.at_block_begin(block))
+            block.arguments[n + j].replace_all_uses_with(const.results[0])
+        for _ in tr.captured:
+            block.erase_argument(n)
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [a.type for a in block.arguments], list(ftype.results)))
+        lower_module(module)
+        if platform_index:
+            _add_platform_index(module)
+    return module
+
+
+def _main_of(module: ir.Module) -> ir.Operation:
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            return op
+    raise ValueError("the lowered module has no @main")
+
+
+def _add_platform_index(module: ir.Module) -> None:
+    """Multi-platform calling convention: @main takes an i32 platform index first (our
+    lowering is the same on every platform, so it is unused)."""
+    from jaxlib.mlir.dialects import func as func_d
+    main = _main_of(module)
+    table = ir.SymbolTable(module.operation)
+    table.set_symbol_name(main, "_main_one_platform")
+    main.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+    with ir.InsertionPoint(module.body):
+        new = func_d.FuncOp("main", ([i32] + list(ftype.inputs), list(ftype.results)))
+        attrs = [ir.DictAttr.get({"jax.global_constant":
+                                  ir.StringAttr.get("_platform_index")})]
+        new.arg_attrs = ir.ArrayAttr.get(attrs + [ir.DictAttr.get({})] * len(ftype.inputs))
+        block = new.add_entry_block()
+    with ir.InsertionPoint(block):
+        call = func_d.CallOp(list(ftype.results), ir.FlatSymbolRefAttr.get(
+            "_main_one_platform"), list(block.arguments)[1:])
+        func_d.ReturnOp(list(call.results))
+
+
+def _check_custom_calls(module: ir.Module, disabled_checks) -> None:
+    allowed = set(_STABLE_CUSTOM_CALLS)
+    for dc in disabled_checks:
+        if not isinstance(dc, DisabledSafetyCheck):
+            raise ValueError(f"disabled_checks must hold DisabledSafetyCheck values, got "
+                             f"{dc!r}")
+        if dc.is_custom_call() is not None:
+            allowed.add(dc.is_custom_call())
+    bad = []
+
+    def visit(op):
+        if op.name == "stablehlo.custom_call":
+            target = ir.StringAttr(op.attributes["call_target_name"]).value
+            if target not in allowed and "ALL" not in allowed:
+                bad.append(f"{target} at {op.location}")
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    if bad:
+        raise ValueError("Cannot serialize code with custom calls whose targets have no "
+                         "compatibility guarantees (host callbacks cannot be serialized). "
+                         "Examples are:\n" + "\n".join(bad) + ".\n")
+
+
+def _portable_artifact(module: ir.Module) -> bytes:
+    """A StableHLO portable artifact (CHLO legalized), readable by StableHLO consumers at
+    least four weeks older than this jaxlib."""
+    target = hlo.get_version_from_compatibility_requirement(
+        hlo.StablehloCompatibilityRequirement.WEEK_4)
+    buf = io.BytesIO()
+    module.operation.write_bytecode(buf)
+    return _jax.mlir.serialize_portable_artifact(buf.getvalue(), target, False)
+
+
+# ---- the VJP ------------------------------------------------------------------------------
+def _tangent_aval(a: ShapedArray) -> ShapedArray:
+    return ShapedArray(a.shape, a.dtype if _is_inexact(a.dtype) else _dtypes.float0)
+
+
+def _is_inexact(dtype) -> bool:
+    return np.issubdtype(dtype, np.inexact) or dtype in (ml_dtypes.bfloat16,) or \
+        (getattr(dtype, "kind", "") == "V" and "float" in str(dtype))
+
+
+def _module_aval(a: ShapedArray) -> ShapedArray:
+    """float0 has no buffers: a module takes and gives bool arrays in its place."""
+    return ShapedArray(a.shape, np.bool_) if a.dtype == _dtypes.float0 else a
+
+
+def _vjp_getter(fun, in_tree, in_avals, out_avals):
+    """Exports, when asked, the VJP of `fun`: flat primals and output cotangents in, flat
+    input cotangents out. JAX: export._get_vjp_fun."""
+    def get(primal: Exported) -> Exported:
+        from mjax.ad import vjp
+        from mjax.api import jit
+        n = len(in_avals)
+        ct_avals = [_tangent_aval(a) for a in out_avals]
+
+        def fun_vjp(*primals_and_cts):
+            primals, cts = primals_and_cts[:n], primals_and_cts[n:]
+
+            def flat(*xs):
+                a, kw = tree_util.tree_unflatten(in_tree, list(xs))
+                return tree_util.tree_leaves(fun(*a, **kw))
+            _, pullback = vjp(flat, *primals)
+            cts = [np.zeros(a.shape, _dtypes.float0) if a.dtype == _dtypes.float0 else c
+                   for a, c in zip(ct_avals, cts)]
+            outs = pullback(list(cts))
+            return [np.zeros(a.shape, np.bool_) if not _is_inexact(a.dtype) else o
+                    for a, o in zip(in_avals, outs)]
+        specs = [_spec(a) for a in list(in_avals) + [_module_aval(a) for a in ct_avals]]
+        exp = export(jit(fun_vjp), platforms=primal.platforms,
+                     disabled_checks=primal.disabled_safety_checks)(*specs)
+        in_tree_vjp = tree_util.tree_structure(
+            (tuple(range(n + len(ct_avals))), {}))
+        exp.fun_name = f"vjp({primal.fun_name})"
+        exp.in_tree = in_tree_vjp
+        exp.in_avals = tuple(in_avals) + tuple(ct_avals)
+        exp.out_tree = tree_util.tree_structure(list(range(n)))
+        exp.out_avals = tuple(_tangent_aval(a) for a in in_avals)
+        return exp
+    return get
+
+
+def _spec(a: ShapedArray):
+    from mjax.api import ShapeDtypeStruct
+    return ShapeDtypeStruct(a.shape, a.dtype)
+
+
+# ---- calling --------------------------------------------------------------------------------
+def call(exported: Exported) -> Callable:
+    """A function of the exported arguments' pytree that calls the module.
+    JAX: jax.export.call."""
+    from mjax.ad import custom_vjp
+    if not isinstance(exported, Exported):
+        raise ValueError(f"The exported argument must be an export.Exported. Found "
+                         f"{exported}.")
+
+    @custom_vjp
+    def f_flat(*args):
+        return tuple(_call_flat(exported, args))
+
+    def f_fwd(*args):
+        return f_flat(*args), args
+
+    def f_bwd(args, cts):
+        exp_vjp = exported.vjp()
+        cts = [np.zeros(a.shape, _dtypes.float0) if a.dtype == _dtypes.float0 else c
+               for a, c in zip(exp_vjp.in_avals[len(args):], cts)]
+        if exp_vjp._vjp is None:
+            # Its own VJP is not at hand (fresh exports make VJPs on demand, and staging
+            # a custom_vjp traces its bwd at once: recursing would never end).
+            return tuple(_call_flat(exp_vjp, list(args) + list(cts)))
+        # Through `call`, so the VJP is differentiable in turn (read with vjp_order >= 2).
+        return tuple(call(exp_vjp)(*args, *cts))
+    f_flat.defvjp(f_fwd, f_bwd)
+
+    def f_imported(*args, **kwargs):
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        if in_tree != exported.in_tree:
+            raise ValueError(f"The invocation args and kwargs must have the same pytree "
+                             f"structure as when the function '{exported.fun_name}' was "
+                             f"exported: called with {in_tree}, exported with "
+                             f"{exported.in_tree}")
+        _check_avals(exported, leaves)
+        # Without a VJP, the bare op: differentiating it is the op's error.
+        outs = f_flat(*leaves) if exported.has_vjp() else _call_flat(exported, leaves)
+        return tree_util.tree_unflatten(exported.out_tree, list(outs))
+    return f_imported
+
+
+def _check_avals(exported: Exported, leaves) -> None:
+    from mjax.core import aval_of_value
+    for i, (want, x) in enumerate(zip(exported.in_avals, leaves)):
+        have = aval_of_value(x)
+        if len(have.shape) != len(want.shape):
+            raise ValueError(f"Rank mismatch for args[{i}] of '{exported.fun_name}': "
+                             f"expected {want.shape} and called with {have.shape}")
+        if have.dtype != want.dtype:
+            raise ValueError(f"Dtype mismatch for args[{i}] of '{exported.fun_name}': "
+                             f"expected {want.dtype} and called with {have.dtype}")
+        if tuple(have.shape) != tuple(want.shape):
+            raise ValueError(f"Shape mismatch for args[{i}] of '{exported.fun_name}' "
+                             f"(expected same constant): expected {want.shape} and called "
+                             f"with {have.shape}")
+
+
+def _call_flat(exported: Exported, args) -> list:
+    """Binds one `jaxpr.call_exported` on the flat arguments (float0 ones passed as bool
+    arrays); float0 results are made here, since the module gives bool arrays for them."""
+    from mjax.api import default_backend
+    from mjax.core import bind
+    platform = _canonical_platform(default_backend())
+    platform_index = None
+    if platform in exported.platforms:
+        platform_index = exported.platforms.index(platform)
+    elif DisabledSafetyCheck.platform() in exported.disabled_safety_checks:
+        platform_index = 0
+    else:
+        raise ValueError(f"Function '{exported.fun_name}' was exported for platforms "
+                         f"'{exported.platforms}' but it is used on '{(platform,)}'.")
+    if len(exported.platforms) == 1:
+        platform_index = None
+    args = [np.zeros(a.shape, np.bool_) if a.dtype == _dtypes.float0 else x
+            for a, x in zip(exported.in_avals, args)]
+    mod_outs = [_module_aval(a) for a in exported.out_avals]
+    outs = bind(CallExportedOp, *args, module=exported.mlir_module(),
+                fun_name=exported.fun_name,
+                result_shapes=tuple(a.shape for a in mod_outs) or None,
+                result_dtypes=tuple(a.dtype for a in mod_outs) or None,
+                platform_index=platform_index)
+    if not isinstance(outs, (list, tuple)):
+        outs = [outs]
+    return [np.zeros(a.shape, _dtypes.float0) if a.dtype == _dtypes.float0 else o
+            for a, o in zip(exported.out_avals, outs)]
+
+
+def symbolic_shape(shape_spec, *, constraints=(), scope=None, like=None):
+    """Shape polymorphism is not supported: static shapes only."""
+    raise NotImplementedError(f"mjax.export.symbolic_shape({shape_spec!r}): symbolic "
+                              f"dimensions (shape polymorphism) are not supported; export "
+                              f"with static shapes")
+
+
+def symbolic_args_specs(args, shapes_specs, constraints=(), symbolic_scope=None):
+    raise NotImplementedError("mjax.export.symbolic_args_specs: symbolic dimensions (shape "
+                              "polymorphism) are not supported; export with static shapes")
+
+
+# ---- serialization --------------------------------------------------------------------------
+def _tree_to_json(treedef):
+    """A JSON form of a treedef of tuples, lists, dicts, None and leaves."""
+    class _Leaf:
+        pass
+    example = tree_util.tree_unflatten(treedef, [_Leaf()] * treedef.num_leaves)
+
+    def enc(x):
+        if isinstance(x, _Leaf):
+            return "*"
+        if x is None:
+            return None
+        if isinstance(x, tuple) and not hasattr(x, "_fields"):
+            return {"tuple": [enc(y) for y in x]}
+        if isinstance(x, list):
+            return {"list": [enc(y) for y in x]}
+        if isinstance(x, dict) and all(isinstance(k, (str, int)) for k in x):
+            return {"dict": [[k, enc(v)] for k, v in x.items()]}
+        raise ValueError(f"Cannot serialize PyTreeDef containing an unregistered type "
+                         f"{type(x).__name__} (only tuples, lists, dicts and None are "
+                         f"supported): {treedef}")
+    return enc(example)
+
+
+def _tree_from_json(j):
+    def dec(x):
+        if x == "*":
+            return 0
+        if x is None:
+            return None
+        (kind, body), = x.items()
+        if kind == "tuple":
+            return tuple(dec(y) for y in body)
+        if kind == "list":
+            return [dec(y) for y in body]
+        return {k: dec(v) for k, v in body}
+    return tree_util.tree_structure(dec(j))
+
+
+def _aval_to_json(a: ShapedArray):
+    name = "float0" if a.dtype == _dtypes.float0 else np.dtype(a.dtype).name
+    return [list(a.shape), name]
+
+
+def _dtype_from_name(name: str):
+    if name == "float0":
+        return _dtypes.float0
+    if hasattr(ml_dtypes, name):
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
+
+
+def _aval_from_json(j) -> ShapedArray:
+    return ShapedArray(tuple(j[0]), _dtype_from_name(j[1]))
+
+
+def _serialize(exp: Exported, vjp_order: int) -> bytearray:
+    meta = {
+        "fun_name": exp.fun_name,
+        "in_tree": _tree_to_json(exp.in_tree),
+        "out_tree": _tree_to_json(exp.out_tree),
+        "in_avals": [_aval_to_json(a) for a in exp.in_avals],
+        "out_avals": [_aval_to_json(a) for a in exp.out_avals],
+        "platforms": list(exp.platforms),
+        "nr_devices": exp.nr_devices,
+        "calling_convention_version": exp.calling_convention_version,
+        "disabled_checks": [str(c) for c in exp.disabled_safety_checks],
+    }
+    vjp = b""
+    if vjp_order > 0:
+        if not exp.has_vjp():
+            raise ValueError("serialize: vjp_order > 0 but this Exported has no VJP (it was "
+                             "deserialized without one)")
+        vjp = bytes(exp.vjp().serialize(vjp_order - 1))
+    text = json.dumps(meta).encode()
+    out = bytearray(_MAGIC + bytes([_FORMAT_VERSION]))
+    out += struct.pack("<I", len(text)) + text
+    out += struct.pack("<Q", len(exp.mlir_module_serialized)) + exp.mlir_module_serialized
+    out += struct.pack("<Q", len(vjp)) + vjp
+    return out
+
+
+def deserialize(blob) -> Exported:
+    """Reads what `Exported.serialize` wrote. JAX: jax.export.deserialize."""
+    blob = bytes(blob)
+    if not blob.startswith(_MAGIC) or len(blob) < len(_MAGIC) + 5:
+        raise ValueError("mjax.export.deserialize: not a serialized mjax Exported (bad "
+                         "magic)")
+    version = blob[len(_MAGIC)]
+    if version != _FORMAT_VERSION:
+        raise ValueError(f"mjax.export.deserialize: serialization format version "
+                         f"{version} is not supported (this mjax reads {_FORMAT_VERSION})")
+    pos = len(_MAGIC) + 1
+    try:
+        (n,) = struct.unpack_from("<I", blob, pos)
+        meta = json.loads(blob[pos + 4:pos + 4 + n])
+        pos += 4 + n
+        (n,) = struct.unpack_from("<Q", blob, pos)
+        artifact = blob[pos + 8:pos + 8 + n]
+        pos += 8 + n
+        (n,) = struct.unpack_from("<Q", blob, pos)
+        vjp_blob = blob[pos + 8:pos + 8 + n]
+        if len(vjp_blob) != n or len(artifact) == 0:
+            raise ValueError("truncated")
+    except (struct.error, ValueError) as e:
+        raise ValueError(f"mjax.export.deserialize: the serialized bytes are truncated or "
+                         f"corrupt ({e})") from None
+    vjp = deserialize(vjp_blob) if vjp_blob else None
+    exp = Exported(
+        fun_name=meta["fun_name"], in_tree=_tree_from_json(meta["in_tree"]),
+        in_avals=[_aval_from_json(a) for a in meta["in_avals"]],
+        out_tree=_tree_from_json(meta["out_tree"]),
+        out_avals=[_aval_from_json(a) for a in meta["out_avals"]],
+        platforms=meta["platforms"], mlir_module_serialized=artifact,
+        nr_devices=meta["nr_devices"],
+        calling_convention_version=meta["calling_convention_version"],
+        disabled_safety_checks=[DisabledSafetyCheck(c) for c in meta["disabled_checks"]],
+        get_vjp=(lambda _: vjp) if vjp is not None else None)
+    exp._vjp = vjp
+    return exp
+
+
+__all__ = ["DisabledSafetyCheck", "Exported", "call", "default_export_platform",
+           "deserialize", "export", "minimum_supported_calling_convention_version",
+           "maximum_supported_calling_convention_version", "symbolic_args_specs",
+           "symbolic_shape"]

@@ -1,0 +1,199 @@
+"""mjax.export: export, serialize, deserialize (also in another process), call eagerly,
+under jit and under grad; checked against the functions themselves, NumPy and jax."""
+import subprocess
+import sys
+import textwrap
+
+import jax
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax import export
+
+W = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)
+
+
+def mlp(params, x):
+    h = jnp.tanh(x @ params["w"] + params["b"])
+    return {"y": h.sum(axis=-1), "h": h}
+
+
+def _params():
+    return {"w": W, "b": np.arange(4, dtype=np.float32) / 10}
+
+
+def _x():
+    return np.linspace(0.0, 1.0, 6, dtype=np.float32).reshape(2, 3)
+
+
+def test_exported_fields_and_eager_call():
+    exp = export.export(mjax.jit(mlp))(_params(), mjax.ShapeDtypeStruct((2, 3), np.float32))
+    assert exp.fun_name == "mlp"
+    assert [a.shape for a in exp.in_avals] == [(4,), (3, 4), (2, 3)]   # b, w (sorted), x
+    assert [a.dtype for a in exp.out_avals] == [np.float32, np.float32]
+    assert exp.in_tree == mjax.tree_util.tree_structure(((_params(), _x()), {}))
+    assert exp.out_tree == mjax.tree_util.tree_structure({"h": 0, "y": 0})
+    assert exp.platforms == (mjax.default_backend(),)
+    assert exp.nr_devices == 1 and exp.calling_convention_version == 10
+    assert exp.in_shardings_hlo == (None,) * 3 and exp.out_shardings_hlo == (None,) * 2
+    assert "func.func @main" in exp.mlir_module() and "stablehlo.tanh" in exp.mlir_module()
+    assert isinstance(exp.mlir_module_serialized, bytes)
+    got = exp.call(_params(), _x())
+    want = mlp(_params(), _x())
+    np.testing.assert_allclose(got["y"], want["y"], rtol=1e-6)
+    np.testing.assert_allclose(got["h"], want["h"], rtol=1e-6)
+
+
+def test_closed_over_arrays_become_constants():
+    big = np.arange(8, dtype=np.float32)
+    exp = export.export(mjax.jit(lambda x: x * big))(np.ones(8, np.float32))
+    assert len(exp.in_avals) == 1
+    np.testing.assert_allclose(exp.call(np.full(8, 2.0, np.float32)), 2 * big)
+
+
+def test_call_under_jit_and_grad_after_round_trip():
+    exp = export.export(mjax.jit(mlp))(_params(), _x())
+    back = export.deserialize(exp.serialize(vjp_order=1))
+    loss = lambda p, x: back.call(p, x)["y"].sum()       # noqa: E731
+    np.testing.assert_allclose(mjax.jit(loss)(_params(), _x()),
+                               mlp(_params(), _x())["y"].sum(), rtol=1e-6)
+    g = mjax.jit(mjax.grad(loss))(_params(), _x())
+    want = jax.grad(lambda p, x: jax.numpy.tanh(x @ p["w"] + p["b"]).sum())(_params(), _x())
+    np.testing.assert_allclose(g["w"], want["w"], rtol=1e-5)
+    np.testing.assert_allclose(g["b"], want["b"], rtol=1e-5)
+    # Same module called twice in one jit, on different inputs.
+    two = mjax.jit(lambda p, x: back.call(p, x)["y"] + back.call(p, 2 * x)["y"])
+    np.testing.assert_allclose(two(_params(), _x()), mlp(_params(), _x())["y"]
+                               + mlp(_params(), 2 * _x())["y"], rtol=1e-6)
+
+
+def test_grad_without_vjp_is_an_error():
+    back = export.deserialize(export.export(mjax.jit(jnp.sin))(np.ones(3, np.float32))
+                              .serialize())
+    assert not back.has_vjp()
+    with pytest.raises(Exception, match="No VJP is available"):
+        mjax.grad(lambda x: back.call(x).sum())(np.ones(3, np.float32))
+
+
+def test_second_order_vjp():
+    exp = export.export(mjax.jit(lambda x: jnp.sin(x) * x))(np.float32(0.5))
+    back = export.deserialize(exp.serialize(vjp_order=2))
+    d2 = mjax.grad(mjax.grad(back.call))(np.float32(0.5))
+    x = 0.5
+    np.testing.assert_allclose(d2, 2 * np.cos(x) - x * np.sin(x), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.int8,
+                                   np.int32, np.uint8, np.bool_])
+def test_dtypes_round_trip(dtype):
+    x = (np.arange(6) % 2).astype(dtype)
+    f = mjax.jit(lambda x: (x, jnp.logical_not(x) if dtype == np.bool_ else x + x))
+    back = export.deserialize(export.export(f)(x).serialize())
+    assert [a.dtype for a in back.in_avals] == [np.dtype(dtype)]
+    a, b = back.call(x)
+    assert a.dtype == np.dtype(dtype) and b.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(b), np.asarray(f(x)[1]))
+
+
+def test_grad_with_integer_argument_and_output():
+    f = mjax.jit(lambda x, n: (x * n.astype(jnp.float32), n + 1))
+    back = export.deserialize(export.export(f)(np.ones(3, np.float32), np.int32(3))
+                              .serialize(vjp_order=1))
+    g = mjax.grad(lambda x: back.call(x, np.int32(3))[0].sum())(np.ones(3, np.float32))
+    np.testing.assert_allclose(g, np.full(3, 3.0))
+
+
+def test_round_trip_in_another_process(tmp_path):
+    exp = export.export(mjax.jit(mlp))(_params(), _x())
+    path = tmp_path / "mlp.bin"
+    path.write_bytes(exp.serialize(vjp_order=1))
+    script = textwrap.dedent(f"""
+        import numpy as np, mjax
+        from mjax import export
+        exp = export.deserialize(open({str(path)!r}, "rb").read())
+        p = {{"w": np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4),
+              "b": np.arange(4, dtype=np.float32) / 10}}
+        x = np.linspace(0.0, 1.0, 6, dtype=np.float32).reshape(2, 3)
+        y = mjax.jit(lambda p, x: exp.call(p, x)["y"])(p, x)
+        g = mjax.grad(lambda p, x: exp.call(p, x)["y"].sum())(p, x)
+        np.save({str(tmp_path / "y.npy")!r}, np.asarray(y))
+        np.save({str(tmp_path / "gw.npy")!r}, np.asarray(g["w"]))
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), mlp(_params(), _x())["y"],
+                               rtol=1e-6)
+    want = jax.grad(lambda p, x: jax.numpy.tanh(x @ p["w"] + p["b"]).sum())(_params(), _x())
+    np.testing.assert_allclose(np.load(tmp_path / "gw.npy"), want["w"], rtol=1e-5)
+
+
+def test_multi_platform_export_takes_platform_index():
+    exp = export.export(mjax.jit(jnp.cos), platforms=("cpu", "cuda"))(np.ones(3, np.float32))
+    assert exp.platforms == ("cpu", "cuda")
+    assert "jax.global_constant" in exp.mlir_module()
+    x = np.linspace(0, 1, 3, dtype=np.float32)
+    if mjax.default_backend() == "cpu":
+        np.testing.assert_allclose(mjax.jit(exp.call)(x), np.cos(x), rtol=1e-6)
+
+
+def test_jax_reads_the_portable_artifact():
+    """The artifact is plain StableHLO: JAX's own deserializer parses it."""
+    from jax._src.lib import _jax
+    from jax._src.interpreters import mlir as jmlir
+    exp = export.export(mjax.jit(jnp.sin))(np.ones(3, np.float32))
+    with jmlir.make_ir_context():
+        module = _jax.mlir.deserialize_portable_artifact(exp.mlir_module_serialized)
+        assert "stablehlo.sine" in str(module)
+
+
+# ---- errors -------------------------------------------------------------------------------
+def test_export_needs_jit():
+    with pytest.raises(ValueError, match="must be the result of `jit`"):
+        export.export(jnp.sin)
+
+
+def test_symbolic_shapes_not_supported():
+    with pytest.raises(NotImplementedError, match="symbolic"):
+        export.symbolic_shape("b, 3")
+    with pytest.raises(NotImplementedError, match=r"args\[1\]"):
+        export.export(mjax.jit(lambda x, y: x))(
+            np.ones(3), mjax.ShapeDtypeStruct(("b", 3), np.float32))
+
+
+def test_call_with_wrong_arguments():
+    exp = export.export(mjax.jit(jnp.sin))(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        exp.call(np.ones(4, np.float32))
+    with pytest.raises(ValueError, match="Dtype mismatch"):
+        exp.call(np.ones(3, np.int32))
+    with pytest.raises(ValueError, match="Rank mismatch"):
+        exp.call(np.ones((3, 1), np.float32))
+    with pytest.raises(ValueError, match="same pytree structure"):
+        exp.call(np.ones(3, np.float32), np.ones(3, np.float32))
+
+
+def test_wrong_platform():
+    exp = export.export(mjax.jit(jnp.sin), platforms=("tpu",))(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="was exported for platforms"):
+        exp.call(np.ones(3, np.float32))
+    lenient = export.export(mjax.jit(jnp.sin), platforms=("tpu",),
+                            disabled_checks=[export.DisabledSafetyCheck.platform()])(
+        np.ones(3, np.float32))
+    np.testing.assert_allclose(lenient.call(np.ones(3, np.float32)), np.sin(1.0), rtol=1e-6)
+
+
+def test_host_callbacks_cannot_be_exported():
+    def f(x):
+        return mjax.pure_callback(np.sin, mjax.ShapeDtypeStruct(x.shape, x.dtype), x)
+    with pytest.raises(ValueError, match="custom calls whose targets have no"):
+        export.export(mjax.jit(f))(np.ones(3, np.float32))
+
+
+def test_deserialize_rejects_garbage():
+    with pytest.raises(ValueError, match="bad magic"):
+        export.deserialize(b"not an export")
+    blob = export.export(mjax.jit(jnp.sin))(np.ones(3, np.float32)).serialize()
+    with pytest.raises(ValueError, match="truncated"):
+        export.deserialize(blob[:len(blob) // 2])
