@@ -311,8 +311,7 @@ def _tangent_aval(a: ShapedArray) -> ShapedArray:
 
 
 def _is_inexact(dtype) -> bool:
-    return np.issubdtype(dtype, np.inexact) or dtype in (ml_dtypes.bfloat16,) or \
-        (getattr(dtype, "kind", "") == "V" and "float" in str(dtype))
+    return dtype != _dtypes.float0 and _dtypes.issubdtype(dtype, np.inexact)
 
 
 def _module_aval(a: ShapedArray) -> ShapedArray:
