@@ -395,10 +395,24 @@ def call(exported: Exported) -> Callable:
                              f"exported: called with {in_tree}, exported with "
                              f"{exported.in_tree}")
         _check_avals(exported, leaves)
-        # Without a VJP, the bare op: differentiating it is the op's error.
-        outs = f_flat(*leaves) if exported.has_vjp() else _call_flat(exported, leaves)
+        # Without a VJP (none serialized, or the function has no reverse mode: a
+        # while_loop with a dynamic trip count), the bare op: differentiating it is the
+        # op's error. Staging the custom_vjp would trace its bwd, hence need the VJP.
+        outs = (f_flat(*leaves) if _vjp_available(exported)
+                else _call_flat(exported, leaves))
         return tree_util.tree_unflatten(exported.out_tree, list(outs))
     return f_imported
+
+
+def _vjp_available(exported: Exported) -> bool:
+    if not exported.has_vjp():
+        return False
+    try:
+        exported.vjp()
+    except Exception:   # noqa: BLE001  (any failure to differentiate: no VJP to call)
+        exported._get_vjp = None
+        return False
+    return True
 
 
 def _check_avals(exported: Exported, leaves) -> None:

@@ -197,3 +197,12 @@ def test_deserialize_rejects_garbage():
     blob = export.export(mjax.jit(jnp.sin))(np.ones(3, np.float32)).serialize()
     with pytest.raises(ValueError, match="truncated"):
         export.deserialize(blob[:len(blob) // 2])
+
+
+def test_function_without_reverse_mode_still_calls():
+    """A dynamic while_loop has no VJP: calling works, differentiating is an error."""
+    f = mjax.jit(lambda x: mjax.lax.while_loop(lambda c: c.sum() < 100, lambda c: c * 2, x))
+    exp = export.export(f)(np.ones(4, np.float32))
+    np.testing.assert_allclose(exp.call(np.ones(4, np.float32)), np.full(4, 32.0))
+    with pytest.raises(Exception, match="No VJP is available"):
+        mjax.grad(lambda x: exp.call(x).sum())(np.ones(4, np.float32))
