@@ -359,3 +359,17 @@ def test_dot_general_ir_has_no_broadcast_or_transpose(in_axes):
 def test_unbatched_operands_stay_unbatched(make, shapes, in_axes):
     args = [_batched(s, d) for s, d in zip(shapes, in_axes)]
     _assert_no_new_moves(make, args, in_axes)
+
+
+@pytest.fixture(autouse=True)
+def _x64_off_in_both():
+    """These checks compare dtypes with x64 off; a test elsewhere may leave the jax
+    oracle's x64 on, so start from off in both (and restore what was there)."""
+    old_m, old_j = mjax.config.read("jax_enable_x64"), jax.config.jax_enable_x64
+    mjax.config.update("jax_enable_x64", False)
+    jax.config.update("jax_enable_x64", False)
+    try:
+        yield
+    finally:
+        mjax.config.update("jax_enable_x64", old_m)
+        jax.config.update("jax_enable_x64", old_j)
