@@ -16,8 +16,8 @@ from mjax.config import (checking_leaks, debug_infs, debug_nans, debug_key_reuse
 from mjax import dtypes
 from mjax.array import Array
 from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,
-                      device_get, device_put, typeof, devices, disable_jit, eval_shape, jit, local_device_count,
-                      local_devices, make_jaxpr)
+                      device_get, device_put, devices, disable_jit, eval_shape, jit,
+                      local_device_count, local_devices, make_jaxpr, typeof)
 from mjax.api import process_count, process_index  # noqa: F401
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
                      jvp, linearize, remat, value_and_grad, vjp)
