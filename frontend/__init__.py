@@ -19,8 +19,8 @@ from mjax.api import (ShapeDtypeStruct, block_until_ready, default_backend, devi
                       device_get, device_put, devices, disable_jit, eval_shape, jit,
                       local_device_count, local_devices, make_jaxpr, typeof)
 from mjax.api import process_count, process_index  # noqa: F401
-from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
-                     jvp, linearize, remat, value_and_grad, vjp)
+from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
+                     jacrev, jvp, linearize, remat, value_and_grad, vjp)
 from mjax.ad import checkpoint_policies  # noqa: F401
 from mjax import ad_checkpoint  # noqa: F401
 from mjax.batching import vmap

@@ -80,11 +80,12 @@ class _Printer:
     def _inline_literal(self, op) -> bool:
         value = decode(op.attributes["value"])
         if value.ndim == 0 or not any(value.strides):  # scalars and splats inline
-            first = value.reshape(-1)[0].item() if value.size else 0
             # A splat prints as JAX's scalar literal (`3.0:f32[]`): mjax folds the
             # broadcast of a Python scalar into the constant.
             scalar = ShapedArray((), aval_of(op.results[0].type).dtype)
-            self.literal[op.results[0]] = f"{first}:{scalar.str_short()}"
+            # A NumPy scalar of the op's dtype prints as JAX does (1.67, not 1.66999995...).
+            first = value.reshape(-1)[0].astype(scalar.dtype) if value.size else 0
+            self.literal[op.results[0]] = f"{first!s}:{scalar.str_short()}"
             return True
         return False
 
