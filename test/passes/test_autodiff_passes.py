@@ -19,13 +19,22 @@ from mjax.passes.autodiff import jvp_function, vjp_functions
 from mjax.runtime import get_backend
 
 import jax  # noqa: E402  (the test-only oracle: missing, these tests fail)
-jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
 PIPELINE = ("builtin.module(jaxpr-verify,jaxpr-expand-transforms,jaxpr-verify,jaxpr-inline,"
             "jaxpr-cse,jaxpr-dce,jaxpr-verify,jaxpr-to-stablehlo,canonicalize)")
 RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def jax_x64():
+    """The oracle computes in float64 here; restored afterwards so other test modules in
+    the same worker process see jax's default."""
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", old)
 
 
 def ttype(a) -> str:
