@@ -31,7 +31,7 @@ from mjax import dtypes as _dtypes
 from mjax import tree_util
 from mjax.dialect import context
 from mjax.dialect.ops.export import CallExportedOp
-from mjax.dialect.types import ShapedArray
+from mjax.dialect.types import ShapedArray, aval_of
 
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
@@ -593,6 +593,48 @@ def deserialize(blob) -> Exported:
         get_vjp=(lambda _: vjp) if vjp is not None else None)
     exp._vjp = vjp
     return exp
+
+
+def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
+                   fun_name: str = "main") -> Exported:
+    """An `Exported` of a bare StableHLO module (portable artifact bytes, as TF's
+    XlaCallModule op holds them, bytecode or text): flat arguments and results read from
+    its @main, no VJP. Not in JAX's API; for tf2jax's XlaCallModule rule."""
+    with context(), ir.Location.unknown(context()):
+        if isinstance(module, str):
+            parsed = ir.Module.parse(module)
+        else:
+            module = bytes(module)
+            try:
+                parsed = hlo.deserialize_portable_artifact(context(), module)
+            except Exception:   # noqa: BLE001  (not an artifact: plain bytecode)
+                parsed = ir.Module.parse(module)
+        main = _main_of(parsed)
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        inputs = list(ftype.inputs)
+        arg_attrs = (list(ir.ArrayAttr(main.attributes["arg_attrs"]))
+                     if "arg_attrs" in main.attributes else [])
+        plats = tuple(_canonical_platform(p) for p in platforms)
+        if arg_attrs and "jax.global_constant" in ir.DictAttr(arg_attrs[0]):
+            name = ir.DictAttr(arg_attrs[0])["jax.global_constant"]
+            if len(plats) < 2:     # the platform index comes first only then
+                raise NotImplementedError(
+                    f"from_stablehlo: @main takes the global constant {name} first: a "
+                    f"multi-platform module needs its platforms passed; dimension "
+                    f"variables (shape polymorphism) are not supported")
+            inputs = inputs[1:]
+        try:
+            in_avals = [aval_of(t) for t in inputs]
+            out_avals = [aval_of(t) for t in ftype.results]
+        except TypeError as e:
+            raise NotImplementedError(f"from_stablehlo: @main's signature {ftype} has a "
+                                      f"type mjax cannot call ({e})") from None
+        artifact = _portable_artifact(parsed)
+    return Exported(fun_name=fun_name,
+                    in_tree=tree_util.tree_structure((tuple(range(len(in_avals))), {})),
+                    in_avals=in_avals,
+                    out_tree=tree_util.tree_structure(list(range(len(out_avals)))),
+                    out_avals=out_avals, platforms=plats, mlir_module_serialized=artifact)
 
 
 __all__ = ["DisabledSafetyCheck", "Exported", "call", "default_export_platform",
