@@ -1,0 +1,166 @@
+"""`convert(tf_func, *example_args)`: a TensorFlow function as an mjax function and params.
+
+The function is traced by TensorFlow once (`get_concrete_function` on the examples'
+shapes and dtypes); its GraphDef, function library and captured variables are read here,
+and every call of the result runs the graph's nodes through the rule table (ops/). The
+variables become `params` (a dict keyed by the variable's name, `:0` dropped).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from mjax import tree_util
+from mjax.experimental.tf2jax.graph import Resource, from_graph_def
+from mjax.experimental.tf2jax.interpreter import Context, run_graph
+
+
+def _template(struct, tensors, names_to_index):
+    """The output structure with each TF tensor replaced by its output's index; other
+    leaves (Python constants, None) kept as they are."""
+    import tensorflow as tf
+    if isinstance(struct, tf.Tensor):
+        return _Out(names_to_index[struct.name])
+    if isinstance(struct, dict):
+        return {k: _template(v, tensors, names_to_index) for k, v in struct.items()}
+    if isinstance(struct, tuple) and hasattr(struct, "_fields"):
+        return type(struct)(*[_template(v, tensors, names_to_index) for v in struct])
+    if isinstance(struct, (list, tuple)):
+        return type(struct)(_template(v, tensors, names_to_index) for v in struct)
+    return struct
+
+
+class _Out:
+    def __init__(self, index: int):
+        self.index = index
+
+
+def _fill(template, values):
+    if isinstance(template, _Out):
+        return values[template.index]
+    if isinstance(template, dict):
+        return {k: _fill(v, values) for k, v in template.items()}
+    if isinstance(template, tuple) and hasattr(template, "_fields"):
+        return type(template)(*[_fill(v, values) for v in template])
+    if isinstance(template, (list, tuple)):
+        return type(template)(_fill(v, values) for v in template)
+    return template
+
+
+def _spec(x):
+    import tensorflow as tf
+    if isinstance(x, (tf.Tensor, tf.Variable)):
+        return tf.TensorSpec(x.shape, x.dtype)
+    if isinstance(x, tf.TensorSpec):
+        return x
+    arr = np.asarray(x)
+    return tf.TensorSpec(arr.shape, tf.as_dtype(arr.dtype))
+
+
+def _var_name(v, taken: set) -> str:
+    name = v.name[:-2] if v.name.endswith(":0") else v.name
+    base, k = name, 1
+    while name in taken:       # two variables of one name: keep both, in graph order
+        name = f"{base}_{k}"
+        k += 1
+    taken.add(name)
+    return name
+
+
+class _Converted:
+    """What a call needs: the graph, the library, the captured values."""
+
+    def __init__(self, tf_func, args):
+        import tensorflow as tf
+        if isinstance(tf_func, tf.types.experimental.ConcreteFunction):
+            cf = tf_func
+        else:
+            if not hasattr(tf_func, "get_concrete_function"):
+                tf_func = tf.function(tf_func)
+            cf = tf_func.get_concrete_function(*tf.nest.map_structure(_spec, args))
+        name = getattr(cf, "name", None) or "f"
+        name = name.decode() if isinstance(name, bytes) else name
+        gd = cf.graph.as_graph_def()
+        self.library = {f.signature.name: f for f in gd.library.function}
+        n_captured = len(cf.captured_inputs)
+        user_inputs = cf.inputs[:len(cf.inputs) - n_captured]
+        self.in_specs = [(tuple(t.shape.as_list()) if t.shape.rank is not None else None,
+                          t.dtype.as_numpy_dtype) for t in user_inputs]
+        by_handle = {id(v.handle): v for v in cf.graph.variables}
+        self.captured, self.params, taken = [], {}, set()
+        for ext in cf.captured_inputs:
+            v = by_handle.get(id(ext))
+            if v is not None:
+                key = _var_name(v, taken)
+                self.params[key] = v.numpy()
+                self.captured.append(Resource(key))
+            elif ext.dtype == tf.resource:
+                raise NotImplementedError(f"tf2jax: '{name}' captures a resource that is "
+                                          f"not a variable ({ext}); only variables are "
+                                          f"supported")
+            else:
+                self.captured.append(np.asarray(ext.numpy()))
+        outs = [t.name for t in cf.outputs]
+        index = {n: i for i, n in enumerate(outs)}
+        self.template = _template(cf.structured_outputs, cf.outputs, index)
+        self.graph = from_graph_def(gd, [t.op.name for t in cf.inputs],
+                                    [n if ":" in n else n + ":0" for n in outs],
+                                    where=f"the graph of '{name}'")
+        self.name = name
+
+    def __call__(self, params, args):
+        import mjax.numpy as jnp
+        leaves = tree_util.tree_leaves(args)
+        if len(leaves) != len(self.in_specs):
+            raise TypeError(f"tf2jax: the converted '{self.name}' takes "
+                            f"{len(self.in_specs)} array arguments (as in the example "
+                            f"arguments), got {len(leaves)}")
+        vals = []
+        for i, (x, (shape, _)) in enumerate(zip(leaves, self.in_specs)):
+            x = jnp.asarray(x)
+            if shape is not None and (len(shape) != x.ndim or any(
+                    d is not None and d != s for d, s in zip(shape, x.shape))):
+                raise ValueError(f"tf2jax: argument {i} of '{self.name}' has shape "
+                                 f"{tuple(x.shape)}, but the function was converted for "
+                                 f"{shape}")
+            vals.append(x)
+        missing = set(self.params) - set(params)
+        if missing:
+            raise KeyError(f"tf2jax: params lack the variables {sorted(missing)}")
+        state = {k: jnp.asarray(v) for k, v in params.items()}
+        ctx = Context(self.library, state)
+        outs = run_graph(self.graph, vals + list(self.captured), ctx)
+        outs = [jnp.asarray(o) for o in outs]
+        return _fill(self.template, outs), state
+
+
+def convert(tf_func, *args: Any) -> tuple[Callable, dict]:
+    """`(fn, params)`: `fn(params, *args)` returns `(outputs, updated params)`.
+
+    `tf_func` is a `tf.function` (or a plain callable, or a concrete function), traced on
+    the shapes and dtypes of `args` (arrays, pytrees of arrays). The result works under
+    `mjax.jit`, `mjax.grad` (w.r.t. params and inputs) and `mjax.vmap`.
+    Like tf2jax.convert (deepmind/tf2jax).
+    """
+    conv = _Converted(tf_func, args)
+
+    def fn(params, *call_args):
+        return conv(params, call_args)
+    fn.__name__ = conv.name
+    import mjax.numpy as jnp
+    return fn, {k: jnp.asarray(v) for k, v in conv.params.items()}
+
+
+def convert_functional(tf_func, *args: Any) -> Callable:
+    """A function of `args` only, for a `tf_func` that captures no variables.
+    Like tf2jax.convert_functional."""
+    conv = _Converted(tf_func, args)
+    if conv.params:
+        raise ValueError(f"tf2jax.convert_functional: '{conv.name}' captures the variables "
+                         f"{sorted(conv.params)}; use convert() to get them as params")
+
+    def fn(*call_args):
+        return conv({}, call_args)[0]
+    fn.__name__ = conv.name
+    return fn

@@ -1,0 +1,328 @@
+"""Shapes, layout, slicing, gathering, padding, identities and TensorLists.
+
+A TensorList (what `tf.TensorArray` and Keras RNNs use) is represented by the stacked
+array of its elements: its length and element shape are static here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.experimental.tf2jax.interpreter import UnsupportedOperationError
+from mjax.experimental.tf2jax.ops import (cast, is_numpy, register, shape_of, static,
+                                          static_ints, xp)
+
+
+def _jnp():
+    import mjax.numpy as jnp
+    return jnp
+
+
+def _lax():
+    import mjax.lax as lax
+    return lax
+
+
+# ---- identities and constants ---------------------------------------------------------------
+@register("Identity", "Snapshot", "EnsureShape", "CheckNumerics", "CheckNumericsV2",
+          "PreventGradient", "DebugIdentity", "DebugIdentityV2")
+def _identity(ctx, node, x, *rest):
+    return x
+
+
+@register("IdentityN")
+def _identity_n(ctx, node, *xs):
+    return list(xs)
+
+
+@register("NoOp", "Assert", "Print", "PrintV2")
+def _no_op(ctx, node, *xs):
+    return []
+
+
+@register("StopGradient")
+def _stop_gradient(ctx, node, x):
+    return x if is_numpy(x) else _lax().stop_gradient(x)
+
+
+@register("Const")
+def _const(ctx, node):
+    return np.asarray(node.attrs["value"])
+
+
+@register("Placeholder")
+def _placeholder(ctx, node):
+    raise ValueError(f"tf2jax: the placeholder '{node.name}' {ctx.where} is not fed (it is "
+                     f"neither an argument of the function nor a captured variable)")
+
+
+@register("PlaceholderWithDefault")
+def _placeholder_with_default(ctx, node, default):
+    return default
+
+
+@register("ZerosLike")
+def _zeros_like(ctx, node, x):
+    return xp(x).zeros_like(x)
+
+
+@register("OnesLike")
+def _ones_like(ctx, node, x):
+    return xp(x).ones_like(x)
+
+
+@register("Fill")
+def _fill(ctx, node, dims, value):
+    shape = static_ints(dims, "the shape of Fill")
+    return xp(value).full(shape, value, dtype=np.dtype(value.dtype))
+
+
+# ---- shapes ---------------------------------------------------------------------------------
+@register("Shape")
+def _shape(ctx, node, x):
+    return np.asarray(shape_of(x), node.attrs.get("out_type", np.int32))
+
+
+@register("ShapeN")
+def _shape_n(ctx, node, *xs):
+    return [np.asarray(shape_of(x), node.attrs.get("out_type", np.int32)) for x in xs]
+
+
+@register("Size")
+def _size(ctx, node, x):
+    return np.asarray(int(np.prod(shape_of(x))), node.attrs.get("out_type", np.int32))
+
+
+@register("Rank")
+def _rank(ctx, node, x):
+    return np.asarray(len(shape_of(x)), np.int32)
+
+
+@register("BroadcastArgs")
+def _broadcast_args(ctx, node, a, b):
+    sa, sb = (static_ints(v, "the shapes of BroadcastArgs") for v in (a, b))
+    return np.asarray(np.broadcast_shapes(sa, sb), np.asarray(a).dtype)
+
+
+@register("BroadcastTo")
+def _broadcast_to(ctx, node, x, shape):
+    return xp(x).broadcast_to(x, static_ints(shape, "the shape of BroadcastTo"))
+
+
+@register("Reshape")
+def _reshape(ctx, node, x, shape):
+    return xp(x).reshape(x, static_ints(shape, "the shape of Reshape"))
+
+
+@register("Transpose")
+def _transpose(ctx, node, x, perm):
+    return xp(x).transpose(x, static_ints(perm, "the permutation of Transpose"))
+
+
+@register("ExpandDims")
+def _expand_dims(ctx, node, x, axis):
+    (a,) = static_ints(axis, "the axis of ExpandDims")
+    return xp(x).expand_dims(x, a)
+
+
+@register("Squeeze")
+def _squeeze(ctx, node, x):
+    dims = tuple(node.attrs.get("squeeze_dims") or ())
+    if not dims:
+        dims = tuple(i for i, d in enumerate(shape_of(x)) if d == 1)
+    return xp(x).squeeze(x, axis=dims) if dims else x
+
+
+# ---- joining and splitting ------------------------------------------------------------------
+@register("ConcatV2")
+def _concat_v2(ctx, node, *args):
+    *xs, axis = args
+    (a,) = static_ints(axis, "the axis of ConcatV2")
+    return xp(*xs).concatenate(list(xs), axis=a)
+
+
+@register("Concat")
+def _concat(ctx, node, axis, *xs):
+    (a,) = static_ints(axis, "the axis of Concat")
+    return xp(*xs).concatenate(list(xs), axis=a)
+
+
+@register("Pack")
+def _pack(ctx, node, *xs):
+    return xp(*xs).stack(list(xs), axis=int(node.attrs.get("axis", 0)))
+
+
+@register("Unpack")
+def _unpack(ctx, node, x):
+    m = xp(x)
+    axis = int(node.attrs.get("axis", 0)) % len(shape_of(x))
+    return [m.squeeze(p, axis=axis) for p in m.split(x, shape_of(x)[axis], axis=axis)]
+
+
+@register("Split")
+def _split(ctx, node, axis, x):
+    (a,) = static_ints(axis, "the axis of Split")
+    return list(xp(x).split(x, int(node.attrs["num_split"]), axis=a))
+
+
+@register("SplitV")
+def _split_v(ctx, node, x, sizes, axis):
+    (a,) = static_ints(axis, "the axis of SplitV")
+    sizes = list(static_ints(sizes, "the sizes of SplitV"))
+    if -1 in sizes:
+        i = sizes.index(-1)
+        sizes[i] = shape_of(x)[a] - (sum(sizes) + 1)
+    return list(xp(x).split(x, np.cumsum(sizes)[:-1].tolist(), axis=a))
+
+
+@register("Tile")
+def _tile(ctx, node, x, multiples):
+    return xp(x).tile(x, static_ints(multiples, "the multiples of Tile"))
+
+
+@register("ReverseV2")
+def _reverse(ctx, node, x, axis):
+    return xp(x).flip(x, axis=static_ints(axis, "the axes of ReverseV2"))
+
+
+# ---- slicing --------------------------------------------------------------------------------
+@register("StridedSlice")
+def _strided_slice(ctx, node, x, begin, end, strides):
+    b = static_ints(begin, "the begin of StridedSlice")
+    e = static_ints(end, "the end of StridedSlice")
+    s = static_ints(strides, "the strides of StridedSlice")
+    a = node.attrs
+    bm, em = a.get("begin_mask", 0), a.get("end_mask", 0)
+    ellipsis, new_axis = a.get("ellipsis_mask", 0), a.get("new_axis_mask", 0)
+    shrink = a.get("shrink_axis_mask", 0)
+    index = []
+    for i in range(len(b)):
+        bit = 1 << i
+        if ellipsis & bit:
+            index.append(Ellipsis)
+        elif new_axis & bit:
+            index.append(None)
+        elif shrink & bit:
+            index.append(b[i])
+        else:
+            index.append(slice(None if bm & bit else b[i], None if em & bit else e[i],
+                               s[i]))
+    return x[tuple(index)]
+
+
+@register("Slice")
+def _slice(ctx, node, x, begin, size):
+    shape = shape_of(x)
+    sizes = static_ints(size, "the size of Slice")
+    if is_numpy(begin):
+        b = static_ints(begin, "the begin of Slice")
+        sizes = [d - bi if n == -1 else n for d, bi, n in zip(shape, b, sizes)]
+        return x[tuple(slice(bi, bi + n) for bi, n in zip(b, sizes))]
+    if -1 in sizes:
+        raise ValueError("tf2jax: Slice with a size of -1 needs a constant begin")
+    starts = [begin[i] for i in range(len(shape))]
+    return _lax().dynamic_slice(x, starts, sizes)
+
+
+@register("Gather", "GatherV2")
+def _gather(ctx, node, params, indices, axis=None):
+    a = 0 if axis is None else static_ints(axis, "the axis of GatherV2")[0]
+    if int(node.attrs.get("batch_dims", 0)) != 0:
+        raise UnsupportedOperationError(f"tf2jax: {node.op} with batch_dims != 0 (node "
+                                        f"'{node.name}' {ctx.where}) is not supported")
+    return xp(params, indices).take(params, indices, axis=a)
+
+
+@register("GatherNd")
+def _gather_nd(ctx, node, params, indices):
+    k = shape_of(indices)[-1]
+    return params[tuple(indices[..., i] for i in range(k))]
+
+
+@register("OneHot")
+def _one_hot(ctx, node, indices, depth, on, off):
+    m = xp(indices, on, off)
+    d = int(static(depth, "the depth of OneHot"))
+    hot = m.expand_dims(indices, -1) == np.arange(d)
+    out = m.where(hot, on, off)
+    axis = int(node.attrs.get("axis", -1))
+    return out if axis == -1 else m.moveaxis(out, -1, axis)
+
+
+# ---- padding --------------------------------------------------------------------------------
+def _pads(paddings):
+    p = static(paddings, "the paddings").reshape(-1, 2)
+    return [(int(lo), int(hi)) for lo, hi in p]
+
+
+@register("Pad")
+def _pad(ctx, node, x, paddings):
+    return xp(x).pad(x, _pads(paddings))
+
+
+@register("PadV2")
+def _pad_v2(ctx, node, x, paddings, value):
+    if not is_numpy(value):
+        raise ValueError("tf2jax: PadV2 needs a constant padding value")
+    return xp(x).pad(x, _pads(paddings), constant_values=np.asarray(value).item())
+
+
+@register("MirrorPad")
+def _mirror_pad(ctx, node, x, paddings):
+    mode = {"REFLECT": "reflect", "SYMMETRIC": "symmetric"}[node.attrs["mode"]]
+    return xp(x).pad(x, _pads(paddings), mode=mode)
+
+
+# ---- TensorLists ----------------------------------------------------------------------------
+def _element_shape(shape, node, ctx):
+    dims = static_ints(shape, "the element shape of a TensorList") \
+        if np.ndim(static(shape, "the element shape")) else None
+    if dims is None or any(d < 0 for d in dims):
+        raise UnsupportedOperationError(
+            f"tf2jax: {node.op} with an unknown element shape {dims} (node '{node.name}' "
+            f"{ctx.where}): TensorLists need static element shapes")
+    return dims
+
+
+@register("TensorListReserve")
+def _tl_reserve(ctx, node, element_shape, num_elements):
+    n = int(static(num_elements, "the length of a TensorList"))
+    dims = _element_shape(element_shape, node, ctx)
+    return np.zeros((n,) + dims, node.attrs["element_dtype"])
+
+
+@register("TensorListFromTensor")
+def _tl_from_tensor(ctx, node, tensor, element_shape):
+    return tensor
+
+
+@register("TensorListStack")
+def _tl_stack(ctx, node, lst, element_shape):
+    return lst
+
+
+@register("TensorListLength")
+def _tl_length(ctx, node, lst):
+    return np.asarray(shape_of(lst)[0], np.int32)
+
+
+@register("TensorListElementShape")
+def _tl_element_shape(ctx, node, lst):
+    return np.asarray(shape_of(lst)[1:], node.attrs.get("shape_type", np.int32))
+
+
+@register("TensorListGetItem")
+def _tl_get_item(ctx, node, lst, index, element_shape):
+    if is_numpy(index):
+        return lst[int(index)]
+    return _lax().dynamic_index_in_dim(_jnp().asarray(lst), index, 0, keepdims=False)
+
+
+@register("TensorListSetItem")
+def _tl_set_item(ctx, node, lst, index, item):
+    if is_numpy(lst) and is_numpy(index) and is_numpy(item):
+        out = lst.copy()
+        out[int(index)] = item
+        return out
+    jnp = _jnp()
+    lst = jnp.asarray(lst)
+    return _lax().dynamic_update_index_in_dim(lst, cast(item, lst.dtype), index, 0)

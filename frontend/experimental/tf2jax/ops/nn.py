@@ -1,0 +1,201 @@
+"""Activations, softmax, bias, convolutions, pooling and batch normalization."""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.experimental.tf2jax.ops import cast, register, shape_of, xp
+
+
+def _jnp():
+    import mjax.numpy as jnp
+    return jnp
+
+
+def _nn():
+    import mjax.nn as nn
+    return nn
+
+
+def _lax():
+    import mjax.lax as lax
+    return lax
+
+
+def _asarray(x):
+    return _jnp().asarray(x)
+
+
+# ---- activations ----------------------------------------------------------------------------
+@register("Relu")
+def _relu(ctx, node, x):
+    return xp(x).maximum(x, np.zeros((), np.dtype(x.dtype)))
+
+
+@register("Relu6")
+def _relu6(ctx, node, x):
+    m = xp(x)
+    dt = np.dtype(x.dtype)
+    return m.minimum(m.maximum(x, np.zeros((), dt)), np.asarray(6, dt))
+
+
+@register("Elu")
+def _elu(ctx, node, x):
+    return _nn().elu(_asarray(x))
+
+
+@register("Selu")
+def _selu(ctx, node, x):
+    return _nn().selu(_asarray(x))
+
+
+@register("Gelu")
+def _gelu(ctx, node, x):
+    return _nn().gelu(_asarray(x), approximate=bool(node.attrs.get("approximate", False)))
+
+
+@register("LeakyRelu")
+def _leaky_relu(ctx, node, x):
+    return _nn().leaky_relu(_asarray(x), negative_slope=float(node.attrs.get("alpha", 0.2)))
+
+
+@register("Softplus")
+def _softplus(ctx, node, x):
+    return _nn().softplus(_asarray(x))
+
+
+@register("Softsign")
+def _softsign(ctx, node, x):
+    return _nn().soft_sign(_asarray(x))
+
+
+@register("Softmax")
+def _softmax(ctx, node, x):
+    return _nn().softmax(_asarray(x), axis=-1)
+
+
+@register("LogSoftmax")
+def _log_softmax(ctx, node, x):
+    return _nn().log_softmax(_asarray(x), axis=-1)
+
+
+@register("BiasAdd", "BiasAddV1")
+def _bias_add(ctx, node, x, b):
+    m = xp(x, b)
+    if node.attrs.get("data_format", "NHWC").startswith("NC") and np.ndim(x) > 2:
+        b = m.reshape(b, (-1,) + (1,) * (np.ndim(x) - 2))
+    return m.add(x, b)
+
+
+@register("L2Loss")
+def _l2_loss(ctx, node, x):
+    m = xp(x)
+    return cast(m.sum(m.square(x)) / 2, np.dtype(x.dtype))
+
+
+# ---- convolutions ---------------------------------------------------------------------------
+def _spatial(values, fmt: str):
+    """The spatial entries of a per-dimension attribute given in layout `fmt`."""
+    return tuple(int(values[i]) for i, c in enumerate(fmt) if c not in "NC")
+
+
+def _padding(node, fmt: str):
+    pad = node.attrs["padding"]
+    if pad == "EXPLICIT":
+        flat = list(node.attrs["explicit_paddings"])
+        pairs = [(flat[2 * i], flat[2 * i + 1]) for i in range(len(fmt))]
+        return [p for p, c in zip(pairs, fmt) if c not in "NC"]
+    return pad
+
+
+def _conv(node, x, w, groups_from_input: bool):
+    fmt = node.attrs.get("data_format", "NHWC")
+    nd = len(fmt) - 2
+    kernel_fmt = "HWIO" if nd == 2 else ("DHWIO" if nd == 3 else "WIO")
+    x, w = _asarray(x), _asarray(w)
+    groups = 1
+    if groups_from_input:         # depthwise: (H, W, in, mult) -> (H, W, 1, in*mult)
+        cin = shape_of(w)[-2]
+        w = w.reshape(shape_of(w)[:-2] + (1, cin * shape_of(w)[-1]))
+        groups = cin
+    else:
+        cin = shape_of(x)[fmt.index("C")]
+        if cin != shape_of(w)[-2]:
+            groups = cin // shape_of(w)[-2]      # grouped convolution
+    return _lax().conv_general_dilated(
+        x, w, window_strides=_spatial(node.attrs["strides"], fmt),
+        padding=_padding(node, fmt),
+        rhs_dilation=_spatial(node.attrs.get("dilations", [1] * len(fmt)), fmt),
+        dimension_numbers=(fmt, kernel_fmt, fmt), feature_group_count=groups)
+
+
+@register("Conv2D", "Conv3D")
+def _conv2d(ctx, node, x, w):
+    return _conv(node, x, w, False)
+
+
+@register("DepthwiseConv2dNative")
+def _depthwise(ctx, node, x, w):
+    return _conv(node, x, w, True)
+
+
+# ---- pooling --------------------------------------------------------------------------------
+def _window(node):
+    return (tuple(int(k) for k in node.attrs["ksize"]),
+            tuple(int(s) for s in node.attrs["strides"]), node.attrs["padding"])
+
+
+@register("MaxPool", "MaxPool3D")
+def _max_pool(ctx, node, x):
+    lax = _lax()
+    x = _asarray(x)
+    dims, strides, pad = _window(node)
+    init = np.array(-np.inf if np.issubdtype(np.dtype(x.dtype), np.floating)
+                    else np.iinfo(np.dtype(x.dtype)).min, np.dtype(x.dtype))
+    return lax.reduce_window(x, init, lax.max, dims, strides, pad)
+
+
+@register("AvgPool", "AvgPool3D")
+def _avg_pool(ctx, node, x):
+    lax = _lax()
+    x = _asarray(x)
+    dims, strides, pad = _window(node)
+    zero = np.array(0, np.dtype(x.dtype))
+    total = lax.reduce_window(x, zero, lax.add, dims, strides, pad)
+    # TF divides by the number of input elements in each window (padding not counted).
+    ones = np.ones(shape_of(x), np.dtype(x.dtype))
+    count = lax.reduce_window(ones, zero, lax.add, dims, strides, pad)
+    return total / count
+
+
+# ---- normalization --------------------------------------------------------------------------
+@register("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+def _fused_batch_norm(ctx, node, x, scale, offset, mean, var):
+    jnp = _jnp()
+    fmt = node.attrs.get("data_format", "NHWC")
+    eps = float(node.attrs.get("epsilon", 1e-3))
+    x = _asarray(x)
+    in_dtype = x.dtype
+    x = x.astype(np.dtype(scale.dtype))       # half inputs normalize in float32
+    caxis = fmt.index("C")
+    shape = [1] * x.ndim
+    shape[caxis] = -1
+    axes = tuple(i for i in range(x.ndim) if i != caxis)
+    if node.attrs.get("is_training", True):
+        batch_mean = jnp.mean(x, axis=axes)
+        batch_var = jnp.var(x, axis=axes)
+        n = int(np.prod([x.shape[a] for a in axes]))
+        y = (x - batch_mean.reshape(shape)) / jnp.sqrt(batch_var.reshape(shape) + eps)
+        out_var = batch_var * (n / max(n - 1, 1))
+        f = float(node.attrs.get("exponential_avg_factor", 1.0))
+        if f != 1.0:
+            batch_mean = (1 - f) * mean + f * batch_mean
+            out_var = (1 - f) * var + f * out_var
+        saved = (batch_mean, batch_var)
+    else:
+        y = (x - jnp.reshape(mean, shape)) / jnp.sqrt(jnp.reshape(var, shape) + eps)
+        batch_mean, out_var, saved = mean, var, (mean, var)
+    y = y * jnp.reshape(scale, shape) + jnp.reshape(offset, shape)
+    outs = [y.astype(in_dtype), batch_mean, out_var, saved[0], saved[1]]
+    if node.op == "FusedBatchNormV3":
+        outs.append(np.zeros((0,), np.dtype(scale.dtype)))
+    return outs
