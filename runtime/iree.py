@@ -50,14 +50,24 @@ class IreeDevice:
 
 
 class IreeBuffer:
-    """An IREE device array with the buffer methods `mjax.Array` uses."""
+    """An IREE device array with the buffer methods `mjax.Array` uses. A result of an
+    asynchronous execution holds (future, index) until it is first read."""
 
-    __slots__ = ("array", "device", "_deleted")
+    __slots__ = ("_array", "_pending", "device", "_deleted")
 
-    def __init__(self, array, device: IreeDevice):
-        self.array = array
+    def __init__(self, array, device: IreeDevice, pending=None):
+        self._array = array
+        self._pending = pending
         self.device = device
         self._deleted = False
+
+    @property
+    def array(self):
+        if self._pending is not None:
+            future, index = self._pending
+            self._array = future.result()[index]   # re-raises the execution's error
+            self._pending = None
+        return self._array
 
     def platform(self) -> str:
         return "iree"
@@ -69,27 +79,37 @@ class IreeBuffer:
         self._check()
         return np.array(self.array.to_host(), copy=True)
 
+    def host_view(self) -> np.ndarray:
+        """The buffer's memory as a NumPy array (no copy where IREE can map it: the CPU
+        drivers). The view keeps the mapping alive after the buffer is deleted."""
+        self._check()
+        return self.array.to_host()
+
     def block_until_ready(self):
         self._check()
-        return self   # IREE's synchronous invocation has finished when results exist
+        self.array   # waits for the execution that makes it
+        return self
 
     def is_ready(self) -> bool:
-        return True
+        return self._pending is None or self._pending[0].done()
 
     def is_deleted(self) -> bool:
         return self._deleted
 
     def delete(self):
         self._deleted = True
-        self.array = None
+        self._array = self._pending = None
 
     def on_device_size_in_bytes(self) -> int:
         self._check()
-        host = self.array.to_host()
-        return int(host.nbytes)
+        return int(self.array._buffer_view.byte_length)
 
     def unsafe_buffer_pointer(self) -> int:
-        raise NotImplementedError("unsafe_buffer_pointer is not available for IREE buffers")
+        self._check()
+        if not self.array._is_mappable():
+            raise NotImplementedError("unsafe_buffer_pointer: this IREE buffer is not "
+                                      "host-mappable (a GPU driver's memory)")
+        return int(self.host_view().ctypes.data)
 
     def _check(self):
         if self._deleted:
@@ -97,7 +117,9 @@ class IreeBuffer:
 
 
 class IreeExecutable:
-    """One compiled module's `main`, run through IREE's runtime."""
+    """One compiled module's `main`, run through IREE's runtime. With known result avals
+    it runs on the backend's worker thread and returns at once (as XLA's dispatch does);
+    results wait for it when read."""
 
     def __init__(self, backend: "IreeBackend", fn, text: str, out_avals=None):
         self.backend = backend
@@ -106,15 +128,24 @@ class IreeExecutable:
         self.devices = backend.devices()
         self.out_avals = out_avals
 
-    def execute(self, buffers: list) -> list:
+    def _run(self, buffers) -> list:
         args = [self.backend.as_device_array(b) for b in buffers]
         results = self.fn(*args)
         if results is None:
-            results = []
-        elif not isinstance(results, (list, tuple)):
-            results = [results]
+            return []
+        return list(results) if isinstance(results, (list, tuple)) else [results]
+
+    def execute(self, buffers: list) -> list:
+        for b in buffers:
+            if isinstance(b, IreeBuffer):
+                b._check()    # use after delete fails at the call, as on XLA
         dev = self.devices[0]
-        return [IreeBuffer(r, dev) for r in results]
+        if self.out_avals is None:
+            return [IreeBuffer(r, dev) for r in self._run(buffers)]
+        # One worker runs executions in call order, so an argument made by an earlier
+        # call is ready when a later one reads it.
+        future = self.backend.executor().submit(self._run, list(buffers))
+        return [IreeBuffer(None, dev, (future, i)) for i in range(len(self.out_avals))]
 
     def run_numpy(self, *arrays) -> list[np.ndarray]:
         return [b.to_numpy() for b in self.execute([np.asarray(a) for a in arrays])]
@@ -144,6 +175,7 @@ class IreeBackend:
         self._compiled: dict = {}
         self.stats = {"compiles": 0, "cache_hits": 0}
         self.compile_listeners: list = []
+        self._executor = None
 
     def devices(self):
         return list(self._devices)
@@ -163,6 +195,40 @@ class IreeBackend:
         array = np.asarray(array, order="C")   # (ascontiguousarray makes 0-d arrays 1-d)
         return IreeBuffer(self.runtime.asdevicearray(self.config.device, array),
                           self._devices[0])
+
+    def executor(self):
+        """The one worker thread executions run on (made on first use)."""
+        if self._executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="mjax-iree")
+        return self._executor
+
+    # ---- DLPack ----------------------------------------------------------------------
+    def from_dlpack(self, producer, device=None, copy=None) -> IreeBuffer:
+        """A buffer over a DLPack producer's host memory: imported without a copy on the
+        CPU drivers (the buffer keeps the producer alive), else copied."""
+        host = np.from_dlpack(producer)
+        if copy or self.target != "llvm-cpu" or not host.flags.c_contiguous or \
+                not host.flags.writeable or host.dtype == bool:
+            return self.put(host)
+        rt = self.runtime
+        element_type = rt.array_interop.map_dtype_to_element_type(host.dtype)
+        if element_type is None:
+            return self.put(host)
+        hal = self.config.device.allocator.import_host_allocation(
+            host, int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE),
+            int(rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING))
+        view = rt.HalBufferView(hal, host.shape, element_type)
+        return IreeBuffer(rt.DeviceArray(self.config.device, view), self._devices[0])
+
+    @staticmethod
+    def to_dlpack(buf: IreeBuffer, stream=None):
+        """A DLPack capsule over the buffer's host view (no copy on the CPU drivers)."""
+        return buf.host_view().__dlpack__()
+
+    @staticmethod
+    def dlpack_device(buf) -> tuple[int, int]:
+        return (1, 0)   # kDLCPU: the capsule is a host view (a copy off the CPU drivers)
 
     def as_device_array(self, buf):
         """What IREE's invocation takes: our buffers as they are; anything else (numpy,
@@ -212,13 +278,7 @@ class IreeBackend:
             # does not register the CHLO legalization: hand IREE the text, whose input
             # conversion legalizes CHLO itself.
             artifact = text
-        try:
-            vmfb = self.compiler.compile_str(artifact, input_type="stablehlo",
-                                             target_backends=[self.target],
-                                             extra_args=list(self.flags))
-        except self.compiler.CompilerToolError as e:
-            raise RuntimeError(f"IREE could not compile the program: "
-                               f"{_first_error(str(e))}") from None
+        vmfb = self._compile_artifact(artifact)
         elapsed = time.perf_counter() - start
         self.stats["compiles"] += 1
         for listener in self.compile_listeners:
@@ -226,6 +286,25 @@ class IreeBackend:
         if key and elapsed >= compilation_cache.settings.min_compile_time_secs:
             compilation_cache.put(key, vmfb)
         return vmfb
+
+    def _compile_artifact(self, artifact: str) -> bytes:
+        def run(extra):
+            return self.compiler.compile_str(artifact, input_type="stablehlo",
+                                             target_backends=[self.target],
+                                             extra_args=list(self.flags) + extra)
+        try:
+            return run([])
+        except self.compiler.CompilerToolError as e:
+            message = str(e)
+        if self.target == "llvm-cpu" and "undefined symbol" in message:
+            # IREE's embedded ELF has no libm: float64 sin/exp/... (which IREE does not
+            # approximate itself) stay calls to libm. A system shared library links them.
+            try:
+                return run(["--iree-llvmcpu-link-embedded=false"])
+            except self.compiler.CompilerToolError as e:
+                message = str(e)
+        raise RuntimeError(f"IREE could not compile the program: "
+                           f"{_first_error(message)}") from None
 
     def _load(self, vmfb: bytes):
         ctx = self.runtime.SystemContext(config=self.config)

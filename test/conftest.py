@@ -7,18 +7,6 @@ import pytest  # noqa: E402
 
 # Tests that cannot pass on the IREE backend (MJAX_BACKEND=iree), each with the reason.
 IREE_UNSUPPORTED = {
-    "test_ad_api.py::test_checkpoint_second_order_through_the_barrier":
-        "float64 sin/cos: IREE's llvm-cpu target has no float64 transcendental functions",
-    "test_ad_api.py::test_hessian_is_jacfwd_of_jacrev_and_matches_jax":
-        "float64 sin/cos: IREE's llvm-cpu target has no float64 transcendental functions",
-    "test_ad_api.py::test_check_grads_passes_on_correct_functions":
-        "float64 sin/cos: IREE's llvm-cpu target has no float64 transcendental functions",
-    "test_ad_api.py::test_check_grads_catches_wrong_jvp":
-        "float64 sin/cos: IREE's llvm-cpu target has no float64 transcendental functions",
-    "test_ad_api.py::test_check_grads_catches_wrong_vjp":
-        "float64 sin/cos: IREE's llvm-cpu target has no float64 transcendental functions",
-    "test_ad_api.py::test_check_grads_order2_catches_wrong_second_derivative":
-        "float64 sin/cos: IREE's llvm-cpu target has no float64 transcendental functions",
     "test_jit.py::test_unsupported_jit_options_raise_not_implemented":
         "IREE has one device, so jit(device=devices()[-1]) is the supported default",
 }
