@@ -83,6 +83,8 @@ def encode(value) -> ir.Attribute:
         return ir.FlatSymbolRefAttr.get(str(value), ctx)
     if isinstance(value, str):
         return ir.StringAttr.get(value, ctx)
+    if isinstance(value, T.RefAval):    # a Pallas scratch buffer: memref type attr
+        return ir.TypeAttr.get(T.tensor_type(value))
     if isinstance(value, (np.dtype, T.KeyType)) or (isinstance(value, type) and issubclass(value, np.generic)):
         return ir.TypeAttr.get(T.element_type(T.dtype_of(value)))
     if isinstance(value, np.ndarray):
@@ -157,7 +159,10 @@ def decode(attr: ir.Attribute):
     if isinstance(attr, ir.StringAttr):
         return ir.StringAttr(attr).value
     if isinstance(attr, ir.TypeAttr):
-        return T.dtype_of_element_type(ir.TypeAttr(attr).value)
+        t = ir.TypeAttr(attr).value
+        if isinstance(t, ir.MemRefType):
+            return T.aval_of(t)
+        return T.dtype_of_element_type(t)
     if isinstance(attr, ir.DenseI64ArrayAttr):
         return tuple(ir.DenseI64ArrayAttr(attr))
     if isinstance(attr, ir.ArrayAttr):

@@ -142,6 +142,46 @@ class ShapedArray:
         return f"ShapedArray({self}{weak})"
 
 
+class RefAval(ShapedArray):
+    """A mutable reference to an array (a Pallas kernel's `Ref`), typed in the IR as the
+    builtin `memref<SHAPExDTYPE>`: builtin, so it parses and prints with no C++ dialect,
+    and it carries shape and element type. Never weakly typed; never equal to a
+    ShapedArray of the same shape (a ref is not a value)."""
+
+    __slots__ = ()
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        super().__init__(shape, dtype, False)
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> "RefAval":
+        return RefAval(self.shape if shape is None else shape,
+                       self.dtype if dtype is None else dtype)
+
+    def strip_weak_type(self) -> "RefAval":
+        return self
+
+    @property
+    def inner_aval(self) -> ShapedArray:
+        """The aval of the value the ref holds."""
+        return ShapedArray(self.shape, self.dtype)
+
+    def __eq__(self, other):
+        return (isinstance(other, RefAval) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash(("ref", self.shape, self.dtype))
+
+    def str_short(self) -> str:
+        return f"Ref{{{super().str_short()}}}"
+
+    def __str__(self):
+        return f"Ref{{{super().__str__()}}}"
+
+    def __repr__(self):
+        return f"RefAval({super().__str__()})"
+
+
 @functools.lru_cache(maxsize=None)
 def element_type(dtype) -> ir.Type:
     return ir.Type.parse(element_type_name(dtype), context())
@@ -153,8 +193,17 @@ def _tensor_type(shape: tuple, dtype) -> ir.Type:
                                    loc=ir.Location.unknown(context()))
 
 
+@functools.lru_cache(maxsize=1024)
+def _memref_type(shape: tuple, dtype) -> ir.Type:
+    return ir.MemRefType.get(list(shape), element_type(dtype),
+                             loc=ir.Location.unknown(context()))
+
+
 def tensor_type(aval: ShapedArray) -> ir.Type:
-    """`tensor<2x3xf32>` for ShapedArray((2, 3), float32)."""
+    """`tensor<2x3xf32>` for ShapedArray((2, 3), float32); `memref<2x3xf32>` for a
+    RefAval."""
+    if type(aval) is RefAval:
+        return _memref_type(aval.shape, aval.dtype)
     return _tensor_type(aval.shape, aval.dtype)
 
 
@@ -172,9 +221,16 @@ def dtype_of_element_type(elt: ir.Type):
 
 
 def aval_of(t: ir.Type) -> ShapedArray:
-    """ShapedArray for a ranked tensor type; TypeError for anything else."""
+    """ShapedArray for a ranked tensor type, RefAval for a memref type; TypeError for
+    anything else."""
     aval = _AVALS_BY_TYPE.get(t)
     if aval is None:
+        if isinstance(t, ir.MemRefType):
+            if not t.has_static_shape:
+                raise TypeError(f"expected a statically shaped memref, got {t}")
+            aval = RefAval(t.shape, dtype_of_element_type(t.element_type))
+            _AVALS_BY_TYPE[t] = aval
+            return aval
         if not isinstance(t, ir.RankedTensorType):
             raise TypeError(f"expected a ranked tensor type, got {t}")
         rt = t

@@ -1,0 +1,203 @@
+"""Ops over refs (Pallas kernels' mutable buffers, typed `memref<...>`): reads, writes,
+masked loads and stores, atomics, and the grid queries `program_id` / `num_programs`.
+
+Every ref op indexes its ref the same way: after its other operands come one start index
+per ref dimension (integer scalars; static starts are `jaxpr.constant`s), and two
+attributes say what is read or written:
+
+    sizes    = array<i64: ...>   the extent along each ref dim (1 for an integer index)
+    squeezed = array<i64: ...>   the dims indexed by an integer: dropped from the value
+
+so the value has shape `sizes` without the squeezed dims. `ref[...]` is all starts 0,
+sizes = the ref's shape, squeezed = [].
+
+    %v   = "jaxpr.ref_get"(%ref, %s0, %s1) {sizes, squeezed}              -> value
+    %old = "jaxpr.ref_swap"(%ref, %val, %s0, %s1) {sizes, squeezed}       -> old value
+           "jaxpr.ref_addupdate"(%ref, %val, %s0, %s1) {sizes, squeezed}  -> ()
+    %v   = "jaxpr.masked_load"(%ref, %mask, %other, %s0..) {sizes, squeezed}
+    %old = "jaxpr.masked_swap"(%ref, %val, %mask, %s0..) {sizes, squeezed}
+    %old = "jaxpr.atomic_rmw"(%ref, %val, %mask, %s0..) {kind = "add", sizes, squeezed}
+    %i   = "jaxpr.program_id"() {axis = 0}                                 -> i32[]
+    %n   = "jaxpr.num_programs"() {axis = 0}                               -> i32[]
+
+Starts are clamped so the slice stays inside the ref (as dynamic_slice does). Ref ops
+are never pure: reads must stay ordered with the writes around them (no CSE, no DCE).
+`--jaxpr-discharge-state` turns them into value ops. JAX: state/primitives.py (get_p,
+swap_p, addupdate_p) and pallas/primitives.py (load_p, swap_p with masks, atomic_rmw_p,
+program_id_p, num_programs_p).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.dialect import attributes as A
+from mjax.dialect.core import JaxprOp
+from mjax.dialect.types import RefAval, ShapedArray
+
+ATOMIC_KINDS = ("add", "max", "min", "and", "or", "xor", "xchg")
+
+
+def indexed_shape(op: str, ref, sizes, squeezed) -> tuple[int, ...]:
+    """The shape of the value `sizes`/`squeezed` select from `ref` (checked)."""
+    if len(sizes) != ref.ndim:
+        raise TypeError(f"{op} sizes {tuple(sizes)} must have one entry per dimension of "
+                        f"the ref {ref.str_short()}")
+    for d, (s, n) in enumerate(zip(sizes, ref.shape)):
+        if not 0 <= s <= n:
+            raise TypeError(f"{op} size {s} along dimension {d} is out of range for the ref "
+                            f"{ref.str_short()}")
+    if list(squeezed) != sorted(set(squeezed)) or any(not 0 <= d < ref.ndim for d in squeezed):
+        raise TypeError(f"{op} squeezed dimensions {tuple(squeezed)} must be increasing "
+                        f"dimensions of the ref {ref.str_short()}")
+    for d in squeezed:
+        if sizes[d] != 1:
+            raise TypeError(f"{op} squeezed dimension {d} must have size 1, got "
+                            f"{sizes[d]}")
+    return tuple(s for d, s in enumerate(sizes) if d not in squeezed)
+
+
+class RefOp(JaxprOp):
+    """Base of ops indexing a ref: operands (ref, *values, *starts)."""
+
+    num_operands = None
+    pure = False
+    num_values = 0           # operands between the ref and the starts
+    attributes = {"sizes": A.Ints(), "squeezed": A.Ints(default=())}
+
+    @classmethod
+    def split(cls, avals_or_values):
+        """(ref, values, starts) of an operand list."""
+        k = 1 + cls.num_values
+        return avals_or_values[0], list(avals_or_values[1:k]), list(avals_or_values[k:])
+
+    @classmethod
+    def value_aval(cls, avals, sizes, squeezed) -> ShapedArray:
+        """Checks the ref and the starts; the aval of the indexed value."""
+        name = cls.OPERATION_NAME
+        if len(avals) < 1 + cls.num_values:
+            raise TypeError(f"{name} expects a ref and {cls.num_values} value operand(s) "
+                            f"before its start indices, got {len(avals)} operands")
+        ref, _, starts = cls.split(list(avals))
+        if not isinstance(ref, RefAval):
+            raise TypeError(f"{name} operand 0 must be a ref (memref), got {ref.str_short()}")
+        if len(starts) != ref.ndim:
+            raise TypeError(f"{name} takes one start index per dimension of the ref "
+                            f"{ref.str_short()}, got {len(starts)}")
+        for i, s in enumerate(starts):
+            if isinstance(s, RefAval) or s.shape != () or np.dtype(s.dtype).kind not in "iu":
+                raise TypeError(f"{name} start index {i} must be an integer scalar, got "
+                                f"{s.str_short()}")
+        return ShapedArray(indexed_shape(name, ref, sizes, squeezed), ref.dtype)
+
+    @classmethod
+    def check_value(cls, what: str, got, want: ShapedArray) -> None:
+        if isinstance(got, RefAval) or got.shape != want.shape or got.dtype != want.dtype:
+            raise TypeError(f"{cls.OPERATION_NAME} {what} has type {got.str_short()}, expected "
+                            f"{want.str_short()} (the indexed part of the ref)")
+
+    @classmethod
+    def check_mask(cls, got, want: ShapedArray) -> None:
+        if isinstance(got, RefAval) or got.shape != want.shape or got.dtype != np.bool_:
+            raise TypeError(f"{cls.OPERATION_NAME} mask has type {got.str_short()}, expected "
+                            f"bool{list(want.shape)} (one flag per indexed element)")
+
+
+class RefGetOp(RefOp, name="ref_get"):
+    """Reads ref[starts : starts + sizes] (squeezed dims dropped). JAX: state get_p."""
+
+    @classmethod
+    def infer(cls, *avals, sizes, squeezed):
+        return (cls.value_aval(avals, sizes, squeezed),)
+
+
+class RefSwapOp(RefOp, name="ref_swap"):
+    """Writes `val` into the indexed part of the ref; gives the old value.
+    JAX: state swap_p (`ref[idx] = val` is a swap whose result is unused)."""
+    num_values = 1
+
+    @classmethod
+    def infer(cls, *avals, sizes, squeezed):
+        v = cls.value_aval(avals, sizes, squeezed)
+        cls.check_value("value", avals[1], v)
+        return (v,)
+
+
+class RefAddUpdateOp(RefOp, name="ref_addupdate"):
+    """Adds `val` to the indexed part of the ref. JAX: state addupdate_p."""
+    num_values = 1
+
+    @classmethod
+    def infer(cls, *avals, sizes, squeezed):
+        v = cls.value_aval(avals, sizes, squeezed)
+        cls.check_value("value", avals[1], v)
+        return ()
+
+
+class MaskedLoadOp(RefOp, name="masked_load"):
+    """Reads the indexed part where `mask` holds, `other` elsewhere (out-of-bounds
+    elements a mask hides are never read). JAX: pallas load_p with mask/other."""
+    num_values = 2
+
+    @classmethod
+    def infer(cls, *avals, sizes, squeezed):
+        v = cls.value_aval(avals, sizes, squeezed)
+        cls.check_mask(avals[1], v)
+        cls.check_value("other", avals[2], v)
+        return (v,)
+
+
+class MaskedSwapOp(RefOp, name="masked_swap"):
+    """Writes `val` where `mask` holds; gives the old value. JAX: pallas swap_p with a
+    mask (pl.store(..., mask=))."""
+    num_values = 2
+
+    @classmethod
+    def infer(cls, *avals, sizes, squeezed):
+        v = cls.value_aval(avals, sizes, squeezed)
+        cls.check_value("value", avals[1], v)
+        cls.check_mask(avals[2], v)
+        return (v,)
+
+
+class AtomicRmwOp(RefOp, name="atomic_rmw"):
+    """ref[idx] = kind(ref[idx], val) where `mask` holds, atomically; gives the old
+    value. JAX: pallas atomic_rmw_p (pl.atomic_add, ...)."""
+    num_values = 2
+    attributes = {"kind": A.Str(choices=ATOMIC_KINDS), **RefOp.attributes}
+
+    @classmethod
+    def infer(cls, *avals, kind, sizes, squeezed):
+        v = cls.value_aval(avals, sizes, squeezed)
+        cls.check_value("value", avals[1], v)
+        cls.check_mask(avals[2], v)
+        if kind in ("and", "or", "xor") and np.dtype(v.dtype).kind not in "iub":
+            raise TypeError(f"jaxpr.atomic_rmw kind '{kind}' needs an integer ref, got "
+                            f"{v.str_short()}")
+        return (v,)
+
+
+class GridQueryOp(JaxprOp):
+    """Base of program_id / num_programs: an i32 scalar about grid axis `axis`."""
+    num_operands = 0
+    attributes = {"axis": A.Int()}
+
+    @classmethod
+    def infer(cls, *, axis):
+        if axis < 0:
+            raise TypeError(f"{cls.OPERATION_NAME} axis must be nonnegative, got {axis}")
+        return (ShapedArray((), np.int32),)
+
+
+class ProgramIdOp(GridQueryOp, name="program_id"):
+    """This kernel instance's index along grid axis `axis`. JAX: pallas program_id_p."""
+
+
+class NumProgramsOp(GridQueryOp, name="num_programs"):
+    """The grid's size along axis `axis`. JAX: pallas num_programs_p."""
+
+
+REF_OPS = (RefGetOp, RefSwapOp, RefAddUpdateOp, MaskedLoadOp, MaskedSwapOp, AtomicRmwOp)
+
+__all__ = ["ATOMIC_KINDS", "AtomicRmwOp", "GridQueryOp", "MaskedLoadOp", "MaskedSwapOp",
+           "NumProgramsOp", "ProgramIdOp", "REF_OPS", "RefAddUpdateOp", "RefGetOp", "RefOp",
+           "RefSwapOp", "indexed_shape"]
