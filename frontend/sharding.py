@@ -258,7 +258,7 @@ class Sharding:
 
     def is_equivalent_to(self, other, ndim: int) -> bool:
         return (self._device_list() == other._device_list() and
-                str(self.hlo_sharding(ndim)) == str(other.hlo_sharding(ndim)))
+                hlo_key(self.hlo_sharding(ndim)) == hlo_key(other.hlo_sharding(ndim)))
 
 
 class SingleDeviceSharding(Sharding):
@@ -397,11 +397,11 @@ class HloShardingOnDevices(Sharding):
     def __init__(self, devices, hlo):
         self._devices = list(devices)
         self._hlo = hlo
-        proto = hlo.to_proto()
-        self._dims = list(proto.tile_assignment_dimensions)
-        self._ids = list(proto.tile_assignment_devices)
+        # (The accessors expand an iota tile assignment, `<=[8]`, which Shardy emits.)
         self._replicated = hlo.is_replicated()
-        self._last_replicated = bool(proto.replicate_on_last_tile_dim)
+        self._dims = [] if self._replicated else list(hlo.tile_assignment_dimensions())
+        self._ids = [] if self._replicated else list(hlo.tile_assignment_devices())
+        self._last_replicated = bool(hlo.replicate_on_last_tile_dim())
 
     def _device_list(self):
         return self._devices
@@ -432,26 +432,37 @@ class HloShardingOnDevices(Sharding):
 
     def __eq__(self, other):
         return (isinstance(other, HloShardingOnDevices) and self._devices == other._devices
-                and str(self._hlo) == str(other._hlo))
+                and hlo_key(self._hlo) == hlo_key(other._hlo))
 
     def __hash__(self):
-        return hash((tuple(d.id for d in self._devices), str(self._hlo)))
+        return hash((tuple(d.id for d in self._devices), hlo_key(self._hlo)))
 
     def __repr__(self):
         return f"GSPMDSharding({self._hlo})"
 
 
+def hlo_key(hlo) -> tuple:
+    """An HloSharding in one normal form: the same layout written with an explicit or an
+    iota tile assignment (`<=[4,2]T(1,0)`) gives the same key."""
+    if hlo.is_replicated():
+        return ("replicated",)
+    if not hlo.is_tiled():
+        return ("other", str(hlo))
+    return (tuple(hlo.tile_assignment_dimensions()), tuple(hlo.tile_assignment_devices()),
+            bool(hlo.replicate_on_last_tile_dim()), tuple(map(int, hlo.subgroup_types())))
+
+
 def named_from_hlo(mesh: Mesh, hlo, ndim: int) -> Sharding:
     """The NamedSharding of `mesh` whose XLA form is `hlo` (each dim over at most one mesh
     axis), or the HLO sharding itself when none is."""
-    target = str(hlo)
+    target = hlo_key(hlo)
     options = [None] + list(mesh.axis_names)
     for combo in itertools.product(options, repeat=ndim):
         used = [a for a in combo if a is not None]
         if len(set(used)) != len(used):
             continue
         candidate = NamedSharding(mesh, P(*combo))
-        if str(candidate.hlo_sharding(ndim)) == target:
+        if hlo_key(candidate.hlo_sharding(ndim)) == target:
             return candidate
     return HloShardingOnDevices(mesh.devices.flat, hlo)
 

@@ -1,10 +1,18 @@
 """`jit` over many devices: in_shardings/out_shardings and sharded arguments.
 
-When a jit function gets shardings (or arguments laid out over a mesh), its StableHLO
-carries `mhlo.sharding` on the arguments and the requested results, XLA's SPMD
-partitioner compiles it for the mesh's devices (num_partitions = mesh size), and results
-come back as multi-device arrays with the sharding XLA chose (expressed as a
-NamedSharding of the mesh where one matches).
+When a jit function gets shardings (or arguments laid out over a mesh), `lower` writes
+them on the traced @main as `mjax.sharding` annotations and runs our own propagation,
+`--jaxpr-propagate-shardings="sdy=true"`, between the transformation passes and
+`--jaxpr-to-stablehlo`: every value it reaches gets our decision as a closed
+`sdy.sharding_constraint`, arguments and requested results `sdy.sharding`, and XLA's
+Shardy partitioner compiles the module for the mesh's devices (num_partitions = mesh
+size), partitioning what we decided. Results come back as multi-device arrays with the
+sharding the executable reports (a NamedSharding of the mesh where one matches).
+
+Programs Shardy's form cannot carry yet (host callbacks or exported calls, which lower
+with `mhlo.sharding` of their own; a constraint nested in a region or over another mesh;
+shardings that are not NamedShardings of the mesh) take the older route: `mhlo.sharding`
+on @main's arguments and results, and XLA's GSPMD propagation for the rest.
 """
 from __future__ import annotations
 
@@ -135,6 +143,111 @@ def annotate(module, in_shardings, out_shardings, out_avals) -> None:
             for s, a in zip(out_shardings, out_avals)])
 
 
+def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None) -> str:
+    """The StableHLO text of a traced module compiled for `mesh` (see the module
+    docstring); `in_shardings` covers @main's arguments, `out_shardings` its results
+    (None: unconstrained)."""
+    from jaxlib.mlir import ir
+
+    from mjax.config import config
+    from mjax.dialect import context
+    from mjax.lowering import PIPELINE, lower_module
+    from mjax.passes import run_pipeline
+    if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
+        lower_module(module)
+        return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
+                                                           out_avals))
+    names = [name for name, _ in PIPELINE]
+    cut = names.index("jaxpr-to-stablehlo")
+    after = None
+    if config.read("mjax_verify_each_pass") or config.read("jax_enable_checks"):
+        def after(name, m):
+            run_pipeline(m, "jaxpr-verify")
+    with context(), ir.Location.unknown(context()):
+        run_pipeline(module, PIPELINE[:cut], after_each=after)
+        main = _main(module)
+        if _shardy_can_carry(module, main, mesh):
+            _write_annotations(main, in_shardings, out_shardings, mesh)
+            run_pipeline(module, [("jaxpr-propagate-shardings", "sdy=true")]
+                         + PIPELINE[cut:], after_each=after)
+            return _finish(module, donated, None)
+        run_pipeline(module, PIPELINE[cut:], after_each=after)
+    return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
+                                                       out_avals))
+
+
+def _finish(module, donated, annotate_fn) -> str:
+    from mjax.lowering import alias_donated_inputs
+    if donated and any(donated):
+        alias_donated_inputs(module, donated)
+    if annotate_fn is not None:
+        annotate_fn(module)
+    return module.operation.get_asm(enable_debug_info=True)
+
+
+def _named_over(mesh, shardings) -> bool:
+    """Whether every given sharding is a NamedSharding of `mesh`, a mesh of >1 device."""
+    return mesh.size > 1 and all(s is None or (type(s) is NamedSharding and s.mesh == mesh)
+                                 for s in shardings)
+
+
+def _main(module):
+    return next(op.operation for op in module.body.operations
+                if op.operation.name == "func.func" and
+                op.operation.attributes["sym_name"].value == "main")
+
+
+# Ops that lower with XLA shardings of their own (`mhlo.sharding`), which Shardy's form
+# cannot be mixed with.
+_GSPMD_ONLY = frozenset({"jaxpr.callback", "jaxpr.call_exported"})
+
+
+def _shardy_can_carry(module, main, mesh) -> bool:
+    """Whether the (transformed, inlined) module can be compiled in Shardy's form: no op
+    that brings its own XLA sharding, and every sharding constraint directly in @main
+    and over `mesh`'s axes."""
+    from mjax.dialect.ops.sharding import ShardingConstraintOp
+    from mjax.passes.registry import walk_ops
+    top = main.regions[0].blocks[0]
+    want = (tuple(mesh.axis_names), tuple(mesh.axis_sizes))
+    for op in walk_ops(module):
+        name = op.name
+        if name in _GSPMD_ONLY:
+            return False
+        if name == ShardingConstraintOp.OPERATION_NAME:
+            p = op.opview.params
+            if op.parent.operation != main or op.block != top or \
+                    (tuple(p["mesh_axes"]), tuple(p["mesh_shape"])) != want:
+                return False
+    return True
+
+
+def _write_annotations(main, in_shardings, out_shardings, mesh) -> None:
+    """`mjax.sharding` (the propagation pass's sources) on @main's arguments and on the
+    results given a sharding."""
+    from jaxlib.mlir import ir
+    from mjax.dialect import attributes as A
+    axes, shape = tuple(mesh.axis_names), tuple(mesh.axis_sizes)
+
+    def attrs(old, sharding, rank):
+        d = {} if old is None else {n.name: n.attr for n in ir.DictAttr(old)}
+        if sharding is not None:
+            spec = tuple(",".join(sharding.spec.axes_of(i)) for i in range(rank))
+            d["mjax.sharding"] = A.encode({"mesh_axes": axes, "mesh_shape": shape,
+                                           "spec": spec})
+        return ir.DictAttr.get(d)
+    ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+    n_in, n_out = len(ftype.inputs), len(ftype.results)
+    old_args = (list(ir.ArrayAttr(main.attributes["arg_attrs"]))
+                if "arg_attrs" in main.attributes else [None] * n_in)
+    old_res = (list(ir.ArrayAttr(main.attributes["res_attrs"]))
+               if "res_attrs" in main.attributes else [None] * n_out)
+    main.attributes["arg_attrs"] = ir.ArrayAttr.get([
+        attrs(o, s, len(_shape(t))) for o, s, t in zip(old_args, in_shardings, ftype.inputs)])
+    main.attributes["res_attrs"] = ir.ArrayAttr.get([
+        attrs(o, s, len(_shape(t))) for o, s, t in zip(old_res, out_shardings, ftype.results)])
+
+
 def _shape(t):
     from jaxlib.mlir import ir
     return ir.RankedTensorType(t).shape
@@ -160,5 +273,5 @@ def wrap_outputs(outs, out_avals, out_shardings, exe, mesh) -> list:
     return arrays
 
 
-__all__ = ["wants_spmd", "constraint_mesh", "replicated_over", "in_shardings_for", "flat_shardings", "annotate", "put_for",
-           "wrap_outputs"]
+__all__ = ["wants_spmd", "constraint_mesh", "replicated_over", "in_shardings_for",
+           "flat_shardings", "annotate", "lower", "put_for", "wrap_outputs"]

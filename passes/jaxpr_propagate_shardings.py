@@ -21,6 +21,12 @@ dimension the annotation they came from. A reduced factor (a contracting or redu
 marked `mjax.sharding_reduced = ["x"]`: the op leaves partial results to be summed over
 those mesh axes. `materialize=true` also writes every propagated decision as a
 `jaxpr.sharding_constraint` after its value, so lowering passes our decisions to XLA.
+`sdy=true` writes the result in Shardy's form instead, for XLA's Shardy partitioner (what
+jit over a mesh compiles, frontend/spmd.py): an `sdy.mesh @mesh` op, `sdy.sharding` on
+the annotated arguments and results, every propagated decision as an
+`sdy.sharding_constraint` (closed dimensions: Shardy may not re-shard them), and each
+`jaxpr.sharding_constraint` of the function replaced by its `sdy.sharding_constraint`
+(`?` entries open). Mesh axes of size 1 are left out (they split nothing).
 Ops without a rule (see the SHARD column of the coverage table) are left
 unannotated with their stated reason under explain.
 
@@ -39,10 +45,12 @@ import math
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy as sdy_d
 
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
-from mjax.dialect.ops.sharding import ShardingConstraintOp, check_layout, dim_axes
+from mjax.dialect.ops.sharding import UNCONSTRAINED, ShardingConstraintOp, check_layout, \
+    dim_axes
 from mjax.dialect.types import aval_of
 from mjax.passes.ir_util import entry_block, is_terminator, symbol_name
 from mjax.passes.registry import Pass, PassError, format_location, register_pass
@@ -272,11 +280,7 @@ class _Propagation:
         (not by the user), so `--jaxpr-to-stablehlo` passes our decisions to XLA as
         custom_call @Sharding."""
         axes, shape = self.mesh
-        values = [a for a in self.block.arguments]
-        for op in self.block.operations:
-            if not is_terminator(op.operation) and not isinstance(op, ShardingConstraintOp):
-                values += list(op.operation.results)
-        for v in values:
+        for v in self._values():
             dec = self.known.get(v)
             if dec is None or dec.fixed:
                 continue
@@ -291,22 +295,119 @@ class _Propagation:
             v.replace_all_uses_except(c.results[0], c)
 
 
+    # -- sdy: the decisions in Shardy's form, for XLA's Shardy partitioner ----------------
+    def to_sdy(self, module, mesh_name: str = "mesh"):
+        """See the module docstring (`sdy=true`)."""
+        axes, shape = self.mesh
+        sizes = dict(zip(axes, shape))
+        _ensure_sdy_mesh(module, mesh_name, axes, shape)
+        cache: dict = {}
+
+        def sharding(dims) -> ir.Attribute:
+            # dims: per dimension a tuple of axes, or None for an open ("?") dimension.
+            text = sdy_sharding_text(mesh_name, dims, sizes)
+            attr = cache.get(text)
+            if attr is None:
+                attr = cache[text] = ir.Attribute.parse(text)
+            return attr
+
+        for op in list(self.block.operations):
+            op = op.operation
+            view = op.opview if op.name == ShardingConstraintOp.OPERATION_NAME else None
+            if view is not None:
+                spec = view.params["spec"]
+                dims = tuple(None if e == UNCONSTRAINED else dim_axes(e) for e in spec)
+                new = sdy_d.ShardingConstraintOp(op.operands[0], sharding(dims),
+                                               loc=op.location, ip=ir.InsertionPoint(op))
+                op.results[0].replace_all_uses_with(new.result)
+                op.erase()
+        for v in self._values():
+            dec = self.known.get(v)
+            if dec is None or dec.fixed:
+                continue
+            is_arg = isinstance(v.owner, ir.Block)
+            ip = (ir.InsertionPoint.at_block_begin(self.block) if is_arg
+                  else _after(v.owner.operation))
+            c = sdy_d.ShardingConstraintOp(v, sharding(dec.spec), loc=self.fn.location
+                                         if is_arg else v.owner.location, ip=ip)
+            v.replace_all_uses_except(c.result, c.operation)
+        for name in ("arg_attrs", "res_attrs"):
+            attrs = _dict_attrs(self.fn, name)
+            if not attrs:
+                continue
+            new = []
+            for a in attrs:
+                d = {a[i].name: a[i].attr for i in range(len(a))}
+                for key in ("mjax.sharding_propagated", "mjax.sharding_explain"):
+                    d.pop(key, None)
+                ann = d.pop("mjax.sharding", None)
+                if ann is not None:
+                    spec = A.decode(ann)["spec"]
+                    spec = spec if isinstance(spec, tuple) else (spec,)
+                    d["sdy.sharding"] = sharding(tuple(dim_axes(e) for e in spec))
+                new.append(ir.DictAttr.get(d))
+            self.fn.attributes[name] = ir.ArrayAttr.get(new)
+
+    def _values(self) -> list:
+        values = list(self.block.arguments)
+        for op in self.block.operations:
+            if not is_terminator(op.operation) and not isinstance(op, ShardingConstraintOp):
+                values += list(op.operation.results)
+        return values
+
+
+def sdy_sharding_text(mesh_name: str, dims, sizes: dict) -> str:
+    """`#sdy.sharding<@mesh, [{"x"}, {}, {?}]>` (dims: axes per dimension, None = open);
+    axes of size 1 are dropped."""
+    parts = []
+    for axes in dims:
+        if axes is None:
+            parts.append("{?}")
+        else:
+            parts.append("{" + ", ".join(f'"{a}"' for a in axes if sizes[a] != 1) + "}")
+    return f"#sdy.sharding<@{mesh_name}, [{', '.join(parts)}]>"
+
+
+def _ensure_sdy_mesh(module, name, axes, shape) -> None:
+    """An `sdy.mesh @name` at the top of `module` (an existing one must be the same)."""
+    body = module.body
+    for op in body.operations:
+        if op.operation.name == "sdy.mesh" and \
+                ir.StringAttr(op.operation.attributes["sym_name"]).value == name:
+            want = _sdy_mesh_attr(axes, shape)
+            if str(op.operation.attributes["mesh"]) != str(want):
+                raise PassError(op, f"jaxpr-propagate-shardings: sdy.mesh @{name} is "
+                                    f"{op.operation.attributes['mesh']}, expected {want}")
+            return
+    first = next(iter(body.operations), None)
+    ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(body)
+    sdy_d.MeshOp(name, _sdy_mesh_attr(axes, shape), ip=ip)
+
+
+def _sdy_mesh_attr(axes, shape) -> ir.Attribute:
+    inner = ", ".join(f'"{a}"={n}' for a, n in zip(axes, shape))
+    return ir.Attribute.parse(f"#sdy.mesh<[{inner}]>")
+
+
 def _after(op) -> ir.InsertionPoint:
     """The insertion point right after `op` (a block always ends with a terminator)."""
     ops = [o.operation for o in op.block.operations]
     return ir.InsertionPoint(ops[ops.index(op) + 1])
 
 
-def propagate_shardings(module, explain: bool = False, materialize: bool = False) -> None:
+def propagate_shardings(module, explain: bool = False, materialize: bool = False,
+                        sdy: bool = False) -> None:
     """Runs the propagation on every function of `module` that has a sharding source."""
-    with module.context:
-        for fn in module.body.operations:
+    with module.context, ir.Location.unknown(module.context):
+        for fn in list(module.body.operations):
             if fn.operation.name != "func.func":
                 continue
             prop = _Propagation(fn.operation, explain)
             if prop.seed():
                 prop.run()
-                if materialize:
+                if sdy:
+                    prop.to_sdy(module)
+                elif materialize:
                     prop.materialize()
 
 
@@ -317,6 +418,7 @@ class JaxprPropagateShardingsPass(Pass):
 
     explain: bool = False      # --jaxpr-propagate-shardings="explain=true"
     materialize: bool = False  # "materialize=true": decisions as sharding_constraint ops
+    sdy: bool = False          # "sdy=true": everything in Shardy's form (sdy.* ops, attrs)
 
     def run(self, module):
-        propagate_shardings(module, self.explain, self.materialize)
+        propagate_shardings(module, self.explain, self.materialize, self.sdy)

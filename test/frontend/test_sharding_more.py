@@ -62,12 +62,59 @@ def test_constraint_on_the_result_is_the_result_layout(mesh, jmesh):
     assert layout(ours) == layout(theirs)
 
 
-def test_constraint_lowers_to_custom_call_sharding(mesh):
+def test_constraint_lowers_to_sdy_sharding_constraint(mesh):
     x = np.ones((8, 4), np.float32)
     text = mjax.jit(lambda v: mjax.lax.with_sharding_constraint(
         v, NamedSharding(mesh, P("x", "y")))).lower(x).as_text()
-    assert 'stablehlo.custom_call @Sharding' in text
-    assert 'mhlo.sharding = "{devices=[4,2]0,1,2,3,4,5,6,7}"' in text
+    assert 'sdy.mesh @mesh = <["x"=4, "y"=2]>' in text
+    assert 'sdy.sharding_constraint %arg0 <@mesh, [{"x"}, {"y"}]>' in text
+    assert "mhlo.sharding" not in text
+
+
+def test_jit_lowering_carries_every_propagated_decision_as_sdy(mesh):
+    """jit over a mesh runs --jaxpr-propagate-shardings: each value it decides gets a
+    closed sdy.sharding_constraint, the arguments sdy.sharding, and XLA (Shardy)
+    partitions exactly that: the row sums stay split over x, the contraction over y is
+    summed by an all-reduce, and nothing gathers the full (8, 4) operand."""
+    rng = np.random.RandomState(1)
+    a, w = rng.randn(8, 4).astype(np.float32), rng.randn(4, 6).astype(np.float32)
+    f = mjax.jit(lambda a, w: jnp.sum(jnp.tanh(a @ w), axis=1),
+                 in_shardings=(NamedSharding(mesh, P("x", "y")),
+                               NamedSharding(mesh, P("y", None))))
+    lowered = f.lower(a, w)
+    text = lowered.as_text()
+    assert '{sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}' in text
+    assert '{sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}' in text
+    assert 'sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]>' in text
+    # dot_general's result (x), tanh (x), the reduction (x): our decisions, closed.
+    assert text.count('sdy.sharding_constraint') >= 3
+    assert '<@mesh, [{"x"}]>' in text
+    assert "mjax." not in text.replace("mjax.jit", "")
+    compiled = lowered.compile()
+    hlo = compiled.as_text()
+    assert "all-reduce" in hlo
+    assert "f32[8,4]" not in "\n".join(l for l in hlo.splitlines() if "all-gather" in l)
+    out = compiled(a, w)
+    np.testing.assert_allclose(np.asarray(out), np.tanh(a @ w).sum(1), rtol=1e-5)
+    assert out.sharding == NamedSharding(mesh, P("x"))
+    assert f(a, w).sharding == NamedSharding(mesh, P("x"))
+
+
+def test_host_callback_keeps_the_gspmd_route(mesh):
+    """A program with a host callback (lowered with XLA shardings of its own) keeps
+    mhlo.sharding annotations for GSPMD, and still computes the same."""
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+
+    def f(v):
+        v = mjax.lax.with_sharding_constraint(v * 2, NamedSharding(mesh, P("x")))
+        return mjax.pure_callback(lambda u: np.asarray(u) + 1,
+                                  mjax.ShapeDtypeStruct(v.shape, v.dtype), v)
+    g = mjax.jit(f, out_shardings=NamedSharding(mesh, P("x")))
+    text = g.lower(x).as_text()
+    assert "stablehlo.custom_call @Sharding" in text and "sdy." not in text
+    out = g(x)
+    np.testing.assert_allclose(out, x * 2 + 1)
+    assert out.sharding == NamedSharding(mesh, P("x"))
 
 
 def test_bare_partition_spec_under_mesh_context(mesh):
@@ -191,7 +238,7 @@ def test_unconstrained_dims_are_left_to_xla_as_jax(mesh, jmesh):
     s = NamedSharding(mesh, P(P.UNCONSTRAINED, "y"))
     f = lambda v: mjax.lax.with_sharding_constraint(v * 2, s)  # noqa: E731
     text = mjax.jit(f).lower(x).as_text()
-    assert 'backend_config = "unspecified_dims=[0]"' in text
+    assert 'sdy.sharding_constraint %1 <@mesh, [{?}, {"y"}]>' in text
     ours = mjax.jit(f, in_shardings=NamedSharding(mesh, P("x")))(x)
     js = jax.sharding.NamedSharding(jmesh, JP(JP.UNCONSTRAINED, "y"))
     theirs = jax.jit(lambda v: jax.lax.with_sharding_constraint(v * 2, js),
