@@ -553,7 +553,6 @@ class Jitted:
         return entry
 
     def _compile_spmd(self, traced, entry, donated, in_shardings, mesh) -> _CacheEntry:
-        from mjax.lowering import lower_to_stablehlo
         from mjax.sharding import NamedSharding, P
         replicated = NamedSharding(mesh, P())
         out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
@@ -562,10 +561,8 @@ class Jitted:
                                if self._out_shardings is not None
                                else [None] * len(traced.out_avals))
         all_in = list(in_shardings) + [replicated] * len(traced.captured)
-        text = lower_to_stablehlo(
-            traced.module, donated=donated, out_avals=traced.out_avals,
-            annotate=lambda m: spmd.annotate(m, all_in, entry.out_shardings,
-                                             traced.out_avals))
+        text = spmd.lower(traced.module, all_in, entry.out_shardings, traced.out_avals,
+                          mesh, donated)
         from mjax.callbacks import backend_host_callbacks
         text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
         entry.executable = get_backend(self._backend).compile(

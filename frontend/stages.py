@@ -32,10 +32,12 @@ class Traced:
         with context():
             # A copy (self.jaxpr stays untouched) that keeps the user's source locations.
             module = ir.Module.parse(self.as_text(debug_info=True))
-        lower_module(module)
-        if self._layout is not None:
+        if self._layout is not None:   # over a mesh: frontend/spmd.py
             from mjax import spmd
-            spmd.annotate(module, self._layout[0], self._layout[1], self._traced.out_avals)
+            spmd.lower(module, self._layout[0], self._layout[1], self._traced.out_avals,
+                       self._layout[2])
+        else:
+            lower_module(module)
         return Lowered(self._traced, module, self._layout)
 
 

@@ -271,6 +271,8 @@ class XlaBackend:
                     np.array([[d.id for d in devices]]))
                 # Results without a requested sharding keep the layout XLA propagates.
                 build.allow_spmd_sharding_propagation_to_output = [True]
+                # A module in Shardy's form (frontend/spmd.py) is partitioned by Shardy.
+                build.use_shardy_partitioner = "sdy.mesh @" in stablehlo_text
             if host_callbacks:
                 loaded = self._compile_with_callbacks(stablehlo_text, devices, opts,
                                                       host_callbacks)
