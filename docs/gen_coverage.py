@@ -38,15 +38,6 @@ REASONS = {
     "jax.numpy.uint1": "see jax.numpy.int1",
     "jax.numpy.float6_*": "ml_dtypes' float6 types are not exported: mjax.dtypes maps no "
                           "MLIR element type to them (the float8 and float4 types are)",
-    "jax.numpy.histogram2d": f"{NOT_YET} (histogram exists; the n-d binning over "
-                             "searchsorted + bincount is still to write)",
-    "jax.numpy.histogramdd": "see jax.numpy.histogram2d",
-    "jax.numpy.polyfit": f"{NOT_YET} (a least-squares fit over vander; lstsq exists)",
-    "jax.numpy.polydiv": f"{NOT_YET} (polynomial long division as a fixed loop)",
-    "jax.numpy.roots": f"{NOT_YET} (eigenvalues of the companion matrix; linalg.eigvals "
-                       "exists on CPU)",
-    "jax.numpy.frompyfunc": f"{NOT_YET} (a jnp.ufunc built over vectorize of the Python "
-                            "function)",
     # ---- jax.lax
     "jax.lax.*_p": _PRIMITIVE,
     "jax.random.*_p": _PRIMITIVE,

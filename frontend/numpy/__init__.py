@@ -1475,7 +1475,9 @@ from mjax.numpy.arraypad import pad  # noqa: E402
 from mjax.numpy.searching import (argwhere, bincount, flatnonzero, histogram,  # noqa: E402
                                   interp, searchsorted)
 from mjax.numpy.arraysetops import isin, unique  # noqa: E402
-from mjax.numpy.polynomial import convolve, correlate, polyval  # noqa: E402
+from mjax.numpy.polynomial import (convolve, correlate, polydiv, polyfit,  # noqa: E402
+                                   polyval, roots)
+from mjax.numpy.histograms import histogram2d, histogramdd  # noqa: E402
 from mjax.numpy.quantiles import (median, nanmedian, nanpercentile, nanquantile,  # noqa: E402
                                   percentile, quantile)
 from mjax.numpy.shaping import (array_split, digitize, dsplit, dstack, ediff1d,  # noqa: E402
@@ -1496,7 +1498,7 @@ from mjax.numpy.extras import (append, apply_along_axis, apply_over_axes,  # noq
 from mjax.numpy.extras import (ix_, kron, mask_indices, place, put,  # noqa: E402
                                put_along_axis, unwrap)
 from mjax.numpy.extras import frexp, i0, kaiser  # noqa: E402
-from mjax.numpy.ufunc import make_ufuncs as _make_ufuncs, ufunc  # noqa: E402
+from mjax.numpy.ufunc import frompyfunc, make_ufuncs as _make_ufuncs, ufunc  # noqa: E402
 # The binary functions JAX exposes as ufuncs get .reduce/.accumulate/.reduceat/.outer/.at.
 _UFUNCS = _make_ufuncs(globals())
 add, multiply, subtract, maximum, minimum = (_UFUNCS[n] for n in (

@@ -309,3 +309,11 @@ def make_ufuncs(ns: dict) -> dict:
         "logaddexp2": binary("logaddexp2", -_onp.inf, reduce=_logsumexp(2.0)),
         "negative": ufunc(ns["negative"], 1, 1, name="negative"),
     }
+
+
+def frompyfunc(func, /, nin, nout, *, identity=None):
+    """A jnp.ufunc from a scalar function of `nin` arguments and `nout` results: calls
+    broadcast it over arrays (jnp.vectorize), and it has reduce/accumulate/outer/at.
+    JAX: jnp.frompyfunc."""
+    from mjax.numpy.vectorize import vectorize
+    return ufunc(func, nin, nout, identity=identity, call=vectorize(func))
