@@ -1,0 +1,278 @@
+"""--jaxpr-pallas-to-triton: the Triton modules built for Pallas kernels verify, have the
+structure of the kernels JAX's Pallas builds for the same programs (jax is the oracle:
+it lowers its own Pallas kernels for CUDA without a GPU), and sit in the custom call XLA's
+GPU backend compiles. The inputs are the hand-written kernels of the lit test
+test/passes/pallas_triton.mlir (one IR contract, two checks)."""
+import collections
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.experimental import pallas as jpl
+from jax.experimental.pallas import triton as jplt
+from jaxlib.mlir import ir, passmanager
+
+import mjax.passes  # noqa: F401  (registers the passes)
+from mjax.dialect.context import context
+from mjax.passes import run_pipeline
+from mjax.passes.jaxpr_pallas_to_triton import TRITON_CALL_TARGET, launch_grid, \
+    lower_pallas_call
+from mjax.passes.registry import PassError, walk_ops
+
+LIT = pathlib.Path(__file__).resolve().parents[1] / "passes" / "pallas_triton.mlir"
+KERNELS = {}
+for _chunk in LIT.read_text().split("// -----"):
+    _name = next(line.split("@")[1].split("(")[0] for line in _chunk.splitlines()
+                 if line.startswith("func.func @"))
+    KERNELS[_name] = _chunk
+
+
+def parse(text: str) -> ir.Module:
+    with context(), ir.Location.unknown(context()):
+        return ir.Module.parse(text)
+
+
+def the_call(module):
+    return next(op for op in walk_ops(module) if op.name == "jaxpr.pallas_call")
+
+
+def build(name):
+    """(Triton module, launch grid, kernel name) of the lit test's kernel `name`."""
+    module = parse(KERNELS[name])
+    with context(), ir.Location.unknown(context()):
+        return lower_pallas_call(module, the_call(module))
+
+
+def op_counts(module) -> collections.Counter:
+    return collections.Counter(op.name for op in walk_ops(module))
+
+
+def tt_func(module):
+    [fn] = [op for op in module.body.operations if op.operation.name == "tt.func"]
+    return fn.operation
+
+
+# ---- the modules verify and have the expected structure ------------------------------
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_triton_module_verifies(name):
+    tmod, launch, kname = build(name)
+    assert tmod.operation.verify()
+    fn = tt_func(tmod)
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    module = parse(KERNELS[name])
+    call = the_call(module)
+    # one pointer per input and output array, of the array's element type, no results
+    assert len(ftype.inputs) == len(call.operands) + len(call.results)
+    elts = [ir.RankedTensorType(v.type).element_type for v in list(call.operands)
+            + list(call.results)]
+    assert [str(t) for t in ftype.inputs] == [f"!tt.ptr<{e}>" for e in elts]
+    assert not ftype.results
+    assert ir.StringAttr(fn.attributes["sym_name"]).value == kname == name + "_kernel"
+    counts = op_counts(tmod)
+    assert counts["tt.return"] == 1
+    assert not any(n.startswith("jaxpr.") for n in counts)
+
+
+def test_matmul_structure():
+    tmod, launch, _ = build("matmul")
+    counts = op_counts(tmod)
+    assert launch == [4, 4, 1]
+    assert counts["scf.for"] == 1 and counts["tt.dot"] == 1
+    assert counts["tt.load"] == 2 and counts["tt.store"] == 1
+    assert counts["tt.get_program_id"] == 2
+    [loop] = [op for op in walk_ops(tmod) if op.name == "scf.for"]
+    # the dot and both block loads are inside the K loop; the store after it
+    inner = op_counts(loop)
+    assert inner["tt.dot"] == 1 and inner["tt.load"] == 2 and inner["tt.store"] == 0
+    # the loop runs K / bk = 256 / 32 = 8 times, carrying only the accumulator (the
+    # fori_loop index is the induction variable)
+    lb, ub, step = (v.owner.attributes["value"] for v in list(loop.operands)[:3])
+    assert [ir.IntegerAttr(a).value for a in (lb, ub, step)] == [0, 8, 1]
+    assert [str(r.type) for r in loop.results] == ["tensor<64x64xf32>"]
+    [dot] = [op for op in walk_ops(tmod) if op.name == "tt.dot"]
+    assert str(dot.operands[0].type) == "tensor<64x32xf32>"
+    assert str(dot.operands[1].type) == "tensor<32x64xf32>"
+
+
+def test_masked_structure():
+    tmod, launch, _ = build("masked")
+    [load] = [op for op in walk_ops(tmod) if op.name == "tt.load"]
+    [store] = [op for op in walk_ops(tmod) if op.name == "tt.store"]
+    assert len(load.operands) == 3          # ptr, mask, other
+    assert len(store.operands) == 3         # ptr, value, mask
+    assert load.operands[1] == store.operands[2]
+    assert str(load.operands[1].type) == "tensor<128xi1>"
+
+
+def test_softmax_structure():
+    tmod, launch, _ = build("softmax")
+    counts = op_counts(tmod)
+    assert launch == [8, 1, 1]
+    assert counts["tt.reduce"] == 2 and counts["tt.extern_elementwise"] == 1
+    assert counts["tt.load"] == 1 and counts["tt.store"] == 1
+
+
+# ---- against JAX's own Pallas Triton lowering ----------------------------------------
+def _jax_triton_call(f, *args):
+    """JAX's custom call for `f` lowered for CUDA: (backend config dict, parsed module)."""
+    lowered = jax.jit(f).trace(*args).lower(lowering_platforms=("cuda",))
+    text = lowered.as_text()
+    hlo = lowered.compiler_ir("stablehlo")
+    calls = []
+
+    def visit(op):
+        if op.name == "stablehlo.custom_call":
+            calls.append(op)
+        return ir.WalkResult.ADVANCE
+    hlo.operation.walk(visit)
+    [call] = calls
+    cfg = ir.DictAttr(call.attributes["mhlo.backend_config"])
+    config = {cfg[i].name: cfg[i].attr for i in range(len(cfg))}
+    blob = ir.StringAttr(config["ir"]).value_bytes
+    with context():
+        tmod = ir.Module.parse(blob)
+        # JAX leaves dead ops (a swap's unused old value is loaded) for Triton to drop;
+        # fold the same way ours is folded before counting.
+        passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(tmod.operation)
+    values = {k: (ir.IntegerAttr(v).value if isinstance(v, ir.IntegerAttr) else None)
+              for k, v in config.items()}
+    assert TRITON_CALL_TARGET in text
+    return values, tmod
+
+
+def _ours(name):
+    module = parse(KERNELS[name])
+    with context(), ir.Location.unknown(context()):
+        run_pipeline(module, "jaxpr-pallas-to-triton")
+    [call] = [op for op in walk_ops(module) if op.name == "stablehlo.custom_call"]
+    assert ir.StringAttr(call.attributes["call_target_name"]).value == TRITON_CALL_TARGET
+    cfg = ir.DictAttr(call.attributes["mhlo.backend_config"])
+    config = {cfg[i].name: cfg[i].attr for i in range(len(cfg))}
+    tmod = ir.Module.parse(ir.StringAttr(config["ir"]).value_bytes, context())
+    assert tmod.operation.verify()
+    values = {k: (ir.IntegerAttr(v).value if isinstance(v, ir.IntegerAttr) else None)
+              for k, v in config.items()}
+    return values, tmod
+
+
+_MEMORY_AND_LOOPS = ("tt.load", "tt.store", "tt.dot", "scf.for", "tt.reduce",
+                     "tt.get_program_id", "tt.atomic_rmw")
+
+
+def _compare(name, jax_f, *args):
+    ours, our_mod = _ours(name)
+    theirs, their_mod = _jax_triton_call(jax_f, *args)
+    for key in ("grid_x", "grid_y", "grid_z", "num_warps", "num_stages"):
+        assert ours[key] == theirs[key], key
+    oc, tc = op_counts(our_mod), op_counts(their_mod)
+    assert {k: oc[k] for k in _MEMORY_AND_LOOPS} == {k: tc[k] for k in _MEMORY_AND_LOOPS}
+    # the same pointer arguments
+    ft = lambda m: [str(t) for t in ir.FunctionType(ir.TypeAttr(
+        tt_func(m).attributes["function_type"]).value).inputs]
+    assert ft(our_mod) == ft(their_mod)
+
+
+def test_add_matches_jax():
+    def kernel(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] + y_ref[...]
+    spec = jpl.BlockSpec((128,), lambda i: (i,))
+    x = jnp.zeros((256,), jnp.float32)
+    f = lambda x, y: jpl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((256,), x.dtype),
+                                     grid=(2,), in_specs=[spec, spec], out_specs=spec,
+                                     compiler_params=jplt.CompilerParams())(x, y)
+    _compare("add", f, x, x)
+
+
+def test_matmul_matches_jax():
+    def kernel(x_ref, y_ref, o_ref):
+        def body(k, acc):
+            a = x_ref[:, jpl.ds(k * 32, 32)]
+            b = y_ref[jpl.ds(k * 32, 32), :]
+            return acc + jnp.dot(a, b, preferred_element_type=jnp.float32)
+        o_ref[...] = jax.lax.fori_loop(0, 8, body, jnp.zeros((64, 64), jnp.float32))
+    x = jnp.zeros((256, 256), jnp.float32)
+    f = lambda x, y: jpl.pallas_call(
+        kernel, out_shape=jax.ShapeDtypeStruct((256, 256), jnp.float32), grid=(4, 4),
+        in_specs=[jpl.BlockSpec((64, 256), lambda i, j: (i, 0)),
+                  jpl.BlockSpec((256, 64), lambda i, j: (0, j))],
+        out_specs=jpl.BlockSpec((64, 64), lambda i, j: (i, j)),
+        compiler_params=jplt.CompilerParams(num_warps=8, num_stages=2))(x, y)
+    _compare("matmul", f, x, x)
+
+
+def test_masked_matches_jax():
+    def kernel(x_ref, o_ref):
+        idx = jpl.program_id(0) * 128 + jnp.arange(128)
+        mask = idx < 200
+        v = jplt.load(x_ref, mask=mask, other=0.0)
+        jplt.store(o_ref, v * v, mask=mask)
+    spec = jpl.BlockSpec((128,), lambda i: (i,))
+    x = jnp.zeros((200,), jnp.float32)
+    f = lambda x: jpl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((200,), x.dtype),
+                                  grid=(2,), in_specs=[spec], out_specs=spec,
+                                  compiler_params=jplt.CompilerParams())(x)
+    _compare("masked", f, x)
+
+
+def test_softmax_matches_jax():
+    def kernel(x_ref, o_ref):
+        v = x_ref[...]
+        e = jnp.exp(v - jnp.max(v))
+        o_ref[...] = e / jnp.sum(e)
+    spec = jpl.BlockSpec((None, 128), lambda i: (i, 0))
+    x = jnp.zeros((8, 128), jnp.float32)
+    f = lambda x: jpl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), x.dtype),
+                                  grid=(8,), in_specs=[spec], out_specs=spec,
+                                  compiler_params=jplt.CompilerParams(num_warps=2))(x)
+    _compare("softmax", f, x)
+
+
+# ---- the pass: custom call, cleanup, errors ------------------------------------------
+def test_custom_call_replaces_pallas_call_and_kernel():
+    module = parse(KERNELS["matmul"])
+    with context(), ir.Location.unknown(context()):
+        run_pipeline(module, "jaxpr-pallas-to-triton")
+    names = [op.operation.name for op in walk_ops(module)]
+    assert "jaxpr.pallas_call" not in names
+    funcs = [ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations]
+    assert funcs == ["matmul"]   # the kernel and its index maps are gone
+    [call] = [op for op in walk_ops(module) if op.name == "stablehlo.custom_call"]
+    assert str(call.attributes["operand_layouts"]) == (
+        "[dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>]")
+    assert module.operation.verify()
+
+
+def test_missing_rule_is_located_error():
+    text = KERNELS["add"].replace('"jaxpr.add"', '"jaxpr.nextafter"')
+    module = parse(text)
+    with pytest.raises(PassError, match="no Triton lowering rule for 'jaxpr.nextafter'") as e:
+        with context(), ir.Location.unknown(context()):
+            run_pipeline(module, "jaxpr-pallas-to-triton")
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "jaxpr.nextafter" in l)
+    assert e.value.location is not None and f":{line}:" in str(e.value)
+
+
+@pytest.mark.parametrize("grid,launch,folded", [
+    ((), [1, 1, 1], False), ((5,), [5, 1, 1], False), ((2, 3, 4), [2, 3, 4], False),
+    ((2, 3, 4, 5), [120, 1, 1], True), ((2, 70000), [140000, 1, 1], True)])
+def test_launch_grid(grid, launch, folded):
+    assert launch_grid(grid) == (launch, folded)
+
+
+def test_folded_grid_program_ids():
+    """A 4-D grid runs as one x dimension; each program id is recovered row-major
+    (the last grid dim fastest) by unsigned rem/div."""
+    text = KERNELS["add"].replace("grid = array<i64: 2>", "grid = array<i64: 1, 1, 1, 2>")
+    text = text.replace("func.func private @add_kernel_index_map(%i: tensor<i32>)",
+                        "func.func private @add_kernel_index_map(%a: tensor<i32>, "
+                        "%b: tensor<i32>, %c: tensor<i32>, %i: tensor<i32>)")
+    module = parse(text)
+    with context(), ir.Location.unknown(context()):
+        tmod, launch, _ = lower_pallas_call(module, the_call(module))
+    assert launch == [2, 1, 1]
+    assert tmod.operation.verify()
+    counts = op_counts(tmod)
+    assert counts["tt.get_program_id"] == 1
+    assert counts["arith.remui"] >= 1
