@@ -22,7 +22,23 @@ def lower_module(module: ir.Module) -> None:
         def after(name, m):
             run_pipeline(m, "jaxpr-verify")
     with context(), ir.Location.unknown(context()):
-        run_pipeline(module, PIPELINE, after_each=after)
+        run_pipeline(module, pipeline_for(), after_each=after)
+
+
+def pipeline_for(platform: str | None = None) -> list:
+    """PIPELINE for a backend platform (default: the default backend's). On a GPU,
+    pallas_calls with interpret=False first compile to Triton kernels (XLA custom calls);
+    the rest, and every pallas_call elsewhere, run in interpret mode."""
+    from mjax.runtime.xla import default_platform
+    platform = (platform or default_platform()).lower()
+    if platform not in ("cuda", "rocm", "gpu"):
+        return PIPELINE
+    names = [name for name, _ in PIPELINE]
+    at = names.index("jaxpr-pallas-interpret" if "jaxpr-pallas-interpret" in names
+                     else "jaxpr-to-stablehlo")
+    step = ("jaxpr-pallas-to-triton", "platform=" + ("rocm" if platform == "rocm"
+                                                     else "cuda"))
+    return PIPELINE[:at] + [step] + PIPELINE[at:]
 
 
 def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None,
