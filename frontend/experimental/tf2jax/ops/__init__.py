@@ -56,7 +56,8 @@ def cast(x, dtype):
     if is_numpy(x):
         return np.asarray(x).astype(dtype)
     import mjax.numpy as jnp
-    return jnp.asarray(x).astype(dtype)
+    from mjax import dtypes
+    return jnp.asarray(x).astype(dtypes.canonicalize_dtype(dtype))
 
 
 def shape_of(x) -> tuple:

@@ -1,0 +1,396 @@
+"""mjax.experimental.tf2jax: TF functions converted op by op, checked against TensorFlow
+(outputs, GradientTape gradients, one SGD step) and under jit, grad and vmap."""
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow.compiler.tf2xla.python import xla as tfxla  # noqa: E402
+
+import mjax  # noqa: E402
+import mjax.numpy as jnp  # noqa: E402
+from mjax.experimental import tf2jax  # noqa: E402
+
+RNG = np.random.default_rng(0)
+
+
+def _f32(*shape, lo=-1.0, hi=1.0):
+    return RNG.uniform(lo, hi, shape).astype(np.float32)
+
+
+def _check_op(tf_fn, *args, rtol=1e-5, atol=1e-5):
+    """The converted function (eager and under jit) gives TF's outputs."""
+    want = tf.nest.map_structure(lambda t: np.asarray(t), tf.function(tf_fn)(*args))
+    fn = tf2jax.convert_functional(tf.function(tf_fn), *args)
+    for f in (fn, mjax.jit(fn)):
+        got = f(*args)
+        tf.nest.assert_same_structure(want, got)
+        for w, g in zip(tf.nest.flatten(want), tf.nest.flatten(got)):
+            g = np.asarray(g)
+            assert g.shape == w.shape, (g.shape, w.shape)
+            if w.dtype == np.bool_ or np.issubdtype(w.dtype, np.integer):
+                np.testing.assert_array_equal(g, w)
+            else:
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+X = _f32(3, 4)
+Y = _f32(3, 4)
+POS = _f32(3, 4, lo=0.1, hi=2.0)
+IMG = _f32(2, 7, 7, 3)
+I32 = RNG.integers(-5, 6, (3, 4)).astype(np.int32)
+J32 = RNG.integers(1, 4, (3, 4)).astype(np.int32)
+
+UNARY = [tf.math.negative, tf.abs, tf.sign, tf.square, tf.exp, tf.math.expm1, tf.sin,
+         tf.cos, tf.tanh, tf.sigmoid, tf.nn.relu, tf.nn.relu6, tf.nn.elu, tf.nn.selu,
+         tf.nn.softplus, tf.nn.softsign, tf.math.erf, tf.floor, tf.math.ceil, tf.round,
+         tf.math.atan, tf.math.asinh, tf.nn.softmax, tf.nn.log_softmax,
+         lambda x: tf.nn.gelu(x, approximate=False), lambda x: tf.nn.gelu(x, True),
+         lambda x: tf.nn.leaky_relu(x, 0.3), tf.math.is_nan, tf.math.is_finite,
+         tf.stop_gradient, tf.zeros_like, tf.ones_like, tf.identity,
+         lambda x: tf.identity_n([x, 2 * x]), tf.math.reciprocal, tf.math.l2_normalize]
+POSITIVE = [tf.sqrt, tf.math.rsqrt, tf.math.log, tf.math.log1p, tf.math.lgamma,
+            tf.math.digamma]
+BINARY = [tf.add, tf.subtract, tf.multiply, tf.divide, tf.maximum, tf.minimum,
+          tf.math.squared_difference, tf.math.atan2, tf.math.floordiv, tf.math.floormod,
+          tf.math.divide_no_nan, tf.less, tf.less_equal, tf.greater, tf.greater_equal,
+          tf.equal, tf.not_equal, lambda x, y: tf.add_n([x, y, x]),
+          lambda x, y: tf.where(x > y, x, y), lambda x, y: tf.clip_by_value(x, -0.5, y)]
+INT_BINARY = [tf.math.floordiv, tf.math.floormod, tf.truncatediv, tf.truncatemod,
+              tf.add, tf.multiply, tf.bitwise.bitwise_and, tf.maximum]
+
+
+@pytest.mark.parametrize("op", UNARY, ids=lambda f: getattr(f, "__name__", "lambda"))
+def test_unary_ops(op):
+    _check_op(op, X, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("op", POSITIVE, ids=lambda f: f.__name__)
+def test_positive_domain_ops(op):
+    _check_op(op, POS, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", BINARY, ids=lambda f: getattr(f, "__name__", "lambda"))
+def test_binary_ops(op):
+    _check_op(op, X, POS)
+
+
+@pytest.mark.parametrize("op", INT_BINARY, ids=lambda f: f.__name__)
+def test_integer_binary_ops(op):
+    _check_op(op, I32, J32)
+
+
+def test_pow_logical_cast():
+    _check_op(lambda x, y: tf.pow(x, y), POS, X)
+    _check_op(lambda x, y: tf.logical_and(x > 0, y > 0) | tf.logical_not(x > y), X, Y)
+    _check_op(lambda x: (tf.cast(x * 10, tf.int32), tf.cast(x > 0, tf.float32),
+                         tf.cast(I32, tf.bool)), X)
+
+
+@pytest.mark.parametrize("reduce", [tf.reduce_sum, tf.reduce_mean, tf.reduce_max,
+                                    tf.reduce_min, tf.reduce_prod])
+def test_reductions(reduce):
+    _check_op(lambda x: (reduce(x), reduce(x, axis=1), reduce(x, axis=[0], keepdims=True),
+                         reduce(x, axis=-1)), X)
+
+
+def test_bool_and_arg_reductions():
+    _check_op(lambda x: (tf.reduce_all(x > 0, axis=1), tf.reduce_any(x > 0),
+                         tf.argmax(x, axis=1), tf.argmin(x, axis=0, output_type=tf.int32),
+                         tf.reduce_mean(I32, axis=1), tf.math.cumsum(x, axis=1),
+                         tf.math.cumsum(x, axis=0, exclusive=True, reverse=True),
+                         tf.math.cumprod(x, axis=1, exclusive=True)), X)
+
+
+def test_matmuls_and_einsum():
+    a, b = _f32(2, 3, 4), _f32(2, 4, 5)
+    _check_op(lambda x, y: (tf.matmul(y, x),
+                            tf.matmul(x, y, transpose_a=True, transpose_b=True)),
+              _f32(3, 4), _f32(5, 3))
+    _check_op(lambda x, y: (tf.matmul(x, y), tf.matmul(y, x, adjoint_a=True,
+                                                        adjoint_b=True),
+                            tf.einsum("bij,bjk->bik", x, y), tf.einsum("bij->j", x)), a, b)
+
+
+def test_shapes_reshape_transpose():
+    _check_op(lambda x: (tf.reshape(x, [-1]), tf.reshape(x, [2, -1, 3]),
+                         tf.transpose(x, [2, 0, 1]), tf.shape(x), tf.size(x), tf.rank(x),
+                         tf.expand_dims(x, 1), tf.squeeze(tf.expand_dims(x, 0)),
+                         tf.squeeze(x[:1], axis=0),
+                         tf.reshape(x, tf.stack([tf.shape(x)[0], -1]))), _f32(2, 3, 3))
+
+
+def test_concat_stack_split():
+    _check_op(lambda x, y: (tf.concat([x, y], 0), tf.concat([x, y, x], axis=-1),
+                            tf.stack([x, y], axis=1), tf.unstack(x, axis=1),
+                            tf.split(x, 2, axis=1), tf.split(x, [1, -1, 1], axis=1)), X, Y)
+
+
+def test_strided_slice_all_masks():
+    x = _f32(4, 5, 6)
+    _check_op(lambda x: (x[1:3], x[:, ::2, -1], x[..., 1:], x[None, 1, :, tf.newaxis],
+                         x[::-1, 3:0:-2], x[-1], x[1:, ..., ::3], x[:, tf.newaxis, ..., 0],
+                         tf.slice(x, [1, 0, 2], [2, -1, 3]),
+                         tf.strided_slice(x, [0, 1], [4, 5], [2, 2], begin_mask=1,
+                                          end_mask=2)), x)
+
+
+def test_gather_tile_fill_range_pad():
+    idx = np.array([[0, 2], [1, 1]], np.int32)
+    _check_op(lambda x, i: (tf.gather(x, i), tf.gather(x, i, axis=1),
+                            tf.gather_nd(x, [[0, 1], [2, 3]]), tf.tile(x, [2, 1]),
+                            tf.fill([2, 3], 1.5), tf.range(1, 10, 3),
+                            tf.range(0.0, 1.0, 0.25),
+                            tf.pad(x, [[1, 0], [2, 1]]),
+                            tf.pad(x, [[1, 1], [2, 2]], constant_values=3.0),
+                            tf.pad(x, [[1, 1], [2, 2]], mode="REFLECT"),
+                            tf.pad(x, [[2, 1], [2, 3]], mode="SYMMETRIC"),
+                            tf.one_hot(i, 4), tf.reverse(x, [1]),
+                            tf.broadcast_to(x[:1], [2, 3, 4])), X, idx)
+
+
+def test_select_v1():
+    @tf.function
+    def f(c, x, y):
+        return tf.raw_ops.Select(condition=c, x=x, y=y)
+    _check_op(f, np.array([True, False, True]), X, Y)
+
+
+def test_nn_conv_pool():
+    w = _f32(3, 3, 3, 4)
+    dw = _f32(3, 3, 3, 2)
+    _check_op(lambda x: (tf.nn.conv2d(x, w, 1, "SAME"), tf.nn.conv2d(x, w, 2, "VALID"),
+                         tf.nn.conv2d(x, w, 1, [[0, 0], [1, 2], [0, 1], [0, 0]],
+                                      dilations=2),
+                         tf.nn.depthwise_conv2d(x, dw, [1, 1, 1, 1], "SAME"),
+                         tf.nn.max_pool2d(x, 2, 2, "VALID"),
+                         tf.nn.max_pool2d(x, 3, 2, "SAME"),
+                         tf.nn.avg_pool2d(x, 2, 2, "VALID"),
+                         tf.nn.avg_pool2d(x, 3, 2, "SAME"),
+                         tf.nn.bias_add(x, [1.0, 2.0, 3.0])), IMG, rtol=1e-4, atol=1e-5)
+
+
+def test_fused_batch_norm_inference_and_training():
+    scale, offset, mean, var = _f32(3), _f32(3), _f32(3), _f32(3, lo=0.5, hi=1.5)
+
+    def f(x):
+        inf = tf.raw_ops.FusedBatchNormV3(x=x, scale=scale, offset=offset, mean=mean,
+                                          variance=var, epsilon=1e-3, is_training=False)
+        tr = tf.raw_ops.FusedBatchNormV3(x=x, scale=scale, offset=offset, mean=mean,
+                                         variance=var, epsilon=1e-3, is_training=True,
+                                         exponential_avg_factor=0.5)
+        return inf[0], tr[0], tr[1], tr[2]
+    _check_op(f, IMG, rtol=1e-4, atol=1e-5)
+
+
+# ---- Keras models -----------------------------------------------------------------------------
+def _mlp():
+    keras.utils.set_random_seed(1)
+    return keras.Sequential([keras.Input((6,)), keras.layers.Dense(16, activation="relu"),
+                             keras.layers.Dense(8, activation="tanh"),
+                             keras.layers.Dense(3, activation="softmax")])
+
+
+def _cnn():
+    keras.utils.set_random_seed(2)
+    return keras.Sequential([
+        keras.Input((8, 8, 3)),
+        keras.layers.Conv2D(4, 3, padding="same", activation="relu"),
+        keras.layers.BatchNormalization(),
+        keras.layers.MaxPooling2D(),
+        keras.layers.DepthwiseConv2D(3, padding="same"),
+        keras.layers.AveragePooling2D(2),
+        keras.layers.Flatten(),
+        keras.layers.Dense(5, activation="gelu"),
+        keras.layers.Dense(2)])
+
+
+def _tf_loss(model, x, y):
+    return tf.reduce_mean(tf.square(model(x, training=False) - y))
+
+
+@pytest.mark.parametrize("make,shape,nout", [(_mlp, (5, 6), 3), (_cnn, (2, 8, 8, 3), 2)],
+                         ids=["mlp", "cnn"])
+def test_keras_model_outputs_gradients_and_sgd_step(make, shape, nout):
+    model = make()
+    x, y = _f32(*shape), _f32(shape[0], nout)
+    fn, params = tf2jax.convert(tf.function(lambda x: model(x, training=False)), x)
+    by_name = {v.path: v for v in model.variables}
+    assert set(params) == set(by_name)
+
+    out, new_params = fn(params, x)
+    np.testing.assert_allclose(np.asarray(out), model(x, training=False).numpy(),
+                               rtol=1e-5, atol=1e-5)
+    assert set(new_params) == set(params)
+
+    def loss(p, x, y):
+        return jnp.mean((fn(p, x)[0] - y) ** 2)
+    grads = mjax.grad(loss)(params, x, y)
+    train = [v for v in model.trainable_variables]
+    with tf.GradientTape() as tape:
+        tf_loss = _tf_loss(model, x, y)
+    tf_grads = dict(zip([v.path for v in train], tape.gradient(tf_loss, train)))
+    for k, g in tf_grads.items():
+        np.testing.assert_allclose(np.asarray(grads[k]), g.numpy(), rtol=1e-4, atol=1e-6)
+    # Non-trainable variables (batch norm statistics) do not reach the loss in inference
+    # mode through anything but the normalization: their gradients exist, like TF's would.
+    lr = 0.1
+
+    @mjax.jit
+    def sgd_step(p, x, y):
+        g = mjax.grad(loss)(p, x, y)
+        return {k: (p[k] - lr * g[k]) if k in tf_grads else p[k] for k in p}
+    stepped = sgd_step(params, x, y)
+    for v in train:
+        v.assign_sub(lr * tf_grads[v.path])
+    for k, v in by_name.items():
+        np.testing.assert_allclose(np.asarray(stepped[k]), v.numpy(), rtol=1e-5, atol=1e-6)
+    out2, _ = fn(stepped, x)
+    np.testing.assert_allclose(np.asarray(out2), model(x, training=False).numpy(),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_grad_wrt_inputs_matches_tape():
+    model = _mlp()
+    x = _f32(5, 6)
+    fn, params = tf2jax.convert(tf.function(lambda x: model(x)), x)
+    g = mjax.grad(lambda x: jnp.sum(fn(params, x)[0] ** 2))(x)
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        s = tf.reduce_sum(model(xt) ** 2)
+    np.testing.assert_allclose(np.asarray(g), tape.gradient(s, xt).numpy(), rtol=1e-4,
+                               atol=1e-6)
+
+
+def test_vmap_over_converted_function():
+    model = _mlp()
+    one = _f32(1, 6)
+    fn, params = tf2jax.convert(tf.function(lambda x: tf.reduce_sum(model(x), axis=-1)), one)
+    batch = _f32(7, 1, 6)
+    got = mjax.vmap(lambda x: fn(params, x)[0])(batch)
+    want = np.stack([tf.reduce_sum(model(b), axis=-1).numpy() for b in batch])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layer", ["SimpleRNN", "LSTM", "GRU"])
+def test_keras_embedding_and_rnn(layer):
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((5,), dtype="int32"),
+                              keras.layers.Embedding(10, 4),
+                              getattr(keras.layers, layer)(3)])
+    tokens = RNG.integers(0, 10, (2, 5)).astype(np.int32)
+    fn, params = tf2jax.convert(tf.function(lambda t: model(t)), tokens)
+    for f in (fn, mjax.jit(fn)):
+        np.testing.assert_allclose(np.asarray(f(params, tokens)[0]), model(tokens).numpy(),
+                                   rtol=1e-5, atol=1e-5)
+
+
+# ---- control flow, variables, errors ----------------------------------------------------------
+def test_while_loop():
+    @tf.function
+    def f(x, n):
+        i = tf.constant(0)
+        acc = tf.zeros_like(x)
+
+        def body(i, acc):
+            return i + 1, acc * 0.5 + tf.sin(x) * tf.cast(i, tf.float32)
+        _, acc = tf.while_loop(lambda i, acc: i < n, body, [i, acc])
+        return acc
+    n = np.int32(4)
+    _check_op(f, X, n)
+    fn = tf2jax.convert_functional(f, X, n)
+    np.testing.assert_allclose(np.asarray(fn(X, np.int32(7))), f(X, 7).numpy(), rtol=1e-5)
+
+
+def test_cond():
+    @tf.function
+    def f(x):
+        return tf.cond(tf.reduce_sum(x) > 0, lambda: tf.exp(x), lambda: x * 2.0 + 1.0)
+    fn = mjax.jit(tf2jax.convert_functional(f, X))
+    for x in (X, -np.abs(X), np.abs(X)):
+        np.testing.assert_allclose(np.asarray(fn(x)), f(x).numpy(), rtol=1e-6)
+    g = mjax.grad(lambda x: jnp.sum(fn(x)))(np.abs(X))
+    np.testing.assert_allclose(np.asarray(g), np.exp(np.abs(X)), rtol=1e-6)
+
+
+def test_nested_function_call_and_captured_constant():
+    c = tf.constant([1.0, 2.0, 3.0, 4.0])
+
+    @tf.function
+    def inner(x):
+        return x * c
+
+    @tf.function
+    def outer(x):
+        return inner(x) + inner(2 * x)
+    _check_op(outer, X)
+
+
+def test_resource_gather_and_variable_update():
+    table = tf.Variable(_f32(6, 3), name="table")
+    counter = tf.Variable(0.0, name="counter")
+
+    @tf.function
+    def f(ids):
+        counter.assign_add(1.0)
+        return tf.nn.embedding_lookup(table, ids) * counter.read_value()
+    ids = np.array([[0, 5], [2, 2]], np.int32)
+    fn, params = tf2jax.convert(f, ids)
+    assert set(params) == {"table", "counter"}
+    out, new = fn(params, ids)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(params["table"])[ids] * 1.0)
+    assert float(new["counter"]) == float(params["counter"]) + 1.0
+    g = mjax.grad(lambda p: jnp.sum(fn(p, ids)[0]))(params)
+    want = np.zeros((6, 3), np.float32)
+    np.add.at(want, ids.reshape(-1), 1.0 * (float(params["counter"]) + 1.0))
+    np.testing.assert_allclose(np.asarray(g["table"]), want)
+
+
+def test_xla_call_module_converts_back():
+    def f(x, y):
+        return jnp.sin(x) @ y + 1.0
+    x, y = _f32(3, 4), _f32(4, 2)
+    exp = mjax.export.export(mjax.jit(f))(x, y)
+
+    @tf.function
+    def tf_f(x, y):
+        return tfxla.call_module([x, y], version=exp.calling_convention_version,
+                                 module=exp.mlir_module_serialized, Sout=[(3, 2)],
+                                 Tout=[tf.float32], platforms=["CPU"])[0]
+    fn = tf2jax.convert_functional(tf_f, x, y)
+    np.testing.assert_allclose(np.asarray(fn(x, y)), np.asarray(f(x, y)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(mjax.jit(fn)(x, y)), tf_f(x, y).numpy(),
+                               rtol=1e-6)
+
+
+def test_unknown_op_error_names_op_node_and_place():
+    @tf.function
+    def f(x):
+        return tf.raw_ops.MatrixDeterminant(input=x) + 1.0
+    fn = tf2jax.convert_functional(f, _f32(2, 3, 3))
+    with pytest.raises(tf2jax.UnsupportedOperationError,
+                       match=r"'MatrixDeterminant' \(node 'MatrixDeterminant' in the "
+                             r"graph of '__inference_f_\d+'"):
+        fn(_f32(2, 3, 3))
+
+    @tf.function
+    def g(x):
+        return tf.cond(x[0, 0] > 0, lambda: tf.raw_ops.MatrixDeterminant(input=x),
+                       lambda: x[0] * 2.0)
+    fn = tf2jax.convert_functional(g, _f32(3, 3))
+    with pytest.raises(tf2jax.UnsupportedOperationError,
+                       match=r"'MatrixDeterminant' \(node '.*' in function '.*true"):
+        fn(_f32(3, 3))
+
+
+def test_shape_mismatch_and_functional_with_variables_raise():
+    model = _mlp()
+    fn, params = tf2jax.convert(tf.function(lambda x: model(x)), _f32(5, 6))
+    with pytest.raises(ValueError, match=r"argument 0 .* shape \(4, 6\).*\(5, 6\)"):
+        fn(params, _f32(4, 6))
+    with pytest.raises(ValueError, match="captures the variables"):
+        tf2jax.convert_functional(tf.function(lambda x: model(x)), _f32(5, 6))
