@@ -276,3 +276,122 @@ def test_folded_grid_program_ids():
     counts = op_counts(tmod)
     assert counts["tt.get_program_id"] == 1
     assert counts["arith.remui"] >= 1
+
+
+# ---- every elementwise/structural rule builds a module that verifies -----------------
+def _elementwise_kernel(op_text: str, in_types: list[str], out_type: str) -> str:
+    """A kernel loading one 128-element block per input, applying `op_text` (an op
+    producing %r from %a0, %a1, ...), and storing %r."""
+    shape_of = lambda t: t[len("tensor<"):-1].rsplit("x", 1)
+    refs = [f"memref<{shape_of(t)[0]}x{shape_of(t)[1]}>" for t in in_types]
+    out_ref = f"memref<{shape_of(out_type)[0]}x{shape_of(out_type)[1]}>"
+    args = ", ".join(f"%x{i}: {r}" for i, r in enumerate(refs))
+    lines = [f"func.func private @k({args}, %o: {out_ref}) {{",
+             '  %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>']
+    for i, (r, t) in enumerate(zip(refs, in_types)):
+        n = shape_of(t)[0]
+        lines.append(f'  %a{i} = "jaxpr.ref_get"(%x{i}, %c0) {{sizes = array<i64: {n}>, '
+                     f'squeezed = array<i64>}} : ({r}, tensor<i32>) -> {t}')
+    lines.append("  " + op_text)
+    n = shape_of(out_type)[0]
+    lines.append(f'  %old = "jaxpr.ref_swap"(%o, %r, %c0) {{sizes = array<i64: {n}>, '
+                 f'squeezed = array<i64>}} : ({out_ref}, {out_type}, tensor<i32>) -> {out_type}')
+    lines += ["  return", "}",
+              "func.func private @m(%i: tensor<i32>) -> tensor<i32> {",
+              "  return %i : tensor<i32>", "}"]
+    arrays = [t.replace(f"<{shape_of(t)[0]}x", f"<{2 * int(shape_of(t)[0])}x")
+              for t in in_types]
+    out_array = out_type.replace(f"<{n}x", f"<{2 * int(n)}x")
+    spec = f"{{block_shape = array<i64: {n}>, index_map = @m}}"
+    lines += [f"func.func @main({', '.join(f'%p{i}: {t}' for i, t in enumerate(arrays))}) "
+              f"-> {out_array} {{",
+              f'  %0 = "jaxpr.pallas_call"({", ".join(f"%p{i}" for i in range(len(arrays)))}) '
+              f'{{callee = @k, name = "k", grid = array<i64: 2>, '
+              f'in_specs = [{", ".join([spec] * len(arrays))}], out_specs = [{spec}], '
+              f'interpret = false}} : ({", ".join(arrays)}) -> {out_array}',
+              f"  return %0 : {out_array}", "}"]
+    return "\n".join(lines)
+
+
+F, I, U, B, H = ("tensor<128xf32>", "tensor<128xi32>", "tensor<128xui32>",
+                 "tensor<128xi1>", "tensor<128xbf16>")
+UNARY_FLOAT = ["exp", "exp2", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos",
+               "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+               "atanh", "erf", "erfc", "erf_inv", "lgamma", "floor", "ceil", "neg", "abs",
+               "sign", "logistic", "square"]
+CASES = (
+    [(f'%r = "jaxpr.{n}"(%a0) : ({F}) -> {F}', [F], F) for n in UNARY_FLOAT]
+    + [(f'%r = "jaxpr.{n}"(%a0) : ({H}) -> {H}', [H], H) for n in ("exp", "tanh", "neg")]
+    + [(f'%r = "jaxpr.{n}"(%a0, %a1) : ({t}, {t}) -> {t}', [t, t], t)
+       for n in ("add", "sub", "mul", "div", "rem", "max", "min") for t in (F, I, U)]
+    + [(f'%r = "jaxpr.{n}"(%a0, %a1) : ({t}, {t}) -> {t}', [t, t], t)
+       for n in ("and", "or", "xor") for t in (I, B)]
+    + [(f'%r = "jaxpr.{n}"(%a0, %a1) : ({I}, {I}) -> {I}', [I, I], I)
+       for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical")]
+    + [(f'%r = "jaxpr.{n}"(%a0, %a1) : ({t}, {t}) -> {B}', [t, t], B)
+       for n in ("eq", "ne", "lt", "le", "gt", "ge") for t in (F, I, U)]
+    + [(f'%r = "jaxpr.{n}"(%a0, %a1) : ({F}, {F}) -> {F}', [F, F], F)
+       for n in ("atan2", "pow")]
+    + [(f'%r = "jaxpr.{n}"(%a0) : ({I}) -> {I}', [I], I)
+       for n in ("neg", "abs", "sign", "not", "population_count", "clz")]
+    + [(f'%r = "jaxpr.not"(%a0) : ({B}) -> {B}', [B], B),
+       (f'%r = "jaxpr.is_finite"(%a0) : ({F}) -> {B}', [F], B),
+       (f'%r = "jaxpr.round"(%a0) {{rounding_method = 1 : i64}} : ({F}) -> {F}', [F], F),
+       (f'%r = "jaxpr.integer_pow"(%a0) {{y = 5 : i64}} : ({F}) -> {F}', [F], F),
+       (f'%r = "jaxpr.integer_pow"(%a0) {{y = -2 : i64}} : ({F}) -> {F}', [F], F),
+       (f'%r = "jaxpr.select_n"(%a0, %a1, %a2) : ({B}, {F}, {F}) -> {F}', [B, F, F], F),
+       (f'%r = "jaxpr.select_n"(%a0, %a1, %a2, %a3) : ({I}, {F}, {F}, {F}) -> {F}',
+        [I, F, F, F], F),
+       (f'%r = "jaxpr.clamp"(%a0, %a1, %a2) : ({F}, {F}, {F}) -> {F}', [F, F, F], F),
+       (f'%r = "jaxpr.bitcast_convert_type"(%a0) {{new_dtype = i32}} : ({F}) -> {I}', [F], I),
+       (f'%r = "jaxpr.stop_gradient"(%a0) : ({F}) -> {F}', [F], F)]
+    + [(f'%r = "jaxpr.convert_element_type"(%a0) {{new_dtype = {d}}} : ({s}) -> {t}', [s], t)
+       for s in (F, I, U, B, H) for t, d in ((F, "f32"), (I, "i32"), (U, "ui32"),
+                                             (B, "i1"), (H, "bf16")) if s != t]
+)
+
+
+@pytest.mark.parametrize("op_text,ins,out", CASES, ids=[c[0].split('"')[1] + ":"
+                                                          + c[1][0] for c in CASES])
+def test_rule_builds_verifying_module(op_text, ins, out):
+    module = parse(_elementwise_kernel(op_text, ins, out))
+    with context(), ir.Location.unknown(context()):
+        tmod, _, _ = lower_pallas_call(module, the_call(module))
+    assert tmod.operation.verify()
+    counts = op_counts(tmod)
+    assert counts["tt.load"] == len(ins) and counts["tt.store"] == 1
+
+
+def test_bool_refs_are_bytes():
+    """XLA stores booleans one per byte: a bool ref is an i8 pointer; loads compare with
+    zero, stores widen."""
+    module = parse(_elementwise_kernel(f'%r = "jaxpr.not"(%a0) : ({B}) -> {B}', [B], B))
+    with context(), ir.Location.unknown(context()):
+        tmod, _, _ = lower_pallas_call(module, the_call(module))
+    text = str(tmod)
+    assert "!tt.ptr<i8>" in text and "!tt.ptr<i1>" not in text
+    assert "arith.cmpi ne" in text and "arith.extui" in text
+
+
+# ---- the compile pipeline ------------------------------------------------------------
+def test_pipeline_for_gpu_only():
+    from mjax.lowering import PIPELINE, pipeline_for
+    assert pipeline_for("cpu") == PIPELINE
+    for platform in ("cuda", "rocm", "gpu"):
+        names = [n for n, _ in pipeline_for(platform)]
+        assert names.count("jaxpr-pallas-to-triton") == 1
+        at = names.index("jaxpr-pallas-to-triton")
+        assert names[at + 1] in ("jaxpr-pallas-interpret", "jaxpr-to-stablehlo")
+        assert names.index("jaxpr-expand-transforms") < at
+    assert dict(pipeline_for("rocm"))["jaxpr-pallas-to-triton"] == "platform=rocm"
+
+
+def test_gpu_pipeline_gives_stablehlo():
+    """After the Triton pass the usual lowering finishes the module: StableHLO only."""
+    module = parse(KERNELS["softmax"])
+    with context(), ir.Location.unknown(context()):
+        run_pipeline(module, "jaxpr-pallas-to-triton,jaxpr-inline,jaxpr-dce,"
+                             "jaxpr-to-stablehlo,canonicalize,cse,symbol-dce")
+    text = str(module)
+    assert "jaxpr." not in text and "memref" not in text
+    assert text.count("stablehlo.custom_call @__gpu$xla.gpu.triton") == 1
