@@ -77,6 +77,8 @@ def convert(fun_jax: Callable, *, polymorphic_shapes=None,
                 disabled_checks=native_serialization_disabled_checks)(*args, **kwargs)
         return exports[key]
 
+    # Autograph must not rewrite mjax's Python (slow, and nothing in it is TF control flow).
+    @tf.autograph.experimental.do_not_convert
     def converted_fun_tf(*args_tf, **kwargs_tf):
         from mjax.api import ShapeDtypeStruct
         args_tf, kwargs_tf = _untracked((args_tf, kwargs_tf))
