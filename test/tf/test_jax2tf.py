@@ -331,9 +331,10 @@ print(json.dumps({"mjax_imported": "mjax" in sys.modules}))
 """
 
 
-@pytest.fixture(scope="module")
-def saved_models(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("saved")
+def _save_and_load_in_fresh_process(tmp):
+    """Saves docs/tf.md's MLP (running its save block) and the CNN, then runs the docs'
+    load block and LOAD_CNN in a fresh Python; returns the save block's namespace, the
+    fresh process's report and its MLP and CNN results."""
     ns = {}
     save = _doc_block("jax2tf-save")
     assert 'export_dir = "/tmp/mjax_classifier"' in save
@@ -351,26 +352,26 @@ def saved_models(tmp_path_factory):
     return ns, report, dict(np.load(tmp / "mlp.npz")), dict(np.load(tmp / "cnn.npz"))
 
 
-def test_saved_models_run_without_mjax_and_match_mjax(saved_models):
-    ns, report, mlp_res, cnn_res = saved_models
+# One test: saving and the fresh process cost ~15 s, which pytest-xdist would pay once
+# per worker if the checks were split across tests.
+def test_saved_mlp_and_cnn_run_without_mjax_and_match_mjax_outputs_and_grads(tmp_path):
+    ns, report, mlp_res, cnn_res = _save_and_load_in_fresh_process(tmp_path)
     assert report == {"mjax_imported": False}
-    x = mlp_res["mlp_x"]
-    _close(mlp_res["mlp_out"], ns["mlp"](ns["params"], x), rtol=1e-5, atol=1e-5)
+    mlp, params, x = ns["mlp"], ns["params"], mlp_res["mlp_x"]
+    _close(mlp_res["mlp_out"], mlp(params, x), rtol=1e-5, atol=1e-5)
     # The live module in this process gives the same too.
-    _close(ns["model"](tf.constant(x)), ns["mlp"](ns["params"], x), rtol=1e-5, atol=1e-5)
+    _close(ns["model"](tf.constant(x)), mlp(params, x), rtol=1e-5, atol=1e-5)
     _close(cnn_res["out"], cnn(CNN_PARAMS, CNN_X), rtol=1e-5, atol=1e-5)
 
-
-def test_saved_models_gradient_tape_matches_mjax_grad(saved_models):
-    ns, _, mlp_res, cnn_res = saved_models
-    x = mlp_res["mlp_x"]
-    ref = mjax.grad(lambda p: -jnp.mean(ns["mlp"](p, x)[:, 0]))(ns["params"])
+    # tf.GradientTape in the fresh process against mjax.grad here.
+    ref = mjax.grad(lambda p: -jnp.mean(mlp(p, x)[:, 0]))(params)
     leaves = mjax.tree_util.tree_leaves(ref)
     assert len(leaves) == sum(k.startswith("mlp_grad_") for k in mlp_res)
     for i, g in enumerate(leaves):
         _close(mlp_res[f"mlp_grad_{i}"], g, rtol=1e-4, atol=1e-6)
     ref_p, ref_x = mjax.grad(lambda p, x: jnp.sum(jnp.sin(cnn(p, x))), argnums=(0, 1))(
         CNN_PARAMS, CNN_X)
+    assert set(ref_p) == {k[len("grad_"):] for k in cnn_res if k.startswith("grad_")} - {"x"}
     for k, g in ref_p.items():
         _close(cnn_res[f"grad_{k}"], g, rtol=1e-4, atol=1e-5)
     _close(cnn_res["grad_x"], ref_x, rtol=1e-4, atol=1e-5)
