@@ -10,7 +10,9 @@ from mjax.dialect import context
 from mjax.passes import run_pipeline
 
 # Expand transformations, inline calls, lower, then let upstream MLIR clean up.
-PIPELINE = [(name, "") for name in ("jaxpr-expand-transforms", "jaxpr-inline", "jaxpr-dce",
+# Pallas calls still there after expansion run as loops over their grids (interpret mode).
+PIPELINE = [(name, "") for name in ("jaxpr-expand-transforms", "jaxpr-pallas-interpret",
+                                    "jaxpr-inline", "jaxpr-dce",
                                     "jaxpr-to-stablehlo", "canonicalize", "cse",
                                     "symbol-dce")]
 

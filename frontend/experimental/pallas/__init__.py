@@ -1,0 +1,27 @@
+"""`mjax.experimental.pallas` (`pl`): custom kernels over refs, JAX's Pallas API.
+
+A kernel is traced into a private function over refs (`memref`) and called over a grid
+by `jaxpr.pallas_call`; on CPU (and with interpret=True) `--jaxpr-pallas-interpret`
+runs it as a loop over the grid under XLA, on GPUs `--jaxpr-pallas-to-triton` compiles it
+with Triton. See docs/design.md ("Pallas").
+"""
+from mjax.experimental.pallas.core import (ANY, BlockSpec, Blocked, BoundedSlice, Buffered,
+                                           CompilerParams, CostEstimate, Element, GridSpec,
+                                           MemoryRef, MemorySpace, Squeezed, align_to, cdiv,
+                                           next_power_of_2, no_block_spec, squeezed,
+                                           strides_from_shape)
+from mjax.experimental.pallas.pallas_call import pallas_call
+from mjax.experimental.pallas.primitives import (atomic_add, atomic_and, atomic_max,
+                                                 atomic_min, atomic_or, atomic_xchg,
+                                                 atomic_xor, debug_print, dot, load, loop,
+                                                 max_contiguous, multiple_of, num_programs,
+                                                 program_id, store, swap, when)
+from mjax.experimental.pallas.ref import Ref, Slice, ds, dslice
+
+__all__ = ["ANY", "BlockSpec", "Blocked", "BoundedSlice", "Buffered", "CompilerParams",
+           "CostEstimate", "Element", "GridSpec", "MemoryRef", "MemorySpace", "Ref", "Slice",
+           "Squeezed", "align_to", "atomic_add", "atomic_and", "atomic_max", "atomic_min",
+           "atomic_or", "atomic_xchg", "atomic_xor", "cdiv", "debug_print", "dot", "ds",
+           "dslice", "load", "loop", "max_contiguous", "multiple_of", "next_power_of_2",
+           "no_block_spec", "num_programs", "pallas_call", "program_id", "squeezed",
+           "store", "strides_from_shape", "swap", "when"]

@@ -1,0 +1,316 @@
+"""`pl.pallas_call`: traces a kernel over refs into a private function and calls it
+over a grid with `jaxpr.pallas_call` (dialect/ops/pallas.py).
+
+The kernel becomes `func.func private @<name>(refs: inputs, outputs, scratch)`; each
+BlockSpec's index map becomes `func.func private @<name>_in<i>_index_map(grid indices)
+-> block indices`. Outside a trace the call runs as a jit of itself. JAX:
+pallas/pallas_call.py.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import itertools
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax import tree_util
+from mjax.core import Trace, Tracer, aval_of_value, current_trace, user_location
+from mjax.dialect import Builder, context
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops.pallas import SQUEEZED, block_ref_shape, emit_pallas_call
+from mjax.dialect.types import RefAval, ShapedArray
+from mjax.experimental.pallas.core import (BlockSpec, Blocked, BoundedSlice, Element,
+                                           GridSpec, Squeezed, no_block_spec)
+from mjax.experimental.pallas.primitives import KernelContext
+from mjax.experimental.pallas.ref import Ref
+
+
+def _is_spec_leaf(x) -> bool:
+    return x is None or x is no_block_spec or isinstance(x, BlockSpec)
+
+
+def _flat_specs(specs, n: int, what: str, tree_desc: str) -> list:
+    if specs is no_block_spec or specs is None:
+        return [None] * n
+    if isinstance(specs, BlockSpec):
+        specs = [specs]
+    leaves = tree_util.tree_leaves(specs, is_leaf=_is_spec_leaf)
+    if len(leaves) != n:
+        raise ValueError(f"Pytree for `{what}` and {tree_desc} do not match: {len(leaves)} "
+                         f"block spec(s) for {n} array(s).")
+    return [None if s is no_block_spec else s for s in leaves]
+
+
+def _normalize_grid(grid) -> tuple[int, ...]:
+    if isinstance(grid, (int, np.integer)):
+        grid = (grid,)
+    grid = tuple(grid)
+    for g in grid:
+        if not isinstance(g, (int, np.integer)):
+            raise NotImplementedError(f"pallas_call grid dimensions must be static integers "
+                                      f"(dynamic grids are not supported), got {g!r}")
+        if g < 0:
+            raise ValueError(f"pallas_call grid {grid} has a negative dimension")
+    return tuple(int(g) for g in grid)
+
+
+def _block_shape(spec, aval: ShapedArray, what: str) -> tuple[int, ...]:
+    """The IR block shape (-1 for squeezed dims) for a BlockSpec of `aval`."""
+    if spec is None or spec.block_shape is None:
+        return aval.shape
+    bs = tuple(spec.block_shape)
+    if len(bs) != aval.ndim:
+        raise ValueError(f"Block shape for {what} (= {bs}) must have the same number of "
+                         f"dimensions as the array shape {aval.shape}.")
+    out = []
+    for b in bs:
+        if b is None or isinstance(b, Squeezed):
+            out.append(SQUEEZED)
+        elif isinstance(b, Blocked):
+            out.append(int(b.block_size))
+        elif isinstance(b, (Element, BoundedSlice)):
+            raise NotImplementedError(f"{type(b).__name__} block dimensions (in the block "
+                                      f"shape of {what}) are not supported by mjax's Pallas")
+        elif isinstance(b, (int, np.integer)) and not isinstance(b, bool):
+            if b <= 0:
+                raise ValueError(f"Block shape for {what} (= {bs}) must have positive "
+                                 f"sizes, got {b}")
+            out.append(int(b))
+        else:
+            raise TypeError(f"Block shape for {what} (= {bs}) holds {b!r}; expected ints, "
+                            f"None or pl.Squeezed()")
+    return tuple(out)
+
+
+def _module_names(module) -> set[str]:
+    names = set()
+    for op in module.body.operations:
+        op = op.operation
+        if "sym_name" in op.attributes:
+            names.add(ir.StringAttr(op.attributes["sym_name"]).value)
+    return names
+
+
+def _fresh(names: set, base: str) -> str:
+    base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "kernel"
+    name = base
+    for k in itertools.count(1):
+        if name not in names:
+            break
+        name = f"{base}_{k}"
+    names.add(name)
+    return name
+
+
+def _trace_index_map(module, fn, grid, aval, what, name) -> str:
+    """Traces an index map into a private function (i32 grid indices -> i32 block
+    indices); returns its name."""
+    from mjax import lax
+    n = len(grid)
+    i32 = ShapedArray((), np.int32)
+    if fn is not None:
+        try:
+            inspect.signature(fn).bind(*range(n))
+        except TypeError:
+            fname = getattr(fn, "__name__", repr(fn))
+            raise ValueError(f"Index map function {fname} for {what} cannot take {n} "
+                             f"argument(s): the grid {grid} has {n} dimension(s).") from None
+        except ValueError:   # builtins without a signature: let the call decide
+            pass
+    trace = Trace(module, name, [i32] * n, visibility="private")
+    with context(), trace:
+        outs = (0,) * aval.ndim if fn is None else fn(*trace.args)
+        leaves = tree_util.tree_leaves(outs)
+        if len(leaves) != aval.ndim:
+            fname = getattr(fn, "__name__", repr(fn))
+            raise ValueError(f"Index map function {fname} for {what} must return "
+                             f"{aval.ndim} values to match the block shape's rank "
+                             f"(array shape {aval.shape}). Currently returning "
+                             f"{len(leaves)} values.")
+        res = []
+        for v in leaves:
+            a = aval_of_value(v)
+            if a.shape != () or np.dtype(a.dtype).kind not in "iu":
+                raise ValueError(f"Index map for {what} must return integer scalars, got "
+                                 f"{a.str_short()}")
+            res.append(np.int32(v) if isinstance(v, (int, np.integer)) else
+                       lax.convert_element_type(v, np.int32))
+        trace.finish(res)
+    if trace.captured:
+        raise ValueError(f"Index map function for {what} captures values "
+                         f"{[aval_of_value(c).str_short() for c in trace.captured]}; "
+                         f"it may only use the grid indices and constants")
+    return name
+
+
+def _scratch_aval(s) -> RefAval:
+    shape, dtype = getattr(s, "shape", None), getattr(s, "dtype", None)
+    if shape is None or dtype is None:
+        raise TypeError(f"scratch_shapes entries need a shape and a dtype (e.g. "
+                        f"pltpu.VMEM((8, 128), jnp.float32)), got {s!r}")
+    from mjax import dtypes
+    return RefAval(tuple(shape), dtypes.canonicalize_dtype(dtype))
+
+
+def _compiler_params(params) -> dict:
+    if params is None:
+        return {}
+    if dataclasses.is_dataclass(params):
+        params = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    if not isinstance(params, dict):
+        raise TypeError(f"compiler_params must be a dict or a CompilerParams, got "
+                        f"{type(params).__name__}")
+    if set(params) <= {"triton", "mosaic", "mosaic_gpu"}:   # JAX's old nesting
+        params = params.get("triton", {})
+    out = {}
+    for k, v in params.items():
+        if v is None:
+            continue
+        if isinstance(v, (bool, int, float, str, np.integer, np.floating)):
+            out[k] = v
+        elif isinstance(v, (tuple, list)) and all(isinstance(x, (int, np.integer)) for x in v):
+            out[k] = tuple(int(x) for x in v)
+        # (other values are backend hints interpret mode has no use for)
+    return out
+
+
+class _PallasCall:
+    """The callable pallas_call returns."""
+
+    def __init__(self, kernel, out_shape, grid, in_specs, out_specs, scratch_shapes,
+                 input_output_aliases, debug, interpret, name, compiler_params):
+        self.kernel = kernel
+        self.out_shape = out_shape
+        self.grid = grid
+        self.in_specs, self.out_specs = in_specs, out_specs
+        self.scratch_shapes = scratch_shapes
+        self.aliases = dict(input_output_aliases or {})
+        self.debug = debug
+        self.interpret = bool(interpret)
+        self.name = name or getattr(kernel, "__name__", "kernel")
+        self.compiler_params = _compiler_params(compiler_params)
+        self._jitted = None
+        self.__name__ = self.name
+
+    def __call__(self, *args):
+        if current_trace() is None:
+            if self._jitted is None:
+                from mjax import jit
+                self._jitted = jit(self._stage)
+            return self._jitted(*args)
+        return self._stage(*args)
+
+    def _stage(self, *args):
+        from mjax import numpy as jnp
+        outer = current_trace()
+        module = outer.module
+        leaves, in_tree = tree_util.tree_flatten(args)
+        leaves = [x if isinstance(x, Tracer) or hasattr(x, "aval") else jnp.asarray(x)
+                  for x in leaves]
+        in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
+        for i, a in enumerate(in_avals):
+            if isinstance(a, RefAval):
+                raise TypeError(f"pallas_call input {i} is a ref; pass arrays")
+        out_leaves, out_tree = tree_util.tree_flatten(
+            self.out_shape, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
+        from mjax import dtypes
+        out_avals = []
+        for o in out_leaves:
+            if not (hasattr(o, "shape") and hasattr(o, "dtype")):
+                raise TypeError(f"pallas_call out_shape leaves need a shape and a dtype "
+                                f"(jax.ShapeDtypeStruct), got {o!r}")
+            out_avals.append(ShapedArray(tuple(o.shape), dtypes.canonicalize_dtype(o.dtype)))
+        in_specs = _flat_specs(self.in_specs, len(leaves), "in_specs", "inputs")
+        out_specs = _flat_specs(self.out_specs, len(out_avals), "out_specs", "out_shape")
+        scratch_leaves = tree_util.tree_leaves(
+            self.scratch_shapes, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
+        scratch = [_scratch_aval(s) for s in scratch_leaves]
+        for i, o in self.aliases.items():
+            if not (0 <= i < len(leaves) and 0 <= o < len(out_avals)):
+                raise ValueError(f"input_output_aliases {{{i}: {o}}} is out of range for "
+                                 f"{len(leaves)} inputs and {len(out_avals)} outputs")
+            if in_avals[i] != out_avals[o]:
+                raise ValueError(f"input_output_aliases {{{i}: {o}}}: input {i} is "
+                                 f"{in_avals[i].str_short()} but output {o} is "
+                                 f"{out_avals[o].str_short()}; aliased arrays must match")
+
+        names = _module_names(module)
+        kname = _fresh(names, self.name)
+        specs_ir, ref_avals = [], []
+        with context(), ir.Location.unknown(context()):
+            for kind, specs, avals in (("in", in_specs, in_avals), ("out", out_specs, out_avals)):
+                for i, (spec, aval) in enumerate(zip(specs, avals)):
+                    what = f"{'input' if kind == 'in' else 'output'} {i} of {self.name}"
+                    bs = _block_shape(spec, aval, what)
+                    imap = _trace_index_map(module, None if spec is None else spec.index_map,
+                                            self.grid, aval, what,
+                                            _fresh(names, f"{kname}_{kind}{i}_index_map"))
+                    specs_ir.append({"block_shape": bs, "index_map": Symbol(imap)})
+                    ref_avals.append(RefAval(block_ref_shape(bs), aval.dtype))
+        self._trace_kernel(module, kname, ref_avals + scratch, in_tree, len(leaves),
+                           out_tree, len(out_avals))
+        values = [outer.to_tracer(x) for x in leaves]
+        n_in = len(leaves)
+        with context():
+            b = Builder(outer.ip, user_location())
+            results = emit_pallas_call(
+                b, [v.value for v in values], out_avals, callee=Symbol(kname),
+                name=self.name, grid=self.grid, in_specs=specs_ir[:n_in],
+                out_specs=specs_ir[n_in:], scratch_shapes=scratch,
+                input_output_aliases=tuple(x for io in sorted(self.aliases.items())
+                                           for x in io),
+                interpret=self.interpret, compiler_params=self.compiler_params)
+        outs = [Tracer(outer, r, a) for r, a in zip(results, out_avals)]
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    def _trace_kernel(self, module, kname, avals, in_tree, n_in, out_tree, n_out):
+        trace = Trace(module, kname, avals, visibility="private")
+        refs = [Ref(t) for t in trace.args]
+        in_refs = tree_util.tree_unflatten(in_tree, refs[:n_in])
+        out_refs = tree_util.tree_unflatten(out_tree, refs[n_in:n_in + n_out])
+        if not isinstance(self.out_shape, (tuple, list)):
+            out_refs = (out_refs,)
+        scratch = refs[n_in + n_out:]
+        if self.scratch_shapes and not isinstance(self.scratch_shapes, (tuple, list)):
+            scratch = [tree_util.tree_unflatten(
+                tree_util.tree_structure(self.scratch_shapes, is_leaf=lambda x: hasattr(
+                    x, "shape") and hasattr(x, "dtype")), scratch)]
+        with context(), trace, KernelContext(trace, self.grid):
+            result = self.kernel(*in_refs, *out_refs, *scratch)
+            if result is not None:
+                raise ValueError(f"The kernel function in the pallas_call {self.name} "
+                                 f"should return None (it writes its output refs), got "
+                                 f"{type(result).__name__}")
+            trace.finish([])
+        if trace.captured:
+            consts = [aval_of_value(c).str_short() for c in trace.captured]
+            raise ValueError(f"The kernel function in the pallas_call {self.name} captures "
+                             f"constants {consts}. You should pass them as inputs.")
+        if self.debug:
+            print(f"The kernel of pallas_call {self.name}:")
+            print(trace.func)
+
+
+def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block_spec,
+                out_specs=no_block_spec, scratch_shapes=(), input_output_aliases=None,
+                debug: bool = False, interpret=False, name: str | None = None,
+                compiler_params=None, cost_estimate=None, metadata=None):
+    """Runs `kernel(*input refs, *output refs, *scratch refs)` once per point of `grid`,
+    each instance seeing the blocks its BlockSpecs' index maps pick; returns the outputs
+    (shaped like `out_shape`). Interpret mode (a loop over the grid under XLA) is used
+    whenever no GPU kernel compiler applies. JAX: pl.pallas_call."""
+    if not callable(kernel):
+        raise TypeError(f"pallas_call kernel must be callable, got {type(kernel).__name__}")
+    if grid_spec is not None:
+        if not isinstance(grid_spec, GridSpec):
+            raise TypeError(f"grid_spec must be a pl.GridSpec, got {type(grid_spec).__name__}")
+        grid, in_specs, out_specs = grid_spec.grid, grid_spec.in_specs, grid_spec.out_specs
+        scratch_shapes = grid_spec.scratch_shapes
+    return _PallasCall(kernel, out_shape, _normalize_grid(grid), in_specs, out_specs,
+                       scratch_shapes, input_output_aliases, debug, interpret, name,
+                       compiler_params)
+
+
+__all__ = ["pallas_call"]

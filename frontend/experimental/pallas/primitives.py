@@ -1,0 +1,284 @@
+"""What a Pallas kernel calls: grid queries, loads and stores (masked), atomics, dot,
+`when` and `loop`. JAX: pallas/primitives.py and pallas/helpers.py.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from mjax.core import bind
+from mjax.dialect.ops import state as S
+from mjax.dialect.types import ShapedArray
+from mjax.experimental.pallas.ref import Ref, as_ref
+
+
+# ---- the kernel being traced ------------------------------------------------------------
+class _Kernels(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+
+_kernels = _Kernels()
+
+
+class KernelContext:
+    """The kernel being traced: its trace and grid. Grid queries are emitted once, at the
+    kernel's top level (loop bodies and branches capture them), so they never sit inside
+    an isolated region."""
+
+    def __init__(self, trace, grid):
+        self.trace = trace
+        self.grid = tuple(grid)
+        self.queries: dict = {}
+
+    def __enter__(self):
+        _kernels.stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _kernels.stack.pop()
+
+    def query(self, cls, axis: int):
+        key = (cls, axis)
+        hit = self.queries.get(key)
+        if hit is None:
+            aval = ShapedArray((), np.int32)
+            hit = self.trace.emit(cls, [], {"axis": axis}, [aval])[0]
+            self.queries[key] = hit
+        return hit
+
+
+def current_kernel(what: str) -> KernelContext:
+    if not _kernels.stack:
+        raise ValueError(f"{what} can only be called inside a Pallas kernel (a function "
+                         f"run by pl.pallas_call)")
+    return _kernels.stack[-1]
+
+
+def _grid_axis(what: str, axis) -> tuple[KernelContext, int]:
+    ctx = current_kernel(what)
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{what} axis must be a static integer, got {axis!r}")
+    if not 0 <= axis < len(ctx.grid):
+        raise ValueError(f"{what}: axis {axis} is out of range for the grid {ctx.grid} of "
+                         f"rank {len(ctx.grid)}")
+    return ctx, int(axis)
+
+
+def program_id(axis: int):
+    """This kernel instance's position along grid axis `axis` (an int32 scalar).
+    JAX: pl.program_id."""
+    ctx, axis = _grid_axis("program_id", axis)
+    return ctx.query(S.ProgramIdOp, axis)
+
+
+def num_programs(axis: int):
+    """The grid's size along `axis` (an int32 scalar). JAX: pl.num_programs."""
+    ctx, axis = _grid_axis("num_programs", axis)
+    return ctx.query(S.NumProgramsOp, axis)
+
+
+# ---- loads and stores ----------------------------------------------------------------------
+def _value_aval(ref: Ref, params) -> ShapedArray:
+    shape = tuple(s for d, s in enumerate(params["sizes"]) if d not in params["squeezed"])
+    return ShapedArray(shape, ref.dtype)
+
+
+def _coerce(what: str, value, aval: ShapedArray, fn: str):
+    """`value` as an array of `aval`'s shape and dtype: scalars and weakly typed values
+    take the ref's dtype, shapes broadcast; other dtype mismatches are errors, as in JAX."""
+    from mjax import lax, numpy as jnp
+    from mjax.core import aval_of_value
+    v_aval = aval_of_value(value)
+    if v_aval.dtype != aval.dtype:
+        if not v_aval.weak_type:
+            raise ValueError(f"Invalid dtype for `{fn}`. Ref dtype: {np.dtype(aval.dtype)}. "
+                             f"Value dtype: {np.dtype(v_aval.dtype)}.")
+        value = lax.convert_element_type(value, aval.dtype)
+    if v_aval.shape != aval.shape:
+        try:
+            np.broadcast_shapes(v_aval.shape, aval.shape)
+            if np.broadcast_shapes(v_aval.shape, aval.shape) != aval.shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"Invalid shape for `{fn}`. Ref shape: {aval.shape}. "
+                             f"Value shape: {v_aval.shape}.") from None
+        value = jnp.broadcast_to(value, aval.shape)
+    return value
+
+
+def _mask(mask, aval: ShapedArray, fn: str):
+    from mjax import numpy as jnp
+    from mjax.core import aval_of_value
+    m = aval_of_value(mask)
+    if np.dtype(m.dtype) != np.bool_:
+        raise TypeError(f"{fn} mask must be a boolean array, got {m.str_short()}")
+    try:
+        if np.broadcast_shapes(m.shape, aval.shape) != aval.shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{fn} mask of shape {m.shape} does not broadcast to the indexed "
+                         f"shape {aval.shape}") from None
+    return jnp.broadcast_to(mask, aval.shape) if m.shape != aval.shape else mask
+
+
+def load(x_ref_or_view, idx=..., *, mask=None, other=None, cache_modifier=None,
+         eviction_policy=None, volatile=False):
+    """Reads `ref[idx]`; with `mask`, elements where it is False come from `other`
+    (zero if not given) and are never read. JAX: pl.load."""
+    ref = as_ref(x_ref_or_view, "load")
+    starts, params = ref.op_args(idx)
+    aval = _value_aval(ref, params)
+    if mask is None:
+        return bind(S.RefGetOp, ref.tracer, *starts, **params)
+    mask = _mask(mask, aval, "load")
+    other = _coerce("other", 0 if other is None else other, aval, "load")
+    return bind(S.MaskedLoadOp, ref.tracer, mask, other, *starts, **params)
+
+
+def swap(x_ref_or_view, idx, val, *, mask=None, eviction_policy=None, _function_name="swap"):
+    """Writes `val` into `ref[idx]` (where `mask` holds); returns the old value.
+    JAX: pl.swap."""
+    ref = as_ref(x_ref_or_view, _function_name)
+    starts, params = ref.op_args(idx)
+    aval = _value_aval(ref, params)
+    val = _coerce("value", val, aval, _function_name)
+    if mask is None:
+        return bind(S.RefSwapOp, ref.tracer, val, *starts, **params)
+    mask = _mask(mask, aval, _function_name)
+    return bind(S.MaskedSwapOp, ref.tracer, val, mask, *starts, **params)
+
+
+def store(x_ref_or_view, idx, val, *, mask=None, eviction_policy=None) -> None:
+    """Writes `val` into `ref[idx]` where `mask` holds. JAX: pl.store."""
+    swap(x_ref_or_view, idx, val, mask=mask, _function_name="store")
+
+
+def addupdate(x_ref_or_view, idx, val) -> None:
+    """`ref[idx] += val`. JAX: state.addupdate."""
+    ref = as_ref(x_ref_or_view, "addupdate")
+    starts, params = ref.op_args(idx)
+    val = _coerce("value", val, _value_aval(ref, params), "addupdate")
+    bind(S.RefAddUpdateOp, ref.tracer, val, *starts, **params)
+
+
+def atomic_rmw(x_ref_or_view, idx, val, *, mask=None, kind: str):
+    """ref[idx] = kind(ref[idx], val) atomically where `mask` holds; returns the old
+    value. JAX: the atomic_* functions of the Triton backend."""
+    from mjax import numpy as jnp
+    ref = as_ref(x_ref_or_view, f"atomic_{kind}")
+    starts, params = ref.op_args(idx)
+    aval = _value_aval(ref, params)
+    val = _coerce("value", val, aval, f"atomic_{kind}")
+    mask = jnp.ones(aval.shape, bool) if mask is None else _mask(mask, aval, f"atomic_{kind}")
+    return bind(S.AtomicRmwOp, ref.tracer, val, mask, *starts, kind=kind, **params)
+
+
+def atomic_add(x_ref_or_view, idx, val, *, mask=None):
+    """Atomically `ref[idx] += val` (where `mask` holds); returns the old value."""
+    return atomic_rmw(x_ref_or_view, idx, val, mask=mask, kind="add")
+
+
+def atomic_max(x_ref_or_view, idx, val, *, mask=None):
+    return atomic_rmw(x_ref_or_view, idx, val, mask=mask, kind="max")
+
+
+def atomic_min(x_ref_or_view, idx, val, *, mask=None):
+    return atomic_rmw(x_ref_or_view, idx, val, mask=mask, kind="min")
+
+
+def atomic_and(x_ref_or_view, idx, val, *, mask=None):
+    return atomic_rmw(x_ref_or_view, idx, val, mask=mask, kind="and")
+
+
+def atomic_or(x_ref_or_view, idx, val, *, mask=None):
+    return atomic_rmw(x_ref_or_view, idx, val, mask=mask, kind="or")
+
+
+def atomic_xor(x_ref_or_view, idx, val, *, mask=None):
+    return atomic_rmw(x_ref_or_view, idx, val, mask=mask, kind="xor")
+
+
+def atomic_xchg(x_ref_or_view, idx, val, *, mask=None):
+    return atomic_rmw(x_ref_or_view, idx, val, mask=mask, kind="xchg")
+
+
+# ---- math and control ------------------------------------------------------------------------
+def dot(a, b, trans_a: bool = False, trans_b: bool = False, allow_tf32=None,
+        precision=None):
+    """a @ b over the last two axes (leading axes batched), optionally transposing
+    either; float inputs accumulate in float32, integers in int32. JAX: pl.dot."""
+    from mjax import lax, numpy as jnp
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    if a.ndim != b.ndim or a.ndim not in (2, 3):
+        raise ValueError(f"pl.dot takes two 2-D (or two batched 3-D) arrays, got shapes "
+                         f"{a.shape} and {b.shape}")
+    if trans_a:
+        a = jnp.swapaxes(a, -1, -2)
+    if trans_b:
+        b = jnp.swapaxes(b, -1, -2)
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"pl.dot contracting dimensions differ: {a.shape} @ {b.shape}")
+    inexact = jnp.issubdtype(jnp.result_type(a, b), jnp.inexact)
+    out = np.float32 if inexact else np.int32
+    batch = ((0,), (0,)) if a.ndim == 3 else ((), ())
+    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 2,)), batch),
+                           precision=precision, preferred_element_type=out)
+
+
+def when(condition):
+    """Decorator: runs the function when `condition` holds (a Python bool decides now; a
+    traced one becomes a lax.cond). JAX: pl.when."""
+    def wrapped(f):
+        if isinstance(condition, (bool, np.bool_)):
+            if condition:
+                f()
+            return
+        from mjax import lax
+        lax.cond(condition, f, lambda: None)
+    return wrapped
+
+
+def loop(lower, upper, *, init_carry=None, step=1, unroll=None):
+    """Decorator: runs body(i) (or carry = body(i, carry) with `init_carry`) for i in
+    range(lower, upper, step); returns the final carry. JAX: pl.loop."""
+    from mjax import lax
+
+    def wrapped(body):
+        concrete = all(isinstance(v, (int, np.integer)) for v in (lower, upper, step))
+        if concrete:
+            trips = max(0, -(-(upper - lower) // step))
+        else:
+            trips = lax.div(upper - lower + step - 1, step)
+
+        def run(k, carry):
+            i = lower + k * step
+            if init_carry is None:
+                body(i)
+                return carry
+            return body(i, carry)
+        return lax.fori_loop(0, trips, run, init_carry, unroll=unroll)
+    return wrapped
+
+
+def multiple_of(x, values):
+    """A hint that `x` is a multiple of `values`; returns `x`. JAX: pl.multiple_of."""
+    return x
+
+
+def max_contiguous(x, values):
+    """A hint that `x` holds contiguous runs; returns `x`."""
+    return x
+
+
+def debug_print(fmt: str, *args):
+    """Prints from inside a kernel (interpret mode: a host callback). JAX: pl.debug_print."""
+    from mjax import debug
+    debug.print(fmt, *args)
+
+
+__all__ = ["KernelContext", "addupdate", "atomic_add", "atomic_and", "atomic_max",
+           "atomic_min", "atomic_or", "atomic_rmw", "atomic_xchg", "atomic_xor",
+           "current_kernel", "debug_print", "dot", "load", "loop", "max_contiguous",
+           "multiple_of", "num_programs", "program_id", "store", "swap", "when"]

@@ -1,0 +1,232 @@
+"""Refs in Pallas kernels: `Ref` (what a kernel's arguments are), indexing with ints,
+slices and `pl.ds`, and `.at[...]` views.
+
+A ref's index is normalized to one (start, size, squeezed) triple per dimension of the
+underlying buffer, the form every ref op takes (dialect/ops/state.py): starts are Python
+ints or traced integer scalars, sizes are static. JAX: state/indexing.py (Slice,
+NDIndexer) and state/types.py (TransformedRef).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.core import Tracer, bind
+
+
+class Slice:
+    """`size` elements from `start` (static or traced), every `stride`-th.
+    JAX: pl.Slice / pl.ds."""
+
+    __slots__ = ("start", "size", "stride")
+
+    def __init__(self, start, size, stride=1):
+        if not isinstance(size, (int, np.integer)):
+            raise ValueError(f"pl.ds size must be a static integer, got {size!r}")
+        if size < 0:
+            raise ValueError(f"pl.ds size must be nonnegative, got {size}")
+        if not isinstance(stride, (int, np.integer)) or stride < 1:
+            raise ValueError(f"pl.ds stride must be a positive integer, got {stride!r}")
+        self.start, self.size, self.stride = start, int(size), int(stride)
+
+    def __repr__(self):
+        return f"Slice(start={self.start}, size={self.size}, stride={self.stride})"
+
+    @classmethod
+    def from_slice(cls, s: slice, dim: int) -> "Slice":
+        for part in (s.start, s.stop, s.step):
+            if part is not None and not isinstance(part, (int, np.integer)):
+                raise NotImplementedError(
+                    "a Python slice into a ref needs static bounds; use pl.ds(start, size) "
+                    "for a traced start")
+        start, stop, step = s.indices(dim)
+        return cls(start, max(0, -(-(stop - start) // step)), step)
+
+
+def ds(start, size=None, stride=1) -> Slice:
+    """`pl.ds(start, size)`: `size` elements from `start`; `pl.ds(n)` is `pl.ds(0, n)`.
+    JAX: pl.ds / pl.dslice."""
+    if size is None:
+        if not isinstance(start, (int, np.integer)):
+            raise ValueError("pl.ds(size) with a single argument needs a static size")
+        return Slice(0, start, stride)
+    return Slice(start, size, stride)
+
+
+dslice = ds
+
+
+def _int_scalar(x) -> bool:
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.shape == () and np.dtype(aval.dtype).kind in "iu"
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def normalize_index(idx, shape) -> list[tuple]:
+    """(start, size, squeezed) per dim of `shape` for a NumPy-style index of ints, slices,
+    pl.ds and `...` (static ints are bounds-checked and wrapped like NumPy)."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if sum(1 for i in idx if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if any(i is Ellipsis for i in idx):
+        k = next(n for n, i in enumerate(idx) if i is Ellipsis)
+        fill = len(shape) - (len(idx) - 1)
+        idx = idx[:k] + (slice(None),) * max(fill, 0) + idx[k + 1:]
+    if len(idx) > len(shape):
+        raise IndexError(f"too many indices for a ref of shape {tuple(shape)}: got "
+                         f"{len(idx)}")
+    idx = tuple(idx) + (slice(None),) * (len(shape) - len(idx))
+    out = []
+    for d, (i, n) in enumerate(zip(idx, shape)):
+        if isinstance(i, slice):
+            i = Slice.from_slice(i, n)
+        if isinstance(i, Slice):
+            if i.stride != 1:
+                raise NotImplementedError("strided slices of refs (pl.ds with stride > 1) "
+                                          "are not supported by mjax's Pallas")
+            if isinstance(i.start, (int, np.integer)):
+                if not 0 <= i.start or i.size > n:
+                    raise ValueError(f"slice {i} is out of bounds for dimension {d} of "
+                                     f"size {n}")
+            elif not _int_scalar(i.start):
+                raise TypeError(f"pl.ds start must be an integer scalar, got {i.start!r}")
+            out.append((i.start, i.size, False))
+        elif i is None:
+            raise NotImplementedError("None (newaxis) in a ref index is not supported")
+        elif _int_scalar(i):
+            if isinstance(i, (int, np.integer)):
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of bounds for dimension {d} of the "
+                                     f"ref with size {n}")
+                i = int(i) % n if n else 0
+            out.append((i, 1, True))
+        else:
+            raise NotImplementedError(
+                f"indexing a ref with {type(i).__name__} (array indices) is not supported; "
+                f"use ints, slices and pl.ds")
+    return out
+
+
+def _as_i32(x):
+    from mjax import lax
+    if isinstance(x, (int, np.integer)):
+        return np.int32(x)
+    if np.dtype(x.aval.dtype) != np.int32:
+        return lax.convert_element_type(x, np.int32)
+    return x
+
+
+class Ref:
+    """A kernel's mutable buffer (or a view of one through `.at[...]`).
+
+    `ref[idx]` reads, `ref[idx] = v` writes; `shape`/`dtype` describe the (view's)
+    value. JAX: a Pallas kernel's Ref / TransformedRef."""
+
+    __slots__ = ("tracer", "index")
+
+    def __init__(self, tracer: Tracer, index=None):
+        self.tracer = tracer          # the buffer: a traced memref value
+        base = tracer.aval.shape
+        self.index = list(index) if index is not None else [(0, n, False) for n in base]
+
+    # -- what the ref holds ------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(s for _, s, sq in self.index if not sq)
+
+    @property
+    def dtype(self):
+        return self.tracer.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized ref")
+        return self.shape[0]
+
+    def __repr__(self):
+        from mjax.dialect.types import short_dtype_name
+        return f"Ref<{short_dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]>"
+
+    # -- indexing ------------------------------------------------------------------------
+    def resolve(self, idx) -> list[tuple]:
+        """(start, size, squeezed) per dim of the buffer for `idx` on this view."""
+        inner = iter(normalize_index(idx, self.shape))
+        out = []
+        for start, size, sq in self.index:
+            if sq:
+                out.append((start, size, sq))
+                continue
+            s2, size2, sq2 = next(inner)
+            if isinstance(start, (int, np.integer)) and isinstance(s2, (int, np.integer)):
+                out.append((int(start) + int(s2), size2, sq2))
+            elif isinstance(start, (int, np.integer)) and start == 0:
+                out.append((s2, size2, sq2))
+            else:
+                out.append((_as_i32(start) + _as_i32(s2), size2, sq2))
+        return out
+
+    def op_args(self, idx):
+        """(starts, params) for a ref op reading/writing `idx` of this view."""
+        index = self.resolve(idx)
+        starts = [_as_i32(s) for s, _, _ in index]
+        params = {"sizes": tuple(int(s) for _, s, _ in index),
+                  "squeezed": tuple(d for d, (_, _, sq) in enumerate(index) if sq)}
+        return starts, params
+
+    @property
+    def at(self):
+        """`ref.at[idx]`: a view of part of the ref (no data is read). JAX: Ref.at."""
+        return _At(self)
+
+    def __getitem__(self, idx):
+        from mjax.experimental.pallas import primitives
+        return primitives.load(self, idx)
+
+    def __setitem__(self, idx, value):
+        from mjax.experimental.pallas import primitives
+        primitives.store(self, idx, value)
+
+    def get(self, idx=()):
+        return self[idx if idx != () else ...]
+
+    def set(self, value, idx=()):
+        self[idx if idx != () else ...] = value
+
+    def __jax_array__(self):
+        # jnp functions given a ref (jnp.zeros_like(acc_ref)) see its current value.
+        return self[...]
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError(f"{self!r} is a ref, not an array: read it with ref[...] first")
+
+    def __bool__(self):
+        raise TypeError(f"{self!r} is a ref, not an array: read it with ref[...] first")
+
+
+class _At:
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: Ref):
+        self.ref = ref
+
+    def __getitem__(self, idx) -> Ref:
+        return Ref(self.ref.tracer, self.ref.resolve(idx))
+
+
+def as_ref(x, what: str) -> Ref:
+    if not isinstance(x, Ref):
+        raise TypeError(f"{what} expects a ref (a kernel argument or a view of one), got "
+                        f"{type(x).__name__}")
+    return x
+
+
+__all__ = ["Ref", "Slice", "as_ref", "ds", "dslice", "normalize_index"]

@@ -1,0 +1,222 @@
+"""`--jaxpr-pallas-interpret`: each `jaxpr.pallas_call` becomes a loop over its grid.
+
+The kernel is discharged (passes/jaxpr_discharge_state.py) into a pure function taking
+the grid indices first; the call becomes a `jaxpr.while` over the flattened grid (row
+major: the last grid axis moves fastest, as Pallas runs it) that, at each step, computes
+the grid indices, calls each index map, slices every block out (`dynamic_slice`, a
+squeezed dim reshaped away), calls the discharged kernel and writes the output blocks
+(and any input block the kernel wrote) back with `dynamic_update_slice`. Scratch buffers
+are carried from step to step. A grid of one point needs no loop.
+
+Out-of-bounds blocks follow Pallas: every array is first padded up to a whole number of
+blocks (NaN for floats, the minimum for integers, false for bools: JAX's
+`uninitialized_value`, so reading padding shows), outputs start as such values unless
+aliased to an input, and the results are cropped back to their shapes.
+
+    %y = "jaxpr.pallas_call"(%x) {callee = @k, grid = array<i64: 2>, ...}
+  ==>
+    func.func private @k_interpret(%i: tensor<i32>, %x: tensor<4xf32>, %o: tensor<4xf32>)
+        -> (tensor<4xf32>, tensor<4xf32>)
+    %r:2 = "jaxpr.while"(%x, %c0, %init) ({...i < 2...}, {
+      ^bb0(%x: tensor<8xf32>, %i: tensor<i32>, %out: tensor<8xf32>):
+        %b = "jaxpr.call"(%i) {callee = @k_in0_index_map}
+        %start = "jaxpr.mul"(%b, %c4)
+        %xb = "jaxpr.dynamic_slice"(%x, %start) {slice_sizes = array<i64: 4>}
+        ...
+        %k:2 = "jaxpr.call"(%i, %xb, %ob) {callee = @k_interpret}
+        %out2 = "jaxpr.dynamic_update_slice"(%out, %k#1, %start2)
+        "jaxpr.yield"(%i1, %out2)})
+
+JAX: pallas/hlo_interpreter.py (pallas_call_hlo_interpret).
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.builder import Builder
+from mjax.dialect.ops import control_flow as C
+from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, block_sizes
+from mjax.dialect.types import ShapedArray, aval_of
+from mjax.passes.interpreter import terminator
+from mjax.passes.ir_util import FunctionTable, entry_block, replace_op
+from mjax.passes.jaxpr_discharge_state import discharge_function
+from mjax.passes.registry import Pass, register_pass, walk_ops
+
+
+def uninitialized(dtype) -> np.ndarray:
+    """The scalar Pallas fills padding and unwritten outputs with in interpret mode."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fc":
+        return np.array(np.nan, dtype)
+    if dtype.kind in "iu":
+        return np.array(np.iinfo(dtype).min, dtype)
+    return np.zeros((), dtype)
+
+
+def _pad_to_blocks(b: Builder, x: ir.Value, sizes) -> ir.Value:
+    a = aval_of(x.type)
+    padded = tuple(-(-d // s) * s if d else s for d, s in zip(a.shape, sizes))
+    if padded == a.shape:
+        return x
+    fill = b.constant(uninitialized(a.dtype))
+    return b.pad(x, fill, padding_config=tuple((0, p - d, 0) for d, p in zip(a.shape, padded)))
+
+
+def _crop(b: Builder, x: ir.Value, shape) -> ir.Value:
+    if aval_of(x.type).shape == tuple(shape):
+        return x
+    return b.slice(x, start_indices=(0,) * len(shape), limit_indices=tuple(shape))
+
+
+class _Call:
+    """What one pallas_call needs while its loop is built."""
+
+    def __init__(self, fns: FunctionTable, op: ir.Operation, kernel: str):
+        p = op.opview.params
+        self.fns = fns
+        self.grid = tuple(p["grid"])
+        self.specs = list(p["in_specs"]) + list(p["out_specs"])
+        self.n_in = len(op.operands)
+        self.kernel = kernel
+        self.scratch = list(p["scratch_shapes"] or ())
+        disc = fns.get(kernel)
+        n_refs = len(self.specs) + len(self.scratch)
+        rets = terminator(entry_block(disc)).operands
+        args = entry_block(disc).arguments
+        # Inputs the kernel writes are carried and written back like outputs.
+        self.written = [rets[k] != args[len(self.grid) + k] for k in range(n_refs)]
+
+    def grid_ids(self, b: Builder, i: ir.Value) -> list[ir.Value]:
+        ids, stride = [], 1
+        for d in reversed(range(len(self.grid))):
+            q = b.div(i, b.constant(np.int32(stride))) if stride != 1 else i
+            # (i < the grid's size, so the first axis needs no remainder)
+            ids.append(b.rem(q, b.constant(np.int32(self.grid[d]))) if d else q)
+            stride *= self.grid[d]
+        return ids[::-1]
+
+    def starts(self, b: Builder, ids, k: int) -> list[ir.Value]:
+        spec = self.specs[k]
+        idx = T.emit_transform(b, T.CallOp, *ids, signature=self.fns.signature,
+                               callee=Symbol(str(spec["index_map"])))
+        return [b.mul(j, b.constant(np.int32(s)))
+                for j, s in zip(idx, block_sizes(spec["block_shape"]))]
+
+    def step(self, b: Builder, ids, arrays, scratch) -> tuple[list, list]:
+        """One grid point: slices blocks out of `arrays`, runs the kernel, writes blocks
+        back; returns (new arrays, new scratch values)."""
+        starts, blocks = [], []
+        for k, x in enumerate(arrays):
+            bs = tuple(self.specs[k]["block_shape"])
+            st = self.starts(b, ids, k)
+            blk = b.dynamic_slice(x, *st, slice_sizes=block_sizes(bs))
+            if SQUEEZED in bs:
+                blk = b.reshape(blk, new_sizes=tuple(s for s in bs if s != SQUEEZED))
+            starts.append(st)
+            blocks.append(blk)
+        finals = T.emit_transform(b, T.CallOp, *ids, *blocks, *scratch,
+                                  signature=self.fns.signature, callee=Symbol(self.kernel))
+        new_arrays = []
+        for k, x in enumerate(arrays):
+            if not self.written[k]:
+                new_arrays.append(x)
+                continue
+            bs = tuple(self.specs[k]["block_shape"])
+            blk = finals[k]
+            if SQUEEZED in bs:
+                blk = b.reshape(blk, new_sizes=block_sizes(bs))
+            new_arrays.append(b.dynamic_update_slice(x, blk, *starts[k]))
+        return new_arrays, list(finals[len(arrays):])
+
+
+def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> None:
+    view = op.opview
+    p = view.params
+    callee, grid = str(p["callee"]), tuple(p["grid"])
+    key = (callee, grid)
+    if key not in cache:
+        name = fns.fresh_name(f"{callee}_interpret")
+        discharge_function(fns, callee, name, grid=grid)
+        cache[key] = name
+    call = _Call(fns, op, cache[key])
+    b = Builder(ir.InsertionPoint(op), op.location)
+    out_avals = [aval_of(r.type) for r in op.results]
+    aliases = dict(zip(p["input_output_aliases"][1::2], p["input_output_aliases"][::2]))
+    arrays = []
+    for k, x in enumerate(op.operands):
+        arrays.append(_pad_to_blocks(b, x, block_sizes(call.specs[k]["block_shape"])))
+    for j, a in enumerate(out_avals):
+        sizes = block_sizes(call.specs[call.n_in + j]["block_shape"])
+        if j in aliases:
+            arrays.append(_pad_to_blocks(b, op.operands[aliases[j]], sizes))
+        else:
+            padded = tuple(-(-d // s) * s if d else s for d, s in zip(a.shape, sizes))
+            arrays.append(b.constant(np.broadcast_to(uninitialized(a.dtype), padded)))
+    scratch = [b.constant(np.broadcast_to(uninitialized(s.dtype), s.shape))
+               for s in call.scratch]
+    n_points = int(np.prod(grid, dtype=np.int64)) if grid else 1
+    if n_points == 1:
+        zero = b.constant(np.int32(0))
+        arrays, scratch = call.step(b, [zero] * len(grid), arrays, scratch)
+    elif n_points > 0:
+        arrays = _grid_loop(b, call, arrays, scratch, n_points, op.location)
+    outs = [_crop(b, x, a.shape) for x, a in zip(arrays[call.n_in:], out_avals)]
+    replace_op(op, outs)
+
+
+def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points: int, loc) -> list:
+    """A jaxpr.while over the flattened grid; gives the final arrays."""
+    carried = [k for k in range(len(arrays)) if call.written[k]]
+    consts = [arrays[k] for k in range(len(arrays)) if not call.written[k]]
+    i32 = ShapedArray((), np.int32)
+    init = [b.constant(np.int32(0))] + [arrays[k] for k in carried] + list(scratch)
+    carry_types = [v.type for v in init]
+    with loc:
+        holder = ir.Operation.create("mjax.region_holder", regions=2, ip=b.ip)
+    cond = ir.Block.create_at_start(holder.regions[0], carry_types)
+    cb = Builder(ir.InsertionPoint(cond), loc)
+    pred = cb.lt(cond.arguments[0], cb.constant(np.int32(n_points)))
+    with loc:
+        ir.Operation.create("jaxpr.yield", operands=[pred], ip=cb.ip)
+    body = ir.Block.create_at_start(holder.regions[1], [v.type for v in consts] + carry_types)
+    bb = Builder(ir.InsertionPoint(body), loc)
+    args = list(body.arguments)
+    const_args, i, rest = args[:len(consts)], args[len(consts)], args[len(consts) + 1:]
+    cur, it_c, it_r = [], iter(const_args), iter(rest[:len(carried)])
+    for k in range(len(arrays)):
+        cur.append(next(it_r) if call.written[k] else next(it_c))
+    new_arrays, new_scratch = call.step(bb, call.grid_ids(bb, i), cur,
+                                        rest[len(carried):])
+    nxt = bb.add(i, bb.constant(np.int32(1)))
+    with loc:
+        ir.Operation.create("jaxpr.yield", operands=[nxt] + [new_arrays[k] for k in carried]
+                            + list(new_scratch), ip=bb.ip)
+    op = C.WhileOp.build(consts + init, [i32] + [aval_of(v.type) for v in init[1:]],
+                         {"cond_nconsts": 0, "body_nconsts": len(consts)}, [cond, body],
+                         loc=loc, ip=b.ip)
+    holder.erase()
+    results = list(op.results)[1:]
+    out, it = [], iter(results)
+    for k in range(len(arrays)):
+        out.append(next(it) if call.written[k] else arrays[k])
+    return out
+
+
+@register_pass("jaxpr-pallas-interpret")
+class JaxprPallasInterpretPass(Pass):
+    """Expand every jaxpr.pallas_call into a loop over its grid (Pallas interpret mode)."""
+
+    def run(self, module: ir.Module) -> None:
+        calls = [op for op in walk_ops(module) if op.name == PallasCallOp.OPERATION_NAME]
+        if not calls:
+            return
+        fns = FunctionTable(module)
+        cache: dict = {}
+        for op in calls:
+            expand_pallas_call(fns, op, cache)
+
+
+__all__ = ["JaxprPallasInterpretPass", "expand_pallas_call", "uninitialized"]
