@@ -228,3 +228,78 @@ func.func @softmax(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
       interpret = false, compiler_params = {num_warps = 2 : i64}} : (tensor<8x128xf32>) -> tensor<8x128xf32>
   return %0 : tensor<8x128xf32>
 }
+
+// -----
+
+// Control flow and atomics: a while loop with a dynamic bound (program_id to
+// num_programs, a constant: the grid is static) is scf.while; pl.when (a cond on
+// pred != 0 with no results) is scf.if whose taken branch stores; pl.atomic_add is
+// tt.atomic_rmw fadd with its mask.
+// TT-LABEL: Triton module for @control_kernel
+// TT-DAG:     %[[ALL:.*]] = arith.constant dense<true> : tensor<16xi1>
+// TT-DAG:     %[[C4:.*]] = arith.constant 4 : i32
+// TT-DAG:     %[[C0:.*]] = arith.constant 0 : i32
+// TT:         %[[PID:.*]] = tt.get_program_id x : i32
+// TT:         %[[V:.*]] = tt.load
+// TT:         %[[W:.*]]:2 = scf.while (%[[I:.*]] = %[[PID]], %[[ACC:.*]] = %[[V]]) : (i32, tensor<16xf32>) -> (i32, tensor<16xf32>) {
+// TT:           %[[P:.*]] = arith.cmpi slt, %[[I]], %[[C4]] : i32
+// TT:           scf.condition(%[[P]]) %[[I]], %[[ACC]]
+// TT:         } do {
+// TT:           arith.addf %{{.*}}, %[[V]] : tensor<16xf32>
+// TT:           scf.yield
+// TT:         }
+// TT:         %[[FIRST:.*]] = arith.cmpi eq, %[[PID]], %[[C0]] : i32
+// TT:         %[[IDX:.*]] = arith.extui %[[FIRST]] : i1 to i32
+// TT:         %[[NOT:.*]] = arith.cmpi eq, %[[IDX]], %[[C0]] : i32
+// TT:         scf.if %[[NOT]] {
+// TT-NEXT:    } else {
+// TT:           tt.store %{{.*}}, %[[W]]#1 : tensor<16x!tt.ptr<f32>>
+// TT:         }
+// TT:         tt.atomic_rmw fadd, acq_rel, gpu, %{{.*}}, %[[V]], %[[ALL]] : (tensor<16x!tt.ptr<f32>>, tensor<16xf32>, tensor<16xi1>) -> tensor<16xf32>
+// CALL-LABEL: func.func @control
+// CALL:         stablehlo.custom_call @__gpu$xla.gpu.triton(%{{.*}}) {{.*}}name = "control_kernel"{{.*}} : (tensor<64xf32>) -> tensor<16xf32>
+func.func private @control_kernel(%x: memref<16xf32>, %o: memref<16xf32>) {
+  %pid = "jaxpr.program_id"() {axis = 0 : i64} : () -> tensor<i32>
+  %n = "jaxpr.num_programs"() {axis = 0 : i64} : () -> tensor<i32>
+  %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %v = "jaxpr.ref_get"(%x, %c0) {sizes = array<i64: 16>, squeezed = array<i64>} : (memref<16xf32>, tensor<i32>) -> tensor<16xf32>
+  %w:3 = "jaxpr.while"(%v, %pid, %n, %v) ({
+  ^bb0(%i: tensor<i32>, %hi: tensor<i32>, %acc: tensor<16xf32>):
+    %p = "jaxpr.lt"(%i, %hi) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    "jaxpr.yield"(%p) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%vv: tensor<16xf32>, %i: tensor<i32>, %hi: tensor<i32>, %acc: tensor<16xf32>):
+    %one = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %i2 = "jaxpr.add"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %acc2 = "jaxpr.add"(%acc, %vv) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    "jaxpr.yield"(%i2, %hi, %acc2) : (tensor<i32>, tensor<i32>, tensor<16xf32>) -> ()
+  }) {cond_nconsts = 0 : i64, body_nconsts = 1 : i64} : (tensor<16xf32>, tensor<i32>, tensor<i32>, tensor<16xf32>) -> (tensor<i32>, tensor<i32>, tensor<16xf32>)
+  %first = "jaxpr.eq"(%pid, %c0) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %idx = "jaxpr.convert_element_type"(%first) {new_dtype = i32} : (tensor<i1>) -> tensor<i32>
+  "jaxpr.cond"(%idx, %o, %w#2) ({
+  ^bb0(%oo: memref<16xf32>, %a: tensor<16xf32>):
+    "jaxpr.yield"() : () -> ()
+  }, {
+  ^bb0(%oo: memref<16xf32>, %a: tensor<16xf32>):
+    %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %old = "jaxpr.ref_swap"(%oo, %a, %z) {sizes = array<i64: 16>, squeezed = array<i64>} : (memref<16xf32>, tensor<16xf32>, tensor<i32>) -> tensor<16xf32>
+    "jaxpr.yield"() : () -> ()
+  }) : (tensor<i32>, memref<16xf32>, tensor<16xf32>) -> ()
+  %all = "jaxpr.constant"() {value = dense<true> : tensor<16xi1>} : () -> tensor<16xi1>
+  %prev = "jaxpr.atomic_rmw"(%o, %v, %all, %c0) {kind = "add", sizes = array<i64: 16>, squeezed = array<i64>} : (memref<16xf32>, tensor<16xf32>, tensor<16xi1>, tensor<i32>) -> tensor<16xf32>
+  return
+}
+func.func private @x_map(%i: tensor<i32>) -> tensor<i32> {
+  return %i : tensor<i32>
+}
+func.func private @o_map(%i: tensor<i32>) -> tensor<i32> {
+  %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  return %c0 : tensor<i32>
+}
+func.func @control(%x: tensor<64xf32>) -> tensor<16xf32> {
+  %0 = "jaxpr.pallas_call"(%x) {callee = @control_kernel, name = "control_kernel", grid = array<i64: 4>,
+      in_specs = [{block_shape = array<i64: 16>, index_map = @x_map}],
+      out_specs = [{block_shape = array<i64: 16>, index_map = @o_map}],
+      interpret = false} : (tensor<64xf32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
