@@ -11,7 +11,7 @@ from mjax.passes.rules import sharding  # noqa: F401
 from mjax.passes.rules import random  # noqa: F401
 from mjax.passes.rules import callbacks  # noqa: F401
 from mjax.passes.rules import export  # noqa: F401
-from mjax.passes.rules import state, pallas  # noqa: F401  (Pallas)
+from mjax.passes.rules import state  # noqa: F401  (Pallas refs)
 
 __all__ = ["BATCH", "JVP", "LOWER", "NOT_SUPPORTED", "SHARD", "TRANSPOSE", "LowerCtx", "lowering",
            "not_supported"]

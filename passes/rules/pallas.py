@@ -1,20 +1,61 @@
-"""Rules for `jaxpr.pallas_call` (dialect/ops/pallas.py).
+"""Rules for `jaxpr.pallas_call` (dialect/ops/pallas.py): batching and JVP.
 
-Lowering: none here; `--jaxpr-pallas-interpret` turns the call into a loop over the grid
-(passes/jaxpr_pallas_interpret.py), and on GPUs `--jaxpr-pallas-to-triton` lowers it to a
-Triton custom call. No sharding rule (a kernel is opaque to propagation); no transpose
-(reverse mode points to jax.custom_vjp, as JAX does).
+Batching (JAX: `_pallas_call_batching_rule`): a batched call gains a leading grid
+dimension of the batch size. Every batched operand and every result moves its batch axis
+first and gets a leading squeezed block dim, whose block index is the new grid index; the
+index maps of unbatched operands ignore it. The kernel is the same except that its grid
+queries count from axis 1 (`program_id(0)` becomes `program_id(1)`).
+
+    %y = "jaxpr.pallas_call"(%x) {callee = @k, grid = array<i64: 2>,
+                                 in_specs = [{block_shape = array<i64: 4>, index_map = @m}]}
+  vmap over x: f32[8, 8] ==>
+    %y = "jaxpr.pallas_call"(%x) {callee = @k_batched, grid = array<i64: 8, 2>,
+             in_specs = [{block_shape = array<i64: -1, 4>, index_map = @m_batched}]}
+    func.func private @m_batched(%b, %i) -> (%b, call @m(%i))
+
+JVP (JAX: `_pallas_call_jvp_rule`): the kernel is discharged into a pure function of its
+blocks, that function is differentiated (passes/forward_mode.py), and a new kernel reads
+all its refs (primal and tangent), runs the derivative inline and writes the results.
+The call takes (inputs, input tangents) and gives (outputs, output tangents), each
+tangent with its primal's BlockSpec; scratch buffers get tangent scratch buffers. Only
+float inputs and outputs carry tangents.
+
+Reverse mode: JAX's linearization error, pointing to custom_vjp (a pallas_call has no
+transpose). Lowering: none here (`--jaxpr-pallas-interpret` / `--jaxpr-pallas-to-triton`).
 """
 from __future__ import annotations
 
-from mjax.dialect.ops.pallas import PallasCallOp
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func as func_d
+
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.builder import Builder
+from mjax.dialect.ops import state as S
+from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, emit_pallas_call
+from mjax.dialect.types import RefAval, ShapedArray, aval_of
+from mjax.passes.batching import BATCH_NESTED
+from mjax.passes.forward_mode import JVP_NESTED, jvp_function
+from mjax.passes.interpreter import terminator
+from mjax.passes.ir_util import entry_block, nested_ops, set_results
+from mjax.passes.jaxpr_discharge_state import discharge_function
+from mjax.passes.jaxpr_inline import Inline
+from mjax.passes.registry import PassError, op_error
+from mjax.passes.rules.ad_util import has_tangent
+from mjax.passes.rules.batch_util import bdim_at
 from mjax.passes.rules.tables import not_supported
 
 REVERSE_ERROR = (
     "Linearization failed to produce known values for all output primals. This is "
     "typically caused by attempting to differentiate a function uses an operation that "
     "does not support reverse-mode autodiff. (pallas_call has no reverse-mode rule: "
-    "define the backward pass as a second kernel and wrap both in jax.custom_vjp.)")
+    "write the backward pass as a second kernel and combine both with jax.custom_vjp.)")
+
+
+class PallasReverseError(PassError, ValueError):
+    """Reverse mode through a pallas_call (a ValueError, as JAX raises)."""
+
 
 not_supported("lower", PallasCallOp, "a pallas_call is expanded first, by "
                                      "--jaxpr-pallas-interpret (a loop over its grid) or "
@@ -22,5 +63,159 @@ not_supported("lower", PallasCallOp, "a pallas_call is expanded first, by "
 not_supported("shard", PallasCallOp, "a Pallas kernel is opaque to sharding propagation")
 not_supported("transpose", PallasCallOp, "pallas_call has no reverse mode; wrap the kernel "
                                          "and its backward kernel in jax.custom_vjp")
-not_supported("batch", PallasCallOp, "batching rule not written yet")
-not_supported("jvp", PallasCallOp, "JVP rule not written yet")
+
+I32 = ShapedArray((), np.int32)
+
+
+def _fn_after(fns, name: str, in_avals, anchor: ir.Operation):
+    return fns.create(fns.fresh_name(name), in_avals, None, anchor)
+
+
+# ---- batching -----------------------------------------------------------------------------
+def _batched_index_map(fns, imap: str, n_grid: int, batched: bool, anchor) -> str:
+    """@imap with the batch grid index first (and first among its results if batched)."""
+    fn, block = _fn_after(fns, f"{imap}_batched" if batched else f"{imap}_unbatched",
+                          [I32] * (n_grid + 1), anchor)
+    args = list(block.arguments)
+    b = Builder(ir.InsertionPoint(block), anchor.location)
+    idx = T.emit_transform(b, T.CallOp, *args[1:], signature=fns.signature,
+                           callee=Symbol(imap))
+    set_results(fn, ([args[0]] if batched else []) + list(idx))
+    return str(ir.StringAttr(fn.attributes["sym_name"]).value)
+
+
+def shifted_kernel(fns, callee: str, shift: int = 1) -> str:
+    """A copy of kernel @callee whose grid queries name axis + shift."""
+    old = fns.get(callee)
+    new = old.clone(ip=ir.InsertionPoint.after(old))
+    name = fns.fresh_name(f"{callee}_batched")
+    new.attributes["sym_name"] = ir.StringAttr.get(name)
+    fns.table[name] = new
+    for op in nested_ops(new):
+        if op.name in (S.ProgramIdOp.OPERATION_NAME, S.NumProgramsOp.OPERATION_NAME):
+            axis = ir.IntegerAttr(op.attributes["axis"]).value
+            op.attributes["axis"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                       axis + shift)
+    return name
+
+
+def _pallas_batch(batcher, op, vals, dims, b):
+    fns, size = batcher.fns, batcher.axis_size
+    p = dict(op.opview.params)
+    aliases = p["input_output_aliases"] or ()
+    aliased_ins = set(aliases[::2])
+    anchor = fns.get(str(p["callee"]))
+    n_grid = len(p["grid"])
+    new_vals, in_specs = [], []
+    for k, (v, d, spec) in enumerate(zip(vals, dims, p["in_specs"])):
+        batched = d is not None or k in aliased_ins    # an aliased input must be batched
+        if batched:
+            v = bdim_at(b, v, d, 0)
+        new_vals.append(v)
+        imap = _batched_index_map(fns, str(spec["index_map"]), n_grid, batched, anchor)
+        bs = ((SQUEEZED,) if batched else ()) + tuple(spec["block_shape"])
+        in_specs.append({"block_shape": bs, "index_map": Symbol(imap)})
+    out_specs = []
+    for spec in p["out_specs"]:
+        imap = _batched_index_map(fns, str(spec["index_map"]), n_grid, True, anchor)
+        out_specs.append({"block_shape": (SQUEEZED,) + tuple(spec["block_shape"]),
+                          "index_map": Symbol(imap)})
+    out_avals = [ShapedArray((size,) + a.shape, a.dtype)
+                 for a in (aval_of(r.type) for r in op.results)]
+    p.update(callee=Symbol(shifted_kernel(fns, str(p["callee"]))),
+             grid=(size,) + tuple(p["grid"]), in_specs=in_specs, out_specs=out_specs)
+    outs = emit_pallas_call(b, new_vals, out_avals, **p)
+    return outs, [0] * len(outs)
+
+
+BATCH_NESTED[PallasCallOp] = _pallas_batch
+
+
+# ---- JVP ------------------------------------------------------------------------------------
+def _read_all(b: Builder, ref: ir.Value) -> ir.Value:
+    a = aval_of(ref.type)
+    zero = b.constant(np.int32(0))
+    return b.emit(S.RefGetOp, ref, *[zero] * a.ndim, sizes=a.shape, squeezed=())[0]
+
+
+def _write_all(b: Builder, ref: ir.Value, value: ir.Value) -> None:
+    a = aval_of(ref.type)
+    zero = b.constant(np.int32(0))
+    b.emit(S.RefSwapOp, ref, value, *[zero] * a.ndim, sizes=a.shape, squeezed=())
+
+
+def _jvp_kernel(fns, ex, callee: str, n_in: int, n_out: int, diff_in, diff_out,
+                diff_scratch, where) -> str:
+    """@callee_jvp over refs (ins, in tangents, outs, out tangents, scratch, scratch
+    tangents): reads every ref, runs the JVP of the discharged kernel, writes back."""
+    kernel = fns.get(callee)
+    disc = discharge_function(fns, callee, fns.fresh_name(f"{callee}_discharged"))
+    disc_name = ir.StringAttr(disc.attributes["sym_name"]).value
+    ref_avals = [aval_of(a.type) for a in entry_block(kernel).arguments]
+    n_refs = len(ref_avals)
+    d_all = (list(diff_in) + [n_in + j for j in diff_out]
+             + [n_in + n_out + s for s in diff_scratch])
+    jvp_name = jvp_function(ex, disc_name, tuple(d_all), tuple(d_all), where=where)
+    # Refs the kernel never writes need no write-back (keeps inputs read-only).
+    disc_block = entry_block(disc)
+    written = [terminator(disc_block).operands[k] != disc_block.arguments[k]
+               for k in range(n_refs)]
+    groups = [(range(n_in), diff_in), (range(n_in, n_in + n_out), [n_in + j for j in diff_out]),
+              (range(n_in + n_out, n_refs), [n_in + n_out + s for s in diff_scratch])]
+    order = []                     # kernel ref position -> ("p", k) or ("t", k)
+    for prim, tang in groups:
+        order += [("p", k) for k in prim] + [("t", k) for k in tang]
+    avals = [ref_avals[k] for _, k in order]
+    fn, block = _fn_after(fns, f"{callee}_jvp", avals, kernel)
+    b = Builder(ir.InsertionPoint(block), kernel.location)
+    refs = dict(zip(order, block.arguments))
+    primals = [_read_all(b, refs[("p", k)]) for k in range(n_refs)]
+    tangents = [_read_all(b, refs[("t", k)]) for k in d_all]
+    results = Inline(b.ip, fns).run(entry_block(fns.get(jvp_name)), primals + tangents)
+    for k in range(n_refs):
+        if written[k]:
+            _write_all(b, refs[("p", k)], results[k])
+    for t, k in enumerate(d_all):
+        if written[k]:
+            _write_all(b, refs[("t", k)], results[n_refs + t])
+    with kernel.location:
+        func_d.ReturnOp([], ip=ir.InsertionPoint(block))
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [a.type for a in block.arguments], []))
+    return ir.StringAttr(fn.attributes["sym_name"]).value
+
+
+def _pallas_jvp(jvp, op, pairs):
+    primals, tangents = [p for p, _ in pairs], [t for _, t in pairs]
+    if all(t is None for t in tangents):
+        return jvp.copy(op, pairs)
+    if jvp.linearize:
+        raise PallasReverseError(op, REVERSE_ERROR)
+    p = dict(op.opview.params)
+    if p["input_output_aliases"]:
+        raise op_error(op, "JVP of a pallas_call with input_output_aliases is not "
+                           "supported (as in JAX)")
+    ex, fns = jvp.ex, jvp.ex.fns
+    out_avals = [aval_of(r.type) for r in op.results]
+    scratch = list(p["scratch_shapes"] or ())
+    diff_in = [i for i, t in enumerate(tangents) if t is not None]
+    diff_out = [j for j, a in enumerate(out_avals) if has_tangent(a)]
+    diff_scratch = [s for s, a in enumerate(scratch) if has_tangent(a)]
+    if not diff_out:
+        return jvp.copy(op, pairs)
+    b = jvp.builder(op)
+    kernel = _jvp_kernel(fns, ex, str(p["callee"]), len(primals), len(out_avals), diff_in,
+                         diff_out, diff_scratch, op)
+    p.update(callee=Symbol(kernel),
+             in_specs=list(p["in_specs"]) + [p["in_specs"][i] for i in diff_in],
+             out_specs=list(p["out_specs"]) + [p["out_specs"][j] for j in diff_out],
+             scratch_shapes=scratch + [scratch[s] for s in diff_scratch])
+    outs = emit_pallas_call(b, primals + [tangents[i] for i in diff_in],
+                            out_avals + [out_avals[j] for j in diff_out], **p)
+    touts = dict(zip(diff_out, outs[len(out_avals):]))
+    return [(o, touts.get(j)) for j, o in enumerate(outs[:len(out_avals)])]
+
+
+JVP_NESTED[PallasCallOp] = _pallas_jvp
+
+__all__ = ["PallasReverseError", "REVERSE_ERROR", "shifted_kernel"]
