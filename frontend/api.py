@@ -438,7 +438,7 @@ class Jitted:
     def _call_spmd(self, args, dyn_args, dyn_kwargs, static_key, leaves, in_tree, avals,
                    donated):
         """A call compiled for a mesh (frontend/spmd.py)."""
-        shardings, mesh = spmd.in_shardings_for(self, dyn_args, leaves)
+        shardings, mesh = spmd.in_shardings_for(self, dyn_args, leaves, in_tree)
         key = ("spmd", in_tree, avals, static_key, config.trace_state(), donated, shardings)
         entry = self._cache.get(key)
         if entry is None:

@@ -98,6 +98,11 @@ class Mesh:
         elif isinstance(axis_types, AxisType):
             axis_types = (axis_types,) * len(axis_names)
         self.axis_types = tuple(axis_types)
+        # Meshes are immutable: their key (compared on every sharded jit call) and hash
+        # are computed once.
+        self._key_value = (tuple(d.id for d in self.devices.flat), self.devices.shape,
+                           self.axis_names, self.axis_types)
+        self._hash = hash(self._key_value)
 
     @property
     def shape(self):
@@ -120,14 +125,14 @@ class Mesh:
         return list(self.devices.flat)
 
     def _key(self):
-        return (tuple(d.id for d in self.devices.flat), self.devices.shape, self.axis_names,
-                self.axis_types)
+        return self._key_value
 
     def __eq__(self, other):
-        return isinstance(other, Mesh) and self._key() == other._key()
+        return self is other or (isinstance(other, Mesh) and
+                                 self._key_value == other._key_value)
 
     def __hash__(self):
-        return hash(self._key())
+        return self._hash
 
     def __repr__(self):
         sizes = ", ".join(map(str, self.axis_sizes))
@@ -314,6 +319,12 @@ class NamedSharding(Sharding):
                              f"has duplicate entries")
         self.mesh = mesh
         self.spec = spec
+        # The spec without trailing unsplit dimensions: P("x") == P("x", None).
+        norm = [spec.axes_of(d) for d in range(len(spec))]
+        while norm and not norm[-1]:
+            norm.pop()
+        self._norm = tuple(norm)
+        self._hash = None
 
     def _device_list(self):
         return list(self.mesh.devices.flat)
@@ -372,15 +383,16 @@ class NamedSharding(Sharding):
         return xc.HloSharding.from_proto(op)
 
     def __eq__(self, other):
+        if self is other:
+            return True
         if not isinstance(other, NamedSharding):
             return False
-        n = max(len(self.spec), len(other.spec))
-        norm = lambda s: tuple(s.axes_of(d) for d in range(n))  # noqa: E731
-        return self.mesh == other.mesh and norm(self.spec) == norm(other.spec)
+        return self.mesh == other.mesh and self._norm == other._norm
 
     def __hash__(self):
-        return hash((self.mesh, tuple(self.spec.axes_of(d) for d in range(len(self.spec))
-                                      if self.spec.axes_of(d)) ))
+        if self._hash is None:
+            self._hash = hash((self.mesh, self._norm))
+        return self._hash
 
     def __repr__(self):
         mesh = ", ".join(f"'{n}': {s}" for n, s in self.mesh.shape.items())

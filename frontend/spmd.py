@@ -80,8 +80,21 @@ def flat_shardings(prefix, tree, what) -> list:
                                                                   tree, _is_leaf)]
 
 
-def in_shardings_for(jitted, dyn_args, leaves) -> tuple:
-    """The sharding each argument leaf is compiled for."""
+def in_shardings_for(jitted, dyn_args, leaves, in_tree=None) -> tuple:
+    """(The sharding each argument leaf is compiled for, the mesh). With `in_tree` (the
+    treedef of the call's arguments) the answer is remembered per treedef and argument
+    shardings: a steady-state call only hashes them."""
+    if in_tree is None:
+        return _in_shardings_for(jitted, dyn_args, leaves)
+    key = (in_tree, tuple([x._sharding if type(x) is Array else None for x in leaves]))
+    memo = jitted.__dict__.setdefault("_spmd_layouts", {})
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _in_shardings_for(jitted, dyn_args, leaves)
+    return found
+
+
+def _in_shardings_for(jitted, dyn_args, leaves) -> tuple:
     n_kw_leaves = len(leaves) - len(tree_util.tree_leaves(dyn_args))
     given = (flat_shardings(jitted._in_shardings, dyn_args, "in_shardings")
              if jitted._in_shardings is not None else [None] * (len(leaves) - n_kw_leaves))
@@ -255,7 +268,7 @@ def _shape(t):
 
 def put_for(x, aval, sharding) -> object:
     """`x`'s buffer laid out as `sharding` (moved through the host when it is not)."""
-    if type(x) is Array and x._sharding == sharding:
+    if type(x) is Array and (x._sharding is sharding or x._sharding == sharding):
         return x._buf
     from mjax.api import put_sharded
     from mjax.core import to_numpy
@@ -264,13 +277,21 @@ def put_for(x, aval, sharding) -> object:
 
 
 def wrap_outputs(outs, out_avals, out_shardings, exe, mesh) -> list:
-    arrays = []
-    hlos = exe.out_hlo_shardings or [None] * len(outs)
-    for buf, aval, want, hlo in zip(outs, out_avals, out_shardings, hlos):
-        sharding = want if want is not None else (
-            named_from_hlo(mesh, hlo, len(aval.shape)) if hlo is not None else None)
-        arrays.append(Array(buf, aval, sharding))
-    return arrays
+    """The executable's output buffers as Arrays with their shardings (the requested
+    ones, else the layout XLA reports, found once per executable)."""
+    # (Keyed by mesh and the requested shardings' identities: one executable may serve
+    # several jit entries, and the entries keep their sharding lists alive.)
+    memo = exe.__dict__.setdefault("_mjax_out_shardings", {})
+    key = (mesh, tuple(map(id, out_shardings)))
+    shardings = memo.get(key)
+    if shardings is None:
+        hlos = exe.out_hlo_shardings or [None] * len(outs)
+        shardings = memo[key] = [
+            want if want is not None else (
+                named_from_hlo(mesh, hlo, len(aval.shape)) if hlo is not None else None)
+            for aval, want, hlo in zip(out_avals, out_shardings, hlos)]
+    return [Array(buf, aval, sharding)
+            for buf, aval, sharding in zip(outs, out_avals, shardings)]
 
 
 __all__ = ["wants_spmd", "constraint_mesh", "replicated_over", "in_shardings_for",

@@ -150,7 +150,7 @@ class _Propagation:
         """factor -> (axes, source, label, fixed) from the decided values of `entries`
         ((value, dims, label) in priority order; a user annotation beats the rest)."""
         found = {}
-        for v, dims, label in entries:
+        for v, dims, label, _ in entries:
             dec = self.known.get(v)
             if dec is None:
                 continue
@@ -176,57 +176,66 @@ class _Propagation:
             sources.append(source if axes else None)
         return tuple(spec), tuple(sources)
 
-    def apply(self, op, forward: bool) -> bool:
-        """One op: axes of each factor, from whichever of its operands and results are
-        decided (operands first in forward sweeps, results first in backward ones), go
-        to its undecided operands and results, as in Shardy."""
+    def _op_info(self, op):
+        """(primitive, factors, operand entries, result entries) of an op with a sharding
+        rule, or None; computed once per op (its params and avals do not change)."""
         view = op.opview
         rule = SHARD.get(type(view))
         if rule is None:
-            return False
+            return None
         avals_in = [aval_of(v.type) for v in op.operands]
         avals_out = [aval_of(r.type) for r in op.results]
         factors = rule(avals_in, avals_out, **view.params)
-        operands = [(v, m, f"operand {k}") for k, (v, m) in
-                    enumerate(zip(op.operands, factors.operands))]
-        results = [(v, m, f"result {k}") for k, (v, m) in
-                   enumerate(zip(op.results, factors.results))]
+        operands = [(v, m, f"operand {k}", a.shape) for k, (v, m, a) in
+                    enumerate(zip(op.operands, factors.operands, avals_in))]
+        results = [(v, m, f"result {k}", a.shape) for k, (v, m, a) in
+                   enumerate(zip(op.results, factors.results, avals_out))]
+        return view.primitive, factors, operands, results
+
+    def apply(self, key, info, forward: bool) -> bool:
+        """One op: axes of each factor, from whichever of its operands and results are
+        decided (operands first in forward sweeps, results first in backward ones), go
+        to its undecided operands and results, as in Shardy."""
+        primitive, factors, operands, results = info
         entries = operands + results if forward else results + operands
-        if not any(v in self.known for v, _, _ in entries):
+        known = self.known
+        if not any(e[0] in known for e in entries):
             return False
         found = self._factor_axes(entries)
         partial = tuple(a for f in sorted(factors.reduced) if f in found
                         for a in found[f][0])
         if partial:
-            self.reduced[id(op)] = partial  # (ir.Operation hashes change with attrs)
-        operands_known = any(v in self.known for v, _, _ in operands)
+            self.reduced[key] = partial
+        operands_known = any(e[0] in known for e in operands)
         changed = False
-        for v, dims, label in entries:
-            if v in self.known:
+        for v, dims, label, shape in entries:
+            if v in known:
                 continue
-            spec, sources = self._spec_for(aval_of(v.type).shape, dims, found)
+            spec, sources = self._spec_for(shape, dims, found)
             # A replicated decision only flows forward, from decided operands to results.
             if not any(spec) and not (label.startswith("result") and operands_known):
                 continue
             used = sorted({found[f][2] for d, f in enumerate(dims) if spec[d]})
             how = "from " + ", ".join(used) if used else "from replicated operands"
-            self.known[v] = Decision(spec, f"{view.primitive} ({factors.kind}): {how}",
-                                     sources)
+            known[v] = Decision(spec, f"{primitive} ({factors.kind}): {how}", sources)
             changed = True
         return changed
 
-    def run(self):
+    def run(self, write: bool = True):
         ops = [op.operation for op in self.block.operations
                if not is_terminator(op.operation) and isinstance(op.opview, JaxprOp)]
+        infos = [(k, info) for k, op in enumerate(ops)
+                 if (info := self._op_info(op)) is not None]
         for _ in range(2 * len(ops) + 2):
             changed = False
-            for op in ops:
-                changed |= self.apply(op, forward=True)
-            for op in reversed(ops):
-                changed |= self.apply(op, forward=False)
+            for k, info in infos:
+                changed |= self.apply(k, info, forward=True)
+            for k, info in reversed(infos):
+                changed |= self.apply(k, info, forward=False)
             if not changed:
                 break
-        self.write(ops)
+        if write:
+            self.write(ops)
 
     # -- output -------------------------------------------------------------------------------
     def _explain_text(self, dec: Decision) -> str:
@@ -235,16 +244,16 @@ class _Propagation:
         return f"{dec.rule}; " + ("; ".join(dims) if dims else "replicated")
 
     def write(self, ops):
-        for op in ops:
+        for k, op in enumerate(ops):
             decs = [self.known.get(r) for r in op.results]
             view = op.opview
             if any(d is not None for d in decs):
                 op.attributes["mjax.sharding"] = ir.ArrayAttr.get([
                     ir.StringAttr.get(spec_text(d.spec) if d is not None else "?")
                     for d in decs])
-            if id(op) in self.reduced:
+            if k in self.reduced:
                 op.attributes["mjax.sharding_reduced"] = ir.ArrayAttr.get(
-                    [ir.StringAttr.get(a) for a in self.reduced[id(op)]])
+                    [ir.StringAttr.get(a) for a in self.reduced[k]])
             if not self.explain:
                 continue
             if any(d is not None for d in decs):
@@ -280,14 +289,14 @@ class _Propagation:
         (not by the user), so `--jaxpr-to-stablehlo` passes our decisions to XLA as
         custom_call @Sharding."""
         axes, shape = self.mesh
-        for v in self._values():
+        for v, next_op in self._values():
             dec = self.known.get(v)
             if dec is None or dec.fixed:
                 continue
             spec = tuple(",".join(a) for a in dec.spec)
-            is_arg = isinstance(v.owner, ir.Block)
+            is_arg = next_op is None
             ip = (ir.InsertionPoint.at_block_begin(self.block) if is_arg
-                  else _after(v.owner.operation))
+                  else ir.InsertionPoint(next_op))
             c = ShardingConstraintOp.create(
                 [v], [aval_of(v.type)], {"mesh_axes": axes, "mesh_shape": shape,
                                          "spec": spec},
@@ -321,15 +330,15 @@ class _Propagation:
                                                loc=op.location, ip=ir.InsertionPoint(op))
                 op.results[0].replace_all_uses_with(new.result)
                 op.erase()
-        for v in self._values():
+        for v, next_op in self._values():
             dec = self.known.get(v)
             if dec is None or dec.fixed:
                 continue
-            is_arg = isinstance(v.owner, ir.Block)
+            is_arg = next_op is None
             ip = (ir.InsertionPoint.at_block_begin(self.block) if is_arg
-                  else _after(v.owner.operation))
+                  else ir.InsertionPoint(next_op))
             c = sdy_d.ShardingConstraintOp(v, sharding(dec.spec), loc=self.fn.location
-                                         if is_arg else v.owner.location, ip=ip)
+                                           if is_arg else v.owner.location, ip=ip)
             v.replace_all_uses_except(c.result, c.operation)
         for name in ("arg_attrs", "res_attrs"):
             attrs = _dict_attrs(self.fn, name)
@@ -349,10 +358,13 @@ class _Propagation:
             self.fn.attributes[name] = ir.ArrayAttr.get(new)
 
     def _values(self) -> list:
-        values = list(self.block.arguments)
-        for op in self.block.operations:
-            if not is_terminator(op.operation) and not isinstance(op, ShardingConstraintOp):
-                values += list(op.operation.results)
+        """(value, the op after its definition, None for an argument) for the function's
+        arguments and top-level results, sharding constraints' results excepted."""
+        values = [(a, None) for a in self.block.arguments]
+        ops = [op.operation for op in self.block.operations]
+        for op, next_op in zip(ops, ops[1:]):   # (the last op is the terminator)
+            if op.name != ShardingConstraintOp.OPERATION_NAME:
+                values += [(r, next_op) for r in op.results]
         return values
 
 
@@ -389,12 +401,6 @@ def _sdy_mesh_attr(axes, shape) -> ir.Attribute:
     return ir.Attribute.parse(f"#sdy.mesh<[{inner}]>")
 
 
-def _after(op) -> ir.InsertionPoint:
-    """The insertion point right after `op` (a block always ends with a terminator)."""
-    ops = [o.operation for o in op.block.operations]
-    return ir.InsertionPoint(ops[ops.index(op) + 1])
-
-
 def propagate_shardings(module, explain: bool = False, materialize: bool = False,
                         sdy: bool = False) -> None:
     """Runs the propagation on every function of `module` that has a sharding source."""
@@ -404,7 +410,9 @@ def propagate_shardings(module, explain: bool = False, materialize: bool = False
                 continue
             prop = _Propagation(fn.operation, explain)
             if prop.seed():
-                prop.run()
+                # In Shardy's form the decisions go to sdy ops; the per-op mjax.sharding
+                # attributes (read by tests and explain) would only be lowered away.
+                prop.run(write=not sdy or explain)
                 if sdy:
                     prop.to_sdy(module)
                 elif materialize:

@@ -1,0 +1,107 @@
+"""The data-parallel MLP train step on 8 CPU devices, mjax vs JAX side by side.
+
+    XLA_FLAGS=--xla_force_host_platform_device_count=8 python benchmarks/data_parallel.py
+    ... --profile steady|lower      # cProfile of mjax's steady-state call or trace+lower
+
+jit with NamedShardings: the batch split over a "data" mesh axis, parameters replicated
+(MLP 784-512-512-10, batch 128, grad + SGD). Steady state is timed in rounds interleaved
+between the libraries (best round); trace+transform+lower (`jit(...).lower`, a fresh
+function each time so nothing is reused) as the median of several runs.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+
+import numpy as np  # noqa: E402
+
+from run import Steady, mlp_params, time_interleaved  # noqa: E402
+
+
+def setup(lib, jnp, rng):
+    """(step, arguments, shardings) of the data-parallel train step for `lib`."""
+    def forward(params, x):
+        for w, b in params[:-1]:
+            x = jnp.tanh(x @ w + b)
+        w, b = params[-1]
+        return x @ w + b
+
+    def loss(params, x, t):
+        return jnp.mean((forward(params, x) - t) ** 2)
+
+    def step(params, x, t):
+        g = lib.grad(loss)(params, x, t)
+        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, g)]
+
+    mesh = lib.sharding.Mesh(np.array(lib.devices()[:8]), ("data",))
+    rep = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec())
+    split = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("data"))
+    params = lib.device_put(mlp_params(rng), rep)
+    x = lib.device_put(rng.standard_normal((128, 784)).astype(np.float32), split)
+    t = lib.device_put(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)], split)
+    return step, (params, x, t), dict(in_shardings=(rep, split, split), out_shardings=rep)
+
+
+def measure(lib, jnp, lowers=5):
+    step, args, shardings = setup(lib, jnp, np.random.default_rng(0))
+    times = []
+    for _ in range(lowers):
+        t0 = time.perf_counter()
+        lib.jit(lambda p, x, t: step(p, x, t), **shardings).lower(*args)
+        times.append(time.perf_counter() - t0)
+    dp = lib.jit(step, **shardings)
+    lib.block_until_ready(dp(*args))
+    steady = Steady(lambda: lib.block_until_ready(dp(*args)), 20)
+    return statistics.median(times), steady
+
+
+def profile(which):
+    import cProfile
+    import pstats
+
+    import mjax
+    import mjax.numpy as mnp
+    step, args, shardings = setup(mjax, mnp, np.random.default_rng(0))
+    dp = mjax.jit(step, **shardings)
+    mjax.block_until_ready(dp(*args))
+    prof = cProfile.Profile()
+    if which == "steady":
+        prof.enable()
+        for _ in range(200):
+            mjax.block_until_ready(dp(*args))
+    else:
+        prof.enable()
+        for _ in range(5):
+            mjax.jit(lambda p, x, t: step(p, x, t), **shardings).lower(*args)
+    prof.disable()
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", choices=["steady", "lower"])
+    args = parser.parse_args()
+    if args.profile:
+        return profile(args.profile)
+    import jax
+    import jax.numpy as jnp
+
+    import mjax
+    import mjax.numpy as mnp
+    jax.config.update("jax_platforms", "cpu")
+    lower_m, steady_m = measure(mjax, mnp)
+    lower_j, steady_j = measure(jax, jnp)
+    best = time_interleaved({"mjax": steady_m, "jax": steady_j}, repeat=9)
+    print(f"{'':24s} {'mjax':>10s} {'jax':>10s} {'mjax/jax':>9s}")
+    print(f"{'steady state':24s} {best['mjax'] * 1e3:8.2f}ms {best['jax'] * 1e3:8.2f}ms "
+          f"{best['mjax'] / best['jax']:9.2f}")
+    print(f"{'trace+transform+lower':24s} {lower_m * 1e3:8.1f}ms {lower_j * 1e3:8.1f}ms "
+          f"{lower_m / lower_j:9.2f}")
+
+
+if __name__ == "__main__":
+    main()
