@@ -97,8 +97,62 @@ def _while(ctx, node, *args):
                      for i, c in zip(carried, carry))
 
     with _NoWrites(ctx, node):
-        final = _lax().while_loop(cond_fun, body_fun, init)
+        trips = _static_trip_count(ctx, cond_g, body_g, args, carried)
+        if trips is None:
+            final = _lax().while_loop(cond_fun, body_fun, init)
+        else:   # a scan: reverse mode works (Keras RNNs train)
+            final = _lax().fori_loop(0, trips, lambda _, c: body_fun(c), init)
     return full(final)
+
+
+_MAX_STATIC_TRIPS = 100_000
+
+
+def _input_deps(graph, outputs) -> set:
+    """Indices of the graph's inputs whose values `outputs` are computed from (data
+    edges only: control edges order effects, they carry no value)."""
+    seen, stack = set(), [n for n, _ in outputs]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        node = graph.nodes[name]
+        stack.extend(n for n, _ in node.inputs)
+    return {i for i, n in enumerate(graph.inputs) if n in seen}
+
+
+def _static_trip_count(ctx, cond_g, body_g, args, carried):
+    """The number of iterations when the condition depends only on constants (a counter
+    against a bound, as in Keras RNNs and tf.range loops); None otherwise."""
+    # Handles count as known: a value read through one is not, and is caught below.
+    static = {i for i, a in enumerate(args) if is_numpy(a) or isinstance(a, Resource)}
+    counters = [i for i in carried if i in static]
+    changed = True
+    while changed:       # drop carries whose update needs a run-time value
+        changed = False
+        for j in list(counters):
+            if not _input_deps(body_g, [body_g.outputs[j]]) <= static:
+                counters.remove(j)
+                static.discard(j)
+                changed = True
+    if not counters or not _input_deps(cond_g, cond_g.outputs) <= static:
+        return None
+    vals = list(args)
+    body_sub = type(body_g)(body_g.where, body_g.nodes, body_g.inputs,
+                            [body_g.outputs[j] for j in counters])
+    for trips in range(_MAX_STATIC_TRIPS):
+        (p,) = run_graph(cond_g, vals, ctx)
+        if not is_numpy(p):
+            return None
+        if not np.asarray(p).reshape(-1).any():
+            return trips
+        outs = run_graph(body_sub, vals, ctx)
+        if not all(is_numpy(o) for o in outs):
+            return None
+        for j, o in zip(counters, outs):
+            vals[j] = o
+    return None
 
 
 # ---- If and Case ----------------------------------------------------------------------------
