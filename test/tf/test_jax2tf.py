@@ -129,6 +129,9 @@ def test_dtypes_map_both_ways(dtype):
     assert same.dtype == tf.as_dtype(dtype) and doubled.dtype == tf.as_dtype(dtype)
     _close(same, x)
     _close(doubled, f(x)[1], rtol=1e-2)
+    same_np, _ = jax2tf.convert(f)(x)        # a NumPy array keeps its dtype too
+    assert same_np.dtype == tf.as_dtype(dtype)
+    _close(same_np, x)
 
 
 def test_64_bit_types_follow_the_x64_flag():
@@ -244,6 +247,8 @@ def test_bad_arguments_and_options():
         f_tf(tf.constant(["a"]))
     with pytest.raises(TypeError, match=r"args\[0\]\['x'\] is .*object"):
         f_tf({"x": object()})
+    with pytest.raises(OverflowError, match=r"too large to convert to int32 \(args\[0\]\)"):
+        f_tf(2 ** 40)
     with pytest.raises(ValueError, match="native_serialization_platforms"):
         jax2tf.convert(jnp.sin, native_serialization_platforms=("gpu",))
     with pytest.raises(TypeError, match="callable"):

@@ -65,6 +65,9 @@ def to_tensor(x, where: str) -> tuple[tf.Tensor, np.dtype]:
         raise TypeError(f"jax2tf.convert: {where} has dtype {value.dtype}, which is not a "
                         f"valid JAX array type")
     dtype = np.dtype(_dtypes.canonicalize_dtype(value.dtype))
+    if isinstance(x, int) and not isinstance(x, bool) and \
+            not np.iinfo(dtype).min <= x <= np.iinfo(dtype).max:
+        raise OverflowError(f"Python int {x} too large to convert to {dtype} ({where})")
     return tf.convert_to_tensor(value.astype(dtype), dtype=to_tf_dtype(dtype)), dtype
 
 
