@@ -69,6 +69,8 @@ def test_matmul_and_reductions_match_numpy_and_mjax():
     for got, ref, np_ref in zip(outs, f(a, b), (a @ b, (a @ b).sum(0), a.max(1))):
         _close(got, ref)
         np.testing.assert_allclose(got.numpy(), np_ref, rtol=1e-5, atol=1e-5)
+    # mjax arrays are accepted as arguments as well.
+    _close(jax2tf.convert(f)(jnp.asarray(a), b)[0], f(a, b)[0])
 
 
 def _scan_cumsum(xs, c0):

@@ -43,8 +43,10 @@ def to_mjax_dtype(tf_dtype: tf.DType, where: str = "a value") -> np.dtype:
 
 
 def is_tf_value(x) -> bool:
+    """Tensors, variables, scalars and arrays (NumPy's, mjax's: anything with
+    `__array__`)."""
     return isinstance(x, (tf.Tensor, tf.Variable, np.ndarray, np.generic,
-                          bool, int, float, complex))
+                          bool, int, float, complex)) or hasattr(x, "__array__")
 
 
 def to_tensor(x, where: str) -> tuple[tf.Tensor, np.dtype]:
