@@ -490,19 +490,24 @@ def _dot_general(kl, op, a, b, *, dimension_numbers, precision=None,
     (lc, rc), (lb, rb) = dimension_numbers
     a_aval, b_aval = _avals_in(op)
     out = _aval_out(op)
-    if lb or rb or a_aval.ndim != 2 or b_aval.ndim != 2:
+    batched = tuple(lb) == tuple(rb) == (0,) and a_aval.ndim == b_aval.ndim == 3
+    if not (batched or (not lb and not rb and a_aval.ndim == b_aval.ndim == 2)) or len(
+            lc) != 1:
         raise TritonLoweringError(
-            f"the Triton lowering supports 2-D matrix products (tt.dot) only, got "
-            f"dot_general of {a_aval.str_short()} and {b_aval.str_short()} with "
-            f"dimension_numbers {dimension_numbers}")
+            f"the Triton lowering supports matrix products (tt.dot: 2-D, or 3-D batched "
+            f"on the leading dim) only, got dot_general of {a_aval.str_short()} and "
+            f"{b_aval.str_short()} with dimension_numbers {dimension_numbers}")
     if a_aval.dtype != b_aval.dtype:
         raise TritonLoweringError(f"tt.dot needs operands of one dtype, got "
                                   f"{a_aval.dtype} and {b_aval.dtype}")
-    if tuple(lc) == (0,):
-        a = tt.trans(a, [1, 0])
-    if tuple(rc) == (1,):
-        b = tt.trans(b, [1, 0])
-    (m, k), (_, n) = shape_of(a), shape_of(b)
+    # tt.dot contracts a's last dim with b's second-to-last: transpose the others there.
+    nb = 1 if batched else 0
+    swap = [0, 2, 1] if batched else [1, 0]
+    if lc[0] == nb:
+        a = tt.trans(a, swap)
+    if rc[0] == nb + 1:
+        b = tt.trans(b, swap)
+    (m, k), n = shape_of(a)[nb:], shape_of(b)[-1]
     if min(m, n, k) < 16:
         raise TritonLoweringError(f"tt.dot needs every dimension >= 16, got an "
                                   f"({m}, {k}) x ({k}, {n}) product; use larger blocks")
@@ -520,7 +525,7 @@ def _dot_general(kl, op, a, b, *, dimension_numbers, precision=None,
         exact = precision is not None and "HIGHEST" in tuple(precision)
         kwargs["input_precision"] = (tt.InputPrecision.IEEE if exact
                                      else tt.InputPrecision.TF32)
-    acc = full(0, acc_dt, (m, n))
+    acc = full(0, acc_dt, shape_of(a)[:nb] + (m, n))
     res = tt.dot(a, b, acc, **kwargs)
     return [convert(res, acc_dt, out.dtype)]
 
@@ -750,6 +755,8 @@ def _while(kl, op, *operands, cond_nconsts=0, body_nconsts=0, **params):
     bconsts = list(operands[cond_nconsts:cond_nconsts + body_nconsts])
     init = list(operands[cond_nconsts + body_nconsts:])
     cond_block, body_block = (r.blocks[0] for r in op.regions)
+    if not cconsts and _is_fori_while(cond_block, body_block, body_nconsts):
+        return _fori_while(kl, body_block, bconsts, init)
     types = [v.type for v in init]
     loop = scf.WhileOp(types, init)
     before = loop.before.blocks.append(*types)
@@ -767,6 +774,45 @@ def _defining_op(v: ir.Value) -> ir.Operation | None:
     return None if isinstance(owner, ir.Block) else owner.operation
 
 
+def _is_fori_while(cond: ir.Block, body: ir.Block, body_nconsts: int) -> bool:
+    """Is this while a fori_loop with traced bounds: carry (i, upper, ...), cond
+    `i < upper`, body yielding (i + 1, upper, ...)?"""
+    cond_ops = [o.operation for o in cond.operations]
+    if len(cond_ops) != 2 or len(cond.arguments) < 2 or cond_ops[0].name != "jaxpr.lt":
+        return False
+    i, upper = cond.arguments[0], cond.arguments[1]
+    if list(cond_ops[0].operands) != [i, upper] or cond_ops[1].operands[0] != cond_ops[0].result:
+        return False
+    if shape_of(i) or aval_of(i.type).dtype not in (np.int32, np.int64):
+        return False
+    yield_op = list(body.operations)[-1].operation
+    bi, bu = body.arguments[body_nconsts], body.arguments[body_nconsts + 1]
+    return yield_op.operands[1] == bu and _is_increment(yield_op.operands[0], bi)
+
+
+def _is_increment(v: ir.Value, arg: ir.Value) -> bool:
+    """Is `v` = jaxpr.add(arg, 1)?"""
+    producer = _defining_op(v)
+    if producer is None or producer.name != "jaxpr.add" or producer.operands[0] != arg:
+        return False
+    c = _defining_op(producer.operands[1])
+    return c is not None and c.name == "jaxpr.constant" and int(
+        np.asarray(op_params(c)["value"]).reshape(-1)[0]) == 1
+
+
+def _fori_while(kl, body: ir.Block, bconsts: list, init: list) -> list:
+    """The fori_loop-shaped while as scf.for (Triton pipelines for loops only)."""
+    lo, hi, rest = init[0], init[1], init[2:]
+    dtype = aval_of(body.arguments[len(bconsts)].type).dtype
+    loop = scf.ForOp(lo, hi, full(1, dtype), rest)
+    with ir.InsertionPoint(loop.body):
+        outs = kl.lower_block(body, bconsts + [loop.induction_variable, hi]
+                              + list(loop.inner_iter_args))
+        scf.yield_(outs[2:])
+    # The final index: `upper`, or `lower` when the loop never ran.
+    return [binary("max", lo, hi, dtype), hi] + list(loop.results)
+
+
 def _counter_carry(body: ir.Block, num_consts: int, num_carry: int) -> int | None:
     """The carry a fori_loop-style scan body increments by one (its loop index), if any:
     it becomes the scf.for induction variable, which Triton's pipeliner wants."""
@@ -775,15 +821,7 @@ def _counter_carry(body: ir.Block, num_consts: int, num_carry: int) -> int | Non
         arg = body.arguments[num_consts + j]
         if shape_of(arg) or aval_of(arg.type).dtype not in (np.int32, np.int64):
             continue
-        producer = _defining_op(yield_op.operands[j])
-        if producer is None or producer.name != "jaxpr.add":
-            continue
-        a, b = producer.operands
-        if a != arg:
-            continue
-        c = _defining_op(b)
-        if c is not None and c.name == "jaxpr.constant" and int(
-                np.asarray(op_params(c)["value"]).reshape(-1)[0]) == 1:
+        if _is_increment(yield_op.operands[j], arg):
             return j
     return None
 

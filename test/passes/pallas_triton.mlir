@@ -231,21 +231,26 @@ func.func @softmax(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
 
 // -----
 
-// Control flow and atomics: a while loop with a dynamic bound (program_id to
-// num_programs, a constant: the grid is static) is scf.while; pl.when (a cond on
-// pred != 0 with no results) is scf.if whose taken branch stores; pl.atomic_add is
-// tt.atomic_rmw fadd with its mask.
+// Control flow and atomics: a fori_loop with traced bounds (program_id to num_programs,
+// a constant: the grid is static) is an scf.for from the program id; another while
+// (a step of 2) is scf.while; pl.when (a cond on pred != 0 with no results) is scf.if
+// whose taken branch stores; pl.atomic_add is tt.atomic_rmw fadd with its mask.
 // TT-LABEL: Triton module for @control_kernel
 // TT-DAG:     %[[ALL:.*]] = arith.constant dense<true> : tensor<16xi1>
 // TT-DAG:     %[[C4:.*]] = arith.constant 4 : i32
 // TT-DAG:     %[[C0:.*]] = arith.constant 0 : i32
+// TT-DAG:     %[[C1:.*]] = arith.constant 1 : i32
 // TT:         %[[PID:.*]] = tt.get_program_id x : i32
 // TT:         %[[V:.*]] = tt.load
-// TT:         %[[W:.*]]:2 = scf.while (%[[I:.*]] = %[[PID]], %[[ACC:.*]] = %[[V]]) : (i32, tensor<16xf32>) -> (i32, tensor<16xf32>) {
+// TT:         %[[F:.*]] = scf.for %{{.*}} = %[[PID]] to %[[C4]] step %[[C1]] iter_args(%[[ACC:.*]] = %[[V]]) -> (tensor<16xf32>)  : i32 {
+// TT:           %[[SUM:.*]] = arith.addf %[[ACC]], %[[V]] : tensor<16xf32>
+// TT:           scf.yield %[[SUM]]
+// TT:         }
+// TT:         %[[W:.*]]:2 = scf.while (%[[I:.*]] = %[[PID]], %[[ACC2:.*]] = %[[F]]) : (i32, tensor<16xf32>) -> (i32, tensor<16xf32>) {
 // TT:           %[[P:.*]] = arith.cmpi slt, %[[I]], %[[C4]] : i32
-// TT:           scf.condition(%[[P]]) %[[I]], %[[ACC]]
+// TT:           scf.condition(%[[P]]) %[[I]], %[[ACC2]]
 // TT:         } do {
-// TT:           arith.addf %{{.*}}, %[[V]] : tensor<16xf32>
+// TT:           arith.mulf
 // TT:           scf.yield
 // TT:         }
 // TT:         %[[FIRST:.*]] = arith.cmpi eq, %[[PID]], %[[C0]] : i32
@@ -274,9 +279,20 @@ func.func private @control_kernel(%x: memref<16xf32>, %o: memref<16xf32>) {
     %acc2 = "jaxpr.add"(%acc, %vv) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
     "jaxpr.yield"(%i2, %hi, %acc2) : (tensor<i32>, tensor<i32>, tensor<16xf32>) -> ()
   }) {cond_nconsts = 0 : i64, body_nconsts = 1 : i64} : (tensor<16xf32>, tensor<i32>, tensor<i32>, tensor<16xf32>) -> (tensor<i32>, tensor<i32>, tensor<16xf32>)
+  %w2:2 = "jaxpr.while"(%n, %pid, %w#2) ({
+  ^bb0(%hi: tensor<i32>, %i: tensor<i32>, %acc: tensor<16xf32>):
+    %p = "jaxpr.lt"(%i, %hi) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    "jaxpr.yield"(%p) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%i: tensor<i32>, %acc: tensor<16xf32>):
+    %two = "jaxpr.constant"() {value = dense<2> : tensor<i32>} : () -> tensor<i32>
+    %i2 = "jaxpr.add"(%i, %two) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %acc2 = "jaxpr.mul"(%acc, %acc) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    "jaxpr.yield"(%i2, %acc2) : (tensor<i32>, tensor<16xf32>) -> ()
+  }) {cond_nconsts = 1 : i64, body_nconsts = 0 : i64} : (tensor<i32>, tensor<i32>, tensor<16xf32>) -> (tensor<i32>, tensor<16xf32>)
   %first = "jaxpr.eq"(%pid, %c0) : (tensor<i32>, tensor<i32>) -> tensor<i1>
   %idx = "jaxpr.convert_element_type"(%first) {new_dtype = i32} : (tensor<i1>) -> tensor<i32>
-  "jaxpr.cond"(%idx, %o, %w#2) ({
+  "jaxpr.cond"(%idx, %o, %w2#1) ({
   ^bb0(%oo: memref<16xf32>, %a: tensor<16xf32>):
     "jaxpr.yield"() : () -> ()
   }, {
