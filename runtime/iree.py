@@ -18,6 +18,7 @@ import re
 import numpy as np
 
 from mjax.runtime import compilation_cache
+from mjax.runtime.iree_rewrites import rewrite_for_iree
 
 # IREE demotes 64-bit types by default; mjax programs mean the types they say (x64).
 _KEEP_TYPES = ["--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false"]
@@ -127,6 +128,7 @@ class IreeExecutable:
         self.text = text
         self.devices = backend.devices()
         self.out_avals = out_avals
+        self.donated = _donated_args(text)
 
     def _run(self, buffers) -> list:
         args = [self.backend.as_device_array(b) for b in buffers]
@@ -139,6 +141,15 @@ class IreeExecutable:
         for b in buffers:
             if isinstance(b, IreeBuffer):
                 b._check()    # use after delete fails at the call, as on XLA
+        if self.donated:
+            # IREE does not alias inputs to outputs, but a donated input is still gone
+            # after the call, as on XLA: the call takes it over, the caller's is deleted.
+            buffers = list(buffers)
+            for k in self.donated:
+                b = buffers[k] if k < len(buffers) else None
+                if isinstance(b, IreeBuffer):
+                    buffers[k] = IreeBuffer(b._array, b.device, b._pending)
+                    b.delete()
         dev = self.devices[0]
         if self.out_avals is None:
             return [IreeBuffer(r, dev) for r in self._run(buffers)]
@@ -252,7 +263,11 @@ class IreeBackend:
                                       "partitioning needs the XLA backend")
         fn = self._compiled.get(stablehlo_text)
         if fn is None:
-            fn = self._compiled[stablehlo_text] = self._load(self._vmfb(stablehlo_text))
+            # IREE takes tf.aliasing_output as a promise that the input is dead once the
+            # output is written and writes into it, even when the program reads the input
+            # later (wrong results, then a crash). Donation is kept as deletion only.
+            text = rewrite_for_iree(_strip_aliasing(stablehlo_text))
+            fn = self._compiled[stablehlo_text] = self._load(self._vmfb(text))
         return IreeExecutable(self, fn, stablehlo_text, out_avals)
 
     def _vmfb(self, text: str) -> bytes:
@@ -271,13 +286,15 @@ class IreeBackend:
                 self.stats["cache_hits"] += 1
                 return hit
         start = time.perf_counter()
-        try:
-            artifact = stablehlo.serialize_portable_artifact_str(text, "1.0.0")
-        except ValueError:
-            # The portable format (VHLO) has no CHLO ops (acos, erf_inv, ...) and jaxlib
-            # does not register the CHLO legalization: hand IREE the text, whose input
-            # conversion legalizes CHLO itself.
-            artifact = text
+        # The portable format (VHLO) has no CHLO ops (acos, erf_inv, ...) and jaxlib
+        # does not register the CHLO legalization: hand IREE the text, whose input
+        # conversion legalizes CHLO itself.
+        artifact = text
+        if "chlo." not in text:
+            try:
+                artifact = stablehlo.serialize_portable_artifact_str(text, "1.0.0")
+            except ValueError:
+                pass
         vmfb = self._compile_artifact(artifact)
         elapsed = time.perf_counter() - start
         self.stats["compiles"] += 1
@@ -313,12 +330,50 @@ class IreeBackend:
         return ctx.modules[module.name]["main"]
 
 
+_ALIASING = re.compile(r"(tf\.aliasing_output|jax\.buffer_donor)\s*=\s*[^,}]*(,\s*)?")
+
+
+def _strip_aliasing(text: str) -> str:
+    if "tf.aliasing_output" not in text and "jax.buffer_donor" not in text:
+        return text
+    return re.sub(r" \{\s*\}", "", _ALIASING.sub("", text)).replace(", }", "}")
+
+
+def _donated_args(text: str) -> list[int]:
+    """Indices of `main`'s arguments marked donated (tf.aliasing_output, jax.buffer_donor)."""
+    start = text.find("func.func public @main(")
+    start = text.find("func.func @main(") if start < 0 else start
+    if start < 0 or ("tf.aliasing_output" not in text and "jax.buffer_donor" not in text):
+        return []
+    signature = text[start:text.find("{\n", start)]
+    return [int(m[1]) for m in re.finditer(r"%arg(\d+):([^%]*)", signature)
+            if "tf.aliasing_output" in m[2] or "jax.buffer_donor" in m[2]]
+
+
+# Why IREE rejects an op, for the ops it is known not to lower.
+_WHY = {"stablehlo.custom_call": "IREE has no implementation of this library call",
+        "stablehlo.cholesky": "IREE does not lower Cholesky factorization",
+        "stablehlo.triangular_solve": "IREE does not lower triangular solves",
+        "stablehlo.fft": "IREE lowers FFTs of power-of-two lengths only"}
+_ILLEGAL = re.compile(r"^(?P<where>\S+?):(?P<line>\d+):(?P<col>\d+): error: failed to "
+                      r"legalize operation '(?P<op>[\w.]+)'(?P<rest>.*)$", re.M)
+
+
 def _first_error(message: str) -> str:
+    """IREE's diagnostic cut to what the user needs: the op, its source line, why."""
     missing = sorted(set(re.findall(r"undefined symbol: (\w+)", message)))
     if missing:
-        return (f"IREE's {'/'.join(missing)} is missing for this element type (IREE's "
-                f"llvm-cpu target has no float64 transcendental functions); use float32 "
-                f"or the XLA backend")
+        return (f"the compiled code calls {'/'.join(missing)}, which IREE's runtime "
+                f"does not provide; use float32 or the XLA backend")
+    m = _ILLEGAL.search(message)
+    if m:
+        op = m["op"]
+        target = re.search(r'call_target_name = "([^"]+)"', m["rest"])
+        what = f"`{op}`" + (f" (call target {target[1]})" if target else "")
+        where = f" at {m['where']}:{m['line']}"
+        why = _WHY.get(op, "IREE has no lowering for this op")
+        return (f"{what}{where}: {why}. Run this function on the XLA backend "
+                f"(MJAX_BACKEND=xla, or jit(f, backend='cpu')).")
     lines = [l for l in message.splitlines() if "error:" in l]
     return "\n".join(lines[:5]) if lines else message[-2000:]
 

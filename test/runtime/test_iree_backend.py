@@ -93,11 +93,22 @@ def test_chlo_ops_compile():
     np.testing.assert_allclose(np.asarray(out), np.arccos(x) + np.arcsinh(x), rtol=1e-5)
 
 
-def test_uncompilable_program_is_a_clear_error():
+def test_float64_transcendentals_compile():
+    # IREE leaves float64 sin/exp as libm calls, which its embedded ELF cannot link.
     with _x64():
-        f = mjax.jit(lambda v: jnp.sin(v), backend="iree")
-        with pytest.raises(RuntimeError, match="IREE could not compile.*sin"):
-            f(np.ones(3, np.float64))
+        x = np.linspace(-2, 2, 5)
+        out = mjax.jit(lambda v: jnp.exp(jnp.sin(v)), backend="iree")(x)
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(np.asarray(out), np.exp(np.sin(x)), rtol=1e-14)
+
+
+def test_uncompilable_program_is_a_clear_error():
+    a = np.eye(3, dtype=np.float32) * 2
+    f = mjax.jit(lambda v: jnp.linalg.cholesky(v), backend="iree")
+    with pytest.raises(RuntimeError, match=r"IREE could not compile.*stablehlo\.cholesky"
+                                           r"` at .*test_iree_backend\.py:\d+: IREE does "
+                                           r"not lower Cholesky.*XLA backend"):
+        f(a)
 
 
 def test_default_backend_from_environment():

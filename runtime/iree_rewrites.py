@@ -1,0 +1,116 @@
+"""StableHLO rewrites applied before IREE compiles a program, where IREE would otherwise
+compute something other than what StableHLO (and XLA) specify.
+
+    text = rewrite_for_iree(stablehlo_text)
+
+- `stablehlo.sort` with `is_stable = true`: IREE's sort ignores the flag, so equal keys
+  come out in any order (argsort, unique's first indices). The sort gets an iota operand
+  and a comparator that breaks ties by it: less(a, b) = cmp(a, b) or (not cmp(b, a) and
+  index(a) < index(b)), which is stable whatever algorithm runs it.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from mjax.dialect import context
+
+
+def rewrite_for_iree(text: str) -> str:
+    if "is_stable = true" not in text:
+        return text
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        sorts = []
+
+        def collect(op):
+            if op.name == "stablehlo.sort" and _is_stable(op):
+                sorts.append(op)
+            return ir.WalkResult.ADVANCE
+        module.operation.walk(collect)
+        changed = [op for op in sorts if _stabilize(op)]
+        if not changed:
+            return text
+        return module.operation.get_asm(enable_debug_info=True)
+
+
+def _is_stable(op) -> bool:
+    attr = op.attributes["is_stable"] if "is_stable" in op.attributes else None
+    return attr is not None and ir.BoolAttr(attr).value
+
+
+def _stabilize(op) -> bool:
+    """Replaces one stable sort by an index-tie-broken one; False where it cannot."""
+    block = op.regions[0].blocks[0]
+    body = list(block.operations)
+    if any(len(o.regions) for o in body):
+        return False          # a comparator with regions of its own: left to IREE
+    loc = op.location
+    dim = ir.IntegerAttr(op.attributes["dimension"]).value
+    n = len(op.operands)
+    ip = ir.InsertionPoint(op)
+    operands = list(op.operands)
+    # An operand that already is an iota along the sort dimension (argsort's) serves as
+    # the index: a second, identical iota would be merged with it by IREE, and a sort
+    # whose operands alias is rejected.
+    index = next((k for k, v in enumerate(operands) if _is_iota_along(v, dim)), None)
+    if index is None:
+        shape = ir.RankedTensorType(operands[0].type).shape
+        i32 = ir.IntegerType.get_signless(32)
+        iota = stablehlo.IotaOp(ir.RankedTensorType.get(shape, i32), dim, loc=loc, ip=ip)
+        operands.append(iota.result)
+        index = n
+    new = stablehlo.SortOp([v.type for v in operands], operands, dimension=dim,
+                           is_stable=False, loc=loc, ip=ip)
+    arg_types = [ir.RankedTensorType.get([], ir.RankedTensorType(v.type).element_type)
+                 for v in operands for _ in range(2)]
+    cmp_block = new.regions[0].blocks.append(*arg_types)
+    args = list(cmp_block.arguments)
+    swapped = []
+    for k in range(n):
+        swapped += [args[2 * k + 1], args[2 * k]]
+    index_type = ir.IntegerType(ir.RankedTensorType(operands[index].type).element_type)
+    compare_type = "UNSIGNED" if index_type.is_unsigned else "SIGNED"
+    with ir.InsertionPoint(cmp_block), loc:
+        a_before_b = _inline(body, block.arguments, args[:2 * n])
+        b_before_a = _inline(body, block.arguments, swapped)
+        index_less = stablehlo.CompareOp(
+            args[2 * index], args[2 * index + 1],
+            stablehlo.ComparisonDirectionAttr.get("LT"),
+            compare_type=stablehlo.ComparisonTypeAttr.get(compare_type)).result
+        tie = stablehlo.AndOp(stablehlo.NotOp(b_before_a).result, index_less).result
+        stablehlo.ReturnOp([stablehlo.OrOp(a_before_b, tie).result])
+    for old, repl in zip(op.results, new.results):
+        old.replace_all_uses_with(repl)
+    op.erase()
+    return True
+
+
+def _is_iota_along(value, dim: int) -> bool:
+    owner = value.owner
+    if not isinstance(owner, ir.Operation):
+        owner = getattr(owner, "operation", None)
+    if owner is None or owner.name != "stablehlo.iota":
+        return False
+    element = ir.RankedTensorType(value.type).element_type
+    return (isinstance(element, ir.IntegerType) and
+            ir.IntegerAttr(owner.attributes["iota_dimension"]).value == dim)
+
+
+def _inline(body, params, values):
+    """Clones a comparator body at the insertion point with `params` bound to `values`;
+    returns the value its `stablehlo.return` yields."""
+    mapping = {p: v for p, v in zip(params, values)}
+    for o in body:
+        if o.name == "stablehlo.return":
+            return mapping.get(o.operands[0], o.operands[0])
+        clone = o.clone()
+        for i, v in enumerate(clone.operands):
+            if v in mapping:
+                clone.operands[i] = mapping[v]
+        for r_old, r_new in zip(o.results, clone.results):
+            mapping[r_old] = r_new
+    raise ValueError("sort comparator without stablehlo.return")
+
+
+__all__ = ["rewrite_for_iree"]
