@@ -193,7 +193,7 @@ class Ref:
 
     def __setitem__(self, idx, value):
         from mjax.experimental.pallas import primitives
-        primitives.store(self, idx, value)
+        primitives.swap(self, idx, value)     # (JAX: ref[idx] = v is a swap)
 
     def get(self, idx=()):
         return self[idx if idx != () else ...]

@@ -1,0 +1,302 @@
+"""pl.pallas_call's semantics: out-of-bounds blocks (padding), masks, ref indexing,
+squeezed dims, atomics, aliases, control flow over refs, and clear errors."""
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+from jax.experimental import pallas as jpl
+
+import mjax
+import mjax.numpy as jnp
+from mjax import lax
+from mjax.experimental import pallas as pl
+
+
+def rnd(*shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def close(a, b, tol=1e-6):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def sds(shape, dtype=np.float32):
+    return mjax.ShapeDtypeStruct(shape, dtype)
+
+
+# ---- padding: grids that do not divide the array ----------------------------------------
+def test_partial_blocks_2d_match_jax():
+    x = rnd(7, 12)
+
+    def run(pl_, jnp_, jax_, x=x):
+        def kernel(x_ref, o_ref):
+            o_ref[...] = x_ref[...] * 2.0 + pl_.program_id(1).astype(jnp_.float32)
+        spec = pl_.BlockSpec((3, 5), lambda i, j: (i, j))
+        return pl_.pallas_call(kernel, out_shape=jax_.ShapeDtypeStruct(x.shape, x.dtype),
+                               grid=(3, 3), in_specs=[spec], out_specs=spec,
+                               interpret=True)(x)
+    want = x * 2 + (np.arange(12) // 5)[None, :]
+    close(run(pl, jnp, mjax), want)
+    close(run(jpl, jjnp, jax), want)      # the oracle agrees
+    close(mjax.jit(lambda x: run(pl, jnp, mjax, x))(x), want)
+
+
+def test_out_of_bounds_reads_see_padding_nan():
+    # The last block of 3 over 8 elements reads one padded element: NaN, as in JAX.
+    x = np.arange(8, dtype=np.float32)
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = jnp.broadcast_to(jnp.sum(x_ref[...]), o_ref.shape)
+    out = pl.pallas_call(kernel, out_shape=sds((8,)), grid=(3,),
+                         in_specs=[pl.BlockSpec((3,), lambda i: (i,))],
+                         out_specs=pl.BlockSpec((3,), lambda i: (i,)))(x)
+    close(out[:6], [3, 3, 3, 12, 12, 12])
+    assert np.isnan(np.asarray(out[6:])).all()
+
+
+def test_int_padding_and_grid_as_int():
+    x = np.arange(10, dtype=np.int32)
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + 1
+    out = pl.pallas_call(kernel, out_shape=sds((10,), np.int32), grid=3,
+                         in_specs=[pl.BlockSpec((4,), lambda i: i)],
+                         out_specs=pl.BlockSpec((4,), lambda i: i))(x)
+    np.testing.assert_array_equal(out, x + 1)
+
+
+# ---- masks ----------------------------------------------------------------------------------
+def test_masked_load_store_over_the_edge():
+    n, b = 10, 4
+    x = rnd(n)
+
+    def kernel(x_ref, o_ref):
+        i = pl.program_id(0)
+        idx = i * b + jnp.arange(b)
+        mask = idx < n
+        v = pl.load(x_ref, (pl.ds(i * b, b),), mask=mask, other=-1.0)
+        pl.store(o_ref, (pl.ds(i * b, b),), v * 2.0, mask=mask)
+    out = pl.pallas_call(kernel, out_shape=sds((n,)), grid=(pl.cdiv(n, b),))(x)
+    close(out, 2 * x)
+
+
+def test_masked_load_other_fills():
+    x = rnd(8)
+
+    def kernel(x_ref, o_ref):
+        mask = jnp.arange(8) % 2 == 0
+        o_ref[...] = pl.load(x_ref, (slice(None),), mask=mask, other=5.0)
+    out = pl.pallas_call(kernel, out_shape=sds((8,)))(x)
+    close(out, np.where(np.arange(8) % 2 == 0, x, 5.0))
+
+
+# ---- ref indexing -----------------------------------------------------------------------------
+def test_ref_indexing_forms():
+    x = rnd(4, 6)
+
+    def kernel(x_ref, o_ref):
+        o_ref[0, :] = x_ref[3, :]                  # integer index: squeezed
+        o_ref[1] = x_ref[-1] * 2.0                 # negative int, trailing dims implied
+        o_ref[2, pl.ds(1, 4)] = x_ref[2, 2:6]      # pl.ds and a static slice
+        row = x_ref.at[1]                          # a view
+        o_ref[3, :] = row[...] + row[pl.ds(0, 6)]
+    out = pl.pallas_call(kernel, out_shape=sds((4, 6)),
+                         input_output_aliases={})(x)
+    out = np.asarray(out)
+    close(out[0], x[3])
+    close(out[1], 2 * x[3])
+    close(out[2, 1:5], x[2, 2:6])
+    close(out[3], 2 * x[1])
+
+
+def test_dynamic_integer_index_and_fori_loop_over_rows():
+    x = rnd(5, 3)
+
+    def kernel(x_ref, o_ref):
+        def body(i, c):
+            o_ref[i, :] = x_ref[4 - i, :] + i.astype(jnp.float32)
+            return c
+        lax.fori_loop(0, 5, body, 0)
+    out = pl.pallas_call(kernel, out_shape=sds((5, 3)))(x)
+    close(out, x[::-1] + np.arange(5)[:, None])
+
+
+def test_squeezed_block_dims():
+    x = rnd(3, 8)
+
+    def kernel(x_ref, o_ref):
+        assert x_ref.shape == (8,)
+        o_ref[...] = jnp.cumsum(x_ref[...])
+    for sq in (None, pl.Squeezed(), pl.squeezed):
+        out = pl.pallas_call(kernel, out_shape=sds((3, 8)), grid=(3,),
+                             in_specs=[pl.BlockSpec((sq, 8), lambda i: (i, 0))],
+                             out_specs=pl.BlockSpec((sq, 8), lambda i: (i, 0)))(x)
+        close(out, np.cumsum(x, axis=1), 1e-5)
+
+
+# ---- control flow over refs ----------------------------------------------------------------
+def test_cond_and_when_write_refs():
+    x = rnd(4, 4)
+
+    def kernel(x_ref, o_ref):
+        i = pl.program_id(0)
+        lax.cond(i % 2 == 0, lambda: o_ref.__setitem__(..., x_ref[...]),
+                 lambda: o_ref.__setitem__(..., -x_ref[...]))
+
+        @pl.when(i == 3)
+        def _():
+            o_ref[...] = o_ref[...] * 10.0
+    spec = pl.BlockSpec((None, 4), lambda i: (i, 0))
+    out = pl.pallas_call(kernel, out_shape=sds((4, 4)), grid=(4,), in_specs=[spec],
+                         out_specs=spec)(x)
+    close(out, x * np.array([1, -1, 1, -10])[:, None])
+
+
+def test_while_loop_reads_and_writes_scratch():
+    x = rnd(8)
+
+    def kernel(x_ref, o_ref, s_ref):
+        s_ref[...] = x_ref[...]
+        n = lax.while_loop(lambda k: k < 3, lambda k: _double(s_ref, k), 0)
+        o_ref[...] = s_ref[...] + n.astype(jnp.float32)
+
+    def _double(ref, k):
+        ref[...] = ref[...] * 2.0
+        return k + 1
+    out = pl.pallas_call(kernel, out_shape=sds((8,)),
+                         scratch_shapes=[pl.MemoryRef((8,), jnp.float32)])(x)
+    close(out, 8 * x + 3)
+
+
+# ---- atomics, aliases, several outputs ----------------------------------------------------
+def test_atomic_add_sums_blocks():
+    x = rnd(16)
+
+    def kernel(x_ref, o_ref):
+        @pl.when(pl.program_id(0) == 0)
+        def _():
+            o_ref[...] = jnp.zeros_like(o_ref)
+        old = pl.atomic_add(o_ref, (0,), jnp.sum(x_ref[...]))
+        del old
+    out = pl.pallas_call(kernel, out_shape=sds((1,)), grid=(4,),
+                         in_specs=[pl.BlockSpec((4,), lambda i: (i,))],
+                         out_specs=pl.BlockSpec((1,), lambda i: (0,)))(x)
+    close(out, [x.sum()], 1e-5)
+
+
+def test_input_output_aliases_keep_unwritten_parts():
+    x = rnd(8)
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + 1.0
+    f = lambda pl_, jax_: pl_.pallas_call(  # noqa: E731
+        kernel, out_shape=jax_.ShapeDtypeStruct((8,), np.float32), grid=(1,),
+        in_specs=[pl_.BlockSpec((4,), lambda i: (0,))],
+        out_specs=pl_.BlockSpec((4,), lambda i: (1,)), input_output_aliases={0: 0},
+        interpret=True)
+    out = f(pl, mjax)(x)
+    want = x.copy()
+    want[4:] = x[:4] + 1
+    close(out, want)
+    close(mjax.jit(f(pl, mjax))(x), want)
+
+
+def test_several_outputs_and_grid_spec():
+    x = rnd(6)
+
+    def kernel(x_ref, a_ref, b_ref):
+        a_ref[...] = x_ref[...] * 2.0
+        b_ref[...] = (x_ref[...] > 0).astype(jnp.int32)
+    gs = pl.GridSpec(grid=(2,), in_specs=[pl.BlockSpec((3,), lambda i: (i,))],
+                     out_specs=[pl.BlockSpec((3,), lambda i: (i,))] * 2)
+    a, b = pl.pallas_call(kernel, out_shape=(sds((6,)), sds((6,), np.int32)),
+                          grid_spec=gs)(x)
+    close(a, 2 * x)
+    np.testing.assert_array_equal(b, (x > 0).astype(np.int32))
+
+
+def test_debug_prints_the_kernel(capsys):
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...]
+    pl.pallas_call(kernel, out_shape=sds((2,)), debug=True)(np.ones(2, np.float32))
+    text = capsys.readouterr().out
+    assert "jaxpr.ref_get" in text and "memref<2xf32>" in text
+
+
+# ---- errors ------------------------------------------------------------------------------------
+def _copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def test_block_shape_rank_mismatch():
+    with pytest.raises(ValueError, match=r"Block shape for input 0 of _copy \(= \(4,\)\) must "
+                                         r"have the same number of dimensions"):
+        pl.pallas_call(_copy, out_shape=sds((4, 4)), grid=(1,),
+                       in_specs=[pl.BlockSpec((4,), lambda i: (i,))])(rnd(4, 4))
+
+
+def test_bad_block_sizes():
+    with pytest.raises(ValueError, match="must have positive sizes"):
+        pl.pallas_call(_copy, out_shape=sds((4,)), grid=(1,),
+                       in_specs=[pl.BlockSpec((0,), lambda i: (i,))])(rnd(4))
+    with pytest.raises(NotImplementedError, match="Element block dimensions"):
+        pl.pallas_call(_copy, out_shape=sds((4,)), grid=(1,),
+                       in_specs=[pl.BlockSpec((pl.Element(2),), lambda i: (i,))])(rnd(4))
+
+
+def test_index_map_arity_and_results():
+    with pytest.raises(ValueError, match=r"cannot take 2 argument\(s\): the grid \(2, 2\)"):
+        pl.pallas_call(_copy, out_shape=sds((4,)), grid=(2, 2),
+                       in_specs=[pl.BlockSpec((2,), lambda i: (i,))])(rnd(4))
+    with pytest.raises(ValueError, match="must return 1 values.*Currently returning 2"):
+        pl.pallas_call(_copy, out_shape=sds((4,)), grid=(2,),
+                       in_specs=[pl.BlockSpec((2,), lambda i: (i, 0))])(rnd(4))
+
+
+def test_kernel_capturing_an_array():
+    c = jnp.arange(4.0)
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + c
+    with pytest.raises(ValueError, match=r"captures constants \['f32\[4\]'\]. You should "
+                                         r"pass them as inputs"):
+        pl.pallas_call(kernel, out_shape=sds((4,)))(rnd(4))
+
+
+def test_unsupported_indexing_is_named():
+    def strided(x_ref, o_ref):
+        o_ref[...] = x_ref[pl.ds(0, 4, 2)]
+    with pytest.raises(NotImplementedError, match="strided"):
+        pl.pallas_call(strided, out_shape=sds((4,)))(rnd(8))
+
+    def gather(x_ref, o_ref):
+        o_ref[...] = x_ref[jnp.arange(4)]
+    with pytest.raises(NotImplementedError, match="array indices"):
+        pl.pallas_call(gather, out_shape=sds((4,)))(rnd(8))
+
+
+def test_store_dtype_and_shape_mismatch():
+    def bad_dtype(x_ref, o_ref):
+        o_ref[...] = x_ref[...].astype(jnp.int32)
+    with pytest.raises(ValueError, match="Invalid dtype for `swap`"):
+        pl.pallas_call(bad_dtype, out_shape=sds((4,)))(rnd(4))
+
+    def bad_shape(x_ref, o_ref):
+        o_ref[...] = jnp.ones((3,))
+    with pytest.raises(ValueError, match="Invalid shape for `swap`"):
+        pl.pallas_call(bad_shape, out_shape=sds((4,)))(rnd(4))
+
+
+def test_grid_queries_outside_kernels_and_out_of_range():
+    with pytest.raises(ValueError, match="only be called inside a Pallas kernel"):
+        pl.program_id(0)
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + pl.program_id(1)
+    with pytest.raises(ValueError, match=r"axis 1 is out of range for the grid \(2,\)"):
+        pl.pallas_call(kernel, out_shape=sds((4,)), grid=(2,))(rnd(4))
+
+
+def test_kernel_must_return_none():
+    with pytest.raises(ValueError, match="should return None"):
+        pl.pallas_call(lambda x_ref, o_ref: x_ref[...], out_shape=sds((4,)))(rnd(4))
