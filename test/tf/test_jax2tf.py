@@ -378,7 +378,22 @@ def test_saved_mlp_and_cnn_run_without_mjax_and_match_mjax_outputs_and_grads(tmp
         _close(mlp_res[f"mlp_grad_{i}"], g, rtol=1e-4, atol=1e-6)
     ref_p, ref_x = mjax.grad(lambda p, x: jnp.sum(jnp.sin(cnn(p, x))), argnums=(0, 1))(
         CNN_PARAMS, CNN_X)
-    assert set(ref_p) == {k[len("grad_"):] for k in cnn_res if k.startswith("grad_")} - {"x"}
+    saved = {k[len("grad_"):] for k in cnn_res if k.startswith("grad_")}
+    assert set(ref_p) == saved - {"x"}
     for k, g in ref_p.items():
         _close(cnn_res[f"grad_{k}"], g, rtol=1e-4, atol=1e-5)
     _close(cnn_res["grad_x"], ref_x, rtol=1e-4, atol=1e-5)
+
+
+def test_other_public_names():
+    spec = mjax.ShapeDtypeStruct((2, 3), np.float32)
+    out, shapes = jax2tf.eval_polymorphic_shape(lambda x: x.T @ x)(spec)
+    assert (out.shape, out.dtype, shapes) == ((3, 3), np.float32, "(3, 3)")
+    with pytest.raises(NotImplementedError, match="symbolic dimension 'n'"):
+        jax2tf.eval_polymorphic_shape(
+            jnp.sin, polymorphic_shapes=[jax2tf.PolyShape("n", 3)])(spec)
+    _close(jax2tf.convert(jnp.cos, polymorphic_shapes=[jax2tf.PolyShape(2, "_")])(
+        np.ones((2, 3), np.float32)), jnp.cos(np.ones((2, 3), np.float32)))
+    with pytest.raises(NotImplementedError, match="tf2jax"):
+        jax2tf.call_tf(tf.sin)
+    assert jax2tf.DisabledSafetyCheck is export.DisabledSafetyCheck

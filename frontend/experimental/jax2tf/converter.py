@@ -54,8 +54,8 @@ def convert(fun_jax: Callable, *, polymorphic_shapes=None,
     if native_serialization_platforms:
         if (not isinstance(native_serialization_platforms, (list, tuple))
                 or not all(p in _PLATFORMS for p in native_serialization_platforms)):
-            raise ValueError(f"native_serialization_platforms must be a sequence containing "
-                             f"a subset of {set(_PLATFORMS)}. Got: "
+            raise ValueError(f"native_serialization_platforms must be a sequence "
+                             f"containing a subset of {set(_PLATFORMS)}. Got: "
                              f"{native_serialization_platforms}")
         platforms = tuple(native_serialization_platforms)
     else:
@@ -138,8 +138,8 @@ def eval_polymorphic_shape(fun_jax: Callable, *, polymorphic_shapes=None) -> Cal
     JAX: jax2tf.eval_polymorphic_shape."""
     def do_eval(*args_specs):
         from mjax.api import eval_shape
-        check_polymorphic_shapes(polymorphic_shapes, args_specs,
-                                 [tuple(a.shape) for a in tree_util.tree_leaves(args_specs)])
+        shapes = [tuple(a.shape) for a in tree_util.tree_leaves(args_specs)]
+        check_polymorphic_shapes(polymorphic_shapes, args_specs, shapes)
         out = eval_shape(fun_jax, *args_specs)
         return out, tree_util.tree_map(lambda r: str(tuple(r.shape)), out)
     return do_eval
