@@ -590,3 +590,100 @@ def test_traced_when_and_program_ids():
     assert counts["scf.if"] == 1 and counts["tt.get_program_id"] == 2
     [if_op] = [op for op in walk_ops(mod) if op.name == "scf.if"]
     assert op_counts(if_op)["tt.store"] == 1 and counts["tt.store"] == 2
+
+
+# ---- 2-D structural rules: each builds a verifying module ----------------------------
+def _kernel_2d(body: str, out_type: str) -> str:
+    """A kernel reading one (16, 32) f32 block as %a0 and storing `body`'s %r."""
+    dims = list(ir.RankedTensorType(ir.Type.parse(out_type, context())).shape)
+    out_ref = f"memref<{out_type[len('tensor<'):-1]}>"
+    zeros = ", ".join(["%c0"] * len(dims))
+    sizes = ", ".join(map(str, dims))
+    out_array = out_type
+    idx_t = ", ".join(["tensor<i32>"] * len(dims))
+    return "\n".join([
+        f"func.func private @k(%x: memref<16x32xf32>, %o: {out_ref}) {{",
+        '  %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>',
+        '  %a0 = "jaxpr.ref_get"(%x, %c0, %c0) {sizes = array<i64: 16, 32>, squeezed = '
+        'array<i64>} : (memref<16x32xf32>, tensor<i32>, tensor<i32>) -> tensor<16x32xf32>',
+        "  " + body,
+        f'  %old = "jaxpr.ref_swap"(%o, %r{", " if dims else ""}{zeros}) {{sizes = '
+        f'array<i64{": " if dims else ""}{sizes}>, squeezed = array<i64>}} : ({out_ref}, '
+        f'{out_type}{", " if dims else ""}{idx_t}) -> {out_type}',
+        "  return", "}",
+        "func.func private @mx(%i: tensor<i32>) -> (tensor<i32>, tensor<i32>) {",
+        '  %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>',
+        "  return %c0, %c0 : tensor<i32>, tensor<i32>", "}",
+        f"func.func private @mo(%i: tensor<i32>) -> ({idx_t}) {{",
+        '  %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>',
+        f"  return {zeros}{' : ' if dims else ''}{idx_t}", "}",
+        f"func.func @main(%x: tensor<16x32xf32>) -> {out_array} {{",
+        f'  %0 = "jaxpr.pallas_call"(%x) {{callee = @k, name = "k", grid = array<i64: 1>, '
+        f'in_specs = [{{block_shape = array<i64: 16, 32>, index_map = @mx}}], out_specs = '
+        f'[{{block_shape = array<i64{": " if dims else ""}{sizes}>, index_map = @mo}}], '
+        f'interpret = false}} : (tensor<16x32xf32>) -> {out_array}',
+        f"  return %0 : {out_array}", "}"])
+
+
+T = "tensor<16x32xf32>"
+STRUCTURAL = [
+    (f'%r = "jaxpr.transpose"(%a0) {{permutation = array<i64: 1, 0>}} : ({T}) -> '
+     f'tensor<32x16xf32>', "tensor<32x16xf32>", "tt.trans"),
+    (f'%r = "jaxpr.reshape"(%a0) {{new_sizes = array<i64: 512>}} : ({T}) -> tensor<512xf32>',
+     "tensor<512xf32>", "tt.reshape"),
+    (f'%r = "jaxpr.reduce_sum"(%a0) {{axes = array<i64: 0, 1>}} : ({T}) -> tensor<f32>',
+     "tensor<f32>", "tt.reduce"),
+    (f'%r = "jaxpr.reduce_max"(%a0) {{axes = array<i64: 1>}} : ({T}) -> tensor<16xf32>',
+     "tensor<16xf32>", "tt.reduce"),
+    (f'%r = "jaxpr.reduce_prod"(%a0) {{axes = array<i64: 0>}} : ({T}) -> tensor<32xf32>',
+     "tensor<32xf32>", "tt.reduce"),
+    (f'%r = "jaxpr.argmax"(%a0) {{axes = array<i64: 1>, index_dtype = i32}} : ({T}) -> '
+     f'tensor<16xi32>', "tensor<16xi32>", "tt.reduce"),
+    (f'%r = "jaxpr.argmin"(%a0) {{axes = array<i64: 0>, index_dtype = i32}} : ({T}) -> '
+     f'tensor<32xi32>', "tensor<32xi32>", "tt.reduce"),
+    (f'%r = "jaxpr.iota"() {{dtype = f32, shape = array<i64: 16, 32>, dimension = 1 : i64}} '
+     f': () -> {T}', T, "tt.make_range"),
+    (f'%s = "jaxpr.reduce_sum"(%a0) {{axes = array<i64: 1>}} : ({T}) -> tensor<16xf32>\n'
+     f'  %r = "jaxpr.broadcast_in_dim"(%s) {{shape = array<i64: 16, 32>, broadcast_dimensions '
+     f'= array<i64: 0>}} : (tensor<16xf32>) -> {T}', T, "tt.broadcast"),
+    (f'%s = "jaxpr.reduce_sum"(%a0) {{axes = array<i64: 0>}} : ({T}) -> tensor<32xf32>\n'
+     f'  %r = "jaxpr.expand_dims"(%s) {{dimensions = array<i64: 0>}} : (tensor<32xf32>) -> '
+     f'tensor<1x32xf32>', "tensor<1x32xf32>", "tt.reshape"),
+    (f'%r = "jaxpr.dot_general"(%a0, %a0) {{dimension_numbers = [[[0], [0]], [[], []]], '
+     f'preferred_element_type = f32}} : ({T}, {T}) -> tensor<32x32xf32>',
+     "tensor<32x32xf32>", "tt.dot"),
+    (f'%r = "jaxpr.dot_general"(%a0, %a0) {{dimension_numbers = [[[1], [1]], [[], []]], '
+     f'precision = ["HIGHEST", "HIGHEST"], preferred_element_type = f32}} : ({T}, {T}) -> '
+     f'tensor<16x16xf32>', "tensor<16x16xf32>", "tt.dot"),
+]
+
+
+@pytest.mark.parametrize("body,out,expect", STRUCTURAL,
+                         ids=[b.split('"')[-2] if '"' in b else b for b, _, _ in STRUCTURAL])
+def test_structural_rule_verifies(body, out, expect):
+    module = parse(_kernel_2d(body, out))
+    with context(), ir.Location.unknown(context()):
+        tmod, _, _ = lower_pallas_call(module, the_call(module))
+    assert tmod.operation.verify()
+    assert op_counts(tmod)[expect] >= 1
+
+
+def test_dot_precision():
+    """f32 dots use TF32 (JAX's GPU default) unless a HIGHEST precision asks for IEEE."""
+    texts = []
+    for body, out, _ in STRUCTURAL[-2:]:
+        module = parse(_kernel_2d(body, out))
+        with context(), ir.Location.unknown(context()):
+            texts.append(str(lower_pallas_call(module, the_call(module))[0]))
+    assert "inputPrecision = tf32" in texts[0] and "tt.trans" in texts[0]
+    assert "tt.dot" in texts[1] and "inputPrecision" not in texts[1]  # ieee: the default
+
+
+def test_input_output_aliases():
+    text = KERNELS["add"].replace("interpret = false, compiler_params = {}",
+                                  "interpret = false, input_output_aliases = array<i64: 1, 0>")
+    module = parse(text)
+    with context(), ir.Location.unknown(context()):
+        run_pipeline(module, "jaxpr-pallas-to-triton")
+    [call] = [op for op in walk_ops(module) if op.name == "stablehlo.custom_call"]
+    assert "operand_index = 1" in str(call.attributes["output_operand_aliases"])
