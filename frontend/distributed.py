@@ -4,10 +4,12 @@
     mjax.devices()          # every process's devices; mjax.local_devices(): this one's
 
 Process 0 runs jaxlib's distributed runtime service (the coordinator); every process
-connects a client to it, and the CPU client is made with that client and Gloo TCP
-collectives, so a jit over a mesh of all processes' devices runs one SPMD program across
-them (NCCL on GPUs comes with the plugin). Call it before any other mjax call that
-touches devices. JAX: jax.distributed.
+connects a client to it. On CPU the client is made with that client and Gloo TCP
+collectives; on a PJRT plugin platform (MJAX_PLATFORM=cuda/rocm) the plugin's client is
+made with it and the process's node id and node count, and the plugin brings its own
+collectives (NCCL/RCCL). A jit over a mesh of all processes' devices then runs one SPMD
+program across them. Call it before any other mjax call that touches devices.
+docs/multihost.md shows how to run it. JAX: jax.distributed.
 """
 from __future__ import annotations
 
@@ -42,9 +44,10 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     if local_device_ids is not None or cluster_detection_method is not None:
         raise NotImplementedError("mjax.distributed.initialize(local_device_ids=..., "
                                   "cluster_detection_method=...) is not supported")
-    if default_platform() != "cpu":
-        raise NotImplementedError(f"mjax.distributed.initialize supports the CPU platform "
-                                  f"(Gloo collectives) only, not {default_platform()!r}")
+    platform = default_platform()
+    if platform.startswith("iree"):
+        raise NotImplementedError(f"mjax.distributed.initialize: the {platform!r} backend "
+                                  f"runs one process; use XLA (cpu, or a PJRT plugin)")
     with _LOCK:
         if is_initialized():
             raise RuntimeError("distributed.initialize should only be called once.")
@@ -63,22 +66,32 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
             coordinator_address, process_id, init_timeout=initialization_timeout)
         client.connect()
         _STATE.update(client=client, process_id=process_id, num_processes=num_processes)
-        collectives = _jax.make_gloo_tcp_collectives(distributed_client=client)
-        # The runtime makes its CPU client on first use; hand it the distributed options.
-        with _cpu_client_options(distributed_client=client, node_id=process_id,
-                                 num_nodes=num_processes, collectives=collectives):
-            get_backend("cpu")
+        # The runtime makes its client on first use; hand it the distributed options.
+        if platform == "cpu":
+            collectives = _jax.make_gloo_tcp_collectives(distributed_client=client)
+            with _client_options("make_cpu_client", distributed_client=client,
+                                 node_id=process_id, num_nodes=num_processes,
+                                 collectives=collectives):
+                get_backend("cpu")
+        else:
+            # A PJRT plugin (GPU): node id and count as create options; the plugin uses
+            # the distributed client's key-value store to set up NCCL between processes.
+            with _client_options("make_c_api_client", distributed_client=client,
+                                 options={"node_id": process_id,
+                                          "num_nodes": num_processes}):
+                get_backend(platform)
 
 
 @contextlib.contextmanager
-def _cpu_client_options(**options):
-    """While active, jaxlib's make_cpu_client gets `options` (restored afterwards)."""
-    original = xc.make_cpu_client
-    xc.make_cpu_client = functools.partial(original, **options)
+def _client_options(factory: str, **options):
+    """While active, jaxlib's client factory `factory` gets `options` (restored
+    afterwards)."""
+    original = getattr(xc, factory)
+    setattr(xc, factory, functools.partial(original, **options))
     try:
         yield
     finally:
-        xc.make_cpu_client = original
+        setattr(xc, factory, original)
 
 
 def shutdown():
