@@ -132,7 +132,15 @@ class Array(ArrayMethods):
         """The global value of a multi-device array, from its shards."""
         out = np.empty(self.shape, self.dtype)
         index = self.sharding.devices_indices_map(self.shape)
-        for dev, buf in _backend_of(self._buf).shards(self._buf):
+        shards = _backend_of(self._buf).shards(self._buf)
+        if len(shards) < len(index):    # other processes hold the rest (mjax.distributed)
+            if self.is_fully_replicated:
+                return buffer_to_numpy(shards[0][1], self.aval.dtype)
+            raise RuntimeError(
+                "Fetching value for `jax.Array` that spans non-addressable (non process "
+                "local) devices is not possible. Use `.addressable_shards` to read this "
+                "process's shards.")
+        for dev, buf in shards:
             out[index[dev]] = buffer_to_numpy(buf, self.aval.dtype)
         return out
 

@@ -1,10 +1,18 @@
-"""mjax.distributed.initialize on a PJRT plugin platform (GPU): the plugin's client is
-made with the distributed client and this process's node id and node count (what the
-plugin needs to set up NCCL across processes). No GPU here: the plugin's client factory
-is replaced by a recorder; the coordinator and client are real (one process, loopback)."""
+"""Several processes (mjax.distributed): a data-parallel train step over two local
+processes' devices equals NumPy's full-batch step, a replicated result reads whole in
+each process and a split one refuses (JAX's error); and on a PJRT plugin platform (GPU)
+the plugin's client is made with the distributed client and this process's node id and
+node count (what the plugin needs to set up NCCL across processes)."""
 from __future__ import annotations
 
+import json
+import os
 import socket
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
 
 import pytest
 from jaxlib import xla_client as xc
@@ -17,6 +25,75 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+WORKER = textwrap.dedent("""
+    import json, os, sys
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    import numpy as np
+    import mjax, mjax.numpy as jnp
+    from mjax.sharding import Mesh, NamedSharding, P
+    pid, port = int(sys.argv[1]), sys.argv[2]
+    mjax.distributed.initialize(f"127.0.0.1:{port}", num_processes=2, process_id=pid,
+                                initialization_timeout=60)
+    mesh = Mesh(np.array(mjax.devices()), ("data",))
+    rep, split = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
+    rng = np.random.default_rng(0)            # every process builds the same host values
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    x = rng.standard_normal((8, 5)).astype(np.float32)
+    t = rng.standard_normal((8, 3)).astype(np.float32)
+
+    def step(w, x, t):
+        g = mjax.grad(lambda w: jnp.mean((jnp.tanh(x @ w) - t) ** 2))(w)
+        return w - 0.1 * g, jnp.tanh(x @ w)
+
+    f = mjax.jit(step, in_shardings=(rep, split, split), out_shardings=(rep, split))
+    new_w, y = f(mjax.device_put(w, rep), mjax.device_put(x, split),
+                 mjax.device_put(t, split))
+    try:
+        np.asarray(y)
+        refused = ""
+    except RuntimeError as e:
+        refused = str(e)
+    out = {"w": np.asarray(new_w).tolist(), "refused": refused,
+           "y": [[s.index[0].start, s.index[0].stop, np.asarray(s.data).tolist()]
+                 for s in y.addressable_shards]}
+    print("RESULT " + json.dumps(out), flush=True)
+    mjax.distributed.shutdown()
+""")
+
+
+def test_data_parallel_step_over_two_processes():
+    port = str(_free_port())
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(i), port], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for i in range(2)]
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=120)[0])
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    x = rng.standard_normal((8, 5)).astype(np.float32)
+    t = rng.standard_normal((8, 3)).astype(np.float32)
+    y = np.tanh(x @ w)
+    grad = x.T @ (2 * (y - t) / y.size * (1 - y ** 2))     # d mean((y - t)^2) / dw
+    rows = set()
+    for p, out in zip(procs, outs):
+        assert p.returncode == 0, out[-3000:]
+        r = json.loads(next(line for line in out.splitlines()
+                            if line.startswith("RESULT "))[len("RESULT "):])
+        np.testing.assert_allclose(r["w"], w - 0.1 * grad, rtol=1e-5, atol=1e-6)
+        assert "non-addressable" in r["refused"]
+        for start, stop, data in r["y"]:
+            np.testing.assert_allclose(data, y[start:stop], rtol=1e-5, atol=1e-6)
+            rows.add((start, stop))
+    assert rows == {(0, 2), (2, 4), (4, 6), (6, 8)}
 
 
 def test_plugin_client_gets_the_distributed_options(monkeypatch):
