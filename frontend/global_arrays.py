@@ -1,0 +1,141 @@
+"""Global arrays built shard by shard, each process providing its own devices' shards.
+
+    s = NamedSharding(mesh, P("data"))
+    x = mjax.make_array_from_callback((8, 4), s, lambda index: host[index])
+    y = mjax.make_array_from_single_device_arrays((8, 4), s, per_device_arrays)
+    z = mjax.make_array_from_process_local_data(s, this_process_rows)
+
+Over several processes (mjax.distributed) each process builds only the shards of its own
+devices, so no process needs the whole value. JAX: jax.make_array_from_callback,
+jax.make_array_from_single_device_arrays, jax.make_array_from_process_local_data.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.array import Array
+from mjax.dialect import ShapedArray
+from mjax.sharding import Sharding
+
+
+def _local_devices(sharding) -> list:
+    from mjax.api import _process_of, process_index
+    me = process_index()
+    return [d for d in sharding._device_list() if _process_of(d) == me]
+
+
+def _check_sharding(fn, sharding):
+    if not isinstance(sharding, Sharding):
+        raise TypeError(f"{fn}: sharding must be a Sharding, got {type(sharding).__name__}")
+
+
+def _assemble(shape, sharding, shards: dict, dtype) -> Array:
+    """One Array from host shards {device: value} of this process's devices."""
+    from mjax.api import device_put, get_backend
+    from mjax.dtypes import canonicalize_dtype
+    devs = list(shards)
+    dtype = canonicalize_dtype(dtype)      # (float64 is float32 with x64 off, as JAX)
+    if sharding.num_devices == 1:
+        return device_put(np.asarray(shards[devs[0]], dtype), devs[0])
+    buf = get_backend().put_sharded([np.asarray(shards[d], dtype) for d in devs], devs,
+                                    sharding._device_list(), sharding.hlo_sharding(len(shape)),
+                                    shape, dtype)
+    return Array(buf, ShapedArray(shape, dtype), sharding)
+
+
+def _host(x) -> np.ndarray:
+    from mjax.core import to_numpy
+    return np.asarray(to_numpy(x))
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Array:
+    """An array of global `shape` laid out as `sharding`, whose shard on each of this
+    process's devices is `data_callback(index)` (index: a tuple of slices of the global
+    array)."""
+    _check_sharding("make_array_from_callback", sharding)
+    shape = tuple(int(n) for n in shape)
+    index = sharding.devices_indices_map(shape)
+    shard_shape = sharding.shard_shape(shape)
+    shards, cache = {}, {}
+    for d in _local_devices(sharding):
+        key = tuple((s.start, s.stop, s.step) for s in index[d])
+        if key not in cache:     # replicas of a shard ask the callback once
+            value = _host(data_callback(index[d]))
+            if value.shape != shard_shape:
+                raise ValueError(f"make_array_from_callback: the callback returned an array "
+                                 f"of shape {value.shape} for index {index[d]}, expected the "
+                                 f"shard shape {shard_shape} of {sharding!r} over {shape}")
+            cache[key] = value
+        shards[d] = cache[key]
+    if dtype is None:
+        dtype = next(iter(shards.values())).dtype if shards else np.float32
+    return _assemble(shape, sharding, shards, dtype)
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None) -> Array:
+    """An array of global `shape` laid out as `sharding`, from one single-device array per
+    device of this process (each on its device, holding that device's shard)."""
+    _check_sharding("make_array_from_single_device_arrays", sharding)
+    shape = tuple(int(n) for n in shape)
+    arrays = list(arrays)
+    local = _local_devices(sharding)
+    shard_shape = sharding.shard_shape(shape)
+    if len(arrays) != len(local):
+        raise ValueError(f"make_array_from_single_device_arrays: got {len(arrays)} arrays "
+                         f"for the {len(local)} devices of {sharding!r} in this process")
+    shards = {}
+    for a in arrays:
+        devs = a.devices() if isinstance(a, Array) else None
+        if devs is None or len(devs) != 1:
+            raise ValueError("make_array_from_single_device_arrays: every array must be an "
+                             "mjax.Array on one device")
+        (dev,) = devs
+        if dev not in local:
+            raise ValueError(f"make_array_from_single_device_arrays: an array is on {dev}, "
+                             f"which is not a device of {sharding!r} in this process")
+        if dev in shards:
+            raise ValueError(f"make_array_from_single_device_arrays: two arrays are on {dev}")
+        if tuple(a.shape) != shard_shape:
+            raise ValueError(f"make_array_from_single_device_arrays: an array of shape "
+                             f"{tuple(a.shape)} on {dev}, expected the shard shape "
+                             f"{shard_shape} of {sharding!r} over {shape}")
+        shards[dev] = _host(a)
+    if dtype is None:
+        dtype = arrays[0].dtype if arrays else np.float32
+    return _assemble(shape, sharding, {d: shards[d] for d in local}, dtype)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None) -> Array:
+    """An array laid out as `sharding` from this process's part of it: the block of the
+    global array its devices hold (the whole array with one process)."""
+    from mjax.api import process_count
+    _check_sharding("make_array_from_process_local_data", sharding)
+    local_data = _host(local_data)
+    if global_shape is None:
+        if process_count() > 1:
+            raise NotImplementedError("make_array_from_process_local_data over several "
+                                      "processes needs global_shape")
+        global_shape = local_data.shape
+    global_shape = tuple(int(n) for n in global_shape)
+    index = sharding.devices_indices_map(global_shape)
+    local = _local_devices(sharding)
+    # This process's block: from the lowest start to the highest stop of its shards.
+    starts = [min((index[d][k].start or 0) for d in local) for k in range(len(global_shape))]
+    stops = [max((index[d][k].stop if index[d][k].stop is not None else global_shape[k])
+                 for d in local) for k in range(len(global_shape))]
+    block = tuple(b - a for a, b in zip(starts, stops))
+    if local_data.shape != block:
+        raise ValueError(f"make_array_from_process_local_data: local_data has shape "
+                         f"{local_data.shape}, but this process's devices hold the block "
+                         f"{tuple(slice(a, b) for a, b in zip(starts, stops))} of the "
+                         f"global shape {global_shape} (shape {block})")
+    shards = {}
+    for d in local:
+        idx = tuple(slice((s.start or 0) - a, (s.stop if s.stop is not None else n) - a)
+                    for s, a, n in zip(index[d], starts, global_shape))
+        shards[d] = local_data[idx]
+    return _assemble(global_shape, sharding, shards, local_data.dtype)
+
+
+__all__ = ["make_array_from_callback", "make_array_from_single_device_arrays",
+           "make_array_from_process_local_data"]
