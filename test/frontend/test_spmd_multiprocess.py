@@ -48,8 +48,10 @@ WORKER = textwrap.dedent("""
         return w - 0.1 * g, jnp.tanh(x @ w)
 
     f = mjax.jit(step, in_shardings=(rep, split, split), out_shardings=(rep, split))
-    new_w, y = f(mjax.device_put(w, rep), mjax.device_put(x, split),
-                 mjax.device_put(t, split))
+    # The batch as each host would load it: only its own rows.
+    xs = mjax.make_array_from_process_local_data(split, x[4 * pid:4 * pid + 4], (8, 5))
+    ts = mjax.make_array_from_callback((8, 3), split, lambda index: t[index])
+    new_w, y = f(mjax.device_put(w, rep), xs, ts)
     try:
         np.asarray(y)
         refused = ""
