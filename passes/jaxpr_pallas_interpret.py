@@ -90,13 +90,13 @@ class _Call:
         self.written = [rets[k] != args[len(self.grid) + k] for k in range(n_refs)]
 
     def grid_ids(self, b: Builder, i: ir.Value) -> list[ir.Value]:
-        ids, stride = [], 1
-        for d in reversed(range(len(self.grid))):
+        ids = []
+        for d in range(len(self.grid)):
+            stride = int(np.prod(self.grid[d + 1:], dtype=np.int64))
             q = b.div(i, b.constant(np.int32(stride))) if stride != 1 else i
             # (i < the grid's size, so the first axis needs no remainder)
             ids.append(b.rem(q, b.constant(np.int32(self.grid[d]))) if d else q)
-            stride *= self.grid[d]
-        return ids[::-1]
+        return ids
 
     def starts(self, b: Builder, ids, k: int) -> list[ir.Value]:
         spec = self.specs[k]
@@ -108,11 +108,15 @@ class _Call:
     def step(self, b: Builder, ids, arrays, scratch) -> tuple[list, list]:
         """One grid point: slices blocks out of `arrays`, runs the kernel, writes blocks
         back; returns (new arrays, new scratch values)."""
-        starts, blocks = [], []
+        starts, blocks, seen = [], [], {}
         for k, x in enumerate(arrays):
             bs = tuple(self.specs[k]["block_shape"])
-            st = self.starts(b, ids, k)
-            blk = b.dynamic_slice(x, *st, slice_sizes=block_sizes(bs))
+            key = (str(self.specs[k]["index_map"]), block_sizes(bs))
+            if key not in seen:        # (specs sharing an index map share its call)
+                seen[key] = self.starts(b, ids, k)
+            st = seen[key]
+            whole = block_sizes(bs) == aval_of(x.type).shape   # (starts clamp to 0)
+            blk = x if whole else b.dynamic_slice(x, *st, slice_sizes=block_sizes(bs))
             if SQUEEZED in bs:
                 blk = b.reshape(blk, new_sizes=tuple(s for s in bs if s != SQUEEZED))
             starts.append(st)
@@ -128,7 +132,10 @@ class _Call:
             blk = finals[k]
             if SQUEEZED in bs:
                 blk = b.reshape(blk, new_sizes=block_sizes(bs))
-            new_arrays.append(b.dynamic_update_slice(x, blk, *starts[k]))
+            if block_sizes(bs) == aval_of(x.type).shape:
+                new_arrays.append(blk)
+            else:
+                new_arrays.append(b.dynamic_update_slice(x, blk, *starts[k]))
         return new_arrays, list(finals[len(arrays):])
 
 
