@@ -19,6 +19,7 @@ import io
 import json
 import re
 import struct
+import weakref
 from typing import Callable, Sequence
 
 import ml_dtypes
@@ -595,11 +596,22 @@ def deserialize(blob) -> Exported:
     return exp
 
 
+# Exporteds whose module bytes went into another system (jax2tf's XlaCallModule ops), so
+# that `from_stablehlo` of the same bytes, in this process, gets their VJP back.
+_SHIPPED: "weakref.WeakValueDictionary[bytes, Exported]" = weakref.WeakValueDictionary()
+
+
+def _remember_shipped(exported: Exported) -> None:
+    _SHIPPED[exported.mlir_module_serialized] = exported
+
+
 def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
                    fun_name: str = "main") -> Exported:
     """An `Exported` of a bare StableHLO module (portable artifact bytes, as TF's
     XlaCallModule op holds them, bytecode or text): flat arguments and results read from
-    its @main, no VJP. Not in JAX's API; for tf2jax's XlaCallModule rule."""
+    its @main. No VJP, unless the bytes are those of an Exported this process shipped
+    (jax2tf). Not in JAX's API; for tf2jax's XlaCallModule rule."""
+    shipped = None if isinstance(module, str) else _SHIPPED.get(bytes(module))
     with context(), ir.Location.unknown(context()):
         if isinstance(module, str):
             parsed = ir.Module.parse(module)
@@ -634,7 +646,9 @@ def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
                     in_tree=tree_util.tree_structure((tuple(range(len(in_avals))), {})),
                     in_avals=in_avals,
                     out_tree=tree_util.tree_structure(list(range(len(out_avals)))),
-                    out_avals=out_avals, platforms=plats, mlir_module_serialized=artifact)
+                    out_avals=out_avals, platforms=plats, mlir_module_serialized=artifact,
+                    get_vjp=(lambda _: shipped.vjp()) if shipped is not None and
+                    shipped.has_vjp() else None)
 
 
 __all__ = ["DisabledSafetyCheck", "Exported", "call", "default_export_platform",

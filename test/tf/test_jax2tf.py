@@ -281,6 +281,12 @@ def test_graph_module_runs_back_in_mjax_under_jit_and_in_docs():
     got = mjax.jit(lambda x: exp.call(x))(x)
     for a, b in zip(got, f(x)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # In the process that converted it, the module's VJP is known: mjax.grad works.
+    assert exp.has_vjp()
+    loss = lambda g: lambda x: jnp.sum(g(x)[0] ** 2)
+    np.testing.assert_allclose(np.asarray(mjax.grad(loss(exp.call))(x)),
+                               np.asarray(mjax.grad(loss(f))(x)), rtol=1e-6)
+    assert not export.from_stablehlo(exp.mlir_module()).has_vjp()   # text: unknown
     ns = {}
     exec(_doc_block("jax2tf-usage"), ns)
     exec(_doc_block("jax2tf-to-mjax"), ns)

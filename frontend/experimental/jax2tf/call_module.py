@@ -13,6 +13,7 @@ from tensorflow.compiler.tf2xla.python import xla as tfxla
 
 from mjax import dtypes as _dtypes
 from mjax.experimental.jax2tf.dtypes import to_tf_dtype
+from mjax import export as _export
 from mjax.export import Exported
 
 _NO_GRADIENT = ("The jax2tf-converted function does not support gradients. Use "
@@ -41,6 +42,7 @@ def xla_call_module(exported: Exported, args: Sequence[tf.Tensor]) -> list[tf.Te
             f"TensorFlow")
     args = [a if a.dtype == to_tf_dtype(aval.dtype) else tf.cast(a, to_tf_dtype(aval.dtype))
             for a, aval in zip(args, exported.in_avals)]
+    _export._remember_shipped(exported)     # from_stablehlo of these bytes: with VJP
     res = tfxla.call_module(
         args, version=version, module=exported.mlir_module_serialized,
         Tout=[to_tf_dtype(a.dtype) for a in exported.out_avals],
