@@ -156,10 +156,11 @@ def annotate(module, in_shardings, out_shardings, out_avals) -> None:
             for s, a in zip(out_shardings, out_avals)])
 
 
-def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None) -> str:
-    """The StableHLO text of a traced module compiled for `mesh` (see the module
-    docstring); `in_shardings` covers @main's arguments, `out_shardings` its results
-    (None: unconstrained)."""
+def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
+          text: bool = True) -> str | None:
+    """Lowers a traced module, in place, to StableHLO compiled for `mesh` (see the
+    module docstring) and returns its text (None when not `text`); `in_shardings` covers
+    @main's arguments, `out_shardings` its results (None: unconstrained)."""
     from jaxlib.mlir import ir
 
     from mjax.config import config
@@ -169,7 +170,7 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None) ->
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
         lower_module(module)
         return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
-                                                           out_avals))
+                                                           out_avals), text)
     names = [name for name, _ in PIPELINE]
     cut = names.index("jaxpr-to-stablehlo")
     after = None
@@ -183,19 +184,19 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None) ->
             _write_annotations(main, in_shardings, out_shardings, mesh)
             run_pipeline(module, [("jaxpr-propagate-shardings", "sdy=true")]
                          + PIPELINE[cut:], after_each=after)
-            return _finish(module, donated, None)
+            return _finish(module, donated, None, text)
         run_pipeline(module, PIPELINE[cut:], after_each=after)
     return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
-                                                       out_avals))
+                                                       out_avals), text)
 
 
-def _finish(module, donated, annotate_fn) -> str:
+def _finish(module, donated, annotate_fn, text: bool) -> str | None:
     from mjax.lowering import alias_donated_inputs
     if donated and any(donated):
         alias_donated_inputs(module, donated)
     if annotate_fn is not None:
         annotate_fn(module)
-    return module.operation.get_asm(enable_debug_info=True)
+    return module.operation.get_asm(enable_debug_info=True) if text else None
 
 
 def _named_over(mesh, shardings) -> bool:

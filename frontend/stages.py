@@ -35,7 +35,7 @@ class Traced:
         if self._layout is not None:   # over a mesh: frontend/spmd.py
             from mjax import spmd
             spmd.lower(module, self._layout[0], self._layout[1], self._traced.out_avals,
-                       self._layout[2])
+                       self._layout[2], text=False)
         else:
             lower_module(module)
         return Lowered(self._traced, module, self._layout)

@@ -314,10 +314,10 @@ class _Propagation:
 
         def sharding(dims) -> ir.Attribute:
             # dims: per dimension a tuple of axes, or None for an open ("?") dimension.
-            text = sdy_sharding_text(mesh_name, dims, sizes)
-            attr = cache.get(text)
+            attr = cache.get(dims)
             if attr is None:
-                attr = cache[text] = ir.Attribute.parse(text)
+                attr = cache[dims] = ir.Attribute.parse(
+                    sdy_sharding_text(mesh_name, dims, sizes))
             return attr
 
         for op in list(self.block.operations):
@@ -332,7 +332,8 @@ class _Propagation:
                 op.erase()
         for v, next_op in self._values():
             dec = self.known.get(v)
-            if dec is None or dec.fixed:
+            # (A scalar has one layout, replicated: nothing to pin.)
+            if dec is None or dec.fixed or not dec.spec:
                 continue
             is_arg = next_op is None
             ip = (ir.InsertionPoint.at_block_begin(self.block) if is_arg
