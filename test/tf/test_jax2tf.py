@@ -139,11 +139,19 @@ def test_dtypes_map_both_ways(dtype):
 def test_64_bit_types_follow_the_x64_flag():
     f = lambda i, x: (i * 2, x * 2)
     i64, f64 = np.arange(3, dtype=np.int64), np.linspace(0, 1, 3)
-    i_out, x_out = jax2tf.convert(f)(tf.constant(i64), tf.constant(f64))
-    assert (i_out.dtype, x_out.dtype) == (tf.int32, tf.float32)     # as JAX without x64
-    _close(i_out, (i64 * 2).astype(np.int32))
-    assert jax2tf.dtype_of_val(f64) == tf.float32
-    assert jax2tf.dtype_of_val(3) == tf.int32
+    with mjax.enable_x64(False):
+        i_out, x_out = jax2tf.convert(f)(tf.constant(i64), tf.constant(f64))
+        assert (i_out.dtype, x_out.dtype) == (tf.int32, tf.float32)   # as JAX without x64
+        _close(i_out, (i64 * 2).astype(np.int32))
+        assert jax2tf.dtype_of_val(f64) == tf.float32
+        assert jax2tf.dtype_of_val(3) == tf.int32
+        # A float64 variable: cast to float32 for the call, its gradient cast back.
+        v = tf.Variable(f64)
+        with tf.GradientTape() as tape:
+            y = jax2tf.convert(lambda x: jnp.sum(jnp.sin(x)))(v)
+        g = tape.gradient(y, v)
+        assert g.dtype == tf.float64
+        np.testing.assert_allclose(g.numpy(), np.cos(f64), rtol=1e-6)
     with mjax.enable_x64(True):
         i_out, x_out = jax2tf.convert(f)(tf.constant(i64), tf.constant(f64))
         assert jax2tf.dtype_of_val(f64) == tf.float64
