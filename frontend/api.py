@@ -695,6 +695,13 @@ class ShapeDtypeStruct:
         self.weak_type = weak_type
         self.sharding = sharding
 
+    @classmethod
+    def like(cls, x) -> "ShapeDtypeStruct":
+        """The shape, dtype and weak type of an array (or anything with an aval)."""
+        aval = aval_of_value(x)
+        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type,
+                   sharding=x.sharding if isinstance(x, ShapeDtypeStruct) else None)
+
     @property
     def aval(self):
         return ShapedArray(self.shape, self.dtype, self.weak_type)

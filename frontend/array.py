@@ -197,12 +197,20 @@ class Array(ArrayMethods):
         return format(self._value(), spec) if self.ndim == 0 else str(self)
 
     def __repr__(self):
-        # Like JAX: Array([1., 2.], dtype=float32), plus weak_type=True when weak.
-        body = np.array2string(self._value(), separator=", ", prefix="Array(")
-        extra = f", dtype={np.dtype(self.dtype).name}"
-        if self.weak_type:
-            extra += ", weak_type=True"
-        return f"Array({body}{extra})"
+        # Like JAX: Array([1., 2.], dtype=float32), plus weak_type=True when weak; an
+        # empty array shows its shape; when the dtype does not fit on the last line JAX
+        # pads it with the prefix's width of spaces (on the same line), and so do we.
+        dtype = f"dtype={np.dtype(self.dtype).name}" + (", weak_type=True" if self.weak_type
+                                                        else "")
+        width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            body = f"[], shape={self.shape}"
+        else:
+            body = np.array2string(self._value(), separator=", ", prefix="Array(",
+                                   suffix=",", max_line_width=width)
+        last = len(body) - body.rfind("\n") + 1
+        sep = " " * len("Array(") if last + len(dtype) + 2 > width else " "
+        return f"Array({body},{sep}{dtype})"
 
     def __str__(self):
         return str(self._value())

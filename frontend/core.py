@@ -343,7 +343,10 @@ class Tracer(ArrayMethods):
         self.loc = loc  # the user's line that made it (None for arguments)
 
     def __repr__(self):
-        return f"Traced<{self.aval.str_short()}{'(weak)' if self.aval.weak_type else ''}>"
+        # JAX's form for a traced value under jit: JitTracer(~float32[3]) (~: weak type).
+        a = self.aval
+        shape = ",".join(map(str, a.shape))
+        return f"JitTracer({'~' if a.weak_type else ''}{a.dtype.name}[{shape}])"
 
     def __bool__(self):
         raise TracerBoolConversionError(self, at_user_line(

@@ -118,7 +118,8 @@ def _sorted_keys(keys):
     try:
         return sorted(keys)
     except TypeError:
-        return list(keys)  # keys that do not compare: keep the order flattening used
+        raise ValueError("Comparator raised exception while sorting pytree dictionary "
+                         "keys.") from None
 
 
 def _rebuild_sorted(x):
@@ -139,6 +140,10 @@ def _rebuild_sorted(x):
 def _canonical(treedef: PyTreeDef) -> PyTreeDef:
     """treedef with every dict (and defaultdict) rebuilt in sorted key order."""
     hit = _CANONICAL.get(treedef)
+    if hit is None and not _has_dict(treedef):
+        # Nothing to reorder: never call user unflatten functions on placeholders
+        # (they may convert their children, e.g. with jnp.asarray).
+        hit = _CANONICAL[treedef] = treedef
     if hit is None:
         skeleton = optree.tree_unflatten(treedef, [_SLOT] * treedef.num_leaves)
         hit = optree.tree_structure(_rebuild_sorted(skeleton), lambda x: x is _SLOT,
@@ -147,6 +152,11 @@ def _canonical(treedef: PyTreeDef) -> PyTreeDef:
             _CANONICAL.clear()
         _CANONICAL[treedef] = hit
     return hit
+
+
+def _has_dict(treedef: PyTreeDef) -> bool:
+    return treedef.type in (dict, collections.defaultdict) or any(
+        _has_dict(c) for c in treedef.children())
 
 
 # ---- flatten / unflatten / map -------------------------------------------------------------
@@ -305,7 +315,6 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
     optree.register_pytree_node(nodetype, flatten_func,
                                 lambda aux, children: unflatten_func(aux, children),
                                 namespace=NAMESPACE)
-    return nodetype
 
 
 def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
@@ -317,7 +326,6 @@ def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatt
     optree.register_pytree_node(nodetype, flatten,
                                 lambda aux, children: unflatten_func(aux, children),
                                 path_entry_type=_KeyEntry, namespace=NAMESPACE)
-    return nodetype
 
 
 def register_pytree_node_class(cls):

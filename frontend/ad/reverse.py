@@ -3,19 +3,22 @@ whose returned functions run only the linear part on residuals saved by one forw
 from __future__ import annotations
 
 
+import itertools
+import re
+
 import numpy as np
 from jaxlib.mlir import ir
 
 from mjax import dtypes as _dt
 from mjax import tree_util
-from mjax.api import trace_function
+from mjax.api import Jitted, trace_function
 from mjax.core import aval_of_value, current_trace
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 
 from mjax.ad.staging import (
-    _AvalLeaf, _check_aux_pair, _check_callable, _is_inexact, _jax_type,
+    ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable, _is_inexact, _jax_type,
     _leaf_aval, _wraps, _zeros, call_args, emit, emit_call, python_scalar_leaves,
     stage_function, staged)
 from mjax.ad.forward import _check_tangents, jvp
@@ -158,12 +161,51 @@ def _main_tree(traced, has_aux):
     return traced.out_tree.children()[0] if has_aux else traced.out_tree
 
 
-class _Split:
-    """fun split in two: a forward part run once (primal outputs), and `linear(inputs)`,
-    the linear map at those primals (cotangents -> input cotangents for vjp, tangents ->
-    output tangents for linearize).
+_recipe_ids = itertools.count()
 
-    Under a trace the forward part is `jaxpr.call @f` and each `linear` call emits
+
+class _Recipe:
+    """A traced function that can be called from any trace: by its name in the module
+    it was traced into, and from other modules (after the function returned by vjp
+    crossed a jit boundary) through a copy of it and its callees, frozen as text when
+    it was traced (the module it lives in is transformed and lowered afterwards)."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+        self.text = _function_text(module, name)
+        self.prefix = f"linear{next(_recipe_ids)}"
+
+    def callee_in(self, module) -> str:
+        if module is self.module:
+            return self.name
+        from mjax.passes.rules.export import _clone_functions
+        name = f"{self.prefix}_{self.name}"
+        if name not in ir.SymbolTable(module.operation):
+            _clone_functions(module.operation, self.text, self.prefix)
+        return name
+
+
+def _function_text(module, name) -> str:
+    """A module holding the function @name and every function it references."""
+    funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+             for op in module.body.operations if op.operation.name == "func.func"}
+    texts, todo, seen = [], [name], {name}
+    while todo:
+        text = str(funcs[todo.pop()])
+        texts.append(text)
+        for ref in re.findall(r"@([\w$.]+)", text):
+            if ref in funcs and ref not in seen:
+                seen.add(ref)
+                todo.append(ref)
+    return "module {\n" + "\n".join(texts) + "\n}"
+
+
+class _Split:
+    """fun split in two: a forward part run once (primal outputs), and the linear map at
+    those primals (cotangents -> input cotangents for vjp, tangents -> output tangents
+    for linearize), run by `_LinearFun`.
+
+    Under a trace the forward part is `jaxpr.call @f` and each linear call emits
     `jaxpr.vjp @f` / `jaxpr.jvp @f` on the same primals: the passes derive the rest, and
     inlining + CSE share the forward work. Eagerly the module is split once by the
     passes' function-level entry points (`vjp_functions`, `linearize_functions`) into
@@ -174,16 +216,20 @@ class _Split:
         self.leaves, self.in_tree = tree_util.tree_flatten(tuple(primals))
         self.in_avals = [aval_of_value(x) for x in self.leaves]
         self.diff_args = diff_args
-        if current_trace() is None:
+        outer = current_trace()
+        if outer is None:
             traced = trace_function(fun, tuple(primals), {}, name="f", visibility="private")
-            self.traced = traced
-            self.diff_results = _diff_results(traced, has_aux)
-            self._compile()
         else:
             traced = stage_function(fun, tuple(primals), {})
-            self.traced = traced
-            self.diff_results = _diff_results(traced, has_aux)
-            self.args = call_args(traced, self.leaves)
+        self.traced = traced
+        self.out_tree, self.out_avals = traced.out_tree, traced.out_avals
+        self.main_tree = _main_tree(traced, has_aux)
+        self.diff_results = _diff_results(traced, has_aux)
+        self.args = call_args(traced, self.leaves)
+        self.recipe = _Recipe(traced.module, traced.name)
+        if outer is None:
+            self._compile()
+        else:
             self.outs = emit_call(traced.name, self.args, traced.out_avals)
 
     def _compile(self):
@@ -210,15 +256,14 @@ class _Split:
         first_exe = compile_entry(info.fwd)
         self._linear_exe = compile_entry(linear)
         bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
-                for x in list(self.leaves) + list(traced.captured)]
+                for x in self.args]
         res = first_exe.execute(bufs)
         self.outs = [Array(b, a) for b, a in zip(res[:self.n_out], traced.out_avals)]
         self.residuals = res[self.n_out:]
+        self.traced = None          # the module was split in place; the recipe has a copy
 
     def linear(self, inputs, in_avals, out_avals):
-        """Runs the linear map on `inputs` (one per in_aval)."""
-        if not hasattr(self, "_linear_exe"):
-            return self._emit_linear(inputs, out_avals)
+        """Runs the compiled linear map on `inputs` (one per in_aval)."""
         from mjax.array import Array
         from mjax.runtime import get_backend
         bufs = [x._buf if isinstance(x, Array) and x.dtype == a.dtype else
@@ -228,41 +273,53 @@ class _Split:
                 else bufs + list(self.residuals))
         return [Array(b, a) for b, a in zip(self._linear_exe.execute(bufs), out_avals)]
 
-    def _emit_linear(self, inputs, out_avals):
-        traced = self.traced
-        params = dict(callee=Symbol(traced.name), diff_args=self.diff_args,
-                      diff_results=self.diff_results)
+
+class _LinearFun:
+    """The static part of the `tree_util.Partial` that vjp and linearize return: the
+    Partial's children are the primal inputs (and values the function captured), so it
+    can be passed to and returned from jit, as in JAX. Called with those and the user's
+    cotangents (tangents), it runs the linear map: on the saved residuals when it holds
+    the very inputs of an eager vjp, otherwise as `jaxpr.vjp` / `jaxpr.jvp` of the traced
+    function (under a trace, or staged as a jit when called eagerly)."""
+
+    def __init__(self, split: _Split, fun):
+        self.kind, self.recipe = split.kind, split.recipe
+        self.diff_args, self.diff_results = split.diff_args, split.diff_results
+        self.in_tree, self.in_avals = split.in_tree, split.in_avals
+        self.main_tree, self.n_results = split.main_tree, len(split.out_avals)
+        self.out_avals = split.out_avals[:split.main_tree.num_leaves]
+        self.n_args = len(split.args)
+        self.fun_name = getattr(fun, "__name__", str(fun))
+        self._eager = split if hasattr(split, "_linear_exe") else None
+        self._jitted = None
+
+    def __call__(self, *all_args):
+        args, user = all_args[:self.n_args], all_args[self.n_args:]
         if self.kind == "vjp":
-            outs = emit(T.VjpOp, self.args + list(inputs), **params)
+            inputs, in_avals, out_avals = self._vjp_inputs(user)
         else:
-            outs = emit(T.JvpOp, self.args + list(inputs), **params)[len(traced.out_avals):]
-        for t, a in zip(outs, out_avals):
-            t.aval = a
-        return outs
+            inputs, in_avals, out_avals = self._jvp_inputs(user)
+        outs = self._run(list(args), inputs, in_avals, out_avals)
+        if self.kind == "vjp":
+            by = dict(zip(self.diff_args, outs))
+            flat = [by[i] if i in by else _zeros(a) for i, a in enumerate(self.in_avals)]
+            return tree_util.tree_unflatten(self.in_tree, flat)
+        by = dict(zip(self.diff_results, outs))
+        flat = [by[j] if j in by else _zeros(a) for j, a in enumerate(self.out_avals)]
+        return tree_util.tree_unflatten(self.main_tree, flat)
 
-
-class _VjpFun:
-    """The function vjp returns: maps output cotangents to input cotangents using the
-    residuals saved by the forward pass (the forward pass is not re-run)."""
-
-    def __init__(self, split: _Split, out_tree, out_avals, fun):
-        self._split = split
-        self.out_tree, self.out_avals = out_tree, out_avals
-        self._fun_name = getattr(fun, "__name__", str(fun))
-
-    def __call__(self, *args):
-        if len(args) != 1:
+    def _vjp_inputs(self, user):
+        if len(user) != 1:
             raise TypeError(
-                f"The function returned by `jax.vjp` applied to {self._fun_name} was called "
-                f"with {len(args)} arguments, but functions returned by `jax.vjp` must be "
+                f"The function returned by `jax.vjp` applied to {self.fun_name} was called "
+                f"with {len(user)} arguments, but functions returned by `jax.vjp` must be "
                 f"called with a single argument corresponding to the single value returned "
                 f"by the function being differentiated (even if that returned value is a "
                 f"tuple or other container).")
-        s = self._split
-        leaves, tree = tree_util.tree_flatten(args[0])
-        if tree != self.out_tree:
+        leaves, tree = tree_util.tree_flatten(user[0])
+        if tree != self.main_tree:
             raise ValueError(f"unexpected tree structure of argument to vjp function: got "
-                             f"{tree}, but expected to match {self.out_tree}")
+                             f"{tree}, but expected to match {self.main_tree}")
         for c, a in zip(leaves, self.out_avals):
             ca = _leaf_aval(c)
             if ca is None or not _is_inexact(a):
@@ -273,29 +330,58 @@ class _VjpFun:
                                  f"{_jax_type(a)} because the corresponding output of the "
                                  f"differentiated function had JAX type {_jax_type(a)}")
         import mjax.lax as lax
-        ct_diff = [lax.convert_element_type(leaves[j], self.out_avals[j].dtype)
-                   if _leaf_aval(leaves[j]).dtype != self.out_avals[j].dtype else leaves[j]
-                   for j in s.diff_results]
-        in_avals = [s.in_avals[i].strip_weak_type() for i in s.diff_args]
-        cts_in = s.linear(ct_diff, [self.out_avals[j] for j in s.diff_results],
-                          [a.update(weak_type=s.in_avals[i].weak_type)
-                           for a, i in zip(in_avals, s.diff_args)])
-        by = dict(zip(s.diff_args, cts_in))
-        flat = [by[i] if i in by else _zeros(a) for i, a in enumerate(s.in_avals)]
-        return tree_util.tree_unflatten(s.in_tree, flat)
+        inputs = [lax.convert_element_type(leaves[j], self.out_avals[j].dtype)
+                  if _leaf_aval(leaves[j]).dtype != self.out_avals[j].dtype else leaves[j]
+                  for j in self.diff_results]
+        in_avals = [self.out_avals[j] for j in self.diff_results]
+        out_avals = [self.in_avals[i].strip_weak_type().update(
+            weak_type=self.in_avals[i].weak_type) for i in self.diff_args]
+        return inputs, in_avals, out_avals
+
+    def _jvp_inputs(self, tangents):
+        t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+        if t_tree != self.in_tree:
+            raise TypeError(f"expected {self.in_tree}, got {t_tree}")
+        _check_tangents([ShapedArrayArg(a) for a in self.in_avals], t_leaves, "linearize")
+        inputs = [t_leaves[i] for i in self.diff_args]
+        in_avals = [self.in_avals[i].strip_weak_type() for i in self.diff_args]
+        return inputs, in_avals, [self.out_avals[j] for j in self.diff_results]
+
+    def _run(self, args, inputs, in_avals, out_avals):
+        eager = self._eager
+        tracing = current_trace() is not None
+        if not tracing and eager is not None and len(args) == len(eager.args) and all(
+                a is b for a, b in zip(args, eager.args)):
+            return eager.linear(inputs, in_avals, out_avals)
+        if not tracing:     # e.g. returned from a jit: stage the linear map
+            if self._jitted is None:
+                self._jitted = Jitted(lambda a, i: self._emit(a, i, out_avals))
+            return self._jitted(args, list(inputs))
+        return self._emit(args, inputs, out_avals)
+
+    def _emit(self, args, inputs, out_avals):
+        callee = self.recipe.callee_in(current_trace().module)
+        params = dict(callee=Symbol(callee), diff_args=self.diff_args,
+                      diff_results=self.diff_results)
+        if self.kind == "vjp":
+            outs = emit(T.VjpOp, list(args) + list(inputs), **params)
+        else:
+            outs = emit(T.JvpOp, list(args) + list(inputs), **params)[self.n_results:]
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+        return outs
 
 
 def vjp(fun, *primals, has_aux=False):
-    """(fun(*primals), vjp_fun[, aux]); vjp_fun reuses the forward pass's residuals.
+    """(fun(*primals), vjp_fun[, aux]); vjp_fun (a `tree_util.Partial`, which jit can
+    take and return) reuses the forward pass's residuals when called eagerly.
     JAX: jax.vjp."""
     _check_callable(fun)
     leaves = tree_util.tree_leaves(tuple(primals))
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     split = _Split(fun, primals, diff_args, has_aux, "vjp")
-    traced = split.traced
-    out = tree_util.tree_unflatten(traced.out_tree, split.outs)
-    main_tree = _main_tree(traced, has_aux)
-    f = _VjpFun(split, main_tree, traced.out_avals[:main_tree.num_leaves], fun)
+    out = tree_util.tree_unflatten(split.out_tree, split.outs)
+    f = tree_util.Partial(_LinearFun(split, fun), *split.args)
     return (out[0], f, out[1]) if has_aux else (out, f)
 
 
@@ -303,32 +389,18 @@ def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp[, aux]) where f_jvp(*tangents) is the JVP at primals.
     JAX: jax.linearize.
 
-    The forward pass runs once; f_jvp runs only the linear map (on saved residuals when
-    called eagerly)."""
+    The forward pass runs once; f_jvp (a `tree_util.Partial`) runs only the linear map
+    (on saved residuals when called eagerly)."""
     _check_callable(fun)
     from mjax.passes import PassError
-    leaves, in_tree = tree_util.tree_flatten(tuple(primals))
+    leaves = tree_util.tree_leaves(tuple(primals))
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     try:
         split = _Split(fun, primals, diff_args, has_aux, "linearize")
     except PassError:   # e.g. a custom_vjp function: jvp then raises JAX's error
         return _linearize_by_jvp(fun, primals, has_aux)
-    traced = split.traced
-    out = tree_util.tree_unflatten(traced.out_tree, split.outs)
-    main_tree = _main_tree(traced, has_aux)
-    out_avals = traced.out_avals[:main_tree.num_leaves]
-
-    def f_jvp(*tangents):
-        t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
-        if t_tree != in_tree:
-            raise TypeError(f"expected {in_tree}, got {t_tree}")
-        _check_tangents(leaves, t_leaves, "linearize")
-        t_diff = [t_leaves[i] for i in diff_args]
-        t_out = split.linear(t_diff, [split.in_avals[i].strip_weak_type() for i in diff_args],
-                             [out_avals[j] for j in split.diff_results])
-        by = dict(zip(split.diff_results, t_out))
-        flat = [by[j] if j in by else _zeros(a) for j, a in enumerate(out_avals)]
-        return tree_util.tree_unflatten(main_tree, flat)
+    out = tree_util.tree_unflatten(split.out_tree, split.outs)
+    f_jvp = tree_util.Partial(_LinearFun(split, fun), *split.args)
     return (out[0], f_jvp, out[1]) if has_aux else (out, f_jvp)
 
 
