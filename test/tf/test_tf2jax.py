@@ -186,6 +186,42 @@ def test_fused_batch_norm_inference_and_training():
     _check_op(f, IMG, rtol=1e-4, atol=1e-5)
 
 
+def test_conv_transpose_and_resize():
+    w = _f32(3, 3, 2, 3)
+    _check_op(lambda x: (tf.nn.conv2d_transpose(x, w, [2, 15, 15, 2], 2, "VALID"),
+                         tf.nn.conv2d_transpose(x, w, [2, 14, 14, 2], 2, "SAME"),
+                         tf.nn.conv2d_transpose(x, w, [2, 11, 11, 2], 1, "VALID",
+                                                dilations=2),
+                         tf.image.resize(x, (5, 11), method="nearest"),
+                         tf.image.resize(x, (5, 11), method="bilinear"),
+                         tf.compat.v1.image.resize_bilinear(x, (4, 9), align_corners=True),
+                         tf.compat.v1.image.resize_nearest_neighbor(x, (9, 4))),
+              IMG, rtol=1e-4, atol=1e-5)
+
+
+def test_losses_sorting_segments_scatters():
+    labels = np.array([1, 0, 3], np.int32)
+    _check_op(lambda x, y: (tf.nn.softmax_cross_entropy_with_logits(tf.nn.softmax(y), x),
+                            tf.nn.sparse_softmax_cross_entropy_with_logits(labels, x),
+                            tf.nn.sigmoid_cross_entropy_with_logits(tf.sigmoid(y), x),
+                            tf.math.top_k(x, 2), tf.sort(x, axis=0), tf.argsort(x),
+                            tf.norm(x), tf.math.reduce_euclidean_norm(x, 1),
+                            tf.math.unsorted_segment_sum(x, [0, 2, 0], 3),
+                            tf.math.unsorted_segment_max(x, [1, 1, 0], 2),
+                            tf.tensor_scatter_nd_update(x, [[0, 1], [2, 2]], [5.0, 6.0]),
+                            tf.tensor_scatter_nd_add(x, [[1]], y[:1]),
+                            tf.scatter_nd([[1], [3]], [1.0, 2.0], [5]),
+                            tf.gather(x, [[0, 1], [2, 3], [1, 1]], batch_dims=1, axis=1),
+                            tf.linalg.band_part(x, 1, 0), tf.linalg.band_part(x, 0, -1)),
+              X, Y)
+
+
+def test_map_fn_scan_foldl():
+    _check_op(lambda x: (tf.map_fn(lambda r: tf.reduce_sum(r) * r, x),
+                         tf.scan(lambda a, r: a * 0.5 + r, x),
+                         tf.foldl(lambda a, r: a + r, x)), X)
+
+
 # ---- Keras models -----------------------------------------------------------------------------
 def _mlp():
     keras.utils.set_random_seed(1)

@@ -226,10 +226,17 @@ def _slice(ctx, node, x, begin, size):
 @register("Gather", "GatherV2")
 def _gather(ctx, node, params, indices, axis=None):
     a = 0 if axis is None else static_ints(axis, "the axis of GatherV2")[0]
-    if int(node.attrs.get("batch_dims", 0)) != 0:
-        raise UnsupportedOperationError(f"tf2jax: {node.op} with batch_dims != 0 (node "
-                                        f"'{node.name}' {ctx.where}) is not supported")
-    return xp(params, indices).take(params, indices, axis=a)
+    a %= len(shape_of(params))
+    b = int(node.attrs.get("batch_dims", 0)) % (len(shape_of(indices)) + 1)
+    if b == 0:
+        return xp(params, indices).take(params, indices, axis=a)
+    import mjax
+
+    def take(p, i):
+        return _jnp().take(p, i, axis=a - b)
+    for _ in range(b):           # the leading batch dimensions pair up: map over them
+        take = mjax.vmap(take)
+    return take(params, indices)
 
 
 @register("GatherNd")
@@ -283,11 +290,35 @@ def _element_shape(shape, node, ctx):
     return dims
 
 
+class PendingList:
+    """A reserved TensorList whose element shape TF left unknown (`tf.map_fn`): it
+    becomes an array at its first `TensorListSetItem` (a While over it finds the shape
+    by tracing its body once)."""
+
+    def __init__(self, length: int, dtype, node_name: str):
+        self.length, self.dtype, self.node_name = length, dtype, node_name
+
+    def materialize(self, element_shape) -> np.ndarray:
+        return np.zeros((self.length,) + tuple(element_shape), self.dtype)
+
+
+def _known(lst, node, ctx):
+    if isinstance(lst, PendingList):
+        raise UnsupportedOperationError(
+            f"tf2jax: {node.op} (node '{node.name}' {ctx.where}) reads the TensorList "
+            f"reserved by '{lst.node_name}' before any element was set: its element shape "
+            f"is unknown")
+    return lst
+
+
 @register("TensorListReserve")
 def _tl_reserve(ctx, node, element_shape, num_elements):
     n = int(static(num_elements, "the length of a TensorList"))
-    dims = _element_shape(element_shape, node, ctx)
-    return np.zeros((n,) + dims, node.attrs["element_dtype"])
+    shape = static(element_shape, "the element shape of a TensorList")
+    if shape.ndim == 0 or (shape < 0).any():
+        return PendingList(n, node.attrs["element_dtype"], node.name)
+    return np.zeros((n,) + _element_shape(element_shape, node, ctx),
+                    node.attrs["element_dtype"])
 
 
 @register("TensorListFromTensor")
@@ -297,21 +328,25 @@ def _tl_from_tensor(ctx, node, tensor, element_shape):
 
 @register("TensorListStack")
 def _tl_stack(ctx, node, lst, element_shape):
-    return lst
+    return _known(lst, node, ctx)
 
 
 @register("TensorListLength")
 def _tl_length(ctx, node, lst):
+    if isinstance(lst, PendingList):
+        return np.asarray(lst.length, np.int32)
     return np.asarray(shape_of(lst)[0], np.int32)
 
 
 @register("TensorListElementShape")
 def _tl_element_shape(ctx, node, lst):
+    lst = _known(lst, node, ctx)
     return np.asarray(shape_of(lst)[1:], node.attrs.get("shape_type", np.int32))
 
 
 @register("TensorListGetItem")
 def _tl_get_item(ctx, node, lst, index, element_shape):
+    lst = _known(lst, node, ctx)
     if is_numpy(index):
         return lst[int(index)]
     return _lax().dynamic_index_in_dim(_jnp().asarray(lst), index, 0, keepdims=False)
@@ -319,6 +354,8 @@ def _tl_get_item(ctx, node, lst, index, element_shape):
 
 @register("TensorListSetItem")
 def _tl_set_item(ctx, node, lst, index, item):
+    if isinstance(lst, PendingList):
+        lst = lst.materialize(shape_of(item))
     if is_numpy(lst) and is_numpy(index) and is_numpy(item):
         out = lst.copy()
         out[int(index)] = item
@@ -326,3 +363,41 @@ def _tl_set_item(ctx, node, lst, index, item):
     jnp = _jnp()
     lst = jnp.asarray(lst)
     return _lax().dynamic_update_index_in_dim(lst, cast(item, lst.dtype), index, 0)
+
+
+# ---- scatters and matrices ------------------------------------------------------------------
+def _scatter(kind):
+    def rule(ctx, node, x, indices, updates):
+        from mjax.numpy.indexing import _IndexUpdateHelper
+        jnp = _jnp()
+        x = jnp.asarray(x)
+        k = shape_of(indices)[-1]
+        # Not `x.at`: a constant made while tracing (jnp.zeros under jit) lacks it.
+        where = _IndexUpdateHelper(x)[tuple(jnp.asarray(indices)[..., i] for i in range(k))]
+        return getattr(where, kind)(updates)
+    return rule
+
+
+register("TensorScatterUpdate")(_scatter("set"))
+register("TensorScatterAdd")(_scatter("add"))
+register("TensorScatterSub")(lambda ctx, node, x, i, u: _scatter("add")(ctx, node, x, i,
+                                                                       -_jnp().asarray(u)))
+register("TensorScatterMax")(_scatter("max"))
+register("TensorScatterMin")(_scatter("min"))
+
+
+@register("ScatterNd")
+def _scatter_nd(ctx, node, indices, updates, shape):
+    zeros = _jnp().zeros(static_ints(shape, "the shape of ScatterNd"),
+                         np.dtype(updates.dtype))
+    return _scatter("add")(ctx, node, zeros, indices, updates)
+
+
+@register("MatrixBandPart")
+def _band_part(ctx, node, x, lower, upper):
+    lo, hi = (int(static(v, "the band of MatrixBandPart")) for v in (lower, upper))
+    r, c = shape_of(x)[-2:]
+    i, j = np.arange(r)[:, None], np.arange(c)[None, :]
+    keep = ((lo < 0) | (i - j <= lo)) & ((hi < 0) | (j - i <= hi))
+    m = xp(x)
+    return m.where(keep, x, m.zeros_like(x))

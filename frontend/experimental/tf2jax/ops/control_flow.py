@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjax.experimental.tf2jax.graph import Resource
+from mjax.experimental.tf2jax.ops.array import PendingList
 from mjax.experimental.tf2jax.interpreter import UnsupportedOperationError, run_graph
 from mjax.experimental.tf2jax.ops import cast, is_numpy, register
 
@@ -78,6 +79,8 @@ def _while(ctx, node, *args):
         if isinstance(args[i], Resource):
             raise UnsupportedOperationError(f"tf2jax: the loop of node '{node.name}' "
                                             f"{ctx.where} changes a resource handle")
+    if any(isinstance(args[i], PendingList) for i in carried):
+        args = _materialize_lists(ctx, node, body_g, list(args), carried)
     jnp = _jnp()
     init = tuple(jnp.asarray(args[i]) for i in carried)
 
@@ -103,6 +106,30 @@ def _while(ctx, node, *args):
         else:   # a scan: reverse mode works (Keras RNNs train)
             final = _lax().fori_loop(0, trips, lambda _, c: body_fun(c), init)
     return full(final)
+
+
+def _materialize_lists(ctx, node, body_g, args, carried):
+    """Element shapes of the TensorLists the loop fills (`tf.map_fn`), from one abstract
+    trace of the body; the lists start as zeros of that shape."""
+    import mjax
+    pending = [i for i in carried if isinstance(args[i], PendingList)]
+    arrays = [i for i in carried if i not in pending]
+
+    def probe(*xs):
+        vals = list(args)
+        for i, x in zip(arrays, xs):
+            vals[i] = x
+        outs = run_graph(body_g, vals, ctx)
+        if any(isinstance(outs[i], PendingList) for i in pending):
+            raise UnsupportedOperationError(f"tf2jax: the loop of node '{node.name}' "
+                                            f"{ctx.where} carries a TensorList of unknown "
+                                            f"element shape that it never sets")
+        return [outs[i] for i in pending]
+    with _NoWrites(ctx, node):
+        shapes = mjax.eval_shape(probe, *[_jnp().asarray(args[i]) for i in arrays])
+    for i, s in zip(pending, shapes):
+        args[i] = args[i].materialize(s.shape[1:])
+    return args
 
 
 _MAX_STATIC_TRIPS = 100_000

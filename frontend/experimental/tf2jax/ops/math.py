@@ -287,3 +287,32 @@ def _linspace(ctx, node, start, stop, num):
     n = int(static(num, "the count of LinSpace"))
     m = xp(start, stop)
     return cast(m.linspace(start, stop, n), np.dtype(start.dtype))
+
+
+@register("EuclideanNorm")
+def _euclidean_norm(ctx, node, x, axes):
+    m = xp(x)
+    keep = bool(node.attrs.get("keep_dims", False))
+    return m.sqrt(m.sum(m.square(x), axis=_axes(x, axes), keepdims=keep))
+
+
+@register("TopKV2")
+def _top_k(ctx, node, x, k):
+    import mjax.lax as lax
+    import mjax.numpy as jnp
+    values, idx = lax.top_k(jnp.asarray(x), int(static(k, "k of TopKV2")))
+    return values, cast(idx, node.attrs.get("index_type", np.int32))
+
+
+def _segment(name, fn_name):
+    def rule(ctx, node, data, ids, num):
+        import mjax.ops
+        n = int(static(num, f"the number of segments of {name}"))
+        return getattr(mjax.ops, fn_name)(_mjax(data), _mjax(ids), num_segments=n)
+    register(name)(rule)
+
+
+_segment("UnsortedSegmentSum", "segment_sum")
+_segment("UnsortedSegmentMax", "segment_max")
+_segment("UnsortedSegmentMin", "segment_min")
+_segment("UnsortedSegmentProd", "segment_prod")

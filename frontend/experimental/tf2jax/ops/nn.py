@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax.experimental.tf2jax.ops import cast, register, shape_of, xp
+from mjax.experimental.tf2jax.ops import cast, register, shape_of, static, static_ints, xp
 
 
 def _jnp():
@@ -199,3 +199,96 @@ def _fused_batch_norm(ctx, node, x, scale, offset, mean, var):
     if node.op == "FusedBatchNormV3":
         outs.append(np.zeros((0,), np.dtype(scale.dtype)))
     return outs
+
+
+@register("Conv2DBackpropInput", "Conv3DBackpropInputV2")
+def _conv_transpose(ctx, node, input_sizes, w, dy):
+    """The gradient of a convolution with respect to its input (Keras Conv2DTranspose):
+    a convolution of `dy` dilated by the strides with the flipped kernel, its feature
+    dimensions swapped, padded so the result has `input_sizes`."""
+    fmt = node.attrs.get("data_format", "NHWC")
+    nd = len(fmt) - 2
+    sizes = [int(v) for v in static(input_sizes, "the input sizes")]
+    in_spatial = _spatial(sizes, fmt) if len(sizes) == len(fmt) else tuple(sizes)
+    strides = _spatial(node.attrs["strides"], fmt)
+    dil = _spatial(node.attrs.get("dilations", [1] * len(fmt)), fmt)
+    kernel = shape_of(w)[:nd]
+    dy = _asarray(dy)
+    out_spatial = _spatial(shape_of(dy), fmt)
+    pads = _padding(node, fmt)
+    result = []
+    for i in range(nd):
+        k = (kernel[i] - 1) * dil[i] + 1
+        n, o, s = in_spatial[i], out_spatial[i], strides[i]
+        if pads == "VALID":
+            lo = 0
+        elif pads == "SAME":
+            lo = max((o - 1) * s + k - n, 0) // 2
+        else:
+            lo = pads[i][0]
+        a = k - 1 - lo
+        result.append((a, n + k - 2 - (o - 1) * s - a))
+    w = _jnp().flip(_asarray(w), axis=tuple(range(nd)))
+    kernel_fmt = ("HWOI" if nd == 2 else "DHWOI")
+    return _lax().conv_general_dilated(
+        dy, w, window_strides=(1,) * nd, padding=result, lhs_dilation=strides,
+        rhs_dilation=dil, dimension_numbers=(fmt, kernel_fmt, fmt))
+
+
+@register("SoftmaxCrossEntropyWithLogits")
+def _softmax_xent(ctx, node, logits, labels):
+    jnp, nn = _jnp(), _nn()
+    logp = nn.log_softmax(_asarray(logits), axis=-1)
+    return -jnp.sum(labels * logp, axis=-1), jnp.exp(logp) - labels
+
+
+@register("SparseSoftmaxCrossEntropyWithLogits")
+def _sparse_softmax_xent(ctx, node, logits, labels):
+    jnp, nn = _jnp(), _nn()
+    logp = nn.log_softmax(_asarray(logits), axis=-1)
+    onehot = nn.one_hot(labels, shape_of(logits)[-1], dtype=logp.dtype)
+    return -jnp.sum(onehot * logp, axis=-1), jnp.exp(logp) - onehot
+
+
+def _resize_source(n_in, n_out, align_corners, half_pixel):
+    """Source coordinates of the outputs along one axis, as TF's resize kernels compute."""
+    if align_corners and n_out > 1:
+        scale = (n_in - 1) / (n_out - 1)
+    else:
+        scale = n_in / n_out
+    i = np.arange(n_out, dtype=np.float64)
+    return (i + 0.5) * scale - 0.5 if half_pixel else i * scale
+
+
+@register("ResizeNearestNeighbor")
+def _resize_nearest(ctx, node, images, size):
+    out_hw = static_ints(size, "the size of ResizeNearestNeighbor")
+    align, half = node.attrs.get("align_corners"), node.attrs.get("half_pixel_centers")
+    x = _asarray(images)
+    for axis, n_out in zip((1, 2), out_hw):
+        n_in = x.shape[axis]
+        scale = (n_in - 1) / (n_out - 1) if align and n_out > 1 else n_in / n_out
+        src = (np.arange(n_out) + (0.5 if half else 0.0)) * scale
+        idx = np.round(src) if align else np.floor(src)
+        x = _jnp().take(x, np.minimum(idx, n_in - 1).astype(np.int32), axis=axis)
+    return x
+
+
+@register("ResizeBilinear")
+def _resize_bilinear(ctx, node, images, size):
+    out_hw = static_ints(size, "the size of ResizeBilinear")
+    align, half = node.attrs.get("align_corners"), node.attrs.get("half_pixel_centers")
+    x = _asarray(images).astype(np.float32)
+    for axis, n_out in zip((1, 2), out_hw):
+        n_in = x.shape[axis]
+        src = _resize_source(n_in, n_out, align, half)
+        src = np.clip(src, 0, n_in - 1)
+        lo = np.floor(src).astype(np.int64)
+        hi = np.minimum(lo + 1, n_in - 1)
+        frac = src - lo
+        m = np.zeros((n_out, n_in), np.float64)      # the interpolation as a matrix
+        np.add.at(m, (np.arange(n_out), lo), 1 - frac)
+        np.add.at(m, (np.arange(n_out), hi), frac)
+        x = _jnp().moveaxis(_jnp().tensordot(x, m.astype(np.float32), axes=[[axis], [1]]),
+                            -1, axis)
+    return x
