@@ -168,8 +168,8 @@ def _scan(d: Discharge, op):
     holder, block = _new_block(d, types, op.location)
     env = {a: arg_for(i, block) for i, a in enumerate(old.arguments)}
     outs = d.nested(ir.InsertionPoint(block), env).run(old)
-    finals = [_final(env, old, sources, r, block.arguments[len(keep) + len(init) + j])
-              for j, r in enumerate(refs)]
+    ref_args = [block.arguments[len(keep) + len(init) + j] for j in range(len(refs))]
+    finals = [_final(env, old, sources, r, a) for r, a in zip(refs, ref_args)]
     with op.location:
         ir.Operation.create("jaxpr.yield", operands=outs[:k] + finals + outs[k:],
                             ip=ir.InsertionPoint(block))
@@ -182,8 +182,8 @@ def _scan(d: Discharge, op):
     res = list(new.results)
     d.env.update(zip(op.results[:k], res[:k]))
     d.env.update(zip(op.results[k:], res[k + len(refs):]))
-    for r, v in zip(refs, res[k:k + len(refs)]):
-        d.env[r] = v
+    _update_refs(d, refs, ref_vals, res[k:k + len(refs)], [
+        [f == a for f, a in zip(finals, ref_args)]])
 
 
 def _final(env, old, sources, ref, default):
@@ -211,14 +211,15 @@ def _cond(d: Discharge, op):
             return block.arguments[len(keep) + refs.index(v)]
         return block.arguments[sum(1 for w in args[:i] if not is_ref(w))]
 
-    holders, blocks = [], []
+    holders, blocks, unchanged = [], [], []
     for region in op.regions:
         old = region.blocks[0]
         holder, block = _new_block(d, types, op.location)
         env = {a: arg_for(i, block) for i, a in enumerate(old.arguments)}
         outs = d.nested(ir.InsertionPoint(block), env).run(old)
-        finals = [_final(env, old, sources, r, block.arguments[len(keep) + j])
-                  for j, r in enumerate(refs)]
+        ref_args = [block.arguments[len(keep) + j] for j in range(len(refs))]
+        finals = [_final(env, old, sources, r, a) for r, a in zip(refs, ref_args)]
+        unchanged.append([f == a for f, a in zip(finals, ref_args)])
         with op.location:
             ir.Operation.create("jaxpr.yield", operands=outs + finals,
                                 ip=ir.InsertionPoint(block))
@@ -233,8 +234,7 @@ def _cond(d: Discharge, op):
     res = list(new.results)
     n = len(op.results)
     d.env.update(zip(op.results, res[:n]))
-    for r, v in zip(refs, res[n:]):
-        d.env[r] = v
+    _update_refs(d, refs, ref_vals, res[n:], unchanged)
 
 
 def _while(d: Discharge, op):
@@ -266,9 +266,10 @@ def _while(d: Discharge, op):
         env = {a: arg_for(i, block) for i, a in enumerate(old.arguments)}
         outs = d.nested(ir.InsertionPoint(block), env).run(old)
         if with_refs:
-            outs = outs + [_final(env, old, sources, r,
-                                  block.arguments[len(keep) + len(init) + j])
-                           for j, r in enumerate(refs)]
+            ref_args = [block.arguments[len(keep) + len(init) + j] for j in range(len(refs))]
+            finals = [_final(env, old, sources, r, a) for r, a in zip(refs, ref_args)]
+            unchanged = [[f == a for f, a in zip(finals, ref_args)]]
+            outs = outs + finals
         with op.location:
             ir.Operation.create("jaxpr.yield", operands=outs, ip=ir.InsertionPoint(block))
         holders.append(holder)
@@ -284,8 +285,15 @@ def _while(d: Discharge, op):
         h.erase()
     res = list(new.results)
     d.env.update(zip(op.results, res[:len(init)]))
-    for r, v in zip(refs, res[len(init):]):
-        d.env[r] = v
+    _update_refs(d, refs, ref_vals, res[len(init):], unchanged)
+
+
+def _update_refs(d: Discharge, refs, before, after, unchanged) -> None:
+    """Each ref's value after a region op: its value before where no body changed it
+    (so a ref a loop only reads stays recognizably unwritten), else the op's result."""
+    for j, r in enumerate(refs):
+        same = all(u[j] for u in unchanged)
+        d.env[r] = before[j] if same else after[j]
 
 
 REGION_RULES = {C.WhileOp: _while, C.ScanOp: _scan, C.CondOp: _cond}
