@@ -165,27 +165,28 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
 
     from mjax.config import config
     from mjax.dialect import context
-    from mjax.lowering import PIPELINE, lower_module
+    from mjax.lowering import lower_module, pipeline_for
     from mjax.passes import run_pipeline
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
         lower_module(module)
         return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
                                                            out_avals), text)
-    names = [name for name, _ in PIPELINE]
+    pipeline = pipeline_for()
+    names = [name for name, _ in pipeline]
     cut = names.index("jaxpr-to-stablehlo")
     after = None
     if config.read("mjax_verify_each_pass") or config.read("jax_enable_checks"):
         def after(name, m):
             run_pipeline(m, "jaxpr-verify")
     with context(), ir.Location.unknown(context()):
-        run_pipeline(module, PIPELINE[:cut], after_each=after)
+        run_pipeline(module, pipeline[:cut], after_each=after)
         main = _main(module)
         if _shardy_can_carry(module, main, mesh):
             _write_annotations(main, in_shardings, out_shardings, mesh)
             run_pipeline(module, [("jaxpr-propagate-shardings", "sdy=true")]
-                         + PIPELINE[cut:], after_each=after)
+                         + pipeline[cut:], after_each=after)
             return _finish(module, donated, None, text)
-        run_pipeline(module, PIPELINE[cut:], after_each=after)
+        run_pipeline(module, pipeline[cut:], after_each=after)
     return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
                                                        out_avals), text)
 
@@ -242,13 +243,16 @@ def _write_annotations(main, in_shardings, out_shardings, mesh) -> None:
     from jaxlib.mlir import ir
     from mjax.dialect import attributes as A
     axes, shape = tuple(mesh.axis_names), tuple(mesh.axis_sizes)
+    encoded: dict = {}
 
     def attrs(old, sharding, rank):
         d = {} if old is None else {n.name: n.attr for n in ir.DictAttr(old)}
         if sharding is not None:
             spec = tuple(",".join(sharding.spec.axes_of(i)) for i in range(rank))
-            d["mjax.sharding"] = A.encode({"mesh_axes": axes, "mesh_shape": shape,
-                                           "spec": spec})
+            if spec not in encoded:
+                encoded[spec] = A.encode({"mesh_axes": axes, "mesh_shape": shape,
+                                          "spec": spec})
+            d["mjax.sharding"] = encoded[spec]
         return ir.DictAttr.get(d)
     ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
     n_in, n_out = len(ftype.inputs), len(ftype.results)

@@ -74,8 +74,21 @@ def spec_text(spec: Spec) -> str:
     return "[" + ", ".join("{" + ",".join(axes) + "}" for axes in spec) + "]"
 
 
+_ANNOTATIONS: dict = {}   # (attribute text, shape) -> (mesh, spec): jit writes few kinds
+
+
 def _read_annotation(attr, shape, where) -> tuple[tuple, Spec]:
     """(mesh, spec) from a `mjax.sharding` dictionary attribute."""
+    key = (str(attr), tuple(shape))
+    found = _ANNOTATIONS.get(key)
+    if found is None:
+        found = _decode_annotation(attr, shape, where)
+        if len(_ANNOTATIONS) < 4096:
+            _ANNOTATIONS[key] = found
+    return found
+
+
+def _decode_annotation(attr, shape, where) -> tuple[tuple, Spec]:
     d = A.decode(attr)
     if not isinstance(d, dict) or not {"mesh_axes", "mesh_shape", "spec"} <= set(d):
         raise PassError(where, f"mjax.sharding must be a dictionary with mesh_axes, "
