@@ -377,11 +377,6 @@ def _integer_pow(kl, op, x, *, y, **params):
     return [acc]
 
 
-@triton_rule("square")
-def _square(kl, op, x, **params):
-    return [binary("mul", x, x, _avals_in(op)[0].dtype)]
-
-
 @triton_rule("select_n")
 def _select_n(kl, op, which, *cases, **params):
     wdtype = _avals_in(op)[0].dtype

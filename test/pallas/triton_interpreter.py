@@ -305,6 +305,13 @@ class Interpreter:
                       "arith.maxui": np.maximum, "arith.minui": np.minimum,
                       "arith.shrui": np.right_shift}[name]
                 return fn(_unsigned(a), _unsigned(b)).view(np.asarray(a).dtype)
+            if name in ("math.ctpop", "math.ctlz"):
+                bits = np.unpackbits(_unsigned(a).astype(">u4").view(np.uint8)).reshape(
+                    -1, 32)
+                if name == "math.ctpop":
+                    return bits.sum(1).reshape(np.shape(a))
+                lead = np.where(bits.any(1), bits.argmax(1), 32)
+                return lead.reshape(np.shape(a))
             if name == "arith.cmpi":
                 return _cmpi(self.attr(op, "predicate"), a, b)
             if name == "arith.cmpf":
