@@ -124,10 +124,10 @@ class ArrayMethods:
         from mjax.numpy.indexing import _IndexUpdateHelper
         return _IndexUpdateHelper(self)
 
-    def astype(self, dtype):
-        return _np().astype(self, dtype)
+    def astype(self, dtype, copy=False, device=None):
+        return _np().astype(self, dtype, copy=copy, device=device)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape, order="C", out_sharding=None):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return _np().reshape(self, shape, order=order)
@@ -137,51 +137,112 @@ class ArrayMethods:
             axes = tuple(axes[0])
         return _np().transpose(self, axes or None)
 
-    def swapaxes(self, a, b):
-        return _np().swapaxes(self, a, b)
-
-    def flatten(self):
-        return _np().ravel(self)
+    def flatten(self, order="C", *, out_sharding=None):
+        return _np().ravel(self, order)
 
     ravel = flatten
-
-    def squeeze(self, axis=None):
-        return _np().squeeze(self, axis)
-
-    def sum(self, axis=None, dtype=None, keepdims=False):
-        return _np().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
-
-    def prod(self, axis=None, dtype=None, keepdims=False):
-        return _np().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
-
-    def mean(self, axis=None, dtype=None, keepdims=False):
-        return _np().mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        return _np().max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        return _np().min(self, axis=axis, keepdims=keepdims)
-
-    def argmax(self, axis=None, keepdims=False):
-        return _np().argmax(self, axis=axis, keepdims=keepdims)
-
-    def argmin(self, axis=None, keepdims=False):
-        return _np().argmin(self, axis=axis, keepdims=keepdims)
-
-    def all(self, axis=None, keepdims=False):
-        return _np().all(self, axis=axis, keepdims=keepdims)
-
-    def any(self, axis=None, keepdims=False):
-        return _np().any(self, axis=axis, keepdims=keepdims)
-
-    def clip(self, min=None, max=None):
-        return _np().clip(self, min, max)
-
-    def dot(self, other):
-        return _np().dot(self, other)
 
     def conj(self):
         return _np().conj(self)
 
     conjugate = conj
+
+    def to_device(self, device, *, stream=None):
+        """A copy of the array placed on `device` (a Device or a Sharding)."""
+        if stream is not None:
+            raise NotImplementedError("stream argument of array.to_device()")
+        from mjax.numpy.array_api import _put
+        return _put(self, device)
+
+    @property
+    def itemsize(self):
+        import numpy as np
+        return np.dtype(self.dtype).itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.itemsize
+
+    def view(self, dtype=None, type=None):  # noqa: A002 (NumPy's name)
+        """The same bits seen as another dtype (the last axis rescales when the widths
+        differ). JAX: Array.view."""
+        if type is not None:
+            raise NotImplementedError("`type` argument of array.view() is not supported.")
+        return _view(self, dtype)
+
+    def byteswap(self):
+        return _byteswap(self)
+
+    def tobytes(self, order="C"):
+        import numpy as np
+        return np.asarray(self).tobytes(order)
+
+
+def _forward(name):
+    """A method `x.name(*args, **kw)` that calls `jnp.name(x, *args, **kw)`: JAX's
+    method and function take the same arguments in the same order."""
+    def method(self, *args, **kwargs):
+        return getattr(_np(), name)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"jax.numpy.{name} of this array."
+    return method
+
+
+for _name in ("swapaxes", "squeeze", "sum", "prod", "mean", "max", "min", "argmax",
+              "argmin", "all", "any", "clip", "dot", "argsort", "sort", "argpartition",
+              "choose", "cumsum", "cumprod", "diagonal", "nonzero", "ptp", "repeat", "round",
+              "searchsorted", "std", "var", "take", "trace"):
+    setattr(ArrayMethods, _name, _forward(_name))
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
+    return _np().compress(condition, self, axis, size=size, fill_value=fill_value)
+
+
+ArrayMethods.compress = _compress
+
+
+def _view(x, dtype):
+    import numpy as np
+
+    from mjax import lax
+    jnp = _np()
+    if dtype is None:
+        return x
+    dtype = np.dtype(dtype)
+    src = np.dtype(x.dtype)
+    if dtype == src:
+        return x
+    if x.ndim == 0 and dtype.itemsize != src.itemsize:
+        raise ValueError("view() of a 0-d array needs a dtype of the same width")
+    if src == np.bool_:
+        x, src = x.astype(np.uint8), np.dtype(np.uint8)
+    to = np.dtype(np.uint8) if dtype == np.bool_ else dtype
+    if to.itemsize == src.itemsize:
+        out = lax.bitcast_convert_type(x, to)
+    elif to.itemsize < src.itemsize:             # each element splits into several
+        out = lax.bitcast_convert_type(x, to)
+        out = jnp.reshape(out, x.shape[:-1] + (x.shape[-1] * (src.itemsize // to.itemsize),))
+    else:                                        # several elements join into one
+        k = to.itemsize // src.itemsize
+        if x.shape[-1] % k:
+            raise ValueError(f"When changing to a larger dtype, its size must be a divisor "
+                             f"of the total size in bytes of the last axis of the array; got "
+                             f"{src} -> {dtype} with last axis {x.shape[-1]}")
+        out = lax.bitcast_convert_type(
+            jnp.reshape(x, x.shape[:-1] + (x.shape[-1] // k, k)), to)
+    return out != 0 if dtype == np.bool_ else out
+
+
+def _byteswap(x):
+    import numpy as np
+
+    from mjax import lax
+    jnp = _np()
+    width = np.dtype(x.dtype).itemsize
+    if width == 1:
+        return x
+    as_bytes = lax.bitcast_convert_type(x, np.uint8)          # shape (..., width)
+    return lax.bitcast_convert_type(jnp.flip(as_bytes, -1), x.dtype)

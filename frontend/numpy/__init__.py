@@ -342,7 +342,8 @@ def invert(x, /):
 bitwise_not = bitwise_invert = invert
 
 
-def round(a, decimals=0):  # noqa: A001
+def round(a, decimals=0, out=None):  # noqa: A001
+    _no_out("round", out)
     (a,) = _promote("round", a)
     if not _dt.is_inexact(a.dtype):
         return a
@@ -995,7 +996,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
 
 # ---- reductions -----------------------------------------------------------------
 def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=None):
-    def f(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    def f(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+          promote_integers=True):
         if out is not None:
             raise NotImplementedError(f"mjax.numpy.{name}: the `out` argument is not supported "
                                       f"(arrays are immutable)")
@@ -1003,7 +1005,7 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
         axes = _axes(axis, a.ndim)
         if dtype is not None:
             a = astype(a, dtype)
-        elif upcast_small_int and (a.dtype == _onp.bool_ or (
+        elif upcast_small_int and promote_integers and (a.dtype == _onp.bool_ or (
                 _dt.issubdtype(a.dtype, _onp.integer)
                 and a.dtype.itemsize < _dt.default_int().itemsize)):
             a = astype(a, _dt.default_int() if not _dt.issubdtype(a.dtype, _onp.unsignedinteger)
@@ -1038,8 +1040,21 @@ def _where_identity(a, where_, value):
 
 sum = _reduction("sum", lax.reduce_sum, upcast_small_int=True, identity=lambda d: 0)  # noqa
 prod = _reduction("prod", lax.reduce_prod, upcast_small_int=True, identity=lambda d: 1)
-max = _reduction("max", lax.reduce_max, bool_fn=lax.reduce_or)  # noqa: A001
-min = _reduction("min", lax.reduce_min, bool_fn=lax.reduce_and)  # noqa: A001
+_max = _reduction("max", lax.reduce_max, bool_fn=lax.reduce_or)
+_min = _reduction("min", lax.reduce_min, bool_fn=lax.reduce_and)
+
+
+# (max and min take no dtype: JAX's positional order is axis, out, keepdims)
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """NumPy's max reduction. JAX: jax.numpy.max."""
+    return _max(a, axis, None, out, keepdims, initial, where)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """NumPy's min reduction. JAX: jax.numpy.min."""
+    return _min(a, axis, None, out, keepdims, initial, where)
+
+
 amax, amin = max, min
 
 
@@ -1129,7 +1144,8 @@ argmin = _arg("argmin", lax.argmin)
 
 
 def _cumulative(name, lax_fn, upcast=False):
-    def f(a, axis=None, dtype=None):
+    def f(a, axis=None, dtype=None, out=None):
+        _no_out(name, out)
         a = asarray(a)
         if axis is None:
             a, axis = ravel(a), 0
@@ -1236,8 +1252,16 @@ def tensordot(a, b, axes=2):
                                    tuple(_axis(x, b.ndim) for x in ax_b)), ((), ())))
 
 
-def trace(a, offset=0, axis1=0, axis2=1):
-    return sum(diagonal(a, offset, axis1, axis2), axis=-1)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Sum along a diagonal (small integers widen as in sum). JAX: jax.numpy.trace."""
+    _no_out("trace", out)
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise NotImplementedError(f"mjax.numpy.{name}: the `out` argument is not supported "
+                                  f"(arrays are immutable)")
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -1431,7 +1455,8 @@ def count_nonzero(a, axis=None, keepdims=False):
     return sum(not_equal(a, 0), axis=axis, keepdims=keepdims, dtype=_dt.default_int())
 
 
-def ptp(a, axis=None, keepdims=False):
+def ptp(a, axis=None, out=None, keepdims=False):
+    _no_out("ptp", out)
     return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
 
 

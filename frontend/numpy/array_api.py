@@ -111,7 +111,14 @@ FUSED_FUNCTIONS = ("var", "std", "mean", "average", "linspace", "eye", "take",
                    "moveaxis", "stack", "unstack", "concat", "concatenate", "meshgrid",
                    "broadcast_arrays", "tile", "roll", "flip", "vecdot",
                    "matmul", "tensordot", "clip", "sum", "prod", "max", "min", "all", "any",
-                   "searchsorted", "nonzero", "repeat", "expand_dims", "squeeze")
+                   "searchsorted", "nonzero", "repeat", "expand_dims", "squeeze",
+                   # elementwise functions of several primitives (integer pow unrolls
+                   # its square-and-multiply loop: ~300 primitives)
+                   "pow", "power", "float_power", "nextafter", "floor_divide", "remainder",
+                   "mod", "fmod", "divmod", "copysign", "hypot", "trunc", "log2", "log10",
+                   "isinf", "isneginf", "isposinf", "divide", "true_divide", "reciprocal",
+                   "atan2", "arctan2", "signbit", "heaviside", "sinc", "ldexp", "isclose",
+                   "cross", "outer", "trace", "diagonal")
 
 
 def fused_when_eager(fn):

@@ -7,6 +7,8 @@ array with the same index gives the flat position of every selected element, and
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mjax import dtypes as _dt
@@ -31,8 +33,15 @@ def _normalize_index(x_shape, idx):
     for i in idx:
         if isinstance(i, list):
             i = jnp.asarray(i)
-        if isinstance(i, (bool, np.bool_)):
-            raise NotImplementedError("mjax.numpy indexing with a Python bool is not supported")
+        if isinstance(i, (bool, np.bool_)) or (
+                getattr(i, "ndim", None) == 0 and getattr(i, "dtype", None) == np.bool_):
+            # A scalar mask adds an axis of length 1 (True) or 0 (False), as in NumPy.
+            if isinstance(i, Tracer):
+                raise NonConcreteBooleanIndexError(
+                    f"Array boolean indices must be concrete; got {i}. Use "
+                    f"mjax.numpy.where(mask, x, fill) for a traced mask.")
+            out.append(_ScalarMask(bool(i)))
+            continue
         if hasattr(i, "dtype") and not isinstance(i, slice) and np.dtype(i.dtype) == np.bool_ \
                 and getattr(i, "ndim", 0) >= 0 and not _is_int_scalar(i):
             if isinstance(i, Tracer):
@@ -45,7 +54,8 @@ def _normalize_index(x_shape, idx):
     n_ellipsis = sum(1 for i in out if i is Ellipsis)
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for i in out if i is not None and i is not Ellipsis)
+    consumed = sum(1 for i in out if i is not None and i is not Ellipsis
+                   and not isinstance(i, _ScalarMask))
     if consumed > len(x_shape):
         raise IndexError(at_user_line(
             f"Too many indices for array: {consumed} non-None/Ellipsis indices "
@@ -56,6 +66,19 @@ def _normalize_index(x_shape, idx):
     else:
         out += [slice(None)] * (len(x_shape) - consumed)
     return out
+
+
+class _ScalarMask:
+    """A 0-d boolean index: a new axis, indexed by [0] (True) or [] (False)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool):
+        self.value = value
+
+    def as_index(self):
+        import mjax.numpy as jnp
+        return jnp.zeros((1 if self.value else 0,), _dt.default_int())
 
 
 def _is_advanced(i):
@@ -69,10 +92,11 @@ def getitem(x, idx, *, mode=None, fill_value=None):
     idx = _normalize_index(x.shape, idx)
     gather_ints = mode == "fill"
     # 1. None -> new size-1 axis (then a full slice over it).
-    new_axes = [k for k, i in enumerate(idx) if i is None]
+    new_axes = [k for k, i in enumerate(idx) if i is None or isinstance(i, _ScalarMask)]
     if new_axes:
         x = lax.expand_dims(x, new_axes)
-        idx = [slice(None) if i is None else i for i in idx]
+        idx = [slice(None) if i is None else i.as_index() if isinstance(i, _ScalarMask)
+               else i for i in idx]
     any_array = any(_is_advanced(i) for i in idx)
     # 2. Static slices and (when no arrays) static ints -> lax.slice / rev / squeeze.
     starts, limits, strides, rev_dims, squeeze_dims = [], [], [], [], []
@@ -144,6 +168,13 @@ def _advanced_gather(x, idx, dyn, mode, fill_value):
     dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims,
                                        collapsed_slice_dims=tuple(dyn),
                                        start_index_map=tuple(dyn))
+    empty_axes = [d for d in dyn if x.shape[d] == 0]
+    if empty_axes:
+        if math.prod(bshape):
+            raise IndexError(at_user_line(
+                f"index is out of bounds for axis {empty_axes[0]} with size 0"))
+        # Nothing is selected: gather (which needs a slice of size 1) from a stand-in.
+        x = jnp.zeros([1 if d in empty_axes else n for d, n in enumerate(x.shape)], x.dtype)
     slice_sizes = [1 if d in dyn else x.shape[d] for d in range(x.ndim)]
     return lax.gather(x, indices, dnums, slice_sizes, mode=mode, fill_value=fill_value)
 
