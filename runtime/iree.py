@@ -150,6 +150,9 @@ class IreeExecutable:
                 if isinstance(b, IreeBuffer):
                     buffers[k] = IreeBuffer(b._array, b.device, b._pending)
                     b.delete()
+                elif hasattr(b, "delete"):      # another backend's: read it, then drop it
+                    buffers[k] = self.backend.as_device_array(b)
+                    b.delete()
         dev = self.devices[0]
         if self.out_avals is None:
             return [IreeBuffer(r, dev) for r in self._run(buffers)]

@@ -1,12 +1,17 @@
 """StableHLO rewrites applied before IREE compiles a program, where IREE would otherwise
-compute something other than what StableHLO (and XLA) specify.
+compute something other than what StableHLO (and XLA) specify, or fail to compile it.
 
     text = rewrite_for_iree(stablehlo_text)
 
 - `stablehlo.sort` with `is_stable = true`: IREE's sort ignores the flag, so equal keys
   come out in any order (argsort, unique's first indices). The sort gets an iota operand
-  and a comparator that breaks ties by it: less(a, b) = cmp(a, b) or (not cmp(b, a) and
-  index(a) < index(b)), which is stable whatever algorithm runs it.
+  (or reuses argsort's) and a comparator that breaks ties by it: less(a, b) = cmp(a, b)
+  or (not cmp(b, a) and index(a) < index(b)), stable whatever algorithm runs it.
+- `stablehlo.reverse` of unsigned integers fails in IREE's codegen: it reverses the
+  same-width signless integers between two bitcasts.
+- `stablehlo.reduce_window` of unsigned integers with padding (cumsum, cummax) fails too:
+  the padding becomes an explicit `stablehlo.pad` with the init value, as the spec
+  defines it, and the window op gets none.
 """
 from __future__ import annotations
 
@@ -17,21 +22,70 @@ from mjax.dialect import context
 
 
 def rewrite_for_iree(text: str) -> str:
-    if "is_stable = true" not in text:
+    if "is_stable = true" not in text and "ui" not in text:
         return text
     with context(), ir.Location.unknown():
         module = ir.Module.parse(text)
-        sorts = []
+        found = []
 
         def collect(op):
-            if op.name == "stablehlo.sort" and _is_stable(op):
-                sorts.append(op)
+            if op.name in _REWRITES:
+                found.append(op)
             return ir.WalkResult.ADVANCE
         module.operation.walk(collect)
-        changed = [op for op in sorts if _stabilize(op)]
+        changed = [op for op in found if _REWRITES[op.name](op)]
         if not changed:
             return text
         return module.operation.get_asm(enable_debug_info=True)
+
+
+def _unsigned(value) -> bool:
+    element = ir.RankedTensorType(value.type).element_type
+    return isinstance(element, ir.IntegerType) and element.is_unsigned
+
+
+def _signless(value):
+    t = ir.RankedTensorType(value.type)
+    width = ir.IntegerType(t.element_type).width
+    return ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(width))
+
+
+def _reverse(op) -> bool:
+    if not _unsigned(op.operands[0]):
+        return False
+    ip, loc = ir.InsertionPoint(op), op.location
+    cast = stablehlo.BitcastConvertOp(_signless(op.operands[0]), op.operands[0],
+                                      loc=loc, ip=ip)
+    rev = stablehlo.ReverseOp(cast.result, op.attributes["dimensions"], loc=loc, ip=ip)
+    back = stablehlo.BitcastConvertOp(op.results[0].type, rev.result, loc=loc, ip=ip)
+    op.results[0].replace_all_uses_with(back.result)
+    op.erase()
+    return True
+
+
+def _reduce_window(op) -> bool:
+    n = len(op.operands) // 2
+    inputs, inits = list(op.operands[:n]), list(op.operands[n:])
+    if not any(_unsigned(v) for v in inputs):
+        return False
+    rank = ir.RankedTensorType(inputs[0].type).rank
+    flat = ([int(x) for x in ir.DenseIntElementsAttr(op.attributes["padding"])]
+            if "padding" in op.attributes else [])
+    pads = [flat[2 * d:2 * d + 2] for d in range(rank)] if flat else [[0, 0]] * rank
+    dilations = (list(ir.DenseI64ArrayAttr(op.attributes["base_dilations"]))
+                 if "base_dilations" in op.attributes else [1] * rank)
+    if all(p == [0, 0] for p in pads) and all(d == 1 for d in dilations):
+        return False
+    ip, loc = ir.InsertionPoint(op), op.location
+    for k, (x, init) in enumerate(zip(inputs, inits)):
+        padded = stablehlo.PadOp(x, init, [p[0] for p in pads], [p[1] for p in pads],
+                                 [d - 1 for d in dilations], loc=loc, ip=ip)
+        op.operands[k] = padded.result
+    i64 = ir.IntegerType.get_signless(64)
+    op.attributes["padding"] = ir.DenseElementsAttr.get_splat(
+        ir.RankedTensorType.get([rank, 2], i64), ir.IntegerAttr.get(i64, 0))
+    op.attributes["base_dilations"] = ir.DenseI64ArrayAttr.get([1] * rank)
+    return True
 
 
 def _is_stable(op) -> bool:
@@ -41,6 +95,8 @@ def _is_stable(op) -> bool:
 
 def _stabilize(op) -> bool:
     """Replaces one stable sort by an index-tie-broken one; False where it cannot."""
+    if not _is_stable(op):
+        return False
     block = op.regions[0].blocks[0]
     body = list(block.operations)
     if any(len(o.regions) for o in body):
@@ -112,5 +168,8 @@ def _inline(body, params, values):
             mapping[r_old] = r_new
     raise ValueError("sort comparator without stablehlo.return")
 
+
+_REWRITES = {"stablehlo.sort": _stabilize, "stablehlo.reverse": _reverse,
+             "stablehlo.reduce_window": _reduce_window}
 
 __all__ = ["rewrite_for_iree"]

@@ -102,6 +102,40 @@ def test_float64_transcendentals_compile():
         np.testing.assert_allclose(np.asarray(out), np.exp(np.sin(x)), rtol=1e-14)
 
 
+def test_stable_sort_keeps_equal_keys_in_order():
+    # IREE's sort ignores is_stable; the backend rewrites stable sorts to break ties by
+    # index, so argsort and unique's first indices equal NumPy's stable sort.
+    x = np.random.default_rng(1).integers(0, 4, (5, 300)).astype(np.float32)
+    for axis in (0, 1):
+        got = mjax.jit(lambda v: jnp.argsort(v, axis=axis), backend="iree")(x)
+        np.testing.assert_array_equal(np.asarray(got), np.argsort(x, axis, kind="stable"))
+    keys, vals = mjax.jit(lambda k, v: mjax.lax.sort((k, v), num_keys=1, is_stable=True),
+                          backend="iree")(np.array([1, 0, 1, 0]), np.arange(4.0))
+    np.testing.assert_array_equal(np.asarray(vals), [1.0, 3.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32])
+def test_unsigned_reverse_and_padded_windows(dtype):
+    # IREE fails to compile reverse and padded reduce_window on unsigned integers.
+    x = np.array([250, 3, 7, 3, 255, 9, 1, 3]).astype(dtype)
+    f = mjax.jit(lambda v: (v[::-1], jnp.cumsum(v), mjax.lax.cummax(v)), backend="iree")
+    rev, csum, cmax = f(x)
+    np.testing.assert_array_equal(np.asarray(rev), x[::-1])
+    np.testing.assert_array_equal(np.asarray(csum), np.cumsum(x, dtype=csum.dtype))
+    np.testing.assert_array_equal(np.asarray(cmax), np.maximum.accumulate(x))
+
+
+def test_donated_input_is_deleted_and_not_clobbered():
+    # IREE writes an aliased output into the donated input even when the program still
+    # reads the input afterwards; the backend keeps donation as deletion only.
+    f = mjax.jit(lambda w, s: (w * 2, s + 1), donate_argnums=1, backend="iree")
+    w, s = jnp.ones(3), jnp.zeros(3)
+    w2, s2 = f(w, s)
+    assert s.is_deleted() and not w.is_deleted()
+    np.testing.assert_array_equal(np.asarray(s2), np.ones(3))
+    np.testing.assert_array_equal(np.asarray(w2), 2 * np.ones(3))
+
+
 def test_uncompilable_program_is_a_clear_error():
     a = np.eye(3, dtype=np.float32) * 2
     f = mjax.jit(lambda v: jnp.linalg.cholesky(v), backend="iree")
