@@ -234,6 +234,13 @@ class _Propagation:
             changed = True
         return changed
 
+    def settled(self, info) -> bool:
+        """Whether every operand and result of the op is decided: decisions never change,
+        so applying its rule again cannot change anything (reduced factors come from
+        operands only, in the same order either way)."""
+        return all(e[0] in self.known for e in info[2]) and \
+            all(e[0] in self.known for e in info[3])
+
     def run(self, write: bool = True):
         ops = [op.operation for op in self.block.operations
                if not is_terminator(op.operation) and isinstance(op.opview, JaxprOp)]
@@ -247,6 +254,7 @@ class _Propagation:
                 changed |= self.apply(k, info, forward=False)
             if not changed:
                 break
+            infos = [(k, info) for k, info in infos if not self.settled(info)]
         if write:
             self.write(ops)
 
