@@ -297,16 +297,17 @@ class JaxprPallasToTritonPass(Pass):
 
     def run(self, module: ir.Module) -> None:
         lowered, kept = set(), set()
-        for call in walk_ops(module):
-            if call.name != "jaxpr.pallas_call":
-                continue
+        # Only calls in functions reachable from a public one: transformations leave the
+        # untransformed originals behind (dead until symbol-dce), no need to compile them.
+        calls = [op for fn in live_functions(module) for op in walk_ops(fn)
+                 if op.name == "jaxpr.pallas_call"]
+        for call in calls:
             params = op_params(call)
             symbols = {str(params["callee"])} | {
                 str(s["index_map"]) for s in list(params.get("in_specs", ()))
                 + list(params.get("out_specs", ()))}
             if params.get("interpret", False):
-                kept |= symbols                  # left for --jaxpr-pallas-interpret
-                continue
+                continue                         # left for --jaxpr-pallas-interpret
             tmod, launch, name = lower_pallas_call(module, call, self.platform)
             if self.dump_triton:
                 print(f"// -----// Triton module for @{params['callee']} //----- //\n"
@@ -317,10 +318,48 @@ class JaxprPallasToTritonPass(Pass):
                 old.replace_all_uses_with(res)
             call.erase()
             lowered |= symbols
+        for op in walk_ops(module):              # kernels other calls still use stay
+            if op.name == "jaxpr.pallas_call":
+                params = op_params(op)
+                kept |= {str(params["callee"])} | {
+                    str(s["index_map"]) for s in list(params.get("in_specs", ()))
+                    + list(params.get("out_specs", ()))}
         for sym in lowered - kept:
             fn = find_func(module, sym)
             if fn is not None and _is_private(fn):
                 fn.operation.erase()
+
+
+def _symbol_refs(attr: ir.Attribute, out: set) -> None:
+    if isinstance(attr, ir.FlatSymbolRefAttr):
+        out.add(ir.FlatSymbolRefAttr(attr).value)
+    elif isinstance(attr, ir.ArrayAttr):
+        for a in ir.ArrayAttr(attr):
+            _symbol_refs(a, out)
+    elif isinstance(attr, ir.DictAttr):
+        d = ir.DictAttr(attr)
+        for i in range(len(d)):
+            _symbol_refs(d[i].attr, out)
+
+
+def live_functions(module: ir.Module) -> list:
+    """The module's functions reachable from its public ones through symbol references
+    (calls, transformation ops, pallas_call kernels and index maps)."""
+    funcs = {op.sym_name.value: op for op in module.body.operations
+             if isinstance(op, func_d.FuncOp)}
+    todo = [name for name, fn in funcs.items() if not _is_private(fn)]
+    live: dict = {}
+    while todo:
+        name = todo.pop()
+        if name in live or name not in funcs:
+            continue
+        live[name] = funcs[name]
+        refs: set = set()
+        for op in walk_ops(funcs[name]):
+            for i in range(len(op.attributes)):
+                _symbol_refs(op.attributes[i].attr, refs)
+        todo.extend(refs)
+    return [fn for name, fn in funcs.items() if name in live]
 
 
 def _is_private(fn) -> bool:
