@@ -197,6 +197,7 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, platform: str = "cu
     kl = KernelLowering(module, grid, platform)
     with call.location:
         tmod = ir.Module.create()
+        tmod.operation.attributes["sym_name"] = ir.StringAttr.get(name)   # as JAX names it
         ptr_types = [tt.PointerType.get(ptr_elt_type(a.dtype), 1) for a in arrays]
         ftype = ir.FunctionType.get(ptr_types, [])
         fn = tt.FuncOp(name, ir.TypeAttr.get(ftype), sym_visibility="public",
