@@ -575,6 +575,23 @@ def _argminmax(kl, op, x, *, axes, index_dtype, **params):
     return [convert(index, np.int32, index_dtype)]
 
 
+_CUMULATIVE = {"cumsum": "add", "cumprod": "mul", "cummax": "max", "cummin": "min"}
+
+
+@triton_rule(*_CUMULATIVE)
+def _cumulative(kl, op, x, *, axis, reverse=False, **params):
+    dtype = _avals_in(op)[0].dtype
+    name = _CUMULATIVE[op.name[len("jaxpr."):]]
+    if np.dtype(dtype) == np.bool_:
+        name = {"max": "or", "min": "and", "add": "or", "mul": "and"}[name]
+    scan = tt.ScanOp([x], axis, reverse)
+    elt = ir.RankedTensorType(x.type).element_type
+    block = scan.regions[0].blocks.append(elt, elt)
+    with ir.InsertionPoint(block):
+        tt.scan_return([binary(name, block.arguments[0], block.arguments[1], dtype)])
+    return [scan.results[0]]
+
+
 # ---- Pallas ops ----------------------------------------------------------------------
 @triton_rule("program_id")
 def _program_id(kl, op, *, axis, **params):

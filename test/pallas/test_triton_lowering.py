@@ -650,6 +650,12 @@ STRUCTURAL = [
     (f'%s = "jaxpr.reduce_sum"(%a0) {{axes = array<i64: 0>}} : ({T}) -> tensor<32xf32>\n'
      f'  %r = "jaxpr.expand_dims"(%s) {{dimensions = array<i64: 0>}} : (tensor<32xf32>) -> '
      f'tensor<1x32xf32>', "tensor<1x32xf32>", "tt.reshape"),
+    (f'%r = "jaxpr.cumsum"(%a0) {{axis = 1 : i64}} : ({T}) -> {T}', T, "tt.scan"),
+    (f'%r = "jaxpr.cumprod"(%a0) {{axis = 0 : i64, reverse = true}} : ({T}) -> {T}', T,
+     "tt.scan"),
+    (f'%r = "jaxpr.cummax"(%a0) {{axis = 1 : i64, reverse = true}} : ({T}) -> {T}', T,
+     "tt.scan"),
+    (f'%r = "jaxpr.cummin"(%a0) {{axis = 0 : i64}} : ({T}) -> {T}', T, "tt.scan"),
     (f'%r = "jaxpr.dot_general"(%a0, %a0) {{dimension_numbers = [[[0], [0]], [[], []]], '
      f'preferred_element_type = f32}} : ({T}, {T}) -> tensor<32x32xf32>',
      "tensor<32x32xf32>", "tt.dot"),
@@ -732,6 +738,24 @@ RUN_CASES = {
 # Interpret mode fills outputs no kernel wrote with NaN (as JAX's does), so a kernel that
 # only accumulates atomically is checked against NumPy on zero-initialized outputs.
 NUMPY_REFERENCE = {"atomic": lambda x: x.reshape(4, 32).sum(0)}
+
+
+def _make_nested(lib, jnp, lax, pl, params, gpu):
+    """A kernel calling a jitted helper (a call op) with cumsum, where, gelu, sigmoid."""
+    @lib.jit
+    def helper(v):
+        return jnp.cumsum(v, axis=0) * 0.1 + jnp.where(v > 0.5, 1.0, 0.0)
+
+    def kernel(x_ref, o_ref):
+        v = x_ref[...]
+        o_ref[...] = helper(v) + lib.nn.gelu(v) + lib.nn.sigmoid(v)
+    spec = pl.BlockSpec((64,), lambda i: (i,))
+    return lambda x: pl.pallas_call(kernel, out_shape=lib.ShapeDtypeStruct((128,), x.dtype),
+                                    grid=(2,), in_specs=[spec], out_specs=spec,
+                                    compiler_params=params())(x)
+
+
+RUN_CASES["nested_calls"] = (_make_nested, [((128,), np.float32)])
 
 
 def _run_config(values, tmod, inputs, out_shapes):

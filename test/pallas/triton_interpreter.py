@@ -124,7 +124,8 @@ class Interpreter:
     def _run(self, block: ir.Block, env) -> list:
         for op in block.operations:
             op = op.operation
-            if op.name in ("tt.return", "scf.yield", "tt.reduce.return", "scf.condition"):
+            if op.name in ("tt.return", "scf.yield", "tt.reduce.return", "tt.scan.return",
+                           "scf.condition"):
                 return [env[v] for v in op.operands]
             outs = self.run_op(op, [env[v] for v in op.operands])
             for r, v in zip(op.results, outs):
@@ -251,6 +252,17 @@ class Interpreter:
                 accs = [np.asarray(v).astype(a.dtype) for v, a in
                         zip(self.run_block(region, accs + nxt), accs)]
             return accs
+        if name == "tt.scan":
+            axis, reverse = self.attr(op, "axis"), bool(ir.BoolAttr(op.attributes["reverse"]).value)
+            region = op.regions[0].blocks[0]
+            x = np.moveaxis(xs[0], axis, 0)
+            order = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
+            out, acc = np.empty_like(x), None
+            for i in order:
+                acc = x[i] if acc is None else np.asarray(
+                    self.run_block(region, [acc, x[i]])[0]).astype(x.dtype)
+                out[i] = acc
+            return [np.moveaxis(out, 0, axis)]
         if name == "scf.for":
             lb, ub, step, *iters = xs
             body = op.regions[0].blocks[0]
