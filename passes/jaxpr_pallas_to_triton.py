@@ -203,8 +203,8 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, platform: str = "cu
         fn = tt.FuncOp(name, ir.TypeAttr.get(ftype), sym_visibility="public",
                        ip=ir.InsertionPoint(tmod.body))
         # XLA's buffers are at least 16-byte aligned; Triton vectorizes loads on it.
-        fn.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get({"tt.divisibility": ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(32), 16)})] * len(ptr_types))
+        aligned = ir.DictAttr.get({"tt.divisibility": _i32_attr(16)})
+        fn.arg_attrs = ir.ArrayAttr.get([aligned] * len(ptr_types))
         entry = fn.body.blocks.append(*ptr_types)
         with ir.InsertionPoint(entry):
             kl.make_program_ids(launch, folded)
@@ -365,7 +365,8 @@ def live_functions(module: ir.Module) -> list:
 
 def _is_private(fn) -> bool:
     attrs = fn.operation.attributes
-    return "sym_visibility" in attrs and ir.StringAttr(attrs["sym_visibility"]).value == "private"
+    return ("sym_visibility" in attrs
+            and ir.StringAttr(attrs["sym_visibility"]).value == "private")
 
 
 __all__ = ["JaxprPallasToTritonPass", "lower_pallas_call", "triton_custom_call",

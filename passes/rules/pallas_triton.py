@@ -793,7 +793,8 @@ def _is_fori_while(cond: ir.Block, body: ir.Block, body_nconsts: int) -> bool:
     if len(cond_ops) != 2 or len(cond.arguments) < 2 or cond_ops[0].name != "jaxpr.lt":
         return False
     i, upper = cond.arguments[0], cond.arguments[1]
-    if list(cond_ops[0].operands) != [i, upper] or cond_ops[1].operands[0] != cond_ops[0].result:
+    if (list(cond_ops[0].operands) != [i, upper]
+            or cond_ops[1].operands[0] != cond_ops[0].result):
         return False
     if shape_of(i) or aval_of(i.type).dtype not in (np.int32, np.int64):
         return False

@@ -296,7 +296,8 @@ def _elementwise_kernel(op_text: str, in_types: list[str], out_type: str) -> str
     lines.append("  " + op_text)
     n = shape_of(out_type)[0]
     lines.append(f'  %old = "jaxpr.ref_swap"(%o, %r, %c0) {{sizes = array<i64: {n}>, '
-                 f'squeezed = array<i64>}} : ({out_ref}, {out_type}, tensor<i32>) -> {out_type}')
+                 f'squeezed = array<i64>}} : ({out_ref}, {out_type}, tensor<i32>) -> '
+                 f'{out_type}')
     lines += ["  return", "}",
               "func.func private @m(%i: tensor<i32>) -> tensor<i32> {",
               "  return %i : tensor<i32>", "}"]

@@ -253,7 +253,8 @@ class Interpreter:
                         zip(self.run_block(region, accs + nxt), accs)]
             return accs
         if name == "tt.scan":
-            axis, reverse = self.attr(op, "axis"), bool(ir.BoolAttr(op.attributes["reverse"]).value)
+            axis = self.attr(op, "axis")
+            reverse = ir.BoolAttr(op.attributes["reverse"]).value
             region = op.regions[0].blocks[0]
             x = np.moveaxis(xs[0], axis, 0)
             order = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])

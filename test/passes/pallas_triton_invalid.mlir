@@ -1,11 +1,11 @@
 // RUN: mjax-opt %s --split-input-file --verify-diagnostics --jaxpr-pallas-to-triton
 
 // An op without a Triton rule is an error at its line, naming the op.
-func.func private @sort_kernel(%x: memref<128xf32>, %o: memref<128xf32>) {
+func.func private @rev_kernel(%x: memref<128xf32>, %o: memref<128xf32>) {
   %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
   %v = "jaxpr.ref_get"(%x, %c0) {sizes = array<i64: 128>, squeezed = array<i64>} : (memref<128xf32>, tensor<i32>) -> tensor<128xf32>
-  // expected-error@+1 {{no Triton lowering rule for 'jaxpr.cumsum' in a Pallas kernel}}
-  %s = "jaxpr.cumsum"(%v) {axis = 0 : i64} : (tensor<128xf32>) -> tensor<128xf32>
+  // expected-error@+1 {{no Triton lowering rule for 'jaxpr.rev' in a Pallas kernel}}
+  %s = "jaxpr.rev"(%v) {dimensions = array<i64: 0>} : (tensor<128xf32>) -> tensor<128xf32>
   %old = "jaxpr.ref_swap"(%o, %s, %c0) {sizes = array<i64: 128>, squeezed = array<i64>} : (memref<128xf32>, tensor<128xf32>, tensor<i32>) -> tensor<128xf32>
   return
 }
@@ -13,7 +13,7 @@ func.func private @map(%i: tensor<i32>) -> tensor<i32> {
   return %i : tensor<i32>
 }
 func.func @main(%x: tensor<256xf32>) -> tensor<256xf32> {
-  %0 = "jaxpr.pallas_call"(%x) {callee = @sort_kernel, name = "sort_kernel", grid = array<i64: 2>,
+  %0 = "jaxpr.pallas_call"(%x) {callee = @rev_kernel, name = "rev_kernel", grid = array<i64: 2>,
       in_specs = [{block_shape = array<i64: 128>, index_map = @map}],
       out_specs = [{block_shape = array<i64: 128>, index_map = @map}],
       interpret = false} : (tensor<256xf32>) -> tensor<256xf32>
