@@ -971,3 +971,29 @@ def test_dead_functions_are_not_compiled():
     # the dead call's kernel and index map stay: the module still verifies
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, "jaxpr-verify")
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_index_maps_with_floor_division(x64):
+    """Index maps using // and % (lowered by the rules too, on the program ids), a
+    program id and an iota in the body; the same with x64 on (int64 iota)."""
+    def kernel(x_ref, o_ref):
+        shift = (mpl.program_id(0) // 2).astype(mnp.float32)
+        o_ref[...] = x_ref[...] + shift + mnp.arange(32).astype(mnp.float32)[None, :]
+    f = lambda x: mpl.pallas_call(
+        kernel, out_shape=mjax.ShapeDtypeStruct((32, 64), mnp.float32), grid=(4,),
+        in_specs=[mpl.BlockSpec((16, 32), lambda i: (i // 2, i % 2))],
+        out_specs=mpl.BlockSpec((16, 32), lambda i: (i % 2, i // 2)))(x)
+    x = np.random.default_rng(5).standard_normal((32, 64)).astype(np.float32)
+    with mjax.enable_x64(x64):
+        values, tmod = _ours_traced(f, mnp.zeros((32, 64), mnp.float32))
+        expected = np.asarray(mjax.jit(f)(mnp.asarray(x)))
+    [out] = run_triton(tmod, [x], [np.zeros((32, 64), np.float32)], (values["grid_x"], 1, 1))
+    # program i reads block (i // 2, i % 2) and writes block (i % 2, i // 2)
+    ref = np.zeros_like(x)
+    for i in range(4):
+        src = x[16 * (i // 2):16 * (i // 2) + 16, 32 * (i % 2):32 * (i % 2) + 32]
+        ref[16 * (i % 2):16 * (i % 2) + 16, 32 * (i // 2):32 * (i // 2) + 32] = (
+            src + i // 2 + np.arange(32))
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(out, expected)
