@@ -997,3 +997,27 @@ def test_index_maps_with_floor_division(x64):
             src + i // 2 + np.arange(32))
     np.testing.assert_array_equal(out, ref)
     np.testing.assert_array_equal(out, expected)
+
+
+def test_grad_of_custom_vjp_around_kernels_on_gpu(monkeypatch):
+    """grad of a custom_vjp whose forward and backward are Pallas kernels: on a GPU both
+    kernels (forward and backward pass) become Triton custom calls, nothing else stays."""
+    from mjax.runtime import xla
+    monkeypatch.setattr(xla, "_DEFAULT", ["cuda"])
+    spec = mpl.BlockSpec((64,), lambda i: (i,))
+
+    def scale_kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 3.0
+
+    def pcall(x):
+        return mpl.pallas_call(scale_kernel, grid=(2,), in_specs=[spec], out_specs=spec,
+                               out_shape=mjax.ShapeDtypeStruct((128,), mnp.float32))(x)
+
+    @mjax.custom_vjp
+    def f(x):
+        return pcall(x)
+    f.defvjp(lambda x: (pcall(x), None), lambda _, g: (pcall(g),))
+    s = mjax.ShapeDtypeStruct((128,), mnp.float32)
+    text = mjax.jit(mjax.grad(lambda x: mnp.sum(f(x) ** 2))).trace(s).lower().as_text()
+    assert text.count(f"stablehlo.custom_call @{TRITON_CALL_TARGET}") == 2
+    assert "jaxpr." not in text and "memref" not in text
