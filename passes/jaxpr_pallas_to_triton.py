@@ -122,10 +122,10 @@ class KernelLowering:
             return
         linear = tt.get_program_id(0)          # row-major: the last grid dim is fastest
         pids = []
-        for g in reversed(self.grid):
+        for g in reversed(self.grid[1:]):
             pids.append(binary("rem", linear, i32(g), np.uint32))
             linear = binary("div", linear, i32(g), np.uint32)
-        self.pids = pids[::-1]
+        self.pids = [linear] + pids[::-1]   # what is left is the outermost index
 
     def block_starts(self, spec: dict, array_shape: tuple, where) -> list:
         """First element of this program's block along each array dim."""

@@ -1021,3 +1021,17 @@ def test_grad_of_custom_vjp_around_kernels_on_gpu(monkeypatch):
     text = mjax.jit(mjax.grad(lambda x: mnp.sum(f(x) ** 2))).trace(s).lower().as_text()
     assert text.count(f"stablehlo.custom_call @{TRITON_CALL_TARGET}") == 2
     assert "jaxpr." not in text and "memref" not in text
+
+
+def test_rocm_platform_option():
+    """platform=rocm: device math from ocml, one pipeline stage by default (as JAX)."""
+    module = parse(KERNELS["softmax"].replace("compiler_params = {num_warps = 2 : i64}",
+                                              "compiler_params = {}"))
+    with context(), ir.Location.unknown(context()):
+        run_pipeline(module, "jaxpr-pallas-to-triton{platform=rocm}")
+    [call] = [op for op in walk_ops(module) if op.name == "stablehlo.custom_call"]
+    cfg = ir.DictAttr(call.attributes["mhlo.backend_config"])
+    assert ir.IntegerAttr(cfg["num_stages"]).value == 1
+    assert ir.IntegerAttr(cfg["num_warps"]).value == 4
+    tmod = ir.Module.parse(ir.StringAttr(cfg["ir"]).value_bytes, context())
+    assert '"__ocml_exp_f32"' in str(tmod) and "__nv_" not in str(tmod)

@@ -319,3 +319,48 @@ func.func @control(%x: tensor<64xf32>) -> tensor<16xf32> {
       interpret = false} : (tensor<64xf32>) -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }
+
+// -----
+
+// A grid of rank 4 runs as one x dimension of 48 programs; each grid index is recovered
+// row-major (the last dim fastest) by unsigned rem/div, the outermost is the quotient
+// left over. Squeezed (None) block dims add index * stride.
+// TT-LABEL: Triton module for @fold_kernel
+// TT-DAG:     %[[C2:.*]] = arith.constant 2 : i32
+// TT-DAG:     %[[C3:.*]] = arith.constant 3 : i32
+// TT-DAG:     %[[C4:.*]] = arith.constant 4 : i32
+// TT-DAG:     %[[C32:.*]] = arith.constant 32 : i32
+// TT-DAG:     %[[C64:.*]] = arith.constant 64 : i32
+// TT-DAG:     %[[C256:.*]] = arith.constant 256 : i32
+// TT-DAG:     %[[C768:.*]] = arith.constant 768 : i32
+// TT:         %[[PID:.*]] = tt.get_program_id x : i32
+// TT:         %[[L:.*]] = arith.remui %[[PID]], %[[C2]] : i32
+// TT:         %[[Q1:.*]] = arith.divui %[[PID]], %[[C2]] : i32
+// TT:         %[[K:.*]] = arith.remui %[[Q1]], %[[C4]] : i32
+// TT:         %[[Q2:.*]] = arith.divui %[[Q1]], %[[C4]] : i32
+// TT:         %[[J:.*]] = arith.remui %[[Q2]], %[[C3]] : i32
+// TT:         %[[I:.*]] = arith.divui %[[Q2]], %[[C3]] : i32
+// TT-NOT:     arith.remui
+// TT-DAG:     arith.muli %[[L]], %[[C32]] : i32
+// TT-DAG:     arith.muli %[[I]], %[[C768]] : i32
+// TT-DAG:     arith.muli %[[J]], %[[C256]] : i32
+// TT-DAG:     arith.muli %[[K]], %[[C64]] : i32
+// TT:         tt.load
+// CALL-LABEL: func.func @fold
+// CALL:         stablehlo.custom_call @__gpu$xla.gpu.triton(%{{.*}}) {{.*}}grid_x = 48 : i32, grid_y = 1 : i32, grid_z = 1 : i32{{.*}}operand_layouts = [dense<[3, 2, 1, 0]> : tensor<4xindex>]
+func.func private @fold_kernel(%x: memref<32xf32>, %o: memref<32xf32>) {
+  %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %v = "jaxpr.ref_get"(%x, %c0) {sizes = array<i64: 32>, squeezed = array<i64>} : (memref<32xf32>, tensor<i32>) -> tensor<32xf32>
+  %old = "jaxpr.ref_swap"(%o, %v, %c0) {sizes = array<i64: 32>, squeezed = array<i64>} : (memref<32xf32>, tensor<32xf32>, tensor<i32>) -> tensor<32xf32>
+  return
+}
+func.func private @fold_map(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<i32>, %d: tensor<i32>) -> (tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) {
+  return %a, %b, %c, %d : tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>
+}
+func.func @fold(%x: tensor<2x3x4x64xf32>) -> tensor<2x3x4x64xf32> {
+  %0 = "jaxpr.pallas_call"(%x) {callee = @fold_kernel, name = "fold_kernel", grid = array<i64: 2, 3, 4, 2>,
+      in_specs = [{block_shape = array<i64: -1, -1, -1, 32>, index_map = @fold_map}],
+      out_specs = [{block_shape = array<i64: -1, -1, -1, 32>, index_map = @fold_map}],
+      interpret = false} : (tensor<2x3x4x64xf32>) -> tensor<2x3x4x64xf32>
+  return %0 : tensor<2x3x4x64xf32>
+}
