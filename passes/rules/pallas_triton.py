@@ -123,6 +123,9 @@ def check_pow2(shape, what: str) -> None:
 def full(value, dtype, shape=()) -> ir.Value:
     """A constant of `value` (scalar, or splat over `shape`)."""
     e = elt_type(dtype)
+    dt = np.dtype(dtype)
+    if dt.kind == "u":      # signless bits: 0xFFFFFFFF is -1 as an i32
+        value = np.asarray(value, dt).view(np.dtype(f"int{dt.itemsize * 8}"))
     if isinstance(e, ir.IntegerType):
         attr = ir.IntegerAttr.get(e, int(value))
     else:
@@ -264,9 +267,6 @@ _BINARY = {
     "and": (None, arith.andi, arith.andi),
     "or": (None, arith.ori, arith.ori),
     "xor": (None, arith.xori, arith.xori),
-    "shift_left": (None, arith.shli, arith.shli),
-    "shift_right_arithmetic": (None, arith.shrsi, arith.shrsi),
-    "shift_right_logical": (None, arith.shrui, arith.shrui),
 }
 
 
@@ -281,6 +281,19 @@ def binary(name: str, x: ir.Value, y: ir.Value, dtype) -> ir.Value:
 @triton_rule(*_BINARY)
 def _binary(kl, op, x, y, **params):
     return [binary(op.name[len("jaxpr."):], x, y, _avals_in(op)[0].dtype)]
+
+
+@triton_rule("shift_left", "shift_right_logical", "shift_right_arithmetic")
+def _shift(kl, op, x, y, **params):
+    # As lax (XLA) defines shifts by the bit width or more, which LLVM leaves undefined:
+    # 0, or the sign for an arithmetic right shift. The amount compares as unsigned.
+    dtype = _avals_in(op)[0].dtype
+    bits = full_like(y, np.dtype(dtype).itemsize * 8, dtype)
+    if op.name == "jaxpr.shift_right_arithmetic":
+        return [arith.shrsi(x, arith.minui(y, arith.subi(bits, full_like(y, 1, dtype))))]
+    fn = arith.shli if op.name == "jaxpr.shift_left" else arith.shrui
+    in_range = arith.cmpi(arith.CmpIPredicate.ult, y, bits)
+    return [arith.select(in_range, fn(x, y), full_like(x, 0, dtype))]
 
 
 _CMP = {"eq": ("OEQ", "eq", "eq"), "ne": ("UNE", "ne", "ne"), "lt": ("OLT", "slt", "ult"),

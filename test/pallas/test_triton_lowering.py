@@ -865,7 +865,7 @@ def _case_inputs(op_text, ins, rng):
         elif elt == "i32":
             a = rng.integers(1, 50, n) * rng.choice([-1, 1], n)
             if "shift" in op_text and k == 1:
-                a = rng.integers(0, 31, n)
+                a = rng.integers(-3, 40, n)      # past the bit width, and negative
             if "select_n" in op_text and k == 0:
                 a = rng.integers(0, 3, n)
             if "new_dtype = ui32" in op_text:
