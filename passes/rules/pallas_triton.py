@@ -616,6 +616,11 @@ def _num_programs(kl, op, *, axis, **params):
     return [i32(kl.grid[axis])]   # the grid is static
 
 
+def _int_dtype(v: ir.Value):
+    """The signed dtype of an integer scalar (indexer starts are i32; i64 tolerated)."""
+    return np.int64 if ir.IntegerType(v.type).width == 64 else np.int32
+
+
 def ref_pointers(ref: RefBlock, starts: list, sizes, squeezed) -> tuple[ir.Value, tuple]:
     """The pointers a ref indexer reads: (pointer scalar or tensor, value shape).
 
@@ -634,9 +639,10 @@ def ref_pointers(ref: RefBlock, starts: list, sizes, squeezed) -> tuple[ir.Value
     base = None
     ref_dim_of = {d: k for k, d in enumerate(dims)}
     for d, start in enumerate(ref.starts):
-        s = convert(start, np.int32, off_dt)
+        s = convert(start, _int_dtype(start), off_dt)
         if d in ref_dim_of:
-            s = binary("add", s, convert(starts[ref_dim_of[d]], np.int32, off_dt), off_dt)
+            k = starts[ref_dim_of[d]]
+            s = binary("add", s, convert(k, _int_dtype(k), off_dt), off_dt)
         if strides[d] != 1:
             s = binary("mul", s, full(strides[d], off_dt), off_dt)
         base = s if base is None else binary("add", base, s, off_dt)
