@@ -472,3 +472,32 @@ def test_docs_example():
     for v, g in zip(model.trainable_variables, grads):
         np.testing.assert_allclose(np.asarray(env["params"][v.path]),
                                    v.numpy() - 0.1 * g.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_pytree_kwargs_and_static_python_arguments():
+    @tf.function
+    def f(a, b, scale, *, d):
+        return {"sum": a + b["u"] * scale, "prod": (a * d, b["v"])}
+    a, u, v, d = _f32(3), _f32(3), _f32(2), _f32(3)
+    fn = tf2jax.convert_functional(f, a, {"v": v, "u": u}, 3.0, d=d)
+    a2, u2, v2, d2 = _f32(3), _f32(3), _f32(2), _f32(3)
+    got = mjax.jit(fn, static_argnums=2)(a2, {"u": u2, "v": v2}, 3.0, d=d2)
+    want = f(a2, {"u": u2, "v": v2}, 3.0, d=d2)
+    assert set(got) == {"sum", "prod"} and isinstance(got["prod"], tuple)
+    np.testing.assert_allclose(np.asarray(got["sum"]), want["sum"].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got["prod"][0]), want["prod"][0].numpy())
+    np.testing.assert_allclose(np.asarray(got["prod"][1]), v2)
+
+
+def test_saved_model_round_trip(tmp_path):
+    model = _mlp()
+    module = tf.Module()
+    module.vars = model.variables
+    module.f = tf.function(lambda x: model(x), input_signature=[tf.TensorSpec((4, 6))])
+    tf.saved_model.save(module, str(tmp_path / "m"))
+    restored = tf.saved_model.load(str(tmp_path / "m"))
+    x = _f32(4, 6)
+    fn, params = tf2jax.convert(restored.f, x)
+    assert set(params) == {v.path for v in model.variables}
+    np.testing.assert_allclose(np.asarray(mjax.jit(fn)(params, x)[0]), model(x).numpy(),
+                               rtol=1e-5, atol=1e-6)

@@ -48,14 +48,23 @@ def _fill(template, values):
     return template
 
 
-def _spec(x):
+def _is_array(x) -> bool:
     import tensorflow as tf
-    if isinstance(x, (tf.Tensor, tf.Variable)):
-        return tf.TensorSpec(x.shape, x.dtype)
+    from mjax.array import Array
+    from mjax.core import Tracer
+    return isinstance(x, (np.ndarray, np.generic, Array, Tracer, tf.Tensor, tf.Variable,
+                          tf.TensorSpec))
+
+
+def _spec(x, name: str):
+    """A TensorSpec for an example argument, named so its placeholder can be found."""
+    import tensorflow as tf
     if isinstance(x, tf.TensorSpec):
-        return x
+        return tf.TensorSpec(x.shape, x.dtype, name=name)
+    if isinstance(x, (tf.Tensor, tf.Variable)):
+        return tf.TensorSpec(x.shape, x.dtype, name=name)
     arr = np.asarray(x)
-    return tf.TensorSpec(arr.shape, tf.as_dtype(arr.dtype))
+    return tf.TensorSpec(arr.shape, tf.as_dtype(arr.dtype), name=name)
 
 
 def _var_name(v, taken: set) -> str:
@@ -71,14 +80,32 @@ def _var_name(v, taken: set) -> str:
 class _Converted:
     """What a call needs: the graph, the library, the captured values."""
 
-    def __init__(self, tf_func, args):
+    def __init__(self, tf_func, args, kwargs):
         import tensorflow as tf
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        # Array leaves become placeholders; other leaves (Python scalars, strings) are
+        # static, baked into the graph as TF does.
+        self.array_leaves = [i for i, x in enumerate(leaves) if _is_array(x)]
         if isinstance(tf_func, tf.types.experimental.ConcreteFunction):
             cf = tf_func
+            placeholder_names = None
         else:
             if not hasattr(tf_func, "get_concrete_function"):
                 tf_func = tf.function(tf_func)
-            cf = tf_func.get_concrete_function(*tf.nest.map_structure(_spec, args))
+            names = {i: f"tf2jax_arg{i}" for i in self.array_leaves}
+            specs = [_spec(x, names[i]) if i in names else x for i, x in enumerate(leaves)]
+            a, kw = tree_util.tree_unflatten(tree, specs)
+            try:
+                cf = tf_func.get_concrete_function(*a, **kw)
+                placeholder_names = [names[i] for i in self.array_leaves]
+            except TypeError:
+                # An input_signature (restored SavedModel functions) refuses named specs;
+                # its placeholders follow the flattened arguments.
+                specs = [_spec(x, None) if i in names else x for i, x in enumerate(leaves)]
+                a, kw = tree_util.tree_unflatten(tree, specs)
+                cf = tf_func.get_concrete_function(*a, **kw)
+                placeholder_names = None
+        self.n_leaves = len(leaves)
         name = getattr(cf, "name", None) or "f"
         name = name.decode() if isinstance(name, bytes) else name
         gd = cf.graph.as_graph_def()
@@ -87,6 +114,17 @@ class _Converted:
         user_inputs = cf.inputs[:len(cf.inputs) - n_captured]
         self.in_specs = [(tuple(t.shape.as_list()) if t.shape.rank is not None else None,
                           t.dtype.as_numpy_dtype) for t in user_inputs]
+        # The graph's inputs follow TF's canonical argument order; self.order[j] is the
+        # position among the array leaves of the j-th.
+        if placeholder_names is None:
+            self.order = list(range(len(user_inputs)))
+        else:
+            where = {n: k for k, n in enumerate(placeholder_names)}
+            try:
+                self.order = [where[t.op.name] for t in user_inputs]
+            except KeyError as e:
+                raise ValueError(f"tf2jax: cannot match the graph's input {e} to an "
+                                 f"argument") from None
         by_handle = {id(v.handle): v for v in cf.graph.variables}
         self.captured, self.params, taken = [], {}, set()
         for ext in cf.captured_inputs:
@@ -112,16 +150,20 @@ class _Converted:
     def __call__(self, params, args):
         import mjax.numpy as jnp
         leaves = tree_util.tree_leaves(args)
-        if len(leaves) != len(self.in_specs):
-            raise TypeError(f"tf2jax: the converted '{self.name}' takes "
-                            f"{len(self.in_specs)} array arguments (as in the example "
-                            f"arguments), got {len(leaves)}")
+        if len(leaves) != self.n_leaves:
+            raise TypeError(f"tf2jax: the converted '{self.name}' takes arguments with "
+                            f"{self.n_leaves} leaves (as the example arguments), got "
+                            f"{len(leaves)}")
+        arrays = [leaves[i] for i in self.array_leaves]
         vals = []
-        for i, (x, (shape, _)) in enumerate(zip(leaves, self.in_specs)):
+        for i, (k, (shape, _)) in enumerate(zip(self.order, self.in_specs)):
+            x = arrays[k]
+            if type(x).__module__.startswith("tensorflow"):
+                x = np.asarray(x)          # a tf.Tensor argument
             x = jnp.asarray(x)
             if shape is not None and (len(shape) != x.ndim or any(
                     d is not None and d != s for d, s in zip(shape, x.shape))):
-                raise ValueError(f"tf2jax: argument {i} of '{self.name}' has shape "
+                raise ValueError(f"tf2jax: argument {k} of '{self.name}' has shape "
                                  f"{tuple(x.shape)}, but the function was converted for "
                                  f"{shape}")
             vals.append(x)
@@ -135,32 +177,34 @@ class _Converted:
         return _fill(self.template, outs), state
 
 
-def convert(tf_func, *args: Any) -> tuple[Callable, dict]:
+def convert(tf_func, *args: Any, **kwargs: Any) -> tuple[Callable, dict]:
     """`(fn, params)`: `fn(params, *args)` returns `(outputs, updated params)`.
 
     `tf_func` is a `tf.function` (or a plain callable, or a concrete function), traced on
-    the shapes and dtypes of `args` (arrays, pytrees of arrays). The result works under
-    `mjax.jit`, `mjax.grad` (w.r.t. params and inputs) and `mjax.vmap`.
+    the shapes and dtypes of the arrays in `args` and `kwargs` (pytrees); their other
+    leaves (Python scalars) are static, as TF makes them. `fn` takes arguments of the
+    same structure. The result works under `mjax.jit`, `mjax.grad` (w.r.t. params and
+    inputs) and `mjax.vmap`.
     Like tf2jax.convert (deepmind/tf2jax).
     """
-    conv = _Converted(tf_func, args)
+    conv = _Converted(tf_func, args, kwargs)
 
-    def fn(params, *call_args):
-        return conv(params, call_args)
+    def fn(params, *call_args, **call_kwargs):
+        return conv(params, (call_args, call_kwargs))
     fn.__name__ = conv.name
     import mjax.numpy as jnp
     return fn, {k: jnp.asarray(v) for k, v in conv.params.items()}
 
 
-def convert_functional(tf_func, *args: Any) -> Callable:
+def convert_functional(tf_func, *args: Any, **kwargs: Any) -> Callable:
     """A function of `args` only, for a `tf_func` that captures no variables.
     Like tf2jax.convert_functional."""
-    conv = _Converted(tf_func, args)
+    conv = _Converted(tf_func, args, kwargs)
     if conv.params:
         raise ValueError(f"tf2jax.convert_functional: '{conv.name}' captures the variables "
                          f"{sorted(conv.params)}; use convert() to get them as params")
 
-    def fn(*call_args):
-        return conv({}, call_args)[0]
+    def fn(*call_args, **call_kwargs):
+        return conv({}, (call_args, call_kwargs))[0]
     fn.__name__ = conv.name
     return fn
