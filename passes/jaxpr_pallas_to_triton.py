@@ -37,8 +37,9 @@ from mjax.dialect.context import context
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import terminator
 from mjax.passes.registry import Pass, PassError, op_error, register_pass, walk_ops
-from mjax.passes.rules.pallas_triton import (TRITON, RefBlock, TritonLoweringError,
-                                             binary, convert, i32, op_params, ptr_elt_type)
+from mjax.passes.rules.pallas_triton import (TRITON, TRITON_UNSUPPORTED, RefBlock,
+                                             TritonLoweringError, binary, convert, i32,
+                                             op_params, ptr_elt_type)
 
 # The Triton dialect joins the one mjax context: kernels are built, verified and
 # serialized there (upstream func/arith/scf/math are already loaded).
@@ -98,9 +99,11 @@ class KernelLowering:
     def lower_op(self, op: ir.Operation, env: dict) -> None:
         rule = TRITON.get(op.name)
         if rule is None:
+            why = TRITON_UNSUPPORTED.get(op.name)
             raise op_error(op, f"jaxpr-pallas-to-triton: no Triton lowering rule for "
-                               f"'{op.name}' in a Pallas kernel (use interpret=True to "
-                               f"run this kernel)")
+                               f"'{op.name}' in a Pallas kernel"
+                               + (f": {why}" if why else "")
+                               + " (interpret=True runs this kernel)")
         try:
             with op.location:
                 outs = rule(self, op, *[env[v] for v in op.operands], **op_params(op))

@@ -32,6 +32,9 @@ from mjax.dialect import attributes as A
 from mjax.dialect.types import aval_of
 
 TRITON: dict[str, Callable] = {}
+# op name -> why there is no rule (shown in the error; the coverage test wants a rule or
+# a reason for every op of the dialect).
+TRITON_UNSUPPORTED: dict[str, str] = {}
 
 
 def triton_rule(*names: str):
@@ -898,6 +901,43 @@ def _call(kl, op, *args, callee, **params):
     return kl.lower_function(op, str(callee), list(args))
 
 
+@triton_rule("checkpoint_name", "sharding_constraint")
+def _annotation(kl, op, x, **params):
+    # Names for remat and sharding hints mean nothing inside one kernel program.
+    return [x]
+
+
+def _unsupported(why: str, *names: str) -> None:
+    for name in names:
+        TRITON_UNSUPPORTED["jaxpr." + name] = why
+
+
+_unsupported("collectives run across devices; a Pallas kernel is one device's program",
+             "all_gather", "all_to_all", "axis_index", "pmax", "pmin", "ppermute", "psum",
+             "psum_scatter")
+_unsupported("host callbacks and exported modules cannot run inside a GPU kernel",
+             "callback", "call_exported")
+_unsupported("transformations are expanded before kernels are compiled "
+             "(--jaxpr-expand-transforms)", "jvp", "vjp", "vmap", "checkpoint_tangent",
+             "custom_vjp_tangent")
+_unsupported("Triton has no complex numbers", "complex", "conj", "real", "imag")
+_unsupported("the device math libraries have no digamma/polygamma", "digamma", "polygamma")
+_unsupported("Triton cannot slice, pad, reverse or concatenate values held in registers; "
+             "index the ref instead (ref[pl.ds(start, size)])", "concatenate", "pad",
+             "rev", "slice", "dynamic_slice", "dynamic_update_slice", "gather", "scatter",
+             "scatter_add", "scatter_max", "scatter_min", "scatter_mul")
+_unsupported("random numbers inside Triton kernels are not supported; pass them in",
+             "random_bits", "random_clone", "random_fold_in", "random_seed", "random_split",
+             "random_unwrap", "random_wrap", "threefry2x32")
+_unsupported("no Triton lowering for this op inside kernels", "cholesky", "eig", "eigh",
+             "fft", "geqrf", "householder_product", "lu", "qr", "svd", "triangular_solve",
+             "conv_general_dilated", "cumlogsumexp", "sort", "top_k", "reduce",
+             "reduce_window", "reduce_window_max", "reduce_window_min", "reduce_window_sum",
+             "select_and_gather_add", "select_and_scatter_add", "reduce_precision")
+_unsupported("a pallas_call inside a Pallas kernel is not supported", "pallas_call")
+_unsupported("a region terminator, lowered by the op that owns the region", "yield")
+
+
 # ---- attributes of ops the Python dialect may not define yet -------------------------
 def op_params(op: ir.Operation) -> dict:
     """The op's attributes as Python values: its class's decoding when it has one, else
@@ -915,5 +955,5 @@ def op_params(op: ir.Operation) -> dict:
     return params
 
 
-__all__ = ["TRITON", "RefBlock", "TritonLoweringError", "elt_type", "ttype", "ptr_elt_type",
+__all__ = ["TRITON", "TRITON_UNSUPPORTED", "RefBlock", "TritonLoweringError", "elt_type", "ttype", "ptr_elt_type",
            "op_params", "triton_rule", "convert", "full", "i32", "binary"]

@@ -1035,3 +1035,26 @@ def test_rocm_platform_option():
     assert ir.IntegerAttr(cfg["num_warps"]).value == 4
     tmod = ir.Module.parse(ir.StringAttr(cfg["ir"]).value_bytes, context())
     assert '"__ocml_exp_f32"' in str(tmod) and "__nv_" not in str(tmod)
+
+
+def test_every_op_has_a_triton_cell():
+    """Each op of the dialect has a Triton rule or a reason it has none (the error says
+    it), and no rule or reason names an op the dialect lacks."""
+    from mjax.dialect.core import OPS
+    from mjax.passes.rules.pallas_triton import TRITON, TRITON_UNSUPPORTED
+    assert not set(TRITON) & set(TRITON_UNSUPPORTED)
+    missing = sorted(set(OPS) - set(TRITON) - set(TRITON_UNSUPPORTED))
+    assert not missing, f"ops with neither a Triton rule nor a reason: {missing}"
+    unknown = sorted((set(TRITON) | set(TRITON_UNSUPPORTED)) - set(OPS))
+    assert not unknown, f"Triton cells for ops the dialect does not define: {unknown}"
+
+
+def test_unsupported_op_error_gives_the_reason():
+    text = KERNELS["add"].replace(
+        '%s = "jaxpr.add"(%a, %b) : (tensor<128xf32>, tensor<128xf32>) -> tensor<128xf32>',
+        '%s = "jaxpr.rev"(%a) {dimensions = array<i64: 0>} : (tensor<128xf32>) -> '
+        'tensor<128xf32>')
+    module = parse(text)
+    with pytest.raises(PassError, match=r"'jaxpr.rev'.*index the ref instead"):
+        with context(), ir.Location.unknown(context()):
+            run_pipeline(module, "jaxpr-pallas-to-triton")
