@@ -1058,3 +1058,70 @@ def test_unsupported_op_error_gives_the_reason():
     with pytest.raises(PassError, match=r"'jaxpr.rev'.*index the ref instead"):
         with context(), ir.Location.unknown(context()):
             run_pipeline(module, "jaxpr-pallas-to-triton")
+
+
+# ---- the Pallas documentation kernels of test/pallas/pallas_kernels.py ---------------
+import pallas_kernels as K  # noqa: E402  (test/pallas is on sys.path)
+
+
+def _run_traced(f, inputs, out_shapes):
+    """Runs f's (single) Pallas kernel, compiled for a GPU, in the Triton interpreter."""
+    values, tmod = _ours_traced(f, *[mnp.zeros(a.shape, a.dtype) for a in inputs])
+    grid = (values["grid_x"], values["grid_y"], values["grid_z"])
+    return run_triton(tmod, inputs, [np.zeros(s, np.float32) for s in out_shapes], grid)
+
+
+def _lib(**kw):
+    return dict(pl=mpl, jnp=mnp, lax=mjax.lax, jax=mjax, interpret=False, **kw)
+
+
+def test_doc_kernels_add_and_matmul():
+    rng = np.random.default_rng(10)
+    x, y = (rng.standard_normal(256).astype(np.float32) for _ in range(2))
+    [out] = _run_traced(lambda a, b: K.add(x=a, y=b, block=64, **_lib()), [x, y], [(256,)])
+    np.testing.assert_array_equal(out, x + y)
+    [out] = _run_traced(lambda a, b: K.add(x=a, y=b, **_lib()), [x, y], [(256,)])
+    np.testing.assert_array_equal(out, x + y)            # no grid: one whole-array block
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 48)).astype(np.float32)
+    [out] = _run_traced(lambda p, q: K.matmul(x=p, y=q, **_lib()), [a, b], [(64, 48)])
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_doc_kernel_softmax(rows):
+    x = (np.random.default_rng(11).standard_normal((16, 64)) * 3).astype(np.float32)
+    [out] = _run_traced(lambda a: K.softmax(x=a, rows=rows, **_lib()), [x], [(16, 64)])
+    np.testing.assert_allclose(out, K.np_softmax(x), rtol=1e-5, atol=1e-7)
+
+
+def test_doc_kernel_flash_attention():
+    rng = np.random.default_rng(12)
+    q, k, v = (rng.standard_normal((64, 16)).astype(np.float32) for _ in range(3))
+    [out] = _run_traced(lambda a, b, c: K.flash_attention(q=a, k=b, v=c, bq=16, bk=16,
+                                                          **_lib()), [q, k, v], [(64, 16)])
+    np.testing.assert_allclose(out, K.np_attention(q, k, v), rtol=1e-4, atol=1e-5)
+
+
+def test_doc_kernel_layer_norm_forward():
+    """The forward kernel (three outputs, rank-0 refs for the per-row mean and rstd)."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((8, 128)).astype(np.float32)
+    w, b = (rng.standard_normal(128).astype(np.float32) for _ in range(2))
+    ln = K.layer_norm(**_lib())
+    values, tmod = _ours_traced(ln, *[mnp.zeros(a.shape, a.dtype) for a in (x, w, b)])
+    out, mean, rstd = run_triton(tmod, [x, w, b], [np.zeros((8, 128), np.float32),
+                                                   np.zeros(8, np.float32),
+                                                   np.zeros(8, np.float32)],
+                                 (values["grid_x"], 1, 1))
+    np.testing.assert_allclose(out, K.np_layer_norm(x, w, b), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(mean, x.mean(1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rstd, 1 / np.sqrt(x.var(1) + 1e-5), rtol=1e-4)
+
+
+def test_doc_kernel_scratch_is_a_clear_error():
+    x = np.zeros((32, 32), np.float32)
+    from mjax.experimental.pallas import tpu as pltpu
+    f = lambda a, b: K.matmul_k_grid(x=a, y=b, scratch=pltpu.VMEM, **_lib())
+    with pytest.raises(PassError, match="scratch buffers are not supported"):
+        _ours_traced(f, mnp.zeros(x.shape, x.dtype), mnp.zeros(x.shape, x.dtype))
