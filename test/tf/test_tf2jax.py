@@ -423,20 +423,33 @@ def test_unknown_op_error_names_op_node_and_place():
     @tf.function
     def f(x):
         return tf.raw_ops.MatrixDeterminant(input=x) + 1.0
-    fn = tf2jax.convert_functional(f, _f32(2, 3, 3))
     with pytest.raises(tf2jax.UnsupportedOperationError,
                        match=r"'MatrixDeterminant' \(node 'MatrixDeterminant' in the "
                              r"graph of '__inference_f_\d+'"):
-        fn(_f32(2, 3, 3))
+        tf2jax.convert_functional(f, _f32(2, 3, 3))
 
     @tf.function
     def g(x):
         return tf.cond(x[0, 0] > 0, lambda: tf.raw_ops.MatrixDeterminant(input=x),
                        lambda: x[0] * 2.0)
-    fn = tf2jax.convert_functional(g, _f32(3, 3))
     with pytest.raises(tf2jax.UnsupportedOperationError,
                        match=r"'MatrixDeterminant' \(node '.*' in function '.*true"):
-        fn(_f32(3, 3))
+        tf2jax.convert_functional(g, _f32(3, 3))
+
+    # A rule's own error keeps its type and gains a note naming the node.
+    @tf.function
+    def h(x):
+        return tf.reshape(x, [5, -1])
+    fn = tf2jax.convert_functional(h, _f32(5, 2))
+    with pytest.raises(ValueError, match="argument 0") as info:
+        fn(_f32(4, 2))
+    fn2 = tf2jax.convert_functional(tf.function(lambda x, n: tf.reshape(x, [n, -1])),
+                                    _f32(4, 2), np.int32(2))
+    np.testing.assert_allclose(np.asarray(fn2(_f32(4, 2) * 0, np.int32(2))), np.zeros((2, 4)))
+    with pytest.raises(ValueError) as info:     # under jit, n is only known at run time
+        mjax.jit(fn2)(_f32(4, 2), np.int32(2))
+    assert "the shape of Reshape must be a constant" in str(info.value)
+    assert any("'Reshape'" in n and "graph of" in n for n in info.value.__notes__)
 
 
 def test_shape_mismatch_and_functional_with_variables_raise():

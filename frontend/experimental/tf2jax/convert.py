@@ -13,7 +13,7 @@ import numpy as np
 
 from mjax import tree_util
 from mjax.experimental.tf2jax.graph import Resource, from_graph_def
-from mjax.experimental.tf2jax.interpreter import Context, run_graph
+from mjax.experimental.tf2jax.interpreter import Context, check_rules, run_graph
 
 
 def _template(struct, tensors, names_to_index):
@@ -146,6 +146,7 @@ class _Converted:
                                     [n if ":" in n else n + ":0" for n in outs],
                                     where=f"the graph of '{name}'")
         self.name = name
+        check_rules(self.graph, Context(self.library, {}))
 
     def __call__(self, params, args):
         import mjax.numpy as jnp

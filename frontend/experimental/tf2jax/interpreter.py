@@ -65,6 +65,34 @@ def _order(graph: Graph) -> list:
     return order
 
 
+def _missing_rule(node, graph) -> UnsupportedOperationError:
+    return UnsupportedOperationError(
+        f"tf2jax: no rule for the TensorFlow op '{node.op}' (node '{node.name}' in "
+        f"{graph.where})")
+
+
+def check_rules(graph: Graph, ctx: Context, seen=None) -> None:
+    """Fails at conversion, not at the first call, on an op without a rule in `graph`
+    or in a function it calls (loop bodies, branches, nested tf.functions)."""
+    from mjax.experimental.tf2jax.ops import RULES
+    seen = set() if seen is None else seen
+    inputs = set(graph.inputs)
+    for node in _order(graph):
+        if node.name in inputs:
+            continue
+        if node.op not in RULES and node.op not in ctx.library:
+            raise _missing_rule(node, graph)
+        called = [node.op] if node.op in ctx.library else []
+        for v in node.attrs.values():
+            for name in (v if isinstance(v, list) else [v]):
+                if isinstance(name, str) and name in ctx.library:
+                    called.append(name)
+        for name in called:
+            if name not in seen:
+                seen.add(name)
+                check_rules(ctx.function(name), ctx, seen)
+
+
 def run_graph(graph: Graph, args: list, ctx: Context) -> list:
     from mjax.experimental.tf2jax.ops import RULES
     if len(args) != len(graph.inputs):
@@ -79,9 +107,7 @@ def run_graph(graph: Graph, args: list, ctx: Context) -> list:
         if rule is None and node.op in ctx.library:
             rule = RULES["PartitionedCall"]
         if rule is None:
-            raise UnsupportedOperationError(
-                f"tf2jax: no rule for the TensorFlow op '{node.op}' (node '{node.name}' "
-                f"in {graph.where})")
+            raise _missing_rule(node, graph)
         ins = [env[n][i] for n, i in node.inputs]
         ctx.where = f"in {graph.where}"
         try:
@@ -89,10 +115,10 @@ def run_graph(graph: Graph, args: list, ctx: Context) -> list:
         except UnsupportedOperationError:
             raise
         except Exception as e:      # say which node failed, keep the error's type
-            if not getattr(e, "_tf2jax_noted", False):
+            if not any("tf2jax: while converting" in n
+                       for n in getattr(e, "__notes__", ())):
                 e.add_note(f"tf2jax: while converting the TensorFlow op '{node.op}' (node "
                            f"'{node.name}' in {graph.where})")
-                e._tf2jax_noted = True
             raise
         finally:
             ctx.where = outer_where

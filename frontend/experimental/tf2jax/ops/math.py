@@ -14,10 +14,12 @@ def _mjax(x):
 def _unary(name, np_fn, mjax_fn):
     """Registers op `name`: NumPy on constants, `mjax_fn` on anything else."""
     def rule(ctx, node, x):
-        if is_numpy(x):
-            return np.asarray(np_fn(x)).astype(np.asarray(x).dtype) \
-                if np.asarray(x).dtype != np.bool_ else np.asarray(np_fn(x))
-        return mjax_fn(x)
+        if is_numpy(x) and np_fn is not None:
+            out, dt = np.asarray(np_fn(x)), np.asarray(x).dtype
+            # NumPy may widen (float16 -> float32 in some ufuncs); TF keeps the dtype.
+            same_kind = out.dtype.kind == dt.kind and dt.kind in "fc"
+            return out.astype(dt) if same_kind else out
+        return mjax_fn(_mjax(x))
     register(name)(rule)
 
 
@@ -54,16 +56,12 @@ for _tf, _np in {"Neg": "negative", "Abs": "abs", "Sign": "sign", "Square": "squ
     _unary(_tf, getattr(np, _np), _jnp(_np))
 
 _unary("Rsqrt", lambda x: 1 / np.sqrt(x), _lax("rsqrt"))
-_unary("Erf", lambda x: _np_special("erf", x), _lax("erf"))
-_unary("Erfc", lambda x: _np_special("erfc", x), _lax("erfc"))
-_unary("Lgamma", lambda x: _np_special("gammaln", x), _lax("lgamma"))
-_unary("Digamma", lambda x: _np_special("digamma", x), _lax("digamma"))
+# Special functions of constants are computed by mjax too (no static use needs them).
+_unary("Erf", None, _lax("erf"))
+_unary("Erfc", None, _lax("erfc"))
+_unary("Lgamma", None, _lax("lgamma"))
+_unary("Digamma", None, _lax("digamma"))
 _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), _nn("sigmoid"))
-
-
-def _np_special(name, x):
-    import scipy.special
-    return getattr(scipy.special, name)(x)
 
 
 def _bool_unary(name, np_fn, mjax_name):
@@ -80,15 +78,15 @@ _bool_unary("IsFinite", np.isfinite, "isfinite")
 
 # ---- binary ---------------------------------------------------------------------------------
 def _binary(name, fn):
-    """`fn(m, x, y)` with `m` NumPy or mjax.numpy; the result keeps x's dtype unless the op
-    is a comparison."""
+    """Registers op `name` as `fn(m, x, y)`, `m` NumPy (constants) or mjax.numpy."""
     def rule(ctx, node, x, y):
         return fn(xp(x, y), x, y)
     register(name)(rule)
 
 
 def _same(m, out, x):
-    """NumPy promotes int32 // int32 etc. correctly, but scalar helpers may widen."""
+    """`out` in x's dtype when NumPy computed it (it may widen: float16 / float16 in
+    some ufuncs, true_divide of ints); TF keeps its operands' dtype."""
     return out.astype(np.asarray(x).dtype) if m is np else out
 
 
