@@ -514,3 +514,21 @@ def test_saved_model_round_trip(tmp_path):
     assert set(params) == {v.path for v in model.variables}
     np.testing.assert_allclose(np.asarray(mjax.jit(fn)(params, x)[0]), model(x).numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_batch_norm_training_updates_moving_statistics():
+    keras.utils.set_random_seed(4)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3),
+                              keras.layers.BatchNormalization(momentum=0.5)])
+    x = _f32(8, 4)
+    fn, params = tf2jax.convert(tf.function(lambda x: model(x, training=True)), x)
+    before = {v.path: v.numpy() for v in model.variables}
+    out, new = mjax.jit(fn)(params, x)
+    want = model(x, training=True)          # TF updates its moving statistics too
+    np.testing.assert_allclose(np.asarray(out), want.numpy(), rtol=1e-5, atol=1e-6)
+    moving = [v for v in model.variables if "moving" in v.path]
+    assert moving
+    for v in model.variables:
+        np.testing.assert_allclose(np.asarray(new[v.path]), v.numpy(), rtol=1e-6,
+                                   atol=1e-7)
+    assert any(not np.allclose(before[v.path], v.numpy()) for v in moving)
