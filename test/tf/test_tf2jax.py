@@ -532,3 +532,53 @@ def test_batch_norm_training_updates_moving_statistics():
         np.testing.assert_allclose(np.asarray(new[v.path]), v.numpy(), rtol=1e-6,
                                    atol=1e-7)
     assert any(not np.allclose(before[v.path], v.numpy()) for v in moving)
+
+
+def _masked_rnn():
+    return keras.Sequential([keras.Input((6,), dtype="int32"),
+                             keras.layers.Embedding(10, 4, mask_zero=True),
+                             keras.layers.LSTM(3, return_sequences=True),
+                             keras.layers.GRU(2, reset_after=False, go_backwards=True)])
+
+
+def _functional_attention():
+    L = keras.layers
+    inp = keras.Input((6, 5))
+    a = L.Attention()([inp, inp])
+    b = L.Concatenate()([a, L.LayerNormalization()(inp)])
+    c = L.Add()([L.Dense(10)(b), b])
+    out = L.Conv1D(3, 2, strides=2)(L.GroupNormalization(2)(c))
+    return keras.Model(inp, L.GlobalMaxPooling1D()(out))
+
+
+def _upsampling_cnn():
+    L = keras.layers
+    return keras.Sequential([keras.Input((8, 8, 3)),
+                             L.Conv2D(4, 3, strides=2, padding="same", use_bias=False),
+                             L.BatchNormalization(), L.ReLU(max_value=6.0),
+                             L.Conv2DTranspose(2, 3, strides=2, padding="same"),
+                             L.UpSampling2D(interpolation="bilinear"),
+                             L.GlobalAveragePooling2D(), L.Dense(3, activation="softmax")])
+
+
+def _tokens():
+    t = RNG.integers(1, 10, (2, 6)).astype(np.int32)
+    t[0, 4:] = 0                                  # masked padding
+    return t
+
+
+@pytest.mark.parametrize("make,example", [
+    (_masked_rnn, _tokens), (_functional_attention, lambda: _f32(2, 6, 5)),
+    (_upsampling_cnn, lambda: _f32(2, 8, 8, 3))], ids=["masked_rnn", "attention", "upcnn"])
+def test_keras_layer_zoo_outputs_and_gradients(make, example):
+    keras.utils.set_random_seed(5)
+    model, x = make(), example()
+    fn, params = tf2jax.convert(tf.function(lambda a: model(a)), x)
+    np.testing.assert_allclose(np.asarray(mjax.jit(fn)(params, x)[0]), model(x).numpy(),
+                               rtol=1e-5, atol=1e-5)
+    grads = mjax.jit(mjax.grad(lambda p: jnp.sum(jnp.sin(fn(p, x)[0]))))(params)
+    with tf.GradientTape() as tape:
+        s = tf.reduce_sum(tf.sin(model(x)))
+    for v, g in zip(model.trainable_variables, tape.gradient(s, model.trainable_variables)):
+        np.testing.assert_allclose(np.asarray(grads[v.path]), tf.convert_to_tensor(g).numpy(),
+                                   rtol=1e-4, atol=1e-5)
