@@ -1206,3 +1206,15 @@ def test_vmapped_doc_kernels_match_interpret_mode():
     fa = mjax.vmap(lambda a, b, c: K.flash_attention(q=a, k=b, v=c, bq=16, bk=16, **_lib()))
     s = mjax.ShapeDtypeStruct((2, 32, 16), mnp.float32)
     assert _check_each_call(fa, s, s, s) == 1
+
+
+@pytest.mark.parametrize("name,want", [("add_kernel", "add_kernel"), ("my-kernel.v2",
+                                       "my_kernel_v2"), ("2d", "_2d"), ("<lambda>", "_lambda_")])
+def test_kernel_names_are_ptx_names(name, want):
+    from mjax.passes.jaxpr_pallas_to_triton import sanitize_name
+    assert sanitize_name(name) == want
+    text = KERNELS["add"].replace('name = "add_kernel"', f'name = "{name}"')
+    module = parse(text)
+    with context(), ir.Location.unknown(context()):
+        tmod, _, kname = lower_pallas_call(module, the_call(module))
+    assert kname == want and ir.StringAttr(tt_func(tmod).attributes["sym_name"]).value == want
