@@ -514,6 +514,10 @@ def test_saved_model_round_trip(tmp_path):
     assert set(params) == {v.path for v in model.variables}
     np.testing.assert_allclose(np.asarray(mjax.jit(fn)(params, x)[0]), model(x).numpy(),
                                rtol=1e-5, atol=1e-6)
+    fn2, params2 = tf2jax.convert_from_restored(restored.f)     # its one signature
+    assert set(params2) == set(params)
+    np.testing.assert_allclose(np.asarray(fn2(params2, x)[0]), model(x).numpy(),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_batch_norm_training_updates_moving_statistics():

@@ -8,7 +8,9 @@ The function's GraphDef is converted op by op through a table from TF op name to
 (`ops/`: one module per family); variables become `params`, a dict keyed by name.
 Like deepmind/tf2jax. Importing this module does not import TensorFlow; converting does.
 """
-from mjax.experimental.tf2jax.convert import convert, convert_functional
+from mjax.experimental.tf2jax.convert import (convert, convert_from_restored,
+                                              convert_functional)
 from mjax.experimental.tf2jax.interpreter import UnsupportedOperationError
 
-__all__ = ["UnsupportedOperationError", "convert", "convert_functional"]
+__all__ = ["UnsupportedOperationError", "convert", "convert_from_restored",
+           "convert_functional"]

@@ -16,19 +16,22 @@ from mjax.experimental.tf2jax.graph import Resource, from_graph_def
 from mjax.experimental.tf2jax.interpreter import Context, check_rules, run_graph
 
 
-def _template(struct, tensors, names_to_index):
-    """The output structure with each TF tensor replaced by its output's index; other
-    leaves (Python constants, None) kept as they are."""
+def _template(struct, outputs):
+    """The output structure with each tensor (a TensorSpec in restored functions)
+    replaced by an `_Out` naming its position in `outputs`; other leaves (Python
+    constants, None) kept."""
     import tensorflow as tf
-    if isinstance(struct, tf.Tensor):
-        return _Out(names_to_index[struct.name])
-    if isinstance(struct, dict):
-        return {k: _template(v, tensors, names_to_index) for k, v in struct.items()}
-    if isinstance(struct, tuple) and hasattr(struct, "_fields"):
-        return type(struct)(*[_template(v, tensors, names_to_index) for v in struct])
-    if isinstance(struct, (list, tuple)):
-        return type(struct)(_template(v, tensors, names_to_index) for v in struct)
-    return struct
+    index = {t.name: i for i, t in enumerate(outputs)}
+    flat, k = [], 0
+    for leaf in tf.nest.flatten(struct):
+        if isinstance(leaf, tf.Tensor):
+            flat.append(_Out(index[leaf.name]))
+        elif isinstance(leaf, tf.TensorSpec):   # outputs follow the flattened structure
+            flat.append(_Out(k))
+        else:
+            flat.append(leaf)
+        k += isinstance(leaf, (tf.Tensor, tf.TensorSpec))
+    return tf.nest.pack_sequence_as(struct, flat)
 
 
 class _Out:
@@ -89,6 +92,9 @@ class _Converted:
         if isinstance(tf_func, tf.types.experimental.ConcreteFunction):
             cf = tf_func
             placeholder_names = None
+            if not leaves:      # no examples: the function's own signature
+                leaves, _ = tree_util.tree_flatten(cf.structured_input_signature)
+                self.array_leaves = [i for i, x in enumerate(leaves) if _is_array(x)]
         else:
             if not hasattr(tf_func, "get_concrete_function"):
                 tf_func = tf.function(tf_func)
@@ -140,8 +146,7 @@ class _Converted:
             else:
                 self.captured.append(np.asarray(ext.numpy()))
         outs = [t.name for t in cf.outputs]
-        index = {n: i for i, n in enumerate(outs)}
-        self.template = _template(cf.structured_outputs, cf.outputs, index)
+        self.template = _template(cf.structured_outputs, cf.outputs)
         self.graph = from_graph_def(gd, [t.op.name for t in cf.inputs],
                                     [n if ":" in n else n + ":0" for n in outs],
                                     where=f"the graph of '{name}'")
@@ -209,3 +214,14 @@ def convert_functional(tf_func, *args: Any, **kwargs: Any) -> Callable:
         return conv({}, (call_args, call_kwargs))[0]
     fn.__name__ = conv.name
     return fn
+
+
+def convert_from_restored(tf_func) -> tuple[Callable, dict]:
+    """`convert` of a restored SavedModel function traced exactly once (its one concrete
+    function), without example arguments. Like tf2jax.convert_from_restored."""
+    concrete = list(getattr(tf_func, "concrete_functions", None) or [])
+    if len(concrete) != 1:
+        raise ValueError(f"tf2jax.convert_from_restored: the function has "
+                         f"{len(concrete)} traced signatures; exactly one is needed (else "
+                         f"call convert with example arguments)")
+    return convert(concrete[0])
