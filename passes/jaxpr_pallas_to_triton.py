@@ -118,7 +118,8 @@ class KernelLowering:
             env[r] = v
 
     # -- the kernel ------------------------------------------------------------------
-    def make_program_ids(self, launch: list[int], folded: bool) -> None:
+    def make_program_ids(self, folded: bool) -> None:
+        """Each grid index from the launch's program ids (see `launch_grid`)."""
         if not folded:
             self.pids = [tt.get_program_id(axis) if g > 1 else i32(0)
                          for axis, g in enumerate(self.grid)]
@@ -210,7 +211,7 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, platform: str = "cu
         fn.arg_attrs = ir.ArrayAttr.get([aligned] * len(ptr_types))
         entry = fn.body.blocks.append(*ptr_types)
         with ir.InsertionPoint(entry):
-            kl.make_program_ids(launch, folded)
+            kl.make_program_ids(folded)
             refs = []
             for k, (spec, aval, ptr) in enumerate(zip(in_specs + out_specs, arrays,
                                                       entry.arguments)):

@@ -488,6 +488,24 @@ def _reshape(kl, op, x, **params):
     return [reshape(x, aval.shape, aval.dtype)]
 
 
+@triton_rule("concatenate")
+def _concatenate(kl, op, *xs, dimension, **params):
+    # Two equal halves: tt.join pairs them along a new last axis, which moves in front
+    # of `dimension` so that a row-major reshape lays x before y.
+    avals = _avals_in(op)
+    if len(xs) != 2 or avals[0].shape != avals[1].shape:
+        raise TritonLoweringError(
+            f"the Triton lowering concatenates two values of one shape only, got "
+            f"{', '.join(a.str_short() for a in avals)}")
+    shape = list(shape_of(xs[0]))
+    rank = len(shape)
+    joined = tt.join(ir.RankedTensorType.get(shape + [2], elt_type(avals[0].dtype)), *xs)
+    order = list(range(dimension)) + [rank] + list(range(dimension, rank))
+    if order != list(range(rank + 1)):
+        joined = tt.trans(joined, order)
+    return [reshape(joined, _aval_out(op).shape, avals[0].dtype)]
+
+
 @triton_rule("transpose")
 def _transpose(kl, op, x, *, permutation, **params):
     if list(permutation) == sorted(permutation):
@@ -923,7 +941,7 @@ _unsupported("transformations are expanded before kernels are compiled "
 _unsupported("Triton has no complex numbers", "complex", "conj", "real", "imag")
 _unsupported("the device math libraries have no digamma/polygamma", "digamma", "polygamma")
 _unsupported("Triton cannot slice, pad, reverse or concatenate values held in registers; "
-             "index the ref instead (ref[pl.ds(start, size)])", "concatenate", "pad",
+             "index the ref instead (ref[pl.ds(start, size)])", "pad",
              "rev", "slice", "dynamic_slice", "dynamic_update_slice", "gather", "scatter",
              "scatter_add", "scatter_max", "scatter_min", "scatter_mul")
 _unsupported("random numbers inside Triton kernels are not supported; pass them in",

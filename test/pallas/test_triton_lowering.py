@@ -651,6 +651,12 @@ STRUCTURAL = [
     (f'%s = "jaxpr.reduce_sum"(%a0) {{axes = array<i64: 0>}} : ({T}) -> tensor<32xf32>\n'
      f'  %r = "jaxpr.expand_dims"(%s) {{dimensions = array<i64: 0>}} : (tensor<32xf32>) -> '
      f'tensor<1x32xf32>', "tensor<1x32xf32>", "tt.reshape"),
+    (f'%n = "jaxpr.exp"(%a0) : ({T}) -> {T}\n'
+     f'  %r = "jaxpr.concatenate"(%a0, %n) {{dimension = 1 : i64}} : ({T}, {T}) -> '
+     f'tensor<16x64xf32>', "tensor<16x64xf32>", "tt.join"),
+    (f'%n = "jaxpr.neg"(%a0) : ({T}) -> {T}\n'
+     f'  %r = "jaxpr.concatenate"(%a0, %n) {{dimension = 0 : i64}} : ({T}, {T}) -> '
+     f'tensor<32x32xf32>', "tensor<32x32xf32>", "tt.join"),
     (f'%r = "jaxpr.cumsum"(%a0) {{axis = 1 : i64}} : ({T}) -> {T}', T, "tt.scan"),
     (f'%r = "jaxpr.cumprod"(%a0) {{axis = 0 : i64, reverse = true}} : ({T}) -> {T}', T,
      "tt.scan"),

@@ -230,6 +230,8 @@ class Interpreter:
             a, b, c = xs
             return [np.matmul(a.astype(np.float64) if a.dtype.kind == "f" else a,
                               b.astype(np.float64) if b.dtype.kind == "f" else b) + c]
+        if name == "tt.join":
+            return [np.stack([xs[0], xs[1]], axis=-1)]
         if name == "tt.trans":
             return [np.transpose(xs[0], self.attr(op, "order"))]
         if name == "tt.reshape":
