@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from mjax.experimental.tf2jax.graph import Resource
-from mjax.experimental.tf2jax.ops.array import PendingList
 from mjax.experimental.tf2jax.interpreter import UnsupportedOperationError, run_graph
 from mjax.experimental.tf2jax.ops import cast, is_numpy, register
+from mjax.experimental.tf2jax.ops.array import PendingList
 
 
 def _jnp():
