@@ -403,6 +403,7 @@ def test_gpu_pipeline_gives_stablehlo():
 import mjax  # noqa: E402
 import mjax.numpy as mnp  # noqa: E402
 from mjax.experimental import pallas as mpl  # noqa: E402
+from mjax.experimental.pallas import triton as mplt  # noqa: E402
 
 
 def _ours_traced(f, *args):
@@ -430,7 +431,7 @@ def _both(make, shapes, **call_kw):
     """`make(lib, jnp, lax, pl, params)` builds f(*arrays) for a library; compares mjax's
     Triton kernel with JAX's for zero arrays of `shapes`."""
     jf = make(jax, jnp, jax.lax, jpl, jplt.CompilerParams, jplt)
-    mf = make(mjax, mnp, mjax.lax, mpl, dict, mpl)
+    mf = make(mjax, mnp, mjax.lax, mpl, mplt.CompilerParams, mplt)
     jargs = [jnp.zeros(s, d) for s, d in shapes]
     margs = [mnp.zeros(s, d) for s, d in shapes]
     ours, our_mod = _ours_traced(mf, *margs)
@@ -505,12 +506,8 @@ def _make_masked(lib, jnp, lax, pl, params, gpu):
     def kernel(x_ref, o_ref):
         idx = pl.program_id(0) * 64 + jnp.arange(64)
         mask = idx < 100
-        if gpu is jplt:     # JAX 0.10's Triton load/store take no indexer
-            v = gpu.load(x_ref, mask=mask, other=0.0)
-            gpu.store(o_ref, v + 1.0, mask=mask)
-        else:
-            v = pl.load(x_ref, (pl.ds(0, 64),), mask=mask, other=0.0)
-            pl.store(o_ref, (pl.ds(0, 64),), v + 1.0, mask=mask)
+        v = gpu.load(x_ref, mask=mask, other=0.0)
+        gpu.store(o_ref, v + 1.0, mask=mask)
     spec = pl.BlockSpec((64,), lambda i: (i,))
     return lambda x: pl.pallas_call(kernel, out_shape=lib.ShapeDtypeStruct((100,), x.dtype),
                                     grid=(2,), in_specs=[spec], out_specs=spec,
@@ -719,7 +716,7 @@ def test_jit_lowering_on_gpu_emits_jax_custom_call(monkeypatch):
             grid=(2, 2), in_specs=[spec, spec], out_specs=spec,
             compiler_params=params(num_warps=2))(x, y)
     ms = mjax.ShapeDtypeStruct((128, 64), mnp.float32)
-    ours = mjax.jit(make(mjax, mnp, mpl, dict)).trace(ms, ms).lower().as_text()
+    ours = mjax.jit(make(mjax, mnp, mpl, mplt.CompilerParams)).trace(ms, ms).lower().as_text()
     js = jax.ShapeDtypeStruct((128, 64), jnp.float32)
     theirs = jax.jit(make(jax, jnp, jpl, jplt.CompilerParams)).trace(js, js).lower(
         lowering_platforms=("cuda",)).as_text()
@@ -777,7 +774,7 @@ def test_kernel_runs_like_interpret_mode_and_jax(name):
     make, shapes = RUN_CASES[name]
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(s).astype(d) for s, d in shapes]
-    mf = make(mjax, mnp, mjax.lax, mpl, dict, mpl)
+    mf = make(mjax, mnp, mjax.lax, mpl, mplt.CompilerParams, mplt)
     jf = make(jax, jnp, jax.lax, jpl, jplt.CompilerParams, jplt)
     if name in NUMPY_REFERENCE:
         expected = NUMPY_REFERENCE[name](*inputs)
