@@ -417,6 +417,9 @@ def test_xla_call_module_converts_back():
     np.testing.assert_allclose(np.asarray(fn(x, y)), np.asarray(f(x, y)), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(mjax.jit(fn)(x, y)), tf_f(x, y).numpy(),
                                rtol=1e-6)
+    # A bare module carries no VJP: differentiating says so instead of guessing.
+    with pytest.raises(Exception, match="No VJP is available"):
+        mjax.grad(lambda x: jnp.sum(fn(x, y)))(x)
 
 
 def test_unknown_op_error_names_op_node_and_place():
