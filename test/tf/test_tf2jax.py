@@ -222,6 +222,21 @@ def test_map_fn_scan_foldl():
                          tf.foldl(lambda a, r: a + r, x)), X, eager=True)
 
 
+def test_linalg():
+    a = _f32(2, 3, 3) + 3 * np.eye(3, dtype=np.float32)
+    spd = a @ np.swapaxes(a, -1, -2)
+    b = _f32(2, 3, 2)
+    _check_op(lambda a, s, b: (tf.linalg.inv(a), tf.linalg.det(a), tf.linalg.slogdet(a),
+                               tf.linalg.cholesky(s), tf.linalg.solve(a, b),
+                               tf.linalg.solve(a, b, adjoint=True),
+                               tf.linalg.triangular_solve(tf.linalg.cholesky(s), b),
+                               tf.linalg.triangular_solve(a, b, lower=False, adjoint=True),
+                               tf.linalg.diag_part(a), tf.linalg.diag(b[..., 0]),
+                               tf.linalg.set_diag(a, b[..., 0] * 0 + 7.0),
+                               tf.linalg.trace(a)),
+              a, spd, b, rtol=2e-4, atol=2e-5)
+
+
 # ---- Keras models -----------------------------------------------------------------------------
 def _mlp():
     keras.utils.set_random_seed(1)
@@ -425,18 +440,18 @@ def test_xla_call_module_converts_back():
 def test_unknown_op_error_names_op_node_and_place():
     @tf.function
     def f(x):
-        return tf.raw_ops.MatrixDeterminant(input=x) + 1.0
+        return tf.raw_ops.Bucketize(input=x, boundaries=[0.0, 0.5]) + 1
     with pytest.raises(tf2jax.UnsupportedOperationError,
-                       match=r"'MatrixDeterminant' \(node 'MatrixDeterminant' in the "
+                       match=r"'Bucketize' \(node 'Bucketize' in the "
                              r"graph of '__inference_f_\d+'"):
         tf2jax.convert_functional(f, _f32(2, 3, 3))
 
     @tf.function
     def g(x):
-        return tf.cond(x[0, 0] > 0, lambda: tf.raw_ops.MatrixDeterminant(input=x),
-                       lambda: x[0] * 2.0)
+        return tf.cond(x[0, 0] > 0, lambda: tf.raw_ops.Bucketize(input=x[0], boundaries=[0.]),
+                       lambda: tf.cast(x[0], tf.int32))
     with pytest.raises(tf2jax.UnsupportedOperationError,
-                       match=r"'MatrixDeterminant' \(node '.*' in function '.*true"):
+                       match=r"'Bucketize' \(node '.*' in function '.*true"):
         tf2jax.convert_functional(g, _f32(3, 3))
 
     # A rule's own error keeps its type and gains a note naming the node.

@@ -64,7 +64,7 @@ def shape_of(x) -> tuple:
     return tuple(np.shape(x)) if is_numpy(x) else tuple(x.shape)
 
 
-from mjax.experimental.tf2jax.ops import (array, control_flow, math, nn,  # noqa: E402,F401
-                                          variables)
+from mjax.experimental.tf2jax.ops import (array, control_flow, linalg, math,  # noqa: E402,F401
+                                          nn, variables)
 
 __all__ = ["RULES", "register", "static", "static_ints", "xp"]
