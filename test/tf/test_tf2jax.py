@@ -604,3 +604,22 @@ def test_keras_layer_zoo_outputs_and_gradients(make, example):
     for v, g in zip(model.trainable_variables, tape.gradient(s, model.trainable_variables)):
         np.testing.assert_allclose(np.asarray(grads[v.path]), tf.convert_to_tensor(g).numpy(),
                                    rtol=1e-4, atol=1e-5)
+
+
+def test_x64_keeps_tf_64_bit_dtypes():
+    @tf.function
+    def f(x, i):
+        return tf.nn.relu(x) * 2 + tf.cast(i, x.dtype), tf.argmax(x, 1), tf.shape(i)
+    x, i = RNG.uniform(size=(3, 4)), np.arange(4, dtype=np.int64)
+    model = keras.Sequential([keras.Input((5,), dtype="int32"),
+                              keras.layers.Embedding(10, 4), keras.layers.GRU(3)])
+    tokens = RNG.integers(0, 10, (2, 5)).astype(np.int32)
+    with mjax.enable_x64(True):
+        got = mjax.jit(tf2jax.convert_functional(f, x, i))(x, i)
+        fn, params = tf2jax.convert(tf.function(lambda t: model(t)), tokens)
+        rnn = mjax.jit(fn)(params, tokens)[0]
+    want = f(x, i)
+    assert [g.dtype for g in got] == [np.float64, np.int64, np.int32]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(rnn), model(tokens).numpy(), rtol=1e-5, atol=1e-6)

@@ -349,7 +349,8 @@ def _tl_get_item(ctx, node, lst, index, element_shape):
     lst = _known(lst, node, ctx)
     if is_numpy(index):
         return lst[int(index)]
-    return _lax().dynamic_index_in_dim(_jnp().asarray(lst), index, 0, keepdims=False)
+    return _lax().dynamic_index_in_dim(_jnp().asarray(lst), _index(index), 0,
+                                       keepdims=False)
 
 
 @register("TensorListSetItem")
@@ -362,7 +363,12 @@ def _tl_set_item(ctx, node, lst, index, item):
         return out
     jnp = _jnp()
     lst = jnp.asarray(lst)
-    return _lax().dynamic_update_index_in_dim(lst, cast(item, lst.dtype), index, 0)
+    return _lax().dynamic_update_index_in_dim(lst, cast(item, lst.dtype), _index(index), 0)
+
+
+def _index(i):
+    """A run-time index in the default integer type (the other start indices' type)."""
+    return cast(i, np.int64)
 
 
 # ---- scatters and matrices ------------------------------------------------------------------
