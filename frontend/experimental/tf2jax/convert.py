@@ -151,7 +151,9 @@ class _Converted:
                                     [n if ":" in n else n + ":0" for n in outs],
                                     where=f"the graph of '{name}'")
         self.name = name
-        check_rules(self.graph, Context(self.library, {}))
+        # Functions are parsed once, here (calls need no TensorFlow).
+        self.functions = {}
+        check_rules(self.graph, Context(self.library, {}, self.functions))
 
     def __call__(self, params, args):
         import mjax.numpy as jnp
@@ -177,7 +179,7 @@ class _Converted:
         if missing:
             raise KeyError(f"tf2jax: params lack the variables {sorted(missing)}")
         state = {k: jnp.asarray(v) for k, v in params.items()}
-        ctx = Context(self.library, state)
+        ctx = Context(self.library, state, self.functions)
         outs = run_graph(self.graph, vals + list(self.captured), ctx)
         outs = [jnp.asarray(o) for o in outs]
         return _fill(self.template, outs), state

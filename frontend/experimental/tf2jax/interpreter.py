@@ -18,10 +18,10 @@ class Context:
     """What rules may use beyond their inputs: the function library (control flow,
     calls), the variables' current values (`state`, name -> value) and where we are."""
 
-    def __init__(self, library: dict, state: dict):
+    def __init__(self, library: dict, state: dict, graphs: dict | None = None):
         self.library = library      # function name -> FunctionDef
         self.state = state
-        self._graphs = {}
+        self._graphs = {} if graphs is None else graphs   # parsed functions, by name
         self.where = ""
 
     def function(self, name: str) -> Graph:
