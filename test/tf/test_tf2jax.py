@@ -623,3 +623,37 @@ def test_x64_keeps_tf_64_bit_dtypes():
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(rnn), model(tokens).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_random_ops_draw_from_the_rng_keyword():
+    keras.utils.set_random_seed(6)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dropout(0.5)])
+    x = _f32(50, 4, lo=1.0, hi=2.0)
+    fn, params = tf2jax.convert(tf.function(lambda x: model(x, training=True)), x)
+    with pytest.raises(ValueError, match="rng=mjax.random.key"):
+        fn(params, x)
+    f = mjax.jit(fn)
+    y1, new1 = f(params, x, rng=mjax.random.key(1))
+    y2, _ = f(params, x, rng=mjax.random.key(2))
+    y1b, _ = f(params, x, rng=mjax.random.key(1))
+    y1, y2 = np.asarray(y1), np.asarray(y2)
+    kept = y1 != 0
+    np.testing.assert_allclose(y1[kept], 2 * x[kept], rtol=1e-6)   # inverted dropout
+    assert 0.35 < kept.mean() < 0.65
+    assert (y1 != y2).any() and np.array_equal(y1, np.asarray(y1b))
+    # The SeedGenerator's state advances as in TF.
+    model(x, training=True)
+    for v in model.variables:
+        np.testing.assert_array_equal(np.asarray(new1[v.path]), v.numpy())
+
+    draws = tf2jax.convert_functional(
+        tf.function(lambda x: (tf.random.uniform([2000]), tf.random.normal([2000]),
+                               tf.random.stateless_uniform([2000], seed=[1, 2]),
+                               tf.random.truncated_normal([2000]),
+                               tf.random.uniform([2000], 0, 5, dtype=tf.int32))), x)
+    u, n, su, tn, ui = (np.asarray(d) for d in draws(x, rng=mjax.random.key(0)))
+    assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.05
+    assert abs(n.mean()) < 0.1 and abs(n.std() - 1) < 0.1
+    assert 0 <= su.min() and su.max() < 1 and abs(su.mean() - 0.5) < 0.05
+    assert np.abs(tn).max() <= 2 and abs(tn.mean()) < 0.1
+    assert set(np.unique(ui)) == {0, 1, 2, 3, 4}

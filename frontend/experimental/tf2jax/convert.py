@@ -155,7 +155,7 @@ class _Converted:
         self.functions = {}
         check_rules(self.graph, Context(self.library, {}, self.functions))
 
-    def __call__(self, params, args):
+    def __call__(self, params, args, rng=None):
         import mjax.numpy as jnp
         leaves = tree_util.tree_leaves(args)
         if len(leaves) != self.n_leaves:
@@ -180,13 +180,15 @@ class _Converted:
             raise KeyError(f"tf2jax: params lack the variables {sorted(missing)}")
         state = {k: jnp.asarray(v) for k, v in params.items()}
         ctx = Context(self.library, state, self.functions)
+        ctx.rng = rng
         outs = run_graph(self.graph, vals + list(self.captured), ctx)
         outs = [jnp.asarray(o) for o in outs]
         return _fill(self.template, outs), state
 
 
 def convert(tf_func, *args: Any, **kwargs: Any) -> tuple[Callable, dict]:
-    """`(fn, params)`: `fn(params, *args)` returns `(outputs, updated params)`.
+    """`(fn, params)`: `fn(params, *args)` returns `(outputs, updated params)`; a function
+    with random ops takes a PRNG key as `fn(params, *args, rng=key)`.
 
     `tf_func` is a `tf.function` (or a plain callable, or a concrete function), traced on
     the shapes and dtypes of the arrays in `args` and `kwargs` (pytrees); their other
@@ -197,8 +199,8 @@ def convert(tf_func, *args: Any, **kwargs: Any) -> tuple[Callable, dict]:
     """
     conv = _Converted(tf_func, args, kwargs)
 
-    def fn(params, *call_args, **call_kwargs):
-        return conv(params, (call_args, call_kwargs))
+    def fn(params, *call_args, rng=None, **call_kwargs):
+        return conv(params, (call_args, call_kwargs), rng)
     fn.__name__ = conv.name
     import mjax.numpy as jnp
     return fn, {k: jnp.asarray(v) for k, v in conv.params.items()}
@@ -212,8 +214,8 @@ def convert_functional(tf_func, *args: Any, **kwargs: Any) -> Callable:
         raise ValueError(f"tf2jax.convert_functional: '{conv.name}' captures the variables "
                          f"{sorted(conv.params)}; use convert() to get them as params")
 
-    def fn(*call_args, **call_kwargs):
-        return conv({}, (call_args, call_kwargs))[0]
+    def fn(*call_args, rng=None, **call_kwargs):
+        return conv({}, (call_args, call_kwargs), rng)[0]
     fn.__name__ = conv.name
     return fn
 

@@ -22,6 +22,7 @@ class Context:
         self.library = library      # function name -> FunctionDef
         self.state = state
         self._graphs = {} if graphs is None else graphs   # parsed functions, by name
+        self.rng = None             # the PRNG key random ops draw from (fn's rng=)
         self.where = ""
 
     def function(self, name: str) -> Graph:

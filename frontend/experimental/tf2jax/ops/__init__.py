@@ -65,6 +65,6 @@ def shape_of(x) -> tuple:
 
 
 from mjax.experimental.tf2jax.ops import (array, control_flow, linalg, math,  # noqa: E402,F401
-                                          nn, variables)
+                                          nn, random, variables)
 
 __all__ = ["RULES", "register", "static", "static_ints", "xp"]
