@@ -237,6 +237,26 @@ def test_linalg():
               a, spd, b, rtol=2e-4, atol=2e-5)
 
 
+def test_more_math_and_nn_ops():
+    vol = _f32(1, 4, 4, 4, 2)
+    k3 = _f32(2, 2, 2, 2, 3)
+    k2 = _f32(3, 3, 3, 2)
+    _check_op(lambda x, img: (
+        tf.math.cumulative_logsumexp(x, 1),
+        tf.math.cumulative_logsumexp(x, 0, exclusive=True, reverse=True),
+        tf.math.erfinv(x * 0.5), tf.math.ndtri(tf.abs(x) * 0.5 + 0.1),
+        tf.abs(tf.complex(x, 2 * x)), tf.math.angle(tf.complex(x, x)),
+        tf.math.segment_sum(x, [0, 0, 2]), tf.math.segment_max(x, [0, 1, 1]),
+        tf.math.in_top_k([1, 0, 3], x, 2),
+        tf.reverse_sequence(x, [1, 4, 3], seq_axis=1, batch_axis=0),
+        tf.nn.local_response_normalization(img, depth_radius=1),
+        tf.nn.conv3d(vol, k3, [1] * 5, "SAME"), tf.nn.max_pool3d(vol, 2, 2, "VALID"),
+        tf.nn.atrous_conv2d(img, k2, 2, "SAME"),
+        tf.nn.space_to_depth(img[:, :6, :6], 2),
+        tf.nn.depth_to_space(tf.tile(img, [1, 1, 1, 4])[..., :8], 2)), X, IMG,
+        rtol=1e-4, atol=1e-5)
+
+
 # ---- Keras models -----------------------------------------------------------------------------
 def _mlp():
     keras.utils.set_random_seed(1)

@@ -407,3 +407,86 @@ def _band_part(ctx, node, x, lower, upper):
     keep = ((lo < 0) | (i - j <= lo)) & ((hi < 0) | (j - i <= hi))
     m = xp(x)
     return m.where(keep, x, m.zeros_like(x))
+
+
+# ---- space and depth ------------------------------------------------------------------------
+@register("SpaceToBatchND")
+def _space_to_batch(ctx, node, x, block_shape, paddings):
+    m = xp(x)
+    blocks = static_ints(block_shape, "the block shape")
+    k = len(blocks)
+    x = m.pad(x, [(0, 0)] + _pads(paddings) + [(0, 0)] * (len(shape_of(x)) - 1 - k))
+    shape = shape_of(x)
+    b, spatial, rest = shape[0], shape[1:1 + k], shape[1 + k:]
+    split = [b]
+    for s, bl in zip(spatial, blocks):
+        split += [s // bl, bl]
+    x = m.reshape(x, split + list(rest))
+    perm = ([2 + 2 * i for i in range(k)] + [0] + [1 + 2 * i for i in range(k)]
+            + list(range(1 + 2 * k, 1 + 2 * k + len(rest))))
+    x = m.transpose(x, perm)
+    return m.reshape(x, [b * int(np.prod(blocks))] + [s // bl for s, bl in
+                                                      zip(spatial, blocks)] + list(rest))
+
+
+@register("BatchToSpaceND")
+def _batch_to_space(ctx, node, x, block_shape, crops):
+    m = xp(x)
+    blocks = static_ints(block_shape, "the block shape")
+    k = len(blocks)
+    shape = shape_of(x)
+    b = shape[0] // int(np.prod(blocks))
+    spatial, rest = shape[1:1 + k], shape[1 + k:]
+    x = m.reshape(x, list(blocks) + [b] + list(spatial) + list(rest))
+    perm = [k]
+    for i in range(k):
+        perm += [k + 1 + i, i]
+    perm += list(range(2 * k + 1, 2 * k + 1 + len(rest)))
+    x = m.reshape(m.transpose(x, perm),
+                  [b] + [s * bl for s, bl in zip(spatial, blocks)] + list(rest))
+    c = _pads(crops)
+    return x[(slice(None),) + tuple(slice(lo, x.shape[1 + i] - hi)
+                                    for i, (lo, hi) in enumerate(c))]
+
+
+def _nhwc(node, ctx):
+    if node.attrs.get("data_format", "NHWC") != "NHWC":
+        raise UnsupportedOperationError(f"tf2jax: {node.op} in data format "
+                                        f"{node.attrs.get('data_format')} (node "
+                                        f"'{node.name}' {ctx.where}): NHWC only")
+
+
+@register("SpaceToDepth")
+def _space_to_depth(ctx, node, x):
+    _nhwc(node, ctx)
+    m, bl = xp(x), int(node.attrs["block_size"])
+    n, h, w, c = shape_of(x)
+    x = m.reshape(x, (n, h // bl, bl, w // bl, bl, c))
+    return m.reshape(m.transpose(x, (0, 1, 3, 2, 4, 5)), (n, h // bl, w // bl, bl * bl * c))
+
+
+@register("DepthToSpace")
+def _depth_to_space(ctx, node, x):
+    _nhwc(node, ctx)
+    m, bl = xp(x), int(node.attrs["block_size"])
+    n, h, w, c = shape_of(x)
+    x = m.reshape(x, (n, h, w, bl, bl, c // (bl * bl)))
+    return m.reshape(m.transpose(x, (0, 1, 3, 2, 4, 5)), (n, h * bl, w * bl, c // (bl * bl)))
+
+
+@register("ReverseSequence")
+def _reverse_sequence(ctx, node, x, lengths):
+    """Reverses the first lengths[b] entries along seq_dim of each batch entry b."""
+    jnp = _jnp()
+    x = jnp.asarray(x)
+    seq, batch = int(node.attrs["seq_dim"]), int(node.attrs.get("batch_dim", 0))
+    t = np.arange(x.shape[seq])
+    shape = [1] * x.ndim
+    shape[seq] = x.shape[seq]
+    t = t.reshape(shape)
+    lshape = [1] * x.ndim
+    lshape[batch] = x.shape[batch]
+    n = jnp.asarray(lengths).astype(np.int32).reshape(lshape)
+    src = jnp.where(t < n, n - 1 - t, t)
+    src = jnp.broadcast_to(src, x.shape)
+    return jnp.take_along_axis(x, src, axis=seq)

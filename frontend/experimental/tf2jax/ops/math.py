@@ -61,6 +61,8 @@ _unary("Erf", None, _lax("erf"))
 _unary("Erfc", None, _lax("erfc"))
 _unary("Lgamma", None, _lax("lgamma"))
 _unary("Digamma", None, _lax("digamma"))
+_unary("Erfinv", None, _lax("erf_inv"))
+_unary("Ndtri", None, lambda p: np.sqrt(2.0).astype(p.dtype) * _lax("erf_inv")(2 * p - 1))
 _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), _nn("sigmoid"))
 
 
@@ -239,6 +241,51 @@ _cumulative("Cumsum", "cumsum")
 _cumulative("Cumprod", "cumprod")
 
 
+@register("CumulativeLogsumexp")
+def _cumulative_logsumexp(ctx, node, x, axis):
+    import mjax.lax as lax
+    import mjax.numpy as jnp
+    (a,) = static_ints(axis, "the axis")
+    x = jnp.asarray(x)
+    a %= x.ndim
+    rev = bool(node.attrs.get("reverse"))
+    out = lax.cumlogsumexp(x, axis=a, reverse=rev)
+    if node.attrs.get("exclusive"):        # shift by one, -inf first (log of 0)
+        pad = [(0, 0)] * x.ndim
+        pad[a] = (0, 1) if rev else (1, 0)
+        sl = [slice(None)] * x.ndim
+        sl[a] = slice(1, None) if rev else slice(0, x.shape[a])
+        out = jnp.pad(out, pad, constant_values=-np.inf)[tuple(sl)]
+    return out
+
+
+@register("Complex")
+def _complex(ctx, node, re, im):
+    m = xp(re, im)
+    return cast(m.add(re, m.multiply(im, 1j)), node.attrs.get("Tout", np.complex64))
+
+
+@register("ComplexAbs")
+def _complex_abs(ctx, node, z):
+    return xp(z).abs(z)
+
+
+@register("Angle")
+def _angle(ctx, node, z):
+    return xp(z).angle(z)
+
+
+@register("InTopKV2")
+def _in_top_k(ctx, node, predictions, targets, k):
+    """True where the target's score has fewer than k strictly larger scores (ties at
+    the boundary count as in, as TF says); non-finite target scores are out."""
+    import mjax.numpy as jnp
+    p = jnp.asarray(predictions)
+    t = jnp.take_along_axis(p, jnp.asarray(targets).astype(np.int32)[:, None], axis=1)
+    above = jnp.sum(p > t, axis=1)
+    return jnp.logical_and(above < jnp.asarray(k), jnp.isfinite(t[:, 0]))
+
+
 # ---- products -------------------------------------------------------------------------------
 def _adjoint(m, x):
     x = m.swapaxes(x, -1, -2)
@@ -314,3 +361,21 @@ _segment("UnsortedSegmentSum", "segment_sum")
 _segment("UnsortedSegmentMax", "segment_max")
 _segment("UnsortedSegmentMin", "segment_min")
 _segment("UnsortedSegmentProd", "segment_prod")
+
+
+def _sorted_segment(name, fn_name):
+    """Segment ops with sorted ids: the segment count is the last id + 1, so the ids must
+    be constants."""
+    def rule(ctx, node, data, ids):
+        import mjax.ops
+        n = int(static(ids, f"the segment ids of {name}").reshape(-1)[-1]) + 1 \
+            if np.size(ids) else 0
+        return getattr(mjax.ops, fn_name)(_mjax(data), _mjax(ids), num_segments=n,
+                                          indices_are_sorted=True)
+    register(name)(rule)
+
+
+_sorted_segment("SegmentSum", "segment_sum")
+_sorted_segment("SegmentMax", "segment_max")
+_sorted_segment("SegmentMin", "segment_min")
+_sorted_segment("SegmentProd", "segment_prod")

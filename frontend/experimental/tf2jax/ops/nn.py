@@ -292,3 +292,18 @@ def _resize_bilinear(ctx, node, images, size):
         x = _jnp().moveaxis(_jnp().tensordot(x, m.astype(np.float32), axes=[[axis], [1]]),
                             -1, axis)
     return x
+
+
+@register("LRN")
+def _lrn(ctx, node, x):
+    """x / (bias + alpha * sum of squares over a window of channels) ** beta."""
+    lax = _lax()
+    x = _asarray(x)
+    r = int(node.attrs.get("depth_radius", 5))
+    bias, alpha = float(node.attrs.get("bias", 1.0)), float(node.attrs.get("alpha", 1.0))
+    beta = float(node.attrs.get("beta", 0.5))
+    zero = np.array(0, np.dtype(x.dtype))
+    window = (1,) * (x.ndim - 1) + (2 * r + 1,)
+    sq = lax.reduce_window(x * x, zero, lax.add, window, (1,) * x.ndim,
+                           [(0, 0)] * (x.ndim - 1) + [(r, r)])
+    return x / (bias + alpha * sq) ** beta
