@@ -346,6 +346,17 @@ def test_vmap_over_converted_function():
     want = np.stack([tf.reduce_sum(model(b), axis=-1).numpy() for b in batch])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
 
+    # Control flow under vmap: a batched predicate and a per-example trip count.
+    @tf.function
+    def f(x, n):
+        y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2, lambda: -x)
+        return tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a + y),
+                             [tf.constant(0), tf.zeros_like(x)])[1]
+    x, n = _f32(5, 3), np.arange(5, dtype=np.int32)
+    got = mjax.vmap(tf2jax.convert_functional(f, x[0], n[0]))(x, n)
+    want = np.stack([f(a, b).numpy() for a, b in zip(x, n)])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
 
 @pytest.mark.parametrize("layer", ["SimpleRNN", "LSTM", "GRU"])
 def test_keras_embedding_and_rnn(layer):
