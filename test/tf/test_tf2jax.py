@@ -688,3 +688,16 @@ def test_random_ops_draw_from_the_rng_keyword():
     assert 0 <= su.min() and su.max() < 1 and abs(su.mean() - 0.5) < 0.05
     assert np.abs(tn).max() <= 2 and abs(tn.mean()) < 0.1
     assert set(np.unique(ui)) == {0, 1, 2, 3, 4}
+
+
+def test_data_dependent_shapes_convert_eagerly_only():
+    f = tf.function(lambda x: (tf.where(x > 0), tf.unique(tf.cast(x * 3, tf.int32)[0])))
+    x = np.array([[0.5, -1.0, 0.9, 0.4], [-0.2, 0.7, 0.0, 0.34]], np.float32)
+    fn = tf2jax.convert_functional(f, x)
+    got, want = fn(x), f(x)
+    np.testing.assert_array_equal(np.asarray(got[0]), want[0].numpy())
+    np.testing.assert_array_equal(np.asarray(got[1].y), want[1].y.numpy())
+    np.testing.assert_array_equal(np.asarray(got[1].idx), want[1].idx.numpy())
+    with pytest.raises(tf2jax.UnsupportedOperationError, match="depends on the input's "
+                                                               "values"):
+        mjax.jit(fn)(x)

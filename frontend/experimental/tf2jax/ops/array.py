@@ -490,3 +490,31 @@ def _reverse_sequence(ctx, node, x, lengths):
     src = jnp.where(t < n, n - 1 - t, t)
     src = jnp.broadcast_to(src, x.shape)
     return jnp.take_along_axis(x, src, axis=seq)
+
+
+# ---- data-dependent shapes ------------------------------------------------------------------
+def _concrete(x, node, ctx) -> np.ndarray:
+    """The value of `x` when it is known (eager calls); traced values have no shape yet."""
+    from mjax.core import Tracer
+    if isinstance(x, Tracer):
+        raise UnsupportedOperationError(
+            f"tf2jax: {node.op} (node '{node.name}' {ctx.where}) has a result whose shape "
+            f"depends on the input's values; it converts only when the input is known "
+            f"(an eager call), not under jit/grad/vmap")
+    return np.asarray(x)
+
+
+@register("Where")
+def _where(ctx, node, x):
+    return np.argwhere(_concrete(x, node, ctx)).astype(np.int64)
+
+
+@register("Unique")
+def _unique(ctx, node, x):
+    values, idx = np.unique(_concrete(x, node, ctx), return_inverse=True)
+    # TF orders unique values by first occurrence, NumPy by value.
+    first = np.array([np.flatnonzero(idx == i)[0] for i in range(len(values))])
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return values[order], rank[idx].astype(node.attrs.get("out_idx", np.int32))
