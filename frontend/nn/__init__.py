@@ -19,7 +19,10 @@ from mjax.scipy.special import logsumexp  # noqa: F401  (JAX re-exports it here 
 __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu",
            "elu", "leaky_relu", "celu", "selu", "hard_tanh", "hard_sigmoid", "hard_silu",
            "hard_swish", "soft_sign", "mish", "glu", "softmax", "log_softmax", "logsumexp",
-           "one_hot", "standardize"]
+           "one_hot", "standardize", "identity", "tanh", "log1mexp", "logmeanexp",
+           "sparse_plus", "sparse_sigmoid", "squareplus", "dot_product_attention",
+           "initializers", "scaled_matmul", "scaled_dot_general",
+           "get_scaled_dot_general_config"]
 
 
 def _float(name, x):
@@ -221,3 +224,65 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
         # E[x^2] - E[x]^2, as JAX computes it (one pass over x).
         variance = jnp.mean(x * x, axis, keepdims=True, where=where) - jnp.square(mean)
     return (x - jnp.asarray(mean)) * lax.rsqrt(jnp.asarray(variance) + epsilon)
+
+
+def identity(x):
+    """x unchanged, as an array. JAX: jax.nn.identity."""
+    return jnp.asarray(x)
+
+
+def tanh(x, /):
+    """Hyperbolic tangent (jax.numpy.tanh). JAX: jax.nn.tanh."""
+    return jnp.tanh(x)
+
+
+def log1mexp(x):
+    """log(1 - exp(-x)), via expm1 below log 2 and log1p above (accurate both ways).
+    JAX: jax.nn.log1mexp."""
+    x = _float("log1mexp", x)
+    return jnp.where(x < math.log(2.0), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """log(mean(exp(x))) over `axis`, counting only where=True entries.
+    JAX: jax.nn.logmeanexp."""
+    x = _float("logmeanexp", x)
+    lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    mask = jnp.ones(x.shape, bool) if where is None else jnp.broadcast_to(where, x.shape)
+    count = jnp.sum(mask, axis=axis, keepdims=keepdims, dtype=lse.dtype)
+    return lse - jnp.log(count)
+
+
+def sparse_plus(x):
+    """0 below -1, x above 1, (x + 1)^2 / 4 between. JAX: jax.nn.sparse_plus."""
+    x = _float("sparse_plus", x)
+    return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x):
+    """clip((x + 1) / 2, 0, 1), the derivative of sparse_plus. JAX: jax.nn.sparse_sigmoid."""
+    x = _float("sparse_sigmoid", x)
+    return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x^2 + b)) / 2, a smooth relu. JAX: jax.nn.squareplus."""
+    x, b = jnp._promote("squareplus", x, b, inexact=True)
+    return (x + jnp.sqrt(jnp.square(x) + b)) / 2
+
+
+def _scaled_unsupported(name):
+    def f(*args, **kwargs):
+        raise NotImplementedError(f"mjax.nn.{name}: block-scaled (microscaling) matmuls "
+                                  "are not implemented")
+    f.__name__ = name
+    f.__doc__ = f"Not implemented in mjax. JAX: jax.nn.{name}."
+    return f
+
+
+scaled_matmul = _scaled_unsupported("scaled_matmul")
+scaled_dot_general = _scaled_unsupported("scaled_dot_general")
+get_scaled_dot_general_config = _scaled_unsupported("get_scaled_dot_general_config")
+
+from mjax.nn.attention import dot_product_attention  # noqa: E402
+from mjax.nn import initializers  # noqa: E402,F401

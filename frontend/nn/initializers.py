@@ -1,0 +1,212 @@
+"""`mjax.nn.initializers`: weight initializers (JAX's `jax.nn.initializers`).
+
+Each builder returns `init(key, shape, dtype=<builder's dtype>)`. They draw through
+`mjax.random` the same way JAX does, so a key gives the same weights as in JAX.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as _onp
+
+from mjax import dtypes as _dt
+from mjax import numpy as jnp
+from mjax import random
+
+__all__ = ["Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",
+           "he_normal", "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal",
+           "lecun_uniform", "normal", "ones", "orthogonal", "truncated_normal", "uniform",
+           "variance_scaling", "xavier_normal", "xavier_uniform", "zeros"]
+
+Initializer = Callable[..., Any]
+
+
+def _dtype(dtype):
+    return _dt.default_float() if dtype is None else _dt.canonicalize_dtype(dtype)
+
+
+def _no_sharding(name, out_sharding):
+    if out_sharding is not None:
+        raise NotImplementedError(f"mjax.nn.initializers.{name}: out_sharding is not "
+                                  "supported; use jax.device_put on the result")
+
+
+def _shape(shape):
+    if isinstance(shape, (int, _onp.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def zeros(key, shape, dtype=None, out_sharding=None):
+    """An array of zeros (the key is unused). JAX: jax.nn.initializers.zeros."""
+    _no_sharding("zeros", out_sharding)
+    return jnp.zeros(shape, _dtype(dtype))
+
+
+def ones(key, shape, dtype=None, out_sharding=None):
+    """An array of ones (the key is unused). JAX: jax.nn.initializers.ones."""
+    _no_sharding("ones", out_sharding)
+    return jnp.ones(shape, _dtype(dtype))
+
+
+def constant(value, dtype=None):
+    """Initializer filling with `value`. JAX: jax.nn.initializers.constant."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        _no_sharding("constant", out_sharding)
+        return jnp.full(shape, value, dtype=_dtype(dtype))
+    return init
+
+
+def uniform(scale=1e-2, dtype=None):
+    """Initializer drawing uniformly from [0, scale). JAX: jax.nn.initializers.uniform."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        _no_sharding("uniform", out_sharding)
+        dtype = _dtype(dtype)
+        return random.uniform(key, shape, dtype) * jnp.array(scale, dtype)
+    return init
+
+
+def normal(stddev=1e-2, dtype=None):
+    """Initializer drawing from N(0, stddev^2). JAX: jax.nn.initializers.normal."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        _no_sharding("normal", out_sharding)
+        dtype = _dtype(dtype)
+        return random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
+    return init
+
+
+def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0):
+    """Initializer drawing a standard normal truncated to [lower, upper], times stddev.
+    JAX: jax.nn.initializers.truncated_normal."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        _no_sharding("truncated_normal", out_sharding)
+        dtype = _dtype(dtype)
+        return random.truncated_normal(key, lower, upper, shape, dtype) * jnp.array(stddev,
+                                                                                   dtype)
+    return init
+
+
+def _size(shape, axis):
+    if isinstance(axis, (int, _onp.integer)):
+        return shape[axis]
+    return math.prod(shape[i] for i in axis)
+
+
+def _compute_fans(shape, in_axis=-2, out_axis=-1, batch_axis=()):
+    """(fan_in, fan_out): in/out sizes times the receptive field (every axis that is
+    neither input, output nor batch)."""
+    if isinstance(in_axis, int) and in_axis == -2 and len(shape) <= 1:
+        raise ValueError(f"Can't compute input and output sizes of a {len(shape)}-dimensional"
+                         " weights tensor with default in_axis. Must be at least 2D or "
+                         "specify in_axis explicitly.")
+    in_size, out_size = _size(shape, in_axis), _size(shape, out_axis)
+    receptive = math.prod(shape) / in_size / out_size / _size(shape, batch_axis)
+    return in_size * receptive, out_size * receptive
+
+
+# Standard deviation of a standard normal truncated to (-2, 2).
+_TRUNC_STD = .87962566103423978
+
+
+def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_axis=(),
+                     dtype=None):
+    """Initializer with variance scale / fan (fan per `mode`: fan_in, fan_out, fan_avg,
+    fan_geo_avg), drawn from `distribution`: truncated_normal, normal or uniform.
+    JAX: jax.nn.initializers.variance_scaling."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        _no_sharding("variance_scaling", out_sharding)
+        shape = _shape(shape)
+        dtype = _dtype(dtype)
+        fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
+        denominators = {"fan_in": lambda: fan_in, "fan_out": lambda: fan_out,
+                        "fan_avg": lambda: (fan_in + fan_out) / 2,
+                        "fan_geo_avg": lambda: (fan_in * fan_out) ** 0.5}
+        if mode not in denominators:
+            raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
+        if distribution not in ("truncated_normal", "normal", "uniform"):
+            raise ValueError("invalid distribution for variance scaling initializer: "
+                             f"{distribution}")
+        if _dt.issubdtype(dtype, _onp.complexfloating):
+            raise NotImplementedError("mjax.nn.initializers.variance_scaling: complex "
+                                      f"dtypes ({dtype}) are not supported")
+        variance = jnp.array(scale / denominators[mode](), dtype=dtype)
+        if distribution == "truncated_normal":
+            stddev = jnp.sqrt(variance) / jnp.array(_TRUNC_STD, dtype)
+            return random.truncated_normal(key, -2, 2, shape, dtype) * stddev
+        if distribution == "normal":
+            return random.normal(key, shape, dtype) * jnp.sqrt(variance)
+        return random.uniform(key, shape, dtype, -1) * jnp.sqrt(3 * variance)
+    return init
+
+
+def _scaled(scale, mode, distribution, doc):
+    def builder(in_axis=-2, out_axis=-1, batch_axis=(), dtype=None):
+        return variance_scaling(scale, mode, distribution, in_axis=in_axis,
+                                out_axis=out_axis, batch_axis=batch_axis, dtype=dtype)
+    builder.__doc__ = doc
+    return builder
+
+
+glorot_uniform = _scaled(1.0, "fan_avg", "uniform",
+                         "variance_scaling(1, fan_avg, uniform). "
+                         "JAX: jax.nn.initializers.glorot_uniform.")
+glorot_normal = _scaled(1.0, "fan_avg", "truncated_normal",
+                        "variance_scaling(1, fan_avg, truncated_normal). "
+                        "JAX: jax.nn.initializers.glorot_normal.")
+lecun_uniform = _scaled(1.0, "fan_in", "uniform",
+                        "variance_scaling(1, fan_in, uniform). "
+                        "JAX: jax.nn.initializers.lecun_uniform.")
+lecun_normal = _scaled(1.0, "fan_in", "truncated_normal",
+                       "variance_scaling(1, fan_in, truncated_normal). "
+                       "JAX: jax.nn.initializers.lecun_normal.")
+he_uniform = _scaled(2.0, "fan_in", "uniform",
+                     "variance_scaling(2, fan_in, uniform). "
+                     "JAX: jax.nn.initializers.he_uniform.")
+he_normal = _scaled(2.0, "fan_in", "truncated_normal",
+                    "variance_scaling(2, fan_in, truncated_normal). "
+                    "JAX: jax.nn.initializers.he_normal.")
+for _f, _n in ((glorot_uniform, "glorot_uniform"), (glorot_normal, "glorot_normal"),
+               (lecun_uniform, "lecun_uniform"), (lecun_normal, "lecun_normal"),
+               (he_uniform, "he_uniform"), (he_normal, "he_normal")):
+    _f.__name__ = _f.__qualname__ = _n
+xavier_uniform, xavier_normal = glorot_uniform, glorot_normal
+kaiming_uniform, kaiming_normal = he_uniform, he_normal
+
+
+def orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """Initializer giving a (scaled) matrix with orthonormal rows or columns, the other
+    axes flattened into rows. JAX: jax.nn.initializers.orthogonal."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        _no_sharding("orthogonal", out_sharding)
+        shape = _shape(shape)
+        dtype = _dtype(dtype)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if 0 in shape:
+            return jnp.zeros(shape, dtype)
+        n_cols = shape[column_axis]
+        n_rows = math.prod(shape) // n_cols
+        q = random.orthogonal(key, n_rows, (), dtype, n_cols)
+        rest = tuple(_onp.delete(_onp.array(shape), column_axis))
+        q = jnp.moveaxis(jnp.reshape(q, rest + (n_cols,)), -1, column_axis)
+        return jnp.array(scale, dtype) * q
+    return init
+
+
+def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """Initializer for 3-5D convolution kernels: zero except an orthogonal matrix at the
+    spatial centre. JAX: jax.nn.initializers.delta_orthogonal."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        _no_sharding("delta_orthogonal", out_sharding)
+        shape = _shape(shape)
+        dtype = _dtype(dtype)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        ortho = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key,
+                                                                              shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return jnp.zeros(shape, dtype).at[centre].set(ortho)
+    return init
