@@ -198,7 +198,8 @@ class _Propagation:
             return None
         avals_in = [aval_of(v.type) for v in op.operands]
         avals_out = [aval_of(r.type) for r in op.results]
-        factors = rule(avals_in, avals_out, **view.params)
+        params = view.params if getattr(rule, "uses_params", True) else {}
+        factors = rule(avals_in, avals_out, **params)
         operands = [(v, m, f"operand {k}", a.shape) for k, (v, m, a) in
                     enumerate(zip(op.operands, factors.operands, avals_in))]
         results = [(v, m, f"result {k}", a.shape) for k, (v, m, a) in

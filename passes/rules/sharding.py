@@ -99,8 +99,15 @@ def _same_dims(avals_in, avals_out, kind):
 def shard_elementwise(*ops):
     """Ops whose operands and results share one shape: dimension i is factor i."""
     for op in ops:
-        SHARD[op] = lambda avals_in, avals_out, **params: _same_dims(avals_in, avals_out,
-                                                                     "elementwise")
+        SHARD[op] = _without_params(lambda avals_in, avals_out, **params: _same_dims(
+            avals_in, avals_out, "elementwise"))
+
+
+def _without_params(rule):
+    """Marks a rule that reads no op parameters: the propagation pass then does not
+    decode them (a constant's value, for one)."""
+    rule.uses_params = False
+    return rule
 
 
 def _fresh(avals_out, kind):
@@ -131,6 +138,7 @@ def _optimization_barrier_shard(avals_in, avals_out):
 
 
 @shard_rule(St.ConstantOp, St.IotaOp)
+@_without_params
 def _constant_shard(avals_in, avals_out, **params):
     return _fresh(avals_out, "constant")
 
