@@ -121,6 +121,7 @@ class _Propagation:
         self.block = entry_block(fn)
         self.known: dict = {}
         self.mesh = None
+        self._sizes = None     # mesh axis -> size, once the mesh is known
         self.reduced: dict = {}
 
     # -- sources ------------------------------------------------------------------------
@@ -177,7 +178,9 @@ class _Propagation:
 
     def _spec_for(self, shape, dims, found):
         """(spec, per-dim sources) of a value whose dims are indexed by `dims`."""
-        sizes = dict(zip(*self.mesh))
+        sizes = self._sizes
+        if sizes is None:
+            sizes = self._sizes = dict(zip(*self.mesh))
         used, spec, sources = set(), [], []
         for d, f in enumerate(dims):
             axes, source = (found[f][0], found[f][1]) if f in found else ((), None)
@@ -204,20 +207,21 @@ class _Propagation:
                     enumerate(zip(op.operands, factors.operands, avals_in))]
         results = [(v, m, f"result {k}", a.shape) for k, (v, m, a) in
                    enumerate(zip(op.results, factors.results, avals_out))]
-        return view.primitive, factors, operands, results
+        # (Both sweep orders and the sorted reduced factors, made once: apply is hot.)
+        return (view.primitive, factors, operands, results, operands + results,
+                results + operands, sorted(factors.reduced), len(operands))
 
     def apply(self, key, info, forward: bool) -> bool:
         """One op: axes of each factor, from whichever of its operands and results are
         decided (operands first in forward sweeps, results first in backward ones), go
         to its undecided operands and results, as in Shardy."""
-        primitive, factors, operands, results = info
-        entries = operands + results if forward else results + operands
+        primitive, factors, operands, results, fwd, bwd, reduced, _ = info
+        entries = fwd if forward else bwd
         known = self.known
         if not any(e[0] in known for e in entries):
             return False
         found = self._factor_axes(entries)
-        partial = tuple(a for f in sorted(factors.reduced) if f in found
-                        for a in found[f][0])
+        partial = tuple(a for f in reduced if f in found for a in found[f][0])
         if partial:
             self.reduced[key] = partial
         operands_known = any(e[0] in known for e in operands)
@@ -227,11 +231,14 @@ class _Propagation:
                 continue
             spec, sources = self._spec_for(shape, dims, found)
             # A replicated decision only flows forward, from decided operands to results.
-            if not any(spec) and not (label.startswith("result") and operands_known):
+            if not any(spec) and not (operands_known and label[0] == "r"):
                 continue
-            used = sorted({found[f][2] for d, f in enumerate(dims) if spec[d]})
-            how = "from " + ", ".join(used) if used else "from replicated operands"
-            known[v] = Decision(spec, f"{primitive} ({factors.kind}): {how}", sources)
+            rule = ""
+            if self.explain:    # (the rule's text is only ever shown by explain)
+                used = sorted({found[f][2] for d, f in enumerate(dims) if spec[d]})
+                how = "from " + ", ".join(used) if used else "from replicated operands"
+                rule = f"{primitive} ({factors.kind}): {how}"
+            known[v] = Decision(spec, rule, sources)
             changed = True
         return changed
 
