@@ -120,3 +120,176 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     if b is not None:
         out = jnp.where(sign < 0, jnp.full_like(out, jnp.nan), out)
     return out
+
+
+from mjax.scipy.special_series import (  # noqa: E402
+    betainc, gammainc, gammaincc, i0, i0e, i1, i1e, ndtri, zeta)
+
+__all__ += ["betainc", "gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "ndtri", "zeta",
+            "gammasgn", "gamma", "loggamma", "beta", "betaln", "factorial", "comb", "poch",
+            "multigammaln", "kl_div", "rel_entr", "boxcox", "boxcox1p", "softmax",
+            "log_softmax", "bernoulli"]
+
+
+def gammasgn(x):
+    """The sign of Gamma(x): 1 for x > 0, (-1)^ceil(-x) below, NaN at the poles.
+    JAX: jax.scipy.special.gammasgn."""
+    (x,) = _float("gammasgn", x)
+    fl = jnp.floor(x)
+    odd = jnp.remainder(fl, 2) != 0
+    neg = jnp.where(odd, -1.0, 1.0).astype(x.dtype)
+    out = jnp.where(x > 0, jnp.ones_like(x), neg)
+    out = jnp.where((x < 0) & (x == fl), jnp.nan, out)
+    return jnp.where(jnp.isnan(x), jnp.nan, out)
+
+
+def gamma(x):
+    """The gamma function. JAX: jax.scipy.special.gamma."""
+    (x,) = _float("gamma", x)
+    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+
+
+def loggamma(x):
+    """log Gamma(x) on the principal branch: lgamma for x > 0, NaN otherwise (real input).
+    JAX: jax.scipy.special.loggamma."""
+    (x,) = _float("loggamma", x)
+    if jnp.iscomplexobj(x):
+        raise NotImplementedError("mjax.scipy.special.loggamma: complex input is not "
+                                  "supported")
+    return jnp.where(x <= 0, jnp.nan, lax.lgamma(x))
+
+
+def betaln(a, b):
+    """log|B(a, b)| = lgamma(a) + lgamma(b) - lgamma(a + b). JAX: jax.scipy.special.betaln."""
+    a, b = _float("betaln", a, b)
+    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+
+
+def beta(a, b):
+    """The beta function B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b).
+    JAX: jax.scipy.special.beta."""
+    a, b = _float("beta", a, b)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * jnp.exp(betaln(a, b))
+
+
+def factorial(n, exact=False):
+    """n! = Gamma(n + 1) for n >= 0, 0 for n < 0. JAX: jax.scipy.special.factorial."""
+    if exact:
+        raise ValueError(f"factorial with exact=True is not supported (got exact={exact})")
+    (n,) = _float("factorial", n)
+    return jnp.where(n < 0, 0.0, jnp.exp(lax.lgamma(n + 1))).astype(n.dtype)
+
+
+def comb(N, k, *, repetition=False):
+    """N choose k (with repetition: N + k - 1 choose k), by log-gamma; 0 outside
+    0 <= k <= N. JAX: jax.scipy.special.comb."""
+    N, k = _float("comb", N, k)
+    if repetition:
+        N = N + k - 1
+    value = jnp.exp(lax.lgamma(N + 1) - lax.lgamma(k + 1) - lax.lgamma(N - k + 1))
+    return jnp.where((k < 0) | (k > N) | (N < 0), 0.0, value).astype(N.dtype)
+
+
+def poch(z, m):
+    """The rising factorial Gamma(z + m) / Gamma(z). JAX: jax.scipy.special.poch."""
+    z, m = _float("poch", z, m)
+    sign = gammasgn(z + m) * gammasgn(z)
+    return jnp.where(m == 0, jnp.ones_like(z),
+                     sign * jnp.exp(lax.lgamma(z + m) - lax.lgamma(z)))
+
+
+def multigammaln(a, d):
+    """The log multivariate gamma function of dimension d (a static int).
+    JAX: jax.scipy.special.multigammaln."""
+    import math
+    import numpy as _onp
+    d = int(d) if isinstance(d, (int, _onp.integer)) else d
+    if not isinstance(d, int):
+        raise TypeError(f"mjax.scipy.special.multigammaln: d must be a static int, got {d!r}")
+    (a,) = _float("multigammaln", a)
+    const = d * (d - 1) / 4 * math.log(math.pi)
+    terms = sum(lax.lgamma(a - j / 2) for j in range(d)) if d else jnp.zeros_like(a)
+    return const + terms
+
+
+def rel_entr(p, q):
+    """p log(p / q) for p, q > 0; 0 at p == 0 (q >= 0); inf otherwise.
+    JAX: jax.scipy.special.rel_entr."""
+    p, q = _float("rel_entr", p, q)
+    both = (p > 0) & (q > 0)
+    sp, sq = jnp.where(both, p, 1), jnp.where(both, q, 1)
+    value = sp * jnp.log(sp / sq)
+    return jnp.where(both, value, jnp.where((p == 0) & (q >= 0), 0.0, jnp.inf))
+
+
+def kl_div(p, q):
+    """p log(p / q) - p + q for p, q > 0; q at p == 0 (q >= 0); inf otherwise.
+    JAX: jax.scipy.special.kl_div."""
+    p, q = _float("kl_div", p, q)
+    both = (p > 0) & (q > 0)
+    sp, sq = jnp.where(both, p, 1), jnp.where(both, q, 1)
+    value = sp * jnp.log(sp / sq) - sp + sq
+    return jnp.where(both, value, jnp.where((p == 0) & (q >= 0), q, jnp.inf))
+
+
+def boxcox(x, lmbda):
+    """(x^lmbda - 1) / lmbda, log(x) at lmbda == 0. JAX: jax.scipy.special.boxcox."""
+    x, lmbda = _float("boxcox", x, lmbda)
+    zero = lmbda == 0
+    safe = jnp.where(zero, 1, lmbda)
+    return jnp.where(zero, jnp.log(x), jnp.expm1(safe * jnp.log(x)) / safe)
+
+
+def boxcox1p(x, lmbda):
+    """((1 + x)^lmbda - 1) / lmbda, log1p(x) at lmbda == 0. JAX: jax.scipy.special.boxcox1p."""
+    x, lmbda = _float("boxcox1p", x, lmbda)
+    zero = lmbda == 0
+    safe = jnp.where(zero, 1, lmbda)
+    return jnp.where(zero, jnp.log1p(x), jnp.expm1(safe * jnp.log1p(x)) / safe)
+
+
+def softmax(x, /, *, axis=None):
+    """exp(x) / sum(exp(x)) over `axis` (all axes by default). JAX: jax.scipy.special.softmax."""
+    from mjax import nn
+    return nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """x - logsumexp(x) over `axis` (all axes by default).
+    JAX: jax.scipy.special.log_softmax."""
+    from mjax import nn
+    return nn.log_softmax(x, axis=axis)
+
+
+def bernoulli(n):
+    """The Bernoulli numbers B_0..B_n (B_1 = -1/2, as JAX), computed exactly on the host. JAX: jax.scipy.special.bernoulli."""
+    import operator
+    from fractions import Fraction
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    b = [Fraction(0)] * (n + 1)
+    for m in range(n + 1):  # Akiyama-Tanigawa: B_m with B_1 = +1/2
+        a = [Fraction(0)] * (m + 1)
+        for j in range(m + 1):
+            a[j] = Fraction(1, j + 1)
+            for i in range(j, 0, -1):
+                a[i - 1] = i * (a[i - 1] - a[i])
+        b[m] = a[0]
+    if n >= 1:
+        b[1] = -b[1]  # the algorithm gives the B_1 = +1/2 convention
+    return jnp.asarray([float(v) for v in b], dtype=jnp.zeros(()).dtype)
+
+
+def _not_implemented(name):
+    def f(*args, **kwargs):
+        raise NotImplementedError(f"mjax.scipy.special.{name} is not implemented")
+    f.__name__ = name
+    f.__doc__ = f"Not implemented in mjax. JAX: jax.scipy.special.{name}."
+    return f
+
+
+for _name in ("bessel_jn", "dawsn", "erfcx", "exp1", "expi", "expn", "fresnel", "hyp1f1",
+              "hyp2f1", "owens_t", "sici", "spence", "sph_harm_y", "wofz"):
+    globals()[_name] = _not_implemented(_name)
