@@ -7,7 +7,8 @@ jit with NamedShardings: the batch split over a "data" mesh axis, parameters rep
 (MLP 784-512-512-10, batch 128, grad + SGD). Steady state is timed in rounds interleaved
 between the libraries (best round); trace+transform+lower (`jit(...).lower` of a fresh
 function each time, so nothing is reused; after one untimed lower, so first-use costs of
-either library are left out) in interleaved rounds too, reported as min and median.
+either library are left out) in interleaved rounds too, reported as min and median. A
+small sharded jit call shows the per-call cost of sharded dispatch.
 """
 from __future__ import annotations
 
@@ -61,6 +62,20 @@ def lowering(lib, jnp):
     return lower_once, Steady(lambda: lib.block_until_ready(dp(*args)), 20)
 
 
+def small_call(lib):
+    """A Steady of a small sharded jit (three split arguments, one replicated): the
+    per-call cost of sharded dispatch, which the train step's XLA time hides."""
+    mesh = lib.sharding.Mesh(np.array(lib.devices()[:8]), ("data",))
+    split = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("data"))
+    rep = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec())
+    xs = [lib.device_put(np.ones((64, 4), np.float32), split) for _ in range(3)]
+    w = lib.device_put(np.ones((4, 4), np.float32), rep)
+    f = lib.jit(lambda a, b, c, w: (a @ w + b * c).sum(0),
+                in_shardings=(split, split, split, rep))
+    f(*xs, w).block_until_ready()
+    return Steady(lambda: f(*xs, w).block_until_ready(), 200)
+
+
 def profile(which):
     import cProfile
     import pstats
@@ -103,7 +118,11 @@ def main():
         lowers["mjax"].append(lower_m())
         lowers["jax"].append(lower_j())
     best = time_interleaved({"mjax": steady_m, "jax": steady_j}, repeat=args.rounds)
+    small = time_interleaved({"mjax": small_call(mjax), "jax": small_call(jax)},
+                             repeat=args.rounds)
     print(f"{'':28s} {'mjax':>10s} {'jax':>10s} {'mjax/jax':>9s}")
+    print(f"{'small sharded call':28s} {small['mjax'] * 1e3:8.3f}ms "
+          f"{small['jax'] * 1e3:8.3f}ms {small['mjax'] / small['jax']:9.2f}")
     print(f"{'steady state (best round)':28s} {best['mjax'] * 1e3:8.2f}ms "
           f"{best['jax'] * 1e3:8.2f}ms {best['mjax'] / best['jax']:9.2f}")
     for name, pick in (("min", min), ("median", statistics.median)):
