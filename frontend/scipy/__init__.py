@@ -1,3 +1,4 @@
 """`mjax.scipy`: the parts of SciPy that JAX mirrors (`jax.scipy`), over `mjax.numpy`."""
 from mjax.scipy import special  # noqa: F401
 from mjax.scipy import linalg  # noqa: F401
+from mjax.scipy import stats  # noqa: F401

@@ -1,0 +1,37 @@
+"""The Bernoulli distribution (JAX's `jax.scipy.stats.bernoulli`)."""
+from __future__ import annotations
+
+from mjax import numpy as jnp
+from mjax.scipy import special
+from mjax.scipy.stats._util import promote
+
+
+def logpmf(k, p, loc=0):
+    """k log p + (1 - k) log(1 - p) on [0, 1] (as JAX, k need not be an integer), -inf
+    outside.
+    JAX: jax.scipy.stats.bernoulli.logpmf."""
+    k, p, loc = promote("bernoulli.logpmf", k, p, loc)
+    x = k - loc
+    value = special.xlogy(x, p) + special.xlog1py(1 - x, -p)
+    return jnp.where((x < 0) | (x > 1), -jnp.inf, value)
+
+
+def pmf(k, p, loc=0):
+    """JAX: jax.scipy.stats.bernoulli.pmf."""
+    return jnp.exp(logpmf(k, p, loc))
+
+
+def cdf(k, p):
+    """0 below 0, 1 - p on [0, 1), 1 from 1; NaN for p outside [0, 1].
+    JAX: jax.scipy.stats.bernoulli.cdf."""
+    k, p = promote("bernoulli.cdf", k, p)
+    value = jnp.where(k < 0, 0.0, jnp.where(k < 1, 1 - p, 1.0))
+    return jnp.where((p < 0) | (p > 1) | jnp.isnan(k), jnp.nan, value)
+
+
+def ppf(q, p):
+    """The smallest k in {0, 1} with cdf(k) >= q; NaN for q or p outside [0, 1].
+    JAX: jax.scipy.stats.bernoulli.ppf."""
+    q, p = promote("bernoulli.ppf", q, p)
+    value = jnp.where(q > 1 - p, 1.0, 0.0)
+    return jnp.where((q < 0) | (q > 1) | (p < 0) | (p > 1), jnp.nan, value)

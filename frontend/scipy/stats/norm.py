@@ -1,0 +1,58 @@
+"""The normal distribution (JAX's `jax.scipy.stats.norm`)."""
+from __future__ import annotations
+
+import math
+
+from mjax import numpy as jnp
+from mjax.scipy import special
+from mjax.scipy.stats._util import promote
+
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def logpdf(x, loc=0, scale=1):
+    """log N(x; loc, scale^2). JAX: jax.scipy.stats.norm.logpdf."""
+    x, loc, scale = promote("norm.logpdf", x, loc, scale)
+    z = (x - loc) / scale
+    return -0.5 * z * z - jnp.log(scale) - _HALF_LOG_2PI
+
+
+def pdf(x, loc=0, scale=1):
+    """N(x; loc, scale^2). JAX: jax.scipy.stats.norm.pdf."""
+    return jnp.exp(logpdf(x, loc, scale))
+
+
+def cdf(x, loc=0, scale=1):
+    """P(X <= x). JAX: jax.scipy.stats.norm.cdf."""
+    x, loc, scale = promote("norm.cdf", x, loc, scale)
+    return special.ndtr((x - loc) / scale)
+
+
+def logcdf(x, loc=0, scale=1):
+    """log P(X <= x), accurate in the tails. JAX: jax.scipy.stats.norm.logcdf."""
+    x, loc, scale = promote("norm.logcdf", x, loc, scale)
+    return special.log_ndtr((x - loc) / scale)
+
+
+def sf(x, loc=0, scale=1):
+    """P(X > x). JAX: jax.scipy.stats.norm.sf."""
+    x, loc, scale = promote("norm.sf", x, loc, scale)
+    return special.ndtr((loc - x) / scale)
+
+
+def logsf(x, loc=0, scale=1):
+    """log P(X > x). JAX: jax.scipy.stats.norm.logsf."""
+    x, loc, scale = promote("norm.logsf", x, loc, scale)
+    return special.log_ndtr((loc - x) / scale)
+
+
+def ppf(q, loc=0, scale=1):
+    """The quantile function (inverse cdf). JAX: jax.scipy.stats.norm.ppf."""
+    q, loc, scale = promote("norm.ppf", q, loc, scale)
+    return special.ndtri(q) * scale + loc
+
+
+def isf(q, loc=0, scale=1):
+    """The inverse survival function. JAX: jax.scipy.stats.norm.isf."""
+    q, loc, scale = promote("norm.isf", q, loc, scale)
+    return -special.ndtri(q) * scale + loc
