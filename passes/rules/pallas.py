@@ -106,18 +106,24 @@ def _pallas_batch(batcher, op, vals, dims, b):
     aliased_ins = set(aliases[::2])
     anchor = fns.get(str(p["callee"]))
     n_grid = len(p["grid"])
+    maps: dict = {}
+
+    def batched_map(imap: str, batched: bool) -> str:
+        if (imap, batched) not in maps:      # (one wrapper per index map, not per spec)
+            maps[imap, batched] = _batched_index_map(fns, imap, n_grid, batched, anchor)
+        return maps[imap, batched]
     new_vals, in_specs = [], []
     for k, (v, d, spec) in enumerate(zip(vals, dims, p["in_specs"])):
         batched = d is not None or k in aliased_ins    # an aliased input must be batched
         if batched:
             v = bdim_at(b, v, d, 0)
         new_vals.append(v)
-        imap = _batched_index_map(fns, str(spec["index_map"]), n_grid, batched, anchor)
+        imap = batched_map(str(spec["index_map"]), batched)
         bs = ((SQUEEZED,) if batched else ()) + tuple(spec["block_shape"])
         in_specs.append({"block_shape": bs, "index_map": Symbol(imap)})
     out_specs = []
     for spec in p["out_specs"]:
-        imap = _batched_index_map(fns, str(spec["index_map"]), n_grid, True, anchor)
+        imap = batched_map(str(spec["index_map"]), True)
         out_specs.append({"block_shape": (SQUEEZED,) + tuple(spec["block_shape"]),
                           "index_map": Symbol(imap)})
     out_avals = [ShapedArray((size,) + a.shape, a.dtype)
