@@ -292,11 +292,34 @@ def wrap_outputs(outs, out_avals, out_shardings, exe, mesh) -> list:
     if shardings is None:
         hlos = exe.out_hlo_shardings or [None] * len(outs)
         shardings = memo[key] = [
-            want if want is not None else (
-                named_from_hlo(mesh, hlo, len(aval.shape)) if hlo is not None else None)
+            want if want is not None else _result_sharding(mesh, hlo, len(aval.shape))
             for aval, want, hlo in zip(out_avals, out_shardings, hlos)]
-    return [Array(buf, aval, sharding)
+    return [Array(buf, aval, sharding) if type(sharding) is not _OnOneDevice else
+            _one_device_result(exe, buf, aval, sharding.device)
             for buf, aval, sharding in zip(outs, out_avals, shardings)]
+
+
+class _OnOneDevice:
+    """A result XLA left on one device (a maximal sharding: a host callback's value
+    returned as is); the other devices' buffers hold nothing meaningful."""
+
+    def __init__(self, device):
+        self.device = device
+
+
+def _result_sharding(mesh, hlo, ndim):
+    if hlo is None:
+        return None
+    if hlo.is_maximal() and not hlo.is_replicated():
+        return _OnOneDevice(mesh.devices.flat[hlo.tile_assignment_devices()[0]])
+    return named_from_hlo(mesh, hlo, ndim)
+
+
+def _one_device_result(exe, buf, aval, device) -> Array:
+    for dev, shard in exe.backend.shards(buf):
+        if dev == device:
+            return Array(shard, aval)
+    raise RuntimeError(f"jit: the result XLA placed on {device} is not in this process")
 
 
 __all__ = ["wants_spmd", "constraint_mesh", "replicated_over", "in_shardings_for",

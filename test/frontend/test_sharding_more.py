@@ -269,3 +269,18 @@ def test_our_propagation_materialized_is_what_xla_runs(mesh):
     np.testing.assert_allclose(np.asarray(out), np.tanh(a @ w + b).sum(1), rtol=1e-5)
     assert out.sharding == NamedSharding(mesh, P("x"))
     assert "all-reduce" in compiled.as_text()
+
+
+def test_host_callback_result_returned_as_is_reads_from_its_device(mesh):
+    """XLA leaves a host callback's value on one device (a maximal sharding); the jit
+    result is that device's buffer, not the others' (which hold nothing meaningful)."""
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+
+    def f(v):
+        v = mjax.lax.with_sharding_constraint(v * 2, NamedSharding(mesh, P("x")))
+        return mjax.pure_callback(lambda u: np.asarray(u) + 1,
+                                  mjax.ShapeDtypeStruct(v.shape, v.dtype), v)
+    out = mjax.jit(f)(x)
+    np.testing.assert_allclose(np.asarray(out), x * 2 + 1)
+    assert len(out.devices()) == 1
+    np.testing.assert_allclose(mjax.jit(lambda a: a - 1)(out), x * 2)
