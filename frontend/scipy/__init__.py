@@ -2,3 +2,5 @@
 from mjax.scipy import special  # noqa: F401
 from mjax.scipy import linalg  # noqa: F401
 from mjax.scipy import stats  # noqa: F401
+from mjax.scipy import signal  # noqa: F401
+from mjax.scipy import optimize  # noqa: F401
