@@ -318,9 +318,10 @@ class IreeBackend:
             message = str(e)
         if self.target == "llvm-cpu" and "undefined symbol" in message:
             # IREE's embedded ELF has no libm: float64 sin/exp/... (which IREE does not
-            # approximate itself) stay calls to libm. A system shared library links them.
+            # approximate itself) stay calls to libm. A system shared library links them;
+            # IREE's compile-time constant evaluation still links embedded: off.
             try:
-                return run(["--iree-llvmcpu-link-embedded=false"])
+                return run(["--iree-llvmcpu-link-embedded=false", "--iree-opt-const-eval=false"])
             except self.compiler.CompilerToolError as e:
                 message = str(e)
         raise RuntimeError(f"IREE could not compile the program: "

@@ -12,6 +12,8 @@ compute something other than what StableHLO (and XLA) specify, or fail to compil
 - `stablehlo.reduce_window` of unsigned integers with padding (cumsum, cummax) fails too:
   the padding becomes an explicit `stablehlo.pad` with the init value, as the spec
   defines it, and the window op gets none.
+- `stablehlo.cbrt` of float64 has no IREE lowering: sign(x) * |x|^(1/3), refined by one
+  Newton step (exact cubes come out exact), with 0, inf and nan passed through.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from mjax.dialect import context
 
 
 def rewrite_for_iree(text: str) -> str:
-    if "is_stable = true" not in text and "ui" not in text:
+    if "is_stable = true" not in text and "ui" not in text and "cbrt" not in text:
         return text
     with context(), ir.Location.unknown():
         module = ir.Module.parse(text)
@@ -169,7 +171,36 @@ def _inline(body, params, values):
     raise ValueError("sort comparator without stablehlo.return")
 
 
+def _cbrt(op) -> bool:
+    x = op.operands[0]
+    t = ir.RankedTensorType(x.type)
+    if not isinstance(t.element_type, ir.F64Type):
+        return False
+    with ir.InsertionPoint(op), op.location:
+        def const(v):
+            return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(
+                t, ir.FloatAttr.get(t.element_type, v))).result
+        a = stablehlo.AbsOp(x).result
+        y = stablehlo.PowOp(a, const(1.0 / 3.0)).result
+        # y - (y^3 - a) / (3 y^2), as (2 y + a / y^2) / 3: no y^3 to underflow
+        y2 = stablehlo.MulOp(y, y).result
+        newton = stablehlo.AddOp(stablehlo.MulOp(const(2.0), y).result,
+                                 stablehlo.DivOp(a, y2).result).result
+        root = stablehlo.MulOp(stablehlo.SignOp(x).result,
+                               stablehlo.DivOp(newton, const(3.0)).result).result
+        direction = stablehlo.ComparisonDirectionAttr.get
+        finite = stablehlo.IsFiniteOp(x).result
+        nonzero = stablehlo.CompareOp(x, const(0.0), direction("NE")).result
+        # (IREE's pow flushes subnormal inputs to 0: no Newton step from y = 0.)
+        y_nonzero = stablehlo.CompareOp(y, const(0.0), direction("NE")).result
+        keep = stablehlo.AndOp(stablehlo.AndOp(finite, nonzero).result, y_nonzero).result
+        out = stablehlo.SelectOp(keep, root, x).result
+    op.results[0].replace_all_uses_with(out)
+    op.erase()
+    return True
+
+
 _REWRITES = {"stablehlo.sort": _stabilize, "stablehlo.reverse": _reverse,
-             "stablehlo.reduce_window": _reduce_window}
+             "stablehlo.reduce_window": _reduce_window, "stablehlo.cbrt": _cbrt}
 
 __all__ = ["rewrite_for_iree"]

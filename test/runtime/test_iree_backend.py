@@ -136,6 +136,19 @@ def test_donated_input_is_deleted_and_not_clobbered():
     np.testing.assert_array_equal(np.asarray(w2), 2 * np.ones(3))
 
 
+def test_float64_cbrt_and_folded_constants():
+    # IREE has no float64 cbrt (rewritten), and its compile-time constant evaluation
+    # cannot link libm calls such as sin of a constant (turned off when linking libm).
+    with _x64():
+        x = np.array([27.0, -8.0, 0.0, 2.0, 1e-300, 1e300, np.inf, -np.inf, np.nan])
+        got = np.asarray(mjax.jit(jnp.cbrt, backend="iree")(x))
+        np.testing.assert_allclose(got, np.cbrt(x), rtol=4e-16)
+        assert got[0] == 3.0 and got[1] == -2.0
+        f = mjax.jit(lambda v: v * jnp.sin(jnp.arange(3.0)) + jnp.cbrt(v), backend="iree")
+        np.testing.assert_allclose(np.asarray(f(np.ones(3))), np.sin(np.arange(3.0)) + 1,
+                                   rtol=1e-15)
+
+
 def test_uncompilable_program_is_a_clear_error():
     a = np.eye(3, dtype=np.float32) * 2
     f = mjax.jit(lambda v: jnp.linalg.cholesky(v), backend="iree")
