@@ -545,3 +545,5 @@ from mjax.lax.parallel import (all_gather, all_to_all, axis_index, axis_size,  #
 from mjax.lax.sharding import with_sharding_constraint  # noqa: E402
 from mjax.lax import linalg  # noqa: E402, F401
 from mjax.lax.linalg import FftType, fft  # noqa: E402
+from mjax.lax.special_functions import (bessel_i0e, bessel_i1e, betainc, igamma,  # noqa: E402
+                                       igamma_grad_a, igammac, random_gamma_grad, zeta)
