@@ -14,7 +14,8 @@ import mjax.numpy as jnp
 from mjax.api import trace_function
 from mjax.dialect import context
 from mjax.dialect.types import ShapedArray
-from mjax.lowering import lower_to_stablehlo
+from mjax.lowering import PIPELINE, lower_to_stablehlo
+from mjax.passes import run_pipeline
 from mjax.passes.jaxpr_propagate_shardings import propagate_shardings, spec_text
 
 MESH = (("x", "y"), (4, 2))
@@ -45,7 +46,27 @@ def _corpus():
          [ShapedArray((4, 8, 4), f32), ShapedArray((4, 4, 6), f32)], [("x", "", ""), None]),
         ("broadcast_outer", lambda b, c: b[:, None] * c[None, :], [B, ShapedArray((8,), f32)],
          [("y",), ("x",)]),
+        # A whole training step: grad (expanded by --jaxpr-expand-transforms first, as jit
+        # does) and SGD, batch split over x; then also the weights split over y.
+        ("train_step_batch_split", _train_step, TRAIN, [None, None, None, ("x", ""),
+                                                        ("x", "")]),
+        ("train_step_2d", _train_step, TRAIN, [None, None, None, ("x", "y"), ("x", "")]),
+        ("train_step_weights_split", _train_step, TRAIN, [("", "y"), ("y",), None,
+                                                          ("x", ""), ("x", "")]),
     ]
+
+
+def _train_step(w1, b1, w2, x, t):
+    import mjax
+
+    def loss(w1, b1, w2):
+        return jnp.mean((jnp.tanh(x @ w1 + b1) @ w2 - t) ** 2)
+    g1, gb, g2 = mjax.grad(loss, argnums=(0, 1, 2))(w1, b1, w2)
+    return w1 - 0.1 * g1, b1 - 0.1 * gb, w2 - 0.1 * g2
+
+
+TRAIN = [ShapedArray((4, 6), f32), ShapedArray((6,), f32), ShapedArray((6, 2), f32),
+         ShapedArray((8, 4), f32), ShapedArray((8, 2), f32)]
 
 
 CORPUS = _corpus()
@@ -90,6 +111,9 @@ def _ours(fn, avals, specs):
     traced = trace_function(fn, tuple(avals), {})
     with context():
         module = ir.Module.parse(str(traced.module))
+        # The passes jit runs before propagation (transformations expanded, inlined).
+        cut = [name for name, _ in PIPELINE].index("jaxpr-to-stablehlo")
+        run_pipeline(module, PIPELINE[:cut])
         main = _main(module)
         _annotate(main, specs, "mjax.sharding", _arg_attr)
         propagate_shardings(module)
@@ -134,8 +158,10 @@ def _shardy(fn, avals, specs):
         passmanager.PassManager.parse("builtin.module(sdy-propagation-pipeline)").run(
             module.operation)
         main = _main(module)
+        n_results = len(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"])
+                                        .value).results)
         res_attrs = (list(ir.ArrayAttr(main.attributes["res_attrs"]))
-                     if "res_attrs" in main.attributes else [])
+                     if "res_attrs" in main.attributes else [ir.DictAttr.get({})] * n_results)
         results = [_spec_of_sdy(ir.DictAttr(a)["sdy.sharding"])
                    if "sdy.sharding" in ir.DictAttr(a) else None for a in res_attrs]
         args = []
