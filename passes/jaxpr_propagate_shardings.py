@@ -17,8 +17,8 @@ reached:
 `explain=true` adds, per result (and on arguments that received a sharding), e.g.
 `mjax.sharding_explain = ["add (elementwise): from operand 0; dim 0 {x} <- argument #0
 of @f"]`: the rule, the operand/result the axes came through, and for each sharded
-dimension the annotation they came from. A reduced factor (a contracting or reduced dimension) that ends up sharded is
-marked `mjax.sharding_reduced = ["x"]`: the op leaves partial results to be summed over
+dimension the annotation they came from. A reduced factor (a contracting or reduced
+dimension) that ends up sharded is marked `mjax.sharding_reduced = ["x"]`: the op leaves partial results to be summed over
 those mesh axes. `materialize=true` also writes every propagated decision as a
 `jaxpr.sharding_constraint` after its value, so lowering passes our decisions to XLA.
 `sdy=true` writes the result in Shardy's form instead, for XLA's Shardy partitioner (what
