@@ -350,8 +350,7 @@ class Tracer(ArrayMethods):
 
     def __bool__(self):
         raise TracerBoolConversionError(self, at_user_line(
-            "The truth value of a traced array was requested (if/while/and/or on a traced "
-            "value)"))
+            "The truth value of a traced array was requested (if/while/and/or on it)"))
 
     def __int__(self):
         raise TracerIntegerConversionError(self, at_user_line("int()/index use"))

@@ -23,6 +23,18 @@ class ConcretizationTypeError(JAXTypeError):
 class TracerBoolConversionError(ConcretizationTypeError):
     """bool() of a traced value."""
 
+    def __init__(self, tracer, context: str = ""):
+        # JAX's first line, then where it happened and what to do instead.
+        aval = getattr(tracer, "aval", None)
+        what = (f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]" if aval is not None
+                else str(tracer))
+        JAXTypeError.__init__(
+            self, f"Attempted boolean conversion of traced array with shape {what}.\n"
+            f"{context}\n"
+            "Its value is not known while tracing (jit, grad, vmap...): use lax.cond / "
+            "lax.select / mjax.numpy.where for value-dependent control flow, or mark the "
+            "argument static with jit(..., static_argnums=...) / static_argnames=...")
+
 
 class TracerIntegerConversionError(JAXTypeError):
     """int()/index of a traced value."""

@@ -96,11 +96,21 @@ class _Printer:
         outs = " ".join(self.bind(r) if list(r.uses) else
                         f"_:{aval_of(r.type).str_short()}" for r in op.results)  # JAX: unused
         name = _display_name(op.name.split(".", 1)[1], params)
+        fix = _JAX_PARAMS.get(name)
+        if fix is not None:
+            name, params = fix(op, params)
+        params = dict(sorted(params.items()))
         regions_of = _REGION_PARAMS.get(op.name)
         if regions_of is None:
             pstr = ("[" + " ".join(f"{k}={v}" for k, v in params.items()) + "]") if params else ""
             lhs = f"{outs} = " if outs else ""    # JAX: no `=` for effects-only eqns
-            return f"{pad}{lhs}{name}{pstr} {ins}".rstrip()
+            line = f"{pad}{lhs}{name}{pstr} {ins}".rstrip()
+            if len(line) <= _WIDTH or not params:
+                return line
+            # Too wide: one parameter per line, as JAX breaks it.
+            return "\n".join([f"{pad}{lhs}{name}["] +
+                             [f"{pad}  {k}={v}" for k, v in params.items()] +
+                             [f"{pad}] {ins}".rstrip()])
         params.update(regions_of([r.blocks[0] for r in op.regions]))
         lines = [f"{pad}{outs + ' = ' if outs else ''}{name}["]
         for key in sorted(params):
@@ -121,6 +131,32 @@ class _Printer:
 _CALLBACK_NAMES = {"pure": "pure_callback", "unordered": "io_callback",
                    "ordered": "io_callback", "debug": "debug_callback",
                    "debug_ordered": "debug_callback"}
+
+
+def _dot_general_params(op, params):
+    """JAX prints dimension numbers as lists and the preferred (result) element type."""
+    import numpy as np
+    (lc, rc), (lb, rb) = decode(op.attributes["dimension_numbers"])
+    lists = tuple(tuple(list(map(int, d)) for d in pair) for pair in ((lc, rc), (lb, rb)))
+    out = {**params, "dimension_numbers": str(lists)}
+    out.setdefault("preferred_element_type",
+                   np.dtype(aval_of(op.results[0].type).dtype).name)
+    return "dot_general", out
+
+
+# Parameters JAX's jaxprs show that mjax's ops leave implicit (their default values), and
+# ops JAX prints under another name with its parameters hidden.
+_JAX_PARAMS = {
+    "broadcast_in_dim": lambda op, p: ("broadcast_in_dim", {}),
+    "expand_dims": lambda op, p: ("broadcast_in_dim", {}),
+    "reduce_sum": lambda op, p: ("reduce_sum", {"out_sharding": "None", **p}),
+    "convert_element_type": lambda op, p: ("convert_element_type",
+                                           {"weak_type": "False", **p}),
+    "reshape": lambda op, p: ("reshape", {"dimensions": "None", "sharding": "None", **p}),
+    "slice": lambda op, p: ("slice", {"strides": "None", **p}),
+    "iota": lambda op, p: ("iota", {"sharding": "None", **p}),
+    "dot_general": _dot_general_params,
+}
 
 
 def _display_name(name: str, params: dict) -> str:

@@ -155,8 +155,9 @@ def _canonical(treedef: PyTreeDef) -> PyTreeDef:
 
 
 def _has_dict(treedef: PyTreeDef) -> bool:
-    return treedef.type in (dict, collections.defaultdict) or any(
-        _has_dict(c) for c in treedef.children())
+    """Whether some dict in treedef has two or more keys (so an order to fix)."""
+    return (treedef.type in (dict, collections.defaultdict) and treedef.num_children > 1) \
+        or any(_has_dict(c) for c in treedef.children())
 
 
 # ---- flatten / unflatten / map -------------------------------------------------------------

@@ -169,6 +169,14 @@ def _custom_jvp_call_jvp(jvp: Jvp, op, pairs):
     return _tangent_pairs(res[:len(outs)], res[len(outs):], diff)
 
 
+class _CustomVjpJvpError(PassError, TypeError):
+    """JAX's TypeError (its text for Python callers), located at the op for mjax-opt."""
+
+    def __str__(self):
+        return (f"can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
+                f"({super().__str__()})")
+
+
 def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
     ps, ts = _split(pairs)
     if all(t is None for t in ts):
@@ -176,9 +184,9 @@ def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
     _check_closed_over_tangents(op, ts)
     callee = _callee(op)
     if not jvp.linearize:
-        raise op_error(op, f"cannot apply forward-mode autodiff (jvp) to the custom_vjp "
-                           f"function @{callee}; use custom_jvp (JAX has the same "
-                           f"restriction)")
+        raise _CustomVjpJvpError(op, f"'{op.operation.name}' op cannot apply forward-mode "
+                                     f"autodiff (jvp) to the custom_vjp function @{callee}; "
+                                     f"use custom_jvp (JAX has the same restriction)")
     ex, b, p = jvp.ex, jvp.builder(op), op.opview.params
     ins, outs = ex.fns.signature(callee)
     ex.expand_function(str(p["fwd"]))

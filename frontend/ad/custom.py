@@ -137,6 +137,13 @@ class _CustomRules:
             # in turn refer back to the call being staged).
         if not _any_inexact(dyn):
             return self.fun(*args)  # no input can carry a tangent: the rules never run
+        if getattr(self, "_bwd_depth", 0) >= _MAX_BWD_NESTING:
+            # Called from its own bwd rule, nested this deep (each level with other
+            # static arguments, as an implicit-function bwd solving with the function
+            # itself): staged plainly. JAX traces bwd only when differentiating; mjax
+            # stages it with the call, so without a limit this recursion never ends.
+            # Derivatives of this order and up use the function's own derivative.
+            return self.fun(*args)
         return staged(lambda *d: self._stage(name, nd, full, *d))(*dyn)
 
 
@@ -300,6 +307,11 @@ class custom_jvp(_CustomRules):
         return tree_util.tree_unflatten(f_tr.out_tree, outs)
 
 
+# How deeply a custom_vjp's bwd may stage calls of the same function with their own
+# rules (enough for derivatives of order 3 through such a bwd).
+_MAX_BWD_NESTING = 3
+
+
 class custom_vjp(_CustomRules):
     """A function with a user-defined VJP. JAX: jax.custom_vjp (defvjp).
 
@@ -423,9 +435,13 @@ class custom_vjp(_CustomRules):
             return [lax_convert(g, a.dtype) if g is not None and not _is_float0(g)
                     else _zeros(a, False)
                     for g, a in zip(g_leaves, in_avals) if _is_inexact(a)]
-        b_tr = stage_function(bwd_flat, tuple(ShapedArrayArg(a)
-                                              for a in res_avals + ct_avals), {},
-                              name=f"{name}_bwd")
+        self._bwd_depth = getattr(self, "_bwd_depth", 0) + 1
+        try:
+            b_tr = stage_function(bwd_flat, tuple(ShapedArrayArg(a)
+                                                  for a in res_avals + ct_avals), {},
+                                  name=f"{name}_bwd")
+        finally:
+            self._bwd_depth -= 1
         consts = _Consts(f_tr, a_tr, b_tr)
         if not len(consts) and self_calls:
             a_tr = self._retrace_fwd(name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr)

@@ -130,8 +130,11 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
                     continue
                 J = _rows(tangents[j], x_avals, k, ya.shape)
                 # x dims first -> y dims first
-                row.append(jnp.moveaxis(J, tuple(range(xa.ndim)),
-                                        tuple(range(ya.ndim, ya.ndim + xa.ndim))))
+                J = jnp.moveaxis(J, tuple(range(xa.ndim)),
+                                 tuple(range(ya.ndim, ya.ndim + xa.ndim)))
+                if ya.weak_type and hasattr(J, "aval"):   # tangents keep the weak type
+                    J.aval = J.aval.update(weak_type=True)
+                row.append(J)
             blocks.append(row)
         jac = _jac_tree(main_tree, x_tree, blocks, single)
         if has_aux:

@@ -103,6 +103,10 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                                 concrete_leaves=python_scalar_leaves(args, kwargs, nums))
         out_avals, out_tree = traced.out_avals, traced.out_tree
         main_tree = _check_aux_pair(out_tree, out_avals) if has_aux else out_tree
+        if main_tree.num_leaves != 1 or not tree_util.treedef_is_leaf(main_tree) or \
+                out_avals[0].shape != ():
+            # JAX differentiates before it looks at the output: its errors come first.
+            _raise_differentiation_error(traced, [i for i in diff if _is_inexact(in_avals[i])])
         if main_tree.num_leaves != 1 or not tree_util.treedef_is_leaf(main_tree):
             shown = tree_util.tree_unflatten(main_tree, [
                 _AvalLeaf(a) for a in out_avals[:main_tree.num_leaves]])
@@ -139,6 +143,23 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     return value_and_grad_f
 
 
+def _raise_differentiation_error(traced, diff_args):
+    """Raises the error differentiating `traced` raises (e.g. a pure_callback without a
+    custom rule: JAX's ValueError), if any; used on grad's error path only."""
+    from mjax.passes import PassError
+    from mjax.passes.autodiff import vjp_functions
+    with context(), ir.Location.unknown(context()):
+        module = ir.Module.parse(_function_text(traced.module, traced.name))
+    results = tuple(j for j, a in enumerate(traced.out_avals) if _is_inexact(a))
+    try:
+        vjp_functions(module, traced.name, tuple(diff_args), results)
+    except PassError as e:
+        if isinstance(e, ValueError):
+            raise
+    except Exception:       # anything else: grad's own error follows
+        pass
+
+
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """Gradient of a scalar-output function w.r.t. args[argnums]. JAX: jax.grad."""
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
@@ -167,18 +188,23 @@ _recipe_ids = itertools.count()
 class _Recipe:
     """A traced function that can be called from any trace: by its name in the module
     it was traced into, and from other modules (after the function returned by vjp
-    crossed a jit boundary) through a copy of it and its callees, frozen as text when
-    it was traced (the module it lives in is transformed and lowered afterwards)."""
+    crossed a jit boundary) through a copy of it and its callees, frozen as text while
+    that module is intact: when it first crosses (is flattened) or is first used
+    elsewhere; the module is transformed and lowered once its trace ends."""
 
-    def __init__(self, module, name):
-        self.module, self.name = module, name
-        self.text = _function_text(module, name)
+    def __init__(self, module, name, text=None):
+        self.module, self.name, self.text = module, name, text
         self.prefix = f"linear{next(_recipe_ids)}"
+
+    def freeze(self):
+        if self.text is None:
+            self.text = _function_text(self.module, self.name)
 
     def callee_in(self, module) -> str:
         if module is self.module:
             return self.name
         from mjax.passes.rules.export import _clone_functions
+        self.freeze()
         name = f"{self.prefix}_{self.name}"
         if name not in ir.SymbolTable(module.operation):
             _clone_functions(module.operation, self.text, self.prefix)
@@ -226,10 +252,11 @@ class _Split:
         self.main_tree = _main_tree(traced, has_aux)
         self.diff_results = _diff_results(traced, has_aux)
         self.args = call_args(traced, self.leaves)
-        self.recipe = _Recipe(traced.module, traced.name)
         if outer is None:
             self._compile()
+            self.recipe = _Recipe(None, traced.name, self._text)
         else:
+            self.recipe = _Recipe(traced.module, traced.name)
             self.outs = emit_call(traced.name, self.args, traced.out_avals)
 
     def _compile(self):
@@ -243,7 +270,7 @@ class _Split:
         info = split(traced.module, traced.name, self.diff_args, self.diff_results)
         self.n_out = info.num_outputs
         linear = info.bwd if self.kind == "vjp" else info.lin
-        text = str(traced.module)
+        text = self._text = str(traced.module)     # @f is still in it, unchanged
 
         def compile_entry(callee):
             with context(), ir.Location.unknown(context()):
@@ -372,6 +399,21 @@ class _LinearFun:
         return outs
 
 
+class _LinearPartial(tree_util.Partial):
+    """The Partial vjp and linearize return; flattening it (to cross a jit boundary)
+    first freezes the traced function it calls."""
+
+
+def _flatten_linear(p):
+    p.func.recipe.freeze()
+    return (p.args, p.keywords), p.func
+
+
+tree_util.register_pytree_node(
+    _LinearPartial, _flatten_linear,
+    lambda func, children: _LinearPartial(func, *children[0], **children[1]))
+
+
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun[, aux]); vjp_fun (a `tree_util.Partial`, which jit can
     take and return) reuses the forward pass's residuals when called eagerly.
@@ -381,7 +423,7 @@ def vjp(fun, *primals, has_aux=False):
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     split = _Split(fun, primals, diff_args, has_aux, "vjp")
     out = tree_util.tree_unflatten(split.out_tree, split.outs)
-    f = tree_util.Partial(_LinearFun(split, fun), *split.args)
+    f = _LinearPartial(_LinearFun(split, fun), *split.args)
     return (out[0], f, out[1]) if has_aux else (out, f)
 
 
@@ -400,7 +442,7 @@ def linearize(fun, *primals, has_aux=False):
     except PassError:   # e.g. a custom_vjp function: jvp then raises JAX's error
         return _linearize_by_jvp(fun, primals, has_aux)
     out = tree_util.tree_unflatten(split.out_tree, split.outs)
-    f_jvp = tree_util.Partial(_LinearFun(split, fun), *split.args)
+    f_jvp = _LinearPartial(_LinearFun(split, fun), *split.args)
     return (out[0], f_jvp, out[1]) if has_aux else (out, f_jvp)
 
 

@@ -221,7 +221,9 @@ def _callback_jvp_nested(jvp, op, pairs):
     once, as JAX's grad does. The eager vjp/linearize split keeps them (its forward
     function is that primal run: `keep_debug_callbacks` on the expander). Everything else
     goes through `_callback_jvp`."""
-    if (jvp.linearize and op.opview.params["effect"].startswith("debug")
+    # An IO callback without results is dropped alike (it prints once, as in JAX).
+    if (jvp.linearize and (op.opview.params["effect"].startswith("debug")
+                           or len(op.results) == 0)
             and not getattr(jvp.ex, "keep_debug_callbacks", False)
             and not _in_eager_split()):
         return []

@@ -43,7 +43,7 @@ show("grad", mjax.jit(mjax.grad(loss)).trace(jnp.ones(3)).jaxpr.mlir)
 # CHECK:         { lambda ; a:f32[3]. let
 # CHECK-NEXT:        b:f32[3] = sin a
 # CHECK-NEXT:        c:f32[3] = integer_pow[y=2] b
-# CHECK-NEXT:        d:f32[] = reduce_sum[axes=(0,)] c
+# CHECK-NEXT:        d:f32[] = reduce_sum[axes=(0,) out_sharding=None] c
 # CHECK-NEXT:      in (d,) }
 show("make_jaxpr", mjax.make_jaxpr(loss)(jnp.ones(3)))
 
