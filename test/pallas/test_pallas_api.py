@@ -300,3 +300,17 @@ def test_grid_queries_outside_kernels_and_out_of_range():
 def test_kernel_must_return_none():
     with pytest.raises(ValueError, match="should return None"):
         pl.pallas_call(lambda x_ref, o_ref: x_ref[...], out_shape=sds((4,)))(rnd(4))
+
+
+# ---- other backends ----------------------------------------------------------------------
+def test_interpret_mode_runs_under_iree():
+    # The expanded call is ordinary StableHLO, so IREE runs it as XLA does.
+    x = rnd(10)
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2.0 + pl.program_id(0).astype(jnp.float32)
+    f = pl.pallas_call(kernel, out_shape=sds((10,)), grid=(3,),
+                       in_specs=[pl.BlockSpec((4,), lambda i: (i,))],
+                       out_specs=pl.BlockSpec((4,), lambda i: (i,)))
+    out = mjax.jit(f, backend="iree")(x)
+    close(out, x * 2 + np.arange(10) // 4)
