@@ -212,11 +212,22 @@ def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points: int, loc) -> 
     return out
 
 
+def _has_kernels(module) -> bool:
+    """Whether some function takes refs: every pallas_call names such a kernel."""
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "func.func" and "memref<" in str(op.attributes["function_type"]):
+            return True
+    return False
+
+
 @register_pass("jaxpr-pallas-interpret")
 class JaxprPallasInterpretPass(Pass):
     """Expand every jaxpr.pallas_call into a loop over its grid (Pallas interpret mode)."""
 
     def run(self, module: ir.Module) -> None:
+        if not _has_kernels(module):    # (a cheap check: this pass runs on every compile)
+            return
         calls = [op for op in walk_ops(module) if op.name == PallasCallOp.OPERATION_NAME]
         if not calls:
             return
