@@ -19,7 +19,7 @@ from mjax.dialect.ops import transforms as T
 
 from mjax.ad.staging import (
     ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable, _is_inexact, _jax_type,
-    _leaf_aval, _wraps, _zeros, call_args, emit, emit_call, python_scalar_leaves,
+    _is_dynamic, _leaf_aval, _wraps, _zeros, call_args, emit, emit_call, python_scalar_leaves,
     stage_function, staged)
 from mjax.ad.forward import _check_tangents, jvp
 
@@ -85,6 +85,25 @@ def _leaf_ranges(args, nums):
     return [ranges[i] for i in nums]
 
 
+def _bind_untraceable(fun, args, kwargs, nums):
+    """(fun, args, kwargs) with the arguments outside argnums that hold values mjax cannot
+    trace (callables, strings, ...: JAX's grad passes them through) bound into fun, and
+    `()` (no leaves) in their place."""
+    def untraceable(a):
+        return any(not _is_dynamic(x) for x in tree_util.tree_leaves(a))
+    pos = {i for i, a in enumerate(args) if i not in nums and untraceable(a)}
+    keys = {k for k, v in kwargs.items() if untraceable(v)}
+    if not pos and not keys:
+        return fun, args, kwargs
+    given_args, given_kwargs = args, kwargs
+
+    def bound(*a, **kw):
+        full = [given_args[i] if i in pos else x for i, x in enumerate(a)]
+        return fun(*full, **kw, **{k: given_kwargs[k] for k in keys})
+    return (_wraps(fun)(bound), tuple(() if i in pos else a for i, a in enumerate(args)),
+            {k: v for k, v in kwargs.items() if k not in keys})
+
+
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
                    reduce_axes=()):
     """Returns a function computing (fun(*args), grad of fun w.r.t. args[argnums]).
@@ -93,13 +112,14 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
     def value_and_grad_impl(*args, **kwargs):
         single, nums = _argnums_tuple(argnums, len(args))
+        fun_, args, kwargs = _bind_untraceable(fun, args, kwargs, nums)
         leaves, _ = tree_util.tree_flatten((args, kwargs))
         ranges = _leaf_ranges(args, nums)
         diff = sorted(i for r in ranges for i in r)   # gradients come back in argnums order
         in_avals = [aval_of_value(x) for x in leaves]
         for i in diff:
             _check_input_dtype(in_avals[i], allow_int, holomorphic)
-        traced = stage_function(fun, args, kwargs,
+        traced = stage_function(fun_, args, kwargs,
                                 concrete_leaves=python_scalar_leaves(args, kwargs, nums))
         out_avals, out_tree = traced.out_avals, traced.out_tree
         main_tree = _check_aux_pair(out_tree, out_avals) if has_aux else out_tree
