@@ -129,3 +129,25 @@ def test_custom_vjp_makes_a_differentiable_fused_op():
     close(mjax.jit(mjax.grad(lambda x: f(x).sum()))(x), want)
     xs = rnd(3, 8, seed=1)
     close(mjax.vmap(mjax.grad(lambda x: f(x).sum()))(xs), np.sin(xs) + xs * np.cos(xs))
+
+
+def test_jvp_with_scratch_accumulator_and_masks():
+    from mjax.experimental.pallas import tpu as pltpu
+    x, y, tx, ty = rnd(32, 64), rnd(64, 48, seed=1), rnd(32, 64, seed=2), rnd(64, 48, seed=3)
+    _, t = mjax.jvp(lambda a, b: K.matmul_k_grid(pl, jnp, lax, mjax, a, b, pltpu.VMEM),
+                    (x, y), (tx, ty))
+    close(t, tx @ y + x @ ty, 1e-4)
+
+    n, b = 10, 4
+
+    def kernel(x_ref, o_ref):
+        i = pl.program_id(0)
+        mask = i * b + jnp.arange(b) < n
+        v = pl.load(x_ref, (pl.ds(i * b, b),), mask=mask, other=-1.0)
+        pl.store(o_ref, (pl.ds(i * b, b),), jnp.sin(v), mask=mask)
+    f = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((n,), jnp.float32), grid=(3,))
+    a, ta = rnd(n, seed=4), rnd(n, seed=5)
+    out, t = mjax.jvp(f, (a,), (ta,))
+    close(out, np.sin(a))
+    close(t, np.cos(a) * ta)
+    close(mjax.vmap(f)(np.stack([a, -a])), np.sin(np.stack([a, -a])))
