@@ -1,4 +1,5 @@
 """mjax.Array: host conversion, DLPack, devices, repr like JAX's, Python protocols."""
+import os
 import pickle
 
 import numpy as np
@@ -56,7 +57,8 @@ def test_repr_like_jax(make):
 def test_device_put_and_devices():
     devs = mjax.devices()
     assert len(devs) >= 1 and mjax.device_count() == len(devs)
-    assert mjax.default_backend() == "cpu"
+    on_iree = os.environ.get("MJAX_BACKEND", "").startswith("iree")
+    assert mjax.default_backend() == ("iree" if on_iree else "cpu")
     x = mjax.device_put(np.arange(3))
     assert isinstance(x, mjax.Array) and x.dtype == np.int32
     y = mjax.device_put({"a": 1.0, "b": [np.ones(2)]}, devs[-1])
