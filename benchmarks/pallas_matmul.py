@@ -82,7 +82,8 @@ def main():
           f"{args.block}x{args.block}, bk {args.bk} (grid {args.size // args.block}x"
           f"{args.size // args.block}, {args.size // args.bk} K steps), f32, CPU")
     for label, t in best.items():
-        extra = f"   (first call incl. compile {compile_s[label]:.2f}s)" if label in compile_s else ""
+        extra = (f"   (first call incl. compile {compile_s[label]:.2f}s)"
+                 if label in compile_s else "")
         print(f"  {label:14s} {t * 1e3:9.2f} ms{extra}")
     print(f"  mjax pallas / mjax jnp.dot   {best['mjax pallas'] / best['mjax jnp.dot']:6.2f}")
     print(f"  mjax pallas / jax pallas     {best['mjax pallas'] / best['jax pallas']:6.2f}")

@@ -32,22 +32,15 @@ from jaxlib.mlir import ir
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import state as S
-from mjax.dialect.types import RefAval, ShapedArray, aval_of, tensor_type
+from mjax.dialect.types import RefAval, ShapedArray, aval_of
 from mjax.passes.interpreter import terminator
-from mjax.passes.ir_util import FunctionTable, clone_into, entry_block, set_results, symbol_name
+from mjax.passes.ir_util import FunctionTable, clone_into, entry_block, set_results
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
 from mjax.passes.rules.state import DISCHARGE
 
 
 def is_ref(v: ir.Value) -> bool:
     return isinstance(v.type, ir.MemRefType)
-
-
-def value_type(t: ir.Type) -> ir.Type:
-    """The tensor type of the value a ref of type `t` holds (other types unchanged)."""
-    if isinstance(t, ir.MemRefType):
-        return tensor_type(aval_of(t).inner_aval)
-    return t
 
 
 class Discharge:
@@ -341,10 +334,10 @@ class JaxprDischargeStatePass(Pass):
                 continue
             tmp = fns.fresh_name(f"{name}_discharged")
             new = discharge_function(fns, name, tmp, after=fn)
-            visibility = fn.attributes["sym_visibility"] if "sym_visibility" in fn.attributes else None
+            public = "sym_visibility" not in fn.attributes
             fns.erase(name)
             new.attributes["sym_name"] = ir.StringAttr.get(name)
-            if visibility is None:
+            if public:
                 del new.attributes["sym_visibility"]
             fns.table[name] = fns.table.pop(tmp)
 

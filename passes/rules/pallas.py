@@ -34,7 +34,7 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops import state as S
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, emit_pallas_call
-from mjax.dialect.types import RefAval, ShapedArray, aval_of
+from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.batching import BATCH_NESTED
 from mjax.passes.forward_mode import JVP_NESTED, jvp_function
 from mjax.passes.interpreter import terminator

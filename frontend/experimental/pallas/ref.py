@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax.core import Tracer, bind
+from mjax.core import Tracer
 
 
 class Slice:
