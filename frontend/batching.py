@@ -223,19 +223,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         axes = [_canonical_in_axis(a, d) for a, d in zip(avals, axes)]
         size = _mapped_size(fun, args, kwargs, avals, axes, axis_size)
         example = [_unbatched_aval(a, d) for a, d in zip(avals, axes)]
-        traced_fun = fun
-        if any(a is None for a in avals):  # non-array leaves with in_axes None: static
-            traced_fun = _with_static_leaves(fun, tree, leaves, avals)
-            leaves = [x for x, a in zip(leaves, avals) if a is not None]
-            axes = [d for d, a in zip(axes, avals) if a is not None]
-            ex_args, ex_kwargs = tuple(a for a in example if a is not None), {}
-        else:
-            ex_args, ex_kwargs = tree_util.tree_unflatten(tree, example)
+        # Non-array leaves with in_axes None are static; and the arguments are rebuilt
+        # from tracers inside the trace, never from avals (a custom node's unflatten may
+        # convert its children: jnp.asarray).
+        traced_fun = _with_static_leaves(fun, tree, leaves, avals)
+        leaves = [x for x, a in zip(leaves, avals) if a is not None]
+        axes = [d for d, a in zip(axes, avals) if a is not None]
+        ex_args, ex_kwargs = tuple(a for a in example if a is not None), {}
         with AXIS_ENV.bound(axis_name, size):
             traced = stage_function(traced_fun, ex_args, ex_kwargs,
                                     name=getattr(fun, "__name__", "fn"))
-        out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
-        oaxes = broadcast_prefix("vmap out_axes", out_axes, out_example)
+        if _is_axis_leaf(out_axes):   # (no example tree: custom unflattens see arrays)
+            oaxes = [out_axes] * len(traced.out_avals)
+        else:
+            out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
+            oaxes = broadcast_prefix("vmap out_axes", out_axes, out_example)
         final_out = []
         for a, d in zip(traced.out_avals, oaxes):
             if d is not None:
