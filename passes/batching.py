@@ -203,8 +203,10 @@ def _call_batch(batcher, op, vals, dims, b):
     new, out_dims = batch_function(ex, callee_of(op), dims, batcher.axis_size,
                                    batcher.axis_name, False, op)
     if isinstance(op.opview, T.CheckpointOp):
-        res = ex.call(b, new, vals, cls=T.CheckpointOp,
-                      prevent_cse=op.opview.params["prevent_cse"])
+        p = op.opview.params     # the remat policy (and its names) survive batching
+        kept = {k: p[k] for k in ("policy", "names") if p.get(k) is not None}
+        res = ex.call(b, new, vals, cls=T.CheckpointOp, prevent_cse=p["prevent_cse"],
+                      **kept)
     else:
         res = ex.call(b, new, vals)
     return res, out_dims

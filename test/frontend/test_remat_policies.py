@@ -234,3 +234,25 @@ def test_static_argnums_with_policy():
                          policy=J.checkpoint_policies.everything_saveable)
         return J.grad(lambda x: f(3, x).sum())(X)
     np.testing.assert_allclose(run(mjax, jnp), run(jax, jjnp), rtol=1e-5)
+
+
+def _vmapped_residuals(J, np_, policy):
+    def f(W, x):
+        return np_.sum(np_.sin(W @ np_.sin(W @ x)))
+    g = J.checkpoint(f, policy=getattr(J.checkpoint_policies, policy))
+    loss = lambda W, xs: np_.sum(J.vmap(g, (None, 0))(W, xs))   # noqa: E731
+    W, xs = np.full((4, 4), 0.1, np.float32), np.ones((3, 4), np.float32)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        J.ad_checkpoint.print_saved_residuals(loss, W, xs)
+    return J.grad(loss)(W, xs), buf.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("policy", ["dots_saveable", "nothing_saveable"])
+def test_policy_kept_under_vmap(policy):
+    # The batching rule of jaxpr.checkpoint used to drop the policy.
+    got, got_res = _vmapped_residuals(mjax, jnp, policy)
+    want, want_res = _vmapped_residuals(jax, jjnp, policy)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    dots = [sum("output of dot_general" in ln for ln in r) for r in (got_res, want_res)]
+    assert dots[0] == dots[1] == (2 if policy == "dots_saveable" else 0)
