@@ -332,14 +332,18 @@ class custom_vjp(_CustomRules):
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         self.fwd, self.bwd = fwd, bwd
 
-    def _retrace_fwd(self, name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr):
+    def _retrace_fwd(self, name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr, wrapped=None):
         """Traces fwd again with its own calls of the function as custom_vjp_calls
         naming fwd itself (a recursive reference), so that differentiating the forward
-        pass again applies the custom rule, as in JAX."""
+        pass again applies the custom rule, as in JAX. With consts, `wrapped` is
+        (consts, {wrapper name: signature}, (f, fwd, bwd) wrapper names): the self-calls
+        name the closure-converted wrappers, traced afterwards under those names."""
         a_tr.trace.func.operation.erase()
         a_name = f"{name}_fwd_{next(_names)}"
         strip = [a.strip_weak_type() for a in a_tr.out_avals]
         known = {a_name: ([x.strip_weak_type() for x in a_tr.in_avals], strip)}
+        if wrapped is not None:
+            known.update(wrapped[1])
 
         def signature(fn):
             if str(fn) in known:
@@ -347,6 +351,14 @@ class custom_vjp(_CustomRules):
             return T.module_signatures(current_trace().module.operation)(fn)
 
         def self_call(*d):
+            if wrapped is not None:
+                consts, _, (w_f, w_a, w_b) = wrapped
+                outs = emit(T.CustomVjpCallOp, tree_util.tree_leaves(d) + consts.values,
+                            callee=Symbol(w_f), fwd=Symbol(w_a), bwd=Symbol(w_b),
+                            num_consts=len(consts), signature=signature)
+                for t, a in zip(outs, f_tr.out_avals):
+                    t.aval = a
+                return tree_util.tree_unflatten(f_tr.out_tree, outs)
             outs = emit(T.CustomVjpCallOp, tree_util.tree_leaves(d), callee=Symbol(f_tr.name),
                         fwd=Symbol(a_name), bwd=Symbol(b_tr.name), signature=signature)
             for t, a in zip(outs, f_tr.out_avals):
@@ -451,6 +463,28 @@ class custom_vjp(_CustomRules):
         else:
             n, nc = len(leaves), len(consts)
             b_consts = [consts.avals[consts._pos[id(v)]] for v in b_tr.captured]
+            wrap = None
+            if self_calls:
+                # fwd calls the function and closes over traced values: its self-calls
+                # become calls of the wrappers below (by name, before they exist).
+                wrap = (f"{name}_{next(_names)}", f"{name}_fwd_{next(_names)}",
+                        f"{name}_bwd_{next(_names)}")
+                o_avals = [a.strip_weak_type() for a in out_avals]
+                r_avals = [a.strip_weak_type() for a in res_avals]
+                ins = in_avals + consts.avals
+                grads = ([a for a in in_avals if _is_inexact(a)]
+                         + [a for a in consts.avals if _is_inexact(a)])
+                sigs = {k: ([a.strip_weak_type() for a in i], [a.strip_weak_type() for a in o])
+                        for k, (i, o) in {
+                            wrap[0]: (ins, o_avals),
+                            wrap[1]: (ins, o_avals + r_avals + b_consts),
+                            wrap[2]: (r_avals + b_consts + ct_avals, grads)}.items()}
+                a_tr = self._retrace_fwd(name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr,
+                                         wrapped=(consts, sigs, wrap))
+                if any(id(v) not in consts._pos for v in a_tr.captured):
+                    raise NotImplementedError(
+                        f"custom_vjp fwd of {name} calls {name} and closes over values "
+                        f"only its second trace captures")
 
             def f_body(*xs):
                 return emit_call(f_tr.name, list(xs[:n]) + consts.pick(f_tr, xs[n:]))
@@ -467,10 +501,12 @@ class custom_vjp(_CustomRules):
                 got = emit_call(b_tr.name, list(res) + list(cts) + list(b_cs))
                 return list(got) + [_zeros(a, False) for a in consts.avals
                                     if _is_inexact(a)]
-            f_name = _trace_wrapper(f_body, in_avals + consts.avals, name)
-            a_name = _trace_wrapper(a_body, in_avals + consts.avals, f"{name}_fwd")
+            f_name = _trace_wrapper(f_body, in_avals + consts.avals, name,
+                                    exact=wrap and wrap[0])
+            a_name = _trace_wrapper(a_body, in_avals + consts.avals, f"{name}_fwd",
+                                    exact=wrap and wrap[1])
             b_name = _trace_wrapper(b_body, res_avals + b_consts + ct_avals,
-                                    f"{name}_bwd")
+                                    f"{name}_bwd", exact=wrap and wrap[2])
             outs = emit(T.CustomVjpCallOp, list(leaves) + consts.values,
                         callee=Symbol(f_name), fwd=Symbol(a_name), bwd=Symbol(b_name),
                         num_consts=nc)
