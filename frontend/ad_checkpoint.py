@@ -55,9 +55,14 @@ _LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 
 
 def _source(op) -> str:
+    """file:line:col (JAX's 0-based column; mjax's locations are 1-based), then the
+    Python function it is in, as JAX prints it: `<file>:5:6 (f4)`."""
+    from mjax.core import FUNCTION_AT
     m = _LOC.search(str(op.location))
-    # JAX prints 0-based columns; mjax's locations are 1-based.
-    return f"{m['file']}:{m['line']}:{int(m['col']) - 1}" if m else "unknown"
+    if not m:
+        return "unknown"
+    fn = FUNCTION_AT.get((m["file"], int(m["line"]), int(m["col"])))
+    return f"{m['file']}:{m['line']}:{int(m['col']) - 1}" + (f" ({fn})" if fn else "")
 
 
 def _key(value):

@@ -27,6 +27,7 @@ from mjax.errors import (ConcretizationTypeError, TracerArrayConversionError,
 # ---- user source locations -------------------------------------------------------
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _LOC_CACHE: dict = {}
+FUNCTION_AT: dict = {}   # (file, line, col) of a user location -> its function's qualname
 
 
 def user_frame():
@@ -75,6 +76,9 @@ def user_location() -> ir.Location:
         except (IndexError, AttributeError):
             pass
         loc = ir.Location.file(f.f_code.co_filename, line, col, context())
+        # The Python function of each position (JAX's print_saved_residuals shows it).
+        FUNCTION_AT[(f.f_code.co_filename, line, col)] = getattr(
+            f.f_code, "co_qualname", f.f_code.co_name)
         if scope:
             loc = ir.Location.name("/".join(scope), childLoc=loc, context=context())
         _LOC_CACHE[key] = loc

@@ -32,9 +32,8 @@ _STAGED_AD = ("mjax stages grad/vjp (JAX evaluates them on concrete values): Pyt
 _RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is called (JAX "
                  "only when differentiating), so the rules' print side effects run at other "
                  "times and counts")
-_RESIDUALS = ("print_saved_residuals: mjax's linearization saves other (equivalent) values, "
-              "its selective-policy split is coarser (passes/rules/remat.py), and it does not "
-              "print JAX's '(function name)' suffix")
+_RESIDUALS = ("print_saved_residuals: mjax's linearization saves other (equivalent) values "
+              "and its selective-policy split is coarser (passes/rules/remat.py)")
 _JAXPR_FORM = ("make_jaxpr: mjax folds broadcasts of constants into literals, hoists "
                "constants differently, and prints a nested jit as call[callee=...] instead of "
                "jit[name=... jaxpr={...}]")
@@ -61,7 +60,7 @@ KNOWN = {
                                "float output comes back as an Array (JAX runs it in Python)",
     ("advanced_autodiff", 101): "same as cell 98",
     **{("gradient_checkpointing", i): _RESIDUALS
-       for i in (0, 1, 2, 3, 17, 18, 20, 24, 25, 27, 28)},
+       for i in (0, 1, 2, 17, 18, 20, 27, 28)},
     ("gradient_checkpointing", 21): "save_any_names_but_these('layer1_output'): mjax saves "
                                     "layer0_output as the policy says; JAX 0.10.2 saves no "
                                     "named value here",
