@@ -356,10 +356,11 @@ class Tracer(ArrayMethods):
         raise TracerBoolConversionError(self, at_user_line(
             "The truth value of a traced array was requested (if/while/and/or on it)"))
 
-    def __int__(self):
-        raise TracerIntegerConversionError(self, at_user_line("int()/index use"))
+    def __int__(self):    # (JAX: a ConcretizationTypeError for int(), as for float())
+        raise ConcretizationTypeError(self, at_user_line("int() was called on a traced array"))
 
-    __index__ = __int__
+    def __index__(self):
+        raise TracerIntegerConversionError(self, at_user_line("used as an index"))
 
     def __float__(self):
         raise ConcretizationTypeError(self, at_user_line("float() was called on a traced array"))

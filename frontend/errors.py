@@ -6,12 +6,21 @@ class JAXTypeError(TypeError):
     pass
 
 
+def _traced(tracer) -> str:
+    """A traced value as JAX's messages name it: traced array with shape int32[3]."""
+    aval = getattr(tracer, "aval", None)
+    if aval is None or not hasattr(aval, "shape"):
+        return str(tracer)
+    return f"traced array with shape {aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+
 class ConcretizationTypeError(JAXTypeError):
     """A traced (abstract) value was used where a concrete Python value is needed."""
 
     def __init__(self, tracer, context: str = ""):
         super().__init__(
-            f"Abstract tracer value encountered where concrete value is expected: {tracer}\n"
+            f"Abstract tracer value encountered where concrete value is expected: "
+            f"{_traced(tracer)}\n"
             f"{context}\n"
             "The problem arose because a traced array was converted to a Python value "
             "(bool/int/float/index) inside a transformed function (jit, grad, vmap...). "
@@ -25,11 +34,8 @@ class TracerBoolConversionError(ConcretizationTypeError):
 
     def __init__(self, tracer, context: str = ""):
         # JAX's first line, then where it happened and what to do instead.
-        aval = getattr(tracer, "aval", None)
-        what = (f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]" if aval is not None
-                else str(tracer))
         JAXTypeError.__init__(
-            self, f"Attempted boolean conversion of traced array with shape {what}.\n"
+            self, f"Attempted boolean conversion of {_traced(tracer)}.\n"
             f"{context}\n"
             "Its value is not known while tracing (jit, grad, vmap...): use lax.cond / "
             "lax.select / mjax.numpy.where for value-dependent control flow, or mark the "
@@ -41,9 +47,8 @@ class TracerIntegerConversionError(JAXTypeError):
 
     def __init__(self, tracer, context: str = ""):
         super().__init__(
-            f"The __index__() / __int__() method was called on traced array {tracer}"
-            f"{' ' + context if context else ''}. "
-            "Its value is not known while tracing; mark the argument static with "
+            f"The __index__() method was called on {_traced(tracer)}\n"
+            f"{context + '. ' if context else ''}Its value is not known while tracing; mark the argument static with "
             "jit(..., static_argnums=...), use lax.cond / mjax.numpy.where for value-dependent "
             "choices, or lax.dynamic_slice / indexing with arrays.")
 
@@ -53,8 +58,8 @@ class TracerArrayConversionError(JAXTypeError):
 
     def __init__(self, tracer):
         super().__init__(
-            f"The numpy.ndarray conversion method __array__() was called on traced array "
-            f"{tracer}. Use mjax.numpy instead of numpy inside transformed functions.")
+            f"The numpy.ndarray conversion method __array__() was called on "
+            f"{_traced(tracer)}\nUse mjax.numpy instead of numpy inside transformed functions.")
 
 
 class UnexpectedTracerError(Exception):

@@ -2,6 +2,7 @@
 import inspect
 import re
 
+import jax
 import numpy as np
 import pytest
 
@@ -77,8 +78,13 @@ def test_bool_of_tracer():
 
 
 def test_int_and_float_of_tracer():
-    with pytest.raises(mjax.errors.TracerIntegerConversionError, match="static_argnums"):
+    # int() is a ConcretizationTypeError in JAX; __index__ a TracerIntegerConversionError
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda x: int(x))(1)
+    with pytest.raises(mjax.errors.ConcretizationTypeError, match="static_argnums"):
         mjax.jit(lambda x: int(x))(1)
+    with pytest.raises(mjax.errors.TracerIntegerConversionError, match="static_argnums"):
+        mjax.jit(lambda x: range(x))(1)
     with pytest.raises(mjax.errors.TracerIntegerConversionError):
         mjax.jit(lambda x, i: x * [1, 2, 3][i])(jnp.ones(3), 1)
     with pytest.raises(mjax.errors.ConcretizationTypeError, match="lax.cond"):
