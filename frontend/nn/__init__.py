@@ -26,8 +26,20 @@ __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish
 
 
 def _float(name, x):
+    """x as an inexact array; a Python int or float stays weakly typed, as in JAX."""
+    weak = isinstance(x, (int, float)) and not isinstance(x, bool)
     (x,) = jnp._promote(name, x, inexact=True)
-    return x
+    return lax.convert_element_type(x, x.dtype, weak_type=True) if weak else x
+
+
+def _floating_only(name, x):
+    """x unchanged if inexact; JAX's lax-level activations reject integers and bools."""
+    weak = isinstance(x, (int, float)) and not isinstance(x, bool)
+    x = jnp.asarray(x)
+    if not _dt.is_inexact(x.dtype):
+        raise TypeError(f"{name} does not accept dtype {x.dtype}. Accepted dtypes are "
+                        "subtypes of floating, complexfloating.")
+    return lax.convert_element_type(x, x.dtype, weak_type=True) if weak else x
 
 
 def relu(x):
@@ -68,7 +80,7 @@ def _relu6_jvp(primals, tangents):
 
 def sigmoid(x):
     """1 / (1 + exp(-x)). JAX: jax.nn.sigmoid."""
-    return lax.logistic(_float("sigmoid", x))
+    return lax.logistic(_floating_only("logistic", x))
 
 
 def softplus(x):
@@ -83,7 +95,7 @@ def log_sigmoid(x):
 
 def silu(x):
     """x * sigmoid(x). JAX: jax.nn.silu."""
-    x = _float("silu", x)
+    x = _floating_only("logistic", x)
     return x * sigmoid(x)
 
 
@@ -94,10 +106,14 @@ def gelu(x, approximate: bool = True):
     """Gaussian error linear unit; the tanh approximation by default. JAX: jax.nn.gelu."""
     x = _float("gelu", x)
     if approximate:
+        # JAX's operation order (x * cdf, x ** 3), so rounding matches in value and grad.
         c = math.sqrt(2 / math.pi)
-        inner = c * (x + 0.044715 * (x * x * x))
-        return 0.5 * x * (1 + jnp.tanh(inner))
-    return 0.5 * x * (1 + lax.erf(x * (1 / math.sqrt(2))))
+        cdf = 0.5 * (1.0 + jnp.tanh(c * (x + 0.044715 * (x ** 3))))
+        out = x * cdf
+    else:
+        out = x * (lax.erf(x / math.sqrt(2)) + 1) / 2
+    # JAX's constants are typed arrays: the result is never weakly typed.
+    return lax.convert_element_type(out, out.dtype, weak_type=False)
 
 
 def elu(x, alpha=1.0):
@@ -131,7 +147,8 @@ def selu(x):
 
 def hard_tanh(x):
     """x clipped to [-1, 1] (integers stay integers). JAX: jax.nn.hard_tanh."""
-    x = jnp.asarray(x)
+    if not isinstance(x, (bool, int, float)):
+        x = jnp.asarray(x)  # Python scalars stay weakly typed, as in JAX
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
@@ -161,12 +178,16 @@ def mish(x):
     return x * jnp.tanh(softplus(x))
 
 
+class _GluSizeError(ValueError, AssertionError):
+    """An odd-sized glu axis: a ValueError that is also the AssertionError JAX raises."""
+
+
 def glu(x, axis=-1):
     """First half of x along `axis`, gated by the sigmoid of the second. JAX: jax.nn.glu."""
     x = jnp.asarray(x)
     n = x.shape[axis]
     if n % 2:
-        raise ValueError(f"mjax.nn.glu: axis {axis} must have even size, got {n}")
+        raise _GluSizeError(f"mjax.nn.glu: axis {axis} must have even size, got {n}")
     a, b = jnp.split(x, 2, axis=axis)
     return a * sigmoid(b)
 

@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as _onp
 
 from mjax import dtypes as _dt
+from mjax import lax
 from mjax import numpy as jnp
 from mjax import random
 
@@ -207,6 +208,8 @@ def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
             raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
         ortho = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key,
                                                                               shape[-2:])
-        centre = tuple((k - 1) // 2 for k in shape[:-2])
-        return jnp.zeros(shape, dtype).at[centre].set(ortho)
+        # Zero-pad the matrix out to the kernel, placed at the spatial centre.
+        config = [((k - 1) // 2, k - 1 - (k - 1) // 2, 0) for k in shape[:-2]]
+        ortho = jnp.reshape(ortho, (1,) * (len(shape) - 2) + tuple(shape[-2:]))
+        return lax.pad(ortho, jnp.zeros((), dtype), config + [(0, 0, 0)] * 2)
     return init
