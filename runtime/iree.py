@@ -295,7 +295,8 @@ class IreeBackend:
         artifact = text
         if "chlo." not in text:
             try:
-                artifact = stablehlo.serialize_portable_artifact_str(text, "1.0.0")
+                artifact = stablehlo.serialize_portable_artifact_str(
+                    text, stablehlo.get_current_version())
             except ValueError:
                 pass
         vmfb = self._compile_artifact(artifact)
