@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 
+from jaxlib.mlir import ir
+
 from mjax.dialect.types import ShapedArray
 from mjax.dialect import aval_of
 from mjax.dialect.attributes import decode
@@ -30,6 +32,7 @@ def _fmt_param(v):
 _WIDTH = 80  # JAX's pretty-printing width
 
 _REGION_PARAMS = {
+    "jaxpr.call": lambda regions: {},   # see _Printer._jit_params
     # op name -> how its regions print, as JAX names them (params sorted as JAX does)
     "jaxpr.cond": lambda regions: {"branches": regions},
     "jaxpr.while": lambda regions: {"body_jaxpr": regions[1], "cond_jaxpr": regions[0]},
@@ -44,12 +47,13 @@ class _Printer:
         self.names = _names()
         self.env: dict = {}
         self.literal: dict = {}
+        self.preset: dict = {}   # values whose names are given (a jit's body, as JAX)
 
     def var(self, v) -> str:
         return self.literal.get(v) or self.env.get(v, "?")
 
     def bind(self, v) -> str:
-        self.env[v] = next(self.names)
+        self.env[v] = self.preset.pop(v, None) or next(self.names)
         return f"{self.env[v]}:{aval_of(v.type).str_short()}"
 
     def jaxpr(self, block, indent: int, n_consts: int = 0, col: int | None = None) -> str:
@@ -89,6 +93,25 @@ class _Printer:
             return True
         return False
 
+    def _jit_params(self, op, outs: str) -> dict:
+        """A `jaxpr.call` as JAX prints a nested jit: name= and jaxpr= the callee's body,
+        whose binders take the names of the operands and whose results take the names of
+        the call's results."""
+        import re
+        block, name = _callee_block(op)
+        params = {"name": re.sub(r"_\d+$", "", name)}
+        if block is None:
+            return params
+        for arg, v in zip(block.arguments, op.operands):
+            if v in self.env:
+                self.preset[arg] = self.env[v]
+        ret = list(block.operations)[-1].operation
+        for v, r in zip(ret.operands, op.results):
+            if r in self.env and not isinstance(v.owner, ir.Block) and v not in self.preset:
+                self.preset[v] = self.env[r]
+        params["jaxpr"] = block
+        return params
+
     def eqn(self, op, indent: int) -> str:
         pad = " " * indent
         ins = " ".join(self.var(v) for v in op.operands)
@@ -104,15 +127,28 @@ class _Printer:
         if regions_of is None:
             pstr = ("[" + " ".join(f"{k}={v}" for k, v in params.items()) + "]") if params else ""
             lhs = f"{outs} = " if outs else ""    # JAX: no `=` for effects-only eqns
-            line = f"{pad}{lhs}{name}{pstr} {ins}".rstrip()
-            if len(line) <= _WIDTH or not params:
+            line = f"{pad}{lhs}{name}{pstr} {ins}"   # JAX keeps the space: `iota[...] `
+            line = line if pstr else line.rstrip()
+            # (JAX's width check stops at the parameters' closing bracket)
+            if len(f"{pad}{lhs}{name}{pstr}") <= _WIDTH or not params:
                 return line
             # Too wide: one parameter per line, as JAX breaks it.
             return "\n".join([f"{pad}{lhs}{name}["] +
                              [f"{pad}  {k}={v}" for k, v in params.items()] +
                              [f"{pad}] {ins}".rstrip()])
-        params.update(regions_of([r.blocks[0] for r in op.regions]))
-        lines = [f"{pad}{outs + ' = ' if outs else ''}{name}["]
+        if op.name == "jaxpr.call":
+            params = self._jit_params(op, outs)
+        else:
+            params.update(regions_of([r.blocks[0] for r in op.regions]))
+        lhs = f"{pad}{outs + ' = ' if outs else ''}{name}["
+        if op.name == "jaxpr.call":   # JAX: name first; on one line when it fits
+            body = self.jaxpr(params["jaxpr"], indent + 2, col=indent + 8)
+            line = f"{lhs}name={params['name']} jaxpr={body}] {ins}".rstrip()
+            if "\n" not in body and len(line) <= _WIDTH:
+                return line
+            return "\n".join([lhs, f"{pad}  name={params['name']}", f"{pad}  jaxpr={body}",
+                              f"{pad}] {ins}".rstrip()])
+        lines = [lhs]
         for key in sorted(params):
             value = params[key]
             if isinstance(value, list):  # cond branches: one jaxpr per line
@@ -126,6 +162,22 @@ class _Printer:
                 lines.append(f"{pad}  {key}={value}")
         lines.append(f"{pad}] {ins}".rstrip())
         return "\n".join(lines)
+
+
+def _callee_block(op):
+    """The entry block of the function a call-like op names (None if not found)."""
+    name = params_callee = str(decode(op.attributes["callee"])).lstrip("@").strip("'\"")
+    module = op.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return None, params_callee
+    for f in module.regions[0].blocks[0].operations:
+        f = f.operation
+        if f.name == "func.func" and \
+                str(f.attributes["sym_name"]).strip('"') == name:
+            return f.regions[0].blocks[0], name
+    return None, name
 
 
 _CALLBACK_NAMES = {"pure": "pure_callback", "unordered": "io_callback",
@@ -161,6 +213,8 @@ _JAX_PARAMS = {
 
 def _display_name(name: str, params: dict) -> str:
     """JAX's primitive name where one mjax op stands for several (jaxpr.callback)."""
+    if name == "call":   # a nested jit (JAX's pjit prints as jit)
+        return "jit"
     if name == "callback":
         return _CALLBACK_NAMES.get(str(params.get("effect", "")).strip("'\""), name)
     return name
