@@ -35,6 +35,10 @@ logit = _unary("logit", lambda x: lax.log(lax.div(x, lax.sub(lax.full_like(x, 1)
 
 def polygamma(n, x):
     """The n-th derivative of digamma, for integer n >= 0. JAX: jax.scipy.special.polygamma."""
+    n_dtype = jnp.asarray(n).dtype
+    if not jnp.issubdtype(n_dtype, jnp.integer):
+        raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype "
+                         f"{n_dtype}.")
     n, x = _float("polygamma", n, x)
     return lax.polygamma(n, x)
 
@@ -84,12 +88,10 @@ def xlog1py(x, y):
 
 
 def entr(x):
-    """-x log x for x > 0, 0 at 0, -inf for x < 0. JAX: jax.scipy.special.entr."""
+    """-x log x for x >= 0 (0 at 0), -inf for x < 0, NaN for NaN; as JAX, via xlogy, so
+    the gradient below 0 is NaN too. JAX: jax.scipy.special.entr."""
     (x,) = _float("entr", x)
-    positive = x > 0
-    safe = jnp.where(positive, x, jnp.ones_like(x))
-    return jnp.where(positive, -(safe * jnp.log(safe)),
-                     jnp.where(x == 0, jnp.zeros_like(x), jnp.full_like(x, -jnp.inf)))
+    return jnp.where(x < 0, jnp.full_like(x, -jnp.inf), -xlogy(x, x))
 
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
