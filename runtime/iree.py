@@ -129,13 +129,21 @@ class IreeExecutable:
         self.devices = backend.devices()
         self.out_avals = out_avals
         self.donated = _donated_args(text)
+        self.in_place = any(op in text for op in _IN_PLACE_OPS)
 
     def _run(self, buffers) -> list:
         args = [self.backend.as_device_array(b) for b in buffers]
+        if self.in_place:
+            # IREE may sort, scatter or update an argument's storage in place (a buffer
+            # it did not allocate itself): such programs get private copies.
+            device = self.backend.config.device
+            args = [self.backend.runtime.asdevicearray(device, a.to_host())
+                    if hasattr(a, "_buffer_view") else a for a in args]
         results = self.fn(*args)
         if results is None:
             return []
-        return list(results) if isinstance(results, (list, tuple)) else [results]
+        results = list(results) if isinstance(results, (list, tuple)) else [results]
+        return results
 
     def execute(self, buffers: list) -> list:
         for b in buffers:
@@ -342,6 +350,12 @@ def _strip_aliasing(text: str) -> str:
     if "tf.aliasing_output" not in text and "jax.buffer_donor" not in text:
         return text
     return re.sub(r" \{\s*\}", "", _ALIASING.sub("", text)).replace(", }", "}")
+
+
+# Ops IREE may compute in the storage of their operand (seen: sort, top_k, scatter,
+# dynamic_update_slice on buffers made by `put`).
+_IN_PLACE_OPS = ("stablehlo.sort", "stablehlo.scatter", "stablehlo.dynamic_update_slice",
+                 "top_k", "stablehlo.custom_call")
 
 
 def _donated_args(text: str) -> list[int]:

@@ -149,6 +149,18 @@ def test_float64_cbrt_and_folded_constants():
                                    rtol=1e-15)
 
 
+def test_reshaped_result_does_not_alias_its_input():
+    # IREE returns a reshape's result as a view of the argument; a later in-place
+    # update (scatter) of that view must not change the original array.
+    to_iree = mjax.jit(lambda v: v * 1, backend="iree")
+    x = to_iree(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    flat = mjax.jit(lambda v: v.reshape(-1), backend="iree")(x)
+    upd = mjax.jit(lambda v: v.at[np.arange(12)].set(-1.0), backend="iree")(flat)
+    np.testing.assert_array_equal(np.asarray(x), np.arange(24).reshape(2, 3, 4))
+    np.testing.assert_array_equal(np.asarray(flat), np.arange(24))
+    assert (np.asarray(upd)[:12] == -1).all()
+
+
 def test_uncompilable_program_is_a_clear_error():
     a = np.eye(3, dtype=np.float32) * 2
     f = mjax.jit(lambda v: jnp.linalg.cholesky(v), backend="iree")
