@@ -3,7 +3,9 @@ from `mjax.numpy` (JAX computes most of them in Python over lax too): the regula
 incomplete gamma and beta functions, exponentially scaled Bessel I0/I1, the Hurwitz zeta
 function and the inverse normal CDF.
 
-Loops have a fixed trip count (`lax.fori_loop` over a scan), so grad, jit and vmap go
+Called eagerly, each public function runs as one compiled program (`jit_eagerly`), as
+JAX jits them, instead of dispatching its many small ops one by one. Loops have a fixed
+trip count (`lax.fori_loop` over a scan), so grad, jit and vmap go
 through them; each branch sees inputs clamped into its own domain so that the branch
 `where` drops never leaks NaN into gradients.
 """
@@ -14,6 +16,7 @@ import math
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
+from mjax.numpy.linalg import jit_eagerly
 
 _ITERS = 256  # enough for a up to ~1e3 in float64 (terms shrink like exp(-n^2 / 2a))
 
@@ -81,6 +84,7 @@ def _gamma_edges(a, x, value, at_zero_x, at_zero_a):
     return jnp.where(bad, nan, out)
 
 
+@jit_eagerly("a", "x")
 def gammainc(a, x):
     """The regularized lower incomplete gamma function P(a, x).
     JAX: jax.scipy.special.gammainc."""
@@ -89,6 +93,7 @@ def gammainc(a, x):
     return _gamma_edges(a, x, jnp.where(series, p, 1 - q), 0.0, 1.0)
 
 
+@jit_eagerly("a", "x")
 def gammaincc(a, x):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x).
     JAX: jax.scipy.special.gammaincc."""
@@ -125,6 +130,7 @@ def _beta_cf(a, b, x):
     return h
 
 
+@jit_eagerly("a", "b", "x")
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b).
     JAX: jax.scipy.special.betainc."""
@@ -172,24 +178,28 @@ def _bessel_ie(nu, x):
     return jnp.where(small, series, asym)
 
 
+@jit_eagerly("x")
 def i0e(x):
     """exp(-|x|) I0(x). JAX: jax.scipy.special.i0e."""
     (x,) = _float("i0e", x)
     return _bessel_ie(0, x)
 
 
+@jit_eagerly("x")
 def i1e(x):
     """exp(-|x|) I1(x), odd in x. JAX: jax.scipy.special.i1e."""
     (x,) = _float("i1e", x)
     return jnp.sign(x) * _bessel_ie(1, x)
 
 
+@jit_eagerly("x")
 def i0(x):
     """The modified Bessel function I0(x). JAX: jax.scipy.special.i0."""
     (x,) = _float("i0", x)
     return jnp.exp(jnp.abs(x)) * _bessel_ie(0, x)
 
 
+@jit_eagerly("x")
 def i1(x):
     """The modified Bessel function I1(x). JAX: jax.scipy.special.i1."""
     (x,) = _float("i1", x)
@@ -201,6 +211,7 @@ _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617
               43867 / 798)
 
 
+@jit_eagerly("x", "q")
 def zeta(x, q=None):
     """The Hurwitz zeta function sum_k (k + q)^-x (Riemann's for q=None), for x > 1.
     JAX: jax.scipy.special.zeta."""
@@ -256,6 +267,7 @@ def _ndtri_jvp(primals, tangents):
     return x, t * jnp.sqrt(2 * math.pi) * jnp.exp(0.5 * x * x)
 
 
+@jit_eagerly("p")
 def ndtri(p):
     """The inverse of the standard normal CDF. JAX: jax.scipy.special.ndtri."""
     (p,) = _float("ndtri", p)
