@@ -136,9 +136,7 @@ class IreeExecutable:
         if self.in_place:
             # IREE may sort, scatter or update an argument's storage in place (a buffer
             # it did not allocate itself): such programs get private copies.
-            device = self.backend.config.device
-            args = [self.backend.runtime.asdevicearray(device, a.to_host())
-                    if hasattr(a, "_buffer_view") else a for a in args]
+            args = [a._copy_to_host() if hasattr(a, "_buffer_view") else a for a in args]
         results = self.fn(*args)
         if results is None:
             return []
