@@ -156,6 +156,13 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
         value = np.asarray(x)
         if np.iscomplexobj(value) and not dtypes.issubdtype(new_dtype, np.complexfloating):
             value = np.real(value)  # JAX drops the imaginary part
+        if value.dtype.kind in "fc" and new_dtype.kind in "iu":
+            # XLA's float->int conversion saturates and sends NaN to 0; NumPy's does not.
+            info, real = np.iinfo(new_dtype), np.real(value)
+            with np.errstate(invalid="ignore"):
+                cast = real.astype(new_dtype)
+            value = np.where(np.isnan(real), 0, np.where(
+                real >= info.max, info.max, np.where(real <= info.min, info.min, cast)))
         value = value.astype(new_dtype)
         if current_trace() is None:
             return device_put_value(value, weak_type=weak_type)
@@ -441,32 +448,62 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
 
 
 # ---- indexing -------------------------------------------------------------------
-def dynamic_slice(operand, start_indices, slice_sizes):
-    idx = [convert_element_type(i, dtypes.default_int()) if _is_python_scalar(i) else i
-           for i in start_indices]
+def _start_indices(start_indices, shape, allow_negative_indices):
+    """Start indices as arrays; negative ones count from the end (JAX's default), before
+    XLA clamps them into range."""
+    allow = allow_negative_indices
+    allow = [bool(allow)] * len(shape) if isinstance(allow, bool) else list(allow)
+    out = []
+    for i, size, neg in zip(start_indices, shape, allow):
+        if _is_python_scalar(i) or (isinstance(i, (np.ndarray, np.generic))
+                                    and not isinstance(i, Tracer) and np.ndim(i) == 0):
+            i = int(i)
+            if i < 0 and not neg:
+                raise ValueError(f"Index {i} is out of bounds for dimension {size} if "
+                                 "allow_negative_indices=False")
+            out.append(convert_element_type(i + size if neg and i < 0 else i,
+                                            dtypes.default_int()))
+            continue
+        dtype = aval_of_value(i).dtype
+        if neg and dtypes.issubdtype(dtype, np.signedinteger):
+            zero = convert_element_type(0, dtype)
+            i = select(lt(i, zero), add(i, convert_element_type(size, dtype)), i)
+        out.append(i)
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """operand[start:start + size] per axis, starts clamped into range (negative ones
+    counting from the end). JAX: lax.dynamic_slice."""
+    idx = _start_indices(start_indices, aval_of_value(operand).shape, allow_negative_indices)
     return bind(_op("dynamic_slice"), operand, *idx,
                 slice_sizes=tuple(int(s) for s in slice_sizes))
 
 
-def dynamic_update_slice(operand, update, start_indices):
-    idx = [convert_element_type(i, dtypes.default_int()) if _is_python_scalar(i) else i
-           for i in start_indices]
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    """operand with update written at start (clamped; negative starts count from the
+    end). JAX: lax.dynamic_update_slice."""
+    idx = _start_indices(start_indices, aval_of_value(operand).shape, allow_negative_indices)
     return bind(_op("dynamic_update_slice"), operand, update, *idx)
 
 
-def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
     aval = aval_of_value(operand)
     starts = [0] * aval.ndim
     sizes = list(aval.shape)
     starts[axis], sizes[axis] = start_index, slice_size
-    return dynamic_slice(operand, starts, sizes)
+    return dynamic_slice(operand, starts, sizes,
+                         allow_negative_indices=allow_negative_indices)
 
 
-def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):
     aval = aval_of_value(operand)
     starts = [0] * aval.ndim
     starts[axis] = start_index
-    return dynamic_update_slice(operand, update, starts)
+    return dynamic_update_slice(operand, update, starts,
+                                allow_negative_indices=allow_negative_indices)
 
 
 GatherDimensionNumbers = namedtuple(
