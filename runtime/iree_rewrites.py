@@ -12,6 +12,9 @@ compute something other than what StableHLO (and XLA) specify, or fail to compil
 - `stablehlo.reduce_window` of unsigned integers with padding (cumsum, cummax) fails too:
   the padding becomes an explicit `stablehlo.pad` with the init value, as the spec
   defines it, and the window op gets none.
+- `stablehlo.scatter`: updates at out-of-range indices must be skipped, and IREE writes
+  them out of bounds. Operands get a window of padding, invalid index vectors point into
+  it, the results are sliced back.
 - `stablehlo.cbrt` of float64 has no IREE lowering: sign(x) * |x|^(1/3), refined by one
   Newton step (exact cubes come out exact), with 0, inf and nan passed through.
 """
@@ -24,7 +27,7 @@ from mjax.dialect import context
 
 
 def rewrite_for_iree(text: str) -> str:
-    if "is_stable = true" not in text and "ui" not in text and "cbrt" not in text:
+    if not any(key in text for key in ("is_stable = true", "ui", "cbrt", "scatter")):
         return text
     with context(), ir.Location.unknown():
         module = ir.Module.parse(text)
@@ -200,7 +203,93 @@ def _cbrt(op) -> bool:
     return True
 
 
+def _scatter(op) -> bool:
+    """Scatter updates at out-of-range indices must be skipped; IREE writes them out of
+    bounds (memory corruption). Operands are padded at the high end by a window, invalid
+    index vectors are pointed into the padding, and the results are sliced back."""
+    import numpy as np
+    n = (len(op.operands) - 1) // 2
+    inputs, indices = list(op.operands[:n]), op.operands[n]
+    updates = list(op.operands[n + 1:])
+    dn = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+    if list(dn.input_batching_dims):
+        return False         # batched scatters: IREE rejects them anyway
+    shape = list(ir.RankedTensorType(inputs[0].type).shape)
+    idx_type = ir.RankedTensorType(indices.type)
+    idx_shape, idx_elem = list(idx_type.shape), idx_type.element_type
+    if not isinstance(idx_elem, ir.IntegerType) or idx_elem.is_unsigned:
+        return False
+    upd_shape = list(ir.RankedTensorType(updates[0].type).shape)
+    inserted = set(dn.inserted_window_dims)
+    window = [1] * len(shape)
+    for d, u in zip([d for d in range(len(shape)) if d not in inserted],
+                    dn.update_window_dims):
+        window[d] = upd_shape[u]
+    dims = list(dn.scattered_dims_to_operand_dims)
+    v = dn.index_vector_dim
+    np_dtype = np.int64 if idx_elem.width == 64 else np.int32
+    loc, ip = op.location, ir.InsertionPoint(op)
+    with loc, ip:
+        def const(array):
+            array = np.ascontiguousarray(array)
+            t = ir.RankedTensorType.get(list(array.shape), idx_elem)
+            return stablehlo.ConstantOp(ir.DenseElementsAttr.get(array, type=t)).result
+        direction = stablehlo.ComparisonDirectionAttr.get
+        signed = stablehlo.ComparisonTypeAttr.get("SIGNED")
+        comp_shape = list(idx_shape)
+        if v < len(idx_shape):
+            comp_shape[v] = 1
+        valid = None
+        for j, d in enumerate(dims):
+            if v < len(idx_shape):
+                start = [0] * len(idx_shape)
+                limit = list(idx_shape)
+                start[v], limit[v] = j, j + 1
+                comp = stablehlo.SliceOp(indices, start, limit, [1] * len(idx_shape)).result
+            else:
+                comp = indices
+            low = stablehlo.CompareOp(comp, const(np.zeros(comp_shape, np_dtype)),
+                                      direction("GE"), compare_type=signed).result
+            high = stablehlo.CompareOp(
+                comp, const(np.full(comp_shape, shape[d] - window[d], np_dtype)),
+                direction("LE"), compare_type=signed).result
+            ok = stablehlo.AndOp(low, high).result
+            valid = ok if valid is None else stablehlo.AndOp(valid, ok).result
+        fill = np.zeros(idx_shape, np_dtype)
+        for j, d in enumerate(dims):
+            if v < len(idx_shape):
+                fill[(slice(None),) * v + (j,)] = shape[d]
+            else:
+                fill[...] = shape[d]
+        if v < len(idx_shape):
+            bool_t = ir.RankedTensorType.get(idx_shape, ir.IntegerType.get_signless(1))
+            valid = stablehlo.BroadcastInDimOp(bool_t, valid,
+                                               list(range(len(idx_shape)))).result
+        safe = stablehlo.SelectOp(valid, indices, const(fill)).result
+        high_pad = [window[d] if d in dims else 0 for d in range(len(shape))]
+        padded = []
+        for x in inputs:
+            elem = ir.RankedTensorType(x.type).element_type
+            zero = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(
+                ir.RankedTensorType.get([], elem),
+                ir.IntegerAttr.get(elem, 0) if isinstance(elem, ir.IntegerType)
+                else ir.FloatAttr.get(elem, 0.0))).result
+            padded.append(stablehlo.PadOp(x, zero, [0] * len(shape), high_pad,
+                                          [0] * len(shape)).result)
+        new = ir.Operation.create(
+            "stablehlo.scatter", results=[v_.type for v_ in padded],
+            operands=padded + [safe] + updates,
+            attributes={name: op.attributes[name] for name in op.attributes}, regions=1)
+        op.regions[0].blocks[0].append_to(new.regions[0])
+        for old, res in zip(op.results, new.results):
+            cut = stablehlo.SliceOp(res, [0] * len(shape), shape, [1] * len(shape)).result
+            old.replace_all_uses_with(cut)
+    op.erase()
+    return True
+
+
 _REWRITES = {"stablehlo.sort": _stabilize, "stablehlo.reverse": _reverse,
-             "stablehlo.reduce_window": _reduce_window, "stablehlo.cbrt": _cbrt}
+             "stablehlo.reduce_window": _reduce_window, "stablehlo.cbrt": _cbrt,
+             "stablehlo.scatter": _scatter}
 
 __all__ = ["rewrite_for_iree"]

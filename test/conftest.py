@@ -77,9 +77,7 @@ IREE_UNSUPPORTED = {
     "test_numpy_extra.py::test_more_numpy_names_match_jax[argpartition]":
         "argpartition is top_k: IREE orders equal values' indices differently from XLA",
     # IREE compiler or runtime failures (IREE 3.13), open.
-    "test_lax_more.py::test_segment_ops_match_jax":
-        "crashes the process: IREE's scatter does not skip out-of-range indices "
-        "(segment ids -1 and 9 with FILL_OR_DROP), memory is corrupted",
+
     "test_random.py::test_samplers_under_vmap":
         "IREE codegen error: 'write affecting operations on global resources are "
         "restricted to workgroup distributed contexts'",

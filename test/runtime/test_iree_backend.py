@@ -161,6 +161,20 @@ def test_reshaped_result_does_not_alias_its_input():
     assert (np.asarray(upd)[:12] == -1).all()
 
 
+def test_out_of_range_scatter_indices_are_skipped():
+    # StableHLO skips scatter updates at out-of-range indices; IREE wrote them out of
+    # bounds (a later crash). The backend points them into padding it slices off.
+    data = np.arange(24, dtype=np.float32).reshape(8, 3)
+    ids = np.array([0, 2, 2, -1, 5, 1, 0, 9])
+    got = mjax.jit(lambda d, i: mjax.ops.segment_sum(d, i, num_segments=6),
+                   backend="iree")(data, ids)
+    want = np.zeros((6, 3), np.float32)
+    for i, row in zip(ids, data):
+        if 0 <= i < 6:
+            want[i] += row
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_uncompilable_program_is_a_clear_error():
     a = np.eye(3, dtype=np.float32) * 2
     f = mjax.jit(lambda v: jnp.linalg.cholesky(v), backend="iree")
