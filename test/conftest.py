@@ -68,6 +68,8 @@ IREE_UNSUPPORTED = {
     "test_random.py::test_sampler_bits_match_jax_eager": _ULP,
     "test_random.py::test_float_dtypes_grid": _ULP,
     "test_random.py::test_bits_64_and_float64_x64": _ULP,
+    "test_stages.py::test_compile_runs_and_reports":
+        "Compiled.as_text() is XLA's optimized HLO module; IREE has no HLO",
     # Implementation-defined orders, where the test asks for XLA's.
     "test_lax_more.py::test_reduce_window_with_custom_computations":
         "a non-associative window reduction (a * 0.9 + b): the order of application is "
@@ -77,6 +79,10 @@ IREE_UNSUPPORTED = {
     "test_numpy_extra.py::test_more_numpy_names_match_jax[argpartition]":
         "argpartition is top_k: IREE orders equal values' indices differently from XLA",
     # IREE compiler or runtime failures (IREE 3.13), open.
+    **{f"test_vmap_indexing.py::test_scatter_add_duplicates_and_drop[{axes}]":
+       "vmap of a scatter with out-of-range indices: IREE does not skip them in a "
+       "scatter with batching dimensions (the unbatched rewrite does not apply)"
+       for axes in ("(None, 0, None)", "(0, 0, None)", "(None, 0, 0)", "(0, 0, 0)")},
 
     "test_random.py::test_samplers_under_vmap":
         "IREE codegen error: 'write affecting operations on global resources are "
