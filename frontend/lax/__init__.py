@@ -110,6 +110,8 @@ class RoundingMethod:
 
 def integer_pow(x, y: int):
     """x ** y for a static integer y. JAX: lax.integer_pow."""
+    if not isinstance(y, (int, np.integer)) or isinstance(y, bool):
+        raise TypeError(f"integer_pow: the exponent must be a static Python int, got {y!r}")
     return bind(_op("integer_pow"), x, y=int(y))
 
 
@@ -194,6 +196,13 @@ def bitcast_convert_type(x, new_dtype):
 
 
 def reduce_precision(x, exponent_bits: int, mantissa_bits: int):
+    """x rounded to a float with the given exponent and mantissa widths.
+    JAX: lax.reduce_precision."""
+    if int(exponent_bits) < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive; got {exponent_bits}")
+    if int(mantissa_bits) < 0:
+        raise ValueError("reduce_precision: mantissa_bits must be non-negative; got "
+                         f"{mantissa_bits}")
     return bind(_op("reduce_precision"), x, exponent_bits=int(exponent_bits),
                 mantissa_bits=int(mantissa_bits))
 
@@ -283,6 +292,12 @@ def concatenate(operands, dimension):
 
 
 def pad(x, padding_value, padding_config):
+    """x with low/high (possibly negative) and interior padding per axis. JAX: lax.pad."""
+    padding_config = tuple(tuple(c) for c in padding_config)
+    shape = aval_of_value(x).shape
+    if len(padding_config) != len(shape):
+        raise ValueError("length of padding_config must equal the number of axes of operand, "
+                         f"got padding_config {padding_config} for operand shape {shape}")
     return bind(_op("pad"), x, padding_value,
                 padding_config=tuple(tuple(int(v) for v in c) for c in padding_config))
 
@@ -296,7 +311,7 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001
 def slice_in_dim(x, start_index, limit_index, stride=1, axis=0):
     aval = aval_of_value(x)
     start, limit, strides = [0] * aval.ndim, list(aval.shape), [1] * aval.ndim
-    axis = axis % aval.ndim
+    axis = _static_axis(axis, aval.ndim, "slice_in_dim")
     d = aval.shape[axis]
     start_index = 0 if start_index is None else (start_index + d if start_index < 0 else start_index)
     limit_index = d if limit_index is None else (limit_index + d if limit_index < 0 else limit_index)
@@ -306,7 +321,7 @@ def slice_in_dim(x, start_index, limit_index, stride=1, axis=0):
 
 def index_in_dim(x, index, axis=0, keepdims=True):
     aval = aval_of_value(x)
-    axis = axis % aval.ndim
+    axis = _static_axis(axis, aval.ndim, "index_in_dim")
     index = index + aval.shape[axis] if index < 0 else index
     out = slice_in_dim(x, index, index + 1, 1, axis)
     return out if keepdims else squeeze(out, (axis,))
@@ -420,9 +435,19 @@ argmax = _arg_reduction("argmax")
 argmin = _arg_reduction("argmin")
 
 
+def _static_axis(axis, ndim, fn):
+    """axis in [-ndim, ndim) made nonnegative; out of range is JAX's IndexError."""
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"{fn}: axis {axis} is out of bounds for an operand of rank {ndim}")
+    return axis % ndim
+
+
 def _cumulative(name):
     def f(operand, axis: int = 0, reverse: bool = False):
         aval = aval_of_value(operand)
+        if not -builtins.max(aval.ndim, 1) <= int(axis) < builtins.max(aval.ndim, 1):
+            raise ValueError(f"axis {axis} is out of bounds for array of shape {aval.shape}")
         return bind(_op(name), operand, axis=int(axis) % builtins.max(aval.ndim, 1),
                     reverse=bool(reverse))
     f.__name__ = name
@@ -440,7 +465,12 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     """Sorts one array or a sequence of arrays (by the first num_keys). JAX: lax.sort."""
     single = not isinstance(operand, (tuple, list))
     operands = [operand] if single else list(operand)
+    if not 1 <= int(num_keys) <= len(operands):
+        raise ValueError(f"num_keys={num_keys} must be between 1 and "
+                         f"len(operand)={len(operands)}")
     rank = aval_of_value(operands[0]).ndim
+    if rank == 0:
+        raise ValueError(f"sort: operands must have rank >= 1, got shape ()")
     outs = bind(_op("sort"), *operands, dimension=int(dimension) % rank,
                 is_stable=bool(is_stable), num_keys=int(num_keys))
     outs = outs if isinstance(outs, list) else [outs]

@@ -33,10 +33,19 @@ def outcome(fn):
         return None, e
 
 
+def _other(a):
+    """A second batch member of a's shape and dtype, different where that is cheap."""
+    a = np.asarray(a)
+    if a.ndim and a.dtype != bool:
+        return np.flip(a, 0).copy()
+    return a
+
+
 def compare(mfn, jfn, args, rtol=1e-5, atol=1e-6, modes=("eager", "jit"), weak=True,
-            argnums=0):
+            argnums=0, vmap_stack=False):
     """Compare mfn(*args) with jfn(*args) in each mode: eager, jit, grad (of the sum
-    w.r.t. argnums), vmap (over the leading axis of every argument)."""
+    w.r.t. argnums), vmap (over the leading axis of every argument; with vmap_stack, over
+    a new axis stacking each argument with its negation or reversal, so ranks stay)."""
     for mode in modes:
         if mode == "eager":
             m, j = (lambda: mfn(*args)), (lambda: jfn(*args))
@@ -46,7 +55,9 @@ def compare(mfn, jfn, args, rtol=1e-5, atol=1e-6, modes=("eager", "jit"), weak=T
             m = lambda: mjax.grad(lambda *a: mjax.numpy.sum(mfn(*a)), argnums)(*args)  # noqa: E731
             j = lambda: jax.grad(lambda *a: jax.numpy.sum(jfn(*a)), argnums)(*args)  # noqa: E731
         elif mode == "vmap":
-            m, j = (lambda: mjax.vmap(mfn)(*args)), (lambda: jax.vmap(jfn)(*args))
+            vargs = tuple(np.stack([a, _other(a)]) for a in args) if vmap_stack else args
+            m = lambda: mjax.vmap(mfn)(*vargs)  # noqa: E731
+            j = lambda: jax.vmap(jfn)(*vargs)  # noqa: E731
         else:
             raise ValueError(mode)
         (got, gerr), (want, werr) = outcome(m), outcome(j)
