@@ -400,3 +400,9 @@ def helmert(n, full=False):
     if full:
         h = _onp.concatenate([_onp.full((1, n), 1 / _onp.sqrt(n)), h], axis=0)
     return jnp.asarray(h, dtype=jnp.result_type(float))
+
+
+from mjax.scipy.linalg_extra import (  # noqa: E402,F401
+    convolution_matrix, eigh_tridiagonal, expm_frechet, fiedler_companion, funm, hadamard,
+    hessenberg, invhilbert, invpascal, pascal, polar, qr_multiply, rsf2csf, schur,
+    solve_sylvester, sqrtm)
