@@ -15,6 +15,8 @@ compute something other than what StableHLO (and XLA) specify, or fail to compil
 - `stablehlo.scatter`: updates at out-of-range indices must be skipped, and IREE writes
   them out of bounds. Operands get a window of padding, invalid index vectors point into
   it, the results are sliced back.
+- `chlo.top_k`: JAX puts the lower index first among equal values, IREE's top_k does
+  not: a descending sort with ties broken by index, then a slice.
 - `stablehlo.cbrt` of float64 has no IREE lowering: sign(x) * |x|^(1/3), refined by one
   Newton step (exact cubes come out exact), with 0, inf and nan passed through.
 """
@@ -27,7 +29,8 @@ from mjax.dialect import context
 
 
 def rewrite_for_iree(text: str) -> str:
-    if not any(key in text for key in ("is_stable = true", "ui", "cbrt", "scatter")):
+    if not any(key in text for key in ("is_stable = true", "ui", "cbrt", "scatter",
+                                       "top_k")):
         return text
     with context(), ir.Location.unknown():
         module = ir.Module.parse(text)
@@ -121,6 +124,10 @@ def _stabilize(op) -> bool:
         iota = stablehlo.IotaOp(ir.RankedTensorType.get(shape, i32), dim, loc=loc, ip=ip)
         operands.append(iota.result)
         index = n
+    # (Behind a barrier, as in _top_k: IREE turns a sort with a bare iota operand into
+    # its own top-k/argsort, which ignores the tie-break.)
+    operands[index] = stablehlo.OptimizationBarrierOp([operands[index]], loc=loc,
+                                                      ip=ip).results[0]
     new = stablehlo.SortOp([v.type for v in operands], operands, dimension=dim,
                            is_stable=False, loc=loc, ip=ip)
     arg_types = [ir.RankedTensorType.get([], ir.RankedTensorType(v.type).element_type)
@@ -288,8 +295,48 @@ def _scatter(op) -> bool:
     return True
 
 
+def _top_k(op) -> bool:
+    """JAX's top_k puts the lower index first among equal values; IREE's does not. A
+    sort (descending by total order, ties by index) and a slice give JAX's order."""
+    x = op.operands[0]
+    t = ir.RankedTensorType(x.type)
+    shape, rank = list(t.shape), t.rank
+    k = ir.IntegerAttr(op.attributes["k"]).value
+    i32 = ir.IntegerType.get_signless(32)
+    element = t.element_type
+    if isinstance(element, ir.IntegerType):
+        order = "UNSIGNED" if element.is_unsigned else "SIGNED"
+    else:
+        order = "TOTALORDER"
+    with ir.InsertionPoint(op), op.location:
+        iota = stablehlo.IotaOp(ir.RankedTensorType.get(shape, i32), rank - 1).result
+        # (Behind a barrier: IREE turns a sort whose operand is a bare iota back into
+        # its own top-k, which ignores the comparator's tie-break.)
+        iota = stablehlo.OptimizationBarrierOp([iota]).results[0]
+        sort = stablehlo.SortOp([x.type, iota.type], [x, iota], dimension=rank - 1,
+                                is_stable=False)
+        scalar = ir.RankedTensorType.get([], element)
+        index = ir.RankedTensorType.get([], i32)
+        block = sort.regions[0].blocks.append(scalar, scalar, index, index)
+        a, b, ia, ib = block.arguments
+        with ir.InsertionPoint(block):
+            direction = stablehlo.ComparisonDirectionAttr.get
+            kind = stablehlo.ComparisonTypeAttr.get
+            greater = stablehlo.CompareOp(a, b, direction("GT"), compare_type=kind(order))
+            equal = stablehlo.CompareOp(a, b, direction("EQ"), compare_type=kind(order))
+            lower = stablehlo.CompareOp(ia, ib, direction("LT"), compare_type=kind("SIGNED"))
+            tie = stablehlo.AndOp(equal.result, lower.result).result
+            stablehlo.ReturnOp([stablehlo.OrOp(greater.result, tie).result])
+        limit = shape[:-1] + [k]
+        for old, res in zip(op.results, sort.results):
+            cut = stablehlo.SliceOp(res, [0] * rank, limit, [1] * rank).result
+            old.replace_all_uses_with(cut)
+    op.erase()
+    return True
+
+
 _REWRITES = {"stablehlo.sort": _stabilize, "stablehlo.reverse": _reverse,
              "stablehlo.reduce_window": _reduce_window, "stablehlo.cbrt": _cbrt,
-             "stablehlo.scatter": _scatter}
+             "stablehlo.scatter": _scatter, "chlo.top_k": _top_k}
 
 __all__ = ["rewrite_for_iree"]

@@ -74,10 +74,6 @@ IREE_UNSUPPORTED = {
     "test_lax_more.py::test_reduce_window_with_custom_computations":
         "a non-associative window reduction (a * 0.9 + b): the order of application is "
         "unspecified and IREE's differs from XLA's",
-    "test_lax_more.py::test_top_k_matches_jax":
-        "top_k of equal values: IREE orders their indices differently from XLA",
-    "test_numpy_extra.py::test_more_numpy_names_match_jax[argpartition]":
-        "argpartition is top_k: IREE orders equal values' indices differently from XLA",
     # IREE compiler or runtime failures (IREE 3.13), open.
     **{f"test_vmap_indexing.py::test_scatter_add_duplicates_and_drop[{axes}]":
        "vmap of a scatter with out-of-range indices: IREE does not skip them in a "

@@ -175,6 +175,13 @@ def test_out_of_range_scatter_indices_are_skipped():
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
+def test_top_k_puts_the_lower_index_first_among_ties():
+    x = np.array([[3, -5, -4, -3, -4, 3, 3, -5]], np.int32)
+    values, idx = mjax.jit(lambda v: mjax.lax.top_k(v, 5), backend="iree")(x)
+    np.testing.assert_array_equal(np.asarray(idx), [[0, 5, 6, 3, 2]])
+    np.testing.assert_array_equal(np.asarray(values), [[3, 3, 3, -3, -4]])
+
+
 def test_uncompilable_program_is_a_clear_error():
     a = np.eye(3, dtype=np.float32) * 2
     f = mjax.jit(lambda v: jnp.linalg.cholesky(v), backend="iree")
