@@ -222,6 +222,8 @@ def _scatter(op) -> bool:
     if list(dn.input_batching_dims):
         return False         # batched scatters: IREE rejects them anyway
     shape = list(ir.RankedTensorType(inputs[0].type).shape)
+    if 0 in shape:
+        return False         # nothing to write into
     idx_type = ir.RankedTensorType(indices.type)
     idx_shape, idx_elem = list(idx_type.shape), idx_type.element_type
     if not isinstance(idx_elem, ir.IntegerType) or idx_elem.is_unsigned:
@@ -276,12 +278,14 @@ def _scatter(op) -> bool:
         high_pad = [window[d] if d in dims else 0 for d in range(len(shape))]
         padded = []
         for x in inputs:
+            # Any value fills the padding (it is sliced off): the operand's first
+            # element, which every element type has.
             elem = ir.RankedTensorType(x.type).element_type
-            zero = stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(
-                ir.RankedTensorType.get([], elem),
-                ir.IntegerAttr.get(elem, 0) if isinstance(elem, ir.IntegerType)
-                else ir.FloatAttr.get(elem, 0.0))).result
-            padded.append(stablehlo.PadOp(x, zero, [0] * len(shape), high_pad,
+            first = stablehlo.SliceOp(x, [0] * len(shape), [1] * len(shape),
+                                      [1] * len(shape)).result
+            fill_value = stablehlo.ReshapeOp(ir.RankedTensorType.get([], elem),
+                                             first).result
+            padded.append(stablehlo.PadOp(x, fill_value, [0] * len(shape), high_pad,
                                           [0] * len(shape)).result)
         new = ir.Operation.create(
             "stablehlo.scatter", results=[v_.type for v_ in padded],
