@@ -265,7 +265,8 @@ def log_softmax(x, /, *, axis=None):
 
 
 def bernoulli(n):
-    """The Bernoulli numbers B_0..B_n (B_1 = -1/2, as JAX), computed exactly on the host. JAX: jax.scipy.special.bernoulli."""
+    """The Bernoulli numbers B_0..B_n (B_1 = -1/2, as JAX), computed exactly on the host.
+    JAX: jax.scipy.special.bernoulli."""
     import operator
     from fractions import Fraction
     n = operator.index(n)
