@@ -27,7 +27,12 @@ UNARY = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "gelu", 
 @pytest.mark.parametrize("name", UNARY)
 def test_unary(name):
     m, j = _both(name)
-    compare(m, j, (X,), modes=("eager", "grad", "vmap"), atol=5e-6)  # gelu grad: cancellation
+    compare(m, j, (X,), modes=("eager", "grad"), atol=5e-6)  # gelu grad: cancellation
+
+
+@pytest.mark.parametrize("name", ["relu6", "gelu", "hard_tanh", "sparse_plus"])
+def test_unary_vmap(name):
+    compare(*_both(name), (X,), modes=("vmap",))
 
 
 @pytest.mark.parametrize("name", ["relu", "sigmoid", "gelu", "softplus", "selu"])
