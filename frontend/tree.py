@@ -23,9 +23,9 @@ def flatten(tree, is_leaf=None):
     return _tu.tree_flatten(tree, is_leaf)
 
 
-def flatten_with_path(tree, is_leaf=None):
+def flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
     """([(key path, leaf)], treedef). JAX: jax.tree.flatten_with_path."""
-    return _tu.tree_flatten_with_path(tree, is_leaf)
+    return _tu.tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
 
 
 def leaves(tree, is_leaf=None):
@@ -33,9 +33,9 @@ def leaves(tree, is_leaf=None):
     return _tu.tree_leaves(tree, is_leaf)
 
 
-def leaves_with_path(tree, is_leaf=None):
+def leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
     """[(key path, leaf)]. JAX: jax.tree.leaves_with_path."""
-    return _tu.tree_leaves_with_path(tree, is_leaf)
+    return _tu.tree_leaves_with_path(tree, is_leaf, is_leaf_takes_path)
 
 
 def map(f, tree, *rest, is_leaf=None):  # noqa: A001
@@ -43,9 +43,10 @@ def map(f, tree, *rest, is_leaf=None):  # noqa: A001
     return _tu.tree_map(f, tree, *rest, is_leaf=is_leaf)
 
 
-def map_with_path(f, tree, *rest, is_leaf=None):
+def map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     """f(key path, leaf, ...) over the leaves. JAX: jax.tree.map_with_path."""
-    return _tu.tree_map_with_path(f, tree, *rest, is_leaf=is_leaf)
+    return _tu.tree_map_with_path(f, tree, *rest, is_leaf=is_leaf,
+                                  is_leaf_takes_path=is_leaf_takes_path)
 
 
 def reduce(function, tree, initializer=_tu._NO_INITIALIZER, is_leaf=None):  # noqa: A001

@@ -246,22 +246,44 @@ def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
 
 
 # ---- key paths -----------------------------------------------------------------------------
-def tree_flatten_with_path(tree, is_leaf=None):
-    """([(key path, leaf)], treedef). JAX: tree_util.tree_flatten_with_path."""
+def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """([(key path, leaf)], treedef); with is_leaf_takes_path, is_leaf(path, node).
+    JAX: tree_util.tree_flatten_with_path."""
+    if is_leaf is not None and is_leaf_takes_path:
+        is_leaf = _leaf_predicate_on_paths(tree, is_leaf)
     accessors, leaves, treedef = optree.tree_flatten_with_accessor(
         tree, is_leaf, none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
     paths = [tuple(_jax_key(e) for e in acc) for acc in accessors]
     return list(zip(paths, leaves)), treedef
 
 
-def tree_leaves_with_path(tree, is_leaf=None):
+def _leaf_predicate_on_paths(tree, is_leaf):
+    """A one-argument is_leaf equivalent to the path-taking one: walk the tree a level at
+    a time, asking is_leaf(path, node), and mark the nodes it accepts (by identity)."""
+    chosen = set()
+
+    def walk(node, path):
+        if is_leaf(path, node):
+            chosen.add(id(node))
+            return
+        accessors, children, _ = optree.tree_flatten_with_accessor(
+            node, lambda x: x is not node, none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
+        if len(children) == 1 and children[0] is node:
+            return  # a leaf
+        for acc, child in zip(accessors, children):
+            walk(child, path + tuple(_jax_key(e) for e in acc))
+    walk(tree, ())
+    return lambda x: id(x) in chosen
+
+
+def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
     """[(key path, leaf)]. JAX: tree_util.tree_leaves_with_path."""
-    return tree_flatten_with_path(tree, is_leaf)[0]
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
-def tree_map_with_path(f, tree, *rest, is_leaf=None):
+def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     """f(key path, leaf, *matching leaves of rest) over the leaves. JAX: tree_map_with_path."""
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     others = [treedef.flatten_up_to(r) for r in rest]
     return tree_unflatten(treedef, [f(p, x, *xs) for (p, x), *xs in
                                     zip(pairs, *others)] if others else

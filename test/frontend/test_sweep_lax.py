@@ -250,3 +250,17 @@ def test_tree_transpose_and_errors():
                lambda tu: tu.tree_map(lambda a, b: a + b, {"a": 1}, {"b": 1}),
                lambda tu: tu.tree_unflatten(tu.tree_structure([0, 0]), [1])):
         compare(lambda: fn(mjax.tree_util), lambda: fn(jax.tree_util), (), modes=("eager",))
+
+
+@pytest.mark.parametrize("which", range(3))
+def test_is_leaf_takes_path(which):
+    tree = {"a": [1, (2, None)], "b": Point(3, {"c": 4}), "d": None}
+    pred = [lambda p, x: len(p) == 2, lambda p, x: isinstance(x, tuple) and len(p) > 0,
+            lambda p, x: x is None][which]
+    got = mjax.tree_util.tree_flatten_with_path(tree, pred, is_leaf_takes_path=True)[0]
+    want = jax.tree_util.tree_flatten_with_path(tree, pred, is_leaf_takes_path=True)[0]
+    assert [(mjax.tree_util.keystr(p), v) for p, v in got] == \
+        [(jax.tree_util.keystr(p), v) for p, v in want]
+    assert mjax.tree.map_with_path(lambda p, x: len(p), tree, is_leaf=pred,
+                                   is_leaf_takes_path=True) == \
+        jax.tree.map_with_path(lambda p, x: len(p), tree, is_leaf=pred, is_leaf_takes_path=True)
