@@ -98,6 +98,10 @@ def getitem(x, idx, *, mode=None, fill_value=None):
         idx = [slice(None) if i is None else i.as_index() if isinstance(i, _ScalarMask)
                else i for i in idx]
     any_array = any(_is_advanced(i) for i in idx)
+    if (not any_array and not gather_ints and not isinstance(x, Tracer)
+            and any(_is_int_scalar(i) for i in idx)
+            and all(_is_int_scalar(i) or i == slice(None) for i in idx)):
+        return _eager_int_index(x, idx)
     # 2. Static slices and (when no arrays) static ints -> lax.slice / rev / squeeze.
     starts, limits, strides, rev_dims, squeeze_dims = [], [], [], [], []
     for d, (i, n) in enumerate(zip(idx, x.shape)):
@@ -139,6 +143,23 @@ def getitem(x, idx, *, mode=None, fill_value=None):
         return lax.squeeze(lax.dynamic_slice(x, starts, sizes), sorted(squeeze_dims + dyn))
     out = _advanced_gather(x, idx, dyn, mode or "clip", fill_value)
     return lax.squeeze(out, squeeze_dims) if squeeze_dims else out
+
+
+def _eager_int_index(x, idx):
+    """x[i, :, j] on a concrete array: a dynamic_slice whose start indices are operands,
+    so one compiled program serves every index value (a static slice compiles one per
+    position, which made element-by-element reads compile hundreds of programs)."""
+    starts, sizes, squeeze_dims = [], [], []
+    for d, (i, n) in enumerate(zip(idx, x.shape)):
+        if _is_int_scalar(i):
+            k = int(i) + n if i < 0 else int(i)
+            if not 0 <= k < n:
+                raise IndexError(at_user_line(
+                    f"index {int(i)} is out of bounds for axis {d} with size {n}"))
+            starts.append(np.int32(k)), sizes.append(1), squeeze_dims.append(d)
+        else:
+            starts.append(np.int32(0)), sizes.append(n)
+    return lax.squeeze(lax.dynamic_slice(x, starts, sizes), squeeze_dims)
 
 
 def _wrap_negative(i, n):
