@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import Steady, mlp_params, rnn_params, time_interleaved  # noqa: E402
+from run import Steady, mlp_model, mlp_params, rnn_params, time_interleaved  # noqa: E402
 
 
 def workloads(lib, jnp, rng):
@@ -27,18 +27,7 @@ def workloads(lib, jnp, rng):
     batch = rng.standard_normal((128, 784)).astype(np.float32)
     labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
 
-    def forward(params, x):
-        for w, b in params[:-1]:
-            x = jnp.tanh(x @ w + b)
-        w, b = params[-1]
-        return x @ w + b
-
-    def loss(params, x, t):
-        return jnp.mean((forward(params, x) - t) ** 2)
-
-    def step(params, x, t):
-        g = lib.grad(loss)(params, x, t)
-        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, g)]
+    forward, loss, step = mlp_model(lib, jnp)
 
     def per_example(params, x, t):
         return lib.vmap(lib.grad(lambda p, x, t: loss(p, x[None], t[None])),

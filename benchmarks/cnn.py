@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from run import Steady, time_interleaved
+from run import Steady, print_table, time_interleaved
 
 
 def cnn_params(rng):
@@ -108,14 +108,7 @@ def main():
                                  repeat=3 if args.quick else 7)
         for lib in results:
             results[lib][name] = timed[lib]
-    print(f"{'benchmark (batch %d)' % args.batch:36s} {'mjax':>12s} {'jax':>12s} "
-          f"{'mjax/jax':>9s}")
-    for name in names:
-        m = results["mjax"][name]
-        j = results.get("jax", {}).get(name)
-        ratio = f"{m / j:9.2f}" if j else "        -"
-        jtxt = f"{j * 1e3:10.3f}ms" if j else "           -"
-        print(f"{name:36s} {m * 1e3:10.3f}ms {jtxt} {ratio}")
+    print_table(results, names, "benchmark (batch %d)" % args.batch)
 
 
 if __name__ == "__main__":

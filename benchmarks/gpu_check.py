@@ -12,24 +12,12 @@ import tempfile
 
 import numpy as np
 
-from run import timeit  # benchmarks/run.py (this script's folder is on sys.path)
+from run import mlp_model, print_times, timeit  # benchmarks/run.py (on sys.path: same folder)
 
 
 def workload(lib, jnp, params, x, t):
-    def forward(params, x):
-        for w, b in params[:-1]:
-            x = jnp.tanh(x @ w + b)
-        w, b = params[-1]
-        return x @ w + b
-
-    def loss(params, x, t):
-        return jnp.mean((forward(params, x) - t) ** 2)
-
-    @lib.jit
-    def step(params, x, t):
-        g = lib.grad(loss)(params, x, t)
-        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, g)]
-
+    forward, _, step = mlp_model(lib, jnp)
+    step = lib.jit(step)
     fwd = lib.jit(forward)
     p = lib.device_put(params)
     xd, td = lib.device_put(x), lib.device_put(t)
@@ -85,10 +73,7 @@ def main():
             np.testing.assert_allclose(a, got[f"arr_{i}"], rtol=2e-2, atol=2e-3)
         print("train-step parameters agree with JAX")
         j_times = {k: float(got[f"time_{k.replace(' ', '_')}"]) for k in m_times}
-    for k, v in m_times.items():
-        j = j_times.get(k)
-        print(f"{k:12s} mjax {v * 1e3:8.3f} ms   jax {j * 1e3 if j else float('nan'):8.3f} ms"
-              f"   ratio {v / j if j else float('nan'):5.2f}")
+    print_times(m_times, j_times)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-from run import timeit  # benchmarks/run.py (this script's folder is on sys.path)
+from run import print_times, timeit  # benchmarks/run.py (this script's folder is on sys.path)
 
 INTERPRET = os.environ.get("PALLAS_CHECK_INTERPRET", "") not in ("", "0")
 M = N = K = 256 if INTERPRET else 2048
@@ -142,10 +142,7 @@ def main():
         j_times = {k: float(got["time " + k]) for k in times}
     else:
         print("JAX's side failed; times below are mjax's only")
-    for k, v in times.items():
-        j = j_times.get(k)
-        print(f"{k:15s} mjax {v * 1e3:8.3f} ms   jax {j * 1e3 if j else float('nan'):8.3f} ms"
-              f"   ratio {v / j if j else float('nan'):5.2f}")
+    print_times(times, j_times, width=15)
 
 
 if __name__ == "__main__":

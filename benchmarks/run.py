@@ -65,6 +65,43 @@ def mlp_params(rng, sizes=(784, 512, 512, 10)):
              np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
 
 
+def mlp_model(lib, jnp):
+    """(forward, loss, step) of the tanh MLP every benchmark trains: squared error, SGD 0.01."""
+    def forward(params, x):
+        for w, b in params[:-1]:
+            x = jnp.tanh(x @ w + b)
+        w, b = params[-1]
+        return x @ w + b
+
+    def loss(params, x, t):
+        return jnp.mean((forward(params, x) - t) ** 2)
+
+    def step(params, x, t):
+        g = lib.grad(loss)(params, x, t)
+        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, g)]
+
+    return forward, loss, step
+
+
+def print_table(results: dict, names, title="benchmark"):
+    """One row per benchmark: mjax's and JAX's seconds (as ms) and their ratio."""
+    print(f"{title:36s} {'mjax':>12s} {'jax':>12s} {'mjax/jax':>9s}")
+    for name in names:
+        m = results["mjax"][name]
+        j = results.get("jax", {}).get(name)
+        ratio = f"{m / j:9.2f}" if j else "        -"
+        jtxt = f"{j * 1e3:10.3f}ms" if j else "           -"
+        print(f"{name:36s} {m * 1e3:10.3f}ms {jtxt} {ratio}")
+
+
+def print_times(m_times: dict, j_times: dict, width=12):
+    """mjax's and JAX's times (seconds) per name, with their ratio; nan where JAX's is missing."""
+    for k, v in m_times.items():
+        j = j_times.get(k)
+        print(f"{k:{width}s} mjax {v * 1e3:8.3f} ms   jax {j * 1e3 if j else float('nan'):8.3f} ms"
+              f"   ratio {v / j if j else float('nan'):5.2f}")
+
+
 def rnn_params(rng, hidden=256, inputs=64, outputs=10):
     return [rng.standard_normal((hidden, hidden)).astype(np.float32) / np.sqrt(hidden),
             rng.standard_normal((inputs, hidden)).astype(np.float32) / np.sqrt(inputs),
@@ -107,26 +144,13 @@ def suite(lib, jnp, rng, quick):
     batch = lib.device_put(rng.standard_normal((128, 784)).astype(np.float32))
     labels = lib.device_put(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
 
-    def forward(params, x):
-        for w, b in params[:-1]:
-            x = jnp.tanh(x @ w + b)
-        w, b = params[-1]
-        return x @ w + b
-
+    forward, loss, step = mlp_model(lib, jnp)
     fwd = lib.jit(forward)
     out["MLP forward first call"] = once(lambda: fwd(params, batch).block_until_ready())
     out["MLP forward steady"] = Steady(lambda: fwd(params, batch).block_until_ready(),
                                        max(n // 4, 5))
 
     # 5. MLP training step: grad + SGD under jit
-    def loss(params, x, t):
-        logits = forward(params, x)
-        return jnp.mean((logits - t) ** 2)
-
-    def step(params, x, t):
-        g = lib.grad(loss)(params, x, t)
-        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, g)]
-
     t0 = time.perf_counter()
     lowered = lib.jit(lambda p, x, t: step(p, x, t)).lower(params, batch, labels)
     t1 = time.perf_counter()
@@ -234,13 +258,7 @@ def main():
             timed = time_interleaved({lib: r[name] for lib, r in results.items()})
             for lib in results:
                 results[lib][name] = timed[lib]
-    print(f"{'benchmark':36s} {'mjax':>12s} {'jax':>12s} {'mjax/jax':>9s}")
-    for name in names:
-        m = results["mjax"][name]
-        j = results.get("jax", {}).get(name)
-        ratio = f"{m / j:9.2f}" if j else "        -"
-        jtxt = f"{j * 1e3:10.3f}ms" if j else "           -"
-        print(f"{name:36s} {m * 1e3:10.3f}ms {jtxt} {ratio}")
+    print_table(results, names)
 
 
 if __name__ == "__main__":
