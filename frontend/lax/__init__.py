@@ -7,12 +7,13 @@ as JAX's lax does; otherwise dtypes and shapes must match.
 from __future__ import annotations
 
 import builtins
+import enum
 from collections import namedtuple
 
 import numpy as np
 
 from mjax import dtypes
-from mjax.core import Tracer, at_user_line, aval_of_value, bind
+from mjax.core import Tracer, at_user_line, aval_of_value, bind, to_numpy
 from mjax.dialect import op_class
 
 _OPS = {}
@@ -33,9 +34,13 @@ def _is_python_scalar(x):
 def _prepare(*args, fn: str):
     """Python scalars take the dtype of the array operands; scalars broadcast."""
     avals = [aval_of_value(a) for a in args]
-    if all(av.shape == avals[0].shape for av in avals) and not any(
-            _is_python_scalar(a) for a in args):
-        return list(args)  # the common case: nothing to convert or broadcast
+    # The common case: nothing to convert or broadcast (a plain loop: this runs per op).
+    shape = avals[0].shape
+    for a, av in zip(args, avals):
+        if av.shape != shape or _is_python_scalar(a):
+            break
+    else:
+        return list(args)
     arrays = [a for a, av in zip(args, avals) if not _is_python_scalar(a)]
     if arrays:
         target = aval_of_value(arrays[0]).dtype
@@ -58,13 +63,46 @@ def _prepare(*args, fn: str):
         shape = shapes.pop()
     else:
         return list(args)
-    return [broadcast_in_dim(a, shape, tuple(range(len(shape))) if av.shape else ())
-            if av.shape != shape else a for a, av in zip(args, avals)]
+    return [implicit_broadcast(a, shape) if av.shape != shape else a
+            for a, av in zip(args, avals)]
+
+
+IMPLICIT_BROADCAST = "mjax.implicit_broadcast"
+
+
+def implicit_broadcast(x, shape):
+    """Broadcasts an elementwise op's scalar or same-rank operand (size-1 dims) to `shape`.
+    JAX's lax ops take such operands as they are, so its jaxprs show no equation here: the
+    staged broadcast is marked for the jaxpr printer to leave out."""
+    shape = tuple(shape)
+    rank = aval_of_value(x).ndim
+    out = broadcast_in_dim(x, shape, tuple(range(len(shape))) if rank else ())
+    if isinstance(out, Tracer) and out is not x:
+        _mark(out, IMPLICIT_BROADCAST)
+    return out
+
+
+def _mark(t: Tracer, name: str) -> None:
+    """Sets unit attribute `name` on the op that made `t` (a note for the jaxpr printer)."""
+    from jaxlib.mlir import ir
+    from mjax.dialect import context
+    with context():
+        t.value.owner.operation.attributes[name] = ir.UnitAttr.get()
+
+
+# JAX's transcendental ops take `accuracy=` (a result-accuracy request that backends may
+# honour); XLA:CPU computes them at its one accuracy, so the keyword is accepted and noted.
+_ACCURACY = {"sin", "cos", "tan", "tanh", "exp", "exp2", "expm1", "log", "log1p",
+             "logistic", "sqrt", "rsqrt", "cbrt"}
 
 
 def _unary(name):
-    def f(x):
-        return bind(_op(name), x)
+    if name in _ACCURACY:
+        def f(x, *, accuracy=None):
+            return bind(_op(name), x)
+    else:
+        def f(x):
+            return bind(_op(name), x)
     f.__name__ = name
     f.__doc__ = f"Elementwise {name}. JAX: lax.{name}."
     return f
@@ -86,26 +124,42 @@ _UNARY = ["neg", "sign", "floor", "ceil", "is_finite", "exp", "exp2", "expm1", "
           "abs"]
 _BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or",
            "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical", "eq", "ne",
-           "lt", "le", "gt", "ge", "complex", "polygamma"]
+           "lt", "le", "gt", "ge", "complex"]
 
 for _n in _UNARY:
     globals()[_n] = _unary(_n)
 for _n in _BINARY:  # `and`/`or` are keywords: lax spells them and_/or_
     globals()[_n + "_" if _n in ("and", "or") else _n] = _binary(_n)
 not_ = _unary("not")
+_mul = mul  # noqa: F821
+
+
+def mul(x, y, *, out_dtype=None):
+    """x * y elementwise; `out_dtype`: the product's dtype (operands cast to it first).
+    JAX: lax.mul."""
+    if out_dtype is not None:
+        x, y = (convert_element_type(v, out_dtype) for v in (x, y))
+    return _mul(x, y)
+
+
+def polygamma(m, x):
+    """The m-th derivative of digamma, elementwise. JAX: lax.polygamma."""
+    m, x = _prepare(m, x, fn="polygamma")
+    return bind(_op("polygamma"), m, x)
 bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, not_  # noqa: F821
 conj = _unary("conj")
 square = lambda x: integer_pow(x, 2)  # noqa: E731
 
 
-def round(x, rounding_method=0):
-    """Elementwise rounding: 0 (AWAY_FROM_ZERO) or 1 (TO_NEAREST_EVEN). JAX: lax.round."""
-    return bind(_op("round"), x, rounding_method=int(rounding_method))
-
-
-class RoundingMethod:
+class RoundingMethod(enum.IntEnum):
+    """lax.round's tie breaking. JAX: lax.RoundingMethod."""
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    """Elementwise rounding: 0 (AWAY_FROM_ZERO) or 1 (TO_NEAREST_EVEN). JAX: lax.round."""
+    return bind(_op("round"), x, rounding_method=int(rounding_method))
 
 
 def integer_pow(x, y: int):
@@ -121,7 +175,7 @@ def stop_gradient(x):
     return tree_util.tree_map(lambda v: bind(_op("stop_gradient"), v), x)
 
 
-def optimization_barrier(operand):
+def optimization_barrier(operand, /):
     """Identity on a pytree of arrays that XLA may not optimize across (no CSE, fusion or
     code motion through it). JAX: lax.optimization_barrier."""
     from mjax import tree_util
@@ -142,8 +196,9 @@ def _one_like(x):
 
 
 # ---- conversions ------------------------------------------------------------------
-def convert_element_type(x, new_dtype, weak_type: bool = False):
+def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
     """Casts to new_dtype (canonicalized for x64). JAX: lax.convert_element_type."""
+    x = operand
     requested, new_dtype = new_dtype, dtypes.canonicalize_dtype(new_dtype)
     if new_dtype is not requested and new_dtype != requested:
         dtypes.check_user_dtype(requested, "convert_element_type")  # (x64 off: warns)
@@ -156,6 +211,7 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
         from mjax.api import device_put_value
         from mjax.core import current_trace
         value = np.asarray(x)
+        cast_complex = np.iscomplexobj(value)
         if np.iscomplexobj(value) and not dtypes.issubdtype(new_dtype, np.complexfloating):
             value = np.real(value)  # JAX drops the imaginary part
         if value.dtype.kind in "fc" and new_dtype.kind in "iu":
@@ -165,13 +221,25 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
                 cast = real.astype(new_dtype)
             value = np.where(np.isnan(real), 0, np.where(
                 real >= info.max, info.max, np.where(real <= info.min, info.min, cast)))
-        value = value.astype(new_dtype)
-        if current_trace() is None:
-            return device_put_value(value, weak_type=weak_type)
-        return _LiteralArray(value, weak_type)
+        trace = current_trace()
+        if trace is not None and value.ndim and not cast_complex:
+            # JAX: under a trace a non-scalar constant is a jaxpr constvar and its cast an
+            # equation (only scalars fold into literals).
+            const = trace.to_tracer(to_numpy(x))
+            if const.aval.dtype == new_dtype and not weak_type:
+                return const
+            x = const
+        else:
+            value = value.astype(new_dtype)
+            if trace is None:
+                return device_put_value(value, weak_type=weak_type)
+            return _LiteralArray(value, weak_type)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
-    return bind(_op("convert_element_type"), x, new_dtype=new_dtype, _weak_type=weak_type)
+    out = bind(_op("convert_element_type"), x, new_dtype=new_dtype, _weak_type=weak_type)
+    if weak_type and isinstance(out, Tracer):   # (for the jaxpr printer: JAX shows it)
+        _mark(out, "mjax.weak_type")
+    return out
 
 
 class _LiteralArray(np.ndarray):
@@ -191,40 +259,46 @@ class _LiteralArray(np.ndarray):
         return ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self._weak)
 
 
-def bitcast_convert_type(x, new_dtype):
-    return bind(_op("bitcast_convert_type"), x, new_dtype=dtypes.canonicalize_dtype(new_dtype))
+def bitcast_convert_type(operand, new_dtype):
+    return bind(_op("bitcast_convert_type"), operand,
+                new_dtype=dtypes.canonicalize_dtype(new_dtype))
 
 
-def reduce_precision(x, exponent_bits: int, mantissa_bits: int):
-    """x rounded to a float with the given exponent and mantissa widths.
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    """operand rounded to a float with the given exponent and mantissa widths.
     JAX: lax.reduce_precision."""
     if int(exponent_bits) < 1:
         raise ValueError(f"reduce_precision: exponent_bits must be positive; got {exponent_bits}")
     if int(mantissa_bits) < 0:
         raise ValueError("reduce_precision: mantissa_bits must be non-negative; got "
                          f"{mantissa_bits}")
-    return bind(_op("reduce_precision"), x, exponent_bits=int(exponent_bits),
+    return bind(_op("reduce_precision"), operand, exponent_bits=int(exponent_bits),
                 mantissa_bits=int(mantissa_bits))
 
 
 # ---- shapes ---------------------------------------------------------------------
-def broadcast_in_dim(x, shape, broadcast_dimensions):
+def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
     """JAX: lax.broadcast_in_dim."""
+    if out_sharding is not None:
+        from mjax.lax.sharding import apply_out_sharding
+        return apply_out_sharding(broadcast_in_dim(operand, shape, broadcast_dimensions),
+                                  out_sharding)
+    x = operand
     shape, bd = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
     aval = aval_of_value(x)
     if aval.shape == shape and bd == tuple(range(len(shape))):
         return x
-    if isinstance(x, _LiteralArray) and x.ndim == 0:
-        # A traced literal scalar broadcast: one splat constant, not constant + broadcast.
-        return _LiteralArray(np.broadcast_to(np.asarray(x), shape), x._weak)
+    # (A literal scalar's broadcast is staged too, as JAX does: `jnp.zeros(3)` under a
+    # trace is a tracer, with `.at` and jnp semantics, printed `broadcast_in_dim 0.0:f32[]`.)
     return bind(_op("broadcast_in_dim"), x, shape=shape, broadcast_dimensions=bd)
 
 
-def broadcast(x, sizes):
+def broadcast(operand, sizes, *, out_sharding=None):
     """Prepends dimensions `sizes`. JAX: lax.broadcast."""
-    aval = aval_of_value(x)
+    aval = aval_of_value(operand)
     n = len(sizes)
-    return broadcast_in_dim(x, tuple(sizes) + aval.shape, tuple(range(n, n + aval.ndim)))
+    return broadcast_in_dim(operand, tuple(sizes) + aval.shape,
+                            tuple(range(n, n + aval.ndim)), out_sharding=out_sharding)
 
 
 def broadcast_to_rank(x, rank):
@@ -232,8 +306,12 @@ def broadcast_to_rank(x, rank):
     return broadcast(x, (1,) * (rank - aval.ndim))
 
 
-def reshape(x, new_sizes, dimensions=None):
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     """JAX: lax.reshape (dimensions: transpose before reshaping)."""
+    if out_sharding is not None:
+        from mjax.lax.sharding import apply_out_sharding
+        return apply_out_sharding(reshape(operand, new_sizes, dimensions), out_sharding)
+    x = operand
     new_sizes = tuple(int(d) for d in new_sizes)
     aval = aval_of_value(x)
     if aval.shape == new_sizes and dimensions is None:
@@ -253,7 +331,8 @@ def _canonical_axes(dimensions, rank):
     return tuple(sorted(out))
 
 
-def squeeze(x, dimensions):
+def squeeze(array, dimensions):
+    x = array
     aval = aval_of_value(x)
     dims = _canonical_axes(dimensions, aval.ndim)
     if any(aval.shape[d] != 1 for d in dims):
@@ -265,7 +344,8 @@ def squeeze(x, dimensions):
     return bind(_op("squeeze"), x, dimensions=dims)
 
 
-def expand_dims(x, dimensions):
+def expand_dims(array, dimensions):
+    x = array
     aval = aval_of_value(x)
     dims = _canonical_axes(dimensions, aval.ndim + len(dimensions))
     if not dims:
@@ -273,15 +353,15 @@ def expand_dims(x, dimensions):
     return bind(_op("expand_dims"), x, dimensions=dims)
 
 
-def transpose(x, permutation):
+def transpose(operand, permutation):
     permutation = tuple(int(p) for p in permutation)
     if permutation == tuple(range(len(permutation))):
-        return x
-    return bind(_op("transpose"), x, permutation=permutation)
+        return operand
+    return bind(_op("transpose"), operand, permutation=permutation)
 
 
-def rev(x, dimensions):
-    return bind(_op("rev"), x, dimensions=tuple(int(d) for d in dimensions))
+def rev(operand, dimensions):
+    return bind(_op("rev"), operand, dimensions=tuple(int(d) for d in dimensions))
 
 
 def concatenate(operands, dimension):
@@ -291,8 +371,10 @@ def concatenate(operands, dimension):
     return bind(_op("concatenate"), *operands, dimension=int(dimension))
 
 
-def pad(x, padding_value, padding_config):
-    """x with low/high (possibly negative) and interior padding per axis. JAX: lax.pad."""
+def pad(operand, padding_value, padding_config):
+    """operand with low/high (possibly negative) and interior padding per axis.
+    JAX: lax.pad."""
+    x = operand
     padding_config = tuple(tuple(c) for c in padding_config)
     shape = aval_of_value(x).shape
     if len(padding_config) != len(shape):
@@ -302,13 +384,14 @@ def pad(x, padding_value, padding_config):
                 padding_config=tuple(tuple(int(v) for v in c) for c in padding_config))
 
 
-def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001
-    return bind(_op("slice"), x, start_indices=tuple(int(i) for i in start_indices),
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
+    return bind(_op("slice"), operand, start_indices=tuple(int(i) for i in start_indices),
                 limit_indices=tuple(int(i) for i in limit_indices),
                 strides=None if strides is None else tuple(int(s) for s in strides))
 
 
-def slice_in_dim(x, start_index, limit_index, stride=1, axis=0):
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    x = operand
     aval = aval_of_value(x)
     start, limit, strides = [0] * aval.ndim, list(aval.shape), [1] * aval.ndim
     axis = _static_axis(axis, aval.ndim, "slice_in_dim")
@@ -319,7 +402,8 @@ def slice_in_dim(x, start_index, limit_index, stride=1, axis=0):
     return slice(x, start, limit, strides)
 
 
-def index_in_dim(x, index, axis=0, keepdims=True):
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    x = operand
     aval = aval_of_value(x)
     axis = _static_axis(axis, aval.ndim, "index_in_dim")
     index = index + aval.shape[axis] if index < 0 else index
@@ -333,12 +417,19 @@ def iota(dtype, size):
                 dimension=0)
 
 
-def broadcasted_iota(dtype, shape, dimension):
-    return bind(_op("iota"), dtype=dtypes.canonicalize_dtype(dtype),
-                shape=tuple(int(d) for d in shape), dimension=int(dimension))
+def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
+    out = bind(_op("iota"), dtype=dtypes.canonicalize_dtype(dtype),
+               shape=tuple(int(d) for d in shape), dimension=int(dimension))
+    if out_sharding is not None:
+        from mjax.lax.sharding import apply_out_sharding
+        out = apply_out_sharding(out, out_sharding)
+    return out
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, sharding=None):
+    if sharding is not None:
+        from mjax.lax.sharding import apply_out_sharding
+        return apply_out_sharding(full(shape, fill_value, dtype), sharding)
     shape = tuple(int(d) for d in shape)
     if dtype is not None:
         dtype = dtypes.check_user_dtype(dtype, "full")
@@ -349,10 +440,10 @@ def full(shape, fill_value, dtype=None):
     return broadcast_in_dim(value, shape, ())
 
 
-def full_like(x, fill_value, dtype=None, shape=None):
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     aval = aval_of_value(x)
     return full(aval.shape if shape is None else shape, fill_value,
-                aval.dtype if dtype is None else dtype)
+                aval.dtype if dtype is None else dtype, sharding=sharding)
 
 
 def zeros_like_array(x):
@@ -386,8 +477,13 @@ class Precision:
     HIGHEST = "HIGHEST"
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                *, out_sharding=None):
     """JAX: lax.dot_general. `precision` is accepted; XLA CPU computes in full precision."""
+    if out_sharding is not None:
+        from mjax.lax.sharding import apply_out_sharding
+        return apply_out_sharding(dot_general(lhs, rhs, dimension_numbers, precision,
+                                              preferred_element_type), out_sharding)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
@@ -397,20 +493,30 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
                 precision=canonicalize_precision(precision), preferred_element_type=pet)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
+        out_sharding=None):
+    """Vector/matrix products of rank-1/2 operands (or dot_general when
+    `dimension_numbers` is given). JAX: lax.dot."""
+    if dimension_numbers is not None:
+        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                           out_sharding=out_sharding)
     la, ra = aval_of_value(lhs), aval_of_value(rhs)
     if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
         raise TypeError(at_user_line(
             f"dot only supports rank 1 or 2 operands, got shapes {la.shape} and "
             f"{ra.shape}"))
     return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type)
+                       preferred_element_type, out_sharding=out_sharding)
 
 
 # ---- reductions -----------------------------------------------------------------
 def _reduce(name):
-    def f(operand, axes):
-        return bind(_op(name), operand, axes=tuple(int(a) for a in axes))
+    def f(operand, axes, *, out_sharding=None):
+        out = bind(_op(name), operand, axes=tuple(int(a) for a in axes))
+        if out_sharding is not None:
+            from mjax.lax.sharding import apply_out_sharding
+            out = apply_out_sharding(out, out_sharding)
+        return out
     f.__name__ = name
     return f
 

@@ -100,8 +100,10 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
 
 
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
-         sort_eigenvalues: bool = True, subset_by_index=None):
-    """(eigenvectors as columns, ascending real eigenvalues). JAX: lax.linalg.eigh."""
+         sort_eigenvalues: bool = True, subset_by_index=None, implementation=None):
+    """(eigenvectors as columns, ascending real eigenvalues). JAX: lax.linalg.eigh.
+    `implementation` (JAX's choice among QR/Jacobi/QDWH kernels) is accepted: the
+    backend's one eigensolver serves all."""
     if subset_by_index is not None and tuple(subset_by_index) != (0, x.shape[-1]):
         raise NotImplementedError("mjax.lax.linalg.eigh: subset_by_index is not implemented")
     if symmetrize_input:
@@ -124,8 +126,10 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 
 
 def eig(x, *, compute_left_eigenvectors: bool = True,
-        compute_right_eigenvectors: bool = True, use_magma=None):
-    """[w, (vl), (vr)] of a general square matrix (CPU only). JAX: lax.linalg.eig."""
+        compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
+        implementation=None, use_magma=None):
+    """[w, (vl), (vr)] of a general square matrix (CPU only). JAX: lax.linalg.eig.
+    `implementation` is accepted (one backend kernel)."""
     outs = _bind(L.EigOp, x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
                 compute_right_eigenvectors=bool(compute_right_eigenvectors))
     return list(outs) if isinstance(outs, (list, tuple)) else [outs]

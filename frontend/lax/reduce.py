@@ -58,7 +58,7 @@ def _is_identity(init, kind, dtype) -> bool:
     return value.shape == () and bool(value.astype(dtype) == _identity(kind, dtype))
 
 
-def reduce(operands, init_values, computation, dimensions):
+def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     """Reduces `dimensions` of the operand(s) with `computation`, starting from
     init_values. JAX: lax.reduce.
 
@@ -66,6 +66,10 @@ def reduce(operands, init_values, computation, dimensions):
     one operand binds reduce_sum/prod/max/...; any other computation (or several operands)
     is traced into the body of a jaxpr.reduce."""
     from mjax import lax, tree_util
+    if out_sharding is not None:
+        from mjax.lax.sharding import reshard
+        return reshard(reduce(operands, init_values, computation, dimensions),
+                       out_sharding)
     leaves, tree = tree_util.tree_flatten(operands)
     inits, init_tree = tree_util.tree_flatten(init_values)
     if tree != init_tree:

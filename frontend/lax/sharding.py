@@ -104,4 +104,10 @@ def reshard(xs, out_shardings):
     return tree_util.tree_unflatten(treedef, out)
 
 
+def apply_out_sharding(x, out_sharding):
+    """`x` laid out as an op's `out_sharding=` keyword asks (None: left to propagation),
+    as JAX's lax/numpy functions taking `out_sharding` do."""
+    return x if out_sharding is None else reshard(x, out_sharding)
+
+
 __all__ = ["with_sharding_constraint", "constraint_params", "reshard"]
