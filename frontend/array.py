@@ -228,7 +228,8 @@ def _tombstone():
 
 def _backend_of(buf):
     """The backend that made `buf` (IREE buffers carry a device of their own)."""
-    return get_backend("iree") if buf.platform() == "iree" else get_backend()
+    platform = buf.platform()
+    return buf.device.backend if platform == "iree" else get_backend(platform)
 
 
 class _Shard:

@@ -52,4 +52,17 @@ class Backend(Protocol):
                 options=None, out_avals=None) -> Executable: ...
 
 
-__all__ = ["Backend", "Buffer", "Executable"]
+def backend_of_device(device):
+    """The backend that owns `device` (an IREE device's IreeBackend, an XLA device's
+    XlaBackend for its platform); None: the default backend."""
+    from mjax.runtime.xla import get_backend
+    if device is None:
+        return get_backend()
+    owner = getattr(device, "backend", None)
+    if owner is not None and not isinstance(owner, str):
+        return owner
+    platform = getattr(device, "platform", None)
+    return get_backend(platform) if isinstance(platform, str) else get_backend()
+
+
+__all__ = ["Backend", "Buffer", "Executable", "backend_of_device"]

@@ -40,11 +40,12 @@ def _iree():
 class IreeDevice:
     """One IREE device, shaped like jaxlib's Device for what mjax reads."""
 
-    def __init__(self, platform: str, index: int = 0):
+    def __init__(self, platform: str, index: int = 0, backend=None):
         self.platform = "iree"
         self.device_kind = f"iree-{platform}"
         self.id = index
         self.process_index = 0
+        self.backend = backend      # the IreeBackend that owns it (device_put goes there)
 
     def __repr__(self):
         return f"IreeDevice({self.device_kind}:{self.id})"
@@ -191,7 +192,7 @@ class IreeBackend:
         self.flags = flags + _KEEP_TYPES
         self.platform = "iree"
         self.config = self.runtime.Config(driver)
-        self._devices = [IreeDevice(platform)]
+        self._devices = [IreeDevice(platform, 0, self)]
         self._compiled: dict = {}
         self.stats = {"compiles": 0, "cache_hits": 0}
         self.compile_listeners: list = []

@@ -17,6 +17,8 @@ IREE_UNSUPPORTED_FILES = {
     "test_sharding_more.py": "multi-device: meshes of 8 devices, SPMD partitioning",
     "test_shard_map.py": "multi-device: shard_map over meshes of 8 devices",
     "test_distributed.py": "multi-process: jax.distributed over XLA's CPU client",
+    "test_sharding_global_arrays.py": "multi-device: global arrays over meshes of 8 "
+                                      "devices",
     "test_without_jax.py": "its programs (one module for every fixture) include linalg "
                            "(cholesky) and FFTs IREE cannot compile",
 }
@@ -46,6 +48,8 @@ IREE_UNSUPPORTED_CONSTRUCTS = {
 _ULP = ("IREE's float approximations of log/exp/erf_inv differ from XLA's by an ulp or "
         "two; the test compares samples with JAX's bit for bit")
 IREE_UNSUPPORTED = {
+    "test_spmd_multiprocess.py::test_data_parallel_step_over_two_processes":
+        "multi-process: mjax.distributed over XLA's CPU client (IREE runs one process)",
     "test_jit.py::test_unsupported_jit_options_raise_not_implemented":
         "IREE has one device, so jit(device=devices()[-1]) is the supported default",
     # Several devices or XLA's CPU client.

@@ -216,3 +216,22 @@ def test_config_option_selects_backend():
     z = f(np.ones(3, np.float32))          # retraced for XLA: the option is in the key
     assert not isinstance(z._buf, IreeBuffer)
     np.testing.assert_array_equal(np.asarray(y), np.asarray(z))
+
+
+def test_device_put_to_an_iree_device_and_back():
+    dev = mjax.devices("iree")[0]
+    assert isinstance(dev, type(get_backend("iree").devices()[0]))
+    x = jnp.arange(4.0)
+    for value in (x, np.arange(4.0, dtype=np.float32)):
+        y = mjax.device_put(value, dev)
+        assert isinstance(y._buf, IreeBuffer) and y.devices() == {dev}
+        assert y.dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(y), np.arange(4.0))
+    assert mjax.device_put(y, dev) is y
+    tree = mjax.device_put({"a": np.ones(3, np.int32)}, mjax.sharding.SingleDeviceSharding(dev))
+    assert isinstance(tree["a"]._buf, IreeBuffer) and tree["a"].dtype == np.int32
+    np.testing.assert_array_equal(mjax.jit(lambda a: a * 2, backend="iree")(y), [0, 2, 4, 6])
+    cpu = mjax.devices("cpu")[0]
+    back = mjax.device_put(y, cpu)
+    assert not isinstance(back._buf, IreeBuffer) and back.devices() == {cpu}
+    np.testing.assert_array_equal(np.asarray(back + 1), [1, 2, 3, 4])
