@@ -14,7 +14,8 @@ compute something other than what StableHLO (and XLA) specify, or fail to compil
   defines it, and the window op gets none.
 - `stablehlo.scatter`: updates at out-of-range indices must be skipped, and IREE writes
   them out of bounds. Operands get a window of padding, invalid index vectors point into
-  it, the results are sliced back.
+  it, the results are sliced back. A scatter of zero updates (IREE's compiler crashes on
+  it) is its operands.
 - `chlo.top_k`: JAX puts the lower index first among equal values, IREE's top_k does
   not: a descending sort with ties broken by index, then a slice.
 - `stablehlo.cbrt` of float64 has no IREE lowering: sign(x) * |x|^(1/3), refined by one
@@ -218,6 +219,13 @@ def _scatter(op) -> bool:
     n = (len(op.operands) - 1) // 2
     inputs, indices = list(op.operands[:n]), op.operands[n]
     updates = list(op.operands[n + 1:])
+    if any(0 in ir.RankedTensorType(u.type).shape for u in updates):
+        # No updates (an empty index set, a False mask): the operands unchanged. IREE's
+        # compiler crashes on a scatter of zero updates.
+        for old, x in zip(op.results, inputs):
+            old.replace_all_uses_with(x)
+        op.erase()
+        return True
     dn = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
     if list(dn.input_batching_dims):
         return False         # batched scatters: IREE rejects them anyway

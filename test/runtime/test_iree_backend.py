@@ -175,6 +175,18 @@ def test_out_of_range_scatter_indices_are_skipped():
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
+def test_scatter_of_no_updates_leaves_the_operand():
+    # IREE's compiler crashed on a scatter of zero updates (x.at[False].add(1)).
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    f = mjax.jit(lambda v, i, u: v.at[i].add(u), backend="iree")
+    got = f(a, np.zeros((0,), np.int32), np.zeros((0, 3), np.float32))
+    np.testing.assert_array_equal(np.asarray(got), a)
+    on_iree = mjax.jit(lambda v: (v.at[False].add(1.0), v.at[True].set(7.0)), backend="iree")
+    kept, set_all = on_iree(a)
+    np.testing.assert_array_equal(np.asarray(kept), a)
+    np.testing.assert_array_equal(np.asarray(set_all), np.full_like(a, 7.0))
+
+
 def test_top_k_puts_the_lower_index_first_among_ties():
     x = np.array([[3, -5, -4, -3, -4, 3, 3, -5]], np.int32)
     values, idx = mjax.jit(lambda v: mjax.lax.top_k(v, 5), backend="iree")(x)
