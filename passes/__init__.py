@@ -14,5 +14,6 @@ from mjax.passes import jaxpr_pallas_to_triton  # noqa: F401,E402
 from mjax.passes.rules import control_flow_ad  # noqa: F401,E402  (needs the passes above)
 from mjax.passes import jaxpr_discharge_state, jaxpr_pallas_interpret  # noqa: F401,E402  (Pallas)
 from mjax.passes.rules import pallas as _pallas_rules  # noqa: F401,E402  (needs the above)
+from mjax.passes import jaxpr_checkify  # noqa: F401,E402  (needs control_flow_ad)
 
 __all__ = ["PASSES", "Pass", "PassError", "parse_pipeline", "register_pass", "run_pipeline"]

@@ -1,4 +1,5 @@
 """`mjax.experimental`: JAX's experimental APIs that mjax provides."""
 from mjax.callbacks import io_callback
+from mjax.experimental import checkify
 
-__all__ = ["io_callback"]
+__all__ = ["checkify", "io_callback"]

@@ -12,6 +12,7 @@ from mjax.passes.rules import random  # noqa: F401
 from mjax.passes.rules import callbacks  # noqa: F401
 from mjax.passes.rules import export  # noqa: F401
 from mjax.passes.rules import state  # noqa: F401  (Pallas refs)
+from mjax.passes.rules import checkify  # noqa: F401  (check, checkify)
 
 __all__ = ["BATCH", "JVP", "LOWER", "NOT_SUPPORTED", "SHARD", "TRANSPOSE", "LowerCtx", "lowering",
            "not_supported"]
