@@ -278,9 +278,7 @@ def _check(pred, msg, debug, *fmt_args, **fmt_kwargs):
         if not _is_array(arg):
             raise TypeError(f"Formatting arguments to checkify.check need to be PyTrees of "
                             f"arrays, but got {arg!r} of type {type(arg)}.")
-    traced = current_trace() is not None and any(
-        isinstance(x, Tracer) for x in [pred, *leaves])
-    if not traced:
+    if current_trace() is None:
         if not debug and not bool(pred):
             raise JaxRuntimeError(str(FailedCheckError(msg, *fmt_args, **fmt_kwargs)))
         return

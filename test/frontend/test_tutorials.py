@@ -40,8 +40,9 @@ _JAXPR_FORM = ("make_jaxpr: mjax folds broadcasts of constants into literals, ho
 KNOWN = {
     ("debugging", 7): "jax.debug.breakpoint is interactive; without a TTY mjax raises a clear "
                       "error (JAX reads EOF and continues)",
-    ("debugging", 12): "mjax.experimental.checkify is not implemented",
-    ("debugging", 13): "mjax.experimental.checkify is not implemented",
+    ("debugging", 13): "x[100] with a static out-of-bounds int raises IndexError in mjax's "
+                       "indexing (frontend/numpy/indexing.py); JAX clamps it, so checkify's "
+                       "index check reports it",
     ("debugging", 14): "jax_debug_nans: JAX re-runs de-optimized in Python (ZeroDivisionError on "
                        "Python floats); mjax raises FloatingPointError at the op",
     ("buffer_donation", 4): "donating an already-donated array: jaxlib raises ValueError from "
