@@ -150,6 +150,15 @@ class Executable:
             return results.consume_with_handlers(self._handlers)
         return [shards[0] for shards in results.disassemble_into_single_device_arrays()]
 
+    def direct_call(self):
+        """(run, handlers) for the cheapest call of a one-device program, or None: a
+        cached `jit` call does `run(buffers).consume_with_handlers(handlers)` itself and
+        falls back to `execute` (which explains errors and moves buffers) when `run`
+        raises."""
+        if self._handlers is None or len(self.devices) != 1:
+            return None
+        return self.loaded.execute_sharded, self._handlers
+
     def run_numpy(self, *arrays) -> list[np.ndarray]:
         """Convenience for tests: numpy in, numpy out."""
         dev = self.devices[0]

@@ -1,0 +1,219 @@
+"""The cached-call fast path of `jit` (Jitted.__call__'s memo of the last cache hit)
+gives what the general path gives, and steps aside whenever something the memo does not
+cover changes: config updates and context managers, tracing, argument structure, avals,
+weak types, shardings, deleted arrays. Each call is repeated so that the later ones go
+through the memo; results are checked against jax."""
+import collections
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax.array import Array
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def _same(out, expected):
+    """Same pytree structure (container types included), dtypes and values."""
+    leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Array))
+    exp_leaves, exp_tree = jax.tree_util.tree_flatten(expected)
+    assert str(tree) == str(exp_tree)
+    if not isinstance(out, Array):
+        assert type(out) is type(expected)
+    for got, want in zip(leaves, exp_leaves):
+        assert isinstance(got, Array)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.weak_type == want.weak_type
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+def _to_jax(tree):
+    def convert(x):
+        if not isinstance(x, Array):
+            return x
+        if x.weak_type:     # (the tests' weak arrays are scalars: a Python number is weak)
+            return jjnp.asarray(x.item())
+        return jjnp.asarray(np.asarray(x))
+    return jax.tree_util.tree_map(convert, tree, is_leaf=lambda x: isinstance(x, Array))
+
+
+def _calls_like_jax(fun, *args, times=3):
+    f, g = mjax.jit(fun), jax.jit(fun)
+    expected = g(*_to_jax(args))
+    for _ in range(times):
+        _same(f(*args), expected)
+    return f
+
+
+def _fast_path_only(f):
+    """Makes f's general path fail: what still works went through the memo."""
+    def general(*a, **k):
+        raise AssertionError("took the general path")
+    f._call = general
+
+
+x4 = jnp.arange(4, dtype=jnp.float32)
+y4 = jnp.arange(4, 8).astype(jnp.float32)
+
+
+@pytest.mark.parametrize("fun,args", [
+    (lambda x: x + 1.0, (x4,)),
+    (lambda x, y: (x * y, x - y, x + y), (x4, y4)),
+    (lambda x, y: [x * y, (x, {"s": x + y})], (x4, y4)),
+    (lambda d: {k: v * 2.0 for k, v in d.items()}, ({"b": x4, "a": y4},)),
+    (lambda p: Pair(p.b, p.a * 3.0), (Pair(x4, y4),)),
+    (lambda t: t[0][1] + t[1]["z"][0], (((x4, y4), {"z": [x4]}),)),
+    (lambda x, n: x if n is None else x * 2.0, (x4, None)),
+    (lambda x: None, (x4,)),
+    (lambda x: (), (x4,)),
+    (lambda x: (x, None), (x4,)),
+    (lambda: jnp.ones(3) if False else 1.0, ()),
+    (lambda x: x.sum(), (jnp.arange(3),)),
+    (lambda x: x * 2, (jnp.asarray(1.5),)),                    # a weak-typed argument
+])
+def test_fast_path_results_match_jax(fun, args):
+    f = _calls_like_jax(fun, *args)
+    assert f._memo is not None
+    _fast_path_only(f)
+    f(*args)
+
+
+def test_arguments_the_fast_path_does_not_take():
+    # numpy arrays, Python scalars, keyword arguments, an OrderedDict (a leaf to the
+    # fast path's flattening) and unsortable dict keys: all through the general path.
+    fun = lambda x, y: x * y
+    f = mjax.jit(fun)
+    for args in [(x4, np.ones(4, np.float32)), (x4, 2.0), (3, 4.5)]:
+        for _ in range(2):
+            _same(f(*args), jax.jit(fun)(*_to_jax(args)))
+    for _ in range(2):
+        _same(f(x4, y=y4), jax.jit(fun)(_to_jax(x4), y=_to_jax(y4)))
+    od = collections.OrderedDict(b=x4, a=y4)
+    g = mjax.jit(lambda d: d["a"] - d["b"])
+    for _ in range(2):
+        np.testing.assert_allclose(g(od), np.asarray(y4) - np.asarray(x4))
+    h = mjax.jit(lambda d: d[1] + d["a"])
+    for lib, h in ((jax, jax.jit(lambda d: d[1] + d["a"])), (mjax, h), (mjax, h)):
+        with pytest.raises(ValueError, match="sorting"):     # as jax: unsortable keys
+            h({1: x4, "a": y4})
+
+
+def test_memo_follows_avals_structure_and_weak_types():
+    f = mjax.jit(lambda x: x * 2)
+    g = jax.jit(lambda x: x * 2)
+    args = [x4, jnp.arange(3, dtype=jnp.int32), x4, jnp.asarray(1.5),
+            jnp.asarray(1.5, jnp.float32), jnp.ones((2, 2)), x4]
+    for a in args + args:
+        _same(f(a), g(_to_jax(a)))
+    total = lambda d: sum(d.values()) if isinstance(d, dict) else d[0] - d[1]
+    h, k = mjax.jit(total), jax.jit(total)
+    trees = [{"a": x4, "b": y4}, {"b": y4, "a": x4}, {"a": x4, "c": y4}, {"a": x4},
+             {"a": x4, "b": y4}, [x4, y4], (x4, y4), {"a": x4, "b": y4}]
+    for t in trees + trees:
+        _same(h(t), k(_to_jax(t)))
+
+
+def test_output_arrays_feed_the_next_call():
+    f = mjax.jit(lambda x: x * 0.5 + 1.0)
+    g = jax.jit(lambda x: x * 0.5 + 1.0)
+    a, b = x4, _to_jax(x4)
+    for _ in range(20):
+        a, b = f(a), g(b)
+    _same(a, b)
+
+
+def test_config_update_and_context_managers_leave_the_memo():
+    calls = []
+
+    def fun(x):
+        calls.append(1)
+        return x / x
+    f = mjax.jit(fun)
+    f(x4), f(x4 + 1.0)
+    traced = len(calls)
+    f(x4 + 1.0)
+    assert len(calls) == traced             # cached
+    with mjax.disable_jit():
+        f(x4 + 1.0)
+    assert len(calls) == traced + 1         # ran as Python
+    mjax.config.update("jax_disable_jit", True)
+    try:
+        f(x4 + 1.0)
+        assert len(calls) == traced + 2
+    finally:
+        mjax.config.update("jax_disable_jit", False)
+    f(x4 + 1.0)
+    assert len(calls) == traced + 2         # cached again, no retrace
+    with pytest.raises(FloatingPointError):
+        with mjax.debug_nans(True):
+            f(x4)                           # 0/0 at x[0]
+    mjax.config.update("jax_debug_nans", True)
+    try:
+        with pytest.raises(FloatingPointError):
+            f(x4)
+    finally:
+        mjax.config.update("jax_debug_nans", False)
+    assert np.isnan(np.asarray(f(x4))[0])
+
+
+def test_x64_update_retraces_through_the_memo():
+    f = mjax.jit(lambda x: x + jnp.asarray(1.0))
+    a = jnp.ones(3, jnp.float32)
+    assert f(a).dtype == np.float32 and f(a).dtype == np.float32
+    mjax.config.update("jax_enable_x64", True)
+    try:
+        b = jnp.ones(3)
+        assert b.dtype == np.float64
+        assert f(b).dtype == np.float64 and f(b).dtype == np.float64
+        assert f(a).dtype == np.float32
+    finally:
+        mjax.config.update("jax_enable_x64", False)
+    assert f(a).dtype == np.float32
+
+
+def test_calls_inside_a_trace_stage_instead_of_running():
+    f = mjax.jit(lambda x: jnp.sin(x) * 2.0)
+    f(x4), f(x4)
+    grad = mjax.grad(lambda x: f(x).sum())(x4)
+    np.testing.assert_allclose(grad, 2.0 * np.cos(np.asarray(x4)), rtol=1e-6)
+    assert "sin" in str(mjax.make_jaxpr(lambda x: f(x))(x4))
+    batched = mjax.vmap(f)(jnp.ones((3, 4)))
+    np.testing.assert_allclose(batched, 2.0 * np.sin(np.ones((3, 4))), rtol=1e-6)
+
+
+def test_deleted_argument_raises_through_the_fast_path():
+    f = mjax.jit(lambda x: x + 1.0)
+    a = jnp.ones(4)
+    f(a), f(a)
+    a.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        f(a)
+
+
+def test_array_whose_sharding_was_read_still_runs():
+    f = mjax.jit(lambda x: x + 1.0)
+    a = jnp.ones(4)
+    f(a), f(a)
+    assert a.sharding is not None           # sets the array's sharding object
+    np.testing.assert_allclose(f(a), np.full(4, 2.0))
+
+
+def test_closure_constants_reach_the_fast_path():
+    big = jnp.arange(1000, dtype=jnp.float32)
+    f = mjax.jit(lambda x: (x[:1] + big).sum())
+    for _ in range(3):
+        np.testing.assert_allclose(f(x4 + 1.0), (np.arange(1000) + 1.0).sum())
+
+
+def test_clear_cache_forgets_the_memo():
+    calls = []
+    f = mjax.jit(lambda x: (calls.append(1), x * 3.0)[1])
+    f(x4), f(x4)
+    f.clear_cache()
+    assert f._memo is None
+    np.testing.assert_allclose(f(x4), np.asarray(x4) * 3.0)
+    assert len(calls) == 2
