@@ -16,8 +16,9 @@ of @f that threads an error state through every op, region and call.
 The error state has one slot per kind of error (JAX's error effects: the error class and
 its payload types), `(pred: i1, code: i32, payload...)`. Within a slot the first error
 in program order wins; across slots the smallest code (JAX's `Error.get`). Codes number
-the checks of @f in program order (callees and cond/while/scan bodies where they occur),
-from 1; `analyze` gives them with what each message needs, and the frontend
+the checks of @f from 1: the user checks in program order (callees and cond/while/scan
+bodies where they occur), then the automatic checks in program order (JAX numbers a
+`check` while tracing f, before checkify adds the automatic ones); `analyze` gives them with what each message needs, and the frontend
 (frontend/experimental/checkify.py) calls it to build its `Error`. Checks are
 `jaxpr.check` ops ("user") and the automatic checks of passes/rules/checkify.py ("nan",
 "index", "div"). Ops with no check inside are copied unchanged. Differences from JAX:
@@ -72,8 +73,8 @@ def _type_text(v: ir.Value) -> str:
 
 
 class Analysis:
-    """The checks reachable from @root with `errors` enabled, numbered in program order,
-    and the error slots they need."""
+    """The checks reachable from @root with `errors` enabled, numbered (user checks
+    first, each in program order), and the error slots they need."""
 
     def __init__(self, fns, root: str, errors):
         self.fns, self.root = fns, str(root)
@@ -83,6 +84,7 @@ class Analysis:
         self._visited: set[str] = set()
         self._with_sites: dict = {}
         self._visit_function(self.root)
+        self._number()
 
     # -- numbering -------------------------------------------------------------------------
     def _visit_function(self, name: str) -> None:
@@ -119,8 +121,15 @@ class Analysis:
                 for k in kinds]
 
     def _site(self, *fields) -> Site:
-        self._count = getattr(self, "_count", 0) + 1
-        return Site(self._count, *fields)
+        return Site(0, *fields)
+
+    def _number(self) -> None:
+        # JAX numbers a `check` when f is traced, before checkify adds its automatic
+        # checks: user checks come first, then the automatic ones, each in program order.
+        order = [(op, k) for op, sites in self.sites.items() for k in range(len(sites))]
+        order.sort(key=lambda ok: self.sites[ok[0]][ok[1]].kind != "user")
+        for code, (op, k) in enumerate(order, 1):
+            self.sites[op][k] = dataclasses.replace(self.sites[op][k], code=code)
 
     # -- queries -----------------------------------------------------------------------------
     @property

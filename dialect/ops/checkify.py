@@ -14,7 +14,7 @@ outside checkify is dropped instead.
 `jaxpr.checkify @f` returns the error state of running @f, then @f's results. The state
 is one slot per kind of error (JAX's error effects): `(pred: i1[], code: i32[],
 payload...)`; `pred` says whether an error of that kind happened, `code` which check
-failed first (codes number the checks of @f in program order, from 1), the payload the
+failed first (codes number the checks of @f from 1, user checks first), the payload the
 values its message is formatted with. `errors` lists the enabled checks ("user", "nan",
 "index", "div"); `error_payloads` gives each slot's payload types (MLIR type text), which
 `--jaxpr-checkify` (passes/jaxpr_checkify.py) recomputes from @f and checks.
