@@ -391,7 +391,8 @@ class Jitted:
             self.static_argnames)
         self._cache: dict = {}
         # The fast path's memo of the last cache hit: [config epoch, args treedef (None:
-        # every positional argument is an Array), avals, entry]; see __call__.
+        # every positional argument is an Array), avals, entry, {(treedef, avals): entry}
+        # of the epoch]; see __call__.
         self._memo = None
         # Calls without static or donated arguments or shardings can take the fast path.
         self._fast_ok = not (self.static_argnums or self.static_argnames or
@@ -427,31 +428,49 @@ class Jitted:
 
     # -- the call path ---------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        # The fast path: a call like the last cache hit (same config epoch, no context
-        # manager anywhere, not tracing, positional arguments with the same structure,
-        # every leaf an mjax.Array on its own device with the same aval) goes from the
-        # leaves straight to jaxlib's execute. `config._trace_key` is the epoch: a new
-        # object after every config.update, so a memo made before one never matches. The
-        # aval tuple compares by identity first (the memo keeps the last call's avals),
-        # so repeated calls neither hash avals nor run ShapedArray.__eq__.
+        # The fast path: a call whose positional arguments are mjax.Arrays on their own
+        # device (in tuples, lists, dicts, namedtuples), made with the config of the last
+        # cache hit (`_memo`), no context manager active anywhere and no trace, goes from
+        # the leaves straight to jaxlib's execute: no config reads, no optree, no cache key.
+        # `config._trace_key` is the epoch: a new object after every config.update, so a
+        # memo made before one never matches. A call like the last one (same structure,
+        # avals) compares the aval tuple by identity first (the memo keeps the last call's
+        # avals), so it neither hashes avals nor runs ShapedArray.__eq__; other
+        # structures/avals seen under the same epoch are found in the memo's table.
         memo = self._memo
         if memo is not None and not kwargs and memo[0] is config._trace_key and \
                 not config._n_overrides and not _trace_state.stack:
             tree = memo[1]
-            if tree is None:
+            if tree is None:         # the memo's arguments are all Arrays: no flattening
                 leaves = args
             else:
                 try:
-                    leaves, tree_now = _FAST_TREES.flatten(args)
+                    leaves, tree = _FAST_TREES.flatten(args)
                 except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
-                    tree_now = None
-                if tree_now != tree:
                     leaves = _OTHER_TREE
             avals = tuple([x.aval if type(x) is Array and x._sharding is None else _NOT_FAST
                            for x in leaves])
-            if avals == memo[2]:
+            if avals == memo[2] and tree == memo[1]:
                 memo[2] = avals
                 entry = memo[3]
+            else:
+                table = memo[4]
+                entry = table.get((tree, avals))
+                if entry is None and tree is None:
+                    # Not all Arrays: the table knows other structures by treedef.
+                    try:
+                        leaves, tree = _FAST_TREES.flatten(args)
+                    except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
+                        leaves = _OTHER_TREE
+                    avals = tuple([x.aval if type(x) is Array and x._sharding is None
+                                   else _NOT_FAST for x in leaves])
+                    entry = table.get((tree, avals))
+                if entry is not None:
+                    if tree is not None and tree.num_leaves == len(args) == \
+                            tree.num_nodes - 1:
+                        tree = None           # a flat call: the next one needs no flatten
+                    self._memo = [memo[0], tree, avals, entry, table]
+            if entry is not None:
                 bufs = [x._buf for x in leaves]
                 if entry.const_bufs:
                     bufs += entry.const_bufs
@@ -478,19 +497,25 @@ class Jitted:
         if config.read("jax_default_device") is not None or \
                 config.read("jax_debug_nans") or config.read("jax_debug_infs"):
             return
+        try:
+            fast_leaves, tree = _FAST_TREES.flatten(args)
+        except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
+            return
+        if len(fast_leaves) != len(leaves) or \
+                not all(map(operator.is_, fast_leaves, leaves)):
+            return
+        avals = _fast_keys(leaves)
+        if _NOT_FAST in avals:
+            return
+        memo = self._memo
+        # The table: (structure, avals) -> entry for this epoch (no larger than the
+        # cache); a flat call of Arrays is there under its treedef and under None.
+        table = memo[4] if memo is not None and memo[0] is state else {}
+        table[tree, avals] = entry
         if len(args) == len(leaves) and all(type(x) is Array for x in args):
             tree = None
-        else:
-            try:
-                fast_leaves, tree = _FAST_TREES.flatten(args)
-            except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
-                return
-            if len(fast_leaves) != len(leaves) or \
-                    not all(map(operator.is_, fast_leaves, leaves)):
-                return
-        avals = _fast_keys(leaves)
-        if _NOT_FAST not in avals:
-            self._memo = [state, tree, avals, entry]
+            table[None, avals] = entry
+        self._memo = [state, tree, avals, entry, table]
 
     def _call(self, args, kwargs):
         """The general path of a call: every case (tracing, static and donated arguments,

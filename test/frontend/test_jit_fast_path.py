@@ -217,3 +217,16 @@ def test_clear_cache_forgets_the_memo():
     assert f._memo is None
     np.testing.assert_allclose(f(x4), np.asarray(x4) * 3.0)
     assert len(calls) == 2
+
+
+def test_alternating_avals_and_structures_hit_the_memo_table():
+    f = mjax.jit(lambda t: jax.tree_util.tree_leaves(t)[0] * 2.0)
+    a, b = jnp.ones(4), jnp.ones((2, 3))
+    calls = [(a,), (b,), ({"k": a, "j": b},), ([b, a],)]
+    for args in calls:
+        f(*args)
+    _fast_path_only(f)
+    for _ in range(2):
+        for args in calls:
+            first = jax.tree_util.tree_leaves(args[0])[0]
+            np.testing.assert_allclose(f(*args), np.asarray(first) * 2.0)
