@@ -14,8 +14,10 @@ from jaxlib.mlir import ir
 from mjax.dialect import context
 from mjax.passes import PassError, run_pipeline
 
-from test_autodiff_passes import (Case, attr_text, check_cases, compile_and_run, ttype, u,
-                                  RNG)
+# jax_x64: the module-scoped autouse fixture that turns the oracle's x64 on (imported, it
+# applies to this module too).
+from test_autodiff_passes import (Case, attr_text, check_cases, compile_and_run, ttype, u,  # noqa: F401
+                                  RNG, jax_x64)
 
 import jax  # noqa: E402  (the test-only oracle: missing, these tests fail)
 import jax.numpy as jnp  # noqa: E402
