@@ -2,10 +2,12 @@
 
     python benchmarks/dispatch.py                 # ratios (median of rounds)
     python benchmarks/dispatch.py --profile jit   # cProfile of one target (mjax only)
+    python benchmarks/dispatch.py --timer cpu     # process CPU time instead of wall time
 
 Targets: cached jit call of a tiny function, of a 10-array-arg/10-output pytree function,
-an eager op on cached shapes, an eager op on a new shape (compiles), trace+lower of a
-1,000-op chain, trace+transform+lower of an MLP train step.
+an eager op on cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`), an eager op
+on a new shape (compiles), trace+lower of a 1,000-op chain, trace+transform+lower of an MLP
+train step.
 """
 from __future__ import annotations
 
@@ -34,6 +36,9 @@ def cases(lib, jnp):
     y = jnp.ones((4,), jnp.float32)
     x * y
     out["eager op"] = (lambda: x * y, 2000)
+    out["eager sin"] = (lambda: jnp.sin(x), 2000)
+    out["eager x + 1.0"] = (lambda: x + 1.0, 2000)
+    out["eager sum"] = (lambda: jnp.sum(x), 2000)
 
     shapes = iter(range(1, 10**6))
 
@@ -70,35 +75,45 @@ def cases(lib, jnp):
     return out
 
 
+_timer = time.perf_counter   # --timer cpu: time.process_time (all threads of the process;
+                             # moves less than wall time on a loaded machine)
+
+
 def run_round(case):
     if case[0] == "new":
         _, make, number = case
         total = 0.0
         for _ in range(number):
             a, b = make()
-            t0 = time.perf_counter()
+            t0 = _timer()
             a * b
-            total += time.perf_counter() - t0
+            total += _timer() - t0
         return total / number
     fn, number = case
-    t0 = time.perf_counter()
+    t0 = _timer()
     for _ in range(number):
         fn()
-    return (time.perf_counter() - t0) / number
+    return (_timer() - t0) / number
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--profile", help="cProfile one case of mjax: jit, tree, eager, "
-                                          "trace, mlp")
+                                          "eager-sin, eager-scalar, eager-sum, trace, mlp")
     parser.add_argument("--only", help="substring of the case names to run")
+    parser.add_argument("--timer", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args()
+    global _timer
+    if args.timer == "cpu":
+        _timer = time.process_time
     import mjax
     import mjax.numpy as mnp
     libs = {"mjax": cases(mjax, mnp)}
     if args.profile:
         name = {"jit": "jit tiny fn", "tree": "jit 10 args/10 outs", "eager": "eager op",
+                "eager-sin": "eager sin", "eager-scalar": "eager x + 1.0",
+                "eager-sum": "eager sum",
                 "trace": "trace+lower 1000 ops",
                 "mlp": "MLP step trace+transform+lower"}[args.profile]
         case = libs["mjax"][name]

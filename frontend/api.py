@@ -491,7 +491,9 @@ class Jitted:
         """Makes `entry` the fast path's memo when this call qualifies (see __call__):
         `leaves` are the arguments' leaves (optree's), `state` is the
         config.trace_state() the entry was looked up with."""
-        if not (self._fast_ok and entry.run is not None and state is config._trace_key
+        # (`state` must be a fresh object per epoch: an empty tuple is a singleton.)
+        if not (self._fast_ok and entry.run is not None and state
+                and state is config._trace_key
                 and not config._n_overrides and not _trace_state.stack):
             return
         if config.read("jax_default_device") is not None or \
