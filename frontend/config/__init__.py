@@ -421,8 +421,11 @@ def _set_platforms(value):
 
 def _set_backend(value):
     from mjax.runtime import set_default_platform
+    from mjax.runtime.xla import default_platform
     set_default_platform("iree" if value == "iree" else
                          (platforms.value.split(",")[0].strip() if platforms.value else None))
+    if value == "xla" and default_platform().startswith("iree"):
+        set_default_platform("cpu")      # 'xla' chosen over MJAX_BACKEND=iree
 
 
 platforms = string_option(
