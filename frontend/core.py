@@ -117,7 +117,8 @@ class Trace:
     `captured`, which the caller supplies.
     """
 
-    INLINE_CONST_SIZE = 1  # arrays up to this size become jaxpr.constant ops
+    # Scalars (and NumPy splat views) become jaxpr.constant ops; other arrays are captured,
+    # as JAX makes them constvars.
 
     def __init__(self, module: ir.Module, name: str, in_avals, *, visibility=None):
         self.module = module
@@ -173,9 +174,10 @@ class Trace:
                 raise UnexpectedTracerError(escaped_tracer_message(x))
             return self.capture(x)
         aval = aval_of_value(x)
-        if (aval.size <= self.INLINE_CONST_SIZE or is_splat_view(x)) and not isinstance(
+        if (aval.ndim == 0 or is_splat_view(x)) and not isinstance(
                 aval.dtype, dtypes.KeyType):
-            arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else x
+            arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else \
+                np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)
             with ir.Location.unknown(context()):
                 op = _ops().ConstantOp
                 res = op.create([], [aval.strip_weak_type()], {"value": arr},

@@ -13,11 +13,14 @@ from mjax.dialect.attributes import decode
 
 
 def _names():
+    """a, b, ..., z, ba, bb, ...: JAX writes the count in base 26 with digits a-z."""
     import itertools
-    import string
-    for n in itertools.count(1):
-        for combo in itertools.product(string.ascii_lowercase, repeat=n):
-            yield "".join(combo)
+    for n in itertools.count():
+        name = ""
+        while not name or n:
+            n, digit = divmod(n, 26)
+            name = chr(ord("a") + digit) + name
+        yield name
 
 
 def _fmt_param(v):
@@ -56,14 +59,17 @@ class _Printer:
         self.env[v] = self.preset.pop(v, None) or next(self.names)
         return f"{self.env[v]}:{aval_of(v.type).str_short()}"
 
-    def jaxpr(self, block, indent: int, n_consts: int = 0, col: int | None = None) -> str:
+    def jaxpr(self, block, indent: int, n_consts: int = 0, col: int | None = None,
+              n_captured: int = 0) -> str:
         """`{ lambda consts ; args. let eqns in (outs) }`: on one line when it fits in
         JAX's width of 80 from column `col` (default: indent), else with eqns indented
-        by indent + 4."""
+        by indent + 4. The last `n_captured` arguments (a nested jit's closure) are
+        listed first among the arguments, as JAX does."""
         args = list(block.arguments)
         n_user = len(args) - n_consts
         consts = " ".join(self.bind(a) for a in args[n_user:])
-        invars = " ".join(self.bind(a) for a in args[:n_user])
+        user = _captured_first(args[:n_user], n_captured)
+        invars = " ".join(self.bind(a) for a in user)
         eqns, outs = [], []
         for op in block.operations:
             op = op.operation  # (an OpView's `attributes` is its class's schema)
@@ -71,6 +77,10 @@ class _Printer:
                 outs = [self.var(v) for v in op.operands]
                 break
             if op.name == "jaxpr.constant" and self._inline_literal(op):
+                continue
+            if "mjax.implicit_broadcast" in op.attributes:
+                # JAX's lax ops take scalar / size-1 operands unbroadcast: no equation.
+                self.literal[op.results[0]] = self.var(op.operands[0])
                 continue
             eqns.append(self.eqn(op, indent + 4))
         tail = f"in ({', '.join(outs)}{',' if len(outs) == 1 else ''}) }}"
@@ -110,12 +120,14 @@ class _Printer:
             if r in self.env and not isinstance(v.owner, ir.Block) and v not in self.preset:
                 self.preset[v] = self.env[r]
         params["jaxpr"] = block
+        params["n_captured"] = _n_captured(block)
         return params
 
     def eqn(self, op, indent: int) -> str:
         pad = " " * indent
         ins = " ".join(self.var(v) for v in op.operands)
-        params = {name: _fmt_param(decode(op.attributes[name])) for name in op.attributes}
+        params = {name: _fmt_param(decode(op.attributes[name])) for name in op.attributes
+                  if not name.startswith("mjax.")}   # (mjax's notes, not parameters)
         outs = " ".join(self.bind(r) if list(r.uses) else
                         f"_:{aval_of(r.type).str_short()}" for r in op.results)  # JAX: unused
         name = _display_name(op.name.split(".", 1)[1], params)
@@ -142,7 +154,10 @@ class _Printer:
             params.update(regions_of([r.blocks[0] for r in op.regions]))
         lhs = f"{pad}{outs + ' = ' if outs else ''}{name}["
         if op.name == "jaxpr.call":   # JAX: name first; on one line when it fits
-            body = self.jaxpr(params["jaxpr"], indent + 2, col=indent + 8)
+            n_captured = params["n_captured"]
+            ins = " ".join(self.var(v) for v in _captured_first(list(op.operands), n_captured))
+            body = self.jaxpr(params["jaxpr"], indent + 2, col=indent + 8,
+                              n_captured=n_captured)
             line = f"{lhs}name={params['name']} jaxpr={body}] {ins}".rstrip()
             if "\n" not in body and len(line) <= _WIDTH:
                 return line
@@ -162,6 +177,28 @@ class _Printer:
                 lines.append(f"{pad}  {key}={value}")
         lines.append(f"{pad}] {ins}".rstrip())
         return "\n".join(lines)
+
+
+_N_CAPTURED = "mjax.n_captured"
+
+
+def mark_captured(func_op, n: int) -> None:
+    """Records on a nested jit's function that its last `n` arguments are captured values
+    (a closure's), which JAX's jaxprs list first."""
+    with func_op.context:
+        func_op.attributes[_N_CAPTURED] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), n)
+
+
+def _n_captured(block) -> int:
+    try:
+        return int(ir.IntegerAttr(block.region.owner.attributes[_N_CAPTURED]).value)
+    except (KeyError, AttributeError):
+        return 0
+
+
+def _captured_first(values: list, n: int) -> list:
+    return values[len(values) - n:] + values[:len(values) - n] if n else values
 
 
 def _callee_block(op):
@@ -199,16 +236,25 @@ def _dot_general_params(op, params):
 # Parameters JAX's jaxprs show that mjax's ops leave implicit (their default values), and
 # ops JAX prints under another name with its parameters hidden.
 _JAX_PARAMS = {
-    "broadcast_in_dim": lambda op, p: ("broadcast_in_dim", {}),
-    "expand_dims": lambda op, p: ("broadcast_in_dim", {}),
+    "broadcast_in_dim": lambda op, p: ("broadcast_in_dim", _broadcast_dims(
+        decode(op.attributes["broadcast_dimensions"]))),
+    "expand_dims": lambda op, p: ("broadcast_in_dim", _broadcast_dims(
+        [i for i in range(aval_of(op.results[0].type).ndim)
+         if i not in set(decode(op.attributes["dimensions"]))])),
     "reduce_sum": lambda op, p: ("reduce_sum", {"out_sharding": "None", **p}),
-    "convert_element_type": lambda op, p: ("convert_element_type",
-                                           {"weak_type": "False", **p}),
+    "convert_element_type": lambda op, p: ("convert_element_type", {
+        "weak_type": str("mjax.weak_type" in op.attributes), **p}),
     "reshape": lambda op, p: ("reshape", {"dimensions": "None", "sharding": "None", **p}),
     "slice": lambda op, p: ("slice", {"strides": "None", **p}),
     "iota": lambda op, p: ("iota", {"sharding": "None", **p}),
     "dot_general": _dot_general_params,
 }
+
+
+def _broadcast_dims(dims) -> dict:
+    """JAX shows broadcast_in_dim's broadcast_dimensions unless empty (the shape never)."""
+    dims = tuple(int(d) for d in dims)
+    return {"broadcast_dimensions": str(dims)} if dims else {}
 
 
 def _display_name(name: str, params: dict) -> str:

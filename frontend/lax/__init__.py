@@ -76,6 +76,9 @@ def implicit_broadcast(x, shape):
     staged broadcast is marked for the jaxpr printer to leave out."""
     shape = tuple(shape)
     rank = aval_of_value(x).ndim
+    if isinstance(x, _LiteralArray) and rank == 0:
+        # A literal: one splat constant (printed as JAX's scalar literal, never a residual).
+        return _LiteralArray(np.broadcast_to(np.asarray(x), shape), x._weak)
     out = broadcast_in_dim(x, shape, tuple(range(len(shape))) if rank else ())
     if isinstance(out, Tracer) and out is not x:
         _mark(out, IMPLICIT_BROADCAST)

@@ -196,7 +196,10 @@ def _promote(fname, *args, inexact=False, broadcast=True):
     except ValueError:
         raise TypeError(at_user_line(f"mjax.numpy.{fname}: cannot broadcast shapes "
                         f"{', '.join(str(av.shape) for av in avals)}")) from None
-    return [broadcast_to(o, shape) for o in out]
+    if len({av.ndim for av in avals if av.shape}) > 1:
+        # JAX: leading 1s up to the result's rank, then lax's implicit broadcast.
+        out = [lax.broadcast_to_rank(o, len(shape)) for o in out]
+    return [lax.implicit_broadcast(o, shape) for o in out]
 
 
 def _check_rank_promotion(fname, shapes):

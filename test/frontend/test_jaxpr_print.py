@@ -33,3 +33,75 @@ def test_make_jaxpr_text_matches_jax(program, args):
     want = str(jax.make_jaxpr(program(jax, jjnp))(*args))
     got = str(mjax.make_jaxpr(program(mjax, jnp))(*args))
     assert got == want
+
+
+# Constants, literals and broadcasts as JAX 0.10.2 stages them: scalar operands of
+# elementwise ops stay unbroadcast, `jnp.ones` under a trace is `broadcast_in_dim 1.0:f32[]`,
+# non-scalar NumPy constants are constvars whose casts are equations, a nested jit lists its
+# closure's values first.
+def _bias(J, np_):
+    return lambda a, b: np_.tanh(a + b)
+
+
+def _outer(J, np_):
+    return lambda a, b: a * b
+
+
+def _scalars(J, np_):
+    return lambda a, b: (a + b + 1.0, J.lax.add(a, b), np_.broadcast_to(b, (3, 4)) + a)
+
+
+def _consts(J, np_):
+    return lambda a: (np_.array([1.0, 2.0]) * a, np_.array(1.0) * a, np_.array([1]) + a,
+                      np_.asarray(np.arange(3)) * a)
+
+
+def _creation(J, np_):
+    return lambda a: (np_.expand_dims(a, 0) + np_.ones((2, 3)),
+                      np_.zeros_like(a) + np_.full((3,), 2.0) * a, a * 3 + np_.arange(3))
+
+
+def _loops(J, np_):
+    def f(arr, extra, n):
+        ones = np_.ones(arr.shape)
+        y = J.lax.fori_loop(0, n, lambda i, c: c + ones * 3.0 + arr, arr + ones)
+        s = J.lax.scan(lambda c, a: (c + a[0] * a[1] + extra, c), 0.0, (arr, ones))
+        return y, s, J.lax.cond(extra >= 0.0, lambda x: x[0],
+                                lambda x: np_.array([1]) + x[1], (arr[:1], extra))
+    return f
+
+
+def _closures(J, np_):
+    def f(x, w):
+        g = J.jit(lambda z, k: z * w + x + k)
+
+        @J.jit
+        def inner(v):
+            return v + w * np_.ones(1)
+        return g(x + 1, 2.0), inner(x - 2.0)
+    return f
+
+
+@pytest.mark.parametrize("program, args", [
+    (_bias, (np.ones((3, 4), np.float32), np.ones(4, np.float32))),
+    (_outer, (np.ones((3, 1), np.float32), np.ones((1, 4), np.float32))),
+    (_scalars, (np.ones((3, 4), np.float32), 2.0)),
+    (_consts, (2.0,)),
+    (_creation, (np.ones(3, np.float32),)),
+    (_loops, (np.ones(16, np.float32), 5.0, 3)),
+    (_closures, (np.ones(4, np.float32), np.ones(4, np.float32))),
+])
+def test_constants_and_broadcasts_print_as_jax(program, args):
+    want = str(jax.make_jaxpr(program(jax, jjnp))(*args))
+    got = str(mjax.make_jaxpr(program(mjax, jnp))(*args))
+    assert got == want
+
+
+def test_traced_creation_results_are_arrays():
+    # jnp.zeros under jit is a traced array: `.at`, jnp semantics (not NumPy's).
+    def f(J, np_):
+        return lambda a: (np_.zeros(3).at[0].set(a), np_.ones(3, np_.int32) * 2.5,
+                          np_.ones(2, np_.uint8) * 300)
+    for got, want in zip(mjax.jit(f(mjax, jnp))(2.0), jax.jit(f(jax, jjnp))(2.0)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

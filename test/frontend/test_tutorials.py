@@ -34,9 +34,6 @@ _RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is c
                  "times and counts")
 _RESIDUALS = ("print_saved_residuals: mjax's linearization saves other (equivalent) values "
               "and its selective-policy split is coarser (passes/rules/remat.py)")
-_JAXPR_FORM = ("make_jaxpr: mjax folds broadcasts of constants into literals, hoists "
-               "constants differently, and prints a nested jit as call[callee=...] instead of "
-               "jit[name=... jaxpr={...}]")
 KNOWN = {
     ("debugging", 7): "jax.debug.breakpoint is interactive; without a TTY mjax raises a clear "
                       "error (JAX reads EOF and continues)",
@@ -66,7 +63,6 @@ KNOWN = {
                                     "layer0_output as the policy says; JAX 0.10.2 saves no "
                                     "named value here",
     ("gradient_checkpointing", 23): "the cell imports jax._src (JAX's private modules)",
-    **{("jaxpr", i): _JAXPR_FORM for i in (5, 6, 7, 8)},
     **{("pytrees", i): "treedefs print as optree's PyTreeSpec(...), not PyTreeDef(...) "
                        "(optree's type cannot be given another repr)" for i in (7, 34, 35)},
     ("pytrees", 30): "jacobian of a badly written custom node: mjax's jnp.asarray raises "
