@@ -283,16 +283,17 @@ class _Walk:
         return list(res[n:])
 
     # -- region ops: the state is an extra operand / carry of the op ----------------------
-    def _body(self, block, state_first: int, arg_avals, run_after=None):
+    def _body(self, block, state_first: int, arg_avals, run_after=None, skip: int = 0):
         """A scratch block taking `arg_avals` with the state inserted at `state_first`,
-        running `block` checked; yields (state, outs)."""
+        running `block` checked on those arguments but the first `skip`; yields (state,
+        outs)."""
         n = len(self.state)
         avals = arg_avals[:state_first] + self.ck.avals + arg_avals[state_first:]
         s = _Scratch(self.ip, avals, block.owner.location)
         args = s.args
         state, plain = args[state_first:state_first + n], args[:state_first] + args[
             state_first + n:]
-        st, outs = self.ck.run(block, state, plain, s.ip)
+        st, outs = self.ck.run(block, state, plain[skip:], s.ip)
         if run_after is not None:
             st = run_after(s, plain, st, outs)
         s.finish(list(st) + list(outs))
@@ -346,8 +347,10 @@ class _Walk:
                 return st
             st, _ = self.ck.run(cond_blk, st, list(plain[:nc]) + list(outs), s.ip)
             return st
+        # body block: (cond consts, body consts, state, carry); the old body takes
+        # (body consts, carry)
         body = self._body(body_blk, nc + nb, c_avals + b_avals + carry_avals,
-                          run_after=lambda s, plain, st, outs: check_cond(s, plain, st, outs))
+                          run_after=check_cond, skip=nc)
         out_avals = self.ck.avals + carry_avals
         params = {"cond_nconsts": nc, "body_nconsts": nc + nb}
         res = _build(CF.WhileOp, list(cconsts) + list(cconsts) + list(bconsts) + self.state

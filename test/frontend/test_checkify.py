@@ -51,6 +51,18 @@ def _while(ck, lax):
     return f
 
 
+def _while_consts(jnp, ck, lax):
+    def f(x, limit, step):
+        def cond(c):        # closes over `limit`: a cond const
+            ck.check(c[1] < 2 * limit, "cond {} limit {}", c[1], limit)
+            return c[0] < limit
+        def body(c):        # closes over `step`: a body const
+            ck.check(c[1] < 50, "body {}", c[1])
+            return c[0] + step, jnp.sqrt(c[1]) * 0. + c[1] * step
+        return lax.while_loop(cond, body, (0., x))
+    return f
+
+
 def _fori(ck, lax):
     def f(x):
         def body(i, c):
@@ -144,6 +156,17 @@ CASES = {
     "while_body": lambda jax, jnp, ck, lax: _get(ck.checkify(_while(ck, lax))(jnp.float32(1.))),
     "while_cond": lambda jax, jnp, ck, lax: _get(
         ck.checkify(_while(ck, lax))(jnp.float32(200.))),
+    "while_consts_both_fail": lambda jax, jnp, ck, lax: _get(ck.checkify(
+        _while_consts(jnp, ck, lax), errors=ck.all_checks)(
+        jnp.float32(2.), jnp.float32(30.), jnp.float32(3.))),
+    "while_consts_cond": lambda jax, jnp, ck, lax: _get(ck.checkify(
+        _while_consts(jnp, ck, lax))(jnp.float32(2.), jnp.float32(5.), jnp.float32(3.))),
+    "while_consts_nan": lambda jax, jnp, ck, lax: _get(ck.checkify(
+        _while_consts(jnp, ck, lax), errors=ck.nan_checks)(
+        jnp.float32(-2.), jnp.float32(5.), jnp.float32(3.))),
+    "while_consts_values": lambda jax, jnp, ck, lax: np.asarray(jax.jit(ck.checkify(
+        _while_consts(jnp, ck, lax)))(jnp.float32(2.), jnp.float32(7.), jnp.float32(2.))[1]
+    ).round(4).tolist(),
     "fori_loop": lambda jax, jnp, ck, lax: _get(ck.checkify(_fori(ck, lax))(jnp.float32(0.))),
     "cond_taken": lambda jax, jnp, ck, lax: _get(
         ck.checkify(_cond(jnp, ck, lax))(True, jnp.float32(-1.))),

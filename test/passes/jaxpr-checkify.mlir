@@ -101,3 +101,47 @@ func.func @disabled_user_check(%x: tensor<i1>, %y: tensor<f32>) -> tensor<f32> {
   %0 = "jaxpr.checkify"(%x, %y) {callee = @k, errors = ["div"], error_payloads = []} : (tensor<i1>, tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// while: the state is carried after the cond consts (the body gets them too, to check the
+// condition after each step); scan: the state comes first among the carries.
+func.func private @loop(%x: tensor<f32>, %n: tensor<i32>) -> tensor<f32> {
+  %r:2 = "jaxpr.while"(%n, %x, %n) ({
+  ^bb0(%lim: tensor<i32>, %c: tensor<f32>, %i: tensor<i32>):
+    %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %p = "jaxpr.gt"(%i, %z) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    "jaxpr.yield"(%p) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%c: tensor<f32>, %i: tensor<i32>):
+    %one = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %i2 = "jaxpr.sub"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %ok = "jaxpr.lt"(%c, %c) : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    "jaxpr.check"(%ok, %i) {msg = "step {}"} : (tensor<i1>, tensor<i32>) -> ()
+    "jaxpr.yield"(%c, %i2) : (tensor<f32>, tensor<i32>) -> ()
+  }) {cond_nconsts = 1 : i64, body_nconsts = 0 : i64} : (tensor<i32>, tensor<f32>, tensor<i32>) -> (tensor<f32>, tensor<i32>)
+  %s:2 = "jaxpr.scan"(%r#0, %r#0) ({
+  ^bb0(%k: tensor<f32>, %c: tensor<f32>):
+    %y = "jaxpr.log"(%c) : (tensor<f32>) -> tensor<f32>
+    "jaxpr.yield"(%y, %k) : (tensor<f32>, tensor<f32>) -> ()
+  }) {length = 3 : i64, num_consts = 1 : i64, num_carry = 1 : i64} : (tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<3xf32>)
+  return %s#0 : tensor<f32>
+}
+// CHECK-LABEL: func.func private @loop_checkify
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<f32>, %[[N:[^:]*]]: tensor<i32>) ->
+// CHECK:         "jaxpr.while"(%[[N]], %[[N]], {{.*}}, %[[X]], %[[N]])
+// CHECK:         ^bb0({{.*}}, %[[I:[^:]*]]: tensor<i32>):
+// CHECK:           "jaxpr.gt"(%[[I]]
+// CHECK:         ^bb0({{.*}}, %[[J:[^:]*]]: tensor<i32>):
+// CHECK:           "jaxpr.sub"(%[[J]]
+// CHECK:           "jaxpr.lt"
+// CHECK:           "jaxpr.not"
+// CHECK:         {body_nconsts = 1 : i64, cond_nconsts = 1 : i64}
+// CHECK:         "jaxpr.scan"
+// CHECK:           "jaxpr.log"
+// CHECK:         num_carry = 6 : i64, num_consts = 1 : i64
+// CHECK-LABEL: func.func @while_and_scan
+func.func @while_and_scan(%x: tensor<f32>, %n: tensor<i32>) -> tensor<f32> {
+  %p0, %c0, %p1, %c1, %v1, %y = "jaxpr.checkify"(%x, %n) {callee = @loop, errors = ["user", "nan"], error_payloads = [[], ["tensor<i32>"]]} : (tensor<f32>, tensor<i32>) -> (tensor<i1>, tensor<i32>, tensor<i1>, tensor<i32>, tensor<i32>, tensor<f32>)
+  return %y : tensor<f32>
+}
