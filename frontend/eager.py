@@ -92,32 +92,54 @@ def apply_eager(opcls, args, avals, params, weak=None):
     """Runs one op on concrete values. The cache key is taken before checking params and
     inferring types, so a repeated op costs one dict lookup plus the XLA call."""
     # (Most ops on the hot path have no params: skip hashable's dict walk for them.)
-    key = (opcls, hashable(params) if params else (), tuple(avals), weak)
-    dev = config.read("jax_default_device")
+    key = (opcls, hashable(params) if params else (), weak, *avals)
+    dev = _read("jax_default_device")
     if dev is not None:
         key += (dev,)
     hit = _CACHE.get(key)
     if hit is None:
-        from mjax.core import infer_avals
-        for x in args:
-            _reject_tracer(x)
-        checked, out_avals = infer_avals(opcls, avals, params, weak)
-        strong_in = [a.strip_weak_type() for a in avals]
-        exe = _compile_single_op(opcls, strong_in, checked,
-                                 [a.strip_weak_type() for a in out_avals],
-                                 None if dev is None else default_device())
-        hit = _CACHE[key] = (exe, out_avals)
+        hit = _CACHE[key] = _compile_entry(opcls, args, avals, params, weak, dev)
     exe, out_avals = hit
-    for x in args:
-        if type(x) is Array and x._sharding is not None and x._sharding.num_devices > 1:
-            return _apply_sharded(opcls, args, params)
-    bufs = [x._buf if type(x) is Array else device_buffer(x, a) for x, a in zip(args, avals)]
+    # Arrays on their one default device (no sharding object yet): their buffers as they
+    # are. Anything else (NumPy values, sharded arrays) takes the general path.
+    bufs = [x._buf for x in args if type(x) is Array and x._sharding is None]
+    if len(bufs) != len(args):
+        for x in args:
+            if type(x) is Array and x._sharding is not None and \
+                    x._sharding.num_devices > 1:
+                return _apply_sharded(opcls, args, params)
+        bufs = [x._buf if type(x) is Array else device_buffer(x, a)
+                for x, a in zip(args, avals)]
     if dev is not None:
         bufs = on_device(bufs, exe.devices[0])
-    outs = [Array(b, a) for b, a in zip(exe.execute(bufs), out_avals)]
-    if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
+    try:
+        results = exe.execute(bufs)
+    except ValueError:
+        for x in args:   # JAX: an op on a deleted (donated) array: the array's RuntimeError
+            if type(x) is Array:
+                x._check_alive()
+        raise
+    outs = [Array(b, a) for b, a in zip(results, out_avals)]
+    if _read("jax_debug_nans") or _read("jax_debug_infs"):
         _check_nonfinite(opcls, outs)
     return outs
+
+
+_read = config.read
+
+
+def _compile_entry(opcls, args, avals, params, weak, dev) -> tuple:
+    """(executable, result avals) of one op on avals: checks the operands and params,
+    infers result types (errors name the user's line) and compiles."""
+    from mjax.core import infer_avals
+    for x in args:
+        _reject_tracer(x)
+    checked, out_avals = infer_avals(opcls, avals, params, weak)
+    strong_in = [a.strip_weak_type() for a in avals]
+    exe = _compile_single_op(opcls, strong_in, checked,
+                             [a.strip_weak_type() for a in out_avals],
+                             None if dev is None else default_device())
+    return exe, out_avals
 
 
 def _apply_sharded(opcls, args, params):

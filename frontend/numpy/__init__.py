@@ -13,7 +13,10 @@ import numpy as _onp
 from mjax import dtypes as _dt
 from mjax.config import config as _config
 from mjax import lax
+from mjax.array import Array as _Array
 from mjax.core import Tracer, at_user_line, aval_of_value
+from mjax.core import current_trace as _current_trace
+from mjax.dialect import ShapedArray as _ShapedArray
 from mjax import prng as _prng
 from mjax.numpy.indexing import getitem as _getitem, take, take_along_axis  # noqa: F401
 # Imported now so that the submodule cannot later replace the `einsum` function below as
@@ -174,8 +177,125 @@ def broadcast_arrays(*args):
     return [broadcast_to(a, shape) for a in args]
 
 
-def _promote(fname, *args, inexact=False, broadcast=True):
-    """Promote dtypes (JAX rules) and, unless broadcast=False, broadcast shapes."""
+# dtype -> (64-bit: canonical only with x64, inexact), for the dtypes promotion leaves
+# alone when every operand has it (filled on first sight; extended dtypes excluded).
+_FAST_DTYPES: dict = {}
+
+
+def _same_dtype_avals(args, inexact):
+    """The operands' avals when promotion is the identity for them, else None: every
+    operand an array (or tracer) of one canonical dtype and none weakly typed (inexact:
+    an inexact dtype). The lattice, canonicalization and conversions then change
+    nothing, so the common NumPy-level call skips them."""
+    avals = []
+    dtype = None
+    for a in args:
+        av = getattr(a, "aval", None)
+        if type(av) is not _ShapedArray or av.weak_type:
+            return None
+        if dtype is None:
+            dtype = av.dtype
+        elif av.dtype is not dtype and av.dtype != dtype:
+            return None
+        avals.append(av)
+    kind = _FAST_DTYPES.get(dtype)
+    if kind is None:
+        if not isinstance(dtype, _onp.dtype):
+            return None
+        kind = _FAST_DTYPES[dtype] = (dtype in _dt._X64_NARROW, _dt.is_inexact(dtype))
+    if (inexact and not kind[1]) or (kind[0] and not _config.read("jax_enable_x64")):
+        return None
+    return avals
+
+
+# Eager `array <op> Python scalar`: the scalar's promoted, broadcast constant, by (scalar,
+# its sign, dtype, weak type, shape, placement). Making it costs a host-to-device copy
+# and a broadcast op, several times the op itself. Bounded: small constants, few entries.
+_SCALAR_CONSTS: dict = {}
+_SCALAR_CONSTS_MAX = 128
+_SCALAR_CONST_MAX_SIZE = 1024
+_PY_SCALAR_TYPES = (bool, int, float, complex)
+_PY_SCALAR_PROMOTION = {bool: (_onp.dtype(bool), False), int: (_onp.dtype(_onp.int64), True),
+                        float: (_onp.dtype(_onp.float64), True),
+                        complex: (_onp.dtype(_onp.complex128), True)}
+
+
+def _scalar_with_array(fname, args, inexact):
+    """_promote of (Array, Python scalar) in either order, run eagerly, with the scalar's
+    constant from _SCALAR_CONSTS; None where that does not apply. Only for operands that
+    go straight into a new op (numpy's binary functions): a cached constant must never
+    reach the user, who could delete or donate it."""
+    a, b = args
+    if type(b) in _PY_SCALAR_TYPES and type(a) is _Array:
+        arr, scalar, scalar_first = a, b, False
+    elif type(a) in _PY_SCALAR_TYPES and type(b) is _Array:
+        arr, scalar, scalar_first = b, a, True
+    else:
+        return None
+    aval = arr.aval
+    if type(aval) is not _ShapedArray or _current_trace() is not None or \
+            _config.read("jax_debug_nans") or _config.read("jax_debug_infs"):
+        return None  # (debug checks: the constant's broadcast is an op they look at)
+    if math.prod(aval.shape) > _SCALAR_CONST_MAX_SIZE:
+        return None
+    if type(scalar) is float:
+        if scalar != scalar:
+            return None                      # NaN: no key equals it
+        sign = math.copysign(1.0, scalar)    # 0.0 == -0.0, but x + -0.0 differs
+    elif type(scalar) is complex:
+        if scalar != scalar:
+            return None
+        sign = (math.copysign(1.0, scalar.real), math.copysign(1.0, scalar.imag))
+    else:
+        sign = None
+    if type(scalar) is int and not -2 ** 31 <= scalar < 2 ** 31:
+        aval_of_value(scalar)                # (the range check: OverflowError)
+    try:
+        # (promote_types canonicalizes: a Python float stands for a weak float64.)
+        dtype, weak = _dt.promote_types((aval.dtype, aval.weak_type),
+                                        _PY_SCALAR_PROMOTION[type(scalar)])
+    except _dt.TypePromotionError as e:
+        raise _dt.TypePromotionError(at_user_line(str(e))) from None
+    if inexact:
+        dtype = _dt.to_inexact_dtype(dtype)
+    key = (type(scalar), scalar, sign, dtype, weak, aval.shape,
+           _config.read("jax_default_device"), _config.read("jax_platforms"),
+           _config.read("mjax_backend"))
+    const = _SCALAR_CONSTS.get(key)
+    if const is None:
+        const = lax.convert_element_type(scalar, dtype, weak_type=weak)
+        if aval.shape:
+            const = broadcast_to(const, aval.shape)
+        if len(_SCALAR_CONSTS) >= _SCALAR_CONSTS_MAX:
+            try:
+                del _SCALAR_CONSTS[next(iter(_SCALAR_CONSTS))]  # the oldest
+            except (KeyError, StopIteration, RuntimeError):  # (another thread's edit)
+                pass
+        _SCALAR_CONSTS[key] = const
+    if aval.dtype != dtype or aval.weak_type != weak:
+        arr = lax.convert_element_type(arr, dtype, weak_type=weak)
+    return [const, arr] if scalar_first else [arr, const]
+
+
+def _promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
+    """Promote dtypes (JAX rules) and, unless broadcast=False, broadcast shapes.
+    scalar_consts: the operands only feed a new op (see _scalar_with_array)."""
+    avals = _same_dtype_avals(args, inexact)
+    if avals is None and scalar_consts and broadcast and len(args) == 2:
+        out = _scalar_with_array(fname, args, inexact)
+        if out is not None:
+            return out
+    if avals is not None:
+        out = list(args)
+        if not broadcast:
+            return out
+        first = avals[0].shape
+        for av in avals:
+            if av.shape != first:
+                break
+        else:
+            return out
+        return _broadcast_promoted(fname, out, avals)
     avals = [aval_of_value(a) if _is_array(a) or isinstance(a, (bool, int, float, complex))
              else aval_of_value(asarray(a)) for a in args]
     try:
@@ -190,6 +310,11 @@ def _promote(fname, *args, inexact=False, broadcast=True):
     first = avals[0].shape
     if builtins.all(av.shape == first for av in avals):
         return out  # nothing to broadcast (the common case; skip NumPy's shape logic)
+    return _broadcast_promoted(fname, out, avals)
+
+
+def _broadcast_promoted(fname, out, avals):
+    """The promoted operands `out` (avals: their shapes) broadcast to one shape."""
     _check_rank_promotion(fname, [av.shape for av in avals])
     try:
         shape = broadcast_shapes(*(av.shape for av in avals))
@@ -232,7 +357,7 @@ def _unary(name, lax_fn, inexact=False, doc=None):
 
 def _binary(name, lax_fn, inexact=False):
     def f(x1, x2, /):
-        x1, x2 = _promote(name, x1, x2, inexact=inexact)
+        x1, x2 = _promote(name, x1, x2, inexact=inexact, scalar_consts=True)
         return lax_fn(x1, x2)
     f.__name__ = name
     f.__doc__ = f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
