@@ -18,6 +18,9 @@ compute something other than what StableHLO (and XLA) specify, or fail to compil
   it) is its operands.
 - `chlo.top_k`: JAX puts the lower index first among equal values, IREE's top_k does
   not: a descending sort with ties broken by index, then a slice.
+- `stablehlo.while` whose body passes one carry on as another (a fixed-point loop's
+  x_prev, x -> x, f(x)) fails IREE's stream conversion: an optimization barrier over the
+  body's arguments.
 - `stablehlo.cbrt` of float64 has no IREE lowering: sign(x) * |x|^(1/3), refined by one
   Newton step (exact cubes come out exact), with 0, inf and nan passed through.
 """
@@ -31,7 +34,7 @@ from mjax.dialect import context
 
 def rewrite_for_iree(text: str) -> str:
     if not any(key in text for key in ("is_stable = true", "ui", "cbrt", "scatter",
-                                       "top_k")):
+                                       "top_k", "stablehlo.while")):
         return text
     with context(), ir.Location.unknown():
         module = ir.Module.parse(text)
@@ -347,8 +350,31 @@ def _top_k(op) -> bool:
     return True
 
 
+def _while(op) -> bool:
+    """A loop body that passes one carry on as another (x_prev, x -> x, f(x)) fails in
+    IREE's stream conversion (after IREE rotates the loop, a carry is left unused). An
+    optimization barrier over the body's arguments keeps the rotation from seeing it."""
+    block = op.regions[1].blocks[0]
+    args = list(block.arguments)
+    ret = list(block.operations)[-1]
+    shifted = False
+    for k, v in enumerate(ret.operands):
+        arg = v.maybe_downcast()
+        if isinstance(arg, ir.BlockArgument):
+            shifted |= arg.owner == block and arg.arg_number != k
+    if not shifted:
+        return False
+    first = list(block.operations)[0]
+    barrier = stablehlo.OptimizationBarrierOp(args, loc=op.location,
+                                              ip=ir.InsertionPoint(first))
+    for arg, new in zip(args, barrier.results):
+        arg.replace_all_uses_except(new, barrier.operation)
+    return True
+
+
 _REWRITES = {"stablehlo.sort": _stabilize, "stablehlo.reverse": _reverse,
              "stablehlo.reduce_window": _reduce_window, "stablehlo.cbrt": _cbrt,
-             "stablehlo.scatter": _scatter, "chlo.top_k": _top_k}
+             "stablehlo.scatter": _scatter, "chlo.top_k": _top_k,
+             "stablehlo.while": _while}
 
 __all__ = ["rewrite_for_iree"]

@@ -187,6 +187,20 @@ def test_scatter_of_no_updates_leaves_the_operand():
     np.testing.assert_array_equal(np.asarray(set_all), np.full_like(a, 7.0))
 
 
+def test_while_loop_passing_one_carry_on_as_another():
+    # A fixed-point loop (x_prev, x -> x, f(x)): IREE's stream conversion failed on it.
+    def newton_sqrt2(x_prev, x):
+        def body(carry):
+            _, x = carry
+            return x, 0.5 * (x + 2.0 / x)     # (no other carry: 2.0 is a constant)
+        return mjax.lax.while_loop(lambda c: jnp.abs(c[0] - c[1]) > 1e-6, body,
+                                   (x_prev, x))    # (both carries are results)
+    start = (np.float32(2.0), np.float32(1.5))
+    on_iree = np.asarray(mjax.jit(newton_sqrt2, backend="iree")(*start))
+    np.testing.assert_allclose(on_iree, np.asarray(mjax.jit(newton_sqrt2)(*start)), rtol=1e-6)
+    np.testing.assert_allclose(on_iree, np.sqrt(2.0), rtol=1e-6)
+
+
 def test_top_k_puts_the_lower_index_first_among_ties():
     x = np.array([[3, -5, -4, -3, -4, 3, 3, -5]], np.int32)
     values, idx = mjax.jit(lambda v: mjax.lax.top_k(v, 5), backend="iree")(x)
