@@ -300,6 +300,27 @@ _OTHER_TREE = (None,)    # the leaves of a call whose structure differs from the
 _FAST_TREES = _jax.pytree.PyTreeRegistry()
 
 
+# JAX shares compiled calls among the jits of one function with the same options: a
+# deleted (donated) argument fails in Execute() with a ValueError when that cache holds
+# the call, and with the array's RuntimeError on the first call. The calls seen so far:
+_CALLS_SEEN: dict = {}
+
+
+def _deleted_on_first_call(jitted, key, leaves) -> None:
+    """Raises JAX's first-call RuntimeError for a deleted argument; records the call."""
+    # (The function's id, not the function: the record must not keep closures alive.)
+    seen = (id(jitted.fun), jitted.static_argnums, jitted.static_argnames,
+            jitted.donate_argnums, jitted.donate_argnames, key)
+    if seen in _CALLS_SEEN:
+        return
+    for x in leaves:
+        if type(x) is Array:
+            x._check_alive()
+    if len(_CALLS_SEEN) > 4096:
+        _CALLS_SEEN.clear()
+    _CALLS_SEEN[seen] = True
+
+
 def _fast_keys(leaves) -> tuple:
     return tuple([x.aval if type(x) is Array and x._sharding is None else _NOT_FAST
                   for x in leaves])
@@ -552,8 +573,11 @@ class Jitted:
         state = config.trace_state()
         key = (in_tree, avals, static_key, state, donated)
         entry = self._cache.get(key)   # the hit path takes no lock
-        if entry is None:
-            entry = self._fill(key, dyn_args, dyn_kwargs, static_key, len(args), donated)
+        if entry is None or donated is not None:
+            # (after compiling, as JAX: an unusable donation warns first)
+            entry = entry or self._fill(key, dyn_args, dyn_kwargs, static_key, len(args),
+                                        donated)
+            _deleted_on_first_call(self, key, leaves)
         if not kwargs and entry.run is not None:
             self._remember(args, leaves, entry, state)
         if entry.constraint_mesh is not None:

@@ -136,9 +136,10 @@ class Executable:
             results = self.loaded.execute_sharded(buffers)
         except Exception as e:
             for k, b in enumerate(buffers):
-                if b.is_deleted():
-                    raise RuntimeError(f"Array has been deleted (argument {k} of the "
-                                       f"computation; it was donated or .delete()d)") from None
+                if b.is_deleted():   # (jaxlib's Execute() error, as under JAX)
+                    raise ValueError(f"INVALID_ARGUMENT: Invalid buffer passed to Execute() "
+                                     f"as argument {k} to replica 0: INVALID_ARGUMENT: Buffer "
+                                     f"has been deleted or donated.") from None
             if "is on device" not in str(e) or len(self.devices) != 1:
                 raise
             # An array made on another device (jax_default_device): copy it over.

@@ -42,9 +42,6 @@ KNOWN = {
                        "index check reports it",
     ("debugging", 14): "jax_debug_nans: JAX re-runs de-optimized in Python (ZeroDivisionError on "
                        "Python floats); mjax raises FloatingPointError at the op",
-    ("buffer_donation", 4): "donating an already-donated array: jaxlib raises ValueError from "
-                            "Execute(); mjax checks first and raises RuntimeError (as JAX does "
-                            "for any other use of a deleted array)",
     ("control_flow", 18): _STAGED_AD,
     ("advanced_autodiff", 31): _STAGED_AD,
     ("advanced_autodiff", 83): _STAGED_AD,
