@@ -20,8 +20,7 @@ import itertools
 import numpy as np
 
 from mjax import tree_util
-from mjax.ad.staging import (_check_callable, _wraps, call_args, emit, python_scalar_leaves,
-                             stage_function, staged)
+from mjax.ad.staging import _check_callable, _wraps, call_args, emit, stage_function, staged
 from mjax.core import Tracer, bind, current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.checkify import CheckifyOp, CheckOp
@@ -228,12 +227,21 @@ def checkify(f, errors=user_checks):
 
     def checkify_impl(*args, **kwargs):
         from mjax.passes.jaxpr_checkify import analyze
-        leaves, _ = tree_util.tree_flatten((args, kwargs))
-        concrete = python_scalar_leaves(args, kwargs, ())
-        traced = stage_function(f, args, kwargs, name=getattr(f, "__name__", "fn"),
-                                concrete_leaves=concrete)
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        # JAX's checkify closes over its arguments: only arrays are traced, Python
+        # scalars and other objects reach f as they are.
+        static = {i: x for i, x in enumerate(leaves) if not _is_array(x)}
+        dyn = [x for i, x in enumerate(leaves) if i not in static]
+
+        def f_of_arrays(*arrays):
+            it = iter(arrays)
+            full = [static[i] if i in static else next(it) for i in range(len(leaves))]
+            a, kw = tree_util.tree_unflatten(tree, full)
+            return f(*a, **kw)
+        traced = stage_function(f_of_arrays, tuple(dyn), {},
+                                name=getattr(f, "__name__", "fn"))
         analysis = analyze(current_trace().module, traced.name, kinds)
-        outs = emit(CheckifyOp, call_args(traced, leaves), callee=Symbol(traced.name),
+        outs = emit(CheckifyOp, call_args(traced, dyn), callee=Symbol(traced.name),
                     errors=kinds, error_payloads=analysis.payloads)
         n = len(outs) - len(traced.out_avals)
         for t, a in zip(outs[n:], traced.out_avals):

@@ -292,6 +292,9 @@ CASES = {
     "check_static_false_pred": lambda jax, jnp, ck, lax: _get(ck.checkify(
         lambda x, i: (ck.check(i >= 0, "index needs to be non-negative!"), x)[1])(
         jnp.ones(3), -1)),
+    "static_string_argument": lambda jax, jnp, ck, lax: _get(ck.checkify(
+        lambda x, mode, n: (ck.check(x > n, mode + " {}", x), x * n)[1])(
+        jnp.float32(1.), "small", 2)),
     "debug_check_outside": lambda jax, jnp, ck, lax: float(jax.jit(
         lambda x: (ck.debug_check(x > 0, "dbg"), x)[1])(jnp.float32(-1.))),
     "debug_check_inside": lambda jax, jnp, ck, lax: _get(ck.checkify(
