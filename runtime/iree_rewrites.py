@@ -21,10 +21,14 @@ compute something other than what StableHLO (and XLA) specify, or fail to compil
 - `stablehlo.while` whose body passes one carry on as another (a fixed-point loop's
   x_prev, x -> x, f(x)) fails IREE's stream conversion: an optimization barrier over the
   body's arguments.
+- `stablehlo.convert` from float to integer saturates in XLA (NaN -> 0, out of range ->
+  the type's min/max); IREE gives INT_MIN: selects make XLA's results.
 - `stablehlo.cbrt` of float64 has no IREE lowering: sign(x) * |x|^(1/3), refined by one
   Newton step (exact cubes come out exact), with 0, inf and nan passed through.
 """
 from __future__ import annotations
+
+import re
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
@@ -34,7 +38,8 @@ from mjax.dialect import context
 
 def rewrite_for_iree(text: str) -> str:
     if not any(key in text for key in ("is_stable = true", "ui", "cbrt", "scatter",
-                                       "top_k", "stablehlo.while")):
+                                       "top_k", "stablehlo.while")) and \
+            not _FLOAT_TO_INT.search(text):
         return text
     with context(), ir.Location.unknown():
         module = ir.Module.parse(text)
@@ -49,6 +54,11 @@ def rewrite_for_iree(text: str) -> str:
         if not changed:
             return text
         return module.operation.get_asm(enable_debug_info=True)
+
+
+# A float -> integer stablehlo.convert in the printed program.
+_FLOAT_TO_INT = re.compile(r"stablehlo\.convert .*\(tensor<(?:[\d?]+x)*b?f\d+>\) -> "
+                           r"tensor<(?:[\d?]+x)*u?i(?:[2-9]|\d\d)>")
 
 
 def _unsigned(value) -> bool:
@@ -350,6 +360,39 @@ def _top_k(op) -> bool:
     return True
 
 
+def _convert(op) -> bool:
+    """Float to integer conversion saturates in XLA (NaN -> 0, beyond the range -> the
+    type's min/max); IREE gives INT_MIN for NaN and overflow. Selects make XLA's."""
+    x = op.operands[0]
+    t, out_t = ir.RankedTensorType(x.type), ir.RankedTensorType(op.results[0].type)
+    src, dst = t.element_type, out_t.element_type
+    if not isinstance(src, ir.FloatType) or not isinstance(dst, ir.IntegerType) or \
+            dst.width == 1:
+        return False
+    width, unsigned = dst.width, dst.is_unsigned
+    lo, hi = (0, 2 ** width) if unsigned else (-2 ** (width - 1), 2 ** (width - 1))
+    raw = op.results[0]
+    users = [(use.owner, use.operand_number) for use in raw.uses]
+    with ir.InsertionPoint.after(op), op.location:
+        def fconst(v):      # (2**31 in f16 is inf: then only inf saturates, as it should)
+            return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(
+                t, ir.FloatAttr.get(src, float(v)))).result
+
+        def iconst(v):
+            return stablehlo.ConstantOp(ir.DenseElementsAttr.get_splat(
+                out_t, ir.IntegerAttr.get(dst, v))).result
+        direction = stablehlo.ComparisonDirectionAttr.get
+        too_big = stablehlo.CompareOp(x, fconst(hi), direction("GE")).result
+        too_small = stablehlo.CompareOp(x, fconst(lo), direction("LT")).result
+        nan = stablehlo.CompareOp(x, x, direction("NE")).result
+        out = stablehlo.SelectOp(too_small, iconst(lo), raw).result
+        out = stablehlo.SelectOp(too_big, iconst(hi - 1), out).result
+        out = stablehlo.SelectOp(nan, iconst(0), out).result
+    for owner, k in users:
+        owner.operands[k] = out
+    return True
+
+
 def _while(op) -> bool:
     """A loop body that passes one carry on as another (x_prev, x -> x, f(x)) fails in
     IREE's stream conversion (after IREE rotates the loop, a carry is left unused). An
@@ -375,6 +418,6 @@ def _while(op) -> bool:
 _REWRITES = {"stablehlo.sort": _stabilize, "stablehlo.reverse": _reverse,
              "stablehlo.reduce_window": _reduce_window, "stablehlo.cbrt": _cbrt,
              "stablehlo.scatter": _scatter, "chlo.top_k": _top_k,
-             "stablehlo.while": _while}
+             "stablehlo.while": _while, "stablehlo.convert": _convert}
 
 __all__ = ["rewrite_for_iree"]

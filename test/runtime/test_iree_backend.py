@@ -201,6 +201,16 @@ def test_while_loop_passing_one_carry_on_as_another():
     np.testing.assert_allclose(on_iree, np.sqrt(2.0), rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int8, np.uint32])
+def test_float_to_int_conversion_saturates_as_xla(dtype):
+    # XLA saturates (NaN -> 0, out of range -> min/max); IREE gave INT_MIN.
+    x = np.float32([1.7, -1.7, 1e10, -1e10, np.nan, np.inf, -np.inf, 2.0 ** 31, 3e9])
+    for v in (x, x.astype(np.float16)):
+        f = lambda a: mjax.lax.convert_element_type(a, dtype)
+        np.testing.assert_array_equal(np.asarray(mjax.jit(f, backend="iree")(v)),
+                                      np.asarray(mjax.jit(f)(v)))
+
+
 def test_top_k_puts_the_lower_index_first_among_ties():
     x = np.array([[3, -5, -4, -3, -4, 3, 3, -5]], np.int32)
     values, idx = mjax.jit(lambda v: mjax.lax.top_k(v, 5), backend="iree")(x)
