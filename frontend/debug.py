@@ -182,86 +182,166 @@ def _hashable_options(options):
 
 
 # ---- breakpoint -------------------------------------------------------------------------
+class _Frame:
+    """One Python frame as the debugger shows it: file, line, source and variables (traced
+    arrays among its locals are replaced by their runtime values)."""
+
+    def __init__(self, frame, arrays: dict):
+        import inspect
+        self.filename = frame.f_code.co_filename
+        self.lineno = frame.f_lineno
+        self.globals: dict = {}       # (JAX's debugger sees the locals only)
+        self.locals = dict(frame.f_locals)
+        self.arrays = arrays          # local name -> traced (or concrete) array
+        # The source of the frame's block (a function's, or the whole module), as JAX
+        # shows it; line numbers count from 1, offsets from 0.
+        try:
+            _, start = inspect.getsourcelines(frame)
+            self.source = inspect.getsource(frame).split("\n")
+            self.offset = self.lineno - max(start, 1)
+            if self.offset >= len(self.source):
+                self.source, self.offset = [], None
+        except (OSError, TypeError):
+            self.source, self.offset = [], None
+
+
+def _user_frames(start, filter_frames: bool, num_frames):
+    """The frames from `start` outwards; with filter_frames, mjax's own are left out."""
+    import os
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = []
+    f = start
+    while f is not None:
+        if not (filter_frames and os.path.abspath(f.f_code.co_filename).startswith(here)):
+            arrays = {k: v for k, v in f.f_locals.items()
+                      if _is_array_leaf(v) and not isinstance(v, (bool, int, float, complex))}
+            frames.append(_Frame(f, arrays))
+        f = f.f_back
+    return frames[:num_frames] if num_frames is not None else frames
+
+
 def breakpoint(*, backend=None, filter_frames: bool = True, num_frames=None,  # noqa: A001
                ordered: bool = False, token=None, **kwargs):
-    """Stops the program where it is called and opens a small debugger prompt over the
-    runtime values of the caller's array variables (`p <expr>`, `pp <expr>`, `locals`,
-    `c` to continue, `q` to quit). Needs an interactive terminal. JAX:
+    """Stops the program where it runs and opens JAX's text debugger (`(jdb) ` prompt,
+    commands read from stdin: p/pp <expr>, u(p), d(own), l(ist), w(here), c(ontinue),
+    q(uit)) over the runtime values of the callers' variables. As JAX's, quitting or the
+    end of stdin exits (SystemExit; under jit the call fails with it). JAX:
     jax.debug.breakpoint."""
     if token is not None:
         raise NotImplementedError("jax.debug.breakpoint(token=...) is not supported")
-    if not _has_terminal():
-        raise RuntimeError("mjax.debug.breakpoint needs an interactive terminal: stdin is "
-                           "not a TTY, so no debugger prompt can be opened. Use "
-                           "mjax.debug.print or mjax.debug.callback to look at values "
-                           "instead.")
-    frame = sys._getframe(1)
-    names, values = [], []
-    for name, value in frame.f_locals.items():
-        if _is_array_leaf(value) and not isinstance(value, (bool, int, float, complex)):
-            names.append(name)
-            values.append(value)
-    where = f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
-    others = {k: v for k, v in frame.f_locals.items() if k not in names}
+    if backend not in (None, "cli"):
+        raise ValueError(f"Debugger backend {backend!r} is not available: mjax has the "
+                         f"'cli' text debugger only")
+    frames = _user_frames(sys._getframe(1), filter_frames, num_frames)
+    slots = [(i, name) for i, fr in enumerate(frames) for name in fr.arrays]
+    values = tuple(frames[i].arrays[name] for i, name in slots)
 
     def stop(*arrays):
-        env = dict(others)
-        env.update(zip(names, (np.asarray(a) for a in arrays)))
-        _Prompt(where, env).cmdloop()
-    _stage("debug.breakpoint", stop, tuple(values), {}, ordered, None)
+        shown = [copy.copy(fr) for fr in frames]
+        for fr in shown:
+            fr.locals = dict(fr.locals)
+        for (i, name), value in zip(slots, arrays):
+            shown[i].locals[name] = value
+        _Debugger(shown).run()
+    _stage("debug.breakpoint", stop, values, {}, ordered, None)
 
 
-def _has_terminal() -> bool:
-    try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        return False
+class _Debugger(cmd.Cmd):
+    """JAX's CLI debugger's commands and output over runtime values. JAX:
+    jax/_src/debugger/cli_debugger.py."""
 
+    prompt = "(jdb) "
 
-class _Prompt(cmd.Cmd):
-    """A pdb-like prompt over concrete values. JAX: jax/_src/debugger/cli_debugger.py."""
-
-    prompt = "(mjdb) "
-
-    def __init__(self, where: str, env: dict):
+    def __init__(self, frames: list):
         super().__init__()
-        self.env = env
-        self.intro = f"Entering mjax debugger at {where}"
+        self.frames = frames
+        self.frame_index = 0
+        self.intro = "Entering jdb:"
 
-    def _eval(self, expr):
-        try:
-            return eval(expr, {"np": np}, self.env)  # noqa: S307 - the user's own prompt
-        except Exception as e:  # noqa: BLE001 - reported, the prompt goes on
-            return f"*** {type(e).__name__}: {e}"
+    def evaluate(self, expr):
+        frame = self.frames[self.frame_index]
+        return eval(expr, {}, {**frame.globals, **frame.locals})  # noqa: S307 - user prompt
 
-    def do_p(self, arg):
-        """p <expr>: print the value of an expression."""
-        self.stdout.write(repr(self._eval(arg)) + "\n")
-
-    def do_pp(self, arg):
-        """pp <expr>: pretty-print the value of an expression."""
-        import pprint
-        self.stdout.write(pprint.pformat(self._eval(arg)) + "\n")
-
-    def do_locals(self, arg):
-        """locals: list the variables in scope."""
-        for k, v in self.env.items():
-            self.stdout.write(f"{k} = {v!r}\n")
-
-    def do_c(self, arg):
-        """c(ontinue): resume the program."""
-        return True
-
-    do_continue = do_cont = do_c
-
-    def do_q(self, arg):
-        """q(uit): resume the program (JAX's debugger cannot abort it either)."""
-        return True
-
-    do_quit = do_exit = do_EOF = do_q
+    def _error(self):
+        import traceback
+        self.stdout.write("*** " + traceback.format_exception_only(
+            *sys.exc_info()[:2])[-1].strip() + "\n")
 
     def default(self, line):
         self.do_p(line)
+
+    def do_p(self, arg):
+        """p expression: print its value."""
+        try:
+            self.stdout.write(repr(self.evaluate(arg)) + "\n")
+        except Exception:  # noqa: BLE001 - reported, the prompt goes on
+            self._error()
+
+    def do_pp(self, arg):
+        """pp expression: pretty-print its value."""
+        import pprint
+        try:
+            self.stdout.write(pprint.pformat(self.evaluate(arg)) + "\n")
+        except Exception:  # noqa: BLE001 - reported, the prompt goes on
+            self._error()
+
+    def _context(self, num_lines=2):
+        frame = self.frames[self.frame_index]
+        lines = [f"> {frame.filename}({frame.lineno})"]
+        if frame.offset is not None:
+            for i, line in enumerate(frame.source):
+                if frame.offset - 1 - num_lines <= i <= frame.offset + num_lines:
+                    lines.append(("->  " if i == frame.offset else "    ") + line)
+        self.stdout.write("\n".join(lines) + "\n")
+
+    def do_up(self, arg):
+        """u(p): one frame up."""
+        if self.frame_index == len(self.frames) - 1:
+            self.stdout.write("At topmost frame.\n")
+        else:
+            self.frame_index += 1
+        self._context()
+
+    def do_down(self, arg):
+        """d(own): one frame down."""
+        if self.frame_index == 0:
+            self.stdout.write("At bottommost frame.\n")
+        else:
+            self.frame_index -= 1
+        self._context()
+
+    def do_list(self, arg):
+        """l(ist): the source around the current line."""
+        self._context(num_lines=5)
+
+    def do_where(self, arg):
+        """w(here): the stack, most recent frame last."""
+        lines = ["Traceback:"]
+        for frame in self.frames[::-1]:
+            lines.append(f'  File "{frame.filename}", line {frame.lineno}')
+            lines.append("    " + (frame.source[frame.offset].strip()
+                                   if frame.offset is not None else "<no source>"))
+        self.stdout.write("\n".join(lines) + "\n")
+
+    def do_continue(self, arg):
+        """c(ont(inue)): resume the program."""
+        return True
+
+    def do_quit(self, arg):
+        """q(uit), exit, end of input: exit the program, as JAX's debugger does."""
+        sys.exit(0)
+
+    do_u, do_d, do_l, do_w, do_bt = do_up, do_down, do_list, do_where, do_where
+    do_c = do_cont = do_continue
+    do_q = do_exit = do_EOF = do_quit
+
+    def run(self):
+        while True:
+            try:
+                self.cmdloop()
+                return
+            except KeyboardInterrupt:
+                sys.stdout.write("--KeyboardInterrupt--\n")
 
 
 # ---- sharding ---------------------------------------------------------------------------

@@ -35,8 +35,6 @@ _RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is c
 _RESIDUALS = ("print_saved_residuals: mjax's linearization saves other (equivalent) values "
               "and its selective-policy split is coarser (passes/rules/remat.py)")
 KNOWN = {
-    ("debugging", 7): "jax.debug.breakpoint is interactive; without a TTY mjax raises a clear "
-                      "error (JAX reads EOF and continues)",
     ("debugging", 13): "x[100] with a static out-of-bounds int raises IndexError in mjax's "
                        "indexing (frontend/numpy/indexing.py); JAX clamps it, so checkify's "
                        "index check reports it",
