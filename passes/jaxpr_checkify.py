@@ -21,10 +21,10 @@ bodies where they occur), then the automatic checks in program order (JAX number
 `check` while tracing f, before checkify adds the automatic ones); `analyze` gives them with what each message needs, and the frontend
 (frontend/experimental/checkify.py) calls it to build its `Error`. Checks are
 `jaxpr.check` ops ("user") and the automatic checks of passes/rules/checkify.py ("nan",
-"index", "div"). Ops with no check inside are copied unchanged. Differences from JAX:
-custom_jvp/custom_vjp functions with checks inside become plain calls of their checked
-function (their custom rules are dropped); a while loop's condition is checked with the
-codes of its first evaluation.
+"index", "div"). Ops with no check inside are copied unchanged. custom_jvp/custom_vjp
+calls keep their rules, which pass the state through (so, as in JAX, checks inside the
+function are not seen while differentiating it). Difference from JAX: a while loop's
+condition is checked with the same codes before the loop and after each step.
 """
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of, tensor_type
 from mjax.passes.expansion import EXPAND, Expander
 from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import callee_of, clone_into, entry_block, replace_op, set_results
+from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops, replace_op,
+                                 set_results)
 from mjax.passes.registry import Pass, format_location, op_error, register_pass
 from mjax.passes.rules import checkify as R
 from mjax.passes.rules.control_flow_ad import _build, _Scratch
@@ -205,6 +206,50 @@ class Checkifier:
         set_results(fn, state + results)
         return new_name
 
+    def passing_state(self, name: str, rule: str, k: int, m: int = 0) -> str:
+        """A custom rule @name lifted to the checked function's signature, the state
+        passed through unchanged (JAX: lift_jvp, checkified_fwd). With S the state and
+        F its float values (which count as differentiable):
+          "jvp" (k primals, m outs): (S, primals, dF, tangents) -> (S, outs, dF, tangents)
+          "fwd": (S, primals) -> (S, outs, residuals)
+          "bwd" (k residuals): (residuals, ctF, cotangents) -> (ctF, cotangents)"""
+        key = dict(root=self.an.root, errors=self.an.errors, payloads=self.an.payloads,
+                   rule=rule)
+        found = self.ex.derived.get(name, C.CheckifyOp, **key)
+        if found is not None:
+            return found
+        fns = self.ex.fns
+        orig = fns.get(name)
+        ins, _ = fns.signature(name)
+        rule_fn = without_checks(self.ex, name)
+        n = len(self.avals)
+        floats = [a for a in self.avals if T.differentiable(a)]
+        nf = len(floats)
+        if rule == "jvp":
+            avals = self.avals + list(ins[:k]) + floats + list(ins[k:])
+        elif rule == "fwd":
+            avals = self.avals + list(ins)
+        else:
+            avals = list(ins[:k]) + floats + list(ins[k:])
+        new_name = fns.fresh_name(f"{name}_checkify")
+        fn, block = fns.create(new_name, avals, None, orig)
+        self.ex.derived.add(new_name, name, C.CheckifyOp, **key)
+        args = list(block.arguments)
+        b = Builder(ir.InsertionPoint(block), orig.location)
+        with orig.location:
+            if rule == "jvp":
+                state, primals = args[:n], args[n:n + k]
+                dstate, tangents = args[n + k:n + k + nf], args[n + k + nf:]
+                res = list(self.ex.call(b, rule_fn, primals + tangents))
+                results = state + res[:m] + dstate + res[m:]
+            elif rule == "fwd":
+                results = args[:n] + list(self.ex.call(b, rule_fn, args[n:]))
+            else:
+                ct_state = args[k:k + nf]
+                results = ct_state + list(self.ex.call(b, rule_fn, args[:k] + args[k + nf:]))
+        set_results(fn, results)
+        return new_name
+
     def run(self, block, state, args, ip):
         """Checks `block` with `state` and `args` for its arguments, emitting at `ip`;
         returns (state, the values its terminator gives)."""
@@ -273,9 +318,18 @@ class _Walk:
         view = op.opview
         extra = {}
         cls = T.CallOp
-        if isinstance(view, T.CheckpointOp):
-            cls, extra = T.CheckpointOp, {k: v for k, v in view.params.items()
-                                          if k != "callee"}
+        if isinstance(view, (T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp)):
+            cls, extra = type(view), {k: v for k, v in view.params.items() if k != "callee"}
+        # Custom rules get the state as extra arguments and results, passed through.
+        ins, outs = self.ck.ex.fns.signature(callee_of(op))
+        if "jvp" in extra:
+            extra["jvp"] = Symbol(self.ck.passing_state(str(extra["jvp"]), "jvp",
+                                                        len(ins), len(outs)))
+        if "fwd" in extra:
+            fwd = str(extra["fwd"])
+            num_res = len(self.ck.ex.fns.signature(fwd)[1]) - len(outs)
+            extra["fwd"] = Symbol(self.ck.passing_state(fwd, "fwd", 0))
+            extra["bwd"] = Symbol(self.ck.passing_state(str(extra["bwd"]), "bwd", num_res))
         with op.location:
             res = self.ck.ex.call(b, name, self.state + list(vals), cls=cls, **extra)
         n = len(self.state)
@@ -361,6 +415,53 @@ class _Walk:
         n = len(self.state)
         self.state = list(res[:n])
         return list(res[n:])
+
+
+def _has_checks(fns, name: str, seen: set | None = None) -> bool:
+    """Whether @name or a function it names holds a jaxpr.check."""
+    seen = set() if seen is None else seen
+    if name in seen:
+        return False
+    seen.add(name)
+    for op in nested_ops(fns.get(name)):
+        if op.name == "jaxpr.check":
+            return True
+        view = op.opview
+        names = ([str(view.params[a]) for a in view.callee_attributes]
+                 if isinstance(view, T.TransformOp) else
+                 [callee_of(op)] if callee_of(op) is not None else [])
+        if any(n in fns and _has_checks(fns, n, seen) for n in names):
+            return True
+    return False
+
+
+def without_checks(ex: Expander, name: str) -> str:
+    """@name with its jaxpr.check ops dropped (in the functions it names too): custom
+    rules run under checkify, whose checks JAX does not see."""
+    if not _has_checks(ex.fns, name):
+        return name
+    found = ex.derived.get(name, C.CheckOp, stripped=True)
+    if found is not None:
+        return found
+    orig = ex.fns.get(name)
+    new_name = ex.fns.fresh_name(f"{name}_unchecked")
+    fn = orig.clone(ip=ir.InsertionPoint.after(orig))
+    fn.attributes["sym_name"] = ir.StringAttr.get(new_name)
+    fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    ex.fns.table[new_name] = fn
+    ex.derived.add(new_name, name, C.CheckOp, stripped=True)
+    for op in nested_ops(fn):
+        if op.name == "jaxpr.check":
+            op.erase()
+            continue
+        view = op.opview
+        attrs = (view.callee_attributes if isinstance(view, T.TransformOp) else
+                 ("callee",) if op.name == "func.call" else ())
+        for attr in attrs:
+            callee = ir.FlatSymbolRefAttr(op.attributes[attr]).value
+            if callee in ex.fns:
+                op.attributes[attr] = ir.FlatSymbolRefAttr.get(without_checks(ex, callee))
+    return new_name
 
 
 # ---- entry points ---------------------------------------------------------------------

@@ -140,6 +140,24 @@ def _scan_check(ck, lax):
     return f
 
 
+def _custom_vjp(jax, jnp, ck):
+    @jax.custom_vjp
+    def f(x):
+        ck.check(x > 0, "cv {}", x)
+        return jnp.sin(x)
+    f.defvjp(lambda x: (f(x), jnp.cos(x)), lambda r, g: (7. * g,))
+    return f
+
+
+def _custom_jvp(jax, jnp, ck):
+    @jax.custom_jvp
+    def f(x):
+        ck.check(x > 0, "cj {}", x)
+        return jnp.sin(x)
+    f.defjvp(lambda p, t: (jnp.sin(p[0]), 5. * t[0]))
+    return f
+
+
 CASES = {
     # user checks, eager and jit, in control flow
     "eager": lambda jax, jnp, ck, lax: _get(ck.checkify(_pos(jnp, ck))(jnp.array([1., -1.]))),
@@ -221,6 +239,21 @@ CASES = {
         jnp.float32(-1.))),
     "checkpoint_nan": lambda jax, jnp, ck, lax: _get(ck.checkify(
         jax.checkpoint(lambda x: jnp.log(x) * 2), errors=ck.nan_checks)(jnp.float32(-1.))),
+    # custom rules keep working under checkify (the state passes through them)
+    "relu_grad_at_zero": lambda jax, jnp, ck, lax: float(jax.grad(
+        lambda x: ck.checkify(jax.nn.relu, errors=ck.nan_checks)(x)[1])(0.)),
+    "custom_vjp_error": lambda jax, jnp, ck, lax: _get(
+        ck.checkify(_custom_vjp(jax, jnp, ck))(-1.)),
+    "custom_vjp_grad": lambda jax, jnp, ck, lax: float(jax.grad(
+        lambda x: ck.checkify(_custom_vjp(jax, jnp, ck))(x)[1])(1.)),
+    "custom_jvp_error": lambda jax, jnp, ck, lax: _get(
+        ck.checkify(_custom_jvp(jax, jnp, ck))(-1.)),
+    "custom_jvp_grad": lambda jax, jnp, ck, lax: float(jax.grad(
+        lambda x: ck.checkify(_custom_jvp(jax, jnp, ck))(x)[1])(1.)),
+    "custom_jvp_jvp": lambda jax, jnp, ck, lax: [float(v) for v in jax.jvp(
+        lambda x: ck.checkify(_custom_jvp(jax, jnp, ck))(x)[1], (1.,), (1.,))],
+    "checkify_grad_custom_jvp": lambda jax, jnp, ck, lax: float(
+        ck.checkify(jax.grad(_custom_jvp(jax, jnp, ck)))(1.)[1]),
     # check_error
     "check_error_rechecked": lambda jax, jnp, ck, lax: _get(
         ck.checkify(_recheck(jnp, ck))(jnp.array([-1.]))),
