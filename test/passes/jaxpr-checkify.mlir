@@ -145,3 +145,30 @@ func.func @while_and_scan(%x: tensor<f32>, %n: tensor<i32>) -> tensor<f32> {
   %p0, %c0, %p1, %c1, %v1, %y = "jaxpr.checkify"(%x, %n) {callee = @loop, errors = ["user", "nan"], error_payloads = [[], ["tensor<i32>"]]} : (tensor<f32>, tensor<i32>) -> (tensor<i1>, tensor<i32>, tensor<i1>, tensor<i32>, tensor<i32>, tensor<f32>)
   return %y : tensor<f32>
 }
+
+// -----
+
+// custom_jvp_call keeps its rule: the state is passed through a lifted jvp rule.
+func.func private @cf(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.log"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @cf_jvp(%x: tensor<f32>, %t: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %0 = "jaxpr.log"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0, %t : tensor<f32>, tensor<f32>
+}
+func.func private @g(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.custom_jvp_call"(%x) {callee = @cf, jvp = @cf_jvp} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+// CHECK-LABEL: func.func private @cf_jvp_checkify
+// CHECK-SAME:    (%[[P:[^:]*]]: tensor<i1>, %[[C:[^:]*]]: tensor<i32>, %[[X:[^:]*]]: tensor<f32>, %[[T:[^:]*]]: tensor<f32>)
+// CHECK:         %[[R:.*]]:2 = "jaxpr.call"(%[[X]], %[[T]]) {callee = @cf_jvp}
+// CHECK:         return %[[P]], %[[C]], %[[R]]#0, %[[R]]#1
+// CHECK-LABEL: func.func private @g_checkify
+// CHECK:         "jaxpr.custom_jvp_call"(%{{.*}}, %{{.*}}, %{{.*}}) {callee = @cf_checkify, jvp = @cf_jvp_checkify}
+// CHECK-LABEL: func.func @custom_jvp_call
+func.func @custom_jvp_call(%x: tensor<f32>) -> tensor<f32> {
+  %p, %c, %y = "jaxpr.checkify"(%x) {callee = @g, errors = ["nan"], error_payloads = [[]]} : (tensor<f32>) -> (tensor<i1>, tensor<i32>, tensor<f32>)
+  return %y : tensor<f32>
+}
