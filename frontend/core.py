@@ -7,6 +7,7 @@ runs the op eagerly (see eager.py). Every op carries the user's `file:line:col`.
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import sys
 import threading
@@ -354,35 +355,67 @@ class Tracer(ArrayMethods):
         shape = ",".join(map(str, a.shape))
         return f"JitTracer({'~' if a.weak_type else ''}{a.dtype.name}[{shape}])"
 
+    # Inside grad & co. called outside jit, JAX knows the values (mjax.ad.concrete finds
+    # them): bool/int/index/item always; float/complex/tolist/__array__ only for values
+    # that do not depend on a differentiated input (JAX's JVP tracers refuse those).
     def __bool__(self):
+        if (v := known_value(self)) is not None:
+            return bool(v)
         raise TracerBoolConversionError(self, at_user_line(
             "The truth value of a traced array was requested (if/while/and/or on it)"))
 
     def __int__(self):    # (JAX: a ConcretizationTypeError for int(), as for float())
+        if (v := known_value(self)) is not None:
+            return int(v)
         raise ConcretizationTypeError(self, at_user_line("int() was called on a traced array"))
 
     def __index__(self):
+        if (v := known_value(self)) is not None:
+            return operator.index(v)
         raise TracerIntegerConversionError(self, at_user_line("used as an index"))
 
     def __float__(self):
+        if (v := known_value(self, False)) is not None:
+            return float(v)
         raise ConcretizationTypeError(self, at_user_line("float() was called on a traced array"))
 
     def __complex__(self):
+        if (v := known_value(self, False)) is not None:
+            return complex(v)
         raise ConcretizationTypeError(self, at_user_line("complex() was called on a traced "
                                                           "array"))
 
     def __array__(self, *args, **kwargs):
+        if (v := known_value(self, False)) is not None:
+            return v.__array__(*args, **kwargs)
         raise TracerArrayConversionError(self)
 
     def __hash__(self):
         raise TypeError(f"unhashable type: {type(self).__name__} ({self})")
 
-    def item(self):
+    def item(self, *args):
+        if (v := known_value(self)) is not None:
+            return v.item(*args)
         raise ConcretizationTypeError(self, at_user_line(".item() was called on a traced array"))
 
     def tolist(self):
+        if (v := known_value(self, False)) is not None:
+            return v.tolist()
         raise ConcretizationTypeError(self, at_user_line(".tolist() was called on a traced "
                                                           "array"))
+
+
+# Set by mjax.ad.concrete: (tracer, differentiated_ok) -> the concrete value JAX would
+# know for it (inside grad & co. called outside jit), or None.
+concrete_value_hook = None
+
+
+def known_value(t: Tracer, differentiated_ok: bool = True):
+    """The concrete value (an Array) JAX would know for tracer `t`, or None: inside
+    grad & co. called outside jit (not under jit/vmap). With differentiated_ok=False,
+    None for values that depend on a differentiated input (JAX's JVP tracers)."""
+    hook = concrete_value_hook
+    return None if hook is None else hook(t, differentiated_ok)
 
 
 # ---- values ----------------------------------------------------------------------

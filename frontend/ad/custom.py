@@ -7,6 +7,7 @@ import inspect
 
 
 from mjax import tree_util
+from mjax.ad import concrete
 from mjax.ad.checkpoint_policies import encode as encode_policy
 from mjax.api import trace_function
 from mjax.core import aval_of_value, current_trace
@@ -144,7 +145,7 @@ class _CustomRules:
             # stages it with the call, so without a limit this recursion never ends.
             # Derivatives of this order and up use the function's own derivative.
             return self.fun(*args)
-        return staged(lambda *d: self._stage(name, nd, full, *d))(*dyn)
+        return staged(lambda *d: self._stage(name, nd, full, *d), concrete_root=True)(*dyn)
 
 
 class custom_jvp(_CustomRules):
@@ -188,7 +189,8 @@ class custom_jvp(_CustomRules):
         p_tree = tree_util.tree_structure(tuple(dyn_args))
         in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
         t_avals = [a for a in in_avals if _is_inexact(a)]
-        f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name)
+        f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name,
+                              diff_leaves=())
         out_avals = f_tr.out_avals
         g_name = f"{name}_jvp_rule_{next(_names)}"
         key = _call_key(nd, p_tree, in_avals)
@@ -224,8 +226,10 @@ class custom_jvp(_CustomRules):
                 return emit_self(*d) if emit_self is not None else self.fun(*full(d))
             self._in_rule += 1
             self._active.append((key, ref))
+            # The rule sees the primals' values where JAX would (not the tangents').
+            rule_ = concrete.with_sources(rule, list(leaves) + [None] * len(t_avals))
             try:
-                traced = trace_function(rule, tuple(ShapedArrayArg(a) for a in
+                traced = trace_function(rule_, tuple(ShapedArrayArg(a) for a in
                                                     in_avals + t_avals), {}, name=g_name,
                                         module=current_trace().module,
                                         visibility="private")
@@ -369,7 +373,8 @@ class custom_vjp(_CustomRules):
         self._in_rule += 1
         self._active.append((_call_key(nd, in_tree, in_avals), self_call))
         try:
-            return trace_function(fwd_flat, dyn_args, {}, name=a_name,
+            fwd_ = concrete.with_sources(fwd_flat, tree_util.tree_leaves(dyn_args))
+            return trace_function(fwd_, dyn_args, {}, name=a_name,
                                   module=current_trace().module, visibility="private")
         finally:
             self._active.pop()
@@ -380,7 +385,8 @@ class custom_vjp(_CustomRules):
         leaves = tree_util.tree_leaves(dyn_args)
         in_tree = tree_util.tree_structure(tuple(dyn_args))
         in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
-        f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name)
+        f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name,
+                              diff_leaves=())
         out_avals = f_tr.out_avals
         res_info = {}
 
@@ -410,7 +416,7 @@ class custom_vjp(_CustomRules):
         self._in_rule += 1
         self._active.append((_call_key(nd, in_tree, in_avals), count_self_call))
         try:
-            a_tr = stage_function(fwd_flat, dyn_args, {}, name=f"{name}_fwd")
+            a_tr = stage_function(fwd_flat, dyn_args, {}, name=f"{name}_fwd", diff_leaves=())
         finally:
             self._active.pop()
             self._in_rule -= 1
@@ -449,7 +455,10 @@ class custom_vjp(_CustomRules):
                     for g, a in zip(g_leaves, in_avals) if _is_inexact(a)]
         self._bwd_depth = getattr(self, "_bwd_depth", 0) + 1
         try:
-            b_tr = stage_function(bwd_flat, tuple(ShapedArrayArg(a)
+            # bwd sees the residuals' values where JAX would (not the cotangents').
+            bwd_ = concrete.with_sources(bwd_flat, concrete.result_tracers(a_tr, n_out)
+                                         + [None] * len(ct_avals))
+            b_tr = stage_function(bwd_, tuple(ShapedArrayArg(a)
                                                   for a in res_avals + ct_avals), {},
                                   name=f"{name}_bwd")
         finally:

@@ -54,9 +54,9 @@ def jvp(fun, primals, tangents, has_aux=False):
 
     def jvp_impl(p_leaves, t_diff):
         primals = tree_util.tree_unflatten(p_tree, p_leaves)
-        traced = stage_function(fun, tuple(primals), {})
         in_avals = [aval_of_value(x) for x in p_leaves]
         diff_args = tuple(i for i, a in enumerate(in_avals) if _is_inexact(a))
+        traced = stage_function(fun, tuple(primals), {}, diff_leaves=diff_args)
         out_avals = traced.out_avals
         if has_aux:
             _check_aux_pair(traced.out_tree, out_avals)
@@ -76,4 +76,4 @@ def jvp(fun, primals, tangents, has_aux=False):
         if has_aux:
             return out[0], tout[0], out[1]
         return out, tout
-    return staged(jvp_impl)(list(p_leaves), list(t_diff))
+    return staged(jvp_impl, concrete_root=True)(list(p_leaves), list(t_diff))

@@ -92,7 +92,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
                                 f"differentiation of non-holomorphic functions involving "
                                 f"complex inputs or integer inputs, use jax.jvp directly.")
         traced = stage_function(_select_args(fun, args, kwargs, nums), dyn, {},
-                                name=getattr(fun, "__name__", "jacfwd"))
+                                name=getattr(fun, "__name__", "jacfwd"),
+                                diff_leaves=range(len(x_leaves)))
         out_avals = traced.out_avals
         main_tree = _main_tree(traced, has_aux)
         if has_aux:
@@ -141,7 +142,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             return jac, tree_util.tree_unflatten(traced.out_tree, outs)[1]
         return jac
     run = staged(jacfwd_impl,
-                 diff_argnums=lambda n: set(_argnums_tuple(argnums, n)[1]) if n else set())
+                 diff_argnums=lambda n: set(_argnums_tuple(argnums, n)[1]) if n else set(),
+                 concrete_root=True)
 
     @_wraps(fun)
     def jacfun(*args, **kwargs):
@@ -188,7 +190,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         jac = _jac_tree(y_tree, x_tree, blocks, single)
         return (jac, res[2]) if has_aux else jac
     run = staged(jacrev_impl,
-                 diff_argnums=lambda n: set(_argnums_tuple(argnums, n)[1]) if n else set())
+                 diff_argnums=lambda n: set(_argnums_tuple(argnums, n)[1]) if n else set(),
+                 concrete_root=True)
 
     @_wraps(fun)
     def jacfun(*args, **kwargs):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 
 import itertools
-import re
 
 import numpy as np
 from jaxlib.mlir import ir
 
 from mjax import dtypes as _dt
 from mjax import tree_util
+from mjax.ad import concrete
 from mjax.api import Jitted, trace_function
 from mjax.core import aval_of_value, current_trace
 from mjax.dialect import Builder, context
@@ -120,7 +120,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         for i in diff:
             _check_input_dtype(in_avals[i], allow_int, holomorphic)
         traced = stage_function(fun_, args, kwargs,
-                                concrete_leaves=python_scalar_leaves(args, kwargs, nums))
+                                concrete_leaves=python_scalar_leaves(args, kwargs, nums),
+                                diff_leaves=[i for i in diff if _is_inexact(in_avals[i])])
         out_avals, out_tree = traced.out_avals, traced.out_tree
         main_tree = _check_aux_pair(out_tree, out_avals) if has_aux else out_tree
         if main_tree.num_leaves != 1 or not tree_util.treedef_is_leaf(main_tree) or \
@@ -155,7 +156,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         return (tuple(value), g) if has_aux else (value, g)
 
     run = staged(value_and_grad_impl,
-                 diff_argnums=lambda n: set(_argnums_tuple(argnums, n)[1]) if n else set())
+                 diff_argnums=lambda n: set(_argnums_tuple(argnums, n)[1]) if n else set(),
+                 concrete_root=True)
 
     @_wraps(fun)
     def value_and_grad_f(*args, **kwargs):
@@ -239,7 +241,7 @@ def _function_text(module, name) -> str:
     while todo:
         text = str(funcs[todo.pop()])
         texts.append(text)
-        for ref in re.findall(r"@([\w$.]+)", text):
+        for ref in concrete.symbol_refs(text):     # (quoted too: @"<lambda>_1")
             if ref in funcs and ref not in seen:
                 seen.add(ref)
                 todo.append(ref)
@@ -264,9 +266,11 @@ class _Split:
         self.diff_args = diff_args
         outer = current_trace()
         if outer is None:
+            # Outside jit the primals are concrete: Python can branch on fun's values.
+            fun = concrete.with_sources(fun, self.leaves, diff_args, new_root=True)
             traced = trace_function(fun, tuple(primals), {}, name="f", visibility="private")
         else:
-            traced = stage_function(fun, tuple(primals), {})
+            traced = stage_function(fun, tuple(primals), {}, diff_leaves=diff_args)
         self.traced = traced
         self.out_tree, self.out_avals = traced.out_tree, traced.out_avals
         self.main_tree = _main_tree(traced, has_aux)

@@ -10,6 +10,7 @@ import numpy as np
 
 from mjax import dtypes as _dt
 from mjax import tree_util
+from mjax.ad import concrete
 from mjax.api import Jitted, trace_function
 from mjax.core import Tracer, aval_of_value, current_trace, is_array_like, user_location
 from mjax.dialect import Builder, context
@@ -23,10 +24,17 @@ _names = itertools.count()
 
 
 # ---- staging helpers ------------------------------------------------------------------
-def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=()):
-    """Traces fun(*args, **kwargs) into a private function of the current module."""
+def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_leaves=None):
+    """Traces fun(*args, **kwargs) into a private function of the current module.
+
+    `diff_leaves` (for the functions a differentiation API traces): the indices of the
+    argument leaves it differentiates; inside grad & co. called outside jit, fun's
+    tracers then have the concrete values JAX would give them (mjax.ad.concrete)."""
     outer = current_trace()
     base = name or getattr(fun, "__name__", "fn").strip("<>").replace(".", "_")
+    if diff_leaves is not None:
+        fun = concrete.with_sources(fun, tree_util.tree_leaves((args, kwargs or {})),
+                                    diff_leaves)
     return trace_function(fun, args, kwargs or {}, name=f"{base}_{next(_names)}",
                           module=outer.module, visibility="private",
                           concrete_leaves=concrete_leaves)
@@ -78,18 +86,26 @@ def _is_dynamic(x) -> bool:
     return (hasattr(x, "aval") or is_array_like(x)) and not _is_float0(x)
 
 
-def staged(impl, diff_argnums=None):
+def staged(impl, diff_argnums=None, concrete_root=False):
     """Runs `impl` under the current trace, or as a jit of itself when none is active.
 
     Array leaves of the arguments are traced; other leaves (strings, callables, float0
     arrays, ...) are static, as `grad(f)(x, mode="a")` needs. With `diff_argnums`
     (argnums -> positions differentiated), Python scalars outside those positions stay
     Python values too, as under JAX's grad (`if training:` in the function works).
-    float0 outputs come back as NumPy float0 arrays, as in JAX."""
+    float0 outputs come back as NumPy float0 arrays, as in JAX.
+
+    `concrete_root` (differentiation APIs): called with no trace active, the traced
+    arguments keep their concrete values (mjax.ad.concrete); once Python asked for a
+    value while tracing, the program depends on the values, so calls with those argument
+    types trace again every time (as JAX re-runs the Python function)."""
     cache: dict = {}
+    by_value: set = set()     # cache keys whose traced program depended on the values
 
     def make(tree, static, n):
         def flat_impl(*dyn):
+            if concrete_root:
+                concrete.adopt_root_arguments(dyn)
             it = iter(dyn)
             fixed = dict(static)
             full = [_restore_float0(fixed[i]) if i in fixed else next(it) for i in range(n)]
@@ -109,6 +125,7 @@ def staged(impl, diff_argnums=None):
         dyn = [x for x, d in zip(leaves, dynamic) if d]
         static = tuple((i, _hide_float0(x)) for i, (x, d) in enumerate(zip(leaves, dynamic))
                        if not d)
+        key = None
         try:
             key = (tree, static)
             jitted = cache.get(key)
@@ -116,7 +133,16 @@ def staged(impl, diff_argnums=None):
                 jitted = cache[key] = make(tree, static, len(leaves))
         except TypeError:  # an unhashable static leaf: no caching
             jitted = make(tree, static, len(leaves))
-        return _restore_float0(jitted(*dyn))
+        if not concrete_root:
+            return _restore_float0(jitted(*dyn))
+        avals = tuple(aval_of_value(x) for x in dyn)
+        if key is not None and (key, avals) in by_value:
+            jitted = make(tree, static, len(leaves))     # traced afresh for these values
+        with concrete.root_call(dyn) as root:
+            out = jitted(*dyn)
+        if root.used and key is not None:
+            by_value.add((key, avals))
+        return _restore_float0(out)
     return run
 
 

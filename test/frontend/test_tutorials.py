@@ -27,8 +27,6 @@ RUNNER = os.path.join(HERE, "tutorial_runner.py")
 DONATION_PRELUDE = "import jax\nimport numpy as np\nfrom typing import List\nfrom jax import Array\n"
 
 # (tutorial, cell index) -> why mjax's output differs from JAX's.
-_STAGED_AD = ("mjax stages grad/vjp (JAX evaluates them on concrete values): Python control "
-              "flow on a differentiated value raises TracerBoolConversionError")
 _RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is called (JAX "
                  "only when differentiating), so the rules' print side effects run at other "
                  "times and counts")
@@ -40,9 +38,6 @@ KNOWN = {
                        "index check reports it",
     ("debugging", 14): "jax_debug_nans: JAX re-runs de-optimized in Python (ZeroDivisionError on "
                        "Python floats); mjax raises FloatingPointError at the op",
-    ("control_flow", 18): _STAGED_AD,
-    ("advanced_autodiff", 31): _STAGED_AD,
-    ("advanced_autodiff", 83): _STAGED_AD,
     ("advanced_autodiff", 41): "make_jaxpr(grad(f)) prints mjax's jaxpr.vjp op; JAX prints the "
                                "differentiated equations (mjax expands transforms in passes, "
                                "after tracing)",

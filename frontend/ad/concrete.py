@@ -1,0 +1,337 @@
+"""Concrete values inside grad & co. called outside jit, as in JAX.
+
+JAX evaluates `grad(f)(x)` outside jit on concrete values, so Python control flow on
+the values f computes works (`if x < 3:` takes the branch for this x; JAX
+differentiates the path taken). mjax stages f into the `jaxpr` dialect instead; to give
+the same answers, a trace made by a differentiation API called outside jit (or nested
+only in such traces) remembers where its arguments come from: concrete arrays, or
+tracers of an enclosing such trace. When Python asks for a tracer's concrete value
+(`bool`, `int`, `operator.index`, `.item()`, ...), the ops it depends on are evaluated
+eagerly from those arguments (op by op through the eager path; ops with regions or
+callees as a one-op program), memoized per trace. The staged program then holds only
+the branch Python took, and the top-level call that asked is not cached (its program
+depends on the values).
+
+Under jit, vmap, make_jaxpr, control-flow bodies or checkpoint, nothing is registered:
+the tracer methods raise JAX's errors as before. Costs nothing unless a tracer's
+concrete value is asked for.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import threading
+import weakref
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax import core, tree_util
+from mjax.core import Tracer, current_trace
+
+# Primitives whose derivative is symbolically zero: JAX's JVP drops the tangent, so their
+# results are concrete arrays there, not tracers (float(), np.asarray work on them).
+_ZERO_DERIVATIVE = frozenset({"stop_gradient", "floor", "ceil", "round", "sign",
+                              "nextafter"})
+
+_KNOWN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # Trace -> _Known
+
+
+class _NotConcrete(Exception):
+    """The value depends on something only known abstractly (a jit/vmap argument, a
+    tangent)."""
+
+
+class _Root:
+    """One top-level call of a differentiation API; `used` once a value was asked for."""
+
+    __slots__ = ("used",)
+
+    def __init__(self):
+        self.used = False
+
+
+class _Known:
+    """What is known about one trace: where its arguments come from, and the values
+    computed so far (`diff`: whether a value depends on a differentiated input, i.e.
+    whether JAX would hold it in a JVP tracer)."""
+
+    __slots__ = ("root", "sources", "diff_args", "values", "diff", "__weakref__")
+
+    def __init__(self, root):
+        self.root = root
+        self.sources: dict = {}      # argument number -> concrete value or outer Tracer
+        self.diff_args: set = set()  # argument numbers differentiated by this trace
+        self.values: dict = {}       # ir.Value -> Array
+        self.diff: dict = {}         # ir.Value -> bool
+
+
+# ---- registering traces ------------------------------------------------------------------
+class _Pending(threading.local):
+    def __init__(self):
+        self.call = None     # (root, concrete arguments) of the top-level call starting
+
+
+_pending = _Pending()
+
+
+@contextlib.contextmanager
+def root_call(values):
+    """Around a top-level call of a differentiation API that runs as a jit of itself:
+    its trace (if it traces) learns `values`, its arguments; yields the call's _Root."""
+    root = _Root()
+    saved = _pending.call
+    _pending.call = (root, list(values))
+    try:
+        yield root
+    finally:
+        _pending.call = saved
+
+
+def adopt_root_arguments(tracers) -> None:
+    """Called first thing inside the trace a `root_call` starts, with its argument
+    tracers: they stand for the pending concrete values."""
+    call = _pending.call
+    trace = current_trace()
+    if call is None or trace is None or trace in _KNOWN:
+        return
+    _pending.call = None
+    root, values = call
+    known = _KNOWN[trace] = _Known(root)
+    for t, v in zip(tracers, values):
+        if isinstance(t, Tracer) and t.trace is trace:
+            known.values[t.value] = _as_array(v)
+            known.diff[t.value] = False
+
+
+def with_sources(fun, sources, diff_leaves=(), new_root=False):
+    """`fun`, to be traced with leaves whose values come from `sources` (one per argument
+    leaf: a concrete value, a tracer of the current trace, or None when unknown);
+    `diff_leaves` are the leaf indices the transformation differentiates. Unchanged
+    unless the current trace is itself known (or `new_root`: a top-level trace)."""
+    if new_root:
+        root = _Root()
+    else:
+        parent = _KNOWN.get(current_trace()) if current_trace() is not None else None
+        if parent is None:
+            return fun
+        root = parent.root
+    sources, diff_leaves = list(sources), frozenset(diff_leaves)
+
+    @functools.wraps(fun, assigned=("__module__", "__name__", "__qualname__", "__doc__"),
+                     updated=())
+    def entered(*args, **kwargs):
+        trace = current_trace()
+        known = _Known(root)
+        for i, (got, src) in enumerate(zip(tree_util.tree_leaves((args, kwargs)), sources)):
+            if isinstance(got, Tracer) and got.trace is trace and \
+                    isinstance(got.value, ir.BlockArgument) and src is not None:
+                n = got.value.arg_number
+                known.sources[n] = src
+                if i in diff_leaves:
+                    known.diff_args.add(n)
+        _KNOWN[trace] = known
+        return fun(*args, **kwargs)
+    return entered
+
+
+def result_tracers(traced, start=0):
+    """Tracers standing for the results of a finished traced function (from `start`):
+    sources for a trace that takes them (custom_vjp's bwd takes fwd's residuals)."""
+    ret = list(traced.trace.block.operations)[-1]
+    avals = traced.out_avals
+    return [Tracer(traced.trace, v, a)
+            for v, a in zip(list(ret.operands)[start:], avals[start:])]
+
+
+# ---- asking for values -------------------------------------------------------------------
+def concrete_value(tracer, differentiated_ok=True):
+    """The concrete value (an mjax Array) JAX would have for `tracer`, or None.
+
+    With differentiated_ok=False, None also for values that depend on a differentiated
+    input (JAX holds those in JVP tracers, whose float()/np.asarray raise)."""
+    trace = tracer.trace
+    known = _KNOWN.get(trace)
+    if known is None or not trace.active:
+        return None
+    try:
+        value, diff = _value(trace, known, tracer.value)
+    except _NotConcrete:
+        return None
+    if diff and not differentiated_ok:
+        return None
+    known.root.used = True
+    if value.aval != tracer.aval:      # e.g. the weak type
+        from mjax.array import Array
+        value = Array(value._buf, tracer.aval)
+    return value
+
+
+def _as_array(x):
+    from mjax.array import Array
+    from mjax.api import device_put_value
+    if isinstance(x, Array):
+        return x
+    aval = core.aval_of_value(x)
+    out = device_put_value(core.to_numpy(x))
+    out.aval = aval
+    return out
+
+
+def _value(trace, known, v):
+    """(value, depends on a differentiated input) of ir.Value `v` of `trace`."""
+    hit = known.values.get(v)
+    if hit is not None:
+        return hit, known.diff[v]
+    if isinstance(v, ir.BlockArgument):
+        return _argument(trace, known, v)
+    for op in _slice(trace, known, v):
+        _evaluate(trace, known, op)
+    return known.values[v], known.diff[v]
+
+
+def _argument(trace, known, v):
+    n = v.arg_number
+    n_in = len(trace.in_avals)
+    if n < n_in:
+        if n not in known.sources:
+            raise _NotConcrete
+        src = known.sources[n]
+    else:
+        src = trace.captured[n - n_in]
+    if isinstance(src, Tracer):
+        outer = _KNOWN.get(src.trace)
+        if outer is None:
+            raise _NotConcrete
+        value, diff = _value(src.trace, outer, src.value)
+    else:
+        value, diff = _as_array(src), False
+    known.values[v] = value
+    known.diff[v] = diff = diff or n in known.diff_args
+    return value, diff
+
+
+def _slice(trace, known, v):
+    """The ops (in dependency order) computing `v` that have not run yet; arguments it
+    needs are looked up on the way."""
+    order, seen = [], set()
+    stack = [(v.owner, False)]
+    while stack:
+        op, expanded = stack.pop()
+        key = op.operation
+        if expanded:
+            order.append(op)
+            continue
+        if key in seen:
+            continue
+        seen.add(key)
+        stack.append((op, True))
+        for x in op.operation.operands:
+            if x in known.values:
+                continue
+            if isinstance(x, ir.BlockArgument):
+                _argument(trace, known, x)
+            else:
+                stack.append((x.owner, False))
+    return order
+
+
+def _evaluate(trace, known, op):
+    from mjax.core import aval_of_value
+    from mjax.dialect import aval_of
+    from mjax.dialect.core import JaxprOp
+    from mjax.dialect.dtype_rules import is_inexact
+    operation = op.operation
+    args = [known.values[x] for x in operation.operands]
+    diffs = [known.diff[x] for x in operation.operands]
+    if isinstance(op, JaxprOp) and not len(operation.regions) and not _has_symbol(operation):
+        from mjax.eager import apply_eager
+        from mjax.config import config
+        with config.override(jax_debug_nans=False, jax_debug_infs=False):
+            outs = apply_eager(type(op), args, [aval_of_value(a) for a in args],
+                               dict(op.params))
+    else:
+        outs = _run_alone(trace.module, operation, args)
+    primitive = getattr(op, "primitive", "")
+    for r, out in zip(operation.results, outs):
+        known.values[r] = out
+        known.diff[r] = (any(diffs) and primitive not in _ZERO_DERIVATIVE
+                         and is_inexact(aval_of(r.type).dtype))
+
+
+def _has_symbol(operation) -> bool:
+    attrs = operation.attributes
+    return any(isinstance(attrs[i].attr, ir.FlatSymbolRefAttr) for i in range(len(attrs)))
+
+
+_ALONE_CACHE: dict = {}
+
+
+def _run_alone(module, operation, args):
+    """Runs one op with regions or callees (cond, while, jaxpr.call/vjp/...) on concrete
+    `args`, as a program of its own holding the functions it refers to."""
+    from jaxlib.mlir.dialects import func
+    from mjax.array import Array
+    from mjax.callbacks import backend_host_callbacks
+    from mjax.dialect import aval_of, context
+    from mjax.eager import device_buffer
+    from mjax.lowering import lower_to_stablehlo
+    from mjax.runtime import get_backend
+    ctx = context()
+    with ctx, ir.Location.unknown(ctx):
+        program = ir.Module.parse("module {\n" + _functions_text(module, operation) + "\n}")
+        types = [x.type for x in operation.operands]
+        with ir.InsertionPoint(program.body):
+            main = func.FuncOp("main", (types, [r.type for r in operation.results]))
+        block = main.add_entry_block()
+        clone = operation.clone(ip=ir.InsertionPoint(block))
+        for i, a in enumerate(block.arguments):
+            clone.operands[i] = a
+        func.ReturnOp(list(clone.results), ip=ir.InsertionPoint(block))
+        out_avals = [aval_of(r.type) for r in operation.results]
+        key = str(program)
+        exe = _ALONE_CACHE.get(key)
+        if exe is None:
+            text, callbacks = backend_host_callbacks(lower_to_stablehlo(program),
+                                                     get_backend())
+            exe = _ALONE_CACHE[key] = get_backend().compile(
+                text, out_avals=out_avals, host_callbacks=callbacks)
+    bufs = [device_buffer(a, a.aval) for a in args]
+    return [Array(b, a) for b, a in zip(exe.execute(bufs), out_avals)]
+
+
+def _functions_text(module, operation) -> str:
+    """The functions of `module` that `operation` refers to, directly or not."""
+    funcs = {}
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            funcs[ir.StringAttr(op.operation.attributes["sym_name"]).value] = op.operation
+    texts, todo = [], symbol_refs(str(operation))
+    seen = set(todo)
+    while todo:
+        name = todo.pop()
+        if name not in funcs:
+            continue
+        text = str(funcs[name])
+        texts.append(text)
+        for ref in symbol_refs(text):
+            if ref not in seen:
+                seen.add(ref)
+                todo.append(ref)
+    return "\n".join(texts)
+
+
+_SYMBOL = re.compile(r'@(?:"((?:[^"\\]|\\.)*)"|([\w$.]+))')
+
+
+def symbol_refs(text) -> list:
+    """The symbol names `text` refers to (`@f`, or quoted: `@"<lambda>_1"`)."""
+    return [quoted or plain for quoted, plain in _SYMBOL.findall(text)]
+
+
+def _install():
+    core.concrete_value_hook = concrete_value
+
+
+_install()
