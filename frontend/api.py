@@ -644,14 +644,15 @@ class Jitted:
                      if (k := nonfinite_kind(leaf)) is not None), None)
         if kind is None:
             return
-        logger.warning("Invalid %s value encountered in the output of a jit function "
-                       "%s. Calling the de-optimized version.", kind, self._name)
+        # (JAX's line, printed as JAX does, which names the value nan for infs too)
+        print("Invalid nan value encountered in the output of a jax.jit function. Calling "
+              "the de-optimized version.")
         try:
             with config.override(jax_disable_jit=True):
                 self.fun(*args, **kwargs)
             why = "re-running it op by op did not reproduce it"
-        except FloatingPointError:
-            raise
+        except (FloatingPointError, ZeroDivisionError):
+            raise   # (JAX: e.g. Python float division in the de-optimized run)
         except Exception:  # noqa: BLE001 - grad/vmap bodies cannot run op by op in Python
             from mjax.eager import locate_nonfinite
             dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
@@ -660,8 +661,12 @@ class Jitted:
             locate_nonfinite(traced.module, [*leaves, *traced.captured])  # raises if found
             why = "the transformed function cannot be re-run op by op to find the primitive"
         from mjax.core import at_user_line
+        # (JAX's message starts with the same tuple)
         raise FloatingPointError(at_user_line(
-            f"invalid value ({kind}) encountered in jit({self._name}); {why}"))
+            f"{(f'jit({self._name})', kind)}. Because jax_debug_nans and/or jax_debug_infs "
+            f"is set, the function was called de-optimized (as without jit) to find the "
+            f"operation making the invalid value, but {why}: jit's optimizations, or nan/inf "
+            f"constants among the inputs or outputs, can cause this"))
 
     def _donated_leaves(self, args, dyn_kwargs) -> tuple[bool, ...]:
         """Per flattened dynamic leaf: is it donated (donate_argnums/donate_argnames)?"""

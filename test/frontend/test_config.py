@@ -217,6 +217,30 @@ def test_debug_infs():
         assert np.isnan(jnp.log(-jnp.ones(1))).all()    # NaNs are debug_nans' business
 
 
+def _nan_programs(J, np_):
+    return {"python floats": (lambda x, y: x / y, (0.0, 0.0)),
+            "arrays": (lambda x, y: x / y, (np_.float32(0), np_.float32(0))),
+            "python branch": (lambda x: x / 0 if isinstance(x, float) else np_.log(x),
+                              (-1.0,)),
+            "nan literal": (lambda x: x * 0 + float("nan"), (1.0,)),
+            "inner jit": (lambda x: J.jit(np_.sqrt)(x) + 1, (np_.float32(-1),))}
+
+
+@pytest.mark.parametrize("name", ["python floats", "arrays", "python branch", "nan literal",
+                                  "inner jit"])
+def test_debug_nans_under_jit_reruns_deoptimized_as_jax(name, capsys):
+    # JAX prints a line, then calls the function without jit: Python errors (float
+    # division) surface as they are; the error class and the printed line match JAX's.
+    def error(J, np_):
+        fun, args = _nan_programs(J, np_)[name]
+        with J.debug_nans(True):
+            with pytest.raises(ArithmeticError) as info:
+                J.jit(fun)(*args)
+        first = capsys.readouterr().out.splitlines()[0]
+        return type(info.value), first, str(info.value).startswith("('jit(")
+    assert error(mjax, jnp) == error(jax, jjnp)
+
+
 # ---- log_compiles ------------------------------------------------------------------------------
 def test_log_compiles_logs_each_compilation(caplog):
     def g(x):

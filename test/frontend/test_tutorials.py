@@ -36,8 +36,6 @@ KNOWN = {
     ("debugging", 13): "x[100] with a static out-of-bounds int raises IndexError in mjax's "
                        "indexing (frontend/numpy/indexing.py); JAX clamps it, so checkify's "
                        "index check reports it",
-    ("debugging", 14): "jax_debug_nans: JAX re-runs de-optimized in Python (ZeroDivisionError on "
-                       "Python floats); mjax raises FloatingPointError at the op",
     ("advanced_autodiff", 41): "make_jaxpr(grad(f)) prints mjax's jaxpr.vjp op; JAX prints the "
                                "differentiated equations (mjax expands transforms in passes, "
                                "after tracing)",
