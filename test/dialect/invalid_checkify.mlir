@@ -37,3 +37,15 @@ func.func @checkify_c2_unknown_error_kind(%x: tensor<f32>) -> tensor<f32> {
   %y = "jaxpr.checkify"(%x) {callee = @f, errors = ["overflow"], error_payloads = []} : (tensor<f32>) -> tensor<f32>
   return %y : tensor<f32>
 }
+
+// -----
+
+func.func private @f(%x: tensor<f32>) -> tensor<f32> {
+  return %x : tensor<f32>
+}
+
+func.func @checkify_c3_payload_not_a_type(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{error_payloads entry 'bogus' is not a tensor type}}
+  %p, %c, %y = "jaxpr.checkify"(%x) {callee = @f, errors = ["user"], error_payloads = [["bogus"]]} : (tensor<f32>) -> (tensor<i1>, tensor<i32>, tensor<f32>)
+  return %y : tensor<f32>
+}
