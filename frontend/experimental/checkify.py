@@ -310,10 +310,9 @@ def _check_error(error: Error) -> None:
         if exc is not None:
             raise JaxRuntimeError(str(exc)) from exc
         return
-    if any(np.shape(v) for v in error._pred.values()):
-        raise NotImplementedError("check_error of a batched Error (from vmap of checkify) "
-                                  "under a trace is not supported by mjax")
     import mjax.numpy as jnp
+    if any(np.shape(v) for v in error._pred.values()):
+        error = _reduce_any(error)
     # One check per (slot, code): it fails when that slot holds that code, and is
     # formatted with the slot's payload as the original check was.
     for code in sorted(error._metadata):
@@ -326,6 +325,23 @@ def _check_error(error: Error) -> None:
             fmt = _register(message)
             bind(CheckOp, jnp.logical_not(failed), *payload,
                  msg=message.fmt or message.kind, fmt=fmt, debug=False)
+
+
+def _reduce_any(error: Error) -> Error:
+    """A batched Error as one: per slot, the last batch element that failed (the last
+    element if none did). JAX: _reduce_any_error."""
+    import mjax.numpy as jnp
+    pred, code, payload = {}, {}, {}
+    for key, p in error._pred.items():
+        flat = jnp.ravel(p)
+        n = flat.shape[0]
+        idx = jnp.where(jnp.any(flat), n - 1 - jnp.argmax(flat[::-1]), n - 1)
+        batch = np.shape(p)
+        pred[key] = flat[idx]
+        code[key] = jnp.ravel(error._code[key])[idx]
+        payload[key] = [jnp.reshape(v, (n,) + np.shape(v)[len(batch):])[idx]
+                        for v in error._payload[key]]
+    return Error(pred, code, error._metadata, payload)
 
 
 def _fits(message: _Message, slot_key) -> bool:

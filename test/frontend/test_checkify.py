@@ -105,6 +105,16 @@ def _recheck(jnp, ck):
     return inner
 
 
+def _recheck_batched(jax, jnp, ck):
+    pos = _pos(jnp, ck)
+
+    def f(xs):
+        err, y = jax.vmap(ck.checkify(pos))(xs)
+        ck.check_error(err)
+        return y
+    return f
+
+
 def _cond(jnp, ck, lax):
     pos = _pos(jnp, ck)
     return lambda p, x: lax.cond(p, pos, jnp.sin, x)
@@ -261,6 +271,10 @@ CASES = {
         ck.checkify(_pos(jnp, ck))(jnp.array([-1.]))[0]),
     "check_error_under_jit": lambda jax, jnp, ck, lax: jax.jit(_recheck(jnp, ck))(
         jnp.array([-1.])),
+    "check_error_batched": lambda jax, jnp, ck, lax: _get(ck.checkify(_recheck_batched(
+        jax, jnp, ck))(jnp.array([1., -2., -3., 4.]))),
+    "check_error_batched_ok": lambda jax, jnp, ck, lax: _get(ck.checkify(_recheck_batched(
+        jax, jnp, ck))(jnp.array([1., 2.]))),
     "check_error_type": lambda jax, jnp, ck, lax: ck.check_error(3),
     # automatic checks
     "nan_sin": lambda jax, jnp, ck, lax: _get(ck.checkify(
