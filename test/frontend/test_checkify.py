@@ -195,6 +195,24 @@ CASES = {
     "while_consts_values": lambda jax, jnp, ck, lax: np.asarray(jax.jit(ck.checkify(
         _while_consts(jnp, ck, lax)))(jnp.float32(2.), jnp.float32(7.), jnp.float32(2.))[1]
     ).round(4).tolist(),
+    "fori_loop_dynamic_bounds": lambda jax, jnp, ck, lax: _get(ck.checkify(
+        lambda n, x: lax.fori_loop(0, n, lambda i, c: (ck.check(c < 20, "c={} i={}", c, i),
+                                                       c + i * 2.)[1], x))(
+        jnp.int32(10), jnp.float32(0.))),
+    "scan_reverse": lambda jax, jnp, ck, lax: _get(ck.checkify(lambda xs: lax.scan(
+        lambda c, x: (ck.check(x < 3, "x={}", x), (c, x))[1], 0., xs, reverse=True))(
+        jnp.arange(6.))),
+    "nested_loops": lambda jax, jnp, ck, lax: _get(ck.checkify(lambda x: lax.fori_loop(
+        0, 3, lambda i, c: lax.fori_loop(0, 3, lambda j, d: (
+            ck.check(d < 5, "i={} j={} d={}", i, j, d), d + 1)[1], c), x))(jnp.int32(0))),
+    "nan_in_cond_in_scan": lambda jax, jnp, ck, lax: _get(ck.checkify(lambda xs: lax.scan(
+        lambda c, x: (c, lax.cond(x > 2, lambda x: jnp.log(x - 4.), lambda x: x, x)), 0., xs),
+        errors=ck.nan_checks)(jnp.arange(6.))),
+    "checkify_of_checkify": lambda jax, jnp, ck, lax: _get(ck.checkify(ck.checkify(
+        lambda x: (ck.check(x > 0, "x={}", x), jnp.log(x))[1]), errors=ck.nan_checks)(
+        jnp.float32(-1.))),
+    "hessian_of_checkify": lambda jax, jnp, ck, lax: float(jax.hessian(
+        lambda x: ck.checkify(lambda x: (ck.check(x > 0, "x={}", x), x ** 3)[1])(x)[1])(2.)),
     "fori_loop": lambda jax, jnp, ck, lax: _get(ck.checkify(_fori(ck, lax))(jnp.float32(0.))),
     "cond_taken": lambda jax, jnp, ck, lax: _get(
         ck.checkify(_cond(jnp, ck, lax))(True, jnp.float32(-1.))),
