@@ -12,8 +12,11 @@ Needs the `iree` extra: `pip install -e ".[iree]"`.
 """
 from __future__ import annotations
 
+import atexit
+import gc
 import hashlib
 import re
+import weakref
 
 import numpy as np
 
@@ -55,13 +58,15 @@ class IreeBuffer:
     """An IREE device array with the buffer methods `mjax.Array` uses. A result of an
     asynchronous execution holds (future, index) until it is first read."""
 
-    __slots__ = ("_array", "_pending", "device", "_deleted")
+    __slots__ = ("_array", "_pending", "device", "_deleted", "__weakref__")
 
     def __init__(self, array, device: IreeDevice, pending=None):
         self._array = array
         self._pending = pending
         self.device = device
         self._deleted = False
+        if device.backend is not None:
+            device.backend._live.add(self)      # (released in order at exit: close())
 
     @property
     def array(self):
@@ -197,6 +202,24 @@ class IreeBackend:
         self.stats = {"compiles": 0, "cache_hits": 0}
         self.compile_listeners: list = []
         self._executor = None
+        self._live = weakref.WeakSet()     # this backend's IreeBuffers
+        atexit.register(self.close)
+
+    def close(self):
+        """Releases this backend's IREE objects in order: running programs finish, then
+        buffers go, then compiled programs and their contexts, then the device. Runs at
+        interpreter exit, while IREE's runtime is still whole (left to the interpreter's
+        teardown, objects kept alive by reference cycles were freed in any order, after
+        their runtime, and reported as leaked). Buffers used after it raise as deleted."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        gc.collect()
+        for buf in list(self._live):
+            buf.delete()
+        self._live = weakref.WeakSet()
+        self._compiled.clear()
+        gc.collect()
 
     def devices(self):
         return list(self._devices)
@@ -227,10 +250,14 @@ class IreeBackend:
     # ---- DLPack ----------------------------------------------------------------------
     def from_dlpack(self, producer, device=None, copy=None) -> IreeBuffer:
         """A buffer over a DLPack producer's host memory: imported without a copy on the
-        CPU drivers (the buffer keeps the producer alive), else copied."""
+        CPU drivers when it is aligned as IREE's buffers are (the buffer keeps the
+        producer alive), else copied (as XLA's CPU client does)."""
         host = np.from_dlpack(producer)
+        # IREE's kernels assume their buffers' 64-byte alignment (aligned vector loads):
+        # a program reading a less aligned import crashed the process.
         if copy or self.target != "llvm-cpu" or not host.flags.c_contiguous or \
-                not host.flags.writeable or host.dtype == bool:
+                not host.flags.writeable or host.dtype == bool or \
+                host.ctypes.data % _HAL_ALIGNMENT:
             return self.put(host)
         rt = self.runtime
         element_type = rt.array_interop.map_dtype_to_element_type(host.dtype)
@@ -341,6 +368,8 @@ class IreeBackend:
         ctx.add_vm_module(module)
         return ctx.modules[module.name]["main"]
 
+
+_HAL_ALIGNMENT = 64    # bytes: IREE's heap buffers and what its kernels assume
 
 _ALIASING = re.compile(r"(tf\.aliasing_output|jax\.buffer_donor)\s*=\s*[^,}]*(,\s*)?")
 
