@@ -1,6 +1,8 @@
 """Operators and methods shared by `mjax.Array` and tracers; they call `mjax.numpy`."""
 from __future__ import annotations
 
+import numpy as np
+
 
 def _np():
     import mjax.numpy as jnp
@@ -10,16 +12,19 @@ def _np():
 def _accepted_operand(x) -> bool:
     # JAX: _defer_to_unrecognized_arg. Anything else (lists, pytest.approx, ...) gets
     # NotImplemented, so Python can try the other operand's method.
-    import numpy as np
     return isinstance(x, (ArrayMethods, np.ndarray, np.generic, bool, int, float, complex)) \
         or hasattr(x, "__jax_array__")
 
 
 def _binary(name, reflected=False):
+    fn = []   # the mjax.numpy function, looked up on first use (as JAX binds its operators)
+
     def method(self, other):
         if not _accepted_operand(other):
             return NotImplemented
-        f = getattr(_np(), name)
+        if not fn:
+            fn.append(getattr(_np(), name))
+        f = fn[0]
         return f(other, self) if reflected else f(self, other)
     method.__name__ = name
     return method

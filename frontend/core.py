@@ -21,6 +21,7 @@ from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray, context, tensor_type
 from mjax.dialect.core import InferError, JaxprOp
 from mjax.eager import apply_eager
+from mjax.array import Array  # (after mjax.eager, which needs it first)
 from mjax.errors import (ConcretizationTypeError, TracerArrayConversionError,
                          TracerBoolConversionError, TracerIntegerConversionError,
                          UnexpectedTracerError)
@@ -483,14 +484,18 @@ def infer_avals(opcls, avals, params, weak=None):
                     for a, w in zip(out_avals, weaks)]
 
 
+_CARRY_AVAL = (Array, Tracer)   # types whose `aval` is always a ShapedArray
+
+
 def bind(opcls: type[JaxprOp], *args, **params):
     """Applies `jaxpr.<op>` to args: staged under a trace, executed eagerly otherwise.
 
     Returns one value for single-result ops, else a list.
     """
-    weak = params.pop("_weak_type", None)
+    weak = params.pop("_weak_type", None) if params else None
     trace = current_trace()
-    avals = [aval_of_value(a) for a in args]
+    # (Arrays and tracers carry their aval: read it directly, this runs per op.)
+    avals = [a.aval if type(a) in _CARRY_AVAL else aval_of_value(a) for a in args]
     if trace is None:
         outs = apply_eager(opcls, args, avals, params, weak)
     else:

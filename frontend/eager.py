@@ -93,44 +93,57 @@ def apply_eager(opcls, args, avals, params, weak=None):
     inferring types, so a repeated op costs one dict lookup plus the XLA call."""
     # (Most ops on the hot path have no params: skip hashable's dict walk for them.)
     key = (opcls, hashable(params) if params else (), weak, *avals)
-    dev = _read("jax_default_device")
+    # Config reads straight from the process-wide values unless some thread overrides.
+    overridden = config._n_overrides
+    dev = _read("jax_default_device") if overridden else _VALUES["jax_default_device"]
     if dev is not None:
         key += (dev,)
     hit = _CACHE.get(key)
     if hit is None:
         hit = _CACHE[key] = _compile_entry(opcls, args, avals, params, weak, dev)
-    exe, out_avals = hit
+    exe, out_avals, run, handlers = hit
     # Arrays on their one default device (no sharding object yet): their buffers as they
     # are. Anything else (NumPy values, sharded arrays) takes the general path.
-    bufs = [x._buf for x in args if type(x) is Array and x._sharding is None]
-    if len(bufs) != len(args):
-        for x in args:
-            if type(x) is Array and x._sharding is not None and \
-                    x._sharding.num_devices > 1:
-                return _apply_sharded(opcls, args, params)
-        bufs = [x._buf if type(x) is Array else device_buffer(x, a)
-                for x, a in zip(args, avals)]
+    bufs = []
+    for x in args:
+        if type(x) is not Array or x._sharding is not None:
+            for x in args:
+                if type(x) is Array and x._sharding is not None and \
+                        x._sharding.num_devices > 1:
+                    return _apply_sharded(opcls, args, params)
+            bufs = [x._buf if type(x) is Array else device_buffer(x, a)
+                    for x, a in zip(args, avals)]
+            break
+        bufs.append(x._buf)
     if dev is not None:
         bufs = on_device(bufs, exe.devices[0])
-    try:
+    if run is None:
         results = exe.execute(bufs)
-    except ValueError:
-        for x in args:   # JAX: an op on a deleted (donated) array: the array's RuntimeError
-            if type(x) is Array:
-                x._check_alive()
-        raise
-    outs = [Array(b, a) for b, a in zip(results, out_avals)]
-    if _read("jax_debug_nans") or _read("jax_debug_infs"):
+    else:
+        try:
+            results = run(bufs)
+        except Exception:  # (execute explains errors and moves buffers between devices)
+            results = exe.execute(bufs)
+        else:
+            results = results.consume_with_handlers(handlers)
+    if len(results) == 1:
+        outs = [Array(results[0], out_avals[0])]
+    else:
+        outs = [Array(b, a) for b, a in zip(results, out_avals)]
+    if (_read("jax_debug_nans") or _read("jax_debug_infs")) if overridden else (
+            _VALUES["jax_debug_nans"] or _VALUES["jax_debug_infs"]):
         _check_nonfinite(opcls, outs)
     return outs
 
 
 _read = config.read
+_VALUES = config._values   # option -> process-wide value (config.read, minus overrides)
 
 
 def _compile_entry(opcls, args, avals, params, weak, dev) -> tuple:
-    """(executable, result avals) of one op on avals: checks the operands and params,
-    infers result types (errors name the user's line) and compiles."""
+    """(executable, result avals, run, handlers) of one op on avals: checks the operands
+    and params, infers result types (errors name the user's line) and compiles. `run`
+    and `handlers`: the executable's direct call (see Executable.direct_call), or None."""
     from mjax.core import infer_avals
     for x in args:
         _reject_tracer(x)
@@ -139,7 +152,9 @@ def _compile_entry(opcls, args, avals, params, weak, dev) -> tuple:
     exe = _compile_single_op(opcls, strong_in, checked,
                              [a.strip_weak_type() for a in out_avals],
                              None if dev is None else default_device())
-    return exe, out_avals
+    direct = getattr(exe, "direct_call", None)
+    direct = direct() if direct is not None else None
+    return (exe, out_avals) + (direct if direct is not None else (None, None))
 
 
 def _apply_sharded(opcls, args, params):

@@ -14,7 +14,7 @@ import numpy as np
 
 from mjax import dtypes
 from mjax.core import Tracer, at_user_line, aval_of_value, bind, to_numpy
-from mjax.dialect import op_class
+from mjax.dialect import ShapedArray as _ShapedArray, op_class
 
 _OPS = {}
 _PY_SCALARS = (bool, int, float, complex)  # before `complex` is shadowed by lax.complex
@@ -33,14 +33,17 @@ def _is_python_scalar(x):
 
 def _prepare(*args, fn: str):
     """Python scalars take the dtype of the array operands; scalars broadcast."""
-    avals = [aval_of_value(a) for a in args]
-    # The common case: nothing to convert or broadcast (a plain loop: this runs per op).
-    shape = avals[0].shape
-    for a, av in zip(args, avals):
-        if av.shape != shape or _is_python_scalar(a):
+    # The common case: arrays (or tracers) of one shape, nothing to convert or broadcast
+    # (a plain loop: this runs per op).
+    shape = None
+    for a in args:
+        av = getattr(a, "aval", None)
+        if type(av) is not _ShapedArray or (shape is not None and av.shape != shape):
             break
+        shape = av.shape
     else:
         return list(args)
+    avals = [aval_of_value(a) for a in args]
     arrays = [a for a, av in zip(args, avals) if not _is_python_scalar(a)]
     if arrays:
         target = aval_of_value(arrays[0]).dtype
@@ -100,21 +103,30 @@ _ACCURACY = {"sin", "cos", "tan", "tanh", "exp", "exp2", "expm1", "log", "log1p"
 
 
 def _unary(name):
+    op = []   # the op class, looked up on first use
+
     if name in _ACCURACY:
         def f(x, *, accuracy=None):
-            return bind(_op(name), x)
+            return bind(op[0] if op else _first_use(op, name), x)
     else:
         def f(x):
-            return bind(_op(name), x)
+            return bind(op[0] if op else _first_use(op, name), x)
     f.__name__ = name
     f.__doc__ = f"Elementwise {name}. JAX: lax.{name}."
     return f
 
 
+def _first_use(cache: list, name: str):
+    cache.append(_op(name))
+    return cache[0]
+
+
 def _binary(name):
+    op = []   # the op class, looked up on first use
+
     def f(x, y):
         x, y = _prepare(x, y, fn=name)
-        return bind(_op(name), x, y)
+        return bind(op[0] if op else _first_use(op, name), x, y)
     f.__name__ = name
     f.__doc__ = f"Elementwise {name}. JAX: lax.{name}."
     return f

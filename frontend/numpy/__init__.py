@@ -182,6 +182,17 @@ def broadcast_arrays(*args):
 _FAST_DTYPES: dict = {}
 
 
+def _keeps_dtype(dtype, inexact) -> bool:
+    """Whether promoting non-weak operands that all have `dtype` leaves them as they are:
+    a NumPy dtype, canonical under the current x64 setting (and inexact if asked)."""
+    kind = _FAST_DTYPES.get(dtype)
+    if kind is None:
+        if not isinstance(dtype, _onp.dtype):
+            return False
+        kind = _FAST_DTYPES[dtype] = (dtype in _dt._X64_NARROW, _dt.is_inexact(dtype))
+    return (kind[1] or not inexact) and (not kind[0] or _config.read("jax_enable_x64"))
+
+
 def _same_dtype_avals(args, inexact):
     """The operands' avals when promotion is the identity for them, else None: every
     operand an array (or tracer) of one canonical dtype and none weakly typed (inexact:
@@ -198,14 +209,7 @@ def _same_dtype_avals(args, inexact):
         elif av.dtype is not dtype and av.dtype != dtype:
             return None
         avals.append(av)
-    kind = _FAST_DTYPES.get(dtype)
-    if kind is None:
-        if not isinstance(dtype, _onp.dtype):
-            return None
-        kind = _FAST_DTYPES[dtype] = (dtype in _dt._X64_NARROW, _dt.is_inexact(dtype))
-    if (inexact and not kind[1]) or (kind[0] and not _config.read("jax_enable_x64")):
-        return None
-    return avals
+    return avals if _keeps_dtype(dtype, inexact) else None
 
 
 # Eager `array <op> Python scalar`: the scalar's promoted, broadcast constant, by (scalar,
@@ -280,6 +284,21 @@ def _scalar_with_array(fname, args, inexact):
 def _promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
     """Promote dtypes (JAX rules) and, unless broadcast=False, broadcast shapes.
     scalar_consts: the operands only feed a new op (see _scalar_with_array)."""
+    # One and two operands, spelled out: the hot path of every elementwise function.
+    if len(args) == 2:
+        av0, av1 = getattr(args[0], "aval", None), getattr(args[1], "aval", None)
+        if type(av0) is _ShapedArray and type(av1) is _ShapedArray and not (
+                av0.weak_type or av1.weak_type) and (
+                av0.dtype is av1.dtype or av0.dtype == av1.dtype) and _keeps_dtype(
+                av0.dtype, inexact):
+            if not broadcast or av0.shape == av1.shape:
+                return list(args)
+            return _broadcast_promoted(fname, list(args), [av0, av1])
+    elif len(args) == 1:
+        av0 = getattr(args[0], "aval", None)
+        if type(av0) is _ShapedArray and not av0.weak_type and _keeps_dtype(av0.dtype,
+                                                                            inexact):
+            return list(args)
     avals = _same_dtype_avals(args, inexact)
     if avals is None and scalar_consts and broadcast and len(args) == 2:
         out = _scalar_with_array(fname, args, inexact)
