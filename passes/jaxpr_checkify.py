@@ -81,6 +81,7 @@ class Analysis:
         self.fns, self.root = fns, str(root)
         self.errors = tuple(k for k in C.ERROR_KINDS if k in set(errors))
         self.sites: dict[ir.Operation, list[Site]] = {}
+        self.dropped: set[ir.Operation] = set()     # checks of a disabled kind
         self.slots: list[tuple] = []
         self._visited: set[str] = set()
         self._with_sites: dict = {}
@@ -112,6 +113,7 @@ class Analysis:
         where = format_location(op.location)
         if isinstance(view, C.CheckOp):
             if "user" not in self.errors:
+                self.dropped.add(op)       # (still rewritten: dropped, as JAX does)
                 return []
             p = view.params
             return [self._site("user", tuple(_type_text(v) for v in op.operands[1:]), "check",
@@ -148,13 +150,17 @@ class Analysis:
     def has_sites(self, op: ir.Operation) -> bool:
         """Whether `op` is a check or holds one (in its regions or its callee)."""
         op = op.operation
-        if op in self.sites:
+        if op in self.sites or op in self.dropped:
             return True
         view = op.opview
         if isinstance(view, REGION_OPS):
             return any(self.has_sites(inner) for region in op.regions
                        for inner in region.blocks[0].operations)
         if op.name == "func.call" or isinstance(view, CALLS):
+            if isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp)) and any(
+                    _has_checks(self.fns, str(view.params[a]))
+                    for a in view.callee_attributes[1:]):
+                return True                # its rules' checks must be dropped
             return self.function_has_sites(callee_of(op))
         return False
 
@@ -268,7 +274,7 @@ class _Walk:
         view = op.opview
         if isinstance(view, C.CheckOp):
             # JAX: check_discharge_rule drops the checks of disabled kinds
-            return self._check if self.an.has_sites(op) else (lambda op, vals: [])
+            return self._check if op in self.an.sites else (lambda op, vals: [])
         if not self.an.has_sites(op):
             return self._copy
         if isinstance(view, CF.CondOp):

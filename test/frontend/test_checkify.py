@@ -239,6 +239,12 @@ CASES = {
         jnp.float32(1.), jnp.int32(1))),
     "disabled_user_check": lambda jax, jnp, ck, lax: _get(
         ck.checkify(_pos(jnp, ck), errors=ck.nan_checks)(jnp.array([2.]))),
+    "disabled_check_in_jit": lambda jax, jnp, ck, lax: _get(ck.checkify(jax.jit(
+        lambda x: (ck.check(x > 0, "pos {}", x), x)[1]), errors=ck.div_checks)(
+        jnp.float32(-1.))),
+    "disabled_check_in_cond": lambda jax, jnp, ck, lax: _get(ck.checkify(
+        lambda x: lax.cond(x < 5, lambda x: (ck.check(x > 0, "pos {}", x), x)[1],
+                           lambda x: x, x), errors=ck.index_checks)(jnp.float32(-1.))),
     "nan_not_enabled": lambda jax, jnp, ck, lax: _get(ck.checkify(jnp.log)(jnp.float32(-1.))),
     # vmap
     "vmap_of_checkify": lambda jax, jnp, ck, lax: _get(
