@@ -243,21 +243,53 @@ def _evaluate(trace, known, op):
     from mjax.dialect.core import JaxprOp
     from mjax.dialect.dtype_rules import is_inexact
     operation = op.operation
+    diff = any(known.diff[x] for x in operation.operands) and \
+        getattr(op, "primitive", "") not in _ZERO_DERIVATIVE
+    results = list(operation.results)
+    if any(_is_key(r) for r in results):
+        # A key-typed value has no array form: it is computed with the op that uses it.
+        for r in results:
+            known.values[r], known.diff[r] = _DEFERRED, False
+        return
     args = [known.values[x] for x in operation.operands]
-    diffs = [known.diff[x] for x in operation.operands]
-    if isinstance(op, JaxprOp) and not len(operation.regions) and not _has_symbol(operation):
+    if isinstance(op, JaxprOp) and not len(operation.regions) and \
+            not _has_symbol(operation) and not any(a is _DEFERRED for a in args):
         from mjax.eager import apply_eager
         from mjax.config import config
         with config.override(jax_debug_nans=False, jax_debug_infs=False):
             outs = apply_eager(type(op), args, [aval_of_value(a) for a in args],
                                dict(op.params))
     else:
-        outs = _run_alone(trace.module, operation, args)
-    primitive = getattr(op, "primitive", "")
-    for r, out in zip(operation.results, outs):
+        outs = _run_group(trace.module, _with_deferred(known, operation), known)
+    for r, out in zip(results, outs):
         known.values[r] = out
-        known.diff[r] = (any(diffs) and primitive not in _ZERO_DERIVATIVE
-                         and is_inexact(aval_of(r.type).dtype))
+        known.diff[r] = diff and is_inexact(aval_of(r.type).dtype)
+
+
+_DEFERRED = object()    # the memo's entry for a key-typed value
+
+
+def _is_key(value) -> bool:
+    from mjax.dialect import aval_of
+    from mjax.dialect.types import KeyType
+    return isinstance(aval_of(value.type).dtype, KeyType)
+
+
+def _with_deferred(known, operation) -> list:
+    """`operation` preceded by the ops computing its deferred (key-typed) operands, in
+    dependency order."""
+    order, seen = [], set()
+
+    def visit(o):
+        if o in seen:
+            return
+        seen.add(o)
+        for x in o.operands:
+            if known.values.get(x) is _DEFERRED:
+                visit(x.owner.operation)
+        order.append(o)
+    visit(operation)
+    return order
 
 
 def _has_symbol(operation) -> bool:
@@ -265,12 +297,13 @@ def _has_symbol(operation) -> bool:
     return any(isinstance(attrs[i].attr, ir.FlatSymbolRefAttr) for i in range(len(attrs)))
 
 
-_ALONE_CACHE: dict = {}
+_GROUP_CACHE: dict = {}
 
 
-def _run_alone(module, operation, args):
-    """Runs one op with regions or callees (cond, while, jaxpr.call/vjp/...) on concrete
-    `args`, as a program of its own holding the functions it refers to."""
+def _run_group(module, operations, known):
+    """Runs `operations` (the last one's results are wanted) on concrete values, as a
+    program of their own holding the functions they refer to: ops with regions or
+    callees (cond, while, jaxpr.call/vjp/...), or using key-typed values."""
     from jaxlib.mlir.dialects import func
     from mjax.array import Array
     from mjax.callbacks import backend_host_callbacks
@@ -278,36 +311,48 @@ def _run_alone(module, operation, args):
     from mjax.eager import device_buffer
     from mjax.lowering import lower_to_stablehlo
     from mjax.runtime import get_backend
+    inside = {r for o in operations for r in o.results}
+    inputs = []
+    for o in operations:
+        for x in o.operands:
+            if x not in inside and x not in inputs:
+                inputs.append(x)
+    last = operations[-1]
     ctx = context()
     with ctx, ir.Location.unknown(ctx):
-        program = ir.Module.parse("module {\n" + _functions_text(module, operation) + "\n}")
-        types = [x.type for x in operation.operands]
+        text = _functions_text(module, operations)
+        program = ir.Module.parse("module {\n" + text + "\n}")
         with ir.InsertionPoint(program.body):
-            main = func.FuncOp("main", (types, [r.type for r in operation.results]))
+            main = func.FuncOp("main", ([x.type for x in inputs],
+                                        [r.type for r in last.results]))
         block = main.add_entry_block()
-        clone = operation.clone(ip=ir.InsertionPoint(block))
-        for i, a in enumerate(block.arguments):
-            clone.operands[i] = a
-        func.ReturnOp(list(clone.results), ip=ir.InsertionPoint(block))
-        out_avals = [aval_of(r.type) for r in operation.results]
+        new = dict(zip(inputs, block.arguments))
+        for o in operations:
+            clone = o.clone(ip=ir.InsertionPoint(block))
+            for i, x in enumerate(o.operands):
+                clone.operands[i] = new[x]
+            new.update(zip(o.results, clone.results))
+        func.ReturnOp([new[r] for r in last.results], ip=ir.InsertionPoint(block))
+        out_avals = [aval_of(r.type) for r in last.results]
         key = str(program)
-        exe = _ALONE_CACHE.get(key)
+        exe = _GROUP_CACHE.get(key)
         if exe is None:
-            text, callbacks = backend_host_callbacks(lower_to_stablehlo(program),
-                                                     get_backend())
-            exe = _ALONE_CACHE[key] = get_backend().compile(
-                text, out_avals=out_avals, host_callbacks=callbacks)
+            hlo, callbacks = backend_host_callbacks(lower_to_stablehlo(program),
+                                                    get_backend())
+            exe = _GROUP_CACHE[key] = get_backend().compile(
+                hlo, out_avals=out_avals, host_callbacks=callbacks)
+    args = [known.values[x] for x in inputs]
     bufs = [device_buffer(a, a.aval) for a in args]
     return [Array(b, a) for b, a in zip(exe.execute(bufs), out_avals)]
 
 
-def _functions_text(module, operation) -> str:
-    """The functions of `module` that `operation` refers to, directly or not."""
+def _functions_text(module, operations) -> str:
+    """The functions of `module` that `operations` refer to, directly or not."""
     funcs = {}
     for op in module.body.operations:
         if op.operation.name == "func.func":
             funcs[ir.StringAttr(op.operation.attributes["sym_name"]).value] = op.operation
-    texts, todo = [], symbol_refs(str(operation))
+    texts, todo = [], [ref for o in operations for ref in symbol_refs(str(o))]
     seen = set(todo)
     while todo:
         name = todo.pop()

@@ -3,8 +3,10 @@ module being built, emit transformation ops, and run as a jit when no trace is a
 from __future__ import annotations
 
 
+import contextlib
 import functools
 import itertools
+import threading
 
 import numpy as np
 
@@ -12,6 +14,7 @@ from mjax import dtypes as _dt
 from mjax import tree_util
 from mjax.ad import concrete
 from mjax.api import Jitted, trace_function
+from mjax.config import config
 from mjax.core import Tracer, aval_of_value, current_trace, is_array_like, user_location
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
@@ -110,6 +113,9 @@ def staged(impl, diff_argnums=None, concrete_root=False):
             fixed = dict(static)
             full = [_restore_float0(fixed[i]) if i in fixed else next(it) for i in range(n)]
             a, kw = tree_util.tree_unflatten(tree, full)
+            if _disabled_jit.on:     # the user's code runs with jit disabled, as they asked
+                with config.override(jax_disable_jit=True):
+                    return _hide_float0(impl(*a, **kw))
             return _hide_float0(impl(*a, **kw))
         flat_impl.__name__ = getattr(impl, "__name__", "staged")
         return Jitted(flat_impl)
@@ -118,6 +124,11 @@ def staged(impl, diff_argnums=None, concrete_root=False):
     def run(*args, **kwargs):
         if current_trace() is not None:
             return impl(*args, **kwargs)
+        if config.read("jax_disable_jit"):
+            # JAX then runs the transformation in Python; mjax stages it all the same
+            # (there is no other way to transform), with jit disabled inside it.
+            with config.override(jax_disable_jit=False), _disabled_jit.set():
+                return run(*args, **kwargs)
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         dynamic = [_is_dynamic(x) for x in leaves]
         if diff_argnums is not None:
@@ -144,6 +155,24 @@ def staged(impl, diff_argnums=None, concrete_root=False):
             by_value.add((key, avals))
         return _restore_float0(out)
     return run
+
+
+class _DisabledJit(threading.local):
+    """Whether the user disabled jit around the top-level call being staged."""
+
+    def __init__(self):
+        self.on = False
+
+    @contextlib.contextmanager
+    def set(self):
+        saved, self.on = self.on, True
+        try:
+            yield
+        finally:
+            self.on = saved
+
+
+_disabled_jit = _DisabledJit()
 
 
 def _python_scalars_static(args, kwargs, dynamic, diff_positions):

@@ -167,6 +167,68 @@ def test_closure_and_non_differentiated_arguments():
     check_same(lambda lib, jnp: lib.grad(f, argnums=0)(1., -jnp.ones(2)))
 
 
+def _random_branch(lib, jnp, x, key):
+    u = lib.random.normal(lib.random.fold_in(key, 3))
+    return x * 2 if u * x > 0.0 else x * 3
+
+
+def _loop_results(lib, jnp, x):
+    y = lib.lax.cond(x > 0, lambda v: v * 2, lambda v: v * -1, x)
+    z, _ = lib.lax.scan(lambda c, _: (c * 2, None), x, None, length=3)
+    return x * y if z > 10 else x * 3
+
+
+def _unrolled(lib, jnp, x):
+    for _ in range(int(jnp.floor(x))):
+        x = x * 1.5
+    return x
+
+
+MIXED = {
+    # values computed by key ops, control-flow ops, sorting: evaluated for Python
+    "random_key_argument": lambda lib, jnp: [
+        lib.grad(lambda x, k: _random_branch(lib, jnp, x, k))(v, lib.random.key(0))
+        for v in (1., -1.)],
+    "random_key_closure": lambda lib, jnp: lib.grad(
+        lambda x: _random_branch(lib, jnp, x, lib.random.key(1)))(1.),
+    "cond_and_scan_results": lambda lib, jnp: [
+        lib.grad(lambda x: _loop_results(lib, jnp, x))(v) for v in (1., 2., -1.)],
+    "python_loop_count": lambda lib, jnp: [
+        lib.grad(lambda x: _unrolled(lib, jnp, x))(v) for v in (3.5, 1.2)],
+    "pytree_argument": lambda lib, jnp: lib.grad(
+        lambda p: (p["w"] * 2).sum() if p["b"] > 0 else p["w"].sum())(
+            {"w": jnp.ones(2), "b": 1.}),
+    "argnums_tuple": lambda lib, jnp: lib.grad(
+        lambda x, y: x * y if x > y else x + y, argnums=(0, 1))(2., 1.),
+    # transformations of transformations, each seeing the branch's values
+    "jvp_of_grad": lambda lib, jnp: lib.jvp(
+        lib.grad(lambda x: x ** 3 if x > 0 else x), (2.,), (1.,)),
+    "vjp_of_jacfwd": lambda lib, jnp: lib.vjp(
+        lib.jacfwd(lambda x: x ** 3 if x > 0 else x), 2.)[1](1.),
+    "linearize_of_grad": lambda lib, jnp: lib.linearize(
+        lib.grad(lambda x: x ** 3 if x > 0 else x), 2.)[1](1.),
+    "grad_of_vjp": lambda lib, jnp: lib.grad(lambda x: lib.vjp(
+        lambda y: y ** 3 if y > 0 else y, x)[1](1.)[0])(2.),
+    "grad_of_branch_on_hessian": lambda lib, jnp: lib.grad(lambda x: x * (
+        2. if lib.hessian(lambda y: y ** 3 if y > 0 else y ** 2)(x) > 0 else 1.))(1.),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIXED))
+def test_values_from_other_ops_and_transforms(name):
+    check_same(MIXED[name])
+
+
+def test_under_disable_jit():
+    # JAX runs everything in Python there, nested jit included: branches work inside it.
+    def case(lib, jnp):
+        with lib.disable_jit():
+            return [lib.grad(piecewise)(2.), lib.grad(lib.jit(piecewise))(4.),
+                    lib.vmap(lib.grad(lambda x: x ** 3))(jnp.arange(3.)),
+                    lib.jacrev(lib.jit(doubling))(3.)]
+    check_same(case)
+
+
 # ---- which conversions JAX allows on a traced value -------------------------------------
 CONVERSIONS = {
     "bool": bool,
