@@ -255,8 +255,10 @@ def checkify(f, errors=user_checks):
 
 # ---- check ------------------------------------------------------------------------------
 def _is_scalar_pred(pred) -> bool:
-    return isinstance(pred, (bool, np.bool_)) or (
-        hasattr(pred, "shape") and hasattr(pred, "dtype") and tuple(pred.shape) == ()
+    # JAX: a Python bool or a scalar bool jax Array (NumPy values are refused)
+    from mjax.array import Array
+    return isinstance(pred, bool) or (
+        isinstance(pred, (Array, Tracer)) and tuple(pred.shape) == ()
         and np.dtype(pred.dtype) == np.dtype(bool))
 
 

@@ -358,6 +358,8 @@ CASES = {
     "check_under_jit": lambda jax, jnp, ck, lax: jax.jit(
         lambda x: (ck.check(x > 0, "x"), x)[1])(jnp.float32(1.)),
     "check_nonscalar_pred": lambda jax, jnp, ck, lax: ck.check(jnp.array([True, False]), "x"),
+    "check_numpy_pred": lambda jax, jnp, ck, lax: ck.check(np.array(True), "x"),
+    "check_int_pred": lambda jax, jnp, ck, lax: ck.check(jnp.array(1), "x"),
     "check_python_fmt_arg": lambda jax, jnp, ck, lax: ck.checkify(
         lambda x: ck.check(x > 0, "{}", 3))(jnp.float32(1.)),
     "check_static_false_pred": lambda jax, jnp, ck, lax: _get(ck.checkify(
