@@ -251,6 +251,12 @@ CASES = {
         jax.vmap(ck.checkify(_pos(jnp, ck)))(jnp.array([[1.], [-1.], [-2.]]))),
     "checkify_of_vmap": lambda jax, jnp, ck, lax: _get(
         ck.checkify(jax.vmap(_pos(jnp, ck)))(jnp.array([[1.], [-1.], [-2.]]))),
+    "vmap_in_axes_1": lambda jax, jnp, ck, lax: _get(jax.vmap(ck.checkify(
+        _pos(jnp, ck)), in_axes=1)(jnp.array([[1., -1.], [2., 3.]]))),
+    "vmap_of_vmap": lambda jax, jnp, ck, lax: _get(jax.vmap(jax.vmap(ck.checkify(
+        _pos(jnp, ck))))(jnp.array([[1., -1.], [2., -3.]]))),
+    "pmap_of_checkify": lambda jax, jnp, ck, lax: _get(jax.pmap(ck.checkify(
+        _pos(jnp, ck)))(jnp.array([[-1.]]))),
     "vmap_nan": lambda jax, jnp, ck, lax: _get(jax.vmap(
         ck.checkify(jnp.log, errors=ck.nan_checks))(jnp.array([1., -1., -2.]))),
     "vmap_no_error": lambda jax, jnp, ck, lax: _get(jax.vmap(
