@@ -413,7 +413,8 @@ class Jitted:
         self._cache: dict = {}
         # The fast path's memo of the last cache hit: [config epoch, args treedef (None:
         # every positional argument is an Array), avals, entry, {(treedef, avals): entry}
-        # of the epoch]; see __call__.
+        # of the epoch, whether that table holds calls other than flat ones]; see
+        # __call__.
         self._memo = None
         # Calls without static or donated arguments or shardings can take the fast path.
         self._fast_ok = not (self.static_argnums or self.static_argnames or
@@ -477,7 +478,7 @@ class Jitted:
             else:
                 table = memo[4]
                 entry = table.get((tree, avals))
-                if entry is None and tree is None:
+                if entry is None and tree is None and memo[5]:
                     # Not all Arrays: the table knows other structures by treedef.
                     try:
                         leaves, tree = _FAST_TREES.flatten(args)
@@ -490,7 +491,7 @@ class Jitted:
                     if tree is not None and tree.num_leaves == len(args) == \
                             tree.num_nodes - 1:
                         tree = None           # a flat call: the next one needs no flatten
-                    self._memo = [memo[0], tree, avals, entry, table]
+                    self._memo = [memo[0], tree, avals, entry, table, memo[5]]
             if entry is not None:
                 bufs = [x._buf for x in leaves]
                 if entry.const_bufs:
@@ -517,6 +518,9 @@ class Jitted:
                 and state is config._trace_key
                 and not config._n_overrides and not _trace_state.stack):
             return
+        # Cheapest refusal first: calls with other leaves come here on every call.
+        if not all([type(x) is Array and x._sharding is None for x in leaves]):
+            return
         if config.read("jax_default_device") is not None or \
                 config.read("jax_debug_nans") or config.read("jax_debug_infs"):
             return
@@ -533,12 +537,15 @@ class Jitted:
         memo = self._memo
         # The table: (structure, avals) -> entry for this epoch (no larger than the
         # cache); a flat call of Arrays is there under its treedef and under None.
-        table = memo[4] if memo is not None and memo[0] is state else {}
+        same_epoch = memo is not None and memo[0] is state
+        table = memo[4] if same_epoch else {}
         table[tree, avals] = entry
         if len(args) == len(leaves) and all(type(x) is Array for x in args):
             tree = None
             table[None, avals] = entry
-        self._memo = [state, tree, avals, entry, table]
+        # Whether the table has other structures than flat calls (worth a flatten).
+        structured = tree is not None or (same_epoch and memo[5])
+        self._memo = [state, tree, avals, entry, table, structured]
 
     def _call(self, args, kwargs):
         """The general path of a call: every case (tracing, static and donated arguments,
