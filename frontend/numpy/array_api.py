@@ -121,11 +121,15 @@ FUSED_FUNCTIONS = ("var", "std", "mean", "average", "linspace", "eye", "take",
                    "cross", "outer", "trace", "diagonal")
 
 
+_PLAIN_STATIC = (type(None), int, bool, str)
+
+
 def fused_when_eager(fn):
     """`fn`, run as one jit-compiled program when no argument is being traced."""
     import functools
 
     from mjax import errors
+    from mjax.array import Array
     from mjax.config import config
     from mjax.core import Tracer
     from mjax.tree_util import tree_leaves
@@ -139,8 +143,29 @@ def fused_when_eager(fn):
         return any(isinstance(leaf, np.ndarray) or hasattr(leaf, "_buf")
                    for leaf in tree_leaves(v))
 
+    def plain_key(args, kwargs):
+        """The key below for arguments that are mjax Arrays (traced) or None/int/bool/str
+        (static) and keywords all static, without its tree walks (None otherwise)."""
+        static_pos = ()
+        for i, a in enumerate(args):
+            if type(a) is not Array:
+                if type(a) not in _PLAIN_STATIC:
+                    return None
+                static_pos += (i,)
+        for v in kwargs.values():
+            if type(v) not in _PLAIN_STATIC:
+                return None
+        return len(args), static_pos, tuple(sorted(kwargs.items())) if kwargs else ()
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        key = plain_key(args, kwargs)
+        jitted = None if key is None else by_pattern.get(key)
+        if jitted is not None and not config.read("jax_disable_jit"):
+            try:
+                return jitted(*args)     # (every keyword is static: bound in the partial)
+            except needs_values:
+                return fn(*args, **kwargs)
         if config.read("jax_disable_jit") or any(
                 isinstance(leaf, Tracer) for leaf in tree_leaves((args, kwargs))):
             return fn(*args, **kwargs)

@@ -181,3 +181,19 @@ def test_eager_cache_key_includes_default_device():
     n = len(eager._CACHE)
     x * x
     assert len(eager._CACHE) >= n
+
+
+def test_fused_jnp_functions_plain_arguments_path_matches_jax():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    for fn in (lambda m, x: m.sum(x), lambda m, x: x.sum(), lambda m, x: x.sum(0),
+               lambda m, x: m.sum(x, axis=1, keepdims=True), lambda m, x: m.max(x, 1),
+               lambda m, x: m.mean(x, axis=None), lambda m, x: m.sum(x, dtype="int32"),
+               lambda m, x: m.nonzero(x > 0)[1], lambda m, x: m.cumsum(x, axis=-1)):
+        want = fn(jjnp, jjnp.asarray(a))
+        for _ in range(2):                   # the second call takes the cached program
+            got = fn(jnp, jnp.asarray(a))
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    with mjax.disable_jit():
+        np.testing.assert_allclose(jnp.sum(jnp.asarray(a)), a.sum())
+        np.testing.assert_allclose(jnp.sum(jnp.asarray(a), axis=0), a.sum(0))
