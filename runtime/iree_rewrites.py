@@ -23,6 +23,9 @@ compute something other than what StableHLO (and XLA) specify, or fail to compil
   body's arguments.
 - `stablehlo.convert` from float to integer saturates in XLA (NaN -> 0, out of range ->
   the type's min/max); IREE gives INT_MIN: selects make XLA's results.
+- `stablehlo.reduce` of a constant expression (an elementwise function of a splat, as
+  gradients of broadcasts make): IREE reduces it to one element's value along the inner
+  dimension. Constant inputs go behind an optimization barrier.
 - `stablehlo.cbrt` of float64 has no IREE lowering: sign(x) * |x|^(1/3), refined by one
   Newton step (exact cubes come out exact), with 0, inf and nan passed through.
 """
@@ -38,7 +41,8 @@ from mjax.dialect import context
 
 def rewrite_for_iree(text: str) -> str:
     if not any(key in text for key in ("is_stable = true", "ui", "cbrt", "scatter",
-                                       "top_k", "stablehlo.while")) and \
+                                       "top_k", "stablehlo.while",
+                                       "stablehlo.reduce")) and \
             not _FLOAT_TO_INT.search(text):
         return text
     with context(), ir.Location.unknown():
@@ -393,6 +397,41 @@ def _convert(op) -> bool:
     return True
 
 
+def _reduce(op) -> bool:
+    """IREE reduces an elementwise function of a constant splat (sum(-ones((4, 4)), 1),
+    a gradient's transpose of a broadcast) along the inner dimension to one element's
+    value (-1, not -4). Constant inputs are put behind an optimization barrier, so IREE
+    reduces a materialized tensor."""
+    n = len(op.operands) // 2
+    changed = False
+    for k in range(n):
+        x = op.operands[k]
+        if not _is_constant_expression(x, {}):
+            continue
+        barrier = stablehlo.OptimizationBarrierOp([x], loc=op.location,
+                                                  ip=ir.InsertionPoint(op))
+        op.operands[k] = barrier.results[0]
+        changed = True
+    return changed
+
+
+def _is_constant_expression(value, memo: dict) -> bool:
+    """Whether `value` is computed from constants only (no argument of any block)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    owner = owner.operation if hasattr(owner, "operation") else owner
+    key = owner
+    if key in memo:
+        return memo[key]
+    memo[key] = False            # (cycles cannot happen in SSA; this bounds the walk)
+    if owner.name == "stablehlo.optimization_barrier" or len(owner.regions):
+        return False
+    result = all(_is_constant_expression(v, memo) for v in owner.operands)
+    memo[key] = result
+    return result
+
+
 def _while(op) -> bool:
     """A loop body that passes one carry on as another (x_prev, x -> x, f(x)) fails in
     IREE's stream conversion (after IREE rotates the loop, a carry is left unused). An
@@ -418,6 +457,7 @@ def _while(op) -> bool:
 _REWRITES = {"stablehlo.sort": _stabilize, "stablehlo.reverse": _reverse,
              "stablehlo.reduce_window": _reduce_window, "stablehlo.cbrt": _cbrt,
              "stablehlo.scatter": _scatter, "chlo.top_k": _top_k,
-             "stablehlo.while": _while, "stablehlo.convert": _convert}
+             "stablehlo.while": _while, "stablehlo.convert": _convert,
+             "stablehlo.reduce": _reduce}
 
 __all__ = ["rewrite_for_iree"]

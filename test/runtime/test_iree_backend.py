@@ -211,6 +211,19 @@ def test_float_to_int_conversion_saturates_as_xla(dtype):
                                       np.asarray(mjax.jit(f)(v)))
 
 
+def test_reduction_of_a_constant_expression():
+    # IREE summed f(splat) along the inner dimension to one element (-1, not -4): the
+    # gradient of log_softmax was wrong. Constant reduce inputs go behind a barrier.
+    f = lambda x: x.sum() + jnp.sum(-jnp.ones((4, 4)), axis=1) + jnp.exp(jnp.ones((4, 3))).sum(1)
+    x = np.float32(0.5)
+    np.testing.assert_allclose(np.asarray(mjax.jit(f, backend="iree")(x)),
+                               0.5 - 4 + 3 * np.e, rtol=1e-6)
+    X = np.random.default_rng(0).normal(size=(4, 4)).astype(np.float32)
+    g = mjax.grad(lambda v: jnp.sum(mjax.nn.log_softmax(v)))
+    np.testing.assert_allclose(np.asarray(mjax.jit(g, backend="iree")(X)),
+                               np.asarray(mjax.jit(g)(X)), rtol=1e-5, atol=1e-6)
+
+
 def test_top_k_puts_the_lower_index_first_among_ties():
     x = np.array([[3, -5, -4, -3, -4, 3, 3, -5]], np.int32)
     values, idx = mjax.jit(lambda v: mjax.lax.top_k(v, 5), backend="iree")(x)
