@@ -138,6 +138,10 @@ class _CustomRules:
             # in turn refer back to the call being staged).
         if not _any_inexact(dyn):
             return self.fun(*args)  # no input can carry a tangent: the rules never run
+        if current_trace() is None:
+            # Called outside every transformation (mjax's differentiate under a trace):
+            # JAX then calls the function as it is (a Python float result stays one).
+            return self.fun(*args)
         if getattr(self, "_bwd_depth", 0) >= _MAX_BWD_NESTING:
             # Called from its own bwd rule, nested this deep (each level with other
             # static arguments, as an implicit-function bwd solving with the function

@@ -41,3 +41,41 @@ def test_self_calling_custom_vjp_closing_over_traced_values(how):
     got = build(mjax, jnp)(np.float32(2.0), np.float32(3.0))
     want = build(jax, jjnp)(np.float32(2.0), np.float32(3.0))
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+def test_custom_rules_called_outside_transformations_run_the_function_as_jax():
+    # JAX calls the function itself (no rule runs): Python scalars stay Python values,
+    # and the rules' side effects do not happen.
+    import collections
+
+    import jax
+    import jax.numpy as jjnp
+    Point = collections.namedtuple("Point", ["x", "y"])
+
+    def results(J, np_):
+        calls = []
+
+        @J.custom_jvp
+        def f(pt):
+            calls.append("f")
+            return {"a": pt.x ** 2, "b": (np_.sin(pt.x), np_.cos(pt.y))}
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            calls.append("jvp")
+            return f(primals[0]), f(tangents[0])
+
+        @J.custom_vjp
+        def g(x):
+            calls.append("g")
+            return x * 3.0
+
+        g.defvjp(lambda x: (calls.append("fwd"), (g(x), None))[1],
+                 lambda r, ct: (calls.append("bwd"), (ct,))[1])
+        out = f(Point(1.0, 2.0)), g(2.0)
+        return out, calls
+    (mine, my_calls), (theirs, their_calls) = results(mjax, jnp), results(jax, jjnp)
+    assert my_calls == their_calls
+    assert type(mine[0]["a"]) is type(theirs[0]["a"]) is float
+    assert type(mine[1]) is type(theirs[1]) is float
+    np.testing.assert_allclose(mine[0]["b"], theirs[0]["b"], rtol=1e-6)

@@ -39,12 +39,9 @@ KNOWN = {
     ("advanced_autodiff", 41): "make_jaxpr(grad(f)) prints mjax's jaxpr.vjp op; JAX prints the "
                                "differentiated equations (mjax expands transforms in passes, "
                                "after tracing)",
-    **{("advanced_autodiff", i): _RULES_STAGED for i in (77, 78, 79, 80, 81, 89, 90, 91, 92)},
+    **{("advanced_autodiff", i): _RULES_STAGED for i in (78, 79, 80, 81, 90, 91, 92)},
     ("advanced_autodiff", 93): _RULES_STAGED + "; the TypeError's text also names the op's "
                                                "location",
-    ("advanced_autodiff", 98): "a custom_jvp function called eagerly runs staged, so a Python "
-                               "float output comes back as an Array (JAX runs it in Python)",
-    ("advanced_autodiff", 101): "same as cell 98",
     **{("gradient_checkpointing", i): _RESIDUALS
        for i in (0, 1, 2, 17, 18, 20, 27, 28)},
     ("gradient_checkpointing", 21): "save_any_names_but_these('layer1_output'): mjax saves "
