@@ -292,8 +292,32 @@ def _check(pred, msg, debug, *fmt_args, **fmt_kwargs):
         if not debug and not bool(pred):
             raise JaxRuntimeError(str(FailedCheckError(msg, *fmt_args, **fmt_kwargs)))
         return
+    known = _concrete_values([pred, *leaves])
+    if known is not None:
+        # grad & co. called outside jit: JAX evaluates the check on concrete values
+        # then and there (its JVP rule checks the primals), so nothing is staged.
+        if not debug and not bool(known[0]):
+            args, kwargs = tree_util.tree_unflatten(tree, known[1:])
+            raise JaxRuntimeError(str(FailedCheckError(msg, *args, **kwargs)))
+        return
     key = _register(_Message("user", fmt=msg, tree=tree))
     bind(CheckOp, pred, *leaves, msg=msg, fmt=key, debug=debug)
+
+
+def _concrete_values(values):
+    """The concrete values of `values` when the current trace is one whose values are
+    known (a differentiation API called outside jit: frontend/ad/concrete.py), else
+    None."""
+    from mjax.ad.concrete import concrete_value
+    trace = current_trace()
+    out = []
+    for v in values:
+        t = v if isinstance(v, Tracer) and v.trace is trace else trace.to_tracer(v)
+        value = concrete_value(t)
+        if value is None:
+            return None
+        out.append(value)
+    return out
 
 
 def check_error(error: Error) -> None:

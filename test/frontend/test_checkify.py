@@ -363,6 +363,14 @@ CASES = {
         jnp.array(False), "eager {} {y}", jnp.float32(2.), y=jnp.int32(3)),
     "check_under_jit": lambda jax, jnp, ck, lax: jax.jit(
         lambda x: (ck.check(x > 0, "x"), x)[1])(jnp.float32(1.)),
+    "check_under_eager_grad_ok": lambda jax, jnp, ck, lax: float(jax.grad(
+        _grad_fn(jnp, ck))(1.)),
+    "check_under_eager_grad_fails": lambda jax, jnp, ck, lax: jax.grad(
+        _grad_fn(jnp, ck))(-1.),
+    "check_under_eager_jvp_fails": lambda jax, jnp, ck, lax: jax.jvp(
+        _grad_fn(jnp, ck), (-1.,), (1.,)),
+    "check_under_jit_of_grad": lambda jax, jnp, ck, lax: jax.jit(jax.grad(
+        _grad_fn(jnp, ck)))(1.),
     "check_nonscalar_pred": lambda jax, jnp, ck, lax: ck.check(jnp.array([True, False]), "x"),
     "check_numpy_pred": lambda jax, jnp, ck, lax: ck.check(np.array(True), "x"),
     "check_int_pred": lambda jax, jnp, ck, lax: ck.check(jnp.array(1), "x"),
