@@ -136,6 +136,7 @@ class IreeExecutable:
         self.out_avals = out_avals
         self.donated = _donated_args(text)
         self.in_place = any(op in text for op in _IN_PLACE_OPS)
+        backend._programs.add(self)
 
     def _run(self, buffers) -> list:
         args = [self.backend.as_device_array(b) for b in buffers]
@@ -203,6 +204,7 @@ class IreeBackend:
         self.compile_listeners: list = []
         self._executor = None
         self._live = weakref.WeakSet()     # this backend's IreeBuffers
+        self._programs = weakref.WeakSet()     # and IreeExecutables
         atexit.register(self.close)
 
     def close(self):
@@ -218,7 +220,10 @@ class IreeBackend:
         for buf in list(self._live):
             buf.delete()
         self._live = weakref.WeakSet()
+        for exe in list(self._programs):
+            exe.fn = None           # (jit caches hold executables past this point)
         self._compiled.clear()
+        self.config = None          # the driver, device and VM instance, last
         gc.collect()
 
     def devices(self):

@@ -61,6 +61,9 @@ def _wrt(args, argnums):
     single, nums = _argnums_tuple(argnums, len(args))
     dyn = tuple(args[i] for i in nums)
     leaves, tree = tree_util.tree_flatten(dyn)
+    # (JAX checks the inputs with a tree_map, which rebuilds custom nodes with None leaves:
+    # an unflatten function that rejects None fails there, as under JAX.)
+    tree_util.tree_unflatten(tree, [None] * len(leaves))
     return single, nums, dyn, leaves, tree, [aval_of_value(x).strip_weak_type()
                                              for x in leaves]
 

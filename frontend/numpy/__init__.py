@@ -114,6 +114,8 @@ def asarray(a, dtype=None, copy=None, order=None):
     if isinstance(a, (bool, int, float, complex)) and dtype is None:
         return lax.convert_element_type(a, _dt.python_scalar_dtype(a),
                                         weak_type=not isinstance(a, bool))
+    if a is None:
+        raise ValueError("None is not a valid value for jnp.array")   # (JAX's error)
     value = _onp.asarray(a, dtype=dtype)
     if value.dtype == object:
         raise TypeError(f"mjax.numpy.asarray: cannot convert {a!r} to an array")

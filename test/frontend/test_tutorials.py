@@ -50,8 +50,6 @@ KNOWN = {
     ("gradient_checkpointing", 23): "the cell imports jax._src (JAX's private modules)",
     **{("pytrees", i): "treedefs print as optree's PyTreeSpec(...), not PyTreeDef(...) "
                        "(optree's type cannot be given another repr)" for i in (7, 34, 35)},
-    ("pytrees", 30): "jacobian of a badly written custom node: mjax's jnp.asarray raises "
-                     "TypeError on the nested node, JAX ValueError on None",
 }
 
 TUTORIALS = {
