@@ -119,3 +119,26 @@ def test_invalid_leaf_type_is_a_clear_error():
         mjax.jit(lambda x: x)("a string")
     with pytest.raises(TypeError, match="not a valid mjax type"):
         mjax.jit(lambda x: "out")(1.0)
+
+
+def test_jacobian_rebuilds_custom_nodes_with_none_leaves_as_jax():
+    # JAX's jacfwd/jacrev check their inputs with a tree_map: a custom node whose
+    # unflatten rejects None (jnp.asarray(None): ValueError) fails there.
+    import jax
+    import jax.numpy as jjnp
+
+    def error(J, np_):
+        class Node:
+            def __init__(self, a):
+                self.a = np_.asarray(a)
+        J.tree_util.register_pytree_node(Node, lambda t: ((t.a,), None),
+                                         lambda _, c: Node(*c))
+        errors = []
+        for jac in (J.jacfwd, J.jacrev):
+            with pytest.raises(Exception) as info:
+                jac(lambda x: x)(Node(np_.arange(3.0)))
+            errors.append((type(info.value), str(info.value)))
+        with pytest.raises(Exception) as info:
+            np_.asarray(None)
+        return errors + [(type(info.value), str(info.value))]
+    assert error(mjax, jnp) == error(jax, jjnp)
