@@ -18,8 +18,9 @@ its payload types), `(pred: i1, code: i32, payload...)`. Within a slot the first
 in program order wins; across slots the smallest code (JAX's `Error.get`). Codes number
 the checks of @f from 1: the user checks in program order (callees and cond/while/scan
 bodies where they occur), then the automatic checks in program order (JAX numbers a
-`check` while tracing f, before checkify adds the automatic ones); `analyze` gives them with what each message needs, and the frontend
-(frontend/experimental/checkify.py) calls it to build its `Error`. Checks are
+`check` while tracing f, before checkify adds the automatic ones). `analyze` gives them
+with what each message needs; the frontend (frontend/experimental/checkify.py) calls it
+to build its `Error`. Checks are
 `jaxpr.check` ops ("user") and the automatic checks of passes/rules/checkify.py ("nan",
 "index", "div"). Ops with no check inside are copied unchanged. custom_jvp/custom_vjp
 calls keep their rules, which pass the state through (so, as in JAX, checks inside the
@@ -39,7 +40,7 @@ from mjax.dialect.context import context
 from mjax.dialect.ops import checkify as C
 from mjax.dialect.ops import control_flow as CF
 from mjax.dialect.ops import transforms as T
-from mjax.dialect.types import aval_of, tensor_type
+from mjax.dialect.types import aval_of
 from mjax.passes.expansion import EXPAND, Expander
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops, replace_op,

@@ -14,7 +14,6 @@ JAX: jax.experimental.checkify.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 
 import numpy as np

@@ -19,7 +19,7 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops import checkify as C
 from mjax.dialect.ops import indexing as I
 from mjax.dialect.dtype_rules import is_inexact
-from mjax.dialect.types import ShapedArray, aval_of
+from mjax.dialect.types import aval_of
 from mjax.passes.registry import PassError
 from mjax.passes.rules.ad_util import jvp_rule
 from mjax.passes.rules.tables import BATCH, LOWER, not_supported
