@@ -195,6 +195,15 @@ def _keeps_dtype(dtype, inexact) -> bool:
     return (kind[1] or not inexact) and (not kind[0] or _config.read("jax_enable_x64"))
 
 
+def _unchanged_pair(av0, av1, inexact, same_shape=True) -> bool:
+    """Whether two operands with avals av0, av1 (None: not an array) come out of
+    promotion (and broadcasting, if same_shape) as they are."""
+    return type(av0) is _ShapedArray and type(av1) is _ShapedArray and not (
+        av0.weak_type or av1.weak_type) and (not same_shape or av0.shape == av1.shape) and (
+        av0.dtype is av1.dtype or av0.dtype == av1.dtype) and _keeps_dtype(av0.dtype,
+                                                                          inexact)
+
+
 def _same_dtype_avals(args, inexact):
     """The operands' avals when promotion is the identity for them, else None: every
     operand an array (or tracer) of one canonical dtype and none weakly typed (inexact:
@@ -289,10 +298,7 @@ def _promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
     # One and two operands, spelled out: the hot path of every elementwise function.
     if len(args) == 2:
         av0, av1 = getattr(args[0], "aval", None), getattr(args[1], "aval", None)
-        if type(av0) is _ShapedArray and type(av1) is _ShapedArray and not (
-                av0.weak_type or av1.weak_type) and (
-                av0.dtype is av1.dtype or av0.dtype == av1.dtype) and _keeps_dtype(
-                av0.dtype, inexact):
+        if _unchanged_pair(av0, av1, inexact, same_shape=False):
             if not broadcast or av0.shape == av1.shape:
                 return list(args)
             return _broadcast_promoted(fname, list(args), [av0, av1])
@@ -369,7 +375,10 @@ def _check_rank_promotion(fname, shapes):
 
 def _unary(name, lax_fn, inexact=False, doc=None):
     def f(x, /):
-        (x,) = _promote(name, x, inexact=inexact)
+        av = getattr(x, "aval", None)
+        if type(av) is not _ShapedArray or av.weak_type or not _keeps_dtype(av.dtype,
+                                                                            inexact):
+            (x,) = _promote(name, x, inexact=inexact)
         return lax_fn(x)
     f.__name__ = name
     f.__doc__ = doc or f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
@@ -378,7 +387,9 @@ def _unary(name, lax_fn, inexact=False, doc=None):
 
 def _binary(name, lax_fn, inexact=False):
     def f(x1, x2, /):
-        x1, x2 = _promote(name, x1, x2, inexact=inexact, scalar_consts=True)
+        if not _unchanged_pair(getattr(x1, "aval", None), getattr(x2, "aval", None),
+                               inexact):
+            x1, x2 = _promote(name, x1, x2, inexact=inexact, scalar_consts=True)
         return lax_fn(x1, x2)
     f.__name__ = name
     f.__doc__ = f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
