@@ -132,3 +132,35 @@ def test_threads_with_different_shapes_each_compile_once():
     assert not errors, errors
     assert f._cache_size() == 4
     assert get_backend().stats["compiles"] - compiles == 4
+
+
+_NO_JAX_CHILD = r"""
+import gc, sys, tracemalloc
+import mjax, mjax.numpy as jnp
+f = mjax.jit(lambda x: x * 2.0 + 1.0)
+x = jnp.arange(4, dtype=jnp.float32)
+for _ in range(2000):
+    f(x), x * x
+gc.collect()
+tracemalloc.start()
+before = tracemalloc.take_snapshot()
+for _ in range(20000):
+    f(x), x * x
+gc.collect()
+after = tracemalloc.take_snapshot()
+print("jax" in sys.modules, sum(d.size_diff for d in after.compare_to(before, "filename")))
+"""
+
+
+def test_no_memory_growth_without_jax_in_the_process():
+    # jaxlib frees what it keeps per execution only when someone calls its
+    # collect_garbage() (JAX hooks it to Python's gc when imported; runtime/xla.py does
+    # too). Without the hook this run keeps 4.5 MB.
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", _NO_JAX_CHILD], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    jax_loaded, growth = proc.stdout.split()
+    assert jax_loaded == "False"
+    assert int(growth) < _BOUND, f"2*10^4 jit calls and eager ops kept {growth} bytes"
