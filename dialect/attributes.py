@@ -69,7 +69,26 @@ def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
+_EXACT_INT = frozenset({int})
+_ENCODED: dict = {}     # exact ints and exact-int tuples -> their (uniqued) attribute
+
+
 def encode(value) -> ir.Attribute:
+    # Ints and int tuples (shapes, dimensions, axes) repeat across the ops of a trace:
+    # encoded once each. Keys are exact ints only (True == 1 hashes alike but encodes
+    # as a BoolAttr).
+    kind = type(value)
+    if kind is int or (kind is tuple and _EXACT_INT.issuperset(map(type, value))):
+        hit = _ENCODED.get(value)
+        if hit is None:
+            if len(_ENCODED) > 4096:
+                _ENCODED.clear()
+            hit = _ENCODED[value] = _encode(value)
+        return hit
+    return _encode(value)
+
+
+def _encode(value) -> ir.Attribute:
     ctx = context()
     if isinstance(value, ir.Attribute):
         return value
@@ -277,6 +296,11 @@ class Ints(AttrKind):
 
     def normalize(self, v):
         return tuple(int(x) for x in v)
+
+    def check(self, op_name: str, attr_name: str, value):
+        if type(value) is tuple and _EXACT_INT.issuperset(map(type, value)):
+            return value        # already normal (the common case, checked per op)
+        return super().check(op_name, attr_name, value)
 
 
 class Float(AttrKind):

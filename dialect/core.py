@@ -88,7 +88,9 @@ class JaxprOp(ir.OpView):
     @classmethod
     def check_params(cls, params: dict) -> dict:
         """Fills defaults and validates each attribute against its declared kind."""
-        unknown = set(params) - set(cls.attributes)
+        if not cls.attributes and not params:
+            return {}       # (most ops: nothing to fill or check)
+        unknown = params.keys() - cls.attributes.keys()
         if unknown:
             raise InferError(f"'{cls.OPERATION_NAME}' op got unknown attribute(s) "
                              f"{', '.join(sorted(unknown))}")
@@ -106,10 +108,13 @@ class JaxprOp(ir.OpView):
         return out
 
     @classmethod
-    def infer_checked(cls, avals, params) -> tuple[ShapedArray, ...]:
-        """Operand count, attribute kinds, then the op's own rule; InferError on failure."""
+    def infer_checked(cls, avals, params, *, params_checked: bool = False
+                      ) -> tuple[ShapedArray, ...]:
+        """Operand count, attribute kinds (unless `params_checked`: they come from
+        `check_params`), then the op's own rule; InferError on failure."""
         cls.check_operand_count(len(avals))
-        params = cls.check_params(params)
+        if not params_checked:
+            params = cls.check_params(params)
         try:
             return tuple(cls.infer(*avals, **params))
         except InferError:

@@ -49,6 +49,27 @@ def is_numeric(d) -> bool:
     return is_int(d) or is_inexact(d)
 
 
+def _per_dtype(pred):
+    """`pred` answered once per dtype (a dict lookup after that): tracing asks these of
+    every operand of every op, and np.issubdtype costs microseconds each time."""
+    seen: dict = {}
+
+    def cached(d) -> bool:
+        try:
+            return seen[d]
+        except KeyError:
+            answer = seen[d] = pred(d)
+            return answer
+        except TypeError:       # an unhashable dtype-like: ask every time
+            return pred(d)
+    cached.__name__, cached.__doc__ = pred.__name__, pred.__doc__
+    return cached
+
+
+is_bool, is_int, is_signed, is_unsigned, is_float, is_complex, is_inexact, is_numeric = (
+    _per_dtype(p) for p in (is_bool, is_int, is_signed, is_unsigned, is_float, is_complex,
+                            is_inexact, is_numeric))
+
 CATEGORIES = {
     "bool": is_bool,
     "int": is_int,
@@ -66,9 +87,16 @@ _DESCRIBE = {"bool": "bool", "int": "integer", "signed": "signed integer",
              "numeric": "numeric", "any": "array"}
 
 
+_ALLOWED: dict = {}   # (categories, dtype) -> bool
+
+
 def check_dtype(op: str, aval: ShapedArray, *categories: str, what: str = "operand"):
     """Raises TypeError unless aval.dtype is in one of `categories`."""
-    if any(CATEGORIES[c](aval.dtype) for c in categories):
+    key = (categories, aval.dtype)
+    ok = _ALLOWED.get(key)
+    if ok is None:
+        ok = _ALLOWED[key] = any(CATEGORIES[c](aval.dtype) for c in categories)
+    if ok:
         return
     allowed = " or ".join(_DESCRIBE[c] for c in categories)
     raise TypeError(f"{op} does not accept dtype {short_dtype_name(aval.dtype)} "

@@ -95,9 +95,11 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = dtype if isinstance(dtype, KeyType) else np.dtype(dtype)
-        self.weak_type = bool(weak_type)
+        # (map and the isinstance test first: tracing builds several avals per op.)
+        self.shape = tuple(map(int, shape))
+        self.dtype = dtype if isinstance(dtype, (np.dtype, KeyType)) else np.dtype(dtype)
+        self.weak_type = weak_type if weak_type is True or weak_type is False \
+            else bool(weak_type)
 
     @property
     def ndim(self) -> int:

@@ -427,22 +427,32 @@ def is_array_like(x) -> bool:
 
 def aval_of_value(x) -> ShapedArray:
     """The aval (with weak_type) mjax gives a Python/NumPy/mjax value."""
+    if type(x) is Tracer:       # the common case while tracing
+        return x.aval
+    cls = type(x)
+    if cls is float or cls is int:
+        return _scalar_aval(x)
     aval = getattr(x, "aval", None)
     if aval is not None and isinstance(aval, ShapedArray):
         return aval
     if isinstance(x, (bool, int, float, complex)):
-        if isinstance(x, int) and not isinstance(x, bool):
-            info = np.iinfo(dtypes.default_int())
-            if not info.min <= x <= info.max:
-                raise OverflowError(f"Python int {x} too large to convert to "
-                                    f"{dtypes.default_int()}")
-        return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=not isinstance(x, bool))
+        return _scalar_aval(x)
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
     if hasattr(x, "__jax_array__"):
         return aval_of_value(x.__jax_array__())
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid mjax type "
                     f"(expected an array, a NumPy array or a Python scalar)")
+
+
+def _scalar_aval(x) -> ShapedArray:
+    """The weakly typed aval of a Python scalar (bool: strongly typed)."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        info = np.iinfo(dtypes.default_int())
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to "
+                                f"{dtypes.default_int()}")
+    return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=not isinstance(x, bool))
 
 
 def is_splat_view(x) -> bool:
@@ -474,7 +484,8 @@ def infer_avals(opcls, avals, params, weak=None):
     the user's line on bad operands."""
     try:
         params = opcls.check_params(params)
-        out_avals = opcls.infer_checked([a.strip_weak_type() for a in avals], params)
+        out_avals = opcls.infer_checked([a.strip_weak_type() for a in avals], params,
+                                        params_checked=True)
     except InferError as e:
         loc = describe_location(user_location())
         raise TypeError(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None

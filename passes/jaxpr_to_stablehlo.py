@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import JaxprOp
+from mjax.dialect.types import aval_of
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
 from mjax.passes.rules import LOWER, NOT_SUPPORTED, LowerCtx
 
@@ -63,11 +64,98 @@ class JaxprToStablehloPass(Pass):
 def lower_nested(root: ir.Operation, backend: str = "xla") -> None:
     """Lowers the jaxpr ops nested under `root`. The bodies of jaxpr ops with regions
     (cond/while/scan) are left to those ops' rules, which lower them recursively."""
+    # (Per run: a rule replaced in LOWER since, as tests do, turns its fast path off.)
+    fast = {cls: rewrite for cls, (rule, rewrite) in _fast_rules().items()
+            if LOWER.get(cls) is rule}
     for region in root.regions:
         for block in region.blocks:
             for op in list(block.operations):
+                rule = fast.get(type(op))
                 op = op.operation
+                if rule is not None and rule(op):
+                    continue
                 if op.name.startswith("jaxpr."):
                     lower_op(op, backend)
                 elif len(op.regions):
                     lower_nested(op, backend)
+
+
+# ---- the fast path -----------------------------------------------------------------
+# Most ops of a traced program are elementwise ops, constants and broadcasts whose
+# StableHLO op has the same operands and result types and at most a copied attribute.
+# These are rewritten here without a rule call, LowerCtx or attribute decoding: the
+# same StableHLO op, the same location, so the output is identical to the rule's.
+# An op that does not have exactly the expected form (operand count, attributes) takes
+# the rule path, which reports what is wrong with it.
+
+def _replace(op: ir.Operation, name: str, attributes=None) -> bool:
+    new = ir.Operation.create(name, results=[op.result.type], operands=list(op.operands),
+                              attributes=attributes, loc=op.location,
+                              ip=ir.InsertionPoint(op))
+    op.result.replace_all_uses_with(new.result)
+    op.erase()
+    return True
+
+
+def _same_form(cls, name: str):
+    n = cls.num_operands
+
+    def rule(op: ir.Operation) -> bool:
+        if len(op.operands) != n or len(op.results) != 1:
+            return False
+        return _replace(op, name)
+    return rule
+
+
+def _constant(op: ir.Operation) -> bool:
+    attrs = op.attributes
+    if len(op.results) != 1 or len(op.operands) or "value" not in attrs:
+        return False
+    value = attrs["value"]
+    if not isinstance(value, ir.DenseElementsAttr) or value.type != op.result.type:
+        return False
+    try:
+        aval_of(value.type)      # (a type mjax supports, as the rule's decoding asks)
+    except TypeError:
+        return False
+    return _replace(op, "stablehlo.constant", {"value": value})
+
+
+def _broadcast_in_dim(op: ir.Operation) -> bool:
+    attrs = op.attributes
+    if len(op.operands) != 1 or len(op.results) != 1 or "shape" not in attrs or \
+            "broadcast_dimensions" not in attrs:
+        return False
+    dims = attrs["broadcast_dimensions"]
+    if not (isinstance(dims, ir.DenseI64ArrayAttr)
+            and isinstance(attrs["shape"], ir.DenseI64ArrayAttr)):
+        return False
+    try:
+        aval_of(op.result.type)  # (the rule builds its result type from the aval)
+    except TypeError:
+        return False
+    return _replace(op, "stablehlo.broadcast_in_dim", {"broadcast_dimensions": dims})
+
+
+_FAST: dict = {}
+
+
+def _fast_rules() -> dict:
+    """jaxpr op class -> (the rule it stands for, its fast rewrite: True when done), built
+    on first use from the elementwise family's one-to-one table (each builder names its
+    op class) and the structural rules for constants and broadcasts."""
+    if not _FAST:
+        from mjax.dialect.ops import structural as S
+        from mjax.passes.rules import structural as rules
+        from mjax.passes.rules.elementwise import _ONE_TO_ONE
+        for cls, build in _ONE_TO_ONE.items():
+            target = build.__globals__.get(build.__code__.co_names[0])
+            name = getattr(target, "OPERATION_NAME", None)
+            rule = LOWER.get(cls)
+            # Only ops with no parameters, lowered by the one-to-one rule.
+            if name and not cls.attributes and cls.num_operands and \
+                    getattr(rule, "one_to_one", False):
+                _FAST[cls] = (rule, _same_form(cls, name))
+        _FAST[S.ConstantOp] = (rules._constant_lower, _constant)
+        _FAST[S.BroadcastInDimOp] = (rules._broadcast_in_dim_lower, _broadcast_in_dim)
+    return _FAST

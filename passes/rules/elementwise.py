@@ -36,7 +36,9 @@ _ONE_TO_ONE = {
 
 
 def _one_to_one(build):
-    return lambda ctx, *args, **params: build(*args)
+    rule = lambda ctx, *args, **params: build(*args)  # noqa: E731
+    rule.one_to_one = True  # (jaxpr-to-stablehlo rewrites these without calling the rule)
+    return rule
 
 
 for _op, _build in _ONE_TO_ONE.items():
