@@ -235,3 +235,44 @@ def test_alternating_avals_and_structures_hit_the_memo_table():
         for args in calls:
             first = jax.tree_util.tree_leaves(args[0])[0]
             np.testing.assert_allclose(f(*args), np.asarray(first) * 2.0)
+
+
+def test_eight_threads_churning_the_memo_get_their_own_results():
+    # Four shapes and two argument structures from eight threads at once: the memo and
+    # its table are replaced under the threads' feet; every result must be the thread's
+    # own, each signature compiles once, and most calls take the fast path.
+    import threading
+    from mjax.runtime import get_backend
+    f = mjax.jit(lambda t: jax.tree_util.tree_leaves(t)[0] * 2.0 + 1.0)
+    inputs = [jnp.full((2 + i % 4,), float(i)) for i in range(8)]
+    args = [(inputs[i],) if i < 4 else ({"k": inputs[i]},) for i in range(8)]
+    general, lock = [0], threading.Lock()
+    real_call = f._call
+
+    def counting_call(a, k):
+        with lock:
+            general[0] += 1
+        return real_call(a, k)
+    f._call = counting_call
+    compiles = get_backend().stats["compiles"]
+    barrier, errors = threading.Barrier(8), []
+
+    def worker(i):
+        try:
+            barrier.wait()
+            want = np.asarray(inputs[i]) * 2.0 + 1.0
+            for _ in range(300):
+                np.testing.assert_allclose(f(*args[i]), want)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors[:3]
+    assert f._cache_size() == 8                 # 4 shapes x 2 structures, traced once each
+    # (the two structures of one shape lower to the same program: XLA may compile it once)
+    assert get_backend().stats["compiles"] - compiles <= 8
+    assert general[0] < 8 * 300 // 4, f"{general[0]} of 2400 calls took the general path"
