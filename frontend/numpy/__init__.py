@@ -265,19 +265,20 @@ def _scalar_with_array(fname, args, inexact):
         sign = None
     if type(scalar) is int and not -2 ** 31 <= scalar < 2 ** 31:
         aval_of_value(scalar)                # (the range check: OverflowError)
-    try:
-        # (promote_types canonicalizes: a Python float stands for a weak float64.)
-        dtype, weak = _dt.promote_types((aval.dtype, aval.weak_type),
-                                        _PY_SCALAR_PROMOTION[type(scalar)])
-    except _dt.TypePromotionError as e:
-        raise _dt.TypePromotionError(at_user_line(str(e))) from None
-    if inexact:
-        dtype = _dt.to_inexact_dtype(dtype)
-    key = (type(scalar), scalar, sign, dtype, weak, aval.shape,
-           _config.read("jax_default_device"), _config.read("jax_platforms"),
-           _config.read("mjax_backend"))
-    const = _SCALAR_CONSTS.get(key)
-    if const is None:
+    # The config in the key: trace_state() holds x64, the promotion mode, the default
+    # device and backend (the promoted dtype and the constant's placement follow them).
+    key = (type(scalar), scalar, sign, aval.dtype, aval.weak_type, aval.shape, inexact,
+           _config.trace_state(), _config.read("jax_platforms"))
+    hit = _SCALAR_CONSTS.get(key)
+    if hit is None:
+        try:
+            # (promote_types canonicalizes: a Python float stands for a weak float64.)
+            dtype, weak = _dt.promote_types((aval.dtype, aval.weak_type),
+                                            _PY_SCALAR_PROMOTION[type(scalar)])
+        except _dt.TypePromotionError as e:
+            raise _dt.TypePromotionError(at_user_line(str(e))) from None
+        if inexact:
+            dtype = _dt.to_inexact_dtype(dtype)
         const = lax.convert_element_type(scalar, dtype, weak_type=weak)
         if aval.shape:
             const = broadcast_to(const, aval.shape)
@@ -286,7 +287,8 @@ def _scalar_with_array(fname, args, inexact):
                 del _SCALAR_CONSTS[next(iter(_SCALAR_CONSTS))]  # the oldest
             except (KeyError, StopIteration, RuntimeError):  # (another thread's edit)
                 pass
-        _SCALAR_CONSTS[key] = const
+        hit = _SCALAR_CONSTS[key] = (const, dtype, weak)
+    const, dtype, weak = hit
     if aval.dtype != dtype or aval.weak_type != weak:
         arr = lax.convert_element_type(arr, dtype, weak_type=weak)
     return [const, arr] if scalar_first else [arr, const]
@@ -307,11 +309,11 @@ def _promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
         if type(av0) is _ShapedArray and not av0.weak_type and _keeps_dtype(av0.dtype,
                                                                             inexact):
             return list(args)
-    avals = _same_dtype_avals(args, inexact)
-    if avals is None and scalar_consts and broadcast and len(args) == 2:
+    if scalar_consts and broadcast and len(args) == 2:
         out = _scalar_with_array(fname, args, inexact)
         if out is not None:
             return out
+    avals = _same_dtype_avals(args, inexact)
     if avals is not None:
         out = list(args)
         if not broadcast:

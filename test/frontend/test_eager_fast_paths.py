@@ -41,8 +41,10 @@ def _both(fn, *args):
     try:
         want = fn(jjnp, *args)
     except Exception as e:   # noqa: BLE001 (the oracle's error class must be ours too)
-        with pytest.raises(type(e)):
+        with pytest.raises(Exception) as ours:
             fn(jnp, *args)
+        # (by name: jax.dtypes.TypePromotionError is mjax.dtypes.TypePromotionError here)
+        assert type(ours.value).__name__ == type(e).__name__, (ours.value, e)
         return None, None
     return fn(jnp, *args), want
 
@@ -197,3 +199,16 @@ def test_fused_jnp_functions_plain_arguments_path_matches_jax():
     with mjax.disable_jit():
         np.testing.assert_allclose(jnp.sum(jnp.asarray(a)), a.sum())
         np.testing.assert_allclose(jnp.sum(jnp.asarray(a), axis=0), a.sum(0))
+
+
+def test_scalar_constants_follow_the_promotion_mode():
+    for mode in ("standard", "strict", "standard"):
+        with mjax.config.override(jax_numpy_dtype_promotion=mode), \
+                jax.numpy_dtype_promotion(mode):
+            for dtype, scalar in (("float32", 1.5), ("int32", 2), ("int32", 1.5),
+                                  ("uint8", 3), ("bfloat16", 2.0)):
+                def fn(m, dtype=dtype, scalar=scalar):
+                    return m.asarray(np.arange(3), dtype=dtype) * scalar
+                got, want = _both(fn)
+                if got is not None:
+                    _same(got, want)
