@@ -97,6 +97,10 @@ def getitem(x, idx, *, mode=None, fill_value=None):
         x = lax.expand_dims(x, new_axes)
         idx = [slice(None) if i is None else i.as_index() if isinstance(i, _ScalarMask)
                else i for i in idx]
+    # An out-of-bounds static integer is clamped like a traced one (JAX indexes with it
+    # through dynamic_slice, so checkify's index checks see it); an empty axis raises.
+    idx = [_out_of_bounds_as_array(i, n, d) if _is_int_scalar(i) and not -n <= i < n else i
+           for d, (i, n) in enumerate(zip(idx, x.shape))]
     any_array = any(_is_advanced(i) for i in idx)
     if (not any_array and not gather_ints and not isinstance(x, Tracer)
             and any(_is_int_scalar(i) for i in idx)
@@ -138,11 +142,19 @@ def getitem(x, idx, *, mode=None, fill_value=None):
         starts = [0] * x.ndim
         sizes = list(x.shape)
         for d in dyn:
-            starts[d] = _wrap_negative(jnp.asarray(idx[d]), x.shape[d])
+            starts[d] = _int32_index(jnp.asarray(idx[d]))  # (dynamic_slice wraps negatives)
             sizes[d] = 1
         return lax.squeeze(lax.dynamic_slice(x, starts, sizes), sorted(squeeze_dims + dyn))
     out = _advanced_gather(x, idx, dyn, mode or "clip", fill_value)
     return lax.squeeze(out, squeeze_dims) if squeeze_dims else out
+
+
+def _out_of_bounds_as_array(i, n, d):
+    if n == 0:
+        raise IndexError(at_user_line(
+            f"index {int(i)} is out of bounds for axis {d} with size {n}"))
+    info = np.iinfo(np.int32)
+    return np.asarray(min(max(int(i), info.min), info.max), np.int32)
 
 
 def _eager_int_index(x, idx):
@@ -162,11 +174,15 @@ def _eager_int_index(x, idx):
     return lax.squeeze(lax.dynamic_slice(x, starts, sizes), squeeze_dims)
 
 
-def _wrap_negative(i, n):
-    import mjax.numpy as jnp
+def _int32_index(i):
     if not _dt.issubdtype(i.dtype, np.integer):
         raise IndexError(f"indices must be integers, got dtype {i.dtype}")
-    i = i.astype(_dt.int32) if i.dtype != _dt.int32 else i
+    return i.astype(_dt.int32) if i.dtype != _dt.int32 else i
+
+
+def _wrap_negative(i, n):
+    import mjax.numpy as jnp
+    i = _int32_index(i)
     if _dt.issubdtype(i.dtype, np.unsignedinteger):
         return i
     return jnp.where(i < 0, i + n, i)

@@ -107,3 +107,21 @@ def test_take_and_take_along_axis():
     idx = np.argsort(-x, axis=1)
     np.testing.assert_array_equal(jnp.take_along_axis(x, idx, axis=1),
                                   np.take_along_axis(x, idx, 1))
+
+
+@pytest.mark.parametrize("idx", [100, -100, (1, 9), (-7, slice(None), 20), (5, 0, 0, -9),
+                                 (I([0, 1]), 9), (9, I([0, 5]))], ids=_ids)
+def test_out_of_bounds_static_ints_are_clamped(idx):
+    """JAX clamps an out-of-bounds static integer index (through dynamic_slice) instead of
+    raising, as it clamps array indices; NumPy's answer with every index clipped into range
+    is the oracle."""
+    clipped = tuple(np.clip(i, -n, n - 1) if not isinstance(i, slice) else i
+                    for i, n in zip(idx if isinstance(idx, tuple) else (idx,), X.shape))
+    want = X[clipped]
+    np.testing.assert_array_equal(jnp.asarray(X)[idx], want)
+    np.testing.assert_array_equal(mjax.jit(lambda x: x[idx])(X), want)
+
+
+def test_static_index_into_empty_axis_raises():
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
+        jnp.zeros((0, 3))[0]

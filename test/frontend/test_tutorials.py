@@ -32,10 +32,9 @@ _RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is c
                  "times and counts")
 _RESIDUALS = ("print_saved_residuals: mjax's linearization saves other (equivalent) values "
               "and its selective-policy split is coarser (passes/rules/remat.py)")
+_TREEDEF = ("treedefs print as optree's PyTreeSpec(...), not PyTreeDef(...) (optree's type "
+            "cannot be given another repr)")
 KNOWN = {
-    ("debugging", 13): "x[100] with a static out-of-bounds int raises IndexError in mjax's "
-                       "indexing (frontend/numpy/indexing.py); JAX clamps it, so checkify's "
-                       "index check reports it",
     ("advanced_autodiff", 41): "make_jaxpr(grad(f)) prints mjax's jaxpr.vjp op; JAX prints the "
                                "differentiated equations (mjax expands transforms in passes, "
                                "after tracing)",
@@ -48,8 +47,20 @@ KNOWN = {
                                     "layer0_output as the policy says; JAX 0.10.2 saves no "
                                     "named value here",
     ("gradient_checkpointing", 23): "the cell imports jax._src (JAX's private modules)",
-    **{("pytrees", i): "treedefs print as optree's PyTreeSpec(...), not PyTreeDef(...) "
-                       "(optree's type cannot be given another repr)" for i in (7, 34, 35)},
+    **{("pytrees", i): _TREEDEF for i in (7, 34, 35)},
+    ("key_concepts", 4): "make_jaxpr: JAX's jnp.where is a nested jit[name=_where] and it "
+                         "prints these weak literals at float64 precision "
+                         "(1.6699999570846558:f32[]); mjax inlines select_n and prints 1.67",
+    **{("key_concepts", i): _TREEDEF for i in (5, 6, 7)},
+    ("thinking_in_jax", 4): "type(x) is mjax.array.Array, not jaxlib._jax.ArrayImpl",
+    ("autodiff_cookbook", 31): "grad of a real function of a weak complex input: JAX's result "
+                               "is not weakly typed (its real/abs transposes build it from "
+                               "non-weak values); mjax's takes the input's weak type",
+    ("custom_derivative_rules", 9): "make_jaxpr(grad(f)) prints mjax's jaxpr.vjp op (as "
+                                    "advanced_autodiff cell 41)",
+    **{("custom_derivative_rules", i): _RULES_STAGED for i in (45, 46, 47, 48, 57, 58, 59)},
+    ("custom_derivative_rules", 60): _RULES_STAGED + "; the TypeError's text also names the "
+                                                     "op's location",
 }
 
 TUTORIALS = {
@@ -65,6 +76,10 @@ TUTORIALS = {
     "advanced_autodiff": "",
     "control_flow": "",
     "random_numbers": "",
+    "key_concepts": "",
+    "thinking_in_jax": "",
+    "autodiff_cookbook": "",
+    "custom_derivative_rules": "",
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
