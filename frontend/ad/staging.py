@@ -146,13 +146,13 @@ def staged(impl, diff_argnums=None, concrete_root=False):
             jitted = make(tree, static, len(leaves))
         if not concrete_root:
             return _restore_float0(jitted(*dyn))
-        avals = tuple(aval_of_value(x) for x in dyn)
-        if key is not None and (key, avals) in by_value:
+        if by_value and key is not None and (
+                key, tuple(aval_of_value(x) for x in dyn)) in by_value:
             jitted = make(tree, static, len(leaves))     # traced afresh for these values
         with concrete.root_call(dyn) as root:
             out = jitted(*dyn)
         if root.used and key is not None:
-            by_value.add((key, avals))
+            by_value.add((key, tuple(aval_of_value(x) for x in dyn)))
         return _restore_float0(out)
     return run
 
