@@ -24,7 +24,6 @@ import re
 import threading
 import weakref
 
-import numpy as np
 from jaxlib.mlir import ir
 
 from mjax import core, tree_util
