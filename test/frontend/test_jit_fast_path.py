@@ -276,3 +276,49 @@ def test_eight_threads_churning_the_memo_get_their_own_results():
     # (the two structures of one shape lower to the same program: XLA may compile it once)
     assert get_backend().stats["compiles"] - compiles <= 8
     assert general[0] < 8 * 300 // 4, f"{general[0]} of 2400 calls took the general path"
+
+
+def test_static_and_keyword_calls_through_the_keyed_table():
+    def fun(x, n, scale=1.0, *, mode="add"):
+        return x * n * scale if mode == "mul" else x + n + scale
+    f = mjax.jit(fun, static_argnums=(1,), static_argnames=("mode",))
+    g = jax.jit(fun, static_argnums=(1,), static_argnames=("mode",))
+    calls = [((x4, 2), {}), ((x4, 3), {}), ((x4, 2), {"mode": "mul"}),
+             ((x4, 2), {"scale": y4}), ((x4, 2, y4), {"mode": "mul"}),
+             ((y4, 2), {"mode": "mul", "scale": x4}), ((jnp.ones(3), 2), {})]
+    for _ in range(2):
+        for a, k in calls:
+            _same(f(*a, **k), g(*_to_jax(a), **_to_jax(k)))
+    _fast_path_only(f)
+    for a, k in calls:
+        _same(f(*a, **k), g(*_to_jax(a), **_to_jax(k)))
+    h = mjax.jit(lambda x, y: x - y)
+    for _ in range(2):
+        _same(h(x4, y=y4), jax.jit(lambda x, y: x - y)(_to_jax(x4), y=_to_jax(y4)))
+        _same(h(x4, y4), jax.jit(lambda x, y: x - y)(_to_jax(x4), _to_jax(y4)))
+        _same(h(y=x4, x=y4), jax.jit(lambda x, y: x - y)(y=_to_jax(x4), x=_to_jax(y4)))
+    _fast_path_only(h)
+    np.testing.assert_allclose(h(y=x4, x=y4), np.asarray(y4) - np.asarray(x4))
+
+
+def test_keyed_calls_step_aside_like_the_memo():
+    traces = []
+
+    def fun(x, n):
+        traces.append(n)
+        return x / x * n
+    f = mjax.jit(fun, static_argnums=1)
+    f(x4 + 1.0, 2), f(x4 + 1.0, 2)
+    assert traces == [2]
+    with pytest.raises(ValueError, match="Non-hashable static"):
+        f(x4, [2])
+    with mjax.disable_jit():
+        f(x4 + 1.0, 2)
+    assert traces == [2, 2]
+    with pytest.raises(FloatingPointError):
+        with mjax.debug_nans(True):
+            f(x4, 2)
+    np.testing.assert_allclose(mjax.grad(lambda x: f(x, 3).sum())(x4 + 1.0), np.zeros(4),
+                               atol=1e-6)
+    f(x4 + 1.0, n=2)                              # by keyword: the same static value
+    assert f(x4 + 1.0, 5)[0] == 5.0 and traces[-1] == 5
