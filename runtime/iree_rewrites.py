@@ -18,9 +18,11 @@ compute something other than what StableHLO (and XLA) specify, or fail to compil
   it) is its operands.
 - `chlo.top_k`: JAX puts the lower index first among equal values, IREE's top_k does
   not: a descending sort with ties broken by index, then a slice.
-- `stablehlo.while` whose body passes one carry on as another (a fixed-point loop's
-  x_prev, x -> x, f(x)) fails IREE's stream conversion: an optimization barrier over the
-  body's arguments.
+- `stablehlo.while`: its results go behind an optimization barrier (IREE's stream
+  partitioning made a partition consume its own output: 'circular dependency', igamma's
+  two loops), and a body that passes one carry on as another (a fixed-point loop's
+  x_prev, x -> x, f(x)), which fails IREE's stream conversion, gets a barrier over its
+  arguments.
 - `stablehlo.convert` from float to integer saturates in XLA (NaN -> 0, out of range ->
   the type's min/max); IREE gives INT_MIN: selects make XLA's results.
 - `stablehlo.reduce` of a constant expression (an elementwise function of a splat, as
@@ -433,9 +435,24 @@ def _is_constant_expression(value, memo: dict) -> bool:
 
 
 def _while(op) -> bool:
-    """A loop body that passes one carry on as another (x_prev, x -> x, f(x)) fails in
-    IREE's stream conversion (after IREE rotates the loop, a carry is left unused). An
-    optimization barrier over the body's arguments keeps the rotation from seeing it."""
+    """Two IREE failures around loops. Results: with several loops, IREE's stream
+    partitioning can make a partition that consumes its own output ('circular
+    dependency', igamma's two loops); a barrier over the loop's results keeps the loop's
+    consumers out of its partition. Body: a body that passes one carry on as another
+    (x_prev, x -> x, f(x)) fails IREE's stream conversion (after IREE rotates the loop, a
+    carry is left unused); a barrier over the body's arguments keeps the rotation from
+    seeing it."""
+    results = [r for r in op.results if len(list(r.uses))]
+    if results:
+        barrier = stablehlo.OptimizationBarrierOp(results, loc=op.location,
+                                                  ip=ir.InsertionPoint.after(op))
+        for r, new in zip(results, barrier.results):
+            r.replace_all_uses_except(new, barrier.operation)
+    _barrier_shifted_carries(op)
+    return bool(results)
+
+
+def _barrier_shifted_carries(op) -> None:
     block = op.regions[1].blocks[0]
     args = list(block.arguments)
     ret = list(block.operations)[-1]
@@ -445,13 +462,12 @@ def _while(op) -> bool:
         if isinstance(arg, ir.BlockArgument):
             shifted |= arg.owner == block and arg.arg_number != k
     if not shifted:
-        return False
+        return
     first = list(block.operations)[0]
     barrier = stablehlo.OptimizationBarrierOp(args, loc=op.location,
                                               ip=ir.InsertionPoint(first))
     for arg, new in zip(args, barrier.results):
         arg.replace_all_uses_except(new, barrier.operation)
-    return True
 
 
 _REWRITES = {"stablehlo.sort": _stabilize, "stablehlo.reverse": _reverse,

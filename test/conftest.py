@@ -112,10 +112,6 @@ IREE_UNSUPPORTED = {
     "test_sweep_nn.py::test_standardize[kw1]":
         "IREE codegen error on standardize's gradient over axis 0 ('vector.contract' op "
         "invalid accumulator/result vector shape)",
-    **{f"test_sweep_lax.py::test_lax[{name}]":
-       "IREE compiler: 'circular dependency: input operation uses partition output' "
-       "(stream partitioning of igamma's series and continued fraction)"
-       for name in ("igamma", "igammac")},
     "test_ad_ops.py::test_check_grads_every_op_order2_batched[1]":
         "second derivative of lax.pad (interior padding) differs under IREE: open bug",
 }

@@ -224,6 +224,18 @@ def test_reduction_of_a_constant_expression():
                                np.asarray(mjax.jit(g)(X)), rtol=1e-5, atol=1e-6)
 
 
+def test_two_loops_feeding_one_select_compile():
+    # igamma (a series loop and a continued-fraction loop, selected between): IREE's
+    # stream partitioning reported a circular dependency until loop results were
+    # put behind a barrier.
+    import scipy.special
+    a = np.float32([[0.5, 1.0, 3.0], [2.0, 0.2, 7.0]])
+    x = np.float32([[1.5, 0.3, 2.0], [4.0, 0.1, 5.0]])
+    got = np.asarray(mjax.jit(mjax.lax.igamma, backend="iree")(a, x))
+    np.testing.assert_allclose(got, np.asarray(mjax.jit(mjax.lax.igamma)(a, x)), rtol=1e-5)
+    np.testing.assert_allclose(got, scipy.special.gammainc(a, x), rtol=1e-5)
+
+
 def test_top_k_puts_the_lower_index_first_among_ties():
     x = np.array([[3, -5, -4, -3, -4, 3, 3, -5]], np.int32)
     values, idx = mjax.jit(lambda v: mjax.lax.top_k(v, 5), backend="iree")(x)
