@@ -185,13 +185,32 @@ def decode(attr: ir.Attribute):
     if isinstance(attr, ir.DenseI64ArrayAttr):
         return tuple(ir.DenseI64ArrayAttr(attr))
     if isinstance(attr, ir.ArrayAttr):
-        return tuple(decode(a) for a in ir.ArrayAttr(attr))
+        # Passes decode the same uniqued array attributes (dimension numbers, specs) again
+        # and again; a decoded value made only of immutable parts is handed out again.
+        hit = _DECODED_ARRAYS.get(attr)
+        if hit is None:
+            hit = tuple(decode(a) for a in ir.ArrayAttr(attr))
+            if _immutable(hit):
+                if len(_DECODED_ARRAYS) > 4096:
+                    _DECODED_ARRAYS.clear()
+                _DECODED_ARRAYS[attr] = hit
+        return hit
     if isinstance(attr, ir.DictAttr):
         d = ir.DictAttr(attr)
         return {d[i].name: decode(d[i].attr) for i in range(len(d))}
     if isinstance(attr, ir.DenseElementsAttr):
         return dense_to_numpy(attr)
     raise TypeError(f"unsupported attribute {attr}")
+
+
+_DECODED_ARRAYS: dict = {}
+_IMMUTABLE = (int, float, str, np.dtype, T.KeyType)   # (bool and Symbol are subclasses)
+
+
+def _immutable(value) -> bool:
+    if type(value) is tuple:
+        return all(_immutable(v) for v in value)
+    return isinstance(value, _IMMUTABLE)
 
 
 _SPLAT_VALUES: dict = {}
@@ -365,6 +384,15 @@ class Array(AttrKind):
         return isinstance(v, np.ndarray)
 
 
+def _exact_ints(x, depth: int) -> bool:
+    """Whether x is tuples nested `depth` deep with exact ints at the bottom."""
+    if type(x) is not tuple or depth < 1:
+        return False
+    if depth == 1:
+        return _EXACT_INT.issuperset(map(type, x))
+    return all(_exact_ints(y, depth - 1) for y in x)
+
+
 class Nested(AttrKind):
     """A nested tuple of integer tuples, e.g. dot_general's dimension_numbers."""
 
@@ -380,6 +408,11 @@ class Nested(AttrKind):
                 return _is_int(x)
             return isinstance(x, (tuple, list)) and all(ok(y, d - 1) for y in x)
         return ok(v, self.depth)
+
+    def check(self, op_name: str, attr_name: str, value):
+        if _exact_ints(value, self.depth):
+            return value        # already normal (what decoding gives): nothing to convert
+        return super().check(op_name, attr_name, value)
 
     def normalize(self, v):
         def norm(x, d):
