@@ -463,11 +463,17 @@ def _barrier_shifted_carries(op) -> None:
             shifted |= arg.owner == block and arg.arg_number != k
     if not shifted:
         return
-    first = list(block.operations)[0]
-    barrier = stablehlo.OptimizationBarrierOp(args, loc=op.location,
-                                              ip=ir.InsertionPoint(first))
-    for arg, new in zip(args, barrier.results):
-        arg.replace_all_uses_except(new, barrier.operation)
+    # One barrier at the end of the body over every argument and every returned value,
+    # which the body returns through it. (A barrier at the start of the body, over the
+    # arguments, was miscompiled by IREE: a Fibonacci scan ran one step short.)
+    values = list(args)
+    for v in ret.operands:
+        if v not in values:
+            values.append(v)
+    barrier = stablehlo.OptimizationBarrierOp(values, loc=op.location,
+                                              ip=ir.InsertionPoint(ret))
+    for k, v in enumerate(list(ret.operands)):
+        ret.operands[k] = barrier.results[values.index(v)]
 
 
 _REWRITES = {"stablehlo.sort": _stabilize, "stablehlo.reverse": _reverse,

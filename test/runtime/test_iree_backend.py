@@ -224,6 +224,17 @@ def test_reduction_of_a_constant_expression():
                                np.asarray(mjax.jit(g)(X)), rtol=1e-5, atol=1e-6)
 
 
+def test_scan_shifting_its_carry_runs_every_step():
+    # (a, b) -> (a + b, a): a barrier at the start of the body made IREE run one step
+    # short (13, 8 for 21, 13); the rewrite's barrier sits at the end of the body.
+    def fib(x):
+        (a, b), _ = mjax.lax.scan(lambda c, _: ((c[0] + c[1], c[0]), None),
+                                  (x, x * 0 + 1.0), None, length=6)
+        return a, b
+    got = mjax.jit(fib, backend="iree")(np.float32(1.0))
+    assert [float(v) for v in got] == [21.0, 13.0]
+
+
 def test_two_loops_feeding_one_select_compile():
     # igamma (a series loop and a continued-fraction loop, selected between): IREE's
     # stream partitioning reported a circular dependency until loop results were
