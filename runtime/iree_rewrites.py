@@ -56,6 +56,7 @@ def rewrite_for_iree(text: str) -> str:
                 found.append(op)
             return ir.WalkResult.ADVANCE
         module.operation.walk(collect)
+        _CONSTANT_MEMO.clear()
         changed = [op for op in found if _REWRITES[op.name](op)]
         if not changed:
             return text
@@ -406,9 +407,10 @@ def _reduce(op) -> bool:
     reduces a materialized tensor."""
     n = len(op.operands) // 2
     changed = False
+    memo = _CONSTANT_MEMO
     for k in range(n):
         x = op.operands[k]
-        if not _is_constant_expression(x, {}):
+        if not _is_constant_expression(x, memo):
             continue
         barrier = stablehlo.OptimizationBarrierOp([x], loc=op.location,
                                                   ip=ir.InsertionPoint(op))
@@ -417,21 +419,49 @@ def _reduce(op) -> bool:
     return changed
 
 
+# Verdicts of _is_constant_expression for the module being rewritten (cleared per module).
+_CONSTANT_MEMO: dict = {}
+
+
 def _is_constant_expression(value, memo: dict) -> bool:
-    """Whether `value` is computed from constants only (no argument of any block)."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
+    """Whether `value` is computed from constants only (no argument of any block, no
+    op with regions). Iterative: programs can be thousands of ops deep."""
+    def op_of(v):
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            return None
+        return owner.operation if hasattr(owner, "operation") else owner
+
+    root = op_of(value)
+    if root is None:
         return False
-    owner = owner.operation if hasattr(owner, "operation") else owner
-    key = owner
-    if key in memo:
-        return memo[key]
-    memo[key] = False            # (cycles cannot happen in SSA; this bounds the walk)
-    if owner.name == "stablehlo.optimization_barrier" or len(owner.regions):
-        return False
-    result = all(_is_constant_expression(v, memo) for v in owner.operands)
-    memo[key] = result
-    return result
+    stack = [root]
+    while stack:
+        o = stack[-1]
+        if o in memo:
+            stack.pop()
+            continue
+        if o.name == "stablehlo.optimization_barrier" or len(o.regions):
+            memo[o] = False
+            stack.pop()
+            continue
+        pending, verdict = [], True
+        for v in o.operands:
+            p = op_of(v)
+            if p is None:
+                verdict = False
+                break
+            if p not in memo:
+                pending.append(p)
+            elif not memo[p]:
+                verdict = False
+                break
+        if verdict and pending:
+            stack.extend(pending)
+            continue
+        memo[o] = verdict
+        stack.pop()
+    return memo[root]
 
 
 def _while(op) -> bool:
