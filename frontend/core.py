@@ -504,9 +504,14 @@ def bind(opcls: type[JaxprOp], *args, **params):
     Returns one value for single-result ops, else a list.
     """
     weak = params.pop("_weak_type", None) if params else None
-    trace = current_trace()
-    # (Arrays and tracers carry their aval: read it directly, this runs per op.)
-    avals = [a.aval if type(a) in _CARRY_AVAL else aval_of_value(a) for a in args]
+    stack = _state.stack   # (current_trace(), inlined: this runs per op)
+    trace = stack[-1] if stack else None
+    # (Arrays and tracers carry their aval: read it directly.)
+    if len(args) == 1:
+        a = args[0]
+        avals = [a.aval if type(a) in _CARRY_AVAL else aval_of_value(a)]
+    else:
+        avals = [a.aval if type(a) in _CARRY_AVAL else aval_of_value(a) for a in args]
     if trace is None:
         outs = apply_eager(opcls, args, avals, params, weak)
     else:

@@ -195,6 +195,16 @@ def _keeps_dtype(dtype, inexact) -> bool:
     return (kind[1] or not inexact) and (not kind[0] or _config.read("jax_enable_x64"))
 
 
+# The dtypes _keeps_dtype accepts whatever the x64 setting (any / inexact functions): a
+# set lookup on the one-operand hot path. Others (64-bit ones) ask _keeps_dtype.
+_KEEP_ANY = frozenset(
+    d for d in map(_onp.dtype, [bool, _onp.int8, _onp.int16, _onp.int32, _onp.uint8,
+                                _onp.uint16, _onp.uint32, _onp.float16, _onp.float32,
+                                _onp.complex64, _dt.bfloat16])
+    if _keeps_dtype(d, False) and d not in _dt._X64_NARROW)
+_KEEP_INEXACT = frozenset(d for d in _KEEP_ANY if _dt.is_inexact(d))
+
+
 def _unchanged_pair(av0, av1, inexact, same_shape=True) -> bool:
     """Whether two operands with avals av0, av1 (None: not an array) come out of
     promotion (and broadcasting, if same_shape) as they are."""
@@ -230,6 +240,7 @@ _SCALAR_CONSTS: dict = {}
 _SCALAR_CONSTS_MAX = 128
 _SCALAR_CONST_MAX_SIZE = 1024
 _PY_SCALAR_TYPES = (bool, int, float, complex)
+_BOOL = _onp.dtype(bool)   # (comparing with a dtype is cheaper than with np.bool_)
 _PY_SCALAR_PROMOTION = {bool: (_onp.dtype(bool), False), int: (_onp.dtype(_onp.int64), True),
                         float: (_onp.dtype(_onp.float64), True),
                         complex: (_onp.dtype(_onp.complex128), True)}
@@ -376,10 +387,11 @@ def _check_rank_promotion(fname, shapes):
 
 
 def _unary(name, lax_fn, inexact=False, doc=None):
+    keep = _KEEP_INEXACT if inexact else _KEEP_ANY
+
     def f(x, /):
         av = getattr(x, "aval", None)
-        if type(av) is not _ShapedArray or av.weak_type or not _keeps_dtype(av.dtype,
-                                                                            inexact):
+        if type(av) is not _ShapedArray or av.weak_type or av.dtype not in keep:
             (x,) = _promote(name, x, inexact=inexact)
         return lax_fn(x)
     f.__name__ = name
@@ -398,10 +410,10 @@ def _binary(name, lax_fn, inexact=False):
     return f
 
 
-add = _binary("add", lambda a, b: lax.or_(a, b) if a.dtype == _onp.bool_ else lax.add(a, b))
+add = _binary("add", lambda a, b: lax.or_(a, b) if a.dtype == _BOOL else lax.add(a, b))
 subtract = _binary("subtract", lax.sub)
 multiply = _binary("multiply",
-                   lambda a, b: lax.and_(a, b) if a.dtype == _onp.bool_ else lax.mul(a, b))
+                   lambda a, b: lax.and_(a, b) if a.dtype == _BOOL else lax.mul(a, b))
 true_divide = divide = _binary("true_divide", lax.div, inexact=True)
 maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
