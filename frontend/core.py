@@ -471,12 +471,24 @@ def to_numpy(x) -> np.ndarray:
 
 
 # ---- bind ------------------------------------------------------------------------
-def _result_weak(avals_in, avals_out) -> list[bool]:
-    # JAX: a result is weak when every input is weak and the dtype is unchanged.
-    if not avals_in or not all(a.weak_type for a in avals_in):
+# JAX's weak_type rules where they differ from its standard one (results weak when every
+# input is, whatever the result dtype: `~f32 < ~f32` is `~bool`): the inputs that count
+# (select_n: the cases; dynamic_slice, gather, scatter*: the operand), or never weak.
+_WEAK_INPUTS = {"jaxpr.select_n": slice(1, None), "jaxpr.dynamic_slice": slice(0, 1),
+                "jaxpr.gather": slice(0, 1), "jaxpr.scatter": slice(0, 1),
+                "jaxpr.scatter_add": slice(0, 1), "jaxpr.scatter_sub": slice(0, 1),
+                "jaxpr.scatter_mul": slice(0, 1), "jaxpr.scatter_min": slice(0, 1),
+                "jaxpr.scatter_max": slice(0, 1)}
+_NEVER_WEAK = {"jaxpr.bitcast_convert_type", "jaxpr.argmin", "jaxpr.argmax",
+               "jaxpr.reduce_or", "jaxpr.reduce_and", "jaxpr.reduce_xor"}
+
+
+def _result_weak(avals_in, avals_out, name=None) -> list[bool]:
+    if name in _WEAK_INPUTS:
+        avals_in = avals_in[_WEAK_INPUTS[name]]
+    if not avals_in or name in _NEVER_WEAK or not all(a.weak_type for a in avals_in):
         return [False] * len(avals_out)
-    d = avals_in[-1].dtype
-    return [o.dtype == d for o in avals_out]
+    return [True] * len(avals_out)
 
 
 def infer_avals(opcls, avals, params, weak=None):
@@ -489,7 +501,8 @@ def infer_avals(opcls, avals, params, weak=None):
     except InferError as e:
         loc = describe_location(user_location())
         raise TypeError(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None
-    weaks = [weak] * len(out_avals) if weak is not None else _result_weak(avals, out_avals)
+    weaks = [weak] * len(out_avals) if weak is not None else _result_weak(
+        avals, out_avals, opcls.OPERATION_NAME)
     # (A new aval only where the weak type changes: most results keep the inferred one.)
     return params, [a if a.weak_type == w else a.update(weak_type=w)
                     for a, w in zip(out_avals, weaks)]

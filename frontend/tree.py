@@ -59,9 +59,12 @@ def reduce_associative(operation, tree, *, identity=None, is_leaf=None):
     return _tu.tree_reduce_associative(operation, tree, identity=identity, is_leaf=is_leaf)
 
 
-def static(cls):
-    """Registers cls as a pytree node with no children. JAX: jax.tree.static."""
-    return _tu.register_static(cls)
+def static(**kwargs):
+    """A dataclass field (dataclasses.field's arguments) marked static, so that
+    register_dataclass keeps it as aux data rather than a child. JAX: jax.tree.static."""
+    import dataclasses
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)
 
 
 def structure(tree, is_leaf=None):

@@ -11,6 +11,7 @@ nodes registered without keys).
 """
 from __future__ import annotations
 
+import builtins
 import collections
 import dataclasses
 import functools
@@ -78,11 +79,10 @@ def _simple(k) -> str:
     return str(k)
 
 
-def keystr(keys, *, simple: bool = False, separator: str = "/") -> str:
-    """A key path as a string: "['a'][0].b", or with simple=True "a/0/b". JAX: keystr."""
-    if simple:
-        return separator.join(_simple(k) for k in keys)
-    return "".join(str(k) for k in keys)
+def keystr(keys, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as a string: "['a'][0].b", or with simple=True "a0b" (keys joined by
+    `separator`). JAX: keystr."""
+    return separator.join(_simple(k) if simple else str(k) for k in keys)
 
 
 class _KeyEntry(optree.PyTreeEntry):
@@ -310,8 +310,12 @@ def all_leaves(iterable, is_leaf=None) -> bool:
     return all(treedef_is_leaf(tree_structure(x, is_leaf)) for x in iterable)
 
 
-def is_tree_node(x) -> bool:
-    return not treedef_is_leaf(tree_structure(x)) or x is None
+def is_tree_node(typ) -> bool:
+    """Whether a type is a registered pytree node type (builtin, namedtuple or
+    registered). JAX: is_tree_node. (Given an instance, whether it is a node.)"""
+    if isinstance(typ, type):
+        return default_registry.is_node(typ)
+    return not treedef_is_leaf(tree_structure(typ)) or typ is None
 
 
 def flatten_one_level(tree):
@@ -369,12 +373,9 @@ def register_static(cls):
     return cls
 
 
-def register_dataclass(nodetype=None, *, data_fields=None, meta_fields=None, drop_fields=()):
+def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
     """Registers a dataclass: data fields are children (keyed by GetAttrKey), meta fields
-    static aux data."""
-    if nodetype is None:
-        return functools.partial(register_dataclass, data_fields=data_fields,
-                                 meta_fields=meta_fields, drop_fields=drop_fields)
+    static aux data. JAX: register_dataclass."""
     if data_fields is None:
         fields = [f for f in dataclasses.fields(nodetype) if f.init]
         meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
@@ -392,6 +393,49 @@ def register_dataclass(nodetype=None, *, data_fields=None, meta_fields=None, dro
         return nodetype(**kwargs)
     register_pytree_with_keys(nodetype, flatten_with_keys, unflatten)
     return nodetype
+
+
+# ---- the registry object -------------------------------------------------------------------
+class PyTreeRegistry:
+    """The registry of pytree node types, as an object (JAX: tree_util.default_registry,
+    a jaxlib PyTreeRegistry). mjax's one registry is optree's "mjax" namespace."""
+
+    def flatten(self, tree, leaf_predicate=None):
+        return tree_flatten(tree, leaf_predicate)
+
+    def flatten_one_level(self, tree):
+        """(children, aux data) of the root node, None for a leaf."""
+        try:
+            children, aux = flatten_one_level(tree)
+        except ValueError:
+            return None
+        return tuple(children), aux
+
+    def flatten_one_level_with_keys(self, tree):
+        try:
+            pairs, aux = flatten_one_level_with_keys(tree)
+        except ValueError:
+            return None
+        return tuple(pairs), aux
+
+    def flatten_with_path(self, tree, leaf_predicate=None):
+        return tree_flatten_with_path(tree, leaf_predicate)
+
+    def is_node(self, type):  # noqa: A002 (JAX's name)
+        """Whether `type` is a pytree node type (builtin, namedtuple or registered)."""
+        if builtins.type(None) is type or issubclass(type, (tuple, list, dict)):
+            return True  # (namedtuples, OrderedDict and defaultdict included)
+        return optree.register_pytree_node.get(type, namespace=NAMESPACE) is not None
+
+    def register_node(self, type, to_iterable, from_iterable,  # noqa: A002
+                      to_iterable_with_keys=None):
+        register_pytree_node(type, to_iterable, from_iterable, to_iterable_with_keys)
+
+    def register_dataclass_node(self, type, data_fields, meta_fields, /):  # noqa: A002
+        register_dataclass(type, data_fields, meta_fields)
+
+
+default_registry = PyTreeRegistry()
 
 
 # ---- Partial ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from collections import namedtuple
 import numpy as np
 
 from mjax import dtypes
+from mjax.array_methods import ArrayMethods
 from mjax.core import Tracer, at_user_line, aval_of_value, bind, to_numpy
 from mjax.dialect import ShapedArray as _ShapedArray, op_class
 
@@ -257,8 +258,22 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
     return out
 
 
-class _LiteralArray(np.ndarray):
-    """A NumPy constant that carries JAX's weak_type flag while tracing."""
+class _LiteralArray(ArrayMethods, np.ndarray):
+    """A NumPy constant that carries JAX's weak_type flag while tracing. Its Array
+    methods and operators (`.at`, `.T`, `.sum()`, `x[i]`, `+`, ...) are mjax's, as on a
+    traced array: a literal is a traced constant to the user (JAX traces one)."""
+
+    # Static facts stay NumPy's (the Array mixin's read `aval`, which reads these).
+    shape, dtype, ndim, size = (np.ndarray.shape, np.ndarray.dtype, np.ndarray.ndim,
+                                np.ndarray.size)
+    itemsize, nbytes = np.ndarray.itemsize, np.ndarray.nbytes
+    __array_priority__ = 100  # below a Tracer's: `literal + tracer` is the tracer's op
+
+    def view(self, dtype=None, type=None):  # noqa: A002 (NumPy's name)
+        if type is not None or (isinstance(dtype, builtins.type)
+                                and issubclass(dtype, np.ndarray)):
+            return np.ndarray.view(self, *(a for a in (dtype, type) if a is not None))
+        return ArrayMethods.view(self, dtype)
 
     def __new__(cls, value, weak_type):
         obj = np.asarray(value).view(cls)
@@ -456,7 +471,17 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """An array like x filled with fill_value; weakly typed when x is and no dtype is
+    given (as JAX's, so constants built inside NumPy functions keep weak results)."""
     aval = aval_of_value(x)
+    if dtype is None and aval.weak_type:
+        value = convert_element_type(fill_value, aval.dtype, weak_type=True)
+        out = broadcast_in_dim(value, tuple(int(d) for d in (
+            aval.shape if shape is None else shape)), ())
+        if sharding is not None:
+            from mjax.lax.sharding import apply_out_sharding
+            out = apply_out_sharding(out, sharding)
+        return out
     return full(aval.shape if shape is None else shape, fill_value,
                 aval.dtype if dtype is None else dtype, sharding=sharding)
 
@@ -604,7 +629,7 @@ def _start_indices(start_indices, shape, allow_negative_indices):
     XLA clamps them into range."""
     allow = allow_negative_indices
     allow = [bool(allow)] * len(shape) if isinstance(allow, bool) else list(allow)
-    out = []
+    out, static = [], []
     for i, size, neg in zip(start_indices, shape, allow):
         if _is_python_scalar(i) or (isinstance(i, (np.ndarray, np.generic))
                                     and not isinstance(i, Tracer) and np.ndim(i) == 0):
@@ -612,14 +637,21 @@ def _start_indices(start_indices, shape, allow_negative_indices):
             if i < 0 and not neg:
                 raise ValueError(f"Index {i} is out of bounds for dimension {size} if "
                                  "allow_negative_indices=False")
-            out.append(convert_element_type(i + size if neg and i < 0 else i,
-                                            dtypes.default_int()))
+            static.append(len(out))
+            out.append(i + size if neg and i < 0 else i)
             continue
         dtype = aval_of_value(i).dtype
         if neg and dtypes.issubdtype(dtype, np.signedinteger):
             zero = convert_element_type(0, dtype)
             i = select(lt(i, zero), add(i, convert_element_type(size, dtype)), i)
         out.append(i)
+    # Static starts take the dtype of the traced ones (so x[i] with an int32 `i` under x64
+    # slices with int32 starts throughout, as JAX's *_in_dim helpers build them).
+    traced = {aval_of_value(v).dtype for k, v in enumerate(out) if k not in static}
+    target = traced.pop() if len(traced) == 1 else dtypes.default_int()
+    for k in static:
+        fits = np.iinfo(target).min <= out[k] <= np.iinfo(target).max
+        out[k] = convert_element_type(out[k], target if fits else dtypes.default_int())
     return out
 
 

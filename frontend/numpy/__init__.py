@@ -621,9 +621,15 @@ def float_power(x1, x2, /):
     return lax.pow(x1, x2)
 
 
+def _strong(x):
+    """x without its weak type: where JAX's function builds its result from strongly
+    typed constants, its result is strong even for weak operands."""
+    return lax.convert_element_type(x, x.dtype)
+
+
 def hypot(x1, x2, /):
     x1, x2 = _promote("hypot", x1, x2, inexact=True)
-    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+    return _strong(lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2))))
 
 
 def logaddexp(x1, x2, /):
@@ -721,7 +727,9 @@ def nextafter(x1, x2, /):
     out = lax.select(lax.eq(x1, zero), from_zero, stepped)
     out = lax.select(lax.eq(x1, x2), x2, out)
     nan = lax.full_like(x1, _onp.nan)
-    return lax.select(lax.or_(lax.ne(x1, x1), lax.ne(x2, x2)), nan, out)
+    out = lax.select(lax.or_(lax.ne(x1, x1), lax.ne(x2, x2)), nan, out)
+    # (JAX's result is weak when both operands are: the constants above are not.)
+    return lax.convert_element_type(out, out.dtype, weak_type=x1.weak_type and x2.weak_type)
 
 
 def gcd(x1, x2, /):
@@ -736,7 +744,7 @@ def gcd(x1, x2, /):
         b_zero = lax.eq(b, zero)
         r = lax.rem(a, lax.select(b_zero, one, b))
         a, b = lax.select(b_zero, a, b), lax.select(b_zero, b, r)
-    return a
+    return _strong(a)
 
 
 def lcm(x1, x2, /):
@@ -744,7 +752,7 @@ def lcm(x1, x2, /):
     g = gcd(x1, x2)
     zero = lax.full_like(g, 0)
     safe = lax.select(lax.eq(g, zero), lax.full_like(g, 1), g)
-    return lax.select(lax.eq(g, zero), zero, abs(lax.mul(lax.div(x1, safe), x2)))
+    return _strong(lax.select(lax.eq(g, zero), zero, abs(lax.mul(lax.div(x1, safe), x2))))
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -752,7 +760,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     out = less_equal(abs(a - b), atol + rtol * abs(b))
     if equal_nan:
         out = logical_or(out, logical_and(isnan(a), isnan(b)))
-    return out
+    return _strong(out)
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1517,7 +1525,7 @@ def bitwise_count(x, /):
 def logaddexp2(x1, x2, /):
     x1, x2 = _promote("logaddexp2", x1, x2, inexact=True)
     ln2 = lax.full_like(x1, math.log(2))
-    return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
+    return _strong(lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2))
 
 
 def modf(x, /):
