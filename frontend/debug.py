@@ -63,8 +63,16 @@ def _stage(name: str, fn: Callable, args, kwargs, ordered: bool, key) -> None:
         a, k = _merge(tree, arrays, static)
         fn(*a, **k)
         return ()
-    call(name, "debug_ordered" if ordered else "debug", flat,
-         (key, tree, _freeze(static), ordered), dyn, [])
+    from mjax.core import current_trace
+    try:
+        call(name, "debug_ordered" if ordered else "debug", flat,
+             (key, tree, _freeze(static), ordered), dyn, [])
+    except RuntimeError as e:
+        if current_trace() is not None or e.__cause__ is None:
+            raise
+        # Called eagerly, JAX runs a debug callback in Python: its own exception (already
+        # logged) reaches the caller, not the runtime's wrapper.
+        raise e.__cause__ from None
 
 
 # ---- callback ---------------------------------------------------------------------------

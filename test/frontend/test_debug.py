@@ -325,3 +325,17 @@ def test_log_goes_to_the_logger_with_the_users_line(caplog):
     records = [r for r in caplog.records if r.name == "mjax.debug"]
     assert [r.getMessage() for r in records] == ["logged 2.0", "eager 3"]
     assert all(r.levelno == logging.INFO and r.pathname == __file__ for r in records)
+
+
+def test_eager_debug_callback_raises_the_callbacks_own_error_as_jax():
+    # Eagerly JAX calls a debug callback in Python (pure/io callbacks go through the
+    # runtime): the callback's exception reaches the caller as it is.
+    import jax
+
+    def bad(x):
+        raise KeyError("boom")
+    for J in (jax, mjax):
+        with pytest.raises(KeyError, match="boom"):
+            J.debug.callback(bad, J.numpy.ones(2))
+        with pytest.raises(RuntimeError, match="boom"):    # under jit: the runtime's error
+            J.jit(lambda x: (J.debug.callback(bad, x), x)[1])(1.0)
