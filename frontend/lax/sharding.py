@@ -110,4 +110,22 @@ def apply_out_sharding(x, out_sharding):
     return x if out_sharding is None else reshard(x, out_sharding)
 
 
+def takes_out_sharding(f):
+    """Decorator: f also takes JAX's keyword-only `out_sharding=` (its result laid out so
+    when given), and its signature shows it."""
+    import functools
+    import inspect
+    sig = inspect.signature(f)
+    params = list(sig.parameters.values())
+    at = len(params) - (params[-1].kind is inspect.Parameter.VAR_KEYWORD if params else 0)
+    params.insert(at, inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY,
+                                        default=None))
+
+    @functools.wraps(f)
+    def g(*args, out_sharding=None, **kwargs):
+        return apply_out_sharding(f(*args, **kwargs), out_sharding)
+    g.__signature__ = sig.replace(parameters=params)
+    return g
+
+
 __all__ = ["with_sharding_constraint", "constraint_params", "reshard"]

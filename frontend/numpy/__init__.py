@@ -71,7 +71,9 @@ single, double, csingle, cdouble = float32, float64, complex64, complex128
 dtype = _onp.dtype
 pi, e, inf, nan, newaxis = _onp.pi, _onp.e, _onp.inf, _onp.nan, None
 ndarray = None  # set below to mjax.Array
-issubdtype = _dt.issubdtype
+def issubdtype(arg1, arg2):
+    """JAX: jnp.issubdtype (see mjax.dtypes.issubdtype)."""
+    return _dt.issubdtype(arg1, arg2)
 finfo, iinfo = _dt.finfo, _dt.iinfo
 integer, floating, inexact, number, complexfloating, signedinteger, unsignedinteger = (
     _onp.integer, _onp.floating, _onp.inexact, _onp.number, _onp.complexfloating,
@@ -98,7 +100,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return _from_dlpack(x, device=device, copy=copy)
 
 
-def asarray(a, dtype=None, copy=None, order=None):
+def asarray(a, dtype=None, order=None, *, copy=None):
     """Array from an array, scalar, NumPy array or (nested) list/tuple."""
     if _is_array(a) or isinstance(a, lax._LiteralArray):  # (a literal keeps its weak type)
         return a if dtype is None else astype(a, dtype)
@@ -132,7 +134,7 @@ def _nested_leaves(a) -> list:
     return out
 
 
-def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
+def array(object, dtype=None, *, copy=True, order="K", ndmin=0):  # noqa: A002
     if dtype is not None:
         dtype = _dt.check_user_dtype(dtype, "array")
     out = asarray(object, dtype)
@@ -141,7 +143,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
     return out
 
 
-def astype(x, dtype, copy=False):
+def astype(x, dtype, /, *, copy=False):
     return lax.convert_element_type(x, _dt.check_user_dtype(dtype, "astype"))
 
 
@@ -154,8 +156,8 @@ def broadcast_shapes(*shapes):
                          f"{', '.join(str(tuple(s)) for s in shapes)}")) from None
 
 
-def broadcast_to(x, shape):
-    x = asarray(x)
+def broadcast_to(array, shape):  # noqa: A002 (JAX's name)
+    x = asarray(array)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     xs = x.shape
     if xs == shape:
@@ -450,15 +452,24 @@ def _logical(name, fn):
 logical_and = _logical("logical_and", lax.and_)
 logical_or = _logical("logical_or", lax.or_)
 logical_xor = _logical("logical_xor", lax.xor)
-logical_not = _logical("logical_not", lax.not_)
+_logical_not = _logical("logical_not", lax.not_)
+
+
+def logical_not(x, /):
+    return _logical_not(x)
 
 negative = _unary("negative", lax.neg)
 positive = _unary("positive", lambda x: x)
 sign = _unary("sign", lax.sign)
 floor = _unary("floor", lambda x: x if not _dt.is_float(x.dtype) else lax.floor(x))
 ceil = _unary("ceil", lambda x: x if not _dt.is_float(x.dtype) else lax.ceil(x))
-trunc = _unary("trunc", lambda x: x if not _dt.is_float(x.dtype) else
-               lax.select(lax.lt(x, lax.full_like(x, 0)), lax.ceil(x), lax.floor(x)))
+_trunc = _unary("trunc", lambda x: x if not _dt.is_float(x.dtype) else
+                lax.select(lax.lt(x, lax.full_like(x, 0)), lax.ceil(x), lax.floor(x)))
+
+
+def trunc(x):
+    """Rounds toward zero elementwise. JAX: jnp.trunc."""
+    return _trunc(x)
 rint = _unary("rint", lambda x: x if not _dt.is_float(x.dtype) else lax.round(x, 1))
 exp = _unary("exp", lax.exp, True)
 exp2 = _unary("exp2", lax.exp2, True)
@@ -640,12 +651,12 @@ def logaddexp(x1, x2, /):
                                            lax.exp(lax.sub(x2, safe_m)))))
 
 
-def fmax(x1, x2, /):
+def fmax(x1, x2):
     x1, x2 = _promote("fmax", x1, x2)
     return where(isnan(x1), x2, where(isnan(x2), x1, lax.max(x1, x2)))
 
 
-def fmin(x1, x2, /):
+def fmin(x1, x2):
     x1, x2 = _promote("fmin", x1, x2)
     return where(isnan(x1), x2, where(isnan(x2), x1, lax.min(x1, x2)))
 
@@ -732,7 +743,7 @@ def nextafter(x1, x2, /):
     return lax.convert_element_type(out, out.dtype, weak_type=x1.weak_type and x2.weak_type)
 
 
-def gcd(x1, x2, /):
+def gcd(x1, x2):
     """Greatest common divisor (Euclid's algorithm, unrolled to the dtype's worst case)."""
     x1, x2 = _promote("gcd", x1, x2)
     if not _dt.issubdtype(x1.dtype, _onp.integer):
@@ -747,7 +758,7 @@ def gcd(x1, x2, /):
     return _strong(a)
 
 
-def lcm(x1, x2, /):
+def lcm(x1, x2):
     x1, x2 = _promote("lcm", x1, x2)
     g = gcd(x1, x2)
     zero = lax.full_like(g, 0)
@@ -777,10 +788,13 @@ def array_equal(a1, a2, equal_nan=False):
     return all(eq)
 
 
-def where(condition, x=None, y=None, /):
-    """condition ? x : y, broadcast; one-argument form needs a concrete condition."""
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """condition ? x : y, broadcast; the one-argument form is nonzero(condition, size=,
+    fill_value=) (a concrete condition unless size is given)."""
     if x is None and y is None:
-        return nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value are only valid for jnp.where(condition)")
     if x is None or y is None:
         raise ValueError("mjax.numpy.where: either both or neither of x and y should be given")
     condition = asarray(condition)
@@ -885,7 +899,9 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return lax.full(a.shape if shape is None else _shape(shape), fill_value, dtype or a.dtype)
 
 
-empty_like = zeros_like
+def empty_like(prototype, dtype=None, shape=None):
+    """zeros_like (XLA has no uninitialized memory). JAX: jnp.empty_like."""
+    return zeros_like(prototype, dtype, shape)
 
 
 def arange(start, stop=None, step=None, dtype=None):
@@ -990,10 +1006,9 @@ def size(a, axis=None):
     return math.prod(s) if axis is None else s[axis]
 
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+def reshape(a, shape, order="C", *, copy=None):
     # (copy: accepted as JAX does; mjax arrays are immutable, so a copy is never visible)
     a = asarray(a)
-    shape = newshape if shape is None else shape
     shape = _shape(shape)
     if shape.count(-1) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -1013,7 +1028,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return lax.reshape(a, shape)
 
 
-def ravel(a, order="C"):
+def ravel(a, order="C"):  # (out_sharding: array_api.OUT_SHARDING_FUNCTIONS)
     return reshape(a, (-1,), order)
 
 
@@ -1023,7 +1038,9 @@ def transpose(a, axes=None):
     return lax.transpose(a, axes)
 
 
-permute_dims = transpose
+def permute_dims(a, /, axes):
+    """JAX: jnp.permute_dims (the array API's transpose)."""
+    return transpose(a, axes)
 
 
 def swapaxes(a, axis1, axis2):
@@ -1094,7 +1111,8 @@ def concatenate(arrays, axis=0, dtype=None):
     return lax.concatenate(arrays, _axis(axis, arrays[0].ndim))
 
 
-def stack(arrays, axis=0, dtype=None):
+def stack(arrays, axis=0, out=None, dtype=None):
+    _no_out("stack", out)
     if _prng.any_keys(arrays):
         return _prng.stack_keys(list(arrays), axis)
     arrays = [asarray(a) for a in arrays]
@@ -1108,13 +1126,13 @@ def stack(arrays, axis=0, dtype=None):
     return concatenate([expand_dims(a, ax) for a in arrays], axis=ax, dtype=dtype)
 
 
-def hstack(tup):
+def hstack(tup, dtype=None):
     arrs = [atleast_1d(a) for a in tup]
-    return concatenate(arrs, axis=0 if arrs[0].ndim == 1 else 1)
+    return concatenate(arrs, axis=0 if arrs[0].ndim == 1 else 1, dtype=dtype)
 
 
-def vstack(tup):
-    return concatenate([atleast_2d(a) for a in tup], axis=0)
+def vstack(tup, dtype=None):
+    return concatenate([atleast_2d(a) for a in tup], axis=0, dtype=dtype)
 
 
 def column_stack(tup):
@@ -1307,7 +1325,8 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 
 def _arg(name, lax_fn):
-    def f(a, axis=None, out=None, keepdims=False):
+    def f(a, axis=None, out=None, keepdims=None):
+        keepdims = bool(keepdims)
         a = asarray(a)
         if axis is None:
             res = lax_fn(ravel(a), 0, _dt.default_int())
@@ -1344,7 +1363,7 @@ cumsum = _cumulative("cumsum", lax.cumsum, True)
 cumprod = _cumulative("cumprod", lax.cumprod, True)
 
 
-def sort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -1352,12 +1371,14 @@ def sort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
     return flip(out, _axis(axis, a.ndim)) if descending else out
 
 
-def argsort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
+            dtype=None):
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
     ax = _axis(axis, a.ndim)
-    idx = lax.broadcasted_iota(_dt.default_int(), a.shape, ax)
+    idx = lax.broadcasted_iota(_dt.default_int() if dtype is None else
+                               _dt.check_user_dtype(dtype, "argsort"), a.shape, ax)
     keys = negative(a) if descending else a
     _, perm = lax.sort((keys, idx), ax, is_stable=True, num_keys=1)
     return perm
@@ -1405,24 +1426,30 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
                            preferred_element_type=preferred_element_type)
 
 
-def vdot(a, b):
+def vdot(a, b, *, precision=None, preferred_element_type=None):
     a, b = asarray(a), asarray(b)
-    return dot(conj(ravel(a)), ravel(b))
+    return dot(conj(ravel(a)), ravel(b), precision=precision,
+               preferred_element_type=preferred_element_type)
 
 
-def inner(a, b):
+def inner(a, b, *, precision=None, preferred_element_type=None):
+    if preferred_element_type is not None:
+        a, b = (astype(v, preferred_element_type) for v in (a, b))
     a, b = _promote("inner", a, b, broadcast=False) if _needs_promotion(a, b) else (a, b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())))
 
 
-def outer(a, b):
+def outer(a, b, out=None):
+    _no_out("outer", out)
     a, b = ravel(a), ravel(b)
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+    if preferred_element_type is not None:
+        a, b = (astype(v, preferred_element_type) for v in (a, b))
     a, b = _promote("tensordot", a, b, broadcast=False) if _needs_promotion(a, b) else (a, b)
     if isinstance(axes, int):
         ax_a, ax_b = tuple(range(a.ndim - axes, a.ndim)), tuple(range(axes))
@@ -1470,9 +1497,15 @@ def diag(v, k=0):
     raise ValueError("diag: input must be 1-d or 2-d")
 
 
-def einsum(subscripts, *operands, optimize=None, precision=None, preferred_element_type=None):
-    """Einstein summation by pairwise dot_generals (left to right)."""
-    return _einsum_module.einsum(subscripts, *operands)
+def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
+           preferred_element_type=None):
+    """Einstein summation by pairwise dot_generals (left to right). (`optimize` picks a
+    contraction order in JAX; mjax contracts left to right whatever it says.)"""
+    _no_out("einsum", out)
+    out = _einsum_module.einsum(subscripts, *operands)
+    if preferred_element_type is not None:
+        out = astype(out, preferred_element_type)
+    return out
 
 
 # ---- misc -----------------------------------------------------------------------
@@ -1480,11 +1513,11 @@ def iscomplexobj(x):
     return _dt.issubdtype(asarray(x).dtype, _onp.complexfloating)
 
 
-def isscalar(x):
-    return _onp.isscalar(x) or (_is_array(x) and x.ndim == 0)
+def isscalar(element):
+    return _onp.isscalar(element) or (_is_array(element) and element.ndim == 0)
 
 
-def copy(a):
+def copy(a, order=None):
     from mjax.core import bind
     from mjax.dialect import op_class
     return bind(op_class("copy"), asarray(a))
@@ -1508,7 +1541,9 @@ acos, acosh, asin, asinh, atan, atanh = arccos, arccosh, arcsin, arcsinh, arctan
 atan2 = arctan2
 pow = power  # noqa: A001
 bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
-concat = concatenate
+def concat(arrays, /, *, axis=0):
+    """JAX: jnp.concat (the array API's concatenate)."""
+    return concatenate(arrays, axis=axis)
 
 
 def matrix_transpose(x, /):
@@ -1528,27 +1563,30 @@ def logaddexp2(x1, x2, /):
     return _strong(lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2))
 
 
-def modf(x, /):
+def modf(x, /, out=None):
+    _no_out("modf", out)
     (x,) = _promote("modf", x, inexact=True)
     whole = trunc(x)
     return lax.sub(x, whole), whole
 
 
-def isposinf(x, /):
+def isposinf(x, /, out=None):
+    _no_out("isposinf", out)
     x = asarray(x)
     return logical_and(isinf(x), greater(x, 0))
 
 
-def isneginf(x, /):
+def isneginf(x, /, out=None):
+    _no_out("isneginf", out)
     x = asarray(x)
     return logical_and(isinf(x), less(x, 0))
 
 
-def isreal(x, /):
+def isreal(x):
     return equal(imag(x), 0)
 
 
-def iscomplex(x, /):
+def iscomplex(x):
     return not_equal(imag(x), 0)
 
 
@@ -1728,6 +1766,9 @@ from mjax.numpy.more import (ComplexWarning, array_repr, array_str,  # noqa: E40
 from mjax.numpy.array_api import DEVICE_FUNCTIONS as _DF, with_device_keyword  # noqa: E402
 globals().update({_n: with_device_keyword(globals()[_n]) for _n in _DF})
 from mjax.numpy.array_api import FUSED_FUNCTIONS as _FF, fused_when_eager  # noqa: E402
+from mjax.numpy.array_api import OUT_SHARDING_FUNCTIONS as _OSF  # noqa: E402
+from mjax.lax.sharding import takes_out_sharding as _takes_out_sharding  # noqa: E402
+globals().update({_n: _takes_out_sharding(globals()[_n]) for _n in _OSF})
 globals().update({_n: fused_when_eager(globals()[_n]) for _n in _FF})
 
 

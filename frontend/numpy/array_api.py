@@ -76,6 +76,13 @@ DEVICE_FUNCTIONS = ("arange", "asarray", "array", "empty", "empty_like", "eye", 
                     "astype")
 
 
+# The functions taking JAX's keyword-only `out_sharding=` (lax.sharding.takes_out_sharding).
+OUT_SHARDING_FUNCTIONS = ("arange", "array", "asarray", "broadcast_to", "dot", "einsum",
+                          "empty", "full", "full_like", "matmul", "ones", "ones_like",
+                          "ravel", "repeat", "reshape", "tensordot", "zeros", "zeros_like",
+                          "bincount", "percentile")
+
+
 def with_device_keyword(fn):
     """`fn` with a keyword-only `device=None` added to its call and its signature."""
     import functools

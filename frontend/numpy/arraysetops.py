@@ -22,7 +22,8 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
-           *, equal_nan=True, size=None, fill_value=None):
+           *, equal_nan=True, size=None, fill_value=None, sorted=True):  # noqa: A002
+    # (sorted=False lets JAX return any order; the sorted order is one.)
     """Sorted distinct values of ravel(ar), optionally with first indices, the inverse
     map (in ar's shape) and counts. With `size`, the output is padded to `size` entries:
     values with fill_value (default: the smallest value), indices with the smallest

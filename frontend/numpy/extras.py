@@ -142,7 +142,9 @@ def unstack(x, /, *, axis=0):
     return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
 
 
-def trim_zeros(filt, trim="fb"):
+    if axis is not None:
+        raise NotImplementedError("mjax.numpy.trim_zeros: only 1-d trimming (axis=None)")
+def trim_zeros(filt, trim="fb", axis=None):
     """filt without leading ('f') and/or trailing ('b') zeros. JAX: jnp.trim_zeros."""
     filt = jnp.asarray(filt)
     host = _concrete(filt, "trim_zeros", "the output size depends on the values")
@@ -155,7 +157,9 @@ def trim_zeros(filt, trim="fb"):
 
 
 # ---- selection --------------------------------------------------------------------------------
-def compress(condition, a, axis=None, *, size=None, fill_value=0):
+    if out is not None:
+        raise NotImplementedError("mjax.numpy.compress: the `out` argument is not supported")
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of a along axis where condition is true. JAX: jnp.compress."""
     a = jnp.asarray(a)
     cond = jnp.asarray(condition)
@@ -297,7 +301,9 @@ def unravel_index(indices, shape):
     return tuple(reversed(out))
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    if dtype is not None:
+        return jnp.asarray(ravel_multi_index(multi_index, dims, mode, order), dtype=dtype)
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
     """The flat indices of a multi-index into dims. JAX: ravel_multi_index."""
     dims = tuple(operator.index(d) for d in dims)
     if len(multi_index) != len(dims):
@@ -430,10 +436,11 @@ def iterable(y):
 
 
 # ---- statistics and calculus ------------------------------------------------------------------
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+        dtype=None):
     """Covariance matrix of the variables (rows, unless rowvar=False). JAX: jnp.cov."""
     m = jnp.atleast_2d(jnp.asarray(m))
-    dtype = jnp.result_type(m, float)
+    dtype = jnp.result_type(m, float) if dtype is None else jnp.dtype(dtype)
     if m.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
     if not rowvar and m.shape[0] != 1:
@@ -473,9 +480,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return jnp.squeeze(c)
 
 
-def corrcoef(x, y=None, rowvar=True):
+def corrcoef(x, y=None, rowvar=True, dtype=None):
     """Pearson correlation coefficients. JAX: jnp.corrcoef."""
-    c = cov(x, y, rowvar)
+    c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
     d = jnp.diag(c)

@@ -216,30 +216,39 @@ def _advanced_gather(x, idx, dyn, mode, fill_value):
     return lax.gather(x, indices, dnums, slice_sizes, mode=mode, fill_value=fill_value)
 
 
-def take(a, indices, axis=None, mode=None, fill_value=None):
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
     import mjax.numpy as jnp
     a = jnp.asarray(a)
     if axis is None:
         a, axis = jnp.ravel(a), 0
+    if out is not None:
+        raise NotImplementedError("mjax.numpy.take: the `out` argument is not supported")
     axis = axis % a.ndim
     idx = [slice(None)] * axis + [jnp.asarray(indices)]
     return getitem(a, tuple(idx), mode="fill" if mode is None else mode,
                    fill_value=fill_value)
 
 
-def take_along_axis(arr, indices, axis, mode=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                    wrap_negative_indices=None):
     import mjax.numpy as jnp
     arr, indices = jnp.asarray(arr), jnp.asarray(indices)
     axis = axis % arr.ndim
     idx = []
+    if wrap_negative_indices is False:
+        raise NotImplementedError("mjax.numpy.take_along_axis: wrap_negative_indices=False "
+                                  "is not supported (negative indices count from the end)")
     for d in range(arr.ndim):
+    if axis is None:
+        arr, indices, axis = jnp.ravel(arr), jnp.ravel(indices), 0
         if d == axis:
             idx.append(indices)
         else:
             shape = [1] * arr.ndim
             shape[d] = arr.shape[d]
             idx.append(jnp.reshape(jnp.arange(arr.shape[d]), shape))
-    return getitem(arr, tuple(idx), mode=mode)
+    return getitem(arr, tuple(idx), mode=mode, fill_value=fill_value)
 
 
 # ---- x.at[idx] ----------------------------------------------------------------------

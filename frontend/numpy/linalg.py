@@ -129,9 +129,12 @@ def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
     return jnp.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
-def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
+              out_sharding=None):
     """Tensor contraction over `axes` (same as jnp.tensordot)."""
-    return jnp.tensordot(x1, x2, axes=axes)
+    return jnp.tensordot(x1, x2, axes=axes, precision=precision,
+                         preferred_element_type=preferred_element_type,
+                         out_sharding=out_sharding)
 
 
 def outer(x1, x2, /):

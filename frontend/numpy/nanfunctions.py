@@ -52,7 +52,8 @@ nanmin = _nan_extremum("nanmin", jnp.min, jnp.inf)
 
 
 def _nan_arg(name, arg, fill):
-    def f(a, axis=None, out=None, keepdims=False):
+    def f(a, axis=None, out=None, keepdims=None):
+        keepdims = bool(keepdims)
         a = jnp.asarray(a)
         if not _has_nans(a):
             return arg(a, axis=axis, keepdims=keepdims)
@@ -86,22 +87,27 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return total / count
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    """Variance of the non-NaN entries. JAX: jax.numpy.nanvar."""
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):
+    """Variance of the non-NaN entries (about `mean`, if given: the mean computed with
+    keepdims=True). JAX: jax.numpy.nanvar."""
     a = jnp.asarray(a)
-    if not _has_nans(a):
+    if mean is None and not _has_nans(a):
         return jnp.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
     dtype = dtype or a.dtype
-    m = nanmean(a, axis=axis, dtype=dtype, keepdims=True)
+    m = (nanmean(a, axis=axis, dtype=dtype, keepdims=True) if mean is None
+         else jnp.asarray(mean))
     d = _fill_nan(a - m, 0)
     total = jnp.sum(d * d, axis=axis, dtype=dtype, keepdims=keepdims)
     count = _count(a, axis, keepdims, dtype) - ddof
     return jnp.where(count > 0, total / jnp.maximum(count, 0), jnp.full_like(total, jnp.nan))
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):
     """Standard deviation of the non-NaN entries. JAX: jax.numpy.nanstd."""
-    return jnp.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+    return jnp.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+                           mean=mean))
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):

@@ -40,7 +40,7 @@ def scatter_1d(kind, operand, indices, updates):
               mode="fill")
 
 
-def searchsorted(a, v, side="left", sorter=None, *, method=None):
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Insertion points of v into sorted 1-d a (left: first, right: last), by counting the
     entries of a that belong before each v: O(len(a) * v.size) compares, no loops."""
     if side not in ("left", "right"):
