@@ -184,6 +184,8 @@ class Trace:
                 op = _ops().ConstantOp
                 res = op.create([], [aval.strip_weak_type()], {"value": arr},
                                 loc=user_location(), ip=self.ip).results[0]
+                if aval.weak_type:   # (the jaxpr printer shows weak literals as JAX does)
+                    res.owner.operation.attributes["mjax.weak_type"] = ir.UnitAttr.get()
             return Tracer(self, res, aval)
         return self.capture(x)
 

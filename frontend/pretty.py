@@ -92,13 +92,22 @@ class _Printer:
         return "\n".join([head] + eqns + [" " * (indent + 2) + tail])
 
     def _inline_literal(self, op) -> bool:
+        import numpy as np
+        from mjax import dtypes
         value = decode(op.attributes["value"])
-        if value.ndim == 0 or not any(value.strides):  # scalars and splats inline
+        flat = value.reshape(-1)
+        if value.ndim == 0 or not any(value.strides) or (
+                flat.size and bool((flat == flat[0]).all())):  # scalars and splats inline
             # A splat prints as JAX's scalar literal (`3.0:f32[]`): mjax folds the
             # broadcast of a Python scalar into the constant.
             scalar = ShapedArray((), aval_of(op.results[0].type).dtype)
             # A NumPy scalar of the op's dtype prints as JAX does (1.67, not 1.66999995...).
             first = value.reshape(-1)[0].astype(scalar.dtype) if value.size else 0
+            if "mjax.weak_type" not in op.attributes and \
+                    dtypes.issubdtype(scalar.dtype, np.floating):
+                # JAX holds a Python scalar cast to a strong float type as the Python float
+                # of the rounded value: 0.1 -> 0.10000000149011612:f32[].
+                first = float(first)
             self.literal[op.results[0]] = f"{first!s}:{scalar.str_short()}"
             return True
         return False

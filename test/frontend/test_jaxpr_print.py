@@ -82,7 +82,16 @@ def _closures(J, np_):
     return f
 
 
+def _literals(J, np_):
+    # JAX prints a Python scalar cast to a strong float type as the Python float of the
+    # rounded value (0.10000000149011612), a weak one as written (0.1).
+    return lambda x, w: (x * 0.1, w * 0.1, np_.sin(w) * 0.1, x.sum() * 0.1,
+                         x.astype(np_.float16) * 0.1, x.astype(np_.bfloat16) * 0.1,
+                         J.lax.mul(x, 0.1), x > 0.3, x.astype(np_.int32) * 3 + 1.5)
+
+
 @pytest.mark.parametrize("program, args", [
+    (_literals, (np.ones(3, np.float32), 1.0)),
     (_bias, (np.ones((3, 4), np.float32), np.ones(4, np.float32))),
     (_outer, (np.ones((3, 1), np.float32), np.ones((1, 4), np.float32))),
     (_scalars, (np.ones((3, 4), np.float32), 2.0)),

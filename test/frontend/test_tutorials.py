@@ -48,9 +48,8 @@ KNOWN = {
                                     "named value here",
     ("gradient_checkpointing", 23): "the cell imports jax._src (JAX's private modules)",
     **{("pytrees", i): _TREEDEF for i in (7, 34, 35)},
-    ("key_concepts", 4): "make_jaxpr: JAX's jnp.where is a nested jit[name=_where] and it "
-                         "prints these weak literals at float64 precision "
-                         "(1.6699999570846558:f32[]); mjax inlines select_n and prints 1.67",
+    ("key_concepts", 4): "make_jaxpr: JAX's jnp.where is a nested jit[name=_where]; mjax's "
+                         "stages select_n inline",
     **{("key_concepts", i): _TREEDEF for i in (5, 6, 7)},
     ("thinking_in_jax", 4): "type(x) is mjax.array.Array, not jaxlib._jax.ArrayImpl",
     ("autodiff_cookbook", 31): "grad of a real function of a weak complex input: JAX's result "
