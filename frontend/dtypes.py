@@ -436,9 +436,9 @@ def iinfo(d):
     return ml_dtypes.iinfo(_info_dtype(d))
 
 
-def itemsize_bits(d) -> int:
+def itemsize_bits(dtype) -> int:
     """Bits per element (int4: 4), as jax.dtypes.itemsize_bits."""
-    d = _np_dtype(d)
+    d = _np_dtype(dtype)
     if d in _SMALL_INTS:
         return ml_dtypes.iinfo(d).bits
     if d.name.startswith(("float4_", "float6_")):   # (stored in a byte each)

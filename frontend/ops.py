@@ -12,6 +12,7 @@ import numpy as np
 
 from mjax import lax
 from mjax.core import at_user_line
+from mjax.lax.sharding import apply_out_sharding
 
 __all__ = ["segment_sum", "segment_prod", "segment_max", "segment_min"]
 
@@ -93,30 +94,34 @@ def _segment_update(kind, name, data, segment_ids, num_segments, indices_are_sor
 
 
 def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                unique_indices=False, bucket_size=None, mode=None):
+                unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
     """Sums of the `data` rows that share a segment id. JAX: ops.segment_sum."""
-    return _segment_update("add", "segment_sum", data, segment_ids, num_segments,
+    out = _segment_update("add", "segment_sum", data, segment_ids, num_segments,
                            indices_are_sorted, unique_indices, bucket_size, mode)
+    return apply_out_sharding(out, out_sharding)
 
 
 def segment_prod(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                 unique_indices=False, bucket_size=None, mode=None):
+                 unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
     """Products of the `data` rows that share a segment id. JAX: ops.segment_prod."""
-    return _segment_update("mul", "segment_prod", data, segment_ids, num_segments,
+    out = _segment_update("mul", "segment_prod", data, segment_ids, num_segments,
                            indices_are_sorted, unique_indices, bucket_size, mode)
+    return apply_out_sharding(out, out_sharding)
 
 
 def segment_max(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                unique_indices=False, bucket_size=None, mode=None):
+                unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
     """Maxima of the `data` rows that share a segment id (-inf, or the lowest integer, for
     empty segments). JAX: ops.segment_max."""
-    return _segment_update("max", "segment_max", data, segment_ids, num_segments,
+    out = _segment_update("max", "segment_max", data, segment_ids, num_segments,
                            indices_are_sorted, unique_indices, bucket_size, mode)
+    return apply_out_sharding(out, out_sharding)
 
 
 def segment_min(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                unique_indices=False, bucket_size=None, mode=None):
+                unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
     """Minima of the `data` rows that share a segment id (+inf, or the highest integer, for
     empty segments). JAX: ops.segment_min."""
-    return _segment_update("min", "segment_min", data, segment_ids, num_segments,
+    out = _segment_update("min", "segment_min", data, segment_ids, num_segments,
                            indices_are_sorted, unique_indices, bucket_size, mode)
+    return apply_out_sharding(out, out_sharding)

@@ -235,9 +235,11 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     return jnp.astype(hot, dtype or _dt.default_float())
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm="fast"):
     """(x - mean) / sqrt(variance + epsilon), statistics over `axis` unless given.
-    JAX: jax.nn.standardize."""
+    JAX: jax.nn.standardize. (`algorithm` picks how JAX computes the variance; mjax's
+    one way serves both.)"""
     x = _float("standardize", x)
     if mean is None:
         mean = jnp.mean(x, axis, keepdims=True, where=where)

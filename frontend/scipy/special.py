@@ -49,17 +49,20 @@ def ndtr(x):
     return 0.5 * lax.erfc(-x * (1 / 2 ** 0.5))
 
 
-def log_ndtr(x):
+def log_ndtr(x, series_order=3):
     """log(ndtr(x)), accurate in both tails: an asymptotic series below `lower`, where
     ndtr underflows, and log1p(-ndtr(-x)) above `upper`, where it rounds to 1.
     JAX: jax.scipy.special.log_ndtr."""
+    series_order = int(series_order)
+    if not 0 <= series_order <= 30:
+        raise ValueError(f"log_ndtr: series_order must be in [0, 30], got {series_order}")
     (x,) = _float("log_ndtr", x)
     lower, upper = (-20.0, 8.0) if x.dtype.itemsize == 8 else (-10.0, 5.0)
     # log ndtr(x) ~ -x^2/2 - log(-x) - log(sqrt(2 pi)) + log(1 + sum_k (-1)^k (2k-1)!! / x^2k)
     xl = jnp.minimum(x, lower)
     z = 1 / (xl * xl)
     series, term = jnp.ones_like(z), jnp.ones_like(z)
-    for k in range(1, 10):
+    for k in range(1, series_order + 1):
         term = term * (-(2 * k - 1)) * z
         series = series + term
     tail = -0.5 * xl * xl - jnp.log(-xl) - 0.9189385332046727 + jnp.log(series)
