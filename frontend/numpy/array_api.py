@@ -131,6 +131,39 @@ FUSED_FUNCTIONS = ("var", "std", "mean", "average", "linspace", "eye", "take",
 _PLAIN_STATIC = (type(None), int, bool, str)
 
 
+def _exact_key(v):
+    """`v` as a cache key that tells apart what == equates but the results do not: 1, 1.0
+    and True (result dtypes), 0.0 and -0.0 (signs), and NaNs (never equal to themselves)."""
+    if isinstance(v, (float, complex)):
+        return type(v), repr(v)
+    if isinstance(v, (bool, int)):
+        return type(v), v
+    if type(v) is tuple:
+        return tuple, tuple(_exact_key(e) for e in v)
+    return v
+
+
+class _Exact:
+    """A static argument that jit's cache compares by `_exact_key` instead of ==."""
+
+    __slots__ = ("value", "key")
+
+    def __init__(self, value):
+        self.value, self.key = value, _exact_key(value)
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __eq__(self, other):
+        return type(other) is _Exact and self.key == other.key
+
+
+def _unwrapping(fn):
+    def call(*args, **kwargs):
+        return fn(*(a.value if type(a) is _Exact else a for a in args), **kwargs)
+    return call
+
+
 def fused_when_eager(fn):
     """`fn`, run as one jit-compiled program when no argument is being traced."""
     import functools
@@ -162,7 +195,11 @@ def fused_when_eager(fn):
         for v in kwargs.values():
             if type(v) not in _PLAIN_STATIC:
                 return None
-        return len(args), static_pos, tuple(sorted(kwargs.items())) if kwargs else ()
+        return (len(args), static_pos,
+                tuple(sorted((k, _exact_key(v)) for k, v in kwargs.items())) if kwargs else ())
+
+    def exact(args, static_pos):
+        return tuple(_Exact(a) if i in static_pos else a for i, a in enumerate(args))
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -170,7 +207,8 @@ def fused_when_eager(fn):
         jitted = None if key is None else by_pattern.get(key)
         if jitted is not None and not config.read("jax_disable_jit"):
             try:
-                return jitted(*args)     # (every keyword is static: bound in the partial)
+                # (every keyword is static: bound in the partial)
+                return jitted(*exact(args, key[1]))
             except needs_values:
                 return fn(*args, **kwargs)
         if config.read("jax_disable_jit") or any(
@@ -181,18 +219,18 @@ def fused_when_eager(fn):
         # by position in the signature, which *args functions such as meshgrid do not have)
         static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if not holds_array(v)))
         try:
-            key = (len(args), static_pos, static_kw)
+            key = (len(args), static_pos, tuple((k, _exact_key(v)) for k, v in static_kw))
             hash(key)
             hash(tuple(args[i] for i in static_pos))
         except TypeError:  # (an unhashable static argument, e.g. a list of ints)
             return fn(*args, **kwargs)
         if key not in by_pattern:
             from mjax.api import jit  # (mjax.api imports mjax.numpy)
-            by_pattern[key] = jit(functools.partial(fn, **dict(static_kw)),
+            by_pattern[key] = jit(_unwrapping(functools.partial(fn, **dict(static_kw))),
                                   static_argnums=static_pos)
         dynamic_kw = {k: v for k, v in kwargs.items() if holds_array(v)}
         try:
-            return by_pattern[key](*args, **dynamic_kw)
+            return by_pattern[key](*exact(args, static_pos), **dynamic_kw)
         except needs_values:
             return fn(*args, **kwargs)
 

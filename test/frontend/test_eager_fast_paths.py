@@ -212,3 +212,23 @@ def test_scalar_constants_follow_the_promotion_mode():
                 got, want = _both(fn)
                 if got is not None:
                     _same(got, want)
+
+
+def test_fused_functions_tell_apart_equal_static_scalars():
+    """jnp functions that run as one jit program when eager pass Python scalars as static
+    arguments; 1, 1.0 and True (result dtypes) and 0.0 and -0.0 (signs) compare equal but
+    must not share a compiled program."""
+    x, i = np.arange(1., 4., dtype=np.float32), np.arange(3, dtype=np.int32)
+    calls = [lambda m: m.divide(x, 0.0), lambda m: m.divide(x, -0.0),
+             lambda m: m.copysign(x, 0.0), lambda m: m.copysign(x, -0.0),
+             lambda m: m.where(i > 0, i, 1.0), lambda m: m.where(i > 0, i, 1),
+             lambda m: m.where(i > 0, i, True), lambda m: m.power(i, 2),
+             lambda m: m.power(i, 2.0), lambda m: m.clip(i, 1, 2),
+             lambda m: m.clip(i, 1.0, 2.0), lambda m: m.clip(i, min=1),
+             lambda m: m.clip(i, min=1.0), lambda m: m.heaviside(x - 1, 0.0),
+             lambda m: m.heaviside(x - 1, -0.0), lambda m: m.heaviside(x - 1, float("nan"))]
+    for call in calls:
+        got, want = call(jnp), call(jax.numpy)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_array_equal(got, want)
