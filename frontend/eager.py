@@ -117,15 +117,21 @@ def apply_eager(opcls, args, avals, params, weak=None):
         bufs.append(x._buf)
     if dev is not None:
         bufs = on_device(bufs, exe.devices[0])
-    if run is None:
-        results = exe.execute(bufs)
-    else:
-        try:
-            results = run(bufs)
-        except Exception:  # (execute explains errors and moves buffers between devices)
+    try:
+        if run is None:
             results = exe.execute(bufs)
         else:
-            results = results.consume_with_handlers(handlers)
+            try:
+                results = run(bufs)
+            except Exception:  # (execute explains errors and moves buffers between devices)
+                results = exe.execute(bufs)
+            else:
+                results = results.consume_with_handlers(handlers)
+    except Exception:
+        for x in args:   # (an op on a deleted or donated array: the Array's RuntimeError,
+            if type(x) is Array:   # as JAX's eager ops raise, not Execute()'s ValueError)
+                x._check_alive()
+        raise
     if len(results) == 1:
         outs = [Array(results[0], out_avals[0])]
     else:
