@@ -16,7 +16,7 @@ from jaxlib import _jax
 from jaxlib.mlir import ir
 
 from mjax import spmd, tree_util
-from mjax.array import Array
+from mjax.array import Array, raise_if_deleted_by_user
 from mjax.config import config
 from mjax.core import Trace, Tracer, _state as _trace_state, aval_of_value, current_trace
 from mjax.dialect import ShapedArray, context
@@ -503,6 +503,7 @@ class Jitted:
                 try:
                     results = entry.run(bufs)
                 except Exception:    # noqa: BLE001 - execute raises the explained error
+                    raise_if_deleted_by_user(leaves)
                     outs = entry.executable.execute(bufs)
                 else:
                     outs = results.consume_with_handlers(entry.handlers)
@@ -533,6 +534,7 @@ class Jitted:
         try:
             results = entry.run(bufs)
         except Exception:    # noqa: BLE001 - execute raises the explained error
+            raise_if_deleted_by_user(leaves)
             outs = entry.executable.execute(bufs)
         else:
             outs = results.consume_with_handlers(entry.handlers)
@@ -643,7 +645,11 @@ class Jitted:
             bufs += entry.const_bufs
         if config.read("jax_default_device") is not None:
             bufs = on_device(bufs, entry.executable.devices[0])
-        outs = entry.executable.execute(bufs)
+        try:
+            outs = entry.executable.execute(bufs)
+        except Exception:
+            raise_if_deleted_by_user(leaves)
+            raise
         # out_canonical: the output treedef with dicts in sorted key order, computed once
         # per entry (tree_util.tree_unflatten would look it up on every call).
         if entry.out_canonical is None:      # a function returning one array

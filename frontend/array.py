@@ -12,7 +12,8 @@ from mjax.runtime.xla import buffer_to_numpy
 class Array(ArrayMethods):
     """An array on a device. Converts to NumPy with `np.asarray`."""
 
-    __slots__ = ("_buf", "aval", "_npy", "_exported", "_sharding", "__weakref__")
+    __slots__ = ("_buf", "aval", "_npy", "_exported", "_sharding", "_user_deleted",
+                 "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buf, aval: ShapedArray, sharding=None):
@@ -52,6 +53,7 @@ class Array(ArrayMethods):
 
     def delete(self):
         self._npy = None
+        self._user_deleted = True   # (see raise_if_deleted_by_user)
         if getattr(self, "_exported", False):
             # A DLPack consumer still views the buffer, and deleting a buffer with such a
             # hold aborts the process: drop our reference instead; the memory goes when
@@ -217,6 +219,15 @@ class Array(ArrayMethods):
 
     def __reduce__(self):
         return (_reconstruct, (self._value(), self.weak_type))
+
+
+def raise_if_deleted_by_user(leaves):
+    """After a failed execution: an Array deleted by `.delete()` raises its RuntimeError.
+    (JAX checks these before calling XLA; a donated array reaches Execute(), whose
+    ValueError stands, as under JAX's jit cache.)"""
+    for x in leaves:
+        if type(x) is Array and getattr(x, "_user_deleted", False):
+            x._check_alive()
 
 
 def _tombstone():

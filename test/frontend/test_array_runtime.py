@@ -62,6 +62,13 @@ def test_use_after_delete_raises_jax_error():
         x + 1
     with pytest.raises(RuntimeError, match="deleted"):
         mjax.jit(lambda a: a * 2)(x)
+    # A call the jit cache holds (fast path and keyed path) raises the same as JAX's.
+    f, g = mjax.jit(lambda a: a * 3), mjax.jit(lambda a, k: a * k, static_argnums=1)
+    f(jnp.ones(6)), f(jnp.ones(6)), g(jnp.ones(6), 2), g(jnp.ones(6), 2)
+    with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=float32\[6\]"):
+        f(x)
+    with pytest.raises(RuntimeError, match="deleted"):
+        g(x, 2)
 
 
 def test_delete_after_host_read():
