@@ -92,9 +92,6 @@ REASONS = {
     "jax.nn.*": _NN,
     "jax.nn.initializers": f"{NOT_YET}: the jax.nn.initializers module (mjax.random has the "
                            "distributions it would draw from)",
-    # ---- jax.tree_util
-    "jax.tree_util.default_registry": "mjax registers pytrees in optree's registry (its "
-                                      "'mjax' namespace), not in a JAX PyTreeRegistry",
     # ---- jax (top level)
     "jax.Device": "devices are jaxlib's device objects (mjax.devices()); the class is not "
                   "re-exported at the top level",
