@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator as _operator
 
 import numpy as _onp
 
@@ -831,13 +832,10 @@ def nonzero(a, *, size=None, fill_value=None):
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
                          "jnp.atleast_1d(scalar).nonzero() instead.")
     if size is None:
-        if isinstance(a, Tracer):
-            from mjax.errors import ConcretizationTypeError
-            raise ConcretizationTypeError(a, "nonzero/where with one argument needs a "
-                                             "concrete array (its output shape depends on "
-                                             "the values); pass size=")
-        return tuple(asarray(i.astype(_dt.default_int()))
-                     for i in _onp.nonzero(_onp.asarray(a)))
+        from mjax.numpy.concrete_values import concrete_or_error
+        host = concrete_or_error(a, "nonzero/where with one argument needs a concrete array "
+                                    "(its output shape depends on the values); pass size=")
+        return tuple(asarray(i.astype(_dt.default_int())) for i in _onp.nonzero(host))
     from mjax.numpy.searching import _flat_nonzero, _unravel
     flat = _flat_nonzero(a, int(size), None, "nonzero")
     cols = list(_unravel(flat, a.shape))
@@ -854,8 +852,9 @@ def nonzero(a, *, size=None, fill_value=None):
 
 # ---- creation -------------------------------------------------------------------
 def _shape(shape):
-    return (int(shape),) if isinstance(shape, (int, _onp.integer)) else tuple(
-        int(d) for d in shape)
+    if isinstance(shape, (int, _onp.integer)) or _onp.ndim(shape) == 0:
+        return (_operator.index(shape),)     # (a traced int JAX knows works too)
+    return tuple(int(d) for d in shape)
 
 
 def zeros(shape, dtype=None):
@@ -906,11 +905,9 @@ def empty_like(prototype, dtype=None, shape=None):
 
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values; start/stop/step must be concrete (static shape)."""
-    for v in (start, stop, step):
-        if isinstance(v, Tracer):
-            from mjax.errors import ConcretizationTypeError
-            raise ConcretizationTypeError(v, "arange's arguments determine its output shape "
-                                             "and must be concrete")
+    from mjax.numpy.concrete_values import concrete_array
+    start, stop, step = (concrete_array(v, "arange's arguments determine its output shape "
+                                           "and must be concrete") for v in (start, stop, step))
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
@@ -988,9 +985,11 @@ def _axis(axis, ndim):
 def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, (int, _onp.integer)):
+    if isinstance(axis, (int, _onp.integer)) or _onp.ndim(axis) == 0:
         axis = (axis,)
-    return tuple(_axis(int(a), ndim) for a in axis)
+    from mjax.numpy.concrete_values import concrete_int
+    return tuple(_axis(concrete_int(a, "an axis argument must be static"), ndim)
+                 for a in axis)
 
 
 def ndim(a):
@@ -1063,9 +1062,11 @@ def moveaxis(a, source, destination):
 
 def expand_dims(a, axis):
     a = asarray(a)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, int) or _onp.ndim(axis) == 0 else tuple(axis)
     rank = a.ndim + len(axes)
-    return lax.expand_dims(a, [_axis(x, rank) for x in axes])
+    from mjax.numpy.concrete_values import concrete_int
+    return lax.expand_dims(a, [_axis(concrete_int(x, "expand_dims: axis must be static"),
+                                     rank) for x in axes])
 
 
 def squeeze(a, axis=None):
@@ -1168,7 +1169,7 @@ def flipud(m):
 
 def tile(A, reps):
     A = asarray(A)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    reps = (_operator.index(reps),) if _onp.ndim(reps) == 0 else tuple(reps)
     d = builtins.max(len(reps), A.ndim)
     A = reshape(A, (1,) * (d - A.ndim) + A.shape)
     reps = (1,) * (d - len(reps)) + reps
@@ -1485,7 +1486,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 
 def diag(v, k=0):
-    v = asarray(v)
+    v, k = asarray(v), _operator.index(k)
     if v.ndim == 1:
         n = v.shape[0] + builtins.abs(k)
         out = zeros((n, n), v.dtype)

@@ -7,13 +7,12 @@ import numpy as _onp
 
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.core import Tracer
+from mjax.numpy.concrete_values import concrete_or_error
 
 
 def _widths(pad_width, ndim, what="pad_width"):
-    if isinstance(pad_width, Tracer):
-        raise TypeError(f"mjax.numpy.pad: {what} must be static, got a traced array")
-    w = _onp.asarray(pad_width)
+    w = concrete_or_error(pad_width, f"mjax.numpy.pad: {what} must be static, got a traced "
+                                     f"array")
     if w.dtype.kind not in "iu":
         raise TypeError(f"mjax.numpy.pad: {what} must be integers, got {w.dtype}")
     try:

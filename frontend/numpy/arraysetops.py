@@ -4,12 +4,10 @@ be concrete so that the number of distinct values is known. JAX: jnp.unique, jnp
 """
 from __future__ import annotations
 
-import numpy as _onp
-
 from mjax import dtypes as _dt
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.core import Tracer
+from mjax.numpy.concrete_values import concrete_array, concrete_or_error
 from mjax.numpy.indexing import getitem as _getitem
 from mjax.numpy.searching import scatter_1d
 
@@ -29,6 +27,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     values with fill_value (default: the smallest value), indices with the smallest
     value's index, counts with 0."""
     ar = jnp.asarray(ar)
+    if size is None:    # JAX computes on the concrete value (no derivative flows through)
+        ar = concrete_array(ar, "mjax.numpy.unique: the number of distinct values is not "
+                                "static; pass size=")
     if axis is not None:
         return _unique_axis(ar, axis, return_index, return_inverse, return_counts, equal_nan,
                             size, fill_value)
@@ -47,11 +48,8 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     is_new = jnp.concatenate([jnp.ones((1,), jnp.bool_), is_new])
     rank = jnp.cumsum(is_new, dtype=int_t) - 1      # which distinct value, per sorted entry
     if size is None:
-        if isinstance(ar, Tracer):
-            from mjax.errors import ConcretizationTypeError
-            raise ConcretizationTypeError(ar, "mjax.numpy.unique: the number of distinct "
-                                              "values is not static; pass size=")
-        size = int(_onp.asarray(is_new).sum())
+        size = int(concrete_or_error(is_new, "mjax.numpy.unique: the number of distinct "
+                                             "values is not static; pass size=").sum())
     size = int(size)
     # Each distinct value's slot; repeats and values past `size` are dropped.
     slot = jnp.where(is_new, rank, size)
@@ -95,11 +93,8 @@ def _unique_axis(ar, axis, return_index, return_inverse, return_counts, equal_na
     is_new = jnp.concatenate([jnp.ones((1,), jnp.bool_), jnp.any(differ, axis=1)])
     rank = jnp.cumsum(is_new, dtype=int_t) - 1
     if size is None:
-        if isinstance(ar, Tracer):
-            from mjax.errors import ConcretizationTypeError
-            raise ConcretizationTypeError(ar, "mjax.numpy.unique: the number of distinct "
-                                              "values is not static; pass size=")
-        size = int(_onp.asarray(is_new).sum())
+        size = int(concrete_or_error(is_new, "mjax.numpy.unique: the number of distinct "
+                                             "values is not static; pass size=").sum())
     size = int(size)
     slot = jnp.where(is_new, rank, size)
     fill = s[0] if fill_value is None else jnp.broadcast_to(

@@ -17,10 +17,8 @@ euler_gamma = _onp.euler_gamma
 
 
 def _concrete(x, fname, why):
-    if isinstance(x, Tracer):
-        from mjax.errors import ConcretizationTypeError
-        raise ConcretizationTypeError(x, f"jax.numpy.{fname}: {why}")
-    return _onp.asarray(x)
+    from mjax.numpy.concrete_values import concrete_or_error
+    return concrete_or_error(x, f"jax.numpy.{fname}: {why}")
 
 
 def _axis(axis, ndim):

@@ -14,6 +14,7 @@ import numpy as np
 from mjax import dtypes as _dt
 from mjax import lax
 from mjax.core import Tracer, at_user_line
+from mjax.numpy.concrete_values import known
 
 
 class NonConcreteBooleanIndexError(IndexError):
@@ -33,6 +34,8 @@ def _normalize_index(x_shape, idx):
     for i in idx:
         if isinstance(i, list):
             i = jnp.asarray(i)
+        if isinstance(i, Tracer) and i.dtype == np.bool_:
+            i = known(i)        # a mask JAX knows (inside an eager grad) indexes as concrete
         if isinstance(i, (bool, np.bool_)) or (
                 getattr(i, "ndim", None) == 0 and getattr(i, "dtype", None) == np.bool_):
             # A scalar mask adds an axis of length 1 (True) or 0 (False), as in NumPy.

@@ -14,10 +14,8 @@ from mjax.numpy.indexing import getitem as _getitem
 
 
 def _concrete(x, fname, why):
-    if isinstance(x, Tracer):
-        from mjax.errors import ConcretizationTypeError
-        raise ConcretizationTypeError(x, f"mjax.numpy.{fname}: {why}")
-    return _onp.asarray(x)
+    from mjax.numpy.concrete_values import concrete_or_error
+    return concrete_or_error(x, f"mjax.numpy.{fname}: {why}")
 
 
 def _less(a, b):

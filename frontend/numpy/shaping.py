@@ -51,8 +51,11 @@ def array_split(ary, indices_or_sections, axis=0):
     ary = jnp.asarray(ary)
     axis = operator.index(axis) % max(ary.ndim, 1)
     size = ary.shape[axis]
-    if isinstance(indices_or_sections, (int, _onp.integer)):
-        n = operator.index(indices_or_sections)
+    if isinstance(indices_or_sections, (int, _onp.integer)) or \
+            _onp.ndim(indices_or_sections) == 0:
+        from mjax.numpy.concrete_values import concrete_int
+        n = concrete_int(indices_or_sections, "array_split: the number of sections must "
+                                              "be static")
         if n <= 0:
             raise ValueError("number sections must be larger than 0.")
         part, extra = divmod(size, n)
@@ -235,11 +238,9 @@ def repeat_general(a, repeats, axis, total_repeat_length):
                          f"size), got shape {repeats.shape}")
     repeats = jnp.broadcast_to(repeats, (n,)).astype(_dt.default_int())
     if total_repeat_length is None:
-        if isinstance(repeats, Tracer):
-            from mjax.errors import ConcretizationTypeError
-            raise ConcretizationTypeError(repeats, "jnp.repeat with traced repeats needs a "
-                                                   "static total_repeat_length")
-        total_repeat_length = int(_onp.asarray(repeats).sum())
+        from mjax.numpy.concrete_values import concrete_or_error
+        total_repeat_length = int(concrete_or_error(
+            repeats, "jnp.repeat with traced repeats needs a static total_repeat_length").sum())
     total = operator.index(total_repeat_length)
     if n == 0 or total == 0:
         shape = list(a.shape)

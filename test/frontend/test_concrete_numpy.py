@@ -1,0 +1,185 @@
+"""mjax.numpy functions whose output shape depends on values (nonzero, one-argument where,
+unique, repeat, arange, boolean masks, set operations, shapes and axes given as traced
+ints...) work inside grad & co. called outside jit, where JAX knows the values, and raise
+JAX's error classes under jit and vmap. Every case runs with real jax and with mjax;
+values (or error classes) must agree."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as mjnp
+
+BOTH = [(jax, jjnp), (mjax, mjnp)]
+X3 = np.array([1., -2., 3.], np.float32)
+X4 = np.array([1., 2., 1., 3.], np.float32)
+
+
+def _outcome(case, lib, jnp):
+    try:
+        out = case(lib, jnp)
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return "error", e
+    return "ok", jax.tree_util.tree_map(np.asarray, out)
+
+
+def check_same(case):
+    (kind_j, theirs), (kind_m, mine) = (_outcome(case, *b) for b in BOTH)
+    if kind_j == "error":
+        assert kind_m == "error", f"jax raised {type(theirs).__name__}; mjax returned {mine}"
+        names = [c.__name__ for c in type(mine).__mro__]
+        assert type(theirs).__name__ in names, (theirs, mine)
+        return
+    if kind_m == "error":
+        raise AssertionError(f"jax returned {theirs}; mjax raised") from mine
+    leaves_j, leaves_m = jax.tree_util.tree_leaves(theirs), jax.tree_util.tree_leaves(mine)
+    assert len(leaves_j) == len(leaves_m)
+    for a, b in zip(leaves_m, leaves_j):
+        assert np.shape(a) == np.shape(b), (a, b)
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _arr(jnp, x):
+    return jnp.asarray(x)
+
+
+# ---- inside an eager grad: JAX knows the values ----------------------------------------
+EAGER = {
+    "nonzero": lambda L, J: L.grad(lambda x: J.sum(x[J.nonzero(x > 0)[0]]))(_arr(J, X3)),
+    "where_one_arg": lambda L, J: L.grad(
+        lambda x: J.sum(J.where(x > 0)[0] * x[0]))(_arr(J, X3)),
+    "flatnonzero": lambda L, J: L.grad(lambda x: J.sum(x[J.flatnonzero(x > 0)]))(_arr(J, X3)),
+    "argwhere": lambda L, J: L.grad(
+        lambda x: J.sum(x[J.argwhere(x > 0)[:, 0]]))(_arr(J, X3)),
+    "bool_mask": lambda L, J: L.grad(lambda x: J.sum(x[x > 0] ** 2))(_arr(J, X3)),
+    "bool_mask_2d": lambda L, J: L.grad(
+        lambda x: J.sum(x[x > 0] ** 2))(_arr(J, X3.reshape(3, 1) * X3)),
+    "bool_mask_set": lambda L, J: L.grad(
+        lambda x: J.sum(x.at[x > 0].set(0.) * x))(_arr(J, X3)),
+    "compress": lambda L, J: L.grad(lambda x: J.sum(J.compress(x > 0, x)))(_arr(J, X3)),
+    "extract": lambda L, J: L.grad(lambda x: J.sum(J.extract(x > 0, x) ** 2))(_arr(J, X3)),
+    "arange_int_arg": lambda L, J: L.grad(lambda x, n: J.sum(J.arange(n) * x))(2., 3),
+    "arange_traced": lambda L, J: L.grad(
+        lambda x: J.sum(J.arange(x.sum().astype(int)) * x[0]))(_arr(J, [1., 2.])),
+    "arange_traced_start_stop": lambda L, J: L.grad(
+        lambda x: J.sum(J.arange(x[0].astype(int), x[1].astype(int)) * x[2]))(
+        _arr(J, [1., 4., 2.])),
+    "unique": lambda L, J: L.value_and_grad(lambda x: J.sum(J.unique(x) ** 2))(_arr(J, X4)),
+    "unique_all_outputs": lambda L, J: L.grad(lambda x: sum(
+        J.sum(o) for o in J.unique(x, return_index=True, return_inverse=True,
+                                   return_counts=True)[1:]) * x[0])(_arr(J, X4)),
+    "unique_axis": lambda L, J: L.grad(lambda x: J.sum(J.unique(x, axis=0)))(
+        _arr(J, np.array([[1., 2.], [1., 2.], [0., 1.]], np.float32))),
+    "unique_values": lambda L, J: L.grad(lambda x: J.sum(J.unique_values(x)))(_arr(J, X4)),
+    "unique_counts": lambda L, J: L.grad(
+        lambda x: J.sum(J.unique_counts(x)[1] * x[0]))(_arr(J, X4)),
+    "union1d": lambda L, J: L.grad(lambda x: J.sum(J.union1d(x, x + 1)))(_arr(J, X3)),
+    "setdiff1d": lambda L, J: L.grad(
+        lambda x: J.sum(J.setdiff1d(x, J.array([3.])) * x[0]))(_arr(J, X3)),
+    "intersect1d": lambda L, J: L.grad(
+        lambda x: J.sum(J.intersect1d(x, J.array([3., 1.])) * x[1]))(_arr(J, X3)),
+    "setxor1d": lambda L, J: L.grad(
+        lambda x: J.sum(J.setxor1d(x, J.array([3., 5.])) * x[1]))(_arr(J, X3)),
+    "repeat_array": lambda L, J: L.grad(
+        lambda x: J.sum(J.repeat(x, J.array([1, 2, 1])) ** 2))(_arr(J, X3)),
+    "repeat_traced": lambda L, J: L.grad(
+        lambda x: J.sum(J.repeat(x, (x > 0).astype(int) + 1) ** 2))(_arr(J, X3)),
+    "bincount": lambda L, J: L.grad(
+        lambda x: J.sum(J.bincount((x > 0).astype(int)) * x[:2]))(_arr(J, X3)),
+    "bincount_weights": lambda L, J: L.grad(
+        lambda x: J.sum(J.bincount(J.array([0, 2, 2]), weights=x) ** 2))(_arr(J, X3)),
+    "delete": lambda L, J: L.grad(lambda x: J.sum(J.delete(x, J.argmax(x)) ** 2))(_arr(J, X3)),
+    "insert": lambda L, J: L.grad(
+        lambda x: J.sum(J.insert(x, J.argmin(x), 5.) * x[0]))(_arr(J, X3)),
+    "trim_zeros": lambda L, J: L.grad(lambda x: J.sum(J.trim_zeros(x) ** 2))(
+        _arr(J, [0., 1., -2., 3., 0.])),
+    "place": lambda L, J: L.grad(lambda x: J.sum(
+        J.place(x, x > 0, J.array([9.]), inplace=False) * x))(_arr(J, X3)),
+    "roots": lambda L, J: L.grad(lambda x: J.sum(J.roots(x).real))(_arr(J, [0., 1., -3., 2.])),
+    "pad_traced_width": lambda L, J: L.grad(
+        lambda x: J.sum(J.pad(x, x[2].astype(int) - 2) ** 2))(_arr(J, X3)),
+    "zeros_traced_len": lambda L, J: L.grad(
+        lambda x: J.sum(J.zeros(x.sum().astype(int)) + x[0]))(_arr(J, [1., 2.])),
+    "zeros_int_of_traced": lambda L, J: L.grad(
+        lambda x: J.sum(J.zeros(int(x.sum())) + x[0]))(_arr(J, [1., 2.])),
+    "zeros_of_shape": lambda L, J: L.grad(lambda x: J.sum(J.zeros(x.shape[0]) + x))(_arr(J, X3)),
+    "full_traced_len": lambda L, J: L.grad(
+        lambda x: J.sum(J.full(x.sum().astype(int), x[0])))(_arr(J, [1., 2.])),
+    "slice_int_of_traced": lambda L, J: L.grad(lambda x: x[:int(x.sum())].sum())(
+        _arr(J, [1., 0., 1., 5.])),
+    "tile_traced": lambda L, J: L.grad(lambda x: J.sum(J.tile(x, x[0].astype(int)) ** 2))(
+        _arr(J, [2., 3.])),
+    "expand_dims_traced": lambda L, J: L.grad(
+        lambda x: J.sum(J.expand_dims(x, x[0].astype(int)) ** 2))(_arr(J, [0., 2.])),
+    "sum_traced_axis": lambda L, J: L.grad(
+        lambda x: (J.sum(x, axis=x[0, 0].astype(int)) ** 2).sum())(
+        _arr(J, [[1., 2.], [3., 1.]])),
+    "diag_traced_k": lambda L, J: L.grad(lambda x: J.sum(J.diag(x, k=x[0, 0].astype(int))))(
+        _arr(J, [[1., 2.], [1., 1.]])),
+    "array_split_traced": lambda L, J: L.grad(
+        lambda x: J.sum(J.array_split(x, x[0].astype(int))[0] ** 2))(_arr(J, [2., 2., 3.])),
+    "jacrev_nonzero": lambda L, J: L.jacrev(lambda x: x[J.nonzero(x > 0)[0]])(_arr(J, X3)),
+    "jvp_unique": lambda L, J: L.jvp(lambda x: J.unique(x) * x[0], (_arr(J, X4),),
+                                     (_arr(J, np.ones(4, np.float32)),)),
+    "hessian_bool_mask": lambda L, J: L.hessian(lambda x: J.sum(x[x > 0] ** 3))(_arr(J, X3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EAGER))
+def test_eager_grad_knows_values(name):
+    check_same(EAGER[name])
+
+
+# ---- under jit / vmap the values are abstract: JAX's errors ------------------------------
+ABSTRACT = {
+    "nonzero": lambda L, J: L.jit(lambda x: J.nonzero(x > 0))(X3),
+    "where_one_arg": lambda L, J: L.jit(lambda x: J.where(x > 0))(X3),
+    "arange": lambda L, J: L.jit(lambda n: J.arange(n))(3),
+    "unique": lambda L, J: L.jit(lambda x: J.unique(x))(X3),
+    "repeat": lambda L, J: L.jit(lambda x, r: J.repeat(x, r))(X3, np.array([1, 2, 1])),
+    "zeros": lambda L, J: L.jit(lambda n: J.zeros(n))(3),
+    "zeros_tuple": lambda L, J: L.jit(lambda n: J.zeros((n, 2)))(3),
+    "full": lambda L, J: L.jit(lambda n: J.full(n, 1.))(3),
+    "tile": lambda L, J: L.jit(lambda n: J.tile(J.ones(2), n))(3),
+    "expand_dims": lambda L, J: L.jit(lambda n: J.expand_dims(J.ones(2), n))(0),
+    "sum_axis": lambda L, J: L.jit(lambda n: J.sum(J.ones((2, 2)), axis=n))(0),
+    "array_split": lambda L, J: L.jit(lambda n: J.array_split(J.ones(4), n))(2),
+    "diag_k": lambda L, J: L.jit(lambda n: J.diag(J.ones((2, 2)), k=n))(0),
+    "pad": lambda L, J: L.jit(lambda n: J.pad(J.ones(2), n))(1),
+    "bool_mask": lambda L, J: L.jit(lambda x: x[x > 0])(X3),
+    "bincount": lambda L, J: L.jit(lambda x: J.bincount(x))(np.array([0, 1, 1])),
+    "delete": lambda L, J: L.jit(lambda x: J.delete(x, J.argmax(x)))(X3),
+    "trim_zeros": lambda L, J: L.jit(lambda x: J.trim_zeros(x))(X3),
+    "roots": lambda L, J: L.jit(lambda x: J.roots(x))(X3),
+    "setdiff1d": lambda L, J: L.jit(lambda x: J.setdiff1d(x, J.array([2.])))(X3),
+    "union1d": lambda L, J: L.jit(lambda x: J.union1d(x, x))(X3),
+    "grad_of_jit": lambda L, J: L.grad(L.jit(lambda x: J.sum(J.unique(x))))(X3),
+    "jit_of_grad": lambda L, J: L.jit(L.grad(lambda x: J.sum(x[J.nonzero(x > 0)[0]])))(X3),
+    "vmap": lambda L, J: L.vmap(lambda x: J.sum(x[J.nonzero(x > 0)[0]]))(X3[None]),
+    "vmap_in_grad": lambda L, J: L.grad(lambda x: L.vmap(
+        lambda r: J.sum(r[J.nonzero(r > 0)[0]]))(x[None]).sum())(X3),
+    "cond_body_in_grad": lambda L, J: L.grad(lambda x: L.lax.cond(
+        True, lambda v: J.sum(v[v > 0]), lambda v: J.sum(v), x))(X3),
+    "vmap_bool_mask": lambda L, J: L.vmap(lambda r: J.sum(r[r > 0]))(X3[None]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ABSTRACT))
+def test_abstract_values_raise_jax_errors(name):
+    check_same(ABSTRACT[name])
+
+
+def test_eager_grad_still_differentiates_through_mask_selection():
+    # Finite differences check the derivative of the selected path itself.
+    f = lambda x: mjnp.sum(mjnp.sin(x[x > 0]) * mjnp.repeat(x[x > 0], 2)[::2])  # noqa: E731
+    x = np.array([0.5, -1.0, 1.5, 2.0], np.float32)
+    g = np.asarray(mjax.grad(f)(x))
+    eps = 1e-3
+    for i in range(4):
+        d = np.zeros(4, np.float32)
+        d[i] = eps
+        fd = (float(f(x + d)) - float(f(x - d))) / (2 * eps)
+        np.testing.assert_allclose(g[i], fd, rtol=1e-2, atol=1e-3)
