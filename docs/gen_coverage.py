@@ -67,8 +67,6 @@ REASONS = {
     "jax.lax.random_gamma_grad": "exists as mjax.random_gamma_grad (used by the gradient of "
                                  "mjax.random.gamma), not re-exported from mjax.lax",
     "jax.lax.composite": f"{NOT_YET}: stablehlo.composite regions are not emitted",
-    "jax.lax.custom_linear_solve": f"{NOT_YET}: needs its implicit-differentiation rules",
-    "jax.lax.custom_root": "see jax.lax.custom_linear_solve",
     "jax.lax.dce_sink": "internal JAX helper (keeps a value alive through dead-code "
                         "elimination); mjax's --jaxpr-dce has no such sink",
     "jax.lax.stage": "internal JAX staging helper without an mjax counterpart",

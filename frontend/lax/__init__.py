@@ -767,6 +767,6 @@ from mjax.lax import linalg  # noqa: E402, F401
 from mjax.lax.linalg import FftType, fft  # noqa: E402
 from mjax.lax.special_functions import (bessel_i0e, bessel_i1e, betainc, igamma,  # noqa: E402
                                        igamma_grad_a, igammac, random_gamma_grad, zeta)
-from mjax.lax.ragged import (RandomAlgorithm, custom_linear_solve, custom_root,  # noqa: E402
-                               ragged_dot, ragged_dot_general, rng_bit_generator,
-                               rng_uniform)
+from mjax.lax.ragged import (RandomAlgorithm, ragged_dot, ragged_dot_general,  # noqa: E402
+                               rng_bit_generator, rng_uniform)
+from mjax.lax.solves import custom_linear_solve, custom_root  # noqa: E402

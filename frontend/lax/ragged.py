@@ -47,6 +47,3 @@ rng_bit_generator = _not_implemented(
     "rng_bit_generator", "no RngBitGenerator op; use mjax.random with a key")
 rng_uniform = _not_implemented("rng_uniform", "no stateful RNG op; use mjax.random.uniform")
 ragged_dot_general = _not_implemented("ragged_dot_general", "only lax.ragged_dot's layout")
-custom_root = _not_implemented("custom_root", "no implicit-differentiation root solver")
-custom_linear_solve = _not_implemented("custom_linear_solve",
-                                       "no implicit-differentiation linear solver")
