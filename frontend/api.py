@@ -20,7 +20,7 @@ from mjax.array import Array, raise_if_deleted_by_user
 from mjax.config import config
 from mjax.core import Trace, Tracer, _state as _trace_state, aval_of_value, current_trace
 from mjax.dialect import ShapedArray, context
-from mjax.eager import default_device, on_device
+from mjax.eager import args_device, commit, default_device, on_device
 from mjax.float0 import contains_float0, hide_float0, restore_float0
 from mjax.runtime import get_backend
 from mjax.runtime.backend import backend_of_device
@@ -107,10 +107,14 @@ def _put_leaf(leaf, target, S):
         return put_sharded(value, aval, target)
     if isinstance(leaf, Array) and (target is None or target in leaf.devices()) and \
             not leaf.is_sharded:
+        if target is not None:
+            leaf._committed = True
         return leaf
     aval = aval_of_value(leaf)
     out = device_put_value(to_numpy(leaf), getattr(target, "_device", target))
     out.aval = aval
+    if target is not None:
+        out._committed = True   # (placed on a device the user named, as JAX's commit)
     return out
 
 
@@ -502,9 +506,9 @@ class Jitted:
                     bufs += entry.const_bufs
                 try:
                     results = entry.run(bufs)
-                except Exception:    # noqa: BLE001 - execute raises the explained error
-                    raise_if_deleted_by_user(leaves)
-                    outs = entry.executable.execute(bufs)
+                except Exception:    # noqa: BLE001 - the general path explains the error
+                    raise_if_deleted_by_user(leaves)   # (or places the call elsewhere)
+                    return self._call(args, kwargs)
                 else:
                     outs = results.consume_with_handlers(entry.handlers)
                 if entry.out_canonical is None:
@@ -533,9 +537,9 @@ class Jitted:
             bufs += entry.const_bufs
         try:
             results = entry.run(bufs)
-        except Exception:    # noqa: BLE001 - execute raises the explained error
-            raise_if_deleted_by_user(leaves)
-            outs = entry.executable.execute(bufs)
+        except Exception:    # noqa: BLE001 - the general path explains the error
+            raise_if_deleted_by_user(leaves)   # (or places the call elsewhere)
+            return self._call(args, kwargs)
         else:
             outs = results.consume_with_handlers(entry.handlers)
         if entry.out_canonical is None:
@@ -638,6 +642,14 @@ class Jitted:
         if entry.constraint_mesh is not None:
             return self._run_spmd(entry, leaves, avals, entry.constraint_mesh,
                                   spmd.replicated_over(entry.constraint_mesh, leaves))
+        if config.read("jax_default_device") is None:
+            # (arguments placed on another device: run there, as JAX does)
+            target = args_device(leaves, entry.executable.devices[0])
+            if target is not None:
+                with config.override(jax_default_device=target):
+                    result = self._call(args, kwargs)
+                commit([x for x in tree_util.tree_leaves(result) if type(x) is Array])
+                return result
         bufs = [x._buf if type(x) is Array else
                 get_backend(self._backend).put(np.asarray(x, dtype=a.dtype))
                 for x, a in zip(leaves, avals)]

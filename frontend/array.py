@@ -13,7 +13,7 @@ class Array(ArrayMethods):
     """An array on a device. Converts to NumPy with `np.asarray`."""
 
     __slots__ = ("_buf", "aval", "_npy", "_exported", "_sharding", "_user_deleted",
-                 "__weakref__")
+                 "_committed", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buf, aval: ShapedArray, sharding=None):

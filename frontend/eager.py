@@ -58,6 +58,37 @@ def on_device(bufs, device) -> list:
             for b in bufs]
 
 
+def args_device(args, default):
+    """The device a computation on `args` runs on when that is not `default`, else None.
+    As in JAX, committed operands (placed by `device_put(x, device)`, or computed from
+    such) decide; the others are copied there. Committed operands on two devices raise
+    JAX's ValueError."""
+    found = None
+    for k, x in enumerate(args):
+        if type(x) is not Array or not getattr(x, "_committed", False) or (
+                x._sharding is not None and x._sharding.num_devices > 1):
+            continue
+        devices = _devices_of(x._buf)
+        if len(devices) != 1 or devices[0] == default or devices[0] == found:
+            continue
+        if found is not None:
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got argument "
+                f"{k} with shape {x.aval.str_short()} and device ids "
+                f"{[devices[0].id]} on platform {devices[0].platform.upper()} and an "
+                f"earlier argument with device ids {[found.id]}")
+        found = devices[0]
+    return found
+
+
+def commit(arrays):
+    """Marks `arrays` (a list) committed to their device: results of a computation placed
+    by committed operands are committed too, as in JAX."""
+    for x in arrays:
+        x._committed = True
+    return arrays
+
+
 def _devices_of(buf) -> tuple:
     sharding = getattr(buf, "_sharding", None)
     return tuple(getattr(sharding, "_internal_device_list", ()))
@@ -124,6 +155,10 @@ def apply_eager(opcls, args, avals, params, weak=None):
             try:
                 results = run(bufs)
             except Exception:  # (execute explains errors and moves buffers between devices)
+                target = None if dev is not None else args_device(args, exe.devices[0])
+                if target is not None:
+                    with config.override(jax_default_device=target):
+                        return commit(apply_eager(opcls, args, avals, params, weak))
                 results = exe.execute(bufs)
             else:
                 results = results.consume_with_handlers(handlers)

@@ -1,0 +1,54 @@
+"""Computations follow committed data, as in JAX: an array placed with
+`device_put(x, device)` (and what is computed from it) runs its eager ops and jit calls on
+that device; uncommitted operands are copied there; committed operands on two devices
+are JAX's ValueError. Compared with jax on the 8 CPU devices test/conftest.py asks for."""
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+
+import jax  # noqa: E402  (the test-only oracle)
+import jax.numpy as jjnp
+
+
+def _uses(J, np_):
+    d1, d2 = J.devices()[1], J.devices()[2]
+    x = J.device_put(np_.arange(3.0), d1)
+    z = J.device_put(np_.arange(3.0), d2)
+    f = J.jit(lambda a, b: a + b)
+    return {
+        "eager add": lambda: x + 1, "eager sin": lambda: np_.sin(x),
+        "index": lambda: x[1], "sum": lambda: np_.sum(x), "scalar mul": lambda: x * 2.0,
+        "jit": lambda: J.jit(lambda a: a * 2)(x),
+        "jit with uncommitted": lambda: f(x, np_.ones(3)),
+        "jit uncommitted only": lambda: f(np_.ones(3), np_.ones(3)),
+        "jit twice": lambda: (f(x, x), f(x, x))[1],
+        "computed from committed": lambda: (x * 3) + np_.ones(3),
+        "grad": lambda: J.grad(lambda a: (a ** 2).sum())(x),
+        "vmap": lambda: J.vmap(np_.sin)(x),
+        "two devices eager": lambda: x + z,
+        "two devices jit": lambda: f(x, z),
+        "default_device then outside": lambda: _made_under(J, np_, d2) + np_.ones(3),
+    }
+
+
+def _made_under(J, np_, device):
+    with J.default_device(device):
+        return np_.arange(3.0)
+
+
+@pytest.mark.parametrize("use", list(_uses(jax, jjnp)))
+def test_computation_follows_committed_data(use):
+    def run(J, np_):
+        try:
+            out = _uses(J, np_)[use]()
+        except ValueError as e:
+            return "ValueError", str(e).split(".")[0]
+        return sorted(d.id for d in out.devices()), np.asarray(out)
+    mine, theirs = run(mjax, jnp), run(jax, jjnp)
+    assert mine[0] == theirs[0]
+    if mine[0] == "ValueError":
+        assert mine[1] == theirs[1]
+    else:
+        np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
