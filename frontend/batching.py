@@ -10,6 +10,7 @@ import numpy as np
 import optree
 
 from mjax import tree_util
+from mjax.ad import concrete
 from mjax.ad.staging import (_check_callable, _jax_type, _wraps, call_args, emit,
                              stage_function, staged)
 from mjax.core import aval_of_value
@@ -230,6 +231,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         leaves = [x for x, a in zip(leaves, avals) if a is not None]
         axes = [d for d, a in zip(axes, avals) if a is not None]
         ex_args, ex_kwargs = tuple(a for a in example if a is not None), {}
+        # Inside grad & co. called outside jit, values the body closes over stay known
+        # (JAX: `if c > 0:` on a closed-over c works); mapped arguments stay abstract.
+        traced_fun = concrete.with_sources(traced_fun, [None] * len(ex_args))
         with AXIS_ENV.bound(axis_name, size):
             traced = stage_function(traced_fun, ex_args, ex_kwargs,
                                     name=getattr(fun, "__name__", "fn"))

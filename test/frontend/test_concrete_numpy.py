@@ -172,6 +172,45 @@ def test_abstract_values_raise_jax_errors(name):
     check_same(ABSTRACT[name])
 
 
+# ---- a vmap body inside an eager grad: closed-over values are known, mapped ones not ----
+def _closure_if(L, J):
+    def f(x):
+        def body(r):
+            if x[0] > 0:
+                return r * x[0]
+            return r * x[1]
+        return L.vmap(body)(J.ones(3)).sum()
+    return f
+
+
+def _mapped_if(L, J):
+    def f(x):
+        def body(r):
+            return r * x[0] if r > 0 else r
+        return L.vmap(body)(J.ones(3) * x[1]).sum()
+    return f
+
+
+VMAP_BODY = {
+    "closure_if": lambda L, J: [L.grad(_closure_if(L, J))(J.array(v)) for v in
+                                ([1., 2.], [-1., 2.])],
+    "closure_nonzero": lambda L, J: L.grad(lambda x: L.vmap(
+        lambda r: r[J.nonzero(x > 0)[0]].sum())(J.ones((2, 3))).sum() * x[0])(_arr(J, X3)),
+    "closure_in_nested_vmap": lambda L, J: L.grad(lambda x: L.vmap(L.vmap(
+        lambda r: r * x[0] if x[1] > 0 else r))(J.ones((2, 2))).sum())(_arr(J, [2., 1.])),
+    "mapped_if_raises": lambda L, J: L.grad(_mapped_if(L, J))(_arr(J, [2., 1.])),
+    "closure_if_under_jit_raises": lambda L, J: L.jit(L.grad(_closure_if(L, J)))(
+        _arr(J, [1., 2.])),
+    "closure_if_plain_vmap_of_jit_arg_raises": lambda L, J: L.jit(
+        lambda x: L.vmap(lambda r: r * x if x > 0 else r)(J.ones(2)))(1.),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP_BODY))
+def test_vmap_body_in_eager_grad(name):
+    check_same(VMAP_BODY[name])
+
+
 def test_eager_grad_still_differentiates_through_mask_selection():
     # Finite differences check the derivative of the selected path itself.
     f = lambda x: mjnp.sum(mjnp.sin(x[x > 0]) * mjnp.repeat(x[x > 0], 2)[::2])  # noqa: E731
