@@ -151,9 +151,11 @@ class IreeExecutable:
         return results
 
     def execute(self, buffers: list) -> list:
-        for b in buffers:
-            if isinstance(b, IreeBuffer):
-                b._check()    # use after delete fails at the call, as on XLA
+        for k, b in enumerate(buffers):
+            if isinstance(b, IreeBuffer) and b._deleted:
+                # (jaxlib's Execute() raises ValueError for a deleted or donated buffer)
+                raise ValueError(f"INVALID_ARGUMENT: Invalid buffer passed to Execute() as "
+                                 f"argument {k}: Buffer has been deleted or donated.")
         if self.donated:
             # IREE does not alias inputs to outputs, but a donated input is still gone
             # after the call, as on XLA: the call takes it over, the caller's is deleted.
