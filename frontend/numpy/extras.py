@@ -75,6 +75,10 @@ def insert(arr, obj, values, axis=None):
         positions = _onp.arange(n)[obj]
         scalar = False
     else:
+        from mjax.numpy.concrete_values import known
+        obj = known(obj)
+        if isinstance(obj, Tracer):     # under jit: the output size is still static
+            return _insert_traced(arr, obj, values, axis)
         positions = _concrete(obj, "insert", "the insertion indices must be static")
         scalar = positions.ndim == 0
         positions = positions.astype(int).ravel()
@@ -104,6 +108,34 @@ def insert(arr, obj, values, axis=None):
     gather[new_pos] = n + order
     both = jnp.concatenate([arr, block], axis=axis)
     return jnp.take(both, gather.astype(_dt.default_int()), axis=axis)
+
+
+def _insert_traced(arr, obj, values, axis):
+    """insert with traced indices (JAX: negative ones wrap, the rest are clipped to
+    [0, n]); only their number decides the output shape."""
+    if obj.ndim > 1:
+        raise ValueError(f"jnp.insert(): obj must be a slice, a one-dimensional array, or "
+                         f"a scalar; got shape {obj.shape}")
+    if not _dt.issubdtype(obj.dtype, _onp.integer):
+        raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj.dtype}")
+    n, int_t = arr.shape[axis], _dt.default_int()
+    vals = jnp.reshape(values, (1,) * (arr.ndim - values.ndim) + values.shape)
+    if obj.ndim == 0:
+        vals = jnp.moveaxis(vals, 0, axis)
+    m = vals.shape[axis] if obj.size == 1 else obj.shape[0]
+    idx = jnp.broadcast_to(jnp.ravel(obj).astype(int_t), (m,)) if obj.size == 1 else \
+        obj.astype(int_t)
+    idx = jnp.clip(jnp.where(idx < 0, idx + n, idx), 0, n)
+    shape = list(arr.shape)
+    shape[axis] = m
+    block = jnp.broadcast_to(vals, shape)
+    # The i-th inserted slice lands after the insertions sorted before it (stable order).
+    new_pos = idx.at[jnp.argsort(idx, stable=True)].add(jnp.arange(m, dtype=int_t))
+    kept = jnp.ones(n + m, bool).at[new_pos].set(False)
+    old_pos = jnp.flatnonzero(kept, size=n)
+    gather = jnp.zeros(n + m, int_t).at[new_pos].set(n + jnp.arange(m, dtype=int_t))
+    gather = gather.at[old_pos].set(jnp.arange(n, dtype=int_t))
+    return jnp.take(jnp.concatenate([arr, block], axis=axis), gather, axis=axis)
 
 
 def resize(a, new_shape):
@@ -167,6 +199,11 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
         a, axis = jnp.ravel(a), 0
     axis = _axis(axis, a.ndim)
     cond = cond[:a.shape[axis]] if cond.shape[0] > a.shape[axis] else cond
+    if size is None:
+        from mjax.numpy.concrete_values import concrete_or_error
+        from mjax.errors import TracerBoolConversionError
+        cond = concrete_or_error(cond, "jnp.compress: the condition decides the output "
+                                       "size; pass size=", TracerBoolConversionError)
     idx = jnp.flatnonzero(cond, size=size, fill_value=cond.shape[0] if size else None)
     out = jnp.take(a, idx, axis=axis, mode="fill", fill_value=fill_value)
     return out
@@ -687,14 +724,24 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
 
 def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """Sorted unique values of ar1 not in ar2. JAX: jnp.setdiff1d."""
-    a = jnp.unique(jnp.ravel(jnp.asarray(ar1)))
-    keep = jnp.logical_not(jnp.isin(a, ar2))
+    flat = jnp.ravel(jnp.asarray(ar1))
     if size is None:
-        mask = _concrete(keep, "setdiff1d", "pass size= for traced inputs")
+        a = jnp.unique(flat)
+        mask = _concrete(jnp.logical_not(jnp.isin(a, ar2)), "setdiff1d",
+                         "pass size= for traced inputs")
         return a[_onp.flatnonzero(mask)]
-    idx = jnp.flatnonzero(keep, size=size, fill_value=a.shape[0])
-    fill = a[0] if fill_value is None else fill_value
-    return jnp.take(a, idx, mode="fill", fill_value=fill)
+    size = operator.index(size)
+    fill = jnp.asarray(0 if fill_value is None else fill_value, flat.dtype)   # (JAX: 0)
+    if flat.shape[0] == 0:
+        return jnp.full((size,), fill, flat.dtype)
+    # Traceable: unique padded to the input's length (with its smallest value), the
+    # padding masked out, then the kept values compacted to `size` entries.
+    a = jnp.unique(flat, size=flat.shape[0])
+    n_unique = flat.shape[0] + 1 - jnp.sum(a == a[0])
+    keep = jnp.logical_and(jnp.logical_not(jnp.isin(a, ar2)),
+                           jnp.arange(flat.shape[0]) < n_unique)
+    idx = jnp.flatnonzero(keep, size=size, fill_value=0)
+    return jnp.where(jnp.arange(size) < jnp.sum(keep), a[idx], fill)
 
 
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None,
@@ -1008,6 +1055,14 @@ def place(arr, mask, vals, *, inplace=True):
     JAX: jnp.place (the mask must be concrete)."""
     _no_inplace("place", inplace)
     arr = jnp.asarray(arr)
+    from mjax.numpy.concrete_values import known
+    mask = known(mask)
+    if isinstance(mask, Tracer) and mask.size == arr.size and arr.size and \
+            jnp.size(vals):
+        # Under jit: the k-th True entry takes vals[k % len(vals)]; no True, no change.
+        where = jnp.flatnonzero(mask, size=mask.size, fill_value=mask.size)
+        vals = _tile_to(vals, mask.size).astype(arr.dtype)
+        return jnp.reshape(jnp.ravel(arr).at[where].set(vals, mode="drop"), arr.shape)
     positions = _onp.flatnonzero(_concrete(jnp.ravel(jnp.asarray(mask)), "place",
                                            "the mask must be concrete"))
     if not positions.size:

@@ -164,7 +164,42 @@ ABSTRACT = {
     "cond_body_in_grad": lambda L, J: L.grad(lambda x: L.lax.cond(
         True, lambda v: J.sum(v[v > 0]), lambda v: J.sum(v), x))(X3),
     "vmap_bool_mask": lambda L, J: L.vmap(lambda r: J.sum(r[r > 0]))(X3[None]),
+    "compress": lambda L, J: L.jit(lambda x: J.compress(x > 0, x))(X3),
+    "extract": lambda L, J: L.jit(lambda x: J.extract(x > 0, x))(X3),
 }
+
+
+# ---- under jit, what JAX traces although the values are abstract -------------------------
+X23 = np.arange(6.).reshape(2, 3).astype(np.float32)
+TRACEABLE = {
+    "insert_scalar": lambda L, J: L.jit(lambda x, i: J.insert(x, i, 9.))(X3, 2),
+    "insert_negative": lambda L, J: L.jit(lambda x, i: J.insert(x, i, J.array([7., 8.])))(
+        X3, -1),
+    "insert_clipped": lambda L, J: L.jit(lambda x, i: J.insert(x, i, 1.))(X3, 9),
+    "insert_array": lambda L, J: L.jit(lambda x, i: J.insert(x, i, J.array([1., 2., 3.])))(
+        X3, np.array([3, 0, 3])),
+    "insert_axis0": lambda L, J: L.jit(lambda x, i: J.insert(x, i, J.array([7., 8., 9.]),
+                                                             axis=0))(X23, 1),
+    "insert_axis1_columns": lambda L, J: L.jit(lambda x, i: J.insert(
+        x, i, J.array([[1.], [2.]]), axis=1))(X23, np.array([0, 2])),
+    "insert_grad": lambda L, J: L.jit(L.grad(lambda x, i: J.sum(J.insert(x, i, x[0]) ** 2)))(
+        X3, 1),
+    "place": lambda L, J: [L.jit(lambda x, m, v: J.place(x, m, v, inplace=False))(X23, m, v)
+                           for m in (X23 > 2, X23 > 10, X23 % 2 == 0)
+                           for v in (np.array([9.]), np.array([1., 2., 3., 4., 5., 6., 7.]))],
+    "setdiff1d_size": lambda L, J: L.jit(lambda x: J.setdiff1d(x, J.array([2.]), size=4))(
+        np.array([3., 1., 2., 1.], np.float32)),
+    "setdiff1d_size_fill": lambda L, J: L.jit(lambda x: J.setdiff1d(
+        x, J.array([2.]), size=2, fill_value=7))(np.array([2., 2., 5.], np.float32)),
+    "setdiff1d_size_eager_int": lambda L, J: J.setdiff1d(np.array([1, 2, 3, 3]),
+                                                         np.array([2]), size=4),
+    "compress_size": lambda L, J: L.jit(lambda x: J.compress(x > 0, x, size=3))(X3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRACEABLE))
+def test_traceable_under_jit(name):
+    check_same(TRACEABLE[name])
 
 
 @pytest.mark.parametrize("name", sorted(ABSTRACT))
