@@ -216,8 +216,8 @@ def extract(condition, arr, *, size=None, fill_value=0):
 
 
 def choose(a, choices, out=None, mode="raise"):
-    """choices[a[i]][i] elementwise. JAX: jnp.choose (mode 'raise' acts as 'clip' under
-    a trace, as in JAX it is not checked)."""
+    """choices[a[i]][i] elementwise. JAX: jnp.choose (mode 'raise' needs concrete
+    indices: under jit it raises ConcretizationTypeError, as in JAX)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
     a = jnp.asarray(a)
@@ -226,8 +226,9 @@ def choose(a, choices, out=None, mode="raise"):
     if mode == "wrap":
         a = a % n
     elif mode in ("clip", "raise"):
-        if mode == "raise" and not isinstance(a, Tracer):
-            host = _onp.asarray(a)
+        if mode == "raise":     # JAX checks the (concrete) indices; under jit it raises
+            host = _concrete(a, "choose", "it was traced with mode='raise'; use "
+                                          "mode='wrap' or mode='clip'")
             if host.size and (host.min() < 0 or host.max() >= n):
                 raise ValueError("invalid entry in choice array")
         a = jnp.clip(a, 0, n - 1)
@@ -349,10 +350,10 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
             raise TypeError("only int indices permitted")
     if mode == "raise":
         for i, d in zip(idx, dims):
-            if not isinstance(i, Tracer):
-                host = _onp.asarray(i)
-                if host.size and (host.min() < 0 or host.max() >= d):
-                    raise ValueError("invalid entry in coordinates array")
+            host = _concrete(i, "ravel_multi_index", "it was traced with mode='raise'; "
+                                                     "use mode='wrap' or mode='clip'")
+            if host.size and (host.min() < 0 or host.max() >= d):
+                raise ValueError("invalid entry in coordinates array")
     elif mode == "wrap":
         idx = [i % d for i, d in zip(idx, dims)]
     elif mode == "clip":

@@ -121,6 +121,14 @@ EAGER = {
         _arr(J, [[1., 2.], [1., 1.]])),
     "array_split_traced": lambda L, J: L.grad(
         lambda x: J.sum(J.array_split(x, x[0].astype(int))[0] ** 2))(_arr(J, [2., 2., 3.])),
+    "choose_raise": lambda L, J: L.grad(lambda x: J.choose(
+        (x[:2] > 1).astype(int), [x[:2], x[1:]]).sum())(_arr(J, X3 ** 2)),
+    "choose_raise_out_of_range": lambda L, J: L.grad(lambda x: J.choose(
+        (x[:2] * 3).astype(int), [x[:2], x[1:]]).sum())(_arr(J, X3 ** 2)),
+    "ravel_multi_index_raise": lambda L, J: L.grad(lambda x: x[J.ravel_multi_index(
+        ((x - 1).astype(int),), (3,))].sum())(_arr(J, [1., 2., 3.])),
+    "ravel_multi_index_out_of_range": lambda L, J: L.grad(lambda x: x[J.ravel_multi_index(
+        ((x * 2).astype(int),), (3,))].sum())(_arr(J, [1., 2., 3.])),
     "jacrev_nonzero": lambda L, J: L.jacrev(lambda x: x[J.nonzero(x > 0)[0]])(_arr(J, X3)),
     "jvp_unique": lambda L, J: L.jvp(lambda x: J.unique(x) * x[0], (_arr(J, X4),),
                                      (_arr(J, np.ones(4, np.float32)),)),
@@ -165,6 +173,10 @@ ABSTRACT = {
         True, lambda v: J.sum(v[v > 0]), lambda v: J.sum(v), x))(X3),
     "vmap_bool_mask": lambda L, J: L.vmap(lambda r: J.sum(r[r > 0]))(X3[None]),
     "compress": lambda L, J: L.jit(lambda x: J.compress(x > 0, x))(X3),
+    "choose_raise": lambda L, J: L.jit(lambda a: J.choose(a, [J.zeros(2), J.ones(2)]))(
+        np.array([0, 1])),
+    "ravel_multi_index_raise": lambda L, J: L.jit(lambda a: J.ravel_multi_index(
+        (a,), (3,)))(np.array([0, 1])),
     "extract": lambda L, J: L.jit(lambda x: J.extract(x > 0, x))(X3),
 }
 
