@@ -24,6 +24,7 @@ from mjax.eager import args_device, commit, default_device, on_device
 from mjax.float0 import contains_float0, hide_float0, restore_float0
 from mjax.runtime import get_backend
 from mjax.runtime.backend import backend_of_device
+from mjax.runtime.xla import xla_compile_options
 
 _fn_ids = itertools.count()
 # JAX logs compilations from its dispatch/pxla modules; mjax from this one ('mjax.api').
@@ -374,12 +375,13 @@ class Jitted:
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  donate_argnames=(), keep_unused=False, device=None, backend=None,
-                 inline=False, abstracted_axes=None, in_shardings=None, out_shardings=None):
-        for name, value in (("abstracted_axes", abstracted_axes), ("device", device)):
-            if value is not None and not (name == "device" and value == devices()[0]):
-                raise NotImplementedError(f"jit({name}=...) is not supported yet: mjax "
-                                          f"compiles for one device (the first of "
-                                          f"mjax.devices())")
+                 inline=False, in_shardings=None, out_shardings=None, compiler_options=None):
+        self._device = getattr(device, "_device", device)
+        if self._device is not None and (in_shardings is not None or
+                                         out_shardings is not None):
+            raise ValueError("If device is specified, jit cannot take in_shardings or "
+                             "out_shardings")
+        self._compiler_options = dict(compiler_options or {})
         if backend is not None and not str(backend).lower().startswith("iree") and \
                 backend not in ("cpu", get_backend().platform):
             raise NotImplementedError(f"jit(backend={backend!r}): this process uses the "
@@ -424,7 +426,8 @@ class Jitted:
         # Calls without donated arguments or shardings can take the fast path; those with
         # keyword or static arguments its keyed form (see _call_keyed).
         self._fast_ok = not (self.donate_argnums or self.donate_argnames or
-                             in_shardings is not None or out_shardings is not None)
+                             in_shardings is not None or out_shardings is not None or
+                             self._device is not None or self._compiler_options)
         self._has_static = bool(self.static_argnums or self.static_argnames)
         # Re-entrant: tracing may run user code that calls this function again.
         self._fill_lock = threading.RLock()
@@ -600,6 +603,11 @@ class Jitted:
         shardings, config context managers, non-Array arguments)."""
         if config.read("jax_disable_jit"):
             return self.fun(*args, **kwargs)
+        if self._device is not None and config.read("jax_default_device") is not self._device:
+            with config.override(jax_default_device=self._device):   # (jit(device=d))
+                result = self._call(args, kwargs)
+            commit([x for x in tree_util.tree_leaves(result) if type(x) is Array])
+            return result
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         outer = current_trace()
@@ -787,7 +795,8 @@ class Jitted:
         backend = get_backend(self._backend)
         text, callbacks = backend_host_callbacks(text, backend)
         entry.executable = backend.compile(text, devs, out_avals=traced.out_avals,
-                                           host_callbacks=callbacks)
+                                           host_callbacks=callbacks,
+                                           **self._compile_options())
         logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,
                    time.perf_counter() - start)
         entry.const_bufs = [c._buf if isinstance(c, Array) else
@@ -795,6 +804,11 @@ class Jitted:
                             for c in traced.captured]
         entry.enable_fast_call()
         return entry
+
+    def _compile_options(self) -> dict:
+        """compile()'s `options` for jit(compiler_options=...); {} without them."""
+        return {"options": xla_compile_options(self._compiler_options)} \
+            if self._compiler_options else {}
 
     def _compile_spmd(self, traced, entry, donated, in_shardings, mesh) -> _CacheEntry:
         from mjax.sharding import NamedSharding, P
@@ -811,7 +825,7 @@ class Jitted:
         text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
         entry.executable = get_backend(self._backend).compile(
             text, list(mesh.devices.flat), num_partitions=mesh.size,
-            out_avals=traced.out_avals, host_callbacks=callbacks)
+            out_avals=traced.out_avals, host_callbacks=callbacks, **self._compile_options())
         entry.const_bufs = [spmd.put_for(c, aval_of_value(c), replicated)
                             for c in traced.captured]
         return entry
@@ -855,15 +869,21 @@ class Jitted:
         return functools.partial(self, obj)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        donate_argnames=(), keep_unused=False, device=None, backend=None, inline=False,
-        abstracted_axes=None, in_shardings=None, out_shardings=None):
-    """Compiles `fun` with XLA: traced once per argument avals/static args, then cached."""
-    options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
-                   donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,
+        static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
+        device=None, backend=None, inline=False, compiler_options=None):
+    """Compiles `fun` with XLA: traced once per argument avals/static args, then cached.
+    `device` runs every call there (committed results); `compiler_options` are XLA
+    options (`{"xla_...": value}`) for this function's compilations."""
+    def none_as_empty(v):   # (0 is an argument number: not `v or ()`)
+        return () if v is None else v
+    options = dict(static_argnums=none_as_empty(static_argnums),
+                   static_argnames=none_as_empty(static_argnames),
+                   donate_argnums=none_as_empty(donate_argnums),
+                   donate_argnames=none_as_empty(donate_argnames),
                    keep_unused=keep_unused, device=device, backend=backend, inline=inline,
-                   abstracted_axes=abstracted_axes, in_shardings=in_shardings,
-                   out_shardings=out_shardings)
+                   in_shardings=in_shardings, out_shardings=out_shardings,
+                   compiler_options=compiler_options)
     if fun is None:
         return functools.partial(jit, **options)
     if not callable(fun):

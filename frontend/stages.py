@@ -76,17 +76,24 @@ class Lowered:
     def compiler_ir(self, dialect="stablehlo"):
         return self._module
 
-    def compile(self):
+    def compile(self, compiler_options=None, *, device_assignment=None):
+        """`compiler_options`: XLA options by name, as jit(compiler_options=...)."""
+        if device_assignment is not None:
+            raise NotImplementedError("Lowered.compile(device_assignment=...): mjax compiles "
+                                      "for the devices the function was lowered for")
         # With locations, as jit compiles: XLA keeps them as op metadata.
         from mjax.callbacks import backend_host_callbacks
+        from mjax.runtime.xla import xla_compile_options
         text, callbacks = backend_host_callbacks(self.as_text(debug_info=True), get_backend())
+        extra = {"options": xla_compile_options(compiler_options)} if compiler_options else {}
         if self._layout is not None:
             mesh = self._layout[2]
             return Compiled(self._traced, get_backend().compile(
                 text, list(mesh.devices.flat), num_partitions=mesh.size,
-                out_avals=self._traced.out_avals, host_callbacks=callbacks), self._layout)
+                out_avals=self._traced.out_avals, host_callbacks=callbacks, **extra),
+                self._layout)
         return Compiled(self._traced, get_backend().compile(
-            text, out_avals=self._traced.out_avals, host_callbacks=callbacks))
+            text, out_avals=self._traced.out_avals, host_callbacks=callbacks, **extra))
 
 
 class Compiled:

@@ -99,6 +99,14 @@ def _result_handler(aval, sharding):
         return xc.array_result_handler(aval, sharding, True)
 
 
+def xla_compile_options(overrides: dict) -> xc.CompileOptions:
+    """CompileOptions carrying XLA options by name (`{"xla_cpu_...": value}`), as
+    jax.jit(compiler_options=...) and Lowered.compile(compiler_options=...) take them."""
+    opts = xc.CompileOptions()
+    opts.env_option_overrides = [(k, v) for k, v in overrides.items()]
+    return opts
+
+
 class Executable:
     """A compiled program on a list of devices."""
 

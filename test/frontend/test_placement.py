@@ -52,3 +52,27 @@ def test_computation_follows_committed_data(use):
         assert mine[1] == theirs[1]
     else:
         np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
+
+
+def test_jit_device_and_compiler_options():
+    """jit(device=d) runs on d with committed results; compiler_options reach XLA (an
+    unknown option is XLA's error); Lowered.compile takes them too. As jax."""
+    import warnings
+
+    def run(J, np_):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # (jax deprecates jit(device=))
+            f = J.jit(lambda a: a * 2, device=J.devices()[3])
+            out = f(np_.ones(3))
+        g = J.jit(lambda a: np_.sin(a) * 2, compiler_options={"xla_cpu_enable_fast_math": True})
+        lowered = J.jit(lambda a: a + 1).lower(np_.ones(2))
+        with pytest.raises(Exception, match="No such compile option"):
+            J.jit(lambda a: a, compiler_options={"not_an_option": 1})(np_.ones(2))
+        with pytest.raises(Exception, match="No such compile option"):
+            lowered.compile({"not_an_option": 1})
+        return ([d.id for d in out.devices()], [d.id for d in (out + 1).devices()],
+                np.asarray(g(np_.ones(3))), np.asarray(lowered.compile({})(np_.ones(2))))
+    mine, theirs = run(mjax, jnp), run(jax, jjnp)
+    assert mine[:2] == theirs[:2]
+    for a, b in zip(mine[2:], theirs[2:]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

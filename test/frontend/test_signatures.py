@@ -33,9 +33,6 @@ ALLOWED = {
     "numpy:set_printoptions": "JAX's is a (*args, **kwargs) forwarder to NumPy's; mjax "
                               "shows NumPy's own parameters",
     "lax:random_gamma_grad": "JAX's is a generic (*args) shim over (a, x)",
-    "jax:jit": "frontend/api.py (jit dispatch, another engineer's): static_/donate_ "
-               "defaults () for JAX's None (both mean none), `fun` not positional-only, no "
-               "compiler_options",
     "jax:local_devices": "frontend/api.py: JAX's deprecated host_id alias",
     "jax:checkpoint": "frontend/ad: static_argnames and the deprecated `concrete` missing",
     "jax:remat": "frontend/ad: the deprecated `concrete` keyword",
