@@ -9,6 +9,7 @@ import logging
 import operator
 import threading
 import time
+import warnings
 
 import numpy as np
 import optree
@@ -36,8 +37,14 @@ def devices(backend=None):
     return list(get_backend(backend).devices())   # backend: 'iree', 'cpu', ... or None
 
 
-def local_devices(process_index=None, backend=None):
-    """This process's devices (another one's with `process_index`; see mjax.distributed)."""
+def local_devices(process_index=None, backend=None, host_id=None):
+    """This process's devices (another one's with `process_index`; see mjax.distributed).
+    `host_id` is JAX's deprecated name for `process_index`."""
+    if host_id is not None:
+        warnings.warn("The argument to jax.local_devices has been renamed from `host_id` "
+                      "to `process_index`. This alias will eventually be removed; please "
+                      "update your code.", UserWarning, stacklevel=2)
+        process_index = host_id
     me = globals()["process_index"](backend) if process_index is None else process_index
     return [d for d in devices(backend) if _process_of(d) == me]
 

@@ -438,10 +438,12 @@ tree_util.register_pytree_node(
     lambda func, children: _LinearPartial(func, *children[0], **children[1]))
 
 
-def vjp(fun, *primals, has_aux=False):
+def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     """(fun(*primals), vjp_fun[, aux]); vjp_fun (a `tree_util.Partial`, which jit can
     take and return) reuses the forward pass's residuals when called eagerly.
-    JAX: jax.vjp."""
+    JAX: jax.vjp (whose reduce_axes is deprecated: non-empty raises, as there)."""
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     _check_callable(fun)
     leaves = tree_util.tree_leaves(tuple(primals))
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))

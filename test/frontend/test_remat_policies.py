@@ -256,3 +256,16 @@ def test_policy_kept_under_vmap(policy):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     dots = [sum("output of dot_general" in ln for ln in r) for r in (got_res, want_res)]
     assert dots[0] == dots[1] == (2 if policy == "dots_saveable" else 0)
+
+
+def test_checkpoint_static_argnames_as_jax():
+    import jax
+
+    def run(J):
+        f = J.checkpoint(lambda x, n: x ** n, static_argnames="n")
+        g = J.checkpoint(lambda x, n: x ** n, static_argnums=1)
+        return [float(J.grad(f)(2., n=3)), float(J.grad(f)(2., 3)), float(J.grad(g)(2., 3)),
+                float(J.jit(J.grad(f), static_argnames="n")(2., n=4))]
+    assert run(mjax) == run(jax)
+    with pytest.raises(NotImplementedError, match="concrete"):
+        mjax.checkpoint(lambda x: x, concrete=True)

@@ -33,10 +33,6 @@ ALLOWED = {
     "numpy:set_printoptions": "JAX's is a (*args, **kwargs) forwarder to NumPy's; mjax "
                               "shows NumPy's own parameters",
     "lax:random_gamma_grad": "JAX's is a generic (*args) shim over (a, x)",
-    "jax:local_devices": "frontend/api.py: JAX's deprecated host_id alias",
-    "jax:checkpoint": "frontend/ad: static_argnames and the deprecated `concrete` missing",
-    "jax:remat": "frontend/ad: the deprecated `concrete` keyword",
-    "jax:vjp": "frontend/ad: JAX's deprecated reduce_axes keyword",
     "jax:vmap": "frontend/batching.py: sum_match (a shard_map-era option) not implemented",
     "sharding:PartitionSpec": "frontend/sharding.py: unreduced/reduced axes not implemented",
     "debug:visualize_array_sharding": "frontend/debug.py (another engineer's): JAX "
