@@ -1144,7 +1144,10 @@ def split(ary, indices_or_sections, axis=0):
     ary = asarray(ary)
     axis = _axis(axis, ary.ndim)
     n = ary.shape[axis]
-    if isinstance(indices_or_sections, int):
+    if isinstance(indices_or_sections, int) or _onp.ndim(indices_or_sections) == 0:
+        from mjax.numpy.concrete_values import concrete_int
+        indices_or_sections = concrete_int(indices_or_sections,
+                                           "split: the number of sections must be static")
         if n % indices_or_sections:
             raise ValueError("array split does not result in an equal division")
         step = n // indices_or_sections
@@ -1615,7 +1618,9 @@ def roll(a, shift, axis=None):
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
     shifts = (shift,) if isinstance(shift, int) or _onp.ndim(shift) == 0 else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, int) or _onp.ndim(axis) == 0 else tuple(axis)
+    from mjax.numpy.concrete_values import concrete_int
+    axes = tuple(concrete_int(ax, "roll: axis must be static") for ax in axes)
     if len(shifts) != len(axes):
         shifts = shifts * len(axes) if len(shifts) == 1 else shifts
     for s, ax in zip(shifts, axes):

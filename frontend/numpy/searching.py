@@ -18,6 +18,11 @@ def _concrete(x, fname, why):
     return concrete_or_error(x, f"mjax.numpy.{fname}: {why}")
 
 
+def _concrete_int(x, why):
+    from mjax.numpy.concrete_values import concrete_int
+    return concrete_int(x, f"mjax.numpy.{why}")
+
+
 def _less(a, b):
     """a < b in NumPy's sort order, where NaN is greater than everything else."""
     lt = jnp.less(a, b)
@@ -110,7 +115,8 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     The last bin includes its right edge. Counts are floats, as in JAX."""
     a = jnp.ravel(jnp.asarray(a))
     (a,) = jnp._promote("histogram", a, inexact=True)
-    if isinstance(bins, (int, _onp.integer)):
+    if _onp.ndim(bins) == 0:      # a bin count (a traced one only where JAX knows it)
+        bins = _concrete_int(bins, "histogram: bins must be a static int or an array")
         if range is None:
             lo, hi = jnp.min(a), jnp.max(a)
         else:

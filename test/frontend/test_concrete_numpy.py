@@ -129,6 +129,13 @@ EAGER = {
         ((x - 1).astype(int),), (3,))].sum())(_arr(J, [1., 2., 3.])),
     "ravel_multi_index_out_of_range": lambda L, J: L.grad(lambda x: x[J.ravel_multi_index(
         ((x * 2).astype(int),), (3,))].sum())(_arr(J, [1., 2., 3.])),
+    "histogram_traced_bins": lambda L, J: L.grad(lambda x: J.histogram(
+        x, bins=x[0].astype(int) + 1)[1].sum())(_arr(J, [1., 2., 3., 4.])),
+    "split_traced_sections": lambda L, J: L.grad(
+        lambda x: J.split(x, x[0].astype(int) + 1)[0].sum())(_arr(J, [1., 2., 3., 4.])),
+    "roll_traced_axis": lambda L, J: L.grad(lambda x: (J.roll(x, 1, axis=x[0, 0].astype(int))
+                                                       * J.arange(4.).reshape(2, 2)).sum())(
+        _arr(J, [[1., 2.], [3., 4.]])),
     "jacrev_nonzero": lambda L, J: L.jacrev(lambda x: x[J.nonzero(x > 0)[0]])(_arr(J, X3)),
     "jvp_unique": lambda L, J: L.jvp(lambda x: J.unique(x) * x[0], (_arr(J, X4),),
                                      (_arr(J, np.ones(4, np.float32)),)),
@@ -175,6 +182,7 @@ ABSTRACT = {
     "compress": lambda L, J: L.jit(lambda x: J.compress(x > 0, x))(X3),
     "choose_raise": lambda L, J: L.jit(lambda a: J.choose(a, [J.zeros(2), J.ones(2)]))(
         np.array([0, 1])),
+    "split_traced_sections": lambda L, J: L.jit(lambda n: J.split(J.ones(4), n))(2),
     "ravel_multi_index_raise": lambda L, J: L.jit(lambda a: J.ravel_multi_index(
         (a,), (3,)))(np.array([0, 1])),
     "extract": lambda L, J: L.jit(lambda x: J.extract(x > 0, x))(X3),
