@@ -82,9 +82,8 @@ def insert(arr, obj, values, axis=None):
         positions = _concrete(obj, "insert", "the insertion indices must be static")
         scalar = positions.ndim == 0
         positions = positions.astype(int).ravel()
-    positions = _onp.where(positions < 0, positions + n, positions)
-    if _onp.any((positions < 0) | (positions > n)):
-        raise IndexError(f"index out of bounds for axis {axis} with size {n}")
+    # Out-of-range indices are clipped, as in JAX (NumPy raises).
+    positions = _onp.clip(_onp.where(positions < 0, positions + n, positions), 0, n)
     # As NumPy: values gain leading unit dims up to arr.ndim; a scalar index inserts them
     # all (their first axis moved to `axis`), an index array one slice per index.
     vals = jnp.reshape(values, (1,) * (arr.ndim - values.ndim) + values.shape)

@@ -213,6 +213,8 @@ TRACEABLE = {
         x, J.array([2.]), size=2, fill_value=7))(np.array([2., 2., 5.], np.float32)),
     "setdiff1d_size_eager_int": lambda L, J: J.setdiff1d(np.array([1, 2, 3, 3]),
                                                          np.array([2]), size=4),
+    "insert_out_of_range_eager": lambda L, J: [
+        J.insert(J.arange(3.), i, 1.) for i in (9, -9, np.array([5, -7]))],
     "compress_size": lambda L, J: L.jit(lambda x: J.compress(x > 0, x, size=3))(X3),
 }
 
