@@ -1771,10 +1771,10 @@ from mjax.numpy.more import (ComplexWarning, array_repr, array_str,  # noqa: E40
                               unpackbits, vecdot, vecmat)
 from mjax.numpy.array_api import DEVICE_FUNCTIONS as _DF, with_device_keyword  # noqa: E402
 globals().update({_n: with_device_keyword(globals()[_n]) for _n in _DF})
-from mjax.numpy.array_api import FUSED_FUNCTIONS as _FF, fused_when_eager  # noqa: E402
 from mjax.numpy.array_api import OUT_SHARDING_FUNCTIONS as _OSF  # noqa: E402
 from mjax.lax.sharding import takes_out_sharding as _takes_out_sharding  # noqa: E402
 globals().update({_n: _takes_out_sharding(globals()[_n]) for _n in _OSF})
+from mjax.numpy.array_api import FUSED_FUNCTIONS as _FF, fused_when_eager  # noqa: E402
 globals().update({_n: fused_when_eager(globals()[_n]) for _n in _FF})
 
 

@@ -171,10 +171,10 @@ def unstack(x, /, *, axis=0):
     return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
 
 
-    if axis is not None:
-        raise NotImplementedError("mjax.numpy.trim_zeros: only 1-d trimming (axis=None)")
 def trim_zeros(filt, trim="fb", axis=None):
     """filt without leading ('f') and/or trailing ('b') zeros. JAX: jnp.trim_zeros."""
+    if axis is not None:
+        raise NotImplementedError("mjax.numpy.trim_zeros: only 1-d trimming (axis=None)")
     filt = jnp.asarray(filt)
     host = _concrete(filt, "trim_zeros", "the output size depends on the values")
     nz = _onp.flatnonzero(host)
@@ -186,10 +186,10 @@ def trim_zeros(filt, trim="fb", axis=None):
 
 
 # ---- selection --------------------------------------------------------------------------------
-    if out is not None:
-        raise NotImplementedError("mjax.numpy.compress: the `out` argument is not supported")
 def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of a along axis where condition is true. JAX: jnp.compress."""
+    if out is not None:
+        raise NotImplementedError("mjax.numpy.compress: the `out` argument is not supported")
     a = jnp.asarray(a)
     cond = jnp.asarray(condition)
     if cond.ndim != 1:
@@ -336,10 +336,10 @@ def unravel_index(indices, shape):
     return tuple(reversed(out))
 
 
-    if dtype is not None:
-        return jnp.asarray(ravel_multi_index(multi_index, dims, mode, order), dtype=dtype)
 def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
     """The flat indices of a multi-index into dims. JAX: ravel_multi_index."""
+    if dtype is not None:
+        return jnp.asarray(ravel_multi_index(multi_index, dims, mode, order), dtype=dtype)
     dims = tuple(operator.index(d) for d in dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")

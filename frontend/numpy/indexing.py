@@ -222,11 +222,11 @@ def _advanced_gather(x, idx, dyn, mode, fill_value):
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
     import mjax.numpy as jnp
+    if out is not None:
+        raise NotImplementedError("mjax.numpy.take: the `out` argument is not supported")
     a = jnp.asarray(a)
     if axis is None:
         a, axis = jnp.ravel(a), 0
-    if out is not None:
-        raise NotImplementedError("mjax.numpy.take: the `out` argument is not supported")
     axis = axis % a.ndim
     idx = [slice(None)] * axis + [jnp.asarray(indices)]
     return getitem(a, tuple(idx), mode="fill" if mode is None else mode,
@@ -236,15 +236,15 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
                     wrap_negative_indices=None):
     import mjax.numpy as jnp
-    arr, indices = jnp.asarray(arr), jnp.asarray(indices)
-    axis = axis % arr.ndim
-    idx = []
     if wrap_negative_indices is False:
         raise NotImplementedError("mjax.numpy.take_along_axis: wrap_negative_indices=False "
                                   "is not supported (negative indices count from the end)")
-    for d in range(arr.ndim):
+    arr, indices = jnp.asarray(arr), jnp.asarray(indices)
     if axis is None:
         arr, indices, axis = jnp.ravel(arr), jnp.ravel(indices), 0
+    axis = axis % arr.ndim
+    idx = []
+    for d in range(arr.ndim):
         if d == axis:
             idx.append(indices)
         else:
