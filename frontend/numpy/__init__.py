@@ -423,10 +423,23 @@ minimum = _binary("minimum", lax.min)
 arctan2 = _binary("arctan2", lax.atan2, inexact=True)
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
-less = _binary("less", lax.lt)
-less_equal = _binary("less_equal", lax.le)
-greater = _binary("greater", lax.gt)
-greater_equal = _binary("greater_equal", lax.ge)
+
+
+def _lexicographic(lax_fn):
+    """An ordering comparison that orders complex numbers by real part, then imaginary
+    part (as jax.numpy does; lax's comparisons reject complex operands)."""
+    def compare(x1, x2):
+        if not _dt.issubdtype(x1.dtype, _onp.complexfloating):
+            return lax_fn(x1, x2)
+        r1, r2 = lax.real(x1), lax.real(x2)
+        return lax.select(lax.eq(r1, r2), lax_fn(lax.imag(x1), lax.imag(x2)), lax_fn(r1, r2))
+    return compare
+
+
+less = _binary("less", _lexicographic(lax.lt))
+less_equal = _binary("less_equal", _lexicographic(lax.le))
+greater = _binary("greater", _lexicographic(lax.gt))
+greater_equal = _binary("greater_equal", _lexicographic(lax.ge))
 bitwise_and = _binary("bitwise_and", lax.and_)
 bitwise_or = _binary("bitwise_or", lax.or_)
 bitwise_xor = _binary("bitwise_xor", lax.xor)
@@ -647,9 +660,21 @@ def hypot(x1, x2, /):
 def logaddexp(x1, x2, /):
     x1, x2 = _promote("logaddexp", x1, x2, inexact=True)
     m = lax.max(x1, x2)
+    if _dt.issubdtype(m.dtype, _onp.complexfloating):
+        # amax + log1p(exp(x1 + x2 - 2 amax)), the phase wrapped into [-pi, pi] (as JAX)
+        out = lax.add(m, lax.log1p(lax.exp(lax.sub(lax.add(x1, x2), lax.add(m, m)))))
+        return lax.complex(lax.real(out), _wrap_phase(lax.imag(out)))
     safe_m = lax.select(lax.is_finite(m), m, lax.full_like(m, 0))
     return lax.add(safe_m, lax.log(lax.add(lax.exp(lax.sub(x1, safe_m)),
                                            lax.exp(lax.sub(x2, safe_m)))))
+
+
+def _wrap_phase(x):
+    """x wrapped into [-pi, pi). (Strong constants, as JAX's: the result is not weak.)"""
+    pi, two_pi = lax.full(x.shape, _onp.pi, x.dtype), lax.full(x.shape, 2 * _onp.pi, x.dtype)
+    rem = lax.rem(lax.add(x, pi), two_pi)
+    rem = lax.select(lax.lt(rem, lax.full(x.shape, 0, x.dtype)), lax.add(rem, two_pi), rem)
+    return lax.sub(rem, pi)
 
 
 def fmax(x1, x2):
@@ -816,6 +841,12 @@ def select(condlist, choicelist, default=0):
 
 def clip(arr=None, /, min=None, max=None):  # noqa: A002  (JAX's and the array API's names)
     a, a_min, a_max = asarray(arr), min, max
+    if builtins.any(v is not None and iscomplexobj(v) for v in (a, a_min, a_max)):
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped. Please convert to a real value or array by taking the "
+                         "real or imaginary components via jax.numpy.real/imag "
+                         "respectively.")
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:
