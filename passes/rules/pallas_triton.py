@@ -938,6 +938,8 @@ _unsupported("host callbacks and exported modules cannot run inside a GPU kernel
 _unsupported("transformations are expanded before kernels are compiled "
              "(--jaxpr-expand-transforms)", "jvp", "vjp", "vmap", "checkpoint_tangent",
              "custom_vjp_tangent")
+_unsupported("checkify inside a Pallas kernel is not supported: checks are functionalized "
+             "by --jaxpr-checkify outside kernels", "check", "checkify")
 _unsupported("Triton has no complex numbers", "complex", "conj", "real", "imag")
 _unsupported("the device math libraries have no digamma/polygamma", "digamma", "polygamma")
 _unsupported("Triton cannot slice, pad, reverse or concatenate values held in registers; "

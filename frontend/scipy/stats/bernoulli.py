@@ -33,5 +33,5 @@ def ppf(q, p):
     """The smallest k in {0, 1} with cdf(k) >= q; NaN for q or p outside [0, 1].
     JAX: jax.scipy.stats.bernoulli.ppf."""
     q, p = promote("bernoulli.ppf", q, p)
-    value = jnp.where(q > 1 - p, 1.0, 0.0)
+    value = jnp.where(q > 1 - p, jnp.ones_like(q), jnp.zeros_like(q))   # (q's type: strong)
     return jnp.where((q < 0) | (q > 1) | (p < 0) | (p > 1), jnp.nan, value)
