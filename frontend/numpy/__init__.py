@@ -323,6 +323,10 @@ def _promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
         if type(av0) is _ShapedArray and not av0.weak_type and _keeps_dtype(av0.dtype,
                                                                             inexact):
             return list(args)
+    if len(args) == 2:
+        out = _traced_float_with_scalar(args, broadcast)
+        if out is not None:
+            return out
     if scalar_consts and broadcast and len(args) == 2:
         out = _scalar_with_array(fname, args, inexact)
         if out is not None:
@@ -354,6 +358,36 @@ def _promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
     if builtins.all(av.shape == first for av in avals):
         return out  # nothing to broadcast (the common case; skip NumPy's shape logic)
     return _broadcast_promoted(fname, out, avals)
+
+
+_TRACED_FLOATS = frozenset(map(_onp.dtype, [_onp.float16, _onp.float32, _onp.float64,
+                                            _dt.bfloat16]))
+
+
+def _traced_float_with_scalar(args, broadcast):
+    """[tracer, literal] (in the operands' order) for a traced, strongly typed float array
+    and a Python int/float: the result type is the array's, so the scalar becomes a
+    literal of that dtype (broadcast to the array's shape) without the promotion lattice,
+    exactly as the general path makes it. The commonest traced pair (`x * 2.0`); None for
+    anything else."""
+    a, b = args
+    if isinstance(a, Tracer):
+        t, v, first = a, b, False
+    elif isinstance(b, Tracer):
+        t, v, first = b, a, True
+    else:
+        return None
+    tv = type(v)
+    if tv is not float and not (tv is int and -2**31 <= v < 2**31):
+        return None
+    av = t.aval
+    if type(av) is not _ShapedArray or av.weak_type or av.dtype not in _TRACED_FLOATS:
+        return None
+    value = _onp.asarray(v).astype(av.dtype)
+    if broadcast and av.shape:
+        value = _onp.broadcast_to(value, av.shape)
+    literal = lax._LiteralArray(value, False)
+    return [literal, t] if first else [t, literal]
 
 
 def _broadcast_promoted(fname, out, avals):

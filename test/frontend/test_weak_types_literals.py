@@ -185,3 +185,19 @@ def test_complex_ordering_logaddexp_and_clip_as_jax():
     np.testing.assert_array_equal(np.asarray(mjax.jit(mnp.less)(a, b)), np.asarray(jnp.less(a, b)))
     with pytest.raises(ValueError, match="Clip received a complex value"):
         mnp.clip(a, 1, 2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_traced_float_with_python_scalar_as_jax(dtype):
+    """The traced fast path for a float array and a Python int/float: result types,
+    values and printed jaxprs as JAX's, the scalar on either side."""
+    x = np.linspace(-2, 2, 6).astype(jnp.dtype(dtype))
+    fns = [lambda np_, a: a * 1.01 + 0.5 - a, lambda np_, a: 3 - a / 7,
+           lambda np_, a: 2 ** a * -0.0, lambda np_, a: np_.maximum(a, 1)]
+    for fn in fns:
+        got = mjax.jit(lambda a: fn(mnp, a))(x)
+        want = jax.jit(lambda a: fn(jnp, a))(x)
+        assert str(got.dtype) == str(want.dtype) and got.weak_type == want.weak_type
+        np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
+    assert str(mjax.make_jaxpr(lambda a: a * 1.01 + 2)(x)) == str(
+        jax.make_jaxpr(lambda a: a * 1.01 + 2)(x))
