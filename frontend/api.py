@@ -542,6 +542,8 @@ class Jitted:
             entry = None
         if entry is None:
             return self._call(args, kwargs)
+        # (The same steps as the end of __call__'s fast path, written out in both: a shared
+        # helper is one more Python call on the hottest path.)
         bufs = [x._buf for x in leaves]
         if entry.const_bufs:
             bufs += entry.const_bufs
