@@ -21,24 +21,12 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import numpy as np  # noqa: E402
 
-from run import Steady, mlp_params, time_interleaved  # noqa: E402
+from run import Steady, mlp_model, mlp_params, time_interleaved  # noqa: E402
 
 
 def setup(lib, jnp, rng):
     """(step, arguments, shardings) of the data-parallel train step for `lib`."""
-    def forward(params, x):
-        for w, b in params[:-1]:
-            x = jnp.tanh(x @ w + b)
-        w, b = params[-1]
-        return x @ w + b
-
-    def loss(params, x, t):
-        return jnp.mean((forward(params, x) - t) ** 2)
-
-    def step(params, x, t):
-        g = lib.grad(loss)(params, x, t)
-        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, g)]
-
+    _, _, step = mlp_model(lib, jnp)
     mesh = lib.sharding.Mesh(np.array(lib.devices()[:8]), ("data",))
     rep = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec())
     split = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("data"))
