@@ -613,10 +613,7 @@ class Jitted:
         if config.read("jax_disable_jit"):
             return self.fun(*args, **kwargs)
         if self._device is not None and config.read("jax_default_device") is not self._device:
-            with config.override(jax_default_device=self._device):   # (jit(device=d))
-                result = self._call(args, kwargs)
-            commit([x for x in tree_util.tree_leaves(result) if type(x) is Array])
-            return result
+            return self._call_on(self._device, args, kwargs)   # (jit(device=d))
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         outer = current_trace()
@@ -663,10 +660,7 @@ class Jitted:
             # (arguments placed on another device: run there, as JAX does)
             target = args_device(leaves, entry.executable.devices[0])
             if target is not None:
-                with config.override(jax_default_device=target):
-                    result = self._call(args, kwargs)
-                commit([x for x in tree_util.tree_leaves(result) if type(x) is Array])
-                return result
+                return self._call_on(target, args, kwargs)
         bufs = [x._buf if type(x) is Array else
                 get_backend(self._backend).put(np.asarray(x, dtype=a.dtype))
                 for x, a in zip(leaves, avals)]
@@ -689,6 +683,13 @@ class Jitted:
         if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
             self._debug_floats(result, args, kwargs)
         return restore_float0(result) if entry.has_float0 else result
+
+    def _call_on(self, device, args, kwargs):
+        """The call run with `device` as the default device; its results committed there."""
+        with config.override(jax_default_device=device):
+            result = self._call(args, kwargs)
+        commit([x for x in tree_util.tree_leaves(result) if type(x) is Array])
+        return result
 
     def _call_spmd(self, args, dyn_args, dyn_kwargs, static_key, leaves, in_tree, avals,
                    donated):
