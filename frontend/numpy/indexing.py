@@ -122,10 +122,7 @@ def getitem(x, idx, *, mode=None, fill_value=None):
             starts.append(s), limits.append(s + max(cnt - 1, 0) * st + (1 if cnt else 0))
             strides.append(st)
         elif _is_int_scalar(i) and not any_array and not gather_ints:
-            k = int(i) + n if i < 0 else int(i)
-            if not 0 <= k < n:
-                raise IndexError(at_user_line(
-                    f"index {int(i)} is out of bounds for axis {d} with size {n}"))
+            k = int(i) + n if i < 0 else int(i)   # (in bounds: see _out_of_bounds_as_array)
             starts.append(k), limits.append(k + 1), strides.append(1)
             squeeze_dims.append(d)
         else:
@@ -153,6 +150,8 @@ def getitem(x, idx, *, mode=None, fill_value=None):
 
 
 def _out_of_bounds_as_array(i, n, d):
+    """An out-of-bounds static index `i` into axis `d` (size n) as an int32 array index,
+    which dynamic_slice/gather clamp as JAX does; an empty axis has nothing to clamp to."""
     if n == 0:
         raise IndexError(at_user_line(
             f"index {int(i)} is out of bounds for axis {d} with size {n}"))
@@ -167,10 +166,7 @@ def _eager_int_index(x, idx):
     starts, sizes, squeeze_dims = [], [], []
     for d, (i, n) in enumerate(zip(idx, x.shape)):
         if _is_int_scalar(i):
-            k = int(i) + n if i < 0 else int(i)
-            if not 0 <= k < n:
-                raise IndexError(at_user_line(
-                    f"index {int(i)} is out of bounds for axis {d} with size {n}"))
+            k = int(i) + n if i < 0 else int(i)   # (in bounds: see _out_of_bounds_as_array)
             starts.append(np.int32(k)), sizes.append(1), squeeze_dims.append(d)
         else:
             starts.append(np.int32(0)), sizes.append(n)
