@@ -323,12 +323,10 @@ def _promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
         if type(av0) is _ShapedArray and not av0.weak_type and _keeps_dtype(av0.dtype,
                                                                             inexact):
             return list(args)
-    if len(args) == 2:
+    if len(args) == 2:   # (an array with a Python scalar: traced, or eager into a new op)
         out = _traced_float_with_scalar(args, broadcast)
-        if out is not None:
-            return out
-    if scalar_consts and broadcast and len(args) == 2:
-        out = _scalar_with_array(fname, args, inexact)
+        if out is None and scalar_consts and broadcast:
+            out = _scalar_with_array(fname, args, inexact)
         if out is not None:
             return out
     avals = _same_dtype_avals(args, inexact)
