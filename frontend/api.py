@@ -806,7 +806,8 @@ class Jitted:
         text, callbacks = backend_host_callbacks(text, backend)
         entry.executable = backend.compile(text, devs, out_avals=traced.out_avals,
                                            host_callbacks=callbacks,
-                                           **self._compile_options())
+                                           options=xla_compile_options(
+                                               self._compiler_options))
         logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,
                    time.perf_counter() - start)
         entry.const_bufs = [c._buf if isinstance(c, Array) else
@@ -814,11 +815,6 @@ class Jitted:
                             for c in traced.captured]
         entry.enable_fast_call()
         return entry
-
-    def _compile_options(self) -> dict:
-        """compile()'s `options` for jit(compiler_options=...); {} without them."""
-        return {"options": xla_compile_options(self._compiler_options)} \
-            if self._compiler_options else {}
 
     def _compile_spmd(self, traced, entry, donated, in_shardings, mesh) -> _CacheEntry:
         from mjax.sharding import NamedSharding, P
@@ -835,7 +831,8 @@ class Jitted:
         text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
         entry.executable = get_backend(self._backend).compile(
             text, list(mesh.devices.flat), num_partitions=mesh.size,
-            out_avals=traced.out_avals, host_callbacks=callbacks, **self._compile_options())
+            out_avals=traced.out_avals, host_callbacks=callbacks,
+            options=xla_compile_options(self._compiler_options))
         entry.const_bufs = [spmd.put_for(c, aval_of_value(c), replicated)
                             for c in traced.captured]
         return entry

@@ -85,15 +85,15 @@ class Lowered:
         from mjax.callbacks import backend_host_callbacks
         from mjax.runtime.xla import xla_compile_options
         text, callbacks = backend_host_callbacks(self.as_text(debug_info=True), get_backend())
-        extra = {"options": xla_compile_options(compiler_options)} if compiler_options else {}
+        options = xla_compile_options(compiler_options)
         if self._layout is not None:
             mesh = self._layout[2]
             return Compiled(self._traced, get_backend().compile(
                 text, list(mesh.devices.flat), num_partitions=mesh.size,
-                out_avals=self._traced.out_avals, host_callbacks=callbacks, **extra),
+                out_avals=self._traced.out_avals, host_callbacks=callbacks, options=options),
                 self._layout)
         return Compiled(self._traced, get_backend().compile(
-            text, out_avals=self._traced.out_avals, host_callbacks=callbacks, **extra))
+            text, out_avals=self._traced.out_avals, host_callbacks=callbacks, options=options))
 
 
 class Compiled:

@@ -99,9 +99,12 @@ def _result_handler(aval, sharding):
         return xc.array_result_handler(aval, sharding, True)
 
 
-def xla_compile_options(overrides: dict) -> xc.CompileOptions:
+def xla_compile_options(overrides: dict | None) -> xc.CompileOptions | None:
     """CompileOptions carrying XLA options by name (`{"xla_cpu_...": value}`), as
-    jax.jit(compiler_options=...) and Lowered.compile(compiler_options=...) take them."""
+    jax.jit(compiler_options=...) and Lowered.compile(compiler_options=...) take them;
+    None without any (compile()'s default, which its program cache serves)."""
+    if not overrides:
+        return None
     opts = xc.CompileOptions()
     opts.env_option_overrides = [(k, v) for k, v in overrides.items()]
     return opts
