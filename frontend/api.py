@@ -10,6 +10,7 @@ import operator
 import threading
 import time
 import warnings
+import weakref
 
 import numpy as np
 import optree
@@ -895,7 +896,26 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
         return functools.partial(jit, **options)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
-    return Jitted(fun, **options)
+    jitted = Jitted(fun, **options)
+    _share_cache(jitted, fun, options)
+    return jitted
+
+
+# fun -> {jit options: the compiled-call cache}. As in JAX, the traces of a function are
+# kept with the function, not with one jit(fun) object: a second jit(f) with the same
+# options reuses them (f's Python side effects, and the globals it read, stay those of the
+# first trace).
+_CACHES_OF_FUNCTION = weakref.WeakKeyDictionary()
+
+
+def _share_cache(jitted, fun, options):
+    key = tuple((k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
+                for k, v in options.items())
+    try:
+        per_fun = _CACHES_OF_FUNCTION.setdefault(fun, {})
+        jitted._cache = per_fun.setdefault(key, jitted._cache)
+    except TypeError:   # fun not weak-referenceable or hashable, or unhashable options
+        pass
 
 
 # ---- make_jaxpr / eval_shape ----------------------------------------------------------

@@ -251,3 +251,24 @@ def test_shardings_must_be_sharding_objects():
     for kwargs in ({"in_shardings": object()}, {"out_shardings": object()}):
         with pytest.raises(TypeError, match="Sharding objects or PartitionSpecs"):
             mjax.jit(lambda x: x, **kwargs)(1.0)
+
+
+@pytest.mark.parametrize("options", [{}, {"static_argnums": 1},
+                                     {"compiler_options": {"xla_cpu_enable_fast_math": False}}])
+def test_new_jit_of_the_same_function_reuses_its_traces_as_jax(options):
+    # (JAX's Common Gotchas page: a second jit(f) does not run f's side effects again,
+    # and keeps the global f read when first traced.)
+    import jax
+
+    def run(lib):
+        traces = []
+        g = [0.0]
+
+        def f(x, n=1):
+            traces.append(1)
+            return x + g[0] * n
+        first = float(lib.jit(f, **options)(4.0, 1))
+        g[0] = 10.0
+        second = float(lib.jit(f, **options)(5.0, 1))
+        return first, second, len(traces)
+    assert run(mjax) == run(jax) == (4.0, 5.0, 1)
