@@ -127,6 +127,15 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     return lax.convert_element_type(value, target)
 
 
+def _check_arraylike(fname, *args):
+    """JAX's TypeError for a list or tuple given where jax.numpy wants arrays
+    (`jnp.sum([1, 2])`; only jnp.array/asarray convert sequences)."""
+    for i, a in enumerate(args):
+        if isinstance(a, (list, tuple)):
+            raise TypeError(at_user_line(f"{fname} requires ndarray or scalar arguments, "
+                                         f"got {type(a)} at position {i}."))
+
+
 def _nested_leaves(a) -> list:
     # (Not through NumPy: an object array would call a tracer's __array__.)
     out = []
@@ -427,6 +436,7 @@ def _unary(name, lax_fn, inexact=False, doc=None):
     def f(x, /):
         av = getattr(x, "aval", None)
         if type(av) is not _ShapedArray or av.weak_type or av.dtype not in keep:
+            _check_arraylike(name, x)
             (x,) = _promote(name, x, inexact=inexact)
         return lax_fn(x)
     f.__name__ = name
@@ -438,6 +448,7 @@ def _binary(name, lax_fn, inexact=False):
     def f(x1, x2, /):
         if not _unchanged_pair(getattr(x1, "aval", None), getattr(x2, "aval", None),
                                inexact):
+            _check_arraylike(name, x1, x2)
             x1, x2 = _promote(name, x1, x2, inexact=inexact, scalar_consts=True)
         return lax_fn(x1, x2)
     f.__name__ = name
@@ -1268,6 +1279,7 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
         if out is not None:
             raise NotImplementedError(f"mjax.numpy.{name}: the `out` argument is not supported "
                                       f"(arrays are immutable)")
+        _check_arraylike(name, a)
         a = asarray(a)
         axes = _axes(axis, a.ndim)
         if dtype is not None:
@@ -1327,6 +1339,7 @@ amax, amin = max, min
 
 def _truth_reduction(name, lax_fn, identity: bool):
     def f(a, axis=None, out=None, keepdims=False, *, where=None):
+        _check_arraylike(name, a)
         a = asarray(a)
         a = a if a.dtype == _onp.bool_ else astype(a, bool_)
         if where is not None:
@@ -1343,6 +1356,7 @@ any = _truth_reduction("any", lax.reduce_or, False)  # noqa: A001
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _check_arraylike("mean", a)
     a = asarray(a)
     axes = _axes(axis, a.ndim)
     if dtype is None:
@@ -1361,6 +1375,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     ddof = _correction(ddof, correction)
     if where is not None:
         raise NotImplementedError("jnp.var: the where= argument is not implemented in mjax")
+    _check_arraylike("var", a)
     a = asarray(a)
     axes = _axes(axis, a.ndim)
     # (`mean` is the caller's precomputed mean, kept dims, as in JAX; the function is global)
@@ -1373,6 +1388,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
+    _check_arraylike("std", a)
     return sqrt(var(a, axis, dtype, ddof=_correction(ddof, correction), keepdims=keepdims,
                     where=where, mean=mean))
 
@@ -1460,22 +1476,21 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         raise ValueError(at_user_line(
             f"matmul: operands must be at least 1-d, got shapes {a.shape} and "
             f"{b.shape}"))
-    a2 = a if a.ndim > 1 else reshape(a, (1, a.shape[0]))
-    b2 = b if b.ndim > 1 else reshape(b, (b.shape[0], 1))
-    if a2.shape[-1] != b2.shape[-2]:
+    b_contract = builtins.max(b.ndim - 2, 0)
+    if a.shape[-1] != b.shape[b_contract]:
         raise TypeError(at_user_line(f"matmul: contracting dimensions differ: shapes {a.shape} and "
-                        f"{b.shape} (size {a2.shape[-1]} vs {b2.shape[-2]})"))
-    batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    a2 = broadcast_to(a2, batch + a2.shape[-2:])
-    b2 = broadcast_to(b2, batch + b2.shape[-2:])
+                        f"{b.shape} (size {a.shape[-1]} vs {b.shape[b_contract]})"))
+    if a.ndim == 1 or b.ndim == 1:
+        # One dot_general on the vector itself, as JAX emits: the other operand's leading
+        # dims stay free dims (nothing to broadcast), already in the result's order.
+        return lax.dot_general(a, b, (((a.ndim - 1,), (b_contract,)), ((), ())),
+                               preferred_element_type=preferred_element_type)
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a2 = broadcast_to(a, batch + a.shape[-2:])
+    b2 = broadcast_to(b, batch + b.shape[-2:])
     nb = len(batch)
-    out = lax.dot_general(a2, b2, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                          preferred_element_type=preferred_element_type)
-    if a.ndim == 1:
-        out = lax.squeeze(out, (out.ndim - 2,))
-    if b.ndim == 1:
-        out = lax.squeeze(out, (out.ndim - 1,))
-    return out
+    return lax.dot_general(a2, b2, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                           preferred_element_type=preferred_element_type)
 
 
 def _needs_promotion(a, b):
