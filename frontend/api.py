@@ -935,9 +935,20 @@ class ClosedJaxpr:
         return str(self._traced.module)
 
     @functools.cached_property
+    def _func(self):
+        """The function printed: the trace, or a copy with its transformations expanded
+        (JAX's jaxprs show grad/jvp/vmap applied; mjax.pretty_expand)."""
+        from mjax.pretty_expand import expanded_function
+        expanded = expanded_function(self._traced.module, self._traced.name)
+        if expanded is None:
+            return self._traced.trace.func
+        self._expanded_module, func = expanded   # (the function lives in this module)
+        return func
+
+    @functools.cached_property
     def _pretty(self) -> str:
         from mjax.pretty import pretty_print
-        return pretty_print(self._traced.trace.func, len(self._traced.captured))
+        return pretty_print(self._func, len(self._traced.captured))
 
     @property
     def jaxpr(self):

@@ -35,9 +35,6 @@ _RESIDUALS = ("print_saved_residuals: mjax's linearization saves other (equivale
 _TREEDEF = ("treedefs print as optree's PyTreeSpec(...), not PyTreeDef(...) (optree's type "
             "cannot be given another repr)")
 KNOWN = {
-    ("advanced_autodiff", 41): "make_jaxpr(grad(f)) prints mjax's jaxpr.vjp op; JAX prints the "
-                               "differentiated equations (mjax expands transforms in passes, "
-                               "after tracing)",
     **{("advanced_autodiff", i): _RULES_STAGED for i in (78, 79, 80, 81, 90, 91, 92)},
     ("advanced_autodiff", 93): _RULES_STAGED + "; the TypeError's text also names the op's "
                                                "location",

@@ -1,0 +1,131 @@
+"""The function make_jaxpr prints when the trace holds transformations: JAX's jaxprs show
+grad, jvp and vmap already applied, mjax traces them as ops (`jaxpr.vjp @f`) and expands
+them in passes. For printing, a copy of the module gets the same expansion the compile
+pipeline runs, then the functions the expansion made (and the ones grad & co. staged)
+are inlined and a cleanup close to what JAX's tracing leaves is applied:
+
+  - identical pure equations are merged (grad's primal call and the forward part of its
+    vjp compute the same values once, as JAX's linearization does);
+  - dead equations are removed only when the expansion made them: the user's own
+    equations stay even when unused (JAX prints them with `_` outputs).
+
+    main: %y = jaxpr.call @f(%x); %g = jaxpr.vjp @f(%x, 1.0)
+  ==>
+    { lambda ; a:f32[]. let _:f32[] = sin a; b:f32[] = cos a; c:f32[] = mul 1.0 b in (c,) }
+
+Calls the user staged with `jit` stay nested jits where the expansion did not rewrite
+them. None of this touches the module that is compiled.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from mjax.dialect import context
+from mjax.dialect.core import JaxprOp
+
+# Ops that ask for a transformation of the function they name.
+_TRANSFORMS = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.vmap", "jaxpr.checkpoint_tangent",
+                         "jaxpr.custom_vjp_tangent"})
+# Marks the equations of the user's trace while the copy is cleaned up (never printed:
+# the printer skips `mjax.` attributes).
+_USER = "mjax.print_user_eqn"
+
+
+def expanded_function(module: ir.Module, name: str):
+    """(copy of `module`, its function @name with transformations expanded), or None when
+    the module holds no transformation op (the trace prints as it is)."""
+    from mjax.passes.ir_util import callee_of, module_body, nested_ops, symbol_name
+    staged = {callee_of(op) for fn in module_body(module).operations
+              for op in nested_ops(fn.operation) if op.name in _TRANSFORMS}
+    if not staged:
+        return None
+    from mjax.passes.autodiff import expand_transforms
+    from mjax.stages import clone_module
+    copy = clone_module(module)
+    with context(), ir.Location.unknown(context()):
+        body = module_body(copy)
+        traced = set()
+        for fn in body.operations:
+            traced.add(symbol_name(fn.operation))
+            for op in nested_ops(fn.operation):
+                if _is_user_eqn(op):
+                    op.attributes[_USER] = ir.UnitAttr.get()
+        # (custom_jvp/custom_vjp calls and checkpoints outside differentiation stay as
+        # they are: JAX prints them as such)
+        expand_transforms(copy, lower_leftovers=False)
+        fns = {symbol_name(f.operation): f.operation for f in body.operations
+               if f.operation.name == "func.func"}
+        made = {n for n in fns if n not in traced or n in staged}
+        main = fns[name]
+        _inline_calls(main, fns, made)
+        block = main.regions[0].blocks[0]
+        _merge_identical(block)
+        _remove_dead(block)
+    return copy, main
+
+
+def _is_user_eqn(op) -> bool:
+    return (op.name.startswith("jaxpr.") and op.name not in _TRANSFORMS
+            and op.name not in ("jaxpr.constant", "jaxpr.yield"))
+
+
+def _inline_calls(main, fns: dict, names: set) -> None:
+    """Inlines into `main` (repeatedly: inlined bodies hold calls too) every jaxpr.call of
+    a function in `names`."""
+    from mjax.passes.ir_util import callee_of, entry_block, nested_ops, replace_op
+    from mjax.passes.jaxpr_inline import Inline
+    for _ in range(1000):
+        calls = [op for op in nested_ops(main)
+                 if op.name == "jaxpr.call" and callee_of(op) in names]
+        if not calls:
+            return
+        for call in calls:
+            replace_op(call, Inline(ir.InsertionPoint(call)).run(
+                entry_block(fns[callee_of(call)]), list(call.operands)))
+
+
+def _key(op):
+    attrs = tuple(sorted((n, str(op.attributes[n])) for n in op.attributes if n != _USER))
+    return (op.name, tuple(op.operands), attrs, tuple(str(r.type) for r in op.results))
+
+
+def _merge_identical(block) -> None:
+    """jaxpr-cse, except that the mark of a user equation does not tell equations apart
+    and survives on the one kept."""
+    from mjax.passes.ir_util import has_effects
+    seen = {}
+    for op in list(block.operations):
+        op = op.operation
+        for region in op.regions:
+            for inner in region.blocks:
+                _merge_identical(inner)
+        view = op.opview
+        if (not isinstance(view, JaxprOp) or not view.pure or len(op.regions)
+                or op.name == "jaxpr.checkpoint"
+                or ("callee" in op.attributes and has_effects(op))):
+            continue
+        key = _key(op)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = op
+            continue
+        for old, new in zip(op.results, first.results):
+            old.replace_all_uses_with(new)
+        if _USER in op.attributes:
+            first.attributes[_USER] = ir.UnitAttr.get()
+        op.erase()
+
+
+def _remove_dead(block) -> None:
+    """jaxpr-dce for the equations the expansion made; the user's stay."""
+    from mjax.passes.ir_util import has_effects
+    for op in reversed(list(block.operations)):
+        op = op.operation
+        if (op.name.startswith("jaxpr.") and _USER not in op.attributes
+                and isinstance(op.opview, JaxprOp) and len(op.results)
+                and all(not list(r.uses) for r in op.results) and not has_effects(op)):
+            op.erase()
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                _remove_dead(inner)
