@@ -13,7 +13,6 @@ import warnings
 import weakref
 
 import numpy as np
-import optree
 from jaxlib import _jax
 from jaxlib.mlir import ir
 
@@ -297,8 +296,9 @@ class _CacheEntry:
             return
         self.run, self.handlers = direct
         tree = self.out_canonical
-        self.out_tuple = (tree is not None and tree.type is tuple and
-                          tree.num_children == tree.num_leaves == tree.num_nodes - 1)
+        # (a tuple root whose every child is a leaf: one node more than leaves)
+        self.out_tuple = (tree is not None and tree.node_data()[0] is tuple and
+                          tree.num_leaves == tree.num_nodes - 1)
 
 
 # A leaf the fast path does not take (not an mjax.Array on its own device): it never
@@ -306,12 +306,9 @@ class _CacheEntry:
 _NOT_FAST = object()
 _KEYED = ("keyed",)      # marks table keys (and memos) of calls with keyword/static args
 _OTHER_TREE = (None,)    # the leaves of a call whose structure differs from the memo's
-# The fast path flattens arguments with a private jaxlib registry of the built-in
-# containers (tuple, list, dict, namedtuple, None): 4x cheaper than optree (2.8 vs 0.8 us
-# for a dict of 10 arrays). Other node types (mjax-registered classes, OrderedDict) are
-# leaves to it, so such calls never match a memo (leaves must be Arrays) and take the
-# general path; a memo is made only where both flattenings give the same leaves.
-_FAST_TREES = _jax.pytree.PyTreeRegistry()
+# The fast path flattens arguments with mjax's pytree registry (jaxlib's C++ one, as the
+# general path); a memo is made only where both flattenings give the same leaves.
+_FAST_TREES = tree_util.default_registry
 
 
 # JAX shares compiled calls among the jits of one function with the same options: a
@@ -470,7 +467,7 @@ class Jitted:
         # The fast path: a call whose positional arguments are mjax.Arrays on their own
         # device (in tuples, lists, dicts, namedtuples), made with the config of the last
         # cache hit (`_memo`), no context manager active anywhere and no trace, goes from
-        # the leaves straight to jaxlib's execute: no config reads, no optree, no cache key.
+        # the leaves straight to jaxlib's execute: no config reads, no cache key.
         # `config._trace_key` is the epoch: a new object after every config.update, so a
         # memo made before one never matches. A call like the last one (same structure,
         # avals) compares the aval tuple by identity first (the memo keeps the last call's
@@ -563,7 +560,7 @@ class Jitted:
 
     def _remember(self, args, leaves, entry, state, dyn=None, static_key=()):
         """Makes `entry` the fast path's memo when this call qualifies (see __call__):
-        `leaves` are the arguments' leaves (optree's), `state` is the
+        `leaves` are the arguments' leaves (tree_flatten's), `state` is the
         config.trace_state() the entry was looked up with."""
         # (`state` must be a fresh object per epoch: an empty tuple is a singleton.)
         if not (self._fast_ok and entry.run is not None and state
@@ -674,13 +671,12 @@ class Jitted:
         except Exception:
             raise_if_deleted_by_user(leaves)
             raise
-        # out_canonical: the output treedef with dicts in sorted key order, computed once
-        # per entry (tree_util.tree_unflatten would look it up on every call).
+        # out_canonical: the output treedef, None for one bare array.
         if entry.out_canonical is None:      # a function returning one array
             result = Array(outs[0], entry.out_avals[0])
         else:
-            result = optree.tree_unflatten(entry.out_canonical,
-                                           [Array(b, a) for b, a in zip(outs, entry.out_avals)])
+            result = entry.out_canonical.unflatten(
+                [Array(b, a) for b, a in zip(outs, entry.out_avals)])
         if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
             self._debug_floats(result, args, kwargs)
         return restore_float0(result) if entry.has_float0 else result
@@ -789,7 +785,7 @@ class Jitted:
         # None: the output is one bare array (no treedef to rebuild on each call).
         entry.out_canonical = (None if traced.out_tree.num_nodes == 1 and
                                traced.out_tree.num_leaves == 1
-                               else tree_util._canonical(traced.out_tree))
+                               else traced.out_tree)
         entry.has_float0 = traced.has_float0
         entry.out_avals = traced.out_avals
         if mesh_layout is None:

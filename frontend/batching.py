@@ -7,7 +7,6 @@ import contextlib
 import inspect
 
 import numpy as np
-import optree
 
 from mjax import tree_util
 from mjax.ad import concrete
@@ -71,23 +70,28 @@ def broadcast_prefix_with(name: str, prefix, tree, is_leaf) -> list:
             return
         if tree_util.treedef_is_leaf(tree_util.tree_structure(t)) and t is not None:
             raise _prefix_error(name, path, f"expected a leaf, got {type(p).__name__}")
-        pc = optree.tree_flatten_one_level(p, none_is_leaf=True, namespace=tree_util.NAMESPACE)
-        tc = optree.tree_flatten_one_level(t, namespace=tree_util.NAMESPACE)
+        pc = tree_util.flatten_one_level_with_keys(p)[0]
+        tc = tree_util.flatten_one_level_with_keys(t)[0]
         if type(p) is not type(t) and not (isinstance(p, (tuple, list)) and
                                            isinstance(t, (tuple, list))):
             raise _prefix_error(name, path, f"pytree structure mismatch: {type(p).__name__} "
                                             f"vs {type(t).__name__}")
-        if tuple(pc.entries) != tuple(tc.entries):
+        pk, tk = [k for k, _ in pc], [k for k, _ in tc]
+        if pk != tk:
             raise _prefix_error(name, path, f"pytree structure mismatch: children "
-                                            f"{list(pc.entries)} vs {list(tc.entries)}")
-        for e, pp, tt in zip(tc.entries, pc.children, tc.children):
-            walk(pp, tt, path + [e])
+                                            f"{_simple_keys(pk)} vs {_simple_keys(tk)}")
+        for k, (_, pp), (_, tt) in zip(tk, pc, tc):
+            walk(pp, tt, path + [k])
     walk(prefix, tree, [])
     return out
 
 
+def _simple_keys(keys) -> list:
+    return [tree_util.keystr([k], simple=True) for k in keys]
+
+
 def _prefix_error(name, path, detail) -> ValueError:
-    where = "".join(f"[{e!r}]" for e in path)
+    where = tree_util.keystr(path)
     return ValueError(f"{name} specification must be a tree prefix of the corresponding "
                       f"value; mismatch at {name}{where}: {detail}")
 
@@ -98,7 +102,7 @@ def _check_axes_spec(in_axes, out_axes):
                         f"corresponding to the positional arguments passed to the function, "
                         f"but got {in_axes}.")
     for what, axes in (("in_axes", in_axes), ("out_axes", out_axes)):
-        leaves = optree.tree_leaves(axes, none_is_leaf=True, namespace=tree_util.NAMESPACE)
+        leaves = tree_util.tree_leaves(axes, is_leaf=lambda x: x is None)
         if not all(l is None or type(l) is int for l in leaves):
             raise TypeError(f"vmap {what} must be an int, None, or (nested) container with "
                             f"those types as leaves, but got {axes}.")
@@ -113,13 +117,13 @@ def _arg_names(fun, args, kwargs):
         params = None
     labels = []
     for i, a in enumerate(args):
-        paths = optree.tree_paths(a, namespace=tree_util.NAMESPACE)
+        paths = [p for p, _ in tree_util.tree_leaves_with_path(a)]
         base = (f"argument {params[i]}" if params is not None and i < len(params)
                 else f"args[{i}]")
-        labels += [base + "".join(f"[{e!r}]" for e in p) for p in paths]
+        labels += [base + tree_util.keystr(p) for p in paths]
     for k, v in kwargs.items():
-        paths = optree.tree_paths(v, namespace=tree_util.NAMESPACE)
-        labels += [f"kwargs[{k!r}]" + "".join(f"[{e!r}]" for e in p) for p in paths]
+        paths = [p for p, _ in tree_util.tree_leaves_with_path(v)]
+        labels += [f"kwargs[{k!r}]" + tree_util.keystr(p) for p in paths]
     return labels
 
 

@@ -54,7 +54,7 @@ def reduce(function, tree, initializer=_tu._NO_INITIALIZER, is_leaf=None):  # no
     return _tu.tree_reduce(function, tree, initializer, is_leaf=is_leaf)
 
 
-def reduce_associative(operation, tree, *, identity=None, is_leaf=None):
+def reduce_associative(operation, tree, *, identity=_tu._NO_INITIALIZER, is_leaf=None):
     """A balanced pairwise reduction of the leaves. JAX: jax.tree.reduce_associative."""
     return _tu.tree_reduce_associative(operation, tree, identity=identity, is_leaf=is_leaf)
 

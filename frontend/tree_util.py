@@ -1,192 +1,77 @@
-"""Pytrees over `optree`, with JAX's semantics (JAX: jax.tree_util).
+"""Pytrees on jaxlib's C++ pytree registry, with JAX's semantics (JAX: jax.tree_util).
 
-Containers: tuples, lists, dicts, OrderedDicts, defaultdicts, namedtuples, None (a node
-without children) and registered nodes. As in JAX, dict keys are flattened in sorted
-order and dicts are rebuilt with sorted keys (optree alone keeps the original insertion
-order when unflattening; `_canonical` fixes that once per tree structure).
-
-Key paths use JAX's key classes: `DictKey` (dict entries), `SequenceKey` (tuple/list
-items), `GetAttrKey` (namedtuple and dataclass fields), `FlattenedIndexKey` (children of
-nodes registered without keys).
+mjax keeps its own `jaxlib._jax.pytree.PyTreeRegistry` (`default_registry`), separate from
+the one JAX itself fills, so registering a class with mjax and with JAX in one process
+does not collide. jaxlib gives the treedef type (`PyTreeDef`: printing, equality, hashing,
+pickling, unflatten, flatten_up_to, compose, ...), the key classes (`DictKey`,
+`SequenceKey`, `GetAttrKey`, `FlattenedIndexKey`), sorted dict keys, namedtuples and None
+as a node without children. OrderedDict and defaultdict are registered here, as JAX does.
 """
 from __future__ import annotations
 
-import builtins
 import collections
 import dataclasses
+import difflib
 import functools
+import textwrap
 from typing import Any, Callable
 
-import optree
+from jaxlib._jax import pytree as _pytree
 
-NAMESPACE = "mjax"
-_NONE_IS_LEAF = False
-
-PyTreeDef = optree.PyTreeSpec
-
-
-# ---- key classes -------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class DictKey:
-    """The key of a dict entry in a key path. JAX: tree_util.DictKey."""
-    key: Any
-
-    def __str__(self):
-        return f"[{self.key!r}]"
-
-
-@dataclasses.dataclass(frozen=True)
-class SequenceKey:
-    """The index of a tuple or list item in a key path. JAX: tree_util.SequenceKey."""
-    idx: int
-
-    def __str__(self):
-        return f"[{self.idx}]"
-
-
-@dataclasses.dataclass(frozen=True)
-class GetAttrKey:
-    """A namedtuple or dataclass field in a key path. JAX: tree_util.GetAttrKey."""
-    name: str
-
-    def __str__(self):
-        return f".{self.name}"
-
-
-@dataclasses.dataclass(frozen=True)
-class FlattenedIndexKey:
-    """The position of a child of a node registered without keys. JAX:
-    tree_util.FlattenedIndexKey."""
-    key: int
-
-    def __str__(self):
-        return f"[<flat index {self.key}>]"
-
-
+PyTreeDef = _pytree.PyTreeDef
+DictKey = _pytree.DictKey
+SequenceKey = _pytree.SequenceKey
+GetAttrKey = _pytree.GetAttrKey
+FlattenedIndexKey = _pytree.FlattenedIndexKey
 KeyEntry = Any
 KeyPath = tuple
 
-
-def _simple(k) -> str:
-    if isinstance(k, DictKey):
-        return str(k.key)
-    if isinstance(k, SequenceKey):
-        return str(k.idx)
-    if isinstance(k, GetAttrKey):
-        return k.name
-    if isinstance(k, FlattenedIndexKey):
-        return str(k.key)
-    return str(k)
-
-
-def keystr(keys, *, simple: bool = False, separator: str = "") -> str:
-    """A key path as a string: "['a'][0].b", or with simple=True "a0b" (keys joined by
-    `separator`). JAX: keystr."""
-    return separator.join(_simple(k) if simple else str(k) for k in keys)
-
-
-class _KeyEntry(optree.PyTreeEntry):
-    """optree path entry of nodes registered with JAX key objects (register_pytree_with_keys)."""
-
-
-def _jax_key(entry) -> Any:
-    """The JAX key class for one optree accessor entry."""
-    if isinstance(entry, _KeyEntry):
-        return entry.entry
-    # (NamedTupleEntry is a SequenceEntry, DataclassEntry a GetAttrEntry: test them first.)
-    if isinstance(entry, optree.NamedTupleEntry):
-        return GetAttrKey(entry.field)
-    if isinstance(entry, (optree.DataclassEntry, optree.GetAttrEntry)):
-        return GetAttrKey(entry.name)
-    if isinstance(entry, optree.MappingEntry):
-        return DictKey(entry.key)
-    if isinstance(entry, optree.SequenceEntry):
-        return SequenceKey(entry.index)
-    return FlattenedIndexKey(entry.entry)
-
-
-# ---- dict key order as JAX ---------------------------------------------------------------
-class _Slot:
-    __slots__ = ()
-
-
-_SLOT = _Slot()
-_CANONICAL: dict = {}
-
-
-def _sorted_keys(keys):
-    try:
-        return sorted(keys)
-    except TypeError:
-        raise ValueError("Comparator raised exception while sorting pytree dictionary "
-                         "keys.") from None
-
-
-def _rebuild_sorted(x):
-    if x is _SLOT:
-        return x
-    children, metadata, _, unflatten = optree.tree_flatten_one_level(
-        x, none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
-    children = [_rebuild_sorted(c) for c in children]
-    if type(x) in (dict, collections.defaultdict):
-        # `metadata` lists the keys in the (sorted) order of `children`.
-        keys = metadata if type(x) is dict else metadata[1]
-        items = dict(zip(keys, children))
-        out = {k: items[k] for k in _sorted_keys(items)}
-        return out if type(x) is dict else collections.defaultdict(x.default_factory, out)
-    return unflatten(metadata, children)
-
-
-def _canonical(treedef: PyTreeDef) -> PyTreeDef:
-    """treedef with every dict (and defaultdict) rebuilt in sorted key order."""
-    hit = _CANONICAL.get(treedef)
-    if hit is None and not _has_dict(treedef):
-        # Nothing to reorder: never call user unflatten functions on placeholders
-        # (they may convert their children, e.g. with jnp.asarray).
-        hit = _CANONICAL[treedef] = treedef
-    if hit is None:
-        skeleton = optree.tree_unflatten(treedef, [_SLOT] * treedef.num_leaves)
-        hit = optree.tree_structure(_rebuild_sorted(skeleton), lambda x: x is _SLOT,
-                                    none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
-        if len(_CANONICAL) > 4096:
-            _CANONICAL.clear()
-        _CANONICAL[treedef] = hit
-    return hit
-
-
-def _has_dict(treedef: PyTreeDef) -> bool:
-    """Whether some dict in treedef has two or more keys (so an order to fix)."""
-    return (treedef.type in (dict, collections.defaultdict) and treedef.num_children > 1) \
-        or any(_has_dict(c) for c in treedef.children())
+default_registry = _pytree.PyTreeRegistry()
+# A treedef pickles its registry by reference: the module attribute that holds it.
+default_registry.__module__ = __name__
+default_registry.__name__ = "default_registry"
 
 
 # ---- flatten / unflatten / map -------------------------------------------------------------
-def tree_flatten(tree, is_leaf=None):
+def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None):
     """(leaves, treedef); dict keys in sorted order. JAX: tree_util.tree_flatten."""
-    leaves, treedef = optree.tree_flatten(tree, is_leaf, none_is_leaf=_NONE_IS_LEAF,
-                                          namespace=NAMESPACE)
-    return leaves, treedef
+    return default_registry.flatten(tree, is_leaf)
 
 
 def tree_unflatten(treedef, leaves):
-    """The pytree of structure treedef holding leaves (dicts with sorted keys)."""
-    return optree.tree_unflatten(_canonical(treedef), leaves)
+    """The pytree of structure treedef holding leaves. JAX: tree_util.tree_unflatten."""
+    return treedef.unflatten(leaves)
 
 
-def tree_leaves(tree, is_leaf=None):
-    return optree.tree_leaves(tree, is_leaf, none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
+def tree_leaves(tree, is_leaf=None) -> list:
+    """The leaves, in flattening order. JAX: tree_util.tree_leaves."""
+    return default_registry.flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None):
-    return optree.tree_structure(tree, is_leaf, none_is_leaf=_NONE_IS_LEAF,
-                                 namespace=NAMESPACE)
+    """The treedef. JAX: tree_util.tree_structure."""
+    return default_registry.flatten(tree, is_leaf)[1]
+
+
+def _leaves_of_rest(treedef, tree, rest, is_leaf, name):
+    """The leaves of each tree in rest, cut at treedef's leaves; a mismatch is the
+    ValueError that names where the trees differ."""
+    out = []
+    for other in rest:
+        try:
+            out.append(treedef.flatten_up_to(other))
+        except Exception as e:  # noqa: BLE001 - explained below, or re-raised
+            err = next(_prefix_errors((), tree, other, is_leaf), None)
+            raise (err(name) if err is not None else e) from None
+    return out
 
 
 def tree_map(f, tree, *rest, is_leaf=None):
-    """f applied to the leaves of tree (and the matching subtrees of `rest`)."""
-    leaves, treedef = tree_flatten(tree, is_leaf)
-    others = [treedef.flatten_up_to(r) for r in rest]
-    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+    """f applied to the leaves of tree (and the matching subtrees of rest).
+    JAX: tree_util.tree_map."""
+    leaves, treedef = default_registry.flatten(tree, is_leaf)
+    others = _leaves_of_rest(treedef, tree, rest, is_leaf, "tree_map tree")
+    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
 
 
 _NO_INITIALIZER = object()
@@ -200,17 +85,22 @@ def tree_reduce(function, tree, initializer=_NO_INITIALIZER, is_leaf=None):
     return functools.reduce(function, leaves, initializer)
 
 
-def tree_reduce_associative(operation, tree, *, identity=None, is_leaf=None):
-    """Reduces the leaves pairwise in a balanced tree. JAX: tree_reduce_associative."""
-    leaves = tree_leaves(tree, is_leaf)
-    if not leaves:
-        if identity is None:
+def _halves_reduce(items, operation, identity):
+    if not items:
+        if identity is _NO_INITIALIZER:
             raise TypeError("Must specify identity for parallel reduction of empty sequence.")
         return identity
-    while len(leaves) > 1:
-        pairs = [operation(a, b) for a, b in zip(leaves[::2], leaves[1::2])]
-        leaves = pairs + ([leaves[-1]] if len(leaves) % 2 else [])
-    return leaves[0]
+    if len(items) == 1:
+        return items[0]
+    mid = len(items) // 2
+    return operation(_halves_reduce(items[:mid], operation, identity),
+                     _halves_reduce(items[mid:], operation, identity))
+
+
+def tree_reduce_associative(operation, tree, *, identity=_NO_INITIALIZER, is_leaf=None):
+    """Reduces the leaves as a balanced tree of calls (first half, second half).
+    JAX: tree_util.tree_reduce_associative."""
+    return _halves_reduce(tree_leaves(tree, is_leaf), operation, identity)
 
 
 def tree_all(tree, *, is_leaf=None) -> bool:
@@ -220,60 +110,127 @@ def tree_all(tree, *, is_leaf=None) -> bool:
 
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
     """Turns an outer-of-inner pytree into an inner-of-outer one. JAX: tree_transpose."""
+    flat, treedef = tree_flatten(pytree_to_transpose)
     if inner_treedef is None:
-        first = outer_treedef.flatten_up_to(pytree_to_transpose)[0] if (
-            outer_treedef.num_leaves) else None
-        inner_treedef = tree_structure(first)
-    flat = tree_leaves(pytree_to_transpose)
-    n_out, n_in = outer_treedef.num_leaves, inner_treedef.num_leaves
-    expected = optree.tree_structure(
-        optree.tree_unflatten(outer_treedef, [optree.tree_unflatten(inner_treedef,
-                                                                    [0] * n_in)] * n_out),
-        none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
-    if tree_structure(pytree_to_transpose) != expected:
-        raise TypeError(f"Tree structure mismatch; expected: {expected}, got: "
-                        f"{tree_structure(pytree_to_transpose)}")
+        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+    n_in, n_out = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != n_in * n_out:
+        raise TypeError(f"Mismatch\n{treedef}\n != \n{outer_treedef.compose(inner_treedef)}")
     groups = [flat[i * n_in:(i + 1) * n_in] for i in range(n_out)]
-    inner = [tree_unflatten(outer_treedef, [g[j] for g in groups]) for j in range(n_in)]
-    return tree_unflatten(inner_treedef, inner)
+    return inner_treedef.unflatten(
+        [outer_treedef.unflatten([g[j] for g in groups]) for j in range(n_in)])
+
+
+def broadcast_prefix(prefix_tree, full_tree, is_leaf=None) -> list:
+    """One leaf of prefix_tree per leaf of full_tree (each repeated over its subtree)."""
+    out: list = []
+    try:
+        tree_map(lambda x, sub: out.extend([x] * tree_structure(sub).num_leaves),
+                 prefix_tree, full_tree, is_leaf=is_leaf)
+    except ValueError:
+        err = next(_prefix_errors((), prefix_tree, full_tree), None)
+        if err is None:
+            raise
+        raise err("broadcast_prefix prefix_tree") from None
+    return out
 
 
 def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
     """prefix_tree with each leaf replicated over the matching subtree of full_tree.
     JAX: tree_util.tree_broadcast."""
-    return optree.tree_broadcast_prefix(prefix_tree, full_tree, is_leaf,
-                                        none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
+    return tree_structure(full_tree).unflatten(broadcast_prefix(prefix_tree, full_tree,
+                                                                is_leaf))
+
+
+# ---- structure errors ----------------------------------------------------------------------
+def _is_strict_leaf(tree, is_leaf=None) -> bool:
+    treedef = tree_structure(tree, is_leaf)
+    return treedef.num_nodes == 1 and treedef.num_leaves == 1
+
+
+def _child_keys(tree) -> tuple:
+    return tuple(k for k, _ in flatten_one_level_with_keys(tree)[0])
+
+
+def _prefix_errors(path, prefix, full, is_leaf=None):
+    """Yields, per disagreement found (one per subtree), a function of the prefix tree's
+    name that builds JAX's ValueError describing it."""
+    if _is_strict_leaf(prefix, is_leaf):
+        return   # a leaf is a prefix of anything
+    where = keystr(path)
+    if type(prefix) is not type(full):
+        yield lambda name: ValueError(
+            f"pytree structure error: different types at key path\n    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n"
+            f"    {type(prefix)}\nbut at the same key path the full pytree has a subtree of "
+            f"different type\n    {type(full)}.")
+        return
+    p_children, p_meta = flatten_one_level(prefix)
+    f_children, f_meta = flatten_one_level(full)
+    p_keys, f_keys = _child_keys(prefix), _child_keys(full)
+    if isinstance(prefix, (list, tuple)):
+        if len(prefix) != len(full):
+            kind = type(prefix).__name__
+            yield lambda name: ValueError(
+                f"pytree structure error: different lengths of {kind} at key path\n"
+                f"    {name}{where}\nAt that key path, the prefix pytree {name} has a "
+                f"subtree of type {kind} of length {len(prefix)}, but the full pytree has a "
+                f"subtree of the same type but of length {len(full)}.")
+            return
+    elif len(p_children) != len(f_children):
+        try:
+            diff = set(p_keys).symmetric_difference(f_keys)
+        except Exception:  # noqa: BLE001 - unhashable keys: no difference to show
+            diff = None
+        yield lambda name: ValueError(
+            f"pytree structure error: different numbers of pytree children at key path\n"
+            f"    {name}{where}\nAt that key path, the prefix pytree {name} has a subtree "
+            f"of type\n    {type(prefix)}\nwith {len(p_children)} child keys\n"
+            f"    {' '.join(str(k.key) for k in p_keys)}\nbut at the same key path the full "
+            f"pytree has a subtree of the same type but with {len(f_children)} child keys\n"
+            f"    {' '.join(str(k.key) for k in f_keys)}\n"
+            + ("" if diff is None else "so the symmetric difference on key sets is\n"
+               f"    {' '.join(str(k.key) for k in diff)}"))
+        return
+    if p_meta != f_meta:
+        p_text, f_text = str(p_meta), str(f_meta)
+        delta = textwrap.indent("\n".join(difflib.ndiff(p_text.splitlines(),
+                                                        f_text.splitlines())), "    ")
+        yield lambda name: ValueError(
+            f"pytree structure error: different pytree metadata at key path\n"
+            f"    {name}{where}\nAt that key path, the prefix pytree {name} has a subtree "
+            f"of type\n    {type(prefix)}\nwith metadata\n    {p_text}\nbut at the same key "
+            f"path the full pytree has a subtree of the same type but with metadata\n"
+            f"    {f_text}\nso the diff in the metadata at these pytree nodes is\n{delta}")
+        return
+    for key, p, f in zip(p_keys, p_children, f_children):
+        yield from _prefix_errors((*path, key), p, f)
 
 
 # ---- key paths -----------------------------------------------------------------------------
+def keystr(keys, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as a string: "['a'][0].b", or with simple=True "a0b" (keys joined by
+    `separator`). JAX: keystr."""
+    return separator.join(map(_simple_key if simple else str, keys))
+
+
+def _simple_key(key) -> str:
+    if isinstance(key, SequenceKey):
+        return str(key.idx)
+    if isinstance(key, (DictKey, FlattenedIndexKey)):
+        return str(key.key)
+    if isinstance(key, GetAttrKey):
+        return str(key.name)
+    return str(key)
+
+
 def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
     """([(key path, leaf)], treedef); with is_leaf_takes_path, is_leaf(path, node).
     JAX: tree_util.tree_flatten_with_path."""
-    if is_leaf is not None and is_leaf_takes_path:
-        is_leaf = _leaf_predicate_on_paths(tree, is_leaf)
-    accessors, leaves, treedef = optree.tree_flatten_with_accessor(
-        tree, is_leaf, none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
-    paths = [tuple(_jax_key(e) for e in acc) for acc in accessors]
-    return list(zip(paths, leaves)), treedef
-
-
-def _leaf_predicate_on_paths(tree, is_leaf):
-    """A one-argument is_leaf equivalent to the path-taking one: walk the tree a level at
-    a time, asking is_leaf(path, node), and mark the nodes it accepts (by identity)."""
-    chosen = set()
-
-    def walk(node, path):
-        if is_leaf(path, node):
-            chosen.add(id(node))
-            return
-        accessors, children, _ = optree.tree_flatten_with_accessor(
-            node, lambda x: x is not node, none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
-        if len(children) == 1 and children[0] is node:
-            return  # a leaf
-        for acc, child in zip(accessors, children):
-            walk(child, path + tuple(_jax_key(e) for e in acc))
-    walk(tree, ())
-    return lambda x: id(x) in chosen
+    predicate = is_leaf
+    if is_leaf is not None and not is_leaf_takes_path:
+        predicate = lambda _, x: is_leaf(x)  # noqa: E731
+    return default_registry.flatten_with_path(tree, predicate)
 
 
 def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
@@ -284,171 +241,212 @@ def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
 def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     """f(key path, leaf, *matching leaves of rest) over the leaves. JAX: tree_map_with_path."""
     pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
-    others = [treedef.flatten_up_to(r) for r in rest]
-    return tree_unflatten(treedef, [f(p, x, *xs) for (p, x), *xs in
-                                    zip(pairs, *others)] if others else
-                          [f(p, x) for p, x in pairs])
+    others = _leaves_of_rest(treedef, tree, rest, is_leaf, "tree_map_with_path tree")
+    return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
+
+
+def treedef_key_paths(treedef) -> list:
+    """The key path of each leaf of treedef, as tree_flatten_with_path gives them for a tree
+    of that structure (found by rebuilding one with placeholder leaves). Custom nodes whose
+    unflatten function rejects placeholders get FlattenedIndexKeys."""
+    try:
+        example = treedef.unflatten([_Placeholder() for _ in range(treedef.num_leaves)])
+        pairs, again = default_registry.flatten_with_path(example)
+        if again == treedef:
+            return [p for p, _ in pairs]
+    except Exception:  # noqa: BLE001 - user unflatten functions: fall back to positions
+        pass
+    return _positional_paths(treedef, ())
+
+
+def _positional_paths(treedef, path) -> list:
+    if treedef.num_nodes == 1 and treedef.num_leaves == 1:
+        return [path]
+    data = treedef.node_data()
+    children = treedef.children()
+    if data[0] is dict:
+        keys = [DictKey(k) for k in data[1]]
+    elif data[0] in (tuple, list):
+        keys = [SequenceKey(i) for i in range(len(children))]
+    else:
+        keys = [FlattenedIndexKey(i) for i in range(len(children))]
+    return [p for k, c in zip(keys, children) for p in _positional_paths(c, (*path, k))]
+
+
+class _Placeholder:
+    __slots__ = ()
 
 
 # ---- tree definitions ----------------------------------------------------------------------
 def treedef_is_leaf(treedef) -> bool:
+    """Whether treedef is one node (a leaf, or a childless node such as None)."""
     return treedef.num_nodes == 1
 
 
-def treedef_children(treedef):
+def treedef_children(treedef) -> list:
     """The treedefs of the root's children. JAX: tree_util.treedef_children."""
     return treedef.children()
 
 
 def treedef_tuple(treedefs):
     """The treedef of a tuple of the given treedefs. JAX: tree_util.treedef_tuple."""
-    return optree.treespec_tuple(list(treedefs), none_is_leaf=_NONE_IS_LEAF,
-                                 namespace=NAMESPACE)
+    return _pytree.treedef_tuple(default_registry, list(treedefs))
 
 
 def all_leaves(iterable, is_leaf=None) -> bool:
-    return all(treedef_is_leaf(tree_structure(x, is_leaf)) for x in iterable)
+    """Whether every item of iterable is a leaf. JAX: tree_util.all_leaves."""
+    if is_leaf is None:
+        return _pytree.all_leaves(default_registry, iterable)
+    items = list(iterable)
+    leaves = tree_leaves(items, is_leaf)
+    return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
 
 
 def is_tree_node(typ) -> bool:
-    """Whether a type is a registered pytree node type (builtin, namedtuple or
-    registered). JAX: is_tree_node. (Given an instance, whether it is a node.)"""
-    if isinstance(typ, type):
-        return default_registry.is_node(typ)
-    return not treedef_is_leaf(tree_structure(typ)) or typ is None
+    """Whether a type is a pytree node type (builtin, namedtuple or registered).
+    JAX: tree_util.is_tree_node."""
+    return default_registry.is_node(typ)
 
 
 def flatten_one_level(tree):
     """(children, aux data) of the root node; ValueError for a leaf."""
-    if treedef_is_leaf(tree_structure(tree)) and tree is not None:
+    out = default_registry.flatten_one_level(tree)
+    if out is None:
         raise ValueError(f"can't tree-flatten type: {type(tree)}")
-    out = optree.tree_flatten_one_level(tree, none_is_leaf=_NONE_IS_LEAF, namespace=NAMESPACE)
-    return list(out.children), out.metadata
+    return out
 
 
 def flatten_one_level_with_keys(tree):
-    """([(key, child)], aux data) of the root node."""
-    children, aux = flatten_one_level(tree)
-    pairs, _ = tree_flatten_with_path(tree, is_leaf=lambda x: x is not tree)
-    return [(p[0], c) for (p, _), c in zip(pairs, children)], aux
+    """([(key, child)], aux data) of the root node; ValueError for a leaf."""
+    out = default_registry.flatten_one_level_with_keys(tree)
+    if out is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    return out
 
 
 # ---- registration --------------------------------------------------------------------------
 def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
-    """JAX signature: flatten(x) -> (children, aux); unflatten(aux, children) -> x."""
-    if flatten_with_keys_func is not None:
-        return register_pytree_with_keys(nodetype, flatten_with_keys_func, unflatten_func,
-                                         flatten_func)
-    optree.register_pytree_node(nodetype, flatten_func,
-                                lambda aux, children: unflatten_func(aux, children),
-                                namespace=NAMESPACE)
+    """flatten(x) -> (children, aux); unflatten(aux, children) -> x; optionally
+    flatten_with_keys(x) -> ([(key, child)], aux). JAX: register_pytree_node."""
+    default_registry.register_node(nodetype, flatten_func, unflatten_func,
+                                   flatten_with_keys_func)
 
 
 def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
-    """flatten_with_keys(x) -> ([(key, child)], aux); the keys appear in key paths."""
-    def flatten(x):
-        pairs, aux = flatten_with_keys(x)
-        pairs = list(pairs)
-        return [c for _, c in pairs], aux, tuple(k for k, _ in pairs)
-    optree.register_pytree_node(nodetype, flatten,
-                                lambda aux, children: unflatten_func(aux, children),
-                                path_entry_type=_KeyEntry, namespace=NAMESPACE)
+    """flatten_with_keys(x) -> ([(key, child)], aux); the keys appear in key paths.
+    JAX: register_pytree_with_keys."""
+    if not flatten_func:
+        def flatten_func(x):
+            pairs, aux = flatten_with_keys(x)
+            return [c for _, c in pairs], aux
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
 
 
 def register_pytree_node_class(cls):
-    """Class decorator: uses cls.tree_flatten and cls.tree_unflatten(aux, children)."""
+    """Class decorator: uses x.tree_flatten() and cls.tree_unflatten(aux, children)."""
     register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
     return cls
 
 
 def register_pytree_with_keys_class(cls):
-    """Class decorator: uses cls.tree_flatten_with_keys and cls.tree_unflatten."""
-    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten)
+    """Class decorator: uses x.tree_flatten_with_keys() (and x.tree_flatten() if defined)
+    and cls.tree_unflatten."""
+    flatten = (lambda x: x.tree_flatten()) if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+                              flatten)
     return cls
 
 
 def register_static(cls):
-    """Registers cls as a node with no children (its instances are static aux data)."""
-    register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+    """Registers cls as a node with no children (its instances are static aux data).
+    JAX: register_static."""
+    register_pytree_with_keys(cls, lambda x: ((), x), lambda aux, _: aux)
     return cls
 
 
 def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
-    """Registers a dataclass: data fields are children (keyed by GetAttrKey), meta fields
-    static aux data. JAX: register_dataclass."""
-    if data_fields is None:
-        fields = [f for f in dataclasses.fields(nodetype) if f.init]
+    """Registers a dataclass-like type: data fields are children (keyed by GetAttrKey),
+    meta fields static aux data. JAX: register_dataclass."""
+    if data_fields is None or meta_fields is None:
+        if (data_fields is None) != (meta_fields is None):
+            raise TypeError("register_dataclass: data_fields and meta_fields must both be "
+                            "specified when either is specified. Got "
+                            f"data_fields={data_fields!r} meta_fields={meta_fields!r}.")
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError("register_dataclass: data_fields and meta_fields are required "
+                            f"when nodetype is not a dataclass. Got nodetype={nodetype!r}.")
+        fields = dataclasses.fields(nodetype)
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
         meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
-        data_fields = [f.name for f in fields if not f.metadata.get("static", False)
-                       and f.name not in drop_fields]
-    data_fields, meta_fields = list(data_fields), list(meta_fields or [])
-
-    def flatten_with_keys(x):
-        return ([(GetAttrKey(n), getattr(x, n)) for n in data_fields],
-                tuple(getattr(x, n) for n in meta_fields))
-
-    def unflatten(aux, children):
-        kwargs = dict(zip(data_fields, children))
-        kwargs.update(zip(meta_fields, aux))
-        return nodetype(**kwargs)
-    register_pytree_with_keys(nodetype, flatten_with_keys, unflatten)
+    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+    if dataclasses.is_dataclass(nodetype):
+        init = {f.name for f in dataclasses.fields(nodetype) if f.init} - set(drop_fields)
+        given = {*data_fields, *meta_fields}
+        if given != init:
+            msg = ("data_fields and meta_fields must include all dataclass fields with "
+                   "``init=True`` and only them.")
+            if init - given:
+                msg += (f" Missing fields: {init - given}. Add them to drop_fields to "
+                        "suppress this error.")
+            if given - init:
+                msg += f" Unexpected fields: {given - init}."
+            raise ValueError(msg)
+    if set(data_fields) & set(meta_fields):
+        raise ValueError("data_fields and meta_fields must not overlap. Overlapping fields: "
+                         f"{set(data_fields) & set(meta_fields)}.")
+    default_registry.register_dataclass_node(nodetype, list(data_fields), list(meta_fields))
     return nodetype
 
 
-# ---- the registry object -------------------------------------------------------------------
-class PyTreeRegistry:
-    """The registry of pytree node types, as an object (JAX: tree_util.default_registry,
-    a jaxlib PyTreeRegistry). mjax's one registry is optree's "mjax" namespace."""
-
-    def flatten(self, tree, leaf_predicate=None):
-        return tree_flatten(tree, leaf_predicate)
-
-    def flatten_one_level(self, tree):
-        """(children, aux data) of the root node, None for a leaf."""
-        try:
-            children, aux = flatten_one_level(tree)
-        except ValueError:
-            return None
-        return tuple(children), aux
-
-    def flatten_one_level_with_keys(self, tree):
-        try:
-            pairs, aux = flatten_one_level_with_keys(tree)
-        except ValueError:
-            return None
-        return tuple(pairs), aux
-
-    def flatten_with_path(self, tree, leaf_predicate=None):
-        return tree_flatten_with_path(tree, leaf_predicate)
-
-    def is_node(self, type):  # noqa: A002 (JAX's name)
-        """Whether `type` is a pytree node type (builtin, namedtuple or registered)."""
-        if builtins.type(None) is type or issubclass(type, (tuple, list, dict)):
-            return True  # (namedtuples, OrderedDict and defaultdict included)
-        return optree.register_pytree_node.get(type, namespace=NAMESPACE) is not None
-
-    def register_node(self, type, to_iterable, from_iterable,  # noqa: A002
-                      to_iterable_with_keys=None):
-        register_pytree_node(type, to_iterable, from_iterable, to_iterable_with_keys)
-
-    def register_dataclass_node(self, type, data_fields, meta_fields, /):  # noqa: A002
-        register_dataclass(type, data_fields, meta_fields)
+register_pytree_with_keys(
+    collections.OrderedDict,
+    lambda d: (tuple((DictKey(k), v) for k, v in d.items()), tuple(d)),
+    lambda keys, values: collections.OrderedDict(zip(keys, values, strict=True)))
 
 
-default_registry = PyTreeRegistry()
+def _defaultdict_with_keys(d):
+    keys = tuple(sorted(d))
+    return tuple((DictKey(k), d[k]) for k in keys), (d.default_factory, keys)
+
+
+register_pytree_with_keys(
+    collections.defaultdict, _defaultdict_with_keys,
+    lambda aux, values: collections.defaultdict(aux[0], zip(aux[1], values, strict=True)))
 
 
 # ---- Partial ---------------------------------------------------------------------------------
+class _HashableCallableShim:
+    """A functools.partial given to Partial, boxed so that functools.partial does not merge
+    its arguments into the Partial's (they stay static, hashed and compared through it)."""
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def __call__(self, *args, **kw):
+        return self.fun(*args, **kw)
+
+    def __hash__(self):
+        return hash(self.fun)
+
+    def __eq__(self, other):
+        return self.fun == (other.fun if isinstance(other, _HashableCallableShim) else other)
+
+    def __repr__(self):
+        return f"_HashableCallableShim({self.fun!r})"
+
+
 class Partial(functools.partial):
     """functools.partial as a pytree: the bound arguments are its children and the function
     its static data, so a Partial can cross jit/grad boundaries. JAX: tree_util.Partial."""
 
     def __new__(cls, func, *args, **kw):
-        if isinstance(func, Partial):  # flatten nested Partials into one
-            args = func.args + args
-            kw = {**func.keywords, **kw}
-            func = func.func
-        return super().__new__(cls, func, *args, **kw)
+        if not isinstance(func, functools.partial):
+            return super().__new__(cls, func, *args, **kw)
+        shim = _HashableCallableShim(func)
+        out = super().__new__(cls, shim, *args, **kw)
+        # (set after construction: functools.partial merges a func that has these)
+        shim.func, shim.args, shim.keywords = func.func, func.args, func.keywords
+        return out
 
 
 register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
@@ -456,9 +454,9 @@ register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
 
 
 __all__ = ["DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey", "KeyEntry", "KeyPath",
-           "Partial", "PyTreeDef", "all_leaves", "is_tree_node", "keystr", "flatten_one_level",
-           "flatten_one_level_with_keys", "register_dataclass", "register_pytree_node",
-           "register_pytree_node_class", "register_pytree_with_keys",
+           "Partial", "PyTreeDef", "all_leaves", "default_registry", "is_tree_node", "keystr",
+           "flatten_one_level", "flatten_one_level_with_keys", "register_dataclass",
+           "register_pytree_node", "register_pytree_node_class", "register_pytree_with_keys",
            "register_pytree_with_keys_class", "register_static", "tree_all", "tree_broadcast",
            "tree_flatten", "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path",
            "tree_map", "tree_map_with_path", "tree_reduce", "tree_reduce_associative",

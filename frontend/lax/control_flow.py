@@ -47,8 +47,7 @@ def _differ(a: ShapedArray, b: ShapedArray) -> str:
 
 def _paths(tree) -> list[str]:
     """keystr-like paths of a treedef's leaves ('' for a single leaf)."""
-    import optree
-    return ["".join(f"[{k!r}]" for k in p) for p in optree.treespec_paths(tree)]
+    return [tree_util.keystr(p) for p in tree_util.treedef_key_paths(tree)]
 
 
 def _where() -> str:

@@ -32,8 +32,6 @@ _RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is c
                  "times and counts")
 _RESIDUALS = ("print_saved_residuals: mjax's linearization saves other (equivalent) values "
               "and its selective-policy split is coarser (passes/rules/remat.py)")
-_TREEDEF = ("treedefs print as optree's PyTreeSpec(...), not PyTreeDef(...) (optree's type "
-            "cannot be given another repr)")
 KNOWN = {
     **{("advanced_autodiff", i): _RULES_STAGED for i in (78, 79, 80, 81, 90, 91, 92)},
     ("advanced_autodiff", 93): _RULES_STAGED + "; the TypeError's text also names the op's "
@@ -44,10 +42,8 @@ KNOWN = {
                                     "layer0_output as the policy says; JAX 0.10.2 saves no "
                                     "named value here",
     ("gradient_checkpointing", 23): "the cell imports jax._src (JAX's private modules)",
-    **{("pytrees", i): _TREEDEF for i in (7, 34, 35)},
     ("key_concepts", 4): "make_jaxpr: JAX's jnp.where is a nested jit[name=_where]; mjax's "
                          "stages select_n inline",
-    **{("key_concepts", i): _TREEDEF for i in (5, 6, 7)},
     ("thinking_in_jax", 4): "type(x) is mjax.array.Array, not jaxlib._jax.ArrayImpl",
     ("autodiff_cookbook", 31): "grad of a real function of a weak complex input: JAX's result "
                                "is not weakly typed (its real/abs transposes build it from "
