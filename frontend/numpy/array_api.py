@@ -171,7 +171,7 @@ def fused_when_eager(fn):
     from mjax import errors
     from mjax.array import Array
     from mjax.config import config
-    from mjax.core import Tracer
+    from mjax.core import Tracer, _state as trace_state
     from mjax.tree_util import tree_leaves
 
     # A function that needs concrete values (data-dependent shapes) runs op by op instead.
@@ -203,6 +203,11 @@ def fused_when_eager(fn):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if trace_state.stack:
+            # Under a trace its primitives are staged into the trace, as JAX's jaxprs show
+            # them (a nested jit would print as `jit[name=call]`), even for arguments that
+            # are all concrete (jnp.eye(3) in a jitted function).
+            return fn(*args, **kwargs)
         key = plain_key(args, kwargs)
         jitted = None if key is None else by_pattern.get(key)
         if jitted is not None and not config.read("jax_disable_jit"):
