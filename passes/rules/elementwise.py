@@ -214,7 +214,11 @@ AD.defjvp(E.PowOp, _pow_jvp_lhs, _pow_jvp_rhs)
 def _integer_pow_jvp(b, t, x, *, y):
     if y == 0:
         return None
-    return b.mul(t, b.mul(_c(b, x, y), b.integer_pow(x, y=y - 1)))
+    if y == 1:
+        return t
+    # (x ** 1 is x itself: no integer_pow[y=1], as JAX's rule)
+    power = x if y == 2 else b.integer_pow(x, y=y - 1)
+    return b.mul(t, b.mul(_c(b, x, y), power))
 
 
 AD.defjvp(E.IntegerPowOp, _integer_pow_jvp)
