@@ -29,7 +29,7 @@ from mjax.shard_map import shard_map
 from mjax import distributed  # noqa: F401
 from mjax.core import named_scope
 from mjax import errors, tree_util, lax, numpy, dlpack, profiler, sharding  # noqa: F401
-from mjax.sharding import make_mesh, set_mesh  # noqa: F401
+from mjax.sharding import make_mesh, set_mesh, NamedSharding, P  # noqa: F401
 from mjax.global_arrays import (make_array_from_callback,  # noqa: F401
                                 make_array_from_process_local_data,
                                 make_array_from_single_device_arrays)

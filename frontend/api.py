@@ -86,14 +86,20 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Moves a pytree of arrays to `device`: a device, a Sharding (or a pytree prefix of
     them), or None (the first device). JAX: jax.device_put."""
     from mjax import sharding as S
-    from mjax.batching import broadcast_prefix
+    from mjax.batching import broadcast_prefix_with
     leaves, tree = tree_util.tree_flatten(x)
-    if device is None or not isinstance(device, (tuple, list, dict)):
+    if device is None or not isinstance(device, (tuple, list, dict)) or \
+            isinstance(device, S.PartitionSpec):
         targets = [device] * len(leaves)
     else:
-        targets = broadcast_prefix("device_put device", device, x)
+        targets = broadcast_prefix_with(
+            "device_put device", device, x,
+            lambda t: t is None or not isinstance(t, (tuple, list, dict)) or
+            isinstance(t, S.PartitionSpec))
     outs = []
     for leaf, target in zip(leaves, targets):
+        if isinstance(target, S.PartitionSpec):
+            target = S.as_sharding(target, "device_put")
         out = _put_leaf(leaf, target, S)
         if donate and isinstance(leaf, Array) and out is not leaf:
             leaf.delete()
@@ -141,8 +147,11 @@ def put_sharded(value: np.ndarray, aval, sharding) -> Array:
 
 
 def typeof(x):
-    """The abstract value of `x` (shape, dtype, weak type). JAX: jax.typeof."""
-    return aval_of_value(x)
+    """The abstract value of `x` (shape, dtype, weak type, and for arrays the sharding
+    their type carries). JAX: jax.typeof."""
+    from mjax.sharding_types import typed_aval
+    # (Traced values: mjax decides layouts after tracing, so their types carry none.)
+    return typed_aval(aval_of_value(x), x._sharding if isinstance(x, Array) else None)
 
 
 def device_get(x):
@@ -952,7 +961,7 @@ class ClosedJaxpr:
 
     @property
     def eqns(self):
-        block = self._traced.trace.func.regions[0].blocks[0]
+        block = self._func.regions[0].blocks[0]
         return [op for op in block.operations if op.name != "func.return"]
 
     def __str__(self):

@@ -385,52 +385,116 @@ def visualize_sharding(shape, sharding, *, use_color: bool = True, scale: float 
                        min_width: int = 9, max_width: int = 80, color_map=None):
     """Prints the block layout of an array of `shape` under `sharding` as a text grid:
     one cell per distinct block, naming the devices holding it (replicas joined by
-    commas). JAX: jax.debug.visualize_sharding (which draws with `rich`)."""
-    if len(shape) > 2:
-        raise ValueError(f"Number of dimensions of `shape` must be <= 2 for "
-                         f"visualization, got {len(shape)}")
+    commas), each cell sized by its block's share of the array. JAX:
+    jax.debug.visualize_sharding, which draws a `rich` table; printed to anything but a
+    color terminal that table is this box-drawn grid (mjax always draws it)."""
+    if not 1 <= len(shape) <= 2:
+        raise ValueError("`visualize_sharding` only works for shapes with 1 and 2 "
+                         "dimensions.")
     shape = tuple(shape)
     cells = _blocks(shape, sharding)
-    rows = sorted({r for r, _ in cells})
-    cols = sorted({c for _, c in cells})
-    labels = {k: f"{v[0][0]} {','.join(str(i) for _, i in v)}" for k, v in cells.items()}
-    width = max(len(t) for t in labels.values()) + 4
-    width = max(width, min_width // max(len(cols), 1))
-    width = min(max(int(round(width * scale)), 3), max(max_width // max(len(cols), 1), 3))
-    height = 3 if len(shape) == 2 else 1
-    out = [_rule("┌", "┬", "┐", len(cols), width)]
-    for i, r in enumerate(rows):
-        for line in range(height):
-            text = [labels.get((r, c), "") if line == height // 2 else "" for c in cols]
-            out.append("│" + "│".join(t[:width].center(width) for t in text) + "│")
-        if i + 1 < len(rows):
-            out.append(_rule("├", "┼", "┤", len(cols), width))
-    out.append(_rule("└", "┴", "┘", len(cols), width))
+    nrows = max(r for r, _ in cells) + 1
+    ncols = max(c for _, c in cells) + 1
+    # JAX's sizing: a 10-line-high picture (times scale) of the array's aspect ratio,
+    # characters 2.5 times as high as wide, every cell at least min_width wide.
+    base_height = int(10 * scale)
+    base_width = int(base_height * (shape[1] if len(shape) == 2 else 1) / shape[0])
+    laid = {}
+    for key, (label, height_frac, width_frac) in cells.items():
+        width = min(max(int(width_frac * base_width * 2.5), min_width), max_width)
+        height = 1 if height_frac is None else int(height_frac * base_height)
+        left, extra = divmod(width - len(label) - 2, 2)
+        top, extra_v = divmod(height - 2, 2)
+        laid[key] = (label, max(top, 0), max(top + extra_v, 0), max(left, 0),
+                     max(left + extra, 0))
+    widths = [max(len(laid[r, c][0]) + laid[r, c][3] + laid[r, c][4] for r in range(nrows))
+              for c in range(ncols)]
+    widths = _fit(widths, max_width - ncols - 1)
+    out = [_rule("┌", "┬", "┐", widths)]
+    for r in range(nrows):
+        blocks = [_cell_lines(*laid[r, c], widths[c]) for c in range(ncols)]
+        for i in range(max(map(len, blocks))):
+            out.append("│" + "│".join(b[i] if i < len(b) else " " * w
+                                      for b, w in zip(blocks, widths)) + "│")
+        if r + 1 < nrows:
+            out.append(_rule("├", "┼", "┤", widths))
+    out.append(_rule("└", "┴", "┘", widths))
     sys.stdout.write("\n".join(out) + "\n")
 
 
-def _rule(left, mid, right, n, width) -> str:
-    return left + mid.join("─" * width for _ in range(n)) + right
+def _fit(widths: list[int], room: int) -> list[int]:
+    """Column widths narrowed to `room` characters as rich narrows a table to its
+    console: the widest columns give way first, each by a rounded share of the excess."""
+    widths = list(widths)
+    while sum(widths) > room:
+        widest = max(widths)
+        second = max((w for w in widths if w != widest), default=0)
+        excess = sum(widths) - room
+        can_give = min(excess, widest - second)
+        givers = sum(w == widest for w in widths)
+        left, share_of = excess, givers
+        for i, w in enumerate(widths):
+            if w == widest:
+                cut = min(can_give, round(left / share_of))
+                widths[i] -= cut
+                left -= cut
+                share_of -= 1
+    return widths
+
+
+def _cell_lines(label, top, bottom, left, right, width) -> list[str]:
+    """A padded cell of a table column `width` wide, its label centered between the
+    side paddings (as rich's Padding around a centered Align)."""
+    inner = max(width - left - right, 1)
+    texts = []
+    for line in _wrap(label, inner):
+        pad = inner - len(line)
+        texts.append(" " * left + " " * (pad // 2) + line + " " * (pad - pad // 2) +
+                     " " * right)
+    return [" " * width] * top + texts + [" " * width] * bottom
+
+
+def _wrap(label: str, width: int) -> list[str]:
+    """`label` wrapped at spaces to `width`, a word too long for it cut with an ellipsis
+    (as rich wraps a narrowed cell)."""
+    lines: list[str] = []
+    for word in label.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return [ln if len(ln) <= width else ln[:width - 1] + "…" for ln in lines]
+
+
+def _rule(left, mid, right, widths) -> str:
+    return left + mid.join("─" * w for w in widths) + right
 
 
 def _blocks(shape, sharding) -> dict:
-    """(row start, col start) -> [(platform, device id), ...] for each block."""
+    """(block row, block column) -> (label, block height / rows or None for a vector,
+    block width / columns) of each distinct block."""
     index_map = getattr(sharding, "devices_indices_map", None)
     if index_map is not None:
         mapping = index_map(shape)
     else:
         mapping = {d: tuple(slice(None) for _ in shape) for d in _devices_of(sharding)}
-    cells: dict = {}
+    owners: dict = {}
+    extent: dict = {}
+    platform = "CPU"
     for dev, index in mapping.items():
-        index = tuple(index) + (slice(None),) * (2 - len(index))
-        key = tuple((s.start or 0) if isinstance(s, slice) else int(s) for s in index[:2])
-        if len(shape) < 2:      # a vector's blocks lie side by side
-            key = (0, key[0])
-        cells.setdefault(key, []).append(
-            (getattr(dev, "platform", "cpu").upper(), getattr(dev, "id", 0)))
-    for devs in cells.values():
-        devs.sort(key=lambda d: d[1])
-    return cells
+        platform = getattr(dev, "platform", "cpu").upper()
+        index = tuple(slice(s, s + 1) if isinstance(s, int) else s for s in index)
+        spans = [(s.start or 0, (size if s.stop is None else s.stop) - (s.start or 0))
+                 for s, size in zip(index, shape)]
+        key = tuple(start // length for start, length in spans)
+        if len(shape) == 1:      # a vector's blocks lie side by side
+            key = (0,) + key
+            extent[key] = (None, spans[0][1] / shape[0])
+        else:
+            extent[key] = (spans[0][1] / shape[0], spans[1][1] / shape[1])
+        owners.setdefault(key, []).append(getattr(dev, "id", 0))
+    return {k: (f"{platform} {','.join(map(str, sorted(ids)))}",) + extent[k]
+            for k, ids in owners.items()}
 
 
 def _devices_of(sharding) -> list:

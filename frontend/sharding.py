@@ -76,6 +76,14 @@ P = PartitionSpec
 _mesh_stack = threading.local()
 
 
+def _axes_repr(mesh) -> str:
+    """JAX's `'x': 4, 'y': 2, axis_types=(Explicit, Explicit)` of a mesh's repr."""
+    sizes = ", ".join(f"'{n}': {s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes))
+    types = ", ".join(repr(t) for t in mesh.axis_types)
+    comma = "," if len(mesh.axis_types) == 1 else ""
+    return f"{sizes}, axis_types=({types}{comma})"
+
+
 class Mesh:
     """Devices laid out on named axes. JAX: jax.sharding.Mesh."""
 
@@ -135,12 +143,7 @@ class Mesh:
         return self._hash
 
     def __repr__(self):
-        sizes = ", ".join(map(str, self.axis_sizes))
-        names = ", ".join(repr(n) for n in self.axis_names)
-        types = ", ".join(repr(t) for t in self.axis_types)
-        return (f"Mesh(axis_sizes=({sizes}{',' if len(self.axis_sizes) == 1 else ''}), "
-                f"axis_names=({names}{',' if len(self.axis_names) == 1 else ''}), "
-                f"axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))")
+        return f"Mesh({_axes_repr(self)})"
 
     def __enter__(self):
         stack = getattr(_mesh_stack, "stack", [])
@@ -150,6 +153,102 @@ class Mesh:
     def __exit__(self, *exc):
         _mesh_stack.stack = _mesh_stack.stack[:-1]
         return False
+
+
+class AbstractMesh:
+    """A mesh's axis sizes, names and types, without devices: what types and tracing see.
+    JAX: jax.sharding.AbstractMesh."""
+
+    def __init__(self, axis_sizes, axis_names, axis_types=None, *, _platform=None):
+        self.axis_sizes = tuple(int(s) for s in axis_sizes)
+        self.axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        if len(self.axis_sizes) != len(self.axis_names):
+            raise ValueError(f"AbstractMesh got {len(self.axis_sizes)} axis sizes and "
+                             f"{len(self.axis_names)} axis names")
+        if axis_types is None:   # (as JAX 0.10's meshes: Explicit unless told)
+            axis_types = (AxisType.Explicit,) * len(self.axis_names)
+        elif isinstance(axis_types, AxisType):
+            axis_types = (axis_types,) * len(self.axis_names)
+        self.axis_types = tuple(axis_types)
+        self._platform = _platform
+
+    @property
+    def shape(self):
+        return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.axis_sizes)
+
+    @property
+    def empty(self) -> bool:
+        return not self.axis_names
+
+    @property
+    def abstract_mesh(self) -> "AbstractMesh":
+        return self
+
+    def explicit_axes(self) -> frozenset:
+        return frozenset(n for n, t in zip(self.axis_names, self.axis_types)
+                         if t == AxisType.Explicit)
+
+    def update_axis_types(self, name_to_type: dict) -> "AbstractMesh":
+        types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names,
+                                                             self.axis_types))
+        return AbstractMesh(self.axis_sizes, self.axis_names, types, _platform=self._platform)
+
+    def _key(self):
+        return (self.axis_sizes, self.axis_names, self.axis_types, self._platform)
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractMesh) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        if self.empty:
+            return "AbstractMesh((), axis_types=())"
+        where = (f", device_kind={self._platform}, num_cores=None, platform={self._platform}"
+                 if self._platform else "")
+        return f"AbstractMesh({_axes_repr(self)}{where})"
+
+
+_EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
+
+
+def _mesh_abstract(mesh: Mesh) -> AbstractMesh:
+    platform = getattr(mesh.devices.flat[0], "platform", None) if mesh.size else None
+    return AbstractMesh(mesh.axis_sizes, mesh.axis_names, mesh.axis_types,
+                        _platform=platform)
+
+
+Mesh.abstract_mesh = property(_mesh_abstract)
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """The mesh types and tracing see: `use_abstract_mesh`'s, else the current mesh's,
+    else an empty one. JAX: jax.sharding.get_abstract_mesh."""
+    stack = getattr(_mesh_stack, "abstract", [])
+    if stack:
+        return stack[-1]
+    mesh = current_mesh()
+    return _EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
+
+
+@contextlib.contextmanager
+def use_abstract_mesh(mesh: AbstractMesh):
+    """Within the block, get_abstract_mesh() is `mesh`. JAX:
+    jax.sharding.use_abstract_mesh."""
+    if not isinstance(mesh, AbstractMesh):
+        raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
+                         f"{type(mesh)}")
+    stack = getattr(_mesh_stack, "abstract", [])
+    _mesh_stack.abstract = stack + [mesh]
+    try:
+        yield
+    finally:
+        _mesh_stack.abstract = stack
 
 
 def current_mesh() -> Mesh | None:
@@ -304,8 +403,8 @@ class SingleDeviceSharding(Sharding):
 class NamedSharding(Sharding):
     """An array laid out over a mesh by a PartitionSpec. JAX: jax.sharding.NamedSharding."""
 
-    def __init__(self, mesh: Mesh, spec, *, memory_kind=None):
-        if not isinstance(mesh, Mesh):
+    def __init__(self, mesh: Mesh | AbstractMesh, spec, *, memory_kind=None):
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(f"NamedSharding expects a Mesh, got {type(mesh).__name__}")
         spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
         used = [a for d in range(len(spec)) for a in spec.axes_of(d)]
@@ -395,11 +494,9 @@ class NamedSharding(Sharding):
         return self._hash
 
     def __repr__(self):
-        mesh = ", ".join(f"'{n}': {s}" for n, s in self.mesh.shape.items())
-        types = ", ".join(repr(t) for t in self.mesh.axis_types)
-        return (f"NamedSharding(mesh=Mesh({mesh}, axis_types=({types}"
-                f"{',' if len(self.mesh.axis_types) == 1 else ''})), spec={self.spec!r}, "
-                f"memory_kind=device)")
+        if isinstance(self.mesh, AbstractMesh):
+            return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
 
 
 class HloShardingOnDevices(Sharding):
@@ -481,4 +578,5 @@ def named_from_hlo(mesh: Mesh, hlo, ndim: int) -> Sharding:
 
 __all__ = ["AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "make_mesh", "current_mesh", "UNCONSTRAINED",
-           "HloShardingOnDevices", "named_from_hlo", "set_mesh", "get_mesh", "reshard"]
+           "HloShardingOnDevices", "named_from_hlo", "set_mesh", "get_mesh", "reshard",
+           "AbstractMesh", "get_abstract_mesh", "use_abstract_mesh"]
