@@ -254,3 +254,15 @@ def test_max_min_accept_where_with_initial():
     check(jnp.min(A, where=mask, initial=9.0), jjnp.min(A, where=mask, initial=9.0))
     with pytest.raises(ValueError, match="specify 'initial'"):
         jnp.max(A, where=mask)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("sum", ([1, 2, 3],)), ("mean", ((1.0, 2.0),)), ("max", ([1, 2],)), ("std", ([1.0],)),
+    ("any", ([True],)), ("sin", ([1.0],)), ("add", (1.0, [1.0])), ("multiply", ([1], 2))])
+def test_lists_are_not_arrays_as_jax(name, args):
+    # (Common Gotchas: jnp.sum([1, 2, 3]) raises; only jnp.array/asarray take sequences)
+    with pytest.raises(TypeError) as theirs:
+        getattr(jjnp, name)(*args)
+    with pytest.raises(TypeError) as mine:
+        getattr(mjax.numpy, name)(*args)
+    assert str(mine.value).split(" (at ")[0] == str(theirs.value)
