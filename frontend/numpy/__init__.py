@@ -109,9 +109,13 @@ def asarray(a, dtype=None, order=None, *, copy=None):
             _prng.any_keys(a):
         return _prng.asarray_keys(a, dtype)
     if isinstance(a, (list, tuple)):
-        if a and builtins.any(_is_array(v) for v in _nested_leaves(a)):
-            out = stack([asarray(v) for v in a])
-            return out if dtype is None else astype(out, dtype)
+        leaves = _nested_leaves(a)
+        if a and builtins.any(_is_array(v) for v in leaves):
+            # (as JAX: each element converted to the strongly typed result dtype, then
+            # stacked; `jnp.array([x, 1])` of a weak x is not weak)
+            dtype = (_dt.result_type(*leaves) if dtype is None
+                     else _dt.check_user_dtype(dtype, "asarray"))
+            return concatenate([expand_dims(asarray(v, dtype), 0) for v in a])
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
     if isinstance(a, (bool, int, float, complex)) and dtype is None:

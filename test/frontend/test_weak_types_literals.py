@@ -201,3 +201,18 @@ def test_traced_float_with_python_scalar_as_jax(dtype):
         np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
     assert str(mjax.make_jaxpr(lambda a: a * 1.01 + 2)(x)) == str(
         jax.make_jaxpr(lambda a: a * 1.01 + 2)(x))
+
+
+@pytest.mark.parametrize("fn,args", [
+    (lambda np_, a, b: np_.array([a, b]), (1, 2.0)),
+    (lambda np_, a, b: np_.asarray([a, [b]]), (np.ones(1, np.float32), 2)),
+    (lambda np_, a, b: np_.array([[a, 1.0], [2, b]]), (np.float32(2), 3)),
+    (lambda np_, a, b: np_.array((a, b), dtype=np_.int32), (np.float32(2), 1.5))])
+def test_array_of_traced_elements_as_jax(fn, args):
+    # (Common Gotchas: jnp.array of weak traced scalars is strongly typed, each element
+    # converted before it is stacked)
+    def run(lib, np_):
+        out = lib.jit(lambda a, b: fn(np_, a, b))(*args)
+        return (str(lib.make_jaxpr(lambda a, b: fn(np_, a, b))(*args)), out.dtype,
+                out.weak_type, np.asarray(out).tolist())
+    assert run(mjax, mnp) == run(jax, jnp)
