@@ -26,9 +26,11 @@ from mjax.dialect.core import JaxprOp
 # Ops that ask for a transformation of the function they name.
 _TRANSFORMS = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.vmap", "jaxpr.checkpoint_tangent",
                          "jaxpr.custom_vjp_tangent"})
-# Marks the equations of the user's trace while the copy is cleaned up (never printed:
-# the printer skips `mjax.` attributes).
+# Mark the equations of the user's trace and those of forward parts (linearize's
+# `@f_fwd`) while the copy is cleaned up (never printed: the printer skips `mjax.`
+# attributes).
 _USER = "mjax.print_user_eqn"
+_FWD = "mjax.print_fwd_eqn"
 
 
 def expanded_function(module: ir.Module, name: str):
@@ -56,12 +58,24 @@ def expanded_function(module: ir.Module, name: str):
         fns = {symbol_name(f.operation): f.operation for f in body.operations
                if f.operation.name == "func.func"}
         made = {n for n in fns if n not in traced or n in staged}
+        for n in made:
+            if _is_forward_part(fns[n]):
+                for op in fns[n].regions[0].blocks[0].operations:
+                    op.operation.attributes[_FWD] = ir.UnitAttr.get()
         main = fns[name]
         _inline_calls(main, fns, made)
         block = main.regions[0].blocks[0]
         _merge_identical(block)
         _remove_dead(block)
     return copy, main
+
+
+def _is_forward_part(fn) -> bool:
+    from mjax.passes.derived import MARK
+    if MARK not in fn.attributes:
+        return False
+    mark = ir.DictAttr(fn.attributes[MARK])
+    return "('part', 'fwd')" in ir.StringAttr(mark["params"]).value
 
 
 def _is_user_eqn(op) -> bool:
@@ -85,20 +99,32 @@ def _inline_calls(main, fns: dict, names: set) -> None:
 
 
 def _key(op):
-    attrs = tuple(sorted((n, str(op.attributes[n])) for n in op.attributes if n != _USER))
+    attrs = tuple(sorted((n, str(op.attributes[n])) for n in op.attributes
+                         if n not in (_USER, _FWD)))
     return (op.name, tuple(op.operands), attrs, tuple(str(r.type) for r in op.results))
 
 
 def _merge_identical(block) -> None:
-    """jaxpr-cse, except that the mark of a user equation does not tell equations apart
-    and survives on the one kept."""
+    """jaxpr-cse, except that the marks do not tell equations apart (a user mark
+    survives on the equation kept), and that the values a forward part computes beside
+    the user's equations (residuals) move up to just after the user equation they
+    followed there: JAX's linearization emits each equation's residuals right after it.
+
+        %y = exp %x (user); ...; %y2 = exp %x (fwd, merged into %y); %r = sub 1, %y2 (fwd)
+      ==> %y = exp %x; %r = sub 1, %y; ...
+    """
     from mjax.passes.ir_util import has_effects
     seen = {}
-    for op in list(block.operations):
+    position = {}     # value -> position of the equation defining it (block order)
+    anchor = None     # where the next residual goes: after this equation
+    for i, op in enumerate(list(block.operations)):
         op = op.operation
         for region in op.regions:
             for inner in region.blocks:
                 _merge_identical(inner)
+        position.update((r, float(i)) for r in op.results)
+        if _FWD not in op.attributes:
+            anchor = None
         view = op.opview
         if (not isinstance(view, JaxprOp) or not view.pure or len(op.regions)
                 or op.name == "jaxpr.checkpoint"
@@ -108,12 +134,29 @@ def _merge_identical(block) -> None:
         first = seen.get(key)
         if first is None:
             seen[key] = op
+            if anchor is not None and _USER not in op.attributes:
+                anchor = _move_after(op, anchor, position)
             continue
         for old, new in zip(op.results, first.results):
             old.replace_all_uses_with(new)
         if _USER in op.attributes:
             first.attributes[_USER] = ir.UnitAttr.get()
+        if _FWD in op.attributes and _USER in first.attributes:
+            anchor = first
         op.erase()
+
+
+def _move_after(op, anchor, position):
+    """Moves `op` to just after `anchor` when its operands are defined before there;
+    returns the next anchor (None once an equation could not move: order is kept)."""
+    at = position[anchor.results[0]] if len(anchor.results) else None
+    if at is None or not len(op.results) or any(
+            position.get(v, -1.0) > at for v in op.operands):
+        return None
+    op.move_after(anchor)
+    for r in op.results:
+        position[r] = at + 1e-6
+    return op
 
 
 def _remove_dead(block) -> None:

@@ -272,7 +272,9 @@ AD.defjvp(E.AcosOp, lambda b, t, x: b.neg(b.mul(t, b.rsqrt(b.sub(_c(b, x, 1), _s
 AD.defjvp(E.AtanOp, lambda b, t, x: b.div(t, b.add(_c(b, x, 1), _sq(b, x))))
 AD.defjvp(E.SinhOp, lambda b, t, x: b.mul(t, b.cosh(x)))
 AD.defjvp(E.CoshOp, lambda b, t, x: b.mul(t, b.sinh(x)))
-AD.defjvp(E.TanhOp, lambda b, t, x, *, ans: b.mul(t, b.sub(_c(b, x, 1), _sq(b, ans))))
+# (t + t*ans) * (1 - ans), JAX's form: 1 - ans**2 loses precision as |ans| nears 1.
+AD.defjvp(E.TanhOp, lambda b, t, x, *, ans: b.mul(b.add(t, b.mul(t, ans)),
+                                                 b.sub(_c(b, x, 1), ans)))
 AD.defjvp(E.AsinhOp, lambda b, t, x: b.mul(t, b.rsqrt(b.add(_sq(b, x), _c(b, x, 1)))))
 AD.defjvp(E.AcoshOp, lambda b, t, x: b.mul(t, b.rsqrt(b.mul(b.sub(x, _c(b, x, 1)),
                                                             b.add(x, _c(b, x, 1))))))
