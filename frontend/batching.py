@@ -68,6 +68,9 @@ def broadcast_prefix_with(name: str, prefix, tree, is_leaf) -> list:
         if is_leaf(p):
             out.extend([p] * len(tree_util.tree_leaves(t)))
             return
+        if isinstance(p, (tuple, list)) and isinstance(t, (tuple, list)) and not p and \
+                not t:      # (no arguments, no axes: a function of nothing)
+            return
         if tree_util.treedef_is_leaf(tree_util.tree_structure(t)) and t is not None:
             raise _prefix_error(name, path, f"expected a leaf, got {type(p).__name__}")
         pc = tree_util.flatten_one_level_with_keys(p)[0]

@@ -8,6 +8,7 @@ shape and dtype static, as in JAX.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -89,7 +90,9 @@ def _user_dtype(dtype, default) -> np.dtype:
         return dtypes.default_complex()
     if d is bool:
         return np.dtype(bool)
-    return dtypes.canonicalize_dtype(np.dtype(d))
+    if dtype is None:
+        return dtypes.canonicalize_dtype(np.dtype(d))
+    return dtypes.check_user_dtype(dtype)   # (warns, as JAX, of a 64-bit type without x64)
 
 
 def _shape_of(x) -> tuple[int, ...]:
@@ -1444,3 +1447,21 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     keys = split(key, ratios.shape[0])
     _, counts = lax.scan(step, n, (ratios, keys), unroll=unroll)
     return jnp.moveaxis(counts, 0, -1).astype(dtype)
+
+
+def _laid_out(sampler):
+    """`sampler` with its `out_sharding=` applied to the samples (the same bits as JAX's,
+    whose partitionable threefry gives each element the same value however it is laid
+    out)."""
+    @functools.wraps(sampler)
+    def wrapped(*args, out_sharding=None, **kwargs):
+        from mjax.lax.sharding import apply_out_sharding
+        return apply_out_sharding(sampler(*args, **kwargs), out_sharding)
+    return wrapped
+
+
+for _name, _sampler in list(globals().items()):
+    if not _name.startswith("_") and callable(_sampler) and \
+            "out_sharding" in getattr(getattr(_sampler, "__code__", None), "co_varnames", ()):
+        globals()[_name] = _laid_out(_sampler)
+del _name, _sampler

@@ -159,7 +159,7 @@ class AbstractMesh:
     """A mesh's axis sizes, names and types, without devices: what types and tracing see.
     JAX: jax.sharding.AbstractMesh."""
 
-    def __init__(self, axis_sizes, axis_names, axis_types=None, *, _platform=None):
+    def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
         self.axis_sizes = tuple(int(s) for s in axis_sizes)
         self.axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
         if len(self.axis_sizes) != len(self.axis_names):
@@ -170,7 +170,7 @@ class AbstractMesh:
         elif isinstance(axis_types, AxisType):
             axis_types = (axis_types,) * len(self.axis_names)
         self.axis_types = tuple(axis_types)
-        self._platform = _platform
+        self.abstract_device = abstract_device
 
     @property
     def shape(self):
@@ -195,10 +195,11 @@ class AbstractMesh:
     def update_axis_types(self, name_to_type: dict) -> "AbstractMesh":
         types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names,
                                                              self.axis_types))
-        return AbstractMesh(self.axis_sizes, self.axis_names, types, _platform=self._platform)
+        return AbstractMesh(self.axis_sizes, self.axis_names, types,
+                            abstract_device=self.abstract_device)
 
     def _key(self):
-        return (self.axis_sizes, self.axis_names, self.axis_types, self._platform)
+        return (self.axis_sizes, self.axis_names, self.axis_types, self.abstract_device)
 
     def __eq__(self, other):
         return isinstance(other, AbstractMesh) and self._key() == other._key()
@@ -209,18 +210,25 @@ class AbstractMesh:
     def __repr__(self):
         if self.empty:
             return "AbstractMesh((), axis_types=())"
-        where = (f", device_kind={self._platform}, num_cores=None, platform={self._platform}"
-                 if self._platform else "")
+        d = self.abstract_device
+        where = (f", device_kind={d.device_kind}, num_cores={d.num_cores}, "
+                 f"platform={d.platform}" if d is not None else "")
         return f"AbstractMesh({_axes_repr(self)}{where})"
+
+
+class AbstractDevice(collections.namedtuple("AbstractDevice",
+                                           ["device_kind", "num_cores", "platform"])):
+    """The kind of device a mesh is made of (its repr is part of AbstractMesh's)."""
 
 
 _EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
 
 
 def _mesh_abstract(mesh: Mesh) -> AbstractMesh:
-    platform = getattr(mesh.devices.flat[0], "platform", None) if mesh.size else None
+    dev = mesh.devices.flat[0]
+    kind = AbstractDevice(getattr(dev, "device_kind", dev.platform), None, dev.platform)
     return AbstractMesh(mesh.axis_sizes, mesh.axis_names, mesh.axis_types,
-                        _platform=platform)
+                        abstract_device=kind)
 
 
 Mesh.abstract_mesh = property(_mesh_abstract)
@@ -572,6 +580,12 @@ def named_from_hlo(mesh: Mesh, hlo, ndim: int) -> Sharding:
             continue
         candidate = NamedSharding(mesh, P(*combo))
         if hlo_key(candidate.hlo_sharding(ndim)) == target:
+            if AxisType.Explicit not in mesh.axis_types:
+                # (JAX writes a layout the compiler chose without trailing Nones; on
+                # Explicit axes the result's type gives one entry per dimension.)
+                while combo and combo[-1] is None:
+                    combo = combo[:-1]
+                return NamedSharding(mesh, P(*combo))
             return candidate
     return HloShardingOnDevices(mesh.devices.flat, hlo)
 

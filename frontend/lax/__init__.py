@@ -760,8 +760,8 @@ from mjax.lax.extras import (ConvGeneralDilatedDimensionNumbers, DotDimensionNum
 from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan,  # noqa: E402
                                    switch, while_loop)
 from mjax.lax.parallel import (all_gather, all_to_all, axis_index, axis_size,  # noqa: E402
-                               pmax, pmean, pmin, ppermute, pshuffle, pswapaxes, psum,
-                               psum_scatter)
+                               pcast, pmax, pmean, pmin, ppermute, pshuffle, pswapaxes,
+                               psum, psum_scatter)
 from mjax.lax.sharding import with_sharding_constraint  # noqa: E402
 from mjax.lax import linalg  # noqa: E402, F401
 from mjax.lax.linalg import FftType, fft  # noqa: E402

@@ -191,3 +191,23 @@ def axis_index(axis_name):
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all",
            "pswapaxes", "ppermute", "pshuffle", "axis_index", "axis_size"]
+
+
+# ---- variance casts ------------------------------------------------------------------------
+def pcast(x, axis_name, *, to: str):
+    """`x` cast to vary along the named axes. JAX: lax.pcast. mjax's shard_map bodies run
+    under one vmap per mesh axis, where a value the same on every member of an axis is
+    simply unbatched and becomes batched when mixed with a varying one, so
+    to='varying' changes no value (JAX also types the result `{V:...}`)."""
+    if to not in ("varying", "unreduced", "reduced"):
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
+                         "{'varying', 'unreduced', 'reduced'}")
+    names = _names(axis_name)
+    _check_name_types(names, "pcast")
+    bound = {n for n, _ in AXIS_ENV.frames}
+    if not all(n in bound for n in names):
+        raise ValueError("pvary should be called under jax.shard_map.")
+    if to != "varying":
+        raise NotImplementedError(f"lax.pcast(to={to!r}): mjax has no unreduced or reduced "
+                                  f"array types yet")
+    return x
