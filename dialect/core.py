@@ -25,6 +25,7 @@ from mjax.dialect import attributes as A
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
 
 OPS: dict[str, type["JaxprOp"]] = {}
+_PARAMS: dict = {}   # (op class, its attributes) -> checked params made of immutable parts
 
 
 class InferError(TypeError):
@@ -137,12 +138,27 @@ class JaxprOp(ir.OpView):
     @property
     def params(self) -> dict:
         """The op's attributes as Python values, defaults filled in."""
-        attrs = self.operation.attributes
+        cls = type(self)
+        present = self.operation.attributes.items()
+        # Attributes are uniqued in their context, so ops with the same attributes (the
+        # same dot, reduction, broadcast again and again) share one decoding: passes ask
+        # for params many times, and decoding + checking costs ~15 us an op.
+        key = (cls, tuple(present))
+        hit = _PARAMS.get(key)
+        if hit is not None:
+            return dict(hit)
+        present = dict(present)
         raw = {}
-        for name in self.attributes:
-            if name in attrs:
-                raw[name] = A.decode(attrs[name])
-        return type(self).check_params(raw)
+        for name in cls.attributes:
+            if name in present:
+                raw[name] = A.decode(present[name])
+        params = cls.check_params(raw)
+        if all(A.immutable(v) or v is None for v in params.values()):
+            if len(_PARAMS) > 4096:
+                _PARAMS.clear()
+            _PARAMS[key] = params
+            return dict(params)
+        return params
 
     @property
     def operand_avals(self) -> list[ShapedArray]:

@@ -65,9 +65,51 @@ def _source(op) -> str:
     return f"{m['file']}:{m['line']}:{int(m['col']) - 1}" + (f" ({fn})" if fn else "")
 
 
-def _key(value):
-    return (str(value.owner.name) if not isinstance(value.owner, ir.Block) else "arg",
-            value.get_name())
+def _origin(value, callee_of, position):
+    """Where the residual `value` of @f_fwd comes from: (op, path) with `path` the
+    positions (block index) that order it, or (None, argument number) for an argument of
+    @f_fwd. Checkpoint outputs are seen through to the op of the callee computing them
+    (its argument, to the checkpoint's operand): JAX's partial evaluation inlines a
+    checkpoint's forward part, so it names that op."""
+    path, entered = [], []        # entered: the checkpoint ops looked into
+    while True:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            i = ir.BlockArgument(value).arg_number
+            if not entered:
+                return None, i
+            value = list(entered.pop().operands)[i]
+            path.pop()
+            continue
+        op = owner.operation
+        path.append(position(op))
+        if op.name != "jaxpr.checkpoint":
+            return op, tuple(path)
+        ret = list(callee_of(op).regions[0].blocks[0].operations)[-1]
+        value = list(ret.operands)[ir.OpResult(value).result_number]
+        entered.append(op)
+
+
+def _positions():
+    """op -> its index in its block (each block numbered once, when first asked)."""
+    seen: dict = {}
+
+    def position(op) -> int:
+        block = op.block
+        if block not in seen:
+            seen[block] = {o.operation: k for k, o in enumerate(block.operations)}
+        return seen[block][op]
+    return position
+
+
+def _describe(op) -> str:
+    if op.name == "jaxpr.checkpoint_name":
+        label = ir.StringAttr(op.attributes["name"]).value
+        return f"named '{label}' from {_source(op)}"
+    if op.name == "jaxpr.call":
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        return f"output of jitted function '{callee}' from {_source(op)}"
+    return f"output of {op.name.split('.', 1)[-1]} from {_source(op)}"
 
 
 def saved_residuals(f, *args, **kwargs) -> list[tuple]:
@@ -78,40 +120,29 @@ def saved_residuals(f, *args, **kwargs) -> list[tuple]:
     diff = tuple(i for i, x in enumerate(leaves) if is_inexact(aval_of_value(x).dtype))
     info = vjp_functions(traced.module, traced.name, diff)
     names = _arg_names(f, args, kwargs)
-    n_args = len(leaves)
+    n_args = min(len(leaves), len(names))
     with context():
-        fwd = ir.SymbolTable(traced.module.operation)[info.fwd]
-        block = fwd.regions[0].blocks[0]
+        table = ir.SymbolTable(traced.module.operation)
+
+        def callee_of(op):
+            return table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+        block = table[info.fwd].regions[0].blocks[0]
         ret = list(block.operations)[-1]
-        res = list(ret.operands)[info.num_outputs:]
+        position = _positions()
         # JAX's order: constants, arguments, then values in program order.
         consts, argres, opres = [], [], []
-        order = {}
-        for k, op in enumerate(block.operations):
-            for r in op.results:
-                order.setdefault(_key(r), k)
-        for v in res:
+        for v in list(ret.operands)[info.num_outputs:]:
             aval = aval_of(v.type)
-            if isinstance(v.owner, ir.Block):
-                i = ir.BlockArgument(v).arg_number
-                if i < min(n_args, len(names)):
-                    argres.append((i, (aval, f"from the argument {names[i]}")))
-                else:
-                    consts.append((aval, "from a constant"))
+            op, where = _origin(v, callee_of, position)
+            if op is not None:
+                opres.append((where, (aval, _describe(op))))
+            elif where < n_args:
+                argres.append((where, (aval, f"from the argument {names[where]}")))
             else:
-                op = v.owner.operation
-                if op.name == "jaxpr.checkpoint_name":
-                    label = ir.StringAttr(op.operation.attributes["name"]).value
-                    src = f"named '{label}' from {_source(op)}"
-                elif op.name == "jaxpr.call":
-                    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-                    src = f"output of jitted function '{callee}' from {_source(op)}"
-                else:
-                    src = f"output of {op.name.split('.', 1)[-1]} from {_source(op)}"
-                opres.append((order.get(_key(v), 0), (aval, src)))
-        out = consts + [x for _, x in sorted(argres, key=lambda t: t[0])] + [
-            x for _, x in sorted(opres, key=lambda t: t[0])]
-    return out
+                consts.append((aval, "from a constant"))
+        order = lambda t: t[0]   # noqa: E731
+        return consts + [x for _, x in sorted(argres, key=order)] + [
+            x for _, x in sorted(opres, key=order)]
 
 
 def print_saved_residuals(f, *args, **kwargs) -> None:

@@ -34,19 +34,22 @@ from mjax.passes.ir_util import clone_into, dependent_results, entry_block, set_
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules import JVP, NOT_SUPPORTED
 from mjax.passes.rules.ad_util import has_tangent, instantiate
-from mjax.passes.rules.remat import SELECTIVE, split_by_policy
+from mjax.passes.rules.remat import SELECTIVE, mark_region
 
 
 class Jvp:
     """The JVP transformation, emitting at `ip`; entries are (primal, tangent | None)."""
 
-    def __init__(self, ex, ip: ir.InsertionPoint, linearize: bool):
+    def __init__(self, ex, ip: ir.InsertionPoint, linearize: bool, regions=None):
         self.ex = ex                  # the Expander: functions, derived table
         self.ip = ip
         self.linearize = linearize
+        # op -> Region of the selective checkpoints linearized (passes/rules/remat.py)
+        self.regions = {} if regions is None else regions
+        self.in_selective = 0         # depth of selective checkpoints being linearized
 
     def into(self, block: ir.Block) -> "Jvp":
-        return Jvp(self.ex, ir.InsertionPoint(block), self.linearize)
+        return Jvp(self.ex, ir.InsertionPoint(block), self.linearize, self.regions)
 
     def builder(self, op) -> Builder:
         return Builder(self.ip, op.location)
@@ -130,13 +133,24 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
     da, dr, outs = _diff_of_call(ex, op, callee, ts)
     nz = [t for t in ts if t is not None]
     prevent_cse, policy = op.opview.params["prevent_cse"], op.opview.params["policy"]
-    if jvp.linearize and policy == "everything_saveable":
+    if jvp.linearize and (policy == "everything_saveable" or jvp.in_selective):
         # Every residual may be saved: linearized as a plain call (nothing recomputed).
+        # Inside a selective checkpoint, the enclosing policy decides for this one's
+        # ops too (as JAX's partial evaluation of the outer checkpoint does).
         return jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
     if jvp.linearize and policy in SELECTIVE:
-        # Saveable ops inline, the rest in nested checkpoints (passes/rules/remat.py).
-        split = split_by_policy(ex, callee, policy, prevent_cse, op.opview.params["names"])
-        return jvp.run(entry_block(ex.fns.get(split, op)), ps, ts)
+        # Linearized inline; its ops form a region whose non-saveable values partial
+        # evaluation recomputes (passes/rules/remat.py).
+        block = jvp.ip.block
+        before = {o.operation for o in block.operations}
+        jvp.in_selective += 1
+        try:
+            pairs_out = jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
+        finally:
+            jvp.in_selective -= 1
+        emitted = [o.operation for o in block.operations if o.operation not in before]
+        mark_region(jvp.regions, emitted, policy, op.opview.params["names"], prevent_cse)
+        return pairs_out
     if jvp.linearize:
         prim = clone_into(op, jvp.ip, dict(zip(op.operands, ps)))
         tout = T.emit_transform(b, T.CheckpointTangentOp, *ps, *nz,

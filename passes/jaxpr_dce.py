@@ -16,31 +16,41 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from mjax.dialect.core import JaxprOp
-from mjax.passes.ir_util import has_effects, symbol_name
+from mjax.dialect.core import OPS
+from mjax.passes.ir_util import has_effects, is_private, symbol_name
 from mjax.passes.registry import Pass, register_pass
 
 
-def _is_dead(op) -> bool:
-    view = op.opview
-    return (isinstance(view, JaxprOp) and len(op.results) > 0
-            and all(not list(r.uses) for r in op.results) and not has_effects(op))
+def _unused(op) -> bool:
+    for r in op.results:
+        for _ in r.uses:
+            return False
+    return True
 
 
-def _dce_block(block: ir.Block) -> int:
+def _dce_block(block: ir.Block) -> tuple[int, bool]:
+    """(Ops erased, whether a region of several blocks was met)."""
     # Backwards, so an op whose only users were just erased is dead when reached; an
-    # erased op takes its regions with it, a kept one is cleaned inside.
-    removed = 0
+    # erased op takes its regions with it, a kept one is cleaned inside. (An op's class
+    # comes from its name: making its OpView costs more.)
+    removed, several = 0, False
     for op in reversed(list(block.operations)):
         op = op.operation
-        if op.name.startswith("jaxpr.") and _is_dead(op):
+        cls = OPS.get(op.name)
+        if cls is not None and len(op.results) and _unused(op) and not has_effects(op):
             op.erase()
             removed += 1
             continue
+        if cls is not None and cls.num_regions == 0:
+            continue
         for region in op.regions:
-            for inner in region.blocks:
-                removed += _dce_block(inner)
-    return removed
+            blocks = list(region.blocks)
+            several |= len(blocks) > 1
+            for inner in blocks:
+                n, more = _dce_block(inner)
+                removed += n
+                several |= more
+    return removed, several
 
 
 def remove_dead_ops(region_holder) -> int:
@@ -48,11 +58,16 @@ def remove_dead_ops(region_holder) -> int:
     the count."""
     removed = 0
     while True:
-        n = sum(_dce_block(block) for region in region_holder.regions
-                for block in region.blocks)
-        if not n:
-            return removed
+        n, several = 0, False
+        for region in region_holder.regions:
+            for block in region.blocks:
+                k, more = _dce_block(block)
+                n, several = n + k, several or more
         removed += n
+        # Users come after their definitions in a block, so one backwards sweep finds
+        # every dead op; only where control flows between blocks can a use come first.
+        if not n or not several:
+            return removed
 
 
 def _referenced_symbols(module_op) -> set[str]:
@@ -82,6 +97,9 @@ def _referenced_symbols(module_op) -> set[str]:
 def remove_dead_functions(module) -> int:
     body = module.operation.regions[0].blocks[0]
     removed = 0
+    if not any(op.operation.name == "func.func" and is_private(op.operation)
+               for op in body.operations):
+        return 0        # (nothing to remove: no need to collect every op's references)
     while True:
         used = _referenced_symbols(module.operation)
         dead = [op.operation for op in body.operations

@@ -75,10 +75,11 @@ def inline_calls(module, max_rounds: int = 1000) -> int:
         for _ in range(max_rounds):
             fns = {symbol_name(op.operation): op.operation for op in body.operations
                    if op.operation.name == "func.func"}
-            calls = []
-            for fn in fns.values():
+            calls, calling = [], set()
+            for name, fn in fns.items():
                 for op in nested_ops(fn):
                     if op.name in _CALLS:
+                        calling.add(name)
                         callee = fns.get(callee_of(op))
                         if (callee is not None and is_private(callee)
                                 and len(callee.regions[0].blocks) == 1 and callee != fn):
@@ -89,6 +90,10 @@ def inline_calls(module, max_rounds: int = 1000) -> int:
                 replace_op(call, Inline(ir.InsertionPoint(call)).run(entry_block(callee),
                                                                      list(call.operands)))
                 count += 1
+            # Only the bodies just copied can have brought new calls in (the calls not
+            # inlined stay so, the functions being the same): without any, we are done.
+            if not any(symbol_name(callee) in calling for _, callee in calls):
+                return count
     raise PassError(None, "jaxpr-inline: calls still left after "
                           f"{max_rounds} rounds (recursive functions?)")
 

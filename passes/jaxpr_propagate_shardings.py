@@ -48,7 +48,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy as sdy_d
 
 from mjax.dialect import attributes as A
-from mjax.dialect.core import JaxprOp
+from mjax.dialect.core import OPS
 from mjax.dialect.ops.sharding import UNCONSTRAINED, ShardingConstraintOp, check_layout, \
     dim_axes
 from mjax.dialect.types import aval_of
@@ -57,6 +57,9 @@ from mjax.passes.registry import Pass, PassError, format_location, register_pass
 from mjax.passes.rules.tables import NOT_SUPPORTED, SHARD
 
 Spec = tuple  # per dimension, a tuple of mesh axis names
+
+_CONSTRAINT = ShardingConstraintOp.OPERATION_NAME
+_FACTORS: dict = {}   # (rule, operand avals, result avals) -> Factors, for rules without params
 
 
 @dataclass
@@ -119,7 +122,13 @@ class _Propagation:
         self.fn = fn
         self.explain = explain
         self.block = entry_block(fn)
+        # Values are numbered once (hashing and comparing an ir.Value goes through the
+        # bindings, and the sweeps look values up thousands of times): decisions are kept
+        # by number; `values` maps a number back to its value.
+        self.ids: dict = {}
+        self.values: list = []
         self.known: dict = {}
+        self.ops = []          # the block's operations, listed once by seed
         self.mesh = None
         self._sizes = None     # mesh axis -> size, once the mesh is known
         self.reduced: dict = {}
@@ -131,6 +140,18 @@ class _Propagation:
                                    f"two meshes, {self.mesh} and {mesh}")
         self.mesh = mesh
 
+    def _id(self, v) -> int:
+        n = self.ids.get(v)
+        if n is None:
+            n = self.ids[v] = len(self.values)
+            self.values.append(v)
+        return n
+
+    def decision(self, v) -> Decision | None:
+        """The decision reached for value `v`, or None."""
+        n = self.ids.get(v)
+        return None if n is None else self.known.get(n)
+
     def seed(self) -> bool:
         name = symbol_name(self.fn)
         for i, (arg, attrs) in enumerate(zip(self.block.arguments,
@@ -139,24 +160,27 @@ class _Propagation:
                 mesh, spec = _read_annotation(attrs["mjax.sharding"],
                                               aval_of(arg.type).shape, self.fn)
                 self._set_mesh(mesh, self.fn)
-                self.known[arg] = _seed(spec, "annotation", f"argument #{i} of @{name}")
-        for op in self.block.operations:
-            view = op.opview if op.operation.name.startswith("jaxpr.") else None
-            if isinstance(view, ShardingConstraintOp):
-                p = view.params
+                self.known[self._id(arg)] = _seed(spec, "annotation",
+                                                  f"argument #{i} of @{name}")
+        # (Iterating a block makes an OpView per op: the list is made once and kept.)
+        self.ops = ops = [op.operation for op in self.block.operations]
+        for op in ops:
+            if op.name == _CONSTRAINT:
+                p = op.opview.params
                 self._set_mesh((p["mesh_axes"], p["mesh_shape"]), op)
-                self.known[op.results[0]] = _seed(
+                self.known[self._id(op.results[0])] = _seed(
                     tuple(dim_axes(e) for e in p["spec"]), "sharding_constraint",
                     f"constraint at {format_location(op.location)}")
-        ret = list(self.block.operations)[-1]
+        ret = ops[-1]
         for i, attrs in enumerate(_dict_attrs(self.fn, "res_attrs")):
             if "mjax.sharding" in attrs:
                 v = ret.operands[i]
                 mesh, spec = _read_annotation(attrs["mjax.sharding"],
                                               aval_of(v.type).shape, self.fn)
                 self._set_mesh(mesh, self.fn)
-                if v not in self.known:
-                    self.known[v] = _seed(spec, "annotation", f"result #{i} of @{name}")
+                n = self._id(v)
+                if n not in self.known:
+                    self.known[n] = _seed(spec, "annotation", f"result #{i} of @{name}")
         return self.mesh is not None
 
     # -- one op, one direction -------------------------------------------------------------
@@ -192,39 +216,53 @@ class _Propagation:
             sources.append(source if axes else None)
         return tuple(spec), tuple(sources)
 
-    def _op_info(self, op):
-        """(primitive, factors, operand entries, result entries) of an op with a sharding
-        rule, or None; computed once per op (its params and avals do not change)."""
-        view = op.opview
-        rule = SHARD.get(type(view))
+    def _op_info(self, op, cls):
+        """(primitive, factors, operand entries, result entries) of an op of class `cls`
+        with a sharding rule, or None; computed once per op (its params and avals do not
+        change). An entry is (value number, dims, label, shape)."""
+        rule = SHARD.get(cls)
         if rule is None:
             return None
-        avals_in = [aval_of(v.type) for v in op.operands]
-        avals_out = [aval_of(r.type) for r in op.results]
-        params = view.params if getattr(rule, "uses_params", True) else {}
-        factors = rule(avals_in, avals_out, **params)
-        operands = [(v, m, f"operand {k}", a.shape) for k, (v, m, a) in
-                    enumerate(zip(op.operands, factors.operands, avals_in))]
-        results = [(v, m, f"result {k}", a.shape) for k, (v, m, a) in
-                   enumerate(zip(op.results, factors.results, avals_out))]
+        operands, results = list(op.operands), list(op.results)
+        avals_in = [aval_of(v.type) for v in operands]
+        avals_out = [aval_of(r.type) for r in results]
+        if getattr(rule, "uses_params", True):
+            factors = rule(avals_in, avals_out, **op.opview.params)
+        else:
+            # (Such a rule reads avals only: its answer is remembered per avals.)
+            key = (rule, tuple(avals_in), tuple(avals_out))
+            factors = _FACTORS.get(key)
+            if factors is None:
+                factors = rule(avals_in, avals_out)
+                if len(_FACTORS) < 4096:
+                    _FACTORS[key] = factors
+        ids = self._id
+        ins = [(ids(v), m, f"operand {k}", a.shape) for k, (v, m, a) in
+               enumerate(zip(operands, factors.operands, avals_in))]
+        outs = [(ids(v), m, f"result {k}", a.shape) for k, (v, m, a) in
+                enumerate(zip(results, factors.results, avals_out))]
         # (Both sweep orders and the sorted reduced factors, made once: apply is hot.)
-        return (view.primitive, factors, operands, results, operands + results,
-                results + operands, sorted(factors.reduced), len(operands))
+        return (cls.primitive, factors, ins, outs, ins + outs, outs + ins,
+                sorted(factors.reduced), len(ins))
 
     def apply(self, key, info, forward: bool) -> bool:
         """One op: axes of each factor, from whichever of its operands and results are
         decided (operands first in forward sweeps, results first in backward ones), go
         to its undecided operands and results, as in Shardy."""
-        primitive, factors, operands, results, fwd, bwd, reduced, _ = info
-        entries = fwd if forward else bwd
+        entries = info[4] if forward else info[5]
         known = self.known
-        if not any(e[0] in known for e in entries):
+        for e in entries:
+            if e[0] in known:
+                break
+        else:
             return False
         found = self._factor_axes(entries)
-        partial = tuple(a for f in reduced if f in found for a in found[f][0])
-        if partial:
-            self.reduced[key] = partial
-        operands_known = any(e[0] in known for e in operands)
+        reduced = info[6]
+        if reduced:
+            partial = tuple(a for f in reduced if f in found for a in found[f][0])
+            if partial:
+                self.reduced[key] = partial
+        operands_known = any(e[0] in known for e in info[2])   # (before any is decided)
         changed = False
         for v, dims, label, shape in entries:
             if v in known:
@@ -237,7 +275,7 @@ class _Propagation:
             if self.explain:    # (the rule's text is only ever shown by explain)
                 used = sorted({found[f][2] for d, f in enumerate(dims) if spec[d]})
                 how = "from " + ", ".join(used) if used else "from replicated operands"
-                rule = f"{primitive} ({factors.kind}): {how}"
+                rule = f"{info[0]} ({info[1].kind}): {how}"
             known[v] = Decision(spec, rule, sources)
             changed = True
         return changed
@@ -250,10 +288,15 @@ class _Propagation:
             all(e[0] in self.known for e in info[3])
 
     def run(self, write: bool = True):
-        ops = [op.operation for op in self.block.operations
-               if not is_terminator(op.operation) and isinstance(op.opview, JaxprOp)]
-        infos = [(k, info) for k, op in enumerate(ops)
-                 if (info := self._op_info(op)) is not None]
+        # (An op's class from its name: making its OpView costs more than the lookup.)
+        ops, classes = [], []
+        for op in self.ops:
+            cls = OPS.get(op.name)
+            if cls is not None and not is_terminator(op):
+                ops.append(op)
+                classes.append(cls)
+        infos = [(k, info) for k, (op, cls) in enumerate(zip(ops, classes))
+                 if (info := self._op_info(op, cls)) is not None]
         for _ in range(2 * len(ops) + 2):
             changed = False
             for k, info in infos:
@@ -274,7 +317,7 @@ class _Propagation:
 
     def write(self, ops):
         for k, op in enumerate(ops):
-            decs = [self.known.get(r) for r in op.results]
+            decs = [self.decision(r) for r in op.results]
             view = op.opview
             if any(d is not None for d in decs):
                 op.attributes["mjax.sharding"] = ir.ArrayAttr.get([
@@ -301,7 +344,7 @@ class _Propagation:
         for arg, attrs in zip(self.block.arguments, old):
             d = {} if attrs is None else {attrs[i].name: attrs[i].attr
                                           for i in range(len(attrs))}
-            dec = self.known.get(arg)
+            dec = self.decision(arg)
             if dec is not None and not dec.fixed:
                 d["mjax.sharding_propagated"] = ir.StringAttr.get(spec_text(dec.spec))
                 if self.explain:
@@ -319,7 +362,7 @@ class _Propagation:
         custom_call @Sharding."""
         axes, shape = self.mesh
         for v, next_op in self._values():
-            dec = self.known.get(v)
+            dec = self.decision(v)
             if dec is None or dec.fixed:
                 continue
             spec = tuple(",".join(a) for a in dec.spec)
@@ -349,27 +392,36 @@ class _Propagation:
                     sdy_sharding_text(mesh_name, dims, sizes))
             return attr
 
-        for op in list(self.block.operations):
-            op = op.operation
-            view = op.opview if op.name == ShardingConstraintOp.OPERATION_NAME else None
-            if view is not None:
-                spec = view.params["spec"]
+        ops = list(self.ops)
+        replaced = set()
+        for k, op in enumerate(ops):
+            if op.name == _CONSTRAINT:
+                spec = op.opview.params["spec"]
                 dims = tuple(None if e == UNCONSTRAINED else dim_axes(e) for e in spec)
-                new = sdy_d.ShardingConstraintOp(op.operands[0], sharding(dims),
-                                               loc=op.location, ip=ir.InsertionPoint(op))
-                op.results[0].replace_all_uses_with(new.result)
+                new = _sdy_constraint(op.operands[0], sharding(dims), op.location,
+                                      ir.InsertionPoint(op))
+                op.results[0].replace_all_uses_with(new.results[0])
                 op.erase()
-        for v, next_op in self._values():
-            dec = self.known.get(v)
+                ops[k] = new
+                replaced.add(k)
+        # Every argument and top-level result (the constraints' excepted) that has a
+        # propagated decision gets a closed constraint right after its definition.
+        values = [(a, None, None) for a in self.block.arguments]
+        for k, (op, next_op) in enumerate(zip(ops, ops[1:])):  # (the last: terminator)
+            if k not in replaced:
+                values += [(r, op, next_op) for r in op.results]
+        for v, op, next_op in values:
+            dec = self.decision(v)
             # (A scalar has one layout, replicated: nothing to pin.)
             if dec is None or dec.fixed or not dec.spec:
                 continue
-            is_arg = next_op is None
-            ip = (ir.InsertionPoint.at_block_begin(self.block) if is_arg
-                  else ir.InsertionPoint(next_op))
-            c = sdy_d.ShardingConstraintOp(v, sharding(dec.spec), loc=self.fn.location
-                                           if is_arg else v.owner.location, ip=ip)
-            v.replace_all_uses_except(c.result, c.operation)
+            if op is None:    # an argument
+                c = _sdy_constraint(v, sharding(dec.spec), self.fn.location,
+                                    ir.InsertionPoint.at_block_begin(self.block))
+            else:
+                c = _sdy_constraint(v, sharding(dec.spec), op.location,
+                                    ir.InsertionPoint(next_op))
+            v.replace_all_uses_except(c.results[0], c)
         for name in ("arg_attrs", "res_attrs"):
             attrs = _dict_attrs(self.fn, name)
             if not attrs:
@@ -396,6 +448,13 @@ class _Propagation:
             if op.name != ShardingConstraintOp.OPERATION_NAME:
                 values += [(r, next_op) for r in op.results]
         return values
+
+
+def _sdy_constraint(v, sharding, loc, ip) -> ir.Operation:
+    """`sdy.sharding_constraint` of `v` (the generic builder: the generated one does the
+    same, more slowly)."""
+    return ir.Operation.create("sdy.sharding_constraint", results=[v.type], operands=[v],
+                               attributes={"sharding": sharding}, loc=loc, ip=ip)
 
 
 def sdy_sharding_text(mesh_name: str, dims, sizes: dict) -> str:

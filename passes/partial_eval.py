@@ -24,10 +24,13 @@ from typing import Callable
 
 from jaxlib.mlir import ir
 
+from mjax.dialect.builder import Builder
+from mjax.dialect.ops.structural import OptimizationBarrierOp
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import clone_into, is_constant
+from mjax.passes.ir_util import clone_into, has_effects, is_constant
 from mjax.passes.rules.ad_util import Linear
+from mjax.passes.rules.remat import recomputed_by
 
 
 # Custom rules, keyed by op class, for ops that should not be all-known or all-unknown
@@ -50,13 +53,19 @@ class PartialEval:
     """Partial evaluation emitting known ops at `known_ip` and (if given) unknown ops at
     the end of `unknown_block`."""
 
-    def __init__(self, known_ip: ir.InsertionPoint, unknown_block: ir.Block | None = None):
+    def __init__(self, known_ip: ir.InsertionPoint, unknown_block: ir.Block | None = None,
+                 regions: dict | None = None):
         self.known_ip = known_ip
         self.unknown_block = unknown_block
         self.unknown_ops: list[ir.Operation] = []
         self.residuals: list[ir.Value] = []       # known values, one per new block argument
         self._inputs: dict = {}                   # old value -> its value in unknown_block
         self.env: Env | None = None
+        # Selective checkpoints' ops (passes/rules/remat.py): op -> Region. Known values
+        # their linear ops read are recomputed in the unknown block unless saveable.
+        self.regions = regions or {}
+        self._recomputed: dict = {}               # old value -> its recomputation
+        self._barriers: dict = {}                 # residual -> it through a barrier
 
     def run(self, block: ir.Block, entries) -> list:
         self.env = Env(zip(block.arguments, entries))
@@ -75,14 +84,18 @@ class PartialEval:
         self.unknown_ops.append(op)
         if self.unknown_block is None:
             return [Linear(aval_of(r.type)) for r in op.results]
-        mapping = {v: self.unknown_value(v, e) for v, e in zip(op.operands, entries)}
+        mapping = {v: self.unknown_value(v, e, op) for v, e in zip(op.operands, entries)}
         new = clone_into(op, ir.InsertionPoint(self.unknown_block), mapping)
         return [Unknown(r) for r in new.results]
 
-    def unknown_value(self, old: ir.Value, entry) -> ir.Value:
-        """`old`'s value inside the unknown block (a residual argument for known ones)."""
+    def unknown_value(self, old: ir.Value, entry, consumer=None) -> ir.Value:
+        """`old`'s value inside the unknown block (a residual argument for known ones,
+        or its recomputation where a selective checkpoint says so for `consumer`)."""
         if isinstance(entry, Unknown):
             return entry.value
+        region = recomputed_by(self.regions, consumer, old) if self.regions else None
+        if region is not None:
+            return self._recompute(old, region)
         if old not in self._inputs:
             if is_constant(old):
                 new = clone_into(old.owner, ir.InsertionPoint(self.unknown_block), {})
@@ -92,6 +105,40 @@ class PartialEval:
                                                                     ir.Location.unknown())
                 self.residuals.append(entry)
         return self._inputs[old]
+
+    def erase_dead_recomputed(self) -> None:
+        """Erases the known copies of recomputed ops that nothing reads (their values
+        were only needed by linear ops, which recompute them). JAX: DCE of the known
+        jaxpr in remat_partial_eval."""
+        copies = set()
+        for op, region in self.regions.items():
+            if op in region.recompute and op.results:
+                new = self.env.entries.get(op.results[0])
+                if isinstance(new, ir.Value) and not isinstance(new.owner, ir.Block):
+                    copies.add(new.owner.operation)
+        for op in reversed([o.operation for o in self.known_ip.block.operations]):
+            if (op in copies and not has_effects(op)
+                    and not any(True for r in op.results for _ in r.uses)):
+                op.erase()
+
+    def _recompute(self, old: ir.Value, region) -> ir.Value:
+        """`old` computed again in the unknown block by its known producer, which reads
+        recomputed values of the same region, else residuals (through an optimization
+        barrier with prevent_cse). JAX: the staged copy of a non-saveable equation."""
+        if old not in self._recomputed:
+            producer = old.owner.operation
+            mapping = {}
+            for v in producer.operands:
+                new = self.unknown_value(v, self.env.read(v), producer)
+                if region.prevent_cse and isinstance(new.owner, ir.Block):   # a residual
+                    if new not in self._barriers:
+                        b = Builder(ir.InsertionPoint(self.unknown_block), producer.location)
+                        self._barriers[new] = b.emit(OptimizationBarrierOp, new)[0]
+                    new = self._barriers[new]
+                mapping[v] = new
+            clone = clone_into(producer, ir.InsertionPoint(self.unknown_block), mapping)
+            self._recomputed.update(zip(producer.results, clone.results))
+        return self._recomputed[old]
 
 
 __all__ = ["PARTIAL_EVAL", "PartialEval", "Unknown"]

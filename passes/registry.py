@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 from typing import Callable
 
 from jaxlib.mlir import ir, passmanager
@@ -128,14 +129,30 @@ def run_pipeline(module: ir.Module, pipeline, *, after_each=None) -> None:
         if name in PASSES:
             make_pass(name, options).run(module)
         else:
-            spec = f"{name}{{{options}}}" if options else name
-            try:
-                pm = passmanager.PassManager.parse(f"builtin.module({spec})", context())
-            except (ValueError, ir.MLIRError) as e:
-                raise ValueError(f"unknown pass '{name}': {e}") from None
-            pm.run(module.operation)
+            _upstream(name, options).run(module.operation)
         if after_each is not None:
             after_each(name, module)
+
+
+_PASS_MANAGERS = threading.local()   # per thread: a pass manager is not reentrant
+
+
+def _upstream(name: str, options: str) -> passmanager.PassManager:
+    """The PassManager running upstream pass `name`, parsed once per thread: parsing and
+    a first run's initialization (canonicalize collects every dialect's patterns) cost
+    more than running it on a small module."""
+    managers = getattr(_PASS_MANAGERS, "by_spec", None)
+    if managers is None:
+        managers = _PASS_MANAGERS.by_spec = {}
+    spec = f"{name}{{{options}}}" if options else name
+    pm = managers.get(spec)
+    if pm is None:
+        try:
+            pm = passmanager.PassManager.parse(f"builtin.module({spec})", context())
+        except (ValueError, ir.MLIRError) as e:
+            raise ValueError(f"unknown pass '{name}': {e}") from None
+        managers[spec] = pm
+    return pm
 
 
 def walk_ops(root):

@@ -108,7 +108,7 @@ def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
         fwd_fn, fblock = ex.fns.create(ex.fns.fresh_name(f"{name}_fwd{suffix}"), ins, None, fn)
         lin_fn, lblock = ex.fns.create(ex.fns.fresh_name(f"{name}_lin{suffix}"),
                                        [ins[i] for i in da], None, fwd_fn)
-        pe = PartialEval(ir.InsertionPoint(fblock), lblock)
+        pe = PartialEval(ir.InsertionPoint(fblock), lblock, jvp.regions)
         entries = list(fblock.arguments) + [Unknown(a) for a in lblock.arguments]
         outs_pe = pe.run(block, entries)
         primal_outs, tangent_outs = outs_pe[:len(outs)], outs_pe[len(outs):]
@@ -120,6 +120,7 @@ def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
                     zip(list(term.operands)[len(outs):], tangent_outs)]
         set_results(lin_fn, lin_outs)
         set_results(fwd_fn, list(primal_outs) + pe.residuals)
+        pe.erase_dead_recomputed()
     finally:
         ex.fns.erase(symbol(tmp))
     fwd, lin = symbol(fwd_fn), symbol(lin_fn)

@@ -30,17 +30,15 @@ DONATION_PRELUDE = "import jax\nimport numpy as np\nfrom typing import List\nfro
 _RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is called (JAX "
                  "only when differentiating), so the rules' print side effects run at other "
                  "times and counts")
-_RESIDUALS = ("print_saved_residuals: mjax's linearization saves other (equivalent) values "
-              "and its selective-policy split is coarser (passes/rules/remat.py)")
 KNOWN = {
     **{("advanced_autodiff", i): _RULES_STAGED for i in (78, 79, 80, 81, 90, 91, 92)},
     ("advanced_autodiff", 93): _RULES_STAGED + "; the TypeError's text also names the op's "
                                                "location",
-    **{("gradient_checkpointing", i): _RESIDUALS
-       for i in (0, 1, 2, 17, 18, 20, 27, 28)},
-    ("gradient_checkpointing", 21): "save_any_names_but_these('layer1_output'): mjax saves "
-                                    "layer0_output as the policy says; JAX 0.10.2 saves no "
-                                    "named value here",
+    ("gradient_checkpointing", 21): "JAX reuses its cached trace of `loss` from cell 18, "
+                                    "made before cell 19 redefined the global `predict` "
+                                    "with checkpoint_name, so it sees no names (the same "
+                                    "policy on a fresh function saves layer0_output, as "
+                                    "mjax does); mjax traces the current `predict`",
     ("gradient_checkpointing", 23): "the cell imports jax._src (JAX's private modules)",
     ("key_concepts", 4): "make_jaxpr: JAX's jnp.where is a nested jit[name=_where]; mjax's "
                          "stages select_n inline",
