@@ -146,6 +146,10 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         ct_by_leaf = {}
         for i, ct in zip(diff_args, cts):
             ct.aval = in_avals[i]       # a weakly typed input has a weakly typed gradient
+            if not holomorphic and _dt.issubdtype(ct.aval.dtype, np.complexfloating):
+                # except a complex one of a real function: JAX builds that cotangent from
+                # real ones (`complex`, the transpose of real/imag/abs), never weak.
+                ct.aval = ct.aval.strip_weak_type()
             ct_by_leaf[i] = ct
         grads = []
         for i, r in zip(nums, ranges):
