@@ -116,6 +116,8 @@ class PartialEval:
                 new = self.env.entries.get(op.results[0])
                 if isinstance(new, ir.Value) and not isinstance(new.owner, ir.Block):
                     copies.add(new.owner.operation)
+        if not copies:
+            return
         for op in reversed([o.operation for o in self.known_ip.block.operations]):
             if (op in copies and not has_effects(op)
                     and not any(True for r in op.results for _ in r.uses)):
