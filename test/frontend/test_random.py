@@ -520,3 +520,19 @@ def test_random_gamma_grad_against_the_cdf():
     np.testing.assert_allclose(got, want, rtol=1e-5)
     got32 = np.asarray(random_gamma_grad(a.astype(F32), x.astype(F32)))
     np.testing.assert_allclose(got32, want, rtol=2e-3)
+
+
+@pytest.mark.parametrize("name,args,dtype", [
+    ("uniform", ((3,),), "float64"), ("normal", ((3,),), "float64"),
+    ("randint", ((3,), 0, 5), "int64"), ("bits", ((3,),), "uint64"),
+    ("gamma", (1.0, (3,)), "float64"), ("uniform", ((3,),), "float32")])
+def test_64_bit_dtype_without_x64_warns_as_jax(name, args, dtype):
+    # (Common Gotchas: random.uniform(key, dtype=jnp.float64) warns and gives float32)
+    import warnings
+
+    def run(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(lib.random, name)(lib.random.key(0), *args, dtype=dtype)
+        return out.dtype, [(w.category, str(w.message)) for w in caught]
+    assert run(mjax) == run(jax)
