@@ -73,12 +73,19 @@ _EXACT_INT = frozenset({int})
 _ENCODED: dict = {}     # exact ints and exact-int tuples -> their (uniqued) attribute
 
 
-def encode(value) -> ir.Attribute:
-    # Ints and int tuples (shapes, dimensions, axes) repeat across the ops of a trace:
-    # encoded once each. Keys are exact ints only (True == 1 hashes alike but encodes
-    # as a BoolAttr).
+def _int_tree(value) -> bool:
+    """Whether `value` is an exact int or a tuple of such (dimension numbers)."""
     kind = type(value)
-    if kind is int or (kind is tuple and _EXACT_INT.issuperset(map(type, value))):
+    return kind is int or (kind is tuple and all(map(_int_tree, value)))
+
+
+def encode(value) -> ir.Attribute:
+    # Ints and (nested) int tuples (shapes, dimensions, axes, dimension numbers) repeat
+    # across the ops of a trace: encoded once each. Keys are exact ints only (True == 1
+    # hashes alike but encodes as a BoolAttr).
+    kind = type(value)
+    if kind is int or (kind is tuple and (_EXACT_INT.issuperset(map(type, value))
+                                          or _int_tree(value))):
         hit = _ENCODED.get(value)
         if hit is None:
             if len(_ENCODED) > 4096:

@@ -170,3 +170,16 @@ func.func @main(%x: tensor<f32>) -> tensor<f32> {
         out = str(m)
         assert "jaxpr.call" not in out and "@g" not in out and "@h" not in out
         assert out.index("jaxpr.sin") < out.index("jaxpr.cos")
+
+
+def test_nested_int_tuples_encoded_once_and_bools_kept_apart():
+    with context():
+        dn = (((1,), (0,)), ((), ()))
+        first = A.encode(dn)
+        assert A.encode((((1,), (0,)), ((), ()))) is first
+        assert str(first) == "[[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]]"
+        assert A.decode(first) == dn
+        ints, bools = A.encode(((1,), (0,))), A.encode(((True,), (False,)))
+        assert ints != bools
+        assert A.decode(bools) == ((True,), (False,))
+        assert type(A.decode(bools)[0][0]) is bool
