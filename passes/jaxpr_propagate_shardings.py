@@ -422,6 +422,7 @@ class _Propagation:
                 c = _sdy_constraint(v, sharding(dec.spec), op.location,
                                     ir.InsertionPoint(next_op))
             v.replace_all_uses_except(c.results[0], c)
+        by_annotation: dict = {}
         for name in ("arg_attrs", "res_attrs"):
             attrs = _dict_attrs(self.fn, name)
             if not attrs:
@@ -433,9 +434,13 @@ class _Propagation:
                     d.pop(key, None)
                 ann = d.pop("mjax.sharding", None)
                 if ann is not None:
-                    spec = A.decode(ann)["spec"]
-                    spec = spec if isinstance(spec, tuple) else (spec,)
-                    d["sdy.sharding"] = sharding(tuple(dim_axes(e) for e in spec))
+                    # (Arguments and results share a few annotations: each decoded once.)
+                    sdy = by_annotation.get(ann)
+                    if sdy is None:
+                        spec = A.decode(ann)["spec"]
+                        spec = spec if isinstance(spec, tuple) else (spec,)
+                        sdy = by_annotation[ann] = sharding(tuple(dim_axes(e) for e in spec))
+                    d["sdy.sharding"] = sdy
                 new.append(ir.DictAttr.get(d))
             self.fn.attributes[name] = ir.ArrayAttr.get(new)
 
