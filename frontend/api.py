@@ -149,9 +149,9 @@ def put_sharded(value: np.ndarray, aval, sharding) -> Array:
 def typeof(x):
     """The abstract value of `x` (shape, dtype, weak type, and for arrays the sharding
     their type carries). JAX: jax.typeof."""
-    from mjax.sharding_types import typed_aval
+    from mjax.sharding_types import typeof_array
     # (Traced values: mjax decides layouts after tracing, so their types carry none.)
-    return typed_aval(aval_of_value(x), x._sharding if isinstance(x, Array) else None)
+    return typeof_array(x)
 
 
 def device_get(x):
@@ -204,6 +204,10 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
                   visibility=visibility)
     for t, a in zip(trace.args, in_avals):
         t.aval = a
+    if any(getattr(x, "_sharding", None) is not None or isinstance(x, Tracer) and
+           x.trace.type_specs is not None for x in leaves):
+        from mjax.sharding_types import seed_trace_types
+        seed_trace_types(trace, leaves)
     with ctx, trace:
         given = trace.args if not concrete_leaves else [
             leaves[i] if i in concrete_leaves else t for i, t in enumerate(trace.args)]

@@ -122,6 +122,10 @@ class Trace:
     # Scalars (and NumPy splat views) become jaxpr.constant ops; other arrays are captured,
     # as JAX makes them constvars.
 
+    # Traced values' Explicit shardings, when the function got arrays of such types
+    # (mjax.sharding_types; None: none, so bind skips them).
+    type_specs = None
+
     def __init__(self, module: ir.Module, name: str, in_avals, *, visibility=None):
         self.module = module
         self.name = name
@@ -535,4 +539,7 @@ def bind(opcls: type[JaxprOp], *args, **params):
         outs = trace.emit(opcls, tracers, params, [a.strip_weak_type() for a in out_avals])
         for t, a in zip(outs, out_avals):
             t.aval = a
+        if trace.type_specs is not None:
+            from mjax.sharding_types import trace_op_types
+            trace_op_types(trace, opcls, tracers, outs, params)
     return outs[0] if len(outs) == 1 else outs

@@ -141,7 +141,7 @@ def apply_eager(opcls, args, avals, params, weak=None):
             for x in args:
                 if type(x) is Array and x._sharding is not None and \
                         x._sharding.num_devices > 1:
-                    return _apply_sharded(opcls, args, params)
+                    return _apply_sharded(opcls, args, params, out_avals)
             bufs = [x._buf if type(x) is Array else device_buffer(x, a)
                     for x, a in zip(args, avals)]
             break
@@ -198,11 +198,14 @@ def _compile_entry(opcls, args, avals, params, weak, dev) -> tuple:
     return (exe, out_avals) + (direct if direct is not None else (None, None))
 
 
-def _apply_sharded(opcls, args, params):
+def _apply_sharded(opcls, args, params, out_avals):
     """An op on arrays laid out over several devices: run as a jit of the op, so it
-    compiles SPMD for their mesh and the result keeps a sharded layout (as JAX)."""
+    compiles SPMD for their mesh and the result keeps a sharded layout (as JAX). On
+    Explicit mesh axes the operands' shardings are part of their types, checked first."""
     from mjax.api import jit
     from mjax.core import bind
+    from mjax.sharding_types import check_explicit_op
+    check_explicit_op(opcls, args, out_avals, params)
     key = (opcls, hashable(params) if params else ())
     jitted = _SHARDED_CACHE.get(key)
     if jitted is None:

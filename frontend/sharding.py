@@ -287,6 +287,18 @@ class set_mesh:
         return False
 
 
+def auto_axes(f=None, /, *, axes=None, out_sharding=None):
+    """JAX: jax.sharding.auto_axes (mjax.sharding_types.auto_axes)."""
+    from mjax.sharding_types import auto_axes as _auto_axes
+    return _auto_axes(f, axes=axes, out_sharding=out_sharding)
+
+
+def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
+    """JAX: jax.sharding.explicit_axes (mjax.sharding_types.explicit_axes)."""
+    from mjax.sharding_types import explicit_axes as _explicit_axes
+    return _explicit_axes(f, axes=axes, in_sharding=in_sharding)
+
+
 def reshard(xs, out_shardings):
     """`xs` laid out as `out_shardings`. JAX: jax.sharding.reshard (mjax.reshard)."""
     from mjax.lax.sharding import reshard as _reshard
@@ -593,4 +605,5 @@ def named_from_hlo(mesh: Mesh, hlo, ndim: int) -> Sharding:
 __all__ = ["AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "make_mesh", "current_mesh", "UNCONSTRAINED",
            "HloShardingOnDevices", "named_from_hlo", "set_mesh", "get_mesh", "reshard",
-           "AbstractMesh", "get_abstract_mesh", "use_abstract_mesh"]
+           "AbstractMesh", "get_abstract_mesh", "use_abstract_mesh", "auto_axes",
+           "explicit_axes"]

@@ -8,8 +8,12 @@ tracing); `typeof` of a concrete array reads the type off the array's sharding.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
+
+from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray
-from mjax.sharding import (AbstractMesh, AxisType, NamedSharding, PartitionSpec,
+from mjax.sharding import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
                            get_abstract_mesh)
 
 
@@ -32,20 +36,11 @@ class ShardedAval(ShapedArray):
 
     def _dims(self) -> str:
         spec = self.sharding.spec
-        out = []
-        for d, size in enumerate(self.shape):
-            axes = spec.axes_of(d)
-            if not axes:
-                out.append(str(size))
-            elif len(axes) == 1:
-                out.append(f"{size}@{axes[0]}")
-            else:
-                out.append(f"{size}@({','.join(axes)})")
-        return ",".join(out)
+        return _dims_text(self.shape, [spec.axes_of(d) for d in range(len(self.shape))])
 
     def str_short(self) -> str:
-        from mjax.dialect.types import short_dtype_name
-        return f"{short_dtype_name(self.dtype)}[{self._dims()}]"
+        spec = self.sharding.spec
+        return _short_type(self, [spec.axes_of(d) for d in range(len(self.shape))])
 
     def __str__(self):
         name = getattr(self.dtype, "name", str(self.dtype))
@@ -55,6 +50,25 @@ class ShardedAval(ShapedArray):
         return super().__eq__(other) and _layout_key(self) == _layout_key(other)
 
     __hash__ = ShapedArray.__hash__
+
+
+def _dims_text(shape, axes_per_dim) -> str:
+    """JAX's `8@X,4@(Y,Z),2` dimension list."""
+    out = []
+    for size, axes in zip(shape, axes_per_dim):
+        if not axes:
+            out.append(str(size))
+        elif len(axes) == 1:
+            out.append(f"{size}@{axes[0]}")
+        else:
+            out.append(f"{size}@({','.join(axes)})")
+    return ",".join(out)
+
+
+def _short_type(aval, axes_per_dim) -> str:
+    """f32[8@X,4@X]: a type that no valid sharding has (for errors)."""
+    from mjax.dialect.types import short_dtype_name
+    return f"{short_dtype_name(aval.dtype)}[{_dims_text(aval.shape, axes_per_dim)}]"
 
 
 def _layout_key(aval):
@@ -74,11 +88,27 @@ def type_spec(sharding, ndim: int) -> PartitionSpec:
     if mesh is None:
         return PartitionSpec(*[None] * ndim)
     explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types) if t == AxisType.Explicit}
+    explicit -= _not_explicit_here()
     entries = []
     for d in range(ndim):
         axes = tuple(a for a in sharding.spec.axes_of(d) if a in explicit)
         entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
     return PartitionSpec(*entries)
+
+
+def _not_explicit_here() -> set:
+    """Mesh axes the current context (auto_axes, explicit_axes, use_abstract_mesh) makes
+    Auto or Manual: types do not record them there."""
+    mesh = get_abstract_mesh()
+    return {n for n, t in zip(mesh.axis_names, mesh.axis_types) if t != AxisType.Explicit}
+
+
+def _live(dims) -> tuple:
+    """`dims` without the axes the current context makes non-Explicit."""
+    hidden = _not_explicit_here()
+    if not hidden:
+        return tuple(dims)
+    return tuple(tuple(a for a in axes if a not in hidden) for axes in dims)
 
 
 def typed_aval(aval: ShapedArray, sharding) -> ShardedAval:
@@ -93,4 +123,226 @@ def typed_aval(aval: ShapedArray, sharding) -> ShardedAval:
     return ShardedAval(aval.shape, aval.dtype, aval.weak_type, NamedSharding(abstract, spec))
 
 
-__all__ = ["ShardedAval", "typed_aval", "type_spec", "get_abstract_mesh"]
+class ShardingTypeError(Exception):
+    """An op whose operands' explicit shardings give no well-defined result sharding.
+    JAX: jax._src.core.ShardingTypeError."""
+
+
+_out_sharding = threading.local()
+
+
+@contextlib.contextmanager
+def out_sharding_given():
+    """Within the block, ops need not resolve ambiguous result shardings: the caller
+    lays the result out as its `out_sharding=` says."""
+    depth = getattr(_out_sharding, "depth", 0)
+    _out_sharding.depth = depth + 1
+    try:
+        yield
+    finally:
+        _out_sharding.depth = depth
+
+
+def check_explicit_op(opcls, args, avals_out, params) -> None:
+    """JAX's sharding-in-types checks for an op applied eagerly to arrays laid out over a
+    mesh with Explicit axes (see result_dims)."""
+    avals_in = [aval_of_value(a) for a in args]
+    dims_in = [_explicit_dims(a, aval.ndim) for a, aval in zip(args, avals_in)]
+    if any(any(dims) for dims in dims_in):
+        result_dims(opcls, avals_in, dims_in, avals_out, params)
+
+
+def result_dims(opcls, avals_in, dims_in, avals_out, params) -> list | None:
+    """The Explicit mesh axes of each result dimension of an op whose operands' are
+    `dims_in` (None: the op has no factor rule, or the rule could not read the params).
+    ShardingTypeError as JAX's: operands that split one dimension differently, a result
+    that would split two dimensions over one mesh axis, or contracting dimensions split
+    on both sides (whose result sharding only `out_sharding=` can say). The op's factor
+    rule (the propagation pass's SHARD table) says which operand and result dimensions
+    correspond."""
+    from mjax.passes.rules.tables import SHARD
+    rule = SHARD.get(opcls)
+    if rule is None:
+        return None
+    try:
+        factors = rule(avals_in, avals_out, **params)
+    except TypeError:      # (params in a form only the op's verifier normalizes)
+        return None
+    name = opcls.primitive
+    axes_of: dict = {}
+    for dims, operand in zip(dims_in, factors.operands):
+        for d, f in enumerate(operand):
+            if f is None or not dims[d]:
+                continue
+            if axes_of.setdefault(f, dims[d]) != dims[d]:
+                shown = ", ".join(str(tuple(_entry(ax) for ax in ds)) for ds in dims_in
+                                  if any(ds))
+                raise ShardingTypeError(
+                    f"{name} got incompatible shardings for broadcasting: {shown}.")
+    if factors.kind == "dot_general" and not getattr(_out_sharding, "depth", 0):
+        (lc, rc), _ = params["dimension_numbers"]
+        lspec = tuple(_entry(dims_in[0][d]) for d in lc)
+        rspec = tuple(_entry(dims_in[1][d]) for d in rc)
+        if any(e is not None for e in lspec) and any(e is not None for e in rspec):
+            raise ShardingTypeError(
+                "Contracting dimensions are sharded and it is ambiguous how the output "
+                "should be sharded. Please specify the output sharding via the "
+                f"`out_sharding` parameter. Got lhs_contracting_spec={lspec} and "
+                f"rhs_contracting_spec={rspec}")
+    outs = []
+    for out_factors, aval in zip(factors.results, avals_out):
+        dims = [axes_of.get(f, ()) if f is not None else () for f in out_factors]
+        used = [a for axes in dims for a in axes]
+        if len(used) != len(set(used)):
+            inputs = ", ".join(_short_type(a, ds) for a, ds in zip(avals_in, dims_in))
+            raise ShardingTypeError(
+                f"{name} operation with inputs: {inputs} produces an illegally sharded "
+                f"result: {_short_type(aval, dims)}")
+        outs.append(dims)
+    return outs
+
+
+# ---- types while tracing -------------------------------------------------------------
+# A trace whose function got arrays of Explicit type keeps, per traced value, the mesh
+# and the Explicit axes of each dimension (Trace.type_specs: ir.Value -> (abstract mesh,
+# dims)); bind carries them through each op (result_dims), so typeof of a traced value
+# answers as JAX's and the same ShardingTypeErrors come at the user's line.
+def seed_trace_types(trace, leaves) -> None:
+    """Records the types of the trace's arguments from the values it was given."""
+    specs = None
+    for t, x in zip(trace.args, leaves):
+        found = _type_of_input(x)
+        if found is not None:
+            if specs is None:
+                specs = {}
+            specs[t.value] = found
+    trace.type_specs = specs
+
+
+def _type_of_input(x):
+    from mjax.core import Tracer
+    if isinstance(x, Tracer):
+        outer = x.trace.type_specs
+        return None if outer is None else outer.get(x.value)
+    sharding = getattr(x, "_sharding", None)
+    if not isinstance(sharding, NamedSharding) or not isinstance(sharding.mesh,
+                                                                  (Mesh, AbstractMesh)):
+        return None
+    dims = _explicit_dims(x, len(x.shape))
+    return (sharding.mesh.abstract_mesh, tuple(dims)) if any(dims) else None
+
+
+def trace_op_types(trace, opcls, tracers, outs, params) -> None:
+    """Carries the operands' types to the results of one traced op."""
+    specs = trace.type_specs
+    if opcls.primitive == "sharding_constraint":
+        # (A constraint gives its result the Explicit axes of the context's mesh.)
+        mesh = get_abstract_mesh()
+        explicit = mesh.explicit_axes()
+        if explicit:
+            specs[outs[0].value] = (mesh, tuple(
+                tuple(a for a in _constraint_axes(e) if a in explicit)
+                for e in params["spec"]))
+        return
+    found = [specs.get(t.value) for t in tracers]
+    known = [f for f in found if f is not None]
+    if not known:
+        return
+    mesh = known[0][0]
+    dims_in = [_live(f[1]) if f is not None else ((),) * t.aval.ndim
+               for f, t in zip(found, tracers)]
+    if not any(any(d) for d in dims_in):
+        return
+    out_dims = result_dims(opcls, [t.aval for t in tracers], dims_in,
+                           [o.aval for o in outs], params)
+    if out_dims is None:
+        return
+    for o, dims in zip(outs, out_dims):
+        if any(dims):
+            specs[o.value] = (mesh, tuple(dims))
+
+
+def _constraint_axes(entry) -> tuple:
+    from mjax.dialect.ops.sharding import dim_axes
+    return dim_axes(entry)
+
+
+def typeof_traced(t) -> ShardedAval:
+    specs = t.trace.type_specs
+    found = None if specs is None else specs.get(t.value)
+    if found is None:
+        return typed_aval(t.aval, None)
+    mesh, dims = found
+    spec = PartitionSpec(*[_entry(axes) for axes in _live(dims)])
+    return ShardedAval(t.aval.shape, t.aval.dtype, t.aval.weak_type,
+                       NamedSharding(mesh, spec))
+
+
+# ---- switching axis types -------------------------------------------------------------
+def auto_axes(f=None, /, *, axes=None, out_sharding=None):
+    """`f` run with the mesh axes `axes` (default: all) Auto, so the compiler lays out
+    its values; its results laid out as `out_sharding`. JAX: jax.sharding.auto_axes."""
+    return _retyped(f, axes, AxisType.Auto, "out_sharding", out_sharding)
+
+
+def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
+    """`f` run with the mesh axes `axes` (default: all) Explicit, its arguments laid out
+    as `in_sharding` (and typed so). JAX: jax.sharding.explicit_axes."""
+    return _retyped(f, axes, AxisType.Explicit, "in_sharding", in_sharding)
+
+
+def _retyped(f, axes, axis_type, keyword, default):
+    import functools
+    if f is None:
+        return lambda g: _retyped(g, axes, axis_type, keyword, default)
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        from mjax.core import current_trace
+        from mjax.lax.sharding import reshard
+        from mjax.sharding import use_abstract_mesh
+        layout = kwargs.pop(keyword, default)
+        outer = get_abstract_mesh()
+        if outer.empty:
+            raise ValueError(f"{'auto' if axis_type == AxisType.Auto else 'explicit'}"
+                             f"_axes needs a mesh: call it under `jax.set_mesh(mesh)`")
+        names = outer.axis_names if axes is None else (
+            (axes,) if isinstance(axes, str) else tuple(axes))
+        inner = outer.update_axis_types({n: axis_type for n in names})
+        trace = current_trace()
+        if trace is not None and trace.type_specs is None:
+            trace.type_specs = {}     # (types begin here, within this trace)
+        with use_abstract_mesh(inner):
+            if keyword == "in_sharding" and layout is not None:
+                args = reshard(args, layout)
+            out = f(*args, **kwargs)
+        if keyword == "out_sharding" and layout is not None:
+            out = reshard(out, layout)
+        return out
+    return wrapper
+
+
+def _entry(axes: tuple):
+    return None if not axes else axes[0] if len(axes) == 1 else axes
+
+
+def _explicit_dims(x, ndim: int):
+    """Per dimension, the Explicit mesh axes splitting it (() for none)."""
+    sharding = getattr(x, "_sharding", None)
+    if not isinstance(sharding, NamedSharding):
+        return [()] * ndim
+    spec = type_spec(sharding, ndim)
+    return [spec.axes_of(d) for d in range(ndim)]
+
+
+def typeof_array(x) -> ShardedAval:
+    """typeof of a concrete or traced value."""
+    from mjax.core import Tracer
+    if isinstance(x, Tracer):
+        return typeof_traced(x)
+    return typed_aval(aval_of_value(x), getattr(x, "_sharding", None))
+
+
+__all__ = ["ShardedAval", "ShardingTypeError", "typed_aval", "type_spec", "auto_axes",
+           "explicit_axes",
+           "check_explicit_op", "out_sharding_given", "get_abstract_mesh"]

@@ -522,8 +522,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     """JAX: lax.dot_general. `precision` is accepted; XLA CPU computes in full precision."""
     if out_sharding is not None:
         from mjax.lax.sharding import apply_out_sharding
-        return apply_out_sharding(dot_general(lhs, rhs, dimension_numbers, precision,
-                                              preferred_element_type), out_sharding)
+        from mjax.sharding_types import out_sharding_given
+        with out_sharding_given():
+            out = dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+        return apply_out_sharding(out, out_sharding)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(

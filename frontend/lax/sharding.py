@@ -123,7 +123,12 @@ def takes_out_sharding(f):
 
     @functools.wraps(f)
     def g(*args, out_sharding=None, **kwargs):
-        return apply_out_sharding(f(*args, **kwargs), out_sharding)
+        if out_sharding is None:
+            return f(*args, **kwargs)
+        from mjax.sharding_types import out_sharding_given
+        with out_sharding_given():
+            out = f(*args, **kwargs)
+        return apply_out_sharding(out, out_sharding)
     g.__signature__ = sig.replace(parameters=params)
     return g
 

@@ -58,15 +58,46 @@ def test_mesh_and_sharding_api(mesh):
 
 
 def test_jit_on_sharded_arguments_equals_unsharded(mesh):
+    # (On Auto axes: on Explicit ones a contraction split on both sides is JAX's
+    # ShardingTypeError, below.)
+    from mjax.sharding import AxisType
+    auto = mjax.make_mesh((4, 2), ("x", "y"), (AxisType.Auto,) * 2)
     rng = np.random.default_rng(0)
     a = rng.normal(size=(8, 16)).astype(np.float32)
     b = rng.normal(size=(16, 4)).astype(np.float32)
     f = lambda a, b: jnp.tanh(a @ b).sum(axis=1) + a.mean()  # noqa: E731
     want = np.asarray(mjax.jit(f)(a, b))
     for sa, sb in [(P("x"), P()), (P("x", "y"), P("y")), (P(None, "y"), P("y", None))]:
-        xa = mjax.device_put(a, NamedSharding(mesh, sa))
-        xb = mjax.device_put(b, NamedSharding(mesh, sb))
+        xa = mjax.device_put(a, NamedSharding(auto, sa))
+        xb = mjax.device_put(b, NamedSharding(auto, sb))
         np.testing.assert_allclose(np.asarray(mjax.jit(f)(xa, xb)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_explicit_sharding_types_raise_as_jax(mesh, jmesh):
+    # Shardings are part of the types on Explicit axes: the same ops fail as in JAX, with
+    # JAX's messages, eagerly and under jit; out_sharding= settles a split contraction.
+    import jax
+    import jax.numpy as jjnp
+    a, b = np.ones((8, 16), np.float32), np.ones((16, 4), np.float32)
+    cases = [  # (function of (jax module, its numpy), operands, their specs)
+        (lambda J, np_: J.jit(lambda a, b: a @ b), (a, b), ((None, "y"), ("y",))),
+        (lambda J, np_: np_.matmul, (a, b), ((None, "y"), ("y", None))),
+        (lambda J, np_: lambda a, c: a + c, (a, a), (("x", None), (None, "x"))),
+        (lambda J, np_: J.jit(lambda a, c: np_.sin(a) * c), (a, a), (("x",), ("y",)))]
+    for make, operands, specs in cases:
+        errors = []
+        for J, np_, m in ((mjax, jnp, mesh), (jax, jjnp, jmesh)):
+            xs = [J.device_put(x, J.sharding.NamedSharding(m, J.sharding.PartitionSpec(*s)))
+                  for x, s in zip(operands, specs)]
+            with pytest.raises(Exception) as e:
+                make(J, np_)(*xs)
+            errors.append((type(e.value).__name__, str(e.value)))
+        assert errors[0] == errors[1]
+    with mjax.set_mesh(mesh):
+        out = jnp.matmul(mjax.device_put(a, P(None, "y")), mjax.device_put(b, P("y", None)),
+                         out_sharding=P("x", None))
+        assert str(mjax.typeof(out)) == "float32[8@x,4]"
+        np.testing.assert_allclose(np.asarray(out), a @ b)
 
 
 def test_sharded_contraction_reduces_without_gathering(mesh):
