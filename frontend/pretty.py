@@ -51,6 +51,7 @@ class _Printer:
         self.env: dict = {}
         self.literal: dict = {}
         self.preset: dict = {}   # values whose names are given (a jit's body, as JAX)
+        self.depth = 0           # how many jaxprs enclose the equation being printed
 
     def var(self, v) -> str:
         return self.literal.get(v) or self.env.get(v, "?")
@@ -82,7 +83,9 @@ class _Printer:
                 # JAX's lax ops take scalar / size-1 operands unbroadcast: no equation.
                 self.literal[op.results[0]] = self.var(op.operands[0])
                 continue
+            self.depth += 1
             eqns.append(self.eqn(op, indent + 4))
+            self.depth -= 1
         tail = f"in ({', '.join(outs)}{',' if len(outs) == 1 else ''}) }}"
         head = f"{{ lambda {consts}; {invars}. let"
         if not any("\n" in e for e in eqns):
@@ -137,8 +140,9 @@ class _Printer:
         ins = " ".join(self.var(v) for v in op.operands)
         params = {name: _fmt_param(decode(op.attributes[name])) for name in op.attributes
                   if not name.startswith("mjax.")}   # (mjax's notes, not parameters)
-        outs = " ".join(self.bind(r) if list(r.uses) else
-                        f"_:{aval_of(r.type).str_short()}" for r in op.results)  # JAX: unused
+        # JAX: the outermost jaxpr's unused results print as `_` (nested ones are named)
+        outs = " ".join(self.bind(r) if list(r.uses) or self.depth > 1 else
+                        f"_:{aval_of(r.type).str_short()}" for r in op.results)
         name = _display_name(op.name.split(".", 1)[1], params)
         fix = _JAX_PARAMS.get(name)
         if fix is not None:

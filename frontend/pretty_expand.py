@@ -62,12 +62,13 @@ def expanded_function(module: ir.Module, name: str):
             if _is_forward_part(fns[n]):
                 for op in fns[n].regions[0].blocks[0].operations:
                     op.operation.attributes[_FWD] = ir.UnitAttr.get()
-        main = fns[name]
-        _inline_calls(main, fns, made)
-        block = main.regions[0].blocks[0]
-        _merge_identical(block)
-        _remove_dead(block)
-    return copy, main
+        for fn_name, fn in fns.items():   # (main and the user's nested jits)
+            if fn_name not in made:
+                _inline_calls(fn, fns, made)
+                block = fn.regions[0].blocks[0]
+                _merge_identical(block)
+                _remove_dead(block)
+    return copy, fns[name]
 
 
 def _is_forward_part(fn) -> bool:
