@@ -7,7 +7,9 @@ Entries are a known value (an `ir.Value` at `known_ip`) or unknown (`Linear`, JA
 UndefinedPrimal / PartialVal.unknown). An op reading any unknown entry is unknown: its
 results are unknown and, with an `unknown_block`, it is copied there. The known values
 an unknown op reads become `residuals`, new arguments appended to `unknown_block`;
-constants are copied into `unknown_block` instead (cheaper than saving them).
+constants are copied into `unknown_block` instead (cheaper than saving them). Known
+values of a selective checkpoint that its policy does not let reverse mode save are
+recomputed in `unknown_block` instead (`regions`, passes/rules/remat.py).
 
     %y = sin(%x); %c = cos(%x); %t2 = mul(%t, %c)       x known, t unknown
   ==>
