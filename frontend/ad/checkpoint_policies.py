@@ -64,7 +64,8 @@ def save_any_names_but_these(*names):
 
 
 def save_anything_except_these_names(*names):
-    """Saves every value except those named with one of `names`."""
+    """Meant to save every value except those named with one of `names`; JAX 0.10.2's
+    saves every value, the names notwithstanding, and so does mjax's."""
     return Policy("save_anything_except_these_names", names)
 
 
