@@ -48,6 +48,25 @@ func.func @vjp_dense(%x: tensor<2x3xf32>, %b: tensor<4xf32>, %w: tensor<3x4xf32>
 
 // -----
 
+// dot_general of a matrix and a vector (jnp.dot(W, x) with a vector x, as JAX emits it):
+// the transpose contracts the cotangent with W for x, and takes the outer product of
+// the cotangent and x (no contracting dims) for W, as JAX's.
+// CHECK-LABEL: func.func private @matvec_bwd
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[W:.*]]: tensor<5x4xf32>, %[[CT:.*]]: tensor<5xf32>)
+// CHECK-DAG:     %[[GX:.*]] = "jaxpr.dot_general"(%[[CT]], %[[W]]) {dimension_numbers = {{\[\[}}array<i64: 0>, array<i64: 0>], [array<i64>, array<i64>]]} : (tensor<5xf32>, tensor<5x4xf32>) -> tensor<4xf32>
+// CHECK-DAG:     %[[GW:.*]] = "jaxpr.dot_general"(%[[CT]], %[[X]]) {dimension_numbers = {{\[\[}}array<i64>, array<i64>], [array<i64>, array<i64>]]} : (tensor<5xf32>, tensor<4xf32>) -> tensor<5x4xf32>
+// CHECK:         return %[[GW]], %[[GX]]
+func.func private @matvec(%w: tensor<5x4xf32>, %x: tensor<4xf32>) -> tensor<5xf32> {
+  %0 = "jaxpr.dot_general"(%w, %x) {dimension_numbers = [[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]]} : (tensor<5x4xf32>, tensor<4xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+func.func @vjp_matvec(%w: tensor<5x4xf32>, %x: tensor<4xf32>, %ct: tensor<5xf32>) -> (tensor<5x4xf32>, tensor<4xf32>) {
+  %0:2 = "jaxpr.vjp"(%w, %x, %ct) {callee = @matvec, diff_args = array<i64: 0, 1>} : (tensor<5x4xf32>, tensor<4xf32>, tensor<5xf32>) -> (tensor<5x4xf32>, tensor<4xf32>)
+  return %0#0, %0#1 : tensor<5x4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // checkpoint: the forward function calls @inner as a whole and saves only its input;
 // the backward function recomputes @inner's forward from that input (rematerialization),
 // behind an optimization barrier (prevent_cse, the default) so that CSE cannot merge
