@@ -407,8 +407,13 @@ def _broadcast_promoted(fname, out, avals):
     try:
         shape = broadcast_shapes(*(av.shape for av in avals))
     except ValueError:
-        raise TypeError(at_user_line(f"mjax.numpy.{fname}: cannot broadcast shapes "
-                        f"{', '.join(str(av.shape) for av in avals)}")) from None
+        shapes = [tuple(av.shape) for av in avals]
+        if len({len(s) for s in shapes if s}) > 1:
+            # (JAX: ranks that differ fail in jnp's rank promotion, others in the lax op)
+            raise ValueError(at_user_line(
+                f"Incompatible shapes for broadcasting: shapes={shapes}")) from None
+        raise TypeError(at_user_line(f"{fname} got incompatible shapes for broadcasting: "
+                                     f"{', '.join(map(str, shapes))}.")) from None
     if len({av.ndim for av in avals if av.shape}) > 1:
         # JAX: leading 1s up to the result's rank, then lax's implicit broadcast.
         out = [lax.broadcast_to_rank(o, len(shape)) for o in out]

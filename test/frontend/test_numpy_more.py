@@ -266,3 +266,24 @@ def test_lists_are_not_arrays_as_jax(name, args):
     with pytest.raises(TypeError) as mine:
         getattr(mjax.numpy, name)(*args)
     assert str(mine.value).split(" (at ")[0] == str(theirs.value)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (4,)), ((100,), (100, 10)), ((2, 3), (3, 2)),
+                                    ((), (2, 3), (4, 3))])
+def test_shapes_that_do_not_broadcast_raise_as_jax(shapes):
+    # (vmapped_log_probs: jnp arithmetic of (100,) and (100, 10) is JAX's ValueError)
+    def run(np_):
+        operands = [np_.ones(s) for s in shapes]
+        with pytest.raises(Exception) as e:
+            out = operands[0]
+            for o in operands[1:]:
+                out = np_.multiply(out, o) if len(shapes) == 2 else out + o
+        return type(e.value)
+    assert run(jnp) == run(jjnp)
+
+
+def test_shape_mismatch_message_as_jax():
+    with pytest.raises(ValueError) as e:
+        jnp.ones(100) * jnp.ones((100, 10))
+    assert str(e.value).startswith("Incompatible shapes for broadcasting: shapes=[(100,), "
+                                   "(100, 10)]")

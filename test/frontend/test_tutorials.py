@@ -26,6 +26,49 @@ RUNNER = os.path.join(HERE, "tutorial_runner.py")
 # The buffer-donation page's snippets assume these names.
 DONATION_PRELUDE = "import jax\nimport numpy as np\nfrom typing import List\nfrom jax import Array\n"
 
+# matplotlib is not installed: a stand-in whose plotting calls print the shape, mean and
+# standard deviation of the arrays plotted (so the pictures are compared too), and
+# scipy.datasets.face (a download) a fixed random image of the face's shape.
+PLOT_PRELUDE = '''
+import sys as _sys, types as _types, numpy as _np
+
+class _Plot:
+    def __init__(self, name="plt"):
+        self._name = name
+    def __call__(self, *args, **kwargs):
+        for a in args:
+            if hasattr(a, "__array__") or isinstance(a, (list, tuple)):
+                v = _np.asarray(a, dtype=float)
+                print(f"[{self._name}: shape {v.shape} mean {v.mean():.5g} std {v.std():.5g}]")
+        return _Plot(self._name)
+    def __getattr__(self, name):
+        return _Plot(name)
+    def __getitem__(self, i):
+        return _Plot(self._name)
+    def __iter__(self):
+        return iter([_Plot(self._name), _Plot(self._name)])
+    def __repr__(self):
+        return "<plot>"
+
+def _subplots(nrows=1, ncols=1, **kwargs):
+    axes = _np.empty(nrows * ncols, dtype=object)
+    for i in range(axes.size):
+        axes[i] = _Plot("ax")
+    shape = tuple(n for n in (nrows, ncols) if n > 1)
+    return _Plot("fig"), (axes.reshape(shape) if shape else axes[0])
+
+_mpl = _types.ModuleType("matplotlib")
+_mpl.__getattr__ = lambda name: _Plot(name)
+_plt = _types.ModuleType("matplotlib.pyplot")
+_plt.__getattr__ = lambda name: _subplots if name == "subplots" else _Plot(name)
+_mpl.pyplot = _plt
+_sys.modules.update({"matplotlib": _mpl, "matplotlib.pyplot": _plt})
+
+import scipy.datasets as _datasets
+_datasets.face = lambda gray=False: _np.random.default_rng(0).integers(
+    0, 256, (768, 1024) if gray else (768, 1024, 3)).astype(_np.uint8)
+'''
+
 # (tutorial, cell index) -> why mjax's output differs from JAX's.
 _RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is called (JAX "
                  "only when differentiating), so the rules' print side effects run at other "
@@ -46,6 +89,15 @@ KNOWN = {
     **{("custom_derivative_rules", i): _RULES_STAGED for i in (45, 46, 47, 48, 57, 58, 59)},
     ("custom_derivative_rules", 60): _RULES_STAGED + "; the TypeError's text also names the "
                                                      "op's location",
+    ("vmapped_log_probs", 5): "the cell prints the ValueError's text, which in mjax also "
+                              "names the user's line (' (at <cell>:6:52)')",
+    ("autodiff_remat", 3): "the runner compiles every cell as '<cell>', and mjax finds the "
+                           "Python function of a residual's position by (file, line, "
+                           "column): g's line 3 in one cell and f2's line 3 in the next "
+                           "collide (distinct files, as IPython's cells are, do not)",
+    ("autodiff_remat", 22): "as gradient_checkpointing cell 21: JAX reuses its cached "
+                            "trace of `loss`, made before `predict` was redefined with "
+                            "checkpoint_name",
 }
 
 TUTORIALS = {
@@ -65,6 +117,10 @@ TUTORIALS = {
     "thinking_in_jax": "",
     "autodiff_cookbook": "",
     "custom_derivative_rules": "",
+    "common_gotchas": "",
+    "convolutions": PLOT_PRELUDE,
+    "vmapped_log_probs": PLOT_PRELUDE,
+    "autodiff_remat": "",
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
@@ -105,6 +161,62 @@ def cell_mismatch(mine, theirs) -> str | None:
     if mine["warnings"] != theirs["warnings"]:
         return f"warnings {mine['warnings']}, jax's {theirs['warnings']}"
     return None
+
+
+# ---- the sharding pages ---------------------------------------------------------------
+# (Each sets up its 8 (or 2) CPU devices itself, with jax_num_cpu_devices or XLA_FLAGS,
+# before its first computation.)
+TUTORIALS.update({"parallel": "", "sharding_201": "", "sharding_ad_301": "",
+                  "shard_map": ""})
+_SET_MESH_REPR = ("the cell shows the set_mesh context object, whose default repr names "
+                  "its class's module (mjax.sharding, not jax._src.sharding_impls)")
+_UNREDUCED = ("unreduced/reduced mesh axes (P(..., unreduced={'X'}), pcast(to='unreduced'), "
+              "arrays holding partial sums): mjax spells them but cannot lay arrays out so "
+              "(NotImplementedError)")
+_OTHER_MESH_INSIDE_JIT = ("use_abstract_mesh with other axis names inside jit: mjax's "
+                          "reshard needs a concrete mesh of those axes, and its propagation "
+                          "pass takes one mesh per function")
+_EAGER_SHARD_MAP = ("print inside a shard_map called outside jit: JAX runs the body eagerly "
+                    "and prints each device's block ('On cpu:0 at mesh coordinates ...'); "
+                    "mjax stages the body (one vmap per mesh axis) and prints the tracer")
+_VMA = ("varying-manual-axes types ({V:i}, typeof(x).manual_axis_type): mjax's shard_map "
+        "bodies run under one vmap per mesh axis and their types carry no such axes")
+_POLICY = ("remat with a Python callable policy (lambda prim, ...: str(prim) != "
+           "'all_gather'): mjax takes only the mjax.checkpoint_policies")
+for _page in ("parallel", "sharding_201"):
+    KNOWN.update({
+        (_page, 8): _SET_MESH_REPR,
+        (_page, 9): _OTHER_MESH_INSIDE_JIT,
+        (_page, 16): _UNREDUCED,
+        (_page, 17): "prints the shards of cell 16's unreduced array (mjax has cell 15's)",
+        (_page, 18): "prints cell 16's unreduced sharding (mjax has cell 15's)",
+    })
+KNOWN.update({
+    **{("sharding_201", i): "mjax has no layout API (jax.experimental.layout: Format, "
+                            "Layout, with_layout_constraint, Array.format)"
+       for i in (36, 37, 38, 39, 40)},
+    ("sharding_ad_301", 0): _SET_MESH_REPR,
+    ("sharding_ad_301", 2): "the jaxpr of grad: mjax's printed jaxprs show no sharding "
+                            "types (f32[8@X,4]), and JAX reshards the cotangent seed",
+    **{("sharding_ad_301", i): _UNREDUCED for i in (6, 9, 11, 12, 13, 14, 17, 18, 19)},
+    ("sharding_ad_301", 7): "prints the shards of cell 6's unreduced array",
+    ("sharding_ad_301", 10): "JAX's NotImplementedError is for cos of cell 6's unreduced "
+                             "array; in mjax c is still cell 5's",
+    **{("sharding_ad_301", i): "uses cell 14's names" for i in (15, 16)},
+    **{("shard_map", i): _EAGER_SHARD_MAP
+       for i in (14, 15, 16, 31, 33, 34, 35, 36, 38, 41, 44, 45)},
+    **{("shard_map", i): _VMA for i in (17, 18, 20)},
+    ("shard_map", 19): "check_vma's error text: JAX names its internal function "
+                       "'_rem_singleton' and words the message otherwise",
+    ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
+                       "(reshapes, broadcasts and sharding constraints around the vmapped "
+                       "ops), JAX's one shard_map equation with a nested jaxpr",
+    ("shard_map", 22): "on Explicit meshes JAX requires arguments already laid out as "
+                       "in_specs (its error); mjax lays them out (README: differences)",
+    **{("shard_map", i): _POLICY for i in (69, 72)},
+    **{("shard_map", i): "uses the function cell %d could not define" % (i - 1)
+       for i in (70, 73)},
+})
 
 
 def run_both(name, prelude, tmp_path):
