@@ -24,7 +24,7 @@ class Builder:
         cls = op_class(op) if isinstance(op, str) else op
         avals = [aval_of(v.type) for v in operands]
         params = cls.check_params(params)
-        out_avals = cls.infer_checked(avals, params)
+        out_avals = cls.infer_checked(avals, params, params_checked=True)
         return list(cls.create(operands, out_avals, params, loc=self.loc, ip=self.ip).results)
 
     def __getattr__(self, name: str):
