@@ -139,6 +139,8 @@ class JaxprOp(ir.OpView):
     def params(self) -> dict:
         """The op's attributes as Python values, defaults filled in."""
         cls = type(self)
+        if not cls.attributes:
+            return {}           # (elementwise ops: nothing to read)
         present = self.operation.attributes.items()
         # Attributes are uniqued in their context, so ops with the same attributes (the
         # same dot, reduction, broadcast again and again) share one decoding: passes ask
