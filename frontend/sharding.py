@@ -48,21 +48,31 @@ class PartitionSpec(tuple):
 
     UNCONSTRAINED = UNCONSTRAINED
 
-    def __new__(cls, *partitions):
+    def __new__(cls, *partitions, unreduced=frozenset(), reduced=frozenset()):
         for p in partitions:
             ok = (p is None or p is UNCONSTRAINED or isinstance(p, str) or
                   (isinstance(p, tuple) and all(isinstance(a, str) for a in p)))
             if not ok:
                 raise TypeError(f"PartitionSpec entries must be None, a mesh axis name or "
                                 f"a tuple of axis names, got {p!r}")
-        return super().__new__(cls, partitions)
+        spec = super().__new__(cls, partitions)
+        # (Mesh axes over which the array holds partial sums, or is a replicated value
+        # whose gradient will be such: JAX's unreduced/reduced axes, which mjax can spell
+        # but not lay out yet; NamedSharding refuses them.)
+        spec.unreduced = frozenset(unreduced)
+        spec.reduced = frozenset(reduced)
+        return spec
 
     def __repr__(self):
         inner = ", ".join(repr(p) for p in self)
-        return f"P({inner},)" if len(self) == 1 else f"P({inner})"
+        for name in ("unreduced", "reduced"):
+            axes = getattr(self, name)
+            if axes:
+                inner += f"{', ' if inner else ''}{name}={set(sorted(axes))!r}"
+        return f"P({inner},)" if len(self) == 1 and inner == repr(self[0]) else f"P({inner})"
 
     def __reduce__(self):
-        return (PartitionSpec, tuple(self))
+        return (_make_spec, (tuple(self), self.unreduced, self.reduced))
 
     def axes_of(self, dim: int) -> tuple[str, ...]:
         if dim >= len(self) or self[dim] is None or self[dim] is UNCONSTRAINED:
@@ -72,6 +82,10 @@ class PartitionSpec(tuple):
 
 
 P = PartitionSpec
+
+
+def _make_spec(partitions, unreduced, reduced):
+    return PartitionSpec(*partitions, unreduced=unreduced, reduced=reduced)
 
 _mesh_stack = threading.local()
 
@@ -427,6 +441,10 @@ class NamedSharding(Sharding):
         if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(f"NamedSharding expects a Mesh, got {type(mesh).__name__}")
         spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
+        if spec.unreduced or spec.reduced:
+            raise NotImplementedError(
+                f"NamedSharding with {spec!r}: unreduced and reduced mesh axes (arrays "
+                f"holding partial sums) are not supported by mjax yet")
         used = [a for d in range(len(spec)) for a in spec.axes_of(d)]
         for a in used:
             if a not in mesh.axis_names:
