@@ -34,7 +34,6 @@ ALLOWED = {
                               "shows NumPy's own parameters",
     "lax:random_gamma_grad": "JAX's is a generic (*args) shim over (a, x)",
     "jax:vmap": "frontend/batching.py: sum_match (a shard_map-era option) not implemented",
-    "sharding:PartitionSpec": "frontend/sharding.py: unreduced/reduced axes not implemented",
     "debug:visualize_array_sharding": "frontend/debug.py (another engineer's): JAX "
                                       "forwards **kwargs to rich; mjax names the options",
 }
