@@ -96,7 +96,7 @@ class PartialEval:
         if isinstance(entry, Unknown):
             return entry.value
         region = recomputed_by(self.regions, consumer, old) if self.regions else None
-        if region is not None:
+        if region is not None and self._all_known(old.owner.operation):
             return self._recompute(old, region)
         if old not in self._inputs:
             if is_constant(old):
@@ -124,6 +124,11 @@ class PartialEval:
             if (op in copies and not has_effects(op)
                     and not any(True for r in op.results for _ in r.uses)):
                 op.erase()
+
+    def _all_known(self, op) -> bool:
+        # (A known result of an op that also read unknowns, split by a custom rule such
+        # as scan's, is saved: recomputing the op would recompute its linear part too.)
+        return not any(isinstance(self.env.read(v), Linear) for v in op.operands)
 
     def _recompute(self, old: ir.Value, region) -> ir.Value:
         """`old` computed again in the unknown block by its known producer, which reads

@@ -283,6 +283,13 @@ def _programs(J, np_):
         y = J.lax.cond(y.sum() > 0, lambda y: np_.sin(W @ y), np_.cos, y)
         return np_.sum(y * y)
 
+    def scan_then_cond(W, x):
+        # Non-saveable ops reading a scan's output: the scan (split by its own partial
+        # evaluation) is saved, not recomputed with its linear part.
+        y = J.lax.scan(lambda c, _: (np_.sin(W @ c), None), x, None, length=3)[0]
+        z = J.lax.cond(y.sum() > 0, lambda y: np_.sin(W @ y), np_.cos, y)
+        return np_.sum(np_.sin(y) * np_.cos(z))
+
     def named(W, x):
         for i in range(3):
             x = n(layer(W, x), f"l{i}")
@@ -294,6 +301,7 @@ def _programs(J, np_):
         "scan_in_dots": J.checkpoint(scanned, policy=cp.dots_saveable),
         "dots_in_scan": in_scan,
         "cond_in_dots": J.checkpoint(branchy, policy=cp.dots_saveable),
+        "scan_then_cond": J.checkpoint(scan_then_cond, policy=cp.dots_saveable),
         "names_but_l1": J.checkpoint(named, policy=cp.save_any_names_but_these("l1")),
         "dots_no_cse": J.checkpoint(named, policy=cp.dots_saveable, prevent_cse=False),
     }
