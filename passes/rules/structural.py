@@ -538,11 +538,11 @@ def _pad_batch(b, args, dims, *, padding_config):
 @B.batch_rule(S.SliceOp)
 def _slice_batch(b, args, dims, *, start_indices, limit_indices, strides=None):
     (x,), (d,) = args, dims
-    strides = tuple(strides or (1,) * len(start_indices))
     ins = lambda t, v: tuple(t[:d]) + (v,) + tuple(t[d:])  # noqa: E731
+    # (no strides stays none, as JAX's batched slice prints `strides=None`)
     return [b.slice(x, start_indices=ins(start_indices, 0),
                     limit_indices=ins(limit_indices, b.axis_size),
-                    strides=ins(strides, 1))], [d]
+                    strides=None if strides is None else ins(tuple(strides), 1))], [d]
 
 
 def _to_shape_of(b, v, vd, like, d):

@@ -324,3 +324,13 @@ def test_jacobians_are_one_vmapped_transformation_not_a_loop(jac, op):
     f = lambda x: mnp.sin(x) * x[0]  # noqa: E731
     text = mjax.jit(getattr(mjax, jac)(f)).trace(np.ones(7, np.float32)).as_text()
     assert text.count(f'"{op}"') == 1 and text.count('"jaxpr.vmap"') == 1, text
+
+
+@pytest.mark.parametrize("fn", [lambda np_, lax, x: x[1:3],
+                                lambda np_, lax, x: lax.slice(x, (1,), (5,), (2,))])
+def test_batched_slice_prints_as_jax(fn):
+    # (JAX's 101 transformations page: a vmapped slice without strides prints None)
+    def run(lib, np_):
+        return str(lib.jit(lib.vmap(lambda x: fn(np_, lib.lax, x))).trace(
+            np.ones((2, 5), np.float32)).jaxpr)
+    assert run(mjax, mnp) == run(jax, jnp)
