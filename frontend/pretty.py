@@ -143,7 +143,7 @@ class _Printer:
         # JAX: the outermost jaxpr's unused results print as `_` (nested ones are named)
         outs = " ".join(self.bind(r) if list(r.uses) or self.depth > 1 else
                         f"_:{aval_of(r.type).str_short()}" for r in op.results)
-        name = _display_name(op.name.split(".", 1)[1], params)
+        name = _display_name(op.name.split(".", 1)[1], params, op)
         fix = _JAX_PARAMS.get(name)
         if fix is not None:
             name, params = fix(op, params)
@@ -270,8 +270,11 @@ def _broadcast_dims(dims) -> dict:
     return {"broadcast_dimensions": str(dims)} if dims else {}
 
 
-def _display_name(name: str, params: dict) -> str:
-    """JAX's primitive name where one mjax op stands for several (jaxpr.callback)."""
+def _display_name(name: str, params: dict, op=None) -> str:
+    """JAX's primitive name where one mjax op stands for several (jaxpr.callback, the
+    add of tangents that JAX calls add_any)."""
+    if name == "add" and op is not None and "mjax.add_any" in op.attributes:
+        return "add_any"   # (passes/rules/ad_util.py: ADD_ANY)
     if name == "call":   # a nested jit (JAX's pjit prints as jit)
         return "jit"
     if name == "callback":

@@ -34,7 +34,7 @@ from mjax.passes.ir_util import entry_block, nested_ops, replace_op, set_results
 from mjax.passes.partial_eval import PartialEval, Unknown
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules import NOT_SUPPORTED, TRANSPOSE
-from mjax.passes.rules.ad_util import Linear, instantiate
+from mjax.passes.rules.ad_util import Linear, add_any, instantiate
 
 
 class Linearize:
@@ -187,7 +187,7 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
         if (got.shape, got.dtype) != (want.shape, want.dtype):
             raise PassError(loc, f"internal error: cotangents of types {want.str_short()} "
                                  f"and {got.str_short()} for one value")
-        return Builder(ip, loc).add(x, y)
+        return add_any(Builder(ip, loc), x, y)
     cts = Env(default=None, accumulate=lambda x, y: y if x is None else
               x if y is None else add(x, y))
     term = list(block.operations)[-1].operation

@@ -85,12 +85,24 @@ def instantiate(b, t, a: ShapedArray) -> ir.Value:
     return zeros(b, a) if t is None else t
 
 
+# Marks a jaxpr.add that sums tangents or cotangents, JAX's `add_any` (make_jaxpr prints
+# it so; it lowers and transforms as the add it is).
+ADD_ANY = "mjax.add_any"
+
+
+def add_any(b, x, y):
+    """x + y where both are tangents (or cotangents) of one value: JAX's add_any."""
+    out = b.add(x, y)
+    out.owner.operation.attributes[ADD_ANY] = ir.UnitAttr.get()
+    return out
+
+
 def add_tangents(b, x, y):
     if x is None:
         return y
     if y is None:
         return x
-    return b.add(x, y)
+    return add_any(b, x, y)
 
 
 # ---- JVP ---------------------------------------------------------------------------
