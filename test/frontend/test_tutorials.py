@@ -83,12 +83,15 @@ KNOWN = {
                                     "policy on a fresh function saves layer0_output, as "
                                     "mjax does); mjax traces the current `predict`",
     ("gradient_checkpointing", 23): "the cell imports jax._src (JAX's private modules)",
-    ("key_concepts", 4): "make_jaxpr: JAX's jnp.where is a nested jit[name=_where]; mjax's "
-                         "stages select_n inline",
-    ("thinking_in_jax", 4): "type(x) is mjax.array.Array, not jaxlib._jax.ArrayImpl",
-    **{("custom_derivative_rules", i): _RULES_STAGED for i in (45, 46, 47, 48, 57, 58, 59)},
-    ("custom_derivative_rules", 60): _RULES_STAGED + "; the TypeError's text also names the "
-                                                     "op's location",
+    ("key_concepts", 4): "make_jaxpr: JAX 0.10.2's jnp.where (and clip) is a nested "
+                         "jit[name=_where] taking the Python scalar as a weak i32 operand; "
+                         "mjax stages select_n inline. Not mimicked: which jnp functions JAX "
+                         "wraps is an implementation detail that changes between versions, "
+                         "and under grad JAX keeps their derivatives as nested jits too, "
+                         "which mjax's expansion inlines (the compiled program is the same)",
+    ("thinking_in_jax", 4): "type(x) is mjax.array.Array, not jaxlib._jax.ArrayImpl: naming "
+                            "mjax's class so would make pickle resolve mjax arrays to "
+                            "jaxlib's own ArrayImpl",
     ("vmapped_log_probs", 5): "the cell prints the ValueError's text, which in mjax also "
                               "names the user's line (' (at <cell>:6:52)')",
     ("autodiff_remat", 3): "the runner compiles every cell as '<cell>', and mjax finds the "
