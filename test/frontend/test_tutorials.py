@@ -92,6 +92,9 @@ KNOWN = {
     ("thinking_in_jax", 4): "type(x) is mjax.array.Array, not jaxlib._jax.ArrayImpl: naming "
                             "mjax's class so would make pickle resolve mjax arrays to "
                             "jaxlib's own ArrayImpl",
+    **{("custom_derivative_rules", i): _RULES_STAGED for i in (45, 46, 47, 48, 57, 58, 59)},
+    ("custom_derivative_rules", 60): _RULES_STAGED + "; the TypeError's text also names the "
+                                                     "op's location",
     ("vmapped_log_probs", 5): "the cell prints the ValueError's text, which in mjax also "
                               "names the user's line (' (at <cell>:6:52)')",
     ("autodiff_remat", 3): "the runner compiles every cell as '<cell>', and mjax finds the "
