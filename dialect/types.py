@@ -40,7 +40,7 @@ class KeyType:
 
     @property
     def name(self) -> str:
-        return f"key<{self.impl}>"
+        return repr(self)   # (JAX's name: key<fry>)
 
     def __eq__(self, other):
         return isinstance(other, KeyType) and other.impl == self.impl

@@ -150,6 +150,9 @@ def typeof(x):
     """The abstract value of `x` (shape, dtype, weak type, and for arrays the sharding
     their type carries). JAX: jax.typeof."""
     from mjax.sharding_types import typeof_array
+    from mjax.prng import PRNGKeyArray
+    if isinstance(x, PRNGKeyArray):          # (a typed key array: key<fry>[...])
+        return ShapedArray(x.shape, x.dtype)
     # (Traced values: mjax decides layouts after tracing, so their types carry none.)
     return typeof_array(x)
 

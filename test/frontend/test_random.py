@@ -536,3 +536,15 @@ def test_64_bit_dtype_without_x64_warns_as_jax(name, args, dtype):
             out = getattr(lib.random, name)(lib.random.key(0), *args, dtype=dtype)
         return out.dtype, [(w.category, str(w.message)) for w in caught]
     assert run(mjax) == run(jax)
+
+
+def test_typeof_of_key_arrays_as_jax():
+    # (101 random page: print(jax.typeof(key)) is key<fry>[])
+    def run(lib):
+        k = lib.random.key(42)
+        seen = []
+        lib.jit(lambda k: seen.append(str(lib.typeof(k))) or k)(k)
+        return [str(lib.typeof(k)), repr(lib.typeof(k)), k.dtype.name,
+                str(lib.typeof(lib.random.split(k))),
+                str(lib.typeof(lib.random.key(0, impl="rbg"))), *seen]
+    assert run(mjax) == run(jax)
