@@ -83,19 +83,24 @@ class Env:
 
 
 def terminator(block: ir.Block) -> ir.Operation:
-    ops = list(block.operations)
+    return _body_and_terminator(block)[1]
+
+
+def _body_and_terminator(block: ir.Block) -> tuple[list, ir.Operation]:
+    # (One listing of the block: iterating it makes a Python object per op.)
+    ops = [op.operation for op in block.operations]
     if not ops or not is_terminator(ops[-1]):
         raise PassError(block.owner.location, "block has no func.return or jaxpr.yield "
                                               "terminator")
-    return ops[-1].operation
+    end = ops.pop()
+    return ops, end
 
 
 def interpret(block: ir.Block, rule_for: Callable[[ir.Operation], Rule | None], env: Env,
               *, reverse: bool = False) -> list:
     """Runs `block` through `rule_for` (see the module docstring); returns the entries of
     the terminator's operands (forward) or of the block's arguments (reverse)."""
-    end = terminator(block)
-    ops = [op.operation for op in block.operations][:-1]
+    ops, end = _body_and_terminator(block)
     if not reverse:
         for op in ops:
             outs = rule_for(op)(op, [env.read(v) for v in op.operands])
