@@ -122,9 +122,11 @@ class Trace:
     # Scalars (and NumPy splat views) become jaxpr.constant ops; other arrays are captured,
     # as JAX makes them constvars.
 
-    # Traced values' Explicit shardings, when the function got arrays of such types
-    # (mjax.sharding_types; None: none, so bind skips them).
+    # Traced values' Explicit shardings, when the function got arrays of such types, and
+    # in a shard_map body the mesh axes each value varies along (mjax.sharding_types;
+    # None: none, so bind skips them).
     type_specs = None
+    varying = None
 
     def __init__(self, module: ir.Module, name: str, in_avals, *, visibility=None):
         self.module = module
@@ -539,7 +541,7 @@ def bind(opcls: type[JaxprOp], *args, **params):
         outs = trace.emit(opcls, tracers, params, [a.strip_weak_type() for a in out_avals])
         for t, a in zip(outs, out_avals):
             t.aval = a
-        if trace.type_specs is not None:
+        if trace.type_specs is not None or trace.varying is not None:
             from mjax.sharding_types import trace_op_types
             trace_op_types(trace, opcls, tracers, outs, params)
     return outs[0] if len(outs) == 1 else outs

@@ -150,6 +150,11 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args):
     blocks = [_to_blocks(x, mesh, s) for x, s in zip(leaves, specs)]
 
     def body(*block_leaves):
+        from mjax.core import current_trace
+        from mjax.sharding_types import seed_varying
+        trace = current_trace()
+        if trace is not None:   # (each block varies along the mesh axes its spec names)
+            seed_varying(trace, block_leaves, [_spec_names(s) for s in specs], mesh)
         return f(*tree_util.tree_unflatten(in_tree, block_leaves))
 
     fn = body

@@ -20,13 +20,21 @@ from mjax.sharding import (AbstractMesh, AxisType, Mesh, NamedSharding, Partitio
 class ShardedAval(ShapedArray):
     """A ShapedArray with JAX's `sharding` (a NamedSharding over an AbstractMesh)."""
 
-    __slots__ = ("sharding",)
+    __slots__ = ("sharding", "manual_axis_type", "varying_order")
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
         super().__init__(shape, dtype, weak_type)
         if sharding is None:
             sharding = NamedSharding(AbstractMesh((), ()), PartitionSpec(*[None] * len(shape)))
         self.sharding = sharding
+        self.manual_axis_type = ManualAxisType()
+        self.varying_order = ()      # (the varying axes in mesh order, for printing)
+
+    def _vma(self) -> str:
+        axes = self.varying_order
+        if not axes:
+            return ""
+        return f"{{V:{axes[0]}}}" if len(axes) == 1 else f"{{V:({','.join(axes)})}}"
 
     def update(self, shape=None, dtype=None, weak_type=None, sharding=None):
         return ShardedAval(self.shape if shape is None else shape,
@@ -40,11 +48,12 @@ class ShardedAval(ShapedArray):
 
     def str_short(self) -> str:
         spec = self.sharding.spec
-        return _short_type(self, [spec.axes_of(d) for d in range(len(self.shape))])
+        return _short_type(self, [spec.axes_of(d) for d in range(len(self.shape))]) + \
+            self._vma()
 
     def __str__(self):
         name = getattr(self.dtype, "name", str(self.dtype))
-        return f"{name}[{self._dims()}]"
+        return f"{name}[{self._dims()}]{self._vma()}"
 
     def __eq__(self, other):
         return super().__eq__(other) and _layout_key(self) == _layout_key(other)
@@ -234,7 +243,11 @@ def _type_of_input(x):
 
 def trace_op_types(trace, opcls, tracers, outs, params) -> None:
     """Carries the operands' types to the results of one traced op."""
+    if trace.varying is not None:
+        _trace_op_varying(trace.varying, opcls, tracers, outs, params)
     specs = trace.type_specs
+    if specs is None:
+        return
     if opcls.primitive == "sharding_constraint":
         # (A constraint gives its result the Explicit axes of the context's mesh.)
         mesh = get_abstract_mesh()
@@ -262,6 +275,61 @@ def trace_op_types(trace, opcls, tracers, outs, params) -> None:
             specs[o.value] = (mesh, tuple(dims))
 
 
+# ---- varying manual axes (shard_map bodies) ---------------------------------------------
+# In a shard_map body JAX types each value with the mesh axes it varies along (its blocks
+# differ between the devices of those axes): `float32[3]{V:i}`. mjax runs the body under
+# one vmap per mesh axis; the shard_map records its arguments' axes (Trace.varying:
+# ir.Value -> frozenset) and bind carries them: a result varies along its operands' axes,
+# a reduction over axes (psum, pmax, pmin) no longer varies along them, and
+# axis_index, psum_scatter and all_gather results vary along theirs.
+_REDUCING = ("psum", "pmax", "pmin")
+_VARYING_RESULT = ("axis_index", "psum_scatter", "all_gather")
+
+
+def seed_varying(trace, tracers, axes_per_tracer, mesh) -> None:
+    trace.varying = {t.value: frozenset(a) for t, a in zip(tracers, axes_per_tracer)}
+    trace.varying_mesh = mesh
+
+
+def _trace_op_varying(varying, opcls, tracers, outs, params) -> None:
+    axes = frozenset().union(*[varying.get(t.value, frozenset()) for t in tracers])
+    name = opcls.primitive
+    if name in _REDUCING:
+        axes -= set(params["axes"])
+    elif name in _VARYING_RESULT:
+        axes |= set(params["axes"])
+    if axes:
+        for o in outs:
+            varying[o.value] = axes
+
+
+def cast_varying(x, names):
+    """x as a value varying along `names` too (a copy under a shard_map body's trace)."""
+    from mjax.core import Tracer, bind
+    from mjax.dialect.ops.structural import CopyOp
+    if not isinstance(x, Tracer) or x.trace.varying is None:
+        return x
+    y = bind(CopyOp, x)
+    y.trace.varying[y.value] = y.trace.varying.get(x.value, frozenset()) | set(names)
+    return y
+
+
+class ManualAxisType(tuple):
+    """The mesh axes a shard_map body's value varies along. JAX: core.ManualAxisType."""
+
+    def __new__(cls, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        return super().__new__(cls, (frozenset(varying), frozenset(unreduced),
+                                     frozenset(reduced)))
+
+    varying = property(lambda self: self[0])
+    unreduced = property(lambda self: self[1])
+    reduced = property(lambda self: self[2])
+
+    def __repr__(self):
+        return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
+                f"reduced={self.reduced})")
+
+
 def _constraint_axes(entry) -> tuple:
     from mjax.dialect.ops.sharding import dim_axes
     return dim_axes(entry)
@@ -271,11 +339,19 @@ def typeof_traced(t) -> ShardedAval:
     specs = t.trace.type_specs
     found = None if specs is None else specs.get(t.value)
     if found is None:
-        return typed_aval(t.aval, None)
-    mesh, dims = found
-    spec = PartitionSpec(*[_entry(axes) for axes in _live(dims)])
-    return ShardedAval(t.aval.shape, t.aval.dtype, t.aval.weak_type,
-                       NamedSharding(mesh, spec))
+        out = typed_aval(t.aval, None)
+    else:
+        mesh, dims = found
+        spec = PartitionSpec(*[_entry(axes) for axes in _live(dims)])
+        out = ShardedAval(t.aval.shape, t.aval.dtype, t.aval.weak_type,
+                          NamedSharding(mesh, spec))
+    varying = t.trace.varying
+    if varying is not None:
+        axes = varying.get(t.value, frozenset())
+        order = t.trace.varying_mesh.axis_names
+        out.manual_axis_type = ManualAxisType(axes)
+        out.varying_order = tuple(a for a in order if a in axes)
+    return out
 
 
 # ---- switching axis types -------------------------------------------------------------

@@ -198,7 +198,7 @@ def pcast(x, axis_name, *, to: str):
     """`x` cast to vary along the named axes. JAX: lax.pcast. mjax's shard_map bodies run
     under one vmap per mesh axis, where a value the same on every member of an axis is
     simply unbatched and becomes batched when mixed with a varying one, so
-    to='varying' changes no value (JAX also types the result `{V:...}`)."""
+    to='varying' changes no value, only its type (`{V:...}`)."""
     if to not in ("varying", "unreduced", "reduced"):
         raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
                          "{'varying', 'unreduced', 'reduced'}")
@@ -210,4 +210,5 @@ def pcast(x, axis_name, *, to: str):
     if to != "varying":
         raise NotImplementedError(f"lax.pcast(to={to!r}): mjax has no unreduced or reduced "
                                   f"array types yet")
-    return x
+    from mjax.sharding_types import cast_varying
+    return _map(lambda v: cast_varying(v, names), x)

@@ -292,3 +292,32 @@ def test_in_specs_inferred_from_argument_layouts_on_explicit_mesh():
 def test_in_specs_required_on_auto_mesh(mesh):
     with pytest.raises(TypeError, match="in_specs argument must be a pytree"):
         mjax.shard_map(lambda a: a, mesh=mesh, out_specs=P())(np.ones(8, np.float32))
+
+
+def test_types_in_the_body_name_the_axes_values_vary_along(mesh, jmesh):
+    # JAX's {V:...} types: blocks vary along their spec's axes, reductions over an axis
+    # make a value invariant along it, axis_index / psum_scatter / pcast make it vary.
+    def body(J, np_):
+        def f(x, y):
+            seen = [J.typeof(x), J.typeof(y), J.typeof(x * y), J.typeof(J.lax.psum(x, "x")),
+                    J.typeof(J.lax.pmax(x * y, ("x", "y"))), J.typeof(np_.sin(y) + 1.0),
+                    J.typeof(J.lax.axis_index("y")), J.typeof(J.lax.pcast(y, "x", to="varying")),
+                    J.typeof(J.lax.psum_scatter(J.lax.psum(x, "y"), "y", tiled=True))]
+            print(" ".join(str(t) for t in seen))
+            print(sorted(J.typeof(x * y).manual_axis_type.varying))
+            return x
+        return f
+    outs = []
+    for J, np_, m in ((mjax, jnp, mesh), (jax, jax.numpy, jmesh)):
+        Pj = J.sharding.PartitionSpec
+        x = J.device_put(np.ones((8, 4), np.float32), J.sharding.NamedSharding(m, Pj("x", "y")))
+        y = J.device_put(np.ones((2,), np.float32), J.sharding.NamedSharding(m, Pj()))
+        with J.set_mesh(m):
+            import contextlib
+            import io
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                J.jit(J.shard_map(body(J, np_), in_specs=(Pj("x", "y"), Pj()),
+                                  out_specs=Pj("x", "y")))(x, y)
+        outs.append(buf.getvalue())
+    assert outs[0] == outs[1]

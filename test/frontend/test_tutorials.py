@@ -185,8 +185,6 @@ _OTHER_MESH_INSIDE_JIT = ("use_abstract_mesh with other axis names inside jit: m
 _EAGER_SHARD_MAP = ("print inside a shard_map called outside jit: JAX runs the body eagerly "
                     "and prints each device's block ('On cpu:0 at mesh coordinates ...'); "
                     "mjax stages the body (one vmap per mesh axis) and prints the tracer")
-_VMA = ("varying-manual-axes types ({V:i}, typeof(x).manual_axis_type): mjax's shard_map "
-        "bodies run under one vmap per mesh axis and their types carry no such axes")
 _POLICY = ("remat with a Python callable policy (lambda prim, ...: str(prim) != "
            "'all_gather'): mjax takes only the mjax.checkpoint_policies")
 for _page in ("parallel", "sharding_201"):
@@ -211,7 +209,6 @@ KNOWN.update({
     **{("sharding_ad_301", i): "uses cell 14's names" for i in (15, 16)},
     **{("shard_map", i): _EAGER_SHARD_MAP
        for i in (14, 15, 16, 31, 33, 34, 35, 36, 38, 41, 44, 45)},
-    **{("shard_map", i): _VMA for i in (17, 18, 20)},
     ("shard_map", 19): "check_vma's error text: JAX names its internal function "
                        "'_rem_singleton' and words the message otherwise",
     ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
