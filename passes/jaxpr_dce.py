@@ -87,8 +87,8 @@ def _referenced_symbols(module_op) -> set[str]:
                 collect(d[i].attr)
 
     def visit(op):
-        for name in op.attributes:
-            collect(op.attributes[name])
+        for attr in op.attributes.values():
+            collect(attr)
         return ir.WalkResult.ADVANCE
     module_op.walk(visit)
     return names
@@ -97,16 +97,13 @@ def _referenced_symbols(module_op) -> set[str]:
 def remove_dead_functions(module) -> int:
     body = module.operation.regions[0].blocks[0]
     removed = 0
-    if not any(op.operation.name == "func.func" and is_private(op.operation)
-               for op in body.operations):
-        return 0        # (nothing to remove: no need to collect every op's references)
     while True:
+        private = [op.operation for op in body.operations
+                   if op.operation.name == "func.func" and is_private(op.operation)]
+        if not private:
+            return removed  # (nothing to remove: no need to collect every op's references)
         used = _referenced_symbols(module.operation)
-        dead = [op.operation for op in body.operations
-                if op.operation.name == "func.func"
-                and "sym_visibility" in op.operation.attributes
-                and ir.StringAttr(op.operation.attributes["sym_visibility"]).value == "private"
-                and symbol_name(op.operation) not in used]
+        dead = [fn for fn in private if symbol_name(fn) not in used]
         if not dead:
             return removed
         for fn in dead:
