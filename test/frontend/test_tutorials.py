@@ -69,6 +69,9 @@ _datasets.face = lambda gray=False: _np.random.default_rng(0).integers(
     0, 256, (768, 1024) if gray else (768, 1024, 3)).astype(_np.uint8)
 '''
 
+# For pages drawing from NumPy's global random state without seeding it.
+SEED_PRELUDE = "import numpy as _np\n_np.random.seed(0)\n"
+
 # (tutorial, cell index) -> why mjax's output differs from JAX's.
 _RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is called (JAX "
                  "only when differentiating), so the rules' print side effects run at other "
@@ -104,6 +107,15 @@ KNOWN = {
     ("autodiff_remat", 22): "as gradient_checkpointing cell 21: JAX reuses its cached "
                             "trace of `loss`, made before `predict` was redefined with "
                             "checkpoint_name",
+    **{("state_101", i): "jax.new_ref / jax.freeze (JAX's mutable array refs) are not in "
+                         "mjax" for i in range(8, 15)},
+    ("transformations_101", 17): "a value traced under vmap prints as mjax's JitTracer(...), "
+                                 "not JAX's VmapTracer(aval=..., batched=...): mjax traces "
+                                 "the per-example function once and batches it in a pass",
+    ("transformations_101", 21): "jnp.stack: JAX 0.10.2 emits one `stack` primitive; "
+                                 "mjax's dialect has no stack op (lax.stack is "
+                                 "broadcast_in_dim + concatenate)",
+    ("transformations_101", 22): "the cell reads `.val` of JAX's internal VmapTracer",
 }
 
 TUTORIALS = {
@@ -127,6 +139,11 @@ TUTORIALS = {
     "convolutions": PLOT_PRELUDE,
     "vmapped_log_probs": PLOT_PRELUDE,
     "autodiff_remat": "",
+    "arrays_101": "",
+    "pytrees_101": SEED_PRELUDE,
+    "random_101": "",
+    "state_101": "",
+    "transformations_101": "",
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
