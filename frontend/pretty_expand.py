@@ -60,8 +60,13 @@ def expanded_function(module: ir.Module, name: str):
         made = {n for n in fns if n not in traced or n in staged}
         for n in made:
             if _is_forward_part(fns[n]):
+                # Its copies of the user's equations (they carry the mark) repeat the
+                # primal call's: they merge with those, or are dead duplicates to drop.
                 for op in fns[n].regions[0].blocks[0].operations:
                     op.operation.attributes[_FWD] = ir.UnitAttr.get()
+                for op in nested_ops(fns[n]):
+                    if _USER in op.attributes:
+                        del op.attributes[_USER]
         for fn_name, fn in fns.items():   # (main and the user's nested jits)
             if fn_name not in made:
                 _inline_calls(fn, fns, made)
