@@ -24,10 +24,12 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
+
 from mjax import tree_util
 from mjax.ad.staging import _check_callable, _wraps
 from mjax.core import aval_of_value, current_trace
-from mjax.sharding import Mesh, NamedSharding, PartitionSpec, current_mesh
+from mjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, current_mesh
 
 
 class _InferType:
@@ -175,11 +177,39 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args):
     return tree_util.tree_unflatten(out_tree, result)
 
 
+def _check_explicit_args(mesh: Mesh, in_specs, args) -> None:
+    """On Explicit mesh axes an argument's type says how it is laid out, and in_specs
+    must say the same (JAX's check; it does not reshard). Checked for concrete arrays:
+    mjax's traced values do not carry every layout JAX's types do."""
+    from mjax.array import Array
+    from mjax.sharding_types import typeof_array
+    explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types)
+                if t == AxisType.Explicit}
+    if not explicit:
+        return
+    leaves = tree_util.tree_leaves(args)
+    for x, spec in zip(leaves, _flat_specs("in_specs", in_specs, args)):
+        if not isinstance(x, (Array, np.ndarray)):
+            continue
+        t = typeof_array(x)
+        want = tuple(tuple(a for a in spec.axes_of(d) if a in explicit)
+                     for d in range(t.ndim))
+        have = tuple(t.sharding.spec.axes_of(d) for d in range(t.ndim))
+        if want != have:
+            padded = PartitionSpec(*[spec[d] if d < len(spec) else None
+                                     for d in range(t.ndim)])
+            raise ValueError(
+                f"in_specs passed to shard_map: {padded!r} does not match the specs of the "
+                f"input: {t.sharding.spec!r} for arg: {t}. `in_specs` is an optional "
+                f"argument so you can omit specifying it and shard_map will infer the "
+                f"in_specs from the arguments. If you want to reshard your inputs, you can "
+                f"use `jax.reshard` on the arguments and then pass those args to shard_map.")
+
+
 def _inferred_specs(mesh: Mesh, args):
     """in_specs from the arguments' own layouts (JAX: in_specs=Infer, which needs the
     mesh's Explicit axes): an array laid out over `mesh` keeps its spec, the rest are
     replicated."""
-    from mjax.sharding import AxisType
     if all(t == AxisType.Auto for t in mesh.axis_types):
         raise TypeError(f"shard_map in_specs argument must be a pytree of "
                         f"`jax.sharding.PartitionSpec` instances, but it was `None` when "
@@ -224,6 +254,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                                       f"the mesh {tuple(m.axis_names)} is not supported by "
                                       f"mjax yet")
         specs = in_specs if in_specs is not Infer else _inferred_specs(m, args)
+        if in_specs is not Infer:
+            _check_explicit_args(m, specs, args)
         run = functools.partial(_run, f, m, specs, out_specs, check_vma, fun_name)
         if current_trace() is not None:
             return run(args)

@@ -321,3 +321,23 @@ def test_types_in_the_body_name_the_axes_values_vary_along(mesh, jmesh):
                                   out_specs=Pj("x", "y")))(x, y)
         outs.append(buf.getvalue())
     assert outs[0] == outs[1]
+
+
+def test_explicit_mesh_arguments_must_be_laid_out_as_in_specs():
+    # On Explicit axes JAX checks in_specs against the arguments' types (it does not
+    # reshard): the same ValueError text; a matching layout runs.
+    outs = []
+    for J in (mjax, jax):
+        m = J.make_mesh((4, 2), ("i", "j"))
+        Pj = J.sharding.PartitionSpec
+        x = J.device_put(np.ones((8, 4), np.float32), J.sharding.NamedSharding(m, Pj("i")))
+        got = []
+        with J.set_mesh(m):
+            for spec, arg in ((Pj(), x), (Pj("i", "j"), x), (Pj("i"), np.ones(8, np.float32))):
+                with pytest.raises(ValueError) as e:
+                    J.shard_map(lambda a: a, in_specs=spec, out_specs=spec)(arg)
+                got.append(str(e.value))
+            y = J.shard_map(lambda a: 2 * a, in_specs=Pj("i", None), out_specs=Pj("i"))(x)
+            got.append(str(np.asarray(y).sum()))
+        outs.append(got)
+    assert outs[0] == outs[1]

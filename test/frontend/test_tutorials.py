@@ -231,12 +231,26 @@ KNOWN.update({
     ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
                        "(reshapes, broadcasts and sharding constraints around the vmapped "
                        "ops), JAX's one shard_map equation with a nested jaxpr",
-    ("shard_map", 22): "on Explicit meshes JAX requires arguments already laid out as "
-                       "in_specs (its error); mjax lays them out (README: differences)",
     **{("shard_map", i): _POLICY for i in (69, 72)},
     **{("shard_map", i): "uses the function cell %d could not define" % (i - 1)
        for i in (70, 73)},
 })
+
+
+# ---- autodiff, AOT, export and refs pages ---------------------------------------------
+# (Doctest pages run with the names JAX's doctest namespace provides.)
+DOCTEST_PRELUDE = "import jax\nimport jax.numpy as jnp\nfrom jax import lax\nimport numpy as np\n"
+TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
+                  "vjp_objects_301": "", "custom_derivatives_301": "", "cookbook_301": "",
+                  "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
+                  "export": DOCTEST_PRELUDE, "compilation_cache": ""})
+
+
+# ---- the Pallas pages -----------------------------------------------------------------
+# (grid_blockspec's examples are doctests, run by JAX with jax, lax, jnp and np imported.)
+TUTORIALS.update({"pallas_quickstart": "",
+                  "pallas_grid_blockspec": "import jax\nfrom jax import lax\n"
+                                           "import jax.numpy as jnp\nimport numpy as np\n"})
 
 
 def run_both(name, prelude, tmp_path):
