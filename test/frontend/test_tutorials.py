@@ -237,22 +237,6 @@ KNOWN.update({
 })
 
 
-# ---- autodiff, AOT, export and refs pages ---------------------------------------------
-# (Doctest pages run with the names JAX's doctest namespace provides.)
-DOCTEST_PRELUDE = "import jax\nimport jax.numpy as jnp\nfrom jax import lax\nimport numpy as np\n"
-TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
-                  "vjp_objects_301": "", "custom_derivatives_301": "", "cookbook_301": "",
-                  "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
-                  "export": DOCTEST_PRELUDE, "compilation_cache": ""})
-
-
-# ---- the Pallas pages -----------------------------------------------------------------
-# (grid_blockspec's examples are doctests, run by JAX with jax, lax, jnp and np imported.)
-TUTORIALS.update({"pallas_quickstart": "",
-                  "pallas_grid_blockspec": "import jax\nfrom jax import lax\n"
-                                           "import jax.numpy as jnp\nimport numpy as np\n"})
-
-
 def run_both(name, prelude, tmp_path):
     cells = os.path.join(HERE, "tutorials", f"{name}.py")
     env = dict(os.environ, PYTHONHASHSEED="0")
