@@ -33,6 +33,7 @@ from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
+from mjax.passes import custom_rules
 from mjax.passes.expansion import EXPAND
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops,
@@ -228,19 +229,43 @@ def _custom_call_batch(batcher, op, vals, dims, b):
     ins, outs = ex.fns.signature(callee)
     f, f_dims = batch_function(ex, callee, dims, size, name, True, op)
     p = view.params
+    # Rules known only by their handle stay untraced: the batched call gets a handle of
+    # the rules batched the same way once traced (passes/custom_rules.py).
+    rule = custom_rules.batched(p["rule"], dims, ins, size, name) if p["rule"] else None
     if isinstance(view, T.CustomJvpCallOp):
-        tan_dims = [d for d, a in zip(dims, ins) if T.differentiable(a)]
-        g, _ = batch_function(ex, str(p["jvp"]), dims + tan_dims, size, name, True, op)
-        res = ex.call(b, f, vals, cls=T.CustomJvpCallOp, jvp=A.Symbol(g),
+        g = None
+        if p["jvp"] is not None:
+            tan_dims = [d for d, a in zip(dims, ins) if T.differentiable(a)]
+            g, _ = batch_function(ex, str(p["jvp"]), dims + tan_dims, size, name, True, op)
+            rule = None
+        res = ex.call(b, f, vals, cls=T.CustomJvpCallOp, jvp=_sym(g), rule=rule,
                       num_consts=p["num_consts"])
     else:
-        fwd, fwd_dims = batch_function(ex, str(p["fwd"]), dims, size, name, True, op)
-        n_res = len(fwd_dims) - len(outs)
-        n_ct = sum(1 for a in outs if T.differentiable(a))
-        bwd, _ = batch_function(ex, str(p["bwd"]), [0] * (n_res + n_ct), size, name, True, op)
-        res = ex.call(b, f, vals, cls=T.CustomVjpCallOp, fwd=A.Symbol(fwd),
-                      bwd=A.Symbol(bwd), num_consts=p["num_consts"])
+        fwd = bwd = None
+        if p["fwd"] is not None:
+            fwd, fwd_dims = batch_function(ex, str(p["fwd"]), dims, size, name, True, op)
+        if p["bwd"] is not None:
+            n_res = len(fwd_dims) - len(outs)
+            n_ct = sum(1 for a in outs if T.differentiable(a))
+            bwd, _ = batch_function(ex, str(p["bwd"]), [0] * (n_res + n_ct), size, name,
+                                    True, op)
+            rule = None
+        res = ex.call(b, f, vals, cls=T.CustomVjpCallOp, fwd=_sym(fwd), bwd=_sym(bwd),
+                      rule=rule, num_consts=p["num_consts"])
     return res, f_dims
+
+
+def _sym(name):
+    return None if name is None else A.Symbol(name)
+
+
+def _custom_vjp_bwd_batch(batcher, op, vals, dims, b):
+    # A bwd rule not traced yet (vmap of a pullback): traced now, batched as a call of it.
+    from mjax.passes.forward_mode import untraced_bwd_name
+    bwd = untraced_bwd_name(batcher.ex, op)
+    new, out_dims = batch_function(batcher.ex, bwd, dims, batcher.axis_size,
+                                   batcher.axis_name, False, op)
+    return batcher.ex.call(b, new, vals), out_dims
 
 
 def _internal(batcher, op, vals, dims, b):
@@ -254,6 +279,7 @@ BATCH_NESTED.update({
     T.CustomVjpCallOp: _custom_call_batch,
     T.CheckpointTangentOp: _internal,
     T.CustomVjpTangentOp: _internal,
+    T.CustomVjpBwdOp: _custom_vjp_bwd_batch,
 })
 
 

@@ -43,6 +43,7 @@ EXPAND: dict[type[T.TransformOp], ExpandRule] = {
     T.CustomVjpCallOp: KEEP,
     T.CheckpointTangentOp: _internal,
     T.CustomVjpTangentOp: _internal,
+    T.CustomVjpBwdOp: KEEP,    # its bwd rule is traced by lower_custom_calls
 }
 
 
@@ -76,8 +77,10 @@ class Expander:
                 raise op_error(op, f"no expansion rule for transformation op "
                                    f"'{op.name}' (known: "
                                    f"{', '.join(sorted(c.OPERATION_NAME for c in EXPAND))})")
+            params = view.params
             for attr in cls.callee_attributes:
-                self.expand_function(str(view.params[attr]), only)
+                if params[attr] is not None:    # (rules known by a handle: not traced)
+                    self.expand_function(str(params[attr]), only)
             if only is None or cls in only:
                 rule(self, op)
 
@@ -99,13 +102,46 @@ class Expander:
 
 def lower_custom_calls(expander: Expander) -> None:
     """custom_jvp_call / custom_vjp_call / checkpoint @f(x) -> jaxpr.call @f(x): what is
-    left of them outside differentiation."""
-    for fn in list(expander.fns.table.values()):
-        for op in nested_ops(fn):
+    left of them outside differentiation; custom_vjp_bwd -> a call of its bwd rule,
+    traced now, in the functions the module's public functions use (the others are
+    dropped by --jaxpr-dce: an eager vjp's forward program never traces bwd)."""
+    _lower_custom_calls(expander, list(expander.fns.table), _used_functions(expander))
+
+
+def _lower_custom_calls(expander: Expander, names, used: set) -> None:
+    from mjax.passes.custom_rules import materialize
+    for name in names:
+        for op in nested_ops(expander.fns.get(name)):
             view = op.opview
             if isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp, T.CheckpointOp)):
                 b = Builder(ir.InsertionPoint(op), op.location)
                 replace_op(op, expander.call(b, str(view.params["callee"]), op.operands))
+            elif isinstance(view, T.CustomVjpBwdOp) and name in used:
+                bwd = materialize(expander, view.params["rule"], "bwd", op)
+                brought = _used_functions(expander, [bwd]) - used
+                used |= brought
+                _lower_custom_calls(expander, sorted(brought), used)
+                b = Builder(ir.InsertionPoint(op), op.location)
+                replace_op(op, expander.call(b, bwd, op.operands))
+
+
+def _used_functions(expander: Expander, roots=None) -> set:
+    """The functions `roots` (default: the public ones) reach through symbol references."""
+    from mjax.passes.ir_util import is_private
+    fns = expander.fns.table
+    todo = list(roots) if roots is not None else [
+        n for n, fn in fns.items() if not is_private(fn)]
+    seen = set(todo)
+    while todo:
+        for op in nested_ops(fns[todo.pop()]):
+            attrs = op.attributes
+            for i in range(len(attrs)):
+                a = attrs[i].attr
+                if isinstance(a, ir.FlatSymbolRefAttr) and a.value in fns and \
+                        a.value not in seen:
+                    seen.add(a.value)
+                    todo.append(a.value)
+    return seen
 
 
 __all__ = ["EXPAND", "KEEP", "Expander", "ExpandRule", "lower_custom_calls"]

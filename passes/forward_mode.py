@@ -31,7 +31,8 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import clone_into, dependent_results, entry_block, set_results
-from mjax.passes.registry import PassError, op_error
+from mjax.passes.custom_rules import materialize, rule_function
+from mjax.passes.registry import PassError, format_location, op_error
 from mjax.passes.rules import JVP, NOT_SUPPORTED
 from mjax.passes.rules.ad_util import has_tangent, instantiate
 from mjax.passes.rules.remat import SELECTIVE, mark_region
@@ -110,11 +111,11 @@ def _tangent_pairs(outs, res, which) -> list[tuple]:
     return [(p, next(it) if j in which else None) for j, p in enumerate(outs)]
 
 
-def _call_jvp(jvp: Jvp, op, pairs):
+def _call_jvp(jvp: Jvp, op, pairs, callee=None):
     ps, ts = _split(pairs)
     if all(t is None for t in ts):
         return jvp.copy(op, pairs)
-    ex, callee = jvp.ex, _callee(op)
+    ex, callee = jvp.ex, callee or _callee(op)
     ex.expand_function(callee)
     if jvp.linearize:   # inline the callee's JVP so partial evaluation sees its ops
         return jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
@@ -171,7 +172,7 @@ def _custom_jvp_call_jvp(jvp: Jvp, op, pairs):
     _check_closed_over_tangents(op, ts)
     ex, b = jvp.ex, jvp.builder(op)
     ins, outs = ex.fns.signature(_callee(op))
-    g = str(op.opview.params["jvp"])
+    g = rule_function(ex, op, "jvp")     # (traced now if only its handle is known)
     ex.expand_function(g)
     tin = [instantiate(b, t, a) for t, a in zip(ts, ins) if has_tangent(a)]
     if jvp.linearize:
@@ -184,11 +185,15 @@ def _custom_jvp_call_jvp(jvp: Jvp, op, pairs):
 
 
 class _CustomVjpJvpError(PassError, TypeError):
-    """JAX's TypeError (its text for Python callers), located at the op for mjax-opt."""
+    """JAX's TypeError: its text is JAX's; where it happened is a note (and, for
+    mjax-opt, the PassError's location and message)."""
+
+    def __init__(self, where, message):
+        super().__init__(where, message)
+        self.add_note(f"{format_location(self.location)}: {message}")
 
     def __str__(self):
-        return (f"can't apply forward-mode autodiff (jvp) to a custom_vjp function. "
-                f"({super().__str__()})")
+        return "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
 
 
 def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
@@ -203,13 +208,18 @@ def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
                                      f"use custom_jvp (JAX has the same restriction)")
     ex, b, p = jvp.ex, jvp.builder(op), op.opview.params
     ins, outs = ex.fns.signature(callee)
-    ex.expand_function(str(p["fwd"]))
-    ex.expand_function(str(p["bwd"]))
-    fwd_out = ex.call(b, str(p["fwd"]), ps)
+    fwd = rule_function(ex, op, "fwd")   # (traced now if only its handle is known)
+    ex.expand_function(fwd)
+    fwd_out = ex.call(b, fwd, ps)
     res = fwd_out[len(outs):]
     tin = [instantiate(b, t, a) for t, a in zip(ts, ins) if has_tangent(a)]
+    if p["bwd"] is not None:
+        ex.expand_function(str(p["bwd"]))
+        bwd = dict(bwd=p["bwd"])
+    else:   # bwd stays untraced until the transpose is compiled (JAX: at transpose time)
+        bwd = dict(rule=p["rule"], callee=A.Symbol(callee))
     tout = T.emit_transform(b, T.CustomVjpTangentOp, *res, *tin, signature=ex.fns.signature,
-                            bwd=p["bwd"], num_residuals=len(res))
+                            num_residuals=len(res), **bwd)
     diff = {j for j, a in enumerate(outs) if has_tangent(a)}
     return _tangent_pairs(fwd_out[:len(outs)], tout, diff)
 
@@ -243,6 +253,19 @@ def _check_closed_over_tangents(op, ts) -> None:
                            f"argument, and adapting the {kind} rule.")
 
 
+def _custom_vjp_bwd_jvp(jvp: Jvp, op, pairs):
+    """A bwd rule not traced yet, differentiated (e.g. grad of a pullback): traced now and
+    differentiated as a call of it."""
+    if all(t is None for _, t in pairs):
+        return jvp.copy(op, pairs)
+    return _call_jvp(jvp, op, pairs, callee=untraced_bwd_name(jvp.ex, op))
+
+
+def untraced_bwd_name(ex, op) -> str:
+    """The bwd rule a custom_vjp_bwd stands for, traced now if not yet."""
+    return materialize(ex, op.opview.params["rule"], "bwd", op)
+
+
 def _internal(jvp, op, pairs):
     raise op_error(op, "is internal to --jaxpr-vjp and cannot be differentiated")
 
@@ -254,6 +277,7 @@ JVP_NESTED.update({
     T.CustomVjpCallOp: _custom_vjp_call_jvp,
     T.CheckpointTangentOp: _internal,
     T.CustomVjpTangentOp: _internal,
+    T.CustomVjpBwdOp: _custom_vjp_bwd_jvp,
 })
 
 
@@ -312,5 +336,5 @@ def expand_jvp_op(ex, op) -> None:
     ex.replace(op, ex.call(Builder(ir.InsertionPoint(op), op.location), new, op.operands))
 
 
-__all__ = ["JVP_NESTED", "Jvp", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
+__all__ = ["JVP_NESTED", "Jvp", "untraced_bwd_name", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
            "with_tangents"]

@@ -41,6 +41,7 @@ from mjax.dialect.ops import checkify as C
 from mjax.dialect.ops import control_flow as CF
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
+from mjax.passes.custom_rules import rule_function
 from mjax.passes.expansion import EXPAND, Expander
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops, replace_op,
@@ -160,7 +161,7 @@ class Analysis:
         if op.name == "func.call" or isinstance(view, CALLS):
             if isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp)) and any(
                     _has_checks(self.fns, str(view.params[a]))
-                    for a in view.callee_attributes[1:]):
+                    for a in view.callee_attributes[1:] if view.params[a] is not None):
                 return True                # its rules' checks must be dropped
             return self.function_has_sites(callee_of(op))
         return False
@@ -328,15 +329,20 @@ class _Walk:
         if isinstance(view, (T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp)):
             cls, extra = type(view), {k: v for k, v in view.params.items() if k != "callee"}
         # Custom rules get the state as extra arguments and results, passed through.
-        ins, outs = self.ck.ex.fns.signature(callee_of(op))
-        if "jvp" in extra:
-            extra["jvp"] = Symbol(self.ck.passing_state(str(extra["jvp"]), "jvp",
+        # (Rules known only by their handle are traced here: the lifted rule is a new
+        # function of this module. JAX lifts them lazily.)
+        ex = self.ck.ex
+        ins, outs = ex.fns.signature(callee_of(op))
+        if isinstance(view, T.CustomJvpCallOp):
+            extra["jvp"] = Symbol(self.ck.passing_state(rule_function(ex, op, "jvp"), "jvp",
                                                         len(ins), len(outs)))
-        if "fwd" in extra:
-            fwd = str(extra["fwd"])
-            num_res = len(self.ck.ex.fns.signature(fwd)[1]) - len(outs)
+            extra["rule"] = None
+        if isinstance(view, T.CustomVjpCallOp):
+            fwd, bwd = rule_function(ex, op, "fwd"), rule_function(ex, op, "bwd")
+            num_res = len(ex.fns.signature(fwd)[1]) - len(outs)
             extra["fwd"] = Symbol(self.ck.passing_state(fwd, "fwd", 0))
-            extra["bwd"] = Symbol(self.ck.passing_state(str(extra["bwd"]), "bwd", num_res))
+            extra["bwd"] = Symbol(self.ck.passing_state(bwd, "bwd", num_res))
+            extra["rule"] = None
         with op.location:
             res = self.ck.ex.call(b, name, self.state + list(vals), cls=cls, **extra)
         n = len(self.state)
@@ -465,6 +471,8 @@ def without_checks(ex: Expander, name: str) -> str:
         attrs = (view.callee_attributes if isinstance(view, T.TransformOp) else
                  ("callee",) if op.name == "func.call" else ())
         for attr in attrs:
+            if attr not in op.attributes:      # (a rule known only by its handle)
+                continue
             callee = ir.FlatSymbolRefAttr(op.attributes[attr]).value
             if callee in ex.fns:
                 op.attributes[attr] = ir.FlatSymbolRefAttr.get(without_checks(ex, callee))

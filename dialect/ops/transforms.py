@@ -38,9 +38,18 @@ Custom rules use the same convention with the defaults (all inexact values):
 (outs..., residuals...), and `@b` maps (residuals..., cotangents of inexact outs...) to
 cotangents of inexact args.
 
+A rule is named either as a function of the module (`jvp = @g`, `fwd = @a`, `bwd = @b`:
+the form `mjax-opt` reads) or, when it has not been traced yet, by `rule = "<handle>"`:
+a handle into the process's registry of the Python rules (passes/custom_rules.py), which
+the passes trace on demand, as JAX traces rules only when differentiating. A
+`custom_vjp_call` may name its fwd and leave bwd to the handle.
+
 Two further ops are made only inside `--jaxpr-vjp` (linearization) and never survive it:
 `jaxpr.checkpoint_tangent` and `jaxpr.custom_vjp_tangent`, the linear parts of
 `checkpoint` and `custom_vjp_call` (JAX: the linearized remat call and `custom_lin_p`).
+`jaxpr.custom_vjp_bwd` is what transposing a `custom_vjp_tangent` whose bwd is still a
+handle leaves: the bwd call, traced when the function holding it is compiled (so that an
+eager `vjp` traces bwd when its pullback is first called, as in JAX).
 """
 from __future__ import annotations
 
@@ -189,16 +198,21 @@ class VjpOp(TransformOp, name="vjp"):
 
 
 class CustomJvpCallOp(TransformOp, name="custom_jvp_call"):
-    """Calls `callee`; its JVP is the function `jvp`. The last `num_consts` operands are
-    values the function closes over: differentiating with respect to them is an error.
+    """Calls `callee`; its JVP is the function `jvp`, or the rule behind the handle `rule`
+    (traced when a differentiation needs it). The last `num_consts` operands are values
+    the function closes over: differentiating with respect to them is an error.
     JAX: custom_jvp_call_p."""
-    attributes = {"callee": A.Sym(), "jvp": A.Sym(), "num_consts": A.Int(default=None)}
+    attributes = {"callee": A.Sym(), "jvp": A.Sym(default=None), "rule": A.Str(default=None),
+                  "num_consts": A.Int(default=None)}
     callee_attributes = ("callee", "jvp")
 
     @classmethod
     def infer_with_callees(cls, avals, params, signature):
         ins, outs = signature(params["callee"])
         _expect(cls.OPERATION_NAME, "operand types", avals, ins)
+        _one_rule(cls.OPERATION_NAME, params, ("jvp",))
+        if params["jvp"] is None:
+            return tuple(outs)
         g_ins, g_outs = signature(params["jvp"])
         t_ins = [a for a in ins if differentiable(a)]
         t_outs = [a for a in outs if differentiable(a)]
@@ -209,12 +223,22 @@ class CustomJvpCallOp(TransformOp, name="custom_jvp_call"):
         return tuple(outs)
 
 
+def _one_rule(name: str, params, symbols) -> None:
+    """Every rule is named: by its symbol, or (for those that are not) by the handle."""
+    if params["rule"] is None and any(params[s] is None for s in symbols):
+        missing = [s for s in symbols if params[s] is None]
+        raise InferError(f"'{name}' op needs {' and '.join(missing)} (a function of the "
+                         f"module) or a `rule` handle")
+
+
 class CustomVjpCallOp(TransformOp, name="custom_vjp_call"):
     """Calls `callee`; reverse mode uses `fwd` (primals -> outs, residuals) and `bwd`
-    (residuals, cotangents -> input cotangents). The last `num_consts` operands are values
-    the function closes over, as for custom_jvp_call. JAX: custom_vjp_call_p."""
-    attributes = {"callee": A.Sym(), "fwd": A.Sym(), "bwd": A.Sym(),
-                  "num_consts": A.Int(default=None)}
+    (residuals, cotangents -> input cotangents), or the rules behind the handle `rule`
+    for those not given (fwd given, bwd from the handle: the residuals are fwd's). The
+    last `num_consts` operands are values the function closes over, as for
+    custom_jvp_call. JAX: custom_vjp_call_p."""
+    attributes = {"callee": A.Sym(), "fwd": A.Sym(default=None), "bwd": A.Sym(default=None),
+                  "rule": A.Str(default=None), "num_consts": A.Int(default=None)}
     callee_attributes = ("callee", "fwd", "bwd")
 
     @classmethod
@@ -222,9 +246,17 @@ class CustomVjpCallOp(TransformOp, name="custom_vjp_call"):
         name = cls.OPERATION_NAME
         ins, outs = signature(params["callee"])
         _expect(name, "operand types", avals, ins)
+        _one_rule(name, params, ("fwd", "bwd"))
+        if params["bwd"] is not None and params["fwd"] is None:
+            raise InferError(f"'{name}' op names bwd @{params['bwd']} without fwd (the "
+                             f"residuals it takes are fwd's)")
+        if params["fwd"] is None:
+            return tuple(outs)
         a_ins, a_outs = signature(params["fwd"])
         _expect(name, f"fwd @{params['fwd']} argument types", a_ins, ins)
         _expect(name, f"fwd @{params['fwd']} leading result types", a_outs[:len(outs)], outs)
+        if params["bwd"] is None:
+            return tuple(outs)
         res = list(a_outs[len(outs):])
         b_ins, b_outs = signature(params["bwd"])
         _expect(name, f"bwd @{params['bwd']} argument types (residuals, cotangents)", b_ins,
@@ -297,21 +329,49 @@ class CheckpointTangentOp(TransformOp, name="checkpoint_tangent"):
 class CustomVjpTangentOp(TransformOp, name="custom_vjp_tangent"):
     """Internal to --jaxpr-vjp: the tangent part of `custom_vjp_call`, linear in the
     tangents: (residuals, tangents of inexact args) -> tangents of inexact outs. Its
-    transpose calls `bwd`. It cannot be evaluated forward. JAX: custom_lin_p."""
-    attributes = {"bwd": A.Sym(), "num_residuals": A.Int()}
-    callee_attributes = ("bwd",)
+    transpose calls `bwd`, or (with the `rule` handle instead) leaves a custom_vjp_bwd;
+    `callee` (the custom function) then gives the types. It cannot be evaluated forward.
+    JAX: custom_lin_p."""
+    attributes = {"bwd": A.Sym(default=None), "rule": A.Str(default=None),
+                  "callee": A.Sym(default=None), "num_residuals": A.Int()}
+    callee_attributes = ("bwd", "callee")
 
     @classmethod
     def infer_with_callees(cls, avals, params, signature):
-        b_ins, b_outs = signature(params["bwd"])
         n = params["num_residuals"]
-        _expect(cls.OPERATION_NAME, "operand types (residuals, tangents)", avals,
-                list(b_ins[:n]) + list(b_outs))
-        return tuple(b_ins[n:])
+        if params["bwd"] is not None:
+            b_ins, b_outs = signature(params["bwd"])
+            _expect(cls.OPERATION_NAME, "operand types (residuals, tangents)", avals,
+                    list(b_ins[:n]) + list(b_outs))
+            return tuple(b_ins[n:])
+        if params["rule"] is None or params["callee"] is None:
+            raise InferError(f"'{cls.OPERATION_NAME}' op needs bwd, or a `rule` handle and "
+                             f"the callee")
+        ins, outs = signature(params["callee"])
+        _expect(cls.OPERATION_NAME, "operand types (residuals, tangents)", avals[n:],
+                [a for a in ins if differentiable(a)])
+        return tuple(a for a in outs if differentiable(a))
+
+
+class CustomVjpBwdOp(TransformOp, name="custom_vjp_bwd"):
+    """The bwd rule of the custom_vjp function `callee`, not traced yet: (residuals,
+    cotangents of its inexact results) -> cotangents of its inexact arguments. `rule` is
+    the handle of the Python rules (passes/custom_rules.py); --jaxpr-expand-transforms
+    traces bwd when it compiles the function holding this op (or a transformation needs
+    its body). Made by transposing a `custom_vjp_tangent` whose bwd is a handle."""
+    attributes = {"callee": A.Sym(), "rule": A.Str(), "num_residuals": A.Int()}
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        ins, outs = signature(params["callee"])
+        n = params["num_residuals"]
+        _expect(cls.OPERATION_NAME, "cotangent operand types", avals[n:],
+                [a for a in outs if differentiable(a)])
+        return tuple(a for a in ins if differentiable(a))
 
 
 TRANSFORM_OPS = (CallOp, CheckpointOp, JvpOp, VjpOp, VmapOp, CustomJvpCallOp,
-                 CustomVjpCallOp, CheckpointTangentOp, CustomVjpTangentOp)
+                 CustomVjpCallOp, CheckpointTangentOp, CustomVjpTangentOp, CustomVjpBwdOp)
 
 
 # ---- symbol lookup and building ------------------------------------------------
@@ -366,6 +426,6 @@ def emit_transform(b, cls: type[TransformOp], *operands: ir.Value,
 
 
 __all__ = ["CallOp", "CheckpointOp", "CheckpointNameOp", "JvpOp", "VjpOp", "VmapOp", "NOT_MAPPED", "batched_aval", "CustomJvpCallOp", "CustomVjpCallOp",
-           "CheckpointTangentOp", "CustomVjpTangentOp", "TransformOp", "TRANSFORM_OPS",
+           "CheckpointTangentOp", "CustomVjpTangentOp", "CustomVjpBwdOp", "TransformOp", "TRANSFORM_OPS",
            "differentiable", "default_diff", "emit_transform", "function_signature",
            "module_signatures", "tensor_type"]

@@ -104,14 +104,23 @@ def adopt_root_arguments(tracers) -> None:
             known.diff[t.value] = False
 
 
-def with_sources(fun, sources, diff_leaves=(), new_root=False):
+def current_root():
+    """The top-level call of a differentiation API the current trace belongs to (None
+    when no concrete value is known here): for `with_sources(..., root=)` later."""
+    parent = _KNOWN.get(current_trace()) if current_trace() is not None else None
+    return None if parent is None else parent.root
+
+
+def with_sources(fun, sources, diff_leaves=(), new_root=False, root=None):
     """`fun`, to be traced with leaves whose values come from `sources` (one per argument
-    leaf: a concrete value, a tracer of the current trace, or None when unknown);
+    leaf: a concrete value, a tracer of a known trace, or None when unknown);
     `diff_leaves` are the leaf indices the transformation differentiates. Unchanged
-    unless the current trace is itself known (or `new_root`: a top-level trace)."""
+    unless the current trace is itself known (or `new_root`: a top-level trace; or
+    `root`, from `current_root()`: traced after that trace ended, e.g. a custom_vjp
+    bwd traced by the passes)."""
     if new_root:
         root = _Root()
-    else:
+    elif root is None:
         parent = _KNOWN.get(current_trace()) if current_trace() is not None else None
         if parent is None:
             return fun

@@ -1,16 +1,41 @@
-"""User-defined derivatives: `custom_jvp`, `custom_vjp`, and `checkpoint` (remat)."""
+"""User-defined derivatives: `custom_jvp`, `custom_vjp`, and `checkpoint` (remat).
+
+A call of a custom function under a trace is `jaxpr.custom_jvp_call` /
+`jaxpr.custom_vjp_call` of the function's primal body. Its rules are traced only when a
+differentiation needs them, as in JAX:
+
+- staged inside a differentiation (grad, jvp, vjp, jacfwd, ...: mjax.ad.levels), the call
+  traces custom_jvp's rule (custom_vjp's fwd) at once, as JAX's JVP trace calls it; the
+  function itself is traced only by the rule's own call of it on the same arguments
+  (JAX's order of side effects), and that trace is the op's primal body (for a rule that
+  never makes that call: the rule's primal outputs);
+- elsewhere (jit, vmap, eval_shape, ...) only the function is traced, and the op names
+  its rules by a handle (passes/custom_rules.py) that the passes trace if a
+  differentiation reaches the call;
+- custom_vjp's bwd is traced by the passes, when transposing (an eager vjp: when its
+  pullback is first called), seeing the residuals' values where JAX would.
+
+Values the function or its rules close over become trailing operands of the op
+(`num_consts`; JAX's closure conversion): what the traced functions capture, and for
+rules traced later, the tracers their Python closures hold (a trace that has ended can no
+longer be captured from).
+"""
 from __future__ import annotations
 
-
+import collections
+import contextlib
 import functools
 import inspect
+import threading
 
+import numpy as np
 
 from mjax import tree_util
-from mjax.ad import concrete
+from mjax.ad import concrete, levels
 from mjax.ad.checkpoint_policies import encode as encode_policy
 from mjax.api import trace_function
-from mjax.core import aval_of_value, current_trace
+from mjax.core import Tracer, aval_of_value, bind, current_trace, to_numpy
+from mjax.dialect import context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.float0 import is_float0 as _is_float0
@@ -20,7 +45,7 @@ from mjax.ad.staging import (
     stage_function, staged)
 
 
-# ---- custom rules ---------------------------------------------------------------------------
+# ---- helpers --------------------------------------------------------------------------------
 def lax_convert(x, dtype):
     from mjax import lax
     return lax.convert_element_type(x, dtype)
@@ -40,43 +65,6 @@ def _resolve_kwargs(fun, args, kwargs):
     return ba.args
 
 
-class _Consts:
-    """Values that traced functions close over, merged by identity: they become trailing
-    operands of the custom call (closure conversion, as JAX's custom_jvp `num_consts`)."""
-
-    def __init__(self, *traced):
-        self.values, self._pos = [], {}
-        for t in traced:
-            for v in t.captured:
-                if id(v) not in self._pos:
-                    self._pos[id(v)] = len(self.values)
-                    self.values.append(v)
-        self.avals = [aval_of_value(v).strip_weak_type() for v in self.values]
-
-    def pick(self, traced, const_args):
-        """The arguments `traced` expects for its captures, from all consts."""
-        return [const_args[self._pos[id(v)]] for v in traced.captured]
-
-    def __len__(self):
-        return len(self.values)
-
-
-def _trace_wrapper(body, avals, name, exact=None):
-    """Traces body(*tracers) for abstract arguments `avals`; returns its function name
-    (`exact` when given, else a fresh one from `name`)."""
-    args = tuple(ShapedArrayArg(a) for a in avals)
-    if exact:
-        return trace_function(body, args, {}, name=exact, module=current_trace().module,
-                              visibility="private").name
-    return stage_function(body, args, {}, name=name).name
-
-
-def _call_key(nd, p_tree, in_avals):
-    """What identifies a staged custom call among calls of the same function: the static
-    arguments (by identity), the argument structure and abstract values."""
-    return (tuple(id(v) for v in nd), p_tree, tuple(in_avals))
-
-
 def _split_static(args, nondiff_argnums):
     static = {i: args[i] for i in nondiff_argnums}
     dyn = [a for i, a in enumerate(args) if i not in static]
@@ -91,9 +79,214 @@ def _any_inexact(args) -> bool:
     return any(_is_inexact(aval_of_value(x)) for x in tree_util.tree_leaves(args))
 
 
+def _trace_into(module, body, args, base: str):
+    """Traces body(*args) (ShapedArrayArg leaves) into `module` as a private function."""
+    return trace_function(body, tuple(args), {}, name=f"{base}_{next(_names)}",
+                          module=module, visibility="private")
+
+
+def _abstract(avals):
+    return [ShapedArrayArg(a) for a in avals]
+
+
+def _mark(module, name: str, handle: str, part: str) -> None:
+    from jaxlib.mlir import ir
+    from mjax.passes import custom_rules
+    custom_rules.mark(ir.SymbolTable(module.operation)[name].operation, handle, part)
+
+
+class _Consts:
+    """Values traced functions close over, merged by identity: trailing operands of the
+    custom call (closure conversion, as JAX's custom_jvp `num_consts`)."""
+
+    def __init__(self, *groups):
+        self.values, self._pos = [], {}
+        for group in groups:
+            for v in group:
+                if id(v) not in self._pos:
+                    self._pos[id(v)] = len(self.values)
+                    self.values.append(v)
+        self.avals = [aval_of_value(v).strip_weak_type() for v in self.values]
+
+    def __len__(self):
+        return len(self.values)
+
+    def same_as(self, captured) -> bool:
+        return len(captured) == len(self.values) and all(
+            a is b for a, b in zip(captured, self.values))
+
+    def pick(self, captured, const_args):
+        """The arguments a function that captured `captured` takes for them: its const
+        argument, or a constant for a concrete value that is none (a rule traced later
+        can close over values its function does not)."""
+        out = []
+        for v in captured:
+            k = self._pos.get(id(v))
+            out.append(const_args[k] if k is not None else _constant(v))
+        return out
+
+    def check_captures(self, traced, what: str) -> None:
+        """A rule traced later may capture only the call's operands (and constants)."""
+        for v in traced.captured:
+            if isinstance(v, Tracer) and id(v) not in self._pos:
+                raise NotImplementedError(
+                    f"{what}, traced when a differentiation first needed it, uses a traced "
+                    f"value {v} that the call does not pass along (one computed by the "
+                    f"rule's Python code outside its arguments); pass it as an argument")
+
+
+def _constant(value):
+    arr = np.asarray(to_numpy(value))
+    from mjax.dialect.ops.structural import ConstantOp
+    return bind(ConstantOp, value=arr)
+
+
+@contextlib.contextmanager
+def _reachable(values):
+    """Tracers among a call's operands whose trace has ended count as live while its rule
+    is traced later: the rule's uses of them become the call's operands (as `_Consts`
+    maps them), not escaped tracers."""
+    ended = {id(t.trace): t.trace for t in values
+             if isinstance(t, Tracer) and not t.trace.active}
+    for trace in ended.values():
+        trace.active = True
+    try:
+        yield
+    finally:
+        for trace in ended.values():
+            trace.active = False
+
+
+def _closed_over_tracers(*funs) -> list:
+    """The tracers of live traces that Python functions `funs` close over (closure cells,
+    bound objects, partials, through pytrees and nested functions): operands a rule traced
+    later needs, since it cannot capture them once their trace has ended."""
+    found, seen, visited = [], set(), set()
+
+    def leaves_of(value, depth):
+        try:
+            leaves = tree_util.tree_leaves(value)
+        except Exception:   # noqa: BLE001 (an object pytrees cannot flatten: no tracers)
+            return
+        for leaf in leaves:
+            if isinstance(leaf, Tracer):
+                if leaf.trace.active and id(leaf) not in seen:
+                    seen.add(id(leaf))
+                    found.append(leaf)
+            elif callable(leaf) and not isinstance(leaf, type):
+                visit(leaf, depth + 1)
+
+    def visit(fn, depth):
+        if depth > 4 or id(fn) in visited:
+            return
+        visited.add(id(fn))
+        if isinstance(fn, functools.partial):
+            visit(fn.func, depth + 1)
+            leaves_of((fn.args, fn.keywords), depth)
+            return
+        owner = getattr(fn, "__self__", None)
+        if owner is not None and hasattr(owner, "__dict__") and not isinstance(owner, type):
+            leaves_of(list(vars(owner).values()), depth)
+        func = getattr(fn, "__func__", fn)
+        for cell in getattr(func, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:      # (an empty cell)
+                continue
+            leaves_of(value, depth)
+    for fn in funs:
+        if fn is not None:
+            visit(fn, 0)
+    return found
+
+
+# ---- one staged call -------------------------------------------------------------------------
+class _Call:
+    """One staged call of a custom function: what tracing its rules needs, now or later.
+    The passes trace them through `trace` (passes/custom_rules.py)."""
+
+    def __init__(self, custom, name, nd, full, dyn):
+        self.custom = custom
+        self.name, self.nd, self.full = name, nd, full
+        leaves, self.tree = tree_util.tree_flatten(tuple(dyn))
+        self.arg_sizes = [len(tree_util.tree_leaves(a)) for a in dyn]
+        self.in_avals = [aval_of_value(x) for x in leaves]     # (weak types kept)
+        self.t_avals = [a.strip_weak_type() for a in self.in_avals if _is_inexact(a)]
+        self.out_tree = self.out_avals = None
+        self.consts = _Consts()
+        self.layout = None           # custom_vjp: (residual tree, residual avals) of fwd
+        self.bwd_sources = None      # custom_vjp: (fwd's trace, root) for bwd's residuals
+
+    def args(self):
+        """Abstract arguments of the function, in its argument structure."""
+        return tree_util.tree_unflatten(self.tree, _abstract(self.in_avals))
+
+    def trace(self, module, part: str) -> str:
+        """Traces rule `part` ("jvp", "fwd", "bwd") into `module` (the passes need it);
+        returns the function's name."""
+        with context(), levels.at(0), _reachable(self.consts.values):
+            return getattr(self.custom, f"_later_{part}")(self, module)
+
+
+class _Slot:
+    """A rule being traced for one call: its primal arguments, and the primal body traced
+    by the rule's own call of the function on exactly those arguments."""
+
+    __slots__ = ("custom", "nd", "tree", "args", "primal")
+
+    def __init__(self, custom, nd, tree):
+        self.custom, self.nd, self.tree = custom, nd, tree
+        self.args, self.primal = None, None
+
+    def matches(self, custom, nd, tree, leaves) -> bool:
+        return (self.custom is custom and self.primal is None and self.args is not None
+                and self.tree == tree and len(self.args) == len(leaves)
+                and all(a is b for a, b in zip(self.args, leaves))
+                and len(self.nd) == len(nd) and all(a is b for a, b in zip(self.nd, nd)))
+
+
+class _Slots(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_slots = _Slots()
+
+
+@contextlib.contextmanager
+def _rule_slot(slot):
+    _slots.stack.append(slot)
+    try:
+        yield slot
+    finally:
+        _slots.stack.pop()
+
+
+class _Primal:
+    """A function of (argument leaves..., `captured`...) computing a call's results."""
+
+    def __init__(self, name, captured, out_tree, out_avals):
+        self.name, self.captured = name, list(captured)
+        self.out_tree, self.out_avals = out_tree, out_avals
+
+    def usable(self) -> bool:
+        # (its captures must still be reachable from the trace that wants it)
+        return all(not isinstance(v, Tracer) or v.trace.active for v in self.captured)
+
+
+# Calls whose bwd may still read their fwd's residual values: the most recent ones keep
+# the fwd trace alive (an eager vjp's pullback can be called long after).
+_RECENT_BWD_SOURCES: collections.deque = collections.deque(maxlen=32)
+
+
+def _remember_bwd_sources(call) -> None:
+    if len(_RECENT_BWD_SOURCES) == _RECENT_BWD_SOURCES.maxlen:
+        _RECENT_BWD_SOURCES[0].bwd_sources = None
+    _RECENT_BWD_SOURCES.append(call)
+
+
 class _CustomRules:
-    """What custom_jvp and custom_vjp share: calling one stages the function and its
-    rules (`_stage`), except where the rules can never run."""
+    """What custom_jvp and custom_vjp share: staging a call (see the module doc)."""
 
     kind = ""  # "jvp" or "vjp"
 
@@ -101,24 +294,14 @@ class _CustomRules:
         _wraps(fun)(self)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
-        self._in_rule = 0
-        self._active = []   # (call key, emitter) of the custom calls being staged
+        self._handles: dict = {}       # call key -> rule handle (passes/custom_rules.py)
 
     def _has_rules(self) -> bool:
         raise NotImplementedError
 
-    def _recursive_ref(self, nd, dyn):
-        """What a call of this function from inside its own rule emits, when its static
-        arguments and argument structure match the call being staged; else None."""
-        if not self._active:
-            return None
-        leaves = tree_util.tree_leaves(dyn)
-        key = _call_key(nd, tree_util.tree_structure(tuple(dyn)),
-                        [aval_of_value(x).strip_weak_type() for x in leaves])
-        for k, ref in reversed(self._active):
-            if k == key:
-                return ref
-        return None
+    def _rules(self) -> tuple:
+        """The Python rules, for finding what their closures hold."""
+        raise NotImplementedError
 
     def __call__(self, *args, **kwargs):
         name = getattr(self.fun, "__name__", str(self.fun))
@@ -127,37 +310,93 @@ class _CustomRules:
                                  f"function {name} using def{self.kind}.")
         args = _resolve_kwargs(self.fun, args, kwargs)
         nd, dyn, full = _split_static(args, self.nondiff_argnums)
-        if self._in_rule:
-            # Called from inside its own rule (as in `return f(x), f(x) * t`): the call
-            # being staged if it matches (so differentiating the rule again applies the
-            # rule, as in JAX).
-            ref = self._recursive_ref(nd, dyn)
-            if ref is not None:
-                return ref(*dyn)
-            # Other shapes or static arguments: a custom call of its own (its rule may
-            # in turn refer back to the call being staged).
         if not _any_inexact(dyn):
             return self.fun(*args)  # no input can carry a tangent: the rules never run
         if current_trace() is None:
             # Called outside every transformation (mjax's differentiate under a trace):
             # JAX then calls the function as it is (a Python float result stays one).
             return self.fun(*args)
-        if getattr(self, "_bwd_depth", 0) >= _MAX_BWD_NESTING:
-            # Called from its own bwd rule, nested this deep (each level with other
-            # static arguments, as an implicit-function bwd solving with the function
-            # itself): staged plainly. JAX traces bwd only when differentiating; mjax
-            # stages it with the call, so without a limit this recursion never ends.
-            # Derivatives of this order and up use the function's own derivative.
-            return self.fun(*args)
-        return staged(lambda *d: self._stage(name, nd, full, *d), concrete_root=True)(*dyn)
+        call = _Call(self, name, nd, full, dyn)
+        leaves = tree_util.tree_leaves(tuple(dyn))
+        stack = _slots.stack
+        slot = stack[-1] if stack and stack[-1].matches(self, nd, call.tree, leaves) else None
+        if levels.depth():
+            outs, primal = self._stage_differentiated(call, leaves)
+        else:
+            outs, primal = self._stage_plain(call, leaves)
+        if slot is not None:
+            slot.primal = primal     # the rule's own call: the outer call's primal body
+        return outs
+
+    # -- staging ------------------------------------------------------------------------
+    def _stage_plain(self, call, leaves):
+        """Outside differentiation: the function traced, its rules named by a handle."""
+        module = current_trace().module
+        f_tr = self._trace_primal(call, module, leaves)
+        call.out_tree, call.out_avals = f_tr.out_tree, f_tr.out_avals
+        call.consts = _Consts(f_tr.captured, _closed_over_tracers(*self._rules()))
+        handle = self._handle(call)
+        callee = self._primal_function(call, module, _Primal(
+            f_tr.name, f_tr.captured, f_tr.out_tree, f_tr.out_avals))
+        cls = T.CustomJvpCallOp if self.kind == "jvp" else T.CustomVjpCallOp
+        outs = self._emit(call, leaves, cls, callee=Symbol(callee), rule=handle)
+        return outs, _Primal(callee, call.consts.values, call.out_tree, call.out_avals)
+
+    def _trace_primal(self, call, module, leaves):
+        fun = concrete.with_sources(lambda *d: self.fun(*call.full(d)), list(leaves))
+        with levels.at(0):     # (where the rule applies, the body is never differentiated)
+            return _trace_into(module, fun, call.args(), call.name)
+
+    def _primal_function(self, call, module, primal) -> str:
+        """A function of (argument leaves, the call's consts) running `primal`."""
+        if call.consts.same_as(primal.captured):
+            return primal.name
+        n, consts = len(call.in_avals), call.consts
+
+        def f_body(*xs):
+            return emit_call(primal.name, list(xs[:n]) + consts.pick(primal.captured, xs[n:]))
+        return _trace_into(module, f_body, _abstract(call.in_avals + consts.avals),
+                           call.name).name
+
+    def _slot_primal(self, slot):
+        primal = slot.primal
+        return primal if primal is not None and primal.usable() else None
+
+    def _emit(self, call, leaves, cls, **params):
+        nc = len(call.consts)
+        outs = emit(cls, list(leaves) + call.consts.values, num_consts=nc or None, **params)
+        for t, a in zip(outs, call.out_avals):
+            t.aval = a
+        return tree_util.tree_unflatten(call.out_tree, outs)
+
+    def _handle(self, call, unique=False) -> str:
+        """The rule handle of `call`: shared by calls with the same static arguments,
+        argument structure and types and consts (their rules trace the same)."""
+        from mjax.passes import custom_rules
+        key = None if unique else (tuple(id(v) for v in call.nd), call.tree,
+                                   tuple(call.in_avals), tuple(id(v) for v in call.consts.values))
+        handle = self._handles.get(key) if key is not None else None
+        if handle is None or custom_rules.source_of(handle) is None:
+            # (a call holding tracers keeps their traces, hence modules, alive)
+            heavy = any(isinstance(v, Tracer) for v in call.consts.values) or bool(
+                _closed_over_tracers(self.fun))
+            handle = custom_rules.register(call, f"{call.name}_{self.kind}", heavy)
+            if key is not None:
+                self._handles[key] = handle
+        return handle
+
+    def _check_captures(self, call, traced, part):
+        call.consts.check_captures(traced, f"the custom_{self.kind} {part} rule of "
+                                           f"{call.name}")
 
 
 class custom_jvp(_CustomRules):
     """A function with a user-defined JVP. JAX: jax.custom_jvp (defjvp, defjvps).
 
-    Emits `jaxpr.custom_jvp_call @f {jvp = @g}`. Values the function or its rule close
-    over become extra operands (`num_consts`); differentiating with respect to them is an
-    error, as in JAX."""
+    Emits `jaxpr.custom_jvp_call @f {jvp = @g}` (the rule traced: inside a
+    differentiation) or `{rule = "<handle>"}` (traced by the passes if needed). Values the
+    function or its rule close over become extra operands (`num_consts`); differentiating
+    with respect to them is an error, as in JAX."""
 
     kind = "jvp"
 
@@ -167,6 +406,9 @@ class custom_jvp(_CustomRules):
 
     def _has_rules(self):
         return self.jvp is not None
+
+    def _rules(self):
+        return (self.jvp,)
 
     def defjvp(self, jvp, symbolic_zeros=False):
         self.jvp = jvp
@@ -187,146 +429,107 @@ class custom_jvp(_CustomRules):
             return out, total
         self.defjvp(jvp_)
 
-    def _stage(self, name, nd, full, *dyn_args):
-        """Emits jaxpr.custom_jvp_call @f {jvp = @rule} in the current trace."""
-        leaves = tree_util.tree_leaves(dyn_args)
-        p_tree = tree_util.tree_structure(tuple(dyn_args))
-        in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
-        t_avals = [a for a in in_avals if _is_inexact(a)]
-        f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name,
-                              diff_leaves=())
-        out_avals = f_tr.out_avals
-        g_name = f"{name}_jvp_rule_{next(_names)}"
-        key = _call_key(nd, p_tree, in_avals)
+    def _rule_body(self, call):
+        """The rule over flat (primals, tangents of the inexact ones) -> (outs, tangents
+        of the inexact outs); sets call.out_tree / out_avals when not known yet."""
+        n, name = len(call.in_avals), call.name
 
         def rule(*flat):
-            n = len(in_avals)
             t_iter = iter(flat[n:])
-            t_leaves = [next(t_iter) if _is_inexact(a) else _zeros(a) for a in in_avals]
-            primals = tree_util.tree_unflatten(p_tree, flat[:n])
-            tangents = tree_util.tree_unflatten(p_tree, t_leaves)
-            out, tout = self.jvp(*nd, tuple(primals), tuple(tangents))
+            t_leaves = [next(t_iter) if _is_inexact(a) else _zeros(a) for a in call.in_avals]
+            primals = tree_util.tree_unflatten(call.tree, flat[:n])
+            tangents = tree_util.tree_unflatten(call.tree, t_leaves)
+            out, tout = self.jvp(*call.nd, tuple(primals), tuple(tangents))
             o_leaves, o_tree = tree_util.tree_flatten(out)
             t_leaves, t_tree = tree_util.tree_flatten(tout)
-            if o_tree != f_tr.out_tree or t_tree != f_tr.out_tree:
+            want = call.out_tree if call.out_tree is not None else o_tree
+            if o_tree != want or t_tree != want:
                 raise TypeError(f"Custom JVP rule must produce primal and tangent outputs "
                                 f"with equal container (pytree) structures, and equal to "
                                 f"the output of the custom_jvp-decorated function {name}; "
                                 f"got primal output {o_tree}, tangent output {t_tree} and "
-                                f"function output {f_tr.out_tree}.")
+                                f"function output {want}.")
+            o_avals = [aval_of_value(o) for o in o_leaves]
+            if call.out_avals is not None and [(a.shape, a.dtype) for a in o_avals] != [
+                    (a.shape, a.dtype) for a in call.out_avals]:
+                raise TypeError(f"Custom JVP rule of {name} must produce primal outputs "
+                                f"with the shapes and dtypes of the function's outputs "
+                                f"{[a.str_short() for a in call.out_avals]}, got "
+                                f"{[a.str_short() for a in o_avals]}.")
+            call.out_tree = o_tree
             t_out = []
-            for o, t, a in zip(o_leaves, t_leaves, out_avals):
+            for t, a in zip(t_leaves, o_avals):
                 if _is_inexact(a):
                     t_out.append(lax_convert(t, a.dtype) if not _is_float0(t)
                                  else _zeros(a, False))
             return list(o_leaves) + t_out
-        def trace_rule(g_name, emit_self):
-            # The rule's own calls of this function (same argument structure) go to
-            # `emit_self`; `used` records whether there were any.
-            used = []
+        return rule
 
-            def ref(*d):
-                used.append(True)
-                return emit_self(*d) if emit_self is not None else self.fun(*full(d))
-            self._in_rule += 1
-            self._active.append((key, ref))
-            # The rule sees the primals' values where JAX would (not the tangents').
-            rule_ = concrete.with_sources(rule, list(leaves) + [None] * len(t_avals))
-            try:
-                traced = trace_function(rule_, tuple(ShapedArrayArg(a) for a in
-                                                    in_avals + t_avals), {}, name=g_name,
-                                        module=current_trace().module,
-                                        visibility="private")
-            finally:
-                self._active.pop()
-                self._in_rule -= 1
-            return traced, bool(used)
+    def _rule_function(self, call, module, g_tr) -> str:
+        """The rule over (primals, consts, tangents, tangents of the inexact consts)."""
+        consts = call.consts
+        if not len(consts) and not g_tr.captured:
+            return g_tr.name
+        n, nc, nt = len(call.in_avals), len(consts), len(call.t_avals)
+        c_tan = [a for a in consts.avals if _is_inexact(a)]
 
-        # First trace the rule with its own calls inlined, which finds the values it
-        # closes over; if it calls the function, trace it again with those calls as
-        # custom_jvp_calls naming the rule itself (a recursive reference the passes
-        # resolve lazily, as JAX traces rules lazily): so that differentiating the rule
-        # applies the rule again, which higher-order derivatives need.
-        g_tr, self_calls = trace_rule(f"{name}_jvp_rule_{next(_names)}", None)
-        consts = _Consts(f_tr, g_tr)
-        wrap_names = None
-        if self_calls:
-            g_tr.trace.func.operation.erase()
-            g_name = f"{name}_jvp_rule_{next(_names)}"
-            n_in, nc = len(leaves), len(consts)
-            if nc:
-                wrap_names = (f"{name}_{next(_names)}", f"{name}_jvp_rule_{next(_names)}")
+        def g_body(*xs):
+            primals, cs, tangents = xs[:n], xs[n:n + nc], xs[n + nc:n + nc + nt]
+            return emit_call(g_tr.name, list(primals) + list(tangents)
+                             + consts.pick(g_tr.captured, cs))
+        return _trace_into(module, g_body, _abstract(
+            call.in_avals + consts.avals + call.t_avals + c_tan), f"{call.name}_jvp_rule").name
 
-            o_avals = [a.strip_weak_type() for a in out_avals]
-            t_out = [a for a in o_avals if _is_inexact(a)]
-            c_tan = [a for a in consts.avals if _is_inexact(a)]
-            # The rule (and wrappers) have no signature in the module yet: give it.
-            known = {g_name: (in_avals + t_avals, o_avals + t_out)}
-            if nc:
-                known[wrap_names[0]] = (in_avals + consts.avals, o_avals)
-                known[wrap_names[1]] = (in_avals + consts.avals + t_avals + c_tan,
-                                        o_avals + t_out)
+    def _stage_differentiated(self, call, leaves):
+        """Inside a differentiation: the rule traced now (JAX's JVP trace calls it)."""
+        module = current_trace().module
+        slot = _Slot(self, call.nd, call.tree)
+        body, n = self._rule_body(call), len(call.in_avals)
 
-            def signature(fn):
-                if str(fn) in known:
-                    return known[str(fn)]
-                return T.module_signatures(current_trace().module.operation)(fn)
+        def rule(*flat):
+            slot.args = flat[:n]
+            return body(*flat)
+        # The rule sees the primals' values where JAX would (not the tangents').
+        rule = concrete.with_sources(rule, list(leaves) + [None] * len(call.t_avals))
+        with _rule_slot(slot), levels.at(levels.depth() - 1):
+            g_tr = _trace_into(module, rule, _abstract(call.in_avals + call.t_avals),
+                               f"{call.name}_jvp_rule")
+        call.out_avals = g_tr.out_avals[:call.out_tree.num_leaves]
+        primal = self._slot_primal(slot)
+        call.consts = _Consts(g_tr.captured, primal.captured if primal else ())
+        g = self._rule_function(call, module, g_tr)
+        if primal is not None:
+            f = self._primal_function(call, module, primal)
+        else:      # the rule never called the function: its primal outputs are the body
+            f = self._projection(call, module, g)
+        _mark(module, g, self._handle(call), "jvp")
+        outs = self._emit(call, leaves, T.CustomJvpCallOp, callee=Symbol(f), jvp=Symbol(g))
+        return outs, _Primal(f, call.consts.values, call.out_tree, call.out_avals)
 
-            def self_call(*d):
-                ls = tree_util.tree_leaves(d)
-                if not nc:
-                    outs = emit(T.CustomJvpCallOp, ls, callee=Symbol(f_tr.name),
-                                jvp=Symbol(g_name), signature=signature)
-                else:
-                    outs = emit(T.CustomJvpCallOp, ls + consts.values,
-                                callee=Symbol(wrap_names[0]), jvp=Symbol(wrap_names[1]),
-                                num_consts=nc, signature=signature)
-                for t, a in zip(outs, out_avals):
-                    t.aval = a
-                return tree_util.tree_unflatten(f_tr.out_tree, outs)
-            g_tr, _ = trace_rule(g_name, self_call)
-            if any(id(v) not in consts._pos for v in g_tr.captured):
-                raise NotImplementedError(
-                    f"custom_jvp rule of {name} calls {name} and closes over values it "
-                    f"did not close over when traced with that call inlined")
-        if not len(consts):
-            outs = emit(T.CustomJvpCallOp, leaves, callee=Symbol(f_tr.name),
-                        jvp=Symbol(g_tr.name))
-        else:
-            n, nc = len(leaves), len(consts)
-            c_tan = [a for a in consts.avals if _is_inexact(a)]
+    def _projection(self, call, module, g) -> str:
+        n_out = call.out_tree.num_leaves
+        zeros = call.t_avals + [a for a in call.consts.avals if _is_inexact(a)]
 
-            def f_body(*xs):
-                return emit_call(f_tr.name, list(xs[:n]) + consts.pick(f_tr, xs[n:]))
+        def f_body(*xs):
+            return emit_call(g, list(xs) + [_zeros(a, False) for a in zeros])[:n_out]
+        return _trace_into(module, f_body, _abstract(call.in_avals + call.consts.avals),
+                           call.name).name
 
-            def g_body(*xs):
-                primals, cs = xs[:n], xs[n:n + nc]
-                tangents = xs[n + nc:n + nc + len(t_avals)]
-                return emit_call(g_tr.name, list(primals) + list(tangents)
-                                 + consts.pick(g_tr, cs))
-            f_name = _trace_wrapper(f_body, in_avals + consts.avals, name,
-                                    exact=wrap_names and wrap_names[0])
-            g_name = _trace_wrapper(g_body, in_avals + consts.avals + t_avals + c_tan,
-                                    f"{name}_jvp_rule", exact=wrap_names and wrap_names[1])
-            outs = emit(T.CustomJvpCallOp, list(leaves) + consts.values,
-                        callee=Symbol(f_name), jvp=Symbol(g_name), num_consts=nc)
-        for t, a in zip(outs, out_avals):
-            t.aval = a
-        return tree_util.tree_unflatten(f_tr.out_tree, outs)
-
-
-# How deeply a custom_vjp's bwd may stage calls of the same function with their own
-# rules (enough for derivatives of order 3 through such a bwd).
-_MAX_BWD_NESTING = 3
+    def _later_jvp(self, call, module) -> str:
+        g_tr = _trace_into(module, self._rule_body(call),
+                           _abstract(call.in_avals + call.t_avals), f"{call.name}_jvp_rule")
+        self._check_captures(call, g_tr, "JVP")
+        return self._rule_function(call, module, g_tr)
 
 
 class custom_vjp(_CustomRules):
     """A function with a user-defined VJP. JAX: jax.custom_vjp (defvjp).
 
-    Emits `jaxpr.custom_vjp_call @f {fwd = @a, bwd = @b}`; residuals may be any pytree.
-    Values fun/fwd/bwd close over become extra operands (`num_consts`; bwd receives the
-    ones it uses as extra residuals); differentiating with respect to them is an error,
-    as in JAX."""
+    Emits `jaxpr.custom_vjp_call @f {fwd = @a, rule = "<handle>"}` inside a
+    differentiation (fwd traced; bwd traced by the passes when transposing) or
+    `{rule = "<handle>"}` elsewhere. Residuals may be any pytree. Values fun/fwd/bwd
+    close over become extra operands (`num_consts`), which fwd passes on to bwd as extra
+    residuals; differentiating with respect to them is an error, as in JAX."""
 
     kind = "vjp"
 
@@ -337,65 +540,21 @@ class custom_vjp(_CustomRules):
     def _has_rules(self):
         return self.fwd is not None
 
+    def _rules(self):
+        return (self.fwd, self.bwd)
+
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         self.fwd, self.bwd = fwd, bwd
 
-    def _retrace_fwd(self, name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr, wrapped=None):
-        """Traces fwd again with its own calls of the function as custom_vjp_calls
-        naming fwd itself (a recursive reference), so that differentiating the forward
-        pass again applies the custom rule, as in JAX. With consts, `wrapped` is
-        (consts, {wrapper name: signature}, (f, fwd, bwd) wrapper names): the self-calls
-        name the closure-converted wrappers, traced afterwards under those names."""
-        a_tr.trace.func.operation.erase()
-        a_name = f"{name}_fwd_{next(_names)}"
-        strip = [a.strip_weak_type() for a in a_tr.out_avals]
-        known = {a_name: ([x.strip_weak_type() for x in a_tr.in_avals], strip)}
-        if wrapped is not None:
-            known.update(wrapped[1])
+    def _fwd_body(self, call, slot=None):
+        """fwd over the function's arguments -> flat (outs, residuals); records the output
+        and residual structures on `call`."""
+        name = call.name
 
-        def signature(fn):
-            if str(fn) in known:
-                return known[str(fn)]
-            return T.module_signatures(current_trace().module.operation)(fn)
-
-        def self_call(*d):
-            if wrapped is not None:
-                consts, _, (w_f, w_a, w_b) = wrapped
-                outs = emit(T.CustomVjpCallOp, tree_util.tree_leaves(d) + consts.values,
-                            callee=Symbol(w_f), fwd=Symbol(w_a), bwd=Symbol(w_b),
-                            num_consts=len(consts), signature=signature)
-                for t, a in zip(outs, f_tr.out_avals):
-                    t.aval = a
-                return tree_util.tree_unflatten(f_tr.out_tree, outs)
-            outs = emit(T.CustomVjpCallOp, tree_util.tree_leaves(d), callee=Symbol(f_tr.name),
-                        fwd=Symbol(a_name), bwd=Symbol(b_tr.name), signature=signature)
-            for t, a in zip(outs, f_tr.out_avals):
-                t.aval = a
-            return tree_util.tree_unflatten(f_tr.out_tree, outs)
-        in_tree = tree_util.tree_structure(tuple(dyn_args))
-        in_avals = [aval_of_value(x).strip_weak_type() for x in tree_util.tree_leaves(dyn_args)]
-        self._in_rule += 1
-        self._active.append((_call_key(nd, in_tree, in_avals), self_call))
-        try:
-            fwd_ = concrete.with_sources(fwd_flat, tree_util.tree_leaves(dyn_args))
-            return trace_function(fwd_, dyn_args, {}, name=a_name,
-                                  module=current_trace().module, visibility="private")
-        finally:
-            self._active.pop()
-            self._in_rule -= 1
-
-    def _stage(self, name, nd, full, *dyn_args):
-        """Emits jaxpr.custom_vjp_call @f {fwd = @a, bwd = @b} in the current trace."""
-        leaves = tree_util.tree_leaves(dyn_args)
-        in_tree = tree_util.tree_structure(tuple(dyn_args))
-        in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
-        f_tr = stage_function(lambda *d: self.fun(*full(d)), dyn_args, {}, name=name,
-                              diff_leaves=())
-        out_avals = f_tr.out_avals
-        res_info = {}
-
-        def fwd_flat(*p):
-            got = self.fwd(*full(p))
+        def fwd(*p):
+            if slot is not None:
+                slot.args = tree_util.tree_leaves(p)
+            got = self.fwd(*call.full(p))
             if not isinstance(got, (tuple, list)) or len(got) != 2:
                 raise TypeError(f"Custom VJP fwd rule {getattr(self.fwd, '__name__', '')} "
                                 f"for function {name} must produce a pair (list or tuple "
@@ -404,39 +563,107 @@ class custom_vjp(_CustomRules):
                                 f"on the backward pass), got {got}.")
             out, res = got
             o_leaves, o_tree = tree_util.tree_flatten(out)
-            if o_tree != f_tr.out_tree:
+            want = call.out_tree if call.out_tree is not None else o_tree
+            if o_tree != want:
                 raise TypeError(f"Custom VJP fwd rule must produce a pair where the first "
                                 f"element represents the primal output (equal to the "
                                 f"output of the custom_vjp-decorated function {name}), "
                                 f"but got primal output structure {o_tree} for function "
-                                f"output structure {f_tr.out_tree}.")
-            r_leaves, res_info["tree"] = tree_util.tree_flatten(res)
+                                f"output structure {want}.")
+            r_leaves, r_tree = tree_util.tree_flatten(res)
+            if call.layout is not None and r_tree != call.layout[0]:
+                raise TypeError(f"Custom VJP fwd rule of {name} produced residuals of "
+                                f"structure {r_tree}, traced before with {call.layout[0]}")
+            call.out_tree, call.res_tree = o_tree, r_tree
             return list(o_leaves) + list(r_leaves)
-        self_calls = []
+        return fwd
 
-        def count_self_call(*d):   # fwd calling the function itself: inlined, counted
-            self_calls.append(True)
-            return self.fun(*full(d))
-        self._in_rule += 1
-        self._active.append((_call_key(nd, in_tree, in_avals), count_self_call))
-        try:
-            a_tr = stage_function(fwd_flat, dyn_args, {}, name=f"{name}_fwd", diff_leaves=())
-        finally:
-            self._active.pop()
-            self._in_rule -= 1
-        n_out = len(out_avals)
+    def _fwd_function(self, call, module, a_tr) -> str:
+        """fwd over (args, consts) -> (outs, residuals, consts): the consts go on to bwd
+        as residuals, for bwd (traced later) may use them."""
+        consts = call.consts
+        if not len(consts) and not a_tr.captured:
+            return a_tr.name
+        n = len(call.in_avals)
+
+        def a_body(*xs):
+            res = emit_call(a_tr.name, list(xs[:n]) + consts.pick(a_tr.captured, xs[n:]))
+            return list(res) + list(xs[n:])
+        return _trace_into(module, a_body, _abstract(call.in_avals + consts.avals),
+                           f"{call.name}_fwd").name
+
+    def _traced_fwd(self, call, a_tr):
+        n_out = call.out_tree.num_leaves
+        call.out_avals = a_tr.out_avals[:n_out]
         res_avals = list(a_tr.out_avals[n_out:])
-        ct_avals = [a for a in out_avals if _is_inexact(a)]
+        if call.layout is None:
+            call.layout = (call.res_tree, res_avals)
+        elif [a.strip_weak_type() for a in res_avals] != [
+                a.strip_weak_type() for a in call.layout[1]]:
+            raise TypeError(f"Custom VJP fwd rule of {call.name} produced residuals of "
+                            f"types {[a.str_short() for a in res_avals]}, traced before "
+                            f"with {[a.str_short() for a in call.layout[1]]}")
 
-        def bwd_flat(*flat):
+    def _stage_differentiated(self, call, leaves):
+        """Inside a differentiation: fwd traced now (JAX's JVP trace runs it); bwd left to
+        the passes, which trace it when transposing."""
+        module = current_trace().module
+        slot = _Slot(self, call.nd, call.tree)
+        # fwd sees the primals' values where JAX would.
+        fwd = concrete.with_sources(self._fwd_body(call, slot), list(leaves))
+        with _rule_slot(slot), levels.at(levels.depth() - 1):
+            a_tr = _trace_into(module, fwd, call.args(), f"{call.name}_fwd")
+        self._traced_fwd(call, a_tr)
+        primal = self._slot_primal(slot)
+        call.consts = _Consts(a_tr.captured, primal.captured if primal else (),
+                              _closed_over_tracers(self.bwd))
+        a = self._fwd_function(call, module, a_tr)
+        if primal is not None:
+            f = self._primal_function(call, module, primal)
+        else:      # fwd never called the function: its primal outputs are the body
+            f = self._projection(call, module, a)
+        root = concrete.current_root()
+        if root is not None and not _expanded_in_place(a_tr):
+            # bwd sees the residuals' values where JAX would, read from fwd's trace
+            call.bwd_sources = (a_tr, root)
+            _remember_bwd_sources(call)
+        handle = self._handle(call, unique=call.bwd_sources is not None)
+        _mark(module, a, handle, "fwd")
+        outs = self._emit(call, leaves, T.CustomVjpCallOp, callee=Symbol(f), fwd=Symbol(a),
+                          rule=handle)
+        return outs, _Primal(f, call.consts.values, call.out_tree, call.out_avals)
+
+    def _projection(self, call, module, a) -> str:
+        n_out = call.out_tree.num_leaves
+
+        def f_body(*xs):
+            return emit_call(a, list(xs))[:n_out]
+        return _trace_into(module, f_body, _abstract(call.in_avals + call.consts.avals),
+                           call.name).name
+
+    def _later_fwd(self, call, module) -> str:
+        a_tr = _trace_into(module, self._fwd_body(call), call.args(), f"{call.name}_fwd")
+        self._check_captures(call, a_tr, "VJP fwd")
+        self._traced_fwd(call, a_tr)
+        return self._fwd_function(call, module, a_tr)
+
+    def _later_bwd(self, call, module) -> str:
+        if call.layout is None:     # (fwd not traced in this process yet: its residuals)
+            self._later_fwd(call, module)
+        res_tree, res_avals = call.layout
+        out_avals, name, nd = call.out_avals, call.name, call.nd
+        ct_avals = [a.strip_weak_type() for a in out_avals if _is_inexact(a)]
+        in_tree, n_args = call.tree, len(call.arg_sizes)
+
+        def bwd(*flat):
             nres = len(res_avals)
-            res = tree_util.tree_unflatten(res_info["tree"], flat[:nres])
+            res = tree_util.tree_unflatten(res_tree, flat[:nres])
             ct_iter = iter(flat[nres:])
             cts = [next(ct_iter) if _is_inexact(a) else _zeros(a) for a in out_avals]
-            got = self.bwd(*nd, res, tree_util.tree_unflatten(f_tr.out_tree, cts))
+            got = self.bwd(*nd, res, tree_util.tree_unflatten(call.out_tree, cts))
             if isinstance(got, list):
                 got = tuple(got)
-            if not isinstance(got, tuple) or len(got) != len(dyn_args):
+            if not isinstance(got, tuple) or len(got) != n_args:
                 got_tree = tree_util.tree_structure(got)
                 raise TypeError(f"Custom VJP bwd rule must produce an output with the "
                                 f"same container (pytree) structure as the args tuple of "
@@ -445,10 +672,9 @@ class custom_vjp(_CustomRules):
                                 f"the primal function, but got bwd output structure "
                                 f"{got_tree} for primal input structure {in_tree}.")
             g_leaves = []
-            for g, a in zip(got, dyn_args):
-                n = len(tree_util.tree_leaves(a))
-                gl = [None] * n if g is None else tree_util.tree_leaves(g)
-                if len(gl) != n:
+            for g, k in zip(got, call.arg_sizes):
+                gl = [None] * k if g is None else tree_util.tree_leaves(g)
+                if len(gl) != k:
                     raise TypeError(f"Custom VJP bwd rule must produce an output with "
                                     f"the same container (pytree) structure as the args "
                                     f"tuple of the primal function; got {got} for primal "
@@ -456,76 +682,38 @@ class custom_vjp(_CustomRules):
                 g_leaves.extend(gl)
             return [lax_convert(g, a.dtype) if g is not None and not _is_float0(g)
                     else _zeros(a, False)
-                    for g, a in zip(g_leaves, in_avals) if _is_inexact(a)]
-        self._bwd_depth = getattr(self, "_bwd_depth", 0) + 1
-        try:
+                    for g, a in zip(g_leaves, call.in_avals) if _is_inexact(a)]
+        if call.bwd_sources is not None:
             # bwd sees the residuals' values where JAX would (not the cotangents').
-            bwd_ = concrete.with_sources(bwd_flat, concrete.result_tracers(a_tr, n_out)
-                                         + [None] * len(ct_avals))
-            b_tr = stage_function(bwd_, tuple(ShapedArrayArg(a)
-                                                  for a in res_avals + ct_avals), {},
-                                  name=f"{name}_bwd")
-        finally:
-            self._bwd_depth -= 1
-        consts = _Consts(f_tr, a_tr, b_tr)
-        if not len(consts) and self_calls:
-            a_tr = self._retrace_fwd(name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr)
-        if not len(consts):
-            outs = emit(T.CustomVjpCallOp, leaves, callee=Symbol(f_tr.name),
-                        fwd=Symbol(a_tr.name), bwd=Symbol(b_tr.name))
-        else:
-            n, nc = len(leaves), len(consts)
-            b_consts = [consts.avals[consts._pos[id(v)]] for v in b_tr.captured]
-            wrap = None
-            if self_calls:
-                # fwd calls the function and closes over traced values: its self-calls
-                # become calls of the wrappers below (by name, before they exist).
-                wrap = (f"{name}_{next(_names)}", f"{name}_fwd_{next(_names)}",
-                        f"{name}_bwd_{next(_names)}")
-                o_avals = [a.strip_weak_type() for a in out_avals]
-                r_avals = [a.strip_weak_type() for a in res_avals]
-                ins = in_avals + consts.avals
-                grads = ([a for a in in_avals if _is_inexact(a)]
-                         + [a for a in consts.avals if _is_inexact(a)])
-                sigs = {k: ([a.strip_weak_type() for a in i], [a.strip_weak_type() for a in o])
-                        for k, (i, o) in {
-                            wrap[0]: (ins, o_avals),
-                            wrap[1]: (ins, o_avals + r_avals + b_consts),
-                            wrap[2]: (r_avals + b_consts + ct_avals, grads)}.items()}
-                a_tr = self._retrace_fwd(name, nd, dyn_args, fwd_flat, f_tr, a_tr, b_tr,
-                                         wrapped=(consts, sigs, wrap))
-                if any(id(v) not in consts._pos for v in a_tr.captured):
-                    raise NotImplementedError(
-                        f"custom_vjp fwd of {name} calls {name} and closes over values "
-                        f"only its second trace captures")
+            a_tr, root = call.bwd_sources
+            n_out = call.out_tree.num_leaves
+            bwd = concrete.with_sources(bwd, concrete.result_tracers(a_tr, n_out)
+                                        + [None] * len(ct_avals), root=root)
+        b_tr = _trace_into(module, bwd, _abstract(list(res_avals) + ct_avals),
+                           f"{name}_bwd")
+        self._check_captures(call, b_tr, "VJP bwd")
+        consts = call.consts
+        if not len(consts) and not b_tr.captured:
+            return b_tr.name
+        nres, nc = len(res_avals), len(consts)
+        c_tan = [a for a in consts.avals if _is_inexact(a)]
 
-            def f_body(*xs):
-                return emit_call(f_tr.name, list(xs[:n]) + consts.pick(f_tr, xs[n:]))
+        def b_body(*xs):
+            res, cs, cts = xs[:nres], xs[nres:nres + nc], xs[nres + nc:]
+            got = emit_call(b_tr.name, list(res) + list(cts) + consts.pick(b_tr.captured, cs))
+            return list(got) + [_zeros(a, False) for a in c_tan]
+        return _trace_into(module, b_body, _abstract(list(res_avals) + consts.avals
+                                                     + ct_avals), f"{name}_bwd").name
 
-            def a_body(*xs):
-                # bwd's own captures travel as extra residuals
-                res = emit_call(a_tr.name, list(xs[:n]) + consts.pick(a_tr, xs[n:]))
-                return list(res) + consts.pick(b_tr, xs[n:])
 
-            def b_body(*xs):
-                nres = len(res_avals)
-                res, b_cs = xs[:nres], xs[nres:nres + len(b_consts)]
-                cts = xs[nres + len(b_consts):]
-                got = emit_call(b_tr.name, list(res) + list(cts) + list(b_cs))
-                return list(got) + [_zeros(a, False) for a in consts.avals
-                                    if _is_inexact(a)]
-            f_name = _trace_wrapper(f_body, in_avals + consts.avals, name,
-                                    exact=wrap and wrap[0])
-            a_name = _trace_wrapper(a_body, in_avals + consts.avals, f"{name}_fwd",
-                                    exact=wrap and wrap[1])
-            b_name = _trace_wrapper(b_body, res_avals + b_consts + ct_avals,
-                                    f"{name}_bwd", exact=wrap and wrap[2])
-            outs = emit(T.CustomVjpCallOp, list(leaves) + consts.values,
-                        callee=Symbol(f_name), fwd=Symbol(a_name), bwd=Symbol(b_name),
-                        num_consts=nc)
-        for t, a in zip(outs, out_avals):
-            t.aval = a
-        return tree_util.tree_unflatten(f_tr.out_tree, outs)
+_EXPANDED_IN_PLACE = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.vmap", "jaxpr.checkify"})
+
+
+def _expanded_in_place(traced) -> bool:
+    """Whether the passes rewrite ops of `traced`'s function in place (transformation
+    ops): its values could then not be read back later."""
+    from mjax.passes.ir_util import nested_ops
+    return any(op.name in _EXPANDED_IN_PLACE for op in nested_ops(traced.trace.func.operation))
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),

@@ -10,7 +10,7 @@ from jaxlib.mlir import ir
 
 from mjax import dtypes as _dt
 from mjax import tree_util
-from mjax.ad import concrete
+from mjax.ad import concrete, levels
 from mjax.api import Jitted, trace_function
 from mjax.core import aval_of_value, current_trace
 from mjax.dialect import Builder, context
@@ -271,7 +271,8 @@ class _Split:
         outer = current_trace()
         if outer is None:
             # Outside jit the primals are concrete: Python can branch on fun's values.
-            fun = concrete.with_sources(fun, self.leaves, diff_args, new_root=True)
+            fun = levels.differentiated(
+                concrete.with_sources(fun, self.leaves, diff_args, new_root=True))
             traced = trace_function(fun, tuple(primals), {}, name="f", visibility="private")
         else:
             traced = stage_function(fun, tuple(primals), {}, diff_leaves=diff_args)
@@ -309,7 +310,10 @@ class _Split:
             return get_backend().compile(hlo, out_avals=out_avals, host_callbacks=callbacks)
 
         first_exe = compile_entry(info.fwd)
-        self._linear_exe = compile_entry(linear)
+        # The linear part compiles when first called: a custom_vjp's bwd is traced then,
+        # as JAX runs it only when the pullback is called.
+        self._linear_exe = None
+        self._compile_linear = lambda: compile_entry(linear)
         bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
                 for x in self.args]
         res = first_exe.execute(bufs)
@@ -321,6 +325,8 @@ class _Split:
         """Runs the compiled linear map on `inputs` (one per in_aval)."""
         from mjax.array import Array
         from mjax.runtime import get_backend
+        if self._linear_exe is None:
+            self._linear_exe = self._compile_linear()
         bufs = [x._buf if isinstance(x, Array) and x.dtype == a.dtype else
                 get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(inputs, in_avals)]
         # vjp's bwd takes (residuals, cotangents); linearize's lin (tangents, residuals).

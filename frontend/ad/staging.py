@@ -12,7 +12,7 @@ import numpy as np
 
 from mjax import dtypes as _dt
 from mjax import tree_util
-from mjax.ad import concrete
+from mjax.ad import concrete, levels
 from mjax.api import Jitted, trace_function
 from mjax.config import config
 from mjax.core import Tracer, aval_of_value, current_trace, is_array_like, user_location
@@ -32,12 +32,14 @@ def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_l
 
     `diff_leaves` (for the functions a differentiation API traces): the indices of the
     argument leaves it differentiates; inside grad & co. called outside jit, fun's
-    tracers then have the concrete values JAX would give them (mjax.ad.concrete)."""
+    tracers then have the concrete values JAX would give them (mjax.ad.concrete), and
+    fun runs one differentiation level deeper (mjax.ad.levels: custom rules it calls
+    are traced at once)."""
     outer = current_trace()
     base = name or getattr(fun, "__name__", "fn").strip("<>").replace(".", "_")
     if diff_leaves is not None:
-        fun = concrete.with_sources(fun, tree_util.tree_leaves((args, kwargs or {})),
-                                    diff_leaves)
+        fun = levels.differentiated(concrete.with_sources(
+            fun, tree_util.tree_leaves((args, kwargs or {})), diff_leaves))
     return trace_function(fun, args, kwargs or {}, name=f"{base}_{next(_names)}",
                           module=outer.module, visibility="private",
                           concrete_leaves=concrete_leaves)

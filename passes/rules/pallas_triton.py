@@ -937,7 +937,7 @@ _unsupported("host callbacks and exported modules cannot run inside a GPU kernel
              "callback", "call_exported")
 _unsupported("transformations are expanded before kernels are compiled "
              "(--jaxpr-expand-transforms)", "jvp", "vjp", "vmap", "checkpoint_tangent",
-             "custom_vjp_tangent")
+             "custom_vjp_tangent", "custom_vjp_bwd")
 _unsupported("checkify inside a Pallas kernel is not supported: checks are functionalized "
              "by --jaxpr-checkify outside kernels", "check", "checkify")
 _unsupported("Triton has no complex numbers", "complex", "conj", "real", "imag")

@@ -40,6 +40,14 @@ for _op in (T.CheckpointTangentOp, T.CustomVjpTangentOp):
     not_supported("jvp", _op, "internal to --jaxpr-vjp; it never outlives linearization")
     not_supported("lower", _op, f"'{_op.OPERATION_NAME}' is internal to --jaxpr-vjp and "
                                 f"must not reach lowering")
+# custom_vjp_bwd: its bwd rule is traced by --jaxpr-expand-transforms (or by the pass that
+# needs its body: jvp, vmap), after which it is a call.
+not_supported("jvp", T.CustomVjpBwdOp, _BY_INTERPRETER + " (its bwd rule traced first)")
+not_supported("transpose", T.CustomVjpBwdOp, "linearization turns it into a call of its "
+                                             "traced bwd rule first")
+not_supported("batch", T.CustomVjpBwdOp, _BY_BATCHER + " (its bwd rule traced first)")
+not_supported("lower", T.CustomVjpBwdOp, "its bwd rule is not traced yet; run "
+                                         "--jaxpr-expand-transforms first")
 
 
 def _as_list(ct):
@@ -66,13 +74,23 @@ def _checkpoint_tangent_transpose(b, ct, *args, callee, diff_args, diff_results,
 
 
 @transpose_rule(T.CustomVjpTangentOp)
-def _custom_vjp_tangent_transpose(b, ct, *args, bwd, num_residuals):
-    # JAX: custom_lin_p's transpose calls the user's bwd on the residuals.
+def _custom_vjp_tangent_transpose(b, ct, *args, bwd, rule, callee, num_residuals):
+    # JAX: custom_lin_p's transpose calls the user's bwd on the residuals. A bwd known only
+    # by its rule handle stays untraced (custom_vjp_bwd) until the result is compiled.
     signature = T.module_signatures(b.ip.block.owner)
-    b_ins, b_outs = signature(str(bwd))
-    cts = [instantiate(b, c, a) for c, a in zip(_as_list(ct), b_ins[num_residuals:])]
     res = list(args[:num_residuals])
-    cts_in = T.emit_transform(b, T.CallOp, *res, *cts, signature=signature, callee=bwd)
+    if bwd is not None:
+        b_ins, _ = signature(str(bwd))
+        ct_avals = b_ins[num_residuals:]
+    else:
+        _, outs = signature(str(callee))
+        ct_avals = [a for a in outs if T.differentiable(a)]
+    cts = [instantiate(b, c, a) for c, a in zip(_as_list(ct), ct_avals)]
+    if bwd is not None:
+        cts_in = T.emit_transform(b, T.CallOp, *res, *cts, signature=signature, callee=bwd)
+    else:
+        cts_in = T.emit_transform(b, T.CustomVjpBwdOp, *res, *cts, signature=signature,
+                                  callee=callee, rule=rule, num_residuals=num_residuals)
     return [None] * num_residuals + [c if is_linear(a) else None
                                      for a, c in zip(args[num_residuals:], cts_in)]
 

@@ -48,3 +48,22 @@ func.func @vmap_round_trip(%x: tensor<3x4xf32>, %n: tensor<3xi32>) -> tensor<4x3
   %0 = "jaxpr.vmap"(%x, %n) {callee = @f, in_axes = array<i64: 1, -1>, out_axes = array<i64: 0>, axis_size = 4, axis_name = "i"} : (tensor<3x4xf32>, tensor<3xi32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// Rules not traced yet are named by a handle into the process's registry of Python rules
+// (a custom_vjp_call may name fwd and leave bwd to the handle); a transposed
+// custom_vjp_tangent with such a bwd leaves a custom_vjp_bwd. They print and re-parse,
+// and verify with types taken from @f.
+// CHECK-LABEL: func.func @rule_handles
+// CHECK:         "jaxpr.custom_jvp_call"(%{{.*}}, %{{.*}}) {callee = @f, rule = "f_jvp#1"}
+// CHECK:         "jaxpr.custom_vjp_call"(%{{.*}}, %{{.*}}) {callee = @f, rule = "f_fwd#2"}
+// CHECK:         "jaxpr.custom_vjp_call"(%{{.*}}, %{{.*}}) {callee = @f, fwd = @f_fwd, rule = "f_fwd#2"}
+// CHECK:         "jaxpr.custom_vjp_tangent"(%{{.*}}, %{{.*}}) {callee = @f, num_residuals = 1 : i64, rule = "f_fwd#2"}
+// CHECK:         "jaxpr.custom_vjp_bwd"(%{{.*}}, %{{.*}}) {callee = @f, num_residuals = 1 : i64, rule = "f_fwd#2"}
+func.func @rule_handles(%x: tensor<3xf32>, %n: tensor<3xi32>, %t: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0 = "jaxpr.custom_jvp_call"(%x, %n) {callee = @f, rule = "f_jvp#1"} : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
+  %1 = "jaxpr.custom_vjp_call"(%x, %n) {callee = @f, rule = "f_fwd#2"} : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
+  %2 = "jaxpr.custom_vjp_call"(%x, %n) {callee = @f, fwd = @f_fwd, rule = "f_fwd#2"} : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
+  %3 = "jaxpr.custom_vjp_tangent"(%n, %t) {callee = @f, rule = "f_fwd#2", num_residuals = 1} : (tensor<3xi32>, tensor<3xf32>) -> tensor<3xf32>
+  %4 = "jaxpr.custom_vjp_bwd"(%n, %t) {callee = @f, rule = "f_fwd#2", num_residuals = 1} : (tensor<3xi32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0, %1, %2, %3, %4 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}

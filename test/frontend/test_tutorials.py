@@ -73,13 +73,7 @@ _datasets.face = lambda gray=False: _np.random.default_rng(0).integers(
 SEED_PRELUDE = "import numpy as _np\n_np.random.seed(0)\n"
 
 # (tutorial, cell index) -> why mjax's output differs from JAX's.
-_RULES_STAGED = ("mjax traces custom_jvp/custom_vjp rules when the function is called (JAX "
-                 "only when differentiating), so the rules' print side effects run at other "
-                 "times and counts")
 KNOWN = {
-    **{("advanced_autodiff", i): _RULES_STAGED for i in (78, 79, 80, 81, 90, 91, 92)},
-    ("advanced_autodiff", 93): _RULES_STAGED + "; the TypeError's text also names the op's "
-                                               "location",
     ("gradient_checkpointing", 21): "JAX reuses its cached trace of `loss` from cell 18, "
                                     "made before cell 19 redefined the global `predict` "
                                     "with checkpoint_name, so it sees no names (the same "
@@ -95,9 +89,6 @@ KNOWN = {
     ("thinking_in_jax", 4): "type(x) is mjax.array.Array, not jaxlib._jax.ArrayImpl: naming "
                             "mjax's class so would make pickle resolve mjax arrays to "
                             "jaxlib's own ArrayImpl",
-    **{("custom_derivative_rules", i): _RULES_STAGED for i in (45, 46, 47, 48, 57, 58, 59)},
-    ("custom_derivative_rules", 60): _RULES_STAGED + "; the TypeError's text also names the "
-                                                     "op's location",
     ("vmapped_log_probs", 5): "the cell prints the ValueError's text, which in mjax also "
                               "names the user's line (' (at <cell>:6:52)')",
     ("autodiff_remat", 3): "the runner compiles every cell as '<cell>', and mjax finds the "
@@ -235,6 +226,22 @@ KNOWN.update({
     **{("shard_map", i): "uses the function cell %d could not define" % (i - 1)
        for i in (70, 73)},
 })
+
+
+# ---- autodiff, AOT, export and refs pages ---------------------------------------------
+# (Doctest pages run with the names JAX's doctest namespace provides.)
+DOCTEST_PRELUDE = "import jax\nimport jax.numpy as jnp\nfrom jax import lax\nimport numpy as np\n"
+TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
+                  "vjp_objects_301": "", "custom_derivatives_301": "", "cookbook_301": "",
+                  "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
+                  "export": DOCTEST_PRELUDE, "compilation_cache": ""})
+
+
+# ---- the Pallas pages -----------------------------------------------------------------
+# (grid_blockspec's examples are doctests, run by JAX with jax, lax, jnp and np imported.)
+TUTORIALS.update({"pallas_quickstart": "",
+                  "pallas_grid_blockspec": "import jax\nfrom jax import lax\n"
+                                           "import jax.numpy as jnp\nimport numpy as np\n"})
 
 
 def run_both(name, prelude, tmp_path):

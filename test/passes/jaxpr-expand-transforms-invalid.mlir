@@ -11,3 +11,34 @@ func.func @internal_op_outside_vjp(%r: tensor<f32>, %t: tensor<f32>) -> tensor<f
   %0 = "jaxpr.custom_vjp_tangent"(%r, %t) {bwd = @h, num_residuals = 1 : i64} : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// A rule handle read from text names no Python rule in this process: differentiating
+// the call fails at it (outside differentiation it is a plain call).
+func.func private @h(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.sin"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @uses_handle(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'jaxpr.custom_jvp_call' op has no jvp rule: its rule handle 'h_jvp#999' names no Python rule in this process}}
+  %0 = "jaxpr.custom_jvp_call"(%x) {callee = @h, rule = "h_jvp#999"} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @jvp_of_unknown_handle(%x: tensor<f32>, %t: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %0:2 = "jaxpr.jvp"(%x, %t) {callee = @uses_handle} : (tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  return %0#0, %0#1 : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// The same for the bwd of a pullback (what transposing a custom_vjp_tangent with an
+// untraced bwd leaves), once the function holding it is compiled.
+func.func private @k(%x: tensor<f32>) -> tensor<f32> {
+  return %x : tensor<f32>
+}
+func.func @untraced_bwd_of_unknown_handle(%r: tensor<f32>, %ct: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'jaxpr.custom_vjp_bwd' op has no bwd rule: its rule handle 'k_fwd#999' names no Python rule in this process}}
+  %0 = "jaxpr.custom_vjp_bwd"(%r, %ct) {callee = @k, rule = "k_fwd#999", num_residuals = 1} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

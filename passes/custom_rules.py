@@ -1,0 +1,173 @@
+"""Custom derivative rules traced on demand (JAX traces custom_jvp/custom_vjp rules only
+when a differentiation needs them).
+
+A `custom_jvp_call` / `custom_vjp_call` names its rules either as functions of the module
+(`jvp = @g`, `fwd = @a`, `bwd = @b`) or, when they have not been traced, by a handle,
+`rule = "f_jvp#3"`, into this process's registry of rule sources:
+
+    handle = register(source, "f_jvp")       # the frontend, when it stages the call
+    name = rule_function(ex, op, "jvp")      # a pass that needs the rule: @g
+
+A source is the frontend's record of one staged call (its Python rules, static
+arguments, argument structure and types, closed-over values); `source.trace(module,
+part)` traces the rule `part` ("jvp", "fwd" or "bwd") into the module and returns the
+new function's name, with the op's calling convention (dialect/ops/transforms.py). A
+traced rule carries `mjax.custom_rule = "<handle>/<part>"`, so each module traces a rule
+once and functions traced while staging (JAX's order of side effects) are found again.
+
+Transformations that move a call elsewhere before its rules are traced derive a new
+handle instead of tracing: vmap batches the rules of `handle` once they are traced
+(`batched(...)`). A handle read from text in another process resolves to nothing: the
+pass needing the rule fails at the op, naming it.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import threading
+
+from jaxlib.mlir import ir
+
+from mjax.dialect.ops import transforms as T
+from mjax.passes.ir_util import module_body, symbol_name
+from mjax.passes.registry import op_error
+
+MARK = "mjax.custom_rule"
+
+# handle -> source, least recently used first. The sources keep the Python rules (and the
+# values they close over) alive, so that IR staged now can be differentiated later (an
+# eager vjp's pullback, a Lowered compiled later); the registry is bounded, sources that
+# hold tracers (of traces that have ended: their modules) much more tightly.
+_ENTRIES: "collections.OrderedDict[str, object]" = collections.OrderedDict()
+_HEAVY: "collections.OrderedDict[str, None]" = collections.OrderedDict()
+MAX_SOURCES, MAX_HEAVY_SOURCES = 4096, 64
+_ids = itertools.count()
+_lock = threading.Lock()
+
+
+def register(source, name: str, heavy: bool = False) -> str:
+    """A new handle for `source` (named after its rule, `name`); `heavy`: it holds
+    tracers, hence their traces' modules."""
+    with _lock:
+        handle = f"{name}#{next(_ids)}"
+        _ENTRIES[handle] = source
+        if heavy:
+            _HEAVY[handle] = None
+            while len(_HEAVY) > MAX_HEAVY_SOURCES:
+                _drop(next(iter(_HEAVY)))
+        while len(_ENTRIES) > MAX_SOURCES:
+            _drop(next(iter(_ENTRIES)))
+    return handle
+
+
+def _drop(handle: str) -> None:
+    """Forgets `handle` and the handles derived from it."""
+    for key in [k for k in _ENTRIES if k == handle or k.startswith(handle + "|")]:
+        del _ENTRIES[key]
+        _HEAVY.pop(key, None)
+    _HEAVY.pop(handle, None)
+
+
+def source_of(handle: str):
+    """The source behind `handle` (None if unknown), marked as recently used."""
+    with _lock:
+        source = _ENTRIES.get(handle)
+        if source is not None:
+            _ENTRIES.move_to_end(handle)
+        return source
+
+
+def rule_function(ex, op, part: str) -> str:
+    """The function `op` (a custom call) uses as its rule `part` ("jvp", "fwd", "bwd"):
+    the symbol it names, else the one traced for its handle (now, if not yet)."""
+    params = op.opview.params
+    sym = params.get(part)
+    if sym is not None:
+        return str(sym)
+    return materialize(ex, params["rule"], part, op)
+
+
+def materialize(ex, handle: str, part: str, where) -> str:
+    """The function traced for rule `part` of `handle` in ex's module (traced now if the
+    module has none), with its transformation ops expanded."""
+    found = _traced(ex).get((handle, part))
+    if found is not None and found in ex.fns:
+        return found
+    source = source_of(handle)
+    if source is None:
+        raise op_error(where, f"has no {part} rule: its rule handle {handle!r} names no "
+                              f"Python rule in this process (rules staged by another "
+                              f"process, or IR read from text, cannot be traced; name the "
+                              f"rule as a function of the module, {part} = @...; or it "
+                              f"was staged longer ago than the registry remembers)")
+    if hasattr(source, "trace"):        # the frontend's record: trace the Python rule
+        before = set(ex.fns.table)
+        name = source.trace(ex.module, part)
+        for op in module_body(ex.module).operations:
+            if op.operation.name == "func.func":
+                fn_name = symbol_name(op.operation)
+                if fn_name not in before:
+                    ex.fns.table[fn_name] = op.operation
+    else:                               # derived from another handle by a pass
+        name = source.materialize(ex, part, where)
+    mark(ex.fns.get(name), handle, part)
+    _traced(ex)[(handle, part)] = name
+    ex.expand_function(name)
+    return name
+
+
+def mark(fn: ir.Operation, handle: str, part: str) -> None:
+    """Records on `fn` that it is rule `part` of `handle`."""
+    fn.attributes[MARK] = ir.StringAttr.get(f"{handle}/{part}")
+
+
+def _traced(ex) -> dict:
+    """(handle, part) -> function, for the rules already in ex's module."""
+    table = ex.state.get("custom_rules")
+    if table is None:
+        table = ex.state["custom_rules"] = {}
+        for name, fn in ex.fns.table.items():
+            if MARK in fn.attributes:
+                handle, _, part = ir.StringAttr(fn.attributes[MARK]).value.rpartition("/")
+                table.setdefault((handle, part), name)
+    return table
+
+
+# ---- derived handles ------------------------------------------------------------------------
+class _Batched:
+    """The rules of `base` batched as vmap batches a custom call: every argument at 0
+    (custom_jvp: the unbatched ones stay unbatched), so the rules keep matching the
+    batched function."""
+
+    def __init__(self, base, dims, ins, axis_size, axis_name):
+        self.base, self.dims, self.ins = base, tuple(dims), list(ins)
+        self.axis_size, self.axis_name = axis_size, axis_name
+
+    def materialize(self, ex, part, where):
+        from mjax.passes.batching import batch_function
+        rule = materialize(ex, self.base, part, where)
+        if part == "jvp":
+            dims = list(self.dims) + [d for d, a in zip(self.dims, self.ins)
+                                      if T.differentiable(a)]
+        elif part == "fwd":
+            dims = list(self.dims)
+        else:   # bwd: residuals and cotangents, all batched (fwd batched everything at 0)
+            dims = [0] * len(ex.fns.signature(rule)[0])
+        return batch_function(ex, rule, dims, self.axis_size, self.axis_name, True, where)[0]
+
+
+def batched(handle: str, dims, ins, axis_size: int, axis_name) -> str:
+    """The handle of `handle`'s rules batched along `dims` (see _Batched)."""
+    dims = tuple(-1 if d is None else d for d in dims)
+    key = f"{handle}|vmap{dims}x{axis_size}@{axis_name}"
+    with _lock:
+        if key not in _ENTRIES:
+            if handle not in _ENTRIES:
+                return key    # (unknown base: fails, naming the op, when traced)
+            _ENTRIES[key] = _Batched(handle, [None if d == -1 else d for d in dims], ins,
+                                     axis_size, axis_name)
+    return key
+
+
+__all__ = ["MARK", "batched", "mark", "materialize", "register", "rule_function",
+           "source_of"]
