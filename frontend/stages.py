@@ -37,7 +37,44 @@ class Traced:
                        self._layout[2], text=False)
         else:
             lower_module(module)
+            _name_as_jax(module, self.fun_name, self._traced.out_tree)
         return Lowered(self._traced, module, self._layout)
+
+
+def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
+    """JAX's naming of a lowered one-device module (what Lowered.as_text shows):
+    `module @jit_<name>` with its partition and replica counts, a public @main, and each
+    result's path in the output pytree (`jax.result_info = "result[0]['a']"`)."""
+    import re
+    n_out = out_tree.num_leaves
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(out_tree, list(range(n_out))))[0]]
+    with context():
+        attrs = module.operation.attributes
+        # (as JAX: <lambda> -> _lambda)
+        attrs["sym_name"] = ir.StringAttr.get(
+            "jit_" + re.sub(r"\W", "_", fun_name.replace(">", "")))
+        one = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
+        attrs["mhlo.num_partitions"] = one
+        attrs["mhlo.num_replicas"] = one
+        main = next((op for op in module.body.operations
+                     if "sym_name" in op.attributes and
+                     ir.StringAttr(op.attributes["sym_name"]).value == "main"), None)
+        if main is None:
+            return
+        main.attributes["sym_visibility"] = ir.StringAttr.get("public")
+        n_res = len(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+                    .results)
+        if n_res != len(paths):
+            return
+        old = (list(ir.ArrayAttr(main.attributes["res_attrs"]))
+               if "res_attrs" in main.attributes else [ir.DictAttr.get({})] * n_res)
+        new = []
+        for d, path in zip(old, paths):
+            entries = {a.name: a.attr for a in ir.DictAttr(d)}
+            entries["jax.result_info"] = ir.StringAttr.get("result" + tree_util.keystr(path))
+            new.append(ir.DictAttr.get(entries))
+        main.attributes["res_attrs"] = ir.ArrayAttr.get(new)
 
 
 def clone_module(module: ir.Module) -> ir.Module:
@@ -110,6 +147,14 @@ class Compiled:
 
     def cost_analysis(self):
         return self._exe.cost_analysis()
+
+    def memory_analysis(self):
+        analysis = getattr(self._exe, "memory_analysis", None)
+        if analysis is None:
+            raise NotImplementedError(f"Compiled.memory_analysis: the "
+                                      f"{type(self._exe).__name__} backend reports no memory "
+                                      f"statistics")
+        return analysis()
 
     def __call__(self, *args, **kwargs):
         from mjax.core import aval_of_value, to_numpy

@@ -185,6 +185,10 @@ class Executable:
     def cost_analysis(self) -> dict:
         return dict(self.loaded.cost_analysis())
 
+    def memory_analysis(self):
+        """XLA's CompiledMemoryStats (argument, output and temporary sizes in bytes)."""
+        return self.loaded.get_compiled_memory_stats()
+
 
 class XlaBackend:
     """Compiles StableHLO with XLA and moves host data to devices."""

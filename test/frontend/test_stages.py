@@ -2,6 +2,7 @@
 import re
 
 import numpy as np
+import pytest
 from jaxlib.mlir import ir
 
 import mjax
@@ -105,3 +106,19 @@ def test_make_jaxpr_mlir_and_lowered_keep_locations():
     lowered = mjax.jit(f).lower(X, 2.0)
     locs = [(fn, int(ln)) for fn, ln, _ in _locations(lowered.as_text(debug_info=True))]
     assert (__file__, lineno) in locs
+
+
+@pytest.mark.parametrize("fn,args", [
+    (lambda x, y: 2 * x + y, (3, 4)),
+    (lambda d, t: ({"a": d["x"], "b": t[0]}, t[1] * 2), ({"x": 1.0}, (2.0, 3))),
+    (lambda x: (x, [x * x]), (np.ones(3, np.float32),))])
+def test_lowered_text_and_memory_analysis_as_jax(fn, args):
+    # (201 AOT page: print(lowered.as_text()) and compiled.memory_analysis())
+    import jax
+
+    def run(lib):
+        lowered = lib.jit(fn).trace(*args).lower()
+        stats = lowered.compile().memory_analysis()
+        return lowered.as_text(), (stats.argument_size_in_bytes,
+                                   stats.output_size_in_bytes)
+    assert run(mjax) == run(jax)
