@@ -107,6 +107,17 @@ KNOWN = {
                                  "mjax's dialect has no stack op (lax.stack is "
                                  "broadcast_in_dim + concatenate)",
     ("transformations_101", 22): "the cell reads `.val` of JAX's internal VmapTracer",
+    ("jit_201", 11): "jax_explain_cache_misses: JAX's text names the function's id() (a "
+                     "number that differs run to run) and words the reasons otherwise",
+    ("jit_201", 20): "jax.new_ref (JAX's mutable array refs) is not in mjax",
+    ("debugging_201", 11): "jax_debug_nans: JAX's jnp.log is itself a jit function, so its "
+                           "eager call prints the jit de-optimization line; the "
+                           "FloatingPointError's text in mjax also names the user's line",
+    ("debugging_201", 12): "as cell 11: JAX prints the de-optimization line twice (the "
+                           "user's jit, then jnp.log's own jit)",
+    ("callbacks_201", 22): "pure_callback inside shard_map: mjax runs shard_map bodies "
+                           "under vmap, which a pure_callback without vmap_method refuses "
+                           "(JAX calls it once per device)",
 }
 
 TUTORIALS = {
@@ -135,6 +146,11 @@ TUTORIALS = {
     "random_101": "",
     "state_101": "",
     "transformations_101": "",
+    "jit_201": "",
+    "control_flow_201": "",
+    "debugging_201": "",
+    "callbacks_201": "",
+    "aot_201": "",
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
