@@ -13,6 +13,7 @@ Needs the `iree` extra: `pip install -e ".[iree]"`.
 from __future__ import annotations
 
 import atexit
+import collections
 import gc
 import hashlib
 import re
@@ -173,7 +174,7 @@ class IreeExecutable:
             return [IreeBuffer(r, dev) for r in self._run(buffers)]
         # One worker runs executions in call order, so an argument made by an earlier
         # call is ready when a later one reads it.
-        future = self.backend.executor().submit(self._run, list(buffers))
+        future = self.backend.submit(self._run, list(buffers))
         return [IreeBuffer(None, dev, (future, i)) for i in range(len(self.out_avals))]
 
     def run_numpy(self, *arrays) -> list[np.ndarray]:
@@ -205,6 +206,7 @@ class IreeBackend:
         self.stats = {"compiles": 0, "cache_hits": 0}
         self.compile_listeners: list = []
         self._executor = None
+        self._in_flight = collections.deque()   # submitted executions, oldest first
         self._live = weakref.WeakSet()     # this backend's IreeBuffers
         self._programs = weakref.WeakSet()     # and IreeExecutables
         atexit.register(self.close)
@@ -218,6 +220,7 @@ class IreeBackend:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
+        self._in_flight.clear()
         gc.collect()
         for buf in list(self._live):
             buf.delete()
@@ -253,6 +256,28 @@ class IreeBackend:
             from concurrent.futures import ThreadPoolExecutor
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="mjax-iree")
         return self._executor
+
+    def submit(self, run, buffers):
+        """Queues an execution on the worker; waits for the oldest while more than
+        _MAX_IN_FLIGHT are queued. (A caller that never reads its results would otherwise
+        queue without bound: 10^5 quick calls left ~50,000 executions, ~100 MB, waiting.)"""
+        future = self.executor().submit(run, buffers)
+        queue = self._in_flight
+        # Weak references: a finished execution's results are freed with their buffers
+        # (the worker holds a queued execution's future until it has run).
+        queue.append(weakref.ref(future))
+        while queue:
+            try:
+                oldest = queue[0]()
+                if len(queue) <= _MAX_IN_FLIGHT and oldest is not None and \
+                        not oldest.done():
+                    break
+                queue.popleft()
+            except IndexError:      # (another thread took it)
+                break
+            if oldest is not None:
+                oldest.exception()  # waits; an error is raised where a result is read
+        return future
 
     # ---- DLPack ----------------------------------------------------------------------
     def from_dlpack(self, producer, device=None, copy=None) -> IreeBuffer:
@@ -376,6 +401,7 @@ class IreeBackend:
         return ctx.modules[module.name]["main"]
 
 
+_MAX_IN_FLIGHT = 16    # executions queued ahead of the caller (each holds ~1.5 kB)
 _HAL_ALIGNMENT = 64    # bytes: IREE's heap buffers and what its kernels assume
 
 _ALIASING = re.compile(r"(tf\.aliasing_output|jax\.buffer_donor)\s*=\s*[^,}]*(,\s*)?")

@@ -15,7 +15,9 @@ compute something other than what StableHLO (and XLA) specify, or fail to compil
 - `stablehlo.scatter`: updates at out-of-range indices must be skipped, and IREE writes
   them out of bounds. Operands get a window of padding, invalid index vectors point into
   it, the results are sliced back. A scatter of zero updates (IREE's compiler crashes on
-  it) is its operands.
+  it) is its operands. A scatter with batching dimensions (vmap of an indexed update),
+  which IREE rejects, first becomes one without: each batching dimension is one more
+  index component (an iota) and an inserted window dimension.
 - `chlo.top_k`: JAX puts the lower index first among equal values, IREE's top_k does
   not: a descending sort with ties broken by index, then a slice.
 - `stablehlo.while`: its results go behind an optimization barrier (IREE's stream
@@ -248,7 +250,10 @@ def _scatter(op) -> bool:
         return True
     dn = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
     if list(dn.input_batching_dims):
-        return False         # batched scatters: IREE rejects them anyway
+        op = _unbatched_scatter(op, dn)
+        n = (len(op.operands) - 1) // 2
+        inputs, indices = list(op.operands[:n]), op.operands[n]
+        dn = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
     shape = list(ir.RankedTensorType(inputs[0].type).shape)
     if 0 in shape:
         return False         # nothing to write into
@@ -325,6 +330,50 @@ def _scatter(op) -> bool:
             old.replace_all_uses_with(cut)
     op.erase()
     return True
+
+
+def _unbatched_scatter(op, dn):
+    """The same scatter without batching dimensions (IREE rejects them: vmap of an indexed
+    update). Each batching dimension becomes one more index vector component, an iota
+    along the indices' batching dimension, and an inserted window dimension. Returns the
+    new op (the old one is erased)."""
+    n = (len(op.operands) - 1) // 2
+    indices = op.operands[n]
+    idx_type = ir.RankedTensorType(indices.type)
+    idx_shape, idx_elem = list(idx_type.shape), idx_type.element_type
+    v = dn.index_vector_dim
+    with op.location, ir.InsertionPoint(op):
+        if v == len(idx_shape):      # (an implicit trailing index vector dimension of 1)
+            idx_shape = idx_shape + [1]
+            indices = stablehlo.ReshapeOp(ir.RankedTensorType.get(idx_shape, idx_elem),
+                                          indices).result
+        column_shape = idx_shape[:v] + [1] + idx_shape[v + 1:]
+        column_type = ir.RankedTensorType.get(column_shape, idx_elem)
+        columns = [indices] + [stablehlo.IotaOp(column_type, d).result
+                               for d in dn.scatter_indices_batching_dims]
+        idx_shape[v] += len(columns) - 1
+        indices = stablehlo.ConcatenateOp(columns, v).result
+        numbers = stablehlo.ScatterDimensionNumbers.get(
+            update_window_dims=list(dn.update_window_dims),
+            inserted_window_dims=sorted(list(dn.inserted_window_dims) +
+                                        list(dn.input_batching_dims)),
+            input_batching_dims=[], scatter_indices_batching_dims=[],
+            scattered_dims_to_operand_dims=list(dn.scattered_dims_to_operand_dims) +
+            list(dn.input_batching_dims),
+            index_vector_dim=v)
+        attributes = {name: op.attributes[name] for name in op.attributes}
+        attributes["scatter_dimension_numbers"] = numbers
+        # (the iota components may break a promise of sorted indices)
+        attributes["indices_are_sorted"] = ir.BoolAttr.get(False)
+        new = ir.Operation.create(
+            "stablehlo.scatter", results=[r.type for r in op.results],
+            operands=list(op.operands[:n]) + [indices] + list(op.operands[n + 1:]),
+            attributes=attributes, regions=1)
+        op.regions[0].blocks[0].append_to(new.regions[0])
+    for old, res in zip(op.results, new.results):
+        old.replace_all_uses_with(res)
+    op.erase()
+    return new
 
 
 def _top_k(op) -> bool:

@@ -43,8 +43,6 @@ IREE_UNSUPPORTED_CONSTRUCTS = {
     r"Number of devices 1 must be >= the product of mesh_shape": "multi-device: a mesh "
                                                                   "of several devices",
     r"requires \d+ logical devices, but only 1": "multi-device: several devices",
-    r"'iree_linalg_ext\.scatter' op expected indices": "scatter with batching dimensions "
-                                                       "(vmap of an indexed update)",
 }
 
 # 3. Single tests, each with why it cannot pass on IREE.
@@ -82,16 +80,6 @@ IREE_UNSUPPORTED = {
         "a non-associative window reduction (a * 0.9 + b): the order of application is "
         "unspecified and IREE's differs from XLA's",
     # IREE compiler or runtime failures (IREE 3.13), open.
-    **{f"test_vmap_indexing.py::test_scatter_add_duplicates_and_drop[{axes}]":
-       "vmap of a scatter with out-of-range indices: IREE does not skip them in a "
-       "scatter with batching dimensions (the unbatched rewrite does not apply)"
-       for axes in ("(None, 0, None)", "(0, 0, None)", "(None, 0, 0)", "(0, 0, 0)")},
-
-    "test_random.py::test_samplers_under_vmap":
-        "IREE codegen error: 'write affecting operations on global resources are "
-        "restricted to workgroup distributed contexts'",
-    "test_random.py::test_gradients_through_samples_match_jax":
-        "IREE runtime error: 'transient buffer has not been committed'",
     "test_control_flow_ad.py::test_grad_matches_jax[cond_in_scan_prog]":
         "IREE runtime error: 'indirect buffer reference slot 0 is out range' (cond in scan)",
     "test_control_flow_ad.py::test_jacobians_and_hessian_of_loops[cond_in_scan_prog]":

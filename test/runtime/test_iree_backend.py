@@ -175,6 +175,31 @@ def test_out_of_range_scatter_indices_are_skipped():
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
+@pytest.mark.parametrize("mode", ["drop", "clip"])
+def test_batched_scatters_with_out_of_range_indices(mode):
+    # vmap of a scatter is a scatter with batching dimensions, which IREE rejected: the
+    # backend turns the batch into iota index components. Out-of-range indices are still
+    # dropped or clamped.
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4, 5, 3)).astype(np.float32)
+    upd = rng.normal(size=(4, 2, 3)).astype(np.float32)
+    ids = np.array([[1, 1], [0, 9], [4, 4], [-1, 3]])
+    dn = mjax.lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                          scatter_dims_to_operand_dims=(0,))
+    f = mjax.vmap(lambda a, i, u: mjax.lax.scatter_add(a, i[:, None], u, dn, mode=mode))
+    got = np.asarray(mjax.jit(f, backend="iree")(x, ids, upd))
+    want = x.copy()
+    for b in range(4):
+        for i, row in zip(ids[b], upd[b]):
+            if mode == "clip" or 0 <= i < 5:
+                want[b, min(max(i, 0), 4)] += row
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    nested = mjax.vmap(mjax.vmap(lambda a, i: a.at[i].set(-1.0)))
+    rows, cols = np.zeros((2, 3, 6), np.float32), rng.integers(0, 6, size=(2, 3, 2))
+    got = np.asarray(mjax.jit(nested, backend="iree")(rows, cols))
+    np.testing.assert_array_equal(got, np.asarray(mjax.jit(nested)(rows, cols)))
+
+
 def test_scatter_of_no_updates_leaves_the_operand():
     # IREE's compiler crashed on a scatter of zero updates (x.at[False].add(1)).
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -352,3 +377,28 @@ def test_interpreter_exit_is_clean_with_iree_objects_in_cycles():
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == [str(float(7 * 2 * 1024))]
     assert "leaked" not in out.stderr, out.stderr[-3000:]
+
+
+def test_unread_results_do_not_queue_executions_without_bound():
+    # Dispatch is asynchronous; a loop that never reads its results queued every call
+    # (10^5 calls: ~50,000 waiting executions, ~100 MB). At most _MAX_IN_FLIGHT wait now,
+    # and a finished execution is not kept alive by the queue.
+    import weakref
+
+    from mjax.runtime.iree import _MAX_IN_FLIGHT
+    f = mjax.jit(lambda a: a * 2.0 + 1.0, backend="iree")
+    x = mjax.device_put(np.arange(256, dtype=np.float32), mjax.devices("iree")[0])
+    f(x).block_until_ready()
+    outs = []
+    for _ in range(1000):
+        outs.append(f(x))
+        assert sum(not y._buf.is_ready() for y in outs[-2 * _MAX_IN_FLIGHT:]) \
+            <= _MAX_IN_FLIGHT + 1
+    want = np.arange(256, dtype=np.float32) * 2.0 + 1.0
+    for y in outs[::97] + outs[-1:]:
+        np.testing.assert_array_equal(np.asarray(y), want)
+    future = weakref.ref(f(x)._buf._pending[0])     # result dropped unread
+    f(x).block_until_ready()
+    import gc
+    gc.collect()
+    assert future() is None
