@@ -251,6 +251,32 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
                   "vjp_objects_301": "", "custom_derivatives_301": "", "cookbook_301": "",
                   "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
                   "export": DOCTEST_PRELUDE, "compilation_cache": ""})
+_HIJAX = ("jax.experimental.hijax (VJPHiPrimitive: user-defined primitives with their own "
+          "vjp_fwd/vjp_bwd and structured residuals) is not in mjax; later cells use the "
+          "primitives those cells define (or, with them undefined, earlier definitions)")
+_REFS = ("jax.new_ref / jax.Ref / VJP.with_refs (mutable array references, gradients "
+         "accumulated into refs) are not in mjax")
+_VJP_STATE = ("mjax's VJP object (a tree_util.Partial) keeps the primal inputs as its "
+              "leaves and re-runs the forward pass when called on other values; JAX's VJP "
+              "object keeps args_res (arguments needed verbatim, NotNeeded() otherwise) "
+              "and opaque_residuals (computed values) as separate fields")
+KNOWN.update({
+    ("vjp_objects_301", 5): _VJP_STATE + ": no args_res attribute",
+    ("vjp_objects_301", 7): _VJP_STATE + ": 2 leaves (W1, x0), JAX's 4 (W1, x0 and two "
+                            "residuals of tanh(x @ W))",
+    ("vjp_objects_301", 9): _VJP_STATE + ": no args_res to assign into",
+    **{("custom_derivatives_301", i): _HIJAX
+       for i in (0, 1, 6, 7, 9, 12, 13, 14, 17, 22, 24, 26, 27, 32, 33, 35, 36, 37, 38, 39,
+                 40, 41, 42, 43, 44, 45, 46, 48, 49)},
+    ("custom_derivatives_301", 30): _REFS,
+    ("cookbook_301", 11): "mjax has no jax.linear_transpose user API yet (its transpose "
+                          "rules serve vjp only)",
+    **{("array_refs", i): _REFS for i in (0, 1, 2, 3, 6, 7, 9, 10, 11, 12, 15, 16, 17, 18,
+                                          19, 20, 22, 23, 24, 25, 26, 27, 28, 30)},
+    **{("refs_301", i): _REFS for i in (1, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 18)},
+    ("compilation_cache", 7): "jax_mock_gpu_topology (compiling for a mocked multi-GPU "
+                              "topology) is a GPU option mjax does not have",
+})
 
 
 # ---- the Pallas pages -----------------------------------------------------------------
