@@ -120,7 +120,6 @@ REASONS = {
     "jax.closure_convert": f"{NOT_YET}",
     "jax.linear_transpose": f"{NOT_YET} as a user API (the transpose rules exist, used by "
                             "--jaxpr-vjp)",
-    "jax.fwd_and_bwd": f"{NOT_YET}",
     "jax.smap": f"{NOT_YET}: the experimental single-axis shard_map",
     "jax.softmax_custom_jvp": "a deprecated JAX flag without effect in mjax",
     "jax.ensure_compile_time_eval": f"{NOT_YET}",

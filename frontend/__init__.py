@@ -22,6 +22,7 @@ from mjax.api import process_count, process_index  # noqa: F401
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
                      jacrev, jvp, linearize, remat, value_and_grad, vjp)
 from mjax.ad import checkpoint_policies  # noqa: F401
+from mjax.ad import fwd_and_bwd  # noqa: F401
 from mjax import ad_checkpoint  # noqa: F401
 from mjax.batching import vmap
 from mjax.pmap import pmap
@@ -55,4 +56,5 @@ __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "eval_shape", "jit", "local_device_count", "local_devices", "make_jaxpr",
            "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",
            "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "remat", "value_and_grad", "vjp", "vmap", "shard_map"]
+           "linearize", "remat", "value_and_grad", "vjp", "vmap", "shard_map",
+           "fwd_and_bwd"]

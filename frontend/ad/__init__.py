@@ -16,7 +16,8 @@ from mjax.ad.forward import jvp
 from mjax.ad.reverse import grad, linearize, value_and_grad, vjp
 from mjax.ad.jacobians import hessian, jacfwd, jacobian, jacrev
 from mjax.ad.custom import checkpoint, custom_jvp, custom_vjp, remat
+from mjax.ad.fwd_bwd import fwd_and_bwd
 
 __all__ = ["call_args", "emit", "emit_call", "stage_function", "staged", "jvp", "grad",
            "linearize", "value_and_grad", "vjp", "hessian", "jacfwd", "jacobian", "jacrev",
-           "checkpoint", "custom_jvp", "custom_vjp", "remat"]
+           "checkpoint", "custom_jvp", "custom_vjp", "remat", "fwd_and_bwd"]

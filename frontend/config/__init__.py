@@ -408,6 +408,43 @@ persistent_cache_min_compile_time_secs = float_option(
     "jax_persistent_cache_min_compile_time_secs", 1.0,
     "Only executables that took at least this long to compile are cached on disk.",
     on_change=_set_cache_min_time)
+persistent_cache_enable_xla_caches = string_option(
+    "jax_persistent_cache_enable_xla_caches", "xla_gpu_per_fusion_autotune_cache_dir",
+    "XLA's own GPU caches (per-fusion autotuning results) kept under the compilation "
+    "cache directory: 'none', 'all' or their XLA flag names. Accepted as in JAX; they "
+    "hold GPU autotuning only, which mjax's XLA compiles do not keep on disk, so it has "
+    "no effect on what mjax caches.")
+
+
+def _set_logging_level(value):
+    """As JAX: the level (and, unless NOTSET, a stderr handler) on mjax's root logger;
+    None leaves the level as it is."""
+    import logging
+    logger = logging.getLogger("mjax")
+    logger.removeHandler(_log_handler)
+    if value is None:
+        return
+    logger.setLevel(value)
+    if value != "NOTSET":
+        logger.addHandler(_log_handler)
+
+
+def _make_log_handler():
+    import logging
+    import sys
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(
+        "{levelname}:{asctime}:{name}:{lineno}: {message}", style="{"))
+    return handler
+
+
+_log_handler = _make_log_handler()
+logging_level = enum_option(
+    "jax_logging_level", "NOTSET", ("NOTSET", "DEBUG", "INFO", "WARNING", "ERROR",
+                                    "CRITICAL"),
+    "Logging level of all mjax loggers ('mjax' and below), with a stderr handler unless "
+    "'NOTSET'; None leaves the level unset. (JAX's also sets its C++ logging level.)",
+    optional=True, on_change=_set_logging_level)
 persistent_cache_min_entry_size_bytes = int_option(
     "jax_persistent_cache_min_entry_size_bytes", 0,
     "Only executables at least this large are cached on disk.",

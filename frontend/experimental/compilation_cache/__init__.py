@@ -1,0 +1,1 @@
+"""`mjax.experimental.compilation_cache`: JAX's module path of the persistent cache API."""
