@@ -1031,7 +1031,12 @@ def eye(N, M=None, k=0, dtype=None):
     dtype = _dt.default_float() if dtype is None else _dt.check_user_dtype(dtype, "eye")
     r = lax.broadcasted_iota(_dt.int32, (N, M), 0)
     c = lax.broadcasted_iota(_dt.int32, (N, M), 1)
-    return astype(lax.eq(lax.add(r, lax.full_like(r, k)), c), dtype)
+    return astype(lax.eq(lax.add(r, _diagonal_offset(r, k)), c), dtype)
+
+
+def _diagonal_offset(r, k):
+    # A Python int stays a scalar operand (JAX's jaxpr: `add b 0:i32[]`)
+    return k if type(k) is int else lax.full_like(r, k)
 
 
 def identity(n, dtype=None):
@@ -1042,8 +1047,9 @@ def tri(N, M=None, k=0, dtype=None):
     M = N if M is None else M
     dtype = None if dtype is None else _dt.check_user_dtype(dtype, "tri")
     r = lax.broadcasted_iota(_dt.int32, (N, M), 0)
+    r = lax.add(r, _diagonal_offset(r, k))    # (before the column iota: JAX's order)
     c = lax.broadcasted_iota(_dt.int32, (N, M), 1)
-    return astype(lax.ge(lax.add(r, lax.full_like(r, k)), c), dtype or _dt.default_float())
+    return astype(lax.ge(r, c), dtype or _dt.default_float())
 
 
 def tril(m, k=0):

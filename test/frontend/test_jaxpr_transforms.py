@@ -146,3 +146,18 @@ def test_no_transformation_prints_the_trace():
     assert "jit[" in str(closed)
     assert str(closed) == str(jax.make_jaxpr(
         lambda x: jax.jit(lambda y: jjnp.sin(y) * 2.0)(x) + 1.0)(X))
+
+
+@pytest.mark.parametrize("program", [
+    lambda N: (lambda x: N.eye(3) + x),          # all-concrete arguments under a trace
+    lambda N: (lambda x: N.tri(3, k=1) + x),
+    lambda N: (lambda x: N.std(N.ones(4)) * x),
+])
+def test_jnp_composites_are_staged_inline(program):
+    """jnp functions that run as one compiled program eagerly are staged equation by
+    equation under a trace (no `jit[name=call]`), as JAX prints them."""
+    want = str(jax.make_jaxpr(program(jjnp))(X))
+    got = str(mjax.make_jaxpr(program(jnp))(X))
+    assert "jit[" not in got
+    if "jit[" not in want:
+        assert got == want
