@@ -52,10 +52,10 @@ PROGRAMS = {
     "jit_of_grad": lambda J, N: (J.jit(J.grad(N.sin)), (X,)),
 }
 
-_BASIS = ("jacobians: JAX builds the standard basis with split and a second "
-          "convert_element_type, and keeps the dead primal `sin a` of jvp; mjax adds the "
-          "offset of eye as broadcast_in_dim + add and drops dead equations the "
-          "expansion made")
+_BASIS = ("jacobians: JAX splits its standard basis and the result per argument (split, "
+          "a second convert_element_type), prints broadcast_dimensions=(np.int64(1),), "
+          "and jacfwd keeps the dead primal `sin a`; mjax slices the basis by reshape and "
+          "its vmap of the jvp drops dead equations")
 DIFFERENT = {
     "grad_where": ("JAX's jnp.where is a nested jit[name=_where] (its transpose too); mjax "
                    "stages select_n inline, and transposes select_n with a scalar zero"),
