@@ -6,6 +6,8 @@ are inlined and a cleanup close to what JAX's tracing leaves is applied:
 
   - identical pure equations are merged (grad's primal call and the forward part of its
     vjp compute the same values once, as JAX's linearization does);
+  - the values a forward part computes beside the user's equations (residuals) come
+    right after the equation they follow there, as JAX's linearization emits them;
   - dead equations are removed only when the expansion made them: the user's own
     equations stay even when unused (JAX prints them with `_` outputs).
 
@@ -13,8 +15,9 @@ are inlined and a cleanup close to what JAX's tracing leaves is applied:
   ==>
     { lambda ; a:f32[]. let _:f32[] = sin a; b:f32[] = cos a; c:f32[] = mul 1.0 b in (c,) }
 
-Calls the user staged with `jit` stay nested jits where the expansion did not rewrite
-them. None of this touches the module that is compiled.
+Calls the user staged with `jit` stay nested jits (their bodies cleaned the same way)
+where the expansion did not rewrite them. None of this touches the module that is
+compiled.
 """
 from __future__ import annotations
 
