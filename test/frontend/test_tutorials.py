@@ -151,6 +151,9 @@ TUTORIALS = {
     "debugging_201": "",
     "callbacks_201": "",
     "aot_201": "",
+    "default_dtypes": "",
+    "type_promotion": "import jax\nimport jax.numpy as jnp\n",   # (the page assumes them)
+    "faq": "",
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
