@@ -124,6 +124,7 @@ def _merge_identical(block) -> None:
     """
     from mjax.passes.ir_util import has_effects
     seen = {}
+    with_bodies = {}  # (name, operands, attributes) -> the user's cond/scan/while
     position = {}     # value -> position of the equation defining it (block order)
     anchor = None     # where the next residual goes: after this equation
     for i, op in enumerate(list(block.operations)):
@@ -134,6 +135,13 @@ def _merge_identical(block) -> None:
         position.update((r, float(i)) for r in op.results)
         if _FWD not in op.attributes:
             anchor = None
+        if len(op.regions) and isinstance(op.opview, JaxprOp):
+            key = _key(op)[:3]
+            if _USER in op.attributes:
+                with_bodies[key] = op
+            elif _FWD in op.attributes and key in with_bodies:
+                anchor = _replace_extended(with_bodies.pop(key), op, position)
+            continue
         view = op.opview
         if (not isinstance(view, JaxprOp) or not view.pure or len(op.regions)
                 or op.name == "jaxpr.checkpoint"
@@ -153,6 +161,22 @@ def _merge_identical(block) -> None:
         if _FWD in op.attributes and _USER in first.attributes:
             anchor = first
         op.erase()
+
+
+def _replace_extended(user, fwd, position):
+    """The forward part's version of a user's cond/scan/while (the same operands, the
+    user's results first, then residuals) takes the place of the user's when nothing
+    reads the user's: JAX's linearization has only that one. Returns the next anchor."""
+    if any(list(r.uses) for r in user.results) or len(fwd.results) < len(user.results) or \
+            any(a.type != b.type for a, b in zip(user.results, fwd.results)):
+        return None
+    fwd.move_after(user)
+    at = position.get(user.results[0], -1.0) if len(user.results) else -1.0
+    for r in fwd.results:
+        position[r] = at
+    fwd.attributes[_USER] = ir.UnitAttr.get()
+    user.erase()
+    return fwd
 
 
 def _move_after(op, anchor, position):

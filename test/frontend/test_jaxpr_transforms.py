@@ -50,6 +50,12 @@ PROGRAMS = {
     "jacrev_sin": lambda J, N: (J.jacrev(N.sin), (V,)),
     "hessian_cube": lambda J, N: (J.hessian(lambda x: x ** 3), (X,)),
     "jit_of_grad": lambda J, N: (J.jit(J.grad(N.sin)), (X,)),
+    "grad_scan": lambda J, N: (J.grad(lambda x: J.lax.scan(
+        lambda c, _: (N.sin(c), None), x, None, length=3)[0]), (X,)),
+    "grad_has_aux": lambda J, N: (J.grad(lambda x: (N.sin(x), x * 2), has_aux=True), (X,)),
+    "vjp_inside": lambda J, N: (lambda x: J.vjp(N.sin, x)[1](x), (X,)),
+    "linearize_inside": lambda J, N: (lambda x: J.linearize(N.sin, x)[1](x), (X,)),
+    "grad_stop_gradient": lambda J, N: (J.grad(lambda x: x * J.lax.stop_gradient(x)), (X,)),
 }
 
 _BASIS = ("jacobians: JAX splits its standard basis and the result per argument (split, "
