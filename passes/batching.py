@@ -260,12 +260,23 @@ def _sym(name):
 
 
 def _custom_vjp_bwd_batch(batcher, op, vals, dims, b):
-    # A bwd rule not traced yet (vmap of a pullback): traced now, batched as a call of it.
-    from mjax.passes.forward_mode import untraced_bwd_name
-    bwd = untraced_bwd_name(batcher.ex, op)
-    new, out_dims = batch_function(batcher.ex, bwd, dims, batcher.axis_size,
-                                   batcher.axis_name, False, op)
-    return batcher.ex.call(b, new, vals), out_dims
+    # A pullback's bwd rule not traced yet (vmap of a pullback, as jacrev): it stays
+    # untraced, the batched op naming the rules batched the same way once traced. Batched
+    # residuals move to 0, cotangents all to 0 (they match the batched function's results,
+    # whose signature gives the op's types), results come at 0.
+    ex, p = batcher.ex, op.opview.params
+    size, name = batcher.axis_size, batcher.axis_name
+    n_res = p["num_residuals"]
+    callee = str(p["callee"])
+    ins, _ = ex.fns.signature(callee)
+    f, _ = batch_function(ex, callee, [0] * len(ins), size, name, True, op)
+    res = [moveaxis(b, v, d, 0) if d is not None else v
+           for v, d in zip(vals[:n_res], dims[:n_res])]
+    cts = [bdim_at(b, v, d, 0) for v, d in zip(vals[n_res:], dims[n_res:])]
+    bwd_dims = [None if d is None else 0 for d in dims[:n_res]] + [0] * len(cts)
+    rule = custom_rules.batched(p["rule"], [0] * len(ins), ins, size, name, bwd_dims)
+    outs = ex.call(b, f, res + cts, cls=T.CustomVjpBwdOp, rule=rule, num_residuals=n_res)
+    return outs, [0] * len(outs)
 
 
 def _internal(batcher, op, vals, dims, b):

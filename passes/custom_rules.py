@@ -40,7 +40,7 @@ MARK = "mjax.custom_rule"
 # hold tracers (of traces that have ended: their modules) much more tightly.
 _ENTRIES: "collections.OrderedDict[str, object]" = collections.OrderedDict()
 _HEAVY: "collections.OrderedDict[str, None]" = collections.OrderedDict()
-MAX_SOURCES, MAX_HEAVY_SOURCES = 4096, 64
+MAX_SOURCES, MAX_HEAVY_SOURCES = 16384, 64
 _ids = itertools.count()
 _lock = threading.Lock()
 
@@ -137,11 +137,12 @@ def _traced(ex) -> dict:
 class _Batched:
     """The rules of `base` batched as vmap batches a custom call: every argument at 0
     (custom_jvp: the unbatched ones stay unbatched), so the rules keep matching the
-    batched function."""
+    batched function; a pullback's bwd (custom_vjp_bwd) along `bwd_dims`."""
 
-    def __init__(self, base, dims, ins, axis_size, axis_name):
+    def __init__(self, base, dims, ins, axis_size, axis_name, bwd_dims=None):
         self.base, self.dims, self.ins = base, tuple(dims), list(ins)
         self.axis_size, self.axis_name = axis_size, axis_name
+        self.bwd_dims = bwd_dims
 
     def materialize(self, ex, part, where):
         from mjax.passes.batching import batch_function
@@ -151,21 +152,26 @@ class _Batched:
                                       if T.differentiable(a)]
         elif part == "fwd":
             dims = list(self.dims)
+        elif self.bwd_dims is not None:
+            dims = list(self.bwd_dims)
         else:   # bwd: residuals and cotangents, all batched (fwd batched everything at 0)
             dims = [0] * len(ex.fns.signature(rule)[0])
         return batch_function(ex, rule, dims, self.axis_size, self.axis_name, True, where)[0]
 
 
-def batched(handle: str, dims, ins, axis_size: int, axis_name) -> str:
+def batched(handle: str, dims, ins, axis_size: int, axis_name, bwd_dims=None) -> str:
     """The handle of `handle`'s rules batched along `dims` (see _Batched)."""
     dims = tuple(-1 if d is None else d for d in dims)
     key = f"{handle}|vmap{dims}x{axis_size}@{axis_name}"
+    if bwd_dims is not None:
+        bwd_dims = tuple(None if d is None or d == -1 else d for d in bwd_dims)
+        key += f"bwd{tuple(-1 if d is None else d for d in bwd_dims)}"
     with _lock:
         if key not in _ENTRIES:
             if handle not in _ENTRIES:
                 return key    # (unknown base: fails, naming the op, when traced)
             _ENTRIES[key] = _Batched(handle, [None if d == -1 else d for d in dims], ins,
-                                     axis_size, axis_name)
+                                     axis_size, axis_name, bwd_dims)
     return key
 
 

@@ -258,12 +258,8 @@ def _custom_vjp_bwd_jvp(jvp: Jvp, op, pairs):
     differentiated as a call of it."""
     if all(t is None for _, t in pairs):
         return jvp.copy(op, pairs)
-    return _call_jvp(jvp, op, pairs, callee=untraced_bwd_name(jvp.ex, op))
-
-
-def untraced_bwd_name(ex, op) -> str:
-    """The bwd rule a custom_vjp_bwd stands for, traced now if not yet."""
-    return materialize(ex, op.opview.params["rule"], "bwd", op)
+    bwd = materialize(jvp.ex, op.opview.params["rule"], "bwd", op)
+    return _call_jvp(jvp, op, pairs, callee=bwd)
 
 
 def _internal(jvp, op, pairs):
@@ -336,5 +332,5 @@ def expand_jvp_op(ex, op) -> None:
     ex.replace(op, ex.call(Builder(ir.InsertionPoint(op), op.location), new, op.operands))
 
 
-__all__ = ["JVP_NESTED", "Jvp", "untraced_bwd_name", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
+__all__ = ["JVP_NESTED", "Jvp", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
            "with_tangents"]

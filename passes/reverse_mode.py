@@ -265,8 +265,10 @@ def evaluable_linear(ex, lin_name: str) -> None:
     for op in nested_ops(ex.fns.get(lin_name)):
         view = op.opview
         if isinstance(view, T.CustomVjpTangentOp):
-            raise op_error(op, "cannot evaluate the linear map of a custom_vjp function "
-                               "forward (jvp of custom_vjp); use custom_jvp")
+            from mjax.passes.forward_mode import _CustomVjpJvpError   # (JAX's TypeError)
+            raise _CustomVjpJvpError(op, "'jaxpr.custom_vjp_tangent' op cannot evaluate "
+                                         "the linear map of a custom_vjp function forward "
+                                         "(jvp of custom_vjp); use custom_jvp")
         if isinstance(view, T.CheckpointTangentOp):
             p = view.params
             b = Builder(ir.InsertionPoint(op), op.location)

@@ -294,7 +294,6 @@ class _CustomRules:
         _wraps(fun)(self)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
-        self._handles: dict = {}       # call key -> rule handle (passes/custom_rules.py)
 
     def _has_rules(self) -> bool:
         raise NotImplementedError
@@ -369,21 +368,15 @@ class _CustomRules:
             t.aval = a
         return tree_util.tree_unflatten(call.out_tree, outs)
 
-    def _handle(self, call, unique=False) -> str:
-        """The rule handle of `call`: shared by calls with the same static arguments,
-        argument structure and types and consts (their rules trace the same)."""
+    def _handle(self, call) -> str:
+        """A new rule handle for `call`. Each staged call has its own, as JAX traces a
+        rule each time a differentiation meets a call: the rule's own call of the
+        function, differentiated again at a higher order, traces the rule again."""
         from mjax.passes import custom_rules
-        key = None if unique else (tuple(id(v) for v in call.nd), call.tree,
-                                   tuple(call.in_avals), tuple(id(v) for v in call.consts.values))
-        handle = self._handles.get(key) if key is not None else None
-        if handle is None or custom_rules.source_of(handle) is None:
-            # (a call holding tracers keeps their traces, hence modules, alive)
-            heavy = any(isinstance(v, Tracer) for v in call.consts.values) or bool(
-                _closed_over_tracers(self.fun))
-            handle = custom_rules.register(call, f"{call.name}_{self.kind}", heavy)
-            if key is not None:
-                self._handles[key] = handle
-        return handle
+        # (a call holding tracers keeps their traces, hence modules, alive)
+        heavy = any(isinstance(v, Tracer) for v in call.consts.values) or bool(
+            _closed_over_tracers(self.fun))
+        return custom_rules.register(call, f"{call.name}_{self.kind}", heavy)
 
     def _check_captures(self, call, traced, part):
         call.consts.check_captures(traced, f"the custom_{self.kind} {part} rule of "
@@ -627,7 +620,7 @@ class custom_vjp(_CustomRules):
             # bwd sees the residuals' values where JAX would, read from fwd's trace
             call.bwd_sources = (a_tr, root)
             _remember_bwd_sources(call)
-        handle = self._handle(call, unique=call.bwd_sources is not None)
+        handle = self._handle(call)
         _mark(module, a, handle, "fwd")
         outs = self._emit(call, leaves, T.CustomVjpCallOp, callee=Symbol(f), fwd=Symbol(a),
                           rule=handle)
@@ -746,8 +739,11 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
         static_kw = {k: kwargs.pop(k) for k in static_argnames if k in kwargs}
 
         def checkpoint_impl(*a, **kw):
-            traced = stage_function(lambda *d, **k: fun(*full(d), **k, **static_kw), a, kw,
-                                    name=getattr(fun, "__name__", "checkpoint"))
+            # (JAX traces the body to a jaxpr first: custom rules in it are traced only
+            # when differentiating it, by the passes)
+            with levels.at(0):
+                traced = stage_function(lambda *d, **k: fun(*full(d), **k, **static_kw), a,
+                                        kw, name=getattr(fun, "__name__", "checkpoint"))
             leaves = tree_util.tree_leaves((a, kw))
             outs = emit_call(traced.name, call_args(traced, leaves), traced.out_avals,
                              cls=T.CheckpointOp, prevent_cse=bool(prevent_cse), **extra)

@@ -475,7 +475,9 @@ def linearize(fun, *primals, has_aux=False):
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     try:
         split = _Split(fun, primals, diff_args, has_aux, "linearize")
-    except PassError:   # e.g. a custom_vjp function: jvp then raises JAX's error
+    except PassError as e:
+        if isinstance(e, TypeError):    # a custom_vjp function: JAX's TypeError
+            raise
         return _linearize_by_jvp(fun, primals, has_aux)
     out = tree_util.tree_unflatten(split.out_tree, split.outs)
     f_jvp = _LinearPartial(_LinearFun(split, fun), *split.args)
