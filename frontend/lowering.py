@@ -24,7 +24,20 @@ def lower_module(module: ir.Module) -> None:
         def after(name, m):
             run_pipeline(m, "jaxpr-verify")
     with context(), ir.Location.unknown(context()):
-        run_pipeline(module, pipeline_for(), after_each=after)
+        run_pipeline(module, compile_pipeline(), after_each=after)
+
+
+def compile_pipeline() -> list:
+    """pipeline_for() the default backend, for compiling a user's program: on a CPU, as
+    in JAX, a pallas_call with interpret=False is a ValueError (CPUs have no Pallas
+    compiler; the user asks for the interpreter), though pipeline_for("cpu") itself
+    interprets every call."""
+    from mjax.runtime.xla import default_platform
+    pipeline = pipeline_for()
+    if default_platform().lower() != "cpu":
+        return pipeline
+    return [(n, "platform=cpu" if n == "jaxpr-pallas-interpret" else o)
+            for n, o in pipeline]
 
 
 def pipeline_for(platform: str | None = None) -> list:

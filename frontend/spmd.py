@@ -165,13 +165,13 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
 
     from mjax.config import config
     from mjax.dialect import context
-    from mjax.lowering import lower_module, pipeline_for
+    from mjax.lowering import compile_pipeline, lower_module
     from mjax.passes import run_pipeline
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
         lower_module(module)
         return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
                                                            out_avals), text)
-    pipeline = pipeline_for()
+    pipeline = compile_pipeline()
     names = [name for name, _ in pipeline]
     cut = names.index("jaxpr-to-stablehlo")
     after = None

@@ -31,6 +31,8 @@ JAX: pallas/hlo_interpreter.py (pallas_call_hlo_interpret).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from jaxlib.mlir import ir
 
@@ -43,7 +45,7 @@ from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.interpreter import terminator
 from mjax.passes.ir_util import FunctionTable, entry_block, replace_op
 from mjax.passes.jaxpr_discharge_state import discharge_function
-from mjax.passes.registry import Pass, register_pass, walk_ops
+from mjax.passes.registry import Pass, PassError, register_pass, walk_ops
 
 
 def uninitialized(dtype) -> np.ndarray:
@@ -221,9 +223,19 @@ def _has_kernels(module) -> bool:
     return False
 
 
+class InterpretOnlyError(PassError, ValueError):
+    """A pallas_call with interpret=False compiled for a backend with no kernel compiler
+    (JAX raises ValueError there)."""
+
+
 @register_pass("jaxpr-pallas-interpret")
+@dataclass
 class JaxprPallasInterpretPass(Pass):
-    """Expand every jaxpr.pallas_call into a loop over its grid (Pallas interpret mode)."""
+    """Expand every jaxpr.pallas_call into a loop over its grid (Pallas interpret mode).
+    With `platform=cpu`, a call with interpret=false is an error, as in JAX: CPUs have
+    no Pallas compiler, only the interpreter, which the user asks for."""
+
+    platform: str = ""
 
     def run(self, module: ir.Module) -> None:
         if not _has_kernels(module):    # (a cheap check: this pass runs on every compile)
@@ -231,10 +243,15 @@ class JaxprPallasInterpretPass(Pass):
         calls = [op for op in walk_ops(module) if op.name == PallasCallOp.OPERATION_NAME]
         if not calls:
             return
+        if self.platform == "cpu":
+            for op in calls:
+                if not op.opview.params.get("interpret", False):
+                    raise InterpretOnlyError(op, "Only interpret mode is supported on CPU "
+                                                 "backend. (pallas_call(..., interpret=True))")
         fns = FunctionTable(module)
         cache: dict = {}
         for op in calls:
             expand_pallas_call(fns, op, cache)
 
 
-__all__ = ["JaxprPallasInterpretPass", "expand_pallas_call", "uninitialized"]
+__all__ = ["InterpretOnlyError", "JaxprPallasInterpretPass", "expand_pallas_call", "uninitialized"]

@@ -49,7 +49,7 @@ def test_out_of_bounds_reads_see_padding_nan():
         o_ref[...] = jnp.broadcast_to(jnp.sum(x_ref[...]), o_ref.shape)
     out = pl.pallas_call(kernel, out_shape=sds((8,)), grid=(3,),
                          in_specs=[pl.BlockSpec((3,), lambda i: (i,))],
-                         out_specs=pl.BlockSpec((3,), lambda i: (i,)))(x)
+                         out_specs=pl.BlockSpec((3,), lambda i: (i,)), interpret=True)(x)
     close(out[:6], [3, 3, 3, 12, 12, 12])
     assert np.isnan(np.asarray(out[6:])).all()
 
@@ -61,7 +61,7 @@ def test_int_padding_and_grid_as_int():
         o_ref[...] = x_ref[...] + 1
     out = pl.pallas_call(kernel, out_shape=sds((10,), np.int32), grid=3,
                          in_specs=[pl.BlockSpec((4,), lambda i: i)],
-                         out_specs=pl.BlockSpec((4,), lambda i: i))(x)
+                         out_specs=pl.BlockSpec((4,), lambda i: i), interpret=True)(x)
     np.testing.assert_array_equal(out, x + 1)
 
 
@@ -76,7 +76,8 @@ def test_masked_load_store_over_the_edge():
         mask = idx < n
         v = pl.load(x_ref, (pl.ds(i * b, b),), mask=mask, other=-1.0)
         pl.store(o_ref, (pl.ds(i * b, b),), v * 2.0, mask=mask)
-    out = pl.pallas_call(kernel, out_shape=sds((n,)), grid=(pl.cdiv(n, b),))(x)
+    out = pl.pallas_call(kernel, out_shape=sds((n,)), grid=(pl.cdiv(n, b),),
+                         interpret=True)(x)
     close(out, 2 * x)
 
 
@@ -86,7 +87,7 @@ def test_masked_load_other_fills():
     def kernel(x_ref, o_ref):
         mask = jnp.arange(8) % 2 == 0
         o_ref[...] = pl.load(x_ref, (slice(None),), mask=mask, other=5.0)
-    out = pl.pallas_call(kernel, out_shape=sds((8,)))(x)
+    out = pl.pallas_call(kernel, out_shape=sds((8,)), interpret=True)(x)
     close(out, np.where(np.arange(8) % 2 == 0, x, 5.0))
 
 
@@ -101,7 +102,7 @@ def test_ref_indexing_forms():
         row = x_ref.at[1]                          # a view
         o_ref[3, :] = row[...] + row[pl.ds(0, 6)]
     out = pl.pallas_call(kernel, out_shape=sds((4, 6)),
-                         input_output_aliases={})(x)
+                         input_output_aliases={}, interpret=True)(x)
     out = np.asarray(out)
     close(out[0], x[3])
     close(out[1], 2 * x[3])
@@ -117,7 +118,7 @@ def test_dynamic_integer_index_and_fori_loop_over_rows():
             o_ref[i, :] = x_ref[4 - i, :] + i.astype(jnp.float32)
             return c
         lax.fori_loop(0, 5, body, 0)
-    out = pl.pallas_call(kernel, out_shape=sds((5, 3)))(x)
+    out = pl.pallas_call(kernel, out_shape=sds((5, 3)), interpret=True)(x)
     close(out, x[::-1] + np.arange(5)[:, None])
 
 
@@ -130,7 +131,8 @@ def test_squeezed_block_dims():
     for sq in (None, pl.Squeezed(), pl.squeezed):
         out = pl.pallas_call(kernel, out_shape=sds((3, 8)), grid=(3,),
                              in_specs=[pl.BlockSpec((sq, 8), lambda i: (i, 0))],
-                             out_specs=pl.BlockSpec((sq, 8), lambda i: (i, 0)))(x)
+                             out_specs=pl.BlockSpec((sq, 8), lambda i: (i, 0)),
+                             interpret=True)(x)
         close(out, np.cumsum(x, axis=1), 1e-5)
 
 
@@ -148,7 +150,7 @@ def test_cond_and_when_write_refs():
             o_ref[...] = o_ref[...] * 10.0
     spec = pl.BlockSpec((None, 4), lambda i: (i, 0))
     out = pl.pallas_call(kernel, out_shape=sds((4, 4)), grid=(4,), in_specs=[spec],
-                         out_specs=spec)(x)
+                         out_specs=spec, interpret=True)(x)
     close(out, x * np.array([1, -1, 1, -10])[:, None])
 
 
@@ -164,7 +166,8 @@ def test_while_loop_reads_and_writes_scratch():
         ref[...] = ref[...] * 2.0
         return k + 1
     out = pl.pallas_call(kernel, out_shape=sds((8,)),
-                         scratch_shapes=[pl.MemoryRef((8,), jnp.float32)])(x)
+                         scratch_shapes=[pl.MemoryRef((8,), jnp.float32)],
+                         interpret=True)(x)
     close(out, 8 * x + 3)
 
 
@@ -180,7 +183,7 @@ def test_atomic_add_sums_blocks():
         del old
     out = pl.pallas_call(kernel, out_shape=sds((1,)), grid=(4,),
                          in_specs=[pl.BlockSpec((4,), lambda i: (i,))],
-                         out_specs=pl.BlockSpec((1,), lambda i: (0,)))(x)
+                         out_specs=pl.BlockSpec((1,), lambda i: (0,)), interpret=True)(x)
     close(out, [x.sum()], 1e-5)
 
 
@@ -210,7 +213,7 @@ def test_several_outputs_and_grid_spec():
     gs = pl.GridSpec(grid=(2,), in_specs=[pl.BlockSpec((3,), lambda i: (i,))],
                      out_specs=[pl.BlockSpec((3,), lambda i: (i,))] * 2)
     a, b = pl.pallas_call(kernel, out_shape=(sds((6,)), sds((6,), np.int32)),
-                          grid_spec=gs)(x)
+                          grid_spec=gs, interpret=True)(x)
     close(a, 2 * x)
     np.testing.assert_array_equal(b, (x > 0).astype(np.int32))
 
@@ -218,7 +221,8 @@ def test_several_outputs_and_grid_spec():
 def test_debug_prints_the_kernel(capsys):
     def kernel(x_ref, o_ref):
         o_ref[...] = x_ref[...]
-    pl.pallas_call(kernel, out_shape=sds((2,)), debug=True)(np.ones(2, np.float32))
+    pl.pallas_call(kernel, out_shape=sds((2,)), debug=True,
+                   interpret=True)(np.ones(2, np.float32))
     text = capsys.readouterr().out
     assert "jaxpr.ref_get" in text and "memref<2xf32>" in text
 
@@ -232,25 +236,30 @@ def test_block_shape_rank_mismatch():
     with pytest.raises(ValueError, match=r"Block shape for input 0 of _copy \(= \(4,\)\) must "
                                          r"have the same number of dimensions"):
         pl.pallas_call(_copy, out_shape=sds((4, 4)), grid=(1,),
-                       in_specs=[pl.BlockSpec((4,), lambda i: (i,))])(rnd(4, 4))
+                       in_specs=[pl.BlockSpec((4,), lambda i: (i,))],
+                       interpret=True)(rnd(4, 4))
 
 
 def test_bad_block_sizes():
     with pytest.raises(ValueError, match="must have positive sizes"):
         pl.pallas_call(_copy, out_shape=sds((4,)), grid=(1,),
-                       in_specs=[pl.BlockSpec((0,), lambda i: (i,))])(rnd(4))
+                       in_specs=[pl.BlockSpec((0,), lambda i: (i,))],
+                       interpret=True)(rnd(4))
     with pytest.raises(NotImplementedError, match="Element block dimensions"):
         pl.pallas_call(_copy, out_shape=sds((4,)), grid=(1,),
-                       in_specs=[pl.BlockSpec((pl.Element(2),), lambda i: (i,))])(rnd(4))
+                       in_specs=[pl.BlockSpec((pl.Element(2),), lambda i: (i,))],
+                       interpret=True)(rnd(4))
 
 
 def test_index_map_arity_and_results():
     with pytest.raises(ValueError, match=r"cannot take 2 argument\(s\): the grid \(2, 2\)"):
         pl.pallas_call(_copy, out_shape=sds((4,)), grid=(2, 2),
-                       in_specs=[pl.BlockSpec((2,), lambda i: (i,))])(rnd(4))
+                       in_specs=[pl.BlockSpec((2,), lambda i: (i,))],
+                       interpret=True)(rnd(4))
     with pytest.raises(ValueError, match="must return 1 values.*Currently returning 2"):
         pl.pallas_call(_copy, out_shape=sds((4,)), grid=(2,),
-                       in_specs=[pl.BlockSpec((2,), lambda i: (i, 0))])(rnd(4))
+                       in_specs=[pl.BlockSpec((2,), lambda i: (i, 0))],
+                       interpret=True)(rnd(4))
 
 
 def test_kernel_capturing_an_array():
@@ -260,31 +269,31 @@ def test_kernel_capturing_an_array():
         o_ref[...] = x_ref[...] + c
     with pytest.raises(ValueError, match=r"captures constants \['f32\[4\]'\]. You should "
                                          r"pass them as inputs"):
-        pl.pallas_call(kernel, out_shape=sds((4,)))(rnd(4))
+        pl.pallas_call(kernel, out_shape=sds((4,)), interpret=True)(rnd(4))
 
 
 def test_unsupported_indexing_is_named():
     def strided(x_ref, o_ref):
         o_ref[...] = x_ref[pl.ds(0, 4, 2)]
     with pytest.raises(NotImplementedError, match="strided"):
-        pl.pallas_call(strided, out_shape=sds((4,)))(rnd(8))
+        pl.pallas_call(strided, out_shape=sds((4,)), interpret=True)(rnd(8))
 
     def gather(x_ref, o_ref):
         o_ref[...] = x_ref[jnp.arange(4)]
     with pytest.raises(NotImplementedError, match="array indices"):
-        pl.pallas_call(gather, out_shape=sds((4,)))(rnd(8))
+        pl.pallas_call(gather, out_shape=sds((4,)), interpret=True)(rnd(8))
 
 
 def test_store_dtype_and_shape_mismatch():
     def bad_dtype(x_ref, o_ref):
         o_ref[...] = x_ref[...].astype(jnp.int32)
     with pytest.raises(ValueError, match="Invalid dtype for `swap`"):
-        pl.pallas_call(bad_dtype, out_shape=sds((4,)))(rnd(4))
+        pl.pallas_call(bad_dtype, out_shape=sds((4,)), interpret=True)(rnd(4))
 
     def bad_shape(x_ref, o_ref):
         o_ref[...] = jnp.ones((3,))
     with pytest.raises(ValueError, match="Invalid shape for `swap`"):
-        pl.pallas_call(bad_shape, out_shape=sds((4,)))(rnd(4))
+        pl.pallas_call(bad_shape, out_shape=sds((4,)), interpret=True)(rnd(4))
 
 
 def test_grid_queries_outside_kernels_and_out_of_range():
@@ -294,12 +303,13 @@ def test_grid_queries_outside_kernels_and_out_of_range():
     def kernel(x_ref, o_ref):
         o_ref[...] = x_ref[...] + pl.program_id(1)
     with pytest.raises(ValueError, match=r"axis 1 is out of range for the grid \(2,\)"):
-        pl.pallas_call(kernel, out_shape=sds((4,)), grid=(2,))(rnd(4))
+        pl.pallas_call(kernel, out_shape=sds((4,)), grid=(2,), interpret=True)(rnd(4))
 
 
 def test_kernel_must_return_none():
     with pytest.raises(ValueError, match="should return None"):
-        pl.pallas_call(lambda x_ref, o_ref: x_ref[...], out_shape=sds((4,)))(rnd(4))
+        pl.pallas_call(lambda x_ref, o_ref: x_ref[...], out_shape=sds((4,)),
+                       interpret=True)(rnd(4))
 
 
 # ---- other backends ----------------------------------------------------------------------
@@ -311,6 +321,6 @@ def test_interpret_mode_runs_under_iree():
         o_ref[...] = x_ref[...] * 2.0 + pl.program_id(0).astype(jnp.float32)
     f = pl.pallas_call(kernel, out_shape=sds((10,)), grid=(3,),
                        in_specs=[pl.BlockSpec((4,), lambda i: (i,))],
-                       out_specs=pl.BlockSpec((4,), lambda i: (i,)))
+                       out_specs=pl.BlockSpec((4,), lambda i: (i,)), interpret=True)
     out = mjax.jit(f, backend="iree")(x)
     close(out, x * 2 + np.arange(10) // 4)

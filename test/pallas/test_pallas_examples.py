@@ -1,4 +1,4 @@
-"""The Pallas documentation's kernels in interpret mode (the CPU default), against NumPy
+"""The Pallas documentation's kernels in interpret mode (the only one on CPU), against NumPy
 and against JAX's own Pallas interpreter, eagerly, under jit and under vmap."""
 import jax
 import jax.numpy as jjnp
@@ -38,10 +38,18 @@ def test_add(block):
     close(mjax.vmap(lambda a, b: K.add(*M, a, b, block=block))(xs, ys), xs + ys)
 
 
-def test_add_default_is_interpret_on_cpu():
-    # interpret=False has no compiler on CPU: the same interpreter runs it.
+@pytest.mark.skipif(mjax.default_backend() != "cpu", reason="the CPU backend's rule")
+def test_cpu_needs_interpret_mode_as_jax():
+    # CPUs have no Pallas compiler: interpret=False (the default) is a ValueError when the
+    # call is compiled (eagerly or under jit), in JAX and in mjax; tracing it is fine.
     x, y = rnd(8), rnd(8, seed=1)
-    close(K.add(*M, x, y, block=4, interpret=False), x + y)
+    for lib in (M, J):
+        with pytest.raises(ValueError, match="Only interpret mode is supported on CPU"):
+            K.add(*lib, x, y, block=4, interpret=False)
+        with pytest.raises(ValueError, match="Only interpret mode is supported on CPU"):
+            lib[3].jit(lambda a, b: K.add(*lib, a, b, interpret=False))(x, y)
+        lib[3].make_jaxpr(lambda a, b: K.add(*lib, a, b, interpret=False))(x, y)
+    close(K.add(*M, x, y, block=4, interpret=True), x + y)
 
 
 def test_matmul_fori_loop_accumulator():

@@ -115,9 +115,9 @@ def test_custom_vjp_makes_a_differentiable_fused_op():
     spec = pl.BlockSpec((4,), lambda i: (i,))
     out = mjax.ShapeDtypeStruct((8,), jnp.float32)
     fwd = pl.pallas_call(fwd_kernel, out_shape=out, grid=(2,), in_specs=[spec],
-                         out_specs=spec)
+                         out_specs=spec, interpret=True)
     bwd = pl.pallas_call(bwd_kernel, out_shape=out, grid=(2,), in_specs=[spec, spec],
-                         out_specs=spec)
+                         out_specs=spec, interpret=True)
 
     @mjax.custom_vjp
     def f(x):
@@ -145,7 +145,8 @@ def test_jvp_with_scratch_accumulator_and_masks():
         mask = i * b + jnp.arange(b) < n
         v = pl.load(x_ref, (pl.ds(i * b, b),), mask=mask, other=-1.0)
         pl.store(o_ref, (pl.ds(i * b, b),), jnp.sin(v), mask=mask)
-    f = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((n,), jnp.float32), grid=(3,))
+    f = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((n,), jnp.float32), grid=(3,),
+                       interpret=True)
     a, ta = rnd(n, seed=4), rnd(n, seed=5)
     out, t = mjax.jvp(f, (a,), (ta,))
     close(out, np.sin(a))

@@ -1,9 +1,9 @@
 """`mjax.experimental.pallas` (`pl`): custom kernels over refs, JAX's Pallas API.
 
 A kernel is traced into a private function over refs (`memref`) and called over a grid
-by `jaxpr.pallas_call`; on CPU (and with interpret=True) `--jaxpr-pallas-interpret`
-runs it as a loop over the grid under XLA, on GPUs `--jaxpr-pallas-to-triton` compiles it
-with Triton. See docs/design.md ("Pallas").
+by `jaxpr.pallas_call`; with interpret=True `--jaxpr-pallas-interpret` runs it as a loop
+over the grid under XLA (on CPU, as in JAX, interpret=False is a ValueError), on GPUs
+`--jaxpr-pallas-to-triton` compiles it with Triton. See docs/design.md ("Pallas").
 """
 from mjax.experimental.pallas.core import (ANY, BlockSpec, Blocked, BoundedSlice, Buffered,
                                            CompilerParams, CostEstimate, Element, GridSpec,
