@@ -345,6 +345,10 @@ def escaped_tracer_message(t) -> str:
 
 
 # ---- tracers ---------------------------------------------------------------------
+# How a tracer prints, when something other than JitTracer(...) should (mjax.shard_map).
+TRACER_REPR_HOOK = threading.local()
+
+
 class Tracer(ArrayMethods):
     """A traced array: an `ir.Value` in the function being built, and its aval."""
 
@@ -359,6 +363,9 @@ class Tracer(ArrayMethods):
         self.loc = loc  # the user's line that made it (None for arguments)
 
     def __repr__(self):
+        hook = getattr(TRACER_REPR_HOOK, "fn", None)
+        if hook is not None and (shown := hook(self)) is not None:
+            return shown    # (a shard_map body run outside jit: its blocks, after the run)
         # JAX's form for a traced value under jit: JitTracer(~float32[3]) (~: weak type).
         a = self.aval
         shape = ",".join(map(str, a.shape))

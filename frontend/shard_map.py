@@ -21,8 +21,12 @@ constraints make the enclosing jit compile for the mesh. JAX: jax.shard_map.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import math
+import re
+import sys
 
 import numpy as np
 
@@ -142,8 +146,9 @@ def _spec_names(spec: PartitionSpec) -> set[str]:
     return {a for d in range(len(spec)) for a in _axes(spec, d)}
 
 
-def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args):
-    """The traced body of a shard_map call on global values `args`."""
+def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
+    """The traced body of a shard_map call on global values `args`; with `shown` (a
+    _Shown), also the per-device blocks of the body values it printed."""
     from mjax.batching import vmap
     leaves, in_tree = tree_util.tree_flatten(args)
     specs = _flat_specs("in_specs", in_specs, args)
@@ -157,7 +162,11 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args):
         trace = current_trace()
         if trace is not None:   # (each block varies along the mesh axes its spec names)
             seed_varying(trace, block_leaves, [_spec_names(s) for s in specs], mesh)
-        return f(*tree_util.tree_unflatten(in_tree, block_leaves))
+        if shown is None:
+            return f(*tree_util.tree_unflatten(in_tree, block_leaves))
+        with shown.printing(trace):
+            out = f(*tree_util.tree_unflatten(in_tree, block_leaves))
+        return out, list(shown.tracers)
 
     fn = body
     for a in reversed(mesh.axis_names):
@@ -165,9 +174,19 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args):
         out_axes = (tree_util.tree_map(lambda s, a=a: 0 if a in _spec_names(
             PartitionSpec() if s is None else s) else None, out_specs, is_leaf=_is_spec)
             if check_vma else 0)
+        if shown is not None:    # (printed values: one block per device, stacked)
+            out_axes = (out_axes, 0)
         fn = vmap(fn, in_axes=in_axes, out_axes=out_axes, axis_name=a,
                   axis_size=mesh.shape[a])
     outs = fn(*blocks)
+    if shown is not None:
+        outs, printed = outs
+        return _assemble(outs, mesh, out_specs, check_vma), printed
+    return _assemble(outs, mesh, out_specs, check_vma)
+
+
+def _assemble(outs, mesh, out_specs, check_vma):
+    """The global results from the body's stacked blocks."""
     out_leaves, out_tree = tree_util.tree_flatten(outs)
     flat_out_specs = _flat_specs("out_specs", out_specs, outs)
     result = []
@@ -204,6 +223,58 @@ def _check_explicit_args(mesh: Mesh, in_specs, args) -> None:
                 f"argument so you can omit specifying it and shard_map will infer the "
                 f"in_specs from the arguments. If you want to reshard your inputs, you can "
                 f"use `jax.reshard` on the arguments and then pass those args to shard_map.")
+
+
+class _Shown:
+    """What a shard_map body called outside jit prints: its text is held back until the
+    run, values of the body shown as markers, then written with each device's block in
+    place of each marker (JAX's `On cpu:0 at mesh coordinates (i,) = (0,):` form)."""
+
+    def __init__(self, mesh: Mesh):
+        self.mesh = mesh
+        self.tracers: list = []
+        self.values = None
+        self._trace = None
+
+    @contextlib.contextmanager
+    def printing(self, trace):
+        from mjax import core
+        self._trace = trace
+        previous = getattr(core.TRACER_REPR_HOOK, "fn", None)
+        core.TRACER_REPR_HOOK.fn = self._marker
+        try:
+            yield
+        finally:
+            core.TRACER_REPR_HOOK.fn = previous
+            self._trace = None
+
+    def _marker(self, tracer):
+        if tracer.trace is not self._trace:
+            return None
+        self.tracers.append(tracer)
+        return f"\x00shown{len(self.tracers) - 1}\x00"
+
+    @contextlib.contextmanager
+    def capturing(self):
+        buf = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(buf):
+                yield
+        finally:
+            sys.stdout.write(re.sub("\x00shown(\\d+)\x00",
+                                    lambda m: self._blocks(int(m.group(1))), buf.getvalue()))
+
+    def _blocks(self, k: int) -> str:
+        if self.values is None:
+            return "<traced value>"
+        value = np.asarray(self.values[k])
+        names = ", ".join(self.mesh.axis_names)
+        parts = []
+        for idx in np.ndindex(*self.mesh.axis_sizes):
+            dev = self.mesh.devices[idx]
+            parts.append(f"On {dev} at mesh coordinates ({names},) = {idx}:\n"
+                         f"{value[idx]}\n")
+        return "\n".join(parts)
 
 
 def _inferred_specs(mesh: Mesh, args):
@@ -256,15 +327,26 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         specs = in_specs if in_specs is not Infer else _inferred_specs(m, args)
         if in_specs is not Infer:
             _check_explicit_args(m, specs, args)
-        run = functools.partial(_run, f, m, specs, out_specs, check_vma, fun_name)
         if current_trace() is not None:
-            return run(args)
-        jitted = cache.get(m)
-        if jitted is None:
+            return _run(f, m, specs, out_specs, check_vma, fun_name, args)
+        # Called outside jit: JAX runs the body eagerly, so printing a value shows each
+        # device's block. mjax stages the body; what it prints waits for the run, which
+        # also returns the printed values' blocks (see _Shown).
+        shown = _Shown(m)
+        hit = cache.get(m)
+        if hit is None:
             from mjax.api import jit
-            jitted = cache[m] = jit(lambda *a: run(a))
+            current: dict = {}   # (this call's specs and _Shown, for a trace it causes)
+            jitted = jit(lambda *a: _run(f, m, current["specs"], out_specs, check_vma,
+                                         fun_name, a, shown=current["shown"]))
+            hit = cache[m] = (jitted, current)
+        jitted, current = hit
+        current.update(specs=specs, shown=shown)
         try:
-            return jitted(*args)
+            with shown.capturing():
+                outs, printed = jitted(*args)
+                shown.values = printed
+            return outs
         except Exception as e:
             if "at vmap out_axes, got axis spec None" in str(e):
                 raise ValueError(

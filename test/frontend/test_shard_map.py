@@ -341,3 +341,24 @@ def test_explicit_mesh_arguments_must_be_laid_out_as_in_specs():
             got.append(str(np.asarray(y).sum()))
         outs.append(got)
     assert outs[0] == outs[1]
+
+
+def test_printing_in_a_body_called_outside_jit_shows_each_devices_block(capsys):
+    # JAX runs such a body eagerly: print shows every device's block, in the order of
+    # the program's prints; mjax prints the same once the staged body has run.
+    outs = []
+    for J in (mjax, jax):
+        m = J.make_mesh((2, 2), ("i", "j"), axis_types=(J.sharding.AxisType.Auto,) * 2)
+        Pj = J.sharding.PartitionSpec
+
+        def f(x):
+            print("before", x)
+            y = J.lax.psum(x, "i")
+            print("after", y, "done")
+            return y
+        y = J.shard_map(f, mesh=m, in_specs=Pj("i", "j"), out_specs=Pj(None, "j"))(
+            np.arange(16.0, dtype=np.float32).reshape(4, 4))
+        print(np.asarray(y))
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1]
+    assert "On cpu:3 at mesh coordinates (i, j,) = (1, 1):" in outs[0]

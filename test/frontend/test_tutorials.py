@@ -118,12 +118,6 @@ KNOWN = {
     ("callbacks_201", 22): "pure_callback inside shard_map: mjax runs shard_map bodies "
                            "under vmap, which a pure_callback without vmap_method refuses "
                            "(JAX calls it once per device)",
-    ("checkify_guide", 15): "checkify.check in a custom_vjp bwd rule of grad called outside "
-                            "jit: JAX runs the rule eagerly and the check raises; mjax "
-                            "stages grad's whole program, where an unfunctionalized check "
-                            "is the FunctionalizationError JAX raises under jit",
-    ("print_breakpoint", 11): "jdb reads EOF (no stdin) and quits inside the callback: "
-                              "both print a traceback of their own internal frames",
 }
 
 TUTORIALS = {
@@ -160,10 +154,6 @@ TUTORIALS = {
     "default_dtypes": "",
     "type_promotion": "import jax\nimport jax.numpy as jnp\n",   # (the page assumes them)
     "faq": "",
-    "complex_differentiation": "",
-    "checkify_guide": "",
-    "print_breakpoint": "",
-    "rank_promotion_warning": "",
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
@@ -219,9 +209,6 @@ _UNREDUCED = ("unreduced/reduced mesh axes (P(..., unreduced={'X'}), pcast(to='u
 _OTHER_MESH_INSIDE_JIT = ("use_abstract_mesh with other axis names inside jit: mjax's "
                           "reshard needs a concrete mesh of those axes, and its propagation "
                           "pass takes one mesh per function")
-_EAGER_SHARD_MAP = ("print inside a shard_map called outside jit: JAX runs the body eagerly "
-                    "and prints each device's block ('On cpu:0 at mesh coordinates ...'); "
-                    "mjax stages the body (one vmap per mesh axis) and prints the tracer")
 _POLICY = ("remat with a Python callable policy (lambda prim, ...: str(prim) != "
            "'all_gather'): mjax takes only the mjax.checkpoint_policies")
 for _page in ("parallel", "sharding_201"):
@@ -244,8 +231,6 @@ KNOWN.update({
     ("sharding_ad_301", 10): "JAX's NotImplementedError is for cos of cell 6's unreduced "
                              "array; in mjax c is still cell 5's",
     **{("sharding_ad_301", i): "uses cell 14's names" for i in (15, 16)},
-    **{("shard_map", i): _EAGER_SHARD_MAP
-       for i in (14, 15, 16, 31, 33, 34, 35, 36, 38, 41, 44, 45)},
     ("shard_map", 19): "check_vma's error text: JAX names its internal function "
                        "'_rem_singleton' and words the message otherwise",
     ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
