@@ -118,6 +118,12 @@ KNOWN = {
     ("callbacks_201", 22): "pure_callback inside shard_map: mjax runs shard_map bodies "
                            "under vmap, which a pure_callback without vmap_method refuses "
                            "(JAX calls it once per device)",
+    ("checkify_guide", 15): "checkify.check in a custom_vjp bwd rule of grad called outside "
+                            "jit: JAX runs the rule eagerly and the check raises; mjax "
+                            "stages grad's whole program, where an unfunctionalized check "
+                            "is the FunctionalizationError JAX raises under jit",
+    ("print_breakpoint", 11): "jdb reads EOF (no stdin) and quits inside the callback: "
+                              "both print a traceback of their own internal frames",
 }
 
 TUTORIALS = {
@@ -154,6 +160,10 @@ TUTORIALS = {
     "default_dtypes": "",
     "type_promotion": "import jax\nimport jax.numpy as jnp\n",   # (the page assumes them)
     "faq": "",
+    "complex_differentiation": "",
+    "checkify_guide": "",
+    "print_breakpoint": "",
+    "rank_promotion_warning": "",
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf")
