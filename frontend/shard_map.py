@@ -22,7 +22,6 @@ constraints make the enclosing jit compile for the mesh. JAX: jax.shard_map.
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import math
 import re

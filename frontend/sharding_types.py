@@ -3,8 +3,12 @@
 On a mesh whose axes are Explicit, JAX makes an array's sharding part of its type:
 `typeof(x)` is `float32[8@X,4@Y]` and `typeof(x).sharding` a NamedSharding over the
 mesh's AbstractMesh. Auto axes are the compiler's business and never appear in types.
-mjax keeps avals sharding-free while tracing (its propagation pass decides layouts after
-tracing); `typeof` of a concrete array reads the type off the array's sharding.
+mjax's avals stay sharding-free (its propagation pass decides every layout after
+tracing); the types live beside them: a concrete array's come from its sharding, a
+traced value's from a table its trace keeps (Trace.type_specs), which bind fills op by op
+with the ops' factor rules (the propagation pass's SHARD table), raising JAX's
+ShardingTypeErrors where the operands' types leave a result's ill-defined. In a
+shard_map body a second table (Trace.varying) gives JAX's varying-manual-axes types.
 """
 from __future__ import annotations
 
