@@ -110,7 +110,8 @@ class Exported:
             with context():
                 module = hlo.deserialize_portable_artifact(context(),
                                                            self.mlir_module_serialized)
-                self._text = str(module)
+                # (with locations, as JAX prints it: @main's arguments are named)
+                self._text = module.operation.get_asm(enable_debug_info=True)
         return self._text
 
     def __str__(self):
@@ -172,21 +173,24 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
 
     def do_export(*args, **kwargs) -> Exported:
         _reject_symbolic(args, kwargs)
+        _reject_sharded(args, kwargs)
         traced = fun_jit.trace(*args, **kwargs)
         if traced._layout is not None:
             raise NotImplementedError("mjax.export of a function sharded over several "
                                       "devices is not supported yet (one device only)")
         actual = plats if plats is not None else (default_export_platform(),)
-        module = _lower_for_export(traced, len(actual) > 1)
+        module = _lower_for_export(traced, len(actual) > 1,
+                                   _arg_names(fun_jit, args, kwargs))
         _check_custom_calls(module, disabled_checks)
         tr = traced._traced
         in_avals = tuple(a.strip_weak_type() for a in tr.in_avals)
+        out_avals = tuple(tr.out_avals)
         return Exported(
             fun_name=traced.fun_name, in_tree=tr.in_tree, in_avals=in_avals,
-            out_tree=tr.out_tree, out_avals=tuple(tr.out_avals), platforms=actual,
+            out_tree=tr.out_tree, out_avals=out_avals, platforms=actual,
             mlir_module_serialized=_portable_artifact(module),
             disabled_safety_checks=disabled_checks,
-            get_vjp=_vjp_getter(fun_jit, tr.in_tree, in_avals, tuple(tr.out_avals)))
+            get_vjp=_vjp_getter(fun_jit, tr.in_tree, in_avals, out_avals))
     return do_export
 
 
@@ -201,6 +205,19 @@ def _reject_symbolic(args, kwargs) -> None:
                     f"{where}: shape polymorphism is not supported (static shapes only)")
 
 
+def _reject_sharded(args, kwargs) -> None:
+    """Arguments laid out over several devices (a sharded array, or a ShapeDtypeStruct
+    with a sharding on a mesh, abstract or not) need a multi-device export."""
+    for path, leaf in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+        sharding = getattr(leaf, "sharding", None)
+        size = getattr(getattr(sharding, "mesh", None), "size", 1)
+        if size > 1:
+            raise NotImplementedError(
+                f"mjax.export: {_arg_path(path)} is sharded over {size} devices "
+                f"({sharding}); exporting for several devices is not supported yet "
+                f"(one device only)")
+
+
 def _arg_path(path) -> str:
     """JAX's spelling of an argument's place: args[0]['w'] or kwargs['x']."""
     if not path:
@@ -209,9 +226,52 @@ def _arg_path(path) -> str:
     return head + tree_util.keystr(tuple(path[1:]))
 
 
-def _lower_for_export(traced, platform_index: bool) -> ir.Module:
+def _arg_names(fun_jit, args, kwargs) -> list[str] | None:
+    """JAX's names of the flat arguments (x, x['w'], xs[1], kw), which the exported
+    module shows as @main's argument locations; None when not known (static args)."""
+    import inspect
+    if fun_jit.static_argnums or fun_jit.static_argnames:
+        return None
+    try:
+        params = list(inspect.signature(fun_jit.fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [q.name for q in params if q.kind in (q.POSITIONAL_ONLY,
+                                                        q.POSITIONAL_OR_KEYWORD)]
+    star = next((q.name for q in params if q.kind == q.VAR_POSITIONAL), None)
+    names = []
+    for path, _ in tree_util.tree_flatten_with_path((tuple(args), dict(kwargs)))[0]:
+        if not params:
+            names.append(_arg_path(path))
+            continue
+        head, rest = path[1], tree_util.keystr(tuple(path[2:]))
+        if path[0].idx == 1:                      # a keyword argument
+            names.append(str(head.key) + rest)
+        elif head.idx < len(positional):
+            names.append(positional[head.idx] + rest)
+        elif star is not None:
+            names.append(f"{star}[{head.idx - len(positional)}]" + rest)
+        else:
+            names.append(_arg_path(path))
+    return names
+
+
+def _name_arguments(main: ir.Operation, names) -> None:
+    """Gives @main's arguments the locations loc("<name>"), as JAX's exported modules."""
+    block = main.regions[0].blocks[0]
+    n = len(block.arguments)
+    if names is None or len(names) != n:
+        return
+    for arg, name in zip(list(block.arguments), names):
+        new = block.add_argument(arg.type, ir.Location.name(name))
+        arg.replace_all_uses_with(new)
+    for _ in range(n):
+        block.erase_argument(0)
+
+
+def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module:
     """The StableHLO module of a `jit(f).trace(...)`: captured arrays become constants
-    (an exported module takes only the user's arguments)."""
+    (an exported module takes only the user's arguments), named as JAX names it."""
     from mjax.lowering import lower_module
     from mjax.dialect.ops.structural import ConstantOp
     from mjax.core import to_numpy
@@ -238,6 +298,10 @@ def _lower_for_export(traced, platform_index: bool) -> ir.Module:
         main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
             [a.type for a in block.arguments], list(ftype.results)))
         lower_module(module)
+        _name_arguments(_main_of(module), arg_names)
+        from mjax.stages import _name_as_jax
+        _name_as_jax(module, traced.fun_name, tr.out_tree)
+        module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(False)
         if platform_index:
             _add_platform_index(module)
     return module
@@ -396,10 +460,11 @@ def call(exported: Exported) -> Callable:
                              f"exported: called with {in_tree}, exported with "
                              f"{exported.in_tree}")
         _check_avals(exported, leaves)
-        # Without a VJP (none serialized, or the function has no reverse mode: a
-        # while_loop with a dynamic trip count), the bare op: differentiating it is the
-        # op's error. Staging the custom_vjp would trace its bwd, hence need the VJP.
-        outs = (f_flat(*leaves) if _vjp_available(exported)
+        # Without a VJP serialized, the custom_vjp still: its bwd (traced only when
+        # differentiating) raises JAX's ValueError("No VJP is available"). When the
+        # function has no reverse mode (a while_loop with a dynamic trip count), the
+        # bare op: differentiating it is the op's error.
+        outs = (f_flat(*leaves) if not exported.has_vjp() or _vjp_available(exported)
                 else _call_flat(exported, leaves))
         return tree_util.tree_unflatten(exported.out_tree, list(outs))
     return f_imported
@@ -455,7 +520,9 @@ def _call_flat(exported: Exported, args) -> list:
                 fun_name=exported.fun_name,
                 result_shapes=tuple(a.shape for a in mod_outs) or None,
                 result_dtypes=tuple(a.dtype for a in mod_outs) or None,
-                platform_index=platform_index)
+                # (weak as the exported results, as JAX: never after deserialize)
+                platform_index=platform_index,
+                _weak_type=bool(mod_outs) and all(a.weak_type for a in exported.out_avals))
     if not isinstance(outs, (list, tuple)):
         outs = [outs]
     return [np.zeros(a.shape, _dtypes.float0) if a.dtype == _dtypes.float0 else o

@@ -39,7 +39,7 @@ def test_exported_fields_and_eager_call():
     assert exp.platforms == (mjax.default_backend(),)
     assert exp.nr_devices == 1 and exp.calling_convention_version == 10
     assert exp.in_shardings_hlo == (None,) * 3 and exp.out_shardings_hlo == (None,) * 2
-    assert "func.func @main" in exp.mlir_module() and "stablehlo.tanh" in exp.mlir_module()
+    assert "func.func public @main" in exp.mlir_module() and "stablehlo.tanh" in exp.mlir_module()
     assert isinstance(exp.mlir_module_serialized, bytes)
     got = exp.call(_params(), _x())
     want = mlp(_params(), _x())

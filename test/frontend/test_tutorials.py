@@ -284,6 +284,24 @@ KNOWN.update({
     **{("refs_301", i): _REFS for i in (1, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 18)},
     ("compilation_cache", 7): "jax_mock_gpu_topology (compiling for a mocked multi-GPU "
                               "topology) is a GPU option mjax does not have",
+    **{("export", i): "grad's result takes the weak type of the argument (1.) in mjax; "
+                      "JAX's is the cotangent's own, strong f32 from the VJP of a "
+                      "deserialized Exported" for i in (23, 24, 25)},
+    ("export", 26): "the 4th grad of an Exported serialized with vjp_order=3: mjax calls "
+                    "the innermost VJP as a bare call_exported op, whose missing derivative "
+                    "is a compile-time PassError, not JAX's ValueError('No VJP is "
+                    "available') (routing it through custom_vjp, as the first order is, "
+                    "breaks float0 cotangents of integer arguments)",
+    **{("export", i): "the cells define a new primitive with jax._src internals (core, "
+                      "mlir lowering rules, jax._src.config)"
+       for i in (30, 31, 33, 34, 35, 36, 38, 40, 145, 146)},
+    **{("export", i): "mjax.export is one-device: arguments sharded over several devices "
+                      "raise NotImplementedError (JAX exports for the mesh's devices)"
+       for i in (78, 87, 109, 119)},
+    **{("export", i): "uses the multi-device Exported an earlier cell could not make"
+       for i in (80, 83, 90, 92, 97, 101, 125)},
+    ("export", 141): "export.export(jnp.cos): JAX's jnp.cos is itself a jit-wrapped "
+                     "function, mjax's is a plain Python function (export wants a jit)",
 })
 
 
