@@ -1,6 +1,7 @@
 """Code of JAX's page(s) docs/export/export.md (jax-ml/jax@cec06d116c05, Apache-2.0),
 extracted unchanged for test_tutorials.py: one cell per ```python block, or per doctest
-example (`>>> `/`... ` prompts removed; its last expression is shown, as doctest does)."""
+example (`>>> `/`... ` prompts removed; its last expression is shown, as doctest does).
+Its copy docs/new_docs/501/export.md has the same code, cell for cell."""
 
 # %% docs/export/export.md doctest tags=
 import re
