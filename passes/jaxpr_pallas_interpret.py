@@ -40,7 +40,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
-from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, block_sizes
+from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, block_sizes, element_padding
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.interpreter import terminator
 from mjax.passes.ir_util import FunctionTable, entry_block, replace_op
@@ -58,19 +58,29 @@ def uninitialized(dtype) -> np.ndarray:
     return np.zeros((), dtype)
 
 
-def _pad_to_blocks(b: Builder, x: ir.Value, sizes) -> ir.Value:
+def _paddings(shape, spec) -> tuple:
+    """(low, high) padding per dim of an array for its spec: a blocked dim is padded at
+    the end to whole blocks, an element dim by its virtual padding."""
+    sizes = block_sizes(spec["block_shape"])
+    return tuple(e if e is not None else (0, (-(-d // s) * s if d else s) - d)
+                 for d, s, e in zip(shape, sizes, element_padding(spec)))
+
+
+def _pad_to_blocks(b: Builder, x: ir.Value, spec) -> ir.Value:
     a = aval_of(x.type)
-    padded = tuple(-(-d // s) * s if d else s for d, s in zip(a.shape, sizes))
-    if padded == a.shape:
+    pads = _paddings(a.shape, spec)
+    if not any(lo or hi for lo, hi in pads):
         return x
     fill = b.constant(uninitialized(a.dtype))
-    return b.pad(x, fill, padding_config=tuple((0, p - d, 0) for d, p in zip(a.shape, padded)))
+    return b.pad(x, fill, padding_config=tuple((lo, hi, 0) for lo, hi in pads))
 
 
-def _crop(b: Builder, x: ir.Value, shape) -> ir.Value:
+def _crop(b: Builder, x: ir.Value, shape, spec) -> ir.Value:
     if aval_of(x.type).shape == tuple(shape):
         return x
-    return b.slice(x, start_indices=(0,) * len(shape), limit_indices=tuple(shape))
+    lows = tuple(lo for lo, _ in _paddings(shape, spec))
+    return b.slice(x, start_indices=lows,
+                   limit_indices=tuple(lo + d for lo, d in zip(lows, shape)))
 
 
 class _Call:
@@ -104,8 +114,10 @@ class _Call:
         spec = self.specs[k]
         idx = T.emit_transform(b, T.CallOp, *ids, signature=self.fns.signature,
                                callee=Symbol(str(spec["index_map"])))
-        return [b.mul(j, b.constant(np.int32(s)))
-                for j, s in zip(idx, block_sizes(spec["block_shape"]))]
+        # (an element dim's index is already the offset into the padded array)
+        return [j if e is not None else b.mul(j, b.constant(np.int32(s)))
+                for j, s, e in zip(idx, block_sizes(spec["block_shape"]),
+                                   element_padding(spec))]
 
     def step(self, b: Builder, ids, arrays, scratch) -> tuple[list, list]:
         """One grid point: slices blocks out of `arrays`, runs the kernel, writes blocks
@@ -113,7 +125,8 @@ class _Call:
         starts, blocks, seen = [], [], {}
         for k, x in enumerate(arrays):
             bs = tuple(self.specs[k]["block_shape"])
-            key = (str(self.specs[k]["index_map"]), block_sizes(bs))
+            key = (str(self.specs[k]["index_map"]), block_sizes(bs),
+                   element_padding(self.specs[k]))
             if key not in seen:        # (specs sharing an index map share its call)
                 seen[key] = self.starts(b, ids, k)
             st = seen[key]
@@ -156,13 +169,13 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
     aliases = dict(zip(p["input_output_aliases"][1::2], p["input_output_aliases"][::2]))
     arrays = []
     for k, x in enumerate(op.operands):
-        arrays.append(_pad_to_blocks(b, x, block_sizes(call.specs[k]["block_shape"])))
+        arrays.append(_pad_to_blocks(b, x, call.specs[k]))
     for j, a in enumerate(out_avals):
-        sizes = block_sizes(call.specs[call.n_in + j]["block_shape"])
+        spec = call.specs[call.n_in + j]
         if j in aliases:
-            arrays.append(_pad_to_blocks(b, op.operands[aliases[j]], sizes))
+            arrays.append(_pad_to_blocks(b, op.operands[aliases[j]], spec))
         else:
-            padded = tuple(-(-d // s) * s if d else s for d, s in zip(a.shape, sizes))
+            padded = tuple(lo + d + hi for d, (lo, hi) in zip(a.shape, _paddings(a.shape, spec)))
             arrays.append(b.constant(np.broadcast_to(uninitialized(a.dtype), padded)))
     scratch = [b.constant(np.broadcast_to(uninitialized(s.dtype), s.shape))
                for s in call.scratch]
@@ -172,7 +185,8 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
         arrays, scratch = call.step(b, [zero] * len(grid), arrays, scratch)
     elif n_points > 0:
         arrays = _grid_loop(b, call, arrays, scratch, n_points, op.location)
-    outs = [_crop(b, x, a.shape) for x, a in zip(arrays[call.n_in:], out_avals)]
+    outs = [_crop(b, x, a.shape, spec)
+            for x, a, spec in zip(arrays[call.n_in:], out_avals, call.specs[call.n_in:])]
     replace_op(op, outs)
 
 

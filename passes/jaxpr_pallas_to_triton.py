@@ -186,6 +186,10 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, platform: str = "cu
     if len(in_specs) != n_in or len(out_specs) != n_out:
         raise op_error(call, f"has {len(in_specs)} in_specs and {len(out_specs)} "
                              f"out_specs for {n_in} inputs and {n_out} outputs")
+    if any("element_padding" in spec for spec in in_specs + out_specs):
+        raise op_error(call, "jaxpr-pallas-to-triton: pl.Element block dimensions are not "
+                             "supported by the Triton lowering (nor by JAX's); use "
+                             "interpret=True")
     if len(kernel.type.inputs) != n_in + n_out:
         raise PassError(call, f"'{call.name}' op jaxpr-pallas-to-triton: scratch buffers "
                               f"are not supported by the Triton lowering (kernel @{callee} "

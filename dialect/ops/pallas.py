@@ -13,7 +13,9 @@ The kernel `@callee` takes refs in JAX's order: one per input block, one per out
 block, then the scratch buffers; it returns nothing. An index map is a private function
 from the grid indices (i32 scalars) to block indices (i32 scalars, one per array dim);
 the element offset along dim d is index * block size. A block size of -1 is JAX's `None`
-(a squeezed dim of size 1 that the kernel's ref does not have). Results are the outputs,
+(a squeezed dim of size 1 that the kernel's ref does not have). A spec's optional
+`element_padding` marks element dims (JAX's pl.Element): their index maps give element
+offsets into the array padded by (low, high) (see element_padding). Results are the outputs,
 whose types the op declares. Lowered by `--jaxpr-pallas-interpret` (a loop over the grid)
 or, on GPUs, by `--jaxpr-pallas-to-triton`. JAX: pallas_call_p.
 """
@@ -39,16 +41,42 @@ def block_sizes(block_shape) -> tuple[int, ...]:
     return tuple(1 if b == SQUEEZED else int(b) for b in block_shape)
 
 
+def element_padding(spec) -> tuple:
+    """Per array dim of a spec: None for a blocked dim (the index map gives a block
+    index), or the (low, high) virtual padding of an element dim (the index map gives
+    an element offset into the padded array; JAX's pl.Element). A spec holding element
+    dims says so with `element_padding = array<i64: lo0, hi0, lo1, hi1, ...>`, -1, -1
+    for its blocked dims."""
+    n = len(tuple(spec["block_shape"]))
+    pads = tuple(spec.get("element_padding", None) or (-1,) * (2 * n))
+    return tuple(None if lo < 0 else (int(lo), int(hi))
+                 for lo, hi in zip(pads[::2], pads[1::2]))
+
+
+_SPEC_KEYS = ({"block_shape", "index_map"}, {"block_shape", "index_map", "element_padding"})
+
+
 def _spec_list(what: str, specs) -> list[dict]:
     specs = list(specs or ())
     for i, s in enumerate(specs):
-        if (not isinstance(s, dict) or set(s) != {"block_shape", "index_map"}
+        if (not isinstance(s, dict) or set(s) not in _SPEC_KEYS
                 or not isinstance(s["index_map"], A.Symbol)):
             raise TypeError(f"{what}[{i}] must be a dictionary {{block_shape = array<i64: "
-                            f"...>, index_map = @fn}}, got {s!r}")
+                            f"...>, index_map = @fn}} (and optionally element_padding = "
+                            f"array<i64: ...>), got {s!r}")
         if not all(isinstance(b, int) for b in tuple(s["block_shape"])):
             raise TypeError(f"{what}[{i}] block_shape must be integers, got "
                             f"{s['block_shape']!r}")
+        if "element_padding" in s:
+            pads = tuple(s["element_padding"])
+            bs = tuple(s["block_shape"])
+            if (len(pads) != 2 * len(bs) or not all(isinstance(x, int) for x in pads)
+                    or any((lo < 0) != (hi < 0) or (lo < 0 and (lo, hi) != (-1, -1))
+                           or (lo >= 0 and b == SQUEEZED)
+                           for lo, hi, b in zip(pads[::2], pads[1::2], bs))):
+                raise TypeError(f"{what}[{i}] element_padding {pads} must hold a (low, "
+                                f"high) pair of padding sizes >= 0 per element dim of "
+                                f"block_shape {bs}, and -1, -1 per other dim")
     return specs
 
 
@@ -157,4 +185,4 @@ def emit_pallas_call(b, operands, out_avals, **params) -> list[ir.Value]:
 
 
 __all__ = ["PallasCallOp", "SQUEEZED", "block_ref_shape", "block_sizes", "check_pallas_call",
-           "emit_pallas_call"]
+           "element_padding", "emit_pallas_call"]

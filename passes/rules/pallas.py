@@ -99,6 +99,15 @@ def shifted_kernel(fns, callee: str, shift: int = 1) -> str:
     return name
 
 
+def _batched_spec(spec, imap: str, batched: bool) -> dict:
+    """A spec with (when batched) a leading squeezed block dim for the batch axis."""
+    lead = (SQUEEZED,) if batched else ()
+    out = {"block_shape": lead + tuple(spec["block_shape"]), "index_map": Symbol(imap)}
+    if "element_padding" in spec:
+        out["element_padding"] = (-1, -1)[:2 * len(lead)] + tuple(spec["element_padding"])
+    return out
+
+
 def _pallas_batch(batcher, op, vals, dims, b):
     fns, size = batcher.fns, batcher.axis_size
     p = dict(op.opview.params)
@@ -119,13 +128,9 @@ def _pallas_batch(batcher, op, vals, dims, b):
             v = bdim_at(b, v, d, 0)
         new_vals.append(v)
         imap = batched_map(str(spec["index_map"]), batched)
-        bs = ((SQUEEZED,) if batched else ()) + tuple(spec["block_shape"])
-        in_specs.append({"block_shape": bs, "index_map": Symbol(imap)})
-    out_specs = []
-    for spec in p["out_specs"]:
-        imap = batched_map(str(spec["index_map"]), True)
-        out_specs.append({"block_shape": (SQUEEZED,) + tuple(spec["block_shape"]),
-                          "index_map": Symbol(imap)})
+        in_specs.append(_batched_spec(spec, imap, batched))
+    out_specs = [_batched_spec(spec, batched_map(str(spec["index_map"]), True), True)
+                 for spec in p["out_specs"]]
     out_avals = [ShapedArray((size,) + a.shape, a.dtype)
                  for a in (aval_of(r.type) for r in op.results)]
     p.update(callee=Symbol(shifted_kernel(fns, str(p["callee"]))),

@@ -125,3 +125,31 @@ func.func @no_kernel(%a: tensor<8xf32>) -> tensor<8xf32> {
   %0 = "jaxpr.pallas_call"(%a) {callee = @missing, grid = array<i64: 2>, in_specs = [{block_shape = array<i64: 4>, index_map = @imap}], out_specs = [{block_shape = array<i64: 4>, index_map = @imap}]} : (tensor<8xf32>) -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+func.func private @kernel(%x: memref<4xf32>, %o: memref<4xf32>) {
+  return
+}
+func.func private @imap(%i: tensor<i32>) -> tensor<i32> {
+  return %i : tensor<i32>
+}
+func.func @element_padding_count(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{in_specs[0] element_padding (1,) must hold a (low, high) pair of padding sizes >= 0 per element dim of block_shape (4,), and -1, -1 per other dim}}
+  %0 = "jaxpr.pallas_call"(%a) {callee = @kernel, grid = array<i64: 2>, in_specs = [{block_shape = array<i64: 4>, element_padding = array<i64: 1>, index_map = @imap}], out_specs = [{block_shape = array<i64: 4>, index_map = @imap}]} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func private @kernel(%x: memref<4xf32>, %o: memref<4xf32>) {
+  return
+}
+func.func private @imap(%i: tensor<i32>) -> tensor<i32> {
+  return %i : tensor<i32>
+}
+func.func @element_padding_half_blocked(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{out_specs[0] element_padding (-1, 2) must hold a (low, high) pair}}
+  %0 = "jaxpr.pallas_call"(%a) {callee = @kernel, grid = array<i64: 2>, in_specs = [{block_shape = array<i64: 4>, index_map = @imap}], out_specs = [{block_shape = array<i64: 4>, element_padding = array<i64: -1, 2>, index_map = @imap}]} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -310,13 +310,6 @@ KNOWN.update({
 TUTORIALS.update({"pallas_quickstart": "",
                   "pallas_grid_blockspec": "import jax\nfrom jax import lax\n"
                                            "import jax.numpy as jnp\nimport numpy as np\n"})
-KNOWN.update({
-    **{("pallas_grid_blockspec", i): "pl.Element block dimensions (element indexing, with "
-                                     "virtual padding): mjax's Pallas has only blocked "
-                                     "indexing and raises NotImplementedError; JAX's CPU "
-                                     "interpreter runs them (the page calls them TPU-only)"
-       for i in (15, 16)},
-})
 
 
 def run_both(name, prelude, tmp_path):

@@ -245,10 +245,59 @@ def test_bad_block_sizes():
         pl.pallas_call(_copy, out_shape=sds((4,)), grid=(1,),
                        in_specs=[pl.BlockSpec((0,), lambda i: (i,))],
                        interpret=True)(rnd(4))
-    with pytest.raises(NotImplementedError, match="Element block dimensions"):
+    with pytest.raises(NotImplementedError, match="BoundedSlice block dimensions"):
         pl.pallas_call(_copy, out_shape=sds((4,)), grid=(1,),
-                       in_specs=[pl.BlockSpec((pl.Element(2),), lambda i: (i,))],
+                       in_specs=[pl.BlockSpec((pl.BoundedSlice(2),), lambda i: (i,))],
                        interpret=True)(rnd(4))
+    with pytest.raises(ValueError, match="pl.Element needs a positive block size"):
+        pl.pallas_call(_copy, out_shape=sds((4,)), grid=(1,),
+                       in_specs=[pl.BlockSpec((pl.Element(2, (-1, 0)),), lambda i: (i,))],
+                       interpret=True)(rnd(4))
+
+
+# ---- pl.Element: index maps give element offsets into a virtually padded array ------
+def _program_ids(pl_, jnp_, lib, x_shape, block_shape, grid, index_map):
+    def kernel(o_ref):
+        o_ref[...] = jnp_.full(o_ref.shape, 10 * pl_.program_id(0) + pl_.program_id(1))
+    return pl_.pallas_call(kernel, out_shape=lib.ShapeDtypeStruct(x_shape, np.int32),
+                           grid=grid, in_specs=[],
+                           out_specs=pl_.BlockSpec(block_shape, index_map),
+                           interpret=True)()
+
+
+@pytest.mark.parametrize("x_shape,pads,grid", [((8, 6), ((0, 0), (0, 0)), (4, 2)),
+                                               ((7, 7), ((1, 0), (2, 0)), (4, 3))])
+def test_element_output_blocks_match_jax(x_shape, pads, grid):
+    # the Grids and BlockSpecs page's examples: output blocks at element offsets
+    outs = [_program_ids(pl_, jnp_, lib, x_shape,
+                         (pl_.Element(2, pads[0]), pl_.Element(3, pads[1])), grid,
+                         lambda i, j: (2 * i, 3 * j))
+            for pl_, jnp_, lib in ((pl, jnp, mjax), (jpl, jjnp, jax))]
+    np.testing.assert_array_equal(*outs)
+
+
+def _stencil(pl_, lib, x, *, interpret=True):
+    """o[k] = x[k-1] + x[k] + x[k+1]: overlapping windows of 6 read at element offsets
+    4*i of x padded by one element on each side."""
+    def kernel(w_ref, o_ref):
+        o_ref[...] = w_ref[0:4] + w_ref[1:5] + w_ref[2:6]
+    n = x.shape[0]
+    return pl_.pallas_call(
+        kernel, out_shape=lib.ShapeDtypeStruct((n,), x.dtype), grid=(n // 4,),
+        in_specs=[pl_.BlockSpec((pl_.Element(6, (1, 1)),), lambda i: (4 * i,))],
+        out_specs=pl_.BlockSpec((4,), lambda i: (i,)), interpret=interpret)(x)
+
+
+def test_element_input_windows_match_numpy_and_jax():
+    x = rnd(16)
+    want = x[:-2] + x[1:-1] + x[2:]          # (the ends read the unspecified padding)
+    out = _stencil(pl, mjax, x)
+    close(out[1:-1], want)
+    close(out[1:-1], np.asarray(_stencil(jpl, jax, x))[1:-1])
+    close(mjax.jit(lambda a: _stencil(pl, mjax, a))(x)[1:-1], want)
+    xs = np.stack([x, 2 * x, -x])
+    close(mjax.vmap(lambda a: _stencil(pl, mjax, a))(xs)[:, 1:-1],
+          np.stack([want, 2 * want, -want]))
 
 
 def test_index_map_arity_and_results():

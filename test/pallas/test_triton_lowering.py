@@ -1133,6 +1133,17 @@ def test_doc_kernel_layer_norm_forward():
     np.testing.assert_allclose(rstd, 1 / np.sqrt(x.var(1) + 1e-5), rtol=1e-4)
 
 
+def test_element_block_dims_are_a_clear_error():
+    def kernel(w_ref, o_ref):
+        o_ref[...] = w_ref[0:4] + w_ref[2:6]
+    f = lambda a: mpl.pallas_call(
+        kernel, out_shape=mjax.ShapeDtypeStruct((16,), mnp.float32), grid=(4,),
+        in_specs=[mpl.BlockSpec((mpl.Element(6, (1, 1)),), lambda i: (4 * i,))],
+        out_specs=mpl.BlockSpec((4,), lambda i: (i,)))(a)
+    with pytest.raises(PassError, match="pl.Element block dimensions are not supported"):
+        _ours_traced(f, mnp.zeros(16, mnp.float32))
+
+
 def test_doc_kernel_scratch_is_a_clear_error():
     x = np.zeros((32, 32), np.float32)
     from mjax.experimental.pallas import tpu as pltpu

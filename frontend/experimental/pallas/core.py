@@ -39,8 +39,9 @@ class Blocked:
 
 @dataclasses.dataclass(frozen=True)
 class Element:
-    """Element-indexed block dimension (index maps give element offsets). Not supported
-    by mjax's Pallas yet. JAX: pl.Element."""
+    """Element-indexed block dimension: the index map gives the block's element offset
+    into the array padded by `padding` (low, high) rather than a block index. Interpret
+    mode only. JAX: pl.Element."""
     block_size: int
     padding: tuple[int, int] = (0, 0)
 

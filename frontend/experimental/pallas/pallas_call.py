@@ -56,6 +56,17 @@ def _normalize_grid(grid) -> tuple[int, ...]:
     return tuple(int(g) for g in grid)
 
 
+def _element_padding(spec) -> tuple[int, ...] | None:
+    """The IR element_padding of a BlockSpec (None when it has no pl.Element dim)."""
+    if spec is None or spec.block_shape is None:
+        return None
+    dims = tuple(spec.block_shape)
+    if not any(isinstance(b, Element) for b in dims):
+        return None
+    return tuple(x for b in dims for x in (tuple(int(p) for p in b.padding)
+                                             if isinstance(b, Element) else (-1, -1)))
+
+
 def _block_shape(spec, aval: ShapedArray, what: str) -> tuple[int, ...]:
     """The IR block shape (-1 for squeezed dims) for a BlockSpec of `aval`."""
     if spec is None or spec.block_shape is None:
@@ -70,9 +81,18 @@ def _block_shape(spec, aval: ShapedArray, what: str) -> tuple[int, ...]:
             out.append(SQUEEZED)
         elif isinstance(b, Blocked):
             out.append(int(b.block_size))
-        elif isinstance(b, (Element, BoundedSlice)):
-            raise NotImplementedError(f"{type(b).__name__} block dimensions (in the block "
-                                      f"shape of {what}) are not supported by mjax's Pallas")
+        elif isinstance(b, Element):
+            pad = tuple(b.padding) if isinstance(b.padding, (tuple, list)) else ()
+            if (not isinstance(b.block_size, (int, np.integer)) or b.block_size <= 0
+                    or len(pad) != 2 or not all(isinstance(p, (int, np.integer)) and p >= 0
+                                                for p in pad)):
+                raise ValueError(f"Block shape for {what} (= {bs}) holds {b!r}; "
+                                 f"pl.Element needs a positive block size and a (low, "
+                                 f"high) pair of non-negative paddings")
+            out.append(int(b.block_size))
+        elif isinstance(b, BoundedSlice):
+            raise NotImplementedError(f"BoundedSlice block dimensions (in the block shape "
+                                      f"of {what}) are not supported by mjax's Pallas")
         elif isinstance(b, (int, np.integer)) and not isinstance(b, bool):
             if b <= 0:
                 raise ValueError(f"Block shape for {what} (= {bs}) must have positive "
@@ -247,7 +267,11 @@ class _PallasCall:
                     imap = _trace_index_map(module, None if spec is None else spec.index_map,
                                             self.grid, aval, what,
                                             _fresh(names, f"{kname}_{kind}{i}_index_map"))
-                    specs_ir.append({"block_shape": bs, "index_map": Symbol(imap)})
+                    spec_ir = {"block_shape": bs, "index_map": Symbol(imap)}
+                    pads = _element_padding(spec)
+                    if pads is not None:
+                        spec_ir["element_padding"] = pads
+                    specs_ir.append(spec_ir)
                     ref_avals.append(RefAval(block_ref_shape(bs), aval.dtype))
         self._trace_kernel(module, kname, ref_avals + scratch, in_tree, len(leaves),
                            out_tree, len(out_avals))
