@@ -32,12 +32,15 @@ EXPAND[T.VjpOp] = reverse_mode.expand_vjp_op
 def expand_transforms(module, only=None, lower_leftovers: bool = True) -> None:
     """Expands the transformation ops of `module` whose class is in `only` (default:
     all), inner-first, at any depth; with `lower_leftovers`, the custom_jvp_call,
-    custom_vjp_call and checkpoint ops left become jaxpr.call."""
+    custom_vjp_call and checkpoint ops left become jaxpr.call. Expanding all, the bwd
+    rules transposition left untraced (custom_vjp_bwd) are traced either way."""
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
         ex.expand_all(frozenset(only) if only is not None else None)
         if lower_leftovers:
             lower_custom_calls(ex)
+        elif only is None:
+            lower_custom_calls(ex, bwd_only=True)
 
 
 def jvp_function(module, name: str, diff_args=None, diff_results=None) -> str:

@@ -36,25 +36,28 @@ MARK = "mjax.custom_rule"
 
 # handle -> source, least recently used first. The sources keep the Python rules (and the
 # values they close over) alive, so that IR staged now can be differentiated later (an
-# eager vjp's pullback, a Lowered compiled later); the registry is bounded, sources that
-# hold tracers (of traces that have ended: their modules) much more tightly.
+# eager vjp's pullback, a Lowered compiled later). The registry is bounded; sources that
+# hold tracers (hence their traces' modules) are grouped by the module being traced and
+# kept for the most recent modules only, all of a module's together.
 _ENTRIES: "collections.OrderedDict[str, object]" = collections.OrderedDict()
-_HEAVY: "collections.OrderedDict[str, None]" = collections.OrderedDict()
-MAX_SOURCES, MAX_HEAVY_SOURCES = 16384, 64
+_GROUPS: "collections.OrderedDict[object, list]" = collections.OrderedDict()
+MAX_SOURCES, MAX_GROUPS = 16384, 16
 _ids = itertools.count()
 _lock = threading.Lock()
 
 
-def register(source, name: str, heavy: bool = False) -> str:
-    """A new handle for `source` (named after its rule, `name`); `heavy`: it holds
-    tracers, hence their traces' modules."""
+def register(source, name: str, group=None) -> str:
+    """A new handle for `source` (named after its rule, `name`); `group` (for sources
+    holding tracers): what they hold alive, the module being traced."""
     with _lock:
         handle = f"{name}#{next(_ids)}"
         _ENTRIES[handle] = source
-        if heavy:
-            _HEAVY[handle] = None
-            while len(_HEAVY) > MAX_HEAVY_SOURCES:
-                _drop(next(iter(_HEAVY)))
+        if group is not None:
+            _GROUPS.setdefault(group, []).append(handle)
+            _GROUPS.move_to_end(group)
+            while len(_GROUPS) > MAX_GROUPS:
+                for old in _GROUPS.popitem(last=False)[1]:
+                    _drop(old)
         while len(_ENTRIES) > MAX_SOURCES:
             _drop(next(iter(_ENTRIES)))
     return handle
@@ -64,8 +67,6 @@ def _drop(handle: str) -> None:
     """Forgets `handle` and the handles derived from it."""
     for key in [k for k in _ENTRIES if k == handle or k.startswith(handle + "|")]:
         del _ENTRIES[key]
-        _HEAVY.pop(key, None)
-    _HEAVY.pop(handle, None)
 
 
 def source_of(handle: str):

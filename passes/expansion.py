@@ -100,27 +100,30 @@ class Expander:
         replace_op(op, values)
 
 
-def lower_custom_calls(expander: Expander) -> None:
+def lower_custom_calls(expander: Expander, bwd_only: bool = False) -> None:
     """custom_jvp_call / custom_vjp_call / checkpoint @f(x) -> jaxpr.call @f(x): what is
-    left of them outside differentiation; custom_vjp_bwd -> a call of its bwd rule,
-    traced now, in the functions the module's public functions use (the others are
-    dropped by --jaxpr-dce: an eager vjp's forward program never traces bwd)."""
-    _lower_custom_calls(expander, list(expander.fns.table), _used_functions(expander))
+    left of them outside differentiation (not with `bwd_only`); custom_vjp_bwd -> a call
+    of its bwd rule, traced now, in the functions the module's public functions use (the
+    others are dropped by --jaxpr-dce: an eager vjp's forward program never traces
+    bwd)."""
+    _lower_custom_calls(expander, list(expander.fns.table), _used_functions(expander),
+                        not bwd_only)
 
 
-def _lower_custom_calls(expander: Expander, names, used: set) -> None:
+def _lower_custom_calls(expander: Expander, names, used: set, calls: bool) -> None:
     from mjax.passes.custom_rules import materialize
     for name in names:
         for op in nested_ops(expander.fns.get(name)):
             view = op.opview
-            if isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp, T.CheckpointOp)):
+            if calls and isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp,
+                                           T.CheckpointOp)):
                 b = Builder(ir.InsertionPoint(op), op.location)
                 replace_op(op, expander.call(b, str(view.params["callee"]), op.operands))
             elif isinstance(view, T.CustomVjpBwdOp) and name in used:
                 bwd = materialize(expander, view.params["rule"], "bwd", op)
                 brought = _used_functions(expander, [bwd]) - used
                 used |= brought
-                _lower_custom_calls(expander, sorted(brought), used)
+                _lower_custom_calls(expander, sorted(brought), used, calls)
                 b = Builder(ir.InsertionPoint(op), op.location)
                 replace_op(op, expander.call(b, bwd, op.operands))
 

@@ -373,10 +373,11 @@ class _CustomRules:
         rule each time a differentiation meets a call: the rule's own call of the
         function, differentiated again at a higher order, traces the rule again."""
         from mjax.passes import custom_rules
-        # (a call holding tracers keeps their traces, hence modules, alive)
-        heavy = any(isinstance(v, Tracer) for v in call.consts.values) or bool(
+        # (a call holding tracers keeps their traces alive: the module being traced)
+        holds = any(isinstance(v, Tracer) for v in call.consts.values) or bool(
             _closed_over_tracers(self.fun))
-        return custom_rules.register(call, f"{call.name}_{self.kind}", heavy)
+        group = id(current_trace().module) if holds else None
+        return custom_rules.register(call, f"{call.name}_{self.kind}", group)
 
     def _check_captures(self, call, traced, part):
         call.consts.check_captures(traced, f"the custom_{self.kind} {part} rule of "
