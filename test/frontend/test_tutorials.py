@@ -307,7 +307,7 @@ KNOWN.update({
 
 # ---- the Pallas pages -----------------------------------------------------------------
 # (grid_blockspec's examples are doctests, run by JAX with jax, lax, jnp and np imported.)
-TUTORIALS.update({"pallas_quickstart": "",
+TUTORIALS.update({"pallas_quickstart": "", "pallas_pipelining": "",
                   "pallas_grid_blockspec": "import jax\nfrom jax import lax\n"
                                            "import jax.numpy as jnp\nimport numpy as np\n"})
 
