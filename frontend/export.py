@@ -525,6 +525,11 @@ def _call_flat(exported: Exported, args) -> list:
                 _weak_type=bool(mod_outs) and all(a.weak_type for a in exported.out_avals))
     if not isinstance(outs, (list, tuple)):
         outs = [outs]
+    if any(a.weak_type for a in exported.out_avals):     # some weak, some not
+        from mjax.lax import convert_element_type
+        outs = [convert_element_type(o, a.dtype, weak_type=True)
+                if a.weak_type and not getattr(o, "weak_type", True) else o
+                for a, o in zip(exported.out_avals, outs)]
     return [np.zeros(a.shape, _dtypes.float0) if a.dtype == _dtypes.float0 else o
             for a, o in zip(exported.out_avals, outs)]
 

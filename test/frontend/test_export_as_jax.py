@@ -48,7 +48,9 @@ def _weak_types(lib, ex):
     return [exp.out_avals[0].weak_type, back.out_avals[0].weak_type,
             exp.call(1.0).weak_type, exp.call(np.float32(1)).weak_type,
             back.call(1.0).weak_type, lib.jit(back.call)(1.0).weak_type,
-            strong.call(1.0).weak_type, (3.0 * back.call(1.0)).weak_type]
+            strong.call(1.0).weak_type, (3.0 * back.call(1.0)).weak_type] + [
+        r.weak_type for r in ex.export(lib.jit(lambda x: (x, np.float32(2) * x)))(1.0)
+        .call(1.0)]
 
 
 def test_call_results_weak_types_as_jax():
