@@ -118,8 +118,11 @@ class Mesh:
         if axis_types is None:
             axis_types = (AxisType.Auto,) * len(axis_names)
         elif isinstance(axis_types, AxisType):
-            axis_types = (axis_types,) * len(axis_names)
+            axis_types = (axis_types,)
         self.axis_types = tuple(axis_types)
+        if len(self.axis_types) != len(axis_names):
+            raise ValueError("Number of axis names should match the number of axis_types. Got "
+                             f"axis_names={tuple(axis_names)} and axis_types={self.axis_types}")
         # Meshes are immutable: their key (compared on every sharded jit call) and hash
         # are computed once.
         self._key_value = (tuple(d.id for d in self.devices.flat), self.devices.shape,
@@ -179,11 +182,14 @@ class AbstractMesh:
         if len(self.axis_sizes) != len(self.axis_names):
             raise ValueError(f"AbstractMesh got {len(self.axis_sizes)} axis sizes and "
                              f"{len(self.axis_names)} axis names")
-        if axis_types is None:   # (as JAX 0.10's meshes: Explicit unless told)
-            axis_types = (AxisType.Explicit,) * len(self.axis_names)
+        if axis_types is None:   # (as JAX 0.10's AbstractMesh and Mesh: Auto unless told)
+            axis_types = (AxisType.Auto,) * len(self.axis_names)
         elif isinstance(axis_types, AxisType):
-            axis_types = (axis_types,) * len(self.axis_names)
+            axis_types = (axis_types,)
         self.axis_types = tuple(axis_types)
+        if len(self.axis_types) != len(self.axis_names):
+            raise ValueError("Number of axis names should match the number of axis_types. Got "
+                             f"axis_names={self.axis_names} and axis_types={self.axis_types}")
         self.abstract_device = abstract_device
 
     @property

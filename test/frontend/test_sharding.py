@@ -200,3 +200,28 @@ def test_eager_ops_on_sharded_arrays_keep_the_layout(mesh):
     np.testing.assert_array_equal(np.asarray(y), value + 1)
     np.testing.assert_array_equal(np.asarray(x[:2]), value[:2])
     assert float(jnp.sum(x)) == value.sum()
+
+
+@pytest.mark.parametrize("types", [None, "Explicit", ("Explicit", "Auto"), ("Auto",)])
+def test_mesh_axis_types_default_and_check_as_jax(types):
+    # Auto unless told; a single AxisType is a one-axis tuple, not broadcast to every axis.
+    def make(lib):
+        t = types
+        if isinstance(t, str):
+            t = getattr(lib.sharding.AxisType, t)
+        elif isinstance(t, tuple):
+            t = tuple(getattr(lib.sharding.AxisType, a) for a in t)
+        out = []
+        for build in (lambda: lib.sharding.AbstractMesh((2, 4), ("x", "y"), axis_types=t),
+                      lambda: lib.sharding.Mesh(np.array(lib.devices()[:8]).reshape(2, 4),
+                                                ("x", "y"), axis_types=t)):
+            try:
+                mesh = build()
+            except ValueError as e:
+                out.append(("ValueError", str(e)))
+            else:
+                out.append([a.name for a in mesh.axis_types])
+        out.append(repr(lib.sharding.AbstractMesh((2, 4), ("x", "y"), axis_types=t))
+                   if t is None or isinstance(t, tuple) and len(t) == 2 else None)
+        return out
+    assert make(mjax) == make(jax)
