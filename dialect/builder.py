@@ -44,15 +44,18 @@ class Builder:
         arr = np.asarray(value, dtype=dtype)
         if shape is not None:
             arr = np.broadcast_to(arr, shape)
+            if arr.size > 1 and not any(arr.strides):
+                # (one value broadcast: encoded as a splat without materializing it)
+                return self.emit("constant", value=arr)[0]
         # np.asarray keeps 0-d values 0-d (np.ascontiguousarray would make them shape (1,)).
         return self.emit("constant", value=np.asarray(arr, order="C"))[0]
 
     def full_like(self, x: ir.Value, fill) -> ir.Value:
         aval = aval_of(x.type)
-        return self.constant(np.full(aval.shape, fill, dtype=aval.dtype))
+        return self.constant(np.full((), fill, dtype=aval.dtype), shape=aval.shape)
 
     def zeros_like(self, x: ir.Value) -> ir.Value:
         return self.full_like(x, 0)
 
     def zeros(self, aval: ShapedArray) -> ir.Value:
-        return self.constant(np.zeros(aval.shape, dtype=aval.dtype))
+        return self.constant(np.zeros((), dtype=aval.dtype), shape=aval.shape)

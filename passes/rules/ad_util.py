@@ -68,12 +68,13 @@ def constant(b, array) -> ir.Value:
 
 
 def zeros(b, a: ShapedArray) -> ir.Value:
-    return constant(b, np.zeros(a.shape, dtype=a.dtype))
+    return b.constant(np.zeros((), dtype=a.dtype), shape=a.shape)
 
 
 def full_like(b, x, fill) -> ir.Value:
+    # (the one value broadcast, not np.full of the whole shape: it becomes a splat)
     a = aval(x)
-    return constant(b, np.full(a.shape, fill, dtype=a.dtype))
+    return b.constant(np.full((), fill, dtype=a.dtype), shape=a.shape)
 
 
 def zeros_like(b, x) -> ir.Value:
