@@ -63,22 +63,24 @@ def args_device(args, default):
     As in JAX, committed operands (placed by `device_put(x, device)`, or computed from
     such) decide; the others are copied there. Committed operands on two devices raise
     JAX's ValueError."""
-    found = None
+    found = None   # (index, array, device) of the first committed operand
     for k, x in enumerate(args):
         if type(x) is not Array or not getattr(x, "_committed", False) or (
                 x._sharding is not None and x._sharding.num_devices > 1):
             continue
         devices = _devices_of(x._buf)
-        if len(devices) != 1 or devices[0] == default or devices[0] == found:
+        if len(devices) != 1 or (found is not None and devices[0] == found[2]):
             continue
         if found is not None:
+            j, y, other = found
             raise ValueError(
                 "Received incompatible devices for jitted computation. Got argument "
-                f"{k} with shape {x.aval.str_short()} and device ids "
-                f"{[devices[0].id]} on platform {devices[0].platform.upper()} and an "
-                f"earlier argument with device ids {[found.id]}")
-        found = devices[0]
-    return found
+                f"{j} with shape {y.aval} and with device ids {[other.id]} on "
+                f"platform {other.platform.upper()} and argument {k} with shape "
+                f"{x.aval} and with device ids {[devices[0].id]} on platform "
+                f"{devices[0].platform.upper()}")
+        found = (k, x, devices[0])
+    return None if found is None or found[2] == default else found[2]
 
 
 def commit(arrays):

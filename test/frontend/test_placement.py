@@ -13,9 +13,10 @@ import jax.numpy as jjnp
 
 
 def _uses(J, np_):
-    d1, d2 = J.devices()[1], J.devices()[2]
+    d0, d1, d2 = J.devices()[:3]
     x = J.device_put(np_.arange(3.0), d1)
     z = J.device_put(np_.arange(3.0), d2)
+    w = J.device_put(np_.arange(3.0), d0)   # (committed to the default device)
     f = J.jit(lambda a, b: a + b)
     return {
         "eager add": lambda: x + 1, "eager sin": lambda: np_.sin(x),
@@ -29,6 +30,10 @@ def _uses(J, np_):
         "vmap": lambda: J.vmap(np_.sin)(x),
         "two devices eager": lambda: x + z,
         "two devices jit": lambda: f(x, z),
+        "default and other device eager": lambda: w + x,
+        "default and other device jit": lambda: f(w, x),
+        "other and default device jit": lambda: f(x, w),
+        "default device committed twice": lambda: f(w, w),
         "default_device then outside": lambda: _made_under(J, np_, d2) + np_.ones(3),
     }
 
