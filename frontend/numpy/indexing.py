@@ -278,8 +278,12 @@ class _IndexUpdateRef:
         positions = jnp.arange(x.size, dtype=_dt.int32).reshape(x.shape) if x.size else None
         if positions is None:
             return x
-        # Out-of-bounds entries get position x.size, which the scatter then drops.
-        pos = getitem(positions, self.index, mode="fill", fill_value=x.size)
+        # mode="clip" clamps indices to the array's bounds (as a clipped gather of the
+        # positions does); otherwise out-of-bounds entries get position x.size, which the
+        # scatter then drops.
+        clip = mode is not None and str(getattr(mode, "name", mode)).lower() == "clip"
+        pos = getitem(positions, self.index, mode="clip" if clip else "fill",
+                      fill_value=x.size)
         values = jnp.asarray(values)
         if values.dtype != x.dtype:
             values = values.astype(x.dtype)
@@ -289,8 +293,7 @@ class _IndexUpdateRef:
                                             scatter_dims_to_operand_dims=(0,))
         fn = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
               "min": lax.scatter_min, "max": lax.scatter_max}[kind]
-        out = fn(flat, jnp.reshape(pos, (-1, 1)), jnp.ravel(values), dnums,
-                 mode="fill" if mode is None else mode)
+        out = fn(flat, jnp.reshape(pos, (-1, 1)), jnp.ravel(values), dnums, mode="fill")
         return jnp.reshape(out, x.shape)
 
     def set(self, values, *, mode=None, **kw):

@@ -125,3 +125,22 @@ def test_out_of_bounds_static_ints_are_clamped(idx):
 def test_static_index_into_empty_axis_raises():
     with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
         jnp.zeros((0, 3))[0]
+
+
+@pytest.mark.parametrize("mode", ["clip", "drop", "fill", "promise_in_bounds", None])
+@pytest.mark.parametrize("method", ["set", "add", "multiply", "min", "max"])
+@pytest.mark.parametrize("index", [9, -9, 2, (slice(1, 9),), ([9, -9, 2],), (1, 7),
+                                   ([0, 4, 9], [1, -5, 0])])
+def test_at_update_modes_as_jax(mode, method, index):
+    # mode="clip" clamps out-of-bounds indices to the edge (it used to drop them).
+    import jax
+    import jax.numpy as jjnp
+    x = np.arange(10.0, dtype=np.float32).reshape(5, 2) + 1
+    if mode == "promise_in_bounds" and index not in (2, (slice(1, 9),)):
+        pytest.skip("out-of-bounds indices are undefined under promise_in_bounds")
+    idx = tuple(np.array(i) if isinstance(i, list) else i for i in
+                (index if isinstance(index, tuple) else (index,)))
+
+    def run(np_):
+        return np.asarray(getattr(np_.asarray(x).at[idx], method)(3.0, mode=mode))
+    np.testing.assert_array_equal(run(jnp), run(jjnp))
