@@ -19,6 +19,7 @@ from typing import Callable
 
 from jaxlib.mlir import ir
 
+from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
 from mjax.passes.derived import DerivedTable
 from mjax.passes.ir_util import FunctionTable, callee_of, nested_ops, replace_op
@@ -65,13 +66,13 @@ class Expander:
             return
         self._done.add(key)
         for op in nested_ops(self.fns.get(name)):
-            view = op.opview
-            if not isinstance(view, T.TransformOp):
+            cls = OPS.get(op.name)    # (an op's class from its name: no OpView made)
+            if cls is None or not issubclass(cls, T.TransformOp):
                 callee = callee_of(op)
                 if callee is not None and callee in self.fns:
                     self.expand_function(callee, only)
                 continue
-            cls = type(view)
+            view = op.opview
             rule = EXPAND.get(cls)
             if rule is None:
                 raise op_error(op, f"no expansion rule for transformation op "
