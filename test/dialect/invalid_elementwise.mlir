@@ -19,7 +19,7 @@ func.func @add_c2_dtypes(%a0: tensor<4xf32>, %a1: tensor<4xi32>) -> tensor<4xf32
 // -----
 
 func.func @add_key(%a0: tensor<4x!jaxpr.key<threefry2x32>>, %a1: tensor<4x!jaxpr.key<threefry2x32>>) -> tensor<4x!jaxpr.key<threefry2x32>> {
-  // expected-error @+1 {{add does not accept dtype key<threefry2x32>}}
+  // expected-error @+1 {{add does not accept dtype key<fry>}}
   %0 = "jaxpr.add"(%a0, %a1) : (tensor<4x!jaxpr.key<threefry2x32>>, tensor<4x!jaxpr.key<threefry2x32>>) -> tensor<4x!jaxpr.key<threefry2x32>>
   return %0 : tensor<4x!jaxpr.key<threefry2x32>>
 }
@@ -315,7 +315,7 @@ func.func @eq_result_not_bool(%a0: tensor<4xf32>, %a1: tensor<4xf32>) -> tensor<
 // -----
 
 func.func @ne_key(%a0: tensor<4x!jaxpr.key<threefry2x32>>, %a1: tensor<4x!jaxpr.key<threefry2x32>>) -> tensor<4xi1> {
-  // expected-error @+1 {{ne does not accept dtype key<threefry2x32>}}
+  // expected-error @+1 {{ne does not accept dtype key<fry>}}
   %0 = "jaxpr.ne"(%a0, %a1) : (tensor<4x!jaxpr.key<threefry2x32>>, tensor<4x!jaxpr.key<threefry2x32>>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }

@@ -27,7 +27,7 @@ func.func @convert_element_type_wrong_result(%a0: tensor<4xf32>) -> tensor<4xi64
 // -----
 
 func.func @convert_element_type_to_key(%a0: tensor<4xi32>) -> tensor<4x!jaxpr.key<threefry2x32>> {
-  // expected-error @+1 {{convert_element_type does not accept dtype key<threefry2x32> (new_dtype must be array)}}
+  // expected-error @+1 {{convert_element_type does not accept dtype key<fry> (new_dtype must be array)}}
   %0 = "jaxpr.convert_element_type"(%a0) {new_dtype = !jaxpr.key<threefry2x32>} : (tensor<4xi32>) -> tensor<4x!jaxpr.key<threefry2x32>>
   return %0 : tensor<4x!jaxpr.key<threefry2x32>>
 }
