@@ -101,15 +101,17 @@ def interpret(block: ir.Block, rule_for: Callable[[ir.Operation], Rule | None], 
     """Runs `block` through `rule_for` (see the module docstring); returns the entries of
     the terminator's operands (forward) or of the block's arguments (reverse)."""
     ops, end = _body_and_terminator(block)
+    read, write = env.read, env.write     # (bound once: this loop runs per op)
     if not reverse:
         for op in ops:
-            outs = rule_for(op)(op, [env.read(v) for v in op.operands])
-            if len(outs) != len(op.results):
+            results = op.results
+            outs = rule_for(op)(op, [read(v) for v in op.operands])
+            if len(outs) != len(results):
                 raise op_error(op, f"internal error: rule gave {len(outs)} results for "
-                                   f"{len(op.results)}")
-            for r, x in zip(op.results, outs):
-                env.write(r, x)
-        return [env.read(v) for v in end.operands]
+                                   f"{len(results)}")
+            for r, x in zip(results, outs):
+                write(r, x)
+        return [read(v) for v in end.operands]
     for op in reversed(ops):
         rule = rule_for(op)
         if rule is None:
