@@ -222,8 +222,9 @@ def cell_mismatch(mine, theirs) -> str | None:
 
 # ---- the sharding pages ---------------------------------------------------------------
 # (Each sets up its 8 (or 2) CPU devices itself, with jax_num_cpu_devices or XLA_FLAGS,
-# before its first computation.)
-TUTORIALS.update({"parallel": "", "sharding_201": "", "sharding_ad_301": "",
+# before its first computation. docs/parallel.md is not run on its own: its cells are the
+# first 36 of new_docs/201/sharding.md's.)
+TUTORIALS.update({"sharding_201": "", "sharding_ad_301": "",
                   "shard_map": ""})
 _SET_MESH_REPR = ("the cell shows the set_mesh context object, whose default repr names "
                   "its class's module (mjax.sharding, not jax._src.sharding_impls)")
@@ -235,14 +236,13 @@ _OTHER_MESH_INSIDE_JIT = ("use_abstract_mesh with other axis names inside jit: m
                           "pass takes one mesh per function")
 _POLICY = ("remat with a Python callable policy (lambda prim, ...: str(prim) != "
            "'all_gather'): mjax takes only the mjax.checkpoint_policies")
-for _page in ("parallel", "sharding_201"):
-    KNOWN.update({
-        (_page, 8): _SET_MESH_REPR,
-        (_page, 9): _OTHER_MESH_INSIDE_JIT,
-        (_page, 16): _UNREDUCED,
-        (_page, 17): "prints the shards of cell 16's unreduced array (mjax has cell 15's)",
-        (_page, 18): "prints cell 16's unreduced sharding (mjax has cell 15's)",
-    })
+KNOWN.update({
+    ("sharding_201", 8): _SET_MESH_REPR,
+    ("sharding_201", 9): _OTHER_MESH_INSIDE_JIT,
+    ("sharding_201", 16): _UNREDUCED,
+    ("sharding_201", 17): "prints the shards of cell 16's unreduced array (mjax has cell 15's)",
+    ("sharding_201", 18): "prints cell 16's unreduced sharding (mjax has cell 15's)",
+})
 KNOWN.update({
     **{("sharding_201", i): "mjax has no layout API (jax.experimental.layout: Format, "
                             "Layout, with_layout_constraint, Array.format)"
