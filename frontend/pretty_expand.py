@@ -122,7 +122,7 @@ def _merge_identical(block) -> None:
         %y = exp %x (user); ...; %y2 = exp %x (fwd, merged into %y); %r = sub 1, %y2 (fwd)
       ==> %y = exp %x; %r = sub 1, %y; ...
     """
-    from mjax.passes.ir_util import has_effects
+    from mjax.passes.jaxpr_cse import mergeable
     seen = {}
     with_bodies = {}  # (name, operands, attributes) -> the user's cond/scan/while
     position = {}     # value -> position of the equation defining it (block order)
@@ -142,10 +142,7 @@ def _merge_identical(block) -> None:
             elif _FWD in op.attributes and key in with_bodies:
                 anchor = _replace_extended(with_bodies.pop(key), op, position)
             continue
-        view = op.opview
-        if (not isinstance(view, JaxprOp) or not view.pure or len(op.regions)
-                or op.name == "jaxpr.checkpoint"
-                or ("callee" in op.attributes and has_effects(op))):
+        if not mergeable(op):
             continue
         key = _key(op)
         first = seen.get(key)

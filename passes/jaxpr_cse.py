@@ -24,6 +24,16 @@ def _key(op):
     return (op.name, tuple(op.operands), attrs, tuple(str(r.type) for r in op.results))
 
 
+def mergeable(op) -> bool:
+    """Whether two copies of `op` with the same operands and attributes may become one:
+    pure jaxpr ops without regions; never checkpoints (their copies are what rematerializes)
+    nor calls of functions with effects."""
+    view = op.opview
+    return (isinstance(view, JaxprOp) and view.pure and not len(op.regions)
+            and op.name != "jaxpr.checkpoint"
+            and not ("callee" in op.attributes and has_effects(op)))
+
+
 def cse_block(block) -> int:
     seen, merged = {}, 0
     for op in list(block.operations):
@@ -31,10 +41,7 @@ def cse_block(block) -> int:
         for region in op.regions:
             for inner in region.blocks:
                 merged += cse_block(inner)
-        view = op.opview
-        if (not isinstance(view, JaxprOp) or not view.pure or len(op.regions)
-                or op.name == "jaxpr.checkpoint"
-                or ("callee" in op.attributes and has_effects(op))):
+        if not mergeable(op):
             continue
         key = _key(op)
         if key in seen:
