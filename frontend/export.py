@@ -308,11 +308,11 @@ def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module
 
 
 def _main_of(module: ir.Module) -> ir.Operation:
-    for op in module.body.operations:
-        op = op.operation
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-            return op
-    raise ValueError("the lowered module has no @main")
+    from mjax.passes.ir_util import main_function
+    main = main_function(module)
+    if main is None:
+        raise ValueError("the lowered module has no @main")
+    return main
 
 
 def _add_platform_index(module: ir.Module) -> None:

@@ -167,6 +167,7 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
     from mjax.dialect import context
     from mjax.lowering import compile_pipeline, lower_module
     from mjax.passes import run_pipeline
+    from mjax.passes.ir_util import main_function
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
         lower_module(module)
         return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
@@ -180,7 +181,7 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
             run_pipeline(m, "jaxpr-verify")
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, pipeline[:cut], after_each=after)
-        main = _main(module)
+        main = main_function(module)
         if _shardy_can_carry(module, main, mesh):
             _write_annotations(main, in_shardings, out_shardings, mesh)
             run_pipeline(module, [("jaxpr-propagate-shardings", "sdy=true")]
@@ -204,12 +205,6 @@ def _named_over(mesh, shardings) -> bool:
     """Whether every given sharding is a NamedSharding of `mesh`, a mesh of >1 device."""
     return mesh.size > 1 and all(s is None or (type(s) is NamedSharding and s.mesh == mesh)
                                  for s in shardings)
-
-
-def _main(module):
-    return next(op.operation for op in module.body.operations
-                if op.operation.name == "func.func" and
-                op.operation.attributes["sym_name"].value == "main")
 
 
 # Ops that lower with XLA shardings of their own (`mhlo.sharding`), which Shardy's form

@@ -46,6 +46,8 @@ def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
     `module @jit_<name>` with its partition and replica counts, a public @main, and each
     result's path in the output pytree (`jax.result_info = "result[0]['a']"`)."""
     import re
+
+    from mjax.passes.ir_util import main_function
     n_out = out_tree.num_leaves
     paths = [p for p, _ in tree_util.tree_flatten_with_path(
         tree_util.tree_unflatten(out_tree, list(range(n_out))))[0]]
@@ -57,9 +59,7 @@ def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
         one = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
         attrs["mhlo.num_partitions"] = one
         attrs["mhlo.num_replicas"] = one
-        main = next((op for op in module.body.operations
-                     if "sym_name" in op.attributes and
-                     ir.StringAttr(op.attributes["sym_name"]).value == "main"), None)
+        main = main_function(module)
         if main is None:
             return
         main.attributes["sym_visibility"] = ir.StringAttr.get("public")

@@ -44,6 +44,15 @@ def symbol_name(fn: ir.Operation) -> str:
     return ir.StringAttr(fn.attributes["sym_name"]).value
 
 
+def main_function(module) -> ir.Operation | None:
+    """The module's func.func @main (None when it has none)."""
+    for op in module_body(module).operations:
+        op = op.operation
+        if op.name == "func.func" and symbol_name(op) == "main":
+            return op
+    return None
+
+
 def is_private(fn: ir.Operation) -> bool:
     return ("sym_visibility" in fn.attributes
             and ir.StringAttr(fn.attributes["sym_visibility"]).value == "private")

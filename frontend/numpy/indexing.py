@@ -281,7 +281,7 @@ class _IndexUpdateRef:
         # mode="clip" clamps indices to the array's bounds (as a clipped gather of the
         # positions does); otherwise out-of-bounds entries get position x.size, which the
         # scatter then drops.
-        clip = mode is not None and str(getattr(mode, "name", mode)).lower() == "clip"
+        clip = lax._mode(mode, "fill") == "clip"
         pos = getitem(positions, self.index, mode="clip" if clip else "fill",
                       fill_value=x.size)
         values = jnp.asarray(values)
