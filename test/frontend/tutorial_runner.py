@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import faulthandler
 import importlib
 import importlib.abc
 import importlib.util
@@ -96,6 +97,9 @@ def run_cell(code, ns, barrier):
 
 
 def main(mode, path, out_path, prelude=""):
+    # A crash (a signal, not an exception) prints every thread's Python stack on the
+    # process's stderr, which test_tutorials shows when the run fails.
+    faulthandler.enable(file=sys.__stderr__, all_threads=True)
     if mode == "mjax":
         sys.meta_path.insert(0, _Alias())
     ns = {"__name__": "__main__"}
