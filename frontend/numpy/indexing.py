@@ -14,6 +14,7 @@ import numpy as np
 from mjax import dtypes as _dt
 from mjax import lax
 from mjax.core import Tracer, at_user_line
+from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import known
 
 
@@ -215,6 +216,7 @@ def _advanced_gather(x, idx, dyn, mode, fill_value):
     return lax.gather(x, indices, dnums, slice_sizes, mode=mode, fill_value=fill_value)
 
 
+@fused_when_eager
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
     import mjax.numpy as jnp
@@ -229,6 +231,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
                    fill_value=fill_value)
 
 
+@fused_when_eager
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
                     wrap_negative_indices=None):
     import mjax.numpy as jnp
