@@ -1,4 +1,5 @@
-"""`unique` and `isin`. unique sorts, marks the first of each run of equal values, and
+"""Set operations: `unique` (and unique_values/counts/inverse/all), `isin`, `union1d`,
+`intersect1d`, `setdiff1d`, `setxor1d`. unique sorts, marks the first of each run of equal values, and
 scatters them to their rank; with a static `size=` this traces, otherwise the input must
 be concrete so that the number of distinct values is known. JAX: jnp.unique, jnp.isin.
 """

@@ -73,7 +73,8 @@ def ones_like(a, dtype=None, shape=None):
 def full_like(a, fill_value, dtype=None, shape=None):
     a = asarray(a)
     dtype = None if dtype is None else _dt.check_user_dtype(dtype, "full_like")
-    return lax.full(a.shape if shape is None else canonical_shape(shape), fill_value, dtype or a.dtype)
+    return lax.full(a.shape if shape is None else canonical_shape(shape), fill_value,
+                    dtype or a.dtype)
 
 
 @with_device_keyword

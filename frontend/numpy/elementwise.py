@@ -132,8 +132,10 @@ exp2 = _unary("exp2", lax.exp2, True)
 expm1 = _unary("expm1", lax.expm1, True)
 log = _unary("log", lax.log, True)
 log1p = _unary("log1p", lax.log1p, True)
-log2 = fused_when_eager(_unary("log2", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(2))), True))
-log10 = fused_when_eager(_unary("log10", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(10))), True))
+log2 = fused_when_eager(_unary(
+    "log2", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(2))), True))
+log10 = fused_when_eager(_unary(
+    "log10", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(10))), True))
 sqrt = _unary("sqrt", lax.sqrt, True)
 cbrt = _unary("cbrt", lax.cbrt, True)
 sin = _unary("sin", lax.sin, True)
@@ -151,8 +153,9 @@ arctanh = _unary("arctanh", lax.atanh, True)
 isfinite = _unary("isfinite", lambda x: lax.is_finite(x) if _dt.is_float(x.dtype) else
                   lax.full_like(x, True, bool_))
 isnan = _unary("isnan", lambda x: lax.ne(x, x))
-isinf = fused_when_eager(_unary("isinf", lambda x: lax.eq(lax.abs(x), lax.full_like(lax.abs(x), _onp.inf))
-               if _dt.is_inexact(x.dtype) else lax.full_like(x, False, bool_)))
+isinf = fused_when_eager(_unary(
+    "isinf", lambda x: lax.eq(lax.abs(x), lax.full_like(lax.abs(x), _onp.inf))
+    if _dt.is_inexact(x.dtype) else lax.full_like(x, False, bool_)))
 square = _unary("square", lambda x: lax.integer_pow(x, 2))
 reciprocal = fused_when_eager(_unary("reciprocal", lambda x: lax.div(lax.full_like(x, 1), x), True))
 conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if _dt.issubdtype(

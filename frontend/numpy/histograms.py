@@ -1,5 +1,6 @@
-"""`histogramdd` and `histogram2d`: n-d binning by searchsorted per dimension, one flat
-bin index per point and one bincount. JAX: jnp.histogramdd, jnp.histogram2d.
+"""Histograms: `histogram`, `histogram_bin_edges`, and `histogramdd` / `histogram2d`:
+n-d binning by searchsorted per dimension, one flat bin index per point and one bincount.
+JAX: the jax.numpy functions of the same names.
 
 Each dimension gets two extra bins (below the first edge, above the last) so that points
 outside the range land somewhere; they are cut off at the end. A point equal to the last

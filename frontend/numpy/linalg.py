@@ -135,7 +135,8 @@ def matrix_transpose(x, /):
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
     """Matrix product (same as jnp.matmul)."""
-    return products.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+    return products.matmul(x1, x2, precision=precision,
+                           preferred_element_type=preferred_element_type)
 
 
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
@@ -180,7 +181,8 @@ def trace(x, /, *, offset=0, dtype=None):
     """Sum of the `offset` diagonal of the last two axes."""
     x = asarray(x)
     _matrix("trace", x)
-    out = reductions.sum(products.diagonal(x, offset=offset, axis1=-2, axis2=-1), axis=-1, dtype=dtype)
+    out = reductions.sum(products.diagonal(x, offset=offset, axis1=-2, axis2=-1), axis=-1,
+                         dtype=dtype)
     return out
 
 

@@ -1,4 +1,6 @@
-"""`polyval`, `convolve` and `correlate`, from multiply-adds and one `dot`.
+"""Polynomials: `polyval`, `convolve` and `correlate` (from multiply-adds and one `dot`),
+`polyadd`/`polysub`/`polymul`/`polydiv`, `polyder`/`polyint`, `polyfit`, `roots`, `poly`,
+`vander`.
 
 convolve gathers the sliding windows of the zero-padded input (a static index table) and
 contracts them with the reversed kernel. JAX: jnp.polyval, jnp.convolve, jnp.correlate.

@@ -81,8 +81,10 @@ def _where_identity(a, where_, value):
     return where_xy(where_, a, full_like(a, value))
 
 
-sum = fused_when_eager(_reduction("sum", lax.reduce_sum, upcast_small_int=True, identity=lambda d: 0))  # noqa
-prod = fused_when_eager(_reduction("prod", lax.reduce_prod, upcast_small_int=True, identity=lambda d: 1))
+sum = fused_when_eager(_reduction("sum", lax.reduce_sum, upcast_small_int=True,  # noqa: A001
+                                  identity=lambda d: 0))
+prod = fused_when_eager(_reduction("prod", lax.reduce_prod, upcast_small_int=True,
+                                   identity=lambda d: 1))
 _max = _reduction("max", lax.reduce_max, bool_fn=lax.reduce_or)
 _min = _reduction("min", lax.reduce_min, bool_fn=lax.reduce_and)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-import operator as _operator
 
 import numpy as _onp
 
@@ -27,7 +26,7 @@ from mjax.numpy.shaping import expand_dims, ravel, reshape
 @fused_when_eager
 def tile(A, reps):
     A = asarray(A)
-    reps = (_operator.index(reps),) if _onp.ndim(reps) == 0 else tuple(reps)
+    reps = (operator.index(reps),) if _onp.ndim(reps) == 0 else tuple(reps)
     d = builtins.max(len(reps), A.ndim)
     A = reshape(A, (1,) * (d - A.ndim) + A.shape)
     reps = (1,) * (d - len(reps)) + reps

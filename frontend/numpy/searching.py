@@ -1,5 +1,5 @@
-"""Searching and counting: `searchsorted`, `interp`, `bincount`, `histogram`, `argwhere`,
-`flatnonzero`. Output shapes are static: counts need a `length`, nonzero a `size`, unless
+"""Searching and counting: `searchsorted`, `digitize`, `interp`, `bincount`, `nonzero`,
+`argwhere`, `flatnonzero`. Output shapes are static: counts need a `length`, nonzero a `size`, unless
 the input is concrete. JAX: the jax.numpy functions of the same names.
 """
 from __future__ import annotations

@@ -62,7 +62,8 @@ def ravel(a, order="C"):  # (out_sharding: array_api.OUT_SHARDING_FUNCTIONS)
 
 def transpose(a, axes=None):
     a = asarray(a)
-    axes = tuple(range(a.ndim))[::-1] if axes is None else tuple(normalize_axis(x, a.ndim) for x in axes)
+    axes = (tuple(range(a.ndim))[::-1] if axes is None
+            else tuple(normalize_axis(x, a.ndim) for x in axes))
     return lax.transpose(a, axes)
 
 

@@ -1,4 +1,5 @@
-"""`mjax.numpy.vectorize`: NumPy's generalized-ufunc vectorization, built on `vmap`.
+"""`mjax.numpy.vectorize`: NumPy's generalized-ufunc vectorization, built on `vmap`; and
+`apply_along_axis` / `apply_over_axes`.
 
 Each loop dimension (the broadcast of the arguments' non-core leading dims) becomes one
 `vmap`, innermost last; an argument of size 1 along a loop dim is squeezed and left
