@@ -2,7 +2,21 @@
 
 Arguments are promoted with JAX's rules (weak Python scalars, x64 canonicalization) and
 broadcast NumPy-style, then handed to `lax`. No new primitives are defined here. This file
-only re-exports; the functions live in modules named by topic (see docs/design.md).
+only re-exports; the functions live in modules named by topic, each importing only the
+ones before it in this order (lowest first):
+
+    concrete_values, array_api, arguments                 argument checks, decorators
+    conversion, scalar_types, promotion                   asarray, dtypes, JAX's promotion
+    elementwise, floating_point                           the ufuncs as plain functions
+    shaping, creation, indexing                           reshape/stack, zeros, take/getitem
+    reductions, sorting                                   sum/mean/cumsum, sort
+    products, einsum, linalg                              matmul/dot/vecdot, jnp.linalg
+    searching, selection, repetition                      searchsorted/nonzero, where, repeat
+    index_tricks, insertion, arraypad                     mgrid/r_/ix_, insert/put, pad
+    statistics, calculus, windows, polynomial             cov, diff/gradient, hanning, poly*
+    arraysetops, histograms, nanfunctions, quantiles      unique, histogram, nan*, median
+    vectorize, bit_packing, file_io, fft, ufuncs          vectorize, packbits, load, jnp.fft,
+                                                          the ufunc objects (jnp.add, ...)
 """
 from __future__ import annotations
 
