@@ -1,7 +1,9 @@
 """Set operations: `unique` (and unique_values/counts/inverse/all), `isin`, `union1d`,
-`intersect1d`, `setdiff1d`, `setxor1d`. unique sorts, marks the first of each run of equal values, and
-scatters them to their rank; with a static `size=` this traces, otherwise the input must
-be concrete so that the number of distinct values is known. JAX: jnp.unique, jnp.isin.
+`intersect1d`, `setdiff1d`, `setxor1d`.
+
+unique sorts, marks the first of each run of equal values, and scatters them to their rank;
+with a static `size=` this traces, otherwise the input must be concrete so that the number
+of distinct values is known. JAX: the jax.numpy functions of the same names.
 """
 from __future__ import annotations
 

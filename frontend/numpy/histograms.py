@@ -15,12 +15,13 @@ import numpy as _onp
 
 from mjax.numpy import reductions
 from mjax.numpy.calculus import diff
+from mjax.numpy.concrete_values import concrete_int
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import linspace, ones_like, zeros
 from mjax.numpy.elementwise import logical_and, where_xy
 from mjax.numpy.index_tricks import ravel_multi_index
 from mjax.numpy.promotion import promote, result_type
-from mjax.numpy.searching import bincount, _concrete_int, scatter_1d, searchsorted
+from mjax.numpy.searching import bincount, scatter_1d, searchsorted
 from mjax.numpy.shaping import ndim, ravel, stack
 
 
@@ -48,7 +49,8 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     a = ravel(asarray(a))
     (a,) = promote("histogram", a, inexact=True)
     if _onp.ndim(bins) == 0:      # a bin count (a traced one only where JAX knows it)
-        bins = _concrete_int(bins, "histogram: bins must be a static int or an array")
+        bins = concrete_int(bins, "mjax.numpy.histogram: bins must be a static int or an "
+                                  "array")
         if range is None:
             lo, hi = reductions.min(a), reductions.max(a)
         else:

@@ -23,20 +23,6 @@ from mjax.numpy.scalar_types import bool_
 from mjax.numpy.shaping import concatenate, ravel, reshape, transpose
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return all(isclose(a, b, rtol, atol, equal_nan))
-
-
-def array_equal(a1, a2, equal_nan=False):
-    a1, a2 = asarray(a1), asarray(a2)
-    if a1.shape != a2.shape:
-        return asarray(False)
-    eq = equal(a1, a2)
-    if equal_nan:
-        eq = logical_or(eq, logical_and(isnan(a1), isnan(a2)))
-    return all(eq)
-
-
 def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=None):
     def f(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
           promote_integers=True):
@@ -139,6 +125,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return total / count
 
 
+_mean = mean   # (var's `mean` argument hides the function)
+
+
 @fused_when_eager
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
@@ -148,8 +137,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     check_arraylike("var", a)
     a = asarray(a)
     axes = normalize_axes(axis, a.ndim)
-    # (`mean` is the caller's precomputed mean, kept dims, as in JAX; the function is global)
-    m = globals()["mean"](a, axes, dtype, keepdims=True) if mean is None else asarray(mean)
+    # (`mean` is the caller's precomputed mean, kept dims, as in JAX)
+    m = _mean(a, axes, dtype, keepdims=True) if mean is None else asarray(mean)
     d = a - m
     sq = real(d * conj(d)) if _dt.issubdtype(d.dtype, _onp.complexfloating) else d * d
     n = math.prod(a.shape[i] for i in axes)
@@ -240,6 +229,20 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
         zero_shape = out.shape[:axis] + (1,) + out.shape[axis + 1:]
         out = concatenate([zeros(zero_shape, out.dtype), out], axis)
     return out
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan=False):
+    a1, a2 = asarray(a1), asarray(a2)
+    if a1.shape != a2.shape:
+        return asarray(False)
+    eq = equal(a1, a2)
+    if equal_nan:
+        eq = logical_or(eq, logical_and(isnan(a1), isnan(a2)))
+    return all(eq)
 
 
 def array_equiv(a1, a2):

@@ -1,6 +1,6 @@
 """Searching and counting: `searchsorted`, `digitize`, `interp`, `bincount`, `nonzero`,
-`argwhere`, `flatnonzero`. Output shapes are static: counts need a `length`, nonzero a `size`, unless
-the input is concrete. JAX: the jax.numpy functions of the same names.
+`argwhere`, `flatnonzero`. Output shapes are static: counts need a `length`, nonzero a
+`size`, unless the input is concrete. JAX: the jax.numpy functions of the same names.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from mjax import dtypes as _dt, lax
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy import elementwise, reductions
 from mjax.numpy.array_api import fused_when_eager
-from mjax.numpy.concrete_values import concrete_int, concrete_or_error
+from mjax.numpy.concrete_values import concrete_or_error
 from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.creation import full, ones, ones_like, zeros
 from mjax.numpy.elementwise import (clip, greater_equal, isnan, less, logical_and, logical_not,
@@ -65,10 +65,6 @@ def digitize(x, bins, right=False, *, method=None):
 
 def _concrete(x, fname, why):
     return concrete_or_error(x, f"mjax.numpy.{fname}: {why}")
-
-
-def _concrete_int(x, why):
-    return concrete_int(x, f"mjax.numpy.{why}")
 
 
 def _less(a, b):
