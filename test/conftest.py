@@ -91,7 +91,7 @@ IREE_UNSUPPORTED = {
         "IREE compiler crash in DispatchCreation on some power-of-two complex FFTs",
     "test_fft.py::test_complex_input_grad_matches_jax":
         "IREE compiler crash in DispatchCreation on some power-of-two complex FFTs",
-    "test_numpy_extra.py::test_ufunc_reduce_where_and_unary_at":
+    "test_numpy_ufuncs.py::test_ufunc_reduce_where_and_unary_at":
         "IREE compiler crash (segfault in GenericVectorization's linalg vectorizer) on "
         "negative.at's loop over repeated indices",
     "test_lax_more.py::test_conv_general_dilated_matches_jax[3d]":

@@ -70,19 +70,9 @@ def __array_namespace_info__() -> ArrayNamespaceInfo:
 
 # ---- the standard's keywords on existing functions ------------------------------------
 # The creation functions (and astype) take `device=` as JAX's do: the result is placed
-# there (a device or a Sharding; None leaves it where it was made).
-DEVICE_FUNCTIONS = ("arange", "asarray", "array", "empty", "empty_like", "eye", "full",
-                    "full_like", "linspace", "ones", "ones_like", "zeros", "zeros_like",
-                    "astype")
-
-
-# The functions taking JAX's keyword-only `out_sharding=` (lax.sharding.takes_out_sharding).
-OUT_SHARDING_FUNCTIONS = ("arange", "array", "asarray", "broadcast_to", "dot", "einsum",
-                          "empty", "full", "full_like", "matmul", "ones", "ones_like",
-                          "ravel", "repeat", "reshape", "tensordot", "zeros", "zeros_like",
-                          "bincount", "percentile")
-
-
+# there (a device or a Sharding; None leaves it where it was made). They are decorated
+# where they are defined; so are the functions taking JAX's keyword-only `out_sharding=`
+# (lax.sharding.takes_out_sharding) and the ones fused when eager (below).
 def with_device_keyword(fn):
     """`fn` with a keyword-only `device=None` added to its call and its signature."""
     import functools
@@ -110,24 +100,9 @@ def _put(x, device):
 # ---- one compiled program per eager call of a composite function ---------------------
 # Eagerly, every primitive compiles once per new shape; a composite such as std (a dozen
 # primitives) compiled a dozen programs per shape, several times JAX's time, which jits
-# each jnp function whole. Called on concrete arrays, these run under mjax.jit instead:
+# each jnp function whole. Called on concrete arrays, the functions decorated with
+# fused_when_eager run under mjax.jit instead:
 # arguments holding arrays are traced, the rest (axes, dtypes, Python scalars) are static.
-FUSED_FUNCTIONS = ("var", "std", "mean", "average", "linspace", "eye", "take",
-                   "take_along_axis", "argsort", "sort", "cumulative_sum", "cumulative_prod",
-                   "cumsum", "cumprod", "diff", "count_nonzero", "argmax", "argmin", "where",
-                   "moveaxis", "stack", "unstack", "concat", "concatenate", "meshgrid",
-                   "broadcast_arrays", "tile", "roll", "flip", "vecdot",
-                   "matmul", "tensordot", "clip", "sum", "prod", "max", "min", "all", "any",
-                   "searchsorted", "nonzero", "repeat", "expand_dims", "squeeze",
-                   # elementwise functions of several primitives (integer pow unrolls
-                   # its square-and-multiply loop: ~300 primitives)
-                   "pow", "power", "float_power", "nextafter", "floor_divide", "remainder",
-                   "mod", "fmod", "divmod", "copysign", "hypot", "trunc", "log2", "log10",
-                   "isinf", "isneginf", "isposinf", "divide", "true_divide", "reciprocal",
-                   "atan2", "arctan2", "signbit", "heaviside", "sinc", "ldexp", "isclose",
-                   "cross", "outer", "trace", "diagonal")
-
-
 _PLAIN_STATIC = (type(None), int, bool, str)
 
 

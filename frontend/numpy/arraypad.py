@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as _onp
 
 from mjax import lax
-from mjax import numpy as jnp
+from mjax.numpy.arguments import is_array
 from mjax.numpy.concrete_values import concrete_or_error
+from mjax.numpy.conversion import asarray, astype
+from mjax.numpy.indexing import take
 
 
 def _widths(pad_width, ndim, what="pad_width"):
@@ -50,7 +52,7 @@ _INDEX_MODES = ("edge", "wrap", "reflect", "symmetric")
 
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pads with `mode` in constant/edge/reflect/symmetric/wrap; widths are static."""
-    array = jnp.asarray(array)
+    array = asarray(array)
     widths = _widths(pad_width, array.ndim)
     if mode == "constant":
         values = kwargs.pop("constant_values", 0)
@@ -70,7 +72,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             raise ValueError(f"mjax.numpy.pad: cannot pad an empty axis {axis} in mode "
                              f"{mode!r}")
         idx = _source_index(mode, n, lo, hi)
-        array = jnp.take(array, idx.astype(_onp.int32), axis=axis)
+        array = take(array, idx.astype(_onp.int32), axis=axis)
     return array
 
 
@@ -81,11 +83,11 @@ def _no_more_options(mode, kwargs):
 
 
 def _pad_constant(array, widths, values):
-    if jnp._is_array(values):
+    if is_array(values):
         if values.ndim != 0:
             raise NotImplementedError("mjax.numpy.pad: per-axis constant_values must be "
                                       "static (a list or NumPy array)")
-        return lax.pad(array, jnp.astype(values, array.dtype),
+        return lax.pad(array, astype(values, array.dtype),
                        [(lo, hi, 0) for lo, hi in widths])
     v = _onp.asarray(values)
     if v.ndim == 0:

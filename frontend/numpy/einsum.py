@@ -1,7 +1,43 @@
-"""`einsum` as a sequence of pairwise `dot_general`s (left to right)."""
+"""`einsum`, as a sequence of pairwise `dot_general`s (left to right), and `einsum_path`
+(NumPy's contraction path search)."""
 from __future__ import annotations
 
-from mjax.core import at_user_line
+import numpy as _onp
+
+from mjax.core import at_user_line, Tracer
+from mjax.lax.sharding import takes_out_sharding
+from mjax.numpy import reductions
+from mjax.numpy.arguments import no_out
+from mjax.numpy.conversion import asarray, astype
+from mjax.numpy.products import diagonal
+from mjax.numpy.promotion import broadcast_to, result_type
+from mjax.numpy.shaping import transpose
+
+
+@takes_out_sharding
+def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
+           preferred_element_type=None):
+    """Einstein summation by pairwise dot_generals (left to right). (`optimize` picks a
+    contraction order in JAX; mjax contracts left to right whatever it says.)"""
+    no_out("einsum", out)
+    out = contract(subscripts, *operands)
+    if preferred_element_type is not None:
+        out = astype(out, preferred_element_type)
+    return out
+
+
+def einsum_path(subscripts, /, *operands, optimize="auto"):
+    """The contraction order einsum would use, and a report (from NumPy's path search)."""
+    if optimize is True or optimize == "auto":
+        # (as opt_einsum's 'auto', which JAX uses: exhaustive search for a few operands)
+        optimize = "optimal" if len(operands) <= 4 else "greedy"
+    shapes = [_onp.empty(_operand_shape(x), dtype=_onp.bool_) for x in operands]
+    path, report = _onp.einsum_path(subscripts, *shapes, optimize=optimize)
+    return [tuple(p) for p in path[1:]], report
+
+
+def _operand_shape(x):
+    return x.shape if isinstance(x, Tracer) or hasattr(x, "shape") else _onp.shape(x)
 
 
 def _expand_ellipsis(subscripts, ndims):
@@ -51,27 +87,25 @@ def _parse(subscripts, n):
 
 def _reduce_own(x, labels, keep):
     """Sums out labels used only by this operand; takes diagonals of repeated labels."""
-    import mjax.numpy as jnp
     # repeated label in one operand -> diagonal
     while len(set(labels)) != len(labels):
         for c in labels:
             if labels.count(c) > 1:
                 i = labels.index(c)
                 j = labels.index(c, i + 1)
-                x = jnp.diagonal(x, 0, i, j)
+                x = diagonal(x, 0, i, j)
                 labels = [l for k, l in enumerate(labels) if k not in (i, j)] + [c]
                 break
     drop = [i for i, c in enumerate(labels) if c not in keep]
     if drop:
-        x = jnp.sum(x, axis=tuple(drop))
+        x = reductions.sum(x, axis=tuple(drop))
         labels = [c for i, c in enumerate(labels) if i not in drop]
     return x, labels
 
 
-def einsum(subscripts, *operands):
-    import mjax.numpy as jnp
+def contract(subscripts, *operands):
     from mjax import lax
-    ops = [jnp.asarray(o) for o in operands]
+    ops = [asarray(o) for o in operands]
     ins, out = _parse(_expand_ellipsis(subscripts.replace(" ", ""), [o.ndim for o in ops]),
                       len(operands))
     for o, s in zip(ops, ins):
@@ -84,7 +118,7 @@ def einsum(subscripts, *operands):
     for o, t in zip(ops, terms):
         for c, d in zip(t, o.shape):
             sizes[c] = max(sizes.get(c, 1), d)
-    ops = [jnp.broadcast_to(o, tuple(sizes[c] for c in t)) if any(
+    ops = [broadcast_to(o, tuple(sizes[c] for c in t)) if any(
         d != sizes[c] for c, d in zip(t, o.shape)) else o for o, t in zip(ops, terms)]
     x, lx = ops[0], terms[0]
     rest = list(zip(ops[1:], terms[1:]))
@@ -94,7 +128,7 @@ def einsum(subscripts, *operands):
         keep = needed_later(k + 1)
         y, ly = _reduce_own(y, ly, keep | set(lx))
         x, lx = _reduce_own(x, lx, keep | set(ly))
-        dtype = jnp.result_type(x, y)
+        dtype = result_type(x, y)
         x, y = x.astype(dtype), y.astype(dtype)
         common = [c for c in lx if c in ly]
         batch = [c for c in common if c in keep]
@@ -104,6 +138,4 @@ def einsum(subscripts, *operands):
         x = lax.dot_general(x, y, dn)
         lx = batch + [c for c in lx if c not in common] + [c for c in ly if c not in common]
     x, lx = _reduce_own(x, lx, set(out))
-    return jnp.transpose(x, [lx.index(c) for c in out]) if lx else x
-
-
+    return transpose(x, [lx.index(c) for c in out]) if lx else x

@@ -12,9 +12,15 @@ import operator
 import numpy as _onp
 
 from mjax import dtypes as _dt
-from mjax import numpy as jnp
 from mjax.lax.linalg import fft as _lax_fft
+from mjax.numpy.arraypad import pad
+from mjax.numpy.conversion import asarray
+from mjax.numpy.creation import arange
+from mjax.numpy.elementwise import conj
 from mjax.numpy.linalg import jit_eagerly
+from mjax.numpy.scalar_types import finfo
+from mjax.numpy.shaping import moveaxis, roll
+
 
 _NORMS = ("backward", "ortho", "forward")
 
@@ -58,18 +64,18 @@ def _fft_nd(arr, fft_type: str, s):
     dst = tuple(range(arr.ndim - len(s) + n, arr.ndim))
     if fft_type in ("RFFT", "FFT"):
         arr = _lax_fft(arr, fft_type, s[-n:])
-        arr = jnp.moveaxis(arr, src, dst)
+        arr = moveaxis(arr, src, dst)
         arr = _fft_nd(arr, "FFT", s[:-n])
-        return jnp.moveaxis(arr, dst, src)
-    arr = jnp.moveaxis(arr, src, dst)
+        return moveaxis(arr, dst, src)
+    arr = moveaxis(arr, src, dst)
     arr = _fft_nd(arr, "IFFT", s[:-n])
-    arr = jnp.moveaxis(arr, dst, src)
+    arr = moveaxis(arr, dst, src)
     return _lax_fft(arr, fft_type, s[-n:])
 
 
 def _fft_core(func_name: str, fft_type: str, a, s, axes, norm):
     full_name = f"jax.numpy.fft.{func_name}"
-    arr = jnp.asarray(a)
+    arr = asarray(a)
     if s is not None:
         s = tuple(operator.index(x) for x in s)
         if any(x <= 0 for x in s):
@@ -93,7 +99,7 @@ def _fft_core(func_name: str, fft_type: str, a, s, axes, norm):
     arr = _as_fft_input(arr, fft_type, full_name)
     if orig_axes is not None:
         inner = tuple(range(arr.ndim - len(axes), arr.ndim))
-        arr = jnp.moveaxis(arr, normalized, inner)
+        arr = moveaxis(arr, normalized, inner)
         axes = inner
     if s is not None:
         in_s = list(arr.shape)
@@ -102,7 +108,7 @@ def _fft_core(func_name: str, fft_type: str, a, s, axes, norm):
         if fft_type == "IRFFT":
             in_s[-1] = in_s[-1] // 2 + 1
         arr = arr[tuple(slice(n) for n in in_s)]
-        arr = jnp.pad(arr, [(0, n - m) for n, m in zip(in_s, arr.shape)])
+        arr = pad(arr, [(0, n - m) for n, m in zip(in_s, arr.shape)])
     elif fft_type == "IRFFT":
         s = [arr.shape[ax] for ax in axes[:-1]]
         if axes:
@@ -112,9 +118,9 @@ def _fft_core(func_name: str, fft_type: str, a, s, axes, norm):
     out = _fft_nd(arr, fft_type, s) if len(s) else arr
     scale = None if norm is None else _fft_norm(s, func_name, norm, out.dtype)
     if scale is not None:
-        out = out * jnp.asarray(scale, dtype=_onp.dtype(out.dtype))
+        out = out * asarray(scale, dtype=_onp.dtype(out.dtype))
     if orig_axes is not None:
-        out = jnp.moveaxis(out, axes, normalized)
+        out = moveaxis(out, axes, normalized)
     return out
 
 
@@ -165,7 +171,7 @@ def irfft(a, n=None, axis=-1, norm=None):
 def hfft(a, n=None, axis=-1, norm=None):
     """Transform of a Hermitian-symmetric signal given by its first half: a real spectrum."""
     _check_1d("hfft", axis)
-    conj_a = jnp.conj(jnp.asarray(a))
+    conj_a = conj(asarray(a))
     nn = (conj_a.shape[axis] - 1) * 2 if n is None else n
     return _fft_1d("hfft", "IRFFT", conj_a, n, axis, norm) * nn
 
@@ -174,10 +180,10 @@ def hfft(a, n=None, axis=-1, norm=None):
 def ihfft(a, n=None, axis=-1, norm=None):
     """Inverse of hfft: the first half of a Hermitian-symmetric spectrum."""
     _check_1d("ihfft", axis)
-    arr = jnp.asarray(a)
+    arr = asarray(a)
     nn = arr.shape[axis] if n is None else n
     out = _fft_1d("ihfft", "RFFT", arr, n, axis, norm)
-    return jnp.conj(out) * (1 / nn)
+    return conj(out) * (1 / nn)
 
 
 @jit_eagerly("a")
@@ -230,7 +236,7 @@ def irfftn(a, s=None, axes=None, norm=None):
 
 def _freq_dtype(dtype):
     dtype = _dt.canonicalize_dtype(_onp.float64) if dtype is None else _onp.dtype(dtype)
-    return dtype, _onp.dtype(jnp.finfo(_dt.to_inexact_dtype(dtype)).dtype)
+    return dtype, _onp.dtype(finfo(_dt.to_inexact_dtype(dtype)).dtype)
 
 
 def _check_freq_args(name, n, d):
@@ -246,21 +252,21 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None):
     """Sample frequencies of an n-point FFT with sample spacing d."""
     _check_freq_args("fftfreq", n, d)
     out_dtype, dtype = _freq_dtype(dtype)
-    i = jnp.arange(n, dtype=dtype)
+    i = arange(n, dtype=dtype)
     k = (i + n // 2) % n - n // 2
-    return (k / jnp.asarray(d * n, dtype=dtype)).astype(out_dtype)
+    return (k / asarray(d * n, dtype=dtype)).astype(out_dtype)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None):
     """Sample frequencies of an n-point rfft with sample spacing d."""
     _check_freq_args("rfftfreq", n, d)
     out_dtype, dtype = _freq_dtype(dtype)
-    k = jnp.arange(0, n // 2 + 1, dtype=dtype)
-    return (k / jnp.asarray(d * n, dtype=dtype)).astype(out_dtype)
+    k = arange(0, n // 2 + 1, dtype=dtype)
+    return (k / asarray(d * n, dtype=dtype)).astype(out_dtype)
 
 
 def _shift(x, axes, sign):
-    x = jnp.asarray(x)
+    x = asarray(x)
     if axes is None:
         axes = tuple(range(x.ndim))
         shift = [sign * (dim // 2) for dim in x.shape]
@@ -268,7 +274,7 @@ def _shift(x, axes, sign):
         shift = sign * (x.shape[axes] // 2)
     else:
         shift = [sign * (x.shape[ax] // 2) for ax in axes]
-    return jnp.roll(x, shift, axes)
+    return roll(x, shift, axes)
 
 
 def fftshift(x, axes=None):

@@ -14,7 +14,13 @@ import numpy as np
 from mjax import dtypes as _dt
 from mjax import lax
 from mjax.core import Tracer, at_user_line
+from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import known
+from mjax.numpy.conversion import asarray
+from mjax.numpy.creation import arange, ones_like, zeros
+from mjax.numpy.elementwise import divide, negative, power, where_xy
+from mjax.numpy.promotion import broadcast_shapes, broadcast_to
+from mjax.numpy.shaping import ravel, reshape, stack
 
 
 class NonConcreteBooleanIndexError(IndexError):
@@ -27,13 +33,12 @@ def _is_int_scalar(i):
 
 def _normalize_index(x_shape, idx):
     """Expands Ellipsis, turns bool masks into integer arrays, lists into arrays."""
-    import mjax.numpy as jnp
     if not isinstance(idx, tuple):
         idx = (idx,)
     out = []
     for i in idx:
         if isinstance(i, list):
-            i = jnp.asarray(i)
+            i = asarray(i)
         if isinstance(i, Tracer) and i.dtype == np.bool_:
             i = known(i)        # a mask JAX knows (inside an eager grad) indexes as concrete
         if isinstance(i, (bool, np.bool_)) or (
@@ -51,7 +56,7 @@ def _normalize_index(x_shape, idx):
                 raise NonConcreteBooleanIndexError(
                     f"Array boolean indices must be concrete; got {i}. Use "
                     f"mjax.numpy.where(mask, x, fill) for a traced mask.")
-            out.extend(jnp.asarray(n) for n in np.nonzero(np.asarray(i)))
+            out.extend(asarray(n) for n in np.nonzero(np.asarray(i)))
             continue
         out.append(i)
     n_ellipsis = sum(1 for i in out if i is Ellipsis)
@@ -80,8 +85,7 @@ class _ScalarMask:
         self.value = value
 
     def as_index(self):
-        import mjax.numpy as jnp
-        return jnp.zeros((1 if self.value else 0,), _dt.default_int())
+        return zeros((1 if self.value else 0,), _dt.default_int())
 
 
 def _is_advanced(i):
@@ -90,8 +94,7 @@ def _is_advanced(i):
 
 def getitem(x, idx, *, mode=None, fill_value=None):
     """x[idx] with NumPy semantics. Out-of-bounds array indices are clamped (JAX)."""
-    import mjax.numpy as jnp
-    x = jnp.asarray(x)
+    x = asarray(x)
     idx = _normalize_index(x.shape, idx)
     gather_ints = mode == "fill"
     # 1. None -> new size-1 axis (then a full slice over it).
@@ -142,7 +145,7 @@ def getitem(x, idx, *, mode=None, fill_value=None):
         starts = [0] * x.ndim
         sizes = list(x.shape)
         for d in dyn:
-            starts[d] = _int32_index(jnp.asarray(idx[d]))  # (dynamic_slice wraps negatives)
+            starts[d] = _int32_index(asarray(idx[d]))  # (dynamic_slice wraps negatives)
             sizes[d] = 1
         return lax.squeeze(lax.dynamic_slice(x, starts, sizes), sorted(squeeze_dims + dyn))
     out = _advanced_gather(x, idx, dyn, mode or "clip", fill_value)
@@ -180,18 +183,16 @@ def _int32_index(i):
 
 
 def _wrap_negative(i, n):
-    import mjax.numpy as jnp
     i = _int32_index(i)
     if _dt.issubdtype(i.dtype, np.unsignedinteger):
         return i
-    return jnp.where(i < 0, i + n, i)
+    return where_xy(i < 0, i + n, i)
 
 
 def _advanced_gather(x, idx, dyn, mode, fill_value):
-    import mjax.numpy as jnp
-    arrays = [_wrap_negative(jnp.asarray(idx[d]), x.shape[d]) for d in dyn]
-    bshape = jnp.broadcast_shapes(*(a.shape for a in arrays))
-    indices = jnp.stack([jnp.broadcast_to(a, bshape) for a in arrays], axis=-1)
+    arrays = [_wrap_negative(asarray(idx[d]), x.shape[d]) for d in dyn]
+    bshape = broadcast_shapes(*(a.shape for a in arrays))
+    indices = stack([broadcast_to(a, bshape) for a in arrays], axis=-1)
     rest = [d for d in range(x.ndim) if d not in dyn]
     adjacent = dyn == list(range(dyn[0], dyn[0] + len(dyn)))
     nb = len(bshape)
@@ -210,34 +211,34 @@ def _advanced_gather(x, idx, dyn, mode, fill_value):
             raise IndexError(at_user_line(
                 f"index is out of bounds for axis {empty_axes[0]} with size 0"))
         # Nothing is selected: gather (which needs a slice of size 1) from a stand-in.
-        x = jnp.zeros([1 if d in empty_axes else n for d, n in enumerate(x.shape)], x.dtype)
+        x = zeros([1 if d in empty_axes else n for d, n in enumerate(x.shape)], x.dtype)
     slice_sizes = [1 if d in dyn else x.shape[d] for d in range(x.ndim)]
     return lax.gather(x, indices, dnums, slice_sizes, mode=mode, fill_value=fill_value)
 
 
+@fused_when_eager
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
-    import mjax.numpy as jnp
     if out is not None:
         raise NotImplementedError("mjax.numpy.take: the `out` argument is not supported")
-    a = jnp.asarray(a)
+    a = asarray(a)
     if axis is None:
-        a, axis = jnp.ravel(a), 0
+        a, axis = ravel(a), 0
     axis = axis % a.ndim
-    idx = [slice(None)] * axis + [jnp.asarray(indices)]
+    idx = [slice(None)] * axis + [asarray(indices)]
     return getitem(a, tuple(idx), mode="fill" if mode is None else mode,
                    fill_value=fill_value)
 
 
+@fused_when_eager
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
                     wrap_negative_indices=None):
-    import mjax.numpy as jnp
     if wrap_negative_indices is False:
         raise NotImplementedError("mjax.numpy.take_along_axis: wrap_negative_indices=False "
                                   "is not supported (negative indices count from the end)")
-    arr, indices = jnp.asarray(arr), jnp.asarray(indices)
+    arr, indices = asarray(arr), asarray(indices)
     if axis is None:
-        arr, indices, axis = jnp.ravel(arr), jnp.ravel(indices), 0
+        arr, indices, axis = ravel(arr), ravel(indices), 0
     axis = axis % arr.ndim
     idx = []
     for d in range(arr.ndim):
@@ -246,7 +247,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
         else:
             shape = [1] * arr.ndim
             shape[d] = arr.shape[d]
-            idx.append(jnp.reshape(jnp.arange(arr.shape[d]), shape))
+            idx.append(reshape(arange(arr.shape[d]), shape))
     return getitem(arr, tuple(idx), mode=mode, fill_value=fill_value)
 
 
@@ -273,9 +274,8 @@ class _IndexUpdateRef:
         return getitem(self.array, self.index, mode=mode, fill_value=fill_value)
 
     def _update(self, kind, values, mode):
-        import mjax.numpy as jnp
-        x = jnp.asarray(self.array)
-        positions = jnp.arange(x.size, dtype=_dt.int32).reshape(x.shape) if x.size else None
+        x = asarray(self.array)
+        positions = arange(x.size, dtype=_dt.int32).reshape(x.shape) if x.size else None
         if positions is None:
             return x
         # mode="clip" clamps indices to the array's bounds (as a clipped gather of the
@@ -284,17 +284,17 @@ class _IndexUpdateRef:
         clip = lax._mode(mode, "fill") == "clip"
         pos = getitem(positions, self.index, mode="clip" if clip else "fill",
                       fill_value=x.size)
-        values = jnp.asarray(values)
+        values = asarray(values)
         if values.dtype != x.dtype:
             values = values.astype(x.dtype)
-        values = jnp.broadcast_to(values, pos.shape)
-        flat = jnp.ravel(x)
+        values = broadcast_to(values, pos.shape)
+        flat = ravel(x)
         dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                             scatter_dims_to_operand_dims=(0,))
         fn = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
               "min": lax.scatter_min, "max": lax.scatter_max}[kind]
-        out = fn(flat, jnp.reshape(pos, (-1, 1)), jnp.ravel(values), dnums, mode="fill")
-        return jnp.reshape(out, x.shape)
+        out = fn(flat, reshape(pos, (-1, 1)), ravel(values), dnums, mode="fill")
+        return reshape(out, x.shape)
 
     def set(self, values, *, mode=None, **kw):
         return self._update("set", values, mode)
@@ -303,8 +303,7 @@ class _IndexUpdateRef:
         return self._update("add", values, mode)
 
     def subtract(self, values, *, mode=None, **kw):
-        import mjax.numpy as jnp
-        return self._update("add", jnp.negative(values), mode)
+        return self._update("add", negative(values), mode)
 
     def multiply(self, values, *, mode=None, **kw):
         return self._update("mul", values, mode)
@@ -314,15 +313,13 @@ class _IndexUpdateRef:
     def divide(self, values, *, mode=None, **kw):
         # As JAX: x / (ones with `values` multiplied in at idx), so other entries are
         # divided by exactly 1 (and an integer x gives a float result).
-        import mjax.numpy as jnp
-        ones = _IndexUpdateRef(jnp.ones_like(self.array), self.index)
-        return jnp.divide(self.array, ones._update("mul", values, mode))
+        ones = _IndexUpdateRef(ones_like(self.array), self.index)
+        return divide(self.array, ones._update("mul", values, mode))
 
     def power(self, values, *, mode=None, **kw):
         # As JAX: x ** (ones with `values` multiplied in at idx).
-        import mjax.numpy as jnp
-        ones = _IndexUpdateRef(jnp.ones_like(self.array), self.index)
-        return jnp.power(self.array, ones._update("mul", values, mode))
+        ones = _IndexUpdateRef(ones_like(self.array), self.index)
+        return power(self.array, ones._update("mul", values, mode))
 
     def min(self, values, *, mode=None, **kw):  # noqa: A003
         return self._update("min", values, mode)

@@ -14,11 +14,22 @@ from typing import NamedTuple
 
 import numpy as _onp
 
-from mjax.config import config
-from mjax import numpy as jnp
 from mjax.api import jit
+from mjax.config import config
 from mjax.core import at_user_line, current_trace
 from mjax.lax import linalg as lax_linalg
+from mjax.numpy import creation, elementwise, products, reductions
+from mjax.numpy.arguments import normalize_axis
+from mjax.numpy.conversion import array, asarray
+from mjax.numpy.creation import arange, eye, full, ones, zeros
+from mjax.numpy.elementwise import conj, isnan, log, not_equal, sign, sqrt, where_xy
+from mjax.numpy.indexing import take_along_axis
+from mjax.numpy.promotion import broadcast_shapes, broadcast_to, promote
+from mjax.numpy.reductions import count_nonzero, prod
+from mjax.numpy.scalar_types import finfo, inf, int32, iscomplexobj
+from mjax.numpy.shaping import (expand_dims, flip, moveaxis, ravel, reshape, squeeze, stack,
+                                swapaxes)
+from mjax.numpy.sorting import argsort
 
 
 def jit_eagerly(*dynamic: str):
@@ -76,11 +87,10 @@ class EigResult(NamedTuple):
     eigenvectors: object
 
 
-# ---- helpers --------------------------------------------------------------------------
 def _inexact(fname, *xs):
     """Arrays promoted together to an inexact dtype (JAX: promote_dtypes_inexact)."""
-    xs = [jnp.asarray(x) for x in xs]
-    return jnp._promote(f"linalg.{fname}", *xs, inexact=True, broadcast=False)
+    xs = [asarray(x) for x in xs]
+    return promote(f"linalg.{fname}", *xs, inexact=True, broadcast=False)
 
 
 def _square(fname, a):
@@ -103,93 +113,86 @@ def _matrix(fname, a):
 
 
 def _H(x):
-    return jnp.conj(jnp.swapaxes(x, -1, -2))
+    return conj(swapaxes(x, -1, -2))
 
 
 def _real_dtype(dtype):
-    return jnp.finfo(dtype).dtype
+    return finfo(dtype).dtype
 
 
 def _diag(x):
-    return jnp.diagonal(x, axis1=-2, axis2=-1)
+    return products.diagonal(x, axis1=-2, axis2=-1)
 
 
-# ---- the array-API style basics ---------------------------------------------------------
 def matrix_transpose(x, /):
     """Swaps the last two axes."""
-    x = jnp.asarray(x)
+    x = asarray(x)
     if x.ndim < 2:
         raise ValueError(at_user_line(f"mjax.numpy.linalg.matrix_transpose: expected rank >= 2, "
                                       f"got shape {x.shape}"))
-    return jnp.swapaxes(x, -1, -2)
+    return swapaxes(x, -1, -2)
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
     """Matrix product (same as jnp.matmul)."""
-    return jnp.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+    return products.matmul(x1, x2, precision=precision,
+                           preferred_element_type=preferred_element_type)
 
 
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
               out_sharding=None):
     """Tensor contraction over `axes` (same as jnp.tensordot)."""
-    return jnp.tensordot(x1, x2, axes=axes, precision=precision,
+    return products.tensordot(x1, x2, axes=axes, precision=precision,
                          preferred_element_type=preferred_element_type,
                          out_sharding=out_sharding)
 
 
 def outer(x1, x2, /):
     """Outer product of two vectors."""
-    x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
+    x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"Input arrays must be one-dimensional, but they are "
                          f"x1.ndim={x1.ndim} x2.ndim={x2.ndim}")
-    return jnp.outer(x1, x2)
+    return products.outer(x1, x2)
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """sum(conj(x1) * x2) over `axis`, broadcasting the rest."""
-    x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
-    if x1.shape[axis] != x2.shape[axis]:
-        raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with "
-                         f"axis={axis}")
-    prod = jnp.conj(x1) * x2
-    # The product's dtype, as JAX: no widening of small integers; a bool sum is `any`.
-    out = (jnp.any(prod, axis=axis) if prod.dtype == bool else
-           jnp.sum(prod, axis=axis, dtype=prod.dtype))
-    return out if preferred_element_type is None else out.astype(preferred_element_type)
+    return products.vecdot(x1, x2, axis=axis, precision=precision,
+                           preferred_element_type=preferred_element_type)
 
 
 def cross(x1, x2, /, *, axis=-1):
     """Cross product of 3-vectors along `axis` (broadcasting the rest)."""
-    x1, x2 = jnp.asarray(x1), jnp.asarray(x2)
+    x1, x2 = asarray(x1), asarray(x2)
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
         raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
                          f"they have x1.shape[axis]={x1.shape[axis]} and "
                          f"x2.shape[axis]={x2.shape[axis]}")
-    a = jnp.moveaxis(x1, axis, -1)
-    b = jnp.moveaxis(x2, axis, -1)
+    a = moveaxis(x1, axis, -1)
+    b = moveaxis(x2, axis, -1)
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    out = jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return jnp.moveaxis(out, -1, axis)
+    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return moveaxis(out, -1, axis)
 
 
 def trace(x, /, *, offset=0, dtype=None):
     """Sum of the `offset` diagonal of the last two axes."""
-    x = jnp.asarray(x)
+    x = asarray(x)
     _matrix("trace", x)
-    out = jnp.sum(jnp.diagonal(x, offset=offset, axis1=-2, axis2=-1), axis=-1, dtype=dtype)
+    out = reductions.sum(products.diagonal(x, offset=offset, axis1=-2, axis2=-1), axis=-1,
+                         dtype=dtype)
     return out
 
 
 def diagonal(x, /, *, offset=0):
     """The `offset` diagonal of the last two axes."""
-    x = jnp.asarray(x)
+    x = asarray(x)
     _matrix("diagonal", x)
-    return jnp.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+    return products.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
-# ---- factorizations ----------------------------------------------------------------------
 @jit_eagerly("a")
 def cholesky(a, *, upper=False, symmetrize_input=True):
     """Cholesky factor L (or, with upper=True, L^H) of Hermitian positive-definite `a`;
@@ -208,7 +211,7 @@ def qr(a, mode="reduced"):
     _matrix("qr", a)
     if mode == "raw":
         h, taus = lax_linalg.geqrf(a)
-        return QRResult(jnp.swapaxes(h, -1, -2), taus)
+        return QRResult(swapaxes(h, -1, -2), taus)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     q, r = lax_linalg.qr(a, full_matrices=(mode == "complete"))
@@ -259,13 +262,13 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index
     if hermitian:
         # JAX: from eigh; singular values are |eigenvalues|, sorted descending.
         w, v = eigh(a)
-        s = jnp.abs(w)
-        order = jnp.flip(jnp.argsort(s, axis=-1), axis=-1)
-        s = jnp.take_along_axis(s, order, axis=-1)
+        s = elementwise.abs(w)
+        order = flip(argsort(s, axis=-1), axis=-1)
+        s = take_along_axis(s, order, axis=-1)
         if not compute_uv:
             return s
-        sign = jnp.take_along_axis(jnp.sign(w), order, axis=-1)
-        u = jnp.take_along_axis(v, order[..., None, :], axis=-1)
+        sign = take_along_axis(elementwise.sign(w), order, axis=-1)
+        u = take_along_axis(v, order[..., None, :], axis=-1)
         vh = _H(u * sign[..., None, :].astype(u.dtype))
         return SVDResult(u, s, vh)
     if not compute_uv:
@@ -278,7 +281,6 @@ def svdvals(x, /):
     return svd(x, compute_uv=False)
 
 
-# ---- determinants, inverses and solves -----------------------------------------------------
 @jit_eagerly("a")
 def slogdet(a, *, method=None):
     """(sign, log|det|) of square matrices, from an LU decomposition."""
@@ -291,37 +293,37 @@ def slogdet(a, *, method=None):
                          f"(`None`), and 'qr'.")
     n = a.shape[-1]
     if n == 0:
-        ones = jnp.ones(a.shape[:-2], a.dtype)
-        return SlogdetResult(ones, jnp.zeros(a.shape[:-2], _real_dtype(a.dtype)))
+        ones = creation.ones(a.shape[:-2], a.dtype)
+        return SlogdetResult(ones, zeros(a.shape[:-2], _real_dtype(a.dtype)))
     lu, pivots, _ = lax_linalg.lu(a)
     d = _diag(lu)
-    is_zero = jnp.any(d == 0, axis=-1)
-    parity = jnp.count_nonzero(pivots != jnp.arange(n, dtype=pivots.dtype), axis=-1)
-    if jnp.iscomplexobj(a):
-        sign = jnp.prod(d / jnp.abs(d).astype(d.dtype), axis=-1)
+    is_zero = reductions.any(d == 0, axis=-1)
+    parity = count_nonzero(pivots != arange(n, dtype=pivots.dtype), axis=-1)
+    if iscomplexobj(a):
+        sign = prod(d / elementwise.abs(d).astype(d.dtype), axis=-1)
     else:
-        sign = jnp.ones((), a.dtype)
-        parity = parity + jnp.count_nonzero(d < 0, axis=-1)
-    sign = jnp.where(is_zero, jnp.zeros((), a.dtype),
+        sign = creation.ones((), a.dtype)
+        parity = parity + count_nonzero(d < 0, axis=-1)
+    sign = where_xy(is_zero, zeros((), a.dtype),
                      sign * (1 - 2 * (parity % 2)).astype(a.dtype))
-    logdet = jnp.where(is_zero, jnp.full((), -_onp.inf, _real_dtype(a.dtype)),
-                       jnp.sum(jnp.log(jnp.abs(d)), axis=-1))
+    logdet = where_xy(is_zero, full((), -_onp.inf, _real_dtype(a.dtype)),
+                       reductions.sum(log(elementwise.abs(d)), axis=-1))
     return SlogdetResult(sign, logdet)
 
 
 def _slogdet_qr(a):
     """slogdet from a Householder QR: |det| from R's diagonal, each reflector with
     tau != 0 flips the sign. JAX: _slogdet_qr."""
-    if jnp.iscomplexobj(a):
+    if iscomplexobj(a):
         raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
     n = a.shape[-1]
     if n == 0:
-        return SlogdetResult(jnp.ones(a.shape[:-2], a.dtype), jnp.zeros(a.shape[:-2], a.dtype))
+        return SlogdetResult(ones(a.shape[:-2], a.dtype), zeros(a.shape[:-2], a.dtype))
     h, taus = lax_linalg.geqrf(a)
     d = _diag(h)
-    logdet = jnp.sum(jnp.log(jnp.abs(d)), axis=-1)
-    flips = jnp.prod(jnp.where(taus[..., :n - 1] != 0, -1, 1), axis=-1).astype(a.dtype)
-    return SlogdetResult(jnp.prod(jnp.sign(d), axis=-1) * flips, logdet)
+    logdet = reductions.sum(log(elementwise.abs(d)), axis=-1)
+    flips = prod(where_xy(taus[..., :n - 1] != 0, -1, 1), axis=-1).astype(a.dtype)
+    return SlogdetResult(prod(sign(d), axis=-1) * flips, logdet)
 
 
 @jit_eagerly("a")
@@ -331,17 +333,17 @@ def det(a):
     _square("det", a)
     n = a.shape[-1]
     if n == 0:
-        return jnp.ones(a.shape[:-2], a.dtype)
+        return ones(a.shape[:-2], a.dtype)
     lu, pivots, _ = lax_linalg.lu(a)
-    parity = jnp.count_nonzero(pivots != jnp.arange(n, dtype=pivots.dtype), axis=-1)
+    parity = count_nonzero(pivots != arange(n, dtype=pivots.dtype), axis=-1)
     sign = (1 - 2 * (parity % 2)).astype(a.dtype)
-    return sign * jnp.prod(_diag(lu), axis=-1)
+    return sign * prod(_diag(lu), axis=-1)
 
 
 def _lu_solve(lu, perm, b, trans=0):
     """Solves a x = b (trans 0), a^T x = b (1) or a^H x = b (2) for a = P^T L U, b (..., n, k)."""
     if trans == 0:
-        pb = jnp.take_along_axis(b, jnp.broadcast_to(perm[..., :, None], perm.shape + b.shape[-1:]),
+        pb = take_along_axis(b, broadcast_to(perm[..., :, None], perm.shape + b.shape[-1:]),
                                  axis=-2)
         y = lax_linalg.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
         return lax_linalg.triangular_solve(lu, y, left_side=True, lower=False)
@@ -350,16 +352,16 @@ def _lu_solve(lu, perm, b, trans=0):
                                     conjugate_a=conj)
     x = lax_linalg.triangular_solve(lu, y, left_side=True, lower=True, transpose_a=True,
                                     conjugate_a=conj, unit_diagonal=True)
-    inv_perm = jnp.argsort(perm, axis=-1)
-    return jnp.take_along_axis(x, jnp.broadcast_to(inv_perm[..., :, None],
+    inv_perm = argsort(perm, axis=-1)
+    return take_along_axis(x, broadcast_to(inv_perm[..., :, None],
                                                    inv_perm.shape + x.shape[-1:]), axis=-2)
 
 
 def _broadcast_batch(a, b, b_core: int):
     """a (..., n, n) and b (..., core) broadcast to one batch shape."""
-    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:b.ndim - b_core])
-    return (jnp.broadcast_to(a, batch + a.shape[-2:]),
-            jnp.broadcast_to(b, batch + b.shape[b.ndim - b_core:]))
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:b.ndim - b_core])
+    return (broadcast_to(a, batch + a.shape[-2:]),
+            broadcast_to(b, batch + b.shape[b.ndim - b_core:]))
 
 
 @jit_eagerly("a", "b")
@@ -397,7 +399,7 @@ def inv(a):
     """Inverse of square matrices (via solve against the identity)."""
     (a,) = _inexact("inv", a)
     _square("inv", a)
-    eye = jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    eye = broadcast_to(creation.eye(a.shape[-1], dtype=a.dtype), a.shape)
     return solve(a, eye)
 
 
@@ -406,7 +408,7 @@ def tensorsolve(a, b, axes=None):
     """Solves tensordot(a, x, x.ndim) = b for x."""
     a, b = _inexact("tensorsolve", a, b)
     if axes is not None:
-        a = jnp.moveaxis(a, axes, len(axes) * (a.ndim - 1,))
+        a = moveaxis(a, axes, len(axes) * (a.ndim - 1,))
     out_shape = a.shape[b.ndim:]
     if a.shape[:b.ndim] != b.shape:
         raise ValueError(f"b.shape={b.shape} must match the leading dimensions of "
@@ -416,8 +418,8 @@ def tensorsolve(a, b, axes=None):
     if rows != cols:
         raise ValueError(f"tensorsolve requires prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim]); "
                          f"got a.shape={a.shape}, b.ndim={b.ndim}.")
-    x = solve(jnp.reshape(a, (rows, cols)), jnp.ravel(b))
-    return jnp.reshape(x, out_shape)
+    x = solve(reshape(a, (rows, cols)), ravel(b))
+    return reshape(x, out_shape)
 
 
 @jit_eagerly("a")
@@ -433,11 +435,11 @@ def tensorinv(a, ind=2):
         raise ValueError(f"tensorinv is only possible when the product of the first `ind` "
                          f"dimensions equals that of the remaining dimensions. got "
                          f"{a.shape=} with {ind=}.")
-    return jnp.reshape(inv(jnp.reshape(a, (rows, cols))), batch + contract)
+    return reshape(inv(reshape(a, (rows, cols))), batch + contract)
 
 
 def _default_rtol(a):
-    return max(a.shape[-2:]) * jnp.finfo(a.dtype).eps
+    return max(a.shape[-2:]) * finfo(a.dtype).eps
 
 
 @jit_eagerly("a", "rtol", "rcond")
@@ -452,15 +454,15 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
         rtol = rcond
     m, n = a.shape[-2:]
     if m == 0 or n == 0:
-        return jnp.zeros(a.shape[:-2] + (n, m), a.dtype)
+        return zeros(a.shape[:-2] + (n, m), a.dtype)
     if rtol is None:
         rtol = _default_rtol(a)
-    rtol = jnp.asarray(rtol)
+    rtol = asarray(rtol)
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    cutoff = (jnp.expand_dims(rtol, -1) if rtol.ndim else rtol) * jnp.max(s, axis=-1,
+    cutoff = (expand_dims(rtol, -1) if rtol.ndim else rtol) * reductions.max(s, axis=-1,
                                                                           keepdims=True)
-    s_inv = jnp.where(s > cutoff, 1 / jnp.where(s > cutoff, s, 1), 0).astype(u.dtype)
-    return jnp.matmul(_H(vh) * s_inv[..., None, :], _H(u))
+    s_inv = where_xy(s > cutoff, 1 / where_xy(s > cutoff, s, 1), 0).astype(u.dtype)
+    return products.matmul(_H(vh) * s_inv[..., None, :], _H(u))
 
 
 @jit_eagerly("M", "rtol", "tol")
@@ -468,18 +470,18 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
     """Number of singular values above the tolerance (rtol * max(s), or an absolute tol)."""
     (M,) = _inexact("matrix_rank", M)
     if M.ndim < 2:
-        return jnp.any(M != 0).astype(jnp.int32)
+        return reductions.any(M != 0).astype(int32)
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
     if tol is None:
         if rtol is None:
             rtol = _default_rtol(M)
-        rtol = jnp.asarray(rtol)
-        tol = (jnp.expand_dims(rtol, -1) if rtol.ndim else rtol) * jnp.max(s, axis=-1,
+        rtol = asarray(rtol)
+        tol = (expand_dims(rtol, -1) if rtol.ndim else rtol) * reductions.max(s, axis=-1,
                                                                           keepdims=True)
     else:
-        tol = jnp.asarray(tol)
-        tol = jnp.expand_dims(tol, -1) if tol.ndim else tol
-    return jnp.sum(s > tol, axis=-1)
+        tol = asarray(tol)
+        tol = expand_dims(tol, -1) if tol.ndim else tol
+    return reductions.sum(s > tol, axis=-1)
 
 
 @jit_eagerly("a", "b", "rcond")
@@ -501,26 +503,26 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     m, n = a.shape
     dtype = a.dtype
     if a.size == 0:
-        s = jnp.zeros(0, dtype=_real_dtype(dtype))
-        rank = jnp.array(0, dtype=jnp.int32)
-        x = jnp.zeros((n, *b.shape[1:]), dtype=dtype)
+        s = zeros(0, dtype=_real_dtype(dtype))
+        rank = array(0, dtype=int32)
+        x = zeros((n, *b.shape[1:]), dtype=dtype)
     else:
         if rcond is None:
-            rcond = jnp.finfo(dtype).eps * max(n, m)
+            rcond = finfo(dtype).eps * max(n, m)
         else:
-            rcond = jnp.where(rcond < 0, jnp.finfo(dtype).eps, rcond)
+            rcond = where_xy(rcond < 0, finfo(dtype).eps, rcond)
         u, s, vt = svd(a, full_matrices=False)
-        mask = (s > 0) & (s >= jnp.asarray(rcond, s.dtype) * s[0])
+        mask = (s > 0) & (s >= asarray(rcond, s.dtype) * s[0])
         rank = mask.sum()
-        safe_s = jnp.where(mask, s, 1).astype(dtype)
-        s_inv = jnp.where(mask, 1 / safe_s, 0)[:, None]
-        uTb = jnp.matmul(_H(u), b)
-        x = jnp.matmul(_H(vt), s_inv * uTb)
+        safe_s = where_xy(mask, s, 1).astype(dtype)
+        s_inv = where_xy(mask, 1 / safe_s, 0)[:, None]
+        uTb = products.matmul(_H(u), b)
+        x = products.matmul(_H(vt), s_inv * uTb)
     # NumPy returns empty residuals in some cases; by default every case gets them (as JAX).
     if numpy_resid and (rank < n or m <= n):
-        resid = jnp.asarray([], dtype=_real_dtype(dtype))
+        resid = asarray([], dtype=_real_dtype(dtype))
     else:
-        resid = jnp.sum(jnp.abs(b - jnp.matmul(a, x)) ** 2, axis=0)
+        resid = reductions.sum(elementwise.abs(b - products.matmul(a, x)) ** 2, axis=0)
     if vector:
         x = x[..., 0]
     return x, resid, rank, s
@@ -529,7 +531,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
 @jit_eagerly("a")
 def matrix_power(a, n):
     """a raised to the integer power n (negative n inverts first), by repeated squaring."""
-    a = jnp.asarray(a)
+    a = asarray(a)
     if a.ndim < 2:
         raise TypeError(f"{a.ndim}-dimensional array given. Array must be at least "
                         f"two-dimensional")
@@ -540,7 +542,7 @@ def matrix_power(a, n):
     except TypeError as e:
         raise TypeError(f"exponent must be an integer, got {n}") from e
     if n == 0:
-        return jnp.broadcast_to(jnp.eye(a.shape[-2], dtype=a.dtype), a.shape)
+        return broadcast_to(eye(a.shape[-2], dtype=a.dtype), a.shape)
     if n < 0:
         a = inv(a)
         n = -n
@@ -548,16 +550,16 @@ def matrix_power(a, n):
     z = a
     while n:
         if n & 1:
-            result = z if result is None else jnp.matmul(result, z)
+            result = z if result is None else products.matmul(result, z)
         n >>= 1
         if n:
-            z = jnp.matmul(z, z)
+            z = products.matmul(z, z)
     return result
 
 
 def multi_dot(arrays, *, precision=None):
     """Product of a chain of matrices (first may be a row vector, last a column vector)."""
-    arrays = [jnp.asarray(x) for x in arrays]
+    arrays = [asarray(x) for x in arrays]
     if len(arrays) < 2:
         raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)="
                          f"{len(arrays)}")
@@ -567,7 +569,7 @@ def multi_dot(arrays, *, precision=None):
                          "end, and two dimensions in between")
     out = arrays[0]
     for x in arrays[1:]:
-        out = jnp.matmul(out, x)
+        out = products.matmul(out, x)
     return out
 
 
@@ -586,68 +588,67 @@ def cond(x, p=None):
         _square("cond", x)
         r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
     # Singular matrices have infinite condition number (NaN from the inverse).
-    return jnp.where(jnp.isnan(r) & ~jnp.isnan(x).any(axis=(-2, -1)), jnp.inf, r)
+    return where_xy(isnan(r) & ~isnan(x).any(axis=(-2, -1)), inf, r)
 
 
-# ---- norms -----------------------------------------------------------------------------------
 def _abs(x):
-    (x,) = jnp._promote("norm", x, inexact=True)
-    return jnp.abs(x)
+    (x,) = promote("norm", x, inexact=True)
+    return elementwise.abs(x)
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
     """p-norm over `axis` (all axes when None): ord in inf, -inf, 0, or any number."""
-    x = jnp.asarray(x)
+    x = asarray(x)
     a = _abs(x)
     if ord is None or ord == 2:
-        return jnp.sqrt(jnp.sum(a * a, axis=axis, keepdims=keepdims))
+        return sqrt(reductions.sum(a * a, axis=axis, keepdims=keepdims))
     if ord == _onp.inf:
-        return jnp.max(a, axis=axis, keepdims=keepdims)
+        return reductions.max(a, axis=axis, keepdims=keepdims)
     if ord == -_onp.inf:
-        return jnp.min(a, axis=axis, keepdims=keepdims)
+        return reductions.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return jnp.sum(jnp.not_equal(a, 0), axis=axis, keepdims=keepdims, dtype=a.dtype)
+        return reductions.sum(not_equal(a, 0), axis=axis, keepdims=keepdims, dtype=a.dtype)
     if ord == 1:
-        return jnp.sum(a, axis=axis, keepdims=keepdims)
+        return reductions.sum(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
-    return jnp.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+    return reductions.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro", axis=(-2, -1)):  # noqa: A002
     """Frobenius, nuclear, 1, -1, 2, -2, inf or -inf norm over the two axes `axis`."""
-    x = jnp.asarray(x)
-    r, c = (jnp._axis(a, x.ndim) for a in axis)
+    x = asarray(x)
+    r, c = (normalize_axis(a, x.ndim) for a in axis)
     if r == c:
         raise ValueError(f"mjax.numpy.linalg.norm: duplicate axes {axis}")
     a = _abs(x)
     if ord in (None, "fro", "f"):
-        out = jnp.sqrt(jnp.sum(a * a, axis=(r, c), keepdims=True))
+        out = sqrt(reductions.sum(a * a, axis=(r, c), keepdims=True))
     elif ord in (1, -1):        # max/min over columns of the column sums
-        red = jnp.max if ord == 1 else jnp.min
-        out = red(jnp.sum(a, axis=r, keepdims=True), axis=c, keepdims=True)
+        red = reductions.max if ord == 1 else reductions.min
+        out = red(reductions.sum(a, axis=r, keepdims=True), axis=c, keepdims=True)
     elif ord in (_onp.inf, -_onp.inf):   # max/min over rows of the row sums
-        red = jnp.max if ord == _onp.inf else jnp.min
-        out = red(jnp.sum(a, axis=c, keepdims=True), axis=r, keepdims=True)
+        red = reductions.max if ord == _onp.inf else reductions.min
+        out = red(reductions.sum(a, axis=c, keepdims=True), axis=r, keepdims=True)
     elif ord in (2, -2, "nuc"):
         (xi,) = _inexact("norm", x)
-        y = jnp.moveaxis(xi, (r, c), (-2, -1))
+        y = moveaxis(xi, (r, c), (-2, -1))
         s = svd(y, compute_uv=False)
-        s = jnp.sum(s, axis=-1) if ord == "nuc" else (s[..., 0] if ord == 2 else s[..., -1])
-        out = jnp.expand_dims(s, (r, c) if r < c else (c, r))
+        s = reductions.sum(s, axis=-1) if ord == "nuc" else (s[..., 0] if ord == 2 else s[..., -1])
+        out = expand_dims(s, (r, c) if r < c else (c, r))
     else:
         raise ValueError(f"Invalid order '{ord}' for matrix norm.")
-    return out if keepdims else jnp.squeeze(out, (r, c))
+    return out if keepdims else squeeze(out, (r, c))
 
 
 @jit_eagerly("x")
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     """NumPy's norm: vector norm for one axis (or 1-d input), matrix norm for two."""
-    x = jnp.asarray(x)
+    x = asarray(x)
     if axis is None:
         if ord is None:
-            return vector_norm(jnp.ravel(x), ord=2, keepdims=False) if not keepdims else \
-                jnp.reshape(vector_norm(jnp.ravel(x)), (1,) * x.ndim)
+            return vector_norm(ravel(x), ord=2, keepdims=False) if not keepdims else \
+                reshape(vector_norm(ravel(x)), (1,) * x.ndim)
         if x.ndim == 1:
             return vector_norm(x, ord=ord, keepdims=keepdims)
         if x.ndim == 2:

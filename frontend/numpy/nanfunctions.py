@@ -6,7 +6,12 @@ integer and bool arrays have no NaNs and go straight through. JAX: jax.numpy.nan
 from __future__ import annotations
 
 from mjax import dtypes as _dt
-from mjax import numpy as jnp
+from mjax.numpy import reductions
+from mjax.numpy.conversion import asarray
+from mjax.numpy.creation import full_like
+from mjax.numpy.elementwise import isnan, logical_and, logical_not, maximum, sqrt, where_xy
+from mjax.numpy.reductions import argmax, argmin, cumprod, cumsum, mean, prod, var
+from mjax.numpy.scalar_types import inf, nan
 
 
 def _has_nans(a):
@@ -14,76 +19,76 @@ def _has_nans(a):
 
 
 def _fill_nan(a, value):
-    return jnp.where(jnp.isnan(a), jnp.full_like(a, value), a) if _has_nans(a) else a
+    return where_xy(isnan(a), full_like(a, value), a) if _has_nans(a) else a
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Sum, treating NaN as 0. JAX: jax.numpy.nansum."""
-    a = jnp.asarray(a)
-    return jnp.sum(_fill_nan(a, 0), axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+    a = asarray(a)
+    return reductions.sum(_fill_nan(a, 0), axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                    initial=initial, where=where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Product, treating NaN as 1. JAX: jax.numpy.nanprod."""
-    a = jnp.asarray(a)
-    return jnp.prod(_fill_nan(a, 1), axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+    a = asarray(a)
+    return prod(_fill_nan(a, 1), axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                     initial=initial, where=where)
 
 
 def _nan_extremum(name, reduce, fill):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-        a = jnp.asarray(a)
+        a = asarray(a)
         if not _has_nans(a):
             return reduce(a, axis=axis, out=out, keepdims=keepdims, initial=initial,
                           where=where)
         res = reduce(_fill_nan(a, fill), axis=axis, keepdims=keepdims, initial=initial,
                      where=where)
         # A slice of nothing but NaNs stays NaN.
-        all_nan = jnp.all(jnp.isnan(a), axis=axis, keepdims=keepdims)
-        return jnp.where(all_nan, jnp.full_like(res, jnp.nan), res)
+        all_nan = reductions.all(isnan(a), axis=axis, keepdims=keepdims)
+        return where_xy(all_nan, full_like(res, nan), res)
     f.__name__ = name
     f.__doc__ = f"{name[3:]} ignoring NaNs; all-NaN slices give NaN. JAX: jax.numpy.{name}."
     return f
 
 
-nanmax = _nan_extremum("nanmax", jnp.max, -jnp.inf)
-nanmin = _nan_extremum("nanmin", jnp.min, jnp.inf)
+nanmax = _nan_extremum("nanmax", reductions.max, -inf)
+nanmin = _nan_extremum("nanmin", reductions.min, inf)
 
 
 def _nan_arg(name, arg, fill):
     def f(a, axis=None, out=None, keepdims=None):
         keepdims = bool(keepdims)
-        a = jnp.asarray(a)
+        a = asarray(a)
         if not _has_nans(a):
             return arg(a, axis=axis, keepdims=keepdims)
         res = arg(_fill_nan(a, fill), axis=axis, keepdims=keepdims)
-        all_nan = jnp.all(jnp.isnan(a), axis=axis, keepdims=keepdims)
-        return jnp.where(all_nan, jnp.full_like(res, -1), res)
+        all_nan = reductions.all(isnan(a), axis=axis, keepdims=keepdims)
+        return where_xy(all_nan, full_like(res, -1), res)
     f.__name__ = name
     f.__doc__ = f"{name[3:]} ignoring NaNs; all-NaN slices give -1. JAX: jax.numpy.{name}."
     return f
 
 
-nanargmax = _nan_arg("nanargmax", jnp.argmax, -jnp.inf)
-nanargmin = _nan_arg("nanargmin", jnp.argmin, jnp.inf)
+nanargmax = _nan_arg("nanargmax", argmax, -inf)
+nanargmin = _nan_arg("nanargmin", argmin, inf)
 
 
 def _count(a, axis, keepdims, dtype):
-    return jnp.sum(jnp.logical_not(jnp.isnan(a)), axis=axis, keepdims=keepdims, dtype=dtype)
+    return reductions.sum(logical_not(isnan(a)), axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """Mean of the non-NaN entries (NaN where there are none). JAX: jax.numpy.nanmean."""
-    a = jnp.asarray(a)
+    a = asarray(a)
     if not _has_nans(a):
-        return jnp.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     dtype = dtype or a.dtype
-    valid = jnp.logical_not(jnp.isnan(a))
+    valid = logical_not(isnan(a))
     if where is not None:
-        valid = jnp.logical_and(valid, where)
-    total = jnp.sum(_fill_nan(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, where=valid)
-    count = jnp.sum(valid, axis=axis, keepdims=keepdims, dtype=dtype)
+        valid = logical_and(valid, where)
+    total = reductions.sum(_fill_nan(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, where=valid)
+    count = reductions.sum(valid, axis=axis, keepdims=keepdims, dtype=dtype)
     return total / count
 
 
@@ -91,30 +96,30 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
            mean=None):
     """Variance of the non-NaN entries (about `mean`, if given: the mean computed with
     keepdims=True). JAX: jax.numpy.nanvar."""
-    a = jnp.asarray(a)
+    a = asarray(a)
     if mean is None and not _has_nans(a):
-        return jnp.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+        return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
     dtype = dtype or a.dtype
     m = (nanmean(a, axis=axis, dtype=dtype, keepdims=True) if mean is None
-         else jnp.asarray(mean))
+         else asarray(mean))
     d = _fill_nan(a - m, 0)
-    total = jnp.sum(d * d, axis=axis, dtype=dtype, keepdims=keepdims)
+    total = reductions.sum(d * d, axis=axis, dtype=dtype, keepdims=keepdims)
     count = _count(a, axis, keepdims, dtype) - ddof
-    return jnp.where(count > 0, total / jnp.maximum(count, 0), jnp.full_like(total, jnp.nan))
+    return where_xy(count > 0, total / maximum(count, 0), full_like(total, nan))
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            mean=None):
     """Standard deviation of the non-NaN entries. JAX: jax.numpy.nanstd."""
-    return jnp.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+    return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
                            mean=mean))
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum, treating NaN as 0. JAX: jax.numpy.nancumsum."""
-    return jnp.cumsum(_fill_nan(jnp.asarray(a), 0), axis=axis, dtype=dtype)
+    return cumsum(_fill_nan(asarray(a), 0), axis=axis, dtype=dtype)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product, treating NaN as 1. JAX: jax.numpy.nancumprod."""
-    return jnp.cumprod(_fill_nan(jnp.asarray(a), 1), axis=axis, dtype=dtype)
+    return cumprod(_fill_nan(asarray(a), 1), axis=axis, dtype=dtype)

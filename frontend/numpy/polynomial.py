@@ -1,21 +1,133 @@
-"""`polyval`, `convolve` and `correlate`, from multiply-adds and one `dot`.
+"""Polynomials: `polyval`, `convolve` and `correlate` (from multiply-adds and one `dot`),
+`polyadd`/`polysub`/`polymul`/`polydiv`, `polyder`/`polyint`, `polyfit`, `roots`, `poly`,
+`vander`.
 
 convolve gathers the sliding windows of the zero-padded input (a static index table) and
 contracts them with the reversed kernel. JAX: jnp.polyval, jnp.convolve, jnp.correlate.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as _onp
 
-from mjax import numpy as jnp
+from mjax.numpy import linalg, reductions
+from mjax.numpy.arguments import concrete
+from mjax.numpy.arraypad import pad
+from mjax.numpy.conversion import asarray
+from mjax.numpy.creation import arange, eye, ones, ones_like, zeros, zeros_like
+from mjax.numpy.elementwise import conj, power, sqrt, where_xy
+from mjax.numpy.products import dot, outer
+from mjax.numpy.promotion import broadcast_to, promote, result_type
+from mjax.numpy.reductions import argmin
+from mjax.numpy.scalar_types import finfo
+from mjax.numpy.shaping import atleast_1d, concatenate, flip, roll, stack, trim_zeros
+from mjax.numpy.sorting import argsort
+
+
+def vander(x, N=None, increasing=False):
+    """Columns of powers of x (decreasing unless increasing=True). JAX: jnp.vander."""
+    x = asarray(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array")
+    N = x.shape[0] if N is None else operator.index(N)
+    if N < 0:
+        raise ValueError("N must be nonnegative")
+    powers = arange(N, dtype=x.dtype)
+    if not increasing:
+        powers = powers[::-1]
+    return power(x[:, None], powers)
+
+
+def _poly_pad(a1, a2):
+    n = max(a1.shape[0], a2.shape[0])
+    return (concatenate([zeros((n - a1.shape[0],), a1.dtype), a1]),
+            concatenate([zeros((n - a2.shape[0],), a2.dtype), a2]))
+
+
+def polyadd(a1, a2):
+    """Sum of two polynomials (highest power first). JAX: jnp.polyadd."""
+    a1, a2 = atleast_1d(asarray(a1)), atleast_1d(asarray(a2))
+    a1, a2 = _poly_pad(a1, a2)
+    return a1 + a2
+
+
+def polysub(a1, a2):
+    """Difference of two polynomials. JAX: jnp.polysub."""
+    a1, a2 = atleast_1d(asarray(a1)), atleast_1d(asarray(a2))
+    a1, a2 = _poly_pad(a1, a2)
+    return a1 - a2
+
+
+def polymul(a1, a2, *, trim_leading_zeros=False):
+    """Product of two polynomials. JAX: jnp.polymul."""
+    a1, a2 = atleast_1d(asarray(a1)), atleast_1d(asarray(a2))
+    if trim_leading_zeros:
+        a1, a2 = trim_zeros(a1, "f"), trim_zeros(a2, "f")
+    if a1.shape[0] == 0:
+        a1 = asarray([0], a1.dtype)
+    if a2.shape[0] == 0:
+        a2 = asarray([0], a2.dtype)
+    return convolve(a1, a2, mode="full")
+
+
+def polyder(p, m=1):
+    """The m-th derivative of a polynomial. JAX: jnp.polyder."""
+    p = asarray(p)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive")
+    if m == 0:
+        return p
+    n = p.shape[0]
+    powers = arange(n - 1, 0, -1)
+    out = p[:-1] * powers.astype(result_type(p, powers))
+    return polyder(out, m - 1)
+
+
+def polyint(p, m=1, k=None):
+    """The m-th antiderivative of a polynomial (integration constants k). JAX: polyint."""
+    p = asarray(p)
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError(f"Order of integral must be positive (see polyder) {m=}")
+    if m == 0:
+        return p
+    k = zeros((m,), p.dtype) if k is None else atleast_1d(asarray(k))
+    if k.shape[0] == 1 and m > 1:
+        k = broadcast_to(k, (m,))
+    if k.shape[0] != m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
+    dtype = result_type(p, float)
+    out = p.astype(dtype)
+    for i in range(m):
+        n = out.shape[0]
+        out = concatenate([out / arange(n, 0, -1, dtype=dtype),
+                               asarray([k[i]], dtype)])
+    return out
+
+
+def poly(seq_of_zeros):
+    """Coefficients of the monic polynomial with the given roots (or a matrix's
+    characteristic polynomial). JAX: jnp.poly."""
+    a = atleast_1d(asarray(seq_of_zeros))
+    if a.ndim == 2 and a.shape[0] == a.shape[1] and a.shape[0] > 0:
+        a = linalg.eigvals(a)
+    elif a.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    dtype = result_type(a, float)
+    out = ones((1,), dtype)
+    for i in range(a.shape[0]):
+        out = convolve(out, stack([ones((), dtype), -a[i].astype(dtype)]),
+                           mode="full")
+    return out
 
 
 def polyval(p, x, *, unroll=16):
     """p[0] * x**(n-1) + ... + p[n-1], by Horner's rule over the static length of p."""
-    p, x = jnp._promote("polyval", p, x, broadcast=False)
+    p, x = promote("polyval", p, x, broadcast=False)
     if p.ndim != 1:
         raise ValueError(f"mjax.numpy.polyval: p must be 1-d, got shape {p.shape}")
-    y = jnp.zeros_like(x)
+    y = zeros_like(x)
     for k in range(p.shape[0]):
         y = y * x + p[k]
     return y
@@ -24,15 +136,15 @@ def polyval(p, x, *, unroll=16):
 def _full_convolution(a, v):
     """The full discrete convolution of 1-d a and v, length len(a) + len(v) - 1."""
     n, m = a.shape[0], v.shape[0]
-    padded = jnp.pad(a, (m - 1, m - 1))
+    padded = pad(a, (m - 1, m - 1))
     # windows[i, j] = padded[i + j]; out[i] = sum_j padded[i + j] * v[m - 1 - j]
     windows = padded[_onp.arange(n + m - 1)[:, None] + _onp.arange(m)[None, :]]
-    return jnp.dot(windows, jnp.flip(v, 0))
+    return dot(windows, flip(v, 0))
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
     """Discrete linear convolution of two 1-d arrays; mode full, same or valid."""
-    a, v = jnp._promote("convolve", a, v, broadcast=False)
+    a, v = promote("convolve", a, v, broadcast=False)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"mjax.numpy.convolve: a and v must be 1-d, got shapes {a.shape} "
                          f"and {v.shape}")
@@ -55,56 +167,55 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
 
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
     """Cross-correlation of two 1-d arrays: convolve(a, conj(v[::-1]))."""
-    a, v = jnp._promote("correlate", a, v, broadcast=False)
+    a, v = promote("correlate", a, v, broadcast=False)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"mjax.numpy.correlate: a and v must be 1-d, got shapes "
                          f"{a.shape} and {v.shape}")
-    return convolve(a, jnp.conj(jnp.flip(v, 0)), mode)
+    return convolve(a, conj(flip(v, 0)), mode)
 
 
 def _complex_of(dtype):
-    return jnp.result_type(dtype, _onp.complex64)
+    return result_type(dtype, _onp.complex64)
 
 
 def _companion_roots(p):
     """The eigenvalues of p's companion matrix, for p[0] != 0: p's roots."""
     n = p.shape[0] - 1
     if n < 1:
-        return jnp.zeros((0,), _complex_of(p.dtype))
+        return zeros((0,), _complex_of(p.dtype))
     first_row = (-p[1:] / p[0])[None, :]
-    below = jnp.eye(n - 1, n, dtype=p.dtype)        # ones on the subdiagonal
-    return jnp.linalg.eigvals(jnp.concatenate([first_row, below], axis=0))
+    below = eye(n - 1, n, dtype=p.dtype)        # ones on the subdiagonal
+    return linalg.eigvals(concatenate([first_row, below], axis=0))
 
 
 def roots(p, *, strip_zeros=True):
     """The (complex) roots of the polynomial with coefficients p, highest power first.
     strip_zeros=True drops leading zeros (needs concrete p); with False the roots that
     leading zeros remove are NaN, at the end. JAX: jnp.roots."""
-    p = jnp.atleast_1d(jnp.asarray(p))
-    (p,) = jnp._promote("roots", p, inexact=True)
+    p = atleast_1d(asarray(p))
+    (p,) = promote("roots", p, inexact=True)
     if p.ndim != 1:
         raise ValueError(f"mjax.numpy.roots: input must be a rank-1 array, got shape "
                          f"{p.shape}")
     if p.shape[0] < 2:
-        return jnp.zeros((0,), _complex_of(p.dtype))
+        return zeros((0,), _complex_of(p.dtype))
     if strip_zeros:
-        from mjax.numpy.extras import _concrete
-        host = _concrete(p, "roots", "to use it under jit pass strip_zeros=False (then "
+        host = concrete(p, "roots", "to use it under jit pass strip_zeros=False (then "
                          "leading zeros give NaN roots)")
         nonzero = _onp.flatnonzero(host)
         lead = int(nonzero[0]) if nonzero.size else host.shape[0]
         return _companion_roots(p[lead:])
     n = p.shape[0]
     is_zero = p == 0
-    lead = jnp.where(jnp.all(is_zero), n, jnp.argmin(is_zero))
+    lead = where_xy(reductions.all(is_zero), n, argmin(is_zero))
     # Roll the leading zeros to the end (an all-zero p becomes ones, so eigvals stays
     # finite): the companion matrix then has `lead` extra zero roots, which become NaN.
-    shifted = jnp.roll(jnp.where(lead == n, jnp.ones_like(p), p), -lead)
+    shifted = roll(where_xy(lead == n, ones_like(p), p), -lead)
     found = _companion_roots(shifted)
-    order = jnp.argsort(found == 0, stable=True)    # zero roots last
+    order = argsort(found == 0, stable=True)    # zero roots last
     found = found[order]
-    keep = jnp.arange(n - 1) < n - 1 - lead
-    return jnp.where(keep, found, jnp.asarray(complex(_onp.nan, _onp.nan), found.dtype))
+    keep = arange(n - 1) < n - 1 - lead
+    return where_xy(keep, found, asarray(complex(_onp.nan, _onp.nan), found.dtype))
 
 
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
@@ -112,7 +223,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     highest power first. full=True adds (residuals, rank, singular values, rcond);
     cov=True (or 'unscaled') adds the coefficients' covariance. JAX: jnp.polyfit."""
     import operator
-    x, y = jnp.asarray(x), jnp.asarray(y)
+    x, y = asarray(x), asarray(y)
     deg = operator.index(deg)
     if deg < 0:
         raise ValueError("mjax.numpy.polyfit: expected deg >= 0")
@@ -128,11 +239,11 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
                         f"{x.shape[0]} and {y.shape[0]}")
     order = deg + 1
     if rcond is None:
-        rcond = x.shape[0] * float(jnp.finfo(jnp.result_type(x, float)).eps)
-    lhs = jnp.vander(x, order)
+        rcond = x.shape[0] * float(finfo(result_type(x, float)).eps)
+    lhs = vander(x, order)
     rhs = y
     if w is not None:
-        (w,) = jnp._promote("polyfit", w, inexact=True)
+        (w,) = promote("polyfit", w, inexact=True)
         if w.ndim != 1:
             raise TypeError(f"mjax.numpy.polyfit: expected a 1-d array for weights, got "
                             f"shape {w.shape}")
@@ -140,18 +251,18 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
             raise TypeError("mjax.numpy.polyfit: expected w and y to have the same length")
         lhs = lhs * w[:, None]
         rhs = rhs * (w[:, None] if rhs.ndim == 2 else w)
-    lhs, rhs = jnp._promote("polyfit", lhs, rhs, inexact=True, broadcast=False)
+    lhs, rhs = promote("polyfit", lhs, rhs, inexact=True, broadcast=False)
     # Scaling the columns to unit norm improves the conditioning (as NumPy does).
-    scale = jnp.sqrt(jnp.sum(lhs * lhs, axis=0))
+    scale = sqrt(reductions.sum(lhs * lhs, axis=0))
     lhs = lhs / scale[None, :]
-    c, resids, rank, s = jnp.linalg.lstsq(lhs, rhs, rcond)
+    c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
     c = (c.T / scale).T
     if full:
-        return c, resids, rank, s, jnp.asarray(rcond)
+        return c, resids, rank, s, asarray(rcond)
     if cov:
-        base = jnp.linalg.inv(jnp.dot(lhs.T, lhs)) / jnp.outer(scale, scale)
+        base = linalg.inv(dot(lhs.T, lhs)) / outer(scale, scale)
         if cov == "unscaled":
-            fac = jnp.asarray(1.0, base.dtype)
+            fac = asarray(1.0, base.dtype)
         else:
             if x.shape[0] <= order:
                 raise ValueError("mjax.numpy.polyfit: the number of data points must exceed "
@@ -159,7 +270,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
             fac = resids / (x.shape[0] - order)
         if y.ndim == 1:
             return c, base * fac
-        return c, base[:, :, None] * jnp.atleast_1d(fac)[None, None, :]
+        return c, base[:, :, None] * atleast_1d(fac)[None, None, :]
     return c
 
 
@@ -167,22 +278,21 @@ def polydiv(u, v, *, trim_leading_zeros=False):
     """(quotient, remainder) of polynomial long division u / v. The remainder keeps u's
     length (leading zeros) unless trim_leading_zeros=True, which needs concrete values.
     JAX: jnp.polydiv."""
-    u, v = jnp._promote("polydiv", jnp.asarray(u), jnp.asarray(v), inexact=True,
+    u, v = promote("polydiv", asarray(u), asarray(v), inexact=True,
                         broadcast=False)
     if u.ndim != 1 or v.ndim != 1:
         raise ValueError(f"mjax.numpy.polydiv: u and v must be 1-d, got shapes {u.shape} "
                          f"and {v.shape}")
     m, n = u.shape[0] - 1, v.shape[0] - 1
     scale = 1.0 / v[0]
-    q = jnp.zeros((max(m - n + 1, 1),), u.dtype)
+    q = zeros((max(m - n + 1, 1),), u.dtype)
     for k in range(m - n + 1):
         d = scale * u[k]
         q = q.at[k].set(d)
         u = u.at[k:k + n + 1].add(-d * v)
     if trim_leading_zeros:
-        from mjax.numpy.extras import _concrete
-        host = _concrete(u, "polydiv", "trim_leading_zeros=True needs concrete values")
-        tol = _onp.sqrt(float(jnp.finfo(u.dtype).eps))
+        host = concrete(u, "polydiv", "trim_leading_zeros=True needs concrete values")
+        tol = _onp.sqrt(float(finfo(u.dtype).eps))
         big = _onp.flatnonzero(_onp.abs(host) >= tol)
         u = u[int(big[0]):] if big.size else u[u.shape[0]:]
     return q, u

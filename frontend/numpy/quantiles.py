@@ -11,10 +11,19 @@ import math
 
 import numpy as _onp
 
-from mjax import dtypes as _dt
-from mjax import lax
-from mjax import numpy as jnp
+from mjax import dtypes as _dt, lax
 from mjax.core import at_user_line
+from mjax.lax.sharding import takes_out_sharding
+from mjax.numpy import reductions
+from mjax.numpy.conversion import asarray
+from mjax.numpy.creation import full, ones_like
+from mjax.numpy.elementwise import (ceil, clip, floor, isnan, logical_not, logical_or, maximum,
+                                    where_xy)
+from mjax.numpy.indexing import take_along_axis
+from mjax.numpy.promotion import broadcast_to, result_type
+from mjax.numpy.reductions import cumsum
+from mjax.numpy.shaping import expand_dims, reshape, transpose
+
 
 METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
@@ -35,14 +44,14 @@ def _axes(axis, ndim):
 def _to_last(x, axes):
     """x with `axes` moved last and flattened into one axis."""
     keep = [d for d in range(x.ndim) if d not in axes]
-    x = jnp.transpose(x, keep + list(axes))
-    return jnp.reshape(x, tuple(x.shape[:len(keep)]) + (math.prod(x.shape[len(keep):]),))
+    x = transpose(x, keep + list(axes))
+    return reshape(x, tuple(x.shape[:len(keep)]) + (math.prod(x.shape[len(keep):]),))
 
 
 def _gather_last(sorted_, idx):
     """sorted_[..., idx] per batch entry, for idx of shape q_shape + batch."""
-    data = jnp.broadcast_to(sorted_, idx.shape + sorted_.shape[-1:])
-    return jnp.take_along_axis(data, jnp.expand_dims(idx, -1), axis=-1)[..., 0]
+    data = broadcast_to(sorted_, idx.shape + sorted_.shape[-1:])
+    return take_along_axis(data, expand_dims(idx, -1), axis=-1)[..., 0]
 
 
 def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
@@ -58,13 +67,13 @@ def _quantile_impl(a, q, axis, method, keepdims, squash_nans, weights):
     if method not in METHODS:
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', "
                          "'nearest' or 'inverted_cdf'")
-    a = jnp.asarray(a)
+    a = asarray(a)
     if not _dt.is_inexact(a.dtype):
         a = a.astype(_dt.default_float())
     if _dt.issubdtype(a.dtype, _onp.complexfloating):
         raise ValueError("quantile does not support complex input, as the operation is "
                          "poorly defined.")
-    q = jnp.asarray(q)
+    q = asarray(q)
     if not _dt.is_inexact(q.dtype):
         q = q.astype(_dt.default_float())
     if q.ndim > 1:
@@ -75,10 +84,10 @@ def _quantile_impl(a, q, axis, method, keepdims, squash_nans, weights):
         if method != "inverted_cdf":
             raise NotImplementedError(f"{method} doesn't support weights. Only method "
                                       f"'inverted_cdf' supports weights.")
-        weights = jnp.asarray(weights)
+        weights = asarray(weights)
         if _dt.issubdtype(weights.dtype, _onp.complexfloating):
             raise ValueError("Weights cannot be complex types.")
-        weights = weights.astype(jnp.result_type(a, weights))
+        weights = weights.astype(result_type(a, weights))
         a = a.astype(weights.dtype)
         if weights.shape != a.shape:
             if axis is None:
@@ -90,28 +99,28 @@ def _quantile_impl(a, q, axis, method, keepdims, squash_nans, weights):
             weights = lax.broadcast_in_dim(weights, a.shape, axes)
     x = _to_last(a, axes)
     n = x.shape[-1]
-    nan = jnp.isnan(x)
+    nan = isnan(x)
     if weights is not None:
         x, w = lax.sort_key_val(x, _to_last(weights, axes), dimension=-1)
     else:
         x, w = lax.sort(x, dimension=-1), None
     batch = x.shape[:-1]
-    qb = jnp.reshape(q, q.shape + (1,) * len(batch))
-    any_nan = jnp.any(nan, axis=-1)
+    qb = reshape(q, q.shape + (1,) * len(batch))
+    any_nan = reductions.any(nan, axis=-1)
     if squash_nans:
-        counts = jnp.sum(jnp.logical_not(nan), axis=-1).astype(q.dtype)
+        counts = reductions.sum(logical_not(nan), axis=-1).astype(q.dtype)
     else:
-        counts = jnp.full(batch, n, q.dtype)
+        counts = full(batch, n, q.dtype)
     if method == "inverted_cdf":
         out = _inverted_cdf(x, w, qb, counts, any_nan, squash_nans)
     else:
         pos = qb * (counts - 1)
-        low, high = jnp.floor(pos), jnp.ceil(pos)
+        low, high = floor(pos), ceil(pos)
         high_weight = pos - low
         low_weight = 1 - high_weight
-        top = jnp.maximum(counts - 1, 0)
-        low = jnp.clip(low, 0, top).astype(_dt.default_int())
-        high = jnp.clip(high, 0, top).astype(_dt.default_int())
+        top = maximum(counts - 1, 0)
+        low = clip(low, 0, top).astype(_dt.default_int())
+        high = clip(high, 0, top).astype(_dt.default_int())
         low_value, high_value = _gather_last(x, low), _gather_last(x, high)
         if method == "linear":
             out = low_value.astype(q.dtype) * low_weight + high_value.astype(q.dtype) * high_weight
@@ -120,13 +129,13 @@ def _quantile_impl(a, q, axis, method, keepdims, squash_nans, weights):
         elif method == "higher":
             out = high_value
         elif method == "nearest":
-            out = jnp.where(high_weight <= 0.5, low_value, high_value)
+            out = where_xy(high_weight <= 0.5, low_value, high_value)
         else:  # midpoint
             out = (low_value + high_value) * _onp.asarray(0.5, low_value.dtype)
         if not squash_nans:
-            out = jnp.where(any_nan, _onp.nan, out)
+            out = where_xy(any_nan, _onp.nan, out)
     if keepdims:
-        out = jnp.reshape(out, q.shape + tuple(kept_shape))
+        out = reshape(out, q.shape + tuple(kept_shape))
     return out.astype(a.dtype)
 
 
@@ -142,20 +151,20 @@ def _inverted_cdf(x, w, qb, counts, any_nan, squash_nans):
     # The first sorted entry whose cumulative weight reaches q * total weight; negative or
     # NaN weights make the result NaN, as do NaN data (all-NaN data for nanquantile).
     if w is None:
-        w = jnp.ones_like(x)
-    nan = jnp.isnan(x)
-    bad = jnp.logical_or(w < 0, jnp.isnan(w))
-    clean = jnp.where(jnp.logical_or(bad, nan), 0, w)
-    cum = jnp.cumsum(clean, axis=-1)
+        w = ones_like(x)
+    nan = isnan(x)
+    bad = logical_or(w < 0, isnan(w))
+    clean = where_xy(logical_or(bad, nan), 0, w)
+    cum = cumsum(clean, axis=-1)
     total = cum[..., -1]
     target = (qb * total).astype(cum.dtype)
-    idx = jnp.sum((cum < target[..., None]).astype(_dt.default_int()), axis=-1)
-    top = jnp.maximum(counts - 1, 0).astype(idx.dtype)
-    idx = jnp.clip(idx, 0, top)
+    idx = reductions.sum((cum < target[..., None]).astype(_dt.default_int()), axis=-1)
+    top = maximum(counts - 1, 0).astype(idx.dtype)
+    idx = clip(idx, 0, top)
     out = _gather_last(x, idx)
-    force = jnp.any(bad, axis=-1)
-    force = jnp.logical_or(force, counts == 0 if squash_nans else any_nan)
-    return jnp.where(force, _onp.nan, out)
+    force = reductions.any(bad, axis=-1)
+    force = logical_or(force, counts == 0 if squash_nans else any_nan)
+    return where_xy(force, _onp.nan, out)
 
 
 def _check_unsupported(fname, out, overwrite_input):
@@ -180,12 +189,13 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     return _quantile(a, q, axis, method, keepdims, True, weights)
 
 
+@takes_out_sharding
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):
     """The q-th percentiles (q in [0, 100]) along axis. JAX: jnp.percentile."""
     _check_unsupported("percentile", out, overwrite_input)
     method = interpolation if interpolation is not None else method
-    return _quantile(a, jnp.asarray(q) / 100, axis, method, keepdims, False,
+    return _quantile(a, asarray(q) / 100, axis, method, keepdims, False,
                      weights)
 
 
@@ -194,7 +204,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     """percentile ignoring NaNs. JAX: jnp.nanpercentile."""
     _check_unsupported("nanpercentile", out, overwrite_input)
     method = interpolation if interpolation is not None else method
-    return _quantile(a, jnp.asarray(q) / 100, axis, method, keepdims, True,
+    return _quantile(a, asarray(q) / 100, axis, method, keepdims, True,
                      weights)
 
 

@@ -1,33 +1,77 @@
-"""Searching and counting: `searchsorted`, `interp`, `bincount`, `histogram`, `argwhere`,
-`flatnonzero`. Output shapes are static: counts need a `length`, nonzero a `size`, unless
-the input is concrete. JAX: the jax.numpy functions of the same names.
+"""Searching and counting: `searchsorted`, `digitize`, `interp`, `bincount`, `nonzero`,
+`argwhere`, `flatnonzero`. Output shapes are static: counts need a `length`, nonzero a
+`size`, unless the input is concrete. JAX: the jax.numpy functions of the same names.
 """
 from __future__ import annotations
 
 import numpy as _onp
 
-from mjax import dtypes as _dt
-from mjax import lax
-from mjax import numpy as jnp
-from mjax.core import Tracer
-from mjax.numpy.indexing import getitem as _getitem
+from mjax import dtypes as _dt, lax
+from mjax.lax.sharding import takes_out_sharding
+from mjax.numpy import elementwise, reductions
+from mjax.numpy.array_api import fused_when_eager
+from mjax.numpy.concrete_values import concrete_or_error
+from mjax.numpy.conversion import asarray, astype
+from mjax.numpy.creation import full, ones, ones_like, zeros
+from mjax.numpy.elementwise import (clip, greater_equal, isnan, less, logical_and, logical_not,
+                                    logical_or, maximum, not_equal, where_xy)
+from mjax.numpy.indexing import getitem, take
+from mjax.numpy.promotion import broadcast_to, promote, result_type
+from mjax.numpy.reductions import cumsum
+from mjax.numpy.shaping import concatenate, expand_dims, flip, ravel, reshape, stack
+from mjax.numpy.sorting import argsort
+
+
+@fused_when_eager
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the nonzero entries, one array per dimension. With `size`, exactly `size`
+    entries: the first ones found, padded with fill_value (default 0; a scalar or one value
+    per dimension); this also works on traced arrays. JAX: jnp.nonzero."""
+    a = asarray(a)
+    if a.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "jnp.atleast_1d(scalar).nonzero() instead.")
+    if size is None:
+        host = concrete_or_error(a, "nonzero/where with one argument needs a concrete array "
+                                    "(its output shape depends on the values); pass size=")
+        return tuple(asarray(i.astype(_dt.default_int())) for i in _onp.nonzero(host))
+    flat = _flat_nonzero(a, int(size), None, "nonzero")
+    cols = list(_unravel(flat, a.shape))
+    if fill_value is not None:
+        fills = _onp.broadcast_to(_onp.asarray(fill_value), (a.ndim,)) if _onp.ndim(
+            fill_value) == 0 else tuple(fill_value)
+        if len(fills) != a.ndim:
+            raise ValueError(f"fill_value must be a scalar or a tuple of length {a.ndim}; "
+                             f"got {fill_value}")
+        valid = greater_equal(_flat_nonzero(a, int(size), -1, "nonzero"), 0)
+        cols = [where_xy(valid, c, asarray(f).astype(c.dtype)) for c, f in zip(cols, fills)]
+    return tuple(cols)
+
+
+def digitize(x, bins, right=False, *, method=None):
+    """Index of the bin each x falls in (bins increasing or decreasing). JAX: jnp.digitize."""
+    x, bins = asarray(x), asarray(bins)
+    if bins.ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
+    if bins.shape[0] == 0:
+        return zeros(x.shape, dtype=_dt.default_int())
+    side = "left" if right else "right"
+    kw = {} if method is None else {"method": method}
+    increasing = bins[-1] >= bins[0]
+    up = searchsorted(bins, x, side=side, **kw)
+    down = bins.shape[0] - searchsorted(flip(bins), x, side=side, **kw)
+    return where_xy(increasing, up, down).astype(_dt.default_int())
 
 
 def _concrete(x, fname, why):
-    from mjax.numpy.concrete_values import concrete_or_error
     return concrete_or_error(x, f"mjax.numpy.{fname}: {why}")
-
-
-def _concrete_int(x, why):
-    from mjax.numpy.concrete_values import concrete_int
-    return concrete_int(x, f"mjax.numpy.{why}")
 
 
 def _less(a, b):
     """a < b in NumPy's sort order, where NaN is greater than everything else."""
-    lt = jnp.less(a, b)
-    if _dt.is_inexact(jnp.result_type(a, b)):
-        lt = jnp.logical_or(lt, jnp.logical_and(jnp.isnan(b), jnp.logical_not(jnp.isnan(a))))
+    lt = less(a, b)
+    if _dt.is_inexact(result_type(a, b)):
+        lt = logical_or(lt, logical_and(isnan(b), logical_not(isnan(a))))
     return lt
 
 
@@ -37,64 +81,66 @@ def scatter_1d(kind, operand, indices, updates):
     dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                         scatter_dims_to_operand_dims=(0,))
     fn = {"set": lax.scatter, "add": lax.scatter_add}[kind]
-    updates = jnp.astype(jnp.asarray(updates), operand.dtype)
-    indices = jnp.reshape(indices, (-1, 1))
-    return fn(operand, indices, jnp.broadcast_to(updates, (indices.shape[0],)), dnums,
+    updates = astype(asarray(updates), operand.dtype)
+    indices = reshape(indices, (-1, 1))
+    return fn(operand, indices, broadcast_to(updates, (indices.shape[0],)), dnums,
               mode="fill")
 
 
+@fused_when_eager
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Insertion points of v into sorted 1-d a (left: first, right: last), by counting the
     entries of a that belong before each v: O(len(a) * v.size) compares, no loops."""
     if side not in ("left", "right"):
         raise ValueError(f"mjax.numpy.searchsorted: side must be 'left' or 'right', got "
                          f"{side!r}")
-    a, v = jnp.asarray(a), jnp.asarray(v)
+    a, v = asarray(a), asarray(v)
     if a.ndim != 1:
         raise ValueError(f"mjax.numpy.searchsorted: a must be 1-d, got shape {a.shape}")
     if sorter is not None:
-        a = jnp.take(a, sorter)
-    a, v = jnp._promote("searchsorted", a, v, broadcast=False)
+        a = take(a, sorter)
+    a, v = promote("searchsorted", a, v, broadcast=False)
     aa = lax.broadcast_in_dim(a, v.shape + a.shape, (v.ndim,))
-    vv = jnp.expand_dims(v, -1)
-    before = _less(aa, vv) if side == "left" else jnp.logical_not(_less(vv, aa))
-    return jnp.sum(before, axis=-1, dtype=_dt.default_int())
+    vv = expand_dims(v, -1)
+    before = _less(aa, vv) if side == "left" else logical_not(_less(vv, aa))
+    return reductions.sum(before, axis=-1, dtype=_dt.default_int())
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation of (xp, fp) at x; xp increasing. JAX: jnp.interp."""
-    x, xp, fp = jnp._promote("interp", x, xp, fp, inexact=True, broadcast=False)
+    x, xp, fp = promote("interp", x, xp, fp, inexact=True, broadcast=False)
     if xp.ndim != 1 or fp.ndim != 1 or xp.shape != fp.shape:
         raise ValueError(f"mjax.numpy.interp: xp and fp must be 1-d of equal length, got "
                          f"shapes {xp.shape} and {fp.shape}")
     if period is not None:
         if left is not None or right is not None:
             raise ValueError("mjax.numpy.interp: left/right cannot be used with period")
-        period = jnp.abs(period)
+        period = elementwise.abs(period)
         x = x % period
         xp = xp % period
-        order = jnp.argsort(xp)
+        order = argsort(xp)
         xp, fp = xp[order], fp[order]
         # One period's wrap-around on each side so that every x has two neighbours.
-        xp = jnp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
-        fp = jnp.concatenate([fp[-1:], fp, fp[:1]])
+        xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = concatenate([fp[-1:], fp, fp[:1]])
     n = xp.shape[0]
-    i = jnp.clip(searchsorted(xp, x, side="right"), 1, n - 1)
-    x0, x1, f0, f1 = (_getitem(t, j) for t, j in ((xp, i - 1), (xp, i), (fp, i - 1), (fp, i)))
+    i = clip(searchsorted(xp, x, side="right"), 1, n - 1)
+    x0, x1, f0, f1 = (getitem(t, j) for t, j in ((xp, i - 1), (xp, i), (fp, i - 1), (fp, i)))
     dx = x1 - x0
-    safe_dx = jnp.where(dx == 0, jnp.ones_like(dx), dx)
-    out = jnp.where(dx == 0, f1, f0 + (x - x0) / safe_dx * (f1 - f0))
+    safe_dx = where_xy(dx == 0, ones_like(dx), dx)
+    out = where_xy(dx == 0, f1, f0 + (x - x0) / safe_dx * (f1 - f0))
     if period is None:
-        out = jnp.where(x < xp[0], fp[0] if left is None else left, out)
-        out = jnp.where(x > xp[-1], fp[-1] if right is None else right, out)
+        out = where_xy(x < xp[0], fp[0] if left is None else left, out)
+        out = where_xy(x > xp[-1], fp[-1] if right is None else right, out)
     return out
 
 
+@takes_out_sharding
 def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed weights) of each value in non-negative int array x; negative
     values count as 0 and values >= length are dropped (JAX). `length` must be static
     when x is traced."""
-    x = jnp.asarray(x)
+    x = asarray(x)
     if not _dt.issubdtype(x.dtype, _onp.integer):
         raise TypeError(f"mjax.numpy.bincount: x must be an integer array, got {x.dtype}")
     if x.ndim != 1:
@@ -103,53 +149,25 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         xs = _concrete(x, "bincount", "pass a static `length=` to count a traced array")
         length = max(int(minlength), int(xs.max()) + 1 if xs.size else 0)
     if weights is None:
-        weights = jnp.ones(x.shape, _dt.default_int())
+        weights = ones(x.shape, _dt.default_int())
     else:
-        weights = jnp.asarray(weights)
-    x = jnp.maximum(x, 0)
-    return scatter_1d("add", jnp.zeros(int(length), weights.dtype), x, weights)
-
-
-def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
-    """(counts, edges) of a (flattened); `bins` is a static int or an array of edges.
-    The last bin includes its right edge. Counts are floats, as in JAX."""
-    a = jnp.ravel(jnp.asarray(a))
-    (a,) = jnp._promote("histogram", a, inexact=True)
-    if _onp.ndim(bins) == 0:      # a bin count (a traced one only where JAX knows it)
-        bins = _concrete_int(bins, "histogram: bins must be a static int or an array")
-        if range is None:
-            lo, hi = jnp.min(a), jnp.max(a)
-        else:
-            lo, hi = (jnp.asarray(r, a.dtype) for r in range)
-        # A degenerate range widens to +-0.5, as NumPy does.
-        same = lo == hi
-        lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
-        edges = jnp.linspace(lo, hi, int(bins) + 1, dtype=a.dtype)
-    else:
-        edges = jnp.asarray(bins, a.dtype)
-    nbins = edges.shape[0] - 1
-    idx = searchsorted(edges, a, side="right") - 1
-    idx = jnp.where(a == edges[-1], nbins - 1, idx)
-    inside = jnp.logical_and(idx >= 0, idx < nbins)
-    w = jnp.ones_like(a) if weights is None else jnp.ravel(jnp.asarray(weights, a.dtype))
-    counts = scatter_1d("add", jnp.zeros(nbins, a.dtype), jnp.where(inside, idx, nbins), w)
-    if density:
-        counts = counts / (jnp.sum(counts) * jnp.diff(edges))
-    return counts, edges
+        weights = asarray(weights)
+    x = maximum(x, 0)
+    return scatter_1d("add", zeros(int(length), weights.dtype), x, weights)
 
 
 def _flat_nonzero(a, size, fill_value, fname):
     """Flat positions of the nonzero entries of a, as a 1-d int array of `size` entries
     (padded with fill_value); `size` defaults to the concrete count."""
-    a = jnp.ravel(jnp.asarray(a))
-    mask = jnp.not_equal(a, 0) if a.dtype != _onp.bool_ else a
+    a = ravel(asarray(a))
+    mask = not_equal(a, 0) if a.dtype != _onp.bool_ else a
     if size is None:
         size = int(_concrete(mask, fname, "pass a static `size=` for a traced array").sum())
     int_t = _dt.default_int()
-    slot = jnp.cumsum(mask, dtype=int_t) - 1
+    slot = cumsum(mask, dtype=int_t) - 1
     positions = lax.iota(int_t, a.shape[0])
-    out = jnp.full((size,), 0 if fill_value is None else fill_value, int_t)
-    return scatter_1d("set", out, jnp.where(mask, slot, size), positions)
+    out = full((size,), 0 if fill_value is None else fill_value, int_t)
+    return scatter_1d("set", out, where_xy(mask, slot, size), positions)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
@@ -159,15 +177,15 @@ def flatnonzero(a, *, size=None, fill_value=None):
 
 def argwhere(a, *, size=None, fill_value=None):
     """(count, ndim) array of the indices of a's nonzero entries. JAX: jnp.argwhere."""
-    a = jnp.asarray(a)
+    a = asarray(a)
     flat = _flat_nonzero(a, size, None, "argwhere")
     if a.ndim == 0:
-        return jnp.zeros((flat.shape[0], 0), _dt.default_int())
+        return zeros((flat.shape[0], 0), _dt.default_int())
     cols = list(_unravel(flat, a.shape))
-    out = jnp.stack(cols, axis=1)
+    out = stack(cols, axis=1)
     if fill_value is not None:
         valid = _flat_nonzero(a, size, -1, "argwhere") >= 0
-        out = jnp.where(valid[:, None], out, jnp.asarray(fill_value, out.dtype))
+        out = where_xy(valid[:, None], out, asarray(fill_value, out.dtype))
     return out
 
 

@@ -1,23 +1,319 @@
-"""More jax.numpy array manipulation and creation: rot90, dstack, array_split and
-h/v/dsplit, indices, logspace/geomspace, ediff1d, digitize, lexsort, average(returned=),
-repeat with array repeats or total_repeat_length, roll by a traced shift."""
+"""Array manipulation: reshape, transpose and axis moves, expand/squeeze, joining
+(concatenate, stack, block), splitting, flipping, rolling and rotating."""
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt
-from mjax import lax
-from mjax import numpy as jnp
-from mjax.core import Tracer, at_user_line
+from mjax import dtypes as _dt, lax, prng as _prng
+from mjax.core import at_user_line, aval_of_value, Tracer
+from mjax.lax.sharding import takes_out_sharding
+from mjax.numpy.arguments import (canonical_shape, concrete, index_axis, is_array, no_out,
+                                  normalize_axes, normalize_axis)
+from mjax.numpy.array_api import fused_when_eager
+from mjax.numpy.concrete_values import concrete_int
+from mjax.numpy.conversion import asarray, astype
+from mjax.numpy.promotion import promote
 
 
-# ---- rotation, stacking, splitting -------------------------------------------------------
+def ndim(a):
+    return aval_of_value(asarray(a) if not is_array(a) else a).ndim
+
+
+def shape(a):
+    return aval_of_value(asarray(a) if not is_array(a) else a).shape
+
+
+def size(a, axis=None):
+    s = shape(a)
+    return math.prod(s) if axis is None else s[axis]
+
+
+@takes_out_sharding
+def reshape(a, shape, order="C", *, copy=None):
+    # (copy: accepted as JAX does; mjax arrays are immutable, so a copy is never visible)
+    a = asarray(a)
+    shape = canonical_shape(shape)
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        if known == 0 or a.size % known:
+            raise TypeError(at_user_line(
+                f"cannot reshape array of shape {a.shape} (size {a.size}) into "
+                f"shape {shape}"))
+        shape = tuple(a.size // known if d == -1 else d for d in shape)
+    if math.prod(shape) != a.size:
+        raise TypeError(at_user_line(
+            f"cannot reshape array of shape {a.shape} (size {a.size}) into shape "
+            f"{shape} (size {math.prod(shape)})"))
+    if order == "F":
+        return transpose(lax.reshape(transpose(a), shape[::-1]))
+    return lax.reshape(a, shape)
+
+
+@takes_out_sharding
+def ravel(a, order="C"):  # (out_sharding: array_api.OUT_SHARDING_FUNCTIONS)
+    return reshape(a, (-1,), order)
+
+
+def transpose(a, axes=None):
+    a = asarray(a)
+    axes = (tuple(range(a.ndim))[::-1] if axes is None
+            else tuple(normalize_axis(x, a.ndim) for x in axes))
+    return lax.transpose(a, axes)
+
+
+def permute_dims(a, /, axes):
+    """JAX: jnp.permute_dims (the array API's transpose)."""
+    return transpose(a, axes)
+
+
+def swapaxes(a, axis1, axis2):
+    a = asarray(a)
+    perm = list(range(a.ndim))
+    i, j = normalize_axis(axis1, a.ndim), normalize_axis(axis2, a.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, perm)
+
+
+@fused_when_eager
+def moveaxis(a, source, destination):
+    a = asarray(a)
+    src = normalize_axes(source, a.ndim)
+    dst = normalize_axes(destination, a.ndim)
+    order = [i for i in range(a.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return lax.transpose(a, order)
+
+
+@fused_when_eager
+def expand_dims(a, axis):
+    a = asarray(a)
+    axes = (axis,) if isinstance(axis, int) or _onp.ndim(axis) == 0 else tuple(axis)
+    rank = a.ndim + len(axes)
+    return lax.expand_dims(a, [normalize_axis(concrete_int(x, "expand_dims: axis must be static"),
+                                     rank) for x in axes])
+
+
+@fused_when_eager
+def squeeze(a, axis=None):
+    a = asarray(a)
+    if axis is None:
+        axes = [i for i, d in enumerate(a.shape) if d == 1]
+    else:
+        axes = list(normalize_axes(axis, a.ndim))
+        for ax in axes:
+            if a.shape[ax] != 1:
+                raise ValueError(f"cannot select an axis to squeeze out which has size not "
+                                 f"equal to one, got shape={a.shape} and dimensions={tuple(axes)}")
+    return lax.squeeze(a, axes)
+
+
+def atleast_1d(*arys):
+    out = [reshape(a, (1,)) if asarray(a).ndim == 0 else asarray(a) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    out = []
+    for a in arys:
+        a = asarray(a)
+        out.append(reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a)
+    return out[0] if len(out) == 1 else out
+
+
+@fused_when_eager
+def concatenate(arrays, axis=0, dtype=None):
+    if _prng.any_keys(arrays):
+        return _prng.concatenate_keys(list(arrays), axis)
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    if builtins.any(a.ndim == 0 for a in arrays):
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    arrays = promote("concatenate", *arrays, broadcast=False) if len(arrays) > 1 and len(
+        {a.dtype for a in arrays}) > 1 else arrays
+    if dtype is not None:
+        arrays = [astype(a, dtype) for a in arrays]
+    return lax.concatenate(arrays, normalize_axis(axis, arrays[0].ndim))
+
+
+@fused_when_eager
+def stack(arrays, axis=0, out=None, dtype=None):
+    no_out("stack", out)
+    if _prng.any_keys(arrays):
+        return _prng.stack_keys(list(arrays), axis)
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        raise ValueError(at_user_line(f"all input arrays must have the same shape, got "
+                         f"{[a.shape for a in arrays]}"))
+    ax = normalize_axis(axis, arrays[0].ndim + 1)
+    return concatenate([expand_dims(a, ax) for a in arrays], axis=ax, dtype=dtype)
+
+
+def hstack(tup, dtype=None):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, axis=0 if arrs[0].ndim == 1 else 1, dtype=dtype)
+
+
+def vstack(tup, dtype=None):
+    return concatenate([atleast_2d(a) for a in tup], axis=0, dtype=dtype)
+
+
+def column_stack(tup):
+    return concatenate([a if asarray(a).ndim > 1 else reshape(a, (-1, 1)) for a in tup], 1)
+
+
+def split(ary, indices_or_sections, axis=0):
+    ary = asarray(ary)
+    axis = normalize_axis(axis, ary.ndim)
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, int) or _onp.ndim(indices_or_sections) == 0:
+        indices_or_sections = concrete_int(indices_or_sections,
+                                           "split: the number of sections must be static")
+        if n % indices_or_sections:
+            raise ValueError("array split does not result in an equal division")
+        step = n // indices_or_sections
+        bounds = list(range(0, n + 1, step))
+    else:
+        bounds = [0] + list(indices_or_sections) + [n]
+    return [lax.slice_in_dim(ary, a, b, 1, axis) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+@fused_when_eager
+def flip(m, axis=None):
+    m = asarray(m)
+    return lax.rev(m, normalize_axes(axis, m.ndim))
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+@fused_when_eager
+def concat(arrays, /, *, axis=0):
+    """JAX: jnp.concat (the array API's concatenate)."""
+    return concatenate(arrays, axis=axis)
+
+
+def matrix_transpose(x, /):
+    return swapaxes(x, -1, -2)
+
+
+@fused_when_eager
+def roll(a, shift, axis=None):
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    shifts = (shift,) if isinstance(shift, int) or _onp.ndim(shift) == 0 else tuple(shift)
+    axes = (axis,) if isinstance(axis, int) or _onp.ndim(axis) == 0 else tuple(axis)
+    axes = tuple(concrete_int(ax, "roll: axis must be static") for ax in axes)
+    if len(shifts) != len(axes):
+        shifts = shifts * len(axes) if len(shifts) == 1 else shifts
+    for s, ax in zip(shifts, axes):
+        if isinstance(s, Tracer) or (hasattr(s, "aval") and not isinstance(s, int)):
+            a = roll_dynamic(a, s, normalize_axis(ax, a.ndim))
+            continue
+        ax = normalize_axis(ax, a.ndim)
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        s = int(s) % n
+        if s:
+            a = concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
+                             lax.slice_in_dim(a, 0, n - s, 1, ax)], axis=ax)
+    return a
+
+
+def atleast_3d(*arys):
+    out = []
+    for a in arys:
+        a = asarray(a)
+        if a.ndim == 0:
+            a = reshape(a, (1, 1, 1))
+        elif a.ndim == 1:
+            a = reshape(a, (1, a.shape[0], 1))
+        elif a.ndim == 2:
+            a = expand_dims(a, 2)
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
+def rollaxis(a, axis, start=0):
+    """Moves axis to position `start`. JAX: jnp.rollaxis."""
+    a = asarray(a)
+    n = a.ndim
+    axis = index_axis(axis, n)
+    if not -n <= start <= n:
+        raise ValueError(f"start={start} must satisfy {-n}<=start<={n}")
+    start = start + n if start < 0 else start
+    if axis < start:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+@fused_when_eager
+def unstack(x, /, *, axis=0):
+    """The slices of x along axis, as a tuple. JAX: jnp.unstack."""
+    x = asarray(x)
+    if x.ndim == 0:
+        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
+                         "passed.")
+    axis = index_axis(axis, x.ndim)
+    return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """filt without leading ('f') and/or trailing ('b') zeros. JAX: jnp.trim_zeros."""
+    if axis is not None:
+        raise NotImplementedError("mjax.numpy.trim_zeros: only 1-d trimming (axis=None)")
+    filt = asarray(filt)
+    host = concrete(filt, "trim_zeros", "the output size depends on the values")
+    nz = _onp.flatnonzero(host)
+    if nz.size == 0:
+        return filt[:0]
+    start = nz[0] if "f" in trim.lower() else 0
+    stop = nz[-1] + 1 if "b" in trim.lower() else host.shape[0]
+    return filt[start:stop]
+
+
+def block(arrays):
+    """An array assembled from nested lists of blocks. JAX: jnp.block."""
+    def depth(x):
+        return 1 + max((depth(y) for y in x), default=0) if isinstance(x, list) else 0
+    d = depth(arrays)
+
+    def rank(x):
+        return max(rank(y) for y in x) if isinstance(x, list) else ndim(x)
+    ndim = max(rank(arrays), d)
+
+    def assemble(x, level):
+        if not isinstance(x, list):
+            x = asarray(x)
+            return reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+        if not x:
+            raise ValueError("Lists cannot be empty")
+        return concatenate([assemble(y, level + 1) for y in x], axis=level - d)
+    return assemble(arrays, 0) if isinstance(arrays, list) else asarray(arrays)
+
+
 def rot90(m, k=1, axes=(0, 1)):
     """m rotated by 90 degrees k times in the plane of `axes`. JAX: jnp.rot90."""
-    m = jnp.asarray(m)
+    m = asarray(m)
     if m.ndim < 2:
         raise ValueError(f"rot90 requires its first argument to have ndim at least two, "
                          f"but got first argument of shape {m.shape}, which has ndim "
@@ -31,29 +327,28 @@ def rot90(m, k=1, axes=(0, 1)):
     if k == 0:
         return m
     if k == 2:
-        return jnp.flip(jnp.flip(m, ax1), ax2)
+        return flip(flip(m, ax1), ax2)
     perm = list(range(m.ndim))
     perm[ax1], perm[ax2] = perm[ax2], perm[ax1]
     if k == 1:
-        return jnp.transpose(jnp.flip(m, ax2), perm)
-    return jnp.flip(jnp.transpose(m, perm), ax2)
+        return transpose(flip(m, ax2), perm)
+    return flip(transpose(m, perm), ax2)
 
 
 def dstack(tup, dtype=None):
     """Stacks arrays along the third axis (after making them at least 3-d). JAX: jnp.dstack."""
-    arrays = [jnp.atleast_3d(a) for a in tup]
-    return jnp.concatenate(arrays, axis=2, dtype=dtype)
+    arrays = [atleast_3d(a) for a in tup]
+    return concatenate(arrays, axis=2, dtype=dtype)
 
 
 def array_split(ary, indices_or_sections, axis=0):
     """Splits into sub-arrays; an integer count need not divide the axis (the first
     len % n pieces get one more element). JAX: jnp.array_split."""
-    ary = jnp.asarray(ary)
+    ary = asarray(ary)
     axis = operator.index(axis) % max(ary.ndim, 1)
     size = ary.shape[axis]
     if isinstance(indices_or_sections, (int, _onp.integer)) or \
             _onp.ndim(indices_or_sections) == 0:
-        from mjax.numpy.concrete_values import concrete_int
         n = concrete_int(indices_or_sections, "array_split: the number of sections must "
                                               "be static")
         if n <= 0:
@@ -70,15 +365,15 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 def _split_along(name, ary, indices_or_sections, axis, min_ndim):
-    ary = jnp.asarray(ary)
+    ary = asarray(ary)
     if ary.ndim < min_ndim:
         raise ValueError(f"{name} only works on arrays of {min_ndim} or more dimensions")
-    return jnp.split(ary, indices_or_sections, axis=axis)
+    return split(ary, indices_or_sections, axis=axis)
 
 
 def hsplit(ary, indices_or_sections):
     """split along axis 1 (axis 0 for 1-d arrays). JAX: jnp.hsplit."""
-    ary = jnp.asarray(ary)
+    ary = asarray(ary)
     return _split_along("hsplit", ary, indices_or_sections, 1 if ary.ndim > 1 else 0, 1)
 
 
@@ -92,179 +387,15 @@ def dsplit(ary, indices_or_sections):
     return _split_along("dsplit", ary, indices_or_sections, 2, 3)
 
 
-# ---- creation ------------------------------------------------------------------------------
-def indices(dimensions, dtype=None, sparse=False):
-    """Grid of the indices of an array of shape `dimensions`. JAX: jnp.indices."""
-    dtype = _dt.default_int() if dtype is None else dtype
-    dimensions = tuple(operator.index(d) for d in dimensions)
-    n = len(dimensions)
-    out = []
-    for i, d in enumerate(dimensions):
-        shape = tuple(d if j == i else 1 for j in range(n)) if sparse else dimensions
-        out.append(lax.broadcasted_iota(dtype, shape, i))
-    if sparse:
-        return tuple(out)
-    return jnp.stack(out) if out else jnp.zeros((0,), dtype)
-
-
-def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    """base ** linspace(start, stop). JAX: jnp.logspace."""
-    start, stop = jnp.asarray(start), jnp.asarray(stop)
-    computation = jnp.result_type(start, stop, float)
-    lin = jnp.linspace(start, stop, num, endpoint=endpoint, dtype=computation, axis=axis)
-    out = jnp.power(jnp.asarray(base, computation), lin)
-    return out if dtype is None else out.astype(dtype)
-
-
-def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    """Numbers spaced evenly on a log scale between start and stop (negative and complex
-    endpoints as NumPy handles them). JAX: jnp.geomspace."""
-    start, stop = jnp.asarray(start), jnp.asarray(stop)
-    computation = jnp.result_type(start, stop, float)
-    start, stop = start.astype(computation), stop.astype(computation)
-    if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
-        if bool(jnp.any(start == 0)) or bool(jnp.any(stop == 0)):
-            raise ValueError("Geometric sequence cannot include zero")
-    # Like NumPy: share one sign (or complex phase) and interpolate the log10 magnitudes.
-    sign = jnp.where(jnp.real(start) < 0, -1, 1).astype(computation) if not _dt.issubdtype(
-        computation, _onp.complexfloating) else jnp.ones_like(start)
-    lo, hi = jnp.log10(start * sign), jnp.log10(stop * sign)
-    out = logspace(lo, hi, num, endpoint=endpoint, base=10.0, dtype=computation, axis=axis)
-    ax = axis % out.ndim
-    out = jnp.expand_dims(sign, ax) * out
-    # The endpoints exactly, as NumPy and JAX give them.
-    n = out.shape[ax]
-    if n:
-        idx = [slice(None)] * out.ndim
-        idx[ax] = 0
-        out = out.at[tuple(idx)].set(jnp.broadcast_to(start, out[tuple(idx)].shape))
-        if endpoint and n > 1:
-            idx[ax] = -1
-            out = out.at[tuple(idx)].set(jnp.broadcast_to(stop, out[tuple(idx)].shape))
-    return out if dtype is None else out.astype(dtype)
-
-
-# ---- differences, binning, lexicographic sort ------------------------------------------------
-def ediff1d(ary, to_end=None, to_begin=None):
-    """Differences between consecutive elements of ravel(ary), with optional values before
-    and after. JAX: jnp.ediff1d."""
-    flat = jnp.ravel(jnp.asarray(ary))
-    parts = [flat[1:] - flat[:-1]]
-    if to_begin is not None:
-        parts.insert(0, jnp.ravel(jnp.asarray(to_begin)).astype(flat.dtype))
-    if to_end is not None:
-        parts.append(jnp.ravel(jnp.asarray(to_end)).astype(flat.dtype))
-    return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
-
-
-def digitize(x, bins, right=False, *, method=None):
-    """Index of the bin each x falls in (bins increasing or decreasing). JAX: jnp.digitize."""
-    x, bins = jnp.asarray(x), jnp.asarray(bins)
-    if bins.ndim != 1:
-        raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
-    if bins.shape[0] == 0:
-        return jnp.zeros(x.shape, dtype=_dt.default_int())
-    side = "left" if right else "right"
-    kw = {} if method is None else {"method": method}
-    increasing = bins[-1] >= bins[0]
-    up = jnp.searchsorted(bins, x, side=side, **kw)
-    down = bins.shape[0] - jnp.searchsorted(jnp.flip(bins), x, side=side, **kw)
-    return jnp.where(increasing, up, down).astype(_dt.default_int())
-
-
-def lexsort(keys, axis=-1):
-    """Indices that sort by the last key, then the one before, ... (stable). JAX:
-    jnp.lexsort."""
-    keys = tuple(jnp.asarray(k) for k in keys)
-    if not keys:
-        raise TypeError("need sequence of keys with len > 0 in lexsort")
-    shapes = {k.shape for k in keys}
-    if len(shapes) > 1:
-        raise ValueError("all keys need to be the same shape")
-    shape = keys[0].shape
-    if not shape:
-        return jnp.zeros((), _dt.default_int())
-    axis = operator.index(axis) % len(shape)
-    iota = lax.broadcasted_iota(_dt.default_int(), shape, axis)
-    outs = lax.sort((*keys[::-1], iota), dimension=axis, num_keys=len(keys))
-    return outs[-1]
-
-
-# ---- average, repeat, roll -------------------------------------------------------------------
-def average(a, axis=None, weights=None, returned=False, keepdims=False):
-    """Weighted average along axis; with returned=True also the sum of the weights.
-    JAX: jnp.average."""
-    a = jnp.asarray(a)
-    axes = tuple(range(a.ndim)) if axis is None else tuple(
-        operator.index(d) % a.ndim for d in ((axis,) if isinstance(axis, int) else axis))
-    if weights is None:
-        if not _dt.is_inexact(a.dtype):
-            a = a.astype(_dt.default_float())
-        avg = jnp.mean(a, axis=axis, keepdims=keepdims)
-        total = jnp.full((), math.prod(a.shape[d] for d in axes), avg.dtype)
-    else:
-        weights = jnp.asarray(weights)
-        dtype = jnp.result_type(a, weights)
-        if not _dt.is_inexact(dtype):
-            dtype = jnp.result_type(dtype, float)
-        a, weights = a.astype(dtype), weights.astype(dtype)
-        if a.shape != weights.shape:
-            if axis is None:
-                raise ValueError("Axis must be specified when shapes of a and weights "
-                                 "differ.")
-            if weights.shape != tuple(a.shape[d] for d in axes):
-                raise ValueError("Shape of weights must be consistent with shape of a along "
-                                 "specified axis.")
-            # weights' dims follow `axes`; put them in increasing order, then broadcast.
-            weights = lax.broadcast_in_dim(jnp.transpose(weights, tuple(_onp.argsort(axes))),
-                                           a.shape, tuple(sorted(axes)))
-        total = jnp.sum(weights, axis=axis, keepdims=keepdims)
-        avg = jnp.sum(a * weights, axis=axis, keepdims=keepdims) / total
-    if returned:
-        return avg, jnp.broadcast_to(total, avg.shape)
-    return avg
-
-
-def repeat_general(a, repeats, axis, total_repeat_length):
-    """repeat with per-element repeats and/or a static total length (longer totals repeat
-    the last element; shorter ones drop the tail). JAX: jnp.repeat."""
-    if axis is None:
-        a, axis = jnp.ravel(a), 0
-    axis = operator.index(axis) % max(a.ndim, 1)
-    n = a.shape[axis]
-    repeats = jnp.asarray(repeats)
-    if repeats.ndim > 1 or (repeats.ndim == 1 and repeats.shape[0] not in (1, n)):
-        raise ValueError(f"repeat: repeats must be a scalar or have length {n} (the axis "
-                         f"size), got shape {repeats.shape}")
-    repeats = jnp.broadcast_to(repeats, (n,)).astype(_dt.default_int())
-    if total_repeat_length is None:
-        from mjax.numpy.concrete_values import concrete_or_error
-        total_repeat_length = int(concrete_or_error(
-            repeats, "jnp.repeat with traced repeats needs a static total_repeat_length").sum())
-    total = operator.index(total_repeat_length)
-    if n == 0 or total == 0:
-        shape = list(a.shape)
-        shape[axis] = total
-        return jnp.zeros(shape, a.dtype)
-    ends = jnp.cumsum(repeats)
-    # Output position j comes from the first element whose cumulative count exceeds j.
-    src = jnp.searchsorted(ends, jnp.arange(total, dtype=ends.dtype), side="right")
-    return jnp.take(a, jnp.minimum(src, n - 1), axis=axis)
-
-
 def roll_dynamic(a, shift, axis):
     """roll along one axis by a traced shift: a window of the array doubled along axis."""
     n = a.shape[axis]
     if n == 0:
         return a
-    shift = jnp.asarray(shift)
+    shift = asarray(shift)
     if shift.ndim != 0 or not _dt.issubdtype(shift.dtype, _onp.integer):
         raise TypeError(at_user_line(f"roll: a traced shift must be an integer scalar, got "
                                      f"{shift.dtype}{list(shift.shape)}"))
     start = (-shift) % n
-    doubled = jnp.concatenate([a, a], axis=axis)
+    doubled = concatenate([a, a], axis=axis)
     return lax.dynamic_slice_in_dim(doubled, start.astype(_dt.default_int()), n, axis)
-
-
-__all__ = ["rot90", "dstack", "array_split", "hsplit", "vsplit", "dsplit", "indices",
-           "logspace", "geomspace", "ediff1d", "digitize", "lexsort"]

@@ -1,4 +1,5 @@
-"""`mjax.numpy.vectorize`: NumPy's generalized-ufunc vectorization, built on `vmap`.
+"""`mjax.numpy.vectorize`: NumPy's generalized-ufunc vectorization, built on `vmap`; and
+`apply_along_axis` / `apply_over_axes`.
 
 Each loop dimension (the broadcast of the arguments' non-core leading dims) becomes one
 `vmap`, innermost last; an argument of size 1 along a loop dim is squeezed and left
@@ -11,6 +12,34 @@ import functools
 import re
 
 import numpy as np
+
+from mjax.numpy.arguments import index_axis
+from mjax.numpy.conversion import asarray
+from mjax.numpy.shaping import expand_dims, squeeze
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """func1d applied to the 1-d slices of arr along axis (by vmapping it over the other
+    axes). JAX: jnp.apply_along_axis."""
+    from mjax.batching import vmap
+    arr = asarray(arr)
+    axis = index_axis(axis, arr.ndim)
+    fn = lambda x: func1d(x, *args, **kwargs)  # noqa: E731
+    for i in range(1, arr.ndim - axis):
+        fn = vmap(fn, in_axes=i, out_axes=-1)
+    for _ in range(axis):
+        fn = vmap(fn, in_axes=0, out_axes=0)
+    return fn(arr)
+
+
+def apply_over_axes(func, a, axes):
+    """func(a, axis) applied for each axis in turn, keeping dims. JAX: apply_over_axes."""
+    a = asarray(a)
+    for axis in axes:
+        b = func(a, axis)
+        a = b if b.ndim == a.ndim else expand_dims(b, axis)
+    return a
+
 
 _NAME = r"\w+"
 _CORE = rf"(?:{_NAME}(?:,{_NAME})*)?"
@@ -70,7 +99,6 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
     @functools.wraps(pyfunc)
     def wrapped(*args, **kwargs):
         import mjax
-        import mjax.numpy as jnp
         context = f"on vectorized function with excluded={excluded!r} and signature={signature!r}"
         func, args = _split_excluded(pyfunc, excluded, args, kwargs)
         if signature is not None:
@@ -84,7 +112,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
                                  f"signature={signature!r}")
             func, args = _split_excluded(func, nones, args, {})
             in_core = [c for i, c in enumerate(in_core) if i not in nones]
-        args = [jnp.asarray(a) for a in args]
+        args = [asarray(a) for a in args]
         if len(args) != len(in_core):
             raise TypeError(f"wrong number of positional arguments: expected {len(in_core)!r}, "
                             f"got {len(args)!r} {context}")
@@ -101,7 +129,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
         for a, shape in zip(args, loop_shapes):
             filled.append((1,) * (len(loop_shape) - len(shape)) + tuple(shape))
             ones = tuple(i for i, s in enumerate(shape) if s == 1)
-            squeezed.append(jnp.squeeze(a, axis=ones) if ones else a)
+            squeezed.append(squeeze(a, axis=ones) if ones else a)
         # One vmap per loop dim, the last loop dim innermost.
         mapped, unmapped = func, []
         for k in reversed(range(len(loop_shape))):
@@ -114,8 +142,8 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
         if not unmapped:
             return out
         if isinstance(out, tuple):
-            return tuple(jnp.expand_dims(o, axis=tuple(unmapped)) for o in out)
-        return jnp.expand_dims(out, axis=tuple(unmapped))
+            return tuple(expand_dims(o, axis=tuple(unmapped)) for o in out)
+        return expand_dims(out, axis=tuple(unmapped))
     return wrapped
 
 

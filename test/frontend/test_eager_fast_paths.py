@@ -9,7 +9,7 @@ import pytest
 import mjax
 import mjax.numpy as jnp
 from mjax import eager
-import mjax.numpy as mnp_module
+from mjax.numpy import promotion as mnp_module  # (the scalar-constant cache)
 
 import jax  # noqa: E402  (the test-only oracle)
 import jax.numpy as jjnp

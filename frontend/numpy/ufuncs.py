@@ -1,6 +1,7 @@
-"""`jnp.ufunc`: NumPy's ufunc methods (reduce, accumulate, reduceat, outer, at) for the
-ufuncs JAX exposes them on (add, multiply, subtract, maximum, minimum, logaddexp,
-logaddexp2, the bitwise and logical ops, negative). JAX: jax.numpy.ufunc.
+"""`jnp.ufunc`: NumPy's ufunc methods (reduce, accumulate, reduceat, outer, at), and the
+ufunc objects JAX exposes them on (add, multiply, subtract, maximum, minimum, logaddexp,
+logaddexp2, the bitwise and logical ops, negative: elementwise.py's functions with these
+methods). JAX: jax.numpy.ufunc.
 
 A ufunc may name a fast implementation of a method (add.reduce is sum); the others run as
 JAX runs them: a loop (lax.fori_loop / lax.scan) applying the function one slice at a time.
@@ -12,7 +13,16 @@ import math
 import numpy as _onp
 
 from mjax import lax
-from mjax import numpy as jnp
+from mjax.numpy import elementwise, reductions
+from mjax.numpy.conversion import asarray
+from mjax.numpy.creation import full, zeros
+from mjax.numpy.elementwise import exp, isfinite, log, where_xy
+from mjax.numpy.indexing import take
+from mjax.numpy.promotion import broadcast_to, result_type
+from mjax.numpy.scalar_types import issubdtype
+from mjax.numpy.shaping import concatenate, expand_dims, moveaxis, ravel, reshape, squeeze
+from mjax.numpy.vectorize import vectorize
+
 
 _AT_INPLACE = ("jax.numpy.ufunc.at: JAX arrays are immutable, so ufunc.at cannot update "
                "in place; pass inplace=False to get the updated copy")
@@ -58,9 +68,9 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
                 raise ValueError(f"reduction operation {self.__name__!r} does not have an "
                                  f"identity, so to use a where mask one has to specify "
                                  f"'initial'.")
-            if jnp.asarray(where).dtype != _onp.bool_:
+            if asarray(where).dtype != _onp.bool_:
                 raise ValueError(f"where argument must have dtype=bool; got "
-                                 f"dtype={jnp.asarray(where).dtype}")
+                                 f"dtype={asarray(where).dtype}")
         if self._reduce is not None:
             kw = {}
             if initial is not None:
@@ -72,41 +82,41 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
 
     def _out_dtype(self, *arrays):
         from mjax.api import eval_shape
-        ones = [_onp.ones((), jnp.asarray(x).dtype) for x in arrays]
+        ones = [_onp.ones((), asarray(x).dtype) for x in arrays]
         return eval_shape(self._func, *ones).dtype
 
     def _reduce_by_loop(self, a, axis, dtype, keepdims, initial, where):
-        a = jnp.asarray(a)
+        a = asarray(a)
         initial = self.identity if initial is None else initial
         dtype = self._out_dtype(a, a) if dtype is None else dtype
         if where is not None:
-            where = jnp.broadcast_to(where, a.shape)
+            where = broadcast_to(where, a.shape)
         if isinstance(axis, tuple):
             raise NotImplementedError(f"{self.__name__}.reduce over a tuple of axes")
         if axis is None:
             final = (1,) * a.ndim if keepdims else ()
-            a, axis = jnp.ravel(a), 0
-            where = None if where is None else jnp.ravel(where)
+            a, axis = ravel(a), 0
+            where = None if where is None else ravel(where)
         else:
             axis = axis % a.ndim if a.ndim else axis
             final = a.shape[:axis] + ((1,) if keepdims else ()) + a.shape[axis + 1:]
-        a = jnp.moveaxis(a, axis, 0)
-        where = None if where is None else jnp.moveaxis(where, axis, 0)
+        a = moveaxis(a, axis, 0)
+        where = None if where is None else moveaxis(where, axis, 0)
         if a.shape[0] == 0:
             if initial is None:
                 raise ValueError(f"zero-size array to reduction operation {self.__name__} "
                                  f"which has no identity")
-            return jnp.full(final, initial, dtype)
+            return full(final, initial, dtype)
 
         def body(i, acc):
             y = self(acc, a[i].astype(dtype))
-            return y if where is None else jnp.where(where[i], y, acc)
+            return y if where is None else where_xy(where[i], y, acc)
         if initial is None:
             start, acc = 1, a[0].astype(dtype)
         else:
-            start, acc = 0, jnp.broadcast_to(jnp.asarray(initial).astype(dtype), a.shape[1:])
+            start, acc = 0, broadcast_to(asarray(initial).astype(dtype), a.shape[1:])
         result = lax.fori_loop(start, a.shape[0], body, acc)
-        return jnp.reshape(result, final)
+        return reshape(result, final)
 
     # ---- accumulate ------------------------------------------------------------------------
     def accumulate(self, a, axis=0, dtype=None, out=None):
@@ -120,20 +130,20 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
             raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
         if self._accumulate is not None:
             return self._accumulate(a, axis=axis, dtype=dtype)
-        a = jnp.asarray(a)
+        a = asarray(a)
         dtype = self._out_dtype(a, a) if dtype is None else dtype
         if axis is None or isinstance(axis, tuple):
             raise ValueError("accumulate does not allow multiple axes")
         axis = axis % a.ndim
         if a.size == 0:
-            return jnp.zeros(a.shape, dtype)
-        moved = jnp.moveaxis(a, axis, 0).astype(dtype)
+            return zeros(a.shape, dtype)
+        moved = moveaxis(a, axis, 0).astype(dtype)
 
         def step(acc, x):
             y = self(acc, x).astype(dtype)
             return y, y
         _, rest = lax.scan(step, moved[0], moved[1:])
-        return jnp.moveaxis(jnp.concatenate([moved[:1], rest]), 0, axis)
+        return moveaxis(concatenate([moved[:1], rest]), 0, axis)
 
     # ---- at --------------------------------------------------------------------------------
     def at(self, a, indices, b=None, /, *, inplace=True):
@@ -145,8 +155,8 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
             return self._at(a, indices) if b is None else self._at(a, indices, b)
         args = () if b is None else (b,)
         dtype = self._out_dtype(a, *args)
-        a = jnp.asarray(a).astype(dtype)
-        args = tuple(jnp.asarray(x).astype(dtype) for x in args)
+        a = asarray(a).astype(dtype)
+        args = tuple(asarray(x).astype(dtype) for x in args)
         idx = indices if isinstance(indices, tuple) else (indices,)
         shapes = [_onp.shape(i) for i in idx if not isinstance(i, slice) and i is not None
                   and i is not Ellipsis]
@@ -155,10 +165,10 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
             return a.at[indices].set(self(a.at[indices].get(), *args))
         # One update per index, in order, so repeated indices compound as in NumPy.
         flat = [i if isinstance(i, slice) or i is None or i is Ellipsis
-                else jnp.ravel(jnp.broadcast_to(jnp.asarray(i), shape)) for i in idx]
+                else ravel(broadcast_to(asarray(i), shape)) for i in idx]
         if args:
-            arg = jnp.broadcast_to(args[0], shape + args[0].shape[len(shape):])
-            args = (jnp.reshape(arg, (math.prod(shape),) + args[0].shape[len(shape):]),)
+            arg = broadcast_to(args[0], shape + args[0].shape[len(shape):])
+            args = (reshape(arg, (math.prod(shape),) + args[0].shape[len(shape):]),)
 
         def body(k, x):
             where = tuple(i if isinstance(i, slice) or i is None or i is Ellipsis else i[k]
@@ -176,7 +186,7 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
             raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
         if self._reduceat is not None:
             return self._reduceat(a, indices, axis=axis, dtype=dtype)
-        a, indices = jnp.asarray(a), jnp.asarray(indices)
+        a, indices = asarray(a), asarray(indices)
         if a.ndim == 0:
             raise ValueError(f"reduceat: a must have 1 or more dimension, got a.shape="
                              f"{a.shape}")
@@ -187,17 +197,17 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
             raise ValueError("reduceat requires a single integer axis.")
         axis = axis % a.ndim
         dtype = a.dtype if dtype is None else dtype
-        out = jnp.take(a, indices, axis=axis).astype(dtype)
-        bounds = jnp.concatenate([indices, jnp.asarray([a.shape[axis]], indices.dtype)])
+        out = take(a, indices, axis=axis).astype(dtype)
+        bounds = concatenate([indices, asarray([a.shape[axis]], indices.dtype)])
         shape = [1] * out.ndim
         shape[axis] = indices.shape[0]
-        start = jnp.reshape(bounds[:-1], shape)
-        end = jnp.reshape(bounds[1:], shape)
+        start = reshape(bounds[:-1], shape)
+        end = reshape(bounds[1:], shape)
 
         def body(i, acc):
-            row = jnp.take(a, jnp.expand_dims(i, 0), axis=axis).astype(dtype)
-            inside = jnp.logical_and(i > start, i < end)
-            return jnp.where(inside, self(acc, row), acc)
+            row = take(a, expand_dims(i, 0), axis=axis).astype(dtype)
+            inside = elementwise.logical_and(i > start, i < end)
+            return where_xy(inside, self(acc, row), acc)
         return lax.fori_loop(0, a.shape[axis], body, out)
 
     # ---- outer -----------------------------------------------------------------------------
@@ -207,20 +217,20 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
             raise ValueError("outer only supported for binary ufuncs")
         if self.nout != 1:
             raise ValueError("outer only supported for functions returning a single value")
-        A, B = jnp.asarray(A), jnp.asarray(B)
-        return self(jnp.reshape(A, A.shape + (1,) * B.ndim), B)
+        A, B = asarray(A), asarray(B)
+        return self(reshape(A, A.shape + (1,) * B.ndim), B)
 
 
 def _add_at(a, indices, b):
-    return jnp.asarray(a).at[indices].add(b)
+    return asarray(a).at[indices].add(b)
 
 
 def _multiply_at(a, indices, b):
-    return jnp.asarray(a).at[indices].multiply(b)
+    return asarray(a).at[indices].multiply(b)
 
 
 def _subtract_at(a, indices, b):
-    return jnp.asarray(a).at[indices].subtract(b)
+    return asarray(a).at[indices].subtract(b)
 
 
 def _reduction(fn):
@@ -247,73 +257,80 @@ def _logsumexp(base: float):
     """logaddexp.reduce (base e) or logaddexp2.reduce (base 2): the max plus the log of a
     sum of shifted exponentials, so large values do not overflow."""
     def reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
-        a = jnp.asarray(a)
-        if not jnp.issubdtype(a.dtype, _onp.inexact):
-            a = a.astype(jnp.result_type(a, float))
+        a = asarray(a)
+        if not issubdtype(a.dtype, _onp.inexact):
+            a = a.astype(result_type(a, float))
         if initial is not None:
             raise NotImplementedError("initial argument of logaddexp.reduce")
         if where is not None:
-            a = jnp.where(where, a, -_onp.inf)
-        top = jnp.max(a, axis=axis, keepdims=True)
-        top = jnp.where(jnp.isfinite(top), top, 0)
+            a = where_xy(where, a, -_onp.inf)
+        top = reductions.max(a, axis=axis, keepdims=True)
+        top = where_xy(isfinite(top), top, 0)
         log_base = _onp.log(base).astype(a.dtype)
-        total = jnp.sum(jnp.exp((a - top) * log_base), axis=axis, keepdims=True)
-        out = jnp.log(total) / log_base + top
+        total = reductions.sum(exp((a - top) * log_base), axis=axis, keepdims=True)
+        out = log(total) / log_base + top
         if not keepdims:
-            out = jnp.squeeze(out, axis=axis)
+            out = squeeze(out, axis=axis)
         return out if dtype is None else out.astype(dtype)
     return reduce
 
 
 def _bitwise_reduce(fn, identity):
     def reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
-        a = jnp.asarray(a)
+        a = asarray(a)
         if where is not None:
-            a = jnp.where(where, a, _onp.array(identity).astype(a.dtype))
+            a = where_xy(where, a, _onp.array(identity).astype(a.dtype))
         axes = tuple(range(a.ndim)) if axis is None else tuple(
             d % a.ndim for d in ((axis,) if isinstance(axis, int) else axis))
         out = lax.reduce(a, _onp.array(identity).astype(a.dtype), fn, axes)
         if initial is not None:
-            out = fn(out, jnp.asarray(initial).astype(a.dtype))
+            out = fn(out, asarray(initial).astype(a.dtype))
         if keepdims:
-            out = jnp.expand_dims(out, axes)
+            out = expand_dims(out, axes)
         return out if dtype is None else out.astype(dtype)
     return reduce
 
 
 def _logical_xor_reduce(a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
-    a = jnp.asarray(a) != 0
+    a = asarray(a) != 0
     out = _bitwise_reduce(lax.bitwise_xor, False)(a, axis, None, keepdims, initial, where)
     return out if dtype is None else out.astype(dtype)
-
-
-def make_ufuncs(ns: dict) -> dict:
-    """The ufunc objects for the jnp functions in namespace `ns`, keyed by name."""
-    def binary(name, identity, **methods):
-        return ufunc(ns[name], 2, 1, name=name, identity=identity, **methods)
-    return {
-        "add": binary("add", 0, reduce=_reduction(ns["sum"]),
-                      accumulate=_cumulative(ns["cumsum"]), at=_add_at),
-        "multiply": binary("multiply", 1, reduce=_reduction(ns["prod"]),
-                           accumulate=_cumulative(ns["cumprod"]), at=_multiply_at),
-        "subtract": binary("subtract", None, at=_subtract_at),
-        "maximum": binary("maximum", None, reduce=_reduction_no_dtype(ns["max"])),
-        "minimum": binary("minimum", None, reduce=_reduction_no_dtype(ns["min"])),
-        "bitwise_and": binary("bitwise_and", -1, reduce=_bitwise_reduce(lax.bitwise_and, -1)),
-        "bitwise_or": binary("bitwise_or", 0, reduce=_bitwise_reduce(lax.bitwise_or, 0)),
-        "bitwise_xor": binary("bitwise_xor", 0, reduce=_bitwise_reduce(lax.bitwise_xor, 0)),
-        "logical_and": binary("logical_and", True, reduce=_reduction_no_dtype(ns["all"])),
-        "logical_or": binary("logical_or", False, reduce=_reduction_no_dtype(ns["any"])),
-        "logical_xor": binary("logical_xor", False, reduce=_logical_xor_reduce),
-        "logaddexp": binary("logaddexp", -_onp.inf, reduce=_logsumexp(_onp.e)),
-        "logaddexp2": binary("logaddexp2", -_onp.inf, reduce=_logsumexp(2.0)),
-        "negative": ufunc(ns["negative"], 1, 1, name="negative"),
-    }
 
 
 def frompyfunc(func, /, nin, nout, *, identity=None):
     """A jnp.ufunc from a scalar function of `nin` arguments and `nout` results: calls
     broadcast it over arrays (jnp.vectorize), and it has reduce/accumulate/outer/at.
     JAX: jnp.frompyfunc."""
-    from mjax.numpy.vectorize import vectorize
     return ufunc(func, nin, nout, identity=identity, call=vectorize(func))
+
+
+# The binary functions JAX exposes as ufuncs, and negative; a method left out runs by the
+# loops of the ufunc class.
+add = ufunc(elementwise.add, 2, 1, name="add", identity=0,
+            reduce=_reduction(reductions.sum), accumulate=_cumulative(reductions.cumsum),
+            at=_add_at)
+multiply = ufunc(elementwise.multiply, 2, 1, name="multiply", identity=1,
+                 reduce=_reduction(reductions.prod),
+                 accumulate=_cumulative(reductions.cumprod), at=_multiply_at)
+subtract = ufunc(elementwise.subtract, 2, 1, name="subtract", identity=None, at=_subtract_at)
+maximum = ufunc(elementwise.maximum, 2, 1, name="maximum", identity=None,
+                reduce=_reduction_no_dtype(reductions.max))
+minimum = ufunc(elementwise.minimum, 2, 1, name="minimum", identity=None,
+                reduce=_reduction_no_dtype(reductions.min))
+bitwise_and = ufunc(elementwise.bitwise_and, 2, 1, name="bitwise_and", identity=-1,
+                    reduce=_bitwise_reduce(lax.bitwise_and, -1))
+bitwise_or = ufunc(elementwise.bitwise_or, 2, 1, name="bitwise_or", identity=0,
+                   reduce=_bitwise_reduce(lax.bitwise_or, 0))
+bitwise_xor = ufunc(elementwise.bitwise_xor, 2, 1, name="bitwise_xor", identity=0,
+                    reduce=_bitwise_reduce(lax.bitwise_xor, 0))
+logical_and = ufunc(elementwise.logical_and, 2, 1, name="logical_and", identity=True,
+                    reduce=_reduction_no_dtype(reductions.all))
+logical_or = ufunc(elementwise.logical_or, 2, 1, name="logical_or", identity=False,
+                   reduce=_reduction_no_dtype(reductions.any))
+logical_xor = ufunc(elementwise.logical_xor, 2, 1, name="logical_xor", identity=False,
+                    reduce=_logical_xor_reduce)
+logaddexp = ufunc(elementwise.logaddexp, 2, 1, name="logaddexp", identity=-_onp.inf,
+                  reduce=_logsumexp(_onp.e))
+logaddexp2 = ufunc(elementwise.logaddexp2, 2, 1, name="logaddexp2", identity=-_onp.inf,
+                   reduce=_logsumexp(2.0))
+negative = ufunc(elementwise.negative, 1, 1, name="negative")

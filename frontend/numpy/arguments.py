@@ -1,0 +1,69 @@
+"""Checks and normal forms of jax.numpy's arguments: what counts as an array, axes,
+shapes, and the `out=` that immutable arrays cannot honour."""
+from __future__ import annotations
+
+import operator
+
+import numpy as _onp
+
+from mjax.core import at_user_line, Tracer
+from mjax.numpy.concrete_values import concrete_int, concrete_or_error
+
+
+def is_array(x):
+    """Whether x is an mjax array or a tracer (not a list, scalar or NumPy array)."""
+    return isinstance(x, Tracer) or hasattr(x, "_buf")
+
+
+def check_arraylike(fname, *args):
+    """JAX's TypeError for a list or tuple given where jax.numpy wants arrays
+    (`jnp.sum([1, 2])`; only jnp.array/asarray convert sequences)."""
+    for i, a in enumerate(args):
+        if isinstance(a, (list, tuple)):
+            raise TypeError(at_user_line(f"{fname} requires ndarray or scalar arguments, "
+                                         f"got {type(a)} at position {i}."))
+
+
+def canonical_shape(shape):
+    """A shape argument (an int or a sequence of them) as a tuple of ints."""
+    if isinstance(shape, (int, _onp.integer)) or _onp.ndim(shape) == 0:
+        return (operator.index(shape),)     # (a traced int JAX knows works too)
+    return tuple(int(d) for d in shape)
+
+
+def normalize_axis(axis, ndim):
+    """axis in [0, ndim) (negative ones count from the end)."""
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def normalize_axes(axis, ndim):
+    """An axis argument (None: all, an int or a sequence; static) as a tuple in [0, ndim)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, _onp.integer)) or _onp.ndim(axis) == 0:
+        axis = (axis,)
+    return tuple(normalize_axis(concrete_int(a, "an axis argument must be static"), ndim)
+                 for a in axis)
+
+
+def no_out(name, out):
+    """Refuses NumPy's `out=` (mjax arrays are immutable)."""
+    if out is not None:
+        raise NotImplementedError(f"mjax.numpy.{name}: the `out` argument is not supported "
+                                  f"(arrays are immutable)")
+
+
+def concrete(x, fname, why):
+    """x's value as a NumPy array; a traced x is an error naming jax.numpy.<fname> and why."""
+    return concrete_or_error(x, f"jax.numpy.{fname}: {why}")
+
+
+def index_axis(axis, ndim):
+    """normalize_axis for any integer-like axis, its error located at the user's line."""
+    axis = operator.index(axis)
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(at_user_line(f"axis {axis} is out of bounds for array of dimension "
+                                      f"{ndim}"))
+    return axis % ndim if ndim else 0

@@ -1,0 +1,79 @@
+"""Conversion to arrays: `asarray`, `array`, `astype`, `copy`, `from_dlpack`."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as _onp
+
+from mjax import dtypes as _dt, lax, prng as _prng
+from mjax.lax.sharding import takes_out_sharding
+from mjax.numpy.arguments import is_array
+from mjax.numpy.array_api import with_device_keyword
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """JAX: jnp.from_dlpack (see mjax.dlpack)."""
+    from mjax.dlpack import from_dlpack as _from_dlpack
+    return _from_dlpack(x, device=device, copy=copy)
+
+
+@takes_out_sharding
+@with_device_keyword
+def asarray(a, dtype=None, order=None, *, copy=None):
+    """Array from an array, scalar, NumPy array or (nested) list/tuple."""
+    if is_array(a) or isinstance(a, lax._LiteralArray):  # (a literal keeps its weak type)
+        return a if dtype is None else astype(a, dtype)
+    if isinstance(a, _prng.PRNGKeyArray) or isinstance(a, (list, tuple)) and a and \
+            _prng.any_keys(a):
+        return _prng.asarray_keys(a, dtype)
+    if isinstance(a, (list, tuple)):
+        leaves = _nested_leaves(a)
+        if a and builtins.any(is_array(v) for v in leaves):
+            # (as JAX: each element converted to the strongly typed result dtype, then
+            # stacked; `jnp.array([x, 1])` of a weak x is not weak)
+            dtype = (_dt.result_type(*leaves) if dtype is None
+                     else _dt.check_user_dtype(dtype, "asarray"))
+            return lax.concatenate([lax.expand_dims(asarray(v, dtype), (0,)) for v in a], 0)
+    if hasattr(a, "__jax_array__"):
+        return asarray(a.__jax_array__(), dtype)
+    if isinstance(a, (bool, int, float, complex)) and dtype is None:
+        return lax.convert_element_type(a, _dt.python_scalar_dtype(a),
+                                        weak_type=not isinstance(a, bool))
+    if a is None:
+        raise ValueError("None is not a valid value for jnp.array")   # (JAX's error)
+    value = _onp.asarray(a, dtype=dtype)
+    if value.dtype == object:
+        raise TypeError(f"mjax.numpy.asarray: cannot convert {a!r} to an array")
+    target = (_dt.canonicalize_dtype(value.dtype) if dtype is None
+              else _dt.check_user_dtype(dtype, "asarray"))
+    return lax.convert_element_type(value, target)
+
+
+def _nested_leaves(a) -> list:
+    # (Not through NumPy: an object array would call a tracer's __array__.)
+    out = []
+    for v in a:
+        out.extend(_nested_leaves(v) if isinstance(v, (list, tuple)) else [v])
+    return out
+
+
+@takes_out_sharding
+@with_device_keyword
+def array(object, dtype=None, *, copy=True, order="K", ndmin=0):  # noqa: A002
+    if dtype is not None:
+        dtype = _dt.check_user_dtype(dtype, "array")
+    out = asarray(object, dtype)
+    if ndmin > out.ndim:
+        out = lax.broadcast_to_rank(out, ndmin)
+    return out
+
+
+@with_device_keyword
+def astype(x, dtype, /, *, copy=False):
+    return lax.convert_element_type(x, _dt.check_user_dtype(dtype, "astype"))
+
+
+def copy(a, order=None):
+    from mjax.core import bind
+    from mjax.dialect import op_class
+    return bind(op_class("copy"), asarray(a))

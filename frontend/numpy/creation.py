@@ -1,0 +1,210 @@
+"""Array creation: zeros/ones/full/empty (and *_like), ranges (arange, linspace,
+logspace, geomspace), eye/identity, tri/tril/triu, fromfunction."""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as _onp
+
+from mjax import dtypes as _dt, lax
+from mjax.core import Tracer
+from mjax.lax.sharding import takes_out_sharding
+from mjax.numpy.arguments import canonical_shape
+from mjax.numpy.array_api import fused_when_eager, with_device_keyword
+from mjax.numpy.concrete_values import concrete_array
+from mjax.numpy.conversion import asarray, astype
+from mjax.numpy.elementwise import log10, power, real, where_xy
+from mjax.numpy.promotion import broadcast_shapes, broadcast_to, result_type
+from mjax.numpy.scalar_types import bool_
+from mjax.numpy.shaping import concatenate, expand_dims, moveaxis
+
+
+@takes_out_sharding
+@with_device_keyword
+def zeros(shape, dtype=None):
+    return lax.full(canonical_shape(shape), 0, _dt.default_float() if dtype is None
+                    else _dt.check_user_dtype(dtype, "zeros"))
+
+
+@takes_out_sharding
+@with_device_keyword
+def ones(shape, dtype=None):
+    return lax.full(canonical_shape(shape), 1, _dt.default_float() if dtype is None
+                    else _dt.check_user_dtype(dtype, "ones"))
+
+
+@takes_out_sharding
+@with_device_keyword
+def empty(shape, dtype=None):
+    return zeros(shape, None if dtype is None else _dt.check_user_dtype(dtype, "empty"))
+
+
+@takes_out_sharding
+@with_device_keyword
+def full(shape, fill_value, dtype=None):
+    if dtype is not None:
+        dtype = _dt.check_user_dtype(dtype, "full")
+    if dtype is None:
+        fill_value = asarray(fill_value)
+        return broadcast_to(fill_value, canonical_shape(shape))
+    return broadcast_to(asarray(fill_value, dtype=dtype), canonical_shape(shape))
+
+
+@takes_out_sharding
+@with_device_keyword
+def zeros_like(a, dtype=None, shape=None):
+    a = asarray(a)
+    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "zeros_like")
+    return lax.full(a.shape if shape is None else canonical_shape(shape), 0, dtype or a.dtype)
+
+
+@takes_out_sharding
+@with_device_keyword
+def ones_like(a, dtype=None, shape=None):
+    a = asarray(a)
+    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "ones_like")
+    return lax.full(a.shape if shape is None else canonical_shape(shape), 1, dtype or a.dtype)
+
+
+@takes_out_sharding
+@with_device_keyword
+def full_like(a, fill_value, dtype=None, shape=None):
+    a = asarray(a)
+    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "full_like")
+    return lax.full(a.shape if shape is None else canonical_shape(shape), fill_value,
+                    dtype or a.dtype)
+
+
+@with_device_keyword
+def empty_like(prototype, dtype=None, shape=None):
+    """zeros_like (XLA has no uninitialized memory). JAX: jnp.empty_like."""
+    return zeros_like(prototype, dtype, shape)
+
+
+@takes_out_sharding
+@with_device_keyword
+def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values; start/stop/step must be concrete (static shape)."""
+    start, stop, step = (concrete_array(v, "arange's arguments determine its output shape "
+                                           "and must be concrete") for v in (start, stop, step))
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    values = [_onp.asarray(v).item() if hasattr(v, "shape") else v for v in (start, stop, step)]
+    if dtype is None:
+        dtype = (_dt.default_float() if builtins.any(isinstance(v, float) for v in values)
+                 else _dt.default_int())
+    dtype = _dt.check_user_dtype(dtype, "arange")
+    n = builtins.max(0, int(math.ceil((values[1] - values[0]) / values[2])))
+    if values[0] == 0 and values[2] == 1:
+        return lax.iota(dtype, n)
+    base = lax.iota(dtype, n)
+    return lax.add(lax.mul(base, lax.full_like(base, values[2])),
+                   lax.full_like(base, values[0]))
+
+
+@fused_when_eager
+@with_device_keyword
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    num = int(num)
+    dtype = _dt.default_float() if dtype is None else _dt.check_user_dtype(dtype, "linspace")
+    start, stop = asarray(start), asarray(stop)
+    compute = _dt.default_float() if not _dt.is_inexact(dtype) else dtype
+    start_c, stop_c = astype(start, compute), astype(stop, compute)
+    div = (num - 1) if endpoint else num
+    step = (stop_c - start_c) / builtins.max(div, 1)
+    i = lax.iota(compute, num)
+    shape = broadcast_shapes(start.shape, stop.shape)
+    i = lax.broadcast_in_dim(i, (num,) + shape, (0,))
+    out = broadcast_to(start_c, (num,) + shape) + i * broadcast_to(step, (num,) + shape)
+    if endpoint and num > 1:
+        out = concatenate([out[:-1], broadcast_to(stop_c, (1,) + shape)], axis=0)
+    out = moveaxis(out, 0, axis) if shape else out
+    out = astype(out, dtype)
+    return (out, step) if retstep else out
+
+
+@fused_when_eager
+@with_device_keyword
+def eye(N, M=None, k=0, dtype=None):
+    M = N if M is None else M
+    dtype = _dt.default_float() if dtype is None else _dt.check_user_dtype(dtype, "eye")
+    r = lax.broadcasted_iota(_dt.int32, (N, M), 0)
+    c = lax.broadcasted_iota(_dt.int32, (N, M), 1)
+    return astype(lax.eq(lax.add(r, _diagonal_offset(r, k)), c), dtype)
+
+
+def _diagonal_offset(r, k):
+    # A Python int stays a scalar operand (JAX's jaxpr: `add b 0:i32[]`)
+    return k if type(k) is int else lax.full_like(r, k)
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=None if dtype is None else _dt.check_user_dtype(dtype, "identity"))
+
+
+def tri(N, M=None, k=0, dtype=None):
+    M = N if M is None else M
+    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "tri")
+    r = lax.broadcasted_iota(_dt.int32, (N, M), 0)
+    r = lax.add(r, _diagonal_offset(r, k))    # (before the column iota: JAX's order)
+    c = lax.broadcasted_iota(_dt.int32, (N, M), 1)
+    return astype(lax.ge(r, c), dtype or _dt.default_float())
+
+
+def tril(m, k=0):
+    m = asarray(m)
+    mask = tri(*m.shape[-2:], k=k, dtype=bool_)
+    return where_xy(mask, m, zeros_like(m))
+
+
+def triu(m, k=0):
+    m = asarray(m)
+    mask = tri(*m.shape[-2:], k=k - 1, dtype=bool_)
+    return where_xy(mask, zeros_like(m), m)
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+    """function(*indices(shape)) evaluated once on index grids. JAX: jnp.fromfunction."""
+    shape = tuple(operator.index(d) for d in shape)
+    grids = [lax.broadcasted_iota(dtype, shape, i) for i in range(len(shape))]
+    return function(*grids, **kwargs)
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop). JAX: jnp.logspace."""
+    start, stop = asarray(start), asarray(stop)
+    computation = result_type(start, stop, float)
+    lin = linspace(start, stop, num, endpoint=endpoint, dtype=computation, axis=axis)
+    out = power(asarray(base, computation), lin)
+    return out if dtype is None else out.astype(dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Numbers spaced evenly on a log scale between start and stop (negative and complex
+    endpoints as NumPy handles them). JAX: jnp.geomspace."""
+    start, stop = asarray(start), asarray(stop)
+    computation = result_type(start, stop, float)
+    start, stop = start.astype(computation), stop.astype(computation)
+    if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
+        if _onp.any(_onp.asarray(start) == 0) or _onp.any(_onp.asarray(stop) == 0):
+            raise ValueError("Geometric sequence cannot include zero")
+    # Like NumPy: share one sign (or complex phase) and interpolate the log10 magnitudes.
+    sign = where_xy(real(start) < 0, -1, 1).astype(computation) if not _dt.issubdtype(
+        computation, _onp.complexfloating) else ones_like(start)
+    lo, hi = log10(start * sign), log10(stop * sign)
+    out = logspace(lo, hi, num, endpoint=endpoint, base=10.0, dtype=computation, axis=axis)
+    ax = axis % out.ndim
+    out = expand_dims(sign, ax) * out
+    # The endpoints exactly, as NumPy and JAX give them.
+    n = out.shape[ax]
+    if n:
+        idx = [slice(None)] * out.ndim
+        idx[ax] = 0
+        out = out.at[tuple(idx)].set(broadcast_to(start, out[tuple(idx)].shape))
+        if endpoint and n > 1:
+            idx[ax] = -1
+            out = out.at[tuple(idx)].set(broadcast_to(stop, out[tuple(idx)].shape))
+    return out if dtype is None else out.astype(dtype)

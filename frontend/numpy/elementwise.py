@@ -1,0 +1,454 @@
+"""Elementwise math (NumPy's ufuncs as plain functions): arithmetic, comparisons,
+bitwise and logical operations, exponentials, trigonometry, rounding, `clip`, `isclose`.
+
+The binary ones JAX exposes as `jnp.ufunc` objects (add, multiply, ...) get their
+reduce/accumulate/outer/at methods in `ufuncs.py`; `where_xy` is `jnp.where`'s
+three-argument form (the public `where` is in `selection.py`).
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as _onp
+
+from mjax import dtypes as _dt, lax
+from mjax.dialect import ShapedArray as _ShapedArray
+from mjax.numpy.arguments import check_arraylike, is_array, no_out
+from mjax.numpy.array_api import fused_when_eager
+from mjax.numpy.conversion import asarray, astype
+from mjax.numpy.promotion import (broadcast_shapes, broadcast_to, KEEP_ANY, KEEP_INEXACT, promote,
+                                  unchanged_pair)
+from mjax.numpy.scalar_types import bool_, iscomplexobj, pi, uint8
+
+
+_BOOL = _onp.dtype(bool)   # (comparing with a dtype is cheaper than with np.bool_)
+
+
+def _unary(name, lax_fn, inexact=False, doc=None):
+    keep = KEEP_INEXACT if inexact else KEEP_ANY
+
+    def f(x, /):
+        av = getattr(x, "aval", None)
+        if type(av) is not _ShapedArray or av.weak_type or av.dtype not in keep:
+            check_arraylike(name, x)
+            (x,) = promote(name, x, inexact=inexact)
+        return lax_fn(x)
+    f.__name__ = name
+    f.__doc__ = doc or f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
+    return f
+
+
+def _binary(name, lax_fn, inexact=False):
+    def f(x1, x2, /):
+        if not unchanged_pair(getattr(x1, "aval", None), getattr(x2, "aval", None),
+                               inexact):
+            check_arraylike(name, x1, x2)
+            x1, x2 = promote(name, x1, x2, inexact=inexact, scalar_consts=True)
+        return lax_fn(x1, x2)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
+    return f
+
+
+add = _binary("add", lambda a, b: lax.or_(a, b) if a.dtype == _BOOL else lax.add(a, b))
+subtract = _binary("subtract", lax.sub)
+multiply = _binary("multiply",
+                   lambda a, b: lax.and_(a, b) if a.dtype == _BOOL else lax.mul(a, b))
+true_divide = divide = fused_when_eager(_binary("true_divide", lax.div, inexact=True))
+maximum = _binary("maximum", lax.max)
+minimum = _binary("minimum", lax.min)
+arctan2 = fused_when_eager(_binary("arctan2", lax.atan2, inexact=True))
+equal = _binary("equal", lax.eq)
+not_equal = _binary("not_equal", lax.ne)
+
+
+def _lexicographic(lax_fn):
+    """An ordering comparison that orders complex numbers by real part, then imaginary
+    part (as jax.numpy does; lax's comparisons reject complex operands)."""
+    def compare(x1, x2):
+        if not _dt.issubdtype(x1.dtype, _onp.complexfloating):
+            return lax_fn(x1, x2)
+        r1, r2 = lax.real(x1), lax.real(x2)
+        return lax.select(lax.eq(r1, r2), lax_fn(lax.imag(x1), lax.imag(x2)), lax_fn(r1, r2))
+    return compare
+
+
+less = _binary("less", _lexicographic(lax.lt))
+less_equal = _binary("less_equal", _lexicographic(lax.le))
+greater = _binary("greater", _lexicographic(lax.gt))
+greater_equal = _binary("greater_equal", _lexicographic(lax.ge))
+bitwise_and = _binary("bitwise_and", lax.and_)
+bitwise_or = _binary("bitwise_or", lax.or_)
+bitwise_xor = _binary("bitwise_xor", lax.xor)
+left_shift = _binary("left_shift", lax.shift_left)
+
+
+def _right_shift(a, b):
+    if _dt.issubdtype(a.dtype, _onp.unsignedinteger):
+        return lax.shift_right_logical(a, b)
+    return lax.shift_right_arithmetic(a, b)
+
+
+right_shift = _binary("right_shift", _right_shift)
+
+
+def _logical(name, fn):
+    def f(*args):
+        return fn(*[astype(a, bool_) if asarray(a).dtype != _onp.bool_ else asarray(a)
+                    for a in promote(name, *args)])
+    f.__name__ = name
+    return f
+
+
+logical_and = _logical("logical_and", lax.and_)
+logical_or = _logical("logical_or", lax.or_)
+logical_xor = _logical("logical_xor", lax.xor)
+_logical_not = _logical("logical_not", lax.not_)
+
+
+def logical_not(x, /):
+    return _logical_not(x)
+
+
+negative = _unary("negative", lax.neg)
+positive = _unary("positive", lambda x: x)
+sign = _unary("sign", lax.sign)
+floor = _unary("floor", lambda x: x if not _dt.is_float(x.dtype) else lax.floor(x))
+ceil = _unary("ceil", lambda x: x if not _dt.is_float(x.dtype) else lax.ceil(x))
+_trunc = _unary("trunc", lambda x: x if not _dt.is_float(x.dtype) else
+                lax.select(lax.lt(x, lax.full_like(x, 0)), lax.ceil(x), lax.floor(x)))
+
+
+@fused_when_eager
+def trunc(x):
+    """Rounds toward zero elementwise. JAX: jnp.trunc."""
+    return _trunc(x)
+
+
+rint = _unary("rint", lambda x: x if not _dt.is_float(x.dtype) else lax.round(x, 1))
+exp = _unary("exp", lax.exp, True)
+exp2 = _unary("exp2", lax.exp2, True)
+expm1 = _unary("expm1", lax.expm1, True)
+log = _unary("log", lax.log, True)
+log1p = _unary("log1p", lax.log1p, True)
+log2 = fused_when_eager(_unary(
+    "log2", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(2))), True))
+log10 = fused_when_eager(_unary(
+    "log10", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(10))), True))
+sqrt = _unary("sqrt", lax.sqrt, True)
+cbrt = _unary("cbrt", lax.cbrt, True)
+sin = _unary("sin", lax.sin, True)
+cos = _unary("cos", lax.cos, True)
+tan = _unary("tan", lax.tan, True)
+arcsin = _unary("arcsin", lax.asin, True)
+arccos = _unary("arccos", lax.acos, True)
+arctan = _unary("arctan", lax.atan, True)
+sinh = _unary("sinh", lax.sinh, True)
+cosh = _unary("cosh", lax.cosh, True)
+tanh = _unary("tanh", lax.tanh, True)
+arcsinh = _unary("arcsinh", lax.asinh, True)
+arccosh = _unary("arccosh", lax.acosh, True)
+arctanh = _unary("arctanh", lax.atanh, True)
+isfinite = _unary("isfinite", lambda x: lax.is_finite(x) if _dt.is_float(x.dtype) else
+                  lax.full_like(x, True, bool_))
+isnan = _unary("isnan", lambda x: lax.ne(x, x))
+isinf = fused_when_eager(_unary(
+    "isinf", lambda x: lax.eq(lax.abs(x), lax.full_like(lax.abs(x), _onp.inf))
+    if _dt.is_inexact(x.dtype) else lax.full_like(x, False, bool_)))
+square = _unary("square", lambda x: lax.integer_pow(x, 2))
+reciprocal = fused_when_eager(_unary("reciprocal", lambda x: lax.div(lax.full_like(x, 1), x), True))
+conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if _dt.issubdtype(
+    x.dtype, _onp.complexfloating) else x)
+real = _unary("real", lambda x: lax.real(x) if _dt.issubdtype(x.dtype, _onp.complexfloating)
+              else x)
+imag = _unary("imag", lambda x: lax.imag(x) if _dt.issubdtype(x.dtype, _onp.complexfloating)
+              else lax.full_like(x, 0))
+deg2rad = radians = _unary("deg2rad", lambda x: lax.mul(x, lax.full_like(x, pi / 180)), True)
+rad2deg = degrees = _unary("rad2deg", lambda x: lax.mul(x, lax.full_like(x, 180 / pi)), True)
+
+
+def abs(x, /):  # noqa: A001
+    (x,) = promote("abs", x)
+    if x.dtype == _onp.bool_ or _dt.issubdtype(x.dtype, _onp.unsignedinteger):
+        return x
+    return lax.abs(x)
+
+
+absolute = abs
+
+
+def invert(x, /):
+    (x,) = promote("invert", x)
+    return lax.not_(x)
+
+
+bitwise_not = bitwise_invert = invert
+
+
+def round(a, decimals=0, out=None):  # noqa: A001
+    no_out("round", out)
+    (a,) = promote("round", a)
+    if not _dt.is_inexact(a.dtype):
+        return a
+    if decimals == 0:
+        return lax.round(a, 1)
+    factor = lax.full_like(a, 10.0 ** decimals)
+    return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+
+
+around = round
+
+
+def _numeric(fname, x1, x2):
+    """Promoted operands, booleans as the default integer (JAX: promote_args_numeric)."""
+    x1, x2 = promote(fname, x1, x2)
+    if x1.dtype == _onp.bool_:
+        x1, x2 = x1.astype(_dt.default_int()), x2.astype(_dt.default_int())
+    return x1, x2
+
+
+def _float_divmod(x1, x2):
+    # As CPython's float_divmod (and JAX): the quotient is exact (x1 - mod) / x2, rounded,
+    # so signed zeros, infinities and NaNs come out as in JAX.
+    mod = lax.rem(x1, x2)
+    zero = lax.full_like(x2, 0)
+    corrected = lax.select(lax.eq(x2, zero), x1, lax.sub(x1, mod))
+    div = lax.div(corrected, x2)
+    fix = lax.and_(lax.ne(mod, lax.full_like(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    mod = lax.select(fix, lax.add(mod, x2), mod)
+    div = lax.select(fix, lax.sub(div, lax.full_like(div, 1)), div)
+    return lax.round(div, 1), mod
+
+
+@fused_when_eager
+def floor_divide(x1, x2, /):
+    x1, x2 = _numeric("floor_divide", x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.unsignedinteger):
+        return lax.div(x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.integer):
+        # Integer division rounds toward zero; numpy rounds toward -inf.
+        q = lax.div(x1, x2)
+        fix = lax.and_(lax.ne(lax.sign(x1), lax.sign(x2)),
+                       lax.ne(lax.rem(x1, x2), lax.full_like(x1, 0)))
+        return lax.select(fix, lax.sub(q, lax.full_like(q, 1)), q)
+    if _dt.issubdtype(x1.dtype, _onp.complexfloating):
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return _float_divmod(x1, x2)[0]
+
+
+@fused_when_eager
+def remainder(x1, x2, /):
+    """x1 mod x2 with the sign of x2 (NumPy's %)."""
+    x1, x2 = promote("remainder", x1, x2)
+    r = lax.rem(x1, x2)
+    zero = lax.full_like(r, 0)
+    fix = lax.and_(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
+    return lax.select(fix, lax.add(r, x2), r)
+
+
+mod = remainder
+
+
+@fused_when_eager
+def fmod(x1, x2, /):
+    x1, x2 = promote("fmod", x1, x2)
+    return lax.rem(x1, x2)
+
+
+@fused_when_eager
+def divmod(x1, x2, /):  # noqa: A001
+    x1, x2 = _numeric("divmod", x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.integer):
+        return floor_divide(x1, x2), remainder(x1, x2)
+    return _float_divmod(x1, x2)
+
+
+@fused_when_eager
+def power(x1, x2, /):
+    """x1 ** x2; a static integer exponent becomes integer_pow."""
+    if isinstance(x2, int) and not isinstance(x2, bool) and is_array(x1) or (
+            isinstance(x2, int) and not isinstance(x2, bool)):
+        (x1,) = promote("power", x1)
+        if _dt.issubdtype(x1.dtype, _onp.integer) and x2 < 0:
+            raise ValueError("Integers cannot be raised to negative integer powers")
+        return lax.integer_pow(x1, x2)
+    x1, x2 = promote("power", x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.integer) or x1.dtype == _onp.bool_:
+        return _integer_power(x1, x2)
+    return lax.pow(x1, x2)
+
+
+def _integer_power(x, y):
+    # Square-and-multiply over the bits of an integer array exponent.
+    acc = lax.full_like(x, 1)
+    bits = _onp.iinfo(x.dtype).bits if x.dtype != _onp.bool_ else 1
+    for _ in range(bits):
+        odd = lax.ne(lax.and_(y, lax.full_like(y, 1)), lax.full_like(y, 0))
+        acc = lax.select(odd, lax.mul(acc, x), acc)
+        x = lax.mul(x, x)
+        y = lax.shift_right_logical(y, lax.full_like(y, 1))
+    return acc
+
+
+@fused_when_eager
+def float_power(x1, x2, /):
+    x1, x2 = promote("float_power", x1, x2, inexact=True)
+    return lax.pow(x1, x2)
+
+
+def _strong(x):
+    """x without its weak type: where JAX's function builds its result from strongly
+    typed constants, its result is strong even for weak operands."""
+    return lax.convert_element_type(x, x.dtype)
+
+
+@fused_when_eager
+def hypot(x1, x2, /):
+    x1, x2 = promote("hypot", x1, x2, inexact=True)
+    return _strong(lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2))))
+
+
+def logaddexp(x1, x2, /):
+    x1, x2 = promote("logaddexp", x1, x2, inexact=True)
+    m = lax.max(x1, x2)
+    if _dt.issubdtype(m.dtype, _onp.complexfloating):
+        # amax + log1p(exp(x1 + x2 - 2 amax)), the phase wrapped into [-pi, pi] (as JAX)
+        out = lax.add(m, lax.log1p(lax.exp(lax.sub(lax.add(x1, x2), lax.add(m, m)))))
+        return lax.complex(lax.real(out), _wrap_phase(lax.imag(out)))
+    safe_m = lax.select(lax.is_finite(m), m, lax.full_like(m, 0))
+    return lax.add(safe_m, lax.log(lax.add(lax.exp(lax.sub(x1, safe_m)),
+                                           lax.exp(lax.sub(x2, safe_m)))))
+
+
+def _wrap_phase(x):
+    """x wrapped into [-pi, pi). (Strong constants, as JAX's: the result is not weak.)"""
+    pi, two_pi = lax.full(x.shape, _onp.pi, x.dtype), lax.full(x.shape, 2 * _onp.pi, x.dtype)
+    rem = lax.rem(lax.add(x, pi), two_pi)
+    rem = lax.select(lax.lt(rem, lax.full(x.shape, 0, x.dtype)), lax.add(rem, two_pi), rem)
+    return lax.sub(rem, pi)
+
+
+def fmax(x1, x2):
+    x1, x2 = promote("fmax", x1, x2)
+    return where_xy(isnan(x1), x2, where_xy(isnan(x2), x1, lax.max(x1, x2)))
+
+
+def fmin(x1, x2):
+    x1, x2 = promote("fmin", x1, x2)
+    return where_xy(isnan(x1), x2, where_xy(isnan(x2), x1, lax.min(x1, x2)))
+
+
+@fused_when_eager
+def heaviside(x1, x2, /):
+    x1, x2 = promote("heaviside", x1, x2, inexact=True)
+    zero = lax.full_like(x1, 0)
+    # x1 == 0 (either sign) gives x2; a NaN x1 stays NaN, as in JAX.
+    return where_xy(lax.lt(x1, zero), zero, where_xy(lax.gt(x1, zero), lax.full_like(x1, 1),
+                                               where_xy(lax.ne(x1, x1), x1, x2)))
+
+
+@fused_when_eager
+def sinc(x, /):
+    (x,) = promote("sinc", x, inexact=True)
+    pix = lax.mul(x, lax.full_like(x, pi))
+    is_zero = lax.eq(x, lax.full_like(x, 0))
+    safe = lax.select(is_zero, lax.full_like(x, 1), pix)
+    return lax.select(is_zero, lax.full_like(x, 1), lax.div(lax.sin(safe), safe))
+
+
+def fabs(x, /):
+    (x,) = promote("fabs", x, inexact=True)
+    return lax.abs(x)
+
+
+def gcd(x1, x2):
+    """Greatest common divisor (Euclid's algorithm, unrolled to the dtype's worst case)."""
+    x1, x2 = promote("gcd", x1, x2)
+    if not _dt.issubdtype(x1.dtype, _onp.integer):
+        raise TypeError(f"mjax.numpy.gcd: arguments must be integers, got {x1.dtype}")
+    a, b = abs(x1), abs(x2)
+    zero, one = lax.full_like(a, 0), lax.full_like(a, 1)
+    # Consecutive Fibonacci numbers are the worst case: about 1.44 * bits steps.
+    for _ in range(int(1.45 * 8 * a.dtype.itemsize) + 2):
+        b_zero = lax.eq(b, zero)
+        r = lax.rem(a, lax.select(b_zero, one, b))
+        a, b = lax.select(b_zero, a, b), lax.select(b_zero, b, r)
+    return _strong(a)
+
+
+def lcm(x1, x2):
+    x1, x2 = promote("lcm", x1, x2)
+    g = gcd(x1, x2)
+    zero = lax.full_like(g, 0)
+    safe = lax.select(lax.eq(g, zero), lax.full_like(g, 1), g)
+    return _strong(lax.select(lax.eq(g, zero), zero, abs(lax.mul(lax.div(x1, safe), x2))))
+
+
+@fused_when_eager
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = promote("isclose", a, b, inexact=True)
+    out = less_equal(abs(a - b), atol + rtol * abs(b))
+    if equal_nan:
+        out = logical_or(out, logical_and(isnan(a), isnan(b)))
+    return _strong(out)
+
+
+def where_xy(condition, x, y):
+    """condition ? x : y, broadcast: jnp.where's three-argument form (selection.where)."""
+    condition = asarray(condition)
+    if condition.dtype != _onp.bool_:
+        condition = astype(condition, bool_)
+    x, y = promote("where", x, y)
+    shape = broadcast_shapes(condition.shape, x.shape, y.shape)
+    return lax.select(broadcast_to(condition, shape), broadcast_to(x, shape),
+                      broadcast_to(y, shape))
+
+
+@fused_when_eager
+def clip(arr=None, /, min=None, max=None):  # noqa: A002  (JAX's and the array API's names)
+    a, a_min, a_max = asarray(arr), min, max
+    if builtins.any(v is not None and iscomplexobj(v) for v in (a, a_min, a_max)):
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped. Please convert to a real value or array by taking the "
+                         "real or imaginary components via jax.numpy.real/imag "
+                         "respectively.")
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+acos, acosh, asin, asinh, atan, atanh = arccos, arccosh, arcsin, arcsinh, arctan, arctanh
+atan2 = arctan2
+pow = power  # noqa: A001
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+
+
+def bitwise_count(x, /):
+    (x,) = promote("bitwise_count", x)
+    if not _dt.issubdtype(x.dtype, _onp.integer):
+        raise TypeError(f"mjax.numpy.bitwise_count: needs integers, got {x.dtype}")
+    return astype(lax.population_count(abs(x)), uint8)
+
+
+def logaddexp2(x1, x2, /):
+    x1, x2 = promote("logaddexp2", x1, x2, inexact=True)
+    ln2 = lax.full_like(x1, math.log(2))
+    return _strong(lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2))
+
+
+def isreal(x):
+    return equal(imag(x), 0)
+
+
+def iscomplex(x):
+    return not_equal(imag(x), 0)
+
+
+def angle(z, deg=False):
+    (z,) = promote("angle", z, inexact=True)
+    out = arctan2(imag(z), real(z))
+    return rad2deg(out) if deg else out

@@ -1,0 +1,157 @@
+"""Functions of floating-point representation: `signbit`, `copysign`, `ldexp`,
+`frexp`, `nextafter`, `spacing`, `modf`, `isposinf`/`isneginf`, `nan_to_num`."""
+from __future__ import annotations
+
+import numpy as _onp
+
+from mjax import dtypes as _dt, lax
+from mjax.numpy.arguments import no_out
+from mjax.numpy.array_api import fused_when_eager
+from mjax.numpy.conversion import asarray
+from mjax.numpy.elementwise import (floor_divide, greater, imag, isinf, isnan, less, logical_and,
+                                    logical_not, logical_or, minimum, real, trunc, where_xy)
+from mjax.numpy.promotion import broadcast_arrays, promote
+from mjax.numpy.scalar_types import bool_, finfo
+
+
+_SAME_WIDTH_INT = {2: _onp.dtype(_onp.int16), 4: _onp.dtype(_onp.int32),
+                   8: _onp.dtype(_onp.int64)}
+
+
+@fused_when_eager
+def signbit(x, /):
+    """True where the sign bit is set (also for -0.0 and negative NaNs)."""
+    (x,) = promote("signbit", x)
+    if _dt.issubdtype(x.dtype, _onp.integer):
+        return lax.lt(x, lax.full_like(x, 0))
+    if x.dtype == _onp.bool_:
+        return lax.full_like(x, False, bool_)
+    if not _dt.is_float(x.dtype):
+        raise TypeError(f"mjax.numpy.signbit: not defined for dtype {x.dtype}")
+    bits = lax.bitcast_convert_type(x, _SAME_WIDTH_INT[x.dtype.itemsize])
+    return lax.lt(bits, lax.full_like(bits, 0))
+
+
+@fused_when_eager
+def copysign(x1, x2, /):
+    x1, x2 = promote("copysign", x1, x2, inexact=True)
+    if _dt.issubdtype(x1.dtype, _onp.complexfloating):
+        raise TypeError("mjax.numpy.copysign does not support complex inputs")
+    mag = lax.abs(x1)
+    return lax.select(signbit(x2), lax.neg(mag), mag)
+
+
+@fused_when_eager
+def ldexp(x1, x2, /):
+    """x1 * 2**x2 for an integer x2 (two steps, so that 2**x2 itself cannot overflow)."""
+    x2 = asarray(x2)
+    if not _dt.issubdtype(x2.dtype, _onp.integer):
+        raise TypeError(f"mjax.numpy.ldexp: x2 must be an integer array, got {x2.dtype}")
+    (x1,) = promote("ldexp", x1, inexact=True)
+    x1, x2 = broadcast_arrays(x1, x2)
+    half = floor_divide(x2, 2)
+    e1 = lax.exp2(lax.convert_element_type(half, x1.dtype))
+    e2 = lax.exp2(lax.convert_element_type(lax.sub(x2, half), x1.dtype))
+    return lax.mul(lax.mul(x1, e1), e2)
+
+
+@fused_when_eager
+def nextafter(x1, x2, /):
+    """The next representable float after x1 towards x2."""
+    x1, x2 = promote("nextafter", x1, x2, inexact=True)
+    if not _dt.is_float(x1.dtype):
+        raise TypeError(f"mjax.numpy.nextafter: not defined for dtype {x1.dtype}")
+    itype = _SAME_WIDTH_INT[x1.dtype.itemsize]
+    bits = lax.bitcast_convert_type(x1, itype)
+    one = lax.full_like(bits, 1)
+    zero = lax.full_like(x1, 0)
+    # Moving away from zero increments the magnitude bits; towards zero decrements them.
+    away = lax.eq(lax.lt(x1, x2), lax.gt(x1, zero))
+    stepped = lax.bitcast_convert_type(lax.select(away, lax.add(bits, one), lax.sub(bits, one)),
+                                       x1.dtype)
+    tiny = lax.bitcast_convert_type(one, x1.dtype)       # smallest subnormal
+    from_zero = lax.select(lax.lt(x2, zero), lax.neg(tiny), tiny)
+    out = lax.select(lax.eq(x1, zero), from_zero, stepped)
+    out = lax.select(lax.eq(x1, x2), x2, out)
+    nan = lax.full_like(x1, _onp.nan)
+    out = lax.select(lax.or_(lax.ne(x1, x1), lax.ne(x2, x2)), nan, out)
+    # (JAX's result is weak when both operands are: the constants above are not.)
+    return lax.convert_element_type(out, out.dtype, weak_type=x1.weak_type and x2.weak_type)
+
+
+def modf(x, /, out=None):
+    no_out("modf", out)
+    (x,) = promote("modf", x, inexact=True)
+    whole = trunc(x)
+    return lax.sub(x, whole), whole
+
+
+@fused_when_eager
+def isposinf(x, /, out=None):
+    no_out("isposinf", out)
+    x = asarray(x)
+    return logical_and(isinf(x), greater(x, 0))
+
+
+@fused_when_eager
+def isneginf(x, /, out=None):
+    no_out("isneginf", out)
+    x = asarray(x)
+    return logical_and(isinf(x), less(x, 0))
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = asarray(x)
+    if not _dt.is_inexact(x.dtype):
+        return x
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        return lax.complex(nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf),
+                           nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf))
+    info = finfo(x.dtype)
+    x = where_xy(isnan(x), asarray(nan, x.dtype), x)
+    x = where_xy(isposinf(x), asarray(info.max if posinf is None else posinf, x.dtype), x)
+    return where_xy(isneginf(x), asarray(info.min if neginf is None else neginf, x.dtype), x)
+
+
+def spacing(x, /):
+    """Distance from x to the next representable number away from zero. JAX: spacing."""
+    x = asarray(x)
+    if not _dt.is_inexact(x.dtype):
+        x = x.astype(_dt.default_float())
+    inf = asarray(_onp.inf, x.dtype)
+    return nextafter(x, where_xy(x < 0, -inf, inf)) - x
+
+
+def frexp(x, /):
+    """(mantissa, exponent) with x = mantissa * 2**exponent and |mantissa| in [0.5, 1)
+    (0, inf and NaN come back as is, with exponent 0). JAX: jnp.frexp."""
+    x = asarray(x)
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        raise TypeError("frexp does not support complex-valued inputs")
+    if not _dt.is_inexact(x.dtype):
+        x = x.astype(_dt.default_float())
+    info = _onp.finfo(x.dtype)
+    width = x.dtype.itemsize * 8
+    udt = _onp.dtype(f"uint{width}")
+    nmant, nexp = info.nmant, info.nexp
+    bias = (1 << (nexp - 1)) - 1
+
+    def u(v):
+        return _onp.array(v, udt)
+    bits = lax.bitcast_convert_type(x, udt)
+    sign = bits & u(1 << (width - 1))
+    biased = lax.shift_right_logical(bits, u(nmant)) & u((1 << nexp) - 1)
+    mant = bits & u((1 << nmant) - 1)
+    # Subnormals: shift the mantissa up until its leading one is the implicit bit.
+    shift = lax.clz(mant) - u(width - nmant - 1)
+    sub_mant = lax.shift_left(mant, minimum(shift, u(width - 1))) & u((1 << nmant) - 1)
+    is_sub = logical_and(biased == 0, mant != 0)
+    mant = where_xy(is_sub, sub_mant, mant)
+    exponent = where_xy(is_sub, 1 - bias + 1 - shift.astype(_onp.int32),
+                         biased.astype(_onp.int32) - bias + 1)
+    half = sign | lax.shift_left(u(bias - 1), u(nmant)) | mant
+    mantissa = lax.bitcast_convert_type(half, x.dtype)
+    special = logical_or(logical_and(biased == 0, logical_not(is_sub)),
+                             biased == u((1 << nexp) - 1))
+    return (where_xy(special, x, mantissa),
+            where_xy(special, 0, exponent).astype(_onp.int32))

@@ -1,0 +1,90 @@
+"""Repeating an array's contents: tile, repeat (by counts, or to a static total length),
+resize."""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as _onp
+
+from mjax import dtypes as _dt, lax
+from mjax.lax.sharding import takes_out_sharding
+from mjax.numpy.arguments import normalize_axis
+from mjax.numpy.array_api import fused_when_eager
+from mjax.numpy.concrete_values import concrete_or_error
+from mjax.numpy.conversion import asarray
+from mjax.numpy.creation import arange, zeros
+from mjax.numpy.elementwise import minimum
+from mjax.numpy.indexing import take
+from mjax.numpy.promotion import broadcast_to
+from mjax.numpy.reductions import cumsum
+from mjax.numpy.searching import searchsorted
+from mjax.numpy.shaping import expand_dims, ravel, reshape
+
+
+@fused_when_eager
+def tile(A, reps):
+    A = asarray(A)
+    reps = (operator.index(reps),) if _onp.ndim(reps) == 0 else tuple(reps)
+    d = builtins.max(len(reps), A.ndim)
+    A = reshape(A, (1,) * (d - A.ndim) + A.shape)
+    reps = (1,) * (d - len(reps)) + reps
+    inter = []
+    for r, s in zip(reps, A.shape):
+        inter += [r, s]
+    out = lax.broadcast_in_dim(A, inter, list(range(1, 2 * d, 2)))
+    return reshape(out, [r * s for r, s in zip(reps, A.shape)])
+
+
+@fused_when_eager
+@takes_out_sharding
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    a = asarray(a)
+    if not isinstance(repeats, int) or total_repeat_length is not None:
+        return repeat_general(a, repeats, axis, total_repeat_length)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis(axis, a.ndim)
+    shape = list(a.shape)
+    b = expand_dims(a, axis + 1)
+    b = broadcast_to(b, shape[:axis + 1] + [repeats] + shape[axis + 1:])
+    shape[axis] *= repeats
+    return reshape(b, shape)
+
+
+def resize(a, new_shape):
+    """a repeated (or cut) to fill new_shape, in C order. JAX: jnp.resize."""
+    a = ravel(asarray(a))
+    new_shape = (new_shape,) if isinstance(new_shape, int) else tuple(new_shape)
+    size = math.prod(new_shape)
+    if a.size == 0 or size == 0:
+        return zeros(new_shape, a.dtype)
+    reps = -(-size // a.size)
+    return reshape(tile(a, reps)[:size], new_shape)
+
+
+def repeat_general(a, repeats, axis, total_repeat_length):
+    """repeat with per-element repeats and/or a static total length (longer totals repeat
+    the last element; shorter ones drop the tail). JAX: jnp.repeat."""
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = operator.index(axis) % max(a.ndim, 1)
+    n = a.shape[axis]
+    repeats = asarray(repeats)
+    if repeats.ndim > 1 or (repeats.ndim == 1 and repeats.shape[0] not in (1, n)):
+        raise ValueError(f"repeat: repeats must be a scalar or have length {n} (the axis "
+                         f"size), got shape {repeats.shape}")
+    repeats = broadcast_to(repeats, (n,)).astype(_dt.default_int())
+    if total_repeat_length is None:
+        total_repeat_length = int(concrete_or_error(
+            repeats, "jnp.repeat with traced repeats needs a static total_repeat_length").sum())
+    total = operator.index(total_repeat_length)
+    if n == 0 or total == 0:
+        shape = list(a.shape)
+        shape[axis] = total
+        return zeros(shape, a.dtype)
+    ends = cumsum(repeats)
+    # Output position j comes from the first element whose cumulative count exceeds j.
+    src = searchsorted(ends, arange(total, dtype=ends.dtype), side="right")
+    return take(a, minimum(src, n - 1), axis=axis)

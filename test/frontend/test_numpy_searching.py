@@ -1,0 +1,68 @@
+"""searchsorted, interp, bincount, argwhere/flatnonzero (and isin) against jax.numpy."""
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+import mjax
+from frontend_util import check
+import mjax.numpy as jnp
+
+
+RNG = np.random.default_rng(2)
+A = RNG.uniform(-3, 3, (3, 4)).astype(np.float32)
+NANS = np.where(RNG.uniform(size=(3, 4)) < 0.3, np.nan, A).astype(np.float32)
+NANS[2] = np.nan                                   # one all-NaN row
+INTS = RNG.integers(0, 6, (10,)).astype(np.int32)
+
+
+def test_searchsorted():
+    a = np.array([1.0, 2.0, 2.0, 3.0, np.nan], np.float32)
+    v = np.array([[0.0, 2.0, 2.5], [3.0, 9.0, np.nan]], np.float32)
+    for side in ("left", "right"):
+        want = np.searchsorted(a, v, side=side).astype(np.int32)
+        check(jnp.searchsorted(a, v, side=side), want)
+        check(mjax.jit(lambda a, v: jnp.searchsorted(a, v, side=side))(a, v), want)
+    check(jnp.searchsorted(np.array([1, 3, 5], np.int32), 4), np.int32(2))
+    perm = np.array([2, 0, 1], np.int32)
+    check(jnp.searchsorted(np.array([5.0, 1.0, 3.0], np.float32), [2.0, 4.0], sorter=perm),
+          np.array([1, 2], np.int32))
+    with pytest.raises(ValueError, match="side must be"):
+        jnp.searchsorted(a, v, side="middle")
+
+
+def test_interp():
+    xp = np.array([0.0, 1.0, 1.0, 3.0, 6.0], np.float32)
+    fp = np.array([1.0, 2.0, 4.0, -1.0, 0.5], np.float32)
+    x = np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 5.9, 6.0, 7.0], np.float32)
+    check(jnp.interp(x, xp, fp), jjnp.interp(x, xp, fp))
+    check(mjax.jit(lambda x: jnp.interp(x, xp, fp, left=-9.0, right=9.0))(x),
+          np.interp(x, xp, fp, left=-9, right=9).astype(np.float32))
+    check(jnp.interp(x, xp[[0, 1, 3, 4]], fp[[0, 1, 3, 4]], period=4.0),
+          np.interp(x, xp[[0, 1, 3, 4]], fp[[0, 1, 3, 4]], period=4.0).astype(np.float32))
+    check(jnp.interp(np.arange(3, dtype=np.int32), np.array([0, 2]), np.array([0, 1])),
+          jjnp.interp(np.arange(3, dtype=np.int32), jjnp.array([0, 2]), jjnp.array([0, 1])))
+
+
+def test_bincount():
+    check(jnp.bincount(INTS), np.bincount(INTS).astype(np.int32))
+    check(jnp.bincount(INTS, minlength=9), np.bincount(INTS, minlength=9).astype(np.int32))
+    w = RNG.uniform(size=10).astype(np.float32)
+    check(jnp.bincount(INTS, w), np.bincount(INTS, w).astype(np.float32))
+    odd = np.array([-1, 0, 2, 7], np.int32)
+    check(mjax.jit(lambda x: jnp.bincount(x, length=4))(odd), jjnp.bincount(odd, length=4))
+    with pytest.raises(mjax.errors.ConcretizationTypeError, match="length"):
+        mjax.jit(jnp.bincount)(INTS)
+
+
+def test_isin_argwhere_flatnonzero():
+    el = np.array([[1, 2], [3, 4]], np.int32)
+    test = np.array([4, 1, 9], np.int32)
+    check(jnp.isin(el, test), np.isin(el, test))
+    check(mjax.jit(lambda a, b: jnp.isin(a, b, invert=True))(el, test),
+          np.isin(el, test, invert=True))
+    m = np.array([[0, 1, 0], [2, 0, 3]], np.int32)
+    check(jnp.argwhere(m), jjnp.argwhere(m))
+    check(jnp.flatnonzero(m), jjnp.flatnonzero(m))
+    check(mjax.jit(lambda m: jnp.argwhere(m, size=4, fill_value=-1))(m),
+          jjnp.argwhere(m, size=4, fill_value=-1))
+    check(mjax.jit(lambda m: jnp.flatnonzero(m, size=2))(m), jjnp.flatnonzero(m, size=2))
+    check(jnp.argwhere(np.float32(3.0)), jjnp.argwhere(np.float32(3.0)))
