@@ -299,12 +299,12 @@ def block(arrays):
 
     def rank(x):
         return max(rank(y) for y in x) if isinstance(x, list) else ndim(x)
-    ndim = max(rank(arrays), d)
+    out_ndim = max(rank(arrays), d)
 
     def assemble(x, level):
         if not isinstance(x, list):
             x = asarray(x)
-            return reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+            return reshape(x, (1,) * (out_ndim - x.ndim) + x.shape)
         if not x:
             raise ValueError("Lists cannot be empty")
         return concatenate([assemble(y, level + 1) for y in x], axis=level - d)
