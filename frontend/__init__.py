@@ -48,7 +48,7 @@ from mjax.callbacks import effects_barrier, pure_callback  # noqa: F401
 from jaxlib.xla_client import Device  # noqa: F401  (jaxlib's device class, as JAX's)
 from mjax import (api_util, custom_derivatives, extend, ffi, flatten_util,  # noqa: F401
                   image, interpreters, lib, monitoring, stages, typing, version)
-from mjax.version import __version__  # noqa: F401  (the JAX release mjax follows)
+from mjax.version import __version__, __version_info__  # noqa: F401  (the JAX release mjax follows)
 from mjax.jax_alias import alias_jax  # noqa: F401
 
 __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",

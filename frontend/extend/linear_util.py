@@ -9,6 +9,7 @@ read after the call with the returned thunk); the `...2` forms are plain functio
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable  # noqa: F401  (re-exported, as JAX does)
 
 __all__ = ["WrappedFun", "wrap_init", "transformation", "transformation_with_aux",
@@ -98,20 +99,30 @@ def wrap_init(f, params=None, *, debug_info=None) -> WrappedFun:
     return WrappedFun(f, (), tuple(sorted((params or {}).items())), debug_info)
 
 
-def transformation(gen, fun: WrappedFun, *gen_static_args) -> WrappedFun:
+def transformation(gen, fun: WrappedFun | None = None, *gen_static_args) -> WrappedFun:
+    """`fun` under generator transformation `gen`; `transformation(gen)` alone is the
+    curried form (a decorator), as JAX's."""
+    if fun is None:
+        return functools.partial(transformation, gen)
     return fun.wrap("generator", gen, gen_static_args)
 
 
-def transformation_with_aux(gen, fun: WrappedFun, *gen_static_args):
+def transformation_with_aux(gen, fun: WrappedFun | None = None, *gen_static_args):
+    if fun is None:
+        return functools.partial(transformation_with_aux, gen)
     store = Store()
     return fun.wrap("generator", gen, gen_static_args, store), store
 
 
-def transformation2(gen, fun: WrappedFun, *gen_static_args) -> WrappedFun:
+def transformation2(gen, fun: WrappedFun | None = None, *gen_static_args) -> WrappedFun:
+    if fun is None:
+        return functools.partial(transformation2, gen)
     return fun.wrap("function", gen, gen_static_args)
 
 
-def transformation_with_aux2(gen, fun: WrappedFun, *gen_static_args):
+def transformation_with_aux2(gen, fun: WrappedFun | None = None, *gen_static_args):
+    if fun is None:
+        return functools.partial(transformation_with_aux2, gen)
     store = Store()
     return fun.wrap("function", gen, gen_static_args, store), store
 

@@ -241,3 +241,18 @@ def unsafe_get_axis_names_DO_NOT_USE() -> list:
     raise NotImplementedError("jax.extend.core.unsafe_get_axis_names_DO_NOT_USE: "
                               "mjax's named axes are not queried from Python")
 
+
+
+def _tracing_internal(name):
+    def internal(*args, **kwargs):
+        raise NotImplementedError(
+            f"jax.extend.core.{name}: JAX's trace-stack internals; mjax traces into its "
+            "jaxpr dialect with its own trace state (mjax.core)")
+    internal.__name__ = name
+    return internal
+
+
+# JAX's trace-stack API (haiku reads these at import; using them is not supported).
+take_current_trace = _tracing_internal("take_current_trace")
+set_current_trace = _tracing_internal("set_current_trace")
+get_opaque_trace_state = _tracing_internal("get_opaque_trace_state")
