@@ -46,28 +46,21 @@ def flatten_axes(name, treedef, axis_tree, *, kws=False, tupled_args=False):
     return axes
 
 
-def _flatten_fun(f, store, in_tree, *args_flat):
+@lu.transformation_with_aux2
+def flatten_fun(f, store, in_tree, *args_flat):
+    """(f over flat (args, kwargs) leaves, a thunk of the output's treedef)."""
     py_args, py_kwargs = tree_util.tree_unflatten(in_tree, args_flat)
     out, out_tree = tree_util.tree_flatten(f(*py_args, **py_kwargs))
-    return out, out_tree
+    store.store(out_tree)
+    return out
 
 
-def _flatten_fun_nokwargs(f, store, in_tree, *args_flat):
+@lu.transformation_with_aux2
+def flatten_fun_nokwargs(f, store, in_tree, *args_flat):
+    """(f over flat positional-argument leaves, a thunk of the output's treedef)."""
     out, out_tree = tree_util.tree_flatten(f(*tree_util.tree_unflatten(in_tree, args_flat)))
-    return out, out_tree
-
-
-def flatten_fun(f: lu.WrappedFun, in_tree):
-    """(f over flat (args, kwargs) leaves, a store of the output's treedef)."""
-    return lu.transformation_with_aux2(
-        lambda inner, in_tree, *a: _flatten_fun(inner, None, in_tree, *a), f, in_tree)
-
-
-def flatten_fun_nokwargs(f: lu.WrappedFun, in_tree):
-    """(f over flat positional-argument leaves, a store of the output's treedef)."""
-    return lu.transformation_with_aux2(
-        lambda inner, in_tree, *a: _flatten_fun_nokwargs(inner, None, in_tree, *a), f,
-        in_tree)
+    store.store(out_tree)
+    return out
 
 
 def argnums_partial(f: lu.WrappedFun, dyn_argnums, args, require_static_args_hashable=True):

@@ -36,7 +36,9 @@ def backend_xla_version(platform=None) -> int | None:
 
 
 def get_compile_options(num_replicas: int, num_partitions: int, device_assignment=None,
-                        **kwargs) -> xla_client.CompileOptions:
+                        env_options_overrides=None, fdo_profile=None,
+                        detailed_logging: bool = True,
+                        backend=None) -> xla_client.CompileOptions:
     """XLA compile options for an SPMD program of the given size."""
     options = xla_client.CompileOptions()
     build = options.executable_build_options

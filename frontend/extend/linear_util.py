@@ -68,11 +68,9 @@ class WrappedFun:
         kind, gen, extra, store = self.transforms[depth - 1]
         inner = lambda *a, **k: self._call(depth - 1, a, k)  # noqa: E731
         if kind == "function":
-            out = gen(inner, *extra, *args, **kwargs)
-            if store is not None:
-                out, aux = out
-                store.store(aux)
-            return out
+            return gen(inner, *extra, *args, **kwargs)
+        if kind == "function-store":
+            return gen(inner, store, *extra, *args, **kwargs)
         g = gen(*(extra + args), **kwargs)
         inner_args, inner_kwargs = next(g)
         ans = inner(*inner_args, **inner_kwargs)
@@ -99,32 +97,43 @@ def wrap_init(f, params=None, *, debug_info=None) -> WrappedFun:
     return WrappedFun(f, (), tuple(sorted((params or {}).items())), debug_info)
 
 
-def transformation(gen, fun: WrappedFun | None = None, *gen_static_args) -> WrappedFun:
-    """`fun` under generator transformation `gen`; `transformation(gen)` alone is the
-    curried form (a decorator), as JAX's."""
-    if fun is None:
-        return functools.partial(transformation, gen)
+def _curried(impl):
+    """`t(gen)` is the decorator form of `t(gen, fun, *args)`, as JAX's `curry`."""
+    @functools.wraps(impl)
+    def curried(gen, *rest, **kwargs):
+        if not rest:
+            return functools.partial(impl, gen, **kwargs)
+        return impl(gen, *rest, **kwargs)
+    return curried
+
+
+@_curried
+def transformation(gen, fun: WrappedFun, *gen_static_args) -> WrappedFun:
+    """`fun` under generator transformation `gen(*static, *args)`, which yields the inner
+    call's (args, kwargs), receives its result and yields the outer result."""
     return fun.wrap("generator", gen, gen_static_args)
 
 
-def transformation_with_aux(gen, fun: WrappedFun | None = None, *gen_static_args):
-    if fun is None:
-        return functools.partial(transformation_with_aux, gen)
+@_curried
+def transformation_with_aux(gen, fun: WrappedFun, *gen_static_args):
+    """As transformation; `gen` finally yields (result, aux): returns (fun, aux thunk)."""
     store = Store()
     return fun.wrap("generator", gen, gen_static_args, store), store
 
 
-def transformation2(gen, fun: WrappedFun | None = None, *gen_static_args) -> WrappedFun:
-    if fun is None:
-        return functools.partial(transformation2, gen)
+@_curried
+def transformation2(gen, fun: WrappedFun, *gen_static_args) -> WrappedFun:
+    """`fun` under `gen(inner, *static, *args)`, a plain function calling `inner`."""
     return fun.wrap("function", gen, gen_static_args)
 
 
-def transformation_with_aux2(gen, fun: WrappedFun | None = None, *gen_static_args):
-    if fun is None:
-        return functools.partial(transformation_with_aux2, gen)
+@_curried
+def transformation_with_aux2(gen, fun: WrappedFun, *gen_static_args,
+                             use_eq_store: bool = False, unk_names: bool = False):
+    """`fun` under `gen(inner, store, *static, *args)`, which writes `store.store(aux)`:
+    returns (fun, aux thunk)."""
     store = Store()
-    return fun.wrap("function", gen, gen_static_args, store), store
+    return fun.wrap("function-store", gen, gen_static_args, store), store
 
 
 def merge_linear_aux(aux1, aux2):

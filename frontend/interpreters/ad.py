@@ -180,16 +180,16 @@ def deflinear2(primitive, transpose_rule):
     return jvp_rule
 
 
-def defbilinear(primitive, lhs_rule, rhs_rule):
+def defbilinear(prim, lhs_rule, rhs_rule):
     """A primitive linear in each of its two operands separately (as a product)."""
-    defjvp(primitive, lambda t, x, y, **p: primitive.bind(t, y, **p),
-           lambda t, x, y, **p: primitive.bind(x, t, **p))
+    defjvp(prim, lambda t, x, y, **p: prim.bind(t, y, **p),
+           lambda t, x, y, **p: prim.bind(x, t, **p))
 
     def transpose(ct, x, y, **params):
         if is_undefined_primal(x):
             return lhs_rule(ct, x, y, **params), None
         return None, rhs_rule(ct, x, y, **params)
-    primitive_transposes[primitive] = transpose
+    primitive_transposes[prim] = transpose
 
 
 def get_primitive_transpose(p):

@@ -39,7 +39,7 @@ def defbroadcasting(prim):
     primitive_batchers[prim] = rule
 
 
-def defreducer(prim, ident=None):
+def defreducer(prim):
     """A reduction over `axes`: the axes shift past the batch axis."""
     def rule(args, dims, *, axes, **params):
         (x,), (d,) = args, dims
@@ -49,14 +49,14 @@ def defreducer(prim, ident=None):
     primitive_batchers[prim] = rule
 
 
-def bdim_at_front(x, bdim, size):
+def bdim_at_front(x, bdim, size, mesh_axis=None):
     """`x` with its batch axis first (broadcast to `size` when it has none)."""
     if bdim is None:
-        return broadcast(x, size, 0)
+        return broadcast(x, size, 0, mesh_axis)
     return jnp.moveaxis(x, bdim, 0)
 
 
-def broadcast(x, sz, axis, mesh_axis=None):
+def broadcast(x, sz, axis, mesh_axis):
     """`x` with a new axis of size `sz` at `axis`."""
     x = jnp.asarray(x)
     shape = list(x.shape)
@@ -65,7 +65,7 @@ def broadcast(x, sz, axis, mesh_axis=None):
 
 
 def register_vmappable(data_type, spec_type, axis_size_type, to_elt, from_elt,
-                       make_iota=None):
+                       make_iota):
     raise NotImplementedError(
         "jax.interpreters.batching.register_vmappable: vmap over custom container types "
         "is not supported by mjax (its vmap maps arrays of pytrees)")

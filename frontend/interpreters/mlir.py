@@ -71,13 +71,13 @@ def dtype_to_ir_type(dtype) -> ir.Type:
     return element_type(np.dtype(dtype))
 
 
-def aval_to_ir_type(aval) -> ir.Type:
-    """tensor<SHAPExELT> of an aval."""
+def aval_to_ir_type(ctx, aval) -> ir.Type:
+    """tensor<SHAPExELT> of an aval (`ctx`, JAX's module context, is not used)."""
     return ir.RankedTensorType.get(list(aval.shape), dtype_to_ir_type(aval.dtype))
 
 
-def aval_to_ir_types(aval) -> tuple[ir.Type, ...]:
-    return (aval_to_ir_type(aval),)
+def aval_to_ir_types(ctx, aval) -> tuple[ir.Type, ...]:
+    return (aval_to_ir_type(ctx, aval),)
 
 
 def flatten_ir_types(xs) -> list:
@@ -113,13 +113,13 @@ def i64_attr(i) -> ir.IntegerAttr:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(i))
 
 
-def ir_constant(val) -> ir.Value:
+def ir_constant(val, *, const_lowering=None, aval=None) -> ir.Value:
     """A stablehlo.constant of a NumPy value, at the current insertion point."""
     val = np.asarray(val)
     return stablehlo.constant(ir.DenseElementsAttr.get(val, type=dtype_to_ir_type(val.dtype)))
 
 
-def ir_constants(val) -> tuple[ir.Value, ...]:
+def ir_constants(val, *, const_lowering=None, aval=None) -> tuple[ir.Value, ...]:
     return (ir_constant(val),)
 
 

@@ -222,9 +222,9 @@ def jaxpr_as_fun(closed_jaxpr, *args):
         "evaluated again from Python; call the traced function (under mjax.jit) instead")
 
 
-def find_top_trace(xs):
-    """The innermost active trace among `xs`' tracers (None for concrete values)."""
-    return _core.current_trace() if any(isinstance(x, _core.Tracer) for x in xs) else None
+def find_top_trace(_):
+    """The innermost active trace among the tracers in `_` (None for concrete values)."""
+    return _core.current_trace() if any(isinstance(x, _core.Tracer) for x in _) else None
 
 
 def unsafe_am_i_under_a_jit_DO_NOT_USE() -> bool:
