@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Protocol, Union
 
+from jaxlib import _jax
 from jaxlib.mlir import ir
 
 from mjax import tree_util
@@ -114,6 +115,13 @@ class Lowered:
         return self._text
 
     def compiler_ir(self, dialect="stablehlo"):
+        """The lowered module: StableHLO (an MLIR module) or "hlo" (an XlaComputation,
+        `.as_hlo_text()`), as JAX's."""
+        if dialect == "hlo":
+            return _jax.mlir.mlir_module_to_xla_computation(
+                self.as_text(), use_tuple_args=False, return_tuple=False)
+        if dialect != "stablehlo":
+            raise ValueError(f"unknown dialect {dialect!r}: 'stablehlo' or 'hlo'")
         return self._module
 
     def compile(self, compiler_options=None, *, device_assignment=None):
