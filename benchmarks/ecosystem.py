@@ -11,7 +11,9 @@ main causes of the rest (issue 21.4).
 
 The libraries' own environment is a separate venv so the shared site-packages keeps its
 packages. Test files come from the installed packages (optax, chex, haiku and distrax
-ship theirs) or from a checkout named by --tests-root LIB=DIR. Each file runs in its own
+ship theirs) or from the library's repository at the pinned release, unpacked under
+--tests-dir (the others' wheels carry no tests). Results per file are cached (--cache)
+so a long survey can be resumed. Each file runs in its own
 process under each of jax and mjax; a failure's cause is read from pytest's summary
 (`-rfE`): a missing module or name, a user-defined primitive, a JAX-private (jax._src)
 name, a wrong result (AssertionError), or another error class.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import importlib.metadata
 import importlib.util
 import os
@@ -31,29 +34,35 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# library -> (distribution, import name, test files relative to the package folder).
-# Chosen to be representative and to run in a few minutes each on 2 cores.
+# library -> (distribution, import name, where its tests are, test files there).
+# "package": the installed package ships them; "checkout": the library's repository at
+# the pinned release, under --tests-dir/<library>/ (fetched by hand: wheels of these
+# carry no tests). Chosen to be representative and to run in minutes on 2 cores.
 LIBS = {
-    "optax": ("optax", "optax", ["_src/base_test.py", "_src/update_test.py",
-                                 "_src/numerics_test.py", "_src/combine_test.py",
-                                 "_src/utils_test.py", "_src/linear_algebra_test.py"]),
-    "chex": ("chex", "chex", ["_src/dataclass_test.py", "_src/dimensions_test.py",
-                              "_src/asserts_internal_test.py", "_src/warnings_test.py"]),
-    "haiku": ("dm-haiku", "haiku", ["_src/basic_test.py", "_src/data_structures_test.py",
-                                    "_src/base_test.py"]),
-    "distrax": ("distrax", "distrax", ["_src/distributions/normal_test.py",
-                                       "_src/bijectors/tanh_test.py"]),
-    # Their wheels ship no tests: the table gives whether they import (--tests-root adds
-    # files from a checkout).
-    "flax": ("flax", "flax", []),
-    "flax.nnx": ("flax", "flax.nnx", []),
-    "equinox": ("equinox", "equinox", []),
-    "numpyro": ("numpyro", "numpyro", []),
-    "diffrax": ("diffrax", "diffrax", []),
-    "blackjax": ("blackjax", "blackjax", []),
+    "optax": ("optax", "optax", "package", [
+        "_src/base_test.py", "_src/update_test.py", "_src/numerics_test.py",
+        "_src/combine_test.py", "_src/utils_test.py", "_src/linear_algebra_test.py"]),
+    "chex": ("chex", "chex", "package", [
+        "_src/dataclass_test.py", "_src/dimensions_test.py",
+        "_src/asserts_internal_test.py", "_src/warnings_test.py"]),
+    "haiku": ("dm-haiku", "haiku", "package", [
+        "_src/basic_test.py", "_src/base_test.py"]),
+    "distrax": ("distrax", "distrax", "package", [
+        "_src/distributions/normal_test.py", "_src/bijectors/tanh_test.py"]),
+    "flax": ("flax", "flax", "checkout", [
+        "tests/struct_test.py", "tests/traverse_util_test.py",
+        "tests/linen/linen_linear_test.py"]),
+    "flax.nnx": ("flax", "flax.nnx", "checkout", [
+        "tests/nnx/module_test.py", "tests/nnx/rngs_test.py"]),
+    "equinox": ("equinox", "equinox", "checkout", [
+        "tests/test_module.py", "tests/test_filters.py", "tests/test_jit.py"]),
+    "numpyro": ("numpyro", "numpyro", "checkout", [
+        "test/test_handlers.py", "test/test_util.py"]),
+    "diffrax": ("diffrax", "diffrax", "checkout", [
+        "test/test_term.py", "test/test_interpolation.py"]),
+    "blackjax": ("blackjax", "blackjax", "checkout", ["tests/test_util.py"]),
 }
-FAST = {"optax": ["_src/base_test.py", "_src/numerics_test.py"],
-        "chex": ["_src/dimensions_test.py"]}
+FAST = {"optax": ["_src/base_test.py"], "chex": ["_src/dimensions_test.py"]}
 
 _SUMMARY = re.compile(r"(\d+) (passed|failed|error|errors|skipped)")
 
@@ -92,7 +101,7 @@ def run_file(path: pathlib.Path, mode: str, timeout: int) -> dict:
     if not tail:
         failures.append("ERROR (no pytest summary) " + (out.strip().splitlines() or [""])[-1])
         counts["error"] += 1
-    return {"counts": counts, "failures": failures, "seconds": time.time() - t0}
+    return {"counts": dict(counts), "failures": failures, "seconds": time.time() - t0}
 
 
 def cause_of(line: str) -> str:
@@ -128,20 +137,28 @@ def import_status(import_name: str, mode: str) -> str:
     return lines[-1] if lines else f"exit {proc.returncode}"
 
 
-def survey(libs, fast: bool, timeout: int, roots: dict) -> list[dict]:
+def survey(libs, fast: bool, timeout: int, tests_dir: pathlib.Path, cache: dict,
+           save) -> list[dict]:
     rows = []
     for lib in libs:
-        dist, import_name, files = LIBS[lib]
-        files = FAST.get(lib, files[:1]) if fast else files
-        base = pathlib.Path(roots[lib]) if lib in roots else _package_dir(import_name)
-        paths = [base / f for f in files] if lib not in roots else sorted(
-            base.rglob("test_*.py"))[:8]
+        dist, import_name, where, files = LIBS[lib]
+        files = FAST.get(lib, []) if fast else files
+        base = _package_dir(import_name) if where == "package" else \
+            tests_dir / lib.split(".")[0]
+        paths = [base / f for f in files if (base / f).exists()]
         row = {"lib": lib, "version": importlib.metadata.version(dist), "files": [],
                "jax": collections.Counter(), "mjax": collections.Counter(),
                "causes": collections.Counter(), "examples": {},
                "import": {m: import_status(import_name, m) for m in ("jax", "mjax")}}
         for p in paths:
-            res = {m: run_file(p, m, timeout) for m in ("jax", "mjax")}
+            res = {}
+            for m in ("jax", "mjax"):
+                key = f"{lib}:{p.relative_to(base)}:{m}"
+                if key not in cache:
+                    cache[key] = run_file(p, m, timeout)
+                    save()
+                res[m] = cache[key]
+                res[m]["counts"] = collections.Counter(res[m]["counts"])
             row["files"].append(str(p.relative_to(base)))
             for m in ("jax", "mjax"):
                 row[m].update(res[m]["counts"])
@@ -197,11 +214,17 @@ def main(argv=None) -> int:
     parser.add_argument("--lib", nargs="*", default=list(LIBS))
     parser.add_argument("--fast", action="store_true", help="one small file per library")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per file run")
-    parser.add_argument("--tests-root", nargs="*", default=[], metavar="LIB=DIR")
+    parser.add_argument("--tests-dir", default="/tmp/eco_tests",
+                        help="folder with each checkout library's repository (LIB/...)")
+    parser.add_argument("--cache", default="/tmp/mjax_ecosystem_results.json",
+                        help="per-file results kept between runs (delete to rerun)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "ecosystem.md"))
     args = parser.parse_args(argv)
-    roots = dict(x.split("=", 1) for x in args.tests_root)
-    rows = survey(args.lib, args.fast, args.timeout, roots)
+    cache_path = pathlib.Path(args.cache)
+    cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+    save = lambda: cache_path.write_text(json.dumps(cache))  # noqa: E731
+    rows = survey(args.lib, args.fast, args.timeout, pathlib.Path(args.tests_dir), cache,
+                  save)
     pathlib.Path(args.out).write_text(render(rows))
     print(f"wrote {args.out}")
     return 0
