@@ -163,8 +163,6 @@ REASONS = {
     "jax.experimental.fused": f"{NOT_YET}",
     "jax.experimental.jet": f"{NOT_YET}: Taylor-mode (jet) differentiation",
     "jax.experimental.key_reuse": f"{NOT_YET} as a module (jax_debug_key_reuse exists)",
-    "jax.experimental.layout": f"{NOT_YET}: array layouts (Layout, Format) are XLA's "
-                               "defaults in mjax",
     "jax.experimental.mesh_utils": f"{NOT_YET} (mjax.make_mesh builds meshes)",
     "jax.experimental.multihost_utils": f"{NOT_YET} (mjax.distributed exists)",
     "jax.experimental.ode": f"{NOT_YET}: odeint",
@@ -190,10 +188,6 @@ REASONS = {
     "jax.scipy.stats.**": f"{NOT_YET} in mjax.scipy.stats",
     # ---- small modules
     "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",
-    "jax.core.AbstractValue": _JAX_INTERNAL,
-    "jax.core.Atom": _JAX_INTERNAL,
-    "jax.core.Value": _JAX_INTERNAL,
-    "jax.core.ParamDict": _JAX_INTERNAL,
     "jax.core.eval_jaxpr": "mjax's jaxprs are MLIR functions; they run through jit",
     "jax.core.ensure_compile_time_eval": f"{NOT_YET}",
     "jax.core.eval_context": "see jax.core.ensure_compile_time_eval",
