@@ -44,8 +44,12 @@ from mjax.dtypes import float0  # noqa: F401
 from mjax import debug, experimental  # noqa: F401  (host callbacks: mjax.callbacks)
 from mjax import export  # noqa: F401
 from mjax.callbacks import effects_barrier, pure_callback  # noqa: F401
-
-__version__ = "0.1.0"
+# JAX's modules for extensions and libraries (top floor: nothing in mjax imports them).
+from jaxlib.xla_client import Device  # noqa: F401  (jaxlib's device class, as JAX's)
+from mjax import (api_util, custom_derivatives, extend, ffi, flatten_util,  # noqa: F401
+                  image, interpreters, lib, monitoring, stages, typing, version)
+from mjax.version import __version__, __version_info__  # noqa: F401  (the JAX release mjax follows)
+from mjax.jax_alias import alias_jax  # noqa: F401
 
 __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "debug_key_reuse", "default_device", "default_matmul_precision",

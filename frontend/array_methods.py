@@ -62,6 +62,11 @@ class ArrayMethods:
     def __abs__(self):
         return _np().abs(self)
 
+    def __round__(self, ndigits=None):
+        # JAX: round(x) is an integer array, round(x, n) keeps x's dtype.
+        out = _np().round(self, decimals=ndigits or 0)
+        return out.astype(int) if ndigits is None else out
+
     def __invert__(self):
         return _np().invert(self)
 

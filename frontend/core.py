@@ -552,3 +552,10 @@ def bind(opcls: type[JaxprOp], *args, **params):
             from mjax.sharding_types import trace_op_types
             trace_op_types(trace, opcls, tracers, outs, params)
     return outs[0] if len(outs) == 1 else outs
+
+
+# ---- jax.core's names for annotations in libraries (issue 21) ----------------------
+AbstractValue = ShapedArray  # JAX: the base class of avals; mjax's avals are ShapedArrays
+Value = object               # JAX: a concrete value or a tracer
+Atom = object                # JAX: a jaxpr Var or Literal (mjax: an MLIR value)
+ParamDict = dict             # JAX: an equation's parameters by name

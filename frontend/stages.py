@@ -1,6 +1,10 @@
 """jit stages: Traced -> Lowered -> Compiled (JAX's AOT API)."""
 from __future__ import annotations
 
+import dataclasses
+from typing import Any, Protocol, Union
+
+from jaxlib import _jax
 from jaxlib.mlir import ir
 
 from mjax import tree_util
@@ -111,6 +115,13 @@ class Lowered:
         return self._text
 
     def compiler_ir(self, dialect="stablehlo"):
+        """The lowered module: StableHLO (an MLIR module) or "hlo" (an XlaComputation,
+        `.as_hlo_text()`), as JAX's."""
+        if dialect == "hlo":
+            return _jax.mlir.mlir_module_to_xla_computation(
+                self.as_text(), use_tuple_args=False, return_tuple=False)
+        if dialect != "stablehlo":
+            raise ValueError(f"unknown dialect {dialect!r}: 'stablehlo' or 'hlo'")
         return self._module
 
     def compile(self, compiler_options=None, *, device_assignment=None):
@@ -189,3 +200,32 @@ class Compiled:
         arrays = spmd.wrap_outputs(outs, self._traced.out_avals, out_shardings, self._exe,
                                    mesh)
         return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, arrays))
+
+
+# ---- JAX's remaining jax.stages names ------------------------------------------------
+CompilerOptions = dict[str, Union[str, bool]]   # XLA compile options: name -> value
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ArgInfo:
+    """One argument of a lowered function: its aval and whether it is donated."""
+    _aval: Any
+    donated: bool
+
+    @property
+    def shape(self):
+        return self._aval.shape
+
+    @property
+    def dtype(self):
+        return self._aval.dtype
+
+
+class Wrapped(Protocol):
+    """A function wrapped by jit: callable, and staged with `.trace`/`.lower`."""
+
+    def __call__(self, *args, **kwargs): ...
+
+    def trace(self, *args, **kwargs) -> Traced: ...
+
+    def lower(self, *args, **kwargs) -> Lowered: ...

@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import gc
 import glob
@@ -75,10 +76,42 @@ def buffer_to_numpy(buf, dtype=None) -> np.ndarray:
             return np.array(np.from_dlpack(_DLPackView(buf)), copy=True)
         except (BufferError, TypeError, RuntimeError, ValueError):
             pass
+    if buf.platform() == "cpu" and dtype is not None:
+        host = _cpu_bytes_to_numpy(buf, np.dtype(dtype))
+        if host is not None:
+            return host
     read = getattr(buf, "_single_device_array_to_np_array_did_copy", None)
     if read is not None:
         return read()[0]
     return np.asarray(buf)
+
+
+_SUB_BYTE = {"int1", "uint1", "int2", "uint2", "int4", "uint4", "float4_e2m1fn"}
+
+
+def _cpu_bytes_to_numpy(buf, dtype: np.dtype):
+    """A copy of a CPU buffer's bytes viewed as `dtype` (bfloat16, float8: DLPack cannot
+    describe them, and jaxlib's reader imports jax), or None where the buffer is not
+    plain row-major `dtype` elements (packed sub-byte types, other layouts)."""
+    try:
+        shape = tuple(buf.aval.shape)
+        rank = len(shape)
+        layout = buf._pjrt_layout._xla_layout()
+        row_major = tuple(layout.minor_to_major()) == tuple(range(rank))[::-1]
+        # Sub-byte types (int4, float4, ...) are stored otherwise: jaxlib's reader.
+        packed = dtype.name in _SUB_BYTE or layout.element_size_in_bits() not in (
+            0, 8 * dtype.itemsize)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if not row_major or packed or buf.on_device_size_in_bytes() != nbytes:
+            return None
+        buf.block_until_ready()
+        ptr = buf.unsafe_buffer_pointer()
+    except (AttributeError, RuntimeError, ValueError, TypeError):
+        return None
+    if nbytes == 0:
+        return np.zeros(shape, dtype)
+    raw = (ctypes.c_uint8 * nbytes).from_address(ptr)
+    return np.frombuffer(raw, np.uint8).copy().view(dtype).reshape(shape)
 
 
 def _dlpack_dtype(dtype) -> bool:

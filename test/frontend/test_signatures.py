@@ -7,6 +7,8 @@ mismatch kept on purpose is listed in ALLOWED with its reason.
 import enum
 import importlib
 import inspect
+import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -14,21 +16,33 @@ import pytest
 import jax
 import mjax
 
-# (jax module, mjax module) pairs; a module missing on either side is skipped.
-MODULES = [
-    "numpy", "numpy.linalg", "numpy.fft", "lax", "lax.linalg", "nn", "nn.initializers",
-    "random", "scipy.special", "scipy.linalg", "scipy.signal", "scipy.optimize",
-    "scipy.ndimage", "scipy.fft", "scipy.integrate", "scipy.stats",
-    *[f"scipy.stats.{d}" for d in (
-        "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
-        "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
-        "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
-        "truncnorm", "uniform", "vonmises", "wrapcauchy")],
-    "tree_util", "tree", "", "dtypes", "sharding", "debug", "image", "ops",
-]
+# (jax module, mjax module) pairs: every public JAX module (docs/gen_api_coverage.py's
+# list, the one list of JAX's API); a module missing on either side is skipped.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "docs"))
+try:
+    import gen_api_coverage
+finally:
+    sys.path.pop(0)
+MODULES = ["" if m == "jax" else m[len("jax."):] for m in gen_api_coverage.jax_modules()[0]]
+
+# Found when the comparison grew to every JAX module (issue 21.1), each to fix next:
+# keeping them listed (the test refuses an entry that matches) makes each fix visible.
+_NEW_MODULES = "found by the whole-API comparison (issue 21.1); not fixed yet"
 
 # "module:name" -> why the signatures differ on purpose.
 ALLOWED = {
+    "distributed:initialize": _NEW_MODULES,
+    "experimental.checkify:checkify": _NEW_MODULES,
+    "experimental.jax2tf:dtype_of_val": _NEW_MODULES,
+    "experimental.pallas:align_to": _NEW_MODULES,
+    "experimental.pallas:ds": _NEW_MODULES,
+    "experimental.pallas:dslice": _NEW_MODULES,
+    "experimental.pallas:when": _NEW_MODULES,
+    "export:symbolic_args_specs": _NEW_MODULES,
+    "image:resize": "precision's default is mjax.lax.Precision.HIGHEST, a string in mjax",
+    "image:scale_and_translate": "see image:resize",
+    "profiler:annotate_function": _NEW_MODULES,
+
     "numpy:array": "JAX's extra *args only exists to reject old positional arguments",
     "numpy:set_printoptions": "JAX's is a (*args, **kwargs) forwarder to NumPy's; mjax "
                               "shows NumPy's own parameters",

@@ -4,7 +4,7 @@ would, with `jax` being either JAX or mjax, and writes what each cell printed as
     python tutorial_runner.py {jax,mjax} <cells.py> <out.json> [<prelude code>]
 
 With `mjax`, `import jax` / `import jax.numpy as jnp` / `from jax import lax` resolve to
-mjax's modules (a meta-path alias), so the cells run unchanged, and real jax is blocked:
+mjax's modules (mjax.alias_jax, the package's own alias), so the cells run unchanged, and real jax is blocked:
 importing it would be a bug in mjax. A cell's output is its stdout/stderr text, then the
 repr of its last expression (as IPython displays it), its warnings' categories and an
 exception's type and first line. Notebook magics: `%timeit stmt` runs stmt once (its
@@ -15,28 +15,11 @@ import ast
 import contextlib
 import faulthandler
 import importlib
-import importlib.abc
-import importlib.util
 import io
 import json
 import re
 import sys
 import warnings
-
-
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """`jax` and `jax.*` import as `mjax` and `mjax.*`."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name == "jax" or name.startswith("jax."):
-            return importlib.util.spec_from_loader(name, self)
-        return None
-
-    def create_module(self, spec):
-        return importlib.import_module("m" + spec.name)
-
-    def exec_module(self, module):
-        pass
 
 
 def cells_of(path):
@@ -101,7 +84,7 @@ def main(mode, path, out_path, prelude=""):
     # process's stderr, which test_tutorials shows when the run fails.
     faulthandler.enable(file=sys.__stderr__, all_threads=True)
     if mode == "mjax":
-        sys.meta_path.insert(0, _Alias())
+        importlib.import_module("mjax").alias_jax()   # (jax mode never imports mjax)
     ns = {"__name__": "__main__"}
     import jax
     barrier = getattr(jax, "effects_barrier", lambda: None)

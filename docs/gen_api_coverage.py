@@ -1,0 +1,425 @@
+"""Writes docs/api_coverage.md: every public module and name of JAX, and which mjax lacks.
+
+    python docs/gen_api_coverage.py            # rewrites docs/api_coverage.md
+    python docs/gen_api_coverage.py --out P    # writes the page to P instead
+
+The list is generated from the installed JAX (a test-only oracle): every module under
+`jax.` that pkgutil finds and `import` loads (no path part starting with `_`, so `jax._src`
+is out), and every public name of each (no leading underscore; a name bound to a module
+counts only when that module is itself a public `jax.` module, so `jax.version.os` does
+not). Each is looked up on the mjax module of the same path (`jax.numpy.sum` ->
+`mjax.numpy.sum`). A missing module or name takes its reason from REASONS, the one place
+reasons live; keys are full JAX names or patterns: `*` stays within one module
+("jax.lax.*_p"), a trailing `.**` covers a module and everything under it
+("jax.experimental.mosaic.**"). One without a reason is "missing (no reason yet)", which
+test/test_api_coverage.py refuses, as it refuses a REASONS entry that explains nothing.
+Names that exist are compared for signatures by test/frontend/test_signatures.py, over
+the modules this script lists. This script imports the real `jax`; mjax never does.
+"""
+from __future__ import annotations
+
+import __future__
+import argparse
+import fnmatch
+import functools
+import importlib
+import inspect
+import os
+import pathlib
+import pkgutil
+import sys
+import warnings
+
+NOT_YET = "not implemented yet"
+NO_REASON = "missing (no reason yet)"
+_PRIMITIVE = ("JAX's Primitive object: an mjax primitive is an op class of the jaxpr "
+              "dialect (mjax.dialect.ops, e.g. AddOp for add_p), bound with mjax.core.bind")
+_SPECIAL = (f"{NOT_YET} in mjax.scipy.special (lax has lgamma, digamma, polygamma, erf_inv; "
+            "this one needs its own series/recurrence or a primitive mjax lacks)")
+_SCIPY_LINALG = (f"{NOT_YET} in mjax.scipy.linalg (the basics, special matrices and expm "
+                 "exist; this one needs its own algorithm)")
+_NN = f"{NOT_YET} in mjax.nn"
+_MOSAIC = ("Mosaic (TPU and GPU kernel compilers) is not modelled: mjax's Pallas compiles "
+           "through Triton on GPUs and interprets on CPU")
+_TPU = "TPU-only JAX API; mjax has no TPU backend"
+_JAX_INTERNAL = ("JAX's tracing internals (Trace/Tracer classes of its interpreters); mjax "
+                 "traces into the jaxpr MLIR dialect, its tracers are mjax.core's")
+
+REASONS = {
+    # ---- jax.numpy
+    "jax.numpy.int1": "ml_dtypes' 1-bit types are not exported: mjax.dtypes maps no MLIR "
+                      "element type to them (int2/int4 and uint2/uint4 are exported)",
+    "jax.numpy.uint1": "see jax.numpy.int1",
+    "jax.numpy.float6_*": "ml_dtypes' float6 types are not exported: mjax.dtypes maps no "
+                          "MLIR element type to them (the float8 and float4 types are)",
+    # ---- jax.lax
+    "jax.lax.*_p": _PRIMITIVE,
+    "jax.random.*_p": _PRIMITIVE,
+    "jax.lax.AccuracyMode": "the `accuracy=` control of transcendental ops (result "
+                            "accuracy of exp, log, ...) is not supported",
+    "jax.lax.Tolerance": "see jax.lax.AccuracyMode",
+    "jax.lax.DotAlgorithm": "dot algorithms are not supported: `precision=` takes "
+                            "lax.Precision values (or their strings) only",
+    "jax.lax.DotAlgorithmPreset": "see jax.lax.DotAlgorithm",
+    "jax.lax.ragged_*": f"{NOT_YET}: no ragged (grouped) jaxpr op",
+    "jax.lax.RaggedDotDimensionNumbers": "see jax.lax.ragged_dot",
+    "jax.lax.rng_*": "see jax.lax.RandomAlgorithm",
+    "jax.lax.after_all": "XLA tokens are not exposed: mjax orders its effects (callbacks, "
+                         "debug prints) itself",
+    "jax.lax.create_token": "see jax.lax.after_all",
+    "jax.lax.composite": f"{NOT_YET}: stablehlo.composite regions are not emitted",
+    "jax.lax.dce_sink": "internal JAX helper (keeps a value alive through dead-code "
+                        "elimination); mjax's --jaxpr-dce has no such sink",
+    "jax.lax.stage": "internal JAX staging helper without an mjax counterpart",
+    "jax.lax.shape_as_value": "dynamic shapes are not supported (mjax shapes are static)",
+    "jax.lax.platform_dependent": f"{NOT_YET}: lowering per platform is chosen once per "
+                                  "backend, not inside a program",
+    "jax.lax.pbroadcast": "varying-manual-axes types (shard_map's check_vma casts) are not "
+                          "modelled; shard_map checks replication itself",
+    "jax.lax.psend": f"{NOT_YET}: point-to-point send/recv between devices",
+    "jax.lax.precv": "see jax.lax.psend",
+    "jax.lax.scaled_dot": f"{NOT_YET}: block-scaled (microscaling) dot products",
+    # ---- jax.scipy.linalg
+    # ---- jax.scipy.special
+    # ---- jax.nn
+    # ---- jax (top level)
+    "jax.Shard": "see jax.NamedSharding (Array.addressable_shards is not implemented yet)",
+    "jax.named_call": f"{NOT_YET} (mjax.named_scope names ops in the IR)",
+    "jax.memory": "memory kinds (host offloading) are not modelled",
+    "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
+    "jax.custom_gradient": f"{NOT_YET} (mjax.custom_vjp covers the use)",
+    "jax.closure_convert": f"{NOT_YET}",
+    "jax.linear_transpose": f"{NOT_YET} as a user API (the transpose rules exist, used by "
+                            "--jaxpr-vjp)",
+    "jax.smap": f"{NOT_YET}: the experimental single-axis shard_map",
+    "jax.softmax_custom_jvp": "a deprecated JAX flag without effect in mjax",
+    "jax.ensure_compile_time_eval": f"{NOT_YET}",
+    "jax.clear_caches": f"{NOT_YET} as a top-level name",
+    "jax.live_arrays": f"{NOT_YET}: buffers are not tracked globally",
+    "jax.array_garbage_collection_guard": "see jax.live_arrays",
+    "jax.copy_to_host_async": f"{NOT_YET}: transfers are synchronous",
+    "jax.host_count": "deprecated JAX aliases; mjax has process_count/process_index",
+    "jax.host_id": "see jax.host_count",
+    "jax.host_ids": "see jax.host_count",
+    "jax.process_indices": f"{NOT_YET} (mjax.process_count exists)",
+    "jax.print_environment_info": f"{NOT_YET}",
+    "jax.transfer_guard*": "transfer guards are not modelled (no implicit transfers are "
+                           "refused)",
+    "jax.check_tracer_leaks": "see mjax.checking_leaks (the context manager JAX also has)",
+    "jax.allow_f16_reductions": "a JAX 0.10 config context without an mjax option yet",
+    "jax.enable_custom_prng": "a deprecated JAX config context; mjax.random's typed keys "
+                              "need no switch",
+    "jax.jax2tf_associative_scan_reductions": "an option of jax2tf's "
+                                             "non-native lowering; mjax's jax2tf is native",
+    "jax.no_execution": "a JAX 0.10 debugging context (refuses execution) not modelled",
+    "jax.no_tracing": "see jax.no_execution",
+    "jax.thread_guard": "see jax.no_execution",
+    "jax.make_user_context": "JAX's user-context config helper; mjax.config has no "
+                             "user-defined contexts",
+    "jax.remove_size_one_mesh_axis_from_type": "a sharding-in-types option; shardings are "
+                                               "not part of mjax's types",
+    "jax.auto_pcast": "see jax.remove_size_one_mesh_axis_from_type",
+    "jax.Ref": f"{NOT_YET}: mutable array refs exist only inside Pallas kernels",
+    "jax.*_ref": "see jax.Ref",
+    "jax.ref": "see jax.Ref",
+    "jax.freeze": "see jax.Ref",
+    "jax.ds": "see jax.Ref (ds builds dynamic slices for indexing refs)",
+    # ---- modules of JAX's own internals, tools and platforms
+    "jax.cloud_tpu_init": _TPU,
+    "jax.tools.**": "JAX's command-line tools (jax_to_ir, the Nsight profile converter); "
+                    "mjax's tool is mjax-opt",
+    "jax.experimental.mosaic.**": _MOSAIC,
+    "jax.experimental.pallas.tpu.**": _TPU + " (Pallas's TPU backend)",
+    "jax.experimental.pallas.tpu_sc.**": _TPU + " (SparseCore)",
+    "jax.experimental.pallas.mosaic_gpu.**": _MOSAIC,
+    "jax.experimental.pallas.ops.**": ("JAX's library of Pallas kernels (attention, matmul, "
+                                       "...) written for Mosaic TPU/GPU; not ported"),
+    "jax.experimental.pallas.fuser.**": f"{NOT_YET}: Pallas kernel fusion",
+    "jax.experimental.pallas.*": f"{NOT_YET} in mjax.experimental.pallas (its core: "
+                                 "pallas_call, BlockSpec, refs, program ids, atomics)",
+    "jax.experimental.pallas.triton.*": f"{NOT_YET} in mjax.experimental.pallas.triton",
+    "jax.extend.pallas.**": "JAX's Pallas lowering-rule registry (Mosaic/Triton internals)",
+    "jax.experimental.colocated_python.**": "IFRT colocated Python (multi-host runtime "
+                                            "internals); mjax runs on PJRT clients directly",
+    "jax.experimental.array_serialization.**": f"{NOT_YET}: tensorstore checkpointing",
+    "jax.experimental.source_mapper.**": "JAX's source-map tooling over its own HLO "
+                                         "dumps; mjax ops carry file:line locations",
+    "jax.experimental.roofline.**": f"{NOT_YET}: roofline cost estimates",
+    "jax.experimental.sparse.**": f"{NOT_YET}: sparse arrays (BCOO/BCSR) and their primitives",
+    "jax.experimental.jax2tf.call_tf": f"{NOT_YET}: calling TensorFlow from mjax (mjax's "
+                                       "tf2jax converts TF functions instead)",
+    "jax.experimental.jax2tf.jax2tf": "mjax.experimental.jax2tf is one module (convert)",
+    "jax.experimental.jax2tf.split_to_logical_devices": "TPU-sharding helper of jax2tf's "
+                                                        "non-native path",
+    "jax.experimental.EArray": "JAX's extended-dtype arrays (internal)",
+    "jax.experimental.cur_qdd": "JAX's hijax quasi-dynamic data (internal)",
+    "jax.experimental.primal_tangent_dtype": "see jax.experimental.EArray",
+    "jax.experimental.hijax": "see jax.experimental.cur_qdd",
+    "jax.experimental.buffer_callback": f"{NOT_YET}: callbacks over device buffers",
+    "jax.experimental.compute_on": "compute placement on host/device streams is not "
+                                   "modelled",
+    "jax.experimental.control_deps": "see jax.lax.after_all",
+    "jax.experimental.custom_partitioning": f"{NOT_YET}: user SPMD partitioning rules",
+    "jax.experimental.fused": f"{NOT_YET}",
+    "jax.experimental.jet": f"{NOT_YET}: Taylor-mode (jet) differentiation",
+    "jax.experimental.key_reuse": f"{NOT_YET} as a module (jax_debug_key_reuse exists)",
+    "jax.experimental.mesh_utils": f"{NOT_YET} (mjax.make_mesh builds meshes)",
+    "jax.experimental.multihost_utils": f"{NOT_YET} (mjax.distributed exists)",
+    "jax.experimental.ode": f"{NOT_YET}: odeint",
+    "jax.experimental.pjit": "pjit is jit in JAX 0.10 (mjax.jit takes in/out_shardings)",
+    "jax.experimental.profiler": f"{NOT_YET} (mjax.profiler exists)",
+    "jax.experimental.random": f"{NOT_YET} (mjax.random exists)",
+    "jax.experimental.rnn": f"{NOT_YET}: cuDNN LSTM",
+    "jax.experimental.scheduling_groups": "XLA scheduling annotations are not emitted",
+    "jax.experimental.serialize_executable": f"{NOT_YET}: pickled compiled executables "
+                                             "(mjax.export serializes StableHLO)",
+    "jax.experimental.shard_alike": f"{NOT_YET}",
+    "jax.experimental.topologies": "TPU topology descriptions; " + _TPU,
+    "jax.experimental.transfer": "IFRT cross-host transfer servers are not modelled",
+    "jax.experimental.xla_metadata": "XLA frontend attributes are not emitted",
+    # ---- jax.scipy
+    "jax.scipy.cluster.**": f"{NOT_YET}: jax.scipy.cluster (vq)",
+    "jax.scipy.fft.**": f"{NOT_YET}: jax.scipy.fft (dct, dctn, idct, idctn)",
+    "jax.scipy.integrate.**": f"{NOT_YET}: jax.scipy.integrate (trapezoid)",
+    "jax.scipy.interpolate.**": f"{NOT_YET}: jax.scipy.interpolate",
+    "jax.scipy.ndimage.**": f"{NOT_YET}: jax.scipy.ndimage (map_coordinates)",
+    "jax.scipy.sparse.**": f"{NOT_YET}: jax.scipy.sparse.linalg (cg, gmres, bicgstab)",
+    "jax.scipy.spatial.**": f"{NOT_YET}: jax.scipy.spatial.transform (Rotation, Slerp)",
+    "jax.scipy.stats.**": f"{NOT_YET} in mjax.scipy.stats",
+    # ---- small modules
+    "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",
+    "jax.core.eval_jaxpr": "mjax's jaxprs are MLIR functions; they run through jit",
+    "jax.core.ensure_compile_time_eval": f"{NOT_YET}",
+    "jax.core.eval_context": "see jax.core.ensure_compile_time_eval",
+    "jax.core.max_dim": "dynamic/symbolic shapes are not supported (mjax shapes are static)",
+    "jax.core.min_dim": "see jax.core.max_dim",
+    "jax.custom_derivatives.closure_convert": f"{NOT_YET}",
+    "jax.custom_derivatives.custom_gradient": f"{NOT_YET}",
+    "jax.custom_derivatives.linear_call": f"{NOT_YET}",
+    "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
+    "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
+    "jax.errors.*": f"{NOT_YET} in mjax.errors",
+    "jax.example_libraries.**": f"{NOT_YET}: stax and optimizers (issue 21.2)",
+    "jax.export.*": "symbolic shapes and custom serialization registries are not "
+                    "supported by mjax.export",
+    "jax.profiler.*": f"{NOT_YET} in mjax.profiler (trace and annotations exist)",
+    "jax.sharding.ManualAxisType": "see jax.lax.pbroadcast",
+    "jax.sharding.make_single_device_sharding": f"{NOT_YET}",
+    "jax.lax.linalg.*_p": _PRIMITIVE,
+    "jax.lax.linalg.*": f"{NOT_YET} in mjax.lax.linalg",
+    # ---- jax.extend and jax.interpreters (issue 21: user primitives come in part 2)
+    "jax.extend.core.primitives.*": _PRIMITIVE,
+    "jax.extend.core.AbstractToken": "see jax.lax.after_all",
+    "jax.extend.core.Token": "see jax.lax.after_all",
+    "jax.extend.core.*": _JAX_INTERNAL,
+    "jax.extend.backend.*": "backend factories are mjax.runtime's (XLA, IREE)",
+    "jax.extend.ifrt_programs": "IFRT programs are not used: mjax runs on PJRT clients",
+    "jax.extend.lowering": "JAX's lowering-rule context; mjax lowers with "
+                           "--jaxpr-to-stablehlo and its rule tables",
+    "jax.extend.sharding": "GSPMD sharding protos; mjax.sharding uses Shardy",
+    "jax.extend.xla": "HLO module transformation hooks are not supported",
+    "jax.extend.random.threefry2x32_p": _PRIMITIVE,
+    "jax.interpreters.ad.JVPTrace": _JAX_INTERNAL,
+    "jax.interpreters.ad.JVPTracer": _JAX_INTERNAL,
+    "jax.interpreters.ad.add_jaxvals_p": _PRIMITIVE,
+    "jax.interpreters.mlir.*": "JAX's jaxpr-to-MLIR lowering internals; mjax lowers with "
+                               "--jaxpr-to-stablehlo (user lowering rules: issue 21 part 2)",
+    "jax.interpreters.partial_eval.*": _JAX_INTERNAL,
+    "jax.interpreters.pxla.*": "see jax.extend.backend",
+    "jax.interpreters.xla.*": "JAX's legacy XLA dispatch internals",
+}
+
+
+def _is_public_module_name(name: str) -> bool:
+    return name.split(".")[0] == "jax" and not any(p.startswith("_") for p in name.split("."))
+
+
+def _counts(value) -> bool:
+    """Whether a public attribute is part of JAX's API (not an imported helper module)."""
+    if isinstance(value, __future__._Feature):
+        return False
+    if inspect.ismodule(value):
+        return _is_public_module_name(value.__name__)
+    return True
+
+
+def public_names(module) -> list[str]:
+    return sorted(n for n in dir(module)
+                  if not n.startswith("_") and _counts(getattr(module, n, None)))
+
+
+@functools.lru_cache(maxsize=None)
+def jax_modules() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(every public jax module that imports, [(module, error) for those that do not])."""
+    import jax
+    found, broken = ["jax"], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for info in pkgutil.walk_packages(jax.__path__, "jax.", onerror=lambda _: None):
+            if not _is_public_module_name(info.name):
+                continue
+            try:
+                importlib.import_module(info.name)
+            except Exception as e:  # an optional dependency JAX's module needs
+                broken.append((info.name, f"{type(e).__name__}: {str(e).splitlines()[0]}"))
+                continue
+            found.append(info.name)
+    return tuple(sorted(found)), tuple(broken)
+
+
+def reason_for(name: str) -> str | None:
+    """The reason a module or name is missing: its exact entry, else the longest matching
+    pattern."""
+    if name in REASONS:
+        return REASONS[name]
+    matches = []
+    for k in REASONS:
+        if k.endswith(".**"):
+            if name == k[:-3] or name.startswith(k[:-2]):
+                matches.append(k)
+        elif any(c in k for c in "*?[") and k.count(".") == name.count(".") and \
+                fnmatch.fnmatchcase(name, k):
+            matches.append(k)
+    return REASONS[max(matches, key=len)] if matches else None
+
+
+def mjax_module(jax_name: str):
+    """The mjax module of the same path, or None."""
+    try:
+        return importlib.import_module("m" + jax_name)
+    except ImportError:
+        return None
+
+
+def compare(jax_name: str) -> tuple[list[str], list[str] | None]:
+    """(JAX's public names, those the mjax module of the same path lacks; None when mjax
+    lacks the module)."""
+    theirs = importlib.import_module(jax_name)
+    names = public_names(theirs)
+    ours = mjax_module(jax_name)
+    if ours is None:
+        return names, None
+
+    def present(n):
+        if inspect.ismodule(getattr(theirs, n)):   # a submodule: present if it imports
+            return mjax_module(getattr(theirs, n).__name__) is not None
+        return hasattr(ours, n)
+    return names, [n for n in names if not present(n)]
+
+
+def _parent_missing(mod: str, missing_modules: set[str]) -> bool:
+    parts = mod.split(".")
+    return any(".".join(parts[:i]) in missing_modules for i in range(1, len(parts)))
+
+
+def survey() -> dict:
+    """{"modules": [(module, names, missing or None)], "broken": [(module, error)]}."""
+    found, broken = jax_modules()
+    return {"modules": [(m, *compare(m)) for m in found], "broken": list(broken)}
+
+
+def unexplained(data: dict | None = None) -> list[str]:
+    """Missing modules and names with no reason (what the coverage test refuses)."""
+    data = data or survey()
+    out = []
+    for mod, names, missing in data["modules"]:
+        if missing is None:
+            if reason_for(mod) is None:
+                out.append(mod)
+            continue
+        out += [f"{mod}.{n}" for n in missing if reason_for(f"{mod}.{n}") is None]
+    return out
+
+
+def unused_reasons(data: dict | None = None) -> list[str]:
+    """REASONS entries that explain no missing module or name (stale: mjax has it now)."""
+    data = data or survey()
+    missing = []
+    for mod, names, miss in data["modules"]:
+        missing += [mod] if miss is None else [f"{mod}.{n}" for n in miss]
+    used = set()
+    for name in missing:
+        for k in REASONS:
+            if k == name or (k.endswith(".**") and (name == k[:-3] or name.startswith(k[:-2]))) \
+                    or (k.count(".") == name.count(".") and fnmatch.fnmatchcase(name, k)):
+                used.add(k)
+    return sorted(set(REASONS) - used)
+
+
+def _grouped(items: list[str], qualify) -> list[str]:
+    """One line per reason: the items sharing it, then the reason."""
+    by_reason: dict[str, list[str]] = {}
+    for n in items:
+        by_reason.setdefault(reason_for(qualify(n)) or NO_REASON, []).append(n)
+    return [f"- {', '.join(f'`{n}`' for n in group)}: {why}" for why, group in by_reason.items()]
+
+
+def render(data: dict | None = None) -> str:
+    import jax
+    data = data or survey()
+    missing_modules = {m for m, _, miss in data["modules"] if miss is None}
+    rows, sections, lacked = [], [], []
+    totals = [0, 0, 0, 0]
+    for mod, names, missing in data["modules"]:
+        if missing is None:
+            if not _parent_missing(mod, missing_modules):
+                lacked.append(mod)
+            continue
+        no_reason = [n for n in missing if reason_for(f"{mod}.{n}") is None]
+        counts = [len(names), len(names) - len(missing), len(missing) - len(no_reason),
+                  len(no_reason)]
+        totals = [a + b for a, b in zip(totals, counts)]
+        rows.append(f"| `{mod}` | " + " | ".join(map(str, counts)) + " |")
+        if missing:
+            sections.append("\n".join([f"### `{mod}` (`m{mod}`)", "",
+                                       *_grouped(missing, lambda n: f"{mod}.{n}")]))
+    lacked_lines = _grouped(lacked, lambda m: m)
+    return "\n".join([
+        "# Coverage of JAX's public API",
+        "",
+        "Generated by `python docs/gen_api_coverage.py` (never edit by hand; "
+        "`test/test_api_coverage.py` checks it is up to date and that every missing module "
+        "and name has a reason).",
+        f"Compared with JAX {jax.__version__}: every public module under `jax.` that "
+        "imports (`jax._src` excluded) and every public name in each, looked up on the mjax "
+        "module of the same path (`jax.numpy.sum` -> `mjax.numpy.sum`). A name that exists "
+        "is counted as present, whatever its completeness (signatures are compared by "
+        "`test/frontend/test_signatures.py`); what is missing is listed with the reason "
+        "from the script's `REASONS` table.",
+        "",
+        f"{len(data['modules'])} JAX modules: {len(data['modules']) - len(missing_modules)} "
+        f"exist in mjax, {len(missing_modules)} do not (a module's submodules are counted "
+        "with it below).",
+        "",
+        "## Modules mjax lacks",
+        "",
+        *lacked_lines,
+        "",
+        *(["JAX modules that do not import with this machine's packages (not compared):", "",
+           *[f"- `{m}`: {err}" for m, err in data["broken"]], ""] if data["broken"] else []),
+        "## Modules mjax has",
+        "",
+        "| module | JAX names | in mjax | missing, with reason | missing, no reason yet |",
+        "|---|---|---|---|---|",
+        *rows,
+        "| all | " + " | ".join(map(str, totals)) + " |",
+        "",
+        "## Names mjax lacks, by module",
+        "",
+        *(s + "\n" for s in sections),
+    ])
+
+
+def main(argv=None) -> int:
+    here = pathlib.Path(__file__).resolve().parent
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(here / "api_coverage.md"))
+    args = parser.parse_args(argv)
+    pathlib.Path(args.out).write_text(render())
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""JAX-private: jax._src.state (flax.nnx)."""

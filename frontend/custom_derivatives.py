@@ -1,0 +1,46 @@
+"""JAX: jax.custom_derivatives: custom JVP and VJP rules (mjax.custom_jvp/custom_vjp)
+and the symbolic-zero helpers their rules use."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from mjax import tree_util
+from mjax.ad import custom_jvp, custom_vjp
+from mjax.interpreters.ad import SymbolicZero, zeros_like_aval, tangent_aval
+from mjax.api import typeof
+from mjax.extend.core import Primitive
+
+__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",
+           "custom_vjp_primal_tree_values", "zero_from_primal"]
+
+
+# JAX's primitives of custom-rule calls, as identities for libraries that key tables on
+# them (equinox); mjax's calls are jaxpr.custom_jvp_call / custom_vjp_call ops.
+custom_jvp_call_p = Primitive("custom_jvp_call")
+custom_vjp_call_p = Primitive("custom_vjp_call")
+
+
+@dataclasses.dataclass
+class CustomVJPPrimal:
+    """A primal a custom_vjp forward rule receives with symbolic_zeros=True."""
+    value: Any
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+    """`tree` with each CustomVJPPrimal leaf replaced by its value."""
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_util.tree_map(value, tree)
+
+
+def zero_from_primal(val, symbolic_zeros=False):
+    """The zero tangent of each leaf of `val` (a SymbolicZero with symbolic_zeros=True;
+    float0 zeros for integer leaves)."""
+    def zero(x):
+        aval = tangent_aval(typeof(x))
+        return SymbolicZero(aval) if symbolic_zeros else zeros_like_aval(aval)
+    return tree_util.tree_map(zero, val)

@@ -1,0 +1,258 @@
+"""JAX: jax.extend.core: primitives, jaxpr types and tracing hooks for JAX extensions.
+
+mjax's jaxprs are functions of the `jaxpr` MLIR dialect, so what JAX exposes here as
+Python objects exists in mjax only in part:
+- `Primitive` has JAX's registration API (`def_impl`, `def_abstract_eval`,
+  `multiple_results`, rules in `mjax.interpreters.ad/batching/mlir`), and `bind` runs its
+  `def_impl` rule on concrete arrays. Binding one to traced values (under `jit`, `grad`,
+  `vmap`, ...) raises NotImplementedError: user-defined primitives are not staged into
+  the dialect yet (issue 21, part 2).
+- `ClosedJaxpr` is what `mjax.make_jaxpr` returns. `Jaxpr`, `JaxprEqn`, `Var`, `Literal`
+  and `DropVar` are JAX's jaxpr pieces: mjax never makes them (its equations are MLIR
+  operations, `ClosedJaxpr.eqns`), so `isinstance` checks on them are False.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from mjax import core as _core
+from mjax import dtypes
+from mjax.api import ClosedJaxpr
+from mjax.array import Array
+from mjax.errors import ConcretizationTypeError
+
+from mjax.extend.core import primitives  # noqa: F401
+
+__all__ = ["Primitive", "CallPrimitive", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Var",
+           "Literal", "DropVar", "DebugInfo", "Effect", "Effects", "no_effects",
+           "array_types", "valid_jaxtype", "primal_dtype_to_tangent_dtype",
+           "concrete_or_error", "mapped_aval", "unmapped_aval", "jaxpr_as_fun",
+           "InconclusiveDimensionOperation", "JaxprTypeError", "TraceTag",
+           "find_top_trace", "unsafe_am_i_under_a_jit_DO_NOT_USE",
+           "unsafe_am_i_under_a_vmap_DO_NOT_USE", "unsafe_get_axis_names_DO_NOT_USE",
+           "primitives"]
+
+_STAGING = ("mjax does not stage user-defined primitives into its jaxpr dialect yet "
+            "(issue 21, part 2): only eager calls on concrete arrays run, through the "
+            "primitive's def_impl rule")
+
+
+class Primitive:
+    """A named operation with rules registered by the user (JAX's `core.Primitive`)."""
+    multiple_results = False
+    call_primitive = False
+    map_primitive = False
+    ref_primitive = False
+    is_effectful = None
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+    def def_impl(self, impl):
+        self.impl = impl
+        return impl
+
+    def def_abstract_eval(self, abstract_eval):
+        self.abstract_eval = lambda *a, **kw: (abstract_eval(*a, **kw), no_effects)
+        return abstract_eval
+
+    def def_effectful_abstract_eval(self, effectful_abstract_eval):
+        self.abstract_eval = effectful_abstract_eval
+        return effectful_abstract_eval
+
+    def def_effectful_abstract_eval2(self, abstract_eval):
+        return self.def_effectful_abstract_eval(abstract_eval)
+
+    def impl(self, *args, **params):
+        raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
+
+    def abstract_eval(self, *args, **params):
+        raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented")
+
+    def bind(self, *args, **params):
+        traced = [a for a in args if isinstance(a, _core.Tracer)]
+        if traced:
+            raise NotImplementedError(
+                f"user-defined primitive '{self.name}' was bound to a traced value "
+                f"({traced[0].aval.str_short()}, under jit, grad, vmap or another "
+                f"transformation): {_STAGING}")
+        return self.impl(*args, **params)
+
+    def get_bind_params(self, params):
+        return [], params
+
+
+class CallPrimitive(Primitive):
+    """A primitive whose first argument is a function to call (JAX's call_p family)."""
+    call_primitive = True
+    multiple_results = True
+
+
+class _NeverMade:
+    """Base of JAX's jaxpr pieces that mjax never makes (its jaxprs are MLIR)."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"jax.extend.core.{type(self).__name__}: mjax's jaxprs are functions of the "
+            "jaxpr MLIR dialect (mjax.make_jaxpr(f)(...).mlir), not JAX's Python objects")
+
+
+class Jaxpr(_NeverMade):
+    """JAX's open jaxpr. mjax: a `func.func` of the jaxpr dialect (ClosedJaxpr.mlir)."""
+
+
+class JaxprEqn(_NeverMade):
+    """JAX's jaxpr equation. mjax: an MLIR operation (ClosedJaxpr.eqns)."""
+
+
+class Var(_NeverMade):
+    """JAX's jaxpr variable. mjax: an MLIR value."""
+
+
+class Literal(_NeverMade):
+    """JAX's jaxpr literal. mjax: a jaxpr.constant operation."""
+
+
+class DropVar(Var):
+    """JAX's unused equation output."""
+
+
+class Effect:
+    """Base class of side effects a primitive may have."""
+
+
+Effects = set
+no_effects: frozenset = frozenset()
+
+
+class TraceTag:
+    """Identity of a transformation's trace (JAX: core.TraceTag)."""
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class DebugInfo:
+    """Where a traced function comes from, for error messages (JAX: core.DebugInfo)."""
+    traced_for: str
+    func_src_info: str | None
+    arg_names: tuple[str, ...] | None
+    result_paths: tuple[str, ...] | None = None
+
+    @property
+    def func_name(self) -> str:
+        return (self.func_src_info or "<unknown>").split(" ")[0]
+
+
+class InconclusiveDimensionOperation(Exception):
+    """Raised for operations on symbolic dimensions (JAX: shape polymorphism); mjax
+    shapes are static, so mjax never raises it."""
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr failed its type check (mjax: the --jaxpr-verify pass raises its own)."""
+
+
+array_types: set = {np.ndarray, np.bool_, np.int8, np.int16, np.int32, np.int64,
+                    np.uint8, np.uint16, np.uint32, np.uint64, np.float16, np.float32,
+                    np.float64, np.complex64, np.complex128, dtypes.bfloat16, Array}
+
+
+def valid_jaxtype(x) -> bool:
+    """Whether `x` is a value mjax functions take as an array argument."""
+    try:
+        _core.aval_of_value(x)
+    except TypeError:
+        return False
+    return True
+
+
+def primal_dtype_to_tangent_dtype(primal_dtype):
+    """float0 for integer and boolean primals (their tangents carry nothing), else the
+    primal's dtype."""
+    dt = np.dtype(primal_dtype)
+    if dtypes.issubdtype(dt, np.inexact) or dtypes.issubdtype(dt, dtypes.extended):
+        return dt
+    return dtypes.float0
+
+
+def concrete_or_error(force: Any, val: Any, context: str = ""):
+    """`force(val)` for a concrete value; for a tracer JAX knows the value of (under grad
+    outside jit) its value; else ConcretizationTypeError naming `context`."""
+    if force is None:
+        force = lambda x: x  # noqa: E731
+    if isinstance(val, _core.Tracer):
+        known = _core.known_value(val)
+        if known is None:
+            raise ConcretizationTypeError(val, context)
+        return force(known)
+    return force(val)
+
+
+def mapped_aval(size: int, axis: int | None, aval):
+    """`aval` without its mapped axis (what a vmapped function sees per element)."""
+    if axis is None:
+        return aval
+    if aval.shape[axis] != size:
+        raise ValueError(f"mapped axis {axis} of {aval.str_short()} has size "
+                         f"{aval.shape[axis]}, expected {size}")
+    return aval.update(shape=aval.shape[:axis] + aval.shape[axis + 1:])
+
+
+def unmapped_aval(size: int, axis: int | None, aval, explicit_mesh_axis=None):
+    """`aval` with a new axis of `size` at `axis` (a vmapped function's result)."""
+    if axis is None:
+        return aval
+    return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
+
+
+def jaxpr_as_fun(closed_jaxpr, *args):
+    raise NotImplementedError(
+        "jax.extend.core.jaxpr_as_fun: mjax's ClosedJaxpr is MLIR text and is not "
+        "evaluated again from Python; call the traced function (under mjax.jit) instead")
+
+
+def find_top_trace(_):
+    """The innermost active trace among the tracers in `_` (None for concrete values)."""
+    return _core.current_trace() if any(isinstance(x, _core.Tracer) for x in _) else None
+
+
+def unsafe_am_i_under_a_jit_DO_NOT_USE() -> bool:
+    """Whether Python is running inside a trace (jit, or any staging transformation)."""
+    return _core.current_trace() is not None
+
+
+def unsafe_am_i_under_a_vmap_DO_NOT_USE() -> bool:
+    raise NotImplementedError("jax.extend.core.unsafe_am_i_under_a_vmap_DO_NOT_USE: "
+                              "mjax traces vmap bodies like any other function")
+
+
+def unsafe_get_axis_names_DO_NOT_USE() -> list:
+    raise NotImplementedError("jax.extend.core.unsafe_get_axis_names_DO_NOT_USE: "
+                              "mjax's named axes are not queried from Python")
+
+
+
+def _tracing_internal(name):
+    def internal(*args, **kwargs):
+        raise NotImplementedError(
+            f"jax.extend.core.{name}: JAX's trace-stack internals; mjax traces into its "
+            "jaxpr dialect with its own trace state (mjax.core)")
+    internal.__name__ = name
+    return internal
+
+
+# JAX's trace-stack API (haiku reads these at import; using them is not supported).
+take_current_trace = _tracing_internal("take_current_trace")
+set_current_trace = _tracing_internal("set_current_trace")
+get_opaque_trace_state = _tracing_internal("get_opaque_trace_state")

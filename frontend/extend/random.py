@@ -1,0 +1,42 @@
+"""JAX: jax.extend.random: PRNG implementations and the raw threefry hash."""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax import numpy as jnp
+from mjax import prng
+
+__all__ = ["threefry_prng_impl", "rbg_prng_impl", "unsafe_rbg_prng_impl", "random_seed",
+           "seed_with_impl", "threefry_2x32", "define_prng_impl"]
+
+threefry_prng_impl = prng.impl_of("threefry2x32")
+rbg_prng_impl = prng.impl_of("rbg")
+unsafe_rbg_prng_impl = prng.impl_of("unsafe_rbg")
+
+
+def random_seed(seeds, impl):
+    """Typed keys made from integer `seeds` with PRNG implementation `impl`."""
+    return prng.random_seed(seeds, prng.resolve_impl(impl))
+
+
+def seed_with_impl(impl, seed):
+    return random_seed(seed, impl)
+
+
+def threefry_2x32(keypair, count):
+    """The Threefry-2x32 hash of counters `count` (any shape, uint32) under the key
+    `keypair` (a pair of uint32 scalars), as JAX's."""
+    key = jnp.stack([jnp.asarray(k, np.uint32) for k in keypair])
+    count = jnp.asarray(count)
+    if count.dtype != np.uint32:
+        raise TypeError(f"threefry_2x32 requires uint32 arguments, got {count.dtype}")
+    flat = count.ravel()
+    return prng._threefry_2x32(key, flat).reshape(count.shape)
+
+
+def define_prng_impl(*, key_shape, seed, split, random_bits, fold_in, name="<unnamed>",
+                     tag="?"):
+    raise NotImplementedError(
+        "jax.extend.random.define_prng_impl: mjax's PRNG implementations are ops of its "
+        "jaxpr dialect (threefry2x32, rbg, unsafe_rbg); user-defined ones are not "
+        "supported")

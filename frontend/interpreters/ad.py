@@ -1,0 +1,202 @@
+"""JAX: jax.interpreters.ad: forward- and reverse-mode rules of user-defined primitives,
+and JAX's symbolic zero tangents.
+
+The tables (`primitive_jvps`, `primitive_transposes`) are filled as in JAX; mjax's own
+primitives keep their rules in mjax.passes.rules. Rules registered here are not used yet:
+user primitives are not staged (issue 21, part 2).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax import lax
+from mjax import numpy as jnp
+from mjax import dtypes
+from mjax.api import typeof
+from mjax.dialect import ShapedArray
+from mjax.extend.core import primal_dtype_to_tangent_dtype
+
+__all__ = ["primitive_jvps", "primitive_transposes", "defjvp", "defjvp2", "deflinear",
+           "deflinear2", "defbilinear", "get_primitive_transpose", "Zero", "SymbolicZero",
+           "UndefinedPrimal", "is_undefined_primal", "instantiate_zeros", "zeros_like_aval",
+           "add_tangents", "add_jaxvals", "jvp", "linearize"]
+
+primitive_jvps: dict = {}
+primitive_transposes: dict = {}
+
+
+def tangent_aval(aval) -> ShapedArray:
+    """The aval of a tangent of a value of `aval` (float0 for integers and booleans)."""
+    return ShapedArray(aval.shape, primal_dtype_to_tangent_dtype(aval.dtype))
+
+
+class Zero:
+    """A symbolic zero tangent of aval `aval` (JAX: ad_util.Zero)."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval})"
+
+    @staticmethod
+    def from_primal_value(val) -> "Zero":
+        return Zero(tangent_aval(typeof(val)))
+
+    def instantiate(self):
+        return zeros_like_aval(self.aval)
+
+
+class SymbolicZero:
+    """A zero tangent a custom rule receives with symbolic_zeros=True (JAX:
+    custom_derivatives.SymbolicZero); shape and dtype read through to its aval."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return type(self).__name__
+
+    def __getattr__(self, name):
+        if name == "aval":
+            raise AttributeError(name)
+        return getattr(self.aval, name)
+
+    @staticmethod
+    def from_primal_value(val) -> "SymbolicZero":
+        return SymbolicZero(tangent_aval(typeof(val)))
+
+    def instantiate(self):
+        return zeros_like_aval(self.aval)
+
+
+class UndefinedPrimal:
+    """A linear input of a transpose rule (its primal value is not known)."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval})"
+
+
+def is_undefined_primal(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+def zeros_like_aval(aval):
+    """Zeros of `aval`'s shape and dtype (float0 zeros live on the host, as in JAX)."""
+    if np.dtype(aval.dtype) == dtypes.float0:
+        return np.zeros(aval.shape, dtypes.float0)
+    return lax.full(aval.shape, 0, aval.dtype)
+
+
+def instantiate_zeros(tangent):
+    """A dense array for a symbolic zero; other tangents as they are."""
+    if isinstance(tangent, (Zero, SymbolicZero)):
+        return zeros_like_aval(tangent.aval)
+    return tangent
+
+
+def add_tangents(x, y):
+    """x + y where either may be a symbolic zero."""
+    if isinstance(x, Zero):
+        return y
+    if isinstance(y, Zero):
+        return x
+    return add_jaxvals(x, y)
+
+
+def add_jaxvals(x, y):
+    return jnp.add(x, y)
+
+
+def _user_rules(what):
+    raise NotImplementedError(
+        f"jax.interpreters.ad.{what}: JAX's JVP tracing internals; mjax's jvp is the "
+        "--jaxpr-jvp pass (use mjax.jvp / mjax.linearize)")
+
+
+def jvp(*args, **kwargs):
+    _user_rules("jvp")
+
+
+def linearize(*args, **kwargs):
+    _user_rules("linearize")
+
+
+def defjvp(primitive, *jvprules):
+    """Registers one JVP rule per operand: rule(tangent, *primals, **params) -> the
+    output tangent's part from that operand (None: the operand is not differentiable)."""
+    def jvp_rule(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        parts = [rule(t, *primals, **params) for rule, t in zip(jvprules, tangents)
+                 if rule is not None and not isinstance(t, Zero)]
+        if not parts:
+            return out, Zero.from_primal_value(out)
+        total = parts[0]
+        for p in parts[1:]:
+            total = add_tangents(total, p)
+        return out, total
+    primitive_jvps[primitive] = jvp_rule
+    return jvp_rule
+
+
+def defjvp2(primitive, *jvprules):
+    """As defjvp, but each rule also gets the primal output: rule(t, ans, *primals)."""
+    def jvp_rule(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        parts = [rule(t, out, *primals, **params) for rule, t in zip(jvprules, tangents)
+                 if rule is not None and not isinstance(t, Zero)]
+        if not parts:
+            return out, Zero.from_primal_value(out)
+        total = parts[0]
+        for p in parts[1:]:
+            total = add_tangents(total, p)
+        return out, total
+    primitive_jvps[primitive] = jvp_rule
+    return jvp_rule
+
+
+def deflinear(primitive, transpose_rule):
+    """A primitive linear in all its operands: its JVP is itself on the tangents;
+    transpose_rule(cotangent, **params) -> one cotangent per operand."""
+    def jvp_rule(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        return out, primitive.bind(*map(instantiate_zeros, tangents), **params)
+    primitive_jvps[primitive] = jvp_rule
+    primitive_transposes[primitive] = lambda ct, *args, **params: transpose_rule(ct,
+                                                                                **params)
+    return jvp_rule
+
+
+def deflinear2(primitive, transpose_rule):
+    """As deflinear; transpose_rule(cotangent, *operands, **params)."""
+    def jvp_rule(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        return out, primitive.bind(*map(instantiate_zeros, tangents), **params)
+    primitive_jvps[primitive] = jvp_rule
+    primitive_transposes[primitive] = transpose_rule
+    return jvp_rule
+
+
+def defbilinear(prim, lhs_rule, rhs_rule):
+    """A primitive linear in each of its two operands separately (as a product)."""
+    defjvp(prim, lambda t, x, y, **p: prim.bind(t, y, **p),
+           lambda t, x, y, **p: prim.bind(x, t, **p))
+
+    def transpose(ct, x, y, **params):
+        if is_undefined_primal(x):
+            return lhs_rule(ct, x, y, **params), None
+        return None, rhs_rule(ct, x, y, **params)
+    primitive_transposes[prim] = transpose
+
+
+def get_primitive_transpose(p):
+    try:
+        return primitive_transposes[p]
+    except KeyError as e:
+        raise NotImplementedError(
+            f"Transpose rule (for reverse-mode differentiation) for '{p}' not "
+            "implemented") from e
+

@@ -1,0 +1,76 @@
+"""JAX: jax.interpreters.batching: vmap rules of user-defined primitives.
+
+The tables are filled as in JAX; mjax's own primitives keep their batching rules in
+mjax.passes.rules. Rules registered here are not used yet: user primitives are not
+staged (issue 21, part 2).
+"""
+from __future__ import annotations
+
+from mjax import numpy as jnp
+
+__all__ = ["primitive_batchers", "axis_primitive_batchers", "fancy_primitive_batchers",
+           "defvectorized", "defbroadcasting", "defreducer", "bdim_at_front", "broadcast",
+           "not_mapped", "register_vmappable", "unregister_vmappable"]
+
+primitive_batchers: dict = {}
+axis_primitive_batchers: dict = {}
+fancy_primitive_batchers: dict = {}
+
+not_mapped = None  # the batch dimension of an unbatched operand
+
+
+def defvectorized(prim):
+    """An elementwise unary primitive: the batch axis passes straight through."""
+    def rule(args, dims, **params):
+        (x,), (d,) = args, dims
+        return prim.bind(x, **params), d
+    primitive_batchers[prim] = rule
+
+
+def defbroadcasting(prim):
+    """An elementwise n-ary primitive: batch axes moved to the front, then broadcast."""
+    def rule(args, dims, **params):
+        size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
+        ndim = max(x.ndim - (d is not None) for x, d in zip(args, dims))
+        moved = [bdim_at_front(x, d, size) if d is not None else x for x, d in zip(args, dims)]
+        moved = [x.reshape(x.shape[:1] + (1,) * (ndim + 1 - x.ndim) + x.shape[1:])
+                 if d is not None else x for x, d in zip(moved, dims)]
+        return prim.bind(*moved, **params), 0
+    primitive_batchers[prim] = rule
+
+
+def defreducer(prim):
+    """A reduction over `axes`: the axes shift past the batch axis."""
+    def rule(args, dims, *, axes, **params):
+        (x,), (d,) = args, dims
+        x = jnp.moveaxis(x, d, 0) if d is not None else x
+        shifted = tuple(a + (d is not None) for a in axes)
+        return prim.bind(x, axes=shifted, **params), 0 if d is not None else None
+    primitive_batchers[prim] = rule
+
+
+def bdim_at_front(x, bdim, size, mesh_axis=None):
+    """`x` with its batch axis first (broadcast to `size` when it has none)."""
+    if bdim is None:
+        return broadcast(x, size, 0, mesh_axis)
+    return jnp.moveaxis(x, bdim, 0)
+
+
+def broadcast(x, sz, axis, mesh_axis):
+    """`x` with a new axis of size `sz` at `axis`."""
+    x = jnp.asarray(x)
+    shape = list(x.shape)
+    shape.insert(axis, sz)
+    return jnp.broadcast_to(jnp.expand_dims(x, axis), tuple(shape))
+
+
+def register_vmappable(data_type, spec_type, axis_size_type, to_elt, from_elt,
+                       make_iota):
+    raise NotImplementedError(
+        "jax.interpreters.batching.register_vmappable: vmap over custom container types "
+        "is not supported by mjax (its vmap maps arrays of pytrees)")
+
+
+def unregister_vmappable(data_type):
+    raise NotImplementedError("jax.interpreters.batching.unregister_vmappable: see "
+                              "register_vmappable")

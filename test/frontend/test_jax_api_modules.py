@@ -1,0 +1,189 @@
+"""JAX's modules for libraries (issue 21.2) and small public-API gaps (21.5), each
+checked against real jax: flatten_util, image, extend.random, extend.linear_util,
+api_util, monitoring, interpreters' rule tables, extend.core.Primitive, round(array),
+compiler_ir("hlo"), and reading bfloat16 arrays without importing jax."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jax
+import jax.api_util
+import jax.extend.random
+import jax.flatten_util
+import jax.image
+import jax.numpy as jnp
+import mjax
+import mjax.numpy as mnp
+from mjax import api_util, flatten_util, image, monitoring, tree_util
+from mjax.extend import core as ecore
+from mjax.extend import linear_util as lu
+from mjax.extend import random as erandom
+from mjax.interpreters import ad, batching
+from mjax.interpreters import mlir as imlir
+
+
+@pytest.mark.parametrize("tree", [
+    {"a": np.ones((2, 3), np.float32), "b": [np.arange(3, dtype=np.int32), np.float16(2)]},
+    [np.ones(2, np.float32), (np.zeros((1, 2), np.float32),)],
+    [],
+])
+def test_ravel_pytree_matches_jax(tree):
+    jflat, junravel = jax.flatten_util.ravel_pytree(tree)
+    mflat, munravel = flatten_util.ravel_pytree(tree)
+    assert mflat.dtype == jflat.dtype and mflat.shape == jflat.shape
+    np.testing.assert_array_equal(np.asarray(mflat), np.asarray(jflat))
+    back_j, back_m = junravel(jflat), munravel(mflat)
+    assert tree_util.tree_structure(back_m) == tree_util.tree_structure(tree)
+    for a, b in zip(jax.tree_util.tree_leaves(back_j), tree_util.tree_leaves(back_m)):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert munravel == flatten_util.ravel_pytree(tree)[1]  # hashable, equal by structure
+
+
+def test_ravel_pytree_unravel_refuses_another_dtype():
+    _, unravel = flatten_util.ravel_pytree([np.ones(2, np.float32), np.arange(2)])
+    with pytest.raises(TypeError, match="unravel function given array of dtype int32"):
+        unravel(mnp.zeros(4, np.int32))
+
+
+def test_ravel_pytree_under_jit_and_grad():
+    def loss(p):
+        flat, _ = flatten_util.ravel_pytree(p)
+        return mnp.sum(flat ** 2)
+    p = {"w": np.arange(3.0, dtype=np.float32), "b": np.float32(2.0)}
+    g = mjax.jit(mjax.grad(loss))(p)
+    np.testing.assert_allclose(np.asarray(g["w"]), 2 * p["w"])
+    np.testing.assert_allclose(np.asarray(g["b"]), 4.0)
+
+
+METHODS = ["nearest", "linear", "cubic", "lanczos3", "lanczos5", "cubic-pytorch", "area"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("antialias", [True, False])
+def test_image_resize_matches_jax(method, antialias):
+    x = np.random.RandomState(0).rand(5, 7, 3).astype(np.float32)
+    for shape in [(9, 4, 3), (3, 11, 3)]:
+        np.testing.assert_allclose(
+            np.asarray(image.resize(x, shape, method, antialias)),
+            np.asarray(jax.image.resize(x, shape, method, antialias)), atol=1e-5)
+
+
+def test_image_scale_and_translate_and_integer_input_match_jax():
+    x = np.random.RandomState(1).rand(6, 6).astype(np.float32)
+    args = ((8, 5), (0, 1), np.array([1.5, 0.8], np.float32), np.array([0.3, -0.2],
+                                                                      np.float32))
+    np.testing.assert_allclose(np.asarray(image.scale_and_translate(x, *args, "cubic")),
+                               np.asarray(jax.image.scale_and_translate(x, *args, "cubic")),
+                               atol=1e-5)
+    xi = (x * 100).astype(np.int32)
+    a, b = image.resize(xi, (4, 9), "linear"), jax.image.resize(xi, (4, 9), "linear")
+    assert a.dtype == b.dtype
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+    with pytest.raises(ValueError, match="Unknown resize method"):
+        image.resize(x, (3, 3), "bogus")
+    with pytest.raises(ValueError, match="Nearest neighbor"):
+        image.scale_and_translate(x, *args, "nearest")
+
+
+def test_threefry_2x32_matches_jax():
+    count = np.arange(7, dtype=np.uint32).reshape(7)
+    key = (np.uint32(3), np.uint32(9))
+    np.testing.assert_array_equal(np.asarray(erandom.threefry_2x32(key, count)),
+                                  np.asarray(jax.extend.random.threefry_2x32(key, count)))
+
+
+def test_linear_util_transformations():
+    def f(x, y):
+        return x + y
+
+    def scale(k, *args):
+        ans = yield args, {}
+        yield ans * k
+
+    @lu.transformation_with_aux2
+    def with_aux(inner, store, *args):
+        out = inner(*args)
+        store.store("aux")
+        return out
+
+    g, aux = with_aux(lu.transformation(scale, lu.wrap_init(f), 10))
+    assert g.call_wrapped(1, 2) == 30 and aux() == "aux"
+    with pytest.raises(lu.StoreException):
+        lu.transformation_with_aux2(lambda inner, store, *a: inner(*a),
+                                    lu.wrap_init(f))[1]()
+
+
+def test_api_util_matches_jax():
+    t = (1, {"a": 2, "b": (3, 4)})
+    axes = (0, {"a": None, "b": 1})
+    assert api_util.flatten_axes("in_axes", tree_util.tree_structure(t), axes) == \
+        jax.api_util.flatten_axes("in_axes", jax.tree_util.tree_structure(t), axes)
+    assert api_util.rebase_donate_argnums((3, 4), (0, 1)) == \
+        jax.api_util.rebase_donate_argnums((3, 4), (0, 1))
+    tree = ((1, (2, 3)), {})
+    assert api_util.donation_vector((0,), (), tree_util.tree_structure(tree)) == \
+        jax.api_util.donation_vector((0,), (), jax.tree_util.tree_structure(tree))
+    fun, out_tree = api_util.flatten_fun_nokwargs(
+        lu.wrap_init(lambda a, b: {"s": a + b}), tree_util.tree_structure((1, 2)))
+    assert fun.call_wrapped(1, 2) == [3] and out_tree() == tree_util.tree_structure({"s": 0})
+
+
+def test_monitoring_listeners():
+    seen = []
+    listener = lambda event, **kw: seen.append((event, kw))  # noqa: E731
+    monitoring.register_event_listener(listener)
+    try:
+        monitoring.record_event("/lib/x", n=1)
+    finally:
+        monitoring.unregister_event_listener(listener)
+    monitoring.record_event("/lib/y")
+    assert seen == [("/lib/x", {"n": 1})]
+    with pytest.raises(AssertionError):
+        monitoring.unregister_event_listener(listener)
+
+
+def test_user_primitive_registers_rules_and_runs_eagerly_only():
+    p = ecore.Primitive("my_double")
+    p.def_impl(lambda x: x * 2)
+    p.def_abstract_eval(lambda x: x)
+    ad.defjvp(p, lambda t, x: t * 2)
+    batching.defvectorized(p)
+    imlir.register_lowering(p, imlir.lower_fun(lambda x: x * 2, multiple_results=False))
+    assert p in ad.primitive_jvps and p in batching.primitive_batchers
+    np.testing.assert_array_equal(np.asarray(p.bind(mnp.arange(3.0))), [0.0, 2.0, 4.0])
+    with pytest.raises(NotImplementedError, match="my_double.*issue 21, part 2"):
+        mjax.jit(p.bind)(1.0)
+    with pytest.raises(NotImplementedError, match="Evaluation rule for 'other'"):
+        ecore.Primitive("other").bind(1.0)
+
+
+@pytest.mark.parametrize("x,nd", [(2.6, None), (2.567, 2), (-1.5, None), (7.25, 1)])
+def test_round_of_an_array_as_jax(x, nd):
+    a, b = round(mnp.array(x), nd), round(jnp.array(x), nd)
+    assert a.dtype == b.dtype
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b))
+
+
+def test_compiler_ir_hlo_text():
+    hlo = mjax.jit(lambda x: x * 2 + 1).lower(1.0).compiler_ir("hlo")
+    text = hlo.as_hlo_text()
+    assert text.startswith("HloModule") and "multiply" in text and "add" in text
+    assert "stablehlo" in str(mjax.jit(lambda x: x + 1).lower(1.0).compiler_ir())
+
+
+def test_bfloat16_to_numpy_never_imports_jax():
+    # (rank-0 arrays put from the host still import jax: jaxlib's unsafe_buffer_pointer
+    # does for them; issue 21.5, open)
+    code = ("import sys, numpy as np, mjax, mjax.numpy as jnp\n"
+            "x = jnp.arange(6, dtype=jnp.bfloat16).reshape(2, 3)\n"
+            "y = mjax.jit(lambda a: (a * 2).T)(x)\n"
+            "print(np.asarray(x).tolist(), np.asarray(y).tolist(), "
+            "np.asarray(jnp.full((1,), 1.5, jnp.float8_e4m3fn)).item(), "
+            "'jax' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=True).stdout.split("\n")[-2]
+    assert out == ("[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] [[0.0, 6.0], [2.0, 8.0], "
+                   "[4.0, 10.0]] 1.5 False")
