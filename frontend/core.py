@@ -11,6 +11,7 @@ import operator
 import os
 import sys
 import threading
+import typing
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -557,5 +558,5 @@ def bind(opcls: type[JaxprOp], *args, **params):
 # ---- jax.core's names for annotations in libraries (issue 21) ----------------------
 AbstractValue = ShapedArray  # JAX: the base class of avals; mjax's avals are ShapedArrays
 Value = object               # JAX: a concrete value or a tracer
-Atom = object                # JAX: a jaxpr Var or Literal (mjax: an MLIR value)
+Atom = typing.Union[ir.BlockArgument, ir.OpResult]  # JAX: Union[Var, Literal]; mjax: an MLIR value
 ParamDict = dict             # JAX: an equation's parameters by name

@@ -34,6 +34,6 @@ class Format:
         return f"Format({self.layout}, {self.sharding})"
 
 
-def with_layout_constraint(x, layout):
+def with_layout_constraint(x, layouts):
     raise NotImplementedError("jax.experimental.layout.with_layout_constraint: mjax "
                               "keeps XLA's default layouts")
