@@ -8,7 +8,9 @@ It has the XlaBackend's interface (devices, put, compile -> executable with exec
 the frontend runs eager ops, `jit`, AD and control flow on it unchanged. Buffers are
 `IreeBuffer`s, with the methods `mjax.Array` calls on a buffer. Buffers of another backend
 (an XLA array passed to an IREE-compiled function) are read to the host and sent over.
-Needs the `iree` extra: `pip install -e ".[iree]"`.
+Needs the `iree` extra: `pip install -e ".[iree]"`. Registered as the 'iree' backend of
+runtime/backend.py (`Platform.parse("iree-cuda")` -> IreeBackend("cuda")); it imports no
+other backend.
 """
 from __future__ import annotations
 
@@ -17,11 +19,14 @@ import collections
 import gc
 import hashlib
 import re
+import time
 import weakref
 
 import numpy as np
+from jaxlib.mlir.dialects import stablehlo
 
 from mjax.runtime import compilation_cache
+from mjax.runtime.backend import buffer_to_numpy, register_backend
 from mjax.runtime.iree_rewrites import rewrite_for_iree
 
 # IREE demotes 64-bit types by default; mjax programs mean the types they say (x64).
@@ -32,6 +37,8 @@ _TARGETS = {"cpu": ("llvm-cpu", "local-task", ["--iree-llvmcpu-target-cpu=host"]
 
 
 def _iree():
+    """IREE's compiler and runtime, imported when the first IreeBackend is made: they are
+    an optional extra and slow to import, and most processes never use them."""
     try:
         import iree.compiler as compiler
         import iree.runtime as runtime
@@ -245,6 +252,10 @@ class IreeBackend:
     def shards(buf) -> list:
         return [(buf.device, buf)]
 
+    @staticmethod
+    def to_numpy(buf: IreeBuffer, dtype=None) -> np.ndarray:
+        return buf.to_numpy(dtype)
+
     def put(self, array: np.ndarray, device=None) -> IreeBuffer:
         array = np.asarray(array, order="C")   # (ascontiguousarray makes 0-d arrays 1-d)
         return IreeBuffer(self.runtime.asdevicearray(self.config.device, array),
@@ -253,6 +264,8 @@ class IreeBackend:
     def executor(self):
         """The one worker thread executions run on (made on first use)."""
         if self._executor is None:
+            # (imported here: concurrent.futures is slow to import, and only processes
+            # that run IREE programs need it)
             from concurrent.futures import ThreadPoolExecutor
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="mjax-iree")
         return self._executor
@@ -318,7 +331,6 @@ class IreeBackend:
             return buf.array
         if isinstance(buf, np.ndarray):
             return np.asarray(buf, order="C")
-        from mjax.runtime.xla import buffer_to_numpy
         return buffer_to_numpy(buf)
 
     def compile(self, stablehlo_text: str, devices=None, *, num_partitions: int = 1,
@@ -336,14 +348,11 @@ class IreeBackend:
             # output is written and writes into it, even when the program reads the input
             # later (wrong results, then a crash). Donation is kept as deletion only.
             text = rewrite_for_iree(_strip_aliasing(stablehlo_text))
-            fn = self._compiled[stablehlo_text] = self._load(self._vmfb(text))
+            fn = self._compiled[stablehlo_text] = self._load_or_compile(text)
         return IreeExecutable(self, fn, stablehlo_text, out_avals)
 
-    def _vmfb(self, text: str) -> bytes:
-        """The compiled module (from the persistent cache when configured)."""
-        import time
-
-        from jaxlib.mlir.dialects import stablehlo
+    def _load_or_compile(self, text: str):
+        """`main` of the compiled module (from the persistent cache when configured)."""
         key = None
         if compilation_cache.settings.directory:
             key = compilation_cache.cache_key(
@@ -353,7 +362,7 @@ class IreeBackend:
             hit = compilation_cache.get(key)
             if hit is not None:
                 self.stats["cache_hits"] += 1
-                return hit
+                return self._load(hit)
         start = time.perf_counter()
         # The portable format (VHLO) has no CHLO ops (acos, erf_inv, ...) and jaxlib
         # does not register the CHLO legalization: hand IREE the text, whose input
@@ -372,7 +381,7 @@ class IreeBackend:
             listener(text, elapsed)
         if key and elapsed >= compilation_cache.settings.min_compile_time_secs:
             compilation_cache.put(key, vmfb)
-        return vmfb
+        return self._load(vmfb)
 
     def _compile_artifact(self, artifact: str) -> bytes:
         def run(extra):
@@ -459,11 +468,13 @@ def _first_error(message: str) -> str:
 
 
 def _iree_version() -> str:
-    from importlib import metadata
+    from importlib import metadata    # (slow to import; only the disk cache needs it)
     try:
         return metadata.version("iree-base-compiler")
     except metadata.PackageNotFoundError:
         return hashlib.sha256(b"unknown").hexdigest()[:8]
 
+
+register_backend("iree", IreeBackend)
 
 __all__ = ["IreeBackend", "IreeBuffer", "IreeExecutable", "IreeDevice"]

@@ -1,23 +1,27 @@
 """The XLA backend: one PJRT client (CPU here; GPU where a plugin is installed).
 
-    exe = get_backend().compile(stablehlo_text)
+    exe = XlaBackend("cpu").compile(stablehlo_text)   # (or backend.get_backend("cpu"))
     outs = exe.run_numpy(np.ones(3, np.float32))     # -> list of numpy arrays
+
+Registered as the 'xla' backend of runtime/backend.py, whose registry makes it; it
+imports no other backend.
 """
 from __future__ import annotations
 
-import functools
 import gc
 import glob
 import importlib.util
 import os
-import threading
 import time
 
 import numpy as np
 from jaxlib import _jax
 from jaxlib import xla_client as xc
+from jaxlib.mlir import ir
 
+from mjax.dialect import context
 from mjax.runtime import compilation_cache
+from mjax.runtime.backend import Platform, buffer_to_numpy, register_backend
 
 
 class _Aval:
@@ -57,17 +61,14 @@ class _DLPackView:
         return (1, 0)  # kDLCPU
 
 
-def buffer_to_numpy(buf, dtype=None) -> np.ndarray:
-    """Host copy of a single-device buffer (CPU: read through DLPack).
+def _to_numpy(buf, dtype=None) -> np.ndarray:
+    """Host copy of a single-device jaxlib buffer (CPU: read through DLPack).
 
     jaxlib's own readers (`np.asarray(buf)`, `_single_device_array_to_np_array_did_copy`)
     import the `jax` package when it is installed, which patches jaxlib's array class for
     the whole process; mjax must behave the same with and without jax, so CPU buffers go
     through DLPack. Dtypes DLPack cannot describe (bfloat16, float8, int4) and other
     platforms take jaxlib's reader."""
-    to_numpy = getattr(buf, "to_numpy", None)   # another backend's buffer (IREE)
-    if to_numpy is not None:
-        return to_numpy(dtype)
     if buf.platform() == "cpu" and _dlpack_dtype(dtype):
         try:
             # Copied: a lasting view would hold the buffer, and deleting a held buffer
@@ -143,8 +144,8 @@ class Executable:
         except TypeError:
             # Buffers of another backend (IREE) come over through the host.
             dev = self.devices[0]
-            buffers = [self.backend.put(b.to_numpy(), dev) if hasattr(b, "to_numpy") else b
-                       for b in buffers]
+            buffers = [b if Platform.parse(b.platform()).backend == "xla" else
+                       self.backend.put(buffer_to_numpy(b), dev) for b in buffers]
             results = self.loaded.execute_sharded(buffers)
         except Exception as e:
             for k, b in enumerate(buffers):
@@ -157,7 +158,7 @@ class Executable:
             # An array made on another device (jax_default_device): copy it over.
             dev = self.devices[0]
             buffers = [b if dev in tuple(b._sharding._internal_device_list)
-                       else self.backend.put(buffer_to_numpy(b), dev) for b in buffers]
+                       else self.backend.put(_to_numpy(b), dev) for b in buffers]
             results = self.loaded.execute_sharded(buffers)
         if self._handlers is not None:
             return results.consume_with_handlers(self._handlers)
@@ -176,7 +177,7 @@ class Executable:
         """Convenience for tests: numpy in, numpy out."""
         dev = self.devices[0]
         bufs = [self.backend.put(np.asarray(a), dev) for a in arrays]
-        return [buffer_to_numpy(b) for b in self.execute(bufs)]
+        return [_to_numpy(b) for b in self.execute(bufs)]
 
     def hlo_text(self) -> str:
         return self.loaded.hlo_modules()[0].to_string() if hasattr(
@@ -195,8 +196,9 @@ class XlaBackend:
 
     name = "xla"
 
+    to_numpy = staticmethod(_to_numpy)
+
     def __init__(self, platform: str = "cpu"):
-        platform = {"gpu": "cuda"}.get(platform, platform)
         if platform == "cpu":
             self.client = xc.make_cpu_client(
                 num_devices=_CPU_DEVICE_COUNT[0] if _CPU_DEVICE_COUNT else None)
@@ -312,8 +314,6 @@ class XlaBackend:
     def _compile_with_callbacks(self, text: str, devices, opts, host_callbacks):
         """XLA compilation of a program calling Python: never from or into the persistent
         cache (callables cannot be serialized). XLA takes the module object here."""
-        from jaxlib.mlir import ir
-        from mjax.dialect import context
         with context():
             module = ir.Module.parse(text)
         start = time.perf_counter()
@@ -351,9 +351,6 @@ class XlaBackend:
         if pkey and elapsed >= compilation_cache.settings.min_compile_time_secs:
             compilation_cache.put(pkey, self.client.serialize_executable(loaded))
         return loaded
-
-
-_LOCK = threading.Lock()
 
 
 def _collect_jaxlib_garbage(phase, info):
@@ -401,14 +398,6 @@ def _plugin_client(platform: str):
     return xc.make_c_api_client(platform)
 
 
-@functools.cache
-def _make_backend(platform: str):
-    if platform == "iree" or platform.startswith("iree-"):
-        from mjax.runtime.iree import IreeBackend
-        return IreeBackend(platform[5:] or "cpu")
-    return XlaBackend(platform)
-
-
 # CPU devices of the CPU client: the frontend's jax_num_cpu_devices, set before the first
 # backend is made (empty: XLA's default, --xla_force_host_platform_device_count).
 _CPU_DEVICE_COUNT: list[int] = []
@@ -418,35 +407,4 @@ def set_num_cpu_devices(n: int | None) -> None:
     _CPU_DEVICE_COUNT[:] = [] if n is None or n < 0 else [int(n)]
 
 
-def backends_are_initialized() -> bool:
-    return _make_backend.cache_info().currsize > 0
-
-
-def default_platform() -> str:
-    """The default backend: 'iree' (or 'iree-<target>') when MJAX_BACKEND says so, else
-    MJAX_PLATFORM, else the first of JAX_PLATFORMS, else 'cpu' (all through XLA)."""
-    if _DEFAULT:
-        return _DEFAULT[0]
-    backend = os.environ.get("MJAX_BACKEND", "xla").strip().lower()
-    if backend.startswith("iree"):
-        return "iree" if backend == "iree" else backend
-    if backend not in ("", "xla"):
-        raise ValueError(f"MJAX_BACKEND={backend!r}: expected 'xla' or 'iree'")
-    value = os.environ.get("MJAX_PLATFORM") or os.environ.get("JAX_PLATFORMS") or "cpu"
-    return value.split(",")[0].strip().lower()
-
-
-_DEFAULT: list[str] = []
-
-
-def set_default_platform(platform: str | None) -> None:
-    """Overrides the default backend ('iree', 'cpu', ...; None: back to the environment).
-    The frontend's `mjax_backend` config option calls this."""
-    _DEFAULT[:] = [platform.lower()] if platform else []
-
-
-def get_backend(platform: str | None = None):
-    """The process-wide backend for `platform` ('cpu', 'cuda', 'iree', 'iree-cpu', ...;
-    default: `default_platform()`), made lazily on first use."""
-    with _LOCK:
-        return _make_backend(platform or default_platform())
+register_backend("xla", XlaBackend)

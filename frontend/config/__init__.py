@@ -458,10 +458,10 @@ def _set_platforms(value):
 
 def _set_backend(value):
     from mjax.runtime import set_default_platform
-    from mjax.runtime.xla import default_platform
+    from mjax.runtime.backend import default_platform
     set_default_platform("iree" if value == "iree" else
                          (platforms.value.split(",")[0].strip() if platforms.value else None))
-    if value == "xla" and default_platform().startswith("iree"):
+    if value == "xla" and default_platform().backend == "iree":
         set_default_platform("cpu")      # 'xla' chosen over MJAX_BACKEND=iree
 
 
@@ -480,8 +480,8 @@ traceback_filtering = enum_option(
     "How mjax's own frames are hidden from tracebacks of errors raised in user code.")
 def _before_backends(name: str, value) -> None:
     """Hands the runtime an option it reads once, when it makes its first backend."""
-    from mjax.runtime import xla
-    if xla.backends_are_initialized():
+    from mjax.runtime import backend, xla
+    if backend.backends_are_initialized():
         if config._values.get(name) == value:
             return
         raise RuntimeError(
