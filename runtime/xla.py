@@ -4,7 +4,7 @@
     outs = exe.run_numpy(np.ones(3, np.float32))     # -> list of numpy arrays
 
 Registered as the 'xla' backend of runtime/backend.py, whose registry makes it; it
-imports no other backend.
+imports no other backend. Importing it also quiets jaxlib's C++ log (`set_log_level`).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 from jaxlib import _jax
+from jaxlib import utils as jaxlib_utils
 from jaxlib import xla_client as xc
 from jaxlib.mlir import ir
 
@@ -351,6 +352,26 @@ class XlaBackend:
         if pkey and elapsed >= compilation_cache.settings.min_compile_time_secs:
             compilation_cache.put(pkey, self.client.serialize_executable(loaded))
         return loaded
+
+
+# ---- jaxlib's C++ log ------------------------------------------------------------------
+# XLA and PJRT log through absl, and left alone print INFO lines on every start (the CPU
+# client's "PjRt-IFRT device count"). JAX hides them by defaulting TF_CPP_MIN_LOG_LEVEL
+# to 1 (WARNING) in the environment before jaxlib loads, which only works while jax is
+# the first to load it; mjax sets absl's level itself, at import, unless the user set
+# TF_CPP_MIN_LOG_LEVEL (then jaxlib has read it). jax_logging_level overrides both.
+_CPP_LEVELS = {"DEBUG": 0, "INFO": 0, "WARNING": 1, "ERROR": 2, "CRITICAL": 3}
+
+
+def set_log_level(level: str | None) -> None:
+    """jaxlib's C++ minimum log level from a Python level name (the jax_logging_level
+    option); None and 'NOTSET' leave it as it is, as in JAX."""
+    if level not in (None, "NOTSET"):
+        jaxlib_utils.absl_set_min_log_level(_CPP_LEVELS[level])
+
+
+if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+    set_log_level("WARNING")
 
 
 def _collect_jaxlib_garbage(phase, info):
