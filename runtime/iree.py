@@ -352,17 +352,28 @@ class IreeBackend:
         return IreeExecutable(self, fn, stablehlo_text, out_avals)
 
     def _load_or_compile(self, text: str):
-        """`main` of the compiled module (from the persistent cache when configured)."""
-        key = None
+        """`main` of the compiled module: from the persistent cache when configured and
+        its entry is sound and declares the program's types, else compiled (then stored
+        if that took at least the configured minimum time, or replaces an unusable
+        entry)."""
+        key = expected = None
+        platform = "iree-" + self.target
         if compilation_cache.settings.directory:
+            expected = compilation_cache.program_signature(text)
+        if expected is not None:
             key = compilation_cache.cache_key(
-                text, platform="iree-" + self.target, platform_version=_iree_version(),
+                text, platform=platform, platform_version=_iree_version(),
                 device_kinds=[d.device_kind for d in self._devices], num_devices=1,
                 num_partitions=1, options=" ".join(self.flags))
-            hit = compilation_cache.get(key)
+            hit = compilation_cache.get(key, platform=platform, signature=expected)
             if hit is not None:
-                self.stats["cache_hits"] += 1
-                return self._load(hit)
+                try:
+                    fn = self._load(hit, expected)
+                except Exception:  # noqa: BLE001 - a module IREE cannot load is a miss
+                    fn = None
+                if fn is not None:
+                    self.stats["cache_hits"] += 1
+                    return fn
         start = time.perf_counter()
         # The portable format (VHLO) has no CHLO ops (acos, erf_inv, ...) and jaxlib
         # does not register the CHLO legalization: hand IREE the text, whose input
@@ -379,8 +390,9 @@ class IreeBackend:
         self.stats["compiles"] += 1
         for listener in self.compile_listeners:
             listener(text, elapsed)
-        if key and elapsed >= compilation_cache.settings.min_compile_time_secs:
-            compilation_cache.put(key, vmfb)
+        if key and (elapsed >= compilation_cache.settings.min_compile_time_secs or
+                    compilation_cache.holds(key)):
+            compilation_cache.put(key, vmfb, platform=platform, signature=expected)
         return self._load(vmfb)
 
     def _compile_artifact(self, artifact: str) -> bytes:
@@ -403,9 +415,12 @@ class IreeBackend:
         raise RuntimeError(f"IREE could not compile the program: "
                            f"{_first_error(message)}") from None
 
-    def _load(self, vmfb: bytes):
+    def _load(self, vmfb: bytes, expected=None):
+        """The module's `main`; None if `expected` (a Signature) is not what it declares."""
         ctx = self.runtime.SystemContext(config=self.config)
         module = self.runtime.VmModule.copy_buffer(ctx.instance, vmfb)
+        if expected is not None and not expected.matches(module_signature(module)):
+            return None
         ctx.add_vm_module(module)
         return ctx.modules[module.name]["main"]
 
@@ -465,6 +480,18 @@ def _first_error(message: str) -> str:
                 f"(MJAX_BACKEND=xla, or jit(f, backend='cpu')).")
     lines = [l for l in message.splitlines() if "error:" in l]
     return "\n".join(lines[:5]) if lines else message[-2000:]
+
+
+def module_signature(module) -> compilation_cache.Signature | None:
+    """The types a compiled module's `main` declares (IREE's ABI declaration), spelled
+    as in StableHLO."""
+    main = module.lookup_function("main")
+    declaration = main.reflection.get("iree.abi.declaration", "") if main else ""
+    # IREE declares unsigned integers signless, with the StableHLO type as an encoding.
+    return compilation_cache.program_signature(_ENCODING.sub(r"\1", declaration))
+
+
+_ENCODING = re.compile(r"\S+ \{iree\.abi\.encoding = ([^{}]+?)\}")
 
 
 def _iree_version() -> str:

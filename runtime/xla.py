@@ -327,31 +327,72 @@ class XlaBackend:
 
     def _load_or_compile(self, text: str, devices, num_partitions: int, opts):
         """An executable from the persistent cache when configured, else from XLA (then
-        stored if it took at least the configured minimum compile time)."""
+        stored if it took at least the configured minimum compile time, or replaces an
+        unusable entry)."""
         device_list = xc.DeviceList(tuple(devices))
-        pkey = None
+        pkey = expected = None
         if compilation_cache.settings.directory:
+            expected = compilation_cache.program_signature(text)
+        if expected is not None:
             pkey = compilation_cache.cache_key(
                 text, platform=self.platform, platform_version=self.client.platform_version,
                 device_kinds=[d.device_kind for d in devices], num_devices=len(devices),
                 num_partitions=num_partitions, options=opts.SerializeAsString().hex())
-            payload = compilation_cache.get(pkey)
-            if payload is not None:
-                try:
-                    loaded = self.client.deserialize_executable(payload, device_list, opts)
-                    self.stats["cache_hits"] += 1
-                    return loaded
-                except Exception:  # noqa: BLE001 - an unusable entry is a miss
-                    pass
+            loaded = self._load_cached(pkey, expected, device_list, opts, num_partitions)
+            if loaded is not None:
+                self.stats["cache_hits"] += 1
+                return loaded
         start = time.perf_counter()
         loaded = self.client.compile_and_load(text, device_list, opts)
         elapsed = time.perf_counter() - start
         self.stats["compiles"] += 1
         for listener in self.compile_listeners:
             listener(text, elapsed)
-        if pkey and elapsed >= compilation_cache.settings.min_compile_time_secs:
-            compilation_cache.put(pkey, self.client.serialize_executable(loaded))
+        if pkey and (elapsed >= compilation_cache.settings.min_compile_time_secs or
+                     compilation_cache.holds(pkey)):
+            compilation_cache.put(pkey, self.client.serialize_executable(loaded),
+                                  platform=self.platform, signature=expected)
         return loaded
+
+    def _load_cached(self, pkey: str, expected, device_list, opts, num_partitions: int):
+        """The cached executable for `pkey` if its entry is sound and the executable takes
+        and returns the program's types (per-device shards under SPMD); else None."""
+        payload = compilation_cache.get(pkey, platform=self.platform, signature=expected)
+        if payload is None:
+            return None
+        try:
+            loaded = self.client.deserialize_executable(payload, device_list, opts)
+            actual = executable_signature(loaded)
+        except Exception:  # noqa: BLE001 - whatever jaxlib cannot load is a miss
+            return None
+        return loaded if expected.matches(actual, exact_shapes=num_partitions == 1) else None
+
+
+def executable_signature(loaded) -> compilation_cache.Signature:
+    """The parameter and result types of a compiled XLA executable, spelled as in
+    StableHLO (an SPMD executable's are its per-device shards)."""
+    module = loaded.hlo_modules()[0]
+    shape = xc.XlaComputation(module.as_serialized_hlo_module_proto()).program_shape()
+    result = shape.result_shape()
+    outputs = result.tuple_shapes() if result.is_tuple() else [result]
+    return compilation_cache.Signature(tuple(map(_mlir_type, shape.parameter_shapes())),
+                                       tuple(map(_mlir_type, outputs)))
+
+
+def _mlir_type(shape) -> str:
+    if shape.is_token():
+        return "!stablehlo.token"
+    if not shape.is_array():
+        return str(shape)           # (a tuple: never a StableHLO parameter)
+    name = shape.xla_element_type().name            # F32, S8, U32, PRED, C64, F8E4M3FN
+    element = _ELEMENT_TYPES.get(name)
+    if element is None:                              # f32, i8, ui32, f8E4M3FN
+        element = {"F": "f", "S": "i", "U": "ui"}.get(name[0], name[0]) + name[1:]
+    return "tensor<" + "".join(f"{d}x" for d in shape.dimensions()) + element + ">"
+
+
+_ELEMENT_TYPES = {"PRED": "i1", "BF16": "bf16", "C64": "complex<f32>",
+                  "C128": "complex<f64>"}
 
 
 # ---- jaxlib's C++ log ------------------------------------------------------------------
