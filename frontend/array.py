@@ -6,7 +6,7 @@ import numpy as np
 from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray
 from mjax.runtime import get_backend
-from mjax.runtime.xla import buffer_to_numpy
+from mjax.runtime.backend import buffer_to_numpy
 
 
 class Array(ArrayMethods):

@@ -34,7 +34,7 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                coordinator_bind_address: str | None = None, heartbeat_timeout_seconds=None,
                **unsupported):
     """Connects this process to the others. JAX: jax.distributed.initialize."""
-    from mjax.runtime.xla import backends_are_initialized, default_platform, get_backend
+    from mjax.runtime.backend import backends_are_initialized, default_platform, get_backend
     if unsupported:
         raise NotImplementedError(f"mjax.distributed.initialize does not support "
                                   f"{sorted(unsupported)}")
@@ -45,8 +45,8 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         raise NotImplementedError("mjax.distributed.initialize(local_device_ids=..., "
                                   "cluster_detection_method=...) is not supported")
     platform = default_platform()
-    if platform.startswith("iree"):
-        raise NotImplementedError(f"mjax.distributed.initialize: the {platform!r} backend "
+    if platform.backend == "iree":
+        raise NotImplementedError(f"mjax.distributed.initialize: the {str(platform)!r} backend "
                                   f"runs one process; use XLA (cpu, or a PJRT plugin)")
     with _LOCK:
         if is_initialized():
@@ -67,7 +67,7 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         client.connect()
         _STATE.update(client=client, process_id=process_id, num_processes=num_processes)
         # The runtime makes its client on first use; hand it the distributed options.
-        if platform == "cpu":
+        if str(platform) == "cpu":
             collectives = _jax.make_gloo_tcp_collectives(distributed_client=client)
             with _client_options("make_cpu_client", distributed_client=client,
                                  node_id=process_id, num_nodes=num_processes,

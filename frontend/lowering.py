@@ -32,9 +32,9 @@ def compile_pipeline() -> list:
     in JAX, a pallas_call with interpret=False is a ValueError (CPUs have no Pallas
     compiler; the user asks for the interpreter), though pipeline_for("cpu") itself
     interprets every call."""
-    from mjax.runtime.xla import default_platform
+    from mjax.runtime.backend import default_platform
     pipeline = pipeline_for()
-    if default_platform().lower() != "cpu":
+    if str(default_platform()) != "cpu":
         return pipeline
     return [(n, "platform=cpu" if n == "jaxpr-pallas-interpret" else o)
             for n, o in pipeline]
@@ -44,8 +44,8 @@ def pipeline_for(platform: str | None = None) -> list:
     """PIPELINE for a backend platform (default: the default backend's). On a GPU,
     pallas_calls with interpret=False first compile to Triton kernels (XLA custom calls);
     the rest, and every pallas_call elsewhere, run in interpret mode."""
-    from mjax.runtime.xla import default_platform
-    platform = (platform or default_platform()).lower()
+    from mjax.runtime.backend import default_platform
+    platform = (platform or str(default_platform())).lower()
     if platform not in ("cuda", "rocm", "gpu"):
         return PIPELINE
     names = [name for name, _ in PIPELINE]

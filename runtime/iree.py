@@ -8,7 +8,9 @@ It has the XlaBackend's interface (devices, put, compile -> executable with exec
 the frontend runs eager ops, `jit`, AD and control flow on it unchanged. Buffers are
 `IreeBuffer`s, with the methods `mjax.Array` calls on a buffer. Buffers of another backend
 (an XLA array passed to an IREE-compiled function) are read to the host and sent over.
-Needs the `iree` extra: `pip install -e ".[iree]"`.
+Needs the `iree` extra: `pip install -e ".[iree]"`. Registered as the 'iree' backend of
+runtime/backend.py (`Platform.parse("iree-cuda")` -> IreeBackend("cuda")); it imports no
+other backend.
 """
 from __future__ import annotations
 
@@ -17,11 +19,14 @@ import collections
 import gc
 import hashlib
 import re
+import time
 import weakref
 
 import numpy as np
+from jaxlib.mlir.dialects import stablehlo
 
 from mjax.runtime import compilation_cache
+from mjax.runtime.backend import buffer_to_numpy, register_backend
 from mjax.runtime.iree_rewrites import rewrite_for_iree
 
 # IREE demotes 64-bit types by default; mjax programs mean the types they say (x64).
@@ -32,6 +37,8 @@ _TARGETS = {"cpu": ("llvm-cpu", "local-task", ["--iree-llvmcpu-target-cpu=host"]
 
 
 def _iree():
+    """IREE's compiler and runtime, imported when the first IreeBackend is made: they are
+    an optional extra and slow to import, and most processes never use them."""
     try:
         import iree.compiler as compiler
         import iree.runtime as runtime
@@ -245,6 +252,10 @@ class IreeBackend:
     def shards(buf) -> list:
         return [(buf.device, buf)]
 
+    @staticmethod
+    def to_numpy(buf: IreeBuffer, dtype=None) -> np.ndarray:
+        return buf.to_numpy(dtype)
+
     def put(self, array: np.ndarray, device=None) -> IreeBuffer:
         array = np.asarray(array, order="C")   # (ascontiguousarray makes 0-d arrays 1-d)
         return IreeBuffer(self.runtime.asdevicearray(self.config.device, array),
@@ -253,6 +264,8 @@ class IreeBackend:
     def executor(self):
         """The one worker thread executions run on (made on first use)."""
         if self._executor is None:
+            # (imported here: concurrent.futures is slow to import, and only processes
+            # that run IREE programs need it)
             from concurrent.futures import ThreadPoolExecutor
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="mjax-iree")
         return self._executor
@@ -318,7 +331,6 @@ class IreeBackend:
             return buf.array
         if isinstance(buf, np.ndarray):
             return np.asarray(buf, order="C")
-        from mjax.runtime.xla import buffer_to_numpy
         return buffer_to_numpy(buf)
 
     def compile(self, stablehlo_text: str, devices=None, *, num_partitions: int = 1,
@@ -336,24 +348,32 @@ class IreeBackend:
             # output is written and writes into it, even when the program reads the input
             # later (wrong results, then a crash). Donation is kept as deletion only.
             text = rewrite_for_iree(_strip_aliasing(stablehlo_text))
-            fn = self._compiled[stablehlo_text] = self._load(self._vmfb(text))
+            fn = self._compiled[stablehlo_text] = self._load_or_compile(text)
         return IreeExecutable(self, fn, stablehlo_text, out_avals)
 
-    def _vmfb(self, text: str) -> bytes:
-        """The compiled module (from the persistent cache when configured)."""
-        import time
-
-        from jaxlib.mlir.dialects import stablehlo
-        key = None
+    def _load_or_compile(self, text: str):
+        """`main` of the compiled module: from the persistent cache when configured and
+        its entry is sound and declares the program's types, else compiled (then stored
+        if that took at least the configured minimum time, or replaces an unusable
+        entry)."""
+        key = expected = None
+        platform = "iree-" + self.target
         if compilation_cache.settings.directory:
+            expected = compilation_cache.program_signature(text)
+        if expected is not None:
             key = compilation_cache.cache_key(
-                text, platform="iree-" + self.target, platform_version=_iree_version(),
+                text, platform=platform, platform_version=_iree_version(),
                 device_kinds=[d.device_kind for d in self._devices], num_devices=1,
                 num_partitions=1, options=" ".join(self.flags))
-            hit = compilation_cache.get(key)
+            hit = compilation_cache.get(key, platform=platform, signature=expected)
             if hit is not None:
-                self.stats["cache_hits"] += 1
-                return hit
+                try:
+                    fn = self._load(hit, expected)
+                except Exception:  # noqa: BLE001 - a module IREE cannot load is a miss
+                    fn = None
+                if fn is not None:
+                    self.stats["cache_hits"] += 1
+                    return fn
         start = time.perf_counter()
         # The portable format (VHLO) has no CHLO ops (acos, erf_inv, ...) and jaxlib
         # does not register the CHLO legalization: hand IREE the text, whose input
@@ -370,9 +390,10 @@ class IreeBackend:
         self.stats["compiles"] += 1
         for listener in self.compile_listeners:
             listener(text, elapsed)
-        if key and elapsed >= compilation_cache.settings.min_compile_time_secs:
-            compilation_cache.put(key, vmfb)
-        return vmfb
+        if key and (elapsed >= compilation_cache.settings.min_compile_time_secs or
+                    compilation_cache.holds(key)):
+            compilation_cache.put(key, vmfb, platform=platform, signature=expected)
+        return self._load(vmfb)
 
     def _compile_artifact(self, artifact: str) -> bytes:
         def run(extra):
@@ -394,9 +415,12 @@ class IreeBackend:
         raise RuntimeError(f"IREE could not compile the program: "
                            f"{_first_error(message)}") from None
 
-    def _load(self, vmfb: bytes):
+    def _load(self, vmfb: bytes, expected=None):
+        """The module's `main`; None if `expected` (a Signature) is not what it declares."""
         ctx = self.runtime.SystemContext(config=self.config)
         module = self.runtime.VmModule.copy_buffer(ctx.instance, vmfb)
+        if expected is not None and not expected.matches(module_signature(module)):
+            return None
         ctx.add_vm_module(module)
         return ctx.modules[module.name]["main"]
 
@@ -458,12 +482,26 @@ def _first_error(message: str) -> str:
     return "\n".join(lines[:5]) if lines else message[-2000:]
 
 
+def module_signature(module) -> compilation_cache.Signature | None:
+    """The types a compiled module's `main` declares (IREE's ABI declaration), spelled
+    as in StableHLO."""
+    main = module.lookup_function("main")
+    declaration = main.reflection.get("iree.abi.declaration", "") if main else ""
+    # IREE declares unsigned integers signless, with the StableHLO type as an encoding.
+    return compilation_cache.program_signature(_ENCODING.sub(r"\1", declaration))
+
+
+_ENCODING = re.compile(r"\S+ \{iree\.abi\.encoding = ([^{}]+?)\}")
+
+
 def _iree_version() -> str:
-    from importlib import metadata
+    from importlib import metadata    # (slow to import; only the disk cache needs it)
     try:
         return metadata.version("iree-base-compiler")
     except metadata.PackageNotFoundError:
         return hashlib.sha256(b"unknown").hexdigest()[:8]
 
+
+register_backend("iree", IreeBackend)
 
 __all__ = ["IreeBackend", "IreeBuffer", "IreeExecutable", "IreeDevice"]

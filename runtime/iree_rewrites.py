@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
@@ -237,7 +238,6 @@ def _scatter(op) -> bool:
     """Scatter updates at out-of-range indices must be skipped; IREE writes them out of
     bounds (memory corruption). Operands are padded at the high end by a window, invalid
     index vectors are pointed into the padding, and the results are sliced back."""
-    import numpy as np
     n = (len(op.operands) - 1) // 2
     inputs, indices = list(op.operands[:n]), op.operands[n]
     updates = list(op.operands[n + 1:])

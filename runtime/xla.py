@@ -1,24 +1,29 @@
 """The XLA backend: one PJRT client (CPU here; GPU where a plugin is installed).
 
-    exe = get_backend().compile(stablehlo_text)
+    exe = XlaBackend("cpu").compile(stablehlo_text)   # (or backend.get_backend("cpu"))
     outs = exe.run_numpy(np.ones(3, np.float32))     # -> list of numpy arrays
+
+Registered as the 'xla' backend of runtime/backend.py, whose registry makes it; it
+imports no other backend. Importing it also quiets jaxlib's C++ log (`set_log_level`).
 """
 from __future__ import annotations
 
 import ctypes
-import functools
 import gc
 import glob
 import importlib.util
 import os
-import threading
 import time
 
 import numpy as np
 from jaxlib import _jax
+from jaxlib import utils as jaxlib_utils
 from jaxlib import xla_client as xc
+from jaxlib.mlir import ir
 
+from mjax.dialect import context
 from mjax.runtime import compilation_cache
+from mjax.runtime.backend import Platform, buffer_to_numpy, register_backend
 
 
 class _Aval:
@@ -58,17 +63,14 @@ class _DLPackView:
         return (1, 0)  # kDLCPU
 
 
-def buffer_to_numpy(buf, dtype=None) -> np.ndarray:
-    """Host copy of a single-device buffer (CPU: read through DLPack).
+def _to_numpy(buf, dtype=None) -> np.ndarray:
+    """Host copy of a single-device jaxlib buffer (CPU: read through DLPack).
 
     jaxlib's own readers (`np.asarray(buf)`, `_single_device_array_to_np_array_did_copy`)
     import the `jax` package when it is installed, which patches jaxlib's array class for
     the whole process; mjax must behave the same with and without jax, so CPU buffers go
     through DLPack. Dtypes DLPack cannot describe (bfloat16, float8, int4) and other
     platforms take jaxlib's reader."""
-    to_numpy = getattr(buf, "to_numpy", None)   # another backend's buffer (IREE)
-    if to_numpy is not None:
-        return to_numpy(dtype)
     if buf.platform() == "cpu" and _dlpack_dtype(dtype):
         try:
             # Copied: a lasting view would hold the buffer, and deleting a held buffer
@@ -176,8 +178,8 @@ class Executable:
         except TypeError:
             # Buffers of another backend (IREE) come over through the host.
             dev = self.devices[0]
-            buffers = [self.backend.put(b.to_numpy(), dev) if hasattr(b, "to_numpy") else b
-                       for b in buffers]
+            buffers = [b if Platform.parse(b.platform()).backend == "xla" else
+                       self.backend.put(buffer_to_numpy(b), dev) for b in buffers]
             results = self.loaded.execute_sharded(buffers)
         except Exception as e:
             for k, b in enumerate(buffers):
@@ -190,7 +192,7 @@ class Executable:
             # An array made on another device (jax_default_device): copy it over.
             dev = self.devices[0]
             buffers = [b if dev in tuple(b._sharding._internal_device_list)
-                       else self.backend.put(buffer_to_numpy(b), dev) for b in buffers]
+                       else self.backend.put(_to_numpy(b), dev) for b in buffers]
             results = self.loaded.execute_sharded(buffers)
         if self._handlers is not None:
             return results.consume_with_handlers(self._handlers)
@@ -209,7 +211,7 @@ class Executable:
         """Convenience for tests: numpy in, numpy out."""
         dev = self.devices[0]
         bufs = [self.backend.put(np.asarray(a), dev) for a in arrays]
-        return [buffer_to_numpy(b) for b in self.execute(bufs)]
+        return [_to_numpy(b) for b in self.execute(bufs)]
 
     def hlo_text(self) -> str:
         return self.loaded.hlo_modules()[0].to_string() if hasattr(
@@ -228,8 +230,9 @@ class XlaBackend:
 
     name = "xla"
 
+    to_numpy = staticmethod(_to_numpy)
+
     def __init__(self, platform: str = "cpu"):
-        platform = {"gpu": "cuda"}.get(platform, platform)
         if platform == "cpu":
             self.client = xc.make_cpu_client(
                 num_devices=_CPU_DEVICE_COUNT[0] if _CPU_DEVICE_COUNT else None)
@@ -345,8 +348,6 @@ class XlaBackend:
     def _compile_with_callbacks(self, text: str, devices, opts, host_callbacks):
         """XLA compilation of a program calling Python: never from or into the persistent
         cache (callables cannot be serialized). XLA takes the module object here."""
-        from jaxlib.mlir import ir
-        from mjax.dialect import context
         with context():
             module = ir.Module.parse(text)
         start = time.perf_counter()
@@ -359,34 +360,92 @@ class XlaBackend:
 
     def _load_or_compile(self, text: str, devices, num_partitions: int, opts):
         """An executable from the persistent cache when configured, else from XLA (then
-        stored if it took at least the configured minimum compile time)."""
+        stored if it took at least the configured minimum compile time, or replaces an
+        unusable entry)."""
         device_list = xc.DeviceList(tuple(devices))
-        pkey = None
+        pkey = expected = None
         if compilation_cache.settings.directory:
+            expected = compilation_cache.program_signature(text)
+        if expected is not None:
             pkey = compilation_cache.cache_key(
                 text, platform=self.platform, platform_version=self.client.platform_version,
                 device_kinds=[d.device_kind for d in devices], num_devices=len(devices),
                 num_partitions=num_partitions, options=opts.SerializeAsString().hex())
-            payload = compilation_cache.get(pkey)
-            if payload is not None:
-                try:
-                    loaded = self.client.deserialize_executable(payload, device_list, opts)
-                    self.stats["cache_hits"] += 1
-                    return loaded
-                except Exception:  # noqa: BLE001 - an unusable entry is a miss
-                    pass
+            loaded = self._load_cached(pkey, expected, device_list, opts, num_partitions)
+            if loaded is not None:
+                self.stats["cache_hits"] += 1
+                return loaded
         start = time.perf_counter()
         loaded = self.client.compile_and_load(text, device_list, opts)
         elapsed = time.perf_counter() - start
         self.stats["compiles"] += 1
         for listener in self.compile_listeners:
             listener(text, elapsed)
-        if pkey and elapsed >= compilation_cache.settings.min_compile_time_secs:
-            compilation_cache.put(pkey, self.client.serialize_executable(loaded))
+        if pkey and (elapsed >= compilation_cache.settings.min_compile_time_secs or
+                     compilation_cache.holds(pkey)):
+            compilation_cache.put(pkey, self.client.serialize_executable(loaded),
+                                  platform=self.platform, signature=expected)
         return loaded
 
+    def _load_cached(self, pkey: str, expected, device_list, opts, num_partitions: int):
+        """The cached executable for `pkey` if its entry is sound and the executable takes
+        and returns the program's types (per-device shards under SPMD); else None."""
+        payload = compilation_cache.get(pkey, platform=self.platform, signature=expected)
+        if payload is None:
+            return None
+        try:
+            loaded = self.client.deserialize_executable(payload, device_list, opts)
+            actual = executable_signature(loaded)
+        except Exception:  # noqa: BLE001 - whatever jaxlib cannot load is a miss
+            return None
+        return loaded if expected.matches(actual, exact_shapes=num_partitions == 1) else None
 
-_LOCK = threading.Lock()
+
+def executable_signature(loaded) -> compilation_cache.Signature:
+    """The parameter and result types of a compiled XLA executable, spelled as in
+    StableHLO (an SPMD executable's are its per-device shards)."""
+    module = loaded.hlo_modules()[0]
+    shape = xc.XlaComputation(module.as_serialized_hlo_module_proto()).program_shape()
+    result = shape.result_shape()
+    outputs = result.tuple_shapes() if result.is_tuple() else [result]
+    return compilation_cache.Signature(tuple(map(_mlir_type, shape.parameter_shapes())),
+                                       tuple(map(_mlir_type, outputs)))
+
+
+def _mlir_type(shape) -> str:
+    if shape.is_token():
+        return "!stablehlo.token"
+    if not shape.is_array():
+        return str(shape)           # (a tuple: never a StableHLO parameter)
+    name = shape.xla_element_type().name            # F32, S8, U32, PRED, C64, F8E4M3FN
+    element = _ELEMENT_TYPES.get(name)
+    if element is None:                              # f32, i8, ui32, f8E4M3FN
+        element = {"F": "f", "S": "i", "U": "ui"}.get(name[0], name[0]) + name[1:]
+    return "tensor<" + "".join(f"{d}x" for d in shape.dimensions()) + element + ">"
+
+
+_ELEMENT_TYPES = {"PRED": "i1", "BF16": "bf16", "C64": "complex<f32>",
+                  "C128": "complex<f64>"}
+
+
+# ---- jaxlib's C++ log ------------------------------------------------------------------
+# XLA and PJRT log through absl, and left alone print INFO lines on every start (the CPU
+# client's "PjRt-IFRT device count"). JAX hides them by defaulting TF_CPP_MIN_LOG_LEVEL
+# to 1 (WARNING) in the environment before jaxlib loads, which only works while jax is
+# the first to load it; mjax sets absl's level itself, at import, unless the user set
+# TF_CPP_MIN_LOG_LEVEL (then jaxlib has read it). jax_logging_level overrides both.
+_CPP_LEVELS = {"DEBUG": 0, "INFO": 0, "WARNING": 1, "ERROR": 2, "CRITICAL": 3}
+
+
+def set_log_level(level: str | None) -> None:
+    """jaxlib's C++ minimum log level from a Python level name (the jax_logging_level
+    option); None and 'NOTSET' leave it as it is, as in JAX."""
+    if level not in (None, "NOTSET"):
+        jaxlib_utils.absl_set_min_log_level(_CPP_LEVELS[level])
+
+
+if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+    set_log_level("WARNING")
 
 
 def _collect_jaxlib_garbage(phase, info):
@@ -434,14 +493,6 @@ def _plugin_client(platform: str):
     return xc.make_c_api_client(platform)
 
 
-@functools.cache
-def _make_backend(platform: str):
-    if platform == "iree" or platform.startswith("iree-"):
-        from mjax.runtime.iree import IreeBackend
-        return IreeBackend(platform[5:] or "cpu")
-    return XlaBackend(platform)
-
-
 # CPU devices of the CPU client: the frontend's jax_num_cpu_devices, set before the first
 # backend is made (empty: XLA's default, --xla_force_host_platform_device_count).
 _CPU_DEVICE_COUNT: list[int] = []
@@ -451,35 +502,4 @@ def set_num_cpu_devices(n: int | None) -> None:
     _CPU_DEVICE_COUNT[:] = [] if n is None or n < 0 else [int(n)]
 
 
-def backends_are_initialized() -> bool:
-    return _make_backend.cache_info().currsize > 0
-
-
-def default_platform() -> str:
-    """The default backend: 'iree' (or 'iree-<target>') when MJAX_BACKEND says so, else
-    MJAX_PLATFORM, else the first of JAX_PLATFORMS, else 'cpu' (all through XLA)."""
-    if _DEFAULT:
-        return _DEFAULT[0]
-    backend = os.environ.get("MJAX_BACKEND", "xla").strip().lower()
-    if backend.startswith("iree"):
-        return "iree" if backend == "iree" else backend
-    if backend not in ("", "xla"):
-        raise ValueError(f"MJAX_BACKEND={backend!r}: expected 'xla' or 'iree'")
-    value = os.environ.get("MJAX_PLATFORM") or os.environ.get("JAX_PLATFORMS") or "cpu"
-    return value.split(",")[0].strip().lower()
-
-
-_DEFAULT: list[str] = []
-
-
-def set_default_platform(platform: str | None) -> None:
-    """Overrides the default backend ('iree', 'cpu', ...; None: back to the environment).
-    The frontend's `mjax_backend` config option calls this."""
-    _DEFAULT[:] = [platform.lower()] if platform else []
-
-
-def get_backend(platform: str | None = None):
-    """The process-wide backend for `platform` ('cpu', 'cuda', 'iree', 'iree-cpu', ...;
-    default: `default_platform()`), made lazily on first use."""
-    with _LOCK:
-        return _make_backend(platform or default_platform())
+register_backend("xla", XlaBackend)

@@ -417,9 +417,11 @@ persistent_cache_enable_xla_caches = string_option(
 
 
 def _set_logging_level(value):
-    """As JAX: the level (and, unless NOTSET, a stderr handler) on mjax's root logger;
-    None leaves the level as it is."""
+    """As JAX: the level (and, unless NOTSET, a stderr handler) on mjax's root logger,
+    and jaxlib's C++ log level; None leaves the level as it is."""
     import logging
+    from mjax.runtime import xla
+    xla.set_log_level(value)
     logger = logging.getLogger("mjax")
     logger.removeHandler(_log_handler)
     if value is None:
@@ -443,7 +445,7 @@ logging_level = enum_option(
     "jax_logging_level", "NOTSET", ("NOTSET", "DEBUG", "INFO", "WARNING", "ERROR",
                                     "CRITICAL"),
     "Logging level of all mjax loggers ('mjax' and below), with a stderr handler unless "
-    "'NOTSET'; None leaves the level unset. (JAX's also sets its C++ logging level.)",
+    "'NOTSET'; None leaves the level unset. Also jaxlib's C++ log level (unless NOTSET).",
     optional=True, on_change=_set_logging_level)
 persistent_cache_min_entry_size_bytes = int_option(
     "jax_persistent_cache_min_entry_size_bytes", 0,
@@ -458,10 +460,10 @@ def _set_platforms(value):
 
 def _set_backend(value):
     from mjax.runtime import set_default_platform
-    from mjax.runtime.xla import default_platform
+    from mjax.runtime.backend import default_platform
     set_default_platform("iree" if value == "iree" else
                          (platforms.value.split(",")[0].strip() if platforms.value else None))
-    if value == "xla" and default_platform().startswith("iree"):
+    if value == "xla" and default_platform().backend == "iree":
         set_default_platform("cpu")      # 'xla' chosen over MJAX_BACKEND=iree
 
 
@@ -480,8 +482,8 @@ traceback_filtering = enum_option(
     "How mjax's own frames are hidden from tracebacks of errors raised in user code.")
 def _before_backends(name: str, value) -> None:
     """Hands the runtime an option it reads once, when it makes its first backend."""
-    from mjax.runtime import xla
-    if xla.backends_are_initialized():
+    from mjax.runtime import backend, xla
+    if backend.backends_are_initialized():
         if config._values.get(name) == value:
             return
         raise RuntimeError(

@@ -1,7 +1,11 @@
 """Options and functions of JAX's persistent-compilation-cache page, against jax:
 jax_logging_level, jax_persistent_cache_enable_xla_caches and
-jax.experimental.compilation_cache.compilation_cache.set_cache_dir / reset_cache."""
+jax.experimental.compilation_cache.compilation_cache.set_cache_dir / reset_cache; and
+jaxlib's C++ log, quiet unless TF_CPP_MIN_LOG_LEVEL or jax_logging_level asks for it."""
 import logging
+import os
+import subprocess
+import sys
 
 import jax
 import pytest
@@ -63,3 +67,43 @@ def test_enable_xla_caches_takes_strings(restore):
     for lib in (jax, mjax):
         lib.config.update("jax_persistent_cache_enable_xla_caches", "none")
         assert lib.config.jax_persistent_cache_enable_xla_caches == "none"
+
+
+# ---- jaxlib's C++ log: quiet unless asked, as in JAX ------------------------------------
+# Each case runs the same program under mjax and under jax, in a fresh process:
+# (environment, code run after `import <lib>`, whether PJRT's INFO lines are printed).
+QUIET_CASES = {
+    "default": ({}, "", False),
+    "TF_CPP_MIN_LOG_LEVEL=0": ({"TF_CPP_MIN_LOG_LEVEL": "0"}, "", True),
+    "TF_CPP_MIN_LOG_LEVEL=1": ({"TF_CPP_MIN_LOG_LEVEL": "1"}, "", False),
+    "JAX_LOGGING_LEVEL=INFO": ({"JAX_LOGGING_LEVEL": "INFO"}, "", True),
+    "update INFO": ({}, "{lib}.config.update('jax_logging_level', 'INFO')", True),
+    "TF_CPP_MIN_LOG_LEVEL=0, update WARNING": (
+        {"TF_CPP_MIN_LOG_LEVEL": "0"}, "{lib}.config.update('jax_logging_level', 'WARNING')",
+        False),
+}
+PJRT_LINE = "PjRt-IFRT device count"
+
+
+def run_program(lib: str, env_extra: dict, setup: str):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF_CPP_MAX_VLOG_LEVEL", "TF_CPP_VMODULE",
+                        "JAX_LOGGING_LEVEL", "MJAX_LOGGING_LEVEL", "MJAX_BACKEND")}
+    env.update(env_extra)
+    code = (f"import {lib}\n{setup.format(lib=lib)}\nimport {lib}.numpy as jnp\n"
+            f"print(jnp.arange(3))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout, out.stderr
+
+
+@pytest.mark.parametrize("case", list(QUIET_CASES))
+def test_cpp_logging_follows_the_same_settings_as_jax(case):
+    env_extra, setup, loud = QUIET_CASES[case]
+    for lib in ("jax", "mjax"):
+        stdout, stderr = run_program(lib, env_extra, setup)
+        assert stdout == "[0 1 2]\n"
+        assert (PJRT_LINE in stderr) == loud, (lib, stderr[-2000:])
+        if lib == "mjax" and case == "default":
+            assert stderr == ""          # nothing at all on a plain start

@@ -18,7 +18,8 @@ import pytest
 from jaxlib import xla_client as xc
 
 import mjax
-import mjax.runtime.xla as rx
+import mjax.runtime.backend as rb
+from mjax.runtime.backend import Platform
 
 
 def _free_port() -> int:
@@ -107,11 +108,12 @@ def test_plugin_client_gets_the_distributed_options(monkeypatch):
 
     made = []
     monkeypatch.setattr(xc, "make_c_api_client", fake_factory)
-    monkeypatch.setattr(rx, "default_platform", lambda: "cuda")
-    monkeypatch.setattr(rx, "backends_are_initialized", lambda: False)
+    monkeypatch.setattr(rb, "default_platform", lambda: Platform("xla", "cuda"))
+    monkeypatch.setattr(rb, "backends_are_initialized", lambda: False)
     # The runtime's plugin path calls xc.make_c_api_client(platform) on first use.
-    monkeypatch.setattr(rx, "get_backend",
-                        lambda platform=None: made.append(xc.make_c_api_client(platform)))
+    monkeypatch.setattr(rb, "get_backend",
+                        lambda platform=None: made.append(
+                            xc.make_c_api_client(Platform.parse(platform).target)))
     mjax.distributed.initialize(f"127.0.0.1:{_free_port()}", num_processes=1,
                                 process_id=0, initialization_timeout=30)
     try:
@@ -127,6 +129,6 @@ def test_plugin_client_gets_the_distributed_options(monkeypatch):
 
 
 def test_iree_backend_is_refused(monkeypatch):
-    monkeypatch.setattr(rx, "default_platform", lambda: "iree")
+    monkeypatch.setattr(rb, "default_platform", lambda: Platform("iree", "cpu"))
     with pytest.raises(NotImplementedError, match="iree"):
         mjax.distributed.initialize("127.0.0.1:1", num_processes=1, process_id=0)

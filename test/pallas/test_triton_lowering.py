@@ -704,8 +704,8 @@ def test_jit_lowering_on_gpu_emits_jax_custom_call(monkeypatch):
     """With a GPU default backend, jit(...).lower() of a pallas_call gives the custom call
     JAX gives for the same kernel, attribute for attribute (the kernel bytes aside)."""
     import re
-    from mjax.runtime import xla
-    monkeypatch.setattr(xla, "_DEFAULT", ["cuda"])
+    from mjax.runtime import backend
+    monkeypatch.setattr(backend, "_DEFAULT", [backend.Platform("xla", "cuda")])
 
     def make(lib, jnp_, pl, params):
         def add_kernel(x_ref, y_ref, o_ref):
@@ -1016,8 +1016,8 @@ def test_index_maps_with_floor_division(x64):
 def test_grad_of_custom_vjp_around_kernels_on_gpu(monkeypatch):
     """grad of a custom_vjp whose forward and backward are Pallas kernels: on a GPU both
     kernels (forward and backward pass) become Triton custom calls, nothing else stays."""
-    from mjax.runtime import xla
-    monkeypatch.setattr(xla, "_DEFAULT", ["cuda"])
+    from mjax.runtime import backend
+    monkeypatch.setattr(backend, "_DEFAULT", [backend.Platform("xla", "cuda")])
     spec = mpl.BlockSpec((64,), lambda i: (i,))
 
     def scale_kernel(x_ref, o_ref):

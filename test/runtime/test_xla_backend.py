@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from mjax.dialect import ShapedArray
-from mjax.runtime import get_backend
+from mjax.runtime import buffer_to_numpy, get_backend
 from mjax.runtime import xla
 
 SINE = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
@@ -35,7 +35,7 @@ def test_result_handlers_give_the_same_values_as_disassembly():
     buf = backend.put(x)
     (fast,) = with_avals.execute([buf])
     (slow,) = backend.compile(SINE).execute([buf])
-    np.testing.assert_array_equal(xla.buffer_to_numpy(fast), xla.buffer_to_numpy(slow))
+    np.testing.assert_array_equal(buffer_to_numpy(fast), buffer_to_numpy(slow))
 
 
 def test_missing_plugin_is_a_clear_error(monkeypatch):
@@ -49,10 +49,3 @@ def test_explicit_plugin_path_wins(monkeypatch):
     monkeypatch.setenv("MJAX_PJRT_PLUGIN_CUDA", "/opt/x/plugin.so")
     assert xla.find_pjrt_plugin("cuda") == "/opt/x/plugin.so"
 
-
-def test_default_platform_reads_environment(monkeypatch):
-    monkeypatch.delenv("MJAX_PLATFORM", raising=False)
-    monkeypatch.setenv("JAX_PLATFORMS", "cuda,cpu")
-    assert xla.default_platform() == "cuda"
-    monkeypatch.setenv("MJAX_PLATFORM", "cpu")
-    assert xla.default_platform() == "cpu"
