@@ -93,7 +93,7 @@ def test_mutated_ir_in_workers():
     count, jobs = (5000, 2) if LONG else (300, 1)
     seeds = ir_fuzz.seeds(traced=True)
     assert sum(origin == "traced" for origin, _ in seeds) >= 30
-    result = run_cases(make_cases(seeds, count, SEED), timeout=60, jobs=jobs)
+    result = run_cases(make_cases(seeds, count, SEED), timeout=30, jobs=jobs)
     assert result.inputs == count
     assert not result.findings, (
         f"{len(result.findings)} of {count} mutated inputs (seed {SEED}) crashed, "
