@@ -207,9 +207,11 @@ def _unavailable(op: ir.Operation, i: int, v: ir.Value, owner: ir.Operation) -> 
     """The error for operand `i` of `op`, not defined before it in `owner`'s region."""
     defined = v.owner if isinstance(v.owner, ir.Block) else v.owner.operation.block
     block = op.block    # the blocks `op` is in, from its own out to `owner`'s region
-    while block is not None and block != defined and block.owner != owner:
-        parent = block.owner
-        block = parent.operation.block if parent is not None else None
+    while block != defined:
+        parent = block.owner.operation
+        if parent == owner:
+            break
+        block = parent.block
     if block == defined:
         return op_error(op, f"operand #{i} is used before its definition")
     if _inside(defined, owner):
