@@ -426,7 +426,12 @@ def _drive(path: str, n: int, timeout: int, on_result) -> None:
             ready, _, _ = select.select([fd], [], [], 5)
             if not ready:
                 if time.monotonic() - quiet_since > grace:
-                    proc.kill()
+                    # SIGABRT first: faulthandler prints where every thread is stuck.
+                    proc.send_signal(signal.SIGABRT)
+                    try:
+                        proc.wait(30)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
                     hung = True
                     break
                 continue
@@ -449,7 +454,8 @@ def _drive(path: str, n: int, timeout: int, on_result) -> None:
         tail = stderr.read().decode(errors="replace")[-3000:]
         stderr.close()
         if hung and started is not None:
-            on_result(started, "hang", f"{_KILLED} after {grace} s without an answer")
+            on_result(started, "hang", f"{_KILLED} after {grace} s without an answer\n"
+                                       f"{tail}")
         elif started is not None:       # the worker died inside a case
             rc = proc.returncode
             why = (f"worker killed by {signal.Signals(-rc).name}" if rc < 0
