@@ -388,7 +388,7 @@ class DType(AttrKind):
         try:
             T.dtype_of(v)
             return True
-        except TypeError:
+        except (TypeError, ValueError, SyntaxError):   # (numpy parses "a,b" as a record)
             return False
 
     def normalize(self, v):

@@ -29,11 +29,12 @@ EXPAND[T.VjpOp] = reverse_mode.expand_vjp_op
 # (EXPAND[T.VmapOp] is registered by passes/batching.py.)
 
 
-def expand_transforms(module, only=None, lower_leftovers: bool = True) -> None:
+def expand_transforms(module, only=None, lower_leftovers: bool = True) -> Expander:
     """Expands the transformation ops of `module` whose class is in `only` (default:
     all), inner-first, at any depth; with `lower_leftovers`, the custom_jvp_call,
     custom_vjp_call and checkpoint ops left become jaxpr.call. Expanding all, the bwd
-    rules transposition left untraced (custom_vjp_bwd) are traced either way."""
+    rules transposition left untraced (custom_vjp_bwd) are traced either way. Returns
+    the Expander (its `state` holds what the rules noted)."""
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
         ex.expand_all(frozenset(only) if only is not None else None)
@@ -41,6 +42,7 @@ def expand_transforms(module, only=None, lower_leftovers: bool = True) -> None:
             lower_custom_calls(ex)
         elif only is None:
             lower_custom_calls(ex, bwd_only=True)
+        return ex
 
 
 def jvp_function(module, name: str, diff_args=None, diff_results=None) -> str:

@@ -46,6 +46,7 @@ from mjax.passes.expansion import EXPAND, Expander
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops, replace_op,
                                  set_results)
+from mjax.passes.jaxpr_dce import remove_dead_functions
 from mjax.passes.registry import Pass, format_location, op_error, register_pass
 from mjax.passes.rules import checkify as R
 from mjax.passes.rules.control_flow_ad import _build, _Scratch
@@ -500,12 +501,24 @@ def expand_checkify_op(ex: Expander, op: ir.Operation) -> None:
                            f"{list(map(list, an.payloads))}")
     ck = Checkifier(ex, an)
     name = ck.function(str(p["callee"]))
+    ex.state.setdefault(CHECKIFIED, set()).add(str(p["callee"]))
     b = Builder(ir.InsertionPoint(op), op.location)
     with op.location:
         replace_op(op, ex.call(b, name, ck.initial_state(b) + list(op.operands)))
 
 
 EXPAND[C.CheckifyOp] = expand_checkify_op
+
+# Expander.state key: the functions jaxpr.checkify ops named.
+CHECKIFIED = "checkified"
+
+
+def remove_checkified(module, ex: Expander) -> None:
+    """Erases the private functions checkify consumed that nothing runs any more, with
+    the functions only they ran: their jaxpr.checks cannot be lowered outside checkify
+    (JAX's "not functionalized" error), and nothing needs them."""
+    if ex.state.get(CHECKIFIED):
+        remove_dead_functions(module, among=ex.state[CHECKIFIED])
 
 
 @register_pass("jaxpr-checkify")
@@ -514,7 +527,8 @@ class JaxprCheckifyPass(Pass):
 
     def run(self, module: ir.Module) -> None:
         from mjax.passes.autodiff import expand_transforms
-        expand_transforms(module, only=[C.CheckifyOp], lower_leftovers=False)
+        remove_checkified(module, expand_transforms(module, only=[C.CheckifyOp],
+                                                    lower_leftovers=False))
 
 
 __all__ = ["Analysis", "Checkifier", "JaxprCheckifyPass", "Site", "analyze",

@@ -94,12 +94,16 @@ def _referenced_symbols(module_op) -> set[str]:
     return names
 
 
-def remove_dead_functions(module) -> int:
+def remove_dead_functions(module, among=None) -> int:
+    """Erases the private functions nothing references; with `among` (names), only
+    those and, once one is erased, the functions it referenced."""
     body = module.operation.regions[0].blocks[0]
+    among = None if among is None else set(among)
     removed = 0
     while True:
         private = [op.operation for op in body.operations
-                   if op.operation.name == "func.func" and is_private(op.operation)]
+                   if op.operation.name == "func.func" and is_private(op.operation)
+                   and (among is None or symbol_name(op.operation) in among)]
         if not private:
             return removed  # (nothing to remove: no need to collect every op's references)
         used = _referenced_symbols(module.operation)
@@ -107,6 +111,8 @@ def remove_dead_functions(module) -> int:
         if not dead:
             return removed
         for fn in dead:
+            if among is not None:
+                among |= _referenced_symbols(fn)
             fn.erase()
             removed += 1
 

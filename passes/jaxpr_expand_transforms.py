@@ -13,12 +13,17 @@ does is the table `EXPAND` (passes/expansion.py); an op it does not know is an e
     %0 = "jaxpr.vjp"(%x, %ct, %ct2) {callee = @g, diff_args = array<i64: 0>} : ...
   ==>
     @f_fwd, @f_bwd, @g_fwd_a0_r0, @g_bwd_a0_r0 (private) and only jaxpr.call ops
+
+A private function `jaxpr.checkify` consumed is erased when nothing runs it any more
+(its `jaxpr.check`s cannot be lowered outside checkify); other dead functions are left
+to --jaxpr-dce.
 """
 from __future__ import annotations
 
 from jaxlib.mlir import ir
 
 from mjax.passes.autodiff import expand_transforms
+from mjax.passes.jaxpr_checkify import remove_checkified
 from mjax.passes.registry import Pass, register_pass
 
 
@@ -27,4 +32,4 @@ class JaxprExpandTransformsPass(Pass):
     """Expand all transformation ops (jvp, vjp, custom rules, checkpoint) inner-first."""
 
     def run(self, module: ir.Module) -> None:
-        expand_transforms(module)
+        remove_checkified(module, expand_transforms(module))

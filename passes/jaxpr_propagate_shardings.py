@@ -92,17 +92,26 @@ def _read_annotation(attr, shape, where) -> tuple[tuple, Spec]:
 
 
 def _decode_annotation(attr, shape, where) -> tuple[tuple, Spec]:
-    d = A.decode(attr)
+    try:
+        d = A.decode(attr)
+    except TypeError:       # (an attribute kind no annotation holds, e.g. array<i32>)
+        d = None
     if not isinstance(d, dict) or not {"mesh_axes", "mesh_shape", "spec"} <= set(d):
         raise PassError(where, f"mjax.sharding must be a dictionary with mesh_axes, "
                                f"mesh_shape and spec, got {attr}")
     axes = tuple(d["mesh_axes"]) if isinstance(d["mesh_axes"], tuple) else (d["mesh_axes"],)
     spec = tuple(d["spec"]) if isinstance(d["spec"], tuple) else (d["spec"],)
+    sizes = d["mesh_shape"]
+    if not (isinstance(sizes, tuple) and all(isinstance(n, int) for n in sizes)
+            and all(isinstance(a, str) for a in axes + spec)):
+        raise PassError(where, f"mjax.sharding needs mesh_axes and spec of strings and "
+                               f"mesh_shape of integers, got {attr}")
     try:
-        check_layout("mjax.sharding", shape, axes, d["mesh_shape"], spec)
-    except ValueError as e:
-        raise PassError(where, str(e)) from None
-    return (axes, tuple(d["mesh_shape"])), tuple(dim_axes(e) for e in spec)
+        check_layout("mjax.sharding", shape, axes, sizes, spec)
+        return (axes, sizes), tuple(dim_axes(e) for e in spec)
+    except (TypeError, ValueError) as e:
+        raise PassError(where, f"{e} (in {attr})" if isinstance(e, TypeError)
+                        else str(e)) from None
 
 
 def _seed(spec: Spec, rule: str, source: str) -> Decision:

@@ -34,7 +34,9 @@ def lower_op(op: ir.Operation, backend: str = "xla") -> None:
             results = rule(ctx, *op.operands, **view.params)
     except (PassError, NotImplementedError):
         raise
-    except (TypeError, ValueError, ir.MLIRError) as e:
+    except (TypeError, ValueError, OverflowError, ir.MLIRError) as e:
+        # (OverflowError: an attribute past what the lowering's integer types hold,
+        # such as a scan length over int32's range.)
         raise op_error(op, f"jaxpr-to-stablehlo: lowering failed: {e}") from None
     if isinstance(results, ir.Value):
         results = [results]

@@ -18,6 +18,7 @@ from jaxlib.mlir import ir, passmanager
 
 import mjax.passes  # noqa: F401  (registers every pass)
 from mjax.dialect.context import context
+from mjax.passes.jaxpr_verify import verify_module
 from mjax.passes.registry import (PASSES, PassError, format_location, make_pass,
                                   parse_pipeline, run_pipeline)
 
@@ -59,7 +60,8 @@ def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
                   print_after_all=None) -> tuple[str | None, list[Diagnostic]]:
     """Parses, verifies and transforms one chunk; returns (output IR or None, diagnostics).
 
-    As mlir-opt does, the input is verified first and the IR again after every pass;
+    As mlir-opt does, the input is verified first (always: no pass ever sees IR the
+    verifier rejects) and, unless `verify_each` is off, the IR again after every pass;
     `print_after_all(name, module)` sees the passes asked for, not these checks.
     """
     ctx = context()
@@ -68,30 +70,37 @@ def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             return None, _mlir_error_diags(e)
-        after = None
         try:
-            if verify_each:
-                run_pipeline(module, [_VERIFY])
+            verify_module(module)
             for step in pipeline:
-                after = step[0]
                 run_pipeline(module, [step], after_each=print_after_all)
                 if verify_each:
-                    try:
-                        run_pipeline(module, [_VERIFY])
-                    except PassError as e:
-                        raise PassError(e.location, f"IR invalid after --{after}: "
-                                                    f"{e.message}") from None
-            module.operation.verify()
+                    _verify_after(module, step[0])
+            if not verify_each:
+                module.operation.verify()
         except PassError as e:
             return None, [_diag_from_location(e.location, "error", e.message)]
         except ir.MLIRError as e:
             return None, _mlir_error_diags(e)
         except ValueError as e:
             return None, [Diagnostic(None, None, "error", str(e))]
+        except NotImplementedError as e:     # valid IR a rule does not support (yet)
+            return None, [Diagnostic(None, None, "error", f"not implemented: {e}")]
         return str(module), []
 
 
-_VERIFY = ("jaxpr-verify", "")
+def _verify_after(module: ir.Module, name: str) -> None:
+    """verify_module, its errors saying which pass left the IR invalid."""
+    try:
+        verify_module(module)
+    except PassError as e:
+        raise PassError(e.location, f"IR invalid after --{name}: {e.message}") from None
+    except ir.MLIRError as e:
+        first = (e.error_diagnostics or [None])[0]
+        if first is None:
+            raise PassError(None, f"IR invalid after --{name}: {e}") from None
+        raise PassError(first.location, f"IR invalid after --{name}: {first.message}"
+                        ) from None
 
 
 # ---- --verify-diagnostics ------------------------------------------------------
@@ -162,7 +171,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR to stderr after every pass")
     p.add_argument("--no-verify-each", action="store_true",
-                   help="do not run jaxpr-verify on the input and after every pass")
+                   help="do not run jaxpr-verify after every pass (the input is "
+                        "always verified)")
     return p
 
 

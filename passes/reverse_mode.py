@@ -113,8 +113,9 @@ def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
         outs_pe = pe.run(block, entries)
         primal_outs, tangent_outs = outs_pe[:len(outs)], outs_pe[len(outs):]
         if any(isinstance(e, Linear) for e in primal_outs):
-            raise PassError(fn.location, f"internal error linearizing @{name}: a primal "
-                                         f"output depends on a tangent")
+            # (A custom_jvp rule computing a primal output from its tangents, say.)
+            raise PassError(fn.location, f"cannot linearize @{name}: a primal output "
+                                         f"depends on a tangent")
         term = list(block.operations)[-1].operation
         lin_outs = [pe.unknown_value(v, e) for v, e in
                     zip(list(term.operands)[len(outs):], tangent_outs)]

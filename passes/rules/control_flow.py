@@ -46,8 +46,15 @@ def inline_body(block: ir.Block, args, ip: ir.InsertionPoint) -> list[ir.Value]:
     env = dict(zip(block.arguments, args))
     for op in block.operations:
         op = op.operation
+        # A body is isolated from above and defines a value before using it, so every
+        # operand is in env; a clone keeping an operand of the body would use a value
+        # erased with it (jaxpr-verify rejects such IR: this guards what a pass makes).
+        for v in op.operands:
+            if v not in env:
+                raise ValueError(f"'{op.name}' in a body region uses a value that is not "
+                                 f"defined before it in that region")
         if op.name == "jaxpr.yield":
-            return [env.get(v, v) for v in op.operands]
+            return [env[v] for v in op.operands]
         new = clone_into(op, ip, env)
         env.update(zip(op.results, new.results))
     raise ValueError("body region does not end with jaxpr.yield")

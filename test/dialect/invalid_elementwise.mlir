@@ -378,6 +378,15 @@ func.func @conj_input_dtype_not_type(%a0: tensor<4xcomplex<f32>>) -> tensor<4xco
 
 // -----
 
+// A string numpy would parse as a record dtype (and fail on) is not a dtype either.
+func.func @conj_input_dtype_unparsable(%a0: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  // expected-error @+1 {{attribute 'input_dtype' must be a dtype, got ',c64'}}
+  %0 = "jaxpr.conj"(%a0) {input_dtype = ",c64"} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  return %0 : tensor<4xcomplex<f32>>
+}
+
+// -----
+
 func.func @sin_wrong_result_type(%a0: tensor<4xf32>) -> tensor<4xf64> {
   // expected-error @+1 {{result 0 has type tensor<4xf64>, but the operands give tensor<4xf32>}}
   %0 = "jaxpr.sin"(%a0) : (tensor<4xf32>) -> tensor<4xf64>

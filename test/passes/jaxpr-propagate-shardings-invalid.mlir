@@ -13,3 +13,18 @@ func.func @two_meshes(%x: tensor<8xf32> {mjax.sharding = {mesh_axes = ["x"], mes
   %0 = "jaxpr.sharding_constraint"(%x) {mesh_axes = ["x"], mesh_shape = array<i64: 8>, spec = ["x"]} : (tensor<8xf32>) -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// An annotation holding an attribute kind no annotation has (array<i32>).
+// expected-error @+1 {{mjax.sharding must be a dictionary with mesh_axes, mesh_shape and spec, got {mesh_axes = ["x"], mesh_shape = array<i32: 4>}}
+func.func @annotation_i32_mesh_shape(%x: tensor<8xf32> {mjax.sharding = {mesh_axes = ["x"], mesh_shape = array<i32: 4>, spec = ["x"]}}) -> tensor<8xf32> {
+  return %x : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{mjax.sharding needs mesh_axes and spec of strings and mesh_shape of integers}}
+func.func @annotation_spec_not_strings(%x: tensor<8x2xf32> {mjax.sharding = {mesh_axes = ["x"], mesh_shape = array<i64: 4>, spec = [3, 4]}}) -> tensor<8x2xf32> {
+  return %x : tensor<8x2xf32>
+}

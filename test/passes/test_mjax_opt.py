@@ -265,14 +265,25 @@ def test_op_without_lowering_is_a_located_error(sin_file, monkeypatch):
 
 
 def test_invalid_ir_after_a_pass_names_the_pass(sin_file, monkeypatch):
-    def bad_rule(ctx, x):  # leaves a jaxpr.sin whose result type is wrong
+    def bad_rule(ctx, x):  # leaves a jaxpr.sin with an attribute sin does not have
+        return ir.Operation.create("jaxpr.sin", results=[x.type], operands=[x],
+                                   attributes={"colour": ir.UnitAttr.get()}).result
+    monkeypatch.setitem(LOWER, E.SinOp, bad_rule)
+    code, _, err = run_opt([sin_file, "--jaxpr-to-stablehlo"])
+    assert code == 1
+    assert err.startswith(f"{sin_file}:2:8: error: IR invalid after --jaxpr-to-stablehlo: "
+                          "'jaxpr.sin' op has unknown attribute 'colour'"), err
+
+
+def test_mlir_invalid_ir_after_a_pass_names_the_pass(sin_file, monkeypatch):
+    def bad_rule(ctx, x):  # a result type the function's return does not accept
         wrong = tensor_type(ShapedArray((3,), "float64"))
         return ir.Operation.create("jaxpr.sin", results=[wrong], operands=[x]).result
     monkeypatch.setitem(LOWER, E.SinOp, bad_rule)
     code, _, err = run_opt([sin_file, "--jaxpr-to-stablehlo"])
     assert code == 1
-    assert err.startswith(f"{sin_file}:2:8: error: IR invalid after --jaxpr-to-stablehlo: "
-                          "'jaxpr.sin' op result 0 has type tensor<3xf64>"), err
+    assert err.startswith(f"{sin_file}:3:3: error: IR invalid after --jaxpr-to-stablehlo: "
+                          "type of return operand 0 ('tensor<3xf64>') doesn't match"), err
 
 
 @pytest.mark.parametrize("args,message", [
