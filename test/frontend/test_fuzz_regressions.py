@@ -1,0 +1,46 @@
+"""Regression tests of what the differential fuzzer (test_differential_fuzz.py) found,
+each against jax: values, dtypes, weak types and error classes, eagerly and under jit,
+grad and vmap."""
+import numpy as np
+import pytest
+
+import jax
+import mjax
+from sweep_util import compare
+
+RNG = np.random.default_rng(26)
+
+
+def _complex(*shape):
+    return (RNG.normal(size=shape) + 1j * RNG.normal(size=shape)).astype(np.complex64)
+
+
+# ---- lax ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.lax.reshape(x, np.shape(x)),
+    lambda L, x: L.lax.broadcast_in_dim(x, np.shape(x), tuple(range(np.ndim(x)))),
+    lambda L, x: L.lax.squeeze(x, ()),
+    lambda L, x: L.lax.expand_dims(x, ()),
+    lambda L, x: L.lax.transpose(x, tuple(range(np.ndim(x)))),
+    lambda L, x: L.lax.concatenate([x], 0) if np.ndim(x) else L.lax.select_n(True, x),
+    lambda L, x: L.lax.select_n(np.int32(0), x),
+], ids=["reshape", "broadcast_in_dim", "squeeze", "expand_dims", "transpose",
+        "concatenate", "select_n"])
+@pytest.mark.parametrize("x", [np.float32([1, 2]), np.float32(3), 2.5, 7],
+                         ids=["array", "numpy_scalar", "float", "int"])
+def test_unchanging_lax_ops_return_arrays(fn, x):
+    # An op that leaves its operand as it is still returns an Array (weak for a Python
+    # scalar), never the NumPy value it was given.
+    got, want = fn(mjax, x), fn(jax, x)
+    assert isinstance(got, mjax.Array) and isinstance(want, jax.Array)
+    compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (x,))
+
+
+def test_top_k_and_approx_k_return_lists():
+    x = RNG.normal(size=(3, 5)).astype(np.float32)
+    for name in ("top_k", "approx_max_k", "approx_min_k"):
+        got, want = getattr(mjax.lax, name)(x, 2), getattr(jax.lax, name)(x, 2)
+        assert type(got) is type(want) is list
+        compare(lambda x: getattr(mjax.lax, name)(x, 2),
+                lambda x: getattr(jax.lax, name)(x, 2), (x,), modes=("eager", "jit", "vmap"))
