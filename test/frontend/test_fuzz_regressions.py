@@ -44,3 +44,22 @@ def test_top_k_and_approx_k_return_lists():
         assert type(got) is type(want) is list
         compare(lambda x: getattr(mjax.lax, name)(x, 2),
                 lambda x: getattr(jax.lax, name)(x, 2), (x,), modes=("eager", "jit", "vmap"))
+
+
+@pytest.mark.parametrize("lhs_dtype, rhs_dtype, pet", [
+    (np.complex64, np.complex64, np.int32),    # the product's real part, then converted
+    (np.int8, np.int8, np.int32),
+    (np.float16, np.float16, np.float32),
+    (np.float32, np.int32, np.float32),
+])
+def test_dot_general_preferred_type_computes_like_jax(lhs_dtype, rhs_dtype, pet):
+    # Operands of one dtype go to XLA's dot as they are (JAX's CPU lowering); converting
+    # complex operands to int first gave zeros.
+    lhs = (RNG.normal(size=(2, 3, 4)) * 3).astype(lhs_dtype)
+    rhs = (RNG.normal(size=(2, 4, 2)) * 3).astype(rhs_dtype)
+    if np.issubdtype(lhs_dtype, np.complexfloating):
+        lhs, rhs = lhs + 2.5j * lhs.real, rhs - 1.5j * rhs.real
+    dims = (((2,), (1,)), ((0,), (0,)))
+    compare(lambda a, b: mjax.lax.dot_general(a, b, dims, preferred_element_type=pet),
+            lambda a, b: jax.lax.dot_general(a, b, dims, preferred_element_type=pet),
+            (lhs, rhs), modes=("eager", "jit", "vmap"), rtol=1e-3)
