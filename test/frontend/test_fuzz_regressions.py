@@ -63,3 +63,25 @@ def test_dot_general_preferred_type_computes_like_jax(lhs_dtype, rhs_dtype, pet)
     compare(lambda a, b: mjax.lax.dot_general(a, b, dims, preferred_element_type=pet),
             lambda a, b: jax.lax.dot_general(a, b, dims, preferred_element_type=pet),
             (lhs, rhs), modes=("eager", "jit", "vmap"), rtol=1e-3)
+
+
+@pytest.mark.parametrize("kw", [dict(window_strides=(1, 2), padding="SAME",
+                                     rhs_dilation=(2, 1)),
+                                dict(window_strides=(2, 1), padding=((1, 0), (0, 2)),
+                                     lhs_dilation=(1, 2), feature_group_count=3)])
+def test_complex_convolution_is_jaxs_three_real_ones(kw):
+    # Bit for bit JAX's lowering (Gauss's product of three real convolutions), infinities
+    # and NaNs included; XLA's complex convolution rounded (and propagated them) otherwise.
+    x, w = _complex(2, 3, 6, 5), _complex(6, 3 // kw.get("feature_group_count", 1), 3, 2)
+    x[0, 0, 0, 0], w[1, 0, 1, 1] = np.inf, np.nan + 1j
+    m = lambda a, b: mjax.lax.conv_general_dilated(a, b, **kw)  # noqa: E731
+    j = lambda a, b: jax.lax.conv_general_dilated(a, b, **kw)  # noqa: E731
+    for got, want in ((m(x, w), j(x, w)), (mjax.jit(m)(x, w), jax.jit(j)(x, w))):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    x[0, 0, 0, 0] = 1.0
+    w[1, 0, 1, 1] = 0.5j
+    loss = lambda L, f: lambda a, b: L.numpy.sum(L.numpy.real(f(a, b) * (1 + 2j)))  # noqa
+    got = mjax.jit(mjax.grad(loss(mjax, m), argnums=(0, 1)))(x, w)
+    want = jax.jit(jax.grad(loss(jax, j), argnums=(0, 1)))(x, w)
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(v), rtol=1e-5, atol=1e-5)
