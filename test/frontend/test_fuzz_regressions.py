@@ -85,3 +85,26 @@ def test_complex_convolution_is_jaxs_three_real_ones(kw):
     want = jax.jit(jax.grad(loss(jax, j), argnums=(0, 1)))(x, w)
     for g, v in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(v), rtol=1e-5, atol=1e-5)
+
+
+# ---- vmap --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda L, x, m: x[m], (np.arange(6.0).reshape(2, 3), np.array([True, False, True]))),
+    (lambda L, x, c: x * 2 if c > 0 else -x, (np.arange(6.0).reshape(2, 3), -1.5)),
+    (lambda L, x, n: L.numpy.nonzero(x > n.sum())[0], (np.arange(6.0), np.float32([1, 2]))),
+], ids=["boolean_mask", "python_branch", "nonzero_without_size"])
+def test_vmap_keeps_unmapped_arguments_concrete(fn, args):
+    # JAX passes in_axes=None arguments in unbatched: outside jit they are concrete, so a
+    # boolean mask or a Python branch on them works (mjax made them tracers and raised).
+    def each(L):
+        return L.vmap(lambda *a: fn(L, *a), in_axes=(0, None))
+    compare(lambda *a: each(mjax)(*a), lambda *a: each(jax)(*a), args, modes=("eager",))
+    # Under jit they are tracers in both: the same error.
+    compare(lambda *a: each(mjax)(*a), lambda *a: each(jax)(*a), args, modes=("jit",))
+
+
+def test_vmap_mapped_mask_stays_abstract():
+    x, m = np.arange(6.0).reshape(2, 3), np.array([[True, False, True], [False] * 3])
+    compare(lambda x, m: mjax.vmap(lambda x, m: x[m])(x, m),
+            lambda x, m: jax.vmap(lambda x, m: x[m])(x, m), (x, m))
