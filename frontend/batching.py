@@ -238,9 +238,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         leaves = [x for x, a in zip(leaves, avals) if a is not None]
         axes = [d for d, a in zip(axes, avals) if a is not None]
         ex_args, ex_kwargs = tuple(a for a in example if a is not None), {}
-        # Inside grad & co. called outside jit, values the body closes over stay known
-        # (JAX: `if c > 0:` on a closed-over c works); mapped arguments stay abstract.
-        traced_fun = concrete.with_sources(traced_fun, [None] * len(ex_args))
+        # Called outside jit (or inside grad & co. called outside jit), the values the
+        # body closes over and the unmapped (in_axes=None) arguments stay known, as JAX
+        # passes those in unbatched (`x[mask]` with an unmapped mask works); mapped
+        # arguments are abstract.
+        traced_fun = concrete.with_sources(
+            traced_fun, [x if d is None else None for x, d in zip(leaves, axes)])
         with AXIS_ENV.bound(axis_name, size):
             traced = stage_function(traced_fun, ex_args, ex_kwargs,
                                     name=getattr(fun, "__name__", "fn"))
@@ -268,7 +271,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
         return tree_util.tree_unflatten(traced.out_tree, outs)
 
-    run = staged(vmap_impl)
+    run = staged(vmap_impl, concrete_root=True)
     wrapped = _wraps(fun)(lambda *args, **kwargs: run(*args, **kwargs))
     return wrapped
 

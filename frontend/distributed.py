@@ -31,9 +31,17 @@ def is_initialized() -> bool:
 def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
                process_id: int | None = None, local_device_ids=None, *,
                cluster_detection_method=None, initialization_timeout: int = 300,
-               coordinator_bind_address: str | None = None, heartbeat_timeout_seconds=None,
+               coordinator_bind_address: str | None = None,
+               heartbeat_timeout_seconds: int = 100, shutdown_timeout_seconds: int = 300,
                **unsupported):
-    """Connects this process to the others. JAX: jax.distributed.initialize."""
+    """Connects this process to the others. JAX: jax.distributed.initialize.
+
+    A process that stops sending heartbeats for `heartbeat_timeout_seconds` (it died, or
+    hangs) fails the job: the coordination service tells every other process, and
+    jaxlib's runtime ends each of them with "Terminating process because the JAX
+    distributed service detected fatal errors. This most likely indicates that another
+    task died" (SIGABRT), as in JAX, rather than leaving it waiting in a collective. When
+    process 0 (the coordinator) dies, the others end at once."""
     from mjax.runtime.backend import backends_are_initialized, default_platform, get_backend
     if unsupported:
         raise NotImplementedError(f"mjax.distributed.initialize does not support "
@@ -60,10 +68,13 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         if process_id == 0:
             bind = coordinator_bind_address or "[::]:" + coordinator_address.rsplit(":", 1)[1]
             _STATE["service"] = _jax.get_distributed_runtime_service(
-                bind, num_processes, **({"heartbeat_timeout": heartbeat_timeout_seconds}
-                                        if heartbeat_timeout_seconds else {}))
+                bind, num_processes, heartbeat_timeout=heartbeat_timeout_seconds,
+                shutdown_timeout=shutdown_timeout_seconds)
+        # The client heartbeats at the service's rate: with its own default rate a live
+        # process looked dead to a service with a shorter timeout (and the job failed).
         client = _jax.get_distributed_runtime_client(
-            coordinator_address, process_id, init_timeout=initialization_timeout)
+            coordinator_address, process_id, init_timeout=initialization_timeout,
+            heartbeat_timeout=heartbeat_timeout_seconds)
         client.connect()
         _STATE.update(client=client, process_id=process_id, num_processes=num_processes)
         # The runtime makes its client on first use; hand it the distributed options.

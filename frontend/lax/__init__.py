@@ -32,6 +32,13 @@ def _is_python_scalar(x):
     return isinstance(x, _PY_SCALARS) and not hasattr(x, "aval")
 
 
+def _unchanged(x):
+    """x, when an op that would not change it returns it as is: an Array or tracer
+    comes back itself; a NumPy array or Python scalar as an Array, as JAX's does."""
+    return x if isinstance(x, ArrayMethods) else convert_element_type(
+        x, aval_of_value(x).dtype, weak_type=_is_python_scalar(x))
+
+
 def _prepare(*args, fn: str):
     """Python scalars take the dtype of the array operands; scalars broadcast."""
     # The common case: arrays (or tracers) of one shape, nothing to convert or broadcast
@@ -317,7 +324,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     shape, bd = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
     aval = aval_of_value(x)
     if aval.shape == shape and bd == tuple(range(len(shape))):
-        return x
+        return _unchanged(x)
     # (A literal scalar's broadcast is staged too, as JAX does: `jnp.zeros(3)` under a
     # trace is a tracer, with `.at` and jnp semantics, printed `broadcast_in_dim 0.0:f32[]`.)
     return bind(_op("broadcast_in_dim"), x, shape=shape, broadcast_dimensions=bd)
@@ -345,7 +352,7 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     new_sizes = tuple(int(d) for d in new_sizes)
     aval = aval_of_value(x)
     if aval.shape == new_sizes and dimensions is None:
-        return x
+        return _unchanged(x)
     return bind(_op("reshape"), x, new_sizes=new_sizes,
                 dimensions=None if dimensions is None else tuple(dimensions))
 
@@ -370,7 +377,7 @@ def squeeze(array, dimensions):
             f"cannot select an axis to squeeze out which has size not equal to one, got "
             f"shape={aval.shape} and dimensions={tuple(dimensions)}"))
     if not dims:
-        return x
+        return _unchanged(x)
     return bind(_op("squeeze"), x, dimensions=dims)
 
 
@@ -379,14 +386,14 @@ def expand_dims(array, dimensions):
     aval = aval_of_value(x)
     dims = _canonical_axes(dimensions, aval.ndim + len(dimensions))
     if not dims:
-        return x
+        return _unchanged(x)
     return bind(_op("expand_dims"), x, dimensions=dims)
 
 
 def transpose(operand, permutation):
     permutation = tuple(int(p) for p in permutation)
     if permutation == tuple(range(len(permutation))):
-        return operand
+        return _unchanged(operand)
     return bind(_op("transpose"), operand, permutation=permutation)
 
 
@@ -397,7 +404,7 @@ def rev(operand, dimensions):
 def concatenate(operands, dimension):
     operands = list(operands)
     if len(operands) == 1:
-        return operands[0]
+        return _unchanged(operands[0])
     return bind(_op("concatenate"), *operands, dimension=int(dimension))
 
 
@@ -494,7 +501,7 @@ def zeros_like_array(x):
 def select_n(which, *cases):
     """cases[which] elementwise. JAX: lax.select_n."""
     if len(cases) == 1:
-        return cases[0]
+        return _unchanged(cases[0])
     return bind(_op("select_n"), which, *cases)
 
 

@@ -35,7 +35,7 @@ def top_k(operand, k, *, axis=-1):
             f"k argument to top_k must be no larger than size along axis; got k={k} with "
             f"shape={list(aval.shape)} and axis={axis}"))
     values, indices = bind(op_class("top_k"), operand, k=k, axis=axis)
-    return values, indices
+    return [values, indices]  # a list, as JAX's
 
 
 def _approx_k(operand, k, reduction_dimension, recall_target, reduction_input_size_override,
@@ -67,7 +67,7 @@ def _approx_k(operand, k, reduction_dimension, recall_target, reduction_input_si
     if is_max_k:
         return top_k(operand, size, axis=dim)
     values, indices = top_k(lax.neg(operand), size, axis=dim)
-    return lax.neg(values), indices
+    return [lax.neg(values), indices]
 
 
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,

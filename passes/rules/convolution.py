@@ -46,11 +46,25 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
     if precision is not None:
         config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p) for p in precision])
     out = ctx.avals_out[0]
-    return hlo.convolution(
-        H.ttype(out.shape, out.dtype), lhs, rhs, dn, feature_group_count, batch_group_count,
-        window_strides=list(window_strides), padding=ir.DenseIntElementsAttr.get(pads),
-        lhs_dilation=list(lhs_dilation), rhs_dilation=list(rhs_dilation),
-        window_reversal=[False] * n, precision_config=config)
+
+    def conv(dtype, x, w):
+        return hlo.convolution(
+            H.ttype(out.shape, dtype), x, w, dn, feature_group_count, batch_group_count,
+            window_strides=list(window_strides), padding=ir.DenseIntElementsAttr.get(pads),
+            lhs_dilation=list(lhs_dilation), rhs_dilation=list(rhs_dilation),
+            window_reversal=[False] * n, precision_config=config)
+    if not np.issubdtype(out.dtype, np.complexfloating):
+        return conv(out.dtype, lhs, rhs)
+    # A complex convolution is three real ones (Gauss's product: 3 multiplications, 5
+    # additions), as JAX lowers it on CPU and GPU, where XLA's complex convolution is a
+    # slow loop (CPU) or missing (GPU); the same arithmetic gives JAX's rounding.
+    # JAX: convolution._complex_mul.
+    part = np.finfo(out.dtype).dtype
+    xr, xi, wr, wi = hlo.real(lhs), hlo.imag(lhs), hlo.real(rhs), hlo.imag(rhs)
+    k1 = conv(part, hlo.add(xr, xi), wr)
+    k2 = conv(part, xr, hlo.subtract(wi, wr))
+    k3 = conv(part, xi, hlo.add(wr, wi))
+    return hlo.complex(hlo.subtract(k1, k3), hlo.add(k1, k2))
 
 
 # ---- reshaping helpers (shared by the transposes and batching) ---------------------

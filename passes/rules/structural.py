@@ -130,8 +130,13 @@ def _clamp_lower(ctx, lo, x, hi):
 def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                        preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
-    out_dtype = ctx.avals_out[0].dtype
-    lhs, rhs = H.convert(lhs, out_dtype), H.convert(rhs, out_dtype)
+    # As JAX's CPU/GPU lowering: operands of one dtype go to the dot as they are (the
+    # preferred type is the result's: the products are computed in the operands' type);
+    # operands of two dtypes are both converted to the result's first.
+    lhs_aval, rhs_aval = ctx.avals_in
+    if lhs_aval.dtype != rhs_aval.dtype:
+        out_dtype = ctx.avals_out[0].dtype
+        lhs, rhs = H.convert(lhs, out_dtype), H.convert(rhs, out_dtype)
     dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lb),
                                      rhs_batching_dimensions=list(rb),
                                      lhs_contracting_dimensions=list(lc),

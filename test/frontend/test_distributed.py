@@ -1,5 +1,6 @@
 """mjax.distributed: two local processes (loopback only) run one sharded jit step over
-both processes' CPU devices, checked against NumPy; bounded in time."""
+both processes' CPU devices, checked against NumPy; when one of them dies the other ends
+with the runtime's error within the heartbeat timeout; bounded in time."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ import pathlib
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ import pytest
 import mjax
 
 WORKER = pathlib.Path(__file__).with_name("distributed_worker.py")
+HEARTBEAT_TIMEOUT = 10  # distributed_worker.HEARTBEAT_TIMEOUT
 
 
 def _free_port() -> int:
@@ -23,12 +26,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_processes_run_one_sharded_step():
+def _start_workers(*extra):
     port = str(_free_port())
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
-    procs = [subprocess.Popen([sys.executable, str(WORKER), str(i), port], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for i in range(2)]
+    return [subprocess.Popen([sys.executable, str(WORKER), str(i), port, *extra], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for i in range(2)]
+
+
+def test_two_processes_run_one_sharded_step():
+    procs = _start_workers()
     outs = []
     try:
         for p in procs:
@@ -55,6 +62,33 @@ def test_two_processes_run_one_sharded_step():
             np.testing.assert_allclose(data, y[start:stop], rtol=1e-5, atol=1e-6)
             rows.add((start, stop))
     assert rows == {(0, 2), (2, 4), (4, 6), (6, 8)}  # each process holds its half
+
+
+@pytest.mark.parametrize("victim", [1, 0], ids=["other_process_dies", "coordinator_dies"])
+def test_a_dead_process_ends_the_other_within_the_heartbeat_timeout(victim):
+    # After one sharded step together, the victim SIGKILLs itself; the survivor, waiting
+    # in the next step for the victim's devices, must not hang: the coordination service
+    # fails the job (process 0 hosts it: its death is seen at once) and jaxlib's runtime
+    # ends the survivor with its fatal-error message, as JAX's does.
+    procs = _start_workers(f"victim={victim}")
+    survivor = procs[1 - victim]
+    try:
+        procs[victim].wait(timeout=300)
+        died = time.monotonic()
+        out, _ = survivor.communicate(timeout=HEARTBEAT_TIMEOUT + 120)
+        ended = time.monotonic()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    victim_out = procs[victim].stdout.read()
+    assert "DYING" in victim_out and procs[victim].returncode == -9, victim_out[-3000:]
+    assert "RESULT " in out, out[-3000:]  # the step before the death ran
+    assert survivor.returncode != 0, out[-3000:]
+    assert "Terminating process because the JAX distributed service detected fatal " \
+           "errors. This most likely indicates that another task died" in out, out[-3000:]
+    # Within the heartbeat timeout, plus slack for a loaded machine.
+    assert ended - died < HEARTBEAT_TIMEOUT + 45, (ended - died, out[-3000:])
 
 
 def test_initialize_after_computations_is_an_error():
