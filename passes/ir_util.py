@@ -6,6 +6,7 @@
     replace_op(op, new_values)           # uses of op's results -> new_values; op erased
     callee_of(op)                        # "f" for func.call / jaxpr.call @f / jaxpr.jvp @f
     dependent_results(fn, (0,))          # which results of fn depend on argument 0
+    reachable_functions(fns.table)       # the functions the public ones use
 
 Ops may carry regions (control flow: `jaxpr.cond`, `jaxpr.while`, `jaxpr.scan`); each
 helper here treats a region's ops as part of the op that holds them.
@@ -17,6 +18,7 @@ from jaxlib.mlir.dialects import func as func_d
 
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.symbols import is_private, main_function, module_body, symbol_name
 from mjax.dialect.types import tensor_type
 from mjax.passes.registry import PassError
 
@@ -31,31 +33,8 @@ def is_terminator(op: ir.Operation) -> bool:
     return name in TERMINATORS or name.endswith((".yield", ".return"))
 
 
-def module_body(module) -> ir.Block:
-    """The one block of a builtin.module (given an ir.Module or its operation)."""
-    return module.operation.regions[0].blocks[0]
-
-
 def entry_block(fn: ir.Operation) -> ir.Block:
     return fn.regions[0].blocks[0]
-
-
-def symbol_name(fn: ir.Operation) -> str:
-    return ir.StringAttr(fn.attributes["sym_name"]).value
-
-
-def main_function(module) -> ir.Operation | None:
-    """The module's func.func @main (None when it has none)."""
-    for op in module_body(module).operations:
-        op = op.operation
-        if op.name == "func.func" and symbol_name(op) == "main":
-            return op
-    return None
-
-
-def is_private(fn: ir.Operation) -> bool:
-    return ("sym_visibility" in fn.attributes
-            and ir.StringAttr(fn.attributes["sym_visibility"]).value == "private")
 
 
 def callee_of(op: ir.Operation) -> str | None:
@@ -66,7 +45,8 @@ def callee_of(op: ir.Operation) -> str | None:
 
 
 def nested_ops(op: ir.Operation) -> list[ir.Operation]:
-    """The ops inside `op`'s regions, at any depth (pre-order), not `op` itself."""
+    """The ops inside `op`'s regions (or an ir.Module's), at any depth (pre-order), not
+    `op` itself; a list, safe to mutate the IR over."""
     ops = []
 
     def visit(inner):
@@ -74,6 +54,52 @@ def nested_ops(op: ir.Operation) -> list[ir.Operation]:
         return ir.WalkResult.ADVANCE
     op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     return ops[1:]
+
+
+# ---- symbol references ------------------------------------------------------------------
+def symbol_refs(attrs, out: set) -> set:
+    """Adds to `out` the symbols the attributes `attrs` name, inside arrays and
+    dictionaries too (a pallas_call's index maps); `@a::@b` names `a`. Returns `out`."""
+    for a in attrs:
+        if isinstance(a, ir.FlatSymbolRefAttr):
+            out.add(a.value)
+        elif isinstance(a, ir.ArrayAttr):
+            symbol_refs(a, out)
+        elif isinstance(a, ir.DictAttr):
+            symbol_refs([a[i].attr for i in range(len(a))], out)
+        elif isinstance(a, ir.SymbolRefAttr):
+            out.add(str(a).lstrip("@").split("::")[0].strip('"'))
+    return out
+
+
+def referenced_symbols(root) -> set[str]:
+    """Every symbol the attributes of `root` and the ops nested in it name."""
+    names: set = set()
+
+    def visit(op):
+        # (values() lists the attributes ~3x faster than indexing NamedAttributes)
+        symbol_refs(op.attributes.values(), names)
+        return ir.WalkResult.ADVANCE
+    root.operation.walk(visit)
+    return names
+
+
+def reachable_functions(fns: dict[str, ir.Operation], roots=None) -> set[str]:
+    """The names of the functions of `fns` (name -> func.func) that `roots` (default:
+    the public ones) reach through symbol references (calls, transformation ops,
+    pallas_call kernels and index maps), `roots` included."""
+    todo = list(roots) if roots is not None else [
+        name for name, fn in fns.items() if not is_private(fn)]
+    seen = set(todo)
+    while todo:
+        refs: set = set()
+        for op in nested_ops(fns[todo.pop()]):
+            symbol_refs(op.attributes.values(), refs)
+        for name in refs:
+            if name in fns and name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return seen
 
 
 def clone_into(op: ir.Operation, ip: ir.InsertionPoint, mapping: dict) -> ir.Operation:
@@ -220,6 +246,8 @@ def set_results(fn: ir.Operation, values) -> None:
         [a.type for a in block.arguments], [v.type for v in values]))
 
 
-__all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_into", "dependent_results",
-           "entry_block", "has_effects", "is_constant", "is_private", "module_body", "nested_ops",
-           "replace_op", "set_results", "symbol_name", "used_values"]
+__all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_into",
+           "dependent_results", "entry_block", "has_effects", "is_constant", "is_private",
+           "main_function", "module_body", "nested_ops", "reachable_functions",
+           "referenced_symbols", "replace_op", "set_results", "symbol_name", "symbol_refs",
+           "used_values"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import OPS
-from mjax.passes.ir_util import has_effects, is_private, symbol_name
+from mjax.passes.ir_util import has_effects, is_private, referenced_symbols, symbol_name
 from mjax.passes.registry import Pass, register_pass
 
 
@@ -70,30 +70,6 @@ def remove_dead_ops(region_holder) -> int:
             return removed
 
 
-def _referenced_symbols(module_op) -> set[str]:
-    names = set()
-
-    def collect(attr):
-        if isinstance(attr, ir.FlatSymbolRefAttr):
-            names.add(ir.FlatSymbolRefAttr(attr).value)
-        elif isinstance(attr, ir.SymbolRefAttr):
-            names.add(str(attr).lstrip("@").split("::")[0].strip('"'))
-        elif isinstance(attr, ir.ArrayAttr):
-            for a in ir.ArrayAttr(attr):
-                collect(a)
-        elif isinstance(attr, ir.DictAttr):
-            d = ir.DictAttr(attr)
-            for i in range(len(d)):
-                collect(d[i].attr)
-
-    def visit(op):
-        for attr in op.attributes.values():
-            collect(attr)
-        return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
-    return names
-
-
 def remove_dead_functions(module) -> int:
     body = module.operation.regions[0].blocks[0]
     removed = 0
@@ -102,7 +78,7 @@ def remove_dead_functions(module) -> int:
                    if op.operation.name == "func.func" and is_private(op.operation)]
         if not private:
             return removed  # (nothing to remove: no need to collect every op's references)
-        used = _referenced_symbols(module.operation)
+        used = referenced_symbols(module.operation)
         dead = [fn for fn in private if symbol_name(fn) not in used]
         if not dead:
             return removed

@@ -14,7 +14,8 @@ from jaxlib.mlir import ir
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.types import aval_of, tensor_type
-from mjax.passes.registry import Pass, PassError, op_error, register_pass, walk_ops
+from mjax.passes.ir_util import nested_ops
+from mjax.passes.registry import Pass, PassError, op_error, register_pass
 
 
 def verify_op(op: ir.Operation) -> None:
@@ -65,7 +66,7 @@ class JaxprVerifyPass(Pass):
     """Check every jaxpr op against its definition (operands, attributes, inferred types)."""
 
     def run(self, module: ir.Module) -> None:
-        for op in walk_ops(module):
+        for op in nested_ops(module):
             if op.name.startswith("jaxpr."):
                 verify_op(op)
 
