@@ -1,5 +1,6 @@
 """A module's functions by symbol: its body, a function's name and visibility, `@main`.
 
+    functions(module)              # {name: func.func}, in module order
     main_function(module)          # func.func @main, or None
     symbol_name(fn), is_private(fn)
 
@@ -26,6 +27,12 @@ def is_private(fn: ir.Operation) -> bool:
             and ir.StringAttr(attrs["sym_visibility"]).value == "private")
 
 
+def functions(module) -> dict[str, ir.Operation]:
+    """The module's func.func ops by name, in module order."""
+    return {symbol_name(op.operation): op.operation for op in module_body(module).operations
+            if op.operation.name == "func.func"}
+
+
 def main_function(module) -> ir.Operation | None:
     """The module's func.func @main (None when it has none)."""
     for op in module_body(module).operations:
@@ -35,4 +42,4 @@ def main_function(module) -> ir.Operation | None:
     return None
 
 
-__all__ = ["is_private", "main_function", "module_body", "symbol_name"]
+__all__ = ["functions", "is_private", "main_function", "module_body", "symbol_name"]

@@ -28,7 +28,7 @@ import threading
 
 from jaxlib.mlir import ir
 
-from mjax.passes.ir_util import module_body, symbol_name
+from mjax.passes.ir_util import functions
 from mjax.passes.registry import op_error
 
 MARK = "mjax.custom_rule"
@@ -103,11 +103,9 @@ def materialize(ex, handle: str, part: str, where) -> str:
     if hasattr(source, "trace"):        # the frontend's record: trace the Python rule
         before = set(ex.fns.table)
         name = source.trace(ex.module, part)
-        for op in module_body(ex.module).operations:
-            if op.operation.name == "func.func":
-                fn_name = symbol_name(op.operation)
-                if fn_name not in before:
-                    ex.fns.table[fn_name] = op.operation
+        for fn_name, fn in functions(ex.module).items():
+            if fn_name not in before:
+                ex.fns.table[fn_name] = fn
     else:                               # derived from another handle by a pass
         name = source.materialize(ex, part, where)
     mark(ex.fns.get(name), handle, part)

@@ -145,7 +145,7 @@ TRANSPOSE: RuleTable[Callable] = RuleTable("transpose",
 BATCH: RuleTable[Callable] = RuleTable("batch", "no batching rule for this op", _every_op)
 # Sharding propagation (passes/jaxpr_propagate_shardings.py; rules/sharding.py): an op's
 # dimension factors
-SHARD: RuleTable[Callable] = RuleTable("shard", "no sharding rule for this op", _every_op)
+SHARD: RuleTable[Callable] = RuleTable("shard", "no sharding rule", _every_op)
 
 # ---- ops with bodies: rules that get the transformation itself -------------------------
 # rule(jvp: forward_mode.Jvp, op, [(primal, tangent | None)] per operand)

@@ -8,10 +8,9 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func as func_d
 
-from mjax.dialect import attributes as A
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.structural import OptimizationBarrierOp
-from mjax.passes.rules.ad_util import has_tangent, instantiate, is_linear, transpose_rule
+from mjax.passes.rules.ad_util import instantiate, is_linear, transpose_rule
 from mjax.passes.rules.tables import BATCH, JVP, LOWER, TRANSPOSE, lowering
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
