@@ -38,7 +38,7 @@ def constraint_mesh(module):
     out over (None when it has none): a jit whose arguments are not sharded still
     compiles for that mesh, so the constraints are honoured."""
     from mjax.dialect.ops.sharding import ShardingConstraintOp
-    from mjax.passes.registry import walk_ops
+    from mjax.passes.ir_util import nested_ops as walk_ops
     from mjax.sharding import Mesh
     layouts = set()
     for op in walk_ops(module):
@@ -217,7 +217,7 @@ def _shardy_can_carry(module, main, mesh) -> bool:
     that brings its own XLA sharding, and every sharding constraint directly in @main
     and over `mesh`'s axes."""
     from mjax.dialect.ops.sharding import ShardingConstraintOp
-    from mjax.passes.registry import walk_ops
+    from mjax.passes.ir_util import nested_ops as walk_ops
     top = main.regions[0].blocks[0]
     want = (tuple(mesh.axis_names), tuple(mesh.axis_sizes))
     for op in walk_ops(module):

@@ -21,8 +21,9 @@ from jaxlib.mlir import ir
 from mjax.dialect.context import context
 from mjax.dialect.ops import transforms as T
 from mjax.passes import forward_mode, reverse_mode
-from mjax.passes.expansion import EXPAND, Expander, lower_custom_calls
+from mjax.passes.expansion import Expander, lower_custom_calls
 from mjax.passes.reverse_mode import LinearizeInfo, VjpInfo
+from mjax.passes.rules.tables import EXPAND
 
 EXPAND[T.JvpOp] = forward_mode.expand_jvp_op
 EXPAND[T.VjpOp] = reverse_mode.expand_vjp_op

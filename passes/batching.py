@@ -25,8 +25,6 @@ JAX: interpreters/batching.py (batch_jaxpr), over func.func instead of a Jaxpr.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 from jaxlib.mlir import ir
 
 from mjax.dialect import attributes as A
@@ -34,14 +32,13 @@ from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
 from mjax.passes import custom_rules
-from mjax.passes.expansion import EXPAND
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops,
-                                 replace_op, set_results)
+                                 replace_op, set_results, symbol_name)
 from mjax.passes.registry import PassError, op_error
-from mjax.passes.rules import BATCH, NOT_SUPPORTED
 from mjax.passes.rules.batch_util import (NOT_MAPPED, BatchBuilder, bdim_at, moveaxis,
                                           names_axis)
+from mjax.passes.rules.tables import BATCH, BATCH_NESTED, EXPAND
 
 
 class BatchError(PassError, ValueError):
@@ -99,8 +96,7 @@ class Batcher:
             raise op_error(op, "cannot batch a non-jaxpr op")
         rule = BATCH.get(type(view))
         if rule is None:
-            why = NOT_SUPPORTED.get(("batch", type(view)), "no batching rule for this op")
-            raise op_error(op, f"cannot vmap: {why}")
+            raise op_error(op, f"cannot vmap: {BATCH.why(type(view))}")
         with op.location:
             outs, out_dims = rule(self.builder(op), vals, dims, **view.params)
         return self._checked(op, list(zip(outs, out_dims)))
@@ -174,7 +170,7 @@ def batch_function(ex, name: str, in_dims, axis_size: int, axis_name=None,
     new_fn, block = ex.fns.create(ex.fns.fresh_name(f"{name}_batched"), new_ins, new_outs,
                                   fn)
     if force_out:
-        ex.derived.add(ir.StringAttr(new_fn.attributes["sym_name"]).value, name, T.VmapOp,
+        ex.derived.add(symbol_name(new_fn), name, T.VmapOp,
                        **key)
         new_fn.attributes[_OUT_DIMS] = ir.DenseI64ArrayAttr.get([0] * len(outs))
     batch = Batcher(ex, ir.InsertionPoint(block), axis_size, axis_name)
@@ -183,7 +179,7 @@ def batch_function(ex, name: str, in_dims, axis_size: int, axis_name=None,
     if force_out:
         results = [(bdim_at(b, v, d, 0), 0) for v, d in results]
     set_results(new_fn, [v for v, _ in results])
-    new_name = ir.StringAttr(new_fn.attributes["sym_name"]).value
+    new_name = symbol_name(new_fn)
     if not force_out:
         ex.derived.add(new_name, name, T.VmapOp, **key)
     out_dims = tuple(d for _, d in results)
@@ -193,10 +189,8 @@ def batch_function(ex, name: str, in_dims, axis_size: int, axis_name=None,
 
 
 # ---- ops with bodies -----------------------------------------------------------------
-# rule(batcher, op, vals, dims, b) -> (outs, out_dims), as BATCH rules plus the batcher.
-# Called when an operand is batched or the op reads the vmap's named axis.
-BatchNestedRule = Callable[["Batcher", ir.Operation, list, list, BatchBuilder], tuple]
-BATCH_NESTED: dict[type, BatchNestedRule] = {}
+# BATCH_NESTED rule(batcher, op, vals, dims, b) -> (outs, out_dims), as BATCH rules plus
+# the batcher. Called when an operand is batched or the op reads the vmap's named axis.
 
 
 def _call_batch(batcher, op, vals, dims, b):
@@ -231,7 +225,7 @@ def _custom_call_batch(batcher, op, vals, dims, b):
     p = view.params
     # Rules known only by their handle stay untraced: the batched call gets a handle of
     # the rules batched the same way once traced (passes/custom_rules.py).
-    rule = custom_rules.batched(p["rule"], dims, ins, size, name) if p["rule"] else None
+    rule = batched_rules(p["rule"], dims, ins, size, name) if p["rule"] else None
     if isinstance(view, T.CustomJvpCallOp):
         g = None
         if p["jvp"] is not None:
@@ -259,6 +253,42 @@ def _sym(name):
     return None if name is None else A.Symbol(name)
 
 
+class _BatchedRules:
+    """A custom call's rules `base` batched as vmap batches the call: every argument at 0
+    (custom_jvp: the unbatched ones stay unbatched), so the rules keep matching the
+    batched function; a pullback's bwd (custom_vjp_bwd) along `bwd_dims`. The source of
+    a derived handle (passes/custom_rules.py): batched when a pass needs the rule."""
+
+    def __init__(self, base, dims, ins, axis_size, axis_name, bwd_dims=None):
+        self.base, self.dims, self.ins = base, tuple(dims), list(ins)
+        self.axis_size, self.axis_name = axis_size, axis_name
+        self.bwd_dims = bwd_dims
+
+    def materialize(self, ex, part, where):
+        rule = custom_rules.materialize(ex, self.base, part, where)
+        if part == "jvp":
+            dims = list(self.dims) + [d for d, a in zip(self.dims, self.ins)
+                                      if T.differentiable(a)]
+        elif part == "fwd":
+            dims = list(self.dims)
+        elif self.bwd_dims is not None:
+            dims = list(self.bwd_dims)
+        else:   # bwd: residuals and cotangents, all batched (fwd batched everything at 0)
+            dims = [0] * len(ex.fns.signature(rule)[0])
+        return batch_function(ex, rule, dims, self.axis_size, self.axis_name, True, where)[0]
+
+
+def batched_rules(handle: str, dims, ins, axis_size: int, axis_name, bwd_dims=None) -> str:
+    """The handle of `handle`'s rules batched along `dims` (see _BatchedRules)."""
+    dims = tuple(-1 if d is None else d for d in dims)
+    key = f"{handle}|vmap{dims}x{axis_size}@{axis_name}"
+    if bwd_dims is not None:
+        bwd_dims = tuple(None if d is None or d == -1 else d for d in bwd_dims)
+        key += f"bwd{tuple(-1 if d is None else d for d in bwd_dims)}"
+    return custom_rules.derive(handle, key, lambda: _BatchedRules(
+        handle, [None if d == -1 else d for d in dims], ins, axis_size, axis_name, bwd_dims))
+
+
 def _custom_vjp_bwd_batch(batcher, op, vals, dims, b):
     # A pullback's bwd rule not traced yet (vmap of a pullback, as jacrev): it stays
     # untraced, the batched op naming the rules batched the same way once traced. Batched
@@ -274,7 +304,7 @@ def _custom_vjp_bwd_batch(batcher, op, vals, dims, b):
            for v, d in zip(vals[:n_res], dims[:n_res])]
     cts = [bdim_at(b, v, d, 0) for v, d in zip(vals[n_res:], dims[n_res:])]
     bwd_dims = [None if d is None else 0 for d in dims[:n_res]] + [0] * len(cts)
-    rule = custom_rules.batched(p["rule"], [0] * len(ins), ins, size, name, bwd_dims)
+    rule = batched_rules(p["rule"], [0] * len(ins), ins, size, name, bwd_dims)
     outs = ex.call(b, f, res + cts, cls=T.CustomVjpBwdOp, rule=rule, num_residuals=n_res)
     return outs, [0] * len(outs)
 
@@ -320,4 +350,4 @@ def expand_vmap_op(ex, op: ir.Operation) -> None:
 
 EXPAND[T.VmapOp] = expand_vmap_op
 
-__all__ = ["BATCH_NESTED", "BatchError", "Batcher", "batch_function", "expand_vmap_op"]
+__all__ = ["BatchError", "Batcher", "batch_function", "expand_vmap_op"]

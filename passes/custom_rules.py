@@ -16,9 +16,9 @@ traced rule carries `mjax.custom_rule = "<handle>/<part>"`, so each module trace
 once and functions traced while staging (JAX's order of side effects) are found again.
 
 Transformations that move a call elsewhere before its rules are traced derive a new
-handle instead of tracing: vmap batches the rules of `handle` once they are traced
-(`batched(...)`). A handle read from text in another process resolves to nothing: the
-pass needing the rule fails at the op, naming it.
+handle instead of tracing (`derive`): vmap batches the rules of `handle` once they are
+traced (passes/batching.py). A handle read from text in another process resolves to
+nothing: the pass needing the rule fails at the op, naming it.
 """
 from __future__ import annotations
 
@@ -28,8 +28,7 @@ import threading
 
 from jaxlib.mlir import ir
 
-from mjax.dialect.ops import transforms as T
-from mjax.passes.ir_util import module_body, symbol_name
+from mjax.passes.ir_util import functions
 from mjax.passes.registry import op_error
 
 MARK = "mjax.custom_rule"
@@ -104,11 +103,9 @@ def materialize(ex, handle: str, part: str, where) -> str:
     if hasattr(source, "trace"):        # the frontend's record: trace the Python rule
         before = set(ex.fns.table)
         name = source.trace(ex.module, part)
-        for op in module_body(ex.module).operations:
-            if op.operation.name == "func.func":
-                fn_name = symbol_name(op.operation)
-                if fn_name not in before:
-                    ex.fns.table[fn_name] = op.operation
+        for fn_name, fn in functions(ex.module).items():
+            if fn_name not in before:
+                ex.fns.table[fn_name] = fn
     else:                               # derived from another handle by a pass
         name = source.materialize(ex, part, where)
     mark(ex.fns.get(name), handle, part)
@@ -135,46 +132,18 @@ def _traced(ex) -> dict:
 
 
 # ---- derived handles ------------------------------------------------------------------------
-class _Batched:
-    """The rules of `base` batched as vmap batches a custom call: every argument at 0
-    (custom_jvp: the unbatched ones stay unbatched), so the rules keep matching the
-    batched function; a pullback's bwd (custom_vjp_bwd) along `bwd_dims`."""
-
-    def __init__(self, base, dims, ins, axis_size, axis_name, bwd_dims=None):
-        self.base, self.dims, self.ins = base, tuple(dims), list(ins)
-        self.axis_size, self.axis_name = axis_size, axis_name
-        self.bwd_dims = bwd_dims
-
-    def materialize(self, ex, part, where):
-        from mjax.passes.batching import batch_function
-        rule = materialize(ex, self.base, part, where)
-        if part == "jvp":
-            dims = list(self.dims) + [d for d, a in zip(self.dims, self.ins)
-                                      if T.differentiable(a)]
-        elif part == "fwd":
-            dims = list(self.dims)
-        elif self.bwd_dims is not None:
-            dims = list(self.bwd_dims)
-        else:   # bwd: residuals and cotangents, all batched (fwd batched everything at 0)
-            dims = [0] * len(ex.fns.signature(rule)[0])
-        return batch_function(ex, rule, dims, self.axis_size, self.axis_name, True, where)[0]
-
-
-def batched(handle: str, dims, ins, axis_size: int, axis_name, bwd_dims=None) -> str:
-    """The handle of `handle`'s rules batched along `dims` (see _Batched)."""
-    dims = tuple(-1 if d is None else d for d in dims)
-    key = f"{handle}|vmap{dims}x{axis_size}@{axis_name}"
-    if bwd_dims is not None:
-        bwd_dims = tuple(None if d is None or d == -1 else d for d in bwd_dims)
-        key += f"bwd{tuple(-1 if d is None else d for d in bwd_dims)}"
+def derive(base: str, key: str, make) -> str:
+    """The handle `key` of rules a pass derives from `base`'s without tracing them (vmap
+    batching them: passes/batching.py). `make()` gives its source, whose
+    `materialize(ex, part, where)` builds rule `part` from `base`'s rule when a pass needs
+    it. An unknown `base` gives `key` unregistered: it fails, naming the op, when traced."""
     with _lock:
         if key not in _ENTRIES:
-            if handle not in _ENTRIES:
-                return key    # (unknown base: fails, naming the op, when traced)
-            _ENTRIES[key] = _Batched(handle, [None if d == -1 else d for d in dims], ins,
-                                     axis_size, axis_name, bwd_dims)
+            if base not in _ENTRIES:
+                return key
+            _ENTRIES[key] = make()
     return key
 
 
-__all__ = ["MARK", "batched", "mark", "materialize", "register", "rule_function",
+__all__ = ["MARK", "derive", "mark", "materialize", "register", "rule_function",
            "source_of"]

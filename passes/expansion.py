@@ -3,11 +3,11 @@
     EXPAND[JvpOp] = rule          # rule(expander, op): replace `op` (jvp, vjp, vmap, ...)
     EXPAND[CallOp] = KEEP         # stays; only the functions it names are expanded
 
-`Expander.expand_function(name)` walks @name, and for every transformation op first
-expands the functions the op names (inner-first, to any depth), then applies the op's
-rule. A transformation op with no entry is a located error, never a call. So
-`jaxpr.jvp @g` where @g holds `jaxpr.vmap @f` batches @f into @f_batched, rewrites @g to
-call it, and only then differentiates @g.
+`EXPAND` is a RuleTable of passes/rules/tables.py. `Expander.expand_function(name)` walks
+@name, and for every transformation op first expands the functions the op names
+(inner-first, to any depth), then applies the op's rule. A transformation op with no
+entry is a located error, never a call. So `jaxpr.jvp @g` where @g holds `jaxpr.vmap @f`
+batches @f into @f_batched, rewrites @g to call it, and only then differentiates @g.
 
 The rules live with their transformation: jvp and vjp in passes/autodiff.py, vmap in
 passes/batching.py. The expander also holds what they share: the module's functions
@@ -19,12 +19,16 @@ from typing import Callable
 
 from jaxlib.mlir import ir
 
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.builder import Builder
 from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
+from mjax.passes.custom_rules import materialize
 from mjax.passes.derived import DerivedTable
-from mjax.passes.ir_util import FunctionTable, callee_of, nested_ops, replace_op
+from mjax.passes.ir_util import (FunctionTable, callee_of, nested_ops, reachable_functions,
+                                 replace_op)
 from mjax.passes.registry import op_error
-from mjax.dialect.builder import Builder
+from mjax.passes.rules.tables import EXPAND
 
 ExpandRule = Callable[["Expander", ir.Operation], None]
 
@@ -37,7 +41,7 @@ def _internal(expander, op):
     raise op_error(op, "is internal to --jaxpr-vjp and must not appear outside it")
 
 
-EXPAND: dict[type[T.TransformOp], ExpandRule] = {
+EXPAND.update({
     T.CallOp: KEEP,
     T.CheckpointOp: KEEP,
     T.CustomJvpCallOp: KEEP,
@@ -45,7 +49,7 @@ EXPAND: dict[type[T.TransformOp], ExpandRule] = {
     T.CheckpointTangentOp: _internal,
     T.CustomVjpTangentOp: _internal,
     T.CustomVjpBwdOp: KEEP,    # its bwd rule is traced by lower_custom_calls
-}
+})
 
 
 class Expander:
@@ -93,7 +97,6 @@ class Expander:
     # -- helpers for rules ---------------------------------------------------------------
     def call(self, b: Builder, callee: str, operands, cls=T.CallOp, **params):
         """Emits `cls @callee(operands)` (a jaxpr.call by default); returns its results."""
-        from mjax.dialect.attributes import Symbol
         return T.emit_transform(b, cls, *operands, signature=self.fns.signature,
                                 callee=Symbol(callee), **params)
 
@@ -112,7 +115,6 @@ def lower_custom_calls(expander: Expander, bwd_only: bool = False) -> None:
 
 
 def _lower_custom_calls(expander: Expander, names, used: set, calls: bool) -> None:
-    from mjax.passes.custom_rules import materialize
     for name in names:
         for op in nested_ops(expander.fns.get(name)):
             view = op.opview
@@ -131,21 +133,7 @@ def _lower_custom_calls(expander: Expander, names, used: set, calls: bool) -> No
 
 def _used_functions(expander: Expander, roots=None) -> set:
     """The functions `roots` (default: the public ones) reach through symbol references."""
-    from mjax.passes.ir_util import is_private
-    fns = expander.fns.table
-    todo = list(roots) if roots is not None else [
-        n for n, fn in fns.items() if not is_private(fn)]
-    seen = set(todo)
-    while todo:
-        for op in nested_ops(fns[todo.pop()]):
-            # (values() lists the attributes ~3x faster than indexing NamedAttributes)
-            for a in op.attributes.values():
-                if isinstance(a, ir.FlatSymbolRefAttr):
-                    name = a.value
-                    if name in fns and name not in seen:
-                        seen.add(name)
-                        todo.append(name)
-    return seen
+    return reachable_functions(expander.fns.table, roots)
 
 
-__all__ = ["EXPAND", "KEEP", "Expander", "ExpandRule", "lower_custom_calls"]
+__all__ = ["KEEP", "Expander", "ExpandRule", "lower_custom_calls"]

@@ -7,10 +7,10 @@ The block interpreter (passes/interpreter.py) runs with entries `(primal, tangen
 tangent `None` being a symbolic zero. Ops whose tangents are all zero are copied
 unchanged (so zeros emit nothing); others go through their rule in `JVP`
 (passes/rules/*.py). Ops with bodies (calls, and ops with regions such as `jaxpr.cond`)
-have rules in `JVP_NESTED`, keyed by op class, that get the transformation itself, so
-they can transform a callee or interpret a region into a new block
-(`jvp.into(block).run(region_block, primals, tangents)`); a transformation op without
-one (e.g. an unexpanded `jaxpr.vmap`) is an error.
+have rules in `JVP_NESTED` (passes/rules/tables.py), keyed by op class, that get the
+transformation itself, so they can transform a callee or interpret a region into a new
+block (`jvp.into(block).run(region_block, primals, tangents)`); a transformation op
+without one (e.g. an unexpanded `jaxpr.vmap`) is an error.
 
 With `linearize=True` (the first step of reverse mode), calls are inlined so that every
 tangent op is visible to partial evaluation, and `checkpoint` / `custom_vjp_call` emit
@@ -20,8 +20,6 @@ JAX: interpreters/ad.py (jvp_jaxpr), over func.func instead of a Jaxpr.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 from jaxlib.mlir import ir
 
 from mjax.dialect import attributes as A
@@ -29,12 +27,15 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
-from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import clone_into, dependent_results, entry_block, set_results
 from mjax.passes.custom_rules import materialize, rule_function
+from mjax.passes.interpreter import Env, interpret
+from mjax.passes.ir_util import (callee_of, clone_into, dependent_results, entry_block,
+                                 set_results)
+from mjax.passes.jaxpr_discharge_state import discharge_function
+from mjax.passes.jaxpr_inline import inline_body
 from mjax.passes.registry import PassError, format_location, op_error
-from mjax.passes.rules import JVP, NOT_SUPPORTED
 from mjax.passes.rules.ad_util import has_tangent, instantiate
+from mjax.passes.rules.tables import JVP, JVP_NESTED
 from mjax.passes.rules.remat import SELECTIVE, mark_region
 
 
@@ -59,6 +60,21 @@ class Jvp:
         env = Env(zip(block.arguments, zip(primals, tangents)))
         return interpret(block, self.rule_for, env)
 
+    # -- callees, for JVP_NESTED rules ---------------------------------------------------
+    def function(self, name: str, diff_args, diff_results, where=None) -> str:
+        """The JVP of @name (derived once, see `jvp_function`); returns its name."""
+        return jvp_function(self.ex, name, diff_args, diff_results, where)
+
+    def discharged(self, name: str) -> ir.Operation:
+        """A new function: @name over refs as a function over values
+        (--jaxpr-discharge-state's form), placed after @name."""
+        fns = self.ex.fns
+        return discharge_function(fns, name, fns.fresh_name(f"{name}_discharged"))
+
+    def inline(self, name: str, args, ip: ir.InsertionPoint) -> list[ir.Value]:
+        """@name's body copied at `ip` with `args` for its arguments; its results."""
+        return inline_body(self.ex.fns, name, args, ip)
+
     def rule_for(self, op: ir.Operation):
         cls = T.CallOp if op.name == "func.call" else type(op.opview)
         rule = JVP_NESTED.get(cls)
@@ -81,8 +97,7 @@ class Jvp:
             raise op_error(op, "cannot differentiate a non-jaxpr op that has tangent inputs")
         rule = JVP.get(type(view))
         if rule is None:
-            why = NOT_SUPPORTED.get(("jvp", type(view)), "no JVP rule for this op")
-            raise op_error(op, f"cannot differentiate: {why}")
+            raise op_error(op, f"cannot differentiate: {JVP.why(type(view))}")
         with op.location:
             outs, touts = rule(self.builder(op), [p for p, _ in pairs],
                                [t for _, t in pairs], **view.params)
@@ -96,9 +111,8 @@ def with_tangents(outs, touts) -> list[tuple]:
 
 
 # ---- ops with bodies: calls (and region ops, registered by their rule modules) -------
-# rule(jvp, op, [(primal, tangent | None)] per operand) -> [(primal, tangent)] per result
-JvpNestedRule = Callable[[Jvp, ir.Operation, list], list]
-JVP_NESTED: dict[type, JvpNestedRule] = {}
+# JVP_NESTED rule(jvp, op, [(primal, tangent | None)] per operand) -> [(primal, tangent)]
+# per result
 
 
 def _split(pairs):
@@ -115,7 +129,7 @@ def _call_jvp(jvp: Jvp, op, pairs, callee=None):
     ps, ts = _split(pairs)
     if all(t is None for t in ts):
         return jvp.copy(op, pairs)
-    ex, callee = jvp.ex, callee or _callee(op)
+    ex, callee = jvp.ex, callee or callee_of(op)
     ex.expand_function(callee)
     if jvp.linearize:   # inline the callee's JVP so partial evaluation sees its ops
         return jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
@@ -129,7 +143,7 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
     ps, ts = _split(pairs)
     if all(t is None for t in ts):
         return jvp.copy(op, pairs)
-    ex, callee, b = jvp.ex, _callee(op), jvp.builder(op)
+    ex, callee, b = jvp.ex, callee_of(op), jvp.builder(op)
     ex.expand_function(callee)
     da, dr, outs = _diff_of_call(ex, op, callee, ts)
     nz = [t for t in ts if t is not None]
@@ -171,20 +185,19 @@ def _custom_jvp_call_jvp(jvp: Jvp, op, pairs):
         return jvp.copy(op, pairs)
     _check_closed_over_tangents(op, ts)
     ex, b = jvp.ex, jvp.builder(op)
-    ins, outs = ex.fns.signature(_callee(op))
+    ins, outs = ex.fns.signature(callee_of(op))
     g = rule_function(ex, op, "jvp")     # (traced now if only its handle is known)
     ex.expand_function(g)
     tin = [instantiate(b, t, a) for t, a in zip(ts, ins) if has_tangent(a)]
     if jvp.linearize:
-        from mjax.passes.jaxpr_inline import inline_body
-        res = inline_body(ex.fns, g, ps + tin, jvp.ip)
+        res = jvp.inline(g, ps + tin, jvp.ip)
     else:
         res = ex.call(b, g, ps + tin)
     diff = {j for j, a in enumerate(outs) if has_tangent(a)}
     return _tangent_pairs(res[:len(outs)], res[len(outs):], diff)
 
 
-class _CustomVjpJvpError(PassError, TypeError):
+class CustomVjpJvpError(PassError, TypeError):
     """JAX's TypeError: its text is JAX's; where it happened is a note (and, for
     mjax-opt, the PassError's location and message)."""
 
@@ -201,11 +214,11 @@ def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
     if all(t is None for t in ts):
         return jvp.copy(op, pairs)
     _check_closed_over_tangents(op, ts)
-    callee = _callee(op)
+    callee = callee_of(op)
     if not jvp.linearize:
-        raise _CustomVjpJvpError(op, f"'{op.operation.name}' op cannot apply forward-mode "
-                                     f"autodiff (jvp) to the custom_vjp function @{callee}; "
-                                     f"use custom_jvp (JAX has the same restriction)")
+        raise CustomVjpJvpError(op, f"'{op.operation.name}' op cannot apply forward-mode "
+                                    f"autodiff (jvp) to the custom_vjp function @{callee}; "
+                                    f"use custom_jvp (JAX has the same restriction)")
     ex, b, p = jvp.ex, jvp.builder(op), op.opview.params
     ins, outs = ex.fns.signature(callee)
     fwd = rule_function(ex, op, "fwd")   # (traced now if only its handle is known)
@@ -222,10 +235,6 @@ def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
                             num_residuals=len(res), **bwd)
     diff = {j for j, a in enumerate(outs) if has_tangent(a)}
     return _tangent_pairs(fwd_out[:len(outs)], tout, diff)
-
-
-def _callee(op) -> str:
-    return str(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
 
 
 def _diff_of_call(ex, op, callee, ts):
@@ -332,5 +341,5 @@ def expand_jvp_op(ex, op) -> None:
     ex.replace(op, ex.call(Builder(ir.InsertionPoint(op), op.location), new, op.operands))
 
 
-__all__ = ["JVP_NESTED", "Jvp", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
+__all__ = ["Jvp", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
            "with_tangents"]

@@ -18,8 +18,9 @@ Afterwards the entries of the block's arguments are returned.
 Nested regions. A rule for an op with regions interprets each region's block itself,
 emitting into a block of the new op. Regions are isolated from above, so the region's
 arguments are the only inputs, and the rule emits the new terminator itself. Each
-transformation has a table for such ops, whose rules get the transformation object
-(e.g. `JVP_NESTED` in passes/forward_mode.py); a JVP rule for `jaxpr.cond` (sketch):
+transformation has a table for such ops (passes/rules/tables.py), whose rules get the
+transformation object (e.g. `JVP_NESTED` rules get the `Jvp` of passes/forward_mode.py);
+a JVP rule for `jaxpr.cond` (sketch):
 
     def _cond_jvp(jvp, op, pairs):       # pairs: (primal, tangent | None) per operand
         new = ...a jaxpr.cond at jvp.ip with len(op.regions) empty regions...
@@ -34,9 +35,10 @@ transformation has a table for such ops, whose rules get the transformation obje
 `jvp.into(block)` is the same transformation emitting at the end of `block`; the
 transformations that emit into one place (`Jvp`, `Inline` in passes/jaxpr_inline.py,
 the batcher) offer `into`, `rule_for` and a `run(block, inputs...)` shorthand;
-`PartialEval` has a `PARTIAL_EVAL` table of custom rules for the same purpose, and
-transposition a `TRANSPOSE_NESTED` table (passes/reverse_mode.py) whose rules call
-`transpose_block` on a region's block. passes/rules/control_flow_ad.py has the rules of
+`PartialEval` has a `PARTIAL_EVAL` table of custom rules for the same purpose (they
+partially evaluate a region with `pe.nested(...)`), and transposition a
+`TRANSPOSE_NESTED` table whose rules transpose a region's block with `tr.run` (the
+`Transposer` of passes/reverse_mode.py). passes/rules/control_flow_ad.py has the rules of
 cond, while and scan in every one of these tables.
 """
 from __future__ import annotations

@@ -6,6 +6,7 @@
     replace_op(op, new_values)           # uses of op's results -> new_values; op erased
     callee_of(op)                        # "f" for func.call / jaxpr.call @f / jaxpr.jvp @f
     dependent_results(fn, (0,))          # which results of fn depend on argument 0
+    reachable_functions(fns.table)       # the functions the public ones use
 
 Ops may carry regions (control flow: `jaxpr.cond`, `jaxpr.while`, `jaxpr.scan`); each
 helper here treats a region's ops as part of the op that holds them.
@@ -17,6 +18,8 @@ from jaxlib.mlir.dialects import func as func_d
 
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.symbols import (functions, is_private, main_function, module_body,
+                                  symbol_name)
 from mjax.dialect.types import tensor_type
 from mjax.passes.registry import PassError
 
@@ -31,31 +34,8 @@ def is_terminator(op: ir.Operation) -> bool:
     return name in TERMINATORS or name.endswith((".yield", ".return"))
 
 
-def module_body(module) -> ir.Block:
-    """The one block of a builtin.module (given an ir.Module or its operation)."""
-    return module.operation.regions[0].blocks[0]
-
-
 def entry_block(fn: ir.Operation) -> ir.Block:
     return fn.regions[0].blocks[0]
-
-
-def symbol_name(fn: ir.Operation) -> str:
-    return ir.StringAttr(fn.attributes["sym_name"]).value
-
-
-def main_function(module) -> ir.Operation | None:
-    """The module's func.func @main (None when it has none)."""
-    for op in module_body(module).operations:
-        op = op.operation
-        if op.name == "func.func" and symbol_name(op) == "main":
-            return op
-    return None
-
-
-def is_private(fn: ir.Operation) -> bool:
-    return ("sym_visibility" in fn.attributes
-            and ir.StringAttr(fn.attributes["sym_visibility"]).value == "private")
 
 
 def callee_of(op: ir.Operation) -> str | None:
@@ -66,7 +46,8 @@ def callee_of(op: ir.Operation) -> str | None:
 
 
 def nested_ops(op: ir.Operation) -> list[ir.Operation]:
-    """The ops inside `op`'s regions, at any depth (pre-order), not `op` itself."""
+    """The ops inside `op`'s regions (or an ir.Module's), at any depth (pre-order), not
+    `op` itself; a list, safe to mutate the IR over."""
     ops = []
 
     def visit(inner):
@@ -74,6 +55,79 @@ def nested_ops(op: ir.Operation) -> list[ir.Operation]:
         return ir.WalkResult.ADVANCE
     op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     return ops[1:]
+
+
+# ---- symbol references ------------------------------------------------------------------
+# Attributes that may hold symbol references other than a plain @name, and the symbols
+# each names: attributes are uniqued, and the same few arrays recur (dot_general's
+# dimension_numbers), so each is looked into once.
+_NESTING = (ir.ArrayAttr, ir.DictAttr, ir.SymbolRefAttr)
+_REFS_IN: dict = {}
+_MAX_REFS_IN = 4096
+
+
+def symbol_refs(attrs, out: set) -> set:
+    """Adds to `out` the symbols the attributes `attrs` name, inside arrays and
+    dictionaries too (a pallas_call's index maps); `@a::@b` names `a`. Returns `out`."""
+    for a in attrs:
+        if isinstance(a, ir.FlatSymbolRefAttr):
+            out.add(a.value)
+        elif isinstance(a, _NESTING):
+            out.update(_refs_in(a))
+    return out
+
+
+def _refs_in(a: ir.Attribute) -> tuple[str, ...]:
+    refs = _REFS_IN.get(a)
+    if refs is None:
+        found: set = set()
+        if isinstance(a, ir.ArrayAttr):
+            symbol_refs(a, found)
+        elif isinstance(a, ir.DictAttr):
+            symbol_refs([a[i].attr for i in range(len(a))], found)
+        else:
+            found.add(str(a).lstrip("@").split("::")[0].strip('"'))
+        if len(_REFS_IN) >= _MAX_REFS_IN:
+            _REFS_IN.clear()
+        refs = _REFS_IN[a] = tuple(found)
+    return refs
+
+
+def referenced_symbols(root) -> set[str]:
+    """Every symbol the attributes of `root` and the ops nested in it name."""
+    names: set = set()
+
+    def visit(op):
+        # (values() lists the attributes ~3x faster than indexing NamedAttributes)
+        symbol_refs(op.attributes.values(), names)
+        return ir.WalkResult.ADVANCE
+    root.operation.walk(visit)
+    return names
+
+
+def reachable_functions(fns: dict[str, ir.Operation], roots=None) -> set[str]:
+    """The names of the functions of `fns` (name -> func.func) that `roots` (default:
+    the public ones) reach through symbol references (calls, transformation ops,
+    pallas_call kernels and index maps), `roots` included."""
+    todo = list(roots) if roots is not None else [
+        name for name, fn in fns.items() if not is_private(fn)]
+    seen = set(todo)
+    flat, nesting = ir.FlatSymbolRefAttr, _NESTING
+    while todo:
+        refs: set = set()
+        for op in nested_ops(fns[todo.pop()]):
+            # (values() lists the attributes ~3x faster than indexing NamedAttributes;
+            # the loop is symbol_refs inlined for the common case, a plain @name)
+            for a in op.attributes.values():
+                if isinstance(a, flat):
+                    refs.add(a.value)
+                elif isinstance(a, nesting):
+                    refs.update(_refs_in(a))
+        for name in refs:
+            if name in fns and name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return seen
 
 
 def clone_into(op: ir.Operation, ip: ir.InsertionPoint, mapping: dict) -> ir.Operation:
@@ -168,10 +222,7 @@ class FunctionTable:
     def __init__(self, module):
         self.module = module
         self.body = module_body(module)
-        self.table: dict[str, ir.Operation] = {}
-        for op in self.body.operations:
-            if op.operation.name == "func.func":
-                self.table[symbol_name(op.operation)] = op.operation
+        self.table: dict[str, ir.Operation] = functions(module)
 
     def __contains__(self, name) -> bool:
         return str(name) in self.table
@@ -220,6 +271,9 @@ def set_results(fn: ir.Operation, values) -> None:
         [a.type for a in block.arguments], [v.type for v in values]))
 
 
-__all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_into", "dependent_results",
-           "entry_block", "has_effects", "is_constant", "is_private", "module_body", "nested_ops",
-           "replace_op", "set_results", "symbol_name", "used_values"]
+__all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_into",
+           "dependent_results", "entry_block", "functions", "has_effects", "is_constant",
+           "is_private",
+           "main_function", "module_body", "nested_ops", "reachable_functions",
+           "referenced_symbols", "replace_op", "set_results", "symbol_name", "symbol_refs",
+           "used_values"]

@@ -15,7 +15,7 @@
     %ys = "jaxpr.call"(%xs, %w) {callee = @f_batched}
 
 Transformation ops inside @f are expanded first (inner-first), so vmap of vmap works.
-Rules: table `BATCH` (passes/rules/*.py, signature in passes/rules/batch_util.py);
+Rules: table `BATCH` (passes/rules/tables.py, signature in passes/rules/batch_util.py);
 the interpreter is passes/batching.py.
 """
 from __future__ import annotations

@@ -41,8 +41,9 @@ from mjax.dialect.ops import checkify as C
 from mjax.dialect.ops import control_flow as CF
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
+from mjax.passes.autodiff import expand_transforms
 from mjax.passes.custom_rules import rule_function
-from mjax.passes.expansion import EXPAND, Expander
+from mjax.passes.expansion import Expander
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops, replace_op,
                                  set_results)
@@ -50,6 +51,7 @@ from mjax.passes.jaxpr_dce import remove_dead_functions
 from mjax.passes.registry import Pass, format_location, op_error, register_pass
 from mjax.passes.rules import checkify as R
 from mjax.passes.rules.control_flow_ad import _build, _Scratch
+from mjax.passes.rules.tables import CHECKS, EXPAND
 
 CALLS = (T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp)
 REGION_OPS = (CF.CondOp, CF.WhileOp, CF.ScanOp)
@@ -121,7 +123,7 @@ class Analysis:
             p = view.params
             return [self._site("user", tuple(_type_text(v) for v in op.operands[1:]), "check",
                                (), p["msg"], p["fmt"], where)]
-        kinds = [k for k in R.CHECKS.get(type(view), ()) if k in self.errors]
+        kinds = [k for k in CHECKS.get(type(view), ()) if k in self.errors]
         shape = tuple(aval_of(op.operands[0].type).shape) if op.operands else ()
         return [self._site(k, R.PAYLOAD_TYPES[k], view.primitive, shape, None, None, where)
                 for k in kinds]
@@ -526,7 +528,6 @@ class JaxprCheckifyPass(Pass):
     """Expand jaxpr.checkify ops: thread an error state through their functions."""
 
     def run(self, module: ir.Module) -> None:
-        from mjax.passes.autodiff import expand_transforms
         remove_checkified(module, expand_transforms(module, only=[C.CheckifyOp],
                                                     lower_leftovers=False))
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import OPS
-from mjax.passes.ir_util import has_effects, is_private, symbol_name
+from mjax.passes.ir_util import has_effects, is_private, referenced_symbols, symbol_name
 from mjax.passes.registry import Pass, register_pass
 
 
@@ -70,30 +70,6 @@ def remove_dead_ops(region_holder) -> int:
             return removed
 
 
-def _referenced_symbols(module_op) -> set[str]:
-    names = set()
-
-    def collect(attr):
-        if isinstance(attr, ir.FlatSymbolRefAttr):
-            names.add(ir.FlatSymbolRefAttr(attr).value)
-        elif isinstance(attr, ir.SymbolRefAttr):
-            names.add(str(attr).lstrip("@").split("::")[0].strip('"'))
-        elif isinstance(attr, ir.ArrayAttr):
-            for a in ir.ArrayAttr(attr):
-                collect(a)
-        elif isinstance(attr, ir.DictAttr):
-            d = ir.DictAttr(attr)
-            for i in range(len(d)):
-                collect(d[i].attr)
-
-    def visit(op):
-        for attr in op.attributes.values():
-            collect(attr)
-        return ir.WalkResult.ADVANCE
-    module_op.walk(visit)
-    return names
-
-
 def remove_dead_functions(module, among=None) -> int:
     """Erases the private functions nothing references; with `among` (names), only
     those and, once one is erased, the functions it referenced."""
@@ -106,13 +82,13 @@ def remove_dead_functions(module, among=None) -> int:
                    and (among is None or symbol_name(op.operation) in among)]
         if not private:
             return removed  # (nothing to remove: no need to collect every op's references)
-        used = _referenced_symbols(module.operation)
+        used = referenced_symbols(module.operation)
         dead = [fn for fn in private if symbol_name(fn) not in used]
         if not dead:
             return removed
         for fn in dead:
             if among is not None:
-                among |= _referenced_symbols(fn)
+                among |= referenced_symbols(fn)
             fn.erase()
             removed += 1
 

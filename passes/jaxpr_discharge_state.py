@@ -34,9 +34,10 @@ from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import RefAval, ShapedArray, aval_of
 from mjax.passes.interpreter import terminator
-from mjax.passes.ir_util import FunctionTable, clone_into, entry_block, set_results
+from mjax.passes.ir_util import (FunctionTable, clone_into, entry_block, nested_ops,
+                                 set_results)
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
-from mjax.passes.rules.state import DISCHARGE
+from mjax.passes.rules.tables import DISCHARGE, DISCHARGE_NESTED
 
 
 def is_ref(v: ir.Value) -> bool:
@@ -90,11 +91,11 @@ class Discharge:
                 value = self.builder(op).constant(np.int32(self.grid[axis]))
             self.env[op.results[0]] = value
             return
-        region_rule = REGION_RULES.get(cls)
+        region_rule = DISCHARGE_NESTED.get(cls)
         if any(is_ref(v) for v in op.operands):
             if region_rule is None:
-                raise op_error(op, "cannot discharge an op that takes a ref (only ref ops "
-                                   "and jaxpr.while/scan/cond may use refs)")
+                raise op_error(op, f"{DISCHARGE.why(cls)} (only ref ops and "
+                                   f"jaxpr.while/scan/cond may use refs)")
             with op.location:
                 region_rule(self, op)
             return
@@ -108,7 +109,6 @@ class Discharge:
 
 
 def _check_no_grid_queries(op):
-    from mjax.passes.ir_util import nested_ops
     for inner in nested_ops(op):
         if inner.name == "jaxpr.program_id":
             raise op_error(inner, "program_id inside a loop body or branch must take its "
@@ -289,7 +289,7 @@ def _update_refs(d: Discharge, refs, before, after, unchanged) -> None:
         d.env[r] = before[j] if same else after[j]
 
 
-REGION_RULES = {C.WhileOp: _while, C.ScanOp: _scan, C.CondOp: _cond}
+DISCHARGE_NESTED.update({C.WhileOp: _while, C.ScanOp: _scan, C.CondOp: _cond})
 
 
 # ---- functions ----------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from jaxlib.mlir import ir
 from mjax.dialect.context import context
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (FunctionTable, callee_of, clone_into, entry_block,
-                                 is_private, module_body, nested_ops, replace_op, symbol_name)
+                                 functions, is_private, nested_ops, replace_op, symbol_name)
 from mjax.passes.registry import Pass, PassError, register_pass
 
 _CALLS = ("func.call", "jaxpr.call")
@@ -69,12 +69,10 @@ def inline_body(fns: FunctionTable, name: str, args, ip: ir.InsertionPoint) -> l
 def inline_calls(module, max_rounds: int = 1000) -> int:
     """Inlines calls of private single-block functions until none is left; returns how
     many calls were inlined."""
-    body = module_body(module)
     count = 0
     with context(), ir.Location.unknown(context()):
         for _ in range(max_rounds):
-            fns = {symbol_name(op.operation): op.operation for op in body.operations
-                   if op.operation.name == "func.func"}
+            fns = functions(module)
             calls, calling = [], set()
             for name, fn in fns.items():
                 for op in nested_ops(fn):

@@ -43,9 +43,9 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, block_sizes, element_padding
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.interpreter import terminator
-from mjax.passes.ir_util import FunctionTable, entry_block, replace_op
+from mjax.passes.ir_util import FunctionTable, entry_block, nested_ops, replace_op
 from mjax.passes.jaxpr_discharge_state import discharge_function
-from mjax.passes.registry import Pass, PassError, register_pass, walk_ops
+from mjax.passes.registry import Pass, PassError, register_pass
 
 
 def uninitialized(dtype) -> np.ndarray:
@@ -254,7 +254,7 @@ class JaxprPallasInterpretPass(Pass):
     def run(self, module: ir.Module) -> None:
         if not _has_kernels(module):    # (a cheap check: this pass runs on every compile)
             return
-        calls = [op for op in walk_ops(module) if op.name == PallasCallOp.OPERATION_NAME]
+        calls = [op for op in nested_ops(module) if op.name == PallasCallOp.OPERATION_NAME]
         if not calls:
             return
         if self.platform == "cpu":

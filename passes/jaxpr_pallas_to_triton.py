@@ -5,9 +5,10 @@ its BlockSpec index maps become one Triton module (`jaxlib.triton`'s `tt` dialec
 public `tt.func` taking one `!tt.ptr` per input and output array, run once per grid point.
 The grid maps to `tt.get_program_id` x/y/z (more than three dims, or y/z past CUDA's 65535,
 fold into x); each index map is inlined on the program ids, and its block indices times
-the block shape give where the program's blocks start. Kernel ops lower by the rules in
-passes/rules/pallas_triton.py (`TRITON`). The module is serialized as MLIR bytecode into
-the custom call XLA's GPU backend compiles Triton from, as JAX's Pallas does:
+the block shape give where the program's blocks start (passes/triton/kernel.py). Kernel
+ops lower by the rules of the `TRITON` table (passes/triton/, one module per op family).
+The module is serialized as MLIR bytecode into the custom call XLA's GPU backend compiles
+Triton from, as JAX's Pallas does:
 
     %o = "jaxpr.pallas_call"(%x, %y) {callee = @add_kernel, grid = array<i64: 2>, ...}
   ==>
@@ -22,278 +23,19 @@ tests check it). An op without a Triton rule is an error at its line naming the 
 """
 from __future__ import annotations
 
-import io
-import re
 import sys
 from dataclasses import dataclass
 
-import numpy as np
-from jaxlib.mlir import ir, passmanager
-from jaxlib.mlir.dialects import func as func_d
-from jaxlib.mlir.dialects import stablehlo as hlo
-from jaxlib.triton import dialect as tt
+from jaxlib.mlir import ir
 
-from mjax.dialect.context import context
-from mjax.dialect.types import aval_of
-from mjax.passes.interpreter import terminator
-from mjax.passes.registry import Pass, PassError, op_error, register_pass, walk_ops
-from mjax.passes.rules.pallas_triton import (TRITON, TRITON_UNSUPPORTED, RefBlock,
-                                             TritonLoweringError, binary, convert, i32,
-                                             op_params, ptr_elt_type)
-
-# The Triton dialect joins the one mjax context: kernels are built, verified and
-# serialized there (upstream func/arith/scf/math are already loaded).
-tt.register_dialect(context())
-
-TRITON_CALL_TARGET = "__gpu$xla.gpu.triton"
-_CUDA_YZ_LIMIT = 2 ** 16 - 1
-
-
-def sanitize_name(name: str) -> str:
-    """A kernel name PTX accepts (letters, digits, underscores)."""
-    name = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    return name if name and not name[0].isdigit() else "_" + name
-
-
-def launch_grid(grid: tuple) -> tuple[list[int], bool]:
-    """The (x, y, z) launch grid and whether the grid is folded into x."""
-    grid = tuple(int(g) for g in grid)
-    if len(grid) <= 3 and all(g <= _CUDA_YZ_LIMIT for g in grid[1:]):
-        return list(grid) + [1] * (3 - len(grid)), False
-    total = int(np.prod(grid, dtype=np.int64))
-    if total >= 2 ** 31:
-        raise TritonLoweringError(f"grid {grid} has {total} programs, more than a CUDA "
-                                  f"launch allows")
-    return [total, 1, 1], True
-
-
-class KernelLowering:
-    """Lowers one pallas_call's kernel into a Triton function (the `kl` rules get)."""
-
-    def __init__(self, module: ir.Module, grid: tuple, platform: str):
-        self.module, self.grid, self.platform = module, tuple(grid), platform
-        self.pids: list[ir.Value] = []
-
-    # -- what rules ask for ----------------------------------------------------------
-    def program_id(self, axis: int) -> ir.Value:
-        if not 0 <= axis < len(self.grid):
-            raise TritonLoweringError(f"program_id axis {axis} is out of range for a grid "
-                                      f"of rank {len(self.grid)}")
-        return self.pids[axis]
-
-    def lower_block(self, block: ir.Block, args: list) -> list:
-        """Lowers `block` with its arguments bound to `args` at the current insertion
-        point; returns the entries of its terminator's operands."""
-        env = dict(zip(block.arguments, args))
-        end = terminator(block)
-        for op in list(block.operations)[:-1]:
-            self.lower_op(op.operation, env)
-        return [env[v] for v in end.operands]
-
-    def lower_function(self, op: ir.Operation, callee: str, args: list) -> list:
-        fn = find_func(self.module, callee)
-        if fn is None:
-            raise op_error(op, f"calls @{callee}, which the module does not define")
-        return self.lower_block(fn.regions[0].blocks[0], args)
-
-    def lower_op(self, op: ir.Operation, env: dict) -> None:
-        rule = TRITON.get(op.name)
-        if rule is None:
-            why = TRITON_UNSUPPORTED.get(op.name)
-            raise op_error(op, f"jaxpr-pallas-to-triton: no Triton lowering rule for "
-                               f"'{op.name}' in a Pallas kernel"
-                               + (f": {why}" if why else "")
-                               + " (interpret=True runs this kernel)")
-        try:
-            with op.location:
-                outs = rule(self, op, *[env[v] for v in op.operands], **op_params(op))
-        except PassError:
-            raise
-        except (TritonLoweringError, TypeError, ValueError, KeyError, ir.MLIRError) as e:
-            raise op_error(op, f"jaxpr-pallas-to-triton: {e}") from None
-        if len(outs) != len(op.results):
-            raise op_error(op, f"internal error: Triton rule gave {len(outs)} values for "
-                               f"{len(op.results)} results")
-        for r, v in zip(op.results, outs):
-            env[r] = v
-
-    # -- the kernel ------------------------------------------------------------------
-    def make_program_ids(self, folded: bool) -> None:
-        """Each grid index from the launch's program ids (see `launch_grid`)."""
-        if not folded:
-            self.pids = [tt.get_program_id(axis) if g > 1 else i32(0)
-                         for axis, g in enumerate(self.grid)]
-            return
-        linear = tt.get_program_id(0)          # row-major: the last grid dim is fastest
-        pids = []
-        for g in reversed(self.grid[1:]):
-            pids.append(binary("rem", linear, i32(g), np.uint32))
-            linear = binary("div", linear, i32(g), np.uint32)
-        self.pids = [linear] + pids[::-1]   # what is left is the outermost index
-
-    def block_starts(self, spec: dict, array_shape: tuple, where) -> list:
-        """First element of this program's block along each array dim."""
-        block_shape = tuple(spec["block_shape"])
-        fn = find_func(self.module, str(spec["index_map"]))
-        if fn is None:
-            raise op_error(where, f"index map @{spec['index_map']} is not defined")
-        if len(block_shape) != len(array_shape):
-            raise op_error(where, f"block shape {block_shape} has rank {len(block_shape)} "
-                                  f"for an array of shape {array_shape}")
-        body = fn.regions[0].blocks[0]
-        if len(body.arguments) != len(self.grid):
-            raise op_error(where, f"index map @{spec['index_map']} takes "
-                                  f"{len(body.arguments)} arguments for a grid of rank "
-                                  f"{len(self.grid)}")
-        indices = self.lower_block(body, list(self.pids))
-        if len(indices) != len(block_shape):
-            raise op_error(where, f"index map @{spec['index_map']} returns {len(indices)} "
-                                  f"block indices for a block of rank {len(block_shape)}")
-        starts = []
-        for v, b, res in zip(indices, block_shape, fn.type.results):
-            v = convert(v, aval_of(res).dtype, np.int32)
-            starts.append(v if b in (-1, 1) else binary("mul", v, i32(b), np.int32))
-        return starts
-
-
-def find_func(module: ir.Module, name: str):
-    for op in module.body.operations:
-        if isinstance(op, func_d.FuncOp) and op.sym_name.value == name:
-            return op
-    return None
-
-
-def _ref_arg_check(kernel, k: int, block_shape: tuple, dtype, where) -> None:
-    t = kernel.type.inputs[k]
-    if not isinstance(t, ir.MemRefType):
-        raise op_error(where, f"kernel argument {k} has type {t}, not a ref (memref)")
-    want = [b for b in block_shape if b != -1]
-    if list(ir.MemRefType(t).shape) != want:
-        raise op_error(where, f"kernel ref argument {k} has type {t}, but its BlockSpec "
-                              f"gives blocks of shape {tuple(want)}")
-
-
-def lower_pallas_call(module: ir.Module, call: ir.Operation, platform: str = "cuda"):
-    """Builds the Triton module of one pallas_call: (module, launch grid, name)."""
-    params = op_params(call)
-    callee = str(params["callee"])
-    kernel = find_func(module, callee)
-    if kernel is None:
-        raise op_error(call, f"kernel @{callee} is not defined")
-    grid = tuple(params.get("grid", ()))
-    in_specs, out_specs = list(params.get("in_specs", ())), list(params.get("out_specs", ()))
-    n_in, n_out = len(call.operands), len(call.results)
-    if len(in_specs) != n_in or len(out_specs) != n_out:
-        raise op_error(call, f"has {len(in_specs)} in_specs and {len(out_specs)} "
-                             f"out_specs for {n_in} inputs and {n_out} outputs")
-    if any("element_padding" in spec for spec in in_specs + out_specs):
-        raise op_error(call, "jaxpr-pallas-to-triton: pl.Element block dimensions are not "
-                             "supported by the Triton lowering (nor by JAX's); use "
-                             "interpret=True")
-    if len(kernel.type.inputs) != n_in + n_out:
-        raise PassError(call, f"'{call.name}' op jaxpr-pallas-to-triton: scratch buffers "
-                              f"are not supported by the Triton lowering (kernel @{callee} "
-                              f"takes {len(kernel.type.inputs)} refs for {n_in} inputs "
-                              f"and {n_out} outputs); use interpret=True")
-    arrays = ([aval_of(v.type) for v in call.operands]
-              + [aval_of(r.type) for r in call.results])
-    name = sanitize_name(str(params.get("name") or callee))
-    try:
-        launch, folded = launch_grid(grid)
-    except TritonLoweringError as e:
-        raise op_error(call, f"jaxpr-pallas-to-triton: {e}") from None
-    kl = KernelLowering(module, grid, platform)
-    with call.location:
-        tmod = ir.Module.create()
-        tmod.operation.attributes["sym_name"] = ir.StringAttr.get(name)   # as JAX names it
-        ptr_types = [tt.PointerType.get(ptr_elt_type(a.dtype), 1) for a in arrays]
-        ftype = ir.FunctionType.get(ptr_types, [])
-        fn = tt.FuncOp(name, ir.TypeAttr.get(ftype), sym_visibility="public",
-                       ip=ir.InsertionPoint(tmod.body))
-        # XLA's buffers are at least 16-byte aligned; Triton vectorizes loads on it.
-        aligned = ir.DictAttr.get({"tt.divisibility": _i32_attr(16)})
-        fn.arg_attrs = ir.ArrayAttr.get([aligned] * len(ptr_types))
-        entry = fn.body.blocks.append(*ptr_types)
-        with ir.InsertionPoint(entry):
-            kl.make_program_ids(folded)
-            refs = []
-            for k, (spec, aval, ptr) in enumerate(zip(in_specs + out_specs, arrays,
-                                                      entry.arguments)):
-                _ref_arg_check(kernel, k, tuple(spec["block_shape"]), aval.dtype, call)
-                refs.append(RefBlock(ptr, aval.shape, np.dtype(aval.dtype),
-                                     tuple(spec["block_shape"]),
-                                     kl.block_starts(spec, aval.shape, call)))
-            kl.lower_block(kernel.regions[0].blocks[0], refs)
-            tt.return_([])
-    try:
-        tmod.operation.verify()
-        # Fold the index arithmetic the rules emit op by op (Triton would too; this
-        # keeps the serialized kernel and the dumps small).
-        passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(
-            tmod.operation)
-    except ir.MLIRError as e:
-        raise op_error(call, f"jaxpr-pallas-to-triton: the Triton module for kernel "
-                             f"@{callee} does not verify: {e}") from None
-    return tmod, launch, name
-
-
-def _i32_attr(v: int) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
-
-
-def _layouts(types) -> ir.Attribute:
-    """Row-major layouts (minor-to-major dims), as the kernel's pointer math assumes."""
-    return ir.ArrayAttr.get([ir.DenseIntElementsAttr.get(
-        np.arange(ir.RankedTensorType(t).rank - 1, -1, -1, dtype=np.int64),
-        type=ir.IndexType.get()) for t in types])
-
-
-def triton_custom_call(call: ir.Operation, tmod: ir.Module, launch: list[int], name: str,
-                       num_warps: int, num_stages: int) -> ir.Operation:
-    """The stablehlo.custom_call that replaces `call`."""
-    buf = io.BytesIO()
-    tmod.operation.write_bytecode(buf)
-    operands = list(call.operands)
-    results = [r.type for r in call.results]
-    attrs = {
-        "call_target_name": ir.StringAttr.get(TRITON_CALL_TARGET),
-        "has_side_effect": ir.BoolAttr.get(False),
-        "backend_config": ir.StringAttr.get(""),
-        "api_version": _i32_attr(1),      # the config is the mhlo.backend_config dict
-        "called_computations": ir.ArrayAttr.get([]),
-        "operand_layouts": _layouts([v.type for v in operands]),
-        "result_layouts": _layouts(results),
-    }
-    aliases = list(op_params(call).get("input_output_aliases", ()) or ())
-    if aliases:
-        attrs["output_operand_aliases"] = ir.ArrayAttr.get([
-            hlo.OutputOperandAlias.get(output_tuple_indices=[o] if len(results) > 1 else [],
-                                       operand_index=i, operand_tuple_indices=[])
-            for i, o in zip(aliases[0::2], aliases[1::2])])
-    with call.location, ir.InsertionPoint(call):
-        new = hlo.CustomCallOp.build_generic(results=results, operands=operands,
-                                             attributes=attrs)
-    grid_x, grid_y, grid_z = launch
-    new.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get({
-        "name": ir.StringAttr.get(name),
-        "ir": ir.StringAttr.get(buf.getvalue()),
-        "num_warps": _i32_attr(num_warps),
-        "num_stages": _i32_attr(num_stages),
-        "grid_x": _i32_attr(grid_x), "grid_y": _i32_attr(grid_y),
-        "grid_z": _i32_attr(grid_z),
-        "debug": ir.BoolAttr.get(False),
-    })
-    return new.operation
-
-
-def _compiler_params(params: dict, platform: str) -> tuple[int, int]:
-    cp = params.get("compiler_params") or {}
-    if not isinstance(cp, dict):
-        cp = {}
-    num_warps = cp.get("num_warps")
-    num_stages = cp.get("num_stages")
-    return (4 if num_warps is None else int(num_warps),
-            (1 if platform == "rocm" else 3) if num_stages is None else int(num_stages))
+from mjax.dialect.ops.pallas import PallasCallOp
+from mjax.passes import triton  # noqa: F401  (fills the TRITON table)
+from mjax.passes.ir_util import (FunctionTable, is_private, nested_ops,
+                                 reachable_functions)
+from mjax.passes.registry import Pass, register_pass
+from mjax.passes.triton.kernel import (compiler_params, find_func, lower_pallas_call,
+                                       triton_custom_call)
+from mjax.passes.triton.types import op_params
 
 
 @register_pass("jaxpr-pallas-to-triton")
@@ -308,8 +50,8 @@ class JaxprPallasToTritonPass(Pass):
         lowered, kept = set(), set()
         # Only calls in functions reachable from a public one: transformations leave the
         # untransformed originals behind (dead until symbol-dce), no need to compile them.
-        calls = [op for fn in live_functions(module) for op in walk_ops(fn)
-                 if op.name == "jaxpr.pallas_call"]
+        calls = [op for fn in live_functions(module) for op in nested_ops(fn)
+                 if op.name == PallasCallOp.OPERATION_NAME]
         for call in calls:
             params = op_params(call)
             symbols = {str(params["callee"])} | {
@@ -321,61 +63,29 @@ class JaxprPallasToTritonPass(Pass):
             if self.dump_triton:
                 print(f"// -----// Triton module for @{params['callee']} //----- //\n"
                       f"{tmod}", file=sys.stderr)
-            num_warps, num_stages = _compiler_params(params, self.platform)
+            num_warps, num_stages = compiler_params(params, self.platform)
             new = triton_custom_call(call, tmod, launch, name, num_warps, num_stages)
             for old, res in zip(call.results, new.results):
                 old.replace_all_uses_with(res)
             call.erase()
             lowered |= symbols
-        for op in walk_ops(module):              # kernels other calls still use stay
-            if op.name == "jaxpr.pallas_call":
+        for op in nested_ops(module):              # kernels other calls still use stay
+            if op.name == PallasCallOp.OPERATION_NAME:
                 params = op_params(op)
                 kept |= {str(params["callee"])} | {
                     str(s["index_map"]) for s in list(params.get("in_specs", ()))
                     + list(params.get("out_specs", ()))}
         for sym in lowered - kept:
             fn = find_func(module, sym)
-            if fn is not None and _is_private(fn):
+            if fn is not None and is_private(fn):
                 fn.operation.erase()
 
 
-def _symbol_refs(attr: ir.Attribute, out: set) -> None:
-    if isinstance(attr, ir.FlatSymbolRefAttr):
-        out.add(ir.FlatSymbolRefAttr(attr).value)
-    elif isinstance(attr, ir.ArrayAttr):
-        for a in ir.ArrayAttr(attr):
-            _symbol_refs(a, out)
-    elif isinstance(attr, ir.DictAttr):
-        d = ir.DictAttr(attr)
-        for i in range(len(d)):
-            _symbol_refs(d[i].attr, out)
+def live_functions(module: ir.Module) -> list[ir.Operation]:
+    """The module's functions reachable from its public ones, in module order."""
+    fns = FunctionTable(module).table
+    live = reachable_functions(fns)
+    return [fn for name, fn in fns.items() if name in live]
 
 
-def live_functions(module: ir.Module) -> list:
-    """The module's functions reachable from its public ones through symbol references
-    (calls, transformation ops, pallas_call kernels and index maps)."""
-    funcs = {op.sym_name.value: op for op in module.body.operations
-             if isinstance(op, func_d.FuncOp)}
-    todo = [name for name, fn in funcs.items() if not _is_private(fn)]
-    live: dict = {}
-    while todo:
-        name = todo.pop()
-        if name in live or name not in funcs:
-            continue
-        live[name] = funcs[name]
-        refs: set = set()
-        for op in walk_ops(funcs[name]):
-            for i in range(len(op.attributes)):
-                _symbol_refs(op.attributes[i].attr, refs)
-        todo.extend(refs)
-    return [fn for name, fn in funcs.items() if name in live]
-
-
-def _is_private(fn) -> bool:
-    attrs = fn.operation.attributes
-    return ("sym_visibility" in attrs
-            and ir.StringAttr(attrs["sym_visibility"]).value == "private")
-
-
-__all__ = ["JaxprPallasToTritonPass", "lower_pallas_call", "triton_custom_call",
-           "TRITON_CALL_TARGET", "launch_grid"]
+__all__ = ["JaxprPallasToTritonPass", "live_functions"]

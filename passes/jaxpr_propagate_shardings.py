@@ -54,7 +54,7 @@ from mjax.dialect.ops.sharding import UNCONSTRAINED, ShardingConstraintOp, check
 from mjax.dialect.types import aval_of
 from mjax.passes.ir_util import entry_block, is_terminator, symbol_name
 from mjax.passes.registry import Pass, PassError, format_location, register_pass
-from mjax.passes.rules.tables import NOT_SUPPORTED, SHARD
+from mjax.passes.rules.tables import SHARD
 
 Spec = tuple  # per dimension, a tuple of mesh axis names
 
@@ -342,7 +342,7 @@ class _Propagation:
                     ir.StringAttr.get(self._explain_text(d) if d is not None else
                                       "no sharding reached this result") for d in decs])
             elif type(view) not in SHARD and len(op.results):
-                why = NOT_SUPPORTED.get(("shard", type(view)), "no sharding rule")
+                why = SHARD.why(type(view))
                 op.attributes["mjax.sharding_explain"] = ir.ArrayAttr.get(
                     [ir.StringAttr.get(why)])
         self._write_args()

@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import JaxprOp
+from mjax.dialect.ops import structural as S
 from mjax.dialect.types import aval_of
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
-from mjax.passes.rules import LOWER, NOT_SUPPORTED, LowerCtx
+from mjax.passes.rules import elementwise as elementwise_rules
+from mjax.passes.rules import structural as structural_rules
+from mjax.passes.rules.callbacks import thread_tokens
+from mjax.passes.rules.tables import LOWER, LowerCtx
 
 
 def lower_op(op: ir.Operation, backend: str = "xla") -> None:
@@ -26,9 +30,9 @@ def lower_op(op: ir.Operation, backend: str = "xla") -> None:
     cls = type(view)
     rule = LOWER.get(cls)
     if rule is None:
-        why = NOT_SUPPORTED.get(("lower", cls), "no StableHLO lowering rule for this op")
-        raise op_error(op, f"jaxpr-to-stablehlo: {why}")
-    ctx = LowerCtx(op=op, backend=backend, loc=op.location)   # avals read when asked
+        raise op_error(op, f"jaxpr-to-stablehlo: {LOWER.why(cls)}")
+    # (avals read when asked; rules of ops with regions lower their bodies through ctx)
+    ctx = LowerCtx(op=op, backend=backend, loc=op.location, lowering=_WALK)
     try:
         with op.location, ir.InsertionPoint(op):
             results = rule(ctx, *op.operands, **view.params)
@@ -59,7 +63,6 @@ class JaxprToStablehloPass(Pass):
     def run(self, module: ir.Module) -> None:
         lower_nested(module.operation, self.backend)
         # Ordered host callbacks: one token chain per function, through control flow.
-        from mjax.passes.rules.callbacks import thread_tokens
         thread_tokens(module)
 
 
@@ -80,6 +83,17 @@ def lower_nested(root: ir.Operation, backend: str = "xla") -> None:
                     lower_op(op, backend)
                 elif len(op.regions):
                     lower_nested(op, backend)
+
+
+class _Walk:
+    """This pass's walk, as lowering rules of ops with regions reach it
+    (`LowerCtx.lower_nested`, `LowerCtx.lower_op`)."""
+
+    lower_nested = staticmethod(lower_nested)
+    lower_op = staticmethod(lower_op)
+
+
+_WALK = _Walk()
 
 
 # ---- the fast path -----------------------------------------------------------------
@@ -147,10 +161,7 @@ def _fast_rules() -> dict:
     on first use from the elementwise family's one-to-one table (each builder names its
     op class) and the structural rules for constants and broadcasts."""
     if not _FAST:
-        from mjax.dialect.ops import structural as S
-        from mjax.passes.rules import structural as rules
-        from mjax.passes.rules.elementwise import _ONE_TO_ONE
-        for cls, build in _ONE_TO_ONE.items():
+        for cls, build in elementwise_rules._ONE_TO_ONE.items():
             target = build.__globals__.get(build.__code__.co_names[0])
             name = getattr(target, "OPERATION_NAME", None)
             rule = LOWER.get(cls)
@@ -158,6 +169,7 @@ def _fast_rules() -> dict:
             if name and not cls.attributes and cls.num_operands and \
                     getattr(rule, "one_to_one", False):
                 _FAST[cls] = (rule, _same_form(cls, name))
-        _FAST[S.ConstantOp] = (rules._constant_lower, _constant)
-        _FAST[S.BroadcastInDimOp] = (rules._broadcast_in_dim_lower, _broadcast_in_dim)
+        _FAST[S.ConstantOp] = (structural_rules._constant_lower, _constant)
+        _FAST[S.BroadcastInDimOp] = (structural_rules._broadcast_in_dim_lower,
+                                     _broadcast_in_dim)
     return _FAST

@@ -22,6 +22,7 @@ from jaxlib.mlir import ir
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.types import aval_of, tensor_type
+from mjax.passes.ir_util import nested_ops
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
 
 

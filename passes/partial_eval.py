@@ -22,8 +22,6 @@ the non-linear ops of a linear function before walking the linear ones backwards
 """
 from __future__ import annotations
 
-from typing import Callable
-
 from jaxlib.mlir import ir
 
 from mjax.dialect.builder import Builder
@@ -31,24 +29,9 @@ from mjax.dialect.ops.structural import OptimizationBarrierOp
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import clone_into, has_effects, is_constant
-from mjax.passes.rules.ad_util import Linear
+from mjax.passes.rules.ad_util import Linear, Unknown
 from mjax.passes.rules.remat import recomputed_by
-
-
-# Custom rules, keyed by op class, for ops that should not be all-known or all-unknown
-# (e.g. control flow splitting its body): rule(pe, op, entries) -> entries per result.
-# JAX: partial_eval_jaxpr_custom_rules.
-PARTIAL_EVAL: dict[type, Callable] = {}
-
-
-class Unknown(Linear):
-    """An unknown entry whose value has been emitted into the unknown block."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: ir.Value):
-        super().__init__(aval_of(value.type))
-        self.value = value
+from mjax.passes.rules.tables import PARTIAL_EVAL
 
 
 class PartialEval:
@@ -72,6 +55,12 @@ class PartialEval:
     def run(self, block: ir.Block, entries) -> list:
         self.env = Env(zip(block.arguments, entries))
         return interpret(block, self.rule_for, self.env)
+
+    def nested(self, known_ip: ir.InsertionPoint,
+               unknown_block: ir.Block | None = None) -> "PartialEval":
+        """A new partial evaluation (of a region's block, for PARTIAL_EVAL rules),
+        emitting at `known_ip` and `unknown_block`."""
+        return PartialEval(known_ip, unknown_block)
 
     def rule_for(self, op):
         custom = PARTIAL_EVAL.get(type(op.opview))
@@ -150,4 +139,4 @@ class PartialEval:
         return self._recomputed[old]
 
 
-__all__ = ["PARTIAL_EVAL", "PartialEval", "Unknown"]
+__all__ = ["PartialEval", "Unknown"]

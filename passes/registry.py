@@ -153,15 +153,3 @@ def _upstream(name: str, options: str) -> passmanager.PassManager:
             raise ValueError(f"unknown pass '{name}': {e}") from None
         managers[spec] = pm
     return pm
-
-
-def walk_ops(root):
-    """All operations nested under `root` (pre-order), as a list safe to mutate over."""
-    ops = []
-    root = root.operation if hasattr(root, "operation") else root
-
-    def visit(op):
-        ops.append(op)
-        return ir.WalkResult.ADVANCE
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return ops[1:]  # the walk starts at root itself

@@ -28,13 +28,14 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
-from mjax.passes.forward_mode import Jvp, diff_suffix, prepare
+from mjax.passes.forward_mode import CustomVjpJvpError, Jvp, diff_suffix, prepare
 from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import entry_block, nested_ops, replace_op, set_results
-from mjax.passes.partial_eval import PartialEval, Unknown
+from mjax.passes.ir_util import (entry_block, nested_ops, replace_op, set_results,
+                                 symbol_name)
+from mjax.passes.partial_eval import PartialEval
 from mjax.passes.registry import PassError, op_error
-from mjax.passes.rules import NOT_SUPPORTED, TRANSPOSE
-from mjax.passes.rules.ad_util import Linear, add_any, instantiate
+from mjax.passes.rules.ad_util import Linear, Unknown, add_any, instantiate
+from mjax.passes.rules.tables import TRANSPOSE, TRANSPOSE_NESTED
 
 
 class Linearize:
@@ -123,23 +124,28 @@ def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
         set_results(fwd_fn, list(primal_outs) + pe.residuals)
         pe.erase_dead_recomputed()
     finally:
-        ex.fns.erase(symbol(tmp))
-    fwd, lin = symbol(fwd_fn), symbol(lin_fn)
+        ex.fns.erase(symbol_name(tmp))
+    fwd, lin = symbol_name(fwd_fn), symbol_name(lin_fn)
     ex.derived.add(fwd, name, Linearize, part="fwd", **keys)
     ex.derived.add(lin, name, Linearize, part="lin", **keys)
     res_avals = tuple(aval_of(v.type) for v in pe.residuals)
     return LinearizeInfo(fwd, lin, len(outs), res_avals, da, dr)
 
 
-def symbol(fn) -> str:
-    return ir.StringAttr(fn.attributes["sym_name"]).value
-
-
 # ---- transpose -----------------------------------------------------------------------
-# Transpose rules of ops with bodies (scan, cond), keyed by op class:
-# rule(b, op, cts of results (None: zero), entries of operands (value | Linear))
-#     -> one cotangent (or None) per operand. They transpose a region with transpose_block.
-TRANSPOSE_NESTED: dict[type, object] = {}
+class Transposer:
+    """Transposition as the rules of ops with bodies (scan, cond) see it, in
+    TRANSPOSE_NESTED: rule(tr, op, cts of results (None: zero), entries of operands
+    (value | Linear), b) -> one cotangent (or None) per operand; `tr.run` transposes a
+    region's block."""
+
+    @staticmethod
+    def run(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
+            loc: ir.Location) -> list:
+        return transpose_block(block, entries, out_cts, ip, loc)
+
+
+_TRANSPOSER = Transposer()
 
 
 def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None) -> str:
@@ -154,7 +160,7 @@ def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None
     others = [i for i in range(len(ins)) if i not in linear_args]
     bwd, bblock = ex.fns.create(ex.fns.fresh_name(new_name), [ins[i] for i in others]
                                 + list(outs), None, lin)
-    ex.derived.add(symbol(bwd), lin_name, Transpose, linear_args=linear_args)
+    ex.derived.add(symbol_name(bwd), lin_name, Transpose, linear_args=linear_args)
     bargs = list(bblock.arguments)
     entries = [None] * len(ins)
     for k, i in enumerate(others):
@@ -167,8 +173,8 @@ def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None
     b = Builder(bip, lin.location)
     set_results(bwd, [instantiate(b, arg_cts[i], ins[i]) for i in linear_args])
     # Transposed checkpoints emit jaxpr.vjp ops (rematerialization): expand them too.
-    ex.expand_function(symbol(bwd))
-    return symbol(bwd)
+    ex.expand_function(symbol_name(bwd))
+    return symbol_name(bwd)
 
 
 def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
@@ -208,12 +214,13 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
         nested = TRANSPOSE_NESTED.get(cls)
         if nested is not None:   # ops with bodies: the rule transposes its regions
             with op.location:
-                got = nested(Builder(ip, op.location), op, list(cts_of_results), args)
+                got = nested(_TRANSPOSER, op, list(cts_of_results), args,
+                             Builder(ip, op.location))
             return [c if isinstance(a, Linear) else None for a, c in zip(args, got)]
         rule = TRANSPOSE.get(cls)
         if rule is None:
-            why = NOT_SUPPORTED.get(("transpose", cls), "no transpose rule (is the op linear?)")
-            raise op_error(op, f"cannot transpose for reverse-mode autodiff: {why}")
+            raise op_error(op, f"cannot transpose for reverse-mode autodiff: "
+                               f"{TRANSPOSE.why(cls)}")
         ct = cts_of_results[0] if len(cts_of_results) == 1 else list(cts_of_results)
         with op.location:
             got = rule(Builder(ip, op.location), ct, *args, **view.params)
@@ -266,10 +273,9 @@ def evaluable_linear(ex, lin_name: str) -> None:
     for op in nested_ops(ex.fns.get(lin_name)):
         view = op.opview
         if isinstance(view, T.CustomVjpTangentOp):
-            from mjax.passes.forward_mode import _CustomVjpJvpError   # (JAX's TypeError)
-            raise _CustomVjpJvpError(op, "'jaxpr.custom_vjp_tangent' op cannot evaluate "
-                                         "the linear map of a custom_vjp function forward "
-                                         "(jvp of custom_vjp); use custom_jvp")
+            raise CustomVjpJvpError(op, "'jaxpr.custom_vjp_tangent' op cannot evaluate "
+                                        "the linear map of a custom_vjp function forward "
+                                        "(jvp of custom_vjp); use custom_jvp")
         if isinstance(view, T.CheckpointTangentOp):
             p = view.params
             b = Builder(ir.InsertionPoint(op), op.location)
@@ -281,6 +287,6 @@ def evaluable_linear(ex, lin_name: str) -> None:
     ex.expand_function(lin_name)
 
 
-__all__ = ["Linearize", "LinearizeInfo", "TRANSPOSE_NESTED", "Transpose", "VjpInfo", "evaluable_linear",
+__all__ = ["Linearize", "LinearizeInfo", "Transpose", "Transposer", "VjpInfo", "evaluable_linear",
            "expand_vjp_op", "linearize_functions", "transpose_block", "transpose_function",
            "vjp_functions"]

@@ -16,23 +16,23 @@ import functools
 from jaxlib.mlir import ir
 
 from mjax.dialect import attributes as A
+from mjax.dialect.context import context
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops.callbacks import _DTypes
+from mjax.dialect.symbols import main_function
 from mjax.dialect.types import ShapedArray, aval_of
 
 
 @functools.lru_cache(maxsize=64)
 def module_signature(text: str) -> tuple[tuple[ShapedArray, ...], tuple[ShapedArray, ...]]:
     """(argument avals, result avals) of `@main` in the StableHLO module `text`."""
-    from mjax.dialect import context
     with context():
         module = ir.Module.parse(text)
-        for op in module.body.operations:
-            op = op.operation
-            if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-                ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-                return (tuple(aval_of(t) for t in ftype.inputs),
-                        tuple(aval_of(t) for t in ftype.results))
+        main = main_function(module)
+        if main is not None:
+            ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+            return (tuple(aval_of(t) for t in ftype.inputs),
+                    tuple(aval_of(t) for t in ftype.results))
     raise TypeError("the exported module has no @main function")
 
 

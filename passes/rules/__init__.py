@@ -1,6 +1,11 @@
-"""Per-family rule modules. Importing this package fills the tables in `tables.py`."""
-from mjax.passes.rules.tables import (BATCH, JVP, LOWER, NOT_SUPPORTED, SHARD, TRANSPOSE,
-                                      LowerCtx, lowering, not_supported)
+"""Per-family rule modules. Importing this package fills the tables in `tables.py`.
+
+Rule modules import only `tables.py`, the registrars (`ad_util`, `batch_util`,
+`sharding`) and each other: what a rule needs of a transformation (a region's block
+transformed, a callee's derivative) comes through the context object it is handed.
+"""
+from mjax.passes.rules.tables import (BATCH, JVP, LOWER, SHARD, TRANSPOSE, LowerCtx,
+                                      RuleTable, lowering)
 from mjax.passes.rules import elementwise, structural, reductions, indexing  # noqa: F401
 from mjax.passes.rules import convolution, windowed, sorting  # noqa: F401
 from mjax.passes.rules import control_flow  # noqa: F401
@@ -13,6 +18,9 @@ from mjax.passes.rules import callbacks  # noqa: F401
 from mjax.passes.rules import export  # noqa: F401
 from mjax.passes.rules import state  # noqa: F401  (Pallas refs)
 from mjax.passes.rules import checkify  # noqa: F401  (check, checkify)
+from mjax.passes.rules import transforms, reductions_ad, indexing_ad  # noqa: F401
+from mjax.passes.rules import control_flow_ad  # noqa: F401  (cond, while, scan)
+from mjax.passes.rules import pallas  # noqa: F401  (pallas_call)
 
-__all__ = ["BATCH", "JVP", "LOWER", "NOT_SUPPORTED", "SHARD", "TRANSPOSE", "LowerCtx", "lowering",
-           "not_supported"]
+__all__ = ["BATCH", "JVP", "LOWER", "SHARD", "TRANSPOSE", "LowerCtx", "RuleTable",
+           "lowering"]

@@ -34,7 +34,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.dtype_rules import is_inexact
 from mjax.dialect.types import ShapedArray, aval_of
-from mjax.passes.rules.tables import JVP, NOT_SUPPORTED, TRANSPOSE
+from mjax.passes.rules.tables import JVP, TRANSPOSE, ZERO_DERIVATIVE
 
 
 class Linear:
@@ -48,6 +48,17 @@ class Linear:
 
     def __repr__(self):
         return f"Linear({self.aval.str_short()})"
+
+
+class Unknown(Linear):
+    """A linear entry whose value has been emitted into the unknown block of a partial
+    evaluation (passes/partial_eval.py)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: ir.Value):
+        super().__init__(aval_of(value.type))
+        self.value = value
 
 
 def is_linear(x) -> bool:
@@ -107,12 +118,12 @@ def add_tangents(b, x, y):
 
 
 # ---- JVP ---------------------------------------------------------------------------
-_NOT_LINEAR = "not linear"
+_NOT_LINEAR = "not linear in its operands"
 
 
 def _set_jvp(op, rule) -> None:
     JVP[op] = rule
-    NOT_SUPPORTED.setdefault(("transpose", op), _NOT_LINEAR)
+    TRANSPOSE.unsupported(op, _NOT_LINEAR, replace=False)
 
 
 def jvp_rule(*ops):
@@ -168,31 +179,30 @@ def deflinear_jvp(op):
 
 
 def defzero(op, why: str = "piecewise constant: the derivative is zero (as in JAX)"):
-    """The op's outputs get zero tangents (e.g. floor, sign, comparisons)."""
+    """The op's outputs get zero tangents (e.g. floor, sign, comparisons): the one
+    statement of it, in `ZERO_DERIVATIVE` (which the frontend queries through
+    `tables.has_zero_derivative`) and as the op's JVP rule."""
     def rule(b, primals, tangents, **params):
         out = b.emit(op, *primals, **params)
         return out, [None] * len(out)
     JVP[op] = rule
-    NOT_SUPPORTED[("transpose", op)] = "not linear: " + why
+    ZERO_DERIVATIVE[op] = why
+    TRANSPOSE.unsupported(op, "not linear: " + why)
     return rule
 
 
 def no_jvp(op, why: str):
-    NOT_SUPPORTED[("jvp", op)] = why
+    JVP.unsupported(op, why)
 
 
 def no_transpose(op, why: str = "not linear in any operand"):
-    NOT_SUPPORTED[("transpose", op)] = why
+    TRANSPOSE.unsupported(op, why)
 
 
 # ---- transpose ---------------------------------------------------------------------
 def transpose_rule(*ops):
     """Decorator: registers `rule(b, ct, *args, **params) -> [ct per operand]`."""
-    def wrap(rule):
-        for op in ops:
-            TRANSPOSE[op] = rule
-        return rule
-    return wrap
+    return TRANSPOSE.register(*ops)
 
 
 def deflinear(op, transpose):
@@ -202,7 +212,7 @@ def deflinear(op, transpose):
     TRANSPOSE[op] = transpose
 
 
-__all__ = ["Linear", "is_linear", "aval", "has_tangent", "constant", "zeros", "full_like",
-           "zeros_like", "instantiate",
+__all__ = ["Linear", "Unknown", "is_linear", "aval", "has_tangent", "constant", "zeros",
+           "full_like", "zeros_like", "instantiate",
            "add_tangents", "jvp_rule", "defjvp", "deflinear_jvp", "defzero", "no_jvp",
            "no_transpose", "transpose_rule", "deflinear"]

@@ -40,11 +40,7 @@ class BatchBuilder(Builder):
 
 def batch_rule(*ops):
     """Decorator: registers `rule` as the batching rule of each op in `ops`."""
-    def wrap(rule):
-        for op in ops:
-            BATCH[op] = rule
-        return rule
-    return wrap
+    return BATCH.register(*ops)
 
 
 # ---- named axes ----------------------------------------------------------------------

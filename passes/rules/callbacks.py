@@ -32,7 +32,7 @@ from mjax.dialect.ops.callbacks import ORDERED_EFFECTS, CallbackOp
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
 from mjax.passes.registry import PassError
 from mjax.passes.rules.batch_util import NOT_MAPPED, batch_rule, moveaxis
-from mjax.passes.rules.tables import JVP, lowering, not_supported
+from mjax.passes.rules.tables import JVP, JVP_NESTED, TRANSPOSE, lowering
 
 CALL_TARGET = "xla_ffi_python_cpu_callback"
 
@@ -243,14 +243,9 @@ def _in_eager_split() -> bool:
     return False
 
 
-def _register_nested():
-    try:
-        from mjax.passes.forward_mode import JVP_NESTED
-    except ImportError:     # without the hook, debug callbacks keep the plain JVP rule
-        return
-    JVP_NESTED[CallbackOp] = _callback_jvp_nested
-not_supported("transpose", CallbackOp, "host callbacks are not linear (pure callbacks: "
-              "use custom_vjp; debug callbacks only ever see primal values)")
+JVP_NESTED[CallbackOp] = _callback_jvp_nested
+TRANSPOSE.unsupported(CallbackOp, "host callbacks are not linear (pure callbacks: "
+                                  "use custom_vjp; debug callbacks only ever see primal values)")
 
 
 # ---- batching -----------------------------------------------------------------------------
@@ -315,6 +310,3 @@ def _sequential(b, args, dims, params, unroll=False) -> list[ir.Value]:
     outs = inner.emit(CallbackOp, *merged, **params)
     C.YieldOp.create(outs, [], {}, loc=b.loc, ip=ir.InsertionPoint(block))
     return list(op.results)
-
-
-_register_nested()

@@ -22,7 +22,7 @@ from mjax.dialect.dtype_rules import is_inexact
 from mjax.dialect.types import aval_of
 from mjax.passes.registry import PassError
 from mjax.passes.rules.ad_util import jvp_rule
-from mjax.passes.rules.tables import BATCH, LOWER, not_supported
+from mjax.passes.rules.tables import BATCH, CHECKS, JVP, LOWER, SHARD, TRANSPOSE
 from mjax.passes.rules import batch_util as B
 
 # JAX: checkify.nan_primitives (ops this dialect has).
@@ -36,7 +36,6 @@ NAN_PRIMITIVES = (
     "regularized_incomplete_beta", "rem", "rng_uniform", "rsqrt", "sin", "sinh", "sqrt",
     "sub", "tan", "tanh")
 
-CHECKS: dict[type, tuple[str, ...]] = {}
 for _name in NAN_PRIMITIVES:
     if "jaxpr." + _name in OPS:
         CHECKS[OPS["jaxpr." + _name]] = ("nan",)
@@ -226,17 +225,17 @@ def _check_batch(b, vals, dims, *, msg, fmt, debug):
 
 
 BATCH[C.CheckOp] = _check_batch
-not_supported("shard", C.CheckOp, "a check has no results to shard; checkify removes it")
-not_supported("transpose", C.CheckOp, "a check is not linear: it stays with the primal "
-                                      "(forward) computation")
-not_supported("lower", C.CheckifyOp, "unexpanded transformation op 'jaxpr.checkify'; run "
-                                     "--jaxpr-checkify or --jaxpr-expand-transforms first")
-not_supported("batch", C.CheckifyOp, "expanded (inner-first) before its caller is batched")
-not_supported("shard", C.CheckifyOp, "expanded before sharding propagation")
-not_supported("jvp", C.CheckifyOp, "expanded (inner-first) before its caller is "
-                                   "differentiated")
-not_supported("transpose", C.CheckifyOp, "expanded before its caller is differentiated")
+SHARD.unsupported(C.CheckOp, "a check has no results to shard; checkify removes it")
+TRANSPOSE.unsupported(C.CheckOp, "a check is not linear: it stays with the primal "
+                                 "(forward) computation")
+LOWER.unsupported(C.CheckifyOp, "unexpanded transformation op 'jaxpr.checkify'; run "
+                                "--jaxpr-checkify or --jaxpr-expand-transforms first")
+BATCH.unsupported(C.CheckifyOp, "expanded (inner-first) before its caller is batched")
+SHARD.unsupported(C.CheckifyOp, "expanded before sharding propagation")
+JVP.unsupported(C.CheckifyOp, "expanded (inner-first) before its caller is "
+                              "differentiated")
+TRANSPOSE.unsupported(C.CheckifyOp, "expanded before its caller is differentiated")
 
 
-__all__ = ["CHECKS", "FUNCTIONALIZATION", "FunctionalizationError", "NAN_PRIMITIVES",
+__all__ = ["FUNCTIONALIZATION", "FunctionalizationError", "NAN_PRIMITIVES",
            "OOB_PAYLOAD", "PAYLOAD_TYPES", "SITE_RULES", "oob_payload"]

@@ -37,7 +37,7 @@ from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import aval_of
 from mjax.passes.ir_util import clone_into
 from mjax.passes.rules import hlo as H
-from mjax.passes.rules.tables import lowering, not_supported
+from mjax.passes.rules.tables import BATCH, JVP, LOWER, TRANSPOSE, lowering
 
 
 def inline_body(block: ir.Block, args, ip: ir.InsertionPoint) -> list[ir.Value]:
@@ -64,11 +64,6 @@ def _body(region: ir.Region) -> ir.Block:
     return region.blocks[0]
 
 
-def _lower_inside(ctx, op: ir.Operation) -> None:
-    from mjax.passes.jaxpr_to_stablehlo import lower_nested
-    lower_nested(op, ctx.backend)
-
-
 def _fill(region: ir.Region, arg_types, build) -> None:
     """Gives `region` a block with `arg_types`, filled by build(block args) -> results,
     ending in stablehlo.return."""
@@ -93,7 +88,7 @@ def _cond_lower(ctx, index, *ops):
         order = regions
     for target, src in zip(new.regions, order):
         _fill(target, [], lambda _, ip, src=src: inline_body(_body(src), ops, ip))
-    _lower_inside(ctx, new.operation)
+    ctx.lower_nested(new.operation)
     return list(new.results)
 
 
@@ -109,7 +104,7 @@ def _while_lower(ctx, *operands, cond_nconsts, body_nconsts):
           lambda carry, ip: inline_body(_body(cond_region), [*cconsts, *carry], ip))
     _fill(new.regions[1], types,
           lambda carry, ip: inline_body(_body(body_region), [*bconsts, *carry], ip))
-    _lower_inside(ctx, new.operation)
+    ctx.lower_nested(new.operation)
     return list(new.results)
 
 
@@ -173,7 +168,7 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
         _fill(loop.regions[1], types, iterate)
         results = list(loop.results)
         carry, ys = results[1:1 + num_carry], results[1 + num_carry:]
-        _lower_inside(ctx, loop.operation)
+        ctx.lower_nested(loop.operation)
     # The steps left over (length % unroll) run straight-line after the loop; their
     # cloned jaxpr ops sit before ctx.op, where the pass's walk has already been.
     before = _ops_before(ctx.op)
@@ -200,7 +195,6 @@ def _ops_before(op: ir.Operation) -> set:
 
 def _lower_new_ops(ctx, before: set) -> None:
     """Lowers the jaxpr ops a rule emitted in its parent block (those not in `before`)."""
-    from mjax.passes.jaxpr_to_stablehlo import lower_op
     new = []
     for op in ctx.op.block.operations:
         op = op.operation
@@ -209,13 +203,13 @@ def _lower_new_ops(ctx, before: set) -> None:
         if op not in before and op.name.startswith("jaxpr."):
             new.append(op)
     for op in new:
-        lower_op(op, ctx.backend)
+        ctx.lower_op(op)
 
 
 # ---- yield and the transformation tables ------------------------------------------------
-not_supported("lower", C.YieldOp, "jaxpr.yield is lowered with its parent cond/while/scan")
-for _table in ("jvp", "transpose", "batch"):
-    not_supported(_table, C.YieldOp, f"jaxpr.yield is transformed with its parent "
-                                     f"cond/while/scan ({_table})")
+LOWER.unsupported(C.YieldOp, "jaxpr.yield is lowered with its parent cond/while/scan")
+for _table in (JVP, TRANSPOSE, BATCH):
+    _table.unsupported(C.YieldOp, f"jaxpr.yield is transformed with its parent "
+                                  f"cond/while/scan ({_table.name})")
 # The jvp, partial evaluation, transpose and batching rules of cond/while/scan work on
 # their regions, so they live in the nested-rule tables: passes/rules/control_flow_ad.py.

@@ -1,12 +1,14 @@
 """Autodiff and batching rules of `jaxpr.cond`, `jaxpr.while`, `jaxpr.scan`.
 
 Layouts are in dialect/ops/control_flow.py. Every rule builds the new op's bodies by
-running a transformation over the old op's region blocks (passes/interpreter.py):
+running a transformation over the old op's region blocks (passes/interpreter.py); the
+transformation is the rule's first argument (passes/rules/tables.py):
 
-    jvp     JVP_NESTED      (forward_mode)   cond, while, scan
-    pe      PARTIAL_EVAL    (partial_eval)   cond, scan: known op + unknown op
-    T       TRANSPOSE_NESTED (reverse_mode)  cond, scan (scan transposed runs reversed)
-    batch   BATCH_NESTED    (batching)       cond, while, scan
+    jvp     JVP_NESTED       (forward_mode.Jvp)         cond, while, scan
+    pe      PARTIAL_EVAL     (partial_eval.PartialEval)  cond, scan: known op + unknown op
+    tr      TRANSPOSE_NESTED (reverse_mode.Transposer)   cond, scan (scan transposed runs
+                                                         reversed)
+    batcher BATCH_NESTED     (batching.Batcher)         cond, while, scan
 
 Bodies are built in a placeholder op's block (`_Scratch`) and moved into the new op once
 its result types are known; a fixed point over loop carries (which get nonzero tangents,
@@ -23,16 +25,14 @@ from jaxlib.mlir import ir
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
-from mjax.passes.batching import BATCH_NESTED
-from mjax.passes.forward_mode import JVP_NESTED
 from mjax.passes.interpreter import terminator
 from mjax.passes.ir_util import clone_into, used_values
-from mjax.passes.partial_eval import PARTIAL_EVAL, PartialEval, Unknown
 from mjax.passes.registry import PassError, op_error
-from mjax.passes.reverse_mode import TRANSPOSE_NESTED, transpose_block
-from mjax.passes.rules.ad_util import Linear, instantiate
+from mjax.passes.rules.ad_util import Linear, Unknown, instantiate
 from mjax.passes.rules.batch_util import NOT_MAPPED, BatchBuilder, bdim_at, moveaxis
 from mjax.passes.rules.control_flow import inline_body
+from mjax.passes.rules.tables import (BATCH_NESTED, JVP_NESTED, PARTIAL_EVAL,
+                                      TRANSPOSE_NESTED)
 
 WHILE_REVERSE_ERROR = (
     "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
@@ -258,7 +258,7 @@ def _classify(pe, block, unknown, loc) -> list[bool]:
     s = _Scratch(pe.known_ip, _avals(block.arguments), loc)
     try:
         entries = [Linear(aval_of(a.type)) if u else a for a, u in zip(s.args, unknown)]
-        return [_is_unknown(e) for e in PartialEval(s.ip).run(block, entries)]
+        return [_is_unknown(e) for e in pe.nested(s.ip).run(block, entries)]
     finally:
         s.erase()
 
@@ -272,7 +272,7 @@ def _split_body(pe, block, unknown, loc):
     unk = _Scratch(pe.known_ip, [a for a, u in zip(avals, unknown) if u], loc)
     kargs, uargs = iter(known.args), iter(unk.args)
     entries = [Unknown(next(uargs)) if u else next(kargs) for u in unknown]
-    inner = PartialEval(known.ip, unk.block)
+    inner = pe.nested(known.ip, unk.block)
     outs = inner.run(block, entries)
     return known, unk, inner, outs
 
@@ -491,7 +491,7 @@ PARTIAL_EVAL.update({C.ScanOp: _scan_partial_eval, C.CondOp: _cond_partial_eval}
 
 
 # ---- transpose -------------------------------------------------------------------------
-def _scan_transpose(b, op, cts, args):
+def _scan_transpose(tr, op, cts, args, b):
     # JAX: _scan_transpose. Consts and xs are residuals (values) or linear; carries are
     # linear. The transposed scan runs the other way: consts (residual consts), carry
     # (cotangent accumulators of linear consts, carry cotangents), xs (residual xs,
@@ -527,7 +527,7 @@ def _scan_transpose(b, op, cts, args):
     out_cts = list(cc) + [None] * nys
     for (k, _), v in zip(ys_ct, cy):
         out_cts[ncar + k] = v
-    got = transpose_block(body, entries, out_cts, s.ip, loc)
+    got = tr.run(body, entries, out_cts, s.ip, loc)
     sb = s.builder()
     new_acc = [v if got[i] is None else sb.add(v, got[i]) for v, i in zip(acc, lin_c)]
     s.finish(new_acc + [instantiate(sb, got[nc + j], carry_avals[j]) for j in range(ncar)]
@@ -552,7 +552,7 @@ def _slice_aval(v: ir.Value) -> ShapedArray:
     return ShapedArray(a.shape[1:], a.dtype)
 
 
-def _cond_transpose(b, op, cts, args):
+def _cond_transpose(tr, op, cts, args, b):
     # JAX: _cond_transpose. Each branch transposed on its residual operands and the
     # nonzero cotangents; yields cotangents of the linear operands.
     loc = op.location
@@ -571,7 +571,7 @@ def _cond_transpose(b, op, cts, args):
         it_r, it_c = iter(s.args[:len(res)]), iter(s.args[len(res):])
         entries = [Linear(a) if u else next(it_r) for a, u in zip(avals, lin)]
         out_cts = [None if c is None else next(it_c) for c in cts]
-        got = transpose_block(region.blocks[0], entries, out_cts, s.ip, loc)
+        got = tr.run(region.blocks[0], entries, out_cts, s.ip, loc)
         sb = s.builder()
         s.finish([instantiate(sb, g, a) for g, a, u in zip(got, avals, lin) if u])
         scratches.append(s)
@@ -585,7 +585,7 @@ class WhileReverseError(PassError, ValueError):
     """Reverse mode through a while loop (a ValueError, as in JAX)."""
 
 
-def _while_transpose(b, op, cts, args):
+def _while_transpose(tr, op, cts, args, b):
     raise WhileReverseError(op, WHILE_REVERSE_ERROR)
 
 

@@ -25,7 +25,7 @@ from mjax.dialect import attributes as A
 from mjax.dialect.ops.export import CallExportedOp
 from mjax.dialect.types import tensor_type
 from mjax.passes.rules.ad_util import no_jvp, no_transpose
-from mjax.passes.rules.tables import lowering, not_supported
+from mjax.passes.rules.tables import BATCH, SHARD, lowering
 
 
 def _enclosing_module(op: ir.Operation) -> ir.Operation:
@@ -79,7 +79,7 @@ def _call_exported_lower(ctx, *args, module, fun_name, result_shapes, result_dty
 no_jvp(CallExportedOp, "No VJP is available for this exported function (serialize it with "
                        "vjp_order=1 to differentiate Exported.call)")
 no_transpose(CallExportedOp, "an exported module is not known to be linear")
-not_supported("batch", CallExportedOp, "an exported module has fixed shapes; vmap over "
-                                       "Exported.call is not supported (as in JAX)")
-not_supported("shard", CallExportedOp, "an exported module is a black box to sharding "
-                                       "propagation")
+BATCH.unsupported(CallExportedOp, "an exported module has fixed shapes; vmap over "
+                                  "Exported.call is not supported (as in JAX)")
+SHARD.unsupported(CallExportedOp, "an exported module is a black box to sharding "
+                                  "propagation")

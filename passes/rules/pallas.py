@@ -35,16 +35,12 @@ from mjax.dialect.ops import state as S
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, emit_pallas_call
 from mjax.dialect.types import ShapedArray, aval_of
-from mjax.passes.batching import BATCH_NESTED
-from mjax.passes.forward_mode import JVP_NESTED, jvp_function
 from mjax.passes.interpreter import terminator
-from mjax.passes.ir_util import entry_block, nested_ops, set_results
-from mjax.passes.jaxpr_discharge_state import discharge_function
-from mjax.passes.jaxpr_inline import Inline
+from mjax.passes.ir_util import entry_block, nested_ops, set_results, symbol_name
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules.ad_util import has_tangent
 from mjax.passes.rules.batch_util import bdim_at
-from mjax.passes.rules.tables import not_supported
+from mjax.passes.rules.tables import BATCH_NESTED, JVP_NESTED, LOWER, SHARD, TRANSPOSE
 
 REVERSE_ERROR = (
     "Linearization failed to produce known values for all output primals. This is "
@@ -57,12 +53,12 @@ class PallasReverseError(PassError, ValueError):
     """Reverse mode through a pallas_call (a ValueError, as JAX raises)."""
 
 
-not_supported("lower", PallasCallOp, "a pallas_call is expanded first, by "
-                                     "--jaxpr-pallas-interpret (a loop over its grid) or "
-                                     "--jaxpr-pallas-to-triton")
-not_supported("shard", PallasCallOp, "a Pallas kernel is opaque to sharding propagation")
-not_supported("transpose", PallasCallOp, "pallas_call has no reverse mode; wrap the kernel "
-                                         "and its backward kernel in jax.custom_vjp")
+LOWER.unsupported(PallasCallOp, "a pallas_call is expanded first, by "
+                                "--jaxpr-pallas-interpret (a loop over its grid) or "
+                                "--jaxpr-pallas-to-triton")
+SHARD.unsupported(PallasCallOp, "a Pallas kernel is opaque to sharding propagation")
+TRANSPOSE.unsupported(PallasCallOp, "pallas_call has no reverse mode; wrap the kernel "
+                                    "and its backward kernel in jax.custom_vjp")
 
 I32 = ShapedArray((), np.int32)
 
@@ -81,7 +77,7 @@ def _batched_index_map(fns, imap: str, n_grid: int, batched: bool, anchor) -> st
     idx = T.emit_transform(b, T.CallOp, *args[1:], signature=fns.signature,
                            callee=Symbol(imap))
     set_results(fn, ([args[0]] if batched else []) + list(idx))
-    return str(ir.StringAttr(fn.attributes["sym_name"]).value)
+    return symbol_name(fn)
 
 
 def shifted_kernel(fns, callee: str, shift: int = 1) -> str:
@@ -155,18 +151,19 @@ def _write_all(b: Builder, ref: ir.Value, value: ir.Value) -> None:
     b.emit(S.RefSwapOp, ref, value, *[zero] * a.ndim, sizes=a.shape, squeezed=())
 
 
-def _jvp_kernel(fns, ex, callee: str, n_in: int, n_out: int, diff_in, diff_out,
+def _jvp_kernel(jvp, callee: str, n_in: int, n_out: int, diff_in, diff_out,
                 diff_scratch, where) -> str:
     """@callee_jvp over refs (ins, in tangents, outs, out tangents, scratch, scratch
     tangents): reads every ref, runs the JVP of the discharged kernel, writes back."""
+    fns = jvp.ex.fns
     kernel = fns.get(callee)
-    disc = discharge_function(fns, callee, fns.fresh_name(f"{callee}_discharged"))
-    disc_name = ir.StringAttr(disc.attributes["sym_name"]).value
+    disc = jvp.discharged(callee)
+    disc_name = symbol_name(disc)
     ref_avals = [aval_of(a.type) for a in entry_block(kernel).arguments]
     n_refs = len(ref_avals)
     d_all = (list(diff_in) + [n_in + j for j in diff_out]
              + [n_in + n_out + s for s in diff_scratch])
-    jvp_name = jvp_function(ex, disc_name, tuple(d_all), tuple(d_all), where=where)
+    jvp_name = jvp.function(disc_name, tuple(d_all), tuple(d_all), where=where)
     # Refs the kernel never writes need no write-back (keeps inputs read-only).
     disc_block = entry_block(disc)
     written = [terminator(disc_block).operands[k] != disc_block.arguments[k]
@@ -182,7 +179,7 @@ def _jvp_kernel(fns, ex, callee: str, n_in: int, n_out: int, diff_in, diff_out,
     refs = dict(zip(order, block.arguments))
     primals = [_read_all(b, refs[("p", k)]) for k in range(n_refs)]
     tangents = [_read_all(b, refs[("t", k)]) for k in d_all]
-    results = Inline(b.ip, fns).run(entry_block(fns.get(jvp_name)), primals + tangents)
+    results = jvp.inline(jvp_name, primals + tangents, b.ip)
     for k in range(n_refs):
         if written[k]:
             _write_all(b, refs[("p", k)], results[k])
@@ -193,7 +190,7 @@ def _jvp_kernel(fns, ex, callee: str, n_in: int, n_out: int, diff_in, diff_out,
         func_d.ReturnOp([], ip=ir.InsertionPoint(block))
     fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
         [a.type for a in block.arguments], []))
-    return ir.StringAttr(fn.attributes["sym_name"]).value
+    return symbol_name(fn)
 
 
 def _pallas_jvp(jvp, op, pairs):
@@ -206,7 +203,6 @@ def _pallas_jvp(jvp, op, pairs):
     if p["input_output_aliases"]:
         raise op_error(op, "JVP of a pallas_call with input_output_aliases is not "
                            "supported (as in JAX)")
-    ex, fns = jvp.ex, jvp.ex.fns
     out_avals = [aval_of(r.type) for r in op.results]
     scratch = list(p["scratch_shapes"] or ())
     diff_in = [i for i, t in enumerate(tangents) if t is not None]
@@ -215,7 +211,7 @@ def _pallas_jvp(jvp, op, pairs):
     if not diff_out:
         return jvp.copy(op, pairs)
     b = jvp.builder(op)
-    kernel = _jvp_kernel(fns, ex, str(p["callee"]), len(primals), len(out_avals), diff_in,
+    kernel = _jvp_kernel(jvp, str(p["callee"]), len(primals), len(out_avals), diff_in,
                          diff_out, diff_scratch, op)
     p.update(callee=Symbol(kernel),
              in_specs=list(p["in_specs"]) + [p["in_specs"][i] for i in diff_in],

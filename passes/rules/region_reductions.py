@@ -17,26 +17,24 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect import attributes as A
 from mjax.dialect.ops import region_reductions as RR
 from mjax.dialect.types import ShapedArray, tensor_type
-from mjax.passes.batching import BATCH_NESTED
 from mjax.passes.ir_util import clone_into
 from mjax.passes.registry import op_error
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import NOT_MAPPED, bdim_to_front
 from mjax.passes.rules.control_flow import inline_body
-from mjax.passes.rules.tables import lowering, not_supported
+from mjax.passes.rules.tables import BATCH_NESTED, JVP, TRANSPOSE, lowering
 from mjax.passes.rules.windowed import _with_unit_window_at
 
 
 def _lower_with_body(ctx, new_op, inputs, n):
     """Fills new_op's region with the jaxpr op's computation over 2n scalars, lowered."""
-    from mjax.passes.jaxpr_to_stablehlo import lower_nested
     scalars = [H.ttype((), a.dtype) for a in ctx.avals_in[:n]]
     block = new_op.regions[0].blocks.append(*scalars, *scalars)
     ip = ir.InsertionPoint(block)
     with ip:
         outs = inline_body(ctx.op.regions[0].blocks[0], list(block.arguments), ip)
         hlo.return_(list(outs))
-    lower_nested(new_op.operation, ctx.backend)
+    ctx.lower_nested(new_op.operation)
     return list(new_op.results)
 
 
@@ -86,7 +84,7 @@ def _region_reduction_batch(batcher, op, vals, dims, b):
 
 
 for _op in (RR.ReduceOp, RR.ReduceWindowOp):
-    not_supported("jvp", _op, f"{_op.OPERATION_NAME} with a custom computation has no JVP "
-                              f"rule yet (use lax.add/max/min, which have one)")
-    not_supported("transpose", _op, f"{_op.OPERATION_NAME} is not linear in general")
+    JVP.unsupported(_op, f"{_op.OPERATION_NAME} with a custom computation has no JVP "
+                         f"rule yet (use lax.add/max/min, which have one)")
+    TRANSPOSE.unsupported(_op, f"{_op.OPERATION_NAME} is not linear in general")
     BATCH_NESTED[_op] = _region_reduction_batch

@@ -25,7 +25,7 @@ from mjax.dialect.ops import sorting as So
 from mjax.dialect.ops import structural as St
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
-from mjax.passes.rules.tables import NOT_SUPPORTED, SHARD, lowering, not_supported
+from mjax.passes.rules.tables import SHARD, lowering
 
 # ---- jvp / transpose ------------------------------------------------------------------
 AD.deflinear(S.ShardingConstraintOp, lambda b, ct, x, **params: [
@@ -76,15 +76,11 @@ class Factors:
 
 def shard_rule(*ops):
     """Decorator: `rule(avals_in, avals_out, **params) -> Factors` for each op."""
-    def wrap(rule):
-        for op in ops:
-            SHARD[op] = rule
-        return rule
-    return wrap
+    return SHARD.register(*ops)
 
 
 def not_propagated(op, why: str) -> None:
-    not_supported("shard", op, "replicated, not propagated: " + why)
+    SHARD.unsupported(op, "replicated, not propagated: " + why)
 
 
 def _same_dims(avals_in, avals_out, kind):
@@ -328,5 +324,5 @@ not_propagated(St.BitcastConvertTypeOp, "a change of element width reshapes the 
                                         "dimension")
 for _op in OPS.values():
     family = _op.__module__.rsplit(".", 1)[-1]
-    if _op not in SHARD and ("shard", _op) not in NOT_SUPPORTED and family in _FAMILY_REASONS:
+    if _op not in SHARD and SHARD.reason(_op) is None and family in _FAMILY_REASONS:
         not_propagated(_op, _FAMILY_REASONS[family])

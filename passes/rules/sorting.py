@@ -47,7 +47,7 @@ def _top_k_jvp(b, primals, tangents, *, k, axis):
     return [values, indices], [t_out, None]
 
 
-AD.no_transpose(S.TopKOp, "not linear")
+AD.no_transpose(S.TopKOp)
 
 
 @batch_rule(S.TopKOp)

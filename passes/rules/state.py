@@ -18,53 +18,43 @@ over the edge is not shifted back in (JAX: state/discharge.py and pallas's
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 from jaxlib.mlir import ir
 
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import aval_of
-from mjax.passes.rules.tables import not_supported
-
-DISCHARGE: dict[type, Callable] = {}
+from mjax.passes.rules.tables import BATCH, DISCHARGE, JVP, LOWER, SHARD, TRANSPOSE
 
 _WHY = {
-    "lower": "refs are discharged before lowering: run --jaxpr-discharge-state (or "
-             "--jaxpr-pallas-interpret on the pallas_call holding it)",
-    "batch": "ref ops appear only inside Pallas kernels; vmap batches the whole "
-             "jaxpr.pallas_call (a new leading grid dimension)",
-    "shard": "ref ops appear only inside Pallas kernels, which sharding propagation "
-             "does not enter",
-    "jvp": "ref ops appear only inside Pallas kernels; jvp of a jaxpr.pallas_call "
-           "differentiates the discharged kernel",
-    "transpose": "ref ops appear only inside Pallas kernels, which have no reverse mode "
-                 "(use jax.custom_vjp around the pallas_call)",
+    LOWER: "refs are discharged before lowering: run --jaxpr-discharge-state (or "
+           "--jaxpr-pallas-interpret on the pallas_call holding it)",
+    BATCH: "ref ops appear only inside Pallas kernels; vmap batches the whole "
+           "jaxpr.pallas_call (a new leading grid dimension)",
+    SHARD: "ref ops appear only inside Pallas kernels, which sharding propagation "
+           "does not enter",
+    JVP: "ref ops appear only inside Pallas kernels; jvp of a jaxpr.pallas_call "
+         "differentiates the discharged kernel",
+    TRANSPOSE: "ref ops appear only inside Pallas kernels, which have no reverse mode "
+               "(use jax.custom_vjp around the pallas_call)",
 }
 _GRID_WHY = {
-    "lower": "grid queries are replaced by the grid indices when a pallas_call is "
-             "interpreted (--jaxpr-pallas-interpret) or lowered to Triton",
-    "batch": "grid queries appear only inside Pallas kernels; vmap of a pallas_call "
-             "shifts their axes instead",
-    "shard": "grid queries appear only inside Pallas kernels, which sharding "
-             "propagation does not enter",
-    "jvp": "an integer result has no tangent (float0)",
-    "transpose": "not linear: an integer result with no operands",
+    LOWER: "grid queries are replaced by the grid indices when a pallas_call is "
+           "interpreted (--jaxpr-pallas-interpret) or lowered to Triton",
+    BATCH: "grid queries appear only inside Pallas kernels; vmap of a pallas_call "
+           "shifts their axes instead",
+    SHARD: "grid queries appear only inside Pallas kernels, which sharding "
+           "propagation does not enter",
+    JVP: "an integer result has no tangent (float0)",
+    TRANSPOSE: "not linear: an integer result with no operands",
 }
 for _op in S.REF_OPS:
     for _table, _why in _WHY.items():
-        not_supported(_table, _op, _why)
+        _table.unsupported(_op, _why)
 for _op in (S.ProgramIdOp, S.NumProgramsOp):
     for _table, _why in _GRID_WHY.items():
-        not_supported(_table, _op, _why)
+        _table.unsupported(_op, _why)
 
-
-def discharge_rule(*ops):
-    def wrap(rule):
-        for op in ops:
-            DISCHARGE[op] = rule
-        return rule
-    return wrap
+discharge_rule = DISCHARGE.register   # decorator: rule(b, x, values, starts, **params)
 
 
 # ---- reading and writing a part of a value ------------------------------------------
@@ -174,4 +164,4 @@ def _masked_rmw(b, x, starts, sizes, squeezed, mask, combine):
     return new_x, [old]
 
 
-__all__ = ["DISCHARGE", "discharge_rule"]
+__all__ = ["discharge_rule"]

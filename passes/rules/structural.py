@@ -218,7 +218,7 @@ def _optimization_barrier_transpose(b, ct, *xs):
 AD.defzero(S.BitcastConvertTypeOp, "reinterprets bits: not differentiable (JAX too)")
 for _op in (S.ConstantOp, S.IotaOp):
     AD.no_jvp(_op, "no operands, so never has tangent inputs")
-    AD.no_transpose(_op, "no operands")
+    AD.no_transpose(_op, "no operands to transpose")
 
 
 def _broadcast_in_dim_transpose(b, ct, x, *, shape, broadcast_dimensions):
@@ -419,7 +419,7 @@ def _dot_general_transpose(b, ct, x, y, *, dimension_numbers, precision=None,
 # where it goes (broadcast_in_dim, squeeze, expand_dims, dot_general), and moved to the
 # front only where the op's layout demands it (reshape, a widening bitcast).
 from mjax.passes.rules import batch_util as B  # noqa: E402
-from mjax.passes.rules.tables import not_supported  # noqa: E402
+from mjax.passes.rules.tables import BATCH  # noqa: E402
 
 
 def _per_example_rank(x, d):
@@ -433,8 +433,8 @@ def _shift_axes(axes, d):
 
 B.defvectorized(S.ConvertElementTypeOp, S.ReducePrecisionOp, S.StopGradientOp, S.CopyOp)
 for _op, _what in ((S.ConstantOp, "a constant"), (S.IotaOp, "an iota")):
-    not_supported("batch", _op, f"{_what} has no operands, so it is never batched "
-                                "(the batching pass copies it unchanged)")
+    BATCH.unsupported(_op, f"{_what} has no operands, so it is never batched "
+                           "(the batching pass copies it unchanged)")
 
 
 @B.batch_rule(S.BitcastConvertTypeOp)

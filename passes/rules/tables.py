@@ -1,41 +1,224 @@
-"""One rule table per transformation, keyed by op class.
+"""Every rule table of the passes, one `RuleTable` type keyed by op class.
+
+    LOWER.register(SinOp)(rule)        # or as a decorator: @LOWER.register(SinOp, CosOp)
+    LOWER.unsupported(TopKOp, why)     # a deliberate gap: `why` is what the user reads
+    rule = LOWER.get(cls)              # None when missing (the hot path)
+    rule = LOWER.lookup(cls)           # MissingRule naming the reason when missing
 
 Rules of one primitive family live together in `rules/<family>.py` and register
-themselves here through the decorators below; each pass is a short driver over its table.
+themselves here through the family registrars (`lowering`, `ad_util.defjvp`,
+`batch_util.defvectorized`, `sharding.shard_rule`, ...); each pass is a short driver over
+its tables. Rules of ops with bodies (cond, while, scan, calls, pallas_call) are in the
+`*_NESTED` tables: they get the transformation itself as their first argument and reach
+nested regions and callees through it, so no rule imports a pass.
+
+The coverage tests (test/passes/test_rule_coverage.py) read every table: each op of the
+dialect a table must decide on has a rule there or a stated reason.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Generic, Iterator, TypeVar
 
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import JaxprOp
+from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
 
-# op class -> rule. A rule may be missing on purpose: see NOT_SUPPORTED.
-LOWER: dict[type[JaxprOp], Callable] = {}
-JVP: dict[type[JaxprOp], Callable] = {}
-TRANSPOSE: dict[type[JaxprOp], Callable] = {}
-BATCH: dict[type[JaxprOp], Callable] = {}
-# Sharding rules (passes/rules/sharding.py): op -> its dimension factors.
-SHARD: dict[type[JaxprOp], Callable] = {}
+R = TypeVar("R")
 
-# (table name, op class) -> why the rule does not exist; shown to users and in the
-# coverage table.
-NOT_SUPPORTED: dict[tuple[str, type[JaxprOp]], str] = {}
+
+class MissingRule(LookupError):
+    """A table has no rule for an op; the message says why (its stated reason, else
+    the table's default)."""
+
+
+class RuleTable(Generic[R]):
+    """Op class -> rule, plus the ops left out on purpose with the reason a user sees.
+
+    `name` labels the table in the coverage matrix; `missing` is the message for an op
+    with neither a rule nor a reason; `covers(op class)` says which ops must have one of
+    the two (None: the table is optional, ops without an entry take a default path)."""
+
+    def __init__(self, name: str, missing: str = "no rule for this op",
+                 covers: Callable[[type], bool] | None = None):
+        self.name = name
+        self.missing = missing
+        self.covers = covers
+        self.rules: dict[type, R] = {}
+        self.reasons: dict[type, str] = {}
+        # (bound once: the passes look a rule up per op)
+        self.get: Callable[[type], R | None] = self.rules.get
+
+    def register(self, *ops: type):
+        """Decorator: `rule` is this table's rule for each of `ops` (a reason given
+        before is dropped: the rule wins)."""
+        for op in ops:
+            if not isinstance(op, type):
+                raise TypeError(f"{self.name} rules are keyed by op class, got {op!r}")
+
+        def wrap(rule: R) -> R:
+            for op in ops:
+                self.rules[op] = rule
+                self.reasons.pop(op, None)
+            return rule
+        return wrap
+
+    def update(self, rules: dict) -> None:
+        """Registers each `op: rule` of `rules` (one-line rules of a family)."""
+        for op, rule in rules.items():
+            self.register(op)(rule)
+
+    def unsupported(self, op: type, why: str, *, replace: bool = True) -> None:
+        """`op` deliberately has no rule here; `why` is the error a user sees. With
+        `replace=False` a rule or reason already stated wins (registrars use it to
+        give a default reason)."""
+        if not isinstance(op, type):
+            raise TypeError(f"{self.name} reasons are keyed by op class, got {op!r}")
+        if op in self.rules:
+            if not replace:
+                return
+            raise ValueError(f"{op.__name__} has a {self.name} rule; it cannot also be "
+                             f"unsupported ({why!r})")
+        if replace or op not in self.reasons:
+            self.reasons[op] = why
+
+    def reason(self, op: type) -> str | None:
+        """The stated reason `op` has no rule (None: none stated)."""
+        return self.reasons.get(op)
+
+    def why(self, op: type) -> str:
+        """What to tell a user about an op without a rule."""
+        return self.reasons.get(op, self.missing)
+
+    def lookup(self, op: type) -> R:
+        rule = self.rules.get(op)
+        if rule is None:
+            raise MissingRule(self.why(op))
+        return rule
+
+    # -- the mapping protocol (tests swap rules with monkeypatch.setitem/delitem) --------
+    def __contains__(self, op) -> bool:
+        return op in self.rules
+
+    def __getitem__(self, op: type) -> R:
+        return self.rules[op]
+
+    def __setitem__(self, op: type, rule: R) -> None:
+        self.register(op)(rule)
+
+    def __delitem__(self, op: type) -> None:
+        del self.rules[op]
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def items(self):
+        return self.rules.items()
+
+    def __repr__(self) -> str:
+        return (f"RuleTable({self.name!r}: {len(self.rules)} rules, "
+                f"{len(self.reasons)} unsupported)")
+
+
+def _every_op(cls) -> bool:
+    return True
+
+
+def _transformation_op(cls) -> bool:
+    return issubclass(cls, T.TransformOp)
+
+
+# ---- per-op rules of the transformations ----------------------------------------------
+# Lowering (passes/jaxpr_to_stablehlo.py): rule(ctx: LowerCtx, *operands, **params)
+LOWER: RuleTable[Callable] = RuleTable("lower", "no StableHLO lowering rule for this op",
+                                       _every_op)
+# Forward mode (passes/forward_mode.py; signatures in rules/ad_util.py)
+JVP: RuleTable[Callable] = RuleTable("jvp", "no JVP rule for this op", _every_op)
+# Transposition for reverse mode (passes/reverse_mode.py; rules/ad_util.py)
+TRANSPOSE: RuleTable[Callable] = RuleTable("transpose",
+                                           "no transpose rule (is the op linear?)", _every_op)
+# Batching (passes/batching.py; signature in rules/batch_util.py)
+BATCH: RuleTable[Callable] = RuleTable("batch", "no batching rule for this op", _every_op)
+# Sharding propagation (passes/jaxpr_propagate_shardings.py; rules/sharding.py): an op's
+# dimension factors
+SHARD: RuleTable[Callable] = RuleTable("shard", "no sharding rule", _every_op)
+
+# ---- ops with bodies: rules that get the transformation itself -------------------------
+# rule(jvp: forward_mode.Jvp, op, [(primal, tangent | None)] per operand)
+#     -> [(primal, tangent | None)] per result
+JVP_NESTED: RuleTable[Callable] = RuleTable("jvp_nested")
+# rule(batcher: batching.Batcher, op, vals, dims, b: BatchBuilder) -> (outs, out_dims);
+# called when an operand is batched or the op reads the vmap's named axis
+BATCH_NESTED: RuleTable[Callable] = RuleTable("batch_nested")
+# rule(tr: reverse_mode.Transposer, op, cts of results (None: zero), entries of operands
+#      (value | Linear), b: Builder) -> one cotangent (or None) per operand
+TRANSPOSE_NESTED: RuleTable[Callable] = RuleTable("transpose_nested")
+# Partial evaluation of ops that should not be all-known or all-unknown (control flow
+# splitting its body): rule(pe: partial_eval.PartialEval, op, entries) -> entries per
+# result. JAX: partial_eval_jaxpr_custom_rules.
+PARTIAL_EVAL: RuleTable[Callable] = RuleTable("partial_eval")
+
+# ---- zero derivatives ---------------------------------------------------------------
+# Ops whose outputs have zero tangents whatever their inputs' (floor, sign, comparisons,
+# integer and key ops): the op class -> why. `ad_util.defzero` fills it (with the op's
+# JVP rule); `has_zero_derivative` answers for the frontend too.
+ZERO_DERIVATIVE: RuleTable[str] = RuleTable("zero_derivative")
+
+
+def has_zero_derivative(op: type) -> bool:
+    """Whether `op`'s outputs always get zero (symbolic) tangents: JAX's JVP drops the
+    tangent of such a primitive, so its results are plain values, never tangents."""
+    return op in ZERO_DERIVATIVE.rules
+
+
+# ---- transformation ops ---------------------------------------------------------------
+# --jaxpr-expand-transforms (passes/expansion.py): rule(expander, op) replaces `op`
+EXPAND: RuleTable[Callable] = RuleTable("expand", "no expansion rule for this "
+                                        "transformation op", _transformation_op)
+
+# ---- refs (Pallas kernels) -------------------------------------------------------------
+# --jaxpr-discharge-state (passes/jaxpr_discharge_state.py; rules/state.py):
+# rule(b, ref value, operand values, starts, **params) -> (new ref value | None, results)
+DISCHARGE: RuleTable[Callable] = RuleTable("discharge", "cannot discharge an op that "
+                                           "takes a ref")
+# Control flow whose bodies use refs: rule(discharge, op)
+DISCHARGE_NESTED: RuleTable[Callable] = RuleTable("discharge_nested")
+
+# --jaxpr-pallas-to-triton (passes/triton/): rule(kl: KernelLowering, op, *operands,
+# **params) -> [values]
+TRITON: RuleTable[Callable] = RuleTable("triton", "no Triton lowering rule for this op",
+                                        _every_op)
+
+# ---- checkify ----------------------------------------------------------------------
+# The automatic error checks of an op (rules/checkify.py): op class -> error kinds, in
+# JAX's order (JAX: checkify's error_checks)
+CHECKS: RuleTable[tuple] = RuleTable("checks")
+
+ALL_TABLES = (LOWER, JVP, TRANSPOSE, BATCH, SHARD, JVP_NESTED, BATCH_NESTED,
+              TRANSPOSE_NESTED, PARTIAL_EVAL, ZERO_DERIVATIVE, EXPAND, DISCHARGE,
+              DISCHARGE_NESTED, TRITON, CHECKS)
 
 
 class LowerCtx:
     """What a lowering rule may look at besides its operands. The avals are read off the
     op's types when a rule first asks: most one-to-one rules never do, and building them
-    for every op was a tenth of lowering a long chain of small ops."""
+    for every op was a tenth of lowering a long chain of small ops.
 
-    __slots__ = ("op", "backend", "loc", "_avals_in", "_avals_out", "_extra")
+    Rules of ops with regions lower the bodies they clone through `lower_nested` and the
+    ops they emit through `lower_op` (the pass's own walk, handed in as `lowering`)."""
+
+    __slots__ = ("op", "backend", "loc", "lowering", "_avals_in", "_avals_out", "_extra")
 
     def __init__(self, op: ir.Operation, avals_in: list[ShapedArray] | None = None,
                  avals_out: list[ShapedArray] | None = None, backend: str = "xla",
-                 loc: ir.Location | None = None, extra: dict | None = None):
+                 loc: ir.Location | None = None, extra: dict | None = None,
+                 lowering=None):
         self.op, self.backend, self.loc = op, backend, loc
+        self.lowering = lowering
         self._avals_in, self._avals_out, self._extra = avals_in, avals_out, extra
 
     @property
@@ -56,15 +239,21 @@ class LowerCtx:
             self._extra = {}
         return self._extra
 
+    def lower_nested(self, root: ir.Operation) -> None:
+        """Lowers the jaxpr ops inside `root`'s regions (bodies a rule cloned)."""
+        self.lowering.lower_nested(root, self.backend)
+
+    def lower_op(self, op: ir.Operation) -> None:
+        """Lowers one jaxpr op a rule emitted."""
+        self.lowering.lower_op(op, self.backend)
+
 
 def lowering(*ops: type[JaxprOp]):
     """Decorator: `rule(ctx, *operands, **params) -> Value | list[Value]` lowers `ops`."""
-    def wrap(rule):
-        for op in ops:
-            LOWER[op] = rule
-        return rule
-    return wrap
+    return LOWER.register(*ops)
 
 
-def not_supported(table: str, op: type[JaxprOp], why: str) -> None:
-    NOT_SUPPORTED[(table, op)] = why
+__all__ = ["ALL_TABLES", "BATCH", "BATCH_NESTED", "CHECKS", "DISCHARGE", "DISCHARGE_NESTED",
+           "EXPAND", "JVP", "JVP_NESTED", "LOWER", "LowerCtx", "MissingRule",
+           "PARTIAL_EVAL", "RuleTable", "SHARD", "TRANSPOSE", "TRANSPOSE_NESTED", "TRITON",
+           "ZERO_DERIVATIVE", "has_zero_derivative", "lowering"]

@@ -8,46 +8,45 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func as func_d
 
-from mjax.dialect import attributes as A
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.structural import OptimizationBarrierOp
-from mjax.passes.rules.ad_util import has_tangent, instantiate, is_linear, transpose_rule
-from mjax.passes.rules.tables import lowering, not_supported
+from mjax.passes.rules.ad_util import instantiate, is_linear, transpose_rule
+from mjax.passes.rules.tables import BATCH, JVP, LOWER, TRANSPOSE, lowering
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
 
 _BY_INTERPRETER = "calls are differentiated by the autodiff interpreter (passes/autodiff.py)"
 for _op in (T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp):
-    not_supported("jvp", _op, _BY_INTERPRETER)
-    not_supported("transpose", _op, "linearization inlines calls; never transposed")
+    JVP.unsupported(_op, _BY_INTERPRETER)
+    TRANSPOSE.unsupported(_op, "linearization inlines calls; never transposed")
 for _op in (T.JvpOp, T.VjpOp):
-    not_supported("jvp", _op, "expanded (inner-first) before its caller is differentiated")
-    not_supported("transpose", _op, "expanded before its caller is differentiated")
-    not_supported("lower", _op, f"unexpanded transformation op '{_op.OPERATION_NAME}'; run "
-                                f"--jaxpr-expand-transforms before --jaxpr-to-stablehlo")
-not_supported("jvp", T.VmapOp, "expanded (inner-first) before its caller is differentiated")
-not_supported("transpose", T.VmapOp, "expanded before its caller is differentiated")
-not_supported("lower", T.VmapOp, "unexpanded transformation op 'jaxpr.vmap'; run "
-                                 "--jaxpr-batch or --jaxpr-expand-transforms first")
+    JVP.unsupported(_op, "expanded (inner-first) before its caller is differentiated")
+    TRANSPOSE.unsupported(_op, "expanded before its caller is differentiated")
+    LOWER.unsupported(_op, f"unexpanded transformation op '{_op.OPERATION_NAME}'; run "
+                           f"--jaxpr-expand-transforms before --jaxpr-to-stablehlo")
+JVP.unsupported(T.VmapOp, "expanded (inner-first) before its caller is differentiated")
+TRANSPOSE.unsupported(T.VmapOp, "expanded before its caller is differentiated")
+LOWER.unsupported(T.VmapOp, "unexpanded transformation op 'jaxpr.vmap'; run "
+                            "--jaxpr-batch or --jaxpr-expand-transforms first")
 _BY_BATCHER = "call-like ops are batched by the batching interpreter (passes/batching.py)"
 for _op in (T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp):
-    not_supported("batch", _op, _BY_BATCHER)
+    BATCH.unsupported(_op, _BY_BATCHER)
 for _op in (T.JvpOp, T.VjpOp, T.VmapOp):
-    not_supported("batch", _op, "expanded (inner-first) before its caller is batched")
+    BATCH.unsupported(_op, "expanded (inner-first) before its caller is batched")
 for _op in (T.CheckpointTangentOp, T.CustomVjpTangentOp):
-    not_supported("batch", _op, "internal to --jaxpr-vjp; it never outlives linearization")
+    BATCH.unsupported(_op, "internal to --jaxpr-vjp; it never outlives linearization")
 for _op in (T.CheckpointTangentOp, T.CustomVjpTangentOp):
-    not_supported("jvp", _op, "internal to --jaxpr-vjp; it never outlives linearization")
-    not_supported("lower", _op, f"'{_op.OPERATION_NAME}' is internal to --jaxpr-vjp and "
-                                f"must not reach lowering")
+    JVP.unsupported(_op, "internal to --jaxpr-vjp; it never outlives linearization")
+    LOWER.unsupported(_op, f"'{_op.OPERATION_NAME}' is internal to --jaxpr-vjp and "
+                           f"must not reach lowering")
 # custom_vjp_bwd: its bwd rule is traced by --jaxpr-expand-transforms (or by the pass that
 # needs its body: jvp, vmap), after which it is a call.
-not_supported("jvp", T.CustomVjpBwdOp, _BY_INTERPRETER + " (its bwd rule traced first)")
-not_supported("transpose", T.CustomVjpBwdOp, "linearization turns it into a call of its "
-                                             "traced bwd rule first")
-not_supported("batch", T.CustomVjpBwdOp, _BY_BATCHER + " (its bwd rule traced first)")
-not_supported("lower", T.CustomVjpBwdOp, "its bwd rule is not traced yet; run "
-                                         "--jaxpr-expand-transforms first")
+JVP.unsupported(T.CustomVjpBwdOp, _BY_INTERPRETER + " (its bwd rule traced first)")
+TRANSPOSE.unsupported(T.CustomVjpBwdOp, "linearization turns it into a call of its "
+                                        "traced bwd rule first")
+BATCH.unsupported(T.CustomVjpBwdOp, _BY_BATCHER + " (its bwd rule traced first)")
+LOWER.unsupported(T.CustomVjpBwdOp, "its bwd rule is not traced yet; run "
+                                    "--jaxpr-expand-transforms first")
 
 
 def _as_list(ct):

@@ -18,9 +18,11 @@ from jaxlib.mlir import ir, passmanager
 import mjax.passes  # noqa: F401  (registers the passes)
 from mjax.dialect.context import context
 from mjax.passes import run_pipeline
-from mjax.passes.jaxpr_pallas_to_triton import TRITON_CALL_TARGET, launch_grid, \
-    live_functions, lower_pallas_call
-from mjax.passes.registry import PassError, walk_ops
+from mjax.passes.ir_util import nested_ops, symbol_refs
+from mjax.passes.jaxpr_pallas_to_triton import live_functions
+from mjax.passes.triton.kernel import (TRITON_CALL_TARGET, launch_grid, lower_pallas_call,
+                                       sanitize_name)
+from mjax.passes.registry import PassError
 
 LIT = pathlib.Path(__file__).resolve().parents[1] / "passes" / "pallas_triton.mlir"
 KERNELS = {}
@@ -36,7 +38,7 @@ def parse(text: str) -> ir.Module:
 
 
 def the_call(module):
-    return next(op for op in walk_ops(module) if op.name == "jaxpr.pallas_call")
+    return next(op for op in nested_ops(module) if op.name == "jaxpr.pallas_call")
 
 
 def build(name):
@@ -47,7 +49,7 @@ def build(name):
 
 
 def op_counts(module) -> collections.Counter:
-    return collections.Counter(op.name for op in walk_ops(module))
+    return collections.Counter(op.name for op in nested_ops(module))
 
 
 def tt_func(module):
@@ -83,7 +85,7 @@ def test_matmul_structure():
     assert counts["scf.for"] == 1 and counts["tt.dot"] == 1
     assert counts["tt.load"] == 2 and counts["tt.store"] == 1
     assert counts["tt.get_program_id"] == 2
-    [loop] = [op for op in walk_ops(tmod) if op.name == "scf.for"]
+    [loop] = [op for op in nested_ops(tmod) if op.name == "scf.for"]
     # the dot and both block loads are inside the K loop; the store after it
     inner = op_counts(loop)
     assert inner["tt.dot"] == 1 and inner["tt.load"] == 2 and inner["tt.store"] == 0
@@ -92,15 +94,15 @@ def test_matmul_structure():
     lb, ub, step = (v.owner.attributes["value"] for v in list(loop.operands)[:3])
     assert [ir.IntegerAttr(a).value for a in (lb, ub, step)] == [0, 8, 1]
     assert [str(r.type) for r in loop.results] == ["tensor<64x64xf32>"]
-    [dot] = [op for op in walk_ops(tmod) if op.name == "tt.dot"]
+    [dot] = [op for op in nested_ops(tmod) if op.name == "tt.dot"]
     assert str(dot.operands[0].type) == "tensor<64x32xf32>"
     assert str(dot.operands[1].type) == "tensor<32x64xf32>"
 
 
 def test_masked_structure():
     tmod, launch, _ = build("masked")
-    [load] = [op for op in walk_ops(tmod) if op.name == "tt.load"]
-    [store] = [op for op in walk_ops(tmod) if op.name == "tt.store"]
+    [load] = [op for op in nested_ops(tmod) if op.name == "tt.load"]
+    [store] = [op for op in nested_ops(tmod) if op.name == "tt.store"]
     assert len(load.operands) == 3          # ptr, mask, other
     assert len(store.operands) == 3         # ptr, value, mask
     assert load.operands[1] == store.operands[2]
@@ -147,7 +149,7 @@ def _ours(name):
     module = parse(KERNELS[name])
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, "jaxpr-pallas-to-triton")
-    [call] = [op for op in walk_ops(module) if op.name == "stablehlo.custom_call"]
+    [call] = [op for op in nested_ops(module) if op.name == "stablehlo.custom_call"]
     assert ir.StringAttr(call.attributes["call_target_name"]).value == TRITON_CALL_TARGET
     cfg = ir.DictAttr(call.attributes["mhlo.backend_config"])
     config = {cfg[i].name: cfg[i].attr for i in range(len(cfg))}
@@ -235,11 +237,11 @@ def test_custom_call_replaces_pallas_call_and_kernel():
     module = parse(KERNELS["matmul"])
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, "jaxpr-pallas-to-triton")
-    names = [op.operation.name for op in walk_ops(module)]
+    names = [op.operation.name for op in nested_ops(module)]
     assert "jaxpr.pallas_call" not in names
     funcs = [ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations]
     assert funcs == ["matmul"]   # the kernel and its index maps are gone
-    [call] = [op for op in walk_ops(module) if op.name == "stablehlo.custom_call"]
+    [call] = [op for op in nested_ops(module) if op.name == "stablehlo.custom_call"]
     assert str(call.attributes["operand_layouts"]) == (
         "[dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>]")
     assert module.operation.verify()
@@ -415,7 +417,7 @@ def _ours_traced(f, *args):
     steps = steps[:[n for n, _ in steps].index("jaxpr-pallas-to-triton") + 1]
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, steps)
-    live = [op for fn in live_functions(module) for op in walk_ops(fn)]
+    live = [op for fn in live_functions(module) for op in nested_ops(fn)]
     assert not [op for op in live if op.name == "jaxpr.pallas_call"]
     [call] = [op for op in live if op.name == "stablehlo.custom_call"]
     cfg = ir.DictAttr(call.attributes["mhlo.backend_config"])
@@ -466,7 +468,7 @@ def _make_matmul(lib, jnp, lax, pl, params, gpu):
 
 def test_traced_matmul_matches_jax():
     mod = _both(_make_matmul, [((128, 128), jnp.float32), ((128, 64), jnp.float32)])
-    [loop] = [op for op in walk_ops(mod) if op.name == "scf.for"]
+    [loop] = [op for op in nested_ops(mod) if op.name == "scf.for"]
     assert op_counts(loop)["tt.dot"] == 1
 
 
@@ -516,7 +518,7 @@ def _make_masked(lib, jnp, lax, pl, params, gpu):
 
 def test_traced_masked_matches_jax():
     mod = _both(_make_masked, [((100,), jnp.float32)])
-    [load] = [op for op in walk_ops(mod) if op.name == "tt.load"]
+    [load] = [op for op in nested_ops(mod) if op.name == "tt.load"]
     assert len(load.operands) == 3
 
 
@@ -554,7 +556,7 @@ def _make_flash(lib, jnp, lax, pl, params, gpu):
 
 def test_traced_flash_attention_matches_jax():
     mod = _both(_make_flash, [((64, 16), jnp.float32)] * 3)
-    [loop] = [op for op in walk_ops(mod) if op.name == "scf.for"]
+    [loop] = [op for op in nested_ops(mod) if op.name == "scf.for"]
     inner = op_counts(loop)
     assert inner["tt.dot"] == 2 and inner["tt.load"] == 2
 
@@ -587,7 +589,7 @@ def test_traced_when_and_program_ids():
     _, mod = _ours_traced(f, mnp.zeros((32, 32), mnp.float32))
     counts = op_counts(mod)
     assert counts["scf.if"] == 1 and counts["tt.get_program_id"] == 2
-    [if_op] = [op for op in walk_ops(mod) if op.name == "scf.if"]
+    [if_op] = [op for op in nested_ops(mod) if op.name == "scf.if"]
     assert op_counts(if_op)["tt.store"] == 1 and counts["tt.store"] == 2
 
 
@@ -696,7 +698,7 @@ def test_input_output_aliases():
     module = parse(text)
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, "jaxpr-pallas-to-triton")
-    [call] = [op for op in walk_ops(module) if op.name == "stablehlo.custom_call"]
+    [call] = [op for op in nested_ops(module) if op.name == "stablehlo.custom_call"]
     assert "operand_index = 1" in str(call.attributes["output_operand_aliases"])
 
 
@@ -979,7 +981,7 @@ def test_dead_functions_are_not_compiled():
     module = parse(text)
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, "jaxpr-pallas-to-triton")
-    names = [op.name for op in walk_ops(module)]
+    names = [op.name for op in nested_ops(module)]
     assert names.count("stablehlo.custom_call") == 1
     assert names.count("jaxpr.pallas_call") == 1
     # the dead call's kernel and index map stay: the module still verifies
@@ -1043,7 +1045,7 @@ def test_rocm_platform_option():
                                               "compiler_params = {}"))
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, "jaxpr-pallas-to-triton{platform=rocm}")
-    [call] = [op for op in walk_ops(module) if op.name == "stablehlo.custom_call"]
+    [call] = [op for op in nested_ops(module) if op.name == "stablehlo.custom_call"]
     cfg = ir.DictAttr(call.attributes["mhlo.backend_config"])
     assert ir.IntegerAttr(cfg["num_stages"]).value == 1
     assert ir.IntegerAttr(cfg["num_warps"]).value == 4
@@ -1055,11 +1057,12 @@ def test_every_op_has_a_triton_cell():
     """Each op of the dialect has a Triton rule or a reason it has none (the error says
     it), and no rule or reason names an op the dialect lacks."""
     from mjax.dialect.core import OPS
-    from mjax.passes.rules.pallas_triton import TRITON, TRITON_UNSUPPORTED
-    assert not set(TRITON) & set(TRITON_UNSUPPORTED)
-    missing = sorted(set(OPS) - set(TRITON) - set(TRITON_UNSUPPORTED))
+    from mjax.passes.rules.tables import TRITON
+    assert not set(TRITON.rules) & set(TRITON.reasons)
+    ops = set(OPS.values())
+    missing = sorted(op.OPERATION_NAME for op in ops - set(TRITON.rules) - set(TRITON.reasons))
     assert not missing, f"ops with neither a Triton rule nor a reason: {missing}"
-    unknown = sorted((set(TRITON) | set(TRITON_UNSUPPORTED)) - set(OPS))
+    unknown = sorted(op.__name__ for op in (set(TRITON.rules) | set(TRITON.reasons)) - ops)
     assert not unknown, f"Triton cells for ops the dialect does not define: {unknown}"
 
 
@@ -1158,16 +1161,12 @@ def _extract(module, call) -> str:
     names (kernel, index maps, what they call)."""
     funcs = {op.sym_name.value: op for op in module.body.operations
              if op.operation.name == "func.func"}
-    from mjax.passes.jaxpr_pallas_to_triton import _symbol_refs
     need, todo = set(), [call]
     while todo:
         op = todo.pop()
         refs: set = set()
-        for i in range(len(op.attributes)):
-            _symbol_refs(op.attributes[i].attr, refs)
-        for inner in walk_ops(op):
-            for i in range(len(inner.attributes)):
-                _symbol_refs(inner.attributes[i].attr, refs)
+        for inner in [op] + nested_ops(op):
+            symbol_refs(inner.attributes.values(), refs)
         for r in refs - need:
             need.add(r)
             todo.append(funcs[r].operation)
@@ -1192,7 +1191,7 @@ def _check_each_call(f, *avals):
     module = parse(mjax.jit(f).trace(*avals).as_text())
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, "jaxpr-expand-transforms")
-    calls = [op for fn in live_functions(module) for op in walk_ops(fn)
+    calls = [op for fn in live_functions(module) for op in nested_ops(fn)
              if op.name == "jaxpr.pallas_call"]
     rng = np.random.default_rng(20)
     for call in calls:
@@ -1236,7 +1235,6 @@ def test_vmapped_doc_kernels_match_interpret_mode():
 @pytest.mark.parametrize("name,want", [("add_kernel", "add_kernel"), ("my-kernel.v2",
                                        "my_kernel_v2"), ("2d", "_2d"), ("<lambda>", "_lambda_")])
 def test_kernel_names_are_ptx_names(name, want):
-    from mjax.passes.jaxpr_pallas_to_triton import sanitize_name
     assert sanitize_name(name) == want
     text = KERNELS["add"].replace('name = "add_kernel"', f'name = "{name}"')
     module = parse(text)

@@ -12,7 +12,7 @@ from mjax.dialect.ops import transforms as T
 from mjax.passes import PassError, run_pipeline
 from mjax.passes.autodiff import expand_transforms, jvp_function, vjp_functions
 from mjax.passes.derived import DerivedTable
-from mjax.passes.expansion import EXPAND
+from mjax.passes.rules.tables import EXPAND
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (FunctionTable, clone_into, dependent_results, entry_block,
                                  nested_ops)
@@ -203,19 +203,21 @@ def test_jvp_registrars_record_not_linear_once():
     # An op with a JVP rule and no transpose rule is "not linear" without a second,
     # hand-written list; a registered transpose rule still wins.
     from mjax.dialect.ops import elementwise as E
-    from mjax.passes.rules import JVP, NOT_SUPPORTED, TRANSPOSE
+    from mjax.passes.rules import JVP, TRANSPOSE
     from mjax.passes.rules import ad_util as AD
-    saved = dict(NOT_SUPPORTED), dict(JVP)
+    saved = dict(TRANSPOSE.reasons), dict(JVP.rules)
     try:
-        NOT_SUPPORTED.pop(("transpose", E.SinOp), None)
+        TRANSPOSE.reasons.pop(E.SinOp, None)
         AD.defjvp(E.SinOp, lambda b, t, x: b.mul(t, b.cos(x)))
-        assert NOT_SUPPORTED[("transpose", E.SinOp)] == "not linear"
+        assert TRANSPOSE.reason(E.SinOp) == "not linear in its operands"
+        AD.defjvp(E.NegOp, lambda b, t, x: b.neg(t))
         assert E.NegOp in TRANSPOSE        # linear ops keep their transpose rule
+        assert TRANSPOSE.reason(E.NegOp) is None
     finally:
-        NOT_SUPPORTED.clear()
-        NOT_SUPPORTED.update(saved[0])
-        JVP.clear()
-        JVP.update(saved[1])
+        TRANSPOSE.reasons.clear()
+        TRANSPOSE.reasons.update(saved[0])
+        JVP.rules.clear()
+        JVP.rules.update(saved[1])
 
 
 def test_batched_functions_are_reused_after_reparsing(ctx):

@@ -1,8 +1,10 @@
-"""Every op against every rule table: each cell is a rule or a deliberate "not supported"
-with the reason a user sees; every op is also round-tripped by some lit file.
+"""Every op against every rule table: each cell is a rule or a deliberate `unsupported`
+whose reason is the error a user sees; every op is also round-tripped by some lit file.
 
-To add a column (JVP, TRANSPOSE, BATCH, ...), add it to TABLES: the matrix printed by
-`pytest -s` and the checks below pick it up.
+The tables are read through their one type (`RuleTable`, passes/rules/tables.py): a
+table the passes add shows up in `ALL_TABLES`, and `test_every_table_is_read_here`
+fails until it is a column below (a table each op must decide on) or an optional one.
+`pytest -s` prints the matrix.
 """
 from __future__ import annotations
 
@@ -10,35 +12,64 @@ import pathlib
 import re
 
 import pytest
+from jaxlib.mlir import ir
 
+import mjax.passes  # noqa: F401  (fills every table)
 from mjax.dialect import OPS
-from mjax.passes.batching import BATCH_NESTED
-from mjax.passes.rules import BATCH, LOWER, NOT_SUPPORTED, SHARD
+from mjax.dialect.context import context
+from mjax.dialect.ops import transforms as T
+from mjax.passes.batching import Batcher
+from mjax.passes.expansion import Expander
+from mjax.passes.forward_mode import Jvp
+from mjax.passes.ir_util import nested_ops
+from mjax.passes.jaxpr_to_stablehlo import lower_op
+from mjax.passes.registry import PassError
+from mjax.passes.rules.tables import (ALL_TABLES, BATCH, BATCH_NESTED, CHECKS, DISCHARGE,
+                                      DISCHARGE_NESTED, EXPAND, JVP, JVP_NESTED, LOWER,
+                                      PARTIAL_EVAL, SHARD, TRANSPOSE, TRANSPOSE_NESTED,
+                                      TRITON, ZERO_DERIVATIVE, RuleTable)
+from mjax.passes.triton.kernel import KernelLowering
 
-# column name (the key used in NOT_SUPPORTED) -> table
-TABLES = {"lower": LOWER, "batch": BATCH, "shard": SHARD}
-# Ops with bodies (cond, while, scan) have their rules in the nested tables.
-NESTED = {"batch": BATCH_NESTED}
+# column -> (table, the table of the same transformation for ops with bodies, or None).
+# The ops a column must decide on are its table's `covers`.
+COLUMNS = {
+    "lower": (LOWER, None),
+    "jvp": (JVP, JVP_NESTED),
+    "transpose": (TRANSPOSE, TRANSPOSE_NESTED),
+    "batch": (BATCH, BATCH_NESTED),
+    "shard": (SHARD, None),
+    "triton": (TRITON, None),
+    "expand": (EXPAND, None),
+}
+# Tables an op may be absent from: it then takes the pass's default path.
+OPTIONAL = {
+    PARTIAL_EVAL: "ops without a rule are all known or all unknown",
+    DISCHARGE: "ref ops only; ops that take no ref are copied",
+    DISCHARGE_NESTED: "control flow whose bodies use refs",
+    CHECKS: "ops without automatic checks are copied by checkify",
+    ZERO_DERIVATIVE: "only the ops whose derivative is zero",
+}
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DIALECT_TESTS = ROOT / "dialect"
 
 
-def cell(table_name: str, op) -> str:
-    if op in TABLES[table_name] or op in NESTED.get(table_name, ()):
+def cell(column: str, op) -> str | None:
+    table, nested = COLUMNS[column]
+    if op in table or (nested is not None and op in nested):
         return "rule"
-    if (table_name, op) in NOT_SUPPORTED:
+    if table.reason(op) is not None:
         return "n/s"
-    return "MISSING"
+    return None if table.covers(op) else "-"
 
 
 def matrix() -> str:
     names = sorted(OPS)
     width = max(len(n) for n in names)
-    lines = [" " * width + "  " + "  ".join(f"{t:>8}" for t in TABLES)]
+    lines = [" " * width + "  " + "  ".join(f"{c:>9}" for c in COLUMNS)]
     for name in names:
-        lines.append(f"{name:<{width}}  " + "  ".join(f"{cell(t, OPS[name]):>8}"
-                                                      for t in TABLES))
+        lines.append(f"{name:<{width}}  " + "  ".join(
+            f"{cell(c, OPS[name]) or 'MISSING':>9}" for c in COLUMNS))
     return "\n".join(lines)
 
 
@@ -46,38 +77,121 @@ def test_print_matrix():
     print("\n" + matrix())
 
 
-@pytest.mark.parametrize("table_name", sorted(TABLES))
-def test_every_op_has_a_rule_or_a_reason(table_name):
-    missing = [name for name, op in sorted(OPS.items()) if cell(table_name, op) == "MISSING"]
-    assert not missing, (f"ops with neither a {table_name} rule nor a "
-                         f"NOT_SUPPORTED[('{table_name}', op)] reason: {missing}\n" + matrix())
+def test_every_table_is_read_here():
+    read = {t for t, _ in COLUMNS.values()} | {n for _, n in COLUMNS.values() if n}
+    assert set(ALL_TABLES) == read | set(OPTIONAL), (
+        "a RuleTable this test does not read (add it to COLUMNS or OPTIONAL): "
+        f"{sorted(t.name for t in set(ALL_TABLES) - read - set(OPTIONAL))}")
 
 
-def test_not_supported_entries_are_deliberate():
-    for (table_name, op), why in NOT_SUPPORTED.items():
-        if table_name not in TABLES:
-            continue  # a table this test does not list yet
-        assert op in OPS.values(), f"NOT_SUPPORTED names an unregistered op {op}"
-        assert op not in TABLES[table_name], (
-            f"{op.OPERATION_NAME} has a {table_name} rule and a NOT_SUPPORTED reason")
+@pytest.mark.parametrize("column", sorted(COLUMNS))
+def test_every_op_has_a_rule_or_a_reason(column):
+    table = COLUMNS[column][0]
+    missing = [name for name, op in sorted(OPS.items()) if cell(column, op) is None]
+    assert not missing, (f"ops with neither a {column} rule nor a "
+                         f"{table.name.upper()}.unsupported(op, why) reason: {missing}\n"
+                         + matrix())
+
+
+@pytest.mark.parametrize("table", ALL_TABLES, ids=lambda t: t.name)
+def test_entries_are_ops_and_reasons_are_deliberate(table):
+    ops = set(OPS.values())
+    for op in list(table) + list(table.reasons):
+        assert op in ops, f"{table.name} has an entry for {op!r}, which is not a jaxpr op"
+    both = sorted(op.OPERATION_NAME for op in table.reasons if op in table)
+    assert not both, f"{table.name} has both a rule and a reason for {both}"
+    for op, why in table.reasons.items():
         assert isinstance(why, str) and len(why.split()) >= 3, (
-            f"NOT_SUPPORTED[('{table_name}', {op.OPERATION_NAME})] needs a reason a user can "
-            f"act on, got {why!r}")
+            f"{table.name}.unsupported({op.OPERATION_NAME}) needs a reason a user can act "
+            f"on, got {why!r}")
 
 
+def test_rules_are_keyed_by_op_class():
+    table = RuleTable("scratch")
+    with pytest.raises(TypeError, match="keyed by op class"):
+        table.register("jaxpr.sin")
+    with pytest.raises(TypeError, match="keyed by op class"):
+        table.unsupported("jaxpr.sin", "never by its name")
+    sin, cos = OPS["jaxpr.sin"], OPS["jaxpr.cos"]
+    table.unsupported(sin, "not written yet here")
+    table.register(sin, cos)(len)            # a rule wins over a reason given before
+    assert table.get(sin) is len and table.reason(sin) is None
+    with pytest.raises(ValueError, match="has a scratch rule"):
+        table.unsupported(cos, "it has a rule already")
+    table.unsupported(cos, "a default reason", replace=False)   # the rule stays
+    assert table.lookup(cos) is len
+    with pytest.raises(LookupError, match="no rule for this op"):
+        table.lookup(OPS["jaxpr.tan"])
+
+
+# ---- a reason is the error a user sees ----------------------------------------------------
 def _round_trip_files() -> list[pathlib.Path]:
     """Lit files under test/dialect/ that print parsed IR (not verifier-error files)."""
     files = []
     for path in sorted(DIALECT_TESTS.rglob("*.mlir")):
-        run_lines = [l for l in path.read_text().splitlines() if "RUN:" in l]
-        if run_lines and not any("--verify-diagnostics" in l for l in run_lines):
+        run_lines = [line for line in path.read_text().splitlines() if "RUN:" in line]
+        if run_lines and not any("--verify-diagnostics" in line for line in run_lines):
             files.append(path)
     return files
 
 
-def test_every_op_has_a_round_trip_lit_test():
-    seen = set()
+def _chunks() -> dict[str, str]:
+    """op name -> the first round-trip chunk that holds it."""
+    found = {}
     for path in _round_trip_files():
-        seen.update(re.findall(r'"(jaxpr\.[\w.]+)"\(', path.read_text()))
-    missing = sorted(set(OPS) - seen)
-    assert not missing, (f"ops not in any round-trip lit file under test/dialect/: {missing}")
+        for chunk in path.read_text().split("// -----"):
+            for name in re.findall(r'"(jaxpr\.[\w.]+)"\(', chunk):
+                found.setdefault(name, chunk)
+    return found
+
+
+CHUNKS = _chunks()
+
+
+def _instance(name: str):
+    """(module, the first `name` op in it), parsed from the round-trip lit files."""
+    module = ir.Module.parse(CHUNKS[name], context())
+    return module, next(op for op in nested_ops(module) if op.name == name)
+
+
+def _lower(module, op):
+    lower_op(op)
+
+
+def _jvp(module, op):
+    jvp = Jvp(Expander(module), ir.InsertionPoint(module.body), linearize=False)
+    jvp.rule_for(op)(op, [(v, v) for v in op.operands])   # every operand has a tangent
+
+
+def _batch(module, op):
+    batcher = Batcher(Expander(module), ir.InsertionPoint(module.body), 2)
+    batcher.rule_for(op)(op, [(v, 0) for v in op.operands])
+
+
+def _triton(module, op):
+    KernelLowering(module, (1,), "cuda").lower_op(op, {})
+
+
+# column -> how its pass meets one op. Ops without operands never get a tangent or a
+# batch dim, and unexpanded transformation ops are refused before any table is read.
+USER_PATHS = {"lower": _lower, "jvp": _jvp, "batch": _batch, "triton": _triton}
+REASON_CELLS = [
+    (column, name) for column in USER_PATHS for name, op in sorted(OPS.items())
+    if cell(column, op) == "n/s"
+    and not (column in ("jvp", "batch") and (op.num_operands == 0
+                                             or issubclass(op, T.TransformOp)))]
+
+
+@pytest.mark.parametrize("column,name", REASON_CELLS)
+def test_unsupported_reason_is_the_users_error(column, name):
+    why = COLUMNS[column][0].reason(OPS[name])
+    with context(), ir.Location.unknown(context()):
+        module, op = _instance(name)
+        with pytest.raises(PassError) as info:
+            USER_PATHS[column](module, op)
+    assert f"'{name}' op" in str(info.value) and why in str(info.value)
+
+
+def test_every_op_has_a_round_trip_lit_test():
+    missing = sorted(set(OPS) - set(CHUNKS))
+    assert not missing, f"ops not in any round-trip lit file under test/dialect/: {missing}"
