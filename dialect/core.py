@@ -58,6 +58,10 @@ class JaxprOp(ir.OpView):
     num_regions: int | None = 0  # None: varies per op (checked by the op's infer_at)
     # Op lowers to nothing with side effects; DCE and CSE may remove/merge it.
     pure: bool = True
+    # JAX's weak-type rule: the results are weakly typed when every operand in this slice
+    # is (whatever the result dtype: `~f32 < ~f32` is `~bool`); None: never weak. The
+    # tracer asks `weak_result`; weak types never reach the IR.
+    weak_type_inputs: slice | None = slice(None)
 
     def __init_subclass__(cls, name: str | None = None, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -76,6 +80,14 @@ class JaxprOp(ir.OpView):
         raise NotImplementedError(f"{cls.OPERATION_NAME} has no inference rule")
 
     # ---- shared machinery ------------------------------------------------------
+    @classmethod
+    def weak_result(cls, avals_in) -> bool:
+        """Whether the results of this op on operands `avals_in` are weakly typed."""
+        if cls.weak_type_inputs is None:
+            return False
+        counted = avals_in[cls.weak_type_inputs]
+        return bool(counted) and all(a.weak_type for a in counted)
+
     @classmethod
     def check_operand_count(cls, n: int):
         if cls.num_operands is None:

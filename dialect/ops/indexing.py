@@ -87,6 +87,7 @@ class DynamicSliceOp(JaxprOp, name="dynamic_slice"):
     num_operands = None
     min_operands = 1
     attributes = {"slice_sizes": A.Ints()}
+    weak_type_inputs = slice(0, 1)     # the operand's (the indices' do not count)
 
     @classmethod
     def infer(cls, x, *starts, slice_sizes):
@@ -202,6 +203,7 @@ class GatherOp(JaxprOp, name="gather"):
                   "unique_indices": A.Bool(default=False),
                   "mode": A.Str(default="fill", choices=MODES),
                   "fill_value": A.Float(default=None)}
+    weak_type_inputs = slice(0, 1)     # the operand's (the indices' do not count)
 
     @classmethod
     def infer(cls, x, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
@@ -302,6 +304,7 @@ class Scatter(JaxprOp):
                   "unique_indices": A.Bool(default=False),
                   "mode": A.Str(default="fill", choices=MODES)}
     dtypes: tuple[str, ...] = ("any",)
+    weak_type_inputs = slice(0, 1)     # the operand's (indices and updates do not count)
 
     @classmethod
     def infer(cls, x, indices, updates, *, dimension_numbers, indices_are_sorted,

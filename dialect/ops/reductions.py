@@ -96,16 +96,19 @@ class ReduceMinOp(Reduction, name="reduce_min"):
 class ReduceAndOp(Reduction, name="reduce_and"):
     """Logical/bitwise and over `axes`. JAX: lax.reduce_and_p."""
     dtypes = ("bool", "int")
+    weak_type_inputs = None
 
 
 class ReduceOrOp(Reduction, name="reduce_or"):
     """Logical/bitwise or over `axes`. JAX: lax.reduce_or_p."""
     dtypes = ("bool", "int")
+    weak_type_inputs = None
 
 
 class ReduceXorOp(Reduction, name="reduce_xor"):
     """Logical/bitwise exclusive or over `axes`. JAX: lax.reduce_xor_p."""
     dtypes = ("bool", "int")
+    weak_type_inputs = None
 
 
 # ---- argmin / argmax -------------------------------------------------------------
@@ -116,6 +119,7 @@ class ArgMinMax(JaxprOp):
     """
 
     attributes = {"axes": A.Ints(), "index_dtype": A.DType()}
+    weak_type_inputs = None
 
     @classmethod
     def infer(cls, x, *, axes, index_dtype):

@@ -40,6 +40,7 @@ class BitcastConvertTypeOp(JaxprOp, name="bitcast_convert_type"):
     """Reinterprets bits as new_dtype; a width change adds/removes a minor dim.
     JAX: lax.bitcast_convert_type_p."""
     attributes = {"new_dtype": A.DType()}
+    weak_type_inputs = None
 
     @classmethod
     def infer(cls, x, *, new_dtype):
@@ -304,6 +305,7 @@ class SelectNOp(JaxprOp, name="select_n"):
     """cases[which] elementwise; which is bool (2 cases) or int32. JAX: lax.select_n_p."""
     num_operands = None
     min_operands = 2
+    weak_type_inputs = slice(1, None)  # the cases' (`which` does not count)
 
     @classmethod
     def infer(cls, which, *cases):
