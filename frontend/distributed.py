@@ -20,6 +20,8 @@ import threading
 from jaxlib import _jax
 from jaxlib import xla_client as xc
 
+from mjax.runtime.xla import backends_are_initialized, default_platform, get_backend
+
 _STATE: dict = {}
 _LOCK = threading.Lock()
 
@@ -34,7 +36,6 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                coordinator_bind_address: str | None = None, heartbeat_timeout_seconds=None,
                **unsupported):
     """Connects this process to the others. JAX: jax.distributed.initialize."""
-    from mjax.runtime.xla import backends_are_initialized, default_platform, get_backend
     if unsupported:
         raise NotImplementedError(f"mjax.distributed.initialize does not support "
                                   f"{sorted(unsupported)}")
