@@ -13,10 +13,12 @@ from jaxlib.mlir import ir
 from mjax import tree_util
 from mjax.ad import checkpoint_policies
 from mjax.ad.custom import checkpoint, remat
-from mjax.api import trace_function
-from mjax.core import aval_of_value
+from mjax.core import FUNCTION_AT, aval_of_value, bind
 from mjax.dialect import aval_of, context
+from mjax.dialect.ops import transforms as T
 from mjax.dtypes import is_inexact
+from mjax.passes.autodiff import vjp_functions
+from mjax.staging import trace_function
 
 
 def checkpoint_name(x, name):
@@ -27,8 +29,6 @@ def checkpoint_name(x, name):
 
 
 def _name_leaf(v, name):
-    from mjax.core import bind
-    from mjax.dialect.ops import transforms as T
     return bind(T.CheckpointNameOp, v, name=str(name))
 
 
@@ -57,7 +57,6 @@ _LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 def _source(op) -> str:
     """file:line:col (JAX's 0-based column; mjax's locations are 1-based), then the
     Python function it is in, as JAX prints it: `<file>:5:6 (f4)`."""
-    from mjax.core import FUNCTION_AT
     m = _LOC.search(str(op.location))
     if not m:
         return "unknown"
@@ -114,7 +113,6 @@ def _describe(op) -> str:
 
 def saved_residuals(f, *args, **kwargs) -> list[tuple]:
     """[(aval, where it comes from)] of the residuals reverse mode saves for f(*args)."""
-    from mjax.passes.autodiff import vjp_functions
     leaves = tree_util.tree_leaves((args, kwargs))
     traced = trace_function(f, args, kwargs, name="f", visibility="private")
     diff = tuple(i for i, x in enumerate(leaves) if is_inexact(aval_of_value(x).dtype))

@@ -5,8 +5,10 @@ import numpy as np
 
 from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray
+from mjax.dtypes import to_numpy
 from mjax.runtime import get_backend
 from mjax.runtime.backend import buffer_to_numpy
+from mjax.sharding_impls import SingleDeviceSharding
 
 
 class Array(ArrayMethods):
@@ -26,7 +28,6 @@ class Array(ArrayMethods):
     @property
     def sharding(self):
         if self._sharding is None:
-            from mjax.sharding import SingleDeviceSharding
             self._sharding = SingleDeviceSharding(self.device)
         return self._sharding
 
@@ -114,10 +115,6 @@ class Array(ArrayMethods):
     @property
     def global_shards(self):
         return self.addressable_shards
-
-    def __array_namespace__(self, *, api_version=None):
-        import mjax.numpy as jnp
-        return jnp
 
     # ---- host conversion ------------------------------------------------------------
     def _value(self) -> np.ndarray:
@@ -258,8 +255,6 @@ class _Shard:
 
 
 def _reconstruct(value, weak_type):
-    from mjax.api import device_put
-    out = device_put(value)
-    if weak_type:
-        out.aval = out.aval.update(weak_type=True)
-    return out
+    """An unpickled Array: its value (in its canonical dtype) on the default device."""
+    value = to_numpy(value)
+    return Array(get_backend().put(value), ShapedArray(value.shape, value.dtype, weak_type))

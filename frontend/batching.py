@@ -8,44 +8,15 @@ import inspect
 
 import numpy as np
 
-from mjax import tree_util
+from mjax import registration, tree_util
 from mjax.ad import concrete
-from mjax.ad.staging import (_check_callable, _jax_type, _wraps, call_args, emit,
-                             stage_function, staged)
+from mjax.ad.staging import _check_callable, _jax_type, _wraps, stage_function, staged
+from mjax.axis_env import AXIS_ENV
 from mjax.core import aval_of_value
 from mjax.dialect import ShapedArray
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-
-
-# ---- named axes bound while tracing --------------------------------------------------------
-class AxisEnv:
-    """The axis names of the vmaps whose functions are being traced, innermost last, with
-    their sizes: collectives look their names up here (JAX: the axis env of the trace)."""
-
-    def __init__(self):
-        self.frames: list[tuple[str, int]] = []
-
-    @contextlib.contextmanager
-    def bound(self, name: str | None, size: int):
-        if name is None:
-            yield
-            return
-        self.frames.append((name, size))
-        try:
-            yield
-        finally:
-            self.frames.pop()
-
-    def size(self, name) -> int:
-        """The size of the innermost axis called `name`; JAX's NameError if none is."""
-        for bound, size in reversed(self.frames):
-            if bound == name:
-                return size
-        raise NameError(f"unbound axis name: {name}")
-
-
-AXIS_ENV = AxisEnv()
+from mjax.staging import call_args, emit
 
 
 # ---- axis specifications ----------------------------------------------------------------
@@ -56,47 +27,7 @@ def _is_axis_leaf(x) -> bool:
 def broadcast_prefix(name: str, prefix, tree) -> list:
     """One entry of the axis tree `prefix` per leaf of `tree` (a prefix of it, with None
     a leaf), as JAX's flatten_axes. ValueError names the first mismatch."""
-    return broadcast_prefix_with(name, prefix, tree, _is_axis_leaf)
-
-
-def broadcast_prefix_with(name: str, prefix, tree, is_leaf) -> list:
-    """broadcast_prefix where `is_leaf(x)` says what counts as a leaf of `prefix` (e.g.
-    shardings for jit's in_shardings)."""
-    out: list = []
-
-    def walk(p, t, path):
-        if is_leaf(p):
-            out.extend([p] * len(tree_util.tree_leaves(t)))
-            return
-        if isinstance(p, (tuple, list)) and isinstance(t, (tuple, list)) and not p and \
-                not t:      # (no arguments, no axes: a function of nothing)
-            return
-        if tree_util.treedef_is_leaf(tree_util.tree_structure(t)) and t is not None:
-            raise _prefix_error(name, path, f"expected a leaf, got {type(p).__name__}")
-        pc = tree_util.flatten_one_level_with_keys(p)[0]
-        tc = tree_util.flatten_one_level_with_keys(t)[0]
-        if type(p) is not type(t) and not (isinstance(p, (tuple, list)) and
-                                           isinstance(t, (tuple, list))):
-            raise _prefix_error(name, path, f"pytree structure mismatch: {type(p).__name__} "
-                                            f"vs {type(t).__name__}")
-        pk, tk = [k for k, _ in pc], [k for k, _ in tc]
-        if pk != tk:
-            raise _prefix_error(name, path, f"pytree structure mismatch: children "
-                                            f"{_simple_keys(pk)} vs {_simple_keys(tk)}")
-        for k, (_, pp), (_, tt) in zip(tk, pc, tc):
-            walk(pp, tt, path + [k])
-    walk(prefix, tree, [])
-    return out
-
-
-def _simple_keys(keys) -> list:
-    return [tree_util.keystr([k], simple=True) for k in keys]
-
-
-def _prefix_error(name, path, detail) -> ValueError:
-    where = tree_util.keystr(path)
-    return ValueError(f"{name} specification must be a tree prefix of the corresponding "
-                      f"value; mismatch at {name}{where}: {detail}")
+    return tree_util.prefix_entries(name, prefix, tree, _is_axis_leaf)
 
 
 def _check_axes_spec(in_axes, out_axes):
@@ -277,3 +208,5 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
 
 __all__ = ["vmap", "broadcast_prefix", "AXIS_ENV"]
+
+registration.VMAP.fill(vmap)

@@ -1,15 +1,14 @@
-"""The tracing core: abstract values, tracers, traces and `bind`.
+"""The tracing core: traces and `bind`.
 
 `bind(op, *args, **params)` is the one door from Python into IR. Under a trace it emits
 `jaxpr.<op>` into the function being built and returns tracers; with no trace active it
-runs the op eagerly (see eager.py). Every op carries the user's `file:line:col`.
+runs the op eagerly (see eager.py). Every op carries the user's `file:line:col`
+(source_info.py). Tracers are in tracer.py, result types in abstract_eval.py; the names
+of both stay importable from here.
 """
 from __future__ import annotations
 
 import contextlib
-import operator
-import os
-import sys
 import threading
 import typing
 
@@ -17,85 +16,19 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func
 
-from mjax import dtypes
-from mjax.array_methods import ArrayMethods
+from mjax import dtypes, tree_util
+from mjax.abstract_eval import infer_avals
+from mjax.array import Array
 from mjax.dialect import ShapedArray, context, tensor_type
-from mjax.dialect.core import InferError, JaxprOp
+from mjax.dialect.core import JaxprOp
+from mjax.dialect.ops.structural import ConstantOp
+from mjax.dtypes import aval_of_value, to_numpy
 from mjax.eager import apply_eager
-from mjax.array import Array  # (after mjax.eager, which needs it first)
-from mjax.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                         TracerBoolConversionError, TracerIntegerConversionError,
-                         UnexpectedTracerError)
-
-# ---- user source locations -------------------------------------------------------
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-_LOC_CACHE: dict = {}
-FUNCTION_AT: dict = {}   # (file, line, col) of a user location -> its function's qualname
-
-
-def user_frame():
-    """The innermost Python frame outside the mjax package (the user's line)."""
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
-        f = f.f_back
-    return f
-
-
-class _NameStack(threading.local):
-    def __init__(self):
-        self.names: tuple[str, ...] = ()
-
-
-_names = _NameStack()
-
-
-@contextlib.contextmanager
-def named_scope(name: str):
-    """Ops traced inside get `name` in their location (`outer/inner`), which StableHLO
-    and XLA keep as the op name that profiles and HLO dumps show. JAX: jax.named_scope."""
-    if not isinstance(name, str):
-        raise TypeError("named_scope name argument must be a string.")
-    previous = _names.names
-    _names.names = previous + (name,)
-    try:
-        yield
-    finally:
-        _names.names = previous
-
-
-def user_location() -> ir.Location:
-    f = user_frame()
-    if f is None:
-        return ir.Location.unknown(context())
-    scope = _names.names
-    key = (f.f_code, f.f_lasti, scope)
-    loc = _LOC_CACHE.get(key)
-    if loc is None:
-        line, col = f.f_lineno, 1
-        try:
-            pos = list(f.f_code.co_positions())[f.f_lasti // 2]
-            if pos[0] is not None:
-                line, col = pos[0], (pos[2] or 0) + 1
-        except (IndexError, AttributeError):
-            pass
-        loc = ir.Location.file(f.f_code.co_filename, line, col, context())
-        # The Python function of each position (JAX's print_saved_residuals shows it).
-        FUNCTION_AT[(f.f_code.co_filename, line, col)] = getattr(
-            f.f_code, "co_qualname", f.f_code.co_name)
-        if scope:
-            loc = ir.Location.name("/".join(scope), childLoc=loc, context=context())
-        _LOC_CACHE[key] = loc
-    return loc
-
-
-def describe_location(loc: ir.Location) -> str:
-    from mjax.passes.registry import format_location
-    return format_location(loc)
-
-
-def at_user_line(message: str) -> str:
-    """`message` plus the user's `file:line:col`, for errors raised in mjax's own code."""
-    return f"{message} (at {describe_location(user_location())})"
+from mjax.errors import UnexpectedTracerError
+from mjax.sharding_types import trace_op_types
+from mjax.source_info import (FUNCTION_AT, at_user_line, describe_location,  # noqa: F401
+                              named_scope, user_frame, user_location)
+from mjax.tracer import Tracer, escaped_tracer_message, known_value  # noqa: F401
 
 
 # ---- trace state -----------------------------------------------------------------
@@ -128,6 +61,13 @@ class Trace:
     # None: none, so bind skips them).
     type_specs = None
     varying = None
+    # Filled from the floors above for some traces (docs/design.md, registration points):
+    # `concrete`, the oracle of the concrete values JAX would know for this trace's
+    # tracers (mjax.ad.concrete, inside grad & co. called outside jit; Tracer.__bool__
+    # and friends ask it), and `shows`, how its tracers print when not as JitTracer(...)
+    # (mjax.spmd.shard_map: a body run outside jit prints its per-device blocks).
+    concrete = None
+    shows = None
 
     def __init__(self, module: ir.Module, name: str, in_avals, *, visibility=None):
         self.module = module
@@ -188,8 +128,7 @@ class Trace:
             arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else \
                 np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)
             with ir.Location.unknown(context()):
-                op = _ops().ConstantOp
-                res = op.create([], [aval.strip_weak_type()], {"value": arr},
+                res = ConstantOp.create([], [aval.strip_weak_type()], {"value": arr},
                                 loc=user_location(), ip=self.ip).results[0]
                 if aval.weak_type:   # (the jaxpr printer shows weak literals as JAX does)
                     res.owner.operation.attributes["mjax.weak_type"] = ir.UnitAttr.get()
@@ -286,7 +225,6 @@ def trace_region(fun, in_avals, args_tree=None):
     `in_avals` are the flat argument avals (weak types kept); with `args_tree`, fun gets
     the unflattened pytree as its positional arguments. Returns (region trace, flat
     outputs' avals, output treedef)."""
-    from mjax import tree_util
     parent = current_trace()
     body = RegionTrace(parent, in_avals)
     try:
@@ -329,146 +267,9 @@ def emit_region_op(opcls, operands, params, bodies, outer, out_avals) -> list["T
     return [Tracer(trace, r, a, loc) for r, a in zip(op.results, out_avals)]
 
 
-def _ops():
-    from mjax.dialect.ops import structural
-    return structural
-
-
-def escaped_tracer_message(t) -> str:
-    # Only the recorded location: the IR behind `t.value` may already be lowered or freed.
-    loc = getattr(t, "loc", None)
-    where = f"at {describe_location(loc)}" if loc is not None else "as a function argument"
-    return (f"Encountered an unexpected tracer: {t}. A function transformed by mjax "
-            f"(jit, grad, vmap, ...) saved one of its intermediate traced values outside "
-            f"(for example in a global or a list), and it was used after that "
-            f"transformation finished. The tracer was created {where}. Return values "
-            f"from the transformed function instead of leaking them.")
-
-
-# ---- tracers ---------------------------------------------------------------------
-# How a tracer prints, when something other than JitTracer(...) should (mjax.shard_map).
-TRACER_REPR_HOOK = threading.local()
-
-
-class Tracer(ArrayMethods):
-    """A traced array: an `ir.Value` in the function being built, and its aval."""
-
-    __slots__ = ("trace", "value", "aval", "loc")
-    __array_priority__ = 1000
-
-    def __init__(self, trace: Trace, value: ir.Value, aval: ShapedArray,
-                 loc: ir.Location | None = None):
-        self.trace = trace
-        self.value = value
-        self.aval = aval
-        self.loc = loc  # the user's line that made it (None for arguments)
-
-    def __repr__(self):
-        hook = getattr(TRACER_REPR_HOOK, "fn", None)
-        if hook is not None and (shown := hook(self)) is not None:
-            return shown    # (a shard_map body run outside jit: its blocks, after the run)
-        # JAX's form for a traced value under jit: JitTracer(~float32[3]) (~: weak type).
-        a = self.aval
-        shape = ",".join(map(str, a.shape))
-        return f"JitTracer({'~' if a.weak_type else ''}{a.dtype.name}[{shape}])"
-
-    # Inside grad & co. called outside jit, JAX knows the values (mjax.ad.concrete finds
-    # them): bool/int/index/item always; float/complex/tolist/__array__ only for values
-    # that do not depend on a differentiated input (JAX's JVP tracers refuse those).
-    def __bool__(self):
-        if (v := known_value(self)) is not None:
-            return bool(v)
-        raise TracerBoolConversionError(self, at_user_line(
-            "The truth value of a traced array was requested (if/while/and/or on it)"))
-
-    def __int__(self):    # (JAX: a ConcretizationTypeError for int(), as for float())
-        if (v := known_value(self)) is not None:
-            return int(v)
-        raise ConcretizationTypeError(self, at_user_line("int() was called on a traced array"))
-
-    def __index__(self):
-        if (v := known_value(self)) is not None:
-            return operator.index(v)
-        raise TracerIntegerConversionError(self, at_user_line("used as an index"))
-
-    def __float__(self):
-        if (v := known_value(self, False)) is not None:
-            return float(v)
-        raise ConcretizationTypeError(self, at_user_line("float() was called on a traced array"))
-
-    def __complex__(self):
-        if (v := known_value(self, False)) is not None:
-            return complex(v)
-        raise ConcretizationTypeError(self, at_user_line("complex() was called on a traced "
-                                                          "array"))
-
-    def __array__(self, *args, **kwargs):
-        if (v := known_value(self, False)) is not None:
-            return v.__array__(*args, **kwargs)
-        raise TracerArrayConversionError(self)
-
-    def __hash__(self):
-        raise TypeError(f"unhashable type: {type(self).__name__} ({self})")
-
-    def item(self, *args):
-        if (v := known_value(self)) is not None:
-            return v.item(*args)
-        raise ConcretizationTypeError(self, at_user_line(".item() was called on a traced array"))
-
-    def tolist(self):
-        if (v := known_value(self, False)) is not None:
-            return v.tolist()
-        raise ConcretizationTypeError(self, at_user_line(".tolist() was called on a traced "
-                                                          "array"))
-
-
-# Set by mjax.ad.concrete: (tracer, differentiated_ok) -> the concrete value JAX would
-# know for it (inside grad & co. called outside jit), or None.
-concrete_value_hook = None
-
-
-def known_value(t: Tracer, differentiated_ok: bool = True):
-    """The concrete value (an Array) JAX would know for tracer `t`, or None: inside
-    grad & co. called outside jit (not under jit/vmap). With differentiated_ok=False,
-    None for values that depend on a differentiated input (JAX's JVP tracers)."""
-    hook = concrete_value_hook
-    return None if hook is None else hook(t, differentiated_ok)
-
-
 # ---- values ----------------------------------------------------------------------
 def is_array_like(x) -> bool:
-    from mjax.array import Array
     return isinstance(x, (Tracer, Array, np.ndarray, np.generic, bool, int, float, complex))
-
-
-def aval_of_value(x) -> ShapedArray:
-    """The aval (with weak_type) mjax gives a Python/NumPy/mjax value."""
-    if type(x) is Tracer:       # the common case while tracing
-        return x.aval
-    cls = type(x)
-    if cls is float or cls is int:
-        return _scalar_aval(x)
-    aval = getattr(x, "aval", None)
-    if aval is not None and isinstance(aval, ShapedArray):
-        return aval
-    if isinstance(x, (bool, int, float, complex)):
-        return _scalar_aval(x)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
-    if hasattr(x, "__jax_array__"):
-        return aval_of_value(x.__jax_array__())
-    raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid mjax type "
-                    f"(expected an array, a NumPy array or a Python scalar)")
-
-
-def _scalar_aval(x) -> ShapedArray:
-    """The weakly typed aval of a Python scalar (bool: strongly typed)."""
-    if isinstance(x, int) and not isinstance(x, bool):
-        info = np.iinfo(dtypes.default_int())
-        if not info.min <= x <= info.max:
-            raise OverflowError(f"Python int {x} too large to convert to "
-                                f"{dtypes.default_int()}")
-    return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=not isinstance(x, bool))
 
 
 def is_splat_view(x) -> bool:
@@ -477,53 +278,7 @@ def is_splat_view(x) -> bool:
     return isinstance(x, np.ndarray) and x.size > 1 and not any(x.strides)
 
 
-def to_numpy(x) -> np.ndarray:
-    """Concrete value -> NumPy array in its canonical dtype."""
-    from mjax.array import Array
-    if isinstance(x, Array):
-        return np.asarray(x)
-    aval = aval_of_value(x)
-    return np.asarray(x, dtype=aval.dtype)
-
-
 # ---- bind ------------------------------------------------------------------------
-# JAX's weak_type rules where they differ from its standard one (results weak when every
-# input is, whatever the result dtype: `~f32 < ~f32` is `~bool`): the inputs that count
-# (select_n: the cases; dynamic_slice, gather, scatter*: the operand), or never weak.
-_WEAK_INPUTS = {"jaxpr.select_n": slice(1, None), "jaxpr.dynamic_slice": slice(0, 1),
-                "jaxpr.gather": slice(0, 1), "jaxpr.scatter": slice(0, 1),
-                "jaxpr.scatter_add": slice(0, 1), "jaxpr.scatter_sub": slice(0, 1),
-                "jaxpr.scatter_mul": slice(0, 1), "jaxpr.scatter_min": slice(0, 1),
-                "jaxpr.scatter_max": slice(0, 1)}
-_NEVER_WEAK = {"jaxpr.bitcast_convert_type", "jaxpr.argmin", "jaxpr.argmax",
-               "jaxpr.reduce_or", "jaxpr.reduce_and", "jaxpr.reduce_xor"}
-
-
-def _result_weak(avals_in, avals_out, name=None) -> list[bool]:
-    if name in _WEAK_INPUTS:
-        avals_in = avals_in[_WEAK_INPUTS[name]]
-    if not avals_in or name in _NEVER_WEAK or not all(a.weak_type for a in avals_in):
-        return [False] * len(avals_out)
-    return [True] * len(avals_out)
-
-
-def infer_avals(opcls, avals, params, weak=None):
-    """(checked params, result avals with weak types) for binding `opcls`; TypeError with
-    the user's line on bad operands."""
-    try:
-        params = opcls.check_params(params)
-        out_avals = opcls.infer_checked([a.strip_weak_type() for a in avals], params,
-                                        params_checked=True)
-    except InferError as e:
-        loc = describe_location(user_location())
-        raise TypeError(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None
-    weaks = [weak] * len(out_avals) if weak is not None else _result_weak(
-        avals, out_avals, opcls.OPERATION_NAME)
-    # (A new aval only where the weak type changes: most results keep the inferred one.)
-    return params, [a if a.weak_type == w else a.update(weak_type=w)
-                    for a, w in zip(out_avals, weaks)]
-
-
 _CARRY_AVAL = (Array, Tracer)   # types whose `aval` is always a ShapedArray
 
 
@@ -550,7 +305,6 @@ def bind(opcls: type[JaxprOp], *args, **params):
         for t, a in zip(outs, out_avals):
             t.aval = a
         if trace.type_specs is not None or trace.varying is not None:
-            from mjax.sharding_types import trace_op_types
             trace_op_types(trace, opcls, tracers, outs, params)
     return outs[0] if len(outs) == 1 else outs
 

@@ -22,11 +22,13 @@ import numpy as np
 
 from mjax import tree_util
 from mjax.callbacks import call
+from mjax.core import aval_of_value, current_trace, user_frame
+from mjax.placement import devices
+from mjax.sharding_impls import SingleDeviceSharding
 
 
 # ---- arguments: arrays are staged, everything else is passed through -----------------------
 def _is_array_leaf(x) -> bool:
-    from mjax.core import aval_of_value
     try:
         aval_of_value(x)
         return True
@@ -63,7 +65,6 @@ def _stage(name: str, fn: Callable, args, kwargs, ordered: bool, key) -> None:
         a, k = _merge(tree, arrays, static)
         fn(*a, **k)
         return ()
-    from mjax.core import current_trace
     try:
         call(name, "debug_ordered" if ordered else "debug", flat,
              (key, tree, _freeze(static), ordered), dyn, [])
@@ -137,7 +138,6 @@ _logger = logging.getLogger("mjax.debug")
 
 def _log_record():
     """A logging record (INFO) naming the user's line, filled with the message later."""
-    from mjax.core import user_frame
     frame = user_frame()
     path, line, func = ((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
                         if frame is not None else ("(unknown)", 0, None))
@@ -359,8 +359,6 @@ def inspect_array_sharding(value, *, callback: Callable):
     def inspect(x):
         sharding = getattr(x, "sharding", None)
         if sharding is None:
-            from mjax.sharding import SingleDeviceSharding
-            from mjax.api import devices
             sharding = SingleDeviceSharding(devices()[0])
         callback(sharding)
     tree_util.tree_map(inspect, value)

@@ -20,6 +20,8 @@ import threading
 from jaxlib import _jax
 from jaxlib import xla_client as xc
 
+from mjax.runtime.backend import backends_are_initialized, default_platform, get_backend
+
 _STATE: dict = {}
 _LOCK = threading.Lock()
 
@@ -42,7 +44,6 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     distributed service detected fatal errors. This most likely indicates that another
     task died" (SIGABRT), as in JAX, rather than leaving it waiting in a collective. When
     process 0 (the coordinator) dies, the others end at once."""
-    from mjax.runtime.backend import backends_are_initialized, default_platform, get_backend
     if unsupported:
         raise NotImplementedError(f"mjax.distributed.initialize does not support "
                                   f"{sorted(unsupported)}")

@@ -21,7 +21,7 @@ import ml_dtypes
 import numpy as np
 
 from mjax.config import config
-from mjax.dialect.types import KeyType
+from mjax.dialect.types import KeyType, ShapedArray
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -369,12 +369,45 @@ def python_scalar_dtype(x) -> np.dtype:
     raise TypeError(f"not a Python scalar: {x!r}")
 
 
+# ---- values ------------------------------------------------------------------------
+def aval_of_value(x) -> ShapedArray:
+    """The aval (with weak_type) mjax gives a Python/NumPy/mjax value: its dtype and weak
+    type are this module's rules; arrays and tracers carry their own."""
+    cls = type(x)
+    if cls is float or cls is int:
+        return scalar_aval(x)
+    aval = getattr(x, "aval", None)
+    if aval is not None and isinstance(aval, ShapedArray):
+        return aval
+    if isinstance(x, (bool, int, float, complex)):
+        return scalar_aval(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype))
+    if hasattr(x, "__jax_array__"):
+        return aval_of_value(x.__jax_array__())
+    raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid mjax type "
+                    f"(expected an array, a NumPy array or a Python scalar)")
+
+
+def scalar_aval(x) -> ShapedArray:
+    """The weakly typed aval of a Python scalar (bool: strongly typed)."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        info = np.iinfo(default_int())
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {default_int()}")
+    return ShapedArray((), python_scalar_dtype(x), weak_type=not isinstance(x, bool))
+
+
+def to_numpy(x) -> np.ndarray:
+    """Concrete value -> NumPy array in its canonical dtype (an mjax Array: its value)."""
+    return np.asarray(x, dtype=aval_of_value(x).dtype)
+
+
 _PY_TYPE_DTYPES = {bool: bool_, int: int64, float: float64, complex: complex128}
 
 
 def _dtype_and_weak(x) -> tuple:
     """(canonical dtype, weak) of a value, dtype specifier or Python scalar type."""
-    from mjax.core import aval_of_value
     if any(x is t for t in _WEAK):
         return canonicalize_dtype(_PY_TYPE_DTYPES[x]), True
     if x is bool:
@@ -412,7 +445,6 @@ def can_cast(from_, to, casting: str = "safe") -> bool:
 
 def dtype(x) -> np.dtype:
     """mjax.numpy.dtype-like: the dtype of a value or dtype specifier."""
-    from mjax.core import aval_of_value
     if isinstance(x, (np.dtype, type, str)):
         return canonicalize_dtype(_np_dtype(x))
     return aval_of_value(x).dtype

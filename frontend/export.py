@@ -30,9 +30,19 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax import dtypes as _dtypes
 from mjax import tree_util
+from mjax.ad import custom_vjp, vjp
+from mjax.core import aval_of_value, bind, to_numpy
 from mjax.dialect import context
 from mjax.dialect.ops.export import CallExportedOp
+from mjax.dialect.ops.structural import ConstantOp
 from mjax.dialect.types import ShapedArray, aval_of
+from mjax.jitted import Jitted, jit
+from mjax.lax import convert_element_type
+from mjax.lowering import lower_module
+from mjax.passes.ir_util import main_function
+from mjax.placement import default_backend
+from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.stages import _name_as_jax
 
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
@@ -147,7 +157,6 @@ class Exported:
 
 # ---- export -------------------------------------------------------------------------------
 def default_export_platform() -> str:
-    from mjax.api import default_backend
     return _canonical_platform(default_backend())
 
 
@@ -160,7 +169,6 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
            disabled_checks: Sequence[DisabledSafetyCheck] = ()) -> Callable[..., Exported]:
     """`export(jit(f))(*args)`: args are arrays or `ShapeDtypeStruct`s (pytrees of them).
     JAX: jax.export.export."""
-    from mjax.api import Jitted
     if not isinstance(fun_jit, Jitted):
         raise ValueError(f"Function to be exported must be the result of `jit` but is: "
                          f"{fun_jit}")
@@ -272,9 +280,6 @@ def _name_arguments(main: ir.Operation, names) -> None:
 def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module:
     """The StableHLO module of a `jit(f).trace(...)`: captured arrays become constants
     (an exported module takes only the user's arguments), named as JAX names it."""
-    from mjax.lowering import lower_module
-    from mjax.dialect.ops.structural import ConstantOp
-    from mjax.core import to_numpy
     tr = traced._traced
     with context(), ir.Location.unknown(context()):
         module = ir.Module.parse(traced.as_text(debug_info=True))
@@ -299,7 +304,6 @@ def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module
             [a.type for a in block.arguments], list(ftype.results)))
         lower_module(module)
         _name_arguments(_main_of(module), arg_names)
-        from mjax.stages import _name_as_jax
         _name_as_jax(module, traced.fun_name, tr.out_tree)
         module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(False)
         if platform_index:
@@ -308,7 +312,6 @@ def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module
 
 
 def _main_of(module: ir.Module) -> ir.Operation:
-    from mjax.passes.ir_util import main_function
     main = main_function(module)
     if main is None:
         raise ValueError("the lowered module has no @main")
@@ -388,8 +391,6 @@ def _vjp_getter(fun, in_tree, in_avals, out_avals):
     """Exports, when asked, the VJP of `fun`: flat primals and output cotangents in, flat
     input cotangents out. JAX: export._get_vjp_fun."""
     def get(primal: Exported) -> Exported:
-        from mjax.ad import vjp
-        from mjax.api import jit
         n = len(in_avals)
         ct_avals = [_tangent_aval(a) for a in out_avals]
 
@@ -420,7 +421,6 @@ def _vjp_getter(fun, in_tree, in_avals, out_avals):
 
 
 def _spec(a: ShapedArray):
-    from mjax.api import ShapeDtypeStruct
     return ShapeDtypeStruct(a.shape, a.dtype)
 
 
@@ -428,7 +428,6 @@ def _spec(a: ShapedArray):
 def call(exported: Exported) -> Callable:
     """A function of the exported arguments' pytree that calls the module.
     JAX: jax.export.call."""
-    from mjax.ad import custom_vjp
     if not isinstance(exported, Exported):
         raise ValueError(f"The exported argument must be an export.Exported. Found "
                          f"{exported}.")
@@ -482,7 +481,6 @@ def _vjp_available(exported: Exported) -> bool:
 
 
 def _check_avals(exported: Exported, leaves) -> None:
-    from mjax.core import aval_of_value
     for i, (want, x) in enumerate(zip(exported.in_avals, leaves)):
         have = aval_of_value(x)
         if len(have.shape) != len(want.shape):
@@ -500,8 +498,6 @@ def _check_avals(exported: Exported, leaves) -> None:
 def _call_flat(exported: Exported, args) -> list:
     """Binds one `jaxpr.call_exported` on the flat arguments (float0 ones passed as bool
     arrays); float0 results are made here, since the module gives bool arrays for them."""
-    from mjax.api import default_backend
-    from mjax.core import bind
     platform = _canonical_platform(default_backend())
     platform_index = None
     if platform in exported.platforms:
@@ -526,7 +522,6 @@ def _call_flat(exported: Exported, args) -> list:
     if not isinstance(outs, (list, tuple)):
         outs = [outs]
     if any(a.weak_type for a in exported.out_avals):     # some weak, some not
-        from mjax.lax import convert_element_type
         outs = [convert_element_type(o, a.dtype, weak_type=True)
                 if a.weak_type and not getattr(o, "weak_type", True) else o
                 for a, o in zip(exported.out_avals, outs)]

@@ -10,8 +10,9 @@ import operator
 
 import numpy as np
 
+import mjax.numpy as jnp
 from mjax import lax
-from mjax.core import at_user_line
+from mjax.core import Tracer, at_user_line
 from mjax.lax.sharding import apply_out_sharding
 
 __all__ = ["segment_sum", "segment_prod", "segment_max", "segment_min"]
@@ -32,9 +33,7 @@ def _identity(kind, dtype):
 
 
 def _num_segments(segment_ids, num_segments):
-    import mjax.numpy as jnp
     if num_segments is None:
-        from mjax.core import Tracer
         if isinstance(segment_ids, Tracer):
             raise TypeError(at_user_line(
                 "segment_sum() `num_segments` argument: num_segments must be given when "
@@ -53,7 +52,6 @@ def _num_segments(segment_ids, num_segments):
 
 def _segment_update(kind, name, data, segment_ids, num_segments, indices_are_sorted,
                     unique_indices, bucket_size, mode):
-    import mjax.numpy as jnp
     data, segment_ids = jnp.asarray(data), jnp.asarray(segment_ids)
     if not np.issubdtype(segment_ids.dtype, np.integer):
         raise TypeError(at_user_line(f"{name}: segment_ids must be integers, got "

@@ -4,12 +4,12 @@
 """
 from __future__ import annotations
 
-
 from jaxlib.mlir import ir
 
-from mjax.dialect.types import ShapedArray
+from mjax import dtypes
 from mjax.dialect import aval_of
 from mjax.dialect.attributes import decode
+from mjax.dialect.types import ShapedArray
 
 
 def _names():
@@ -96,7 +96,6 @@ class _Printer:
 
     def _inline_literal(self, op) -> bool:
         import numpy as np
-        from mjax import dtypes
         value = decode(op.attributes["value"])
         flat = value.reshape(-1)
         if value.ndim == 0 or not any(value.strides) or (

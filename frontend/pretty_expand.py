@@ -25,6 +25,13 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import context
 from mjax.dialect.core import JaxprOp
+from mjax.lowering import clone_module
+from mjax.passes.autodiff import expand_transforms
+from mjax.passes.derived import MARK
+from mjax.passes.ir_util import (callee_of, entry_block, has_effects, module_body,
+                                 nested_ops, replace_op, symbol_name)
+from mjax.passes.jaxpr_cse import mergeable
+from mjax.passes.jaxpr_inline import Inline
 
 # Ops that ask for a transformation of the function they name.
 _TRANSFORMS = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.vmap", "jaxpr.checkpoint_tangent",
@@ -39,13 +46,10 @@ _FWD = "mjax.print_fwd_eqn"
 def expanded_function(module: ir.Module, name: str):
     """(copy of `module`, its function @name with transformations expanded), or None when
     the module holds no transformation op (the trace prints as it is)."""
-    from mjax.passes.ir_util import callee_of, module_body, nested_ops, symbol_name
     staged = {callee_of(op) for fn in module_body(module).operations
               for op in nested_ops(fn.operation) if op.name in _TRANSFORMS}
     if not staged:
         return None
-    from mjax.passes.autodiff import expand_transforms
-    from mjax.stages import clone_module
     copy = clone_module(module)
     with context(), ir.Location.unknown(context()):
         body = module_body(copy)
@@ -80,7 +84,6 @@ def expanded_function(module: ir.Module, name: str):
 
 
 def _is_forward_part(fn) -> bool:
-    from mjax.passes.derived import MARK
     if MARK not in fn.attributes:
         return False
     mark = ir.DictAttr(fn.attributes[MARK])
@@ -95,8 +98,6 @@ def _is_user_eqn(op) -> bool:
 def _inline_calls(main, fns: dict, names: set) -> None:
     """Inlines into `main` (repeatedly: inlined bodies hold calls too) every jaxpr.call of
     a function in `names`."""
-    from mjax.passes.ir_util import callee_of, entry_block, nested_ops, replace_op
-    from mjax.passes.jaxpr_inline import Inline
     for _ in range(1000):
         calls = [op for op in nested_ops(main)
                  if op.name == "jaxpr.call" and callee_of(op) in names]
@@ -122,7 +123,6 @@ def _merge_identical(block) -> None:
         %y = exp %x (user); ...; %y2 = exp %x (fwd, merged into %y); %r = sub 1, %y2 (fwd)
       ==> %y = exp %x; %r = sub 1, %y; ...
     """
-    from mjax.passes.jaxpr_cse import mergeable
     seen = {}
     with_bodies = {}  # (name, operands, attributes) -> the user's cond/scan/while
     position = {}     # value -> position of the equation defining it (block order)
@@ -191,7 +191,6 @@ def _move_after(op, anchor, position):
 
 def _remove_dead(block) -> None:
     """jaxpr-dce for the equations the expansion made; the user's stay."""
-    from mjax.passes.ir_util import has_effects
     for op in reversed(list(block.operations)):
         op = op.operation
         if (op.name.startswith("jaxpr.") and _USER not in op.attributes

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import tree_util
+from mjax import lax, registration, tree_util
 from mjax.config import config
-from mjax.core import bind, current_trace
+from mjax.core import Tracer, aval_of_value, bind, current_trace
+from mjax.lax.shapes import broadcast_to
 from mjax.dialect.ops import random as R
 from mjax.dialect.types import KeyType
 
@@ -81,9 +82,21 @@ def unwrap(keys):
     return bind(R.RandomUnwrapOp, keys)
 
 
+class _Jitted:
+    """A key helper as a jit of itself, made when first run outside a trace (jit is floors
+    above: registration.JIT)."""
+
+    def __init__(self, fun, static):
+        self.fun, self._static, self._jitted = fun, static, None
+
+    def __call__(self, *args, **kwargs):
+        if self._jitted is None:
+            self._jitted = registration.JIT(self.fun, static_argnames=self._static)
+        return self._jitted(*args, **kwargs)
+
+
 def _jit(fun, static):
-    from mjax.api import jit
-    return jit(fun, static_argnames=static)
+    return _Jitted(fun, static)
 
 
 def _seed(seeds, impl):
@@ -155,34 +168,30 @@ def random_clone(keys: "PRNGKeyArray") -> "PRNGKeyArray":
 # x2 = second half), as JAX did before the partitionable layout became the default.
 def _threefry_2x32(data, count):
     """JAX's threefry_2x32(key, count) for one key's data uint32[2] and 1-d counters."""
-    import mjax.numpy as jnp
-    from mjax import lax
     n = count.shape[0]
     if n % 2:
-        count = jnp.concatenate([count, jnp.zeros((1,), np.uint32)])
+        count = lax.concatenate([count, lax.full((1,), 0, np.uint32)], 0)
     half = count.shape[0] // 2
-    x1, x2 = count[:half], count[half:]
-    k1 = lax.broadcast_in_dim(data[..., 0], (half,), ())
-    k2 = lax.broadcast_in_dim(data[..., 1], (half,), ())
+    x1, x2 = lax.slice_in_dim(count, 0, half), lax.slice_in_dim(count, half, 2 * half)
+    k1 = lax.broadcast_in_dim(lax.index_in_dim(data, 0, -1, False), (half,), ())
+    k2 = lax.broadcast_in_dim(lax.index_in_dim(data, 1, -1, False), (half,), ())
     b1, b2 = bind(R.Threefry2x32Op, k1, k2, x1, x2)
-    return jnp.concatenate([b1, b2])[:n]
+    return lax.slice_in_dim(lax.concatenate([b1, b2], 0), 0, n)
 
 
 def _one_key(fun, data, *args):
     """fun on each key of data uint32[*K, 2] (a loop over the keys: K is static)."""
-    import mjax.numpy as jnp
     kshape = data.shape[:-1]
     if not kshape:
         return fun(data, *args)
-    flat = jnp.reshape(data, (-1, 2))
-    outs = [fun(flat[i], *args) for i in range(flat.shape[0])]
-    out = jnp.stack(outs) if outs else None
-    return jnp.reshape(out, kshape + out.shape[1:])
+    n = int(np.prod(kshape, dtype=np.int64))
+    flat = lax.reshape(data, (n, 2))
+    outs = [fun(lax.index_in_dim(flat, i, 0, False), *args) for i in range(n)]
+    out = lax.stack(outs) if outs else None
+    return lax.reshape(out, kshape + out.shape[1:])
 
 
 def _split_original(data, shape):
-    from mjax import lax
-
     def one(d):
         num = int(np.prod(shape, dtype=np.int64))
         counts = lax.iota(np.uint32, num * 2)
@@ -191,9 +200,6 @@ def _split_original(data, shape):
 
 
 def _bits_original(data, bit_width, shape):
-    import mjax.numpy as jnp
-    from mjax import lax
-
     def one(d):
         size = int(np.prod(shape, dtype=np.int64))
         max_count = -(-bit_width * size // 32)
@@ -203,17 +209,20 @@ def _bits_original(data, bit_width, shape):
         bits = _threefry_2x32(d, lax.iota(np.uint32, max_count))
         dtype = np.dtype(f"uint{bit_width}")
         if bit_width == 64:
-            hi, lo = (b.astype(np.uint64) for b in jnp.split(bits, 2))
-            bits = lax.shift_left(hi, jnp.full(hi.shape, 32, np.uint64)) | lo
+            hi, lo = (lax.convert_element_type(b, np.uint64)
+                      for b in lax.split(bits, [max_count // 2] * 2))
+            bits = lax.or_(lax.shift_left(hi, lax.full(hi.shape, 32, np.uint64)), lo)
         elif bit_width in (8, 16):
             # Each 32-bit word gives 32 // bit_width values, low bits first.
             per = 32 // bit_width
-            shifts = lax.broadcasted_iota(np.uint32, (per, max_count), 0) * np.uint32(
-                bit_width)
+            shifts = lax.mul(lax.broadcasted_iota(np.uint32, (per, max_count), 0),
+                             np.uint32(bit_width))
             words = lax.broadcast_in_dim(bits, (per, max_count), (1,))
-            pieces = lax.shift_right_logical(words, shifts) & np.uint32(2**bit_width - 1)
-            bits = jnp.reshape(jnp.transpose(pieces), (-1,)).astype(dtype)[:size]
-        return jnp.reshape(bits, tuple(shape))
+            pieces = lax.and_(lax.shift_right_logical(words, shifts),
+                              np.uint32(2**bit_width - 1))
+            bits = lax.reshape(lax.transpose(pieces, (1, 0)), (per * max_count,))
+            bits = lax.slice_in_dim(lax.convert_element_type(bits, dtype), 0, size)
+        return lax.reshape(bits, tuple(shape))
     return _one_key(one, data)
 
 
@@ -222,10 +231,21 @@ _bits_original_jit = _jit(_bits_original, ("bit_width", "shape"))
 
 
 # ---- the key array ---------------------------------------------------------------------
+def _reshape(x, shape, order):
+    """jnp.reshape's C or Fortran order, with lax's reshape."""
+    if order == "C":
+        return lax.reshape(x, shape)
+    if order != "F":
+        raise ValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
+    reverse_in = tuple(range(np.ndim(x)))[::-1]
+    reverse_out = tuple(range(len(shape)))[::-1]
+    return lax.transpose(lax.reshape(lax.transpose(x, reverse_in), tuple(shape)[::-1]),
+                         reverse_out)
+
+
 def _no_arith(name):
     def method(self, *args):
         others = [a for a in args]
-        from mjax.core import aval_of_value
         names = [str(self.dtype)]
         for o in others:
             try:
@@ -300,7 +320,6 @@ class PRNGKeyArray:
         return self._with(self._base[idx + (Ellipsis,) + (slice(None),) * self._nkey])
 
     def reshape(self, *shape, order="C"):
-        import mjax.numpy as jnp
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         shape = tuple(int(d) for d in shape)
@@ -310,8 +329,7 @@ class PRNGKeyArray:
         if int(np.prod(shape, dtype=np.int64)) != self.size:
             raise TypeError(f"cannot reshape key array of shape {self.shape} (size "
                             f"{self.size}) into shape {shape}")
-        return self._with(jnp.reshape(self._base, shape + R.KEY_SHAPES[self.impl],
-                                      order=order))
+        return self._with(_reshape(self._base, shape + R.KEY_SHAPES[self.impl], order))
 
     def ravel(self):
         return self.reshape(self.size)
@@ -319,21 +337,19 @@ class PRNGKeyArray:
     flatten = ravel
 
     def squeeze(self, axis=None):
-        import mjax.numpy as jnp
         if axis is None:
             axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
         axis = (axis,) if isinstance(axis, int) else tuple(axis)
         axis = tuple(a % self.ndim for a in axis)
-        return self._with(jnp.squeeze(self._base, axis))
+        return self._with(lax.squeeze(self._base, axis))
 
     def transpose(self, *axes):
-        import mjax.numpy as jnp
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         axes = tuple(a % self.ndim for a in axes) if axes else tuple(
             range(self.ndim))[::-1]
         perm = axes + tuple(range(self.ndim, self.ndim + self._nkey))
-        return self._with(jnp.transpose(self._base, perm))
+        return self._with(lax.transpose(self._base, perm))
 
     @property
     def T(self):
@@ -376,15 +392,15 @@ class PRNGKeyArray:
     __invert__ = _no_arith("not")
 
     def __eq__(self, other):
-        import mjax.numpy as jnp
         if not isinstance(other, PRNGKeyArray) or other.impl != self.impl:
             return _no_arith("eq")(self, other)
-        return jnp.all(jnp.equal(self._base, other._base), axis=tuple(
-            range(-self._nkey, 0)))
+        a, b = self._base, other._base
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        same = lax.eq(broadcast_to(a, shape), broadcast_to(b, shape))
+        return lax.reduce_and(same, tuple(range(len(shape) - self._nkey, len(shape))))
 
     def __ne__(self, other):
-        import mjax.numpy as jnp
-        return jnp.logical_not(self.__eq__(other))
+        return lax.not_(self.__eq__(other))
 
     def __hash__(self):
         raise TypeError("unhashable type: 'PRNGKeyArray'")
@@ -398,7 +414,6 @@ class PRNGKeyArray:
                         "underlying integer array.")
 
     def __repr__(self):
-        from mjax.core import Tracer
         if isinstance(self._base, Tracer):
             dims = ",".join(map(str, self.shape))
             return f"Traced<{self.dtype}[{dims}]>"
@@ -427,24 +442,22 @@ def _same_impl(arrays, what) -> str:
 
 def concatenate_keys(arrays, axis=0) -> PRNGKeyArray:
     """jnp.concatenate of key arrays: their data joined along `axis`."""
-    import mjax.numpy as jnp
     impl = _same_impl(arrays, "concatenate")
     if axis is None:
         arrays, axis = [a.ravel() for a in arrays], 0
     ndim = arrays[0].ndim
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return PRNGKeyArray(impl, jnp.concatenate([a._base for a in arrays], axis % ndim))
+    return PRNGKeyArray(impl, lax.concatenate([a._base for a in arrays], axis % ndim))
 
 
 def stack_keys(arrays, axis=0) -> PRNGKeyArray:
     """jnp.stack of key arrays: their data stacked along a new `axis`."""
-    import mjax.numpy as jnp
     impl = _same_impl(arrays, "stack")
     ndim = arrays[0].ndim + 1
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return PRNGKeyArray(impl, jnp.stack([a._base for a in arrays], axis % ndim))
+    return PRNGKeyArray(impl, lax.stack([a._base for a in arrays], axis % ndim))
 
 
 def asarray_keys(a, dtype=None) -> PRNGKeyArray:

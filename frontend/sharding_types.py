@@ -15,10 +15,14 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from mjax.core import aval_of_value
-from mjax.dialect.types import ShapedArray
-from mjax.sharding import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
-                           get_abstract_mesh)
+from mjax.dialect.ops import collectives as C
+from mjax.dialect.ops.sharding import ShardingConstraintOp, dim_axes
+from mjax.dialect.types import KeyType, ShapedArray, short_dtype_name
+from mjax.dtypes import aval_of_value
+from mjax.passes.rules.tables import SHARD
+from mjax.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
+                                 get_abstract_mesh)
+from mjax.tracer import Tracer
 
 
 class ShardedAval(ShapedArray):
@@ -80,7 +84,6 @@ def _dims_text(shape, axes_per_dim) -> str:
 
 def _short_type(aval, axes_per_dim) -> str:
     """f32[8@X,4@X]: a type that no valid sharding has (for errors)."""
-    from mjax.dialect.types import short_dtype_name
     return f"{short_dtype_name(aval.dtype)}[{_dims_text(aval.shape, axes_per_dim)}]"
 
 
@@ -173,7 +176,6 @@ def result_dims(opcls, avals_in, dims_in, avals_out, params) -> list | None:
     on both sides (whose result sharding only `out_sharding=` can say). The op's factor
     rule (the propagation pass's SHARD table) says which operand and result dimensions
     correspond."""
-    from mjax.passes.rules.tables import SHARD
     rule = SHARD.get(opcls)
     if rule is None:
         return None
@@ -235,7 +237,6 @@ def seed_trace_types(trace, leaves) -> None:
 
 
 def _type_of_input(x):
-    from mjax.core import Tracer
     if isinstance(x, Tracer):
         outer = x.trace.type_specs
         return None if outer is None else outer.get(x.value)
@@ -254,13 +255,13 @@ def trace_op_types(trace, opcls, tracers, outs, params) -> None:
     specs = trace.type_specs
     if specs is None:
         return
-    if opcls.primitive == "sharding_constraint":
+    if opcls is ShardingConstraintOp:
         # (A constraint gives its result the Explicit axes of the context's mesh.)
         mesh = get_abstract_mesh()
         explicit = mesh.explicit_axes()
         if explicit:
             specs[outs[0].value] = (mesh, tuple(
-                tuple(a for a in _constraint_axes(e) if a in explicit)
+                tuple(a for a in dim_axes(e) if a in explicit)
                 for e in params["spec"]))
         return
     found = [specs.get(t.value) for t in tracers]
@@ -288,8 +289,8 @@ def trace_op_types(trace, opcls, tracers, outs, params) -> None:
 # ir.Value -> frozenset) and bind carries them: a result varies along its operands' axes,
 # a reduction over axes (psum, pmax, pmin) no longer varies along them, and
 # axis_index, psum_scatter and all_gather results vary along theirs.
-_REDUCING = ("psum", "pmax", "pmin")
-_VARYING_RESULT = ("axis_index", "psum_scatter", "all_gather")
+_REDUCING = (C.PsumOp, C.PmaxOp, C.PminOp)
+_VARYING_RESULT = (C.AxisIndexOp, C.PsumScatterOp, C.AllGatherOp)
 
 
 def seed_varying(trace, tracers, axes_per_tracer, mesh) -> None:
@@ -299,25 +300,13 @@ def seed_varying(trace, tracers, axes_per_tracer, mesh) -> None:
 
 def _trace_op_varying(varying, opcls, tracers, outs, params) -> None:
     axes = frozenset().union(*[varying.get(t.value, frozenset()) for t in tracers])
-    name = opcls.primitive
-    if name in _REDUCING:
+    if opcls in _REDUCING:
         axes -= set(params["axes"])
-    elif name in _VARYING_RESULT:
+    elif opcls in _VARYING_RESULT:
         axes |= set(params["axes"])
     if axes:
         for o in outs:
             varying[o.value] = axes
-
-
-def cast_varying(x, names):
-    """x as a value varying along `names` too (a copy under a shard_map body's trace)."""
-    from mjax.core import Tracer, bind
-    from mjax.dialect.ops.structural import CopyOp
-    if not isinstance(x, Tracer) or x.trace.varying is None:
-        return x
-    y = bind(CopyOp, x)
-    y.trace.varying[y.value] = y.trace.varying.get(x.value, frozenset()) | set(names)
-    return y
 
 
 class ManualAxisType(tuple):
@@ -334,11 +323,6 @@ class ManualAxisType(tuple):
     def __repr__(self):
         return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
                 f"reduced={self.reduced})")
-
-
-def _constraint_axes(entry) -> tuple:
-    from mjax.dialect.ops.sharding import dim_axes
-    return dim_axes(entry)
 
 
 def typeof_traced(t) -> ShardedAval:
@@ -360,50 +344,6 @@ def typeof_traced(t) -> ShardedAval:
     return out
 
 
-# ---- switching axis types -------------------------------------------------------------
-def auto_axes(f=None, /, *, axes=None, out_sharding=None):
-    """`f` run with the mesh axes `axes` (default: all) Auto, so the compiler lays out
-    its values; its results laid out as `out_sharding`. JAX: jax.sharding.auto_axes."""
-    return _retyped(f, axes, AxisType.Auto, "out_sharding", out_sharding)
-
-
-def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
-    """`f` run with the mesh axes `axes` (default: all) Explicit, its arguments laid out
-    as `in_sharding` (and typed so). JAX: jax.sharding.explicit_axes."""
-    return _retyped(f, axes, AxisType.Explicit, "in_sharding", in_sharding)
-
-
-def _retyped(f, axes, axis_type, keyword, default):
-    import functools
-    if f is None:
-        return lambda g: _retyped(g, axes, axis_type, keyword, default)
-
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        from mjax.core import current_trace
-        from mjax.lax.sharding import reshard
-        from mjax.sharding import use_abstract_mesh
-        layout = kwargs.pop(keyword, default)
-        outer = get_abstract_mesh()
-        if outer.empty:
-            raise ValueError(f"{'auto' if axis_type == AxisType.Auto else 'explicit'}"
-                             f"_axes needs a mesh: call it under `jax.set_mesh(mesh)`")
-        names = outer.axis_names if axes is None else (
-            (axes,) if isinstance(axes, str) else tuple(axes))
-        inner = outer.update_axis_types({n: axis_type for n in names})
-        trace = current_trace()
-        if trace is not None and trace.type_specs is None:
-            trace.type_specs = {}     # (types begin here, within this trace)
-        with use_abstract_mesh(inner):
-            if keyword == "in_sharding" and layout is not None:
-                args = reshard(args, layout)
-            out = f(*args, **kwargs)
-        if keyword == "out_sharding" and layout is not None:
-            out = reshard(out, layout)
-        return out
-    return wrapper
-
-
 def _entry(axes: tuple):
     return None if not axes else axes[0] if len(axes) == 1 else axes
 
@@ -417,14 +357,21 @@ def _explicit_dims(x, ndim: int):
     return [spec.axes_of(d) for d in range(ndim)]
 
 
+def typeof(x):
+    """The abstract value of `x` (shape, dtype, weak type, and for arrays the sharding
+    their type carries). JAX: jax.typeof."""
+    if isinstance(getattr(x, "dtype", None), KeyType) and not hasattr(x, "aval"):
+        return ShapedArray(x.shape, x.dtype)    # (a typed key array: key<fry>[...])
+    # (Traced values: mjax decides layouts after tracing, so their types carry none.)
+    return typeof_array(x)
+
+
 def typeof_array(x) -> ShardedAval:
     """typeof of a concrete or traced value."""
-    from mjax.core import Tracer
     if isinstance(x, Tracer):
         return typeof_traced(x)
     return typed_aval(aval_of_value(x), getattr(x, "_sharding", None))
 
 
-__all__ = ["ShardedAval", "ShardingTypeError", "typed_aval", "type_spec", "auto_axes",
-           "explicit_axes",
+__all__ = ["ShardedAval", "ShardingTypeError", "typed_aval", "type_spec",
            "check_explicit_op", "out_sharding_given", "get_abstract_mesh"]

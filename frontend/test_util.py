@@ -18,6 +18,7 @@ import numpy as np
 
 from mjax import dtypes as _dt
 from mjax import tree_util
+from mjax.ad import jvp, vjp
 
 __all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
 
@@ -200,7 +201,6 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
     Order 2 checks the derivatives of the jvp and vjp functions themselves, and so on.
     JAX: jax.test_util.check_grads.
     """
-    from mjax.ad import jvp, vjp
     args = tuple(args)
     eps = eps or EPS
     for mode in modes:

@@ -453,6 +453,47 @@ register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
                      lambda func, children: Partial(func, *children[0], **children[1]))
 
 
+# ---- prefixes of API arguments (vmap in_axes, jit in_shardings, ...) ------------------------
+def prefix_entries(name: str, prefix, tree, is_leaf) -> list:
+    """One entry of `prefix` (a pytree prefix of `tree`, whose leaves are what
+    `is_leaf(x)` accepts: axes, shardings, ...) per leaf of `tree`, as JAX's flatten_axes.
+    ValueError names the API argument `name` and the first mismatch."""
+    out: list = []
+
+    def walk(p, t, path):
+        if is_leaf(p):
+            out.extend([p] * len(tree_leaves(t)))
+            return
+        if isinstance(p, (tuple, list)) and isinstance(t, (tuple, list)) and not p and \
+                not t:      # (no arguments, no axes: a function of nothing)
+            return
+        if treedef_is_leaf(tree_structure(t)) and t is not None:
+            raise _prefix_entry_error(name, path, f"expected a leaf, got {type(p).__name__}")
+        pc = flatten_one_level_with_keys(p)[0]
+        tc = flatten_one_level_with_keys(t)[0]
+        if type(p) is not type(t) and not (isinstance(p, (tuple, list)) and
+                                           isinstance(t, (tuple, list))):
+            raise _prefix_entry_error(name, path, f"pytree structure mismatch: "
+                                                  f"{type(p).__name__} vs {type(t).__name__}")
+        pk, tk = [k for k, _ in pc], [k for k, _ in tc]
+        if pk != tk:
+            raise _prefix_entry_error(name, path, f"pytree structure mismatch: children "
+                                                  f"{_simple_keys(pk)} vs {_simple_keys(tk)}")
+        for k, (_, pp), (_, tt) in zip(tk, pc, tc):
+            walk(pp, tt, path + [k])
+    walk(prefix, tree, [])
+    return out
+
+
+def _simple_keys(keys) -> list:
+    return [keystr([k], simple=True) for k in keys]
+
+
+def _prefix_entry_error(name, path, detail) -> ValueError:
+    return ValueError(f"{name} specification must be a tree prefix of the corresponding "
+                      f"value; mismatch at {name}{keystr(path)}: {detail}")
+
+
 __all__ = ["DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey", "KeyEntry", "KeyPath",
            "Partial", "PyTreeDef", "all_leaves", "default_registry", "is_tree_node", "keystr",
            "flatten_one_level", "flatten_one_level_with_keys", "register_dataclass",

@@ -14,7 +14,7 @@ ON_IREE = os.environ.get("MJAX_BACKEND", "").lower().startswith("iree")
 # 1. Whole files that test what one IREE device cannot do: several devices and SPMD.
 IREE_UNSUPPORTED_FILES = {
     "test_sharding.py": "multi-device: meshes of 8 devices, SPMD partitioning, pmap",
-    "test_sharding_more.py": "multi-device: meshes of 8 devices, SPMD partitioning",
+    "test_sharding_constraints.py": "multi-device: meshes of 8 devices, SPMD partitioning",
     "test_shard_map.py": "multi-device: shard_map over meshes of 8 devices",
     "test_distributed.py": "multi-process: jax.distributed over XLA's CPU client",
     "test_sharding_global_arrays.py": "multi-device: global arrays over meshes of 8 "
@@ -79,7 +79,7 @@ IREE_UNSUPPORTED = {
     "test_stages.py::test_compile_runs_and_reports":
         "Compiled.as_text() is XLA's optimized HLO module; IREE has no HLO",
     # Implementation-defined orders, where the test asks for XLA's.
-    "test_lax_more.py::test_reduce_window_with_custom_computations":
+    "test_lax_reductions.py::test_reduce_window_with_custom_computations":
         "a non-associative window reduction (a * 0.9 + b): the order of application is "
         "unspecified and IREE's differs from XLA's",
     # IREE compiler or runtime failures (IREE 3.13), open.
@@ -94,10 +94,10 @@ IREE_UNSUPPORTED = {
     "test_numpy_ufuncs.py::test_ufunc_reduce_where_and_unary_at":
         "IREE compiler crash (segfault in GenericVectorization's linalg vectorizer) on "
         "negative.at's loop over repeated indices",
-    "test_lax_more.py::test_conv_general_dilated_matches_jax[3d]":
+    "test_lax_convolution.py::test_conv_general_dilated_matches_jax[3d]":
         "IREE rejects this 3-d convolution ('linalg.generic' op inferred input/output "
         "operand shape)",
-    "test_lax_more.py::test_conv_general_dilated_grads_match_jax[3d]":
+    "test_lax_convolution.py::test_conv_general_dilated_grads_match_jax[3d]":
         "IREE rejects this 3-d convolution ('linalg.generic' op inferred input/output "
         "operand shape)",
     **{f"test_sweep_lax.py::test_lax[{name}]":

@@ -11,12 +11,13 @@ residuals; the returned function runs only the linear part on them (for `lineari
 the transpose of the backward function, so neither re-runs the forward pass).
 """
 
-from mjax.ad.staging import call_args, emit, emit_call, stage_function, staged
-from mjax.ad.forward import jvp
-from mjax.ad.reverse import grad, linearize, value_and_grad, vjp
-from mjax.ad.jacobians import hessian, jacfwd, jacobian, jacrev
 from mjax.ad.custom import checkpoint, custom_jvp, custom_vjp, remat
+from mjax.ad.forward import jvp
 from mjax.ad.fwd_bwd import fwd_and_bwd
+from mjax.ad.jacobians import hessian, jacfwd, jacobian, jacrev
+from mjax.ad.reverse import grad, linearize, value_and_grad, vjp
+from mjax.ad.staging import stage_function, staged
+from mjax.staging import call_args, emit, emit_call
 
 __all__ = ["call_args", "emit", "emit_call", "stage_function", "staged", "jvp", "grad",
            "linearize", "value_and_grad", "vjp", "hessian", "jacfwd", "jacobian", "jacrev",

@@ -26,16 +26,20 @@ import weakref
 
 from jaxlib.mlir import ir
 
-from mjax import core, tree_util
+from mjax import tree_util
+from mjax.array import Array
+from mjax.config import config
 from mjax.core import Tracer, current_trace
-
-# Primitives whose derivative is symbolically zero: JAX's JVP drops the tangent, so their
-# results are concrete arrays there, not tracers (float(), np.asarray work on them).
-_ZERO_DERIVATIVE = frozenset({"stop_gradient", "floor", "ceil", "round", "sign",
-                              "nextafter"})
-
-_KNOWN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # Trace -> _Known
-
+from mjax.dialect import aval_of, context
+from mjax.dialect.core import JaxprOp
+from mjax.dialect.dtype_rules import is_inexact
+from mjax.dialect.types import KeyType
+from mjax.dtypes import aval_of_value, to_numpy
+from mjax.eager import apply_eager
+from mjax.host_callbacks import backend_host_callbacks
+from mjax.lowering import lower_to_stablehlo
+from mjax.placement import device_buffer, device_put_value
+from mjax.runtime import get_backend
 
 class _NotConcrete(Exception):
     """The value depends on something only known abstractly (a jit/vmap argument, a
@@ -52,11 +56,11 @@ class _Root:
 
 
 class _Known:
-    """What is known about one trace: where its arguments come from, and the values
-    computed so far (`diff`: whether a value depends on a differentiated input, i.e.
-    whether JAX would hold it in a JVP tracer)."""
+    """What is known about one trace (its `concrete` oracle, see core.Trace): where its
+    arguments come from, and the values computed so far (`diff`: whether a value depends
+    on a differentiated input, i.e. whether JAX would hold it in a JVP tracer)."""
 
-    __slots__ = ("root", "sources", "diff_args", "values", "diff", "__weakref__")
+    __slots__ = ("root", "sources", "diff_args", "values", "diff")
 
     def __init__(self, root):
         self.root = root
@@ -64,6 +68,25 @@ class _Known:
         self.diff_args: set = set()  # argument numbers differentiated by this trace
         self.values: dict = {}       # ir.Value -> Array
         self.diff: dict = {}         # ir.Value -> bool
+
+    def value_of(self, tracer, differentiated_ok=True):
+        """The concrete value (an mjax Array) JAX would have for `tracer` of this trace,
+        or None. With differentiated_ok=False, None also for values that depend on a
+        differentiated input (JAX holds those in JVP tracers, whose float()/np.asarray
+        raise)."""
+        trace = tracer.trace
+        if not trace.active:
+            return None
+        try:
+            value, diff = _value(trace, self, tracer.value)
+        except _NotConcrete:
+            return None
+        if diff and not differentiated_ok:
+            return None
+        self.root.used = True
+        if value.aval != tracer.aval:      # e.g. the weak type
+            value = Array(value._buf, tracer.aval)
+        return value
 
 
 # ---- registering traces ------------------------------------------------------------------
@@ -93,11 +116,11 @@ def adopt_root_arguments(tracers) -> None:
     tracers: they stand for the pending concrete values."""
     call = _pending.call
     trace = current_trace()
-    if call is None or trace is None or trace in _KNOWN:
+    if call is None or trace is None or trace.concrete is not None:
         return
     _pending.call = None
     root, values = call
-    known = _KNOWN[trace] = _Known(root)
+    known = trace.concrete = _Known(root)
     for t, v in zip(tracers, values):
         if isinstance(t, Tracer) and t.trace is trace:
             known.values[t.value] = _as_array(v)
@@ -107,7 +130,8 @@ def adopt_root_arguments(tracers) -> None:
 def current_root():
     """The top-level call of a differentiation API the current trace belongs to (None
     when no concrete value is known here): for `with_sources(..., root=)` later."""
-    parent = _KNOWN.get(current_trace()) if current_trace() is not None else None
+    trace = current_trace()
+    parent = None if trace is None else trace.concrete
     return None if parent is None else parent.root
 
 
@@ -121,7 +145,8 @@ def with_sources(fun, sources, diff_leaves=(), new_root=False, root=None):
     if new_root:
         root = _Root()
     elif root is None:
-        parent = _KNOWN.get(current_trace()) if current_trace() is not None else None
+        trace = current_trace()
+        parent = None if trace is None else trace.concrete
         if parent is None:
             return fun
         root = parent.root
@@ -139,7 +164,7 @@ def with_sources(fun, sources, diff_leaves=(), new_root=False, root=None):
                 known.sources[n] = src
                 if i in diff_leaves:
                     known.diff_args.add(n)
-        _KNOWN[trace] = known
+        trace.concrete = known
         return fun(*args, **kwargs)
     return entered
 
@@ -154,35 +179,11 @@ def result_tracers(traced, start=0):
 
 
 # ---- asking for values -------------------------------------------------------------------
-def concrete_value(tracer, differentiated_ok=True):
-    """The concrete value (an mjax Array) JAX would have for `tracer`, or None.
-
-    With differentiated_ok=False, None also for values that depend on a differentiated
-    input (JAX holds those in JVP tracers, whose float()/np.asarray raise)."""
-    trace = tracer.trace
-    known = _KNOWN.get(trace)
-    if known is None or not trace.active:
-        return None
-    try:
-        value, diff = _value(trace, known, tracer.value)
-    except _NotConcrete:
-        return None
-    if diff and not differentiated_ok:
-        return None
-    known.root.used = True
-    if value.aval != tracer.aval:      # e.g. the weak type
-        from mjax.array import Array
-        value = Array(value._buf, tracer.aval)
-    return value
-
-
 def _as_array(x):
-    from mjax.array import Array
-    from mjax.api import device_put_value
     if isinstance(x, Array):
         return x
-    aval = core.aval_of_value(x)
-    out = device_put_value(core.to_numpy(x))
+    aval = aval_of_value(x)
+    out = device_put_value(to_numpy(x))
     out.aval = aval
     return out
 
@@ -209,7 +210,7 @@ def _argument(trace, known, v):
     else:
         src = trace.captured[n - n_in]
     if isinstance(src, Tracer):
-        outer = _KNOWN.get(src.trace)
+        outer = src.trace.concrete
         if outer is None:
             raise _NotConcrete
         value, diff = _value(src.trace, outer, src.value)
@@ -246,13 +247,11 @@ def _slice(trace, known, v):
 
 
 def _evaluate(trace, known, op):
-    from mjax.core import aval_of_value
-    from mjax.dialect import aval_of
-    from mjax.dialect.core import JaxprOp
-    from mjax.dialect.dtype_rules import is_inexact
     operation = op.operation
+    # (Ops whose derivative is zero, JaxprOp.zero_derivative: JAX's JVP drops the tangent,
+    # so their results are concrete arrays there, not tracers: float(), np.asarray work.)
     diff = any(known.diff[x] for x in operation.operands) and \
-        getattr(op, "primitive", "") not in _ZERO_DERIVATIVE
+        not getattr(op, "zero_derivative", False)
     results = list(operation.results)
     if any(_is_key(r) for r in results):
         # A key-typed value has no array form: it is computed with the op that uses it.
@@ -262,8 +261,6 @@ def _evaluate(trace, known, op):
     args = [known.values[x] for x in operation.operands]
     if isinstance(op, JaxprOp) and not len(operation.regions) and \
             not _has_symbol(operation) and not any(a is _DEFERRED for a in args):
-        from mjax.eager import apply_eager
-        from mjax.config import config
         with config.override(jax_debug_nans=False, jax_debug_infs=False):
             outs = apply_eager(type(op), args, [aval_of_value(a) for a in args],
                                dict(op.params))
@@ -278,8 +275,6 @@ _DEFERRED = object()    # the memo's entry for a key-typed value
 
 
 def _is_key(value) -> bool:
-    from mjax.dialect import aval_of
-    from mjax.dialect.types import KeyType
     return isinstance(aval_of(value.type).dtype, KeyType)
 
 
@@ -313,12 +308,6 @@ def _run_group(module, operations, known):
     program of their own holding the functions they refer to: ops with regions or
     callees (cond, while, jaxpr.call/vjp/...), or using key-typed values."""
     from jaxlib.mlir.dialects import func
-    from mjax.array import Array
-    from mjax.callbacks import backend_host_callbacks
-    from mjax.dialect import aval_of, context
-    from mjax.eager import device_buffer
-    from mjax.lowering import lower_to_stablehlo
-    from mjax.runtime import get_backend
     inside = {r for o in operations for r in o.results}
     inputs = []
     for o in operations:
@@ -382,9 +371,3 @@ def symbol_refs(text) -> list:
     """The symbol names `text` refers to (`@f`, or quoted: `@"<lambda>_1"`)."""
     return [quoted or plain for quoted, plain in _SYMBOL.findall(text)]
 
-
-def _install():
-    core.concrete_value_hook = concrete_value
-
-
-_install()

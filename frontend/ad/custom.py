@@ -30,24 +30,24 @@ import threading
 
 import numpy as np
 
-from mjax import tree_util
+from mjax import lax, tree_util
 from mjax.ad import concrete, levels
 from mjax.ad.checkpoint_policies import encode as encode_policy
-from mjax.api import trace_function
+from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, stage_function,
+                             staged)
 from mjax.core import Tracer, aval_of_value, bind, current_trace, to_numpy
 from mjax.dialect import context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops.structural import ConstantOp
 from mjax.float0 import is_float0 as _is_float0
-
-from mjax.ad.staging import (
-    ShapedArrayArg, _is_inexact, _names, _wraps, _zeros, call_args, emit, emit_call,
-    stage_function, staged)
+from mjax.passes import custom_rules
+from mjax.passes.ir_util import nested_ops
+from mjax.staging import _names, call_args, emit, emit_call, trace_function
 
 
 # ---- helpers --------------------------------------------------------------------------------
 def lax_convert(x, dtype):
-    from mjax import lax
     return lax.convert_element_type(x, dtype)
 
 
@@ -91,7 +91,6 @@ def _abstract(avals):
 
 def _mark(module, name: str, handle: str, part: str) -> None:
     from jaxlib.mlir import ir
-    from mjax.passes import custom_rules
     custom_rules.mark(ir.SymbolTable(module.operation)[name].operation, handle, part)
 
 
@@ -137,7 +136,6 @@ class _Consts:
 
 def _constant(value):
     arr = np.asarray(to_numpy(value))
-    from mjax.dialect.ops.structural import ConstantOp
     return bind(ConstantOp, value=arr)
 
 
@@ -372,7 +370,6 @@ class _CustomRules:
         """A new rule handle for `call`. Each staged call has its own, as JAX traces a
         rule each time a differentiation meets a call: the rule's own call of the
         function, differentiated again at a higher order, traces the rule again."""
-        from mjax.passes import custom_rules
         # (a call holding tracers keeps their traces alive: the module being traced)
         holds = any(isinstance(v, Tracer) for v in call.consts.values) or bool(
             _closed_over_tracers(self.fun))
@@ -706,7 +703,6 @@ _EXPANDED_IN_PLACE = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.vmap", "jaxpr.c
 def _expanded_in_place(traced) -> bool:
     """Whether the passes rewrite ops of `traced`'s function in place (transformation
     ops): its values could then not be read back later."""
-    from mjax.passes.ir_util import nested_ops
     return any(op.name in _EXPANDED_IN_PLACE for op in nested_ops(traced.trace.func.operation))
 
 

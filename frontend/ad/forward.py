@@ -1,15 +1,13 @@
 """Forward mode: `jvp`, emitted as `jaxpr.jvp @f`."""
 from __future__ import annotations
 
-
-from mjax import tree_util
+from mjax import registration, tree_util
+from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _jax_type,
+                             _leaf_aval, _zeros, stage_function, staged)
 from mjax.core import aval_of_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-
-from mjax.ad.staging import (
-    _check_aux_pair, _check_callable, _is_inexact, _jax_type, _leaf_aval, _zeros,
-    call_args, emit, stage_function, staged)
+from mjax.staging import call_args, emit
 
 
 # ---- jvp --------------------------------------------------------------------------------
@@ -77,3 +75,6 @@ def jvp(fun, primals, tangents, has_aux=False):
             return out[0], tout[0], out[1]
         return out, tout
     return staged(jvp_impl, concrete_root=True)(list(p_leaves), list(t_diff))
+
+
+registration.JVP.fill(jvp)

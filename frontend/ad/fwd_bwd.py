@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 
 from mjax.ad.reverse import _check_callable, vjp
+from mjax.jitted import jit
 
 
 def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
@@ -34,6 +35,5 @@ def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
         return g[0] if single else g
 
     if jitted:
-        from mjax.api import jit
         fwd, bwd = jit(fwd), jit(bwd)
     return fwd, bwd

@@ -2,25 +2,19 @@
 vmapped over the output basis) and `hessian`. One trace each, as in JAX."""
 from __future__ import annotations
 
-
 import numpy as np
 
 from mjax import dtypes as _dt
-from mjax import tree_util
+from mjax import lax, tree_util
+from mjax.ad.reverse import (_argnums_tuple, _check_input_dtype, _check_output_dtype,
+                             _main_tree, vjp)
+from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _wraps,
+                             stage_function, staged)
+from mjax.batching import vmap
 from mjax.core import aval_of_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-
-from mjax.ad.staging import (
-    _check_aux_pair, _check_callable, _is_inexact, _wraps, call_args, emit, emit_call,
-    stage_function, staged)
-from mjax.ad.reverse import (
-    _argnums_tuple, _check_input_dtype, _check_output_dtype, _main_tree, vjp)
-
-
-def _vmap(*args, **kwargs):
-    from mjax.batching import vmap   # mjax.batching imports mjax.ad
-    return vmap(*args, **kwargs)
+from mjax.staging import call_args, emit, emit_call
 
 
 # ---- jacobians ----------------------------------------------------------------------------
@@ -28,12 +22,13 @@ def _std_basis(avals):
     """The standard basis of the space of all `avals` together, one array per aval: the
     k-th has shape (total,) + avals[k].shape and is one-hot in rows [off_k, off_k + size_k).
     JAX: api._std_basis."""
-    import mjax.numpy as jnp
     total = sum(a.size for a in avals)
     out, off = [], 0
     for a in avals:
-        eye = jnp.eye(total, a.size, k=-off, dtype=a.dtype)
-        out.append(jnp.reshape(eye, (total,) + a.shape))
+        rows = lax.broadcasted_iota(np.int32, (total, a.size), 0)
+        cols = lax.broadcasted_iota(np.int32, (total, a.size), 1)
+        eye = lax.convert_element_type(lax.eq(rows, lax.add(cols, np.int32(off))), a.dtype)
+        out.append(lax.reshape(eye, (total,) + a.shape))
         off += a.size
     return out
 
@@ -41,9 +36,17 @@ def _std_basis(avals):
 def _rows(stacked, avals, k, shape):
     """Rows [off_k, off_k + size_k) of `stacked` (one row per basis vector of `avals`),
     reshaped to avals[k].shape + shape."""
-    import mjax.numpy as jnp
     off = sum(a.size for a in avals[:k])
-    return jnp.reshape(stacked[off:off + avals[k].size], avals[k].shape + tuple(shape))
+    return lax.reshape(lax.slice_in_dim(stacked, off, off + avals[k].size),
+                       avals[k].shape + tuple(shape))
+
+
+def _moveaxis(x, source, destination):
+    """jnp.moveaxis: the axes `source` moved to the positions `destination`."""
+    rest = [n for n in range(len(np.shape(x))) if n not in source]
+    for dst, src in sorted(zip(destination, source)):
+        rest.insert(dst, src)
+    return lax.transpose(x, tuple(rest))
 
 
 def _select_args(fun, args, kwargs, nums):
@@ -81,7 +84,6 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by forward mode, the JVP vmapped over the input basis; output structure
     outside, input structure inside, output dims first. JAX: jax.jacfwd."""
     _check_callable(fun)
-    import mjax.numpy as jnp
 
     def jacfwd_impl(*args, **kwargs):
         single, nums, dyn, x_leaves, x_tree, x_avals = _wrt(args, argnums)
@@ -118,7 +120,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             outs, tangents = emit_call(traced.name, operands), None
         else:
             # One JVP batched over every basis vector (JAX: vmap of the pushforward).
-            outs, tangents = _vmap(pushforward, out_axes=(None, 0))(*_std_basis(x_avals))
+            outs, tangents = vmap(pushforward, out_axes=(None, 0))(*_std_basis(x_avals))
             tangents = dict(zip(diff_results, tangents))
         for t, a in zip(outs, out_avals):
             t.aval = a
@@ -130,12 +132,12 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
                     row.append(np.zeros(ya.shape + xa.shape, _dt.float0))
                     continue
                 if tangents is None:
-                    row.append(jnp.zeros(ya.shape + xa.shape, ya.dtype))
+                    row.append(lax.full(ya.shape + xa.shape, 0, ya.dtype))
                     continue
                 J = _rows(tangents[j], x_avals, k, ya.shape)
                 # x dims first -> y dims first
-                J = jnp.moveaxis(J, tuple(range(xa.ndim)),
-                                 tuple(range(ya.ndim, ya.ndim + xa.ndim)))
+                J = _moveaxis(J, tuple(range(xa.ndim)),
+                              tuple(range(ya.ndim, ya.ndim + xa.ndim)))
                 if ya.weak_type and hasattr(J, "aval"):   # tangents keep the weak type
                     J.aval = J.aval.update(weak_type=True)
                 row.append(J)
@@ -158,7 +160,6 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """Jacobian by reverse mode: one forward pass, the pullback vmapped over the output
     basis; output structure outside, input structure inside. JAX: jax.jacrev."""
     _check_callable(fun)
-    import mjax.numpy as jnp
 
     def jacrev_impl(*args, **kwargs):
         single, nums, dyn, x_leaves, x_tree, x_avals = _wrt(args, argnums)
@@ -179,14 +180,14 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             rows = None
         else:
             # One pullback batched over every basis vector (JAX: vmap of the pullback).
-            rows = dict(zip(diff_in, _vmap(pullback_leaves)(*_std_basis(y_avals))))
+            rows = dict(zip(diff_in, vmap(pullback_leaves)(*_std_basis(y_avals))))
         blocks = []
         for j, ya in enumerate(y_avals):
             row = []
             for k, xa in enumerate(x_avals):
                 if rows is None or k not in rows:
                     # allow_int: zeros of the input dtype, as JAX; or no output elements
-                    row.append(jnp.zeros(ya.shape + xa.shape, xa.dtype))
+                    row.append(lax.full(ya.shape + xa.shape, 0, xa.dtype))
                 else:
                     row.append(_rows(rows[k], y_avals, j, xa.shape))
             blocks.append(row)

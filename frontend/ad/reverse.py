@@ -2,26 +2,32 @@
 whose returned functions run only the linear part on residuals saved by one forward pass."""
 from __future__ import annotations
 
-
 import itertools
 
 import numpy as np
 from jaxlib.mlir import ir
 
+import mjax.lax as lax
 from mjax import dtypes as _dt
 from mjax import tree_util
 from mjax.ad import concrete, levels
-from mjax.api import Jitted, trace_function
-from mjax.core import aval_of_value, current_trace
-from mjax.dialect import Builder, context
+from mjax.ad.forward import _check_tangents, jvp
+from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
+                             _is_dynamic, _is_inexact, _jax_type, _leaf_aval, _wraps,
+                             _zeros, python_scalar_leaves, stage_function, staged)
+from mjax.array import Array
+from mjax.core import aval_of_value, current_trace, to_numpy
+from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-
-from mjax.ad.staging import (
-    ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable, _is_inexact, _jax_type,
-    _is_dynamic, _leaf_aval, _wraps, _zeros, call_args, emit, emit_call, python_scalar_leaves,
-    stage_function, staged)
-from mjax.ad.forward import _check_tangents, jvp
+from mjax.host_callbacks import backend_host_callbacks
+from mjax.jitted import Jitted
+from mjax.lowering import lower_to_stablehlo
+from mjax.passes import PassError
+from mjax.passes.autodiff import linearize_functions, vjp_functions
+from mjax.passes.rules.export import _clone_functions
+from mjax.runtime import get_backend
+from mjax.staging import call_args, emit, emit_call, trace_function
 
 
 # ---- grad / value_and_grad ------------------------------------------------------------
@@ -172,8 +178,6 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 def _raise_differentiation_error(traced, diff_args):
     """Raises the error differentiating `traced` raises (e.g. a pure_callback without a
     custom rule: JAX's ValueError), if any; used on grad's error path only."""
-    from mjax.passes import PassError
-    from mjax.passes.autodiff import vjp_functions
     with context(), ir.Location.unknown(context()):
         module = ir.Module.parse(_function_text(traced.module, traced.name))
     results = tuple(j for j, a in enumerate(traced.out_avals) if _is_inexact(a))
@@ -229,7 +233,6 @@ class _Recipe:
     def callee_in(self, module) -> str:
         if module is self.module:
             return self.name
-        from mjax.passes.rules.export import _clone_functions
         self.freeze()
         name = f"{self.prefix}_{self.name}"
         if name not in ir.SymbolTable(module.operation):
@@ -289,11 +292,6 @@ class _Split:
             self.outs = emit_call(traced.name, self.args, traced.out_avals)
 
     def _compile(self):
-        from mjax.array import Array
-        from mjax.core import to_numpy
-        from mjax.lowering import lower_to_stablehlo
-        from mjax.passes.autodiff import linearize_functions, vjp_functions
-        from mjax.runtime import get_backend
         traced = self.traced
         split = vjp_functions if self.kind == "vjp" else linearize_functions
         info = split(traced.module, traced.name, self.diff_args, self.diff_results)
@@ -305,7 +303,6 @@ class _Split:
             with context(), ir.Location.unknown(context()):
                 module = ir.Module.parse(text)
                 out_avals = _add_main(module, callee)
-            from mjax.callbacks import backend_host_callbacks
             hlo, callbacks = backend_host_callbacks(lower_to_stablehlo(module), get_backend())
             return get_backend().compile(hlo, out_avals=out_avals, host_callbacks=callbacks)
 
@@ -323,8 +320,6 @@ class _Split:
 
     def linear(self, inputs, in_avals, out_avals):
         """Runs the compiled linear map on `inputs` (one per in_aval)."""
-        from mjax.array import Array
-        from mjax.runtime import get_backend
         if self._linear_exe is None:
             self._linear_exe = self._compile_linear()
         bufs = [x._buf if isinstance(x, Array) and x.dtype == a.dtype else
@@ -390,7 +385,6 @@ class _LinearFun:
                                  f"function: got {_jax_type(ca)}, but expected "
                                  f"{_jax_type(a)} because the corresponding output of the "
                                  f"differentiated function had JAX type {_jax_type(a)}")
-        import mjax.lax as lax
         inputs = [lax.convert_element_type(leaves[j], self.out_avals[j].dtype)
                   if _leaf_aval(leaves[j]).dtype != self.out_avals[j].dtype else leaves[j]
                   for j in self.diff_results]
@@ -470,7 +464,6 @@ def linearize(fun, *primals, has_aux=False):
     The forward pass runs once; f_jvp (a `tree_util.Partial`) runs only the linear map
     (on saved residuals when called eagerly)."""
     _check_callable(fun)
-    from mjax.passes import PassError
     leaves = tree_util.tree_leaves(tuple(primals))
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     try:
@@ -500,7 +493,6 @@ def _add_main(module, callee):
     """Adds a public @main that calls @callee (so XLA has an entry point); returns the
     result avals."""
     from jaxlib.mlir.dialects import func
-    from mjax.dialect import tensor_type
     table = ir.SymbolTable(module.operation)
     ins, outs = T.function_signature(table[callee].operation)
     with ir.InsertionPoint(module.body):

@@ -2,47 +2,39 @@
 module being built, emit transformation ops, and run as a jit when no trace is active."""
 from __future__ import annotations
 
-
 import contextlib
 import functools
-import itertools
 import threading
 
 import numpy as np
 
 from mjax import dtypes as _dt
-from mjax import tree_util
+from mjax import lax, staging, tree_util
 from mjax.ad import concrete, levels
-from mjax.api import Jitted, trace_function
 from mjax.config import config
-from mjax.core import Tracer, aval_of_value, current_trace, is_array_like, user_location
-from mjax.dialect import Builder, context
-from mjax.dialect.attributes import Symbol
-from mjax.dialect.ops import transforms as T
-from mjax.float0 import hide_float0 as _hide_float0, is_float0 as _is_float0
+from mjax.core import aval_of_value, current_trace, is_array_like
+from mjax.float0 import hide_float0 as _hide_float0
+from mjax.float0 import is_float0 as _is_float0
 from mjax.float0 import restore_float0 as _restore_float0
-
-
-_names = itertools.count()
+from mjax.jitted import Jitted
+from mjax.staging import call_args, emit, emit_call  # noqa: F401
 
 
 # ---- staging helpers ------------------------------------------------------------------
 def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_leaves=None):
-    """Traces fun(*args, **kwargs) into a private function of the current module.
+    """Traces fun(*args, **kwargs) into a private function of the current module
+    (mjax.staging.stage_function).
 
     `diff_leaves` (for the functions a differentiation API traces): the indices of the
     argument leaves it differentiates; inside grad & co. called outside jit, fun's
     tracers then have the concrete values JAX would give them (mjax.ad.concrete), and
     fun runs one differentiation level deeper (mjax.ad.levels: custom rules it calls
     are traced at once)."""
-    outer = current_trace()
-    base = name or getattr(fun, "__name__", "fn").strip("<>").replace(".", "_")
     if diff_leaves is not None:
         fun = levels.differentiated(concrete.with_sources(
             fun, tree_util.tree_leaves((args, kwargs or {})), diff_leaves))
-    return trace_function(fun, args, kwargs or {}, name=f"{base}_{next(_names)}",
-                          module=outer.module, visibility="private",
-                          concrete_leaves=concrete_leaves)
+    return staging.stage_function(fun, args, kwargs, name=name,
+                                  concrete_leaves=concrete_leaves)
 
 
 def python_scalar_leaves(args, kwargs, diff_positions) -> frozenset:
@@ -55,36 +47,6 @@ def python_scalar_leaves(args, kwargs, diff_positions) -> frozenset:
     positions += [None] * (len(leaves) - len(positions))
     return frozenset(k for k, (x, p) in enumerate(zip(leaves, positions))
                      if isinstance(x, (bool, int, float, complex)) and p not in diff_positions)
-
-
-def emit(cls, operands, **params):
-    """Emits a transformation op into the current trace; returns its result tracers."""
-    outer = current_trace()
-    values = [outer.to_tracer(v) for v in operands]
-    with context():
-        b = Builder(outer.ip, user_location())
-        results = T.emit_transform(b, cls, *[v.value for v in values], **params)
-    return [Tracer(outer, r, _aval_of(r)) for r in results]
-
-
-def emit_call(callee: str, operands, out_avals=None, cls=None, **params):
-    """`jaxpr.call @callee(operands)` (or another call-like op); results get `out_avals`
-    (which carry weak types) when given."""
-    outs = emit(cls or T.CallOp, operands, callee=Symbol(callee), **params)
-    if out_avals is not None:
-        for t, a in zip(outs, out_avals):
-            t.aval = a
-    return outs
-
-
-def _aval_of(value):
-    from mjax.dialect import aval_of
-    return aval_of(value.type)
-
-
-def call_args(traced, leaves):
-    """Operands of a call of `traced`: the argument leaves, then its captured values."""
-    return list(leaves) + list(traced.captured)
 
 
 def _is_dynamic(x) -> bool:
@@ -189,10 +151,9 @@ def _is_inexact(aval):
 
 
 def _zeros(aval, float0_for_int=True):
-    import mjax.numpy as jnp
     if float0_for_int and not _is_inexact(aval):
         return np.zeros(aval.shape, _dt.float0)
-    return jnp.zeros(aval.shape, aval.dtype)
+    return lax.full(aval.shape, 0, aval.dtype)
 
 
 def _leaf_aval(x):

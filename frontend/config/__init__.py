@@ -31,6 +31,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from mjax.runtime import backend, compilation_cache, set_default_platform, xla
+from mjax.runtime.backend import default_platform
+
 
 @dataclass
 class Option:
@@ -386,17 +389,14 @@ legacy_prng_key = enum_option(
 
 
 def _set_cache_dir(value):
-    from mjax.runtime import compilation_cache
     compilation_cache.settings.directory = value or None
 
 
 def _set_cache_min_time(value):
-    from mjax.runtime import compilation_cache
     compilation_cache.settings.min_compile_time_secs = value
 
 
 def _set_cache_min_size(value):
-    from mjax.runtime import compilation_cache
     compilation_cache.settings.min_entry_size_bytes = value
 
 
@@ -420,7 +420,6 @@ def _set_logging_level(value):
     """As JAX: the level (and, unless NOTSET, a stderr handler) on mjax's root logger,
     and jaxlib's C++ log level; None leaves the level as it is."""
     import logging
-    from mjax.runtime import xla
     xla.set_log_level(value)
     logger = logging.getLogger("mjax")
     logger.removeHandler(_log_handler)
@@ -452,15 +451,12 @@ persistent_cache_min_entry_size_bytes = int_option(
     "Only executables at least this large are cached on disk.",
     on_change=_set_cache_min_size)
 def _set_platforms(value):
-    from mjax.runtime import set_default_platform
     # (mjax_backend is registered below: absent while JAX_PLATFORMS is read at import)
     if config._values.get("mjax_backend") != "iree":
         set_default_platform(value.split(",")[0].strip() if value else None)
 
 
 def _set_backend(value):
-    from mjax.runtime import set_default_platform
-    from mjax.runtime.backend import default_platform
     set_default_platform("iree" if value == "iree" else
                          (platforms.value.split(",")[0].strip() if platforms.value else None))
     if value == "xla" and default_platform().backend == "iree":
@@ -482,7 +478,6 @@ traceback_filtering = enum_option(
     "How mjax's own frames are hidden from tracebacks of errors raised in user code.")
 def _before_backends(name: str, value) -> None:
     """Hands the runtime an option it reads once, when it makes its first backend."""
-    from mjax.runtime import backend, xla
     if backend.backends_are_initialized():
         if config._values.get(name) == value:
             return

@@ -18,11 +18,15 @@ import itertools
 
 import numpy as np
 
+import mjax.numpy as jnp
 from mjax import tree_util
-from mjax.ad.staging import _check_callable, _wraps, call_args, emit, stage_function, staged
-from mjax.core import Tracer, bind, current_trace
+from mjax.ad.staging import _check_callable, _wraps, stage_function, staged
+from mjax.array import Array
+from mjax.core import Tracer, bind, current_trace, known_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.checkify import CheckifyOp, CheckOp
+from mjax.passes.jaxpr_checkify import analyze
+from mjax.staging import call_args, emit
 
 
 # ---- errors -------------------------------------------------------------------------------
@@ -225,7 +229,6 @@ def checkify(f, errors=user_checks):
     kinds = _error_kinds(errors)
 
     def checkify_impl(*args, **kwargs):
-        from mjax.passes.jaxpr_checkify import analyze
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         # JAX's checkify closes over its arguments: only arrays are traced, Python
         # scalars and other objects reach f as they are.
@@ -255,14 +258,12 @@ def checkify(f, errors=user_checks):
 # ---- check ------------------------------------------------------------------------------
 def _is_scalar_pred(pred) -> bool:
     # JAX: a Python bool or a scalar bool jax Array (NumPy values are refused)
-    from mjax.array import Array
     return isinstance(pred, bool) or (
         isinstance(pred, (Array, Tracer)) and tuple(pred.shape) == ()
         and np.dtype(pred.dtype) == np.dtype(bool))
 
 
 def _is_array(x) -> bool:
-    from mjax.array import Array
     return isinstance(x, (Array, Tracer, np.ndarray))
 
 
@@ -307,12 +308,11 @@ def _concrete_values(values):
     """The concrete values of `values` when the current trace is one whose values are
     known (a differentiation API called outside jit: frontend/ad/concrete.py), else
     None."""
-    from mjax.ad.concrete import concrete_value
     trace = current_trace()
     out = []
     for v in values:
         t = v if isinstance(v, Tracer) and v.trace is trace else trace.to_tracer(v)
-        value = concrete_value(t)
+        value = known_value(t)
         if value is None:
             return None
         out.append(value)
@@ -335,7 +335,6 @@ def _check_error(error: Error) -> None:
         if exc is not None:
             raise JaxRuntimeError(str(exc)) from exc
         return
-    import mjax.numpy as jnp
     if any(np.shape(v) for v in error._pred.values()):
         error = _reduce_any(error)
     # One check per (slot, code): it fails when that slot holds that code, and is
@@ -355,7 +354,6 @@ def _check_error(error: Error) -> None:
 def _reduce_any(error: Error) -> Error:
     """A batched Error as one: per slot, the last batch element that failed (the last
     element if none did). JAX: _reduce_any_error."""
-    import mjax.numpy as jnp
     pred, code, payload = {}, {}, {}
     for key, p in error._pred.items():
         flat = jnp.ravel(p)

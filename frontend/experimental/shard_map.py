@@ -2,7 +2,7 @@
 JAX: jax.experimental.shard_map (deprecated there in favour of jax.shard_map)."""
 from __future__ import annotations
 
-from mjax.shard_map import shard_map as _shard_map
+from mjax.spmd.shard_map import shard_map as _shard_map
 
 
 def shard_map(f, mesh, in_specs, out_specs, check_rep=True, auto=frozenset()):

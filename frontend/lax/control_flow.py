@@ -13,13 +13,15 @@ import inspect
 
 import numpy as np
 
-from mjax import dtypes, tree_util
+from mjax import dtypes, registration, tree_util
 from mjax.config import config
 from mjax.core import (Tracer, aval_of_value, current_trace, describe_location,
                        discarding_on_error, emit_region_op, trace_region, user_location)
 from mjax.dialect.core import InferError
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import ShapedArray
+from mjax.lax.elementwise import as_array, clamp, convert_element_type, lt, ne
+from mjax.lax.shapes import concatenate, reshape, rev, slice_in_dim, stack
 
 
 # ---- shared helpers -------------------------------------------------------------------
@@ -61,9 +63,8 @@ def _is_concrete(x) -> bool:
 
 def _run_as_jit(construct, *args):
     """Runs `construct(*args)` (array pytrees) as a jit of itself: region ops exist only
-    inside traces."""
-    from mjax.api import Jitted
-    return Jitted(construct)(*args)
+    inside traces (registration.JIT: jit is floors above)."""
+    return registration.JIT(construct)(*args)
 
 
 def _infer(opcls, operands, params, sigs):
@@ -120,9 +121,8 @@ def _promote_weak(init_avals, out_avals, strength=True):
 
 
 def _convert_leaves(leaves, avals):
-    from mjax import lax
     return [v if aval_of_value(v) == a else
-            lax.convert_element_type(v, a.dtype, weak_type=a.weak_type)
+            convert_element_type(v, a.dtype, weak_type=a.weak_type)
             for v, a in zip(leaves, avals)]
 
 
@@ -209,7 +209,6 @@ def _one_operand(operand, operands):
 def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """true_fun(*operands) if pred else false_fun(*operands), staged as jaxpr.cond.
     JAX: lax.cond."""
-    from mjax import lax
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     operands = _one_operand(operand, operands)
@@ -230,8 +229,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     if current_trace() is None:
         return _run_as_jit(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
     if np.dtype(pred_dtype).kind != "b":
-        pred = lax.ne(pred, np.zeros((), pred_dtype))
-    index = lax.convert_element_type(pred, np.int32)
+        pred = ne(pred, np.zeros((), pred_dtype))
+    index = convert_element_type(pred, np.int32)
     return _cond_core("cond", index, (false_fun, true_fun), ("false_fun", "true_fun"),
                       operands)
 
@@ -239,7 +238,6 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
 def switch(index, branches, *operands, operand=_NO_OPERAND):
     """branches[clamp(0, index, len(branches) - 1)](*operands), staged as jaxpr.cond.
     JAX: lax.switch."""
-    from mjax import lax
     operands = _one_operand(operand, operands)
     if np.ndim(index) != 0:
         raise TypeError(f"Branch index must be scalar, got {index} of shape "
@@ -263,8 +261,8 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
             *operands)
     if current_trace() is None:
         return _run_as_jit(lambda i, ops: switch(i, branches, *ops), index, operands)
-    index = lax.convert_element_type(index, np.int32)
-    index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    index = convert_element_type(index, np.int32)
+    index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
     names = [f"branch {i}" for i in range(len(branches))]
     return _cond_core("switch", index, branches, names, operands)
 
@@ -330,7 +328,6 @@ def _while(cond_fun, body_fun, init_val, carry_name):
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """Loops body_fun(i, val) for i in [lower, upper). With concrete bounds it is a scan
     (reverse-differentiable, as in JAX); otherwise a while loop. JAX: lax.fori_loop."""
-    from mjax import lax
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
     lo_aval, hi_aval = aval_of_value(lower), aval_of_value(upper)
@@ -368,13 +365,13 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
                            lower, upper, init_val)
 
     def wcond(carry):
-        return lax.lt(carry[0], carry[1])
+        return lt(carry[0], carry[1])
 
     def wbody(carry):
         i, n, x = carry
         return i + 1, n, body_fun(i, x)
     lower, upper = (b if aval_of_value(b).dtype == dtype else
-                    lax.convert_element_type(b, dtype) for b in (lower, upper))
+                    convert_element_type(b, dtype) for b in (lower, upper))
     return _while(wcond, wbody, (lower, upper, init_val), "loop_carry")[2]
 
 
@@ -413,7 +410,6 @@ def _scan_length(xs_flat, length):
 
 def _scan_python(f, init, xs, length, reverse):
     """scan under jax_disable_jit: a Python loop."""
-    import mjax.numpy as jnp
     carry, ys = init, []
     order = range(length - 1, -1, -1) if reverse else range(length)
     for i in order:
@@ -423,7 +419,7 @@ def _scan_python(f, init, xs, length, reverse):
         ys.reverse()
     if not ys:
         raise NotImplementedError("scan of length 0 under jax_disable_jit")
-    return carry, tree_util.tree_map(lambda *y: jnp.stack(y), *ys)
+    return carry, tree_util.tree_map(lambda *y: stack([as_array(v) for v in y]), *ys)
 
 
 def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
@@ -491,9 +487,7 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
 def map(f, xs, *, batch_size=None):  # noqa: A001  (JAX's name)
     """[f(x) for x in xs] along the leading axis, stacked; a scan. With batch_size, the
     scan runs over batches (each batch is a vmap of f), then the remainder as one more
-    vmap. JAX: lax.map."""
-    import mjax.numpy as jnp
-    from mjax.batching import vmap
+    vmap (registration.VMAP: vmap is floors above). JAX: lax.map."""
     if batch_size is None:
         return _scan(lambda _, x: ((), f(x)), (), xs, None, False, 1, "carry")[1]
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
@@ -503,24 +497,28 @@ def map(f, xs, *, batch_size=None):  # noqa: A001  (JAX's name)
     batch_size = builtins.min(int(batch_size), builtins.max(n, 1))
     full, rem = divmod(n, batch_size)
 
-    per_batch = vmap(f)
+    per_batch = registration.VMAP(f)
     main = tree_util.tree_map(
-        lambda x: jnp.reshape(x[:full * batch_size], (full, batch_size) + np.shape(x)[1:]),
-        xs)
+        lambda x: reshape(_leading(as_array(x), 0, full * batch_size, n),
+                          (full, batch_size) + np.shape(x)[1:]), xs)
     ys = _scan(lambda _, xb: ((), per_batch(xb)), (), main, None, False, 1, "carry")[1]
-    ys = tree_util.tree_map(lambda y: jnp.reshape(y, (full * batch_size,) + y.shape[2:]), ys)
+    ys = tree_util.tree_map(lambda y: reshape(y, (full * batch_size,) + y.shape[2:]), ys)
     if rem:
-        tail = per_batch(tree_util.tree_map(lambda x: x[full * batch_size:], xs))
-        ys = tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), ys, tail)
+        tail = per_batch(tree_util.tree_map(
+            lambda x: _leading(as_array(x), full * batch_size, n, n), xs))
+        ys = tree_util.tree_map(lambda a, b: concatenate([a, b], 0), ys, tail)
     return ys
+
+
+def _leading(x, start, stop, n):
+    """x[start:stop] along the leading axis (of length n); x itself when that is all."""
+    return x if (start, stop) == (0, n) else slice_in_dim(x, start, stop)
 
 
 def associative_scan(fn, elems, reverse=False, axis=0):
     """Inclusive prefix combination of elems along `axis` with the associative `fn`, in
     O(log n) depth (the odd/even recursion JAX uses), composed from slices and
     concatenations. JAX: lax.associative_scan."""
-    import mjax.numpy as jnp
-    from mjax import lax
     if not callable(fn):
         raise TypeError("lax.associative_scan: fn argument should be callable.")
     flat, tree = tree_util.tree_flatten(elems)
@@ -534,12 +532,12 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     if any(np.shape(x)[axis] != n for x in flat):
         raise ValueError(f"Array inputs to associative_scan must have the same first "
                          f"dimension. (saw: {[np.shape(x) for x in flat]})")
-    flat = [jnp.asarray(x) for x in flat]
+    flat = [as_array(x) for x in flat]
     if reverse:
-        flat = [lax.rev(x, (axis,)) for x in flat]
+        flat = [rev(x, (axis,)) for x in flat]
 
     def sl(x, start, stop, step=1):
-        return lax.slice_in_dim(x, start, stop, step, axis)
+        return slice_in_dim(x, start, stop, step, axis)
 
     def combine(a, b):
         out, out_tree = tree_util.tree_flatten(fn(tree_util.tree_unflatten(tree, a),
@@ -553,12 +551,12 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         # even has ceil(k/2) entries along axis, odd floor(k/2): pair them up, then
         # append the last even one when k is odd.
         m = np.shape(odd)[axis]
-        pairs = jnp.stack([sl(even, 0, m), odd], axis=axis + 1)
+        pairs = stack([sl(even, 0, m), odd], axis=axis + 1)
         shape = list(np.shape(odd))
         shape[axis] = 2 * m
-        merged = jnp.reshape(pairs, shape)
+        merged = reshape(pairs, shape)
         if np.shape(even)[axis] > m:
-            merged = jnp.concatenate([merged, sl(even, m, m + 1)], axis=axis)
+            merged = concatenate([merged, sl(even, m, m + 1)], axis)
         return merged
 
     def rec(xs):
@@ -572,10 +570,10 @@ def associative_scan(fn, elems, reverse=False, axis=0):
                            [sl(x, 2, k, 2) for x in xs])
         else:
             even = combine(odd, [sl(x, 2, k, 2) for x in xs])
-        even = [jnp.concatenate([sl(x, 0, 1), e], axis=axis) for x, e in zip(xs, even)]
+        even = [concatenate([sl(x, 0, 1), e], axis) for x, e in zip(xs, even)]
         return [interleave(e, o) for e, o in zip(even, odd)]
 
     out = rec(flat)
     if reverse:
-        out = [lax.rev(x, (axis,)) for x in out]
+        out = [rev(x, (axis,)) for x in out]
     return tree_util.tree_unflatten(tree, out)

@@ -3,14 +3,18 @@ conv_transpose), dimension-number parsing and padding modes, as in `jax.lax`."""
 from __future__ import annotations
 
 import operator
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence, Union
 
 import numpy as np
 
 from mjax import dtypes
 from mjax.core import at_user_line, aval_of_value, bind
-from mjax.dialect import op_class
-from mjax.dialect.ops.convolution import conv_shape, dilate_dim
+from mjax.dialect.ops.convolution import ConvGeneralDilatedOp, conv_shape, dilate_dim
+from mjax.lax.dot import canonicalize_precision, dot_general
+from mjax.lax.shapes import rev, transpose
+
+# A type alias JAX exports for annotations.
+ConvGeneralDilatedDimensionNumbers = Union[tuple, Any, None]
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -100,33 +104,6 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     return pads
 
 
-_PRECISION_NAMES = {"default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEFAULT",
-                    "high": "HIGH", "tensorfloat32": "HIGH", "bfloat16_3x": "HIGH",
-                    "highest": "HIGHEST", "float32": "HIGHEST"}
-
-
-def canonicalize_precision(precision):
-    """None, or a pair of 'DEFAULT'/'HIGH'/'HIGHEST'. JAX: lax.canonicalize_precision.
-
-    None takes jax_default_matmul_precision; its dot-algorithm names (e.g. 'F32_F32_F32')
-    have no StableHLO precision pair and leave the backend's default."""
-    if precision is None:
-        from mjax.config import config
-        precision = config.read("jax_default_matmul_precision")
-        if precision is None or precision.lower() not in _PRECISION_NAMES:
-            return None
-    if isinstance(precision, (list, tuple)) and len(precision) == 2:
-        return tuple(canonicalize_precision(p)[0] for p in precision)
-    name = getattr(precision, "name", precision)
-    if isinstance(name, str):
-        key = name.lower()
-        if key in _PRECISION_NAMES:
-            return (_PRECISION_NAMES[key],) * 2
-    raise ValueError(f"Precision argument must be None, a string in "
-                     f"{sorted(_PRECISION_NAMES)}, a lax.Precision value or a tuple of two "
-                     f"of those, got {precision!r}")
-
-
 def _ints(name, values, n):
     try:
         out = tuple(operator.index(v) for v in values)
@@ -183,7 +160,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         conv_shape(la.shape, ra.shape, **params)
     except ValueError as e:
         raise ValueError(at_user_line(str(e))) from None
-    return bind(op_class("conv_general_dilated"), lhs, rhs, **params,
+    return bind(ConvGeneralDilatedOp, lhs, rhs, **params,
                 precision=canonicalize_precision(precision), preferred_element_type=pet)
 
 
@@ -246,11 +223,10 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     else:
         pads = padding
     if transpose_kernel:
-        from mjax import lax
-        rhs = lax.rev(rhs, tuple(dn.rhs_spec[2:]))
+        rhs = rev(rhs, tuple(dn.rhs_spec[2:]))
         perm = list(range(ra.ndim))
         perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
-        rhs = lax.transpose(rhs, perm)
+        rhs = transpose(rhs, perm)
     one = (1,) * (la.ndim - 2)
     return conv_general_dilated(lhs, rhs, one, pads, strides, rhs_dilation, dn,
                                 precision=precision,
@@ -335,7 +311,6 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     """An unshared convolution: a separate kernel at each output position (rhs spatial
     dims are the output's; its I dim fuses input channels and filter positions).
     JAX: lax.conv_general_dilated_local."""
-    from mjax import lax
     c_precision = canonicalize_precision(precision)
     patches = conv_general_dilated_patches(
         lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
@@ -350,7 +325,7 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     order = sorted(range(len(out_b)), key=lambda k: out_b[k])
     dn = (((out_spec[1],), (rhs_spec[1],)), (tuple(out_b[k] for k in order),
                                              tuple(rhs_b[k] for k in order)))
-    out = lax.dot_general(patches, rhs, dn, precision=precision)
+    out = dot_general(patches, rhs, dn, precision=precision)
     nd = aval_of_value(out).ndim
     # dot_general's result: batch dims, patches' free dims (N), rhs's free dims (O).
     perm = list(range(nd - 2))
@@ -359,7 +334,7 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     rest = iter(perm)
     for d in range(nd):
         full.append(dest[d] if d in dest else next(rest))
-    return lax.transpose(out, full)
+    return transpose(out, full)
 
 
 __all__ = ["ConvDimensionNumbers", "conv_general_dilated", "conv", "conv_with_general_padding",

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from mjax import dtypes
 from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
-from mjax.lax import convert_element_type
-
+from mjax.lax.elementwise import (add, as_array, conj, convert_element_type, div, eq, full,
+                                  iota, select)
+from mjax.lax.reduce import reduce_sum
+from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, transpose
 
 _HALF = ("float16", "bfloat16")
 
@@ -32,14 +35,16 @@ def _bind(op, *args, **params):
 
 
 def _mT(x):
-    from mjax import numpy as jnp
-    return jnp.swapaxes(x, -1, -2)
+    n = aval_of_value(x).ndim
+    return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def symmetrize(x):
     """(x + x^H) / 2. JAX: lax.linalg.symmetrize."""
-    from mjax import numpy as jnp
-    return (x + jnp.conj(_mT(x))) / 2
+    xt = _mT(x)
+    if dtypes.issubdtype(aval_of_value(x).dtype, np.complexfloating):
+        xt = conj(xt)
+    return div(add(x, xt), 2)
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
@@ -67,17 +72,23 @@ def lu(x):
 def lu_pivots_to_permutation(pivots, permutation_size: int):
     """The permutation that applying row swaps `pivots` in order makes of
     range(permutation_size). JAX: lax.linalg.lu_pivots_to_permutation."""
-    from mjax import numpy as jnp
-    pivots = jnp.asarray(pivots, dtype=np.int32)
-    batch, k = pivots.shape[:-1], pivots.shape[-1]
-    perm = jnp.broadcast_to(jnp.arange(permutation_size, dtype=np.int32),
-                            batch + (permutation_size,))
-    idx = jnp.arange(permutation_size, dtype=np.int32)
+    pivots = convert_element_type(as_array(pivots), np.int32)
+    shape = aval_of_value(pivots).shape
+    batch, k = shape[:-1], shape[-1]
+    full_shape = batch + (permutation_size,)
+    last = len(full_shape) - 1
+    idx = broadcast_to(iota(np.int32, permutation_size), full_shape)
+    perm = idx
+    zeros = full(full_shape, 0, np.int32)
+
+    def column(x, i):    # x[..., i:i + 1], broadcast over the last axis
+        return broadcast_to(slice_in_dim(x, i, i + 1, 1, last), full_shape)
     for i in range(k):  # static and small: unrolled
-        p = pivots[..., i:i + 1]
-        pi = perm[..., i:i + 1]
-        pp = jnp.sum(jnp.where(idx == p, perm, 0), axis=-1, keepdims=True)
-        perm = jnp.where(idx == i, pp, jnp.where(idx == p, pi, perm))
+        p, pi = column(pivots, i), column(perm, i)
+        at_p = eq(idx, p)
+        pp = broadcast_to(expand_dims(reduce_sum(select(at_p, perm, zeros), (last,)),
+                                      (last,)), full_shape)
+        perm = select(eq(idx, i), pp, select(at_p, pi, perm))
     return perm
 
 

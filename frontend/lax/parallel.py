@@ -10,10 +10,12 @@ import math
 
 import numpy as np
 
-from mjax import tree_util
-from mjax.batching import AXIS_ENV
-from mjax.core import at_user_line, aval_of_value, bind
+from mjax import dtypes, tree_util
+from mjax.axis_env import AXIS_ENV
+from mjax.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops import collectives as C
+from mjax.dialect.ops.structural import CopyOp
+from mjax.lax.elementwise import convert_element_type, div
 
 
 def _names(axis_name) -> tuple:
@@ -69,34 +71,45 @@ def _canonical(axis: int, rank: int, what: str, fn: str) -> int:
 def _as_summable(v):
     """Booleans are summed as int32 (JAX: psum counts the True members)."""
     if np.dtype(aval_of_value(v).dtype) == np.bool_:
-        from mjax import lax
-        return lax.convert_element_type(v, np.int32)
+        return convert_element_type(v, np.int32)
     return v
 
 
-def _reducer(op, fn):
-    def reduce(x, axis_name, *, axis_index_groups=None):
-        _no_groups(axis_index_groups, fn)
-        names, _ = _prepare(axis_name, fn)
-        prep = _as_summable if op is C.PsumOp else (lambda v: v)
-        return _map(lambda v: bind(op, prep(v), axes=names), x)
-    reduce.__name__ = fn
-    reduce.__doc__ = f"{fn} over the named axes `axis_name` of each leaf. JAX: lax.{fn}."
-    return reduce
+def psum(x, axis_name, *, axis_index_groups=None):
+    """Sum over the named axes `axis_name` of each leaf. JAX: lax.psum."""
+    _no_groups(axis_index_groups, "psum")
+    names, _ = _prepare(axis_name, "psum")
+    return _map(lambda v: bind(C.PsumOp, _as_summable(v), axes=names), x)
 
 
-psum = _reducer(C.PsumOp, "psum")
-pmax = _reducer(C.PmaxOp, "pmax")
-pmin = _reducer(C.PminOp, "pmin")
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """Maximum over the named axes `axis_name` of each leaf. JAX: lax.pmax."""
+    _no_groups(axis_index_groups, "pmax")
+    names, _ = _prepare(axis_name, "pmax")
+    return _map(lambda v: bind(C.PmaxOp, v, axes=names), x)
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """Minimum over the named axes `axis_name` of each leaf. JAX: lax.pmin."""
+    _no_groups(axis_index_groups, "pmin")
+    names, _ = _prepare(axis_name, "pmin")
+    return _map(lambda v: bind(C.PminOp, v, axes=names), x)
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
-    """Mean over the named axes: psum divided by the axis size. JAX: lax.pmean."""
-    import mjax.numpy as jnp
+    """Mean over the named axes: psum divided by the axis size (in an inexact dtype, as
+    jnp.true_divide). JAX: lax.pmean."""
     _no_groups(axis_index_groups, "pmean")
     names, size = _prepare(axis_name, "pmean")
-    return _map(lambda v: jnp.true_divide(bind(C.PsumOp, _as_summable(v), axes=names), size),
-                x)
+
+    def mean(v):
+        total = bind(C.PsumOp, _as_summable(v), axes=names)
+        aval = aval_of_value(total)
+        inexact = dtypes.to_inexact_dtype(aval.dtype)
+        if inexact != aval.dtype:
+            total = convert_element_type(total, inexact, weak_type=aval.weak_type)
+        return div(total, size)
+    return _map(mean, x)
 
 
 # ---- gathers and scatters -----------------------------------------------------------------
@@ -210,5 +223,13 @@ def pcast(x, axis_name, *, to: str):
     if to != "varying":
         raise NotImplementedError(f"lax.pcast(to={to!r}): mjax has no unreduced or reduced "
                                   f"array types yet")
-    from mjax.sharding_types import cast_varying
     return _map(lambda v: cast_varying(v, names), x)
+
+
+def cast_varying(x, names):
+    """x as a value varying along `names` too (a copy under a shard_map body's trace)."""
+    if not isinstance(x, Tracer) or x.trace.varying is None:
+        return x
+    y = bind(CopyOp, x)
+    y.trace.varying[y.value] = y.trace.varying.get(x.value, frozenset()) | set(names)
+    return y

@@ -1,31 +1,144 @@
-"""`lax.reduce` (monoid computations as reduce_* ops, others as a region), as in `jax.lax`;
-plus `lax.reduce_xor`."""
+"""Reductions, as in `jax.lax`: reduce_sum/prod/max/min/and/or/xor, argmax/argmin and the
+cumulative ops (one function per primitive), and `lax.reduce` (a monoid computation as
+one of those ops, any other as a region)."""
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
 
+from mjax import dtypes, registration, tree_util
 from mjax.core import Tracer, at_user_line, aval_of_value, bind
-from mjax.dialect import op_class
+from mjax.dialect.ops.reductions import (ArgMaxOp, ArgMinOp, CumlogsumexpOp, CummaxOp,
+                                         CumminOp, CumprodOp, CumsumOp, ReduceAndOp,
+                                         ReduceMaxOp, ReduceMinOp, ReduceOrOp, ReduceProdOp,
+                                         ReduceSumOp, ReduceXorOp)
+from mjax.dialect.ops.region_reductions import ReduceOp
+from mjax.lax import elementwise as E
+from mjax.lax.region_reduce import reduce_with_region
+from mjax.lax.shapes import broadcast_in_dim
+from mjax.lax.sharding import apply_out_sharding, reshard
 
 
-def _monoid(computation):
+# ---- one function per primitive ------------------------------------------------------------
+def reduce_sum(operand, axes, *, out_sharding=None):
+    """Sum over `axes`. JAX: lax.reduce_sum."""
+    out = bind(ReduceSumOp, operand, axes=tuple(int(a) for a in axes))
+    return apply_out_sharding(out, out_sharding)
+
+
+def reduce_prod(operand, axes, *, out_sharding=None):
+    """Product over `axes`. JAX: lax.reduce_prod."""
+    out = bind(ReduceProdOp, operand, axes=tuple(int(a) for a in axes))
+    return apply_out_sharding(out, out_sharding)
+
+
+def reduce_max(operand, axes, *, out_sharding=None):
+    """Maximum over `axes`. JAX: lax.reduce_max."""
+    out = bind(ReduceMaxOp, operand, axes=tuple(int(a) for a in axes))
+    return apply_out_sharding(out, out_sharding)
+
+
+def reduce_min(operand, axes, *, out_sharding=None):
+    """Minimum over `axes`. JAX: lax.reduce_min."""
+    out = bind(ReduceMinOp, operand, axes=tuple(int(a) for a in axes))
+    return apply_out_sharding(out, out_sharding)
+
+
+def reduce_and(operand, axes, *, out_sharding=None):
+    """Logical/bitwise and over `axes`. JAX: lax.reduce_and."""
+    out = bind(ReduceAndOp, operand, axes=tuple(int(a) for a in axes))
+    return apply_out_sharding(out, out_sharding)
+
+
+def reduce_or(operand, axes, *, out_sharding=None):
+    """Logical/bitwise or over `axes`. JAX: lax.reduce_or."""
+    out = bind(ReduceOrOp, operand, axes=tuple(int(a) for a in axes))
+    return apply_out_sharding(out, out_sharding)
+
+
+def reduce_xor(operand, axes):
+    """Bitwise (or, for booleans, logical) xor over `axes`. JAX: lax.reduce_xor."""
+    return bind(ReduceXorOp, operand, axes=tuple(operator.index(a) for a in axes))
+
+
+def argmax(operand, axis: int, index_dtype):
+    """Index of the maximum along `axis`. JAX: lax.argmax."""
+    return bind(ArgMaxOp, operand, axes=(int(axis),),
+                index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis: int, index_dtype):
+    """Index of the minimum along `axis`. JAX: lax.argmin."""
+    return bind(ArgMinOp, operand, axes=(int(axis),),
+                index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def _cumulative_axis(operand, axis) -> int:
+    aval = aval_of_value(operand)
+    rank = builtins.max(aval.ndim, 1)
+    if not -rank <= int(axis) < rank:
+        raise ValueError(f"axis {axis} is out of bounds for array of shape {aval.shape}")
+    return int(axis) % rank
+
+
+def cumsum(operand, axis: int = 0, reverse: bool = False):
+    """Cumulative sum along `axis`. JAX: lax.cumsum."""
+    return bind(CumsumOp, operand, axis=_cumulative_axis(operand, axis),
+                reverse=bool(reverse))
+
+
+def cumprod(operand, axis: int = 0, reverse: bool = False):
+    """Cumulative product along `axis`. JAX: lax.cumprod."""
+    return bind(CumprodOp, operand, axis=_cumulative_axis(operand, axis),
+                reverse=bool(reverse))
+
+
+def cummax(operand, axis: int = 0, reverse: bool = False):
+    """Cumulative maximum along `axis`. JAX: lax.cummax."""
+    return bind(CummaxOp, operand, axis=_cumulative_axis(operand, axis),
+                reverse=bool(reverse))
+
+
+def cummin(operand, axis: int = 0, reverse: bool = False):
+    """Cumulative minimum along `axis`. JAX: lax.cummin."""
+    return bind(CumminOp, operand, axis=_cumulative_axis(operand, axis),
+                reverse=bool(reverse))
+
+
+def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
+    """Cumulative log-sum-exp along `axis`. JAX: lax.cumlogsumexp."""
+    return bind(CumlogsumexpOp, operand, axis=_cumulative_axis(operand, axis),
+                reverse=bool(reverse))
+
+
+# ---- lax.reduce ----------------------------------------------------------------------------
+# The computations `lax.reduce` / `lax.reduce_window` recognize as monoids (-> their kind):
+# lax's own here; the numpy floor registers its ufuncs (jnp.add, ...) with
+# `register_monoid`, a registration point of the floors (docs/design.md).
+MONOIDS: dict = {}
+
+
+def register_monoid(computation, kind: str) -> None:
+    """Makes `computation` reduce as the monoid `kind` ('add', 'mul', 'max', 'min', 'and',
+    'or', 'xor')."""
+    MONOIDS[computation] = kind
+
+
+for _fn, _kind in ((E.add, "add"), (operator.add, "add"), (E.mul, "mul"),
+                   (operator.mul, "mul"), (E.max, "max"), (E.min, "min"), (E.and_, "and"),
+                   (operator.and_, "and"), (E.or_, "or"), (operator.or_, "or"),
+                   (E.xor, "xor"), (operator.xor, "xor")):
+    register_monoid(_fn, _kind)
+
+
+def monoid(computation):
     """The reduction kind of a recognized computation, else None."""
-    from mjax import lax, numpy as jnp
-    table = {"add": (lax.add, jnp.add, operator.add), "mul": (lax.mul, jnp.multiply, operator.mul),
-             "max": (lax.max, jnp.maximum), "min": (lax.min, jnp.minimum),
-             "and": (lax.and_, jnp.bitwise_and, jnp.logical_and, operator.and_),
-             "or": (lax.or_, jnp.bitwise_or, jnp.logical_or, operator.or_),
-             "xor": (lax.xor, jnp.bitwise_xor, jnp.logical_xor, operator.xor)}
-    for name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-        fn = getattr(lax, name, None)
-        if fn is not None:
-            table[name[len("bitwise_"):]] += (fn,)
-    for kind, fns in table.items():
-        if any(computation is f for f in fns):
-            return kind
-    return None
+    try:
+        return MONOIDS.get(computation)
+    except TypeError:   # (an unhashable callable)
+        return None
 
 
 def _identity(kind, dtype):
@@ -44,8 +157,10 @@ def _identity(kind, dtype):
     return dtype.type(-np.inf if kind == "max" else np.inf)
 
 
-_OPS = {"add": "reduce_sum", "mul": "reduce_prod", "max": "reduce_max", "min": "reduce_min",
-        "and": "reduce_and", "or": "reduce_or", "xor": "reduce_xor"}
+_OPS = {"add": ReduceSumOp, "mul": ReduceProdOp, "max": ReduceMaxOp, "min": ReduceMinOp,
+        "and": ReduceAndOp, "or": ReduceOrOp, "xor": ReduceXorOp}
+_COMBINE = {"add": E.add, "mul": E.mul, "max": E.max, "min": E.min, "and": E.and_,
+            "or": E.or_, "xor": E.xor}
 
 
 def _is_identity(init, kind, dtype) -> bool:
@@ -65,9 +180,7 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     A monoid computation (lax.add/mul/max/min/bitwise ops and their jax.numpy twins) over
     one operand binds reduce_sum/prod/max/...; any other computation (or several operands)
     is traced into the body of a jaxpr.reduce."""
-    from mjax import lax, tree_util
     if out_sharding is not None:
-        from mjax.lax.sharding import reshard
         return reshard(reduce(operands, init_values, computation, dimensions),
                        out_sharding)
     leaves, tree = tree_util.tree_flatten(operands)
@@ -78,14 +191,13 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     if len(leaves) != len(inits):
         raise ValueError(f"Must have same total number of operands as init_values: "
                          f"{len(leaves)} vs. {len(inits)}")
-    kind = _monoid(computation)
+    kind = monoid(computation)
     if len(leaves) != 1 or kind is None or not _is_concrete_scalar(inits[0]):
-        from mjax import jit
-        from mjax.lax.region_reduce import reduce_with_region
         dims = tuple(operator.index(d) for d in dimensions)
         return reduce_with_region(
-            "reduce", leaves, inits, tree, computation, {"dimensions": dims},
-            lambda: jit(lambda o, i: reduce(o, i, computation, dims))(operands, init_values))
+            ReduceOp, leaves, inits, tree, computation, {"dimensions": dims},
+            lambda: registration.JIT(lambda o, i: reduce(o, i, computation, dims))(
+                operands, init_values))
     x, init = leaves[0], inits[0]
     aval = aval_of_value(x)
     dims = tuple(sorted(operator.index(d) for d in dimensions))
@@ -98,23 +210,13 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
                                      f"{aval_of_value(init).shape}"))
     if aval.dtype == np.bool_ and kind in ("add", "mul"):
         kind = "or" if kind == "add" else "and"  # what add and mul compute on booleans
-    out = bind(op_class(_OPS[kind]), x, axes=dims)
+    out = bind(_OPS[kind], x, axes=dims)
     if not _is_identity(init, kind, aval.dtype):
-        combine = {"add": lax.add, "mul": lax.mul, "max": lax.max, "min": lax.min,
-                   "and": lax.and_, "or": lax.or_, "xor": lax.xor}[kind]
-        init = lax.convert_element_type(init, aval.dtype)
-        out = combine(out, lax.broadcast_in_dim(init, aval_of_value(out).shape, ()))
+        init = E.convert_element_type(init, aval.dtype)
+        out = _COMBINE[kind](out, broadcast_in_dim(init, aval_of_value(out).shape, ()))
     return tree_util.tree_unflatten(tree, [out])
 
 
 def _is_concrete_scalar(v) -> bool:
     # A monoid reduction needs no region when its init value is known (identity or not).
     return not isinstance(v, Tracer) or v.aval.shape == ()
-
-
-def reduce_xor(operand, axes):
-    """Bitwise (or, for booleans, logical) xor over `axes`. JAX: lax.reduce_xor."""
-    return bind(op_class("reduce_xor"), operand, axes=tuple(operator.index(a) for a in axes))
-
-
-__all__ = ["reduce", "reduce_xor"]

@@ -4,16 +4,18 @@ into a body region. Used by reduce.py and windowed.py when the computation is no
 recognized monoid (or there are several operands)."""
 from __future__ import annotations
 
+from mjax import tree_util
 from mjax.core import (at_user_line, aval_of_value, current_trace, emit_region_op,
                        trace_region)
-from mjax.dialect import op_class
 from mjax.dialect.types import ShapedArray
+from mjax.lax.elementwise import convert_element_type
 
 
-def reduce_with_region(opname, leaves, inits, tree, computation, params, rerun):
-    """Stages `opname` over flat operands and init values; `rerun()` redoes the call under
-    jit when there is no trace to stage into (eager mode)."""
-    from mjax import lax, tree_util
+def reduce_with_region(cls, leaves, inits, tree, computation, params, rerun):
+    """Stages op `cls` (jaxpr.reduce or jaxpr.reduce_window) over flat operands and init
+    values; `rerun()` redoes the call under jit when there is no trace to stage into
+    (eager mode)."""
+    opname = cls.primitive
     if current_trace() is None:
         return rerun()
     n = len(leaves)
@@ -22,7 +24,7 @@ def reduce_with_region(opname, leaves, inits, tree, computation, params, rerun):
         if a.shape != avals[0].shape:
             raise ValueError(at_user_line(f"{opname} operands must have equal shapes, got "
                                           f"{[x.shape for x in avals]}"))
-    inits = [lax.convert_element_type(v, a.dtype) for v, a in zip(inits, avals)]
+    inits = [convert_element_type(v, a.dtype) for v, a in zip(inits, avals)]
     for v in inits:
         if aval_of_value(v).shape != ():
             raise TypeError(at_user_line(f"{opname} init values must be scalars, got shape "
@@ -42,7 +44,6 @@ def reduce_with_region(opname, leaves, inits, tree, computation, params, rerun):
         body.discard()
         raise NotImplementedError(f"{opname}: a computation that closes over traced values "
                                   f"is not supported yet")
-    cls = op_class(opname)
     result = cls.infer_regions([a.strip_weak_type() for a in avals] +
                                [aval_of_value(v).strip_weak_type() for v in inits],
                                cls.check_params(params),

@@ -6,11 +6,16 @@ is a `device_put`. JAX: jax.lax.with_sharding_constraint.
 """
 from __future__ import annotations
 
+import functools
+import inspect
+
 from mjax import tree_util
 from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import ShardingConstraintOp
-from mjax.sharding import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec, Sharding,
-                           SingleDeviceSharding, as_sharding)
+from mjax.placement import device_put
+from mjax.sharding_impls import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec,
+                                 Sharding, SingleDeviceSharding, as_sharding)
+from mjax.sharding_types import out_sharding_given
 
 
 def _as_named(s, fn="with_sharding_constraint") -> Sharding:
@@ -45,7 +50,6 @@ def _constrain(x, s):
     if isinstance(s, SingleDeviceSharding) and current_trace() is not None:
         return x  # one device: nothing to lay out inside a program
     if current_trace() is None:
-        from mjax.api import device_put
         return device_put(x, s)
     if not isinstance(s, NamedSharding):
         raise NotImplementedError(f"with_sharding_constraint under a trace takes a "
@@ -59,7 +63,6 @@ def constrain_unchecked(x, s: NamedSharding):
     """`x` constrained to `s` over any mesh axes (shard_map lays out blocks over Explicit
     axes too, which with_sharding_constraint refuses as JAX does)."""
     if current_trace() is None:
-        from mjax.api import device_put
         return device_put(x, s)
     return bind(ShardingConstraintOp, x, **constraint_params(s, len(aval_of_value(x).shape)))
 
@@ -72,8 +75,7 @@ def with_sharding_constraint(x, shardings):
     if is_leaf(shardings):
         flat = [shardings] * len(leaves)
     else:
-        from mjax.batching import broadcast_prefix_with
-        flat = broadcast_prefix_with("with_sharding_constraint shardings", shardings, x,
+        flat = tree_util.prefix_entries("with_sharding_constraint shardings", shardings, x,
                                      is_leaf)
     out = []
     for leaf, s in zip(leaves, flat):
@@ -92,8 +94,7 @@ def reshard(xs, out_shardings):
     if is_leaf(out_shardings):
         flat = [out_shardings] * len(leaves)
     else:
-        from mjax.batching import broadcast_prefix_with
-        flat = broadcast_prefix_with("reshard out_shardings", out_shardings, xs, is_leaf)
+        flat = tree_util.prefix_entries("reshard out_shardings", out_shardings, xs, is_leaf)
     out = []
     for leaf, s in zip(leaves, flat):
         s = _as_named(s, "reshard")
@@ -113,8 +114,6 @@ def apply_out_sharding(x, out_sharding):
 def takes_out_sharding(f):
     """Decorator: f also takes JAX's keyword-only `out_sharding=` (its result laid out so
     when given), and its signature shows it."""
-    import functools
-    import inspect
     sig = inspect.signature(f)
     params = list(sig.parameters.values())
     at = len(params) - (params[-1].kind is inspect.Parameter.VAR_KEYWORD if params else 0)
@@ -125,7 +124,6 @@ def takes_out_sharding(f):
     def g(*args, out_sharding=None, **kwargs):
         if out_sharding is None:
             return f(*args, **kwargs)
-        from mjax.sharding_types import out_sharding_given
         with out_sharding_given():
             out = f(*args, **kwargs)
         return apply_out_sharding(out, out_sharding)

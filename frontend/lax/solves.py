@@ -10,37 +10,33 @@ match JAX's; derivatives of higher order drop the terms in the derivative of J^-
 """
 from __future__ import annotations
 
-
-def _tree():
-    from mjax import tree_util
-    return tree_util
+from mjax import registration, tree_util
+from mjax.lax.elementwise import add, neg, stop_gradient, sub
 
 
 def _stop(x):
-    from mjax import lax
-    return _tree().tree_map(lax.stop_gradient, x)
+    return tree_util.tree_map(stop_gradient, x)
 
 
 def _correct(sol, delta):
     """sol + (delta - stop_gradient(delta)): sol's value, delta's derivative."""
-    from mjax import lax
-    return _tree().tree_map(lambda s, d: s + (d - lax.stop_gradient(d)), sol, delta)
+    return tree_util.tree_map(lambda s, d: add(s, sub(d, stop_gradient(d))), sol, delta)
 
 
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     """solve(f, initial_guess), a root of f, differentiated implicitly through f's
     closed-over values with tangent_solve(g, y) (which solves the linear g(x) = y).
-    JAX: lax.custom_root."""
-    from mjax import jvp
+    JAX: lax.custom_root. (f is differentiated with jvp, floors above:
+    registration.JVP.)"""
     out = solve(f, _stop(initial_guess))
     sol, aux = out if has_aux else (out, None)
     sol = _stop(sol)
     residual = f(sol)  # ~0 in value; its derivative in f's closed-over values matters
 
     def linearized(v):
-        return jvp(f, (sol,), (v,))[1]
+        return registration.JVP(f, (sol,), (v,))[1]
     step = tangent_solve(linearized, residual)
-    delta = _tree().tree_map(lambda s: -s, step)
+    delta = tree_util.tree_map(neg, step)
     root = _correct(sol, delta)
     return (root, _stop(aux)) if has_aux else root
 
@@ -56,7 +52,7 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     out = solve(matvec, _stop(b))
     sol, aux = out if has_aux else (out, None)
     sol = _stop(sol)
-    residual = _tree().tree_map(lambda bb, ax: bb - ax, b, matvec(sol))  # b - A x: ~0
+    residual = tree_util.tree_map(sub, b, matvec(sol))  # b - A x: ~0
     step = solve(matvec, residual)
     step = step[0] if has_aux else step
     x = _correct(sol, step)

@@ -1,12 +1,32 @@
-"""`lax.top_k`, `approx_max_k`/`approx_min_k` and `sort_key_val`, as in `jax.lax`."""
+"""Sorting, as in `jax.lax`: `sort` and `top_k` (one function per primitive),
+`approx_max_k`/`approx_min_k` and `sort_key_val`."""
 from __future__ import annotations
 
 import operator
 
 import numpy as np
+from jaxlib import _jax
 
 from mjax.core import at_user_line, aval_of_value, bind
-from mjax.dialect import op_class
+from mjax.dialect.ops.reductions import SortOp
+from mjax.dialect.ops.sorting import TopKOp
+from mjax.lax.elementwise import neg
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """Sorts one array or a sequence of arrays (by the first num_keys). JAX: lax.sort."""
+    single = not isinstance(operand, (tuple, list))
+    operands = [operand] if single else list(operand)
+    if not 1 <= int(num_keys) <= len(operands):
+        raise ValueError(f"num_keys={num_keys} must be between 1 and "
+                         f"len(operand)={len(operands)}")
+    rank = aval_of_value(operands[0]).ndim
+    if rank == 0:
+        raise ValueError("sort: operands must have rank >= 1, got shape ()")
+    outs = bind(SortOp, *operands, dimension=int(dimension) % rank,
+                is_stable=bool(is_stable), num_keys=int(num_keys))
+    outs = outs if isinstance(outs, list) else [outs]
+    return outs[0] if single else tuple(outs)
 
 
 def _axis(axis, ndim, what="axis"):
@@ -34,13 +54,12 @@ def top_k(operand, k, *, axis=-1):
         raise ValueError(at_user_line(
             f"k argument to top_k must be no larger than size along axis; got k={k} with "
             f"shape={list(aval.shape)} and axis={axis}"))
-    values, indices = bind(op_class("top_k"), operand, k=k, axis=axis)
+    values, indices = bind(TopKOp, operand, k=k, axis=axis)
     return [values, indices]  # a list, as JAX's
 
 
 def _approx_k(operand, k, reduction_dimension, recall_target, reduction_input_size_override,
               aggregate_to_topk, is_max_k):
-    from mjax import lax
     aval = aval_of_value(operand)
     k = operator.index(k)
     if k <= 0:
@@ -59,15 +78,14 @@ def _approx_k(operand, k, reduction_dimension, recall_target, reduction_input_si
     if not aggregate_to_topk:
         # The size of XLA's approximate (unaggregated) output; on CPU every kept entry is
         # exact, so this is an exact top-`size`.
-        from jaxlib import _jax
         size = _jax.approx_top_k_reduction_output_size(
             n, aval.ndim, k, recall_target, aggregate_to_topk,
             reduction_input_size_override)[0]
     # XLA's CPU and GPU fallback is exact: a sort, sliced to the output size.
     if is_max_k:
         return top_k(operand, size, axis=dim)
-    values, indices = top_k(lax.neg(operand), size, axis=dim)
-    return [lax.neg(values), indices]
+    values, indices = top_k(neg(operand), size, axis=dim)
+    return [neg(values), indices]
 
 
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
@@ -89,9 +107,8 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
 def sort_key_val(keys, values, dimension=-1, is_stable=True):
     """Sorts keys along dimension and applies the same permutation to values.
     JAX: lax.sort_key_val."""
-    from mjax import lax
-    k, v = lax.sort((keys, values), dimension=dimension, is_stable=is_stable, num_keys=1)
+    k, v = sort((keys, values), dimension=dimension, is_stable=is_stable, num_keys=1)
     return k, v
 
 
-__all__ = ["top_k", "approx_max_k", "approx_min_k", "sort_key_val"]
+__all__ = ["sort", "top_k", "approx_max_k", "approx_min_k", "sort_key_val"]

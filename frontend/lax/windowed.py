@@ -11,23 +11,25 @@ import operator
 
 import numpy as np
 
+from mjax import registration, tree_util
 from mjax.core import Tracer, at_user_line, aval_of_value, bind
-from mjax.dialect import op_class
 from mjax.dialect.ops.convolution import dilate_dim
-from mjax.dialect.ops.windowed import reduce_window_shape
+from mjax.dialect.ops.region_reductions import ReduceWindowOp
+from mjax.dialect.ops.windowed import (ReduceWindowMaxOp, ReduceWindowMinOp,
+                                       ReduceWindowSumOp, reduce_window_shape)
+from mjax.lax import elementwise as E
 from mjax.lax.convolution import padtype_to_pads
+from mjax.lax.elementwise import convert_element_type
+from mjax.lax.reduce import monoid
+from mjax.lax.region_reduce import reduce_with_region
+from mjax.lax.shapes import broadcast_in_dim
 
 
 def _monoid(computation):
-    """'add', 'max', 'min' for the computations mjax recognizes, else None."""
-    from mjax import lax, numpy as jnp
-    for kind, fns in (("add", (lax.add, jnp.add)), ("max", (lax.max, jnp.maximum)),
-                      ("min", (lax.min, jnp.minimum))):
-        if any(computation is f for f in fns):
-            return kind
-    if computation is operator.add:
-        return "add"
-    return None
+    """'add', 'max', 'min' for the computations mjax recognizes (lax.reduce's table),
+    else None."""
+    kind = monoid(computation)
+    return kind if kind in ("add", "max", "min") else None
 
 
 def _identity(kind, dtype):
@@ -89,7 +91,6 @@ def _window_params(shape, window_dimensions, window_strides, padding, base_dilat
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
                   padding="VALID", base_dilation=None, window_dilation=None):
     """Reduction over padded, strided, dilated windows. JAX: lax.reduce_window."""
-    from mjax import lax, tree_util
     leaves, tree = tree_util.tree_flatten(operand)
     inits, init_tree = tree_util.tree_flatten(init_value)
     if tree != init_tree:
@@ -106,25 +107,23 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     params = _window_params(aval.shape, window_dimensions, window_strides, padding,
                             base_dilation, window_dilation)
     if len(leaves) != 1 or kind is None:
-        from mjax import jit
-        from mjax.lax.region_reduce import reduce_with_region
         return reduce_with_region(
-            "reduce_window", leaves, inits, tree, computation, params,
-            lambda: jit(lambda o, i: reduce_window(o, i, computation, **_kw(params)))(
+            ReduceWindowOp, leaves, inits, tree, computation, params,
+            lambda: registration.JIT(lambda o, i: reduce_window(o, i, computation, **_kw(params)))(
                 operand, init_value))
     if np.shape(init) != () and aval_of_value(init).shape != ():
         raise TypeError(at_user_line(f"reduce_window init_value must be a scalar, got shape "
                                      f"{aval_of_value(init).shape}"))
-    op = op_class("reduce_window_" + {"add": "sum", "max": "max", "min": "min"}[kind])
+    op = {"add": ReduceWindowSumOp, "max": ReduceWindowMaxOp, "min": ReduceWindowMinOp}[kind]
     if _is_identity(init, kind, aval.dtype):
         out = bind(op, x, **params)
         return tree_util.tree_unflatten(tree, [out])
     # As XLA computes it for any init value v: padding and base-dilation holes are skipped
     # (they hold the identity) and each window's reduction starts from v.
-    init = lax.convert_element_type(init, aval.dtype)
+    init = convert_element_type(init, aval.dtype)
     reduced = bind(op, x, **params)
-    combine = {"add": lax.add, "max": lax.max, "min": lax.min}[kind]
-    out = combine(reduced, lax.broadcast_in_dim(init, aval_of_value(reduced).shape, ()))
+    combine = {"add": E.add, "max": E.max, "min": E.min}[kind]
+    out = combine(reduced, broadcast_in_dim(init, aval_of_value(reduced).shape, ()))
     return tree_util.tree_unflatten(tree, [out])
 
 

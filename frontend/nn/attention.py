@@ -10,6 +10,7 @@ import numpy as _onp
 from mjax import dtypes as _dt
 from mjax import lax
 from mjax import numpy as jnp
+from mjax.nn.functions import logsumexp, softmax
 
 
 def _as_4d(t):
@@ -100,7 +101,6 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
         big = min(float(_dt.finfo(logits.dtype).max), float(_onp.finfo(_onp.float32).max))
         logits = jnp.where(keep, logits, jnp.asarray(-0.7 * big, dtype=logits.dtype))
     logits32 = logits.astype(_onp.float32)
-    from mjax.nn import softmax
     probs = softmax(logits32, axis=-1).astype(k.dtype)
     probs = jnp.reshape(probs, (B, K, G, T, S))
     encoded = jnp.einsum("BKGTS,BSKH->BTKGH", probs, v)
@@ -111,7 +111,6 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     encoded = jnp.reshape(encoded, out_shape)
     if not return_residual:
         return encoded
-    from mjax.scipy.special import logsumexp
     lse = logsumexp(logits32, axis=-1).astype(k.dtype)  # B N T
     lse = jnp.reshape(jnp.transpose(lse, (0, 2, 1)), out_shape[:-1])
     return encoded, lax.stop_gradient(lse)

@@ -6,9 +6,18 @@ no boolean indexing or data-dependent shapes under jit, 64 dimensions at most, `
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from mjax import dtypes as _dt
+from mjax import errors
+from mjax.array import Array
+from mjax.config import config
+from mjax.core import Tracer, _state as trace_state
+from mjax.jitted import jit
+from mjax.placement import device_put as _device_put, devices as _devices
+from mjax.tree_util import tree_leaves
 
 __array_api_version__ = "2024.12"
 
@@ -37,8 +46,7 @@ class ArrayNamespaceInfo:
         return None
 
     def devices(self) -> list:
-        from mjax.api import devices
-        return [None, *devices()]
+        return [None, *_devices()]
 
     def default_dtypes(self, *, device=None) -> dict:
         return {"real floating": _dt.default_float(),
@@ -91,10 +99,8 @@ def with_device_keyword(fn):
 
 
 def _put(x, device):
-    from mjax.api import device_put
-    from mjax.core import Tracer
     # (Under a trace the value's placement is decided by jit, as in JAX without shardings.)
-    return x if isinstance(x, Tracer) else device_put(x, device)
+    return x if isinstance(x, Tracer) else _device_put(x, device)
 
 
 # ---- one compiled program per eager call of a composite function ---------------------
@@ -141,14 +147,6 @@ def _unwrapping(fn):
 
 def fused_when_eager(fn):
     """`fn`, run as one jit-compiled program when no argument is being traced."""
-    import functools
-
-    from mjax import errors
-    from mjax.array import Array
-    from mjax.config import config
-    from mjax.core import Tracer, _state as trace_state
-    from mjax.tree_util import tree_leaves
-
     # A function that needs concrete values (data-dependent shapes) runs op by op instead.
     needs_values = (errors.ConcretizationTypeError, errors.TracerIntegerConversionError,
                     errors.TracerArrayConversionError)
@@ -205,7 +203,6 @@ def fused_when_eager(fn):
         except TypeError:  # (an unhashable static argument, e.g. a list of ints)
             return fn(*args, **kwargs)
         if key not in by_pattern:
-            from mjax.api import jit  # (mjax.api imports mjax.numpy)
             by_pattern[key] = jit(_unwrapping(functools.partial(fn, **dict(static_kw))),
                                   static_argnums=static_pos)
         dynamic_kw = {k: v for k, v in kwargs.items() if holds_array(v)}

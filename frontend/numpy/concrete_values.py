@@ -10,6 +10,7 @@ import operator
 import numpy as _onp
 
 from mjax.core import Tracer, known_value
+from mjax.errors import ConcretizationTypeError
 
 
 def concrete_or_error(x, context, error=None):
@@ -18,9 +19,7 @@ def concrete_or_error(x, context, error=None):
     if isinstance(x, Tracer):
         value = known_value(x)
         if value is None:
-            if error is None:
-                from mjax.errors import ConcretizationTypeError as error
-            raise error(x, context)
+            raise (error or ConcretizationTypeError)(x, context)
         return _onp.asarray(value)
     if isinstance(x, (list, tuple)) and any(_holds_tracer(v) for v in x):
         return _onp.asarray([concrete_or_error(v, context, error) for v in x])

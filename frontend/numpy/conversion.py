@@ -6,6 +6,9 @@ import builtins
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax, prng as _prng
+from mjax.core import bind
+from mjax.dialect import op_class
+from mjax.dlpack import from_dlpack as _from_dlpack
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import is_array
 from mjax.numpy.array_api import with_device_keyword
@@ -13,7 +16,6 @@ from mjax.numpy.array_api import with_device_keyword
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """JAX: jnp.from_dlpack (see mjax.dlpack)."""
-    from mjax.dlpack import from_dlpack as _from_dlpack
     return _from_dlpack(x, device=device, copy=copy)
 
 
@@ -74,6 +76,4 @@ def astype(x, dtype, /, *, copy=False):
 
 
 def copy(a, order=None):
-    from mjax.core import bind
-    from mjax.dialect import op_class
     return bind(op_class("copy"), asarray(a))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as _onp
 
+from mjax import lax
 from mjax.core import at_user_line, Tracer
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy import reductions
@@ -104,7 +105,6 @@ def _reduce_own(x, labels, keep):
 
 
 def contract(subscripts, *operands):
-    from mjax import lax
     ops = [asarray(o) for o in operands]
     ins, out = _parse(_expand_ellipsis(subscripts.replace(" ", ""), [o.ndim for o in ops]),
                       len(operands))

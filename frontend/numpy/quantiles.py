@@ -13,6 +13,7 @@ import numpy as _onp
 
 from mjax import dtypes as _dt, lax
 from mjax.core import at_user_line
+from mjax.jitted import jit
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy import reductions
 from mjax.numpy.conversion import asarray
@@ -140,7 +141,6 @@ def _quantile_impl(a, q, axis, method, keepdims, squash_nans, weights):
 
 
 def _jitted(fn):
-    from mjax.api import jit
     return jit(fn, static_argnums=(2, 3, 4, 5))
 
 

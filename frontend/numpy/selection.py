@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from mjax import dtypes as _dt
+from mjax.errors import TracerBoolConversionError
 from mjax.numpy import reductions
 from mjax.numpy.arguments import concrete, index_axis
 from mjax.numpy.array_api import fused_when_eager
@@ -48,7 +49,6 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     axis = index_axis(axis, a.ndim)
     cond = cond[:a.shape[axis]] if cond.shape[0] > a.shape[axis] else cond
     if size is None:
-        from mjax.errors import TracerBoolConversionError
         cond = concrete_or_error(cond, "jnp.compress: the condition decides the output "
                                        "size; pass size=", TracerBoolConversionError)
     idx = flatnonzero(cond, size=size, fill_value=cond.shape[0] if size else None)

@@ -13,6 +13,7 @@ import math
 import numpy as _onp
 
 from mjax import lax
+from mjax.staging import eval_shape
 from mjax.numpy import elementwise, reductions
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import full, zeros
@@ -81,7 +82,6 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
         return self._reduce_by_loop(a, axis, dtype, keepdims, initial, where)
 
     def _out_dtype(self, *arrays):
-        from mjax.api import eval_shape
         ones = [_onp.ones((), asarray(x).dtype) for x in arrays]
         return eval_shape(self._func, *ones).dtype
 

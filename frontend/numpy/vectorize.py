@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from mjax.batching import vmap
 from mjax.numpy.arguments import index_axis
 from mjax.numpy.conversion import asarray
 from mjax.numpy.shaping import expand_dims, squeeze
@@ -21,7 +22,6 @@ from mjax.numpy.shaping import expand_dims, squeeze
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """func1d applied to the 1-d slices of arr along axis (by vmapping it over the other
     axes). JAX: jnp.apply_along_axis."""
-    from mjax.batching import vmap
     arr = asarray(arr)
     axis = index_axis(axis, arr.ndim)
     fn = lambda x: func1d(x, *args, **kwargs)  # noqa: E731
@@ -98,7 +98,6 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
 
     @functools.wraps(pyfunc)
     def wrapped(*args, **kwargs):
-        import mjax
         context = f"on vectorized function with excluded={excluded!r} and signature={signature!r}"
         func, args = _split_excluded(pyfunc, excluded, args, kwargs)
         if signature is not None:
@@ -137,7 +136,7 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
             if all(ax is None for ax in in_axes):
                 unmapped.append(k)
             else:
-                mapped = mjax.vmap(mapped, in_axes)
+                mapped = vmap(mapped, in_axes)
         out = mapped(*squeezed)
         if not unmapped:
             return out

@@ -11,6 +11,8 @@ import numpy as np
 from mjax import dtypes
 from mjax import lax
 from mjax import numpy as jnp
+from mjax.jitted import jit
+from mjax.lax.sharding import apply_out_sharding
 
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
          64: np.dtype(np.uint64)}
@@ -108,7 +110,6 @@ def _const(dtype, value):
 
 def _jit(static=()):
     def wrap(fun):
-        from mjax.api import jit
         return jit(fun, static_argnames=static)
     return wrap
 
@@ -124,6 +125,5 @@ def _laid_out(sampler):
     out)."""
     @functools.wraps(sampler)
     def wrapped(*args, out_sharding=None, **kwargs):
-        from mjax.lax.sharding import apply_out_sharding
         return apply_out_sharding(sampler(*args, **kwargs), out_sharding)
     return wrapped

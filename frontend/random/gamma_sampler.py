@@ -10,6 +10,8 @@ import numpy as np
 from mjax import dtypes
 from mjax import lax
 from mjax import numpy as jnp
+from mjax.ad import custom_jvp
+from mjax.batching import vmap
 from mjax.prng import staged
 from mjax.random.arguments import (_canon_shape, _check_float, _check_shape, _const,
                                    _finfo, _jit, _laid_out, _no_sharding, _user_dtype)
@@ -73,7 +75,6 @@ def _gamma_impl(key, a, log_space):
     keys = _split(key, (n,))
     alphas = jnp.reshape(a, (n,))
     # One rejection loop per element, vectorized (as JAX lowers random_gamma_p).
-    from mjax.batching import vmap
     samples = vmap(partial(_gamma_one, log_space=log_space))(keys, alphas)
     return jnp.reshape(samples, shape)
 
@@ -88,8 +89,6 @@ def _gamma_grad(sample, a, log_space):
 
 
 def _gamma_sampler(log_space):
-    from mjax.ad import custom_jvp
-
     def make(key):
         @custom_jvp
         def sample(a):

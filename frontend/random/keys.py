@@ -13,6 +13,7 @@ from mjax import dtypes
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.config import config
+from mjax.dialect.types import KeyType
 from mjax.prng import (PRNGKeyArray, impl_of, random_bits, random_clone, random_fold_in,
                        random_seed, random_split, resolve_impl)
 from mjax.random.arguments import _canon_shape, _laid_out, _no_sharding, _user_dtype
@@ -51,7 +52,6 @@ def _return_keys(wrapped: bool, keys: PRNGKeyArray):
 
 def key_dtype(impl_spec=None):
     """The key dtype of an impl (default: the configured one). JAX: random.key_dtype."""
-    from mjax.dialect.types import KeyType
     return KeyType(resolve_impl(impl_spec))
 
 

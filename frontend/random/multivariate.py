@@ -95,9 +95,16 @@ def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
     return staged(_dirichlet, key, alpha, shape=shape, dtype=dtype)
 
 
+
+def _softmax(x, axis):
+    """exp(x) normalized along axis, as JAX's random module computes it for dirichlet (its
+    own, not jax.nn.softmax: the shift is not differentiated)."""
+    e = jnp.exp(x - lax.stop_gradient(x.max(axis, keepdims=True)))
+    return e / e.sum(axis, keepdims=True)
+
+
 @_jit(("shape", "dtype"))
 def _dirichlet(key, alpha, shape, dtype):
-    from mjax.nn import softmax
     alpha = jnp.asarray(alpha)
     if not alpha.ndim >= 1:
         raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == "
@@ -108,7 +115,7 @@ def _dirichlet(key, alpha, shape, dtype):
         _check_shape("dirichlet", shape, tuple(alpha.shape[:-1]))
     alpha = lax.convert_element_type(alpha, dtype)
     log_g = _loggamma_in(key, alpha, tuple(shape) + tuple(alpha.shape[-1:]), dtype)
-    return softmax(log_g, -1)
+    return _softmax(log_g, -1)
 
 
 @_laid_out

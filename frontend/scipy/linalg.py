@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as _onp
 
+from mjax import lax
 from mjax import numpy as jnp
 from mjax.lax import linalg as lax_linalg
 from mjax.numpy import linalg as _np_linalg
-from mjax.numpy.linalg import jit_eagerly
-
-
-def _inexact(fname, *xs):
-    return jnp._promote(f"scipy.linalg.{fname}", *[jnp.asarray(x) for x in xs],
-                        inexact=True, broadcast=False)
+from mjax.scipy.special_matrices import (_inexact, block_diag, circulant,  # noqa: F401
+                                         companion, convolution_matrix, dft, fiedler,
+                                         hadamard, hankel, helmert, hilbert, invhilbert,
+                                         invpascal, leslie, pascal, toeplitz)
+from mjax.staging import jit_eagerly
 
 
 def _broadcast_solve_operands(fname, a, b):
@@ -219,7 +219,6 @@ class _Scale:
     def __mul__(self, x):
         if not self.is_complex:
             return self.value * x
-        from mjax import lax
         return lax.complex(self.value * jnp.real(x), self.value * jnp.imag(x))
 
 
@@ -265,144 +264,58 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     return jnp.where((n_squarings > max_squarings)[..., None, None], nan, R)
 
 
-def block_diag(*arrs):
-    """The block-diagonal matrix of the given (at most 2-D) arrays."""
-    if not arrs:
-        return jnp.zeros((1, 0))
-    arrs = [jnp.asarray(a) for a in arrs]
-    arrs = jnp._promote("scipy.linalg.block_diag", *arrs, broadcast=False)
-    arrs = [jnp.atleast_2d(a) for a in arrs]
-    bad = [a.ndim for a in arrs if a.ndim > 2]
-    if bad:
-        raise ValueError(f"Arguments to jax.scipy.linalg.block_diag must have at most 2 "
-                         f"dimensions, got {bad}")
-    acc = arrs[0]
-    for a in arrs[1:]:
-        r, c = a.shape
-        top = jnp.pad(acc, ((0, 0), (0, c)))
-        bottom = jnp.pad(a, ((0, 0), (acc.shape[1], 0)))
-        acc = jnp.concatenate([top, bottom], axis=0)
-    return acc
+def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
+    """a = u p (side="right") or p u ("left"), u unitary and p positive semidefinite,
+    from the SVD (so every `method` gives the same factors). JAX: jax.scipy.linalg.polar."""
+    if side not in ("right", "left"):
+        raise ValueError(f"side={side!r} is not 'right' or 'left'")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"Unknown polar decomposition method {method}.")
+    a = jnp.asarray(a)
+    if a.ndim != 2:
+        raise ValueError(f"The input `a` must be a 2-D array, got shape {a.shape}")
+    u_svd, s, vh = svd(a, full_matrices=False)
+    unitary = u_svd @ vh
+    if side == "right":
+        posdef = (jnp.conj(vh).T * s) @ vh
+    else:
+        posdef = (u_svd * s) @ jnp.conj(u_svd).T
+    return unitary, posdef
 
 
-# ---- special matrices (compositions of jnp; batched over leading axes as in JAX) ------------
-def _pick(vals, index):
-    """vals[..., index] for a static integer index matrix."""
-    return jnp.take(vals, jnp.asarray(index, dtype=_onp.int32), axis=-1)
+def expm_frechet(A, E, *, method=None, compute_expm=True):
+    """The Frechet derivative of expm at A in direction E: the upper-right block of
+    expm([[A, E], [0, A]]). JAX: jax.scipy.linalg.expm_frechet."""
+    A, E = jnp._promote("scipy.linalg.expm_frechet", A, E, inexact=True, broadcast=False)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape != E.shape:
+        raise ValueError(f"expm_frechet: A and E must be square matrices of one shape, got "
+                         f"{A.shape} and {E.shape}")
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(f"Unknown implementation {method}")
+    n = A.shape[-1]
+    zeros = jnp.zeros_like(A)
+    big = jnp.concatenate([jnp.concatenate([A, E], -1), jnp.concatenate([zeros, A], -1)], -2)
+    full = expm(big)
+    frechet = full[..., :n, n:]
+    return (full[..., :n, :n], frechet) if compute_expm else frechet
 
 
-def _batch_pair(c, r):
-    batch = jnp.broadcast_shapes(c.shape[:-1], r.shape[:-1])
-    return (jnp.broadcast_to(c, batch + c.shape[-1:]), jnp.broadcast_to(r, batch + r.shape[-1:]))
+# ---- what mjax does not have ----------------------------------------------------------------
+def _not_implemented(name, why):
+    def f(*args, **kwargs):
+        raise NotImplementedError(f"mjax.scipy.linalg.{name} is not implemented ({why})")
+    f.__name__ = name
+    f.__doc__ = f"Not implemented in mjax ({why}). JAX: jax.scipy.linalg.{name}."
+    return f
 
 
-def toeplitz(c, r=None):
-    """T[i, j] = c[i - j] below the diagonal and r[j - i] above (r[0] is ignored)."""
-    c = jnp.atleast_1d(jnp.asarray(c))
-    r = jnp.conj(c) if r is None else jnp.atleast_1d(jnp.asarray(r))
-    c, r = jnp._promote("scipy.linalg.toeplitz", c, r, broadcast=False)
-    c, r = _batch_pair(c, r)
-    m, n = c.shape[-1], r.shape[-1]
-    vals = jnp.concatenate([jnp.flip(r[..., 1:], axis=-1), c], axis=-1)
-    i, j = _onp.ogrid[:m, :n]
-    return _pick(vals, (n - 1) + i - j)
+schur = _not_implemented("schur", "no Schur decomposition")
+rsf2csf = _not_implemented("rsf2csf", "no Schur decomposition")
+sqrtm = _not_implemented("sqrtm", "needs the Schur decomposition")
+funm = _not_implemented("funm", "needs the Schur decomposition")
+hessenberg = _not_implemented("hessenberg", "no Hessenberg reduction")
+solve_sylvester = _not_implemented("solve_sylvester", "needs the Schur decomposition")
+eigh_tridiagonal = _not_implemented("eigh_tridiagonal", "no tridiagonal eigensolver")
+qr_multiply = _not_implemented("qr_multiply", "no Householder-reflector QR")
+fiedler_companion = _not_implemented("fiedler_companion", "not written yet")
 
-
-def hankel(c, r=None):
-    """H[i, j] = c[i + j] while i + j < len(c), then r[i + j - len(c) + 1]."""
-    c = jnp.asarray(c)
-    r = jnp.zeros_like(c) if r is None else jnp.asarray(r)
-    if c.ndim == 0:
-        raise ValueError("hankel: c must be at least 1-dimensional, got a scalar.")
-    if r.ndim == 0:
-        raise ValueError("hankel: r must be at least 1-dimensional, got a scalar.")
-    c, r = jnp._promote("scipy.linalg.hankel", c, r, broadcast=False)
-    c, r = _batch_pair(c, r)
-    m, n = c.shape[-1], r.shape[-1]
-    vals = jnp.concatenate([c, r[..., 1:]], axis=-1)
-    i, j = _onp.ogrid[:m, :n]
-    return _pick(vals, i + j)
-
-
-def circulant(c):
-    """C[i, j] = c[(i - j) mod n]: each column a cyclic shift of c."""
-    c = jnp.atleast_1d(jnp.asarray(c))
-    n = c.shape[-1]
-    i, j = _onp.ogrid[:n, :n]
-    return _pick(c, (i - j) % n)
-
-
-def hilbert(n):
-    """H[i, j] = 1 / (i + j + 1)."""
-    a = jnp.arange(n, dtype=jnp.result_type(float))[:, None]
-    return 1 / (a + a.T + 1)
-
-
-def fiedler(a):
-    """F[i, j] = |a[i] - a[j]|."""
-    a = jnp.atleast_1d(jnp.asarray(a))
-    return jnp.abs(a[..., :, None] - a[..., None, :])
-
-
-def companion(a):
-    """Companion matrix of the polynomial with coefficients a (highest degree first)."""
-    (a,) = _inexact("companion", jnp.atleast_1d(jnp.asarray(a)))
-    n = a.shape[-1]
-    if n < 2:
-        raise ValueError(f"The length of `a` along the last axis must be at least 2; got "
-                         f"shape {a.shape}.")
-    first = -a[..., 1:] / a[..., :1]
-    sub = jnp.broadcast_to(jnp.eye(n - 2, n - 1, dtype=a.dtype), a.shape[:-1] + (n - 2, n - 1))
-    return jnp.concatenate([first[..., None, :], sub], axis=-2)
-
-
-def leslie(f, s):
-    """Leslie matrix: fecundities f in the first row, survival rates s below the diagonal."""
-    f, s = jnp.atleast_1d(jnp.asarray(f)), jnp.atleast_1d(jnp.asarray(s))
-    n = f.shape[-1]
-    if n < 2:
-        raise ValueError(f"The length of f along the last axis must be at least 2; got shape "
-                         f"{f.shape}.")
-    if s.shape[-1] != n - 1:
-        raise ValueError(f"Incorrect lengths for f and s. The length of s along the last axis "
-                         f"must be one less than the length of f; got f shape {f.shape} and "
-                         f"s shape {s.shape}.")
-    f, s = jnp._promote("scipy.linalg.leslie", f, s, broadcast=False)
-    f, s = _batch_pair(f, s)
-    sub = s[..., :, None] * jnp.eye(n - 1, n, dtype=s.dtype)
-    return jnp.concatenate([f[..., None, :], sub], axis=-2)
-
-
-def dft(n, scale=None, *, dtype=None):
-    """The n x n discrete Fourier transform matrix, optionally scaled by 1/sqrt(n) or 1/n."""
-    if scale is not None and scale not in ("sqrtn", "n"):
-        raise ValueError(f"scale must be None, 'sqrtn', or 'n'; got {scale!r}.")
-    dtype = jnp.result_type(complex) if dtype is None else _onp.dtype(dtype)
-    if dtype.kind != "c":
-        raise ValueError(f"dtype must be a complex floating-point type; got {dtype}.")
-    k = _onp.arange(n)
-    m = _onp.exp(-2j * _onp.pi * _onp.outer(k, k) / max(n, 1))
-    if scale == "sqrtn":
-        m = m / _onp.sqrt(n)
-    elif scale == "n":
-        m = m / n
-    return jnp.asarray(m.astype(dtype))
-
-
-def helmert(n, full=False):
-    """Helmert matrix: orthonormal rows orthogonal to the constant vector (and, with
-    full=True, that vector itself as the first row)."""
-    if n < 1:
-        raise ValueError(f"n must be a positive integer; got {n}.")
-    i = _onp.arange(1, n)[:, None]
-    j = _onp.arange(n)[None, :]
-    h = _onp.where(j < i, 1.0, _onp.where(j == i, -i, 0.0)) / _onp.sqrt(i * (i + 1.0))
-    if full:
-        h = _onp.concatenate([_onp.full((1, n), 1 / _onp.sqrt(n)), h], axis=0)
-    return jnp.asarray(h, dtype=jnp.result_type(float))
-
-
-from mjax.scipy.linalg_extra import (  # noqa: E402,F401
-    convolution_matrix, eigh_tridiagonal, expm_frechet, fiedler_companion, funm, hadamard,
-    hessenberg, invhilbert, invpascal, pascal, polar, qr_multiply, rsf2csf, schur,
-    solve_sylvester, sqrtm)

@@ -3,8 +3,14 @@
 """
 from __future__ import annotations
 
+import math
+
 from mjax import lax
 from mjax import numpy as jnp
+from mjax.ad import custom_jvp
+from mjax.nn import functions as nn_functions
+from mjax.nn.functions import logsumexp  # noqa: F401  (JAX: jax.scipy.special.logsumexp)
+from mjax.staging import jit_eagerly
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "polygamma",
            "expit", "logit", "xlogy", "xlog1py", "entr", "ndtr", "log_ndtr"]
@@ -97,38 +103,106 @@ def entr(x):
     return jnp.where(x < 0, jnp.full_like(x, -jnp.inf), -xlogy(x, x))
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
-    """log(sum(b * exp(a))) over `axis`, shifted by the max for stability.
+# ---- computed by series, continued fractions and Newton steps ----------------------------
+# (The series are mjax.lax's special functions, with NumPy's promotion of the arguments.
+# Called eagerly, each runs as one compiled program (`jit_eagerly`), as JAX jits them,
+# instead of dispatching its many small ops one by one.)
+def _tiny(x):
+    return jnp.finfo(x.dtype).tiny
 
-    With return_sign, returns (log|s|, sign(s)); otherwise a negative sum gives NaN.
-    Masked-out entries (where=False) are left out. JAX: jax.scipy.special.logsumexp."""
-    if b is None:
-        (a,) = _float("logsumexp", a)
+
+@jit_eagerly("a", "x")
+def gammainc(a, x):
+    """The regularized lower incomplete gamma function P(a, x).
+    JAX: jax.scipy.special.gammainc."""
+    return lax.igamma(*_float("gammainc", a, x))
+
+
+@jit_eagerly("a", "x")
+def gammaincc(a, x):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x).
+    JAX: jax.scipy.special.gammaincc."""
+    return lax.igammac(*_float("gammaincc", a, x))
+
+
+@jit_eagerly("a", "b", "x")
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b).
+    JAX: jax.scipy.special.betainc."""
+    return lax.betainc(*_float("betainc", a, b, x))
+
+
+@jit_eagerly("x")
+def i0e(x):
+    """exp(-|x|) I0(x). JAX: jax.scipy.special.i0e."""
+    return lax.bessel_i0e(*_float("i0e", x))
+
+
+@jit_eagerly("x")
+def i1e(x):
+    """exp(-|x|) I1(x), odd in x. JAX: jax.scipy.special.i1e."""
+    return lax.bessel_i1e(*_float("i1e", x))
+
+
+@jit_eagerly("x")
+def i0(x):
+    """The modified Bessel function I0(x). JAX: jax.scipy.special.i0."""
+    (x,) = _float("i0", x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i0e(x)
+
+
+@jit_eagerly("x")
+def i1(x):
+    """The modified Bessel function I1(x). JAX: jax.scipy.special.i1."""
+    (x,) = _float("i1", x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i1e(x)
+
+
+@jit_eagerly("x", "q")
+def zeta(x, q=None):
+    """The Hurwitz zeta function sum_k (k + q)^-x (Riemann's for q=None), for x > 1.
+    JAX: jax.scipy.special.zeta."""
+    if q is None:
+        (x,) = _float("zeta", x)
+        q = jnp.ones_like(x)
     else:
-        a, b = _float("logsumexp", a, b)
-    axes = jnp._axes(axis, a.ndim)
-    masked = a if where is None else jnp.where(where, a, -jnp.inf)
-    amax = jnp.max(masked, axis=axes, keepdims=True)
-    # An infinite max (all -inf, or some +inf) would give inf - inf: shift by 0 instead.
-    amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, jnp.zeros_like(amax)))
-    e = jnp.exp(a - amax)
-    if b is not None:
-        e = e * b
-    if where is not None:
-        e = jnp.where(where, e, jnp.zeros_like(e))
-    total = jnp.sum(e, axis=axes, keepdims=keepdims)
-    sign = jnp.sign(total)
-    shift = amax if keepdims else lax.squeeze(amax, axes)
-    out = jnp.log(jnp.abs(total)) + shift
-    if return_sign:
-        return out, sign
-    if b is not None:
-        out = jnp.where(sign < 0, jnp.full_like(out, jnp.nan), out)
-    return out
+        x, q = _float("zeta", x, q)
+    return lax.zeta(x, q)
 
 
-from mjax.scipy.special_series import (  # noqa: E402
-    betainc, gammainc, gammaincc, i0, i0e, i1, i1e, ndtri, zeta)
+@custom_jvp
+def _ndtri(p):
+    lower = p <= 0.5
+    pl = jnp.where(lower, p, 1 - p)  # the lower tail: solve ndtr(x) = pl with x <= 0
+    pl = jnp.clip(pl, _tiny(pl), 0.5)
+    # Abramowitz & Stegun 26.2.23 as the start, then Newton steps on log ndtr(x) = log pl.
+    t = jnp.sqrt(-2 * jnp.log(pl))
+    x = -(t - (2.515517 + 0.802853 * t + 0.010328 * t * t)
+          / (1 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t))
+    log_p = jnp.log(pl)
+    for _ in range(4):
+        log_cdf = log_ndtr(x)
+        log_pdf = -0.5 * x * x - 0.5 * math.log(2 * math.pi)
+        x = x - (log_cdf - log_p) * jnp.exp(log_cdf - log_pdf)
+    x = jnp.where(lower, x, -x)
+    x = jnp.where(p == 0.5, 0.0, x)
+    x = jnp.where(p == 0, -jnp.inf, jnp.where(p == 1, jnp.inf, x))
+    return jnp.where((p < 0) | (p > 1) | jnp.isnan(p), jnp.nan, x)
+
+
+@_ndtri.defjvp
+def _ndtri_jvp(primals, tangents):
+    (p,), (t,) = primals, tangents
+    x = _ndtri(p)
+    return x, t * jnp.sqrt(2 * math.pi) * jnp.exp(0.5 * x * x)
+
+
+@jit_eagerly("p")
+def ndtri(p):
+    """The inverse of the standard normal CDF. JAX: jax.scipy.special.ndtri."""
+    (p,) = _float("ndtri", p)
+    return _ndtri(p)
+
 
 __all__ += ["betainc", "gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "ndtri", "zeta",
             "gammasgn", "gamma", "loggamma", "beta", "betaln", "factorial", "comb", "poch",
@@ -208,6 +282,7 @@ def multigammaln(a, d):
     """The log multivariate gamma function of dimension d (a static int).
     JAX: jax.scipy.special.multigammaln."""
     import math
+
     import numpy as _onp
     d = int(d) if isinstance(d, (int, _onp.integer)) else d
     if not isinstance(d, int):
@@ -256,15 +331,13 @@ def boxcox1p(x, lmbda):
 
 def softmax(x, /, *, axis=None):
     """exp(x) / sum(exp(x)) over `axis` (all axes by default). JAX: jax.scipy.special.softmax."""
-    from mjax import nn
-    return nn.softmax(x, axis=axis)
+    return nn_functions.softmax(x, axis=axis)
 
 
 def log_softmax(x, /, *, axis=None):
     """x - logsumexp(x) over `axis` (all axes by default).
     JAX: jax.scipy.special.log_softmax."""
-    from mjax import nn
-    return nn.log_softmax(x, axis=axis)
+    return nn_functions.log_softmax(x, axis=axis)
 
 
 def bernoulli(n):

@@ -12,8 +12,8 @@ import tensorflow as tf
 from tensorflow.compiler.tf2xla.python import xla as tfxla
 
 from mjax import dtypes as _dtypes
-from mjax.experimental.jax2tf.dtypes import to_tf_dtype
 from mjax import export as _export
+from mjax.experimental.jax2tf.dtypes import to_tf_dtype
 from mjax.export import Exported
 
 _NO_GRADIENT = ("The jax2tf-converted function does not support gradients. Use "

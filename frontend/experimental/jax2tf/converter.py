@@ -18,6 +18,9 @@ from mjax import tree_util
 from mjax.experimental.jax2tf.call_module import call_exported
 from mjax.experimental.jax2tf.dtypes import to_tensor
 from mjax.experimental.jax2tf.shapes import check_polymorphic_shapes, static_shape
+from mjax.jitted import Jitted, jit
+from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.staging import eval_shape
 
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
@@ -80,7 +83,6 @@ def convert(fun_jax: Callable, *, polymorphic_shapes=None,
     # Autograph must not rewrite mjax's Python (slow, and nothing in it is TF control flow).
     @tf.autograph.experimental.do_not_convert
     def converted_fun_tf(*args_tf, **kwargs_tf):
-        from mjax.api import ShapeDtypeStruct
         args_tf, kwargs_tf = _untracked((args_tf, kwargs_tf))
         paths_leaves, in_tree = tree_util.tree_flatten_with_path((args_tf, kwargs_tf))
         flat, specs = [], []
@@ -129,7 +131,6 @@ def _same_kind(tree, items):
 
 def _jitted(fun):
     """`fun` if it is already jitted (its options are kept), else `jit(fun)`."""
-    from mjax.api import Jitted, jit
     return fun if isinstance(fun, Jitted) else jit(fun)
 
 
@@ -137,7 +138,6 @@ def eval_polymorphic_shape(fun_jax: Callable, *, polymorphic_shapes=None) -> Cal
     """`(out_specs, out_shapes)` of `fun_jax` on abstract arguments; static shapes only.
     JAX: jax2tf.eval_polymorphic_shape."""
     def do_eval(*args_specs):
-        from mjax.api import eval_shape
         shapes = [tuple(a.shape) for a in tree_util.tree_leaves(args_specs)]
         check_polymorphic_shapes(polymorphic_shapes, args_specs, shapes)
         out = eval_shape(fun_jax, *args_specs)

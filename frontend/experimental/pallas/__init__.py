@@ -5,7 +5,7 @@ by `jaxpr.pallas_call`; with interpret=True `--jaxpr-pallas-interpret` runs it a
 over the grid under XLA (on CPU, as in JAX, interpret=False is a ValueError), on GPUs
 `--jaxpr-pallas-to-triton` compiles it with Triton. See docs/design.md ("Pallas").
 """
-from mjax.experimental.pallas.core import (ANY, BlockSpec, Blocked, BoundedSlice, Buffered,
+from mjax.experimental.pallas.core import (ANY, Blocked, BlockSpec, BoundedSlice, Buffered,
                                            CompilerParams, CostEstimate, Element, GridSpec,
                                            MemoryRef, MemorySpace, Squeezed, align_to, cdiv,
                                            next_power_of_2, no_block_spec, squeezed,

@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mjax import dtypes
+from mjax import dtypes, lax
+from mjax.dialect.types import ShapedArray
 
 
 class Squeezed:
@@ -79,7 +80,6 @@ class MemoryRef:
     memory_space: Any = None
 
     def get_array_aval(self):
-        from mjax.dialect.types import ShapedArray
         return ShapedArray(self.shape, self.dtype)
 
 
@@ -146,7 +146,6 @@ def cdiv(a, b):
     """Ceiling division: ceil(a / b) for integers (Python or arrays). JAX: pl.cdiv."""
     if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
         return -(-int(a) // int(b))
-    from mjax import lax
     return lax.div(a + b - 1, b)
 
 

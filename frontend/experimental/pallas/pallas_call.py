@@ -15,13 +15,16 @@ import itertools
 import numpy as np
 from jaxlib.mlir import ir
 
+from mjax import dtypes, lax
+from mjax import numpy as jnp
 from mjax import tree_util
 from mjax.core import Trace, Tracer, aval_of_value, current_trace, user_location
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.pallas import SQUEEZED, block_ref_shape, emit_pallas_call
 from mjax.dialect.types import RefAval, ShapedArray
-from mjax.experimental.pallas.core import (BlockSpec, Blocked, BoundedSlice, Element,
+from mjax.jitted import jit
+from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, Element,
                                            GridSpec, Squeezed, no_block_spec)
 from mjax.experimental.pallas.primitives import KernelContext
 from mjax.experimental.pallas.ref import Ref
@@ -127,7 +130,6 @@ def _fresh(names: set, base: str) -> str:
 def _trace_index_map(module, fn, grid, aval, what, name) -> str:
     """Traces an index map into a private function (i32 grid indices -> i32 block
     indices); returns its name."""
-    from mjax import lax
     n = len(grid)
     i32 = ShapedArray((), np.int32)
     if fn is not None:
@@ -170,7 +172,6 @@ def _scratch_aval(s) -> RefAval:
     if shape is None or dtype is None:
         raise TypeError(f"scratch_shapes entries need a shape and a dtype (e.g. "
                         f"pltpu.VMEM((8, 128), jnp.float32)), got {s!r}")
-    from mjax import dtypes
     return RefAval(tuple(shape), dtypes.canonicalize_dtype(dtype))
 
 
@@ -217,13 +218,11 @@ class _PallasCall:
     def __call__(self, *args):
         if current_trace() is None:
             if self._jitted is None:
-                from mjax import jit
                 self._jitted = jit(self._stage)
             return self._jitted(*args)
         return self._stage(*args)
 
     def _stage(self, *args):
-        from mjax import numpy as jnp
         outer = current_trace()
         module = outer.module
         leaves, in_tree = tree_util.tree_flatten(args)
@@ -235,7 +234,6 @@ class _PallasCall:
                 raise TypeError(f"pallas_call input {i} is a ref; pass arrays")
         out_leaves, out_tree = tree_util.tree_flatten(
             self.out_shape, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
-        from mjax import dtypes
         out_avals = []
         for o in out_leaves:
             if not (hasattr(o, "shape") and hasattr(o, "dtype")):

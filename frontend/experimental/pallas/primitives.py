@@ -7,7 +7,9 @@ import threading
 
 import numpy as np
 
-from mjax.core import bind
+from mjax import debug, lax
+from mjax import numpy as jnp
+from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import ShapedArray
 from mjax.experimental.pallas.ref import Ref, as_ref
@@ -88,8 +90,6 @@ def _value_aval(ref: Ref, params) -> ShapedArray:
 def _coerce(what: str, value, aval: ShapedArray, fn: str):
     """`value` as an array of `aval`'s shape and dtype: scalars and weakly typed values
     take the ref's dtype, shapes broadcast; other dtype mismatches are errors, as in JAX."""
-    from mjax import lax, numpy as jnp
-    from mjax.core import aval_of_value
     v_aval = aval_of_value(value)
     if v_aval.dtype != aval.dtype:
         if not v_aval.weak_type:
@@ -109,8 +109,6 @@ def _coerce(what: str, value, aval: ShapedArray, fn: str):
 
 
 def _mask(mask, aval: ShapedArray, fn: str):
-    from mjax import numpy as jnp
-    from mjax.core import aval_of_value
     m = aval_of_value(mask)
     if np.dtype(m.dtype) != np.bool_:
         raise TypeError(f"{fn} mask must be a boolean array, got {m.str_short()}")
@@ -166,7 +164,6 @@ def addupdate(x_ref_or_view, idx, val) -> None:
 def atomic_rmw(x_ref_or_view, idx, val, *, mask=None, kind: str):
     """ref[idx] = kind(ref[idx], val) atomically where `mask` holds; returns the old
     value. JAX: the atomic_* functions of the Triton backend."""
-    from mjax import numpy as jnp
     ref = as_ref(x_ref_or_view, f"atomic_{kind}")
     starts, params = ref.op_args(idx)
     aval = _value_aval(ref, params)
@@ -209,7 +206,6 @@ def dot(a, b, trans_a: bool = False, trans_b: bool = False, allow_tf32=None,
         precision=None):
     """a @ b over the last two axes (leading axes batched), optionally transposing
     either; float inputs accumulate in float32, integers in int32. JAX: pl.dot."""
-    from mjax import lax, numpy as jnp
     a, b = jnp.asarray(a), jnp.asarray(b)
     if a.ndim != b.ndim or a.ndim not in (2, 3):
         raise ValueError(f"pl.dot takes two 2-D (or two batched 3-D) arrays, got shapes "
@@ -235,7 +231,6 @@ def when(condition):
             if condition:
                 f()
             return
-        from mjax import lax
         lax.cond(condition, f, lambda: None)
     return wrapped
 
@@ -243,7 +238,6 @@ def when(condition):
 def loop(lower, upper, *, init_carry=None, step=1, unroll=None):
     """Decorator: runs body(i) (or carry = body(i, carry) with `init_carry`) for i in
     range(lower, upper, step); returns the final carry. JAX: pl.loop."""
-    from mjax import lax
 
     def wrapped(body):
         concrete = all(isinstance(v, (int, np.integer)) for v in (lower, upper, step))
@@ -274,7 +268,6 @@ def max_contiguous(x, values):
 
 def debug_print(fmt: str, *args):
     """Prints from inside a kernel (interpret mode: a host callback). JAX: pl.debug_print."""
-    from mjax import debug
     debug.print(fmt, *args)
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from mjax import lax
 from mjax.core import Tracer
+from mjax.dialect.types import short_dtype_name
+from mjax.experimental.pallas import primitives
 
 
 class Slice:
@@ -109,7 +112,6 @@ def normalize_index(idx, shape) -> list[tuple]:
 
 
 def _as_i32(x):
-    from mjax import lax
     if isinstance(x, (int, np.integer)):
         return np.int32(x)
     if np.dtype(x.aval.dtype) != np.int32:
@@ -153,7 +155,6 @@ class Ref:
         return self.shape[0]
 
     def __repr__(self):
-        from mjax.dialect.types import short_dtype_name
         return f"Ref<{short_dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]>"
 
     # -- indexing ------------------------------------------------------------------------
@@ -188,11 +189,9 @@ class Ref:
         return _At(self)
 
     def __getitem__(self, idx):
-        from mjax.experimental.pallas import primitives
         return primitives.load(self, idx)
 
     def __setitem__(self, idx, value):
-        from mjax.experimental.pallas import primitives
         primitives.swap(self, idx, value)     # (JAX: ref[idx] = v is a swap)
 
     def get(self, idx=()):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from mjax import numpy as jnp
 from mjax.experimental.pallas import primitives as _p
 from mjax.experimental.pallas.core import CompilerParams as _BaseParams
 from mjax.experimental.pallas.primitives import (atomic_add, atomic_and, atomic_max,
@@ -34,7 +35,6 @@ def store(ref, val, *, mask=None, eviction_policy=None) -> None:
 
 def approx_tanh(x):
     """tanh (Triton uses a fast approximation; interpret mode the exact one)."""
-    from mjax import numpy as jnp
     return jnp.tanh(x)
 
 

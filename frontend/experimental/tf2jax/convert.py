@@ -11,7 +11,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+import mjax.numpy as jnp
 from mjax import tree_util
+from mjax.array import Array
+from mjax.core import Tracer
 from mjax.experimental.tf2jax.graph import Resource, from_graph_def
 from mjax.experimental.tf2jax.interpreter import Context, check_rules, run_graph
 
@@ -53,8 +56,6 @@ def _fill(template, values):
 
 def _is_array(x) -> bool:
     import tensorflow as tf
-    from mjax.array import Array
-    from mjax.core import Tracer
     return isinstance(x, (np.ndarray, np.generic, Array, Tracer, tf.Tensor, tf.Variable,
                           tf.TensorSpec))
 
@@ -156,7 +157,6 @@ class _Converted:
         check_rules(self.graph, Context(self.library, {}, self.functions))
 
     def __call__(self, params, args, rng=None):
-        import mjax.numpy as jnp
         leaves = tree_util.tree_leaves(args)
         if len(leaves) != self.n_leaves:
             raise TypeError(f"tf2jax: the converted '{self.name}' takes arguments with "
@@ -202,7 +202,6 @@ def convert(tf_func, *args: Any, **kwargs: Any) -> tuple[Callable, dict]:
     def fn(params, *call_args, rng=None, **call_kwargs):
         return conv(params, (call_args, call_kwargs), rng)
     fn.__name__ = conv.name
-    import mjax.numpy as jnp
     return fn, {k: jnp.asarray(v) for k, v in conv.params.items()}
 
 

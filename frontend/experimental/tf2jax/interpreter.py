@@ -7,11 +7,8 @@ The environment maps a node name to the list of its outputs. Values are NumPy ar
 """
 from __future__ import annotations
 
-from mjax.experimental.tf2jax.graph import Graph
-
-
-class UnsupportedOperationError(NotImplementedError):
-    """A TF op tf2jax has no rule for (or a case of one it does not handle)."""
+from mjax.experimental.tf2jax.graph import Graph, from_function_def
+from mjax.experimental.tf2jax.ops import RULES, UnsupportedOperationError  # noqa: F401
 
 
 class Context:
@@ -26,7 +23,6 @@ class Context:
         self.where = ""
 
     def function(self, name: str) -> Graph:
-        from mjax.experimental.tf2jax.graph import from_function_def
         if name not in self._graphs:
             if name not in self.library:
                 raise ValueError(f"tf2jax: the function '{name}' called {self.where} is "
@@ -37,6 +33,11 @@ class Context:
     def call(self, name: str, args) -> list:
         """Runs library function `name` on `args` (inlined in the caller's trace)."""
         return run_graph(self.function(name), list(args), self)
+
+    def run(self, graph: Graph, args) -> list:
+        """Runs `graph` (a loop or branch body) on `args`: how rules of ops with bodies
+        reach the interpreter (rules never import it)."""
+        return run_graph(graph, list(args), self)
 
 
 def _order(graph: Graph) -> list:
@@ -75,7 +76,6 @@ def _missing_rule(node, graph) -> UnsupportedOperationError:
 def check_rules(graph: Graph, ctx: Context, seen=None) -> None:
     """Fails at conversion, not at the first call, on an op without a rule in `graph`
     or in a function it calls (loop bodies, branches, nested tf.functions)."""
-    from mjax.experimental.tf2jax.ops import RULES
     seen = set() if seen is None else seen
     inputs = set(graph.inputs)
     for node in _order(graph):
@@ -95,7 +95,6 @@ def check_rules(graph: Graph, ctx: Context, seen=None) -> None:
 
 
 def run_graph(graph: Graph, args: list, ctx: Context) -> list:
-    from mjax.experimental.tf2jax.ops import RULES
     if len(args) != len(graph.inputs):
         raise TypeError(f"tf2jax: {graph.where} takes {len(graph.inputs)} inputs, "
                         f"got {len(args)}")

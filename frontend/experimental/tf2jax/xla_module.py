@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+import mjax.numpy as jnp
 from mjax import export as _export
 
 
 def call_module(module: bytes, args, out_shapes, out_dtypes, platforms, fun_name):
-    import mjax.numpy as jnp
     exp = _export.from_stablehlo(module, platforms=platforms or ("cpu",), fun_name=fun_name)
     want = [(tuple(s), np.dtype(t)) for s, t in zip(out_shapes, out_dtypes)]
     have = [(tuple(a.shape), np.dtype(a.dtype)) for a in exp.out_avals]

@@ -13,6 +13,7 @@ import numpy as _onp
 
 from mjax import lax
 from mjax import numpy as jnp
+from mjax.ad import value_and_grad
 
 
 class OptimizeResults(NamedTuple):
@@ -46,7 +47,6 @@ def minimize(fun, x0, args=(), *, method, tol=None, options=None):
 
 
 def _bfgs(f, x0, maxiter=None, norm=_onp.inf, gtol=1e-5, line_search_maxiter=10):
-    from mjax import value_and_grad
     x0 = jnp.asarray(x0)
     if x0.ndim != 1:
         raise ValueError(f"minimize: x0 must be a 1-D array, got shape {x0.shape}")

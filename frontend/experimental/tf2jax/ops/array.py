@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax.experimental.tf2jax.interpreter import UnsupportedOperationError
-from mjax.experimental.tf2jax.ops import (cast, is_numpy, register, shape_of, static,
-                                          static_ints, xp)
+import mjax.lax as lax
+import mjax.numpy as jnp
+from mjax.batching import vmap
+from mjax.core import Tracer
+from mjax.experimental.tf2jax.ops.registry import (UnsupportedOperationError, cast,
+                                                   is_numpy, register, shape_of, static,
+                                                   static_ints, xp)
+from mjax.numpy.indexing import _IndexUpdateHelper
 
 
 def _jnp():
-    import mjax.numpy as jnp
     return jnp
 
 
 def _lax():
-    import mjax.lax as lax
     return lax
 
 
@@ -230,12 +233,11 @@ def _gather(ctx, node, params, indices, axis=None):
     b = int(node.attrs.get("batch_dims", 0)) % (len(shape_of(indices)) + 1)
     if b == 0:
         return xp(params, indices).take(params, indices, axis=a)
-    import mjax
 
     def take(p, i):
         return _jnp().take(p, i, axis=a - b)
     for _ in range(b):           # the leading batch dimensions pair up: map over them
-        take = mjax.vmap(take)
+        take = vmap(take)
     return take(params, indices)
 
 
@@ -374,7 +376,6 @@ def _index(i):
 # ---- scatters and matrices ------------------------------------------------------------------
 def _scatter(kind):
     def rule(ctx, node, x, indices, updates):
-        from mjax.numpy.indexing import _IndexUpdateHelper
         jnp = _jnp()
         x = jnp.asarray(x)
         k = shape_of(indices)[-1]
@@ -495,7 +496,6 @@ def _reverse_sequence(ctx, node, x, lengths):
 # ---- data-dependent shapes ------------------------------------------------------------------
 def _concrete(x, node, ctx) -> np.ndarray:
     """The value of `x` when it is known (eager calls); traced values have no shape yet."""
-    from mjax.core import Tracer
     if isinstance(x, Tracer):
         raise UnsupportedOperationError(
             f"tf2jax: {node.op} (node '{node.name}' {ctx.where}) has a result whose shape "

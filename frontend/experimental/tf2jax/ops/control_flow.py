@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 
+import mjax.lax as lax
+import mjax.numpy as jnp
 from mjax.experimental.tf2jax.graph import Resource
-from mjax.experimental.tf2jax.interpreter import UnsupportedOperationError, run_graph
-from mjax.experimental.tf2jax.ops import cast, is_numpy, register
 from mjax.experimental.tf2jax.ops.array import PendingList
+from mjax.experimental.tf2jax.ops.registry import (UnsupportedOperationError, cast,
+                                                   is_numpy, register)
+from mjax.experimental.tf2jax.xla_module import call_module
+from mjax.staging import eval_shape
 
 
 def _jnp():
-    import mjax.numpy as jnp
     return jnp
 
 
 def _lax():
-    import mjax.lax as lax
     return lax
 
 
@@ -91,11 +93,11 @@ def _while(ctx, node, *args):
         return vals
 
     def cond_fun(carry):
-        (p,) = run_graph(cond_g, full(carry), ctx)
+        (p,) = ctx.run(cond_g, full(carry))
         return _pred(p)
 
     def body_fun(carry):
-        outs = run_graph(body_g, full(carry), ctx)
+        outs = ctx.run(body_g, full(carry))
         return tuple(cast(jnp.asarray(outs[i]), c.dtype).reshape(c.shape)
                      for i, c in zip(carried, carry))
 
@@ -111,7 +113,6 @@ def _while(ctx, node, *args):
 def _materialize_lists(ctx, node, body_g, args, carried):
     """Element shapes of the TensorLists the loop fills (`tf.map_fn`), from one abstract
     trace of the body; the lists start as zeros of that shape."""
-    import mjax
     pending = [i for i in carried if isinstance(args[i], PendingList)]
     arrays = [i for i in carried if i not in pending]
 
@@ -119,14 +120,14 @@ def _materialize_lists(ctx, node, body_g, args, carried):
         vals = list(args)
         for i, x in zip(arrays, xs):
             vals[i] = x
-        outs = run_graph(body_g, vals, ctx)
+        outs = ctx.run(body_g, vals)
         if any(isinstance(outs[i], PendingList) for i in pending):
             raise UnsupportedOperationError(f"tf2jax: the loop of node '{node.name}' "
                                             f"{ctx.where} carries a TensorList of unknown "
                                             f"element shape that it never sets")
         return [outs[i] for i in pending]
     with _NoWrites(ctx, node):
-        shapes = mjax.eval_shape(probe, *[_jnp().asarray(args[i]) for i in arrays])
+        shapes = eval_shape(probe, *[_jnp().asarray(args[i]) for i in arrays])
     for i, s in zip(pending, shapes):
         args[i] = args[i].materialize(s.shape[1:])
     return args
@@ -169,12 +170,12 @@ def _static_trip_count(ctx, cond_g, body_g, args, carried):
     body_sub = type(body_g)(body_g.where, body_g.nodes, body_g.inputs,
                             [body_g.outputs[j] for j in counters])
     for trips in range(_MAX_STATIC_TRIPS):
-        (p,) = run_graph(cond_g, vals, ctx)
+        (p,) = ctx.run(cond_g, vals)
         if not is_numpy(p):
             return None
         if not np.asarray(p).reshape(-1).any():
             return trips
-        outs = run_graph(body_sub, vals, ctx)
+        outs = ctx.run(body_sub, vals)
         if not all(is_numpy(o) for o in outs):
             return None
         for j, o in zip(counters, outs):
@@ -196,7 +197,7 @@ def _branches(ctx, node, names, args):
             vals = list(args)
             for i, o in zip(operand_idx, ops):
                 vals[i] = o
-            outs = run_graph(graph, vals, ctx)
+            outs = ctx.run(graph, vals)
             jnp = _jnp()
             return tuple(cast(jnp.asarray(o), t) if isinstance(t, np.dtype)
                          else jnp.asarray(o) for o, t in zip(outs, tout or [None] * len(outs)))
@@ -230,7 +231,6 @@ def _case(ctx, node, index, *args):
 @register("XlaCallModule")
 def _xla_call_module(ctx, node, *args):
     """A jax2tf-converted function: its StableHLO module, called through mjax.export."""
-    from mjax.experimental.tf2jax.xla_module import call_module
     a = node.attrs
     if a.get("has_token_input_output"):
         raise UnsupportedOperationError(f"tf2jax: XlaCallModule with tokens (node "

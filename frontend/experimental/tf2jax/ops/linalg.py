@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax.experimental.tf2jax.interpreter import UnsupportedOperationError
-from mjax.experimental.tf2jax.ops import register, shape_of, static_ints
+import mjax.numpy as jnp
+from mjax.experimental.tf2jax.ops.registry import (UnsupportedOperationError, register,
+                                                   shape_of, static_ints)
+from mjax.scipy.linalg import solve_triangular
 
 
 def _jnp():
-    import mjax.numpy as jnp
     return jnp
 
 
@@ -47,7 +48,6 @@ def _solve(ctx, node, a, b):
 
 @register("MatrixTriangularSolve")
 def _triangular_solve(ctx, node, a, b):
-    from mjax.scipy.linalg import solve_triangular
     return solve_triangular(_jnp().asarray(a), _jnp().asarray(b),
                             lower=bool(node.attrs.get("lower", True)),
                             trans=2 if node.attrs.get("adjoint") else 0)

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax.experimental.tf2jax.ops import cast, is_numpy, register, static, static_ints, xp
+import mjax.lax as lax
+import mjax.nn as nn
+import mjax.numpy as jnp
+import mjax.ops
+from mjax.experimental.tf2jax.ops.registry import (cast, is_numpy, register, static,
+                                                   static_ints, xp)
 
 
 def _mjax(x):
-    import mjax.numpy as jnp
     return jnp.asarray(x)
 
 
@@ -25,21 +29,18 @@ def _unary(name, np_fn, mjax_fn):
 
 def _lax(name):
     def f(x):
-        import mjax.lax as lax
         return getattr(lax, name)(x)
     return f
 
 
 def _jnp(name):
     def f(x):
-        import mjax.numpy as jnp
         return getattr(jnp, name)(x)
     return f
 
 
 def _nn(name):
     def f(x):
-        import mjax.nn as nn
         return getattr(nn, name)(x)
     return f
 
@@ -243,8 +244,6 @@ _cumulative("Cumprod", "cumprod")
 
 @register("CumulativeLogsumexp")
 def _cumulative_logsumexp(ctx, node, x, axis):
-    import mjax.lax as lax
-    import mjax.numpy as jnp
     (a,) = static_ints(axis, "the axis")
     x = jnp.asarray(x)
     a %= x.ndim
@@ -279,7 +278,6 @@ def _angle(ctx, node, z):
 def _in_top_k(ctx, node, predictions, targets, k):
     """True where the target's score has fewer than k strictly larger scores (ties at
     the boundary count as in, as TF says); non-finite target scores are out."""
-    import mjax.numpy as jnp
     p = jnp.asarray(predictions)
     t = jnp.take_along_axis(p, jnp.asarray(targets).astype(np.int32)[:, None], axis=1)
     above = jnp.sum(p > t, axis=1)
@@ -343,15 +341,12 @@ def _euclidean_norm(ctx, node, x, axes):
 
 @register("TopKV2")
 def _top_k(ctx, node, x, k):
-    import mjax.lax as lax
-    import mjax.numpy as jnp
     values, idx = lax.top_k(jnp.asarray(x), int(static(k, "k of TopKV2")))
     return values, cast(idx, node.attrs.get("index_type", np.int32))
 
 
 def _segment(name, fn_name):
     def rule(ctx, node, data, ids, num):
-        import mjax.ops
         n = int(static(num, f"the number of segments of {name}"))
         return getattr(mjax.ops, fn_name)(_mjax(data), _mjax(ids), num_segments=n)
     register(name)(rule)
@@ -367,7 +362,6 @@ def _sorted_segment(name, fn_name):
     """Segment ops with sorted ids: the segment count is the last id + 1, so the ids must
     be constants."""
     def rule(ctx, node, data, ids):
-        import mjax.ops
         n = int(static(ids, f"the segment ids of {name}").reshape(-1)[-1]) + 1 \
             if np.size(ids) else 0
         return getattr(mjax.ops, fn_name)(_mjax(data), _mjax(ids), num_segments=n,

@@ -3,21 +3,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax.experimental.tf2jax.ops import cast, register, shape_of, static, static_ints, xp
+import mjax.lax as lax
+import mjax.nn as nn
+import mjax.numpy as jnp
+from mjax.experimental.tf2jax.ops.registry import (cast, register, shape_of, static,
+                                                   static_ints, xp)
 
 
 def _jnp():
-    import mjax.numpy as jnp
     return jnp
 
 
 def _nn():
-    import mjax.nn as nn
     return nn
 
 
 def _lax():
-    import mjax.lax as lax
     return lax
 
 

@@ -10,11 +10,11 @@ import zlib
 
 import numpy as np
 
-from mjax.experimental.tf2jax.ops import cast, register, static_ints
+import mjax.random as random
+from mjax.experimental.tf2jax.ops.registry import cast, register, static_ints
 
 
 def _random():
-    import mjax.random as random
     return random
 
 

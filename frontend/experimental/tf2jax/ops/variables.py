@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from mjax.experimental.tf2jax.graph import Resource
-from mjax.experimental.tf2jax.ops import cast, register, shape_of, xp
+from mjax.experimental.tf2jax.ops.registry import (UnsupportedOperationError, cast,
+                                                   register, shape_of, xp)
 
 
 def _var(ctx, node, handle) -> str:
@@ -36,7 +37,6 @@ def _variable_shape(ctx, node, handle):
 def _resource_gather(ctx, node, handle, indices):
     params = ctx.state[_var(ctx, node, handle)]
     if int(node.attrs.get("batch_dims", 0)) != 0:
-        from mjax.experimental.tf2jax.interpreter import UnsupportedOperationError
         raise UnsupportedOperationError(f"tf2jax: ResourceGather with batch_dims != 0 "
                                         f"(node '{node.name}' {ctx.where})")
     return xp(params, indices).take(params, indices, axis=0)

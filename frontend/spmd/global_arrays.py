@@ -14,12 +14,15 @@ from __future__ import annotations
 import numpy as np
 
 from mjax.array import Array
+from mjax.core import to_numpy
 from mjax.dialect import ShapedArray
-from mjax.sharding import Sharding
+from mjax.dtypes import canonicalize_dtype
+from mjax.placement import _process_of, device_put, process_count, process_index
+from mjax.runtime import get_backend
+from mjax.sharding_impls import Sharding
 
 
 def _local_devices(sharding) -> list:
-    from mjax.api import _process_of, process_index
     me = process_index()
     return [d for d in sharding._device_list() if _process_of(d) == me]
 
@@ -31,8 +34,6 @@ def _check_sharding(fn, sharding):
 
 def _assemble(shape, sharding, shards: dict, dtype) -> Array:
     """One Array from host shards {device: value} of this process's devices."""
-    from mjax.api import device_put, get_backend
-    from mjax.dtypes import canonicalize_dtype
     devs = list(shards)
     dtype = canonicalize_dtype(dtype)      # (float64 is float32 with x64 off, as JAX)
     if sharding.num_devices == 1:
@@ -44,7 +45,6 @@ def _assemble(shape, sharding, shards: dict, dtype) -> Array:
 
 
 def _host(x) -> np.ndarray:
-    from mjax.core import to_numpy
     return np.asarray(to_numpy(x))
 
 
@@ -108,7 +108,6 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
 def make_array_from_process_local_data(sharding, local_data, global_shape=None) -> Array:
     """An array laid out as `sharding` from this process's part of it: the block of the
     global array its devices hold (the whole array with one process)."""
-    from mjax.api import process_count
     _check_sharding("make_array_from_process_local_data", sharding)
     local_data = _host(local_data)
     if global_shape is None:

@@ -20,9 +20,18 @@ import numpy as np
 
 from mjax import tree_util
 from mjax.array import Array
+from mjax.config import config
+from mjax.core import to_numpy
+from mjax.dialect import attributes as A
+from mjax.dialect import context
+from mjax.dialect.ops.sharding import ShardingConstraintOp
+from mjax.lowering import alias_donated_inputs, compile_pipeline, lower_module
+from mjax.passes import run_pipeline
+from mjax.passes.ir_util import main_function, nested_ops
+from mjax.placement import put_sharded
 from mjax.runtime import get_backend
-from mjax.sharding import NamedSharding, P, Sharding, SingleDeviceSharding, as_sharding, \
-    named_from_hlo
+from mjax.sharding_impls import (Mesh, NamedSharding, P, Sharding, SingleDeviceSharding,
+                                 as_sharding, named_from_hlo)
 
 
 def wants_spmd(jitted, leaves) -> bool:
@@ -37,11 +46,8 @@ def constraint_mesh(module):
     """The mesh that the `jaxpr.sharding_constraint` ops of a traced module lay values
     out over (None when it has none): a jit whose arguments are not sharded still
     compiles for that mesh, so the constraints are honoured."""
-    from mjax.dialect.ops.sharding import ShardingConstraintOp
-    from mjax.passes.ir_util import nested_ops as walk_ops
-    from mjax.sharding import Mesh
     layouts = set()
-    for op in walk_ops(module):
+    for op in nested_ops(module):
         if op.name == ShardingConstraintOp.OPERATION_NAME:
             p = op.opview.params
             ids = p["device_ids"] or tuple(range(int(np.prod(p["mesh_shape"]))))
@@ -75,8 +81,7 @@ def flat_shardings(prefix, tree, what) -> list:
     """One sharding (or None) per leaf of `tree`, from a pytree prefix `prefix`."""
     if _is_leaf(prefix) or not isinstance(prefix, (tuple, list, dict)):
         return [_as_sharding(prefix, what)] * len(tree_util.tree_leaves(tree))
-    from mjax.batching import broadcast_prefix_with
-    return [_as_sharding(s, what) for s in broadcast_prefix_with(f"jit {what}", prefix,
+    return [_as_sharding(s, what) for s in tree_util.prefix_entries(f"jit {what}", prefix,
                                                                   tree, _is_leaf)]
 
 
@@ -125,7 +130,6 @@ def _common_mesh(shardings):
                          f"shardings use {len(meshes)} different meshes: "
                          f"{sorted(map(repr, meshes))}")
     if not meshes:
-        from mjax.sharding import Mesh
         dev = singles.pop() if len(singles) == 1 else get_backend().devices()[0]
         return Mesh(np.array([dev], dtype=object), ("_single",))
     return meshes.pop()
@@ -136,7 +140,6 @@ def annotate(module, in_shardings, out_shardings, out_avals) -> None:
     from jaxlib.mlir import ir
     from jaxlib.mlir.dialects import func as func_d
 
-    from mjax.dialect import context
     main = next(op for op in module.body.operations
                 if isinstance(op, func_d.FuncOp) and op.sym_name.value == "main")
     ftype = ir.FunctionType(main.type)
@@ -163,11 +166,6 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
     @main's arguments, `out_shardings` its results (None: unconstrained)."""
     from jaxlib.mlir import ir
 
-    from mjax.config import config
-    from mjax.dialect import context
-    from mjax.lowering import compile_pipeline, lower_module
-    from mjax.passes import run_pipeline
-    from mjax.passes.ir_util import main_function
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
         lower_module(module)
         return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
@@ -193,7 +191,6 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
 
 
 def _finish(module, donated, annotate_fn, text: bool) -> str | None:
-    from mjax.lowering import alias_donated_inputs
     if donated and any(donated):
         alias_donated_inputs(module, donated)
     if annotate_fn is not None:
@@ -216,11 +213,9 @@ def _shardy_can_carry(module, main, mesh) -> bool:
     """Whether the (transformed, inlined) module can be compiled in Shardy's form: no op
     that brings its own XLA sharding, and every sharding constraint directly in @main
     and over `mesh`'s axes."""
-    from mjax.dialect.ops.sharding import ShardingConstraintOp
-    from mjax.passes.ir_util import nested_ops as walk_ops
     top = main.regions[0].blocks[0]
     want = (tuple(mesh.axis_names), tuple(mesh.axis_sizes))
-    for op in walk_ops(module):
+    for op in nested_ops(module):
         name = op.name
         if name in _GSPMD_ONLY:
             return False
@@ -236,7 +231,6 @@ def _write_annotations(main, in_shardings, out_shardings, mesh) -> None:
     """`mjax.sharding` (the propagation pass's sources) on @main's arguments and on the
     results given a sharding."""
     from jaxlib.mlir import ir
-    from mjax.dialect import attributes as A
     axes, shape = tuple(mesh.axis_names), tuple(mesh.axis_sizes)
     encoded: dict = {}
 
@@ -270,8 +264,6 @@ def put_for(x, aval, sharding) -> object:
     """`x`'s buffer laid out as `sharding` (moved through the host when it is not)."""
     if type(x) is Array and (x._sharding is sharding or x._sharding == sharding):
         return x._buf
-    from mjax.api import put_sharded
-    from mjax.core import to_numpy
     value = np.asarray(to_numpy(x), dtype=aval.dtype)
     return put_sharded(value, aval, sharding)._buf
 

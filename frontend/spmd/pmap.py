@@ -17,8 +17,9 @@ from mjax import tree_util
 from mjax.ad.staging import _check_callable, _wraps
 from mjax.batching import broadcast_prefix, vmap
 from mjax.core import aval_of_value
+from mjax.jitted import jit
 from mjax.runtime import get_backend
-from mjax.sharding import Mesh, NamedSharding, P
+from mjax.sharding_impls import Mesh, NamedSharding, P
 
 _names = itertools.count()
 
@@ -43,7 +44,6 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
     @_wraps(fun)
     def pmapped(*args, **kwargs):
-        from mjax.api import jit
         dyn = [a for i, a in enumerate(args) if i not in static]
         axes = in_axes
         if isinstance(in_axes, tuple) and static:

@@ -29,10 +29,15 @@ import sys
 
 import numpy as np
 
-from mjax import tree_util
+from mjax import lax, tree_util
 from mjax.ad.staging import _check_callable, _wraps
+from mjax.array import Array
+from mjax.batching import vmap
 from mjax.core import aval_of_value, current_trace
-from mjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, current_mesh
+from mjax.jitted import jit
+from mjax.lax.sharding import constrain_unchecked
+from mjax.sharding_impls import AxisType, Mesh, NamedSharding, PartitionSpec, current_mesh
+from mjax.sharding_types import seed_varying, typeof_array
 
 
 class _InferType:
@@ -48,11 +53,10 @@ def _is_spec(s) -> bool:
 
 
 def _flat_specs(name, specs, tree) -> list[PartitionSpec]:
-    from mjax.batching import broadcast_prefix_with
     if _is_spec(specs):
         flat = [specs] * len(tree_util.tree_leaves(tree))
     else:
-        flat = broadcast_prefix_with(f"shard_map {name}", specs, tree, _is_spec)
+        flat = tree_util.prefix_entries(f"shard_map {name}", specs, tree, _is_spec)
     return [PartitionSpec() if s is None else s for s in flat]
 
 
@@ -88,13 +92,11 @@ def _check_spec(fun_name, mesh: Mesh, spec, shape, what: str, path: str):
 
 
 def _constrain(x, mesh, spec):
-    from mjax.lax.sharding import constrain_unchecked
     return constrain_unchecked(x, NamedSharding(mesh, spec))
 
 
 def _to_blocks(x, mesh: Mesh, spec: PartitionSpec):
     """Global value -> (block axes of the mesh axes `spec` uses, in mesh order, ...block)."""
-    from mjax import lax
     shape = aval_of_value(x).shape
     x = _constrain(x, mesh, spec)
     split, where, blocks = [], {}, []
@@ -117,7 +119,6 @@ def _to_blocks(x, mesh: Mesh, spec: PartitionSpec):
 
 def _from_blocks(y, mesh: Mesh, spec: PartitionSpec, stacked: list[str]):
     """(block axes of `stacked`, ...block) -> the global value laid out as `spec`."""
-    from mjax import lax
     if stacked:
         y = _constrain(y, mesh, PartitionSpec(*stacked))
     # Axes the spec does not name (check_vma=False): keep member 0's block, as JAX does.
@@ -148,7 +149,6 @@ def _spec_names(spec: PartitionSpec) -> set[str]:
 def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
     """The traced body of a shard_map call on global values `args`; with `shown` (a
     _Shown), also the per-device blocks of the body values it printed."""
-    from mjax.batching import vmap
     leaves, in_tree = tree_util.tree_flatten(args)
     specs = _flat_specs("in_specs", in_specs, args)
     for i, (x, s) in enumerate(zip(leaves, specs)):
@@ -156,8 +156,6 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
     blocks = [_to_blocks(x, mesh, s) for x, s in zip(leaves, specs)]
 
     def body(*block_leaves):
-        from mjax.core import current_trace
-        from mjax.sharding_types import seed_varying
         trace = current_trace()
         if trace is not None:   # (each block varies along the mesh axes its spec names)
             seed_varying(trace, block_leaves, [_spec_names(s) for s in specs], mesh)
@@ -199,8 +197,6 @@ def _check_explicit_args(mesh: Mesh, in_specs, args) -> None:
     """On Explicit mesh axes an argument's type says how it is laid out, and in_specs
     must say the same (JAX's check; it does not reshard). Checked for concrete arrays:
     mjax's traced values do not carry every layout JAX's types do."""
-    from mjax.array import Array
-    from mjax.sharding_types import typeof_array
     explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types)
                 if t == AxisType.Explicit}
     if not explicit:
@@ -233,23 +229,20 @@ class _Shown:
         self.mesh = mesh
         self.tracers: list = []
         self.values = None
-        self._trace = None
 
     @contextlib.contextmanager
     def printing(self, trace):
-        from mjax import core
-        self._trace = trace
-        previous = getattr(core.TRACER_REPR_HOOK, "fn", None)
-        core.TRACER_REPR_HOOK.fn = self._marker
+        """While the body runs, its tracers print as markers (Trace.shows)."""
+        if trace is None:
+            yield
+            return
+        previous, trace.shows = trace.shows, self._marker
         try:
             yield
         finally:
-            core.TRACER_REPR_HOOK.fn = previous
-            self._trace = None
+            trace.shows = previous
 
     def _marker(self, tracer):
-        if tracer.trace is not self._trace:
-            return None
         self.tracers.append(tracer)
         return f"\x00shown{len(self.tracers) - 1}\x00"
 
@@ -284,7 +277,6 @@ def _inferred_specs(mesh: Mesh, args):
         raise TypeError(f"shard_map in_specs argument must be a pytree of "
                         f"`jax.sharding.PartitionSpec` instances, but it was `None` when "
                         f"axis_names={frozenset(mesh.axis_names)} are of type AxisType.Auto")
-    from mjax.array import Array
 
     def spec_of(x):
         s = getattr(x, "_sharding", None) if type(x) is Array else None
@@ -334,7 +326,6 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         shown = _Shown(m)
         hit = cache.get(m)
         if hit is None:
-            from mjax.api import jit
             current: dict = {}   # (this call's specs and _Shown, for a trace it causes)
             jitted = jit(lambda *a: _run(f, m, current["specs"], out_specs, check_vma,
                                          fun_name, a, shown=current["shown"]))

@@ -1,0 +1,22 @@
+"""The result types of binding an op: checked params and result avals, weak types
+included, with the user's line on bad operands. Tracing and eager mode both ask here."""
+from __future__ import annotations
+
+from mjax.dialect.core import InferError
+from mjax.source_info import describe_location, user_location
+
+
+def infer_avals(opcls, avals, params, weak=None):
+    """(checked params, result avals with weak types) for binding `opcls`; TypeError with
+    the user's line on bad operands."""
+    try:
+        params = opcls.check_params(params)
+        out_avals = opcls.infer_checked([a.strip_weak_type() for a in avals], params,
+                                        params_checked=True)
+    except InferError as e:
+        loc = describe_location(user_location())
+        raise TypeError(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None
+    # (JAX's weak-type rule is the op class's: JaxprOp.weak_result.)
+    w = weak if weak is not None else opcls.weak_result(avals)
+    # (A new aval only where the weak type changes: most results keep the inferred one.)
+    return params, [a if a.weak_type == w else a.update(weak_type=w) for a in out_avals]

@@ -1,0 +1,226 @@
+"""Operators and NumPy-style methods of `mjax.Array` and tracers, which call
+`mjax.numpy`: installed onto `ArrayMethods` (frontend/array_methods.py, floors below)
+when this module is imported, right after mjax.numpy (JAX: jax._src.numpy.array_methods).
+Also registers NumPy's ufuncs as the monoids `lax.reduce` recognizes (these registrations
+move into frontend/numpy/ once its split into topic modules has landed).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import mjax.numpy as jnp
+from mjax import lax
+from mjax.array import Array
+from mjax.array_methods import ArrayMethods, install
+from mjax.lax.reduce import register_monoid
+from mjax.numpy.array_api import _put
+from mjax.numpy.indexing import _IndexUpdateHelper, getitem
+
+
+def _accepted_operand(x) -> bool:
+    # JAX: _defer_to_unrecognized_arg. Anything else (lists, pytest.approx, ...) gets
+    # NotImplemented, so Python can try the other operand's method.
+    return isinstance(x, (ArrayMethods, np.ndarray, np.generic, bool, int, float, complex)) \
+        or hasattr(x, "__jax_array__")
+
+
+def _binary(name, reflected=False):
+    f = getattr(jnp, name)
+
+    if reflected:
+        def method(self, other):
+            if not _accepted_operand(other):
+                return NotImplemented
+            return f(other, self)
+    else:
+        def method(self, other):
+            if not _accepted_operand(other):
+                return NotImplemented
+            return f(self, other)
+    method.__name__ = name
+    return method
+
+
+def _forward(name):
+    """A method `x.name(*args, **kw)` that calls `jnp.name(x, *args, **kw)`: JAX's
+    method and function take the same arguments in the same order."""
+    f = getattr(jnp, name)
+
+    def method(self, *args, **kwargs):
+        return f(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"jax.numpy.{name} of this array."
+    return method
+
+
+def _neg(self):
+    return jnp.negative(self)
+
+
+def _pos(self):
+    return jnp.positive(self)
+
+
+def _abs(self):
+    return jnp.abs(self)
+
+
+def _round(self, ndigits=None):
+    # JAX: round(x) is an integer array, round(x, n) keeps x's dtype.
+    out = jnp.round(self, decimals=ndigits or 0)
+    return out.astype(int) if ndigits is None else out
+
+
+def _invert(self):
+    return jnp.invert(self)
+
+
+def _getitem(self, idx):
+    return getitem(self, idx)
+
+
+def _at(self):
+    return _IndexUpdateHelper(self)
+
+
+def _T(self):
+    return jnp.transpose(self)
+
+
+def _mT(self):
+    return jnp.swapaxes(self, -1, -2)
+
+
+def _real(self):
+    return jnp.real(self)
+
+
+def _imag(self):
+    return jnp.imag(self)
+
+
+def _astype(self, dtype, copy=False, device=None):
+    return jnp.astype(self, dtype, copy=copy, device=device)
+
+
+def _reshape(self, *shape, order="C", out_sharding=None):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return jnp.reshape(self, shape, order=order)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    return jnp.transpose(self, axes or None)
+
+
+def _flatten(self, order="C", *, out_sharding=None):
+    return jnp.ravel(self, order)
+
+
+def _conj(self):
+    return jnp.conj(self)
+
+
+def _to_device(self, device, *, stream=None):
+    """A copy of the array placed on `device` (a Device or a Sharding)."""
+    if stream is not None:
+        raise NotImplementedError("stream argument of array.to_device()")
+    return _put(self, device)
+
+
+def _view_method(self, dtype=None, type=None):  # noqa: A002 (NumPy's name)
+    """The same bits seen as another dtype (the last axis rescales when the widths
+    differ). JAX: Array.view."""
+    if type is not None:
+        raise NotImplementedError("`type` argument of array.view() is not supported.")
+    return _view(self, dtype)
+
+
+def _byteswap_method(self):
+    return _byteswap(self)
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
+    return jnp.compress(condition, self, axis, size=size, fill_value=fill_value)
+
+
+def _view(x, dtype):
+    if dtype is None:
+        return x
+    dtype = np.dtype(dtype)
+    src = np.dtype(x.dtype)
+    if dtype == src:
+        return x
+    if x.ndim == 0 and dtype.itemsize != src.itemsize:
+        raise ValueError("view() of a 0-d array needs a dtype of the same width")
+    if src == np.bool_:
+        x, src = x.astype(np.uint8), np.dtype(np.uint8)
+    to = np.dtype(np.uint8) if dtype == np.bool_ else dtype
+    if to.itemsize == src.itemsize:
+        out = lax.bitcast_convert_type(x, to)
+    elif to.itemsize < src.itemsize:             # each element splits into several
+        out = lax.bitcast_convert_type(x, to)
+        out = jnp.reshape(out, x.shape[:-1] + (x.shape[-1] * (src.itemsize // to.itemsize),))
+    else:                                        # several elements join into one
+        k = to.itemsize // src.itemsize
+        if x.shape[-1] % k:
+            raise ValueError(f"When changing to a larger dtype, its size must be a divisor "
+                             f"of the total size in bytes of the last axis of the array; got "
+                             f"{src} -> {dtype} with last axis {x.shape[-1]}")
+        out = lax.bitcast_convert_type(
+            jnp.reshape(x, x.shape[:-1] + (x.shape[-1] // k, k)), to)
+    return out != 0 if dtype == np.bool_ else out
+
+
+def _byteswap(x):
+    width = np.dtype(x.dtype).itemsize
+    if width == 1:
+        return x
+    as_bytes = lax.bitcast_convert_type(x, np.uint8)          # shape (..., width)
+    return lax.bitcast_convert_type(jnp.flip(as_bytes, -1), x.dtype)
+
+
+def _array_namespace(self, *, api_version=None):
+    return jnp
+
+
+_OPERATORS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+              "floordiv": "floor_divide", "mod": "remainder", "pow": "power",
+              "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
+              "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift"}
+_COMPARISONS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+                "eq": "equal", "ne": "not_equal"}
+_FORWARDED = ("swapaxes", "squeeze", "sum", "prod", "mean", "max", "min", "argmax",
+              "argmin", "all", "any", "clip", "dot", "argsort", "sort", "argpartition",
+              "choose", "cumsum", "cumprod", "diagonal", "nonzero", "ptp", "repeat",
+              "round", "searchsorted", "std", "var", "take", "trace")
+
+_METHODS: dict = {}
+for _op, _fn in _OPERATORS.items():
+    _METHODS[f"__{_op}__"] = _binary(_fn)
+    _METHODS[f"__r{_op}__"] = _binary(_fn, True)
+for _op, _fn in _COMPARISONS.items():
+    _METHODS[f"__{_op}__"] = _binary(_fn)
+_METHODS.update({name: _forward(name) for name in _FORWARDED})
+_METHODS.update({
+    "__divmod__": _binary("divmod"), "__neg__": _neg, "__pos__": _pos, "__abs__": _abs,
+    "__round__": _round,
+    "__invert__": _invert, "__getitem__": _getitem, "at": property(_at),
+    "T": property(_T), "mT": property(_mT), "real": property(_real),
+    "imag": property(_imag), "astype": _astype, "reshape": _reshape,
+    "transpose": _transpose, "flatten": _flatten, "ravel": _flatten, "conj": _conj,
+    "conjugate": _conj, "to_device": _to_device, "view": _view_method,
+    "byteswap": _byteswap_method, "compress": _compress})
+
+install(ArrayMethods, _METHODS)
+install(Array, {"__array_namespace__": _array_namespace})
+
+for _fn, _kind in ((jnp.add, "add"), (jnp.multiply, "mul"), (jnp.maximum, "max"),
+                   (jnp.minimum, "min"), (jnp.bitwise_and, "and"), (jnp.logical_and, "and"),
+                   (jnp.bitwise_or, "or"), (jnp.logical_or, "or"), (jnp.bitwise_xor, "xor"),
+                   (jnp.logical_xor, "xor")):
+    register_monoid(_fn, _kind)

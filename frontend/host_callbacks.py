@@ -1,0 +1,177 @@
+"""Host callbacks at run time: the process-wide registry of the Python callables that
+`jaxpr.callback` ops name by id, running one eagerly, and what compiling a program that
+calls back needs (`host_callbacks`: the program's host custom calls renumbered 0..k-1 and
+one checked wrapper per call, which XLA calls). The APIs that stage callbacks are in
+callbacks.py. JAX: jax/_src/callback.py.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import traceback
+from typing import Callable
+
+import numpy as np
+from jaxlib import _jax
+from jaxlib.mlir import ir
+
+from mjax import dtypes
+from mjax.array import Array
+from mjax.dialect import aval_of, context
+from mjax.dtypes import to_numpy
+from mjax.passes.rules.callbacks import CALL_TARGET
+from mjax.placement import device_put_value
+
+
+# ---- the registry --------------------------------------------------------------------------
+class _Entry:
+    """A registered callable: `flat(*arrays)` returns the flat result leaves."""
+
+    def __init__(self, flat: Callable, name: str):
+        self.flat = flat
+        self.name = name        # pure_callback, io_callback, debug.callback
+
+    def call(self, *arrays):
+        """Runs the callable; a failure is logged (with its traceback) before it
+        propagates, as JAX does."""
+        try:
+            return self.flat(*arrays)
+        except BaseException:
+            _logger.exception("mjax.%s failed", self.name)
+            raise
+
+
+_logger = logging.getLogger("mjax.callbacks")
+
+
+_REGISTRY: dict[int, _Entry] = {}
+_KEYS: dict = {}              # hashable description of a callable -> its id
+_IDS = itertools.count()
+_LOCK = threading.Lock()
+
+
+def register(flat: Callable, name: str, key=None) -> int:
+    """The id of `flat` in the registry. Equal `key`s (the same user function with the
+    same argument structure) share an id, so retracing gives the same IR."""
+    with _LOCK:
+        if key is not None:
+            try:
+                hit = _KEYS.get(key)
+            except TypeError:   # unhashable static arguments
+                key = None
+                hit = None
+            if hit is not None:
+                return hit
+        cid = next(_IDS)
+        _REGISTRY[cid] = _Entry(flat, name)
+        if key is not None:
+            _KEYS[key] = cid
+        return cid
+
+
+def lookup(callback_id: int) -> _Entry:
+    try:
+        return _REGISTRY[callback_id]
+    except KeyError:
+        raise ValueError(f"no host callback with id {callback_id} is registered in this "
+                         f"process (jaxpr.callback ops only run in the process that "
+                         f"traced them)") from None
+
+
+# ---- running a callback ------------------------------------------------------------------
+def _as_arrays(values) -> list:
+    """Host values as mjax Arrays, which JAX hands callbacks."""
+    return [device_put_value(np.asarray(v)) for v in values]
+
+
+def check_results(outs, avals) -> tuple[np.ndarray, ...]:
+    """`outs` as NumPy arrays of exactly `avals`' shapes and dtypes; RuntimeError with
+    JAX's text otherwise. JAX: callback.emit_python_callback's result checks."""
+    outs = list(outs)
+    if len(outs) != len(avals):
+        raise RuntimeError(f"Mismatched number of outputs from callback. Expected: "
+                           f"{len(avals)}, Actual: {len(outs)}")
+    checked = []
+    for i, (out, aval) in enumerate(zip(outs, avals)):
+        arr = np.asarray(out)
+        arr = arr.astype(dtypes.canonicalize_dtype(arr.dtype), copy=False)
+        if arr.shape != tuple(aval.shape):
+            raise RuntimeError(f"Incorrect output shape for return value #{i}: Expected: "
+                               f"{tuple(aval.shape)}, Actual: {arr.shape}")
+        if arr.dtype != aval.dtype:
+            raise RuntimeError(f"Incorrect output dtype for return value #{i}: Expected: "
+                               f"{aval.dtype}, Actual: {arr.dtype}")
+        checked.append(np.asarray(arr, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+    return tuple(checked)
+
+
+def _runtime_error(e: BaseException) -> Exception:
+    """The error a failed callback raises in the caller: JAX's JaxRuntimeError (a
+    RuntimeError) carrying the callback's traceback and message."""
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    return _jax.JaxRuntimeError(f"INTERNAL: CpuCallback error calling callback: {tb}")
+
+
+def run_now(callback_id: int, args, out_avals) -> list:
+    """Eager mode: runs the callback on concrete values, returns mjax Arrays."""
+    entry = lookup(callback_id)
+    try:
+        arrays = [a if isinstance(a, Array) else _as_arrays([to_numpy(a)])[0] for a in args]
+        outs = check_results(entry.call(*arrays), out_avals)
+    except Exception as e:  # noqa: BLE001 - reaches the caller as in jit
+        raise _runtime_error(e) from e
+    return [device_put_value(o) for o in outs]
+
+
+class _HostCall:
+    """What XLA calls for one custom call: NumPy in, a tuple of checked NumPy out (the
+    token first and back for ordered callbacks)."""
+
+    def __init__(self, entry: _Entry, out_avals, ordered: bool):
+        self.entry, self.out_avals, self.ordered = entry, out_avals, ordered
+
+    def __call__(self, *arrays):
+        if self.ordered:
+            token, *arrays = arrays
+        outs = check_results(self.entry.call(*_as_arrays(arrays)), self.out_avals)
+        return (token, *outs) if self.ordered else outs
+
+
+def host_callbacks(text: str, platform: str = "cpu") -> tuple[str, list | None]:
+    """(text, callables) for compiling a lowered program: its host callback custom calls
+    renumbered 0..k-1, the k-th one calling `callables[k]`. (text, None) when the program
+    calls no Python."""
+    if "xla_ffi_python_cpu_callback" not in text:
+        return text, None
+    with context():
+        module = ir.Module.parse(text)
+        calls = []
+
+        def visit(op):
+            if (op.name == "stablehlo.custom_call" and ir.StringAttr(
+                    op.attributes["call_target_name"]).value == CALL_TARGET):
+                calls.append(op)
+            return ir.WalkResult.ADVANCE
+        module.operation.walk(visit)
+        u64 = ir.IntegerType.get_unsigned(64)
+        callables = []
+        for k, op in enumerate(calls):
+            cid = ir.IntegerAttr(ir.DictAttr(op.attributes["backend_config"])["index"]).value
+            types = [r.type for r in op.results]
+            ordered = len(op.operands) > 0 and "token" in str(op.operands[0].type)
+            if ordered:
+                types = types[1:]
+            callables.append(_HostCall(lookup(cid), [aval_of(t) for t in types], ordered))
+            op.attributes["backend_config"] = ir.DictAttr.get(
+                {"index": ir.IntegerAttr.get(u64, k)})
+            if platform in ("cuda", "rocm", "gpu"):
+                op.attributes["call_target_name"] = ir.StringAttr.get(
+                    "xla_ffi_python_gpu_callback")
+        text = module.operation.get_asm(enable_debug_info=True)
+    return text, callables
+
+
+def backend_host_callbacks(text: str, backend) -> tuple[str, list | None]:
+    """`host_callbacks` for a backend object (its platform picks the call target)."""
+    return host_callbacks(text, getattr(backend, "platform", "cpu"))

@@ -1,0 +1,724 @@
+"""`jit`: a function traced once per argument types (and static arguments, and the
+config that changes tracing), compiled with XLA (or IREE) and cached; a call with the
+arguments of the last one takes a fast path straight to jaxlib's execute. Stages
+(`.trace`, `.lower`) are in stages.py, the many-device path in spmd/jit.py."""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import logging
+import operator
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from mjax import registration, tree_util
+from mjax.array import Array, raise_if_deleted_by_user
+from mjax.config import config
+from mjax.core import _state as _trace_state
+from mjax.core import aval_of_value, bind, current_trace
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops.transforms import CallOp
+from mjax.dtypes import to_numpy
+from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
+from mjax.float0 import restore_float0
+from mjax.host_callbacks import backend_host_callbacks
+from mjax.lowering import lower_to_stablehlo
+from mjax.placement import args_device, commit, default_device, on_device
+from mjax.pretty import mark_captured
+from mjax.runtime import get_backend
+from mjax.runtime.xla import xla_compile_options
+from mjax.sharding_impls import NamedSharding, P
+from mjax.source_info import at_user_line, describe_location, user_location
+from mjax.spmd import jit as spmd
+from mjax.stages import Traced
+from mjax.staging import (TracedFunction, call_args, emit, eval_shape, stage_function,
+                          trace_function)
+
+# JAX logs compilations from its dispatch/pxla modules; mjax from this one, under the
+# name it has always had ('mjax.api', which eager ops share).
+logger = logging.getLogger("mjax.api")
+
+
+# ---- jit ------------------------------------------------------------------------------
+def _explain_cache_miss(name, key, seen):
+    """jax_explain_cache_misses: why jit(name) traces again, against the closest key seen."""
+    where = f"TRACING CACHE MISS at {describe_location(user_location())} because:\n  "
+    if not seen:
+        logger.warning(where + "never seen function:\n    %s", name)
+        return
+    parts = ("input pytree structure", "input types", "static arguments",
+             "config options that change tracing", "donated arguments")
+    closest = max(seen, key=lambda k: sum(a == b for a, b in zip(k, key)))
+    reasons = []
+    for what, old, new in zip(parts, closest, key):
+        if old == new:
+            continue
+        if what == "input types" and len(old) == len(new):
+            diff = [f"argument {i}: {o.str_short()} -> {n.str_short()}"
+                    + (" (weak type differs)" if o.weak_type != n.weak_type else "")
+                    for i, (o, n) in enumerate(zip(old, new)) if o != n]
+            reasons.append("never seen input type signature; closest seen differs in "
+                           + ", ".join(diff))
+        elif what == "config options that change tracing":
+            names = [o.name for o in config.options() if o.affects_tracing]
+            reasons.append("; ".join(f"{n}: {o!r} -> {v!r}" for n, o, v in zip(names, old, new)
+                                     if o != v) + " (config options that change tracing)")
+        else:
+            reasons.append(f"different {what}: {old} vs {new}")
+    logger.warning(where + "for %s: %s", name, "\n  ".join(reasons))
+
+
+class _CacheEntry:
+    __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
+                 "out_shardings", "constraint_mesh", "out_canonical", "run", "handlers",
+                 "out_tuple")
+
+    def __init__(self):
+        # Set up front: reading an unset slot raises AttributeError inside getattr,
+        # which cost a few microseconds on every cached call.
+        self.constraint_mesh = self.out_shardings = self.run = self.handlers = None
+        self.const_bufs = []
+        self.out_tuple = False
+
+    def enable_fast_call(self):
+        """Precomputes the fast path's share (`Jitted.__call__`): jaxlib's execute and
+        result handlers of a one-device XLA program, and whether the output is a flat
+        tuple of arrays. Entries this does not apply to keep `run` None."""
+        direct = getattr(self.executable, "direct_call", None)
+        direct = direct() if direct is not None else None
+        if direct is None or self.has_float0 or self.constraint_mesh is not None:
+            return
+        self.run, self.handlers = direct
+        tree = self.out_canonical
+        # (a tuple root whose every child is a leaf: one node more than leaves)
+        self.out_tuple = (tree is not None and tree.node_data()[0] is tuple and
+                          tree.num_leaves == tree.num_nodes - 1)
+
+
+# A leaf the fast path does not take (not an mjax.Array on its own device): it never
+# equals an aval, so the memo comparison fails and the call takes the general path.
+_NOT_FAST = object()
+_KEYED = ("keyed",)      # marks table keys (and memos) of calls with keyword/static args
+_OTHER_TREE = (None,)    # the leaves of a call whose structure differs from the memo's
+# The fast path flattens arguments with mjax's pytree registry (jaxlib's C++ one, as the
+# general path); a memo is made only where both flattenings give the same leaves.
+_FAST_TREES = tree_util.default_registry
+
+
+# JAX shares compiled calls among the jits of one function with the same options: a
+# deleted (donated) argument fails in Execute() with a ValueError when that cache holds
+# the call, and with the array's RuntimeError on the first call. The calls seen so far:
+_CALLS_SEEN: dict = {}
+
+
+def _deleted_on_first_call(jitted, key, leaves) -> None:
+    """Raises JAX's first-call RuntimeError for a deleted argument; records the call."""
+    # (The function's id, not the function: the record must not keep closures alive.)
+    seen = (id(jitted.fun), jitted.static_argnums, jitted.static_argnames,
+            jitted.donate_argnums, jitted.donate_argnames, key)
+    if seen in _CALLS_SEEN:
+        return
+    for x in leaves:
+        if type(x) is Array:
+            x._check_alive()
+    if len(_CALLS_SEEN) > 4096:
+        _CALLS_SEEN.clear()
+    _CALLS_SEEN[seen] = True
+
+
+def _fast_keys(leaves) -> tuple:
+    return tuple([x.aval if type(x) is Array and x._sharding is None else _NOT_FAST
+                  for x in leaves])
+
+
+def _static_key(v):
+    try:
+        hash(v)
+    except TypeError:
+        raise ValueError(f"Non-hashable static arguments are not supported. An error "
+                         f"occurred while trying to hash an object of type {type(v)}, {v}.")
+    return v
+
+
+def _donation(sig, argnums, argnames, static_argnums, static_argnames):
+    """(donate_argnums, donate_argnames), each completed from the other through the
+    signature and checked as JAX does (no argument both static and donated)."""
+    argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums or ())
+    argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames or ())
+    if sig is None:
+        if argnames:
+            raise ValueError("Getting the signature of the function failed. Pass "
+                             "donate_argnums instead of donate_argnames.")
+        return argnums, argnames
+    params = list(sig.parameters)
+    positional = [n for n, p in sig.parameters.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for n in argnames:
+        if n not in params:
+            raise ValueError(f"jitted function has donate_argnames={argnames} but the "
+                             f"function has no argument named {n!r}")
+    argnums = tuple(sorted(set(argnums) | {positional.index(n) for n in argnames
+                                           if n in positional}))
+    argnames = tuple(dict.fromkeys(argnames + tuple(positional[i] for i in argnums
+                                                    if i < len(positional))))
+    clash = (set(argnums) & set(static_argnums)) | (set(argnames) & set(static_argnames))
+    if clash:
+        raise ValueError(f"static arguments cannot be donated: {sorted(map(str, clash))} "
+                         f"are in both static_argnums/static_argnames and "
+                         f"donate_argnums/donate_argnames")
+    return argnums, argnames
+
+
+class Jitted:
+    """`mjax.jit(f)`: call it, or stage it with `.trace(...)` / `.lower(...)`."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 donate_argnames=(), keep_unused=False, device=None, backend=None,
+                 inline=False, in_shardings=None, out_shardings=None, compiler_options=None):
+        self._device = getattr(device, "_device", device)
+        if self._device is not None and (in_shardings is not None or
+                                         out_shardings is not None):
+            raise ValueError("If device is specified, jit cannot take in_shardings or "
+                             "out_shardings")
+        self._compiler_options = dict(compiler_options or {})
+        if backend is not None and not str(backend).lower().startswith("iree") and \
+                backend not in ("cpu", get_backend().platform):
+            raise NotImplementedError(f"jit(backend={backend!r}): this process uses the "
+                                      f"'{get_backend().platform}' XLA backend (set "
+                                      f"MJAX_PLATFORM before the first use); 'iree' is "
+                                      f"the other backend")
+        # None: the process default (XLA, or IREE with MJAX_BACKEND=iree).
+        self._backend = str(backend).lower() if backend is not None else None
+        # Pytree prefixes of shardings (None: unconstrained); see frontend/spmd.py.
+        self._in_shardings, self._out_shardings = in_shardings, out_shardings
+        self.fun = fun
+        # updated=(): copying fun.__dict__ would overwrite our own attributes when fun
+        # is itself a Jitted (or carries a __dict__ from functools.wraps).
+        functools.update_wrapper(self, fun, updated=())
+        try:
+            self._sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._sig = None
+        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
+            static_argnums or ())
+        static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(
+            static_argnames or ())
+        if self._sig is not None:
+            params = list(self._sig.parameters)
+            for n in static_argnames:
+                if n in params and params.index(n) not in static_argnums:
+                    static_argnums += (params.index(n),)
+            for i in static_argnums:
+                if i < len(params) and params[i] not in static_argnames:
+                    static_argnames += (params[i],)
+        self.static_argnums = tuple(sorted(set(static_argnums)))
+        self.static_argnames = tuple(static_argnames)
+        self.donate_argnums, self.donate_argnames = _donation(
+            self._sig, donate_argnums, donate_argnames, self.static_argnums,
+            self.static_argnames)
+        self._cache: dict = {}
+        # The fast path's memo of the last cache hit: [config epoch, args treedef (None:
+        # every positional argument is an Array), avals, entry, {(treedef, avals): entry}
+        # of the epoch, whether that table holds calls other than flat ones]; see
+        # __call__.
+        self._memo = None
+        # Calls without donated arguments or shardings can take the fast path; those with
+        # keyword or static arguments its keyed form (see _call_keyed).
+        self._fast_ok = not (self.donate_argnums or self.donate_argnames or
+                             in_shardings is not None or out_shardings is not None or
+                             self._device is not None or self._compiler_options)
+        self._has_static = bool(self.static_argnums or self.static_argnames)
+        # Re-entrant: tracing may run user code that calls this function again.
+        self._fill_lock = threading.RLock()
+        self._name = getattr(fun, "__name__", "fun")
+
+    # -- argument handling -------------------------------------------------------------
+    def _split(self, args, kwargs):
+        """Separates static arguments (part of the cache key) from dynamic ones."""
+        if not kwargs and not self.static_argnums:
+            return args, {}, ()  # the common case, kept cheap: it is on every call
+        n = len(args)
+        static = tuple((i, _static_key(args[i])) for i in self.static_argnums if i < n)
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        static_kw = tuple(sorted((k, _static_key(v)) for k, v in kwargs.items()
+                                 if k in self.static_argnames))
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return dyn_args, dyn_kwargs, static + static_kw
+
+    def _bind_static(self, static_key, n_args):
+        static_pos = {i: v for i, v in static_key if isinstance(i, int)}
+        static_kw = {k: v for k, v in static_key if isinstance(k, str)}
+
+        def call(*dyn_args, **dyn_kwargs):
+            it = iter(dyn_args)
+            full = [static_pos[i] if i in static_pos else next(it)
+                    for i in range(n_args)]
+            return self.fun(*full, *it, **dyn_kwargs, **static_kw)
+        return call
+
+    # -- the call path ---------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        # The fast path: a call whose positional arguments are mjax.Arrays on their own
+        # device (in tuples, lists, dicts, namedtuples), made with the config of the last
+        # cache hit (`_memo`), no context manager active anywhere and no trace, goes from
+        # the leaves straight to jaxlib's execute: no config reads, no cache key.
+        # `config._trace_key` is the epoch: a new object after every config.update, so a
+        # memo made before one never matches. A call like the last one (same structure,
+        # avals) compares the aval tuple by identity first (the memo keeps the last call's
+        # avals), so it neither hashes avals nor runs ShapedArray.__eq__; other
+        # structures/avals seen under the same epoch are found in the memo's table.
+        memo = self._memo
+        if memo is not None and memo[0] is config._trace_key and \
+                not config._n_overrides and not _trace_state.stack:
+            if kwargs or self._has_static:
+                return self._call_keyed(args, kwargs, memo[4])
+            tree = memo[1]
+            if tree is None:         # the memo's arguments are all Arrays: no flattening
+                leaves = args
+            else:
+                try:
+                    leaves, tree = _FAST_TREES.flatten(args)
+                except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
+                    leaves = _OTHER_TREE
+            avals = tuple([x.aval if type(x) is Array and x._sharding is None else _NOT_FAST
+                           for x in leaves])
+            if avals == memo[2] and tree == memo[1]:
+                memo[2] = avals
+                entry = memo[3]
+            else:
+                table = memo[4]
+                entry = table.get((tree, avals))
+                if entry is None and tree is None and memo[5]:
+                    # Not all Arrays: the table knows other structures by treedef.
+                    try:
+                        leaves, tree = _FAST_TREES.flatten(args)
+                    except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
+                        leaves = _OTHER_TREE
+                    avals = tuple([x.aval if type(x) is Array and x._sharding is None
+                                   else _NOT_FAST for x in leaves])
+                    entry = table.get((tree, avals))
+                if entry is not None:
+                    if tree is not None and tree.num_leaves == len(args) == \
+                            tree.num_nodes - 1:
+                        tree = None           # a flat call: the next one needs no flatten
+                    self._memo = [memo[0], tree, avals, entry, table, memo[5]]
+            if entry is not None:
+                bufs = [x._buf for x in leaves]
+                if entry.const_bufs:
+                    bufs += entry.const_bufs
+                try:
+                    results = entry.run(bufs)
+                except Exception:    # noqa: BLE001 - the general path explains the error
+                    raise_if_deleted_by_user(leaves)   # (or places the call elsewhere)
+                    return self._call(args, kwargs)
+                else:
+                    outs = results.consume_with_handlers(entry.handlers)
+                if entry.out_canonical is None:
+                    return Array(outs[0], entry.out_avals[0])
+                if entry.out_tuple:
+                    return tuple(map(Array, outs, entry.out_avals))
+                return entry.out_canonical.unflatten(list(map(Array, outs, entry.out_avals)))
+        return self._call(args, kwargs)
+
+    def _call_keyed(self, args, kwargs, table):
+        """The fast path of a call with keyword or static arguments: its entry is found in
+        the memo's table by (structure of the dynamic arguments, their avals, the static
+        arguments), hashed as the general cache key hashes them."""
+        try:
+            dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
+            leaves, tree = _FAST_TREES.flatten((dyn_args, dyn_kwargs))
+            avals = tuple([x.aval if type(x) is Array and x._sharding is None
+                           else _NOT_FAST for x in leaves])
+            entry = table.get((_KEYED, tree, avals, static_key))
+        except Exception:   # noqa: BLE001 - unhashable statics, unsortable keys: explained there
+            entry = None
+        if entry is None:
+            return self._call(args, kwargs)
+        # (The same steps as the end of __call__'s fast path, written out in both: a shared
+        # helper is one more Python call on the hottest path.)
+        bufs = [x._buf for x in leaves]
+        if entry.const_bufs:
+            bufs += entry.const_bufs
+        try:
+            results = entry.run(bufs)
+        except Exception:    # noqa: BLE001 - the general path explains the error
+            raise_if_deleted_by_user(leaves)   # (or places the call elsewhere)
+            return self._call(args, kwargs)
+        else:
+            outs = results.consume_with_handlers(entry.handlers)
+        if entry.out_canonical is None:
+            return Array(outs[0], entry.out_avals[0])
+        if entry.out_tuple:
+            return tuple(map(Array, outs, entry.out_avals))
+        return entry.out_canonical.unflatten(list(map(Array, outs, entry.out_avals)))
+
+    def _remember(self, args, leaves, entry, state, dyn=None, static_key=()):
+        """Makes `entry` the fast path's memo when this call qualifies (see __call__):
+        `leaves` are the arguments' leaves (tree_flatten's), `state` is the
+        config.trace_state() the entry was looked up with."""
+        # (`state` must be a fresh object per epoch: an empty tuple is a singleton.)
+        if not (self._fast_ok and entry.run is not None and state
+                and state is config._trace_key
+                and not config._n_overrides and not _trace_state.stack):
+            return
+        # Cheapest refusal first: calls with other leaves come here on every call.
+        if not all([type(x) is Array and x._sharding is None for x in leaves]):
+            return
+        if config.read("jax_default_device") is not None or \
+                config.read("jax_debug_nans") or config.read("jax_debug_infs"):
+            return
+        keyed = dyn is not None    # a call with keyword or static arguments
+        try:
+            fast_leaves, tree = _FAST_TREES.flatten(dyn if keyed else args)
+        except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
+            return
+        if len(fast_leaves) != len(leaves) or \
+                not all(map(operator.is_, fast_leaves, leaves)):
+            return
+        avals = _fast_keys(leaves)
+        if _NOT_FAST in avals:
+            return
+        memo = self._memo
+        if keyed:
+            # Only the table serves these calls; the memo's last-call fields stay.
+            if memo is not None and memo[0] is state:
+                memo[4][_KEYED, tree, avals, static_key] = entry
+            else:
+                self._memo = [state, _KEYED, (), None, {(_KEYED, tree, avals, static_key):
+                                                        entry}, False]
+            return
+        # The table: (structure, avals) -> entry for this epoch (no larger than the
+        # cache); a flat call of Arrays is there under its treedef and under None.
+        same_epoch = memo is not None and memo[0] is state
+        table = memo[4] if same_epoch else {}
+        table[tree, avals] = entry
+        if len(args) == len(leaves) and all(type(x) is Array for x in args):
+            tree = None
+            table[None, avals] = entry
+        # Whether the table has other structures than flat calls (worth a flatten).
+        structured = tree is not None or (same_epoch and memo[5])
+        self._memo = [state, tree, avals, entry, table, structured]
+
+    def _call(self, args, kwargs):
+        """The general path of a call: every case (tracing, static and donated arguments,
+        shardings, config context managers, non-Array arguments)."""
+        if config.read("jax_disable_jit"):
+            return self.fun(*args, **kwargs)
+        if self._device is not None and config.read("jax_default_device") is not self._device:
+            return self._call_on(self._device, args, kwargs)   # (jit(device=d))
+        dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        outer = current_trace()
+        if outer is not None:
+            # Nested jit: a private function of the enclosing module, called with
+            # jaxpr.call (inlined before lowering).
+            traced = stage_function(self._bind_static(static_key, len(args)), dyn_args,
+                                    dyn_kwargs, name=self._name)
+            outs = emit(CallOp, call_args(traced, leaves), callee=Symbol(traced.name))
+            if traced.captured:   # (JAX's jaxprs list a closure's values first)
+                mark_captured(traced.trace.func, len(traced.captured))
+            for t, a in zip(outs, traced.out_avals):
+                t.aval = a
+            return tree_util.tree_unflatten(traced.out_tree, outs)
+        # (A list comprehension, and an Array's aval read directly: this is per call.)
+        avals = tuple([x.aval if type(x) is Array else aval_of_value(x) for x in leaves])
+        donated = self._donated_leaves(args, dyn_kwargs) if (
+            self.donate_argnums or self.donate_argnames) else None
+        if spmd.wants_spmd(self, leaves):
+            return self._call_spmd(args, dyn_args, dyn_kwargs, static_key, leaves, in_tree,
+                                   avals, donated)
+        state = config.trace_state()
+        key = (in_tree, avals, static_key, state, donated)
+        entry = self._cache.get(key)   # the hit path takes no lock
+        if entry is None or donated is not None:
+            # (after compiling, as JAX: an unusable donation warns first)
+            entry = entry or self._fill(key, dyn_args, dyn_kwargs, static_key, len(args),
+                                        donated)
+            _deleted_on_first_call(self, key, leaves)
+        if entry.run is not None:
+            if kwargs or self._has_static:
+                self._remember(args, leaves, entry, state, (dyn_args, dyn_kwargs),
+                               static_key)
+            else:
+                self._remember(args, leaves, entry, state)
+        if entry.constraint_mesh is not None:
+            return self._run_spmd(entry, leaves, avals, entry.constraint_mesh,
+                                  spmd.replicated_over(entry.constraint_mesh, leaves))
+        if config.read("jax_default_device") is None:
+            # (arguments placed on another device: run there, as JAX does)
+            target = args_device(leaves, entry.executable.devices[0])
+            if target is not None:
+                return self._call_on(target, args, kwargs)
+        bufs = [x._buf if type(x) is Array else
+                get_backend(self._backend).put(np.asarray(x, dtype=a.dtype))
+                for x, a in zip(leaves, avals)]
+        if entry.const_bufs:
+            bufs += entry.const_bufs
+        if config.read("jax_default_device") is not None:
+            bufs = on_device(bufs, entry.executable.devices[0])
+        try:
+            outs = entry.executable.execute(bufs)
+        except Exception:
+            raise_if_deleted_by_user(leaves)
+            raise
+        # out_canonical: the output treedef, None for one bare array.
+        if entry.out_canonical is None:      # a function returning one array
+            result = Array(outs[0], entry.out_avals[0])
+        else:
+            result = entry.out_canonical.unflatten(
+                [Array(b, a) for b, a in zip(outs, entry.out_avals)])
+        if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
+            self._debug_floats(result, args, kwargs)
+        return restore_float0(result) if entry.has_float0 else result
+
+    def _call_on(self, device, args, kwargs):
+        """The call run with `device` as the default device; its results committed there."""
+        with config.override(jax_default_device=device):
+            result = self._call(args, kwargs)
+        commit([x for x in tree_util.tree_leaves(result) if type(x) is Array])
+        return result
+
+    def _call_spmd(self, args, dyn_args, dyn_kwargs, static_key, leaves, in_tree, avals,
+                   donated):
+        """A call compiled for a mesh (frontend/spmd.py)."""
+        shardings, mesh = spmd.in_shardings_for(self, dyn_args, leaves, in_tree)
+        key = ("spmd", in_tree, avals, static_key, config.trace_state(), donated, shardings)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._fill(key, dyn_args, dyn_kwargs, static_key, len(args), donated,
+                               (shardings, mesh))
+        return self._run_spmd(entry, leaves, avals, mesh, shardings)
+
+    def _fill(self, key, dyn_args, dyn_kwargs, static_key, n_args, donated,
+              mesh_layout=None) -> _CacheEntry:
+        """Compiles the entry for `key` once, however many threads miss on it together:
+        the others wait for it (hits never take the lock)."""
+        with self._fill_lock:
+            entry = self._cache.get(key)
+            if entry is None:
+                if mesh_layout is None and config.read("jax_explain_cache_misses"):
+                    _explain_cache_miss(self._name, key, list(self._cache))
+                entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
+                                      mesh_layout)
+                self._cache[key] = entry
+            return entry
+
+    def _run_spmd(self, entry, leaves, avals, mesh, shardings):
+        bufs = [spmd.put_for(x, a, s) for x, a, s in zip(leaves, avals, shardings)]
+        outs = entry.executable.execute(bufs + entry.const_bufs)
+        arrays = spmd.wrap_outputs(outs, entry.out_avals, entry.out_shardings,
+                                   entry.executable, mesh)
+        result = tree_util.tree_unflatten(entry.out_tree, arrays)
+        return restore_float0(result) if entry.has_float0 else result
+
+    def _debug_floats(self, result, args, kwargs):
+        """jax_debug_nans/infs: a NaN/inf output re-runs the function op by op, where the
+        eager check names the primitive and the user's line (JAX re-runs the
+        de-optimized function the same way)."""
+        kind = next((k for leaf in tree_util.tree_leaves(result)
+                     if (k := nonfinite_kind(leaf)) is not None), None)
+        if kind is None:
+            return
+        # (JAX's line, printed as JAX does, which names the value nan for infs too)
+        print("Invalid nan value encountered in the output of a jax.jit function. Calling "
+              "the de-optimized version.")
+        try:
+            with config.override(jax_disable_jit=True):
+                self.fun(*args, **kwargs)
+            why = "re-running it op by op did not reproduce it"
+        except (FloatingPointError, ZeroDivisionError):
+            raise   # (JAX: e.g. Python float division in the de-optimized run)
+        except Exception:  # noqa: BLE001 - grad/vmap bodies cannot run op by op in Python
+            dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
+            traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
+            leaves = tree_util.tree_leaves((dyn_args, dyn_kwargs))
+            locate_nonfinite(traced.module, [*leaves, *traced.captured])  # raises if found
+            why = "the transformed function cannot be re-run op by op to find the primitive"
+        # (JAX's message starts with the same tuple)
+        raise FloatingPointError(at_user_line(
+            f"{(f'jit({self._name})', kind)}. Because jax_debug_nans and/or jax_debug_infs "
+            f"is set, the function was called de-optimized (as without jit) to find the "
+            f"operation making the invalid value, but {why}: jit's optimizations, or nan/inf "
+            f"constants among the inputs or outputs, can cause this"))
+
+    def _donated_leaves(self, args, dyn_kwargs) -> tuple[bool, ...]:
+        """Per flattened dynamic leaf: is it donated (donate_argnums/donate_argnames)?"""
+        flags = []
+        for i, a in enumerate(args):
+            if i not in self.static_argnums:
+                flags += [i in self.donate_argnums] * len(tree_util.tree_leaves(a))
+        for k, v in dyn_kwargs.items():
+            flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(v))
+        return tuple(flags)
+
+    def _trace(self, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
+        return trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
+
+    def _compile(self, dyn_args, dyn_kwargs, static_key, n_args,
+                 donated=None, mesh_layout=None) -> _CacheEntry:
+        level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
+        start = time.perf_counter()
+        traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
+        logger.log(level, "Finished tracing %s for jit in %.9f sec", self._name,
+                   time.perf_counter() - start)
+        logger.log(level, "Compiling jit(%s) with global shapes and types %s.", self._name,
+                   tuple(traced.in_avals))
+        start = time.perf_counter()
+        entry = _CacheEntry()
+        entry.out_tree = traced.out_tree
+        # None: the output is one bare array (no treedef to rebuild on each call).
+        entry.out_canonical = (None if traced.out_tree.num_nodes == 1 and
+                               traced.out_tree.num_leaves == 1
+                               else traced.out_tree)
+        entry.has_float0 = traced.has_float0
+        entry.out_avals = traced.out_avals
+        if mesh_layout is None:
+            # Sharding constraints inside an unsharded call: compile for their mesh.
+            mesh = spmd.constraint_mesh(traced.module)
+            if mesh is not None:
+                entry.constraint_mesh = mesh
+                mesh_layout = (spmd.replicated_over(mesh, traced.in_avals), mesh)
+        if mesh_layout is not None:
+            return self._compile_spmd(traced, entry, donated, *mesh_layout)
+        text = lower_to_stablehlo(traced.module, donated=donated,
+                                  out_avals=traced.out_avals)
+        devs = None if config.read("jax_default_device") is None else [default_device()]
+        backend = get_backend(self._backend)
+        text, callbacks = backend_host_callbacks(text, backend)
+        entry.executable = backend.compile(text, devs, out_avals=traced.out_avals,
+                                           host_callbacks=callbacks,
+                                           options=xla_compile_options(
+                                               self._compiler_options))
+        logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,
+                   time.perf_counter() - start)
+        entry.const_bufs = [c._buf if isinstance(c, Array) else
+                            get_backend(self._backend).put(to_numpy(c))
+                            for c in traced.captured]
+        entry.enable_fast_call()
+        return entry
+
+    def _compile_spmd(self, traced, entry, donated, in_shardings, mesh) -> _CacheEntry:
+        replicated = NamedSharding(mesh, P())
+        out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
+        entry.out_shardings = (spmd.flat_shardings(self._out_shardings, out_example,
+                                                   "out_shardings")
+                               if self._out_shardings is not None
+                               else [None] * len(traced.out_avals))
+        all_in = list(in_shardings) + [replicated] * len(traced.captured)
+        text = spmd.lower(traced.module, all_in, entry.out_shardings, traced.out_avals,
+                          mesh, donated)
+        text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
+        entry.executable = get_backend(self._backend).compile(
+            text, list(mesh.devices.flat), num_partitions=mesh.size,
+            out_avals=traced.out_avals, host_callbacks=callbacks,
+            options=xla_compile_options(self._compiler_options))
+        entry.const_bufs = [spmd.put_for(c, aval_of_value(c), replicated)
+                            for c in traced.captured]
+        return entry
+
+    # -- stages ----------------------------------------------------------------------------
+    def trace(self, *args, **kwargs):
+        dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
+        traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
+        leaves = tree_util.tree_leaves((dyn_args, dyn_kwargs))
+        layout = None
+        if spmd.wants_spmd(self, leaves):
+            shardings, mesh = spmd.in_shardings_for(self, dyn_args, leaves)
+            out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
+            outs = (spmd.flat_shardings(self._out_shardings, out_example, "out_shardings")
+                    if self._out_shardings is not None else [None] * len(traced.out_avals))
+            layout = (list(shardings) + [NamedSharding(mesh, P())] * len(traced.captured),
+                      outs, mesh)
+        elif (mesh := spmd.constraint_mesh(traced.module)) is not None:
+            layout = (spmd.replicated_over(mesh, list(traced.in_avals) + traced.captured),
+                      [None] * len(traced.out_avals), mesh)
+        return Traced(traced, self._name, layout)
+
+    def lower(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        return eval_shape(self.fun, *args, **kwargs)
+
+    def clear_cache(self):
+        self._memo = None
+        self._cache.clear()
+
+    def _cache_size(self):
+        return len(self._cache)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,
+        static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
+        device=None, backend=None, inline=False, compiler_options=None):
+    """Compiles `fun` with XLA: traced once per argument avals/static args, then cached.
+    `device` runs every call there (committed results); `compiler_options` are XLA
+    options (`{"xla_...": value}`) for this function's compilations."""
+    def none_as_empty(v):   # (0 is an argument number: not `v or ()`)
+        return () if v is None else v
+    options = dict(static_argnums=none_as_empty(static_argnums),
+                   static_argnames=none_as_empty(static_argnames),
+                   donate_argnums=none_as_empty(donate_argnums),
+                   donate_argnames=none_as_empty(donate_argnames),
+                   keep_unused=keep_unused, device=device, backend=backend, inline=inline,
+                   in_shardings=in_shardings, out_shardings=out_shardings,
+                   compiler_options=compiler_options)
+    if fun is None:
+        return functools.partial(jit, **options)
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    jitted = Jitted(fun, **options)
+    _share_cache(jitted, fun, options)
+    return jitted
+
+
+# fun -> {jit options: the compiled-call cache}. As in JAX, the traces of a function are
+# kept with the function, not with one jit(fun) object: a second jit(f) with the same
+# options reuses them (f's Python side effects, and the globals it read, stay those of the
+# first trace).
+_CACHES_OF_FUNCTION = weakref.WeakKeyDictionary()
+
+
+def _share_cache(jitted, fun, options):
+    key = tuple((k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
+                for k, v in options.items())
+    try:
+        per_fun = _CACHES_OF_FUNCTION.setdefault(fun, {})
+        jitted._cache = per_fun.setdefault(key, jitted._cache)
+    except TypeError:   # fun not weak-referenceable or hashable, or unhashable options
+        pass
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    with config.override(jax_disable_jit=disable):
+        yield
+
+
+# ---- filling the registration points of the floors below ---------------------------------
+def _apply_sharded(opcls, args, params):
+    """An op on arrays laid out over several devices: run as a jit of the op, so it
+    compiles SPMD for their mesh and the result keeps a sharded layout (as JAX)."""
+    key = (opcls, hashable(params) if params else ())
+    jitted = _SHARDED_CACHE.get(key)
+    if jitted is None:
+        def one_op(*xs):
+            out = bind(opcls, *xs, **params)
+            return list(out) if isinstance(out, (list, tuple)) else [out]
+        jitted = _SHARDED_CACHE[key] = jit(one_op)
+    return jitted(*args)
+
+
+_SHARDED_CACHE: dict = {}
+
+registration.JIT.fill(jit)
+registration.APPLY_SHARDED.fill(_apply_sharded)

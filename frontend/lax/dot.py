@@ -1,0 +1,92 @@
+"""Contractions, as in `jax.lax`: dot_general (one primitive) and what JAX composes from
+it (dot, batch_matmul), with the precision argument they share with convolutions."""
+from __future__ import annotations
+
+from typing import Any
+
+from mjax import dtypes
+from mjax.config import config
+from mjax.core import at_user_line, aval_of_value, bind
+from mjax.dialect.ops.structural import DotGeneralOp
+from mjax.lax.sharding import apply_out_sharding
+from mjax.sharding_types import out_sharding_given
+
+# Type aliases JAX exports for annotations.
+DotDimensionNumbers = tuple
+PrecisionLike = Any
+
+
+class Precision:
+    DEFAULT = "DEFAULT"
+    HIGH = "HIGH"
+    HIGHEST = "HIGHEST"
+
+
+_PRECISION_NAMES = {"default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEFAULT",
+                    "high": "HIGH", "tensorfloat32": "HIGH", "bfloat16_3x": "HIGH",
+                    "highest": "HIGHEST", "float32": "HIGHEST"}
+
+
+def canonicalize_precision(precision):
+    """None, or a pair of 'DEFAULT'/'HIGH'/'HIGHEST'. JAX: lax.canonicalize_precision.
+
+    None takes jax_default_matmul_precision; its dot-algorithm names (e.g. 'F32_F32_F32')
+    have no StableHLO precision pair and leave the backend's default."""
+    if precision is None:
+        precision = config.read("jax_default_matmul_precision")
+        if precision is None or precision.lower() not in _PRECISION_NAMES:
+            return None
+    if isinstance(precision, (list, tuple)) and len(precision) == 2:
+        return tuple(canonicalize_precision(p)[0] for p in precision)
+    name = getattr(precision, "name", precision)
+    if isinstance(name, str):
+        key = name.lower()
+        if key in _PRECISION_NAMES:
+            return (_PRECISION_NAMES[key],) * 2
+    raise ValueError(f"Precision argument must be None, a string in "
+                     f"{sorted(_PRECISION_NAMES)}, a lax.Precision value or a tuple of two "
+                     f"of those, got {precision!r}")
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                *, out_sharding=None):
+    """JAX: lax.dot_general. `precision` is accepted; XLA CPU computes in full precision."""
+    if out_sharding is not None:
+        with out_sharding_given():
+            out = dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+        return apply_out_sharding(out, out_sharding)
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
+    pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
+        preferred_element_type)
+    return bind(DotGeneralOp, lhs, rhs, dimension_numbers=dn,
+                precision=canonicalize_precision(precision), preferred_element_type=pet)
+
+
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
+        out_sharding=None):
+    """Vector/matrix products of rank-1/2 operands (or dot_general when
+    `dimension_numbers` is given). JAX: lax.dot."""
+    if dimension_numbers is not None:
+        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                           out_sharding=out_sharding)
+    la, ra = aval_of_value(lhs), aval_of_value(rhs)
+    if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
+        raise TypeError(at_user_line(
+            f"dot only supports rank 1 or 2 operands, got shapes {la.shape} and "
+            f"{ra.shape}"))
+    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type, out_sharding=out_sharding)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products batched over the leading dims (equal ranks >= 2). JAX:
+    lax.batch_matmul."""
+    la, ra = aval_of_value(lhs), aval_of_value(rhs)
+    if la.ndim != ra.ndim or la.ndim < 2:
+        raise ValueError(at_user_line(f"Arguments to batch_matmul must be at least 2D and "
+                                      f"have the same rank, got {la.ndim}D and {ra.ndim}D"))
+    n = la.ndim
+    batch = tuple(range(n - 2))
+    return dot_general(lhs, rhs, (((n - 1,), (n - 2,)), (batch, batch)),
+                              precision=precision)

@@ -1,0 +1,253 @@
+"""Shapes and layouts, as in `jax.lax`: broadcast, reshape, squeeze, expand_dims,
+transpose, rev, concatenate, pad, slice (one function per primitive), and what JAX
+composes from them (collapse, split, stack, unstack, tile, broadcast_like)."""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from mjax.array_methods import ArrayMethods
+from mjax.core import at_user_line, aval_of_value, bind
+from mjax.dialect.ops.structural import (BroadcastInDimOp, ConcatenateOp,
+                                         ConvertElementTypeOp, ExpandDimsOp, PadOp,
+                                         ReshapeOp, RevOp, SliceOp, SqueezeOp, TransposeOp)
+from mjax.lax.sharding import apply_out_sharding
+
+
+def unchanged(x):
+    """x, when an op would not change it: an Array or tracer comes back itself; a NumPy
+    array or Python scalar as an Array of its (canonical, weak for a Python scalar) type,
+    as JAX's does."""
+    if isinstance(x, ArrayMethods):
+        return x
+    aval = aval_of_value(x)
+    return bind(ConvertElementTypeOp, x, new_dtype=aval.dtype, _weak_type=aval.weak_type)
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
+    """JAX: lax.broadcast_in_dim."""
+    if out_sharding is not None:
+        return apply_out_sharding(broadcast_in_dim(operand, shape, broadcast_dimensions),
+                                  out_sharding)
+    x = operand
+    shape, bd = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    aval = aval_of_value(x)
+    if aval.shape == shape and bd == tuple(range(len(shape))):
+        return unchanged(x)
+    # (A literal scalar's broadcast is staged too, as JAX does: `jnp.zeros(3)` under a
+    # trace is a tracer, with `.at` and jnp semantics, printed `broadcast_in_dim 0.0:f32[]`.)
+    return bind(BroadcastInDimOp, x, shape=shape, broadcast_dimensions=bd)
+
+
+def broadcast(operand, sizes, *, out_sharding=None):
+    """Prepends dimensions `sizes`. JAX: lax.broadcast."""
+    aval = aval_of_value(operand)
+    n = len(sizes)
+    return broadcast_in_dim(operand, tuple(sizes) + aval.shape,
+                            tuple(range(n, n + aval.ndim)), out_sharding=out_sharding)
+
+
+def broadcast_to_rank(x, rank):
+    aval = aval_of_value(x)
+    return broadcast(x, (1,) * (rank - aval.ndim))
+
+
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
+    """JAX: lax.reshape (dimensions: transpose before reshaping)."""
+    if out_sharding is not None:
+        return apply_out_sharding(reshape(operand, new_sizes, dimensions), out_sharding)
+    x = operand
+    new_sizes = tuple(int(d) for d in new_sizes)
+    aval = aval_of_value(x)
+    if aval.shape == new_sizes and dimensions is None:
+        return unchanged(x)
+    return bind(ReshapeOp, x, new_sizes=new_sizes,
+                dimensions=None if dimensions is None else tuple(dimensions))
+
+
+def _canonical_axes(dimensions, rank):
+    out = []
+    for d in dimensions:
+        d = int(d)
+        if not -rank <= d < rank:
+            raise ValueError(at_user_line(f"axis {d} is out of bounds for array of "
+                                          f"dimension {rank}"))
+        out.append(d % rank)
+    return tuple(sorted(out))
+
+
+def squeeze(array, dimensions):
+    x = array
+    aval = aval_of_value(x)
+    dims = _canonical_axes(dimensions, aval.ndim)
+    if any(aval.shape[d] != 1 for d in dims):
+        raise ValueError(at_user_line(
+            f"cannot select an axis to squeeze out which has size not equal to one, got "
+            f"shape={aval.shape} and dimensions={tuple(dimensions)}"))
+    if not dims:
+        return unchanged(x)
+    return bind(SqueezeOp, x, dimensions=dims)
+
+
+def expand_dims(array, dimensions):
+    x = array
+    aval = aval_of_value(x)
+    dims = _canonical_axes(dimensions, aval.ndim + len(dimensions))
+    if not dims:
+        return unchanged(x)
+    return bind(ExpandDimsOp, x, dimensions=dims)
+
+
+def transpose(operand, permutation):
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(len(permutation))):
+        return unchanged(operand)
+    return bind(TransposeOp, operand, permutation=permutation)
+
+
+def rev(operand, dimensions):
+    return bind(RevOp, operand, dimensions=tuple(int(d) for d in dimensions))
+
+
+def concatenate(operands, dimension):
+    operands = list(operands)
+    if len(operands) == 1:
+        return unchanged(operands[0])
+    return bind(ConcatenateOp, *operands, dimension=int(dimension))
+
+
+def pad(operand, padding_value, padding_config):
+    """operand with low/high (possibly negative) and interior padding per axis.
+    JAX: lax.pad."""
+    x = operand
+    padding_config = tuple(tuple(c) for c in padding_config)
+    shape = aval_of_value(x).shape
+    if len(padding_config) != len(shape):
+        raise ValueError("length of padding_config must equal the number of axes of operand, "
+                         f"got padding_config {padding_config} for operand shape {shape}")
+    return bind(PadOp, x, padding_value,
+                padding_config=tuple(tuple(int(v) for v in c) for c in padding_config))
+
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
+    return bind(SliceOp, operand, start_indices=tuple(int(i) for i in start_indices),
+                limit_indices=tuple(int(i) for i in limit_indices),
+                strides=None if strides is None else tuple(int(s) for s in strides))
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    x = operand
+    aval = aval_of_value(x)
+    start, limit, strides = [0] * aval.ndim, list(aval.shape), [1] * aval.ndim
+    axis = _static_axis(axis, aval.ndim, "slice_in_dim")
+    d = aval.shape[axis]
+    start_index = 0 if start_index is None else (start_index + d if start_index < 0 else start_index)
+    limit_index = d if limit_index is None else (limit_index + d if limit_index < 0 else limit_index)
+    start[axis], limit[axis], strides[axis] = start_index, limit_index, stride
+    return slice(x, start, limit, strides)
+
+
+def _static_axis(axis, ndim, fn):
+    """axis in [-ndim, ndim) made nonnegative; out of range is JAX's IndexError."""
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"{fn}: axis {axis} is out of bounds for an operand of rank {ndim}")
+    return axis % ndim
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    x = operand
+    aval = aval_of_value(x)
+    axis = _static_axis(axis, aval.ndim, "index_in_dim")
+    index = index + aval.shape[axis] if index < 0 else index
+    out = slice_in_dim(x, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """Merges dims start..stop-1 into one. JAX: lax.collapse."""
+    shape = aval_of_value(operand).shape
+    n = len(shape)
+    start = operator.index(start_dimension) % max(n, 1) if n else 0
+    stop = n if stop_dimension is None else operator.index(stop_dimension)
+    stop = stop + n if stop < 0 else stop
+    new = shape[:start] + (math.prod(shape[start:stop]),) + shape[stop:]
+    return reshape(operand, new)
+
+
+def split(operand, sizes, axis=0):
+    """Consecutive pieces of the given sizes along axis. JAX: lax.split."""
+    aval = aval_of_value(operand)
+    axis = operator.index(axis) % aval.ndim
+    sizes = [operator.index(s) for s in sizes]
+    if sum(sizes) != aval.shape[axis] or any(s < 0 for s in sizes):
+        raise ValueError(at_user_line(f"Sum of sizes {sum(sizes)} must be equal to dimension "
+                                      f"{aval.shape[axis]} of the operand shape {aval.shape}"))
+    out, start = [], 0
+    for s in sizes:
+        out.append(slice_in_dim(operand, start, start + s, 1, axis))
+        start += s
+    return out
+
+
+def stack(operands, axis=0):
+    """Stacks same-shape arrays along a new axis. JAX: lax.stack."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("stack requires at least one operand")
+    rank = aval_of_value(operands[0]).ndim
+    axis = operator.index(axis) % (rank + 1)
+    return concatenate([expand_dims(x, (axis,)) for x in operands], axis)
+
+
+def unstack(x, axis=0):
+    """The slices along axis. JAX: lax.unstack."""
+    aval = aval_of_value(x)
+    axis = operator.index(axis) % aval.ndim
+    return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(aval.shape[axis]))
+
+
+def tile(operand, reps):
+    """operand repeated reps[i] times along each dim. JAX: lax.tile."""
+    aval = aval_of_value(operand)
+    reps = tuple(operator.index(r) for r in reps)
+    if len(reps) != aval.ndim:
+        raise ValueError(at_user_line(f"len(reps) = {len(reps)} != operand.ndim = {aval.ndim}"))
+    # Broadcast to (r0, d0, r1, d1, ...) then merge each pair.
+    shape = tuple(v for r, d in zip(reps, aval.shape) for v in (r, d))
+    dims = tuple(range(1, 2 * aval.ndim, 2))
+    out = broadcast_in_dim(operand, shape, dims)
+    return reshape(out, tuple(r * d for r, d in zip(reps, aval.shape)))
+
+
+def broadcast_like(arr, like_arr):
+    """arr broadcast to like_arr's shape (NumPy's broadcasting rules). JAX:
+    lax.broadcast_like."""
+    return broadcast_to(arr, aval_of_value(like_arr).shape)
+
+
+def broadcast_to(arr, shape):
+    """arr broadcast to `shape` by NumPy's rules: trailing dimensions aligned, size-1
+    dimensions stretched (jnp.broadcast_to, for lax's own compositions)."""
+    shape = tuple(int(d) for d in shape)
+    have = aval_of_value(arr).shape
+    lead = len(shape) - len(have)
+    if lead < 0 or any(h not in (1, s) for h, s in zip(have, shape[lead:])):
+        raise ValueError(at_user_line(f"Incompatible shapes for broadcasting: {have} and "
+                                      f"requested shape {shape}"))
+    if have == shape:
+        return arr
+    keep = tuple(d for d, (h, s) in enumerate(zip(have, shape[lead:])) if h == s)
+    if len(keep) != len(have):      # (size-1 dimensions stretched: dropped first)
+        arr = reshape(arr, tuple(have[d] for d in keep))
+    return broadcast_in_dim(arr, shape, tuple(lead + d for d in keep))
+
+
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to (trailing-aligned). JAX:
+    lax.broadcast_shapes."""
+    return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+

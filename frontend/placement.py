@@ -1,0 +1,210 @@
+"""Where arrays live: devices, processes, and putting values on them (`device_put`,
+`device_get`), including the placement rules of computations on committed arrays.
+JAX: jax.devices, jax.device_put, ... and dispatch's placement."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from mjax import sharding_impls as S
+from mjax import tree_util
+from mjax.array import Array
+from mjax.config import config
+from mjax.dialect import ShapedArray
+from mjax.dtypes import aval_of_value, to_numpy
+from mjax.errors import UnexpectedTracerError
+from mjax.runtime import buffer_to_numpy, get_backend
+from mjax.runtime.backend import backend_of_device
+from mjax.tracer import Tracer, escaped_tracer_message
+
+
+# ---- devices and processes ----------------------------------------------------------------
+def devices(backend=None):
+    return list(get_backend(backend).devices())   # backend: 'iree', 'cpu', ... or None
+
+
+def local_devices(process_index=None, backend=None, host_id=None):
+    """This process's devices (another one's with `process_index`; see mjax.distributed).
+    `host_id` is JAX's deprecated name for `process_index`."""
+    if host_id is not None:
+        warnings.warn("The argument to jax.local_devices has been renamed from `host_id` "
+                      "to `process_index`. This alias will eventually be removed; please "
+                      "update your code.", UserWarning, stacklevel=2)
+        process_index = host_id
+    me = _this_process() if process_index is None else process_index
+    return [d for d in devices(backend) if _process_of(d) == me]
+
+
+def device_count(backend=None):
+    return len(devices(backend))
+
+
+def local_device_count(backend=None):
+    return len(local_devices(backend=backend))
+
+
+def process_index(backend=None):
+    """This process's index among the processes of mjax.distributed (0 alone)."""
+    return _this_process()
+
+
+def _this_process() -> int:
+    client = getattr(get_backend(), "client", None)  # (IREE: one process)
+    return client.process_index() if client is not None else 0
+
+
+def process_count(backend=None):
+    return len({_process_of(d) for d in devices(backend)})
+
+
+def _process_of(device) -> int:
+    return getattr(device, "process_index", 0)
+
+
+def default_backend():
+    return get_backend().platform
+
+
+def device_put_value(value, device=None, *, weak_type=False) -> Array:
+    """A NumPy value (already in its final dtype) on a device."""
+    value = np.asarray(value)
+    aval = ShapedArray(value.shape, value.dtype, weak_type)
+    return Array(backend_of_device(device).put(value, device), aval)
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """Moves a pytree of arrays to `device`: a device, a Sharding (or a pytree prefix of
+    them), or None (the first device). JAX: jax.device_put."""
+    leaves, tree = tree_util.tree_flatten(x)
+    if device is None or not isinstance(device, (tuple, list, dict)) or \
+            isinstance(device, S.PartitionSpec):
+        targets = [device] * len(leaves)
+    else:
+        targets = tree_util.prefix_entries(
+            "device_put device", device, x,
+            lambda t: t is None or not isinstance(t, (tuple, list, dict)) or
+            isinstance(t, S.PartitionSpec))
+    outs = []
+    for leaf, target in zip(leaves, targets):
+        if isinstance(target, S.PartitionSpec):
+            target = S.as_sharding(target, "device_put")
+        out = _put_leaf(leaf, target, S)
+        if donate and isinstance(leaf, Array) and out is not leaf:
+            leaf.delete()
+        outs.append(out)
+    return tree_util.tree_unflatten(tree, outs)
+
+
+def _put_leaf(leaf, target, S):
+    if isinstance(leaf, Tracer):
+        return leaf
+    if isinstance(target, S.SingleDeviceSharding):
+        target = target._device
+    if isinstance(target, S.Sharding):
+        if isinstance(leaf, Array) and leaf._sharding == target:
+            return leaf
+        aval = aval_of_value(leaf)
+        value = np.asarray(to_numpy(leaf), dtype=aval.dtype)
+        return put_sharded(value, aval, target)
+    if isinstance(leaf, Array) and (target is None or target in leaf.devices()) and \
+            not leaf.is_sharded:
+        if target is not None:
+            leaf._committed = True
+        return leaf
+    aval = aval_of_value(leaf)
+    out = device_put_value(to_numpy(leaf), getattr(target, "_device", target))
+    out.aval = aval
+    if target is not None:
+        out._committed = True   # (placed on a device the user named, as JAX's commit)
+    return out
+
+
+def put_sharded(value: np.ndarray, aval, sharding) -> Array:
+    """A host value laid out over `sharding`'s devices (one shard per device)."""
+    index = sharding.devices_indices_map(value.shape)
+    # jaxlib pairs shards with devices in this order; over several processes
+    # (mjax.distributed) each one puts the shards of its own devices.
+    me = process_index()
+    devs = [d for d in sharding._device_list() if _process_of(d) == me]
+    buf = get_backend().put_sharded([value[index[d]] for d in devs], devs,
+                                    sharding._device_list(),
+                                    sharding.hlo_sharding(value.ndim), value.shape,
+                                    value.dtype)
+    return Array(buf, aval, sharding)
+
+
+def device_get(x):
+    """A pytree with every mjax.Array leaf copied to the host as a NumPy array."""
+    return tree_util.tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array)
+                              else leaf, x)
+
+
+def block_until_ready(x):
+    for leaf in tree_util.tree_leaves(x):
+        if isinstance(leaf, Array):
+            leaf.block_until_ready()
+    return x
+
+
+# ---- where a computation runs -------------------------------------------------------------
+def device_buffer(x, aval):
+    """The device buffer for a concrete value (an Array's own, else a fresh copy)."""
+    buf = getattr(x, "_buf", None)
+    if buf is not None:
+        return buf
+    if isinstance(x, Tracer):    # (one that outlived its trace: a leaked tracer)
+        raise UnexpectedTracerError(escaped_tracer_message(x))
+    return get_backend().put(np.asarray(x, dtype=aval.dtype))
+
+
+def default_device():
+    """jax_default_device as a device of the backend (None: the backend's first)."""
+    dev = config.read("jax_default_device")
+    if isinstance(dev, str):      # a platform name, as JAX accepts
+        return get_backend(dev).devices()[0]
+    return getattr(dev, "_device", dev)
+
+
+def on_device(bufs, device) -> list:
+    """bufs, each one not on `device` copied there (through the host)."""
+    return [b if device in _devices_of(b) else get_backend().put(buffer_to_numpy(b), device)
+            for b in bufs]
+
+
+def args_device(args, default):
+    """The device a computation on `args` runs on when that is not `default`, else None.
+    As in JAX, committed operands (placed by `device_put(x, device)`, or computed from
+    such) decide; the others are copied there. Committed operands on two devices raise
+    JAX's ValueError."""
+    found = None   # (index, array, device) of the first committed operand
+    for k, x in enumerate(args):
+        if type(x) is not Array or not getattr(x, "_committed", False) or (
+                x._sharding is not None and x._sharding.num_devices > 1):
+            continue
+        devices = _devices_of(x._buf)
+        if len(devices) != 1 or (found is not None and devices[0] == found[2]):
+            continue
+        if found is not None:
+            j, y, other = found
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got argument "
+                f"{j} with shape {y.aval} and with device ids {[other.id]} on "
+                f"platform {other.platform.upper()} and argument {k} with shape "
+                f"{x.aval} and with device ids {[devices[0].id]} on platform "
+                f"{devices[0].platform.upper()}")
+        found = (k, x, devices[0])
+    return None if found is None or found[2] == default else found[2]
+
+
+def commit(arrays):
+    """Marks `arrays` (a list) committed to their device: results of a computation placed
+    by committed operands are committed too, as in JAX."""
+    for x in arrays:
+        x._committed = True
+    return arrays
+
+
+def _devices_of(buf) -> tuple:
+    sharding = getattr(buf, "_sharding", None)
+    return tuple(getattr(sharding, "_internal_device_list", ()))

@@ -1,0 +1,54 @@
+"""Registration points: behaviour a lower floor needs that only a higher floor defines.
+
+The frontend's floors (docs/design.md) never import upward. Where a lower floor needs a
+transformation defined above it, it calls one of the slots declared here, and the one
+module each declaration names fills it when that module is imported (`import mjax`
+imports every floor, so all slots are filled before user code runs). Each slot is written
+once, here, with the reason it exists. (Two other registration points are attributes:
+`ArrayMethods`'s operators, which mjax.array_operators installs from the numpy floor, and
+a trace's `concrete` / `shows`, set by mjax.ad.concrete and mjax.spmd.shard_map.)
+"""
+from __future__ import annotations
+
+
+class Slot:
+    """A function declared by a lower floor and provided by a higher one."""
+
+    __slots__ = ("name", "filled_by", "fn")
+
+    def __init__(self, name: str, filled_by: str):
+        self.name, self.filled_by, self.fn = name, filled_by, None
+
+    def fill(self, fn):
+        """Called by `filled_by` at import; returns `fn` (usable as a decorator)."""
+        self.fn = fn
+        return fn
+
+    def __call__(self, *args, **kwargs):
+        fn = self.fn
+        if fn is None:
+            raise RuntimeError(f"mjax internal error: {self.name} was used before "
+                               f"{self.filled_by} was imported (import mjax first)")
+        return fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<registration point {self.name} (filled by {self.filled_by})>"
+
+
+# jit(fun, **options) -> the jitted function (mjax.jitted.jit). Region ops (cond, while, scan)
+# exist only inside traces, so lax's control flow called outside one runs as a jit of
+# itself; prng's key operations run staged the same way.
+JIT = Slot("JIT", "mjax.jitted")
+
+# apply_sharded(opcls, args, params) -> results: an eager op on arrays laid out over
+# several devices runs as a jit of the op (compiled SPMD for their mesh, so the result
+# keeps a sharded layout), which eager.py, below jit, cannot build.
+APPLY_SHARDED = Slot("APPLY_SHARDED", "mjax.jitted")
+
+# vmap(fun, in_axes=0, out_axes=0, ...) (mjax.batching): lax.map(batch_size=) maps
+# batches of its inputs with vmap, as JAX's lax.map does.
+VMAP = Slot("VMAP", "mjax.batching")
+
+# jvp(fun, primals, tangents) (mjax.ad): lax.custom_root differentiates f at the root it
+# found, for its implicit-function correction.
+JVP = Slot("JVP", "mjax.ad")

@@ -1,0 +1,49 @@
+"""`ShapeDtypeStruct`: an abstract array (shape, dtype, weak type, sharding; no data),
+usable where jit, eval_shape and the callbacks take arrays. JAX: jax.ShapeDtypeStruct."""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.dialect import ShapedArray
+from mjax.dtypes import aval_of_value
+
+
+class ShapeDtypeStruct:
+    """An abstract array: shape and dtype, no data. Usable as a jit/eval_shape argument."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, *, weak_type=False, sharding=None):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+        self.sharding = sharding
+
+    @classmethod
+    def like(cls, x) -> "ShapeDtypeStruct":
+        """The shape, dtype and weak type of an array (or anything with an aval)."""
+        aval = aval_of_value(x)
+        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type,
+                   sharding=x.sharding if isinstance(x, ShapeDtypeStruct) else None)
+
+    @property
+    def aval(self):
+        return ShapedArray(self.shape, self.dtype, self.weak_type)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))

@@ -1,0 +1,85 @@
+"""Where the user's code is: the location every traced op carries, and `named_scope`.
+
+An op's location is the innermost Python frame outside the mjax package (its
+`file:line:col`), wrapped in the names of the enclosing `named_scope`s, which StableHLO
+and XLA keep as op names. Errors raised in mjax's own code name that line too.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+
+from jaxlib.mlir import ir
+
+from mjax.dialect import context
+from mjax.passes.registry import format_location
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_LOC_CACHE: dict = {}
+FUNCTION_AT: dict = {}   # (file, line, col) of a user location -> its function's qualname
+
+
+def user_frame():
+    """The innermost Python frame outside the mjax package (the user's line)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    return f
+
+
+class _NameStack(threading.local):
+    def __init__(self):
+        self.names: tuple[str, ...] = ()
+
+
+_names = _NameStack()
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+    """Ops traced inside get `name` in their location (`outer/inner`), which StableHLO
+    and XLA keep as the op name that profiles and HLO dumps show. JAX: jax.named_scope."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    previous = _names.names
+    _names.names = previous + (name,)
+    try:
+        yield
+    finally:
+        _names.names = previous
+
+
+def user_location() -> ir.Location:
+    f = user_frame()
+    if f is None:
+        return ir.Location.unknown(context())
+    scope = _names.names
+    key = (f.f_code, f.f_lasti, scope)
+    loc = _LOC_CACHE.get(key)
+    if loc is None:
+        line, col = f.f_lineno, 1
+        try:
+            pos = list(f.f_code.co_positions())[f.f_lasti // 2]
+            if pos[0] is not None:
+                line, col = pos[0], (pos[2] or 0) + 1
+        except (IndexError, AttributeError):
+            pass
+        loc = ir.Location.file(f.f_code.co_filename, line, col, context())
+        # The Python function of each position (JAX's print_saved_residuals shows it).
+        FUNCTION_AT[(f.f_code.co_filename, line, col)] = getattr(
+            f.f_code, "co_qualname", f.f_code.co_name)
+        if scope:
+            loc = ir.Location.name("/".join(scope), childLoc=loc, context=context())
+        _LOC_CACHE[key] = loc
+    return loc
+
+
+def describe_location(loc: ir.Location) -> str:
+    return format_location(loc)
+
+
+def at_user_line(message: str) -> str:
+    """`message` plus the user's `file:line:col`, for errors raised in mjax's own code."""
+    return f"{message} (at {describe_location(user_location())})"

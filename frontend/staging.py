@@ -1,0 +1,189 @@
+"""Staging a Python function into a module: trace it into `@name` of a fresh module
+(jit, make_jaxpr, eval_shape) or into a private function of the module being built (a
+nested jit, the function a transformation op names), and emit the ops that call it."""
+from __future__ import annotations
+
+import functools
+import gc
+import inspect
+import itertools
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax import registration, tree_util
+from mjax.array import Array
+from mjax.config import config
+from mjax.core import Trace, Tracer, current_trace
+from mjax.dialect import Builder, ShapedArray, aval_of, context
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops import transforms as T
+from mjax.dtypes import aval_of_value
+from mjax.float0 import contains_float0, hide_float0
+from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.sharding_types import seed_trace_types
+from mjax.source_info import describe_location, user_location
+
+
+# ---- a function traced into a module ------------------------------------------------------
+class TracedFunction:
+    """A Python function traced to `@name` in a fresh module, plus what calling it needs."""
+
+    def __init__(self, module, trace: Trace, in_tree, out_tree, out_avals):
+        self.module = module
+        self.name = trace.name
+        self.trace = trace
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.out_avals = out_avals
+        self.in_avals = trace.in_avals
+        self.captured = trace.captured
+        self.capture_avals = trace.capture_avals
+
+
+def trace_function(fun, args, kwargs, *, name="main", module=None,
+                   visibility=None, concrete_leaves=()) -> TracedFunction:
+    """Traces fun(*args, **kwargs) with every array leaf abstract, except the leaves
+    whose indices are in `concrete_leaves`: fun sees those values themselves (their
+    function arguments stay, unused, so leaf indices keep their meaning)."""
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x for x in leaves]
+    ctx = context()
+    if module is None:
+        with ctx, ir.Location.unknown(ctx):
+            module = ir.Module.create()
+    trace = Trace(module, name, [a.strip_weak_type() for a in in_avals],
+                  visibility=visibility)
+    for t, a in zip(trace.args, in_avals):
+        t.aval = a
+    if any(getattr(x, "_sharding", None) is not None or isinstance(x, Tracer) and
+           x.trace.type_specs is not None for x in leaves):
+        seed_trace_types(trace, leaves)
+    with ctx, trace:
+        given = trace.args if not concrete_leaves else [
+            leaves[i] if i in concrete_leaves else t for i, t in enumerate(trace.args)]
+        a, kw = tree_util.tree_unflatten(in_tree, given)
+        out = hide_float0(fun(*a, **kw))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        for leaf in out_leaves:
+            if not (isinstance(leaf, (Tracer, Array, np.ndarray, np.generic, bool, int, float,
+                                      complex)) or hasattr(leaf, "aval")):
+                raise TypeError(f"{getattr(fun, '__name__', fun)} returned a value of type "
+                                f"{type(leaf).__name__}, which is not a valid mjax type")
+        out_avals = trace.finish(out_leaves)
+        out_avals = [getattr(o, "aval", a) if isinstance(o, Tracer) else
+                     aval_of_value(o) for o, a in zip(out_leaves, out_avals)]
+    traced = TracedFunction(module, trace, in_tree, out_tree, out_avals)
+    traced.has_float0 = contains_float0(out)
+    if config.read("jax_check_tracer_leaks"):
+        a = kw = out = out_leaves = leaf = None   # (this frame's own references)
+        _check_tracer_leaks(trace, getattr(fun, "__qualname__", repr(fun)))
+    return traced
+
+
+def _check_tracer_leaks(trace, fun_name):
+    """jax_check_tracer_leaks (mjax.checking_leaks): after tracing, no tracer of the trace
+    may be referenced from outside it (a global, a closure, a list...). JAX: the same check
+    via the garbage collector, raising the same plain Exception."""
+    gc.collect()
+    tracers = [o for o in gc.get_objects() if isinstance(o, Tracer) and o.trace is trace]
+    own = {id(tracers), id(getattr(trace, "args", None))}
+    leaked = []
+    for t in tracers:
+        holders = [r for r in gc.get_referrers(t) if id(r) not in own
+                   and not inspect.isframe(r)]
+        if holders:
+            leaked.append((t, holders))
+    del tracers
+    if leaked:
+        lines = []
+        for t, holders in leaked:
+            loc = getattr(t, "loc", None)
+            made = (f"created at {describe_location(loc)}" if loc is not None
+                    else "a function argument")
+            lines.append(f"{t} ({made}) is referred to by a {type(holders[0]).__name__}")
+        raise Exception(f"Leaked trace (while tracing {fun_name}). Leaked tracer(s):\n\n"
+                        + "\n".join(lines))
+
+
+def eval_shape(fun, *args, **kwargs):
+    """Output shapes/dtypes of fun(*args) as ShapeDtypeStructs, without running it."""
+    traced = trace_function(fun, args, kwargs)
+    return tree_util.tree_unflatten(traced.out_tree, [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals])
+
+
+# ---- a function staged into the module being built ---------------------------------------
+_names = itertools.count()
+
+
+# ---- staging helpers ------------------------------------------------------------------
+def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=()):
+    """Traces fun(*args, **kwargs) into a private function of the current module (a
+    nested jit, a transformation's function, a custom rule)."""
+    outer = current_trace()
+    base = name or getattr(fun, "__name__", "fn").strip("<>").replace(".", "_")
+    return trace_function(fun, args, kwargs or {}, name=f"{base}_{next(_names)}",
+                          module=outer.module, visibility="private",
+                          concrete_leaves=concrete_leaves)
+
+
+def emit(cls, operands, **params):
+    """Emits a transformation op into the current trace; returns its result tracers."""
+    outer = current_trace()
+    values = [outer.to_tracer(v) for v in operands]
+    with context():
+        b = Builder(outer.ip, user_location())
+        results = T.emit_transform(b, cls, *[v.value for v in values], **params)
+    return [Tracer(outer, r, _aval_of(r)) for r in results]
+
+
+def emit_call(callee: str, operands, out_avals=None, cls=None, **params):
+    """`jaxpr.call @callee(operands)` (or another call-like op); results get `out_avals`
+    (which carry weak types) when given."""
+    outs = emit(cls or T.CallOp, operands, callee=Symbol(callee), **params)
+    if out_avals is not None:
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+    return outs
+
+
+def _aval_of(value):
+    return aval_of(value.type)
+
+
+def call_args(traced, leaves):
+    """Operands of a call of `traced`: the argument leaves, then its captured values."""
+    return list(leaves) + list(traced.captured)
+
+
+# ---- one compiled program when called eagerly ----------------------------------------------
+def jit_eagerly(*dynamic: str):
+    """Runs the decorated function as one compiled program when called outside any trace
+    (JAX jits its linalg and special functions the same way): the parameters named in
+    `dynamic` are traced, the others are static and key the cache. Under a trace it is
+    inlined. (registration.JIT: jit is floors above.)"""
+    def wrap(fn):
+        sig = inspect.signature(fn)
+        cache = {}
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            if current_trace() is not None or config.read("jax_disable_jit"):
+                return fn(*args, **kwargs)
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arrays = {k: v for k, v in bound.arguments.items() if k in dynamic}
+            static = tuple((k, v) for k, v in bound.arguments.items() if k not in dynamic)
+            try:
+                key = (static, config.trace_state())
+                hash(key)
+            except TypeError:  # an unhashable static value (a list axis, an array tol)
+                return fn(*args, **kwargs)
+            jitted = cache.get(key)
+            if jitted is None:
+                jitted = cache[key] = registration.JIT(
+                    lambda arrs: fn(**arrs, **dict(static)))
+            return jitted(arrays)
+        return run
+    return wrap

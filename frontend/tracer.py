@@ -1,0 +1,105 @@
+"""Tracers: the values a traced function computes with, each an `ir.Value` of the
+function being built and its aval. The traces themselves are in core.py."""
+from __future__ import annotations
+
+import operator
+
+from jaxlib.mlir import ir
+
+from mjax.array_methods import ArrayMethods
+from mjax.dialect import ShapedArray
+from mjax.errors import (ConcretizationTypeError, TracerArrayConversionError,
+                         TracerBoolConversionError, TracerIntegerConversionError)
+from mjax.source_info import at_user_line, describe_location
+
+
+class Tracer(ArrayMethods):
+    """A traced array: an `ir.Value` in the function being built, and its aval."""
+
+    __slots__ = ("trace", "value", "aval", "loc")
+    __array_priority__ = 1000
+
+    def __init__(self, trace, value: ir.Value, aval: ShapedArray,
+                 loc: ir.Location | None = None):
+        self.trace = trace
+        self.value = value
+        self.aval = aval
+        self.loc = loc  # the user's line that made it (None for arguments)
+
+    def __repr__(self):
+        shows = self.trace.shows
+        if shows is not None and (shown := shows(self)) is not None:
+            return shown    # (a shard_map body run outside jit: its blocks, after the run)
+        # JAX's form for a traced value under jit: JitTracer(~float32[3]) (~: weak type).
+        a = self.aval
+        shape = ",".join(map(str, a.shape))
+        return f"JitTracer({'~' if a.weak_type else ''}{a.dtype.name}[{shape}])"
+
+    # Inside grad & co. called outside jit, JAX knows the values (mjax.ad.concrete finds
+    # them): bool/int/index/item always; float/complex/tolist/__array__ only for values
+    # that do not depend on a differentiated input (JAX's JVP tracers refuse those).
+    def __bool__(self):
+        if (v := known_value(self)) is not None:
+            return bool(v)
+        raise TracerBoolConversionError(self, at_user_line(
+            "The truth value of a traced array was requested (if/while/and/or on it)"))
+
+    def __int__(self):    # (JAX: a ConcretizationTypeError for int(), as for float())
+        if (v := known_value(self)) is not None:
+            return int(v)
+        raise ConcretizationTypeError(self, at_user_line("int() was called on a traced array"))
+
+    def __index__(self):
+        if (v := known_value(self)) is not None:
+            return operator.index(v)
+        raise TracerIntegerConversionError(self, at_user_line("used as an index"))
+
+    def __float__(self):
+        if (v := known_value(self, False)) is not None:
+            return float(v)
+        raise ConcretizationTypeError(self, at_user_line("float() was called on a traced array"))
+
+    def __complex__(self):
+        if (v := known_value(self, False)) is not None:
+            return complex(v)
+        raise ConcretizationTypeError(self, at_user_line("complex() was called on a traced "
+                                                          "array"))
+
+    def __array__(self, *args, **kwargs):
+        if (v := known_value(self, False)) is not None:
+            return v.__array__(*args, **kwargs)
+        raise TracerArrayConversionError(self)
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__} ({self})")
+
+    def item(self, *args):
+        if (v := known_value(self)) is not None:
+            return v.item(*args)
+        raise ConcretizationTypeError(self, at_user_line(".item() was called on a traced array"))
+
+    def tolist(self):
+        if (v := known_value(self, False)) is not None:
+            return v.tolist()
+        raise ConcretizationTypeError(self, at_user_line(".tolist() was called on a traced "
+                                                          "array"))
+
+
+def known_value(t: Tracer, differentiated_ok: bool = True):
+    """The concrete value (an Array) JAX would know for tracer `t`, or None: inside
+    grad & co. called outside jit (not under jit/vmap), where mjax.ad.concrete gives the
+    trace a `concrete` oracle. With differentiated_ok=False, None for values that depend
+    on a differentiated input (JAX's JVP tracers)."""
+    oracle = t.trace.concrete
+    return None if oracle is None else oracle.value_of(t, differentiated_ok)
+
+
+def escaped_tracer_message(t) -> str:
+    # Only the recorded location: the IR behind `t.value` may already be lowered or freed.
+    loc = getattr(t, "loc", None)
+    where = f"at {describe_location(loc)}" if loc is not None else "as a function argument"
+    return (f"Encountered an unexpected tracer: {t}. A function transformed by mjax "
+            f"(jit, grad, vmap, ...) saved one of its intermediate traced values outside "
+            f"(for example in a global or a list), and it was used after that "
+            f"transformation finished. The tracer was created {where}. Return values "
+            f"from the transformed function instead of leaking them.")

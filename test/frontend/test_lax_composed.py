@@ -1,0 +1,65 @@
+"""The jax.lax functions JAX composes from primitives (batch_matmul, collapse, split,
+stack, tile, dynamic_index_in_dim, index_take, scatter_apply, ..., mulhi) against jax."""
+import jax
+import numpy as np
+import pytest
+
+from mjax import lax
+from frontend_util import check
+
+RNG = np.random.default_rng(7)
+
+
+def rand(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+# ---- the jax.lax names JAX composes from primitives ----------------------------------------------
+def test_more_lax_names_match_jax():
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    y = np.arange(40.0, dtype=np.float32).reshape(2, 4, 5)
+    v = np.arange(6.0, dtype=np.float32)
+    idx = np.array([[1], [1], [4]])
+
+    def dn(L):
+        return L.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                         scatter_dims_to_operand_dims=(0,))
+    cases = {
+        "batch_matmul": lambda L: L.batch_matmul(x, y),
+        "collapse": lambda L: (L.collapse(x, 1), L.collapse(x, 0, 2)),
+        "split": lambda L: L.split(x, (1, 3), axis=2),
+        "stack": lambda L: L.stack([x[0], x[1]], axis=1),
+        "unstack": lambda L: L.unstack(x, 1),
+        "tile": lambda L: L.tile(x[0], (2, 3)),
+        "dynamic_index": lambda L: L.dynamic_index_in_dim(x, -1, 1, keepdims=False),
+        "dynamic_update": lambda L: L.dynamic_update_index_in_dim(
+            x, np.ones((2, 4), np.float32), 1, 1),
+        "index_take": lambda L: L.index_take(x, (np.array([0, 1, 1]), np.array([2, 0, 1])),
+                                             (0, 2)),
+        "scatter_sub": lambda L: L.scatter_sub(v, idx, np.array([1.0, 2.0, 3.0], np.float32),
+                                               dn(L)),
+        "scatter_apply": lambda L: L.scatter_apply(v, idx, lambda t: t * 10, dn(L),
+                                                   update_shape=(3,)),
+        "broadcast_like": lambda L: L.broadcast_like(np.float32(2), x),
+        "empty": lambda L: L.empty((2, 3), np.int32),
+        "nextafter": lambda L: L.nextafter(np.float32(1), np.float32(2)),
+    }
+    for name, f in cases.items():
+        got, want = f(lax), f(jax.lax)
+        got = got if isinstance(got, (tuple, list)) else (got,)
+        want = want if isinstance(want, (tuple, list)) else (want,)
+        assert len(got) == len(want), name
+        for g, w in zip(got, want):
+            check(g, w)
+    assert lax.broadcast_shapes((2, 1), (3,)) == jax.lax.broadcast_shapes((2, 1), (3,))
+    assert lax.dtype(1.0) == jax.lax.dtype(1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int8, np.uint16])
+def test_mulhi_matches_jax(dtype):
+    info = np.iinfo(dtype)
+    a = RNG.integers(info.min, info.max, 40, dtype=dtype, endpoint=True)
+    b = RNG.integers(info.min, info.max, 40, dtype=dtype, endpoint=True)
+    a[:3] = [info.min, info.max, 0]
+    b[:3] = [info.min, -1 if info.min < 0 else info.max, 5]
+    check(lax.mulhi(a, b), jax.lax.mulhi(a, b))

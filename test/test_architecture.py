@@ -1,0 +1,219 @@
+"""The package's architecture, checked: the frontend's floors (docs/design.md, "Floors")
+with import-linter's `layers` contract (pyproject.toml), and the figures the floors keep,
+counting imports inside functions too: no import cycle spans more than one subpackage,
+no cycle in the frontend is longer than 3 modules, no function-local imports of mjax
+modules in the frontend, no non-test file over 800 lines (generated files, marked as
+such in their first lines, excepted).
+
+    python test/test_architecture.py     # the same checks, as CI runs them (.ci/run)
+
+pyproject's package-dir maps mjax -> frontend/, mjax.dialect -> dialect/, ... (an
+editable install): import-linter (grimp) finds a package's modules by walking the
+package's own directory, so it would miss mjax.dialect, mjax.passes and mjax.runtime.
+The lint therefore runs over a copy of the tree laid out as installed.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = {"mjax": "frontend", "mjax.dialect": "dialect", "mjax.passes": "passes",
+            "mjax.runtime": "runtime"}
+BELOW_FRONTEND = ("mjax.dialect", "mjax.passes", "mjax.runtime")
+MAX_LINES = 800
+MAX_FRONTEND_CYCLE = 3
+
+# ---- the import graph (as /work/shared/tools/arch_check.py builds it) -------------------------
+def modules() -> dict:
+    """module name -> file path, for every module of the package."""
+    out = {}
+    for pkg, folder in PACKAGES.items():
+        top = os.path.join(ROOT, folder)
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = [d for d in dirnames if not d.startswith((".", "__pycache__"))]
+            for f in filenames:
+                if f.endswith(".py"):
+                    rel = os.path.relpath(os.path.join(dirpath, f), top)[:-3].split(os.sep)
+                    if rel[-1] == "__init__":
+                        rel = rel[:-1]
+                    out[".".join([pkg] + rel)] = os.path.join(dirpath, f)
+    return out
+
+
+def _resolve(name: str, mods) -> str | None:
+    while name and name not in mods:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(mods) -> list:
+    """(module, imported module, inside a function?, line) for every import of mjax."""
+    out = []
+    for mod, path in mods.items():
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        base = mod if path.endswith("__init__.py") else mod.rpartition(".")[0]
+        local = {id(sub) for fn in ast.walk(tree)
+                 if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 for sub in ast.walk(fn) if isinstance(sub, (ast.Import, ast.ImportFrom))}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                prefix = node.module or ""
+                if node.level:
+                    parts = base.split(".")
+                    parts = parts[:len(parts) - node.level + 1]
+                    prefix = ".".join(parts + ([node.module] if node.module else []))
+                targets = [f"{prefix}.{a.name}" for a in node.names]
+            else:
+                continue
+            for target in targets:
+                found = _resolve(target, mods) if target.startswith("mjax") else None
+                if found and found != mod:
+                    out.append((mod, found, id(node) in local, node.lineno))
+    return out
+
+
+def cycles(mods, edges) -> list:
+    """The strongly connected components of more than one module (Tarjan's algorithm,
+    iterative)."""
+    graph = {m: set() for m in mods}
+    for a, b in edges:
+        graph[a].add(b)
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def subpackage(module: str) -> str:
+    """mjax.lax.control_flow -> mjax.lax; mjax.passes.rules.x -> mjax.passes; mjax.core ->
+    mjax.core."""
+    return ".".join(module.split(".")[:2])
+
+
+def _generated(path: str) -> bool:
+    with open(path, encoding="utf-8") as f:
+        head = "".join(next(f, "") for _ in range(5)).lower()
+    return "generated file" in head
+
+
+def figures() -> dict:
+    mods = modules()
+    found = imports(mods)
+    edges = {(a, b) for a, b, _, _ in found}
+    comps = cycles(mods, edges)
+    return {
+        "cycles across subpackages": [c for c in comps
+                                      if len({subpackage(m) for m in c}) > 1],
+        "frontend cycles too long": [c for c in comps if len(c) > MAX_FRONTEND_CYCLE and
+                                     not c[0].startswith(BELOW_FRONTEND)],
+        "function-local imports in the frontend": sorted(
+            f"{mods[a]}:{line} imports {b}" for a, b, is_local, line in found
+            if is_local and not a.startswith(BELOW_FRONTEND)),
+        "files over 800 lines": sorted(
+            f"{path}: {n}" for path in mods.values()
+            if (n := sum(1 for _ in open(path, encoding="utf-8"))) > MAX_LINES
+            and not _generated(path)),
+    }
+
+
+# ---- import-linter -------------------------------------------------------------------------------
+def lint_imports(inject=None) -> subprocess.CompletedProcess:
+    """lint-imports over a copy of the tree laid out as installed (see the docstring);
+    `inject`: (file of the copy, a line appended to it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(os.path.join(ROOT, "frontend"), os.path.join(tmp, "mjax"),
+                        ignore=ignore)
+        for pkg, folder in PACKAGES.items():
+            if pkg != "mjax":
+                shutil.copytree(os.path.join(ROOT, folder),
+                                os.path.join(tmp, *pkg.split(".")), ignore=ignore)
+        shutil.copy(os.path.join(ROOT, "pyproject.toml"), tmp)
+        if inject is not None:
+            with open(os.path.join(tmp, inject[0]), "a", encoding="utf-8") as f:
+                f.write("\n" + inject[1] + "\n")
+        env = dict(os.environ, PYTHONPATH=tmp)
+        return subprocess.run(
+            [sys.executable, "-c", "import sys; from importlinter.cli import "
+             "lint_imports_command; sys.argv[0] = 'lint-imports'; "
+             "sys.exit(lint_imports_command())", "pyproject.toml", "--no-cache",
+             "--no-logo"],
+            cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_import_linter_floors():
+    result = lint_imports()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 kept, 0 broken" in result.stdout, result.stdout
+
+
+def test_linter_sees_the_whole_package():
+    """The copy's `mjax` is the one linted (not an installed one), dialect included."""
+    mods = modules()
+    assert {"mjax.dialect", "mjax.passes", "mjax.runtime", "mjax.core"} <= set(mods)
+
+
+def test_figures():
+    bad = {k: v for k, v in figures().items() if v}
+    assert not bad, "\n".join(f"{k}:\n  " + "\n  ".join(map(str, v)) for k, v in bad.items())
+
+
+def test_an_upward_import_fails_the_lint():
+    """The contract can fail: lax importing mjax.numpy, even inside a function, breaks it."""
+    result = lint_imports(("mjax/lax/elementwise.py",
+                           "def _upward():\n    import mjax.numpy  # noqa"))
+    assert result.returncode != 0
+    assert "mjax.lax is not allowed to import mjax.numpy" in result.stdout, result.stdout
+
+
+def test_cycles_finds_a_cycle():
+    assert cycles({"a": 0, "b": 0, "c": 0, "d": 0},
+                  {("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
+
+
+if __name__ == "__main__":
+    result = lint_imports()
+    print(result.stdout + result.stderr)
+    bad = {k: v for k, v in figures().items() if v}
+    for k, v in bad.items():
+        print(f"{k}:\n  " + "\n  ".join(map(str, v)))
+    sys.exit(1 if result.returncode or bad else 0)
