@@ -31,8 +31,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from mjax.runtime import backend, compilation_cache, set_default_platform, xla
-from mjax.runtime.backend import default_platform
+from mjax.runtime import compilation_cache, set_default_platform, xla
+from mjax.runtime.backend import backends_are_initialized, default_platform
 
 
 @dataclass
@@ -478,7 +478,7 @@ traceback_filtering = enum_option(
     "How mjax's own frames are hidden from tracebacks of errors raised in user code.")
 def _before_backends(name: str, value) -> None:
     """Hands the runtime an option it reads once, when it makes its first backend."""
-    if backend.backends_are_initialized():
+    if backends_are_initialized():
         if config._values.get(name) == value:
             return
         raise RuntimeError(
