@@ -1,20 +1,21 @@
 """JAX: jax.interpreters.batching: vmap rules of user-defined primitives.
 
-The tables are filled as in JAX; mjax's own primitives keep their batching rules in
-mjax.passes.rules. Rules registered here are not used yet: user primitives are not
-staged (issue 21, part 2).
+The tables are filled as in JAX; `primitive_batchers` is read by vmap for user-defined
+primitives (mjax/primitive.py, passes/user_primitives.py); mjax's own primitives keep
+their batching rules in mjax.passes.rules.
 """
 from __future__ import annotations
 
 from mjax import numpy as jnp
+from mjax.primitive import BATCHERS
 
 __all__ = ["primitive_batchers", "axis_primitive_batchers", "fancy_primitive_batchers",
            "defvectorized", "defbroadcasting", "defreducer", "bdim_at_front", "broadcast",
            "not_mapped", "register_vmappable", "unregister_vmappable"]
 
-primitive_batchers: dict = {}
-axis_primitive_batchers: dict = {}
-fancy_primitive_batchers: dict = {}
+primitive_batchers: dict = BATCHERS
+axis_primitive_batchers: dict = BATCHERS
+fancy_primitive_batchers: dict = BATCHERS
 
 not_mapped = None  # the batch dimension of an unbatched operand
 
