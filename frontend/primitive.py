@@ -27,7 +27,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from mjax import dtypes
-from mjax.core import Tracer, bind as bind_op, current_trace
+from mjax.core import Tracer, bind as bind_op, current_trace, evaluates_now
 from mjax.dialect import OPS, ShapedArray, context
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.structural import ConstantOp
@@ -84,7 +84,7 @@ class Primitive:
         raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented")
 
     def bind(self, *args, **params):
-        if current_trace() is None:
+        if evaluates_now(args):
             return self.impl(*args, **params)
         return _stage(self, args, params)
 
@@ -100,7 +100,7 @@ class OpPrimitive(Primitive):
     applies the op (its parameters are the op's attributes)."""
 
     def __init__(self, op: type):
-        super().__init__(op.primitive)
+        super().__init__(_JAX_NAMES.get(op.primitive, op.primitive))
         self.op = op
 
     def bind(self, *args, **params):
@@ -109,11 +109,39 @@ class OpPrimitive(Primitive):
     impl = bind
 
 
+# JAX's primitive names that are not the op's (its scatters print with a hyphen)
+_JAX_NAMES = {f"scatter_{k}": f"scatter-{k}" for k in ("add", "mul", "min", "max", "sub")}
+
+
+class FunctionPrimitive(Primitive):
+    """A JAX primitive that mjax composes from other ops (lax.square_p: a multiply):
+    a named object libraries can key their tables by; `bind` calls the function."""
+
+    def __init__(self, name: str, fun: Callable | None):
+        super().__init__(name)
+        self.fun = fun
+
+    def bind(self, *args, **params):
+        if self.fun is None:
+            raise NotImplementedError(f"mjax has no primitive '{self.name}' to bind "
+                                      f"(JAX's {self.name}_p)")
+        return self.fun(*args, **params)
+
+    impl = bind
+
+
+def primitive_of(op: type) -> OpPrimitive:
+    """The one Primitive object of op class `op`."""
+    prim = _OP_PRIMITIVES.get(op)
+    if prim is None:
+        prim = _OP_PRIMITIVES[op] = OpPrimitive(op)
+    return prim
+
+
 def op_primitives() -> dict[str, OpPrimitive]:
     """`<name>_p` -> the Primitive of each op of the dialect (transformation ops and
     user primitives excluded: JAX's names for those are not one op's)."""
-    return {f"{cls.primitive}_p": _OP_PRIMITIVES.setdefault(cls, OpPrimitive(cls))
-            for cls in OPS.values()
+    return {f"{cls.primitive}_p": primitive_of(cls) for cls in OPS.values()
             if not issubclass(cls, (T.TransformOp, UserPrimitiveOp))}
 
 
@@ -417,6 +445,6 @@ def _constant(value, base: str):
     return Tracer(trace, res, aval)
 
 
-__all__ = ["BATCHERS", "JVPS", "LOWERINGS", "LowerFun", "LoweringRuleContext",
-           "OpPrimitive", "Primitive", "TRANSPOSES", "UndefinedPrimal", "Zero",
+__all__ = ["BATCHERS", "FunctionPrimitive", "JVPS", "LOWERINGS", "LowerFun",
+           "LoweringRuleContext", "OpPrimitive", "Primitive", "primitive_of", "TRANSPOSES", "UndefinedPrimal", "Zero",
            "lowering_of", "no_effects", "op_primitives", "tangent_aval", "zeros"]

@@ -236,3 +236,68 @@ def test_missing_impl_and_abstract_eval():
                                                       "implemented"):
             m.jax.jit(lambda x: p.bind(x))(1.0)
     assert repr(p) == str(p) == "bare" and p.name == "bare" and not p.multiple_results
+
+
+# ---- JAX's Primitive objects of mjax's own ops ----------------------------------------------
+def test_every_jax_lax_primitive_object_exists_and_is_shared():
+    import mjax.extend.core.primitives as mprims
+    names = [n for n in dir(jax.lax) if n.endswith("_p")]
+    missing = [n for n in names if not hasattr(mjax.lax, n)]
+    assert not missing, missing
+    for n in names:
+        p = getattr(mjax.lax, n)
+        assert isinstance(p, mjax_extend_core.Primitive) and repr(p) == repr(getattr(jax.lax, n))
+        if hasattr(mprims, n):
+            assert getattr(mprims, n) is p
+    table = {mjax.lax.stop_gradient_p: "sg", mjax.lax.add_p: "add"}
+    assert table[mjax.lax.add_p] == "add" and mjax.lax.add_p is not mjax.lax.mul_p
+    import mjax.custom_derivatives as mcd
+    assert mcd.custom_jvp_call_p is mprims.custom_jvp_call_p
+    assert repr(mcd.custom_jvp_call_p) == repr(jax.custom_derivatives.custom_jvp_call_p)
+
+
+def test_primitive_objects_bind_their_op():
+    a, b = np.arange(3, dtype=np.float32), np.full(3, 2.0, np.float32)
+    np.testing.assert_allclose(mjax.lax.add_p.bind(a, b), a + b)
+    np.testing.assert_allclose(mjax.jit(lambda x: mjax.lax.sin_p.bind(x))(a), np.sin(a),
+                               rtol=1e-6)
+    np.testing.assert_allclose(mjax.lax.square_p.bind(a), jax.lax.square_p.bind(a))
+    text = str(mjax.make_jaxpr(lambda x: mjax.lax.mul_p.bind(x, x))(a))
+    assert "mul a a" in text, text
+
+
+def test_ensure_compile_time_eval_as_jax():
+    def f(m):
+        def g(x):
+            with m.jax.ensure_compile_time_eval():
+                c = m.jax.numpy.sin(np.float32(1.0)) * 2     # concrete: evaluated now
+                staged = x * 2                                # a tracer: staged
+            return c, isinstance(c, m.jax.core.Tracer), isinstance(staged, m.jax.core.Tracer)
+        return g
+    for m in (JAX, MJAX):
+        out = {}
+
+        def g(x, m=m):
+            c, c_traced, s_traced = f(m)(x)
+            out.update(c=float(c), c_traced=c_traced, s_traced=s_traced)
+            return x
+        m.jax.jit(g)(np.float32(1.0))
+        assert out == dict(c=pytest.approx(2 * np.sin(1.0)), c_traced=False, s_traced=True)
+
+
+def test_named_call():
+    def f(x):
+        return x * 3
+    g = mjax.named_call(f, name="triple")
+    assert g.__name__ == "f"
+    np.testing.assert_allclose(mjax.jit(g)(np.float32(2.0)), 6.0)
+    assert "triple" in mjax.jit(g).lower(np.float32(2.0)).as_text(debug_info=True)
+
+
+def test_python_dash_m_mjax_dash_c():
+    proc = subprocess.run([sys.executable, "-m", "mjax", "-c",
+                           "import sys, jax, jax.numpy as jnp; "
+                           "print(jax.lax.add_p, float(jnp.ones(3).sum()), sys.argv)", "x"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "add 3.0 ['-c', 'x']"
