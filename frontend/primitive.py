@@ -190,7 +190,8 @@ def zeros(aval):
 
 def _dense(x, aval):
     """A rule's tangent or cotangent: zeros for None or a symbolic zero."""
-    if x is None or isinstance(x, Zero) or type(x).__name__ == "SymbolicZero":
+    # (rules may return the class Zero itself, as equinox's do)
+    if x is None or x is Zero or isinstance(x, Zero) or type(x).__name__ == "SymbolicZero":
         return zeros(aval)
     return x
 

@@ -30,7 +30,7 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dialect.types import aval_of
 from mjax.passes.custom_rules import materialize, source_of
-from mjax.passes.ir_util import FunctionTable, nested_ops, replace_op
+from mjax.passes.ir_util import nested_ops, replace_op
 from mjax.passes.jaxpr_inline import inline_body
 from mjax.passes.registry import op_error
 from mjax.passes.rules.ad_util import Linear, has_tangent, instantiate
@@ -72,30 +72,17 @@ def _jvp(jvp, op, pairs):
 
 
 # ---- transposition ---------------------------------------------------------------------
-class _Module:
-    """The module holding an op, as tracing into a module needs it (`body`)."""
-
-    __slots__ = ("operation", "body")
-
-    def __init__(self, op: ir.Operation):
-        while op.parent is not None and op.name != "builtin.module":
-            op = op.parent
-        self.operation, self.body = op, op.regions[0].blocks[0]
-
-
 def _transpose(tr, op, cts, args, b):
     if all(c is None for c in cts):
         return [None] * len(args)
-    handle, source = _source(op)
+    handle, _ = _source(op)
     linear = [isinstance(a, Linear) for a in args]
     part = f"transpose:{''.join('1' if x else '0' for x in linear)}:{_mask(cts)}"
-    root = _Module(op.operation)
-    name = source.trace(root, part)
-    fns = FunctionTable(root)
-    got = inline_body(fns, name, [a for a in args if not isinstance(a, Linear)]
-                      + [c for c in cts if c is not None], b.ip)
-    fns.erase(name)
-    got = iter(got)
+    operands = ([a for a in args if not isinstance(a, Linear)]
+                + [c for c in cts if c is not None])
+    # (tr.ex: the Expander of the transpose being built; the rule's function stays for
+    # symbol-dce to drop once inlined)
+    got = iter(inline_body(tr.ex.fns, materialize(tr.ex, handle, part, op), operands, b.ip))
     return [next(got) if x else None for x in linear]
 
 

@@ -301,3 +301,25 @@ def test_python_dash_m_mjax_dash_c():
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "add 3.0 ['-c', 'x']"
+
+
+def test_rules_that_call_jitted_and_custom_jvp_functions():
+    """A transpose rule whose body holds calls and custom_jvp calls (equinox's error_if
+    in a transpose rule): they are traced into the module the transposition builds."""
+    def run(m):
+        p = m.Primitive("double")
+        p.def_impl(lambda x: x * 2)
+        p.def_abstract_eval(lambda x: m.ShapedArray(x.shape, x.dtype))
+        m.mlir.register_lowering(p, m.mlir.lower_fun(lambda x: x * 2, multiple_results=False))
+
+        @m.jax.custom_jvp
+        def twice(c):
+            return c * 2
+        twice.defjvp(lambda xs, ts: (twice(xs[0]), ts[0] * 2))
+        m.ad.deflinear2(p, lambda ct, x: [m.jax.jit(twice)(ct)])
+        m.batching.defvectorized(p)
+        f = lambda x: m.jax.numpy.sin(p.bind(x)).sum()
+        return (m.jax.jit(m.jax.grad(f))(XS), m.jax.vmap(m.jax.grad(f))(XS.reshape(2, 2)),
+                m.jax.jit(m.jax.hessian(f))(XS))
+    for w, g in zip(run(JAX), run(MJAX)):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
