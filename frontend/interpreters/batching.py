@@ -6,6 +6,7 @@ their batching rules in mjax.passes.rules.
 """
 from __future__ import annotations
 
+from mjax import lax
 from mjax import numpy as jnp
 from mjax.primitive import BATCHERS
 
@@ -62,7 +63,8 @@ def broadcast(x, sz, axis, mesh_axis):
     x = jnp.asarray(x)
     shape = list(x.shape)
     shape.insert(axis, sz)
-    return jnp.broadcast_to(jnp.expand_dims(x, axis), tuple(shape))
+    dims = tuple(d for d in range(len(shape)) if d != axis)   # (one op, as JAX's)
+    return lax.broadcast_in_dim(x, tuple(shape), dims)
 
 
 def register_vmappable(data_type, spec_type, axis_size_type, to_elt, from_elt,
