@@ -200,13 +200,14 @@ def _dense(x, aval):
 def _stage(prim: Primitive, args, params) -> Any:
     trace = current_trace()
     avals = [a.aval if isinstance(a, Tracer) else aval_of_value(a) for a in args]
-    out, _effects = prim.abstract_eval(*avals, **params)
+    out, effects = prim.abstract_eval(*avals, **params)
     out_avals = [_as_aval(a, prim) for a in (out if prim.multiple_results else [out])]
     attrs = UserPrimitiveOp.check_params(dict(
         name=prim.name, rule=_handle(prim, params, avals, out_avals),
         params={k: _show(v) for k, v in params.items()} or None,
         result_shapes=tuple(a.shape for a in out_avals),
-        result_dtypes=tuple(a.dtype for a in out_avals)))
+        result_dtypes=tuple(a.dtype for a in out_avals),
+        effects=", ".join(sorted(type(e).__name__ for e in effects)) or None))
     tracers = [trace.to_tracer(a) for a in args]
     with context():
         outs = trace.emit(UserPrimitiveOp, tracers, attrs,

@@ -9,7 +9,8 @@
 sources (passes/custom_rules.py) naming the Primitive object and the Python parameters
 of this bind, through which every pass reaches the user's rules (JVP, transpose,
 batching, lowering: passes/user_primitives.py). `params` shows those parameters as
-text (the IR never needs them); the result types come from the primitive's
+text (the IR never needs them), `effects` the effects its abstract-eval rule declared
+(an op with effects is never removed nor merged); the result types come from the primitive's
 abstract-eval rule when bound and are declared here, so parsed IR verifies without it.
 JAX: a `jax.extend.core.Primitive`.
 """
@@ -41,12 +42,18 @@ class UserPrimitiveOp(JaxprOp, name="custom_primitive"):
         "params": _Shown(default=None),
         "result_shapes": A.Nested(depth=2),
         "result_dtypes": _DTypes(),
+        # the effects its abstract-eval rule declared, as text: DCE and CSE keep the op
+        "effects": A.Str(default=None),
     }
     # (weak types come from the user's abstract-eval rule)
     weak_type_inputs = None
 
+    @property
+    def pure(self) -> bool:
+        return "effects" not in self.operation.attributes
+
     @classmethod
-    def infer(cls, *avals, name, rule, params, result_shapes, result_dtypes):
+    def infer(cls, *avals, name, rule, params, result_shapes, result_dtypes, effects):
         if len(result_shapes) != len(result_dtypes):
             raise TypeError(f"has {len(result_shapes)} result_shapes but "
                             f"{len(result_dtypes)} result_dtypes")

@@ -17,3 +17,13 @@ func.func @two_results(%x: tensor<4xf32>) -> (tensor<2xf32>, tensor<i32>) {
   %0:2 = "jaxpr.custom_primitive"(%x) {name = "split_half", result_shapes = [array<i64: 2>, array<i64>], result_dtypes = [f32, i32]} : (tensor<4xf32>) -> (tensor<2xf32>, tensor<i32>)
   return %0#0, %0#1 : tensor<2xf32>, tensor<i32>
 }
+
+// -----
+
+// With effects (declared by def_effectful_abstract_eval): kept by DCE, even unused.
+// CHECK-LABEL: func.func @effects
+// CHECK:         "jaxpr.custom_primitive"(%{{.*}}) {effects = "Noise", name = "noisy", result_dtypes = [f32], result_shapes = [array<i64>]}
+func.func @effects(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.custom_primitive"(%x) {name = "noisy", effects = "Noise", result_shapes = [array<i64>], result_dtypes = [f32]} : (tensor<f32>) -> tensor<f32>
+  return %x : tensor<f32>
+}

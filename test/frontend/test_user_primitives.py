@@ -323,3 +323,18 @@ def test_rules_that_call_jitted_and_custom_jvp_functions():
                 m.jax.jit(m.jax.hessian(f))(XS))
     for w, g in zip(run(JAX), run(MJAX)):
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_effectful_primitive_is_kept_by_dce():
+    class Noise(mjax_extend_core.Effect):
+        pass
+    noisy, quiet = MJAX.Primitive("noisy"), MJAX.Primitive("quiet")
+    noisy.def_effectful_abstract_eval(lambda x: (MJAX.ShapedArray(x.shape, x.dtype),
+                                                 {Noise()}))
+    quiet.def_abstract_eval(lambda x: MJAX.ShapedArray(x.shape, x.dtype))
+    text = str(mjax.make_jaxpr(lambda x: (noisy.bind(x), quiet.bind(x), x)[2])(X).mlir)
+    assert 'effects = "Noise"' in text
+    with context():
+        module = ir.Module.parse(text)
+        run_pipeline(module, "jaxpr-dce")
+    assert 'name = "noisy"' in str(module) and 'name = "quiet"' not in str(module)
