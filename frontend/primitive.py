@@ -448,5 +448,6 @@ def _constant(value, base: str):
 
 
 __all__ = ["BATCHERS", "FunctionPrimitive", "JVPS", "LOWERINGS", "LowerFun",
-           "LoweringRuleContext", "OpPrimitive", "Primitive", "primitive_of", "TRANSPOSES", "UndefinedPrimal", "Zero",
-           "lowering_of", "no_effects", "op_primitives", "tangent_aval", "zeros"]
+           "LoweringRuleContext", "OpPrimitive", "Primitive", "TRANSPOSES",
+           "UndefinedPrimal", "Zero", "lowering_of", "no_effects", "op_primitives",
+           "primitive_of", "tangent_aval", "zeros"]

@@ -33,7 +33,7 @@ from mjax.passes.custom_rules import materialize, source_of
 from mjax.passes.ir_util import nested_ops, replace_op
 from mjax.passes.jaxpr_inline import inline_body
 from mjax.passes.registry import op_error
-from mjax.passes.rules.ad_util import Linear, has_tangent, instantiate
+from mjax.passes.rules.ad_util import Linear, has_tangent
 from mjax.passes.rules.tables import (BATCH_NESTED, JVP_NESTED, LOWER, SHARD,
                                       TRANSPOSE_NESTED, TRITON)
 

@@ -5,8 +5,8 @@ that build MLIR types and attributes with jaxlib's bindings.
 (mjax/primitive.py): a `lower_fun` rule is traced into the jaxpr module by
 --jaxpr-expand-transforms and lowered as the rest; a rule written with MLIR's builders
 is called by --jaxpr-to-stablehlo with a `LoweringRuleContext` and the operands' StableHLO
-values. mjax's own primitives keep their lowering rules in mjax.passes.rules. The type and attribute helpers
-build in the current MLIR context (`with mjax.dialect.context:`, or any context).
+values. mjax's own primitives keep their lowering rules in mjax.passes.rules. The type
+and attribute helpers build in the current MLIR context (`with mjax.dialect.context:`, or any context).
 """
 from __future__ import annotations
 

@@ -338,3 +338,38 @@ def test_effectful_primitive_is_kept_by_dce():
         module = ir.Module.parse(text)
         run_pipeline(module, "jaxpr-dce")
     assert 'name = "noisy"' in str(module) and 'name = "quiet"' not in str(module)
+
+
+def test_integer_operands_and_unbatched_outputs():
+    """An integer operand (its tangent a symbolic zero of float0), an integer result
+    (no tangent), and a batcher that leaves a result unbatched."""
+    def run(m):
+        jnp = m.jax.numpy
+        p = m.Primitive("scale_count")
+        p.multiple_results = True
+        p.def_impl(lambda x, n: [x * n, np.asarray(n * 2, np.int32)])
+        p.def_abstract_eval(lambda x, n, m=m: (m.ShapedArray(x.shape, x.dtype),
+                                               m.ShapedArray((), np.int32)))
+        m.mlir.register_lowering(p, m.mlir.lower_fun(
+            lambda x, n: [x * n.astype(x.dtype), (n * 2).astype(np.int32)]))
+
+        def jvp(primals, tangents, m=m):
+            (x, n), (xt, nt) = primals, tangents
+            assert type(nt) is m.ad.Zero
+            out = p.bind(x, n)
+            return out, [p.bind(xt, n)[0], m.ad.Zero(m.ShapedArray((), m.jax.dtypes.float0))]
+        m.ad.primitive_jvps[p] = jvp
+        m.ad.primitive_transposes[p] = lambda cts, x, n: [p.bind(cts[0], n)[0], None]
+
+        def batch(args, dims):
+            (x, n), (dx, dn) = args, dims
+            assert dn is None
+            return p.bind(x, n), [dx, None]
+        m.batching.primitive_batchers[p] = batch
+        f = lambda x, n: jnp.sum(p.bind(x, n)[0] ** 2) + p.bind(x, n)[1]
+        n = np.int32(3)
+        return (m.jax.jit(f)(XS, n), m.jax.grad(f)(XS, n),
+                m.jax.vmap(lambda x: tuple(p.bind(x, n)), out_axes=(0, None))(XS.reshape(2, 2)),
+                m.jax.jit(m.jax.vmap(m.jax.grad(f), (0, None)))(XS.reshape(2, 2), n))
+    for w, g in zip(jax.tree_util.tree_leaves(run(JAX)), jax.tree_util.tree_leaves(run(MJAX))):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
