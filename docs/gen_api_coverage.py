@@ -215,7 +215,6 @@ REASONS = {
     "jax.extend.random.threefry2x32_p": _PRIMITIVE,
     "jax.interpreters.ad.JVPTrace": _JAX_INTERNAL,
     "jax.interpreters.ad.JVPTracer": _JAX_INTERNAL,
-    "jax.interpreters.ad.add_jaxvals_p": _PRIMITIVE,
     "jax.interpreters.mlir.*": "JAX's jaxpr-to-MLIR lowering internals; mjax lowers with "
                                "--jaxpr-to-stablehlo (user lowering rules: issue 21 part 2)",
     "jax.interpreters.partial_eval.*": _JAX_INTERNAL,

@@ -251,6 +251,8 @@ def _handle(prim, params, avals, out_avals) -> str:
             return handle
     handle = custom_rules.register(_Binding(prim, params, in_avals, out_avals), prim.name)
     if key is not None:
+        if len(_HANDLES) > 4096:     # (the registry forgets old handles too)
+            _HANDLES.clear()
         _HANDLES[key] = handle
     return handle
 

@@ -17,13 +17,14 @@ from mjax.dialect import ShapedArray
 from mjax.extend.core import primal_dtype_to_tangent_dtype
 from mjax.primitive import JVPS, TRANSPOSES, UndefinedPrimal, Zero
 
-__all__ = ["primitive_jvps", "primitive_transposes", "defjvp", "defjvp2", "deflinear",
-           "deflinear2", "defbilinear", "get_primitive_transpose", "Zero", "SymbolicZero",
-           "UndefinedPrimal", "is_undefined_primal", "instantiate_zeros", "zeros_like_aval",
-           "add_tangents", "add_jaxvals", "jvp", "linearize"]
+__all__ = ["primitive_jvps", "primitive_transposes", "add_jaxvals_p", "defjvp", "defjvp2",
+           "deflinear", "deflinear2", "defbilinear", "get_primitive_transpose", "Zero",
+           "SymbolicZero", "UndefinedPrimal", "is_undefined_primal", "instantiate_zeros",
+           "zeros_like_aval", "add_tangents", "add_jaxvals", "jvp", "linearize"]
 
 primitive_jvps: dict = JVPS
 primitive_transposes: dict = TRANSPOSES
+add_jaxvals_p = lax.add_p   # (JAX's sum of tangents; mjax's is an add)
 
 
 def tangent_aval(aval) -> ShapedArray:

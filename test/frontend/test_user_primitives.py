@@ -123,6 +123,39 @@ CASES = {
 }
 
 
+
+def _scanned(m):
+    ma = prim(m)
+
+    def f(x, y):
+        def body(c, _):
+            return ma(c, y, x) * 0.5, c.sum()
+        c, s = m.jax.lax.scan(body, x, None, length=3)
+        return c.sum() + s.sum()
+    return f
+
+
+def _looped(m):
+    ma = prim(m)
+    return lambda x, y: m.jax.lax.fori_loop(0, 3, lambda i, c: ma(c, y, x) * 0.5, x).sum()
+
+
+def _conded(m):
+    ma = prim(m)
+    return lambda x, y: m.jax.lax.cond(x.sum() > 0, lambda: ma(x, y, x).sum(),
+                                       lambda: (x * y).sum())
+
+
+# Inside checkpoint and control flow.
+CASES.update({
+    "grad_checkpoint": lambda m: m.jax.grad(m.jax.checkpoint(f_vec(m)), (0, 1))(XS, YS),
+    "jit_grad_scan": lambda m: m.jax.jit(m.jax.grad(_scanned(m), (0, 1)))(XS, YS),
+    "vmap_scan": lambda m: m.jax.vmap(_scanned(m))(XS.reshape(2, 2), YS.reshape(2, 2)),
+    "grad_cond": lambda m: m.jax.grad(_conded(m), (0, 1))(XS, YS),
+    "jvp_fori_loop": lambda m: m.jax.jvp(_looped(m), (XS, YS), (YS, XS)),
+    "vmap_fori_loop": lambda m: m.jax.vmap(_looped(m))(XS.reshape(2, 2), YS.reshape(2, 2)),
+})
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_same_as_jax(case):
     want = CASES[case](JAX)

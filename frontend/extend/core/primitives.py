@@ -13,4 +13,5 @@ globals().update({name: getattr(lax, name) for name in dir(lax) if name.endswith
 custom_jvp_call_p = primitive_of(T.CustomJvpCallOp)
 custom_vjp_call_p = primitive_of(T.CustomVjpCallOp)
 call_p = closed_call_p = primitive_of(T.CallOp)
-remat_p = checkpoint_p = primitive_of(T.CheckpointOp)
+remat_p = primitive_of(T.CheckpointOp)
+add_jaxvals_p = lax.add_p   # (JAX's sum of tangents; mjax's is an add)
