@@ -209,6 +209,7 @@ def _stage(prim: Primitive, args, params) -> Any:
         result_dtypes=tuple(a.dtype for a in out_avals),
         effects=", ".join(sorted(type(e).__name__ for e in effects)) or None))
     tracers = [trace.to_tracer(a) for a in args]
+    UserPrimitiveOp.staged = True
     with context():
         outs = trace.emit(UserPrimitiveOp, tracers, attrs,
                           [a.strip_weak_type() for a in out_avals])

@@ -100,6 +100,8 @@ def _batch(batcher, op, vals, dims, b):
 def lower_user_primitives(ex) -> None:
     """Replaces each user primitive op whose lowering is a `lower_fun` with a call of
     that function traced into the module (and the ones in those functions, in turn)."""
+    if not UserPrimitiveOp.staged:   # (none can name rules: --jaxpr-to-stablehlo says so)
+        return
     todo, seen = list(ex.fns.table), set()
     while todo:
         name = todo.pop()

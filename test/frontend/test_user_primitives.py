@@ -229,8 +229,8 @@ def test_mjax_opt_prints_and_lowers_it():
     assert "custom_primitive" not in str(module) and "stablehlo.multiply" in str(module)
     # Another process has no Python rules for the handle: the pass says so at the op.
     proc = subprocess.run([sys.executable, "-m", "mjax.passes.opt", "-",
-                           "--jaxpr-expand-transforms"], input=text, capture_output=True,
-                          text=True)
+                           "--jaxpr-expand-transforms", "--jaxpr-to-stablehlo"], input=text,
+                          capture_output=True, text=True)
     assert proc.returncode != 0
     assert "names no user-defined primitive of this process" in proc.stderr
 
