@@ -230,7 +230,11 @@ def _as_aval(a, prim) -> ShapedArray:
 
 
 def _show(v) -> str:
-    return str(getattr(v, "__name__", v)) if callable(v) else str(v)
+    """A parameter as the op shows it: one line, at most 80 characters (a function by
+    its name; a jaxpr or a long value cut short)."""
+    text = str(getattr(v, "__name__", v)) if callable(v) else str(v)
+    lines = text.splitlines() or [""]
+    return lines[0] if len(lines) == 1 and len(text) <= 80 else lines[0][:77] + "..."
 
 
 _HANDLES: dict = {}
