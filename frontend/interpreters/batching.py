@@ -6,6 +6,8 @@ their batching rules in mjax.passes.rules.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.primitive import BATCHERS
@@ -30,14 +32,23 @@ def defvectorized(prim):
 
 
 def defbroadcasting(prim):
-    """An elementwise n-ary primitive: batch axes moved to the front, then broadcast."""
+    """An elementwise n-ary primitive whose operands have one shape (scalars broadcast):
+    when the non-scalar operands agree in shape and batch axis the primitive applies as
+    it is; otherwise every non-scalar operand gets the batch axis first (the unbatched
+    ones broadcast to it) and batched scalars trailing unit axes, as JAX's rule does."""
     def rule(args, dims, **params):
-        size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
-        ndim = max(x.ndim - (d is not None) for x, d in zip(args, dims))
-        moved = [bdim_at_front(x, d, size) if d is not None else x for x, d in zip(args, dims)]
-        moved = [x.reshape(x.shape[:1] + (1,) * (ndim + 1 - x.ndim) + x.shape[1:])
-                 if d is not None else x for x, d in zip(moved, dims)]
-        return prim.bind(*moved, **params), 0
+        shape, dim = next((np.shape(x), d) for x, d in zip(args, dims) if d is not None)
+        if not all(np.shape(x) == shape and d == dim for x, d in zip(args, dims)
+                   if np.ndim(x)):
+            size, dim = shape[dim], 0
+            args = [bdim_at_front(x, d, size) if np.ndim(x) else x
+                    for x, d in zip(args, dims)]
+            ndim = max(np.ndim(x) for x in args)
+            args = [x if d is None or np.ndim(x) == ndim else
+                    lax.expand_dims(x, tuple(range(np.ndim(x), ndim)))
+                    for x, d in zip(args, dims)]
+        out = prim.bind(*args, **params)
+        return out, ([dim] * len(out) if prim.multiple_results else dim)
     primitive_batchers[prim] = rule
 
 

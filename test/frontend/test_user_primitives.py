@@ -406,3 +406,35 @@ def test_integer_operands_and_unbatched_outputs():
                 m.jax.jit(m.jax.vmap(m.jax.grad(f), (0, None)))(XS.reshape(2, 2), n))
     for w, g in zip(jax.tree_util.tree_leaves(run(JAX)), jax.tree_util.tree_leaves(run(MJAX))):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+def test_registrars_defbilinear_defjvp2_deflinear_defbroadcasting():
+    """JAX's registrars: defbilinear, defjvp2 (a rule per operand, given the output),
+    deflinear, and the defbroadcasting / defvectorized batchers."""
+    def run(m):
+        jnp = m.jax.numpy
+        mul = m.Primitive("my_mul")
+        mul.def_impl(lambda x, y: x * y)
+        mul.def_abstract_eval(lambda x, y: x)
+        m.mlir.register_lowering(mul, m.mlir.lower_fun(lambda x, y: x * y, False))
+        m.ad.defbilinear(mul, lambda ct, x, y: mul.bind(ct, y),
+                         lambda ct, x, y: mul.bind(x, ct))
+        m.batching.defbroadcasting(mul)
+        ex = m.Primitive("my_exp")
+        ex.def_impl(np.exp)
+        ex.def_abstract_eval(lambda x: x)
+        m.mlir.register_lowering(ex, m.mlir.lower_fun(jnp.exp, False))
+        m.ad.defjvp2(ex, lambda t, ans, x: mul.bind(t, ans))
+        m.batching.defvectorized(ex)
+        neg = m.Primitive("my_neg")
+        neg.def_impl(np.negative)
+        neg.def_abstract_eval(lambda x: x)
+        m.mlir.register_lowering(neg, m.mlir.lower_fun(jnp.negative, False))
+        m.ad.deflinear(neg, lambda ct: [neg.bind(ct)])
+        m.batching.defvectorized(neg)
+        f = lambda x, y: jnp.sum(neg.bind(ex.bind(mul.bind(x, y))))
+        return (m.jax.jit(m.jax.grad(f, (0, 1)))(XS, YS),
+                m.jax.vmap(m.jax.grad(f), (0, None))(XS.reshape(2, 2), YS[:2]),
+                m.jax.jvp(f, (XS, YS), (YS, XS)))
+    for w, g in zip(jax.tree_util.tree_leaves(run(JAX)), jax.tree_util.tree_leaves(run(MJAX))):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
