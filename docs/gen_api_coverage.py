@@ -32,8 +32,8 @@ import warnings
 
 NOT_YET = "not implemented yet"
 NO_REASON = "missing (no reason yet)"
-_PRIMITIVE = ("JAX's Primitive object: an mjax primitive is an op class of the jaxpr "
-              "dialect (mjax.dialect.ops, e.g. AddOp for add_p), bound with mjax.core.bind")
+_PRIMITIVE = ("JAX's Primitive object of a primitive mjax has no jaxpr op for (each op of "
+              "the dialect has one, as mjax.lax.<name>_p: mjax/primitive.py)")
 _SPECIAL = (f"{NOT_YET} in mjax.scipy.special (lax has lgamma, digamma, polygamma, erf_inv; "
             "this one needs its own series/recurrence or a primitive mjax lacks)")
 _SCIPY_LINALG = (f"{NOT_YET} in mjax.scipy.linalg (the basics, special matrices and expm "
@@ -53,7 +53,6 @@ REASONS = {
     "jax.numpy.float6_*": "ml_dtypes' float6 types are not exported: mjax.dtypes maps no "
                           "MLIR element type to them (the float8 and float4 types are)",
     # ---- jax.lax
-    "jax.lax.*_p": _PRIMITIVE,
     "jax.random.*_p": _PRIMITIVE,
     "jax.lax.AccuracyMode": "the `accuracy=` control of transcendental ops (result "
                             "accuracy of exp, log, ...) is not supported",
@@ -63,7 +62,6 @@ REASONS = {
     "jax.lax.DotAlgorithmPreset": "see jax.lax.DotAlgorithm",
     "jax.lax.ragged_*": f"{NOT_YET}: no ragged (grouped) jaxpr op",
     "jax.lax.RaggedDotDimensionNumbers": "see jax.lax.ragged_dot",
-    "jax.lax.rng_*": "see jax.lax.RandomAlgorithm",
     "jax.lax.after_all": "XLA tokens are not exposed: mjax orders its effects (callbacks, "
                          "debug prints) itself",
     "jax.lax.create_token": "see jax.lax.after_all",
@@ -84,7 +82,6 @@ REASONS = {
     # ---- jax.nn
     # ---- jax (top level)
     "jax.Shard": "see jax.NamedSharding (Array.addressable_shards is not implemented yet)",
-    "jax.named_call": f"{NOT_YET} (mjax.named_scope names ops in the IR)",
     "jax.memory": "memory kinds (host offloading) are not modelled",
     "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
     "jax.custom_gradient": f"{NOT_YET} (mjax.custom_vjp covers the use)",
@@ -93,7 +90,6 @@ REASONS = {
                             "--jaxpr-vjp)",
     "jax.smap": f"{NOT_YET}: the experimental single-axis shard_map",
     "jax.softmax_custom_jvp": "a deprecated JAX flag without effect in mjax",
-    "jax.ensure_compile_time_eval": f"{NOT_YET}",
     "jax.clear_caches": f"{NOT_YET} as a top-level name",
     "jax.live_arrays": f"{NOT_YET}: buffers are not tracked globally",
     "jax.array_garbage_collection_guard": "see jax.live_arrays",
@@ -189,8 +185,6 @@ REASONS = {
     # ---- small modules
     "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",
     "jax.core.eval_jaxpr": "mjax's jaxprs are MLIR functions; they run through jit",
-    "jax.core.ensure_compile_time_eval": f"{NOT_YET}",
-    "jax.core.eval_context": "see jax.core.ensure_compile_time_eval",
     "jax.core.max_dim": "dynamic/symbolic shapes are not supported (mjax shapes are static)",
     "jax.core.min_dim": "see jax.core.max_dim",
     "jax.custom_derivatives.closure_convert": f"{NOT_YET}",
@@ -221,7 +215,6 @@ REASONS = {
     "jax.extend.random.threefry2x32_p": _PRIMITIVE,
     "jax.interpreters.ad.JVPTrace": _JAX_INTERNAL,
     "jax.interpreters.ad.JVPTracer": _JAX_INTERNAL,
-    "jax.interpreters.ad.add_jaxvals_p": _PRIMITIVE,
     "jax.interpreters.mlir.*": "JAX's jaxpr-to-MLIR lowering internals; mjax lowers with "
                                "--jaxpr-to-stablehlo (user lowering rules: issue 21 part 2)",
     "jax.interpreters.partial_eval.*": _JAX_INTERNAL,

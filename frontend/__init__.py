@@ -21,7 +21,8 @@ from mjax import dtypes
 from mjax.dtypes import float0  # noqa: F401
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.array import Array
-from mjax.core import named_scope
+from mjax.core import ensure_compile_time_eval, named_scope  # noqa: F401
+from mjax.source_info import named_call  # noqa: F401
 from mjax.placement import (block_until_ready, default_backend, device_count, device_get,
                             device_put, devices, local_device_count, local_devices)
 from mjax.placement import process_count, process_index  # noqa: F401

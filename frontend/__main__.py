@@ -1,4 +1,5 @@
-"""`python -m mjax script.py [args]` / `python -m mjax -m module [args]`: run a program
+"""`python -m mjax script.py [args]` / `python -m mjax -m module [args]` /
+`python -m mjax -c "code" [args]`: run a program
 written for JAX on mjax (`import jax` gives mjax's modules; see mjax.jax_alias).
 `python -m mjax --install-env-hook` makes MJAX_ALIAS_JAX=1 do the same for any process
 of this environment."""
@@ -10,6 +11,7 @@ from mjax.jax_alias import alias_jax, install_env_hook
 
 USAGE = ("usage: python -m mjax script.py [args...]\n"
          "       python -m mjax -m module [args...]\n"
+         "       python -m mjax -c code [args...]\n"
          "       python -m mjax --install-env-hook [site-packages dir]")
 
 
@@ -21,10 +23,15 @@ def main(argv: list[str]) -> int:
         print(f"wrote {install_env_hook(argv[1] if len(argv) > 1 else None)}")
         return 0
     alias_jax()
-    if argv[0] == "-m":
+    if argv[0] in ("-m", "-c"):
         if len(argv) < 2:
             print(USAGE, file=sys.stderr)
             return 2
+        if argv[0] == "-c":     # (as `python -c`: sys.argv[0] is "-c", cwd on the path)
+            sys.argv = ["-c"] + argv[2:]
+            sys.path[0] = ""
+            exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
+            return 0
         sys.argv = argv[1:]
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     else:

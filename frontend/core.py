@@ -35,6 +35,7 @@ from mjax.tracer import Tracer, escaped_tracer_message, known_value  # noqa: F40
 class _TraceState(threading.local):
     def __init__(self):
         self.stack: list[Trace] = []
+        self.compile_time_eval = 0    # depth of ensure_compile_time_eval blocks
 
 
 _state = _TraceState()
@@ -43,6 +44,28 @@ _state = _TraceState()
 def current_trace() -> "Trace | None":
     stack = _state.stack
     return stack[-1] if stack else None
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside, ops whose operands are all concrete run eagerly even while tracing
+    (JAX: jax.ensure_compile_time_eval); ops on tracers are staged as usual."""
+    _state.compile_time_eval += 1
+    try:
+        yield
+    finally:
+        _state.compile_time_eval -= 1
+
+
+eval_context = ensure_compile_time_eval   # (JAX: jax.core.eval_context)
+
+
+def evaluates_now(args) -> bool:
+    """Whether a bind of `args` runs eagerly: no trace, or inside
+    ensure_compile_time_eval with no tracer among them."""
+    if not _state.stack:
+        return True
+    return bool(_state.compile_time_eval) and not any(isinstance(a, Tracer) for a in args)
 
 
 class Trace:
@@ -296,7 +319,7 @@ def bind(opcls: type[JaxprOp], *args, **params):
         avals = [a.aval if type(a) in _CARRY_AVAL else aval_of_value(a)]
     else:
         avals = [a.aval if type(a) in _CARRY_AVAL else aval_of_value(a) for a in args]
-    if trace is None:
+    if trace is None or (_state.compile_time_eval and evaluates_now(args)):
         outs = apply_eager(opcls, args, avals, params, weak)
     else:
         params, out_avals = infer_avals(opcls, avals, params, weak)

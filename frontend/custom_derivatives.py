@@ -9,16 +9,10 @@ from mjax import tree_util
 from mjax.ad import custom_jvp, custom_vjp
 from mjax.interpreters.ad import SymbolicZero, zeros_like_aval, tangent_aval
 from mjax.api import typeof
-from mjax.extend.core import Primitive
+from mjax.extend.core.primitives import custom_jvp_call_p, custom_vjp_call_p  # noqa: F401
 
 __all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",
            "custom_vjp_primal_tree_values", "zero_from_primal"]
-
-
-# JAX's primitives of custom-rule calls, as identities for libraries that key tables on
-# them (equinox); mjax's calls are jaxpr.custom_jvp_call / custom_vjp_call ops.
-custom_jvp_call_p = Primitive("custom_jvp_call")
-custom_vjp_call_p = Primitive("custom_vjp_call")
 
 
 @dataclasses.dataclass

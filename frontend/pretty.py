@@ -260,6 +260,9 @@ _JAX_PARAMS = {
     "slice": lambda op, p: ("slice", {"strides": "None", **p}),
     "iota": lambda op, p: ("iota", {"sharding": "None", **p}),
     "dot_general": _dot_general_params,
+    # a user-defined primitive: its own name and parameters (mjax/primitive.py)
+    "custom_primitive": lambda op, p: (decode(op.attributes["name"]), dict(
+        decode(op.attributes["params"])) if "params" in op.attributes else {}),
 }
 
 

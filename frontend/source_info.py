@@ -7,6 +7,7 @@ and XLA keep as op names. Errors raised in mjax's own code name that line too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -49,6 +50,18 @@ def named_scope(name: str):
         yield
     finally:
         _names.names = previous
+
+
+def named_call(fun, *, name: str | None = None):
+    """`fun` with its ops traced inside `named_scope(name)` (default: its __name__).
+    JAX: jax.named_call."""
+    scope = name if name is not None else getattr(fun, "__name__", "named_call")
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        with named_scope(scope):
+            return fun(*args, **kwargs)
+    return named
 
 
 def user_location() -> ir.Location:

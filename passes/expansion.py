@@ -29,6 +29,7 @@ from mjax.passes.ir_util import (FunctionTable, callee_of, nested_ops, reachable
                                  replace_op)
 from mjax.passes.registry import op_error
 from mjax.passes.rules.tables import EXPAND
+from mjax.passes.user_primitives import lower_user_primitives
 
 ExpandRule = Callable[["Expander", ir.Operation], None]
 
@@ -109,9 +110,12 @@ def lower_custom_calls(expander: Expander, bwd_only: bool = False) -> None:
     left of them outside differentiation (not with `bwd_only`); custom_vjp_bwd -> a call
     of its bwd rule, traced now, in the functions the module's public functions use (the
     others are dropped by --jaxpr-dce: an eager vjp's forward program never traces
-    bwd)."""
+    bwd). Not with `bwd_only`, user-defined primitives become calls of their
+    `lower_fun` lowerings too (passes/user_primitives.py)."""
     _lower_custom_calls(expander, list(expander.fns.table), _used_functions(expander),
                         not bwd_only)
+    if not bwd_only:
+        lower_user_primitives(expander)
 
 
 def _lower_custom_calls(expander: Expander, names, used: set, calls: bool) -> None:

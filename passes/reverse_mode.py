@@ -137,7 +137,10 @@ class Transposer:
     """Transposition as the rules of ops with bodies (scan, cond) see it, in
     TRANSPOSE_NESTED: rule(tr, op, cts of results (None: zero), entries of operands
     (value | Linear), b) -> one cotangent (or None) per operand; `tr.run` transposes a
-    region's block."""
+    region's block; `tr.ex` is the Expander of the transpose being built (None outside
+    `transpose_function`), for rules that trace functions into the module."""
+
+    ex = None
 
     @staticmethod
     def run(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
@@ -168,8 +171,12 @@ def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None
     for i in linear_args:
         entries[i] = Linear(ins[i])
     bip = ir.InsertionPoint(bblock)
-    arg_cts = transpose_block(entry_block(lin), entries, bargs[len(others):], bip,
-                              lin.location)
+    previous, _TRANSPOSER.ex = _TRANSPOSER.ex, ex
+    try:
+        arg_cts = transpose_block(entry_block(lin), entries, bargs[len(others):], bip,
+                                  lin.location)
+    finally:
+        _TRANSPOSER.ex = previous
     b = Builder(bip, lin.location)
     set_results(bwd, [instantiate(b, arg_cts[i], ins[i]) for i in linear_args])
     # Transposed checkpoints emit jaxpr.vjp ops (rematerialization): expand them too.

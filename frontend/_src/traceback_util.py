@@ -10,3 +10,9 @@ def register_exclusion(path: str) -> None:
 
 def api_boundary(fun=None, *, repro_api_name=None, repro_user_func=False):
     return fun if fun is not None else (lambda f: f)
+
+
+def include_frame(frame) -> bool:
+    """Whether `frame` is the user's (not from a registered path): equinox walks the stack
+    with it to name where an error was raised."""
+    return not any(frame.f_code.co_filename.startswith(p) for p in _exclude_paths)

@@ -1,9 +1,9 @@
 """JAX: jax.interpreters.ad: forward- and reverse-mode rules of user-defined primitives,
 and JAX's symbolic zero tangents.
 
-The tables (`primitive_jvps`, `primitive_transposes`) are filled as in JAX; mjax's own
-primitives keep their rules in mjax.passes.rules. Rules registered here are not used yet:
-user primitives are not staged (issue 21, part 2).
+The tables (`primitive_jvps`, `primitive_transposes`) are filled as in JAX and read by
+the passes for user-defined primitives (mjax/primitive.py, passes/user_primitives.py);
+mjax's own primitives keep their rules in mjax.passes.rules.
 """
 from __future__ import annotations
 
@@ -15,36 +15,21 @@ from mjax import dtypes
 from mjax.api import typeof
 from mjax.dialect import ShapedArray
 from mjax.extend.core import primal_dtype_to_tangent_dtype
+from mjax.primitive import JVPS, TRANSPOSES, UndefinedPrimal, Zero
 
-__all__ = ["primitive_jvps", "primitive_transposes", "defjvp", "defjvp2", "deflinear",
-           "deflinear2", "defbilinear", "get_primitive_transpose", "Zero", "SymbolicZero",
-           "UndefinedPrimal", "is_undefined_primal", "instantiate_zeros", "zeros_like_aval",
-           "add_tangents", "add_jaxvals", "jvp", "linearize"]
+__all__ = ["primitive_jvps", "primitive_transposes", "add_jaxvals_p", "defjvp", "defjvp2",
+           "deflinear", "deflinear2", "defbilinear", "get_primitive_transpose", "Zero",
+           "SymbolicZero", "UndefinedPrimal", "is_undefined_primal", "instantiate_zeros",
+           "zeros_like_aval", "add_tangents", "add_jaxvals", "jvp", "linearize"]
 
-primitive_jvps: dict = {}
-primitive_transposes: dict = {}
+primitive_jvps: dict = JVPS
+primitive_transposes: dict = TRANSPOSES
+add_jaxvals_p = lax.add_p   # (JAX's sum of tangents; mjax's is an add)
 
 
 def tangent_aval(aval) -> ShapedArray:
     """The aval of a tangent of a value of `aval` (float0 for integers and booleans)."""
     return ShapedArray(aval.shape, primal_dtype_to_tangent_dtype(aval.dtype))
-
-
-class Zero:
-    """A symbolic zero tangent of aval `aval` (JAX: ad_util.Zero)."""
-
-    def __init__(self, aval):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"Zero({self.aval})"
-
-    @staticmethod
-    def from_primal_value(val) -> "Zero":
-        return Zero(tangent_aval(typeof(val)))
-
-    def instantiate(self):
-        return zeros_like_aval(self.aval)
 
 
 class SymbolicZero:
@@ -68,16 +53,6 @@ class SymbolicZero:
 
     def instantiate(self):
         return zeros_like_aval(self.aval)
-
-
-class UndefinedPrimal:
-    """A linear input of a transpose rule (its primal value is not known)."""
-
-    def __init__(self, aval):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval})"
 
 
 def is_undefined_primal(x) -> bool:

@@ -1,20 +1,24 @@
 """JAX: jax.interpreters.batching: vmap rules of user-defined primitives.
 
-The tables are filled as in JAX; mjax's own primitives keep their batching rules in
-mjax.passes.rules. Rules registered here are not used yet: user primitives are not
-staged (issue 21, part 2).
+The tables are filled as in JAX; `primitive_batchers` is read by vmap for user-defined
+primitives (mjax/primitive.py, passes/user_primitives.py); mjax's own primitives keep
+their batching rules in mjax.passes.rules.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from mjax import lax
 from mjax import numpy as jnp
+from mjax.primitive import BATCHERS
 
 __all__ = ["primitive_batchers", "axis_primitive_batchers", "fancy_primitive_batchers",
            "defvectorized", "defbroadcasting", "defreducer", "bdim_at_front", "broadcast",
            "not_mapped", "register_vmappable", "unregister_vmappable"]
 
-primitive_batchers: dict = {}
-axis_primitive_batchers: dict = {}
-fancy_primitive_batchers: dict = {}
+primitive_batchers: dict = BATCHERS
+axis_primitive_batchers: dict = BATCHERS
+fancy_primitive_batchers: dict = BATCHERS
 
 not_mapped = None  # the batch dimension of an unbatched operand
 
@@ -28,14 +32,23 @@ def defvectorized(prim):
 
 
 def defbroadcasting(prim):
-    """An elementwise n-ary primitive: batch axes moved to the front, then broadcast."""
+    """An elementwise n-ary primitive whose operands have one shape (scalars broadcast):
+    when the non-scalar operands agree in shape and batch axis the primitive applies as
+    it is; otherwise every non-scalar operand gets the batch axis first (the unbatched
+    ones broadcast to it) and batched scalars trailing unit axes, as JAX's rule does."""
     def rule(args, dims, **params):
-        size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
-        ndim = max(x.ndim - (d is not None) for x, d in zip(args, dims))
-        moved = [bdim_at_front(x, d, size) if d is not None else x for x, d in zip(args, dims)]
-        moved = [x.reshape(x.shape[:1] + (1,) * (ndim + 1 - x.ndim) + x.shape[1:])
-                 if d is not None else x for x, d in zip(moved, dims)]
-        return prim.bind(*moved, **params), 0
+        shape, dim = next((np.shape(x), d) for x, d in zip(args, dims) if d is not None)
+        if not all(np.shape(x) == shape and d == dim for x, d in zip(args, dims)
+                   if np.ndim(x)):
+            size, dim = shape[dim], 0
+            args = [bdim_at_front(x, d, size) if np.ndim(x) else x
+                    for x, d in zip(args, dims)]
+            ndim = max(np.ndim(x) for x in args)
+            args = [x if d is None or np.ndim(x) == ndim else
+                    lax.expand_dims(x, tuple(range(np.ndim(x), ndim)))
+                    for x, d in zip(args, dims)]
+        out = prim.bind(*args, **params)
+        return out, ([dim] * len(out) if prim.multiple_results else dim)
     primitive_batchers[prim] = rule
 
 
@@ -61,7 +74,8 @@ def broadcast(x, sz, axis, mesh_axis):
     x = jnp.asarray(x)
     shape = list(x.shape)
     shape.insert(axis, sz)
-    return jnp.broadcast_to(jnp.expand_dims(x, axis), tuple(shape))
+    dims = tuple(d for d in range(len(shape)) if d != axis)   # (one op, as JAX's)
+    return lax.broadcast_in_dim(x, tuple(shape), dims)
 
 
 def register_vmappable(data_type, spec_type, axis_size_type, to_elt, from_elt,

@@ -1,14 +1,15 @@
 """JAX: jax.interpreters.mlir: lowering rules of user-defined primitives, and helpers
 that build MLIR types and attributes with jaxlib's bindings.
 
-`register_lowering` fills the table as in JAX; mjax's own primitives keep their lowering
-rules in mjax.passes.rules (--jaxpr-to-stablehlo). Rules registered here are not used
-yet: user primitives are not staged (issue 21, part 2). The type and attribute helpers
-build in the current MLIR context (`with mjax.dialect.context:`, or any context).
+`register_lowering` fills the table as in JAX, read for user-defined primitives
+(mjax/primitive.py): a `lower_fun` rule is traced into the jaxpr module by
+--jaxpr-expand-transforms and lowered as the rest; a rule written with MLIR's builders
+is called by --jaxpr-to-stablehlo with a `LoweringRuleContext` and the operands' StableHLO
+values. mjax's own primitives keep their lowering rules in mjax.passes.rules. The type
+and attribute helpers build in the current MLIR context (`with mjax.dialect.context:`, or any context).
 """
 from __future__ import annotations
 
-import dataclasses
 import io
 from typing import Any, Callable
 
@@ -18,6 +19,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from mjax.dialect.context import context
 from mjax.dialect.types import element_type
+from mjax.primitive import LOWERINGS, LowerFun, LoweringRuleContext
 
 __all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ir",
            "dtype_to_ir_type", "aval_to_ir_type", "aval_to_ir_types", "dense_int_array",
@@ -26,7 +28,7 @@ __all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ir",
            "module_to_string", "module_to_bytecode", "make_ir_context"]
 
 # primitive -> {platform or None: rule}
-_lowerings: dict = {}
+_lowerings: dict = LOWERINGS
 
 LoweringRule = Callable[..., Any]
 Value = Any
@@ -39,31 +41,9 @@ def register_lowering(prim, rule, platform: str | None = None, inline: bool = Tr
     return rule
 
 
-@dataclasses.dataclass(frozen=True)
-class _LowerFun:
-    """A lowering that traces a Python function of the primitive's operands
-    (JAX: mlir.lower_fun); kept for when user primitives are staged."""
-    fun: Callable
-    multiple_results: bool
-
-    def __call__(self, ctx, *args, **params):
-        raise NotImplementedError(
-            "a lower_fun lowering of a user-defined primitive: mjax does not stage user "
-            "primitives yet (issue 21, part 2)")
-
-
 def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
     """A lowering rule that lowers `fun(*operands, **params)` in the primitive's place."""
-    return _LowerFun(fun, multiple_results)
-
-
-class LoweringRuleContext:
-    """The context JAX passes to a lowering rule; mjax calls no user lowering rules yet."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(
-            "jax.interpreters.mlir.LoweringRuleContext: mjax does not call user lowering "
-            "rules yet (issue 21, part 2)")
+    return LowerFun(fun, multiple_results)
 
 
 def dtype_to_ir_type(dtype) -> ir.Type:

@@ -58,3 +58,19 @@ from mjax.lax.sorting import approx_max_k, approx_min_k, sort, sort_key_val, top
 from mjax.lax.special_functions import (bessel_i0e, bessel_i1e, betainc, igamma,
                                         igamma_grad_a, igammac, random_gamma_grad, zeta)
 from mjax.lax.windowed import reduce_window, reduce_window_shape_tuple
+from mjax.primitive import FunctionPrimitive, op_primitives
+
+# JAX's Primitive objects (`add_p`, ...): one per op of the dialect, from its registry,
+# so libraries can key tables by them; and for the primitives JAX has that mjax composes
+# from other ops, a named object whose bind calls the lax function.
+globals().update(op_primitives())
+for _name in ("after_all", "approx_top_k", "bessel_i0e", "bessel_i1e", "create_token",
+              "dce_sink", "device_put", "eq_to", "igamma", "igamma_grad_a", "igammac",
+              "le_to", "lt_to", "mulhi", "nextafter", "ragged_all_to_all",
+              "regularized_incomplete_beta", "rng_bit_generator", "rng_uniform",
+              "select_and_scatter", "split", "square", "stack", "stage",
+              "tile", "unstack", "zeta"):
+    globals()[f"{_name}_p"] = FunctionPrimitive(_name, globals().get(_name))
+del _name
+linear_solve_p = FunctionPrimitive("custom_linear_solve", custom_linear_solve)
+scatter_sub_p = FunctionPrimitive("scatter-sub", scatter_sub)

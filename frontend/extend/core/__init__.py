@@ -3,10 +3,10 @@
 mjax's jaxprs are functions of the `jaxpr` MLIR dialect, so what JAX exposes here as
 Python objects exists in mjax only in part:
 - `Primitive` has JAX's registration API (`def_impl`, `def_abstract_eval`,
-  `multiple_results`, rules in `mjax.interpreters.ad/batching/mlir`), and `bind` runs its
-  `def_impl` rule on concrete arrays. Binding one to traced values (under `jit`, `grad`,
-  `vmap`, ...) raises NotImplementedError: user-defined primitives are not staged into
-  the dialect yet (issue 21, part 2).
+  `multiple_results`, rules in `mjax.interpreters.ad/batching/mlir`): eagerly `bind`
+  runs its `def_impl` rule; under `jit`, `grad`, `vmap`, ... it stages one
+  `jaxpr.custom_primitive` op that every pass handles through the user's rules
+  (mjax/primitive.py, docs/extending.md).
 - `ClosedJaxpr` is what `mjax.make_jaxpr` returns. `Jaxpr`, `JaxprEqn`, `Var`, `Literal`
   and `DropVar` are JAX's jaxpr pieces: mjax never makes them (its equations are MLIR
   operations, `ClosedJaxpr.eqns`), so `isinstance` checks on them are False.
@@ -23,6 +23,7 @@ from mjax import dtypes
 from mjax.api import ClosedJaxpr
 from mjax.array import Array
 from mjax.errors import ConcretizationTypeError
+from mjax.primitive import Primitive, no_effects
 
 from mjax.extend.core import primitives  # noqa: F401
 
@@ -34,59 +35,6 @@ __all__ = ["Primitive", "CallPrimitive", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Va
            "find_top_trace", "unsafe_am_i_under_a_jit_DO_NOT_USE",
            "unsafe_am_i_under_a_vmap_DO_NOT_USE", "unsafe_get_axis_names_DO_NOT_USE",
            "primitives"]
-
-_STAGING = ("mjax does not stage user-defined primitives into its jaxpr dialect yet "
-            "(issue 21, part 2): only eager calls on concrete arrays run, through the "
-            "primitive's def_impl rule")
-
-
-class Primitive:
-    """A named operation with rules registered by the user (JAX's `core.Primitive`)."""
-    multiple_results = False
-    call_primitive = False
-    map_primitive = False
-    ref_primitive = False
-    is_effectful = None
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __repr__(self):
-        return self.name
-
-    def def_impl(self, impl):
-        self.impl = impl
-        return impl
-
-    def def_abstract_eval(self, abstract_eval):
-        self.abstract_eval = lambda *a, **kw: (abstract_eval(*a, **kw), no_effects)
-        return abstract_eval
-
-    def def_effectful_abstract_eval(self, effectful_abstract_eval):
-        self.abstract_eval = effectful_abstract_eval
-        return effectful_abstract_eval
-
-    def def_effectful_abstract_eval2(self, abstract_eval):
-        return self.def_effectful_abstract_eval(abstract_eval)
-
-    def impl(self, *args, **params):
-        raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
-
-    def abstract_eval(self, *args, **params):
-        raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented")
-
-    def bind(self, *args, **params):
-        traced = [a for a in args if isinstance(a, _core.Tracer)]
-        if traced:
-            raise NotImplementedError(
-                f"user-defined primitive '{self.name}' was bound to a traced value "
-                f"({traced[0].aval.str_short()}, under jit, grad, vmap or another "
-                f"transformation): {_STAGING}")
-        return self.impl(*args, **params)
-
-    def get_bind_params(self, params):
-        return [], params
-
 
 class CallPrimitive(Primitive):
     """A primitive whose first argument is a function to call (JAX's call_p family)."""
@@ -128,7 +76,6 @@ class Effect:
 
 
 Effects = set
-no_effects: frozenset = frozenset()
 
 
 class TraceTag:

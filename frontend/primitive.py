@@ -1,0 +1,460 @@
+"""Primitive objects: JAX's `core.Primitive`, for user-defined primitives and as names of
+mjax's own ops (`lax.add_p`).
+
+A user's primitive (`Primitive("multiply_add")` with `def_impl`, `def_abstract_eval`)
+runs its impl rule eagerly; under a trace, `bind` stages one `jaxpr.custom_primitive`
+op (mjax.dialect.ops.user) whose result types come from the abstract-eval rule and
+whose `rule` handle names a `_Binding`: this bind's primitive, parameters and operand
+types, in the registry of rule sources (passes/custom_rules.py). The passes ask the
+binding to trace the user's rules into the module when they need them
+(passes/user_primitives.py): JVP, transpose, batching, and a `lower_fun` lowering.
+
+The rule tables are here, below the transformations, and are the ones JAX's modules
+expose: `jax.interpreters.ad.primitive_jvps` is `JVPS`, `primitive_transposes` is
+`TRANSPOSES`, `batching.primitive_batchers` is `BATCHERS`, and `mlir.register_lowering`
+fills `LOWERINGS`. `Zero` and `UndefinedPrimal` (JAX: ad.Zero, ad.UndefinedPrimal) are
+what the rules receive for symbolic zero tangents and the linear operands of a transpose.
+
+mjax's own ops get one `OpPrimitive` each, made from the op registry (`op_primitives`),
+whose `bind` is `core.bind` of the op.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax import dtypes
+from mjax.core import Tracer, bind as bind_op, current_trace, evaluates_now
+from mjax.dialect import OPS, ShapedArray, context
+from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops.structural import ConstantOp
+from mjax.dialect.ops.user import UserPrimitiveOp
+from mjax.dtypes import aval_of_value, to_numpy
+from mjax.passes import custom_rules
+from mjax.passes.user_primitives import OUT_DIMS
+from mjax.runtime.backend import default_platform
+from mjax.source_info import user_location
+from mjax.staging import emit_call, trace_function
+
+# primitive -> rule, as JAX's tables (jax.interpreters.ad / batching / mlir fill them)
+JVPS: dict = {}
+TRANSPOSES: dict = {}
+BATCHERS: dict = {}
+LOWERINGS: dict = {}     # primitive -> {platform or None: rule}
+
+no_effects: frozenset = frozenset()
+
+
+class Primitive:
+    """A named operation with rules registered by the user (JAX: `core.Primitive`)."""
+    multiple_results = False
+    call_primitive = False
+    map_primitive = False
+    ref_primitive = False
+    is_effectful = None
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+    def def_impl(self, impl):
+        self.impl = impl
+        return impl
+
+    def def_abstract_eval(self, abstract_eval):
+        self.abstract_eval = lambda *a, **kw: (abstract_eval(*a, **kw), no_effects)
+        return abstract_eval
+
+    def def_effectful_abstract_eval(self, effectful_abstract_eval):
+        self.abstract_eval = effectful_abstract_eval
+        return effectful_abstract_eval
+
+    def def_effectful_abstract_eval2(self, abstract_eval):
+        return self.def_effectful_abstract_eval(abstract_eval)
+
+    def impl(self, *args, **params):
+        raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
+
+    def abstract_eval(self, *args, **params):
+        raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented")
+
+    def bind(self, *args, **params):
+        if evaluates_now(args):
+            return self.impl(*args, **params)
+        return _stage(self, args, params)
+
+    def bind_with_trace(self, trace, args, params):
+        return self.bind(*args, **params)
+
+    def get_bind_params(self, params):
+        return [], params
+
+
+class OpPrimitive(Primitive):
+    """The Primitive object of one of mjax's ops (JAX: lax.add_p and friends); `bind`
+    applies the op (its parameters are the op's attributes)."""
+
+    def __init__(self, op: type):
+        super().__init__(_JAX_NAMES.get(op.primitive, op.primitive))
+        self.op = op
+
+    def bind(self, *args, **params):
+        return bind_op(self.op, *args, **params)
+
+    impl = bind
+
+
+# JAX's primitive names that are not the op's (its scatters print with a hyphen)
+_JAX_NAMES = {f"scatter_{k}": f"scatter-{k}" for k in ("add", "mul", "min", "max", "sub")}
+
+
+class FunctionPrimitive(Primitive):
+    """A JAX primitive that mjax composes from other ops (lax.square_p: a multiply):
+    a named object libraries can key their tables by; `bind` calls the function."""
+
+    def __init__(self, name: str, fun: Callable | None):
+        super().__init__(name)
+        self.fun = fun
+
+    def bind(self, *args, **params):
+        if self.fun is None:
+            raise NotImplementedError(f"mjax has no primitive '{self.name}' to bind "
+                                      f"(JAX's {self.name}_p)")
+        return self.fun(*args, **params)
+
+    impl = bind
+
+
+def primitive_of(op: type) -> OpPrimitive:
+    """The one Primitive object of op class `op`."""
+    prim = _OP_PRIMITIVES.get(op)
+    if prim is None:
+        prim = _OP_PRIMITIVES[op] = OpPrimitive(op)
+    return prim
+
+
+def op_primitives() -> dict[str, OpPrimitive]:
+    """`<name>_p` -> the Primitive of each op of the dialect (transformation ops and
+    user primitives excluded: JAX's names for those are not one op's)."""
+    return {f"{cls.primitive}_p": primitive_of(cls) for cls in OPS.values()
+            if not issubclass(cls, (T.TransformOp, UserPrimitiveOp))}
+
+
+_OP_PRIMITIVES: dict = {}
+
+
+# ---- what the user's rules receive ----------------------------------------------------
+def tangent_aval(aval) -> ShapedArray:
+    """The aval of a tangent of a value of `aval` (float0 for integers and booleans)."""
+    dt = np.dtype(aval.dtype)
+    inexact = "float" in dt.name or "complex" in dt.name    # (bfloat16, float8_* too)
+    return ShapedArray(aval.shape, dt if inexact else dtypes.float0)
+
+
+class Zero:
+    """A symbolic zero tangent of aval `aval` (JAX: ad_util.Zero)."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval})"
+
+    @staticmethod
+    def from_primal_value(val) -> "Zero":
+        return Zero(tangent_aval(aval_of_value(val)))
+
+    def instantiate(self):
+        return zeros(self.aval)
+
+
+class UndefinedPrimal:
+    """A linear operand of a transpose rule (its primal value is not known)."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval})"
+
+
+def zeros(aval):
+    """Zeros of `aval`'s shape and dtype (a splat, which a trace inlines as a constant)."""
+    return np.broadcast_to(np.zeros((), aval.dtype), aval.shape)
+
+
+def _dense(x, aval):
+    """A rule's tangent or cotangent: zeros for None or a symbolic zero."""
+    # (rules may return the class Zero itself, as equinox's do)
+    if x is None or x is Zero or isinstance(x, Zero) or type(x).__name__ == "SymbolicZero":
+        return zeros(aval)
+    return x
+
+
+# ---- staging a bind ---------------------------------------------------------------------
+def _stage(prim: Primitive, args, params) -> Any:
+    trace = current_trace()
+    avals = [a.aval if isinstance(a, Tracer) else aval_of_value(a) for a in args]
+    out, effects = prim.abstract_eval(*avals, **params)
+    out_avals = [_as_aval(a, prim) for a in (out if prim.multiple_results else [out])]
+    attrs = UserPrimitiveOp.check_params(dict(
+        name=prim.name, rule=_handle(prim, params, avals, out_avals),
+        params={k: _show(v) for k, v in params.items()} or None,
+        result_shapes=tuple(a.shape for a in out_avals),
+        result_dtypes=tuple(a.dtype for a in out_avals),
+        effects=", ".join(sorted(type(e).__name__ for e in effects)) or None))
+    tracers = [trace.to_tracer(a) for a in args]
+    UserPrimitiveOp.staged = True
+    with context():
+        outs = trace.emit(UserPrimitiveOp, tracers, attrs,
+                          [a.strip_weak_type() for a in out_avals])
+    for t, a in zip(outs, out_avals):
+        t.aval = a
+    return outs if prim.multiple_results else outs[0]
+
+
+def _as_aval(a, prim) -> ShapedArray:
+    if isinstance(a, ShapedArray):
+        return a
+    if hasattr(a, "shape") and hasattr(a, "dtype"):
+        return ShapedArray(tuple(a.shape), np.dtype(a.dtype),
+                           weak_type=bool(getattr(a, "weak_type", False)))
+    raise TypeError(f"the abstract evaluation rule of primitive '{prim.name}' returned "
+                    f"{a!r}, not a ShapedArray (or a list of them with "
+                    f"multiple_results=True)")
+
+
+def _show(v) -> str:
+    """A parameter as the op shows it: one line, at most 80 characters (a function by
+    its name; a jaxpr or a long value cut short)."""
+    text = str(getattr(v, "__name__", v)) if callable(v) else str(v)
+    lines = text.splitlines() or [""]
+    return lines[0] if len(lines) == 1 and len(text) <= 80 else lines[0][:77] + "..."
+
+
+_HANDLES: dict = {}
+
+
+def _handle(prim, params, avals, out_avals) -> str:
+    """The rule handle of this bind, shared by binds of the same primitive, parameters
+    and operand types when the parameters can be hashed."""
+    in_avals = tuple(a.strip_weak_type() for a in avals)
+    try:
+        key = (id(prim), tuple(sorted(params.items())), in_avals)
+        hash(key)
+    except TypeError:
+        key = None
+    if key is not None:
+        handle = _HANDLES.get(key)
+        source = custom_rules.source_of(handle) if handle is not None else None
+        if source is not None and source.prim is prim:
+            return handle
+    handle = custom_rules.register(_Binding(prim, params, in_avals, out_avals), prim.name)
+    if key is not None:
+        if len(_HANDLES) > 4096:     # (the registry forgets old handles too)
+            _HANDLES.clear()
+        _HANDLES[key] = handle
+    return handle
+
+
+_names = itertools.count()
+
+
+class LowerFun:
+    """A lowering that traces `fun(*operands, **params)` in the primitive's place
+    (JAX: mlir.lower_fun)."""
+
+    def __init__(self, fun: Callable, multiple_results: bool = True):
+        self.fun, self.multiple_results = fun, multiple_results
+
+    def __call__(self, ctx, *args, **params):
+        raise NotImplementedError("a lower_fun lowering is traced by mjax's passes, "
+                                  "not called")
+
+
+class LoweringRuleContext:
+    """What a lowering rule written with MLIR's builders gets (JAX's
+    mlir.LoweringRuleContext, in part): operand and result avals, the platform."""
+
+    def __init__(self, avals_in, avals_out, platforms=("cpu",)):
+        self.avals_in, self.avals_out = list(avals_in), list(avals_out)
+        self.platforms = tuple(platforms)
+        self.module_context = self
+        self.tokens_in = self.tokens_out = None
+
+    def set_tokens_out(self, tokens):
+        self.tokens_out = tokens
+
+
+def _platform() -> str:
+    return str(default_platform()).lower()
+
+
+def lowering_of(prim):
+    """The lowering rule registered for `prim` on this platform (None: none)."""
+    rules = LOWERINGS.get(prim, {})
+    platform = _platform()
+    gpu = "gpu" if platform in ("cuda", "rocm") else None
+    for key in (platform, gpu, None):
+        if key in rules:
+            return rules[key]
+    return None
+
+
+class _Binding:
+    """One bind of a user primitive (primitive, parameters, operand types) as the passes
+    see it: a source of rules (passes/custom_rules.py) that traces a rule on demand."""
+
+    def __init__(self, prim, params, in_avals, out_avals):
+        self.prim, self.params = prim, dict(params)
+        self.in_avals = list(in_avals)
+        self.out_avals = [a.strip_weak_type() for a in out_avals]
+
+    def _many(self, x) -> list:
+        return list(x) if self.prim.multiple_results else [x]
+
+    def _one(self, xs):
+        return list(xs) if self.prim.multiple_results else xs[0]
+
+    # -- rules written against MLIR's builders ----------------------------------------
+    def lowers_directly(self) -> bool:
+        rule = lowering_of(self.prim)
+        return rule is not None and not isinstance(rule, LowerFun)
+
+    def lower(self, ctx, operands) -> list:
+        rule = lowering_of(self.prim)
+        lctx = LoweringRuleContext(ctx.avals_in, ctx.avals_out, (_platform(),))
+        out = rule(lctx, *operands, **self.params)
+        if isinstance(out, ir.Value):
+            return [out]
+        flat = []
+        for x in out:
+            flat.extend(x if isinstance(x, (list, tuple)) else [x])
+        return flat
+
+    # -- rules traced into the module ---------------------------------------------------
+    def trace(self, module, part: str) -> str:
+        kind, _, spec = part.partition(":")
+        body, avals = getattr(self, f"_{kind}")(spec)
+        fn = _trace_into(module, body, avals, f"{self.prim.name}_{kind}")
+        if kind == "batch":
+            with context():
+                fn.attributes[OUT_DIMS] = ir.DenseI64ArrayAttr.get(
+                    [-1 if d is None else int(d) for d in self._out_dims])
+        return ir.StringAttr(fn.attributes["sym_name"]).value
+
+    def _missing(self, what: str):
+        return NotImplementedError(what.format(name=self.prim.name))
+
+    def _lower(self, spec):
+        rule = lowering_of(self.prim)
+        if rule is None:
+            raise self._missing("MLIR translation rule for primitive '{name}' not found "
+                                f"for platform {_platform()}")
+        params = self.params
+
+        def body(*xs):
+            out = rule.fun(*xs, **params)
+            return list(out) if rule.multiple_results else [out]
+        return body, self.in_avals
+
+    def _jvp(self, spec):
+        rule = JVPS.get(self.prim)
+        if rule is None:
+            raise self._missing("Differentiation rule for '{name}' not implemented")
+        nonzero = [c == "1" for c in spec]
+        n, params = len(self.in_avals), self.params
+        t_avals = [tangent_aval(a) for a, nz in zip(self.in_avals, nonzero) if nz]
+
+        def body(*xs):
+            given = iter(xs[n:])
+            tangents = [next(given) if nz else Zero(tangent_aval(a))
+                        for a, nz in zip(self.in_avals, nonzero)]
+            out, tout = rule(list(xs[:n]), tangents, **params)
+            outs, touts = self._many(out), self._many(tout)
+            return outs + [_dense(t, a) for t, a in zip(touts, self.out_avals)
+                           if tangent_aval(a).dtype == a.dtype]
+        return body, self.in_avals + t_avals
+
+    def _transpose(self, spec):
+        rule = TRANSPOSES.get(self.prim)
+        if rule is None:
+            raise self._missing("Transpose rule (for reverse-mode differentiation) for "
+                                "'{name}' not implemented")
+        lin_text, _, ct_text = spec.partition(":")
+        linear, has_ct = [c == "1" for c in lin_text], [c == "1" for c in ct_text]
+        params = self.params
+        avals = ([a for a, lin in zip(self.in_avals, linear) if not lin]
+                 + [a for a, c in zip(self.out_avals, has_ct) if c])
+
+        def body(*xs):
+            given = iter(xs)
+            operands = [UndefinedPrimal(a) if lin else next(given)
+                        for a, lin in zip(self.in_avals, linear)]
+            cts = [next(given) if c else Zero(a) for a, c in zip(self.out_avals, has_ct)]
+            got = list(rule(self._one(cts), *operands, **params))
+            if len(got) != len(operands):
+                raise ValueError(f"the transpose rule of '{self.prim.name}' returned "
+                                 f"{len(got)} cotangents for {len(operands)} operands")
+            return [_dense(g, a) for g, a, lin in zip(got, self.in_avals, linear) if lin]
+        return body, avals
+
+    def _batch(self, spec):
+        rule = BATCHERS.get(self.prim)
+        if rule is None:
+            raise self._missing("Batching rule for '{name}' not implemented")
+        dims_text, _, size = spec.partition(":")
+        dims = tuple(None if d == "n" else int(d) for d in dims_text.split(",")) \
+            if dims_text else ()
+        avals = [a if d is None else ShapedArray(a.shape[:d] + (int(size),) + a.shape[d:],
+                                                 a.dtype)
+                 for a, d in zip(self.in_avals, dims)]
+        params = self.params
+
+        def body(*xs):
+            out, out_dims = rule(list(xs), dims, **params)
+            self._out_dims = self._many(out_dims)
+            return self._many(out)
+        return body, avals
+
+
+def _trace_into(module, body, avals, base: str) -> ir.Operation:
+    """Traces body(*avals) into `module` as a private function; values it closes over
+    become constants of the function. Returns the func.func."""
+    traced = trace_function(body, tuple(avals), {}, name=f"{base}_{next(_names)}",
+                            module=module, visibility="private")
+    if traced.captured:
+        consts, inner = traced.captured, traced.name
+
+        def with_consts(*xs):
+            return emit_call(inner, list(xs) + [_constant(c, base) for c in consts],
+                             traced.out_avals)
+        traced = trace_function(with_consts, tuple(avals), {},
+                                name=f"{base}_{next(_names)}", module=module,
+                                visibility="private")
+    return traced.trace.func.operation
+
+
+def _constant(value, base: str):
+    """A jaxpr.constant of a concrete value a rule closed over."""
+    if isinstance(value, Tracer):
+        raise TypeError(f"a rule of user-defined primitive '{base.split('_')[0]}' closes "
+                        f"over a traced value ({value.aval.str_short()}); pass it as an "
+                        f"operand of the primitive")
+    trace = current_trace()
+    aval = aval_of_value(value).strip_weak_type()
+    with context(), ir.Location.unknown(context()):
+        res = ConstantOp.create([], [aval], {"value": np.asarray(to_numpy(value))},
+                                loc=user_location(), ip=trace.ip).results[0]
+    return Tracer(trace, res, aval)
+
+
+__all__ = ["BATCHERS", "FunctionPrimitive", "JVPS", "LOWERINGS", "LowerFun",
+           "LoweringRuleContext", "OpPrimitive", "Primitive", "TRANSPOSES",
+           "UndefinedPrimal", "Zero", "lowering_of", "no_effects", "op_primitives",
+           "primitive_of", "tangent_aval", "zeros"]
