@@ -25,7 +25,7 @@ from mjax.core import to_numpy
 from mjax.dialect import attributes as A
 from mjax.dialect import context
 from mjax.dialect.ops.sharding import ShardingConstraintOp
-from mjax.lowering import alias_donated_inputs, compile_pipeline, lower_module
+from mjax.lowering import alias_donated_inputs, compile_pipeline, lower_module, step_names
 from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.placement import put_sharded
@@ -160,19 +160,18 @@ def annotate(module, in_shardings, out_shardings, out_avals) -> None:
 
 
 def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
-          text: bool = True) -> str | None:
+          text: bool = True, user_passes=()) -> str | None:
     """Lowers a traced module, in place, to StableHLO compiled for `mesh` (see the
     module docstring) and returns its text (None when not `text`); `in_shardings` covers
     @main's arguments, `out_shardings` its results (None: unconstrained)."""
     from jaxlib.mlir import ir
 
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
-        lower_module(module)
+        lower_module(module, user_passes)
         return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
                                                            out_avals), text)
-    pipeline = compile_pipeline()
-    names = [name for name, _ in pipeline]
-    cut = names.index("jaxpr-to-stablehlo")
+    pipeline = compile_pipeline(user_passes)
+    cut = step_names(pipeline).index("jaxpr-to-stablehlo")
     after = None
     if config.read("mjax_verify_each_pass") or config.read("jax_enable_checks"):
         def after(name, m):
