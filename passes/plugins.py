@@ -58,6 +58,17 @@ def load_pass_plugin(path: str) -> list[type]:
     return list(added)
 
 
+def plugin_failure(cls: type, e: BaseException) -> str | None:
+    """For an exception a plugin's pass `cls` raised (not a PassError): `pass 'flag'
+    failed at plugin.py:line: Type: message`; None if `cls` is not a plugin's."""
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if path is None or os.path.realpath(path) not in _LOADED:
+        return None
+    where = _where(e, os.path.realpath(path), path)
+    return f"pass '{cls.flag}' failed at {where}: {type(e).__name__}: {e}"
+
+
 def _restore(before: dict) -> None:
     """Unregisters what a plugin that failed half-way had registered."""
     for flag in list(PASSES):
@@ -74,4 +85,4 @@ def _where(e: BaseException, real: str, path: str) -> str:
     return f"{path}:{line}:1" if line is not None else path
 
 
-__all__ = ["PluginError", "load_pass_plugin"]
+__all__ = ["PluginError", "load_pass_plugin", "plugin_failure"]
