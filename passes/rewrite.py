@@ -57,8 +57,8 @@ class Pattern:
     """An op class (or name) plus predicates; `match(op)` says whether `op` fits.
 
     `operands`: one predicate per operand (None: any), called with the ir.Value;
-    keyword arguments: an attribute (JAX parameter name) and the value it must have, or a
-    predicate on that value; `where`: a predicate on the whole op.
+    keyword arguments: an attribute (JAX parameter name) and the value it must have (a
+    dtype such as np.float32 included), or a predicate on that value; `where`: a predicate on the whole op.
     """
 
     def __init__(self, op: type[JaxprOp] | str, *, operands=None, where=None, **attrs):
@@ -82,7 +82,9 @@ class Pattern:
                 a.name: a.attr for a in op.operation.attributes}
             for name, want in self.attrs.items():
                 have = params.get(name)
-                if not (want(have) if callable(want) else have == want):
+                # (a class such as np.float32 is a value to compare, not a predicate)
+                test = callable(want) and not isinstance(want, type)
+                if not (want(have) if test else have == want):
                     return False
         return self.where is None or bool(self.where(op))
 
