@@ -15,6 +15,7 @@ from typing import Callable
 
 from jaxlib.mlir import ir
 
+from mjax.passes.ir_util import nested_ops
 from mjax.passes.jaxpr_verify import verify_module
 from mjax.passes.registry import PASSES, Pass, PassError, make_pass, parse_pipeline
 
@@ -116,8 +117,21 @@ class Checked(Pass):
             first = (e.error_diagnostics or [None])[0]
             where = first.location if first is not None else None
             message = first.message if first is not None else str(e)
+            if where is not None and not message.startswith("'"):
+                message = _ops_at(module, where) + message
             raise PassError(where, f"IR invalid after pass {self._name()}: {message}"
                             ) from None
+
+
+def _ops_at(module: ir.Module, where: ir.Location) -> str:
+    """`'stablehlo.sine' op ` for the op(s) at `where` (some of MLIR's verifier messages
+    do not name the op; the location may be the user's line of several)."""
+    names = sorted({op.name for op in nested_ops(module) if op.location == where})
+    if not names:
+        return ""
+    if len(names) == 1:
+        return f"'{names[0]}' op "
+    return f"(one of the ops at this line: {', '.join(repr(n) for n in names)}) "
 
 
 # `extra(...)`: a config override of mjax_extra_passes, which mjax.config (a floor above

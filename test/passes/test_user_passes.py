@@ -243,3 +243,23 @@ def test_pattern_predicates():
         assert not Pattern("dot_general", preferred_element_type=np.float32).matches(m)
         assert len(Pattern("add", where=lambda op: op.result_avals[0].shape == (8, 4))
                    .matches(m)) == 1
+
+
+class SelfUse(Pass):
+    """Makes stablehlo.sine its own operand (a use its definition does not dominate)."""
+
+    point = "after-lowering"
+
+    def run(self, module):
+        for op in walk(module, "stablehlo.sine"):
+            op.operation.operands[0] = op.operation.results[0]
+
+
+def test_invalid_stablehlo_names_the_pass_and_the_op():
+    def f(x):
+        y = jnp.sin(x)
+        return y * 2
+    with pytest.raises(PassError, match=r"test_user_passes.py:\d+:\d+: error: IR invalid "
+                                        r"after pass 'SelfUse': 'stablehlo.sine' op operand "
+                                        r"#0 does not dominate this use"):
+        mjax.jit(f, passes=[SelfUse()])(np.float32(1))
