@@ -94,10 +94,10 @@ class Traced:
     def lower(self):
         # A copy (self.jaxpr stays untouched) that keeps the user's source locations.
         module = clone_module(self._traced.module)
-        jaxpr = None
         if self._layout is not None:   # over a mesh: frontend/spmd/jit.py
-            spmd.lower(module, self._layout[0], self._layout[1], self._traced.out_avals,
-                       self._layout[2], text=False, user_passes=self._user_passes)
+            jaxpr = spmd.lower(module, self._layout[0], self._layout[1],
+                               self._traced.out_avals, self._layout[2], text=False,
+                               user_passes=self._user_passes)
         else:
             jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True)
             _name_as_jax(module, self.fun_name, self._traced.out_tree)
@@ -144,7 +144,7 @@ class Lowered:
         self._traced = traced
         self._module = module
         self._layout = layout
-        self._jaxpr = jaxpr   # the jaxpr-dialect module just before lowering (one device)
+        self._jaxpr = jaxpr   # the jaxpr-dialect module just before lowering
         self._text = None   # printed when first asked (printing costs as much as a pass)
 
     def as_text(self, dialect=None, debug_info: bool = False):
@@ -152,9 +152,6 @@ class Lowered:
         dialect="jaxpr", the `jaxpr` module as lowering got it (after transformations
         were expanded, calls inlined and users' passes run)."""
         if dialect == "jaxpr":
-            if self._jaxpr is None:
-                raise NotImplementedError("Lowered.as_text(dialect='jaxpr') of a function "
-                                          "lowered over a mesh")
             return self._jaxpr.operation.get_asm(enable_debug_info=debug_info)
         if dialect not in (None, "stablehlo"):
             raise NotImplementedError(f"Lowered.as_text: dialect {dialect!r}; "

@@ -13,6 +13,7 @@ import mjax
 import mjax.numpy as jnp
 from mjax.passes import (Pass, PassError, Pattern, builder_before, erase, extra,
                          load_pass_plugin, register_pass, replace, walk)
+from mjax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 [Bf16Matmul] = load_pass_plugin(str(ROOT / "examples/passes/bf16_matmul.py"))
@@ -263,3 +264,11 @@ def test_invalid_stablehlo_names_the_pass_and_the_op():
                                         r"after pass 'SelfUse': 'stablehlo.sine' op operand "
                                         r"#0 does not dominate this use"):
         mjax.jit(f, passes=[SelfUse()])(np.float32(1))
+
+
+def test_passes_over_a_mesh():
+    mesh = Mesh(np.array(mjax.devices()[:2]), ("x",))
+    f = mjax.jit(lambda a, b: a @ b, passes=[Bf16Matmul()],
+                 in_shardings=(NamedSharding(mesh, P("x")), NamedSharding(mesh, P())))
+    np.testing.assert_allclose(np.asarray(f(A, B)), bf16(A) @ bf16(B), rtol=1e-5, atol=1e-5)
+    assert "xbf16>" in f.lower(A, B).as_text(dialect="jaxpr")
