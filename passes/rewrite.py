@@ -58,7 +58,8 @@ class Pattern:
 
     `operands`: one predicate per operand (None: any), called with the ir.Value;
     keyword arguments: an attribute (JAX parameter name) and the value it must have (a
-    dtype such as np.float32 included), or a predicate on that value; `where`: a predicate on the whole op.
+    dtype such as np.float32 included), or a predicate on that value; `where`: a
+    predicate on the whole op.
     """
 
     def __init__(self, op: type[JaxprOp] | str, *, operands=None, where=None, **attrs):

@@ -2,7 +2,10 @@
 mjax_extra_passes option, their points in the pipeline, the cache key, the checks after
 each pass; the worked examples of examples/passes/ checked against NumPy and closed forms
 (their mjax-opt forms: test/passes/user-pass-*.mlir)."""
+import os
 import pathlib
+import subprocess
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -108,6 +111,22 @@ def test_config_option_by_flag(capfd):
         mjax.config.update("mjax_extra_passes", ())
     f(np.float32(6))                              # a new cache entry: printing again
     assert "x is 6" in capfd.readouterr().out
+
+
+def test_environment_variable():
+    plugin = str(ROOT / "examples/passes/strip_debug_prints.py")
+    script = (f"import numpy as np, mjax\n"
+              f"mjax.passes.load_pass_plugin({plugin!r})\n"
+              f"def f(x):\n"
+              f"    mjax.debug.print('printed {{}}', x)\n"
+              f"    return x\n"
+              f"mjax.jit(f)(np.float32(1))\n")
+    for value, prints in (("strip-debug-prints", False), ("", True)):
+        env = dict(os.environ, MJAX_EXTRA_PASSES=value)
+        proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert ("printed 1" in proc.stdout) == prints, proc.stdout
 
 
 # ---- StableHLO patterns after lowering -------------------------------------------------
