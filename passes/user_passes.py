@@ -22,20 +22,23 @@ from mjax.passes.registry import PASSES, Pass, PassError, make_pass, parse_pipel
 
 class PassList(tuple):
     """A tuple of Pass instances and (flag, options) pairs, equal and hashed by what each
-    pass is (its class, point and options: `Pass.key`), so it can be part of jit's cache
-    key even though dataclass passes are unhashable."""
+    pass was when the list was made (its class, point and options: `Pass.key`), so it
+    can be part of jit's cache key even though dataclass passes are unhashable, and a
+    pass that keeps results in attributes does not change the key by running."""
 
-    def _keys(self) -> tuple:
-        return tuple(p.key() if isinstance(p, Pass) else p for p in self)
+    def __new__(cls, items=()):
+        self = super().__new__(cls, items)
+        self._key = tuple(p.key() if isinstance(p, Pass) else p for p in self)
+        return self
 
     def __eq__(self, other):
-        return isinstance(other, PassList) and self._keys() == other._keys()
+        return isinstance(other, PassList) and self._key == other._key
 
     def __ne__(self, other):
         return not self == other
 
     def __hash__(self):
-        return hash(self._keys())
+        return hash(self._key)
 
     def __add__(self, other):
         return PassList(tuple(self) + tuple(pass_list(other)))

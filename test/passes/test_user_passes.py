@@ -291,3 +291,16 @@ def test_passes_over_a_mesh():
                  in_shardings=(NamedSharding(mesh, P("x")), NamedSharding(mesh, P())))
     np.testing.assert_allclose(np.asarray(f(A, B)), bf16(A) @ bf16(B), rtol=1e-5, atol=1e-5)
     assert "xbf16>" in f.lower(A, B).as_text(dialect="jaxpr")
+
+
+def test_a_pass_keeping_results_does_not_recompile():
+    traces = []
+
+    def f(x):
+        traces.append(1)
+        return jnp.sin(x)
+    record = Record("before-lowering")         # sets record.seen when it runs
+    g = mjax.jit(f, passes=[record])
+    g(np.float32(1))
+    g(np.float32(2))
+    assert len(traces) == 1 and "jaxpr.sin" in record.seen
