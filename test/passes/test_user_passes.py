@@ -101,6 +101,20 @@ def test_strip_debug_prints(capfd):
     assert "x is" not in capfd.readouterr().out
 
 
+def test_strip_debug_prints_in_loops_and_ordered(capfd):
+    def g(x):
+        mjax.debug.print("ordered {}", x, ordered=True)
+        body = lambda i, c: (mjax.debug.print("in loop {}", i), c + 1)[1]   # noqa: E731
+        return mjax.lax.fori_loop(0, 3, body, x) * 2
+    np.testing.assert_array_equal(np.asarray(mjax.jit(g)(np.float32(3))), 12)
+    assert "in loop 2" in capfd.readouterr().out
+    strip = [StripDebugPrints()]
+    np.testing.assert_array_equal(np.asarray(mjax.jit(g, passes=strip)(np.float32(3))), 12)
+    np.testing.assert_array_equal(
+        np.asarray(mjax.jit(mjax.vmap(g), passes=strip)(np.float32([3, 4]))), [12, 14])
+    assert capfd.readouterr().out == ""
+
+
 def test_config_option_by_flag(capfd):
     f = mjax.jit(printing)
     mjax.config.update("mjax_extra_passes", "strip-debug-prints")
