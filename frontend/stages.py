@@ -152,6 +152,9 @@ class Lowered:
         dialect="jaxpr", the `jaxpr` module as lowering got it (after transformations
         were expanded, calls inlined and users' passes run)."""
         if dialect == "jaxpr":
+            if self._jaxpr is None:
+                raise NotImplementedError("Lowered.as_text(dialect='jaxpr'): this module "
+                                          "was not lowered by jit")
             return self._jaxpr.operation.get_asm(enable_debug_info=debug_info)
         if dialect not in (None, "stablehlo"):
             raise NotImplementedError(f"Lowered.as_text: dialect {dialect!r}; "
