@@ -11,6 +11,7 @@ failure says so (exit status 2) without a Python traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 from dataclasses import dataclass
@@ -169,7 +170,7 @@ def _build_parser() -> argparse.ArgumentParser:
     epilog = "mjax passes:\n" + "\n".join(lines)
     if theirs:
         epilog += "\n\nplugin passes (--load-pass-plugin):\n" + "\n".join(
-            f"  --{flag:<32} {cls.summary}" for flag, cls in theirs)
+            f"  --{flag:<32} {cls.summary}{_options_text(cls)}" for flag, cls in theirs)
     epilog += ("\n\nAny other --<name> runs the upstream MLIR pass of that name "
                "(canonicalize, cse, inline, symbol-dce, ...).")
     p = _ArgumentParser(
@@ -192,6 +193,18 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="load the passes a Python file registers (@register_pass) as "
                         "flags (repeatable; docs/passes.md)")
     return p
+
+
+def _options_text(cls) -> str:
+    """` (options: min-size=int, ...)` of a dataclass pass."""
+    if not dataclasses.is_dataclass(cls):
+        return ""
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    if not fields:
+        return ""
+    return " (options: " + ", ".join(
+        f"{f.name.replace('_', '-')}={getattr(f.type, '__name__', f.type)}"
+        for f in fields) + ")"
 
 
 def load_plugins(argv: list[str]) -> None:
