@@ -17,7 +17,8 @@ from jaxlib.mlir import ir
 
 from mjax.passes.ir_util import nested_ops
 from mjax.passes.jaxpr_verify import verify_module
-from mjax.passes.registry import PASSES, Pass, PassError, make_pass, parse_pipeline
+from mjax.passes.registry import (PASSES, POINTS, Pass, PassError, make_pass,
+                                  parse_pipeline)
 
 
 class PassList(tuple):
@@ -100,6 +101,9 @@ class Checked(Pass):
     def __init__(self, inner: Pass):
         self.inner = inner
         self.flag = inner.flag or type(inner).__name__
+        if inner.point not in POINTS:
+            raise ValueError(f"pass '{self.flag}' has point {inner.point!r}; the points "
+                             f"are {', '.join(POINTS)}")
         self.point = inner.point
 
     def _name(self) -> str:

@@ -259,6 +259,8 @@ def test_bad_pass_lists():
         @register_pass("test-bad-point")
         class BadPoint(Pass):
             point = "later"
+    with pytest.raises(ValueError, match="pass 'Record' has point 'at-the-end'"):
+        mjax.jit(mlp, passes=[Record("at-the-end")])(A, B)
 
 
 def test_register_pass_refuses_a_taken_flag():
