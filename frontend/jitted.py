@@ -11,6 +11,7 @@ import logging
 import operator
 import threading
 import time
+import warnings
 import weakref
 
 import numpy as np
@@ -420,6 +421,8 @@ class Jitted:
         if outer is not None:
             # Nested jit: a private function of the enclosing module, called with
             # jaxpr.call (inlined before lowering).
+            if self._passes:
+                _warn_passes_not_run(self._name)
             traced = stage_function(self._bind_static(static_key, len(args)), dyn_args,
                                     dyn_kwargs, name=self._name)
             outs = emit(CallOp, call_args(traced, leaves), callee=Symbol(traced.name))
@@ -706,6 +709,13 @@ def _share_cache(jitted, fun, options):
         jitted._cache = per_fun.setdefault(key, jitted._cache)
     except TypeError:   # fun not weak-referenceable or hashable, or unhashable options
         pass
+
+
+def _warn_passes_not_run(name: str) -> None:
+    warnings.warn(f"jit({name}, passes=...) is called inside another traced function "
+                  f"(a jit, grad, vmap, ...): it becomes part of that function, whose "
+                  f"compilation runs only its own passes; give the passes to the "
+                  f"outermost jit or use mjax.passes.extra (docs/passes.md)", stacklevel=4)
 
 
 @contextlib.contextmanager

@@ -213,6 +213,15 @@ def test_passes_are_part_of_the_cache_key():
     assert len(traces) == 4
 
 
+def test_passes_of_an_inner_jit_warn():
+    inner = mjax.jit(jnp.sin, passes=[SinToCos()])
+    with pytest.warns(UserWarning, match=r"jit\(sin, passes=...\) is called inside another "
+                                         r"traced function"):
+        out = mjax.jit(lambda x: inner(x) * 2)(np.float32(0.5))
+    assert np.isclose(float(out), 2 * np.sin(0.5))           # the inner passes did not run
+    assert np.isclose(float(inner(np.float32(0.5))), np.cos(0.5))
+
+
 def test_invalid_ir_names_the_pass_and_the_op():
     with pytest.raises(PassError) as e:
         mjax.jit(mlp, passes=[BreakDots()])(A, B)
