@@ -11,6 +11,7 @@ import logging
 import operator
 import threading
 import time
+import warnings
 import weakref
 
 import numpy as np
@@ -27,6 +28,7 @@ from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo
+from mjax.passes.user_passes import PassList, pass_list
 from mjax.placement import args_device, commit, default_device, on_device
 from mjax.pretty import mark_captured
 from mjax.runtime import get_backend
@@ -178,13 +180,16 @@ class Jitted:
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  donate_argnames=(), keep_unused=False, device=None, backend=None,
-                 inline=False, in_shardings=None, out_shardings=None, compiler_options=None):
+                 inline=False, in_shardings=None, out_shardings=None, compiler_options=None,
+                 passes=()):
         self._device = getattr(device, "_device", device)
         if self._device is not None and (in_shardings is not None or
                                          out_shardings is not None):
             raise ValueError("If device is specified, jit cannot take in_shardings or "
                              "out_shardings")
         self._compiler_options = dict(compiler_options or {})
+        # Users' passes for this function (docs/passes.md), after mjax_extra_passes'.
+        self._passes = pass_list(passes)
         if backend is not None and not str(backend).lower().startswith("iree") and \
                 backend not in ("cpu", get_backend().platform):
             raise NotImplementedError(f"jit(backend={backend!r}): this process uses the "
@@ -416,6 +421,8 @@ class Jitted:
         if outer is not None:
             # Nested jit: a private function of the enclosing module, called with
             # jaxpr.call (inlined before lowering).
+            if self._passes:
+                _warn_passes_not_run(self._name)
             traced = stage_function(self._bind_static(static_key, len(args)), dyn_args,
                                     dyn_kwargs, name=self._name)
             outs = emit(CallOp, call_args(traced, leaves), callee=Symbol(traced.name))
@@ -555,6 +562,10 @@ class Jitted:
             flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(v))
         return tuple(flags)
 
+    def _user_passes(self) -> PassList:
+        """mjax_extra_passes (with `mjax.passes.extra`'s), then jit(passes=)'s."""
+        return config.read("mjax_extra_passes") + self._passes
+
     def _trace(self, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
         return trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
 
@@ -585,7 +596,8 @@ class Jitted:
         if mesh_layout is not None:
             return self._compile_spmd(traced, entry, donated, *mesh_layout)
         text = lower_to_stablehlo(traced.module, donated=donated,
-                                  out_avals=traced.out_avals)
+                                  out_avals=traced.out_avals,
+                                  user_passes=self._user_passes())
         devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
         text, callbacks = backend_host_callbacks(text, backend)
@@ -610,7 +622,7 @@ class Jitted:
                                else [None] * len(traced.out_avals))
         all_in = list(in_shardings) + [replicated] * len(traced.captured)
         text = spmd.lower(traced.module, all_in, entry.out_shardings, traced.out_avals,
-                          mesh, donated)
+                          mesh, donated, user_passes=self._user_passes())
         text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
         entry.executable = get_backend(self._backend).compile(
             text, list(mesh.devices.flat), num_partitions=mesh.size,
@@ -636,7 +648,7 @@ class Jitted:
         elif (mesh := spmd.constraint_mesh(traced.module)) is not None:
             layout = (spmd.replicated_over(mesh, list(traced.in_avals) + traced.captured),
                       [None] * len(traced.out_avals), mesh)
-        return Traced(traced, self._name, layout)
+        return Traced(traced, self._name, layout, self._user_passes())
 
     def lower(self, *args, **kwargs):
         return self.trace(*args, **kwargs).lower()
@@ -659,10 +671,11 @@ class Jitted:
 
 def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,
         static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
-        device=None, backend=None, inline=False, compiler_options=None):
+        device=None, backend=None, inline=False, compiler_options=None, passes=None):
     """Compiles `fun` with XLA: traced once per argument avals/static args, then cached.
     `device` runs every call there (committed results); `compiler_options` are XLA
-    options (`{"xla_...": value}`) for this function's compilations."""
+    options (`{"xla_...": value}`) for this function's compilations; `passes` are users'
+    passes (mjax.passes.Pass instances) its compilations run (docs/passes.md)."""
     def none_as_empty(v):   # (0 is an argument number: not `v or ()`)
         return () if v is None else v
     options = dict(static_argnums=none_as_empty(static_argnums),
@@ -671,7 +684,7 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
                    donate_argnames=none_as_empty(donate_argnames),
                    keep_unused=keep_unused, device=device, backend=backend, inline=inline,
                    in_shardings=in_shardings, out_shardings=out_shardings,
-                   compiler_options=compiler_options)
+                   compiler_options=compiler_options, passes=pass_list(passes))
     if fun is None:
         return functools.partial(jit, **options)
     if not callable(fun):
@@ -696,6 +709,13 @@ def _share_cache(jitted, fun, options):
         jitted._cache = per_fun.setdefault(key, jitted._cache)
     except TypeError:   # fun not weak-referenceable or hashable, or unhashable options
         pass
+
+
+def _warn_passes_not_run(name: str) -> None:
+    warnings.warn(f"jit({name}, passes=...) is called inside another traced function "
+                  f"(a jit, grad, vmap, ...): it becomes part of that function, whose "
+                  f"compilation runs only its own passes; give the passes to the "
+                  f"outermost jit or use mjax.passes.extra (docs/passes.md)", stacklevel=4)
 
 
 @contextlib.contextmanager

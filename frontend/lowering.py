@@ -9,6 +9,7 @@ from jaxlib.mlir.dialects import func as func_d
 from mjax.config import config
 from mjax.dialect import aval_of, context
 from mjax.passes import run_pipeline
+from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.runtime.backend import default_platform
 
 # Expand transformations, inline calls, lower, then let upstream MLIR clean up.
@@ -19,26 +20,57 @@ PIPELINE = [(name, "") for name in ("jaxpr-expand-transforms", "jaxpr-pallas-int
                                     "symbol-dce")]
 
 
-def lower_module(module: ir.Module) -> None:
-    """Runs the pipeline in place (verifying after each pass when configured)."""
+def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False
+                 ) -> ir.Module | None:
+    """Runs the pipeline in place (verifying after each pass when configured), with
+    `user_passes` (a list of Pass instances or flags) at their points; `keep_jaxpr`
+    returns a copy of the last `jaxpr` form, just before lowering to StableHLO."""
     after = None
     if config.read("mjax_verify_each_pass") or config.read("jax_enable_checks"):
         def after(name, m):
             run_pipeline(m, "jaxpr-verify")
+    pipeline = compile_pipeline(user_passes)
+    cut = step_names(pipeline).index("jaxpr-to-stablehlo")
     with context(), ir.Location.unknown(context()):
-        run_pipeline(module, compile_pipeline(), after_each=after)
+        run_pipeline(module, pipeline[:cut], after_each=after)
+        jaxpr = clone_module(module) if keep_jaxpr else None
+        run_pipeline(module, pipeline[cut:], after_each=after)
+    return jaxpr
 
 
-def compile_pipeline() -> list:
+def step_names(pipeline: list) -> list[str]:
+    """The names of a pipeline's steps ((name, options) pairs or Pass instances)."""
+    return [s[0] if isinstance(s, tuple) else s.flag for s in pipeline]
+
+
+def compile_pipeline(user_passes=()) -> list:
     """pipeline_for() the default backend, for compiling a user's program: on a CPU, as
     in JAX, a pallas_call with interpret=False is a ValueError (CPUs have no Pallas
     compiler; the user asks for the interpreter), though pipeline_for("cpu") itself
-    interprets every call."""
+    interprets every call. `user_passes` go in at their points (with_user_passes)."""
     pipeline = pipeline_for()
-    if str(default_platform()) != "cpu":
-        return pipeline
-    return [(n, "platform=cpu" if n == "jaxpr-pallas-interpret" else o)
-            for n, o in pipeline]
+    if str(default_platform()) == "cpu":
+        pipeline = [(n, "platform=cpu" if n == "jaxpr-pallas-interpret" else o)
+                    for n, o in pipeline]
+    return with_user_passes(pipeline, user_passes) if user_passes else pipeline
+
+
+def with_user_passes(pipeline: list, user_passes) -> list:
+    """`pipeline` with users' passes at their points, each followed by the verifier
+    (user_passes.Checked): after-tracing first, after-expansion after
+    jaxpr-expand-transforms, before-lowering before jaxpr-to-stablehlo, after-lowering
+    last (on StableHLO); passes of one point in the order given."""
+    passes = [Checked(p) for p in instantiate(pass_list(user_passes))]
+    names = step_names(pipeline)
+    at = {"after-tracing": 0,
+          "after-expansion": names.index("jaxpr-expand-transforms") + 1,
+          "before-lowering": names.index("jaxpr-to-stablehlo"),
+          "after-lowering": len(pipeline)}
+    out = list(pipeline)
+    # From the last point back, so the earlier positions stay valid.
+    for point in sorted(at, key=at.get, reverse=True):
+        out[at[point]:at[point]] = [p for p in passes if p.point == point]
+    return out
 
 
 def pipeline_for(platform: str | None = None) -> list:
@@ -57,12 +89,12 @@ def pipeline_for(platform: str | None = None) -> list:
 
 
 def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None,
-                       annotate=None) -> str:
+                       annotate=None, user_passes=()) -> str:
     """The StableHLO text XLA compiles. It keeps locations: XLA turns them into each HLO
     op's metadata (source line, and `named_scope` names as op_name), which profiles and
     HLO dumps show. `donated` (a flag per argument of @main) aliases donated inputs to
     outputs of the same type, so XLA reuses their buffers."""
-    lower_module(module)
+    lower_module(module, user_passes)
     if donated and any(donated):
         alias_donated_inputs(module, donated)
     if annotate is not None:        # e.g. shardings of a jit over many devices

@@ -78,9 +78,10 @@ class Traced:
     """`jit(f).trace(*args)`: `.jaxpr` prints JAX's compact form; `.as_text()` is the
     jaxpr-dialect module."""
 
-    def __init__(self, traced, name, layout=None):
+    def __init__(self, traced, name, layout=None, user_passes=()):
         self._traced = traced
         self._layout = layout    # SPMD: (argument shardings, result shardings, mesh)
+        self._user_passes = user_passes   # users' passes lowering runs (docs/passes.md)
         self.fun_name = name
         # JAX's compact jaxpr; `.jaxpr.mlir` (or `.as_text()`) is the dialect module.
         self.jaxpr = ClosedJaxpr(traced)
@@ -94,12 +95,13 @@ class Traced:
         # A copy (self.jaxpr stays untouched) that keeps the user's source locations.
         module = clone_module(self._traced.module)
         if self._layout is not None:   # over a mesh: frontend/spmd/jit.py
-            spmd.lower(module, self._layout[0], self._layout[1], self._traced.out_avals,
-                       self._layout[2], text=False)
+            jaxpr = spmd.lower(module, self._layout[0], self._layout[1],
+                               self._traced.out_avals, self._layout[2], text=False,
+                               user_passes=self._user_passes)
         else:
-            lower_module(module)
+            jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True)
             _name_as_jax(module, self.fun_name, self._traced.out_tree)
-        return Lowered(self._traced, module, self._layout)
+        return Lowered(self._traced, module, self._layout, jaxpr)
 
 
 def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
@@ -138,17 +140,25 @@ def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
 class Lowered:
     """`.as_text()` is StableHLO; `.compile()` runs XLA."""
 
-    def __init__(self, traced, module, layout=None):
+    def __init__(self, traced, module, layout=None, jaxpr=None):
         self._traced = traced
         self._module = module
         self._layout = layout
+        self._jaxpr = jaxpr   # the jaxpr-dialect module just before lowering
         self._text = None   # printed when first asked (printing costs as much as a pass)
 
     def as_text(self, dialect=None, debug_info: bool = False):
-        """The StableHLO module text (with source locations when debug_info)."""
+        """The StableHLO module text (with source locations when debug_info); with
+        dialect="jaxpr", the `jaxpr` module as lowering got it (after transformations
+        were expanded, calls inlined and users' passes run)."""
+        if dialect == "jaxpr":
+            if self._jaxpr is None:
+                raise NotImplementedError("Lowered.as_text(dialect='jaxpr'): this module "
+                                          "was not lowered by jit")
+            return self._jaxpr.operation.get_asm(enable_debug_info=debug_info)
         if dialect not in (None, "stablehlo"):
-            raise NotImplementedError(f"Lowered.as_text: dialect {dialect!r}; only "
-                                      f"'stablehlo' is available")
+            raise NotImplementedError(f"Lowered.as_text: dialect {dialect!r}; "
+                                      f"'stablehlo' and 'jaxpr' are available")
         if debug_info:
             return self._module.operation.get_asm(enable_debug_info=True)
         if self._text is None:

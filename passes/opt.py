@@ -3,6 +3,7 @@
     mjax-opt model.mlir --jaxpr-verify --jaxpr-to-stablehlo --canonicalize
     mjax-opt - --pass-pipeline='builtin.module(jaxpr-to-stablehlo,cse)' -o out.mlir
     mjax-opt tests.mlir --split-input-file --verify-diagnostics
+    mjax-opt model.mlir --load-pass-plugin=my_passes.py --my-pass   # users' passes
 
 Bad input is reported as `file:line:col: error: message` with exit status 1; an internal
 failure says so (exit status 2) without a Python traceback.
@@ -10,6 +11,7 @@ failure says so (exit status 2) without a Python traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from jaxlib.mlir import ir, passmanager
 import mjax.passes  # noqa: F401  (registers every pass)
 from mjax.dialect.context import context
 from mjax.passes.jaxpr_verify import verify_module
+from mjax.passes.plugins import PluginError, load_pass_plugin, plugin_failure
 from mjax.passes.registry import (PASSES, PassError, format_location, make_pass,
                                   parse_pipeline, run_pipeline)
 
@@ -70,6 +73,7 @@ def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             return None, _mlir_error_diags(e)
+        step = None
         try:
             verify_module(module)
             for step in pipeline:
@@ -86,6 +90,12 @@ def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
             return None, [Diagnostic(None, None, "error", str(e))]
         except NotImplementedError as e:     # valid IR a rule does not support (yet)
             return None, [Diagnostic(None, None, "error", f"not implemented: {e}")]
+        except Exception as e:  # noqa: BLE001 - a plugin's bug is the user's, not ours
+            cls = PASSES.get(step[0]) if step is not None else None
+            failure = plugin_failure(cls, e) if cls is not None else None
+            if failure is None:
+                raise
+            return None, [Diagnostic(None, None, "error", failure)]
         return str(module), []
 
 
@@ -154,9 +164,15 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    lines = [f"  --{flag:<32} {cls.summary}" for flag, cls in sorted(PASSES.items())]
-    epilog = ("mjax passes:\n" + "\n".join(lines) + "\n\nAny other --<name> runs the "
-              "upstream MLIR pass of that name (canonicalize, cse, inline, symbol-dce, ...).")
+    ours = sorted((f, c) for f, c in PASSES.items() if c.__module__.startswith("mjax."))
+    theirs = sorted((f, c) for f, c in PASSES.items() if not c.__module__.startswith("mjax."))
+    lines = [f"  --{flag:<32} {cls.summary}" for flag, cls in ours]
+    epilog = "mjax passes:\n" + "\n".join(lines)
+    if theirs:
+        epilog += "\n\nplugin passes (--load-pass-plugin):\n" + "\n".join(
+            f"  --{flag:<32} {cls.summary}{_options_text(cls)}" for flag, cls in theirs)
+    epilog += ("\n\nAny other --<name> runs the upstream MLIR pass of that name "
+               "(canonicalize, cse, inline, symbol-dce, ...).")
     p = _ArgumentParser(
         prog="mjax-opt", description="Read jaxpr-dialect IR, run passes, print the result.",
         epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -173,7 +189,37 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify-each", action="store_true",
                    help="do not run jaxpr-verify after every pass (the input is "
                         "always verified)")
+    p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE",
+                   help="load the passes a Python file registers (@register_pass) as "
+                        "flags (repeatable; docs/passes.md)")
     return p
+
+
+def _options_text(cls) -> str:
+    """` (options: min-size=int, ...)` of a dataclass pass."""
+    if not dataclasses.is_dataclass(cls):
+        return ""
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    if not fields:
+        return ""
+    return " (options: " + ", ".join(
+        f"{f.name.replace('_', '-')}={getattr(f.type, '__name__', f.type)}"
+        for f in fields) + ")"
+
+
+def load_plugins(argv: list[str]) -> None:
+    """Loads every --load-pass-plugin=FILE of argv first, so that its passes are flags
+    (and listed by --help) when the command line is parsed."""
+    paths, it = [], iter(argv)
+    for arg in it:
+        if arg == "--load-pass-plugin":
+            paths.append(next(it, ""))
+        elif arg.startswith("--load-pass-plugin="):
+            paths.append(arg.split("=", 1)[1])
+    for path in paths:
+        if not path:
+            raise _UsageError("--load-pass-plugin needs a file")
+        load_pass_plugin(path)
 
 
 def _pipeline_from_flags(unknown: list[str]) -> list[tuple[str, str]]:
@@ -218,6 +264,14 @@ def _read_input(path: str) -> str:
 
 def run(argv: list[str]) -> int:
     """The whole driver; returns the exit status (0 ok, 1 bad input or failed checks)."""
+    try:
+        load_plugins(argv)
+    except PluginError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except _UsageError as e:
+        print(f"mjax-opt: error: {e}", file=sys.stderr)
+        return 1
     parser = _build_parser()
     try:
         args, unknown = parser.parse_known_args(argv)

@@ -48,19 +48,67 @@ def op_error(op, message: str) -> PassError:
     return PassError(op, f"'{op.operation.name}' op {message}")
 
 
+# Where jit runs a user's pass (docs/passes.md): on the traced module, after
+# transformations (grad, vmap, ...) are expanded, just before lowering (the last `jaxpr`
+# form), or on the StableHLO module.
+POINTS = ("after-tracing", "after-expansion", "before-lowering", "after-lowering")
+
+
 class Pass:
-    """Base of mjax passes: a flag name, options as dataclass fields, and `run(module)`."""
+    """Base of mjax passes: a flag name, options as dataclass fields, and `run(module)`.
+
+    `point` says where jit runs it (one of POINTS); `mjax-opt` runs it where its flag is.
+    """
 
     flag: str = ""
     summary: str = ""
+    point: str = "before-lowering"
 
     def run(self, module: ir.Module) -> None:
         raise NotImplementedError
 
+    def options(self) -> dict:
+        """The pass's options: its dataclass fields (else its instance attributes)."""
+        if dataclasses.is_dataclass(self):
+            return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return dict(vars(self))
+
+    def key(self) -> tuple:
+        """What identifies this configured pass in jit's cache key: class and options."""
+        items = []
+        for name, value in sorted(self.options().items()):
+            try:
+                hash(value)
+            except TypeError:
+                value = repr(value)
+            items.append((name, value))
+        return (type(self), self.point, tuple(items))
+
+
+_FLAG = re.compile(r"[a-z0-9][a-z0-9_.\-]*")
+
 
 def register_pass(flag: str) -> Callable[[type], type]:
-    """Class decorator: makes `cls` the pass behind `--flag`. First docstring line = summary."""
+    """Class decorator: makes `cls` the pass behind `--flag`. First docstring line = summary.
+
+    A flag names one pass: registering another class under a taken flag is a ValueError
+    (the same class defined again, by a plugin loaded anew, replaces it)."""
+    if not isinstance(flag, str) or not _FLAG.fullmatch(flag):
+        raise ValueError(f"pass flag {flag!r} must be lowercase letters, digits, '-', '_' "
+                         f"or '.' (as in --{str(flag).lower()})")
+
     def wrap(cls):
+        if not (isinstance(cls, type) and issubclass(cls, Pass)):
+            raise TypeError(f"@register_pass({flag!r}) decorates a subclass of "
+                            f"mjax.passes.Pass, got {cls!r}")
+        if cls.point not in POINTS:
+            raise ValueError(f"pass '{flag}' has point {cls.point!r}; the points are "
+                             f"{', '.join(POINTS)}")
+        old = PASSES.get(flag)
+        if old is not None and (old.__module__, old.__qualname__) != (
+                cls.__module__, cls.__qualname__):
+            raise ValueError(f"pass flag '{flag}' is taken by {old.__module__}."
+                             f"{old.__qualname__}")
         cls.flag = flag
         cls.summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         PASSES[flag] = cls
@@ -84,6 +132,8 @@ def make_pass(flag: str, options: str = "") -> Pass:
             kwargs[name] = int(value)
         elif ftype in ("bool", bool):
             kwargs[name] = value.lower() in ("1", "true", "")
+        elif ftype in ("float", float):
+            kwargs[name] = float(value)
         else:
             kwargs[name] = value
     return cls(**kwargs)
@@ -122,14 +172,20 @@ def parse_pipeline(text: str) -> list[tuple[str, str]]:
 
 
 def run_pipeline(module: ir.Module, pipeline, *, after_each=None) -> None:
-    """Runs `pipeline` (text or [(name, options)]) on module; `after_each(name, module)`
-    is called after every pass (used by --print-ir-after-all and debug verification)."""
+    """Runs `pipeline` (text, or a list of (name, options) and Pass instances) on module;
+    `after_each(name, module)` is called after every pass (used by --print-ir-after-all
+    and debug verification)."""
     steps = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
-    for name, options in steps:
-        if name in PASSES:
-            make_pass(name, options).run(module)
+    for step in steps:
+        if isinstance(step, Pass):
+            name = step.flag or type(step).__name__
+            step.run(module)
+        elif step[0] in PASSES:
+            name = step[0]
+            make_pass(*step).run(module)
         else:
-            _upstream(name, options).run(module.operation)
+            name = step[0]
+            _upstream(*step).run(module.operation)
         if after_each is not None:
             after_each(name, module)
 

@@ -31,6 +31,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from mjax.passes import user_passes
 from mjax.runtime import compilation_cache, set_default_platform, xla
 from mjax.runtime.backend import backends_are_initialized, default_platform
 
@@ -496,6 +497,23 @@ num_cpu_devices = int_option(
 verify_each_pass = bool_option(
     "mjax_verify_each_pass", False,
     "Run jaxpr-verify after every pass when compiling (debugging).")
+
+
+def _pass_list(value):
+    try:
+        return user_passes.pass_list(value)
+    except TypeError as e:
+        raise ValueError(str(e)) from None
+
+
+extra_passes = option(
+    "mjax_extra_passes", (),
+    "Users' passes every jit compilation runs, each at its point of the compile pipeline: "
+    "mjax.passes.Pass instances, or pipeline text of registered flags "
+    "('a,b{opt=1}'); see docs/passes.md.", _pass_list, affects_tracing=True)
+# `with mjax.passes.extra(...)`: these passes added to mjax_extra_passes in this thread.
+user_passes.set_extra_scope(lambda passes: config.override(
+    mjax_extra_passes=config.read("mjax_extra_passes") + passes))
 
 
 def checking_leaks():

@@ -25,7 +25,8 @@ from mjax.core import to_numpy
 from mjax.dialect import attributes as A
 from mjax.dialect import context
 from mjax.dialect.ops.sharding import ShardingConstraintOp
-from mjax.lowering import alias_donated_inputs, compile_pipeline, lower_module
+from mjax.lowering import (alias_donated_inputs, clone_module, compile_pipeline,
+                           lower_module, step_names)
 from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.placement import put_sharded
@@ -160,42 +161,44 @@ def annotate(module, in_shardings, out_shardings, out_avals) -> None:
 
 
 def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
-          text: bool = True) -> str | None:
+          text: bool = True, user_passes=()):
     """Lowers a traced module, in place, to StableHLO compiled for `mesh` (see the
-    module docstring) and returns its text (None when not `text`); `in_shardings` covers
-    @main's arguments, `out_shardings` its results (None: unconstrained)."""
+    module docstring) and returns its text (when not `text`: a copy of the module just
+    before --jaxpr-to-stablehlo, for Lowered.as_text(dialect="jaxpr")); `in_shardings`
+    covers @main's arguments, `out_shardings` its results (None: unconstrained);
+    `user_passes` run at their points (docs/passes.md)."""
     from jaxlib.mlir import ir
 
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
-        lower_module(module)
+        jaxpr = lower_module(module, user_passes, keep_jaxpr=not text)
         return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
-                                                           out_avals), text)
-    pipeline = compile_pipeline()
-    names = [name for name, _ in pipeline]
-    cut = names.index("jaxpr-to-stablehlo")
+                                                           out_avals), text, jaxpr)
+    pipeline = compile_pipeline(user_passes)
+    cut = step_names(pipeline).index("jaxpr-to-stablehlo")
     after = None
     if config.read("mjax_verify_each_pass") or config.read("jax_enable_checks"):
         def after(name, m):
             run_pipeline(m, "jaxpr-verify")
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, pipeline[:cut], after_each=after)
+        jaxpr = None if text else clone_module(module)
         main = main_function(module)
         if _shardy_can_carry(module, main, mesh):
             _write_annotations(main, in_shardings, out_shardings, mesh)
             run_pipeline(module, [("jaxpr-propagate-shardings", "sdy=true")]
                          + pipeline[cut:], after_each=after)
-            return _finish(module, donated, None, text)
+            return _finish(module, donated, None, text, jaxpr)
         run_pipeline(module, pipeline[cut:], after_each=after)
     return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
-                                                       out_avals), text)
+                                                       out_avals), text, jaxpr)
 
 
-def _finish(module, donated, annotate_fn, text: bool) -> str | None:
+def _finish(module, donated, annotate_fn, text: bool, jaxpr):
     if donated and any(donated):
         alias_donated_inputs(module, donated)
     if annotate_fn is not None:
         annotate_fn(module)
-    return module.operation.get_asm(enable_debug_info=True) if text else None
+    return module.operation.get_asm(enable_debug_info=True) if text else jaxpr
 
 
 def _named_over(mesh, shardings) -> bool:

@@ -22,6 +22,8 @@ def readme_flags() -> list[str]:
 def test_readme_lists_every_registered_pass():
     flags = readme_flags()
     assert len(flags) == len(set(flags)), f"listed twice: {flags}"
-    assert sorted(PASSES) == sorted(flags), (
-        f"registered, not in README's pass table: {sorted(set(PASSES) - set(flags))}; "
-        f"in the table, not registered: {sorted(set(flags) - set(PASSES))}")
+    # (mjax's own passes: tests in this process may have registered users' passes)
+    ours = sorted(f for f, cls in PASSES.items() if cls.__module__.startswith("mjax.passes."))
+    assert ours == sorted(flags), (
+        f"registered, not in README's pass table: {sorted(set(ours) - set(flags))}; "
+        f"in the table, not registered: {sorted(set(flags) - set(ours))}")

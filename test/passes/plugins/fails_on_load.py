@@ -1,0 +1,4 @@
+from mjax.passes import Pass, register_pass
+
+TABLE = {"a": 1}
+SIZE = TABLE["b"]
