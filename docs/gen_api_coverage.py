@@ -89,8 +89,6 @@ REASONS = {
     "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
     "jax.custom_gradient": f"{NOT_YET} (mjax.custom_vjp covers the use)",
     "jax.closure_convert": f"{NOT_YET}",
-    "jax.linear_transpose": f"{NOT_YET} as a user API (the transpose rules exist, used by "
-                            "--jaxpr-vjp)",
     "jax.smap": f"{NOT_YET}: the experimental single-axis shard_map",
     "jax.softmax_custom_jvp": "a deprecated JAX flag without effect in mjax",
     "jax.ensure_compile_time_eval": f"{NOT_YET}",
@@ -198,7 +196,6 @@ REASONS = {
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
-    "jax.errors.*": f"{NOT_YET} in mjax.errors",
     "jax.example_libraries.**": f"{NOT_YET}: stax and optimizers (issue 21.2)",
     "jax.export.*": "symbolic shapes and custom serialization registries are not "
                     "supported by mjax.export",

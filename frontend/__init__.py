@@ -34,7 +34,8 @@ from mjax.lax.sharding import reshard  # noqa: F401
 from mjax.jitted import disable_jit, jit
 from mjax.jaxpr_api import make_jaxpr
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
-                     jacrev, jvp, linearize, remat, value_and_grad, vjp)
+                     jacrev, jvp, linear_transpose, linearize, remat, value_and_grad,
+                     vjp)
 from mjax.ad import checkpoint_policies  # noqa: F401
 from mjax.ad import fwd_and_bwd  # noqa: F401
 from mjax import ad_checkpoint  # noqa: F401
@@ -70,4 +71,4 @@ __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",
            "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "remat", "value_and_grad", "vjp", "vmap", "shard_map",
-           "fwd_and_bwd"]
+           "fwd_and_bwd", "linear_transpose"]

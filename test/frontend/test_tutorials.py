@@ -291,8 +291,6 @@ KNOWN.update({
        for i in (0, 1, 6, 7, 9, 12, 13, 14, 17, 22, 24, 26, 27, 32, 33, 35, 36, 37, 38, 39,
                  40, 41, 42, 43, 44, 45, 46, 48, 49)},
     ("custom_derivatives_301", 30): _REFS,
-    ("cookbook_301", 11): "mjax has no jax.linear_transpose user API yet (its transpose "
-                          "rules serve vjp only)",
     **{("array_refs", i): _REFS for i in (0, 1, 2, 3, 6, 7, 9, 10, 11, 12, 15, 16, 17, 18,
                                           19, 20, 22, 23, 24, 25, 26, 27, 28, 30)},
     **{("refs_301", i): _REFS for i in (1, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 18)},
