@@ -234,8 +234,6 @@ _UNREDUCED = ("unreduced/reduced mesh axes (P(..., unreduced={'X'}), pcast(to='u
 _OTHER_MESH_INSIDE_JIT = ("use_abstract_mesh with other axis names inside jit: mjax's "
                           "reshard needs a concrete mesh of those axes, and its propagation "
                           "pass takes one mesh per function")
-_POLICY = ("remat with a Python callable policy (lambda prim, ...: str(prim) != "
-           "'all_gather'): mjax takes only the mjax.checkpoint_policies")
 KNOWN.update({
     ("sharding_201", 8): _SET_MESH_REPR,
     ("sharding_201", 9): _OTHER_MESH_INSIDE_JIT,
@@ -260,9 +258,6 @@ KNOWN.update({
     ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
                        "(reshapes, broadcasts and sharding constraints around the vmapped "
                        "ops), JAX's one shard_map equation with a nested jaxpr",
-    **{("shard_map", i): _POLICY for i in (69, 72)},
-    **{("shard_map", i): "uses the function cell %d could not define" % (i - 1)
-       for i in (70, 73)},
 })
 
 
