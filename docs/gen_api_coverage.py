@@ -117,11 +117,8 @@ REASONS = {
     "jax.remove_size_one_mesh_axis_from_type": "a sharding-in-types option; shardings are "
                                                "not part of mjax's types",
     "jax.auto_pcast": "see jax.remove_size_one_mesh_axis_from_type",
-    "jax.Ref": f"{NOT_YET}: mutable array refs exist only inside Pallas kernels",
-    "jax.*_ref": "see jax.Ref",
-    "jax.ref": "see jax.Ref",
-    "jax.freeze": "see jax.Ref",
-    "jax.ds": "see jax.Ref (ds builds dynamic slices for indexing refs)",
+    "jax.ds": f"{NOT_YET} at the top level (ds builds dynamic slices for indexing refs; "
+              "mjax.experimental.pallas.ds has it)",
     # ---- modules of JAX's own internals, tools and platforms
     "jax.cloud_tpu_init": _TPU,
     "jax.tools.**": "JAX's command-line tools (jax_to_ir, the Nsight profile converter); "

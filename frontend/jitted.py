@@ -73,15 +73,17 @@ def _explain_cache_miss(name, key, seen):
     logger.warning(where + "for %s: %s", name, "\n  ".join(reasons))
 
 
-def _ref_slots(entry, traced) -> list:
+def _ref_slots(entry, traced, fun) -> list:
     """Records in `entry` the refs of a traced program (Ref arguments, then captured
     Refs, as the discharged program's extra results follow them); gives those results'
     avals."""
     for a in traced.out_avals:
         if type(a) is RefAval:      # (JAX's error)
-            raise ValueError(f"function {traced.name} traced for jit returned a mutable "
-                             f"array reference of type {a.str_short()}, but mutable array "
-                             f"references cannot be returned.")
+            code = getattr(inspect.unwrap(fun), "__code__", None)
+            where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
+            raise ValueError(f"function {getattr(fun, '__name__', fun)}{where} traced for "
+                             f"jit returned a mutable array reference of type {a}, but "
+                             f"mutable array references cannot be returned.")
     refs = [(i, None) for i, a in enumerate(traced.in_avals) if type(a) is RefAval]
     refs += [(None, c) for c in traced.captured if type(aval_of_value(c)) is RefAval]
     entry.refs = tuple(refs)
@@ -628,7 +630,7 @@ class Jitted:
                 mesh_layout = (spmd.replicated_over(mesh, traced.in_avals), mesh)
         if mesh_layout is not None:
             return self._compile_spmd(traced, entry, donated, *mesh_layout)
-        out_avals = traced.out_avals + _ref_slots(entry, traced)
+        out_avals = traced.out_avals + _ref_slots(entry, traced, self.fun)
         text = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals)
         devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
