@@ -84,6 +84,13 @@ class Ref:
     def __setitem__(self, idx, value):
         swap(self, idx, value, _function_name="swap")
 
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the buffer holding the ref's current value (which a write
+        outside a trace replaces)."""
+        if self._tracer is not None:
+            raise TypeError("unsafe_buffer_pointer of a Ref inside a traced function")
+        return self._value.unsafe_buffer_pointer()
+
     def _traced(self):
         """The ref as a value of the current trace (captured when it comes from outside)."""
         return self._tracer if self._tracer is not None else self

@@ -310,7 +310,8 @@ KNOWN.update({
        for i in cells},
     **{(page, i): "uses `grads` of the VJP.with_refs cells"
        for page, i in (("array_refs", 27), ("refs_301", 16))},
-    ("array_refs", 28): "Ref.unsafe_buffer_pointer is not in mjax",
+    ("array_refs", 28): "prints buffer addresses; mjax's jit writes a ref's new value into "
+                        "a new buffer (JAX updates it in place, aliasing input and output)",
     **{(page, i): "a weakly typed ref (new_ref(0)) written in a scan with int32 values: "
                   "mjax's keeps its weak type, JAX's prints strong"
        for page, i in (("array_refs", 30), ("refs_301", 18))},
