@@ -86,8 +86,6 @@ REASONS = {
     "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
     "jax.custom_gradient": f"{NOT_YET} (mjax.custom_vjp covers the use)",
     "jax.closure_convert": f"{NOT_YET}",
-    "jax.linear_transpose": f"{NOT_YET} as a user API (the transpose rules exist, used by "
-                            "--jaxpr-vjp)",
     "jax.smap": f"{NOT_YET}: the experimental single-axis shard_map",
     "jax.softmax_custom_jvp": "a deprecated JAX flag without effect in mjax",
     "jax.clear_caches": f"{NOT_YET} as a top-level name",
@@ -115,11 +113,8 @@ REASONS = {
     "jax.remove_size_one_mesh_axis_from_type": "a sharding-in-types option; shardings are "
                                                "not part of mjax's types",
     "jax.auto_pcast": "see jax.remove_size_one_mesh_axis_from_type",
-    "jax.Ref": f"{NOT_YET}: mutable array refs exist only inside Pallas kernels",
-    "jax.*_ref": "see jax.Ref",
-    "jax.ref": "see jax.Ref",
-    "jax.freeze": "see jax.Ref",
-    "jax.ds": "see jax.Ref (ds builds dynamic slices for indexing refs)",
+    "jax.ds": f"{NOT_YET} at the top level (ds builds dynamic slices for indexing refs; "
+              "mjax.experimental.pallas.ds has it)",
     # ---- modules of JAX's own internals, tools and platforms
     "jax.cloud_tpu_init": _TPU,
     "jax.tools.**": "JAX's command-line tools (jax_to_ir, the Nsight profile converter); "
@@ -192,7 +187,6 @@ REASONS = {
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
-    "jax.errors.*": f"{NOT_YET} in mjax.errors",
     "jax.example_libraries.**": f"{NOT_YET}: stax and optimizers (issue 21.2)",
     "jax.export.*": "symbolic shapes and custom serialization registries are not "
                     "supported by mjax.export",

@@ -35,7 +35,8 @@ from mjax.lax.sharding import reshard  # noqa: F401
 from mjax.jitted import disable_jit, jit
 from mjax.jaxpr_api import make_jaxpr
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
-                     jacrev, jvp, linearize, remat, value_and_grad, vjp)
+                     jacrev, jvp, linear_transpose, linearize, remat, value_and_grad,
+                     vjp)
 from mjax.ad import checkpoint_policies  # noqa: F401
 from mjax.ad import fwd_and_bwd  # noqa: F401
 from mjax import ad_checkpoint  # noqa: F401
@@ -49,6 +50,8 @@ from mjax.spmd.global_arrays import (make_array_from_callback,  # noqa: F401
 from mjax import debug  # noqa: F401
 from mjax import numpy  # noqa: F401
 from mjax import array_operators  # noqa: F401  (Array's operators call mjax.numpy)
+from mjax import ref  # noqa: F401
+from mjax.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401
 from mjax import nn, ops, scipy, random, test_util  # noqa: F401
 from mjax import sharding  # noqa: F401
 from mjax.sharding import make_mesh, set_mesh, NamedSharding, P  # noqa: F401
@@ -71,4 +74,5 @@ __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",
            "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "remat", "value_and_grad", "vjp", "vmap", "shard_map",
-           "fwd_and_bwd"]
+           "fwd_and_bwd", "linear_transpose", "Ref", "empty_ref", "free_ref", "freeze",
+           "new_ref", "ref"]

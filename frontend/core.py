@@ -22,6 +22,7 @@ from mjax.array import Array
 from mjax.dialect import ShapedArray, context, tensor_type
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops.structural import ConstantOp
+from mjax.dialect.types import RefAval
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.eager import apply_eager
 from mjax.errors import UnexpectedTracerError
@@ -146,6 +147,9 @@ class Trace:
                 raise UnexpectedTracerError(escaped_tracer_message(x))
             return self.capture(x)
         aval = aval_of_value(x)
+        if type(aval) is RefAval:       # a ref (mjax.Ref) from outside: a ref argument
+            inner = getattr(x, "_tracer", None)     # (a Ref of a trace: its traced value)
+            return self.to_tracer(inner) if inner is not None else self.capture(x)
         if (aval.ndim == 0 or is_splat_view(x)) and not isinstance(
                 aval.dtype, dtypes.KeyType):
             arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else \

@@ -382,11 +382,23 @@ def aval_of_value(x) -> ShapedArray:
     if isinstance(x, (bool, int, float, complex)):
         return scalar_aval(x)
     if isinstance(x, (np.ndarray, np.generic)):
+        check_numpy_value(x)
         return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype))
     if hasattr(x, "__jax_array__"):
         return aval_of_value(x.__jax_array__())
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid mjax type "
                     f"(expected an array, a NumPy array or a Python scalar)")
+
+
+def check_numpy_value(x) -> None:
+    """A NumPy value of a dtype JAX has no arrays of (strings, objects) is JAX's
+    TypeError, not a failure in the runtime."""
+    d = x.dtype
+    if d not in _ALL_DTYPES and d != float0 and not isinstance(d, KeyType):
+        first = x.flat[0] if x.size else x
+        first = first.item() if isinstance(first, np.generic) else first
+        raise TypeError(f"Value {first!r} with dtype {d} is not a valid JAX array type. "
+                        "Only arrays of numeric types are supported by JAX.")
 
 
 def scalar_aval(x) -> ShapedArray:

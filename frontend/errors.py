@@ -1,8 +1,28 @@
-"""Exception classes with JAX's names."""
+"""Exception classes with JAX's names and base classes (JAX: jax.errors).
+
+Code written for JAX catches these by their Python base class (`except TypeError`), so
+each has JAX's bases: the tracer conversions and leaks are `TypeError`s, a traced boolean
+mask an `IndexError`, a failed XLA run jaxlib's own `JaxRuntimeError`.
+"""
 from __future__ import annotations
 
+from jaxlib._jax import JaxRuntimeError  # noqa: F401  (the class jaxlib raises; JAX's)
 
-class JAXTypeError(TypeError):
+_ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
+
+
+class _JAXErrorMixin:
+    """Appends the JAX documentation page of the error, as JAX's messages end."""
+
+    def __init__(self, message: str):
+        super().__init__(f"{message}\nSee {_ERROR_PAGE}#jax.errors.{type(self).__name__}")
+
+
+class JAXTypeError(_JAXErrorMixin, TypeError):
+    pass
+
+
+class JAXIndexError(_JAXErrorMixin, IndexError):
     pass
 
 
@@ -11,7 +31,11 @@ def _traced(tracer) -> str:
     aval = getattr(tracer, "aval", None)
     if aval is None or not hasattr(aval, "shape"):
         return str(tracer)
-    return f"traced array with shape {aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+    return f"traced array with shape {_aval_str(aval)}"
+
+
+def _aval_str(aval) -> str:
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
 class ConcretizationTypeError(JAXTypeError):
@@ -62,9 +86,37 @@ class TracerArrayConversionError(JAXTypeError):
             f"{_traced(tracer)}\nUse mjax.numpy instead of numpy inside transformed functions.")
 
 
-class UnexpectedTracerError(Exception):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer escaped the transformation that made it (a leaked tracer)."""
 
 
-class KeyReuseError(RuntimeError):
-    pass
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """Boolean mask indexing with a traced mask (its result shape is not static)."""
+
+    def __init__(self, tracer):
+        aval = getattr(tracer, "aval", None)
+        what = _aval_str(aval) if hasattr(aval, "shape") else str(tracer)
+        super().__init__(
+            f"Array boolean indices must be concrete; got {what}\n"
+            "The result's shape would depend on the mask's values. Use "
+            "mjax.numpy.where(mask, x, fill) for a traced mask.")
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key was used twice (with jax_debug_key_reuse)."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """Raised for operations on symbolic dimensions (JAX: shape polymorphism); mjax
+    shapes are static, so mjax never raises it."""
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr failed its type check (mjax: the --jaxpr-verify pass raises its own)."""
+
+
+__all__ = ["ConcretizationTypeError", "InconclusiveDimensionOperation", "JAXIndexError",
+           "JAXTypeError", "JaxRuntimeError", "JaxprTypeError", "KeyReuseError",
+           "NonConcreteBooleanIndexError", "TracerArrayConversionError",
+           "TracerBoolConversionError", "TracerIntegerConversionError",
+           "UnexpectedTracerError"]

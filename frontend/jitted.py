@@ -23,6 +23,7 @@ from mjax.core import _state as _trace_state
 from mjax.core import aval_of_value, bind, current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.transforms import CallOp
+from mjax.dialect.types import RefAval, ShapedArray
 from mjax.dtypes import to_numpy
 from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
 from mjax.float0 import restore_float0
@@ -74,10 +75,28 @@ def _explain_cache_miss(name, key, seen):
     logger.warning(where + "for %s: %s", name, "\n  ".join(reasons))
 
 
+def _ref_slots(entry, traced, fun) -> list:
+    """Records in `entry` the refs of a traced program (Ref arguments, then captured
+    Refs, as the discharged program's extra results follow them); gives those results'
+    avals."""
+    for a in traced.out_avals:
+        if type(a) is RefAval:      # (JAX's error)
+            code = getattr(inspect.unwrap(fun), "__code__", None)
+            where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
+            raise ValueError(f"function {getattr(fun, '__name__', fun)}{where} traced for "
+                             f"jit returned a mutable array reference of type {a}, but "
+                             f"mutable array references cannot be returned.")
+    refs = [(i, None) for i, a in enumerate(traced.in_avals) if type(a) is RefAval]
+    refs += [(None, c) for c in traced.captured if type(aval_of_value(c)) is RefAval]
+    entry.refs = tuple(refs)
+    avals = [traced.in_avals[i] if i is not None else c.aval for i, c in refs]
+    return [ShapedArray(a.shape, a.dtype) for a in avals]
+
+
 class _CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
                  "out_shardings", "constraint_mesh", "out_canonical", "run", "handlers",
-                 "out_tuple")
+                 "out_tuple", "refs")
 
     def __init__(self):
         # Set up front: reading an unset slot raises AttributeError inside getattr,
@@ -85,6 +104,9 @@ class _CacheEntry:
         self.constraint_mesh = self.out_shardings = self.run = self.handlers = None
         self.const_bufs = []
         self.out_tuple = False
+        # Refs (mjax.ref) the program reads and writes: (leaf index or None, captured
+        # Ref or None) per ref argument, in order; their final values follow the outputs.
+        self.refs = ()
 
     def enable_fast_call(self):
         """Precomputes the fast path's share (`Jitted.__call__`): jaxlib's execute and
@@ -92,7 +114,8 @@ class _CacheEntry:
         tuple of arrays. Entries this does not apply to keep `run` None."""
         direct = getattr(self.executable, "direct_call", None)
         direct = direct() if direct is not None else None
-        if direct is None or self.has_float0 or self.constraint_mesh is not None:
+        if direct is None or self.has_float0 or self.constraint_mesh is not None or \
+                self.refs:
             return
         self.run, self.handlers = direct
         tree = self.out_canonical
@@ -460,6 +483,8 @@ class Jitted:
             target = args_device(leaves, entry.executable.devices[0])
             if target is not None:
                 return self._call_on(target, args, kwargs)
+        if entry.refs:
+            return self._run_with_refs(entry, leaves, avals)
         bufs = [x._buf if type(x) is Array else
                 get_backend(self._backend).put(np.asarray(x, dtype=a.dtype))
                 for x, a in zip(leaves, avals)]
@@ -472,6 +497,27 @@ class Jitted:
         except Exception:
             raise_if_deleted_by_user(leaves)
             raise
+        return self._results(entry, outs, args, kwargs)
+
+    def _run_with_refs(self, entry, leaves, avals):
+        """A call of a program over refs: each Ref's current value goes in, its final
+        value (after the outputs) is written back into it."""
+        values = [x._buffer_value() if type(a) is RefAval else x
+                  for x, a in zip(leaves, avals)]
+        bufs = [v._buf if type(v) is Array else
+                get_backend(self._backend).put(np.asarray(v, dtype=a.dtype))
+                for v, a in zip(values, avals)]
+        refs = [leaves[i] if i is not None else c for i, c in entry.refs]
+        captured = iter(c for i, c in entry.refs if i is None)
+        bufs += [b if b is not None else next(captured)._buffer_value()._buf
+                 for b in entry.const_bufs]
+        outs = entry.executable.execute(bufs)
+        n = len(entry.out_avals)
+        for ref, buf in zip(refs, outs[n:]):
+            ref._write_back(buf)
+        return self._results(entry, outs[:n], (), {})
+
+    def _results(self, entry, outs, args, kwargs):
         # out_canonical: the output treedef, None for one bare array.
         if entry.out_canonical is None:      # a function returning one array
             result = Array(outs[0], entry.out_avals[0])
@@ -595,19 +641,20 @@ class Jitted:
                 mesh_layout = (spmd.replicated_over(mesh, traced.in_avals), mesh)
         if mesh_layout is not None:
             return self._compile_spmd(traced, entry, donated, *mesh_layout)
-        text = lower_to_stablehlo(traced.module, donated=donated,
-                                  out_avals=traced.out_avals,
+        out_avals = traced.out_avals + _ref_slots(entry, traced, self.fun)
+        text = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
                                   user_passes=self._user_passes())
         devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
         text, callbacks = backend_host_callbacks(text, backend)
-        entry.executable = backend.compile(text, devs, out_avals=traced.out_avals,
+        entry.executable = backend.compile(text, devs, out_avals=out_avals,
                                            host_callbacks=callbacks,
                                            options=xla_compile_options(
                                                self._compiler_options))
         logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,
                    time.perf_counter() - start)
         entry.const_bufs = [c._buf if isinstance(c, Array) else
+                            None if type(aval_of_value(c)) is RefAval else  # (per call)
                             get_backend(self._backend).put(to_numpy(c))
                             for c in traced.captured]
         entry.enable_fast_call()

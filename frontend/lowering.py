@@ -14,10 +14,12 @@ from mjax.runtime.backend import default_platform
 
 # Expand transformations, inline calls, lower, then let upstream MLIR clean up.
 # Pallas calls still there after expansion run as loops over their grids (interpret mode).
-PIPELINE = [(name, "") for name in ("jaxpr-expand-transforms", "jaxpr-pallas-interpret",
-                                    "jaxpr-inline", "jaxpr-dce",
-                                    "jaxpr-to-stablehlo", "canonicalize", "cse",
-                                    "symbol-dce")]
+# Refs (mjax.new_ref) are discharged once calls are inlined (a ref crosses no call);
+# functions with refs of their own only, first, so transformations see values.
+PIPELINE = [("jaxpr-discharge-state", "local-only=true")] + [
+    (name, "") for name in ("jaxpr-expand-transforms", "jaxpr-pallas-interpret",
+                            "jaxpr-inline", "jaxpr-discharge-state", "jaxpr-dce",
+                            "jaxpr-to-stablehlo", "canonicalize", "cse", "symbol-dce")]
 
 
 def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False

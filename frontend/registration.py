@@ -52,3 +52,7 @@ VMAP = Slot("VMAP", "mjax.batching")
 # jvp(fun, primals, tangents) (mjax.ad): lax.custom_root differentiates f at the root it
 # found, for its implicit-function correction.
 JVP = Slot("JVP", "mjax.ad")
+
+# ref_of_tracer(tracer) -> an mjax.Ref (mjax.ref): a traced function's argument of ref
+# type (a Ref passed to jit) reaches the user as a Ref, which indexes with ref ops.
+REF_OF_TRACER = Slot("REF_OF_TRACER", "mjax.ref")

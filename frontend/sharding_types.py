@@ -17,7 +17,7 @@ import threading
 
 from mjax.dialect.ops import collectives as C
 from mjax.dialect.ops.sharding import ShardingConstraintOp, dim_axes
-from mjax.dialect.types import KeyType, ShapedArray, short_dtype_name
+from mjax.dialect.types import KeyType, RefAval, ShapedArray, short_dtype_name
 from mjax.dtypes import aval_of_value
 from mjax.passes.rules.tables import SHARD
 from mjax.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
@@ -370,7 +370,10 @@ def typeof_array(x) -> ShardedAval:
     """typeof of a concrete or traced value."""
     if isinstance(x, Tracer):
         return typeof_traced(x)
-    return typed_aval(aval_of_value(x), getattr(x, "_sharding", None))
+    aval = aval_of_value(x)
+    if type(aval) is RefAval:       # (an mjax.Ref: Ref{float32[3]})
+        return aval
+    return typed_aval(aval, getattr(x, "_sharding", None))
 
 
 __all__ = ["ShardedAval", "ShardingTypeError", "typed_aval", "type_spec",

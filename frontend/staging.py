@@ -18,6 +18,7 @@ from mjax.core import Trace, Tracer, current_trace
 from mjax.dialect import Builder, ShapedArray, aval_of, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.types import RefAval
 from mjax.dtypes import aval_of_value
 from mjax.float0 import contains_float0, hide_float0
 from mjax.shape_dtype_struct import ShapeDtypeStruct
@@ -62,6 +63,9 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
     with ctx, trace:
         given = trace.args if not concrete_leaves else [
             leaves[i] if i in concrete_leaves else t for i, t in enumerate(trace.args)]
+        if any(type(a) is RefAval for a in in_avals):   # (Refs passed in stay Refs)
+            given = [registration.REF_OF_TRACER(t) if type(a) is RefAval else t
+                     for t, a in zip(given, in_avals)]
         a, kw = tree_util.tree_unflatten(in_tree, given)
         out = hide_float0(fun(*a, **kw))
         out_leaves, out_tree = tree_util.tree_flatten(out)

@@ -27,6 +27,8 @@ JAX: state/discharge.py (discharge_state), over func.func instead of a Jaxpr.
 from __future__ import annotations
 
 import numpy as np
+from dataclasses import dataclass
+
 from jaxlib.mlir import ir
 
 from mjax.dialect.builder import Builder
@@ -76,6 +78,9 @@ class Discharge:
             if new is not None:
                 self.env[op.operands[0]] = new
             self.env.update(zip(op.results, results))
+            return
+        if cls is S.RefNewOp:       # (a ref made inside the function: its initial value)
+            self.env[op.results[0]] = self.env[op.operands[0]]
             return
         if self.grid is not None and cls in (S.ProgramIdOp, S.NumProgramsOp):
             axis = view.params["axis"]
@@ -322,15 +327,28 @@ def has_refs(fn: ir.Operation) -> bool:
     return any(is_ref(a) for a in entry_block(fn).arguments)
 
 
+def makes_refs(fn: ir.Operation) -> bool:
+    """Whether `fn` makes refs of its own (jaxpr.ref_new)."""
+    return any(op.name == "jaxpr.ref_new" for op in nested_ops(fn))
+
+
 @register_pass("jaxpr-discharge-state")
+@dataclass
 class JaxprDischargeStatePass(Pass):
     """Turn every function over refs into a pure function over values (refs' final values
-    appended to its results)."""
+    appended to its results).
+
+    With local-only, only functions whose refs are all their own (made by jaxpr.ref_new,
+    none among the arguments): their signature stays, so it can run before the
+    transformations (grad and vmap then see the functions over values)."""
+
+    local_only: bool = False
 
     def run(self, module: ir.Module) -> None:
         fns = FunctionTable(module)
         for name, fn in list(fns.table.items()):
-            if not has_refs(fn):
+            takes = has_refs(fn)
+            if takes and self.local_only or not (takes or makes_refs(fn)):
                 continue
             tmp = fns.fresh_name(f"{name}_discharged")
             new = discharge_function(fns, name, tmp, after=fn)

@@ -19,6 +19,7 @@ sizes = the ref's shape, squeezed = [].
     %old = "jaxpr.atomic_rmw"(%ref, %val, %mask, %s0..) {kind = "add", sizes, squeezed}
     %i   = "jaxpr.program_id"() {axis = 0}                                 -> i32[]
     %n   = "jaxpr.num_programs"() {axis = 0}                               -> i32[]
+    %ref = "jaxpr.ref_new"(%init)                                           -> memref
 
 Starts are clamped so the slice stays inside the ref (as dynamic_slice does). Ref ops
 are never pure: reads must stay ordered with the writes around them (no CSE, no DCE).
@@ -176,6 +177,19 @@ class AtomicRmwOp(RefOp, name="atomic_rmw"):
         return (v,)
 
 
+class RefNewOp(JaxprOp, name="ref_new"):
+    """A new ref holding `init` (a copy). JAX: core.ref_p (jax.new_ref inside a trace).
+    `--jaxpr-discharge-state` makes the ref's value `init`."""
+    num_operands = 1
+    pure = False
+
+    @classmethod
+    def infer(cls, init):
+        if isinstance(init, RefAval):
+            raise TypeError(f"jaxpr.ref_new takes an array, got the ref {init.str_short()}")
+        return (RefAval(init.shape, init.dtype),)
+
+
 class GridQueryOp(JaxprOp):
     """Base of program_id / num_programs: an i32 scalar about grid axis `axis`."""
     num_operands = 0
@@ -199,5 +213,6 @@ class NumProgramsOp(GridQueryOp, name="num_programs"):
 REF_OPS = (RefGetOp, RefSwapOp, RefAddUpdateOp, MaskedLoadOp, MaskedSwapOp, AtomicRmwOp)
 
 __all__ = ["ATOMIC_KINDS", "AtomicRmwOp", "GridQueryOp", "MaskedLoadOp", "MaskedSwapOp",
-           "NumProgramsOp", "ProgramIdOp", "REF_OPS", "RefAddUpdateOp", "RefGetOp", "RefOp",
+           "NumProgramsOp", "ProgramIdOp", "REF_OPS", "RefAddUpdateOp", "RefGetOp", "RefNewOp",
+           "RefOp",
            "RefSwapOp", "indexed_shape"]

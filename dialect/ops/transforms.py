@@ -158,8 +158,9 @@ class CheckpointOp(CallOp, name="checkpoint"):
                       "nothing_saveable", "everything_saveable", "dots_saveable",
                       "dots_with_no_batch_dims_saveable", "save_only_these_names",
                       "save_any_names_but_these", "save_anything_except_these_names",
-                      "dots_or_names")),
-                  # the names of the name-based policies (jaxpr.checkpoint_name)
+                      "dots_or_names", "callable")),
+                  # the names of the name-based policies (jaxpr.checkpoint_name);
+                  # for "callable", the key of the Python policy (passes/rules/remat.py)
                   "names": A.AnyAttr(default=None)}
 
 

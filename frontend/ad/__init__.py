@@ -17,8 +17,9 @@ from mjax.ad.fwd_bwd import fwd_and_bwd
 from mjax.ad.jacobians import hessian, jacfwd, jacobian, jacrev
 from mjax.ad.reverse import grad, linearize, value_and_grad, vjp
 from mjax.ad.staging import stage_function, staged
+from mjax.ad.transpose import linear_transpose
 from mjax.staging import call_args, emit, emit_call
 
 __all__ = ["call_args", "emit", "emit_call", "stage_function", "staged", "jvp", "grad",
            "linearize", "value_and_grad", "vjp", "hessian", "jacfwd", "jacobian", "jacrev",
-           "checkpoint", "custom_jvp", "custom_vjp", "remat", "fwd_and_bwd"]
+           "checkpoint", "custom_jvp", "custom_vjp", "remat", "fwd_and_bwd", "linear_transpose"]

@@ -15,10 +15,15 @@ predicates over primitives; here each is a small description that travels to the
 `nothing_saveable` (the default) saves only the inputs, `everything_saveable` every
 residual; the selective ones (dots, names given by `checkpoint_name`, and
 save_from_both_policies(dots_saveable, save_only_these_names(...))) are applied by
-passes/rules/remat.py. Other combinations, offloading and Python callables raise
-NotImplementedError naming themselves rather than being ignored.
+passes/rules/remat.py. Any other callable (JAX: `policy(prim, *avals, **params)`, e.g.
+`lambda prim, *_, **__: str(prim) != 'all_gather'`) and other combinations are
+registered with the pass, which calls them on each op (`policy = "callable"`, the key in
+`names`); these Policy objects are such callables too. Offloading raises
+NotImplementedError.
 """
 from __future__ import annotations
+
+from mjax.passes.rules.remat import register_callable_policy
 
 
 class Policy:
@@ -28,9 +33,29 @@ class Policy:
         self.kind, self.names, self.parts = kind, tuple(names), tuple(parts)
         self.__name__ = kind
 
-    def __call__(self, *args, **params):
-        raise NotImplementedError(f"checkpoint policy {self!r} cannot be evaluated on a "
-                                  f"primitive in mjax; pass it as checkpoint(policy=...)")
+    def __call__(self, prim, *avals, **params):
+        """Whether a value computed by `prim` may be saved (JAX's policy signature), so
+        Python policies can build on these."""
+        name = getattr(prim, "name", str(prim))
+        kind = self.kind
+        if kind == "save_from_both_policies":
+            return any(bool(p(prim, *avals, **params)) for p in self.parts)
+        if kind in ("everything_saveable", "save_anything_except_these_names"):
+            return True     # (see save_anything_except_these_names)
+        if kind == "nothing_saveable":
+            return False
+        if kind in ("dots_saveable", "dots_with_no_batch_dims_saveable"):
+            if name == "conv_general_dilated":
+                return kind == "dots_saveable"
+            if name != "dot_general":
+                return False
+            (_, batch) = params["dimension_numbers"]
+            return kind == "dots_saveable" or not any(len(b) for b in batch)
+        if name != "name":
+            return False
+        if kind == "save_only_these_names":
+            return params["name"] in self.names
+        return params["name"] not in self.names     # save_any_names_but_these
 
     def __repr__(self):
         if self.parts:
@@ -106,10 +131,10 @@ def encode(policy) -> dict:
     if policy is None:
         return {}
     if not isinstance(policy, Policy):
-        name = getattr(policy, "__name__", repr(policy))
-        raise NotImplementedError(f"checkpoint policy {name}: mjax supports only the "
-                                  f"policies of mjax.checkpoint_policies, not arbitrary "
-                                  f"Python callables")
+        if not callable(policy):
+            raise TypeError(f"checkpoint policy must be callable, got {policy!r}")
+        # Evaluated by the pass on each op of the checkpointed function.
+        return {"policy": "callable", "names": [register_callable_policy(policy)]}
     simple = _simplify(policy)
     if simple.kind == "save_from_both_policies":
         kinds = {p.kind: p for p in simple.parts if isinstance(p, Policy)}
@@ -117,9 +142,8 @@ def encode(policy) -> dict:
             return {"policy": "dots_or_names",
                     "names": list(kinds["save_only_these_names"].names)}
     if simple.kind not in _IMPLEMENTED:
-        raise NotImplementedError(f"checkpoint policy {policy!r} is not implemented in "
-                                  f"mjax yet (implemented: {', '.join(_IMPLEMENTED)}, "
-                                  f"and dots_saveable with save_only_these_names)")
+        # Other combinations: the pass evaluates the combined predicate per op.
+        return {"policy": "callable", "names": [register_callable_policy(simple)]}
     if simple.kind == "nothing_saveable":
         return {}
     if simple.kind in _NAMED:

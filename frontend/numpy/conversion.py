@@ -46,6 +46,7 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     value = _onp.asarray(a, dtype=dtype)
     if value.dtype == object:
         raise TypeError(f"mjax.numpy.asarray: cannot convert {a!r} to an array")
+    _dt.check_numpy_value(value)
     target = (_dt.canonicalize_dtype(value.dtype) if dtype is None
               else _dt.check_user_dtype(dtype, "asarray"))
     return lax.convert_element_type(value, target)

@@ -14,6 +14,7 @@ import numpy as np
 from mjax import dtypes as _dt
 from mjax import lax
 from mjax.core import Tracer, at_user_line
+from mjax.errors import NonConcreteBooleanIndexError
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import known
 from mjax.numpy.conversion import asarray
@@ -23,39 +24,65 @@ from mjax.numpy.promotion import broadcast_shapes, broadcast_to
 from mjax.numpy.shaping import ravel, reshape, stack
 
 
-class NonConcreteBooleanIndexError(IndexError):
-    """Boolean mask indexing with a traced mask (its result shape is not static)."""
-
-
 def _is_int_scalar(i):
     return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
 
 
+def _check_index_types(idx):
+    """JAX's TypeErrors for a string index and a list (a non-tuple sequence) index."""
+    if isinstance(idx, str):
+        raise TypeError(f"JAX does not support string indexing; got idx={idx!r}")
+    if isinstance(idx, list):
+        nested = any(i is None or i is Ellipsis or isinstance(i, (slice, list, tuple))
+                     or getattr(i, "ndim", 0) > 0 for i in idx)
+        use = "arr[tuple(seq)]" if nested else "arr[array(seq)]"
+        raise TypeError(
+            "Using a non-tuple sequence for multidimensional indexing is not allowed; use "
+            f"`{use}` instead of `arr[seq]`. See https://github.com/jax-ml/jax/issues/4564 "
+            "for more information.")
+
+
+def _check_indexer_dtype(i):
+    """An index that is neither a slice/None/Ellipsis nor of integer or boolean type (a
+    float, a string array) is a TypeError, as in JAX."""
+    if i is None or i is Ellipsis or isinstance(i, slice):
+        return
+    if isinstance(i, str):
+        raise TypeError(f"JAX does not support string indexing; got idx={i!r}")
+    dtype = getattr(i, "dtype", None)
+    if dtype is None:
+        if isinstance(i, (bool, int, np.integer, np.bool_)):
+            return
+        dtype = np.asarray(i).dtype
+    dtype = np.dtype(dtype) if not isinstance(dtype, np.dtype) else dtype
+    if not (np.issubdtype(dtype, np.integer) or dtype == np.bool_):
+        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                        f"{dtype}")
+
+
 def _normalize_index(x_shape, idx):
     """Expands Ellipsis, turns bool masks into integer arrays, lists into arrays."""
+    _check_index_types(idx)
     if not isinstance(idx, tuple):
         idx = (idx,)
     out = []
     for i in idx:
         if isinstance(i, list):
             i = asarray(i)
+        _check_indexer_dtype(i)
         if isinstance(i, Tracer) and i.dtype == np.bool_:
             i = known(i)        # a mask JAX knows (inside an eager grad) indexes as concrete
         if isinstance(i, (bool, np.bool_)) or (
                 getattr(i, "ndim", None) == 0 and getattr(i, "dtype", None) == np.bool_):
             # A scalar mask adds an axis of length 1 (True) or 0 (False), as in NumPy.
             if isinstance(i, Tracer):
-                raise NonConcreteBooleanIndexError(
-                    f"Array boolean indices must be concrete; got {i}. Use "
-                    f"mjax.numpy.where(mask, x, fill) for a traced mask.")
+                raise NonConcreteBooleanIndexError(i)
             out.append(_ScalarMask(bool(i)))
             continue
         if hasattr(i, "dtype") and not isinstance(i, slice) and np.dtype(i.dtype) == np.bool_ \
                 and getattr(i, "ndim", 0) >= 0 and not _is_int_scalar(i):
             if isinstance(i, Tracer):
-                raise NonConcreteBooleanIndexError(
-                    f"Array boolean indices must be concrete; got {i}. Use "
-                    f"mjax.numpy.where(mask, x, fill) for a traced mask.")
+                raise NonConcreteBooleanIndexError(i)
             out.extend(asarray(n) for n in np.nonzero(np.asarray(i)))
             continue
         out.append(i)

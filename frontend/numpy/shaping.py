@@ -38,7 +38,8 @@ def reshape(a, shape, order="C", *, copy=None):
     a = asarray(a)
     shape = canonical_shape(shape)
     if shape.count(-1) > 1:
-        raise ValueError("can only specify one unknown dimension")
+        raise TypeError("can only specify one unknown axis size with a `-1` value, got "
+                        f"{shape}")
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or a.size % known:

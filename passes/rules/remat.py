@@ -25,9 +25,60 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
+from mjax.dialect.types import aval_of
+
 SELECTIVE = ("dots_saveable", "dots_with_no_batch_dims_saveable", "save_only_these_names",
              "save_any_names_but_these", "save_anything_except_these_names",
-             "dots_or_names")
+             "dots_or_names", "callable")
+
+# Python callables given as policies (JAX: any `policy(prim, *avals, **params)`): a
+# checkpoint op names one by its key in `names` ("policy = 'callable', names = ['3']").
+_CALLABLES: dict[str, object] = {}
+
+
+def register_callable_policy(fn) -> str:
+    """The key under which the pass finds the Python policy `fn` (one per callable)."""
+    for key, known in _CALLABLES.items():
+        if known is fn:
+            return key
+    key = str(len(_CALLABLES))
+    _CALLABLES[key] = fn
+    return key
+
+
+class OpPrimitive:
+    """What a Python policy sees of an op: JAX's primitive name (`str(prim)`,
+    `prim.name`): the op's name without the dialect, `name` for checkpoint_name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+    def __eq__(self, other):
+        return getattr(other, "name", other) == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+def _call_policy(op, key: str) -> bool:
+    fn = _CALLABLES.get(key)
+    if fn is None:
+        raise ValueError(f"checkpoint policy 'callable' #{key} is not a Python callable "
+                         f"registered in this process")
+    name = op.name.split(".", 1)[-1]
+    prim = OpPrimitive("name" if name == "checkpoint_name" else name)
+    avals = [aval_of(v.type) for v in op.operands]
+    saved = fn(prim, *avals, **op.opview.params)
+    kind = type(saved).__name__
+    if kind == "Offloadable":
+        raise NotImplementedError("checkpoint policy returning Offloadable: mjax has no "
+                                  "host offloading of residuals")
+    return kind != "Recompute" and bool(saved)
 
 
 def _is_dot(op, no_batch_dims: bool) -> bool:
@@ -56,6 +107,8 @@ def saveable(op, policy: str, names=()) -> bool:
         return True
     if policy == "dots_or_names":
         return _is_dot(op, False) or (name is not None and name in names)
+    if policy == "callable":
+        return _call_policy(op, names[0])
     raise ValueError(f"not a selective remat policy: {policy}")
 
 

@@ -47,9 +47,21 @@ _GRID_WHY = {
     JVP: "an integer result has no tangent (float0)",
     TRANSPOSE: "not linear: an integer result with no operands",
 }
+_WHY_USER_REFS = {
+    LOWER: _WHY[LOWER],
+    BATCH: "vmap of a function using mjax.new_ref refs is not implemented in mjax (JAX "
+           "batches ref ops)",
+    SHARD: _WHY[SHARD],
+    JVP: "grad/jvp of a function using mjax.new_ref refs is not implemented in mjax "
+         "(JAX's refs hold no tangents)",
+    TRANSPOSE: "reverse mode through mjax.new_ref refs is not implemented in mjax",
+}
 for _op in S.REF_OPS:
-    for _table, _why in _WHY.items():
+    for _table, _why in (_WHY_USER_REFS if _op in (S.RefGetOp, S.RefSwapOp,
+                                                   S.RefAddUpdateOp) else _WHY).items():
         _table.unsupported(_op, _why)
+for _table, _why in _WHY_USER_REFS.items():
+    _table.unsupported(S.RefNewOp, _why)
 for _op in (S.ProgramIdOp, S.NumProgramsOp):
     for _table, _why in _GRID_WHY.items():
         _table.unsupported(_op, _why)

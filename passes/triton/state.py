@@ -174,3 +174,7 @@ def _ref_addupdate(kl, op, ref, val, *starts, sizes, squeezed=(), **params):
     ptrs, shape = ref_pointers(ref, list(starts), sizes, squeezed)
     atomic(ref, ptrs, broadcast_to(val, shape), None, "add")
     return []
+
+
+TRITON.unsupported(S.RefNewOp, "a kernel's refs are its arguments (and scratch); "
+                               "jax.new_ref inside a kernel is not supported")

@@ -178,20 +178,74 @@ def test_checkpoint_name_in_ir():
     assert "checkpoint_name[name='h']" in str(mjax.make_jaxpr(f)(X))
 
 
-@pytest.mark.parametrize("make", [
-    lambda cp: cp.save_from_both_policies(cp.save_only_these_names("a"),
-                                          cp.save_any_names_but_these("b"))])
-def test_unimplemented_policies_raise_not_ignored(make):
-    policy = make(mjax.checkpoint_policies)
-    with pytest.raises(NotImplementedError, match="checkpoint policy"):
-        mjax.checkpoint(lambda x: x, policy=policy)
+NAME_POLICIES.update({
+    # combinations and Python callables: evaluated on each op by the pass
+    "only_a_or_any_but_b": lambda cp: cp.save_from_both_policies(
+        cp.save_only_these_names("a"), cp.save_any_names_but_these("b")),
+    "callable_not_cos": lambda cp: lambda prim, *_, **__: str(prim) != "cos",
+    "callable_sin_only": lambda cp: lambda prim, *avals, **params: prim.name == "sin",
+    "callable_built_on_names": lambda cp: (
+        lambda prim, *a, **k: cp.save_only_these_names("b")(prim, *a, **k)),
+    "callable_mul_of_vectors": lambda cp: (
+        lambda prim, *avals, **params: str(prim) == "mul" and avals[0].ndim == 2),
+})
 
 
-def test_callable_policy_raises_naming_it():
-    def my_policy(prim, *avals, **params):
-        return True
-    with pytest.raises(NotImplementedError, match="my_policy"):
-        mjax.checkpoint(lambda x: x, policy=my_policy)
+@pytest.mark.parametrize("policy", ["only_a_or_any_but_b", "callable_not_cos",
+                                    "callable_sin_only", "callable_built_on_names",
+                                    "callable_mul_of_vectors"])
+def test_callable_policies_grad_and_residuals(policy):
+    test_name_policies_grad_and_residuals(policy)
+
+
+def _dots_callable(J):
+    # a Python policy equal to dots_saveable, over JAX's primitive names
+    return lambda prim, *_, **__: str(prim) == "dot_general"
+
+
+def test_callable_dot_policy_saves_what_jax_saves():
+    args = _mlp_args()
+    got, want = [], []
+    for J, np_, out in ((mjax, jnp, got), (jax, jjnp, want)):
+        @J.checkpoint
+        def layers(x, w1, w2, np_=np_):
+            return np_.tanh(np_.sin(x) @ w1) @ w2
+        layers = J.checkpoint(layers.__wrapped__ if hasattr(layers, "__wrapped__")
+                              else layers, policy=_dots_callable(J))
+
+        def loss(x, w1, w2, layers=layers, np_=np_):
+            return np_.sum(np_.cos(layers(x, w1, w2)))
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            J.ad_checkpoint.print_saved_residuals(loss, *args)
+        out.extend(re.sub(r" \([^)]*\)$", "", ln) for ln in buf.getvalue().splitlines())
+        out.append(J.grad(loss, argnums=(0, 1, 2))(*args))
+    assert got[:-1] == want[:-1]
+    for g, w in zip(got[-1], want[-1]):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_builtin_policies_are_callables_over_primitives():
+    cp = mjax.checkpoint_policies
+    dot_p = mjax.passes.rules.remat.OpPrimitive("dot_general")
+    name_p = mjax.passes.rules.remat.OpPrimitive("name")
+    batched = {"dimension_numbers": (((2,), (1,)), ((0,), (0,)))}
+    plain = {"dimension_numbers": (((1,), (0,)), ((), ()))}
+    assert cp.dots_saveable(dot_p, **batched)
+    assert not cp.dots_with_no_batch_dims_saveable(dot_p, **batched)
+    assert cp.dots_with_no_batch_dims_saveable(dot_p, **plain)
+    assert cp.save_only_these_names("a")(name_p, name="a")
+    assert not cp.save_only_these_names("a")(name_p, name="b")
+    assert cp.save_from_both_policies(cp.nothing_saveable, cp.everything_saveable)(dot_p)
+    # the same answers as JAX's policies, on JAX's primitives
+    jcp = jax.checkpoint_policies
+    assert jcp.dots_with_no_batch_dims_saveable(jax.lax.dot_general_p, **plain)
+    assert not jcp.dots_with_no_batch_dims_saveable(jax.lax.dot_general_p, **batched)
+
+
+def test_policy_that_is_not_callable_is_a_type_error():
+    with pytest.raises(TypeError, match="callable"):
+        mjax.checkpoint(lambda x: x, policy=3)
 
 
 def test_offload_policy_raises():

@@ -98,8 +98,6 @@ KNOWN = {
     ("autodiff_remat", 22): "as gradient_checkpointing cell 21: JAX reuses its cached "
                             "trace of `loss`, made before `predict` was redefined with "
                             "checkpoint_name",
-    **{("state_101", i): "jax.new_ref / jax.freeze (JAX's mutable array refs) are not in "
-                         "mjax" for i in range(8, 15)},
     ("transformations_101", 17): "a value traced under vmap prints as mjax's JitTracer(...), "
                                  "not JAX's VmapTracer(aval=..., batched=...): mjax traces "
                                  "the per-example function once and batches it in a pass",
@@ -234,8 +232,6 @@ _UNREDUCED = ("unreduced/reduced mesh axes (P(..., unreduced={'X'}), pcast(to='u
 _OTHER_MESH_INSIDE_JIT = ("use_abstract_mesh with other axis names inside jit: mjax's "
                           "reshard needs a concrete mesh of those axes, and its propagation "
                           "pass takes one mesh per function")
-_POLICY = ("remat with a Python callable policy (lambda prim, ...: str(prim) != "
-           "'all_gather'): mjax takes only the mjax.checkpoint_policies")
 KNOWN.update({
     ("sharding_201", 8): _SET_MESH_REPR,
     ("sharding_201", 9): _OTHER_MESH_INSIDE_JIT,
@@ -257,12 +253,12 @@ KNOWN.update({
     **{("sharding_ad_301", i): "uses cell 14's names" for i in (15, 16)},
     ("shard_map", 19): "check_vma's error text: JAX names its internal function "
                        "'_rem_singleton' and words the message otherwise",
+    ("shard_map", 70): "jax.shard_map(out_specs=P()) with in_specs omitted: JAX takes "
+                       "the arguments' shardings (params over 'batch', blocks of 196 rows), "
+                       "mjax hands the body whole arrays, so all_gather makes 3136 rows",
     ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
                        "(reshapes, broadcasts and sharding constraints around the vmapped "
                        "ops), JAX's one shard_map equation with a nested jaxpr",
-    **{("shard_map", i): _POLICY for i in (69, 72)},
-    **{("shard_map", i): "uses the function cell %d could not define" % (i - 1)
-       for i in (70, 73)},
 })
 
 
@@ -278,6 +274,10 @@ _HIJAX = ("jax.experimental.hijax (VJPHiPrimitive: user-defined primitives with 
           "primitives those cells define (or, with them undefined, earlier definitions)")
 _REFS = ("jax.new_ref / jax.Ref / VJP.with_refs (mutable array references, gradients "
          "accumulated into refs) are not in mjax")
+_REF_AD = ("refs in reverse mode (a Ref argument of a differentiated function, Ref "
+           "cotangents, refs inside custom_vjp rules) are not implemented in mjax's AD: "
+           "only refs a function makes itself are differentiated through")
+_WITH_REFS = "VJP.with_refs (gradients accumulated into refs) is not in mjax"
 _VJP_STATE = ("mjax's VJP object (a tree_util.Partial) keeps the primal inputs as its "
               "leaves and re-runs the forward pass when called on other values; JAX's VJP "
               "object keeps args_res (arguments needed verbatim, NotNeeded() otherwise) "
@@ -291,11 +291,30 @@ KNOWN.update({
        for i in (0, 1, 6, 7, 9, 12, 13, 14, 17, 22, 24, 26, 27, 32, 33, 35, 36, 37, 38, 39,
                  40, 41, 42, 43, 44, 45, 46, 48, 49)},
     ("custom_derivatives_301", 30): _REFS,
-    ("cookbook_301", 11): "mjax has no jax.linear_transpose user API yet (its transpose "
-                          "rules serve vjp only)",
-    **{("array_refs", i): _REFS for i in (0, 1, 2, 3, 6, 7, 9, 10, 11, 12, 15, 16, 17, 18,
-                                          19, 20, 22, 23, 24, 25, 26, 27, 28, 30)},
-    **{("refs_301", i): _REFS for i in (1, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 18)},
+    ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
+                       "tracer class (DynamicJaxprTracer), mjax's names the Ref",
+    ("array_refs", 9): "JAX's errors for a returned ref that was passed in, a ref passed "
+                       "twice, a ref both closed over and passed: mjax raises the first "
+                       "without JAX's note and does not check aliasing",
+    **{(page, i): "vmap over Ref arguments is not implemented in mjax "
+                  "(NotImplementedError)" for page, i in (("array_refs", 10),
+                                                          ("state_101", 14))},
+    ("array_refs", 11): "vmap of a function writing a closed-over ref: JAX's Exception "
+                        "text; mjax's PassError names the missing batching rule of "
+                        "jaxpr.ref_swap",
+    **{(page, i): _REF_AD for page, cells in (("array_refs", (15, 16, 17, 18, 19)),
+                                              ("refs_301", (4, 5, 6, 7, 8)))
+       for i in cells},
+    **{(page, i): _WITH_REFS for page, cells in (("array_refs", (20, 22, 23, 24, 25, 26)),
+                                                 ("refs_301", (9, 11, 12, 13, 14, 15)))
+       for i in cells},
+    **{(page, i): "uses `grads` of the VJP.with_refs cells"
+       for page, i in (("array_refs", 27), ("refs_301", 16))},
+    ("array_refs", 28): "prints buffer addresses; mjax's jit writes a ref's new value into "
+                        "a new buffer (JAX updates it in place, aliasing input and output)",
+    **{(page, i): "a weakly typed ref (new_ref(0)) written in a scan with int32 values: "
+                  "mjax's keeps its weak type, JAX's prints strong"
+       for page, i in (("array_refs", 30), ("refs_301", 18))},
     ("compilation_cache", 7): "jax_mock_gpu_topology (compiling for a mocked multi-GPU "
                               "topology) is a GPU option mjax does not have",
     **{("export", i): "grad's result takes the weak type of the argument (1.) in mjax; "

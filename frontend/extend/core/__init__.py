@@ -22,7 +22,8 @@ from mjax import core as _core
 from mjax import dtypes
 from mjax.api import ClosedJaxpr
 from mjax.array import Array
-from mjax.errors import ConcretizationTypeError
+from mjax.errors import (ConcretizationTypeError, InconclusiveDimensionOperation,  # noqa: F401
+                         JaxprTypeError)
 from mjax.primitive import Primitive, no_effects
 
 from mjax.extend.core import primitives  # noqa: F401
@@ -99,15 +100,6 @@ class DebugInfo:
     @property
     def func_name(self) -> str:
         return (self.func_src_info or "<unknown>").split(" ")[0]
-
-
-class InconclusiveDimensionOperation(Exception):
-    """Raised for operations on symbolic dimensions (JAX: shape polymorphism); mjax
-    shapes are static, so mjax never raises it."""
-
-
-class JaxprTypeError(TypeError):
-    """A jaxpr failed its type check (mjax: the --jaxpr-verify pass raises its own)."""
 
 
 array_types: set = {np.ndarray, np.bool_, np.int8, np.int16, np.int32, np.int64,

@@ -1,0 +1,264 @@
+"""Array refs: mutable arrays (`mjax.new_ref`, `ref[idx]`, `ref[idx] = v`, `mjax.freeze`).
+JAX: jax.new_ref / jax.Ref / jax.ref.
+
+Outside a trace a Ref holds an Array and each read or write runs at once (a write makes a
+new Array: `x.at[idx].set(v)`). Inside a trace (jit, and lax's control flow, which runs
+as a jit of itself) a Ref is a value of ref type (`memref<...>`) and its reads and writes
+are the ref ops Pallas kernels use (dialect/ops/state.py):
+
+    r = mjax.new_ref(x)             (outside jit: the Ref holds x)
+    @jit
+    def f(v): r[...] += v           %old = "jaxpr.ref_get"(%r, %c0)
+                                    %new = "jaxpr.add"(%old, %v)
+                                    "jaxpr.ref_swap"(%r, %new, %c0)
+
+`--jaxpr-discharge-state` (after inlining, before lowering) turns the function into one
+over values whose extra results are the refs' final values; jit writes those back into
+the Refs it was given or closed over. A ref made inside a trace is `jaxpr.ref_new`.
+Not implemented (each raises NotImplementedError naming it): grad/jvp and vmap of
+functions using refs, strided or array indices of a ref inside a trace, returning a ref
+from a traced function, empty_ref.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax import lax, registration
+from mjax.array import Array
+from mjax.core import Tracer, bind, current_trace
+from mjax.dialect.ops import state as S
+from mjax.dialect.types import RefAval
+from mjax.dtypes import aval_of_value
+from mjax.numpy.conversion import asarray
+
+AbstractRef = RefAval
+
+
+class Ref:
+    """A mutable array. JAX: jax.Ref."""
+
+    __slots__ = ("_value", "_tracer", "__weakref__")
+
+    def __init__(self, value=None, tracer=None):
+        self._value = value           # an Array (outside traces)
+        self._tracer = tracer         # a traced memref value (a Ref of a trace)
+
+    # -- what the ref holds ----------------------------------------------------------
+    @property
+    def aval(self) -> RefAval:
+        a = self._tracer.aval if self._tracer is not None else self._value.aval
+        return a if type(a) is RefAval else RefAval(a.shape, a.dtype)
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: int(np.prod(self.aval.shape, dtype=np.int64)))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self):
+        if self._tracer is not None:
+            return f"Ref{{{self.aval.inner_aval.str_short()}}}"
+        return "Ref" + repr(self._value)[len("Array"):]
+
+    def __bool__(self):
+        raise TypeError(f"{self!r} is a ref, not an array: read it with ref[...] first")
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError(f"{self!r} is a ref, not an array: read it with ref[...] first")
+
+    __hash__ = object.__hash__
+
+    @property
+    def at(self):
+        raise NotImplementedError("Ref.at (views of part of a ref) is not implemented in "
+                                  "mjax; index the ref: ref[idx]")
+
+    # -- reading and writing --------------------------------------------------------------
+    def __getitem__(self, idx):
+        return get(self, idx)
+
+    def __setitem__(self, idx, value):
+        swap(self, idx, value, _function_name="swap")
+
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the buffer holding the ref's current value (which a write
+        outside a trace replaces)."""
+        if self._tracer is not None:
+            raise TypeError("unsafe_buffer_pointer of a Ref inside a traced function")
+        return self._value.unsafe_buffer_pointer()
+
+    def _traced(self):
+        """The ref as a value of the current trace (captured when it comes from outside)."""
+        return self._tracer if self._tracer is not None else self
+
+    def _buffer_value(self) -> Array:
+        """The Array an outer jit passes for this ref (see Jitted)."""
+        return self._value
+
+    def _write_back(self, buf) -> None:
+        """Takes the buffer a jit computed as the ref's new value (same type)."""
+        self._value = Array(buf, self._value.aval)
+
+
+registration.REF_OF_TRACER.fill(lambda t: Ref(tracer=t))
+
+
+def _check_ref(ref, what: str) -> Ref:
+    if not isinstance(ref, Ref):
+        raise TypeError(f"{what} expects a Ref (made by mjax.new_ref), got "
+                        f"{type(ref).__name__}")
+    return ref
+
+
+def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
+    """A new Ref holding (a copy of) `init_val`. JAX: jax.new_ref."""
+    if memory_space is not None:
+        raise NotImplementedError("new_ref(memory_space=...): mjax has no memory spaces")
+    if isinstance(init_val, Ref):
+        raise TypeError("new_ref takes an array, got a Ref (read it with ref[...] first)")
+    if not isinstance(init_val, (Array, Tracer, np.ndarray, np.generic, bool, int, float,
+                                 complex)):
+        raise TypeError(f"Error interpreting argument to new_ref as a JAX value. The "
+                        f"problematic value is of type {type(init_val)} and was passed to "
+                        f"new_ref at position 0.")
+    if current_trace() is not None:
+        return Ref(tracer=bind(S.RefNewOp, init_val))
+    value = asarray(init_val)
+    return Ref(value=value)
+
+
+def empty_ref(ty, memory_space=None):
+    raise NotImplementedError("Evaluation rule for 'empty_ref' not implemented")
+
+
+def free_ref(ref) -> tuple:
+    """Ends the ref's life (JAX: jax.free_ref); mjax's Refs are garbage collected."""
+    _check_ref(ref, "free_ref")
+    return ()
+
+
+def freeze(ref) -> Array:
+    """The ref's current value as an immutable Array. JAX: jax.freeze."""
+    return get(_check_ref(ref, "freeze"), None)
+
+
+# ---- the helpers of jax.ref ------------------------------------------------------------
+def get(ref, idx=None):
+    """ref[idx] (idx None: the whole value). JAX: jax.ref.get."""
+    _check_ref(ref, "ref_get")
+    idx = ... if idx is None or idx == () else idx
+    if current_trace() is None and ref._tracer is None:
+        return ref._value[idx]
+    starts, params = _ref_index(ref, idx)
+    return bind(S.RefGetOp, ref._traced(), *starts, **params)
+
+
+def swap(ref, idx, value, _function_name: str = "ref_swap"):
+    """Writes `value` into ref[idx]; returns the old value. JAX: jax.ref.swap."""
+    _check_ref(ref, _function_name)
+    idx = ... if idx is None or idx == () else idx
+    if current_trace() is None and ref._tracer is None:
+        old = ref._value[idx]
+        value = _coerce(_function_name, ref, value, old.shape)
+        ref._value = ref._value.at[idx].set(value)
+        return old
+    starts, params = _ref_index(ref, idx)
+    value = _coerce(_function_name, ref, value, _indexed_shape(params))
+    return bind(S.RefSwapOp, ref._traced(), value, *starts, **params)
+
+
+def set(ref, idx, value) -> None:  # noqa: A001  (JAX's name)
+    """ref[idx] = value. JAX: jax.ref.set."""
+    swap(ref, idx, value, _function_name="ref_set")
+
+
+def addupdate(ref, idx, x) -> None:
+    """ref[idx] += x. JAX: jax.ref.addupdate."""
+    _check_ref(ref, "addupdate")
+    idx = ... if idx is None or idx == () else idx
+    if current_trace() is None and ref._tracer is None:
+        x = _coerce("addupdate", ref, x, ref._value[idx].shape)
+        ref._value = ref._value.at[idx].add(x)
+        return
+    starts, params = _ref_index(ref, idx)
+    x = _coerce("addupdate", ref, x, _indexed_shape(params))
+    bind(S.RefAddUpdateOp, ref._traced(), x, *starts, **params)
+
+
+def _coerce(fn: str, ref: Ref, value, shape):
+    """JAX's checks of a value written into a ref: the indexed shape exactly, the ref's
+    dtype (a weakly typed value takes it)."""
+    aval = aval_of_value(value)
+    if type(aval) is RefAval:
+        raise TypeError(f"{fn} of a Ref into a Ref: read it with ref[...] first")
+    if tuple(aval.shape) != tuple(shape):
+        raise ValueError(f"Invalid shape for `{fn}`. Ref shape: {ref.shape}. Expected "
+                         f"shape: {tuple(shape)}. Value shape: {tuple(aval.shape)}. "
+                         f"Transforms: (). ")
+    if aval.dtype != ref.dtype:
+        if not aval.weak_type:
+            raise ValueError(f"Invalid dtype for `{fn}`. Ref dtype: {np.dtype(ref.dtype)}. "
+                             f"Value dtype: {np.dtype(aval.dtype)}. ")
+        value = lax.convert_element_type(value, ref.dtype)
+    elif aval.weak_type:
+        value = lax.convert_element_type(value, ref.dtype, weak_type=False)
+    return value
+
+
+def _indexed_shape(params) -> tuple:
+    return tuple(s for d, s in enumerate(params["sizes"]) if d not in params["squeezed"])
+
+
+def _ref_index(ref: Ref, idx):
+    """(starts, params) of a ref op for `idx` (ints, traced integer scalars, unit-stride
+    slices, `...`), as dialect/ops/state.py's ref ops take them."""
+    shape = ref.shape
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if sum(1 for i in idx if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if any(i is Ellipsis for i in idx):
+        k = next(n for n, i in enumerate(idx) if i is Ellipsis)
+        idx = idx[:k] + (slice(None),) * (len(shape) - len(idx) + 1) + idx[k + 1:]
+    if len(idx) > len(shape):
+        raise IndexError(f"Too many indices: ref is {len(shape)}-dimensional, but "
+                         f"{len(idx)} were indexed")
+    idx = tuple(idx) + (slice(None),) * (len(shape) - len(idx))
+    starts, sizes, squeezed = [], [], []
+    for d, (i, n) in enumerate(zip(idx, shape)):
+        if isinstance(i, slice):
+            if any(p is not None and not isinstance(p, (int, np.integer))
+                   for p in (i.start, i.stop, i.step)):
+                raise NotImplementedError("a slice with traced bounds into a Ref inside a "
+                                          "traced function (use lax.dynamic_slice on "
+                                          "ref[...])")
+            s, e, st = i.indices(n)
+            if st != 1:
+                raise NotImplementedError("a strided slice of a Ref inside a traced "
+                                          "function (read ref[...] and slice the value)")
+            starts.append(np.int32(s)), sizes.append(max(e - s, 0))
+        elif isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
+            starts.append(np.int32(int(i) % n)), sizes.append(1), squeezed.append(d)
+        elif getattr(i, "shape", None) == () and np.dtype(i.dtype).kind in "iu":
+            i = lax.convert_element_type(i, np.int32) if i.dtype != np.int32 else i
+            starts.append(lax.select(i < 0, i + np.int32(n), i))
+            sizes.append(1), squeezed.append(d)
+        else:
+            raise NotImplementedError(f"indexing a Ref with {type(i).__name__} inside a "
+                                      f"traced function (array or None indices; read "
+                                      f"ref[...] and index the value)")
+    return starts, {"sizes": tuple(sizes), "squeezed": tuple(squeezed)}
+
+
+Ref.get = lambda self, idx=None: get(self, idx)
+Ref.set = lambda self, value, idx=None: set(self, idx, value)
+Ref.swap = lambda self, value, idx=None: swap(self, idx, value)
+Ref.addupdate = lambda self, x, idx=None: addupdate(self, idx, x)
+
+__all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
+           "new_ref", "set", "swap"]
