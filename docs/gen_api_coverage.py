@@ -24,9 +24,11 @@ import fnmatch
 import functools
 import importlib
 import inspect
+import json
 import os
 import pathlib
 import pkgutil
+import subprocess
 import sys
 import warnings
 
@@ -237,7 +239,31 @@ def public_names(module) -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def jax_modules() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """(every public jax module that imports, [(module, error) for those that do not])."""
+    """(every public jax module that imports, [(module, error) for those that do not]),
+    found in a child process: importing all of jax loads TensorFlow (jax2tf), which must
+    not share a process with the test suite's compiles (issue 26.3)."""
+    data = json.loads(_child("--list-modules"))
+    return tuple(data["found"]), tuple(map(tuple, data["broken"]))
+
+
+def survey_in_child() -> dict:
+    """survey(), run in a child process for the same reason as jax_modules()."""
+    data = json.loads(_child("--survey"))
+    return {"modules": [tuple(m) for m in data["modules"]],
+            "broken": [tuple(b) for b in data["broken"]]}
+
+
+def _child(flag: str) -> str:
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "3")}
+    proc = subprocess.run([sys.executable, __file__, flag], capture_output=True, text=True,
+                          env=env, timeout=900)
+    if proc.returncode:
+        raise RuntimeError(f"{__file__} {flag} failed:\n{proc.stderr[-4000:]}")
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def _walk_jax_modules() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """jax_modules() in this process."""
     import jax
     found, broken = ["jax"], []
     with warnings.catch_warnings():
@@ -301,7 +327,7 @@ def _parent_missing(mod: str, missing_modules: set[str]) -> bool:
 
 def survey() -> dict:
     """{"modules": [(module, names, missing or None)], "broken": [(module, error)]}."""
-    found, broken = jax_modules()
+    found, broken = _walk_jax_modules()
     return {"modules": [(m, *compare(m)) for m in found], "broken": list(broken)}
 
 
@@ -401,7 +427,17 @@ def main(argv=None) -> int:
     here = pathlib.Path(__file__).resolve().parent
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(here / "api_coverage.md"))
+    parser.add_argument("--list-modules", action="store_true",
+                        help="print jax_modules() as JSON (what jax_modules() runs)")
+    parser.add_argument("--survey", action="store_true", help="print survey() as JSON")
     args = parser.parse_args(argv)
+    if args.list_modules:
+        found, broken = _walk_jax_modules()
+        print(json.dumps({"found": found, "broken": broken}))
+        return 0
+    if args.survey:
+        print(json.dumps(survey(), default=list))
+        return 0
     pathlib.Path(args.out).write_text(render())
     print(f"wrote {args.out}")
     return 0

@@ -20,7 +20,7 @@ finally:
 
 @pytest.fixture(scope="module")
 def survey():
-    return gen.survey()
+    return gen.survey_in_child()   # (importing all of jax loads TensorFlow: not here)
 
 
 def test_every_missing_module_and_name_has_a_reason(survey):
