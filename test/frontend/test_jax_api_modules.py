@@ -175,15 +175,50 @@ def test_compiler_ir_hlo_text():
 
 
 def test_bfloat16_to_numpy_never_imports_jax():
-    # (rank-0 arrays put from the host still import jax: jaxlib's unsafe_buffer_pointer
-    # does for them; issue 21.5, open)
+    # Rank-0 arrays put from the host and sub-byte types (int4) go through jaxlib calls
+    # that try to import jax: mjax refuses them that import.
     code = ("import sys, numpy as np, mjax, mjax.numpy as jnp\n"
             "x = jnp.arange(6, dtype=jnp.bfloat16).reshape(2, 3)\n"
             "y = mjax.jit(lambda a: (a * 2).T)(x)\n"
             "print(np.asarray(x).tolist(), np.asarray(y).tolist(), "
             "np.asarray(jnp.full((1,), 1.5, jnp.float8_e4m3fn)).item(), "
+            "np.asarray(jnp.array(1.5, jnp.bfloat16)).item(), "
+            "np.asarray(jnp.asarray(np.arange(3).astype(jnp.int4.dtype))).tolist(), "
             "'jax' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300, check=True).stdout.split("\n")[-2]
     assert out == ("[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] [[0.0, 6.0], [2.0, 8.0], "
-                   "[4.0, 10.0]] 1.5 False")
+                   "[4.0, 10.0]] 1.5 1.5 [0, 1, 2] False")
+
+
+@pytest.mark.parametrize("name", ["iscomplexobj", "isrealobj"])
+@pytest.mark.parametrize("arg", ["float32", "complex64", "int8", "bfloat16", "sds_c64",
+                                 "none", "1j", "list"])
+def test_dtype_predicates_on_scalar_types_as_jax(name, arg):
+    def value(m):
+        return {"sds_c64": m.ShapeDtypeStruct((2,), np.complex64), "none": None,
+                "1j": 1j, "list": [1.0, 2.0]}.get(arg) if arg in (
+            "sds_c64", "none", "1j", "list") else getattr(m.numpy, arg)
+    assert getattr(mnp, name)(value(mjax)) == getattr(jnp, name)(value(jax))
+
+
+@pytest.mark.parametrize("name,extra", [("zeros_like", ()), ("ones_like", ()),
+                                        ("full_like", (3,)), ("empty_like", ())])
+@pytest.mark.parametrize("kw", [{}, {"dtype": np.int8}, {"shape": (4,)}])
+def test_like_of_shape_dtype_struct_as_jax(name, extra, kw):
+    got = getattr(mnp, name)(mjax.ShapeDtypeStruct((2, 3), np.float32), *extra, **kw)
+    want = getattr(jnp, name)(jax.ShapeDtypeStruct((2, 3), np.float32), *extra, **kw)
+    assert (got.shape, got.dtype, got.weak_type) == (want.shape, want.dtype,
+                                                     want.weak_type)
+    if name != "empty_like":
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    traced = mjax.jit(lambda: getattr(mnp, name)(
+        mjax.ShapeDtypeStruct((2,), np.int32), *extra))()
+    assert traced.shape == (2,) and traced.dtype == np.int32
+
+
+def test_like_of_a_weakly_typed_array_stays_weak_as_jax():
+    for m, n in ((mjax, mnp), (jax, jnp)):
+        assert n.zeros_like(n.asarray(1.0)).weak_type
+        assert m.jit(lambda x: n.full_like(x, 2))(1.0).weak_type
+        assert not n.ones_like(n.asarray(1.0), dtype=np.float32).weak_type
