@@ -20,7 +20,7 @@ from mjax import errors, tree_util, tree  # noqa: F401
 from mjax import dtypes
 from mjax.dtypes import float0  # noqa: F401
 from mjax.shape_dtype_struct import ShapeDtypeStruct
-from mjax.array import Array
+from mjax.basearray import Array
 from mjax.core import named_scope
 from mjax.placement import (block_until_ready, default_backend, device_count, device_get,
                             device_put, devices, local_device_count, local_devices)

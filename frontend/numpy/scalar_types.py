@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as _onp
 
 from mjax import dtypes as _dt
-from mjax.array import Array
+from mjax.basearray import Array
 from mjax.numpy.arguments import is_array
 from mjax.numpy.conversion import asarray
 

@@ -222,3 +222,41 @@ def test_like_of_a_weakly_typed_array_stays_weak_as_jax():
         assert n.zeros_like(n.asarray(1.0)).weak_type
         assert m.jit(lambda x: n.full_like(x, 2))(1.0).weak_type
         assert not n.ones_like(n.asarray(1.0), dtype=np.float32).weak_type
+
+
+def test_tracers_and_key_arrays_are_instances_of_array_as_jax():
+    def kinds(m):
+        seen = []
+
+        def f(x):
+            seen.append((isinstance(x, m.Array), isinstance(x, m.numpy.ndarray)))
+            return x
+        m.jit(f)(m.numpy.ones(2))
+        m.vmap(f)(m.numpy.ones(2))
+        m.grad(f)(1.0)
+        key = m.random.key(0)
+        seen.append((isinstance(key, m.Array), isinstance(np.ones(2), m.Array),
+                     isinstance(1.0, m.numpy.ndarray), isinstance(m.numpy.ones(2), m.Array)))
+        return seen
+    assert kinds(mjax) == kinds(jax)
+    assert issubclass(type(mnp.ones(2)), mjax.Array) and repr(mjax.Array) == "<class 'mjax.Array'>"
+
+
+def test_samplers_take_out_sharding_of_typeof_as_jax():
+    def run(m):
+        def g(x):
+            return m.random.normal(m.random.key(0), x.shape,
+                                   out_sharding=m.typeof(x).sharding)
+        x = m.numpy.ones(3)
+        outs = [g(x), m.jit(g)(x), m.numpy.zeros(2, out_sharding=m.typeof(x).sharding)]
+        mesh = m.make_mesh((1,), ("x",), axis_types=(m.sharding.AxisType.Explicit,))
+        with m.set_mesh(mesh):
+            y = m.device_put(m.numpy.ones(4), m.P("x"))
+            eager = g(y)
+            outs += [eager, m.jit(g)(y)]
+        return outs, eager.sharding.spec
+    got, got_spec = run(mjax)
+    want, want_spec = run(jax)
+    assert tuple(got_spec) == tuple(want_spec) == ("x",)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
