@@ -179,7 +179,6 @@ REASONS = {
     "jax.experimental.xla_metadata": "XLA frontend attributes are not emitted",
     # ---- jax.scipy
     "jax.scipy.cluster.**": f"{NOT_YET}: jax.scipy.cluster (vq)",
-    "jax.scipy.fft.**": f"{NOT_YET}: jax.scipy.fft (dct, dctn, idct, idctn)",
     "jax.scipy.integrate.**": f"{NOT_YET}: jax.scipy.integrate (trapezoid)",
     "jax.scipy.interpolate.**": f"{NOT_YET}: jax.scipy.interpolate",
     "jax.scipy.ndimage.**": f"{NOT_YET}: jax.scipy.ndimage (map_coordinates)",
