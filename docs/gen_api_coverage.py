@@ -87,7 +87,6 @@ REASONS = {
     "jax.named_call": f"{NOT_YET} (mjax.named_scope names ops in the IR)",
     "jax.memory": "memory kinds (host offloading) are not modelled",
     "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
-    "jax.custom_gradient": f"{NOT_YET} (mjax.custom_vjp covers the use)",
     "jax.closure_convert": f"{NOT_YET}",
     "jax.linear_transpose": f"{NOT_YET} as a user API (the transpose rules exist, used by "
                             "--jaxpr-vjp)",
@@ -193,7 +192,6 @@ REASONS = {
     "jax.core.max_dim": "dynamic/symbolic shapes are not supported (mjax shapes are static)",
     "jax.core.min_dim": "see jax.core.max_dim",
     "jax.custom_derivatives.closure_convert": f"{NOT_YET}",
-    "jax.custom_derivatives.custom_gradient": f"{NOT_YET}",
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",

@@ -1,22 +1,29 @@
 """JAX's modules for libraries (issue 21.2) and small public-API gaps (21.5), each
 checked against real jax: flatten_util, image, extend.random, extend.linear_util,
 api_util, monitoring, interpreters' rule tables, extend.core.Primitive, round(array),
-compiler_ir("hlo"), and reading bfloat16 arrays without importing jax."""
+compiler_ir("hlo"), reading bfloat16 arrays without importing jax, dtype predicates and
+*_like of scalar types and ShapeDtypeStructs, isinstance(tracer, jax.Array), out_sharding
+of typeof, custom_gradient, pytype_aval_mappings and the private dtype names libraries use."""
+import dataclasses
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
 
 import jax
+import jax._src.dtypes as jdt
 import jax.api_util
 import jax.extend.random
 import jax.flatten_util
 import jax.image
 import jax.numpy as jnp
 import mjax
+import mjax.core
 import mjax.numpy as mnp
 from mjax import api_util, flatten_util, image, monitoring, tree_util
+from mjax._src import dtypes as mdt
 from mjax.extend import core as ecore
 from mjax.extend import linear_util as lu
 from mjax.extend import random as erandom
@@ -260,3 +267,60 @@ def test_samplers_take_out_sharding_of_typeof_as_jax():
     assert tuple(got_spec) == tuple(want_spec) == ("x",)
     for a, b in zip(got, want):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_custom_gradient_as_jax():
+    def run(m):
+        jn = m.numpy
+
+        @m.custom_gradient
+        def f(x):
+            return x ** 2, lambda g: (g * x,)
+
+        @m.custom_gradient
+        def h(x, y):
+            z = jn.sin(x) * y
+            return z, lambda g: (g * 3.0, g * z)
+
+        @m.custom_gradient
+        def k(x):
+            return jn.exp(x), lambda g: g * 10.0
+        return [f(3.), m.grad(f)(3.), m.grad(m.grad(f))(3.), *m.grad(h, (0, 1))(1., 2.),
+                m.jit(m.grad(lambda x: h(x, x)))(0.5), m.vmap(m.grad(k))(jn.arange(3.)),
+                *m.value_and_grad(k)(1.0)]
+    for a, b in zip(run(mjax), run(jax), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_private_dtype_names_libraries_import_as_jax():
+    for t in (np.float32, jnp.float8_e4m3fn, jnp.float8_e5m2, jnp.bfloat16, np.int32):
+        assert mdt.supports_inf(t) == jdt.supports_inf(t), t
+    assert mdt.DType is jdt.DType is np.dtype
+    for dt in (mdt, jdt):   # flax.linen's fp8 meta dtype, defined at import
+        @dataclasses.dataclass(frozen=True)
+        class Meta(dt.ExtendedDType):
+            float_dtype: np.dtype
+            type: type = dt.extended
+            name = "meta"
+        assert Meta(np.dtype(np.float32)).type is dt.extended
+    assert isinstance(mjax.random.key(0).dtype, mdt.ExtendedDType)
+    assert isinstance(jax.random.key(0).dtype, jdt.ExtendedDType)
+
+
+def test_pytype_aval_mappings_as_jax():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        theirs = jax.core.pytype_aval_mappings
+    ours = mjax.core.pytype_aval_mappings
+    for x in (np.ones((2, 3)), np.float32(2), np.arange(3, dtype=np.int8)):
+        a, b = ours[type(x)](x), theirs[type(x)](x)
+        assert (a.shape, a.dtype) == (b.shape, b.dtype)
+
+    class Holder:   # a library's own type, mapped as TFP maps its variables
+        def __init__(self, v):
+            self.v = np.asarray(v, np.float32)
+    ours[Holder] = lambda h: ours[np.ndarray](h.v)
+    try:
+        assert mjax.typeof(Holder([1.0, 2.0])).shape == (2,)
+    finally:
+        del ours[Holder]
