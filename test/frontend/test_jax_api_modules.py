@@ -14,6 +14,7 @@ import pytest
 
 import jax
 import jax._src.dtypes as jdt
+import jax._src.tree_util as jax_src_tree_util
 import jax.api_util
 import jax.extend.random
 import jax.flatten_util
@@ -24,6 +25,7 @@ import mjax.core
 import mjax.numpy as mnp
 from mjax import api_util, flatten_util, image, monitoring, tree_util
 from mjax._src import dtypes as mdt
+from mjax._src import tree_util as mjax_src_tree_util
 from mjax.extend import core as ecore
 from mjax.extend import linear_util as lu
 from mjax.extend import random as erandom
@@ -324,3 +326,22 @@ def test_pytype_aval_mappings_as_jax():
         assert mjax.typeof(Holder([1.0, 2.0])).shape == (2,)
     finally:
         del ours[Holder]
+
+
+def test_private_prefix_errors_as_jax():
+    for prefix, full in [({"a": 1, "b": [2.0]}, {"a": 1, "b": 2.0}),
+                         ((1, 2), (1, 2, 3)), ([1], [[1, 2]])]:
+        got = [str(e("in_axes")) for e in mjax_src_tree_util.prefix_errors(prefix, full)]
+        want = [str(e("in_axes")) for e in jax_src_tree_util.prefix_errors(prefix, full)]
+        assert got == want
+
+
+def test_parse_flags_with_absl_reads_option_flags():
+    before = mjax.config.jax_default_matmul_precision
+    try:
+        mjax.config.parse_flags_with_absl(["prog", "-q", "--jax_default_matmul_precision=high",
+                                           "--other_flag=1"])
+        assert mjax.config.jax_default_matmul_precision == "high"
+    finally:
+        mjax.config.update("jax_default_matmul_precision", before)
+    mjax.config.parse_flags_with_absl()   # (pytest's own arguments: nothing to apply)
