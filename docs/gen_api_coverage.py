@@ -84,7 +84,6 @@ REASONS = {
     # ---- jax.nn
     # ---- jax (top level)
     "jax.Shard": "see jax.NamedSharding (Array.addressable_shards is not implemented yet)",
-    "jax.named_call": f"{NOT_YET} (mjax.named_scope names ops in the IR)",
     "jax.memory": "memory kinds (host offloading) are not modelled",
     "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
     "jax.closure_convert": f"{NOT_YET}",

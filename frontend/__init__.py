@@ -22,6 +22,7 @@ from mjax.dtypes import float0  # noqa: F401
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.basearray import Array
 from mjax.core import named_scope
+from mjax.source_info import named_call  # noqa: F401
 from mjax.placement import (block_until_ready, default_backend, device_count, device_get,
                             device_put, devices, local_device_count, local_devices)
 from mjax.placement import process_count, process_index  # noqa: F401
@@ -69,6 +70,6 @@ __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "default_backend", "device_count", "device_put", "devices", "disable_jit",
            "eval_shape", "jit", "local_device_count", "local_devices", "make_jaxpr",
            "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",
-           "custom_jvp", "custom_vjp", "custom_gradient", "grad", "hessian", "jacfwd", "jacrev", "jvp",
+           "custom_jvp", "custom_vjp", "custom_gradient", "named_call", "grad", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "remat", "value_and_grad", "vjp", "vmap", "shard_map",
            "fwd_and_bwd"]

@@ -7,6 +7,7 @@ and XLA keep as op names. Errors raised in mjax's own code name that line too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -49,6 +50,19 @@ def named_scope(name: str):
         yield
     finally:
         _names.names = previous
+
+
+def named_call(fun, *, name: str | None = None):
+    """`fun` with the ops it traces inside `named_scope(name)` (default: its __name__).
+    JAX: jax.named_call."""
+    if name is None:
+        name = getattr(fun, "__name__", None) or type(fun).__name__
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        with named_scope(name):
+            return fun(*args, **kwargs)
+    return named
 
 
 def user_location() -> ir.Location:

@@ -16,6 +16,7 @@ import jax
 import jax._src.dtypes as jdt
 import jax._src.tree_util as jax_src_tree_util
 import jax.api_util
+import jax.extend.core
 import jax.extend.random
 import jax.flatten_util
 import jax.image
@@ -345,3 +346,29 @@ def test_parse_flags_with_absl_reads_option_flags():
     finally:
         mjax.config.update("jax_default_matmul_precision", before)
     mjax.config.parse_flags_with_absl()   # (pytest's own arguments: nothing to apply)
+
+
+def test_named_call_as_jax():
+    def f(x):
+        return mnp.sin(x) * 2
+    g = mjax.named_call(f, name="my_block")
+    assert g.__name__ == "f" and mjax.named_call(f).__name__ == "f"
+    assert "my_block" in mjax.jit(g).lower(1.0).as_text(debug_info=True)
+    assert "my_block" in jax.jit(jax.named_call(lambda x: jnp.sin(x) * 2, name="my_block")).lower(
+        1.0).as_text(debug_info=True)
+    np.testing.assert_allclose(np.asarray(mjax.grad(g)(1.0)), np.cos(1.0) * 2, rtol=1e-6)
+
+
+def test_opaque_trace_state_tells_traces_apart_as_jax():
+    def seen(m, ext):
+        outside = [ext.get_opaque_trace_state(convention="haiku")]
+        states = []
+
+        def f(x):
+            states.append((ext.get_opaque_trace_state(), ext.get_opaque_trace_state()))
+            return x
+        m.jit(f)(1.0)
+        m.grad(f)(1.0)
+        return ([a == b for a, b in states] + [a == outside[0] for a, _ in states]
+                + [outside[0] == ext.get_opaque_trace_state()])
+    assert seen(mjax, ecore) == seen(jax, jax.extend.core) == [True, True, False, False, True]
