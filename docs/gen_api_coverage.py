@@ -143,7 +143,9 @@ REASONS = {
     "jax.experimental.source_mapper.**": "JAX's source-map tooling over its own HLO "
                                          "dumps; mjax ops carry file:line locations",
     "jax.experimental.roofline.**": f"{NOT_YET}: roofline cost estimates",
-    "jax.experimental.sparse.**": f"{NOT_YET}: sparse arrays (BCOO/BCSR) and their primitives",
+    "jax.experimental.sparse.**": (
+        f"{NOT_YET}: sparse arrays beyond a plain BCOO (fromdense, from_scipy_sparse, "
+        "todense, sparse @ dense): BCSR, batch/dense dims, sparsify, the sparse primitives"),
     "jax.experimental.jax2tf.call_tf": f"{NOT_YET}: calling TensorFlow from mjax (mjax's "
                                        "tf2jax converts TF functions instead)",
     "jax.experimental.jax2tf.jax2tf": "mjax.experimental.jax2tf is one module (convert)",
