@@ -86,7 +86,6 @@ REASONS = {
     "jax.Shard": "see jax.NamedSharding (Array.addressable_shards is not implemented yet)",
     "jax.memory": "memory kinds (host offloading) are not modelled",
     "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
-    "jax.custom_gradient": f"{NOT_YET} (mjax.custom_vjp covers the use)",
     "jax.closure_convert": f"{NOT_YET}",
     "jax.smap": f"{NOT_YET}: the experimental single-axis shard_map",
     "jax.softmax_custom_jvp": "a deprecated JAX flag without effect in mjax",
@@ -138,7 +137,9 @@ REASONS = {
     "jax.experimental.source_mapper.**": "JAX's source-map tooling over its own HLO "
                                          "dumps; mjax ops carry file:line locations",
     "jax.experimental.roofline.**": f"{NOT_YET}: roofline cost estimates",
-    "jax.experimental.sparse.**": f"{NOT_YET}: sparse arrays (BCOO/BCSR) and their primitives",
+    "jax.experimental.sparse.**": (
+        f"{NOT_YET}: sparse arrays beyond a plain BCOO (fromdense, from_scipy_sparse, "
+        "todense, sparse @ dense): BCSR, batch/dense dims, sparsify, the sparse primitives"),
     "jax.experimental.jax2tf.call_tf": f"{NOT_YET}: calling TensorFlow from mjax (mjax's "
                                        "tf2jax converts TF functions instead)",
     "jax.experimental.jax2tf.jax2tf": "mjax.experimental.jax2tf is one module (convert)",
@@ -172,7 +173,6 @@ REASONS = {
     "jax.experimental.xla_metadata": "XLA frontend attributes are not emitted",
     # ---- jax.scipy
     "jax.scipy.cluster.**": f"{NOT_YET}: jax.scipy.cluster (vq)",
-    "jax.scipy.fft.**": f"{NOT_YET}: jax.scipy.fft (dct, dctn, idct, idctn)",
     "jax.scipy.integrate.**": f"{NOT_YET}: jax.scipy.integrate (trapezoid)",
     "jax.scipy.interpolate.**": f"{NOT_YET}: jax.scipy.interpolate",
     "jax.scipy.ndimage.**": f"{NOT_YET}: jax.scipy.ndimage (map_coordinates)",
@@ -185,7 +185,6 @@ REASONS = {
     "jax.core.max_dim": "dynamic/symbolic shapes are not supported (mjax shapes are static)",
     "jax.core.min_dim": "see jax.core.max_dim",
     "jax.custom_derivatives.closure_convert": f"{NOT_YET}",
-    "jax.custom_derivatives.custom_gradient": f"{NOT_YET}",
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",

@@ -20,7 +20,7 @@ from mjax import errors, tree_util, tree  # noqa: F401
 from mjax import dtypes
 from mjax.dtypes import float0  # noqa: F401
 from mjax.shape_dtype_struct import ShapeDtypeStruct
-from mjax.array import Array
+from mjax.basearray import Array
 from mjax.core import ensure_compile_time_eval, named_scope  # noqa: F401
 from mjax.source_info import named_call  # noqa: F401
 from mjax.placement import (block_until_ready, default_backend, device_count, device_get,
@@ -48,6 +48,7 @@ from mjax.spmd.global_arrays import (make_array_from_callback,  # noqa: F401
                                      make_array_from_process_local_data,
                                      make_array_from_single_device_arrays)
 from mjax import debug  # noqa: F401
+from mjax.custom_derivatives import custom_gradient  # noqa: F401
 from mjax import numpy  # noqa: F401
 from mjax import array_operators  # noqa: F401  (Array's operators call mjax.numpy)
 from mjax import ref  # noqa: F401
@@ -72,7 +73,7 @@ __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "default_backend", "device_count", "device_put", "devices", "disable_jit",
            "eval_shape", "jit", "local_device_count", "local_devices", "make_jaxpr",
            "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",
-           "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp",
+           "custom_jvp", "custom_vjp", "custom_gradient", "named_call", "grad", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "remat", "value_and_grad", "vjp", "vmap", "shard_map",
            "fwd_and_bwd", "linear_transpose", "Ref", "empty_ref", "free_ref", "freeze",
            "new_ref", "ref"]

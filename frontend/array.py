@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mjax import basearray
 from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray
 from mjax.dtypes import to_numpy
@@ -258,3 +259,6 @@ def _reconstruct(value, weak_type):
     """An unpickled Array: its value (in its canonical dtype) on the default device."""
     value = to_numpy(value)
     return Array(get_backend().put(value), ShapedArray(value.shape, value.dtype, weak_type))
+
+
+basearray.Array.register(Array)   # isinstance(x, mjax.Array) (the public class)

@@ -23,7 +23,7 @@ from mjax.dialect import ShapedArray, context, tensor_type
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops.structural import ConstantOp
 from mjax.dialect.types import RefAval
-from mjax.dtypes import aval_of_value, to_numpy
+from mjax.dtypes import aval_of_value, pytype_aval_mappings, to_numpy  # noqa: F401 (jax.core)
 from mjax.eager import apply_eager
 from mjax.errors import UnexpectedTracerError
 from mjax.sharding_types import trace_op_types

@@ -3,6 +3,7 @@ and the symbolic-zero helpers their rules use."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 from mjax import tree_util
@@ -11,7 +12,7 @@ from mjax.interpreters.ad import SymbolicZero, zeros_like_aval, tangent_aval
 from mjax.api import typeof
 from mjax.extend.core.primitives import custom_jvp_call_p, custom_vjp_call_p  # noqa: F401
 
-__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
            "custom_vjp_primal_tree_values", "zero_from_primal"]
 
 
@@ -38,3 +39,31 @@ def zero_from_primal(val, symbolic_zeros=False):
         aval = tangent_aval(typeof(x))
         return SymbolicZero(aval) if symbolic_zeros else zeros_like_aval(aval)
     return tree_util.tree_map(zero, val)
+
+
+def custom_gradient(fun):
+    """`fun(*args) -> (value, vjp)` as a function of args whose reverse-mode derivative
+    is `vjp(cotangent)` (TensorFlow's tf.custom_gradient style). The backward pass calls
+    `fun` again to get `vjp` (mjax's residuals are arrays, not closures), so `fun` must be
+    pure; the result is the same as JAX's. JAX: jax.custom_gradient."""
+    @custom_vjp
+    def value(*args):
+        return fun(*args)[0]
+
+    def forward(*args):
+        return fun(*args)[0], args
+
+    def backward(args, cotangent):
+        cts = fun(*args)[1](cotangent)
+        # (a rule returning one cotangent answers for a function of one argument)
+        return cts if isinstance(cts, tuple) else (cts,)
+
+    value.defvjp(forward, backward)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        if kwargs:
+            return custom_gradient(functools.partial(fun, **kwargs))(*args)
+        return value(*args)
+    return wrapped
+

@@ -386,6 +386,10 @@ def aval_of_value(x) -> ShapedArray:
         return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype))
     if hasattr(x, "__jax_array__"):
         return aval_of_value(x.__jax_array__())
+    for base in cls.__mro__:
+        rule = pytype_aval_mappings.get(base)
+        if rule is not None:
+            return rule(x)
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid mjax type "
                     f"(expected an array, a NumPy array or a Python scalar)")
 
@@ -399,6 +403,21 @@ def check_numpy_value(x) -> None:
         first = first.item() if isinstance(first, np.generic) else first
         raise TypeError(f"Value {first!r} with dtype {d} is not a valid JAX array type. "
                         "Only arrays of numeric types are supported by JAX.")
+
+
+def _array_aval(x) -> ShapedArray:
+    return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype))
+
+
+# Python type -> its values' aval (JAX: jax.core.pytype_aval_mappings, deprecated there;
+# TFP's JAX substrate maps its own classes to the ndarray rule). aval_of_value consults it
+# for types it does not know.
+pytype_aval_mappings = {np.ndarray: _array_aval, bool: lambda x: scalar_aval(x),
+                        int: lambda x: scalar_aval(x), float: lambda x: scalar_aval(x),
+                        complex: lambda x: scalar_aval(x)}
+pytype_aval_mappings.update({np.dtype(t).type: _array_aval for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)})
 
 
 def scalar_aval(x) -> ShapedArray:

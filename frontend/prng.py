@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import lax, registration, tree_util
+from mjax import basearray, lax, registration, tree_util
 from mjax.config import config
 from mjax.core import Tracer, aval_of_value, bind, current_trace
 from mjax.lax.shapes import broadcast_to
@@ -422,6 +422,7 @@ class PRNGKeyArray:
     __str__ = __repr__
 
 
+basearray.Array.register(PRNGKeyArray)   # a key array is a jax.Array, as in JAX
 tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k.impl),
                                lambda impl, children: PRNGKeyArray(impl, children[0]))
 

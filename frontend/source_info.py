@@ -53,13 +53,14 @@ def named_scope(name: str):
 
 
 def named_call(fun, *, name: str | None = None):
-    """`fun` with its ops traced inside `named_scope(name)` (default: its __name__).
+    """`fun` with the ops it traces inside `named_scope(name)` (default: its __name__).
     JAX: jax.named_call."""
-    scope = name if name is not None else getattr(fun, "__name__", "named_call")
+    if name is None:
+        name = getattr(fun, "__name__", None) or type(fun).__name__
 
     @functools.wraps(fun)
     def named(*args, **kwargs):
-        with named_scope(scope):
+        with named_scope(name):
             return fun(*args, **kwargs)
     return named
 

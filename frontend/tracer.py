@@ -6,6 +6,7 @@ import operator
 
 from jaxlib.mlir import ir
 
+from mjax import basearray
 from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray
 from mjax.errors import (ConcretizationTypeError, TracerArrayConversionError,
@@ -103,3 +104,6 @@ def escaped_tracer_message(t) -> str:
             f"(for example in a global or a list), and it was used after that "
             f"transformation finished. The tracer was created {where}. Return values "
             f"from the transformed function instead of leaking them.")
+
+
+basearray.Array.register(Tracer)   # isinstance(tracer, jax.Array) holds, as in JAX

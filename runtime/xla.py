@@ -13,6 +13,8 @@ import gc
 import glob
 import importlib.util
 import os
+import sys
+import threading
 import time
 
 import numpy as np
@@ -84,7 +86,11 @@ def _to_numpy(buf, dtype=None) -> np.ndarray:
             return host
     read = getattr(buf, "_single_device_array_to_np_array_did_copy", None)
     if read is not None:
-        return read()[0]
+        try:
+            with _jax_import_refused():
+                return read()[0]
+        except ImportError:   # (a jaxlib whose reader needs jax)
+            return read()[0]
     return np.asarray(buf)
 
 
@@ -107,13 +113,43 @@ def _cpu_bytes_to_numpy(buf, dtype: np.dtype):
         if not row_major or packed or buf.on_device_size_in_bytes() != nbytes:
             return None
         buf.block_until_ready()
-        ptr = buf.unsafe_buffer_pointer()
+        with _jax_import_refused():
+            ptr = buf.unsafe_buffer_pointer()
     except (AttributeError, RuntimeError, ValueError, TypeError):
         return None
     if nbytes == 0:
         return np.zeros(shape, dtype)
     raw = (ctypes.c_uint8 * nbytes).from_address(ptr)
     return np.frombuffer(raw, np.uint8).copy().view(dtype).reshape(shape)
+
+
+class _RefuseJax:
+    """A meta-path finder that makes `import jax` fail in one thread while it is
+    installed. jaxlib's unsafe_buffer_pointer tries to import the jax package (for arrays
+    it made from host data, e.g. rank 0) and carries on when it cannot; mjax must not
+    load jax for it (issue 21.5). Other threads import as usual."""
+
+    def __init__(self):
+        self.thread = threading.get_ident()
+
+    def find_spec(self, name, path=None, target=None):
+        if threading.get_ident() == self.thread and (
+                name == "jax" or name.startswith("jax.")):
+            raise ImportError(f"mjax reads this buffer without importing {name}")
+        return None
+
+
+class _jax_import_refused:
+    """Within it, this thread cannot import jax (a no-op once jax is loaded)."""
+
+    def __enter__(self):
+        self.finder = None if "jax" in sys.modules else _RefuseJax()
+        if self.finder is not None:
+            sys.meta_path.insert(0, self.finder)
+
+    def __exit__(self, *exc):
+        if self.finder is not None:
+            sys.meta_path.remove(self.finder)
 
 
 def _dlpack_dtype(dtype) -> bool:

@@ -1,2 +1,11 @@
-"""JAX-private: jax._src.tree_util (flax.nnx): the pytree registry."""
+"""JAX-private: jax._src.tree_util (flax.nnx: the pytree registry; flax's struct_test:
+prefix_errors)."""
+from mjax import tree_util
 from mjax.tree_util import default_registry as _registry  # noqa: F401
+
+
+def prefix_errors(prefix_tree, full_tree, is_leaf=None) -> list:
+    """Per disagreement between a prefix tree and a full tree, a function of the prefix
+    tree's name (e.g. 'in_axes') building JAX's ValueError. JAX:
+    jax._src.tree_util.prefix_errors."""
+    return list(tree_util._prefix_errors((), prefix_tree, full_tree, is_leaf))

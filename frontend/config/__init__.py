@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -173,6 +174,20 @@ class Config:
         self._values[name] = new
         self._sources[name] = "update"
         object.__setattr__(self, "_trace_key", None)
+
+    def parse_flags_with_absl(self, argv=None) -> None:
+        """Applies command-line flags naming options (`--jax_enable_x64`, `--nojax_...`,
+        `--jax_default_matmul_precision=high`) from argv (default sys.argv); other
+        arguments are left alone. JAX: jax.config.parse_flags_with_absl (absl's flag
+        parser; mjax reads the same spellings without absl)."""
+        for arg in sys.argv[1:] if argv is None else argv:
+            if not arg.startswith("--"):
+                continue
+            name, eq, text = arg[2:].partition("=")
+            if not eq and name.startswith("no") and name[2:] in self._options:
+                self.update(name[2:], False)
+            elif name in self._options:
+                self.update(name, text if eq else True)
 
     def read(self, name: str):
         """The current value (a thread's context-manager override, else process-wide)."""

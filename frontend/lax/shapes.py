@@ -249,5 +249,11 @@ def broadcast_to(arr, shape):
 def broadcast_shapes(*shapes):
     """The shape the given shapes broadcast to (trailing-aligned). JAX:
     lax.broadcast_shapes."""
-    return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    shapes = [tuple(s) for s in shapes]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(at_user_line(
+            f"Incompatible shapes for broadcasting: shapes="
+            f"[{', '.join(map(str, shapes))}]")) from None
 

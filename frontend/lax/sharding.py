@@ -13,8 +13,9 @@ from mjax import tree_util
 from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import ShardingConstraintOp
 from mjax.placement import device_put
-from mjax.sharding_impls import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec,
-                                 Sharding, SingleDeviceSharding, as_sharding)
+from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSharding,
+                                 PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
+                                 current_mesh)
 from mjax.sharding_types import out_sharding_given
 
 
@@ -107,8 +108,23 @@ def reshard(xs, out_shardings):
 
 def apply_out_sharding(x, out_sharding):
     """`x` laid out as an op's `out_sharding=` keyword asks (None: left to propagation),
-    as JAX's lax/numpy functions taking `out_sharding` do."""
-    return x if out_sharding is None else reshard(x, out_sharding)
+    as JAX's lax/numpy functions taking `out_sharding` do. A sharding over an abstract
+    mesh (`jax.typeof(y).sharding`) names the current mesh's devices; over the empty
+    mesh it lays out nothing (JAX: the default placement)."""
+    if out_sharding is None:
+        return x
+    if isinstance(out_sharding, NamedSharding) and isinstance(out_sharding.mesh,
+                                                              AbstractMesh):
+        if out_sharding.mesh.empty:
+            return x
+        mesh = current_mesh()
+        if mesh is None or tuple(mesh.axis_names) != tuple(out_sharding.mesh.axis_names):
+            raise ValueError(at_user_line(
+                f"out_sharding={out_sharding!r} is over an abstract mesh: call inside "
+                f"`with mjax.set_mesh(mesh):` with a mesh of axes "
+                f"{out_sharding.mesh.axis_names}, or pass NamedSharding(mesh, spec)"))
+        out_sharding = NamedSharding(mesh, out_sharding.spec)
+    return reshard(x, out_sharding)
 
 
 def takes_out_sharding(f):

@@ -52,29 +52,37 @@ def full(shape, fill_value, dtype=None):
     return broadcast_to(asarray(fill_value, dtype=dtype), canonical_shape(shape))
 
 
+def _like(name, a, fill_value, dtype, shape):
+    """An array of a's shape and dtype (or the given ones) filled with fill_value. `a` may
+    be duck-typed (a ShapeDtypeStruct, anything with a shape and a NumPy dtype) as JAX
+    accepts; a weakly typed array gives a weakly typed result when no dtype is given."""
+    dtype = None if dtype is None else _dt.check_user_dtype(dtype, name)
+    duck = isinstance(getattr(a, "dtype", None), _onp.dtype) and \
+        isinstance(getattr(a, "shape", None), tuple) and not hasattr(a, "__array__")
+    if not duck:
+        a = asarray(a)
+    shape = a.shape if shape is None else canonical_shape(shape)
+    if dtype is None and not duck and a.weak_type:
+        return lax.full_like(a, fill_value, shape=shape)
+    return lax.full(shape, fill_value, dtype or a.dtype)
+
+
 @takes_out_sharding
 @with_device_keyword
 def zeros_like(a, dtype=None, shape=None):
-    a = asarray(a)
-    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "zeros_like")
-    return lax.full(a.shape if shape is None else canonical_shape(shape), 0, dtype or a.dtype)
+    return _like("zeros_like", a, 0, dtype, shape)
 
 
 @takes_out_sharding
 @with_device_keyword
 def ones_like(a, dtype=None, shape=None):
-    a = asarray(a)
-    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "ones_like")
-    return lax.full(a.shape if shape is None else canonical_shape(shape), 1, dtype or a.dtype)
+    return _like("ones_like", a, 1, dtype, shape)
 
 
 @takes_out_sharding
 @with_device_keyword
 def full_like(a, fill_value, dtype=None, shape=None):
-    a = asarray(a)
-    dtype = None if dtype is None else _dt.check_user_dtype(dtype, "full_like")
-    return lax.full(a.shape if shape is None else canonical_shape(shape), fill_value,
-                    dtype or a.dtype)
+    return _like("full_like", a, fill_value, dtype, shape)
 
 
 @with_device_keyword

@@ -21,7 +21,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     """Einstein summation by pairwise dot_generals (left to right). (`optimize` picks a
     contraction order in JAX; mjax contracts left to right whatever it says.)"""
     no_out("einsum", out)
-    out = contract(subscripts, *operands)
+    out = contract(subscripts, *operands, precision=precision)
     if preferred_element_type is not None:
         out = astype(out, preferred_element_type)
     return out
@@ -104,7 +104,7 @@ def _reduce_own(x, labels, keep):
     return x, labels
 
 
-def contract(subscripts, *operands):
+def contract(subscripts, *operands, precision=None):
     ops = [asarray(o) for o in operands]
     ins, out = _parse(_expand_ellipsis(subscripts.replace(" ", ""), [o.ndim for o in ops]),
                       len(operands))
@@ -135,7 +135,7 @@ def contract(subscripts, *operands):
         contract = [c for c in common if c not in keep]
         dn = (([lx.index(c) for c in contract], [ly.index(c) for c in contract]),
               ([lx.index(c) for c in batch], [ly.index(c) for c in batch]))
-        x = lax.dot_general(x, y, dn)
+        x = lax.dot_general(x, y, dn, precision=precision)
         lx = batch + [c for c in lx if c not in common] + [c for c in ly if c not in common]
     x, lx = _reduce_own(x, lx, set(out))
     return transpose(x, [lx.index(c) for c in out]) if lx else x

@@ -36,13 +36,14 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         # One dot_general on the vector itself, as JAX emits: the other operand's leading
         # dims stay free dims (nothing to broadcast), already in the result's order.
         return lax.dot_general(a, b, (((a.ndim - 1,), (b_contract,)), ((), ())),
+                               precision=precision,
                                preferred_element_type=preferred_element_type)
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a2 = broadcast_to(a, batch + a.shape[-2:])
     b2 = broadcast_to(b, batch + b.shape[-2:])
     nb = len(batch)
     return lax.dot_general(a2, b2, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                           preferred_element_type=preferred_element_type)
+                           precision=precision, preferred_element_type=preferred_element_type)
 
 
 def _needs_promotion(a, b):
@@ -55,10 +56,11 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if b.ndim == 1 or a.ndim == 1 or (a.ndim <= 2 and b.ndim <= 2):
-        return matmul(a, b, preferred_element_type=preferred_element_type)
+        return matmul(a, b, precision=precision,
+                      preferred_element_type=preferred_element_type)
     # N-d: sum over last axis of a and second-to-last of b
     return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 2,)), ((), ())),
-                           preferred_element_type=preferred_element_type)
+                           precision=precision, preferred_element_type=preferred_element_type)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -73,7 +75,8 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     a, b = promote("inner", a, b, broadcast=False) if _needs_promotion(a, b) else (a, b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
-    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())))
+    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())),
+                           precision=precision)
 
 
 @fused_when_eager
@@ -96,7 +99,8 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         ax_a = (ax_a,) if isinstance(ax_a, int) else tuple(ax_a)
         ax_b = (ax_b,) if isinstance(ax_b, int) else tuple(ax_b)
     return lax.dot_general(a, b, ((tuple(normalize_axis(x, a.ndim) for x in ax_a),
-                                   tuple(normalize_axis(x, b.ndim) for x in ax_b)), ((), ())))
+                                   tuple(normalize_axis(x, b.ndim) for x in ax_b)), ((), ())),
+                           precision=precision)
 
 
 @fused_when_eager

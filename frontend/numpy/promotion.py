@@ -35,8 +35,14 @@ def broadcast_shapes(*shapes):
     try:
         return tuple(_onp.broadcast_shapes(*shapes))
     except ValueError:
-        raise ValueError(at_user_line(f"Incompatible shapes for broadcasting: "
-                         f"{', '.join(str(tuple(s)) for s in shapes)}")) from None
+        raise ValueError(at_user_line(
+            f"Incompatible shapes for broadcasting: shapes="
+            f"[{', '.join(str(tuple(s)) for s in shapes)}]")) from None
+
+
+def _type_str(dtype, shape) -> str:
+    """JAX's short aval text, e.g. float32[2,3]."""
+    return f"{_onp.dtype(dtype).name}[{','.join(map(str, shape))}]"
 
 
 @takes_out_sharding
@@ -49,8 +55,8 @@ def broadcast_to(array, shape):  # noqa: A002 (JAX's name)
     if len(shape) < len(xs) or builtins.any(
             a not in (1, b) for a, b in zip(xs, shape[len(shape) - len(xs):])):
         raise ValueError(at_user_line(
-            f"Incompatible shapes for broadcasting: {xs} and requested shape "
-            f"{shape}"))
+            f"Incompatible types for broadcasting: input type={_type_str(x.dtype, xs)} "
+            f"and requested type={_type_str(x.dtype, shape)}"))
     n = len(shape) - len(xs)
     keep = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a == b]
     squeeze_dims = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a != b]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as _onp
 
 from mjax import dtypes as _dt
-from mjax.array import Array
+from mjax.basearray import Array
 from mjax.numpy.arguments import is_array
 from mjax.numpy.conversion import asarray
 
@@ -84,7 +84,15 @@ integer, floating, inexact, number, complexfloating, signedinteger, unsignedinte
 
 
 def iscomplexobj(x):
-    return _dt.issubdtype(asarray(x).dtype, _onp.complexfloating)
+    """Whether x's dtype is complex; x may be anything with a dtype (an array, a
+    ShapeDtypeStruct, a scalar type such as jnp.float32) or array-like. JAX:
+    jnp.iscomplexobj."""
+    if x is None:
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or not isinstance(dtype, _onp.dtype):
+        dtype = asarray(x).dtype
+    return _dt.issubdtype(dtype, _onp.complexfloating)
 
 
 def isscalar(element):

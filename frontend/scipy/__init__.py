@@ -1,4 +1,5 @@
 """`mjax.scipy`: the parts of SciPy that JAX mirrors (`jax.scipy`), over `mjax.numpy`."""
+from mjax.scipy import fft  # noqa: F401
 from mjax.scipy import linalg  # noqa: F401
 from mjax.scipy import optimize  # noqa: F401
 from mjax.scipy import signal  # noqa: F401

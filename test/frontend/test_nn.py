@@ -102,3 +102,15 @@ def test_kink_derivatives_are_zero_like_jax():
         want = jax.grad(lambda x, f=getattr(jax.nn, name): f(x).sum())(pts)
         np.testing.assert_array_equal(np.asarray(g), np.asarray(want), err_msg=name)
     assert np.isnan(np.asarray(mjax.nn.relu(np.float32(np.nan))))
+
+
+@pytest.mark.parametrize("distribution", ["truncated_normal", "normal", "uniform"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.float32])
+def test_variance_scaling_of_complex_dtypes_as_jax(distribution, dtype):
+    # (flax's Dense with param_dtype=complex64 initializes its kernel so)
+    init = (mjax.nn.initializers.variance_scaling(2.0, "fan_in", distribution),
+            jax.nn.initializers.variance_scaling(2.0, "fan_in", distribution))
+    got = init[0](mjax.random.key(3), (3, 4), dtype)
+    want = init[1](jax.random.key(3), (3, 4), dtype)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)

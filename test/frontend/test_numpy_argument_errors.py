@@ -1,5 +1,6 @@
 """jax.numpy's argument errors: max/min where= without initial, lists where arrays are
 wanted, shapes that do not broadcast, and their messages, as JAX raises them."""
+import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
@@ -55,3 +56,19 @@ def test_shape_mismatch_message_as_jax():
         jnp.ones(100) * jnp.ones((100, 10))
     assert str(e.value).startswith("Incompatible shapes for broadcasting: shapes=[(100,), "
                                    "(100, 10)]")
+
+
+@pytest.mark.parametrize("call", [
+    lambda np_: np_.broadcast_shapes((2,), (3,), (1,)),
+    lambda np_: (mjax.lax if np_ is jnp else jax.lax).broadcast_shapes((1, 2, 1, 3), (2, 1, 4, 4)),
+    lambda np_: np_.broadcast_arrays(np_.ones(3), np_.ones(4)),
+    lambda np_: np_.broadcast_to(np_.ones((2, 3)), (4, 3)),
+    lambda np_: np_.broadcast_to(np_.ones(3, np_.int32), (2,)),
+])
+def test_broadcasting_errors_say_what_jax_says(call):
+    messages = []
+    for np_ in (jnp, jjnp):
+        with pytest.raises(ValueError) as e:
+            call(np_)
+        messages.append(str(e.value).split(" (at ")[0])
+    assert messages[0] == messages[1]

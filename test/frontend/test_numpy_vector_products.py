@@ -1,4 +1,9 @@
-"""vecdot, matvec, vecmat, cross and einsum_path against jax.numpy."""
+"""vecdot, matvec, vecmat, cross and einsum_path against jax.numpy; the precision of
+dot-like functions reaching the HLO as in jax."""
+import re
+
+import jax
+import mjax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -43,3 +48,25 @@ def test_einsum_path():
     assert mnp.einsum_path("ij,jk,kl->il", *ops, optimize="greedy")[0] == [
         tuple(p) for p in np.einsum_path("ij,jk,kl->il", *ops, optimize="greedy")[0][1:]]
     assert isinstance(report, str)
+
+
+@pytest.mark.parametrize("name,shapes", [
+    ("dot", [(2, 3), (3, 4)]), ("dot", [(2, 2, 3), (3, 2)]), ("matmul", [(2, 2, 3), (3,)]),
+    ("vdot", [(3,), (3,)]), ("inner", [(2, 3), (4, 3)]), ("tensordot", [(2, 3), (3, 4)]),
+    ("einsum", [(2, 3), (3, 4)])])
+@pytest.mark.parametrize("precision", ["HIGH", "HIGHEST"])
+def test_precision_reaches_the_hlo_as_jax(name, shapes, precision):
+    # (haiku's Linear test reads operand_precision in jit(...).lower().compiler_ir('hlo'))
+    def operand_precisions(m):
+        def f(a, b):
+            p = getattr(m.lax.Precision, precision)
+            if name == "einsum":
+                return m.numpy.einsum("ij,jk->ik", a, b, precision=p)
+            if name == "tensordot":
+                return m.numpy.tensordot(a, b, 1, precision=p)
+            return getattr(m.numpy, name)(a, b, precision=p)
+        args = [np.ones(s, np.float32) for s in shapes]
+        text = m.jit(f).lower(*args).compiler_ir("hlo").as_hlo_text()
+        return sorted(set(re.findall(r"operand_precision=\{[a-z,]*\}", text)))
+    got = operand_precisions(mjax)
+    assert got == operand_precisions(jax) and got

@@ -14,6 +14,7 @@ Python objects exists in mjax only in part:
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any
 
 import numpy as np
@@ -194,4 +195,28 @@ def _tracing_internal(name):
 # JAX's trace-stack API (haiku reads these at import; using them is not supported).
 take_current_trace = _tracing_internal("take_current_trace")
 set_current_trace = _tracing_internal("set_current_trace")
-get_opaque_trace_state = _tracing_internal("get_opaque_trace_state")
+
+
+class OpaqueTraceState:
+    """The trace current when it was taken, as a token: two are equal exactly when taken
+    under the same trace (haiku checks that no JAX transform sits between its frames).
+    JAX: jax._src.core.OpaqueTraceState."""
+
+    def __init__(self, trace):
+        try:
+            self._trace_ref = None if trace is None else weakref.ref(trace)
+        except TypeError:   # (a trace class without weak references: held)
+            self._trace_ref = trace
+
+    def __eq__(self, other):
+        return isinstance(other, OpaqueTraceState) and self._trace_ref == other._trace_ref
+
+    def __hash__(self):
+        return hash(self._trace_ref)
+
+
+def get_opaque_trace_state(convention=None) -> OpaqueTraceState:
+    """A token of the current trace (outside any transformation: the eager one). JAX:
+    jax.extend.core.get_opaque_trace_state."""
+    del convention
+    return OpaqueTraceState(_core.current_trace())
