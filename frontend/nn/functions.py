@@ -228,9 +228,16 @@ def _masked_max(x, axis, where):
     return lax.stop_gradient(jnp.max(x, axis=axis, keepdims=True))
 
 
+def _no_bool(name, x):
+    # JAX's softmax subtracts the max before promoting: bool has no subtraction.
+    if jnp.asarray(x).dtype == _onp.bool_:
+        raise TypeError(f"{name}: sub does not accept dtype bool")
+
+
 def softmax(x, axis=-1, where=None):
     """exp(x) / sum(exp(x)) along `axis`, shifted by the max for stability; masked-out
     entries (where=False) are 0. JAX: jax.nn.softmax."""
+    _no_bool("softmax", x)
     x = _float("softmax", x)
     shifted = jnp.exp(x - _masked_max(x, axis, where))
     if where is not None:
@@ -240,6 +247,7 @@ def softmax(x, axis=-1, where=None):
 
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x) along `axis`; masked-out entries are -inf. JAX: jax.nn.log_softmax."""
+    _no_bool("log_softmax", x)
     x = _float("log_softmax", x)
     shifted = x - _masked_max(x, axis, where)
     e = jnp.exp(shifted)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import numpy as _onp
 
@@ -114,10 +115,22 @@ def logical_not(x, /):
 negative = _unary("negative", lax.neg)
 positive = _unary("positive", lambda x: x)
 sign = _unary("sign", lax.sign)
-floor = _unary("floor", lambda x: x if not _dt.is_float(x.dtype) else lax.floor(x))
-ceil = _unary("ceil", lambda x: x if not _dt.is_float(x.dtype) else lax.ceil(x))
-_trunc = _unary("trunc", lambda x: x if not _dt.is_float(x.dtype) else
-                lax.select(lax.lt(x, lax.full_like(x, 0)), lax.ceil(x), lax.floor(x)))
+
+
+def _integral_kept(name, fn):
+    """fn for floats; integers and bools as they are; complex raises (JAX's lax op does)."""
+    def f(x):
+        if _dt.issubdtype(x.dtype, _onp.complexfloating):
+            raise TypeError(f"{name} does not accept dtype {x.dtype}. Accepted dtypes are "
+                            "subtypes of floating.")
+        return fn(x) if _dt.is_float(x.dtype) else x
+    return _unary(name, f)
+
+
+floor = _integral_kept("floor", lax.floor)
+ceil = _integral_kept("ceil", lax.ceil)
+_trunc = _integral_kept("trunc", lambda x: lax.select(lax.lt(x, lax.full_like(x, 0)),
+                                                      lax.ceil(x), lax.floor(x)))
 
 
 @fused_when_eager
@@ -126,7 +139,18 @@ def trunc(x):
     return _trunc(x)
 
 
-rint = _unary("rint", lambda x: x if not _dt.is_float(x.dtype) else lax.round(x, 1))
+
+
+def _rint(x):
+    # As JAX: integers and bools become the default float; complex rounds each part.
+    if not _dt.is_inexact(x.dtype):
+        return lax.convert_element_type(x, _dt.default_float())
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        return lax.complex(lax.round(lax.real(x), 1), lax.round(lax.imag(x), 1))
+    return lax.round(x, 1)
+
+
+rint = _unary("rint", _rint)
 exp = _unary("exp", lax.exp, True)
 exp2 = _unary("exp2", lax.exp2, True)
 expm1 = _unary("expm1", lax.expm1, True)
@@ -189,12 +213,25 @@ bitwise_not = bitwise_invert = invert
 def round(a, decimals=0, out=None):  # noqa: A001
     no_out("round", out)
     (a,) = promote("round", a)
-    if not _dt.is_inexact(a.dtype):
+    decimals = operator.index(decimals)
+    if _dt.issubdtype(a.dtype, _onp.integer):
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return a
-    if decimals == 0:
-        return lax.round(a, 1)
-    factor = lax.full_like(a, 10.0 ** decimals)
-    return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+    if decimals > math.log10(float(_dt.finfo(a.dtype).max)):  # (bool: finfo raises)
+        return a  # beyond the dtype's precision
+
+    def round_real(x):
+        if decimals == 0:
+            return lax.round(x, 1)
+        # float16 scales in float32, as JAX does (the scaled value would round badly).
+        wide = lax.convert_element_type(x, _onp.float32) if x.dtype == _onp.float16 else x
+        factor = lax.full_like(wide, 10.0 ** decimals)
+        out = lax.div(lax.round(lax.mul(wide, factor), 1), factor)
+        return lax.convert_element_type(out, x.dtype) if x.dtype != wide.dtype else out
+    if _dt.issubdtype(a.dtype, _onp.complexfloating):
+        return lax.complex(round_real(lax.real(a)), round_real(lax.imag(a)))
+    return round_real(a)
 
 
 around = round
@@ -358,6 +395,9 @@ def sinc(x, /):
 
 
 def fabs(x, /):
+    check_arraylike("fabs", x)
+    if iscomplexobj(x):
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
     (x,) = promote("fabs", x, inexact=True)
     return lax.abs(x)
 
