@@ -406,7 +406,7 @@ def gcd(x1, x2):
     """Greatest common divisor (Euclid's algorithm, unrolled to the dtype's worst case)."""
     x1, x2 = promote("gcd", x1, x2)
     if not _dt.issubdtype(x1.dtype, _onp.integer):
-        raise TypeError(f"mjax.numpy.gcd: arguments must be integers, got {x1.dtype}")
+        raise ValueError(f"Arguments to mjax.numpy.gcd must be integers, got {x1.dtype}")
     a, b = abs(x1), abs(x2)
     zero, one = lax.full_like(a, 0), lax.full_like(a, 1)
     # Consecutive Fibonacci numbers are the worst case: about 1.44 * bits steps.
@@ -429,6 +429,11 @@ def lcm(x1, x2):
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = promote("isclose", a, b, inexact=True)
     out = less_equal(abs(a - b), atol + rtol * abs(b))
+    # Infinities are close only to the same infinity (inf - inf is NaN); NaN to nothing.
+    a_inf, b_inf = isinf(a), isinf(b)
+    out = logical_and(out, logical_not(logical_or(a_inf, b_inf)))
+    out = logical_or(out, logical_and(logical_and(a_inf, b_inf), lax.eq(a, b)))
+    out = logical_and(out, logical_not(logical_or(isnan(a), isnan(b))))
     if equal_nan:
         out = logical_or(out, logical_and(isnan(a), isnan(b)))
     return _strong(out)

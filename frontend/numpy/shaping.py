@@ -11,8 +11,8 @@ import numpy as _onp
 from mjax import dtypes as _dt, lax, prng as _prng
 from mjax.core import at_user_line, aval_of_value, Tracer
 from mjax.lax.sharding import takes_out_sharding
-from mjax.numpy.arguments import (canonical_shape, concrete, index_axis, is_array, no_out,
-                                  normalize_axes, normalize_axis)
+from mjax.numpy.arguments import (AxisError, canonical_shape, concrete, index_axis, is_array,
+                                  no_out, normalize_axes, normalize_axis)
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import concrete_int
 from mjax.numpy.conversion import asarray, astype
@@ -88,6 +88,10 @@ def swapaxes(a, axis1, axis2):
 @fused_when_eager
 def moveaxis(a, source, destination):
     a = asarray(a)
+    if a.ndim == 0:  # (normalize_axes takes axis 0 of a scalar; JAX's moveaxis does not)
+        for ax in _onp.atleast_1d(_onp.asarray(source, dtype=object)).tolist() + \
+                _onp.atleast_1d(_onp.asarray(destination, dtype=object)).tolist():
+            raise AxisError(f"axis {ax} is out of bounds for array of dimension 0")
     src = normalize_axes(source, a.ndim)
     dst = normalize_axes(destination, a.ndim)
     order = [i for i in range(a.ndim) if i not in src]

@@ -242,3 +242,33 @@ def test_error_classes_are_jaxs(fn):
     x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (x,))
     compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (np.asarray(jax.numpy.asarray(x)),))
+
+
+def test_isclose_of_infinities_and_nans():
+    a = np.float32([np.inf, -np.inf, np.inf, np.nan, 1.0, 0.0, np.inf])
+    b = np.float32([np.inf, np.inf, 1.0, np.nan, np.inf, -0.0, np.nan])
+    for equal_nan in (False, True):
+        compare(lambda a, b: mjax.numpy.isclose(a, b, equal_nan=equal_nan),
+                lambda a, b: jax.numpy.isclose(a, b, equal_nan=equal_nan), (a, b),
+                modes=("eager", "jit", "vmap"))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.numpy.cos(x), lambda L, x: L.numpy.expm1(x), lambda L, x: L.numpy.add(x, 1.5),
+    lambda L, x: L.nn.elu(x), lambda L, x: L.nn.celu(x), lambda L, x: L.nn.leaky_relu(x),
+    lambda L, x: L.nn.selu(x)],
+    ids=["cos", "expm1", "add", "elu", "celu", "leaky_relu", "selu"])
+def test_int64_numpy_arguments_wrap_to_int32_first(fn):
+    # x64 off: a NumPy int64 argument is canonicalized (wrapped) to int32 before it is
+    # promoted, as jax.numpy does (mjax cast it to float directly, eagerly); JAX's
+    # elu/celu/leaky_relu of integers are weakly typed floats.
+    x = np.array([3173333790166223068, -5, 2**40 + 5, 7], np.int64)
+    compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (x,), modes=("eager", "jit"))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.numpy.gcd(1.5, 2), lambda L: L.numpy.lcm(np.float32(1), 2),
+    lambda L: L.numpy.ldexp(1.0, 2.0), lambda L: L.numpy.moveaxis(np.float32(2), 0, 0)],
+    ids=["gcd", "lcm", "ldexp", "moveaxis_of_scalar"])
+def test_more_error_classes_are_jaxs(fn):
+    compare(lambda: fn(mjax), lambda: fn(jax), ())
