@@ -46,7 +46,7 @@ def empty(shape, dtype=None):
 def full(shape, fill_value, dtype=None):
     if dtype is not None:
         dtype = _dt.check_user_dtype(dtype, "full")
-    if _onp.ndim(fill_value) == 0:
+    if dtype is not None and _onp.ndim(fill_value) == 0:
         # lax.full converts as a cast does (a Python int out of the dtype's range wraps,
         # as in JAX; asarray would raise OverflowError).
         return lax.full(canonical_shape(shape), fill_value, dtype)
