@@ -563,7 +563,6 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
     aval = getattr(x, "aval", None)
     if aval is not None and aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x  # already that type: the common case on every NumPy-level op
-    aval = aval_of_value(x)
     if _is_python_scalar(x) or (not isinstance(x, Tracer) and isinstance(
             x, (np.ndarray, np.generic))):
         value = np.asarray(x)
@@ -590,6 +589,7 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
             if trace is None:
                 return device_put_value(value, weak_type=weak_type)
             return _LiteralArray(value, weak_type)
+    aval = aval_of_value(x)  # (not before: a Python int out of int32's range casts too)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
     out = bind(ConvertElementTypeOp, x, new_dtype=new_dtype, _weak_type=weak_type)

@@ -24,9 +24,13 @@ __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish
            "get_scaled_dot_general_config"]
 
 
-def _float(name, x):
-    """x as an inexact array; a Python int or float stays weakly typed, as in JAX."""
+def _float(name, x, weak_integers=False):
+    """x as an inexact array; a Python int or float stays weakly typed, as in JAX.
+    weak_integers: an integer or bool array becomes a weakly typed float too (JAX's elu,
+    leaky_relu and celu promote it with their Python float constants)."""
     weak = isinstance(x, (int, float)) and not isinstance(x, bool)
+    if weak_integers and hasattr(x, "dtype") and not _dt.is_inexact(x.dtype):
+        weak = True
     (x,) = jnp._promote(name, x, inexact=True)
     return lax.convert_element_type(x, x.dtype, weak_type=True) if weak else x
 
@@ -117,7 +121,7 @@ def gelu(x, approximate: bool = True):
 
 def elu(x, alpha=1.0):
     """x for x > 0, alpha * (exp(x) - 1) otherwise. JAX: jax.nn.elu."""
-    x = _float("elu", x)
+    x = _float("elu", x, weak_integers=True)
     positive = x > 0
     # expm1 of the clamped value: the unused branch must not overflow (its gradient is NaN).
     return jnp.where(positive, x, alpha * jnp.expm1(jnp.where(positive, 0, x)))
@@ -125,13 +129,13 @@ def elu(x, alpha=1.0):
 
 def leaky_relu(x, negative_slope=1e-2):
     """x for x >= 0, negative_slope * x otherwise. JAX: jax.nn.leaky_relu."""
-    x = _float("leaky_relu", x)
+    x = _float("leaky_relu", x, weak_integers=True)
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
 def celu(x, alpha=1.0):
     """max(x, 0) + alpha * expm1(min(x, 0) / alpha). JAX: jax.nn.celu."""
-    x = _float("celu", x)
+    x = _float("celu", x, weak_integers=True)
     return jnp.maximum(x, 0) + alpha * jnp.expm1(jnp.minimum(x, 0) / alpha)
 
 
@@ -228,9 +232,16 @@ def _masked_max(x, axis, where):
     return lax.stop_gradient(jnp.max(x, axis=axis, keepdims=True))
 
 
+def _no_bool(name, x):
+    # JAX's softmax subtracts the max before promoting: bool has no subtraction.
+    if jnp.asarray(x).dtype == _onp.bool_:
+        raise TypeError(f"{name}: sub does not accept dtype bool")
+
+
 def softmax(x, axis=-1, where=None):
     """exp(x) / sum(exp(x)) along `axis`, shifted by the max for stability; masked-out
     entries (where=False) are 0. JAX: jax.nn.softmax."""
+    _no_bool("softmax", x)
     x = _float("softmax", x)
     shifted = jnp.exp(x - _masked_max(x, axis, where))
     if where is not None:
@@ -240,6 +251,7 @@ def softmax(x, axis=-1, where=None):
 
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x) along `axis`; masked-out entries are -inf. JAX: jax.nn.log_softmax."""
+    _no_bool("log_softmax", x)
     x = _float("log_softmax", x)
     shifted = x - _masked_max(x, axis, where)
     e = jnp.exp(shifted)

@@ -9,6 +9,8 @@ import numpy as _onp
 from mjax.core import at_user_line, Tracer
 from mjax.numpy.concrete_values import concrete_int, concrete_or_error
 
+AxisError = _onp.exceptions.AxisError  # (a ValueError and an IndexError)
+
 
 def is_array(x):
     """Whether x is an mjax array or a tracer (not a list, scalar or NumPy array)."""
@@ -34,7 +36,9 @@ def canonical_shape(shape):
 def normalize_axis(axis, ndim):
     """axis in [0, ndim) (negative ones count from the end)."""
     if not -ndim <= axis < max(ndim, 1):
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+        # NumPy's AxisError is a ValueError and an IndexError: JAX raises either,
+        # depending on the function.
+        raise AxisError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim if ndim else 0
 
 
@@ -64,6 +68,6 @@ def index_axis(axis, ndim):
     """normalize_axis for any integer-like axis, its error located at the user's line."""
     axis = operator.index(axis)
     if not -ndim <= axis < max(ndim, 1):
-        raise ValueError(at_user_line(f"axis {axis} is out of bounds for array of dimension "
+        raise AxisError(at_user_line(f"axis {axis} is out of bounds for array of dimension "
                                       f"{ndim}"))
     return axis % ndim if ndim else 0

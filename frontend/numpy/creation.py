@@ -18,7 +18,7 @@ from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.elementwise import log10, power, real, where_xy
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to, result_type
 from mjax.numpy.scalar_types import bool_
-from mjax.numpy.shaping import concatenate, expand_dims, moveaxis
+from mjax.numpy.shaping import concatenate, expand_dims, reshape
 
 
 @takes_out_sharding
@@ -46,9 +46,10 @@ def empty(shape, dtype=None):
 def full(shape, fill_value, dtype=None):
     if dtype is not None:
         dtype = _dt.check_user_dtype(dtype, "full")
-    if dtype is None:
-        fill_value = asarray(fill_value)
-        return broadcast_to(fill_value, canonical_shape(shape))
+    if dtype is not None and _onp.ndim(fill_value) == 0:
+        # lax.full converts as a cast does (a Python int out of the dtype's range wraps,
+        # as in JAX; asarray would raise OverflowError).
+        return lax.full(canonical_shape(shape), fill_value, dtype)
     return broadcast_to(asarray(fill_value, dtype=dtype), canonical_shape(shape))
 
 
@@ -116,20 +117,38 @@ def arange(start, stop=None, step=None, dtype=None):
 @fused_when_eager
 @with_device_keyword
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    num = int(num)
-    dtype = _dt.default_float() if dtype is None else _dt.check_user_dtype(dtype, "linspace")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start, stop = asarray(start), asarray(stop)
-    compute = _dt.default_float() if not _dt.is_inexact(dtype) else dtype
-    start_c, stop_c = astype(start, compute), astype(stop, compute)
+    dtype = (_dt.to_inexact_dtype(result_type(start, stop)) if dtype is None
+             else _dt.check_user_dtype(dtype, "linspace"))
+    compute = _dt.to_inexact_dtype(dtype)
+    start, stop = astype(start, compute), astype(stop, compute)
+    shape = list(broadcast_shapes(start.shape, stop.shape))
+    start, stop = broadcast_to(start, shape), broadcast_to(stop, shape)
+    axis = len(shape) + axis + 1 if axis < 0 else axis
+    ones_shape = shape[:axis] + [1] + shape[axis:]
     div = (num - 1) if endpoint else num
-    step = (stop_c - start_c) / builtins.max(div, 1)
-    i = lax.iota(compute, num)
-    shape = broadcast_shapes(start.shape, stop.shape)
-    i = lax.broadcast_in_dim(i, (num,) + shape, (0,))
-    out = broadcast_to(start_c, (num,) + shape) + i * broadcast_to(step, (num,) + shape)
-    if endpoint and num > 1:
-        out = concatenate([out[:-1], broadcast_to(stop_c, (1,) + shape)], axis=0)
-    out = moveaxis(out, 0, axis) if shape else out
+    if num > 1:
+        step = (stop - start) / asarray(div, dtype=compute)
+        # Each point interpolates the ends (start * (1 - t) + stop * t), as JAX does, so
+        # the ends come out exactly and integer outputs floor the same values.
+        real = _dt.finfo(compute).dtype
+        iota_shape = [1] * len(ones_shape)
+        iota_shape[axis] = div
+        t = astype(lax.reshape(lax.iota(real, div), iota_shape) / asarray(div, real), compute)
+        out = reshape(start, ones_shape) * (1 - t) + reshape(stop, ones_shape) * t
+        if endpoint:
+            out = concatenate([out, reshape(stop, ones_shape)], axis=axis)
+    elif num == 1:
+        step = asarray(_onp.nan if endpoint else stop - start, dtype=compute)
+        out = reshape(start, ones_shape)
+    else:
+        step = full((), _onp.nan, compute)
+        out = zeros(shape[:axis] + [0] + shape[axis:], dtype)
+    if _dt.issubdtype(dtype, _onp.integer) and not _dt.issubdtype(out.dtype, _onp.integer):
+        out = lax.floor(out)
     out = astype(out, dtype)
     return (out, step) if retstep else out
 

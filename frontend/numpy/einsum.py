@@ -117,7 +117,7 @@ def contract(subscripts, *operands, precision=None):
     sizes = {}
     for o, t in zip(ops, terms):
         for c, d in zip(t, o.shape):
-            sizes[c] = max(sizes.get(c, 1), d)
+            sizes[c] = d if sizes.get(c, 1) == 1 else sizes[c]  # (0 is a size, not 1)
     ops = [broadcast_to(o, tuple(sizes[c] for c in t)) if any(
         d != sizes[c] for c, d in zip(t, o.shape)) else o for o, t in zip(ops, terms)]
     x, lx = ops[0], terms[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import numpy as _onp
 
@@ -114,10 +115,22 @@ def logical_not(x, /):
 negative = _unary("negative", lax.neg)
 positive = _unary("positive", lambda x: x)
 sign = _unary("sign", lax.sign)
-floor = _unary("floor", lambda x: x if not _dt.is_float(x.dtype) else lax.floor(x))
-ceil = _unary("ceil", lambda x: x if not _dt.is_float(x.dtype) else lax.ceil(x))
-_trunc = _unary("trunc", lambda x: x if not _dt.is_float(x.dtype) else
-                lax.select(lax.lt(x, lax.full_like(x, 0)), lax.ceil(x), lax.floor(x)))
+
+
+def _integral_kept(name, fn):
+    """fn for floats; integers and bools as they are; complex raises (JAX's lax op does)."""
+    def f(x):
+        if _dt.issubdtype(x.dtype, _onp.complexfloating):
+            raise TypeError(f"{name} does not accept dtype {x.dtype}. Accepted dtypes are "
+                            "subtypes of floating.")
+        return fn(x) if _dt.is_float(x.dtype) else x
+    return _unary(name, f)
+
+
+floor = _integral_kept("floor", lax.floor)
+ceil = _integral_kept("ceil", lax.ceil)
+_trunc = _integral_kept("trunc", lambda x: lax.select(lax.lt(x, lax.full_like(x, 0)),
+                                                      lax.ceil(x), lax.floor(x)))
 
 
 @fused_when_eager
@@ -126,7 +139,18 @@ def trunc(x):
     return _trunc(x)
 
 
-rint = _unary("rint", lambda x: x if not _dt.is_float(x.dtype) else lax.round(x, 1))
+
+
+def _rint(x):
+    # As JAX: integers and bools become the default float; complex rounds each part.
+    if not _dt.is_inexact(x.dtype):
+        return lax.convert_element_type(x, _dt.default_float())
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        return lax.complex(lax.round(lax.real(x), 1), lax.round(lax.imag(x), 1))
+    return lax.round(x, 1)
+
+
+rint = _unary("rint", _rint)
 exp = _unary("exp", lax.exp, True)
 exp2 = _unary("exp2", lax.exp2, True)
 expm1 = _unary("expm1", lax.expm1, True)
@@ -189,12 +213,25 @@ bitwise_not = bitwise_invert = invert
 def round(a, decimals=0, out=None):  # noqa: A001
     no_out("round", out)
     (a,) = promote("round", a)
-    if not _dt.is_inexact(a.dtype):
+    decimals = operator.index(decimals)
+    if _dt.issubdtype(a.dtype, _onp.integer):
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return a
-    if decimals == 0:
-        return lax.round(a, 1)
-    factor = lax.full_like(a, 10.0 ** decimals)
-    return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+    if decimals > math.log10(float(_dt.finfo(a.dtype).max)):  # (bool: finfo raises)
+        return a  # beyond the dtype's precision
+
+    def round_real(x):
+        if decimals == 0:
+            return lax.round(x, 1)
+        # float16 scales in float32, as JAX does (the scaled value would round badly).
+        wide = lax.convert_element_type(x, _onp.float32) if x.dtype == _onp.float16 else x
+        factor = lax.full_like(wide, 10.0 ** decimals)
+        out = lax.div(lax.round(lax.mul(wide, factor), 1), factor)
+        return lax.convert_element_type(out, x.dtype) if x.dtype != wide.dtype else out
+    if _dt.issubdtype(a.dtype, _onp.complexfloating):
+        return lax.complex(round_real(lax.real(a)), round_real(lax.imag(a)))
+    return round_real(a)
 
 
 around = round
@@ -358,6 +395,9 @@ def sinc(x, /):
 
 
 def fabs(x, /):
+    check_arraylike("fabs", x)
+    if iscomplexobj(x):
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
     (x,) = promote("fabs", x, inexact=True)
     return lax.abs(x)
 
@@ -366,7 +406,7 @@ def gcd(x1, x2):
     """Greatest common divisor (Euclid's algorithm, unrolled to the dtype's worst case)."""
     x1, x2 = promote("gcd", x1, x2)
     if not _dt.issubdtype(x1.dtype, _onp.integer):
-        raise TypeError(f"mjax.numpy.gcd: arguments must be integers, got {x1.dtype}")
+        raise ValueError(f"Arguments to mjax.numpy.gcd must be integers, got {x1.dtype}")
     a, b = abs(x1), abs(x2)
     zero, one = lax.full_like(a, 0), lax.full_like(a, 1)
     # Consecutive Fibonacci numbers are the worst case: about 1.44 * bits steps.
@@ -389,6 +429,11 @@ def lcm(x1, x2):
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = promote("isclose", a, b, inexact=True)
     out = less_equal(abs(a - b), atol + rtol * abs(b))
+    # Infinities are close only to the same infinity (inf - inf is NaN); NaN to nothing.
+    a_inf, b_inf = isinf(a), isinf(b)
+    out = logical_and(out, logical_not(logical_or(a_inf, b_inf)))
+    out = logical_or(out, logical_and(logical_and(a_inf, b_inf), lax.eq(a, b)))
+    out = logical_and(out, logical_not(logical_or(isnan(a), isnan(b))))
     if equal_nan:
         out = logical_or(out, logical_and(isnan(a), isnan(b)))
     return _strong(out)

@@ -46,7 +46,7 @@ def ldexp(x1, x2, /):
     """x1 * 2**x2 for an integer x2 (two steps, so that 2**x2 itself cannot overflow)."""
     x2 = asarray(x2)
     if not _dt.issubdtype(x2.dtype, _onp.integer):
-        raise TypeError(f"mjax.numpy.ldexp: x2 must be an integer array, got {x2.dtype}")
+        raise ValueError(f"mjax.numpy.ldexp: x2 must be an integer array, got {x2.dtype}")
     (x1,) = promote("ldexp", x1, inexact=True)
     x1, x2 = broadcast_arrays(x1, x2)
     half = floor_divide(x2, 2)

@@ -15,6 +15,7 @@ from mjax import dtypes as _dt
 from mjax import lax
 from mjax.core import Tracer, at_user_line
 from mjax.errors import NonConcreteBooleanIndexError
+from mjax.numpy.arguments import AxisError, index_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import known
 from mjax.numpy.conversion import asarray
@@ -96,7 +97,8 @@ def _normalize_index(x_shape, idx):
             f"Too many indices for array: {consumed} non-None/Ellipsis indices "
             f"for dim {len(x_shape)}."))
     if n_ellipsis:
-        k = out.index(Ellipsis)
+        k = next(k for k, i in enumerate(out) if i is Ellipsis)  # (list.index compares
+        #                                                   arrays with ==)
         out = out[:k] + [slice(None)] * (len(x_shape) - consumed) + out[k + 1:]
     else:
         out += [slice(None)] * (len(x_shape) - consumed)
@@ -175,7 +177,9 @@ def getitem(x, idx, *, mode=None, fill_value=None):
             starts[d] = _int32_index(asarray(idx[d]))  # (dynamic_slice wraps negatives)
             sizes[d] = 1
         return lax.squeeze(lax.dynamic_slice(x, starts, sizes), sorted(squeeze_dims + dyn))
-    out = _advanced_gather(x, idx, dyn, mode or "clip", fill_value)
+    # JAX gathers with "promise_in_bounds" by default: the gather clamps, and its transpose
+    # (a scatter) drops the cotangents of out-of-range indices.
+    out = _advanced_gather(x, idx, dyn, mode or "promise_in_bounds", fill_value)
     return lax.squeeze(out, squeeze_dims) if squeeze_dims else out
 
 
@@ -248,13 +252,33 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
     if out is not None:
         raise NotImplementedError("mjax.numpy.take: the `out` argument is not supported")
-    a = asarray(a)
+    a, indices = asarray(a), asarray(indices)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = axis % a.ndim
-    idx = [slice(None)] * axis + [asarray(indices)]
-    return getitem(a, tuple(idx), mode="fill" if mode is None else mode,
-                   fill_value=fill_value)
+    if a.ndim == 0:  # (index_axis takes axis 0 of a scalar; JAX's take does not)
+        raise AxisError(at_user_line(f"axis {axis} is out of bounds for array of dimension 0"))
+    axis = index_axis(axis, a.ndim)
+    # JAX's modes of take: "fill" (the default) fills out-of-range positions, "clip"
+    # clamps, "wrap" takes indices modulo the axis's size; no others.
+    if mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    if mode == "wrap":
+        n = a.shape[axis]
+        indices = lax.rem(indices, lax.full_like(indices, n)) if n else indices
+        indices = where_xy(lax.lt(indices, lax.full_like(indices, 0)),
+                           lax.add(indices, lax.full_like(indices, n)), indices) if n else indices
+        mode = "promise_in_bounds"
+    elif mode == "clip" and a.shape[axis]:
+        # (clamped as they are: negative indices go to 0, not from the end)
+        indices = lax.clamp(lax.full_like(indices, 0), indices,
+                            lax.full_like(indices, a.shape[axis] - 1))
+        mode = "promise_in_bounds"
+    elif mode is None:
+        mode = "fill"
+    elif mode not in ("fill", "clip"):
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    idx = [slice(None)] * axis + [indices]
+    return getitem(a, tuple(idx), mode=mode, fill_value=fill_value)
 
 
 @fused_when_eager

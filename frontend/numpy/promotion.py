@@ -201,6 +201,16 @@ def _scalar_with_array(fname, args, inexact):
     return [const, arr] if scalar_first else [arr, const]
 
 
+def _canonical_numpy(a):
+    # A NumPy argument becomes an array of its canonical dtype first, as jax.numpy's do
+    # (an int64 wraps to int32 when x64 is off), and is then cast.
+    if isinstance(a, (_onp.ndarray, _onp.generic)):
+        canonical = _dt.canonicalize_dtype(a.dtype)
+        if canonical != a.dtype:
+            return _onp.asarray(a).astype(canonical)
+    return a
+
+
 def promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
     """Promote dtypes (JAX rules) and, unless broadcast=False, broadcast shapes.
     scalar_consts: the operands only feed a new op (see _scalar_with_array)."""
@@ -242,7 +252,7 @@ def promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
         raise _dt.TypePromotionError(at_user_line(str(e))) from None
     if inexact:
         dtype = _dt.to_inexact_dtype(dtype)
-    out = [lax.convert_element_type(a, dtype, weak_type=weak) for a in args]
+    out = [lax.convert_element_type(_canonical_numpy(a), dtype, weak_type=weak) for a in args]
     if not broadcast:
         return out
     first = avals[0].shape

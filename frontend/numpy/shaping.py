@@ -11,8 +11,8 @@ import numpy as _onp
 from mjax import dtypes as _dt, lax, prng as _prng
 from mjax.core import at_user_line, aval_of_value, Tracer
 from mjax.lax.sharding import takes_out_sharding
-from mjax.numpy.arguments import (canonical_shape, concrete, index_axis, is_array, no_out,
-                                  normalize_axes, normalize_axis)
+from mjax.numpy.arguments import (AxisError, canonical_shape, concrete, index_axis, is_array,
+                                  no_out, normalize_axes, normalize_axis)
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import concrete_int
 from mjax.numpy.conversion import asarray, astype
@@ -32,6 +32,11 @@ def size(a, axis=None):
     return math.prod(s) if axis is None else s[axis]
 
 
+class ReshapeError(TypeError, ValueError):
+    """A reshape to another size: JAX raises TypeError for its arrays and NumPy's
+    ValueError for NumPy arguments; this is both, so either `except` catches it."""
+
+
 @takes_out_sharding
 def reshape(a, shape, order="C", *, copy=None):
     # (copy: accepted as JAX does; mjax arrays are immutable, so a copy is never visible)
@@ -43,12 +48,12 @@ def reshape(a, shape, order="C", *, copy=None):
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         if known == 0 or a.size % known:
-            raise TypeError(at_user_line(
+            raise ReshapeError(at_user_line(
                 f"cannot reshape array of shape {a.shape} (size {a.size}) into "
                 f"shape {shape}"))
         shape = tuple(a.size // known if d == -1 else d for d in shape)
     if math.prod(shape) != a.size:
-        raise TypeError(at_user_line(
+        raise ReshapeError(at_user_line(
             f"cannot reshape array of shape {a.shape} (size {a.size}) into shape "
             f"{shape} (size {math.prod(shape)})"))
     if order == "F":
@@ -84,6 +89,10 @@ def swapaxes(a, axis1, axis2):
 @fused_when_eager
 def moveaxis(a, source, destination):
     a = asarray(a)
+    if a.ndim == 0:  # (normalize_axes takes axis 0 of a scalar; JAX's moveaxis does not)
+        for ax in _onp.atleast_1d(_onp.asarray(source, dtype=object)).tolist() + \
+                _onp.atleast_1d(_onp.asarray(destination, dtype=object)).tolist():
+            raise AxisError(f"axis {ax} is out of bounds for array of dimension 0")
     src = normalize_axes(source, a.ndim)
     dst = normalize_axes(destination, a.ndim)
     order = [i for i in range(a.ndim) if i not in src]
@@ -175,20 +184,36 @@ def column_stack(tup):
     return concatenate([a if asarray(a).ndim > 1 else reshape(a, (-1, 1)) for a in tup], 1)
 
 
-def split(ary, indices_or_sections, axis=0):
+def _split(name, ary, indices_or_sections, axis):
+    """Pieces between the bounds [0, *indices, size] (split, as JAX: a decreasing index is
+    an error), or sections of equal size (array_split: the first size % sections pieces
+    one longer)."""
     ary = asarray(ary)
-    axis = normalize_axis(axis, ary.ndim)
-    n = ary.shape[axis]
-    if isinstance(indices_or_sections, int) or _onp.ndim(indices_or_sections) == 0:
-        indices_or_sections = concrete_int(indices_or_sections,
-                                           "split: the number of sections must be static")
-        if n % indices_or_sections:
-            raise ValueError("array split does not result in an equal division")
-        step = n // indices_or_sections
-        bounds = list(range(0, n + 1, step))
+    axis = operator.index(axis)
+    size = ary.shape[axis]  # (an axis out of range: IndexError, as JAX)
+    if isinstance(indices_or_sections, (tuple, list)) or _onp.ndim(indices_or_sections) > 0:
+        bounds = [0] + [concrete_int(i, f"{name}: the split indices must be static")
+                        for i in indices_or_sections] + [size]
+        if name == "array_split":
+            # NumPy's answer where JAX raises: each piece is ary[lo:hi] along the axis.
+            bounds = [min(max(b + size if b < 0 else b, 0), size) for b in bounds]
+            return [lax.slice_in_dim(ary, lo, max(lo, hi), 1, axis % ary.ndim)
+                    for lo, hi in zip(bounds[:-1], bounds[1:])]
+        sizes = [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])]
+        if any(s < 0 for s in sizes):
+            raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
     else:
-        bounds = [0] + list(indices_or_sections) + [n]
-    return [lax.slice_in_dim(ary, a, b, 1, axis) for a, b in zip(bounds[:-1], bounds[1:])]
+        n = concrete_int(indices_or_sections, f"{name}: the number of sections must be static")
+        part, rest = divmod(size, n)  # (0 sections: ZeroDivisionError, as JAX)
+        if rest and name == "split":
+            raise ValueError(f"array split does not result in an equal division: rest is "
+                             f"{rest}")
+        sizes = [part + 1] * rest + [part] * (n - rest)
+    return lax.split(ary, sizes, axis)
+
+
+def split(ary, indices_or_sections, axis=0):
+    return _split("split", ary, indices_or_sections, axis)
 
 
 @fused_when_eager
@@ -343,26 +368,9 @@ def dstack(tup, dtype=None):
 
 
 def array_split(ary, indices_or_sections, axis=0):
-    """Splits into sub-arrays; an integer count need not divide the axis (the first
+    """Splits into sub-arrays; a number of sections need not divide the axis (the first
     len % n pieces get one more element). JAX: jnp.array_split."""
-    ary = asarray(ary)
-    axis = operator.index(axis) % max(ary.ndim, 1)
-    size = ary.shape[axis]
-    if isinstance(indices_or_sections, (int, _onp.integer)) or \
-            _onp.ndim(indices_or_sections) == 0:
-        n = concrete_int(indices_or_sections, "array_split: the number of sections must "
-                                              "be static")
-        if n <= 0:
-            raise ValueError("number sections must be larger than 0.")
-        part, extra = divmod(size, n)
-        bounds = [0]
-        for i in range(n):
-            bounds.append(bounds[-1] + part + (1 if i < extra else 0))
-    else:
-        bounds = [0] + [min(max(int(i) + (size if int(i) < 0 else 0), 0), size)
-                        for i in indices_or_sections] + [size]
-    return [lax.slice_in_dim(ary, lo, max(lo, hi), 1, axis)
-            for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return _split("array_split", ary, indices_or_sections, axis)
 
 
 def _split_along(name, ary, indices_or_sections, axis, min_ndim):

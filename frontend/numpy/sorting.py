@@ -11,7 +11,7 @@ from mjax.numpy.arguments import index_axis, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange, zeros
-from mjax.numpy.elementwise import negative, where_xy
+from mjax.numpy.elementwise import where_xy
 from mjax.numpy.promotion import result_type
 from mjax.numpy.shaping import concatenate, flip, ravel, swapaxes
 
@@ -34,9 +34,13 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
     ax = normalize_axis(axis, a.ndim)
     idx = lax.broadcasted_iota(_dt.default_int() if dtype is None else
                                _dt.check_user_dtype(dtype, "argsort"), a.shape, ax)
-    keys = negative(a) if descending else a
-    _, perm = lax.sort((keys, idx), ax, is_stable=True, num_keys=1)
-    return perm
+    # Descending is the ascending order reversed (negating the keys is wrong for unsigned
+    # ints, INT_MIN, NaN and bool). A stable one sorts the reversed array, so that equal
+    # keys keep their order once the indices are reversed back; as JAX does.
+    if descending and stable:
+        a, idx = lax.rev(a, (ax,)), lax.rev(idx, (ax,))
+    _, perm = lax.sort((a, idx), ax, is_stable=bool(stable), num_keys=1)
+    return lax.rev(perm, (ax,)) if descending else perm
 
 
 def _last(a, axis):

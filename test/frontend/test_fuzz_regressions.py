@@ -17,6 +17,7 @@ def _complex(*shape):
 
 # ---- lax ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fn", [
     lambda L, x: L.lax.reshape(x, np.shape(x)),
     lambda L, x: L.lax.broadcast_in_dim(x, np.shape(x), tuple(range(np.ndim(x)))),
@@ -89,6 +90,7 @@ def test_complex_convolution_is_jaxs_three_real_ones(kw):
 
 # ---- vmap --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fn, args", [
     (lambda L, x, m: x[m], (np.arange(6.0).reshape(2, 3), np.array([True, False, True]))),
     (lambda L, x, c: x * 2 if c > 0 else -x, (np.arange(6.0).reshape(2, 3), -1.5)),
@@ -108,3 +110,165 @@ def test_vmap_mapped_mask_stays_abstract():
     x, m = np.arange(6.0).reshape(2, 3), np.array([[True, False, True], [False] * 3])
     compare(lambda x, m: mjax.vmap(lambda x, m: x[m])(x, m),
             lambda x, m: jax.vmap(lambda x, m: x[m])(x, m), (x, m))
+
+
+# ---- numpy: wrong answers the fuzzer found --------------------------------------------
+
+
+@pytest.mark.parametrize("x", [np.uint8([3, 250, 0, 7, 250]),
+                               np.int32([np.iinfo(np.int32).min, 0, 5, 0, -1]),
+                               np.float32([1, np.nan, 3, 2, -np.inf, 3]),
+                               np.array([True, False, True, False])],
+                         ids=["uint8", "int_min", "nan", "bool"])
+@pytest.mark.parametrize("stable", [True, False])
+def test_argsort_descending_reverses_the_ascending_order(x, stable):
+    # Negating the keys was wrong for unsigned ints, INT_MIN and NaN, and raised for bool.
+    compare(lambda x: mjax.numpy.argsort(x, descending=True, stable=stable),
+            lambda x: jax.numpy.argsort(x, descending=True, stable=stable), (x,),
+            modes=("eager", "jit", "vmap"), vmap_stack=True)
+
+
+def test_grad_of_out_of_range_gather_is_zero_at_the_clamped_element():
+    # Indexing gathers with "promise_in_bounds" as JAX: the value is clamped, but the
+    # transpose drops the out-of-range cotangents (mjax clamped them onto the last one).
+    x = np.arange(5.0, dtype=np.float32)
+    for idx in (np.array([1, 7]), np.array([[1, -9], [7, 4]]), np.array([9])):
+        compare(lambda x: x[idx] * 2.0, lambda x: x[idx] * 2.0, (x,),
+                modes=("eager", "jit", "grad"))
+    m = mjax.vmap(mjax.grad(lambda a, i: a[i].sum()), in_axes=(None, 0))
+    j = jax.vmap(jax.grad(lambda a, i: a[i].sum()), in_axes=(None, 0))
+    i = np.array([[1, 9], [-7, 2]])
+    np.testing.assert_array_equal(np.asarray(m(x, i)), np.asarray(j(x, i)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.numpy.round(x, -1), lambda L, x: L.numpy.round(x, 2),
+    lambda L, x: L.numpy.rint(x), lambda L, x: L.numpy.floor(x), lambda L, x: L.numpy.ceil(x),
+    lambda L, x: L.numpy.trunc(x), lambda L, x: L.numpy.fabs(x)],
+    ids=["round-1", "round2", "rint", "floor", "ceil", "trunc", "fabs"])
+@pytest.mark.parametrize("x", [np.int32([15, -35, 125]), np.uint8([15, 245]),
+                               np.array([True, False]), _complex(3),
+                               np.float16([1.25, -2.375, 0.015])],
+                         ids=["int32", "uint8", "bool", "complex", "float16"])
+def test_rounding_by_dtype(fn, x):
+    # Integers with negative decimals and floor/ceil/trunc/fabs of complex raise as JAX
+    # (mjax returned the input); rint of complex rounds each part; rint of ints is float.
+    compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (x,))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int16, np.float16, None])
+@pytest.mark.parametrize("endpoint", [True, False])
+def test_linspace_floors_to_integer_dtypes(dtype, endpoint):
+    for start, stop, num in ((-3, 2, 7), (0.5, 7.5, 5), (np.float16(1.5), 9, 4), (2, 2, 1)):
+        compare(lambda: mjax.numpy.linspace(start, stop, num, endpoint, dtype=dtype),
+                lambda: jax.numpy.linspace(start, stop, num, endpoint, dtype=dtype), (),
+                rtol=1e-3)
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip", "fill", None, "drop", "raise"])
+@pytest.mark.parametrize("axis", [1, -1, 2, -3, None])
+def test_take_modes_and_axes(mode, axis):
+    # mode="wrap" raised KeyError and an out-of-range axis wrapped; JAX raises ValueError
+    # for the axis and for modes other than fill/clip/wrap.
+    x, i = np.arange(6.0, dtype=np.float32).reshape(2, 3), np.array([0, 4, -5, 2])
+    compare(lambda x, i: mjax.numpy.take(x, i, axis=axis, mode=mode),
+            lambda x, i: jax.numpy.take(x, i, axis=axis, mode=mode), (x, i),
+            modes=("eager", "jit"))
+
+
+def test_integer_array_index_before_ellipsis():
+    x, i = np.arange(12.0).reshape(2, 3, 2), np.array([1, 0, 1])
+    for fn in (lambda x, i: x[i, ...], lambda x, i: x[..., i, :], lambda x, i: x[i, ..., 0]):
+        compare(fn, fn, (x, i), modes=("eager", "jit", "grad"))
+
+
+@pytest.mark.parametrize("parts", [2, 3, 0, [1, 1], [2, 1], [], [0, 0, 3]])
+@pytest.mark.parametrize("name", ["split", "array_split"])
+def test_split_of_zero_size_and_decreasing_indices(name, parts):
+    # split: JAX's rule, the sizes are the differences of [0, *indices, size] (never
+    # clamped). array_split of decreasing indices gives NumPy's pieces where JAX raises.
+    for x, axis in ((np.zeros((0, 3)), 0), (np.zeros((0, 3)), -1), (np.arange(6.0), 0)):
+        bounds = [0] + (parts if isinstance(parts, list) else []) + [x.shape[axis]]
+        if name == "array_split" and bounds != sorted(bounds):
+            got = mjax.numpy.array_split(x, parts, axis=axis)
+            want = np.array_split(x.astype(np.float32), parts, axis=axis)
+            assert [g.shape for g in got] == [w.shape for w in want]
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(np.asarray(g), w)
+            continue
+        compare(lambda x: getattr(mjax.numpy, name)(x, parts, axis=axis),
+                lambda x: getattr(jax.numpy, name)(x, parts, axis=axis), (x,))
+
+
+@pytest.mark.parametrize("spec, shapes", [("ij->", [(0, 3)]), ("i,i->", [(0,), (0,)]),
+                                          ("ij,jk->ik", [(2, 0), (0, 3)]),
+                                          ("ij,j->", [(0, 1), (1,)])])
+def test_einsum_of_zero_size_operands(spec, shapes):
+    ops = [np.zeros(s, np.float32) for s in shapes]
+    compare(lambda *o: mjax.numpy.einsum(spec, *o), lambda *o: jax.numpy.einsum(spec, *o),
+            ops, modes=("eager", "jit", "grad"))
+
+
+@pytest.mark.parametrize("fill", [-3, 300, 2**40, 7, np.int64(-3)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint32])
+def test_full_wraps_python_ints_as_jax(fill, dtype):
+    compare(lambda: mjax.numpy.full((2,), fill, dtype), lambda: jax.numpy.full((2,), fill, dtype),
+            ())
+    compare(lambda: mjax.lax.convert_element_type(fill, dtype),
+            lambda: jax.lax.convert_element_type(fill, dtype), ())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.nn.softmax(x), lambda L, x: L.nn.log_softmax(x),
+    lambda L, x: L.numpy.asarray(x).at[1].multiply(True),
+    lambda L, x: L.numpy.zeros((3, 4)).at[np.array([0, 1]), np.array([0, 1, 2])].set(1.0),
+    lambda L, x: L.numpy.zeros((3, 4))[np.array([0, 1]), np.array([0, 1, 2])]],
+    ids=["softmax", "log_softmax", "at_multiply", "at_set_not_broadcasting",
+         "getitem_not_broadcasting"])
+def test_rejected_as_jax(fn):
+    x = np.array([True, False, True])
+    compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (x,))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.numpy.sum(x, axis=2), lambda L, x: L.numpy.argmax(x, axis=3),
+    lambda L, x: L.numpy.moveaxis(x, 2, 0), lambda L, x: L.numpy.reshape(x, (4, 2)),
+    lambda L, x: L.numpy.where(x > 1, np.ones(4), 0.0), lambda L, x: L.numpy.cumsum(x, 3)],
+    ids=["sum", "argmax", "moveaxis", "reshape", "where", "cumsum"])
+def test_error_classes_are_jaxs(fn):
+    # An out-of-range axis raises NumPy's AxisError (a ValueError and an IndexError: JAX
+    # raises either, by function); a reshape to another size a TypeError that is also a
+    # ValueError (JAX's for NumPy arguments).
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (x,))
+    compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (np.asarray(jax.numpy.asarray(x)),))
+
+
+def test_isclose_of_infinities_and_nans():
+    a = np.float32([np.inf, -np.inf, np.inf, np.nan, 1.0, 0.0, np.inf])
+    b = np.float32([np.inf, np.inf, 1.0, np.nan, np.inf, -0.0, np.nan])
+    for equal_nan in (False, True):
+        compare(lambda a, b: mjax.numpy.isclose(a, b, equal_nan=equal_nan),
+                lambda a, b: jax.numpy.isclose(a, b, equal_nan=equal_nan), (a, b),
+                modes=("eager", "jit", "vmap"))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.numpy.cos(x), lambda L, x: L.numpy.expm1(x), lambda L, x: L.numpy.add(x, 1.5),
+    lambda L, x: L.nn.elu(x), lambda L, x: L.nn.celu(x), lambda L, x: L.nn.leaky_relu(x),
+    lambda L, x: L.nn.selu(x)],
+    ids=["cos", "expm1", "add", "elu", "celu", "leaky_relu", "selu"])
+def test_int64_numpy_arguments_wrap_to_int32_first(fn):
+    # x64 off: a NumPy int64 argument is canonicalized (wrapped) to int32 before it is
+    # promoted, as jax.numpy does (mjax cast it to float directly, eagerly); JAX's
+    # elu/celu/leaky_relu of integers are weakly typed floats.
+    x = np.array([3173333790166223068, -5, 2**40 + 5, 7], np.int64)
+    compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (x,), modes=("eager", "jit"))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.numpy.gcd(1.5, 2), lambda L: L.numpy.lcm(np.float32(1), 2),
+    lambda L: L.numpy.ldexp(1.0, 2.0), lambda L: L.numpy.moveaxis(np.float32(2), 0, 0)],
+    ids=["gcd", "lcm", "ldexp", "moveaxis_of_scalar"])
+def test_more_error_classes_are_jaxs(fn):
+    compare(lambda: fn(mjax), lambda: fn(jax), ())
