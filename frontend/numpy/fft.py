@@ -17,7 +17,7 @@ from mjax.numpy.arraypad import pad
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange
 from mjax.numpy.elementwise import conj
-from mjax.numpy.linalg import jit_eagerly
+from mjax.staging import jit_eagerly
 from mjax.numpy.scalar_types import finfo
 from mjax.numpy.shaping import moveaxis, roll
 

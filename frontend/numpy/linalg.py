@@ -7,16 +7,12 @@ JAX's named tuples (`QRResult`, `SVDResult`, `EighResult`, `SlogdetResult`, `Eig
 from __future__ import annotations
 
 import builtins
-import functools
-import inspect
 import operator
 from typing import NamedTuple
 
 import numpy as _onp
 
-from mjax.api import jit
-from mjax.config import config
-from mjax.core import at_user_line, current_trace
+from mjax.core import at_user_line
 from mjax.lax import linalg as lax_linalg
 from mjax.numpy import creation, elementwise, products, reductions
 from mjax.numpy.arguments import normalize_axis
@@ -30,35 +26,7 @@ from mjax.numpy.scalar_types import finfo, inf, int32, iscomplexobj
 from mjax.numpy.shaping import (expand_dims, flip, moveaxis, ravel, reshape, squeeze, stack,
                                 swapaxes)
 from mjax.numpy.sorting import argsort
-
-
-def jit_eagerly(*dynamic: str):
-    """Runs the decorated function as one compiled program when called outside any trace
-    (JAX jits its linalg functions the same way): the parameters named in `dynamic` are
-    traced, the others are static and key the cache. Under a trace it is inlined."""
-    def wrap(fn):
-        sig = inspect.signature(fn)
-        cache = {}
-
-        @functools.wraps(fn)
-        def run(*args, **kwargs):
-            if current_trace() is not None or config.read("jax_disable_jit"):
-                return fn(*args, **kwargs)
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            arrays = {k: v for k, v in bound.arguments.items() if k in dynamic}
-            static = tuple((k, v) for k, v in bound.arguments.items() if k not in dynamic)
-            try:
-                key = (static, config.trace_state())
-                hash(key)
-            except TypeError:  # an unhashable static value (a list axis, an array tol)
-                return fn(*args, **kwargs)
-            jitted = cache.get(key)
-            if jitted is None:
-                jitted = cache[key] = jit(lambda arrs: fn(**arrs, **dict(static)))
-            return jitted(arrays)
-        return run
-    return wrap
+from mjax.staging import jit_eagerly
 
 
 class EighResult(NamedTuple):
