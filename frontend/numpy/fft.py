@@ -17,9 +17,9 @@ from mjax.numpy.arraypad import pad
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange
 from mjax.numpy.elementwise import conj
-from mjax.staging import jit_eagerly
 from mjax.numpy.scalar_types import finfo
 from mjax.numpy.shaping import moveaxis, roll
+from mjax.staging import jit_eagerly
 
 
 _NORMS = ("backward", "ortho", "forward")
