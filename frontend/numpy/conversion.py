@@ -39,6 +39,7 @@ def asarray(a, dtype=None, order=None, *, copy=None):
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
     if isinstance(a, (bool, int, float, complex)) and dtype is None:
+        _dt.aval_of_value(a)  # (an int out of the default int's range: OverflowError, as JAX)
         return lax.convert_element_type(a, _dt.python_scalar_dtype(a),
                                         weak_type=not isinstance(a, bool))
     if a is None:
