@@ -242,7 +242,7 @@ KNOWN.update({
 KNOWN.update({
     **{("sharding_201", i): "mjax has no layout API (jax.experimental.layout: Format, "
                             "Layout, with_layout_constraint, Array.format)"
-       for i in (36, 37, 38, 39, 40)},
+       for i in (37, 38, 39)},
     ("sharding_ad_301", 0): _SET_MESH_REPR,
     ("sharding_ad_301", 2): "the jaxpr of grad: mjax's printed jaxprs show no sharding "
                             "types (f32[8@X,4]), and JAX reshards the cotangent seed",
@@ -290,7 +290,6 @@ KNOWN.update({
     **{("custom_derivatives_301", i): _HIJAX
        for i in (0, 1, 6, 7, 9, 12, 13, 14, 17, 22, 24, 26, 27, 32, 33, 35, 36, 37, 38, 39,
                  40, 41, 42, 43, 44, 45, 46, 48, 49)},
-    ("custom_derivatives_301", 30): _REFS,
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
                        "tracer class (DynamicJaxprTracer), mjax's names the Ref",
     ("array_refs", 9): "JAX's errors for a returned ref that was passed in, a ref passed "
@@ -327,7 +326,7 @@ KNOWN.update({
                     "breaks float0 cotangents of integer arguments)",
     **{("export", i): "the cells define a new primitive with jax._src internals (core, "
                       "mlir lowering rules, jax._src.config)"
-       for i in (30, 31, 33, 34, 35, 36, 38, 40, 145, 146)},
+       for i in (31, 33, 34, 35, 36, 38, 40, 145, 146)},
     **{("export", i): "mjax.export is one-device: arguments sharded over several devices "
                       "raise NotImplementedError (JAX exports for the mesh's devices)"
        for i in (78, 87, 109, 119)},
