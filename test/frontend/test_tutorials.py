@@ -272,8 +272,6 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
 _HIJAX = ("jax.experimental.hijax (VJPHiPrimitive: user-defined primitives with their own "
           "vjp_fwd/vjp_bwd and structured residuals) is not in mjax; later cells use the "
           "primitives those cells define (or, with them undefined, earlier definitions)")
-_REFS = ("jax.new_ref / jax.Ref / VJP.with_refs (mutable array references, gradients "
-         "accumulated into refs) are not in mjax")
 _REF_AD = ("refs in reverse mode (a Ref argument of a differentiated function, Ref "
            "cotangents, refs inside custom_vjp rules) are not implemented in mjax's AD: "
            "only refs a function makes itself are differentiated through")
