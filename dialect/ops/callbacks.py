@@ -29,6 +29,15 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
                 "legacy_vectorized")
 
 
+def result_avals(result_shapes, result_dtypes) -> tuple:
+    """The avals an op declares through its result_shapes/result_dtypes attributes (a
+    host callback's, a user primitive's), refusing negative dimensions."""
+    for s in result_shapes:
+        if any(d < 0 for d in s):
+            raise TypeError(f"result shape {s} has a negative dimension")
+    return tuple(ShapedArray(tuple(s), d) for s, d in zip(result_shapes, result_dtypes))
+
+
 class _DTypes(A.AttrKind):
     """A sequence of dtypes (one per result)."""
 
@@ -81,7 +90,4 @@ class CallbackOp(JaxprOp, name="callback"):
         if vmap_method is not None and effect != "pure":
             raise TypeError(f"vmap_method is only for pure callbacks, got effect "
                             f"'{effect}'")
-        for s in result_shapes:
-            if any(d < 0 for d in s):
-                raise TypeError(f"result shape {s} has a negative dimension")
-        return tuple(ShapedArray(tuple(s), d) for s, d in zip(result_shapes, result_dtypes))
+        return result_avals(result_shapes, result_dtypes)

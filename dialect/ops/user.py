@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
-from mjax.dialect.ops.callbacks import _DTypes
-from mjax.dialect.types import ShapedArray
+from mjax.dialect.ops.callbacks import _DTypes, result_avals
 
 
 class _Shown(A.AttrKind):
@@ -60,10 +59,7 @@ class UserPrimitiveOp(JaxprOp, name="custom_primitive"):
         if len(result_shapes) != len(result_dtypes):
             raise TypeError(f"has {len(result_shapes)} result_shapes but "
                             f"{len(result_dtypes)} result_dtypes")
-        for s in result_shapes:
-            if any(d < 0 for d in s):
-                raise TypeError(f"result shape {s} has a negative dimension")
-        return tuple(ShapedArray(tuple(s), d) for s, d in zip(result_shapes, result_dtypes))
+        return result_avals(result_shapes, result_dtypes)
 
 
 __all__ = ["UserPrimitiveOp"]
