@@ -18,7 +18,7 @@ import pytest
 from jaxlib import xla_client as xc
 
 import mjax
-import mjax.runtime.backend as rb
+import mjax.frontend.distributed as dist
 from mjax.runtime.backend import Platform
 
 
@@ -108,10 +108,11 @@ def test_plugin_client_gets_the_distributed_options(monkeypatch):
 
     made = []
     monkeypatch.setattr(xc, "make_c_api_client", fake_factory)
-    monkeypatch.setattr(rb, "default_platform", lambda: Platform("xla", "cuda"))
-    monkeypatch.setattr(rb, "backends_are_initialized", lambda: False)
-    # The runtime's plugin path calls xc.make_c_api_client(platform) on first use.
-    monkeypatch.setattr(rb, "get_backend",
+    monkeypatch.setattr(dist, "default_platform", lambda: Platform("xla", "cuda"))
+    monkeypatch.setattr(dist, "backends_are_initialized", lambda: False)
+    # distributed.py binds the runtime's functions by name, so they are patched there; the
+    # runtime's plugin path calls xc.make_c_api_client(platform) on first use.
+    monkeypatch.setattr(dist, "get_backend",
                         lambda platform=None: made.append(
                             xc.make_c_api_client(Platform.parse(platform).target)))
     mjax.distributed.initialize(f"127.0.0.1:{_free_port()}", num_processes=1,
@@ -129,6 +130,6 @@ def test_plugin_client_gets_the_distributed_options(monkeypatch):
 
 
 def test_iree_backend_is_refused(monkeypatch):
-    monkeypatch.setattr(rb, "default_platform", lambda: Platform("iree", "cpu"))
+    monkeypatch.setattr(dist, "default_platform", lambda: Platform("iree", "cpu"))
     with pytest.raises(NotImplementedError, match="iree"):
         mjax.distributed.initialize("127.0.0.1:1", num_processes=1, process_id=0)

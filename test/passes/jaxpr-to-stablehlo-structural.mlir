@@ -485,14 +485,28 @@ func.func @dot_general_batch(%x: tensor<5x2x3xf32>, %y: tensor<5x3x4xf32>) -> te
 
 // -----
 
+// Operands of one dtype go to the dot as they are, the preferred type being the result's
+// (as JAX's lowering); operands of two dtypes are both converted to the result's first.
 // CHECK-LABEL: func.func @dot_general_preferred_element_type
 // CHECK-SAME:    (%[[X:.*]]: tensor<2x3xi8>, %[[Y:.*]]: tensor<3xi8>)
-// CHECK:         %[[XC:.*]] = stablehlo.convert %[[X]] : (tensor<2x3xi8>) -> tensor<2x3xi32>
-// CHECK:         %[[YC:.*]] = stablehlo.convert %[[Y]] : (tensor<3xi8>) -> tensor<3xi32>
-// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[XC]], %[[YC]], contracting_dims = [1] x [0] : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2xi32>
+// CHECK-NOT:     stablehlo.convert
+// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[X]], %[[Y]], contracting_dims = [1] x [0] : (tensor<2x3xi8>, tensor<3xi8>) -> tensor<2xi32>
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
 func.func @dot_general_preferred_element_type(%x: tensor<2x3xi8>, %y: tensor<3xi8>) -> tensor<2xi32> {
   %0 = "jaxpr.dot_general"(%x, %y) {dimension_numbers = [[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]], preferred_element_type = i32} : (tensor<2x3xi8>, tensor<3xi8>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dot_general_mixed_operand_dtypes
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x3xi8>, %[[Y:.*]]: tensor<3xi16>)
+// CHECK:         %[[XC:.*]] = stablehlo.convert %[[X]] : (tensor<2x3xi8>) -> tensor<2x3xi32>
+// CHECK:         %[[YC:.*]] = stablehlo.convert %[[Y]] : (tensor<3xi16>) -> tensor<3xi32>
+// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[XC]], %[[YC]], contracting_dims = [1] x [0] : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2xi32>
+// CHECK:         return %[[R]]
+func.func @dot_general_mixed_operand_dtypes(%x: tensor<2x3xi8>, %y: tensor<3xi16>) -> tensor<2xi32> {
+  %0 = "jaxpr.dot_general"(%x, %y) {dimension_numbers = [[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]], preferred_element_type = i32} : (tensor<2x3xi8>, tensor<3xi16>) -> tensor<2xi32>
   return %0 : tensor<2xi32>
 }
