@@ -279,8 +279,14 @@ def _inferred_specs(mesh: Mesh, args):
                         f"axis_names={frozenset(mesh.axis_names)} are of type AxisType.Auto")
 
     def spec_of(x):
-        s = getattr(x, "_sharding", None) if type(x) is Array else None
-        return s.spec if isinstance(s, NamedSharding) and s.mesh == mesh else PartitionSpec()
+        # A traced value's layout is in its type (an abstract mesh), a concrete one's on it.
+        if type(x) is Array:
+            s = getattr(x, "_sharding", None)
+            on_mesh = isinstance(s, NamedSharding) and s.mesh == mesh
+        else:
+            s = typeof_array(x).sharding if hasattr(x, "aval") else None
+            on_mesh = isinstance(s, NamedSharding) and s.mesh == mesh.abstract_mesh
+        return s.spec if on_mesh else PartitionSpec()
     leaves, treedef = tree_util.tree_flatten(args)
     return tree_util.tree_unflatten(treedef, [spec_of(x) for x in leaves])
 

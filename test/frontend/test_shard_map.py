@@ -289,6 +289,23 @@ def test_in_specs_inferred_from_argument_layouts_on_explicit_mesh():
     same(ours, theirs)
 
 
+def test_in_specs_inferred_under_jit_from_traced_types():
+    # Under jit the arguments are traced: their layouts come from their types.
+    mesh = mjax.make_mesh((4, 2), ("x", "y"))
+    jmesh = jax.make_mesh((4, 2), ("x", "y"))
+    x = np.arange(16, dtype=np.float32).reshape(8, 2)
+
+    def run(j, m, spec):
+        body = j.shard_map(lambda a: a * 2 + a.shape[0], out_specs=spec("x"))
+        xs = j.device_put(x, j.sharding.NamedSharding(m, spec("x")))
+        with j.set_mesh(m):
+            return j.jit(body)(xs), j.jit(lambda a: body(a * 3))(xs)
+    ours, theirs = run(mjax, mesh, P), run(jax, jmesh, JP)
+    np.testing.assert_array_equal(np.asarray(ours[0]), x * 2 + 2)   # blocks of 8/4 rows
+    for o, t in zip(ours, theirs):
+        same(o, t)
+
+
 def test_in_specs_required_on_auto_mesh(mesh):
     with pytest.raises(TypeError, match="in_specs argument must be a pytree"):
         mjax.shard_map(lambda a: a, mesh=mesh, out_specs=P())(np.ones(8, np.float32))
