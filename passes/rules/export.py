@@ -24,6 +24,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect import attributes as A
 from mjax.dialect.ops.export import CallExportedOp
 from mjax.dialect.types import tensor_type
+from mjax.passes.derived import MARK
 from mjax.passes.rules.ad_util import no_jvp, no_transpose
 from mjax.passes.rules.tables import BATCH, SHARD, lowering
 
@@ -47,6 +48,13 @@ def _clone_functions(target: ir.Operation, text: str, prefix: str) -> str:
         ir.SymbolTable.replace_all_symbol_uses(old, new, module.operation)
         table.set_symbol_name(fn, new)
         fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        if MARK in fn.attributes:
+            # What it was derived from was renamed too: a function of the target module
+            # with the old name is another one, whose derived functions these are not.
+            mark = ir.DictAttr(fn.attributes[MARK])
+            fields = {k: mark[k] for k in ("from", "by", "params") if k in mark}
+            fields["from"] = ir.StringAttr.get(f"{prefix}_{ir.StringAttr(mark['from']).value}")
+            fn.attributes[MARK] = ir.DictAttr.get(fields)
         # Aliasing and sharding annotations are for an entry computation only.
         for attr in ("arg_attrs", "res_attrs"):
             if attr in fn.attributes:

@@ -87,3 +87,21 @@ def test_transpose_of_a_linearization_is_the_vjp():
     (got,) = mjax.linear_transpose(f_jvp, w)(u)
     (want,) = jax.vjp(lambda w: jjnp.tanh(w * 2.).sum() * w, w)[1](u)
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_vjp_of_a_linearization_eagerly_and_under_jit():
+    # The linearization's functions are named after the user's (here both `f`): the vjp of
+    # it must derive its own, not reuse the linearization's (it ran with the wrong inputs).
+    x = np.array([0.5, 1.0], np.float32)
+
+    def f(x):
+        return mjnp.sin(x) * x
+    _, f_jvp = mjax.linearize(f, x)
+    t = np.array([1.0, -2.0], np.float32)
+    deriv = np.cos(x) * x + np.sin(x)                  # f is elementwise: J = diag(deriv)
+    out, pullback = mjax.vjp(f_jvp, t)
+    np.testing.assert_allclose(out, deriv * t, rtol=1e-6)
+    np.testing.assert_allclose(pullback(t)[0], deriv * t, rtol=1e-6)
+    np.testing.assert_allclose(mjax.jit(lambda t: mjax.vjp(f_jvp, t)[1](t))(t)[0], deriv * t,
+                               rtol=1e-6)
+    np.testing.assert_allclose(mjax.grad(lambda t: f_jvp(t).sum())(t), deriv, rtol=1e-6)
