@@ -367,13 +367,14 @@ def _wrap_phase(x):
 
 
 def fmax(x1, x2):
+    # As a select, as JAX's: on ties (and -0 vs 0) x2 is taken, gradients included.
     x1, x2 = promote("fmax", x1, x2)
-    return where_xy(isnan(x1), x2, where_xy(isnan(x2), x1, lax.max(x1, x2)))
+    return where_xy(logical_or(lax.gt(x1, x2), isnan(x2)), x1, x2)
 
 
 def fmin(x1, x2):
     x1, x2 = promote("fmin", x1, x2)
-    return where_xy(isnan(x1), x2, where_xy(isnan(x2), x1, lax.min(x1, x2)))
+    return where_xy(logical_or(lax.lt(x1, x2), isnan(x2)), x1, x2)
 
 
 @fused_when_eager

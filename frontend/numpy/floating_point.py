@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax
+from mjax.ad import custom_jvp
 from mjax.numpy.arguments import no_out
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
@@ -130,6 +131,25 @@ def frexp(x, /):
         raise TypeError("frexp does not support complex-valued inputs")
     if not _dt.is_inexact(x.dtype):
         x = x.astype(_dt.default_float())
+    return _frexp(x)
+
+
+@custom_jvp
+def _frexp(x):
+    return _frexp_bits(x)
+
+
+@_frexp.defjvp
+def _frexp_jvp(primals, tangents):
+    # The mantissa is x scaled by 2**-exponent, so its derivative is that scale (the bit
+    # manipulation below has none); the integer exponent has a float0 tangent.
+    (x,), (t,) = primals, tangents
+    mantissa, exponent = _frexp(x)
+    scale = lax.exp2(lax.neg(exponent.astype(x.dtype)))
+    return (mantissa, exponent), (t * scale, _onp.zeros(exponent.shape, _dt.float0))
+
+
+def _frexp_bits(x):
     info = _onp.finfo(x.dtype)
     width = x.dtype.itemsize * 8
     udt = _onp.dtype(f"uint{width}")

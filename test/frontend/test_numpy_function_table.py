@@ -1,6 +1,7 @@
 """A table of jax.numpy functions (insertion/deletion, index helpers, statistics, windows,
 set operations, polynomials, index tricks, in-place-style updates, frexp, i0, kaiser),
 each checked against jax.numpy."""
+import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
@@ -143,7 +144,25 @@ def test_frexp_i0_kaiser():
     check_all(jnp.frexp(x), np.frexp(x))             # subnormals too (integer bit ops)
     check_all(jnp.frexp(x[:4].astype(np.float16)), jjnp.frexp(x[:4].astype(np.float16)))
     check_all(jnp.frexp(np.arange(5)), jjnp.frexp(np.arange(5)))
+    # The mantissa's derivative is 2**-exponent (JAX: a custom JVP), 1 at 0, inf and NaN.
+    m_grad = mjax.vmap(mjax.grad(lambda a: jnp.frexp(a)[0]))(x)
+    check(m_grad, np.where(np.isfinite(x) & (x != 0), 2.0 ** -np.frexp(x)[1], 1.0)
+          .astype(np.float32), rtol=0)
+    check(m_grad, np.asarray(jax.vmap(jax.grad(lambda a: jjnp.frexp(a)[0]))(x)), rtol=0)
     v = np.array([0.0, 0.1, -1.0, 2.5, 10.0, 29.9, 30.1, 50.0, 85.0], np.float32)
     check(jnp.i0(v), jjnp.i0(v), rtol=2e-5)
     check(jnp.kaiser(12, 8.6), jjnp.kaiser(12, 8.6), rtol=2e-5)
     check(mjax.grad(jnp.i0)(np.float32(2.0)), np.float32(1.5906369), rtol=1e-5)  # I1(2)
+
+
+def test_fmax_fmin_gradients_on_ties_and_nans_match_jax():
+    # JAX selects x2 on ties (its gradient goes to x2) and the non-NaN operand otherwise.
+    x = np.array([1.0, 2.0, np.nan, 3.0, -0.0], np.float32)
+    y = np.array([1.0, 3.0, 1.0, np.nan, 0.0], np.float32)
+    for name in ("fmax", "fmin"):
+        got = mjax.grad(lambda a, b: getattr(jnp, name)(a, b).sum(), (0, 1))(x, y)
+        want = jax.grad(lambda a, b: getattr(jjnp, name)(a, b).sum(), (0, 1))(x, y)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+        np.testing.assert_array_equal(np.asarray(getattr(jnp, name)(x, y)),
+                                      np.asarray(getattr(jjnp, name)(x, y)))
