@@ -1,5 +1,6 @@
 import os
 import re
+import zlib
 
 # Eight CPU devices for multi-device tests; must be set before jaxlib makes a client.
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
@@ -127,7 +128,42 @@ IREE_UNSUPPORTED = {
 _RECHECK = os.environ.get("MJAX_IREE_RECHECK", "") not in ("", "0")
 
 
+# ---- tiers -------------------------------------------------------------------------------
+# The default run (the README's command, CI's) is the fast tier: every test function, but
+# of a function parametrized three or more ways only its first case and a fixed quarter of
+# the rest (by a hash of the test id, so adding a case does not reshuffle the others), and
+# none of the slow tier's tests (test/slow_tier.txt). MJAX_TEST_TIER=full runs everything.
+# The lit suite (mjax-opt's contract) always runs whole.
+NEVER_THINNED = {"test_lit.py"}
+FULL_TIER = os.environ.get("MJAX_TEST_TIER", "").lower() == "full"
+_SLOW_TIER = os.path.join(os.path.dirname(__file__), "slow_tier.txt")
+
+
+def _slow_tier_ids() -> set[str]:
+    with open(_SLOW_TIER) as f:
+        return {line.split("#")[0].strip() for line in f if line.split("#")[0].strip()}
+
+
+def _fast_tier(config, items):
+    slow = _slow_tier_ids()
+    groups: dict[tuple, list] = {}
+    for item in items:
+        groups.setdefault((item.path, getattr(item, "originalname", item.name)), []).append(item)
+    kept, dropped = [], []
+    for item in items:
+        group = groups[(item.path, getattr(item, "originalname", item.name))]
+        thinned = (len(group) >= 3 and item is not group[0]
+                   and item.path.name not in NEVER_THINNED
+                   and zlib.crc32(item.nodeid.encode()) % 4 != 0)
+        (dropped if thinned or item.nodeid in slow else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def pytest_collection_modifyitems(config, items):
+    if not FULL_TIER:
+        _fast_tier(config, items)
     if not ON_IREE:
         return
     for item in items:

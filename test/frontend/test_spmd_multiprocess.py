@@ -18,7 +18,7 @@ import pytest
 from jaxlib import xla_client as xc
 
 import mjax
-import mjax.frontend.distributed as dist
+import mjax.distributed as dist
 from mjax.runtime.backend import Platform
 
 

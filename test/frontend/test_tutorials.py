@@ -253,9 +253,6 @@ KNOWN.update({
     **{("sharding_ad_301", i): "uses cell 14's names" for i in (15, 16)},
     ("shard_map", 19): "check_vma's error text: JAX names its internal function "
                        "'_rem_singleton' and words the message otherwise",
-    ("shard_map", 70): "jax.shard_map(out_specs=P()) with in_specs omitted: JAX takes "
-                       "the arguments' shardings (params over 'batch', blocks of 196 rows), "
-                       "mjax hands the body whole arrays, so all_gather makes 3136 rows",
     ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
                        "(reshapes, broadcasts and sharding constraints around the vmapped "
                        "ops), JAX's one shard_map equation with a nested jaxpr",
