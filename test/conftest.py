@@ -1,5 +1,6 @@
 import os
 import re
+import sys
 import zlib
 
 # Eight CPU devices for multi-device tests; must be set before jaxlib makes a client.
@@ -128,13 +129,29 @@ IREE_UNSUPPORTED = {
 _RECHECK = os.environ.get("MJAX_IREE_RECHECK", "") not in ("", "0")
 
 
+# TensorFlow's tests run in a child process (test/test_tf_in_child.py says why); that child
+# sets MJAX_TF_CHILD so that it collects them.
+collect_ignore_glob = [] if os.environ.get("MJAX_TF_CHILD") else ["tf/*"]
+
+
+@pytest.fixture(autouse=True)
+def _tensorflow_stays_out():
+    """Fails the test that loads TensorFlow into a worker (outside test/tf's child)."""
+    had = "tensorflow" in sys.modules
+    yield
+    if not had and "tensorflow" in sys.modules and not os.environ.get("MJAX_TF_CHILD"):
+        pytest.fail("this test imported TensorFlow into a pytest worker; TensorFlow's tests "
+                    "belong in test/tf (run in a child process, test/test_tf_in_child.py)")
+
+
 # ---- tiers -------------------------------------------------------------------------------
 # The default run (the README's command, CI's) is the fast tier: every test function, but
 # of a function parametrized three or more ways only its first case and a fixed quarter of
 # the rest (by a hash of the test id, so adding a case does not reshuffle the others), and
 # none of the slow tier's tests (test/slow_tier.txt). MJAX_TEST_TIER=full runs everything.
-# The lit suite (mjax-opt's contract) always runs whole.
-NEVER_THINNED = {"test_lit.py"}
+# The lit suite (mjax-opt's contract) always runs whole; the TensorFlow files' launcher
+# is thinned inside its child.
+NEVER_THINNED = {"test_lit.py", "test_tf_in_child.py"}
 FULL_TIER = os.environ.get("MJAX_TEST_TIER", "").lower() == "full"
 _SLOW_TIER = os.path.join(os.path.dirname(__file__), "slow_tier.txt")
 

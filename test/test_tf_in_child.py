@@ -1,0 +1,27 @@
+"""The TensorFlow tests (test/tf) run in a child pytest process of their own.
+
+TensorFlow and jaxlib each carry their own LLVM and MLIR; loaded into one process they
+crashed XLA compilations at random (a segfault inside `compile_and_load`, in tests that
+never touch TensorFlow, once a worker had imported it to collect test/tf). So the xdist
+workers never import TensorFlow: conftest.py leaves test/tf out of their collection and
+this file runs each TensorFlow test file in a fresh process (`MJAX_TF_CHILD=1` lets that
+process collect it). The child runs the same tier as its parent (MJAX_TEST_TIER).
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TF_FILES = sorted(p.name for p in (ROOT / "test" / "tf").glob("test_*.py"))
+
+
+@pytest.mark.parametrize("name", TF_FILES)
+def test_tensorflow_file_in_a_child_process(name):
+    env = dict(os.environ, MJAX_TF_CHILD="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-rfE",
+                           f"test/tf/{name}"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-3000:]
