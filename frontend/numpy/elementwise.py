@@ -367,14 +367,15 @@ def _wrap_phase(x):
 
 
 def fmax(x1, x2):
-    # As a select, as JAX's: on ties (and -0 vs 0) x2 is taken, gradients included.
+    # As a select, as JAX's: on ties (and -0 vs 0) x2 is taken, gradients included;
+    # complex numbers compare lexicographically.
     x1, x2 = promote("fmax", x1, x2)
-    return where_xy(logical_or(lax.gt(x1, x2), isnan(x2)), x1, x2)
+    return where_xy(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
 def fmin(x1, x2):
     x1, x2 = promote("fmin", x1, x2)
-    return where_xy(logical_or(lax.lt(x1, x2), isnan(x2)), x1, x2)
+    return where_xy(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 
 @fused_when_eager
