@@ -432,18 +432,21 @@ def any_keys(arrays) -> bool:
     return any(isinstance(a, PRNGKeyArray) for a in arrays)
 
 
-def _same_impl(arrays, what) -> str:
+def same_impl(arrays, what) -> str:
+    """The one key implementation of `arrays`, which must all be key arrays of it."""
     impls = {a.impl if isinstance(a, PRNGKeyArray) else None for a in arrays}
-    if len(impls) != 1 or None in impls:
+    key = next(a.dtype for a in arrays if isinstance(a, PRNGKeyArray))
+    if None in impls:      # keys with other values: as JAX, no type promotion of keys
+        raise ValueError(f"dtype={key} is not a valid dtype for JAX type promotion.")
+    if len(impls) != 1:
         names = ", ".join(str(a.dtype) for a in arrays)
-        raise TypeError(f"{what} requires all key arrays to have one key dtype (no "
-                        f"non-key arrays), got {names}")
+        raise TypeError(f"{what} requires all key arrays to have one key dtype, got {names}")
     return impls.pop()
 
 
 def concatenate_keys(arrays, axis=0) -> PRNGKeyArray:
     """jnp.concatenate of key arrays: their data joined along `axis`."""
-    impl = _same_impl(arrays, "concatenate")
+    impl = same_impl(arrays, "concatenate")
     if axis is None:
         arrays, axis = [a.ravel() for a in arrays], 0
     ndim = arrays[0].ndim
@@ -454,7 +457,7 @@ def concatenate_keys(arrays, axis=0) -> PRNGKeyArray:
 
 def stack_keys(arrays, axis=0) -> PRNGKeyArray:
     """jnp.stack of key arrays: their data stacked along a new `axis`."""
-    impl = _same_impl(arrays, "stack")
+    impl = same_impl(arrays, "stack")
     ndim = arrays[0].ndim + 1
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")

@@ -1,7 +1,7 @@
 """Selecting by condition: where, select, compress, extract, choose, piecewise."""
 from __future__ import annotations
 
-from mjax import dtypes as _dt
+from mjax import dtypes as _dt, prng as _prng
 from mjax.errors import TracerBoolConversionError
 from mjax.numpy import reductions
 from mjax.numpy.arguments import concrete, index_axis
@@ -11,7 +11,7 @@ from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import ones, zeros_like
 from mjax.numpy.elementwise import clip, logical_not, where_xy
 from mjax.numpy.indexing import take, take_along_axis
-from mjax.numpy.promotion import broadcast_arrays, broadcast_to
+from mjax.numpy.promotion import broadcast_arrays, broadcast_shapes, broadcast_to
 from mjax.numpy.searching import flatnonzero, nonzero
 from mjax.numpy.shaping import ravel, stack
 
@@ -26,7 +26,23 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("size and fill_value are only valid for jnp.where(condition)")
     if x is None or y is None:
         raise ValueError("mjax.numpy.where: either both or neither of x and y should be given")
+    if _prng.any_keys((x, y)):
+        return _where_keys(condition, x, y)
     return where_xy(condition, x, y)
+
+
+def _where_keys(condition, x, y):
+    """where over key arrays: the condition picks whole keys (it is broadcast over each
+    key's data, the trailing dims of the key arrays' uint32 base)."""
+    impl = _prng.same_impl((x, y), "where")
+    cond = asarray(condition)
+    shape = tuple(broadcast_shapes(cond.shape, x.shape, y.shape))
+    key_shape = x._base.shape[x.ndim:]
+    full = shape + key_shape
+    c = broadcast_to(cond, shape).reshape(shape + (1,) * len(key_shape))
+    base = where_xy(broadcast_to(c, full), broadcast_to(x._base, full),
+                    broadcast_to(y._base, full))
+    return _prng.PRNGKeyArray(impl, base)
 
 
 def select(condlist, choicelist, default=0):

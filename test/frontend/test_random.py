@@ -104,8 +104,26 @@ def test_stack_and_concatenate_key_arrays():
     assert jnp.asarray(m1) is m1
     stacked = mjax.jit(lambda a, b: jnp.stack([a, b]))(m1, m2)
     assert stacked.shape == (2,) and str(stacked.dtype) == "key<fry>"
-    with pytest.raises(TypeError, match="one key dtype"):
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
+        jjnp.stack([j1, jjnp.zeros(())])
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
         jnp.stack([m1, jnp.zeros(())])
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
+        jnp.where(True, mr.split(m1, 3), 1)
+
+
+def test_where_picks_whole_keys_as_jax():
+    mk, mk2 = mr.split(mr.key(0), 3), mr.split(mr.key(1), 3)
+    jk, jk2 = jr.split(jr.key(0), 3), jr.split(jr.key(1), 3)
+    for c in (True, np.array([True, False, True]), np.array([[True], [False]])):
+        got, want = jnp.where(c, mk, mk2), jjnp.where(c, jk, jk2)
+        assert got.shape == want.shape and str(got.dtype) == str(want.dtype)
+        assert_same(mr.key_data(got), jr.key_data(want))
+    c = np.array([False, True, False])
+    assert_same(mr.key_data(mjax.jit(jnp.where)(c, mk, mr.key(5))),
+                jr.key_data(jax.jit(jjnp.where)(c, jk, jr.key(5))))
+    assert_same(mr.key_data(mjax.vmap(jnp.where)(c, mk, mk2)),
+                jr.key_data(jax.vmap(jjnp.where)(c, jk, jk2)))
 
 
 def test_split_fold_in_bits_typed_and_raw():
