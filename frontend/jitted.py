@@ -695,7 +695,8 @@ class Jitted:
         elif (mesh := spmd.constraint_mesh(traced.module)) is not None:
             layout = (spmd.replicated_over(mesh, list(traced.in_avals) + traced.captured),
                       [None] * len(traced.out_avals), mesh)
-        return Traced(traced, self._name, layout, self._user_passes())
+        donation = (tuple(self.donate_argnums), self._donated_leaves(args, dyn_kwargs))
+        return Traced(traced, self._name, layout, self._user_passes(), donation)
 
     def lower(self, *args, **kwargs):
         return self.trace(*args, **kwargs).lower()

@@ -22,6 +22,7 @@ from mjax.pretty import pretty_print
 from mjax.pretty_expand import expanded_function
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
+from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.spmd import jit as spmd
 from mjax.staging import TracedFunction
 
@@ -74,18 +75,61 @@ class ClosedJaxpr:
 
 
 
-class Traced:
+class _Signature:
+    """What JAX's Traced, Lowered and Compiled tell of the arguments and results: pytree
+    structures, avals, ShapeDtypeStructs, donation. Needs `_traced` and `_donation`
+    (`(donate_argnums, one flag per argument leaf)`)."""
+
+    @property
+    def in_tree(self):
+        return self._traced.in_tree
+
+    @property
+    def out_tree(self):
+        return self._traced.out_tree
+
+    def _arg_avals(self) -> list:
+        # The tracers' avals: with the weak types the module's argument types drop.
+        traced = self._traced
+        return [getattr(t, "aval", a) for t, a in zip(traced.trace.args, traced.in_avals)]
+
+    @property
+    def in_avals(self):
+        return tree_util.tree_unflatten(self._traced.in_tree, self._arg_avals())
+
+    @property
+    def out_avals(self):
+        return tree_util.tree_unflatten(self._traced.out_tree, list(self._traced.out_avals))
+
+    @property
+    def out_info(self):
+        return tree_util.tree_unflatten(self._traced.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype) for a in self._traced.out_avals])
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        return self._donation[0]
+
+    @property
+    def args_info(self):
+        avals = self._arg_avals()
+        flags = self._donation[1] or (False,) * len(avals)
+        return tree_util.tree_unflatten(self._traced.in_tree, [
+            ArgInfo(a, bool(d)) for a, d in zip(avals, flags)])
+
+
+class Traced(_Signature):
     """`jit(f).trace(*args)`: `.jaxpr` prints JAX's compact form; `.as_text()` is the
     jaxpr-dialect module."""
 
-    def __init__(self, traced, name, layout=None, user_passes=()):
+    def __init__(self, traced, name, layout=None, user_passes=(), donation=((), ())):
         self._traced = traced
+        self._donation = donation
         self._layout = layout    # SPMD: (argument shardings, result shardings, mesh)
         self._user_passes = user_passes   # users' passes lowering runs (docs/passes.md)
         self.fun_name = name
         # JAX's compact jaxpr; `.jaxpr.mlir` (or `.as_text()`) is the dialect module.
         self.jaxpr = ClosedJaxpr(traced)
-        self.out_info = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
 
     def as_text(self, debug_info: bool = False) -> str:
         """The jaxpr-dialect module; with debug_info, every op's user `file:line:col`."""
@@ -101,7 +145,7 @@ class Traced:
         else:
             jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True)
             _name_as_jax(module, self.fun_name, self._traced.out_tree)
-        return Lowered(self._traced, module, self._layout, jaxpr)
+        return Lowered(self._traced, module, self._layout, jaxpr, self._donation)
 
 
 def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
@@ -137,11 +181,12 @@ def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
         main.attributes["res_attrs"] = ir.ArrayAttr.get(new)
 
 
-class Lowered:
+class Lowered(_Signature):
     """`.as_text()` is StableHLO; `.compile()` runs XLA."""
 
-    def __init__(self, traced, module, layout=None, jaxpr=None):
+    def __init__(self, traced, module, layout=None, jaxpr=None, donation=((), ())):
         self._traced = traced
+        self._donation = donation
         self._module = module
         self._layout = layout
         self._jaxpr = jaxpr   # the jaxpr-dialect module just before lowering
@@ -188,16 +233,18 @@ class Lowered:
             return Compiled(self._traced, get_backend().compile(
                 text, list(mesh.devices.flat), num_partitions=mesh.size,
                 out_avals=self._traced.out_avals, host_callbacks=callbacks, options=options),
-                self._layout)
+                self._layout, self._donation)
         return Compiled(self._traced, get_backend().compile(
-            text, out_avals=self._traced.out_avals, host_callbacks=callbacks, options=options))
+            text, out_avals=self._traced.out_avals, host_callbacks=callbacks, options=options),
+            donation=self._donation)
 
 
-class Compiled:
+class Compiled(_Signature):
     """Callable executable; `.as_text()` is XLA's optimized HLO."""
 
-    def __init__(self, traced, executable, layout=None):
+    def __init__(self, traced, executable, layout=None, donation=((), ())):
         self._traced = traced
+        self._donation = donation
         self._exe = executable
         self._layout = layout
         self._const_bufs = None

@@ -122,3 +122,24 @@ def test_lowered_text_and_memory_analysis_as_jax(fn, args):
         return lowered.as_text(), (stats.argument_size_in_bytes,
                                    stats.output_size_in_bytes)
     assert run(mjax) == run(jax)
+
+
+def test_stages_describe_arguments_and_results_as_jax():
+    # in_tree/out_tree, in_avals (weak types kept), args_info (donation), donate_argnums and
+    # out_info on Traced, Lowered and Compiled, printed as JAX prints them.
+    import jax          # the test-only oracle
+    import jax.numpy as jjnp
+
+    def describe(j, np_):
+        f = j.jit(lambda x, y, z=1.0: (x + y, {"a": z}), donate_argnums=0)
+        t = f.trace(np_.ones(2), 2.0, z=np_.ones(3))
+        lowered = t.lower()
+        out = []
+        for stage in (t, lowered, lowered.compile()):
+            out += [str(getattr(stage, a)) for a in ("in_tree", "out_tree", "in_avals",
+                                                     "args_info", "donate_argnums")]
+            out.append(str(j.tree.map(lambda s: (s.shape, str(s.dtype)), stage.out_info)))
+        g = j.jit(lambda a, n: a * n, static_argnums=1, donate_argnames="a").lower(
+            np_.ones(3), 4)
+        return out + [str(g.args_info), str(g.donate_argnums), str(g.in_tree)]
+    assert describe(mjax, jnp) == describe(jax, jjnp)
