@@ -16,6 +16,7 @@ from mjax.core import Tracer, aval_of_value, bind, current_trace
 from mjax.lax.shapes import broadcast_to
 from mjax.dialect.ops import random as R
 from mjax.dialect.types import KeyType
+from mjax.shape_dtype_struct import ShapeDtypeStruct
 
 IMPLS = tuple(R.KEY_SHAPES)
 
@@ -423,8 +424,24 @@ class PRNGKeyArray:
 
 
 basearray.Array.register(PRNGKeyArray)   # a key array is a jax.Array, as in JAX
-tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k.impl),
-                               lambda impl, children: PRNGKeyArray(impl, children[0]))
+
+
+def _unflatten_keys(impl, children):
+    base = children[0]
+    if isinstance(base, ShapeDtypeStruct):   # eval_shape / out_info: JAX's abstract key
+        return ShapeDtypeStruct(base.shape[:len(base.shape) - len(R.KEY_SHAPES[impl])],
+                                KeyType(impl))
+    return PRNGKeyArray(impl, base)
+
+
+tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k.impl), _unflatten_keys)
+
+
+@registration.KEY_ARRAY_OF_ABSTRACT.fill
+def _key_array_of_abstract(sds) -> PRNGKeyArray:
+    impl = sds.dtype.impl
+    return PRNGKeyArray(impl, ShapeDtypeStruct(tuple(sds.shape) + R.KEY_SHAPES[impl],
+                                               np.uint32, sharding=sds.sharding))
 
 
 # ---- jnp.concatenate / jnp.stack of key arrays ---------------------------------------------

@@ -56,3 +56,7 @@ JVP = Slot("JVP", "mjax.ad")
 # ref_of_tracer(tracer) -> an mjax.Ref (mjax.ref): a traced function's argument of ref
 # type (a Ref passed to jit) reaches the user as a Ref, which indexes with ref ops.
 REF_OF_TRACER = Slot("REF_OF_TRACER", "mjax.ref")
+
+# key_array_of_abstract(ShapeDtypeStruct with a key dtype) -> a key array over the abstract
+# uint32 data (mjax.prng): eval_shape / jit(...).lower take abstract key arguments as JAX's.
+KEY_ARRAY_OF_ABSTRACT = Slot("KEY_ARRAY_OF_ABSTRACT", "mjax.prng")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjax.dialect import ShapedArray
+from mjax.dialect.types import KeyType
 from mjax.dtypes import aval_of_value
 
 
@@ -15,7 +16,7 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, *, weak_type=False, sharding=None):
         self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtype if isinstance(dtype, KeyType) else np.dtype(dtype)
         self.weak_type = weak_type
         self.sharding = sharding
 
@@ -39,7 +40,8 @@ class ShapeDtypeStruct:
         return int(np.prod(self.shape))
 
     def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+        name = str(self.dtype) if isinstance(self.dtype, KeyType) else self.dtype.name
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={name})"
 
     def __eq__(self, other):
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape

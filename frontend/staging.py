@@ -18,7 +18,7 @@ from mjax.core import Trace, Tracer, current_trace
 from mjax.dialect import Builder, ShapedArray, aval_of, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-from mjax.dialect.types import RefAval
+from mjax.dialect.types import KeyType, RefAval
 from mjax.dtypes import aval_of_value
 from mjax.float0 import contains_float0, hide_float0
 from mjax.shape_dtype_struct import ShapeDtypeStruct
@@ -48,6 +48,10 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
     whose indices are in `concrete_leaves`: fun sees those values themselves (their
     function arguments stay, unused, so leaf indices keep their meaning)."""
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    if any(isinstance(x, ShapeDtypeStruct) and isinstance(x.dtype, KeyType) for x in leaves):
+        leaves, in_tree = tree_util.tree_flatten(tree_util.tree_unflatten(in_tree, [
+            registration.KEY_ARRAY_OF_ABSTRACT(x) if isinstance(x, ShapeDtypeStruct) and
+            isinstance(x.dtype, KeyType) else x for x in leaves]))
     in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x for x in leaves]
     ctx = context()
     if module is None:

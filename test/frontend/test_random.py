@@ -566,3 +566,19 @@ def test_typeof_of_key_arrays_as_jax():
                 str(lib.typeof(lib.random.split(k))),
                 str(lib.typeof(lib.random.key(0, impl="rbg"))), *seen]
     assert run(mjax) == run(jax)
+
+
+def test_abstract_keys_in_eval_shape_and_lower_as_jax():
+    # Key results are ShapeDtypeStructs of key dtype; such structs are accepted as
+    # arguments (eval_shape, jit(...).lower), as in JAX.
+    def run(j):
+        k = j.random.key(0)
+        sds = j.ShapeDtypeStruct((3,), k.dtype)
+        return [repr(j.eval_shape(lambda k: j.random.split(k), k)),
+                repr(j.eval_shape(lambda k: {"a": k, "b": j.numpy.ones(2)}, k)),
+                repr(j.eval_shape(j.vmap(lambda k: j.random.normal(k, (2,))), sds)),
+                repr(j.jit(lambda k: j.random.split(k, 4)).lower(
+                    j.ShapeDtypeStruct((), k.dtype)).out_info),
+                repr(j.eval_shape(lambda k: j.random.split(k), j.random.key(0, impl="rbg"))),
+                repr(sds)]
+    assert run(mjax) == run(jax)
