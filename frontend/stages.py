@@ -23,6 +23,7 @@ from mjax.pretty_expand import expanded_function
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
 from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.sharding_impls import Sharding, SingleDeviceSharding
 from mjax.spmd import jit as spmd
 from mjax.staging import TracedFunction
 
@@ -262,6 +263,27 @@ class Compiled(_Signature):
                                       f"{type(self._exe).__name__} backend reports no memory "
                                       f"statistics")
         return analysis()
+
+    @property
+    def input_shardings(self):
+        """The arguments' shardings, as the (args, kwargs) pytree. JAX: same name."""
+        n = len(self._traced.in_avals)
+        flat = (list(self._layout[0][:n]) if self._layout is not None else
+                [SingleDeviceSharding(self._exe.devices[0])] * n)
+        return tree_util.tree_unflatten(self._traced.in_tree, flat)
+
+    @property
+    def output_shardings(self):
+        """The results' shardings (those XLA chose where none was asked for)."""
+        avals = self._traced.out_avals
+        if self._layout is None:
+            flat = [SingleDeviceSharding(self._exe.devices[0])] * len(avals)
+        else:
+            # (a result XLA left on one device comes back as a marker with its device)
+            flat = [s if isinstance(s, Sharding) else SingleDeviceSharding(s.device)
+                    for s in spmd.result_shardings(avals, self._layout[1], self._exe,
+                                                   self._layout[2])]
+        return tree_util.tree_unflatten(self._traced.out_tree, flat)
 
     def __call__(self, *args, **kwargs):
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))

@@ -276,17 +276,24 @@ def wrap_outputs(outs, out_avals, out_shardings, exe, mesh) -> list:
     ones, else the layout XLA reports, found once per executable)."""
     # (Keyed by mesh and the requested shardings' identities: one executable may serve
     # several jit entries, and the entries keep their sharding lists alive.)
+    shardings = result_shardings(out_avals, out_shardings, exe, mesh)
+    return [Array(buf, aval, sharding) if type(sharding) is not _OnOneDevice else
+            _one_device_result(exe, buf, aval, sharding.device)
+            for buf, aval, sharding in zip(outs, out_avals, shardings)]
+
+
+def result_shardings(out_avals, out_shardings, exe, mesh) -> list:
+    """Per result: the requested sharding, else the layout XLA reports (an _OnOneDevice
+    for a result XLA left on one device), found once per executable."""
     memo = exe.__dict__.setdefault("_mjax_out_shardings", {})
     key = (mesh, tuple(map(id, out_shardings)))
     shardings = memo.get(key)
     if shardings is None:
-        hlos = exe.out_hlo_shardings or [None] * len(outs)
+        hlos = exe.out_hlo_shardings or [None] * len(out_avals)
         shardings = memo[key] = [
             want if want is not None else _result_sharding(mesh, hlo, len(aval.shape))
             for aval, want, hlo in zip(out_avals, out_shardings, hlos)]
-    return [Array(buf, aval, sharding) if type(sharding) is not _OnOneDevice else
-            _one_device_result(exe, buf, aval, sharding.device)
-            for buf, aval, sharding in zip(outs, out_avals, shardings)]
+    return shardings
 
 
 class _OnOneDevice:

@@ -143,3 +143,18 @@ def test_stages_describe_arguments_and_results_as_jax():
             np_.ones(3), 4)
         return out + [str(g.args_info), str(g.donate_argnums), str(g.in_tree)]
     assert describe(mjax, jnp) == describe(jax, jjnp)
+
+
+def test_compiled_input_and_output_shardings_as_jax():
+    import jax          # the test-only oracle
+
+    def describe(j):
+        c = j.jit(lambda x, y: (x + y, x)).lower(j.numpy.ones(2), 2.0).compile()
+        out = [str(c.input_shardings), str(c.output_shardings)]
+        mesh = j.make_mesh((4, 2), ("x", "y"))
+        s = j.sharding.NamedSharding(mesh, j.sharding.PartitionSpec("x"))
+        x = j.device_put(j.numpy.ones((8, 4)), s)
+        c = j.jit(lambda a, b: (a * 2, a.sum(0) * b.sum()), out_shardings=(s, None)).lower(
+            x, j.numpy.ones(3)).compile()
+        return out + [str(c.input_shardings), str(c.output_shardings)]
+    assert describe(mjax) == describe(jax)
