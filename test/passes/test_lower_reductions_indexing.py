@@ -529,8 +529,11 @@ def test_scatter_min_max_nan_and_promise_in_bounds():
 @pytest.fixture(scope="module")
 def lax():
     import jax
+    # x64 for this module's oracle only: left on, it changed later tests' jax in the worker.
+    old = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
-    return jax.lax
+    yield jax.lax
+    jax.config.update("jax_enable_x64", old)
 
 
 @pytest.mark.parametrize("name", ["rows", "windows", "batching"])
