@@ -89,14 +89,9 @@ class _Signature:
     def out_tree(self):
         return self._traced.out_tree
 
-    def _arg_avals(self) -> list:
-        # The tracers' avals: with the weak types the module's argument types drop.
-        traced = self._traced
-        return [getattr(t, "aval", a) for t, a in zip(traced.trace.args, traced.in_avals)]
-
     @property
     def in_avals(self):
-        return tree_util.tree_unflatten(self._traced.in_tree, self._arg_avals())
+        return tree_util.tree_unflatten(self._traced.in_tree, self._traced.arg_avals)
 
     @property
     def out_avals(self):
@@ -113,7 +108,7 @@ class _Signature:
 
     @property
     def args_info(self):
-        avals = self._arg_avals()
+        avals = self._traced.arg_avals
         flags = self._donation[1] or (False,) * len(avals)
         return tree_util.tree_unflatten(self._traced.in_tree, [
             ArgInfo(a, bool(d)) for a, d in zip(avals, flags)])

@@ -41,6 +41,16 @@ class TracedFunction:
         self.captured = trace.captured
         self.capture_avals = trace.capture_avals
 
+    @property
+    def arg_avals(self) -> list:
+        """The arguments' avals with their weak types (`in_avals` are the module's argument
+        types, which carry none)."""
+        return [getattr(t, "aval", a) for t, a in zip(self.trace.args, self.in_avals)]
+
+
+def _is_abstract_key(x) -> bool:
+    return isinstance(x, ShapeDtypeStruct) and isinstance(x.dtype, KeyType)
+
 
 def trace_function(fun, args, kwargs, *, name="main", module=None,
                    visibility=None, concrete_leaves=()) -> TracedFunction:
@@ -48,10 +58,10 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
     whose indices are in `concrete_leaves`: fun sees those values themselves (their
     function arguments stay, unused, so leaf indices keep their meaning)."""
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    if any(isinstance(x, ShapeDtypeStruct) and isinstance(x.dtype, KeyType) for x in leaves):
+    if any(map(_is_abstract_key, leaves)):
         leaves, in_tree = tree_util.tree_flatten(tree_util.tree_unflatten(in_tree, [
-            registration.KEY_ARRAY_OF_ABSTRACT(x) if isinstance(x, ShapeDtypeStruct) and
-            isinstance(x.dtype, KeyType) else x for x in leaves]))
+            registration.KEY_ARRAY_OF_ABSTRACT(x) if _is_abstract_key(x) else x
+            for x in leaves]))
     in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x for x in leaves]
     ctx = context()
     if module is None:

@@ -158,17 +158,22 @@ _SLOW_TIER = os.path.join(os.path.dirname(__file__), "slow_tier.txt")
 
 def _slow_tier_ids() -> set[str]:
     with open(_SLOW_TIER) as f:
-        return {line.split("#")[0].strip() for line in f if line.split("#")[0].strip()}
+        ids = (line.split("#")[0].strip() for line in f)
+        return {i for i in ids if i}
+
+
+def _function_of(item) -> tuple:
+    return item.path, getattr(item, "originalname", item.name)
 
 
 def _fast_tier(config, items):
     slow = _slow_tier_ids()
     groups: dict[tuple, list] = {}
     for item in items:
-        groups.setdefault((item.path, getattr(item, "originalname", item.name)), []).append(item)
+        groups.setdefault(_function_of(item), []).append(item)
     kept, dropped = [], []
     for item in items:
-        group = groups[(item.path, getattr(item, "originalname", item.name))]
+        group = groups[_function_of(item)]
         thinned = (len(group) >= 3 and item is not group[0]
                    and item.path.name not in NEVER_THINNED
                    and zlib.crc32(item.nodeid.encode()) % 6 != 0)

@@ -11,7 +11,7 @@ from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import ones, zeros_like
 from mjax.numpy.elementwise import clip, logical_not, where_xy
 from mjax.numpy.indexing import take, take_along_axis
-from mjax.numpy.promotion import broadcast_arrays, broadcast_shapes, broadcast_to
+from mjax.numpy.promotion import broadcast_arrays, broadcast_to
 from mjax.numpy.searching import flatnonzero, nonzero
 from mjax.numpy.shaping import ravel, stack
 
@@ -36,13 +36,8 @@ def _where_keys(condition, x, y):
     key's data, the trailing dims of the key arrays' uint32 base)."""
     impl = _prng.same_impl((x, y), "where")
     cond = asarray(condition)
-    shape = tuple(broadcast_shapes(cond.shape, x.shape, y.shape))
-    key_shape = x._base.shape[x.ndim:]
-    full = shape + key_shape
-    c = broadcast_to(cond, shape).reshape(shape + (1,) * len(key_shape))
-    base = where_xy(broadcast_to(c, full), broadcast_to(x._base, full),
-                    broadcast_to(y._base, full))
-    return _prng.PRNGKeyArray(impl, base)
+    cond = cond.reshape(cond.shape + (1,) * (x._base.ndim - x.ndim))   # over each key's data
+    return _prng.PRNGKeyArray(impl, where_xy(cond, x._base, y._base))
 
 
 def select(condlist, choicelist, default=0):

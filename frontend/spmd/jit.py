@@ -274,8 +274,6 @@ def put_for(x, aval, sharding) -> object:
 def wrap_outputs(outs, out_avals, out_shardings, exe, mesh) -> list:
     """The executable's output buffers as Arrays with their shardings (the requested
     ones, else the layout XLA reports, found once per executable)."""
-    # (Keyed by mesh and the requested shardings' identities: one executable may serve
-    # several jit entries, and the entries keep their sharding lists alive.)
     shardings = result_shardings(out_avals, out_shardings, exe, mesh)
     return [Array(buf, aval, sharding) if type(sharding) is not _OnOneDevice else
             _one_device_result(exe, buf, aval, sharding.device)
@@ -285,6 +283,8 @@ def wrap_outputs(outs, out_avals, out_shardings, exe, mesh) -> list:
 def result_shardings(out_avals, out_shardings, exe, mesh) -> list:
     """Per result: the requested sharding, else the layout XLA reports (an _OnOneDevice
     for a result XLA left on one device), found once per executable."""
+    # (Keyed by mesh and the requested shardings' identities: one executable may serve
+    # several jit entries, and the entries keep their sharding lists alive.)
     memo = exe.__dict__.setdefault("_mjax_out_shardings", {})
     key = (mesh, tuple(map(id, out_shardings)))
     shardings = memo.get(key)
