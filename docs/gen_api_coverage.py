@@ -86,7 +86,6 @@ REASONS = {
     "jax.Shard": "see jax.NamedSharding (Array.addressable_shards is not implemented yet)",
     "jax.memory": "memory kinds (host offloading) are not modelled",
     "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
-    "jax.closure_convert": f"{NOT_YET}",
     "jax.smap": f"{NOT_YET}: the experimental single-axis shard_map",
     "jax.softmax_custom_jvp": "a deprecated JAX flag without effect in mjax",
     "jax.clear_caches": f"{NOT_YET} as a top-level name",
@@ -181,10 +180,8 @@ REASONS = {
     "jax.scipy.stats.**": f"{NOT_YET} in mjax.scipy.stats",
     # ---- small modules
     "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",
-    "jax.core.eval_jaxpr": "mjax's jaxprs are MLIR functions; they run through jit",
     "jax.core.max_dim": "dynamic/symbolic shapes are not supported (mjax shapes are static)",
     "jax.core.min_dim": "see jax.core.max_dim",
-    "jax.custom_derivatives.closure_convert": f"{NOT_YET}",
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",

@@ -48,7 +48,7 @@ from mjax.spmd.global_arrays import (make_array_from_callback,  # noqa: F401
                                      make_array_from_process_local_data,
                                      make_array_from_single_device_arrays)
 from mjax import debug  # noqa: F401
-from mjax.custom_derivatives import custom_gradient  # noqa: F401
+from mjax.custom_derivatives import closure_convert, custom_gradient  # noqa: F401
 from mjax import numpy  # noqa: F401
 from mjax import array_operators  # noqa: F401  (Array's operators call mjax.numpy)
 from mjax import ref  # noqa: F401

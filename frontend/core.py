@@ -16,7 +16,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func
 
-from mjax import dtypes, tree_util
+from mjax import dtypes, registration, tree_util
 from mjax.abstract_eval import infer_avals
 from mjax.array import Array
 from mjax.dialect import ShapedArray, context, tensor_type
@@ -334,6 +334,12 @@ def bind(opcls: type[JaxprOp], *args, **params):
         if trace.type_specs is not None or trace.varying is not None:
             trace_op_types(trace, opcls, tracers, outs, params)
     return outs[0] if len(outs) == 1 else outs
+
+
+def eval_jaxpr(jaxpr, consts, *args, propagate_source_info=True) -> list:
+    """Evaluates a Jaxpr object (`make_jaxpr(f)(...).jaxpr`) by binding each equation's
+    primitive; staged under a trace (mjax/jaxpr_objects.py). JAX: jax.core.eval_jaxpr."""
+    return registration.EVAL_JAXPR(jaxpr, consts, *args)
 
 
 # ---- jax.core's names for annotations in libraries (issue 21) ----------------------

@@ -119,7 +119,7 @@ class _Printer:
         whose binders take the names of the operands and whose results take the names of
         the call's results."""
         import re
-        block, name = _callee_block(op)
+        block, name = callee_block(op)
         params = {"name": re.sub(r"_\d+$", "", name)}
         if block is None:
             return params
@@ -213,9 +213,10 @@ def _captured_first(values: list, n: int) -> list:
     return values[len(values) - n:] + values[:len(values) - n] if n else values
 
 
-def _callee_block(op):
-    """The entry block of the function a call-like op names (None if not found)."""
-    name = params_callee = str(decode(op.attributes["callee"])).lstrip("@").strip("'\"")
+def callee_block(op, attr: str = "callee"):
+    """(entry block, name) of the function a call-like op names in attribute `attr`
+    (block None if not found)."""
+    name = params_callee = str(decode(op.attributes[attr])).lstrip("@").strip("'\"")
     module = op.parent
     while module is not None and module.name != "builtin.module":
         module = module.parent

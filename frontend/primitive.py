@@ -26,11 +26,12 @@ from typing import Any, Callable
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax import dtypes
+from mjax import dtypes, registration
 from mjax.core import Tracer, bind as bind_op, current_trace, evaluates_now
 from mjax.dialect import OPS, ShapedArray, context
 from mjax.dialect.ops import transforms as T
-from mjax.dialect.ops.structural import ConstantOp
+from mjax.dialect.ops.elementwise import ElementwiseBinary
+from mjax.dialect.ops.structural import BroadcastInDimOp, ConstantOp
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.passes import custom_rules
@@ -97,20 +98,54 @@ class Primitive:
 
 class OpPrimitive(Primitive):
     """The Primitive object of one of mjax's ops (JAX: lax.add_p and friends); `bind`
-    applies the op (its parameters are the op's attributes)."""
+    applies the op (its parameters are the op's attributes; an op with bodies takes them
+    as ClosedJaxprs, through `registration.REGION_BINDS`)."""
 
     def __init__(self, op: type):
         super().__init__(_JAX_NAMES.get(op.primitive, op.primitive))
         self.op = op
+        self.multiple_results = op.primitive in _MULTIPLE_RESULTS
+        self.elementwise = issubclass(op, ElementwiseBinary) or op.primitive in _ELEMENTWISE
 
     def bind(self, *args, **params):
-        return bind_op(self.op, *args, **params)
+        region_bind = registration.REGION_BINDS.get(self.op)
+        if region_bind is not None:
+            out = region_bind(*args, **params)
+        else:
+            if self.elementwise and len(args) > 1:
+                args = _broadcast_scalars(args)
+            out = bind_op(self.op, *args, **params)
+        if self.multiple_results and not isinstance(out, (list, tuple)):
+            return [out]
+        return out
 
     impl = bind
 
 
-# JAX's primitive names that are not the op's (its scatters print with a hyphen)
+# JAX's primitive names that are not the op's (its scatters print with a hyphen, a
+# nested jit is JAX's jit primitive)
 _JAX_NAMES = {f"scatter_{k}": f"scatter-{k}" for k in ("add", "mul", "min", "max", "sub")}
+_JAX_NAMES["call"] = "jit"
+# Elementwise ops beside ElementwiseBinary's: as JAX's primitives, their binds take
+# scalar operands beside arrays (a jaxpr's `mul b 2.0:f32[]`).
+_ELEMENTWISE = frozenset({"pow", "select_n", "clamp"})
+
+
+def _broadcast_scalars(args):
+    """Scalar operands broadcast to the one shape of the others (none: args as given)."""
+    shapes = {np.shape(a) for a in args} - {()}
+    if len(shapes) != 1 or all(np.shape(a) != () for a in args):
+        return args
+    (shape,) = shapes
+    return [bind_op(BroadcastInDimOp, a, shape=shape, broadcast_dimensions=())
+            if np.shape(a) == () else a for a in args]
+
+
+# Ops whose JAX primitives always give a list of results.
+_MULTIPLE_RESULTS = frozenset({
+    "cond", "while", "scan", "call", "checkpoint", "custom_jvp_call", "custom_vjp_call",
+    "sort", "reduce", "reduce_window", "callback", "optimization_barrier", "psum",
+    "rng_bit_generator", "eigh", "svd", "qr", "lu", "eig", "top_k", "custom_linear_solve"})
 
 
 class FunctionPrimitive(Primitive):

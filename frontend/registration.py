@@ -60,3 +60,12 @@ REF_OF_TRACER = Slot("REF_OF_TRACER", "mjax.ref")
 # key_array_of_abstract(ShapeDtypeStruct with a key dtype) -> a key array over the abstract
 # uint32 data (mjax.prng): eval_shape / jit(...).lower take abstract key arguments as JAX's.
 KEY_ARRAY_OF_ABSTRACT = Slot("KEY_ARRAY_OF_ABSTRACT", "mjax.prng")
+
+# eval_jaxpr(jaxpr, consts, *args) (mjax.jaxpr_objects): jax.core.eval_jaxpr lives in
+# mjax.core, which JAX's jaxpr objects (read from a trace, with lax's control flow) sit above.
+EVAL_JAXPR = Slot("EVAL_JAXPR", "mjax.jaxpr_objects")
+
+# op class -> bind(*args, **params) taking the op's bodies as ClosedJaxprs: the Primitive
+# objects of cond, while, scan, reduce, jit, ... (mjax.primitive) bind the parameters of
+# JAX's jaxpr equations (mjax.jaxpr_objects, and mjax.ad.custom for custom_jvp_call).
+REGION_BINDS: dict = {}

@@ -10,7 +10,7 @@ from typing import Any, Protocol, Union
 from jaxlib import _jax
 from jaxlib.mlir import ir
 
-from mjax import tree_util
+from mjax import jaxpr_objects, tree_util
 from mjax.array import Array
 from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
@@ -28,8 +28,9 @@ from mjax.spmd import jit as spmd
 from mjax.staging import TracedFunction
 
 
-class ClosedJaxpr:
-    """What make_jaxpr returns: prints JAX's compact form; `.mlir` is the dialect text."""
+class ClosedJaxpr(jaxpr_objects.ClosedJaxpr):
+    """What make_jaxpr returns: prints JAX's compact form; `.jaxpr` is the trace as JAX's
+    jaxpr objects (mjax/jaxpr_objects.py); `.mlir` is the dialect text."""
 
     def __init__(self, traced: TracedFunction):
         self._traced = traced
@@ -57,14 +58,12 @@ class ClosedJaxpr:
     def _pretty(self) -> str:
         return pretty_print(self._func, len(self._traced.captured))
 
-    @property
-    def jaxpr(self):
-        return self
-
-    @property
-    def eqns(self):
-        block = self._func.regions[0].blocks[0]
-        return [op for op in block.operations if op.name != "func.return"]
+    @functools.cached_property
+    def jaxpr(self) -> jaxpr_objects.Jaxpr:
+        jaxpr = jaxpr_objects.read_function(self._func.regions[0].blocks[0],
+                                            len(self._traced.captured))
+        jaxpr._text = self._pretty
+        return jaxpr
 
     def __str__(self):
         return self._pretty
@@ -73,7 +72,6 @@ class ClosedJaxpr:
 
     def pretty_print(self, **kw):
         return self._pretty
-
 
 
 class _Signature:

@@ -7,9 +7,9 @@ Python objects exists in mjax only in part:
   runs its `def_impl` rule; under `jit`, `grad`, `vmap`, ... it stages one
   `jaxpr.custom_primitive` op that every pass handles through the user's rules
   (mjax/primitive.py, docs/extending.md).
-- `ClosedJaxpr` is what `mjax.make_jaxpr` returns. `Jaxpr`, `JaxprEqn`, `Var`, `Literal`
-  and `DropVar` are JAX's jaxpr pieces: mjax never makes them (its equations are MLIR
-  operations, `ClosedJaxpr.eqns`), so `isinstance` checks on them are False.
+- `ClosedJaxpr` is what `mjax.make_jaxpr` returns; its `.jaxpr` is the trace read as
+  JAX's `Jaxpr`, `JaxprEqn`, `Var` and `Literal` objects, which `jaxpr_as_fun` (and
+  `jax.core.eval_jaxpr`) evaluate equation by equation (mjax/jaxpr_objects.py).
 """
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ import numpy as np
 
 from mjax import core as _core
 from mjax import dtypes
-from mjax.api import ClosedJaxpr
+from mjax.jaxpr_objects import (ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var,  # noqa: F401
+                                 gensym, jaxpr_as_fun, jaxprs_in_params, new_jaxpr_eqn,
+                                 subjaxprs)
 from mjax.array import Array
 from mjax.errors import (ConcretizationTypeError, InconclusiveDimensionOperation,  # noqa: F401
                          JaxprTypeError)
@@ -33,6 +35,7 @@ __all__ = ["Primitive", "CallPrimitive", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Va
            "Literal", "DropVar", "DebugInfo", "Effect", "Effects", "no_effects",
            "array_types", "valid_jaxtype", "primal_dtype_to_tangent_dtype",
            "concrete_or_error", "mapped_aval", "unmapped_aval", "jaxpr_as_fun",
+           "new_jaxpr_eqn", "gensym", "jaxprs_in_params", "subjaxprs",
            "InconclusiveDimensionOperation", "JaxprTypeError", "TraceTag",
            "find_top_trace", "unsafe_am_i_under_a_jit_DO_NOT_USE",
            "unsafe_am_i_under_a_vmap_DO_NOT_USE", "unsafe_get_axis_names_DO_NOT_USE",
@@ -42,35 +45,6 @@ class CallPrimitive(Primitive):
     """A primitive whose first argument is a function to call (JAX's call_p family)."""
     call_primitive = True
     multiple_results = True
-
-
-class _NeverMade:
-    """Base of JAX's jaxpr pieces that mjax never makes (its jaxprs are MLIR)."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(
-            f"jax.extend.core.{type(self).__name__}: mjax's jaxprs are functions of the "
-            "jaxpr MLIR dialect (mjax.make_jaxpr(f)(...).mlir), not JAX's Python objects")
-
-
-class Jaxpr(_NeverMade):
-    """JAX's open jaxpr. mjax: a `func.func` of the jaxpr dialect (ClosedJaxpr.mlir)."""
-
-
-class JaxprEqn(_NeverMade):
-    """JAX's jaxpr equation. mjax: an MLIR operation (ClosedJaxpr.eqns)."""
-
-
-class Var(_NeverMade):
-    """JAX's jaxpr variable. mjax: an MLIR value."""
-
-
-class Literal(_NeverMade):
-    """JAX's jaxpr literal. mjax: a jaxpr.constant operation."""
-
-
-class DropVar(Var):
-    """JAX's unused equation output."""
 
 
 class Effect:
@@ -154,12 +128,6 @@ def unmapped_aval(size: int, axis: int | None, aval, explicit_mesh_axis=None):
     if axis is None:
         return aval
     return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
-
-
-def jaxpr_as_fun(closed_jaxpr, *args):
-    raise NotImplementedError(
-        "jax.extend.core.jaxpr_as_fun: mjax's ClosedJaxpr is MLIR text and is not "
-        "evaluated again from Python; call the traced function (under mjax.jit) instead")
 
 
 def find_top_trace(_):

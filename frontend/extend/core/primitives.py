@@ -12,6 +12,7 @@ from mjax.primitive import primitive_of
 globals().update({name: getattr(lax, name) for name in dir(lax) if name.endswith("_p")})
 custom_jvp_call_p = primitive_of(T.CustomJvpCallOp)
 custom_vjp_call_p = primitive_of(T.CustomVjpCallOp)
-call_p = closed_call_p = primitive_of(T.CallOp)
+# (JAX's nested jit is its own jit_p, alias pjit_p; mjax's is a call of a function)
+call_p = closed_call_p = jit_p = pjit_p = primitive_of(T.CallOp)
 remat_p = primitive_of(T.CheckpointOp)
 add_jaxvals_p = lax.add_p   # (JAX's sum of tangents; mjax's is an add)
