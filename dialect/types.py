@@ -86,6 +86,10 @@ def short_dtype_name(dtype) -> str:
     return _ELEMENT_TYPES.get(name, name)
 
 
+# JAX's tangent dtype of integer values (the same dtype as mjax.dtypes.float0)
+_FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
 class ShapedArray:
     """An abstract value: a static shape and a dtype (plus JAX's weak_type flag).
 
@@ -116,6 +120,15 @@ class ShapedArray:
 
     def strip_weak_type(self) -> "ShapedArray":
         return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def to_tangent_aval(self) -> "ShapedArray":
+        """The aval of this value's tangents (JAX's name): float0 for integer, boolean and
+        key values."""
+        name = getattr(self.dtype, "name", "")
+        inexact = "float" in name or "complex" in name     # (bfloat16, float8_* too)
+        return ShapedArray(self.shape, self.dtype if inexact else _FLOAT0)
+
+    at_least_vspace = to_tangent_aval   # (JAX's older name, still read by libraries)
 
     def __eq__(self, other):
         return (isinstance(other, ShapedArray) and self.shape == other.shape

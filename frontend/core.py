@@ -121,6 +121,12 @@ class Trace:
         assert popped is self, "trace stack corrupted"
         self.active = False
 
+    @property
+    def main(self) -> "Trace":
+        """JAX's name for what identifies a trace (libraries compare tracers' traces by
+        it, `x._trace.main is main`): the trace itself."""
+        return self
+
     # -- values ------------------------------------------------------------------------
     def _new_arg(self, aval: ShapedArray) -> Tracer:
         value = self.block.add_argument(tensor_type(aval), ir.Location.unknown(context()))

@@ -2,14 +2,13 @@
 and the symbolic-zero helpers their rules use."""
 from __future__ import annotations
 
-import dataclasses
 import functools
-from typing import Any
 
 import numpy as np
 
 from mjax import tree_util
 from mjax.ad import custom_jvp, custom_vjp
+from mjax.ad.custom import CustomVJPPrimal
 from mjax.interpreters.ad import SymbolicZero, zeros_like_aval, tangent_aval
 from mjax.api import typeof
 from mjax.core import eval_jaxpr
@@ -18,13 +17,6 @@ from mjax.extend.core.primitives import custom_jvp_call_p, custom_vjp_call_p  # 
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
            "custom_vjp_primal_tree_values", "zero_from_primal", "closure_convert"]
-
-
-@dataclasses.dataclass
-class CustomVJPPrimal:
-    """A primal a custom_vjp forward rule receives with symbolic_zeros=True."""
-    value: Any
-    perturbed: bool
 
 
 def custom_vjp_primal_tree_values(tree):

@@ -35,7 +35,7 @@ from mjax.pretty import mark_captured
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
 from mjax.sharding_impls import NamedSharding, P
-from mjax.source_info import at_user_line, describe_location, user_location
+from mjax.source_info import at_user_line, describe_location, user_location, wraps
 from mjax.spmd import jit as spmd
 from mjax.stages import Traced
 from mjax.staging import (TracedFunction, call_args, emit, eval_shape, stage_function,
@@ -226,7 +226,7 @@ class Jitted:
         self.fun = fun
         # updated=(): copying fun.__dict__ would overwrite our own attributes when fun
         # is itself a Jitted (or carries a __dict__ from functools.wraps).
-        functools.update_wrapper(self, fun, updated=())
+        wraps(fun)(self)
         try:
             self._sig = inspect.signature(fun)
         except (TypeError, ValueError):

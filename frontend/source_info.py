@@ -97,3 +97,18 @@ def describe_location(loc: ir.Location) -> str:
 def at_user_line(message: str) -> str:
     """`message` plus the user's `file:line:col`, for errors raised in mjax's own code."""
     return f"{message} (at {describe_location(user_location())})"
+
+
+def wraps(fun):
+    """functools.wraps for a transformation's wrapper of the user's `fun`: its string
+    names and doc (a callable object may have a `__name__` that is not a string, as
+    equinox modules do: left out, as JAX's wrapping does) and `__wrapped__`, never fun's
+    `__dict__` (fun may be a jit object, whose attributes must not leak)."""
+    def wrap(wrapper):
+        for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+            value = getattr(fun, name, None)
+            if isinstance(value, str):
+                setattr(wrapper, name, value)
+        wrapper.__wrapped__ = fun
+        return wrapper
+    return wrap

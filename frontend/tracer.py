@@ -27,6 +27,11 @@ class Tracer(ArrayMethods):
         self.aval = aval
         self.loc = loc  # the user's line that made it (None for arguments)
 
+    @property
+    def _trace(self):
+        """JAX's name for a tracer's trace (read by libraries)."""
+        return self.trace
+
     def __repr__(self):
         shows = self.trace.shows
         if shows is not None and (shown := shows(self)) is not None:

@@ -19,7 +19,6 @@ concrete value is asked for.
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
 import threading
 import weakref
@@ -40,6 +39,8 @@ from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo
 from mjax.placement import device_buffer, device_put_value
 from mjax.runtime import get_backend
+from mjax.source_info import wraps
+
 
 class _NotConcrete(Exception):
     """The value depends on something only known abstractly (a jit/vmap argument, a
@@ -152,8 +153,7 @@ def with_sources(fun, sources, diff_leaves=(), new_root=False, root=None):
         root = parent.root
     sources, diff_leaves = list(sources), frozenset(diff_leaves)
 
-    @functools.wraps(fun, assigned=("__module__", "__name__", "__qualname__", "__doc__"),
-                     updated=())
+    @wraps(fun)
     def entered(*args, **kwargs):
         trace = current_trace()
         known = _Known(root)

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import functools
 import inspect
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -74,6 +76,14 @@ def _split_static(args, nondiff_argnums):
         it = iter(dyn_args)
         return [static[i] if i in static else next(it) for i in range(len(args))]
     return [static[i] for i in nondiff_argnums], dyn, full
+
+
+@dataclasses.dataclass
+class CustomVJPPrimal:
+    """A primal a custom_vjp forward rule receives with symbolic_zeros=True: its value,
+    and whether a differentiation perturbs it. JAX: custom_derivatives.CustomVJPPrimal."""
+    value: Any
+    perturbed: bool
 
 
 def _any_inexact(args) -> bool:
@@ -214,6 +224,7 @@ class _Call:
         self.out_tree = self.out_avals = None
         self.consts = _Consts()
         self.layout = None           # custom_vjp: (residual tree, residual avals) of fwd
+        self.res_static = {}         # custom_vjp: fwd's Python-scalar residuals by leaf
         self.bwd_sources = None      # custom_vjp: (fwd's trace, root) for bwd's residuals
 
     def args(self):
@@ -537,6 +548,19 @@ class custom_vjp(_CustomRules):
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = symbolic_zeros
+
+    symbolic_zeros = False
+
+    def _fwd_args(self, call, p):
+        """fwd's arguments: with symbolic_zeros, each leaf of the differentiable arguments
+        a CustomVJPPrimal. mjax traces fwd before it knows which inputs a differentiation
+        perturbs, so every inexact leaf counts as perturbed (their cotangents are computed,
+        and dropped where unused)."""
+        if not self.symbolic_zeros:
+            return call.full(p)
+        return call.full([tree_util.tree_map(
+            lambda x: CustomVJPPrimal(x, bool(_is_inexact(aval_of_value(x)))), a) for a in p])
 
     def _fwd_body(self, call, slot=None):
         """fwd over the function's arguments -> flat (outs, residuals); records the output
@@ -546,7 +570,7 @@ class custom_vjp(_CustomRules):
         def fwd(*p):
             if slot is not None:
                 slot.args = tree_util.tree_leaves(p)
-            got = self.fwd(*call.full(p))
+            got = self.fwd(*self._fwd_args(call, p))
             if not isinstance(got, (tuple, list)) or len(got) != 2:
                 raise TypeError(f"Custom VJP fwd rule {getattr(self.fwd, '__name__', '')} "
                                 f"for function {name} must produce a pair (list or tuple "
@@ -566,8 +590,13 @@ class custom_vjp(_CustomRules):
             if call.layout is not None and r_tree != call.layout[0]:
                 raise TypeError(f"Custom VJP fwd rule of {name} produced residuals of "
                                 f"structure {r_tree}, traced before with {call.layout[0]}")
+            # Python scalars among the residuals (flags, counts) stay Python values for
+            # bwd, as JAX's bwd sees them known; the others are traced residuals.
+            call.res_static = {i: x for i, x in enumerate(r_leaves)
+                               if isinstance(x, (bool, int, float, complex))}
             call.out_tree, call.res_tree = o_tree, r_tree
-            return list(o_leaves) + list(r_leaves)
+            return list(o_leaves) + [x for i, x in enumerate(r_leaves)
+                                     if i not in call.res_static]
         return fwd
 
     def _fwd_function(self, call, module, a_tr) -> str:
@@ -649,7 +678,10 @@ class custom_vjp(_CustomRules):
 
         def bwd(*flat):
             nres = len(res_avals)
-            res = tree_util.tree_unflatten(res_tree, flat[:nres])
+            traced, static = iter(flat[:nres]), call.res_static
+            res = tree_util.tree_unflatten(res_tree, [
+                static[i] if i in static else next(traced)
+                for i in range(res_tree.num_leaves)])
             ct_iter = iter(flat[nres:])
             cts = [next(ct_iter) if _is_inexact(a) else _zeros(a) for a in out_avals]
             got = self.bwd(*nd, res, tree_util.tree_unflatten(call.out_tree, cts))

@@ -15,8 +15,8 @@ a custom call runs at level 0: where a rule applies, its body is never different
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
+from mjax.source_info import wraps
 
 
 class _Depth(threading.local):
@@ -44,8 +44,7 @@ def at(level: int):
 
 def differentiated(fun):
     """`fun`, run one differentiation deeper (a function a differentiation API traces)."""
-    @functools.wraps(fun, assigned=("__module__", "__name__", "__qualname__", "__doc__"),
-                     updated=())
+    @wraps(fun)
     def inside(*args, **kwargs):
         with at(_depth.value + 1):
             return fun(*args, **kwargs)

@@ -17,6 +17,7 @@ from mjax.float0 import hide_float0 as _hide_float0
 from mjax.float0 import is_float0 as _is_float0
 from mjax.float0 import restore_float0 as _restore_float0
 from mjax.jitted import Jitted
+from mjax.source_info import wraps
 from mjax.staging import call_args, emit, emit_call  # noqa: F401
 
 
@@ -166,11 +167,7 @@ def _jax_type(aval) -> str:
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
-def _wraps(fun):
-    """functools.wraps without copying fun's __dict__ (fun may be a jit object, whose
-    attributes must not leak onto the wrapper)."""
-    return functools.wraps(fun, assigned=("__module__", "__name__", "__qualname__",
-                                          "__doc__"), updated=())
+_wraps = wraps   # (mjax.source_info.wraps)
 
 
 def _check_callable(fun):

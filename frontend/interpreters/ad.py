@@ -13,6 +13,7 @@ from mjax import lax
 from mjax import numpy as jnp
 from mjax import dtypes
 from mjax.api import typeof
+from mjax.core import Tracer
 from mjax.dialect import ShapedArray
 from mjax.extend.core import primal_dtype_to_tangent_dtype
 from mjax.primitive import JVPS, TRANSPOSES, UndefinedPrimal, Zero
@@ -20,7 +21,11 @@ from mjax.primitive import JVPS, TRANSPOSES, UndefinedPrimal, Zero
 __all__ = ["primitive_jvps", "primitive_transposes", "add_jaxvals_p", "defjvp", "defjvp2",
            "deflinear", "deflinear2", "defbilinear", "get_primitive_transpose", "Zero",
            "SymbolicZero", "UndefinedPrimal", "is_undefined_primal", "instantiate_zeros",
-           "zeros_like_aval", "add_tangents", "add_jaxvals", "jvp", "linearize"]
+           "zeros_like_aval", "add_tangents", "add_jaxvals", "jvp", "linearize", "JVPTracer"]
+
+# JAX's tracer of forward mode; mjax's tracers are of one class under every transformation
+# (grad and jvp are staged, then expanded by passes).
+JVPTracer = Tracer
 
 primitive_jvps: dict = JVPS
 primitive_transposes: dict = TRANSPOSES

@@ -1,21 +1,18 @@
 """Host-side construction, I/O and printing, through NumPy on the host as in JAX:
-frombuffer, fromstring, load, savez, save (refused), fromiter/fromfile (refused), and
+frombuffer, fromstring, load, save, savez, fromiter/fromfile (refused), and
 NumPy's print options."""
 from __future__ import annotations
 
 import numpy as _onp
 
+from mjax.dtypes import bfloat16
 from mjax.numpy.conversion import asarray
-
-
-def save(*a, **k):
-    raise NotImplementedError("mjax.numpy.save: convert with numpy.asarray and use numpy.save")
 
 
 array_repr, array_str = _onp.array_repr, _onp.array_str
 get_printoptions, set_printoptions, printoptions = (_onp.get_printoptions,
                                                     _onp.set_printoptions, _onp.printoptions)
-savez = _onp.savez
+save, savez = _onp.save, _onp.savez   # (as JAX's: arrays convert through __array__)
 
 
 def frombuffer(buffer, dtype=float, count=-1, offset=0):
@@ -27,8 +24,11 @@ def fromstring(string, dtype=float, count=-1, *, sep):
 
 
 def load(file, *args, **kwargs):
-    """np.load, with arrays put on device (an .npz archive stays NumPy's lazy mapping)."""
+    """np.load, with arrays put on device and bfloat16 read back (an .npz archive stays
+    NumPy's lazy mapping)."""
     out = _onp.load(file, *args, **kwargs)
+    if isinstance(out, _onp.ndarray) and out.dtype == _onp.dtype("V2"):
+        out = out.view(bfloat16)   # (np.save writes bfloat16 as two raw bytes)
     return asarray(out) if isinstance(out, _onp.ndarray) else out
 
 

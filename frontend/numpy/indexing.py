@@ -313,6 +313,11 @@ class _IndexUpdateHelper:
         return _IndexUpdateRef(self.array, idx)
 
 
+# scatters into the flattened array at one position per update
+_FLAT_SCATTER = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                            scatter_dims_to_operand_dims=(0,))
+
+
 class _IndexUpdateRef:
     """x.at[idx]: .get(), .set(v), .add(v), .multiply(v), .min(v), .max(v), ..."""
 
@@ -321,34 +326,52 @@ class _IndexUpdateRef:
     def __init__(self, array, index):
         self.array, self.index = array, index
 
-    def get(self, *, mode=None, fill_value=None):
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None, out_sharding=None, wrap_negative_indices=True):
+        # (indices_are_sorted / unique_indices are promises that let XLA pick a faster
+        # gather; mjax's gathers are correct without them)
+        if out_sharding is not None or not wrap_negative_indices:
+            raise NotImplementedError("x.at[...].get: out_sharding and "
+                                      "wrap_negative_indices=False are not supported")
         return getitem(self.array, self.index, mode=mode, fill_value=fill_value)
+
+    def _positions(self, x, mode):
+        """The flat positions of x the index selects, in the index's result shape.
+        mode="clip" clamps indices to the array's bounds (as a clipped gather of the
+        positions does); otherwise out-of-bounds entries get position x.size, which the
+        scatter then drops."""
+        positions = arange(x.size, dtype=_dt.int32).reshape(x.shape)
+        clip = lax._mode(mode, "fill") == "clip"
+        return getitem(positions, self.index, mode="clip" if clip else "fill",
+                       fill_value=x.size)
 
     def _update(self, kind, values, mode):
         x = asarray(self.array)
-        positions = arange(x.size, dtype=_dt.int32).reshape(x.shape) if x.size else None
-        if positions is None:
+        if not x.size:
             return x
-        # mode="clip" clamps indices to the array's bounds (as a clipped gather of the
-        # positions does); otherwise out-of-bounds entries get position x.size, which the
-        # scatter then drops.
-        clip = lax._mode(mode, "fill") == "clip"
-        pos = getitem(positions, self.index, mode="clip" if clip else "fill",
-                      fill_value=x.size)
+        pos = self._positions(x, mode)
         values = asarray(values)
         if values.dtype != x.dtype:
             values = values.astype(x.dtype)
         values = broadcast_to(values, pos.shape)
-        flat = ravel(x)
-        dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
-                                            scatter_dims_to_operand_dims=(0,))
         fn = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
               "min": lax.scatter_min, "max": lax.scatter_max}[kind]
-        out = fn(flat, reshape(pos, (-1, 1)), ravel(values), dnums, mode="fill")
+        out = fn(ravel(x), reshape(pos, (-1, 1)), ravel(values), _FLAT_SCATTER, mode="fill")
         return reshape(out, x.shape)
 
     def set(self, values, *, mode=None, **kw):
         return self._update("set", values, mode)
+
+    def apply(self, func, *, mode=None, **kw):
+        """x with the elementwise func applied at the index, once per occurrence of an
+        entry in it (as JAX's scatter_apply)."""
+        x = asarray(self.array)
+        if not x.size:
+            return x
+        pos = self._positions(x, mode)
+        out = lax.scatter_apply(ravel(x), reshape(pos, (-1, 1)), func, _FLAT_SCATTER,
+                                update_shape=(pos.size,), mode="fill")
+        return reshape(out, x.shape)
 
     def add(self, values, *, mode=None, **kw):
         return self._update("add", values, mode)

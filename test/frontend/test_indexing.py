@@ -154,3 +154,16 @@ def test_at_update_modes_as_jax(mode, method, index):
     def run(np_):
         return np.asarray(getattr(np_.asarray(x).at[idx], method)(3.0, mode=mode))
     np.testing.assert_array_equal(run(jnp), run(jjnp))
+
+
+@pytest.mark.parametrize("index", [np.array([1, 1, 3]), slice(1, None), 7, (0, np.array([2, 0]))])
+def test_at_apply_and_get_hints_as_jax(index):
+    import jax.numpy as jjnp
+    x = np.arange(8.0, dtype=np.float32).reshape(2, 4) if isinstance(index, tuple) else \
+        np.arange(5.0, dtype=np.float32)
+    got = mjax.numpy.asarray(x).at[index].apply(lambda v: v * 2 + 1)
+    want = jjnp.asarray(x).at[index].apply(lambda v: v * 2 + 1)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    if not (isinstance(index, int) and index >= x.shape[0]):
+        got = mjax.numpy.asarray(x).at[index].get(unique_indices=True, indices_are_sorted=True)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(jjnp.asarray(x)[index]))

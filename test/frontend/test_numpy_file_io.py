@@ -23,6 +23,13 @@ def test_host_constructors_and_io(tmp_path):
     check(mnp.load(f), np.arange(4.0, dtype=np.float32))
     mnp.savez(tmp_path / "a.npz", x=np.arange(3))
     np.testing.assert_array_equal(np.load(tmp_path / "a.npz")["x"], np.arange(3))
+    for dtype in (np.float32, mnp.bfloat16, np.int8):    # jnp.save of an mjax array
+        g = io.BytesIO()
+        mnp.save(g, mnp.arange(5).astype(dtype))
+        g.seek(0)
+        back = mnp.load(g)
+        assert back.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(np.asarray(back, np.float32), np.arange(5.0))
 
 
 def test_reexported_types():

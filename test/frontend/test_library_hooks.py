@@ -1,0 +1,95 @@
+"""Public JAX behaviour that libraries (equinox, numpyro) build on: custom_vjp's
+symbolic_zeros (CustomVJPPrimal), Python-scalar residuals, tangent avals, traces' `main`,
+transformations of callable objects, jax.lib.__version__, closure_convert."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax.custom_derivatives import CustomVJPPrimal
+
+
+def _mul_with_rules(seen, jax_mod):
+    @jax_mod.custom_vjp
+    def f(x, n):
+        return x * n
+
+    def fwd(x, n):
+        seen.append((type(x).__name__, x.perturbed, n.perturbed))
+        return x.value * n.value, (n.value, True, 3)
+
+    def bwd(res, ct):
+        n, flag, k = res
+        assert flag is True and k == 3     # Python residuals come back as they were
+        return (ct * n * k, None)
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    return f
+
+
+def test_custom_vjp_symbolic_zeros_as_jax():
+    ours, theirs = [], []
+    g = mjax.grad(lambda x: _mul_with_rules(ours, mjax)(x, 2)[()])(1.5)
+    want = jax.grad(lambda x: _mul_with_rules(theirs, jax)(x, 2)[()])(1.5)
+    assert float(g) == float(want) == 6.0
+    assert ours[0] == theirs[0] == ("CustomVJPPrimal", True, False)
+    assert CustomVJPPrimal is mjax.custom_derivatives.CustomVJPPrimal
+
+
+def test_tangent_avals():
+    for x, dtype in ((np.float32(1), np.float32), (np.int32(1), mjax.dtypes.float0),
+                     (np.ones(3, mjax.numpy.bfloat16), mjax.numpy.bfloat16)):
+        t = mjax.typeof(x).to_tangent_aval()
+        assert t.dtype == np.dtype(dtype) and t.shape == np.shape(x)
+        assert mjax.typeof(x).at_least_vspace() == t
+        theirs = jax.typeof(jax.numpy.asarray(x)).to_tangent_aval()
+        assert (t.shape, t.dtype) == (theirs.shape, theirs.dtype)
+
+
+def test_tracers_name_their_trace_main():
+    seen = []
+
+    def f(x):
+        y = x * 2
+        trace = mjax.extend.core.find_top_trace([x])
+        seen.append(isinstance(y, mjax.interpreters.ad.JVPTracer) and y._trace.main is
+                    trace.main)
+        return y
+    mjax.jvp(f, (1.0,), (1.0,))
+    assert seen == [True]
+
+
+class _Callable:
+    """A callable object whose __name__ is a field, not a string (as equinox modules)."""
+    __name__ = property(lambda self: 3)
+
+    def __call__(self, x):
+        return x * 2
+
+
+def test_transformations_of_callable_objects():
+    np.testing.assert_allclose(np.asarray(mjax.vmap(_Callable())(jnp.ones(3))), 2.0)
+    assert float(mjax.grad(_Callable())(1.0)) == 2.0
+
+
+def test_lib_version_is_jaxlibs():
+    assert mjax.lib.__version__ == jax.lib.__version__
+
+
+def test_closure_convert_hoists_inexact_constants():
+    w = jnp.array([1.0, 2.0, 3.0])
+    n = jnp.array([1, 2, 3])
+
+    def outer(w):
+        f = lambda x: jnp.sum(jnp.sin(x * w) * n)   # noqa: E731
+        conv, consts = mjax.closure_convert(f, jnp.ones(3))
+        assert len(consts) == 1                  # w (inexact), not n
+        return conv(jnp.ones(3), *consts)
+    np.testing.assert_allclose(float(outer(w)), float(np.sum(np.sin(w) * n)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(mjax.grad(outer)(w)),
+                               np.asarray(np.cos(w) * n), rtol=1e-6)
+    with pytest.raises(TypeError, match="structure"):
+        mjax.closure_convert(lambda x: x, jnp.ones(3))[0]((jnp.ones(3),))
