@@ -177,7 +177,6 @@ REASONS = {
     "jax.scipy.ndimage.**": f"{NOT_YET}: jax.scipy.ndimage (map_coordinates)",
     "jax.scipy.sparse.**": f"{NOT_YET}: jax.scipy.sparse.linalg (cg, gmres, bicgstab)",
     "jax.scipy.spatial.**": f"{NOT_YET}: jax.scipy.spatial.transform (Rotation, Slerp)",
-    "jax.scipy.stats.**": f"{NOT_YET} in mjax.scipy.stats",
     # ---- small modules
     "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",
     "jax.core.max_dim": "dynamic/symbolic shapes are not supported (mjax shapes are static)",
@@ -206,7 +205,6 @@ REASONS = {
     "jax.extend.xla": "HLO module transformation hooks are not supported",
     "jax.extend.random.threefry2x32_p": _PRIMITIVE,
     "jax.interpreters.ad.JVPTrace": _JAX_INTERNAL,
-    "jax.interpreters.ad.JVPTracer": _JAX_INTERNAL,
     "jax.interpreters.mlir.*": "JAX's jaxpr-to-MLIR lowering internals; mjax lowers with "
                                "--jaxpr-to-stablehlo (user lowering rules: issue 21 part 2)",
     "jax.interpreters.partial_eval.*": _JAX_INTERNAL,

@@ -1,6 +1,7 @@
 """Shared helpers of `mjax.scipy.stats`: argument promotion and support masking."""
 from __future__ import annotations
 
+from mjax import lax
 from mjax import numpy as jnp
 
 
@@ -12,3 +13,9 @@ def promote(name, *args):
 def outside(mask, value, fill):
     """value where not mask, else fill (for leaving the support)."""
     return jnp.where(mask, jnp.full_like(value, fill), value)
+
+
+def not_weak(x):
+    """x with its weak type dropped, where JAX's version of a function returns a
+    committed dtype even for Python-scalar arguments."""
+    return lax.convert_element_type(x, x.dtype) if getattr(x, "weak_type", False) else x
