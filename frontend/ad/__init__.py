@@ -12,6 +12,7 @@ the transpose of the backward function, so neither re-runs the forward pass).
 """
 
 from mjax.ad.custom import checkpoint, custom_jvp, custom_vjp, remat
+from mjax.ad import custom_eval  # noqa: F401  (jaxpr equations of custom calls bind through it)
 from mjax.ad.forward import jvp
 from mjax.ad.fwd_bwd import fwd_and_bwd
 from mjax.ad.jacobians import hessian, jacfwd, jacobian, jacrev
