@@ -8,6 +8,7 @@ from typing import NamedTuple
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.numpy.arguments import check_arraylike
+from mjax.staging import jit_eagerly
 
 _NAN_POLICIES = ("propagate", "omit", "raise")
 _RANK_METHODS = ("average", "min", "max", "dense", "ordinal")
@@ -40,6 +41,7 @@ def _equal_or_both_nan(u, v):
     return eq
 
 
+@jit_eagerly("a")   # (each runs as one compiled program eagerly, as JAX jits them)
 def mode(a, axis=0, nan_policy="propagate", keepdims=False):
     """The most common value along `axis` (all values when None) and its count; ties go
     to the smallest value, nans count as equal to each other and sort last. A zero-length
@@ -78,6 +80,7 @@ def mode(a, axis=0, nan_policy="propagate", keepdims=False):
     return ModeResult(finish(value), finish(count))
 
 
+@jit_eagerly("a")
 def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     """The ranks (from 1) of the values of `a`, flattened unless `axis` is given, as
     floats; ties get the average, min or max of their ranks, consecutive ranks (dense) or
@@ -122,6 +125,7 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     return jnp.moveaxis(ranks, -1, axis)
 
 
+@jit_eagerly("a")
 def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
     """The standard error of the mean, std(a, ddof) / sqrt(count), along `axis` (all
     values when None); nan_policy 'omit' leaves nans out. JAX: jax.scipy.stats.sem."""

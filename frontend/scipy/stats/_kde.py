@@ -11,6 +11,7 @@ from mjax import numpy as jnp
 from mjax import random, tree_util
 from mjax.numpy.arguments import check_arraylike
 from mjax.scipy import linalg, special
+from mjax.staging import jit_eagerly
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -187,6 +188,7 @@ class gaussian_kde:
         terms = jnp.exp(_log_norm(chol) - _half_quadratic(chol, diff))
         return jnp.sum(self.weights[:, None] * other.weights[None, :] * terms)
 
+    @jit_eagerly("self", "key")
     def resample(self, key, shape=()):
         """Draws of shape (d,) + shape: a data point chosen by weight, plus kernel noise.
         Uses the key as JAX does (split; choice, then multivariate_normal), so a key gives
