@@ -13,7 +13,8 @@ from mjax import tree_util
 from mjax.ad import concrete, levels
 from mjax.ad.forward import _check_tangents, jvp
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
-                             _is_dynamic, _is_inexact, _jax_type, _leaf_aval, _wraps,
+                             _is_dynamic, _is_inexact, _is_python_object, _jax_type,
+                             _leaf_aval, _wraps,
                              _zeros, python_scalar_leaves, stage_function, staged)
 from mjax.array import Array
 from mjax.core import aval_of_value, current_trace, to_numpy
@@ -125,6 +126,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         in_avals = [aval_of_value(x) for x in leaves]
         for i in diff:
             _check_input_dtype(in_avals[i], allow_int, holomorphic)
+        aux_objects = {}
+        if has_aux:
+            fun_ = _aux_objects_apart(fun_, aux_objects)
         traced = stage_function(fun_, args, kwargs,
                                 concrete_leaves=python_scalar_leaves(args, kwargs, nums),
                                 diff_leaves=[i for i in diff if _is_inexact(in_avals[i])])
@@ -163,6 +167,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             grads.append(tree_util.tree_unflatten(tree_util.tree_structure(args[i]), flat))
         g = grads[0] if single else tuple(grads)
         value = tree_util.tree_unflatten(out_tree, outs)
+        if has_aux:
+            value = (value[0], _aux_objects_back(value[1], aux_objects))
         return (tuple(value), g) if has_aux else (value, g)
 
     run = staged(value_and_grad_impl,
@@ -173,6 +179,26 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     def value_and_grad_f(*args, **kwargs):
         return run(*args, **kwargs)
     return value_and_grad_f
+
+
+def _aux_objects_apart(fun, box: dict):
+    """fun with the Python objects of its aux output (strings, callables: JAX's grad
+    passes them through as they are) left out of what it returns, and kept in `box`."""
+    def apart(*args, **kwargs):
+        out = fun(*args, **kwargs)
+        if not isinstance(out, tuple) or len(out) != 2:
+            return out      # (the aux-pair check reports it)
+        leaves, tree = tree_util.tree_flatten(out[1])
+        objects = {i: x for i, x in enumerate(leaves) if _is_python_object(x)}
+        box.update(tree=tree, objects=objects)
+        return out[0], [x for i, x in enumerate(leaves) if i not in objects]
+    return _wraps(fun)(apart)
+
+
+def _aux_objects_back(arrays, box: dict):
+    objects, values = box["objects"], iter(arrays)
+    return tree_util.tree_unflatten(box["tree"], [
+        objects[i] if i in objects else next(values) for i in range(box["tree"].num_leaves)])
 
 
 def _raise_differentiation_error(traced, diff_args):

@@ -50,6 +50,15 @@ def python_scalar_leaves(args, kwargs, diff_positions) -> frozenset:
                      if isinstance(x, (bool, int, float, complex)) and p not in diff_positions)
 
 
+def _is_python_object(x) -> bool:
+    """An output leaf that is neither a value nor a Python scalar (a string, a callable)."""
+    return not (_is_dynamic(x) or _is_float0(x) or isinstance(x, (bool, int, float, complex)))
+
+
+def _signature(args) -> tuple:
+    return tuple((a.shape, a.dtype, a.weak_type) for a in map(aval_of_value, args))
+
+
 def _is_dynamic(x) -> bool:
     return (hasattr(x, "aval") or is_array_like(x)) and not _is_float0(x)
 
@@ -71,6 +80,11 @@ def staged(impl, diff_argnums=None, concrete_root=False):
     by_value: set = set()     # cache keys whose traced program depended on the values
 
     def make(tree, static, n):
+        # Outputs that are Python objects, not values (a string in grad's aux, as JAX
+        # passes them through): per argument signature, the output structure and those
+        # objects, while the jit returns the arrays alone.
+        held: dict = {}
+
         def flat_impl(*dyn):
             if concrete_root:
                 concrete.adopt_root_arguments(dyn)
@@ -80,10 +94,31 @@ def staged(impl, diff_argnums=None, concrete_root=False):
             a, kw = tree_util.tree_unflatten(tree, full)
             if _disabled_jit.on:     # the user's code runs with jit disabled, as they asked
                 with config.override(jax_disable_jit=True):
-                    return _hide_float0(impl(*a, **kw))
-            return _hide_float0(impl(*a, **kw))
+                    out = _hide_float0(impl(*a, **kw))
+            else:
+                out = _hide_float0(impl(*a, **kw))
+            leaves, out_tree = tree_util.tree_flatten(out)
+            objects = {i: x for i, x in enumerate(leaves) if _is_python_object(x)}
+            if not objects:
+                return out
+            held[_signature(dyn)] = (out_tree, objects)
+            return [x for i, x in enumerate(leaves) if i not in objects]
         flat_impl.__name__ = getattr(impl, "__name__", "staged")
-        return Jitted(flat_impl)
+        jitted = Jitted(flat_impl)
+
+        def call(*dyn):
+            out = jitted(*dyn)
+            if not held:
+                return out
+            kept = held.get(_signature(dyn))
+            if kept is None:
+                return out
+            out_tree, objects = kept
+            arrays = iter(out)
+            return tree_util.tree_unflatten(out_tree, [
+                objects[i] if i in objects else next(arrays)
+                for i in range(out_tree.num_leaves)])
+        return call
 
     @functools.wraps(impl)
     def run(*args, **kwargs):

@@ -93,3 +93,19 @@ def test_closure_convert_hoists_inexact_constants():
                                np.asarray(np.cos(w) * n), rtol=1e-6)
     with pytest.raises(TypeError, match="structure"):
         mjax.closure_convert(lambda x: x, jnp.ones(3))[0]((jnp.ones(3),))
+
+
+def test_grad_passes_python_objects_in_aux_through():
+    def f(x):
+        return jnp.sum(x ** 2), {"name": "hi", "v": x * 2, "fn": len}
+
+    for _ in range(2):    # (the second call runs the cached trace)
+        g, aux = mjax.grad(f, has_aux=True)(jnp.ones(3))
+        np.testing.assert_allclose(np.asarray(g), 2.0)
+        assert aux["name"] == "hi" and aux["fn"] is len
+        np.testing.assert_allclose(np.asarray(aux["v"]), 2.0)
+    (value, aux), g = mjax.value_and_grad(lambda x: (x ** 2, "a"), has_aux=True)(3.0)
+    assert aux == "a" and float(value) == 9.0 and float(g) == 6.0
+    # under jit the object stays inside: the jitted function returns arrays only
+    assert float(mjax.jit(lambda x: mjax.grad(lambda y: (y ** 2, "a"),
+                                              has_aux=True)(x)[0])(3.0)) == 6.0
