@@ -184,7 +184,6 @@ REASONS = {
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
-    "jax.example_libraries.**": f"{NOT_YET}: stax and optimizers (issue 21.2)",
     "jax.export.*": "symbolic shapes and custom serialization registries are not "
                     "supported by mjax.export",
     "jax.profiler.*": f"{NOT_YET} in mjax.profiler (trace and annotations exist)",

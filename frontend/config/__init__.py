@@ -483,6 +483,11 @@ platforms = string_option(
     "jax_platforms", None,
     "Comma-separated platforms in order of preference ('cpu', 'cuda', ...); the first "
     "is the default XLA platform. None: cpu.", optional=True, on_change=_set_platforms)
+platform_name = string_option(
+    "jax_platform_name", "",
+    "Deprecated (JAX keeps it for old code): the default platform, as the first entry of "
+    "jax_platforms; '' leaves jax_platforms' choice.",
+    on_change=lambda v: _set_platforms(v) if v else None)
 backend = enum_option(
     "mjax_backend", "xla", ("xla", "iree"),
     "The compiler and runtime: 'xla' (jaxlib's PJRT) or 'iree' (the iree extra). Also "

@@ -15,6 +15,7 @@ Step sizes are numbers or schedules (functions of the step number).
 from __future__ import annotations
 
 import builtins
+from collections import namedtuple  # noqa: F401  (a name JAX's module has)
 import functools
 from typing import Any, Callable, NamedTuple
 

@@ -109,3 +109,15 @@ def test_grad_passes_python_objects_in_aux_through():
     # under jit the object stays inside: the jitted function returns arrays only
     assert float(mjax.jit(lambda x: mjax.grad(lambda y: (y ** 2, "a"),
                                               has_aux=True)(x)[0])(3.0)) == 6.0
+
+
+def test_deprecated_platform_name_option():
+    # numpyro.set_platform sets it; JAX 0.10.2 still accepts it.
+    saved = mjax.config.read("jax_platform_name")
+    try:
+        mjax.config.update("jax_platform_name", "cpu")
+        assert mjax.config.jax_platform_name == "cpu" == mjax.default_backend()
+        with pytest.raises(Exception):
+            mjax.config.update("jax_platform_name", 3)
+    finally:
+        mjax.config.update("jax_platform_name", saved)
