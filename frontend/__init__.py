@@ -25,7 +25,7 @@ from mjax.core import ensure_compile_time_eval, named_scope  # noqa: F401
 from mjax.source_info import named_call  # noqa: F401
 from mjax.placement import (block_until_ready, default_backend, device_count, device_get,
                             device_put, devices, local_device_count, local_devices)
-from mjax.placement import process_count, process_index  # noqa: F401
+from mjax.placement import live_arrays, process_count, process_index  # noqa: F401
 from mjax.sharding_types import typeof
 from mjax.staging import eval_shape
 from mjax import distributed, dlpack, profiler  # noqa: F401

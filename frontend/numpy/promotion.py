@@ -20,6 +20,7 @@ from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import is_array
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
+from mjax.placement import INTERNAL_ARRAYS
 
 
 def result_type(*args, return_weak_type_flag=False):
@@ -133,6 +134,7 @@ _SCALAR_CONSTS: dict = {}
 _SCALAR_CONSTS_MAX = 128
 _SCALAR_CONST_MAX_SIZE = 1024
 _PY_SCALAR_TYPES = (bool, int, float, complex)
+INTERNAL_ARRAYS.append(lambda: [entry[0] for entry in list(_SCALAR_CONSTS.values())])
 
 
 

@@ -121,3 +121,17 @@ def test_deprecated_platform_name_option():
             mjax.config.update("jax_platform_name", 3)
     finally:
         mjax.config.update("jax_platform_name", saved)
+
+
+def test_live_arrays_lists_the_users_arrays():
+    import gc
+    gc.collect()
+    base = {id(a._buf) for a in mjax.live_arrays()}
+    x = jnp.arange(3.0) * 2 + 1.5        # (mjax caches the scalars' constants: not listed)
+    new = [a for a in mjax.live_arrays() if id(a._buf) not in base]
+    assert len(new) == 1 and np.array_equal(np.asarray(new[0]), [1.5, 3.5, 5.5])
+    new[0].delete()                       # the same buffer as x's
+    assert x.is_deleted()
+    del x, new
+    gc.collect()
+    assert {id(a._buf) for a in mjax.live_arrays()} <= base
