@@ -98,7 +98,6 @@ REASONS = {
     "jax.print_environment_info": f"{NOT_YET}",
     "jax.transfer_guard*": "transfer guards are not modelled (no implicit transfers are "
                            "refused)",
-    "jax.check_tracer_leaks": "see mjax.checking_leaks (the context manager JAX also has)",
     "jax.allow_f16_reductions": "a JAX 0.10 config context without an mjax option yet",
     "jax.enable_custom_prng": "a deprecated JAX config context; mjax.random's typed keys "
                               "need no switch",

@@ -209,6 +209,12 @@ def _one_operand(operand, operands):
 def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """true_fun(*operands) if pred else false_fun(*operands), staged as jaxpr.cond.
     JAX: lax.cond."""
+    if not callable(true_fun) and callable(false_fun) and len(operands) == 2 and \
+            callable(operands[1]) and operand is _NO_OPERAND:
+        # JAX's older form, still accepted: cond(pred, true_operand, true_fun,
+        # false_operand, false_fun)
+        (t_op, t_fun), (f_op, f_fun) = (true_fun, false_fun), operands
+        return cond(pred, lambda ops: t_fun(ops[0]), lambda ops: f_fun(ops[1]), (t_op, f_op))
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     operands = _one_operand(operand, operands)

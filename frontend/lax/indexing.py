@@ -151,15 +151,21 @@ def _mode(mode, default):
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
            indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
     return bind(GatherOp, operand, start_indices,
-                dimension_numbers=dict(dimension_numbers._asdict()),
+                dimension_numbers=_int_fields(dimension_numbers),
                 slice_sizes=tuple(int(s) for s in slice_sizes),
                 indices_are_sorted=bool(indices_are_sorted),
                 unique_indices=bool(unique_indices), mode=_mode(mode, "fill"),
                 fill_value=fill_value)
 
 
+def _int_fields(dimension_numbers) -> dict:
+    """Gather/scatter dimension numbers as a dict of int tuples (fields may be any integer
+    sequences: ranges, lists, NumPy arrays, as JAX takes them)."""
+    return {k: tuple(int(d) for d in v) for k, v in dimension_numbers._asdict().items()}
+
+
 def _scatter_params(dimension_numbers, indices_are_sorted, unique_indices, mode) -> dict:
-    return dict(dimension_numbers=dict(dimension_numbers._asdict()),
+    return dict(dimension_numbers=_int_fields(dimension_numbers),
                 indices_are_sorted=bool(indices_are_sorted),
                 unique_indices=bool(unique_indices), mode=_mode(mode, "fill"))
 

@@ -135,3 +135,19 @@ def test_live_arrays_lists_the_users_arrays():
     del x, new
     gc.collect()
     assert {id(a._buf) for a in mjax.live_arrays()} <= base
+
+
+def test_cond_with_per_branch_operands_and_dimension_numbers_as_sequences():
+    from mjax import lax
+    for pred in (True, False):
+        got = lax.cond(pred, 1.0, lambda x: x + 1, 2.0, lambda x: x * 10)
+        want = jax.lax.cond(pred, 1.0, lambda x: x + 1, 2.0, lambda x: x * 10)
+        assert float(got) == float(want)
+        assert float(mjax.jit(lambda p: lax.cond(p, 1.0, lambda x: x + 1, 2.0,
+                                                 lambda x: x * 10))(pred)) == float(want)
+    dn = lax.ScatterDimensionNumbers(update_window_dims=range(0), inserted_window_dims=[0],
+                                     scatter_dims_to_operand_dims=np.array([0]))
+    got = lax.scatter_add(jnp.zeros(4), jnp.array([[1], [1]]), jnp.ones(2), dn)
+    np.testing.assert_array_equal(np.asarray(got), [0, 2, 0, 0])
+    with mjax.check_tracer_leaks(False):
+        assert not mjax.config.jax_check_tracer_leaks
