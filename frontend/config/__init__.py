@@ -276,6 +276,8 @@ class State:
         return self._config.read(self._option.name)
 
     def __call__(self, new_val=_NO_DEFAULT):
+        if new_val is _NO_DEFAULT and self._option.parse is _bool:
+            new_val = True      # (as JAX: `with jax.check_tracer_leaks():` turns it on)
         if new_val is _NO_DEFAULT:
             raise TypeError(f"Context manager for {self.__name__} config option requires "
                             f"an argument representing the new value for the config "

@@ -74,8 +74,11 @@ def test_top_level_context_managers_exist_where_jax_has_them():
     for name in STATES:
         assert getattr(mjax, name).value == getattr(jax, name).value or name == "enable_x64"
     assert not hasattr(mjax, "disable_x64") and not hasattr(jax, "disable_x64")
+    # A boolean state entered without a value turns the option on, as JAX's do.
+    with mjax.enable_x64():
+        assert mjax.config.jax_enable_x64
     with pytest.raises(TypeError, match="requires an argument"):
-        mjax.enable_x64()
+        mjax.numpy_rank_promotion()
 
 
 def test_context_managers_are_thread_local_and_restore():

@@ -151,3 +151,14 @@ def test_cond_with_per_branch_operands_and_dimension_numbers_as_sequences():
     np.testing.assert_array_equal(np.asarray(got), [0, 2, 0, 0])
     with mjax.check_tracer_leaks(False):
         assert not mjax.config.jax_check_tracer_leaks
+
+
+def test_boolean_config_states_enter_as_true():
+    with mjax.check_tracer_leaks():
+        assert mjax.config.jax_check_tracer_leaks
+    with jax.check_tracer_leaks():                       # (the same in JAX)
+        assert jax.config.jax_check_tracer_leaks
+    assert not mjax.config.jax_check_tracer_leaks
+    with pytest.raises(TypeError, match="requires an argument"):
+        with mjax.numpy_rank_promotion():
+            pass
