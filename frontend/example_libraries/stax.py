@@ -73,24 +73,32 @@ def _kernel_shape(lhs_spec, rhs_spec, input_shape, out_chan, filter_shape):
     return shape
 
 
+def _conv_init(dimension_numbers, out_chan, filter_shape, W_init, b_init, out_shape_of):
+    """A (transposed) convolution layer's init_fun: its kernel and a bias broadcast along
+    the output channel; `out_shape_of(input_shape, kernel_shape)` gives the output's."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+
+    def init_fun(rng, input_shape):
+        kernel_shape = _kernel_shape(lhs_spec, rhs_spec, input_shape, out_chan, filter_shape)
+        bias_shape = [out_chan if letter == "C" else 1 for letter in out_spec]
+        w_key, b_key = random.split(rng)
+        return (out_shape_of(input_shape, kernel_shape),
+                (W_init(w_key, kernel_shape), b_init(b_key, bias_shape)))
+    return init_fun
+
+
 def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",
                 W_init=None, b_init=normal(1e-6)):
     """Convolution with explicit `dimension_numbers` = (lhs_spec, rhs_spec, out_spec),
     e.g. ``('NHWC', 'HWIO', 'NHWC')``; a bias broadcast along the output channel."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    rhs_spec = dimension_numbers[1]
     unit = (1,) * len(filter_shape)
     strides = strides or unit
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(lhs_spec, rhs_spec, input_shape, out_chan, filter_shape)
-        out_shape = lax.conv_general_shape_tuple(input_shape, kernel_shape, strides, padding,
-                                                 dimension_numbers)
-        bias_shape = [out_chan if letter == "C" else 1 for letter in out_spec]
-        w_key, b_key = random.split(rng)
-        W = W_init(w_key, kernel_shape)
-        b = b_init(b_key, bias_shape)
-        return out_shape, (W, b)
+    init_fun = _conv_init(dimension_numbers, out_chan, filter_shape, W_init, b_init,
+                          lambda shape, kernel: lax.conv_general_shape_tuple(
+                              shape, kernel, strides, padding, dimension_numbers))
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
@@ -108,20 +116,14 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
                          padding="VALID", W_init=None, b_init=normal(1e-6)):
     """Transposed convolution (`lax.conv_transpose`) with explicit `dimension_numbers`
     and a bias broadcast along the output channel."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    rhs_spec = dimension_numbers[1]
     unit = (1,) * len(filter_shape)
     strides = strides or unit
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(lhs_spec, rhs_spec, input_shape, out_chan, filter_shape)
-        out_shape = lax.conv_transpose_shape_tuple(input_shape, kernel_shape, strides,
-                                                   padding, dimension_numbers)
-        bias_shape = [out_chan if letter == "C" else 1 for letter in out_spec]
-        w_key, b_key = random.split(rng)
-        W = W_init(w_key, kernel_shape)
-        b = b_init(b_key, bias_shape)
-        return out_shape, (W, b)
+    init_fun = _conv_init(dimension_numbers, out_chan, filter_shape, W_init, b_init,
+                          lambda shape, kernel: lax.conv_transpose_shape_tuple(
+                              shape, kernel, strides, padding, dimension_numbers))
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
