@@ -105,7 +105,9 @@ def _check_tracer_leaks(trace, fun_name):
     via the garbage collector, raising the same plain Exception."""
     gc.collect()
     tracers = [o for o in gc.get_objects() if isinstance(o, Tracer) and o.trace is trace]
+    # (the trace's own records: its arguments, and its map of captured values)
     own = {id(tracers), id(getattr(trace, "args", None))}
+    own.update(id(entry) for entry in getattr(trace, "_captured_ids", {}).values())
     leaked = []
     for t in tracers:
         holders = [r for r in gc.get_referrers(t) if id(r) not in own

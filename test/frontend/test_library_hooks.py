@@ -162,3 +162,26 @@ def test_boolean_config_states_enter_as_true():
     with pytest.raises(TypeError, match="requires an argument"):
         with mjax.numpy_rank_promotion():
             pass
+
+
+def test_tracer_leak_check_ignores_the_traces_own_captures():
+    # A captured NumPy constant is recorded by the trace itself: not a leak (numpyro's
+    # truncated distributions); a tracer kept by the user's list is.
+    c = np.array([1, -1], np.int32)
+
+    @mjax.jit
+    def f(x):
+        return (x * c).sum()
+
+    with mjax.check_tracer_leaks():
+        assert int(f(jnp.ones(2, jnp.int32))) == 0
+    kept = []
+
+    @mjax.jit
+    def g(x):
+        kept.append(x * c)
+        return x
+
+    with pytest.raises(Exception, match="Leaked trace"):
+        with mjax.check_tracer_leaks():
+            g(jnp.ones(2, jnp.int32))
