@@ -204,8 +204,10 @@ class _Reader:
             if op.name == "jaxpr.constant":
                 env[op.results[0]] = _literal(op)
                 continue
-            if "mjax.implicit_broadcast" in op.attributes:
-                # JAX's elementwise primitives take the scalar itself (so do their binds).
+            if "mjax.implicit_broadcast" in op.attributes and \
+                    aval_of(op.operands[0].type).shape == ():
+                # JAX's elementwise primitives take a scalar operand as it is (so do their
+                # binds); a same-rank size-1 broadcast stays an equation.
                 env[op.results[0]] = env[op.operands[0]]
                 continue
             outvars_ = [Var(aval_of(r.type)) for r in op.results]

@@ -156,3 +156,13 @@ def test_custom_interpreter_inverts_a_function():
     np.testing.assert_allclose(np.asarray(back), x, rtol=1e-5)
     (jitted,) = mjax.jit(_inverse(f))(f(x))
     np.testing.assert_allclose(np.asarray(jitted), x, rtol=1e-5)
+
+
+def test_size_one_broadcast_stays_an_equation():
+    # lax's elementwise ops broadcast size-1 dims of a same-rank operand: that broadcast
+    # is an equation (only a scalar operand is taken as it is, as JAX's primitives do)
+    a = np.ones((1, 3), np.float32)
+    b = np.arange(6, dtype=np.float32).reshape(2, 3)
+    closed = mjax.make_jaxpr(lambda a, b: lax.mul(a, b) + 1.0)(a, b)
+    assert [e.primitive.name for e in closed.eqns] == ["broadcast_in_dim", "mul", "add"]
+    np.testing.assert_array_equal(np.asarray(ext.jaxpr_as_fun(closed)(a, b)[0]), a * b + 1)
