@@ -11,7 +11,8 @@
 # imports only from its own floor and those below.
 # isort: skip_file
 from mjax.config import config
-from mjax.config import (check_tracer_leaks, checking_leaks, debug_infs, debug_nans, debug_key_reuse,  # noqa: F401
+from mjax.config import (check_tracer_leaks, checking_leaks, debug_infs,  # noqa: F401
+                         debug_nans, debug_key_reuse,
                          default_device, default_matmul_precision, default_prng_impl,
                          enable_checks, enable_x64, explain_cache_misses, legacy_prng_key,
                          log_compiles, numpy_dtype_promotion, numpy_rank_promotion,

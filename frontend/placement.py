@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from mjax import sharding_impls as S
-from mjax import tree_util
+from mjax import registration, tree_util
 from mjax.array import Array
 from mjax.config import config
 from mjax.dialect import ShapedArray
@@ -210,11 +210,6 @@ def _devices_of(buf) -> tuple:
     return tuple(getattr(sharding, "_internal_device_list", ()))
 
 
-# Functions giving the Arrays mjax keeps for itself (caches of constants, filled by the
-# modules that keep them): live_arrays leaves them out, as JAX has no such arrays.
-INTERNAL_ARRAYS: list = []
-
-
 def live_arrays(platform=None) -> list[Array]:
     """The arrays alive on `platform`'s devices (default: the default backend's), one per
     device buffer jaxlib holds, as Arrays over those buffers (deleting one frees it),
@@ -224,6 +219,6 @@ def live_arrays(platform=None) -> list[Array]:
     if client is None:
         raise NotImplementedError(f"jax.live_arrays: the {backend.platform} backend does "
                                   f"not list its buffers")
-    internal = {id(a._buf) for arrays in INTERNAL_ARRAYS for a in arrays()}
+    internal = {id(a._buf) for arrays in registration.INTERNAL_ARRAYS for a in arrays()}
     return [Array(buf, ShapedArray(tuple(buf.aval.shape), np.dtype(buf.aval.dtype)))
             for buf in client.live_arrays() if id(buf) not in internal]

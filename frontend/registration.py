@@ -67,5 +67,9 @@ EVAL_JAXPR = Slot("EVAL_JAXPR", "mjax.jaxpr_objects")
 
 # op class -> bind(*args, **params) taking the op's bodies as ClosedJaxprs: the Primitive
 # objects of cond, while, scan, reduce, jit, ... (mjax.primitive) bind the parameters of
-# JAX's jaxpr equations (mjax.jaxpr_objects, and mjax.ad.custom for custom_jvp_call).
+# JAX's jaxpr equations (mjax.jaxpr_objects; mjax.ad.custom_eval for the custom calls).
 REGION_BINDS: dict = {}
+
+# functions giving the Arrays mjax keeps for itself (mjax.numpy.promotion's cache of Python
+# scalars' constants): jax.live_arrays (mjax.placement) leaves them out, as JAX has none.
+INTERNAL_ARRAYS: list = []

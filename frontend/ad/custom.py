@@ -35,8 +35,8 @@ import numpy as np
 from mjax import lax, tree_util
 from mjax.ad import concrete, levels
 from mjax.ad.checkpoint_policies import encode as encode_policy
-from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, stage_function,
-                             staged)
+from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, put_back,
+                             set_apart, stage_function, staged)
 from mjax.core import Tracer, aval_of_value, bind, current_trace, to_numpy
 from mjax.dialect import context
 from mjax.dialect.attributes import Symbol
@@ -591,11 +591,10 @@ class custom_vjp(_CustomRules):
                                 f"structure {r_tree}, traced before with {call.layout[0]}")
             # Python scalars among the residuals (flags, counts) stay Python values for
             # bwd, as JAX's bwd sees them known; the others are traced residuals.
-            call.res_static = {i: x for i, x in enumerate(r_leaves)
-                               if isinstance(x, (bool, int, float, complex))}
+            call.res_static, traced_res = set_apart(
+                r_leaves, lambda x: isinstance(x, (bool, int, float, complex)))
             call.out_tree, call.res_tree = o_tree, r_tree
-            return list(o_leaves) + [x for i, x in enumerate(r_leaves)
-                                     if i not in call.res_static]
+            return list(o_leaves) + traced_res
         return fwd
 
     def _fwd_function(self, call, module, a_tr) -> str:
@@ -677,10 +676,7 @@ class custom_vjp(_CustomRules):
 
         def bwd(*flat):
             nres = len(res_avals)
-            traced, static = iter(flat[:nres]), call.res_static
-            res = tree_util.tree_unflatten(res_tree, [
-                static[i] if i in static else next(traced)
-                for i in range(res_tree.num_leaves)])
+            res = put_back(res_tree, call.res_static, flat[:nres])
             ct_iter = iter(flat[nres:])
             cts = [next(ct_iter) if _is_inexact(a) else _zeros(a) for a in out_avals]
             got = self.bwd(*nd, res, tree_util.tree_unflatten(call.out_tree, cts))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+
 from mjax.source_info import wraps
 
 

@@ -14,8 +14,8 @@ from mjax.ad import concrete, levels
 from mjax.ad.forward import _check_tangents, jvp
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
                              _is_dynamic, _is_inexact, _is_python_object, _jax_type,
-                             _leaf_aval, _wraps,
-                             _zeros, python_scalar_leaves, stage_function, staged)
+                             _leaf_aval, _wraps, _zeros, put_back, python_scalar_leaves,
+                             set_apart, stage_function, staged)
 from mjax.array import Array
 from mjax.core import aval_of_value, current_trace, to_numpy
 from mjax.dialect import Builder, context, tensor_type
@@ -168,7 +168,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         g = grads[0] if single else tuple(grads)
         value = tree_util.tree_unflatten(out_tree, outs)
         if has_aux:
-            value = (value[0], _aux_objects_back(value[1], aux_objects))
+            value = (value[0], put_back(aux_objects["tree"], aux_objects["objects"],
+                                        value[1]))
         return (tuple(value), g) if has_aux else (value, g)
 
     run = staged(value_and_grad_impl,
@@ -188,17 +189,10 @@ def _aux_objects_apart(fun, box: dict):
         out = fun(*args, **kwargs)
         if not isinstance(out, tuple) or len(out) != 2:
             return out      # (the aux-pair check reports it)
-        leaves, tree = tree_util.tree_flatten(out[1])
-        objects = {i: x for i, x in enumerate(leaves) if _is_python_object(x)}
-        box.update(tree=tree, objects=objects)
-        return out[0], [x for i, x in enumerate(leaves) if i not in objects]
+        leaves, box["tree"] = tree_util.tree_flatten(out[1])
+        box["objects"], arrays = set_apart(leaves, _is_python_object)
+        return out[0], arrays
     return _wraps(fun)(apart)
-
-
-def _aux_objects_back(arrays, box: dict):
-    objects, values = box["objects"], iter(arrays)
-    return tree_util.tree_unflatten(box["tree"], [
-        objects[i] if i in objects else next(values) for i in range(box["tree"].num_leaves)])
 
 
 def _raise_differentiation_error(traced, diff_args):

@@ -55,6 +55,20 @@ def _is_python_object(x) -> bool:
     return not (_is_dynamic(x) or _is_float0(x) or isinstance(x, (bool, int, float, complex)))
 
 
+def set_apart(leaves, is_apart) -> tuple[dict, list]:
+    """(position -> leaf for the leaves `is_apart` picks, the other leaves in order): the
+    Python values a staged function's inputs or outputs carry beside its traced ones."""
+    apart = {i: x for i, x in enumerate(leaves) if is_apart(x)}
+    return apart, [x for i, x in enumerate(leaves) if i not in apart]
+
+
+def put_back(tree, apart: dict, rest):
+    """The pytree `tree` of the leaves `set_apart` split into `apart` and `rest`."""
+    rest = iter(rest)
+    return tree_util.tree_unflatten(tree, [apart[i] if i in apart else next(rest)
+                                           for i in range(tree.num_leaves)])
+
+
 def _signature(args) -> tuple:
     return tuple((a.shape, a.dtype, a.weak_type) for a in map(aval_of_value, args))
 
@@ -98,11 +112,11 @@ def staged(impl, diff_argnums=None, concrete_root=False):
             else:
                 out = _hide_float0(impl(*a, **kw))
             leaves, out_tree = tree_util.tree_flatten(out)
-            objects = {i: x for i, x in enumerate(leaves) if _is_python_object(x)}
+            objects, arrays = set_apart(leaves, _is_python_object)
             if not objects:
                 return out
             held[_signature(dyn)] = (out_tree, objects)
-            return [x for i, x in enumerate(leaves) if i not in objects]
+            return arrays
         flat_impl.__name__ = getattr(impl, "__name__", "staged")
         jitted = Jitted(flat_impl)
 
@@ -113,11 +127,7 @@ def staged(impl, diff_argnums=None, concrete_root=False):
             kept = held.get(_signature(dyn))
             if kept is None:
                 return out
-            out_tree, objects = kept
-            arrays = iter(out)
-            return tree_util.tree_unflatten(out_tree, [
-                objects[i] if i in objects else next(arrays)
-                for i in range(out_tree.num_leaves)])
+            return put_back(kept[0], kept[1], out)
         return call
 
     @functools.wraps(impl)

@@ -11,7 +11,7 @@ import math
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import dtypes as _dt, lax, registration
 from mjax.array import Array as _Array
 from mjax.config import config as _config
 from mjax.core import at_user_line, aval_of_value, current_trace as _current_trace, Tracer
@@ -20,7 +20,6 @@ from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import is_array
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
-from mjax.placement import INTERNAL_ARRAYS
 
 
 def result_type(*args, return_weak_type_flag=False):
@@ -134,7 +133,7 @@ _SCALAR_CONSTS: dict = {}
 _SCALAR_CONSTS_MAX = 128
 _SCALAR_CONST_MAX_SIZE = 1024
 _PY_SCALAR_TYPES = (bool, int, float, complex)
-INTERNAL_ARRAYS.append(lambda: [entry[0] for entry in list(_SCALAR_CONSTS.values())])
+registration.INTERNAL_ARRAYS.append(lambda: [entry[0] for entry in list(_SCALAR_CONSTS.values())])
 
 
 
