@@ -124,6 +124,11 @@ REASONS = {
     "jax.experimental.pallas.ops.**": ("JAX's library of Pallas kernels (attention, matmul, "
                                        "...) written for Mosaic TPU/GPU; not ported"),
     "jax.experimental.pallas.fuser.**": f"{NOT_YET}: Pallas kernel fusion",
+    "jax.experimental.multihost_utils.*": ("the module's imports and its multi-process "
+                                           "primitives' internals; live_devices and "
+                                           "ProcessFailureError belong to JAX's fault-"
+                                           "tolerant multi-process runtime, and mjax runs one "
+                                           "process per program"),
     "jax.experimental.pallas.*": f"{NOT_YET} in mjax.experimental.pallas (its core: "
                                  "pallas_call, BlockSpec, refs, program ids, atomics)",
     "jax.experimental.pallas.triton.*": f"{NOT_YET} in mjax.experimental.pallas.triton",
@@ -145,7 +150,6 @@ REASONS = {
     "jax.experimental.EArray": "JAX's extended-dtype arrays (internal)",
     "jax.experimental.cur_qdd": "JAX's hijax quasi-dynamic data (internal)",
     "jax.experimental.primal_tangent_dtype": "see jax.experimental.EArray",
-    "jax.experimental.hijax": "see jax.experimental.cur_qdd",
     "jax.experimental.buffer_callback": f"{NOT_YET}: callbacks over device buffers",
     "jax.experimental.compute_on": "compute placement on host/device streams is not "
                                    "modelled",
@@ -154,8 +158,6 @@ REASONS = {
     "jax.experimental.fused": f"{NOT_YET}",
     "jax.experimental.jet": f"{NOT_YET}: Taylor-mode (jet) differentiation",
     "jax.experimental.key_reuse": f"{NOT_YET} as a module (jax_debug_key_reuse exists)",
-    "jax.experimental.mesh_utils": f"{NOT_YET} (mjax.make_mesh builds meshes)",
-    "jax.experimental.multihost_utils": f"{NOT_YET} (mjax.distributed exists)",
     "jax.experimental.ode": f"{NOT_YET}: odeint",
     "jax.experimental.pjit": "pjit is jit in JAX 0.10 (mjax.jit takes in/out_shardings)",
     "jax.experimental.profiler": f"{NOT_YET} (mjax.profiler exists)",

@@ -76,7 +76,16 @@ def _invert(self):
 
 
 def _getitem(self, idx):
+    if _selects_all(idx):
+        return self  # x[...] and x[()] are x itself, as in JAX (flax reads Variables so)
     return getitem(self, idx)
+
+
+def _selects_all(idx) -> bool:
+    """Whether idx is `...`, `()` or `(...,)`: an index that selects the whole array."""
+    if idx is Ellipsis:
+        return True
+    return type(idx) is tuple and (not idx or (len(idx) == 1 and idx[0] is Ellipsis))
 
 
 def _at(self):

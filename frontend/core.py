@@ -315,6 +315,35 @@ def is_splat_view(x) -> bool:
 _CARRY_AVAL = (Array, Tracer)   # types whose `aval` is always a ShapedArray
 
 
+class _SpecialOperand(Exception):
+    """Raised by _operand_aval for an operand bind must not stage as it is: a key array
+    (its op goes to mjax.key_ops) or an object with `__jax_array__` (converted first)."""
+
+
+_PLAIN = {int, float, bool, complex, np.ndarray}
+
+
+def _operand_aval(a):
+    """The aval of an operand that is not an mjax array or tracer (a Python or NumPy value);
+    special operands leave through _SpecialOperand (raised rather than tested in bind, so
+    arrays and tracers pay nothing)."""
+    t = type(a)
+    if t in registration.KEY_ARRAY_TYPES or (t not in _PLAIN and hasattr(a, "__jax_array__")):
+        raise _SpecialOperand
+    return aval_of_value(a)
+
+
+def _bind_special(opcls, args, params, weak):
+    """bind for operands _operand_aval refused. An object with `__jax_array__` (a flax
+    Variable, an equinox wrapper) is its array, as in JAX; staging the object itself as a
+    constant would freeze a tracer it holds."""
+    if any(type(a) in registration.KEY_ARRAY_TYPES for a in args):
+        return registration.BIND_ON_KEYS(opcls, args, params)
+    args = [a.__jax_array__() if type(a) not in _CARRY_AVAL and type(a) not in _PLAIN
+            and hasattr(a, "__jax_array__") else a for a in args]
+    return bind(opcls, *args, **params, **({} if weak is None else {"_weak_type": weak}))
+
+
 def bind(opcls: type[JaxprOp], *args, **params):
     """Applies `jaxpr.<op>` to args: staged under a trace, executed eagerly otherwise.
 
@@ -324,11 +353,14 @@ def bind(opcls: type[JaxprOp], *args, **params):
     stack = _state.stack   # (current_trace(), inlined: this runs per op)
     trace = stack[-1] if stack else None
     # (Arrays and tracers carry their aval: read it directly.)
-    if len(args) == 1:
-        a = args[0]
-        avals = [a.aval if type(a) in _CARRY_AVAL else aval_of_value(a)]
-    else:
-        avals = [a.aval if type(a) in _CARRY_AVAL else aval_of_value(a) for a in args]
+    try:
+        if len(args) == 1:
+            a = args[0]
+            avals = [a.aval if type(a) in _CARRY_AVAL else _operand_aval(a)]
+        else:
+            avals = [a.aval if type(a) in _CARRY_AVAL else _operand_aval(a) for a in args]
+    except _SpecialOperand:
+        return _bind_special(opcls, args, params, weak)
     if trace is None or (_state.compile_time_eval and evaluates_now(args)):
         outs = apply_eager(opcls, args, avals, params, weak)
     else:

@@ -101,6 +101,8 @@ def _put_leaf(leaf, target, S):
         return leaf
     if isinstance(target, S.SingleDeviceSharding):
         target = target._device
+    if isinstance(target, S.NamedSharding) and isinstance(target.mesh, S.AbstractMesh):
+        target = S.NamedSharding(S.concrete_mesh_for(target.mesh, "device_put"), target.spec)
     if isinstance(target, S.Sharding):
         if isinstance(leaf, Array) and leaf._sharding == target:
             return leaf

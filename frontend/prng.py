@@ -262,7 +262,7 @@ class PRNGKeyArray:
     """An array of typed PRNG keys (JAX: prng.PRNGKeyArray): array-like in shape
     (index, reshape, transpose, iterate), with no arithmetic."""
 
-    __slots__ = ("impl", "_base")
+    __slots__ = ("impl", "_base", "__weakref__")
     __array_priority__ = 2000
 
     def __init__(self, impl: str, base):
@@ -315,10 +315,22 @@ class PRNGKeyArray:
     def __getitem__(self, idx):
         if isinstance(idx, PRNGKeyArray):
             raise TypeError("key arrays cannot be used as indices")
+        if idx is Ellipsis or (type(idx) is tuple and all(i is Ellipsis for i in idx)
+                               and len(idx) < 2):
+            return self  # as for arrays (array_operators._selects_all)
+        return self._with(self._base[self._data_index(idx)])
+
+    def _data_index(self, idx) -> tuple:
+        """The index of the data that `idx` of the keys selects (each key's data whole)."""
         idx = idx if isinstance(idx, tuple) else (idx,)
         if any(i is Ellipsis for i in idx):
-            return self._with(self._base[idx + (slice(None),) * self._nkey])
-        return self._with(self._base[idx + (Ellipsis,) + (slice(None),) * self._nkey])
+            return idx + (slice(None),) * self._nkey
+        return idx + (Ellipsis,) + (slice(None),) * self._nkey
+
+    @property
+    def at(self):
+        """keys.at[idx].get() / .set(other_keys), as for arrays; no arithmetic updates."""
+        return _KeyIndexUpdate(self)
 
     def reshape(self, *shape, order="C"):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -421,6 +433,32 @@ class PRNGKeyArray:
         return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._base}"
 
     __str__ = __repr__
+
+
+class _KeyIndexUpdate:
+    __slots__ = ("keys", "idx")
+
+    def __init__(self, keys, idx=None):
+        self.keys, self.idx = keys, idx
+
+    def __getitem__(self, idx):
+        return _KeyIndexUpdate(self.keys, idx)
+
+    def get(self, **kwargs):
+        k = self.keys
+        return k._with(k._base.at[k._data_index(self.idx)].get(**kwargs))
+
+    def set(self, values, **kwargs):
+        k = self.keys
+        if not isinstance(values, PRNGKeyArray) or values.impl != k.impl:
+            raise TypeError(f"key array .at[].set takes key values of dtype {k.dtype}, got "
+                            f"{getattr(values, 'dtype', type(values).__name__)}")
+        return k._with(k._base.at[k._data_index(self.idx)].set(values._base, **kwargs))
+
+    def __getattr__(self, name):
+        if name in ("add", "multiply", "divide", "power", "min", "max", "apply"):
+            raise TypeError(f".at[].{name} does not accept dtype {self.keys.dtype}")
+        raise AttributeError(name)
 
 
 basearray.Array.register(PRNGKeyArray)   # a key array is a jax.Array, as in JAX

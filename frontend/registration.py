@@ -61,6 +61,14 @@ REF_OF_TRACER = Slot("REF_OF_TRACER", "mjax.ref")
 # uint32 data (mjax.prng): eval_shape / jit(...).lower take abstract key arguments as JAX's.
 KEY_ARRAY_OF_ABSTRACT = Slot("KEY_ARRAY_OF_ABSTRACT", "mjax.prng")
 
+# bind_on_keys(opcls, args, params) -> results (mjax.key_ops): an op applied to key arrays,
+# whose values are uint32 data with trailing key dims that only mjax.prng knows. core's
+# bind sends an op here when an operand's type is in KEY_ARRAY_TYPES (filled by key_ops);
+# structural ops (reshape, broadcast, slice, gather, select, ...) apply to the data, the
+# rest raise JAX's TypeError.
+BIND_ON_KEYS = Slot("BIND_ON_KEYS", "mjax.key_ops")
+KEY_ARRAY_TYPES: set = set()
+
 # eval_jaxpr(jaxpr, consts, *args) (mjax.jaxpr_objects): jax.core.eval_jaxpr lives in
 # mjax.core, which JAX's jaxpr objects (read from a trace, with lax's control flow) sit above.
 EVAL_JAXPR = Slot("EVAL_JAXPR", "mjax.jaxpr_objects")

@@ -100,7 +100,42 @@ def _axes_repr(mesh) -> str:
     return f"{sizes}, axis_types=({types}{comma})"
 
 
-class Mesh:
+class _AxisTypeQueries:
+    """What JAX's meshes answer about their axis types (JAX: mesh.BaseMesh's properties)."""
+
+    def _names_of(self, ty) -> tuple:
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t == ty)
+
+    @property
+    def auto_axes(self) -> tuple:
+        return self._names_of(AxisType.Auto)
+
+    @property
+    def explicit_axes(self) -> tuple:
+        return self._names_of(AxisType.Explicit)
+
+    @property
+    def manual_axes(self) -> tuple:
+        return self._names_of(AxisType.Manual)
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        return bool(self.axis_types) and len(self.auto_axes) == len(self.axis_types)
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        return bool(self.axis_types) and len(self.explicit_axes) == len(self.axis_types)
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        return bool(self.axis_types) and len(self.manual_axes) == len(self.axis_types)
+
+    @property
+    def _name_to_type(self) -> dict:
+        return dict(zip(self.axis_names, self.axis_types))
+
+
+class Mesh(_AxisTypeQueries):
     """Devices laid out on named axes. JAX: jax.sharding.Mesh."""
 
     def __init__(self, devices, axis_names, axis_types=None):
@@ -174,7 +209,7 @@ class Mesh:
         return False
 
 
-class AbstractMesh:
+class AbstractMesh(_AxisTypeQueries):
     """A mesh's axis sizes, names and types, without devices: what types and tracing see.
     JAX: jax.sharding.AbstractMesh."""
 
@@ -209,10 +244,6 @@ class AbstractMesh:
     @property
     def abstract_mesh(self) -> "AbstractMesh":
         return self
-
-    def explicit_axes(self) -> frozenset:
-        return frozenset(n for n, t in zip(self.axis_names, self.axis_types)
-                         if t == AxisType.Explicit)
 
     def update_axis_types(self, name_to_type: dict) -> "AbstractMesh":
         types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names,
@@ -264,6 +295,18 @@ def get_abstract_mesh() -> AbstractMesh:
         return stack[-1]
     mesh = current_mesh()
     return _EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
+
+
+def concrete_mesh_for(abstract: AbstractMesh, what: str) -> Mesh:
+    """The current concrete mesh (jax.set_mesh's) that `abstract` describes, for placing
+    values eagerly by a sharding over an abstract mesh, as JAX resolves it."""
+    mesh = current_mesh()
+    if mesh is None or (mesh.axis_names, mesh.axis_sizes) != (abstract.axis_names,
+                                                                abstract.axis_sizes):
+        raise ValueError(f"{what}: a NamedSharding over the abstract mesh {abstract!r} "
+                         f"needs the concrete mesh it describes to be set (jax.set_mesh); "
+                         f"the current mesh is {mesh!r}")
+    return mesh
 
 
 @contextlib.contextmanager

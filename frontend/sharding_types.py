@@ -258,7 +258,7 @@ def trace_op_types(trace, opcls, tracers, outs, params) -> None:
     if opcls is ShardingConstraintOp:
         # (A constraint gives its result the Explicit axes of the context's mesh.)
         mesh = get_abstract_mesh()
-        explicit = mesh.explicit_axes()
+        explicit = frozenset(mesh.explicit_axes)
         if explicit:
             specs[outs[0].value] = (mesh, tuple(
                 tuple(a for a in dim_axes(e) if a in explicit)

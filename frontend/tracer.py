@@ -17,7 +17,7 @@ from mjax.source_info import at_user_line, describe_location
 class Tracer(ArrayMethods):
     """A traced array: an `ir.Value` in the function being built, and its aval."""
 
-    __slots__ = ("trace", "value", "aval", "loc")
+    __slots__ = ("trace", "value", "aval", "loc", "__weakref__")  # (TFP caches by weakref)
     __array_priority__ = 1000
 
     def __init__(self, trace, value: ir.Value, aval: ShapedArray,

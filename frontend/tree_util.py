@@ -14,7 +14,7 @@ import dataclasses
 import difflib
 import functools
 import textwrap
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from jaxlib._jax import pytree as _pytree
 
@@ -30,6 +30,25 @@ default_registry = _pytree.PyTreeRegistry()
 # A treedef pickles its registry by reference: the module attribute that holds it.
 default_registry.__module__ = __name__
 default_registry.__name__ = "default_registry"
+
+
+class NodeEntry(NamedTuple):
+    """How a registered node type flattens: to_iter(x) -> (children, aux);
+    from_iter(aux, children) -> x."""
+    to_iter: Callable
+    from_iter: Callable
+
+
+# Node type -> NodeEntry: the registry as a Python dict a library can query (`type(x) in
+# ...`), which jaxlib's PyTreeRegistry is not. JAX: jax._src.tree_util._registry (flax.nnx
+# reads it). The built-in containers first; every register_* call below adds its type.
+NODE_TYPES: dict[type, NodeEntry] = {
+    tuple: NodeEntry(lambda xs: (xs, None), lambda _, xs: tuple(xs)),
+    list: NodeEntry(lambda xs: (xs, None), lambda _, xs: list(xs)),
+    dict: NodeEntry(lambda d: (tuple(d[k] for k in sorted(d)), tuple(sorted(d))),
+                    lambda keys, xs: dict(zip(keys, xs))),
+    type(None): NodeEntry(lambda _: ((), None), lambda _, xs: None),
+}
 
 
 # ---- flatten / unflatten / map -------------------------------------------------------------
@@ -330,6 +349,7 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
     flatten_with_keys(x) -> ([(key, child)], aux). JAX: register_pytree_node."""
     default_registry.register_node(nodetype, flatten_func, unflatten_func,
                                    flatten_with_keys_func)
+    NODE_TYPES[nodetype] = NodeEntry(flatten_func, unflatten_func)
 
 
 def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
@@ -395,6 +415,10 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
         raise ValueError("data_fields and meta_fields must not overlap. Overlapping fields: "
                          f"{set(data_fields) & set(meta_fields)}.")
     default_registry.register_dataclass_node(nodetype, list(data_fields), list(meta_fields))
+    NODE_TYPES[nodetype] = NodeEntry(
+        lambda x: (tuple(getattr(x, f) for f in data_fields),
+                   tuple(getattr(x, f) for f in meta_fields)),
+        lambda aux, xs: nodetype(**dict(zip(data_fields, xs)), **dict(zip(meta_fields, aux))))
     return nodetype
 
 
@@ -467,7 +491,8 @@ def prefix_entries(name: str, prefix, tree, is_leaf) -> list:
         if isinstance(p, (tuple, list)) and isinstance(t, (tuple, list)) and not p and \
                 not t:      # (no arguments, no axes: a function of nothing)
             return
-        if treedef_is_leaf(tree_structure(t)) and t is not None:
+        ts = tree_structure(t)
+        if ts.num_nodes == 1 and ts.num_leaves == 1:   # (a leaf; not a node without children)
             raise _prefix_entry_error(name, path, f"expected a leaf, got {type(p).__name__}")
         pc = flatten_one_level_with_keys(p)[0]
         tc = flatten_one_level_with_keys(t)[0]

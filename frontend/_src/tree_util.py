@@ -1,7 +1,7 @@
 """JAX-private: jax._src.tree_util (flax.nnx: the pytree registry; flax's struct_test:
 prefix_errors)."""
 from mjax import tree_util
-from mjax.tree_util import default_registry as _registry  # noqa: F401
+from mjax.tree_util import NODE_TYPES as _registry  # noqa: F401 (flax.nnx: `type(x) in`)
 
 
 def prefix_errors(prefix_tree, full_tree, is_leaf=None) -> list:

@@ -13,7 +13,7 @@ import enum
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax import dtypes, tree_util
+from mjax import basearray, dtypes, tree_util
 from mjax.array_methods import ArrayMethods
 from mjax.core import Tracer, at_user_line, aval_of_value, bind, current_trace, to_numpy
 from mjax.dialect import ShapedArray as _ShapedArray, context
@@ -628,6 +628,11 @@ class _LiteralArray(ArrayMethods, np.ndarray):
         return _ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self._weak)
 
 
+# A literal is a jax.Array to the user, as the tracer JAX would trace there is (flax.nnx's
+# Variables test `isinstance(value, jax.Array)` to choose `.at[].set` over `x[i] = v`).
+basearray.Array.register(_LiteralArray)
+
+
 def bitcast_convert_type(operand, new_dtype):
     return bind(BitcastConvertTypeOp, operand,
                 new_dtype=dtypes.canonicalize_dtype(new_dtype))
@@ -697,7 +702,12 @@ def empty(shape, dtype, *, out_sharding=None):
 
 
 def dtype(x):
-    """The canonical dtype of x. JAX: lax.dtype."""
+    """The canonical dtype of x: an array, a value, or a dtype itself (`np.int32`,
+    `np.dtype('int32')`, 'float32'). JAX: lax.dtype."""
+    if isinstance(x, (np.dtype, str)) or (isinstance(x, type) and issubclass(x, np.generic)):
+        return dtypes.canonicalize_dtype(np.dtype(x))
+    if x is int or x is float or x is complex or x is bool:   # (their default dtypes)
+        return dtypes.canonicalize_dtype(dtypes.python_scalar_dtype(x(0)))
     return dtypes.canonicalize_dtype(aval_of_value(x).dtype)
 
 

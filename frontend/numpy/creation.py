@@ -8,8 +8,9 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import dtypes as _dt, key_ops, lax
 from mjax.core import Tracer
+from mjax.dialect.types import KeyType
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import canonical_shape
 from mjax.numpy.array_api import fused_when_eager, with_device_keyword
@@ -58,6 +59,10 @@ def _like(name, a, fill_value, dtype, shape):
     be duck-typed (a ShapeDtypeStruct, anything with a shape and a NumPy dtype) as JAX
     accepts; a weakly typed array gives a weakly typed result when no dtype is given."""
     dtype = None if dtype is None else _dt.check_user_dtype(dtype, name)
+    if isinstance(dtype or getattr(a, "dtype", None), KeyType):
+        return key_ops.full_keys((dtype or a.dtype).impl,
+                                 _onp.shape(a) if shape is None else canonical_shape(shape),
+                                 fill_value)
     duck = isinstance(getattr(a, "dtype", None), _onp.dtype) and \
         isinstance(getattr(a, "shape", None), tuple) and not hasattr(a, "__array__")
     if not duck:

@@ -17,11 +17,14 @@ from mjax.numpy.shaping import transpose
 
 @takes_out_sharding
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None):
+           preferred_element_type=None, _dot_general=None):
     """Einstein summation by pairwise dot_generals (left to right). (`optimize` picks a
-    contraction order in JAX; mjax contracts left to right whatever it says.)"""
+    contraction order in JAX; mjax contracts left to right whatever it says.)
+    `_dot_general` replaces lax.dot_general for each contraction, as JAX's private argument
+    does (flax passes its quantized or instrumented dot_generals)."""
     no_out("einsum", out)
-    out = contract(subscripts, *operands, precision=precision)
+    out = contract(subscripts, *operands, precision=precision,
+                   dot_general=_dot_general or lax.dot_general)
     if preferred_element_type is not None:
         out = astype(out, preferred_element_type)
     return out
@@ -104,7 +107,7 @@ def _reduce_own(x, labels, keep):
     return x, labels
 
 
-def contract(subscripts, *operands, precision=None):
+def contract(subscripts, *operands, precision=None, dot_general=lax.dot_general):
     ops = [asarray(o) for o in operands]
     ins, out = _parse(_expand_ellipsis(subscripts.replace(" ", ""), [o.ndim for o in ops]),
                       len(operands))
@@ -135,7 +138,7 @@ def contract(subscripts, *operands, precision=None):
         contract = [c for c in common if c not in keep]
         dn = (([lx.index(c) for c in contract], [ly.index(c) for c in contract]),
               ([lx.index(c) for c in batch], [ly.index(c) for c in batch]))
-        x = lax.dot_general(x, y, dn, precision=precision)
+        x = dot_general(x, y, dn, precision=precision)
         lx = batch + [c for c in lx if c not in common] + [c for c in ly if c not in common]
     x, lx = _reduce_own(x, lx, set(out))
     return transpose(x, [lx.index(c) for c in out]) if lx else x

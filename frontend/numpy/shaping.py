@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 
 import numpy as _onp
 
@@ -19,17 +20,32 @@ from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.promotion import promote
 
 
+def _static(name: str, a, numpy_fn):
+    """a.<name> when `a` has it (arrays, key arrays, duck-typed values); else NumPy's answer,
+    with JAX's DeprecationWarning for a value that is not array-like (a list, None)."""
+    if hasattr(a, name):
+        return getattr(a, name)
+    if not isinstance(a, (bool, int, float, complex, _onp.ndarray, _onp.generic)):
+        warnings.warn(f"{name} requires ndarray or scalar arguments, got {type(a)} at "
+                      f"position 0. In a future JAX release this will be an error.",
+                      DeprecationWarning, stacklevel=3)
+    m = getattr(a, "__jax_array__", None)
+    return getattr(m(), name) if m is not None else numpy_fn(a)
+
+
 def ndim(a):
-    return aval_of_value(asarray(a) if not is_array(a) else a).ndim
+    return _static("ndim", a, _onp.ndim)
 
 
 def shape(a):
-    return aval_of_value(asarray(a) if not is_array(a) else a).shape
+    return _static("shape", a, _onp.shape)
 
 
 def size(a, axis=None):
+    if axis is None:
+        return _static("size", a, _onp.size)
     s = shape(a)
-    return math.prod(s) if axis is None else s[axis]
+    return math.prod(s[i] for i in normalize_axes(axis, len(s)))
 
 
 class ReshapeError(TypeError, ValueError):

@@ -185,3 +185,31 @@ def test_tracer_leak_check_ignores_the_traces_own_captures():
     with pytest.raises(Exception, match="Leaked trace"):
         with mjax.check_tracer_leaks():
             g(jnp.ones(2, jnp.int32))
+
+
+def test_tracers_arrays_and_keys_take_weak_references():
+    # (TFP's JAX substrate, under distrax, caches bijector results by weakref)
+    import weakref
+    seen = []
+    mjax.jit(lambda x: seen.append(weakref.ref(x)) or x)(1.0)
+    assert len(seen) == 1
+    weakref.ref(jnp.ones(2))
+    weakref.ref(mjax.random.key(0))
+
+
+@pytest.mark.parametrize("value", [None, [1, 2], [[1.0], [2.0]], (3,)])
+def test_shape_ndim_size_of_non_arrays_warn_as_jax(value):
+    for fn in ("shape", "ndim", "size"):
+        with pytest.warns(DeprecationWarning, match=f"{fn} requires ndarray"):
+            got = getattr(jnp, fn)(value)
+        with pytest.warns(DeprecationWarning):
+            assert got == getattr(jax.numpy, fn)(value)
+
+
+def test_shape_ndim_size_of_arrays_scalars_and_keys():
+    for v in (3, 2.0, np.ones((2, 3)), jnp.ones((2, 3)), np.float32(1),
+              mjax.random.split(mjax.random.key(0), 3)):
+        assert jnp.shape(v) == np.shape(v if not hasattr(v, "dtype") or
+                                        "key" not in str(v.dtype) else np.empty(v.shape))
+    assert jnp.size(jnp.ones((2, 3)), 1) == 3 and jnp.size(jnp.ones((2, 3)), (0, 1)) == 6
+    assert jnp.ndim(mjax.random.split(mjax.random.key(0), 3)) == 1

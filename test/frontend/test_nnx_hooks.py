@@ -1,0 +1,146 @@
+"""Public JAX behaviour flax.nnx builds on: objects with `__jax_array__` as operands under
+a trace, literals as jax.Arrays, prefixes with childless nodes, jax.experimental.hijax's
+names, the Python-side pytree registry, lax.dtype of dtypes, einsum's `_dot_general`,
+mesh axis-type queries, mesh_utils and multihost_utils, eager placement by a sharding over
+the abstract mesh."""
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax import tree_util
+
+
+class Boxed:
+    """Holds an array and converts to it (as flax's Variable and equinox's wrappers do);
+    forwards attribute reads to it, so it even has an `aval`."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __jax_array__(self):
+        return self.value
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["value"], name)
+
+
+def test_jax_array_operand_of_a_traced_op_is_its_array():
+    # (staged as a constant, the box would freeze the tracer it holds: a wrong program)
+    f = mjax.jit(lambda x, w: x @ Boxed(w))
+    np.testing.assert_allclose(f(jnp.ones(2), jnp.full((2, 3), 2.0)), np.full(3, 4.0))
+    g = mjax.vmap(lambda w: jnp.ones(2) @ Boxed(w))
+    np.testing.assert_allclose(g(jnp.ones((4, 2, 3))), np.full((4, 3), 2.0))
+    assert float(mjax.grad(lambda w: (Boxed(w) * w).sum())(jnp.float32(3.0))) == 6.0
+
+
+def test_a_literal_is_a_jax_array():
+    seen = []
+    mjax.jit(lambda x: seen.append(isinstance(jnp.zeros((), jnp.uint32), mjax.Array)) or x)(1.0)
+    assert seen == [True]
+
+
+@tree_util.register_pytree_node_class
+class Empty:
+    def tree_flatten(self):
+        return (), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls()
+
+
+@tree_util.register_dataclass
+@dataclasses.dataclass
+class Model:
+    state: Empty
+    w: object
+
+
+def test_vmap_prefix_with_a_node_without_children():
+    m = Model(Empty(), jnp.ones((4, 3)))
+    out = mjax.vmap(lambda m: m.w.sum(), in_axes=(Model(Empty(), 0),))(m)
+    np.testing.assert_allclose(out, np.full(4, 3.0))
+
+
+def test_registry_dict_lists_registered_types():
+    from mjax._src.tree_util import _registry
+    assert Empty in _registry and Model in _registry and list in _registry
+    children, aux = _registry[Model].to_iter(Model(Empty(), 2.0))
+    assert _registry[Model].from_iter(aux, children).w == 2.0
+
+
+def test_hijax_names_import_and_binding_says_what_is_missing():
+    from mjax.experimental import hijax as hjx
+
+    class P(hjx.HiPrimitive):
+        pass
+
+    class T(hjx.MutableHiType):
+        get = hjx.aval_method(lambda self: 7)
+
+    hjx.register_hitype(Boxed, lambda b: T())
+    hjx.control_flow_allowed_effects.add_type(type("E", (), {}))
+    assert T().get() == 7
+    with pytest.raises(NotImplementedError, match="hijax"):
+        P("p").bind(1.0)
+
+
+@pytest.mark.parametrize("value", [np.dtype("int32"), np.float64, "float32", int, float,
+                                   bool, np.ones(2), 3.0])
+def test_lax_dtype_as_jax(value):
+    assert mjax.lax.dtype(value) == jax.lax.dtype(value)
+
+
+def test_einsum_takes_jax_private_dot_general():
+    calls = []
+
+    def dot_general(*args, **kwargs):
+        calls.append(1)
+        return mjax.lax.dot_general(*args, **kwargs)
+
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    out = jnp.einsum("ij,kj->ik", x, x, _dot_general=dot_general)
+    np.testing.assert_allclose(out, x @ x.T)
+    assert calls == [1]
+
+
+def test_mesh_axis_type_queries_as_jax():
+    for mod in (mjax, jax):
+        T = mod.sharding.AxisType
+        m = mod.make_mesh((1, 1), ("a", "b"), axis_types=(T.Explicit, T.Auto))
+        got = (m.are_all_axes_explicit, m.are_all_axes_auto, m.are_all_axes_manual,
+               m.explicit_axes, m.auto_axes, m.manual_axes,
+               m.abstract_mesh.are_all_axes_explicit, m.abstract_mesh.auto_axes)
+        assert got == (False, False, False, ("a",), ("b",), (), False, ("b",)), mod
+
+
+def test_mesh_utils_and_multihost_utils_on_one_process():
+    from mjax.experimental import mesh_utils, multihost_utils
+    devs = mjax.devices()
+    arr = mesh_utils.create_device_mesh((len(devs),))
+    assert arr.shape == (len(devs),) and list(arr) == devs
+    with pytest.raises(ValueError, match="must equal the product"):
+        mesh_utils.create_device_mesh((len(devs) + 1,))
+    got = multihost_utils.process_allgather({"a": jnp.arange(3)})
+    np.testing.assert_array_equal(got["a"], [[0, 1, 2]])
+    np.testing.assert_array_equal(multihost_utils.process_allgather(jnp.arange(3), tiled=True),
+                                  [0, 1, 2])
+    assert multihost_utils.reached_preemption_sync_point(1) is False
+    multihost_utils.sync_global_devices("here")
+
+
+def test_device_put_by_a_sharding_over_the_abstract_mesh():
+    P = mjax.sharding.PartitionSpec
+    mesh = mjax.make_mesh((1,), ("x",), axis_types=(mjax.sharding.AxisType.Auto,))
+    with mjax.set_mesh(mesh):
+        s = mjax.sharding.NamedSharding(mjax.sharding.get_abstract_mesh(), P("x"))
+        y = mjax.lax.with_sharding_constraint(jnp.arange(4.0), s)
+    assert y.sharding.mesh == mesh
+    with pytest.raises(ValueError, match="concrete mesh"):
+        mjax.device_put(jnp.arange(4.0), s)
