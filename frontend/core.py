@@ -267,6 +267,10 @@ def trace_region(fun, in_avals, args_tree=None):
             out = fun(*args)
             leaves, out_tree = tree_util.tree_flatten(out)
             out_avals = body.finish(leaves)
+            # (per output, the index of the argument it returns as it came, or None)
+            body.forwarded = [next((i for i, a in enumerate(body.args) if a is v), None)
+                              if isinstance(v, Tracer) and v.trace is body else None
+                              for v in leaves]
     except BaseException:
         body.discard()
         raise

@@ -561,8 +561,21 @@ class Jitted:
             return entry
 
     def _run_spmd(self, entry, leaves, avals, mesh, shardings):
-        bufs = [spmd.put_for(x, a, s) for x, a, s in zip(leaves, avals, shardings)]
-        outs = entry.executable.execute(bufs + entry.const_bufs)
+        replicated = NamedSharding(mesh, P())
+        bufs = [spmd.put_for(x._buffer_value() if type(a) is RefAval else x,
+                             a, s if type(a) is not RefAval else replicated)
+                for x, a, s in zip(leaves, avals, shardings)]
+        captured = iter(c for i, c in entry.refs if i is None)
+        bufs += [b if b is not None else spmd.put_for(
+                     v := next(captured)._buffer_value(), v.aval, replicated)
+                 for b in entry.const_bufs]
+        outs = entry.executable.execute(bufs)
+        n = len(entry.out_avals)
+        if entry.refs:      # (each ref's final value, after the outputs, written back)
+            refs = [leaves[i] if i is not None else c for i, c in entry.refs]
+            for ref, buf in zip(refs, outs[n:]):
+                ref._write_back(buf, replicated)
+            outs = outs[:n]
         arrays = spmd.wrap_outputs(outs, entry.out_avals, entry.out_shardings,
                                    entry.executable, mesh)
         result = tree_util.tree_unflatten(entry.out_tree, arrays)
@@ -668,14 +681,19 @@ class Jitted:
                                if self._out_shardings is not None
                                else [None] * len(traced.out_avals))
         all_in = list(in_shardings) + [replicated] * len(traced.captured)
-        text = spmd.lower(traced.module, all_in, entry.out_shardings, traced.out_avals,
-                          mesh, donated, user_passes=self._user_passes())
+        # (the refs' final values follow the outputs, replicated, as in _compile)
+        ref_avals = _ref_slots(entry, traced, self.fun)
+        out_avals = traced.out_avals + ref_avals
+        text = spmd.lower(traced.module, all_in,
+                          list(entry.out_shardings) + [replicated] * len(ref_avals),
+                          out_avals, mesh, donated, user_passes=self._user_passes())
         text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
         entry.executable = get_backend(self._backend).compile(
             text, list(mesh.devices.flat), num_partitions=mesh.size,
-            out_avals=traced.out_avals, host_callbacks=callbacks,
+            out_avals=out_avals, host_callbacks=callbacks,
             options=xla_compile_options(self._compiler_options))
-        entry.const_bufs = [spmd.put_for(c, aval_of_value(c), replicated)
+        entry.const_bufs = [None if type(aval_of_value(c)) is RefAval else  # (per call)
+                            spmd.put_for(c, aval_of_value(c), replicated)
                             for c in traced.captured]
         return entry
 

@@ -466,13 +466,21 @@ basearray.Array.register(PRNGKeyArray)   # a key array is a jax.Array, as in JAX
 
 def _unflatten_keys(impl, children):
     base = children[0]
+    if not hasattr(base, "shape"):
+        # (JAX's key arrays are leaves: mapping a function over one gives what it returned,
+        # a None, an axis or a spec, which is no key data)
+        return base
     if isinstance(base, ShapeDtypeStruct):   # eval_shape / out_info: JAX's abstract key
         return ShapeDtypeStruct(base.shape[:len(base.shape) - len(R.KEY_SHAPES[impl])],
                                 KeyType(impl))
     return PRNGKeyArray(impl, base)
 
 
-tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k.impl), _unflatten_keys)
+# mjax's transformations see a key array as its data; the Python-side registry libraries
+# query (tree_util.NODE_TYPES, jax._src.tree_util._registry) leaves it out, as JAX's keys
+# are leaves there.
+tree_util.default_registry.register_node(PRNGKeyArray, lambda k: ((k._base,), k.impl),
+                                         _unflatten_keys)
 
 
 @registration.KEY_ARRAY_OF_ABSTRACT.fill

@@ -99,9 +99,10 @@ class Ref:
         """The Array an outer jit passes for this ref (see Jitted)."""
         return self._value
 
-    def _write_back(self, buf) -> None:
-        """Takes the buffer a jit computed as the ref's new value (same type)."""
-        self._value = Array(buf, self._value.aval)
+    def _write_back(self, buf, sharding=None) -> None:
+        """Takes the buffer a jit computed as the ref's new value (same type), laid out as
+        `sharding` (a program compiled for a mesh) or on one device."""
+        self._value = Array(buf, self._value.aval, sharding)
 
 
 registration.REF_OF_TRACER.fill(lambda t: Ref(tracer=t))

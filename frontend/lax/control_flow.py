@@ -9,6 +9,7 @@ itself; under `jax_disable_jit` it runs as plain Python, as JAX does.
 from __future__ import annotations
 
 import builtins
+import collections
 import inspect
 
 import numpy as np
@@ -61,10 +62,28 @@ def _is_concrete(x) -> bool:
     return not isinstance(x, Tracer)
 
 
-def _run_as_jit(construct, *args):
+# (user functions, static arguments) -> the jit of an eager loop or cond over them: called
+# again with the same body, it neither traces nor compiles again (JAX caches the traced
+# body the same way). Bounded, since the keys hold the user's functions.
+_EAGER_JITS: collections.OrderedDict = collections.OrderedDict()
+_EAGER_JITS_MAX = 128
+
+
+def _run_as_jit(key, construct, *args):
     """Runs `construct(*args)` (array pytrees) as a jit of itself: region ops exist only
-    inside traces (registration.JIT: jit is floors above)."""
-    return registration.JIT(construct)(*args)
+    inside traces (registration.JIT: jit is floors above). `key` names everything
+    `construct` closes over (the user's functions, static arguments)."""
+    try:
+        jitted = _EAGER_JITS.get(key)
+    except TypeError:      # (an unhashable static argument: not cached)
+        return registration.JIT(construct)(*args)
+    if jitted is None:
+        jitted = _EAGER_JITS[key] = registration.JIT(construct)
+        if len(_EAGER_JITS) > _EAGER_JITS_MAX:
+            _EAGER_JITS.popitem(last=False)
+    else:
+        _EAGER_JITS.move_to_end(key)
+    return jitted(*args)
 
 
 def _infer(opcls, operands, params, sigs):
@@ -190,6 +209,12 @@ def _cond_core(kind, index, branches, names, operands):
         result = [a.update(weak_type=w) for a, w in zip(result, weak)]
         outs = emit_region_op(C.CondOp, operands_flat, {}, bodies, [consts] * len(bodies),
                               result)
+    # An output every branch returns as the same operand is that operand, as in JAX (so an
+    # unbatched value passed through a cond with a batched predicate stays unbatched).
+    for j, fwd in enumerate(zip(*(b.forwarded for b in bodies))):
+        i = fwd[0]
+        if i is not None and all(f == i for f in fwd) and hasattr(ops_flat[i], "aval"):
+            outs[j] = ops_flat[i]
     return tree_util.tree_unflatten(trees[0], outs)
 
 
@@ -233,7 +258,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     if config.read("jax_disable_jit") and _is_concrete(pred):
         return true_fun(*operands) if bool(pred) else false_fun(*operands)
     if current_trace() is None:
-        return _run_as_jit(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
+        return _run_as_jit(("cond", true_fun, false_fun),
+                           lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
     if np.dtype(pred_dtype).kind != "b":
         pred = ne(pred, np.zeros((), pred_dtype))
     index = convert_element_type(pred, np.int32)
@@ -266,7 +292,8 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
         return branches[builtins.min(builtins.max(int(index), 0), len(branches) - 1)](
             *operands)
     if current_trace() is None:
-        return _run_as_jit(lambda i, ops: switch(i, branches, *ops), index, operands)
+        return _run_as_jit(("switch", tuple(branches)),
+                           lambda i, ops: switch(i, branches, *ops), index, operands)
     index = convert_element_type(index, np.int32)
     index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
     names = [f"branch {i}" for i in range(len(branches))]
@@ -284,7 +311,8 @@ def while_loop(cond_fun, body_fun, init_val):
             val = body_fun(val)
         return val
     if current_trace() is None:
-        return _run_as_jit(lambda v: while_loop(cond_fun, body_fun, v), init_val)
+        return _run_as_jit(("while", cond_fun, body_fun),
+                           lambda v: while_loop(cond_fun, body_fun, v), init_val)
     return _while(cond_fun, body_fun, init_val, _first_arg_name(body_fun, "init_val"))
 
 
@@ -352,6 +380,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         static = True
     except TypeError:
         static = False
+    if static and current_trace() is None and not config.read("jax_disable_jit"):
+        return _run_as_jit(("fori", body_fun, lo, hi, unroll),
+                           lambda v: fori_loop(lo, hi, body_fun, v, unroll=unroll), init_val)
     if static:
         # As JAX: the index is a Python int carry (weakly typed), the loop a scan.
         def step(carry, _):
@@ -367,7 +398,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
                          "statically known.")
     if current_trace() is None:
-        return _run_as_jit(lambda lo_, hi_, v: fori_loop(lo_, hi_, body_fun, v),
+        return _run_as_jit(("fori", body_fun),
+                           lambda lo_, hi_, v: fori_loop(lo_, hi_, body_fun, v),
                            lower, upper, init_val)
 
     def wcond(carry):
@@ -440,7 +472,8 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
     if config.read("jax_disable_jit") and length > 0:
         return _scan_python(f, init, xs, length, reverse)
     if current_trace() is None:
-        return _run_as_jit(lambda i, x: _scan(f, i, x, length, reverse, unroll, carry_name),
+        return _run_as_jit(("scan", f, length, reverse, unroll, carry_name),
+                           lambda i, x: _scan(f, i, x, length, reverse, unroll, carry_name),
                            init, xs)
     init_flat, init_tree = tree_util.tree_flatten(init)
     init_avals = [aval_of_value(v) for v in init_flat]

@@ -15,7 +15,7 @@ from mjax.dialect.ops.sharding import ShardingConstraintOp
 from mjax.placement import device_put
 from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSharding,
                                  PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
-                                 current_mesh)
+                                 concrete_mesh_for, current_mesh)
 from mjax.sharding_types import out_sharding_given
 
 
@@ -31,6 +31,8 @@ def constraint_params(s: NamedSharding, ndim: int) -> dict:
             f"Sharding {s!r} is only valid for values of rank at least {len(spec)}, but "
             f"was applied to a value of rank {ndim}"))
     mesh = s.mesh
+    if isinstance(mesh, AbstractMesh):   # (the concrete mesh jax.set_mesh gave, as JAX's)
+        mesh = concrete_mesh_for(mesh, "with_sharding_constraint")
     entries = tuple("?" if d < len(spec) and spec[d] is UNCONSTRAINED
                     else ",".join(spec.axes_of(d)) for d in range(ndim))
     return {"mesh_axes": tuple(mesh.axis_names), "mesh_shape": tuple(mesh.axis_sizes),

@@ -302,7 +302,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     _check_callable(f)
     if check_rep is not None:
         check_vma = check_rep
-    fun_name = getattr(f, "__name__", str(f))
+    fun_name = getattr(f, "__name__", None) or type(f).__name__   # (not repr: it may trace)
     cache: dict = {}
 
     @_wraps(f)

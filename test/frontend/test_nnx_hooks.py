@@ -144,3 +144,68 @@ def test_device_put_by_a_sharding_over_the_abstract_mesh():
     assert y.sharding.mesh == mesh
     with pytest.raises(ValueError, match="concrete mesh"):
         mjax.device_put(jnp.arange(4.0), s)
+
+
+def test_cond_returns_a_passed_through_operand_itself():
+    # (flax.nnx's cond under vmap: an unbatched value every branch returns unchanged stays
+    # unbatched, so out_axes=None accepts it, as in JAX)
+    def f(p, x, y):
+        return mjax.lax.cond(p, lambda x, y: (x, y + 1), lambda x, y: (x, y * 2), x, y)
+
+    x = jnp.arange(3.0)
+    out = mjax.vmap(f, in_axes=(0, None, 0), out_axes=(None, 0))(
+        jnp.array([True, False]), x, jnp.ones(2))
+    np.testing.assert_array_equal(out[0], x)
+    np.testing.assert_array_equal(out[1], [2.0, 2.0])
+    want = jax.vmap(lambda p, y: jax.lax.cond(p, lambda x, y: (x, y + 1),
+                                              lambda x, y: (x, y * 2), np.arange(3.0), y),
+                    in_axes=(0, 0), out_axes=(None, 0))(np.array([True, False]), np.ones(2))
+    np.testing.assert_array_equal(out[1], want[1])
+
+
+def test_eager_loops_trace_their_body_once():
+    traced = []
+
+    def body(c, x):
+        traced.append(1)
+        return c + 1, x * 2
+
+    for _ in range(3):
+        c, ys = mjax.lax.scan(body, jnp.int32(0), jnp.arange(4))
+    assert len(traced) == 1 and int(c) == 4
+    np.testing.assert_array_equal(ys, [0, 2, 4, 6])
+
+    def step(i, v):
+        traced.append(2)
+        return v + i
+
+    assert [int(mjax.lax.fori_loop(0, 4, step, 0)) for _ in range(3)] == [6, 6, 6]
+    assert [int(mjax.lax.fori_loop(0, jnp.int32(3), step, 0)) for _ in range(3)] == [3] * 3
+    assert traced.count(2) == 2     # (one trace per kind of bounds, as the key says)
+
+
+def test_mapping_over_a_key_gives_what_the_function_returns():
+    k = mjax.random.key(0)
+    assert mjax.tree.map(lambda x: None, k) is None
+    assert mjax.tree.map(lambda x: 0, {"k": k}) == {"k": 0}
+    assert type(k) not in tree_util.NODE_TYPES     # (JAX's keys are leaves)
+
+
+def test_refs_through_a_jit_with_shardings():
+    # (compiled for a mesh: the refs' final values come back as extra results; this used
+    # to write result attributes for results the program did not have, a segfault)
+    mesh = mjax.make_mesh((1,), ("x",))
+    s = mjax.sharding.NamedSharding(mesh, mjax.sharding.PartitionSpec())
+    r = mjax.new_ref(np.zeros(3, np.float32))
+    c = mjax.new_ref(np.float32(1))
+
+    def body(r, x):
+        r[...] += x
+        c[...] += 1
+        return x * 2
+
+    f = mjax.jit(body, in_shardings=(None, s), out_shardings=s)
+    for step in (1, 2):
+        np.testing.assert_array_equal(f(r, jnp.arange(3.0)), [0, 2, 4])
+        np.testing.assert_array_equal(r[...], np.arange(3.0) * step)
+        assert float(c[...]) == 1 + step
