@@ -214,6 +214,17 @@ class Lowered(_Signature):
             raise ValueError(f"unknown dialect {dialect!r}: 'stablehlo' or 'hlo'")
         return self._module
 
+    def cost_analysis(self):
+        """XLA's cost estimates (flops, bytes accessed, ...) of the module before
+        optimization; Compiled.cost_analysis gives them after. JAX: Lowered.cost_analysis."""
+        client = getattr(get_backend(), "client", None)
+        if client is None:
+            raise NotImplementedError(f"Lowered.cost_analysis on the "
+                                      f"{type(get_backend()).__name__} backend; use "
+                                      f"compile().cost_analysis()")
+        return _jax.hlo_module_cost_analysis(client,
+                                             self.compiler_ir("hlo").as_hlo_module())
+
     def compile(self, compiler_options=None, *, device_assignment=None):
         """`compiler_options`: XLA options by name, as jit(compiler_options=...)."""
         if device_assignment is not None:

@@ -6,19 +6,70 @@ their batching rules in mjax.passes.rules.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.primitive import BATCHERS
 
-__all__ = ["primitive_batchers", "axis_primitive_batchers", "fancy_primitive_batchers",
+__all__ = ["primitive_batchers", "axis_primitive_batchers", "fancy_primitive_batchers", "AxisData",
            "defvectorized", "defbroadcasting", "defreducer", "bdim_at_front", "broadcast",
            "not_mapped", "register_vmappable", "unregister_vmappable"]
 
 primitive_batchers: dict = BATCHERS
-axis_primitive_batchers: dict = BATCHERS
-fancy_primitive_batchers: dict = BATCHERS
+
+
+class AxisData(NamedTuple):
+    """What a batching rule that takes the mapped axis is told of it (JAX: AxisData)."""
+    name: object
+    size: int
+    spmd_name: object = None
+    explicit_mesh_axis: object = None
+
+
+def _axis_size(args, dims) -> int:
+    return next(np.shape(x)[d] for x, d in zip(args, dims) if d is not None)
+
+
+class _RulesTakingTheAxis:
+    """A table whose rules JAX calls with the mapped axis besides (vals, dims): stored in
+    `primitive_batchers` with that signature, the axis size read off a batched operand.
+    (mjax's vmap passes run on the IR, where a vmap's axis name is not kept: rules are
+    told None.) JAX: batching.axis_primitive_batchers / fancy_primitive_batchers."""
+
+    def __init__(self, call):
+        self._call = call
+
+    def __setitem__(self, prim, rule):
+        call = self._call
+
+        def wrapped(args, dims, **params):
+            return call(rule, AxisData(None, _axis_size(args, dims)), args, dims, params)
+        wrapped.axis_rule = rule
+        BATCHERS[prim] = wrapped
+
+    def __getitem__(self, prim):
+        return getattr(BATCHERS[prim], "axis_rule")
+
+    def __contains__(self, prim):
+        return hasattr(BATCHERS.get(prim), "axis_rule")
+
+    def __delitem__(self, prim):
+        del BATCHERS[prim]
+
+    def get(self, prim, default=None):
+        return self[prim] if prim in self else default
+
+
+# rule(axis_size, axis_name, trace_type, vals, dims, **params)
+axis_primitive_batchers = _RulesTakingTheAxis(
+    lambda rule, axis, args, dims, params: rule(axis.size, axis.name, None, args, dims,
+                                                **params))
+# rule(axis_data, vals, dims, **params)
+fancy_primitive_batchers = _RulesTakingTheAxis(
+    lambda rule, axis, args, dims, params: rule(axis, args, dims, **params))
 
 not_mapped = None  # the batch dimension of an unbatched operand
 

@@ -209,3 +209,10 @@ def test_refs_through_a_jit_with_shardings():
         np.testing.assert_array_equal(f(r, jnp.arange(3.0)), [0, 2, 4])
         np.testing.assert_array_equal(r[...], np.arange(3.0) * step)
         assert float(c[...]) == 1 + step
+
+
+def test_lowered_cost_analysis_as_jax():
+    f = lambda x: (x @ x).sum()     # noqa: E731
+    ours = mjax.jit(f).lower(jnp.ones((8, 8))).cost_analysis()
+    theirs = jax.jit(f).lower(jax.numpy.ones((8, 8))).cost_analysis()
+    assert ours["flops"] == theirs["flops"] > 0

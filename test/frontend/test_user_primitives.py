@@ -438,3 +438,36 @@ def test_registrars_defbilinear_defjvp2_deflinear_defbroadcasting():
                 m.jax.jvp(f, (XS, YS), (YS, XS)))
     for w, g in zip(jax.tree_util.tree_leaves(run(JAX)), jax.tree_util.tree_leaves(run(MJAX))):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+def test_batchers_taking_the_axis():
+    """axis_primitive_batchers (size, name, trace type, vals, dims) and
+    fancy_primitive_batchers (axis data, vals, dims), as equinox registers them."""
+    def run(m):
+        jnp = m.jax.numpy
+        outs = []
+        for table in ("axis", "fancy"):
+            p = m.Primitive(f"twice_{table}")
+            p.def_impl(lambda x: 2 * x)
+            p.def_abstract_eval(lambda x: x)
+            m.mlir.register_lowering(p, m.mlir.lower_fun(lambda x: 2 * x, False))
+            seen = []
+
+            def axis_rule(size, name, trace_type, vals, dims, p=p, seen=seen):
+                seen.append(size)
+                return p.bind(vals[0]), dims[0]
+
+            def fancy_rule(axis_data, vals, dims, p=p, seen=seen):
+                seen.append(axis_data.size)
+                return p.bind(vals[0]), dims[0]
+
+            if table == "axis":
+                m.batching.axis_primitive_batchers[p] = axis_rule
+            else:
+                m.batching.fancy_primitive_batchers[p] = fancy_rule
+            out = m.jax.vmap(lambda x: p.bind(x) + 1, in_axes=1)(jnp.ones((2, 3)))
+            outs.append((np.asarray(out), seen[0]))
+        return outs
+    for (w, ws), (g, gs) in zip(run(JAX), run(MJAX)):
+        np.testing.assert_array_equal(g, w)
+        assert gs == ws == 3
