@@ -26,6 +26,7 @@ from mjax.dialect.ops.transforms import CallOp
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.dtypes import to_numpy
 from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
+from mjax.cache_miss_log import explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo
@@ -35,7 +36,7 @@ from mjax.pretty import mark_captured
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
 from mjax.sharding_impls import NamedSharding, P
-from mjax.source_info import at_user_line, describe_location, user_location, wraps
+from mjax.source_info import at_user_line, wraps
 from mjax.spmd import jit as spmd
 from mjax.stages import Traced
 from mjax.staging import (TracedFunction, call_args, emit, eval_shape, stage_function,
@@ -47,34 +48,6 @@ logger = logging.getLogger("mjax.api")
 
 
 # ---- jit ------------------------------------------------------------------------------
-def _explain_cache_miss(name, key, seen):
-    """jax_explain_cache_misses: why jit(name) traces again, against the closest key seen."""
-    where = f"TRACING CACHE MISS at {describe_location(user_location())} because:\n  "
-    if not seen:
-        logger.warning(where + "never seen function:\n    %s", name)
-        return
-    parts = ("input pytree structure", "input types", "static arguments",
-             "config options that change tracing", "donated arguments")
-    closest = max(seen, key=lambda k: sum(a == b for a, b in zip(k, key)))
-    reasons = []
-    for what, old, new in zip(parts, closest, key):
-        if old == new:
-            continue
-        if what == "input types" and len(old) == len(new):
-            diff = [f"argument {i}: {o.str_short()} -> {n.str_short()}"
-                    + (" (weak type differs)" if o.weak_type != n.weak_type else "")
-                    for i, (o, n) in enumerate(zip(old, new)) if o != n]
-            reasons.append("never seen input type signature; closest seen differs in "
-                           + ", ".join(diff))
-        elif what == "config options that change tracing":
-            names = [o.name for o in config.options() if o.affects_tracing]
-            reasons.append("; ".join(f"{n}: {o!r} -> {v!r}" for n, o, v in zip(names, old, new)
-                                     if o != v) + " (config options that change tracing)")
-        else:
-            reasons.append(f"different {what}: {old} vs {new}")
-    logger.warning(where + "for %s: %s", name, "\n  ".join(reasons))
-
-
 def _ref_slots(entry, traced, fun) -> list:
     """Records in `entry` the refs of a traced program (Ref arguments, then captured
     Refs, as the discharged program's extra results follow them); gives those results'
@@ -554,7 +527,7 @@ class Jitted:
             entry = self._cache.get(key)
             if entry is None:
                 if mesh_layout is None and config.read("jax_explain_cache_misses"):
-                    _explain_cache_miss(self._name, key, list(self._cache))
+                    explain_cache_miss(self._name, key, list(self._cache))
                 entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
                                       mesh_layout)
                 self._cache[key] = entry
