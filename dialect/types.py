@@ -90,6 +90,9 @@ def short_dtype_name(dtype) -> str:
 _FLOAT0 = np.dtype([("float0", np.void, 0)])
 
 
+_JAX_AVAL_KEYWORDS = frozenset({"sharding", "vma", "memory_space", "manual_type"})
+
+
 class ShapedArray:
     """An abstract value: a static shape and a dtype (plus JAX's weak_type flag).
 
@@ -98,7 +101,13 @@ class ShapedArray:
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    def __init__(self, shape, dtype, weak_type: bool = False, **jax_only):
+        # (jax_only: JAX's `sharding`, `vma`, `memory_space`, `manual_type`, which libraries
+        # pass when they build avals; mjax's types carry no layout: the frontend's
+        # sharding_types keeps shardings beside them, and `typeof` reports them.)
+        if jax_only and not jax_only.keys() <= _JAX_AVAL_KEYWORDS:
+            raise TypeError(f"ShapedArray got unexpected keyword arguments "
+                            f"{sorted(jax_only.keys() - _JAX_AVAL_KEYWORDS)}")
         # (map and the isinstance test first: tracing builds several avals per op.)
         self.shape = tuple(map(int, shape))
         self.dtype = dtype if isinstance(dtype, (np.dtype, KeyType)) else np.dtype(dtype)

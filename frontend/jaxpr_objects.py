@@ -25,16 +25,18 @@ import itertools
 from typing import Sequence
 
 from mjax import lax
+from mjax.core import current_trace
 from mjax.dialect import OPS, aval_of
 from mjax.dialect.attributes import Symbol, decode
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.region_reductions import ReduceOp, ReduceWindowOp
 from mjax.dialect.ops.user import UserPrimitiveOp
+from mjax.dialect.types import KeyType
 from mjax.passes import custom_rules
 from mjax.pretty import callee_block
 from mjax.primitive import no_effects, primitive_of
-from mjax.registration import EVAL_JAXPR, REGION_BINDS
+from mjax.registration import EVAL_JAXPR, JIT, REGION_BINDS
 
 _counter = itertools.count()
 
@@ -271,6 +273,19 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True) -> list:
     if len(consts) != len(jaxpr.constvars) or len(args) != len(jaxpr.invars):
         raise TypeError(f"eval_jaxpr: the jaxpr takes {len(jaxpr.constvars)} constants and "
                         f"{len(jaxpr.invars)} arguments, got {len(consts)} and {len(args)}")
+    if current_trace() is None and _has_keys(jaxpr):
+        # (an op on typed keys has no eager form of its own: key arrays are wrappers of
+        # their data until a trace, so such a jaxpr runs as one program)
+        return JIT(lambda c, a: _eval(jaxpr, c, a))(list(consts), list(args))
+    return _eval(jaxpr, consts, args)
+
+
+def _has_keys(jaxpr: Jaxpr) -> bool:
+    return any(isinstance(getattr(getattr(v, "aval", None), "dtype", None), KeyType)
+               for eqn in jaxpr.eqns for v in (*eqn.invars, *eqn.outvars))
+
+
+def _eval(jaxpr: Jaxpr, consts, args) -> list:
     env: dict = {}
 
     def read(v):

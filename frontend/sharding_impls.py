@@ -481,6 +481,14 @@ class NamedSharding(Sharding):
         self._norm = tuple(norm)
         self._hash = None
 
+    def update(self, **kwargs) -> "NamedSharding":
+        """A copy with `mesh`, `spec` or `memory_kind` replaced. JAX: NamedSharding.update."""
+        unknown = set(kwargs) - {"mesh", "spec", "memory_kind"}
+        if unknown:
+            raise TypeError(f"NamedSharding.update got unexpected arguments {sorted(unknown)}")
+        return NamedSharding(kwargs.get("mesh", self.mesh), kwargs.get("spec", self.spec),
+                             memory_kind=kwargs.get("memory_kind"))
+
     def _device_list(self):
         return list(self.mesh.devices.flat)
 

@@ -25,6 +25,15 @@ from mjax.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding, Pa
 from mjax.tracer import Tracer
 
 
+def _default_sharding(aval) -> NamedSharding:
+    """JAX's `aval.sharding` of a value whose type names no layout: replicated, over the
+    empty abstract mesh (ShardedAval, what `typeof` gives, has the real one)."""
+    return NamedSharding(AbstractMesh((), ()), PartitionSpec(*[None] * len(aval.shape)))
+
+
+ShapedArray.sharding = property(_default_sharding)   # (flax's linen scan reads it)
+
+
 class ShardedAval(ShapedArray):
     """A ShapedArray with JAX's `sharding` (a NamedSharding over an AbstractMesh)."""
 

@@ -342,7 +342,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             with shown.capturing():
                 outs, printed = jitted(*args)
                 shown.values = printed
-            return outs
+            return _named_as_specs(outs, m, out_specs)
         except Exception as e:
             if "at vmap out_axes, got axis spec None" in str(e):
                 raise ValueError(
@@ -353,6 +353,18 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                     f"those axes in out_specs. ({e})") from None
             raise
     return mapped
+
+
+def _named_as_specs(outs, mesh: Mesh, out_specs):
+    """The results, each Array's sharding spelled as its out_spec (`P(None)` stays
+    `P(None)`, as in JAX) where the layout is the one the spec names."""
+    leaves, tree = tree_util.tree_flatten(outs)
+    for y, spec in zip(leaves, _flat_specs("out_specs", out_specs, outs)):
+        if type(y) is Array and isinstance(y.sharding, NamedSharding):
+            want = NamedSharding(mesh, spec)
+            if y.sharding.is_equivalent_to(want, y.ndim):
+                y._sharding = want
+    return tree_util.tree_unflatten(tree, leaves)
 
 
 __all__ = ["shard_map", "Infer"]

@@ -216,3 +216,68 @@ def test_lowered_cost_analysis_as_jax():
     ours = mjax.jit(f).lower(jnp.ones((8, 8))).cost_analysis()
     theirs = jax.jit(f).lower(jax.numpy.ones((8, 8))).cost_analysis()
     assert ours["flops"] == theirs["flops"] > 0
+
+
+def test_aval_sharding_and_avals_built_with_jax_keywords():
+    # (flax's linen scan: `x.aval.sharding`, then core.ShapedArray(..., sharding=...))
+    for mod in (mjax, jax):
+        s = mod.numpy.ones((2, 3)).aval.sharding
+        assert (s.spec, s.mesh.axis_names) == (mod.sharding.PartitionSpec(None, None), ())
+        s1 = s.update(spec=mod.sharding.PartitionSpec(None))
+        assert s1.spec == mod.sharding.PartitionSpec(None) and s1.mesh == s.mesh
+        a = mod.core.ShapedArray((3,), np.float32, sharding=s1, weak_type=True)
+        assert a.shape == (3,) and a.weak_type
+    with pytest.raises(TypeError, match="weak_typ"):
+        mjax.core.ShapedArray((3,), np.float32, weak_typ=True)
+
+
+def test_shard_map_results_carry_their_out_specs():
+    for mod in (mjax, jax):
+        P = mod.sharding.PartitionSpec
+        mesh = mod.make_mesh((2,), ("model",), axis_types=(mod.sharding.AxisType.Auto,))
+        total = mod.shard_map(lambda x: mod.lax.psum(x, "model"), mesh=mesh,
+                              in_specs=P("model"), out_specs=P(None))
+        twice = mod.shard_map(lambda x: x * 2, mesh=mesh, in_specs=P("model"),
+                              out_specs=P("model"))
+        x = mod.numpy.arange(8.0)
+        assert total(x).sharding.spec == P(None), mod
+        assert twice(x).sharding.spec == P("model"), mod
+        np.testing.assert_array_equal(total(x), [4, 6, 8, 10])
+
+
+def test_trace_to_jaxpr_nounits_splits_known_from_unknown():
+    # (flax's linen scan: its broadcast variables must be known before the loop)
+    from jax.extend import linear_util as jlu
+    from jax.interpreters import partial_eval as jpe
+    from mjax.extend import linear_util as lu
+    from mjax.interpreters import partial_eval as pe
+
+    def run(mod, lu, pe):
+        c = mod.numpy.arange(3.0)
+
+        def f(x, y):
+            return x + 1, mod.numpy.sin(c) * 2, y * x, c
+
+        fun = lu.wrap_init(f, debug_info=jax.api_util.debug_info("f", f, (1, 2), {})) \
+            if mod is jax else lu.wrap_init(f)
+        return pe.trace_to_jaxpr_nounits(fun, [
+            pe.PartialVal.unknown(mod.core.ShapedArray((3,), np.float32)),
+            pe.PartialVal.known(np.float32(2))])
+
+    jaxpr, outs, consts = run(mjax, lu, pe)
+    _, want, _ = run(jax, jlu, jpe)
+    assert [o.is_known() for o in outs] == [o.is_known() for o in want] == \
+        [False, True, False, True]
+    for o, w in zip(outs, want):
+        if o.is_known():
+            np.testing.assert_allclose(o.get_known(), w.get_known(), rtol=1e-6)
+    got = mjax.core.eval_jaxpr(jaxpr, consts, jnp.ones(3))
+    np.testing.assert_allclose(got, [[2, 2, 2], [2, 2, 2]])
+
+
+def test_eval_jaxpr_of_key_operations_eagerly():
+    k = mjax.random.key(1)
+    closed = mjax.make_jaxpr(lambda x: (mjax.random.normal(k, (3,)), x + 1))(1.0)
+    got = mjax.core.eval_jaxpr(closed.jaxpr, closed.consts, 1.0)
+    np.testing.assert_allclose(got[0], jax.random.normal(jax.random.key(1), (3,)), rtol=1e-6)
+    assert float(got[1]) == 2.0
