@@ -431,11 +431,7 @@ def subjaxprs(jaxpr: Jaxpr):
         yield from jaxprs_in_params(eqn.params)
 
 
-def gensym(suffix: str = ""):
+def gensym():
     """A function making fresh Vars of a given aval (JAX: core.gensym)."""
-    def make(aval) -> Var:
-        v = Var(aval)
-        v.suffix = suffix
-        return v
-    return make
+    return Var
 

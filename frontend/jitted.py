@@ -174,7 +174,7 @@ def _donation(sig, argnums, argnames, static_argnums, static_argnames):
 class Jitted:
     """`mjax.jit(f)`: call it, or stage it with `.trace(...)` / `.lower(...)`."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+    def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
                  donate_argnames=(), keep_unused=False, device=None, backend=None,
                  inline=False, in_shardings=None, out_shardings=None, compiler_options=None,
                  passes=()):
@@ -204,18 +204,20 @@ class Jitted:
             self._sig = inspect.signature(fun)
         except (TypeError, ValueError):
             self._sig = None
+        # As JAX: given one of static_argnums / static_argnames, the other is inferred
+        # from the signature's positional-or-keyword parameters; given both, neither is.
+        infer_nums, infer_names = static_argnums is None, static_argnames is None
         static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
             static_argnums or ())
         static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(
             static_argnames or ())
-        if self._sig is not None:
-            params = list(self._sig.parameters)
-            for n in static_argnames:
-                if n in params and params.index(n) not in static_argnums:
-                    static_argnums += (params.index(n),)
-            for i in static_argnums:
-                if i < len(params) and params[i] not in static_argnames:
-                    static_argnames += (params[i],)
+        if self._sig is not None and infer_nums != infer_names:
+            named = [(i, n) for i, (n, p) in enumerate(self._sig.parameters.items())
+                     if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+            if infer_nums:
+                static_argnums = tuple(i for i, n in named if n in static_argnames)
+            else:
+                static_argnames = tuple(n for i, n in named if i in static_argnums)
         self.static_argnums = tuple(sorted(set(static_argnums)))
         self.static_argnames = tuple(static_argnames)
         self.donate_argnums, self.donate_argnames = _donation(
@@ -717,8 +719,7 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
     passes (mjax.passes.Pass instances) its compilations run (docs/passes.md)."""
     def none_as_empty(v):   # (0 is an argument number: not `v or ()`)
         return () if v is None else v
-    options = dict(static_argnums=none_as_empty(static_argnums),
-                   static_argnames=none_as_empty(static_argnames),
+    options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=none_as_empty(donate_argnums),
                    donate_argnames=none_as_empty(donate_argnames),
                    keep_unused=keep_unused, device=device, backend=backend, inline=inline,

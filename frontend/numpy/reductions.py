@@ -132,17 +132,22 @@ _mean = mean   # (var's `mean` argument hides the function)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
     ddof = _correction(ddof, correction)
-    if where is not None:
-        raise NotImplementedError("jnp.var: the where= argument is not implemented in mjax")
     check_arraylike("var", a)
     a = asarray(a)
     axes = normalize_axes(axis, a.ndim)
+    if where is not None:
+        where = broadcast_to(asarray(where), a.shape)
     # (`mean` is the caller's precomputed mean, kept dims, as in JAX)
-    m = _mean(a, axes, dtype, keepdims=True) if mean is None else asarray(mean)
+    m = _mean(a, axes, dtype, keepdims=True, where=where) if mean is None else asarray(mean)
     d = a - m
     sq = real(d * conj(d)) if _dt.issubdtype(d.dtype, _onp.complexfloating) else d * d
-    n = math.prod(a.shape[i] for i in axes)
-    return sum(sq, axis=axes, keepdims=keepdims) / builtins.max(n - ddof, 0)
+    if where is None:
+        n = math.prod(a.shape[i] for i in axes)
+        return sum(sq, axis=axes, keepdims=keepdims) / builtins.max(n - ddof, 0)
+    # (only the selected elements count, in the mean, the sum and the normalizer)
+    total = sum(sq, axis=axes, keepdims=keepdims, where=where)
+    count = sum(where, axis=axes, keepdims=keepdims, dtype=total.dtype)
+    return total / (count - ddof)
 
 
 @fused_when_eager

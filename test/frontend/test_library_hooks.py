@@ -213,3 +213,19 @@ def test_shape_ndim_size_of_arrays_scalars_and_keys():
                                         "key" not in str(v.dtype) else np.empty(v.shape))
     assert jnp.size(jnp.ones((2, 3)), 1) == 3 and jnp.size(jnp.ones((2, 3)), (0, 1)) == 6
     assert jnp.ndim(mjax.random.split(mjax.random.key(0), 3)) == 1
+
+
+def test_var_and_std_with_where_as_jax():
+    # (flax.linen's normalization layers pass a mask)
+    rng = np.random.RandomState(0)
+    x = rng.randn(3, 4).astype(np.float32)
+    w = rng.rand(3, 4) > 0.4
+    w[1] = False                         # (a row with nothing selected: nan, as JAX)
+    for kwargs in ({"axis": 1}, {}, {"axis": 0, "ddof": 1, "keepdims": True}):
+        for fn in ("var", "std"):
+            got = getattr(jnp, fn)(x, where=w, **kwargs)
+            want = getattr(jax.numpy, fn)(x, where=w, **kwargs)
+            np.testing.assert_allclose(got, want, rtol=1e-5)
+    np.testing.assert_allclose(jnp.var(x.astype(np.complex64), axis=1, where=w),
+                               jax.numpy.var(x.astype(np.complex64), axis=1, where=w),
+                               rtol=1e-5)

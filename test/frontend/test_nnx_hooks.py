@@ -6,6 +6,7 @@ the abstract mesh."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import numpy as np
@@ -281,3 +282,19 @@ def test_eval_jaxpr_of_key_operations_eagerly():
     got = mjax.core.eval_jaxpr(closed.jaxpr, closed.consts, 1.0)
     np.testing.assert_allclose(got[0], jax.random.normal(jax.random.key(1), (3,)), rtol=1e-6)
     assert float(got[1]) == 2.0
+
+
+def test_static_argnums_and_argnames_given_together_are_not_inferred():
+    # (flax's linen jit passes both: a keyword-only static name reached through **kwargs)
+    seen = []
+
+    @functools.wraps(lambda scope, a, b: None)
+    def fn(fingerprint, groups, *args, **kwargs):
+        seen.append(kwargs["b"])
+        return args[0] * 2
+
+    f = mjax.jit(fn, static_argnums=(0,), static_argnames=("b",))
+    assert float(f(("fp",), ({},), jnp.float32(1.5), b="hi")) == 3.0 and seen == ["hi"]
+    assert (f.static_argnums, f.static_argnames) == ((0,), ("b",))
+    g = mjax.jit(lambda a, b, *args, c=1: a, static_argnames="b")
+    assert (g.static_argnums, g.static_argnames) == ((1,), ("b",))
