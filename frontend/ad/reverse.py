@@ -13,11 +13,11 @@ from mjax import tree_util
 from mjax.ad import concrete, levels
 from mjax.ad.forward import _check_tangents, jvp
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
-                             _is_dynamic, _is_inexact, _is_python_object, _jax_type,
+                             _is_dynamic, _is_inexact, _jax_type,
                              _leaf_aval, _wraps, _zeros, put_back, python_scalar_leaves,
                              set_apart, stage_function, staged)
 from mjax.array import Array
-from mjax.core import aval_of_value, current_trace, to_numpy
+from mjax.core import Tracer, aval_of_value, current_trace, to_numpy
 from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
@@ -183,15 +183,16 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
 
 def _aux_objects_apart(fun, box: dict):
-    """fun with the Python objects of its aux output (strings, callables: JAX's grad
-    passes them through as they are) left out of what it returns, and kept in `box`."""
+    """fun with the untraced leaves of its aux output (strings, callables, Python scalars,
+    concrete arrays: JAX's grad and vjp pass them through as they are) left out of what
+    it returns, and kept in `box`."""
     def apart(*args, **kwargs):
         out = fun(*args, **kwargs)
         if not isinstance(out, tuple) or len(out) != 2:
             return out      # (the aux-pair check reports it)
         leaves, box["tree"] = tree_util.tree_flatten(out[1])
-        box["objects"], arrays = set_apart(leaves, _is_python_object)
-        return out[0], arrays
+        box["objects"], traced = set_apart(leaves, lambda x: not isinstance(x, Tracer))
+        return out[0], traced
     return _wraps(fun)(apart)
 
 
@@ -471,10 +472,15 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     _check_callable(fun)
     leaves = tree_util.tree_leaves(tuple(primals))
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
+    aux_objects: dict = {}
+    if has_aux:
+        fun = _aux_objects_apart(fun, aux_objects)
     split = _Split(fun, primals, diff_args, has_aux, "vjp")
     out = tree_util.tree_unflatten(split.out_tree, split.outs)
     f = _LinearPartial(_LinearFun(split, fun), *split.args)
-    return (out[0], f, out[1]) if has_aux else (out, f)
+    if has_aux:
+        return out[0], f, put_back(aux_objects["tree"], aux_objects["objects"], out[1])
+    return out, f
 
 
 def linearize(fun, *primals, has_aux=False):

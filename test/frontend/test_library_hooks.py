@@ -229,3 +229,14 @@ def test_var_and_std_with_where_as_jax():
     np.testing.assert_allclose(jnp.var(x.astype(np.complex64), axis=1, where=w),
                                jax.numpy.var(x.astype(np.complex64), axis=1, where=w),
                                rtol=1e-5)
+
+
+def test_vjp_has_aux_passes_untraced_values_through():
+    # (equinox's filter_vjp returns its non-differentiable outputs as vjp's aux)
+    s = object()
+    for mod in (mjax, jax):
+        out, f, aux = mod.vjp(lambda x: (x * 2, (s, 2.0, x, "a", np.ones(2))), 3.0,
+                              has_aux=True)
+        assert float(out) == 6.0 and float(f(1.0)[0]) == 2.0
+        assert aux[0] is s and type(aux[1]) is float and aux[3] == "a"
+        assert type(aux[4]) is np.ndarray and float(aux[2]) == 3.0
