@@ -31,6 +31,7 @@ from mjax.dialect.attributes import Symbol, decode
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.region_reductions import ReduceOp, ReduceWindowOp
+from mjax.dialect.ops.structural import BroadcastInDimOp, ExpandDimsOp
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dialect.types import KeyType
 from mjax.passes import custom_rules
@@ -206,10 +207,9 @@ class _Reader:
             if op.name == "jaxpr.constant":
                 env[op.results[0]] = _literal(op)
                 continue
-            if "mjax.implicit_broadcast" in op.attributes and \
-                    aval_of(op.operands[0].type).shape == ():
-                # JAX's elementwise primitives take a scalar operand as it is (so do their
-                # binds); a same-rank size-1 broadcast stays an equation.
+            if "mjax.implicit_broadcast" in op.attributes:
+                # JAX's elementwise primitives take a scalar operand, or one of the same
+                # rank with size-1 dims, as it is (so do their binds: primitive.py)
                 env[op.results[0]] = env[op.operands[0]]
                 continue
             outvars_ = [Var(aval_of(r.type)) for r in op.results]
@@ -240,6 +240,12 @@ class _Reader:
         cls = OPS[op.name]
         attrs = {n: decode(op.attributes[n]) for n in op.attributes
                  if not n.startswith("mjax.")}   # (mjax's notes, not parameters)
+        if cls is ExpandDimsOp:     # (JAX has no expand_dims primitive: a broadcast_in_dim)
+            shape = aval_of(op.results[0].type).shape
+            new = set(attrs["dimensions"])
+            return primitive_of(BroadcastInDimOp), {
+                "shape": shape,
+                "broadcast_dimensions": tuple(d for d in range(len(shape)) if d not in new)}
         if cls is UserPrimitiveOp:
             source = custom_rules.source_of(attrs["rule"]) if attrs.get("rule") else None
             if source is not None:

@@ -132,13 +132,25 @@ _ELEMENTWISE = frozenset({"pow", "select_n", "clamp"})
 
 
 def _broadcast_scalars(args):
-    """Scalar operands broadcast to the one shape of the others (none: args as given)."""
-    shapes = {np.shape(a) for a in args} - {()}
-    if len(shapes) != 1 or all(np.shape(a) != () for a in args):
+    """Operands broadcast to one shape, as JAX's elementwise primitives take them: scalars
+    beside arrays, and arrays of one rank whose dims are equal or 1 (a jaxpr's
+    `add a:f32[2] b:f32[1]`). Other shapes: args as given (the op reports them)."""
+    shapes = [np.shape(a) for a in args]
+    ranked = {s for s in shapes if s != ()}
+    if len(ranked) <= 1 and (not ranked or () not in shapes):
         return args
-    (shape,) = shapes
-    return [bind_op(BroadcastInDimOp, a, shape=shape, broadcast_dimensions=())
-            if np.shape(a) == () else a for a in args]
+    ranks = {len(s) for s in ranked}
+    if len(ranks) != 1:
+        return args
+    try:
+        shape = np.broadcast_shapes(*ranked)
+    except ValueError:
+        return args
+    rank = len(shape)
+    return [a if s == shape else
+            bind_op(BroadcastInDimOp, a, shape=shape,
+                    broadcast_dimensions=() if s == () else tuple(range(rank)))
+            for a, s in zip(args, shapes)]
 
 
 # Ops whose JAX primitives always give a list of results.

@@ -158,11 +158,22 @@ def test_custom_interpreter_inverts_a_function():
     np.testing.assert_allclose(np.asarray(jitted), x, rtol=1e-5)
 
 
-def test_size_one_broadcast_stays_an_equation():
-    # lax's elementwise ops broadcast size-1 dims of a same-rank operand: that broadcast
-    # is an equation (only a scalar operand is taken as it is, as JAX's primitives do)
+def test_size_one_broadcast_is_taken_by_the_primitive_as_jax():
+    # JAX's elementwise primitives take a same-rank operand with size-1 dims as it is (its
+    # jaxpr has `mul a:f32[1,3] b:f32[2,3]`), and so do their binds here; `x[None]` is
+    # JAX's broadcast_in_dim equation
     a = np.ones((1, 3), np.float32)
     b = np.arange(6, dtype=np.float32).reshape(2, 3)
-    closed = mjax.make_jaxpr(lambda a, b: lax.mul(a, b) + 1.0)(a, b)
-    assert [e.primitive.name for e in closed.eqns] == ["broadcast_in_dim", "mul", "add"]
-    np.testing.assert_array_equal(np.asarray(ext.jaxpr_as_fun(closed)(a, b)[0]), a * b + 1)
+    def f(lax_):
+        return lambda a, b: lax_.mul(a, b[None]) + 1.0
+    closed = mjax.make_jaxpr(f(lax))(a, b[0])
+    want = jax.make_jaxpr(f(jax.lax))(a, b[0])
+    assert [e.primitive.name for e in closed.eqns] == [e.primitive.name for e in want.eqns] \
+        == ["broadcast_in_dim", "mul", "add"]
+    assert closed.eqns[0].params["broadcast_dimensions"] == \
+        want.eqns[0].params["broadcast_dimensions"]
+    for g in (ext.jaxpr_as_fun(closed), mjax.jit(ext.jaxpr_as_fun(closed))):
+        np.testing.assert_array_equal(np.asarray(g(a, b[0])[0]), a * b[0][None] + 1)
+    closed = mjax.make_jaxpr(lambda a, b: lax.mul(a, b))(a, b)
+    assert [e.primitive.name for e in closed.eqns] == ["mul"]
+    np.testing.assert_array_equal(np.asarray(ext.jaxpr_as_fun(closed)(a, b)[0]), a * b)
