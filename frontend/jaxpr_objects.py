@@ -199,6 +199,7 @@ class _Reader:
         for a in args:
             env[a] = Var(aval_of(a.type))
         eqns, outvars = [], []
+        implicit: dict = {}     # an implicit broadcast's result Var -> its operand
         for op in block.operations:
             op = op.operation
             if op.name in ("func.return", "jaxpr.yield"):
@@ -207,18 +208,21 @@ class _Reader:
             if op.name == "jaxpr.constant":
                 env[op.results[0]] = _literal(op)
                 continue
-            if "mjax.implicit_broadcast" in op.attributes:
-                # JAX's elementwise primitives take a scalar operand, or one of the same
-                # rank with size-1 dims, as it is (so do their binds: primitive.py)
-                env[op.results[0]] = env[op.operands[0]]
-                continue
             outvars_ = [Var(aval_of(r.type)) for r in op.results]
             env.update(zip(op.results, outvars_))
             prim, params = self.equation(op)
             invars = [env[v] for v in op.operands]
+            if "mjax.implicit_broadcast" in op.attributes:
+                implicit[outvars_[0]] = invars[0]
             if getattr(prim, "elementwise", False):
-                invars = [_scalar_literal(v) for v in invars]
+                # JAX's elementwise primitives take a scalar operand, or one of the same
+                # rank with size-1 dims, as it is (so do their binds: primitive.py)
+                invars = [_scalar_literal(implicit.get(v, v)) for v in invars]
             eqns.append(JaxprEqn(invars, outvars_, prim, params))
+        if implicit:   # (the implicit broadcasts that only elementwise equations read go)
+            read = {v for e in eqns for v in e.invars} | set(outvars)
+            eqns = [e for e in eqns if not (e.outvars[0] in implicit
+                                             and e.outvars[0] not in read)]
         return Jaxpr([env[a] for a in args[n_user:]], [env[a] for a in args[:n_user]],
                      outvars, eqns)
 

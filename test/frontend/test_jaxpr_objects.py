@@ -177,3 +177,15 @@ def test_size_one_broadcast_is_taken_by_the_primitive_as_jax():
     closed = mjax.make_jaxpr(lambda a, b: lax.mul(a, b))(a, b)
     assert [e.primitive.name for e in closed.eqns] == ["mul"]
     np.testing.assert_array_equal(np.asarray(ext.jaxpr_as_fun(closed)(a, b)[0]), a * b)
+
+
+def test_implicit_broadcast_read_by_another_primitive_stays_an_equation():
+    # (a broadcast feeding an elementwise equation is that equation's business; one that
+    # another primitive reads, here expand_dims, is an equation of its own: equinox's
+    # closure_convert evaluates such jaxprs)
+    f = lambda x, s: (jnp.expand_dims(jnp.broadcast_to(s, (3,)), 0), x + s)   # noqa: E731
+    closed = mjax.make_jaxpr(f)(jnp.ones(3), 2.0)
+    got = ext.jaxpr_as_fun(closed)(jnp.arange(3.0), 2.0)
+    np.testing.assert_array_equal(np.asarray(got[0]), np.full((1, 3), 2.0))
+    np.testing.assert_array_equal(np.asarray(got[1]), np.arange(3.0) + 2)
+    assert [e.primitive.name for e in closed.eqns].count("broadcast_in_dim") == 2
