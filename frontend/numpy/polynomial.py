@@ -18,7 +18,7 @@ from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange, eye, ones, ones_like, zeros, zeros_like
 from mjax.numpy.elementwise import conj, power, sqrt, where_xy
 from mjax.numpy.products import dot, outer
-from mjax.numpy.promotion import broadcast_to, promote, result_type
+from mjax.numpy.promotion import broadcast_shapes, broadcast_to, promote, result_type
 from mjax.numpy.reductions import argmin
 from mjax.numpy.scalar_types import finfo
 from mjax.numpy.shaping import atleast_1d, concatenate, flip, roll, stack, trim_zeros
@@ -123,11 +123,13 @@ def poly(seq_of_zeros):
 
 
 def polyval(p, x, *, unroll=16):
-    """p[0] * x**(n-1) + ... + p[n-1], by Horner's rule over the static length of p."""
+    """p[0] * x**(n-1) + ... + p[n-1], by Horner's rule over the static length of p. The
+    coefficients run along p's first axis; its other axes broadcast with x (as JAX: p of
+    shape (n, 3) gives 3 polynomials)."""
     p, x = promote("polyval", p, x, broadcast=False)
-    if p.ndim != 1:
-        raise ValueError(f"mjax.numpy.polyval: p must be 1-d, got shape {p.shape}")
-    y = zeros_like(x)
+    if p.ndim == 0:
+        raise ValueError("mjax.numpy.polyval: p must be at least 1-d, got a scalar")
+    y = zeros_like(x, shape=broadcast_shapes(p.shape[1:], x.shape))
     for k in range(p.shape[0]):
         y = y * x + p[k]
     return y

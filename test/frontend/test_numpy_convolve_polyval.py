@@ -42,3 +42,13 @@ def test_polyval():
           jjnp.polyval(jjnp.array([1, 2, 3]), 2.5))
     check(mjax.grad(lambda x: jnp.polyval(p, x))(np.float32(1.5)),
           jax.grad(lambda x: jjnp.polyval(p, x))(np.float32(1.5)))
+
+
+def test_polyval_of_coefficient_arrays():
+    # (coefficients along p's first axis, the rest broadcasting with x: diffrax's
+    # interpolations evaluate several polynomials at once)
+    p = np.arange(15.0, dtype=np.float32).reshape(5, 3) / 7
+    x = np.linspace(0, 1, 4, dtype=np.float32)[:, None]
+    check(jnp.polyval(p, x), jjnp.polyval(p, x))
+    check(jnp.polyval(p, 2.0), jjnp.polyval(p, 2.0))
+    check(mjax.jit(jnp.polyval)(p, x[:, 0, None]), jjnp.polyval(p, x[:, 0, None]))
