@@ -11,6 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 
+def selects_all(idx) -> bool:
+    """Whether idx is `...`, `()` or `(...,)`: an index that selects the whole array (JAX
+    gives the array itself for it; so do mjax's arrays and key arrays)."""
+    if idx is Ellipsis:
+        return True
+    return type(idx) is tuple and (not idx or (len(idx) == 1 and idx[0] is Ellipsis))
+
+
 class ArrayMethods:
     """Mixin of Array and Tracer (both carry `aval`)."""
 

@@ -11,7 +11,7 @@ import numpy as np
 import mjax.numpy as jnp
 from mjax import lax
 from mjax.array import Array
-from mjax.array_methods import ArrayMethods, install
+from mjax.array_methods import ArrayMethods, install, selects_all
 from mjax.lax.reduce import register_monoid
 from mjax.numpy.array_api import _put
 from mjax.numpy.indexing import _IndexUpdateHelper, getitem
@@ -76,16 +76,9 @@ def _invert(self):
 
 
 def _getitem(self, idx):
-    if _selects_all(idx):
+    if selects_all(idx):
         return self  # x[...] and x[()] are x itself, as in JAX (flax reads Variables so)
     return getitem(self, idx)
-
-
-def _selects_all(idx) -> bool:
-    """Whether idx is `...`, `()` or `(...,)`: an index that selects the whole array."""
-    if idx is Ellipsis:
-        return True
-    return type(idx) is tuple and (not idx or (len(idx) == 1 and idx[0] is Ellipsis))
 
 
 def _at(self):

@@ -327,12 +327,17 @@ class _SpecialOperand(Exception):
 _PLAIN = {int, float, bool, complex, np.ndarray}
 
 
+def _converts(a) -> bool:
+    """Whether `a` is an operand bind takes through its `__jax_array__`."""
+    t = type(a)
+    return t not in _PLAIN and t not in _CARRY_AVAL and hasattr(a, "__jax_array__")
+
+
 def _operand_aval(a):
     """The aval of an operand that is not an mjax array or tracer (a Python or NumPy value);
     special operands leave through _SpecialOperand (raised rather than tested in bind, so
     arrays and tracers pay nothing)."""
-    t = type(a)
-    if t in registration.KEY_ARRAY_TYPES or (t not in _PLAIN and hasattr(a, "__jax_array__")):
+    if type(a) in registration.KEY_ARRAY_TYPES or _converts(a):
         raise _SpecialOperand
     return aval_of_value(a)
 
@@ -343,8 +348,7 @@ def _bind_special(opcls, args, params, weak):
     constant would freeze a tracer it holds."""
     if any(type(a) in registration.KEY_ARRAY_TYPES for a in args):
         return registration.BIND_ON_KEYS(opcls, args, params)
-    args = [a.__jax_array__() if type(a) not in _CARRY_AVAL and type(a) not in _PLAIN
-            and hasattr(a, "__jax_array__") else a for a in args]
+    args = [a.__jax_array__() if _converts(a) else a for a in args]
     return bind(opcls, *args, **params, **({} if weak is None else {"_weak_type": weak}))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import basearray, lax, registration, tree_util
+from mjax.array_methods import selects_all
 from mjax.config import config
 from mjax.core import Tracer, aval_of_value, bind, current_trace
 from mjax.lax.shapes import broadcast_to
@@ -315,9 +316,8 @@ class PRNGKeyArray:
     def __getitem__(self, idx):
         if isinstance(idx, PRNGKeyArray):
             raise TypeError("key arrays cannot be used as indices")
-        if idx is Ellipsis or (type(idx) is tuple and all(i is Ellipsis for i in idx)
-                               and len(idx) < 2):
-            return self  # as for arrays (array_operators._selects_all)
+        if selects_all(idx):
+            return self  # as for arrays
         return self._with(self._base[self._data_index(idx)])
 
     def _data_index(self, idx) -> tuple:
