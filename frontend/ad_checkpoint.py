@@ -12,7 +12,7 @@ from jaxlib.mlir import ir
 
 from mjax import tree_util
 from mjax.ad import checkpoint_policies
-from mjax.ad.custom import checkpoint, remat
+from mjax.ad.remat import checkpoint, remat
 from mjax.core import FUNCTION_AT, aval_of_value, bind
 from mjax.dialect import aval_of, context
 from mjax.dialect.ops import transforms as T

@@ -12,7 +12,7 @@ from mjax import registration, tree_util
 from mjax.ad import concrete
 from mjax.ad.staging import _check_callable, _jax_type, _wraps, stage_function, staged
 from mjax.axis_env import AXIS_ENV
-from mjax.core import aval_of_value
+from mjax.core import aval_of_value, current_trace, with_argument_sources
 from mjax.dialect import ShapedArray
 from mjax.dialect.types import RefAval
 from mjax.dialect.attributes import Symbol
@@ -108,8 +108,13 @@ def _canonical_in_axis(aval, axis):
 
 
 def _aval_unless_static(x, axis):
-    """x's aval; None for a non-array leaf left unmapped (JAX passes those through)."""
+    """x's aval; None for a non-array leaf left unmapped, Python scalars included (JAX
+    passes those through as they are: `if flag:` works on an unmapped bool; called
+    eagerly, they stay traced, their values known to Python through mjax.ad.concrete,
+    so that a loop over values does not compile one program per value)."""
     if axis is None:
+        if type(x) in (bool, int, float, complex) and current_trace() is not None:
+            return None
         try:
             return aval_of_value(x)
         except TypeError:
@@ -180,6 +185,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         # arguments are abstract.
         traced_fun = concrete.with_sources(
             traced_fun, [x if d is None else None for x, d in zip(leaves, axes)])
+        traced_fun = with_argument_sources(traced_fun, leaves)
         with AXIS_ENV.bound(axis_name, size):
             traced = stage_function(traced_fun, ex_args, ex_kwargs,
                                     name=getattr(fun, "__name__", "fn"))

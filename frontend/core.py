@@ -47,6 +47,43 @@ def current_trace() -> "Trace | None":
     return stack[-1] if stack else None
 
 
+class Carry:
+    """A `Trace.sources` entry for a loop carry: it starts as `init`, and the loop body
+    may change what it depends on."""
+
+    __slots__ = ("init",)
+
+    def __init__(self, init):
+        self.init = init
+
+
+def argument_sources(values) -> list:
+    """`Trace.sources` for arguments given as `values`: tracers (and Carry entries) kept,
+    abstract values None, constants False."""
+    return [v if isinstance(v, (Tracer, Carry)) else None if _abstract(v) else False
+            for v in values]
+
+
+def _abstract(v) -> bool:
+    """Whether `v` stands for a value only by its type (an aval, a ShapeDtypeStruct)."""
+    return isinstance(v, ShapedArray) or (hasattr(v, "shape") or hasattr(v, "aval")) and \
+        not hasattr(v, "__array__")
+
+
+def with_argument_sources(fun, values):
+    """`fun`, which when called first thing in its trace records that its arguments stand
+    for `values` (a transformation tracing fun on abstract arguments: vmap)."""
+    def sourced(*args, **kwargs):
+        current_trace().sources = argument_sources(values)
+        return fun(*args, **kwargs)
+    return sourced
+
+
+def trace_stack() -> tuple:
+    """The traces being traced now, outermost first."""
+    return tuple(_state.stack)
+
+
 @contextlib.contextmanager
 def ensure_compile_time_eval():
     """Inside, ops whose operands are all concrete run eagerly even while tracing
@@ -92,6 +129,10 @@ class Trace:
     # (mjax.spmd.shard_map: a body run outside jit prints its per-device blocks).
     concrete = None
     shows = None
+    # While the trace is active, what its arguments stand for in the enclosing trace (one
+    # per argument: a Tracer of it, None when only abstract, False when a constant), where
+    # the caller knows (mjax.ad.symbolic_zeros follows values through them).
+    sources = None
 
     def __init__(self, module: ir.Module, name: str, in_avals, *, visibility=None):
         self.module = module
@@ -120,6 +161,17 @@ class Trace:
         popped = _state.stack.pop()
         assert popped is self, "trace stack corrupted"
         self.active = False
+        self.sources = None
+        if exc[0] is not None:
+            self._abandon()
+
+    def _abandon(self) -> None:
+        """After the function raised: its unfinished body returns nothing, so the module
+        stays valid (the function is dead: nothing calls it)."""
+        ops = self.block.operations
+        if len(ops) == 0 or ops[len(ops) - 1].operation.name != "func.return":
+            with context(), ir.Location.unknown(context()):
+                func.ReturnOp([], ip=self.ip)
 
     @property
     def main(self) -> "Trace":
@@ -216,6 +268,9 @@ class RegionTrace(Trace):
         self.ip = ir.InsertionPoint(self.block)
         self.args = [Tracer(self, v, a) for v, a in zip(self.block.arguments, in_avals)]
 
+    def _abandon(self) -> None:
+        """(the caller discards the body: `discard`)"""
+
     def finish(self, outs) -> list[ShapedArray]:
         """Ends the body with `jaxpr.yield outs`; gives the outputs' avals (weak types
         kept)."""
@@ -252,14 +307,17 @@ class RegionTrace(Trace):
         return new
 
 
-def trace_region(fun, in_avals, args_tree=None):
+def trace_region(fun, in_avals, args_tree=None, sources=None):
     """Traces fun(*args) as a body region of the current trace.
 
     `in_avals` are the flat argument avals (weak types kept); with `args_tree`, fun gets
-    the unflattened pytree as its positional arguments. Returns (region trace, flat
-    outputs' avals, output treedef)."""
+    the unflattened pytree as its positional arguments; `sources`: the values of the
+    current trace the arguments start as (`argument_sources`). Returns (region trace,
+    flat outputs' avals, output treedef)."""
     parent = current_trace()
     body = RegionTrace(parent, in_avals)
+    if sources is not None:
+        body.sources = argument_sources(sources)
     try:
         with body:
             args = body.args if args_tree is None else tree_util.tree_unflatten(args_tree,

@@ -9,7 +9,7 @@ import numpy as np
 from mjax import tree_util
 from mjax.ad import custom_jvp, custom_vjp
 from mjax.ad.custom import CustomVJPPrimal
-from mjax.interpreters.ad import SymbolicZero, zeros_like_aval, tangent_aval
+from mjax.ad.symbolic_zeros import SymbolicZero, tangent_aval, zeros_like_aval
 from mjax.api import typeof
 from mjax.core import eval_jaxpr
 from mjax.jaxpr_api import make_jaxpr

@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 from mjax import registration, tree_util
 from mjax.array import Array
 from mjax.config import config
-from mjax.core import Trace, Tracer, current_trace
+from mjax.core import Trace, Tracer, argument_sources, current_trace
 from mjax.dialect import Builder, ShapedArray, aval_of, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
@@ -71,6 +71,7 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
                   visibility=visibility)
     for t, a in zip(trace.args, in_avals):
         t.aval = a
+    trace.sources = argument_sources(leaves)
     if any(getattr(x, "_sharding", None) is not None or isinstance(x, Tracer) and
            x.trace.type_specs is not None for x in leaves):
         seed_trace_types(trace, leaves)

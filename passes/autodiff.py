@@ -4,6 +4,7 @@ function-level entry points for Python callers (the frontend's eager `vjp`/`line
     expand_transforms(module)                       # every transformation op, inner-first
     jvp_function(module, "f", diff_args, diff_results) -> "f_jvp"
     vjp_functions(module, "f", ...) -> VjpInfo      # @f_fwd (outs + residuals), @f_bwd
+    trace_bwd_rules_now(module, "f", ...)           # a pullback called under a trace
     linearize_functions(module, "f", ...) -> LinearizeInfo   # @f_fwd, @f_lin (runnable)
 
 `diff_args` / `diff_results` default to every float/complex argument / result; integer
@@ -16,12 +17,15 @@ block interpreter of passes/interpreter.py; passes/expansion.py drives them.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from jaxlib.mlir import ir
 
 from mjax.dialect.context import context
 from mjax.dialect.ops import transforms as T
 from mjax.passes import forward_mode, reverse_mode
-from mjax.passes.expansion import Expander, lower_custom_calls
+from mjax.passes.expansion import Expander, lower_bwd_rules, lower_custom_calls
+from mjax.passes.ir_util import nested_ops, reachable_functions
 from mjax.passes.reverse_mode import LinearizeInfo, VjpInfo
 from mjax.passes.rules.tables import EXPAND
 
@@ -61,17 +65,41 @@ def vjp_functions(module, name: str, diff_args=None, diff_results=None) -> VjpIn
         return reverse_mode.vjp_functions(Expander(module), name, diff_args, diff_results)
 
 
+def trace_bwd_rules_now(module, name: str, diff_args=None, diff_results=None) -> None:
+    """If @name reaches a custom_vjp call: derives its vjp functions now (as
+    `vjp_functions`) and traces the bwd rules they reach. A pullback called under a
+    trace thus runs custom_vjp bwd rules when it is called, as JAX does (libraries observe
+    that through the rules' side effects: equinox's checkpointed loops); the `jaxpr.vjp`
+    staged beside it is expanded later into calls of these same functions, found by
+    their derived marks."""
+    with context(), ir.Location.unknown(context()):
+        ex = Expander(module)
+        if not any(op.name == T.CustomVjpCallOp.OPERATION_NAME
+                   for f in reachable_functions(ex.fns.table, [name])
+                   for op in nested_ops(ex.fns.get(f))):
+            return
+        info = reverse_mode.vjp_functions(ex, name, diff_args, diff_results)
+        lower_bwd_rules(ex, [info.bwd])
+
+
 def linearize_functions(module, name: str, diff_args=None,
                         diff_results=None) -> LinearizeInfo:
     """Adds @<name>_fwd (primals -> outs + residuals) and @<name>_lin (tangents of
     diff_args + residuals -> tangents of diff_results) to `module`, or reuses them; the
-    linear function can run on its own (the frontend's eager `linearize`)."""
+    linear function can run on its own (the frontend's eager `linearize`), unless it
+    holds a custom_vjp function's linear map: then `unevaluable` is the error running it
+    raises (JAX's, when its f_jvp is called)."""
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
         info = reverse_mode.linearize_functions(ex, name, diff_args, diff_results)
-        reverse_mode.evaluable_linear(ex, info.lin)
+        try:
+            reverse_mode.evaluable_linear(ex, info.lin)
+        except forward_mode.CustomVjpJvpError as e:
+            ex.derived.forget(info.lin)
+            ex.fns.erase(info.lin)
+            return dataclasses.replace(info, unevaluable=e)
         return info
 
 
 __all__ = ["LinearizeInfo", "VjpInfo", "expand_transforms", "jvp_function",
-           "linearize_functions", "lower_custom_calls", "vjp_functions"]
+           "linearize_functions", "lower_custom_calls", "trace_bwd_rules_now", "vjp_functions"]

@@ -266,10 +266,11 @@ class _BatchedRules:
 
     def materialize(self, ex, part, where):
         rule = custom_rules.materialize(ex, self.base, part, where)
-        if part == "jvp":
+        kind, _ = custom_rules.split_part(part)    # (its symbolic zeros: the base's)
+        if kind == "jvp":
             dims = list(self.dims) + [d for d, a in zip(self.dims, self.ins)
                                       if T.differentiable(a)]
-        elif part == "fwd":
+        elif kind == "fwd":
             dims = list(self.dims)
         elif self.bwd_dims is not None:
             dims = list(self.bwd_dims)
@@ -305,7 +306,8 @@ def _custom_vjp_bwd_batch(batcher, op, vals, dims, b):
     cts = [bdim_at(b, v, d, 0) for v, d in zip(vals[n_res:], dims[n_res:])]
     bwd_dims = [None if d is None else 0 for d in dims[:n_res]] + [0] * len(cts)
     rule = batched_rules(p["rule"], [0] * len(ins), ins, size, name, bwd_dims)
-    outs = ex.call(b, f, res + cts, cls=T.CustomVjpBwdOp, rule=rule, num_residuals=n_res)
+    outs = ex.call(b, f, res + cts, cls=T.CustomVjpBwdOp, rule=rule, num_residuals=n_res,
+                   zero_cotangents=p["zero_cotangents"])
     return outs, [0] * len(outs)
 
 

@@ -77,14 +77,53 @@ def source_of(handle: str):
         return source
 
 
-def rule_function(ex, op, part: str) -> str:
+ZERO_RESULTS = "mjax.symbolic_zero_tangents"
+
+
+def mark_symbolic_zero_results(fn: ir.Operation, results) -> None:
+    """Records on a traced jvp rule that it gave the tangents of `results` (indices of the
+    custom function's results) as symbolic zeros: its derivative pass keeps them zero."""
+    if results:
+        fn.attributes[ZERO_RESULTS] = ir.DenseI64ArrayAttr.get(sorted(results))
+
+
+def symbolic_zero_results(fn: ir.Operation) -> frozenset:
+    """The results `mark_symbolic_zero_results` recorded on `fn`."""
+    if ZERO_RESULTS not in fn.attributes:
+        return frozenset()
+    return frozenset(ir.DenseI64ArrayAttr(fn.attributes[ZERO_RESULTS]))
+
+
+def rule_part(kind: str, zeros=None) -> str:
+    """The part naming rule `kind` traced with symbolic zero tangents: "jvp:0,2" is the
+    jvp rule with no tangents for inputs 0 and 2, "bwd:1" the bwd rule with a zero
+    cotangent operand 1 (a rule defined with symbolic_zeros=True sees SymbolicZero
+    objects there); "jvp" has none."""
+    if not zeros:
+        return kind
+    return f"{kind}:" + ",".join(str(k) for k in zeros)
+
+
+def bwd_part(zero_cotangents=None) -> str:
+    """The part of a `custom_vjp_bwd` op's rule."""
+    return rule_part("bwd", zero_cotangents)
+
+
+def split_part(part: str) -> tuple[str, tuple]:
+    """(rule kind, indices of the symbolic zeros) of a part name (`rule_part`)."""
+    kind, _, zeros = part.partition(":")
+    return kind, tuple(int(k) for k in zeros.split(",")) if zeros else ()
+
+
+def rule_function(ex, op, part: str, zeros=()) -> str:
     """The function `op` (a custom call) uses as its rule `part` ("jvp", "fwd", "bwd"):
-    the symbol it names, else the one traced for its handle (now, if not yet)."""
+    the symbol it names, else the one traced for its handle (now, if not yet), with
+    symbolic zeros at `zeros` (`rule_part`)."""
     params = op.opview.params
     sym = params.get(part)
     if sym is not None:
         return str(sym)
-    return materialize(ex, params["rule"], part, op)
+    return materialize(ex, params["rule"], rule_part(part, zeros), op)
 
 
 def materialize(ex, handle: str, part: str, where) -> str:

@@ -23,7 +23,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
 from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
-from mjax.passes.custom_rules import materialize
+from mjax.passes.custom_rules import bwd_part, materialize
 from mjax.passes.derived import DerivedTable
 from mjax.passes.ir_util import (FunctionTable, callee_of, nested_ops, reachable_functions,
                                  replace_op)
@@ -118,6 +118,12 @@ def lower_custom_calls(expander: Expander, bwd_only: bool = False) -> None:
         lower_user_primitives(expander)
 
 
+def lower_bwd_rules(expander: Expander, roots) -> None:
+    """Traces the custom_vjp bwd rules that the functions `roots` reach, now."""
+    used = _used_functions(expander, roots)
+    _lower_custom_calls(expander, sorted(used), used, False)
+
+
 def _lower_custom_calls(expander: Expander, names, used: set, calls: bool) -> None:
     for name in names:
         for op in nested_ops(expander.fns.get(name)):
@@ -127,7 +133,8 @@ def _lower_custom_calls(expander: Expander, names, used: set, calls: bool) -> No
                 b = Builder(ir.InsertionPoint(op), op.location)
                 replace_op(op, expander.call(b, str(view.params["callee"]), op.operands))
             elif isinstance(view, T.CustomVjpBwdOp) and name in used:
-                bwd = materialize(expander, view.params["rule"], "bwd", op)
+                part = bwd_part(view.params["zero_cotangents"])
+                bwd = materialize(expander, view.params["rule"], part, op)
                 brought = _used_functions(expander, [bwd]) - used
                 used |= brought
                 _lower_custom_calls(expander, sorted(brought), used, calls)

@@ -27,7 +27,8 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
-from mjax.passes.custom_rules import materialize, rule_function
+from mjax.passes.custom_rules import (bwd_part, materialize, rule_function,
+                                      symbolic_zero_results)
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, dependent_results, entry_block,
                                  set_results)
@@ -186,7 +187,8 @@ def _custom_jvp_call_jvp(jvp: Jvp, op, pairs):
     _check_closed_over_tangents(op, ts)
     ex, b = jvp.ex, jvp.builder(op)
     ins, outs = ex.fns.signature(callee_of(op))
-    g = rule_function(ex, op, "jvp")     # (traced now if only its handle is known)
+    # (traced now if only its handle is known; the inputs without tangents: symbolic zeros)
+    g = rule_function(ex, op, "jvp", tuple(i for i, t in enumerate(ts) if t is None))
     ex.expand_function(g)
     tin = [instantiate(b, t, a) for t, a in zip(ts, ins) if has_tangent(a)]
     if jvp.linearize:
@@ -194,7 +196,10 @@ def _custom_jvp_call_jvp(jvp: Jvp, op, pairs):
     else:
         res = ex.call(b, g, ps + tin)
     diff = {j for j, a in enumerate(outs) if has_tangent(a)}
-    return _tangent_pairs(res[:len(outs)], res[len(outs):], diff)
+    pairs = _tangent_pairs(res[:len(outs)], res[len(outs):], diff)
+    # (the results whose tangent the rule gave as a symbolic zero stay unperturbed)
+    zeros = symbolic_zero_results(ex.fns.get(g))
+    return [(p, None if j in zeros else t) for j, (p, t) in enumerate(pairs)]
 
 
 class CustomVjpJvpError(PassError, TypeError):
@@ -221,7 +226,8 @@ def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
                                     f"use custom_jvp (JAX has the same restriction)")
     ex, b, p = jvp.ex, jvp.builder(op), op.opview.params
     ins, outs = ex.fns.signature(callee)
-    fwd = rule_function(ex, op, "fwd")   # (traced now if only its handle is known)
+    # (traced now if only its handle is known; the inputs without tangents unperturbed)
+    fwd = rule_function(ex, op, "fwd", tuple(i for i, t in enumerate(ts) if t is None))
     ex.expand_function(fwd)
     fwd_out = ex.call(b, fwd, ps)
     res = fwd_out[len(outs):]
@@ -267,7 +273,8 @@ def _custom_vjp_bwd_jvp(jvp: Jvp, op, pairs):
     differentiated as a call of it."""
     if all(t is None for _, t in pairs):
         return jvp.copy(op, pairs)
-    bwd = materialize(jvp.ex, op.opview.params["rule"], "bwd", op)
+    p = op.opview.params
+    bwd = materialize(jvp.ex, p["rule"], bwd_part(p["zero_cotangents"]), op)
     return _call_jvp(jvp, op, pairs, callee=bwd)
 
 

@@ -55,6 +55,8 @@ class LinearizeInfo:
     residual_avals: tuple[ShapedArray, ...]
     diff_args: tuple[int, ...]
     diff_results: tuple[int, ...]
+    # Why @lin cannot run forward (it holds a custom_vjp function's linear map), if so.
+    unevaluable: Exception | None = None
 
     @property
     def num_residuals(self) -> int:

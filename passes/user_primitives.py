@@ -99,7 +99,8 @@ def _batch(batcher, op, vals, dims, b):
 # ---- lowering --------------------------------------------------------------------------
 def lower_user_primitives(ex) -> None:
     """Replaces each user primitive op whose lowering is a `lower_fun` with a call of
-    that function traced into the module (and the ones in those functions, in turn)."""
+    that function traced into the module (and the ones in those functions and in the
+    functions their expansion made, in turn)."""
     if not UserPrimitiveOp.staged:   # (none can name rules: --jaxpr-to-stablehlo says so)
         return
     todo, seen = list(ex.fns.table), set()
@@ -117,7 +118,8 @@ def lower_user_primitives(ex) -> None:
             callee = materialize(ex, handle, "lower", op)
             b = Builder(ir.InsertionPoint(op), op.location)
             replace_op(op, ex.call(b, callee, list(op.operands)))
-            todo.append(callee)
+            # (the lowering, and the functions expanding it made: a vmap inside it)
+            todo.extend(n for n in ex.fns.table if n not in seen)
 
 
 def _lower(ctx, *operands, **params):

@@ -359,8 +359,11 @@ class CustomVjpBwdOp(TransformOp, name="custom_vjp_bwd"):
     cotangents of its inexact results) -> cotangents of its inexact arguments. `rule` is
     the handle of the Python rules (passes/custom_rules.py); --jaxpr-expand-transforms
     traces bwd when it compiles the function holding this op (or a transformation needs
-    its body). Made by transposing a `custom_vjp_tangent` whose bwd is a handle."""
-    attributes = {"callee": A.Sym(), "rule": A.Str(), "num_residuals": A.Int()}
+    its body). Made by transposing a `custom_vjp_tangent` whose bwd is a handle.
+    `zero_cotangents`: the cotangent operands that are zeros the transposition made (a
+    bwd rule defined with symbolic_zeros=True gets SymbolicZero objects for them)."""
+    attributes = {"callee": A.Sym(), "rule": A.Str(), "num_residuals": A.Int(),
+                  "zero_cotangents": A.Ints(default=None)}
 
     @classmethod
     def infer_with_callees(cls, avals, params, signature):

@@ -11,7 +11,8 @@ residuals; the returned function runs only the linear part on them (for `lineari
 the transpose of the backward function, so neither re-runs the forward pass).
 """
 
-from mjax.ad.custom import checkpoint, custom_jvp, custom_vjp, remat
+from mjax.ad.custom import custom_jvp, custom_vjp
+from mjax.ad.remat import checkpoint, remat
 from mjax.ad import custom_eval  # noqa: F401  (jaxpr equations of custom calls bind through it)
 from mjax.ad.forward import jvp
 from mjax.ad.fwd_bwd import fwd_and_bwd

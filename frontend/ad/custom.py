@@ -1,4 +1,4 @@
-"""User-defined derivatives: `custom_jvp`, `custom_vjp`, and `checkpoint` (remat).
+"""User-defined derivatives: `custom_jvp` and `custom_vjp` (`checkpoint`: mjax.ad.remat).
 
 A call of a custom function under a trace is `jaxpr.custom_jvp_call` /
 `jaxpr.custom_vjp_call` of the function's primal body. Its rules are traced only when a
@@ -27,17 +27,19 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import itertools
 import threading
 from typing import Any
 
 import numpy as np
 
 from mjax import lax, tree_util
-from mjax.ad import concrete, levels
-from mjax.ad.checkpoint_policies import encode as encode_policy
+from mjax.ad import concrete, levels, symbolic_zeros
 from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, put_back,
-                             set_apart, stage_function, staged)
-from mjax.core import Tracer, aval_of_value, bind, current_trace, to_numpy
+                             set_apart)
+from mjax.ad.symbolic_zeros import SymbolicZero
+from mjax.core import (Tracer, aval_of_value, bind, current_trace, to_numpy,
+                       with_argument_sources)
 from mjax.dialect import context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
@@ -45,7 +47,8 @@ from mjax.dialect.ops.structural import ConstantOp
 from mjax.float0 import is_float0 as _is_float0
 from mjax.passes import custom_rules
 from mjax.passes.ir_util import nested_ops
-from mjax.staging import _names, call_args, emit, emit_call, trace_function
+from mjax.primitive import tangent_aval
+from mjax.staging import _names, emit, emit_call, trace_function
 
 
 # ---- helpers --------------------------------------------------------------------------------
@@ -100,8 +103,12 @@ def _abstract(avals):
 
 
 def _mark(module, name: str, handle: str, part: str) -> None:
+    custom_rules.mark(_function(module, name), handle, part)
+
+
+def _function(module, name: str):
     from jaxlib.mlir import ir
-    custom_rules.mark(ir.SymbolTable(module.operation)[name].operation, handle, part)
+    return ir.SymbolTable(module.operation)[name].operation
 
 
 class _Consts:
@@ -225,6 +232,7 @@ class _Call:
         self.layout = None           # custom_vjp: (residual tree, residual avals) of fwd
         self.res_static = {}         # custom_vjp: fwd's Python-scalar residuals by leaf
         self.bwd_sources = None      # custom_vjp: (fwd's trace, root) for bwd's residuals
+        self.zero_outs: set = set()  # custom_jvp: outputs given symbolic zero tangents
 
     def args(self):
         """Abstract arguments of the function, in its argument structure."""
@@ -233,8 +241,13 @@ class _Call:
     def trace(self, module, part: str) -> str:
         """Traces rule `part` ("jvp", "fwd", "bwd") into `module` (the passes need it);
         returns the function's name."""
+        kind, zeros = custom_rules.split_part(part)
         with context(), levels.at(0), _reachable(self.consts.values):
-            return getattr(self.custom, f"_later_{part}")(self, module)
+            if kind == "bwd":
+                return self.custom._later_bwd(self, module, zeros)
+            if kind == "jvp":
+                return self.custom._later_jvp(self, module, zeros)
+            return self.custom._later_fwd(self, module, zeros)
 
 
 class _Slot:
@@ -328,9 +341,12 @@ class _CustomRules:
         leaves = tree_util.tree_leaves(tuple(dyn))
         stack = _slots.stack
         slot = stack[-1] if stack and stack[-1].matches(self, nd, call.tree, leaves) else None
-        if levels.depth():
-            outs, primal = self._stage_differentiated(call, leaves)
-        else:
+        level = levels.depth()
+        known = [symbolic_zeros.perturbation(x, level) for x in leaves] if level else []
+        if any(p is True for p in known):
+            perturbed = [p is not False for p in known]
+            outs, primal = self._stage_differentiated(call, leaves, perturbed)
+        else:      # (as JAX: a differentiation no input depends on never calls the rules)
             outs, primal = self._stage_plain(call, leaves)
         if slot is not None:
             slot.primal = primal     # the rule's own call: the outer call's primal body
@@ -414,7 +430,10 @@ class custom_jvp(_CustomRules):
 
     def defjvp(self, jvp, symbolic_zeros=False):
         self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
         return jvp
+
+    symbolic_zeros = False
 
     def defjvps(self, *jvps):
         if self.nondiff_argnums:
@@ -431,14 +450,25 @@ class custom_jvp(_CustomRules):
             return out, total
         self.defjvp(jvp_)
 
-    def _rule_body(self, call):
+    def _rule_body(self, call, perturbed=None):
         """The rule over flat (primals, tangents of the inexact ones) -> (outs, tangents
-        of the inexact outs); sets call.out_tree / out_avals when not known yet."""
+        of the inexact outs); sets call.out_tree / out_avals when not known yet, and
+        `call.zero_outs` (the outputs whose tangent the rule gave as a symbolic zero).
+        With symbolic_zeros, the inputs `perturbed` marks False (and the integer ones)
+        get SymbolicZero tangents."""
         n, name = len(call.in_avals), call.name
+        perturbed = perturbed or [True] * n
+        symbolic = self.symbolic_zeros
+
+        def tangent(a, t, p):
+            if symbolic and not (p and _is_inexact(a)):
+                return SymbolicZero(tangent_aval(a))
+            return t if _is_inexact(a) else _zeros(a)
 
         def rule(*flat):
             t_iter = iter(flat[n:])
-            t_leaves = [next(t_iter) if _is_inexact(a) else _zeros(a) for a in call.in_avals]
+            t_leaves = [tangent(a, next(t_iter) if _is_inexact(a) else None, p)
+                        for a, p in zip(call.in_avals, perturbed)]
             primals = tree_util.tree_unflatten(call.tree, flat[:n])
             tangents = tree_util.tree_unflatten(call.tree, t_leaves)
             out, tout = self.jvp(*call.nd, tuple(primals), tuple(tangents))
@@ -459,11 +489,12 @@ class custom_jvp(_CustomRules):
                                 f"{[a.str_short() for a in call.out_avals]}, got "
                                 f"{[a.str_short() for a in o_avals]}.")
             call.out_tree = o_tree
+            call.zero_outs = {i for i, t in enumerate(t_leaves) if isinstance(t, SymbolicZero)}
             t_out = []
             for t, a in zip(t_leaves, o_avals):
                 if _is_inexact(a):
-                    t_out.append(lax_convert(t, a.dtype) if not _is_float0(t)
-                                 else _zeros(a, False))
+                    t_out.append(lax_convert(t, a.dtype) if not (
+                        _is_float0(t) or isinstance(t, SymbolicZero)) else _zeros(a, False))
             return list(o_leaves) + t_out
         return rule
 
@@ -482,17 +513,19 @@ class custom_jvp(_CustomRules):
         return _trace_into(module, g_body, _abstract(
             call.in_avals + consts.avals + call.t_avals + c_tan), f"{call.name}_jvp_rule").name
 
-    def _stage_differentiated(self, call, leaves):
+    def _stage_differentiated(self, call, leaves, perturbed):
         """Inside a differentiation: the rule traced now (JAX's JVP trace calls it)."""
         module = current_trace().module
         slot = _Slot(self, call.nd, call.tree)
-        body, n = self._rule_body(call), len(call.in_avals)
+        body, n = self._rule_body(call, perturbed), len(call.in_avals)
 
         def rule(*flat):
             slot.args = flat[:n]
             return body(*flat)
-        # The rule sees the primals' values where JAX would (not the tangents').
-        rule = concrete.with_sources(rule, list(leaves) + [None] * len(call.t_avals))
+        # The rule sees the primals' values where JAX would (not the tangents'); its
+        # primal arguments stand for the call's operands (mjax.ad.symbolic_zeros).
+        sources = list(leaves) + [None] * len(call.t_avals)
+        rule = with_argument_sources(concrete.with_sources(rule, sources), sources)
         with _rule_slot(slot), levels.at(levels.depth() - 1):
             g_tr = _trace_into(module, rule, _abstract(call.in_avals + call.t_avals),
                                f"{call.name}_jvp_rule")
@@ -500,12 +533,15 @@ class custom_jvp(_CustomRules):
         primal = self._slot_primal(slot)
         call.consts = _Consts(g_tr.captured, primal.captured if primal else ())
         g = self._rule_function(call, module, g_tr)
+        custom_rules.mark_symbolic_zero_results(_function(module, g), call.zero_outs)
         if primal is not None:
             f = self._primal_function(call, module, primal)
         else:      # the rule never called the function: its primal outputs are the body
             f = self._projection(call, module, g)
         _mark(module, g, self._handle(call), "jvp")
         outs = self._emit(call, leaves, T.CustomJvpCallOp, callee=Symbol(f), jvp=Symbol(g))
+        flat = tree_util.tree_leaves(outs)
+        symbolic_zeros.unperturbed(levels.depth(), [flat[i] for i in call.zero_outs])
         return outs, _Primal(f, call.consts.values, call.out_tree, call.out_avals)
 
     def _projection(self, call, module, g) -> str:
@@ -517,11 +553,15 @@ class custom_jvp(_CustomRules):
         return _trace_into(module, f_body, _abstract(call.in_avals + call.consts.avals),
                            call.name).name
 
-    def _later_jvp(self, call, module) -> str:
-        g_tr = _trace_into(module, self._rule_body(call),
+    def _later_jvp(self, call, module, zeros=()) -> str:
+        """The rule, with symbolic zero tangents for the inputs numbered in `zeros`."""
+        perturbed = [i not in zeros for i in range(len(call.in_avals))]
+        g_tr = _trace_into(module, self._rule_body(call, perturbed),
                            _abstract(call.in_avals + call.t_avals), f"{call.name}_jvp_rule")
         self._check_captures(call, g_tr, "JVP")
-        return self._rule_function(call, module, g_tr)
+        g = self._rule_function(call, module, g_tr)
+        custom_rules.mark_symbolic_zero_results(_function(module, g), call.zero_outs)
+        return g
 
 
 class custom_vjp(_CustomRules):
@@ -551,17 +591,19 @@ class custom_vjp(_CustomRules):
 
     symbolic_zeros = False
 
-    def _fwd_args(self, call, p):
+    def _fwd_args(self, call, p, perturbed):
         """fwd's arguments: with symbolic_zeros, each leaf of the differentiable arguments
-        a CustomVJPPrimal. mjax traces fwd before it knows which inputs a differentiation
-        perturbs, so every inexact leaf counts as perturbed (their cotangents are computed,
-        and dropped where unused)."""
+        a CustomVJPPrimal, perturbed as `perturbed` says (traced by the passes: every
+        inexact leaf)."""
         if not self.symbolic_zeros:
             return call.full(p)
-        return call.full([tree_util.tree_map(
-            lambda x: CustomVJPPrimal(x, bool(_is_inexact(aval_of_value(x)))), a) for a in p])
+        leaves, tree = tree_util.tree_flatten(list(p))
+        perturbed = perturbed or [True] * len(leaves)
+        return call.full(tree_util.tree_unflatten(tree, [
+            CustomVJPPrimal(x, bool(q and _is_inexact(aval_of_value(x))))
+            for x, q in zip(leaves, perturbed)]))
 
-    def _fwd_body(self, call, slot=None):
+    def _fwd_body(self, call, slot=None, perturbed=None):
         """fwd over the function's arguments -> flat (outs, residuals); records the output
         and residual structures on `call`."""
         name = call.name
@@ -569,7 +611,7 @@ class custom_vjp(_CustomRules):
         def fwd(*p):
             if slot is not None:
                 slot.args = tree_util.tree_leaves(p)
-            got = self.fwd(*self._fwd_args(call, p))
+            got = self.fwd(*self._fwd_args(call, p, perturbed))
             if not isinstance(got, (tuple, list)) or len(got) != 2:
                 raise TypeError(f"Custom VJP fwd rule {getattr(self.fwd, '__name__', '')} "
                                 f"for function {name} must produce a pair (list or tuple "
@@ -623,13 +665,14 @@ class custom_vjp(_CustomRules):
                             f"types {[a.str_short() for a in res_avals]}, traced before "
                             f"with {[a.str_short() for a in call.layout[1]]}")
 
-    def _stage_differentiated(self, call, leaves):
+    def _stage_differentiated(self, call, leaves, perturbed):
         """Inside a differentiation: fwd traced now (JAX's JVP trace runs it); bwd left to
         the passes, which trace it when transposing."""
         module = current_trace().module
         slot = _Slot(self, call.nd, call.tree)
         # fwd sees the primals' values where JAX would.
-        fwd = concrete.with_sources(self._fwd_body(call, slot), list(leaves))
+        fwd = with_argument_sources(concrete.with_sources(
+            self._fwd_body(call, slot, perturbed), list(leaves)), list(leaves))
         with _rule_slot(slot), levels.at(levels.depth() - 1):
             a_tr = _trace_into(module, fwd, call.args(), f"{call.name}_fwd")
         self._traced_fwd(call, a_tr)
@@ -660,13 +703,18 @@ class custom_vjp(_CustomRules):
         return _trace_into(module, f_body, _abstract(call.in_avals + call.consts.avals),
                            call.name).name
 
-    def _later_fwd(self, call, module) -> str:
-        a_tr = _trace_into(module, self._fwd_body(call), call.args(), f"{call.name}_fwd")
+    def _later_fwd(self, call, module, zeros=()) -> str:
+        """fwd, the inputs numbered in `zeros` unperturbed (`CustomVJPPrimal`)."""
+        perturbed = [i not in zeros for i in range(len(call.in_avals))]
+        a_tr = _trace_into(module, self._fwd_body(call, perturbed=perturbed), call.args(),
+                           f"{call.name}_fwd")
         self._check_captures(call, a_tr, "VJP fwd")
         self._traced_fwd(call, a_tr)
         return self._fwd_function(call, module, a_tr)
 
-    def _later_bwd(self, call, module) -> str:
+    def _later_bwd(self, call, module, zero_cts=()) -> str:
+        """bwd over (residuals, consts, cotangents); with symbolic_zeros, the cotangents
+        numbered in `zero_cts` (and those of integer outputs) are SymbolicZero objects."""
         if call.layout is None:     # (fwd not traced in this process yet: its residuals)
             self._later_fwd(call, module)
         res_tree, res_avals = call.layout
@@ -674,11 +722,19 @@ class custom_vjp(_CustomRules):
         ct_avals = [a.strip_weak_type() for a in out_avals if _is_inexact(a)]
         in_tree, n_args = call.tree, len(call.arg_sizes)
 
+        symbolic = self.symbolic_zeros
+
+        def ct_of(a, ct, k):
+            if symbolic and (ct is None or k in zero_cts):
+                return SymbolicZero(tangent_aval(a))
+            return _zeros(a) if ct is None else ct
+
         def bwd(*flat):
             nres = len(res_avals)
             res = put_back(res_tree, call.res_static, flat[:nres])
-            ct_iter = iter(flat[nres:])
-            cts = [next(ct_iter) if _is_inexact(a) else _zeros(a) for a in out_avals]
+            ct_iter, k = iter(flat[nres:]), itertools.count()
+            cts = [ct_of(a, next(ct_iter), next(k)) if _is_inexact(a) else ct_of(a, None, -1)
+                   for a in out_avals]
             got = self.bwd(*nd, res, tree_util.tree_unflatten(call.out_tree, cts))
             if isinstance(got, list):
                 got = tuple(got)
@@ -699,8 +755,8 @@ class custom_vjp(_CustomRules):
                                     f"tuple of the primal function; got {got} for primal "
                                     f"input structure {in_tree}.")
                 g_leaves.extend(gl)
-            return [lax_convert(g, a.dtype) if g is not None and not _is_float0(g)
-                    else _zeros(a, False)
+            return [lax_convert(g, a.dtype) if g is not None and not (
+                        _is_float0(g) or isinstance(g, SymbolicZero)) else _zeros(a, False)
                     for g, a in zip(g_leaves, call.in_avals) if _is_inexact(a)]
         if call.bwd_sources is not None:
             # bwd sees the residuals' values where JAX would (not the cotangents').
@@ -732,49 +788,3 @@ def _expanded_in_place(traced) -> bool:
     """Whether the passes rewrite ops of `traced`'s function in place (transformation
     ops): its values could then not be read back later."""
     return any(op.name in _EXPANDED_IN_PLACE for op in nested_ops(traced.trace.func.operation))
-
-
-def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
-               static_argnames=(), concrete=None):
-    """Marks fun for rematerialization: reverse mode recomputes its forward pass in the
-    backward pass instead of saving residuals (visible as `jaxpr.checkpoint` in the IR).
-    JAX: jax.checkpoint (`concrete` was removed there: passing it raises, as in JAX)."""
-    if concrete is not None:
-        raise NotImplementedError("The `concrete` option to `jax.checkpoint` was removed "
-                                  "in JAX v0.10.0; use `static_argnums` instead.")
-    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
-        static_argnums)
-    static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(
-        static_argnames)
-    if static_argnames:   # (a static name passed positionally is a static position)
-        try:
-            params = list(inspect.signature(fun).parameters)
-        except (TypeError, ValueError):
-            params = []
-        named_pos = tuple(params.index(n) for n in static_argnames
-                          if n in params and params.index(n) not in static_argnums)
-    else:
-        named_pos = ()
-    extra = encode_policy(policy)   # unsupported policies fail here, not silently
-
-    @_wraps(fun)
-    def remat_f(*args, **kwargs):
-        static, dyn, full = _split_static(
-            args, static_argnums + tuple(i for i in named_pos if i < len(args)))
-        static_kw = {k: kwargs.pop(k) for k in static_argnames if k in kwargs}
-
-        def checkpoint_impl(*a, **kw):
-            # (JAX traces the body to a jaxpr first: custom rules in it are traced only
-            # when differentiating it, by the passes)
-            with levels.at(0):
-                traced = stage_function(lambda *d, **k: fun(*full(d), **k, **static_kw), a,
-                                        kw, name=getattr(fun, "__name__", "checkpoint"))
-            leaves = tree_util.tree_leaves((a, kw))
-            outs = emit_call(traced.name, call_args(traced, leaves), traced.out_avals,
-                             cls=T.CheckpointOp, prevent_cse=bool(prevent_cse), **extra)
-            return tree_util.tree_unflatten(traced.out_tree, outs)
-        return staged(checkpoint_impl)(*dyn, **kwargs)
-    return remat_f
-
-
-remat = checkpoint

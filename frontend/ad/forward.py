@@ -1,6 +1,9 @@
 """Forward mode: `jvp`, emitted as `jaxpr.jvp @f`."""
 from __future__ import annotations
 
+import numpy as np
+
+from mjax import dtypes as _dt
 from mjax import registration, tree_util
 from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _jax_type,
                              _leaf_aval, _zeros, stage_function, staged)
@@ -27,11 +30,13 @@ def _check_tangents(p_leaves, t_leaves, what="jvp"):
         if pa.shape != ta.shape:
             raise ValueError(f"jvp called with different primal and tangent shapes;Got primal "
                              f"shape {pa.shape} and tangent shape as {ta.shape}")
-        if _is_inexact(pa) and pa.dtype != ta.dtype:
+        want = pa.dtype if _is_inexact(pa) else np.dtype(_dt.float0)
+        if np.dtype(ta.dtype) != want:
+            shown = want.name if _is_inexact(pa) else str(want)
             raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes "
                             f"must be equal, or in case of int/bool primal dtype the tangent "
                             f"dtype must be float0.Got primal dtype {pa.dtype.name} and so "
-                            f"expected tangent dtype {pa.dtype.name}, but got tangent dtype "
+                            f"expected tangent dtype {shown}, but got tangent dtype "
                             f"{ta.dtype.name} instead.")
 
 

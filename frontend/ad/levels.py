@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from mjax import tree_util
+from mjax.ad import symbolic_zeros
 from mjax.source_info import wraps
 
 
@@ -43,11 +45,15 @@ def at(level: int):
         _depth.value = saved
 
 
-def differentiated(fun):
-    """`fun`, run one differentiation deeper (a function a differentiation API traces)."""
+def differentiated(fun, diff_leaves=()):
+    """`fun`, run one differentiation deeper (a function a differentiation API traces);
+    `diff_leaves`: the indices of the leaves of (args, kwargs) it differentiates (what
+    that level perturbs: mjax.ad.symbolic_zeros)."""
     @wraps(fun)
     def inside(*args, **kwargs):
-        with at(_depth.value + 1):
+        level = _depth.value + 1
+        leaves = tree_util.tree_leaves((args, kwargs))
+        with at(level), symbolic_zeros.differentiating(level, leaves, diff_leaves):
             return fun(*args, **kwargs)
     return inside
 

@@ -2,6 +2,7 @@
 whose returned functions run only the linear part on residuals saved by one forward pass."""
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -25,7 +26,7 @@ from mjax.host_callbacks import backend_host_callbacks
 from mjax.jitted import Jitted
 from mjax.lowering import lower_to_stablehlo
 from mjax.passes import PassError
-from mjax.passes.autodiff import linearize_functions, vjp_functions
+from mjax.passes.autodiff import linearize_functions, trace_bwd_rules_now, vjp_functions
 from mjax.passes.rules.export import _clone_functions
 from mjax.runtime import get_backend
 from mjax.staging import call_args, emit, emit_call, trace_function
@@ -236,6 +237,21 @@ def _main_tree(traced, has_aux):
 _recipe_ids = itertools.count()
 
 
+def pullback(callee: str, primals, cts, diff_args, diff_results):
+    """`jaxpr.vjp @callee(primals, cts)`: the cotangents of @callee's `diff_args` at
+    `primals` for `cts` of its `diff_results`, staged into the current trace by a
+    function `vjp` returned. The custom_vjp bwd rules it reaches are traced now
+    (trace_bwd_rules_now), as JAX runs them when a pullback is called: libraries call a
+    pullback to observe that (equinox's checkpointed loops). Inside another
+    differentiation, and for grad's `jaxpr.vjp`, they are left to the passes: the order
+    of the rules' side effects under nested differentiation and checkpoint then stays
+    JAX's (JAX's outer JVP may reject the call before bwd would run)."""
+    if not levels.depth():
+        trace_bwd_rules_now(current_trace().module, callee, diff_args, diff_results)
+    return emit(T.VjpOp, list(primals) + list(cts), callee=Symbol(callee),
+                diff_args=diff_args, diff_results=diff_results)
+
+
 class _Recipe:
     """A traced function that can be called from any trace: by its name in the module
     it was traced into, and from other modules (after the function returned by vjp
@@ -296,7 +312,7 @@ class _Split:
         if outer is None:
             # Outside jit the primals are concrete: Python can branch on fun's values.
             fun = levels.differentiated(
-                concrete.with_sources(fun, self.leaves, diff_args, new_root=True))
+                concrete.with_sources(fun, self.leaves, diff_args, new_root=True), diff_args)
             traced = trace_function(fun, tuple(primals), {}, name="f", visibility="private")
         else:
             traced = stage_function(fun, tuple(primals), {}, diff_leaves=diff_args)
@@ -329,9 +345,13 @@ class _Split:
 
         first_exe = compile_entry(info.fwd)
         # The linear part compiles when first called: a custom_vjp's bwd is traced then,
-        # as JAX runs it only when the pullback is called.
+        # as JAX runs it only when the pullback is called. (A linearized custom_vjp
+        # function's linear map cannot run: calling it raises JAX's TypeError, as there.)
         self._linear_exe = None
         self._compile_linear = lambda: compile_entry(linear)
+        unevaluable = getattr(info, "unevaluable", None)
+        if unevaluable is not None:
+            self._compile_linear = functools.partial(_reraise, unevaluable)
         bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
                 for x in self.args]
         res = first_exe.execute(bufs)
@@ -349,6 +369,10 @@ class _Split:
         bufs = (list(self.residuals) + bufs if self.kind == "vjp"
                 else bufs + list(self.residuals))
         return [Array(b, a) for b, a in zip(self._linear_exe.execute(bufs), out_avals)]
+
+
+def _reraise(error):
+    raise error
 
 
 class _LinearFun:
@@ -437,12 +461,13 @@ class _LinearFun:
 
     def _emit(self, args, inputs, out_avals):
         callee = self.recipe.callee_in(current_trace().module)
-        params = dict(callee=Symbol(callee), diff_args=self.diff_args,
-                      diff_results=self.diff_results)
         if self.kind == "vjp":
-            outs = emit(T.VjpOp, list(args) + list(inputs), **params)
+            outs = pullback(callee, list(args), list(inputs), self.diff_args,
+                            self.diff_results)
         else:
-            outs = emit(T.JvpOp, list(args) + list(inputs), **params)[self.n_results:]
+            outs = emit(T.JvpOp, list(args) + list(inputs), callee=Symbol(callee),
+                        diff_args=self.diff_args, diff_results=self.diff_results
+                        )[self.n_results:]
         for t, a in zip(outs, out_avals):
             t.aval = a
         return outs
@@ -494,9 +519,7 @@ def linearize(fun, *primals, has_aux=False):
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     try:
         split = _Split(fun, primals, diff_args, has_aux, "linearize")
-    except PassError as e:
-        if isinstance(e, TypeError):    # a custom_vjp function: JAX's TypeError
-            raise
+    except PassError:
         return _linearize_by_jvp(fun, primals, has_aux)
     out = tree_util.tree_unflatten(split.out_tree, split.outs)
     f_jvp = _LinearPartial(_LinearFun(split, fun), *split.args)

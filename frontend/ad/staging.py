@@ -33,7 +33,7 @@ def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_l
     are traced at once)."""
     if diff_leaves is not None:
         fun = levels.differentiated(concrete.with_sources(
-            fun, tree_util.tree_leaves((args, kwargs or {})), diff_leaves))
+            fun, tree_util.tree_leaves((args, kwargs or {})), diff_leaves), diff_leaves)
     return staging.stage_function(fun, args, kwargs, name=name,
                                   concrete_leaves=concrete_leaves)
 

@@ -7,15 +7,11 @@ mjax's own primitives keep their rules in mjax.passes.rules.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from mjax import lax
 from mjax import numpy as jnp
-from mjax import dtypes
-from mjax.api import typeof
 from mjax.core import Tracer
-from mjax.dialect import ShapedArray
-from mjax.extend.core import primal_dtype_to_tangent_dtype
+from mjax.ad import levels, symbolic_zeros
+from mjax.ad.symbolic_zeros import SymbolicZero, tangent_aval, zeros_like_aval  # noqa: F401
 from mjax.primitive import JVPS, TRANSPOSES, UndefinedPrimal, Zero
 
 __all__ = ["primitive_jvps", "primitive_transposes", "add_jaxvals_p", "defjvp", "defjvp2",
@@ -23,52 +19,26 @@ __all__ = ["primitive_jvps", "primitive_transposes", "add_jaxvals_p", "defjvp", 
            "SymbolicZero", "UndefinedPrimal", "is_undefined_primal", "instantiate_zeros",
            "zeros_like_aval", "add_tangents", "add_jaxvals", "jvp", "linearize", "JVPTracer"]
 
-# JAX's tracer of forward mode; mjax's tracers are of one class under every transformation
-# (grad and jvp are staged, then expanded by passes).
-JVPTracer = Tracer
+class _HoldsTangent(type):
+    def __instancecheck__(cls, x):
+        level = levels.depth()
+        return isinstance(x, Tracer) and level > 0 and symbolic_zeros.perturbed(x, level)
+
+
+class JVPTracer(metaclass=_HoldsTangent):
+    """JAX's tracer of forward mode. mjax's tracers are of one class under every
+    transformation (grad and jvp are staged, then expanded by passes), so this class only
+    answers `isinstance` as JAX's does: a tracer the innermost differentiation perturbs
+    (JAX holds only those in JVP tracers; libraries sort outputs by it: equinox's
+    filter_jvp)."""
 
 primitive_jvps: dict = JVPS
 primitive_transposes: dict = TRANSPOSES
 add_jaxvals_p = lax.add_p   # (JAX's sum of tangents; mjax's is an add)
 
 
-def tangent_aval(aval) -> ShapedArray:
-    """The aval of a tangent of a value of `aval` (float0 for integers and booleans)."""
-    return ShapedArray(aval.shape, primal_dtype_to_tangent_dtype(aval.dtype))
-
-
-class SymbolicZero:
-    """A zero tangent a custom rule receives with symbolic_zeros=True (JAX:
-    custom_derivatives.SymbolicZero); shape and dtype read through to its aval."""
-
-    def __init__(self, aval):
-        self.aval = aval
-
-    def __repr__(self):
-        return type(self).__name__
-
-    def __getattr__(self, name):
-        if name == "aval":
-            raise AttributeError(name)
-        return getattr(self.aval, name)
-
-    @staticmethod
-    def from_primal_value(val) -> "SymbolicZero":
-        return SymbolicZero(tangent_aval(typeof(val)))
-
-    def instantiate(self):
-        return zeros_like_aval(self.aval)
-
-
 def is_undefined_primal(x) -> bool:
     return type(x) is UndefinedPrimal
-
-
-def zeros_like_aval(aval):
-    """Zeros of `aval`'s shape and dtype (float0 zeros live on the host, as in JAX)."""
-    if np.dtype(aval.dtype) == dtypes.float0:
-        return np.zeros(aval.shape, dtypes.float0)
-    return lax.full(aval.shape, 0, aval.dtype)
 
 
 def instantiate_zeros(tangent):

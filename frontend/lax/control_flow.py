@@ -16,7 +16,7 @@ import numpy as np
 
 from mjax import dtypes, registration, tree_util
 from mjax.config import config
-from mjax.core import (Tracer, aval_of_value, current_trace, describe_location,
+from mjax.core import (Carry, Tracer, aval_of_value, current_trace, describe_location,
                        discarding_on_error, emit_region_op, trace_region, user_location)
 from mjax.dialect.core import InferError
 from mjax.dialect.ops import control_flow as C
@@ -193,7 +193,7 @@ def _cond_core(kind, index, branches, names, operands):
     bodies, trees, out_avals = [], [], []
     with discarding_on_error(bodies):
         for fun in branches:
-            body, avals, tree = trace_region(fun, in_avals, ops_tree)
+            body, avals, tree = trace_region(fun, in_avals, ops_tree, ops_flat)
             bodies.append(body)
             trees.append(tree)
             out_avals.append(avals)
@@ -205,8 +205,9 @@ def _cond_core(kind, index, branches, names, operands):
         operands_flat = [index] + consts + ops_flat
         sigs = [_region_sig(b, consts, a) for b, a in zip(bodies, out_avals)]
         result = _infer(C.CondOp, operands_flat, {}, sigs)
-        weak = [all(avals[j].weak_type for avals in out_avals) for j in range(len(result))]
-        result = [a.update(weak_type=w) for a, w in zip(result, weak)]
+        # JAX: the outputs' weak types are branch 0's (cond's false_fun), whatever the
+        # others' (their types agree up to weak types).
+        result = [a.update(weak_type=w.weak_type) for a, w in zip(result, out_avals[0])]
         outs = emit_region_op(C.CondOp, operands_flat, {}, bodies, [consts] * len(bodies),
                               result)
     # An output every branch returns as the same operand is that operand, as in JAX (so an
@@ -325,14 +326,16 @@ def _while(cond_fun, body_fun, init_val, carry_name):
     for _ in range(3 * len(avals) + 1):
         bodies = []
         with discarding_on_error(bodies):
-            cbody, cond_out, cond_tree = trace_region(cond_fun, avals, args_tree)
+            cbody, cond_out, cond_tree = trace_region(cond_fun, avals, args_tree,
+                                                      [Carry(v) for v in init_flat])
             bodies.append(cbody)
             if (len(cond_out) != 1 or not tree_util.treedef_is_leaf(cond_tree)
                     or cond_out[0].shape != () or str(cond_out[0].dtype) != "bool"):
                 raise TypeError(f"cond_fun must return a boolean scalar, but got output "
                                 f"type(s) [{', '.join(_aval_repr(a) for a in cond_out)}]."
                                 f"{_where()}")
-            bbody, body_out, body_tree = trace_region(body_fun, avals, args_tree)
+            bbody, body_out, body_tree = trace_region(body_fun, avals, args_tree,
+                                                      [Carry(v) for v in init_flat])
             bodies.append(bbody)
             err = _carry_mismatch("while_loop", carry_name, tree, body_tree, avals, body_out)
             promoted = _promote_weak(avals, body_out) if body_tree == tree else None
@@ -492,7 +495,8 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
 
     n = len(init_flat)
     for _ in range(3 * n + 1):  # another pass each time weak carries get promoted
-        body, out_avals, _ = trace_region(body_fun, init_avals + x_avals, args_tree)
+        body, out_avals, _ = trace_region(body_fun, init_avals + x_avals, args_tree,
+                                          [Carry(v) for v in init_flat] + xs_flat)
         with discarding_on_error([body]):
             carry_out = out_avals[:n] if trees["carry"] == init_tree else out_avals
             err = _carry_mismatch("scan", carry_name, init_tree, trees["carry"], init_avals,

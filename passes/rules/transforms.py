@@ -84,12 +84,15 @@ def _custom_vjp_tangent_transpose(b, ct, *args, bwd, rule, callee, num_residuals
     else:
         _, outs = signature(str(callee))
         ct_avals = [a for a in outs if T.differentiable(a)]
-    cts = [instantiate(b, c, a) for c, a in zip(_as_list(ct), ct_avals)]
+    given = _as_list(ct)
+    cts = [instantiate(b, c, a) for c, a in zip(given, ct_avals)]
     if bwd is not None:
         cts_in = T.emit_transform(b, T.CallOp, *res, *cts, signature=signature, callee=bwd)
     else:
+        zeros = tuple(k for k, c in enumerate(given) if c is None)
         cts_in = T.emit_transform(b, T.CustomVjpBwdOp, *res, *cts, signature=signature,
-                                  callee=callee, rule=rule, num_residuals=num_residuals)
+                                  callee=callee, rule=rule, num_residuals=num_residuals,
+                                  zero_cotangents=zeros or None)
     return [None] * num_residuals + [c if is_linear(a) else None
                                      for a, c in zip(args[num_residuals:], cts_in)]
 

@@ -725,3 +725,14 @@ def test_python_scalars_outside_argnums_stay_python_values():
         mjax.jacrev(loss, argnums=(0, 3))(np.ones(2, np.float32), x[:2], True, 2.0)[1],
         jax.jacrev(jloss, argnums=(0, 3))(np.ones(2, np.float32), x[:2], True, 2.0)[1],
         rtol=1e-6)
+
+
+@pytest.mark.parametrize("tangent", [np.float32(1.0), np.int32(2), np.bool_(True)])
+def test_jvp_of_an_integer_primal_needs_a_float0_tangent(tangent):
+    def message(J):
+        with pytest.raises(TypeError) as info:
+            J.jvp(lambda x: x, (J.numpy.array(1),), (J.numpy.asarray(tangent),))
+        return str(info.value)
+    assert message(mjax) == message(jax)
+    zero = np.zeros((), jax.dtypes.float0)
+    assert mjax.jvp(lambda x: x * 2, (mnp.array(3),), (zero,))[0] == 6

@@ -387,3 +387,20 @@ def test_control_flow_inside_an_inlined_nested_jit():
             np.arange(4, dtype=np.float32))[0])
         return lambda x: inner(x, 2.0) + inner(x, 3.0)
     both(build, np.float32(1.0))
+
+
+@pytest.mark.parametrize("J", [mjax, jax], ids=["mjax", "jax"])
+def test_cond_and_switch_outputs_take_branch_zeros_weak_types(J):
+    """JAX: branch outputs agree up to weak types; the result's weak type is branch 0's
+    (cond's false_fun). A library's `cond(pred, raise_error, lambda: x)` keeps x's weak
+    type (equinox's error_if on diffrax's weakly typed `direction`)."""
+    def f(i):
+        weak = J.numpy.where(i > 0, 1, -1)
+        strong = J.numpy.int32(2)
+        return [J.lax.switch(i, [lambda: weak, lambda: strong]),
+                J.lax.switch(i, [lambda: strong, lambda: weak]),
+                J.lax.cond(i > 0, lambda: strong, lambda: weak),
+                J.lax.cond(i > 0, lambda: weak, lambda: strong),
+                J.lax.cond(i > 0, lambda: 1.0, lambda: np.float32(1))]
+    for outs in (J.jit(f)(1), f(1)):
+        assert [o.weak_type for o in outs] == [True, False, True, False, False]

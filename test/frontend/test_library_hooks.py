@@ -240,3 +240,20 @@ def test_vjp_has_aux_passes_untraced_values_through():
         assert float(out) == 6.0 and float(f(1.0)[0]) == 2.0
         assert aux[0] is s and type(aux[1]) is float and aux[3] == "a"
         assert type(aux[4]) is np.ndarray and float(aux[2]) == 3.0
+
+
+@pytest.mark.parametrize("J", [mjax, jax], ids=["mjax", "jax"])
+def test_find_top_trace_of_no_tracers_is_the_current_trace(J):
+    """equinox's filter_jvp asks for the trace of an empty list of primals."""
+    import importlib
+    core = importlib.import_module(f"{J.__name__}.extend.core")
+    outside = core.find_top_trace([])
+    assert repr(outside) == "EvalTrace" and outside.main is None
+    seen = []
+
+    def f(x):
+        seen.append((core.find_top_trace([]).main is core.find_top_trace([x]).main))
+        return x
+    J.jit(f)(1.0)
+    J.jvp(f, (1.0,), (1.0,))
+    assert seen == [True, True]

@@ -471,3 +471,23 @@ def test_batchers_taking_the_axis():
     for (w, ws), (g, gs) in zip(run(JAX), run(MJAX)):
         np.testing.assert_array_equal(g, w)
         assert gs == ws == 3
+
+
+@pytest.mark.parametrize("m", [MJAX, JAX], ids=["mjax", "jax"])
+def test_lower_fun_that_vmaps_another_user_primitive(m):
+    """A `lower_fun` lowering whose function vmaps a user primitive (equinox's loops do):
+    the primitives its batching binds in turn are lowered too."""
+    inner = m.Primitive("scaled_inner")
+    inner.def_impl(lambda x: x * 2)
+    inner.def_abstract_eval(lambda a: m.ShapedArray(a.shape, a.dtype))
+    m.mlir.register_lowering(inner, m.mlir.lower_fun(lambda x: x * 2,
+                                                     multiple_results=False))
+    # (batched by binding itself again on the batched operand)
+    m.batching.primitive_batchers[inner] = lambda args, dims: (inner.bind(args[0]), dims[0])
+    outer = m.Primitive("rowwise_outer")
+    outer.def_impl(lambda x: x * 2 + 1)
+    outer.def_abstract_eval(lambda a: m.ShapedArray(a.shape, a.dtype))
+    m.mlir.register_lowering(outer, m.mlir.lower_fun(
+        lambda x: m.jax.vmap(inner.bind)(x) + 1, multiple_results=False))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(m.jax.jit(outer.bind)(x)), x * 2 + 1)

@@ -27,6 +27,7 @@ from mjax.jaxpr_objects import (ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, 
 from mjax.array import Array
 from mjax.errors import (ConcretizationTypeError, InconclusiveDimensionOperation,  # noqa: F401
                          JaxprTypeError)
+from mjax.ad.symbolic_zeros import primal_dtype_to_tangent_dtype  # noqa: F401
 from mjax.primitive import Primitive, no_effects
 
 from mjax.extend.core import primitives  # noqa: F401
@@ -91,15 +92,6 @@ def valid_jaxtype(x) -> bool:
     return True
 
 
-def primal_dtype_to_tangent_dtype(primal_dtype):
-    """float0 for integer and boolean primals (their tangents carry nothing), else the
-    primal's dtype."""
-    dt = np.dtype(primal_dtype)
-    if dtypes.issubdtype(dt, np.inexact) or dtypes.issubdtype(dt, dtypes.extended):
-        return dt
-    return dtypes.float0
-
-
 def concrete_or_error(force: Any, val: Any, context: str = ""):
     """`force(val)` for a concrete value; for a tracer JAX knows the value of (under grad
     outside jit) its value; else ConcretizationTypeError naming `context`."""
@@ -130,9 +122,23 @@ def unmapped_aval(size: int, axis: int | None, aval, explicit_mesh_axis=None):
     return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
 
 
+class _EvalTrace:
+    """What JAX's find_top_trace gives outside every trace (its EvalTrace)."""
+
+    main = None
+
+    def __repr__(self):
+        return "EvalTrace"
+
+
+_EVAL_TRACE = _EvalTrace()
+
+
 def find_top_trace(_):
-    """The innermost active trace among the tracers in `_` (None for concrete values)."""
-    return _core.current_trace() if any(isinstance(x, _core.Tracer) for x in _) else None
+    """The trace current now, as JAX's (whose tracers in `_` belong to it or to the
+    traces it is nested in); outside every trace, an EvalTrace."""
+    trace = _core.current_trace()
+    return trace if trace is not None else _EVAL_TRACE
 
 
 def unsafe_am_i_under_a_jit_DO_NOT_USE() -> bool:

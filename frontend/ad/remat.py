@@ -1,0 +1,60 @@
+"""`checkpoint` (remat): reverse mode recomputes a function's forward pass in the
+backward pass instead of saving its residuals (`jaxpr.checkpoint @f`, expanded by the
+passes: passes/rules/transforms.py, passes/rules/remat.py)."""
+from __future__ import annotations
+
+import inspect
+
+from mjax import tree_util
+from mjax.ad import levels
+from mjax.ad.checkpoint_policies import encode as encode_policy
+from mjax.ad.custom import _split_static
+from mjax.ad.staging import _wraps, stage_function, staged
+from mjax.dialect.ops import transforms as T
+from mjax.staging import call_args, emit_call
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
+               static_argnames=(), concrete=None):
+    """Marks fun for rematerialization: reverse mode recomputes its forward pass in the
+    backward pass instead of saving residuals (visible as `jaxpr.checkpoint` in the IR).
+    JAX: jax.checkpoint (`concrete` was removed there: passing it raises, as in JAX)."""
+    if concrete is not None:
+        raise NotImplementedError("The `concrete` option to `jax.checkpoint` was removed "
+                                  "in JAX v0.10.0; use `static_argnums` instead.")
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
+        static_argnums)
+    static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(
+        static_argnames)
+    if static_argnames:   # (a static name passed positionally is a static position)
+        try:
+            params = list(inspect.signature(fun).parameters)
+        except (TypeError, ValueError):
+            params = []
+        named_pos = tuple(params.index(n) for n in static_argnames
+                          if n in params and params.index(n) not in static_argnums)
+    else:
+        named_pos = ()
+    extra = encode_policy(policy)   # unsupported policies fail here, not silently
+
+    @_wraps(fun)
+    def remat_f(*args, **kwargs):
+        static, dyn, full = _split_static(
+            args, static_argnums + tuple(i for i in named_pos if i < len(args)))
+        static_kw = {k: kwargs.pop(k) for k in static_argnames if k in kwargs}
+
+        def checkpoint_impl(*a, **kw):
+            # (JAX traces the body to a jaxpr first: custom rules in it are traced only
+            # when differentiating it, by the passes)
+            with levels.at(0):
+                traced = stage_function(lambda *d, **k: fun(*full(d), **k, **static_kw), a,
+                                        kw, name=getattr(fun, "__name__", "checkpoint"))
+            leaves = tree_util.tree_leaves((a, kw))
+            outs = emit_call(traced.name, call_args(traced, leaves), traced.out_avals,
+                             cls=T.CheckpointOp, prevent_cse=bool(prevent_cse), **extra)
+            return tree_util.tree_unflatten(traced.out_tree, outs)
+        return staged(checkpoint_impl)(*dyn, **kwargs)
+    return remat_f
+
+
+remat = checkpoint
