@@ -174,6 +174,17 @@ def _donation(sig, argnums, argnames, static_argnums, static_argnames):
 class Jitted:
     """`mjax.jit(f)`: call it, or stage it with `.trace(...)` / `.lower(...)`."""
 
+    def __getattr__(self, name):
+        # (names the object lacks) the function's own attributes, as JAX's jit copies
+        # fun.__dict__ onto its wrapper: jit(module).field reads the module's field
+        fun = self.__dict__.get("fun")
+        attributes = getattr(fun, "__dict__", None)
+        if isinstance(attributes, dict) and name in attributes and not name.startswith("__"):
+            return attributes[name]
+        if isinstance(fun, Jitted) and not name.startswith("_"):
+            return getattr(fun, name)      # (jit of a jit: the inner one's)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
                  donate_argnames=(), keep_unused=False, device=None, backend=None,
                  inline=False, in_shardings=None, out_shardings=None, compiler_options=None,

@@ -11,6 +11,7 @@ import functools
 import os
 import sys
 import threading
+import types
 
 from jaxlib.mlir import ir
 
@@ -102,13 +103,19 @@ def at_user_line(message: str) -> str:
 def wraps(fun):
     """functools.wraps for a transformation's wrapper of the user's `fun`: its string
     names and doc (a callable object may have a `__name__` that is not a string, as
-    equinox modules do: left out, as JAX's wrapping does) and `__wrapped__`, never fun's
-    `__dict__` (fun may be a jit object, whose attributes must not leak)."""
+    equinox modules do: left out, as JAX's wrapping does), `__wrapped__`, and, for a
+    wrapper that is a plain function, fun's `__dict__` as JAX copies it (`vmap(module)`
+    answers the module's attribute reads), unless fun is mjax's own object (a jit's
+    attributes must not leak)."""
     def wrap(wrapper):
         for name in ("__module__", "__name__", "__qualname__", "__doc__"):
             value = getattr(fun, name, None)
             if isinstance(value, str):
                 setattr(wrapper, name, value)
+        attributes = getattr(fun, "__dict__", None)
+        if isinstance(wrapper, types.FunctionType) and isinstance(attributes, dict) and \
+                not type(fun).__module__.startswith("mjax."):
+            wrapper.__dict__.update(attributes)
         wrapper.__wrapped__ = fun
         return wrapper
     return wrap

@@ -198,8 +198,10 @@ def _aux_objects_apart(fun, box: dict):
 
 
 def _raise_differentiation_error(traced, diff_args):
-    """Raises the error differentiating `traced` raises (e.g. a pure_callback without a
-    custom rule: JAX's ValueError), if any; used on grad's error path only."""
+    """Raises the error differentiating `traced` raises, if any: a pure_callback without
+    a custom rule (JAX's ValueError), a user-defined rule's own error (equinox's
+    nontraceable raises RuntimeError from its JVP rule); used on grad's error path only.
+    (Other errors of the passes give way to grad's own.)"""
     with context(), ir.Location.unknown(context()):
         module = ir.Module.parse(_function_text(traced.module, traced.name))
     results = tuple(j for j, a in enumerate(traced.out_avals) if _is_inexact(a))
@@ -208,8 +210,6 @@ def _raise_differentiation_error(traced, diff_args):
     except PassError as e:
         if isinstance(e, ValueError):
             raise
-    except Exception:       # anything else: grad's own error follows
-        pass
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):

@@ -257,3 +257,25 @@ def test_find_top_trace_of_no_tracers_is_the_current_trace(J):
     J.jit(f)(1.0)
     J.jvp(f, (1.0,), (1.0,))
     assert seen == [True, True]
+
+
+@pytest.mark.parametrize("J", [mjax, jax], ids=["mjax", "jax"])
+def test_transformations_expose_the_functions_attributes(J):
+    """JAX's wrappers copy fun.__dict__: `vmap(module).field` reads the module's field
+    (equinox's BatchNorm tests read `vmap(bn).ema_state_index`)."""
+    class Module:
+        def __init__(self):
+            self.state_index = 3
+
+        def __call__(self, x):
+            return x * 2.0
+
+    def fn(x):
+        return x * 2.0
+    fn.tag = "mine"
+    assert J.vmap(Module()).state_index == 3
+    assert J.vmap(J.vmap(Module())).state_index == 3
+    assert J.jit(Module()).state_index == 3
+    for wrap in (J.jit, J.grad, J.vmap, lambda f: J.jit(J.jit(f))):
+        assert wrap(fn).tag == "mine"
+    assert not hasattr(J.jit(fn), "no_such_attribute")

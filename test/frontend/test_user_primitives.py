@@ -491,3 +491,20 @@ def test_lower_fun_that_vmaps_another_user_primitive(m):
         lambda x: m.jax.vmap(inner.bind)(x) + 1, multiple_results=False))
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_allclose(np.asarray(m.jax.jit(outer.bind)(x)), x * 2 + 1)
+
+
+@pytest.mark.parametrize("m", [MJAX, JAX], ids=["mjax", "jax"])
+def test_a_jvp_rules_error_comes_before_grads_output_check(m):
+    """JAX differentiates before it checks grad's output: a rule's own error (equinox's
+    nontraceable) is what a list-returning function raises under grad."""
+    p = m.Primitive("refuses_tangents")
+    p.def_impl(lambda x: x)
+    p.def_abstract_eval(lambda a: m.ShapedArray(a.shape, a.dtype))
+
+    def refuse(primals, tangents):
+        raise RuntimeError("no tangents here")
+    m.ad.primitive_jvps[p] = refuse
+    f = lambda x: [p.bind(x).sum()]          # noqa: E731  (not a scalar output)
+    for g in (m.jax.grad(f), m.jax.jit(m.jax.grad(f))):
+        with pytest.raises(RuntimeError, match="no tangents here"):
+            g(np.ones(3, np.float32))
