@@ -333,9 +333,15 @@ class LoweringRuleContext:
         self.platforms = tuple(platforms)
         self.module_context = self
         self.tokens_in = self.tokens_out = None
+        self.keepalives: list = []
 
     def set_tokens_out(self, tokens):
         self.tokens_out = tokens
+
+    def add_keepalive(self, keepalive) -> None:
+        """(JAX's module context keeps objects alive as long as the executable; mjax's
+        host callbacks live in a process registry, so this only holds on to them)"""
+        self.keepalives.append(keepalive)
 
 
 def _platform() -> str:

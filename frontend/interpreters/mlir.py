@@ -19,13 +19,16 @@ from jaxlib.mlir.dialects import stablehlo
 
 from mjax.dialect.context import context
 from mjax.dialect.types import element_type
+from mjax import host_callbacks
+from mjax.passes.rules.callbacks import host_call
 from mjax.primitive import LOWERINGS, LowerFun, LoweringRuleContext
 
 __all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ir",
            "dtype_to_ir_type", "aval_to_ir_type", "aval_to_ir_types", "dense_int_array",
            "dense_int_elements", "i32_attr", "i64_attr", "ir_constant", "ir_constants",
            "flatten_ir_types", "flatten_ir_values", "unflatten_ir_values_like_types",
-           "module_to_string", "module_to_bytecode", "make_ir_context"]
+           "module_to_string", "module_to_bytecode", "make_ir_context",
+           "emit_python_callback"]
 
 # primitive -> {platform or None: rule}
 _lowerings: dict = LOWERINGS
@@ -44,6 +47,31 @@ def register_lowering(prim, rule, platform: str | None = None, inline: bool = Tr
 def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
     """A lowering rule that lowers `fun(*operands, **params)` in the primitive's place."""
     return LowerFun(fun, multiple_results)
+
+
+def emit_python_callback(ctx, callback, token, operands, operand_avals, result_avals, *,
+                         has_side_effect, returns_token=True, partitioned=False,
+                         sharding=None, operand_layouts=None, result_layouts=None):
+    """Calls the Python function `callback` on the host from a lowering rule written
+    with MLIR's builders: `callback(*arrays)` returns one array per result aval. Returns
+    (results, token, keepalive) as JAX's. Token-ordered callbacks (a `token`) are not
+    supported: pass None (order effects with jax.experimental.io_callback)."""
+    if token is not None:
+        raise NotImplementedError("mlir.emit_python_callback with a token (an ordered "
+                                  "effect): mjax's lowering rules get no token; pass "
+                                  "token=None")
+    if partitioned or operand_layouts is not None or result_layouts is not None:
+        raise NotImplementedError("mlir.emit_python_callback: partitioned callbacks and "
+                                  "explicit layouts")
+    del operand_avals, sharding    # (the operands' types say it; one device runs it)
+    avals = list(result_avals)
+
+    def flat(*arrays):
+        return list(callback(*arrays))
+    cid = host_callbacks.register(flat, getattr(callback, "__name__", "python_callback"))
+    types = [aval_to_ir_type(ctx, a) for a in avals]
+    results = host_call(list(operands), types, cid, bool(has_side_effect))
+    return results, None, None
 
 
 def dtype_to_ir_type(dtype) -> ir.Type:

@@ -69,20 +69,26 @@ def _callback_lower(ctx, *args, callback_id, effect, result_shapes, result_dtype
         _LOWERED_ORDERED[0] = True
         operands = [_token_before(ctx.op)] + operands
         result_types = [hlo.TokenType.get()] + result_types
+    results = host_call(operands, result_types, callback_id, effect != "pure")
+    return results[1:] if ordered else results
+
+
+def host_call(operands, result_types, callback_id: int, has_side_effect: bool) -> list:
+    """The custom call of registered host callback `callback_id` (mjax.host_callbacks)
+    at the insertion point; its results."""
     u64 = ir.IntegerType.get_unsigned(64)
     op = ir.Operation.create(
-        "stablehlo.custom_call", results=result_types, operands=operands,
+        "stablehlo.custom_call", results=list(result_types), operands=list(operands),
         attributes={
             "call_target_name": ir.StringAttr.get(CALL_TARGET),
             "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
-            "has_side_effect": ir.BoolAttr.get(effect != "pure"),
+            "has_side_effect": ir.BoolAttr.get(has_side_effect),
             "backend_config": ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, callback_id)}),
             # Run once, on the first device, when XLA partitions the program (SPMD needs a
             # sharding on side-effecting ops). JAX: debugging's MAXIMAL sharding.
             "mhlo.sharding": ir.StringAttr.get("{maximal device=0}"),
         })
-    results = list(op.results)
-    return results[1:] if ordered else results
+    return list(op.results)
 
 
 # ---- one token chain through a whole function ---------------------------------------------

@@ -508,3 +508,28 @@ def test_a_jvp_rules_error_comes_before_grads_output_check(m):
     for g in (m.jax.grad(f), m.jax.jit(m.jax.grad(f))):
         with pytest.raises(RuntimeError, match="no tangents here"):
             g(np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("m", [MJAX, JAX], ids=["mjax", "jax"])
+def test_lowering_rule_calling_python_through_emit_python_callback(m):
+    """A lowering rule written with MLIR's builders that runs Python on the host
+    (equinox's noinline): mlir.emit_python_callback gives the custom call's results."""
+    p = m.Primitive("host_cube")
+    p.def_impl(lambda x: np.asarray(x) ** 3)
+    p.def_abstract_eval(lambda a: m.ShapedArray(a.shape, a.dtype))
+    calls = []
+
+    def on_host(x):
+        calls.append(np.shape(x))
+        return [np.asarray(x) ** 3]
+
+    def rule(ctx, x):
+        results, _, keepalive = m.mlir.emit_python_callback(
+            ctx, on_host, None, [x], ctx.avals_in, ctx.avals_out, has_side_effect=False)
+        ctx.module_context.add_keepalive(keepalive)
+        return results
+    m.mlir.register_lowering(p, rule)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(m.jax.jit(p.bind)(x)), x ** 3)
+    np.testing.assert_allclose(np.asarray(m.jax.jit(lambda v: p.bind(v) + 1)(x)), x ** 3 + 1)
+    assert calls == [(4,), (4,)]
