@@ -42,8 +42,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     name = axis_name if axis_name is not None else f"_pmap_axis_{next(_names)}"
     cache: dict = {}
 
-    @_wraps(fun)
-    def pmapped(*args, **kwargs):
+    def jitted_for(args, kwargs):
+        """(the jit over a mesh that runs `args`, the dynamic arguments)."""
         dyn = [a for i, a in enumerate(args) if i not in static]
         axes = in_axes
         if isinstance(in_axes, tuple) and static:
@@ -80,7 +80,19 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 body, in_shardings=tree_util.tree_unflatten(treedef, in_sh)[0] if not kwargs
                 else None,
                 donate_argnums=tuple(i - sum(1 for s in static if s < i) for i in donate))
+        return jitted, dyn
+
+    @_wraps(fun)
+    def pmapped(*args, **kwargs):
+        jitted, dyn = jitted_for(args, kwargs)
         return jitted(*dyn, **kwargs)
+
+    def lower(*args, **kwargs):
+        """The staged program for these arguments (JAX: pmap(f).lower(...)): `.as_text()`,
+        `.compile()`, whose executable takes the arguments without the static ones."""
+        jitted, dyn = jitted_for(args, kwargs)
+        return jitted.lower(*dyn, **kwargs)
+    pmapped.lower = lower
     return pmapped
 
 

@@ -225,3 +225,17 @@ def test_mesh_axis_types_default_and_check_as_jax(types):
                    if t is None or isinstance(t, tuple) and len(t) == 2 else None)
         return out
     assert make(mjax) == make(jax)
+
+
+@pytest.mark.parametrize("J", [mjax, jax], ids=["mjax", "jax"])
+def test_pmap_lower_and_compile_ahead_of_time(J):
+    """pmap(f).lower(...).compile() (equinox's filter_pmap AOT): the executable takes the
+    arguments without the static ones."""
+    x = np.arange(4, dtype=np.float32)
+    f = J.pmap(lambda a, b: 2 * a + b)
+    lowered = f.lower(x, np.ones(4, np.float32))
+    assert "func" in lowered.as_text()
+    np.testing.assert_allclose(np.asarray(lowered.compile()(x, np.ones(4, np.float32))),
+                               2 * x + 1)
+    g = J.pmap(lambda a, k: a * k, static_broadcasted_argnums=1)
+    np.testing.assert_allclose(np.asarray(g.lower(x, 3).compile()(x)), x * 3)
