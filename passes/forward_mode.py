@@ -36,6 +36,7 @@ from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.jaxpr_inline import inline_body
 from mjax.passes.registry import PassError, format_location, op_error
 from mjax.passes.rules.ad_util import has_tangent, instantiate
+from mjax.passes.rules.callbacks import drop_printing_when_linearizing
 from mjax.passes.rules.tables import JVP, JVP_NESTED
 from mjax.passes.rules.remat import SELECTIVE, mark_region
 
@@ -88,6 +89,8 @@ class Jvp:
 
     def copy(self, op, pairs) -> list[tuple]:
         new = clone_into(op, self.ip, {v: p for v, (p, _) in zip(op.operands, pairs)})
+        if len(new.regions):
+            drop_printing_when_linearizing(self, new)
         return [(r, None) for r in new.results]
 
     def _op_rule(self, op, pairs):

@@ -30,6 +30,7 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops.callbacks import ORDERED_EFFECTS, CallbackOp
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+from mjax.passes.ir_util import nested_ops
 from mjax.passes.registry import PassError
 from mjax.passes.rules.batch_util import NOT_MAPPED, batch_rule, moveaxis
 from mjax.passes.rules.tables import JVP, JVP_NESTED, TRANSPOSE, lowering
@@ -228,12 +229,29 @@ def _callback_jvp_nested(jvp, op, pairs):
     function is that primal run: `keep_debug_callbacks` on the expander). Everything else
     goes through `_callback_jvp`."""
     # An IO callback without results is dropped alike (it prints once, as in JAX).
-    if (jvp.linearize and (op.opview.params["effect"].startswith("debug")
-                           or len(op.results) == 0)
-            and not getattr(jvp.ex, "keep_debug_callbacks", False)
-            and not _in_eager_split()):
+    if _drops_printing(jvp) and _prints(op):
         return []
     return jvp._op_rule(op, pairs)
+
+
+def _prints(op) -> bool:
+    """A debug callback, or an IO callback without results: run only for its effect."""
+    return op.opview.params["effect"].startswith("debug") or len(op.results) == 0
+
+
+def _drops_printing(jvp) -> bool:
+    return (jvp.linearize and not getattr(jvp.ex, "keep_debug_callbacks", False)
+            and not _in_eager_split())
+
+
+def drop_printing_when_linearizing(jvp, op) -> None:
+    """The same for the callbacks inside `op`, an op with regions that linearization
+    copies whole (no tangent reaches it: a loop over integers that prints)."""
+    if not _drops_printing(jvp):
+        return
+    for inner in nested_ops(op):
+        if inner.name == CallbackOp.OPERATION_NAME and _prints(inner):
+            inner.erase()
 
 
 def _in_eager_split() -> bool:

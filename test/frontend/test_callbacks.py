@@ -375,3 +375,24 @@ def test_programs_with_callbacks_bypass_the_persistent_cache(tmp_path, monkeypat
         assert float(mjax.jit(f)(jnp.float32(2))) == 3.0
     assert seen == [2.0, 2.0]
     assert not [p for p in tmp_path.iterdir() if p.suffix == ".mjaxexe"]
+
+
+@pytest.mark.parametrize("J", [mjax, jax], ids=["mjax", "jax"])
+def test_grad_runs_debug_callbacks_in_loops_once(J):
+    """A loop no tangent reaches is copied whole into reverse mode's forward part: the
+    debug callbacks in it must not run a second time beside the primal run."""
+    seen = []
+
+    def f(p):
+        J.debug.callback(lambda: seen.append("init"))
+
+        def body(c, i):
+            J.debug.callback(lambda i: seen.append(int(i)), i)
+            return c + 1, None
+        c, _ = J.lax.scan(body, 0, J.numpy.arange(3))
+        return p * p
+    for g in (J.grad(f), J.jit(J.grad(f)), J.value_and_grad(f)):
+        seen.clear()
+        g(np.float32(1.0))
+        J.effects_barrier()
+        assert sorted(seen, key=str) == [0, 1, 2, "init"]
