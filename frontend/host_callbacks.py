@@ -38,11 +38,15 @@ class _Entry:
         try:
             return self.flat(*arrays)
         except BaseException:
-            _logger.exception("mjax.%s failed", self.name)
+            _logger(self.name).exception("jax.%s failed", self.name)
             raise
 
 
-_logger = logging.getLogger("mjax.callbacks")
+def _logger(name: str) -> logging.Logger:
+    """The logger JAX reports a failed callback to (by its name: libraries filter these
+    records, as equinox does to replace them with its own message)."""
+    return logging.getLogger("jax._src.debugging" if name.startswith("debug")
+                             else "jax._src.callback")
 
 
 _REGISTRY: dict[int, _Entry] = {}
