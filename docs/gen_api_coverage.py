@@ -99,8 +99,6 @@ REASONS = {
     "jax.transfer_guard*": "transfer guards are not modelled (no implicit transfers are "
                            "refused)",
     "jax.allow_f16_reductions": "a JAX 0.10 config context without an mjax option yet",
-    "jax.enable_custom_prng": "a deprecated JAX config context; mjax.random's typed keys "
-                              "need no switch",
     "jax.jax2tf_associative_scan_reductions": "an option of jax2tf's "
                                              "non-native lowering; mjax's jax2tf is native",
     "jax.no_execution": "a JAX 0.10 debugging context (refuses execution) not modelled",

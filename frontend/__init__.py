@@ -14,7 +14,8 @@ from mjax.config import config
 from mjax.config import (check_tracer_leaks, checking_leaks, debug_infs,  # noqa: F401
                          debug_nans, debug_key_reuse,
                          default_device, default_matmul_precision, default_prng_impl,
-                         enable_checks, enable_x64, explain_cache_misses, legacy_prng_key,
+                         enable_checks, enable_custom_prng, enable_x64, explain_cache_misses,
+                         legacy_prng_key,
                          log_compiles, numpy_dtype_promotion, numpy_rank_promotion,
                          threefry_partitionable)
 from mjax import errors, tree_util, tree  # noqa: F401
@@ -68,7 +69,8 @@ from mjax.jax_alias import alias_jax  # noqa: F401
 
 __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "debug_key_reuse", "default_device", "default_matmul_precision",
-           "default_prng_impl", "enable_checks", "enable_x64", "explain_cache_misses",
+           "default_prng_impl", "enable_checks", "enable_custom_prng", "enable_x64",
+           "explain_cache_misses",
            "legacy_prng_key", "log_compiles", "numpy_dtype_promotion",
            "numpy_rank_promotion", "threefry_partitionable", "Array", "ShapeDtypeStruct", "block_until_ready",
            "default_backend", "device_count", "device_put", "devices", "disable_jit",

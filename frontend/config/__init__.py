@@ -401,6 +401,10 @@ threefry_partitionable = bool_option(
 debug_key_reuse = bool_option(
     "jax_debug_key_reuse", False,
     "Raise KeyReuseError when a PRNG key is used twice.", affects_tracing=True)
+enable_custom_prng = bool_option(
+    "jax_enable_custom_prng", False,
+    "PRNGKey makes typed keys (key<impl>) instead of raw uint32 key data (deprecated in "
+    "JAX, where it is a context manager too).", affects_tracing=True)
 legacy_prng_key = enum_option(
     "jax_legacy_prng_key", "allow", ("allow", "warn", "error"),
     "What to do with raw uint32 PRNG keys (PRNGKey): 'allow', 'warn' or 'error'.")

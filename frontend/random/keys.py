@@ -85,8 +85,10 @@ def key(seed, *, impl=None, dtype=None) -> PRNGKeyArray:
 
 
 def PRNGKey(seed, *, impl=None):
-    """A raw (legacy) key: uint32[2] for threefry2x32. JAX: jax.random.PRNGKey."""
-    return _make_key("PRNGKey", seed, impl)._base
+    """A raw (legacy) key: uint32[2] for threefry2x32; a typed key under
+    jax_enable_custom_prng. JAX: jax.random.PRNGKey."""
+    typed = _make_key("PRNGKey", seed, impl)
+    return typed if config.read("jax_enable_custom_prng") else typed._base
 
 
 def key_data(keys):

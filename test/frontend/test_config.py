@@ -392,3 +392,15 @@ def test_debug_nans_through_grad_and_vmap_names_the_primitive_and_line():
         with pytest.raises(FloatingPointError, match=r"\(nan\) encountered in log"):
             mjax.vmap(jnp.log)(-jnp.ones(2))
         np.testing.assert_allclose(mjax.grad(f)(jnp.ones(2)), 0.5)
+
+
+@pytest.mark.parametrize("J", [mjax, jax], ids=["mjax", "jax"])
+def test_enable_custom_prng_makes_prngkey_typed(J):
+    """The deprecated switch haiku's tests still use: PRNGKey gives typed keys inside."""
+    with J.enable_custom_prng():
+        key = J.random.PRNGKey(0)
+        assert J.dtypes.issubdtype(key.dtype, J.dtypes.prng_key) and key.shape == ()
+        assert J.random.split(key).shape == (2,)
+        assert J.random.uniform(key).shape == ()
+    assert J.random.PRNGKey(0).dtype == np.uint32
+    assert not J.config.jax_enable_custom_prng
