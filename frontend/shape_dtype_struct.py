@@ -41,11 +41,15 @@ class ShapeDtypeStruct:
 
     def __repr__(self):
         name = str(self.dtype) if isinstance(self.dtype, KeyType) else self.dtype.name
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={name})"
+        extra = (f", sharding={self.sharding}" if self.sharding is not None else "") + (
+            ", weak_type=True" if self.weak_type else "")
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={name}{extra})"
 
     def __eq__(self, other):
+        # (as JAX's: the weak type and the sharding count)
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-                and self.dtype == other.dtype)
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self.sharding == other.sharding)
 
     def __hash__(self):
-        return hash((self.shape, self.dtype))
+        return hash((self.shape, self.dtype, self.weak_type))

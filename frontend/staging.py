@@ -128,10 +128,27 @@ def _check_tracer_leaks(trace, fun_name):
 
 
 def eval_shape(fun, *args, **kwargs):
-    """Output shapes/dtypes of fun(*args) as ShapeDtypeStructs, without running it."""
-    traced = trace_function(fun, args, kwargs)
-    return tree_util.tree_unflatten(traced.out_tree, [
-        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals])
+    """Output shapes/dtypes of fun(*args) as ShapeDtypeStructs, without running it (an
+    output that is a ShapeDtypeStruct already comes back as it is, as in JAX)."""
+    given: dict = {}
+
+    def outputs(*a, **kw):
+        leaves, given["tree"] = tree_util.tree_flatten(fun(*a, **kw))
+        given["structs"], rest = set_apart_structs(leaves)
+        return rest
+    traced = trace_function(outputs, args, kwargs)
+    computed = iter(ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                    for a in traced.out_avals)
+    structs = given["structs"]
+    return tree_util.tree_unflatten(given["tree"], [
+        structs[i] if i in structs else next(computed)
+        for i in range(given["tree"].num_leaves)])
+
+
+def set_apart_structs(leaves) -> tuple[dict, list]:
+    """(position -> the ShapeDtypeStruct leaves, the other leaves)."""
+    structs = {i: x for i, x in enumerate(leaves) if isinstance(x, ShapeDtypeStruct)}
+    return structs, [x for i, x in enumerate(leaves) if i not in structs]
 
 
 # ---- a function staged into the module being built ---------------------------------------

@@ -162,7 +162,7 @@ def perturbation(x, level: int):
     if entry is None or not x.trace.active:
         return None
     traces = {t.block: t for t in trace_stack()}
-    deps = _Dependencies(x.trace.module)
+    deps = _Dependencies()
     todo, seen, maybe = [(x.value, True)], set(), False
     while todo:
         v, sure = todo.pop()
@@ -210,23 +210,33 @@ def _operands_reaching(v, deps) -> tuple[list, list]:
         return [], operands
     if op.name == CallOp.OPERATION_NAME:
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        exact, inexact = deps.reaching(callee, v.result_number)
+        exact, inexact = deps.reaching(op, callee, v.result_number)
         return [operands[i] for i in exact], [operands[i] for i in inexact]
     return operands, []
 
 
 class _Dependencies:
-    """Which arguments of a module's functions each of their results depends on (surely,
-    maybe), memoized."""
+    """Which arguments of the functions each of their results depends on (surely, maybe),
+    memoized. (A walk may cross from a trace into an enclosing one of another module:
+    eval_shape traces into a module of its own.)"""
 
-    def __init__(self, module):
-        self.table = ir.SymbolTable(module.operation)
+    def __init__(self):
+        self.tables: dict = {}
         self.memo: dict = {}
 
-    def reaching(self, name: str, j: int) -> tuple[frozenset, frozenset]:
-        key = (name, j)
+    def _function(self, call: ir.Operation, name: str) -> ir.Operation:
+        module = call.parent
+        while module.name != "builtin.module":
+            module = module.parent
+        table = self.tables.get(module)
+        if table is None:
+            table = self.tables[module] = ir.SymbolTable(module)
+        return table[name].operation
+
+    def reaching(self, call: ir.Operation, name: str, j: int) -> tuple[frozenset, frozenset]:
+        fn = self._function(call, name)
+        key = (fn, j)
         if key not in self.memo:
-            fn = self.table[name].operation
             self.memo[key] = (frozenset(), frozenset(range(
                 len(fn.regions[0].blocks[0].arguments))))   # (a recursive call: maybe all)
             ops = fn.regions[0].blocks[0].operations

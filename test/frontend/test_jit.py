@@ -1,4 +1,5 @@
 """jit: numbers, caching (retrace only when avals/static args/config change), nesting."""
+import jax
 import numpy as np
 import pytest
 
@@ -273,3 +274,22 @@ def test_new_jit_of_the_same_function_reuses_its_traces_as_jax(options):
         second = float(lib.jit(f, **options)(5.0, 1))
         return first, second, len(traces)
     assert run(mjax) == run(jax) == (4.0, 5.0, 1)
+
+
+@pytest.mark.parametrize("J", [mjax, jax], ids=["mjax", "jax"])
+def test_eval_shape_passes_shape_dtype_structs_through_and_keeps_weak_types(J):
+    """An output that is a ShapeDtypeStruct already comes back as it is, also under a
+    trace (lineax's FunctionLinearOperator); the struct's repr and equality count its
+    weak type, as JAX's."""
+    s = J.ShapeDtypeStruct((3,), np.float32)
+    assert J.eval_shape(lambda: s) == s
+    out = J.eval_shape(lambda x: (s, x, {"n": None}), 1.0)
+    assert out[0] == s and out[2] == {"n": None}
+    assert out[1] == J.ShapeDtypeStruct((), np.float32, weak_type=True)
+    assert out[1] != J.ShapeDtypeStruct((), np.float32)
+    assert repr(out[1]) == "ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)"
+
+    def inner(x):
+        assert J.eval_shape(lambda: (s, x))[0] == s
+        return x * 2
+    assert J.jit(inner)(np.float32(1.0)) == 2.0
