@@ -88,7 +88,6 @@ REASONS = {
     "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
     "jax.smap": f"{NOT_YET}: the experimental single-axis shard_map",
     "jax.softmax_custom_jvp": "a deprecated JAX flag without effect in mjax",
-    "jax.clear_caches": f"{NOT_YET} as a top-level name",
     "jax.array_garbage_collection_guard": f"{NOT_YET}: a guard on arrays freed by the garbage collector",
     "jax.copy_to_host_async": f"{NOT_YET}: transfers are synchronous",
     "jax.host_count": "deprecated JAX aliases; mjax has process_count/process_index",

@@ -34,6 +34,7 @@ from mjax import distributed, dlpack, profiler  # noqa: F401
 from mjax import lax  # noqa: F401
 from mjax.lax import stop_gradient  # noqa: F401
 from mjax.lax.sharding import reshard  # noqa: F401
+from mjax.jit_caches import clear_caches
 from mjax.jitted import disable_jit, jit
 from mjax.jaxpr_api import make_jaxpr
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
@@ -74,7 +75,7 @@ __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "legacy_prng_key", "log_compiles", "numpy_dtype_promotion",
            "numpy_rank_promotion", "threefry_partitionable", "Array", "ShapeDtypeStruct", "block_until_ready",
            "default_backend", "device_count", "device_put", "devices", "disable_jit",
-           "eval_shape", "jit", "local_device_count", "local_devices", "make_jaxpr",
+           "eval_shape", "clear_caches", "jit", "local_device_count", "local_devices", "make_jaxpr",
            "errors", "tree_util", "lax", "numpy", "nn", "scipy", "stop_gradient", "float0", "checkpoint",
            "custom_jvp", "custom_vjp", "custom_gradient", "named_call", "grad", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "remat", "value_and_grad", "vjp", "vmap", "shard_map",

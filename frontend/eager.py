@@ -30,6 +30,11 @@ from mjax.tracer import Tracer, escaped_tracer_message
 _CACHE: dict = {}
 
 
+def clear_cache() -> None:
+    """Drops the compiled programs of eager ops (jax.clear_caches)."""
+    _CACHE.clear()
+
+
 def hashable(value):
     """A hashable stand-in for an op parameter (dicts, arrays, nested tuples)."""
     if isinstance(value, dict):

@@ -12,7 +12,6 @@ import operator
 import threading
 import time
 import warnings
-import weakref
 
 import numpy as np
 
@@ -26,6 +25,7 @@ from mjax.dialect.ops.transforms import CallOp
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.dtypes import to_numpy
 from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
+from mjax.jit_caches import ALL_JITTED, CLEARERS, share_cache
 from mjax.cache_miss_log import explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
@@ -235,6 +235,7 @@ class Jitted:
             self._sig, donate_argnums, donate_argnames, self.static_argnums,
             self.static_argnames)
         self._cache: dict = {}
+        ALL_JITTED.add(self)
         # The fast path's memo of the last cache hit: [config epoch, args treedef (None:
         # every positional argument is an Array), avals, entry, {(treedef, avals): entry}
         # of the epoch, whether that table holds calls other than flat ones]; see
@@ -741,25 +742,8 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     jitted = Jitted(fun, **options)
-    _share_cache(jitted, fun, options)
+    share_cache(jitted, fun, options)
     return jitted
-
-
-# fun -> {jit options: the compiled-call cache}. As in JAX, the traces of a function are
-# kept with the function, not with one jit(fun) object: a second jit(f) with the same
-# options reuses them (f's Python side effects, and the globals it read, stay those of the
-# first trace).
-_CACHES_OF_FUNCTION = weakref.WeakKeyDictionary()
-
-
-def _share_cache(jitted, fun, options):
-    key = tuple((k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
-                for k, v in options.items())
-    try:
-        per_fun = _CACHES_OF_FUNCTION.setdefault(fun, {})
-        jitted._cache = per_fun.setdefault(key, jitted._cache)
-    except TypeError:   # fun not weak-referenceable or hashable, or unhashable options
-        pass
 
 
 def _warn_passes_not_run(name: str) -> None:
@@ -790,6 +774,7 @@ def _apply_sharded(opcls, args, params):
 
 
 _SHARDED_CACHE: dict = {}
+CLEARERS.append(_SHARDED_CACHE.clear)
 
 registration.JIT.fill(jit)
 registration.APPLY_SHARDED.fill(_apply_sharded)

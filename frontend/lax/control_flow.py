@@ -69,6 +69,11 @@ _EAGER_JITS: collections.OrderedDict = collections.OrderedDict()
 _EAGER_JITS_MAX = 128
 
 
+def clear_cache() -> None:
+    """Drops the jits of eager loops and conds (jax.clear_caches)."""
+    _EAGER_JITS.clear()
+
+
 def _run_as_jit(key, construct, *args):
     """Runs `construct(*args)` (array pytrees) as a jit of itself: region ops exist only
     inside traces (registration.JIT: jit is floors above). `key` names everything

@@ -293,3 +293,22 @@ def test_eval_shape_passes_shape_dtype_structs_through_and_keeps_weak_types(J):
         assert J.eval_shape(lambda: (s, x))[0] == s
         return x * 2
     assert J.jit(inner)(np.float32(1.0)) == 2.0
+
+
+@pytest.mark.parametrize("J", [mjax, jax], ids=["mjax", "jax"])
+def test_clear_caches_retraces_and_keeps_results(J):
+    """jax.clear_caches (blackjax's tests call it between cases)."""
+    traces = []
+
+    @J.jit
+    def f(x):
+        traces.append(1)
+        return x * 2
+    f(1.0)
+    f(1.0)
+    assert len(traces) == 1
+    J.clear_caches()
+    assert f(1.0) == 2.0 and len(traces) == 2
+    assert float(J.lax.fori_loop(0, 3, lambda i, c: c + i, 0)) == 3
+    J.clear_caches()
+    assert float(J.numpy.sin(J.numpy.zeros(()))) == 0.0

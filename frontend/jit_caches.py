@@ -1,0 +1,48 @@
+"""Where jit keeps its traces and programs, and `clear_caches`, which drops them all.
+
+A function's traces are kept with the function, not with one `jit(fun)` object
+(`share_cache`): a second `jit(f)` with the same options reuses them, as in JAX (f's
+Python side effects, and the globals it read, stay those of the first trace).
+"""
+from __future__ import annotations
+
+import weakref
+
+from mjax import eager
+from mjax.lax import control_flow
+
+# Every live jit object (mjax.jitted.Jitted), for clear_caches.
+ALL_JITTED: weakref.WeakSet = weakref.WeakSet()
+
+# Other in-memory caches of compiled programs: their clear functions.
+CLEARERS: list = [eager.clear_cache, control_flow.clear_cache]
+
+# fun -> {jit options: the compiled-call cache}.
+_CACHES_OF_FUNCTION = weakref.WeakKeyDictionary()
+
+
+def share_cache(jitted, fun, options) -> None:
+    """Makes `jitted` use the cache of `fun`'s earlier jits with the same options."""
+    key = tuple((k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
+                for k, v in options.items())
+    try:
+        per_fun = _CACHES_OF_FUNCTION.setdefault(fun, {})
+        jitted._cache = per_fun.setdefault(key, jitted._cache)
+    except TypeError:   # fun not weak-referenceable or hashable, or unhashable options
+        pass
+
+
+def clear_caches() -> None:
+    """Drops every trace and compiled program kept in memory: each jit's cache, the
+    programs of eager ops and of eager loops and conds (the persistent compilation
+    cache on disk stays). JAX: jax.clear_caches."""
+    for jitted in list(ALL_JITTED):
+        jitted.clear_cache()
+    for per_fun in list(_CACHES_OF_FUNCTION.values()):
+        for cache in per_fun.values():
+            cache.clear()
+    for clear in CLEARERS:
+        clear()
+
+
+__all__ = ["ALL_JITTED", "CLEARERS", "clear_caches", "share_cache"]
