@@ -109,11 +109,13 @@ def _canonical_in_axis(aval, axis):
 
 def _aval_unless_static(x, axis):
     """x's aval; None for a non-array leaf left unmapped, Python scalars included (JAX
-    passes those through as they are: `if flag:` works on an unmapped bool; called
-    eagerly, they stay traced, their values known to Python through mjax.ad.concrete,
-    so that a loop over values does not compile one program per value)."""
+    passes those through as they are: `if flag:` works on an unmapped bool, an int can
+    be a jit's static argument). Called eagerly, unmapped floats stay traced, their
+    values known to Python through mjax.ad.concrete, so that a loop over float values
+    does not compile one program per value."""
     if axis is None:
-        if type(x) in (bool, int, float, complex) and current_trace() is not None:
+        if type(x) in (bool, int) or (type(x) in (float, complex)
+                                      and current_trace() is not None):
             return None
         try:
             return aval_of_value(x)
@@ -213,7 +215,17 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
         return tree_util.tree_unflatten(traced.out_tree, outs)
 
-    run = staged(vmap_impl, concrete_root=True)
+    def unmapped_ints(args, kwargs) -> set:
+        # (called eagerly, the leaves _aval_unless_static passes through as they are)
+        leaves = tree_util.tree_leaves((args, kwargs))
+        try:
+            axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
+        except (ValueError, TypeError):
+            return set()     # (vmap_impl reports it)
+        return {i for i, (x, d) in enumerate(zip(leaves, axes))
+                if d is None and type(x) in (bool, int)}
+
+    run = staged(vmap_impl, concrete_root=True, static_leaves=unmapped_ints)
     wrapped = _wraps(fun)(lambda *args, **kwargs: run(*args, **kwargs))
     return wrapped
 

@@ -77,14 +77,15 @@ def _is_dynamic(x) -> bool:
     return (hasattr(x, "aval") or is_array_like(x)) and not _is_float0(x)
 
 
-def staged(impl, diff_argnums=None, concrete_root=False):
+def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
     """Runs `impl` under the current trace, or as a jit of itself when none is active.
 
     Array leaves of the arguments are traced; other leaves (strings, callables, float0
     arrays, ...) are static, as `grad(f)(x, mode="a")` needs. With `diff_argnums`
     (argnums -> positions differentiated), Python scalars outside those positions stay
     Python values too, as under JAX's grad (`if training:` in the function works).
-    float0 outputs come back as NumPy float0 arrays, as in JAX.
+    float0 outputs come back as NumPy float0 arrays, as in JAX. `static_leaves(args,
+    kwargs)` names more leaves (indices) to keep as they are (vmap's unmapped ints).
 
     `concrete_root` (differentiation APIs): called with no trace active, the traced
     arguments keep their concrete values (mjax.ad.concrete); once Python asked for a
@@ -143,6 +144,9 @@ def staged(impl, diff_argnums=None, concrete_root=False):
         dynamic = [_is_dynamic(x) for x in leaves]
         if diff_argnums is not None:
             dynamic = _python_scalars_static(args, kwargs, dynamic, diff_argnums(len(args)))
+        if static_leaves is not None:
+            kept = static_leaves(args, kwargs)
+            dynamic = [d and i not in kept for i, d in enumerate(dynamic)]
         dyn = [x for x, d in zip(leaves, dynamic) if d]
         static = tuple((i, _hide_float0(x)) for i, (x, d) in enumerate(zip(leaves, dynamic))
                        if not d)

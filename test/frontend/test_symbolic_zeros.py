@@ -189,3 +189,12 @@ def test_jvp_tracer_isinstance_holds_for_perturbed_values_only(J):
         return values[0]
     J.jvp(f, (X,), (X,))
     assert seen == [[True, False, True, False]]
+
+
+@pytest.mark.parametrize("J", [mjax, jax], ids=["mjax", "jax"])
+def test_vmap_passes_unmapped_python_ints_through_eagerly(J):
+    """An unmapped int can be a static argument of a jit inside (blackjax's resampling
+    tests: vmap(jit(f, static_argnums=2), in_axes=(0, None, None)))."""
+    f = J.jit(lambda k, w, n: J.numpy.zeros(n) + k * w, static_argnums=2)
+    out = J.vmap(f, in_axes=(0, None, None))(XS, np.float32(2.0), 3)
+    np.testing.assert_allclose(np.asarray(out), np.repeat(XS[:, None] * 2, 3, axis=1))
