@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import collections
-import contextlib
 import inspect
-
-import numpy as np
 
 from mjax import registration, tree_util
 from mjax.ad import concrete
@@ -107,15 +104,19 @@ def _canonical_in_axis(aval, axis):
     return axis % nd
 
 
+def _passes_through(x, tracing: bool) -> bool:
+    """Whether an unmapped leaf reaches the function as it is: Python scalars (JAX passes
+    them through: `if flag:` works on an unmapped bool, an int can be a jit's static
+    argument). Called eagerly, unmapped floats stay traced, their values known to Python
+    through mjax.ad.concrete, so that a loop over float values does not compile one
+    program per value."""
+    return type(x) in (bool, int) or (tracing and type(x) in (float, complex))
+
+
 def _aval_unless_static(x, axis):
-    """x's aval; None for a non-array leaf left unmapped, Python scalars included (JAX
-    passes those through as they are: `if flag:` works on an unmapped bool, an int can
-    be a jit's static argument). Called eagerly, unmapped floats stay traced, their
-    values known to Python through mjax.ad.concrete, so that a loop over float values
-    does not compile one program per value."""
+    """x's aval; None for a non-array leaf left unmapped, or one that passes through."""
     if axis is None:
-        if type(x) in (bool, int) or (type(x) in (float, complex)
-                                      and current_trace() is not None):
+        if _passes_through(x, current_trace() is not None):
             return None
         try:
             return aval_of_value(x)
@@ -215,17 +216,17 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
         return tree_util.tree_unflatten(traced.out_tree, outs)
 
-    def unmapped_ints(args, kwargs) -> set:
-        # (called eagerly, the leaves _aval_unless_static passes through as they are)
+    def passed_through(args, kwargs) -> set:
+        # (called eagerly: the leaves that stay as they are, kept out of staged's jit)
         leaves = tree_util.tree_leaves((args, kwargs))
         try:
             axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
         except (ValueError, TypeError):
             return set()     # (vmap_impl reports it)
         return {i for i, (x, d) in enumerate(zip(leaves, axes))
-                if d is None and type(x) in (bool, int)}
+                if d is None and _passes_through(x, False)}
 
-    run = staged(vmap_impl, concrete_root=True, static_leaves=unmapped_ints)
+    run = staged(vmap_impl, concrete_root=True, static_leaves=passed_through)
     wrapped = _wraps(fun)(lambda *args, **kwargs: run(*args, **kwargs))
     return wrapped
 

@@ -134,21 +134,25 @@ def eval_shape(fun, *args, **kwargs):
 
     def outputs(*a, **kw):
         leaves, given["tree"] = tree_util.tree_flatten(fun(*a, **kw))
-        given["structs"], rest = set_apart_structs(leaves)
+        given["structs"], rest = set_apart(leaves, lambda x: isinstance(x, ShapeDtypeStruct))
         return rest
     traced = trace_function(outputs, args, kwargs)
-    computed = iter(ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                    for a in traced.out_avals)
-    structs = given["structs"]
-    return tree_util.tree_unflatten(given["tree"], [
-        structs[i] if i in structs else next(computed)
-        for i in range(given["tree"].num_leaves)])
+    return put_back(given["tree"], given["structs"], [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals])
 
 
-def set_apart_structs(leaves) -> tuple[dict, list]:
-    """(position -> the ShapeDtypeStruct leaves, the other leaves)."""
-    structs = {i: x for i, x in enumerate(leaves) if isinstance(x, ShapeDtypeStruct)}
-    return structs, [x for i, x in enumerate(leaves) if i not in structs]
+def set_apart(leaves, is_apart) -> tuple[dict, list]:
+    """(position -> leaf for the leaves `is_apart` picks, the other leaves in order): the
+    Python values a staged function's inputs or outputs carry beside its traced ones."""
+    apart = {i: x for i, x in enumerate(leaves) if is_apart(x)}
+    return apart, [x for i, x in enumerate(leaves) if i not in apart]
+
+
+def put_back(tree, apart: dict, rest):
+    """The pytree `tree` of the leaves `set_apart` split into `apart` and `rest`."""
+    rest = iter(rest)
+    return tree_util.tree_unflatten(tree, [apart[i] if i in apart else next(rest)
+                                           for i in range(tree.num_leaves)])
 
 
 # ---- a function staged into the module being built ---------------------------------------

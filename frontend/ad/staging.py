@@ -18,7 +18,7 @@ from mjax.float0 import is_float0 as _is_float0
 from mjax.float0 import restore_float0 as _restore_float0
 from mjax.jitted import Jitted
 from mjax.source_info import wraps
-from mjax.staging import call_args, emit, emit_call  # noqa: F401
+from mjax.staging import call_args, emit, emit_call, put_back, set_apart  # noqa: F401
 
 
 # ---- staging helpers ------------------------------------------------------------------
@@ -53,20 +53,6 @@ def python_scalar_leaves(args, kwargs, diff_positions) -> frozenset:
 def _is_python_object(x) -> bool:
     """An output leaf that is neither a value nor a Python scalar (a string, a callable)."""
     return not (_is_dynamic(x) or _is_float0(x) or isinstance(x, (bool, int, float, complex)))
-
-
-def set_apart(leaves, is_apart) -> tuple[dict, list]:
-    """(position -> leaf for the leaves `is_apart` picks, the other leaves in order): the
-    Python values a staged function's inputs or outputs carry beside its traced ones."""
-    apart = {i: x for i, x in enumerate(leaves) if is_apart(x)}
-    return apart, [x for i, x in enumerate(leaves) if i not in apart]
-
-
-def put_back(tree, apart: dict, rest):
-    """The pytree `tree` of the leaves `set_apart` split into `apart` and `rest`."""
-    rest = iter(rest)
-    return tree_util.tree_unflatten(tree, [apart[i] if i in apart else next(rest)
-                                           for i in range(tree.num_leaves)])
 
 
 def _signature(args) -> tuple:
