@@ -211,15 +211,10 @@ def _custom_call_batch(batcher, op, vals, dims, b):
     ex, view = batcher.ex, op.opview
     size, name = batcher.axis_size, batcher.axis_name
     callee = callee_of(op)
-    # Custom rules must keep matching their function: everything batched at 0.
-    if isinstance(view, T.CustomVjpCallOp):
-        # bwd gives one cotangent per input, batched like the input; batching every input
-        # keeps them consistent (the broadcast's transpose then sums the per-example
-        # cotangents of an unbatched input). JAX sums them too.
-        vals = [bdim_at(b, v, d, 0) for v, d in zip(vals, dims)]
-    else:
-        vals = [moveaxis(b, v, d, 0) if d is not None else v for v, d in zip(vals, dims)]
-    dims = [None if d is None and isinstance(view, T.CustomJvpCallOp) else 0 for d in dims]
+    # As JAX: batched inputs move to 0, unbatched ones stay unbatched (libraries check
+    # this: equinox's `nonbatchable`); the rules are batched the same way, results at 0.
+    vals = [moveaxis(b, v, d, 0) if d is not None else v for v, d in zip(vals, dims)]
+    dims = [None if d is None else 0 for d in dims]
     ins, outs = ex.fns.signature(callee)
     f, f_dims = batch_function(ex, callee, dims, size, name, True, op)
     p = view.params
@@ -236,17 +231,71 @@ def _custom_call_batch(batcher, op, vals, dims, b):
                       num_consts=p["num_consts"])
     else:
         fwd = bwd = None
+        n_ct = sum(1 for a in outs if T.differentiable(a))
         if p["fwd"] is not None:
-            fwd, fwd_dims = batch_function(ex, str(p["fwd"]), dims, size, name, True, op)
+            fwd, res_dims = batched_fwd(ex, str(p["fwd"]), dims, len(outs), size, name, op)
+            if rule is not None and None in res_dims:
+                # bwd left to the handle: it must take the unbatched residuals unbatched
+                rule = batched_rules(p["rule"], dims, ins, size, name,
+                                     res_dims + [0] * n_ct)
         if p["bwd"] is not None:
-            n_res = len(fwd_dims) - len(outs)
-            n_ct = sum(1 for a in outs if T.differentiable(a))
-            bwd, _ = batch_function(ex, str(p["bwd"]), [0] * (n_res + n_ct), size, name,
-                                    True, op)
+            bwd = batched_bwd(ex, str(p["bwd"]), res_dims + [0] * n_ct, dims, size, name,
+                              op)
             rule = None
         res = ex.call(b, f, vals, cls=T.CustomVjpCallOp, fwd=_sym(fwd), bwd=_sym(bwd),
                       rule=rule, num_consts=p["num_consts"])
     return res, f_dims
+
+
+def batched_fwd(ex, fwd: str, in_dims, n_outs: int, axis_size: int, axis_name, where):
+    """(a custom_vjp fwd rule batched along `in_dims`, its residuals' batch dims): the
+    outputs at 0, as the batched function's, and each residual at 0 or unbatched where
+    batching leaves it unbatched, as JAX keeps them (bwd then sees them unbatched)."""
+    inner, dims = batch_function(ex, fwd, in_dims, axis_size, axis_name, False, where)
+    res_dims = [None if d is None else 0 for d in dims[n_outs:]]
+    wanted = [0] * n_outs + res_dims
+    if list(dims) == wanted:
+        return inner, res_dims
+    fixes = [None if w is None else (lambda b, v, d=d: bdim_at(b, v, d, 0))
+             for d, w in zip(dims, wanted)]
+    return _rewrapped(ex, inner, "fwd", fixes, axis_size, axis_name,
+                      at_0=tuple(wanted)), res_dims
+
+
+def batched_bwd(ex, bwd: str, arg_dims, in_dims, axis_size: int, axis_name, where) -> str:
+    """A custom_vjp bwd rule batched along `arg_dims` (residuals, cotangents), giving each
+    input's cotangent batched at 0 where the call's input is batched (`in_dims`) and
+    summed over the batch where it is not, as the batched call's inputs are."""
+    batched, _ = batch_function(ex, bwd, arg_dims, axis_size, axis_name, True, where)
+    unbatched = tuple(k for k, d in enumerate(in_dims) if d is None)
+    if not unbatched:
+        return batched
+    return _rewrapped(ex, batched, "summed",
+                      [_summed if k in unbatched else None for k in range(len(in_dims))],
+                      axis_size, axis_name, summed=unbatched)
+
+
+def _rewrapped(ex, inner: str, suffix: str, fixes, axis_size, axis_name, **key) -> str:
+    """A function calling @inner and passing its k-th result through fixes[k](b, value)
+    (None: as it is); derived once per (inner, key)."""
+    hit = ex.derived.get(inner, T.VmapOp, **key)
+    if hit is not None:
+        return hit
+    ins, _ = ex.fns.signature(inner)
+    where = ex.fns.get(inner)
+    fn, block = ex.fns.create(ex.fns.fresh_name(f"{inner}_{suffix}"), ins, None, where)
+    b = BatchBuilder(ir.InsertionPoint(block), where.location, axis_size, axis_name)
+    results = ex.call(b, inner, list(block.arguments))
+    set_results(fn, [v if fix is None else fix(b, v) for v, fix in zip(results, fixes)])
+    ex.derived.add(symbol_name(fn), inner, T.VmapOp, **key)
+    return symbol_name(fn)
+
+
+def _summed(b, ct):
+    aval = aval_of(ct.type)
+    if T.differentiable(aval):
+        return b.reduce_sum(ct, axes=(0,))
+    return b.zeros(aval.update(shape=aval.shape[1:]))   # (float0: nothing to sum)
 
 
 def _sym(name):
@@ -254,10 +303,11 @@ def _sym(name):
 
 
 class _BatchedRules:
-    """A custom call's rules `base` batched as vmap batches the call: every argument at 0
-    (custom_jvp: the unbatched ones stay unbatched), so the rules keep matching the
-    batched function; a pullback's bwd (custom_vjp_bwd) along `bwd_dims`. The source of
-    a derived handle (passes/custom_rules.py): batched when a pass needs the rule."""
+    """A custom call's rules `base` batched as vmap batches the call: batched arguments
+    at 0, the unbatched ones unbatched, so the rules keep matching the batched function;
+    bwd's arguments along `bwd_dims` when known (a fwd traced already; a pullback's bwd,
+    custom_vjp_bwd), else all at 0. The source of a derived handle
+    (passes/custom_rules.py): batched when a pass needs the rule."""
 
     def __init__(self, base, dims, ins, axis_size, axis_name, bwd_dims=None):
         self.base, self.dims, self.ins = base, tuple(dims), list(ins)
@@ -272,10 +322,10 @@ class _BatchedRules:
                                       if T.differentiable(a)]
         elif kind == "fwd":
             dims = list(self.dims)
-        elif self.bwd_dims is not None:
-            dims = list(self.bwd_dims)
-        else:   # bwd: residuals and cotangents, all batched (fwd batched everything at 0)
-            dims = [0] * len(ex.fns.signature(rule)[0])
+        else:   # bwd: residuals and cotangents (fwd batched from the handle: all at 0)
+            dims = self.bwd_dims or [0] * len(ex.fns.signature(rule)[0])
+            return batched_bwd(ex, rule, dims, self.dims, self.axis_size, self.axis_name,
+                               where)
         return batch_function(ex, rule, dims, self.axis_size, self.axis_name, True, where)[0]
 
 

@@ -2,6 +2,7 @@
 axes, kwargs), sizes, errors, weak types, and vmap composed with grad, jit, custom
 derivatives, checkpoint, closures and jacobians."""
 import jax
+import jax.extend  # noqa: F401  (the oracle's user primitives)
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -278,6 +279,56 @@ def test_custom_vjp_under_vmap_and_grad_of_vmap():
     check(mjax.vmap(mjax.grad(mg))(V, V + 1.0), jax.vmap(jax.grad(jg))(V, V + 1.0))
     check(mjax.grad(lambda x: mjax.vmap(mg)(x, V).sum())(V),
           jax.grad(lambda x: jax.vmap(jg)(x, V).sum())(V))
+
+
+def _probed_custom_vjp(lib, batched):
+    # A user primitive (identity) whose batching rule records that it saw a batched
+    # operand: applied to w in f, fwd and bwd.
+    probe = lib.extend.core.Primitive("probe_batched")
+    probe.def_impl(lambda x: x)
+    probe.def_abstract_eval(lambda x: x)
+    lib.interpreters.mlir.register_lowering(
+        probe, lib.interpreters.mlir.lower_fun(lambda x: x, multiple_results=False))
+
+    def batch(args, dims):
+        batched.append(dims)
+        return probe.bind(*args), dims[0]
+    lib.interpreters.batching.primitive_batchers[probe] = batch
+
+    @lib.custom_vjp
+    def g(x, w):
+        return lib.numpy.sin(x) * probe.bind(w)
+
+    def fwd(x, w):
+        return g(x, w), (x, probe.bind(w))
+
+    def bwd(res, ct):
+        x, w = res
+        w = probe.bind(w)
+        return ct * lib.numpy.cos(x) * w, ct * lib.numpy.sin(x) * 3.0   # deliberately scaled
+    g.defvjp(fwd, bwd)
+    return g
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_custom_vjp_under_vmap_keeps_unbatched_inputs_unbatched(jitted):
+    # JAX batches a custom_vjp's f, fwd and bwd with its unbatched inputs unbatched
+    # (libraries rely on it: equinox's nonbatchable), and sums their per-example
+    # cotangents.
+    def run(lib):
+        batched = []
+        g = _probed_custom_vjp(lib, batched)
+        loss = lambda x, w: lib.vmap(g, in_axes=(0, None))(x, w).sum()  # noqa: E731
+        wrap = lib.jit if jitted else (lambda f: f)
+        grads = wrap(lib.grad(loss, argnums=(0, 1)))(X, X[0])
+        values = wrap(lib.vmap(g, in_axes=(0, None)))(X, X[0])
+        return grads, values, batched
+    (mgx, mgw), mv, m_batched = run(mjax)
+    (jgx, jgw), jv, j_batched = run(jax)
+    check(mgx, jgx)
+    check(mgw, jgw)
+    check(mv, jv)
+    assert m_batched == j_batched == []
 
 
 def test_checkpoint_under_vmap():
