@@ -10,7 +10,7 @@ import re
 
 from jaxlib.mlir import ir
 
-from mjax import tree_util
+from mjax import trace_trees
 from mjax.ad import checkpoint_policies
 from mjax.ad.remat import checkpoint, remat
 from mjax.core import FUNCTION_AT, aval_of_value, bind
@@ -25,7 +25,7 @@ def checkpoint_name(x, name):
     """Names `x` (any pytree of arrays) for rematerialization policies
     (save_only_these_names, ...): emits the identity `jaxpr.checkpoint_name {name}`.
     JAX: jax.ad_checkpoint.checkpoint_name."""
-    return tree_util.tree_map(lambda v: _name_leaf(v, name), x)
+    return trace_trees.tree_map(lambda v: _name_leaf(v, name), x)
 
 
 def _name_leaf(v, name):
@@ -46,7 +46,7 @@ def _arg_names(fun, args, kwargs) -> list[str]:
         params = [(f"args[{i}]", a) for i, a in enumerate(args)] + list(kwargs.items())
     names = []
     for pname, value in params:
-        for path, _ in tree_util.tree_flatten_with_path(value)[0]:
+        for path, _ in trace_trees.tree_flatten_with_path(value)[0]:
             names.append(pname + "".join(str(k) for k in path))
     return names
 
@@ -113,7 +113,7 @@ def _describe(op) -> str:
 
 def saved_residuals(f, *args, **kwargs) -> list[tuple]:
     """[(aval, where it comes from)] of the residuals reverse mode saves for f(*args)."""
-    leaves = tree_util.tree_leaves((args, kwargs))
+    leaves = trace_trees.tree_leaves((args, kwargs))
     traced = trace_function(f, args, kwargs, name="f", visibility="private")
     diff = tuple(i for i, x in enumerate(leaves) if is_inexact(aval_of_value(x).dtype))
     info = vjp_functions(traced.module, traced.name, diff)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 
-from mjax import core, tree_util
+from mjax import core, trace_trees, tree_util
 from mjax.extend import linear_util as lu
 from mjax.extend.core import DebugInfo
 
@@ -33,14 +33,14 @@ def flatten_axes(name, treedef, axis_tree, *, kws=False, tupled_args=False):
     (None included) stand for the whole subtree below them (vmap's in_axes)."""
     full = tree_util.tree_unflatten(treedef, [object()] * treedef.num_leaves)
     try:
-        per_leaf = tree_util.tree_map(
-            lambda ax, sub: [ax] * len(tree_util.tree_leaves(sub)), axis_tree, full,
+        per_leaf = trace_trees.tree_map(
+            lambda ax, sub: [ax] * len(trace_trees.tree_leaves(sub)), axis_tree, full,
             is_leaf=lambda x: x is None)
     except ValueError as e:
         raise ValueError(f"{name} specification must be a tree prefix of the "
                          f"corresponding value, got specification {axis_tree} for value "
                          f"tree {treedef}. {e}") from None
-    axes = [a for group in tree_util.tree_leaves(per_leaf, is_leaf=lambda x: isinstance(
+    axes = [a for group in trace_trees.tree_leaves(per_leaf, is_leaf=lambda x: isinstance(
         x, list)) for a in group]
     assert len(axes) == treedef.num_leaves
     return axes
@@ -50,7 +50,7 @@ def flatten_axes(name, treedef, axis_tree, *, kws=False, tupled_args=False):
 def flatten_fun(f, store, in_tree, *args_flat):
     """(f over flat (args, kwargs) leaves, a thunk of the output's treedef)."""
     py_args, py_kwargs = tree_util.tree_unflatten(in_tree, args_flat)
-    out, out_tree = tree_util.tree_flatten(f(*py_args, **py_kwargs))
+    out, out_tree = trace_trees.tree_flatten(f(*py_args, **py_kwargs))
     store.store(out_tree)
     return out
 
@@ -58,7 +58,7 @@ def flatten_fun(f, store, in_tree, *args_flat):
 @lu.transformation_with_aux2
 def flatten_fun_nokwargs(f, store, in_tree, *args_flat):
     """(f over flat positional-argument leaves, a thunk of the output's treedef)."""
-    out, out_tree = tree_util.tree_flatten(f(*tree_util.tree_unflatten(in_tree, args_flat)))
+    out, out_tree = trace_trees.tree_flatten(f(*tree_util.tree_unflatten(in_tree, args_flat)))
     store.store(out_tree)
     return out
 
@@ -95,7 +95,7 @@ def donation_vector(donate_argnums, donate_argnames, in_tree, kws: bool = True):
     if kwargs_tree is not None:
         kw = tree_util.tree_unflatten(kwargs_tree, [None] * kwargs_tree.num_leaves)
         for key in sorted(kw) if isinstance(kw, dict) else ():
-            n = len(tree_util.tree_leaves(kw[key], is_leaf=lambda x: x is None))
+            n = len(trace_trees.tree_leaves(kw[key], is_leaf=lambda x: x is None))
             out += [key in donate_argnames] * n
     return tuple(out)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 import inspect
 
-from mjax import registration, tree_util
+from mjax import registration, trace_trees, tree_util
 from mjax.ad import concrete
 from mjax.ad.staging import _check_callable, _jax_type, _wraps, stage_function, staged
 from mjax.axis_env import AXIS_ENV
@@ -34,7 +34,7 @@ def _check_axes_spec(in_axes, out_axes):
                         f"corresponding to the positional arguments passed to the function, "
                         f"but got {in_axes}.")
     for what, axes in (("in_axes", in_axes), ("out_axes", out_axes)):
-        leaves = tree_util.tree_leaves(axes, is_leaf=lambda x: x is None)
+        leaves = trace_trees.tree_leaves(axes, is_leaf=lambda x: x is None)
         if not all(l is None or type(l) is int for l in leaves):
             raise TypeError(f"vmap {what} must be an int, None, or (nested) container with "
                             f"those types as leaves, but got {axes}.")
@@ -49,12 +49,12 @@ def _arg_names(fun, args, kwargs):
         params = None
     labels = []
     for i, a in enumerate(args):
-        paths = [p for p, _ in tree_util.tree_leaves_with_path(a)]
+        paths = [p for p, _ in trace_trees.tree_leaves_with_path(a)]
         base = (f"argument {params[i]}" if params is not None and i < len(params)
                 else f"args[{i}]")
         labels += [base + tree_util.keystr(p) for p in paths]
     for k, v in kwargs.items():
-        paths = [p for p, _ in tree_util.tree_leaves_with_path(v)]
+        paths = [p for p, _ in trace_trees.tree_leaves_with_path(v)]
         labels += [f"kwargs[{k!r}]" + tree_util.keystr(p) for p in paths]
     return labels
 
@@ -165,7 +165,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                              "corresponding to the positional arguments passed to the "
                              f"function, but got len(in_axes)={len(in_axes)}, "
                              f"len(args)={len(args)}")
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        leaves, tree = trace_trees.tree_flatten((args, kwargs))
         axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
         avals = [_aval_unless_static(x, d) for x, d in zip(leaves, axes)]
         if any(type(a) is RefAval for a in avals):
@@ -218,7 +218,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
     def passed_through(args, kwargs) -> set:
         # (called eagerly: the leaves that stay as they are, kept out of staged's jit)
-        leaves = tree_util.tree_leaves((args, kwargs))
+        leaves = trace_trees.tree_leaves((args, kwargs))
         try:
             axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
         except (ValueError, TypeError):

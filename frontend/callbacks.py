@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mjax import dtypes, tree_util
+from mjax import dtypes, trace_trees, tree_util
 from mjax.core import bind, current_trace
 from mjax.dialect.ops.callbacks import VMAP_METHODS, CallbackOp
 from mjax.dialect.types import ShapedArray
@@ -27,7 +27,7 @@ _ALLOWED_VMAP_METHODS = [*VMAP_METHODS[:2], "expand_dims", "broadcast_all",
 
 # ---- binding -----------------------------------------------------------------------------
 def _result_avals(result_shape_dtypes):
-    leaves, tree = tree_util.tree_flatten(result_shape_dtypes)
+    leaves, tree = trace_trees.tree_flatten(result_shape_dtypes)
     avals = []
     for leaf in leaves:
         dt = np.dtype(leaf.dtype)
@@ -58,7 +58,7 @@ def call(name: str, effect: str, flat: Callable, key, dyn_args, out_avals,
 def _flat_callable(callback, in_tree):
     def flat(*arrays):
         args, kwargs = tree_util.tree_unflatten(in_tree, list(arrays))
-        return tree_util.tree_leaves(callback(*args, **kwargs))
+        return trace_trees.tree_leaves(callback(*args, **kwargs))
     return flat
 
 
@@ -75,7 +75,7 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
         raise ValueError(f"vmap_method must be on of the allowed methods "
                          f"{_ALLOWED_VMAP_METHODS}, but got: {vmap_method}")
     _check_sharding(sharding)
-    flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    flat_args, in_tree = trace_trees.tree_flatten((args, kwargs))
     out_avals, out_tree = _result_avals(result_shape_dtypes)
     outs = call("pure_callback", "pure", _flat_callable(callback, in_tree),
                 _key(callback, in_tree, "pure"), flat_args, out_avals, vmap_method)
@@ -87,7 +87,7 @@ def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: A
     """Calls a Python function with side effects from staged code: never removed, in
     program order when `ordered`. JAX: jax.experimental.io_callback."""
     _check_sharding(sharding)
-    flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    flat_args, in_tree = trace_trees.tree_flatten((args, kwargs))
     out_avals, out_tree = _result_avals(result_shape_dtypes)
     outs = call("io_callback", "ordered" if ordered else "unordered",
                 _flat_callable(callback, in_tree), _key(callback, in_tree, "io"),

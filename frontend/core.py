@@ -16,7 +16,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func
 
-from mjax import dtypes, registration, tree_util
+from mjax import dtypes, registration, trace_trees, tree_util
 from mjax.abstract_eval import infer_avals
 from mjax.array import Array
 from mjax.dialect import ShapedArray, context, tensor_type
@@ -323,7 +323,7 @@ def trace_region(fun, in_avals, args_tree=None, sources=None):
             args = body.args if args_tree is None else tree_util.tree_unflatten(args_tree,
                                                                                  body.args)
             out = fun(*args)
-            leaves, out_tree = tree_util.tree_flatten(out)
+            leaves, out_tree = trace_trees.tree_flatten(out)
             out_avals = body.finish(leaves)
             # (per output, the index of the argument it returns as it came, or None)
             body.forwarded = [next((i for i, a in enumerate(body.args) if a is v), None)

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.ad import custom_jvp, custom_vjp
 from mjax.ad.custom import CustomVJPPrimal
 from mjax.ad.symbolic_zeros import SymbolicZero, tangent_aval, zeros_like_aval
@@ -25,7 +25,7 @@ def custom_vjp_primal_tree_values(tree):
         if type(leaf) is not CustomVJPPrimal:
             raise TypeError(f"unexpected leaf type {type(leaf)}")
         return leaf.value
-    return tree_util.tree_map(value, tree)
+    return trace_trees.tree_map(value, tree)
 
 
 def zero_from_primal(val, symbolic_zeros=False):
@@ -34,7 +34,7 @@ def zero_from_primal(val, symbolic_zeros=False):
     def zero(x):
         aval = tangent_aval(typeof(x))
         return SymbolicZero(aval) if symbolic_zeros else zeros_like_aval(aval)
-    return tree_util.tree_map(zero, val)
+    return trace_trees.tree_map(zero, val)
 
 
 def custom_gradient(fun):
@@ -72,8 +72,8 @@ def closure_convert(fun, *example_args):
     over values being differentiated. The other closed-over values stay closed over.
     JAX: jax.closure_convert."""
     closed, shapes = make_jaxpr(fun, return_shape=True)(*example_args)
-    out_tree = tree_util.tree_structure(shapes)
-    in_tree = tree_util.tree_structure(example_args)
+    out_tree = trace_trees.tree_structure(shapes)
+    in_tree = trace_trees.tree_structure(example_args)
     consts = list(closed.consts)
     hoisted = [i for i, c in enumerate(consts)
                if np.issubdtype(np.dtype(typeof(c).dtype), np.inexact)]
@@ -82,7 +82,7 @@ def closure_convert(fun, *example_args):
     def converted(*args_and_consts):
         n = len(args_and_consts) - len(hoisted)
         args, given = args_and_consts[:n], args_and_consts[n:]
-        flat, tree = tree_util.tree_flatten(tuple(args))
+        flat, tree = trace_trees.tree_flatten(tuple(args))
         if tree != in_tree:
             raise TypeError(f"closure_convert: the converted function takes arguments of "
                             f"structure {in_tree}, got {tree}")

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.callbacks import call
 from mjax.core import aval_of_value, current_trace, user_frame
 from mjax.placement import devices
@@ -38,7 +38,7 @@ def _is_array_leaf(x) -> bool:
 
 def _split(args, kwargs):
     """(tree, array leaves, {position: other leaf}). JAX: debugging._split_callback_args."""
-    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    leaves, tree = trace_trees.tree_flatten((args, kwargs))
     dyn, static = [], {}
     for i, leaf in enumerate(leaves):
         if _is_array_leaf(leaf):
@@ -361,7 +361,7 @@ def inspect_array_sharding(value, *, callback: Callable):
         if sharding is None:
             sharding = SingleDeviceSharding(devices()[0])
         callback(sharding)
-    tree_util.tree_map(inspect, value)
+    trace_trees.tree_map(inspect, value)
 
 
 def visualize_array_sharding(arr, *, use_color: bool = True, scale: float = 1.0,

@@ -29,7 +29,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax import dtypes as _dtypes
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.ad import custom_vjp, vjp
 from mjax.core import aval_of_value, bind, to_numpy
 from mjax.dialect import context
@@ -203,7 +203,7 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
 
 
 def _reject_symbolic(args, kwargs) -> None:
-    for path, leaf in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+    for path, leaf in trace_trees.tree_flatten_with_path((args, kwargs))[0]:
         shape = getattr(leaf, "shape", ())
         for d in shape:
             if not isinstance(d, (int, np.integer)):
@@ -216,7 +216,7 @@ def _reject_symbolic(args, kwargs) -> None:
 def _reject_sharded(args, kwargs) -> None:
     """Arguments laid out over several devices (a sharded array, or a ShapeDtypeStruct
     with a sharding on a mesh, abstract or not) need a multi-device export."""
-    for path, leaf in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+    for path, leaf in trace_trees.tree_flatten_with_path((args, kwargs))[0]:
         sharding = getattr(leaf, "sharding", None)
         size = getattr(getattr(sharding, "mesh", None), "size", 1)
         if size > 1:
@@ -248,7 +248,7 @@ def _arg_names(fun_jit, args, kwargs) -> list[str] | None:
                                                         q.POSITIONAL_OR_KEYWORD)]
     star = next((q.name for q in params if q.kind == q.VAR_POSITIONAL), None)
     names = []
-    for path, _ in tree_util.tree_flatten_with_path((tuple(args), dict(kwargs)))[0]:
+    for path, _ in trace_trees.tree_flatten_with_path((tuple(args), dict(kwargs)))[0]:
         if not params:
             names.append(_arg_path(path))
             continue
@@ -399,7 +399,7 @@ def _vjp_getter(fun, in_tree, in_avals, out_avals):
 
             def flat(*xs):
                 a, kw = tree_util.tree_unflatten(in_tree, list(xs))
-                return tree_util.tree_leaves(fun(*a, **kw))
+                return trace_trees.tree_leaves(fun(*a, **kw))
             _, pullback = vjp(flat, *primals)
             cts = [np.zeros(a.shape, _dtypes.float0) if a.dtype == _dtypes.float0 else c
                    for a, c in zip(ct_avals, cts)]
@@ -409,12 +409,12 @@ def _vjp_getter(fun, in_tree, in_avals, out_avals):
         specs = [_spec(a) for a in list(in_avals) + [_module_aval(a) for a in ct_avals]]
         exp = export(jit(fun_vjp), platforms=primal.platforms,
                      disabled_checks=primal.disabled_safety_checks)(*specs)
-        in_tree_vjp = tree_util.tree_structure(
+        in_tree_vjp = trace_trees.tree_structure(
             (tuple(range(n + len(ct_avals))), {}))
         exp.fun_name = f"vjp({primal.fun_name})"
         exp.in_tree = in_tree_vjp
         exp.in_avals = tuple(in_avals) + tuple(ct_avals)
-        exp.out_tree = tree_util.tree_structure(list(range(n)))
+        exp.out_tree = trace_trees.tree_structure(list(range(n)))
         exp.out_avals = tuple(_tangent_aval(a) for a in in_avals)
         return exp
     return get
@@ -452,7 +452,7 @@ def call(exported: Exported) -> Callable:
     f_flat.defvjp(f_fwd, f_bwd)
 
     def f_imported(*args, **kwargs):
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        leaves, in_tree = trace_trees.tree_flatten((args, kwargs))
         if in_tree != exported.in_tree:
             raise ValueError(f"The invocation args and kwargs must have the same pytree "
                              f"structure as when the function '{exported.fun_name}' was "
@@ -577,7 +577,7 @@ def _tree_from_json(j):
         if kind == "list":
             return [dec(y) for y in body]
         return {k: dec(v) for k, v in body}
-    return tree_util.tree_structure(dec(j))
+    return trace_trees.tree_structure(dec(j))
 
 
 def _aval_to_json(a: ShapedArray):
@@ -710,9 +710,9 @@ def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
                                       f"type mjax cannot call ({e})") from None
         artifact = _portable_artifact(parsed)
     return Exported(fun_name=fun_name,
-                    in_tree=tree_util.tree_structure((tuple(range(len(in_avals))), {})),
+                    in_tree=trace_trees.tree_structure((tuple(range(len(in_avals))), {})),
                     in_avals=in_avals,
-                    out_tree=tree_util.tree_structure(list(range(len(out_avals)))),
+                    out_tree=trace_trees.tree_structure(list(range(len(out_avals)))),
                     out_avals=out_avals, platforms=plats, mlir_module_serialized=artifact,
                     get_vjp=(lambda _: shipped.vjp()) if shipped is not None and
                     shipped.has_vjp() else None)

@@ -6,7 +6,8 @@ import warnings
 import numpy as np
 
 from mjax import dtypes, lax
-from mjax.tree_util import tree_flatten, tree_unflatten
+from mjax.trace_trees import tree_flatten
+from mjax.tree_util import tree_unflatten
 
 __all__ = ["ravel_pytree"]
 

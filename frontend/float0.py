@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import dtypes as _dt
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 
 
 class Float0Zeros:
@@ -41,16 +41,16 @@ def is_float0(x) -> bool:
 
 
 def hide_float0(tree):
-    return tree_util.tree_map(lambda x: Float0Zeros(x.shape) if is_float0(x) else x, tree)
+    return trace_trees.tree_map(lambda x: Float0Zeros(x.shape) if is_float0(x) else x, tree)
 
 
 def contains_float0(tree) -> bool:
-    leaves = tree_util.tree_leaves(tree, is_leaf=lambda x: isinstance(x, Float0Zeros))
+    leaves = trace_trees.tree_leaves(tree, is_leaf=lambda x: isinstance(x, Float0Zeros))
     return any(isinstance(x, Float0Zeros) for x in leaves)
 
 
 def restore_float0(tree):
-    return tree_util.tree_map(lambda x: x.zeros() if isinstance(x, Float0Zeros) else x, tree,
+    return trace_trees.tree_map(lambda x: x.zeros() if isinstance(x, Float0Zeros) else x, tree,
                               is_leaf=lambda x: isinstance(x, Float0Zeros))
 
 

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from mjax import registration, tree_util
+from mjax import registration, trace_trees, tree_util
 from mjax.array import Array, raise_if_deleted_by_user
 from mjax.config import config
 from mjax.core import _state as _trace_state
@@ -104,7 +104,7 @@ _KEYED = ("keyed",)      # marks table keys (and memos) of calls with keyword/st
 _OTHER_TREE = (None,)    # the leaves of a call whose structure differs from the memo's
 # The fast path flattens arguments with mjax's pytree registry (jaxlib's C++ one, as the
 # general path); a memo is made only where both flattenings give the same leaves.
-_FAST_TREES = tree_util.default_registry
+_FAST_TREES = trace_trees.registry
 
 
 # JAX shares compiled calls among the jits of one function with the same options: a
@@ -426,7 +426,7 @@ class Jitted:
         if self._device is not None and config.read("jax_default_device") is not self._device:
             return self._call_on(self._device, args, kwargs)   # (jit(device=d))
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        leaves, in_tree = trace_trees.tree_flatten((dyn_args, dyn_kwargs))
         outer = current_trace()
         if outer is not None:
             # Nested jit: a private function of the enclosing module, called with
@@ -519,7 +519,7 @@ class Jitted:
         """The call run with `device` as the default device; its results committed there."""
         with config.override(jax_default_device=device):
             result = self._call(args, kwargs)
-        commit([x for x in tree_util.tree_leaves(result) if type(x) is Array])
+        commit([x for x in trace_trees.tree_leaves(result) if type(x) is Array])
         return result
 
     def _call_spmd(self, args, dyn_args, dyn_kwargs, static_key, leaves, in_tree, avals,
@@ -572,7 +572,7 @@ class Jitted:
         """jax_debug_nans/infs: a NaN/inf output re-runs the function op by op, where the
         eager check names the primitive and the user's line (JAX re-runs the
         de-optimized function the same way)."""
-        kind = next((k for leaf in tree_util.tree_leaves(result)
+        kind = next((k for leaf in trace_trees.tree_leaves(result)
                      if (k := nonfinite_kind(leaf)) is not None), None)
         if kind is None:
             return
@@ -588,7 +588,7 @@ class Jitted:
         except Exception:  # noqa: BLE001 - grad/vmap bodies cannot run op by op in Python
             dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
             traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
-            leaves = tree_util.tree_leaves((dyn_args, dyn_kwargs))
+            leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))
             locate_nonfinite(traced.module, [*leaves, *traced.captured])  # raises if found
             why = "the transformed function cannot be re-run op by op to find the primitive"
         # (JAX's message starts with the same tuple)
@@ -603,9 +603,9 @@ class Jitted:
         flags = []
         for i, a in enumerate(args):
             if i not in self.static_argnums:
-                flags += [i in self.donate_argnums] * len(tree_util.tree_leaves(a))
+                flags += [i in self.donate_argnums] * len(trace_trees.tree_leaves(a))
         for k, v in dyn_kwargs.items():
-            flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(v))
+            flags += [k in self.donate_argnames] * len(trace_trees.tree_leaves(v))
         return tuple(flags)
 
     def _user_passes(self) -> PassList:
@@ -688,7 +688,7 @@ class Jitted:
     def trace(self, *args, **kwargs):
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
-        leaves = tree_util.tree_leaves((dyn_args, dyn_kwargs))
+        leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))
         layout = None
         if spmd.wants_spmd(self, leaves):
             shardings, mesh = spmd.in_shardings_for(self, dyn_args, leaves)

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from mjax import sharding_impls as S
-from mjax import registration, tree_util
+from mjax import registration, trace_trees, tree_util
 from mjax.array import Array
 from mjax.config import config
 from mjax.dialect import ShapedArray
@@ -76,7 +76,7 @@ def device_put_value(value, device=None, *, weak_type=False) -> Array:
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Moves a pytree of arrays to `device`: a device, a Sharding (or a pytree prefix of
     them), or None (the first device). JAX: jax.device_put."""
-    leaves, tree = tree_util.tree_flatten(x)
+    leaves, tree = trace_trees.tree_flatten(x)
     if device is None or not isinstance(device, (tuple, list, dict)) or \
             isinstance(device, S.PartitionSpec):
         targets = [device] * len(leaves)
@@ -138,12 +138,12 @@ def put_sharded(value: np.ndarray, aval, sharding) -> Array:
 
 def device_get(x):
     """A pytree with every mjax.Array leaf copied to the host as a NumPy array."""
-    return tree_util.tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array)
+    return trace_trees.tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array)
                               else leaf, x)
 
 
 def block_until_ready(x):
-    for leaf in tree_util.tree_leaves(x):
+    for leaf in trace_trees.tree_leaves(x):
         if isinstance(leaf, Array):
             leaf.block_until_ready()
     return x

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import basearray, lax, registration, tree_util
+from mjax import basearray, lax, registration, trace_trees, tree_util
 from mjax.array_methods import selects_all
 from mjax.config import config
 from mjax.core import Tracer, aval_of_value, bind, current_trace
@@ -476,11 +476,11 @@ def _unflatten_keys(impl, children):
     return PRNGKeyArray(impl, base)
 
 
-# mjax's transformations see a key array as its data; the Python-side registry libraries
-# query (tree_util.NODE_TYPES, jax._src.tree_util._registry) leaves it out, as JAX's keys
-# are leaves there.
-tree_util.default_registry.register_node(PRNGKeyArray, lambda k: ((k._base,), k.impl),
-                                         _unflatten_keys)
+# mjax's transformations see a key array as its data (mjax/trace_trees.py); for users'
+# tree_util calls, and the Python-side registry libraries query (tree_util.NODE_TYPES,
+# jax._src.tree_util._registry), it is a leaf, as JAX's keys are.
+trace_trees.registry.register_node(PRNGKeyArray, lambda k: ((k._base,), k.impl),
+                                   _unflatten_keys)
 
 
 @registration.KEY_ARRAY_OF_ABSTRACT.fill

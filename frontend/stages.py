@@ -10,7 +10,7 @@ from typing import Any, Protocol, Union
 from jaxlib import _jax
 from jaxlib.mlir import ir
 
-from mjax import jaxpr_objects, tree_util
+from mjax import jaxpr_objects, trace_trees, tree_util
 from mjax.array import Array
 from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
@@ -147,7 +147,7 @@ def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
     `module @jit_<name>` with its partition and replica counts, a public @main, and each
     result's path in the output pytree (`jax.result_info = "result[0]['a']"`)."""
     n_out = out_tree.num_leaves
-    paths = [p for p, _ in tree_util.tree_flatten_with_path(
+    paths = [p for p, _ in trace_trees.tree_flatten_with_path(
         tree_util.tree_unflatten(out_tree, list(range(n_out))))[0]]
     with context():
         attrs = module.operation.attributes
@@ -290,7 +290,7 @@ class Compiled(_Signature):
         return tree_util.tree_unflatten(self._traced.out_tree, flat)
 
     def __call__(self, *args, **kwargs):
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        leaves, in_tree = trace_trees.tree_flatten((args, kwargs))
         if in_tree != self._traced.in_tree:
             raise TypeError(f"Compiled function called with a different argument structure "
                             f"than it was compiled for: {in_tree} vs {self._traced.in_tree}")

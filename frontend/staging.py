@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax import registration, tree_util
+from mjax import registration, trace_trees, tree_util
 from mjax.array import Array
 from mjax.config import config
 from mjax.core import Trace, Tracer, argument_sources, current_trace
@@ -57,9 +57,9 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
     """Traces fun(*args, **kwargs) with every array leaf abstract, except the leaves
     whose indices are in `concrete_leaves`: fun sees those values themselves (their
     function arguments stay, unused, so leaf indices keep their meaning)."""
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    leaves, in_tree = trace_trees.tree_flatten((args, kwargs))
     if any(map(_is_abstract_key, leaves)):
-        leaves, in_tree = tree_util.tree_flatten(tree_util.tree_unflatten(in_tree, [
+        leaves, in_tree = trace_trees.tree_flatten(tree_util.tree_unflatten(in_tree, [
             registration.KEY_ARRAY_OF_ABSTRACT(x) if _is_abstract_key(x) else x
             for x in leaves]))
     in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x for x in leaves]
@@ -83,7 +83,7 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
                      for t, a in zip(given, in_avals)]
         a, kw = tree_util.tree_unflatten(in_tree, given)
         out = hide_float0(fun(*a, **kw))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_leaves, out_tree = trace_trees.tree_flatten(out)
         for leaf in out_leaves:
             if not (isinstance(leaf, (Tracer, Array, np.ndarray, np.generic, bool, int, float,
                                       complex)) or hasattr(leaf, "aval")):
@@ -133,7 +133,7 @@ def eval_shape(fun, *args, **kwargs):
     given: dict = {}
 
     def outputs(*a, **kw):
-        leaves, given["tree"] = tree_util.tree_flatten(fun(*a, **kw))
+        leaves, given["tree"] = trace_trees.tree_flatten(fun(*a, **kw))
         given["structs"], rest = set_apart(leaves, lambda x: isinstance(x, ShapeDtypeStruct))
         return rest
     traced = trace_function(outputs, args, kwargs)

@@ -17,7 +17,7 @@ import functools
 import numpy as np
 
 from mjax import dtypes as _dt
-from mjax import tree_util
+from mjax import trace_trees
 from mjax.ad import jvp, vjp
 
 __all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
@@ -86,7 +86,7 @@ def _axpy(a, t, x):
 
 
 def _shift(primals, tangents, a):
-    return tree_util.tree_map(lambda x, t: _axpy(a, t, x), primals, tangents)
+    return trace_trees.tree_map(lambda x, t: _axpy(a, t, x), primals, tangents)
 
 
 def numerical_jvp(f, primals, tangents, eps=EPS):
@@ -99,7 +99,7 @@ def numerical_jvp(f, primals, tangents, eps=EPS):
         if not np.issubdtype(p.dtype, np.inexact):
             return np.zeros(p.shape, _dt.float0)
         return ((p - n) * np.asarray(0.5 / eps, p.dtype)).astype(p.dtype)
-    return tree_util.tree_map(diff, f_pos, f_neg)
+    return trace_trees.tree_map(diff, f_pos, f_neg)
 
 
 def _inner_prod(xs, ys) -> float:
@@ -110,12 +110,12 @@ def _inner_prod(xs, ys) -> float:
         x, y = _host(x), _host(y)
         return float(np.real(np.dot(np.conj(x).reshape(-1).astype(np.complex128),
                                     y.reshape(-1).astype(np.complex128))))
-    parts = tree_util.tree_leaves(tree_util.tree_map(leaf, xs, ys))
+    parts = trace_trees.tree_leaves(trace_trees.tree_map(leaf, xs, ys))
     return float(sum(parts)) if parts else 0.0
 
 
 def _conj(tree):
-    return tree_util.tree_map(lambda x: np.conj(_host(x)) if _inexact(x) else x, tree)
+    return trace_trees.tree_map(lambda x: np.conj(_host(x)) if _inexact(x) else x, tree)
 
 
 # ---- comparison ---------------------------------------------------------------------
@@ -126,8 +126,8 @@ def _tolerance(dtype, given):
 
 
 def _check_close(got, expected, atol, rtol, err_msg):
-    got_leaves, got_tree = tree_util.tree_flatten(got)
-    exp_leaves, exp_tree = tree_util.tree_flatten(expected)
+    got_leaves, got_tree = trace_trees.tree_flatten(got)
+    exp_leaves, exp_tree = trace_trees.tree_flatten(expected)
     if got_tree != exp_tree:
         raise AssertionError(f"{err_msg}: tree structure {got_tree} does not match the "
                              f"expected {exp_tree}")
@@ -158,7 +158,7 @@ def _check_dtypes_match(xs, ys, err_msg):
         if _dtype(x) != _dtype(y):
             raise AssertionError(f"{err_msg}: dtype {_dtype(x).name} does not match "
                                  f"{_dtype(y).name}")
-    tree_util.tree_map(leaf, xs, ys)
+    trace_trees.tree_map(leaf, xs, ys)
 
 
 # ---- the checks ---------------------------------------------------------------------
@@ -166,7 +166,7 @@ def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
     """Checks f_jvp(args, tangents) == (f(*args), central difference of f along tangents)."""
     rng = np.random.RandomState(0)
     msg = err_msg or "JVP"
-    tangent = tree_util.tree_map(functools.partial(_tangent_like, rng), args)
+    tangent = trace_trees.tree_map(functools.partial(_tangent_like, rng), args)
     v_out, t_out = f_jvp(args, tangent)
     _check_dtypes_match(v_out, t_out, f"{msg}: primal and tangent outputs")
     v_expected = f(*args)
@@ -185,13 +185,13 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
     v_out, vjp_fun = f_vjp(*args)
     v_expected = f(*args)
     _check_close(v_out, v_expected, atol, rtol, f"{msg} primal output differs from f(*args)")
-    tangent = tree_util.tree_map(functools.partial(_tangent_like, rng), args)
+    tangent = trace_trees.tree_map(functools.partial(_tangent_like, rng), args)
     tangent_out = numerical_jvp(f, args, tangent, eps=eps)
-    cotangent = tree_util.tree_map(functools.partial(_tangent_like, rng), v_out)
+    cotangent = trace_trees.tree_map(functools.partial(_tangent_like, rng), v_out)
     cotangent_out = _conj(vjp_fun(_conj(cotangent)))
     ip = _inner_prod(tangent, cotangent_out)
     ip_expected = _inner_prod(tangent_out, cotangent)
-    dtypes = [_dtype(x) for x in tree_util.tree_leaves(v_out) if _inexact(x)]
+    dtypes = [_dtype(x) for x in trace_trees.tree_leaves(v_out) if _inexact(x)]
     dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
     tol_a, tol_r = _tolerance(dtype, atol), _tolerance(dtype, rtol)
     if not abs(ip - ip_expected) <= tol_a + tol_r * abs(ip_expected):

@@ -27,9 +27,16 @@ KeyEntry = Any
 KeyPath = tuple
 
 default_registry = _pytree.PyTreeRegistry()
+# The registry mjax's transformations flatten with (mjax/trace_trees.py): the same nodes,
+# plus key arrays, which they see as their uint32 data (prng.py registers them there). In
+# default_registry, as in JAX's, a key array is a leaf.
+trace_registry = _pytree.PyTreeRegistry()
 # A treedef pickles its registry by reference: the module attribute that holds it.
-default_registry.__module__ = __name__
-default_registry.__name__ = "default_registry"
+for _name, _reg in (("default_registry", default_registry),
+                    ("trace_registry", trace_registry)):
+    _reg.__module__ = __name__
+    _reg.__name__ = _name
+REGISTRIES = (default_registry, trace_registry)
 
 
 class NodeEntry(NamedTuple):
@@ -88,7 +95,12 @@ def _leaves_of_rest(treedef, tree, rest, is_leaf, name):
 def tree_map(f, tree, *rest, is_leaf=None):
     """f applied to the leaves of tree (and the matching subtrees of rest).
     JAX: tree_util.tree_map."""
-    leaves, treedef = default_registry.flatten(tree, is_leaf)
+    return map_in(default_registry, f, tree, rest, is_leaf)
+
+
+def map_in(registry, f, tree, rest, is_leaf):
+    """tree_map with the leaves of `registry`."""
+    leaves, treedef = registry.flatten(tree, is_leaf)
     others = _leaves_of_rest(treedef, tree, rest, is_leaf, "tree_map tree")
     return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
 
@@ -246,10 +258,15 @@ def _simple_key(key) -> str:
 def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
     """([(key path, leaf)], treedef); with is_leaf_takes_path, is_leaf(path, node).
     JAX: tree_util.tree_flatten_with_path."""
+    return flatten_with_path_in(default_registry, tree, is_leaf, is_leaf_takes_path)
+
+
+def flatten_with_path_in(registry, tree, is_leaf, is_leaf_takes_path):
+    """tree_flatten_with_path with the leaves of `registry`."""
     predicate = is_leaf
     if is_leaf is not None and not is_leaf_takes_path:
         predicate = lambda _, x: is_leaf(x)  # noqa: E731
-    return default_registry.flatten_with_path(tree, predicate)
+    return registry.flatten_with_path(tree, predicate)
 
 
 def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
@@ -259,7 +276,12 @@ def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
 
 def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     """f(key path, leaf, *matching leaves of rest) over the leaves. JAX: tree_map_with_path."""
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    return map_with_path_in(default_registry, f, tree, rest, is_leaf, is_leaf_takes_path)
+
+
+def map_with_path_in(registry, f, tree, rest, is_leaf, is_leaf_takes_path):
+    """tree_map_with_path with the leaves of `registry`."""
+    pairs, treedef = flatten_with_path_in(registry, tree, is_leaf, is_leaf_takes_path)
     others = _leaves_of_rest(treedef, tree, rest, is_leaf, "tree_map_with_path tree")
     return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
 
@@ -270,9 +292,10 @@ def treedef_key_paths(treedef) -> list:
     unflatten function rejects placeholders get FlattenedIndexKeys."""
     try:
         example = treedef.unflatten([_Placeholder() for _ in range(treedef.num_leaves)])
-        pairs, again = default_registry.flatten_with_path(example)
-        if again == treedef:
-            return [p for p, _ in pairs]
+        for registry in REGISTRIES:      # (the one treedef was made with)
+            pairs, again = registry.flatten_with_path(example)
+            if again == treedef:
+                return [p for p, _ in pairs]
     except Exception:  # noqa: BLE001 - user unflatten functions: fall back to positions
         pass
     return _positional_paths(treedef, ())
@@ -309,7 +332,12 @@ def treedef_children(treedef) -> list:
 
 def treedef_tuple(treedefs):
     """The treedef of a tuple of the given treedefs. JAX: tree_util.treedef_tuple."""
-    return _pytree.treedef_tuple(default_registry, list(treedefs))
+    return treedef_tuple_in(default_registry, treedefs)
+
+
+def treedef_tuple_in(registry, treedefs):
+    """treedef_tuple for treedefs of `registry`."""
+    return _pytree.treedef_tuple(registry, list(treedefs))
 
 
 def all_leaves(iterable, is_leaf=None) -> bool:
@@ -347,8 +375,8 @@ def flatten_one_level_with_keys(tree):
 def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
     """flatten(x) -> (children, aux); unflatten(aux, children) -> x; optionally
     flatten_with_keys(x) -> ([(key, child)], aux). JAX: register_pytree_node."""
-    default_registry.register_node(nodetype, flatten_func, unflatten_func,
-                                   flatten_with_keys_func)
+    for registry in REGISTRIES:
+        registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
     NODE_TYPES[nodetype] = NodeEntry(flatten_func, unflatten_func)
 
 
@@ -414,7 +442,8 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
     if set(data_fields) & set(meta_fields):
         raise ValueError("data_fields and meta_fields must not overlap. Overlapping fields: "
                          f"{set(data_fields) & set(meta_fields)}.")
-    default_registry.register_dataclass_node(nodetype, list(data_fields), list(meta_fields))
+    for registry in REGISTRIES:
+        registry.register_dataclass_node(nodetype, list(data_fields), list(meta_fields))
     NODE_TYPES[nodetype] = NodeEntry(
         lambda x: (tuple(getattr(x, f) for f in data_fields),
                    tuple(getattr(x, f) for f in meta_fields)),

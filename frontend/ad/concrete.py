@@ -25,7 +25,7 @@ import weakref
 
 from jaxlib.mlir import ir
 
-from mjax import tree_util
+from mjax import trace_trees
 from mjax.array import Array
 from mjax.config import config
 from mjax.core import Tracer, current_trace
@@ -157,7 +157,7 @@ def with_sources(fun, sources, diff_leaves=(), new_root=False, root=None):
     def entered(*args, **kwargs):
         trace = current_trace()
         known = _Known(root)
-        for i, (got, src) in enumerate(zip(tree_util.tree_leaves((args, kwargs)), sources)):
+        for i, (got, src) in enumerate(zip(trace_trees.tree_leaves((args, kwargs)), sources)):
             if isinstance(got, Tracer) and got.trace is trace and \
                     isinstance(got.value, ir.BlockArgument) and src is not None:
                 n = got.value.arg_number

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from mjax import lax, tree_util
+from mjax import lax, trace_trees, tree_util
 from mjax.ad import concrete, levels, symbolic_zeros
 from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, put_back,
                              set_apart)
@@ -89,7 +89,7 @@ class CustomVJPPrimal:
 
 
 def _any_inexact(args) -> bool:
-    return any(_is_inexact(aval_of_value(x)) for x in tree_util.tree_leaves(args))
+    return any(_is_inexact(aval_of_value(x)) for x in trace_trees.tree_leaves(args))
 
 
 def _trace_into(module, body, args, base: str):
@@ -180,7 +180,7 @@ def _closed_over_tracers(*funs) -> list:
 
     def leaves_of(value, depth):
         try:
-            leaves = tree_util.tree_leaves(value)
+            leaves = trace_trees.tree_leaves(value)
         except Exception:   # noqa: BLE001 (an object pytrees cannot flatten: no tracers)
             return
         for leaf in leaves:
@@ -223,8 +223,8 @@ class _Call:
     def __init__(self, custom, name, nd, full, dyn):
         self.custom = custom
         self.name, self.nd, self.full = name, nd, full
-        leaves, self.tree = tree_util.tree_flatten(tuple(dyn))
-        self.arg_sizes = [len(tree_util.tree_leaves(a)) for a in dyn]
+        leaves, self.tree = trace_trees.tree_flatten(tuple(dyn))
+        self.arg_sizes = [len(trace_trees.tree_leaves(a)) for a in dyn]
         self.in_avals = [aval_of_value(x) for x in leaves]     # (weak types kept)
         self.t_avals = [a.strip_weak_type() for a in self.in_avals if _is_inexact(a)]
         self.out_tree = self.out_avals = None
@@ -338,7 +338,7 @@ class _CustomRules:
             # JAX then calls the function as it is (a Python float result stays one).
             return self.fun(*args)
         call = _Call(self, name, nd, full, dyn)
-        leaves = tree_util.tree_leaves(tuple(dyn))
+        leaves = trace_trees.tree_leaves(tuple(dyn))
         stack = _slots.stack
         slot = stack[-1] if stack and stack[-1].matches(self, nd, call.tree, leaves) else None
         level = levels.depth()
@@ -443,9 +443,9 @@ class custom_jvp(_CustomRules):
             out = self(*primals)
             parts = [j(t, out, *primals) for j, t in zip(jvps, tangents) if j is not None]
             if not parts:
-                total = tree_util.tree_map(lambda o: _zeros(aval_of_value(o), False), out)
+                total = trace_trees.tree_map(lambda o: _zeros(aval_of_value(o), False), out)
             else:
-                total = tree_util.tree_map(lambda *ts: functools.reduce(lambda a, b: a + b, ts),
+                total = trace_trees.tree_map(lambda *ts: functools.reduce(lambda a, b: a + b, ts),
                                            *parts)
             return out, total
         self.defjvp(jvp_)
@@ -472,8 +472,8 @@ class custom_jvp(_CustomRules):
             primals = tree_util.tree_unflatten(call.tree, flat[:n])
             tangents = tree_util.tree_unflatten(call.tree, t_leaves)
             out, tout = self.jvp(*call.nd, tuple(primals), tuple(tangents))
-            o_leaves, o_tree = tree_util.tree_flatten(out)
-            t_leaves, t_tree = tree_util.tree_flatten(tout)
+            o_leaves, o_tree = trace_trees.tree_flatten(out)
+            t_leaves, t_tree = trace_trees.tree_flatten(tout)
             want = call.out_tree if call.out_tree is not None else o_tree
             if o_tree != want or t_tree != want:
                 raise TypeError(f"Custom JVP rule must produce primal and tangent outputs "
@@ -540,7 +540,7 @@ class custom_jvp(_CustomRules):
             f = self._projection(call, module, g)
         _mark(module, g, self._handle(call), "jvp")
         outs = self._emit(call, leaves, T.CustomJvpCallOp, callee=Symbol(f), jvp=Symbol(g))
-        flat = tree_util.tree_leaves(outs)
+        flat = trace_trees.tree_leaves(outs)
         symbolic_zeros.unperturbed(levels.depth(), [flat[i] for i in call.zero_outs])
         return outs, _Primal(f, call.consts.values, call.out_tree, call.out_avals)
 
@@ -597,7 +597,7 @@ class custom_vjp(_CustomRules):
         inexact leaf)."""
         if not self.symbolic_zeros:
             return call.full(p)
-        leaves, tree = tree_util.tree_flatten(list(p))
+        leaves, tree = trace_trees.tree_flatten(list(p))
         perturbed = perturbed or [True] * len(leaves)
         return call.full(tree_util.tree_unflatten(tree, [
             CustomVJPPrimal(x, bool(q and _is_inexact(aval_of_value(x))))
@@ -610,7 +610,7 @@ class custom_vjp(_CustomRules):
 
         def fwd(*p):
             if slot is not None:
-                slot.args = tree_util.tree_leaves(p)
+                slot.args = trace_trees.tree_leaves(p)
             got = self.fwd(*self._fwd_args(call, p, perturbed))
             if not isinstance(got, (tuple, list)) or len(got) != 2:
                 raise TypeError(f"Custom VJP fwd rule {getattr(self.fwd, '__name__', '')} "
@@ -619,7 +619,7 @@ class custom_vjp(_CustomRules):
                                 f"residuals (values stored from the forward pass for use "
                                 f"on the backward pass), got {got}.")
             out, res = got
-            o_leaves, o_tree = tree_util.tree_flatten(out)
+            o_leaves, o_tree = trace_trees.tree_flatten(out)
             want = call.out_tree if call.out_tree is not None else o_tree
             if o_tree != want:
                 raise TypeError(f"Custom VJP fwd rule must produce a pair where the first "
@@ -627,7 +627,7 @@ class custom_vjp(_CustomRules):
                                 f"output of the custom_vjp-decorated function {name}), "
                                 f"but got primal output structure {o_tree} for function "
                                 f"output structure {want}.")
-            r_leaves, r_tree = tree_util.tree_flatten(res)
+            r_leaves, r_tree = trace_trees.tree_flatten(res)
             if call.layout is not None and r_tree != call.layout[0]:
                 raise TypeError(f"Custom VJP fwd rule of {name} produced residuals of "
                                 f"structure {r_tree}, traced before with {call.layout[0]}")
@@ -739,7 +739,7 @@ class custom_vjp(_CustomRules):
             if isinstance(got, list):
                 got = tuple(got)
             if not isinstance(got, tuple) or len(got) != n_args:
-                got_tree = tree_util.tree_structure(got)
+                got_tree = trace_trees.tree_structure(got)
                 raise TypeError(f"Custom VJP bwd rule must produce an output with the "
                                 f"same container (pytree) structure as the args tuple of "
                                 f"the primal function, and in particular must produce a "
@@ -748,7 +748,7 @@ class custom_vjp(_CustomRules):
                                 f"{got_tree} for primal input structure {in_tree}.")
             g_leaves = []
             for g, k in zip(got, call.arg_sizes):
-                gl = [None] * k if g is None else tree_util.tree_leaves(g)
+                gl = [None] * k if g is None else trace_trees.tree_leaves(g)
                 if len(gl) != k:
                     raise TypeError(f"Custom VJP bwd rule must produce an output with "
                                     f"the same container (pytree) structure as the args "

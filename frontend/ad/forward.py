@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import dtypes as _dt
-from mjax import registration, tree_util
+from mjax import registration, trace_trees, tree_util
 from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _jax_type,
                              _leaf_aval, _zeros, stage_function, staged)
 from mjax.core import aval_of_value
@@ -46,8 +46,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
                         f"found {type(primals).__name__} and {type(tangents).__name__}.")
-    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
-    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    p_leaves, p_tree = trace_trees.tree_flatten(tuple(primals))
+    t_leaves, t_tree = trace_trees.tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree "
                         f"structure; primals have tree structure {p_tree} whereas tangents "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import dtypes as _dt
-from mjax import lax, tree_util
+from mjax import lax, trace_trees, tree_util
 from mjax.ad.reverse import (_argnums_tuple, _check_input_dtype, _check_output_dtype,
                              _main_tree, vjp)
 from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _wraps,
@@ -63,7 +63,7 @@ def _wrt(args, argnums):
     leaves, tree and avals)."""
     single, nums = _argnums_tuple(argnums, len(args))
     dyn = tuple(args[i] for i in nums)
-    leaves, tree = tree_util.tree_flatten(dyn)
+    leaves, tree = trace_trees.tree_flatten(dyn)
     # (JAX checks the inputs with a tree_map, which rebuilds custom nodes with None leaves:
     # an unflatten function that rejects None fails there, as under JAX.)
     tree_util.tree_unflatten(tree, [None] * len(leaves))
@@ -167,14 +167,14 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             _check_input_dtype(a, allow_int, holomorphic, "jacrev")
         res = vjp(_select_args(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
         y, pullback = res[0], res[1]
-        y_leaves, y_tree = tree_util.tree_flatten(y)
+        y_leaves, y_tree = trace_trees.tree_flatten(y)
         y_avals = [aval_of_value(v).strip_weak_type() for v in y_leaves]
         for a in y_avals:
             _check_output_dtype(a, holomorphic, "jacrev")
         diff_in = [k for k, xa in enumerate(x_avals) if _is_inexact(xa)]
 
         def pullback_leaves(*cts):
-            grads = tree_util.tree_leaves(pullback(tree_util.tree_unflatten(y_tree, cts)))
+            grads = trace_trees.tree_leaves(pullback(tree_util.tree_unflatten(y_tree, cts)))
             return [grads[k] for k in diff_in]
         if sum(a.size for a in y_avals) == 0:
             rows = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from mjax import tree_util
+from mjax import trace_trees
 from mjax.ad import symbolic_zeros
 from mjax.source_info import wraps
 
@@ -52,7 +52,7 @@ def differentiated(fun, diff_leaves=()):
     @wraps(fun)
     def inside(*args, **kwargs):
         level = _depth.value + 1
-        leaves = tree_util.tree_leaves((args, kwargs))
+        leaves = trace_trees.tree_leaves((args, kwargs))
         with at(level), symbolic_zeros.differentiating(level, leaves, diff_leaves):
             return fun(*args, **kwargs)
     return inside

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.ad import levels
 from mjax.ad.checkpoint_policies import encode as encode_policy
 from mjax.ad.custom import _split_static
@@ -49,7 +49,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
             with levels.at(0):
                 traced = stage_function(lambda *d, **k: fun(*full(d), **k, **static_kw), a,
                                         kw, name=getattr(fun, "__name__", "checkpoint"))
-            leaves = tree_util.tree_leaves((a, kw))
+            leaves = trace_trees.tree_leaves((a, kw))
             outs = emit_call(traced.name, call_args(traced, leaves), traced.out_avals,
                              cls=T.CheckpointOp, prevent_cse=bool(prevent_cse), **extra)
             return tree_util.tree_unflatten(traced.out_tree, outs)

@@ -10,7 +10,7 @@ from jaxlib.mlir import ir
 
 import mjax.lax as lax
 from mjax import dtypes as _dt
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.ad import concrete, levels
 from mjax.ad.forward import _check_tangents, jvp
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
@@ -87,7 +87,7 @@ def _leaf_ranges(args, nums):
     """Flat leaf indices of args[i] for each i in nums (args flattened with kwargs after)."""
     ranges, offset = {}, 0
     for i, a in enumerate(args):
-        n = len(tree_util.tree_leaves(a))
+        n = len(trace_trees.tree_leaves(a))
         ranges[i] = range(offset, offset + n)
         offset += n
     return [ranges[i] for i in nums]
@@ -98,7 +98,7 @@ def _bind_untraceable(fun, args, kwargs, nums):
     trace (callables, strings, ...: JAX's grad passes them through) bound into fun, and
     `()` (no leaves) in their place."""
     def untraceable(a):
-        return any(not _is_dynamic(x) for x in tree_util.tree_leaves(a))
+        return any(not _is_dynamic(x) for x in trace_trees.tree_leaves(a))
     pos = {i for i, a in enumerate(args) if i not in nums and untraceable(a)}
     keys = {k for k, v in kwargs.items() if untraceable(v)}
     if not pos and not keys:
@@ -121,7 +121,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     def value_and_grad_impl(*args, **kwargs):
         single, nums = _argnums_tuple(argnums, len(args))
         fun_, args, kwargs = _bind_untraceable(fun, args, kwargs, nums)
-        leaves, _ = tree_util.tree_flatten((args, kwargs))
+        leaves, _ = trace_trees.tree_flatten((args, kwargs))
         ranges = _leaf_ranges(args, nums)
         diff = sorted(i for r in ranges for i in r)   # gradients come back in argnums order
         in_avals = [aval_of_value(x) for x in leaves]
@@ -165,7 +165,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         grads = []
         for i, r in zip(nums, ranges):
             flat = [ct_by_leaf[k] if k in ct_by_leaf else _zeros(in_avals[k]) for k in r]
-            grads.append(tree_util.tree_unflatten(tree_util.tree_structure(args[i]), flat))
+            grads.append(tree_util.tree_unflatten(trace_trees.tree_structure(args[i]), flat))
         g = grads[0] if single else tuple(grads)
         value = tree_util.tree_unflatten(out_tree, outs)
         if has_aux:
@@ -191,7 +191,7 @@ def _aux_objects_apart(fun, box: dict):
         out = fun(*args, **kwargs)
         if not isinstance(out, tuple) or len(out) != 2:
             return out      # (the aux-pair check reports it)
-        leaves, box["tree"] = tree_util.tree_flatten(out[1])
+        leaves, box["tree"] = trace_trees.tree_flatten(out[1])
         box["objects"], traced = set_apart(leaves, lambda x: not isinstance(x, Tracer))
         return out[0], traced
     return _wraps(fun)(apart)
@@ -305,7 +305,7 @@ class _Split:
 
     def __init__(self, fun, primals, diff_args, has_aux, kind):
         self.kind = kind
-        self.leaves, self.in_tree = tree_util.tree_flatten(tuple(primals))
+        self.leaves, self.in_tree = trace_trees.tree_flatten(tuple(primals))
         self.in_avals = [aval_of_value(x) for x in self.leaves]
         self.diff_args = diff_args
         outer = current_trace()
@@ -417,7 +417,7 @@ class _LinearFun:
                 f"called with a single argument corresponding to the single value returned "
                 f"by the function being differentiated (even if that returned value is a "
                 f"tuple or other container).")
-        leaves, tree = tree_util.tree_flatten(user[0])
+        leaves, tree = trace_trees.tree_flatten(user[0])
         if tree != self.main_tree:
             raise ValueError(f"unexpected tree structure of argument to vjp function: got "
                              f"{tree}, but expected to match {self.main_tree}")
@@ -439,7 +439,7 @@ class _LinearFun:
         return inputs, in_avals, out_avals
 
     def _jvp_inputs(self, tangents):
-        t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+        t_leaves, t_tree = trace_trees.tree_flatten(tuple(tangents))
         if t_tree != self.in_tree:
             raise TypeError(f"expected {self.in_tree}, got {t_tree}")
         _check_tangents([ShapedArrayArg(a) for a in self.in_avals], t_leaves, "linearize")
@@ -495,7 +495,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     _check_callable(fun)
-    leaves = tree_util.tree_leaves(tuple(primals))
+    leaves = trace_trees.tree_leaves(tuple(primals))
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     aux_objects: dict = {}
     if has_aux:
@@ -515,7 +515,7 @@ def linearize(fun, *primals, has_aux=False):
     The forward pass runs once; f_jvp (a `tree_util.Partial`) runs only the linear map
     (on saved residuals when called eagerly)."""
     _check_callable(fun)
-    leaves = tree_util.tree_leaves(tuple(primals))
+    leaves = trace_trees.tree_leaves(tuple(primals))
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     try:
         split = _Split(fun, primals, diff_args, has_aux, "linearize")

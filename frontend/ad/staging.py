@@ -9,7 +9,7 @@ import threading
 import numpy as np
 
 from mjax import dtypes as _dt
-from mjax import lax, staging, tree_util
+from mjax import lax, staging, trace_trees, tree_util
 from mjax.ad import concrete, levels
 from mjax.config import config
 from mjax.core import aval_of_value, current_trace, is_array_like
@@ -33,7 +33,7 @@ def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_l
     are traced at once)."""
     if diff_leaves is not None:
         fun = levels.differentiated(concrete.with_sources(
-            fun, tree_util.tree_leaves((args, kwargs or {})), diff_leaves), diff_leaves)
+            fun, trace_trees.tree_leaves((args, kwargs or {})), diff_leaves), diff_leaves)
     return staging.stage_function(fun, args, kwargs, name=name,
                                   concrete_leaves=concrete_leaves)
 
@@ -41,10 +41,10 @@ def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_l
 def python_scalar_leaves(args, kwargs, diff_positions) -> frozenset:
     """Indices of the leaves of (args, kwargs) that are Python scalars outside the
     differentiated positional arguments: JAX's grad passes those through as they are."""
-    leaves = tree_util.tree_leaves((args, kwargs))
+    leaves = trace_trees.tree_leaves((args, kwargs))
     positions = []
     for i, a in enumerate(args):
-        positions += [i] * len(tree_util.tree_leaves(a))
+        positions += [i] * len(trace_trees.tree_leaves(a))
     positions += [None] * (len(leaves) - len(positions))
     return frozenset(k for k, (x, p) in enumerate(zip(leaves, positions))
                      if isinstance(x, (bool, int, float, complex)) and p not in diff_positions)
@@ -98,7 +98,7 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
                     out = _hide_float0(impl(*a, **kw))
             else:
                 out = _hide_float0(impl(*a, **kw))
-            leaves, out_tree = tree_util.tree_flatten(out)
+            leaves, out_tree = trace_trees.tree_flatten(out)
             objects, arrays = set_apart(leaves, _is_python_object)
             if not objects:
                 return out
@@ -126,7 +126,7 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
             # (there is no other way to transform), with jit disabled inside it.
             with config.override(jax_disable_jit=False), _disabled_jit.set():
                 return run(*args, **kwargs)
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        leaves, tree = trace_trees.tree_flatten((args, kwargs))
         dynamic = [_is_dynamic(x) for x in leaves]
         if diff_argnums is not None:
             dynamic = _python_scalars_static(args, kwargs, dynamic, diff_argnums(len(args)))

@@ -14,7 +14,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from mjax import dtypes as _dt
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.ad.reverse import vjp
 from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray, aval_of
@@ -42,7 +42,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         raise NotImplementedError("reduce_axes argument to transpose is deprecated")
     if not callable(fun):
         raise TypeError("the first argument must be callable")
-    leaves, in_tree = tree_util.tree_flatten(primals)
+    leaves, in_tree = trace_trees.tree_flatten(primals)
     in_avals = [ShapedArray(tuple(x.shape), np.dtype(x.dtype)) if _is_struct(x)
                 else aval_of_value(x) for x in leaves]
     traced = trace_function(fun, tuple(tree_util.tree_unflatten(in_tree, in_avals)), {})
@@ -64,7 +64,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     transpose_at = Jitted(lambda zeros, ct: vjp(fun, *zeros)[1](ct))
 
     def transposed(out_cotangent):
-        ct_leaves, ct_tree = tree_util.tree_flatten(out_cotangent)
+        ct_leaves, ct_tree = trace_trees.tree_flatten(out_cotangent)
         if ct_tree != out_tree:
             raise TypeError("cotangent tree does not match function output, expected "
                             f"{out_tree} but got {ct_tree}")
@@ -79,7 +79,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         if all(g.weak_type for g in got):
             return cts
         # (the cotangents flow from strongly typed output cotangents: strong, as in JAX)
-        return tree_util.tree_map(
+        return trace_trees.tree_map(
             lambda c: convert_element_type(c, c.dtype, weak_type=False), cts)
 
     return tree_util.Partial(transposed)

@@ -20,7 +20,7 @@ import functools
 from typing import Any, Callable, NamedTuple
 
 from mjax import numpy as jnp
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 
 Array = Any
 Params = Any
@@ -91,15 +91,15 @@ def optimizer(opt_maker: Callable[..., tuple[Callable, Callable, Callable]]
 
         @functools.wraps(init)
         def tree_init(x0_tree):
-            x0_flat, tree = tree_util.tree_flatten(x0_tree)
+            x0_flat, tree = trace_trees.tree_flatten(x0_tree)
             states = [init(x0) for x0 in x0_flat]
-            flat_states, subtrees = unzip2(tree_util.tree_flatten(s) for s in states)
+            flat_states, subtrees = unzip2(trace_trees.tree_flatten(s) for s in states)
             return OptimizerState(list(flat_states), tree, list(subtrees))
 
         @functools.wraps(update)
         def tree_update(i, grad_tree, opt_state):
             packed, tree, subtrees = opt_state
-            grads, grad_tree_def = tree_util.tree_flatten(grad_tree)
+            grads, grad_tree_def = trace_trees.tree_flatten(grad_tree)
             if grad_tree_def != tree:
                 raise TypeError(f"optimizer update function was passed a gradient tree that "
                                 f"did not match the parameter tree structure with which it "
@@ -107,7 +107,7 @@ def optimizer(opt_maker: Callable[..., tuple[Callable, Callable, Callable]]
                                 f"{grad_tree_def}.")
             states = safe_map(tree_util.tree_unflatten, subtrees, packed)
             new_states = safe_map(functools.partial(update, i), grads, states)
-            flat_states, new_subtrees = unzip2(tree_util.tree_flatten(s) for s in new_states)
+            flat_states, new_subtrees = unzip2(trace_trees.tree_flatten(s) for s in new_states)
             for old, new in builtins.zip(subtrees, new_subtrees):
                 if old != new:
                     raise TypeError(f"optimizer update function produced an output structure "
@@ -319,14 +319,14 @@ def make_schedule(scalar_or_schedule: float | Schedule) -> Schedule:
 # ---- utilities -----------------------------------------------------------------------
 def l2_norm(tree):
     """The l2 norm of all the leaves of `tree` taken as one vector."""
-    leaves = tree_util.tree_leaves(tree)
+    leaves = trace_trees.tree_leaves(tree)
     return jnp.sqrt(sum(jnp.vdot(x, x) for x in leaves))
 
 
 def clip_grads(grad_tree, max_norm):
     """`grad_tree` scaled down so its l2 norm is at most `max_norm`."""
     norm = l2_norm(grad_tree)
-    return tree_util.tree_map(
+    return trace_trees.tree_map(
         lambda g: jnp.where(norm < max_norm, g, g * (max_norm / norm)), grad_tree)
 
 
@@ -350,11 +350,11 @@ def unpack_optimizer_state(opt_state):
 
 def pack_optimizer_state(marked_pytree):
     """The OptimizerState of an `unpack_optimizer_state` tree."""
-    joins, tree = tree_util.tree_flatten(marked_pytree,
+    joins, tree = trace_trees.tree_flatten(marked_pytree,
                                          is_leaf=lambda x: isinstance(x, JoinPoint))
     if not all(isinstance(j, JoinPoint) for j in joins):
         raise TypeError("pack_optimizer_state: expected a tree of JoinPoints (as "
                         "unpack_optimizer_state makes)")
-    flat, subtrees = unzip2(tree_util.tree_flatten(j.subtree) for j in joins)
+    flat, subtrees = unzip2(trace_trees.tree_flatten(j.subtree) for j in joins)
     return OptimizerState(list(flat), tree, list(subtrees))
 

@@ -19,7 +19,7 @@ import itertools
 import numpy as np
 
 import mjax.numpy as jnp
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.ad.staging import _check_callable, _wraps, stage_function, staged
 from mjax.array import Array
 from mjax.core import Tracer, bind, current_trace, known_value
@@ -229,7 +229,7 @@ def checkify(f, errors=user_checks):
     kinds = _error_kinds(errors)
 
     def checkify_impl(*args, **kwargs):
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        leaves, tree = trace_trees.tree_flatten((args, kwargs))
         # JAX's checkify closes over its arguments: only arrays are traced, Python
         # scalars and other objects reach f as they are.
         static = {i: x for i, x in enumerate(leaves) if not _is_array(x)}
@@ -283,7 +283,7 @@ def _check(pred, msg, debug, *fmt_args, **fmt_kwargs):
     if not _is_scalar_pred(pred):
         raise TypeError(f"{'debug_check' if debug else 'check'} takes a scalar pred as "
                         f"argument, got {pred}")
-    leaves, tree = tree_util.tree_flatten((fmt_args, fmt_kwargs))
+    leaves, tree = trace_trees.tree_flatten((fmt_args, fmt_kwargs))
     for arg in leaves:
         if not _is_array(arg):
             raise TypeError(f"Formatting arguments to checkify.check need to be PyTrees of "
@@ -329,7 +329,7 @@ def check_error(error: Error) -> None:
 
 
 def _check_error(error: Error) -> None:
-    leaves = tree_util.tree_leaves(error)
+    leaves = trace_trees.tree_leaves(error)
     if current_trace() is None or not any(isinstance(x, Tracer) for x in leaves):
         exc = error.get_exception()
         if exc is not None:

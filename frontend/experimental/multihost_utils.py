@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.placement import device_put, process_count
 from mjax.sharding_impls import NamedSharding, PartitionSpec
 
@@ -25,7 +25,7 @@ def broadcast_one_to_all(in_tree, is_source=None):
     """in_tree as the source process has it (every process's copy). JAX:
     multihost_utils.broadcast_one_to_all."""
     _one_process("broadcast_one_to_all")
-    return tree_util.tree_map(lambda x: np.asarray(x), in_tree)
+    return trace_trees.tree_map(lambda x: np.asarray(x), in_tree)
 
 
 def sync_global_devices(name: str) -> None:
@@ -37,7 +37,7 @@ def process_allgather(in_tree, tiled: bool = False):
     """Each leaf gathered from every process as NumPy: stacked on a new leading axis of
     size process_count(), or concatenated along axis 0 when tiled."""
     _one_process("process_allgather")
-    return tree_util.tree_map(
+    return trace_trees.tree_map(
         lambda x: np.asarray(x) if tiled else np.asarray(x)[None], in_tree)
 
 
@@ -67,7 +67,7 @@ def global_array_to_host_local_array(global_inputs, global_mesh, pspecs):
 
 
 def _put(tree, mesh, pspecs):
-    leaves, treedef = tree_util.tree_flatten(tree)
+    leaves, treedef = trace_trees.tree_flatten(tree)
     specs = tree_util.prefix_entries("pspecs", pspecs, tree,
                                      lambda p: p is None or isinstance(p, PartitionSpec))
     return tree_util.tree_unflatten(treedef, [

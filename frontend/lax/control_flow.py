@@ -14,7 +14,7 @@ import inspect
 
 import numpy as np
 
-from mjax import dtypes, registration, tree_util
+from mjax import dtypes, registration, trace_trees, tree_util
 from mjax.config import config
 from mjax.core import (Carry, Tracer, aval_of_value, current_trace, describe_location,
                        discarding_on_error, emit_region_op, trace_region, user_location)
@@ -193,7 +193,7 @@ def _check_branch_outputs(kind, names, funs, trees, avals):
 
 def _cond_core(kind, index, branches, names, operands):
     """Stages jaxpr.cond: `index` is an int32 scalar already in range."""
-    ops_flat, ops_tree = tree_util.tree_flatten(operands)
+    ops_flat, ops_tree = trace_trees.tree_flatten(operands)
     in_avals = [aval_of_value(v) for v in ops_flat]
     bodies, trees, out_avals = [], [], []
     with discarding_on_error(bodies):
@@ -323,9 +323,9 @@ def while_loop(cond_fun, body_fun, init_val):
 
 
 def _while(cond_fun, body_fun, init_val, carry_name):
-    init_flat, tree = tree_util.tree_flatten(init_val)
+    init_flat, tree = trace_trees.tree_flatten(init_val)
     avals = [aval_of_value(v) for v in init_flat]
-    args_tree = tree_util.tree_structure((init_val,))
+    args_tree = trace_trees.tree_structure((init_val,))
     # Another pass each time weak carries get promoted (each at most int -> float ->
     # complex, so the count is bounded).
     for _ in range(3 * len(avals) + 1):
@@ -459,17 +459,17 @@ def _scan_python(f, init, xs, length, reverse):
     carry, ys = init, []
     order = range(length - 1, -1, -1) if reverse else range(length)
     for i in order:
-        carry, y = f(carry, tree_util.tree_map(lambda x: x[i], xs))
+        carry, y = f(carry, trace_trees.tree_map(lambda x: x[i], xs))
         ys.append(y)
     if reverse:
         ys.reverse()
     if not ys:
         raise NotImplementedError("scan of length 0 under jax_disable_jit")
-    return carry, tree_util.tree_map(lambda *y: stack([as_array(v) for v in y]), *ys)
+    return carry, trace_trees.tree_map(lambda *y: stack([as_array(v) for v in y]), *ys)
 
 
 def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
-    xs_flat, xs_tree = tree_util.tree_flatten(xs)
+    xs_flat, xs_tree = trace_trees.tree_flatten(xs)
     length = _scan_length(xs_flat, length)
     if isinstance(unroll, bool):
         unroll = builtins.max(length, 1) if unroll else 1
@@ -483,19 +483,19 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
         return _run_as_jit(("scan", f, length, reverse, unroll, carry_name),
                            lambda i, x: _scan(f, i, x, length, reverse, unroll, carry_name),
                            init, xs)
-    init_flat, init_tree = tree_util.tree_flatten(init)
+    init_flat, init_tree = trace_trees.tree_flatten(init)
     init_avals = [aval_of_value(v) for v in init_flat]
     x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type)
                for a in (aval_of_value(x) for x in xs_flat)]
-    args_tree = tree_util.tree_structure((init, xs))
+    args_tree = trace_trees.tree_structure((init, xs))
     trees = {}
 
     def body_fun(carry, x):
         out = f(carry, x)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError(f"scan body output must be a pair, got {out}.")
-        c_flat, trees["carry"] = tree_util.tree_flatten(out[0])
-        y_flat, trees["y"] = tree_util.tree_flatten(out[1])
+        c_flat, trees["carry"] = trace_trees.tree_flatten(out[0])
+        y_flat, trees["y"] = trace_trees.tree_flatten(out[1])
         return c_flat + y_flat
 
     n = len(init_flat)
@@ -540,21 +540,21 @@ def map(f, xs, *, batch_size=None):  # noqa: A001  (JAX's name)
         return _scan(lambda _, x: ((), f(x)), (), xs, None, False, 1, "carry")[1]
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
-    xs_flat, _ = tree_util.tree_flatten(xs)
+    xs_flat, _ = trace_trees.tree_flatten(xs)
     n = _scan_length(xs_flat, None)
     batch_size = builtins.min(int(batch_size), builtins.max(n, 1))
     full, rem = divmod(n, batch_size)
 
     per_batch = registration.VMAP(f)
-    main = tree_util.tree_map(
+    main = trace_trees.tree_map(
         lambda x: reshape(_leading(as_array(x), 0, full * batch_size, n),
                           (full, batch_size) + np.shape(x)[1:]), xs)
     ys = _scan(lambda _, xb: ((), per_batch(xb)), (), main, None, False, 1, "carry")[1]
-    ys = tree_util.tree_map(lambda y: reshape(y, (full * batch_size,) + y.shape[2:]), ys)
+    ys = trace_trees.tree_map(lambda y: reshape(y, (full * batch_size,) + y.shape[2:]), ys)
     if rem:
-        tail = per_batch(tree_util.tree_map(
+        tail = per_batch(trace_trees.tree_map(
             lambda x: _leading(as_array(x), full * batch_size, n, n), xs))
-        ys = tree_util.tree_map(lambda a, b: concatenate([a, b], 0), ys, tail)
+        ys = trace_trees.tree_map(lambda a, b: concatenate([a, b], 0), ys, tail)
     return ys
 
 
@@ -569,7 +569,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     concatenations. JAX: lax.associative_scan."""
     if not callable(fn):
         raise TypeError("lax.associative_scan: fn argument should be callable.")
-    flat, tree = tree_util.tree_flatten(elems)
+    flat, tree = trace_trees.tree_flatten(elems)
     if not flat:
         return elems
     ndim = np.ndim(flat[0])
@@ -588,7 +588,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         return slice_in_dim(x, start, stop, step, axis)
 
     def combine(a, b):
-        out, out_tree = tree_util.tree_flatten(fn(tree_util.tree_unflatten(tree, a),
+        out, out_tree = trace_trees.tree_flatten(fn(tree_util.tree_unflatten(tree, a),
                                                   tree_util.tree_unflatten(tree, b)))
         if out_tree != tree:
             raise ValueError(f"fn must return a pytree with the structure of elems "

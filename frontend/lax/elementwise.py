@@ -13,7 +13,7 @@ import enum
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax import basearray, dtypes, tree_util
+from mjax import basearray, dtypes, trace_trees, tree_util
 from mjax.array_methods import ArrayMethods
 from mjax.core import Tracer, at_user_line, aval_of_value, bind, current_trace, to_numpy
 from mjax.dialect import ShapedArray as _ShapedArray, context
@@ -724,13 +724,13 @@ def as_array(x):
 # ---- identities with a meaning for transformations and compilers ---------------------------
 def stop_gradient(x):
     """Identity with zero derivative (applies to every leaf of a pytree)."""
-    return tree_util.tree_map(lambda v: bind(StopGradientOp, v), x)
+    return trace_trees.tree_map(lambda v: bind(StopGradientOp, v), x)
 
 
 def optimization_barrier(operand, /):
     """Identity on a pytree of arrays that XLA may not optimize across (no CSE, fusion or
     code motion through it). JAX: lax.optimization_barrier."""
-    leaves, tree = tree_util.tree_flatten(operand)
+    leaves, tree = trace_trees.tree_flatten(operand)
     if not leaves:
         return operand
     outs = bind(OptimizationBarrierOp, *leaves)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from mjax import dtypes, tree_util
+from mjax import dtypes, trace_trees, tree_util
 from mjax.axis_env import AXIS_ENV
 from mjax.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops import collectives as C
@@ -42,7 +42,7 @@ def _single(names, fn: str):
 
 def _map(fn, tree):
     """fn over the leaves of `tree` (a plain loop, so traced ops get the user's line)."""
-    leaves, treedef = tree_util.tree_flatten(tree)
+    leaves, treedef = trace_trees.tree_flatten(tree)
     return tree_util.tree_unflatten(treedef, [fn(v) for v in leaves])
 
 

@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from mjax import dtypes, registration, tree_util
+from mjax import dtypes, registration, trace_trees, tree_util
 from mjax.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops.reductions import (ArgMaxOp, ArgMinOp, CumlogsumexpOp, CummaxOp,
                                          CumminOp, CumprodOp, CumsumOp, ReduceAndOp,
@@ -183,8 +183,8 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     if out_sharding is not None:
         return reshard(reduce(operands, init_values, computation, dimensions),
                        out_sharding)
-    leaves, tree = tree_util.tree_flatten(operands)
-    inits, init_tree = tree_util.tree_flatten(init_values)
+    leaves, tree = trace_trees.tree_flatten(operands)
+    inits, init_tree = trace_trees.tree_flatten(init_values)
     if tree != init_tree:
         raise ValueError(f"Operands must have the same tree structure as init_values: "
                          f"{tree} vs. {init_tree}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import ShardingConstraintOp
 from mjax.placement import device_put
@@ -73,7 +73,7 @@ def constrain_unchecked(x, s: NamedSharding):
 def with_sharding_constraint(x, shardings):
     """`x` (a pytree) laid out as `shardings` (a pytree prefix of shardings or
     PartitionSpecs). JAX: jax.lax.with_sharding_constraint."""
-    leaves, treedef = tree_util.tree_flatten(x)
+    leaves, treedef = trace_trees.tree_flatten(x)
     is_leaf = lambda s: isinstance(s, (Sharding, PartitionSpec))  # noqa: E731
     if is_leaf(shardings):
         flat = [shardings] * len(leaves)
@@ -92,7 +92,7 @@ def with_sharding_constraint(x, shardings):
 def reshard(xs, out_shardings):
     """`xs` (a pytree) laid out as `out_shardings` (shardings or PartitionSpecs under a
     mesh), over any mesh axes. JAX: jax.reshard."""
-    leaves, treedef = tree_util.tree_flatten(xs)
+    leaves, treedef = trace_trees.tree_flatten(xs)
     is_leaf = lambda s: isinstance(s, (Sharding, PartitionSpec))  # noqa: E731
     if is_leaf(out_shardings):
         flat = [out_shardings] * len(leaves)

@@ -10,17 +10,17 @@ match JAX's; derivatives of higher order drop the terms in the derivative of J^-
 """
 from __future__ import annotations
 
-from mjax import registration, tree_util
+from mjax import registration, trace_trees
 from mjax.lax.elementwise import add, neg, stop_gradient, sub
 
 
 def _stop(x):
-    return tree_util.tree_map(stop_gradient, x)
+    return trace_trees.tree_map(stop_gradient, x)
 
 
 def _correct(sol, delta):
     """sol + (delta - stop_gradient(delta)): sol's value, delta's derivative."""
-    return tree_util.tree_map(lambda s, d: add(s, sub(d, stop_gradient(d))), sol, delta)
+    return trace_trees.tree_map(lambda s, d: add(s, sub(d, stop_gradient(d))), sol, delta)
 
 
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
@@ -36,7 +36,7 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     def linearized(v):
         return registration.JVP(f, (sol,), (v,))[1]
     step = tangent_solve(linearized, residual)
-    delta = tree_util.tree_map(neg, step)
+    delta = trace_trees.tree_map(neg, step)
     root = _correct(sol, delta)
     return (root, _stop(aux)) if has_aux else root
 
@@ -52,7 +52,7 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     out = solve(matvec, _stop(b))
     sol, aux = out if has_aux else (out, None)
     sol = _stop(sol)
-    residual = tree_util.tree_map(sub, b, matvec(sol))  # b - A x: ~0
+    residual = trace_trees.tree_map(sub, b, matvec(sol))  # b - A x: ~0
     step = solve(matvec, residual)
     step = step[0] if has_aux else step
     x = _correct(sol, step)

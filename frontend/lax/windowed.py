@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from mjax import registration, tree_util
+from mjax import registration, trace_trees, tree_util
 from mjax.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops.convolution import dilate_dim
 from mjax.dialect.ops.region_reductions import ReduceWindowOp
@@ -91,8 +91,8 @@ def _window_params(shape, window_dimensions, window_strides, padding, base_dilat
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
                   padding="VALID", base_dilation=None, window_dilation=None):
     """Reduction over padded, strided, dilated windows. JAX: lax.reduce_window."""
-    leaves, tree = tree_util.tree_flatten(operand)
-    inits, init_tree = tree_util.tree_flatten(init_value)
+    leaves, tree = trace_trees.tree_flatten(operand)
+    inits, init_tree = trace_trees.tree_flatten(init_value)
     if tree != init_tree:
         raise ValueError(f"Operands must have the same tree structure as init_values: "
                          f"{tree} vs. {init_tree}")

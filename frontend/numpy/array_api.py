@@ -17,7 +17,7 @@ from mjax.config import config
 from mjax.core import Tracer, _state as trace_state
 from mjax.jitted import jit
 from mjax.placement import device_put as _device_put, devices as _devices
-from mjax.tree_util import tree_leaves
+from mjax.trace_trees import tree_leaves
 
 __array_api_version__ = "2024.12"
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.array import Array
 from mjax.config import config
 from mjax.core import to_numpy
@@ -81,7 +81,7 @@ def _is_leaf(x):
 def flat_shardings(prefix, tree, what) -> list:
     """One sharding (or None) per leaf of `tree`, from a pytree prefix `prefix`."""
     if _is_leaf(prefix) or not isinstance(prefix, (tuple, list, dict)):
-        return [_as_sharding(prefix, what)] * len(tree_util.tree_leaves(tree))
+        return [_as_sharding(prefix, what)] * len(trace_trees.tree_leaves(tree))
     return [_as_sharding(s, what) for s in tree_util.prefix_entries(f"jit {what}", prefix,
                                                                   tree, _is_leaf)]
 
@@ -101,7 +101,7 @@ def in_shardings_for(jitted, dyn_args, leaves, in_tree=None) -> tuple:
 
 
 def _in_shardings_for(jitted, dyn_args, leaves) -> tuple:
-    n_kw_leaves = len(leaves) - len(tree_util.tree_leaves(dyn_args))
+    n_kw_leaves = len(leaves) - len(trace_trees.tree_leaves(dyn_args))
     given = (flat_shardings(jitted._in_shardings, dyn_args, "in_shardings")
              if jitted._in_shardings is not None else [None] * (len(leaves) - n_kw_leaves))
     given += [None] * n_kw_leaves
@@ -118,7 +118,7 @@ def _out_leaves(jitted):
     out = jitted._out_shardings
     if out is None:
         return []
-    leaves = (tree_util.tree_leaves(out, is_leaf=_is_leaf)
+    leaves = (trace_trees.tree_leaves(out, is_leaf=_is_leaf)
               if isinstance(out, (tuple, list, dict)) else [out])
     return [_as_sharding(s, "out_shardings") for s in leaves if s is not None]
 

@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.ad.staging import _check_callable, _wraps
 from mjax.batching import broadcast_prefix, vmap
 from mjax.core import aval_of_value
@@ -49,7 +49,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         if isinstance(in_axes, tuple) and static:
             axes = tuple(a for i, a in enumerate(in_axes) if i not in static)
         flat_axes = broadcast_prefix("pmap in_axes", (axes, 0), (tuple(dyn), kwargs))
-        leaves = tree_util.tree_leaves((tuple(dyn), kwargs))
+        leaves = trace_trees.tree_leaves((tuple(dyn), kwargs))
         avals = [aval_of_value(x) for x in leaves]
         sizes = {a.shape[d % len(a.shape)] for a, d in zip(avals, flat_axes)
                  if d is not None and len(a.shape)}
@@ -68,14 +68,14 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                  if d is not None else NamedSharding(mesh, P())
                  for a, d in zip(avals, flat_axes)]
         key = (tuple(static_key(args[i]) for i in static if i < len(args)),
-               tuple(in_sh), tree_util.tree_structure((tuple(dyn), kwargs)))
+               tuple(in_sh), trace_trees.tree_structure((tuple(dyn), kwargs)))
         jitted = cache.get(key)
         if jitted is None:
             def body(*dyn_args, **kw):
                 full = [args[i] if i in static else None for i in range(len(args))]
                 return vmap(functools.partial(_call_with, fun, static, full), in_axes=axes,
                             out_axes=out_axes, axis_name=name, axis_size=n)(*dyn_args, **kw)
-            treedef = tree_util.tree_structure((tuple(dyn), kwargs))
+            treedef = trace_trees.tree_structure((tuple(dyn), kwargs))
             jitted = cache[key] = jit(
                 body, in_shardings=tree_util.tree_unflatten(treedef, in_sh)[0] if not kwargs
                 else None,

@@ -29,7 +29,7 @@ import sys
 
 import numpy as np
 
-from mjax import lax, tree_util
+from mjax import lax, trace_trees, tree_util
 from mjax.ad.staging import _check_callable, _wraps
 from mjax.array import Array
 from mjax.batching import vmap
@@ -54,7 +54,7 @@ def _is_spec(s) -> bool:
 
 def _flat_specs(name, specs, tree) -> list[PartitionSpec]:
     if _is_spec(specs):
-        flat = [specs] * len(tree_util.tree_leaves(tree))
+        flat = [specs] * len(trace_trees.tree_leaves(tree))
     else:
         flat = tree_util.prefix_entries(f"shard_map {name}", specs, tree, _is_spec)
     return [PartitionSpec() if s is None else s for s in flat]
@@ -149,7 +149,7 @@ def _spec_names(spec: PartitionSpec) -> set[str]:
 def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
     """The traced body of a shard_map call on global values `args`; with `shown` (a
     _Shown), also the per-device blocks of the body values it printed."""
-    leaves, in_tree = tree_util.tree_flatten(args)
+    leaves, in_tree = trace_trees.tree_flatten(args)
     specs = _flat_specs("in_specs", in_specs, args)
     for i, (x, s) in enumerate(zip(leaves, specs)):
         _check_spec(fun_name, mesh, s, aval_of_value(x).shape, "in", f"[{i}]")
@@ -168,7 +168,7 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
     fn = body
     for a in reversed(mesh.axis_names):
         in_axes = tuple(0 if a in _spec_names(s) else None for s in specs)
-        out_axes = (tree_util.tree_map(lambda s, a=a: 0 if a in _spec_names(
+        out_axes = (trace_trees.tree_map(lambda s, a=a: 0 if a in _spec_names(
             PartitionSpec() if s is None else s) else None, out_specs, is_leaf=_is_spec)
             if check_vma else 0)
         if shown is not None:    # (printed values: one block per device, stacked)
@@ -184,7 +184,7 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
 
 def _assemble(outs, mesh, out_specs, check_vma):
     """The global results from the body's stacked blocks."""
-    out_leaves, out_tree = tree_util.tree_flatten(outs)
+    out_leaves, out_tree = trace_trees.tree_flatten(outs)
     flat_out_specs = _flat_specs("out_specs", out_specs, outs)
     result = []
     for y, s in zip(out_leaves, flat_out_specs):
@@ -201,7 +201,7 @@ def _check_explicit_args(mesh: Mesh, in_specs, args) -> None:
                 if t == AxisType.Explicit}
     if not explicit:
         return
-    leaves = tree_util.tree_leaves(args)
+    leaves = trace_trees.tree_leaves(args)
     for x, spec in zip(leaves, _flat_specs("in_specs", in_specs, args)):
         if not isinstance(x, (Array, np.ndarray)):
             continue
@@ -287,7 +287,7 @@ def _inferred_specs(mesh: Mesh, args):
             s = typeof_array(x).sharding if hasattr(x, "aval") else None
             on_mesh = isinstance(s, NamedSharding) and s.mesh == mesh.abstract_mesh
         return s.spec if on_mesh else PartitionSpec()
-    leaves, treedef = tree_util.tree_flatten(args)
+    leaves, treedef = trace_trees.tree_flatten(args)
     return tree_util.tree_unflatten(treedef, [spec_of(x) for x in leaves])
 
 
@@ -358,7 +358,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
 def _named_as_specs(outs, mesh: Mesh, out_specs):
     """The results, each Array's sharding spelled as its out_spec (`P(None)` stays
     `P(None)`, as in JAX) where the layout is the one the spec names."""
-    leaves, tree = tree_util.tree_flatten(outs)
+    leaves, tree = trace_trees.tree_flatten(outs)
     for y, spec in zip(leaves, _flat_specs("out_specs", out_specs, outs)):
         if type(y) is Array and isinstance(y.sharding, NamedSharding):
             want = NamedSharding(mesh, spec)

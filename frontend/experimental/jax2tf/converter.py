@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from mjax import dtypes as _dtypes
 from mjax import export as _export
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.experimental.jax2tf.call_module import call_exported
 from mjax.experimental.jax2tf.dtypes import to_tensor
 from mjax.experimental.jax2tf.shapes import check_polymorphic_shapes, static_shape
@@ -84,7 +84,7 @@ def convert(fun_jax: Callable, *, polymorphic_shapes=None,
     @tf.autograph.experimental.do_not_convert
     def converted_fun_tf(*args_tf, **kwargs_tf):
         args_tf, kwargs_tf = _untracked((args_tf, kwargs_tf))
-        paths_leaves, in_tree = tree_util.tree_flatten_with_path((args_tf, kwargs_tf))
+        paths_leaves, in_tree = trace_trees.tree_flatten_with_path((args_tf, kwargs_tf))
         flat, specs = [], []
         for i, (path, leaf) in enumerate(paths_leaves):
             where = _export._arg_path(path)
@@ -138,8 +138,8 @@ def eval_polymorphic_shape(fun_jax: Callable, *, polymorphic_shapes=None) -> Cal
     """`(out_specs, out_shapes)` of `fun_jax` on abstract arguments; static shapes only.
     JAX: jax2tf.eval_polymorphic_shape."""
     def do_eval(*args_specs):
-        shapes = [tuple(a.shape) for a in tree_util.tree_leaves(args_specs)]
+        shapes = [tuple(a.shape) for a in trace_trees.tree_leaves(args_specs)]
         check_polymorphic_shapes(polymorphic_shapes, args_specs, shapes)
         out = eval_shape(fun_jax, *args_specs)
-        return out, tree_util.tree_map(lambda r: str(tuple(r.shape)), out)
+        return out, trace_trees.tree_map(lambda r: str(tuple(r.shape)), out)
     return do_eval

@@ -9,7 +9,7 @@ import re
 
 import tensorflow as tf
 
-from mjax import tree_util
+from mjax import trace_trees
 
 
 class PolyShape(tuple):
@@ -68,9 +68,9 @@ def check_polymorphic_shapes(polymorphic_shapes, args, leaf_shapes) -> None:
                          f"PolyShape or a sequence of them, got {polymorphic_shapes!r}")
     pos = 0
     for i, (spec, arg) in enumerate(zip(per_arg, args)):
-        n = len(tree_util.tree_leaves(arg))
+        n = len(trace_trees.tree_leaves(arg))
         shapes, pos = leaf_shapes[pos:pos + n], pos + n
-        specs = tree_util.tree_leaves(spec, is_leaf=_is_spec_leaf) if spec is not None \
+        specs = trace_trees.tree_leaves(spec, is_leaf=_is_spec_leaf) if spec is not None \
             else [None]
         if spec is not None and not _is_spec_leaf(spec):
             if len(specs) != n:

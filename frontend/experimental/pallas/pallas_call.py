@@ -17,7 +17,7 @@ from jaxlib.mlir import ir
 
 from mjax import dtypes, lax
 from mjax import numpy as jnp
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.core import Trace, Tracer, aval_of_value, current_trace, user_location
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
@@ -39,7 +39,7 @@ def _flat_specs(specs, n: int, what: str, tree_desc: str) -> list:
         return [None] * n
     if isinstance(specs, BlockSpec):
         specs = [specs]
-    leaves = tree_util.tree_leaves(specs, is_leaf=_is_spec_leaf)
+    leaves = trace_trees.tree_leaves(specs, is_leaf=_is_spec_leaf)
     if len(leaves) != n:
         raise ValueError(f"Pytree for `{what}` and {tree_desc} do not match: {len(leaves)} "
                          f"block spec(s) for {n} array(s).")
@@ -144,7 +144,7 @@ def _trace_index_map(module, fn, grid, aval, what, name) -> str:
     trace = Trace(module, name, [i32] * n, visibility="private")
     with context(), trace:
         outs = (0,) * aval.ndim if fn is None else fn(*trace.args)
-        leaves = tree_util.tree_leaves(outs)
+        leaves = trace_trees.tree_leaves(outs)
         if len(leaves) != aval.ndim:
             fname = getattr(fn, "__name__", repr(fn))
             raise ValueError(f"Index map function {fname} for {what} must return "
@@ -225,14 +225,14 @@ class _PallasCall:
     def _stage(self, *args):
         outer = current_trace()
         module = outer.module
-        leaves, in_tree = tree_util.tree_flatten(args)
+        leaves, in_tree = trace_trees.tree_flatten(args)
         leaves = [x if isinstance(x, Tracer) or hasattr(x, "aval") else jnp.asarray(x)
                   for x in leaves]
         in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
         for i, a in enumerate(in_avals):
             if isinstance(a, RefAval):
                 raise TypeError(f"pallas_call input {i} is a ref; pass arrays")
-        out_leaves, out_tree = tree_util.tree_flatten(
+        out_leaves, out_tree = trace_trees.tree_flatten(
             self.out_shape, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
         out_avals = []
         for o in out_leaves:
@@ -242,7 +242,7 @@ class _PallasCall:
             out_avals.append(ShapedArray(tuple(o.shape), dtypes.canonicalize_dtype(o.dtype)))
         in_specs = _flat_specs(self.in_specs, len(leaves), "in_specs", "inputs")
         out_specs = _flat_specs(self.out_specs, len(out_avals), "out_specs", "out_shape")
-        scratch_leaves = tree_util.tree_leaves(
+        scratch_leaves = trace_trees.tree_leaves(
             self.scratch_shapes, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
         scratch = [_scratch_aval(s) for s in scratch_leaves]
         for i, o in self.aliases.items():
@@ -297,7 +297,7 @@ class _PallasCall:
         scratch = refs[n_in + n_out:]
         if self.scratch_shapes and not isinstance(self.scratch_shapes, (tuple, list)):
             scratch = [tree_util.tree_unflatten(
-                tree_util.tree_structure(self.scratch_shapes, is_leaf=lambda x: hasattr(
+                trace_trees.tree_structure(self.scratch_shapes, is_leaf=lambda x: hasattr(
                     x, "shape") and hasattr(x, "dtype")), scratch)]
         with context(), trace, KernelContext(trace, self.grid):
             result = self.kernel(*in_refs, *out_refs, *scratch)

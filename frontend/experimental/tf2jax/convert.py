@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 import mjax.numpy as jnp
-from mjax import tree_util
+from mjax import trace_trees, tree_util
 from mjax.array import Array
 from mjax.core import Tracer
 from mjax.experimental.tf2jax.graph import Resource, from_graph_def
@@ -86,7 +86,7 @@ class _Converted:
 
     def __init__(self, tf_func, args, kwargs):
         import tensorflow as tf
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        leaves, tree = trace_trees.tree_flatten((args, kwargs))
         # Array leaves become placeholders; other leaves (Python scalars, strings) are
         # static, baked into the graph as TF does.
         self.array_leaves = [i for i, x in enumerate(leaves) if _is_array(x)]
@@ -94,7 +94,7 @@ class _Converted:
             cf = tf_func
             placeholder_names = None
             if not leaves:      # no examples: the function's own signature
-                leaves, _ = tree_util.tree_flatten(cf.structured_input_signature)
+                leaves, _ = trace_trees.tree_flatten(cf.structured_input_signature)
                 self.array_leaves = [i for i, x in enumerate(leaves) if _is_array(x)]
         else:
             if not hasattr(tf_func, "get_concrete_function"):
@@ -157,7 +157,7 @@ class _Converted:
         check_rules(self.graph, Context(self.library, {}, self.functions))
 
     def __call__(self, params, args, rng=None):
-        leaves = tree_util.tree_leaves(args)
+        leaves = trace_trees.tree_leaves(args)
         if len(leaves) != self.n_leaves:
             raise TypeError(f"tf2jax: the converted '{self.name}' takes arguments with "
                             f"{self.n_leaves} leaves (as the example arguments), got "
