@@ -38,12 +38,50 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         return lax.dot_general(a, b, (((a.ndim - 1,), (b_contract,)), ((), ())),
                                precision=precision,
                                preferred_element_type=preferred_element_type)
-    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a2 = broadcast_to(a, batch + a.shape[-2:])
-    b2 = broadcast_to(b, batch + b.shape[-2:])
-    nb = len(batch)
-    return lax.dot_general(a2, b2, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                           precision=precision, preferred_element_type=preferred_element_type)
+    return _batched_matmul(a, b, precision, preferred_element_type)
+
+
+def _batched_matmul(a, b, precision, preferred_element_type):
+    """matmul of two operands of rank >= 2 as one dot_general without broadcasting, as JAX
+    emits it: a leading dim both operands have (same size) is a batch dim; one only an
+    operand has, or where the other's is 1 (squeezed away), stays a free dim of that
+    operand. So `x @ W` with x (B, T, d) and W (d, n) contracts x's last dim with W
+    directly, one (B*T, d) x (d, n) product for XLA, not a batched product over copies of
+    W. The result is transposed back to matmul's order (batch dims, rows, columns)."""
+    n = builtins.max(a.ndim, b.ndim) - 2
+    a_lead = (None,) * (n - a.ndim + 2) + a.shape[:-2]
+    b_lead = (None,) * (n - b.ndim + 2) + b.shape[:-2]
+    batch, a_free, b_free = [], [], []           # result positions of each kind of dim
+    a_batch, b_batch, a_squeeze, b_squeeze = [], [], [], []
+    a_at = b_at = 0                              # position in a's / b's own leading dims
+    for i, (da, db) in enumerate(zip(a_lead, b_lead)):
+        if da is None or (db is not None and da == 1 and db != 1):
+            if da is not None:
+                a_squeeze.append(a_at)
+            b_free.append(i)
+        elif db is None or db == 1 and da != 1:
+            if db is not None:
+                b_squeeze.append(b_at)
+            a_free.append(i)
+        elif da == db:
+            a_batch.append(a_at - len(a_squeeze))
+            b_batch.append(b_at - len(b_squeeze))
+            batch.append(i)
+        else:
+            raise ValueError(at_user_line(
+                f"Incompatible shapes for matmul arguments: {a.shape} and {b.shape}"))
+        a_at += da is not None
+        b_at += db is not None
+    a = lax.squeeze(a, tuple(a_squeeze)) if a_squeeze else a
+    b = lax.squeeze(b, tuple(b_squeeze)) if b_squeeze else b
+    # dot_general's result: batch dims, a's free dims (its leading ones, then its rows),
+    # b's free dims (leading ones, then its columns).
+    order = batch + a_free + [n] + b_free + [n + 1]
+    out = lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 2,)),
+                                 (tuple(a_batch), tuple(b_batch))),
+                          precision=precision, preferred_element_type=preferred_element_type)
+    perm = tuple(sorted(range(len(order)), key=order.__getitem__))
+    return out if perm == tuple(range(len(perm))) else lax.transpose(out, perm)
 
 
 def _needs_promotion(a, b):
