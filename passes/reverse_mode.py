@@ -35,6 +35,7 @@ from mjax.passes.ir_util import (entry_block, nested_ops, replace_op, set_result
 from mjax.passes.partial_eval import PartialEval
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules.ad_util import Linear, Unknown, add_any, instantiate
+from mjax.passes.rules.callbacks import prints_anywhere
 from mjax.passes.rules.tables import TRANSPOSE, TRANSPOSE_NESTED
 
 
@@ -269,10 +270,35 @@ def expand_vjp_op(ex, op) -> None:
     info = vjp_functions(ex, str(p["callee"]), p["diff_args"], p["diff_results"], where=op)
     n_in = len(ex.fns.signature(str(p["callee"]))[0])
     operands = list(op.operands)
-    b = Builder(ir.InsertionPoint(op), op.location)
-    fwd_out = ex.call(b, info.fwd, operands[:n_in])
+    fwd_outs = ex.fns.signature(info.fwd)[1][:info.num_outputs]
+    twin = None if prints_anywhere(ex, str(p["callee"])) else \
+        _primal_twin(op, str(p["callee"]), operands[:n_in], fwd_outs)
+    fwd_out = ex.call(Builder(ir.InsertionPoint(twin or op), op.location), info.fwd,
+                      operands[:n_in])
+    if twin is not None:
+        replace_op(twin, fwd_out[:info.num_outputs])
+        operands = list(op.operands)     # (a cotangent may have used the twin's results)
     res = fwd_out[info.num_outputs:]
+    b = Builder(ir.InsertionPoint(op), op.location)
     replace_op(op, ex.call(b, info.bwd, res + operands[n_in:]))
+
+
+def _primal_twin(op, callee: str, primals, fwd_outs) -> ir.Operation | None:
+    """An earlier `jaxpr.call @callee(primals)` in op's block (value_and_grad stages the
+    value so): its results are the forward part's primal outputs, so the forward part
+    runs in its place and the function is evaluated once, as in JAX (a loop is not run
+    twice, a callback not called twice). (Not when the function prints: the forward part
+    leaves debug prints to the primal run.)"""
+    twin = None
+    for other in op.operation.block.operations:
+        if other == op.operation:
+            return twin
+        view = other.opview
+        if (isinstance(view, T.CallOp) and str(view.params["callee"]) == callee
+                and list(other.operands) == list(primals)
+                and [aval_of(r.type) for r in other.results] == fwd_outs):
+            twin = other
+    return None
 
 
 def evaluable_linear(ex, lin_name: str) -> None:

@@ -30,7 +30,7 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops.callbacks import ORDERED_EFFECTS, CallbackOp
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
-from mjax.passes.ir_util import nested_ops
+from mjax.passes.ir_util import callee_of, nested_ops
 from mjax.passes.registry import PassError
 from mjax.passes.rules.batch_util import NOT_MAPPED, batch_rule, moveaxis
 from mjax.passes.rules.tables import JVP, JVP_NESTED, TRANSPOSE, lowering
@@ -237,6 +237,18 @@ def _callback_jvp_nested(jvp, op, pairs):
 def _prints(op) -> bool:
     """A debug callback, or an IO callback without results: run only for its effect."""
     return op.opview.params["effect"].startswith("debug") or len(op.results) == 0
+
+
+def prints_anywhere(ex, name: str) -> bool:
+    """Whether @name, or a function it calls, has a callback linearization drops."""
+    seen = ex.state.setdefault("prints_anywhere", {})
+    if name not in seen:
+        seen[name] = False     # (recursion guard)
+        seen[name] = any(
+            (inner.name == CallbackOp.OPERATION_NAME and _prints(inner))
+            or (callee_of(inner) in ex.fns and prints_anywhere(ex, callee_of(inner)))
+            for inner in nested_ops(ex.fns.get(name)))
+    return seen[name]
 
 
 def _drops_printing(jvp) -> bool:
