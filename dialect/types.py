@@ -28,6 +28,7 @@ _DTYPES_BY_ELEMENT = {v: k for k, v in _ELEMENT_TYPES.items()}
 
 
 _KEY_TAGS = {"threefry2x32": "fry", "rbg": "rbg", "unsafe_rbg": "urbg"}
+_KEY_BYTES = {"threefry2x32": 8, "rbg": 16, "unsafe_rbg": 16}   # (2 or 4 uint32 words)
 
 
 class KeyType:
@@ -41,6 +42,11 @@ class KeyType:
     @property
     def name(self) -> str:
         return repr(self)   # (JAX's name: key<fry>)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes of one key's data (flax sizes parameters by it)."""
+        return _KEY_BYTES.get(self.impl, 8)
 
     def __eq__(self, other):
         return isinstance(other, KeyType) and other.impl == self.impl

@@ -93,3 +93,20 @@ def test_treedefs_with_keys_pickle_and_compare():
     assert mjax.tree_util.treedef_is_leaf(mjax.tree_util.tree_structure(t["k"]))
     assert not mjax.tree_util.is_tree_node(type(t["k"]))
     assert mjax.tree_util.tree_leaves(mjax.random.key_data(t["k"]))[0].dtype == mnp.uint32
+
+
+def test_keys_compare_with_isclose_and_report_their_size():
+    def run(lib):
+        k0, k1 = lib.random.key(0), lib.random.key(1)
+        ks = lib.random.split(k0, 3)
+        out = [bool(lib.numpy.allclose(k0, k1)), bool(lib.numpy.allclose(ks, ks)),
+               np.asarray(lib.numpy.isclose(ks, ks[::-1])).tolist(),
+               bool(lib.jit(lib.numpy.allclose)(k0, k0)),
+               [lib.random.key(0, impl=i).dtype.itemsize
+                for i in ("threefry2x32", "rbg", "unsafe_rbg")]]
+        try:
+            lib.numpy.isclose(k0, 1.0)
+        except TypeError as e:
+            out.append(str(e))
+        return out
+    assert run(mjax) == run(jax)
