@@ -272,7 +272,7 @@ def expand_vjp_op(ex, op) -> None:
     operands = list(op.operands)
     fwd_outs = ex.fns.signature(info.fwd)[1][:info.num_outputs]
     twin = None if prints_anywhere(ex, str(p["callee"])) else \
-        _primal_twin(op, str(p["callee"]), operands[:n_in], fwd_outs)
+        _primal_twin(op, str(p["callee"]), operands[:n_in], fwd_outs, info.diff_results)
     fwd_out = ex.call(Builder(ir.InsertionPoint(twin or op), op.location), info.fwd,
                       operands[:n_in])
     if twin is not None:
@@ -283,12 +283,13 @@ def expand_vjp_op(ex, op) -> None:
     replace_op(op, ex.call(b, info.bwd, res + operands[n_in:]))
 
 
-def _primal_twin(op, callee: str, primals, fwd_outs) -> ir.Operation | None:
+def _primal_twin(op, callee: str, primals, fwd_outs, diff_results) -> ir.Operation | None:
     """An earlier `jaxpr.call @callee(primals)` in op's block (value_and_grad stages the
     value so): its results are the forward part's primal outputs, so the forward part
     runs in its place and the function is evaluated once, as in JAX (a loop is not run
-    twice, a callback not called twice). (Not when the function prints: the forward part
-    leaves debug prints to the primal run.)"""
+    twice, a callback not called twice). Not when the function prints (the forward part
+    leaves debug prints to the primal run), nor when the differentiated value is unused,
+    as grad's is (--jaxpr-dce drops that call; make_jaxpr shows it, as JAX's jaxpr)."""
     twin = None
     for other in op.operation.block.operations:
         if other == op.operation:
@@ -296,7 +297,9 @@ def _primal_twin(op, callee: str, primals, fwd_outs) -> ir.Operation | None:
         view = other.opview
         if (isinstance(view, T.CallOp) and str(view.params["callee"]) == callee
                 and list(other.operands) == list(primals)
-                and [aval_of(r.type) for r in other.results] == fwd_outs):
+                and [aval_of(r.type) for r in other.results] == fwd_outs
+                and any(next(iter(other.results[j].uses), None) is not None
+                        for j in diff_results)):
             twin = other
     return None
 
