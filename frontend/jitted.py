@@ -20,8 +20,6 @@ from mjax.array import Array, raise_if_deleted_by_user
 from mjax.config import config
 from mjax.core import _state as _trace_state
 from mjax.core import aval_of_value, bind, current_trace
-from mjax.dialect.attributes import Symbol
-from mjax.dialect.ops.transforms import CallOp
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.dtypes import to_numpy
 from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
@@ -30,17 +28,16 @@ from mjax.cache_miss_log import explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo
+from mjax import nested_traces
 from mjax.passes.user_passes import PassList, pass_list
 from mjax.placement import args_device, commit, default_device, on_device
-from mjax.pretty import mark_captured
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
 from mjax.sharding_impls import NamedSharding, P
 from mjax.source_info import at_user_line, wraps
 from mjax.spmd import jit as spmd
 from mjax.stages import Traced
-from mjax.staging import (TracedFunction, call_args, emit, eval_shape, stage_function,
-                          trace_function)
+from mjax.staging import TracedFunction, eval_shape, trace_function
 
 # JAX logs compilations from its dispatch/pxla modules; mjax from this one, under the
 # name it has always had ('mjax.api', which eager ops share).
@@ -235,6 +232,7 @@ class Jitted:
             self._sig, donate_argnums, donate_argnames, self.static_argnums,
             self.static_argnames)
         self._cache: dict = {}
+        self._nested: dict = {}   # traces made under other traces (mjax/nested_traces.py)
         ALL_JITTED.add(self)
         # The fast path's memo of the last cache hit: [config epoch, args treedef (None:
         # every positional argument is an Array), avals, entry, {(treedef, avals): entry}
@@ -429,18 +427,14 @@ class Jitted:
         leaves, in_tree = trace_trees.tree_flatten((dyn_args, dyn_kwargs))
         outer = current_trace()
         if outer is not None:
-            # Nested jit: a private function of the enclosing module, called with
-            # jaxpr.call (inlined before lowering).
+            # Nested jit
             if self._passes:
                 _warn_passes_not_run(self._name)
-            traced = stage_function(self._bind_static(static_key, len(args)), dyn_args,
-                                    dyn_kwargs, name=self._name)
-            outs = emit(CallOp, call_args(traced, leaves), callee=Symbol(traced.name))
-            if traced.captured:   # (JAX's jaxprs list a closure's values first)
-                mark_captured(traced.trace.func, len(traced.captured))
-            for t, a in zip(outs, traced.out_avals):
-                t.aval = a
-            return tree_util.tree_unflatten(traced.out_tree, outs)
+            # (a call of a private function of the enclosing module, inlined before
+            # lowering; traced the first time these argument types come)
+            return nested_traces.call(
+                self._nested, self._bind_static(static_key, len(args)), self._name, outer,
+                dyn_args, dyn_kwargs, nested_traces.key(in_tree, leaves, static_key), leaves)
         # (A list comprehension, and an Array's aval read directly: this is per call.)
         avals = tuple([x.aval if type(x) is Array else aval_of_value(x) for x in leaves])
         donated = self._donated_leaves(args, dyn_kwargs) if (
@@ -712,6 +706,7 @@ class Jitted:
     def clear_cache(self):
         self._memo = None
         self._cache.clear()
+        self._nested.clear()
 
     def _cache_size(self):
         return len(self._cache)

@@ -45,6 +45,16 @@ JIT = Slot("JIT", "mjax.jitted")
 # keeps a sharded layout), which eager.py, below jit, cannot build.
 APPLY_SHARDED = Slot("APPLY_SHARDED", "mjax.jitted")
 
+# differentiation_state(leaves) -> hashable (mjax.ad.levels): a nested jit's kept trace
+# (mjax.nested_traces) depends on the differentiations around it and which of its
+# arguments each perturbs (custom rules are traced at once for perturbed inputs).
+DIFFERENTIATION_STATE = Slot("DIFFERENTIATION_STATE", "mjax.ad.levels")
+
+# perturbation_queries() -> int (mjax.ad.symbolic_zeros): how many times tracing asked
+# which values a differentiation perturbs; a nested trace that asked none does not depend
+# on DIFFERENTIATION_STATE, and is kept for every state.
+PERTURBATION_QUERIES = Slot("PERTURBATION_QUERIES", "mjax.ad.symbolic_zeros")
+
 # vmap(fun, in_axes=0, out_axes=0, ...) (mjax.batching): lax.map(batch_size=) maps
 # batches of its inputs with vmap, as JAX's lax.map does.
 VMAP = Slot("VMAP", "mjax.batching")

@@ -105,6 +105,15 @@ def referenced_symbols(root) -> set[str]:
     return names
 
 
+def functions_text(module: ir.Module, roots) -> str:
+    """A module, as text, holding the functions of `module` that `roots` (names) reach,
+    them included: a copy of a traced function to parse into another module."""
+    fns = {symbol_name(op): op.operation for op in module.body.operations
+           if op.operation.name == "func.func"}
+    names = reachable_functions(fns, roots)
+    return "module {\n" + "\n".join(str(fns[n]) for n in fns if n in names) + "\n}"
+
+
 def reachable_functions(fns: dict[str, ir.Operation], roots=None) -> set[str]:
     """The names of the functions of `fns` (name -> func.func) that `roots` (default:
     the public ones) reach through symbol references (calls, transformation ops,
@@ -274,6 +283,6 @@ def set_results(fn: ir.Operation, values) -> None:
 __all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_into",
            "dependent_results", "entry_block", "functions", "has_effects", "is_constant",
            "is_private",
-           "main_function", "module_body", "nested_ops", "reachable_functions",
-           "referenced_symbols", "replace_op", "set_results", "symbol_name", "symbol_refs",
-           "used_values"]
+           "functions_text", "main_function", "module_body", "nested_ops",
+           "reachable_functions", "referenced_symbols", "replace_op", "set_results",
+           "symbol_name", "symbol_refs", "used_values"]

@@ -342,6 +342,7 @@ class _CustomRules:
         stack = _slots.stack
         slot = stack[-1] if stack and stack[-1].matches(self, nd, call.tree, leaves) else None
         level = levels.depth()
+        symbolic_zeros.note_query()     # (how it is staged depends on the level)
         known = [symbolic_zeros.perturbation(x, level) for x in leaves] if level else []
         if any(p is True for p in known):
             perturbed = [p is not False for p in known]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from mjax import trace_trees
+from mjax import registration, trace_trees
 from mjax.ad import symbolic_zeros
 from mjax.source_info import wraps
 
@@ -58,4 +58,13 @@ def differentiated(fun, diff_leaves=()):
     return inside
 
 
-__all__ = ["at", "depth", "differentiated"]
+__all__ = ["at", "depth", "differentiated", "differentiation_state"]
+
+
+@registration.DIFFERENTIATION_STATE.fill
+def differentiation_state(leaves) -> tuple:
+    """The depth of differentiation, and per level which of `leaves` it perturbs (True,
+    False, or None when the IR cannot tell)."""
+    level = _depth.value
+    return level, tuple(tuple(symbolic_zeros.perturbation(x, k) for x in leaves)
+                        for k in range(1, level + 1))

@@ -27,6 +27,7 @@ from mjax.jitted import Jitted
 from mjax.lowering import lower_to_stablehlo
 from mjax.passes import PassError
 from mjax.passes.autodiff import linearize_functions, trace_bwd_rules_now, vjp_functions
+from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
 from mjax.runtime import get_backend
 from mjax.staging import call_args, emit, emit_call, trace_function
@@ -203,7 +204,7 @@ def _raise_differentiation_error(traced, diff_args):
     nontraceable raises RuntimeError from its JVP rule); used on grad's error path only.
     (Other errors of the passes give way to grad's own.)"""
     with context(), ir.Location.unknown(context()):
-        module = ir.Module.parse(_function_text(traced.module, traced.name))
+        module = ir.Module.parse(functions_text(traced.module, [traced.name]))
     results = tuple(j for j, a in enumerate(traced.out_avals) if _is_inexact(a))
     try:
         vjp_functions(module, traced.name, tuple(diff_args), results)
@@ -265,7 +266,7 @@ class _Recipe:
 
     def freeze(self):
         if self.text is None:
-            self.text = _function_text(self.module, self.name)
+            self.text = functions_text(self.module, [self.name])
 
     def callee_in(self, module) -> str:
         if module is self.module:
@@ -275,21 +276,6 @@ class _Recipe:
         if name not in ir.SymbolTable(module.operation):
             _clone_functions(module.operation, self.text, self.prefix)
         return name
-
-
-def _function_text(module, name) -> str:
-    """A module holding the function @name and every function it references."""
-    funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
-             for op in module.body.operations if op.operation.name == "func.func"}
-    texts, todo, seen = [], [name], {name}
-    while todo:
-        text = str(funcs[todo.pop()])
-        texts.append(text)
-        for ref in concrete.symbol_refs(text):     # (quoted too: @"<lambda>_1")
-            if ref in funcs and ref not in seen:
-                seen.add(ref)
-                todo.append(ref)
-    return "module {\n" + "\n".join(texts) + "\n}"
 
 
 class _Split:

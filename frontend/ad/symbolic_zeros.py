@@ -36,7 +36,7 @@ import threading
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax import dtypes, lax
+from mjax import dtypes, lax, registration
 from mjax.core import Carry, Tracer, aval_of_value, current_trace, trace_stack
 from mjax.dialect.ops.structural import StopGradientOp
 from mjax.dialect.ops.transforms import CallOp
@@ -86,6 +86,7 @@ class SymbolicZero:
 class _Levels(threading.local):
     def __init__(self):
         self.by_level: dict = {}    # level -> _Level
+        self.queries = 0   # perturbation() calls, note_query()s (PERTURBATION_QUERIES)
 
 
 _levels = _Levels()
@@ -154,6 +155,7 @@ def perturbation(x, level: int):
     (`x` is not inexact, not traced, or does not depend on the level's differentiated
     arguments), None when the IR cannot tell (a loop carry, a result of an op with
     regions, an argument of unknown source)."""
+    _levels.queries += 1
     if not isinstance(x, Tracer):
         return False
     if not dtypes.issubdtype(np.dtype(x.aval.dtype), np.inexact):
@@ -190,6 +192,17 @@ def perturbation(x, level: int):
             todo.extend((o, sure) for o in exact)
             todo.extend((o, False) for o in inexact)
     return None if maybe else False
+
+
+@registration.PERTURBATION_QUERIES.fill
+def perturbation_queries() -> int:
+    return _levels.queries
+
+
+def note_query() -> None:
+    """Counts a decision of tracing that depends on the differentiations around it, other
+    than by `perturbation` (a custom call staged at level 0 stages its rules untraced)."""
+    _levels.queries += 1
 
 
 def perturbed(x, level: int) -> bool:
@@ -257,5 +270,5 @@ class _Dependencies:
         return self.memo[key]
 
 
-__all__ = ["SymbolicZero", "differentiating", "perturbation", "perturbed", "primal_dtype_to_tangent_dtype",
-           "tangent_aval", "unperturbed", "zeros_like_aval"]
+__all__ = ["SymbolicZero", "differentiating", "note_query", "perturbation", "perturbed",
+           "primal_dtype_to_tangent_dtype", "tangent_aval", "unperturbed", "zeros_like_aval"]

@@ -1,0 +1,127 @@
+"""The traces of a jit called inside another trace, kept and reused as JAX reuses a jitted
+function's jaxpr: a second call with the same argument types (in the same outer trace or
+another one) calls the function traced the first time instead of running the Python
+function again (so its Python side effects happen once, as in JAX).
+
+A trace is kept as the text of its function and the functions it calls, printed when it
+is made (the module it was traced into is transformed in place later); a reuse in
+another module parses that text in under a prefix, once per module. A trace that
+captured a value of an enclosing trace (a closure over a tracer) is not kept: the value
+exists only there.
+"""
+from __future__ import annotations
+
+import itertools
+
+from jaxlib.mlir import ir
+
+from mjax import registration, tree_util
+from mjax.axis_env import AXIS_ENV
+from mjax.config import config
+from mjax.core import Tracer, aval_of_value
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops.transforms import CallOp
+from mjax.passes.ir_util import functions_text
+from mjax.passes.rules.export import _clone_functions
+from mjax.pretty import mark_captured
+from mjax.sharding_impls import current_mesh, get_abstract_mesh
+from mjax.staging import call_args, emit, stage_function
+
+_prefixes = itertools.count()
+
+
+class NestedTrace:
+    """One kept trace: what calling it needs, and its functions as text."""
+
+    def __init__(self, traced, module):
+        self.name = traced.name
+        self.out_tree, self.out_avals = traced.out_tree, traced.out_avals
+        self.captured = list(traced.captured)
+        self.text = functions_text(module, [traced.name])
+        self.prefix = f"jit{next(_prefixes)}"
+
+    def callee_in(self, module) -> str:
+        """The name of the traced function in `module`, copied in if it is not there.
+        (Names of traced functions are unique in the process: a module holding the
+        name holds this very function.)"""
+        table = ir.SymbolTable(module.operation)
+        if self.name in table:
+            return self.name
+        copied = f"{self.prefix}_{self.name}"
+        if copied not in table:
+            _clone_functions(module.operation, self.text, self.prefix)
+        return copied
+
+
+def key(in_tree, leaves, static_key):
+    """What a nested trace depends on besides the function: the arguments' structure and
+    types, static arguments, the options that change tracing, the named axes and meshes
+    around it. None when something is unhashable."""
+    avals = tuple(x.aval if isinstance(x, Tracer) else aval_of_value(x) for x in leaves)
+    k = (in_tree, avals, static_key, config.trace_state(), tuple(AXIS_ENV.frames),
+         get_abstract_mesh(), id(current_mesh()))
+    try:
+        hash(k)
+    except TypeError:
+        return None
+    return k
+
+
+# A trace that asked which values a differentiation perturbs (a custom rule traced at
+# once, an isinstance(x, JVPTracer)) depends on the differentiations around it too: it
+# is kept per differentiation state, in a dict under the key. (Asking is rare; computing
+# the state for every call would walk the IR back from each argument.)
+def perturbation_queries() -> int:
+    return registration.PERTURBATION_QUERIES()
+
+
+def lookup(kept: dict, key, leaves) -> NestedTrace | None:
+    """The trace kept for `key` (and the differentiation state of `leaves`, if it
+    depends on it), or None."""
+    entry = kept.get(key) if key is not None else None
+    if isinstance(entry, dict):
+        return entry.get(registration.DIFFERENTIATION_STATE(leaves))
+    return entry
+
+
+def keep(kept: dict, key, leaves, traced, module, asked: bool) -> None:
+    trace = NestedTrace(traced, module)
+    if not asked:
+        kept[key] = trace
+        return
+    per_state = kept.get(key)
+    if not isinstance(per_state, dict):
+        per_state = kept[key] = {}
+    per_state[registration.DIFFERENTIATION_STATE(leaves)] = trace
+
+
+def keepable(traced) -> bool:
+    """Whether a trace can be kept: it captured no tracer of an enclosing trace."""
+    return not any(isinstance(v, Tracer) for v in traced.captured)
+
+
+def call(kept: dict, fun, name, outer, args, kwargs, key, leaves):
+    """fun(*args, **kwargs) under the trace `outer`: a `jaxpr.call` of fun's function,
+    traced now unless `kept` (a jit's traces) holds one for `key` (None: not kept)."""
+    trace = lookup(kept, key, leaves)
+    if trace is None:
+        asked = perturbation_queries()
+        traced = stage_function(fun, args, kwargs, name=name)
+        if traced.captured:   # (JAX's jaxprs list a closure's values first)
+            mark_captured(traced.trace.func, len(traced.captured))
+        callee, out_tree, out_avals = traced.name, traced.out_tree, traced.out_avals
+        operands = call_args(traced, leaves)
+        if key is not None and keepable(traced):
+            keep(kept, key, leaves, traced, outer.module, perturbation_queries() != asked)
+    else:
+        callee, out_tree, out_avals = trace.callee_in(outer.module), trace.out_tree, \
+            trace.out_avals
+        operands = list(leaves) + trace.captured
+    outs = emit(CallOp, operands, callee=Symbol(callee))
+    for t, a in zip(outs, out_avals):
+        t.aval = a
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+__all__ = ["NestedTrace", "call", "keep", "keepable", "key", "lookup",
+           "perturbation_queries"]
