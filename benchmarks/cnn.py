@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from run import Steady, print_table, time_interleaved
+from run import Steady, lower_and_compile, side_by_side
 
 
 def cnn_params(rng):
@@ -58,13 +58,7 @@ def suite(lib, jnp, rng, batch, quick):
     labels = lib.device_put(np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)])
     step = make_step(lib, jnp)
 
-    t0 = time.perf_counter()
-    lowered = lib.jit(lambda p, x, t: step(p, x, t)).lower(params, images, labels)
-    t1 = time.perf_counter()
-    lowered.compile()
-    t2 = time.perf_counter()
-    out["CNN step trace+transform+lower"] = t1 - t0
-    out["CNN step XLA compile"] = t2 - t1
+    out.update(lower_and_compile(lib, step, (params, images, labels), "CNN step"))
 
     train = lib.jit(step)
     t0 = time.perf_counter()
@@ -86,29 +80,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--batch", type=int, default=64)
     args = parser.parse_args()
-    import mjax
-    import mjax.numpy as mnp
-    results = {"mjax": suite(mjax, mnp, np.random.default_rng(0), args.batch, args.quick)}
-    try:
-        import jax
-        import jax.numpy as jnp
-        jax.config.update("jax_platforms", "cpu")
-        results["jax"] = suite(jax, jnp, np.random.default_rng(0), args.batch, args.quick)
-    except ImportError:
-        print("(jax is not installed: mjax column only)")
-    losses = {lib: r.pop("losses") for lib, r in results.items()}
-    print("losses, 5 SGD steps:", {lib: [round(v, 5) for v in ls] for lib, ls in losses.items()})
-    if "jax" in losses:
-        np.testing.assert_allclose(losses["mjax"], losses["jax"], rtol=1e-4)
-        print("  mjax and JAX agree step for step (rtol 1e-4)")
-    names = list(results["mjax"])
-    steady = [n for n in names if isinstance(results["mjax"][n], Steady)]
-    for name in steady:
-        timed = time_interleaved({lib: r[name] for lib, r in results.items()},
-                                 repeat=3 if args.quick else 7)
-        for lib in results:
-            results[lib][name] = timed[lib]
-    print_table(results, names, "benchmark (batch %d)" % args.batch)
+    side_by_side(lambda lib, jnp, rng: suite(lib, jnp, rng, args.batch, args.quick),
+                 f"benchmark (batch {args.batch})", "5 SGD steps", args.quick)
 
 
 if __name__ == "__main__":

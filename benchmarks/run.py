@@ -54,6 +54,45 @@ def time_interleaved(steadies: dict, repeat=7) -> dict:
     return best
 
 
+def lower_and_compile(lib, step, args, label) -> dict:
+    """{"<label> trace+transform+lower": s, "<label> XLA compile": s} for a fresh jit of
+    `step` (a new function object: both libraries cache traces by function identity)."""
+    t0 = time.perf_counter()
+    lowered = lib.jit(lambda *a: step(*a)).lower(*args)
+    t1 = time.perf_counter()
+    lowered.compile()
+    return {f"{label} trace+transform+lower": t1 - t0,
+            f"{label} XLA compile": time.perf_counter() - t1}
+
+
+def side_by_side(suite, title: str, steps: str, quick: bool) -> None:
+    """Runs `suite(lib, jnp, rng)` -> {row: seconds or Steady, "losses": [...]} for mjax
+    and (when installed) JAX, checks their losses agree step for step, times the Steady
+    rows in interleaved rounds and prints the table with ratios."""
+    import mjax
+    import mjax.numpy as mnp
+    results = {"mjax": suite(mjax, mnp, np.random.default_rng(0))}
+    try:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_platforms", "cpu")
+        results["jax"] = suite(jax, jnp, np.random.default_rng(0))
+    except ImportError:
+        print("(jax is not installed: mjax column only)")
+    losses = {lib: r.pop("losses") for lib, r in results.items()}
+    print(f"losses, {steps}:", {lib: [round(v, 5) for v in ls] for lib, ls in losses.items()})
+    if "jax" in losses:
+        np.testing.assert_allclose(losses["mjax"], losses["jax"], rtol=1e-4)
+        print("  mjax and JAX agree step for step (rtol 1e-4)")
+    names = list(results["mjax"])
+    for name in [n for n in names if isinstance(results["mjax"][n], Steady)]:
+        timed = time_interleaved({lib: r[name] for lib, r in results.items()},
+                                 repeat=3 if quick else 7)
+        for lib in results:
+            results[lib][name] = timed[lib]
+    print_table(results, names, title)
+
+
 def once(fn):
     t0 = time.perf_counter()
     fn()
@@ -151,13 +190,7 @@ def suite(lib, jnp, rng, quick):
                                        max(n // 4, 5))
 
     # 5. MLP training step: grad + SGD under jit
-    t0 = time.perf_counter()
-    lowered = lib.jit(lambda p, x, t: step(p, x, t)).lower(params, batch, labels)
-    t1 = time.perf_counter()
-    lowered.compile()
-    t2 = time.perf_counter()
-    out["train step trace+transform+lower"] = t1 - t0
-    out["train step XLA compile"] = t2 - t1
+    out.update(lower_and_compile(lib, step, (params, batch, labels), "train step"))
     # First call (trace, transform, lower, compile, run) at a batch size not compiled yet.
     train = lib.jit(step)
     out["train step first call"] = once(lambda: lib.block_until_ready(
@@ -205,13 +238,7 @@ def suite(lib, jnp, rng, quick):
         g = lib.grad(rnn_loss)(p, xs, t)
         return [w - 0.01 * gw for w, gw in zip(p, g)]
 
-    t0 = time.perf_counter()
-    lowered = lib.jit(lambda p, x, t: rnn_step(p, x, t)).lower(rnn, seq, rnn_t)
-    t1 = time.perf_counter()
-    lowered.compile()
-    t2 = time.perf_counter()
-    out["RNN scan step trace+transform+lower"] = t1 - t0
-    out["RNN scan step XLA compile"] = t2 - t1
+    out.update(lower_and_compile(lib, rnn_step, (rnn, seq, rnn_t), "RNN scan step"))
     rnn_train = lib.jit(rnn_step)
     out["RNN scan step steady"] = Steady(lambda: lib.block_until_ready(
         rnn_train(rnn, seq, rnn_t)), max(n // 20, 3))

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from run import Steady, print_table, time_interleaved
+from run import Steady, lower_and_compile, side_by_side
 
 D, HEADS, SEQ, VOCAB = 256, 4, 128, 256
 
@@ -87,13 +87,7 @@ def suite(lib, jnp, rng, layers, batch, quick):
     tokens = lib.device_put(rng.integers(0, VOCAB, (batch, SEQ + 1)).astype(np.int32))
     step = make_step(lib, jnp)
 
-    t0 = time.perf_counter()
-    lowered = lib.jit(lambda p, o, t: step(p, o, t)).lower(params, opt, tokens)
-    t1 = time.perf_counter()
-    lowered.compile()
-    t2 = time.perf_counter()
-    out["LM step trace+transform+lower"] = t1 - t0
-    out["LM step XLA compile"] = t2 - t1
+    out.update(lower_and_compile(lib, step, (params, opt, tokens), "LM step"))
 
     train = lib.jit(step)
     t0 = time.perf_counter()
@@ -116,31 +110,10 @@ def main():
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--batch", type=int, default=16)
     args = parser.parse_args()
-    import mjax
-    import mjax.numpy as mnp
-    results = {"mjax": suite(mjax, mnp, np.random.default_rng(0), args.layers, args.batch,
-                             args.quick)}
-    try:
-        import jax
-        import jax.numpy as jnp
-        jax.config.update("jax_platforms", "cpu")
-        results["jax"] = suite(jax, jnp, np.random.default_rng(0), args.layers, args.batch,
-                               args.quick)
-    except ImportError:
-        print("(jax is not installed: mjax column only)")
-    losses = {lib: r.pop("losses") for lib, r in results.items()}
-    print("losses, 5 Adam steps:",
-          {lib: [round(v, 5) for v in ls] for lib, ls in losses.items()})
-    if "jax" in losses:
-        np.testing.assert_allclose(losses["mjax"], losses["jax"], rtol=1e-4)
-        print("  mjax and JAX agree step for step (rtol 1e-4)")
-    names = list(results["mjax"])
-    for name in [n for n in names if isinstance(results["mjax"][n], Steady)]:
-        timed = time_interleaved({lib: r[name] for lib, r in results.items()},
-                                 repeat=3 if args.quick else 7)
-        for lib in results:
-            results[lib][name] = timed[lib]
-    print_table(results, names, f"benchmark ({args.layers} layers, batch {args.batch})")
+    side_by_side(lambda lib, jnp, rng: suite(lib, jnp, rng, args.layers, args.batch,
+                                             args.quick),
+                 f"benchmark ({args.layers} layers, batch {args.batch})", "5 Adam steps",
+                 args.quick)
 
 
 if __name__ == "__main__":
