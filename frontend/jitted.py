@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from mjax import registration, trace_trees, tree_util
+from mjax import nested_traces, registration, trace_trees, tree_util
 from mjax.array import Array, raise_if_deleted_by_user
 from mjax.config import config
 from mjax.core import _state as _trace_state
@@ -28,7 +28,6 @@ from mjax.cache_miss_log import explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo
-from mjax import nested_traces
 from mjax.passes.user_passes import PassList, pass_list
 from mjax.placement import args_device, commit, default_device, on_device
 from mjax.runtime import get_backend

@@ -14,6 +14,7 @@ import operator
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax, prng as _prng
+from mjax.core import aval_of_value
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.numpy.arguments import check_arraylike, is_array, no_out
 from mjax.numpy.array_api import fused_when_eager
@@ -433,8 +434,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         # Keys are close when equal (JAX: extended dtypes compare with eq); a key and
         # a number are JAX's TypeError.
         if not (isinstance(a, _prng.PRNGKeyArray) and isinstance(b, _prng.PRNGKeyArray)):
-            raise TypeError(f"isclose does not accept dtypes {_dtype_name(a)}, "
-                            f"{_dtype_name(b)}.")
+            raise TypeError(f"isclose does not accept dtypes {aval_of_value(a).dtype}, "
+                            f"{aval_of_value(b).dtype}.")
         return equal(a, b)
     a, b = promote("isclose", a, b, inexact=True)
     out = less_equal(abs(a - b), atol + rtol * abs(b))
@@ -446,10 +447,6 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if equal_nan:
         out = logical_or(out, logical_and(isnan(a), isnan(b)))
     return _strong(out)
-
-
-def _dtype_name(x) -> str:
-    return str(getattr(x, "dtype", None) or _dt.dtype(x))
 
 
 def where_xy(condition, x, y):
