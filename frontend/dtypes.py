@@ -356,6 +356,12 @@ def to_inexact_dtype(d) -> np.dtype:
     return canonicalize_dtype(float64 if d.itemsize == 8 else float32)
 
 
+def is_python_scalar(x) -> bool:
+    """A bool, int, float or complex of Python's (weakly typed in JAX), not a NumPy
+    scalar: np.float64 and np.complex128 subclass float and complex but are strong."""
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
 def python_scalar_dtype(x) -> np.dtype:
     """Dtype of a Python scalar (weak except bool), canonicalized."""
     if isinstance(x, (bool, np.bool_)):
@@ -379,11 +385,13 @@ def aval_of_value(x) -> ShapedArray:
     aval = getattr(x, "aval", None)
     if aval is not None and isinstance(aval, ShapedArray):
         return aval
-    if isinstance(x, (bool, int, float, complex)):
-        return scalar_aval(x)
+    # (NumPy first: np.float64 and np.complex128 subclass float and complex, but their
+    # values are strongly typed, as NumPy scalars are in JAX.)
     if isinstance(x, (np.ndarray, np.generic)):
         check_numpy_value(x)
         return ShapedArray(np.shape(x), canonicalize_dtype(x.dtype))
+    if isinstance(x, (bool, int, float, complex)):
+        return scalar_aval(x)
     if hasattr(x, "__jax_array__"):
         return aval_of_value(x.__jax_array__())
     for base in cls.__mro__:

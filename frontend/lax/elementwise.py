@@ -33,15 +33,16 @@ from mjax.lax.shapes import broadcast_in_dim, unchanged
 from mjax.placement import device_put_value
 
 
-_PY_SCALARS = (bool, int, float, complex)  # before `complex` is shadowed by lax.complex
-
-
 def _is_python_scalar(x):
-    return isinstance(x, _PY_SCALARS) and not hasattr(x, "aval")
+    return dtypes.is_python_scalar(x) and not hasattr(x, "aval")
 
 
-def _prepare(*args, fn: str):
-    """Python scalars take the dtype of the array operands; scalars broadcast."""
+def _prepare(*args, fn: str, strict: bool = True):
+    """Operands of one shape, scalars broadcast. A Python scalar has its default dtype
+    (int32, float32, complex64; 64-bit under x64) and must match the arrays' dtype, as in
+    JAX (`lax.add(f32_array, 2)` is a TypeError; jnp promotes), then takes their weak-typed
+    form. `strict=False` (mjax's own compositions): a Python scalar takes the arrays' dtype.
+    """
     # The common case: arrays (or tracers) of one shape, nothing to convert or broadcast
     # (a plain loop: this runs per op).
     shape = None
@@ -56,6 +57,8 @@ def _prepare(*args, fn: str):
     arrays = [a for a, av in zip(args, avals) if not _is_python_scalar(a)]
     if arrays:
         target = aval_of_value(arrays[0]).dtype
+        if strict and len(arrays) < len(args):
+            _check_scalar_dtypes(avals, fn)
         args = [convert_element_type(a, target, weak_type=True) if _is_python_scalar(a)
                 else a for a in args]
         avals = [aval_of_value(a) for a in args]
@@ -77,6 +80,28 @@ def _prepare(*args, fn: str):
         return list(args)
     return [implicit_broadcast(a, shape) if av.shape != shape else a
             for a, av in zip(args, avals)]
+
+
+# jnp's promoting counterpart of each binary op, named in the dtype error.
+_JNP_NAMES = {"sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
+              "max": "maximum", "min": "minimum", "and": "bitwise_and",
+              "or": "bitwise_or", "xor": "bitwise_xor", "shift_left": "left_shift",
+              "shift_right_arithmetic": "right_shift", "eq": "equal",
+              "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+              "ge": "greater_equal", "pow": "power", "atan2": "arctan2"}
+
+
+def _check_scalar_dtypes(avals, fn: str) -> None:
+    """JAX's rule for lax's binary ops: no promotion, a Python scalar included."""
+    dts = [np.dtype(av.dtype) for av in avals]
+    if fn == "pow" and dts[1].kind in "iu":
+        dts = dts[:1]  # (an integer exponent is allowed)
+    if len(set(dts)) > 1:
+        jnp_name = _JNP_NAMES.get(fn, fn)
+        raise TypeError(at_user_line(
+            f"lax.{fn} requires arguments to have the same dtypes, got "
+            f"{', '.join(d.name for d in dts)}. (jnp.{jnp_name} promotes its inputs' "
+            "dtypes; lax does not.)"))
 
 
 IMPLICIT_BROADCAST = "mjax.implicit_broadcast"
@@ -547,8 +572,14 @@ def select(pred, on_true, on_false):
 
 
 def clamp(min, x, max):  # noqa: A002
-    x_dtype = aval_of_value(x).dtype
-    min, max = (convert_element_type(v, x_dtype) if _is_python_scalar(v) else v
+    """Elementwise min(max(x, min), max); min and max are scalars or of x's shape, and
+    all three of one dtype (a Python scalar's default dtype included). JAX: lax.clamp."""
+    avals = [aval_of_value(v) for v in (min, x, max)]
+    if len({np.dtype(av.dtype) for av in avals}) > 1:
+        raise TypeError(at_user_line(
+            "lax.clamp requires arguments to have the same dtypes, got "
+            f"{', '.join(np.dtype(av.dtype).name for av in avals)}."))
+    min, max = (convert_element_type(v, avals[1].dtype) if _is_python_scalar(v) else v
                 for v in (min, max))
     return bind(ClampOp, min, x, max)
 

@@ -89,7 +89,9 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
 def _index(index, size, allow_negative):
     index = as_array(index)
     if allow_negative:
-        index = select(lt(index, 0), add(index, size), index)
+        dtype = aval_of_value(index).dtype
+        zero, size = (convert_element_type(v, dtype, weak_type=True) for v in (0, size))
+        index = select(lt(index, zero), add(index, size), index)
     return index
 
 

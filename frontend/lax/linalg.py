@@ -44,7 +44,7 @@ def symmetrize(x):
     xt = _mT(x)
     if dtypes.issubdtype(aval_of_value(x).dtype, np.complexfloating):
         xt = conj(xt)
-    return div(add(x, xt), 2)
+    return div(add(x, xt), convert_element_type(2, aval_of_value(x).dtype, weak_type=True))
 
 
 def cholesky(x, *, symmetrize_input: bool = True):

@@ -108,7 +108,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
         inexact = dtypes.to_inexact_dtype(aval.dtype)
         if inexact != aval.dtype:
             total = convert_element_type(total, inexact, weak_type=aval.weak_type)
-        return div(total, size)
+        return div(total, convert_element_type(size, inexact, weak_type=True))
     return _map(mean, x)
 
 

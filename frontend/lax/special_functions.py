@@ -75,12 +75,22 @@ def betainc(a, b, x):
 
 def bessel_i0e(x):
     """exp(-|x|) I0(x). JAX: lax.bessel_i0e."""
-    return _i0e(*_floats("bessel_i0e", x))
+    return _in_float32_at_least(_i0e, *_floats("bessel_i0e", x))
 
 
 def bessel_i1e(x):
     """exp(-|x|) I1(x). JAX: lax.bessel_i1e."""
-    return _i1e(*_floats("bessel_i1e", x))
+    return _in_float32_at_least(_i1e, *_floats("bessel_i1e", x))
+
+
+def _in_float32_at_least(fn, x):
+    """fn(x), a 16-bit float computed in float32 (as JAX's lowering does: a series summed
+    in bfloat16 loses two digits)."""
+    aval = aval_of_value(x)
+    if np.dtype(aval.dtype).itemsize >= 4:
+        return fn(x)
+    wide = convert_element_type(x, np.float32, weak_type=aval.weak_type)
+    return convert_element_type(fn(wide), aval.dtype, weak_type=aval.weak_type)
 
 
 def zeta(x, q):
@@ -92,7 +102,7 @@ def zeta(x, q):
 def _where(c, x, y):
     """jnp.where for these compositions: Python scalars take the arrays' dtype, scalars
     broadcast."""
-    x, y = _prepare(x, y, fn="where")
+    x, y = _prepare(x, y, fn="where", strict=False)
     shape = np.broadcast_shapes(*[aval_of_value(v).shape for v in (c, x, y)])
     return select(broadcast_to(c, shape), broadcast_to(x, shape), broadcast_to(y, shape))
 
@@ -234,26 +244,29 @@ def _betainc(a, b, x):
 
 
 def _bessel_ie(nu, x):
-    """exp(-|x|) I_nu(|x|) for nu in {0, 1}: power series below 20, the asymptotic
-    expansion e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k above."""
+    """exp(-|x|) I_nu(x) for nu in {0, 1}: power series below 20, the asymptotic
+    expansion e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k above (I1 is odd: the series
+    is summed in the signed x, so its derivative at 0 is 1/2, not 0)."""
     ax = abs(x)
     small = ax <= 20
-    xs = _where(small, ax, 1)
+    xs = _where(small, x, 1)
     q = xs * xs / 4
     term = full_like(xs, 1) if nu == 0 else xs / 2
     total = term
     for k in range(1, 60):
         term = term * q / (k * (k + nu))
         total = total + term
-    series = total * exp(-xs)
+    # (|x| as x sign(x): its derivative is sign(x), 0 at 0, where abs's is 1; so
+    # d/dx exp(-|x|) I0(x) is 0 at 0, as it is mathematically)
+    series = total * exp(-(xs * sign(xs)))
     xl = _where(small, 21, ax)
     mu = 4 * nu * nu
     term, total = full_like(xl, 1), full_like(xl, 1)
     for k in range(1, 20):
         term = -term * (mu - (2 * k - 1) ** 2) / (k * 8 * xl)
         total = total + term
-    asym = total / sqrt(2 * math.pi * xl)
-    return _where(small, series, asym)
+    asym = total / (sqrt(xl) * math.sqrt(2 * math.pi))  # (2 pi x overflows near f32's max)
+    return _where(small, series, asym if nu == 0 else sign(x) * asym)
 
 
 @jit_eagerly("x")
@@ -265,7 +278,7 @@ def _i0e(x):
 @jit_eagerly("x")
 def _i1e(x):
     """exp(-|x|) I1(x), odd in x."""
-    return sign(x) * _bessel_ie(1, x)
+    return _bessel_ie(1, x)
 
 
 # B_2j / (2j)! for the Euler-Maclaurin tail of the zeta sum.

@@ -28,8 +28,9 @@ def _float(name, x, weak_integers=False):
     """x as an inexact array; a Python int or float stays weakly typed, as in JAX.
     weak_integers: an integer or bool array becomes a weakly typed float too (JAX's elu,
     leaky_relu and celu promote it with their Python float constants)."""
-    weak = isinstance(x, (int, float)) and not isinstance(x, bool)
-    if weak_integers and hasattr(x, "dtype") and not _dt.is_inexact(x.dtype):
+    weak = _dt.is_python_scalar(x) and isinstance(x, (int, float)) and not isinstance(x, bool)
+    if weak_integers and (isinstance(x, bool) or hasattr(x, "dtype")
+                          and not _dt.is_inexact(x.dtype)):
         weak = True
     (x,) = jnp._promote(name, x, inexact=True)
     return lax.convert_element_type(x, x.dtype, weak_type=True) if weak else x
@@ -37,7 +38,7 @@ def _float(name, x, weak_integers=False):
 
 def _floating_only(name, x):
     """x unchanged if inexact; JAX's lax-level activations reject integers and bools."""
-    weak = isinstance(x, (int, float)) and not isinstance(x, bool)
+    weak = _dt.is_python_scalar(x) and isinstance(x, (int, float)) and not isinstance(x, bool)
     x = jnp.asarray(x)
     if not _dt.is_inexact(x.dtype):
         raise TypeError(f"{name} does not accept dtype {x.dtype}. Accepted dtypes are "
@@ -88,12 +89,12 @@ def sigmoid(x):
 
 def softplus(x):
     """log(1 + exp(x)), stable for large |x|. JAX: jax.nn.softplus."""
-    return jnp.logaddexp(_float("softplus", x), 0)
+    return jnp.logaddexp(x, 0)  # (jnp's promotion: a bool is weakly typed with the 0)
 
 
 def log_sigmoid(x):
     """log(sigmoid(x)) = -softplus(-x). JAX: jax.nn.log_sigmoid."""
-    return -softplus(-_float("log_sigmoid", x))
+    return -softplus(-jnp.asarray(x))  # (a bool: neg's TypeError, as in JAX)
 
 
 def silu(x):

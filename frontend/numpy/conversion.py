@@ -38,7 +38,7 @@ def asarray(a, dtype=None, order=None, *, copy=None):
             return lax.concatenate([lax.expand_dims(asarray(v, dtype), (0,)) for v in a], 0)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
-    if isinstance(a, (bool, int, float, complex)) and dtype is None:
+    if _dt.is_python_scalar(a) and dtype is None:
         _dt.aval_of_value(a)  # (an int out of the default int's range: OverflowError, as JAX)
         return lax.convert_element_type(a, _dt.python_scalar_dtype(a),
                                         weak_type=not isinstance(a, bool))

@@ -169,8 +169,11 @@ def eye(N, M=None, k=0, dtype=None):
 
 
 def _diagonal_offset(r, k):
-    # A Python int stays a scalar operand (JAX's jaxpr: `add b 0:i32[]`)
-    return k if type(k) is int else lax.full_like(r, k)
+    # A Python int stays a scalar operand (JAX's jaxpr: `add b 0:i32[]`), int32 as the
+    # iota is, also under x64
+    if type(k) is int:
+        return lax.convert_element_type(k, _dt.int32, weak_type=True)
+    return lax.full_like(r, k)
 
 
 def identity(n, dtype=None):

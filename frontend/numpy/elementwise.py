@@ -14,6 +14,7 @@ import operator
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax, prng as _prng
+from mjax.ad import custom_jvp
 from mjax.core import aval_of_value
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.numpy.arguments import check_arraylike, is_array, no_out
@@ -157,10 +158,24 @@ exp2 = _unary("exp2", lax.exp2, True)
 expm1 = _unary("expm1", lax.expm1, True)
 log = _unary("log", lax.log, True)
 log1p = _unary("log1p", lax.log1p, True)
-log2 = fused_when_eager(_unary(
-    "log2", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(2))), True))
-log10 = fused_when_eager(_unary(
-    "log10", lambda x: lax.div(lax.log(x), lax.full_like(x, math.log(10))), True))
+def _log_scaled(scale):
+    """log(x) scaled by scale(real dtype), part by part for complex x (so the imaginary
+    part is divided by a real, not a complex, logarithm). The constants are strongly
+    typed, as JAX's are, so a Python scalar's result is strong."""
+    def fn(x):
+        r = lax.log(x)
+        if not _dt.issubdtype(x.dtype, _onp.complexfloating):
+            return scale(r)
+        return lax.complex(scale(lax.real(r)), scale(lax.imag(r)))
+    return fn
+
+
+# log2 divides by log(2) computed at run time; log10 multiplies by 1/log(10) rounded to
+# the dtype: the roundings of JAX's jnp, which results are compared with bit for bit.
+log2 = fused_when_eager(_unary("log2", _log_scaled(
+    lambda v: lax.div(v, lax.log(lax.full((), 2, v.dtype)))), True))
+log10 = fused_when_eager(_unary("log10", _log_scaled(
+    lambda v: lax.mul(v, lax.full((), 1 / math.log(10), v.dtype))), True))
 sqrt = _unary("sqrt", lax.sqrt, True)
 cbrt = _unary("cbrt", lax.cbrt, True)
 sin = _unary("sin", lax.sin, True)
@@ -175,12 +190,24 @@ tanh = _unary("tanh", lax.tanh, True)
 arcsinh = _unary("arcsinh", lax.asinh, True)
 arccosh = _unary("arccosh", lax.acosh, True)
 arctanh = _unary("arctanh", lax.atanh, True)
-isfinite = _unary("isfinite", lambda x: lax.is_finite(x) if _dt.is_float(x.dtype) else
-                  lax.full_like(x, True, bool_))
+def _isfinite(x):
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        return lax.and_(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x) if _dt.is_float(x.dtype) else lax.full_like(x, True, bool_)
+
+
+isfinite = _unary("isfinite", _isfinite)
 isnan = _unary("isnan", lambda x: lax.ne(x, x))
-isinf = fused_when_eager(_unary(
-    "isinf", lambda x: lax.eq(lax.abs(x), lax.full_like(lax.abs(x), _onp.inf))
-    if _dt.is_inexact(x.dtype) else lax.full_like(x, False, bool_)))
+def _isinf(x):
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        # (either part infinite, a NaN in the other included: |nan + inf j| can be NaN)
+        return lax.or_(_isinf(lax.real(x)), _isinf(lax.imag(x)))
+    if not _dt.is_inexact(x.dtype):
+        return lax.full_like(x, False, bool_)
+    return lax.eq(lax.abs(x), lax.full((), _onp.inf, x.dtype))  # (strong, as JAX's)
+
+
+isinf = fused_when_eager(_unary("isinf", _isinf))
 square = _unary("square", lambda x: lax.integer_pow(x, 2))
 reciprocal = fused_when_eager(_unary("reciprocal", lambda x: lax.div(lax.full_like(x, 1), x), True))
 conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if _dt.issubdtype(
@@ -354,9 +381,29 @@ def logaddexp(x1, x2, /):
         # amax + log1p(exp(x1 + x2 - 2 amax)), the phase wrapped into [-pi, pi] (as JAX)
         out = lax.add(m, lax.log1p(lax.exp(lax.sub(lax.add(x1, x2), lax.add(m, m)))))
         return lax.complex(lax.real(out), _wrap_phase(lax.imag(out)))
-    safe_m = lax.select(lax.is_finite(m), m, lax.full_like(m, 0))
-    return lax.add(safe_m, lax.log(lax.add(lax.exp(lax.sub(x1, safe_m)),
-                                           lax.exp(lax.sub(x2, safe_m)))))
+    return _logaddexp_real(x1, x2)
+
+
+@custom_jvp
+def _logaddexp_real(x1, x2):
+    """max + log1p(exp(-|x1 - x2|)); x1 + x2 where the difference is NaN (a NaN, or
+    infinities of one sign). JAX's formula, so results agree to the bit."""
+    delta = lax.sub(x1, x2)
+    tail = lax.log1p(lax.exp(lax.neg(lax.abs(delta))))
+    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), lax.add(lax.max(x1, x2), tail))
+
+
+@_logaddexp_real.defjvp
+def _logaddexp_real_jvp(primals, tangents):
+    # d/dx_i = exp(x_i - out): the softmax weights, +inf read as 0 (so inf - inf gives
+    # weight 1, not NaN), as JAX's rule; the formula's own derivative is wrong at x1 == x2.
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _logaddexp_real(x1, x2)
+
+    def no_pos_inf(v):
+        return lax.select(lax.eq(v, lax.full_like(v, _onp.inf)), lax.full_like(v, 0), v)
+    weight = [lax.exp(lax.sub(no_pos_inf(x), no_pos_inf(out))) for x in (x1, x2)]
+    return out, lax.add(lax.mul(t1, weight[0]), lax.mul(t2, weight[1]))
 
 
 def _wrap_phase(x):
@@ -382,10 +429,10 @@ def fmin(x1, x2):
 @fused_when_eager
 def heaviside(x1, x2, /):
     x1, x2 = promote("heaviside", x1, x2, inexact=True)
-    zero = lax.full_like(x1, 0)
+    zero, one = (lax.full((), v, x1.dtype) for v in (0, 1))  # (strong, as JAX's)
     # x1 == 0 (either sign) gives x2; a NaN x1 stays NaN, as in JAX.
-    return where_xy(lax.lt(x1, zero), zero, where_xy(lax.gt(x1, zero), lax.full_like(x1, 1),
-                                               where_xy(lax.ne(x1, x1), x1, x2)))
+    return where_xy(lax.lt(x1, lax.full_like(x1, 0)), zero, where_xy(
+        lax.gt(x1, lax.full_like(x1, 0)), one, where_xy(lax.ne(x1, x1), x1, x2)))
 
 
 @fused_when_eager

@@ -87,10 +87,17 @@ def modf(x, /, out=None):
     return lax.sub(x, whole), whole
 
 
+def _real_only(x):
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        raise ValueError("isposinf/isneginf: the sign of a complex infinity is not defined "
+                         f"(got {x.dtype})")
+
+
 @fused_when_eager
 def isposinf(x, /, out=None):
     no_out("isposinf", out)
     x = asarray(x)
+    _real_only(x)
     return logical_and(isinf(x), greater(x, 0))
 
 
@@ -98,6 +105,7 @@ def isposinf(x, /, out=None):
 def isneginf(x, /, out=None):
     no_out("isneginf", out)
     x = asarray(x)
+    _real_only(x)
     return logical_and(isinf(x), less(x, 0))
 
 
@@ -150,7 +158,7 @@ def _frexp_jvp(primals, tangents):
 
 
 def _frexp_bits(x):
-    info = _onp.finfo(x.dtype)
+    info = _dt.finfo(x.dtype)
     width = x.dtype.itemsize * 8
     udt = _onp.dtype(f"uint{width}")
     nmant, nexp = info.nmant, info.nexp

@@ -345,7 +345,16 @@ class _IndexUpdateRef:
         return getitem(positions, self.index, mode="clip" if clip else "fill",
                        fill_value=x.size)
 
-    def _update(self, kind, values, mode):
+    def _static_index(self):
+        """Ints, slices, Ellipsis and None only: each position is selected at most once,
+        so the scatter's indices are unique (as JAX marks them: scatter_mul's gradient
+        needs it)."""
+        parts = self.index if isinstance(self.index, tuple) else (self.index,)
+        return all(p is None or p is Ellipsis or isinstance(p, slice)
+                   or (isinstance(p, (int, np.integer)) and not isinstance(p, bool))
+                   for p in parts)
+
+    def _update(self, kind, values, mode, unique_indices=False):
         x = asarray(self.array)
         if not x.size:
             return x
@@ -356,7 +365,8 @@ class _IndexUpdateRef:
         values = broadcast_to(values, pos.shape)
         fn = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
               "min": lax.scatter_min, "max": lax.scatter_max}[kind]
-        out = fn(ravel(x), reshape(pos, (-1, 1)), ravel(values), _FLAT_SCATTER, mode="fill")
+        out = fn(ravel(x), reshape(pos, (-1, 1)), ravel(values), _FLAT_SCATTER, mode="fill",
+                 unique_indices=bool(unique_indices) or self._static_index())
         return reshape(out, x.shape)
 
     def set(self, values, *, mode=None, **kw):
@@ -380,7 +390,7 @@ class _IndexUpdateRef:
         return self._update("add", negative(values), mode)
 
     def multiply(self, values, *, mode=None, **kw):
-        return self._update("mul", values, mode)
+        return self._update("mul", values, mode, kw.get("unique_indices", False))
 
     mul = multiply
 
@@ -388,12 +398,14 @@ class _IndexUpdateRef:
         # As JAX: x / (ones with `values` multiplied in at idx), so other entries are
         # divided by exactly 1 (and an integer x gives a float result).
         ones = _IndexUpdateRef(ones_like(self.array), self.index)
-        return divide(self.array, ones._update("mul", values, mode))
+        return divide(self.array, ones._update("mul", values, mode,
+                                               kw.get("unique_indices", False)))
 
     def power(self, values, *, mode=None, **kw):
         # As JAX: x ** (ones with `values` multiplied in at idx).
         ones = _IndexUpdateRef(ones_like(self.array), self.index)
-        return power(self.array, ones._update("mul", values, mode))
+        return power(self.array, ones._update("mul", values, mode,
+                                              kw.get("unique_indices", False)))
 
     def min(self, values, *, mode=None, **kw):  # noqa: A003
         return self._update("min", values, mode)

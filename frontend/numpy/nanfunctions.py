@@ -102,10 +102,14 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     dtype = dtype or a.dtype
     m = (nanmean(a, axis=axis, dtype=dtype, keepdims=True) if mean is None
          else asarray(mean))
-    d = _fill_nan(a - m, 0)
+    d = where_xy(isnan(a), full_like(a, 0), a - m)  # (inf - inf stays NaN, as in JAX)
     total = reductions.sum(d * d, axis=axis, dtype=dtype, keepdims=keepdims)
     count = _count(a, axis, keepdims, dtype) - ddof
-    return where_xy(count > 0, total / maximum(count, 0), full_like(total, nan))
+    # (a count of 0 or less divides by 1 inside the untaken branch: its gradient stays 0,
+    # not 0 * inf)
+    positive = count > 0
+    return where_xy(positive, total / where_xy(positive, count, full_like(count, 1)),
+                    full_like(total, nan))
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,

@@ -135,18 +135,22 @@ def polyval(p, x, *, unroll=16):
     return y
 
 
-def _full_convolution(a, v):
+def _full_convolution(a, v, precision, preferred_element_type):
     """The full discrete convolution of 1-d a and v, length len(a) + len(v) - 1."""
     n, m = a.shape[0], v.shape[0]
     padded = pad(a, (m - 1, m - 1))
     # windows[i, j] = padded[i + j]; out[i] = sum_j padded[i + j] * v[m - 1 - j]
     windows = padded[_onp.arange(n + m - 1)[:, None] + _onp.arange(m)[None, :]]
-    return dot(windows, flip(v, 0))
+    return dot(windows, flip(v, 0), precision=precision,
+               preferred_element_type=preferred_element_type)
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
-    """Discrete linear convolution of two 1-d arrays; mode full, same or valid."""
-    a, v = promote("convolve", a, v, broadcast=False)
+    """Discrete linear convolution of two 1-d arrays; mode full, same or valid. Without
+    preferred_element_type the operands are promoted to an inexact dtype (NumPy's default
+    for convolutions, as JAX)."""
+    a, v = promote("convolve", a, v, broadcast=False,
+                   inexact=preferred_element_type is None)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"mjax.numpy.convolve: a and v must be 1-d, got shapes {a.shape} "
                          f"and {v.shape}")
@@ -155,7 +159,7 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
     if v.shape[0] > a.shape[0]:
         a, v = v, a                              # convolution commutes; NumPy swaps too
     n, m = a.shape[0], v.shape[0]
-    full = _full_convolution(a, v)
+    full = _full_convolution(a, v, precision, preferred_element_type)
     if mode == "full":
         return full
     if mode == "same":
@@ -169,11 +173,20 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
 
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
     """Cross-correlation of two 1-d arrays: convolve(a, conj(v[::-1]))."""
-    a, v = promote("correlate", a, v, broadcast=False)
+    a, v = promote("correlate", a, v, broadcast=False,
+                   inexact=preferred_element_type is None)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"mjax.numpy.correlate: a and v must be 1-d, got shapes "
                          f"{a.shape} and {v.shape}")
-    return convolve(a, conj(flip(v, 0)), mode)
+    if mode != "same" or a.shape[0] >= v.shape[0]:
+        return convolve(a, conj(flip(v, 0)), mode, precision=precision,
+                        preferred_element_type=preferred_element_type)
+    # v longer than a: NumPy correlates the swapped inputs and reverses the result, so the
+    # 'same' window of the full correlation starts m // 2 in, not (m - 1) // 2.
+    full = convolve(a, conj(flip(v, 0)), "full", precision=precision,
+                    preferred_element_type=preferred_element_type)
+    start = a.shape[0] // 2
+    return full[start:start + v.shape[0]]
 
 
 def _complex_of(dtype):

@@ -43,7 +43,9 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
             if identity is None and initial is None:
                 raise ValueError(f"reduction operation {name} does not have an identity, so "
                                  f"to use a where mask one has to specify 'initial'")
-            a = _where_identity(a, where, identity(a.dtype) if initial is None else initial)
+            # (masked elements are the identity; initial is applied once, below: max and
+            # min have no identity and take initial, which they absorb)
+            a = _where_identity(a, where, initial if identity is None else identity(a.dtype))
         if a.dtype == _onp.bool_ and bool_fn is not None:
             res = bool_fn(a, axes)
         else:
@@ -53,8 +55,14 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
                                  f"no identity")
             res = lax_fn(a, axes)
         if initial is not None:
+            # (initial takes the reduced array's dtype, as in JAX: an integer sum with
+            # initial=3.25 adds 3)
+            init = lax.convert_element_type(initial, a.dtype)
+            if init.shape != ():
+                raise ValueError(f"mjax.numpy.{name}: initial value must be a scalar, got "
+                                 f"an array of shape {init.shape}")
             res = {"sum": add, "prod": multiply, "max": maximum, "min": minimum}[name](
-                res, initial)
+                init, res)
         if keepdims:
             res = lax.expand_dims(res, axes)
         return res
@@ -96,10 +104,11 @@ def _truth_reduction(name, lax_fn, identity: bool):
         check_arraylike(name, a)
         a = asarray(a)
         a = a if a.dtype == _onp.bool_ else astype(a, bool_)
+        axes = normalize_axes(axis, a.ndim)  # (of a: a broadcasting `where` adds none)
         if where is not None:
             a = _where_identity(a, where, identity)
-        res = lax_fn(a, normalize_axes(axis, a.ndim))
-        return lax.expand_dims(res, normalize_axes(axis, a.ndim)) if keepdims else res
+        res = lax_fn(a, axes)
+        return lax.expand_dims(res, axes) if keepdims else res
     f.__name__ = name
     f.__doc__ = f"NumPy's {name}: truth of every/any element. JAX: jax.numpy.{name}."
     return f

@@ -10,7 +10,7 @@ import numpy as _onp
 
 from mjax import dtypes as _dt, lax
 from mjax.lax.sharding import takes_out_sharding
-from mjax.numpy.arguments import normalize_axis
+from mjax.numpy.arguments import check_arraylike, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import concrete_or_error
 from mjax.numpy.conversion import asarray
@@ -40,6 +40,7 @@ def tile(A, reps):
 @fused_when_eager
 @takes_out_sharding
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    check_arraylike("repeat", a, repeats)
     a = asarray(a)
     if not isinstance(repeats, int) or total_repeat_length is not None:
         return repeat_general(a, repeats, axis, total_repeat_length)
@@ -69,8 +70,13 @@ def repeat_general(a, repeats, axis, total_repeat_length):
     the last element; shorter ones drop the tail). JAX: jnp.repeat."""
     if axis is None:
         a, axis = ravel(a), 0
-    axis = operator.index(axis) % max(a.ndim, 1)
+    axis = normalize_axis(axis, a.ndim)
     n = a.shape[axis]
+    if total_repeat_length is None and isinstance(repeats, (_onp.ndarray, _onp.generic)):
+        # (NumPy values are concrete under jit too: their total is known)
+        counts = _onp.asarray(repeats)
+        if counts.ndim <= 1 and counts.size in (1, n):
+            total_repeat_length = int(_onp.broadcast_to(counts, (n,)).sum())
     repeats = asarray(repeats)
     if repeats.ndim > 1 or (repeats.ndim == 1 and repeats.shape[0] not in (1, n)):
         raise ValueError(f"repeat: repeats must be a scalar or have length {n} (the axis "

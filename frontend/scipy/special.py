@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
@@ -18,6 +20,16 @@ __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "polygamm
 
 def _float(name, *args):
     return jnp._promote(name, *args, inexact=True)
+
+
+def _f32_or_f64(name, x):
+    """x as an array, which must be float32 or float64 (JAX's ndtr, ndtri and log_ndtr
+    take no other dtype: integers are not promoted, half floats not computed)."""
+    x = jnp.asarray(x)
+    if x.dtype not in (jnp.float32, jnp.float64):
+        raise TypeError(f"{name}: x.dtype={x.dtype} is not supported (float32 or float64 "
+                        "only)")
+    return lax.convert_element_type(x, x.dtype)  # (strong: JAX computes with its dtype)
 
 
 def _unary(name, lax_fn, doc):
@@ -51,8 +63,14 @@ def polygamma(n, x):
 
 def ndtr(x):
     """The standard normal CDF. JAX: jax.scipy.special.ndtr."""
-    (x,) = _float("ndtr", x)
-    return 0.5 * lax.erfc(-x * (1 / 2 ** 0.5))
+    x = _f32_or_f64("ndtr", x)
+    # (1 + erf(x / sqrt 2)) / 2 near 0, erfc in the tails: the same roundings as JAX's
+    dt = x.dtype.type
+    half_sqrt_2 = dt(0.5) * np.sqrt(dt(2))
+    w = x * half_sqrt_2
+    z = lax.abs(w)
+    tails = jnp.where(w > 0, dt(2) - lax.erfc(z), lax.erfc(z))
+    return dt(0.5) * jnp.where(z < half_sqrt_2, dt(1) + lax.erf(w), tails)
 
 
 def log_ndtr(x, series_order=3):
@@ -62,7 +80,7 @@ def log_ndtr(x, series_order=3):
     series_order = int(series_order)
     if not 0 <= series_order <= 30:
         raise ValueError(f"log_ndtr: series_order must be in [0, 30], got {series_order}")
-    (x,) = _float("log_ndtr", x)
+    x = _f32_or_f64("log_ndtr", x)
     lower, upper = (-20.0, 8.0) if x.dtype.itemsize == 8 else (-10.0, 5.0)
     # log ndtr(x) ~ -x^2/2 - log(-x) - log(sqrt(2 pi)) + log(1 + sum_k (-1)^k (2k-1)!! / x^2k)
     xl = jnp.minimum(x, lower)
@@ -200,7 +218,7 @@ def _ndtri_jvp(primals, tangents):
 @jit_eagerly("p")
 def ndtri(p):
     """The inverse of the standard normal CDF. JAX: jax.scipy.special.ndtri."""
-    (p,) = _float("ndtri", p)
+    p = _f32_or_f64("ndtri", p)
     return _ndtri(p)
 
 

@@ -207,6 +207,10 @@ def _scatter_transpose(b, ct, x, indices, updates, *, dimension_numbers,
 
 
 # ---- scatter_mul -------------------------------------------------------------------------
+class _UniqueIndicesNeeded(PassError, NotImplementedError):
+    """JAX's class: its scatter_mul gradient is not implemented for repeated indices."""
+
+
 def _scatter_mul_jvp_operand(b, t, x, indices, updates, **params):
     return b.scatter_mul(t, indices, updates, **params)
 
@@ -214,9 +218,9 @@ def _scatter_mul_jvp_operand(b, t, x, indices, updates, **params):
 def _scatter_mul_jvp_updates(b, t, x, indices, updates, **params):
     # JAX: _scatter_mul_jvp_rhs. With unique indices each element is x * u for one u.
     if not params["unique_indices"]:
-        raise PassError(b.loc, "cannot differentiate jaxpr.scatter_mul with respect to its "
-                               "updates unless unique_indices=True (JAX has the same "
-                               "restriction)")
+        raise _UniqueIndicesNeeded(b.loc, "cannot differentiate jaxpr.scatter_mul with respect "
+                                          "to its updates unless unique_indices=True (JAX "
+                                          "has the same restriction)")
     return b.mul(x, b.scatter_add(AD.zeros_like(b, x), indices, t, **params))
 
 
@@ -234,9 +238,9 @@ def _scatter_mul_transpose(b, ct, x, indices, updates, *, dimension_numbers,
     if AD.is_linear(x):
         return [b.scatter_mul(ct, indices, updates, **params), None, None]
     if not unique_indices:
-        raise PassError(b.loc, "cannot transpose jaxpr.scatter_mul with respect to its "
-                               "updates unless unique_indices=True (JAX has the same "
-                               "restriction)")
+        raise _UniqueIndicesNeeded(b.loc, "cannot transpose jaxpr.scatter_mul with respect "
+                                          "to its updates unless unique_indices=True (JAX "
+                                          "has the same restriction)")
     t_u = gather_windows(b, b.mul(ct, x), indices, AD.aval(updates).shape, dimension_numbers,
                          mode, indices_are_sorted)
     return [None, None, t_u]

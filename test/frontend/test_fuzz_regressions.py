@@ -272,3 +272,204 @@ def test_int64_numpy_arguments_wrap_to_int32_first(fn):
     ids=["gcd", "lcm", "ldexp", "moveaxis_of_scalar"])
 def test_more_error_classes_are_jaxs(fn):
     compare(lambda: fn(mjax), lambda: fn(jax), ())
+
+
+# ---- found by the long tier (MJAX_FUZZ_EXAMPLES=40) -----------------------------------
+
+
+def test_lax_binary_ops_take_python_scalars_of_their_own_default_dtype_only():
+    # JAX's lax does not promote: a Python scalar has its default dtype (int32, float32,
+    # complex64) and must match the array's (mjax cast it to the array's dtype).
+    f32, i8, bf16 = (np.ones(3, d) for d in (np.float32, np.int8, jax.numpy.bfloat16))
+    cases = [("add", f32, 2), ("add", f32, 2.0), ("add", 2.0, f32), ("add", i8, 2),
+             ("mul", bf16, 2.0), ("max", f32, 0), ("eq", f32, 1), ("lt", i8, 1),
+             ("rem", f32, 2), ("pow", f32, 2), ("pow", f32, 2.0), ("shift_left", i8, 1),
+             ("add", f32, True), ("bitwise_and", np.ones(3, np.uint32), 1),
+             ("complex", f32, 0.0), ("add", 2, 3), ("add", 2, 3.0), ("atan2", f32, 1.0)]
+    for name, x, y in cases:
+        compare(lambda x, y: getattr(mjax.lax, name)(x, y),
+                lambda x, y: getattr(jax.lax, name)(x, y), (x, y))
+    for lo, hi in ((0.0, 1.0), (0, 1)):
+        compare(lambda x: mjax.lax.clamp(lo, x, hi), lambda x: jax.lax.clamp(lo, x, hi),
+                (f32,))
+        compare(lambda x: mjax.lax.clamp(lo, x, hi), lambda x: jax.lax.clamp(lo, x, hi),
+                (bf16,))
+
+
+def test_lax_binary_ops_under_x64_take_64_bit_python_scalars():
+    with mjax.enable_x64(True), jax.enable_x64(True):
+        for x, y in ((np.ones(3, np.float32), 2.0), (np.ones(3), 2.0),
+                     (np.ones(3, np.int32), 2)):
+            compare(lambda x: mjax.lax.add(x, y), lambda x: jax.lax.add(x, y), (x,))
+
+
+@pytest.mark.parametrize("x", [np.float64(0.5), np.complex128(0.5 + 1j)],
+                         ids=["float64", "complex128"])
+def test_numpy_float64_and_complex128_scalars_are_strongly_typed(x):
+    # They subclass Python's float and complex, but NumPy scalars are strong in JAX.
+    for fn in (lambda L, x: L.numpy.sort(x, axis=None), lambda L, x: L.numpy.ravel(x),
+               lambda L, x: L.numpy.subtract(6, x), lambda L, x: L.numpy.less(6, x.real)):
+        compare(lambda x: fn(mjax, x), lambda x: fn(jax, x), (x,))
+
+
+def test_reductions_with_initial_and_broadcasting_where():
+    # initial takes the reduced array's dtype; `where` broadcasting a scalar adds no axes
+    # to reduce over.
+    u, i8 = np.uint32(3), np.ones(2, np.int8)
+    for fn in (lambda L: L.numpy.sum(u, keepdims=True, initial=3.25),
+               lambda L: L.numpy.sum(i8, initial=3.25),
+               lambda L: L.numpy.max(np.arange(3), initial=2.5),
+               lambda L: L.numpy.sum(np.ones(3), initial=np.ones(2)),
+               lambda L: L.numpy.any(np.float16(1), keepdims=True,
+                                     where=np.array([True, False, True])),
+               lambda L: L.numpy.all(np.ones(2), keepdims=True,
+                                     where=np.array([[True], [False], [True]]))):
+        compare(lambda: fn(mjax), lambda: fn(jax), ())
+
+
+def test_correlate_same_with_the_longer_second_operand():
+    # NumPy centres the 'same' window of correlate(a, v) on the swapped correlation.
+    for a, v in ((np.float32([1.5, -2]), np.arange(1, 5)),
+                 (np.float32([1.5, -2, 3]), np.arange(1, 7)),
+                 (np.complex64([1.5j, -2]), np.array([1, 2, 3j, 4, 5]))):
+        compare(lambda a, v: mjax.numpy.correlate(a, v, mode="same"),
+                lambda a, v: jax.numpy.correlate(a, v, mode="same"), (a, v),
+                modes=("eager", "jit", "grad"))
+
+
+def test_complex_infinity_tests_and_real_only_functions():
+    z = np.complex64([complex(np.nan, np.inf), complex(1, np.inf), 1 + 1j,
+                      complex(-np.inf, 0)])
+    compare(mjax.numpy.isinf, jax.numpy.isinf, (z,))
+    for name in ("isposinf", "isneginf", "i0"):
+        compare(getattr(mjax.numpy, name), getattr(jax.numpy, name), (z,))
+
+
+def _bits(x):
+    x = np.asarray(x)
+    return x.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize])
+
+
+def test_logarithms_round_as_jax():
+    # log2 divides by log(2) computed at run time, log10 multiplies by 1/log(10): JAX's
+    # roundings, with strongly typed constants (a Python scalar's log2 is not weak).
+    x = np.float32([1, 2, 3, 8, 1000, 1e-3, 0.1, 7.5])
+    for name in ("log2", "log10"):
+        m, j = getattr(mjax.numpy, name), getattr(jax.numpy, name)
+        np.testing.assert_array_equal(_bits(m(x)), _bits(j(x)))
+        np.testing.assert_array_equal(_bits(mjax.jit(m)(x)), _bits(jax.jit(j)(x)))
+        compare(m, j, (2.0,))
+        compare(m, j, (np.complex64([1 + 2j, -3j]),))
+
+
+def test_logaddexp_and_softplus_match_jax_bitwise_and_in_gradients():
+    x1 = np.float32([1, 2, -3, np.inf, -np.inf, 0, np.nan, 30, -0.5])
+    x2 = np.float32([0, 2, -3, np.inf, -np.inf, -np.inf, 1, -30, 0.25])
+    np.testing.assert_array_equal(_bits(mjax.numpy.logaddexp(x1, x2)),
+                                  _bits(jax.numpy.logaddexp(x1, x2)))
+    for argnums in (0, 1):
+        compare(mjax.numpy.logaddexp, jax.numpy.logaddexp, (x1, x2), modes=("grad",),
+                argnums=argnums)
+    compare(mjax.nn.softplus, jax.nn.softplus, (np.linspace(-20, 20, 9, dtype=np.float32),),
+            modes=("eager", "jit", "grad"))
+    for x in (True, np.array([True]), 1, np.array([1, 2])):
+        compare(mjax.nn.softplus, jax.nn.softplus, (x,))
+        compare(mjax.nn.log_sigmoid, jax.nn.log_sigmoid, (x,))
+        compare(mjax.nn.elu, jax.nn.elu, (x,))
+        compare(mjax.nn.celu, jax.nn.celu, (x,))
+
+
+def test_normal_cdf_functions_take_float32_or_float64_only():
+    for name in ("ndtr", "log_ndtr", "ndtri"):
+        m, j = getattr(mjax.scipy.special, name), getattr(jax.scipy.special, name)
+        for x in (np.ones(3, np.float16), np.ones(3, jax.numpy.bfloat16), np.ones(3, np.int32),
+                  1, 0.3):
+            compare(m, j, (x,))
+    x = np.linspace(-3, 3, 13, dtype=np.float32)
+    np.testing.assert_array_equal(_bits(mjax.scipy.special.ndtr(x)),
+                                  _bits(jax.scipy.special.ndtr(x)))
+
+
+def test_bessel_and_nanvar_gradients_at_the_edges():
+    # i0e' and i1e' at 0 are 0 and 1/2 (not sign(0)'s products); nanvar with no degrees of
+    # freedom left has gradient 0, not 0 * inf.
+    x = np.float32([0, 1, -2, 25, -30])
+    for name in ("i0e", "i1e"):
+        compare(getattr(mjax.scipy.special, name), getattr(jax.scipy.special, name), (x,),
+                modes=("eager", "grad"), rtol=1e-4)
+        compare(getattr(mjax.scipy.special, name), getattr(jax.scipy.special, name),
+                (np.zeros((1, 1), np.float16),), modes=("grad",), rtol=1e-3)
+    compare(lambda x: mjax.numpy.nanvar(x, keepdims=True, ddof=1),
+            lambda x: jax.numpy.nanvar(x, keepdims=True, ddof=1), (np.float32(2),),
+            modes=("eager", "grad"))
+
+
+def test_frexp_of_bfloat16():
+    x = np.array([3, 0.1, -7, 0], jax.numpy.bfloat16)
+    compare(mjax.numpy.frexp, jax.numpy.frexp, (x,))
+
+
+def test_masked_reductions_apply_initial_once_and_nanvar_keeps_inf_minus_inf():
+    for fn in (lambda L: L.numpy.sum(np.uint32(3), keepdims=True, initial=3.25, where=False),
+               lambda L: L.numpy.prod(np.arange(1.0, 4), initial=2,
+                                      where=np.array([True, False, True])),
+               lambda L: L.numpy.max(np.arange(3), initial=1,
+                                     where=np.array([True, False, False])),
+               lambda L: L.numpy.nanvar(np.float32([1, np.inf, -np.inf]), axis=()),
+               lambda L: L.numpy.nanvar(np.float32([1, np.inf, np.nan, 2]))):
+        compare(lambda: fn(mjax), lambda: fn(jax), ())
+
+
+def test_repeat_with_numpy_repeats_under_jit_and_lists_refused():
+    x = np.ones((4, 1), np.float32)
+    compare(lambda x: mjax.numpy.repeat(x, np.array([2]), axis=1),
+            lambda x: jax.numpy.repeat(x, np.array([2]), axis=1), (x,), modes=("jit",))
+    compare(lambda x: mjax.numpy.repeat(x, [1, 2, 0, 1], axis=0),
+            lambda x: jax.numpy.repeat(x, [1, 2, 0, 1], axis=0), (x,))
+    compare(lambda x: mjax.numpy.repeat(x, np.ones(4, np.int32), axis=4, total_repeat_length=4),
+            lambda x: jax.numpy.repeat(x, np.ones(4, np.int32), axis=4, total_repeat_length=4),
+            (x,))
+
+
+def test_isfinite_and_isinf_of_complex_and_python_scalars():
+    z = np.complex64([complex(np.inf, 0), 1j, complex(0, np.nan), complex(np.nan, np.inf)])
+    for name in ("isfinite", "isinf", "isnan"):
+        m, j = getattr(mjax.numpy, name), getattr(jax.numpy, name)
+        compare(m, j, (z,))
+        for x in (-0.5j, 1.5, 2):  # (isinf's result is strong, isfinite's weak: as JAX)
+            compare(m, j, (x,))
+
+
+def test_convolutions_promote_to_inexact_unless_a_preferred_type_is_given():
+    a, v = np.arange(6), np.arange(2, dtype=np.uint32)
+    for kw in ({}, {"preferred_element_type": np.float32}, {"preferred_element_type": np.int32}):
+        for name in ("convolve", "correlate"):
+            for mode in ("full", "same", "valid"):
+                compare(lambda a, v: getattr(mjax.numpy, name)(a, v, mode, **kw),
+                        lambda a, v: getattr(jax.numpy, name)(a, v, mode, **kw), (a, v))
+    compare(mjax.numpy.convolve, jax.numpy.convolve, (np.array([True, False]), np.array([True])))
+
+
+def test_i0_is_jaxs_composition():
+    x = np.float32([0, 1, -2, 30, 100, 1e3])
+    compare(mjax.numpy.i0, jax.numpy.i0, (x,), modes=("eager", "jit", "grad"), rtol=1e-5)
+    compare(mjax.numpy.i0, jax.numpy.i0, (x.astype(jax.numpy.bfloat16),))
+    compare(mjax.numpy.i0, jax.numpy.i0, (np.complex64([1]),))
+    # (i0e's asymptotic form divides by sqrt(x) sqrt(2 pi): 2 pi x overflows near f32's max)
+    compare(mjax.numpy.i0, jax.numpy.i0, (np.array([3e38, 1e38], jax.numpy.bfloat16),))
+    compare(mjax.scipy.special.i0e, jax.scipy.special.i0e, (np.float32([3e38, -3e38]),),
+            rtol=1e-5, atol=0)
+
+
+def test_static_index_updates_have_unique_indices():
+    # x.at[int/slice/()].multiply/divide/power differentiate with respect to the values (JAX
+    # marks static indices unique); repeated array indices raise JAX's NotImplementedError.
+    x = np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3)
+    for idx in ((), 1, (slice(1, None),), (Ellipsis, 0), (1, None, slice(None)), -1):
+        for method in ("multiply", "divide", "power"):
+            compare(lambda x, u: getattr(mjax.numpy.asarray(x).at[idx], method)(u),
+                    lambda x, u: getattr(jax.numpy.asarray(x).at[idx], method)(u),
+                    (x, np.float32(3)), modes=("eager", "grad"), argnums=1)
+    compare(lambda x, u: mjax.numpy.asarray(x).at[np.array([1, 1])].multiply(u),
+            lambda x, u: jax.numpy.asarray(x).at[np.array([1, 1])].multiply(u),
+            (x[0], np.float32(3)), modes=("grad",), argnums=1)
