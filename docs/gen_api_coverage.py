@@ -176,13 +176,10 @@ REASONS = {
     "jax.scipy.spatial.**": f"{NOT_YET}: jax.scipy.spatial.transform (Rotation, Slerp)",
     # ---- small modules
     "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",
-    "jax.core.max_dim": "dynamic/symbolic shapes are not supported (mjax shapes are static)",
-    "jax.core.min_dim": "see jax.core.max_dim",
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
-    "jax.export.*": "symbolic shapes and custom serialization registries are not "
-                    "supported by mjax.export",
+    "jax.export.*": "custom serialization registries are not supported by mjax.export",
     "jax.profiler.*": f"{NOT_YET} in mjax.profiler (trace and annotations exist)",
     "jax.sharding.ManualAxisType": "see jax.lax.pbroadcast",
     "jax.sharding.make_single_device_sharding": f"{NOT_YET}",

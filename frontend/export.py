@@ -42,6 +42,7 @@ from mjax.lowering import lower_module
 from mjax.passes.ir_util import main_function
 from mjax.placement import default_backend
 from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.shape_poly import SymbolicScope, is_symbolic_dim, symbolic_shape
 from mjax.stages import _name_as_jax
 
 minimum_supported_calling_convention_version = 9
@@ -210,7 +211,9 @@ def _reject_symbolic(args, kwargs) -> None:
                 where = _arg_path(path)
                 raise NotImplementedError(
                     f"mjax.export: symbolic dimension {d!r} in the shape {tuple(shape)} of "
-                    f"{where}: shape polymorphism is not supported (static shapes only)")
+                    f"{where}: exporting with symbolic dimensions (tracing, lowering and "
+                    "shape refinement) is not implemented in mjax yet; export with static "
+                    "shapes")
 
 
 def _reject_sharded(args, kwargs) -> None:
@@ -529,16 +532,27 @@ def _call_flat(exported: Exported, args) -> list:
             for a, o in zip(exported.out_avals, outs)]
 
 
-def symbolic_shape(shape_spec, *, constraints=(), scope=None, like=None):
-    """Shape polymorphism is not supported: static shapes only."""
-    raise NotImplementedError(f"mjax.export.symbolic_shape({shape_spec!r}): symbolic "
-                              f"dimensions (shape polymorphism) are not supported; export "
-                              f"with static shapes")
-
-
-def symbolic_args_specs(args, shapes_specs, constraints=(), symbolic_scope=None):
-    raise NotImplementedError("mjax.export.symbolic_args_specs: symbolic dimensions (shape "
-                              "polymorphism) are not supported; export with static shapes")
+def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
+    """ShapeDtypeStructs for args (a pytree of arrays or anything with shape and dtype)
+    with the shapes shapes_specs names: one spec string for every argument, or a pytree
+    prefix of args holding a spec string (or None: that argument's own shape) per
+    subtree. "_" and "..." take the argument's own dimensions; all the dimensions share
+    one scope. JAX: jax.export.symbolic_args_specs."""
+    if scope is not None and constraints:
+        raise ValueError("Cannot use both a scope and explicit constraints")
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    leaves, tree = tree_util.tree_flatten(args)
+    if shapes_specs is None or isinstance(shapes_specs, str):
+        specs = [shapes_specs] * len(leaves)
+    else:
+        specs = tree_util.broadcast_prefix(shapes_specs, args, is_leaf=lambda x: x is None)
+    out = []
+    for leaf, spec in zip(leaves, specs):
+        shape = symbolic_shape(spec, scope=scope, like=np.shape(leaf))
+        out.append(ShapeDtypeStruct(shape, getattr(leaf, "dtype", None)
+                                    or np.asarray(leaf).dtype))
+    return tree.unflatten(out)
 
 
 # ---- serialization --------------------------------------------------------------------------
@@ -718,7 +732,8 @@ def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
                     shipped.has_vjp() else None)
 
 
-__all__ = ["DisabledSafetyCheck", "Exported", "call", "default_export_platform",
-           "deserialize", "export", "minimum_supported_calling_convention_version",
+__all__ = ["DisabledSafetyCheck", "Exported", "SymbolicScope", "call",
+           "default_export_platform", "deserialize", "export", "is_symbolic_dim",
+           "minimum_supported_calling_convention_version",
            "maximum_supported_calling_convention_version", "symbolic_args_specs",
            "symbolic_shape"]

@@ -2,11 +2,14 @@
 usable where jit, eval_shape and the callbacks take arrays. JAX: jax.ShapeDtypeStruct."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mjax.dialect import ShapedArray
 from mjax.dialect.types import KeyType
 from mjax.dtypes import aval_of_value
+from mjax.shape_poly import is_symbolic_dim
 
 
 class ShapeDtypeStruct:
@@ -29,6 +32,12 @@ class ShapeDtypeStruct:
 
     @property
     def aval(self):
+        symbolic = [d for d in self.shape if is_symbolic_dim(d)]
+        if symbolic:
+            raise NotImplementedError(
+                f"{self}: tracing with symbolic dimensions ({symbolic[0]}) is not "
+                "implemented in mjax yet (shape polymorphism: mjax.export.symbolic_shape "
+                "spells the dimensions; jit, eval_shape and export need static shapes)")
         return ShapedArray(self.shape, self.dtype, self.weak_type)
 
     @property
@@ -37,7 +46,7 @@ class ShapeDtypeStruct:
 
     @property
     def size(self):
-        return int(np.prod(self.shape))
+        return math.prod(self.shape)  # (a dimension expression for symbolic shapes)
 
     def __repr__(self):
         name = str(self.dtype) if isinstance(self.dtype, KeyType) else self.dtype.name

@@ -1,0 +1,129 @@
+"""Symbolic dimensions (mjax.shape_poly, spelled through mjax.export) against jax's: the
+same expressions print the same, comparisons decide (or raise) the same, and specs parse
+(or fail) the same way."""
+import numpy as np
+import pytest
+
+import jax
+import jax.export
+import mjax
+from mjax import export
+
+
+def _evaluate(lib, spec, constraints, expressions):
+    """Each expression over the dimensions of `spec`, as text: the value's str, or the
+    exception's class name."""
+    names = [n.strip() for n in spec.split(",")]
+    dims = lib.export.symbolic_shape(spec, constraints=constraints)
+    env = dict(zip(names, dims), max_dim=lib.core.max_dim, min_dim=lib.core.min_dim)
+    out = []
+    for e in expressions:
+        try:
+            out.append(str(eval(e, env)))
+        except Exception as ex:  # noqa: BLE001 (the classes are compared)
+            out.append(type(ex).__name__)
+    return out
+
+
+ARITHMETIC = [
+    "a + 1", "1 + a", "2 * a", "a * 2", "a * a", "a - 1", "1 - a", "-a", "a - a", "a * 0",
+    "a + b", "b + a", "2*a + b", "a + 2*b", "a*b + c", "c*a + b*b", "3 - a", "a - 3",
+    "-a - b", "a*b*c", "(a + 1)*(b - 1)", "a ** 2", "a**3 - a",
+    "a // 2", "a % 2", "(2*a) // 2", "(2*a + 3) // 2", "(2*a + 3) % 2", "(-2*a + 1) // 2",
+    "a // 1", "a % 1", "a // b", "a % b", "(2*a) // a", "(a*b) // b", "(a*b + a) // a",
+    "(a + b) // 2", "-a // 2", "(a + 3) % 2", "5 // a", "a // 0",
+    "max_dim(a, 0)", "max_dim(a, 1)", "max_dim(a, 5)", "min_dim(a, 1)", "min_dim(a, 5)",
+    "max_dim(a, a)", "max_dim(a, a + 1)", "min_dim(a, a + 1)", "max_dim(3, 4)",
+    "max_dim(a, b) - min_dim(a, b)", "a * max_dim(a, b)", "a / 2", "int(a)", "float(a)",
+    "bool(a)", "a == a", "a == 4", "a != 4", "a + 1 == 1 + a", "a == b", "a >= 1",
+    "a >= 2", "a > 0", "a > 1", "a <= 2*a", "a < a + 1", "a < 10", "a >= a", "a - 2 >= -1",
+    "2*a > a", "a*b >= a", "a >= b", "max_dim(a, b) >= a", "min_dim(a, b) <= b",
+    "a % 3 < 3", "a % 3 >= 0", "a // 2 >= 0", "range(a)", "[1, 2, 3][a]",
+    "hash(a) == hash(a + 0)", "a + 1.5", "a * 2.0",
+]
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_expressions_print_and_decide_as_jax(chunk):
+    exprs = ARITHMETIC[chunk::4]
+    mine = _evaluate(mjax, "a, b, c", (), exprs)
+    theirs = _evaluate(jax, "a, b, c", (), exprs)
+    diffs = [(e, m, t) for e, m, t in zip(exprs, mine, theirs) if m != t]
+    assert not diffs, diffs
+
+
+CONSTRAINED = ["a >= 4", "a >= 5", "a > 3", "a < 4", "c <= a", "a - c >= 0", "c < a + 1",
+               "a > c", "2*a >= c + 2", "b >= 2", "b <= 7", "b < 7", "b == 3",
+               "max_dim(a, 4)", "max_dim(b, 9)", "min_dim(b, 8)", "a + b", "a // 4 >= 1"]
+
+
+def test_constraints_decide_as_jax():
+    constraints = ("a >= 4", "c <= a", "b <= 7")
+    mine = _evaluate(mjax, "a, b, c", constraints, CONSTRAINED)
+    theirs = _evaluate(jax, "a, b, c", constraints, CONSTRAINED)
+    assert [(e, m, t) for e, m, t in zip(CONSTRAINED, mine, theirs) if m != t] == []
+
+
+SPECS = ["b, 4", "a * b", "a^2", "a**2", "2 * (a + 1)", "-a + 5", "(a+b)//2", "a % 3",
+         "max(a, 2) + 1", "min(a, b) * 2", "floordiv(a, b)", "mod(a, b)",
+         "non_negative(a)", "a b", "(a, b)", "a, b,", "", "()", "...", "a, ..., c", "3a",
+         "a*2", "2*a*3", "a - a", "b, a", "max(a)", "foo(a, b)", "1.5", "A_1", "a + _",
+         "mod(a + 3, 2), floordiv(2*a+4, 2), max(a, a), max(a, 1), min(a, 1), max(2, 3)",
+         "b +", "b,, c", "-3"]
+
+
+@pytest.mark.parametrize("like", [None, (2, 3), (2, 3, 4)])
+def test_specs_parse_as_jax(like):
+    for spec in SPECS + ["b, _", "_, ...", "b, ...", "..., b", "b, 3", "b, 4, 5, 6"]:
+        outcome = []
+        for lib in (mjax, jax):
+            try:
+                outcome.append(str(lib.export.symbolic_shape(spec, like=like)))
+            except Exception as ex:  # noqa: BLE001
+                outcome.append(ex)
+        mine, theirs = outcome
+        if isinstance(theirs, Exception):   # (jax's class, or one of mjax's bases)
+            assert type(theirs).__name__ in {c.__name__ for c in type(mine).__mro__}, (
+                spec, like, outcome)
+        else:
+            assert mine == theirs, (spec, like, outcome)
+
+
+def test_scopes_do_not_mix_and_constraints_are_checked():
+    for lib in (mjax, jax):
+        a, = lib.export.symbolic_shape("a")
+        b, = lib.export.symbolic_shape("b")
+        with pytest.raises(ValueError):
+            a + b
+        assert (a == lib.export.symbolic_shape("a")[0]) is False
+        scope = lib.export.SymbolicScope(["a >= 2"])
+        a, b = lib.export.symbolic_shape("a, b", scope=scope)
+        assert a + b >= 3
+        with pytest.raises(ValueError):
+            lib.export.symbolic_shape("a", scope=scope, constraints=["a >= 3"])
+        with pytest.raises(ValueError):
+            lib.export.SymbolicScope("a >= 2")        # a string, not a sequence of them
+        with pytest.raises(ValueError):
+            lib.export.SymbolicScope(["a"])
+        with pytest.raises(lib.errors.InconclusiveDimensionOperation if lib is jax else
+                           mjax.errors.InconclusiveDimensionOperation):
+            int(a)
+        assert lib.export.is_symbolic_dim(a) and not lib.export.is_symbolic_dim(3)
+
+
+def test_symbolic_args_specs_as_jax():
+    args = (np.ones((2, 3), np.float32), {"k": np.ones(4, np.int32)})
+    for specs in ("b, ...", ("b, _", None), ("b, 3", {"k": "4"}), (None, {"k": "c"})):
+        got = str(export.symbolic_args_specs(args, specs))
+        want = str(jax.export.symbolic_args_specs(args, specs))
+        assert got == want, (specs, got, want)
+    s = export.symbolic_args_specs(args[0], "b, 3", constraints=["b >= 2"])
+    assert str(s.size) == "3*b" and s.ndim == 2 and s.shape[0] >= 2
+
+
+def test_tracing_with_symbolic_dimensions_says_what_is_missing():
+    s = export.symbolic_args_specs(np.ones((2, 3), np.float32), "b, 3")
+    with pytest.raises(NotImplementedError, match="symbolic dimensions"):
+        mjax.jit(mjax.numpy.sin).lower(s)
+    with pytest.raises(NotImplementedError, match="symbolic dimension"):
+        export.export(mjax.jit(mjax.numpy.sin))(s)
