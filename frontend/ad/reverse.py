@@ -461,7 +461,45 @@ class _LinearFun:
 
 class _LinearPartial(tree_util.Partial):
     """The Partial vjp and linearize return; flattening it (to cross a jit boundary)
-    first freezes the traced function it calls."""
+    first freezes the traced function it calls. Its `args_res` are the primal arguments
+    (JAX's VJP object keeps those the backward pass needs verbatim there); assigning one,
+    or all, replaces it for the next call. (JAX's VJP also keeps the forward's computed
+    residuals, `opaque_residuals`, which a new args_res leaves as they were; mjax's
+    recomputes them from args_res when these are not an eager vjp's own arrays, so a
+    different value changes every result, not only those that used the argument.)"""
+
+    @property
+    def args_res(self) -> list:
+        n = self.func.in_tree.num_leaves
+        return _ArgsRes(self, tree_util.tree_unflatten(self.func.in_tree, self.args[:n]))
+
+    @args_res.setter
+    def args_res(self, values):
+        leaves, tree = trace_trees.tree_flatten(tuple(values))
+        if tree != self.func.in_tree:
+            raise ValueError(f"args_res must have the primal arguments' structure "
+                             f"{self.func.in_tree}, got {tree}")
+        n = self.func.in_tree.num_leaves
+        args = tuple(leaves) + tuple(self.args[n:])
+        self.__setstate__((self.func, args, self.keywords, self.__dict__ or None))
+
+    def replace(self, *, args_res):
+        """A copy with other args_res. JAX: VJP.replace."""
+        new = _LinearPartial(self.func, *self.args, **self.keywords)
+        new.args_res = args_res
+        return new
+
+
+class _ArgsRes(list):
+    """VJP.args_res: a list of the primal arguments whose item assignment writes back."""
+
+    def __init__(self, owner, values):
+        super().__init__(values)
+        self._owner = owner
+
+    def __setitem__(self, i, value):
+        super().__setitem__(i, value)
+        self._owner.args_res = list(self)
 
 
 def _flatten_linear(p):

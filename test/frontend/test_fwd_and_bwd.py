@@ -48,3 +48,35 @@ def test_fwd_and_bwd_bad_input():
     fwd, _ = mjax.fwd_and_bwd(lambda x: x * 2.0, argnums=1)
     with pytest.raises(ValueError, match="argnums"):
         fwd(1.0)
+
+
+def _layer(lib):
+    return lambda W, x: lib.numpy.tanh(x @ W)
+
+
+def test_vjp_args_res_are_the_primal_arguments_and_can_be_put_back():
+    W, x = np.full((3, 3), 0.1, np.float32), np.arange(6, dtype=np.float32).reshape(2, 3) / 10
+    ct = np.ones((2, 3), np.float32)
+    _, f = mjax.vjp(_layer(mjax), W, x)
+    _, g = jax.vjp(_layer(jax), W, x)
+    assert isinstance(f.args_res, list) and len(f.args_res) == len(g.args_res) == 2
+    for a, b in zip(f.args_res, g.args_res):
+        np.testing.assert_array_equal(a, b)
+    f.args_res[0] = W           # restoring the same value (the VJP-objects page's use)
+    for a, b in zip(f(ct), g(ct)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+    def bwd(lib):
+        def run(fv, W, ct):
+            fv.args_res[0] = W  # inside jit: the VJP object crossed the boundary
+            return fv(ct)
+        return lib.jit(run)
+    for a, b in zip(bwd(mjax)(f, W, ct), bwd(jax)(g, W, ct)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    d = {"hi": np.ones((4, 5), np.float32), "bye": np.ones((3, 4), np.float32)}
+    _, h = mjax.vjp(lambda d: d["bye"] @ d["hi"], d)
+    h.args_res = [d]
+    assert jax.tree.map(np.shape, h(np.ones((3, 5), np.float32))) == (
+        {"bye": (3, 4), "hi": (4, 5)},)
+    with pytest.raises(ValueError, match="structure"):
+        h.args_res = [1, 2]

@@ -273,15 +273,12 @@ _REF_AD = ("refs in reverse mode (a Ref argument of a differentiated function, R
            "cotangents, refs inside custom_vjp rules) are not implemented in mjax's AD: "
            "only refs a function makes itself are differentiated through")
 _WITH_REFS = "VJP.with_refs (gradients accumulated into refs) is not in mjax"
-_VJP_STATE = ("mjax's VJP object (a tree_util.Partial) keeps the primal inputs as its "
-              "leaves and re-runs the forward pass when called on other values; JAX's VJP "
-              "object keeps args_res (arguments needed verbatim, NotNeeded() otherwise) "
-              "and opaque_residuals (computed values) as separate fields")
 KNOWN.update({
-    ("vjp_objects_301", 5): _VJP_STATE + ": no args_res attribute",
-    ("vjp_objects_301", 7): _VJP_STATE + ": 2 leaves (W1, x0), JAX's 4 (W1, x0 and two "
-                            "residuals of tanh(x @ W))",
-    ("vjp_objects_301", 9): _VJP_STATE + ": no args_res to assign into",
+    ("vjp_objects_301", 7): "mjax's VJP object (a tree_util.Partial) keeps the primal "
+                            "inputs (args_res) as its leaves and recomputes the forward "
+                            "pass from them when they are not an eager vjp's own arrays: 2 "
+                            "leaves (W1, x0); JAX's also holds the forward's computed "
+                            "residuals (opaque_residuals): 4",
     **{("custom_derivatives_301", i): _HIJAX
        for i in (0, 1, 6, 7, 9, 12, 13, 14, 17, 22, 24, 26, 27, 32, 33, 35, 36, 37, 38, 39,
                  40, 41, 42, 43, 44, 45, 46, 48, 49)},
