@@ -101,17 +101,59 @@ class _Atom:
         args = (f"- {-a}" if isinstance(a, int) and a < 0 else str(a) for a in self.args)
         return f"{self.op}({', '.join(args)})"
 
+    def evaluate(self, env: dict) -> int:
+        if self.op == "var":
+            return env[self.args[0]]
+        x, y = (_evaluate(a, env) for a in self.args)
+        return {"max": max, "min": min, "mod": lambda p, q: p % q,
+                "floordiv": lambda p, q: p // q}[self.op](x, y)
+
+    # ---- the printing order: by a syntactic size, then names (JAX prints the same way,
+    # so the same expression reads the same in both) ----
+    def size(self) -> int:
+        return 1 if self.op == "var" else 1 + sum(_size(a) for a in self.args)
+
     def sort_key(self):
-        return (self.op != "var", str(self))
+        if self.op == "var":
+            return (1, self.args[0])
+        return (self.size(), "", self.op, tuple(_expr_key(a) for a in self.args))
+
+
+def _evaluate(x, env: dict) -> int:
+    """The value of a dimension (expression) for the variables' values in env."""
+    if isinstance(x, int):
+        return x
+    return sum(c * math.prod(atom.evaluate(env) ** p for atom, p in mono)
+               for mono, c in x._terms.items())
+
+
+def _size(x) -> int:
+    if isinstance(x, int):
+        return 0 if x == 0 else 1
+    return sum(1 + abs(c) * _mono_size(m) for m, c in x._terms.items())
+
+
+def _mono_size(mono) -> int:
+    return sum(1 + p * atom.size() for atom, p in mono)
+
+
+def _mono_key(mono):
+    return (_mono_size(mono), tuple((atom.sort_key(), p) for atom, p in mono))
+
+
+def _sorted_terms(e) -> list:
+    """(monomial, coefficient) pairs, larger first (the constant last)."""
+    return sorted(e._terms.items(), key=lambda mc: (_mono_key(mc[0]), mc[1]), reverse=True)
+
+
+def _expr_key(x):
+    if isinstance(x, int):
+        return (_size(x), (((0, ()), x),) if x else ())
+    return (_size(x), tuple((_mono_key(m), c) for m, c in _sorted_terms(x)))
 
 
 def _monomial_str(mono) -> str:
     return "*".join(str(atom) + (f"^{p}" if p > 1 else "") for atom, p in mono)
-
-
-def _mono_sort_key(mono):
-    # Printed highest degree first, then more factors, then by name, descending.
-    return (sum(p for _, p in mono), len(mono), [a.sort_key() for a, _ in mono])
 
 
 class _DimExpr:
@@ -279,9 +321,7 @@ class _DimExpr:
     # ---- printing --------------------------------------------------------------------------
     def __str__(self):
         parts = []
-        monos = sorted((m for m in self._terms if m), key=_mono_sort_key, reverse=True)
-        for mono in monos + ([()] if () in self._terms else []):
-            c = self._terms[mono]
+        for mono, c in _sorted_terms(self):
             body = _monomial_str(mono)
             mag = abs(c)
             text = body if mono and mag == 1 else (f"{mag}*{body}" if mono else str(mag))
@@ -433,6 +473,8 @@ def _decide_ge(a, b, op, scope, shown):
 def _divmod(a, b, scope):
     if isinstance(a, int) and isinstance(b, int):
         return divmod(a, b)
+    if isinstance(a, int) and a == 0:
+        return 0, 0
     if isinstance(b, int):
         if b == 0:
             raise ZeroDivisionError(f"division of '{a}' by zero")
