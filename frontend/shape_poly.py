@@ -512,15 +512,15 @@ def _exact_quotient(a: _DimExpr, b: _DimExpr):
     return _DimExpr._make(out, a._scope)
 
 
-def max_dim(a, b):
-    """The larger of two dimensions: decided when the bounds allow, else max(a, b).
+def max_dim(d1, d2):
+    """The larger of two dimensions: decided when the bounds allow, else max(d1, d2).
     JAX: jax.core.max_dim."""
-    return _extremum("max", a, b)
+    return _extremum("max", d1, d2)
 
 
-def min_dim(a, b):
+def min_dim(d1, d2):
     """The smaller of two dimensions. JAX: jax.core.min_dim."""
-    return _extremum("min", a, b)
+    return _extremum("min", d1, d2)
 
 
 def _extremum(op, a, b):
@@ -539,9 +539,9 @@ def _extremum(op, a, b):
     return _DimExpr._atom(_Atom(op, (a, b)), scope)
 
 
-def is_symbolic_dim(d) -> bool:
-    """Whether d is a symbolic dimension expression. JAX: jax.export.is_symbolic_dim."""
-    return isinstance(d, _DimExpr)
+def is_symbolic_dim(p) -> bool:
+    """Whether p is a symbolic dimension expression. JAX: jax.export.is_symbolic_dim."""
+    return isinstance(p, _DimExpr)
 
 
 # ---- parsing ------------------------------------------------------------------------------

@@ -52,7 +52,6 @@ ALLOWED = {
     "experimental.pallas:ds": _NEW_MODULES,
     "experimental.pallas:dslice": _NEW_MODULES,
     "experimental.pallas:when": _NEW_MODULES,
-    "export:symbolic_args_specs": _NEW_MODULES,
     "image:resize": "precision's default is mjax.lax.Precision.HIGHEST, a string in mjax",
     "image:scale_and_translate": "see image:resize",
     "profiler:annotate_function": _NEW_MODULES,
