@@ -15,6 +15,7 @@ from jaxlib.mlir._mlir_libs import _mlir
 
 from mjax.dialect.context import context
 from mjax.dialect import types as T
+from mjax.dialect.shape_poly import dims_of_text, is_symbolic_dim, spelled_dims
 
 REQUIRED = object()
 
@@ -118,6 +119,8 @@ def _encode(value) -> ir.Attribute:
     if isinstance(value, dict) or hasattr(value, "_asdict"):
         items = value.items() if isinstance(value, dict) else value._asdict().items()
         return ir.DictAttr.get({k: encode(v) for k, v in items}, ctx)
+    if is_symbolic_dim(value):     # (in a shape: its text, read back by the Shape kind)
+        return ir.StringAttr.get(spelled_dims((value,)), ctx)
     if isinstance(value, (tuple, list)):
         if all(_is_int(v) for v in value):
             return ir.DenseI64ArrayAttr.get([int(v) for v in value], ctx)
@@ -347,6 +350,36 @@ class Ints(AttrKind):
         return super().check(op_name, attr_name, value)
 
 
+class Shape(Ints):
+    """A shape: integers, or symbolic dimensions (shape_poly.py), which the IR spells as
+    strings: `shape = ["b", 4]`."""
+
+    expected = "a shape (integers or symbolic dimensions)"
+
+    def accepts(self, v):
+        return isinstance(v, (tuple, list)) and all(
+            _is_int(x) or is_symbolic_dim(x) or isinstance(x, str) for x in v)
+
+    def normalize(self, v):
+        try:
+            return tuple(x if is_symbolic_dim(x) else
+                         dims_of_text(x)[0] if isinstance(x, str) else int(x) for x in v)
+        except (ValueError, IndexError) as e:
+            raise TypeError(f"bad symbolic dimension in {v!r}: {e}") from None
+
+
+class Dim(AttrKind):
+    """One dimension: an integer or a symbolic dimension (spelled as a string)."""
+
+    expected = "a dimension (an integer or a symbolic dimension)"
+
+    def accepts(self, v):
+        return Shape().accepts((v,))
+
+    def normalize(self, v):
+        return Shape().normalize((v,))[0]
+
+
 class Float(AttrKind):
     expected = "a number"
 
@@ -419,18 +452,21 @@ def _exact_ints(x, depth: int) -> bool:
 
 
 class Nested(AttrKind):
-    """A nested tuple of integer tuples, e.g. dot_general's dimension_numbers."""
+    """A nested tuple of integer tuples, e.g. dot_general's dimension_numbers; with
+    `dims`, the integers may be symbolic dimensions too (pad's padding amounts)."""
 
     expected = "nested integer sequences"
 
-    def __init__(self, default=REQUIRED, depth=2):
+    def __init__(self, default=REQUIRED, depth=2, dims=False):
         super().__init__(default)
-        self.depth = depth
+        self.depth, self.dims = depth, dims
 
     def accepts(self, v):
+        leaf = Dim().accepts if self.dims else _is_int
+
         def ok(x, d):
             if d == 0:
-                return _is_int(x)
+                return leaf(x)
             return isinstance(x, (tuple, list)) and all(ok(y, d - 1) for y in x)
         return ok(v, self.depth)
 
@@ -440,8 +476,10 @@ class Nested(AttrKind):
         return super().check(op_name, attr_name, value)
 
     def normalize(self, v):
+        leaf = Dim().normalize if self.dims else int
+
         def norm(x, d):
-            return int(x) if d == 0 else tuple(norm(y, d - 1) for y in x)
+            return leaf(x) if d == 0 else tuple(norm(y, d - 1) for y in x)
         return norm(v, self.depth)
 
 

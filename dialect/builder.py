@@ -10,6 +10,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import OPS, JaxprOp, op_class
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.types import ShapedArray, aval_of
 
 
@@ -42,6 +43,11 @@ class Builder:
     def constant(self, value, dtype=None, shape=None) -> ir.Value:
         """A `jaxpr.constant` holding `value` (broadcast to `shape` if given)."""
         arr = np.asarray(value, dtype=dtype)
+        if shape is not None and any(map(is_symbolic_dim, shape)):
+            # (a symbolic shape: the scalar broadcast by the op, not in the attribute)
+            scalar = self.emit("constant", value=np.asarray(arr.reshape(())))[0]
+            return self.emit("broadcast_in_dim", scalar, shape=tuple(shape),
+                             broadcast_dimensions=())[0]
         if shape is not None:
             arr = np.broadcast_to(arr, shape)
             if arr.size > 1 and not any(arr.strides):

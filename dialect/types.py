@@ -6,12 +6,15 @@ PRNG key arrays use the opaque element type `!jaxpr.key<impl>`.
 from __future__ import annotations
 
 import functools
+import math
 
 import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 
 from mjax.dialect.context import context
+from mjax.dialect.shape_poly import (InconclusiveDimensionOperation, dims_of_text,
+                                     is_symbolic_dim, spelled_dims)
 
 # numpy dtype name -> MLIR element type spelling. One table, read both ways.
 _ELEMENT_TYPES = {
@@ -115,7 +118,10 @@ class ShapedArray:
             raise TypeError(f"ShapedArray got unexpected keyword arguments "
                             f"{sorted(jax_only.keys() - _JAX_AVAL_KEYWORDS)}")
         # (map and the isinstance test first: tracing builds several avals per op.)
-        self.shape = tuple(map(int, shape))
+        try:
+            self.shape = tuple(map(int, shape))
+        except InconclusiveDimensionOperation:   # symbolic dimensions (shape_poly.py)
+            self.shape = tuple(d if is_symbolic_dim(d) else int(d) for d in shape)
         self.dtype = dtype if isinstance(dtype, (np.dtype, KeyType)) else np.dtype(dtype)
         self.weak_type = weak_type if weak_type is True or weak_type is False \
             else bool(weak_type)
@@ -126,7 +132,10 @@ class ShapedArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        try:
+            return int(np.prod(self.shape, dtype=np.int64))
+        except InconclusiveDimensionOperation:   # (the size is a dimension expression)
+            return math.prod(self.shape)
 
     def update(self, shape=None, dtype=None, weak_type=None) -> "ShapedArray":
         return ShapedArray(self.shape if shape is None else shape,
@@ -231,10 +240,62 @@ def _memref_type(shape: tuple, dtype) -> ir.Type:
 
 def tensor_type(aval: ShapedArray) -> ir.Type:
     """`tensor<2x3xf32>` for ShapedArray((2, 3), float32); `memref<2x3xf32>` for a
-    RefAval."""
+    RefAval; `tensor<?x3xf32, "b, 3">` for symbolic dimensions."""
     if type(aval) is RefAval:
         return _memref_type(aval.shape, aval.dtype)
-    return _tensor_type(aval.shape, aval.dtype)
+    try:
+        return _tensor_type(aval.shape, aval.dtype)
+    except TypeError:
+        if not any(map(is_symbolic_dim, aval.shape)):
+            raise
+        return _symbolic_tensor_type(aval.shape, aval.dtype)
+
+
+# ---- symbolic dimensions --------------------------------------------------------------
+# A dimension expression is a `?` of the tensor type, and the type's encoding spells every
+# dimension: tensor<?x3xf32, "2*b, 3">. The type keeps the expressions through passes and
+# text, so shape rules and the verifier check them; lowering reads them to build
+# StableHLO's dynamic shapes, then drops the encodings.
+
+_SYMBOLIC_MADE = [False]
+
+
+def symbolic_types_made() -> bool:
+    """Whether this process has made or read a type with symbolic dimensions (lowering
+    then drops their encodings; programs without them skip that walk)."""
+    return _SYMBOLIC_MADE[0]
+
+
+def _symbolic_tensor_type(shape: tuple, dtype) -> ir.Type:
+    _SYMBOLIC_MADE[0] = True
+    ctx = context()
+    dims = [ir.ShapedType.get_dynamic_size() if is_symbolic_dim(d) else d for d in shape]
+    spelled = ir.StringAttr.get(spelled_dims(shape), ctx)
+    t = ir.RankedTensorType.get(dims, element_type(dtype), spelled,
+                                loc=ir.Location.unknown(ctx))
+    # The type reads back as the aval it was made from, with that aval's scope (its
+    # constraints): the latest trace's expressions win over an earlier one's spelled alike.
+    _AVALS_BY_TYPE[t] = ShapedArray(shape, dtype)
+    return t
+
+
+def _symbolic_dims(t) -> tuple:
+    enc = t.encoding
+    _SYMBOLIC_MADE[0] = True
+    if not isinstance(enc, ir.StringAttr):
+        raise TypeError(f"expected a statically shaped tensor, or one whose encoding spells "
+                        f"its symbolic dimensions, got {t}")
+    try:
+        dims = dims_of_text(enc.value)
+    except ValueError as e:
+        raise TypeError(f"{t}: bad symbolic dimensions: {e}") from None
+    static = t.shape
+    if len(dims) != len(static) or any(
+            (s == ir.ShapedType.get_dynamic_size()) != is_symbolic_dim(d) or
+            (not is_symbolic_dim(d) and d != s) for d, s in zip(dims, static)):
+        raise TypeError(f"{t}: the encoding's dimensions {enc.value!r} do not match the "
+                        "shape (a '?' for each symbolic dimension, the others equal)")
+    return dims
 
 
 _AVALS_BY_TYPE: dict = {}
@@ -264,8 +325,7 @@ def aval_of(t: ir.Type) -> ShapedArray:
         if not isinstance(t, ir.RankedTensorType):
             raise TypeError(f"expected a ranked tensor type, got {t}")
         rt = t
-        if not rt.has_static_shape:
-            raise TypeError(f"expected a statically shaped tensor, got {t}")
-        aval = ShapedArray(rt.shape, dtype_of_element_type(rt.element_type))
+        shape = rt.shape if rt.has_static_shape else _symbolic_dims(rt)
+        aval = ShapedArray(shape, dtype_of_element_type(rt.element_type))
         _AVALS_BY_TYPE[t] = aval
     return aval

@@ -26,7 +26,7 @@ from mjax.dialect.types import RefAval
 from mjax.dtypes import aval_of_value, pytype_aval_mappings, to_numpy  # noqa: F401 (jax.core)
 from mjax.eager import apply_eager
 from mjax.errors import UnexpectedTracerError
-from mjax.shape_poly import max_dim, min_dim  # noqa: F401  (jax.core's)
+from mjax.dialect.shape_poly import max_dim, min_dim  # noqa: F401  (jax.core's)
 from mjax.sharding_types import trace_op_types
 from mjax.source_info import (FUNCTION_AT, at_user_line, describe_location,  # noqa: F401
                               named_scope, user_frame, user_location)

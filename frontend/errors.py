@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from jaxlib._jax import JaxRuntimeError  # noqa: F401  (the class jaxlib raises; JAX's)
 
+# (defined with the dimensions it is about)
+from mjax.dialect.shape_poly import InconclusiveDimensionOperation  # noqa: F401
+
 _ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
 
 
@@ -104,11 +107,6 @@ class NonConcreteBooleanIndexError(JAXIndexError):
 
 class KeyReuseError(JAXTypeError):
     """A PRNG key was used twice (with jax_debug_key_reuse)."""
-
-
-class InconclusiveDimensionOperation(Exception):
-    """Raised for operations on symbolic dimensions (JAX: shape polymorphism); mjax
-    shapes are static, so mjax never raises it."""
 
 
 class JaxprTypeError(TypeError):

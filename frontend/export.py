@@ -42,7 +42,10 @@ from mjax.lowering import lower_module
 from mjax.passes.ir_util import main_function
 from mjax.placement import default_backend
 from mjax.shape_dtype_struct import ShapeDtypeStruct
-from mjax.shape_poly import SymbolicScope, is_symbolic_dim, symbolic_shape
+from mjax.dialect.shape_poly import SymbolicScope, is_symbolic_dim, symbolic_shape
+from mjax.export_shapes import (add_shape_assertions, bind_dimension_variables,
+                                check_solvable, concrete_avals, dims_to_json,
+                                is_polymorphic, refined_module, scope_of, shapes_from_json)
 from mjax.stages import _name_as_jax
 
 minimum_supported_calling_convention_version = 9
@@ -54,7 +57,8 @@ _FORMAT_VERSION = 1
 # Custom call targets that mjax's lowering may emit and XLA keeps stable. Host callbacks
 # are not among them: a Python callable cannot be serialized.
 _STABLE_CUSTOM_CALLS = frozenset({"Sharding", "SPMDFullToShardShape",
-                                  "SPMDShardToFullShape"})
+                                  "SPMDShardToFullShape", "shape_assertion",
+                                  "stablehlo.dynamic_top_k"})
 
 
 class DisabledSafetyCheck:
@@ -181,9 +185,9 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
         plats = None
 
     def do_export(*args, **kwargs) -> Exported:
-        _reject_symbolic(args, kwargs)
         _reject_sharded(args, kwargs)
         traced = fun_jit.trace(*args, **kwargs)
+        check_solvable(traced._traced.in_avals)
         if traced._layout is not None:
             raise NotImplementedError("mjax.export of a function sharded over several "
                                       "devices is not supported yet (one device only)")
@@ -201,19 +205,6 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
             disabled_safety_checks=disabled_checks,
             get_vjp=_vjp_getter(fun_jit, tr.in_tree, in_avals, out_avals))
     return do_export
-
-
-def _reject_symbolic(args, kwargs) -> None:
-    for path, leaf in trace_trees.tree_flatten_with_path((args, kwargs))[0]:
-        shape = getattr(leaf, "shape", ())
-        for d in shape:
-            if not isinstance(d, (int, np.integer)):
-                where = _arg_path(path)
-                raise NotImplementedError(
-                    f"mjax.export: symbolic dimension {d!r} in the shape {tuple(shape)} of "
-                    f"{where}: exporting with symbolic dimensions (tracing, lowering and "
-                    "shape refinement) is not implemented in mjax yet; export with static "
-                    "shapes")
 
 
 def _reject_sharded(args, kwargs) -> None:
@@ -306,9 +297,12 @@ def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module
         main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
             [a.type for a in block.arguments], list(ftype.results)))
         lower_module(module)
+        if is_polymorphic(tr.in_avals):
+            add_shape_assertions(module, tr.in_avals)
         _name_arguments(_main_of(module), arg_names)
         _name_as_jax(module, traced.fun_name, tr.out_tree)
-        module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(False)
+        module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(
+            is_polymorphic(tr.in_avals))
         if platform_index:
             _add_platform_index(module)
     return module
@@ -461,7 +455,9 @@ def call(exported: Exported) -> Callable:
                              f"structure as when the function '{exported.fun_name}' was "
                              f"exported: called with {in_tree}, exported with "
                              f"{exported.in_tree}")
-        _check_avals(exported, leaves)
+        env = _check_avals(exported, leaves)
+        if env:     # (symbolic dimensions: the export for these shapes)
+            return _call_refined(exported, env, leaves)
         # Without a VJP serialized, the custom_vjp still: its bwd (traced only when
         # differentiating) raises JAX's ValueError("No VJP is available"). When the
         # function has no reverse mode (a while_loop with a dynamic trip count), the
@@ -483,7 +479,10 @@ def _vjp_available(exported: Exported) -> bool:
     return True
 
 
-def _check_avals(exported: Exported, leaves) -> None:
+def _check_avals(exported: Exported, leaves) -> dict:
+    """Checks the call's arguments against the exported ones; returns the dimension
+    variables' values (export_shapes.py) when the export has symbolic dimensions."""
+    shapes = []
     for i, (want, x) in enumerate(zip(exported.in_avals, leaves)):
         have = aval_of_value(x)
         if len(have.shape) != len(want.shape):
@@ -492,10 +491,35 @@ def _check_avals(exported: Exported, leaves) -> None:
         if have.dtype != want.dtype:
             raise ValueError(f"Dtype mismatch for args[{i}] of '{exported.fun_name}': "
                              f"expected {want.dtype} and called with {have.dtype}")
-        if tuple(have.shape) != tuple(want.shape):
+        if not is_polymorphic([want]) and tuple(have.shape) != tuple(want.shape):
             raise ValueError(f"Shape mismatch for args[{i}] of '{exported.fun_name}' "
                              f"(expected same constant): expected {want.shape} and called "
                              f"with {have.shape}")
+        shapes.append(have.shape)
+    if not is_polymorphic(exported.in_avals):
+        return {}
+    return bind_dimension_variables(exported.fun_name, exported.in_avals, shapes)
+
+
+def _call_refined(exported: Exported, env: dict, leaves):
+    """A call of a polymorphic export: the module refined for the arguments' shapes."""
+    args, kwargs = tree_util.tree_unflatten(exported.in_tree, leaves)
+    return call(_refined(exported, env))(*args, **kwargs)
+
+
+def _refined(exported: Exported, env: dict) -> Exported:
+    """The export for the dimension variables' values `env`: static avals, the module
+    refined (export_shapes.py), its VJP refined alike when there is one."""
+    in_avals = concrete_avals(exported.in_avals, env)
+    static = Exported(
+        fun_name=exported.fun_name, in_tree=exported.in_tree, in_avals=in_avals,
+        out_tree=exported.out_tree, out_avals=concrete_avals(exported.out_avals, env),
+        platforms=exported.platforms, mlir_module_serialized=b"",
+        nr_devices=exported.nr_devices,
+        disabled_safety_checks=exported.disabled_safety_checks,
+        get_vjp=(lambda _: _refined(exported.vjp(), env)) if exported.has_vjp() else None)
+    static._text = refined_module(exported.mlir_module(), tuple(in_avals))
+    return static
 
 
 def _call_flat(exported: Exported, args) -> list:
@@ -596,7 +620,7 @@ def _tree_from_json(j):
 
 def _aval_to_json(a: ShapedArray):
     name = "float0" if a.dtype == _dtypes.float0 else np.dtype(a.dtype).name
-    return [list(a.shape), name]
+    return [dims_to_json(a.shape), name]
 
 
 def _dtype_from_name(name: str):
@@ -607,8 +631,9 @@ def _dtype_from_name(name: str):
     return np.dtype(name)
 
 
-def _aval_from_json(j) -> ShapedArray:
-    return ShapedArray(tuple(j[0]), _dtype_from_name(j[1]))
+def _avals_from_json(avals, constraints) -> list[ShapedArray]:
+    shapes = shapes_from_json([a[0] for a in avals], constraints)
+    return [ShapedArray(shape, _dtype_from_name(a[1])) for shape, a in zip(shapes, avals)]
 
 
 def _serialize(exp: Exported, vjp_order: int) -> bytearray:
@@ -623,6 +648,9 @@ def _serialize(exp: Exported, vjp_order: int) -> bytearray:
         "calling_convention_version": exp.calling_convention_version,
         "disabled_checks": [str(c) for c in exp.disabled_safety_checks],
     }
+    scope = scope_of(exp.in_avals + exp.out_avals)
+    if scope is not None:
+        meta["symbolic_constraints"] = list(scope._constraints_str)
     vjp = b""
     if vjp_order > 0:
         if not exp.has_vjp():
@@ -663,11 +691,14 @@ def deserialize(blob) -> Exported:
         raise ValueError(f"mjax.export.deserialize: the serialized bytes are truncated or "
                          f"corrupt ({e})") from None
     vjp = deserialize(vjp_blob) if vjp_blob else None
+    # (one scope for the arguments and results: their dimensions are the same variables)
+    avals = _avals_from_json(meta["in_avals"] + meta["out_avals"],
+                             meta.get("symbolic_constraints", ()))
     exp = Exported(
         fun_name=meta["fun_name"], in_tree=_tree_from_json(meta["in_tree"]),
-        in_avals=[_aval_from_json(a) for a in meta["in_avals"]],
+        in_avals=avals[:len(meta["in_avals"])],
         out_tree=_tree_from_json(meta["out_tree"]),
-        out_avals=[_aval_from_json(a) for a in meta["out_avals"]],
+        out_avals=avals[len(meta["in_avals"]):],
         platforms=meta["platforms"], mlir_module_serialized=artifact,
         nr_devices=meta["nr_devices"],
         calling_convention_version=meta["calling_convention_version"],
@@ -687,11 +718,13 @@ def _remember_shipped(exported: Exported) -> None:
 
 
 def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
-                   fun_name: str = "main") -> Exported:
+                   fun_name: str = "main", arg_avals=None) -> Exported:
     """An `Exported` of a bare StableHLO module (portable artifact bytes, as TF's
     XlaCallModule op holds them, bytecode or text): flat arguments and results read from
     its @main. No VJP, unless the bytes are those of an Exported this process shipped
-    (jax2tf). Not in JAX's API; for tf2jax's XlaCallModule rule."""
+    (jax2tf). A module with dynamic shapes (shape polymorphism) is refined for
+    `arg_avals`, the flat arguments' avals. Not in JAX's API; for tf2jax's XlaCallModule
+    rule."""
     shipped = None if isinstance(module, str) else _SHIPPED.get(bytes(module))
     with context(), ir.Location.unknown(context()):
         if isinstance(module, str):
@@ -704,6 +737,15 @@ def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
                 parsed = ir.Module.parse(module)
         main = _main_of(parsed)
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        if arg_avals is not None and not all(
+                ir.ShapedType(t).has_static_shape for t in ftype.inputs):
+            parsed = ir.Module.parse(refined_module(parsed.operation.get_asm(),
+                                                    tuple(arg_avals)))
+            main = _main_of(parsed)
+            ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+            if shipped is not None and is_polymorphic(shipped.in_avals):
+                shipped = _refined(shipped, bind_dimension_variables(
+                    fun_name, shipped.in_avals, [a.shape for a in arg_avals]))
         inputs = list(ftype.inputs)
         arg_attrs = (list(ir.ArrayAttr(main.attributes["arg_attrs"]))
                      if "arg_attrs" in main.attributes else [])

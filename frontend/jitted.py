@@ -27,7 +27,7 @@ from mjax.jit_caches import ALL_JITTED, CLEARERS, share_cache
 from mjax.cache_miss_log import explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import lower_to_stablehlo
+from mjax.lowering import lower_to_stablehlo, refuse_symbolic
 from mjax.passes.user_passes import PassList, pass_list
 from mjax.placement import args_device, commit, default_device, on_device
 from mjax.runtime import get_backend
@@ -613,6 +613,7 @@ class Jitted:
         level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
         start = time.perf_counter()
         traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
+        refuse_symbolic(traced.in_avals, f"jit({self._name})")
         logger.log(level, "Finished tracing %s for jit in %.9f sec", self._name,
                    time.perf_counter() - start)
         logger.log(level, "Compiling jit(%s) with global shapes and types %s.", self._name,

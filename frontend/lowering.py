@@ -8,6 +8,7 @@ from jaxlib.mlir.dialects import func as func_d
 
 from mjax.config import config
 from mjax.dialect import aval_of, context
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.passes import run_pipeline
 from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.runtime.backend import default_platform
@@ -20,6 +21,18 @@ PIPELINE = [("jaxpr-discharge-state", "local-only=true")] + [
     (name, "") for name in ("jaxpr-expand-transforms", "jaxpr-pallas-interpret",
                             "jaxpr-inline", "jaxpr-discharge-state", "jaxpr-dce",
                             "jaxpr-to-stablehlo", "canonicalize", "cse", "symbol-dce")]
+
+
+def refuse_symbolic(avals, fun_name: str) -> None:
+    """XLA compiles static shapes only: a function traced with symbolic dimensions is
+    lowered and exported, then called with concrete shapes (ValueError here, as JAX's
+    "Error refining shapes")."""
+    symbolic = [str(d) for a in avals for d in a.shape if is_symbolic_dim(d)]
+    if symbolic:
+        raise ValueError(f"Error refining shapes: {fun_name} has symbolic dimensions "
+                         f"({', '.join(dict.fromkeys(symbolic))}) and cannot be compiled; "
+                         f"lower or export it (mjax.export.export), and call the export "
+                         f"with concrete shapes")
 
 
 def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False

@@ -8,7 +8,7 @@ from jaxlib.mlir import ir
 
 from mjax import dtypes
 from mjax.dialect import aval_of
-from mjax.dialect.attributes import decode
+from mjax.dialect.attributes import Dim, Shape, decode
 from mjax.dialect.types import ShapedArray
 
 
@@ -30,6 +30,15 @@ def _fmt_param(v):
     if isinstance(v, np.ndarray):
         return repr(v.tolist()) if v.size <= 8 else f"array{v.shape}"
     return repr(v) if isinstance(v, str) else str(v)
+
+
+def _param(op, name: str):
+    value = decode(op.attributes[name])
+    kind = getattr(type(op.opview), "attributes", {}).get(name)
+    if isinstance(kind, (Shape, Dim)) or getattr(kind, "dims", False):
+        # (symbolic dimensions: as expressions)
+        value = kind.normalize(value)
+    return value
 
 
 _WIDTH = 80  # JAX's pretty-printing width
@@ -137,7 +146,7 @@ class _Printer:
     def eqn(self, op, indent: int) -> str:
         pad = " " * indent
         ins = " ".join(self.var(v) for v in op.operands)
-        params = {name: _fmt_param(decode(op.attributes[name])) for name in op.attributes
+        params = {name: _fmt_param(_param(op, name)) for name in op.attributes
                   if not name.startswith("mjax.")}   # (mjax's notes, not parameters)
         # JAX: the outermost jaxpr's unused results print as `_` (nested ones are named)
         outs = " ".join(self.bind(r) if list(r.uses) or self.depth > 1 else
@@ -261,6 +270,7 @@ _JAX_PARAMS = {
     "slice": lambda op, p: ("slice", {"strides": "None", **p}),
     "iota": lambda op, p: ("iota", {"sharding": "None", **p}),
     "dot_general": _dot_general_params,
+    "dim_as_value": lambda op, p: ("dim_as_value", {"dim": p["dim"]}),  # (dtype: the type's)
     # a user-defined primitive: its own name and parameters (mjax/primitive.py)
     "custom_primitive": lambda op, p: (decode(op.attributes["name"]), dict(
         decode(op.attributes["params"])) if "params" in op.attributes else {}),

@@ -8,8 +8,8 @@ import numpy as np
 
 from mjax.dialect import ShapedArray
 from mjax.dialect.types import KeyType
+from mjax.dialect.shape_poly import as_dim
 from mjax.dtypes import aval_of_value
-from mjax.shape_poly import is_symbolic_dim
 
 
 class ShapeDtypeStruct:
@@ -32,13 +32,12 @@ class ShapeDtypeStruct:
 
     @property
     def aval(self):
-        symbolic = [d for d in self.shape if is_symbolic_dim(d)]
-        if symbolic:
-            raise NotImplementedError(
-                f"{self}: tracing with symbolic dimensions ({symbolic[0]}) is not "
-                "implemented in mjax yet (shape polymorphism: mjax.export.symbolic_shape "
-                "spells the dimensions; jit, eval_shape and export need static shapes)")
-        return ShapedArray(self.shape, self.dtype, self.weak_type)
+        try:
+            shape = tuple(map(as_dim, self.shape))
+        except (TypeError, ValueError):
+            raise TypeError(f"{self}: a shape holds integers and symbolic dimensions "
+                            f"(mjax.export.symbolic_shape), got {self.shape}") from None
+        return ShapedArray(shape, self.dtype, self.weak_type)
 
     @property
     def ndim(self):

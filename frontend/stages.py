@@ -16,7 +16,7 @@ from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import clone_module, lower_module
+from mjax.lowering import clone_module, lower_module, refuse_symbolic
 from mjax.passes.ir_util import main_function
 from mjax.pretty import pretty_print
 from mjax.pretty_expand import expanded_function
@@ -230,6 +230,7 @@ class Lowered(_Signature):
         if device_assignment is not None:
             raise NotImplementedError("Lowered.compile(device_assignment=...): mjax compiles "
                                       "for the devices the function was lowered for")
+        refuse_symbolic(self._traced.in_avals, "the lowered function")
         # With locations, as jit compiles: XLA keeps them as op metadata.
         text, callbacks = backend_host_callbacks(self.as_text(debug_info=True), get_backend())
         options = xla_compile_options(compiler_options)

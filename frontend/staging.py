@@ -17,6 +17,7 @@ from mjax.config import config
 from mjax.core import Trace, Tracer, argument_sources, current_trace
 from mjax.dialect import Builder, ShapedArray, aval_of, context
 from mjax.dialect.attributes import Symbol
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import KeyType, RefAval
 from mjax.dtypes import aval_of_value
@@ -84,6 +85,8 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
         a, kw = tree_util.tree_unflatten(in_tree, given)
         out = hide_float0(fun(*a, **kw))
         out_leaves, out_tree = trace_trees.tree_flatten(out)
+        # (a symbolic dimension returned is its value, as in JAX)
+        out_leaves = [o.__jax_array__() if is_symbolic_dim(o) else o for o in out_leaves]
         for leaf in out_leaves:
             if not (isinstance(leaf, (Tracer, Array, np.ndarray, np.generic, bool, int, float,
                                       complex)) or hasattr(leaf, "aval")):

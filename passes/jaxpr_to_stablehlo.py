@@ -15,11 +15,12 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import structural as S
-from mjax.dialect.types import aval_of
+from mjax.dialect.types import aval_of, symbolic_types_made
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
 from mjax.passes.rules import elementwise as elementwise_rules
 from mjax.passes.rules import structural as structural_rules
 from mjax.passes.rules.callbacks import thread_tokens
+from mjax.passes.rules.dynamic_shapes import strip_encodings
 from mjax.passes.rules.tables import LOWER, LowerCtx
 
 
@@ -64,6 +65,8 @@ class JaxprToStablehloPass(Pass):
         lower_nested(module.operation, self.backend)
         # Ordered host callbacks: one token chain per function, through control flow.
         thread_tokens(module)
+        if symbolic_types_made():
+            strip_encodings(module.operation)
 
 
 def lower_nested(root: ir.Operation, backend: str = "xla") -> None:
@@ -150,6 +153,8 @@ def _broadcast_in_dim(op: ir.Operation) -> bool:
         aval_of(op.result.type)  # (the rule builds its result type from the aval)
     except TypeError:
         return False
+    if op.result.type.encoding is not None:
+        return False             # (symbolic dimensions: the rule's dynamic form)
     return _replace(op, "stablehlo.broadcast_in_dim", {"broadcast_dimensions": dims})
 
 

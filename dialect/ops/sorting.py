@@ -26,7 +26,7 @@ def top_k_shape(shape: tuple[int, ...], k: int, axis: int) -> tuple[int, ...]:
 class TopKOp(JaxprOp, name="top_k"):
     """The k largest entries along `axis` and their int32 indices, largest first (ties:
     the lower index first). JAX: lax.top_k_p."""
-    attributes = {"k": A.Int(), "axis": A.Int()}
+    attributes = {"k": A.Dim(), "axis": A.Int()}
 
     @classmethod
     def infer(cls, x, *, k, axis):

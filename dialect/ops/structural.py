@@ -1,10 +1,13 @@
 """Structural ops: dtype conversion, shape manipulation, constants, selection, dot_general."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
+from mjax.dialect.shape_poly import max_dim
 from mjax.dialect.dtype_rules import check_dtype, check_same_dtypes, is_bool, is_complex
 from mjax.dialect.types import ShapedArray, short_dtype_name
 
@@ -125,7 +128,7 @@ class ConstantOp(JaxprOp, name="constant"):
 class IotaOp(JaxprOp, name="iota"):
     """0, 1, 2, ... along `dimension` of an array of `shape`. JAX: lax.iota_p."""
     num_operands = 0
-    attributes = {"dtype": A.DType(), "shape": A.Ints(), "dimension": A.Int(default=0)}
+    attributes = {"dtype": A.DType(), "shape": A.Shape(), "dimension": A.Int(default=0)}
 
     @classmethod
     def infer(cls, *, dtype, shape, dimension):
@@ -137,11 +140,23 @@ class IotaOp(JaxprOp, name="iota"):
         return (ShapedArray(shape, dtype),)
 
 
+class DimAsValueOp(JaxprOp, name="dim_as_value"):
+    """The value of a dimension, usually symbolic (`jnp.mean` over a dimension `b`
+    divides by it), as an integer scalar. JAX: shape_poly's dim_as_value_p."""
+    num_operands = 0
+    attributes = {"dim": A.Dim(), "dtype": A.DType()}
+
+    @classmethod
+    def infer(cls, *, dim, dtype):
+        check_dtype("dim_as_value", ShapedArray((), dtype), "int")
+        return (ShapedArray((), dtype),)
+
+
 # ---- shape manipulation --------------------------------------------------------
 class BroadcastInDimOp(JaxprOp, name="broadcast_in_dim"):
     """Broadcasts operand dim i to output dim broadcast_dimensions[i].
     JAX: lax.broadcast_in_dim_p."""
-    attributes = {"shape": A.Ints(), "broadcast_dimensions": A.Ints()}
+    attributes = {"shape": A.Shape(), "broadcast_dimensions": A.Ints()}
 
     @classmethod
     def infer(cls, x, *, shape, broadcast_dimensions):
@@ -168,13 +183,13 @@ class BroadcastInDimOp(JaxprOp, name="broadcast_in_dim"):
 
 class ReshapeOp(JaxprOp, name="reshape"):
     """Reshapes (row-major) to new_sizes. JAX: lax.reshape_p."""
-    attributes = {"new_sizes": A.Ints(), "dimensions": A.Ints(default=None)}
+    attributes = {"new_sizes": A.Shape(), "dimensions": A.Ints(default=None)}
 
     @classmethod
     def infer(cls, x, *, new_sizes, dimensions=None):
-        if any(d < 0 for d in new_sizes) or np.prod(new_sizes, dtype=np.int64) != x.size:
+        if any(d < 0 for d in new_sizes) or math.prod(new_sizes) != x.size:
             raise TypeError(f"reshape total size must be unchanged, got new_sizes "
-                            f"{tuple(new_sizes)} (size {int(np.prod(new_sizes))}) for shape "
+                            f"{tuple(new_sizes)} (size {math.prod(new_sizes)}) for shape "
                             f"{x.shape} (size {x.size})")
         if dimensions is not None:
             _check_perm("reshape", dimensions, x.ndim, "dimensions")
@@ -257,7 +272,7 @@ class PadOp(JaxprOp, name="pad"):
     """Pads with padding_value: (low, high, interior) per dim, negatives crop.
     JAX: lax.pad_p."""
     num_operands = 2
-    attributes = {"padding_config": A.Nested(depth=2)}
+    attributes = {"padding_config": A.Nested(depth=2, dims=True)}
 
     @classmethod
     def infer(cls, x, pad_value, *, padding_config):
@@ -272,7 +287,7 @@ class PadOp(JaxprOp, name="pad"):
             if interior < 0:
                 raise ValueError(f"pad: interior padding must be nonnegative, got "
                                  f"{padding_config}")
-            size = lo + hi + d + max(d - 1, 0) * interior
+            size = lo + hi + d + max_dim(d - 1, 0) * interior
             if size < 0:
                 raise ValueError(f"pad: dimension size would be negative ({size}) for shape "
                                  f"{x.shape} and padding_config {padding_config}")
@@ -282,7 +297,7 @@ class PadOp(JaxprOp, name="pad"):
 
 class SliceOp(JaxprOp, name="slice"):
     """Static slice [start:limit:stride] per dim. JAX: lax.slice_p."""
-    attributes = {"start_indices": A.Ints(), "limit_indices": A.Ints(),
+    attributes = {"start_indices": A.Shape(), "limit_indices": A.Shape(),
                   "strides": A.Ints(default=None)}
 
     @classmethod

@@ -31,6 +31,7 @@ from mjax.dialect.ops.structural import (BitcastConvertTypeOp, ClampOp, ConvertE
 from mjax.lax.sharding import apply_out_sharding
 from mjax.lax.shapes import broadcast_in_dim, unchanged
 from mjax.placement import device_put_value
+from mjax.dialect.shape_poly import as_dim, is_symbolic_dim
 
 
 def _is_python_scalar(x):
@@ -113,7 +114,7 @@ def implicit_broadcast(x, shape):
     staged broadcast is marked for the jaxpr printer to leave out."""
     shape = tuple(shape)
     rank = aval_of_value(x).ndim
-    if isinstance(x, _LiteralArray) and rank == 0:
+    if isinstance(x, _LiteralArray) and rank == 0 and not any(map(is_symbolic_dim, shape)):
         # A literal: one splat constant (printed as JAX's scalar literal, never a residual).
         return _LiteralArray(np.broadcast_to(np.asarray(x), shape), x._weak)
     out = broadcast_in_dim(x, shape, tuple(range(len(shape))) if rank else ())
@@ -620,6 +621,8 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
             if trace is None:
                 return device_put_value(value, weak_type=weak_type)
             return _LiteralArray(value, weak_type)
+    if is_symbolic_dim(x):      # (its value, staged once)
+        x = x.__jax_array__()
     aval = aval_of_value(x)  # (not before: a Python int out of int32's range casts too)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
@@ -689,7 +692,7 @@ def iota(dtype, size):
 
 def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
     out = bind(IotaOp, dtype=dtypes.canonicalize_dtype(dtype),
-               shape=tuple(int(d) for d in shape), dimension=int(dimension))
+               shape=tuple(map(as_dim, shape)), dimension=int(dimension))
     if out_sharding is not None:
         out = apply_out_sharding(out, out_sharding)
     return out
@@ -698,7 +701,7 @@ def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
 def full(shape, fill_value, dtype=None, *, sharding=None):
     if sharding is not None:
         return apply_out_sharding(full(shape, fill_value, dtype), sharding)
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(as_dim, shape))
     if dtype is not None:
         dtype = dtypes.check_user_dtype(dtype, "full")
     if dtype is None:
@@ -714,7 +717,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     aval = aval_of_value(x)
     if dtype is None and aval.weak_type:
         value = convert_element_type(fill_value, aval.dtype, weak_type=True)
-        out = broadcast_in_dim(value, tuple(int(d) for d in (
+        out = broadcast_in_dim(value, tuple(as_dim(d) for d in (
             aval.shape if shape is None else shape)), ())
         if sharding is not None:
             out = apply_out_sharding(out, sharding)

@@ -9,8 +9,11 @@ import operator
 import numpy as np
 
 from mjax.array_methods import ArrayMethods
-from mjax.core import at_user_line, aval_of_value, bind
-from mjax.dialect.ops.structural import (BroadcastInDimOp, ConcatenateOp,
+from mjax import dtypes
+from mjax.dialect import shape_poly
+from mjax.dialect.shape_poly import as_dim, broadcast_shapes as symbolic_broadcast_shapes
+from mjax.core import at_user_line, aval_of_value, bind, current_trace
+from mjax.dialect.ops.structural import (BroadcastInDimOp, ConcatenateOp, DimAsValueOp,
                                          ConvertElementTypeOp, ExpandDimsOp, PadOp,
                                          ReshapeOp, RevOp, SliceOp, SqueezeOp, TransposeOp)
 from mjax.lax.sharding import apply_out_sharding
@@ -26,13 +29,27 @@ def unchanged(x):
     return bind(ConvertElementTypeOp, x, new_dtype=aval.dtype, _weak_type=aval.weak_type)
 
 
+def _dimension_as_value(d):
+    """A symbolic dimension as a weakly typed integer scalar (under a trace: its value is
+    known when the program runs). JAX: core.dimension_as_value."""
+    if current_trace() is None:
+        raise NotImplementedError(at_user_line(
+            f"the symbolic dimension '{d}' has no value outside a trace: shape "
+            f"polymorphism is for tracing and mjax.export"))
+    return bind(DimAsValueOp, dim=d, dtype=dtypes.canonicalize_dtype(np.int64),
+                _weak_type=True)
+
+
+shape_poly.AS_VALUE[:] = [_dimension_as_value]
+
+
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
     """JAX: lax.broadcast_in_dim."""
     if out_sharding is not None:
         return apply_out_sharding(broadcast_in_dim(operand, shape, broadcast_dimensions),
                                   out_sharding)
     x = operand
-    shape, bd = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    shape, bd = tuple(map(as_dim, shape)), tuple(int(d) for d in broadcast_dimensions)
     aval = aval_of_value(x)
     if aval.shape == shape and bd == tuple(range(len(shape))):
         return unchanged(x)
@@ -59,7 +76,7 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     if out_sharding is not None:
         return apply_out_sharding(reshape(operand, new_sizes, dimensions), out_sharding)
     x = operand
-    new_sizes = tuple(int(d) for d in new_sizes)
+    new_sizes = tuple(map(as_dim, new_sizes))
     aval = aval_of_value(x)
     if aval.shape == new_sizes and dimensions is None:
         return unchanged(x)
@@ -128,12 +145,12 @@ def pad(operand, padding_value, padding_config):
         raise ValueError("length of padding_config must equal the number of axes of operand, "
                          f"got padding_config {padding_config} for operand shape {shape}")
     return bind(PadOp, x, padding_value,
-                padding_config=tuple(tuple(int(v) for v in c) for c in padding_config))
+                padding_config=tuple(tuple(map(as_dim, c)) for c in padding_config))
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
-    return bind(SliceOp, operand, start_indices=tuple(int(i) for i in start_indices),
-                limit_indices=tuple(int(i) for i in limit_indices),
+    return bind(SliceOp, operand, start_indices=tuple(map(as_dim, start_indices)),
+                limit_indices=tuple(map(as_dim, limit_indices)),
                 strides=None if strides is None else tuple(int(s) for s in strides))
 
 
@@ -232,7 +249,7 @@ def broadcast_like(arr, like_arr):
 def broadcast_to(arr, shape):
     """arr broadcast to `shape` by NumPy's rules: trailing dimensions aligned, size-1
     dimensions stretched (jnp.broadcast_to, for lax's own compositions)."""
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(as_dim, shape))
     have = aval_of_value(arr).shape
     lead = len(shape) - len(have)
     if lead < 0 or any(h not in (1, s) for h, s in zip(have, shape[lead:])):
@@ -251,7 +268,10 @@ def broadcast_shapes(*shapes):
     lax.broadcast_shapes."""
     shapes = [tuple(s) for s in shapes]
     try:
-        return tuple(np.broadcast_shapes(*shapes))
+        try:
+            return tuple(np.broadcast_shapes(*shapes))
+        except TypeError:   # (symbolic dimensions)
+            return symbolic_broadcast_shapes(*shapes)
     except ValueError:
         raise ValueError(at_user_line(
             f"Incompatible shapes for broadcasting: shapes="

@@ -11,6 +11,7 @@ from mjax.core import at_user_line, aval_of_value, bind
 from mjax.dialect.ops.reductions import SortOp
 from mjax.dialect.ops.sorting import TopKOp
 from mjax.lax.elementwise import neg
+from mjax.dialect.shape_poly import is_symbolic_dim
 
 
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
@@ -40,7 +41,7 @@ def _axis(axis, ndim, what="axis"):
 def top_k(operand, k, *, axis=-1):
     """The k largest entries along `axis` (largest first; ties: lower index first) and
     their int32 indices. JAX: lax.top_k."""
-    k = operator.index(k)
+    k = k if is_symbolic_dim(k) else operator.index(k)
     if k < 0:
         raise ValueError(at_user_line(f"k argument to top_k must be nonnegative, got {k}"))
     aval = aval_of_value(operand)

@@ -8,6 +8,7 @@ import numpy as _onp
 
 from mjax.core import at_user_line, Tracer
 from mjax.numpy.concrete_values import concrete_int, concrete_or_error
+from mjax.dialect.shape_poly import as_dim
 
 AxisError = _onp.exceptions.AxisError  # (a ValueError and an IndexError)
 
@@ -30,7 +31,7 @@ def canonical_shape(shape):
     """A shape argument (an int or a sequence of them) as a tuple of ints."""
     if isinstance(shape, (int, _onp.integer)) or _onp.ndim(shape) == 0:
         return (operator.index(shape),)     # (a traced int JAX knows works too)
-    return tuple(int(d) for d in shape)
+    return tuple(map(as_dim, shape))
 
 
 def normalize_axis(axis, ndim):

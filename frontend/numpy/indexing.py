@@ -8,12 +8,14 @@ array with the same index gives the flat position of every selected element, and
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from mjax import dtypes as _dt
 from mjax import lax
 from mjax.core import Tracer, at_user_line
+from mjax.dialect.shape_poly import is_symbolic_dim, max_dim, min_dim
 from mjax.errors import NonConcreteBooleanIndexError
 from mjax.numpy.arguments import AxisError, index_axis
 from mjax.numpy.array_api import fused_when_eager
@@ -144,7 +146,10 @@ def getitem(x, idx, *, mode=None, fill_value=None):
     # 2. Static slices and (when no arrays) static ints -> lax.slice / rev / squeeze.
     starts, limits, strides, rev_dims, squeeze_dims = [], [], [], [], []
     for d, (i, n) in enumerate(zip(idx, x.shape)):
-        if isinstance(i, slice):
+        if isinstance(i, slice) and is_symbolic_dim(n):
+            s, e = _symbolic_slice(i, n)
+            starts.append(s), limits.append(e), strides.append(1)
+        elif isinstance(i, slice):
             s, e, st = i.indices(n)
             if st < 0:
                 # Reverse, then slice forward: x[s:e:-k] == rev(x)[n-1-s : n-1-e : k].
@@ -181,6 +186,25 @@ def getitem(x, idx, *, mode=None, fill_value=None):
     # (a scatter) drops the cotangents of out-of-range indices.
     out = _advanced_gather(x, idx, dyn, mode or "promise_in_bounds", fill_value)
     return lax.squeeze(out, squeeze_dims) if squeeze_dims else out
+
+
+def _symbolic_slice(i: slice, n) -> tuple:
+    """(start, limit) of a unit-step slice of an axis of symbolic size n: the bounds
+    clamped with max/min of dimensions, which simplify where the constraints decide."""
+    if i.step not in (None, 1):
+        raise NotImplementedError(at_user_line(
+            f"slicing an axis of symbolic size {n} with step {i.step}: mjax slices "
+            f"symbolic axes with step 1 only"))
+
+    def bound(v, default):
+        if v is None:
+            return default
+        v = v if is_symbolic_dim(v) else operator.index(v)
+        if not is_symbolic_dim(v) and v < 0:
+            return max_dim(n + v, 0)
+        return min_dim(v, n)
+    start = bound(i.start, 0)
+    return start, max_dim(bound(i.stop, n), start)
 
 
 def _out_of_bounds_as_array(i, n, d):

@@ -14,6 +14,8 @@ import numpy as _onp
 from mjax import dtypes as _dt, lax, registration
 from mjax.array import Array as _Array
 from mjax.config import config as _config
+from mjax.dialect.shape_poly import is_symbolic_dim
+from mjax.dialect.shape_poly import broadcast_shapes as symbolic_broadcast_shapes
 from mjax.core import at_user_line, aval_of_value, current_trace as _current_trace, Tracer
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.lax.sharding import takes_out_sharding
@@ -33,7 +35,10 @@ isdtype = _dt.isdtype
 
 def broadcast_shapes(*shapes):
     try:
-        return tuple(_onp.broadcast_shapes(*shapes))
+        try:
+            return tuple(_onp.broadcast_shapes(*shapes))
+        except TypeError:   # (symbolic dimensions)
+            return symbolic_broadcast_shapes(*shapes)
     except ValueError:
         raise ValueError(at_user_line(
             f"Incompatible shapes for broadcasting: shapes="
@@ -245,6 +250,8 @@ def promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
         else:
             return out
         return _broadcast_promoted(fname, out, avals)
+    if any(map(is_symbolic_dim, args)):      # (each dimension's value staged once)
+        args = [a.__jax_array__() if is_symbolic_dim(a) else a for a in args]
     avals = [aval_of_value(a) if is_array(a) or isinstance(a, (bool, int, float, complex))
              else aval_of_value(asarray(a)) for a in args]
     try:
@@ -287,7 +294,10 @@ def _traced_float_with_scalar(args, broadcast):
         return None
     value = _onp.asarray(v).astype(av.dtype)
     if broadcast and av.shape:
-        value = _onp.broadcast_to(value, av.shape)
+        try:
+            value = _onp.broadcast_to(value, av.shape)
+        except TypeError:   # (symbolic dimensions: the general path broadcasts)
+            return None
     literal = lax._LiteralArray(value, False)
     return [literal, t] if first else [t, literal]
 

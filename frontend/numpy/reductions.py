@@ -21,6 +21,7 @@ from mjax.numpy.elementwise import (add, conj, equal, isclose, isnan, logical_an
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to, result_type
 from mjax.numpy.scalar_types import bool_
 from mjax.numpy.shaping import concatenate, ravel, reshape, transpose
+from mjax.dialect.shape_poly import is_symbolic_dim
 
 
 def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=None):
@@ -127,6 +128,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         dtype = _dt.to_inexact_dtype(a.dtype)
     if where is None:
         n = math.prod(a.shape[i] for i in axes)
+        if is_symbolic_dim(n):   # (JAX's order: the count's value first, then the sum)
+            count = lax.convert_element_type(n, dtype)
+            return lax.div(sum(astype(a, dtype), axis=axes, keepdims=keepdims), count)
         total = sum(astype(a, dtype), axis=axes, keepdims=keepdims)
         return lax.div(total, lax.full_like(total, n))
     total = sum(astype(a, dtype), axis=axes, keepdims=keepdims, where=where)

@@ -8,6 +8,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect import attributes as A
 from mjax.dialect.dtype_rules import is_bool, is_complex, is_float, is_unsigned
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+from mjax.passes.rules.dynamic_shapes import is_static, shape_value
 
 
 def ttype(shape, dtype) -> ir.Type:
@@ -23,6 +24,17 @@ def constant(value, dtype, shape=()) -> ir.Value:
 def constant_like(x: ir.Value, value) -> ir.Value:
     aval = aval_of(x.type)
     return constant(value, aval.dtype, aval.shape)
+
+
+def slice_(op: ir.Operation, x: ir.Value, starts, limits) -> ir.Value:
+    """x[starts:limits] (unit strides); `real_dynamic_slice` when a limit is a symbolic
+    dimension (dynamic_shapes.py)."""
+    if is_static(tuple(starts) + tuple(limits)):
+        return hlo.slice(x, list(starts), list(limits), [1] * len(starts))
+    dtype = aval_of(x.type).dtype
+    shape = tuple(hi - lo for lo, hi in zip(starts, limits))
+    return hlo.real_dynamic_slice(ttype(shape, dtype), x, shape_value(op, starts),
+                                  shape_value(op, limits), shape_value(op, [1] * len(starts)))
 
 
 def compare_type(dtype) -> str:

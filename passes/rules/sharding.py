@@ -133,7 +133,7 @@ def _optimization_barrier_shard(avals_in, avals_out):
     return Factors(tuple(operands), tuple(operands), kind="identity")
 
 
-@shard_rule(St.ConstantOp, St.IotaOp)
+@shard_rule(St.ConstantOp, St.IotaOp, St.DimAsValueOp)
 @_without_params
 def _constant_shard(avals_in, avals_out, **params):
     return _fresh(avals_out, "constant")

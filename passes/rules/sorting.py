@@ -6,11 +6,16 @@
 """
 from __future__ import annotations
 
+import numpy as np
+from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect.ops import sorting as S
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.passes.rules import ad_util as AD
+from mjax.passes.rules import hlo as H
+from mjax.passes.rules.dynamic_shapes import dim_value
 from mjax.passes.rules.batch_util import batch_rule, canonical_axis
 from mjax.passes.rules.tables import lowering
 
@@ -22,7 +27,18 @@ def _top_k_lower(ctx, x, *, k, axis):
     perm[axis], perm[-1] = perm[-1], perm[axis]
     if axis != ndim - 1:
         x = hlo.transpose(x, perm)
-    values, indices = chlo.top_k(x, k)
+    if is_symbolic_dim(k):
+        # (StableHLO's dynamic top_k, a custom call shape refinement makes chlo.top_k)
+        shape = list(ctx.avals_out[0].shape)
+        shape[axis], shape[-1] = shape[-1], shape[axis]
+        types = [H.ttype(shape, ctx.avals_out[0].dtype), H.ttype(shape, np.int32)]
+        values, indices = ir.Operation.create(
+            "stablehlo.custom_call", results=types, operands=[x, dim_value(ctx.op, k)],
+            attributes={"call_target_name": ir.StringAttr.get("stablehlo.dynamic_top_k"),
+                        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
+                                                          1)}).results
+    else:
+        values, indices = chlo.top_k(x, k)
     if axis != ndim - 1:
         values, indices = hlo.transpose(values, perm), hlo.transpose(indices, perm)
     return [values, indices]

@@ -8,6 +8,7 @@ from mjax.dialect import attributes as A
 from mjax.dialect.dtype_rules import is_bool, is_complex
 from mjax.dialect.ops import structural as S
 from mjax.passes.rules import hlo as H
+from mjax.passes.rules.dynamic_shapes import dim_value, is_static, shape_value
 from mjax.passes.rules.tables import lowering
 
 
@@ -53,26 +54,42 @@ def _constant_lower(ctx, *, value):
     return hlo.constant(A.dense_elements(value))
 
 
+# (Symbolic result shapes take StableHLO's dynamic forms, with the shape as a value.)
 @lowering(S.IotaOp)
 def _iota_lower(ctx, *, dtype, shape, dimension):
-    return hlo.iota(_out_type(ctx), dimension)
+    if is_static(shape):
+        return hlo.iota(_out_type(ctx), dimension)
+    return hlo.dynamic_iota(_out_type(ctx), shape_value(ctx.op, shape), dimension)
+
+
+@lowering(S.DimAsValueOp)
+def _dim_as_value_lower(ctx, *, dim, dtype):
+    return H.convert(dim_value(ctx.op, dim), dtype)
 
 
 @lowering(S.BroadcastInDimOp)
 def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
-    return hlo.broadcast_in_dim(_out_type(ctx), x, list(broadcast_dimensions))
+    if is_static(shape):
+        return hlo.broadcast_in_dim(_out_type(ctx), x, list(broadcast_dimensions))
+    return hlo.dynamic_broadcast_in_dim(_out_type(ctx), x, shape_value(ctx.op, shape),
+                                        list(broadcast_dimensions))
 
 
 @lowering(S.ReshapeOp)
 def _reshape_lower(ctx, x, *, new_sizes, dimensions=None):
     if dimensions is not None and tuple(dimensions) != tuple(range(len(dimensions))):
         x = hlo.transpose(x, list(dimensions))
-    return hlo.reshape(_out_type(ctx), x)
+    if is_static(new_sizes) and is_static(ctx.avals_in[0].shape):
+        return hlo.reshape(_out_type(ctx), x)
+    return hlo.dynamic_reshape(_out_type(ctx), x, shape_value(ctx.op, new_sizes))
 
 
 @lowering(S.SqueezeOp, S.ExpandDimsOp)
 def _squeeze_lower(ctx, x, *, dimensions):
-    return hlo.reshape(_out_type(ctx), x)
+    shape = ctx.avals_out[0].shape
+    if is_static(shape):
+        return hlo.reshape(_out_type(ctx), x)
+    return hlo.dynamic_reshape(_out_type(ctx), x, shape_value(ctx.op, shape))
 
 
 @lowering(S.TransposeOp)
@@ -93,12 +110,17 @@ def _concatenate_lower(ctx, *xs, dimension):
 @lowering(S.PadOp)
 def _pad_lower(ctx, x, pad_value, *, padding_config):
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
-    return hlo.pad(x, pad_value, list(lo), list(hi), list(interior))
+    if is_static(lo + hi + interior):
+        return hlo.pad(x, pad_value, list(lo), list(hi), list(interior))
+    return hlo.dynamic_pad(_out_type(ctx), x, pad_value, shape_value(ctx.op, lo),
+                           shape_value(ctx.op, hi), shape_value(ctx.op, interior))
 
 
 @lowering(S.SliceOp)
 def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
     strides = strides or (1,) * len(start_indices)
+    if not is_static(start_indices + limit_indices) and set(strides) == {1}:
+        return H.slice_(ctx.op, x, start_indices, limit_indices)
     return hlo.slice(x, list(start_indices), list(limit_indices), list(strides))
 
 
@@ -216,7 +238,7 @@ def _optimization_barrier_transpose(b, ct, *xs):
         res[i] = c
     return res
 AD.defzero(S.BitcastConvertTypeOp, "reinterprets bits: not differentiable (JAX too)")
-for _op in (S.ConstantOp, S.IotaOp):
+for _op in (S.ConstantOp, S.IotaOp, S.DimAsValueOp):
     AD.no_jvp(_op, "no operands, so never has tangent inputs")
     AD.no_transpose(_op, "no operands to transpose")
 
@@ -260,7 +282,7 @@ def _slice_transpose(b, ct, x, *, start_indices, limit_indices, strides=None):
     strides = strides or (1,) * len(in_shape)
     config = []
     for d, s, st, n in zip(in_shape, start_indices, strides, out_shape):
-        last = s + (n - 1) * st + 1 if n else s
+        last = s + n if st == 1 else s + (n - 1) * st + 1 if n else s
         config.append((s, d - last, st - 1 if n else 0))
     zero = AD.constant(b, np.zeros((), AD.aval(ct).dtype))
     return [b.pad(ct, zero, padding_config=tuple(config))]
@@ -432,7 +454,8 @@ def _shift_axes(axes, d):
 
 
 B.defvectorized(S.ConvertElementTypeOp, S.ReducePrecisionOp, S.StopGradientOp, S.CopyOp)
-for _op, _what in ((S.ConstantOp, "a constant"), (S.IotaOp, "an iota")):
+for _op, _what in ((S.ConstantOp, "a constant"), (S.IotaOp, "an iota"),
+                   (S.DimAsValueOp, "a dimension's value")):
     BATCH.unsupported(_op, f"{_what} has no operands, so it is never batched "
                            "(the batching pass copies it unchanged)")
 

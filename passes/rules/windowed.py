@@ -94,8 +94,9 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
     aval = ctx.avals_in[1]
     dtype = aval.dtype
     lows, highs = [lo for lo, _ in padding], [hi for _, hi in padding]
-    padded = hlo.pad(operand, H.constant(identity(kind, dtype), dtype), lows, highs,
-                     [0] * aval.ndim)
+    unpadded = not any(lows) and not any(highs)
+    padded = operand if unpadded else hlo.pad(
+        operand, H.constant(identity(kind, dtype), dtype), lows, highs, [0] * aval.ndim)
     padded_shape = tuple(d + lo + hi for d, lo, hi in zip(aval.shape, lows, highs))
     op = hlo.SelectAndScatterOp(H.ttype(padded_shape, dtype), padded, source,
                                 H.constant(0, dtype), window_dimensions=list(window_dimensions),
@@ -108,8 +109,9 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
     scatter = op.regions[1].blocks.append(H.ttype((), dtype), H.ttype((), dtype))
     with ir.InsertionPoint(scatter):
         hlo.return_([scatter_fn(*scatter.arguments)])
-    return hlo.slice(op.results[0], lows, [lo + d for lo, d in zip(lows, aval.shape)],
-                     [1] * aval.ndim)
+    if unpadded:
+        return op.results[0]
+    return H.slice_(ctx.op, op.results[0], lows, [lo + d for lo, d in zip(lows, aval.shape)])
 
 
 # ---- reduce_window_sum: linear -------------------------------------------------------

@@ -32,6 +32,10 @@ def _constant(kl, op, *, value, **params):
     return [full(flat[0].item() if flat.size else 0, aval.dtype, aval.shape)]
 
 
+TRITON.unsupported(St.DimAsValueOp, "a Pallas kernel's shapes are static: it has no "
+                                    "symbolic dimensions to read")
+
+
 @TRITON.register(St.IotaOp)
 def _iota(kl, op, *, dtype, shape, dimension=0, **params):
     check_pow2(shape, "an iota")

@@ -171,7 +171,7 @@ func.func @iota_bool() -> tensor<4xi1> {
 // -----
 
 func.func @iota_shape_not_ints() -> tensor<4xi32> {
-  // expected-error @+1 {{attribute 'shape' must be a sequence of integers, got '4'}}
+  // expected-error @+1 {{attribute 'shape' must be a shape (integers or symbolic dimensions), got '4'}}
   %0 = "jaxpr.iota"() {dtype = i32, shape = "4"} : () -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }

@@ -200,6 +200,17 @@ func.func @iota_default_dimension() -> tensor<5xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @dim_as_value
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x4xf32, "b, 4">)
+// CHECK:         %[[R:.*]] = "jaxpr.dim_as_value"() {dim = "b", dtype = i32} : () -> tensor<i32>
+// CHECK:         return %[[R]]
+func.func @dim_as_value(%x: tensor<?x4xf32, "b, 4">) -> tensor<i32> {
+  %0 = "jaxpr.dim_as_value"() {dim = "b", dtype = i32} : () -> tensor<i32>
+  return %0 : tensor<i32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @broadcast_in_dim
 // CHECK-SAME:    (%[[X:.*]]: tensor<3xf32>)
 // CHECK:         %[[R:.*]] = "jaxpr.broadcast_in_dim"(%[[X]]) {broadcast_dimensions = array<i64: 1>, shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>

@@ -154,18 +154,6 @@ def test_export_needs_jit():
         export.export(jnp.sin)
 
 
-def test_exporting_symbolic_shapes_not_supported_yet():
-    # symbolic_shape spells the dimensions (test_shape_poly.py); exporting with them is
-    # not built yet, and says so naming the argument.
-    b, three = export.symbolic_shape("b, 3")
-    with pytest.raises(NotImplementedError, match=r"symbolic dimension b .* args\[1\]"):
-        export.export(mjax.jit(lambda x, y: x))(
-            np.ones(3), mjax.ShapeDtypeStruct((b, three), np.float32))
-    with pytest.raises(NotImplementedError, match=r"args\[1\]"):
-        export.export(mjax.jit(lambda x, y: x))(
-            np.ones(3), mjax.ShapeDtypeStruct(("b", 3), np.float32))
-
-
 def test_call_with_wrong_arguments():
     exp = export.export(mjax.jit(jnp.sin))(np.ones(3, np.float32))
     with pytest.raises(ValueError, match="Shape mismatch"):

@@ -265,7 +265,8 @@ DOCTEST_PRELUDE = "import jax\nimport jax.numpy as jnp\nfrom jax import lax\nimp
 TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
                   "vjp_objects_301": "", "custom_derivatives_301": "", "cookbook_301": "",
                   "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
-                  "export": DOCTEST_PRELUDE, "compilation_cache": ""})
+                  "export": DOCTEST_PRELUDE, "shape_poly": DOCTEST_PRELUDE,
+                  "compilation_cache": ""})
 _HIJAX = ("jax.experimental.hijax (VJPHiPrimitive: user-defined primitives with their own "
           "vjp_fwd/vjp_bwd and structured residuals) is not in mjax; later cells use the "
           "primitives those cells define (or, with them undefined, earlier definitions)")

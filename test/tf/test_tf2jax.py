@@ -480,6 +480,26 @@ def test_xla_call_module_converts_back():
         mjax.grad(lambda x: jnp.sum(fn(x, y)))(x)
 
 
+def test_functions_with_unknown_dimensions_convert_for_each_size():
+    # A TF function traced with None in its signature, and one holding a polymorphic
+    # module (jax2tf's polymorphic_shapes): each call brings its sizes.
+    plain = tf.function(lambda x: tf.reduce_sum(tf.sin(x) * 2.0, axis=0),
+                        input_signature=[tf.TensorSpec((None, 3), tf.float32)])
+    from mjax.experimental import jax2tf
+    poly = tf.function(jax2tf.convert(lambda x: jnp.tanh(x).sum(0),
+                                      polymorphic_shapes=["(b, 3)"]),
+                       autograph=False, input_signature=[tf.TensorSpec((None, 3), tf.float32)])
+    for f_tf, ref, dref in ((plain, lambda x: 2 * np.sin(x).sum(0), lambda x: 2 * np.cos(x)),
+                            (poly, lambda x: np.tanh(x).sum(0),
+                             lambda x: 1 - np.tanh(x) ** 2)):
+        fn, params = tf2jax.convert(f_tf, tf.TensorSpec((None, 3), tf.float32))
+        for n in (1, 7):
+            x = _f32(n, 3)
+            np.testing.assert_allclose(np.asarray(fn(params, x)[0]), ref(x), rtol=1e-5)
+            g = mjax.grad(lambda x: jnp.sum(fn(params, x)[0]))(x)
+            np.testing.assert_allclose(np.asarray(g), dref(x), rtol=1e-5, atol=1e-6)
+
+
 def test_unknown_op_error_names_op_node_and_place():
     @tf.function
     def f(x):

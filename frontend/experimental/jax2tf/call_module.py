@@ -14,7 +14,7 @@ from tensorflow.compiler.tf2xla.python import xla as tfxla
 from mjax import dtypes as _dtypes
 from mjax import export as _export
 from mjax.experimental.jax2tf.dtypes import to_tf_dtype
-from mjax.export import Exported
+from mjax.export import Exported, is_symbolic_dim
 
 _NO_GRADIENT = ("The jax2tf-converted function does not support gradients. Use "
                 "`with_gradient` parameter to enable gradients")
@@ -46,7 +46,9 @@ def xla_call_module(exported: Exported, args: Sequence[tf.Tensor]) -> list[tf.Te
     res = tfxla.call_module(
         args, version=version, module=exported.mlir_module_serialized,
         Tout=[to_tf_dtype(a.dtype) for a in exported.out_avals],
-        Sout=[tuple(a.shape) for a in exported.out_avals],
+        # (None: a symbolic dimension, known once TF refines the module for the inputs)
+        Sout=[tuple(None if is_symbolic_dim(d) else d for d in a.shape)
+              for a in exported.out_avals],
         platforms=[p.upper() for p in exported.platforms],
         disabled_checks=[str(c) for c in exported.disabled_safety_checks],
         function_list=(), has_token_input_output=False)
@@ -84,7 +86,7 @@ def _backward(exported: Exported, xs, outs, cts) -> list:
     for ct, out, aval in zip(cts, outs, exported.out_avals):
         if not _is_inexact(aval.dtype):
             # Integer results have float0 cotangents: bool zeros for the module.
-            fixed.append(tf.zeros(aval.shape, tf.bool))
+            fixed.append(tf.zeros(tf.shape(out), tf.bool))
         elif ct is None:     # an unconnected result
             fixed.append(tf.zeros_like(out))
         else:

@@ -17,9 +17,9 @@ from mjax import export as _export
 from mjax import trace_trees, tree_util
 from mjax.experimental.jax2tf.call_module import call_exported
 from mjax.experimental.jax2tf.dtypes import to_tensor
-from mjax.experimental.jax2tf.shapes import check_polymorphic_shapes, static_shape
+from mjax.experimental.jax2tf.shapes import arg_specs, tf_shape
 from mjax.jitted import Jitted, jit
-from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.export import SymbolicScope
 from mjax.staging import eval_shape
 
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
@@ -43,7 +43,8 @@ def convert(fun_jax: Callable, *, polymorphic_shapes=None,
     """A function of TF values (tensors, variables, arrays, scalars; pytrees of them)
     that calls `fun_jax` through an XlaCallModule op. `with_gradient` attaches a
     tf.custom_gradient calling the exported VJP; otherwise gradients are prevented.
-    Static shapes only: symbolic `polymorphic_shapes` raise NotImplementedError.
+    `polymorphic_shapes` with symbolic dimensions ("(b, 4)") export one module for every
+    size they allow (`polymorphic_constraints`: constraints between them).
     JAX: jax2tf.convert."""
     for name, value in (("enable_xla", enable_xla),
                         ("native_serialization", native_serialization)):
@@ -63,16 +64,21 @@ def convert(fun_jax: Callable, *, polymorphic_shapes=None,
         platforms = tuple(native_serialization_platforms)
     else:
         platforms = None
-    if polymorphic_constraints:
-        raise NotImplementedError("jax2tf.convert(polymorphic_constraints=...): shape "
-                                  "polymorphism is not supported by mjax")
+    if isinstance(polymorphic_constraints, str):
+        raise ValueError(f"polymorphic_constraints must be a sequence of strings, got "
+                         f"{polymorphic_constraints!r}")
+    constraints = tuple(polymorphic_constraints)
     if not callable(fun_jax):
         raise TypeError(f"Expected a callable value, got {fun_jax}")
     fun_jit = _jitted(fun_jax)
     exports: dict = {}
 
-    def exported_for(in_tree, specs) -> _export.Exported:
-        key = (in_tree, tuple((s.shape, s.dtype) for s in specs), _dtypes.x64_enabled())
+    def exported_for(in_tree, args_tf, shapes, dtypes) -> _export.Exported:
+        specs = arg_specs(polymorphic_shapes, SymbolicScope(constraints), args_tf, shapes,
+                          dtypes)
+        # (keyed by the specs' text: every size a symbolic spec allows shares one export)
+        key = (in_tree, tuple((str(s.shape), s.dtype) for s in specs),
+               _dtypes.x64_enabled())
         if key not in exports:
             args, kwargs = tree_util.tree_unflatten(in_tree, specs)
             exports[key] = _export.export(
@@ -85,17 +91,15 @@ def convert(fun_jax: Callable, *, polymorphic_shapes=None,
     def converted_fun_tf(*args_tf, **kwargs_tf):
         args_tf, kwargs_tf = _untracked((args_tf, kwargs_tf))
         paths_leaves, in_tree = trace_trees.tree_flatten_with_path((args_tf, kwargs_tf))
-        flat, specs = [], []
+        flat, shapes, dtypes = [], [], []
         for i, (path, leaf) in enumerate(paths_leaves):
             where = _export._arg_path(path)
             t, dtype = to_tensor(leaf, where)
-            shape = static_shape(t, where)
+            shapes.append(tf_shape(t, where))
+            dtypes.append(dtype)
             # Named inputs, as JAX's jax2tf names them (after any 64-bit cast).
             flat.append(tf.identity(t, f"jax2tf_arg_{i}"))
-            specs.append(ShapeDtypeStruct(shape, dtype))
-        check_polymorphic_shapes(polymorphic_shapes, args_tf,
-                                 [s.shape for s in specs])
-        exported = exported_for(in_tree, specs)
+        exported = exported_for(in_tree, args_tf, shapes, dtypes)
         outs = call_exported(exported, flat, with_gradient)
         outs = [tf.identity(o, "jax2tf_out") for o in outs]
         return tree_util.tree_unflatten(exported.out_tree, outs)
@@ -135,11 +139,13 @@ def _jitted(fun):
 
 
 def eval_polymorphic_shape(fun_jax: Callable, *, polymorphic_shapes=None) -> Callable:
-    """`(out_specs, out_shapes)` of `fun_jax` on abstract arguments; static shapes only.
+    """`(out_specs, out_shapes)` of `fun_jax` on abstract arguments shaped by
+    `polymorphic_shapes` (out_shapes spelled as strings, "(2*b, 3)").
     JAX: jax2tf.eval_polymorphic_shape."""
     def do_eval(*args_specs):
-        shapes = [tuple(a.shape) for a in trace_trees.tree_leaves(args_specs)]
-        check_polymorphic_shapes(polymorphic_shapes, args_specs, shapes)
-        out = eval_shape(fun_jax, *args_specs)
+        leaves = trace_trees.tree_leaves(args_specs)
+        specs = arg_specs(polymorphic_shapes, SymbolicScope(), args_specs,
+                          [tuple(a.shape) for a in leaves], [a.dtype for a in leaves])
+        out = eval_shape(fun_jax, *trace_trees.tree_structure(args_specs).unflatten(specs))
         return out, trace_trees.tree_map(lambda r: str(tuple(r.shape)), out)
     return do_eval

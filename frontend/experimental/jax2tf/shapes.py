@@ -1,104 +1,112 @@
-"""Argument shapes: static only. A TF shape with unknown dimensions (a tf.function traced
-with `None` in its input_signature) or a `polymorphic_shapes` entry with a symbolic
-dimension raises NotImplementedError naming the argument; static specs are checked
-against the arguments. JAX: jax2tf's polymorphic_shapes, export.symbolic_args_specs.
+"""Argument shapes for jax2tf: static TF shapes, or `polymorphic_shapes` specs whose
+symbolic dimensions (one scope per conversion, with `polymorphic_constraints`) make one
+export serve every size. A TF dimension of unknown size (a tf.function traced with `None`
+in its input_signature) needs a spec; static specs are checked against the arguments.
+JAX: jax2tf's polymorphic_shapes, export.symbolic_args_specs.
 """
 from __future__ import annotations
-
-import re
 
 import tensorflow as tf
 
 from mjax import trace_trees
+from mjax.export import SymbolicScope, is_symbolic_dim, symbolic_shape
+from mjax.shape_dtype_struct import ShapeDtypeStruct
 
 
 class PolyShape(tuple):
-    """A shape specification: dimension sizes (int), "_" (the argument's own size) or
-    "..." (the rest of them). Symbolic names are not supported. JAX: jax2tf.PolyShape."""
+    """A shape specification: dimension sizes (int), dimension expressions ("b", "2*b"),
+    "_" (the argument's own size) or "..." (the rest of them). JAX: jax2tf.PolyShape."""
 
     def __new__(cls, *dim_specs):
         return tuple.__new__(cls, dim_specs)
 
 
-def static_shape(t: tf.Tensor, where: str) -> tuple[int, ...]:
-    """The static shape of a tensor, or NotImplementedError when part of it is unknown."""
-    shape = t.shape
-    if shape.rank is None or any(d is None for d in shape.as_list()):
-        raise NotImplementedError(
-            f"jax2tf.convert: {where} has the shape {shape} with unknown dimensions (a "
-            f"tf.function input_signature with None?): shape polymorphism is not "
-            f"supported by mjax; give the arguments static shapes")
-    return tuple(int(d) for d in shape.as_list())
+def tf_shape(t: tf.Tensor, where: str) -> tuple:
+    """The TF shape as a tuple, None for dimensions of unknown size."""
+    if t.shape.rank is None:
+        raise NotImplementedError(f"jax2tf.convert: {where} has a shape of unknown rank")
+    return tuple(t.shape.as_list())
 
 
 def _is_spec_leaf(s) -> bool:
     return s is None or isinstance(s, (str, PolyShape))
 
 
-def _dims_of(spec) -> list:
-    """The dimension specs of one PolyShape or string (parentheses optional)."""
+def _spec_text(spec) -> str:
+    """A PolyShape or string spec as symbolic_shape's text (parentheses optional)."""
     if isinstance(spec, PolyShape):
-        items = list(spec)
-    else:
-        text = spec.strip()
-        if text.startswith("(") and text.endswith(")"):
-            text = text[1:-1]
-        items = [d.strip() for d in text.split(",")]
-        if items and items[-1] == "":
-            items.pop()     # "(3,)"
-    return items
+        return ", ".join(str(d) for d in spec)
+    text = spec.strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    return text
 
 
-def check_polymorphic_shapes(polymorphic_shapes, args, leaf_shapes) -> None:
-    """Accepts `polymorphic_shapes` (None, one spec for all arguments, or one per
-    positional argument, each a pytree prefix of it) when every dimension is static and
-    matches the argument; otherwise raises naming the argument."""
-    if polymorphic_shapes is None:
-        return
-    if _is_spec_leaf(polymorphic_shapes):
-        per_arg = [polymorphic_shapes] * len(args)
+def arg_specs(polymorphic_shapes, scope: SymbolicScope, args, leaf_shapes,
+              leaf_dtypes) -> list[ShapeDtypeStruct]:
+    """One ShapeDtypeStruct per flat argument: its spec's dimensions (None, one spec for
+    all arguments, or one per positional argument, each a pytree prefix of it), or its own
+    static shape where it has no spec. Raises naming the argument when a spec does not
+    fit, or a dimension of unknown size has no spec."""
+    n_args = len(args)
+    if polymorphic_shapes is None or _is_spec_leaf(polymorphic_shapes):
+        per_arg = [polymorphic_shapes] * n_args
     elif isinstance(polymorphic_shapes, (list, tuple)):
         per_arg = list(polymorphic_shapes)
-        if len(per_arg) != len(args):
+        if len(per_arg) != n_args:
             raise ValueError(f"jax2tf.convert: polymorphic_shapes must be a sequence with "
-                             f"one entry per positional argument ({len(args)}), got "
+                             f"one entry per positional argument ({n_args}), got "
                              f"{len(per_arg)}: {polymorphic_shapes!r}")
     else:
         raise ValueError(f"jax2tf.convert: polymorphic_shapes must be None, a string, a "
                          f"PolyShape or a sequence of them, got {polymorphic_shapes!r}")
-    pos = 0
-    for i, (spec, arg) in enumerate(zip(per_arg, args)):
+    specs, pos = [], 0
+    for i, arg in enumerate(args):
+        spec = per_arg[i] if i < len(per_arg) else None
         n = len(trace_trees.tree_leaves(arg))
-        shapes, pos = leaf_shapes[pos:pos + n], pos + n
-        specs = trace_trees.tree_leaves(spec, is_leaf=_is_spec_leaf) if spec is not None \
-            else [None]
-        if spec is not None and not _is_spec_leaf(spec):
-            if len(specs) != n:
-                raise ValueError(f"jax2tf.convert: polymorphic_shapes[{i}] = {spec!r} does "
-                                 f"not match the structure of args[{i}] ({n} arrays)")
-        else:
-            specs = specs * n
-        for j, (s, shape) in enumerate(zip(specs, shapes)):
-            if s is not None:
-                where = f"args[{i}]" + (f" (array {j})" if n > 1 else "")
-                _check_static(s, shape, where)
+        leaves = trace_trees.tree_leaves(spec, is_leaf=_is_spec_leaf) \
+            if not _is_spec_leaf(spec) else [spec] * n
+        if len(leaves) != n:
+            raise ValueError(f"jax2tf.convert: polymorphic_shapes[{i}] = {spec!r} does "
+                             f"not match the structure of args[{i}] ({n} arrays)")
+        for j, leaf in enumerate(leaves):
+            where = f"args[{i}]" + (f" (array {j})" if n > 1 else "")
+            specs.append(_leaf_spec(leaf, scope, leaf_shapes[pos], leaf_dtypes[pos], where))
+            pos += 1
+    # (keyword arguments: their own static shapes)
+    for k in range(pos, len(leaf_shapes)):
+        specs.append(_leaf_spec(None, scope, leaf_shapes[k], leaf_dtypes[k], "kwargs"))
+    return specs
 
 
-def _check_static(spec, shape, where: str) -> None:
-    dims = _dims_of(spec)
-    if "..." in dims:
-        k = dims.index("...")
-        dims = dims[:k] + ["_"] * max(0, len(shape) - len(dims) + 1) + dims[k + 1:]
-    for d in dims:
-        if not (isinstance(d, int) or d == "_" or re.fullmatch(r"\d+", str(d))):
+def _leaf_spec(spec, scope, shape: tuple, dtype, where: str) -> ShapeDtypeStruct:
+    if spec is None:
+        if None in shape:
             raise NotImplementedError(
-                f"jax2tf.convert: polymorphic_shapes for {where} is {spec!r}, with the "
-                f"symbolic dimension {d!r}: shape polymorphism is not supported by mjax "
-                f"(static shapes only; use None, integers or '_')")
+                f"jax2tf.convert: {where} has the shape {shape} with dimensions of unknown "
+                f"size (a tf.function input_signature with None?): give polymorphic_shapes "
+                f"for them, e.g. '(b, ...)'")
+        return ShapeDtypeStruct(shape, dtype)
+    text = _spec_text(spec)
+    try:
+        dims = symbolic_shape(text, scope=scope, like=shape)
+    except ValueError as e:
+        if "different size" in str(e):
+            raise ValueError(f"jax2tf.convert: polymorphic shape {spec!r} of {where} does "
+                             f"not match its shape {shape}") from None
+        if "rank" in str(e):
+            raise ValueError(f"jax2tf.convert: polymorphic shape {spec!r} of {where} must "
+                             f"have rank {len(shape)} (its shape is {shape})") from None
+        raise ValueError(f"jax2tf.convert: polymorphic shape {spec!r} of {where}: "
+                         f"{e}") from None
     if len(dims) != len(shape):
         raise ValueError(f"jax2tf.convert: polymorphic shape {spec!r} of {where} must have "
                          f"rank {len(shape)} (its shape is {shape})")
     for d, size in zip(dims, shape):
-        if d != "_" and int(d) != size:
+        if d is None:
+            raise ValueError(f"jax2tf.convert: polymorphic shape {spec!r} of {where} takes "
+                             f"a dimension of unknown size as it is ('_'); name it")
+        if not is_symbolic_dim(d) and size is not None and d != size:
             raise ValueError(f"jax2tf.convert: polymorphic shape {spec!r} of {where} does "
                              f"not match its shape {shape}: dimension {d} != {size}")
+    return ShapeDtypeStruct(dims, dtype)

@@ -9,19 +9,21 @@ arithmetic over the monomials, and the scope's constraints between expressions (
 a"); a comparison the bounds do not settle raises `InconclusiveDimensionOperation`, as
 JAX's does. Equality is structural: `b == 4` is False.
 
-This module is the vocabulary only: tracing, lowering and `export` with symbolic
-dimensions are not built yet (export raises NotImplementedError naming them).
+It lives in the dialect because avals carry these expressions as dimensions, and the
+IR spells them in a tensor type's encoding (`tensor<?x4xf32, "b, 4">`, dialect/types.py).
 """
 from __future__ import annotations
 
 import math
+import operator
 import re
 import traceback
 from typing import Sequence
 
 import numpy as np
 
-from mjax.errors import InconclusiveDimensionOperation
+from mjax.dialect.shape_poly_decision import (  # noqa: F401  (UnexpectedDimVar: re-exported)
+    InconclusiveDimensionOperation, UnexpectedDimVar, _decide_ge, _known_ge0, _known_zero)
 
 
 class SymbolicScope:
@@ -37,6 +39,9 @@ class SymbolicScope:
         self._constraints_str = tuple(constraints_str)
         self._bounds: dict[str, tuple[float, float]] = {}
         self._facts: list[tuple[_DimExpr | int, str]] = []  # (e, ">=" or "==") over 0
+        # Equality constraints with one term on the left (`a * b == c + d`) rewrite every
+        # expression: (monomial, coefficient, the right side), as JAX's do.
+        self._rules: list[tuple[tuple, int, _DimExpr | int]] = []
         for c in self._constraints_str:
             self._add_constraint(c)
 
@@ -54,6 +59,10 @@ class SymbolicScope:
             if (diff != 0) if kind == "==" else (diff < 0):
                 raise ValueError(f"Unsatisfiable explicit constraint: {text}")
             return
+        if kind == "==" and isinstance(lhs, _DimExpr) and len(lhs._terms) == 1:
+            ((mono, coeff),) = lhs._terms.items()
+            if mono:
+                self._rules.append((mono, coeff, rhs))
         var = diff._single_variable()
         if var is not None and kind == ">=":
             # c*v + k >= 0 narrows v's range
@@ -101,12 +110,6 @@ class _Atom:
         args = (f"- {-a}" if isinstance(a, int) and a < 0 else str(a) for a in self.args)
         return f"{self.op}({', '.join(args)})"
 
-    def evaluate(self, env: dict) -> int:
-        if self.op == "var":
-            return env[self.args[0]]
-        x, y = (_evaluate(a, env) for a in self.args)
-        return {"max": max, "min": min, "mod": lambda p, q: p % q,
-                "floordiv": lambda p, q: p // q}[self.op](x, y)
 
     # ---- the printing order: by a syntactic size, then names (JAX prints the same way,
     # so the same expression reads the same in both) ----
@@ -119,12 +122,37 @@ class _Atom:
         return (self.size(), "", self.op, tuple(_expr_key(a) for a in self.args))
 
 
+def fold(x, var, const, add, mul, binary):
+    """A dimension (expression) computed with the given operations: `var(name)`,
+    `const(int)`, `add(a, b)`, `mul(a, b)` and `binary(op, a, b)` for op in floordiv,
+    mod, max, min. Lowering builds StableHLO this way; `_evaluate` builds ints."""
+    if isinstance(x, int):
+        return const(x)
+
+    def atom(a: _Atom):
+        if a.op == "var":
+            return var(a.args[0])
+        return binary(a.op, *(fold(y, var, const, add, mul, binary) for y in a.args))
+
+    total = None
+    for mono, c in _sorted_terms(x):
+        term = None if c == 1 and mono else const(c)
+        for a, p in mono:
+            for _ in range(p):
+                v = atom(a)
+                term = v if term is None else mul(term, v)
+        total = term if total is None else add(total, term)
+    return total
+
+
+_INT_OPS = {"max": max, "min": min, "mod": lambda p, q: p % q,
+            "floordiv": lambda p, q: p // q}
+
+
 def _evaluate(x, env: dict) -> int:
     """The value of a dimension (expression) for the variables' values in env."""
-    if isinstance(x, int):
-        return x
-    return sum(c * math.prod(atom.evaluate(env) ** p for atom, p in mono)
-               for mono, c in x._terms.items())
+    return fold(x, env.__getitem__, int, lambda a, b: a + b, lambda a, b: a * b,
+                lambda op, a, b: _INT_OPS[op](a, b))
 
 
 def _size(x) -> int:
@@ -170,6 +198,8 @@ class _DimExpr:
     @staticmethod
     def _make(terms: dict, scope: SymbolicScope):
         terms = {m: c for m, c in terms.items() if c != 0}
+        if scope._rules and terms:
+            terms = _rewrite(terms, scope)
         if not terms:
             return 0
         if list(terms) == [()]:
@@ -203,25 +233,34 @@ class _DimExpr:
                     f"{self} is of {self._scope} and {other} is of {other._scope}")
             return other._terms
         if not _is_int(other):
-            if isinstance(other, (float, complex, np.ndarray, np.generic)):
-                # (JAX computes with the dimension as an array value)
-                raise NotImplementedError(
-                    f"'{self}' combined with {other!r}: a symbolic dimension used as an "
-                    "array value needs tracing with symbolic dimensions (not implemented "
-                    "in mjax yet)")
             return None
         return {(): int(other)}
+
+    def _as_value(self, other, op, reflected: bool):
+        """`op` on the dimension's array value, for a float, complex or NumPy operand
+        (JAX's rule: a dimension meeting a non-integer becomes a value); NotImplemented
+        for the rest (an array's own reflected operator takes it)."""
+        if not isinstance(other, (float, complex, np.ndarray, np.generic)):
+            return NotImplemented
+        value = self.__jax_array__()
+        return op(other, value) if reflected else op(value, other)
+
+    @property
+    def scope(self) -> SymbolicScope:
+        return self._scope
 
     def __add__(self, other):
         t = self._other(other)
         if t is None:
-            return NotImplemented
+            return self._as_value(other, operator.add, False)
         out = dict(self._terms)
         for m, c in t.items():
             out[m] = out.get(m, 0) + c
         return _DimExpr._make(out, self._scope)
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        t = self._other(other)
+        return self + other if t is not None else self._as_value(other, operator.add, True)
 
     def __neg__(self):
         return _DimExpr._make({m: -c for m, c in self._terms.items()}, self._scope)
@@ -229,16 +268,18 @@ class _DimExpr:
     def __sub__(self, other):
         t = self._other(other)
         if t is None:
-            return NotImplemented
+            return self._as_value(other, operator.sub, False)
         return self + _DimExpr._make({m: -c for m, c in t.items()}, self._scope)
 
     def __rsub__(self, other):
+        if self._other(other) is None:
+            return self._as_value(other, operator.sub, True)
         return (-self) + other
 
     def __mul__(self, other):
         t = self._other(other)
         if t is None:
-            return NotImplemented
+            return self._as_value(other, operator.mul, False)
         out: dict = {}
         for m1, c1 in self._terms.items():
             for m2, c2 in t.items():
@@ -246,7 +287,9 @@ class _DimExpr:
                 out[m] = out.get(m, 0) + c1 * c2
         return _DimExpr._make(out, self._scope)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        t = self._other(other)
+        return self * other if t is not None else self._as_value(other, operator.mul, True)
 
     def __pow__(self, power):
         if not _is_int(power) or power < 0:
@@ -272,13 +315,11 @@ class _DimExpr:
         return _divmod(self, other, self._scope)
 
     def __truediv__(self, other):
-        # (JAX computes a / b as an array value: dimensions as values need tracing)
-        raise NotImplementedError(
-            f"'{self}' / {other!r}: true division makes a symbolic dimension an array "
-            "value, which needs tracing with symbolic dimensions (not implemented in mjax "
-            "yet); // and % stay dimensions")
+        # (true division makes an array value, as in JAX; // and % stay dimensions)
+        return self.__jax_array__() / other
 
-    __rtruediv__ = __truediv__
+    def __rtruediv__(self, other):
+        return other / self.__jax_array__()
 
     # ---- comparisons ---------------------------------------------------------------------
     def __eq__(self, other):
@@ -334,13 +375,53 @@ class _DimExpr:
     __repr__ = __str__
 
     def __jax_array__(self):
-        raise InconclusiveDimensionOperation(
-            f"Symbolic dimension '{self}' used as an array value: shape polymorphism in "
-            "traced computations is not implemented in mjax yet")
+        # (the frontend fills AS_VALUE: it stages `jaxpr.dim_as_value`)
+        if not AS_VALUE:
+            raise InconclusiveDimensionOperation(
+                f"Symbolic dimension '{self}' used as an array value")
+        return AS_VALUE[0](self)
+
+
+# The function that makes a dimension an array value under a trace (registered by the
+# frontend's lax: JAX's core.dimension_as_value).
+AS_VALUE: list = []
 
 
 def _is_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _rewrite(terms: dict, scope) -> dict:
+    """terms with every monomial that a scope's equality rule's left side divides
+    replaced by the rule's right side (times the rest)."""
+    for _ in range(16):      # (rules rewrite to smaller expressions; a cycle stops here)
+        for mono, c in terms.items():
+            for lhs, k, rhs in scope._rules:
+                rest = _mono_div(mono, lhs)
+                if rest is not None and c % k == 0:
+                    out = dict(terms)
+                    del out[mono]
+                    add = (c // k) * rhs * (_DimExpr({rest: 1}, scope) if rest else 1)
+                    for m2, c2 in ({(): add} if isinstance(add, int) else add._terms).items():
+                        out[m2] = out.get(m2, 0) + c2
+                    terms = {m: v for m, v in out.items() if v != 0}
+                    break
+            else:
+                continue
+            break
+        else:
+            return terms
+    return terms
+
+
+def _mono_div(m, d):
+    """m / d for monomials, None when d does not divide m."""
+    powers = dict(m)
+    for atom, p in d:
+        if powers.get(atom, 0) < p:
+            return None
+        powers[atom] -= p
+    return tuple((a, powers[a]) for a, _ in m if powers[a] > 0)
 
 
 def _mono_mul(m1, m2):
@@ -348,125 +429,6 @@ def _mono_mul(m1, m2):
     for atom, p in m1 + m2:
         powers[atom] = powers.get(atom, 0) + p
     return tuple(sorted(powers.items(), key=lambda ap: ap[0].sort_key()))
-
-
-# ---- bounds and decisions ----------------------------------------------------------------
-def _interval_mul(a, b):
-    products = [x * y if not (x == 0 or y == 0) else 0 for x in a for y in b]
-    return min(products), max(products)
-
-
-def _bounds(e, scope: SymbolicScope) -> tuple[float, float]:
-    if isinstance(e, int):
-        return e, e
-    lo = hi = 0
-    for mono, c in e._terms.items():
-        b = (1, 1)
-        for atom, p in mono:
-            ab = _atom_bounds(atom, scope)
-            for _ in range(p):
-                b = _interval_mul(b, ab)
-        b = _interval_mul(b, (c, c))
-        lo, hi = lo + b[0], hi + b[1]
-    return lo, hi
-
-
-def _atom_bounds(atom: _Atom, scope) -> tuple[float, float]:
-    if atom.op == "var":
-        return scope._variable_bounds(atom.args[0])
-    (alo, ahi), (blo, bhi) = (_bounds(a, scope) for a in atom.args)
-    if atom.op == "max":
-        return max(alo, blo), max(ahi, bhi)
-    if atom.op == "min":
-        return min(alo, blo), min(ahi, bhi)
-    if atom.op == "mod":                         # the divisor's sign, |mod| < |b|
-        if blo >= 1:
-            return 0, bhi - 1
-        if bhi <= -1:
-            return blo + 1, 0
-    if atom.op == "floordiv" and (blo >= 1 or bhi <= -1):
-        # a // b is monotone in a and b on each side of 0: the corners bound it
-        corners = [_floor_div_limit(x, y) for x in (alo, ahi) for y in (blo, bhi)]
-        return min(corners), max(corners)
-    return -math.inf, math.inf
-
-
-def _floor_div_limit(x, y) -> float:
-    if math.isinf(y):
-        return 0 if not math.isinf(x) else (-math.inf if (x < 0) == (y > 0) else math.inf)
-    if math.isinf(x):
-        return x if y > 0 else -x
-    return math.floor(x / y)
-
-
-def _known_ge0(e, scope) -> bool | None:
-    """True if e >= 0 is certain, False if e < 0 is, None if undecided."""
-    lo, hi = _bounds(e, scope)
-    if lo >= 0:
-        return True
-    if hi < 0:
-        return False
-    # Facts f >= 0 (the scope's, and what e's operations imply), alone or in pairs:
-    # e - f (- g) >= 0 by the bounds proves e >= 0; -e - 1 - f (- g) >= 0 proves e < 0.
-    facts = [sign * f for f, kind in scope._facts + _implied_facts(e)
-             for sign in ((1, -1) if kind == "==" else (1,))]
-    combos = [0] + facts + [f + g for k, f in enumerate(facts) for g in facts[k:]]
-    for f in combos:
-        if _bounds(e - f, scope)[0] >= 0:
-            return True
-        if _bounds(-e - 1 - f, scope)[0] >= 0:
-            return False
-    return None
-
-
-def _implied_facts(e) -> list:
-    """What the operations in e (nested ones included) imply: max(x, y) >= x, y;
-    min(x, y) <= x, y; b - 1 >= mod(x, b) for b >= 1 and mod(x, b) >= b + 1 for b <= -1."""
-    facts, seen = [], set()
-
-    def visit(expr):
-        if isinstance(expr, int):
-            return
-        for mono in expr._terms:
-            for atom, _ in mono:
-                if atom.op == "var" or atom in seen:
-                    continue
-                seen.add(atom)
-                m = _DimExpr._atom(atom, expr._scope)
-                x, y = atom.args
-                if atom.op in ("max", "min"):
-                    for arg in (x, y):
-                        facts.append((m - arg if atom.op == "max" else arg - m, ">="))
-                elif atom.op == "mod":
-                    lo, hi = _bounds(y, expr._scope)
-                    if lo >= 1:
-                        facts.append((y - 1 - m, ">="))
-                    elif hi <= -1:
-                        facts.append((m - y - 1, ">="))
-                for arg in (x, y):
-                    visit(arg)
-    visit(e)
-    return [(f, kind) for f, kind in facts if not isinstance(f, int)]
-
-
-def _known_zero(e, scope=None) -> bool:
-    scope = scope or e._scope
-    return any(kind == "==" and (e - fact == 0 or e + fact == 0)
-               for fact, kind in scope._facts)
-
-
-def _decide_ge(a, b, op, scope, shown):
-    """a >= b, decided; shown: the operands as the user wrote them, for the error."""
-    diff = a - b
-    verdict = (diff >= 0) if isinstance(diff, int) else _known_ge0(diff, scope)
-    if verdict is None:
-        x, y = shown
-        scope_note = f"\nUsing symbolic {scope}" if scope._constraints_str else ""
-        raise InconclusiveDimensionOperation(
-            f"Symbolic dimension comparison '{x}' {op} '{y}' is inconclusive.{scope_note}\n"
-            "The comparison's result depends on the values of the dimension variables; "
-            "add a constraint (symbolic_shape(..., constraints=...)) that decides it.")
-    return verdict
 
 
 # ---- floordiv, mod, max, min -------------------------------------------------------------------
@@ -542,6 +504,60 @@ def _extremum(op, a, b):
 def is_symbolic_dim(p) -> bool:
     """Whether p is a symbolic dimension expression. JAX: jax.export.is_symbolic_dim."""
     return isinstance(p, _DimExpr)
+
+
+def as_dim(d):
+    """A dimension as shapes hold it: a dimension expression as it is, else an int
+    (`int(d)`: TypeError for what is not an integer)."""
+    return d if isinstance(d, _DimExpr) else int(d)
+
+
+# ---- dimensions in IR text -------------------------------------------------------------
+# The IR spells a dimension expression as text (a tensor type's encoding, a string in a
+# shape attribute). Text read back means the expressions of the latest scope that wrote
+# any (a trace and the passes over its IR run one after the other), or, for IR first met
+# as text, one scope with no constraints.
+_TEXT_SCOPE: list = []
+
+
+def spelled_dims(shape) -> str:
+    """The text of a shape with symbolic dimensions ("b, 2*b + 1, 4"), remembering their
+    scope for `dims_of_text`."""
+    for d in shape:
+        if isinstance(d, _DimExpr):
+            if not _TEXT_SCOPE or _TEXT_SCOPE[0] is not d._scope:
+                _TEXT_SCOPE[:] = [d._scope]
+            break
+    return ", ".join(map(str, shape))
+
+
+def dims_of_text(text: str, scope: SymbolicScope | None = None) -> tuple:
+    """The dimensions `spelled_dims` wrote (ValueError for bad text), in `scope` if given,
+    else in the latest scope spelled."""
+    if scope is None:
+        if not _TEXT_SCOPE:
+            _TEXT_SCOPE.append(SymbolicScope())
+        scope = _TEXT_SCOPE[0]
+    return symbolic_shape(text, scope=scope)
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy's broadcast of shapes that may hold dimension expressions: dimensions are
+    equal, or one of them is 1. ValueError when they do not broadcast."""
+    rank = max(map(len, shapes), default=0)
+    out = []
+    for dims in zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]):
+        result = 1
+        for d in dims:
+            if _is_int(d) and d == 1 or d == result:
+                continue
+            if _is_int(result) and result == 1:
+                result = d
+            else:
+                raise ValueError(f"Incompatible shapes for broadcasting: "
+                                 f"{', '.join(str(tuple(s)) for s in shapes)}")
+        out.append(result)
+    return tuple(out)
 
 
 # ---- parsing ------------------------------------------------------------------------------

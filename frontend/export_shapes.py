@@ -1,0 +1,240 @@
+"""Calling an exported function with symbolic dimensions (shape polymorphism).
+
+An export traced with `ShapeDtypeStruct((b, 4), ...)` has a module whose types hold `?`
+for `b` (passes/rules/dynamic_shapes.py). A call with concrete arrays:
+1. binds each dimension variable from the arguments' shapes and checks every dimension
+   and the scope's constraints (a ValueError naming the argument otherwise);
+2. gives @main the arguments' static types and runs StableHLO's shape refinement, which
+   folds every dynamic shape to a static one; the module called is that refined one.
+JAX: jax/_src/export/shape_poly.py (solving), mlir.refine_polymorphic_shapes.
+"""
+from __future__ import annotations
+
+import functools
+
+from jaxlib import _jax
+from jaxlib.mlir import ir
+
+import numpy as np
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect import attributes as A
+from mjax.dialect import context
+from mjax.dialect.shape_poly import (SymbolicScope, _evaluate, dims_of_text, fold,
+                                     is_symbolic_dim)
+from mjax.dialect.types import ShapedArray, tensor_type
+from mjax.passes.ir_util import main_function
+from mjax.passes.rules.dynamic_shapes import emit_dim
+
+
+def is_polymorphic(avals) -> bool:
+    return any(is_symbolic_dim(d) for a in avals for d in a.shape)
+
+
+def scope_of(avals) -> SymbolicScope | None:
+    for a in avals:
+        for d in a.shape:
+            if is_symbolic_dim(d):
+                return d._scope
+    return None
+
+
+def _where(i: int, j: int) -> str:
+    return f"args[{i}].shape[{j}]"
+
+
+def bind_dimension_variables(fun_name: str, in_avals, shapes) -> dict:
+    """{variable: value} from the call's argument shapes; ValueError when they do not
+    meet the exported shapes or the constraints."""
+    env: dict[str, int] = {}
+    later = []
+    for i, (want, have) in enumerate(zip(in_avals, shapes)):
+        for j, (d, n) in enumerate(zip(want.shape, have)):
+            single = d._single_variable() if is_symbolic_dim(d) else None
+            if single is None:
+                later.append((i, j, d, n))
+                continue
+            name, coeff, const = single
+            value, rest = divmod(n - const, coeff)
+            if rest or value < 1:
+                raise ValueError(
+                    f"Dimension variable '{name}' of '{fun_name}' must have an integer value "
+                    f">= 1. Found {(n - const) / coeff:g} when solving {d} == {_where(i, j)} "
+                    f"(= {n})")
+            env.setdefault(name, value)     # (a second reading is checked below)
+            later.append((i, j, d, n))
+    for i, j, d, n in later:
+        try:
+            value = _evaluate(d, env)
+        except KeyError as e:
+            raise ValueError(f"Cannot solve for the dimension variable {e} of '{fun_name}': "
+                             f"mjax reads each variable off an argument dimension that is "
+                             f"the variable alone, or k*variable + c") from None
+        if not is_symbolic_dim(d) and value != n:
+            raise ValueError(f"Shape mismatch for {_where(i, j)} of '{fun_name}' (expected "
+                             f"same constant): expected {d} and called with {n}")
+        if value != n:
+            raise ValueError(
+                f"Input shapes do not match the polymorphic shapes specification of "
+                f"'{fun_name}'. Found inconsistency between dimension size {_where(i, j)} "
+                f"(= {n}) and the specification '{d}' (= {value})")
+    scope = scope_of(in_avals)
+    if scope is not None:
+        _check_constraints(fun_name, scope, env)
+    return env
+
+
+def _check_constraints(fun_name: str, scope: SymbolicScope, env: dict) -> None:
+    for name, (lo, hi) in scope._bounds.items():
+        if name in env and not lo <= env[name] <= hi:
+            raise ValueError(f"Dimension variable '{name}' of '{fun_name}' is {env[name]}, "
+                             f"out of the range [{lo}, {hi}] its constraints "
+                             f"{list(scope._constraints_str)} allow")
+    for e, kind in scope._facts:
+        if not _variables(e) <= env.keys():
+            continue
+        value = _evaluate(e, env)
+        if (value != 0) if kind == "==" else (value < 0):
+            raise ValueError(f"The call of '{fun_name}' with {env} does not meet the "
+                             f"symbolic constraints {list(scope._constraints_str)}")
+
+
+# ---- shape assertions ---------------------------------------------------------------------
+# The module checks its own arguments, as JAX's exports do, for callers that are not mjax
+# (TensorFlow's XlaCallModule, JAX): `shape_assertion` custom calls, which shape
+# refinement evaluates (and drops) once the argument shapes are known.
+_I64 = np.dtype("int64")
+_MISMATCH = "Input shapes do not match the polymorphic shapes specification. "
+
+
+def add_shape_assertions(module: ir.Module, in_avals) -> None:
+    """Asserts at @main's start: each dimension variable >= 1 (and within its
+    constraints), each symbolic argument dimension equal to its expression."""
+    main = main_function(module)
+    block = main.regions[0].blocks[0]
+    args = list(block.arguments)[len(block.arguments) - len(in_avals):]
+    first = block.operations[0] if len(block.operations) else None
+    with ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(block), \
+            main.location:
+        sizes, where, values = {}, {}, {}
+        for i, (arg, aval) in enumerate(zip(args, in_avals)):
+            for j, d in enumerate(aval.shape):
+                if is_symbolic_dim(d):
+                    sizes[i, j] = hlo.convert(tensor_type(ShapedArray((), _I64)),
+                                              hlo.get_dimension_size(arg, j))
+                    single = d._single_variable()
+                    if single is not None and single[0] not in values:
+                        name, coeff, const = single
+                        values[name] = sizes[i, j] if (coeff, const) == (1, 0) else \
+                            hlo.divide(hlo.subtract(sizes[i, j], _scalar(const)),
+                                       _scalar(coeff))
+                        where[name] = f"args[{i}].shape[{j}]"
+        for name, value in values.items():
+            _assert(_compare(value, _scalar(1), "GE"), [value],
+                    f"{_MISMATCH}Expected value >= 1 for dimension variable '{name}'. "
+                    f"Obtained dimension variable '{name}' = {{0}} from "
+                    f"{where[name]}.")
+        var = values.__getitem__
+        for (i, j), size in sizes.items():
+            d = in_avals[i].shape[j]
+            expected = emit_dim(d, var)
+            _assert(_compare(size, expected, "EQ"), [size, expected],
+                    f"{_MISMATCH}Found inconsistency between dimension size "
+                    f"args[{i}].shape[{j}] (= {{0}}) and the specification '{d}' (= {{1}}).")
+        scope = scope_of(in_avals)
+        for e, kind in (scope._facts if scope is not None else ()):
+            if not _variables(e) <= values.keys():
+                continue        # (a constraint on variables these arguments do not have)
+            value = emit_dim(e, var)
+            _assert(_compare(value, _scalar(0), "EQ" if kind == "==" else "GE"), [value],
+                    f"{_MISMATCH}The dimension variables do not meet the constraints "
+                    f"{list(scope._constraints_str)} ('{e}' is {{0}}).")
+
+
+def _scalar(value: int) -> ir.Value:
+    return hlo.constant(A.dense_elements(np.array(value, _I64)))
+
+
+def _compare(a, b, direction: str) -> ir.Value:
+    return hlo.compare(a, b, hlo.ComparisonDirectionAttr.get(direction),
+                       compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))
+
+
+def _assert(pred, values, message: str) -> None:
+    ir.Operation.create("stablehlo.custom_call", results=[], operands=[pred, *values],
+                        attributes={
+                            "call_target_name": ir.StringAttr.get("shape_assertion"),
+                            "api_version": ir.IntegerAttr.get(
+                                ir.IntegerType.get_signless(32), 2),
+                            "has_side_effect": ir.BoolAttr.get(True),
+                            "error_message": ir.StringAttr.get(message)})
+
+
+def _variables(e) -> set:
+    names = set()
+    fold(e, names.add, lambda c: None, lambda a, b: None, lambda a, b: None,
+         lambda op, a, b: None)
+    return names
+
+
+def check_solvable(in_avals) -> None:
+    """Each dimension variable must be the whole of some argument dimension, up to
+    k*v + c (JAX solves linear univariate equations too): ValueError otherwise."""
+    solvable, specs, unsolved = set(), [], {}
+    for i, a in enumerate(in_avals):
+        if any(map(is_symbolic_dim, a.shape)):
+            specs.append(f"args[{i}].shape = ({', '.join(map(str, a.shape))})")
+        for j, d in enumerate(a.shape):
+            if not is_symbolic_dim(d):
+                continue
+            single = d._single_variable()
+            if single is not None:
+                solvable.add(single[0])
+            else:
+                unsolved.setdefault(d, f"args[{i}].shape[{j}]")
+    missing = sorted(set().union(*map(_variables, unsolved)) - solvable) if unsolved else []
+    if missing:
+        raise ValueError(
+            f"Cannot solve for values of dimension variables {set(missing)}. We can only "
+            f"solve linear uni-variate constraints. Using the following polymorphic shapes "
+            f"specifications: {', '.join(specs)}. Unprocessed specifications: "
+            + ", ".join(f"'{d}' for dimension size {w}" for d, w in unsolved.items()) + ".")
+
+
+def concrete_avals(avals, env: dict) -> list[ShapedArray]:
+    return [ShapedArray(tuple(_evaluate(d, env) for d in a.shape), a.dtype, a.weak_type)
+            for a in avals]
+
+
+@functools.lru_cache(maxsize=64)
+def refined_module(text: str, arg_avals: tuple) -> str:
+    """The module `text` with @main's array arguments given static types (`arg_avals`,
+    after any leading platform index) and StableHLO's shape refinement run."""
+    with context(), ir.Location.unknown(context()):
+        module = ir.Module.parse(text)
+        main = main_function(module)
+        block = main.regions[0].blocks[0]
+        first = len(block.arguments) - len(arg_avals)
+        for arg, aval in zip(list(block.arguments)[first:], arg_avals):
+            arg.set_type(tensor_type(aval))
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [a.type for a in block.arguments], list(ftype.results)))
+        refined = _jax.mlir.refine_polymorphic_shapes(
+            module.operation.get_asm(binary=True), enable_shape_assertions=True,
+            validate_static_shapes=True)
+        return ir.Module.parse(refined).operation.get_asm(enable_debug_info=True)
+
+
+def dims_to_json(shape) -> list:
+    return [str(d) if is_symbolic_dim(d) else int(d) for d in shape]
+
+
+def shapes_from_json(shapes: list, constraints: list) -> list[tuple]:
+    """The shapes `dims_to_json` wrote, their expressions in one new scope."""
+    scope = SymbolicScope(constraints)
+    out = []
+    for shape in shapes:
+        out.append(tuple(dims_of_text(d, scope)[0] if isinstance(d, str) else d
+                         for d in shape))
+    return out
