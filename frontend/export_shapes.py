@@ -16,6 +16,7 @@ from jaxlib import _jax
 from jaxlib.mlir import ir
 
 import numpy as np
+from jaxlib.mlir.dialects import func as func_d
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect import attributes as A
@@ -212,18 +213,49 @@ def refined_module(text: str, arg_avals: tuple) -> str:
     after any leading platform index) and StableHLO's shape refinement run."""
     with context(), ir.Location.unknown(context()):
         module = ir.Module.parse(text)
-        main = main_function(module)
-        block = main.regions[0].blocks[0]
-        first = len(block.arguments) - len(arg_avals)
-        for arg, aval in zip(list(block.arguments)[first:], arg_avals):
-            arg.set_type(tensor_type(aval))
-        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
-        main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in block.arguments], list(ftype.results)))
-        refined = _jax.mlir.refine_polymorphic_shapes(
+        _static_main(module, arg_avals)
+        refined = ir.Module.parse(_jax.mlir.refine_polymorphic_shapes(
             module.operation.get_asm(binary=True), enable_shape_assertions=True,
-            validate_static_shapes=True)
-        return ir.Module.parse(refined).operation.get_asm(enable_debug_info=True)
+            validate_static_shapes=True))
+        for op in refined.body.operations:
+            if op.operation.name == "func.func":
+                _retype(op.operation)
+        return refined.operation.get_asm(enable_debug_info=True)
+
+
+def _static_main(module: ir.Module, arg_avals) -> None:
+    """Renames @main and adds a @main of static argument types that converts its
+    arguments to the old one's dynamic types and calls it: a valid module, which shape
+    refinement specializes for the static types (JAX's exports call their
+    `_wrapped_jax_export_main` so too)."""
+    old = main_function(module)
+    ir.SymbolTable(module.operation).set_symbol_name(old, "_mjax_polymorphic_main")
+    old.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    ftype = ir.FunctionType(ir.TypeAttr(old.attributes["function_type"]).value)
+    inputs = list(ftype.inputs)
+    first = len(inputs) - len(arg_avals)
+    static = inputs[:first] + [tensor_type(a) for a in arg_avals]
+    with ir.InsertionPoint.at_block_begin(module.body):
+        new = func_d.FuncOp("main", (static, list(ftype.results)))
+    for attr in ("arg_attrs", "res_attrs"):
+        if attr in old.attributes:
+            new.attributes[attr] = old.attributes[attr]
+    block = new.add_entry_block()
+    with ir.InsertionPoint(block):
+        args = [a if a.type == t else hlo.convert(t, a)
+                for a, t in zip(block.arguments, inputs)]
+        func_d.ReturnOp(func_d.CallOp(list(ftype.results),
+                                      ir.FlatSymbolRefAttr.get("_mjax_polymorphic_main"),
+                                      args).results)
+
+
+def _retype(fn: ir.Operation) -> None:
+    """A function's type from its arguments and returned values (refinement leaves the
+    result types of values it does not refine, such as a returned argument)."""
+    block = fn.regions[0].blocks[0]
+    ret = block.operations[len(block.operations) - 1]
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [a.type for a in block.arguments], [v.type for v in ret.operands]))
 
 
 def dims_to_json(shape) -> list:

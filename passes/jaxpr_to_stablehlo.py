@@ -20,7 +20,7 @@ from mjax.passes.registry import Pass, PassError, op_error, register_pass
 from mjax.passes.rules import elementwise as elementwise_rules
 from mjax.passes.rules import structural as structural_rules
 from mjax.passes.rules.callbacks import thread_tokens
-from mjax.passes.rules.dynamic_shapes import strip_encodings
+from mjax.passes.rules.dynamic_shapes import make_dynamic, strip_encodings
 from mjax.passes.rules.tables import LOWER, LowerCtx
 
 
@@ -50,6 +50,12 @@ def lower_op(op: ir.Operation, backend: str = "xla") -> None:
         raise op_error(op, f"lowering rule returned {len(results)} values for "
                            f"{len(op.results)} results")
     for old, new in zip(op.results, results):
+        if new.type != old.type and isinstance(old.type, ir.RankedTensorType) and \
+                old.type.encoding is not None:
+            # (StableHLO's type inference copies an operand's encoding, which spells its
+            # symbolic dimensions, onto results of other shapes: the op's own type is the
+            # right one)
+            new.set_type(old.type)
         old.replace_all_uses_with(new)
     op.erase()
 
@@ -66,6 +72,7 @@ class JaxprToStablehloPass(Pass):
         # Ordered host callbacks: one token chain per function, through control flow.
         thread_tokens(module)
         if symbolic_types_made():
+            make_dynamic(module.operation)
             strip_encodings(module.operation)
 
 
@@ -153,8 +160,6 @@ def _broadcast_in_dim(op: ir.Operation) -> bool:
         aval_of(op.result.type)  # (the rule builds its result type from the aval)
     except TypeError:
         return False
-    if op.result.type.encoding is not None:
-        return False             # (symbolic dimensions: the rule's dynamic form)
     return _replace(op, "stablehlo.broadcast_in_dim", {"broadcast_dimensions": dims})
 
 

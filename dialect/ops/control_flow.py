@@ -177,7 +177,7 @@ class ScanOp(RegionOp, name="scan"):
     ys stacked along a new leading axis of size `length`. JAX: lax.scan_p."""
 
     num_regions = 1
-    attributes = {"length": A.Int(), "reverse": A.Bool(False), "unroll": A.Int(1),
+    attributes = {"length": A.Dim(), "reverse": A.Bool(False), "unroll": A.Int(1),
                   "num_consts": A.Int(0), "num_carry": A.Int(0)}
 
     @classmethod

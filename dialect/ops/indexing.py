@@ -86,7 +86,7 @@ class DynamicSliceOp(JaxprOp, name="dynamic_slice"):
     """Slice of `slice_sizes` at clamped scalar start indices. JAX: lax.dynamic_slice_p."""
     num_operands = None
     min_operands = 1
-    attributes = {"slice_sizes": A.Ints()}
+    attributes = {"slice_sizes": A.Shape()}
     weak_type_inputs = slice(0, 1)     # the operand's (the indices' do not count)
 
     @classmethod
@@ -198,7 +198,7 @@ class GatherOp(JaxprOp, name="gather"):
     slices not wholly in bounds, "promise_in_bounds" leaves it to the backend.
     """
     num_operands = 2
-    attributes = {"dimension_numbers": A.Dict(GATHER_FIELDS), "slice_sizes": A.Ints(),
+    attributes = {"dimension_numbers": A.Dict(GATHER_FIELDS), "slice_sizes": A.Shape(),
                   "indices_are_sorted": A.Bool(default=False),
                   "unique_indices": A.Bool(default=False),
                   "mode": A.Str(default="fill", choices=MODES),

@@ -78,7 +78,7 @@ class RandomSplitOp(JaxprOp, name="random_split"):
     """New keys of shape `shape` from each key: result shape keys.shape + shape.
     JAX: prng.random_split_p."""
     zero_derivative = True
-    attributes = {"shape": A.Ints()}
+    attributes = {"shape": A.Shape()}
 
     @classmethod
     def infer(cls, keys, *, shape):
@@ -105,7 +105,7 @@ class RandomBitsOp(JaxprOp, name="random_bits"):
     """`bit_width`-bit unsigned random bits of `shape` from each key: result shape
     keys.shape + shape. JAX: prng.random_bits_p."""
     zero_derivative = True
-    attributes = {"bit_width": A.Int(), "shape": A.Ints()}
+    attributes = {"bit_width": A.Int(), "shape": A.Shape()}
 
     @classmethod
     def infer(cls, keys, *, bit_width, shape):

@@ -286,7 +286,7 @@ class VmapOp(TransformOp, name="vmap"):
     `axis_name` names the axis for collectives (`psum`, ...) inside the callee.
     JAX: jax.vmap (batching.batch)."""
     attributes = {"callee": A.Sym(), "in_axes": A.Ints(), "out_axes": A.Ints(),
-                  "axis_size": A.Int(), "axis_name": A.Str(default=None),
+                  "axis_size": A.Dim(), "axis_name": A.Str(default=None),
                   "spmd_axis_name": A.Str(default=None)}
 
     @classmethod

@@ -686,7 +686,7 @@ def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
 
 # ---- constants ----------------------------------------------------------------------------
 def iota(dtype, size):
-    return bind(IotaOp, dtype=dtypes.canonicalize_dtype(dtype), shape=(int(size),),
+    return bind(IotaOp, dtype=dtypes.canonicalize_dtype(dtype), shape=(as_dim(size),),
                 dimension=0)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from mjax import dtypes
 from mjax.core import Tracer, aval_of_value, bind
+from mjax.dialect.shape_poly import as_dim
 from mjax.dialect.ops.indexing import (DynamicSliceOp, DynamicUpdateSliceOp, GatherOp,
                                        ScatterAddOp, ScatterMaxOp, ScatterMinOp, ScatterMulOp,
                                        ScatterOp)
@@ -56,8 +57,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     """operand[start:start + size] per axis, starts clamped into range (negative ones
     counting from the end). JAX: lax.dynamic_slice."""
     idx = _start_indices(start_indices, aval_of_value(operand).shape, allow_negative_indices)
-    return bind(DynamicSliceOp, operand, *idx,
-                slice_sizes=tuple(int(s) for s in slice_sizes))
+    return bind(DynamicSliceOp, operand, *idx, slice_sizes=tuple(map(as_dim, slice_sizes)))
 
 
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
@@ -154,7 +154,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
            indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
     return bind(GatherOp, operand, start_indices,
                 dimension_numbers=_int_fields(dimension_numbers),
-                slice_sizes=tuple(int(s) for s in slice_sizes),
+                slice_sizes=tuple(map(as_dim, slice_sizes)),
                 indices_are_sorted=bool(indices_are_sorted),
                 unique_indices=bool(unique_indices), mode=_mode(mode, "fill"),
                 fill_value=fill_value)

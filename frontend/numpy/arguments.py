@@ -8,7 +8,7 @@ import numpy as _onp
 
 from mjax.core import at_user_line, Tracer
 from mjax.numpy.concrete_values import concrete_int, concrete_or_error
-from mjax.dialect.shape_poly import as_dim
+from mjax.dialect.shape_poly import as_dim, is_symbolic_dim
 
 AxisError = _onp.exceptions.AxisError  # (a ValueError and an IndexError)
 
@@ -29,6 +29,8 @@ def check_arraylike(fname, *args):
 
 def canonical_shape(shape):
     """A shape argument (an int or a sequence of them) as a tuple of ints."""
+    if is_symbolic_dim(shape):
+        return (shape,)
     if isinstance(shape, (int, _onp.integer)) or _onp.ndim(shape) == 0:
         return (operator.index(shape),)     # (a traced int JAX knows works too)
     return tuple(map(as_dim, shape))

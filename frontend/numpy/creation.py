@@ -10,6 +10,7 @@ import numpy as _onp
 
 from mjax import dtypes as _dt, key_ops, lax
 from mjax.core import Tracer
+from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
 from mjax.dialect.types import KeyType
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import canonical_shape
@@ -111,12 +112,26 @@ def arange(start, stop=None, step=None, dtype=None):
         dtype = (_dt.default_float() if builtins.any(isinstance(v, float) for v in values)
                  else _dt.default_int())
     dtype = _dt.check_user_dtype(dtype, "arange")
-    n = builtins.max(0, int(math.ceil((values[1] - values[0]) / values[2])))
+    if builtins.any(map(is_symbolic_dim, values)):
+        n = _symbolic_count(*values)
+    else:
+        n = builtins.max(0, int(math.ceil((values[1] - values[0]) / values[2])))
     if values[0] == 0 and values[2] == 1:
         return lax.iota(dtype, n)
     base = lax.iota(dtype, n)
     return lax.add(lax.mul(base, lax.full_like(base, values[2])),
                    lax.full_like(base, values[0]))
+
+
+def _symbolic_count(start, stop, step):
+    """How many values arange gives when start or stop is a symbolic dimension (integer
+    steps): an expression, clamped at 0 with max_dim."""
+    step = operator.index(step)
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    if step > 0:
+        return max_dim((stop - start + step - 1) // step, 0)
+    return max_dim((start - stop - step - 1) // -step, 0)
 
 
 @fused_when_eager

@@ -148,7 +148,7 @@ def getitem(x, idx, *, mode=None, fill_value=None):
     for d, (i, n) in enumerate(zip(idx, x.shape)):
         if isinstance(i, slice) and is_symbolic_dim(n):
             s, e = _symbolic_slice(i, n)
-            starts.append(s), limits.append(e), strides.append(1)
+            starts.append(s), limits.append(e), strides.append(i.step or 1)
         elif isinstance(i, slice):
             s, e, st = i.indices(n)
             if st < 0:
@@ -189,12 +189,12 @@ def getitem(x, idx, *, mode=None, fill_value=None):
 
 
 def _symbolic_slice(i: slice, n) -> tuple:
-    """(start, limit) of a unit-step slice of an axis of symbolic size n: the bounds
+    """(start, limit) of a positive-step slice of an axis of symbolic size n: the bounds
     clamped with max/min of dimensions, which simplify where the constraints decide."""
-    if i.step not in (None, 1):
+    if i.step is not None and operator.index(i.step) < 1:
         raise NotImplementedError(at_user_line(
             f"slicing an axis of symbolic size {n} with step {i.step}: mjax slices "
-            f"symbolic axes with step 1 only"))
+            f"symbolic axes with positive steps only"))
 
     def bound(v, default):
         if v is None:
@@ -380,6 +380,8 @@ class _IndexUpdateRef:
 
     def _update(self, kind, values, mode, unique_indices=False):
         x = asarray(self.array)
+        if any(map(is_symbolic_dim, x.shape)):
+            return self._update_region(x, kind, values)
         if not x.size:
             return x
         pos = self._positions(x, mode)
@@ -392,6 +394,35 @@ class _IndexUpdateRef:
         out = fn(ravel(x), reshape(pos, (-1, 1)), ravel(values), _FLAT_SCATTER, mode="fill",
                  unique_indices=bool(unique_indices) or self._static_index())
         return reshape(out, x.shape)
+
+    def _update_region(self, x, kind, values):
+        """The update of an array with symbolic dimensions at a static index (ints and
+        unit-step slices: a box), as a dynamic_update_slice of the updated box (the flat
+        positions the general path gathers need a static size)."""
+        idx = _normalize_index(x.shape, self.index)
+        if len(idx) != x.ndim or not all(
+                isinstance(i, slice) and i.step in (None, 1) or _is_int_scalar(i)
+                for i in idx):
+            raise NotImplementedError(at_user_line(
+                f"x.at[{self.index}] of an array with symbolic dimensions {x.shape}: mjax "
+                f"updates a box (integers and unit-step slices) there"))
+        starts, sizes = [], []
+        for i, n in zip(idx, x.shape):
+            if isinstance(i, slice):
+                start, limit = _symbolic_slice(i, n) if is_symbolic_dim(n) else \
+                    i.indices(n)[:2]
+                starts.append(start), sizes.append(limit - start)
+            else:
+                starts.append(int(i) + n if i < 0 else int(i)), sizes.append(1)
+        box = lax.dynamic_slice(x, [asarray(s, _dt.int32) for s in starts], sizes)
+        values = broadcast_to(asarray(values).astype(x.dtype),
+                              getitem(box, tuple(0 if _is_int_scalar(i) else slice(None)
+                                                 for i in idx)).shape)
+        values = reshape(values, box.shape)
+        new = {"set": lambda: values, "add": lambda: box + values,
+               "mul": lambda: box * values, "min": lambda: lax.min(box, values),
+               "max": lambda: lax.max(box, values)}[kind]()
+        return lax.dynamic_update_slice(x, new, [asarray(s, _dt.int32) for s in starts])
 
     def set(self, values, *, mode=None, **kw):
         return self._update("set", values, mode)

@@ -11,6 +11,7 @@ import numpy as np
 from mjax import dtypes
 from mjax import lax
 from mjax import numpy as jnp
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.jitted import jit
 from mjax.lax.sharding import apply_out_sharding
 
@@ -23,7 +24,7 @@ def _canon_shape(shape, name="shape") -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         return (operator.index(shape),)
     try:
-        return tuple(operator.index(d) for d in shape)
+        return tuple(d if is_symbolic_dim(d) else operator.index(d) for d in shape)
     except TypeError:
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
                         f"got {shape}.") from None

@@ -34,9 +34,11 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect import attributes as A
 from mjax.dialect.ops import control_flow as C
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.types import aval_of
 from mjax.passes.ir_util import clone_into
 from mjax.passes.rules import hlo as H
+from mjax.passes.rules.dynamic_shapes import dim_value, is_static
 from mjax.passes.rules.tables import BATCH, JVP, LOWER, TRANSPOSE, lowering
 
 
@@ -139,13 +141,19 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
     ys_avals = ctx.avals_out[num_carry:]
     # A splat (a stride-0 view), never a materialized array of length * y.size zeros.
     ys = [hlo.constant(A.dense_elements(np.broadcast_to(np.zeros((), a.dtype), a.shape)))
-          for a in ys_avals]
+          if is_static(a.shape) else H.constant(0, a.dtype, a.shape) for a in ys_avals]
     if length == 0:
         return carry + ys
+    if is_symbolic_dim(length):
+        unroll = 1       # (a symbolic number of steps: no straight-line remainder)
+
+    def count(n) -> ir.Value:
+        """A step count as an i32 scalar (a symbolic one computed from the arguments)."""
+        return H.convert(dim_value(ctx.op, n), np.int32) if is_symbolic_dim(n) else _i32(n)
 
     def step(pos: ir.Value, carry, ys, ip):
         """One body copy at element `pos` (an i32 scalar counting iterations)."""
-        idx = hlo.subtract(_i32(length - 1), pos) if reverse else pos
+        idx = hlo.subtract(count(length - 1), pos) if reverse else pos
         outs = inline_body(body, consts + carry + [_slice_at(x, idx) for x in xs], ip)
         return outs[:num_carry], [_update_at(y_acc, y, idx)
                                   for y_acc, y in zip(ys, outs[num_carry:])]
@@ -157,7 +165,7 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
         loop = hlo.WhileOp(types, state)
 
         def cond(args, ip):
-            return [H.compare(args[0], _i32(full), "LT")]
+            return [H.compare(args[0], count(full), "LT")]
 
         def iterate(args, ip):
             i, c, y = args[0], args[1:1 + num_carry], args[1 + num_carry:]
@@ -173,7 +181,7 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
     # cloned jaxpr ops sit before ctx.op, where the pass's walk has already been.
     before = _ops_before(ctx.op)
     ip = ir.InsertionPoint(ctx.op)
-    for pos in range(full, length):
+    for pos in range(full, length) if not is_symbolic_dim(length) else ():
         carry, ys = step(_i32(pos), carry, ys, ip)
     # Lowering replaces (and frees) the values just made; a placeholder op using them
     # sees the replacements.

@@ -35,6 +35,8 @@ def _scalar(value: int) -> ir.Value:
 
 
 def _function_of(op: ir.Operation) -> ir.Operation:
+    if op.name == "func.func":
+        return op
     parent = op.parent
     while parent is not None and parent.name != "func.func":
         parent = parent.parent
@@ -117,6 +119,12 @@ def dim_value(op: ir.Operation, d) -> ir.Value:
     return emit_dim(d, lambda name: _dim_var(op, name))
 
 
+def defining_op(value: ir.Value) -> ir.Operation:
+    """An op in the function where `value` lives (for dim_value and shape_value)."""
+    owner = value.owner
+    return owner.owner.operation if isinstance(owner, ir.Block) else owner.operation
+
+
 def shape_value(op: ir.Operation, shape) -> ir.Value:
     """A shape as a 1-D i64 tensor (the shape operand of StableHLO's dynamic ops)."""
     one = tensor_type(ShapedArray((1,), _I64))
@@ -124,6 +132,56 @@ def shape_value(op: ir.Operation, shape) -> ir.Value:
     if not parts:
         return hlo.constant(A.dense_elements(np.zeros((0,), _I64)))
     return parts[0] if len(parts) == 1 else hlo.concatenate(parts, 0)
+
+
+# ---- static forms made dynamic -------------------------------------------------------------
+# Rules build StableHLO's static ops with result types from avals; with symbolic
+# dimensions those types spell the dimensions in their encoding. One walk after lowering
+# turns such ops into the dynamic forms, computing the shape from the encoding, so rules
+# need not know about symbolic dimensions.
+
+def _dynamic_iota(op, shape):
+    return hlo.dynamic_iota(op.result.type, shape_value(op, shape),
+                            ir.IntegerAttr(op.attributes["iota_dimension"]).value)
+
+
+def _dynamic_broadcast(op, shape):
+    return hlo.dynamic_broadcast_in_dim(
+        op.result.type, op.operands[0], shape_value(op, shape),
+        list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"])))
+
+
+def _dynamic_reshape(op, shape):
+    return hlo.dynamic_reshape(op.result.type, op.operands[0], shape_value(op, shape))
+
+
+_DYNAMIC_FORMS = {"stablehlo.iota": _dynamic_iota,
+                  "stablehlo.broadcast_in_dim": _dynamic_broadcast,
+                  "stablehlo.reshape": _dynamic_reshape}
+
+
+def make_dynamic(root: ir.Operation) -> None:
+    """Replaces static-form ops (iota, broadcast_in_dim, reshape) whose result type has
+    symbolic dimensions with StableHLO's dynamic forms."""
+    todo = []
+
+    def visit(op: ir.Operation):
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    inner = inner.operation
+                    if inner.name in _DYNAMIC_FORMS and len(inner.results) == 1 and \
+                            isinstance(inner.result.type, ir.RankedTensorType) and \
+                            inner.result.type.encoding is not None:
+                        todo.append(inner)
+                    visit(inner)
+    visit(root)
+    for op in todo:
+        shape = aval_of(op.result.type).shape
+        with ir.InsertionPoint(op), op.location:
+            new = _DYNAMIC_FORMS[op.name](op, shape)
+        op.result.replace_all_uses_with(new)
+        op.erase()
 
 
 def stripped(t: ir.Type) -> ir.Type:

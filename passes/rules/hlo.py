@@ -16,7 +16,10 @@ def ttype(shape, dtype) -> ir.Type:
 
 
 def constant(value, dtype, shape=()) -> ir.Value:
-    """A stablehlo.constant of `value` broadcast to `shape` (splat)."""
+    """A stablehlo.constant of `value` broadcast to `shape` (splat); a broadcast of the
+    scalar for a symbolic shape (made dynamic after lowering)."""
+    if not is_static(shape):
+        return hlo.broadcast_in_dim(ttype(shape, dtype), constant(value, dtype), [])
     arr = np.full(shape, value, dtype=dtype)
     return hlo.constant(A.dense_elements(arr))
 
@@ -26,15 +29,16 @@ def constant_like(x: ir.Value, value) -> ir.Value:
     return constant(value, aval.dtype, aval.shape)
 
 
-def slice_(op: ir.Operation, x: ir.Value, starts, limits) -> ir.Value:
-    """x[starts:limits] (unit strides); `real_dynamic_slice` when a limit is a symbolic
+def slice_(op: ir.Operation, x: ir.Value, starts, limits, strides=None) -> ir.Value:
+    """x[starts:limits:strides]; `real_dynamic_slice` when a bound is a symbolic
     dimension (dynamic_shapes.py)."""
+    strides = list(strides or [1] * len(starts))
     if is_static(tuple(starts) + tuple(limits)):
-        return hlo.slice(x, list(starts), list(limits), [1] * len(starts))
+        return hlo.slice(x, list(starts), list(limits), strides)
     dtype = aval_of(x.type).dtype
-    shape = tuple(hi - lo for lo, hi in zip(starts, limits))
+    shape = tuple((hi - lo + st - 1) // st for lo, hi, st in zip(starts, limits, strides))
     return hlo.real_dynamic_slice(ttype(shape, dtype), x, shape_value(op, starts),
-                                  shape_value(op, limits), shape_value(op, [1] * len(starts)))
+                                  shape_value(op, limits), shape_value(op, strides))
 
 
 def compare_type(dtype) -> str:

@@ -23,6 +23,7 @@ from mjax.dialect.ops.indexing import scatter_window_sizes
 from mjax.dialect.types import aval_of
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
+from mjax.passes.rules.dynamic_shapes import dim_value, is_static, shape_value
 from mjax.passes.rules.indexing_ad import gather_dnums_of_scatter
 from mjax.passes.rules.reductions import combiner
 from mjax.passes.rules.tables import lowering
@@ -38,7 +39,25 @@ def _dynamic_slice_lower(ctx, x, *starts, slice_sizes):
     # stablehlo.dynamic_slice clamps the start indices into bounds, as lax promises.
     if not starts:
         return x  # rank 0 (and StableHLO's printer cannot round-trip a 0-d dynamic_slice)
+    if not is_static(slice_sizes):
+        return _symbolic_dynamic_slice(ctx, x, starts, slice_sizes)
     return hlo.dynamic_slice(x, list(starts), list(slice_sizes), results=[_out_type(ctx)])
+
+
+def _symbolic_dynamic_slice(ctx, x, starts, slice_sizes):
+    """dynamic_slice of symbolic sizes: the starts clamped to [0, n - size] by hand (as
+    dynamic_slice clamps), then real_dynamic_slice."""
+    shape = ctx.avals_in[0].shape
+    i64 = np.dtype(np.int64)
+    lo = []
+    for s, n, size in zip(starts, shape, slice_sizes):
+        s = hlo.reshape(H.ttype((1,), i64), H.convert(s, i64))
+        hi = hlo.reshape(H.ttype((1,), i64), dim_value(ctx.op, n - size))
+        lo.append(hlo.clamp(H.constant(0, i64, (1,)), s, hi))
+    lo = hlo.concatenate(lo, 0)
+    return hlo.real_dynamic_slice(_out_type(ctx), x, lo,
+                                  hlo.add(lo, shape_value(ctx.op, slice_sizes)),
+                                  H.constant(1, i64, (len(shape),)))
 
 
 @lowering(I.DynamicUpdateSliceOp)
@@ -94,6 +113,10 @@ def _gather_lower(ctx, x, idx, *, dimension_numbers, slice_sizes, indices_are_so
     dn = dimension_numbers
     start_map = dn["start_index_map"]
     upper = [x_aval.shape[d] - slice_sizes[d] for d in start_map]
+    if mode in ("clip", "fill") and not is_static(upper):
+        raise NotImplementedError(f"gather with mode={mode!r} along a dimension of symbolic "
+                                  f"size ({x_aval.shape}): mjax gathers there with "
+                                  f"promise_in_bounds only")
     mask = None
     if mode == "clip":
         idx = _clamp_indices(idx, i_aval, upper)
@@ -107,8 +130,14 @@ def _gather_lower(ctx, x, idx, *, dimension_numbers, slice_sizes, indices_are_so
         mask = H.scalar_reduce([H.ttype(i_aval.shape[:-1], np.bool_)], [ok],
                                [H.constant(True, np.bool_)], [i_aval.ndim - 1],
                                lambda a, b: [hlo.and_(a, b)])[0]
-    out = hlo.gather(x, idx, _gather_dnums(dn, i_aval.ndim - 1), list(slice_sizes),
-                     indices_are_sorted=indices_are_sorted, results=[_out_type(ctx)])
+    if is_static(slice_sizes):
+        out = hlo.gather(x, idx, _gather_dnums(dn, i_aval.ndim - 1), list(slice_sizes),
+                         indices_are_sorted=indices_are_sorted, results=[_out_type(ctx)])
+    else:
+        out = hlo.dynamic_gather(x, idx, shape_value(ctx.op, slice_sizes),
+                                 _gather_dnums(dn, i_aval.ndim - 1),
+                                 indices_are_sorted=indices_are_sorted,
+                                 results=[_out_type(ctx)])
     if mask is None:
         return out
     batch_dims = [d for d in range(out_aval.ndim) if d not in dn["offset_dims"]]

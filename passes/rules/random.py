@@ -23,11 +23,13 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect.ops import random as R
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.types import KeyType, aval_of
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, bdim_to_front,
                                           defbroadcasting, defvectorized, moveaxis)
+from mjax.passes.rules.dynamic_shapes import defining_op, dim_value
 from mjax.passes.rules.tables import lowering
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -70,17 +72,23 @@ def threefry2x32_hlo(k1, k2, x1, x2) -> list[ir.Value]:
     return [a, b]
 
 
-def _iota_2x32(shape) -> tuple[ir.Value, ir.Value]:
+def _iota_2x32(shape, near: ir.Value) -> tuple[ir.Value, ir.Value]:
     """(hi, lo) uint32 words of a row-major uint64 iota of `shape`. JAX:
-    prng.iota_2x32_shape."""
+    prng.iota_2x32_shape. (near: a value of the function, for symbolic strides.)"""
     if not shape:
         return _u32(0, ()), _u32(0, ())
     t64 = H.ttype(shape, np.uint64)
-    strides = np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1]
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc = acc * d
     counts = None
-    for d, s in enumerate(strides):
+    for d, s in enumerate(reversed(strides)):
         term = hlo.iota(t64, d)
-        if s != 1:
+        if is_symbolic_dim(s):
+            stride = H.convert(dim_value(defining_op(near), s), np.uint64)
+            term = hlo.multiply(term, hlo.broadcast_in_dim(t64, stride, []))
+        elif s != 1:
             term = hlo.multiply(term, H.constant(int(s), np.uint64, shape))
         counts = term if counts is None else hlo.add(counts, term)
     hi = hlo.shift_right_logical(counts, H.constant(32, np.uint64, shape))
@@ -116,7 +124,7 @@ def _hash_keys(k1, k2, shape) -> list[ir.Value]:
     full = kshape + tuple(shape)
     kd = range(len(kshape))
     cd = range(len(kshape), len(full))
-    hi, lo = _iota_2x32(tuple(shape))
+    hi, lo = _iota_2x32(tuple(shape), k1)
     return threefry2x32_hlo(_bcast(k1, full, kd), _bcast(k2, full, kd),
                             _bcast(hi, full, cd), _bcast(lo, full, cd))
 

@@ -19,6 +19,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect.dtype_rules import is_bool, is_complex, is_float, is_int, is_inexact
 from mjax.dialect.ops import reductions as R
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.tables import lowering
 
@@ -150,6 +151,10 @@ def _cumulative_lower(ctx, x, *, axis, reverse, kind):
     # of the whole axis, with n-1 identity elements padded before (after, for reverse).
     aval = ctx.avals_in[0]
     n = aval.shape[axis]
+    if is_symbolic_dim(n):
+        # (a window of the whole axis must be static; JAX scans associatively instead)
+        raise NotImplementedError(f"cumulative {kind} along a dimension of symbolic size "
+                                  f"{n}: not implemented in mjax (shape {aval.shape})")
     if n <= 1:
         return x
     window = [1] * aval.ndim

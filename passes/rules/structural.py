@@ -7,6 +7,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect import attributes as A
 from mjax.dialect.dtype_rules import is_bool, is_complex
 from mjax.dialect.ops import structural as S
+from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.dynamic_shapes import dim_value, is_static, shape_value
 from mjax.passes.rules.tables import lowering
@@ -54,12 +55,11 @@ def _constant_lower(ctx, *, value):
     return hlo.constant(A.dense_elements(value))
 
 
-# (Symbolic result shapes take StableHLO's dynamic forms, with the shape as a value.)
+# (With symbolic result shapes, iota, broadcast_in_dim and reshape become StableHLO's
+# dynamic forms after lowering: dynamic_shapes.make_dynamic.)
 @lowering(S.IotaOp)
 def _iota_lower(ctx, *, dtype, shape, dimension):
-    if is_static(shape):
-        return hlo.iota(_out_type(ctx), dimension)
-    return hlo.dynamic_iota(_out_type(ctx), shape_value(ctx.op, shape), dimension)
+    return hlo.iota(_out_type(ctx), dimension)
 
 
 @lowering(S.DimAsValueOp)
@@ -69,27 +69,19 @@ def _dim_as_value_lower(ctx, *, dim, dtype):
 
 @lowering(S.BroadcastInDimOp)
 def _broadcast_in_dim_lower(ctx, x, *, shape, broadcast_dimensions):
-    if is_static(shape):
-        return hlo.broadcast_in_dim(_out_type(ctx), x, list(broadcast_dimensions))
-    return hlo.dynamic_broadcast_in_dim(_out_type(ctx), x, shape_value(ctx.op, shape),
-                                        list(broadcast_dimensions))
+    return hlo.broadcast_in_dim(_out_type(ctx), x, list(broadcast_dimensions))
 
 
 @lowering(S.ReshapeOp)
 def _reshape_lower(ctx, x, *, new_sizes, dimensions=None):
     if dimensions is not None and tuple(dimensions) != tuple(range(len(dimensions))):
         x = hlo.transpose(x, list(dimensions))
-    if is_static(new_sizes) and is_static(ctx.avals_in[0].shape):
-        return hlo.reshape(_out_type(ctx), x)
-    return hlo.dynamic_reshape(_out_type(ctx), x, shape_value(ctx.op, new_sizes))
+    return hlo.reshape(_out_type(ctx), x)
 
 
 @lowering(S.SqueezeOp, S.ExpandDimsOp)
 def _squeeze_lower(ctx, x, *, dimensions):
-    shape = ctx.avals_out[0].shape
-    if is_static(shape):
-        return hlo.reshape(_out_type(ctx), x)
-    return hlo.dynamic_reshape(_out_type(ctx), x, shape_value(ctx.op, shape))
+    return hlo.reshape(_out_type(ctx), x)
 
 
 @lowering(S.TransposeOp)
@@ -118,10 +110,7 @@ def _pad_lower(ctx, x, pad_value, *, padding_config):
 
 @lowering(S.SliceOp)
 def _slice_lower(ctx, x, *, start_indices, limit_indices, strides=None):
-    strides = strides or (1,) * len(start_indices)
-    if not is_static(start_indices + limit_indices) and set(strides) == {1}:
-        return H.slice_(ctx.op, x, start_indices, limit_indices)
-    return hlo.slice(x, list(start_indices), list(limit_indices), list(strides))
+    return H.slice_(ctx.op, x, start_indices, limit_indices, strides)
 
 
 @lowering(S.SelectNOp)
@@ -282,8 +271,10 @@ def _slice_transpose(b, ct, x, *, start_indices, limit_indices, strides=None):
     strides = strides or (1,) * len(in_shape)
     config = []
     for d, s, st, n in zip(in_shape, start_indices, strides, out_shape):
-        last = s + n if st == 1 else s + (n - 1) * st + 1 if n else s
-        config.append((s, d - last, st - 1 if n else 0))
+        # (the pad's size is s + hi + n + max(n - 1, 0) * (st - 1): exactly d, symbolic
+        # dimensions included)
+        config.append((s, d - s - n - max_dim(n - 1, 0) * (st - 1),
+                       st - 1 if is_symbolic_dim(n) or n else 0))
     zero = AD.constant(b, np.zeros((), AD.aval(ct).dtype))
     return [b.pad(ct, zero, padding_config=tuple(config))]
 
