@@ -23,7 +23,8 @@ from typing import Sequence
 import numpy as np
 
 from mjax.dialect.shape_poly_decision import (  # noqa: F401  (UnexpectedDimVar: re-exported)
-    InconclusiveDimensionOperation, UnexpectedDimVar, _decide_ge, _known_ge0, _known_zero)
+    InconclusiveDimensionOperation, UnexpectedDimVar, _decide_ge, _implied_facts, _known_ge0,
+    _known_zero)
 
 
 class SymbolicScope:
@@ -63,6 +64,9 @@ class SymbolicScope:
             ((mono, coeff),) = lhs._terms.items()
             if mono:
                 self._rules.append((mono, coeff, rhs))
+                # What the left side's operations imply holds of the right side now.
+                self._facts.extend(
+                    (f, k) for f, k in _implied_facts(lhs) if not isinstance(f, int))
         var = diff._single_variable()
         if var is not None and kind == ">=":
             # c*v + k >= 0 narrows v's range
@@ -208,6 +212,8 @@ class _DimExpr:
 
     @staticmethod
     def _atom(atom: _Atom, scope: SymbolicScope) -> _DimExpr:
+        if scope._rules:          # (an equality constraint may rewrite it)
+            return _DimExpr._make({((atom, 1),): 1}, scope)
         return _DimExpr({((atom, 1),): 1}, scope)
 
     def _key_terms(self):

@@ -112,7 +112,8 @@ def _known_ge0_simple(e, scope, depth) -> bool:
 
 def _implied_facts(e) -> list:
     """What the operations in e (nested ones included) imply: max(x, y) >= x, y;
-    min(x, y) <= x, y; b - 1 >= mod(x, b) for b >= 1 and mod(x, b) >= b + 1 for b <= -1."""
+    min(x, y) <= x, y; x >= k*floordiv(x, k) > x - k for k >= 1; b - 1 >= mod(x, b)
+    for b >= 1 and mod(x, b) >= b + 1 for b <= -1."""
     facts, seen = [], set()
 
     def visit(expr):
@@ -128,6 +129,9 @@ def _implied_facts(e) -> list:
                 if atom.op in ("max", "min"):
                     for arg in (x, y):
                         facts.append((m - arg if atom.op == "max" else arg - m, ">="))
+                elif atom.op == "floordiv" and isinstance(y, int) and y >= 1:
+                    # k*floordiv(x, k) <= x <= k*floordiv(x, k) + k - 1
+                    facts.extend([(x - y * m, ">="), (y * m - x + y - 1, ">=")])
                 elif atom.op == "mod":
                     lo, hi = _bounds(y, expr._scope)
                     if lo >= 1:
@@ -141,8 +145,12 @@ def _implied_facts(e) -> list:
 
 
 def _known_zero(e, scope=None) -> bool:
+    """e == 0 by an equality constraint (e is one up to sign)."""
     scope = scope or e._scope
-    return any(kind == "==" and (e - fact == 0 or e + fact == 0)
+
+    def zero(d):   # (structurally: == would come back here)
+        return isinstance(d, int) and d == 0
+    return any(kind == "==" and (zero(e - fact) or zero(e + fact))
                for fact, kind in scope._facts)
 
 

@@ -11,6 +11,7 @@ import numpy as _onp
 
 from mjax import dtypes as _dt, lax, prng as _prng
 from mjax.core import at_user_line, aval_of_value, Tracer
+from mjax.dialect.shape_poly import InconclusiveDimensionOperation, is_symbolic_dim
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import (AxisError, canonical_shape, concrete, index_axis, is_array,
                                   no_out, normalize_axes, normalize_axis)
@@ -63,7 +64,12 @@ def reshape(a, shape, order="C", *, copy=None):
                         f"{shape}")
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
-        if known == 0 or a.size % known:
+        rest = a.size % known if known != 0 else 0
+        if is_symbolic_dim(rest):   # (JAX's error: the sizes may not divide evenly)
+            raise InconclusiveDimensionOperation(at_user_line(
+                f"Cannot divide evenly the sizes of shapes {a.shape} and {shape}. The "
+                f"remainder {rest} should be 0."))
+        if known == 0 or rest:
             raise ReshapeError(at_user_line(
                 f"cannot reshape array of shape {a.shape} (size {a.size}) into "
                 f"shape {shape}"))
