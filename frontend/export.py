@@ -58,7 +58,8 @@ _FORMAT_VERSION = 1
 # are not among them: a Python callable cannot be serialized.
 _STABLE_CUSTOM_CALLS = frozenset({"Sharding", "SPMDFullToShardShape",
                                   "SPMDShardToFullShape", "shape_assertion",
-                                  "stablehlo.dynamic_top_k"})
+                                  "stablehlo.dynamic_top_k",
+                                  "stablehlo.dynamic_reduce_window"})
 
 
 class DisabledSafetyCheck:

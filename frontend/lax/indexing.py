@@ -10,7 +10,7 @@ import numpy as np
 
 from mjax import dtypes
 from mjax.core import Tracer, aval_of_value, bind
-from mjax.dialect.shape_poly import as_dim
+from mjax.dialect.shape_poly import as_dim, is_symbolic_dim
 from mjax.dialect.ops.indexing import (DynamicSliceOp, DynamicUpdateSliceOp, GatherOp,
                                        ScatterAddOp, ScatterMaxOp, ScatterMinOp, ScatterMulOp,
                                        ScatterOp)
@@ -48,6 +48,9 @@ def _start_indices(start_indices, shape, allow_negative_indices):
     traced = {aval_of_value(v).dtype for k, v in enumerate(out) if k not in static}
     target = traced.pop() if len(traced) == 1 else dtypes.default_int()
     for k in static:
+        if is_symbolic_dim(out[k]):     # (i + size for a symbolic size: a value)
+            out[k] = convert_element_type(out[k], target)
+            continue
         fits = np.iinfo(target).min <= out[k] <= np.iinfo(target).max
         out[k] = convert_element_type(out[k], target if fits else dtypes.default_int())
     return out

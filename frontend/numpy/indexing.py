@@ -15,7 +15,8 @@ import numpy as np
 from mjax import dtypes as _dt
 from mjax import lax
 from mjax.core import Tracer, at_user_line
-from mjax.dialect.shape_poly import is_symbolic_dim, max_dim, min_dim
+from mjax.dialect.shape_poly import (InconclusiveDimensionOperation, is_symbolic_dim,
+                                     max_dim, min_dim)
 from mjax.errors import NonConcreteBooleanIndexError
 from mjax.numpy.arguments import AxisError, index_axis
 from mjax.numpy.array_api import fused_when_eager
@@ -136,8 +137,9 @@ def getitem(x, idx, *, mode=None, fill_value=None):
                else i for i in idx]
     # An out-of-bounds static integer is clamped like a traced one (JAX indexes with it
     # through dynamic_slice, so checkify's index checks see it); an empty axis raises.
-    idx = [_out_of_bounds_as_array(i, n, d) if _is_int_scalar(i) and not -n <= i < n else i
-           for d, (i, n) in enumerate(zip(idx, x.shape))]
+    # (Along a symbolic axis, an integer the constraints do not place in bounds is one too.)
+    idx = [_out_of_bounds_as_array(i, n, d) if _is_int_scalar(i) and not _in_bounds(i, n)
+           else i for d, (i, n) in enumerate(zip(idx, x.shape))]
     any_array = any(_is_advanced(i) for i in idx)
     if (not any_array and not gather_ints and not isinstance(x, Tracer)
             and any(_is_int_scalar(i) for i in idx)
@@ -147,8 +149,10 @@ def getitem(x, idx, *, mode=None, fill_value=None):
     starts, limits, strides, rev_dims, squeeze_dims = [], [], [], [], []
     for d, (i, n) in enumerate(zip(idx, x.shape)):
         if isinstance(i, slice) and is_symbolic_dim(n):
-            s, e = _symbolic_slice(i, n)
-            starts.append(s), limits.append(e), strides.append(i.step or 1)
+            s, e, st, reverse = _symbolic_slice(i, n)
+            if reverse:
+                rev_dims.append(d)
+            starts.append(s), limits.append(e), strides.append(st)
         elif isinstance(i, slice):
             s, e, st = i.indices(n)
             if st < 0:
@@ -189,22 +193,33 @@ def getitem(x, idx, *, mode=None, fill_value=None):
 
 
 def _symbolic_slice(i: slice, n) -> tuple:
-    """(start, limit) of a positive-step slice of an axis of symbolic size n: the bounds
-    clamped with max/min of dimensions, which simplify where the constraints decide."""
-    if i.step is not None and operator.index(i.step) < 1:
-        raise NotImplementedError(at_user_line(
-            f"slicing an axis of symbolic size {n} with step {i.step}: mjax slices "
-            f"symbolic axes with positive steps only"))
+    """(start, limit, step, reversed) of a slice of an axis of symbolic size n: the
+    bounds clamped with max/min of dimensions (which simplify where the constraints
+    decide); a negative step slices the reversed axis forward."""
+    step = 1 if i.step is None else operator.index(i.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
 
-    def bound(v, default):
+    def bound(v, default, lo):
         if v is None:
             return default
         v = v if is_symbolic_dim(v) else operator.index(v)
         if not is_symbolic_dim(v) and v < 0:
-            return max_dim(n + v, 0)
-        return min_dim(v, n)
-    start = bound(i.start, 0)
-    return start, max_dim(bound(i.stop, n), start)
+            v = n + v
+        return min_dim(max_dim(v, lo), n if lo == 0 else n - 1)
+    if step > 0:
+        start = bound(i.start, 0, 0)
+        return start, max_dim(bound(i.stop, n, 0), start), step, False
+    # x[start:stop:-k] == rev(x)[n-1-start : n-1-stop : k], bounds in [-1, n - 1]
+    start = n - 1 - bound(i.start, n - 1, -1)
+    return start, max_dim(n - 1 - bound(i.stop, -1, -1), start), -step, True
+
+
+def _in_bounds(i, n) -> bool:
+    try:
+        return -n <= i < n
+    except InconclusiveDimensionOperation:
+        return False
 
 
 def _out_of_bounds_as_array(i, n, d):
@@ -362,12 +377,13 @@ class _IndexUpdateRef:
     def _positions(self, x, mode):
         """The flat positions of x the index selects, in the index's result shape.
         mode="clip" clamps indices to the array's bounds (as a clipped gather of the
-        positions does); otherwise out-of-bounds entries get position x.size, which the
-        scatter then drops."""
+        positions does); otherwise out-of-bounds entries get position x.size (-1 for a
+        symbolic size), which the scatter then drops."""
         positions = arange(x.size, dtype=_dt.int32).reshape(x.shape)
         clip = lax._mode(mode, "fill") == "clip"
+        # (a symbolic size is no fill value: -1 is out of bounds as well)
         return getitem(positions, self.index, mode="clip" if clip else "fill",
-                       fill_value=x.size)
+                       fill_value=-1 if is_symbolic_dim(x.size) else x.size)
 
     def _static_index(self):
         """Ints, slices, Ellipsis and None only: each position is selected at most once,
@@ -380,8 +396,6 @@ class _IndexUpdateRef:
 
     def _update(self, kind, values, mode, unique_indices=False):
         x = asarray(self.array)
-        if any(map(is_symbolic_dim, x.shape)):
-            return self._update_region(x, kind, values)
         if not x.size:
             return x
         pos = self._positions(x, mode)
@@ -394,35 +408,6 @@ class _IndexUpdateRef:
         out = fn(ravel(x), reshape(pos, (-1, 1)), ravel(values), _FLAT_SCATTER, mode="fill",
                  unique_indices=bool(unique_indices) or self._static_index())
         return reshape(out, x.shape)
-
-    def _update_region(self, x, kind, values):
-        """The update of an array with symbolic dimensions at a static index (ints and
-        unit-step slices: a box), as a dynamic_update_slice of the updated box (the flat
-        positions the general path gathers need a static size)."""
-        idx = _normalize_index(x.shape, self.index)
-        if len(idx) != x.ndim or not all(
-                isinstance(i, slice) and i.step in (None, 1) or _is_int_scalar(i)
-                for i in idx):
-            raise NotImplementedError(at_user_line(
-                f"x.at[{self.index}] of an array with symbolic dimensions {x.shape}: mjax "
-                f"updates a box (integers and unit-step slices) there"))
-        starts, sizes = [], []
-        for i, n in zip(idx, x.shape):
-            if isinstance(i, slice):
-                start, limit = _symbolic_slice(i, n) if is_symbolic_dim(n) else \
-                    i.indices(n)[:2]
-                starts.append(start), sizes.append(limit - start)
-            else:
-                starts.append(int(i) + n if i < 0 else int(i)), sizes.append(1)
-        box = lax.dynamic_slice(x, [asarray(s, _dt.int32) for s in starts], sizes)
-        values = broadcast_to(asarray(values).astype(x.dtype),
-                              getitem(box, tuple(0 if _is_int_scalar(i) else slice(None)
-                                                 for i in idx)).shape)
-        values = reshape(values, box.shape)
-        new = {"set": lambda: values, "add": lambda: box + values,
-               "mul": lambda: box * values, "min": lambda: lax.min(box, values),
-               "max": lambda: lax.max(box, values)}[kind]()
-        return lax.dynamic_update_slice(x, new, [asarray(s, _dt.int32) for s in starts])
 
     def set(self, values, *, mode=None, **kw):
         return self._update("set", values, mode)

@@ -20,6 +20,7 @@ from mjax.dialect import attributes as A
 from mjax.dialect.dtype_rules import is_bool, is_inexact, is_unsigned
 from mjax.dialect.ops import indexing as I
 from mjax.dialect.ops.indexing import scatter_window_sizes
+from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
 from mjax.dialect.types import aval_of
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
@@ -68,19 +69,24 @@ def _dynamic_update_slice_lower(ctx, x, update, *starts):
 
 
 # ---- shared: index bounds -----------------------------------------------------------
-def _vector_const(values, dtype, shape) -> ir.Value:
-    """`values` (one per index-vector component) broadcast along the last dim of shape."""
-    vec = hlo.constant(A.dense_elements(np.asarray(values, dtype).reshape(len(values))))
+def _vector_const(values, dtype, shape, op=None) -> ir.Value:
+    """`values` (one per index-vector component) broadcast along the last dim of shape;
+    symbolic dimensions among them are computed in op's function."""
+    if is_static(values):
+        vec = hlo.constant(A.dense_elements(np.asarray(values, dtype).reshape(len(values))))
+    else:
+        vec = H.convert(shape_value(op, values), dtype)
     return hlo.broadcast_in_dim(H.ttype(shape, dtype), vec, [len(shape) - 1])
 
 
-def _clamp_indices(idx, aval, upper_bounds) -> ir.Value:
+def _clamp_indices(idx, aval, upper_bounds, op=None) -> ir.Value:
     """Clamps component k of every index vector into [0, upper_bounds[k]].
 
     JAX: slicing._clamp_scatter_indices (bounds saturate at the index dtype's max).
     """
     top = np.iinfo(aval.dtype).max
-    upper = _vector_const([min(max(b, 0), top) for b in upper_bounds], aval.dtype, aval.shape)
+    upper = _vector_const([max_dim(b, 0) if is_symbolic_dim(b) else min(max(b, 0), top)
+                           for b in upper_bounds], aval.dtype, aval.shape, op)
     return hlo.clamp(H.constant(0, aval.dtype), idx, upper)
 
 
@@ -113,18 +119,14 @@ def _gather_lower(ctx, x, idx, *, dimension_numbers, slice_sizes, indices_are_so
     dn = dimension_numbers
     start_map = dn["start_index_map"]
     upper = [x_aval.shape[d] - slice_sizes[d] for d in start_map]
-    if mode in ("clip", "fill") and not is_static(upper):
-        raise NotImplementedError(f"gather with mode={mode!r} along a dimension of symbolic "
-                                  f"size ({x_aval.shape}): mjax gathers there with "
-                                  f"promise_in_bounds only")
     mask = None
     if mode == "clip":
-        idx = _clamp_indices(idx, i_aval, upper)
+        idx = _clamp_indices(idx, i_aval, upper, ctx.op)
     elif mode == "fill":
         # JAX: slicing._gather_fill. A slice is kept only if wholly in bounds; compare in
         # int64 so that no bound or index wraps.
         wide = H.convert(idx, np.dtype(np.int64))
-        bound = _vector_const(upper, np.dtype(np.int64), i_aval.shape)
+        bound = _vector_const(upper, np.dtype(np.int64), i_aval.shape, ctx.op)
         ok = hlo.and_(H.compare(wide, H.constant(0, np.int64, i_aval.shape), "GE"),
                       H.compare(wide, bound, "LE"))
         mask = H.scalar_reduce([H.ttype(i_aval.shape[:-1], np.bool_)], [ok],
@@ -160,7 +162,7 @@ def _scatter_lower(ctx, x, idx, updates, *, dimension_numbers, indices_are_sorte
     if mode == "clip":
         window = scatter_window_sizes(x_aval.shape, u_aval.shape, dn)
         idx = _clamp_indices(idx, i_aval, [x_aval.shape[d] - window[d]
-                                           for d in dn["scatter_dims_to_operand_dims"]])
+                                           for d in dn["scatter_dims_to_operand_dims"]], ctx.op)
     # "fill" and "promise_in_bounds": stablehlo.scatter skips updates whose window is not
     # wholly in bounds, which is exactly "drop".
     dnums = hlo.ScatterDimensionNumbers.get(

@@ -15,12 +15,14 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func as func_d
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect.dtype_rules import is_bool, is_complex, is_float, is_int, is_inexact
 from mjax.dialect.ops import reductions as R
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.passes.rules import hlo as H
+from mjax.passes.rules.dynamic_shapes import shape_value
 from mjax.passes.rules.tables import lowering
 
 
@@ -152,9 +154,7 @@ def _cumulative_lower(ctx, x, *, axis, reverse, kind):
     aval = ctx.avals_in[0]
     n = aval.shape[axis]
     if is_symbolic_dim(n):
-        # (a window of the whole axis must be static; JAX scans associatively instead)
-        raise NotImplementedError(f"cumulative {kind} along a dimension of symbolic size "
-                                  f"{n}: not implemented in mjax (shape {aval.shape})")
+        return _dynamic_cumulative(ctx, x, axis, reverse, kind)
     if n <= 1:
         return x
     window = [1] * aval.ndim
@@ -170,6 +170,44 @@ def _cumulative_lower(ctx, x, *, axis, reverse, kind):
     with ir.InsertionPoint(block):
         hlo.return_([combiner(kind, aval.dtype)(*block.arguments)])
     return op.results[0]
+
+
+def _dynamic_cumulative(ctx, x, axis, reverse, kind):
+    """The window of a symbolic axis as values: StableHLO's `dynamic_reduce_window`
+    custom call (shape refinement makes it a reduce_window), its reducer a function of
+    the module, as JAX lowers it."""
+    aval = ctx.avals_in[0]
+    i32 = np.dtype(np.int32)
+    scalar = H.ttype((), aval.dtype)
+    module = ctx.op
+    while module.name != "builtin.module":
+        module = module.parent
+    name = f"mjax_cumulative_{kind}_{np.dtype(aval.dtype).name}"
+    if name not in ir.SymbolTable(module.operation):
+        with ir.InsertionPoint(module.regions[0].blocks[0]), ir.Location.unknown():
+            fn = func_d.FuncOp(name, ([scalar, scalar], [scalar]))
+            fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            block = fn.add_entry_block()
+            with ir.InsertionPoint(block):
+                func_d.ReturnOp([combiner(kind, aval.dtype)(*block.arguments)])
+
+    def vector(dims):
+        return H.convert(shape_value(ctx.op, dims), i32)
+    ones = [1] * aval.ndim
+    window = [aval.shape[axis] if d == axis else 1 for d in range(aval.ndim)]
+    lows = [aval.shape[axis] - 1 if d == axis and not reverse else 0 for d in range(aval.ndim)]
+    highs = [aval.shape[axis] - 1 if d == axis and reverse else 0 for d in range(aval.ndim)]
+    # ((low, high) per dimension: rows of constants refinement folds)
+    padding = hlo.concatenate([hlo.reshape(H.ttype((1, 2), i32), vector([lo, hi]))
+                               for lo, hi in zip(lows, highs)], 0)
+    init = H.constant(identity(kind, aval.dtype), aval.dtype)
+    op = ir.Operation.create(
+        "stablehlo.custom_call", results=[H.ttype(aval.shape, aval.dtype)],
+        operands=[x, init, vector(window), vector(ones), vector(ones), vector(ones), padding],
+        attributes={"call_target_name": ir.StringAttr.get("stablehlo.dynamic_reduce_window"),
+                    "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 2),
+                    "called_computations": ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(name)])})
+    return op.result
 
 
 for _op, _kind in _CUMULATIVE.items():
