@@ -8,21 +8,16 @@
 StableHLO portable artifact. `call` stages one `jaxpr.call_exported` op (dialect/ops/
 export.py), wrapped in a custom_vjp whose backward calls the exported VJP.
 
-Serialized form (our own; JAX uses a flatbuffer): the magic b"MJAXEXP", a format byte,
-a 4-byte length and the JSON metadata (name, trees, avals, platforms, ...), an 8-byte
-length and the portable artifact, then an 8-byte length and the serialized VJP (empty
-when not included). Lengths are little-endian. JAX: jax/_src/export/_export.py.
+Serialized form: JAX's FlatBuffer (export_format.py), so JAX and mjax read each other's
+exports. Symbolic dimensions: export_shapes.py. JAX: jax/_src/export/_export.py.
 """
 from __future__ import annotations
 
 import io
-import json
 import re
-import struct
 import weakref
 from typing import Callable, Sequence
 
-import ml_dtypes
 import numpy as np
 from jaxlib import _jax
 from jaxlib.mlir import ir
@@ -43,16 +38,15 @@ from mjax.passes.ir_util import main_function
 from mjax.placement import default_backend
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.dialect.shape_poly import SymbolicScope, is_symbolic_dim, symbolic_shape
+from mjax.export_format import from_jax_bytes, to_jax_bytes
 from mjax.export_shapes import (add_shape_assertions, bind_dimension_variables,
-                                check_solvable, concrete_avals, dims_to_json,
-                                is_polymorphic, refined_module, scope_of, shapes_from_json)
+                                check_solvable, concrete_avals, is_polymorphic,
+                                refined_module, scope_of)
 from mjax.stages import _name_as_jax
 
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
 _CALLING_CONVENTION_VERSION = 10
-_MAGIC = b"MJAXEXP"
-_FORMAT_VERSION = 1
 
 # Custom call targets that mjax's lowering may emit and XLA keeps stable. Host callbacks
 # are not among them: a Python callable cannot be serialized.
@@ -115,7 +109,8 @@ class Exported:
         self.ordered_effects = ()
         self.unordered_effects = ()
         self.module_kept_var_idx = tuple(range(len(self.in_avals)))
-        self.uses_global_constants = False
+        # (dimension variables or a platform index: JAX's callers refine the module then)
+        self.uses_global_constants = is_polymorphic(self.in_avals) or len(self.platforms) > 1
         self._get_vjp = get_vjp
         self._vjp = None          # the exported VJP, once made or read
         self._text = None
@@ -300,6 +295,10 @@ def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module
         lower_module(module)
         if is_polymorphic(tr.in_avals):
             add_shape_assertions(module, tr.in_avals)
+            constraints = scope_of(tr.in_avals)._constraints_str
+            if constraints:
+                module.operation.attributes[_CONSTRAINTS_ATTR] = ir.ArrayAttr.get(
+                    [ir.StringAttr.get(c) for c in constraints])
         _name_arguments(_main_of(module), arg_names)
         _name_as_jax(module, traced.fun_name, tr.out_tree)
         module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(
@@ -580,133 +579,35 @@ def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
     return tree.unflatten(out)
 
 
-# ---- serialization --------------------------------------------------------------------------
-def _tree_to_json(treedef):
-    """A JSON form of a treedef of tuples, lists, dicts, None and leaves."""
-    class _Leaf:
-        pass
-    example = tree_util.tree_unflatten(treedef, [_Leaf()] * treedef.num_leaves)
-
-    def enc(x):
-        if isinstance(x, _Leaf):
-            return "*"
-        if x is None:
-            return None
-        if isinstance(x, tuple) and not hasattr(x, "_fields"):
-            return {"tuple": [enc(y) for y in x]}
-        if isinstance(x, list):
-            return {"list": [enc(y) for y in x]}
-        if isinstance(x, dict) and all(isinstance(k, (str, int)) for k in x):
-            return {"dict": [[k, enc(v)] for k, v in x.items()]}
-        raise ValueError(f"Cannot serialize PyTreeDef containing an unregistered type "
-                         f"{type(x).__name__} (only tuples, lists, dicts and None are "
-                         f"supported): {treedef}")
-    return enc(example)
-
-
-def _tree_from_json(j):
-    def dec(x):
-        if x == "*":
-            return 0
-        if x is None:
-            return None
-        (kind, body), = x.items()
-        if kind == "tuple":
-            return tuple(dec(y) for y in body)
-        if kind == "list":
-            return [dec(y) for y in body]
-        return {k: dec(v) for k, v in body}
-    return trace_trees.tree_structure(dec(j))
-
-
-def _aval_to_json(a: ShapedArray):
-    name = "float0" if a.dtype == _dtypes.float0 else np.dtype(a.dtype).name
-    return [dims_to_json(a.shape), name]
-
-
-def _dtype_from_name(name: str):
-    if name == "float0":
-        return _dtypes.float0
-    if hasattr(ml_dtypes, name):
-        return np.dtype(getattr(ml_dtypes, name))
-    return np.dtype(name)
-
-
-def _avals_from_json(avals, constraints) -> list[ShapedArray]:
-    shapes = shapes_from_json([a[0] for a in avals], constraints)
-    return [ShapedArray(shape, _dtype_from_name(a[1])) for shape, a in zip(shapes, avals)]
+# ---- serialization (JAX's FlatBuffer: export_format.py) -----------------------------------
+_CONSTRAINTS_ATTR = "mjax.symbolic_constraints"   # (JAX's form keeps none: the module does)
 
 
 def _serialize(exp: Exported, vjp_order: int) -> bytearray:
-    meta = {
-        "fun_name": exp.fun_name,
-        "in_tree": _tree_to_json(exp.in_tree),
-        "out_tree": _tree_to_json(exp.out_tree),
-        "in_avals": [_aval_to_json(a) for a in exp.in_avals],
-        "out_avals": [_aval_to_json(a) for a in exp.out_avals],
-        "platforms": list(exp.platforms),
-        "nr_devices": exp.nr_devices,
-        "calling_convention_version": exp.calling_convention_version,
-        "disabled_checks": [str(c) for c in exp.disabled_safety_checks],
-    }
-    scope = scope_of(exp.in_avals + exp.out_avals)
-    if scope is not None:
-        meta["symbolic_constraints"] = list(scope._constraints_str)
-    vjp = b""
-    if vjp_order > 0:
-        if not exp.has_vjp():
-            raise ValueError("serialize: vjp_order > 0 but this Exported has no VJP (it was "
-                             "deserialized without one)")
-        vjp = bytes(exp.vjp().serialize(vjp_order - 1))
-    text = json.dumps(meta).encode()
-    out = bytearray(_MAGIC + bytes([_FORMAT_VERSION]))
-    out += struct.pack("<I", len(text)) + text
-    out += struct.pack("<Q", len(exp.mlir_module_serialized)) + exp.mlir_module_serialized
-    out += struct.pack("<Q", len(vjp)) + vjp
-    return out
+    return to_jax_bytes(exp, vjp_order)
+
+
+def _make_exported(*, vjp, disabled_safety_checks, **fields) -> Exported:
+    exp = Exported(**fields, get_vjp=(lambda _: vjp) if vjp is not None else None,
+                   disabled_safety_checks=[DisabledSafetyCheck(c)
+                                           for c in disabled_safety_checks])
+    exp._vjp = vjp
+    return exp
+
+
+def _module_constraints(artifact: bytes) -> tuple:
+    """The symbolic constraints export recorded in the module (none in JAX's exports)."""
+    with context():
+        module = hlo.deserialize_portable_artifact(context(), artifact)
+        attrs = module.operation.attributes
+        if _CONSTRAINTS_ATTR not in attrs:
+            return ()
+        return tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs[_CONSTRAINTS_ATTR]))
 
 
 def deserialize(blob) -> Exported:
-    """Reads what `Exported.serialize` wrote. JAX: jax.export.deserialize."""
-    blob = bytes(blob)
-    if not blob.startswith(_MAGIC) or len(blob) < len(_MAGIC) + 5:
-        raise ValueError("mjax.export.deserialize: not a serialized mjax Exported (bad "
-                         "magic)")
-    version = blob[len(_MAGIC)]
-    if version != _FORMAT_VERSION:
-        raise ValueError(f"mjax.export.deserialize: serialization format version "
-                         f"{version} is not supported (this mjax reads {_FORMAT_VERSION})")
-    pos = len(_MAGIC) + 1
-    try:
-        (n,) = struct.unpack_from("<I", blob, pos)
-        meta = json.loads(blob[pos + 4:pos + 4 + n])
-        pos += 4 + n
-        (n,) = struct.unpack_from("<Q", blob, pos)
-        artifact = blob[pos + 8:pos + 8 + n]
-        pos += 8 + n
-        (n,) = struct.unpack_from("<Q", blob, pos)
-        vjp_blob = blob[pos + 8:pos + 8 + n]
-        if len(vjp_blob) != n or len(artifact) == 0:
-            raise ValueError("truncated")
-    except (struct.error, ValueError) as e:
-        raise ValueError(f"mjax.export.deserialize: the serialized bytes are truncated or "
-                         f"corrupt ({e})") from None
-    vjp = deserialize(vjp_blob) if vjp_blob else None
-    # (one scope for the arguments and results: their dimensions are the same variables)
-    avals = _avals_from_json(meta["in_avals"] + meta["out_avals"],
-                             meta.get("symbolic_constraints", ()))
-    exp = Exported(
-        fun_name=meta["fun_name"], in_tree=_tree_from_json(meta["in_tree"]),
-        in_avals=avals[:len(meta["in_avals"])],
-        out_tree=_tree_from_json(meta["out_tree"]),
-        out_avals=avals[len(meta["in_avals"]):],
-        platforms=meta["platforms"], mlir_module_serialized=artifact,
-        nr_devices=meta["nr_devices"],
-        calling_convention_version=meta["calling_convention_version"],
-        disabled_safety_checks=[DisabledSafetyCheck(c) for c in meta["disabled_checks"]],
-        get_vjp=(lambda _: vjp) if vjp is not None else None)
-    exp._vjp = vjp
-    return exp
+    """Reads what `Exported.serialize` (or JAX's) wrote. JAX: jax.export.deserialize."""
+    return from_jax_bytes(bytes(blob), _make_exported, _module_constraints)
 
 
 # Exporteds whose module bytes went into another system (jax2tf's XlaCallModule ops), so

@@ -21,8 +21,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect import attributes as A
 from mjax.dialect import context
-from mjax.dialect.shape_poly import (SymbolicScope, _evaluate, dims_of_text, fold,
-                                     is_symbolic_dim)
+from mjax.dialect.shape_poly import SymbolicScope, _evaluate, fold, is_symbolic_dim
 from mjax.dialect.types import ShapedArray, tensor_type
 from mjax.passes.ir_util import main_function
 from mjax.passes.rules.dynamic_shapes import emit_dim
@@ -214,9 +213,13 @@ def refined_module(text: str, arg_avals: tuple) -> str:
     with context(), ir.Location.unknown(context()):
         module = ir.Module.parse(text)
         _static_main(module, arg_avals)
-        refined = ir.Module.parse(_jax.mlir.refine_polymorphic_shapes(
-            module.operation.get_asm(binary=True), enable_shape_assertions=True,
-            validate_static_shapes=True))
+        try:
+            refined = ir.Module.parse(_jax.mlir.refine_polymorphic_shapes(
+                module.operation.get_asm(binary=True), enable_shape_assertions=True,
+                validate_static_shapes=True))
+        except _jax.JaxRuntimeError as e:   # (a shape assertion of the module, say)
+            raise ValueError(f"Error refining shapes for the arguments {list(arg_avals)}: "
+                             f"{e}") from None
         for op in refined.body.operations:
             if op.operation.name == "func.func":
                 _retype(op.operation)
@@ -256,17 +259,3 @@ def _retype(fn: ir.Operation) -> None:
     ret = block.operations[len(block.operations) - 1]
     fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
         [a.type for a in block.arguments], [v.type for v in ret.operands]))
-
-
-def dims_to_json(shape) -> list:
-    return [str(d) if is_symbolic_dim(d) else int(d) for d in shape]
-
-
-def shapes_from_json(shapes: list, constraints: list) -> list[tuple]:
-    """The shapes `dims_to_json` wrote, their expressions in one new scope."""
-    scope = SymbolicScope(constraints)
-    out = []
-    for shape in shapes:
-        out.append(tuple(dims_of_text(d, scope)[0] if isinstance(d, str) else d
-                         for d in shape))
-    return out

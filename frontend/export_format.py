@@ -1,0 +1,328 @@
+"""JAX's serialized form of an `Exported`: a FlatBuffer whose schema JAX defines in
+jax/_src/export/serialization.fbs. `Exported.serialize()` writes it, so
+`jax.export.deserialize` reads mjax's exports, and `mjax.export.deserialize` reads JAX's.
+
+The root table `Exported` has 26 fields, by slot: 0 serialization version (uint16), 1
+function name, 2/4 in/out trees, 3/5 in/out avals (the older per-argument form), 6 a
+short device count, 7/8 in/out shardings (older form), 9 platforms, 10/11 ordered and
+unordered effects, 12 disabled safety checks, 13 the module (a StableHLO portable
+artifact), 14 calling convention version (uint16), 15 module_kept_var_idx (uint16s), 16
+uses_global_constants, 17 the VJP (an Exported), 18 device count (uint32), 19 unique
+avals, 20/21 unique abstract meshes and named shardings, 22/23 in/out aval indices
+(uint32s into 19), 24/25 in/out sharding indices (0: none). Both aval forms are written,
+as JAX writes them. A symbolic dimension is its text ("2*b + 1"); JAX keeps no
+constraints in this form, so mjax keeps them in the module (export.py).
+"""
+from __future__ import annotations
+
+import types
+
+import flatbuffers
+import ml_dtypes
+import numpy as np
+from flatbuffers import number_types as N
+from flatbuffers.table import Table
+
+from mjax import dtypes as _dtypes
+from mjax import trace_trees
+from mjax.dialect.shape_poly import SymbolicScope, symbolic_shape
+from mjax.dialect.types import ShapedArray
+
+_VERSION = 3          # (what JAX writes, for its older readers' sake)
+_EXPORTED_FIELDS = 26
+
+# The DType enum, by numpy/ml_dtypes name.
+_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "float32", "float64", "complex64", "complex128", "bfloat16", "int4",
+           "uint4", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+           "float8_e5m2fnuz", "float0", "float8_e4m3", "float8_e3m4", "float8_e8m0fnu",
+           "float4_e2m1fn"]
+_LEAF, _NONE, _TUPLE, _LIST, _DICT, _CUSTOM = range(6)      # PyTreeDefKind
+_PLATFORM_CHECK, _CUSTOM_CALL_CHECK, _SHAPE_ASSERTION_CHECK = range(3)
+
+
+def _dtype_code(dtype) -> int:
+    name = "float0" if dtype == _dtypes.float0 else getattr(dtype, "name", str(dtype))
+    if name not in _DTYPES:
+        raise NotImplementedError(f"mjax.export: serializing arrays of dtype {dtype} is "
+                                  f"not supported")
+    return _DTYPES.index(name)
+
+
+def _dtype_of(code: int):
+    if not 0 <= code < len(_DTYPES):
+        raise ValueError(f"mjax.export.deserialize: unknown dtype code {code}")
+    name = _DTYPES[code]
+    if name == "float0":
+        return _dtypes.float0
+    return np.dtype(getattr(ml_dtypes, name) if hasattr(ml_dtypes, name) else name)
+
+
+# ---- writing ---------------------------------------------------------------------------
+def _vector(b: flatbuffers.Builder, offsets) -> int:
+    b.StartVector(4, len(offsets), 4)
+    for off in reversed(offsets):
+        b.PrependUOffsetTRelative(off)
+    return b.EndVector()
+
+
+def _table(b: flatbuffers.Builder, n_fields: int, fields) -> int:
+    """A table from (slot, kind, value): kind 'off' (an offset), 'i8', 'u16', 'u32',
+    'bool'."""
+    b.StartObject(n_fields)
+    for slot, kind, value in fields:
+        if kind == "off":
+            b.PrependUOffsetTRelativeSlot(slot, value, 0)
+        elif kind == "i8":
+            b.PrependInt8Slot(slot, value, 0)
+        elif kind == "u16":
+            b.PrependUint16Slot(slot, value, 0)
+        elif kind == "u32":
+            b.PrependUint32Slot(slot, value, 0)
+        else:
+            b.PrependBoolSlot(slot, value, False)
+    return b.EndObject()
+
+
+def _write_aval(b, aval: ShapedArray) -> int:
+    dims = _vector(b, [b.CreateString(str(d)) for d in aval.shape])
+    # (kind 0: a shaped array; memory space 1: device)
+    return _table(b, 4, [(0, "i8", 0), (1, "off", dims), (2, "i8", _dtype_code(aval.dtype)),
+                         (3, "i8", 1)])
+
+
+def _write_tree(b, treedef) -> int:
+    data = treedef.node_data()
+    children = [_write_tree(b, c) for c in treedef.children()]
+    names = None
+    if data is None:
+        kind = _LEAF
+    elif data[0] is types.NoneType:
+        kind = _NONE
+    elif data[0] is tuple:
+        kind = _TUPLE
+    elif data[0] is list:
+        kind = _LIST
+    elif data[0] is dict:
+        if not all(isinstance(k, str) for k in data[1]):
+            raise TypeError(f"Serialization is supported only for dictionaries with string "
+                            f"keys. Found keys {list(data[1])}.")
+        kind, names = _DICT, _vector(b, [b.CreateString(k) for k in data[1]])
+    else:
+        raise ValueError(f"Cannot serialize PyTreeDef containing an unregistered type "
+                         f"`{data[0]}` (mjax serializes tuples, lists, dicts and None)")
+    fields = [(0, "i8", kind)]
+    if children:
+        fields.append((1, "off", _vector(b, children)))
+    if names is not None:
+        fields.append((2, "off", names))
+    return _table(b, 5, fields)
+
+
+def _write_check(b, check) -> int:
+    target = check.is_custom_call()
+    if target is not None:
+        return _table(b, 2, [(0, "i8", _CUSTOM_CALL_CHECK),
+                             (1, "off", b.CreateString(target))])
+    return _table(b, 2, [(0, "i8", _PLATFORM_CHECK)])
+
+
+def _write_exported(b, exp, vjp_order: int) -> int:
+    vjp = None
+    if vjp_order > 0:
+        if not exp.has_vjp():
+            raise ValueError("serialize: vjp_order > 0 but this Exported has no VJP (it was "
+                             "deserialized without one)")
+        vjp = _write_exported(b, exp.vjp(), vjp_order - 1)
+    avals = list(exp.in_avals) + list(exp.out_avals)
+    unique = list(dict.fromkeys(a.strip_weak_type() for a in avals))
+    index = {a: i for i, a in enumerate(unique)}
+    n_in, n_out = len(exp.in_avals), len(exp.out_avals)
+    no_sharding = _table(b, 3, [])
+
+    def idxs(values):
+        return b.CreateNumpyVector(np.asarray(values, np.uint32))
+    fields = [
+        (0, "u16", _VERSION), (1, "off", b.CreateString(exp.fun_name)),
+        (2, "off", _write_tree(b, exp.in_tree)),
+        (3, "off", _vector(b, [_write_aval(b, a) for a in exp.in_avals])),
+        (4, "off", _write_tree(b, exp.out_tree)),
+        (5, "off", _vector(b, [_write_aval(b, a) for a in exp.out_avals])),
+        (7, "off", _vector(b, [no_sharding] * n_in)),
+        (8, "off", _vector(b, [no_sharding] * n_out)),
+        (9, "off", _vector(b, [b.CreateString(p) for p in exp.platforms])),
+        (10, "off", _vector(b, [])), (11, "off", _vector(b, [])),
+        (12, "off", _vector(b, [_write_check(b, c) for c in exp.disabled_safety_checks])),
+        (13, "off", b.CreateByteVector(exp.mlir_module_serialized)),
+        (14, "u16", exp.calling_convention_version),
+        (15, "off", b.CreateNumpyVector(np.asarray(exp.module_kept_var_idx, np.uint16))),
+        (16, "bool", bool(exp.uses_global_constants)),
+        (18, "u32", exp.nr_devices),
+        (19, "off", _vector(b, [_write_aval(b, a) for a in unique])),
+        (20, "off", _vector(b, [])), (21, "off", _vector(b, [])),
+        (22, "off", idxs([index[a.strip_weak_type()] for a in exp.in_avals])),
+        (23, "off", idxs([index[a.strip_weak_type()] for a in exp.out_avals])),
+        (24, "off", idxs([0] * n_in)), (25, "off", idxs([0] * n_out)),
+    ]
+    if vjp is not None:
+        fields.append((17, "off", vjp))
+    return _table(b, _EXPORTED_FIELDS, fields)
+
+
+def to_jax_bytes(exp, vjp_order: int = 0) -> bytearray:
+    """exp in JAX's serialized form (with `vjp_order` orders of VJPs)."""
+    b = flatbuffers.Builder(1024)
+    b.Finish(_write_exported(b, exp, vjp_order))
+    return b.Output()
+
+
+# ---- reading ---------------------------------------------------------------------------
+class _Reader:
+    """Field access on one table of the buffer, by slot."""
+
+    def __init__(self, buf, pos: int):
+        self.t = Table(buf, pos)
+
+    def _off(self, slot: int) -> int:
+        return self.t.Offset(4 + 2 * slot)
+
+    def scalar(self, slot: int, flags, default=0):
+        o = self._off(slot)
+        return self.t.Get(flags, o + self.t.Pos) if o else default
+
+    def string(self, slot: int) -> str | None:
+        o = self._off(slot)
+        return self.t.String(o + self.t.Pos).decode("utf-8") if o else None
+
+    def table(self, slot: int) -> "_Reader | None":
+        o = self._off(slot)
+        return _Reader(self.t.Bytes, self.t.Indirect(o + self.t.Pos)) if o else None
+
+    def tables(self, slot: int) -> list["_Reader"]:
+        o = self._off(slot)
+        if not o:
+            return []
+        start = self.t.Vector(o)
+        return [_Reader(self.t.Bytes, self.t.Indirect(start + 4 * i))
+                for i in range(self.t.VectorLen(o))]
+
+    def strings(self, slot: int) -> list[str]:
+        o = self._off(slot)
+        if not o:
+            return []
+        start = self.t.Vector(o)
+        return [self.t.String(start + 4 * i).decode("utf-8")
+                for i in range(self.t.VectorLen(o))]
+
+    def numbers(self, slot: int, flags) -> list[int]:
+        o = self._off(slot)
+        return self.t.GetVectorAsNumpy(flags, o).tolist() if o else []
+
+    def raw_bytes(self, slot: int) -> bytes:
+        o = self._off(slot)
+        return self.t.GetVectorAsNumpy(N.Uint8Flags, o).tobytes() if o else b""
+
+
+class _Leaf:
+    """A placeholder leaf while a treedef is rebuilt."""
+
+
+def _read_tree(r: _Reader):
+    kind = r.scalar(0, N.Int8Flags)
+    children = [_read_tree(c) for c in r.tables(1)]
+    if kind == _LEAF:
+        return _Leaf()
+    if kind == _NONE:
+        return None
+    if kind == _TUPLE:
+        return tuple(children)
+    if kind == _LIST:
+        return children
+    if kind == _DICT:
+        return dict(zip(r.strings(2), children))
+    raise NotImplementedError(f"mjax.export.deserialize: a pytree node of kind {kind} "
+                              f"(custom nodes: {r.string(3)!r}) is not supported")
+
+
+def _read_aval(r: _Reader, scope) -> ShapedArray:
+    """scope(): the scope symbolic dimensions are read in (made when one appears)."""
+    if r.scalar(0, N.Int8Flags) != 0:
+        raise NotImplementedError("mjax.export.deserialize: token arguments (effects) are "
+                                  "not supported")
+    dims = r.strings(1)
+    shape = tuple(int(d) if d.lstrip("-").isdigit() else symbolic_shape(d, scope=scope())[0]
+                  for d in dims)
+    return ShapedArray(shape, _dtype_of(r.scalar(2, N.Int8Flags)))
+
+
+def _read_exported(r: _Reader, make_exported, scope_for):
+    avals_r = r.tables(19)
+    scope = lambda: scope_for(r)      # noqa: E731
+    if avals_r:    # (the newer form: unique avals and indices into them)
+        unique = [_read_aval(a, scope) for a in avals_r]
+        in_avals = [unique[i] for i in r.numbers(22, N.Uint32Flags)]
+        out_avals = [unique[i] for i in r.numbers(23, N.Uint32Flags)]
+    else:
+        in_avals = [_read_aval(a, scope) for a in r.tables(3)]
+        out_avals = [_read_aval(a, scope) for a in r.tables(5)]
+    if any(i != 0 for i in r.numbers(24, N.Uint32Flags) + r.numbers(25, N.Uint32Flags)) or \
+            any(s._off(1) or s._off(2) for s in r.tables(7) + r.tables(8)):
+        raise NotImplementedError("mjax.export.deserialize: an Exported with shardings "
+                                  "(several devices) is not supported")
+    if r.tables(10) or r.tables(11):
+        raise NotImplementedError("mjax.export.deserialize: an Exported with effects is "
+                                  "not supported")
+    checks = []
+    for c in r.tables(12):
+        kind = c.scalar(0, N.Int8Flags)
+        checks.append("platform" if kind == _PLATFORM_CHECK else
+                      f"custom_call:{c.string(1)}" if kind == _CUSTOM_CALL_CHECK else
+                      "shape_assertions")
+    vjp_r = r.table(17)
+    in_tree = trace_trees.tree_structure(_read_tree(r.table(2)),
+                                         is_leaf=lambda x: isinstance(x, _Leaf))
+    out_tree = trace_trees.tree_structure(_read_tree(r.table(4)),
+                                          is_leaf=lambda x: isinstance(x, _Leaf))
+    return make_exported(
+        fun_name=r.string(1) or "", in_tree=in_tree, in_avals=in_avals,
+        out_tree=out_tree, out_avals=out_avals, platforms=r.strings(9),
+        mlir_module_serialized=r.raw_bytes(13),
+        nr_devices=r.scalar(18, N.Uint32Flags) or r.scalar(6, N.Int16Flags) or 1,
+        calling_convention_version=r.scalar(14, N.Uint16Flags),
+        disabled_safety_checks=checks,
+        vjp=None if vjp_r is None else _read_exported(vjp_r, make_exported, scope_for))
+
+
+def from_jax_bytes(blob, make_exported, constraints_of=lambda module: ()):
+    """The Exported JAX's serialized form holds, made by `make_exported(**fields)`;
+    `constraints_of(module bytes)`: the symbolic constraints to read dimensions with."""
+    buf = bytearray(blob)
+    try:
+        root = flatbuffers.encode.Get(N.UOffsetTFlags.packer_type, buf, 0)
+        reader = _Reader(buf, root)
+
+        def scope_for(r: _Reader) -> SymbolicScope:
+            return SymbolicScope(constraints_of(r.raw_bytes(13)))
+        return _read_exported(reader, make_exported, _scoped(scope_for))
+    except NotImplementedError:
+        raise
+    except Exception as e:  # noqa: BLE001  (any failure to read: bad bytes)
+        if isinstance(e, ValueError) and str(e).startswith("mjax.export.deserialize"):
+            raise
+        raise ValueError(f"mjax.export.deserialize: the serialized bytes are truncated or "
+                         f"corrupt ({type(e).__name__}: {e})") from None
+
+
+def _scoped(scope_for):
+    """One scope per serialized Exported (its avals' dimensions mix), made once."""
+    made = {}
+
+    def get(r: _Reader) -> SymbolicScope:
+        key = r.t.Pos
+        if key not in made:
+            made[key] = scope_for(r)
+        return made[key]
+    return get
+
+
+__all__ = ["from_jax_bytes", "to_jax_bytes"]
