@@ -4,18 +4,19 @@ An export traced with `ShapeDtypeStruct((b, 4), ...)` has a module whose types h
 for `b` (passes/rules/dynamic_shapes.py). A call with concrete arrays:
 1. binds each dimension variable from the arguments' shapes and checks every dimension
    and the scope's constraints (a ValueError naming the argument otherwise);
-2. gives @main the arguments' static types and runs StableHLO's shape refinement, which
-   folds every dynamic shape to a static one; the module called is that refined one.
+2. calls the polymorphic @main from a new @main of the arguments' static types and runs
+   StableHLO's shape refinement, which folds every dynamic shape to a static one; the
+   module called is that refined one.
+Exports also assert their shapes inside the module, for callers that are not mjax.
 JAX: jax/_src/export/shape_poly.py (solving), mlir.refine_polymorphic_shapes.
 """
 from __future__ import annotations
 
 import functools
 
+import numpy as np
 from jaxlib import _jax
 from jaxlib.mlir import ir
-
-import numpy as np
 from jaxlib.mlir.dialects import func as func_d
 from jaxlib.mlir.dialects import stablehlo as hlo
 

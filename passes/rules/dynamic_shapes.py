@@ -1,15 +1,16 @@
 """StableHLO for symbolic dimensions (shape polymorphism).
 
-A value of type `tensor<?x4xf32, "b, 4">` lowers to `tensor<?x4xf32>`; rules whose
-StableHLO op needs its result's shape as a value (broadcasts, iota, reshape) take the
-dynamic form and compute the shape here. A dimension variable is read off a function
-argument that has it as a dimension, once per function, at the function's start:
+A value of type `tensor<?x4xf32, "b, 4">` lowers to `tensor<?x4xf32>`. Rules build the
+static ops; `make_dynamic` turns iota/broadcast_in_dim/reshape of symbolic result types
+into their dynamic forms, and rules whose ops take shapes as attributes compute them
+here (`dim_value`, `shape_value`). A dimension variable is read off a function argument
+that has it as a dimension, once per function, at the function's start:
 
-    %0 = stablehlo.get_dimension_size %arg0, dim = 0 {mjax.dim_var = "b"} : tensor<i32>
-    %b = stablehlo.convert %0 : (tensor<i32>) -> tensor<i64>
+    %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x4xf32>) -> tensor<i32>
+    %b = stablehlo.convert %0 {mjax.dim_var = "b"} : (tensor<i32>) -> tensor<i64>
 
 so StableHLO's shape refinement, given the arguments' static shapes, folds every
-dynamic shape back to a static one (export's `call`, runtime/refine).
+dynamic shape back to a static one (frontend/export_shapes.py).
 """
 from __future__ import annotations
 
