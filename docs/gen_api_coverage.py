@@ -179,7 +179,6 @@ REASONS = {
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
-    "jax.export.*": "custom serialization registries are not supported by mjax.export",
     "jax.profiler.*": f"{NOT_YET} in mjax.profiler (trace and annotations exist)",
     "jax.sharding.ManualAxisType": "see jax.lax.pbroadcast",
     "jax.sharding.make_single_device_sharding": f"{NOT_YET}",

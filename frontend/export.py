@@ -38,7 +38,8 @@ from mjax.passes.ir_util import main_function
 from mjax.placement import default_backend
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.dialect.shape_poly import SymbolicScope, is_symbolic_dim, symbolic_shape
-from mjax.export_format import from_jax_bytes, to_jax_bytes
+from mjax.export_format import (from_jax_bytes, register_namedtuple_serialization,
+                                register_pytree_node_serialization, to_jax_bytes)
 from mjax.export_shapes import (add_shape_assertions, bind_dimension_variables,
                                 check_solvable, concrete_avals, is_polymorphic,
                                 refined_module, scope_of)
@@ -679,5 +680,7 @@ def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
 __all__ = ["DisabledSafetyCheck", "Exported", "SymbolicScope", "call",
            "default_export_platform", "deserialize", "export", "is_symbolic_dim",
            "minimum_supported_calling_convention_version",
-           "maximum_supported_calling_convention_version", "symbolic_args_specs",
+           "maximum_supported_calling_convention_version",
+           "register_namedtuple_serialization", "register_pytree_node_serialization",
+           "symbolic_args_specs",
            "symbolic_shape"]

@@ -15,6 +15,7 @@ constraints in this form, so mjax keeps them in the module (export.py).
 """
 from __future__ import annotations
 
+import json
 import types
 
 import flatbuffers
@@ -25,6 +26,7 @@ from flatbuffers.table import Table
 
 from mjax import dtypes as _dtypes
 from mjax import trace_trees
+from mjax.tree_util import NODE_TYPES
 from mjax.dialect.shape_poly import SymbolicScope, symbolic_shape
 from mjax.dialect.types import ShapedArray
 
@@ -39,6 +41,58 @@ _DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32
            "float4_e2m1fn"]
 _LEAF, _NONE, _TUPLE, _LIST, _DICT, _CUSTOM = range(6)      # PyTreeDefKind
 _PLATFORM_CHECK, _CUSTOM_CALL_CHECK, _SHAPE_ASSERTION_CHECK = range(3)
+
+
+# ---- custom pytree nodes -------------------------------------------------------------
+# type -> (serialized name, serialize_auxdata); name -> (type, deserialize_auxdata,
+# from_children). JAX: export.register_pytree_node_serialization.
+_BY_TYPE: dict = {}
+_BY_NAME: dict = {}
+
+
+def register_pytree_node_serialization(nodetype, *, serialized_name: str,
+                                       serialize_auxdata, deserialize_auxdata,
+                                       from_children=None):
+    """Lets trees with `nodetype` nodes (registered with mjax.tree_util first) be
+    serialized: their auxdata as `serialize_auxdata(aux) -> bytes`, read back with
+    `deserialize_auxdata`, the node rebuilt with `from_children(aux, children)` (default:
+    the type's unflatten function). JAX: jax.export.register_pytree_node_serialization."""
+    if nodetype in _BY_TYPE:
+        raise ValueError(f"Duplicate serialization registration for type `{nodetype}`. "
+                         f"Previous registration was with serialized_name "
+                         f"`{_BY_TYPE[nodetype][0]}`.")
+    if serialized_name in _BY_NAME:
+        raise ValueError(f"Duplicate serialization registration for serialized_name "
+                         f"`{serialized_name}`. Previous registration was for type "
+                         f"`{_BY_NAME[serialized_name][0]}`.")
+    if from_children is None:
+        if nodetype not in NODE_TYPES:
+            raise ValueError(f"If `from_children` is not present, you must call first "
+                             f"`jax.tree_util.register_pytree_node` for {nodetype}")
+        from_children = NODE_TYPES[nodetype].from_iter
+    _BY_TYPE[nodetype] = (serialized_name, serialize_auxdata)
+    _BY_NAME[serialized_name] = (nodetype, deserialize_auxdata, from_children)
+    return nodetype
+
+
+def register_namedtuple_serialization(nodetype, *, serialized_name: str):
+    """register_pytree_node_serialization for a namedtuple type: its field names are the
+    auxdata (as JAX writes them). JAX: jax.export.register_namedtuple_serialization."""
+    if not (isinstance(nodetype, type) and issubclass(nodetype, tuple)
+            and hasattr(nodetype, "_fields")):
+        raise ValueError("Use `jax.export.register_pytree_node_serialization` for types "
+                         "other than `collections.namedtuple`.")
+
+    def from_children(fields, children):
+        if list(fields) != list(nodetype._fields):
+            raise ValueError(f"The namedtuple type {nodetype} was serialized with fields "
+                             f"{list(fields)}; it now has {list(nodetype._fields)}")
+        return nodetype(*children)
+    return register_pytree_node_serialization(
+        nodetype, serialized_name=serialized_name,
+        serialize_auxdata=lambda _: json.dumps(list(nodetype._fields)).encode("utf-8"),
+        deserialize_auxdata=lambda b: json.loads(b.decode("utf-8")),
+        from_children=from_children)
 
 
 def _dtype_code(dtype) -> int:
@@ -108,10 +162,20 @@ def _write_tree(b, treedef) -> int:
             raise TypeError(f"Serialization is supported only for dictionaries with string "
                             f"keys. Found keys {list(data[1])}.")
         kind, names = _DICT, _vector(b, [b.CreateString(k) for k in data[1]])
+    elif data[0] in _BY_TYPE:
+        name, serialize_aux = _BY_TYPE[data[0]]
+        aux = serialize_aux(data[1])
+        if not isinstance(aux, (bytes, bytearray)):
+            raise ValueError(f"The custom serialization function for `{data[0]}` must "
+                             f"return a `bytes` object. It returned a {type(aux)}.")
+        kind, custom = _CUSTOM, (b.CreateString(name), b.CreateByteVector(bytes(aux)))
     else:
         raise ValueError(f"Cannot serialize PyTreeDef containing an unregistered type "
-                         f"`{data[0]}` (mjax serializes tuples, lists, dicts and None)")
+                         f"`{data[0]}`. Use `export.register_pytree_node_serialization` "
+                         f"or `export.register_namedtuple_serialization`.")
     fields = [(0, "i8", kind)]
+    if kind == _CUSTOM:
+        fields += [(3, "off", custom[0]), (4, "off", custom[1])]
     if children:
         fields.append((1, "off", _vector(b, children)))
     if names is not None:
@@ -240,8 +304,15 @@ def _read_tree(r: _Reader):
         return children
     if kind == _DICT:
         return dict(zip(r.strings(2), children))
-    raise NotImplementedError(f"mjax.export.deserialize: a pytree node of kind {kind} "
-                              f"(custom nodes: {r.string(3)!r}) is not supported")
+    if kind == _CUSTOM:
+        name = r.string(3)
+        if name not in _BY_NAME:
+            raise ValueError(f"mjax.export.deserialize: a PyTreeDef with the unregistered "
+                             f"custom node `{name}`: register it with "
+                             f"`export.register_pytree_node_serialization` first")
+        _, deserialize_aux, from_children = _BY_NAME[name]
+        return from_children(deserialize_aux(r.raw_bytes(4)), children)
+    raise ValueError(f"mjax.export.deserialize: unknown pytree node kind {kind}")
 
 
 def _read_aval(r: _Reader, scope) -> ShapedArray:
@@ -325,4 +396,5 @@ def _scoped(scope_for):
     return get
 
 
-__all__ = ["from_jax_bytes", "to_jax_bytes"]
+__all__ = ["from_jax_bytes", "register_namedtuple_serialization",
+           "register_pytree_node_serialization", "to_jax_bytes"]

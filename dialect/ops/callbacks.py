@@ -66,7 +66,7 @@ class CallbackOp(JaxprOp, name="callback"):
         "callback_id": A.Int(),
         "effect": A.Str(choices=EFFECTS),
         # Absent when there are no results (debug callbacks).
-        "result_shapes": A.Nested(default=None, depth=2),
+        "result_shapes": A.Nested(default=None, depth=2, dims=True),
         "result_dtypes": _DTypes(default=None),
         # pure callbacks only: how vmap batches the call (JAX's vmap_method).
         "vmap_method": A.Str(default=None, choices=VMAP_METHODS),

@@ -105,3 +105,37 @@ def test_constraints_travel_in_the_module():
     np.testing.assert_array_equal(restored_jax.call(np.ones(5, np.float32)), 2 * np.ones(5))
     with pytest.raises(ValueError, match="refining shapes"):
         restored_jax.call(np.ones(3, np.float32))
+
+
+def test_registered_namedtuples_and_custom_nodes_serialize_both_ways():
+    import collections
+    Point = collections.namedtuple("Point", ["x", "y"])
+
+    class Box:
+        def __init__(self, value, label):
+            self.value, self.label = value, label
+
+    mjax.tree_util.register_pytree_node(Box, lambda b: ((b.value,), b.label),
+                                        lambda label, c: Box(c[0], label))
+    jax.tree_util.register_pytree_node(Box, lambda b: ((b.value,), b.label),
+                                       lambda label, c: Box(c[0], label))
+    for lib in (mjax, jax):
+        lib.export.register_namedtuple_serialization(Point, serialized_name="test.Point")
+        lib.export.register_pytree_node_serialization(
+            Box, serialized_name="test.Box", serialize_auxdata=lambda s: s.encode(),
+            deserialize_auxdata=lambda b: b.decode())
+    with pytest.raises(ValueError, match="Duplicate serialization registration"):
+        export.register_namedtuple_serialization(Point, serialized_name="test.Point2")
+
+    def f(p, box):
+        return Point(p.y, p.x + box.value), Box(box.value * 2, box.label)
+    args = (Point(np.float32(1), np.float32(2)), Box(np.ones(2, np.float32), "tag"))
+    for src, dst in ((mjax, jax), (jax, mjax)):
+        blob = src.export.export(src.jit(f))(*args).serialize()
+        restored = dst.export.deserialize(blob)
+        out_point, out_box = restored.call(*args)
+        assert type(out_point) is Point and type(out_box) is Box and out_box.label == "tag"
+        _close((out_point, out_box.value), ((2.0, 2.0), np.full(2, 2.0)))
+    Other = collections.namedtuple("Other", ["a"])
+    with pytest.raises(ValueError, match="unregistered type"):
+        export.export(mjax.jit(lambda o: o))(Other(np.float32(1))).serialize()
