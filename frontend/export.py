@@ -171,6 +171,10 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
            disabled_checks: Sequence[DisabledSafetyCheck] = ()) -> Callable[..., Exported]:
     """`export(jit(f))(*args)`: args are arrays or `ShapeDtypeStruct`s (pytrees of them).
     JAX: jax.export.export."""
+    if not isinstance(fun_jit, Jitted) and callable(fun_jit) and \
+            getattr(fun_jit, "__module__", "").startswith("mjax."):
+        # (JAX's own functions, jnp.cos say, are jitted; mjax's stand for them)
+        fun_jit = jit(fun_jit)
     if not isinstance(fun_jit, Jitted):
         raise ValueError(f"Function to be exported must be the result of `jit` but is: "
                          f"{fun_jit}")

@@ -325,8 +325,6 @@ KNOWN.update({
        for i in (78, 87, 109, 119)},
     **{("export", i): "uses the multi-device Exported an earlier cell could not make"
        for i in (80, 83, 90, 92, 97, 101, 125)},
-    ("export", 141): "export.export(jnp.cos): JAX's jnp.cos is itself a jit-wrapped "
-                     "function, mjax's is a plain Python function (export wants a jit)",
 })
 
 
