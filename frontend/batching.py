@@ -11,7 +11,6 @@ from mjax.ad.staging import _check_callable, _jax_type, _wraps, stage_function, 
 from mjax.axis_env import AXIS_ENV
 from mjax.core import aval_of_value, current_trace, with_argument_sources
 from mjax.dialect import ShapedArray
-from mjax.dialect.types import RefAval
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.staging import call_args, emit
@@ -141,7 +140,7 @@ def _unbatched_aval(aval, axis):
     if axis is None:
         return aval
     shape = aval.shape[:axis] + aval.shape[axis + 1:]
-    return ShapedArray(shape, aval.dtype, aval.weak_type)
+    return aval.update(shape=shape)
 
 
 # ---- the API --------------------------------------------------------------------------------
@@ -168,10 +167,6 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         leaves, tree = trace_trees.tree_flatten((args, kwargs))
         axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
         avals = [_aval_unless_static(x, d) for x, d in zip(leaves, axes)]
-        if any(type(a) is RefAval for a in avals):
-            raise NotImplementedError("vmap over Ref arguments (mjax.new_ref) is not "
-                                      "implemented in mjax: pass ref[...] and write the "
-                                      "result into the ref after vmap")
         axes = [_canonical_in_axis(a, d) for a, d in zip(avals, axes)]
         size = _mapped_size(fun, args, kwargs, avals, axes, axis_size)
         example = [_unbatched_aval(a, d) for a, d in zip(avals, axes)]

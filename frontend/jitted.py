@@ -24,6 +24,7 @@ from mjax.dialect.types import RefAval, ShapedArray
 from mjax.dtypes import to_numpy
 from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
 from mjax.jit_caches import ALL_JITTED, CLEARERS, share_cache
+from mjax.jit_refs import check_ref_args, ref_slots
 from mjax.cache_miss_log import explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
@@ -44,24 +45,6 @@ logger = logging.getLogger("mjax.api")
 
 
 # ---- jit ------------------------------------------------------------------------------
-def _ref_slots(entry, traced, fun) -> list:
-    """Records in `entry` the refs of a traced program (Ref arguments, then captured
-    Refs, as the discharged program's extra results follow them); gives those results'
-    avals."""
-    for a in traced.out_avals:
-        if type(a) is RefAval:      # (JAX's error)
-            code = getattr(inspect.unwrap(fun), "__code__", None)
-            where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
-            raise ValueError(f"function {getattr(fun, '__name__', fun)}{where} traced for "
-                             f"jit returned a mutable array reference of type {a}, but "
-                             f"mutable array references cannot be returned.")
-    refs = [(i, None) for i, a in enumerate(traced.in_avals) if type(a) is RefAval]
-    refs += [(None, c) for c in traced.captured if type(aval_of_value(c)) is RefAval]
-    entry.refs = tuple(refs)
-    avals = [traced.in_avals[i] if i is not None else c.aval for i, c in refs]
-    return [ShapedArray(a.shape, a.dtype) for a in avals]
-
-
 class _CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
                  "out_shardings", "constraint_mesh", "out_canonical", "run", "handlers",
@@ -464,6 +447,8 @@ class Jitted:
             if target is not None:
                 return self._call_on(target, args, kwargs)
         if entry.refs:
+            check_ref_args(self.fun, args, kwargs, leaves,
+                           [c for i, c in entry.refs if i is None])
             return self._run_with_refs(entry, leaves, avals)
         bufs = [x._buf if type(x) is Array else
                 get_backend(self._backend).put(np.asarray(x, dtype=a.dtype))
@@ -635,7 +620,7 @@ class Jitted:
                 mesh_layout = (spmd.replicated_over(mesh, traced.in_avals), mesh)
         if mesh_layout is not None:
             return self._compile_spmd(traced, entry, donated, *mesh_layout)
-        out_avals = traced.out_avals + _ref_slots(entry, traced, self.fun)
+        out_avals = traced.out_avals + ref_slots(entry, traced, self.fun)
         text = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
                                   user_passes=self._user_passes())
         devs = None if config.read("jax_default_device") is None else [default_device()]
@@ -663,7 +648,7 @@ class Jitted:
                                else [None] * len(traced.out_avals))
         all_in = list(in_shardings) + [replicated] * len(traced.captured)
         # (the refs' final values follow the outputs, replicated, as in _compile)
-        ref_avals = _ref_slots(entry, traced, self.fun)
+        ref_avals = ref_slots(entry, traced, self.fun)
         out_avals = traced.out_avals + ref_avals
         text = spmd.lower(traced.module, all_in,
                           list(entry.out_shardings) + [replicated] * len(ref_avals),

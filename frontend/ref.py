@@ -15,9 +15,13 @@ are the ref ops Pallas kernels use (dialect/ops/state.py):
 `--jaxpr-discharge-state` (after inlining, before lowering) turns the function into one
 over values whose extra results are the refs' final values; jit writes those back into
 the Refs it was given or closed over. A ref made inside a trace is `jaxpr.ref_new`.
-Not implemented (each raises NotImplementedError naming it): grad/jvp and vmap of
-functions using refs, strided or array indices of a ref inside a trace, returning a ref
-from a traced function, empty_ref.
+
+Under transformations refs behave as JAX's: a ref holds no tangent (what is read from
+it has none; writing a differentiated value into it is JAX's error), `vjp(...)`'s
+`with_refs` adds cotangents into refs, and vmap batches the ref ops of refs passed with
+an in_axis (passes/rules/state.py). Not implemented (NotImplementedError or a
+PassError naming it): strided or array indices of a ref inside a trace, vmap at an index
+that differs across the batch, empty_ref.
 """
 from __future__ import annotations
 
@@ -37,11 +41,15 @@ AbstractRef = RefAval
 class Ref:
     """A mutable array. JAX: jax.Ref."""
 
-    __slots__ = ("_value", "_tracer", "__weakref__")
+    __slots__ = ("_value", "_tracer", "_weak", "__weakref__")
 
     def __init__(self, value=None, tracer=None):
         self._value = value           # an Array (outside traces)
         self._tracer = tracer         # a traced memref value (a Ref of a trace)
+        # A ref made from a weakly typed value reads weak for its whole life, as JAX's
+        # (its type is fixed at creation), while the value it holds becomes strong when
+        # written.
+        self._weak = value is not None and value.aval.weak_type
 
     # -- what the ref holds ----------------------------------------------------------
     @property
@@ -101,11 +109,14 @@ class Ref:
 
     def _write_back(self, buf, sharding=None) -> None:
         """Takes the buffer a jit computed as the ref's new value (same type), laid out as
-        `sharding` (a program compiled for a mesh) or on one device."""
-        self._value = Array(buf, self._value.aval, sharding)
+        `sharding` (a program compiled for a mesh) or on one device. A weakly typed ref
+        becomes strong, as a written one does in JAX (mjax writes back every ref a jit
+        was given, so one it only read does too)."""
+        self._value = Array(buf, self._value.aval.strip_weak_type(), sharding)
 
 
 registration.REF_OF_TRACER.fill(lambda t: Ref(tracer=t))
+registration.ACCUMULATE_INTO_REF.fill(lambda ref, value: addupdate(ref, None, value))
 
 
 def _check_ref(ref, what: str) -> Ref:
@@ -153,9 +164,15 @@ def get(ref, idx=None):
     _check_ref(ref, "ref_get")
     idx = ... if idx is None or idx == () else idx
     if current_trace() is None and ref._tracer is None:
-        return ref._value[idx]
+        out = ref._value[idx]
+        if out.aval.weak_type != ref._weak:
+            out = lax.convert_element_type(out, ref.dtype, weak_type=ref._weak)
+        return out
     starts, params = _ref_index(ref, idx)
-    return bind(S.RefGetOp, ref._traced(), *starts, **params)
+    out = bind(S.RefGetOp, ref._traced(), *starts, **params)
+    if ref._weak:
+        out.aval = out.aval.update(weak_type=True)
+    return out
 
 
 def swap(ref, idx, value, _function_name: str = "ref_swap"):
@@ -163,9 +180,10 @@ def swap(ref, idx, value, _function_name: str = "ref_swap"):
     _check_ref(ref, _function_name)
     idx = ... if idx is None or idx == () else idx
     if current_trace() is None and ref._tracer is None:
-        old = ref._value[idx]
+        old = get(ref, idx)
         value = _coerce(_function_name, ref, value, old.shape)
-        ref._value = ref._value.at[idx].set(value)
+        new = ref._value.at[idx].set(value)    # (strong, as a write makes it in JAX)
+        ref._value = lax.convert_element_type(new, ref.dtype, weak_type=False)
         return old
     starts, params = _ref_index(ref, idx)
     value = _coerce(_function_name, ref, value, _indexed_shape(params))

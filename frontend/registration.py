@@ -67,6 +67,10 @@ JVP = Slot("JVP", "mjax.ad")
 # type (a Ref passed to jit) reaches the user as a Ref, which indexes with ref ops.
 REF_OF_TRACER = Slot("REF_OF_TRACER", "mjax.ref")
 
+# accumulate_into_ref(ref, value) (mjax.ref): `vjp(...)`'s `with_refs` adds a cotangent
+# into the ref the user gave for it (`ref[...] += ct`).
+ACCUMULATE_INTO_REF = Slot("ACCUMULATE_INTO_REF", "mjax.ref")
+
 # key_array_of_abstract(ShapeDtypeStruct with a key dtype) -> a key array over the abstract
 # uint32 data (mjax.prng): eval_shape / jit(...).lower take abstract key arguments as JAX's.
 KEY_ARRAY_OF_ABSTRACT = Slot("KEY_ARRAY_OF_ABSTRACT", "mjax.prng")

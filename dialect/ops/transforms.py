@@ -60,15 +60,16 @@ from jaxlib.mlir import ir
 from mjax.dialect import attributes as A
 from mjax.dialect.core import InferError, JaxprOp
 from mjax.dialect.dtype_rules import is_inexact
-from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+from mjax.dialect.types import RefAval, ShapedArray, aval_of, tensor_type
 
 Signature = tuple[list[ShapedArray], list[ShapedArray]]
 SignatureLookup = Callable[[str], Signature]
 
 
 def differentiable(aval: ShapedArray) -> bool:
-    """Whether values of this aval carry tangents (JAX: not float0)."""
-    return is_inexact(aval.dtype)
+    """Whether values of this aval carry tangents (JAX: not float0). A ref carries none:
+    what is read from it is a value without a tangent."""
+    return is_inexact(aval.dtype) and not isinstance(aval, RefAval)
 
 
 def default_diff(avals) -> tuple[int, ...]:
@@ -275,7 +276,7 @@ def batched_aval(aval: ShapedArray, axis: int, size: int) -> ShapedArray:
     if axis == NOT_MAPPED:
         return aval
     shape = aval.shape[:axis] + (size,) + aval.shape[axis:]
-    return ShapedArray(shape, aval.dtype)
+    return (RefAval if isinstance(aval, RefAval) else ShapedArray)(shape, aval.dtype)
 
 
 class VmapOp(TransformOp, name="vmap"):

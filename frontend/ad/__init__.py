@@ -16,6 +16,7 @@ from mjax.ad.remat import checkpoint, remat
 from mjax.ad import custom_eval  # noqa: F401  (jaxpr equations of custom calls bind through it)
 from mjax.ad.forward import jvp
 from mjax.ad.fwd_bwd import fwd_and_bwd
+from mjax.ad.grad_markers import DidntWant, DontWant, GradRef, GradValue
 from mjax.ad.jacobians import hessian, jacfwd, jacobian, jacrev
 from mjax.ad.reverse import grad, linearize, value_and_grad, vjp
 from mjax.ad.staging import stage_function, staged
@@ -24,4 +25,5 @@ from mjax.staging import call_args, emit, emit_call
 
 __all__ = ["call_args", "emit", "emit_call", "stage_function", "staged", "jvp", "grad",
            "linearize", "value_and_grad", "vjp", "hessian", "jacfwd", "jacobian", "jacrev",
-           "checkpoint", "custom_jvp", "custom_vjp", "remat", "fwd_and_bwd", "linear_transpose"]
+           "checkpoint", "custom_jvp", "custom_vjp", "remat", "fwd_and_bwd", "linear_transpose",
+           "DidntWant", "DontWant", "GradRef", "GradValue"]

@@ -10,8 +10,8 @@ from jaxlib.mlir import ir
 
 import mjax.lax as lax
 from mjax import dtypes as _dt
-from mjax import trace_trees, tree_util
-from mjax.ad import concrete, levels
+from mjax import registration, trace_trees, tree_util
+from mjax.ad import concrete, grad_markers, levels
 from mjax.ad.forward import _check_tangents, jvp
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
                              _is_dynamic, _is_inexact, _jax_type,
@@ -22,6 +22,7 @@ from mjax.core import Tracer, aval_of_value, current_trace, to_numpy
 from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.types import RefAval
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.jitted import Jitted
 from mjax.lowering import lower_to_stablehlo
@@ -378,18 +379,26 @@ class _LinearFun:
         self.n_args = len(split.args)
         self.fun_name = getattr(fun, "__name__", str(fun))
         self._eager = split if hasattr(split, "_linear_exe") else None
-        self._jitted = None
+        self._jitted = {}        # wanted diff_args -> the staged linear map
 
-    def __call__(self, *all_args):
+    def __call__(self, *all_args, markers=None):
+        """The linear map on `all_args` (the Partial's children, then the user's
+        cotangents or tangents); `markers` (vjp only) says per input leaf what to do with
+        its cotangent (with_refs)."""
         args, user = all_args[:self.n_args], all_args[self.n_args:]
         if self.kind == "vjp":
+            markers = markers or [grad_markers.GradValue()] * len(self.in_avals)
+            want = tuple(i for i in self.diff_args
+                         if not isinstance(markers[i], grad_markers.DontWant))
             inputs, in_avals, out_avals = self._vjp_inputs(user)
         else:
+            want = self.diff_args
             inputs, in_avals, out_avals = self._jvp_inputs(user)
-        outs = self._run(list(args), inputs, in_avals, out_avals)
+        outs = self._run(list(args), inputs, in_avals, out_avals, want)
         if self.kind == "vjp":
-            by = dict(zip(self.diff_args, outs))
-            flat = [by[i] if i in by else _zeros(a) for i, a in enumerate(self.in_avals)]
+            by = dict(zip(want, outs))
+            flat = [_deliver(m, by[i] if i in by else _zeros(a))
+                    for i, (m, a) in enumerate(zip(markers, self.in_avals))]
             return tree_util.tree_unflatten(self.in_tree, flat)
         by = dict(zip(self.diff_results, outs))
         flat = [by[j] if j in by else _zeros(a) for j, a in enumerate(self.out_avals)]
@@ -433,23 +442,30 @@ class _LinearFun:
         in_avals = [self.in_avals[i].strip_weak_type() for i in self.diff_args]
         return inputs, in_avals, [self.out_avals[j] for j in self.diff_results]
 
-    def _run(self, args, inputs, in_avals, out_avals):
+    def _run(self, args, inputs, in_avals, out_avals, want):
+        """The outputs for the differentiated inputs in `want` (a subset of diff_args:
+        vjp's others are not wanted; linearize's are all of them)."""
         eager = self._eager
         tracing = current_trace() is not None
         if not tracing and eager is not None and len(args) == len(eager.args) and all(
                 a is b for a, b in zip(args, eager.args)):
-            return eager.linear(inputs, in_avals, out_avals)
+            outs = eager.linear(inputs, in_avals, out_avals)
+            if self.kind == "vjp":
+                outs = [o for i, o in zip(self.diff_args, outs) if i in want]
+            return outs
+        if self.kind == "vjp":
+            out_avals = [a for i, a in zip(self.diff_args, out_avals) if i in want]
         if not tracing:     # e.g. returned from a jit: stage the linear map
-            if self._jitted is None:
-                self._jitted = Jitted(lambda a, i: self._emit(a, i, out_avals))
-            return self._jitted(args, list(inputs))
-        return self._emit(args, inputs, out_avals)
+            if want not in self._jitted:
+                self._jitted[want] = Jitted(
+                    lambda a, i: self._emit(a, i, out_avals, want))
+            return self._jitted[want](args, list(inputs))
+        return self._emit(args, inputs, out_avals, want)
 
-    def _emit(self, args, inputs, out_avals):
+    def _emit(self, args, inputs, out_avals, want):
         callee = self.recipe.callee_in(current_trace().module)
         if self.kind == "vjp":
-            outs = pullback(callee, list(args), list(inputs), self.diff_args,
-                            self.diff_results)
+            outs = pullback(callee, list(args), list(inputs), want, self.diff_results)
         else:
             outs = emit(T.JvpOp, list(args) + list(inputs), callee=Symbol(callee),
                         diff_args=self.diff_args, diff_results=self.diff_results
@@ -457,6 +473,16 @@ class _LinearFun:
         for t, a in zip(outs, out_avals):
             t.aval = a
         return outs
+
+
+def _deliver(marker, ct):
+    """What the user gets for one input's cotangent under its with_refs marker."""
+    if isinstance(marker, grad_markers.DontWant):
+        return grad_markers.DidntWant()
+    if isinstance(marker, grad_markers.GradValue):
+        return ct
+    registration.ACCUMULATE_INTO_REF(marker, ct)
+    return grad_markers.GradRef()
 
 
 class _LinearPartial(tree_util.Partial):
@@ -489,6 +515,19 @@ class _LinearPartial(tree_util.Partial):
         new.args_res = args_res
         return new
 
+    def with_refs(self, *maybe_ct_refs):
+        """The VJP with one marker per primal leaf: a Ref (the cotangent is added into
+        it), `ad.GradValue()` (returned) or `ad.DontWant()` (not computed). JAX:
+        VJP.with_refs."""
+        if self.func.kind != "vjp":
+            raise AttributeError("'function returned by linearize' has no with_refs")
+        markers, tree = trace_trees.tree_flatten(maybe_ct_refs)
+        if tree != self.func.in_tree:
+            raise ValueError(f"with_refs takes one marker (a Ref, ad.GradValue() or "
+                             f"ad.DontWant()) per primal argument, structured as the "
+                             f"primals {self.func.in_tree}; got {tree}")
+        return functools.partial(self.func, *self.args, markers=markers, **self.keywords)
+
 
 class _ArgsRes(list):
     """VJP.args_res: a list of the primal arguments whose item assignment writes back."""
@@ -503,7 +542,8 @@ class _ArgsRes(list):
 
 
 def _flatten_linear(p):
-    p.func.recipe.freeze()
+    if hasattr(p.func, "recipe"):
+        p.func.recipe.freeze()
     return (p.args, p.keywords), p.func
 
 
@@ -520,7 +560,12 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
         raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     _check_callable(fun)
     leaves = trace_trees.tree_leaves(tuple(primals))
-    diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
+    avals = [aval_of_value(x) for x in leaves]
+    diff_args = tuple(i for i, a in enumerate(avals) if _is_inexact(a))
+    ref_primal = next((a for a in avals if type(a) is RefAval and _dt.is_inexact(a.dtype)),
+                      None)
+    if ref_primal is not None:
+        return _vjp_of_ref_primal(fun, primals, has_aux, ref_primal)
     aux_objects: dict = {}
     if has_aux:
         fun = _aux_objects_apart(fun, aux_objects)
@@ -529,6 +574,33 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     f = _LinearPartial(_LinearFun(split, fun), *split.args)
     if has_aux:
         return out[0], f, put_back(aux_objects["tree"], aux_objects["objects"], out[1])
+    return out, f
+
+
+class _RefPrimalVjp:
+    """The linear map of a vjp over a float Ref primal: it cannot run (as in JAX 0.10.2,
+    whose backward pass hands the ref's accumulator a plain array)."""
+    kind = "vjp"
+
+    def __init__(self, ref_aval, in_tree):
+        self.ref_aval, self.in_tree = ref_aval, in_tree
+
+    def __call__(self, *args, markers=None):
+        inner = _jax_type(self.ref_aval.inner_aval)
+        raise ValueError(f"Expected cotangent type Ref{{{inner}}} but got {inner}")
+
+
+def _vjp_of_ref_primal(fun, primals, has_aux, ref_aval):
+    """vjp over a Ref primal: the forward pass runs (writing the refs), and the function
+    returned raises when called, as JAX 0.10.2's does."""
+    out = fun(*primals)
+    leaves, in_tree = trace_trees.tree_flatten(tuple(primals))
+    f = _LinearPartial(_RefPrimalVjp(ref_aval, in_tree), *leaves)
+    if has_aux:
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise TypeError(f"expected function with aux output to return a two-element "
+                            f"tuple, but got type {type(out)} with value {out}")
+        return out[0], f, out[1]
     return out, f
 
 

@@ -13,6 +13,7 @@ from mjax import lax, staging, trace_trees, tree_util
 from mjax.ad import concrete, levels
 from mjax.config import config
 from mjax.core import aval_of_value, current_trace, is_array_like
+from mjax.dialect.types import RefAval
 from mjax.float0 import hide_float0 as _hide_float0
 from mjax.float0 import is_float0 as _is_float0
 from mjax.float0 import restore_float0 as _restore_float0
@@ -183,7 +184,9 @@ def _python_scalars_static(args, kwargs, dynamic, diff_positions):
 
 
 def _is_inexact(aval):
-    return _dt.is_inexact(aval.dtype)
+    """Whether values of `aval` are differentiated: float and complex arrays (a Ref holds
+    no tangent)."""
+    return _dt.is_inexact(aval.dtype) and type(aval) is not RefAval
 
 
 def _zeros(aval, float0_for_int=True):

@@ -33,6 +33,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from mjax.dialect.dtype_rules import is_inexact
+from mjax.dialect.ops.transforms import differentiable
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.rules.tables import JVP, TRANSPOSE, ZERO_DERIVATIVE
 
@@ -70,7 +71,8 @@ def aval(x) -> ShapedArray:
 
 
 def has_tangent(a: ShapedArray) -> bool:
-    return is_inexact(a.dtype)
+    """Whether values of `a` carry tangents: float and complex arrays (not refs)."""
+    return differentiable(a)
 
 
 def constant(b, array) -> ir.Value:

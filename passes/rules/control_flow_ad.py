@@ -24,7 +24,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
-from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+from mjax.dialect.types import RefAval, ShapedArray, aval_of, tensor_type
 from mjax.passes.interpreter import terminator
 from mjax.passes.ir_util import clone_into, used_values
 from mjax.passes.registry import PassError, op_error
@@ -599,7 +599,19 @@ def _batched(a: ShapedArray, d, size) -> ShapedArray:
         return a
     shape = list(a.shape)
     shape.insert(d, size)
-    return ShapedArray(tuple(shape), a.dtype)
+    return (RefAval if isinstance(a, RefAval) else ShapedArray)(tuple(shape), a.dtype)
+
+
+class StateEffectVmapError(PassError, NotImplementedError):
+    """JAX's NotImplementedError for control flow under vmap whose bodies use refs where
+    batching would change which writes happen; located at the op for mjax-opt."""
+
+    def __str__(self):
+        return self.message
+
+
+def _uses_refs(vals) -> bool:
+    return any(isinstance(v.type, ir.MemRefType) for v in vals)
 
 
 def _batch_body(batcher, block, dims, b, loc):
@@ -624,6 +636,8 @@ def _cond_batch(batcher, op, vals, dims, b):
     index, idim = vals[0], dims[0]
     ops, op_dims = vals[1:], dims[1:]
     blocks = [r.blocks[0] for r in op.regions]
+    if _uses_refs(ops):     # (JAX refuses it for any batched operand)
+        raise StateEffectVmapError(loc, "State effect not supported in vmap-of-cond.")
     if idim is not NOT_MAPPED:
         # JAX: _cond_batching_rule with a batched predicate: every branch runs, select_n
         # picks each element's result (the index is already clamped).
@@ -711,6 +725,11 @@ def _while_batch(batcher, op, vals, dims, b):
         res = _build(C.WhileOp, vals[:nc + nb] + init, avals, p, [cond, body], b.ip, loc)
         return res, out_dims
     # Batched predicate: cond = any(pred); body takes (cond consts, body consts, carry).
+    if _uses_refs(vals[:nc + nb]):
+        raise StateEffectVmapError(loc, "vmap of a while_loop whose predicate differs "
+                                        "across the batch and whose body uses refs is not "
+                                        "implemented in mjax (finished elements would "
+                                        "keep writing)")
     cond, cout = _batch_body(batcher, cond_blk, cdims + out_dims, b, loc)
     cb = cond.builder()
     pred = moveaxis(cb, cout[0][0], cout[0][1], 0)

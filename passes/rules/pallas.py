@@ -207,7 +207,9 @@ def _pallas_jvp(jvp, op, pairs):
     scratch = list(p["scratch_shapes"] or ())
     diff_in = [i for i, t in enumerate(tangents) if t is not None]
     diff_out = [j for j, a in enumerate(out_avals) if has_tangent(a)]
-    diff_scratch = [s for s, a in enumerate(scratch) if has_tangent(a)]
+    # (a scratch ref's value type: the JVP kernel keeps a tangent scratch for a float one)
+    diff_scratch = [s for s, a in enumerate(scratch)
+                    if has_tangent(getattr(a, "inner_aval", a))]
     if not diff_out:
         return jvp.copy(op, pairs)
     b = jvp.builder(op)

@@ -23,6 +23,8 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import aval_of
+from mjax.passes.registry import PassError
+from mjax.passes.rules.batch_util import NOT_MAPPED, bdim_at
 from mjax.passes.rules.tables import BATCH, DISCHARGE, JVP, LOWER, SHARD, TRANSPOSE
 
 _WHY = {
@@ -47,18 +49,17 @@ _GRID_WHY = {
     JVP: "an integer result has no tangent (float0)",
     TRANSPOSE: "not linear: an integer result with no operands",
 }
-_WHY_USER_REFS = {
+_WHY_USER_REFS = {     # (refs made by mjax.new_ref)
     LOWER: _WHY[LOWER],
-    BATCH: "vmap of a function using mjax.new_ref refs is not implemented in mjax (JAX "
-           "batches ref ops)",
     SHARD: _WHY[SHARD],
-    JVP: "grad/jvp of a function using mjax.new_ref refs is not implemented in mjax "
-         "(JAX's refs hold no tangents)",
-    TRANSPOSE: "reverse mode through mjax.new_ref refs is not implemented in mjax",
+    JVP: "a ref holds no tangent: reading one gives a value without a tangent",
+    TRANSPOSE: "ref ops have no tangents, so they stay in the forward part of a "
+               "linearized function and are never transposed",
 }
+# (the user-ref ops' batching rules, and JVP rules of writes, are below)
 for _op in S.REF_OPS:
-    for _table, _why in (_WHY_USER_REFS if _op in (S.RefGetOp, S.RefSwapOp,
-                                                   S.RefAddUpdateOp) else _WHY).items():
+    user = _op in (S.RefGetOp, S.RefSwapOp, S.RefAddUpdateOp)
+    for _table, _why in (_WHY_USER_REFS if user else _WHY).items():
         _table.unsupported(_op, _why)
 for _table, _why in _WHY_USER_REFS.items():
     _table.unsupported(S.RefNewOp, _why)
@@ -67,6 +68,96 @@ for _op in (S.ProgramIdOp, S.NumProgramsOp):
         _table.unsupported(_op, _why)
 
 discharge_rule = DISCHARGE.register   # decorator: rule(b, x, values, starts, **params)
+
+
+# ---- refs under jvp and vmap (user refs: mjax.new_ref) ---------------------------------
+class RefEffectError(PassError):
+    """JAX's error (a plain Exception there) for a write a transformation cannot make;
+    its text is JAX's, located at the op for mjax-opt."""
+
+    def __str__(self):
+        return self.message
+
+
+def _jax_ref_type(ref: ir.Value) -> str:
+    a = aval_of(ref.type)
+    return f"Ref{{{np.dtype(a.dtype).name}[{','.join(map(str, a.shape))}]}}"
+
+
+def _refuse_write(what: str, transformed: str):
+    """A JVP or batching rule of a write (`what`: "a set/swap" or "an addupdate") that
+    raises JAX's error: the written value is transformed (`transformed`: differentiated or
+    vmapped) but the ref is not."""
+    def rule(b, args, *_, **params):
+        kind = {"differentiated": "non-differentiated", "vmapped": "unbatched"}[transformed]
+        move = ("an argument of the differentiated function" if transformed ==
+                "differentiated" else "an argument to the vmapped function")
+        article = "a " if transformed == "differentiated" else ""
+        raise RefEffectError(b.loc, f"performing {what} operation with {article}"
+                                    f"{transformed} value "
+                                    f"on {'a' if kind[0] == 'n' else 'an'} {kind} array "
+                                    f"reference of type {_jax_ref_type(args[0])}. Move the "
+                                    f"array reference to be {move}?")
+    return rule
+
+
+# (called only when the written value has a tangent: a ref never has one)
+JVP.register(S.RefSwapOp)(_refuse_write("a set/swap", "differentiated"))
+JVP.register(S.RefAddUpdateOp)(_refuse_write("an addupdate", "differentiated"))
+
+
+def _batched_index(b, op_name, ref_dim, start_dims, starts, sizes, squeezed):
+    """The starts and params indexing a ref batched at `ref_dim` (the whole batch axis
+    is read or written), and where the batch axis is in the indexed value."""
+    if any(d is not NOT_MAPPED for d in start_dims):
+        raise PassError(b.loc, f"vmap of {op_name} at an index that differs across the "
+                               f"batch is not implemented in mjax (index the value read "
+                               f"with ref[...] instead)")
+    starts = list(starts)
+    starts.insert(ref_dim, b.constant(np.int32(0)))
+    sizes = list(sizes)
+    sizes.insert(ref_dim, b.axis_size)
+    squeezed = tuple(d + 1 if d >= ref_dim else d for d in squeezed)
+    value_dim = ref_dim - sum(1 for d in squeezed if d < ref_dim)
+    return starts, dict(sizes=tuple(sizes), squeezed=squeezed), value_dim
+
+
+@BATCH.register(S.RefGetOp)
+def _get_batch(b, args, dims, *, sizes, squeezed):
+    ref, *starts = args
+    if dims[0] is NOT_MAPPED:
+        raise PassError(b.loc, "vmap of a ref read at an index that differs across the "
+                               "batch is not implemented in mjax")
+    starts, params, vd = _batched_index(b, "a ref read", dims[0], dims[1:], starts, sizes,
+                                        squeezed)
+    return b.emit(S.RefGetOp, ref, *starts, **params), [vd]
+
+
+def _write_batch(op, what):
+    refuse = _refuse_write(what, "vmapped")
+
+    def rule(b, args, dims, *, sizes, squeezed):
+        ref, val, *starts = args
+        if dims[0] is NOT_MAPPED:
+            if dims[1] is not NOT_MAPPED:
+                refuse(b, args)
+            raise PassError(b.loc, f"vmap of {what} at an index that differs across the "
+                                   f"batch is not implemented in mjax")
+        starts, params, vd = _batched_index(b, what, dims[0], dims[2:], starts, sizes,
+                                            squeezed)
+        outs = b.emit(op, ref, bdim_at(b, val, dims[1], vd), *starts, **params)
+        return outs, [vd] * len(outs)
+    return rule
+
+
+BATCH.register(S.RefSwapOp)(_write_batch(S.RefSwapOp, "a set/swap"))
+BATCH.register(S.RefAddUpdateOp)(_write_batch(S.RefAddUpdateOp, "an addupdate"))
+
+
+@BATCH.register(S.RefNewOp)
+def _new_batch(b, args, dims):
+    (init,) = args
+    return b.emit(S.RefNewOp, init), [dims[0]]
 
 
 # ---- reading and writing a part of a value ------------------------------------------

@@ -107,7 +107,8 @@ KNOWN = {
     ("transformations_101", 22): "the cell reads `.val` of JAX's internal VmapTracer",
     ("jit_201", 11): "jax_explain_cache_misses: JAX's text names the function's id() (a "
                      "number that differs run to run) and words the reasons otherwise",
-    ("jit_201", 20): "jax.new_ref (JAX's mutable array refs) is not in mjax",
+    ("jit_201", 20): "prints buffer addresses, as array_refs cell 28: mjax's jit writes a "
+                     "ref's new value into a new buffer",
     ("debugging_201", 11): "jax_debug_nans: JAX's jnp.log is itself a jit function, so its "
                            "eager call prints the jit de-optimization line; the "
                            "FloatingPointError's text in mjax also names the user's line",
@@ -270,10 +271,6 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
 _HIJAX = ("jax.experimental.hijax (VJPHiPrimitive: user-defined primitives with their own "
           "vjp_fwd/vjp_bwd and structured residuals) is not in mjax; later cells use the "
           "primitives those cells define (or, with them undefined, earlier definitions)")
-_REF_AD = ("refs in reverse mode (a Ref argument of a differentiated function, Ref "
-           "cotangents, refs inside custom_vjp rules) are not implemented in mjax's AD: "
-           "only refs a function makes itself are differentiated through")
-_WITH_REFS = "VJP.with_refs (gradients accumulated into refs) is not in mjax"
 KNOWN.update({
     ("vjp_objects_301", 7): "mjax's VJP object (a tree_util.Partial) keeps the primal "
                             "inputs (args_res) as its leaves and recomputes the forward "
@@ -285,28 +282,17 @@ KNOWN.update({
                  40, 41, 42, 43, 44, 45, 46, 48, 49)},
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
                        "tracer class (DynamicJaxprTracer), mjax's names the Ref",
-    ("array_refs", 9): "JAX's errors for a returned ref that was passed in, a ref passed "
-                       "twice, a ref both closed over and passed: mjax raises the first "
-                       "without JAX's note and does not check aliasing",
-    **{(page, i): "vmap over Ref arguments is not implemented in mjax "
-                  "(NotImplementedError)" for page, i in (("array_refs", 10),
-                                                          ("state_101", 14))},
-    ("array_refs", 11): "vmap of a function writing a closed-over ref: JAX's Exception "
-                        "text; mjax's PassError names the missing batching rule of "
-                        "jaxpr.ref_swap",
-    **{(page, i): _REF_AD for page, cells in (("array_refs", (15, 16, 17, 18, 19)),
-                                              ("refs_301", (4, 5, 6, 7, 8)))
-       for i in cells},
-    **{(page, i): _WITH_REFS for page, cells in (("array_refs", (20, 22, 23, 24, 25, 26)),
-                                                 ("refs_301", (9, 11, 12, 13, 14, 15)))
-       for i in cells},
-    **{(page, i): "uses `grads` of the VJP.with_refs cells"
-       for page, i in (("array_refs", 27), ("refs_301", 16))},
+    **{(page, i): "make_jaxpr of VJP.with_refs: JAX's pullback is a jit of its saved "
+                  "linear jaxpr (two nested `jit[name=take]`); mjax's VJP recomputes the "
+                  "forward from args_res, so its jaxpr shows the forward jit and the "
+                  "inlined backward ops"
+       for page, i in (("array_refs", 23), ("refs_301", 12))},
+    **{(page, i): "counts dot_generals in make_jaxpr of a VJP: mjax's VJP recomputes the "
+                  "forward (W @ x) from args_res (see vjp_objects_301 cell 7), so the "
+                  "full pullback shows 3; the DontWant one matches (1)"
+       for page, i in (("array_refs", 25), ("refs_301", 14))},
     ("array_refs", 28): "prints buffer addresses; mjax's jit writes a ref's new value into "
                         "a new buffer (JAX updates it in place, aliasing input and output)",
-    **{(page, i): "a weakly typed ref (new_ref(0)) written in a scan with int32 values: "
-                  "mjax's keeps its weak type, JAX's prints strong"
-       for page, i in (("array_refs", 30), ("refs_301", 18))},
     ("compilation_cache", 7): "jax_mock_gpu_topology (compiling for a mocked multi-GPU "
                               "topology) is a GPU option mjax does not have",
     **{("export", i): "grad's result takes the weak type of the argument (1.) in mjax; "

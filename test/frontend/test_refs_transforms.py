@@ -1,0 +1,276 @@
+"""Array refs under vmap, grad/vjp (with_refs) and control flow, each case run on mjax
+and on JAX (the oracle) with the same program: values, weak types and JAX's errors."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp_jax
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp_mjax
+
+LIBS = {"jax": (jax, jnp_jax), "mjax": (mjax, jnp_mjax)}
+
+
+def _plain(x, lib):
+    """A case's result as NumPy values (a Ref as its value), with weak types and the
+    marker classes' names, so both libraries' results compare."""
+    if isinstance(x, (tuple, list)):
+        return tuple(_plain(v, lib) for v in x)
+    if isinstance(x, lib.Ref):
+        return ("Ref", _plain(lib.freeze(x), lib))
+    if type(x).__name__ in ("GradRef", "DidntWant"):
+        return type(x).__name__
+    if isinstance(x, str):
+        return x
+    return (np.asarray(x), getattr(x, "weak_type", None))
+
+
+def _run(case, lib_name):
+    j, jnp = LIBS[lib_name]
+    try:
+        return "ok", _plain(case(j, jnp), j)
+    except Exception as e:   # (the error's class and first line are compared)
+        return "error", (type(e), str(e).split("\n")[0])
+
+
+def _assert_same(mine, theirs):
+    assert type(mine) is type(theirs)
+    if isinstance(theirs, tuple) and len(theirs) == 2 and isinstance(theirs[0], np.ndarray):
+        np.testing.assert_allclose(mine[0], theirs[0], rtol=1e-6)
+        assert mine[0].dtype == theirs[0].dtype and mine[1] == theirs[1]
+    elif isinstance(theirs, tuple):
+        assert len(mine) == len(theirs)
+        for m, t in zip(mine, theirs):
+            _assert_same(m, t)
+    else:
+        assert mine == theirs
+
+
+# ---- the cases: (jax-like module, its numpy) -> result -------------------------------
+def vmap_ref_axis1(j, jnp):
+    r = j.new_ref(jnp.zeros((3, 4)))
+
+    def f(x, r):
+        r[...] = jnp.sin(x) + r[...]
+    j.vmap(f, (1, 1))(jnp.arange(12.).reshape(3, 4), r)
+    return r
+
+
+def vmap_indexed_writes(j, jnp):
+    r = j.new_ref(jnp.zeros((3, 2)))
+
+    def f(x, r):
+        r[0] = x
+        r[1] += x * 2
+        r[2] = r[0] * r[1]
+    j.vmap(f, (0, 1))(jnp.arange(2.), r)
+    return r
+
+
+def vmap_reads_closed_over_ref(j, jnp):
+    r = j.new_ref(jnp.arange(3.))
+    return j.vmap(lambda x: x * r[...])(jnp.arange(2.))
+
+
+def vmap_own_ref(j, jnp):
+    def f(x):
+        r = j.new_ref(x)
+        r[...] += 1.
+        return r[...] * 2
+    return j.vmap(f)(jnp.arange(3.))
+
+
+def jit_vmap_scan_writing_ref(j, jnp):
+    r = j.new_ref(jnp.zeros(3))
+
+    def f(x, r):
+        def body(c, y):
+            r[...] += y
+            return c, ()
+        j.lax.scan(body, 0., jnp.stack([x, x]))
+    j.jit(j.vmap(f))(jnp.arange(3.), r)
+    return r
+
+
+def nested_vmap_out_ref(j, jnp):
+    def dist(x, y, out_ref):
+        out_ref[...] = jnp.sum((x - y) ** 2)
+    vecs = jnp.arange(6.).reshape(3, 2)
+    out = j.new_ref(jnp.zeros((3, 3)))
+    j.vmap(j.vmap(dist, (0, None, 0)), (None, 0, 0))(vecs, vecs, out)
+    return out
+
+
+def vmap_write_closed_over_ref(j, jnp):
+    r = j.new_ref(0.)
+
+    def f(x):
+        r[...] = x
+    j.vmap(f)(jnp.arange(3.))
+
+
+def vmap_of_cond_writing_ref(j, jnp):
+    r = j.new_ref(jnp.zeros(3))
+
+    def f(x, r):
+        j.lax.cond(x > 1, lambda: r.__setitem__(..., x), lambda: None)
+    j.vmap(f)(jnp.arange(3.), r)
+    return r
+
+
+def grad_writes_stopped_value(j, jnp):
+    r = j.new_ref(0.)
+
+    def f(x):
+        r[...] += j.lax.stop_gradient(x)
+        return x ** 2
+    return j.grad(f)(3.), r
+
+
+def grad_writes_differentiated_value(j, jnp):
+    r = j.new_ref(0.)
+
+    def f(x):
+        r[...] += x
+        return x ** 2
+    return j.grad(f)(3.)
+
+
+def grad_with_ref_argument(j, jnp):
+    def f(x, r):
+        y = r[...] * x
+        r[...] = j.lax.stop_gradient(y)
+        return y * x
+    r = j.new_ref(2.)
+    return j.grad(f)(3., r), r
+
+
+def jvp_reading_weak_ref(j, jnp):
+    r = j.new_ref(2.)
+
+    def f(x):
+        return jnp.sin(x) * r[...]
+    return j.jit(j.grad(f))(1.), j.jvp(f, (1.,), (1.,))
+
+
+def custom_vjp_bwd_writes_ref(j, jnp):
+    @j.custom_vjp
+    def stash(ref, x):
+        return x
+
+    def fwd(ref, x):
+        return x, ref
+
+    def bwd(ref, g):
+        ref[...] = g
+        return None, g
+    stash.defvjp(fwd, bwd)
+    grads = j.new_ref(0.)
+    out = j.grad(lambda x, ref: jnp.sin(stash(ref, x) * 2.))(1., grads)
+    return out, grads
+
+
+def with_refs_inside_jit(j, jnp):
+    acc = j.new_ref(jnp.zeros(3))
+
+    @j.jit
+    def step(x):
+        _, f_vjp = j.vjp(lambda x: jnp.sum(x ** 2), x)
+        return f_vjp.with_refs(acc)(1.)
+    out = step(jnp.arange(3.))
+    step(jnp.arange(3.))
+    return out, acc
+
+
+def with_refs_markers(j, jnp):
+    _, f_vjp = j.vjp(lambda x, y: x * y, 2., 3.)
+    acc = j.new_ref(1.)
+    return (f_vjp.with_refs(j.ad.DontWant(), j.ad.GradValue())(1.),
+            f_vjp.with_refs(acc, j.ad.DontWant())(1.), acc)
+
+
+def with_refs_eager_accumulates_weak(j, jnp):
+    acc = j.new_ref(0.)
+    _, f_vjp = j.vjp(jnp.sin, 1.0)
+    for _ in range(2):
+        f_vjp.with_refs(acc)(1.0)
+    return acc
+
+
+def vjp_of_ref_primal(j, jnp):
+    x_ref = j.new_ref(2.)
+
+    def g(r):
+        r[...] = jnp.sin(r[...])
+        return r[...] ** 2
+    y, g_vjp = j.vjp(g, x_ref)
+    result = [y, x_ref]
+    try:
+        g_vjp(1.)
+    except ValueError as e:
+        result.append(str(e))
+    return tuple(result[:2]), result[2]
+
+
+def microbatch_accumulation_in_scan(j, jnp):
+    ws = jnp.arange(12.).reshape(3, 2, 2) / 10
+
+    def loss(ws, xs):
+        act, _ = j.lax.scan(lambda x, w: (jnp.tanh(x @ w), None), xs, ws)
+        return jnp.mean(act)
+
+    acc = j.new_ref(jnp.zeros_like(ws))
+
+    def mubatch(_, xs):
+        l, f_vjp = j.vjp(lambda w: loss(w, xs), ws)
+        f_vjp.with_refs(acc)(jnp.ones_like(l))
+        return (), l
+    (), losses = j.lax.scan(mubatch, (), jnp.arange(24.).reshape(4, 3, 2) / 24)
+    return j.freeze(acc), losses
+
+
+def jit_aliasing_errors(j, jnp):
+    r = j.new_ref(0.)
+
+    def twice(a, b):
+        a[...] = 1.
+    messages = []
+    try:
+        j.jit(twice)(r, r)
+    except ValueError as e:
+        messages.append(str(e).split(" when tracing")[0])
+
+    def both(b):
+        b[...] = r[...]
+    try:
+        j.jit(both)(r)
+    except ValueError as e:
+        messages.append(str(e).split(", a mutable")[1])
+    return tuple(messages)
+
+
+CASES = [vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
+         jit_vmap_scan_writing_ref, nested_vmap_out_ref, vmap_write_closed_over_ref,
+         vmap_of_cond_writing_ref, grad_writes_stopped_value,
+         grad_writes_differentiated_value, grad_with_ref_argument, jvp_reading_weak_ref,
+         custom_vjp_bwd_writes_ref, with_refs_inside_jit, with_refs_markers,
+         with_refs_eager_accumulates_weak, vjp_of_ref_primal,
+         microbatch_accumulation_in_scan, jit_aliasing_errors]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
+def test_refs_under_transformations_match_jax(case):
+    (kind, theirs), (my_kind, mine) = _run(case, "jax"), _run(case, "mjax")
+    assert my_kind == kind, (mine, theirs)
+    if kind == "error":
+        assert issubclass(mine[0], theirs[0]) and mine[1] == theirs[1], (mine, theirs)
+    else:
+        _assert_same(mine, theirs)
+
+
+def test_grad_markers_are_jax_classes_and_pytrees():
+    assert {n for n in dir(jax.ad) if not n.startswith("_")} <= set(dir(mjax.ad))
+    assert mjax.tree_util.tree_leaves([mjax.ad.DidntWant(), mjax.ad.GradRef(), 1]) == [1]
+    assert mjax.tree_util.tree_leaves(mjax.ad.GradValue()) == [mjax.ad.GradValue()]
