@@ -74,6 +74,16 @@ def ref_slots(entry, traced, fun) -> list:
     return [ShapedArray(a.shape, a.dtype) for a in avals]
 
 
+def ref_aliases(entry, traced) -> dict[int, int]:
+    """{argument of @main: result} pairing each ref's buffer with its final value (after
+    the outputs), so XLA updates the ref in place, as JAX does. The arguments are the
+    flat ones, then the captured values."""
+    n_in, n_out = len(traced.in_avals), len(traced.out_avals)
+    captured = {id(c): k for k, c in enumerate(traced.captured)}
+    return {(i if i is not None else n_in + captured[id(c)]): n_out + j
+            for j, (i, c) in enumerate(entry.refs)}
+
+
 def _origin(traced, j: int, fun) -> str:
     """JAX's note on where a returned ref came from, when it is an argument."""
     fn = ir.SymbolTable(traced.module.operation)[traced.name]
@@ -91,4 +101,4 @@ def _origin(traced, j: int, fun) -> str:
     return f"\n\nThe returned mutable array was passed in as the argument {name}."
 
 
-__all__ = ["check_ref_args", "ref_slots"]
+__all__ = ["check_ref_args", "ref_aliases", "ref_slots"]

@@ -24,7 +24,7 @@ from mjax.dialect.types import RefAval, ShapedArray
 from mjax.dtypes import to_numpy
 from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
 from mjax.jit_caches import ALL_JITTED, CLEARERS, share_cache
-from mjax.jit_refs import check_ref_args, ref_slots
+from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
@@ -622,7 +622,8 @@ class Jitted:
             return self._compile_spmd(traced, entry, donated, *mesh_layout)
         out_avals = traced.out_avals + ref_slots(entry, traced, self.fun)
         text = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
-                                  user_passes=self._user_passes())
+                                  user_passes=self._user_passes(),
+                                  aliases=ref_aliases(entry, traced))
         devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
         text, callbacks = backend_host_callbacks(text, backend)

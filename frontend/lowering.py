@@ -104,42 +104,51 @@ def pipeline_for(platform: str | None = None) -> list:
 
 
 def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None,
-                       annotate=None, user_passes=()) -> str:
+                       annotate=None, user_passes=(), aliases=None) -> str:
     """The StableHLO text XLA compiles. It keeps locations: XLA turns them into each HLO
     op's metadata (source line, and `named_scope` names as op_name), which profiles and
     HLO dumps show. `donated` (a flag per argument of @main) aliases donated inputs to
-    outputs of the same type, so XLA reuses their buffers."""
+    outputs of the same type, so XLA reuses their buffers; `aliases` ({argument:
+    result}) pairs some first (a ref's buffer with its final value)."""
     lower_module(module, user_passes)
-    if donated and any(donated):
-        alias_donated_inputs(module, donated)
+    if donated and any(donated) or aliases:
+        alias_donated_inputs(module, donated or (), aliases or {})
     if annotate is not None:        # e.g. shardings of a jit over many devices
         annotate(module)
     return module.operation.get_asm(enable_debug_info=True)
 
 
-def alias_donated_inputs(module: ir.Module, donated) -> None:
+def alias_donated_inputs(module: ir.Module, donated, aliases=None) -> None:
     """Marks each donated argument of @main `tf.aliasing_output = j` for the first
-    unclaimed result of its shape and dtype (JAX: mlir._set_up_aliases); warns, as JAX
-    does, about donated arguments no result can reuse."""
+    unclaimed result of its shape and dtype (JAX: mlir._set_up_aliases), after the pairs
+    of `aliases` ({argument: result}); warns, as JAX does, about donated arguments no
+    result can reuse."""
+    aliases = aliases or {}
     main = next(op for op in module.body.operations
                 if isinstance(op, func_d.FuncOp) and op.sym_name.value == "main")
     ftype = ir.FunctionType(main.type)
     free: dict = {}
     for j, t in enumerate(ftype.results):
-        free.setdefault(str(t), []).append(j)
+        if j not in aliases.values():
+            free.setdefault(str(t), []).append(j)
     unused = []
     with context():
         attrs = [dict(ir.DictAttr(a)) if a is not None else {}
                  for a in (main.arg_attrs if "arg_attrs" in main.attributes
                            else [None] * len(ftype.inputs))]
+
+        def alias(i, j):
+            attrs[i] = {**{k: attrs[i][k] for k in attrs[i]},
+                        "tf.aliasing_output": ir.IntegerAttr.get(
+                            ir.IntegerType.get_signless(32), j)}
+        for i, j in aliases.items():
+            alias(i, j)
         for i, (t, d) in enumerate(zip(ftype.inputs, donated)):
-            if not d:
+            if not d or i in aliases:
                 continue
             slots = free.get(str(t))
             if slots:
-                attrs[i] = {**{k: attrs[i][k] for k in attrs[i]},
-                            "tf.aliasing_output": ir.IntegerAttr.get(
-                                ir.IntegerType.get_signless(32), slots.pop(0))}
+                alias(i, slots.pop(0))
             else:
                 unused.append(_aval_text(t))
         main.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attrs])

@@ -34,6 +34,7 @@ from mjax.dialect.ops import state as S
 from mjax.dialect.types import RefAval
 from mjax.dtypes import aval_of_value
 from mjax.numpy.conversion import asarray
+from mjax.numpy.conversion import copy as _copy
 
 AbstractRef = RefAval
 
@@ -139,8 +140,8 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
                         f"new_ref at position 0.")
     if current_trace() is not None:
         return Ref(tracer=bind(S.RefNewOp, init_val))
-    value = asarray(init_val)
-    return Ref(value=value)
+    # (a copy: a jit updates the ref's buffer in place)
+    return Ref(value=_copy(asarray(init_val)))
 
 
 def empty_ref(ty, memory_space=None):
@@ -165,6 +166,8 @@ def get(ref, idx=None):
     idx = ... if idx is None or idx == () else idx
     if current_trace() is None and ref._tracer is None:
         out = ref._value[idx]
+        if out is ref._value:    # (a copy: a jit updates the ref's buffer in place)
+            out = _copy(out)
         if out.aval.weak_type != ref._weak:
             out = lax.convert_element_type(out, ref.dtype, weak_type=ref._weak)
         return out

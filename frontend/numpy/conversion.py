@@ -67,6 +67,8 @@ def array(object, dtype=None, *, copy=True, order="K", ndmin=0):  # noqa: A002
     if dtype is not None:
         dtype = _dt.check_user_dtype(dtype, "array")
     out = asarray(object, dtype)
+    if copy and out is object:    # (a new buffer: donating one must not delete the other)
+        out = globals()["copy"](out)
     if ndmin > out.ndim:
         out = lax.broadcast_to_rank(out, ndmin)
     return out

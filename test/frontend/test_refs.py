@@ -187,3 +187,26 @@ def test_jit_program_shows_ref_ops():
     r = mjax.new_ref(mjnp.zeros(3))
     text = str(mjax.make_jaxpr(lambda v: r.__setitem__(..., r[...] + v))(mjnp.ones(3)))
     assert "ref_get" in text and "ref_swap" in text
+
+
+def test_jit_updates_a_ref_in_place_and_copies_keep_their_values():
+    x = mjnp.arange(3.)
+    r = mjax.new_ref(x)                  # (a copy: x is not the ref's buffer)
+    frozen = mjax.freeze(r)              # (a copy too)
+    before = r.unsafe_buffer_pointer()
+    captured = mjax.new_ref(mjnp.zeros(3))
+
+    @mjax.jit
+    def f(ref):
+        ref[...] = mjnp.sin(ref[...])
+        captured[...] += 1.
+    f(r)
+    f(r)
+    assert r.unsafe_buffer_pointer() == before
+    np.testing.assert_allclose(mjax.freeze(r), np.sin(np.sin(np.arange(3.))), rtol=1e-6)
+    np.testing.assert_array_equal(captured[...], [2., 2., 2.])
+    np.testing.assert_array_equal(x, [0., 1., 2.])
+    np.testing.assert_array_equal(frozen, [0., 1., 2.])
+    y = mjnp.array(x)                    # jnp.array copies, as JAX's does
+    mjax.jit(lambda a: a * 2, donate_argnums=0)(x)
+    np.testing.assert_array_equal(y, [0., 1., 2.])
