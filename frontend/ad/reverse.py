@@ -320,7 +320,12 @@ class _Split:
         split = vjp_functions if self.kind == "vjp" else linearize_functions
         info = split(traced.module, traced.name, self.diff_args, self.diff_results)
         self.n_out = info.num_outputs
-        linear = info.bwd if self.kind == "vjp" else info.lin
+        linear = self.linear_name = info.bwd if self.kind == "vjp" else info.lin
+        if self.kind == "vjp":
+            # Which residuals are primal arguments passed through (JAX's VJP keeps those
+            # in args_res) and the rest, the opaque residuals.
+            self.res_spec = _forwarded_arguments(traced.module, info.fwd, self.n_out)
+            self.res_avals = list(info.residual_avals)
         text = self._text = str(traced.module)     # @f is still in it, unchanged
 
         def compile_entry(callee):
@@ -344,18 +349,37 @@ class _Split:
         res = first_exe.execute(bufs)
         self.outs = [Array(b, a) for b, a in zip(res[:self.n_out], traced.out_avals)]
         self.residuals = res[self.n_out:]
+        if self.kind == "vjp":
+            self.opaque = [Array(b, a) for b, a, k in
+                           zip(self.residuals, self.res_avals, self.res_spec) if k is None]
         self.traced = None          # the module was split in place; the recipe has a copy
 
-    def linear(self, inputs, in_avals, out_avals):
-        """Runs the compiled linear map on `inputs` (one per in_aval)."""
+    def linear(self, inputs, in_avals, out_avals, residuals=None):
+        """Runs the compiled linear map on `inputs` (one per in_aval): vjp's on
+        `residuals` (values, one per residual), linearize's on the saved ones."""
         if self._linear_exe is None:
             self._linear_exe = self._compile_linear()
-        bufs = [x._buf if isinstance(x, Array) and x.dtype == a.dtype else
-                get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(inputs, in_avals)]
+        bufs = _buffers(inputs, in_avals)
         # vjp's bwd takes (residuals, cotangents); linearize's lin (tangents, residuals).
-        bufs = (list(self.residuals) + bufs if self.kind == "vjp"
+        bufs = (_buffers(residuals, self.res_avals) + bufs if self.kind == "vjp"
                 else bufs + list(self.residuals))
         return [Array(b, a) for b, a in zip(self._linear_exe.execute(bufs), out_avals)]
+
+
+def _buffers(values, avals) -> list:
+    return [x._buf if isinstance(x, Array) and x.dtype == a.dtype else
+            get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(values, avals)]
+
+
+def _forwarded_arguments(module, fwd: str, n_out: int) -> list:
+    """For each residual @fwd returns: the index of the argument it passes through
+    unchanged, or None (a value the forward computed)."""
+    block = ir.SymbolTable(module.operation)[fwd].regions[0].blocks[0]
+    spec = []
+    for v in list(block.operations)[-1].operands[n_out:]:
+        spec.append(ir.BlockArgument(v).arg_number if isinstance(v.owner, ir.Block)
+                    and v.owner == block else None)
+    return spec
 
 
 def _reraise(error):
@@ -380,12 +404,16 @@ class _LinearFun:
         self.fun_name = getattr(fun, "__name__", str(fun))
         self._eager = split if hasattr(split, "_linear_exe") else None
         self._jitted = {}        # wanted diff_args -> the staged linear map
+        # An eager vjp's opaque residuals follow the arguments among the Partial's
+        # children (JAX: VJP.opaque_residuals).
+        self.n_opaque = len(split.opaque) if self._eager and self.kind == "vjp" else 0
 
     def __call__(self, *all_args, markers=None):
         """The linear map on `all_args` (the Partial's children, then the user's
         cotangents or tangents); `markers` (vjp only) says per input leaf what to do with
         its cotangent (with_refs)."""
-        args, user = all_args[:self.n_args], all_args[self.n_args:]
+        n = self.n_args + self.n_opaque
+        args, opaque, user = all_args[:self.n_args], all_args[self.n_args:n], all_args[n:]
         if self.kind == "vjp":
             markers = markers or [grad_markers.GradValue()] * len(self.in_avals)
             want = tuple(i for i in self.diff_args
@@ -394,7 +422,7 @@ class _LinearFun:
         else:
             want = self.diff_args
             inputs, in_avals, out_avals = self._jvp_inputs(user)
-        outs = self._run(list(args), inputs, in_avals, out_avals, want)
+        outs = self._run(list(args), list(opaque), inputs, in_avals, out_avals, want)
         if self.kind == "vjp":
             by = dict(zip(want, outs))
             flat = [_deliver(m, by[i] if i in by else _zeros(a))
@@ -442,17 +470,23 @@ class _LinearFun:
         in_avals = [self.in_avals[i].strip_weak_type() for i in self.diff_args]
         return inputs, in_avals, [self.out_avals[j] for j in self.diff_results]
 
-    def _run(self, args, inputs, in_avals, out_avals, want):
+    def _run(self, args, opaque, inputs, in_avals, out_avals, want):
         """The outputs for the differentiated inputs in `want` (a subset of diff_args:
         vjp's others are not wanted; linearize's are all of them)."""
         eager = self._eager
         tracing = current_trace() is not None
-        if not tracing and eager is not None and len(args) == len(eager.args) and all(
+        if self.n_opaque or eager is not None and self.kind == "vjp":
+            residuals = self._residuals(args, opaque)
+            if not tracing:
+                outs = eager.linear(inputs, in_avals, out_avals, residuals)
+                return [o for i, o in zip(self.diff_args, outs) if i in want]
+            if want == self.diff_args:      # (the bwd function on the residuals)
+                self.recipe.callee_in(current_trace().module)
+                bwd = f"{self.recipe.prefix}_{eager.linear_name}"
+                return emit_call(bwd, residuals + list(inputs), out_avals)
+        elif not tracing and eager is not None and len(args) == len(eager.args) and all(
                 a is b for a, b in zip(args, eager.args)):
-            outs = eager.linear(inputs, in_avals, out_avals)
-            if self.kind == "vjp":
-                outs = [o for i, o in zip(self.diff_args, outs) if i in want]
-            return outs
+            return eager.linear(inputs, in_avals, out_avals)
         if self.kind == "vjp":
             out_avals = [a for i, a in zip(self.diff_args, out_avals) if i in want]
         if not tracing:     # e.g. returned from a jit: stage the linear map
@@ -461,6 +495,12 @@ class _LinearFun:
                     lambda a, i: self._emit(a, i, out_avals, want))
             return self._jitted[want](args, list(inputs))
         return self._emit(args, inputs, out_avals, want)
+
+    def _residuals(self, args, opaque) -> list:
+        """The backward function's residuals: the arguments it passes through (args_res
+        as they are now), and the opaque ones."""
+        opaque = iter(opaque)
+        return [args[k] if k is not None else next(opaque) for k in self._eager.res_spec]
 
     def _emit(self, args, inputs, out_avals, want):
         callee = self.recipe.callee_in(current_trace().module)
@@ -487,12 +527,18 @@ def _deliver(marker, ct):
 
 class _LinearPartial(tree_util.Partial):
     """The Partial vjp and linearize return; flattening it (to cross a jit boundary)
-    first freezes the traced function it calls. Its `args_res` are the primal arguments
-    (JAX's VJP object keeps those the backward pass needs verbatim there); assigning one,
-    or all, replaces it for the next call. (JAX's VJP also keeps the forward's computed
-    residuals, `opaque_residuals`, which a new args_res leaves as they were; mjax's
-    recomputes them from args_res when these are not an eager vjp's own arrays, so a
-    different value changes every result, not only those that used the argument.)"""
+    first freezes the traced function it calls. Its children are `args_res`, the primal
+    arguments (assigning one, or all, replaces it for the next call), then, for an eager
+    vjp, `opaque_residuals`: the residuals its forward pass computed, as JAX's VJP has
+    them. The backward function reads each residual that is an argument passed through
+    from args_res, so a new args_res changes the results that use it. (A vjp taken
+    under a trace keeps no residuals: the linear map is derived there again, and CSE
+    shares the forward work.)"""
+
+    @property
+    def opaque_residuals(self) -> list:
+        n = getattr(self.func, "n_args", len(self.args))
+        return list(self.args[n:n + getattr(self.func, "n_opaque", 0)])
 
     @property
     def args_res(self) -> list:
@@ -571,7 +617,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
         fun = _aux_objects_apart(fun, aux_objects)
     split = _Split(fun, primals, diff_args, has_aux, "vjp")
     out = tree_util.tree_unflatten(split.out_tree, split.outs)
-    f = _LinearPartial(_LinearFun(split, fun), *split.args)
+    f = _LinearPartial(_LinearFun(split, fun), *split.args, *getattr(split, "opaque", ()))
     if has_aux:
         return out[0], f, put_back(aux_objects["tree"], aux_objects["objects"], out[1])
     return out, f

@@ -285,11 +285,6 @@ _HIJAX = ("jax.experimental.hijax (VJPHiPrimitive: user-defined primitives with 
           "vjp_fwd/vjp_bwd and structured residuals) is not in mjax; later cells use the "
           "primitives those cells define (or, with them undefined, earlier definitions)")
 KNOWN.update({
-    ("vjp_objects_301", 7): "mjax's VJP object (a tree_util.Partial) keeps the primal "
-                            "inputs (args_res) as its leaves and recomputes the forward "
-                            "pass from them when they are not an eager vjp's own arrays: 2 "
-                            "leaves (W1, x0); JAX's also holds the forward's computed "
-                            "residuals (opaque_residuals): 4",
     **{("custom_derivatives_301", i): _HIJAX
        for i in (0, 1, 6, 7, 9, 12, 13, 14, 17, 22, 24, 26, 27, 32, 33, 35, 36, 37, 38, 39,
                  40, 41, 42, 43, 44, 45, 46, 48, 49)},
@@ -300,10 +295,6 @@ KNOWN.update({
                   "forward from args_res, so its jaxpr shows the forward jit and the "
                   "inlined backward ops"
        for page, i in (("array_refs", 23), ("refs_301", 12))},
-    **{(page, i): "counts dot_generals in make_jaxpr of a VJP: mjax's VJP recomputes the "
-                  "forward (W @ x) from args_res (see vjp_objects_301 cell 7), so the "
-                  "full pullback shows 3; the DontWant one matches (1)"
-       for page, i in (("array_refs", 25), ("refs_301", 14))},
     ("compilation_cache", 7): "jax_mock_gpu_topology (compiling for a mocked multi-GPU "
                               "topology) is a GPU option mjax does not have",
     **{("export", i): "grad's result takes the weak type of the argument (1.) in mjax; "

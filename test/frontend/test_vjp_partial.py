@@ -101,3 +101,24 @@ def test_partial_as_in_jax_docs():
     out = mjax.jit(lambda f, x: f(x))(add_one, 2)
     ref = jax.jit(lambda f, x: f(x))(jax.tree_util.Partial(jjnp.add, 1), 2)
     assert out.dtype == ref.dtype and int(out) == int(ref) and out.weak_type
+
+
+@pytest.mark.parametrize("where", ["eager", "jit"])
+def test_opaque_residuals_are_kept_and_args_res_replaces_only_its_uses(where):
+    # JAX's VJP: the residuals the forward computed are `opaque_residuals`; a new
+    # args_res value changes only the cotangents that read that argument.
+    W1, W2 = np.full((3, 3), 0.5, np.float32), np.arange(9., dtype=np.float32).reshape(3, 3)
+    x0 = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    ct = np.ones((2, 3), np.float32)
+
+    def run(lib, jnp_):
+        _, f_vjp = lib.vjp(lambda W, x: jnp_.tanh(x @ W), W1, x0)
+        n_leaves = len(lib.tree_util.tree_leaves(f_vjp))
+        shapes = [r.shape for r in f_vjp.opaque_residuals]
+        f_vjp.args_res[0] = W2
+        call = lib.jit(lambda f, c: f(c)) if where == "jit" else (lambda f, c: f(c))
+        return n_leaves, shapes, call(f_vjp, ct)
+    n, shapes, grads = run(mjax, jnp)
+    n_jax, shapes_jax, grads_jax = run(jax, jjnp)
+    assert (n, shapes) == (n_jax, shapes_jax)
+    close(grads, grads_jax)
