@@ -21,7 +21,7 @@ it has none; writing a differentiated value into it is JAX's error), `vjp(...)`'
 `with_refs` adds cotangents into refs, and vmap batches the ref ops of refs passed with
 an in_axis (passes/rules/state.py). Not implemented (NotImplementedError or a
 PassError naming it): strided or array indices of a ref inside a trace, vmap at an index
-that differs across the batch, empty_ref.
+that differs across the batch, empty_ref outside a trace (as in JAX).
 """
 from __future__ import annotations
 
@@ -145,7 +145,14 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
 
 
 def empty_ref(ty, memory_space=None):
-    raise NotImplementedError("Evaluation rule for 'empty_ref' not implemented")
+    """A new Ref of type `ty` (an aval: jax.typeof(x)) whose contents are unspecified
+    (mjax: zeros), inside a traced function; outside one JAX has no evaluation rule
+    either. JAX: jax.empty_ref."""
+    if memory_space is not None:
+        raise NotImplementedError("empty_ref(memory_space=...): mjax has no memory spaces")
+    if current_trace() is None:
+        raise NotImplementedError("Evaluation rule for 'empty_ref' not implemented")
+    return Ref(tracer=bind(S.RefNewOp, lax.full(ty.shape, 0, ty.dtype)))
 
 
 def free_ref(ref) -> tuple:

@@ -251,7 +251,20 @@ def jit_aliasing_errors(j, jnp):
     return tuple(messages)
 
 
-CASES = [vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
+def empty_ref_in_jit(j, jnp):
+    @j.jit
+    def f(x):
+        r = j.empty_ref(j.typeof(x))
+        r[...] = x * 2
+        return j.freeze(r)
+    return f(jnp.ones(3))
+
+
+def empty_ref_outside_jit(j, jnp):
+    return j.empty_ref(j.typeof(jnp.ones(3)))
+
+
+CASES = [empty_ref_in_jit, empty_ref_outside_jit, vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
          jit_vmap_scan_writing_ref, nested_vmap_out_ref, vmap_write_closed_over_ref,
          vmap_of_cond_writing_ref, grad_writes_stopped_value,
          grad_writes_differentiated_value, grad_with_ref_argument, jvp_reading_weak_ref,
