@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from jaxlib.mlir import ir
 
+from mjax.dialect.ops import indexing as I
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import aval_of
 from mjax.passes.registry import PassError
@@ -125,12 +126,24 @@ def _batched_index(b, op_name, ref_dim, start_dims, starts, sizes, squeezed):
 @BATCH.register(S.RefGetOp)
 def _get_batch(b, args, dims, *, sizes, squeezed):
     ref, *starts = args
-    if dims[0] is NOT_MAPPED:
-        raise PassError(b.loc, "vmap of a ref read at an index that differs across the "
-                               "batch is not implemented in mjax")
+    if any(d is not NOT_MAPPED for d in dims[1:]):
+        return _get_at_batched_index(b, ref, dims[0], starts, dims[1:], sizes, squeezed)
     starts, params, vd = _batched_index(b, "a ref read", dims[0], dims[1:], starts, sizes,
                                         squeezed)
     return b.emit(S.RefGetOp, ref, *starts, **params), [vd]
+
+
+def _get_at_batched_index(b, ref, ref_dim, starts, start_dims, sizes, squeezed):
+    """A read whose index differs across the batch: the whole ref is read, and each
+    element's part is gathered from it (the batching rule of dynamic_slice)."""
+    shape = aval_of(ref.type).shape
+    zero = b.constant(np.int32(0))
+    whole = b.emit(S.RefGetOp, ref, *[zero] * len(shape), sizes=shape, squeezed=())[0]
+    (part,), (pd,) = BATCH.get(I.DynamicSliceOp)(b, [whole, *starts], [ref_dim, *start_dims],
+                                                 slice_sizes=tuple(sizes))
+    part = bdim_at(b, part, pd, 0)
+    kept = tuple(s for d, s in enumerate(sizes) if d not in squeezed)
+    return [b.reshape(part, new_sizes=(b.axis_size,) + kept)], [0]
 
 
 def _write_batch(op, what):

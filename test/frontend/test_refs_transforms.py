@@ -264,7 +264,49 @@ def empty_ref_outside_jit(j, jnp):
     return j.empty_ref(j.typeof(jnp.ones(3)))
 
 
-CASES = [empty_ref_in_jit, empty_ref_outside_jit, vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
+def vmap_reads_at_batched_index(j, jnp):
+    table = j.new_ref(jnp.arange(12.).reshape(4, 3))
+    rows = j.new_ref(jnp.arange(24.).reshape(2, 4, 3))
+    idx = jnp.array([3, 0, 2])
+    return (j.vmap(lambda i: table[i])(idx), j.vmap(lambda i: table[i, 1])(idx),
+            j.vmap(lambda i, r: r[i], (None, 0))(2, rows),
+            j.vmap(lambda i, r: r[i, 2], (0, 0))(jnp.array([1, 3]), rows))
+
+
+def vmap_of_fori_and_while_writing_refs(j, jnp):
+    r = j.new_ref(jnp.zeros(3))
+
+    def f(x, r):
+        def body(i, c):
+            r[...] += c
+            return c + 1.
+        j.lax.fori_loop(0, 3, body, x)
+    j.vmap(f)(jnp.arange(3.), r)
+    return r
+
+
+def grad_of_loops_over_refs(j, jnp):
+    count = j.new_ref(0.)
+
+    def f(x):
+        def body(i, c):
+            count[...] += 1.
+            return c * x
+        return j.lax.fori_loop(0, 3, body, 1.)
+
+    def g(x):
+        r = j.new_ref(x)
+
+        def body(c, y):
+            r[...] = r[...] * y
+            return c, None
+        j.lax.scan(body, None, jnp.arange(1., 4.))
+        return r[...]
+    return j.grad(f)(2.), count, j.grad(g)(2.), j.vmap(j.grad(g))(jnp.arange(3.))
+
+
+CASES = [vmap_reads_at_batched_index, vmap_of_fori_and_while_writing_refs,
+         grad_of_loops_over_refs, empty_ref_in_jit, empty_ref_outside_jit, vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
          jit_vmap_scan_writing_ref, nested_vmap_out_ref, vmap_write_closed_over_ref,
          vmap_of_cond_writing_ref, grad_writes_stopped_value,
          grad_writes_differentiated_value, grad_with_ref_argument, jvp_reading_weak_ref,
