@@ -10,6 +10,7 @@ from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _jax
 from mjax.core import aval_of_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.types import RefAval
 from mjax.staging import call_args, emit
 
 
@@ -20,6 +21,9 @@ def _check_tangents(p_leaves, t_leaves, what="jvp"):
         pa, ta = aval_of_value(p), _leaf_aval(t)
         if ta is None:
             continue
+        if type(pa) is RefAval and what == "jvp":   # (JAX's class: a ref has no tangent)
+            raise ValueError(f"jvp of a Ref primal: a Ref ({_jax_type(pa.inner_aval)}) holds "
+                             f"no tangent; pass its value (ref[...]) or close over the ref")
         if what == "linearize":
             if pa.shape != ta.shape or (_is_inexact(pa) and pa.dtype != ta.dtype):
                 raise ValueError(f"linearized function called on tangent values inconsistent "

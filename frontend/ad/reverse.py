@@ -60,6 +60,8 @@ def _check_input_dtype(aval, allow_int, holomorphic, what="grad"):
         if not _dt.issubdtype(aval.dtype, np.complexfloating):
             raise TypeError(f"{what} with holomorphic=True requires inputs with complex "
                             f"dtype, but got {aval.dtype.name}.")
+    elif type(aval) is RefAval and _dt.is_inexact(aval.dtype):
+        raise _ref_primal_error(aval)      # (JAX 0.10.2's, as vjp's function raises)
     elif not _is_inexact(aval) and not allow_int:
         raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype that "
                         f"is a sub-dtype of np.inexact), but got {aval.dtype.name}. If you "
@@ -632,8 +634,12 @@ class _RefPrimalVjp:
         self.ref_aval, self.in_tree = ref_aval, in_tree
 
     def __call__(self, *args, markers=None):
-        inner = _jax_type(self.ref_aval.inner_aval)
-        raise ValueError(f"Expected cotangent type Ref{{{inner}}} but got {inner}")
+        raise _ref_primal_error(self.ref_aval)
+
+
+def _ref_primal_error(ref_aval) -> ValueError:
+    inner = _jax_type(ref_aval.inner_aval)
+    return ValueError(f"Expected cotangent type Ref{{{inner}}} but got {inner}")
 
 
 def _vjp_of_ref_primal(fun, primals, has_aux, ref_aval):

@@ -305,7 +305,22 @@ def grad_of_loops_over_refs(j, jnp):
     return j.grad(f)(2.), count, j.grad(g)(2.), j.vmap(j.grad(g))(jnp.arange(3.))
 
 
-CASES = [vmap_reads_at_batched_index, vmap_of_fori_and_while_writing_refs,
+def ref_primals_of_jvp_and_grad(j, jnp):
+    r = j.new_ref(0.)
+    errors = []
+
+    def add(x, r):
+        r[...] += x
+    for call in (lambda: j.jvp(add, (1., r), (1., 0.)),
+                 lambda: j.grad(lambda r: r[...] * 2.)(r)):
+        try:
+            call()
+        except ValueError as e:
+            errors.append(type(e).__name__)
+    return tuple(errors)
+
+
+CASES = [ref_primals_of_jvp_and_grad, vmap_reads_at_batched_index, vmap_of_fori_and_while_writing_refs,
          grad_of_loops_over_refs, empty_ref_in_jit, empty_ref_outside_jit, vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
          jit_vmap_scan_writing_ref, nested_vmap_out_ref, vmap_write_closed_over_ref,
          vmap_of_cond_writing_ref, grad_writes_stopped_value,
