@@ -11,6 +11,7 @@ from mjax.ad.staging import _check_callable, _jax_type, _wraps, stage_function, 
 from mjax.axis_env import AXIS_ENV
 from mjax.core import aval_of_value, current_trace, with_argument_sources
 from mjax.dialect import ShapedArray
+from mjax.dialect.types import RefAval
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.staging import call_args, emit
@@ -79,7 +80,8 @@ def _mapped_size(fun, args, kwargs, avals, axes, axis_size):
         msg.append(f"  * the `axis_size` argument was {axis_size};\n")
     for k, (sz, ct) in enumerate(counts):
         i = sizes.index(sz)
-        ex = f"{labels[i]} of type {_jax_type(avals[i])}"
+        ty = _jax_type(avals[i])
+        ex = f"{labels[i]} of type {f'Ref{{{ty}}}' if type(avals[i]) is RefAval else ty}"
         if ct == 1:
             msg.append(f"  * one axis had size {sz}: axis {axes[i]} of {ex};\n")
         elif k == 0:

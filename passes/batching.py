@@ -49,11 +49,16 @@ class BatchError(PassError, ValueError):
 class Batcher:
     """The batching transformation, emitting at `ip`; entries are (value, dim | None)."""
 
-    def __init__(self, ex, ip: ir.InsertionPoint, axis_size: int, axis_name=None):
+    def __init__(self, ex, ip: ir.InsertionPoint, axis_size: int, axis_name=None,
+                 write_mask=None):
         self.ex = ex                  # the Expander: functions, derived table
         self.ip = ip
         self.axis_size = axis_size
         self.axis_name = axis_name
+        # Inside a while_loop body whose predicate is batched: which elements still run
+        # (bool[axis_size]); ref writes there leave the finished elements' parts as
+        # they were (passes/rules/state.py).
+        self.write_mask = write_mask
 
     @property
     def fns(self):
@@ -63,10 +68,12 @@ class Batcher:
         return self.at(ir.InsertionPoint(block))
 
     def at(self, ip: ir.InsertionPoint) -> "Batcher":
-        return Batcher(self.ex, ip, self.axis_size, self.axis_name)
+        return Batcher(self.ex, ip, self.axis_size, self.axis_name, self.write_mask)
 
     def builder(self, op) -> BatchBuilder:
-        return BatchBuilder(self.ip, op.location, self.axis_size, self.axis_name)
+        b = BatchBuilder(self.ip, op.location, self.axis_size, self.axis_name)
+        b.write_mask = self.write_mask
+        return b
 
     def run(self, block: ir.Block, pairs, b: BatchBuilder | None = None) -> list[tuple]:
         """Batches `block` given (value, dim) pairs for its arguments, emitting at `b`'s
@@ -195,6 +202,11 @@ def batch_function(ex, name: str, in_dims, axis_size: int, axis_name=None,
 
 def _call_batch(batcher, op, vals, dims, b):
     ex = batcher.ex
+    if batcher.write_mask is not None and any(isinstance(v.type, ir.MemRefType)
+                                              for v in vals):
+        raise PassError(op, "vmap of a while_loop whose predicate differs across the "
+                            "batch and whose body passes a ref to a function call is not "
+                            "implemented in mjax (inline the call)")
     new, out_dims = batch_function(ex, callee_of(op), dims, batcher.axis_size,
                                    batcher.axis_name, False, op)
     if isinstance(op.opview, T.CheckpointOp):

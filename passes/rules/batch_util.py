@@ -32,6 +32,8 @@ NOT_MAPPED = None
 class BatchBuilder(Builder):
     """A Builder that also knows the batch axis being added (size and name)."""
 
+    write_mask = None     # (see Batcher.write_mask)
+
     def __init__(self, ip, loc, axis_size: int, axis_name: str | None = None):
         super().__init__(ip, loc)
         self.axis_size = axis_size

@@ -725,11 +725,7 @@ def _while_batch(batcher, op, vals, dims, b):
         res = _build(C.WhileOp, vals[:nc + nb] + init, avals, p, [cond, body], b.ip, loc)
         return res, out_dims
     # Batched predicate: cond = any(pred); body takes (cond consts, body consts, carry).
-    if _uses_refs(vals[:nc + nb]):
-        raise StateEffectVmapError(loc, "vmap of a while_loop whose predicate differs "
-                                        "across the batch and whose body uses refs is not "
-                                        "implemented in mjax (finished elements would "
-                                        "keep writing)")
+    # Ref writes in the body are masked by each element's predicate (Batcher.write_mask).
     cond, cout = _batch_body(batcher, cond_blk, cdims + out_dims, b, loc)
     cb = cond.builder()
     pred = moveaxis(cb, cout[0][0], cout[0][1], 0)
@@ -742,7 +738,9 @@ def _while_batch(batcher, op, vals, dims, b):
     carry = args[nc + nb:]
     (pv, pd), = batcher.run(cond_blk, list(zip(args[:nc] + carry, cdims + out_dims)), ib)
     pv = moveaxis(ib, pv, pd, 0)
-    new = batcher.run(body_blk, list(zip(args[nc:nc + nb] + carry, bdims + out_dims)), ib)
+    masked = batcher.at(ib.ip)
+    masked.write_mask = pv if _uses_refs(vals[nc:nc + nb]) else None
+    new = masked.run(body_blk, list(zip(args[nc:nc + nb] + carry, bdims + out_dims)))
     nexts = []
     for old, (v, d) in zip(carry, new):
         v = bdim_at(ib, v, d, 0)

@@ -152,15 +152,30 @@ def _write_batch(op, what):
     def rule(b, args, dims, *, sizes, squeezed):
         ref, val, *starts = args
         if dims[0] is NOT_MAPPED:
-            if dims[1] is not NOT_MAPPED:
+            if dims[1] is not NOT_MAPPED or b.write_mask is not None:
                 refuse(b, args)
             raise PassError(b.loc, f"vmap of {what} at an index that differs across the "
                                    f"batch is not implemented in mjax")
         starts, params, vd = _batched_index(b, what, dims[0], dims[2:], starts, sizes,
                                             squeezed)
-        outs = b.emit(op, ref, bdim_at(b, val, dims[1], vd), *starts, **params)
+        val = bdim_at(b, val, dims[1], vd)
+        if b.write_mask is not None:      # (finished elements of a batched while_loop)
+            val = _masked_value(b, op, ref, val, vd, starts, params)
+        outs = b.emit(op, ref, val, *starts, **params)
         return outs, [vd] * len(outs)
     return rule
+
+
+def _masked_value(b, op, ref, val, vd, starts, params):
+    """What an element whose write_mask is off writes instead of `val`: the part as it
+    is (swap), or zeros (addupdate)."""
+    shape = aval_of(val.type).shape
+    which = b.broadcast_in_dim(b.write_mask, shape=shape, broadcast_dimensions=(vd,))
+    if op is S.RefAddUpdateOp:
+        keep = b.zeros(aval_of(val.type))
+    else:
+        keep = b.emit(S.RefGetOp, ref, *starts, **params)[0]
+    return b.select_n(which, keep, val)
 
 
 BATCH.register(S.RefSwapOp)(_write_batch(S.RefSwapOp, "a set/swap"))

@@ -320,7 +320,25 @@ def ref_primals_of_jvp_and_grad(j, jnp):
     return tuple(errors)
 
 
-CASES = [ref_primals_of_jvp_and_grad, vmap_reads_at_batched_index, vmap_of_fori_and_while_writing_refs,
+def vmap_of_while_writing_refs_masks_finished_elements(j, jnp):
+    r = j.new_ref(jnp.zeros((3, 2)))
+
+    def f(x, r):
+        def body(c):
+            r[0] += 1.
+            r[1] = r[1] + c
+            return c + 1.
+        j.lax.while_loop(lambda c: c < x, body, 0.)
+    j.vmap(f)(jnp.array([0., 3., 1.]), r)
+    return r
+
+
+def vmap_inconsistent_sizes_names_the_ref(j, jnp):
+    j.vmap(lambda x, r: None, (0, 1))(jnp.arange(3.), j.new_ref(jnp.zeros((3, 2))))
+
+
+CASES = [vmap_of_while_writing_refs_masks_finished_elements,
+         vmap_inconsistent_sizes_names_the_ref, ref_primals_of_jvp_and_grad, vmap_reads_at_batched_index, vmap_of_fori_and_while_writing_refs,
          grad_of_loops_over_refs, empty_ref_in_jit, empty_ref_outside_jit, vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
          jit_vmap_scan_writing_ref, nested_vmap_out_ref, vmap_write_closed_over_ref,
          vmap_of_cond_writing_ref, grad_writes_stopped_value,
