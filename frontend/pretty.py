@@ -143,6 +143,37 @@ class _Printer:
         params["n_captured"] = _n_captured(block)
         return params
 
+    def _ref_eqn(self, op, outs: str) -> str:
+        """A ref op as JAX prints it: `x <- r[...]`, `r[1,:] <- v`, `old, r[i,:] <- r[i,:],
+        v`, `r[c:c+1] += v`."""
+        n_values = {"jaxpr.ref_get": 0}.get(op.name, 1)
+        ref, values = op.operands[0], list(op.operands[1:1 + n_values])
+        starts = list(op.operands[1 + n_values:])
+        sizes = _param(op, "sizes")
+        squeezed = set(_param(op, "squeezed") or ())
+        shape = aval_of(ref.type).shape
+        dims = []
+        for d, (v, size) in enumerate(zip(starts, sizes)):
+            text = self.var(v)
+            start = text.split(":")[0] if v in self.literal else text
+            if d in squeezed:
+                dims.append(start)
+            elif v in self.literal:     # (JAX leaves out a 0 start and a stop at the end)
+                stop = int(start) + size
+                dims.append(f"{'' if start == '0' else start}:"
+                            f"{'' if stop == shape[d] else stop}")
+            else:
+                dims.append(f"{start}:{start}+{size}")
+        place = f"{self.var(ref)}[{'...' if all(x == ':' for x in dims) else ','.join(dims)}]"
+        if op.name == "jaxpr.ref_get":
+            return f"{outs} <- {place}"
+        value = self.var(values[0])
+        if op.name == "jaxpr.ref_addupdate":
+            return f"{place} += {value}"
+        if list(op.results[0].uses) or self.depth > 1:
+            return f"{outs}, {place} <- {place}, {value}"
+        return f"{place} <- {value}"
+
     def eqn(self, op, indent: int) -> str:
         pad = " " * indent
         ins = " ".join(self.var(v) for v in op.operands)
@@ -151,6 +182,8 @@ class _Printer:
         # JAX: the outermost jaxpr's unused results print as `_` (nested ones are named)
         outs = " ".join(self.bind(r) if list(r.uses) or self.depth > 1 else
                         f"_:{aval_of(r.type).str_short()}" for r in op.results)
+        if op.name in _REF_FORMS:
+            return pad + self._ref_eqn(op, outs)
         name = _display_name(op.name.split(".", 1)[1], params, op)
         fix = _JAX_PARAMS.get(name)
         if fix is not None:
@@ -199,6 +232,9 @@ class _Printer:
         lines.append(f"{pad}] {ins}".rstrip())
         return "\n".join(lines)
 
+
+# Ref ops print as JAX's state primitives do (Pallas kernels' too).
+_REF_FORMS = ("jaxpr.ref_get", "jaxpr.ref_swap", "jaxpr.ref_addupdate")
 
 _N_CAPTURED = "mjax.n_captured"
 

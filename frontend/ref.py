@@ -108,12 +108,14 @@ class Ref:
         """The Array an outer jit passes for this ref (see Jitted)."""
         return self._value
 
-    def _write_back(self, buf, sharding=None) -> None:
+    def _write_back(self, buf, sharding=None, strong=True) -> None:
         """Takes the buffer a jit computed as the ref's new value (same type), laid out as
-        `sharding` (a program compiled for a mesh) or on one device. A weakly typed ref
-        becomes strong, as a written one does in JAX (mjax writes back every ref a jit
-        was given, so one it only read does too)."""
-        self._value = Array(buf, self._value.aval.strip_weak_type(), sharding)
+        `sharding` (a program compiled for a mesh) or on one device. A weakly typed ref's
+        value becomes strong, as a jit's write makes it in JAX (mjax writes back every
+        ref a jit was given, so one it only read does too); an eager vjp or linearize
+        (`strong=False`) leaves the ref's own weak type, as JAX's do."""
+        aval = self._value.aval.update(weak_type=self._weak and not strong)
+        self._value = Array(buf, aval, sharding)
 
 
 registration.REF_OF_TRACER.fill(lambda t: Ref(tracer=t))

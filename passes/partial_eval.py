@@ -85,7 +85,8 @@ class PartialEval:
         if isinstance(entry, Unknown):
             return entry.value
         region = recomputed_by(self.regions, consumer, old) if self.regions else None
-        if region is not None and self._all_known(old.owner.operation):
+        if region is not None and self._all_known(old.owner.operation) and not \
+                has_effects(old.owner.operation):   # (a ref read is saved, not redone)
             return self._recompute(old, region)
         if old not in self._inputs:
             if is_constant(old):
@@ -128,7 +129,8 @@ class PartialEval:
             mapping = {}
             for v in producer.operands:
                 new = self.unknown_value(v, self.env.read(v), producer)
-                if region.prevent_cse and isinstance(new.owner, ir.Block):   # a residual
+                if (region.prevent_cse and isinstance(new.owner, ir.Block)   # a residual
+                        and not isinstance(new.type, ir.MemRefType)):
                     if new not in self._barriers:
                         b = Builder(ir.InsertionPoint(self.unknown_block), producer.location)
                         self._barriers[new] = b.emit(OptimizationBarrierOp, new)[0]

@@ -28,7 +28,8 @@ from mjax.jitted import Jitted
 from mjax.lowering import lower_to_stablehlo
 from mjax.passes import PassError
 from mjax.passes.autodiff import linearize_functions, trace_bwd_rules_now, vjp_functions
-from mjax.passes.ir_util import functions_text
+from mjax.passes.ir_util import FunctionTable, functions_text
+from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.rules.export import _clone_functions
 from mjax.runtime import get_backend
 from mjax.staging import call_args, emit, emit_call, trace_function
@@ -320,13 +321,24 @@ class _Split:
     def _compile(self):
         traced = self.traced
         split = vjp_functions if self.kind == "vjp" else linearize_functions
-        info = split(traced.module, traced.name, self.diff_args, self.diff_results)
+        # Refs the function closes over: it is split as a function over their values,
+        # whose final values (extra results) the forward run writes back.
+        refs = [i for i, x in enumerate(self.args) if type(aval_of_value(x)) is RefAval]
+        name = traced.name
+        if refs:
+            with context(), ir.Location.unknown(context()):
+                fns = FunctionTable(traced.module)
+                name = fns.fresh_name(f"{traced.name}_discharged")
+                discharge_function(fns, traced.name, name)
+        info = split(traced.module, name, self.diff_args, self.diff_results)
         self.n_out = info.num_outputs
         linear = self.linear_name = info.bwd if self.kind == "vjp" else info.lin
         if self.kind == "vjp":
             # Which residuals are primal arguments passed through (JAX's VJP keeps those
-            # in args_res) and the rest, the opaque residuals.
-            self.res_spec = _forwarded_arguments(traced.module, info.fwd, self.n_out)
+            # in args_res) and the rest, the opaque residuals (a ref's value, read
+            # when the forward ran, among them).
+            self.res_spec = [None if k in refs else k for k in
+                             _forwarded_arguments(traced.module, info.fwd, self.n_out)]
             self.res_avals = list(info.residual_avals)
         text = self._text = str(traced.module)     # @f is still in it, unchanged
 
@@ -346,10 +358,14 @@ class _Split:
         unevaluable = getattr(info, "unevaluable", None)
         if unevaluable is not None:
             self._compile_linear = functools.partial(_reraise, unevaluable)
-        bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
-                for x in self.args]
+        bufs = [x._buf if isinstance(x, Array) else
+                self.args[i]._buffer_value()._buf if i in refs else
+                get_backend().put(to_numpy(x)) for i, x in enumerate(self.args)]
         res = first_exe.execute(bufs)
-        self.outs = [Array(b, a) for b, a in zip(res[:self.n_out], traced.out_avals)]
+        n = len(traced.out_avals)
+        self.outs = [Array(b, a) for b, a in zip(res[:n], traced.out_avals)]
+        for i, buf in zip(refs, res[n:self.n_out]):
+            self.args[i]._write_back(buf, strong=False)
         self.residuals = res[self.n_out:]
         if self.kind == "vjp":
             self.opaque = [Array(b, a) for b, a, k in

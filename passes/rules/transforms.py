@@ -63,8 +63,11 @@ def _checkpoint_tangent_transpose(b, ct, *args, callee, diff_args, diff_results,
     cts = _as_list(ct)
     n_in = len(args) - len(diff_args)
     primals = list(args[:n_in])
-    if prevent_cse and primals:
-        primals = b.emit(OptimizationBarrierOp, *primals)
+    values = [k for k, v in enumerate(primals) if not isinstance(v.type, ir.MemRefType)]
+    if prevent_cse and values:     # (a ref is not a value: it passes as it is)
+        fenced = b.emit(OptimizationBarrierOp, *[primals[k] for k in values])
+        for k, v in zip(values, fenced):
+            primals[k] = v
     keep = [k for k, c in enumerate(cts) if c is not None]
     cts_in = T.emit_transform(b, T.VjpOp, *primals, *[cts[k] for k in keep], callee=callee,
                               diff_args=diff_args,

@@ -337,7 +337,32 @@ def vmap_inconsistent_sizes_names_the_ref(j, jnp):
     j.vmap(lambda x, r: None, (0, 1))(jnp.arange(3.), j.new_ref(jnp.zeros((3, 2))))
 
 
-CASES = [vmap_of_while_writing_refs_masks_finished_elements,
+def eager_vjp_and_linearize_closing_over_refs(j, jnp):
+    r = j.new_ref(2.)
+
+    def f(x):
+        r[...] = r[...] * j.lax.stop_gradient(x)     # (runs once, in the forward)
+        return jnp.sin(x) * r[...]
+    y, f_vjp = j.vjp(f, 1.5)
+    first = (y, j.freeze(r), f_vjp(1.))
+    r[...] = 100.                                      # (the saved residuals stay)
+    again = (f_vjp(1.), j.jit(lambda g: g(1.))(f_vjp))
+    y2, lin = j.linearize(f, 1.5)
+    return first, again, (y2, r, lin(1.))
+
+
+def checkpoint_writing_a_ref_reruns_the_write(j, jnp):
+    r = j.new_ref(0.)
+
+    @j.checkpoint
+    def f(x):
+        r[...] += 1.
+        return jnp.sin(x)
+    return j.grad(f)(1.), r
+
+
+CASES = [eager_vjp_and_linearize_closing_over_refs,
+         checkpoint_writing_a_ref_reruns_the_write, vmap_of_while_writing_refs_masks_finished_elements,
          vmap_inconsistent_sizes_names_the_ref, ref_primals_of_jvp_and_grad, vmap_reads_at_batched_index, vmap_of_fori_and_while_writing_refs,
          grad_of_loops_over_refs, empty_ref_in_jit, empty_ref_outside_jit, vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
          jit_vmap_scan_writing_ref, nested_vmap_out_ref, vmap_write_closed_over_ref,
