@@ -493,7 +493,7 @@ class _LinearFun:
         vjp's others are not wanted; linearize's are all of them)."""
         eager = self._eager
         tracing = current_trace() is not None
-        if self.n_opaque or eager is not None and self.kind == "vjp":
+        if eager is not None and self.kind == "vjp":    # (on its saved residuals)
             residuals = self._residuals(args, opaque)
             if not tracing:
                 outs = eager.linear(inputs, in_avals, out_avals, residuals)

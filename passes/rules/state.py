@@ -1,10 +1,14 @@
 """Rules for the ref ops and grid queries (dialect/ops/state.py).
 
-Ref ops live only inside Pallas kernels, which no transformation walks op by op: vmap
-and jvp of a `jaxpr.pallas_call` transform the whole kernel (passes/rules/pallas.py), and
-`--jaxpr-discharge-state` replaces every ref op by value ops before lowering. So their
-cells in the usual tables are deliberate "not supported" entries, and their one real
-rule each is a discharge rule (table `DISCHARGE`):
+Inside Pallas kernels no transformation walks the ref ops one by one: vmap and jvp of a
+`jaxpr.pallas_call` transform the whole kernel (passes/rules/pallas.py). The refs of
+`mjax.new_ref` do meet the transformations: a ref holds no tangent (reads have none;
+writing a differentiated value is JAX's error), and ref_get/ref_swap/ref_addupdate have
+batching rules (a ref passed to vmap with an in_axis is batched there; see below). The
+other ref ops' cells in the usual tables are deliberate "not supported" entries.
+
+`--jaxpr-discharge-state` replaces every ref op by value ops before lowering, with the
+discharge rules (table `DISCHARGE`):
 
     rule(b, x, values, starts, **params) -> (new ref value | None, results)
 
@@ -85,35 +89,42 @@ def _jax_ref_type(ref: ir.Value) -> str:
     return f"Ref{{{np.dtype(a.dtype).name}[{','.join(map(str, a.shape))}]}}"
 
 
-def _refuse_write(what: str, transformed: str):
+class RefVmapNotImplemented(PassError, NotImplementedError):
+    """A vmap of ref ops mjax does not implement (located at the op)."""
+
+
+_REFUSALS = {   # transformation -> (what the value is, what the ref is not, the advice)
+    "jvp": ("a differentiated", "a non-differentiated",
+            "an argument of the differentiated function"),
+    "vmap": ("vmapped", "an unbatched", "an argument to the vmapped function"),
+}
+
+
+def _refuse_write(what: str, transformation: str):
     """A JVP or batching rule of a write (`what`: "a set/swap" or "an addupdate") that
-    raises JAX's error: the written value is transformed (`transformed`: differentiated or
-    vmapped) but the ref is not."""
+    raises JAX's error: the written value is transformed but the ref is not."""
+    value, ref, advice = _REFUSALS[transformation]
+
     def rule(b, args, *_, **params):
-        kind = {"differentiated": "non-differentiated", "vmapped": "unbatched"}[transformed]
-        move = ("an argument of the differentiated function" if transformed ==
-                "differentiated" else "an argument to the vmapped function")
-        article = "a " if transformed == "differentiated" else ""
-        raise RefEffectError(b.loc, f"performing {what} operation with {article}"
-                                    f"{transformed} value "
-                                    f"on {'a' if kind[0] == 'n' else 'an'} {kind} array "
-                                    f"reference of type {_jax_ref_type(args[0])}. Move the "
-                                    f"array reference to be {move}?")
+        raise RefEffectError(b.loc, f"performing {what} operation with {value} value on "
+                                    f"{ref} array reference of type "
+                                    f"{_jax_ref_type(args[0])}. Move the array reference "
+                                    f"to be {advice}?")
     return rule
 
 
 # (called only when the written value has a tangent: a ref never has one)
-JVP.register(S.RefSwapOp)(_refuse_write("a set/swap", "differentiated"))
-JVP.register(S.RefAddUpdateOp)(_refuse_write("an addupdate", "differentiated"))
+JVP.register(S.RefSwapOp)(_refuse_write("a set/swap", "jvp"))
+JVP.register(S.RefAddUpdateOp)(_refuse_write("an addupdate", "jvp"))
 
 
 def _batched_index(b, op_name, ref_dim, start_dims, starts, sizes, squeezed):
     """The starts and params indexing a ref batched at `ref_dim` (the whole batch axis
     is read or written), and where the batch axis is in the indexed value."""
     if any(d is not NOT_MAPPED for d in start_dims):
-        raise PassError(b.loc, f"vmap of {op_name} at an index that differs across the "
-                               f"batch is not implemented in mjax (index the value read "
-                               f"with ref[...] instead)")
+        raise RefVmapNotImplemented(b.loc, f"vmap of {op_name} at an index that differs "
+                                           f"across the batch is not implemented in mjax "
+                                           f"(index the value read with ref[...] instead)")
     starts = list(starts)
     starts.insert(ref_dim, b.constant(np.int32(0)))
     sizes = list(sizes)
@@ -147,15 +158,16 @@ def _get_at_batched_index(b, ref, ref_dim, starts, start_dims, sizes, squeezed):
 
 
 def _write_batch(op, what):
-    refuse = _refuse_write(what, "vmapped")
+    refuse = _refuse_write(what, "vmap")
 
     def rule(b, args, dims, *, sizes, squeezed):
         ref, val, *starts = args
         if dims[0] is NOT_MAPPED:
             if dims[1] is not NOT_MAPPED or b.write_mask is not None:
                 refuse(b, args)
-            raise PassError(b.loc, f"vmap of {what} at an index that differs across the "
-                                   f"batch is not implemented in mjax")
+            raise RefVmapNotImplemented(b.loc, f"vmap of {what} at an index that differs "
+                                               f"across the batch into an unbatched ref is "
+                                               f"not implemented in mjax")
         starts, params, vd = _batched_index(b, what, dims[0], dims[2:], starts, sizes,
                                             squeezed)
         val = bdim_at(b, val, dims[1], vd)
