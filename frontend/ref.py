@@ -35,6 +35,7 @@ from mjax.dialect.types import RefAval
 from mjax.dtypes import aval_of_value
 from mjax.numpy.conversion import asarray
 from mjax.numpy.conversion import copy as _copy
+from mjax.prng import PRNGKeyArray
 
 AbstractRef = RefAval
 
@@ -135,6 +136,10 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
         raise NotImplementedError("new_ref(memory_space=...): mjax has no memory spaces")
     if isinstance(init_val, Ref):
         raise TypeError("new_ref takes an array, got a Ref (read it with ref[...] first)")
+    if isinstance(init_val, PRNGKeyArray):
+        raise NotImplementedError("new_ref of a PRNG key array (a ref of typed keys) is "
+                                  "not implemented in mjax; keep the keys' uint32 data "
+                                  "(jax.random.key_data) in the ref")
     if not isinstance(init_val, (Array, Tracer, np.ndarray, np.generic, bool, int, float,
                                  complex)):
         raise TypeError(f"Error interpreting argument to new_ref as a JAX value. The "
