@@ -7,6 +7,7 @@ from mjax import basearray
 from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray
 from mjax.dtypes import to_numpy
+from mjax.layout import Format, buffer_layout
 from mjax.runtime import get_backend
 from mjax.runtime.backend import buffer_to_numpy
 from mjax.sharding_impls import SingleDeviceSharding
@@ -31,6 +32,11 @@ class Array(ArrayMethods):
         if self._sharding is None:
             self._sharding = SingleDeviceSharding(self.device)
         return self._sharding
+
+    @property
+    def format(self) -> Format:
+        """Its layout in device memory with its sharding. JAX: jax.Array.format."""
+        return Format(buffer_layout(self._buf), self.sharding)
 
     def devices(self):
         return set(_backend_of(self._buf).buffer_devices(self._buf))

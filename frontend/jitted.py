@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from mjax import layout as layout_api
 from mjax import nested_traces, registration, trace_trees, tree_util
 from mjax.array import Array, raise_if_deleted_by_user
 from mjax.config import config
@@ -184,6 +185,10 @@ class Jitted:
                                       f"the other backend")
         # None: the process default (XLA, or IREE with MJAX_BACKEND=iree).
         self._backend = str(backend).lower() if backend is not None else None
+        # Formats given as shardings: their layouts apart (mjax/layout.py; None: none).
+        in_shardings, out_shardings, self._layouts, device = \
+            layout_api.split_jit_formats(in_shardings, out_shardings)
+        self._device = device or self._device
         # Pytree prefixes of shardings (None: unconstrained); see frontend/spmd.py.
         self._in_shardings, self._out_shardings = in_shardings, out_shardings
         self.fun = fun
@@ -225,7 +230,8 @@ class Jitted:
         # keyword or static arguments its keyed form (see _call_keyed).
         self._fast_ok = not (self.donate_argnums or self.donate_argnames or
                              in_shardings is not None or out_shardings is not None or
-                             self._device is not None or self._compiler_options)
+                             self._device is not None or self._compiler_options or
+                             self._layouts is not None)
         self._has_static = bool(self.static_argnums or self.static_argnames)
         # Re-entrant: tracing may run user code that calls this function again.
         self._fill_lock = threading.RLock()
@@ -421,6 +427,8 @@ class Jitted:
         avals = tuple([x.aval if type(x) is Array else aval_of_value(x) for x in leaves])
         donated = self._donated_leaves(args, dyn_kwargs) if (
             self.donate_argnums or self.donate_argnames) else None
+        if self._layouts is not None:
+            layout_api.check_jit_args(self._layouts, dyn_args, leaves)
         if spmd.wants_spmd(self, leaves):
             return self._call_spmd(args, dyn_args, dyn_kwargs, static_key, leaves, in_tree,
                                    avals, donated)
@@ -489,6 +497,8 @@ class Jitted:
         else:
             result = entry.out_canonical.unflatten(
                 [Array(b, a) for b, a in zip(outs, entry.out_avals)])
+        if getattr(entry.executable, "custom_layouts", False):
+            layout_api.mark_laid_out(trace_trees.tree_leaves(result))
         if config.read("jax_debug_nans") or config.read("jax_debug_infs"):
             self._debug_floats(result, args, kwargs)
         return restore_float0(result) if entry.has_float0 else result
@@ -626,6 +636,8 @@ class Jitted:
                                   aliases=ref_aliases(entry, traced))
         devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
+        if self._layouts is not None:
+            text = layout_api.annotate_text(text, self._layouts, traced)
         text, callbacks = backend_host_callbacks(text, backend)
         entry.executable = backend.compile(text, devs, out_avals=out_avals,
                                            host_callbacks=callbacks,
@@ -654,6 +666,8 @@ class Jitted:
         text = spmd.lower(traced.module, all_in,
                           list(entry.out_shardings) + [replicated] * len(ref_avals),
                           out_avals, mesh, donated, user_passes=self._user_passes())
+        if self._layouts is not None:
+            text = layout_api.annotate_text(text, self._layouts, traced)
         text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
         entry.executable = get_backend(self._backend).compile(
             text, list(mesh.devices.flat), num_partitions=mesh.size,
@@ -681,7 +695,9 @@ class Jitted:
             layout = (spmd.replicated_over(mesh, list(traced.in_avals) + traced.captured),
                       [None] * len(traced.out_avals), mesh)
         donation = (tuple(self.donate_argnums), self._donated_leaves(args, dyn_kwargs))
-        return Traced(traced, self._name, layout, self._user_passes(), donation)
+        stage = Traced(traced, self._name, layout, self._user_passes(), donation)
+        stage._layouts = self._layouts   # (Formats given: mjax/layout.py)
+        return stage
 
     def lower(self, *args, **kwargs):
         return self.trace(*args, **kwargs).lower()

@@ -14,6 +14,7 @@ from mjax.config import config
 from mjax.dialect import ShapedArray
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.errors import UnexpectedTracerError
+from mjax.layout import Format, Layout, relayout
 from mjax.runtime import buffer_to_numpy, get_backend
 from mjax.runtime.backend import backend_of_device
 from mjax.tracer import Tracer, escaped_tracer_message
@@ -99,6 +100,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 def _put_leaf(leaf, target, S):
     if isinstance(leaf, Tracer):
         return leaf
+    if isinstance(target, Format):
+        return _put_format(leaf, target, S)
     if isinstance(target, S.SingleDeviceSharding):
         target = target._device
     if isinstance(target, S.NamedSharding) and isinstance(target.mesh, S.AbstractMesh):
@@ -119,6 +122,36 @@ def _put_leaf(leaf, target, S):
     out.aval = aval
     if target is not None:
         out._committed = True   # (placed on a device the user named, as JAX's commit)
+    return out
+
+
+def _put_format(leaf, fmt: Format, S):
+    """device_put(x, Format(layout, sharding)): placed by the sharding, then copied into
+    the layout on the device (mjax/layout.py). JAX: dispatch._device_put_impl."""
+    if fmt.layout is None:
+        return _put_leaf(leaf, fmt.sharding, S)
+    aval = aval_of_value(leaf)
+    if not isinstance(fmt.sharding, S.Sharding) or not isinstance(fmt.layout, Layout):
+        raise ValueError(f"sharding and layout in `Layout` instance should be concrete. "
+                         f"Got layout: {fmt} for input {aval.str_short()}")
+    fmt.layout.check_compatible_aval(aval.shape)
+    if isinstance(leaf, Array) and getattr(leaf, "_committed", False) and \
+            leaf.format == fmt:
+        return leaf
+    # JAX places it with a jit whose out_shardings is the Format: under a context mesh
+    # (set_mesh) a sharding over other devices is refused as that jit refuses it.
+    mesh = S.current_mesh()
+    ids = [d.id for d in fmt.sharding._device_list()]
+    if mesh is not None and sorted(d.id for d in mesh.devices.flat) != sorted(ids):
+        device = fmt.sharding._device_list()[0]
+        raise ValueError(f"Received incompatible devices for jitted computation. Got "
+                         f"jit's context mesh with device ids "
+                         f"{[d.id for d in mesh.devices.flat]} on platform "
+                         f"{device.platform.upper()} and explicit output sharding with "
+                         f"device ids {ids} on platform {device.platform.upper()}")
+    placed = _put_leaf(leaf, fmt.sharding, S)
+    out = Array(relayout(placed._buf, fmt.layout), placed.aval, fmt.sharding)
+    out._committed = True
     return out
 
 

@@ -11,6 +11,7 @@ from jaxlib import _jax
 from jaxlib.mlir import ir
 
 from mjax import jaxpr_objects, trace_trees, tree_util
+from mjax import layout as layout_api
 from mjax.array import Array
 from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
@@ -116,6 +117,8 @@ class Traced(_Signature):
     """`jit(f).trace(*args)`: `.jaxpr` prints JAX's compact form; `.as_text()` is the
     jaxpr-dialect module."""
 
+    _layouts = None    # the layouts of Formats jit was given (mjax/layout.py)
+
     def __init__(self, traced, name, layout=None, user_passes=(), donation=((), ())):
         self._traced = traced
         self._donation = donation
@@ -139,6 +142,7 @@ class Traced(_Signature):
         else:
             jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True)
             _name_as_jax(module, self.fun_name, self._traced.out_tree)
+        layout_api.annotate_module(module, self._layouts, self._traced)
         return Lowered(self._traced, module, self._layout, jaxpr, self._donation)
 
 
@@ -270,6 +274,21 @@ class Compiled(_Signature):
         return analysis()
 
     @property
+    def input_formats(self):
+        """The arguments' Formats: the layouts XLA compiled for, with their shardings, as
+        the (args, kwargs) pytree. JAX: same name."""
+        flat = trace_trees.tree_leaves(self.input_shardings)
+        return tree_util.tree_unflatten(self._traced.in_tree, layout_api.executable_formats(
+            self._exe, flat, len(flat), outputs=False))
+
+    @property
+    def output_formats(self):
+        """The results' Formats (layouts and shardings). JAX: same name."""
+        flat = trace_trees.tree_leaves(self.output_shardings)
+        return tree_util.tree_unflatten(self._traced.out_tree, layout_api.executable_formats(
+            self._exe, flat, len(flat), outputs=True))
+
+    @property
     def input_shardings(self):
         """The arguments' shardings, as the (args, kwargs) pytree. JAX: same name."""
         n = len(self._traced.in_avals)
@@ -300,6 +319,8 @@ class Compiled(_Signature):
             raise TypeError(f"Compiled function called with argument types "
                             f"{[a.str_short() for a in avals]}, but was compiled for "
                             f"{[a.str_short() for a in self._traced.in_avals]}")
+        if getattr(self._exe, "custom_layouts", False):
+            layout_api.check_compiled_args(leaves, self._exe, avals, self._traced.in_tree)
         if self._layout is not None:
             return self._call_spmd(leaves, avals)
         if self._const_bufs is None:
@@ -308,8 +329,10 @@ class Compiled(_Signature):
         bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
                 for x in leaves]
         outs = self._exe.execute(bufs + self._const_bufs)
-        return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, [
-            Array(b, a) for b, a in zip(outs, self._traced.out_avals)]))
+        arrays = [Array(b, a) for b, a in zip(outs, self._traced.out_avals)]
+        if getattr(self._exe, "custom_layouts", False):
+            layout_api.mark_laid_out(arrays)
+        return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, arrays))
 
     def _call_spmd(self, leaves, avals):
         in_shardings, out_shardings, mesh = self._layout

@@ -24,6 +24,7 @@ from jaxlib import xla_client as xc
 from jaxlib.mlir import ir
 
 from mjax.dialect import context
+from mjax.dialect.types import element_type_name
 from mjax.runtime import compilation_cache
 from mjax.runtime.backend import Platform, buffer_to_numpy, register_backend
 
@@ -191,6 +192,10 @@ class Executable:
         self.text = text
         self._handlers = None
         self.out_hlo_shardings = None
+        # Non-default parameter/result layouts (jit with layouts: frontend/layout.py).
+        self.custom_layouts = "mhlo.layout_mode" in text and _has_custom_layouts(loaded)
+        if self.custom_layouts:
+            _LAYOUTS_IN_USE[0] = True
         if out_avals is not None and len(devices) == 1:
             # Result handlers wrap output buffers directly. (The generic
             # disassemble_into_single_device_arrays asks the `jax` package, when it is
@@ -209,6 +214,8 @@ class Executable:
 
     def execute(self, buffers: list) -> list:
         """Runs on device buffers (jaxlib arrays); returns output buffers."""
+        if _LAYOUTS_IN_USE[0]:
+            buffers = self._match_layouts(buffers)
         try:
             results = self.loaded.execute_sharded(buffers)
         except TypeError:
@@ -239,9 +246,43 @@ class Executable:
         cached `jit` call does `run(buffers).consume_with_handlers(handlers)` itself and
         falls back to `execute` (which explains errors and moves buffers) when `run`
         raises."""
-        if self._handlers is None or len(self.devices) != 1:
+        if self._handlers is None or len(self.devices) != 1 or self.custom_layouts:
             return None
         return self.loaded.execute_sharded, self._handlers
+
+    # ---- layouts ---------------------------------------------------------------------
+    def parameter_layouts(self) -> list | None:
+        """The PjRtLayout XLA compiled each parameter for (None: not known)."""
+        try:
+            return self.loaded.get_parameter_layouts()
+        except Exception:  # noqa: BLE001 - executables that do not report layouts
+            return None
+
+    def output_layouts(self) -> list | None:
+        try:
+            return self.loaded.get_output_layouts()
+        except Exception:  # noqa: BLE001
+            return None
+
+    def _match_layouts(self, buffers: list) -> list:
+        """`buffers`, each one whose layout is not the parameter's copied into it. (PJRT
+        CPU runs an executable on buffers of another layout without a word, reading the
+        elements in the wrong order; JAX relays out such arguments the same way.)"""
+        want = self.__dict__.get("_param_layouts", False)
+        if want is False:
+            want = self._param_layouts = self.parameter_layouts()
+        if not want:
+            return buffers
+        out = list(buffers)
+        for i, (b, layout) in enumerate(zip(buffers, want)):
+            try:
+                have = b._pjrt_layout
+            except Exception:  # noqa: BLE001 - other backends' buffers, deleted buffers
+                continue
+            if have != layout:
+                out[i] = self.backend.relayout(
+                    b, tuple(layout._xla_layout().minor_to_major()))
+        return out
 
     def run_numpy(self, *arrays) -> list[np.ndarray]:
         """Convenience for tests: numpy in, numpy out."""
@@ -277,6 +318,7 @@ class XlaBackend:
         self.platform = platform
         self._shardings: dict = {}
         self._compiled: dict = {}  # (StableHLO text, devices, partitions) -> executable
+        self._relayouts: dict = {}  # (shape, dtype, layout, new layout, device) -> exe
         # XLA compilations and persistent-cache hits, and callbacks(text, seconds) run
         # after each XLA compilation (the frontend's log_compiles uses one).
         self.stats = {"compiles": 0, "cache_hits": 0}
@@ -322,6 +364,34 @@ class XlaBackend:
         multi-device array makes jaxlib import the jax package when it is installed.)"""
         parts = buf._arrays
         return [(XlaBackend.buffer_devices(p)[0], p) for p in parts]
+
+    # ---- layouts ---------------------------------------------------------------------
+    def relayout(self, buf, minor_to_major: tuple):
+        """`buf`'s values in a buffer laid out `minor_to_major` (XLA's order of
+        dimensions, fastest-varying first) on the same device: an identity program whose
+        parameter and result layouts differ, which XLA compiles into a transposing copy."""
+        devices = self.buffer_devices(buf)
+        minor_to_major = tuple(int(d) for d in minor_to_major)
+        have = tuple(buf._pjrt_layout._xla_layout().minor_to_major())
+        if have == minor_to_major:
+            return buf
+        if len(devices) != 1:
+            raise NotImplementedError(
+                "mjax lays out arrays over several devices only in XLA's default layout; "
+                f"this one is laid out {have}, its program wants {minor_to_major}")
+        shape, dtype = tuple(buf.aval.shape), np.dtype(buf.aval.dtype)
+        key = (shape, dtype, have, minor_to_major, devices[0])
+        exe = self._relayouts.get(key)
+        if exe is None:
+            tensor = "tensor<" + "".join(f"{d}x" for d in shape) + \
+                element_type_name(dtype) + ">"
+            text = (f'func.func public @main(%arg0: {tensor} {{mhlo.layout_mode = '
+                    f'"{layout_mode_text(have)}"}}) -> ({tensor} {{mhlo.layout_mode = '
+                    f'"{layout_mode_text(minor_to_major)}"}}) {{\n'
+                    f'  return %arg0 : {tensor}\n}}\n')
+            exe = self._relayouts[key] = self.compile(text, devices,
+                                                      out_avals=[_Aval(shape, dtype)])
+        return exe.execute([buf])[0]
 
     # ---- DLPack ----------------------------------------------------------------------
     def from_dlpack(self, producer, device=None, copy=None):
@@ -435,6 +505,29 @@ class XlaBackend:
         except Exception:  # noqa: BLE001 - whatever jaxlib cannot load is a miss
             return None
         return loaded if expected.matches(actual, exact_shapes=num_partitions == 1) else None
+
+
+# Whether some program has run with non-default layouts: from then on every execution
+# checks that its arguments are laid out as its parameters (see _match_layouts).
+_LAYOUTS_IN_USE = [False]
+
+
+def layout_mode_text(minor_to_major) -> str:
+    """A layout as StableHLO's `mhlo.layout_mode` attribute spells it: "{1,0}"."""
+    return "{" + ",".join(str(int(d)) for d in minor_to_major) + "}"
+
+
+def _has_custom_layouts(loaded) -> bool:
+    """Whether a compiled program takes or returns a buffer in a non-default layout."""
+    try:
+        layouts = list(loaded.get_parameter_layouts()) + list(loaded.get_output_layouts())
+    except Exception:  # noqa: BLE001 - executables that do not report layouts
+        return False
+    for layout in layouts:
+        order = tuple(layout._xla_layout().minor_to_major())
+        if order != tuple(range(len(order)))[::-1]:
+            return True
+    return False
 
 
 def executable_signature(loaded) -> compilation_cache.Signature:

@@ -1,39 +1,38 @@
-"""JAX: jax.experimental.layout: array layouts (Layout) and layout + sharding pairs
-(Format). mjax compiles every array in XLA's default layout: these classes exist so code
-that builds or inspects them runs (flax maps over them); passing a Format with a
-non-default layout to mjax is not supported."""
+"""JAX: jax.experimental.layout: array layouts (`Layout`), layout + sharding pairs
+(`Format`) and `with_layout_constraint`. The classes live in mjax/layout.py; jit takes
+Formats as in_shardings/out_shardings, `device_put` takes a Format, `Array.format` and
+`Compiled.input_formats`/`output_formats` report them."""
 from __future__ import annotations
 
-import dataclasses
+from mjax import trace_trees, tree_util
+from mjax.layout import Format, Layout
+from mjax.placement import device_put
+from mjax.tracer import Tracer
 
 __all__ = ["Format", "Layout", "with_layout_constraint"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Layout:
-    """A device layout: dimension order (major to minor) and tiling."""
-    major_to_minor: tuple[int, ...]
-    tiling: tuple[tuple[int, ...], ...] | None = None
-    sub_byte_element_size_in_bits: int = 0
-
-
-class Format:
-    """A layout (or None: the default) with a sharding."""
-
-    def __init__(self, layout=None, sharding=None):
-        self.layout, self.sharding = layout, sharding
-
-    def __eq__(self, other):
-        return isinstance(other, Format) and (self.layout, self.sharding) == (
-            other.layout, other.sharding)
-
-    def __hash__(self):
-        return hash((self.layout, self.sharding))
-
-    def __repr__(self):
-        return f"Format({self.layout}, {self.sharding})"
-
-
 def with_layout_constraint(x, layouts):
-    raise NotImplementedError("jax.experimental.layout.with_layout_constraint: mjax "
-                              "keeps XLA's default layouts")
+    """`x` (a pytree of arrays) laid out as `layouts` (a Layout, or a pytree prefix of
+    them). On arrays, copies each one into its layout on its device."""
+    leaves, tree = trace_trees.tree_flatten(x)
+    flat = tree_util.prefix_entries("with_layout_constraint layouts", layouts, x,
+                                    lambda t: not isinstance(t, (tuple, list, dict)))
+    if any(not isinstance(lay, Layout) for lay in flat):
+        raise ValueError(f"layouts passed to `with_layout_constraint` must be of type "
+                         f"`Layout`. Got {[type(lay) for lay in flat]}")
+    outs = []
+    for leaf, layout in zip(leaves, flat):
+        layout.check_compatible_aval(getattr(leaf, "shape", ()))
+        if isinstance(leaf, Tracer):
+            raise NotImplementedError(
+                "with_layout_constraint inside jit/grad/vmap: mjax has no layout "
+                "constraint op in its jaxpr dialect yet (JAX lowers it to XLA's "
+                "LayoutConstraint custom call); apply it to an array outside the traced "
+                "function, or give jit out_shardings=Format(Layout(...), sharding)")
+        if not hasattr(leaf, "_buf"):
+            raise ValueError(f"with_layout_constraint in eager mode can only be applied "
+                             f"to jax.Arrays. Got {type(leaf)}")
+        outs.append(leaf if leaf.format.layout == layout else
+                    device_put(leaf, Format(layout, leaf.sharding)))
+    return tree_util.tree_unflatten(tree, outs)

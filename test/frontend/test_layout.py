@@ -1,0 +1,208 @@
+"""Array layouts (mjax.experimental.layout: Layout, Format), compared with JAX: the
+classes, `Array.format`, jit with Formats as in/out shardings, `device_put` to a Format,
+what a compiled program reports (`input_formats`/`output_formats`), and that a layout is
+real: the device buffer's bytes are in that order and values stay right."""
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax.experimental.layout import Format, Layout, with_layout_constraint
+from mjax.sharding import SingleDeviceSharding
+
+if os.environ.get("MJAX_BACKEND", "").lower().startswith("iree"):
+    pytest.skip("layouts are XLA's (PJRT buffer layouts); IREE has none",
+                allow_module_level=True)
+
+A = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+@pytest.fixture(scope="module")
+def jx():
+    import jax
+    import jax.experimental.layout as jl
+    from jax.sharding import SingleDeviceSharding as JSingle
+    return jax, jl, JSingle
+
+
+def raw(x) -> np.ndarray:
+    """The buffer's elements in memory order (CPU)."""
+    n = int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize
+    ptr = x.unsafe_buffer_pointer()
+    return np.frombuffer((ctypes.c_uint8 * n).from_address(ptr), np.uint8).copy().view(
+        np.dtype(x.dtype))
+
+
+def col():
+    return Format(Layout(major_to_minor=(1, 0)), SingleDeviceSharding(mjax.devices()[0]))
+
+
+def jcol(jx):
+    jax, jl, JSingle = jx
+    return jl.Format(jl.Layout(major_to_minor=(1, 0)), JSingle(jax.devices()[0]))
+
+
+# ---- the classes -----------------------------------------------------------------------
+def test_layout_and_format_reprs_and_equality_match_jax(jx):
+    _, jl, _ = jx
+    for args in [((1, 0),), ((0, 1, 2), ((2,),)), ((1, 0), None, 4)]:
+        assert repr(Layout(*args)) == repr(jl.Layout(*args))
+        assert Layout(*args) == Layout(*args) and hash(Layout(*args)) == hash(Layout(*args))
+    assert Layout((1, 0)) != Layout((1, 0), ())
+    assert repr(Layout.AUTO) == repr(jl.Layout.AUTO) == "AUTO"
+    assert repr(Format()) == repr(jl.Format())
+    assert repr(Format(Layout.AUTO)) == repr(jl.Format(jl.Layout.AUTO))
+    assert Layout((1, 0)).update(tiling=((8,),)) == Layout((1, 0), ((8,),))
+    assert Format(Layout.AUTO) == Format(Layout.AUTO) and Format() != Format(Layout.AUTO)
+
+
+def test_format_validation_errors_match_jax(jx):
+    _, jl, _ = jx
+    for bad in [lambda m: m.Format(m.Layout((1, 0))), lambda m: m.Format("x"),
+                lambda m: m.Format(None, "cpu")]:
+        with pytest.raises(Exception) as theirs:
+            bad(jl)
+        with pytest.raises(type(theirs.value)) as ours:
+            bad(mjax.experimental.layout)
+        assert str(ours.value).split(" of type")[0].split(" <class")[0] == \
+            str(theirs.value).split(" of type")[0].split(" <class")[0]
+
+
+# ---- Array.format and device_put --------------------------------------------------------
+def test_array_format_of_a_default_array_matches_jax(jx):
+    jax = jx[0]
+    assert repr(jnp.ones((4, 8)).format) == repr(jax.numpy.ones((4, 8)).format)
+    assert repr(jnp.float32(2).format) == repr(jax.numpy.float32(2).format)
+
+
+def test_device_put_to_a_column_major_format_lays_the_buffer_out_so(jx):
+    jax = jx[0]
+    ours, theirs = mjax.device_put(A, col()), jax.device_put(A, jcol(jx))
+    assert repr(ours.format) == repr(theirs.format)
+    assert ours.format.layout.major_to_minor == (1, 0)
+    # The bytes on the device are column-major, as JAX's.
+    np.testing.assert_array_equal(raw(ours), A.ravel(order="F"))
+    np.testing.assert_array_equal(raw(ours), raw(theirs))
+    np.testing.assert_array_equal(np.asarray(ours), A)
+    assert ours.committed and ours.sharding == SingleDeviceSharding(mjax.devices()[0])
+    # Putting it to its own format is a no-op (not to an equal layout without tiling, as
+    # in JAX); to the default layout copies it back.
+    assert mjax.device_put(ours, ours.format) is ours
+    assert (mjax.device_put(ours, col()) is ours) == (jax.device_put(theirs, jcol(jx)) is theirs)
+    back = mjax.device_put(ours, Format(Layout((0, 1)), ours.sharding))
+    np.testing.assert_array_equal(raw(back), A.ravel())
+
+
+def test_computations_on_a_column_major_array_read_it_right(jx):
+    jax = jx[0]
+    x = mjax.device_put(A, col())
+    y = jax.device_put(A, jcol(jx))
+    for f, g in [(lambda v: v + 1, lambda v: v + 1),
+                 (mjax.jit(lambda v: (v * 2).sum(0)), jax.jit(lambda v: (v * 2).sum(0))),
+                 (lambda v: jnp.dot(v, v.T), lambda v: jax.numpy.dot(v, v.T)),
+                 (lambda v: v[1], lambda v: v[1])]:
+        ours, theirs = f(x), g(y)
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs))
+        assert repr(ours.format.layout) == repr(theirs.format.layout)
+    # (twice: the second call of a jit takes its cached path)
+    h = mjax.jit(lambda v: v - 1)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(h(x)), A - 1)
+
+
+# ---- jit with Formats ---------------------------------------------------------------------
+def test_jit_with_formats_compiles_for_them_and_reports_them_as_jax(jx):
+    jax = jx[0]
+    ours = mjax.jit(lambda v: v * 2, in_shardings=col(), out_shardings=col()).lower(A)
+    theirs = jax.jit(lambda v: v * 2, in_shardings=jcol(jx), out_shardings=jcol(jx)).lower(A)
+    assert 'mhlo.layout_mode = "{0,1}"' in ours.as_text()
+    assert 'mhlo.layout_mode = "{0,1}"' in theirs.as_text()
+    oc, tc = ours.compile(), theirs.compile()
+    assert repr(oc.input_formats) == repr(tc.input_formats)
+    assert repr(oc.output_formats) == repr(tc.output_formats)
+    entry = re.compile(r"entry_computation_layout=\{\((.*?)\)->(\w+\[[\d,]*\]\{[\d,]*\})")
+    assert entry.search(oc.as_text()).groups() == entry.search(tc.as_text()).groups() == (
+        "f32[2,3]{0,1}", "f32[2,3]{0,1}")
+    # Uncommitted arguments are copied into the layout; the result is column-major.
+    for arg in (A, jnp.asarray(A)):
+        out = oc(arg)
+        assert repr(out.format) == repr(tc(A).format)
+        np.testing.assert_array_equal(raw(out), (A * 2).ravel(order="F"))
+        np.testing.assert_array_equal(np.asarray(out), A * 2)
+    out = oc(mjax.device_put(A, col()))
+    np.testing.assert_array_equal(np.asarray(out), A * 2)
+
+
+def test_compiled_refuses_a_committed_argument_in_another_layout(jx):
+    jax = jx[0]
+    oc = mjax.jit(lambda v: v * 2, in_shardings=col()).lower(A).compile()
+    tc = jax.jit(lambda v: v * 2, in_shardings=jcol(jx)).lower(A).compile()
+    with pytest.raises(ValueError) as theirs:
+        tc(jax.device_put(A, jax.devices()[0]))
+    with pytest.raises(ValueError) as ours:
+        oc(mjax.device_put(A, mjax.devices()[0]))
+    first = "Computation was compiled for input layouts that disagree"
+    assert str(theirs.value).startswith(first) and str(ours.value).startswith(first)
+    assert str(ours.value).split(":", 2)[-1] == str(theirs.value).split(":", 2)[-1]
+
+
+def test_jit_call_with_formats(jx):
+    jax = jx[0]
+    f = mjax.jit(lambda v: v * 2, in_shardings=col(), out_shardings=col())
+    g = jax.jit(lambda v: v * 2, in_shardings=jcol(jx), out_shardings=jcol(jx))
+    for _ in range(2):
+        ours, theirs = f(A), g(A)
+        assert repr(ours.format) == repr(theirs.format)
+        np.testing.assert_array_equal(raw(ours), raw(theirs))
+    with pytest.raises(ValueError) as theirs:
+        g(jax.device_put(A, jax.devices()[0]))
+    with pytest.raises(ValueError) as ours:
+        f(mjax.device_put(A, mjax.devices()[0]))
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_auto_layouts_are_what_xla_cpu_chooses_as_in_jax(jx):
+    jax, jl, _ = jx
+    shape = (4 * 128, 8 * 128)
+    ours = mjax.jit(lambda x, y: (x[0, :], y[:, 0]), in_shardings=Format(Layout.AUTO),
+                    out_shardings=Format(Layout.AUTO)).trace(
+        mjax.ShapeDtypeStruct(shape, jnp.float32), mjax.ShapeDtypeStruct(shape, jnp.float32))
+    theirs = jax.jit(lambda x, y: (x[0, :], y[:, 0]), in_shardings=jl.Format(jl.Layout.AUTO),
+                     out_shardings=jl.Format(jl.Layout.AUTO)).trace(
+        jax.ShapeDtypeStruct(shape, np.float32), jax.ShapeDtypeStruct(shape, np.float32))
+    assert ours.lower().as_text().count('mhlo.layout_mode = "auto"') == 4
+    oc, tc = ours.lower().compile(), theirs.lower().compile()
+    assert repr(oc.input_formats) == repr(tc.input_formats)
+    assert repr(oc.output_formats) == repr(tc.output_formats)
+    # A program compiled for the formats another one reports (the tutorial's init/apply)
+    arg_formats, _ = oc.input_formats
+    init = mjax.jit(lambda x, y: (x * 2, y * 3), out_shardings=arg_formats).trace(
+        mjax.ShapeDtypeStruct(shape, jnp.float32),
+        mjax.ShapeDtypeStruct(shape, jnp.float32)).lower().compile()
+    assert init.output_formats == arg_formats
+    x2, y2 = init(jnp.ones(shape), jnp.ones(shape))
+    a, b = oc(x2, y2)
+    np.testing.assert_array_equal(np.asarray(a), np.full(shape[1], 2.0))
+    np.testing.assert_array_equal(np.asarray(b), np.full(shape[0], 3.0))
+
+
+def test_rank_mismatch_is_refused():
+    with pytest.raises(ValueError, match="Length of major_to_minor and the rank"):
+        mjax.device_put(A, Format(Layout((0, 1, 2)), SingleDeviceSharding(mjax.devices()[0])))
+
+
+# ---- with_layout_constraint ------------------------------------------------------------------
+def test_with_layout_constraint_on_arrays(jx):
+    jax, jl, _ = jx
+    ours = with_layout_constraint(jnp.asarray(A), Layout((1, 0)))
+    theirs = jl.with_layout_constraint(jax.numpy.asarray(A), jl.Layout((1, 0)))
+    assert repr(ours.format) == repr(theirs.format)
+    np.testing.assert_array_equal(raw(ours), raw(theirs))
+    with pytest.raises(ValueError, match="must be of type `Layout`"):
+        with_layout_constraint(jnp.asarray(A), Format())
