@@ -168,6 +168,9 @@ def _write_batch(op, what):
             raise RefVmapNotImplemented(b.loc, f"vmap of {what} at an index that differs "
                                                f"across the batch into an unbatched ref is "
                                                f"not implemented in mjax")
+        if any(d is not NOT_MAPPED for d in dims[2:]):
+            return _write_at_batched_index(b, op, ref, dims[0], val, dims[1], starts,
+                                           dims[2:], sizes, squeezed)
         starts, params, vd = _batched_index(b, what, dims[0], dims[2:], starts, sizes,
                                             squeezed)
         val = bdim_at(b, val, dims[1], vd)
@@ -176,6 +179,34 @@ def _write_batch(op, what):
         outs = b.emit(op, ref, val, *starts, **params)
         return outs, [vd] * len(outs)
     return rule
+
+
+def _write_at_batched_index(b, op, ref, ref_dim, val, val_dim, starts, start_dims, sizes,
+                            squeezed):
+    """A write into a batched ref at an index that differs across the batch: each
+    element's part is gathered from the whole ref, updated, and scattered back (the
+    batching rules of dynamic_slice and dynamic_update_slice), then the whole ref is
+    written."""
+    shape = aval_of(ref.type).shape
+    zero = b.constant(np.int32(0))
+    whole = b.emit(S.RefGetOp, ref, *[zero] * len(shape), sizes=shape, squeezed=())[0]
+    (old,), (od,) = BATCH.get(I.DynamicSliceOp)(b, [whole, *starts], [ref_dim, *start_dims],
+                                                slice_sizes=tuple(sizes))
+    old = bdim_at(b, old, od, 0)
+    val = b.reshape(bdim_at(b, val, val_dim, 0), new_sizes=(b.axis_size,) + tuple(sizes))
+    if b.write_mask is not None:      # (finished elements of a batched while_loop)
+        which = b.broadcast_in_dim(b.write_mask, shape=aval_of(val.type).shape,
+                                   broadcast_dimensions=(0,))
+        val = b.select_n(which, old, val)
+    new = b.add(old, val) if op is S.RefAddUpdateOp else val
+    (updated,), (ud,) = BATCH.get(I.DynamicUpdateSliceOp)(
+        b, [whole, new, *starts], [ref_dim, 0, *start_dims])
+    b.emit(S.RefSwapOp, ref, bdim_at(b, updated, ud, ref_dim), *[zero] * len(shape),
+           sizes=shape, squeezed=())
+    if op is S.RefAddUpdateOp:
+        return [], []
+    kept = tuple(s for d, s in enumerate(sizes) if d not in squeezed)
+    return [b.reshape(old, new_sizes=(b.axis_size,) + kept)], [0]
 
 
 def _masked_value(b, op, ref, val, vd, starts, params):

@@ -361,7 +361,17 @@ def checkpoint_writing_a_ref_reruns_the_write(j, jnp):
     return j.grad(f)(1.), r
 
 
-CASES = [eager_vjp_and_linearize_closing_over_refs,
+def vmap_writes_at_batched_index(j, jnp):
+    r = j.new_ref(jnp.zeros((3, 4, 2)))
+
+    def f(i, x, r):
+        r[i] = x
+        r[i, 1] += 1.
+        return j.ref.swap(r, (i + 1, 0), x[0] * 10)
+    return j.vmap(f)(jnp.array([0, 2, 1]), jnp.arange(6.).reshape(3, 2), r), r
+
+
+CASES = [vmap_writes_at_batched_index, eager_vjp_and_linearize_closing_over_refs,
          checkpoint_writing_a_ref_reruns_the_write, vmap_of_while_writing_refs_masks_finished_elements,
          vmap_inconsistent_sizes_names_the_ref, ref_primals_of_jvp_and_grad, vmap_reads_at_batched_index, vmap_of_fori_and_while_writing_refs,
          grad_of_loops_over_refs, empty_ref_in_jit, empty_ref_outside_jit, vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
