@@ -136,6 +136,9 @@ class Array(ArrayMethods):
 
     def _assemble(self) -> np.ndarray:
         """The global value of a multi-device array, from its shards."""
+        if getattr(self._sharding, "spec", None) is not None and self._sharding.spec.unreduced:
+            from mjax.unreduced import sum_of_partials   # (partial sums: the value is theirs)
+            return sum_of_partials(self)
         out = np.empty(self.shape, self.dtype)
         index = self.sharding.devices_indices_map(self.shape)
         shards = _backend_of(self._buf).shards(self._buf)

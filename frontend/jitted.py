@@ -39,6 +39,7 @@ from mjax.source_info import at_user_line, wraps
 from mjax.spmd import jit as spmd
 from mjax.stages import Traced
 from mjax.staging import TracedFunction, eval_shape, trace_function
+from mjax.unreduced import apply_unreduced, is_unreduced
 
 # JAX logs compilations from its dispatch/pxla modules; mjax from this one, under the
 # name it has always had ('mjax.api', which eager ops share).
@@ -760,6 +761,8 @@ def disable_jit(disable: bool = True):
 def _apply_sharded(opcls, args, params):
     """An op on arrays laid out over several devices: run as a jit of the op, so it
     compiles SPMD for their mesh and the result keeps a sharded layout (as JAX)."""
+    if any(is_unreduced(x) for x in args):    # (partial sums: mjax/unreduced.py)
+        return apply_unreduced(opcls, args, params)
     key = (opcls, hashable(params) if params else ())
     jitted = _SHARDED_CACHE.get(key)
     if jitted is None:

@@ -59,10 +59,10 @@ class PartitionSpec(tuple):
                                 f"a tuple of axis names, got {p!r}")
         spec = super().__new__(cls, partitions)
         # (Mesh axes over which the array holds partial sums, or is a replicated value
-        # whose gradient will be such: JAX's unreduced/reduced axes, which mjax can spell
-        # but not lay out yet; NamedSharding refuses them.)
+        # whose gradient will be such: JAX's unreduced/reduced axes; mjax/unreduced.py.)
         spec.unreduced = frozenset(unreduced)
         spec.reduced = frozenset(reduced)
+        _check_unreduced(spec)
         return spec
 
     def __repr__(self):
@@ -84,6 +84,24 @@ class PartitionSpec(tuple):
 
 
 P = PartitionSpec
+
+
+def _check_unreduced(spec) -> None:
+    u, r = spec.unreduced, spec.reduced
+    if not u and not r:
+        return
+    for name, axes in (("unreduced", u), ("reduced", r)):
+        if None in axes:
+            raise ValueError(f"{name} cannot contain None: its elements name mesh axes")
+    if u & r:
+        raise ValueError(f"`unreduced` and `reduced` argument to PartitionSpec cannot "
+                         f"overlap. Got unreduced: {u} and reduced: {r}")
+    used = {a for d in range(len(spec)) for a in spec.axes_of(d)}
+    for name, axes in (("unreduced", u), ("reduced", r)):
+        if used & axes:
+            raise ValueError(f"partitions cannot overlap with {name} axes passed to "
+                             f"PartitionSpec. Got partitions: {tuple(spec)} and {name} "
+                             f"axes: {axes}")
 
 
 def _make_spec(partitions, unreduced, reduced):
@@ -459,11 +477,11 @@ class NamedSharding(Sharding):
         if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(f"NamedSharding expects a Mesh, got {type(mesh).__name__}")
         spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
-        if spec.unreduced or spec.reduced:
-            raise NotImplementedError(
-                f"NamedSharding with {spec!r}: unreduced and reduced mesh axes (arrays "
-                f"holding partial sums) are not supported by mjax yet")
         used = [a for d in range(len(spec)) for a in spec.axes_of(d)]
+        for a in sorted(spec.unreduced | spec.reduced):
+            if a not in mesh.axis_names:
+                raise ValueError(f"Unreduced or reduced axis {a} of {spec} is not found "
+                                 f"in mesh: {tuple(mesh.axis_names)}.")
         for a in used:
             if a not in mesh.axis_names:
                 raise ValueError(f"Resource axis: {a} of {spec} is not found in mesh: "
@@ -478,7 +496,12 @@ class NamedSharding(Sharding):
         norm = [spec.axes_of(d) for d in range(len(spec))]
         while norm and not norm[-1]:
             norm.pop()
-        self._norm = tuple(norm)
+        # (Unreduced axes: each device along them holds a partial sum of the value;
+        # reduced axes: a replicated value whose cotangent will be unreduced. Both lay
+        # out the buffers as replicated along those axes.)
+        self._norm = tuple(norm) + ((("unreduced", spec.unreduced),) if spec.unreduced
+                                    else ()) + ((("reduced", spec.reduced),)
+                                                if spec.reduced else ())
         self._hash = None
 
     def update(self, **kwargs) -> "NamedSharding":
@@ -527,14 +550,19 @@ class NamedSharding(Sharding):
 
     @property
     def is_fully_replicated(self) -> bool:
+        return self._blocks_replicated() and not any(self.mesh.shape[a] > 1
+                                                     for a in self.spec.unreduced)
+
+    def _blocks_replicated(self) -> bool:
         return all(not self.spec.axes_of(d) or
                    math.prod(self.mesh.shape[a] for a in self.spec.axes_of(d)) == 1
                    for d in range(len(self.spec)))
 
     def hlo_sharding(self, ndim: int):
-        """The XLA sharding over the mesh's devices in order (logical ids 0..n-1)."""
+        """The XLA sharding over the mesh's devices in order (logical ids 0..n-1); over
+        unreduced axes the buffers' layout (replicated), not the partial sums in them."""
         arr = self._tile_array(ndim)
-        if arr.size == 1 or self.is_fully_replicated:
+        if arr.size == 1 or self._blocks_replicated():
             return xc.HloSharding.replicate()
         op = xc.OpSharding()
         op.type = xc.OpSharding.Type.OTHER

@@ -48,10 +48,16 @@ class ShardedAval(ShapedArray):
         self.varying_order = ()      # (the varying axes in mesh order, for printing)
 
     def _vma(self) -> str:
-        axes = self.varying_order
-        if not axes:
-            return ""
-        return f"{{V:{axes[0]}}}" if len(axes) == 1 else f"{{V:({','.join(axes)})}}"
+        """JAX's `{V:X}`, `{U:(X,Y)}`, `{V:X, R:Y}`: varying, unreduced and reduced axes."""
+        spec, mesh = self.sharding.spec, self.sharding.mesh
+        parts = []
+        for tag, axes in (("V", self.varying_order),
+                          ("U", _mesh_ordered(mesh, getattr(spec, "unreduced", ()))),
+                          ("R", _mesh_ordered(mesh, getattr(spec, "reduced", ())))):
+            if axes:
+                parts.append(f"{tag}:{axes[0]}" if len(axes) == 1 else
+                             f"{tag}:({','.join(axes)})")
+        return f"{{{', '.join(parts)}}}" if parts else ""
 
     def update(self, shape=None, dtype=None, weak_type=None, sharding=None):
         return ShardedAval(self.shape if shape is None else shape,
@@ -78,6 +84,10 @@ class ShardedAval(ShapedArray):
     __hash__ = ShapedArray.__hash__
 
 
+def _mesh_ordered(mesh, axes) -> tuple:
+    return tuple(a for a in mesh.axis_names if a in axes) if axes else ()
+
+
 def _dims_text(shape, axes_per_dim) -> str:
     """JAX's `8@X,4@(Y,Z),2` dimension list."""
     out = []
@@ -102,8 +112,10 @@ def _layout_key(aval):
     sharding = getattr(aval, "sharding", None)
     if sharding is None:
         return None
-    dims = tuple(sharding.spec.axes_of(d) for d in range(len(aval.shape)))
-    return None if not any(dims) else (sharding.mesh, dims)
+    spec = sharding.spec
+    dims = tuple(spec.axes_of(d) for d in range(len(aval.shape)))
+    extra = (getattr(spec, "unreduced", frozenset()), getattr(spec, "reduced", frozenset()))
+    return None if not any(dims) and not any(extra) else (sharding.mesh, dims, extra)
 
 
 def type_spec(sharding, ndim: int) -> PartitionSpec:
@@ -145,6 +157,10 @@ def typed_aval(aval: ShapedArray, sharding) -> ShardedAval:
     else:
         abstract = mesh.abstract_mesh
     spec = type_spec(sharding, aval.ndim)
+    full = getattr(sharding, "spec", None)
+    if full is not None and (full.unreduced or full.reduced):   # (partial sums and the
+        spec = PartitionSpec(*spec, unreduced=full.unreduced,  # values whose cotangents
+                             reduced=full.reduced)            # are: mjax/unreduced.py)
     return ShardedAval(aval.shape, aval.dtype, aval.weak_type, NamedSharding(abstract, spec))
 
 

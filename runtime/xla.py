@@ -348,6 +348,16 @@ class XlaBackend:
                                      [np.asarray(s, order="C") for s in shards],
                                      list(shard_devices), True, False, enable_x64=True)
 
+    def put_per_device(self, values, shard_devices, devices, hlo_sharding, shape, dtype):
+        """As put_sharded, but each device keeps its own value even where `hlo_sharding`
+        replicates (batched_device_put would copy the first): arrays holding partial sums
+        (mjax/unreduced.py)."""
+        sharding = _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo_sharding)
+        bufs = [self.put(np.asarray(v, dtype=dtype, order="C"), d)
+                for v, d in zip(values, shard_devices)]
+        return _jax.ArrayImpl(_Aval(tuple(shape), np.dtype(dtype)), sharding, bufs, True,
+                              True)
+
     @staticmethod
     def buffer_devices(buf) -> list:
         """The devices a buffer lives on, in its sharding's order. (jaxlib's arrays only

@@ -8,7 +8,9 @@ from mjax import dtypes
 from mjax.config import config
 from mjax.core import at_user_line, aval_of_value, bind
 from mjax.dialect.ops.structural import DotGeneralOp
-from mjax.lax.sharding import apply_out_sharding
+from mjax.core import current_trace
+from mjax.lax.sharding import apply_out_sharding, local_contractions_if
+from mjax.unreduced import local_contractions_on, local_dot_general
 from mjax.sharding_types import out_sharding_given
 
 # Type aliases JAX exports for annotations.
@@ -52,13 +54,17 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
                 *, out_sharding=None):
     """JAX: lax.dot_general. `precision` is accepted; XLA CPU computes in full precision."""
     if out_sharding is not None:
-        with out_sharding_given():
+        with out_sharding_given(), local_contractions_if(out_sharding):
             out = dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
         return apply_out_sharding(out, out_sharding)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         preferred_element_type)
+    if local_contractions_on() and current_trace() is None:
+        out = local_dot_general(lhs, rhs, dn, canonicalize_precision(precision), pet)
+        if out is not None:     # (an unreduced result: mjax/unreduced.py)
+            return out
     return bind(DotGeneralOp, lhs, rhs, dimension_numbers=dn,
                 precision=canonicalize_precision(precision), preferred_element_type=pet)
 

@@ -220,9 +220,12 @@ def pcast(x, axis_name, *, to: str):
     bound = {n for n, _ in AXIS_ENV.frames}
     if not all(n in bound for n in names):
         raise ValueError("pvary should be called under jax.shard_map.")
-    if to != "varying":
-        raise NotImplementedError(f"lax.pcast(to={to!r}): mjax has no unreduced or reduced "
-                                  f"array types yet")
+    if to == "reduced":
+        raise NotImplementedError("lax.pcast(to='reduced'): mjax has no reduced array "
+                                  "types inside shard_map yet")
+    # to='unreduced': each member's value is its partial of the sum over the axes; mjax
+    # keeps it as a value varying along them, which an unreduced out_spec stacks into an
+    # unreduced array (spmd/shard_map.py).
     return _map(lambda v: cast_varying(v, names), x)
 
 

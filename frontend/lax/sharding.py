@@ -6,6 +6,7 @@ is a `device_put`. JAX: jax.lax.with_sharding_constraint.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 
@@ -17,6 +18,7 @@ from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSha
                                  PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
                                  concrete_mesh_for, current_mesh)
 from mjax.sharding_types import out_sharding_given
+from mjax.unreduced import local_contractions, refuse_in_trace
 
 
 def _as_named(s, fn="with_sharding_constraint") -> Sharding:
@@ -26,6 +28,7 @@ def _as_named(s, fn="with_sharding_constraint") -> Sharding:
 def constraint_params(s: NamedSharding, ndim: int) -> dict:
     """The attributes of jaxpr.sharding_constraint laying out a rank-`ndim` value as `s`."""
     spec = s.spec
+    refuse_in_trace(s, "a sharding")
     if len(spec) > ndim:
         raise ValueError(at_user_line(
             f"Sharding {s!r} is only valid for values of rank at least {len(spec)}, but "
@@ -129,6 +132,15 @@ def apply_out_sharding(x, out_sharding):
     return reshard(x, out_sharding)
 
 
+def local_contractions_if(out_sharding):
+    """Eagerly, an out_sharding unreduced over mesh axes makes the dot_generals under it
+    contract each device's blocks without the sum over those axes (mjax/unreduced.py)."""
+    spec = getattr(out_sharding, "spec", out_sharding)
+    if getattr(spec, "unreduced", None) and current_trace() is None:
+        return local_contractions()
+    return contextlib.nullcontext()
+
+
 def takes_out_sharding(f):
     """Decorator: f also takes JAX's keyword-only `out_sharding=` (its result laid out so
     when given), and its signature shows it."""
@@ -142,7 +154,7 @@ def takes_out_sharding(f):
     def g(*args, out_sharding=None, **kwargs):
         if out_sharding is None:
             return f(*args, **kwargs)
-        with out_sharding_given():
+        with out_sharding_given(), local_contractions_if(out_sharding):
             out = f(*args, **kwargs)
         return apply_out_sharding(out, out_sharding)
     g.__signature__ = sig.replace(parameters=params)

@@ -145,6 +145,16 @@ def _unwrapping(fn):
     return call
 
 
+def _unreduced_call(args, kwargs) -> bool:
+    """An out_sharding unreduced over mesh axes, or an unreduced argument: eager ops run
+    those one at a time (jit refuses unreduced arrays)."""
+    out = kwargs.get("out_sharding")
+    if out is not None and getattr(getattr(out, "spec", out), "unreduced", None):
+        return True
+    return any(type(a) is Array and getattr(a._sharding, "spec", None) is not None and
+               a._sharding.spec.unreduced for a in args)
+
+
 def fused_when_eager(fn):
     """`fn`, run as one jit-compiled program when no argument is being traced."""
     # A function that needs concrete values (data-dependent shapes) runs op by op instead.
@@ -180,6 +190,8 @@ def fused_when_eager(fn):
             # Under a trace its primitives are staged into the trace, as JAX's jaxprs show
             # them (a nested jit would print as `jit[name=call]`), even for arguments that
             # are all concrete (jnp.eye(3) in a jitted function).
+            return fn(*args, **kwargs)
+        if _unreduced_call(args, kwargs):   # (op by op: mjax/unreduced.py)
             return fn(*args, **kwargs)
         key = plain_key(args, kwargs)
         jitted = None if key is None else by_pattern.get(key)

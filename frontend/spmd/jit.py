@@ -31,6 +31,7 @@ from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.placement import put_sharded
 from mjax.runtime import get_backend
+from mjax.unreduced import unreduced_of, without_reduced
 from mjax.sharding_impls import (Mesh, NamedSharding, P, Sharding, SingleDeviceSharding,
                                  as_sharding, named_from_hlo)
 
@@ -110,6 +111,13 @@ def _in_shardings_for(jitted, dyn_args, leaves) -> tuple:
         if s is None and type(x) is Array and isinstance(x._sharding, NamedSharding):
             s = x._sharding
         wanted.append(s)
+    for s in wanted + _out_leaves(jitted):
+        if unreduced_of(s):
+            raise NotImplementedError(
+                f"jit of an array or out_shardings unreduced over mesh axes ({s!r}): "
+                f"mjax runs unreduced arrays only eagerly so far; reshard it first")
+    # (A reduced array is a replicated value: inside jit mjax's types drop the axes.)
+    wanted = [without_reduced(s) for s in wanted]
     mesh = _common_mesh(wanted + [s for s in _out_leaves(jitted) if s is not None])
     return tuple(s if s is not None else NamedSharding(mesh, P()) for s in wanted), mesh
 

@@ -324,6 +324,21 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         specs = in_specs if in_specs is not Infer else _inferred_specs(m, args)
         if in_specs is not Infer:
             _check_explicit_args(m, specs, args)
+        # (Reduced in_specs: replicated blocks, whose cotangents mjax sums as usual.)
+        specs = trace_trees.tree_map(_without_reduced, specs, is_leaf=_is_spec)
+        unreduced = _unreduced_outs(out_specs)
+        if unreduced is not None:
+            inner = cache.get(("unreduced", m))
+            if inner is None:
+                inner = cache[("unreduced", m)] = shard_map(
+                    _stacking(f, unreduced), out_specs=_stacked_specs(out_specs, m),
+                    in_specs=specs, mesh=m, check_vma=check_vma)
+            if current_trace() is not None:
+                raise NotImplementedError(
+                    f"shard_map of '{fun_name}' with unreduced out_specs {out_specs!r} "
+                    f"inside jit or another trace: mjax makes unreduced arrays only "
+                    f"eagerly so far")
+            return _as_unreduced(inner(*args), out_specs, unreduced, m)
         if current_trace() is not None:
             return _run(f, m, specs, out_specs, check_vma, fun_name, args)
         # Called outside jit: JAX runs the body eagerly, so printing a value shows each
@@ -353,6 +368,65 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                     f"those axes in out_specs. ({e})") from None
             raise
     return mapped
+
+
+def _without_reduced(spec):
+    if isinstance(spec, PartitionSpec) and spec.reduced:
+        return PartitionSpec(*spec, unreduced=spec.unreduced)
+    return spec
+
+
+def _unreduced_outs(out_specs):
+    """Positions of the out_specs unreduced over mesh axes (None: none is); out_specs
+    a spec or a flat tuple/list of them."""
+    flat = [out_specs] if _is_spec(out_specs) else list(out_specs) if isinstance(
+        out_specs, (tuple, list)) and all(_is_spec(s) for s in out_specs) else None
+    if flat is None:
+        if any(getattr(s, "unreduced", None) for s in trace_trees.tree_leaves(
+                out_specs, is_leaf=_is_spec)):
+            raise NotImplementedError("shard_map with unreduced out_specs nested in a "
+                                      "pytree: give a spec or a tuple of specs")
+        return None
+    found = [i for i, s in enumerate(flat) if s is not None and s.unreduced]
+    return found or None
+
+
+def _stacking(f, positions):
+    """f whose unreduced outputs gain a leading dimension (the partials, stacked)."""
+    def g(*args):
+        out = f(*args)
+        single = not isinstance(out, (tuple, list))
+        outs = [out] if single else list(out)
+        outs = [lax.expand_dims(y, (0,)) if i in positions else y
+                for i, y in enumerate(outs)]
+        return outs[0] if single else type(out)(outs)
+    return g
+
+
+def _stacked_specs(out_specs, mesh):
+    def stack(spec):
+        if spec is None or not spec.unreduced:
+            return spec
+        axes = tuple(a for a in mesh.axis_names if a in spec.unreduced)
+        return PartitionSpec(axes[0] if len(axes) == 1 else axes, *spec)
+    if _is_spec(out_specs):
+        return stack(out_specs)
+    return type(out_specs)(stack(s) for s in out_specs)
+
+
+def _as_unreduced(outs, out_specs, positions, mesh):
+    """The stacked partials of the unreduced outputs as arrays unreduced over the axes
+    (each device keeps its own partial: mjax/unreduced.py)."""
+    from mjax.unreduced import from_partials, partials
+    single = _is_spec(out_specs)
+    flat = [outs] if single else list(outs)
+    specs = [out_specs] if single else list(out_specs)
+    for i in positions:
+        y, spec = flat[i], specs[i]
+        parts = {d: v[0] for d, v in partials(y).items()}
+        flat[i] = from_partials(parts, y.shape[1:], y.dtype, NamedSharding(mesh, spec),
+                                y.aval.weak_type)
+    return flat[0] if single else type(outs)(flat)
 
 
 def _named_as_specs(outs, mesh: Mesh, out_specs):
