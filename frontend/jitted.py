@@ -637,8 +637,7 @@ class Jitted:
                                   aliases=ref_aliases(entry, traced))
         devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
-        if self._layouts is not None:
-            text = layout_api.annotate_text(text, self._layouts, traced)
+        text = layout_api.annotate_text(text, self._layouts, traced)   # (layouts asked)
         text, callbacks = backend_host_callbacks(text, backend)
         entry.executable = backend.compile(text, devs, out_avals=out_avals,
                                            host_callbacks=callbacks,
@@ -667,8 +666,7 @@ class Jitted:
         text = spmd.lower(traced.module, all_in,
                           list(entry.out_shardings) + [replicated] * len(ref_avals),
                           out_avals, mesh, donated, user_passes=self._user_passes())
-        if self._layouts is not None:
-            text = layout_api.annotate_text(text, self._layouts, traced)
+        text = layout_api.annotate_text(text, self._layouts, traced)   # (layouts asked)
         text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
         entry.executable = get_backend(self._backend).compile(
             text, list(mesh.devices.flat), num_partitions=mesh.size,

@@ -20,6 +20,7 @@ from jaxlib.mlir import ir
 
 from mjax import trace_trees, tree_util
 from mjax.dialect import context
+from mjax.dialect.symbols import main_function
 from mjax.runtime import get_backend
 from mjax.runtime.xla import layout_mode_text
 from mjax.sharding_impls import Sharding, SingleDeviceSharding
@@ -232,19 +233,43 @@ def modes(layouts, avals) -> list[str]:
 
 def jit_modes(layouts, traced) -> tuple[list[str], list[str]]:
     """(`mhlo.layout_mode` of each argument leaf, of each result) of a traced function
-    whose jit was given Formats (`layouts`: the in and out layout prefixes)."""
-    in_layouts, out_layouts = layouts
+    whose jit was given Formats (`layouts`: the in and out layout prefixes, or None).
+    A result that is a `with_layout_constraint` is "auto" when no layout is given for
+    it, so XLA gives it the constraint's layout (as JAX does)."""
+    in_layouts, out_layouts = layouts if layouts is not None else (None, None)
     n_in = len(traced.in_avals)
-    args, kwargs = tree_util.tree_unflatten(traced.in_tree, list(traced.in_avals))
-    flat_in = flat_layouts(in_layouts, args, "in_shardings")
-    flat_in += [None] * (n_in - len(flat_in))       # (keyword arguments: unconstrained)
+    flat_in = [None] * n_in
+    if in_layouts is not None:
+        args, _ = tree_util.tree_unflatten(traced.in_tree, list(traced.in_avals))
+        flat_in = flat_layouts(in_layouts, args, "in_shardings")
+        flat_in += [None] * (n_in - len(flat_in))   # (keyword arguments: unconstrained)
     outs = tree_util.tree_unflatten(traced.out_tree, list(traced.out_avals))
     flat_out = flat_layouts(out_layouts, outs, "out_shardings")
+    for i in _constrained_results(traced.module):
+        if i < len(flat_out) and flat_out[i] is None:
+            flat_out[i] = AutoLayout
     return modes(flat_in, traced.in_avals), modes(flat_out, traced.out_avals)
 
 
+def _constrained_results(module) -> list[int]:
+    """The results of @main that are a `jaxpr.layout_constraint`'s (or, lowered, XLA's
+    LayoutConstraint custom call's)."""
+    main = main_function(module)
+    if main is None:
+        return []
+    ret = main.regions[0].blocks[0].operations[-1]
+    # (before lowering, or after: jit lowers its trace in place)
+    return [i for i, v in enumerate(ret.operands)
+            if getattr(v.owner, "name", None) == "jaxpr.layout_constraint" or (
+                getattr(v.owner, "name", None) == "stablehlo.custom_call" and
+                ir.StringAttr(v.owner.attributes["call_target_name"]).value ==
+                "LayoutConstraint")]
+
+
 def annotate_module(module: ir.Module, layouts, traced) -> None:
-    if layouts is not None:
+    """Writes the layouts of a jit (given Formats, or returning layout constraints) on
+    its lowered module."""
+    if layouts is not None or _constrained_results(traced.module):
         annotate(module, *jit_modes(layouts, traced))
 
 
@@ -270,7 +295,10 @@ def annotate(module: ir.Module, in_modes, out_modes) -> None:
 
 
 def annotate_text(text: str, layouts, traced) -> str:
-    """A lowered program's text with the layouts of a jit given Formats on @main."""
+    """A lowered program's text with the layouts of a jit (given Formats, or returning
+    layout constraints) on @main."""
+    if layouts is None and not _constrained_results(traced.module):
+        return text
     in_modes, out_modes = jit_modes(layouts, traced)
     if all(m == "default" for m in list(in_modes) + list(out_modes)):
         return text
@@ -283,7 +311,8 @@ def annotate_text(text: str, layouts, traced) -> str:
 def executable_formats(exe, shardings, n, outputs: bool) -> list:
     """The Format of each of the first `n` parameters (or results) of a compiled program:
     XLA's layout with the given shardings."""
-    layouts = exe.output_layouts() if outputs else exe.parameter_layouts()
+    read = getattr(exe, "output_layouts" if outputs else "parameter_layouts", None)
+    layouts = read() if read is not None else None     # (IREE: no layouts)
     layouts = [None] * n if layouts is None else [Layout.from_pjrt_layout(x)
                                                   for x in layouts[:n]]
     return [Format(layout, s) for layout, s in zip(layouts, shardings)]

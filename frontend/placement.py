@@ -154,6 +154,10 @@ def _put_format(leaf, fmt: Format, S):
                          f"{[d.id for d in mesh.devices.flat]} on platform "
                          f"{device.platform.upper()} and explicit output sharding with "
                          f"device ids {ids} on platform {device.platform.upper()}")
+    if fmt.sharding.num_devices > 1 and fmt.layout.major_to_minor != tuple(
+            range(len(aval.shape))):
+        raise NotImplementedError(f"device_put to {fmt}: mjax lays out arrays over "
+                                  f"several devices in XLA's default layout only")
     placed = _put_leaf(leaf, fmt.sharding, S)
     out = Array(relayout(placed._buf, fmt.layout), placed.aval, fmt.sharding)
     out._committed = True

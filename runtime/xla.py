@@ -387,8 +387,10 @@ class XlaBackend:
             return buf
         if len(devices) != 1:
             raise NotImplementedError(
-                "mjax lays out arrays over several devices only in XLA's default layout; "
-                f"this one is laid out {have}, its program wants {minor_to_major}")
+                f"an array over {len(devices)} devices in the layout minor-to-major "
+                f"{layout_mode_text(have)} is needed in {layout_mode_text(minor_to_major)}: "
+                f"mjax copies arrays into another layout on one device only (arrays over "
+                f"several devices stay in XLA's default layout)")
         shape, dtype = tuple(buf.aval.shape), np.dtype(buf.aval.dtype)
         key = (shape, dtype, have, minor_to_major, devices[0])
         exe = self._relayouts.get(key)

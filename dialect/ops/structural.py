@@ -102,6 +102,18 @@ class CopyOp(JaxprOp, name="copy"):
         return (x,)
 
 
+class LayoutConstraintOp(JaxprOp, name="layout_constraint"):
+    """Identity that asks the compiler to hold its result in memory in the layout
+    `major_to_minor` (dimensions from slowest- to fastest-varying).
+    JAX: jax.experimental.layout.with_layout_constraint (layout_constraint_p)."""
+    attributes = {"major_to_minor": A.Ints()}
+
+    @classmethod
+    def infer(cls, x, *, major_to_minor):
+        _check_perm("layout_constraint", major_to_minor, len(x.shape), "major_to_minor")
+        return (x,)
+
+
 class OptimizationBarrierOp(JaxprOp, name="optimization_barrier"):
     """Identity on each operand that the compiler may not look through: no CSE, fusion
     or code motion across it (checkpoint's recomputation relies on it).

@@ -5,6 +5,8 @@ Formats as in_shardings/out_shardings, `device_put` takes a Format, `Array.forma
 from __future__ import annotations
 
 from mjax import trace_trees, tree_util
+from mjax.core import bind
+from mjax.dialect.ops.structural import LayoutConstraintOp
 from mjax.layout import Format, Layout
 from mjax.placement import device_put
 from mjax.tracer import Tracer
@@ -14,7 +16,8 @@ __all__ = ["Format", "Layout", "with_layout_constraint"]
 
 def with_layout_constraint(x, layouts):
     """`x` (a pytree of arrays) laid out as `layouts` (a Layout, or a pytree prefix of
-    them). On arrays, copies each one into its layout on its device."""
+    them). Inside a traced function, a `jaxpr.layout_constraint` op; on arrays, each one
+    copied into its layout on its device."""
     leaves, tree = trace_trees.tree_flatten(x)
     flat = tree_util.prefix_entries("with_layout_constraint layouts", layouts, x,
                                     lambda t: not isinstance(t, (tuple, list, dict)))
@@ -24,12 +27,9 @@ def with_layout_constraint(x, layouts):
     outs = []
     for leaf, layout in zip(leaves, flat):
         layout.check_compatible_aval(getattr(leaf, "shape", ()))
-        if isinstance(leaf, Tracer):
-            raise NotImplementedError(
-                "with_layout_constraint inside jit/grad/vmap: mjax has no layout "
-                "constraint op in its jaxpr dialect yet (JAX lowers it to XLA's "
-                "LayoutConstraint custom call); apply it to an array outside the traced "
-                "function, or give jit out_shardings=Format(Layout(...), sharding)")
+        if isinstance(leaf, Tracer):   # (lowered to XLA's LayoutConstraint custom call)
+            outs.append(bind(LayoutConstraintOp, leaf, major_to_minor=layout.major_to_minor))
+            continue
         if not hasattr(leaf, "_buf"):
             raise ValueError(f"with_layout_constraint in eager mode can only be applied "
                              f"to jax.Arrays. Got {type(leaf)}")

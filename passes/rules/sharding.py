@@ -120,7 +120,8 @@ def _keep_dims(rank, whole, kind, n_operands=1, n_results=1):
 # ---- the rules, family by family ---------------------------------------------------------
 shard_elementwise(*[op for op in OPS.values() if op.__module__ == E.__name__])
 shard_elementwise(St.ConvertElementTypeOp, St.ReducePrecisionOp, St.StopGradientOp,
-                  St.CopyOp, St.SelectNOp, St.ClampOp, S.ShardingConstraintOp)
+                  St.CopyOp, St.SelectNOp, St.ClampOp, S.ShardingConstraintOp,
+                  St.LayoutConstraintOp)
 
 
 @shard_rule(St.OptimizationBarrierOp)

@@ -45,6 +45,24 @@ def _identity_lower(ctx, x):
     return x
 
 
+@lowering(S.LayoutConstraintOp)
+def _layout_constraint_lower(ctx, x, *, major_to_minor):
+    # JAX: mlir.wrap_with_layout_op: XLA's LayoutConstraint custom call, whose result
+    # layout (minor to major) is the constraint; the operand's is left to XLA.
+    rank = len(major_to_minor)
+
+    def layouts(order):
+        return ir.ArrayAttr.get([ir.DenseElementsAttr.get(
+            np.asarray(order, np.int64), type=ir.IndexType.get(), shape=[rank])])
+    op = ir.Operation.create(
+        "stablehlo.custom_call", results=[x.type], operands=[x],
+        attributes={"call_target_name": ir.StringAttr.get("LayoutConstraint"),
+                    "backend_config": ir.StringAttr.get(""),
+                    "operand_layouts": layouts(range(rank)),
+                    "result_layouts": layouts(tuple(major_to_minor)[::-1])})
+    return op.results[0]
+
+
 @lowering(S.OptimizationBarrierOp)
 def _optimization_barrier_lower(ctx, *xs):
     return list(hlo.OptimizationBarrierOp(list(xs)).results)
@@ -192,6 +210,7 @@ def _convert_element_type_transpose(b, ct, x, *, new_dtype):
 
 AD.deflinear(S.ReducePrecisionOp, lambda b, ct, x, **p: [b.reduce_precision(ct, **p)])
 AD.deflinear(S.CopyOp, lambda b, ct, x: [ct])
+AD.deflinear(S.LayoutConstraintOp, lambda b, ct, x, **p: [b.layout_constraint(ct, **p)])
 AD.defzero(S.StopGradientOp, "stop_gradient: zero derivative by definition")
 
 
@@ -449,6 +468,16 @@ for _op, _what in ((S.ConstantOp, "a constant"), (S.IotaOp, "an iota"),
                    (S.DimAsValueOp, "a dimension's value")):
     BATCH.unsupported(_op, f"{_what} has no operands, so it is never batched "
                            "(the batching pass copies it unchanged)")
+
+
+@B.batch_rule(S.LayoutConstraintOp)
+def _layout_constraint_batch(b, args, dims, *, major_to_minor):
+    # The batch dimension is made the most major one, the others keep their order.
+    # (JAX's get_layout_for_vmap inserts dimension 0 at position d instead, which is this
+    # for d = 0.)
+    (x,), (d,) = args, dims
+    order = (d,) + tuple(m + (m >= d) for m in major_to_minor)
+    return [b.layout_constraint(x, major_to_minor=order)], [d]
 
 
 @B.batch_rule(S.BitcastConvertTypeOp)

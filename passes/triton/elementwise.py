@@ -187,7 +187,8 @@ def _bitcast(kl, op, x, *, new_dtype, **params):
     return [tt.bitcast(ttype(shape_of(x), new_dtype), x)]
 
 
-@TRITON.register(St.CopyOp, St.StopGradientOp, St.OptimizationBarrierOp)
+@TRITON.register(St.CopyOp, St.StopGradientOp, St.OptimizationBarrierOp,
+                 St.LayoutConstraintOp)
 def _identity(kl, op, *xs, **params):
     return list(xs)
 

@@ -112,6 +112,17 @@ func.func @stop_gradient(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @layout_constraint
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK:         %[[R:.*]] = "jaxpr.layout_constraint"(%[[X]]) {major_to_minor = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK:         return %[[R]]
+func.func @layout_constraint(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = "jaxpr.layout_constraint"(%x) {major_to_minor = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @copy
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xi32>)
 // CHECK:         %[[R:.*]] = "jaxpr.copy"(%[[X]]) : (tensor<4xi32>) -> tensor<4xi32>

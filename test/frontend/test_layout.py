@@ -206,3 +206,58 @@ def test_with_layout_constraint_on_arrays(jx):
     np.testing.assert_array_equal(raw(ours), raw(theirs))
     with pytest.raises(ValueError, match="must be of type `Layout`"):
         with_layout_constraint(jnp.asarray(A), Format())
+
+
+def test_with_layout_constraint_in_jit_lowers_as_jax_and_keeps_values(jx):
+    jax, jl, _ = jx
+    ours = mjax.jit(lambda x: with_layout_constraint(x.T, Layout((0, 1))) * 2)
+    theirs = jax.jit(lambda x: jl.with_layout_constraint(x.T, jl.Layout((0, 1))) * 2)
+    call = re.compile(r"stablehlo\.custom_call @LayoutConstraint\(%\w+\) \{[^}]*\}")
+    assert call.search(ours.lower(A).as_text()).group().split("(")[1:] == \
+        call.search(theirs.lower(A).as_text()).group().split("(")[1:]
+    np.testing.assert_array_equal(np.asarray(ours(A)), np.asarray(theirs(A)))
+    assert repr(ours(A).format) == repr(theirs(A).format)
+
+
+def test_a_result_that_is_a_layout_constraint_keeps_its_layout_as_in_jax(jx):
+    jax, jl, _ = jx
+    ours = mjax.jit(lambda x: with_layout_constraint(x.T, Layout((1, 0))))
+    theirs = jax.jit(lambda x: jl.with_layout_constraint(x.T, jl.Layout((1, 0))))
+    assert 'mhlo.layout_mode = "auto"' in ours.lower(A).as_text()
+    assert repr(ours.lower(A).compile().output_formats) == \
+        repr(theirs.lower(A).compile().output_formats)
+    out = ours(A)
+    assert repr(out.format) == repr(theirs(A).format)
+    np.testing.assert_array_equal(raw(out), raw(theirs(A)))
+    np.testing.assert_array_equal(np.asarray(out), A.T)
+    np.testing.assert_array_equal(np.asarray(out + 1), A.T + 1)
+
+
+def test_with_layout_constraint_under_grad_and_vmap(jx):
+    jax, jl, _ = jx
+    x3 = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+    def f(m, wlc, L):
+        return lambda x: (m.numpy.sin(wlc(x, L((1, 0)))) ** 2).sum()
+    ours = f(mjax, with_layout_constraint, Layout)
+    theirs = f(jax, jl.with_layout_constraint, jl.Layout)
+    np.testing.assert_allclose(np.asarray(mjax.jit(mjax.grad(ours))(A)),
+                               np.asarray(jax.jit(jax.grad(theirs))(A)), rtol=1e-6)
+    for axis in (0, 1):
+        np.testing.assert_allclose(
+            np.asarray(mjax.jit(mjax.vmap(ours, in_axes=axis))(x3)),
+            np.asarray(jax.jit(jax.vmap(theirs, in_axes=axis))(x3)), rtol=1e-6)
+    with pytest.raises(TypeError, match="not a permutation"):
+        mjax.jit(lambda x: with_layout_constraint(x, Layout((0, 0))))(A)
+
+
+def test_layouts_over_several_devices():
+    mesh = mjax.make_mesh((4, 2), ("x", "y"))
+    x8 = np.arange(32, dtype=np.float32).reshape(8, 4)
+    z = mjax.device_put(x8, Format(Layout((0, 1)), mjax.sharding.NamedSharding(
+        mesh, mjax.sharding.PartitionSpec("x"))))
+    assert z.format.layout.major_to_minor == (0, 1)
+    np.testing.assert_array_equal(np.asarray(z * 2), x8 * 2)
+    with pytest.raises(NotImplementedError, match="several devices"):
+        mjax.device_put(x8, Format(Layout((1, 0)), mjax.sharding.NamedSharding(
+            mesh, mjax.sharding.PartitionSpec("x"))))

@@ -134,6 +134,18 @@ func.func @optimization_barrier(%x: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4
 
 // -----
 
+// XLA's LayoutConstraint custom call; its layouts are minor to major (JAX's lowering).
+// CHECK-LABEL: func.func @layout_constraint
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK:         %[[R:.*]] = stablehlo.custom_call @LayoutConstraint(%[[X]]) {backend_config = "", operand_layouts = [dense<[0, 1, 2]> : tensor<3xindex>], result_layouts = [dense<[0, 2, 1]> : tensor<3xindex>]}
+// CHECK:         return %[[R]]
+func.func @layout_constraint(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "jaxpr.layout_constraint"(%x) {major_to_minor = array<i64: 1, 2, 0>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @copy
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xi32>)
 // CHECK:         return %[[X]]
