@@ -136,7 +136,7 @@ class Array(ArrayMethods):
 
     def _assemble(self) -> np.ndarray:
         """The global value of a multi-device array, from its shards."""
-        if getattr(self._sharding, "spec", None) is not None and self._sharding.spec.unreduced:
+        if _partial_sums(self):
             from mjax.unreduced import sum_of_partials   # (partial sums: the value is theirs)
             return sum_of_partials(self)
         out = np.empty(self.shape, self.dtype)
@@ -203,7 +203,8 @@ class Array(ArrayMethods):
         raise TypeError("unhashable type: 'Array'")
 
     def __format__(self, spec):
-        return format(self._value(), spec) if self.ndim == 0 else str(self)
+        return format(self._value(), spec) if self.ndim == 0 and not _partial_sums(
+            self) else str(self)
 
     def __repr__(self):
         # Like JAX: Array([1., 2.], dtype=float32), plus weak_type=True when weak; an
@@ -211,6 +212,8 @@ class Array(ArrayMethods):
         # pads it with the prefix's width of spaces (on the same line), and so do we.
         dtype = f"dtype={np.dtype(self.dtype).name}" + (", weak_type=True" if self.weak_type
                                                         else "")
+        if _partial_sums(self):    # (as JAX: no value without the all-reduce)
+            return f"Array(shape={self.shape}, {dtype}, sharding={self.sharding})"
         width = np.get_printoptions()["linewidth"]
         if self.size == 0:
             body = f"[], shape={self.shape}"
@@ -222,10 +225,16 @@ class Array(ArrayMethods):
         return f"Array({body},{sep}{dtype})"
 
     def __str__(self):
-        return str(self._value())
+        return repr(self) if _partial_sums(self) else str(self._value())
 
     def __reduce__(self):
         return (_reconstruct, (self._value(), self.weak_type))
+
+
+def _partial_sums(x) -> bool:
+    """Whether x is unreduced over mesh axes (mjax/unreduced.py)."""
+    spec = getattr(x._sharding, "spec", None)
+    return spec is not None and bool(spec.unreduced)
 
 
 def raise_if_deleted_by_user(leaves):

@@ -39,7 +39,7 @@ from mjax.source_info import at_user_line, wraps
 from mjax.spmd import jit as spmd
 from mjax.stages import Traced
 from mjax.staging import TracedFunction, eval_shape, trace_function
-from mjax.unreduced import apply_unreduced, is_unreduced
+from mjax.unreduced import apply_unreduced, is_unreduced, keep_reduced
 
 # JAX logs compilations from its dispatch/pxla modules; mjax from this one, under the
 # name it has always had ('mjax.api', which eager ops share).
@@ -768,7 +768,7 @@ def _apply_sharded(opcls, args, params):
             out = bind(opcls, *xs, **params)
             return list(out) if isinstance(out, (list, tuple)) else [out]
         jitted = _SHARDED_CACHE[key] = jit(one_op)
-    return jitted(*args)
+    return keep_reduced(args, jitted(*args))
 
 
 _SHARDED_CACHE: dict = {}

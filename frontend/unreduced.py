@@ -13,7 +13,8 @@ buffer its own partial. Eagerly (outside any trace) it runs:
   a reduce_sum of the partials stacked along a new dimension split over U);
 - a dot_general whose contracting dimensions are split over U (`out_sharding=P(...,
   unreduced=U)`): each device contracts its own blocks, with no reduction;
-- add/sub of unreduced arrays laid out alike, neg and a few structural ops: per device.
+- by JAX's unreduced rules, per device: add of arrays unreduced alike, mul by an array
+  reduced over the axes, reduce_sum, casts, and structural ops of unsplit blocks.
 
 Other ops on unreduced arrays raise JAX's NotImplementedError, and jit refuses them
 (mjax's traced types carry no unreduced axes yet).
@@ -36,11 +37,11 @@ from mjax.sharding_impls import NamedSharding, PartitionSpec
 _ISSUE = "Please file an issue at https://github.com/jax-ml/jax/issues"
 
 # Ops that act on each device's partial alone: the sum of the results is the result of
-# the sum. Elementwise ones need operands laid out alike; structural ones unsplit blocks.
-_ELEMENTWISE_LINEAR = ("add", "sub", "add_any")
-_UNARY_LINEAR = ("neg", "copy", "copy_p", "convert_element_type", "reduce_precision")
-_STRUCTURAL_LINEAR = ("transpose", "reshape", "broadcast_in_dim", "squeeze",
-                      "expand_dims", "rev")
+# the sum. Binary ones need operands laid out alike; structural ones unsplit blocks.
+# (JAX 0.10.2 has no unreduced rule for sub or neg: they raise as there.)
+_ADDS = ("add", "add_any")
+_CASTS = ("copy", "copy_p", "convert_element_type")
+_STRUCTURAL = ("transpose", "reshape", "broadcast_in_dim", "squeeze", "expand_dims", "rev")
 
 
 def unreduced_of(sharding) -> frozenset:
@@ -299,42 +300,123 @@ def local_dot_general(lhs, rhs, dn, precision, pet):
 
 
 # ---- other eager ops on unreduced arrays ----------------------------------------------
+def keep_reduced(args, outs):
+    """JAX's reduced rule for an op on arrays all reduced over the same mesh axes: the
+    results are too (the same replicated buffers, typed {R:...})."""
+    arrays = [x for x in args if type(x) is Array and x._sharding is not None]
+    reduced = {_reduced_of(x) for x in arrays}   # (not scalars on the default device)
+    if len(reduced) != 1 or not next(iter(reduced)):
+        return outs
+    axes = next(iter(reduced))
+    mesh = arrays[0]._sharding.mesh
+    for y in outs if isinstance(outs, (list, tuple)) else [outs]:
+        s = getattr(y, "_sharding", None)
+        if type(y) is Array and isinstance(s, NamedSharding) and s.mesh == mesh and \
+                not (axes & {a for d in range(y.ndim) for a in s.spec.axes_of(d)}):
+            y._sharding = NamedSharding(mesh, PartitionSpec(*s.spec, reduced=axes))
+    return outs
+
+
+def _reduced_of(x) -> frozenset:
+    sharding = getattr(x, "_sharding", None)
+    if isinstance(sharding, NamedSharding):
+        return frozenset(a for a in sharding.spec.reduced if sharding.mesh.shape[a] > 1)
+    return frozenset()
+
+
+def _type_text(x) -> str:
+    from mjax.sharding_types import typeof_array
+    return str(typeof_array(x))
+
+
+def _check_add(name, args):
+    """JAX's rule for add: both unreduced over the same axes."""
+    from mjax.sharding_types import ShardingTypeError
+    x_ur, y_ur = (unreduced_of(getattr(a, "_sharding", None)) for a in args)
+    if x_ur and y_ur and x_ur != y_ur:
+        raise ShardingTypeError(f"lhs and rhs to `{name}` must be unreduced along the same "
+                                f"mesh axes. Got lhs={set(x_ur)}, rhs={set(y_ur)}")
+    if not (x_ur and y_ur):
+        lhs, rhs = ("lhs", "rhs") if x_ur else ("rhs", "lhs")
+        raise ShardingTypeError(
+            f"{lhs} is unreduced while {rhs} is not. `add` operation does not allow this "
+            f"because there will be implicit communication. Please reduce {lhs} via "
+            f"`reshard` before calling `add`.")
+
+
+def _check_mul(args):
+    """JAX's rule for mul: bilinear, so the other operand reduced over the unreduced
+    axes (each partial times the same replicated value)."""
+    from mjax.sharding_types import ShardingTypeError
+    x, y = args
+    x_ur, y_ur = unreduced_of(getattr(x, "_sharding", None)), unreduced_of(
+        getattr(y, "_sharding", None))
+    if x_ur and y_ur:
+        raise ShardingTypeError(f"lhs and rhs to `mul` cannot be unreduced since mul is "
+                                f"bilinear. Got lhs={set(x_ur)}, rhs={set(y_ur)}")
+    if x_ur and x_ur != _reduced_of(y):
+        raise ShardingTypeError(f"RHS should be reduced along the same axes LHS is "
+                                f"unreduced on. Got lhs={_type_text(x)} and "
+                                f"rhs={_type_text(y)}")
+    if y_ur and y_ur != _reduced_of(x):
+        raise ShardingTypeError(f"LHS should be reduced along the same axes RHS is "
+                                f"unreduced on. Got lhs={_type_text(x)} and "
+                                f"rhs={_type_text(y)}")
+
+
 def apply_unreduced(opcls, args, params):
-    """An eager op with an unreduced operand: per device where the op is linear and the
-    operands allow it; JAX's NotImplementedError otherwise."""
+    """An eager op with an unreduced operand, by JAX's unreduced rules: per device where
+    the op is linear in it (add of alike unreduced arrays, mul by a value reduced over
+    the axes, reduce_sum, casts, structural ops of unsplit blocks); JAX's errors
+    otherwise."""
     from mjax.core import bind
     name = opcls.primitive
-    arrays = [x for x in args if is_unreduced(x)]
-    sharding = arrays[0]._sharding
-    if name in _ELEMENTWISE_LINEAR:
-        if not all(is_unreduced(x) and x._sharding == sharding and x.shape == arrays[0].shape
-                   for x in args):
-            raise NotImplementedError(
-                f"{name} of an unreduced array and one that is not unreduced the same way "
-                f"({', '.join(repr(getattr(x, 'sharding', None)) for x in args)})")
-    elif name in _STRUCTURAL_LINEAR:
-        if len(args) != 1 or any(_positional(sharding, arrays[0].ndim)):
+    first = next(x for x in args if is_unreduced(x))
+    sharding = first._sharding
+    positional = _positional(sharding, first.ndim)
+    out_positional = positional
+    if name in _ADDS:
+        _check_add(name, args)
+    elif name == "mul":
+        _check_mul(args)
+    if name in _ADDS or name == "mul":
+        for x in args:
+            if not (type(x) is Array and isinstance(x._sharding, NamedSharding) and
+                    x._sharding.mesh == sharding.mesh and x.shape == first.shape and
+                    _positional(x._sharding, x.ndim) == positional):
+                raise NotImplementedError(f"{name} of an unreduced array and an operand "
+                                          f"of another shape or layout")
+    elif name == "reduce_sum":
+        axes = set(params["axes"])
+        if any(positional[d] for d in axes):
+            raise NotImplementedError("reduce_sum of an unreduced array over dimensions "
+                                      "also split over mesh axes")
+        out_positional = [p for d, p in enumerate(positional) if d not in axes]
+    elif name in _STRUCTURAL:
+        if any(positional):
             raise NotImplementedError(f"unreduced rule for {name} of an array also split "
                                       f"along its dimensions is not implemented")
-    elif name not in _UNARY_LINEAR or len(args) != 1:
+        out_positional = None
+    elif name not in _CASTS:
         raise NotImplementedError(f"unreduced rule for {name} is not implemented. {_ISSUE}")
     bufs = [_buffers(x) for x in args]
-    block = sharding.shard_shape(arrays[0].shape)
     parts, out = {}, None
     for dev in _local_devices(sharding):
-        blocks = [Array(b[dev], ShapedArray(block, x.dtype, x.aval.weak_type))
+        blocks = [Array(b[dev], ShapedArray(x._sharding.shard_shape(x.shape), x.dtype,
+                                            x.aval.weak_type))
                   for b, x in zip(bufs, args)]
         with config.override(jax_default_device=dev):
             out = bind(opcls, *blocks, **params)
         parts[dev] = np.asarray(out)
-    if name in _STRUCTURAL_LINEAR:
-        spec = PartitionSpec(*[None] * out.ndim, unreduced=sharding.spec.unreduced)
-        sharding = NamedSharding(sharding.mesh, spec)
-        shape = out.shape
-    else:
-        shape = arrays[0].shape
-    return [from_partials(parts, shape, out.dtype, sharding, out.aval.weak_type)]
+    if out_positional is None:
+        out_positional = [()] * out.ndim
+    spec = PartitionSpec(*[_entry(a) for a in out_positional],
+                         unreduced=sharding.spec.unreduced)
+    out_sharding = NamedSharding(sharding.mesh, spec)
+    shape = tuple(n * math.prod(sharding.mesh.shape[a] for a in axes)
+                  for n, axes in zip(out.shape, out_positional))
+    return [from_partials(parts, shape, out.dtype, out_sharding, out.aval.weak_type)]
 
 
-__all__ = ["is_unreduced", "unreduced_of", "device_put_unreduced", "local_dot_general",
+__all__ = ["keep_reduced", "is_unreduced", "unreduced_of", "device_put_unreduced", "local_dot_general",
            "apply_unreduced", "local_contractions", "sum_of_partials"]

@@ -146,13 +146,14 @@ def _unwrapping(fn):
 
 
 def _unreduced_call(args, kwargs) -> bool:
-    """An out_sharding unreduced over mesh axes, or an unreduced argument: eager ops run
-    those one at a time (jit refuses unreduced arrays)."""
+    """An out_sharding unreduced over mesh axes, or an unreduced or reduced argument:
+    eager ops run those one at a time (jit refuses unreduced arrays; each op keeps
+    reduced axes as JAX's rules do)."""
     out = kwargs.get("out_sharding")
     if out is not None and getattr(getattr(out, "spec", out), "unreduced", None):
         return True
     return any(type(a) is Array and getattr(a._sharding, "spec", None) is not None and
-               a._sharding.spec.unreduced for a in args)
+               (a._sharding.spec.unreduced or a._sharding.spec.reduced) for a in args)
 
 
 def fused_when_eager(fn):
