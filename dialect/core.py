@@ -25,6 +25,7 @@ from mjax.dialect import attributes as A
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
 
 OPS: dict[str, type["JaxprOp"]] = {}
+_INFERRED: dict = {}   # (op class, operand types, *operand avals) -> inferred result avals
 _PARAMS: dict = {}   # (op class, its attributes) -> checked params made of immutable parts
 
 
@@ -129,6 +130,27 @@ class JaxprOp(ir.OpView):
                       ) -> tuple[ShapedArray, ...]:
         """Operand count, attribute kinds (unless `params_checked`: they come from
         `check_params`), then the op's own rule; InferError on failure."""
+        if not params and not cls.attributes:
+            # (Ops without attributes on plain ShapedArrays, most ops of a program: the
+            # rule depends on the avals alone, and passes and tracing ask again and again.)
+            key = (cls, tuple(map(type, avals)), *avals)
+            try:
+                hit = _INFERRED.get(key)
+            except Exception:     # (an unhashable or inconclusive symbolic dimension)
+                hit = key = None
+            if hit is not None:
+                return hit
+            out = cls._infer_checked(avals, params, params_checked)
+            if key is not None and all(t is ShapedArray for t in key[1]) and \
+                    all(type(a) is ShapedArray for a in out):
+                if len(_INFERRED) >= 4096:
+                    _INFERRED.clear()
+                _INFERRED[key] = out
+            return out
+        return cls._infer_checked(avals, params, params_checked)
+
+    @classmethod
+    def _infer_checked(cls, avals, params, params_checked):
         cls.check_operand_count(len(avals))
         if not params_checked:
             params = cls.check_params(params)

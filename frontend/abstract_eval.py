@@ -3,12 +3,38 @@ included, with the user's line on bad operands. Tracing and eager mode both ask 
 from __future__ import annotations
 
 from mjax.dialect.core import InferError
+from mjax.dialect.types import ShapedArray
 from mjax.source_info import describe_location, user_location
+
+# (op class, weak, operand avals) -> result avals, for ops without attributes on plain
+# ShapedArrays (elementwise ops, most of a traced program): their rule depends on the
+# avals alone, and tracing asks the same question again and again.
+_INFERRED: dict = {}
+_MAX_INFERRED = 4096
 
 
 def infer_avals(opcls, avals, params, weak=None):
     """(checked params, result avals with weak types) for binding `opcls`; TypeError with
     the user's line on bad operands."""
+    if not params and not opcls.attributes:
+        key = (opcls, weak, tuple(map(type, avals)), *avals)
+        try:
+            hit = _INFERRED.get(key)
+        except Exception:      # (an unhashable or inconclusive symbolic dimension)
+            hit = key = None
+        if hit is not None:
+            return {}, list(hit)
+        params, out = _infer_avals(opcls, avals, params, weak)
+        if key is not None and all(t is ShapedArray for t in key[2]) and \
+                all(type(a) is ShapedArray for a in out):
+            if len(_INFERRED) >= _MAX_INFERRED:
+                _INFERRED.clear()
+            _INFERRED[key] = tuple(out)
+        return params, out
+    return _infer_avals(opcls, avals, params, weak)
+
+
+def _infer_avals(opcls, avals, params, weak):
     try:
         params = opcls.check_params(params)
         out_avals = opcls.infer_checked([a.strip_weak_type() for a in avals], params,

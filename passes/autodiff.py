@@ -28,6 +28,7 @@ from mjax.passes.expansion import Expander, lower_bwd_rules, lower_custom_calls
 from mjax.passes.ir_util import nested_ops, reachable_functions
 from mjax.passes.reverse_mode import LinearizeInfo, VjpInfo
 from mjax.passes.rules.tables import EXPAND
+from mjax.passes.user_primitives import lower_user_primitives
 
 EXPAND[T.JvpOp] = forward_mode.expand_jvp_op
 EXPAND[T.VjpOp] = reverse_mode.expand_vjp_op
@@ -43,7 +44,12 @@ def expand_transforms(module, only=None, lower_leftovers: bool = True) -> Expand
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
         ex.expand_all(frozenset(only) if only is not None else None)
-        if lower_leftovers:
+        if not ex.rules_run and not ex.custom_seen:
+            # (expand_all looked at every op of every function and changed nothing:
+            # there is no custom call to lower, so no walk of the module for them)
+            if lower_leftovers:
+                lower_user_primitives(ex)
+        elif lower_leftovers:
             lower_custom_calls(ex)
         elif only is None:
             lower_custom_calls(ex, bwd_only=True)

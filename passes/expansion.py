@@ -25,7 +25,7 @@ from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
 from mjax.passes.custom_rules import bwd_part, materialize
 from mjax.passes.derived import DerivedTable
-from mjax.passes.ir_util import (FunctionTable, callee_of, nested_ops, reachable_functions,
+from mjax.passes.ir_util import (FunctionTable, nested_ops, reachable_functions,
                                  replace_op)
 from mjax.passes.registry import op_error
 from mjax.passes.rules.tables import EXPAND
@@ -53,6 +53,10 @@ EXPAND.update({
 })
 
 
+# The ops _lower_custom_calls rewrites.
+_CUSTOM_CALLS = (T.CustomJvpCallOp, T.CustomVjpCallOp, T.CheckpointOp, T.CustomVjpBwdOp)
+
+
 class Expander:
     """Expansion over one module: its functions, derived functions and per-pass state."""
 
@@ -62,6 +66,10 @@ class Expander:
         self.derived = DerivedTable(self.fns)
         self.state: dict = {}          # per-transformation helpers (e.g. the batcher)
         self._done: set = set()
+        # What expand_function met: a rule that may have changed the module (not KEEP),
+        # and custom_jvp/custom_vjp/checkpoint ops (lower_custom_calls' business).
+        self.rules_run = False
+        self.custom_seen = False
 
     def expand_function(self, name: str, only: frozenset | None = None) -> None:
         """Expands the transformation ops in @name whose class is in `only` (default:
@@ -70,13 +78,20 @@ class Expander:
         if key in self._done:
             return
         self._done.add(key)
-        for op in nested_ops(self.fns.get(name)):
-            cls = OPS.get(op.name)    # (an op's class from its name: no OpView made)
+        fns = self.fns
+        for op in nested_ops(fns.get(name)):
+            op_name = op.name
+            cls = OPS.get(op_name)    # (an op's class from its name: no OpView made)
             if cls is None or not issubclass(cls, T.TransformOp):
-                callee = callee_of(op)
-                if callee is not None and callee in self.fns:
-                    self.expand_function(callee, only)
+                # (callee_of, with the op's name read once: this runs for every op)
+                if op_name == "func.call" or (op_name.startswith("jaxpr.")
+                                              and "callee" in op.attributes):
+                    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                    if callee in fns:
+                        self.expand_function(callee, only)
                 continue
+            if issubclass(cls, _CUSTOM_CALLS):
+                self.custom_seen = True
             view = op.opview
             rule = EXPAND.get(cls)
             if rule is None:
@@ -88,6 +103,8 @@ class Expander:
                 if params[attr] is not None:    # (rules known by a handle: not traced)
                     self.expand_function(str(params[attr]), only)
             if only is None or cls in only:
+                if rule is not KEEP:
+                    self.rules_run = True
                 rule(self, op)
 
     def expand_all(self, only: frozenset | None = None) -> None:
@@ -127,6 +144,9 @@ def lower_bwd_rules(expander: Expander, roots) -> None:
 def _lower_custom_calls(expander: Expander, names, used: set, calls: bool) -> None:
     for name in names:
         for op in nested_ops(expander.fns.get(name)):
+            cls = OPS.get(op.name)    # (the OpView only for the ops looked into)
+            if cls is None or not issubclass(cls, _CUSTOM_CALLS):
+                continue
             view = op.opview
             if calls and isinstance(view, (T.CustomJvpCallOp, T.CustomVjpCallOp,
                                            T.CheckpointOp)):

@@ -49,12 +49,14 @@ def nested_ops(op: ir.Operation) -> list[ir.Operation]:
     """The ops inside `op`'s regions (or an ir.Module's), at any depth (pre-order), not
     `op` itself; a list, safe to mutate the IR over."""
     ops = []
+    append, advance = ops.append, ir.WalkResult.ADVANCE   # (locals: one call per op)
 
     def visit(inner):
-        ops.append(inner)
-        return ir.WalkResult.ADVANCE
+        append(inner)
+        return advance
     op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return ops[1:]
+    del ops[0]
+    return ops
 
 
 # ---- symbol references ------------------------------------------------------------------

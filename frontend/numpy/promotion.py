@@ -273,6 +273,9 @@ _TRACED_FLOATS = frozenset(map(_onp.dtype, [_onp.float16, _onp.float32, _onp.flo
                                             _dt.bfloat16]))
 
 
+_SCALAR_VALUES: dict = {}
+
+
 def _traced_float_with_scalar(args, broadcast):
     """[tracer, literal] (in the operands' order) for a traced, strongly typed float array
     and a Python int/float: the result type is the array's, so the scalar becomes a
@@ -292,12 +295,25 @@ def _traced_float_with_scalar(args, broadcast):
     av = t.aval
     if type(av) is not _ShapedArray or av.weak_type or av.dtype not in _TRACED_FLOATS:
         return None
-    value = _onp.asarray(v).astype(av.dtype)
-    if broadcast and av.shape:
-        try:
-            value = _onp.broadcast_to(value, av.shape)
-        except TypeError:   # (symbolic dimensions: the general path broadcasts)
-            return None
+    # (The read-only value is made once per scalar, dtype and shape: a traced program
+    # repeats its few constants. The sign is in the key: 0.0 == -0.0.)
+    key = (tv, v, math.copysign(1.0, v), av.dtype, av.shape if broadcast else ())
+    try:
+        value = _SCALAR_VALUES.get(key)
+    except Exception:       # (an inconclusive symbolic dimension)
+        value, key = None, None
+    if value is None:
+        value = _onp.asarray(v).astype(av.dtype)
+        if broadcast and av.shape:
+            try:
+                value = _onp.broadcast_to(value, av.shape)
+            except TypeError:   # (symbolic dimensions: the general path broadcasts)
+                return None
+        value.flags.writeable = False
+        if key is not None:
+            if len(_SCALAR_VALUES) >= 1024:
+                _SCALAR_VALUES.clear()
+            _SCALAR_VALUES[key] = value
     literal = lax._LiteralArray(value, False)
     return [literal, t] if first else [t, literal]
 
