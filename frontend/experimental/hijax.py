@@ -8,6 +8,9 @@ libraries which *define* hijax types and primitives at import time but use them 
 asked (flax.nnx's `Variable`, behind `flax_hijax_variable`, off by default) import and run
 on their ordinary path. Using a hi type or binding a `HiPrimitive` raises
 NotImplementedError naming what is missing.
+
+`VJPHiPrimitive` (user-defined primitives over ordinary arrays, JAX's custom-derivatives
+page) works: see mjax.experimental.hijax_vjp.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from mjax.core import AbstractValue, ShapedArray
 from mjax.primitive import UndefinedPrimal, Zero
 from mjax.ref import AbstractRef
 from mjax.experimental.pallas.ref import Ref as TransformedRef  # a ref seen through indexers
+from mjax.experimental.hijax_vjp import VJPHiPrimitive
 
 _MISSING = ("mjax does not implement JAX's hijax machinery (high-level types lowered to "
             "arrays during tracing)")
@@ -138,21 +142,6 @@ class HiPrimitive:
 
     def bind(self, *args, **params):
         raise NotImplementedError(f"binding the hijax primitive {self.name!r}: {_MISSING}")
-
-
-class VJPHiPrimitive:
-    """Base class of a hijax primitive defined by its forward and VJP (JAX's
-    VJPHiPrimitive); calling one raises NotImplementedError in mjax."""
-    params: dict = {}
-
-    def __init__(self):
-        for attr in ("in_avals", "out_aval", "params"):
-            if not hasattr(self, attr):
-                raise AttributeError(f"subclass __init__ should set `self.{attr}`")
-
-    def __call__(self, *args):
-        raise NotImplementedError(f"calling the hijax primitive {type(self).__name__}: "
-                                  f"{_MISSING}")
 
 
 def register_hitype(val_cls: type, typeof_fn) -> None:
