@@ -36,6 +36,7 @@ class Array(ArrayMethods):
     @property
     def format(self) -> Format:
         """Its layout in device memory with its sharding. JAX: jax.Array.format."""
+        self._check_alive()
         return Format(buffer_layout(self._buf), self.sharding)
 
     def devices(self):

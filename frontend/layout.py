@@ -122,8 +122,11 @@ class Format:
 
 # ---- layouts of buffers ----------------------------------------------------------------
 def buffer_layout(buf) -> Layout | None:
-    """The layout of a device buffer (None where its backend reports none)."""
+    """The layout of a device buffer (None where its backend reports none, or it is
+    deleted: reading a deleted buffer's layout crashes the process)."""
     try:
+        if buf.is_deleted():
+            return None
         return Layout.from_pjrt_layout(buf._pjrt_layout)
     except Exception:  # noqa: BLE001 - IREE buffers, deleted buffers
         return None
@@ -350,11 +353,15 @@ def check_jit_args(layouts, dyn_args, leaves) -> None:
                 not hasattr(x, "_buf"):
             continue
         have = buffer_layout(x._buf)
-        if have is not None and not isinstance(layout, AutoLayoutSingleton) and \
-                not same_layout(layout, have):
+        if have is not None and not same_layout(layout, have):
+            auto = (" The layout given to `jax.jit` is `Layout.AUTO` but the corresponding "
+                    "argument passed is a `jax.Array` with a concrete layout. Consider "
+                    "passing a `jax.ShapeDtypeStruct` instead of `jax.Array` as an argument "
+                    "to the jitted function  when using `Layout.AUTO`."
+                    if isinstance(layout, AutoLayoutSingleton) else "")
             raise ValueError(f"Layout passed to jit does not match the layout on the "
                              f"respective arg. Got jit layout: {layout},\narg layout: "
-                             f"{have} for arg type: {x.aval}.")
+                             f"{have} for arg type: {x.aval}.{auto}")
 
 
 def mark_laid_out(arrays) -> None:

@@ -276,8 +276,11 @@ class Executable:
         out = list(buffers)
         for i, (b, layout) in enumerate(zip(buffers, want)):
             try:
+                # (a deleted buffer's layout crashes the process: execute explains it)
+                if b.is_deleted():
+                    continue
                 have = b._pjrt_layout
-            except Exception:  # noqa: BLE001 - other backends' buffers, deleted buffers
+            except Exception:  # noqa: BLE001 - other backends' buffers
                 continue
             if have != layout:
                 out[i] = self.backend.relayout(
@@ -380,6 +383,8 @@ class XlaBackend:
         """`buf`'s values in a buffer laid out `minor_to_major` (XLA's order of
         dimensions, fastest-varying first) on the same device: an identity program whose
         parameter and result layouts differ, which XLA compiles into a transposing copy."""
+        if buf.is_deleted():    # (its layout cannot be read)
+            raise RuntimeError("Array has been deleted.")
         devices = self.buffer_devices(buf)
         minor_to_major = tuple(int(d) for d in minor_to_major)
         have = tuple(buf._pjrt_layout._xla_layout().minor_to_major())

@@ -261,3 +261,43 @@ def test_layouts_over_several_devices():
     with pytest.raises(NotImplementedError, match="several devices"):
         mjax.device_put(x8, Format(Layout((1, 0)), mjax.sharding.NamedSharding(
             mesh, mjax.sharding.PartitionSpec("x"))))
+
+
+def test_auto_layout_and_committed_arguments_as_jax(jx):
+    jax, jl, _ = jx
+    f = mjax.jit(lambda x: x * 2, in_shardings=Format(Layout.AUTO),
+                 out_shardings=Format(Layout.AUTO))
+    g = jax.jit(lambda x: x * 2, in_shardings=jl.Format(jl.Layout.AUTO),
+                out_shardings=jl.Format(jl.Layout.AUTO))
+    for ours, theirs in [(A, A), (jnp.asarray(A), jax.numpy.asarray(A))]:
+        assert repr(f(ours).format) == repr(g(theirs).format)
+    with pytest.raises(ValueError) as theirs:
+        g(jax.device_put(A, jax.devices()[0]))
+    with pytest.raises(ValueError) as ours:
+        f(mjax.device_put(A, mjax.devices()[0]))
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_formats_of_a_program_without_layouts_match_jax(jx):
+    jax = jx[0]
+    for fun in (lambda x: x.T, lambda x: {"a": x, "b": (x[0], 2 * x)}):
+        ours, theirs = mjax.jit(fun).lower(A).compile(), jax.jit(fun).lower(A).compile()
+        assert repr(ours.input_formats) == repr(theirs.input_formats)
+        assert repr(ours.output_formats) == repr(theirs.output_formats)
+
+
+def test_deleted_arrays_once_layouts_are_in_use():
+    # Once a layout is in use, every execution reads its arguments' layouts; a deleted
+    # one (whose layout jaxlib cannot read) still gets the usual errors.
+    mjax.device_put(A, col())
+    f = mjax.jit(lambda v: v + 1)
+    for fast in (True, False):
+        x = jnp.asarray(A)
+        f(x), f(x)
+        x.delete()
+        with pytest.raises((RuntimeError, ValueError), match="deleted"):
+            f(x) if fast else f._call((x,), {})
+        with pytest.raises(RuntimeError, match="deleted"):
+            x + 1
+        with pytest.raises(RuntimeError, match="deleted"):
+            x.format
