@@ -278,3 +278,24 @@ def test_reduced_axes_kept_as_jax(meshes, op):
             got[lib.__name__] = (str(lib.typeof(out)).lstrip("~"), np.asarray(out))
     assert got["mjax"][0] == got["jax"][0]
     np.testing.assert_allclose(got["mjax"][1], got["jax"][1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", [P("X", None), P(None, None, reduced={"X"}), P(None, "X")],
+                         ids=str)
+def test_reshard_unreduced_to_other_layouts(meshes, target):
+    """The all-reduce lands in any layout without unreduced axes (reduce-scatter-like
+    targets too), as jax's reshard does."""
+    got = {}
+    for lib, jnp_, mesh in ((mjax, jnp, meshes[0]), (jax, jjnp, meshes[1])):
+        with lib.set_mesh(mesh):
+            a, b = operands(lib, jnp_)
+            c = jnp_.einsum("ij,jk->ik", a, b, out_sharding=lib.P(None, None, unreduced={"X"}))
+            spec = lib.P(*target, reduced=target.reduced)
+            out = lib.reshard(c, spec)
+            got[lib.__name__] = (str(lib.typeof(out)).lstrip("~"), np.asarray(out),
+                                 shards(out))
+    host = np.arange(4.).reshape(2, 2) @ np.arange(4., 8.).reshape(2, 2)
+    assert got["mjax"][0] == got["jax"][0]
+    np.testing.assert_allclose(got["mjax"][1], host)
+    for k, v in got["jax"][2].items():
+        np.testing.assert_allclose(got["mjax"][2][k], v)
