@@ -101,7 +101,9 @@ def apply_eager(opcls, args, avals, params, weak=None):
                     return APPLY_SHARDED(opcls, args, params)
             bufs = [x._buf if type(x) is Array else device_buffer(x, a)
                     for x, a in zip(args, avals)]
-            run = None   # (execute: it copies a buffer in another layout into the default)
+            match = getattr(exe, "match_layouts", None)   # (arrays in other layouts:
+            if match is not None:                         # copied into the default one)
+                bufs = match(bufs)
             break
         bufs.append(x._buf)
     if dev is not None:

@@ -214,8 +214,7 @@ class Executable:
 
     def execute(self, buffers: list) -> list:
         """Runs on device buffers (jaxlib arrays); returns output buffers."""
-        if _LAYOUTS_IN_USE[0]:
-            buffers = self._match_layouts(buffers)
+        buffers = self.match_layouts(buffers)
         try:
             results = self.loaded.execute_sharded(buffers)
         except TypeError:
@@ -264,10 +263,13 @@ class Executable:
         except Exception:  # noqa: BLE001
             return None
 
-    def _match_layouts(self, buffers: list) -> list:
+    def match_layouts(self, buffers: list) -> list:
         """`buffers`, each one whose layout is not the parameter's copied into it. (PJRT
         CPU runs an executable on buffers of another layout without a word, reading the
-        elements in the wrong order; JAX relays out such arguments the same way.)"""
+        elements in the wrong order; JAX relays out such arguments the same way.) Free
+        until some program uses a non-default layout."""
+        if not _LAYOUTS_IN_USE[0]:
+            return buffers
         want = self.__dict__.get("_param_layouts", False)
         if want is False:
             want = self._param_layouts = self.parameter_layouts()
@@ -525,7 +527,7 @@ class XlaBackend:
 
 
 # Whether some program has run with non-default layouts: from then on every execution
-# checks that its arguments are laid out as its parameters (see _match_layouts).
+# checks that its arguments are laid out as its parameters (see match_layouts).
 _LAYOUTS_IN_USE = [False]
 
 
