@@ -77,6 +77,13 @@ def source_of(handle: str):
         return source
 
 
+def has_jvp_rule(op) -> bool:
+    """Whether a custom_vjp call's Python rules also trace a "jvp" part (a hijax
+    primitive defining both its VJP and its JVP: forward mode then uses the JVP)."""
+    source = source_of(str(op.opview.params.get("rule") or ""))
+    return bool(getattr(getattr(source, "custom", None), "has_jvp_rule", False))
+
+
 ZERO_RESULTS = "mjax.symbolic_zero_tangents"
 
 
@@ -184,5 +191,5 @@ def derive(base: str, key: str, make) -> str:
     return key
 
 
-__all__ = ["MARK", "derive", "mark", "materialize", "register", "rule_function",
+__all__ = ["MARK", "derive", "has_jvp_rule", "mark", "materialize", "register", "rule_function",
            "source_of"]

@@ -27,7 +27,7 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
-from mjax.passes.custom_rules import (bwd_part, materialize, rule_function,
+from mjax.passes.custom_rules import (bwd_part, has_jvp_rule, materialize, rule_function,
                                       symbolic_zero_results)
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, dependent_results, entry_block,
@@ -223,6 +223,9 @@ def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
         return jvp.copy(op, pairs)
     _check_closed_over_tangents(op, ts)
     callee = callee_of(op)
+    if not jvp.linearize and has_jvp_rule(op):
+        # (a hijax primitive with both rules: forward mode uses its jvp, as JAX's)
+        return _custom_jvp_call_jvp(jvp, op, pairs)
     if not jvp.linearize:
         raise CustomVjpJvpError(op, f"'{op.operation.name}' op cannot apply forward-mode "
                                     f"autodiff (jvp) to the custom_vjp function @{callee}; "

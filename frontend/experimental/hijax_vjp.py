@@ -192,8 +192,11 @@ class VJPHiPrimitive:
             return self.expand(*args)
         expand.__name__ = expand.__qualname__ = type(self).__name__
         if _overrides(self, "vjp_fwd"):
-            fn = custom_vjp(expand)
+            fn = _CustomVJPWithJVP(expand)
             fn.defvjp(self._fwd_rule, self._bwd_rule, symbolic_zeros=True)
+            if _overrides(self, "jvp") or _overrides(self, "lin"):
+                fn.jvp_companion = custom_jvp(expand)
+                fn.jvp_companion.defjvp(self._jvp_rule)
         else:
             fn = custom_jvp(expand)
             fn.defjvp(self._jvp_rule)
@@ -243,6 +246,19 @@ class VJPHiPrimitive:
     def __eq__(self, other):
         return (type(self) is type(other) and self.params == other.params
                 and self.effects == other.effects)
+
+
+class _CustomVJPWithJVP(custom_vjp):
+    """A custom_vjp whose forward mode (a jvp that is not transposed later) uses a
+    custom_jvp rule, when the primitive has one (passes/custom_rules.has_jvp_rule)."""
+    jvp_companion = None
+
+    @property
+    def has_jvp_rule(self) -> bool:
+        return self.jvp_companion is not None
+
+    def _later_jvp(self, call, module, zeros=()) -> str:
+        return self.jvp_companion._later_jvp(call, module, zeros)
 
 
 def _is_primal(x) -> bool:

@@ -37,6 +37,12 @@ def _prims(lib):
             x_dim, y_dim = in_dims
             return y_dim if x_dim is None else x_dim
 
+    class Both(SinTimesY):
+        """Both rules; the jvp deliberately scaled by 10 so the test sees which runs."""
+        def jvp(self, primals, tangents):
+            (x, y), (x_dot, y_dot) = primals, tangents
+            return self(x, y), 10. * (jnp.cos(x) * x_dot * y + jnp.sin(x) * y_dot)
+
     class Clip(hijax.VJPHiPrimitive):
         """Identity whose cotangent is clipped: grad differs from the expand's."""
         def __init__(self, lo_aval, hi_aval, x_aval):
@@ -137,7 +143,7 @@ def _prims(lib):
 
     def call(cls, *args, **kw):
         return cls(*[api.tree.map(api.typeof, a) for a in args], **kw)(*args)
-    return api, jnp, dict(SinTimesY=SinTimesY, Clip=Clip, Sin=Sin, LinSin=LinSin, Scale=Scale,
+    return api, jnp, dict(SinTimesY=SinTimesY, Both=Both, Clip=Clip, Sin=Sin, LinSin=LinSin, Scale=Scale,
                           Noisy=Noisy, Tree=Tree), call
 
 
@@ -173,6 +179,20 @@ def test_jvp_rule_is_used():
         return api.jvp(f, (1.,), (1.,))
     y, t = _both(run)
     np.testing.assert_allclose(t, 3 * np.cos(1.), rtol=1e-6)
+
+
+def test_jvp_and_vjp_rules_each_in_their_mode():
+    def run(api, jnp, P, call):
+        f = lambda x, y: call(P["Both"], x, y)
+        y, t = api.jvp(f, (2., 3.), (1., 0.))
+        jit_t = api.jit(lambda x: api.jvp(f, (x, 3.), (1., 0.))[1])(2.)
+        return (y, t, jit_t, api.grad(f)(2., 3.),
+                api.grad(lambda x: api.jvp(f, (x, 3.), (1., 0.))[1])(2.),
+                api.vmap(lambda x: api.jvp(f, (x, 3.), (1., 0.)))(jnp.arange(3.)))
+    y, t, jit_t, g, gt, _ = _both(run)
+    np.testing.assert_allclose([t, jit_t, g, gt],
+                               [30 * np.cos(2.), 30 * np.cos(2.), 3 * np.cos(2.),
+                                -30 * np.sin(2.)], rtol=1e-5)
 
 
 def test_lin_rule_is_used():
