@@ -307,10 +307,25 @@ _JAX_PARAMS = {
     "iota": lambda op, p: ("iota", {"sharding": "None", **p}),
     "dot_general": _dot_general_params,
     "dim_as_value": lambda op, p: ("dim_as_value", {"dim": p["dim"]}),  # (dtype: the type's)
+    # a custom call of a hijax primitive: JAX's call_hi_primitive equation
+    "custom_vjp_call": lambda op, p: _custom_call(op, "custom_vjp_call", p),
+    "custom_jvp_call": lambda op, p: _custom_call(op, "custom_jvp_call", p),
     # a user-defined primitive: its own name and parameters (mjax/primitive.py)
     "custom_primitive": lambda op, p: (decode(op.attributes["name"]), dict(
         decode(op.attributes["params"])) if "params" in op.attributes else {}),
 }
+
+
+def _custom_call(op, name: str, params: dict) -> tuple:
+    """(name, params) of a custom call: those its custom function gives as
+    `jaxpr_equation` (mjax.experimental.hijax_vjp), else its own."""
+    from mjax.passes import custom_rules
+    if "rule" in op.attributes:
+        source = custom_rules.source_of(str(decode(op.attributes["rule"])))
+        shown = getattr(getattr(source, "custom", None), "jaxpr_equation", None)
+        if shown is not None:
+            return shown
+    return name, params
 
 
 def _broadcast_dims(dims) -> dict:

@@ -200,6 +200,8 @@ class VJPHiPrimitive:
         else:
             fn = custom_jvp(expand)
             fn.defjvp(self._jvp_rule)
+        # (how a jaxpr prints the call: mjax.pretty)
+        fn.jaxpr_equation = ("call_hi_primitive", {"_prim": repr(self)})
         self.__dict__["_mjax_custom"] = fn
         return fn
 

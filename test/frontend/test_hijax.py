@@ -261,3 +261,13 @@ def test_missing_rules_raise():
             def __init__(self):
                 super().__init__()
         Bad()
+
+
+def test_jaxpr_shows_call_hi_primitive():
+    texts = {}
+    for lib in LIBS:
+        api, jnp, P, call = _prims(lib)
+        f = lambda x, y: call(P["Scale"], x, y, k=2.)
+        texts[lib] = str(api.jit(f).trace(2., 3.).jaxpr)
+    assert "call_hi_primitive[_prim=Scale[{'k': 2.0}]] a b" in texts["jax"]
+    assert texts["mjax"] == texts["jax"]
