@@ -15,7 +15,6 @@ tiled layouts. The runtime copies an argument whose layout is not its parameter'
 (runtime/xla.py: PJRT CPU would read it in the wrong order)."""
 from __future__ import annotations
 
-import numpy as np
 from jaxlib.mlir import ir
 
 from mjax import trace_trees, tree_util
@@ -132,28 +131,12 @@ def buffer_layout(buf) -> Layout | None:
         return None
 
 
-def default_layout(shape, dtype, device=None) -> Layout | None:
-    """XLA's default layout of an array of `shape` and `dtype` on `device`."""
-    backend = get_backend()
-    client = getattr(backend, "client", None)
-    if client is None:
-        return None
-    device = device or backend.devices()[0]
-    return Layout.from_pjrt_layout(client.get_default_layout(np.dtype(dtype),
-                                                             tuple(shape), device))
-
-
 def same_layout(user, actual) -> bool:
     """Whether a layout the user wrote is `actual` (the tiling only when the user gave
     one, as JAX compares them)."""
     if isinstance(user, Layout) and not user.tiling and isinstance(actual, Layout):
         return user.major_to_minor == actual.major_to_minor
     return user == actual
-
-
-def is_default(layout, shape, dtype) -> bool:
-    return layout is None or (isinstance(layout, Layout) and
-                              same_layout(layout, default_layout(shape, dtype)))
 
 
 def relayout(buf, layout: Layout):
