@@ -696,6 +696,9 @@ class Jitted:
         donation = (tuple(self.donate_argnums), self._donated_leaves(args, dyn_kwargs))
         stage = Traced(traced, self._name, layout, self._user_passes(), donation)
         stage._layouts = self._layouts   # (Formats given: mjax/layout.py)
+        if self._layouts is not None:    # (the names its layout errors use)
+            traced.arg_names = layout_api.arg_names(self.fun, traced.in_tree,
+                                                    bool(self.static_argnums))
         return stage
 
     def lower(self, *args, **kwargs):

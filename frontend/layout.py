@@ -15,6 +15,8 @@ tiled layouts. The runtime copies an argument whose layout is not its parameter'
 (runtime/xla.py: PJRT CPU would read it in the wrong order)."""
 from __future__ import annotations
 
+import inspect
+
 from jaxlib.mlir import ir
 
 from mjax import trace_trees, tree_util
@@ -304,16 +306,37 @@ def executable_formats(exe, shardings, n, outputs: bool) -> list:
     return [Format(layout, s) for layout, s in zip(layouts, shardings)]
 
 
-def check_compiled_args(leaves, exe, avals, in_tree) -> None:
+def arg_names(fun, in_tree, static: bool) -> list[str]:
+    """JAX's names of the argument leaves of a call of `fun` (x, x['w'], kw), as its
+    errors name them; `args[0]`-style paths where the signature cannot tell (static
+    arguments shift the positions)."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [q.name for q in params if q.kind in (q.POSITIONAL_ONLY,
+                                                        q.POSITIONAL_OR_KEYWORD)]
+    names = []
+    for path, _ in trace_trees.tree_flatten_with_path(tree_util.tree_unflatten(
+            in_tree, list(range(in_tree.num_leaves))))[0]:
+        rest = tree_util.keystr(tuple(path[2:]))
+        if path[0].idx == 1:                       # a keyword argument
+            names.append(str(path[1].key) + rest)
+        elif not static and path[1].idx < len(positional):
+            names.append(positional[path[1].idx] + rest)
+        else:
+            names.append(f"args[{path[1].idx}]" + rest)
+    return names
+
+
+def check_compiled_args(leaves, exe, avals, traced) -> None:
     """JAX's error for a committed array whose layout is not the one a compiled program
     takes (an uncommitted one is copied into it)."""
     wanted = exe.parameter_layouts()
     if not wanted:
         return
     bad = []
-    paths = [("args" if p[0].idx == 0 else "kwargs") + tree_util.keystr(p[1:])
-             for p, _ in trace_trees.tree_flatten_with_path(
-        tree_util.tree_unflatten(in_tree, list(range(len(leaves)))))[0]]
+    paths = getattr(traced, "arg_names", None) or arg_names(None, traced.in_tree, True)
     for x, want, aval, path in zip(leaves, wanted, avals, paths):
         if not getattr(x, "_committed", False) or not hasattr(x, "_buf"):
             continue

@@ -320,7 +320,7 @@ class Compiled(_Signature):
                             f"{[a.str_short() for a in avals]}, but was compiled for "
                             f"{[a.str_short() for a in self._traced.in_avals]}")
         if getattr(self._exe, "custom_layouts", False):
-            layout_api.check_compiled_args(leaves, self._exe, avals, self._traced.in_tree)
+            layout_api.check_compiled_args(leaves, self._exe, avals, self._traced)
         if self._layout is not None:
             return self._call_spmd(leaves, avals)
         if self._const_bufs is None:
