@@ -228,6 +228,9 @@ def _custom_call_batch(batcher, op, vals, dims, b):
     vals = [moveaxis(b, v, d, 0) if d is not None else v for v, d in zip(vals, dims)]
     dims = [None if d is None else 0 for d in dims]
     ins, outs = ex.fns.signature(callee)
+    users = custom_rules.user_batching(ex, op, dims, size, name)
+    if users is not None:     # (a hijax primitive's own `batch`: its results at 0)
+        return ex.call(b, users, vals), [0] * len(outs)
     f, f_dims = batch_function(ex, callee, dims, size, name, True, op)
     p = view.params
     # Rules known only by their handle stay untraced: the batched call gets a handle of

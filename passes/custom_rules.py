@@ -84,6 +84,25 @@ def has_jvp_rule(op) -> bool:
     return bool(getattr(getattr(source, "custom", None), "has_jvp_rule", False))
 
 
+def user_batching(ex, op, dims, axis_size: int, axis_name) -> str | None:
+    """The function a custom call's own Python batching rule (a hijax primitive's
+    `batch`) traces for its operands batched at `dims` (0 or None each), with every
+    result batched at 0; None when the call has no such rule."""
+    source = source_of(str(op.opview.params.get("rule") or ""))
+    tracer = getattr(getattr(source, "custom", None), "batch_tracer", None)
+    if tracer is None:
+        return None
+    before = set(ex.fns.table)
+    name = tracer(source, ex.module, dims, axis_size, axis_name)
+    if name is None:
+        return None
+    for fn_name, fn in functions(ex.module).items():
+        if fn_name not in before:
+            ex.fns.table[fn_name] = fn
+    ex.expand_function(name)
+    return name
+
+
 ZERO_RESULTS = "mjax.symbolic_zero_tangents"
 
 
@@ -192,4 +211,4 @@ def derive(base: str, key: str, make) -> str:
 
 
 __all__ = ["MARK", "derive", "has_jvp_rule", "mark", "materialize", "register", "rule_function",
-           "source_of"]
+           "source_of", "user_batching"]

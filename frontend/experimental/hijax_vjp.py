@@ -200,6 +200,8 @@ class VJPHiPrimitive:
         else:
             fn = custom_jvp(expand)
             fn.defjvp(self._jvp_rule)
+        if _overrides(self, "batch"):
+            fn.batch_tracer = self._trace_batched
         # (how a jaxpr prints the call: mjax.pretty)
         fn.jaxpr_equation = ("call_hi_primitive", {"_prim": repr(self)})
         self.__dict__["_mjax_custom"] = fn
@@ -238,6 +240,32 @@ class VJPHiPrimitive:
             f"must implement `jvp` (forward mode), `lin` and `linearized`, or `vjp_fwd` "
             f"and `vjp_bwd`/`vjp_bwd_retval` (reverse mode)")
 
+    def _trace_batched(self, call, module, dims, axis_size, axis_name):
+        """Traces `batch` for a vmap of a staged call (passes/custom_rules.user_batching):
+        a function of the call's operands, batched at `dims` (0 or None), whose results
+        are batched at 0. None (batch the call as any other) if it has closed-over
+        operands."""
+        if len(call.consts):
+            return None
+        from mjax import numpy as jnp
+        from mjax.ad.custom import _abstract, _trace_into
+        from mjax.dialect import context
+        avals = [a if d is None else a.update(shape=(axis_size, *a.shape))
+                 for a, d in zip(call.in_avals, dims)]
+        axis_data = AxisData(axis_name, axis_size)
+
+        def body(*flat):
+            args = tree_util.tree_unflatten(call.tree, list(flat))
+            in_dims = tree_util.tree_unflatten(call.tree, list(dims))
+            out, out_dims = self.batch(axis_data, args, in_dims)
+            outs = _flatten_checked(self.out_tree, out, f"result of {self}.batch")
+            out_dims = self.out_tree.flatten_up_to(out_dims)
+            return [jnp.broadcast_to(x, (axis_size, *jnp.shape(x))) if d is None
+                    else jnp.moveaxis(x, d, 0) for x, d in zip(outs, out_dims)]
+        with context():
+            return _trace_into(module, body, _abstract(avals),
+                               f"{type(self).__name__}_batched").name
+
     # -- identity ------------------------------------------------------------------------
     def __repr__(self):
         return f"{self.__class__.__name__}[{self.params}]"
@@ -261,6 +289,17 @@ class _CustomVJPWithJVP(custom_vjp):
 
     def _later_jvp(self, call, module, zeros=()) -> str:
         return self.jvp_companion._later_jvp(call, module, zeros)
+
+
+class AxisData:
+    """The vmap a `batch` rule is called for (JAX: batching.AxisData)."""
+
+    def __init__(self, name, size, spmd_name=None, explicit_mesh_axis=None):
+        self.name, self.size = name, size
+        self.spmd_name, self.explicit_mesh_axis = spmd_name, explicit_mesh_axis
+
+    def __repr__(self):
+        return f"AxisData(name={self.name!r}, size={self.size})"
 
 
 def _is_primal(x) -> bool:

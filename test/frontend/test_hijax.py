@@ -110,6 +110,22 @@ def _prims(lib):
             x_acc.accum(self.k * y * g)
             y_acc.accum(self.k * x * g)
 
+    class MatVec(hijax.VJPHiPrimitive):
+        """An own `batch` rule, deliberately scaled by 2 so the test sees it is used."""
+        def __init__(self, A_aval, x_aval):
+            self.in_avals = (A_aval, x_aval)
+            self.out_aval = hijax.ShapedArray((A_aval.shape[0],), A_aval.dtype)
+            self.params = {}
+            super().__init__()
+
+        def expand(self, A, x):
+            return A @ x
+
+        def batch(self, axis_data, args, dims):
+            (A, X), (A_dim, x_dim) = args, dims
+            assert A_dim is None and axis_data.size == X.shape[x_dim]
+            return 2. * (jnp.moveaxis(X, x_dim, 0) @ A.T), 0
+
     class Noisy(hijax.VJPHiPrimitive):
         calls = []
 
@@ -144,7 +160,7 @@ def _prims(lib):
     def call(cls, *args, **kw):
         return cls(*[api.tree.map(api.typeof, a) for a in args], **kw)(*args)
     return api, jnp, dict(SinTimesY=SinTimesY, Both=Both, Clip=Clip, Sin=Sin, LinSin=LinSin, Scale=Scale,
-                          Noisy=Noisy, Tree=Tree), call
+                          Noisy=Noisy, MatVec=MatVec, Tree=Tree), call
 
 
 def _both(run):
@@ -271,3 +287,17 @@ def test_jaxpr_shows_call_hi_primitive():
         texts[lib] = str(api.jit(f).trace(2., 3.).jaxpr)
     assert "call_hi_primitive[_prim=Scale[{'k': 2.0}]] a b" in texts["jax"]
     assert texts["mjax"] == texts["jax"]
+
+
+def test_own_batch_rule_is_used():
+    def run(api, jnp, P, call):
+        A = jnp.arange(6.).reshape(2, 3)
+        xs = jnp.arange(12.).reshape(4, 3)
+        f = lambda A, x: call(P["MatVec"], A, x)
+        return (f(A, xs[0]), api.vmap(f, in_axes=(None, 0))(A, xs),
+                api.vmap(f, in_axes=(None, 1), out_axes=1)(A, xs.T),
+                api.jit(api.vmap(f, in_axes=(None, 0)))(A, xs))
+    one, batched, t, jitted = _both(run)
+    A, xs = np.arange(6.).reshape(2, 3), np.arange(12.).reshape(4, 3)
+    np.testing.assert_allclose(batched, 2 * xs @ A.T)
+    np.testing.assert_allclose(one, A @ xs[0])
