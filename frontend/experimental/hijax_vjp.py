@@ -7,18 +7,25 @@ A call stages the primitive's `expand` as the body of one custom call, so it eva
 what the subclass defines, as JAX 0.10.2's hijax uses them:
 
 - `vjp_fwd` with `vjp_bwd` (accumulators) or `vjp_bwd_retval` (returned cotangents): a
-  custom_vjp. Reverse mode (grad, vjp, linearize's transpose) runs the user's forward with
-  the per-input "nonzero tangent" flags `nzs_in` and the user's residuals, then the
-  backward with one accumulator per input leaf (a `NullAccum` for inputs no cotangent is
-  wanted for). Forward mode (jvp) of such a primitive is an error in mjax even when the
-  subclass also defines `jvp` (mjax stages one rule per call and cannot tell at tracing
-  time whether a differentiation will be transposed).
-- else `jvp`, or `lin` with `linearized`: a custom_jvp (reverse mode transposes it).
+  custom_vjp. Reverse mode (grad, vjp) runs the user's forward with the per-input
+  "nonzero tangent" flags `nzs_in` and the user's residuals, then the backward with one
+  accumulator per input leaf (a `NullAccum` for inputs no cotangent is wanted for).
+  Forward mode (jvp) uses the subclass's `jvp` (or `lin`/`linearized`) if it has one
+  (passes/forward_mode asks custom_rules.has_jvp_rule), else raises as for any
+  custom_vjp; jax.linearize of such a primitive raises too (it evaluates the linear
+  map forward).
+- else `jvp`, or `lin` with `linearized`: a custom_jvp (reverse mode transposes it,
+  where JAX 0.10.2 asks for `vjp_fwd`).
 - neither: differentiating it raises NotImplementedError naming the missing methods.
 
-vmap batches `expand` and the rules as ordinary functions (the same values as JAX's batch
-rules give); a subclass's own `batch`/`batch_dim_rule` is not called, since mjax's
-batching is a pass over the staged IR with no hook for Python batch rules.
+vmap calls the subclass's own `batch` (passes/batching asks custom_rules.user_batching),
+with the batched operands moved to axis 0; with `batch_dim_rule` instead, mjax batches
+`expand` and the rules as any custom call (what JAX's VmapOf computes), after calling
+`batch_dim_rule`; with neither, vmap raises NotImplementedError as JAX does.
+A staged call prints in jaxprs as JAX's `call_hi_primitive[_prim=...]` (mjax.pretty).
+Not implemented: a subclass's `transpose` is never called (mjax transposes the rules
+above); `dce` and `remat` are not consulted; a primitive with `effects` raises
+NotImplementedError when called.
 """
 from __future__ import annotations
 
@@ -177,6 +184,10 @@ class VJPHiPrimitive:
     # -- calling -------------------------------------------------------------------------
     def __call__(self, *args):
         _flatten_checked(self.in_tree, args, f"arguments of {self}")
+        if self.effects:
+            raise NotImplementedError(f"calling the hijax primitive {self}: mjax does not "
+                                      f"implement effectful VJPHiPrimitives (effects "
+                                      f"{set(self.effects)})")
         out = self._custom()(*args)
         _flatten_checked(self.out_tree, out, f"result of {self}")
         return out
@@ -200,8 +211,7 @@ class VJPHiPrimitive:
         else:
             fn = custom_jvp(expand)
             fn.defjvp(self._jvp_rule)
-        if _overrides(self, "batch"):
-            fn.batch_tracer = self._trace_batched
+        fn.batch_tracer = self._trace_batched
         # (how a jaxpr prints the call: mjax.pretty)
         fn.jaxpr_equation = ("call_hi_primitive", {"_prim": repr(self)})
         self.__dict__["_mjax_custom"] = fn
@@ -245,6 +255,12 @@ class VJPHiPrimitive:
         a function of the call's operands, batched at `dims` (0 or None), whose results
         are batched at 0. None (batch the call as any other) if it has closed-over
         operands."""
+        axis_data = AxisData(axis_name, axis_size)
+        if not _overrides(self, "batch"):
+            # (JAX's VmapOf: expand and the rules batched, which mjax's batching of the
+            # call does; batch_dim_rule checks the dims, or raises where JAX does)
+            self.batch_dim_rule(axis_data, tree_util.tree_unflatten(call.tree, list(dims)))
+            return None
         if len(call.consts):
             return None
         from mjax import numpy as jnp
@@ -252,7 +268,6 @@ class VJPHiPrimitive:
         from mjax.dialect import context
         avals = [a if d is None else a.update(shape=(axis_size, *a.shape))
                  for a, d in zip(call.in_avals, dims)]
-        axis_data = AxisData(axis_name, axis_size)
 
         def body(*flat):
             args = tree_util.tree_unflatten(call.tree, list(flat))

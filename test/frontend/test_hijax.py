@@ -272,6 +272,8 @@ def test_missing_rules_raise():
     api, jnp, P, call = _prims("mjax")
     with pytest.raises(NotImplementedError, match="jvp"):
         api.grad(lambda x: call(P["Noisy"], x))(1.)
+    with pytest.raises(NotImplementedError, match="batch_dim_rule"):
+        api.vmap(lambda x: call(P["Noisy"], x))(jnp.arange(3.))
     with pytest.raises(AttributeError, match="in_avals"):
         class Bad(mhijax.VJPHiPrimitive):
             def __init__(self):
