@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import basearray
+from mjax import basearray, registration
 from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray
 from mjax.dtypes import to_numpy
@@ -138,8 +138,7 @@ class Array(ArrayMethods):
     def _assemble(self) -> np.ndarray:
         """The global value of a multi-device array, from its shards."""
         if _partial_sums(self):
-            from mjax.unreduced import sum_of_partials   # (partial sums: the value is theirs)
-            return sum_of_partials(self)
+            return registration.SUM_OF_PARTIALS(self)   # (partial sums: the value is theirs)
         out = np.empty(self.shape, self.dtype)
         index = self.sharding.devices_indices_map(self.shape)
         shards = _backend_of(self._buf).shards(self._buf)

@@ -110,8 +110,7 @@ def _put_leaf(leaf, target, S):
         if isinstance(target, S.NamedSharding) and (target.spec.unreduced or (
                 isinstance(leaf, Array) and isinstance(leaf._sharding, S.NamedSharding)
                 and leaf._sharding.spec.unreduced)):
-            from mjax.unreduced import device_put_unreduced   # (it builds on this module)
-            return device_put_unreduced(leaf, target)
+            return registration.DEVICE_PUT_UNREDUCED(leaf, target)   # (mjax.unreduced)
         if isinstance(leaf, Array) and leaf._sharding == target:
             return leaf
         aval = aval_of_value(leaf)

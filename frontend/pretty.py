@@ -10,6 +10,7 @@ from mjax import dtypes
 from mjax.dialect import aval_of
 from mjax.dialect.attributes import Dim, Shape, decode
 from mjax.dialect.types import ShapedArray
+from mjax.passes import custom_rules
 
 
 def _names():
@@ -319,7 +320,6 @@ _JAX_PARAMS = {
 def _custom_call(op, name: str, params: dict) -> tuple:
     """(name, params) of a custom call: those its custom function gives as
     `jaxpr_equation` (mjax.experimental.hijax_vjp), else its own."""
-    from mjax.passes import custom_rules
     if "rule" in op.attributes:
         source = custom_rules.source_of(str(decode(op.attributes["rule"])))
         shown = getattr(getattr(source, "custom", None), "jaxpr_equation", None)

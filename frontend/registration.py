@@ -71,6 +71,12 @@ REF_OF_TRACER = Slot("REF_OF_TRACER", "mjax.ref")
 # into the ref the user gave for it (`ref[...] += ct`).
 ACCUMULATE_INTO_REF = Slot("ACCUMULATE_INTO_REF", "mjax.ref")
 
+# sum_of_partials(array) -> np.ndarray and device_put_unreduced(leaf, sharding) -> Array
+# (mjax.unreduced): an array unreduced over mesh axes holds partial sums per device; its
+# value (Array, below lax) is their sum, and device_put (placement) splits a value so.
+SUM_OF_PARTIALS = Slot("SUM_OF_PARTIALS", "mjax.unreduced")
+DEVICE_PUT_UNREDUCED = Slot("DEVICE_PUT_UNREDUCED", "mjax.unreduced")
+
 # key_array_of_abstract(ShapeDtypeStruct with a key dtype) -> a key array over the abstract
 # uint32 data (mjax.prng): eval_shape / jit(...).lower take abstract key arguments as JAX's.
 KEY_ARRAY_OF_ABSTRACT = Slot("KEY_ARRAY_OF_ABSTRACT", "mjax.prng")

@@ -27,12 +27,19 @@ import threading
 
 import numpy as np
 
+from mjax import registration
 from mjax.array import Array
 from mjax.config import config
+from mjax.core import bind
 from mjax.dialect import ShapedArray
+from mjax.dialect.ops.reductions import ReduceSumOp
+from mjax.dialect.ops.structural import DotGeneralOp
+from mjax.dtypes import aval_of_value, to_numpy
+from mjax.placement import _process_of, device_put, process_index
 from mjax.runtime import get_backend
 from mjax.runtime.backend import buffer_to_numpy
 from mjax.sharding_impls import NamedSharding, PartitionSpec
+from mjax.sharding_types import ShardingTypeError, typeof_array
 
 _ISSUE = "Please file an issue at https://github.com/jax-ml/jax/issues"
 
@@ -97,7 +104,6 @@ def _member_index(sharding, axes) -> tuple[dict, int]:
 
 
 def _local_devices(sharding) -> list:
-    from mjax.placement import _process_of, process_index
     me = process_index()
     return [d for d in sharding._device_list() if _process_of(d) == me]
 
@@ -193,9 +199,6 @@ def _stacked(x) -> Array:
 
 def all_reduce(x, target) -> Array:
     """The unreduced array `x` summed over its unreduced axes, laid out as `target`."""
-    from mjax.core import bind
-    from mjax.dialect.ops.reductions import ReduceSumOp
-    from mjax.placement import device_put
     if target.mesh != x._sharding.mesh:
         raise NotImplementedError(f"reshard of an array unreduced over mesh "
                                   f"{x._sharding.mesh} to a sharding over another mesh")
@@ -206,7 +209,6 @@ def all_reduce(x, target) -> Array:
 
 def device_put_unreduced(leaf, target) -> Array:
     """device_put (and eager reshard) where the source or the target is unreduced."""
-    from mjax.dtypes import aval_of_value, to_numpy
     if is_unreduced(leaf):
         if leaf._sharding == target:
             return leaf
@@ -245,8 +247,6 @@ def local_dot_general(lhs, rhs, dn, precision, pet):
     """dot_general of two arrays over one mesh, each device contracting its own blocks:
     unreduced over the mesh axes splitting the contracting dimensions. None when no
     contracting dimension is split (the caller computes the value as usual)."""
-    from mjax.core import bind
-    from mjax.dialect.ops.structural import DotGeneralOp
     if is_unreduced(lhs) or is_unreduced(rhs):
         raise NotImplementedError(f"unreduced rule for dot_general is not implemented. "
                                   f"{_ISSUE}")
@@ -325,13 +325,11 @@ def _reduced_of(x) -> frozenset:
 
 
 def _type_text(x) -> str:
-    from mjax.sharding_types import typeof_array
     return str(typeof_array(x))
 
 
 def _check_add(name, args):
     """JAX's rule for add: both unreduced over the same axes."""
-    from mjax.sharding_types import ShardingTypeError
     x_ur, y_ur = (unreduced_of(getattr(a, "_sharding", None)) for a in args)
     if x_ur and y_ur and x_ur != y_ur:
         raise ShardingTypeError(f"lhs and rhs to `{name}` must be unreduced along the same "
@@ -347,7 +345,6 @@ def _check_add(name, args):
 def _check_mul(args):
     """JAX's rule for mul: bilinear, so the other operand reduced over the unreduced
     axes (each partial times the same replicated value)."""
-    from mjax.sharding_types import ShardingTypeError
     x, y = args
     x_ur, y_ur = unreduced_of(getattr(x, "_sharding", None)), unreduced_of(
         getattr(y, "_sharding", None))
@@ -369,7 +366,6 @@ def apply_unreduced(opcls, args, params):
     the op is linear in it (add of alike unreduced arrays, mul by a value reduced over
     the axes, reduce_sum, casts, structural ops of unsplit blocks); JAX's errors
     otherwise."""
-    from mjax.core import bind
     name = opcls.primitive
     first = next(x for x in args if is_unreduced(x))
     sharding = first._sharding
@@ -417,6 +413,9 @@ def apply_unreduced(opcls, args, params):
                   for n, axes in zip(out.shape, out_positional))
     return [from_partials(parts, shape, out.dtype, out_sharding, out.aval.weak_type)]
 
+
+registration.SUM_OF_PARTIALS.fill(sum_of_partials)
+registration.DEVICE_PUT_UNREDUCED.fill(device_put_unreduced)
 
 __all__ = ["keep_reduced", "is_unreduced", "unreduced_of", "device_put_unreduced", "local_dot_general",
            "apply_unreduced", "local_contractions", "sum_of_partials"]

@@ -29,8 +29,10 @@ NotImplementedError when called.
 """
 from __future__ import annotations
 
+from mjax import numpy as jnp
 from mjax import tree_util
-from mjax.ad.custom import custom_jvp, custom_vjp
+from mjax.ad.custom import _abstract, _trace_into, custom_jvp, custom_vjp
+from mjax.dialect import context
 from mjax.ad.symbolic_zeros import SymbolicZero
 from mjax.primitive import Zero, tangent_aval
 
@@ -263,9 +265,6 @@ class VJPHiPrimitive:
             return None
         if len(call.consts):
             return None
-        from mjax import numpy as jnp
-        from mjax.ad.custom import _abstract, _trace_into
-        from mjax.dialect import context
         avals = [a if d is None else a.update(shape=(axis_size, *a.shape))
                  for a, d in zip(call.in_avals, dims)]
 

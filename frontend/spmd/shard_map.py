@@ -38,6 +38,7 @@ from mjax.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
 from mjax.sharding_impls import AxisType, Mesh, NamedSharding, PartitionSpec, current_mesh
 from mjax.sharding_types import seed_varying, typeof_array
+from mjax.unreduced import from_partials, partials
 
 
 class _InferType:
@@ -417,7 +418,6 @@ def _stacked_specs(out_specs, mesh):
 def _as_unreduced(outs, out_specs, positions, mesh):
     """The stacked partials of the unreduced outputs as arrays unreduced over the axes
     (each device keeps its own partial: mjax/unreduced.py)."""
-    from mjax.unreduced import from_partials, partials
     single = _is_spec(out_specs)
     flat = [outs] if single else list(outs)
     specs = [out_specs] if single else list(out_specs)
