@@ -144,17 +144,28 @@ def _get_batch(b, args, dims, *, sizes, squeezed):
     return b.emit(S.RefGetOp, ref, *starts, **params), [vd]
 
 
-def _get_at_batched_index(b, ref, ref_dim, starts, start_dims, sizes, squeezed):
-    """A read whose index differs across the batch: the whole ref is read, and each
-    element's part is gathered from it (the batching rule of dynamic_slice)."""
+def _gathered(b, ref, ref_dim, starts, start_dims, sizes):
+    """(the whole ref's value, each batch element's part of it with the batch at 0):
+    the part at an index that differs across the batch, by dynamic_slice's batching
+    rule."""
     shape = aval_of(ref.type).shape
     zero = b.constant(np.int32(0))
     whole = b.emit(S.RefGetOp, ref, *[zero] * len(shape), sizes=shape, squeezed=())[0]
     (part,), (pd,) = BATCH.get(I.DynamicSliceOp)(b, [whole, *starts], [ref_dim, *start_dims],
                                                  slice_sizes=tuple(sizes))
-    part = bdim_at(b, part, pd, 0)
+    return whole, bdim_at(b, part, pd, 0)
+
+
+def _squeezed(b, part, sizes, squeezed):
     kept = tuple(s for d, s in enumerate(sizes) if d not in squeezed)
-    return [b.reshape(part, new_sizes=(b.axis_size,) + kept)], [0]
+    return b.reshape(part, new_sizes=(b.axis_size,) + kept)
+
+
+def _get_at_batched_index(b, ref, ref_dim, starts, start_dims, sizes, squeezed):
+    """A read whose index differs across the batch: the whole ref is read, and each
+    element's part is gathered from it."""
+    _, part = _gathered(b, ref, ref_dim, starts, start_dims, sizes)
+    return [_squeezed(b, part, sizes, squeezed)], [0]
 
 
 def _write_batch(op, what):
@@ -187,12 +198,7 @@ def _write_at_batched_index(b, op, ref, ref_dim, val, val_dim, starts, start_dim
     element's part is gathered from the whole ref, updated, and scattered back (the
     batching rules of dynamic_slice and dynamic_update_slice), then the whole ref is
     written."""
-    shape = aval_of(ref.type).shape
-    zero = b.constant(np.int32(0))
-    whole = b.emit(S.RefGetOp, ref, *[zero] * len(shape), sizes=shape, squeezed=())[0]
-    (old,), (od,) = BATCH.get(I.DynamicSliceOp)(b, [whole, *starts], [ref_dim, *start_dims],
-                                                slice_sizes=tuple(sizes))
-    old = bdim_at(b, old, od, 0)
+    whole, old = _gathered(b, ref, ref_dim, starts, start_dims, sizes)
     val = b.reshape(bdim_at(b, val, val_dim, 0), new_sizes=(b.axis_size,) + tuple(sizes))
     if b.write_mask is not None:      # (finished elements of a batched while_loop)
         which = b.broadcast_in_dim(b.write_mask, shape=aval_of(val.type).shape,
@@ -201,12 +207,13 @@ def _write_at_batched_index(b, op, ref, ref_dim, val, val_dim, starts, start_dim
     new = b.add(old, val) if op is S.RefAddUpdateOp else val
     (updated,), (ud,) = BATCH.get(I.DynamicUpdateSliceOp)(
         b, [whole, new, *starts], [ref_dim, 0, *start_dims])
+    shape = aval_of(ref.type).shape
+    zero = b.constant(np.int32(0))
     b.emit(S.RefSwapOp, ref, bdim_at(b, updated, ud, ref_dim), *[zero] * len(shape),
            sizes=shape, squeezed=())
     if op is S.RefAddUpdateOp:
         return [], []
-    kept = tuple(s for d, s in enumerate(sizes) if d not in squeezed)
-    return [b.reshape(old, new_sizes=(b.axis_size,) + kept)], [0]
+    return [_squeezed(b, old, sizes, squeezed)], [0]
 
 
 def _masked_value(b, op, ref, val, vd, starts, params):
