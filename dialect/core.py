@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 import types
 
+import numpy as np
+
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _mlir
 
@@ -25,7 +27,23 @@ from mjax.dialect import attributes as A
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
 
 OPS: dict[str, type["JaxprOp"]] = {}
-_INFERRED: dict = {}   # (op class, operand types, *operand avals) -> inferred result avals
+_INFERRED: dict = {}   # (op class, operand types, [params,] *operand avals) -> result avals
+# The modules whose ops' rules are pure functions of avals and parameters (no function
+# table, handle or callback behind them): their inferences are cached.
+_PURE_SHAPE_RULES = frozenset({"mjax.dialect.ops.structural", "mjax.dialect.ops.reductions",
+                               "mjax.dialect.ops.elementwise"})
+
+
+def _plain(v) -> bool:
+    """An int, bool, str, None, NumPy dtype, or a tuple of those (at any depth)."""
+    t = type(v)
+    if t is int or t is bool or t is str or v is None:
+        return True
+    if t is tuple:
+        return all(map(_plain, v))
+    return isinstance(v, np.dtype)
+
+
 _PARAMS: dict = {}   # (op class, its attributes) -> checked params made of immutable parts
 
 
@@ -134,20 +152,28 @@ class JaxprOp(ir.OpView):
             # (Ops without attributes on plain ShapedArrays, most ops of a program: the
             # rule depends on the avals alone, and passes and tracing ask again and again.)
             key = (cls, tuple(map(type, avals)), *avals)
-            try:
-                hit = _INFERRED.get(key)
-            except Exception:     # (an unhashable or inconclusive symbolic dimension)
-                hit = key = None
-            if hit is not None:
-                return hit
-            out = cls._infer_checked(avals, params, params_checked)
-            if key is not None and all(t is ShapedArray for t in key[1]) and \
-                    all(type(a) is ShapedArray for a in out):
-                if len(_INFERRED) >= 4096:
-                    _INFERRED.clear()
-                _INFERRED[key] = out
-            return out
-        return cls._infer_checked(avals, params, params_checked)
+        elif params_checked and cls.__module__ in _PURE_SHAPE_RULES and \
+                all(map(_plain, params.values())):
+            # (Shape rules of structural, reduction and elementwise ops, with checked
+            # parameters made of ints, strings, dtypes and tuples of them: the avals and
+            # those decide.)
+            key = (cls, tuple(map(type, avals)),
+                   tuple([(k, type(v), v) for k, v in params.items()]), *avals)
+        else:
+            return cls._infer_checked(avals, params, params_checked)
+        try:
+            hit = _INFERRED.get(key)
+        except Exception:     # (an unhashable or inconclusive symbolic dimension)
+            hit = key = None
+        if hit is not None:
+            return hit
+        out = cls._infer_checked(avals, params, params_checked)
+        if key is not None and all(t is ShapedArray for t in key[1]) and \
+                all(type(a) is ShapedArray for a in out):
+            if len(_INFERRED) >= 4096:
+                _INFERRED.clear()
+            _INFERRED[key] = out
+        return out
 
     @classmethod
     def _infer_checked(cls, avals, params, params_checked):
@@ -166,7 +192,8 @@ class JaxprOp(ir.OpView):
                num_regions=None) -> ir.Operation:
         """Creates the op with already-checked params and inferred result avals
         (`num_regions` for ops whose region count varies, such as jaxpr.cond)."""
-        attrs = {k: A.encode(v) for k, v in params.items() if v is not None}
+        attrs = {k: A.encode(v) for k, v in params.items() if v is not None} \
+            if params else None
         return ir.Operation.create(
             cls.OPERATION_NAME, results=[tensor_type(a) for a in result_avals],
             operands=list(operands), attributes=attrs,

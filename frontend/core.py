@@ -198,7 +198,9 @@ class Trace:
         self.capture_avals.append(aval)
         return t
 
-    def to_tracer(self, x) -> "Tracer":
+    def to_tracer(self, x, loc=None) -> "Tracer":
+        """`x` as a tracer of this trace; a constant is staged at `loc` (default: the
+        user's line)."""
         if isinstance(x, Tracer):
             if x.trace is self:
                 return x
@@ -215,14 +217,17 @@ class Trace:
                 np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)
             with ir.Location.unknown(context()):
                 res = ConstantOp.create([], [aval.strip_weak_type()], {"value": arr},
-                                loc=user_location(), ip=self.ip).results[0]
+                                loc=user_location() if loc is None else loc,
+                                ip=self.ip).results[0]
                 if aval.weak_type:   # (the jaxpr printer shows weak literals as JAX does)
                     res.owner.operation.attributes["mjax.weak_type"] = ir.UnitAttr.get()
             return Tracer(self, res, aval)
         return self.capture(x)
 
-    def emit(self, opcls, tracers, params, out_avals) -> list["Tracer"]:
-        loc = user_location()
+    def emit(self, opcls, tracers, params, out_avals, loc=None) -> list["Tracer"]:
+        """`opcls`'s op on `tracers`, at `loc` (default: the user's line)."""
+        if loc is None:
+            loc = user_location()
         op = opcls.create([t.value for t in tracers], out_avals, params, loc=loc, ip=self.ip)
         return [Tracer(self, r, a, loc) for r, a in zip(op.results, out_avals)]
 
@@ -432,8 +437,18 @@ def bind(opcls: type[JaxprOp], *args, **params):
         outs = apply_eager(opcls, args, avals, params, weak)
     else:
         params, out_avals = infer_avals(opcls, avals, params, weak)
-        tracers = [trace.to_tracer(a) for a in args]
-        outs = trace.emit(opcls, tracers, params, [a.strip_weak_type() for a in out_avals])
+        # (The user's line found once: a constant operand and the op are both there.)
+        loc = None
+        tracers = []
+        for a in args:
+            if type(a) is not Tracer or a.trace is not trace:
+                if loc is None:
+                    loc = user_location()
+                tracers.append(trace.to_tracer(a, loc))
+            else:
+                tracers.append(a)
+        outs = trace.emit(opcls, tracers, params, [a.strip_weak_type() for a in out_avals],
+                          loc)
         for t, a in zip(outs, out_avals):
             t.aval = a
         if trace.type_specs is not None or trace.varying is not None:
