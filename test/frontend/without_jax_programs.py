@@ -54,5 +54,24 @@ def arrays_and_trees(jax):
             jnp.asarray(len(x.devices())), *[jnp.asarray(l) for l in leaves]]
 
 
+def array_refs(jax):
+    jnp = jax.numpy
+    acc = jax.new_ref(jnp.zeros(4))          # a jit updates it in place
+    before = acc.unsafe_buffer_pointer()
+
+    @jax.jit
+    def step(x):
+        acc[...] += x
+        return x * 2
+    step(X[0]), step(X[1])
+    out = jax.new_ref(jnp.zeros((3, 2)))
+    jax.vmap(lambda x, r: r.__setitem__(..., x @ W), (0, 0))(X, out)
+    grads = jax.new_ref(jnp.zeros(4))
+    _, f_vjp = jax.vjp(lambda x: jnp.sum(jnp.sin(x)), X[2])
+    f_vjp.with_refs(grads)(1.0)
+    return [jax.freeze(acc), jax.freeze(out), jax.freeze(grads),
+            jnp.asarray(acc.unsafe_buffer_pointer() == before)]
+
+
 PROGRAMS = [jit_and_numpy, grad_and_vmap, control_flow, random_bits, linalg_fft,
-            arrays_and_trees]
+            arrays_and_trees, array_refs]
