@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import lax, registration
+from mjax import lax, registration, trace_trees
 from mjax.array import Array
 from mjax.core import Tracer, bind, current_trace
+from mjax.dialect.ops import random as R
 from mjax.dialect.ops import state as S
-from mjax.dialect.types import RefAval
+from mjax.dialect.types import KeyType, RefAval
 from mjax.dtypes import aval_of_value
 from mjax.numpy.conversion import asarray
 from mjax.numpy.conversion import copy as _copy
@@ -119,6 +120,55 @@ class Ref:
         self._value = Array(buf, aval, sharding)
 
 
+class KeyRef(Ref):
+    """A Ref of typed PRNG keys (JAX: a Ref of a key array): a Ref of the keys' uint32
+    data, read and written as keys. mjax's transformations see it as that data Ref (a
+    node of mjax/trace_trees.py), users as one ref."""
+
+    __slots__ = ("impl", "_data")
+
+    def __init__(self, impl: str, data: Ref):
+        super().__init__()
+        self.impl, self._data = impl, data
+
+    @property
+    def _n_key(self) -> int:
+        return len(R.KEY_SHAPES[self.impl])
+
+    @property
+    def aval(self) -> RefAval:
+        shape = self._data.shape
+        return RefAval(shape[:len(shape) - self._n_key], KeyType(self.impl))
+
+    def __repr__(self):
+        if self._data._tracer is not None:
+            return f"Ref{{{self.aval.inner_aval.str_short()}}}"
+        return "Ref" + repr(self[...])[len("Array"):]
+
+    def _data_index(self, idx):
+        """`idx` over the keys as an index of their data (an ellipsis spans key dims)."""
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        if any(i is Ellipsis for i in idx):
+            k = next(n for n, i in enumerate(idx) if i is Ellipsis)
+            fill = (slice(None),) * (self.ndim - len(idx) + 1)
+            idx = idx[:k] + fill + idx[k + 1:]
+        return idx + (slice(None),) * self._n_key
+
+    def __getitem__(self, idx):
+        return PRNGKeyArray(self.impl, self._data[self._data_index(idx)])
+
+    def __setitem__(self, idx, value):
+        if not (isinstance(value, PRNGKeyArray) and value.impl == self.impl):
+            raise TypeError(f"a ref of {KeyType(self.impl)} keys takes key arrays of that "
+                            f"implementation, got {type(value).__name__}")
+        self._data[self._data_index(idx)] = value._base
+
+    def unsafe_buffer_pointer(self) -> int:
+        return self._data.unsafe_buffer_pointer()
+
+
+trace_trees.registry.register_node(KeyRef, lambda r: ((r._data,), r.impl),
+                                   lambda impl, children: KeyRef(impl, children[0]))
 registration.REF_OF_TRACER.fill(lambda t: Ref(tracer=t))
 registration.ACCUMULATE_INTO_REF.fill(lambda ref, value: addupdate(ref, None, value))
 
@@ -136,10 +186,8 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
         raise NotImplementedError("new_ref(memory_space=...): mjax has no memory spaces")
     if isinstance(init_val, Ref):
         raise TypeError("new_ref takes an array, got a Ref (read it with ref[...] first)")
-    if isinstance(init_val, PRNGKeyArray):
-        raise NotImplementedError("new_ref of a PRNG key array (a ref of typed keys) is "
-                                  "not implemented in mjax; keep the keys' uint32 data "
-                                  "(jax.random.key_data) in the ref")
+    if isinstance(init_val, PRNGKeyArray):       # (a ref of the keys' data)
+        return KeyRef(init_val.impl, new_ref(init_val._base))
     if not isinstance(init_val, (Array, Tracer, np.ndarray, np.generic, bool, int, float,
                                  complex)):
         raise TypeError(f"Error interpreting argument to new_ref as a JAX value. The "
@@ -177,6 +225,8 @@ def freeze(ref) -> Array:
 def get(ref, idx=None):
     """ref[idx] (idx None: the whole value). JAX: jax.ref.get."""
     _check_ref(ref, "ref_get")
+    if isinstance(ref, KeyRef):
+        return ref[... if idx is None or idx == () else idx]
     idx = ... if idx is None or idx == () else idx
     if current_trace() is None and ref._tracer is None:
         out = ref._value[idx]
@@ -196,6 +246,10 @@ def swap(ref, idx, value, _function_name: str = "ref_swap"):
     """Writes `value` into ref[idx]; returns the old value. JAX: jax.ref.swap."""
     _check_ref(ref, _function_name)
     idx = ... if idx is None or idx == () else idx
+    if isinstance(ref, KeyRef):
+        old = ref[idx]
+        ref[idx] = value
+        return old
     if current_trace() is None and ref._tracer is None:
         old = get(ref, idx)
         value = _coerce(_function_name, ref, value, old.shape)
@@ -215,6 +269,8 @@ def set(ref, idx, value) -> None:  # noqa: A001  (JAX's name)
 def addupdate(ref, idx, x) -> None:
     """ref[idx] += x. JAX: jax.ref.addupdate."""
     _check_ref(ref, "addupdate")
+    if isinstance(ref, KeyRef):
+        raise TypeError("addupdate of a ref of PRNG keys: keys have no addition")
     idx = ... if idx is None or idx == () else idx
     if current_trace() is None and ref._tracer is None:
         x = _coerce("addupdate", ref, x, ref._value[idx].shape)
@@ -296,5 +352,5 @@ Ref.set = lambda self, value, idx=None: set(self, idx, value)
 Ref.swap = lambda self, value, idx=None: swap(self, idx, value)
 Ref.addupdate = lambda self, x, idx=None: addupdate(self, idx, x)
 
-__all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
+__all__ = ["AbstractRef", "KeyRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
            "new_ref", "set", "swap"]

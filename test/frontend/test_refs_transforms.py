@@ -371,7 +371,28 @@ def vmap_writes_at_batched_index(j, jnp):
     return j.vmap(f)(jnp.array([0, 2, 1]), jnp.arange(6.).reshape(3, 2), r), r
 
 
-CASES = [vmap_writes_at_batched_index, eager_vjp_and_linearize_closing_over_refs,
+def refs_of_prng_keys(j, jnp):
+    r = j.new_ref(j.random.key(0))
+    first = j.random.normal(r[...], (2,))
+    r[...] = j.random.split(r[...])[0]
+
+    @j.jit
+    def draw():
+        k1, k2 = j.random.split(r[...])
+        r[...] = k1
+        return j.random.normal(k2, (2,))
+
+    @j.jit
+    def draw_from(rr):
+        k1, k2 = j.random.split(rr[...])
+        rr[...] = k1
+        return j.random.uniform(k2)
+    rs = j.new_ref(j.random.split(j.random.key(1), 3))
+    return (first, draw(), draw(), draw_from(r), j.random.key_data(j.freeze(r)),
+            j.vmap(lambda kr: j.random.normal(kr[...]))(rs), str(j.typeof(r)))
+
+
+CASES = [refs_of_prng_keys, vmap_writes_at_batched_index, eager_vjp_and_linearize_closing_over_refs,
          checkpoint_writing_a_ref_reruns_the_write, vmap_of_while_writing_refs_masks_finished_elements,
          vmap_inconsistent_sizes_names_the_ref, ref_primals_of_jvp_and_grad, vmap_reads_at_batched_index, vmap_of_fori_and_while_writing_refs,
          grad_of_loops_over_refs, empty_ref_in_jit, empty_ref_outside_jit, vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
