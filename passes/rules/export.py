@@ -25,8 +25,9 @@ from mjax.dialect import attributes as A
 from mjax.dialect.ops.export import CallExportedOp
 from mjax.dialect.types import tensor_type
 from mjax.passes.derived import MARK
-from mjax.passes.rules.ad_util import no_jvp, no_transpose
-from mjax.passes.rules.tables import BATCH, SHARD, lowering
+from mjax.passes.registry import PassError
+from mjax.passes.rules.ad_util import no_transpose
+from mjax.passes.rules.tables import BATCH, JVP, SHARD, lowering
 
 
 def _enclosing_module(op: ir.Operation) -> ir.Operation:
@@ -84,8 +85,21 @@ def _call_exported_lower(ctx, *args, module, fun_name, result_shapes, result_dty
     return list(call.results)
 
 
-no_jvp(CallExportedOp, "No VJP is available for this exported function (serialize it with "
-                       "vjp_order=1 to differentiate Exported.call)")
+class NoVjpError(PassError, ValueError):
+    """JAX's ValueError for differentiating an Exported serialized without (enough)
+    VJPs; its text starts as JAX's, and it is located at the op for mjax-opt."""
+
+    def __str__(self):
+        return self.message
+
+
+@JVP.register(CallExportedOp)
+def _call_exported_jvp(b, primals, tangents, **params):
+    # (a call_exported with tangents: one its exporter gave no VJP for)
+    raise NoVjpError(b.loc, "No VJP is available for this exported function (serialize it "
+                            "with a higher vjp_order to differentiate Exported.call)")
+
+
 no_transpose(CallExportedOp, "an exported module is not known to be linear")
 BATCH.unsupported(CallExportedOp, "an exported module has fixed shapes; vmap over "
                                   "Exported.call is not supported (as in JAX)")

@@ -296,11 +296,6 @@ KNOWN.update({
     **{("export", i): "grad's result takes the weak type of the argument (1.) in mjax; "
                       "JAX's is the cotangent's own, strong f32 from the VJP of a "
                       "deserialized Exported" for i in (23, 24, 25)},
-    ("export", 26): "the 4th grad of an Exported serialized with vjp_order=3: mjax calls "
-                    "the innermost VJP as a bare call_exported op, whose missing derivative "
-                    "is a compile-time PassError, not JAX's ValueError('No VJP is "
-                    "available') (routing it through custom_vjp, as the first order is, "
-                    "breaks float0 cotangents of integer arguments)",
     **{("export", i): "the cells define a new primitive with jax._src internals (core, "
                       "mlir lowering rules, jax._src.config)"
        for i in (31, 33, 34, 35, 36, 38, 40, 145, 146)},
