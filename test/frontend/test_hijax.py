@@ -1,15 +1,14 @@
 """mjax.experimental.hijax.VJPHiPrimitive: user-defined primitives, checked against JAX's
 (jax.experimental.hijax, installed as a test-only oracle) and against closed forms."""
+import jax
+import jax.numpy as jjnp
 import numpy as np
 import pytest
+from jax.experimental import hijax as jhijax
 
 import mjax
 import mjax.numpy as mjnp
 from mjax.experimental import hijax as mhijax
-
-jax = pytest.importorskip("jax")
-import jax.numpy as jjnp  # noqa: E402
-from jax.experimental import hijax as jhijax  # noqa: E402
 
 LIBS = {"jax": (jax, jjnp, jhijax), "mjax": (mjax, mjnp, mhijax)}
 
