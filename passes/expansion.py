@@ -25,7 +25,7 @@ from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
 from mjax.passes.custom_rules import bwd_part, materialize
 from mjax.passes.derived import DerivedTable
-from mjax.passes.ir_util import (FunctionTable, nested_ops, reachable_functions,
+from mjax.passes.ir_util import (FunctionTable, callee_of, nested_ops, reachable_functions,
                                  replace_op)
 from mjax.passes.registry import op_error
 from mjax.passes.rules.tables import EXPAND
@@ -78,17 +78,12 @@ class Expander:
         if key in self._done:
             return
         self._done.add(key)
-        fns = self.fns
-        for op in nested_ops(fns.get(name)):
-            op_name = op.name
-            cls = OPS.get(op_name)    # (an op's class from its name: no OpView made)
+        for op in nested_ops(self.fns.get(name)):
+            cls = OPS.get(op.name)    # (an op's class from its name: no OpView made)
             if cls is None or not issubclass(cls, T.TransformOp):
-                # (callee_of, with the op's name read once: this runs for every op)
-                if op_name == "func.call" or (op_name.startswith("jaxpr.")
-                                              and "callee" in op.attributes):
-                    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-                    if callee in fns:
-                        self.expand_function(callee, only)
+                callee = callee_of(op)
+                if callee is not None and callee in self.fns:
+                    self.expand_function(callee, only)
                 continue
             if issubclass(cls, _CUSTOM_CALLS):
                 self.custom_seen = True

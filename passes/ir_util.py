@@ -40,7 +40,8 @@ def entry_block(fn: ir.Operation) -> ir.Block:
 
 def callee_of(op: ir.Operation) -> str | None:
     """The function a call-like op (func.call, jaxpr.call, jaxpr.jvp, ...) names, if any."""
-    if op.name == "func.call" or (op.name.startswith("jaxpr.") and "callee" in op.attributes):
+    name = op.name     # (read once: the passes ask this of every op they walk)
+    if name == "func.call" or (name.startswith("jaxpr.") and "callee" in op.attributes):
         return ir.FlatSymbolRefAttr(op.attributes["callee"]).value
     return None
 
