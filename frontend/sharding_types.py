@@ -217,14 +217,14 @@ def result_dims(opcls, avals_in, dims_in, avals_out, params) -> list | None:
             if f is None or not dims[d]:
                 continue
             if axes_of.setdefault(f, dims[d]) != dims[d]:
-                shown = ", ".join(str(tuple(_entry(ax) for ax in ds)) for ds in dims_in
+                shown = ", ".join(str(tuple(spec_entry(ax) for ax in ds)) for ds in dims_in
                                   if any(ds))
                 raise ShardingTypeError(
                     f"{name} got incompatible shardings for broadcasting: {shown}.")
     if factors.kind == "dot_general" and not getattr(_out_sharding, "depth", 0):
         (lc, rc), _ = params["dimension_numbers"]
-        lspec = tuple(_entry(dims_in[0][d]) for d in lc)
-        rspec = tuple(_entry(dims_in[1][d]) for d in rc)
+        lspec = tuple(spec_entry(dims_in[0][d]) for d in lc)
+        rspec = tuple(spec_entry(dims_in[1][d]) for d in rc)
         if any(e is not None for e in lspec) and any(e is not None for e in rspec):
             raise ShardingTypeError(
                 "Contracting dimensions are sharded and it is ambiguous how the output "
@@ -357,7 +357,7 @@ def typeof_traced(t) -> ShardedAval:
         out = typed_aval(t.aval, None)
     else:
         mesh, dims = found
-        spec = PartitionSpec(*[_entry(axes) for axes in _live(dims)])
+        spec = PartitionSpec(*[spec_entry(axes) for axes in _live(dims)])
         out = ShardedAval(t.aval.shape, t.aval.dtype, t.aval.weak_type,
                           NamedSharding(mesh, spec))
     varying = t.trace.varying
@@ -369,7 +369,9 @@ def typeof_traced(t) -> ShardedAval:
     return out
 
 
-def _entry(axes: tuple):
+def spec_entry(axes) -> object:
+    """A PartitionSpec entry for mesh axes: None, one axis name, or a tuple of them."""
+    axes = tuple(axes)
     return None if not axes else axes[0] if len(axes) == 1 else axes
 
 

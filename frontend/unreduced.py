@@ -39,7 +39,7 @@ from mjax.placement import _process_of, device_put, process_index
 from mjax.runtime import get_backend
 from mjax.runtime.backend import buffer_to_numpy
 from mjax.sharding_impls import NamedSharding, PartitionSpec
-from mjax.sharding_types import ShardingTypeError, typeof_array
+from mjax.sharding_types import ShardingTypeError, spec_entry, typeof_array
 
 _ISSUE = "Please file an issue at https://github.com/jax-ml/jax/issues"
 
@@ -62,20 +62,17 @@ def is_unreduced(x) -> bool:
     return type(x) is Array and bool(unreduced_of(x._sharding))
 
 
-def _entry(axes):
-    axes = tuple(axes)
-    return None if not axes else axes[0] if len(axes) == 1 else axes
-
-
 def _positional(sharding, ndim: int) -> list:
     return [sharding.spec.axes_of(d) for d in range(ndim)]
 
 
 def without_reduced(sharding):
-    """`sharding` without its reduced axes (the same buffers: a replicated value)."""
+    """`sharding` (a NamedSharding or a PartitionSpec) without its reduced axes (the same
+    buffers: a replicated value)."""
+    if isinstance(sharding, PartitionSpec) and sharding.reduced:
+        return PartitionSpec(*sharding, unreduced=sharding.unreduced)
     if isinstance(sharding, NamedSharding) and sharding.spec.reduced:
-        spec = sharding.spec
-        return NamedSharding(sharding.mesh, PartitionSpec(*spec, unreduced=spec.unreduced))
+        return NamedSharding(sharding.mesh, without_reduced(sharding.spec))
     return sharding
 
 
@@ -191,7 +188,8 @@ def _stacked(x) -> Array:
     axes = unreduced_of(sharding)
     _, n = _member_index(sharding, axes)
     order = tuple(a for a in sharding.mesh.axis_names if a in axes)
-    spec = PartitionSpec(_entry(order), *[_entry(a) for a in _positional(sharding, x.ndim)])
+    spec = PartitionSpec(spec_entry(order),
+                         *[spec_entry(a) for a in _positional(sharding, x.ndim)])
     stacked = NamedSharding(sharding.mesh, spec)
     parts = {d: v[None] for d, v in partials(x).items()}
     return from_partials(parts, (n, *x.shape), x.dtype, stacked)
@@ -282,7 +280,7 @@ def local_dot_general(lhs, rhs, dn, precision, pet):
         raise NotImplementedError("dot_general with an unreduced out_sharding whose "
                                   "result would split two dimensions over one mesh axis")
     order = tuple(a for a in sl.mesh.axis_names if a in axes)
-    spec = PartitionSpec(*[_entry(d) for d in out_dims], unreduced=frozenset(order))
+    spec = PartitionSpec(*[spec_entry(d) for d in out_dims], unreduced=frozenset(order))
     out_sharding = NamedSharding(sl.mesh, spec)
     lbufs, rbufs = _buffers(lhs), _buffers(rhs)
     lshape, rshape = sl.shard_shape(lhs.shape), sr.shard_shape(rhs.shape)
@@ -406,7 +404,7 @@ def apply_unreduced(opcls, args, params):
         parts[dev] = np.asarray(out)
     if out_positional is None:
         out_positional = [()] * out.ndim
-    spec = PartitionSpec(*[_entry(a) for a in out_positional],
+    spec = PartitionSpec(*[spec_entry(a) for a in out_positional],
                          unreduced=sharding.spec.unreduced)
     out_sharding = NamedSharding(sharding.mesh, spec)
     shape = tuple(n * math.prod(sharding.mesh.shape[a] for a in axes)
@@ -417,5 +415,6 @@ def apply_unreduced(opcls, args, params):
 registration.SUM_OF_PARTIALS.fill(sum_of_partials)
 registration.DEVICE_PUT_UNREDUCED.fill(device_put_unreduced)
 
-__all__ = ["keep_reduced", "is_unreduced", "unreduced_of", "device_put_unreduced", "local_dot_general",
-           "apply_unreduced", "local_contractions", "sum_of_partials"]
+__all__ = ["keep_reduced", "is_unreduced", "unreduced_of", "device_put_unreduced",
+           "local_dot_general", "apply_unreduced", "local_contractions", "sum_of_partials",
+           "without_reduced"]

@@ -6,12 +6,11 @@ from typing import Any
 
 from mjax import dtypes
 from mjax.config import config
-from mjax.core import at_user_line, aval_of_value, bind
+from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import DotGeneralOp
-from mjax.core import current_trace
 from mjax.lax.sharding import apply_out_sharding, local_contractions_if
-from mjax.unreduced import local_contractions_on, local_dot_general
 from mjax.sharding_types import out_sharding_given
+from mjax.unreduced import local_contractions_on, local_dot_general
 
 # Type aliases JAX exports for annotations.
 DotDimensionNumbers = tuple

@@ -31,9 +31,9 @@ from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.placement import put_sharded
 from mjax.runtime import get_backend
-from mjax.unreduced import unreduced_of, without_reduced
 from mjax.sharding_impls import (Mesh, NamedSharding, P, Sharding, SingleDeviceSharding,
                                  as_sharding, named_from_hlo)
+from mjax.unreduced import unreduced_of, without_reduced
 
 
 def wants_spmd(jitted, leaves) -> bool:

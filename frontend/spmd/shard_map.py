@@ -38,7 +38,7 @@ from mjax.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
 from mjax.sharding_impls import AxisType, Mesh, NamedSharding, PartitionSpec, current_mesh
 from mjax.sharding_types import seed_varying, typeof_array
-from mjax.unreduced import from_partials, partials
+from mjax.unreduced import from_partials, partials, without_reduced
 
 
 class _InferType:
@@ -326,7 +326,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         if in_specs is not Infer:
             _check_explicit_args(m, specs, args)
         # (Reduced in_specs: replicated blocks, whose cotangents mjax sums as usual.)
-        specs = trace_trees.tree_map(_without_reduced, specs, is_leaf=_is_spec)
+        specs = trace_trees.tree_map(without_reduced, specs, is_leaf=_is_spec)
         unreduced = _unreduced_outs(out_specs)
         if unreduced is not None:
             inner = cache.get(("unreduced", m))
@@ -369,12 +369,6 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                     f"those axes in out_specs. ({e})") from None
             raise
     return mapped
-
-
-def _without_reduced(spec):
-    if isinstance(spec, PartitionSpec) and spec.reduced:
-        return PartitionSpec(*spec, unreduced=spec.unreduced)
-    return spec
 
 
 def _unreduced_outs(out_specs):
