@@ -320,12 +320,9 @@ _JAX_PARAMS = {
 def _custom_call(op, name: str, params: dict) -> tuple:
     """(name, params) of a custom call: those its custom function gives as
     `jaxpr_equation` (mjax.experimental.hijax_vjp), else its own."""
-    if "rule" in op.attributes:
-        source = custom_rules.source_of(str(decode(op.attributes["rule"])))
-        shown = getattr(getattr(source, "custom", None), "jaxpr_equation", None)
-        if shown is not None:
-            return shown
-    return name, params
+    shown = custom_rules.custom_attribute(op, "jaxpr_equation") \
+        if "rule" in op.attributes else None
+    return shown if shown is not None else (name, params)
 
 
 def _broadcast_dims(dims) -> dict:

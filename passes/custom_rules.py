@@ -77,21 +77,27 @@ def source_of(handle: str):
         return source
 
 
+def custom_attribute(op, name: str, default=None):
+    """An attribute of the Python custom function behind a custom call's rule handle
+    (a hijax primitive's: mjax.experimental.hijax_vjp), or `default`."""
+    source = source_of(str(op.opview.params.get("rule") or ""))
+    return getattr(getattr(source, "custom", None), name, default)
+
+
 def has_jvp_rule(op) -> bool:
     """Whether a custom_vjp call's Python rules also trace a "jvp" part (a hijax
     primitive defining both its VJP and its JVP: forward mode then uses the JVP)."""
-    source = source_of(str(op.opview.params.get("rule") or ""))
-    return bool(getattr(getattr(source, "custom", None), "has_jvp_rule", False))
+    return bool(custom_attribute(op, "has_jvp_rule", False))
 
 
 def user_batching(ex, op, dims, axis_size: int, axis_name) -> str | None:
     """The function a custom call's own Python batching rule (a hijax primitive's
     `batch`) traces for its operands batched at `dims` (0 or None each), with every
     result batched at 0; None when the call has no such rule."""
-    source = source_of(str(op.opview.params.get("rule") or ""))
-    tracer = getattr(getattr(source, "custom", None), "batch_tracer", None)
+    tracer = custom_attribute(op, "batch_tracer")
     if tracer is None:
         return None
+    source = source_of(str(op.opview.params.get("rule") or ""))
     before = set(ex.fns.table)
     name = tracer(source, ex.module, dims, axis_size, axis_name)
     if name is None:
@@ -210,5 +216,5 @@ def derive(base: str, key: str, make) -> str:
     return key
 
 
-__all__ = ["MARK", "derive", "has_jvp_rule", "mark", "materialize", "register", "rule_function",
-           "source_of", "user_batching"]
+__all__ = ["MARK", "custom_attribute", "derive", "has_jvp_rule", "mark", "materialize",
+           "register", "rule_function", "source_of", "user_batching"]

@@ -32,8 +32,8 @@ from __future__ import annotations
 from mjax import numpy as jnp
 from mjax import tree_util
 from mjax.ad.custom import _abstract, _trace_into, custom_jvp, custom_vjp
-from mjax.dialect import context
 from mjax.ad.symbolic_zeros import SymbolicZero
+from mjax.dialect import context
 from mjax.primitive import Zero, tangent_aval
 
 
