@@ -80,8 +80,8 @@ def _mapped_size(fun, args, kwargs, avals, axes, axis_size):
         msg.append(f"  * the `axis_size` argument was {axis_size};\n")
     for k, (sz, ct) in enumerate(counts):
         i = sizes.index(sz)
-        ty = _jax_type(avals[i])
-        ex = f"{labels[i]} of type {f'Ref{{{ty}}}' if type(avals[i]) is RefAval else ty}"
+        ty = str(avals[i]) if type(avals[i]) is RefAval else _jax_type(avals[i])
+        ex = f"{labels[i]} of type {ty}"
         if ct == 1:
             msg.append(f"  * one axis had size {sz}: axis {axes[i]} of {ex};\n")
         elif k == 0:

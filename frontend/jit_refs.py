@@ -19,10 +19,6 @@ def _where(fun) -> str:
     return f"{getattr(fun, '__name__', fun)}{where}"
 
 
-def _ref_type(aval) -> str:
-    return f"Ref{{{aval.dtype.name}[{','.join(map(str, aval.shape))}]}}"
-
-
 def _ref_arg_names(fun, args, kwargs) -> list[tuple[object, str]]:
     """(leaf, JAX's name of that argument: x_ref, xs[1], kw) for each Ref leaf, in order."""
     try:
@@ -44,7 +40,7 @@ def check_ref_args(fun, args, kwargs, leaves, captured) -> None:
     named = _ref_arg_names(fun, args, kwargs)
     first: dict[int, str] = {}
     for x, name in named:
-        a = _ref_type(x.aval)
+        a = str(x.aval)     # (JAX's Ref{float32[3]})
         if id(x) in first:
             raise ValueError(
                 f"only one reference to a mutable array may be passed as an argument "
@@ -65,7 +61,7 @@ def ref_slots(entry, traced, fun) -> list:
     for j, a in enumerate(traced.out_avals):
         if type(a) is RefAval:
             raise ValueError(f"function {_where(fun)} traced for jit returned a mutable "
-                             f"array reference of type {_ref_type(a)}, but mutable array "
+                             f"array reference of type {a}, but mutable array "
                              f"references cannot be returned.{_origin(traced, j, fun)}")
     refs = [(i, None) for i, a in enumerate(traced.in_avals) if type(a) is RefAval]
     refs += [(None, c) for c in traced.captured if type(aval_of_value(c)) is RefAval]

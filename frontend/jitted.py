@@ -21,7 +21,7 @@ from mjax.array import Array, raise_if_deleted_by_user
 from mjax.config import config
 from mjax.core import _state as _trace_state
 from mjax.core import aval_of_value, bind, current_trace
-from mjax.dialect.types import RefAval, ShapedArray
+from mjax.dialect.types import RefAval
 from mjax.dtypes import to_numpy
 from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
 from mjax.jit_caches import ALL_JITTED, CLEARERS, share_cache

@@ -654,8 +654,7 @@ class _RefPrimalVjp:
 
 
 def _ref_primal_error(ref_aval) -> ValueError:
-    inner = _jax_type(ref_aval.inner_aval)
-    return ValueError(f"Expected cotangent type Ref{{{inner}}} but got {inner}")
+    return ValueError(f"Expected cotangent type {ref_aval} but got {ref_aval.inner_aval}")
 
 
 def _vjp_of_ref_primal(fun, primals, has_aux, ref_aval):

@@ -32,7 +32,6 @@ import inspect
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax.dialect.dtype_rules import is_inexact
 from mjax.dialect.ops.transforms import differentiable
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.rules.tables import JVP, TRANSPOSE, ZERO_DERIVATIVE

@@ -84,11 +84,6 @@ class RefEffectError(PassError):
         return self.message
 
 
-def _jax_ref_type(ref: ir.Value) -> str:
-    a = aval_of(ref.type)
-    return f"Ref{{{np.dtype(a.dtype).name}[{','.join(map(str, a.shape))}]}}"
-
-
 class RefVmapNotImplemented(PassError, NotImplementedError):
     """A vmap of ref ops mjax does not implement (located at the op)."""
 
@@ -108,7 +103,7 @@ def _refuse_write(what: str, transformation: str):
     def rule(b, args, *_, **params):
         raise RefEffectError(b.loc, f"performing {what} operation with {value} value on "
                                     f"{ref} array reference of type "
-                                    f"{_jax_ref_type(args[0])}. Move the array reference "
+                                    f"{aval_of(args[0].type)}. Move the array reference "
                                     f"to be {advice}?")
     return rule
 
