@@ -96,8 +96,8 @@ class Ref:
         swap(self, idx, value, _function_name="swap")
 
     def unsafe_buffer_pointer(self) -> int:
-        """The address of the buffer holding the ref's current value (which a write
-        outside a trace replaces)."""
+        """The address of the buffer holding the ref's current value (a jit updates that
+        buffer in place; a write outside a trace replaces it)."""
         if self._tracer is not None:
             raise TypeError("unsafe_buffer_pointer of a Ref inside a traced function")
         return self._value.unsafe_buffer_pointer()
