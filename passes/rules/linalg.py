@@ -64,8 +64,8 @@ def _u8(c: str) -> ir.Attribute:
 def lapack_call(routine: str, operands, out_avals, config=None, aliases=None):
     """One LAPACK FFI custom call, laid out as jaxlib's handlers expect; returns results.
 
-    `config`: routine options (single characters such as uplo='L'), `aliases`: {operand
-    index: result index} for results LAPACK writes in place."""
+    `config`: routine options (single characters such as uplo='L', or MLIR attributes),
+    `aliases`: {operand index: result index} for results LAPACK writes in place."""
     _register_lapack()
     in_avals = [aval_of(v.type) for v in operands]
     rank = max(a.ndim for a in in_avals)
@@ -91,7 +91,7 @@ def lapack_call(routine: str, operands, out_avals, config=None, aliases=None):
         results=[H.ttype(a.shape, a.dtype) for a in out_avals], operands=list(operands),
         attributes=attrs)
     op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(
-        {k: _u8(v) for k, v in (config or {}).items()})
+        {k: v if isinstance(v, ir.Attribute) else _u8(v) for k, v in (config or {}).items()})
     op.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
         {"num_batch_dims": ir.StringAttr.get(str(rank - 2))})
     return list(op.results)
