@@ -18,6 +18,8 @@ from mjax.config import (check_tracer_leaks, checking_leaks, debug_infs,  # noqa
                          legacy_prng_key,
                          log_compiles, numpy_dtype_promotion, numpy_rank_promotion,
                          threefry_partitionable)
+from mjax.config import (allow_f16_reductions, make_user_context,  # noqa: F401
+                         no_execution, no_tracing, softmax_custom_jvp)
 from mjax import errors, tree_util, tree  # noqa: F401
 from mjax import dtypes
 from mjax.dtypes import float0  # noqa: F401
@@ -28,6 +30,9 @@ from mjax.source_info import named_call  # noqa: F401
 from mjax.placement import (block_until_ready, default_backend, device_count, device_get,
                             device_put, devices, local_device_count, local_devices)
 from mjax.placement import live_arrays, process_count, process_index  # noqa: F401
+from mjax.placement import (copy_to_host_async, host_count, host_id,  # noqa: F401
+                            host_ids, process_indices)
+from mjax.array import Shard  # noqa: F401
 from mjax.sharding_types import typeof
 from mjax.staging import eval_shape
 from mjax import distributed, dlpack, profiler  # noqa: F401
@@ -56,6 +61,7 @@ from mjax import numpy  # noqa: F401
 from mjax import array_operators  # noqa: F401  (Array's operators call mjax.numpy)
 from mjax import ref  # noqa: F401
 from mjax.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401
+from mjax.ref_slice import ds  # noqa: F401
 from mjax import nn, ops, scipy, random, test_util  # noqa: F401
 from mjax import sharding  # noqa: F401
 from mjax.sharding import make_mesh, set_mesh, NamedSharding, P  # noqa: F401
@@ -65,6 +71,7 @@ from mjax.tree_util import tree_map, tree_leaves, tree_structure  # noqa: F401
 from jaxlib.xla_client import Device  # noqa: F401  (jaxlib's device class, as JAX's)
 from mjax import (api_util, custom_derivatives, extend, ffi, flatten_util,  # noqa: F401
                   image, interpreters, lib, monitoring, stages, typing, version)
+from mjax.environment_info import print_environment_info  # noqa: F401
 from mjax.version import __version__, __version_info__  # noqa: F401  (the JAX release mjax follows)
 from mjax.jax_alias import alias_jax  # noqa: F401
 

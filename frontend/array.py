@@ -108,7 +108,7 @@ class Array(ArrayMethods):
     @property
     def addressable_shards(self):
         if not self.is_sharded:
-            return [_Shard(self.device, tuple(slice(None) for _ in self.shape), self)]
+            return [Shard._placed(self.device, tuple(slice(None) for _ in self.shape), self)]
         index = self.sharding.devices_indices_map(self.shape)
         seen: dict = {}
         out = []
@@ -116,7 +116,7 @@ class Array(ArrayMethods):
             idx = index[dev]
             key = tuple((s.start, s.stop) for s in idx)
             shard_aval = ShapedArray(self.sharding.shard_shape(self.shape), self.dtype)
-            out.append(_Shard(dev, idx, Array(buf, shard_aval), seen.get(key, 0)))
+            out.append(Shard._placed(dev, idx, Array(buf, shard_aval), seen.get(key, 0)))
             seen[key] = seen.get(key, 0) + 1
         return out
 
@@ -259,18 +259,56 @@ def _backend_of(buf):
     return buf.device.backend if platform == "iree" else get_backend(platform)
 
 
-class _Shard:
-    """One addressable shard of an array: its device, its slice of the global array,
-    which replica it is, and its data. JAX: jax.Shard."""
+class Shard:
+    """One data shard of an array: its device, its slice of the global array (`index`),
+    which replica of that slice it is (`replica_id`), and its data. JAX: jax.Shard,
+    made as JAX's is, from (device, sharding, global_shape, data)."""
 
-    __slots__ = ("device", "index", "data", "replica_id")
+    def __init__(self, device, sharding, global_shape, data=None):
+        self._device, self._sharding, self._global_shape = device, sharding, global_shape
+        self._data = data
+        self._index = self._replica_id = None
 
-    def __init__(self, device, index, data, replica_id=0):
-        self.device, self.index, self.data, self.replica_id = device, index, data, replica_id
+    @classmethod
+    def _placed(cls, device, index, data, replica_id=0):
+        """A shard whose index and replica id its array already computed."""
+        shard = cls(device, None, None, data)
+        shard._index, shard._replica_id = index, replica_id
+        return shard
+
+    device = property(lambda self: self._device)
+    data = property(lambda self: self._data)
+
+    @property
+    def index(self):
+        if self._index is None:
+            indices = getattr(self._sharding, "devices_indices_map", None)
+            if indices is None:
+                raise ValueError(f"Cannot calculate indices from sharding: "
+                                 f"{self._sharding}. Please create a device to index "
+                                 f"mapping for your sharding.")
+            self._index = indices(self._global_shape)[self._device]
+        return self._index
+
+    @property
+    def replica_id(self) -> int:
+        if self._replica_id is None:
+            mine = tuple((s.start, s.stop) for s in self.index)
+            indices = self._sharding.devices_indices_map(self._global_shape)
+            count = 0           # (replicas are numbered in the sharding's device order)
+            for dev, idx in indices.items():
+                if dev == self._device:
+                    break
+                count += tuple((s.start, s.stop) for s in idx) == mine
+            self._replica_id = count
+        return self._replica_id
 
     def __repr__(self):
-        return (f"Shard(device={self.device!r}, index={self.index}, "
-                f"replica_id={self.replica_id}, data={self.data})")
+        try:
+            return (f"Shard(device={self.device!r}, index={self.index}, "
+                    f"replica_id={self.replica_id}, data={self.data})")
+        except ValueError:
+            return f"Shard(device={self.device!r}, data={self.data})"
 
 
 def _reconstruct(value, weak_type):

@@ -108,6 +108,9 @@ def apply_eager(opcls, args, avals, params, weak=None):
         bufs.append(x._buf)
     if dev is not None:
         bufs = on_device(bufs, exe.devices[0])
+    if _read("jax_no_execution") if overridden else _VALUES["jax_no_execution"]:
+        raise RuntimeError(f"JAX tried to execute function {opcls.OPERATION_NAME}, but "
+                           f"the no_execution config option is set")
     try:
         if run is None:
             results = exe.execute(bufs)

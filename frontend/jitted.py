@@ -424,6 +424,9 @@ class Jitted:
             return nested_traces.call(
                 self._nested, self._bind_static(static_key, len(args)), self._name, outer,
                 dyn_args, dyn_kwargs, nested_traces.key(in_tree, leaves, static_key), leaves)
+        if config.read("jax_no_execution"):
+            raise RuntimeError(f"JAX tried to execute function {self._name}, but the "
+                               f"no_execution config option is set")
         # (A list comprehension, and an Array's aval read directly: this is per call.)
         avals = tuple([x.aval if type(x) is Array else aval_of_value(x) for x in leaves])
         donated = self._donated_leaves(args, dyn_kwargs) if (
@@ -602,6 +605,11 @@ class Jitted:
         return config.read("mjax_extra_passes") + self._passes
 
     def _trace(self, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
+        if config.read("jax_no_tracing"):
+            code = getattr(self.fun, "__code__", None)
+            where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
+            raise RuntimeError(f"re-tracing function {self._name}{where} for `jit`, but "
+                               f"'no_tracing' is set")
         return trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
 
     def _compile(self, dyn_args, dyn_kwargs, static_key, n_args,

@@ -59,6 +59,35 @@ def process_count(backend=None):
     return len({_process_of(d) for d in devices(backend)})
 
 
+def process_indices(backend=None) -> list[int]:
+    """The indices of every process of the computation (range(process_count()))."""
+    return list(range(process_count(backend)))
+
+
+def _renamed(old: str, new: str, fn):
+    def alias(backend=None):
+        warnings.warn(f"jax.{old} has been renamed to jax.{new}. This alias will eventually "
+                      f"be removed; please update your code.", stacklevel=2)
+        return fn(backend)
+    alias.__name__ = old
+    return alias
+
+
+host_id = _renamed("host_id", "process_index", lambda b: process_index(b))
+host_count = _renamed("host_count", "process_count", process_count)
+host_ids = _renamed("host_ids", "process_indices", process_indices)
+
+
+def copy_to_host_async(x):
+    """Starts the host copy of every leaf of `x` that has a `copy_to_host_async` method
+    (mjax arrays); other leaves are left alone. Returns `x`."""
+    for leaf in tree_util.tree_leaves(x):
+        start = getattr(leaf, "copy_to_host_async", None)
+        if start is not None:
+            start()
+    return x
+
+
 def _process_of(device) -> int:
     return getattr(device, "process_index", 0)
 

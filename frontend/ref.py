@@ -37,6 +37,7 @@ from mjax.dtypes import aval_of_value
 from mjax.numpy.conversion import asarray
 from mjax.numpy.conversion import copy as _copy
 from mjax.prng import PRNGKeyArray
+from mjax.ref_slice import Slice
 
 AbstractRef = RefAval
 
@@ -227,7 +228,7 @@ def get(ref, idx=None):
     _check_ref(ref, "ref_get")
     if isinstance(ref, KeyRef):
         return ref[... if idx is None or idx == () else idx]
-    idx = ... if idx is None or idx == () else idx
+    idx = _static_slices(ref, ... if idx is None or idx == () else idx)
     if current_trace() is None and ref._tracer is None:
         out = ref._value[idx]
         if out is ref._value:    # (a copy: a jit updates the ref's buffer in place)
@@ -250,6 +251,7 @@ def swap(ref, idx, value, _function_name: str = "ref_swap"):
         old = ref[idx]
         ref[idx] = value
         return old
+    idx = _static_slices(ref, idx)
     if current_trace() is None and ref._tracer is None:
         old = get(ref, idx)
         value = _coerce(_function_name, ref, value, old.shape)
@@ -271,7 +273,7 @@ def addupdate(ref, idx, x) -> None:
     _check_ref(ref, "addupdate")
     if isinstance(ref, KeyRef):
         raise TypeError("addupdate of a ref of PRNG keys: keys have no addition")
-    idx = ... if idx is None or idx == () else idx
+    idx = _static_slices(ref, ... if idx is None or idx == () else idx)
     if current_trace() is None and ref._tracer is None:
         x = _coerce("addupdate", ref, x, ref._value[idx].shape)
         ref._value = ref._value.at[idx].add(x)
@@ -299,6 +301,30 @@ def _coerce(fn: str, ref: Ref, value, shape):
     elif aval.weak_type:
         value = lax.convert_element_type(value, ref.dtype, weak_type=False)
     return value
+
+
+def _static_slices(ref: Ref, idx):
+    """`idx` with each `jax.ds(start, size)` whose start is known made a Python slice (its
+    start clamped into the dimension, as dynamic_slice clamps); ones with a traced start
+    stay for `_ref_index`."""
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    if not any(type(i) is Slice for i in entries):
+        return idx
+    out = []
+    for d, i in enumerate(entries):
+        if type(i) is Slice and not isinstance(i.start, Tracer):
+            n = ref.shape[d] if d < ref.ndim else 0
+            value = int(i.start)
+            if value >= n:       # (JAX's checks of a known start)
+                raise ValueError(f"Out of bound slice: start={value}, dim={n}.")
+            if value and i.size and value + (i.size - 1) * i.stride >= n:
+                raise ValueError(f"Out of bound slice: start={value}, size={i.size}, "
+                                 f"stride={i.stride}, dim={n}.")
+            span = (i.size - 1) * i.stride + 1 if i.size else 0
+            start = min(max(value, 0), max(n - span, 0))
+            i = slice(start, start + span, i.stride) if i.size else slice(start, start)
+        out.append(i)
+    return tuple(out)
 
 
 def _indexed_shape(params) -> tuple:
@@ -332,6 +358,13 @@ def _ref_index(ref: Ref, idx):
                 raise NotImplementedError("a strided slice of a Ref inside a traced "
                                           "function (read ref[...] and slice the value)")
             starts.append(np.int32(s)), sizes.append(max(e - s, 0))
+        elif type(i) is Slice:            # (jax.ds with a traced start)
+            if i.stride != 1:
+                raise NotImplementedError("a strided jax.ds with a traced start into a Ref "
+                                          "(read ref[...] and slice the value)")
+            start = lax.convert_element_type(i.start, np.int32)
+            starts.append(lax.clamp(np.int32(0), start, np.int32(max(n - i.size, 0))))
+            sizes.append(i.size)
         elif isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")

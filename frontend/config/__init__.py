@@ -26,6 +26,7 @@ The environment variable of `jax_foo` is `JAX_FOO` (or `MJAX_FOO`); of `mjax_foo
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import threading
@@ -215,8 +216,8 @@ class Config:
 
     @property
     def values(self) -> dict:
-        """{name: current value} of every option."""
-        return {name: self.read(name) for name in self._options}
+        """{name: current value} of every option (user contexts left out)."""
+        return {name: self.read(name) for name in self._options if not name.startswith("_")}
 
     @contextlib.contextmanager
     def override(self, **values):
@@ -246,12 +247,13 @@ class Config:
         return key
 
     def options(self) -> list[Option]:
-        return list(self._options.values())
+        """Every option, user contexts (make_user_context) left out."""
+        return [o for o in self._options.values() if not o.name.startswith("_")]
 
     def describe(self) -> str:
         """One line per option: name, value, where the value came from, and its doc."""
         rows = [(o.name, repr(self.read(o.name)), self._sources[o.name], o.doc)
-                for o in sorted(self._options.values(), key=lambda o: o.name)]
+                for o in sorted(self.options(), key=lambda o: o.name)]
         w0 = max(len(r[0]) for r in rows)
         w1 = max(len(r[1]) for r in rows)
         w2 = max(len(r[2]) for r in rows)
@@ -405,6 +407,20 @@ enable_custom_prng = bool_option(
     "jax_enable_custom_prng", False,
     "PRNGKey makes typed keys (key<impl>) instead of raw uint32 key data (deprecated in "
     "JAX, where it is a context manager too).", affects_tracing=True)
+no_tracing = bool_option(
+    "jax_no_tracing", False,
+    "Refuse to trace a function for jit (RuntimeError): a guard against re-tracing.")
+no_execution = bool_option(
+    "jax_no_execution", False,
+    "Refuse to run any compiled computation, jitted or eager (RuntimeError).")
+allow_f16_reductions = bool_option(
+    "jax_allow_f16_reductions", True,
+    "If False, lax.reduce_sum of float16 or bfloat16 values raises ValueError.",
+    affects_tracing=True)
+softmax_custom_jvp = bool_option(
+    "jax_softmax_custom_jvp", False,
+    "JAX's switch to a custom_jvp rule for nn.softmax; mjax differentiates softmax "
+    "through its ops either way (the rule's derivatives, up to rounding).")
 legacy_prng_key = enum_option(
     "jax_legacy_prng_key", "allow", ("allow", "warn", "error"),
     "What to do with raw uint32 PRNG keys (PRNGKey): 'allow', 'warn' or 'error'.")
@@ -540,6 +556,38 @@ extra_passes = option(
 # `with mjax.passes.extra(...)`: these passes added to mjax_extra_passes in this thread.
 user_passes.set_extra_scope(lambda passes: config.override(
     mjax_extra_passes=config.read("mjax_extra_passes") + passes))
+
+
+class UserContext:
+    """A value that is part of jit's cache key: a function traced under one value is
+    traced again under another. JAX: the object jax.make_user_context returns."""
+
+    def __init__(self, state: State):
+        self._state = state
+
+    @property
+    def value(self):
+        return self._state.value
+
+    def get_global(self):
+        return config._values[self._state._option.name]
+
+    def set_global(self, new_value) -> None:
+        config.update(self._state._option.name, new_value)
+
+    def __call__(self, new_value):
+        return config.override(**{self._state._option.name: new_value})
+
+
+_user_contexts = itertools.count()
+
+
+def make_user_context(default_value=None) -> UserContext:
+    """A new jit-cache-sensitive context (`with ctx(value): f(x)` re-traces f when the
+    value differs from the one it was traced under). JAX: jax.make_user_context."""
+    name = f"_user_context_{next(_user_contexts)}"
+    return UserContext(option(name, default_value, "a user context (make_user_context)",
+                              lambda v: v, affects_tracing=True))
 
 
 def checking_leaks():

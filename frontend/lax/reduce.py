@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from mjax import dtypes, registration, trace_trees, tree_util
+from mjax.config import config
 from mjax.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops.reductions import (ArgMaxOp, ArgMinOp, CumlogsumexpOp, CummaxOp,
                                          CumminOp, CumprodOp, CumsumOp, ReduceAndOp,
@@ -21,10 +22,19 @@ from mjax.lax.shapes import broadcast_in_dim
 from mjax.lax.sharding import apply_out_sharding, reshard
 
 
+_HALF = (np.dtype(np.float16), np.dtype(dtypes.bfloat16))
+
+
 # ---- one function per primitive ------------------------------------------------------------
 def reduce_sum(operand, axes, *, out_sharding=None):
     """Sum over `axes`. JAX: lax.reduce_sum."""
-    out = bind(ReduceSumOp, operand, axes=tuple(int(a) for a in axes))
+    axes = tuple(int(a) for a in axes)
+    if not config.read("jax_allow_f16_reductions"):
+        aval = aval_of_value(operand)
+        if aval.dtype in _HALF and builtins.any(aval.shape[a] != 1 for a in axes):
+            raise ValueError(f"reduce_sum on operand {aval.str_short()} is not allowed "
+                             f"when jax_allow_f16_reductions=False.")
+    out = bind(ReduceSumOp, operand, axes=axes)
     return apply_out_sharding(out, out_sharding)
 
 
