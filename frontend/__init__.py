@@ -52,6 +52,7 @@ from mjax.batching import vmap
 from mjax.callbacks import effects_barrier, pure_callback  # noqa: F401
 from mjax.spmd.pmap import pmap
 from mjax.spmd.shard_map import shard_map
+from mjax.spmd.smap import smap  # noqa: F401
 from mjax.spmd.global_arrays import (make_array_from_callback,  # noqa: F401
                                      make_array_from_process_local_data,
                                      make_array_from_single_device_arrays)

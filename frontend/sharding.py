@@ -14,10 +14,17 @@ from mjax.sharding_impls import (UNCONSTRAINED, AbstractDevice, AbstractMesh,  #
                                  PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
                                  current_mesh, get_abstract_mesh, get_mesh, hlo_key,
                                  make_mesh, named_from_hlo, use_abstract_mesh)
+from mjax.sharding_types import ManualAxisType  # noqa: F401
 from mjax.spmd.mesh import auto_axes, explicit_axes, set_mesh
+
+
+def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceSharding:
+    """Everything on `device`. JAX: jax.sharding.make_single_device_sharding."""
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
+
 
 __all__ = ["AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "make_mesh", "current_mesh", "UNCONSTRAINED",
            "HloShardingOnDevices", "named_from_hlo", "set_mesh", "get_mesh", "reshard",
            "AbstractMesh", "get_abstract_mesh", "use_abstract_mesh", "auto_axes",
-           "explicit_axes"]
+           "explicit_axes", "ManualAxisType", "make_single_device_sharding"]
