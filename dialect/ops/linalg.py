@@ -227,6 +227,124 @@ class EigOp(JaxprOp, name="eig"):
         return tuple(outs)
 
 
+def _same_dtype(op: str, first: ShapedArray, others, names):
+    for x, name in zip(others, names):
+        if x.dtype != first.dtype:
+            raise TypeError(f"{op} requires operands of one dtype, got "
+                            f"{short_dtype_name(first.dtype)} and {name} of dtype "
+                            f"{short_dtype_name(x.dtype)}")
+
+
+class TridiagonalSolveOp(JaxprOp, name="tridiagonal_solve"):
+    """Solves A x = b for each tridiagonal A given by its sub-diagonal dl (dl[0] unused),
+    diagonal d and super-diagonal du (du[-1] unused), with LU and partial pivoting
+    (LAPACK gtsv); NaN where A is singular. JAX: lax.linalg.tridiagonal_solve_p."""
+    num_operands = 4
+    attributes = {"perturb_singular": A.Bool(default=False)}
+
+    @classmethod
+    def infer(cls, dl, d, du, b, *, perturb_singular):
+        op = "tridiagonal_solve"
+        for i, x in enumerate((dl, d, du, b)):
+            check_linalg_dtype(op, x, f"operand {i}")
+        _same_dtype(op, b, (dl, d, du), ("dl", "d", "du"))
+        if b.ndim < 2:
+            raise TypeError(f"Input 3 to {op} must have rank at least 2, but got "
+                            f"shape={b.shape}")
+        if not dl.shape == d.shape == du.shape:
+            raise TypeError(f"{op} requires that all diagonal arguments have the same "
+                            f"shape, got {dl.shape}, {d.shape} and {du.shape}")
+        if d.shape != b.shape[:-1]:
+            raise TypeError(f"{op} requires that the leading ndim-1 dimensions of b equal "
+                            f"the dimensions of the diagonal arguments, got b of shape "
+                            f"{b.shape} and diagonals of shape {d.shape}")
+        return (b.strip_weak_type(),)
+
+
+class TridiagonalOp(JaxprOp, name="tridiagonal"):
+    """Reduces each Hermitian matrix to real tridiagonal form Q^H A Q = T (LAPACK
+    sytrd/hetrd), reading its `lower` (or upper) triangle: the packed result (T's
+    diagonals and the reflectors), T's diagonal d and off-diagonal e, and the reflectors'
+    scale factors taus. JAX: lax.linalg.tridiagonal_p."""
+    attributes = {"lower": A.Bool(default=True)}
+
+    @classmethod
+    def infer(cls, a, *, lower):
+        check_linalg_dtype("tridiagonal", a)
+        n, m = matrix_shape("tridiagonal", a.shape)
+        if n != m or n == 0:
+            raise ValueError(f"The input to tridiagonal must be a square matrix. Got shape "
+                             f"{a.shape}.")
+        batch, real = a.shape[:-2], real_dtype(a.dtype)
+        return (a.strip_weak_type(), ShapedArray(batch + (n,), real),
+                ShapedArray(batch + (n - 1,), real), ShapedArray(batch + (n - 1,), a.dtype))
+
+
+class HessenbergOp(JaxprOp, name="hessenberg"):
+    """Reduces each square matrix to upper Hessenberg form Q^H A Q = H (LAPACK gehrd): H
+    on and above the first sub-diagonal, the reflectors below it, and their scale factors
+    taus. JAX: lax.linalg.hessenberg_p."""
+
+    @classmethod
+    def infer(cls, a):
+        check_linalg_dtype("hessenberg", a)
+        n, m = matrix_shape("hessenberg", a.shape)
+        if n != m:
+            raise ValueError(f"Argument to Hessenberg reduction must have shape [..., n, n], "
+                             f"got shape {a.shape}")
+        return (a.strip_weak_type(), ShapedArray(a.shape[:-2] + (max(n - 1, 0),), a.dtype))
+
+
+class SchurOp(JaxprOp, name="schur"):
+    """Schur decomposition A = Q T Q^H (LAPACK gees): T (quasi-)upper triangular, real
+    Schur form with 2x2 blocks for real input, and with `compute_schur_vectors` the
+    unitary Q. CPU only. JAX: lax.linalg.schur_p."""
+    attributes = {"compute_schur_vectors": A.Bool(default=True),
+                  "sort_eig_vals": A.Bool(default=False)}
+
+    @classmethod
+    def infer(cls, a, *, compute_schur_vectors, sort_eig_vals):
+        check_linalg_dtype("schur", a)
+        n, m = matrix_shape("schur", a.shape)
+        if n != m:
+            raise ValueError(f"The input to schur must be a square matrix. Got shape "
+                             f"{a.shape}.")
+        a = a.strip_weak_type()
+        return (a, a) if compute_schur_vectors else (a,)
+
+
+class OrmqrOp(JaxprOp, name="ormqr"):
+    """Q c, Q^H c, c Q or c Q^H (`left`, `transpose`) with Q the product of the
+    Householder reflectors below the diagonal of a (m, k) scaled by taus, never formed
+    (LAPACK ormqr/unmqr). JAX: lax.linalg.ormqr_p."""
+    num_operands = 3
+    attributes = {"left": A.Bool(default=True), "transpose": A.Bool(default=False)}
+
+    @classmethod
+    def infer(cls, a, taus, c, *, left, transpose):
+        op = "ormqr"
+        check_linalg_dtype(op, a, "a")
+        _same_dtype(op, a, (taus, c), ("taus", "c"))
+        m, n = matrix_shape(op, a.shape, what="a")
+        rows, cols = matrix_shape(op, c.shape, what="c")
+        if taus.ndim != a.ndim - 1 or taus.shape[:-1] != a.shape[:-2] or \
+                c.shape[:-2] != a.shape[:-2]:
+            raise ValueError(f"{op}: a, taus and c must have equal batch dimensions, got "
+                             f"shapes {a.shape}, {taus.shape} and {c.shape}")
+        if taus.shape[-1] > min(m, n):
+            raise ValueError(f"{op}: taus of shape {taus.shape} has more reflectors than "
+                             f"a of shape {a.shape} holds")
+        if left and rows != m:
+            raise ValueError(f"ormqr with left=True expects c to have the same number of rows "
+                             f"as the Householder matrix a. Got a shape {a.shape} and c "
+                             f"shape {c.shape}.")
+        if not left and cols != m:
+            raise ValueError(f"ormqr with left=False expects c to have the same number of "
+                             f"columns as the Householder matrix a has rows. Got a shape "
+                             f"{a.shape} and c shape {c.shape}.")
+        return (c.strip_weak_type(),)
+
+
 # ---- Fourier transforms ------------------------------------------------------------
 class FftOp(JaxprOp, name="fft"):
     """Discrete Fourier transform over the trailing len(fft_lengths) axes: FFT and IFFT

@@ -5,13 +5,20 @@ Each works on the trailing two axes with any leading batch axes. The `jnp.linalg
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from mjax import dtypes
 from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
-from mjax.lax.elementwise import (add, as_array, conj, convert_element_type, div, eq, full,
-                                  iota, select)
+from mjax.dialect.types import short_dtype_name
+from mjax.lax.control_flow import fori_loop
+from mjax.lax.dot import Precision, dot_general
+from mjax.lax import elementwise as E
+from mjax.lax.elementwise import (add, as_array, broadcasted_iota, conj, convert_element_type,
+                                  div, eq, full, ge, iota, mul, neg, rsqrt, select, sub)
+from mjax.lax.indexing import dynamic_index_in_dim, dynamic_update_index_in_dim
 from mjax.lax.reduce import reduce_sum
 from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, transpose
 
@@ -110,11 +117,54 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
     return tuple(_bind(L.QrOp, x, full_matrices=bool(full_matrices)))
 
 
+class EigImplementation(enum.Enum):
+    """The kernel `eig` runs. JAX: lax.linalg.EigImplementation (mjax: LAPACK only)."""
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+class EighImplementation(enum.Enum):
+    """The kernel `eigh` runs. JAX: lax.linalg.EighImplementation (mjax: QR, i.e. LAPACK
+    syevd/heevd, only, as JAX on CPU)."""
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
+class SvdAlgorithm(enum.Enum):
+    """The algorithm `svd` runs. JAX: lax.linalg.SvdAlgorithm (mjax: divide and conquer,
+    LAPACK gesdd, only)."""
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+def _member(enum_cls, value, fn: str, arg: str):
+    """`value` as a member of `enum_cls` (None stays None; a member's value, such as
+    "qr", names it); anything else is a ValueError."""
+    if value is None or isinstance(value, enum_cls):
+        return value
+    try:
+        return enum_cls(value)
+    except (ValueError, TypeError):
+        raise ValueError(f"mjax.lax.linalg.{fn}: {arg} must be None or a "
+                         f"jax.lax.linalg.{enum_cls.__name__}, got {value!r}") from None
+
+
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
          sort_eigenvalues: bool = True, subset_by_index=None, implementation=None):
     """(eigenvectors as columns, ascending real eigenvalues). JAX: lax.linalg.eigh.
-    `implementation` (JAX's choice among QR/Jacobi/QDWH kernels) is accepted: the
-    backend's one eigensolver serves all."""
+    `implementation`: None or EighImplementation.QR (LAPACK); JACOBI and QDWH raise
+    NotImplementedError, as JAX does on CPU."""
+    implementation = _member(EighImplementation, implementation, "eigh", "implementation")
+    if implementation is EighImplementation.QDWH:
+        raise NotImplementedError("QDWH implementation is only supported on TPU")
+    if implementation is EighImplementation.JACOBI:
+        raise NotImplementedError("Jacobi implementation is not supported on CPU (mjax "
+                                  "computes eigh with LAPACK only)")
     if subset_by_index is not None and tuple(subset_by_index) != (0, x.shape[-1]):
         raise NotImplementedError("mjax.lax.linalg.eigh: subset_by_index is not implemented")
     if symmetrize_input:
@@ -124,11 +174,18 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
         algorithm=None):
-    """(u, s, vh) or s. JAX: lax.linalg.svd."""
+    """(u, s, vh) or s. JAX: lax.linalg.svd. `algorithm`: None, SvdAlgorithm.DEFAULT or
+    DIVIDE_AND_CONQUER (LAPACK gesdd)."""
     if subset_by_index is not None:
         raise NotImplementedError("mjax.lax.linalg.svd: subset_by_index is not implemented")
-    if algorithm is not None:
-        raise NotImplementedError("mjax.lax.linalg.svd: algorithm= is not implemented")
+    algorithm = _member(SvdAlgorithm, algorithm, "svd", "algorithm")
+    if algorithm in (SvdAlgorithm.JACOBI, SvdAlgorithm.POLAR):
+        raise NotImplementedError("The SVD Jacobi and Polar algorithms are not implemented "
+                                  "on CPU.")
+    if algorithm is SvdAlgorithm.QR:
+        raise NotImplementedError("mjax.lax.linalg.svd: algorithm=SvdAlgorithm.QR (LAPACK "
+                                  "gesvd) is not implemented; DEFAULT and "
+                                  "DIVIDE_AND_CONQUER (gesdd) are")
     outs = _bind(L.SvdOp, x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     if not compute_uv:
         return outs
@@ -140,10 +197,155 @@ def eig(x, *, compute_left_eigenvectors: bool = True,
         compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
         implementation=None, use_magma=None):
     """[w, (vl), (vr)] of a general square matrix (CPU only). JAX: lax.linalg.eig.
-    `implementation` is accepted (one backend kernel)."""
+    `implementation`: None or EigImplementation.LAPACK."""
+    implementation = _member(EigImplementation, implementation, "eig", "implementation")
+    if implementation not in (None, EigImplementation.LAPACK):
+        raise ValueError("Only the lapack implementation is supported on CPU.")
     outs = _bind(L.EigOp, x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
                 compute_right_eigenvectors=bool(compute_right_eigenvectors))
     return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+
+
+def _float_operands(fn: str, xs, complex_ok: bool = True):
+    """JAX's dtype check of a linalg primitive's operands (floating, or complex too)."""
+    for i, x in enumerate(xs):
+        dt = aval_of_value(x).dtype
+        ok = dtypes.issubdtype(dt, np.floating) or (
+            complex_ok and dtypes.issubdtype(dt, np.complexfloating))
+        if not ok:
+            kinds = "floating, complexfloating" if complex_ok else "floating"
+            raise TypeError(f"{fn} does not accept dtype {short_dtype_name(dt)} at position "
+                            f"{i}. Accepted dtypes at position {i} are subtypes of {kinds}.")
+
+
+def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
+    """x with A x = b, A tridiagonal with sub-diagonal dl (dl[..., 0] unused), diagonal d
+    and super-diagonal du (du[..., -1] unused); b is (..., m, n). NaN where A is singular,
+    unless `perturb_singular` nudges tiny pivots. CPU (LAPACK gtsv). JAX:
+    lax.linalg.tridiagonal_solve."""
+    args = [as_array(x) for x in (dl, d, du, b)]
+    _float_operands("tridiagonal_solve", args)
+    return _bind(L.TridiagonalSolveOp, *args, perturb_singular=bool(perturb_singular))
+
+
+def tridiagonal(a, *, lower: bool = True):
+    """[arr, d, e, taus]: each Hermitian matrix reduced to real tridiagonal form Q^H a Q,
+    reading its `lower` (or upper) triangle: arr holds the tridiagonal band and the
+    Householder reflectors, d the diagonal, e the off-diagonal, taus the reflectors'
+    scale factors. CPU (LAPACK sytrd/hetrd). JAX: lax.linalg.tridiagonal."""
+    a = as_array(a)
+    _float_operands("tridiagonal", [a])
+    return list(_bind(L.TridiagonalOp, a, lower=bool(lower)))
+
+
+def hessenberg(a):
+    """[a, taus]: each square matrix reduced to upper Hessenberg form Q^H a Q, packed with
+    the Householder reflectors below the first sub-diagonal; taus their scale factors.
+    CPU (LAPACK gehrd). JAX: lax.linalg.hessenberg."""
+    a = as_array(a)
+    _float_operands("hessenberg", [a])
+    return list(_bind(L.HessenbergOp, a))
+
+
+def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable=None):
+    """[t, q] (or [t]) with x = q t q^H, t upper (quasi-)triangular: the real Schur form
+    for real x. CPU (LAPACK gees). `select_callable` is unused, as in JAX; sorting is not
+    implemented (as in JAX). JAX: lax.linalg.schur."""
+    x = as_array(x)
+    _float_operands("schur", [x])
+    if sort_eig_vals:
+        raise NotImplementedError("The sort feature of LAPACK's gees routine is not "
+                                  "implemented.")
+    outs = _bind(L.SchurOp, x, compute_schur_vectors=bool(compute_schur_vectors),
+                 sort_eig_vals=False)
+    return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+
+
+def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
+    """Q c, Q^H c (`transpose`), c Q or c Q^H (not `left`), Q the product of the
+    Householder reflectors of geqrf's packed `a` and `taus`, never formed. CPU (LAPACK
+    ormqr/unmqr). JAX: lax.linalg.ormqr."""
+    args = [as_array(x) for x in (a, taus, c)]
+    _float_operands("ormqr", args)
+    return _bind(L.OrmqrOp, *args, left=bool(left), transpose=bool(transpose))
+
+
+def _tril(x, k: int = 0):
+    shape = aval_of_value(x).shape
+    n = len(shape)
+    keep = ge(add(broadcasted_iota(np.int32, shape, n - 2), np.int32(k)),
+              broadcasted_iota(np.int32, shape, n - 1))
+    return select(keep, x, full(shape, 0, aval_of_value(x).dtype))
+
+
+def _check_rank(fn: str, x, i: int, rank: int, exact: bool = False):
+    shape = aval_of_value(x).shape
+    if (len(shape) != rank) if exact else (len(shape) < rank):
+        how = "a rank of exactly" if exact else "rank at least"
+        raise TypeError(f"Input {i} to {fn} must have {how} {rank}, but got "
+                        f"shape={shape}")
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1., beta: float = 0.,
+                      symmetrize_output: bool = False):
+    """alpha a a^T + beta c for a (..., m, n) and symmetric c (..., m, m); only the lower
+    triangle is promised unless `symmetrize_output` mirrors it into the upper one. JAX:
+    lax.linalg.symmetric_product."""
+    a, c = as_array(a_matrix), as_array(c_matrix)
+    _float_operands("symmetric_product", [a, c], complex_ok=False)
+    _check_rank("symmetric_product", a, 0, 2)
+    _check_rank("symmetric_product", c, 1, 2)
+    sa, sc = aval_of_value(a).shape, aval_of_value(c).shape
+    if sa[-2] != sc[-1] or sc[-2] != sc[-1] or sa[:-2] != sc[:-2]:
+        raise ValueError(f"symmetric_update expects a rectangular matrix of shape (m, n) "
+                         f"and a square matrix of shape (n, n). Got shapes {sa} and {sc}.")
+    dt = aval_of_value(c).dtype
+    batch = tuple(range(len(sa) - 2))
+    r = len(sa)
+    aat = dot_general(a, a, (((r - 1,), (r - 1,)), (batch, batch)),
+                      precision=Precision.HIGHEST)
+    out = add(mul(convert_element_type(alpha, dt, weak_type=True), aat),
+              mul(convert_element_type(beta, dt, weak_type=True), c))
+    if symmetrize_output:
+        out = add(_tril(out), _mT(_tril(out, -1)))
+    return out
+
+
+def cholesky_update(r_matrix, w_vector):
+    """The upper Cholesky factor of r^T r + w w^T, from the upper factor r, by n Givens
+    rotations (O(n^2)). JAX: lax.linalg.cholesky_update."""
+    r, w = as_array(r_matrix), as_array(w_vector)
+    _float_operands("cholesky_update", [r, w], complex_ok=False)
+    _check_rank("cholesky_update", r, 0, 2, exact=True)
+    _check_rank("cholesky_update", w, 1, 1, exact=True)
+    sr, sw = aval_of_value(r).shape, aval_of_value(w).shape
+    if sr[0] != sr[1] or sw[0] != sr[1]:
+        raise ValueError(f"Rank-1 update to Cholesky decomposition takes a square matrix "
+                         f"and a vector of the same size as input. Got shapes {sr} and "
+                         f"{sw} instead")
+    dt = aval_of_value(r).dtype
+    w = convert_element_type(w, dt)
+    one, zero = full((), 1, dt), full((), 0, dt)
+
+    def rotate(k, carry):
+        rm, z = carry
+        row = dynamic_index_in_dim(rm, k, 0, keepdims=False)
+        x = dynamic_index_in_dim(row, k, 0, keepdims=False)
+        y = dynamic_index_in_dim(z, k, 0, keepdims=False)
+        # c, s with [c -s; s c] [x; y] = [rho; 0], scaled against overflow (BLAS drotg);
+        # y == 0 is the identity rotation (no division by a zero scale).
+        noop = eq(y, zero)
+        scale = select(noop, one, E.max(E.abs(x), E.abs(y)))
+        xs, ys = div(x, scale), div(y, scale)
+        rh = rsqrt(select(noop, one, add(mul(xs, xs), mul(ys, ys))))
+        c = select(noop, one, mul(xs, rh))
+        s = select(noop, zero, neg(mul(ys, rh)))
+        new_row = sub(mul(c, row), mul(s, z))
+        z = add(mul(c, z), mul(s, row))
+        return dynamic_update_index_in_dim(rm, new_row, k, 0), z
+
+    return fori_loop(0, sr[0], rotate, (r, w))[0]
 
 
 class FftType:

@@ -10,7 +10,7 @@ from mjax.passes.rules import elementwise, structural, reductions, indexing  # n
 from mjax.passes.rules import convolution, windowed, sorting  # noqa: F401
 from mjax.passes.rules import control_flow  # noqa: F401
 from mjax.passes.rules import region_reductions  # noqa: F401  (after control_flow)
-from mjax.passes.rules import linalg  # noqa: F401
+from mjax.passes.rules import linalg, linalg_lapack  # noqa: F401
 from mjax.passes.rules import collectives  # noqa: F401
 from mjax.passes.rules import sharding  # noqa: F401
 from mjax.passes.rules import random  # noqa: F401

@@ -61,15 +61,16 @@ def _u8(c: str) -> ir.Attribute:
     return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), ord(c))
 
 
-def lapack_call(routine: str, operands, out_avals, config=None, aliases=None):
+def lapack_call(routine: str, operands, out_avals, config=None, aliases=None, target=None):
     """One LAPACK FFI custom call, laid out as jaxlib's handlers expect; returns results.
 
     `config`: routine options (single characters such as uplo='L', or MLIR attributes),
-    `aliases`: {operand index: result index} for results LAPACK writes in place."""
+    `aliases`: {operand index: result index} for results LAPACK writes in place;
+    `target`: a jaxlib handler named otherwise than lapack_<type><routine>_ffi."""
     _register_lapack()
     in_avals = [aval_of(v.type) for v in operands]
     rank = max(a.ndim for a in in_avals)
-    target = lapack_target(routine, in_avals[0].dtype)
+    target = target or lapack_target(routine, in_avals[0].dtype)
     aliases = aliases or {}
     attrs = {
         "call_target_name": ir.StringAttr.get(target),
