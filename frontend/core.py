@@ -27,7 +27,7 @@ from mjax.dtypes import aval_of_value, pytype_aval_mappings, to_numpy  # noqa: F
 from mjax.eager import apply_eager
 from mjax.errors import UnexpectedTracerError
 from mjax.dialect.shape_poly import max_dim, min_dim  # noqa: F401  (jax.core's)
-from mjax.sharding_types import trace_op_types
+from mjax.sharding_types import seed_captured_type, seed_region_types, trace_op_types
 from mjax.source_info import (FUNCTION_AT, at_user_line, describe_location,  # noqa: F401
                               named_scope, user_frame, user_location)
 from mjax.tracer import Tracer, escaped_tracer_message, known_value  # noqa: F401
@@ -194,6 +194,9 @@ class Trace:
         aval = aval_of_value(outer)
         t = self._new_arg(aval)
         self._captured_ids[key] = (outer, t)  # keeps `outer` alive, so ids stay unique
+        if self.type_specs is not None or getattr(outer, "trace", self).type_specs \
+                is not None:
+            seed_captured_type(self, outer, t)
         self.captured.append(outer)
         self.capture_avals.append(aval)
         return t
@@ -324,6 +327,8 @@ def trace_region(fun, in_avals, args_tree=None, sources=None):
     body = RegionTrace(parent, in_avals)
     if sources is not None:
         body.sources = argument_sources(sources)
+        if parent.type_specs is not None:
+            seed_region_types(body, sources)
     try:
         with body:
             args = body.args if args_tree is None else tree_util.tree_unflatten(args_tree,

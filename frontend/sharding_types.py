@@ -261,6 +261,33 @@ def seed_trace_types(trace, leaves) -> None:
     trace.type_specs = specs
 
 
+def seed_region_types(body, values) -> None:
+    """Types a loop or branch body's arguments from the values they start as (a scanned
+    operand's type without its leading dimension; `Carry`-like wrappers give theirs
+    by `.init`), when the enclosing trace keeps types."""
+    parent = getattr(body, "parent", None)
+    if parent is None or parent.type_specs is None:
+        return
+    specs = body.type_specs = {} if body.type_specs is None else body.type_specs
+    for t, v in zip(body.args, values):
+        found = _type_of_input(getattr(v, "init", v))
+        if found is None:
+            continue
+        extra = len(found[1]) - t.aval.ndim
+        if extra in (0, 1):
+            specs[t.value] = (found[0], found[1][extra:]) + tuple(found[2:])
+
+
+def seed_captured_type(body, outer, t) -> None:
+    """Types the argument `t` a body made for the enclosing value `outer`."""
+    if isinstance(outer, Tracer) and outer.trace.type_specs is not None:
+        found = outer.trace.type_specs.get(outer.value)
+        if found is not None:
+            if body.type_specs is None:
+                body.type_specs = {}
+            body.type_specs[t.value] = found
+
+
 def _type_of_input(x):
     if isinstance(x, Tracer):
         outer = x.trace.type_specs
@@ -270,7 +297,26 @@ def _type_of_input(x):
                                                                   (Mesh, AbstractMesh)):
         return None
     dims = _explicit_dims(x, len(x.shape))
+    spec = sharding.spec
+    if spec.unreduced or spec.reduced:
+        return (sharding.mesh.abstract_mesh, tuple(dims), frozenset(spec.unreduced),
+                frozenset(spec.reduced))
     return (sharding.mesh.abstract_mesh, tuple(dims)) if any(dims) else None
+
+
+def partial_axes(found) -> tuple:
+    """(unreduced, reduced) mesh axes of a type-table entry (None: no entry)."""
+    if found is None or len(found) == 2:
+        return _NO_AXES
+    return found[2], found[3]
+
+
+_NO_AXES = (frozenset(), frozenset())
+
+
+def _entry(mesh, dims, unreduced=frozenset(), reduced=frozenset()):
+    return (mesh, tuple(dims), frozenset(unreduced), frozenset(reduced)) \
+        if unreduced or reduced else (mesh, tuple(dims))
 
 
 def trace_op_types(trace, opcls, tracers, outs, params) -> None:
@@ -281,30 +327,148 @@ def trace_op_types(trace, opcls, tracers, outs, params) -> None:
     if specs is None:
         return
     if opcls is ShardingConstraintOp:
-        # (A constraint gives its result the Explicit axes of the context's mesh.)
+        # (A constraint gives its result the Explicit axes of the context's mesh, and
+        # the unreduced and reduced axes it names.)
         mesh = get_abstract_mesh()
         explicit = frozenset(mesh.explicit_axes)
-        if explicit:
-            specs[outs[0].value] = (mesh, tuple(
-                tuple(a for a in dim_axes(e) if a in explicit)
-                for e in params["spec"]))
+        unreduced = frozenset(params.get("unreduced") or ())
+        reduced = frozenset(params.get("reduced") or ())
+        if explicit or unreduced or reduced:
+            specs[outs[0].value] = _entry(mesh, (
+                tuple(a for a in dim_axes(e) if a in explicit) for e in params["spec"]),
+                unreduced, reduced)
         return
     found = [specs.get(t.value) for t in tracers]
     known = [f for f in found if f is not None]
     if not known:
         return
     mesh = known[0][0]
+    partial = [partial_axes(f) for f in found]
+    if any(u or r for u, r in partial):
+        unreduced, reduced = partial_rule(opcls, tracers, found, params)
+    else:
+        unreduced = reduced = frozenset()
     dims_in = [_live(f[1]) if f is not None else ((),) * t.aval.ndim
                for f, t in zip(found, tracers)]
-    if not any(any(d) for d in dims_in):
+    if not any(any(d) for d in dims_in) and not (unreduced or reduced):
         return
     out_dims = result_dims(opcls, [t.aval for t in tracers], dims_in,
                            [o.aval for o in outs], params)
     if out_dims is None:
         return
     for o, dims in zip(outs, out_dims):
-        if any(dims):
-            specs[o.value] = (mesh, tuple(dims))
+        if any(dims) or unreduced or reduced:
+            specs[o.value] = _entry(mesh, dims, unreduced, reduced)
+
+
+# ---- unreduced and reduced axes of a traced op's result (JAX's ur rules) -----------------
+_ISSUE = "Please file an issue at https://github.com/jax-ml/jax/issues"
+_ADDS = ("add", "add_any")
+# Ops linear in their one operand, acting on each device's partial alone.
+_PER_PARTIAL = ("convert_element_type", "copy", "copy_p", "reduce_sum", "transpose",
+                "reshape", "broadcast_in_dim", "squeeze", "expand_dims", "rev", "slice",
+                "dynamic_slice", "reduce_precision")
+
+
+def _axes_text(axes) -> str:
+    return "frozenset({" + ", ".join(repr(a) for a in sorted(axes)) + "})"
+
+
+def _unreduced_of_result(name, tracers, partial) -> frozenset:
+    """The unreduced axes of the result of op `name` (JAX's errors for ops that cannot
+    take unreduced operands)."""
+    us = [u for u, _ in partial]
+    if not any(us):
+        return frozenset()
+    if name in _ADDS:
+        x_ur, y_ur = us[0], us[1]
+        if x_ur and y_ur and x_ur != y_ur:
+            raise ShardingTypeError(f"lhs and rhs to `{name}` must be unreduced along the "
+                                    f"same mesh axes. Got lhs={_axes_text(x_ur)}, "
+                                    f"rhs={_axes_text(y_ur)}")
+        if not (x_ur and y_ur):
+            lhs, rhs = ("lhs", "rhs") if x_ur else ("rhs", "lhs")
+            raise ShardingTypeError(
+                f"{lhs} is unreduced while {rhs} is not. `add` operation does not allow "
+                f"this because there will be implicit communication. Please reduce {lhs} "
+                f"via `reshard` before calling `add`.")
+        return x_ur
+    if name == "mul":
+        (x_ur, x_r), (y_ur, y_r) = partial
+        if x_ur and y_ur:
+            raise ShardingTypeError(f"lhs and rhs to `mul` cannot be unreduced since mul is "
+                                    f"bilinear. Got lhs={_axes_text(x_ur)}, "
+                                    f"rhs={_axes_text(y_ur)}")
+        side, other = ("RHS", "LHS") if x_ur else ("LHS", "RHS")
+        if (x_ur or y_ur) != (y_r if x_ur else x_r):
+            raise ShardingTypeError(
+                f"{side} should be reduced along the same axes {other} is unreduced on. Got "
+                f"lhs={typeof_traced(tracers[0])} and rhs={typeof_traced(tracers[1])}")
+        return x_ur or y_ur
+    if name == "dot_general":
+        raise ShardingTypeError(
+            f"lhs or rhs passed to dot_general cannot be unreduced. Got "
+            f"lhs=ShapedArray({typeof_traced(tracers[0])}) and "
+            f"rhs=ShapedArray({typeof_traced(tracers[1])})")
+    if name in _PER_PARTIAL:
+        return us[0]
+    raise NotImplementedError(f"unreduced rule for {name} is not implemented. {_ISSUE}")
+
+
+def _reduced_of_result(name, tracers, found, partial) -> frozenset:
+    """The reduced axes of the result: those all reduced operands share (JAX's nary
+    rule: operands reduced differently, or one replicated where another is reduced, are
+    ShardingTypeErrors); none for dot_general."""
+    if name == "dot_general":
+        return frozenset()
+    reduced = {r for _, r in partial if r}
+    if len(reduced) > 1:
+        shown = "{" + ", ".join(_axes_text(r) for r in reduced) + "}"
+        raise ShardingTypeError(f"All inputs should be reduced across the same mesh axes. "
+                                f"Got specs: {shown}")
+    if not reduced:
+        return frozenset()
+    axes = next(iter(reduced))
+    for t, f, (u, r) in zip(tracers, found, partial):
+        # (A typed operand neither split, unreduced nor reduced over the axes is
+        # replicated over them; constants and untyped values pass.)
+        if f is not None and not r and not u and \
+                not axes & {a for dims in f[1] for a in dims}:
+            raise ShardingTypeError(
+                f"Inputs cannot be replicated on the same axes that another input is "
+                f"reduced on. Got input type: {typeof_traced(t)} and reduced spec: "
+                f"{_axes_text(axes)}")
+    return axes
+
+
+def partial_rule(opcls, tracers, found, params) -> tuple:
+    """(unreduced, reduced) axes of the results of an op whose operands' type entries
+    are `found`, by JAX's rules: add of operands unreduced alike, mul by a value reduced
+    over the unreduced axes, and ops acting on each partial alone (casts, reduce_sum,
+    structural ops) keep them; dot_general refuses unreduced operands; other array ops
+    on unreduced values raise NotImplementedError as in JAX. Control flow and calls
+    (no factor rule) give untyped results."""
+    name = opcls.primitive
+    if SHARD.get(opcls) is None:
+        return frozenset(), frozenset()
+    partial = [partial_axes(f) for f in found]
+    unreduced = _unreduced_of_result(name, tracers, partial)
+    reduced = _reduced_of_result(name, tracers, found, partial)
+    return unreduced, reduced - unreduced
+
+
+def set_cotangent_types(primals, cts) -> None:
+    """Types the traced cotangents `cts` of `primals` as JAX types cotangents: the
+    primal's layout, with its reduced axes unreduced and its unreduced axes reduced (the
+    cotangent of a value each device holds whole is a partial sum per device)."""
+    for x, ct in zip(primals, cts):
+        found = _type_of_input(x)
+        if found is None or not isinstance(ct, Tracer):
+            continue
+        if ct.trace.type_specs is None:
+            ct.trace.type_specs = {}
+        unreduced, reduced = partial_axes(found)
+        ct.trace.type_specs[ct.value] = _entry(found[0], found[1], reduced, unreduced)
 
 
 # ---- varying manual axes (shard_map bodies) ---------------------------------------------
@@ -356,8 +520,10 @@ def typeof_traced(t) -> ShardedAval:
     if found is None:
         out = typed_aval(t.aval, None)
     else:
-        mesh, dims = found
-        spec = PartitionSpec(*[spec_entry(axes) for axes in _live(dims)])
+        mesh, dims = found[:2]
+        unreduced, reduced = partial_axes(found)
+        spec = PartitionSpec(*[spec_entry(axes) for axes in _live(dims)],
+                             unreduced=unreduced, reduced=reduced)
         out = ShardedAval(t.aval.shape, t.aval.dtype, t.aval.weak_type,
                           NamedSharding(mesh, spec))
     varying = t.trace.varying
@@ -403,5 +569,6 @@ def typeof_array(x) -> ShardedAval:
     return typed_aval(aval, getattr(x, "_sharding", None))
 
 
-__all__ = ["ShardedAval", "ShardingTypeError", "typed_aval", "type_spec",
+__all__ = ["ShardedAval", "ShardingTypeError", "typed_aval", "type_spec", "partial_axes",
+           "set_cotangent_types", "partial_rule", "seed_region_types", "seed_captured_type",
            "check_explicit_op", "out_sharding_given", "get_abstract_mesh"]

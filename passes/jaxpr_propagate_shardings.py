@@ -393,12 +393,12 @@ class _Propagation:
         _ensure_sdy_mesh(module, mesh_name, axes, shape)
         cache: dict = {}
 
-        def sharding(dims) -> ir.Attribute:
+        def sharding(dims, unreduced=None) -> ir.Attribute:
             # dims: per dimension a tuple of axes, or None for an open ("?") dimension.
-            attr = cache.get(dims)
+            attr = cache.get((dims, unreduced))
             if attr is None:
-                attr = cache[dims] = ir.Attribute.parse(
-                    sdy_sharding_text(mesh_name, dims, sizes))
+                attr = cache[dims, unreduced] = ir.Attribute.parse(
+                    sdy_sharding_text(mesh_name, dims, sizes, unreduced))
             return attr
 
         ops = list(self.ops)
@@ -407,7 +407,9 @@ class _Propagation:
             if op.name == _CONSTRAINT:
                 spec = op.opview.params["spec"]
                 dims = tuple(None if e == UNCONSTRAINED else dim_axes(e) for e in spec)
-                new = _sdy_constraint(op.operands[0], sharding(dims), op.location,
+                new = _sdy_constraint(op.operands[0],
+                                      sharding(dims, op.opview.params["unreduced"]),
+                                      op.location,
                                       ir.InsertionPoint(op))
                 op.results[0].replace_all_uses_with(new.results[0])
                 op.erase()
@@ -471,16 +473,21 @@ def _sdy_constraint(v, sharding, loc, ip) -> ir.Operation:
                                attributes={"sharding": sharding}, loc=loc, ip=ip)
 
 
-def sdy_sharding_text(mesh_name: str, dims, sizes: dict) -> str:
+def sdy_sharding_text(mesh_name: str, dims, sizes: dict, unreduced=None) -> str:
     """`#sdy.sharding<@mesh, [{"x"}, {}, {?}]>` (dims: axes per dimension, None = open);
-    axes of size 1 are dropped."""
+    axes of size 1 are dropped. `unreduced` axes (each device a partial sum over them)
+    follow as `unreduced={"x"}`, in mesh order."""
     parts = []
     for axes in dims:
         if axes is None:
             parts.append("{?}")
         else:
             parts.append("{" + ", ".join(f'"{a}"' for a in axes if sizes[a] != 1) + "}")
-    return f"#sdy.sharding<@{mesh_name}, [{', '.join(parts)}]>"
+    extra = ""
+    partial = [a for a in sizes if a in (unreduced or ()) and sizes[a] != 1]
+    if partial:
+        extra = ", unreduced={" + ", ".join(f'"{a}"' for a in partial) + "}"
+    return f"#sdy.sharding<@{mesh_name}, [{', '.join(parts)}]{extra}>"
 
 
 def _ensure_sdy_mesh(module, name, axes, shape) -> None:

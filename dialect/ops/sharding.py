@@ -10,7 +10,10 @@ The op carries its whole mesh, so `mjax-opt` text is self-contained:
 by commas (major to minor), "" for a dimension that is not split, or "?" for one left to
 the compiler (JAX's P.UNCONSTRAINED). `device_ids` (the
 mesh's devices in row-major order; default 0..n-1) lets jit run the program on the right
-devices. `hlo_sharding` gives the XLA form (the tile assignment over logical partition
+devices. `unreduced` (mesh axes over which each device holds a partial sum of the value,
+JAX's P(..., unreduced=...)) and `reduced` (a replicated value whose cotangent will be
+unreduced over them) are optional; they change no value, only the layout Shardy gives it
+(frontend/unreduced.py). `hlo_sharding` gives the XLA form (the tile assignment over logical partition
 ids in mesh order), shared by lowering and by the propagation pass.
 """
 from __future__ import annotations
@@ -105,11 +108,18 @@ class ShardingConstraintOp(JaxprOp, name="sharding_constraint"):
     """The identity, asking that its result be laid out as `spec` over the mesh.
     JAX: lax.sharding_constraint_p (jax.lax.with_sharding_constraint)."""
     attributes = {"mesh_axes": AxisNames(), "mesh_shape": A.Ints(), "spec": DimSpec(),
-                  "device_ids": A.Ints(default=None)}
+                  "device_ids": A.Ints(default=None), "unreduced": AxisNames(default=None),
+                  "reduced": AxisNames(default=None)}
 
     @classmethod
-    def infer(cls, x, *, mesh_axes, mesh_shape, spec, device_ids):
+    def infer(cls, x, *, mesh_axes, mesh_shape, spec, device_ids, unreduced=None,
+              reduced=None):
         check_layout("sharding_constraint", x.shape, mesh_axes, mesh_shape, spec, device_ids)
+        for what, axes in (("unreduced", unreduced), ("reduced", reduced)):
+            for a in axes or ():
+                if a not in mesh_axes:
+                    raise ValueError(f"sharding_constraint: {what} names axis '{a}', which "
+                                     f"is not a mesh axis {tuple(mesh_axes)}")
         return (x,)
 
 

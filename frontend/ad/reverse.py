@@ -32,6 +32,7 @@ from mjax.passes.ir_util import FunctionTable, functions_text
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.rules.export import _clone_functions
 from mjax.runtime import get_backend
+from mjax.sharding_types import set_cotangent_types
 from mjax.staging import call_args, emit, emit_call, trace_function
 
 
@@ -159,6 +160,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         one = np.ones((), y.dtype)
         cts = emit(T.VjpOp, call_args(traced, leaves) + [one], callee=Symbol(traced.name),
                    diff_args=diff_args, diff_results=(0,))
+        set_cotangent_types([leaves[i] for i in diff_args], cts)   # ({U:X} of {R:X})
         ct_by_leaf = {}
         for i, ct in zip(diff_args, cts):
             ct.aval = in_avals[i]       # a weakly typed input has a weakly typed gradient

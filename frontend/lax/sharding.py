@@ -18,7 +18,7 @@ from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSha
                                  PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
                                  concrete_mesh_for, current_mesh)
 from mjax.sharding_types import out_sharding_given
-from mjax.unreduced import local_contractions, refuse_in_trace
+from mjax.unreduced import local_contractions
 
 
 def _as_named(s, fn="with_sharding_constraint") -> Sharding:
@@ -28,7 +28,6 @@ def _as_named(s, fn="with_sharding_constraint") -> Sharding:
 def constraint_params(s: NamedSharding, ndim: int) -> dict:
     """The attributes of jaxpr.sharding_constraint laying out a rank-`ndim` value as `s`."""
     spec = s.spec
-    refuse_in_trace(s, "a sharding")
     if len(spec) > ndim:
         raise ValueError(at_user_line(
             f"Sharding {s!r} is only valid for values of rank at least {len(spec)}, but "
@@ -38,9 +37,14 @@ def constraint_params(s: NamedSharding, ndim: int) -> dict:
         mesh = concrete_mesh_for(mesh, "with_sharding_constraint")
     entries = tuple("?" if d < len(spec) and spec[d] is UNCONSTRAINED
                     else ",".join(spec.axes_of(d)) for d in range(ndim))
-    return {"mesh_axes": tuple(mesh.axis_names), "mesh_shape": tuple(mesh.axis_sizes),
-            "spec": entries,
-            "device_ids": tuple(int(i) for i in mesh.device_ids.flat)}
+    params = {"mesh_axes": tuple(mesh.axis_names), "mesh_shape": tuple(mesh.axis_sizes),
+              "spec": entries,
+              "device_ids": tuple(int(i) for i in mesh.device_ids.flat)}
+    for what in ("unreduced", "reduced"):     # (partial sums: mjax/unreduced.py)
+        axes = getattr(spec, what)
+        if axes:
+            params[what] = tuple(a for a in mesh.axis_names if a in axes)
+    return params
 
 
 def _check_auto(s: NamedSharding):

@@ -28,8 +28,14 @@ from mjax.passes.rules import batch_util as B
 from mjax.passes.rules.tables import SHARD, lowering
 
 # ---- jvp / transpose ------------------------------------------------------------------
-AD.deflinear(S.ShardingConstraintOp, lambda b, ct, x, **params: [
-    b.emit(S.ShardingConstraintOp, ct, **params)[0]])
+# (A value reduced over mesh axes has a cotangent unreduced over them, and the other way
+# round: JAX's reduced/unreduced casts transpose into each other.)
+def _constraint_transpose(b, ct, x, *, unreduced=None, reduced=None, **params):
+    return [b.emit(S.ShardingConstraintOp, ct, unreduced=reduced, reduced=unreduced,
+                   **params)[0]]
+
+
+AD.deflinear(S.ShardingConstraintOp, _constraint_transpose)
 
 
 # ---- batching -------------------------------------------------------------------------
@@ -44,7 +50,10 @@ def _sharding_constraint_batch(b, args, dims, *, spec, **params):
 
 # ---- lowering --------------------------------------------------------------------------
 @lowering(S.ShardingConstraintOp)
-def _sharding_constraint_lower(ctx, x, *, mesh_axes, mesh_shape, spec, device_ids):
+def _sharding_constraint_lower(ctx, x, *, mesh_axes, mesh_shape, spec, device_ids,
+                               unreduced=None, reduced=None):
+    # (Unreduced and reduced axes change no value; XLA's HloSharding cannot say them:
+    # only Shardy's form, jaxpr_propagate_shardings.to_sdy, lays them out.)
     text = str(S.hlo_sharding(mesh_axes, mesh_shape, spec))
     # Dimensions left to the compiler are listed apart (as JAX lowers P.UNCONSTRAINED).
     open_dims = [d for d, e in enumerate(spec) if e == S.UNCONSTRAINED]
