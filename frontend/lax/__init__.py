@@ -5,7 +5,8 @@ The functions live in topic modules, each importing only those before it: shardi
 (layout constraints), shapes.py, elementwise.py (ops, conversions, constants), dot.py,
 region_reduce.py, reduce.py, control_flow.py, indexing.py, sorting.py, convolution.py,
 windowed.py, parallel.py (collectives), linalg.py, special_functions.py, ragged.py,
-solves.py. lax never imports mjax.numpy or anything above it (docs/design.md, floors).
+solves.py, platform.py. lax never imports mjax.numpy or anything above it
+(docs/design.md, floors).
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from mjax.lax.indexing import (GatherDimensionNumbers,  # noqa: F401  (_mode: us
                                scatter_add, scatter_apply, scatter_max, scatter_min,
                                scatter_mul, scatter_sub)
 from mjax.lax.linalg import FftType, fft
+from mjax.lax.platform import platform_dependent
 from mjax.lax.parallel import (all_gather, all_to_all, axis_index, axis_size, pcast, pmax,
                                pmean, pmin, ppermute, pshuffle, psum, psum_scatter,
                                pswapaxes)
