@@ -13,14 +13,15 @@ from mjax import dtypes
 from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
 from mjax.dialect.types import short_dtype_name
-from mjax.lax.control_flow import fori_loop
+from mjax.lax.control_flow import fori_loop, while_loop
 from mjax.lax.dot import Precision, dot_general
 from mjax.lax import elementwise as E
 from mjax.lax.elementwise import (add, as_array, broadcasted_iota, conj, convert_element_type,
                                   div, eq, full, ge, iota, mul, neg, rsqrt, select, sub)
 from mjax.lax.indexing import dynamic_index_in_dim, dynamic_update_index_in_dim
-from mjax.lax.reduce import reduce_sum
-from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, transpose
+from mjax.lax.reduce import reduce_max, reduce_sum
+from mjax.lax.shapes import (broadcast_to, concatenate, expand_dims, pad, slice,
+                             slice_in_dim, transpose)
 
 _HALF = ("float16", "bfloat16")
 
@@ -346,6 +347,140 @@ def cholesky_update(r_matrix, w_vector):
         return dynamic_update_index_in_dim(rm, new_row, k, 0), z
 
     return fori_loop(0, sr[0], rotate, (r, w))[0]
+
+
+# ---- QDWH polar decomposition (Nakatsukasa, Bai and Gygi 2010) ---------------------------
+def _H(x):
+    t = _mT(x)
+    return conj(t) if dtypes.issubdtype(aval_of_value(x).dtype, np.complexfloating) else t
+
+
+def _mm(x, y):
+    return dot_general(x, y, (((1,), (0,)), ((), ())), precision=Precision.HIGHEST)
+
+
+def _fro(x):
+    """The Frobenius norm of x (real)."""
+    mag = E.abs(x)
+    return E.sqrt(reduce_sum(mul(mag, mag), (0, 1)))
+
+
+def _qdwh_schedule(eps: float, max_iterations: int):
+    """The static weights (a, b, c) of the dynamically weighted Halley steps, each marked
+    whether it is ill-conditioned enough (c > 100) to need the QR form; l is the lower
+    bound on the iterate's smallest singular value, starting at eps."""
+    steps, l, tol_l = [], eps, 5 * eps
+    while l + tol_l < 1 and len(steps) < max_iterations:
+        l2 = l * l
+        dd = (4 * (1 / l2 - 1) / l2) ** (1 / 3)
+        sqd = (1 + dd) ** 0.5
+        a = sqd + (2 - dd + 2 * (2 - l2) / (l2 * sqd)) ** 0.5
+        b = (a - 1) ** 2 / 4
+        c = a + b - 1
+        l = l * (a + b * l2) / (1 + c * l2)
+        steps.append((a, b, c, c > 100))
+    return steps
+
+
+def _halley_qr(u, a, b, c, dt):
+    """u <- (b/c) u + (a - b/c)/sqrt(c) Q1 Q2^H, [Q1; Q2] from the QR of [sqrt(c) u; I]."""
+    n = aval_of_value(u).shape[1]
+    e = b / c
+    k = lambda v: convert_element_type(v, dt)  # noqa: E731
+    y = concatenate([mul(k(c ** 0.5), u), full((n, n), 0, dt) if n == 0 else
+                     _eye(n, dt)], 0)
+    q, _ = qr(y, full_matrices=False)
+    m = aval_of_value(u).shape[0]
+    q1, q2 = slice(q, (0, 0), (m, n)), slice(q, (m, 0), (m + n, n))
+    return add(mul(k(e), u), mul(k((a - e) / c ** 0.5), _mm(q1, _H(q2))))
+
+
+def _halley_cholesky(u, a, b, c, dt):
+    """u <- (b/c) u + (a - b/c) u (c u^H u + I)^-1 through a Cholesky factor L L^H."""
+    n = aval_of_value(u).shape[1]
+    e = b / c
+    k = lambda v: convert_element_type(v, dt)  # noqa: E731
+    z = add(mul(k(c), _mm(_H(u), u)), _eye(n, dt))
+    lo = cholesky(z, symmetrize_input=False)
+    y = triangular_solve(lo, u, left_side=False, lower=True, transpose_a=True,
+                         conjugate_a=True)            # u L^-H
+    w = triangular_solve(lo, y, left_side=False, lower=True)   # u L^-H L^-1
+    return add(mul(k(e), u), mul(k(a - e), w))
+
+
+def _eye(n: int, dt):
+    return convert_element_type(eq(broadcasted_iota(np.int32, (n, n), 0),
+                                   broadcasted_iota(np.int32, (n, n), 1)), dt)
+
+
+def qdwh(x, *, is_hermitian: bool = False, max_iterations=None, eps=None,
+         dynamic_shape=None):
+    """(u, h, num_iters, is_converged): the polar decomposition x = u h of a full-rank
+    (M, N) matrix, M >= N, by the QR-based dynamically weighted Halley iteration, then a
+    Newton-Schulz refinement. `dynamic_shape` (m, n): only x[:m, :n] counts (static
+    sizes only in mjax). `is_hermitian` is unused, as in JAX. JAX: lax.linalg.qdwh."""
+    x = as_array(x)
+    if not isinstance(is_hermitian, (bool, np.bool_)):
+        raise TypeError("The `is_hermitian` argument must be statically specified to use "
+                        "`qdwh` within JAX transformations.")
+    max_iterations = 10 if max_iterations is None else max_iterations
+    if not isinstance(max_iterations, (int, np.integer)):
+        raise TypeError("The `max_iterations` argument must be statically specified to "
+                        "use `qdwh` within JAX transformations.")
+    _float_operands("qdwh", [x])
+    shape = aval_of_value(x).shape
+    if len(shape) != 2:
+        raise ValueError(f"qdwh takes one matrix (no batch axes), got shape {shape}")
+    big_m, big_n = shape
+    if big_m < big_n:
+        raise ValueError("The input matrix of shape M x N must have M >= N.")
+    if dynamic_shape is not None:
+        try:
+            m, n = (int(v) for v in dynamic_shape)
+        except TypeError:
+            raise NotImplementedError("mjax.lax.linalg.qdwh: dynamic_shape must hold "
+                                      "static sizes") from None
+        if (m, n) != (big_m, big_n):
+            u, h, it, ok = qdwh(slice(x, (0, 0), (m, n)), is_hermitian=is_hermitian,
+                                max_iterations=max_iterations, eps=eps)
+            return (pad(u, full((), 0, u.dtype), ((0, big_m - m, 0), (0, big_n - n, 0))),
+                    pad(h, full((), 0, h.dtype), ((0, big_n - n, 0), (0, big_n - n, 0))),
+                    it, ok)
+    dt = aval_of_value(x).dtype
+    eps = float(dtypes.finfo(dt).eps) if eps is None else float(eps)
+    real = dtypes.finfo(dt).dtype
+    mag = E.abs(x)
+    one_norm = reduce_max(reduce_sum(mag, (0,)), (0,))
+    inf_norm = reduce_max(reduce_sum(mag, (1,)), (0,))
+    scale = select(eq(one_norm, full((), 0, real)), full((), 1, real),
+                   mul(rsqrt(one_norm), rsqrt(inf_norm)))
+    u = mul(x, convert_element_type(scale, dt))
+    tol = full((), (5 * eps) ** (1 / 3), real)
+    not_converged = full((), True, np.bool_)
+    steps = _qdwh_schedule(eps, int(max_iterations))
+    for a, b, c, use_qr in steps:           # static, few: unrolled
+        if use_qr:
+            u = _halley_qr(u, a, b, c, dt)
+        else:
+            prev, u = u, _halley_cholesky(u, a, b, c, dt)
+            not_converged = E.gt(_fro(sub(u, prev)), tol)
+
+    def halley(state):                      # a, b, c -> 3, 1, 3 as l -> 1: Halley's method
+        k, u, _ = state
+        new = _halley_cholesky(u, 3.0, 1.0, 3.0, dt)
+        return add(k, np.int32(1)), new, E.gt(_fro(sub(new, u)), tol)
+
+    def more(state):
+        k, _, going = state
+        return E.and_(going, E.lt(k, np.int32(max_iterations)))
+
+    num_iters, u, not_converged = while_loop(
+        more, halley, (full((), len(steps), np.int32), u, not_converged))
+    k = lambda v: convert_element_type(v, dt)  # noqa: E731
+    u = sub(mul(k(1.5), u), mul(k(0.5), _mm(u, _mm(_H(u), u))))   # Newton-Schulz
+    h = _mm(_H(u), x)
+    h = div(add(h, _H(h)), k(2))
+    return u, h, num_iters, E.not_(not_converged)
 
 
 class FftType:
