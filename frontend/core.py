@@ -194,8 +194,8 @@ class Trace:
         aval = aval_of_value(outer)
         t = self._new_arg(aval)
         self._captured_ids[key] = (outer, t)  # keeps `outer` alive, so ids stay unique
-        if self.type_specs is not None or getattr(outer, "trace", self).type_specs \
-                is not None:
+        if self.type_specs is not None or (isinstance(outer, Tracer) and
+                                           outer.trace.type_specs is not None):
             seed_captured_type(self, outer, t)
         self.captured.append(outer)
         self.capture_avals.append(aval)

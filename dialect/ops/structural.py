@@ -181,15 +181,22 @@ class BroadcastInDimOp(JaxprOp, name="broadcast_in_dim"):
             raise TypeError(f"broadcast_in_dim target broadcast shape must have equal or "
                             f"higher rank to the operand shape; got operand shape {x.shape} "
                             f"and target shape {shape}")
-        if any(not 0 <= d < len(shape) for d in bd) or list(bd) != sorted(set(bd)):
-            raise TypeError(f"broadcast_in_dim broadcast_dimensions must be strictly "
-                            f"increasing and in range for rank {len(shape)}; got {bd}")
+        if any(not 0 <= d < len(shape) for d in bd):
+            raise TypeError(f"broadcast_in_dim broadcast_dimensions must be a subset of "
+                            f"output dimensions, got {bd} for operand ndim {x.ndim} and "
+                            f"shape {tuple(shape)}.")
         for i, d in enumerate(bd):
             if x.shape[i] not in (1, shape[d]):
                 raise TypeError(f"broadcast_in_dim operand dimension sizes must either be 1, "
                                 f"or be equal to their corresponding dimensions in the target "
                                 f"broadcast shape; got operand shape {x.shape}, target "
                                 f"broadcast shape {shape}, broadcast_dimensions {bd}")
+        if len(set(bd)) != len(bd):
+            raise TypeError(f"broadcast_in_dim broadcast_dimensions must not contain "
+                            f"duplicates, got broadcast_dimensions {bd}")
+        if list(bd) != sorted(bd):   # (lax.broadcast_in_dim transposes the operand first)
+            raise TypeError(f"broadcast_in_dim broadcast_dimensions must be strictly "
+                            f"increasing in the jaxpr dialect; got {bd}")
         return (ShapedArray(shape, x.dtype),)
 
 

@@ -53,6 +53,12 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     aval = aval_of_value(x)
     if aval.shape == shape and bd == tuple(range(len(shape))):
         return unchanged(x)
+    if len(bd) == aval.ndim and len(set(bd)) == len(bd) and list(bd) != sorted(bd) and \
+            all(0 <= d < len(shape) for d in bd):
+        # Dimensions in another order (JAX allows it): the operand transposed into the
+        # target's order, so the op's dimensions are increasing, as mjax's rules assume.
+        perm = tuple(sorted(range(len(bd)), key=lambda i: bd[i]))
+        return broadcast_in_dim(transpose(x, perm), shape, tuple(sorted(bd)))
     # (A literal scalar's broadcast is staged too, as JAX does: `jnp.zeros(3)` under a
     # trace is a tracer, with `.at` and jnp semantics, printed `broadcast_in_dim 0.0:f32[]`.)
     return bind(BroadcastInDimOp, x, shape=shape, broadcast_dimensions=bd)

@@ -195,9 +195,25 @@ func.func @broadcast_in_dim_c2_rank(%a0: tensor<2x3xf32>) -> tensor<6xf32> {
 // -----
 
 func.func @broadcast_in_dim_c3_increasing(%a0: tensor<2x3xf32>) -> tensor<3x2xf32> {
-  // expected-error @+1 {{broadcast_in_dim broadcast_dimensions must be strictly increasing and in range for rank 2; got (1, 0)}}
+  // expected-error @+1 {{broadcast_in_dim broadcast_dimensions must be strictly increasing in the jaxpr dialect; got (1, 0)}}
   %0 = "jaxpr.broadcast_in_dim"(%a0) {broadcast_dimensions = array<i64: 1, 0>, shape = array<i64: 3, 2>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @broadcast_in_dim_c3_range(%a0: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{broadcast_in_dim broadcast_dimensions must be a subset of output dimensions, got (0, 2) for operand ndim 2 and shape (2, 3).}}
+  %0 = "jaxpr.broadcast_in_dim"(%a0) {broadcast_dimensions = array<i64: 0, 2>, shape = array<i64: 2, 3>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @broadcast_in_dim_c3_unique(%a0: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{broadcast_in_dim broadcast_dimensions must not contain duplicates, got broadcast_dimensions (0, 0)}}
+  %0 = "jaxpr.broadcast_in_dim"(%a0) {broadcast_dimensions = array<i64: 0, 0>, shape = array<i64: 3, 3>} : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
 }
 
 // -----

@@ -4,6 +4,7 @@ import jax
 import numpy as np
 import pytest
 
+import mjax
 from mjax import lax
 from frontend_util import check
 
@@ -63,3 +64,21 @@ def test_mulhi_matches_jax(dtype):
     a[:3] = [info.min, info.max, 0]
     b[:3] = [info.min, -1 if info.min < 0 else info.max, 5]
     check(lax.mulhi(a, b), jax.lax.mulhi(a, b))
+
+
+def test_broadcast_in_dim_dimensions_in_any_order():
+    # (JAX allows broadcast_dimensions out of order: operand dim i goes to output dim
+    # bd[i]; mjax transposes the operand first)
+    x = np.arange(6.).reshape(2, 3)
+    for lib in (mjax, jax):
+        got = lib.lax.broadcast_in_dim(x, (3, 4, 2), (2, 0))
+        np.testing.assert_array_equal(got, np.broadcast_to(x.T[:, None, :], (3, 4, 2)))
+    traced = mjax.jit(lambda x: mjax.lax.broadcast_in_dim(x, (3, 4, 2), (2, 0)))(x)
+    np.testing.assert_array_equal(traced, np.broadcast_to(x.T[:, None, :], (3, 4, 2)))
+    # (JAX's own grad fails here on a cotangent shape check; mjax's is the transpose)
+    w = np.arange(24.).reshape(3, 4, 2)
+    g = mjax.grad(lambda x: (mjax.lax.broadcast_in_dim(x, (3, 4, 2), (2, 0)) * w).sum())(x)
+    np.testing.assert_array_equal(g, w.sum(1).T)
+    for lib in (mjax, jax):
+        with pytest.raises(TypeError, match="must be a subset of output dimensions"):
+            lib.lax.broadcast_in_dim(x, (3, 4, 2), (0, 5))
