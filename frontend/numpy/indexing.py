@@ -26,6 +26,7 @@ from mjax.numpy.creation import arange, ones_like, zeros
 from mjax.numpy.elementwise import divide, negative, power, where_xy
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to
 from mjax.numpy.shaping import ravel, reshape, stack
+from mjax.ref_slice import Slice
 
 
 def _is_int_scalar(i):
@@ -49,7 +50,7 @@ def _check_index_types(idx):
 def _check_indexer_dtype(i):
     """An index that is neither a slice/None/Ellipsis nor of integer or boolean type (a
     float, a string array) is a TypeError, as in JAX."""
-    if i is None or i is Ellipsis or isinstance(i, slice):
+    if i is None or i is Ellipsis or isinstance(i, (slice, Slice)):
         return
     if isinstance(i, str):
         raise TypeError(f"JAX does not support string indexing; got idx={i!r}")
@@ -135,6 +136,11 @@ def getitem(x, idx, *, mode=None, fill_value=None):
         x = lax.expand_dims(x, new_axes)
         idx = [slice(None) if i is None else i.as_index() if isinstance(i, _ScalarMask)
                else i for i in idx]
+    # jax.ds(start, size, stride): the window gathered from a (wrapped) start, as JAX
+    # does (clamped into the axis, or filled when mode="fill": an update drops it).
+    for d, i in enumerate(idx):
+        if type(i) is Slice:
+            x, idx[d] = _window(x, d, i, mode, fill_value), slice(None)
     # An out-of-bounds static integer is clamped like a traced one (JAX indexes with it
     # through dynamic_slice, so checkify's index checks see it); an empty axis raises.
     # (Along a symbolic axis, an integer the constraints do not place in bounds is one too.)
@@ -190,6 +196,18 @@ def getitem(x, idx, *, mode=None, fill_value=None):
     # (a scatter) drops the cotangents of out-of-range indices.
     out = _advanced_gather(x, idx, dyn, mode or "promise_in_bounds", fill_value)
     return lax.squeeze(out, squeeze_dims) if squeeze_dims else out
+
+
+def _window(x, d, i: Slice, mode, fill_value):
+    """x's window along axis d selected by jax.ds `i`."""
+    span = (i.size - 1) * i.stride + 1 if i.size else 0
+    start = reshape(_wrap_negative(asarray(i.start), x.shape[d]), (1,))
+    dnums = lax.GatherDimensionNumbers(offset_dims=tuple(range(x.ndim)),
+                                       collapsed_slice_dims=(), start_index_map=(d,))
+    sizes = [span if k == d else n for k, n in enumerate(x.shape)]
+    out = lax.gather(x, start, dnums, sizes, mode=mode or "promise_in_bounds",
+                     fill_value=fill_value)
+    return out if i.stride == 1 else lax.slice_in_dim(out, 0, span, i.stride, axis=d)
 
 
 def _symbolic_slice(i: slice, n) -> tuple:

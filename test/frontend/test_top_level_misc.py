@@ -46,6 +46,29 @@ def test_ds_indexes_refs_as_jax():
         np.testing.assert_array_equal(mine, theirs)
 
 
+def _ds_array_program(lib):
+    jnp = lib.numpy
+    x = jnp.arange(6.).reshape(3, 2)
+    f = lib.jit(lambda x, i: x[lib.ds(i, 2)])
+    out = [f(x, 0), f(x, 2), f(x, -1), x[lib.ds(1, 2)], x[lib.ds(2, 2)]]   # (clamped)
+    out.append(lib.jit(lambda x, i: x.at[lib.ds(i, 2)].set(0.))(x, 2))   # (dropped)
+    out.append(lib.jit(lambda x, i: x.at[lib.ds(i, 2)].add(1.))(x, 1))
+    out.append(lib.jit(lambda x, i: x[:, lib.ds(i, 1, 1)])(x, 1))
+    out.append(lib.jit(lambda x, i: x[lib.ds(i, 2, 2)])(jnp.arange(6.), 1))
+    out += [x[lib.ds(1, 2), 1], x[None, lib.ds(0, 2), jnp.array([1, 0])]]
+    out.append(lib.grad(lambda x: x[lib.ds(1, 2)].sum())(x))
+    out.append(lib.vmap(lambda x, i: x[lib.ds(i, 2)])(jnp.stack([x, x + 10]),
+                                                      jnp.array([0, 1])))
+    out += [x.at[lib.ds(1, 2)].get(mode="fill"),
+            x.at[lib.ds(2, 2)].get(mode="fill", fill_value=-1)]
+    return [np.asarray(o) for o in out]
+
+
+def test_ds_indexes_arrays_as_jax():
+    for mine, theirs in zip(_ds_array_program(mjax), _ds_array_program(jax), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
 @pytest.mark.parametrize("lib", LIBS)
 @pytest.mark.parametrize("bad, message", [((5, 3), "start=5, size=3, stride=1, dim=6"),
                                           ((6, 1), "start=6, dim=6")])
