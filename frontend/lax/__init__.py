@@ -11,6 +11,7 @@ solves.py, platform.py. lax never imports mjax.numpy or anything above it
 from __future__ import annotations
 
 from mjax.lax import linalg  # noqa: F401
+from mjax.lax.composite import composite  # noqa: F401
 from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan, switch,
                                    while_loop)
 from mjax.lax.convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbers,

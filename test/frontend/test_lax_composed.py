@@ -82,3 +82,19 @@ def test_broadcast_in_dim_dimensions_in_any_order():
     for lib in (mjax, jax):
         with pytest.raises(TypeError, match="must be a subset of output dimensions"):
             lib.lax.broadcast_in_dim(x, (3, 4, 2), (0, 5))
+
+
+def test_composite_runs_its_decomposition():
+    from functools import partial
+    for lib in (mjax, jax):
+        @partial(lib.lax.composite, name="my.softmax")
+        def softmax(x, /, *, axis):
+            return lib.nn.softmax(x, axis)
+        x = np.arange(3.0, dtype=np.float32)
+        np.testing.assert_allclose(softmax(x, axis=0), np.exp(x) / np.exp(x).sum(), rtol=1e-6)
+        tangent = lib.jit(lambda x: lib.lax.composite(
+            lambda x: lib.lax.sin(x) / lib.lax.cos(x), name="my.tangent")(x))
+        np.testing.assert_allclose(tangent(x), np.tan(x), rtol=1e-5)
+        g = lib.grad(lambda x: softmax(x, axis=0)[0])(x)
+        s = np.exp(x) / np.exp(x).sum()
+        np.testing.assert_allclose(g, s[0] * ((np.arange(3) == 0) - s), rtol=1e-5)
