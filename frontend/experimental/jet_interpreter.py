@@ -1,7 +1,7 @@
 """The jet interpreter (mjax/experimental/jet.py is the public module): a traced
 function's jaxpr interpreted equation by equation on (primal, Taylor coefficients)
 pairs, and the rules for the equations that hold other jaxprs (nested jit, custom_jvp /
-custom_vjp calls, checkpoint, cond). The per-primitive rules are in jet_taylor.py."""
+custom_vjp calls, checkpoint, cond, scan, while). The per-primitive rules are in jet_taylor.py."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +11,7 @@ from mjax import lax, tree_util
 from mjax.api import jit, make_jaxpr
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
-from mjax.jaxpr_objects import DropVar, Literal
+from mjax.jaxpr_objects import DropVar, Literal, jaxpr_as_fun
 from mjax.primitive import primitive_of
 
 
@@ -78,7 +78,8 @@ def jet(fun, primals, series, factorial_scaled=True, **_):
         raise TypeError(f"jet: got {len(primals)} primal values but {len(series)} series; "
                         f"give one series (a list of {order} terms) per primal")
     if factorial_scaled:
-        series = [[t / fact(k + 1) for k, t in enumerate(terms)] for terms in series]
+        series = [[jnp.asarray(t) / fact(k + 1) for k, t in enumerate(terms)]
+                  for terms in series]
     out_primals, out_series, out_tree = _jet_flat(fun, order, primals, series)
     if factorial_scaled:
         out_series = [[t * fact(k + 1) for k, t in enumerate(terms)] for terms in out_series]
@@ -101,6 +102,10 @@ def _jet_flat(fun, order, primals, series):
     closed, shapes = make_jaxpr(fun, return_shape=True)(*primals)
     out_tree = tree_util.tree_structure(shapes)
     outs, out_series = jet_jaxpr(closed.jaxpr, closed.consts, order, primals, series)
+    # (a constant output is a Literal of the jaxpr; JAX's jet gives back the Python
+    # constant `fun` returned, whose zero terms are weakly typed)
+    outs = [p.item() if isinstance(v, Literal) and np.ndim(p) == 0 else p
+            for v, p in zip(closed.jaxpr.outvars, outs)]
     return outs, instantiate_series(outs, out_series, order), out_tree
 
 
@@ -195,8 +200,54 @@ def _cond_rule(primals_in, series_in, *, branches, **_):
     return list(outs), [list(s) for s in out_s]
 
 
+def _same_types(series, like):
+    """`series` cast to the dtypes of `like` (a loop's carried series keep one type)."""
+    return [[lax.convert_element_type(t, jnp.result_type(u)) for t, u in zip(s, l)]
+            for s, l in zip(series, like)]
+
+
+def _scan_rule(primals_in, series_in, *, jaxpr, length, reverse=False, unroll=1,
+               num_consts, num_carry, **_):
+    """scan: a scan carrying the carry's series; the xs' series are scanned over."""
+    order = len(series_in[0])
+    nc, nk = num_consts, num_carry
+    consts, consts_s = list(primals_in[:nc]), [list(s) for s in series_in[:nc]]
+    init = list(primals_in[nc:nc + nk])
+    init_s = _same_types(series_in[nc:nc + nk], [[p] * order for p in init])
+
+    def step(carry, x):
+        c, c_s = carry
+        outs, out_s = _jet_closed(jaxpr, order, [*consts, *c, *x[0]],
+                                  [*consts_s, *c_s, *x[1]])
+        return (outs[:nk], _same_types(out_s[:nk], init_s)), (outs[nk:], out_s[nk:])
+    xs = (list(primals_in[nc + nk:]), [list(s) for s in series_in[nc + nk:]])
+    (c, c_s), (ys, ys_s) = lax.scan(step, (init, init_s), xs, length=length,
+                                    reverse=reverse, unroll=unroll)
+    return [*c, *ys], [*map(list, c_s), *map(list, ys_s)]
+
+
+def _while_rule(primals_in, series_in, *, cond_jaxpr, body_jaxpr, cond_nconsts,
+                body_nconsts, **_):
+    """while: a while loop carrying the series; the predicate reads only primals."""
+    order = len(series_in[0])
+    cc = list(primals_in[:cond_nconsts])
+    nb = cond_nconsts + body_nconsts
+    bc, bc_s = list(primals_in[cond_nconsts:nb]), [list(s) for s in series_in[cond_nconsts:nb]]
+    init = list(primals_in[nb:])
+    init_s = _same_types(series_in[nb:], [[p] * order for p in init])
+
+    def body(carry):
+        outs, out_s = _jet_closed(body_jaxpr, order, [*bc, *carry[0]], [*bc_s, *carry[1]])
+        return outs, _same_types(out_s, init_s)
+    c, c_s = lax.while_loop(lambda carry: jaxpr_as_fun(cond_jaxpr)(*cc, *carry[0])[0],
+                            body, (init, init_s))
+    return list(c), [list(s) for s in c_s]
+
+
 jet_rules[primitive_of(T.CallOp)] = _jit_rule
 jet_rules[primitive_of(T.CheckpointOp)] = _inline_rule
 jet_rules[primitive_of(T.CustomJvpCallOp)] = _inline_rule
 jet_rules[primitive_of(T.CustomVjpCallOp)] = _inline_rule
 jet_rules[primitive_of(C.CondOp)] = _cond_rule
+jet_rules[primitive_of(C.ScanOp)] = _scan_rule
+jet_rules[primitive_of(C.WhileOp)] = _while_rule

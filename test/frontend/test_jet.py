@@ -72,7 +72,8 @@ UNARY = {
     "atan2": lambda j, np_, lax: lambda x: lax.atan2(x, 1.0 + x * x),
     "floor_round": lambda j, np_, lax: lambda x: np_.floor(4 * x) * x + np_.round(x) * 2,
     "stop_gradient": lambda j, np_, lax: lambda x: lax.stop_gradient(x) * np_.sin(x),
-    "composition": lambda j, np_, lax: lambda x: np_.log(1 + np_.exp(np_.sin(3 * x) ** 2)) / np_.sqrt(x),
+    "composition": lambda j, np_, lax: lambda x: (np_.log(1 + np_.exp(np_.sin(3 * x) ** 2))
+                                                  / np_.sqrt(x)),
 }
 
 
@@ -144,7 +145,8 @@ def test_conv_matches_jax():
 
 # Cases JAX's jet itself fails on (its min rule does not broadcast a scalar operand, and
 # its custom_jvp handling leaks a tracer), or has no rule for (tan, inverse trig, cbrt,
-# exp2): the oracle is real JAX's nested jvp of t -> f(x(t)) along the polynomial path.
+# exp2, cond, scan, while): the oracle is real JAX's nested jvp of t -> f(x(t)) along the
+# polynomial path.
 BEYOND_JAX = {
     "max_min": lambda j, np_, lax: lambda x: np_.maximum(x, 0.45) + np_.minimum(np_.sin(x), 0.4),
     "clamp": lambda j, np_, lax: lambda x: lax.clamp(0.3, x, 0.6) * x,
@@ -154,6 +156,13 @@ BEYOND_JAX = {
     "cbrt_exp2": lambda j, np_, lax: lambda x: np_.cbrt(x) + np_.exp2(x),
     "cumulative_minmax": lambda j, np_, lax: lambda x: lax.cummax(x * x[::-1]),
     "rem": lambda j, np_, lax: lambda x: lax.rem(3 * x, 0.4 + x * x),
+    "cond": lambda j, np_, lax: lambda x: lax.cond(np_.sum(x) > 1, np_.sin, np_.cos, x),
+    "fori_loop": lambda j, np_, lax: lambda x: lax.fori_loop(
+        0, 3, lambda i, c: np_.sin(c) * x + i, x),
+    "while_loop": lambda j, np_, lax: lambda x: lax.while_loop(
+        lambda c: c[0] < 3, lambda c: (c[0] + 1, np_.sin(c[1]) * x), (0, x))[1],
+    "scan": lambda j, np_, lax: lambda x: (lambda r: r[0] + r[1].sum(0))(lax.scan(
+        lambda c, a: (c * a + x, np_.exp(c * a)), x, np_.linspace(0.1, 0.5, 3))),
 }
 
 
@@ -221,12 +230,13 @@ def test_under_jit_vmap_grad():
 
 def test_closure_constants_and_unused_outputs():
     c = np.array([1.0, 2.0, 3.0], np.float32)
-    want = jjet.jet(lambda x: (x * c, jjnp.ones(3), x), (np.ones(3, np.float32),),
+    want = jjet.jet(lambda x: (x * c, jjnp.ones(3), x, 2.0), (np.ones(3, np.float32),),
                     ((np.ones(3, np.float32), np.ones(3, np.float32)),))
-    got = mjet.jet(lambda x: (x * c, mjnp.ones(3), x), (np.ones(3, np.float32),),
+    got = mjet.jet(lambda x: (x * c, mjnp.ones(3), x, 2.0), (np.ones(3, np.float32),),
                    ((np.ones(3, np.float32), np.ones(3, np.float32)),))
     for g, w in zip(mjax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
         _close(g, w)
+        assert getattr(g, "weak_type", None) == getattr(w, "weak_type", None)
 
 
 def test_errors_match_jax():
