@@ -663,10 +663,10 @@ class Jitted:
     def _compile_spmd(self, traced, entry, donated, in_shardings, mesh) -> _CacheEntry:
         replicated = NamedSharding(mesh, P())
         out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
-        entry.out_shardings = (spmd.flat_shardings(self._out_shardings, out_example,
-                                                   "out_shardings")
-                               if self._out_shardings is not None
-                               else [None] * len(traced.out_avals))
+        entry.out_shardings = spmd.typed_out_shardings(
+            spmd.flat_shardings(self._out_shardings, out_example, "out_shardings")
+            if self._out_shardings is not None else [None] * len(traced.out_avals),
+            traced, mesh)
         all_in = list(in_shardings) + [replicated] * len(traced.captured)
         # (the refs' final values follow the outputs, replicated, as in _compile)
         ref_avals = ref_slots(entry, traced, self.fun)
@@ -696,11 +696,13 @@ class Jitted:
             out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
             outs = (spmd.flat_shardings(self._out_shardings, out_example, "out_shardings")
                     if self._out_shardings is not None else [None] * len(traced.out_avals))
+            outs = spmd.typed_out_shardings(outs, traced, mesh)
             layout = (list(shardings) + [NamedSharding(mesh, P())] * len(traced.captured),
                       outs, mesh)
         elif (mesh := spmd.constraint_mesh(traced.module)) is not None:
             layout = (spmd.replicated_over(mesh, list(traced.in_avals) + traced.captured),
-                      [None] * len(traced.out_avals), mesh)
+                      spmd.typed_out_shardings([None] * len(traced.out_avals), traced, mesh),
+                      mesh)
         donation = (tuple(self.donate_argnums), self._donated_leaves(args, dyn_kwargs))
         stage = Traced(traced, self._name, layout, self._user_passes(), donation)
         stage._layouts = self._layouts   # (Formats given: mjax/layout.py)

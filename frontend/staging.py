@@ -23,7 +23,7 @@ from mjax.dialect.types import KeyType, RefAval
 from mjax.dtypes import aval_of_value
 from mjax.float0 import contains_float0, hide_float0
 from mjax.shape_dtype_struct import ShapeDtypeStruct
-from mjax.sharding_types import seed_trace_types
+from mjax.sharding_types import output_types, seed_trace_types
 from mjax.source_info import describe_location, user_location
 
 
@@ -96,6 +96,8 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
         out_avals = [getattr(o, "aval", a) if isinstance(o, Tracer) else
                      aval_of_value(o) for o, a in zip(out_leaves, out_avals)]
     traced = TracedFunction(module, trace, in_tree, out_tree, out_avals)
+    if trace.type_specs is not None:        # (unreduced/reduced results: spmd/jit.py)
+        traced.out_types = output_types(trace, out_leaves)
     traced.has_float0 = contains_float0(out)
     if config.read("jax_check_tracer_leaks"):
         a = kw = out = out_leaves = leaf = None   # (this frame's own references)

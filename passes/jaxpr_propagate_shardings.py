@@ -402,6 +402,7 @@ class _Propagation:
             return attr
 
         ops = list(self.ops)
+        partial, feeding = _unreduced_values(ops, self._unreduced_args(), self.decision)
         replaced = set()
         for k, op in enumerate(ops):
             if op.name == _CONSTRAINT:
@@ -412,6 +413,8 @@ class _Propagation:
                                       op.location,
                                       ir.InsertionPoint(op))
                 op.results[0].replace_all_uses_with(new.results[0])
+                if op.results[0] in partial:    # (keyed by the value that stays)
+                    partial[new.results[0]] = partial.pop(op.results[0])
                 op.erase()
                 ops[k] = new
                 replaced.add(k)
@@ -423,8 +426,18 @@ class _Propagation:
                 values += [(r, op, next_op) for r in op.results]
         for v, op, next_op in values:
             dec = self.decision(v)
-            # (A scalar has one layout, replicated: nothing to pin.)
-            if dec is None or dec.fixed or not dec.spec:
+            unreduced = partial.get(v) if partial else None
+            if unreduced is not None and op is not None:
+                # (A partial sum: laid out unreduced, as JAX lays out each such value.)
+                spec = dec.spec if dec is not None else \
+                    tuple(() for _ in aval_of(v.type).shape)
+                c = _sdy_constraint(v, sharding(spec, unreduced), op.location,
+                                    ir.InsertionPoint(next_op))
+                v.replace_all_uses_except(c.results[0], c)
+                continue
+            # (A scalar has one layout, replicated: nothing to pin. A value on its way
+            # into an unreduced layout is left to Shardy, which keeps its partials.)
+            if dec is None or dec.fixed or not dec.spec or v in feeding:
                 continue
             if op is None:    # an argument
                 c = _sdy_constraint(v, sharding(dec.spec), self.fn.location,
@@ -433,6 +446,7 @@ class _Propagation:
                 c = _sdy_constraint(v, sharding(dec.spec), op.location,
                                     ir.InsertionPoint(next_op))
             v.replace_all_uses_except(c.results[0], c)
+        self._pin_unreduced_results(ops[-1], partial, sharding)
         by_annotation: dict = {}
         for name in ("arg_attrs", "res_attrs"):
             attrs = _dict_attrs(self.fn, name)
@@ -448,12 +462,49 @@ class _Propagation:
                     # (Arguments and results share a few annotations: each decoded once.)
                     sdy = by_annotation.get(ann)
                     if sdy is None:
-                        spec = A.decode(ann)["spec"]
+                        fields = A.decode(ann)
+                        spec = fields["spec"]
                         spec = spec if isinstance(spec, tuple) else (spec,)
-                        sdy = by_annotation[ann] = sharding(tuple(dim_axes(e) for e in spec))
+                        partial = fields.get("unreduced")
+                        partial = (partial if isinstance(partial, tuple) or partial is None
+                                   else (partial,))
+                        sdy = by_annotation[ann] = sharding(
+                            tuple(dim_axes(e) for e in spec), partial)
                     d["sdy.sharding"] = sdy
                 new.append(ir.DictAttr.get(d))
             self.fn.attributes[name] = ir.ArrayAttr.get(new)
+
+    def _unreduced_args(self) -> dict:
+        """{argument: its unreduced axes} of the arguments annotated unreduced."""
+        found = {}
+        for arg, attrs in zip(self.block.arguments, _dict_attrs(self.fn, "arg_attrs")):
+            if "mjax.sharding" in attrs:
+                fields = A.decode(attrs["mjax.sharding"])
+                axes = fields.get("unreduced") if isinstance(fields, dict) else None
+                if axes:
+                    found[arg] = axes if isinstance(axes, tuple) else (axes,)
+        return found
+
+    def _pin_unreduced_results(self, ret, partial, sharding) -> None:
+        """A result laid out unreduced whose value the block computes whole: pinned
+        whole, then unreduced (Shardy keeps one device's value and zeros the others only
+        when the value before the change of layout is pinned)."""
+        for i, attrs in enumerate(_dict_attrs(self.fn, "res_attrs")):
+            if "mjax.sharding" not in attrs:
+                continue
+            fields = A.decode(attrs["mjax.sharding"])
+            axes = fields.get("unreduced") if isinstance(fields, dict) else None
+            v = ret.operands[i]
+            if not axes or v in partial:
+                continue
+            axes = axes if isinstance(axes, tuple) else (axes,)
+            # (The result's own layout: values made here have no decision to read.)
+            spec = fields["spec"] if isinstance(fields["spec"], tuple) else (fields["spec"],)
+            spec = tuple(dim_axes(e) for e in spec)
+            ip = ir.InsertionPoint(ret)
+            whole = _sdy_constraint(v, sharding(spec), ret.location, ip)
+            c = _sdy_constraint(whole.results[0], sharding(spec, axes), ret.location, ip)
+            ret.operands[i] = c.results[0]
 
     def _values(self) -> list:
         """(value, the op after its definition, None for an argument) for the function's
@@ -464,6 +515,77 @@ class _Propagation:
             if op.name != ShardingConstraintOp.OPERATION_NAME:
                 values += [(r, next_op) for r in op.results]
         return values
+
+
+# Ops each device may apply to its partial sum alone (JAX's unreduced rules): operand 0
+# unreduced makes the result so. add/add_any need all operands unreduced alike, mul one.
+_PER_PARTIAL = frozenset("jaxpr." + n for n in (
+    "convert_element_type", "copy", "copy_p", "reduce_sum", "transpose", "reshape",
+    "broadcast_in_dim", "squeeze", "expand_dims", "rev", "slice", "dynamic_slice",
+    "reduce_precision"))
+_ADDS = frozenset(("jaxpr.add", "jaxpr.add_any"))
+
+
+def _unreduced_values(ops, args: dict, decision) -> tuple[dict, set]:
+    """({value: its unreduced axes} for the values of the block that hold partial sums,
+    forward from the arguments `args` and the constraints naming unreduced axes through
+    the ops that keep them; the set of values that reach such a constraint linearly from
+    contractions, see _from_contractions)."""
+    partial: dict = dict(args)
+    feeding: set = set()
+    for op in ops:
+        name = op.name
+        if name == _CONSTRAINT:
+            axes = op.opview.params["unreduced"]
+            if axes:
+                partial[op.results[0]] = tuple(axes)
+                feeding |= _from_contractions(op.operands[0], decision)
+            continue
+        if not partial or not len(op.results):
+            continue
+        found = [partial.get(v) for v in op.operands]
+        if name in _PER_PARTIAL and found and found[0]:
+            axes = found[0]
+        elif name in _ADDS and found and all(found) and len(set(found)) == 1:
+            axes = found[0]
+        elif name == "jaxpr.mul" and sum(f is not None for f in found) == 1:
+            axes = next(f for f in found if f)
+        else:
+            continue
+        for r in op.results:
+            partial[r] = axes
+    return partial, feeding
+
+
+def _from_contractions(v, decision) -> set:
+    """The values from which `v` is computed linearly out of contractions' results
+    (dot_generals, reduce_sums over split dimensions; themselves included), when every
+    path back from `v` ends at one, else the empty set. Left unpinned, Shardy keeps such a contraction's partial sums up to an
+    unreduced layout of `v`; a value computed whole must stay pinned (replicated)
+    before it, or Shardy would lay the op computing it out unreduced."""
+    chain, todo = set(), [v]
+    while todo:
+        v = todo.pop()
+        if v in chain:
+            continue
+        if not isinstance(v, ir.OpResult):
+            return set()
+        chain.add(v)
+        owner = v.owner
+        if owner.name == "jaxpr.reduce_sum" and _splits(
+                decision(owner.operands[0]), owner.opview.params["axes"]):
+            continue
+        if owner.name in _PER_PARTIAL:
+            todo.append(owner.operands[0])
+        elif owner.name in _ADDS:
+            todo.extend(owner.operands)
+        elif owner.name != "jaxpr.dot_general":
+            return set()
+    return chain
+
+
+def _splits(dec, dims) -> bool:
+    return dec is not None and any(dec.spec[d] for d in dims)
 
 
 def _sdy_constraint(v, sharding, loc, ip) -> ir.Operation:

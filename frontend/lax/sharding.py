@@ -65,8 +65,15 @@ def _constrain(x, s):
         raise NotImplementedError(f"with_sharding_constraint under a trace takes a "
                                   f"NamedSharding or PartitionSpec, got {s!r}")
     _check_auto(s)
-    ndim = len(aval_of_value(x).shape)
-    return bind(ShardingConstraintOp, x, **constraint_params(s, ndim))
+    return _bind_constraint(x, s)
+
+
+def _bind_constraint(x, s: NamedSharding):
+    params = constraint_params(s, len(aval_of_value(x).shape))
+    trace = current_trace()
+    if ("unreduced" in params or "reduced" in params) and trace.type_specs is None:
+        trace.type_specs = {}     # (types begin here: the result's carry the axes)
+    return bind(ShardingConstraintOp, x, **params)
 
 
 def constrain_unchecked(x, s: NamedSharding):
@@ -74,7 +81,7 @@ def constrain_unchecked(x, s: NamedSharding):
     axes too, which with_sharding_constraint refuses as JAX does)."""
     if current_trace() is None:
         return device_put(x, s)
-    return bind(ShardingConstraintOp, x, **constraint_params(s, len(aval_of_value(x).shape)))
+    return _bind_constraint(x, s)
 
 
 def with_sharding_constraint(x, shardings):

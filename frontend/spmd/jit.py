@@ -33,6 +33,7 @@ from mjax.placement import put_sharded
 from mjax.runtime import get_backend
 from mjax.sharding_impls import (Mesh, NamedSharding, P, Sharding, SingleDeviceSharding,
                                  as_sharding, named_from_hlo)
+from mjax.sharding_types import partial_axes, spec_entry
 from mjax.unreduced import unreduced_of, without_reduced
 
 
@@ -111,12 +112,8 @@ def _in_shardings_for(jitted, dyn_args, leaves) -> tuple:
         if s is None and type(x) is Array and isinstance(x._sharding, NamedSharding):
             s = x._sharding
         wanted.append(s)
-    for s in wanted + _out_leaves(jitted):
-        if unreduced_of(s):
-            raise NotImplementedError(
-                f"jit of an array or out_shardings unreduced over mesh axes ({s!r}): "
-                f"mjax runs unreduced arrays only eagerly so far; reshard it first")
-    # (A reduced array is a replicated value: inside jit mjax's types drop the axes.)
+    # (A reduced array is a replicated value, laid out as one; an unreduced one's
+    # buffers are its partial sums, which Shardy's `unreduced={...}` reads as such.)
     wanted = [without_reduced(s) for s in wanted]
     mesh = _common_mesh(wanted + [s for s in _out_leaves(jitted) if s is not None])
     return tuple(s if s is not None else NamedSharding(mesh, P()) for s in wanted), mesh
@@ -249,10 +246,13 @@ def _write_annotations(main, in_shardings, out_shardings, mesh) -> None:
         d = {} if old is None else {n.name: n.attr for n in ir.DictAttr(old)}
         if sharding is not None:
             spec = tuple(",".join(sharding.spec.axes_of(i)) for i in range(rank))
-            if spec not in encoded:
-                encoded[spec] = A.encode({"mesh_axes": axes, "mesh_shape": shape,
-                                          "spec": spec})
-            d["mjax.sharding"] = encoded[spec]
+            partial = tuple(a for a in axes if a in unreduced_of(sharding))
+            if (spec, partial) not in encoded:
+                fields = {"mesh_axes": axes, "mesh_shape": shape, "spec": spec}
+                if partial:     # (each device a partial sum over them: mjax/unreduced.py)
+                    fields["unreduced"] = partial
+                encoded[spec, partial] = A.encode(fields)
+            d["mjax.sharding"] = encoded[spec, partial]
         return ir.DictAttr.get(d)
     ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
     n_in, n_out = len(ftype.inputs), len(ftype.results)
@@ -264,6 +264,23 @@ def _write_annotations(main, in_shardings, out_shardings, mesh) -> None:
         attrs(o, s, len(_shape(t))) for o, s, t in zip(old_args, in_shardings, ftype.inputs)])
     main.attributes["res_attrs"] = ir.ArrayAttr.get([
         attrs(o, s, len(_shape(t))) for o, s, t in zip(old_res, out_shardings, ftype.results)])
+
+
+def typed_out_shardings(outs, traced, mesh) -> list:
+    """`outs` (a sharding or None per result) with the results a trace typed unreduced
+    or reduced laid out so: their Arrays keep the partial sums XLA leaves per device."""
+    types = getattr(traced, "out_types", None)
+    if types is None:
+        return outs
+    new = []
+    for s, t in zip(outs, types):
+        unreduced, reduced = partial_axes(t)
+        if s is None and (unreduced or reduced) and \
+                set(t[0].axis_names) == set(mesh.axis_names):
+            s = NamedSharding(mesh, P(*[spec_entry(d) for d in t[1]], unreduced=unreduced,
+                                      reduced=reduced))
+        new.append(s)
+    return new
 
 
 def _shape(t):
@@ -328,4 +345,5 @@ def _one_device_result(exe, buf, aval, device) -> Array:
 
 
 __all__ = ["wants_spmd", "constraint_mesh", "replicated_over", "in_shardings_for",
-           "flat_shardings", "annotate", "lower", "put_for", "wrap_outputs"]
+           "flat_shardings", "annotate", "lower", "put_for", "wrap_outputs",
+           "typed_out_shardings"]

@@ -335,10 +335,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                     _stacking(f, unreduced), out_specs=_stacked_specs(out_specs, m),
                     in_specs=specs, mesh=m, check_vma=check_vma)
             if current_trace() is not None:
-                raise NotImplementedError(
-                    f"shard_map of '{fun_name}' with unreduced out_specs {out_specs!r} "
-                    f"inside jit or another trace: mjax makes unreduced arrays only "
-                    f"eagerly so far")
+                return _summed_unreduced(inner(*args), out_specs, unreduced, m)
             return _as_unreduced(inner(*args), out_specs, unreduced, m)
         if current_trace() is not None:
             return _run(f, m, specs, out_specs, check_vma, fun_name, args)
@@ -420,6 +417,19 @@ def _as_unreduced(outs, out_specs, positions, mesh):
         parts = {d: v[0] for d, v in partials(y).items()}
         flat[i] = from_partials(parts, y.shape[1:], y.dtype, NamedSharding(mesh, spec),
                                 y.aval.weak_type)
+    return flat[0] if single else type(outs)(flat)
+
+
+def _summed_unreduced(outs, out_specs, positions, mesh):
+    """Under a trace: the stacked partials of the unreduced outputs summed, as values
+    typed unreduced over the axes. (The sum is their value; Shardy keeps the sum of a
+    dimension split over the axes undone where its result is laid out unreduced.)"""
+    single = _is_spec(out_specs)
+    flat = [outs] if single else list(outs)
+    specs = [out_specs] if single else list(out_specs)
+    for i in positions:
+        flat[i] = constrain_unchecked(lax.reduce_sum(flat[i], (0,)),
+                                      NamedSharding(mesh, specs[i]))
     return flat[0] if single else type(outs)(flat)
 
 
