@@ -6,13 +6,13 @@ Each works on the trailing two axes with any leading batch axes. The `jnp.linalg
 from __future__ import annotations
 
 import enum
+import functools
 
 import numpy as np
 
-from mjax import dtypes
+from mjax import dtypes, registration
 from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
-from mjax.dialect.types import short_dtype_name
 from mjax.lax.control_flow import fori_loop, while_loop
 from mjax.lax.dot import Precision, dot_general
 from mjax.lax import elementwise as E
@@ -215,8 +215,14 @@ def _float_operands(fn: str, xs, complex_ok: bool = True):
             complex_ok and dtypes.issubdtype(dt, np.complexfloating))
         if not ok:
             kinds = "floating, complexfloating" if complex_ok else "floating"
-            raise TypeError(f"{fn} does not accept dtype {short_dtype_name(dt)} at position "
+            raise TypeError(f"{fn} does not accept dtype {np.dtype(dt).name} at position "
                             f"{i}. Accepted dtypes at position {i} are subtypes of {kinds}.")
+
+
+def _check_shapes(op, args, **params):
+    """Runs op's shape rule on args first, so its ValueErrors reach the user as such (as
+    in JAX) rather than as the TypeError binding reports for any rule's failure."""
+    op.infer(*[aval_of_value(a).strip_weak_type() for a in args], **params)
 
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
@@ -236,6 +242,7 @@ def tridiagonal(a, *, lower: bool = True):
     scale factors. CPU (LAPACK sytrd/hetrd). JAX: lax.linalg.tridiagonal."""
     a = as_array(a)
     _float_operands("tridiagonal", [a])
+    _check_shapes(L.TridiagonalOp, [a], lower=True)
     return list(_bind(L.TridiagonalOp, a, lower=bool(lower)))
 
 
@@ -245,6 +252,7 @@ def hessenberg(a):
     CPU (LAPACK gehrd). JAX: lax.linalg.hessenberg."""
     a = as_array(a)
     _float_operands("hessenberg", [a])
+    _check_shapes(L.HessenbergOp, [a])
     return list(_bind(L.HessenbergOp, a))
 
 
@@ -255,6 +263,7 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
     implemented (as in JAX). JAX: lax.linalg.schur."""
     x = as_array(x)
     _float_operands("schur", [x])
+    _check_shapes(L.SchurOp, [x], compute_schur_vectors=True, sort_eig_vals=False)
     if sort_eig_vals:
         raise NotImplementedError("The sort feature of LAPACK's gees routine is not "
                                   "implemented.")
@@ -269,6 +278,7 @@ def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
     ormqr/unmqr). JAX: lax.linalg.ormqr."""
     args = [as_array(x) for x in (a, taus, c)]
     _float_operands("ormqr", args)
+    _check_shapes(L.OrmqrOp, args, left=bool(left), transpose=bool(transpose))
     return _bind(L.OrmqrOp, *args, left=bool(left), transpose=bool(transpose))
 
 
@@ -446,8 +456,20 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations=None, eps=None,
             return (pad(u, full((), 0, u.dtype), ((0, big_m - m, 0), (0, big_n - n, 0))),
                     pad(h, full((), 0, h.dtype), ((0, big_n - n, 0), (0, big_n - n, 0))),
                     it, ok)
+    eps = float(dtypes.finfo(aval_of_value(x).dtype).eps) if eps is None else float(eps)
+    key = (int(max_iterations), eps)
+    run = _QDWH_JITS.get(key)
+    if run is None:     # one jit per static setting, as JAX's jit(qdwh, static_argnames)
+        run = _QDWH_JITS[key] = registration.JIT(
+            functools.partial(_qdwh, max_iterations=int(max_iterations), eps=eps))
+    return run(x)
+
+
+_QDWH_JITS: dict = {}
+
+
+def _qdwh(x, *, max_iterations: int, eps: float):
     dt = aval_of_value(x).dtype
-    eps = float(dtypes.finfo(dt).eps) if eps is None else float(eps)
     real = dtypes.finfo(dt).dtype
     mag = E.abs(x)
     one_norm = reduce_max(reduce_sum(mag, (0,)), (0,))
