@@ -8,6 +8,7 @@ three-argument form (the public `where` is in `selection.py`).
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 
@@ -441,7 +442,22 @@ def sinc(x, /):
     pix = lax.mul(x, lax.full_like(x, pi))
     is_zero = lax.eq(x, lax.full_like(x, 0))
     safe = lax.select(is_zero, lax.full_like(x, 1), pix)
-    return lax.select(is_zero, lax.full_like(x, 1), lax.div(lax.sin(safe), safe))
+    return lax.select(is_zero, _sin_over_x_at_zero(0, pix), lax.div(lax.sin(safe), safe))
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _sin_over_x_at_zero(k, x):
+    """The k-th derivative of sin(t)/t at t = 0 (in x's shape and dtype): 0 for odd k,
+    (-1)^(k/2) / (k + 1) for even k. Its JVP is the (k+1)-th, so sinc has every
+    derivative at 0 (the selected constant 1 alone would have none)."""
+    value = 0.0 if k % 2 else (-1.0) ** (k // 2) / (k + 1)
+    return lax.full_like(x, value)
+
+
+@_sin_over_x_at_zero.defjvp
+def _sin_over_x_at_zero_jvp(k, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _sin_over_x_at_zero(k, x), lax.mul(_sin_over_x_at_zero(k + 1, x), t)
 
 
 def fabs(x, /):

@@ -1,4 +1,5 @@
 """jnp.ufunc methods (reduce, accumulate, reduceat, outer, at) against jax.numpy."""
+import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
@@ -47,3 +48,13 @@ def test_ufunc_reduce_where_and_unary_at():
     check(jnp.add(x, 1), jjnp.add(x, 1))
     check(mjax.grad(lambda x: jnp.multiply.reduce(x, axis=None))(x[0] + 1),
           np.array([24.0, 12.0, 8.0, 6.0], np.float32))
+
+
+def test_sinc_has_every_derivative_at_zero():
+    # d^k/dx^k sinc(0) = pi^k (-1)^(k/2) / (k + 1) for even k, 0 for odd k (as JAX's)
+    f_m, f_j = mjax.numpy.sinc, jax.numpy.sinc
+    for k in range(1, 6):
+        f_m, f_j = mjax.grad(f_m), jax.grad(f_j)
+        expected = 0.0 if k % 2 else np.pi ** k * (-1) ** (k // 2) / (k + 1)
+        np.testing.assert_allclose(f_m(0.0), expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(f_m(0.3), f_j(0.3), rtol=2e-4)
