@@ -535,10 +535,28 @@ def multi_dot(arrays, *, precision=None):
             and builtins.all(x.ndim == 2 for x in arrays[1:-1])):
         raise ValueError("multi_dot: input arrays must have one or two dimensions at either "
                          "end, and two dimensions in between")
-    out = arrays[0]
-    for x in arrays[1:]:
-        out = products.matmul(out, x)
-    return out
+    # The cheapest parenthesization (dynamic programming over the chain, as NumPy's and
+    # JAX's multi_dot choose it): a 1-d end counts as a 1-row (1-column) matrix.
+    dims = [1 if arrays[0].ndim == 1 else arrays[0].shape[0]] + \
+        [x.shape[-1] if x.ndim == 2 else 1 for x in arrays]
+    n = len(arrays)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return arrays[i]
+        k = split[i][j]
+        return products.matmul(product(i, k), product(k + 1, j), precision=precision)
+    return product(0, n - 1)
 
 
 @jit_eagerly("x")

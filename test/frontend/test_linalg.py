@@ -603,3 +603,15 @@ def test_expm_complex128():
         got = msl.expm(a)
         assert got.dtype == np.complex128
         np.testing.assert_allclose(np.asarray(got), osl.expm(a), rtol=1e-9, atol=1e-9)
+
+
+def test_multi_dot_multiplies_in_the_cheapest_order():
+    # (10x100)(100x10)(10x100): (xy)z costs 20,000 multiplies, x(yz) 200,000
+    rng = np.random.default_rng(0)
+    x, y, z = rng.random((10, 100)), rng.random((100, 10)), rng.random((10, 100))
+    for lib in (mjax, jax):
+        lowered = lib.jit(lib.numpy.linalg.multi_dot).lower([x, y, z])
+        assert lowered.cost_analysis()["flops"] == 40000.0
+    v = rng.random(10)
+    np.testing.assert_allclose(mjax.numpy.linalg.multi_dot([v, y.T, x.T, v]),
+                               np.linalg.multi_dot([v, y.T, x.T, v]), rtol=1e-5)
