@@ -33,8 +33,8 @@ from mjax.placement import put_sharded
 from mjax.runtime import get_backend
 from mjax.sharding_impls import (Mesh, NamedSharding, P, Sharding, SingleDeviceSharding,
                                  as_sharding, named_from_hlo)
-from mjax.sharding_types import partial_axes, spec_entry
-from mjax.unreduced import unreduced_of, without_reduced
+from mjax.sharding_types import partial_axes, spec_entry, typeof_array
+from mjax.unreduced import device_put_unreduced, unreduced_of, without_reduced
 
 
 def wants_spmd(jitted, leaves) -> bool:
@@ -292,6 +292,12 @@ def put_for(x, aval, sharding) -> object:
     """`x`'s buffer laid out as `sharding` (moved through the host when it is not)."""
     if type(x) is Array and (x._sharding is sharding or x._sharding == sharding):
         return x._buf
+    if unreduced_of(sharding):      # (its buffers are read as partial sums)
+        if type(x) is Array and x._sharding is not None:
+            raise ValueError(f"Sharding passed to jit does not match the sharding on the "
+                             f"respective arg. Got jit sharding: {sharding!r},\narg "
+                             f"sharding: {x._sharding!r} for arg type: {typeof_array(x)}")
+        return device_put_unreduced(x, sharding)._buf
     value = np.asarray(to_numpy(x), dtype=aval.dtype)
     return put_sharded(value, aval, sharding)._buf
 

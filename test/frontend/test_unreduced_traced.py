@@ -276,3 +276,21 @@ def test_unreduced_sdy_lowering(meshes):
         text = mjax.jit(lambda w: mjax.reshard(w, mjax.P(None, None, unreduced={"X"}))
                         ).lower(w).as_text()
     assert re.search(r'unreduced=\{"X"\}', text)
+
+
+def test_jit_in_and_out_shardings_unreduced(meshes):
+    out = {}
+    for lib, jnp_ in LIBS:
+        with lib.set_mesh(meshes[lib]):
+            mesh = meshes[lib]
+            w = lib.device_put(jnp_.arange(8.).reshape(4, 2), lib.P(None, None))
+            u_sharding = lib.NamedSharding(mesh, lib.P(None, None, unreduced={"X"}))
+            with pytest.raises(ValueError, match="does not match the sharding"):
+                lib.jit(lambda u: lib.reshard(u, lib.P()), in_shardings=u_sharding)(w)
+            u = lib.jit(lambda v: v * 1, out_shardings=u_sharding)(w)
+            back = lib.jit(lambda u: lib.reshard(u, lib.P()), in_shardings=u_sharding)(u)
+            out[lib] = str(lib.typeof(u)), shards(u), np.asarray(back)
+    assert out[mjax][0] == out[jax][0] == "float32[4,2]{U:X}"
+    for k in out[jax][1]:
+        np.testing.assert_allclose(out[mjax][1][k], out[jax][1][k])
+    np.testing.assert_allclose(out[mjax][2], np.arange(8.).reshape(4, 2))
