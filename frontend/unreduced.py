@@ -16,8 +16,8 @@ buffer its own partial. Eagerly (outside any trace) it runs:
 - by JAX's unreduced rules, per device: add of arrays unreduced alike, mul by an array
   reduced over the axes, reduce_sum, casts, and structural ops of unsplit blocks.
 
-Other ops on unreduced arrays raise JAX's NotImplementedError, and jit refuses them
-(mjax's traced types carry no unreduced axes yet).
+Other ops on unreduced arrays raise JAX's NotImplementedError. Inside traces the axes
+are types (sharding_types.py) and Shardy layouts (docs/design.md), not values.
 """
 from __future__ import annotations
 
@@ -74,15 +74,6 @@ def without_reduced(sharding):
     if isinstance(sharding, NamedSharding) and sharding.spec.reduced:
         return NamedSharding(sharding.mesh, without_reduced(sharding.spec))
     return sharding
-
-
-def refuse_in_trace(sharding, where: str) -> None:
-    """NotImplementedError for an unreduced (or reduced) layout inside a trace."""
-    spec = getattr(sharding, "spec", None)
-    if spec is not None and (spec.unreduced or spec.reduced):
-        raise NotImplementedError(
-            f"{where} with {spec!r} inside jit or another trace: mjax lays out unreduced "
-            f"and reduced arrays only eagerly (outside jit) so far")
 
 
 def _member_index(sharding, axes) -> tuple[dict, int]:

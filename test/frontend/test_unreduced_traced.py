@@ -159,7 +159,7 @@ def test_scan_accumulating_unreduced_grads(meshes):
         assert seen and all(s == {"X"} for s in seen)
     assert out[mjax][1] == out[jax][1] == "float32[3,4,4]"
     np.testing.assert_allclose(out[mjax][2], out[jax][2], rtol=1e-5, atol=1e-6)
-    # One all-reduce in each (mjax's sits in the loop: see docs/sharding.md).
+    # One all-reduce in each (mjax's sits in the loop: see docs/design.md).
     assert out[mjax][3] == out[jax][3] == 1
 
 
