@@ -4,6 +4,8 @@ pairs, and the rules for the equations that hold other jaxprs (nested jit, custo
 custom_vjp calls, checkpoint, cond, scan, while). The per-primitive rules are in jet_taylor.py."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 import mjax.numpy as jnp
@@ -183,8 +185,8 @@ def _jit_rule(primals_in, series_in, *, jaxpr, name=None, **_):
 
     def jetted(ps, ss):
         return _jet_closed(jaxpr, order, ps, ss)
-    if name:
-        jetted.__name__ = jetted.__qualname__ = f"jet_{name}"
+    if name:   # (the jitted function's own name, without the symbol's _N suffix)
+        jetted.__name__ = jetted.__qualname__ = re.sub(r"_\d+$", "", name)
     outs, out_s = jit(jetted)(list(primals_in), [list(s) for s in series_in])
     return list(outs), [list(s) for s in out_s]
 

@@ -34,6 +34,16 @@ def _sum(terms):
     return total
 
 
+def _scaled(j, x):
+    """j * x, without a multiplication by 1."""
+    return x if j == 1 else j * x
+
+
+def _over(x, k):
+    """x / k, without a division by 1."""
+    return x if k == 1 else x / k
+
+
 # ---- families of rules -----------------------------------------------------------------
 def zero_prop(prim, primals_in, series_in, **params):
     """A primitive whose output does not change to any order (comparisons, rounding)."""
@@ -83,7 +93,7 @@ def _by_derivative(u, v0, deriv_coef):
     c = [deriv_coef(v, 0)]
     order = len(u) - 1
     for k in range(1, order + 1):
-        v.append(_sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k)
+        v.append(_over(_sum(_scaled(j, c[k - j] * u[j]) for j in range(1, k + 1)), k))
         if k < order:
             c.append(deriv_coef(v, k))
     return v
@@ -265,24 +275,28 @@ jet_rules[lax.cbrt_p] = _unary(lambda x, u, **p: _power(1 / 3, u, lax.cbrt_p.bin
 
 
 # ---- trigonometric and hyperbolic -------------------------------------------------------
-def _sin_cos(sign, s0, c0, u):
-    """Coefficients of (s, c) = (sin x, cos x) (sign -1) or (sinh x, cosh x) (sign 1):
-    s' = c x', c' = sign s x'."""
+def _sin_cos(sign, s0, c0, u, want):
+    """Coefficients of s = sin x (want 0) or c = cos x (want 1), with sign -1; sinh and
+    cosh with sign 1: s' = c x', c' = sign s x'. The other one is needed one order short."""
     s, c = [s0], [c0]
-    for k in range(1, len(u)):
-        s.append(_sum(j * u[j] * c[k - j] for j in range(1, k + 1)) / k)
-        c.append(sign * _sum(j * u[j] * s[k - j] for j in range(1, k + 1)) / k)
-    return s, c
+    order = len(u) - 1
+    for k in range(1, order + 1):
+        if want == 0 or k < order:
+            s.append(_over(_sum(_scaled(j, u[j] * c[k - j]) for j in range(1, k + 1)), k))
+        if want == 1 or k < order:
+            c.append(_over(_sum(_scaled(sign * j, u[j] * s[k - j]) for j in range(1, k + 1)),
+                           k))
+    return (s, c)[want]
 
 
 jet_rules[lax.sin_p] = _unary(lambda x, u, **p: _sin_cos(
-    -1, lax.sin_p.bind(x, **p), lax.cos(x), u)[0])
+    -1, lax.sin_p.bind(x, **p), lax.cos(x), u, 0))
 jet_rules[lax.cos_p] = _unary(lambda x, u, **p: _sin_cos(
-    -1, lax.sin(x), lax.cos_p.bind(x, **p), u)[1])
+    -1, lax.sin(x), lax.cos_p.bind(x, **p), u, 1))
 jet_rules[lax.sinh_p] = _unary(lambda x, u, **p: _sin_cos(
-    1, lax.sinh_p.bind(x, **p), lax.cosh(x), u)[0])
+    1, lax.sinh_p.bind(x, **p), lax.cosh(x), u, 0))
 jet_rules[lax.cosh_p] = _unary(lambda x, u, **p: _sin_cos(
-    1, lax.sinh(x), lax.cosh_p.bind(x, **p), u)[1])
+    1, lax.sinh(x), lax.cosh_p.bind(x, **p), u, 1))
 
 
 def _square_coef(v, m):

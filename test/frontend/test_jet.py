@@ -32,10 +32,17 @@ def _close(a, b, rtol=2e-4, atol=2e-5):
     np.testing.assert_allclose(a, b, rtol=rtol, atol=atol * scale)
 
 
-def _compare(make_fun, primals, order, seed=0, factorial_scaled=True, rtol=2e-4):
+def _compare(make_fun, primals, order, seed=0, factorial_scaled=True, rtol=2e-4,
+             jit=False):
+    """jet of one function in both libraries; with `jit`, each jet runs as one compiled
+    program (much faster to compile than the many eager ops of a large function)."""
     series = [_series(np.shape(p), order, seed + i) for i, p in enumerate(primals)]
-    want = jjet.jet(make_fun(*JAX), primals, series, factorial_scaled=factorial_scaled)
-    got = mjet.jet(make_fun(*MJAX), primals, series, factorial_scaled=factorial_scaled)
+
+    def run(lib, jetmod):
+        f = make_fun(*lib)
+        call = lambda p, s: jetmod.jet(f, p, s, factorial_scaled=factorial_scaled)
+        return (lib[0].jit(call) if jit else call)(tuple(primals), series)
+    want, got = run(JAX, jjet), run(MJAX, mjet)
     want_leaves, want_tree = jax.tree_util.tree_flatten(want)
     got_leaves, got_tree = mjax.tree_util.tree_flatten(got)
     assert str(got_tree) == str(want_tree)
@@ -132,7 +139,7 @@ def test_array_functions_match_jax(name):
     w = rng.uniform(-1.0, 1.0, (4, 4)).astype(np.float32)
     if name == "dot":
         w = w[:3, :]
-    _compare(ARRAY_FUNS[name], (x, w), order=3, seed=5)
+    _compare(ARRAY_FUNS[name], (x, w), order=3, seed=5, jit=True)
 
 
 def test_conv_matches_jax():
@@ -140,7 +147,7 @@ def test_conv_matches_jax():
     x = rng.normal(size=(1, 2, 5, 5)).astype(np.float32)
     k = rng.normal(size=(3, 2, 2, 2)).astype(np.float32)
     f = lambda j, np_, lax: lambda a, b: np_.sin(lax.conv_general_dilated(a, b, (1, 1), "SAME"))
-    _compare(f, (x, k), order=2, seed=7)
+    _compare(f, (x, k), order=2, seed=7, jit=True)
 
 
 # Cases JAX's jet itself fails on (its min rule does not broadcast a scalar operand, and
@@ -182,8 +189,8 @@ def _path_derivatives(f, primals, series):
 def test_beyond_jax_matches_path_derivatives(name):
     x = np.linspace(0.26, 0.74, 4).astype(np.float32)
     series = [_series(x.shape, 3, 11)]
-    want = _path_derivatives(BEYOND_JAX[name](*JAX), (x,), series)
-    prim, got = mjet.jet(BEYOND_JAX[name](*MJAX), (x,), series)
+    want = jax.jit(lambda x: _path_derivatives(BEYOND_JAX[name](*JAX), (x,), series))(x)
+    prim, got = mjax.jit(lambda x: mjet.jet(BEYOND_JAX[name](*MJAX), (x,), series))(x)
     _close(prim, BEYOND_JAX[name](*JAX)(x))
     for g, w in zip(got, want):
         _close(g, w, rtol=1e-3)
@@ -216,16 +223,17 @@ def test_under_jit_vmap_grad():
         return mjet.jet(lambda y: mjnp.sin(y) * mjnp.exp(y), (x,), ((v, v * v, v),))
     x = np.linspace(-1.0, 1.0, 6).astype(np.float32)
     v = np.linspace(0.5, -0.5, 6).astype(np.float32)
+    # (JAX's side runs jitted: only faster to compile)
     for g, w in zip(mjax.tree_util.tree_leaves(mjax.jit(mj)(x, v)),
-                    jax.tree_util.tree_leaves(jj(x, v))):
+                    jax.tree_util.tree_leaves(jax.jit(jj)(x, v))):
         _close(g, w)
     xs, vs = x.reshape(3, 2), v.reshape(3, 2)
-    for g, w in zip(mjax.tree_util.tree_leaves(mjax.vmap(mj)(xs, vs)),
-                    jax.tree_util.tree_leaves(jax.vmap(jj)(xs, vs))):
+    for g, w in zip(mjax.tree_util.tree_leaves(mjax.jit(mjax.vmap(mj))(xs, vs)),
+                    jax.tree_util.tree_leaves(jax.jit(jax.vmap(jj))(xs, vs))):
         _close(g, w)
     loss_m = lambda x: mjnp.sum(mj(x, v)[1][2])
     loss_j = lambda x: jjnp.sum(jj(x, v)[1][2])
-    _close(mjax.grad(loss_m)(x), jax.grad(loss_j)(x))
+    _close(mjax.grad(loss_m)(x), jax.jit(jax.grad(loss_j))(x))
 
 
 def test_closure_constants_and_unused_outputs():
