@@ -19,6 +19,8 @@ from mjax.lax import elementwise as E
 from mjax.lax.elementwise import (add, as_array, broadcasted_iota, conj, convert_element_type,
                                   div, eq, full, ge, iota, mul, neg, rsqrt, select, sub)
 from mjax.lax.indexing import dynamic_index_in_dim, dynamic_update_index_in_dim
+from mjax.lax.linalg_fallbacks import ormqr_reflectors, tridiagonal_solve_thomas
+from mjax.lax.platform import current_platform, lapack_available
 from mjax.lax.reduce import reduce_max, reduce_sum
 from mjax.lax.shapes import (broadcast_to, concatenate, expand_dims, pad, slice,
                              slice_in_dim, transpose)
@@ -219,6 +221,13 @@ def _float_operands(fn: str, xs, complex_ok: bool = True):
                             f"{i}. Accepted dtypes at position {i} are subtypes of {kinds}.")
 
 
+def _cpu_only(fn: str):
+    if not lapack_available():
+        raise NotImplementedError(f"mjax.lax.linalg.{fn} is only implemented on CPU "
+                                  f"(LAPACK), as in JAX; this process compiles for "
+                                  f"{current_platform()}")
+
+
 def _check_shapes(op, args, **params):
     """Runs op's shape rule on args first, so its ValueErrors reach the user as such (as
     in JAX) rather than as the TypeError binding reports for any rule's failure."""
@@ -232,6 +241,12 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     lax.linalg.tridiagonal_solve."""
     args = [as_array(x) for x in (dl, d, du, b)]
     _float_operands("tridiagonal_solve", args)
+    _check_shapes(L.TridiagonalSolveOp, args, perturb_singular=False)
+    if not lapack_available():      # JAX's generic lowering: a Thomas sweep
+        if perturb_singular:
+            raise NotImplementedError("perturb_singular=True is not supported on this "
+                                      f"platform ({current_platform()}).")
+        return tridiagonal_solve_thomas(*args)
     return _bind(L.TridiagonalSolveOp, *args, perturb_singular=bool(perturb_singular))
 
 
@@ -242,6 +257,7 @@ def tridiagonal(a, *, lower: bool = True):
     scale factors. CPU (LAPACK sytrd/hetrd). JAX: lax.linalg.tridiagonal."""
     a = as_array(a)
     _float_operands("tridiagonal", [a])
+    _cpu_only("tridiagonal")
     _check_shapes(L.TridiagonalOp, [a], lower=True)
     return list(_bind(L.TridiagonalOp, a, lower=bool(lower)))
 
@@ -252,6 +268,7 @@ def hessenberg(a):
     CPU (LAPACK gehrd). JAX: lax.linalg.hessenberg."""
     a = as_array(a)
     _float_operands("hessenberg", [a])
+    _cpu_only("hessenberg")
     _check_shapes(L.HessenbergOp, [a])
     return list(_bind(L.HessenbergOp, a))
 
@@ -263,6 +280,7 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
     implemented (as in JAX). JAX: lax.linalg.schur."""
     x = as_array(x)
     _float_operands("schur", [x])
+    _cpu_only("schur")
     _check_shapes(L.SchurOp, [x], compute_schur_vectors=True, sort_eig_vals=False)
     if sort_eig_vals:
         raise NotImplementedError("The sort feature of LAPACK's gees routine is not "
@@ -279,6 +297,8 @@ def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
     args = [as_array(x) for x in (a, taus, c)]
     _float_operands("ormqr", args)
     _check_shapes(L.OrmqrOp, args, left=bool(left), transpose=bool(transpose))
+    if not lapack_available():      # JAX's generic lowering: one reflector at a time
+        return ormqr_reflectors(*args, left=bool(left), transpose=bool(transpose))
     return _bind(L.OrmqrOp, *args, left=bool(left), transpose=bool(transpose))
 
 

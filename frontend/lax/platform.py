@@ -15,6 +15,12 @@ def current_platform() -> str:
     return default_platform().target
 
 
+def lapack_available() -> bool:
+    """Whether programs may call jaxlib's LAPACK kernels: XLA on the CPU."""
+    p = default_platform()
+    return p.backend == "xla" and p.target == "cpu"
+
+
 def platform_dependent(*args, default=None, **per_platform):
     """per_platform[platform](*args) for the platform the program runs on ('cpu', 'cuda',
     'rocm', 'tpu', ...), else default(*args); no branch and no default is an error.

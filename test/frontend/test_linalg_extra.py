@@ -143,6 +143,33 @@ def test_tridiagonal_solve_errors():
           jax.jacrev(lambda d: jl.tridiagonal_solve(dl, d, du, b))(d), np.float32)
 
 
+def test_without_lapack_generic_forms(monkeypatch):
+    # On platforms without LAPACK (GPUs, IREE) tridiagonal_solve and ormqr take JAX's
+    # generic forms (Thomas sweep, reflectors one by one); the CPU-only reductions raise.
+    monkeypatch.setattr(ml, "lapack_available", lambda: False)
+    dl, d, du, b = _system((2,), 5, 2, np.complex64)
+    want = jl.tridiagonal_solve(dl, d, du, b)
+    _same(ml.tridiagonal_solve(dl, d, du, b), want, np.complex64)
+    _same(mjax.vmap(ml.tridiagonal_solve)(dl, d, du, b), want, np.complex64)
+    r = [x.real.astype(np.float32) for x in (dl, d, du, b)]
+    _same(mjax.grad(lambda d: (ml.tridiagonal_solve(r[0], d, r[2], r[3]) ** 2).sum())(r[1]),
+          jax.grad(lambda d: (jl.tridiagonal_solve(r[0], d, r[2], r[3]) ** 2).sum())(r[1]),
+          np.float32)
+    one = [x[0, :1] for x in (dl, d, du)] + [b[0, :1]]
+    _same(ml.tridiagonal_solve(*one), jl.tridiagonal_solve(*one), np.complex64)
+    with pytest.raises(NotImplementedError, match="perturb_singular"):
+        ml.tridiagonal_solve(dl, d, du, b, perturb_singular=True)
+    x = _mat((2, 5, 3), np.complex64)
+    h, taus = jjnp.linalg.qr(x, mode="raw")
+    for left, transpose in ((True, False), (False, True)):
+        c = _mat((2, 5, 4) if left else (2, 4, 5), np.complex64)
+        _same(ml.ormqr(np.asarray(h.mT), np.asarray(taus), c, left=left, transpose=transpose),
+              jl.ormqr(h.mT, taus, c, left=left, transpose=transpose), np.complex64)
+    for f in (ml.hessenberg, ml.schur, ml.tridiagonal):
+        with pytest.raises(NotImplementedError, match="only implemented on CPU"):
+            f(_mat((3, 3)))
+
+
 # ---- reductions: hessenberg, tridiagonal, schur ------------------------------------------
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_hessenberg(dtype):
