@@ -372,7 +372,7 @@ def _strong(x):
 @fused_when_eager
 def hypot(x1, x2, /):
     x1, x2 = promote("hypot", x1, x2, inexact=True)
-    return _strong(lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2))))
+    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
 
 
 def logaddexp(x1, x2, /):
@@ -480,7 +480,7 @@ def gcd(x1, x2):
         b_zero = lax.eq(b, zero)
         r = lax.rem(a, lax.select(b_zero, one, b))
         a, b = lax.select(b_zero, a, b), lax.select(b_zero, b, r)
-    return _strong(a)
+    return a
 
 
 def lcm(x1, x2):
@@ -488,7 +488,7 @@ def lcm(x1, x2):
     g = gcd(x1, x2)
     zero = lax.full_like(g, 0)
     safe = lax.select(lax.eq(g, zero), lax.full_like(g, 1), g)
-    return _strong(lax.select(lax.eq(g, zero), zero, abs(lax.mul(lax.div(x1, safe), x2))))
+    return lax.select(lax.eq(g, zero), zero, abs(lax.mul(lax.div(x1, safe), x2)))
 
 
 @fused_when_eager
@@ -555,7 +555,7 @@ def bitwise_count(x, /):
 def logaddexp2(x1, x2, /):
     x1, x2 = promote("logaddexp2", x1, x2, inexact=True)
     ln2 = lax.full_like(x1, math.log(2))
-    return _strong(lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2))
+    return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
 
 
 def isreal(x):

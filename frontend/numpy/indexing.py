@@ -356,7 +356,9 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
             shape = [1] * arr.ndim
             shape[d] = arr.shape[d]
             idx.append(reshape(arange(arr.shape[d]), shape))
-    return getitem(arr, tuple(idx), mode=mode, fill_value=fill_value)
+    # (As JAX's: out-of-range indices give the fill value, NaN for inexact types.)
+    return getitem(arr, tuple(idx), mode="fill" if mode is None else mode,
+                   fill_value=fill_value)
 
 
 # ---- x.at[idx] ----------------------------------------------------------------------

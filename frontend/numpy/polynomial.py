@@ -73,7 +73,7 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
 
 def polyder(p, m=1):
     """The m-th derivative of a polynomial. JAX: jnp.polyder."""
-    p = asarray(p)
+    (p,) = promote("polyder", p, inexact=True)   # (JAX's result is inexact, NumPy's not)
     if m < 0:
         raise ValueError("Order of derivative must be positive")
     if m == 0:

@@ -96,7 +96,10 @@ def iscomplexobj(x):
 
 
 def isscalar(element):
-    return _onp.isscalar(element) or (is_array(element) and element.ndim == 0)
+    """Whether `element` is a scalar or a zero-dimensional array (a NumPy one too,
+    unlike np.isscalar). JAX: jnp.isscalar."""
+    return _onp.isscalar(element) or ((is_array(element) or isinstance(element, _onp.ndarray))
+                                      and element.ndim == 0)
 
 
 euler_gamma = _onp.euler_gamma

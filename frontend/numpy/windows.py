@@ -10,7 +10,7 @@ from mjax import dtypes as _dt, lax
 from mjax.ad import custom_jvp, jvp
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange, ones
-from mjax.numpy.elementwise import cos, sqrt, where_xy
+from mjax.numpy.elementwise import abs as _abs, cos, sqrt, where_xy
 from mjax.numpy.promotion import promote
 
 
@@ -25,7 +25,7 @@ def _window(M, fn):
 
 def bartlett(M):
     """The Bartlett (triangular) window. JAX: jnp.bartlett."""
-    return _window(M, lambda n, M: 1 - elementwise.abs(2 * n - M + 1) / (M - 1))
+    return _window(M, lambda n, M: 1 - _abs(2 * n - M + 1) / (M - 1))
 
 
 def blackman(M):

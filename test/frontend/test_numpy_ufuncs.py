@@ -58,3 +58,17 @@ def test_sinc_has_every_derivative_at_zero():
         expected = 0.0 if k % 2 else np.pi ** k * (-1) ** (k // 2) / (k + 1)
         np.testing.assert_allclose(f_m(0.0), expected, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(f_m(0.3), f_j(0.3), rtol=2e-4)
+
+
+def test_docstring_fixes_match_jax():
+    # (found by running JAX's docstring examples: bartlett, isscalar of a 0-d NumPy
+    # array, polyder's inexact result, take_along_axis filling out-of-range indices)
+    x = np.array([[1., 2., 3.], [4., 5., 6.]], np.float32)
+    cases = [lambda n: n.bartlett(4), lambda n: n.polyder(n.array([2, -5, 3, -1]), m=2),
+             lambda n: n.take_along_axis(x, n.array([[1, 0, 2]]), axis=0),
+             lambda n: n.take_along_axis(n.arange(3), n.array([5, -1]), axis=0)]
+    for case in cases:
+        mine, theirs = case(jnp), case(jjnp)
+        assert mine.dtype == theirs.dtype
+        np.testing.assert_allclose(mine, theirs, rtol=1e-6)
+    assert jnp.isscalar(np.array(1.0)) and not jnp.isscalar(np.array([1.0]))

@@ -216,3 +216,16 @@ def test_array_of_traced_elements_as_jax(fn, args):
         return (str(lib.make_jaxpr(lambda a, b: fn(np_, a, b))(*args)), out.dtype,
                 out.weak_type, np.asarray(out).tolist())
     assert run(mjax, mnp) == run(jax, jnp)
+
+
+@pytest.mark.parametrize("name, args", [("hypot", (3, 4)), ("hypot", (3.0, 4.0)),
+                                        ("logaddexp2", (1.0, 2.0)), ("gcd", (12, 18)),
+                                        ("lcm", (12, 18))])
+def test_all_weak_operands_give_a_weak_result(name, args):
+    # (weak Python scalars in, weak result out, as JAX 0.10.2's; a weak traced array too)
+    for lib, np_ in ((mjax, mnp), (jax, jnp)):
+        out = getattr(np_, name)(*args)
+        assert out.weak_type, (lib.__name__, name)
+        weak = lib.jit(lambda x: x)(args[0])
+        assert getattr(np_, name)(weak, args[1]).weak_type, (lib.__name__, name)
+        assert not getattr(np_, name)(np_.asarray(np.asarray(args[0])), args[1]).weak_type
