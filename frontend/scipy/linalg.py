@@ -300,6 +300,39 @@ def expm_frechet(A, E, *, method=None, compute_expm=True):
     return (full[..., :n, :n], frechet) if compute_expm else frechet
 
 
+def schur(a, output="real"):
+    """(t, z) with a = z t z^H: t quasi-upper-triangular (output="real") or triangular
+    ("complex", computed in the complex dtype). CPU only, as in JAX. JAX:
+    jax.scipy.linalg.schur."""
+    if output not in ("real", "complex"):
+        raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got "
+                         f"output={output!r}.")
+    a = jnp.asarray(a)
+    if output == "complex" and not jnp.issubdtype(a.dtype, jnp.complexfloating):
+        a = a.astype(jnp.result_type(a.dtype, jnp.complex64))
+    t, z = lax_linalg.schur(a)
+    return t, z
+
+
+def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
+    """h (and q with calc_q) with a = q h q^H, h upper Hessenberg. CPU only, as in JAX.
+    JAX: jax.scipy.linalg.hessenberg."""
+    del overwrite_a, check_finite
+    a = jnp.asarray(a)
+    n = a.shape[-1]
+    if n == 0:
+        return (jnp.zeros_like(a), jnp.zeros_like(a)) if calc_q else jnp.zeros_like(a)
+    packed, taus = lax_linalg.hessenberg(a)
+    h = jnp.triu(packed, -1)
+    if not calc_q:
+        return h
+    # The reflectors act on rows and columns 1..n-1: q is 1 (+) their product.
+    q = jnp.zeros_like(packed).at[..., 0, 0].set(1)
+    if n > 1:
+        q = q.at[..., 1:, 1:].set(lax_linalg.householder_product(packed[..., 1:, :-1], taus))
+    return h, q
+
+
 # ---- what mjax does not have ----------------------------------------------------------------
 def _not_implemented(name, why):
     def f(*args, **kwargs):
@@ -309,11 +342,9 @@ def _not_implemented(name, why):
     return f
 
 
-schur = _not_implemented("schur", "no Schur decomposition")
 rsf2csf = _not_implemented("rsf2csf", "no Schur decomposition")
 sqrtm = _not_implemented("sqrtm", "needs the Schur decomposition")
 funm = _not_implemented("funm", "needs the Schur decomposition")
-hessenberg = _not_implemented("hessenberg", "no Hessenberg reduction")
 solve_sylvester = _not_implemented("solve_sylvester", "needs the Schur decomposition")
 eigh_tridiagonal = _not_implemented("eigh_tridiagonal", "no tridiagonal eigensolver")
 qr_multiply = _not_implemented("qr_multiply", "no Householder-reflector QR")

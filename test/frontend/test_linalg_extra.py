@@ -10,6 +10,7 @@ import scipy.linalg as osl
 
 import mjax
 import mjax.numpy as jnp
+import mjax.scipy.linalg as msl
 from frontend_util import x64
 from mjax import lax
 from mjax.lax import linalg as ml
@@ -243,6 +244,30 @@ def test_reductions_jit_vmap_and_errors():
         mjax.grad(lambda a: ml.hessenberg(a)[0].sum())(a[0])
     packed, taus = ml.hessenberg(np.ones((0, 0), np.float32))
     assert packed.shape == (0, 0) and taus.shape == (0,)
+
+
+def test_scipy_schur_and_hessenberg():
+    a = _mat((2, 4, 4))
+    for output in ("real", "complex"):
+        t, z = msl.schur(a, output)
+        wt, wz = jax.scipy.linalg.schur(a, output)
+        _same(t, wt, wt.dtype)
+        _same(z, wz, wz.dtype)
+    st, _ = osl.schur(a[0].astype(np.float64), "complex")       # t is triangular now
+    np.testing.assert_allclose(np.sort_complex(np.diag(np.asarray(t[0]))),
+                               np.sort_complex(np.diag(st)), atol=1e-4)
+    with pytest.raises(ValueError, match="'real' or 'complex'"):
+        msl.schur(a, "neither")
+    h, q = msl.hessenberg(a, calc_q=True)
+    wh, wq = jax.scipy.linalg.hessenberg(a, calc_q=True)
+    _same(h, wh, np.float32)
+    _same(q, wq, np.float32)
+    np.testing.assert_allclose(np.asarray(q @ h @ np.swapaxes(q, -1, -2)), a, atol=1e-4)
+    sh, _ = osl.hessenberg(a[1], calc_q=True)
+    np.testing.assert_allclose(np.abs(np.asarray(h[1])), np.abs(sh), atol=1e-4)
+    one = np.full((1, 1), 2., np.float32)
+    assert [np.asarray(x).tolist() for x in msl.hessenberg(one, calc_q=True)] == \
+        [[[2.]], [[1.]]]
 
 
 # ---- ormqr ---------------------------------------------------------------------------------
