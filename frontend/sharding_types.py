@@ -457,6 +457,27 @@ def partial_rule(opcls, tracers, found, params) -> tuple:
     return unreduced, reduced - unreduced
 
 
+def output_types(trace, leaves):
+    """The type entries of a traced function's outputs, when one is unreduced or
+    reduced (jit lays those out so: spmd/jit.py), else None."""
+    specs = trace.type_specs
+    if specs is None:
+        return None
+    found = [specs.get(x.value) if isinstance(x, Tracer) and x.trace is trace else None
+             for x in leaves]
+    return found if any(any(partial_axes(f)) for f in found) else None
+
+
+def carry_types(inits, outs) -> None:
+    """Types a loop's carry results as its initial carries (JAX's loops keep a carry's
+    type from iteration to iteration)."""
+    for x, o in zip(inits, outs):
+        if isinstance(o, Tracer) and o.trace.type_specs is not None:
+            found = _type_of_input(x)
+            if found is not None and len(found[1]) == o.aval.ndim:
+                o.trace.type_specs[o.value] = found
+
+
 def set_cotangent_types(primals, cts) -> None:
     """Types the traced cotangents `cts` of `primals` as JAX types cotangents: the
     primal's layout, with its reduced axes unreduced and its unreduced axes reduced (the
@@ -570,5 +591,5 @@ def typeof_array(x) -> ShardedAval:
 
 
 __all__ = ["ShardedAval", "ShardingTypeError", "typed_aval", "type_spec", "partial_axes",
-           "set_cotangent_types", "partial_rule", "seed_region_types", "seed_captured_type",
+           "set_cotangent_types", "partial_rule", "output_types", "carry_types", "seed_region_types", "seed_captured_type",
            "check_explicit_op", "out_sharding_given", "get_abstract_mesh"]

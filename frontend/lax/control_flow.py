@@ -23,6 +23,7 @@ from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import ShapedArray
 from mjax.lax.elementwise import as_array, clamp, convert_element_type, lt, ne
 from mjax.lax.shapes import concatenate, reshape, rev, slice_in_dim, stack
+from mjax.sharding_types import carry_types
 
 
 # ---- shared helpers -------------------------------------------------------------------
@@ -364,6 +365,7 @@ def _while(cond_fun, body_fun, init_val, carry_name):
         result = [r.update(weak_type=a.weak_type) for r, a in zip(result, avals)]
         outs = emit_region_op(C.WhileOp, operands, params, bodies, [cconsts, bconsts],
                               result)
+    carry_types(init_flat, outs)
     return tree_util.tree_unflatten(tree, outs)
 
 
@@ -527,6 +529,7 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
             b.weak_type for b in out_avals[n:]]
         result = [r.update(weak_type=w) for r, w in zip(result, weak)]
         outs = emit_region_op(C.ScanOp, operands, params, [body], [consts], result)
+    carry_types(init_flat, outs[:n])
     return (tree_util.tree_unflatten(init_tree, outs[:n]),
             tree_util.tree_unflatten(trees["y"], outs[n:]))
 
