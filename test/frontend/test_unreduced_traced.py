@@ -294,3 +294,26 @@ def test_jit_in_and_out_shardings_unreduced(meshes):
     for k in out[jax][1]:
         np.testing.assert_allclose(out[mjax][1][k], out[jax][1][k])
     np.testing.assert_allclose(out[mjax][2], np.arange(8.).reshape(4, 2))
+
+
+def test_loop_carries_keep_unreduced_types(meshes):
+    def body(lib, jnp_):
+        seen = []
+        w = lib.device_put(jnp_.arange(8.).reshape(4, 2), lib.P(None, None))
+        x = lib.device_put(jnp_.ones((2, 2, 4)), lib.P(None, "X", None))
+
+        def f(w, x):
+            acc = lib.reshard(jnp_.zeros_like(w), lib.P(unreduced={"X"}))
+            w_r = lib.reshard(w, lib.P(reduced={"X"}))
+
+            def step(c, xr):
+                return c + lib.grad(lambda w: jnp_.sum(xr @ w))(w_r), None
+            acc, _ = lib.lax.scan(step, acc, x)
+            acc2 = lib.lax.fori_loop(0, 2, lambda i, c: c + c, acc)
+            seen.extend(str(lib.typeof(v)) for v in (acc, acc2))
+            return lib.reshard(acc2, lib.P())
+        return seen, np.asarray(lib.jit(f)(w, x))
+    out = both(meshes, body)
+    assert out[mjax][0] == out[jax][0] == ["float32[4,2]{U:X}"] * 2
+    np.testing.assert_allclose(out[mjax][1], np.full((4, 2), 16.))
+    np.testing.assert_allclose(out[mjax][1], out[jax][1])
