@@ -11,8 +11,10 @@ import numpy as np
 import mjax.numpy as jnp
 from mjax import lax, tree_util
 from mjax.api import jit, make_jaxpr
+from mjax.core import current_trace
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.types import KeyType
 from mjax.jaxpr_objects import DropVar, Literal, jaxpr_as_fun
 from mjax.primitive import primitive_of
 
@@ -103,7 +105,14 @@ def _jet_flat(fun, order, primals, series):
     """(output primals, their coefficient lists, output tree) of `fun`, traced."""
     closed, shapes = make_jaxpr(fun, return_shape=True)(*primals)
     out_tree = tree_util.tree_structure(shapes)
-    outs, out_series = jet_jaxpr(closed.jaxpr, closed.consts, order, primals, series)
+    jaxpr, consts = closed.jaxpr, closed.consts
+    if current_trace() is None and _has_keys(jaxpr):
+        # (ops on typed keys have no eager form: key arrays are wrappers of their data
+        # until a trace; such a jaxpr is interpreted as one program, as eval_jaxpr does)
+        outs, out_series = jit(lambda ps, ss: jet_jaxpr(jaxpr, consts, order, ps, ss))(
+            primals, series)
+    else:
+        outs, out_series = jet_jaxpr(jaxpr, consts, order, primals, series)
     # (a constant output is a Literal of the jaxpr; JAX's jet gives back the Python
     # constant `fun` returned, whose zero terms are weakly typed)
     outs = [p.item() if isinstance(v, Literal) and np.ndim(p) == 0 else p
@@ -116,6 +125,15 @@ def instantiate_series(primals, series, order):
     return [[jnp.zeros_like(p)] * order if s is zero_series
             else [jnp.zeros_like(p) if t is zero_term else t for t in s]
             for p, s in zip(primals, series)]
+
+
+def _has_keys(jaxpr) -> bool:
+    return any(isinstance(getattr(v.aval, "dtype", None), KeyType)
+               for eqn in jaxpr.eqns for v in (*eqn.invars, *eqn.outvars))
+
+
+def _discrete(x) -> bool:
+    return getattr(getattr(x, "dtype", None), "kind", None) in ("b", "i", "u")
 
 
 def _zeros_for(x):
@@ -159,6 +177,8 @@ def jet_jaxpr(jaxpr, consts, order, primals, series):
                 outs, out_ss = list(out), list(out_s)
             else:
                 outs, out_ss = [out], [out_s]
+            # (an integer or boolean value is piecewise constant: its series is zero)
+            out_ss = [zero_series if _discrete(p) else s for p, s in zip(outs, out_ss)]
         for v, p, s in zip(eqn.outvars, outs, out_ss):
             if not isinstance(v, DropVar):
                 env[v] = (p, s)

@@ -270,3 +270,16 @@ def test_user_rule_replaces_builtin():
         assert [float(t) for t in terms] == [7.0, 7.0]
     finally:
         mjet.jet_rules[prim] = saved
+
+
+def test_discrete_values_and_keys():
+    # integer and boolean values are piecewise constant: zero terms (JAX's jet carries
+    # converted terms through an integer cast, and fails on an integer remainder)
+    x, s = np.float32(1.5), [np.float32(1.0), np.float32(0.5)]
+    _, terms = mjet.jet(lambda x: mjnp.floor(x) + (x * 3).astype(mjnp.int32) % 2, (x,), (s,))
+    assert [float(t) for t in terms] == [0.0, 0.0]
+    # key ops run as one program eagerly
+    f = lambda lib: lambda x: lib[0].random.uniform(lib[0].random.key(0), (2,)) * x * x
+    for g, w in zip(mjax.tree_util.tree_leaves(mjet.jet(f(MJAX), (x,), (s,))),
+                    jax.tree_util.tree_leaves(jjet.jet(f(JAX), (x,), (s,)))):
+        _close(g, w)
