@@ -219,6 +219,10 @@ def _float_operands(fn: str, xs, complex_ok: bool = True):
             kinds = "floating, complexfloating" if complex_ok else "floating"
             raise TypeError(f"{fn} does not accept dtype {np.dtype(dt).name} at position "
                             f"{i}. Accepted dtypes at position {i} are subtypes of {kinds}.")
+    names = [np.dtype(aval_of_value(x).dtype).name for x in xs]
+    if len(set(names)) > 1:
+        raise TypeError(f"lax.{fn} requires arguments to have the same dtypes, got "
+                        f"{', '.join(names)}.")
 
 
 def _cpu_only(fn: str):
@@ -356,7 +360,6 @@ def cholesky_update(r_matrix, w_vector):
                          f"and a vector of the same size as input. Got shapes {sr} and "
                          f"{sw} instead")
     dt = aval_of_value(r).dtype
-    w = convert_element_type(w, dt)
     one, zero = full((), 1, dt), full((), 0, dt)
 
     def rotate(k, carry):

@@ -138,6 +138,8 @@ def test_tridiagonal_solve_errors():
         ml.tridiagonal_solve(f, f, f, f)
     with pytest.raises(TypeError, match="does not accept dtype int32"):
         ml.tridiagonal_solve(*(x.astype(np.int32) for x in (f, f, f, b)))
+    with x64(), pytest.raises(TypeError, match="same dtypes, got float32, float64"):
+        ml.tridiagonal_solve(f, f.astype(np.float64), f, b)
     # reverse mode through the diagonals (transposes only the solve's linear rhs)
     dl, d, du, b = _system((), 4, 2, np.float32)
     _same(mjax.jacrev(lambda d: ml.tridiagonal_solve(dl, d, du, b))(d),
