@@ -193,9 +193,23 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
             run_pipeline(module, [("jaxpr-propagate-shardings", "sdy=true")]
                          + pipeline[cut:], after_each=after)
             return _finish(module, donated, None, text, jaxpr)
+        _refuse_unreduced(list(in_shardings) + list(out_shardings))
         run_pipeline(module, pipeline[cut:], after_each=after)
     return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
                                                        out_avals), text, jaxpr)
+
+
+def _refuse_unreduced(shardings) -> None:
+    """XLA's own shardings (the form a module Shardy cannot carry is compiled in) have no
+    unreduced axes: an argument's partial sums would be read as a replicated value."""
+    for s in shardings:
+        if s is not None and unreduced_of(s):
+            raise NotImplementedError(
+                f"jit with an argument or result laid out as {s!r}, of a function with a "
+                f"sharding constraint inside a loop or branch body, or a host callback: "
+                f"mjax compiles such a function without Shardy, which alone keeps "
+                f"partial sums; reshard the argument to a sharding without unreduced "
+                f"axes first, or return the value resharded")
 
 
 def _finish(module, donated, annotate_fn, text: bool, jaxpr):

@@ -317,3 +317,21 @@ def test_loop_carries_keep_unreduced_types(meshes):
     assert out[mjax][0] == out[jax][0] == ["float32[4,2]{U:X}"] * 2
     np.testing.assert_allclose(out[mjax][1], np.full((4, 2), 16.))
     np.testing.assert_allclose(out[mjax][1], out[jax][1])
+
+
+def test_unreduced_argument_without_shardy_is_refused(meshes):
+    """A function with a constraint inside a loop body compiles with XLA's own
+    shardings, which cannot keep partial sums: an unreduced argument is refused rather
+    than read as a replicated value."""
+    with mjax.set_mesh(meshes[mjax]):
+        a = mjax.device_put(jnp.arange(4.).reshape(2, 2), mjax.P(None, "X"))
+        b = mjax.device_put(jnp.arange(4., 8.).reshape(2, 2), mjax.P("X", None))
+        c = jnp.einsum("ij,jk->ik", a, b, out_sharding=mjax.P(None, None, unreduced={"X"}))
+
+        def f(c):
+            body = lambda carry, _: (mjax.reshard(carry * 1.0, mjax.P(None, None)), None)  # noqa: E731
+            return mjax.lax.scan(body, mjax.reshard(c, mjax.P()), None, length=2)[0]
+        with pytest.raises(NotImplementedError, match="without Shardy"):
+            mjax.jit(f)(c)
+        np.testing.assert_allclose(np.asarray(mjax.jit(f)(mjax.reshard(c, mjax.P()))),
+                                   np.arange(4.).reshape(2, 2) @ np.arange(4., 8.).reshape(2, 2))
