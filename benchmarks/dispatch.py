@@ -7,7 +7,8 @@
 Targets: cached jit call of a tiny function, of a 10-array-arg/10-output pytree function,
 an eager op on cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`), an eager op
 on a new shape (compiles), trace+lower of a 1,000-op chain, trace+transform+lower of an MLP
-train step.
+train step, of per-example gradients (vmap of grad), of the scan RNN step (run.py) and of
+the transformer LM step (transformer.py).
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ import statistics
 import time
 
 import numpy as np
+
+from run import mlp_model, rnn_params
+from transformer import lm_params, make_step
 
 
 def cases(lib, jnp):
@@ -72,7 +76,45 @@ def cases(lib, jnp):
         return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(p, gr)]
     out["MLP step trace+transform+lower"] = (
         lambda: lib.jit(lambda p, x, t: step(p, x, t)).lower(params, batch, labels), 1)
+
+    # The trace+transform+lower rows of run.py and transformer.py (no compile, no run).
+    _, mlp_loss, _ = mlp_model(lib, jnp)
+    per_example = lib.vmap(lib.grad(lambda p, x, t: mlp_loss(p, x[None], t[None])),
+                           in_axes=(None, 0, 0))
+    out["per-example trace+transform+lower"] = (
+        lambda: lib.jit(lambda p, x, t: per_example(p, x, t)).lower(params, batch, labels), 1)
+
+    rnn = rnn_params(rng)
+    seq = rng.standard_normal((100, 32, 64)).astype(np.float32)
+    rnn_t = rng.standard_normal((32, 10)).astype(np.float32)
+
+    def rnn_loss(p, xs, t):
+        wh, wx, b, wo = p
+
+        def cell(h, x):
+            return jnp.tanh(h @ wh + x @ wx + b), None
+        h, _ = lib.lax.scan(cell, jnp.zeros((xs.shape[1], wh.shape[0]), jnp.float32), xs)
+        return jnp.mean((h @ wo - t) ** 2)
+
+    def rnn_step(p, xs, t):
+        g = lib.grad(rnn_loss)(p, xs, t)
+        return [w - 0.01 * gw for w, gw in zip(p, g)]
+    out["RNN scan step trace+transform+lower"] = (
+        lambda: lib.jit(lambda p, x, t: rnn_step(p, x, t)).lower(rnn, seq, rnn_t), 1)
+
+    lm = lm_params(np.random.default_rng(0), 4)
+    lm_opt = (np.zeros((), np.float32),) + (jax_tree_zeros(lm),) * 2
+    tokens = np.random.default_rng(1).integers(0, 256, (16, 129)).astype(np.int32)
+    lm_step = make_step(lib, jnp)
+    out["LM step trace+transform+lower"] = (
+        lambda: lib.jit(lambda p, o, t: lm_step(p, o, t)).lower(lm, lm_opt, tokens), 1)
     return out
+
+
+def jax_tree_zeros(params):
+    """Zeros shaped like the LM's parameter dict (NumPy, so no library is involved)."""
+    return {k: ([{n: np.zeros_like(a) for n, a in b.items()} for b in v]
+                if k == "blocks" else np.zeros_like(v)) for k, v in params.items()}
 
 
 _timer = time.perf_counter   # --timer cpu: time.process_time (all threads of the process;
@@ -101,7 +143,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--profile", help="cProfile one case of mjax: jit, tree, eager, "
                                           "eager-sin, eager-scalar, eager-sum, trace, mlp")
-    parser.add_argument("--only", help="substring of the case names to run")
+    parser.add_argument("--only", help="substrings of the case names to run, comma-separated")
+    parser.add_argument("--sort", default="tottime", help="--profile's sort key (cumtime, ...)")
+    parser.add_argument("--lines", type=int, default=25, help="--profile's rows")
     parser.add_argument("--timer", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args()
     global _timer
@@ -115,7 +159,10 @@ def main():
                 "eager-sin": "eager sin", "eager-scalar": "eager x + 1.0",
                 "eager-sum": "eager sum",
                 "trace": "trace+lower 1000 ops",
-                "mlp": "MLP step trace+transform+lower"}[args.profile]
+                "mlp": "MLP step trace+transform+lower",
+                "per-example": "per-example trace+transform+lower",
+                "rnn": "RNN scan step trace+transform+lower",
+                "lm": "LM step trace+transform+lower"}[args.profile]
         case = libs["mjax"][name]
         run_round(case)
         prof = cProfile.Profile()
@@ -123,13 +170,14 @@ def main():
         for _ in range(5 if case[1] == 1 else 1):
             run_round(case)
         prof.disable()
-        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.lines)
         return
     import jax
     import jax.numpy as jnp
     jax.config.update("jax_platforms", "cpu")
     libs["jax"] = cases(jax, jnp)
-    names = [n for n in libs["mjax"] if not args.only or args.only in n]
+    only = args.only.split(",") if args.only else [""]
+    names = [n for n in libs["mjax"] if any(o in n for o in only)]
     times = {lib: {n: [] for n in names} for lib in libs}
     for n in names:
         for lib in libs:

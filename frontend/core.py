@@ -20,6 +20,7 @@ from mjax import dtypes, registration, trace_trees, tree_util
 from mjax.abstract_eval import infer_avals
 from mjax.array import Array
 from mjax.dialect import ShapedArray, context, tensor_type
+from mjax.dialect.attributes import dense_elements
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops.structural import ConstantOp
 from mjax.dialect.types import RefAval
@@ -219,9 +220,10 @@ class Trace:
             arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else \
                 np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)
             with ir.Location.unknown(context()):
-                res = ConstantOp.create([], [aval.strip_weak_type()], {"value": arr},
-                                loc=user_location() if loc is None else loc,
-                                ip=self.ip).results[0]
+                res = ConstantOp.create([], [aval.strip_weak_type()],
+                                        {"value": dense_elements(arr)},
+                                        loc=user_location() if loc is None else loc,
+                                        ip=self.ip).results[0]
                 if aval.weak_type:   # (the jaxpr printer shows weak literals as JAX does)
                     res.owner.operation.attributes["mjax.weak_type"] = ir.UnitAttr.get()
             return Tracer(self, res, aval)

@@ -1,6 +1,8 @@
 """The compile pipeline from a traced `jaxpr` module to StableHLO text."""
 from __future__ import annotations
 
+import contextlib
+import gc
 import warnings
 
 from jaxlib.mlir import ir
@@ -17,10 +19,13 @@ from mjax.runtime.backend import default_platform
 # Pallas calls still there after expansion run as loops over their grids (interpret mode).
 # Refs (mjax.new_ref) are discharged once calls are inlined (a ref crosses no call);
 # functions with refs of their own only, first, so transformations see values.
+# (jaxpr-inline's prune: functions --jaxpr-dce would erase go first, and a function
+# called once is moved into its caller instead of copied.)
 PIPELINE = [("jaxpr-discharge-state", "local-only=true")] + [
-    (name, "") for name in ("jaxpr-expand-transforms", "jaxpr-pallas-interpret",
-                            "jaxpr-inline", "jaxpr-discharge-state", "jaxpr-dce",
-                            "jaxpr-to-stablehlo", "canonicalize", "cse", "symbol-dce")]
+    (name, "prune=true" if name == "jaxpr-inline" else "")
+    for name in ("jaxpr-expand-transforms", "jaxpr-pallas-interpret", "jaxpr-inline",
+                 "jaxpr-discharge-state", "jaxpr-dce", "jaxpr-to-stablehlo",
+                 "canonicalize", "cse", "symbol-dce")]
 
 
 def refuse_symbolic(avals, fun_name: str) -> None:
@@ -46,11 +51,28 @@ def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False
             run_pipeline(m, "jaxpr-verify")
     pipeline = compile_pipeline(user_passes)
     cut = step_names(pipeline).index("jaxpr-to-stablehlo")
-    with context(), ir.Location.unknown(context()):
+    with context(), ir.Location.unknown(context()), gc_paused():
         run_pipeline(module, pipeline[:cut], after_each=after)
         jaxpr = clone_module(module) if keep_jaxpr else None
         run_pipeline(module, pipeline[cut:], after_each=after)
     return jaxpr
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off while the pipeline runs (then on again, if
+    it was on): the passes make many short-lived binding objects, and with a large heap
+    (jax and mjax imported) the collections they trigger, full ones included, were ~10%
+    of lowering a transformer's train step. Nothing they make is cyclic garbage that
+    must go sooner; the collector runs as usual once the pipeline is done."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def step_names(pipeline: list) -> list[str]:

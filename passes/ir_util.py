@@ -108,6 +108,26 @@ def referenced_symbols(root) -> set[str]:
     return names
 
 
+def symbol_ref_counts(root) -> dict[str, int]:
+    """How many attributes of `root` and the ops nested in it name each symbol (an array
+    or dictionary attribute counts once per symbol it holds)."""
+    counts: dict = {}
+    get = counts.get
+    flat, nesting = ir.FlatSymbolRefAttr, _NESTING
+
+    def visit(op):
+        for a in op.attributes.values():
+            if isinstance(a, flat):
+                name = a.value
+                counts[name] = get(name, 0) + 1
+            elif isinstance(a, nesting):
+                for name in _refs_in(a):
+                    counts[name] = get(name, 0) + 1
+        return ir.WalkResult.ADVANCE
+    root.operation.walk(visit)
+    return counts
+
+
 def functions_text(module: ir.Module, roots) -> str:
     """A module, as text, holding the functions of `module` that `roots` (names) reach,
     them included: a copy of a traced function to parse into another module."""
@@ -288,4 +308,4 @@ __all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_
            "is_private",
            "functions_text", "main_function", "module_body", "nested_ops",
            "reachable_functions", "referenced_symbols", "replace_op", "set_results",
-           "symbol_name", "symbol_refs", "used_values"]
+           "symbol_name", "symbol_ref_counts", "symbol_refs", "used_values"]

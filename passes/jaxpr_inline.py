@@ -18,6 +18,12 @@ boundary is what rematerialization keys on).
       return %0 : tensor<f32>
     }
     (@sq stays until --jaxpr-dce or symbol-dce removes it)
+
+With `prune=true` (jit's pipeline) the pass first erases the private functions nothing
+references (as --jaxpr-dce would after it), and a private function whose one reference
+is the call being inlined has its body moved to the call instead of copied, and is
+erased: the same module once --jaxpr-dce has run, without copying every op of a
+value_and_grad's forward and backward parts or inlining into dead functions.
 """
 from __future__ import annotations
 
@@ -27,8 +33,10 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.context import context
 from mjax.passes.interpreter import Env, interpret
+from mjax.dialect.symbols import module_body
 from mjax.passes.ir_util import (FunctionTable, callee_of, clone_into, entry_block,
-                                 functions, is_private, nested_ops, replace_op, symbol_name)
+                                 functions, is_private, nested_ops, replace_op,
+                                 symbol_ref_counts, symbol_name, symbol_refs)
 from mjax.passes.registry import Pass, PassError, register_pass
 
 _CALLS = ("func.call", "jaxpr.call")
@@ -66,9 +74,15 @@ def inline_body(fns: FunctionTable, name: str, args, ip: ir.InsertionPoint) -> l
     return Inline(ip, fns).run(entry_block(fns.get(name)), args)
 
 
-def inline_calls(module, max_rounds: int = 1000) -> int:
+def inline_calls(module, max_rounds: int = 1000, prune: bool = False) -> int:
     """Inlines calls of private single-block functions until none is left; returns how
-    many calls were inlined."""
+    many calls were inlined. `prune`: see the module docstring."""
+    if prune and any(op.operation.name == "func.func" and is_private(op.operation)
+                     for op in module_body(module).operations):
+        # (without private functions nothing is pruned or moved: the plain walk is
+        # cheaper than counting references)
+        with context(), ir.Location.unknown(context()):
+            return _Pruned(module).inline(max_rounds)
     count = 0
     with context(), ir.Location.unknown(context()):
         for _ in range(max_rounds):
@@ -96,10 +110,114 @@ def inline_calls(module, max_rounds: int = 1000) -> int:
                           f"{max_rounds} rounds (recursive functions?)")
 
 
+class _Pruned:
+    """inline_calls with `prune`: symbol reference counts are kept per function (and per
+    other top-level op), so a callee referenced once only is known without walking the
+    module's attributes again after each inlining."""
+
+    def __init__(self, module):
+        self.fns: dict[str, ir.Operation] = {}
+        self.held: dict = {}             # holder (a function's name, else the op) -> counts
+        self.total: dict[str, int] = {}  # symbol -> references in the whole module
+        self.into: dict[str, str] = {}   # a moved function -> the function it went into
+        for op in module_body(module).operations:
+            op = op.operation
+            key = op
+            if op.name == "func.func":
+                key = symbol_name(op)
+                self.fns[key] = op
+            self._hold(key, symbol_ref_counts(op))
+        # (the module's own attributes)
+        self._hold(module, dict.fromkeys(symbol_refs(module.operation.attributes.values(),
+                                                     set()), 1))
+        self._erase_dead()
+
+    def _hold(self, key, counts: dict, new: bool = True) -> None:
+        """`key` holds the references `counts` too (`new`: more in the module; else
+        moved from another holder)."""
+        mine = self.held.setdefault(key, {})
+        for name, n in counts.items():
+            mine[name] = mine.get(name, 0) + n
+            if new:
+                self.total[name] = self.total.get(name, 0) + n
+
+    def _drop(self, key, name: str) -> None:
+        """One reference to `name` held by `key` is gone (an inlined call)."""
+        self.held[key][name] -= 1
+        self.total[name] -= 1
+
+    def _erase_dead(self) -> None:
+        while True:
+            dead = [n for n, fn in self.fns.items()
+                    if not self.total.get(n) and is_private(fn)]
+            if not dead:
+                return
+            for name in dead:
+                for sym, n in self.held.pop(name).items():
+                    self.total[sym] -= n
+                self.fns.pop(name).erase()
+
+    def _holder(self, name: str) -> str:
+        while name in self.into:
+            name = self.into[name]
+        return name
+
+    def inline(self, max_rounds: int) -> int:
+        count = 0
+        for _ in range(max_rounds):
+            calls, calling = [], set()
+            for name, fn in self.fns.items():
+                for op in nested_ops(fn):
+                    if op.name in _CALLS:
+                        calling.add(name)
+                        callee_name = callee_of(op)
+                        callee = self.fns.get(callee_name)
+                        if (callee is not None and is_private(callee)
+                                and len(callee.regions[0].blocks) == 1 and callee != fn):
+                            calls.append((op, name, callee_name))
+            if not calls:
+                return count
+            for call, caller, name in calls:
+                caller = self._holder(caller)
+                if name == caller:       # (recursion, through functions moved into it)
+                    continue
+                if self.total[name] == 1:     # this call is its only reference
+                    _move_body(call, self.fns.pop(name))
+                    self.into[name] = caller
+                    self._hold(caller, self.held.pop(name), new=False)
+                else:
+                    callee = self.fns[name]
+                    replace_op(call, Inline(ir.InsertionPoint(call)).run(
+                        entry_block(callee), list(call.operands)))
+                    self._hold(caller, self.held[name])
+                self._drop(caller, name)
+                count += 1
+            if not any(name in calling for _, _, name in calls):
+                return count
+        raise PassError(None, "jaxpr-inline: calls still left after "
+                              f"{max_rounds} rounds (recursive functions?)")
+
+
+def _move_body(call: ir.Operation, callee: ir.Operation) -> None:
+    """Inlines `call` by moving the body of `callee` (its only user) before it; erases
+    `callee`."""
+    block = entry_block(callee)
+    ops = [op.operation for op in block.operations]
+    end = ops.pop()
+    for op in ops:
+        op.move_before(call)
+    for arg, v in zip(block.arguments, list(call.operands)):
+        arg.replace_all_uses_with(v)
+    replace_op(call, list(end.operands))
+    callee.erase()
+
+
 @register_pass("jaxpr-inline")
 @dataclass
 class JaxprInlinePass(Pass):
     """Inline jaxpr.call/func.call of private functions (upstream inline refuses jaxpr ops)."""
 
+    prune: bool = False
+
     def run(self, module: ir.Module) -> None:
-        inline_calls(module)
+        inline_calls(module, prune=self.prune)

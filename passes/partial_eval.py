@@ -39,9 +39,15 @@ class PartialEval:
     the end of `unknown_block`."""
 
     def __init__(self, known_ip: ir.InsertionPoint, unknown_block: ir.Block | None = None,
-                 regions: dict | None = None):
+                 regions: dict | None = None, move: bool = False):
         self.known_ip = known_ip
         self.unknown_block = unknown_block
+        # `move`: the block partially evaluated is thrown away afterwards (reverse mode's
+        # linearized function), so its ops without regions are moved, not copied; not
+        # with selective checkpoints, whose recomputations read their producers' operands
+        # as they were in that block.
+        self.move = move and not regions
+        self._unknown_ip = None if unknown_block is None else ir.InsertionPoint(unknown_block)
         self.unknown_ops: list[ir.Operation] = []
         self.residuals: list[ir.Value] = []       # known values, one per new block argument
         self._inputs: dict = {}                   # old value -> its value in unknown_block
@@ -70,13 +76,17 @@ class PartialEval:
 
     def _rule(self, op, entries):
         if not any(isinstance(e, Linear) for e in entries):
+            if self.move and not len(op.regions):
+                return _moved(op, entries, self.known_ip)
             new = clone_into(op, self.known_ip, dict(zip(op.operands, entries)))
             return list(new.results)
         self.unknown_ops.append(op)
         if self.unknown_block is None:
             return [Linear(aval_of(r.type)) for r in op.results]
-        mapping = {v: self.unknown_value(v, e, op) for v, e in zip(op.operands, entries)}
-        new = clone_into(op, ir.InsertionPoint(self.unknown_block), mapping)
+        values = [self.unknown_value(v, e, op) for v, e in zip(op.operands, entries)]
+        if self.move and not len(op.regions):
+            return [Unknown(r) for r in _moved(op, values, self._unknown_ip)]
+        new = clone_into(op, self._unknown_ip, dict(zip(op.operands, values)))
         return [Unknown(r) for r in new.results]
 
     def unknown_value(self, old: ir.Value, entry, consumer=None) -> ir.Value:
@@ -139,6 +149,18 @@ class PartialEval:
             clone = clone_into(producer, ir.InsertionPoint(self.unknown_block), mapping)
             self._recomputed.update(zip(producer.results, clone.results))
         return self._recomputed[old]
+
+
+def _moved(op: ir.Operation, values, ip: ir.InsertionPoint) -> list[ir.Value]:
+    """`op` moved to `ip` (the end of a block), reading `values`; its results (the same
+    values as before the move)."""
+    op.detach_from_parent()
+    ip.insert(op)
+    operands = op.operands
+    for i, (old, new) in enumerate(zip(list(operands), values)):
+        if new != old:
+            operands[i] = new
+    return list(op.results)
 
 
 __all__ = ["PartialEval", "Unknown"]

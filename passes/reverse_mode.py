@@ -112,7 +112,7 @@ def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
         fwd_fn, fblock = ex.fns.create(ex.fns.fresh_name(f"{name}_fwd{suffix}"), ins, None, fn)
         lin_fn, lblock = ex.fns.create(ex.fns.fresh_name(f"{name}_lin{suffix}"),
                                        [ins[i] for i in da], None, fwd_fn)
-        pe = PartialEval(ir.InsertionPoint(fblock), lblock, jvp.regions)
+        pe = PartialEval(ir.InsertionPoint(fblock), lblock, jvp.regions, move=True)
         entries = list(fblock.arguments) + [Unknown(a) for a in lblock.arguments]
         outs_pe = pe.run(block, entries)
         primal_outs, tangent_outs = outs_pe[:len(outs)], outs_pe[len(outs):]

@@ -659,7 +659,21 @@ class _LiteralArray(ArrayMethods, np.ndarray):
 
     @property
     def aval(self):
-        return _ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self._weak)
+        # (asked several times per literal operand while binding: the avals of dtypes
+        # x64 mode leaves alone are made once per shape, dtype and weak type)
+        key = (self.shape, self.dtype, self._weak)
+        hit = _LITERAL_AVALS.get(key)
+        if hit is None:
+            hit = _ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self._weak)
+            if isinstance(hit.dtype, np.dtype) and hit.dtype == self.dtype and (
+                    hit.dtype.itemsize < 8 or hit.dtype == np.complex64):
+                if len(_LITERAL_AVALS) > 1024:
+                    _LITERAL_AVALS.clear()
+                _LITERAL_AVALS[key] = hit
+        return hit
+
+
+_LITERAL_AVALS: dict = {}
 
 
 # A literal is a jax.Array to the user, as the tracer JAX would trace there is (flax.nnx's
