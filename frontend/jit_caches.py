@@ -9,6 +9,7 @@ from __future__ import annotations
 import weakref
 
 from mjax import eager
+from mjax.array import Array
 from mjax.lax import control_flow
 
 # Every live jit object (mjax.jitted.Jitted), for clear_caches.
@@ -32,6 +33,27 @@ def share_cache(jitted, fun, options) -> None:
         pass
 
 
+# JAX shares compiled calls among the jits of one function with the same options: a
+# deleted (donated) argument fails in Execute() with a ValueError when that cache holds
+# the call, and with the array's RuntimeError on the first call. The calls seen so far:
+_CALLS_SEEN: dict = {}
+
+
+def deleted_on_first_call(jitted, key, leaves) -> None:
+    """Raises JAX's first-call RuntimeError for a deleted argument; records the call."""
+    # (The function's id, not the function: the record must not keep closures alive.)
+    seen = (id(jitted.fun), jitted.static_argnums, jitted.static_argnames,
+            jitted.donate_argnums, jitted.donate_argnames, key)
+    if seen in _CALLS_SEEN:
+        return
+    for x in leaves:
+        if type(x) is Array:
+            x._check_alive()
+    if len(_CALLS_SEEN) > 4096:
+        _CALLS_SEEN.clear()
+    _CALLS_SEEN[seen] = True
+
+
 def clear_caches() -> None:
     """Drops every trace and compiled program kept in memory: each jit's cache, the
     programs of eager ops and of eager loops and conds (the persistent compilation
@@ -45,4 +67,4 @@ def clear_caches() -> None:
         clear()
 
 
-__all__ = ["ALL_JITTED", "CLEARERS", "clear_caches", "share_cache"]
+__all__ = ["ALL_JITTED", "CLEARERS", "clear_caches", "deleted_on_first_call", "share_cache"]

@@ -24,7 +24,10 @@ from mjax.core import aval_of_value, bind, current_trace
 from mjax.dialect.types import RefAval
 from mjax.dtypes import to_numpy
 from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
-from mjax.jit_caches import ALL_JITTED, CLEARERS, share_cache
+from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_cache
+from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
+from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
+from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import explain_cache_miss
 from mjax.float0 import restore_float0
@@ -50,12 +53,13 @@ logger = logging.getLogger("mjax.api")
 class _CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
                  "out_shardings", "constraint_mesh", "out_canonical", "run", "handlers",
-                 "out_tuple", "refs")
+                 "out_tuple", "refs", "fast")
 
     def __init__(self):
         # Set up front: reading an unset slot raises AttributeError inside getattr,
         # which cost a few microseconds on every cached call.
         self.constraint_mesh = self.out_shardings = self.run = self.handlers = None
+        self.fast = None   # (the C fast path's: run, handlers, out avals, kind, consts, tree)
         self.const_bufs = []
         self.out_tuple = False
         # Refs (mjax.ref) the program reads and writes: (leaf index or None, captured
@@ -76,51 +80,8 @@ class _CacheEntry:
         # (a tuple root whose every child is a leaf: one node more than leaves)
         self.out_tuple = (tree is not None and tree.node_data()[0] is tuple and
                           tree.num_leaves == tree.num_nodes - 1)
-
-
-# A leaf the fast path does not take (not an mjax.Array on its own device): it never
-# equals an aval, so the memo comparison fails and the call takes the general path.
-_NOT_FAST = object()
-_KEYED = ("keyed",)      # marks table keys (and memos) of calls with keyword/static args
-_OTHER_TREE = (None,)    # the leaves of a call whose structure differs from the memo's
-# The fast path flattens arguments with mjax's pytree registry (jaxlib's C++ one, as the
-# general path); a memo is made only where both flattenings give the same leaves.
-_FAST_TREES = trace_trees.registry
-
-
-# JAX shares compiled calls among the jits of one function with the same options: a
-# deleted (donated) argument fails in Execute() with a ValueError when that cache holds
-# the call, and with the array's RuntimeError on the first call. The calls seen so far:
-_CALLS_SEEN: dict = {}
-
-
-def _deleted_on_first_call(jitted, key, leaves) -> None:
-    """Raises JAX's first-call RuntimeError for a deleted argument; records the call."""
-    # (The function's id, not the function: the record must not keep closures alive.)
-    seen = (id(jitted.fun), jitted.static_argnums, jitted.static_argnames,
-            jitted.donate_argnums, jitted.donate_argnames, key)
-    if seen in _CALLS_SEEN:
-        return
-    for x in leaves:
-        if type(x) is Array:
-            x._check_alive()
-    if len(_CALLS_SEEN) > 4096:
-        _CALLS_SEEN.clear()
-    _CALLS_SEEN[seen] = True
-
-
-def _fast_keys(leaves) -> tuple:
-    return tuple([x.aval if type(x) is Array and x._sharding is None else _NOT_FAST
-                  for x in leaves])
-
-
-def _static_key(v):
-    try:
-        hash(v)
-    except TypeError:
-        raise ValueError(f"Non-hashable static arguments are not supported. An error "
-                         f"occurred while trying to hash an object of type {type(v)}, {v}.")
-    return v
+        self.fast = (self.run, self.handlers, tuple(self.out_avals),
+                     0 if tree is None else 1 if self.out_tuple else 2, self.const_bufs, tree)
 
 
 def _donation(sig, argnums, argnames, static_argnums, static_argnames):
@@ -152,6 +113,7 @@ def _donation(sig, argnums, argnames, static_argnums, static_argnames):
     return argnums, argnames
 
 
+@_install_fast_path
 class Jitted:
     """`mjax.jit(f)`: call it, or stage it with `.trace(...)` / `.lower(...)`."""
 
@@ -227,6 +189,7 @@ class Jitted:
         # of the epoch, whether that table holds calls other than flat ones]; see
         # __call__.
         self._memo = None
+        self._kmemo = None   # (the last call with keyword/static arguments: _call_keyed)
         # Calls without donated arguments or shardings can take the fast path; those with
         # keyword or static arguments its keyed form (see _call_keyed).
         self._fast_ok = not (self.donate_argnums or self.donate_argnames or
@@ -277,7 +240,7 @@ class Jitted:
         if memo is not None and memo[0] is config._trace_key and \
                 not config._n_overrides and not _trace_state.stack:
             if kwargs or self._has_static:
-                return self._call_keyed(args, kwargs, memo[4])
+                return self._call_keyed(args, kwargs, memo[4], memo[0])
             tree = memo[1]
             if tree is None:         # the memo's arguments are all Arrays: no flattening
                 leaves = args
@@ -326,16 +289,32 @@ class Jitted:
                 return entry.out_canonical.unflatten(list(map(Array, outs, entry.out_avals)))
         return self._call(args, kwargs)
 
-    def _call_keyed(self, args, kwargs, table):
-        """The fast path of a call with keyword or static arguments: its entry is found in
-        the memo's table by (structure of the dynamic arguments, their avals, the static
-        arguments), hashed as the general cache key hashes them."""
+    def _after_fast_error(self, args, kwargs, leaves):
+        """The C fast path's execution failed (jit_fast.py): explain it, or run elsewhere."""
+        raise_if_deleted_by_user(leaves)
+        return self._call(args, kwargs)
+
+    def _call_keyed(self, args, kwargs, table, epoch):
+        """The fast path of a call with keyword or static arguments: a call like the last
+        such call (`_kmemo`: keyword names, static values, avals) takes its entry; others
+        are found in the memo's table by (structure of the dynamic arguments, their avals,
+        the static arguments), hashed as the general cache key hashes them."""
+        entry, km = None, self._kmemo
         try:
-            dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
-            leaves, tree = _FAST_TREES.flatten((dyn_args, dyn_kwargs))
-            avals = tuple([x.aval if type(x) is Array and x._sharding is None
-                           else _NOT_FAST for x in leaves])
-            entry = table.get((_KEYED, tree, avals, static_key))
+            if km is not None and km[0] is epoch and km[1] == len(args) and \
+                    km[2] == tuple(kwargs):
+                full = args + tuple(kwargs.values()) if kwargs else args
+                if tuple([full[i] for i in km[3]]) == km[4]:
+                    leaves = [full[i] for i in km[5]]
+                    if tuple([x.aval if type(x) is Array and x._sharding is None
+                              else _NOT_FAST for x in leaves]) == km[6]:
+                        entry = km[7]
+            if entry is None:
+                dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
+                leaves, tree = _FAST_TREES.flatten((dyn_args, dyn_kwargs))
+                avals = tuple([x.aval if type(x) is Array and x._sharding is None
+                               else _NOT_FAST for x in leaves])
+                entry = table.get((_KEYED, tree, avals, static_key))
         except Exception:   # noqa: BLE001 - unhashable statics, unsortable keys: explained there
             entry = None
         if entry is None:
@@ -358,7 +337,7 @@ class Jitted:
             return tuple(map(Array, outs, entry.out_avals))
         return entry.out_canonical.unflatten(list(map(Array, outs, entry.out_avals)))
 
-    def _remember(self, args, leaves, entry, state, dyn=None, static_key=()):
+    def _remember(self, args, leaves, entry, state, dyn=None, static_key=(), kwargs=None):
         """Makes `entry` the fast path's memo when this call qualifies (see __call__):
         `leaves` are the arguments' leaves (tree_flatten's), `state` is the
         config.trace_state() the entry was looked up with."""
@@ -386,7 +365,9 @@ class Jitted:
             return
         memo = self._memo
         if keyed:
-            # Only the table serves these calls; the memo's last-call fields stay.
+            self._kmemo = keyed_memo(state, args, kwargs, self.static_argnums,
+                                     self.static_argnames, leaves, avals, entry)
+            # The table serves other such calls; the memo's last-call fields stay.
             if memo is not None and memo[0] is state:
                 memo[4][_KEYED, tree, avals, static_key] = entry
             else:
@@ -443,11 +424,11 @@ class Jitted:
             # (after compiling, as JAX: an unusable donation warns first)
             entry = entry or self._fill(key, dyn_args, dyn_kwargs, static_key, len(args),
                                         donated)
-            _deleted_on_first_call(self, key, leaves)
+            deleted_on_first_call(self, key, leaves)
         if entry.run is not None:
             if kwargs or self._has_static:
                 self._remember(args, leaves, entry, state, (dyn_args, dyn_kwargs),
-                               static_key)
+                               static_key, kwargs)
             else:
                 self._remember(args, leaves, entry, state)
         if entry.constraint_mesh is not None:
@@ -718,7 +699,7 @@ class Jitted:
         return eval_shape(self.fun, *args, **kwargs)
 
     def clear_cache(self):
-        self._memo = None
+        self._memo = self._kmemo = None
         self._cache.clear()
         self._nested.clear()
 

@@ -1,0 +1,78 @@
+"""The cached `jit` call's fast path: its markers, and its C form when built.
+
+`Jitted.__call__` (frontend/jitted.py) keeps a memo of the last cache hit; a call like it
+goes from its leaves straight to jaxlib's execute. `mjax.runtime._fastpath` (runtime/
+_fastpath.c, built by setup.py when a C compiler is there) does the same checks and the
+execution in C for calls with positional arguments only, and hands every other call, and
+every failed execution, to the Python `__call__`. MJAX_NO_C_FASTPATH=1 (read at import)
+keeps the Python path only; docs/performance.md measures both.
+"""
+from __future__ import annotations
+
+import os
+
+from mjax import trace_trees
+from mjax.array import Array
+from mjax.config import config
+from mjax.core import _state as _trace_state
+
+try:
+    from mjax.runtime import _fastpath as C_FASTPATH
+except ImportError:   # (no compiler at install time: the Python path does it all)
+    C_FASTPATH = None
+if os.environ.get("MJAX_NO_C_FASTPATH", "") not in ("", "0"):
+    C_FASTPATH = None
+if C_FASTPATH is not None:
+    C_FASTPATH.setup(Array, config, _trace_state, trace_trees.registry)
+
+# A leaf the fast path does not take (not an mjax.Array on its own device): it never
+# equals an aval, so the memo comparison fails and the call takes the general path.
+NOT_FAST = object()
+KEYED = ("keyed",)      # marks table keys (and memos) of calls with keyword/static args
+OTHER_TREE = (None,)    # the leaves of a call whose structure differs from the memo's
+# The fast path flattens arguments with mjax's pytree registry (jaxlib's C++ one, as the
+# general path); a memo is made only where both flattenings give the same leaves.
+FAST_TREES = trace_trees.registry
+
+
+def fast_keys(leaves) -> tuple:
+    return tuple([x.aval if type(x) is Array and x._sharding is None else NOT_FAST
+                  for x in leaves])
+
+
+def static_key(v):
+    try:
+        hash(v)
+    except TypeError:
+        raise ValueError(f"Non-hashable static arguments are not supported. An error "
+                         f"occurred while trying to hash an object of type {type(v)}, {v}.")
+    return v
+
+
+def keyed_memo(state, args, kwargs, static_argnums, static_argnames, leaves, avals, entry):
+    """`Jitted._kmemo` for a call with keyword or static arguments whose dynamic ones are
+    all top-level arrays (`leaves`, in flattening order), else None: [epoch, number of
+    positional arguments, keyword names, positions of the static values among the
+    positional and keyword values, those values, positions of the leaves, avals, entry].
+    A call with the same names, equal static values and the same avals takes `entry`."""
+    n, names = len(args), tuple(kwargs)
+    full = args + tuple(kwargs.values())
+    static = tuple(i for i in static_argnums if i < n) + tuple(
+        n + j for j, k in enumerate(names) if k in static_argnames)
+    dyn = tuple(i for i in range(n) if i not in static_argnums) + tuple(
+        n + names.index(k) for k in sorted(k for k in names if k not in static_argnames))
+    if len(dyn) != len(leaves) or any(full[i] is not x for i, x in zip(dyn, leaves)):
+        return None
+    return [state, n, names, static, tuple(full[i] for i in static), dyn, avals, entry]
+
+
+def install(cls):
+    """Class decorator of Jitted: its `__call__` becomes the C fast path (which calls the
+    Python one for everything it does not take), when the C module is there."""
+    if C_FASTPATH is not None:
+        cls.__call__ = C_FASTPATH.JitCall(cls.__call__, cls._after_fast_error)
+    return cls
+
+
+__all__ = ["C_FASTPATH", "FAST_TREES", "KEYED", "NOT_FAST", "OTHER_TREE", "fast_keys",
+           "install", "keyed_memo", "static_key"]

@@ -1,0 +1,469 @@
+/* The cached `jit` call's fast path in C (frontend/jit_fast.py installs it; docs/performance.md,
+ * "Cached `jit` dispatch, third pass").
+ *
+ * `JitCall` replaces `Jitted.__call__`. A call with positional arguments only, made with the
+ * config of the jitted function's memo (`Jitted._memo`: [epoch, treedef or None, avals, entry,
+ * table, structured]), no config context manager active and no trace, whose leaves are
+ * `mjax.Array`s on their own device with the memo's avals, goes from its arguments to
+ * jaxlib's `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
+ * `mjax.Array`s here. Anything else, and any error of the execution, goes to the Python
+ * `__call__` (the same checks, then the general path), so results and errors are the same.
+ * Only the CPython C API is used; the package works without this module.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+/* Set once by setup(): mjax.Array, the config object, the trace state, the pytree registry. */
+static PyTypeObject *array_type = NULL;
+static PyObject *config_obj = NULL, *trace_state = NULL, *registry = NULL;
+/* Offsets of Array's slots `_buf`, `aval`, `_npy`, `_sharding`. */
+static Py_ssize_t off_buf = -1, off_aval = -1, off_npy = -1, off_sharding = -1;
+static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_n_overrides, *s_stack, *s_fast, *s_flatten,
+    *s_consume, *s_unflatten;
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+static Py_ssize_t slot_offset(PyTypeObject *tp, const char *name) {
+    PyObject *d = PyDict_GetItemString(tp->tp_dict, name);   /* borrowed */
+    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyErr_Format(PyExc_TypeError, "_fastpath: %s.%s is not a slot", tp->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    if (m->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "_fastpath: %s.%s is not an object slot", tp->tp_name,
+                     name);
+        return -1;
+    }
+    return m->offset;
+}
+
+static PyObject *setup(PyObject *mod, PyObject *args) {
+    PyObject *atype, *cfg, *ts, *reg;
+    if (!PyArg_ParseTuple(args, "O!OOO", &PyType_Type, &atype, &cfg, &ts, &reg))
+        return NULL;
+    PyTypeObject *tp = (PyTypeObject *)atype;
+    Py_ssize_t b = slot_offset(tp, "_buf"), a = slot_offset(tp, "aval"),
+               n = slot_offset(tp, "_npy"), s = slot_offset(tp, "_sharding");
+    if (b < 0 || a < 0 || n < 0 || s < 0)
+        return NULL;
+    off_buf = b; off_aval = a; off_npy = n; off_sharding = s;
+    Py_INCREF(atype); Py_XSETREF(array_type, tp);
+    Py_INCREF(cfg); Py_XSETREF(config_obj, cfg);
+    Py_INCREF(ts); Py_XSETREF(trace_state, ts);
+    Py_INCREF(reg); Py_XSETREF(registry, reg);
+    Py_RETURN_NONE;
+}
+
+/* A new mjax.Array over `buf` (as Array(buf, aval) does, without running __init__). */
+static PyObject *new_array(PyObject *buf, PyObject *aval) {
+    PyObject *o = array_type->tp_alloc(array_type, 0);
+    if (o == NULL)
+        return NULL;
+    Py_INCREF(buf); SLOT(o, off_buf) = buf;
+    Py_INCREF(aval); SLOT(o, off_aval) = aval;
+    Py_INCREF(Py_None); SLOT(o, off_npy) = Py_None;
+    Py_INCREF(Py_None); SLOT(o, off_sharding) = Py_None;
+    return o;
+}
+
+/* Make an Array, for tests: the C construction must equal Array(buf, aval). */
+static PyObject *make_array(PyObject *mod, PyObject *args) {
+    PyObject *buf, *aval;
+    if (!PyArg_ParseTuple(args, "OO", &buf, &aval))
+        return NULL;
+    if (array_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_fastpath.setup() was not called");
+        return NULL;
+    }
+    return new_array(buf, aval);
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fallback;   /* the Python __call__(self, *args, **kwargs) */
+    PyObject *on_error;   /* (self, args, leaves) -> result, after a failed execution */
+    vectorcallfunc vectorcall;
+} JitCall;
+
+/* 1: the fast path applies and `*leaves_out` holds the leaves (new reference) and the
+ * avals matched; 0: it does not; -1: an error is set. */
+static int match_leaves(PyObject *const *items, Py_ssize_t n, PyObject *avals,
+                        int *renew) {
+    if (!PyTuple_CheckExact(avals) || PyTuple_GET_SIZE(avals) != n)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = items[i];
+        if (Py_TYPE(x) != array_type || SLOT(x, off_sharding) != Py_None)
+            return 0;
+        PyObject *aval = SLOT(x, off_aval), *want = PyTuple_GET_ITEM(avals, i);
+        if (aval == want)
+            continue;
+        if (aval == NULL)
+            return 0;
+        int eq = PyObject_RichCompareBool(aval, want, Py_EQ);
+        if (eq <= 0)
+            return eq;
+        *renew = 1;
+    }
+    return 1;
+}
+
+/* The positional arguments as a tuple and the keywords as a dict (new references). */
+static int pack_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     PyObject **argt, PyObject **kwargs) {
+    *argt = PyTuple_New(nargs);
+    *kwargs = PyDict_New();
+    if (*argt == NULL || *kwargs == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(*argt, i, args[i]);
+    }
+    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < nk; i++)
+        if (PyDict_SetItem(*kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0)
+            return -1;
+    return 0;
+}
+
+/* The leaves of a keyword/static call like the last one (`Jitted._kmemo`: [epoch, number
+ * of positional arguments, keyword names, indices of the static arguments among
+ * positional + keyword values, their values, indices of the dynamic ones in leaf order,
+ * avals, entry]), as a new list; NULL (no error) when the call is not like it. */
+static PyObject *keyed_leaves(PyObject *jitted, PyObject *epoch, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kwnames, PyObject **avals,
+                              PyObject **entry) {
+    PyObject *km = PyObject_GenericGetAttr(jitted, s_kmemo), *out = NULL;
+    if (km == NULL || !PyList_CheckExact(km) || PyList_GET_SIZE(km) != 8 ||
+            PyList_GET_ITEM(km, 0) != epoch ||
+            PyLong_AsSsize_t(PyList_GET_ITEM(km, 1)) != nargs)
+        goto miss;
+    PyObject *names = PyList_GET_ITEM(km, 2);
+    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (!PyTuple_CheckExact(names) || PyTuple_GET_SIZE(names) != nk)
+        goto miss;
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *a = PyTuple_GET_ITEM(names, i), *b = PyTuple_GET_ITEM(kwnames, i);
+        if (a != b && PyObject_RichCompareBool(a, b, Py_EQ) != 1)
+            goto miss;
+    }
+    PyObject *sidx = PyList_GET_ITEM(km, 3), *svals = PyList_GET_ITEM(km, 4);
+    PyObject *didx = PyList_GET_ITEM(km, 5);
+    if (!PyTuple_CheckExact(sidx) || !PyTuple_CheckExact(svals) || !PyTuple_CheckExact(didx)
+            || PyTuple_GET_SIZE(sidx) != PyTuple_GET_SIZE(svals))
+        goto miss;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sidx); i++) {
+        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(sidx, i));
+        if (k < 0 || k >= nargs + nk)
+            goto miss;
+        PyObject *v = args[k], *want = PyTuple_GET_ITEM(svals, i);
+        /* (as the cache's dict compares keys: identity, else ==) */
+        if (v != want && (Py_TYPE(v) != Py_TYPE(want) ||
+                          PyObject_RichCompareBool(v, want, Py_EQ) != 1))
+            goto miss;
+    }
+    Py_ssize_t nd = PyTuple_GET_SIZE(didx);
+    out = PyList_New(nd);
+    if (out == NULL)
+        goto miss;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(didx, i));
+        if (k < 0 || k >= nargs + nk)
+            goto miss;
+        Py_INCREF(args[k]);
+        PyList_SET_ITEM(out, i, args[k]);
+    }
+    *avals = PyList_GET_ITEM(km, 6);
+    *entry = PyList_GET_ITEM(km, 7);
+    Py_INCREF(*avals);
+    Py_INCREF(*entry);
+    Py_DECREF(km);
+    return out;
+miss:
+    PyErr_Clear();
+    Py_XDECREF(km);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+#define FAIL ((PyObject *)-1)
+
+static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *args,
+                           Py_ssize_t nargs, PyObject *kwnames) {
+    /* A new reference; NULL with no error set: take the Python path; FAIL: raise. */
+    PyObject *memo = NULL, *tmp = NULL, *flat = NULL, *leaves_list = NULL, *fast = NULL,
+             *bufs = NULL, *results = NULL, *outs = NULL, *ret = NULL, *argt = NULL,
+             *kwargs = NULL, *avals = NULL, *entry = NULL;
+    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    memo = PyObject_GenericGetAttr(jitted, s_memo);
+    if (memo == NULL || !PyList_CheckExact(memo) || PyList_GET_SIZE(memo) < 6)
+        goto miss;
+    tmp = PyObject_GetAttr(config_obj, s_trace_key);
+    if (tmp == NULL || tmp != PyList_GET_ITEM(memo, 0))
+        goto miss;
+    Py_CLEAR(tmp);
+    tmp = PyObject_GetAttr(config_obj, s_n_overrides);
+    if (tmp == NULL || !PyLong_CheckExact(tmp) || PyLong_AsLong(tmp) != 0)
+        goto miss;
+    Py_CLEAR(tmp);
+    tmp = PyObject_GetAttr(trace_state, s_stack);
+    if (tmp == NULL || !PyList_CheckExact(tmp) || PyList_GET_SIZE(tmp) != 0)
+        goto miss;
+    Py_CLEAR(tmp);
+    PyObject *tree = PyList_GET_ITEM(memo, 1);
+    PyObject *const *leaves;
+    Py_ssize_t n;
+    int renew = 0;
+    if (nk > 0 || PyTuple_Check(tree)) {   /* keyword or static arguments */
+        leaves_list = keyed_leaves(jitted, PyList_GET_ITEM(memo, 0), args, nargs, kwnames,
+                                   &avals, &entry);
+        if (leaves_list == NULL)
+            goto miss;
+        leaves = &PyList_GET_ITEM(leaves_list, 0);
+        n = PyList_GET_SIZE(leaves_list);
+    } else if (tree == Py_None) {
+        avals = PyList_GET_ITEM(memo, 2);
+        entry = PyList_GET_ITEM(memo, 3);
+        Py_INCREF(avals);   /* (held: execution may release the GIL) */
+        Py_INCREF(entry);
+        leaves = args; n = nargs;
+    } else {
+        avals = PyList_GET_ITEM(memo, 2);
+        entry = PyList_GET_ITEM(memo, 3);
+        Py_INCREF(avals);
+        Py_INCREF(entry);
+        Py_INCREF(tree);
+        argt = PyTuple_New(nargs);
+        if (argt == NULL) { Py_DECREF(tree); goto miss; }
+        for (Py_ssize_t i = 0; i < nargs; i++) {
+            Py_INCREF(args[i]);
+            PyTuple_SET_ITEM(argt, i, args[i]);
+        }
+        flat = PyObject_CallMethodOneArg(registry, s_flatten, argt);
+        int same = 0;
+        if (flat != NULL && PyTuple_Check(flat) && PyTuple_GET_SIZE(flat) == 2 &&
+                PyList_CheckExact(PyTuple_GET_ITEM(flat, 0)))
+            same = PyObject_RichCompareBool(PyTuple_GET_ITEM(flat, 1), tree, Py_EQ);
+        Py_DECREF(tree);
+        if (same != 1)
+            goto miss;
+        leaves_list = PyTuple_GET_ITEM(flat, 0);
+        Py_INCREF(leaves_list);
+        leaves = &PyList_GET_ITEM(leaves_list, 0);
+        n = PyList_GET_SIZE(leaves_list);
+    }
+    if (match_leaves(leaves, n, avals, &renew) != 1)
+        goto miss;
+    fast = PyObject_GetAttr(entry, s_fast);
+    /* (run, handlers, out_avals, kind, const_bufs, out_canonical) */
+    if (fast == NULL || !PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) != 6)
+        goto miss;
+    if (renew && nk == 0 && !PyTuple_Check(tree)) {
+        /* Equal avals, other objects: keep these, so the next call compares pointers. */
+        PyObject *now = PyTuple_New(n);
+        if (now == NULL)
+            goto miss;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *a = SLOT(leaves[i], off_aval);
+            Py_INCREF(a);
+            PyTuple_SET_ITEM(now, i, a);
+        }
+        if (PyList_SetItem(memo, 2, now) < 0)
+            goto miss;
+    }
+    PyObject *consts = PyTuple_GET_ITEM(fast, 4);
+    Py_ssize_t nc = PyList_CheckExact(consts) ? PyList_GET_SIZE(consts) : 0;
+    bufs = PyList_New(n + nc);
+    if (bufs == NULL)
+        goto miss;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = SLOT(leaves[i], off_buf);
+        if (b == NULL)
+            goto miss;
+        Py_INCREF(b);
+        PyList_SET_ITEM(bufs, i, b);
+    }
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        PyObject *b = PyList_GET_ITEM(consts, i);
+        Py_INCREF(b);
+        PyList_SET_ITEM(bufs, n + i, b);
+    }
+    results = PyObject_CallOneArg(PyTuple_GET_ITEM(fast, 0), bufs);
+    if (results == NULL) {
+        /* The Python side explains the error (or runs the call elsewhere). */
+        PyErr_Clear();
+        Py_CLEAR(argt);
+        if (pack_args(args, nargs, kwnames, &argt, &kwargs) < 0)
+            goto fail;
+        PyObject *lv = leaves_list != NULL ? leaves_list : argt;
+        ret = PyObject_CallFunctionObjArgs(self->on_error, jitted, argt, kwargs, lv, NULL);
+        goto done;
+    }
+    outs = PyObject_CallMethodOneArg(results, s_consume, PyTuple_GET_ITEM(fast, 1));
+    if (outs == NULL || !PyList_CheckExact(outs))
+        goto fail;
+    PyObject *out_avals = PyTuple_GET_ITEM(fast, 2);
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(fast, 3));
+    Py_ssize_t no = PyList_GET_SIZE(outs);
+    if (!PyTuple_CheckExact(out_avals) || PyTuple_GET_SIZE(out_avals) != no) {
+        PyErr_SetString(PyExc_RuntimeError, "_fastpath: outputs and avals differ in number");
+        goto fail;
+    }
+    if (kind == 0) {
+        if (no != 1) {
+            PyErr_SetString(PyExc_RuntimeError, "_fastpath: one output expected");
+            goto fail;
+        }
+        ret = new_array(PyList_GET_ITEM(outs, 0), PyTuple_GET_ITEM(out_avals, 0));
+        goto done;
+    }
+    PyObject *wrapped = kind == 1 ? PyTuple_New(no) : PyList_New(no);
+    if (wrapped == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < no; i++) {
+        PyObject *a = new_array(PyList_GET_ITEM(outs, i), PyTuple_GET_ITEM(out_avals, i));
+        if (a == NULL) { Py_DECREF(wrapped); goto fail; }
+        if (kind == 1)
+            PyTuple_SET_ITEM(wrapped, i, a);
+        else
+            PyList_SET_ITEM(wrapped, i, a);
+    }
+    if (kind == 1) {
+        ret = wrapped;
+    } else {
+        ret = PyObject_CallMethodOneArg(PyTuple_GET_ITEM(fast, 5), s_unflatten, wrapped);
+        Py_DECREF(wrapped);
+    }
+    goto done;
+miss:
+    PyErr_Clear();
+    ret = NULL;
+    goto done;
+fail:
+    /* (an error is set: after the execution, it is the call's error) */
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "_fastpath: unexpected result");
+    ret = FAIL;
+done:
+    Py_XDECREF(memo); Py_XDECREF(tmp); Py_XDECREF(flat); Py_XDECREF(leaves_list);
+    Py_XDECREF(fast); Py_XDECREF(bufs); Py_XDECREF(results); Py_XDECREF(outs);
+    Py_XDECREF(argt); Py_XDECREF(kwargs); Py_XDECREF(avals); Py_XDECREF(entry);
+    return ret;
+}
+
+static PyObject *jitcall_vectorcall(PyObject *callable, PyObject *const *args,
+                                    size_t nargsf, PyObject *kwnames) {
+    JitCall *self = (JitCall *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs >= 1 && array_type != NULL) {
+        PyObject *r = fast_call(self, args[0], args + 1, nargs - 1, kwnames);
+        if (r == FAIL)
+            return NULL;
+        if (r != NULL)
+            return r;
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *jitcall_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *fallback, *on_error;
+    if (!PyArg_ParseTuple(args, "OO:JitCall", &fallback, &on_error))
+        return NULL;
+    JitCall *self = (JitCall *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    Py_INCREF(fallback); self->fallback = fallback;
+    Py_INCREF(on_error); self->on_error = on_error;
+    self->vectorcall = jitcall_vectorcall;
+    return (PyObject *)self;
+}
+
+static int jitcall_traverse(JitCall *self, visitproc visit, void *arg) {
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->on_error);
+    return 0;
+}
+
+static int jitcall_clear(JitCall *self) {
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->on_error);
+    return 0;
+}
+
+static void jitcall_dealloc(JitCall *self) {
+    PyObject_GC_UnTrack(self);
+    jitcall_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* As a method: `jitted.__call__` is the bound form. */
+static PyObject *jitcall_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyMemberDef jitcall_members[] = {
+    {"__wrapped__", T_OBJECT, offsetof(JitCall, fallback), READONLY,
+     "the Python __call__ this calls when the fast path does not apply"},
+    {NULL}
+};
+
+static PyTypeObject JitCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mjax.runtime._fastpath.JitCall",
+    .tp_basicsize = sizeof(JitCall),
+    .tp_dealloc = (destructor)jitcall_dealloc,
+    .tp_vectorcall_offset = offsetof(JitCall, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "Jitted.__call__ with the cached call's fast path in C.",
+    .tp_traverse = (traverseproc)jitcall_traverse,
+    .tp_clear = (inquiry)jitcall_clear,
+    .tp_members = jitcall_members,
+    .tp_descr_get = jitcall_get,
+    .tp_new = jitcall_new,
+};
+
+static PyMethodDef methods[] = {
+    {"setup", setup, METH_VARARGS,
+     "setup(Array, config, trace_state, registry): the objects the fast path reads."},
+    {"make_array", make_array, METH_VARARGS, "Array(buf, aval) as the fast path builds it."},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_fastpath", "The cached jit call's fast path in C.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__fastpath(void) {
+    if (PyType_Ready(&JitCallType) < 0)
+        return NULL;
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+    INTERN(s_memo, "_memo");
+    INTERN(s_kmemo, "_kmemo");
+    INTERN(s_trace_key, "_trace_key");
+    INTERN(s_n_overrides, "_n_overrides");
+    INTERN(s_stack, "stack");
+    INTERN(s_fast, "fast");
+    INTERN(s_flatten, "flatten");
+    INTERN(s_consume, "consume_with_handlers");
+    INTERN(s_unflatten, "unflatten");
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&JitCallType);
+    if (PyModule_AddObject(m, "JitCall", (PyObject *)&JitCallType) < 0) {
+        Py_DECREF(&JitCallType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
