@@ -100,13 +100,22 @@ def _by_derivative(u, v0, deriv_coef):
 
 
 def deriv_prop(prim, deriv, primals_in, series_in, **params):
-    """y = prim(x) given g' = `deriv` (a function of x, not of prim itself)."""
+    """y = prim(x) given g' = `deriv` (a function of x)."""
     x, = primals_in
-    series, = series_in
-    c0, cs = jet2(deriv, (x,), (series,))
-    c = [c0] + list(cs)
-    v = _by_derivative([x] + list(series), prim.bind(x, **params), lambda v, m: c[m])
+    v = _deriv_series(x, list(series_in[0]), prim.bind(x, **params), deriv)
     return v[0], v[1:]
+
+
+def _deriv_series(x, series, v0, deriv):
+    """Coefficients of y = g(x), y_0 = v0, from g' = `deriv`. y_k needs g'(x)'s
+    coefficients below k only, so g' is jetted one order short: a derivative that is
+    itself defined by its derivative (lgamma -> digamma -> polygamma) recurses K levels
+    deep at most."""
+    if not series:
+        return [v0]
+    c0, cs = jet2(deriv, (x,), (series[:-1],))
+    c = [c0] + list(cs)
+    return _by_derivative([x] + series, v0, lambda v, m: c[m])
 
 
 def def_deriv(prim, deriv):
@@ -361,6 +370,22 @@ def _erf_inv(x, u, **params):
 jet_rules[lax.erf_inv_p] = _unary(_erf_inv)
 
 
+def_deriv(lax.lgamma_p, lax.digamma)
+def_deriv(lax.digamma_p, lambda x: lax.polygamma(jnp.ones_like(x), x))
+
+
+def _polygamma(primals_in, series_in, **params):
+    """polygamma(m, x) in x (m, an order, is constant): its derivative is
+    polygamma(m + 1, x)."""
+    m, x = primals_in
+    v = _deriv_series(x, list(series_in[1]), lax.polygamma_p.bind(m, x, **params),
+                      lambda a: lax.polygamma(m + 1, a))
+    return v[0], v[1:]
+
+
+jet_rules[lax.polygamma_p] = _polygamma
+
+
 def _rem(primals_in, series_in, **params):
     """rem(x, y) = x - y trunc(x / y), trunc constant almost everywhere."""
     x, y = primals_in
@@ -415,6 +440,33 @@ def _reduce_choose(prim, primals_in, series_in, *, axes, **params):
 
 jet_rules[lax.reduce_max_p] = partial(_reduce_choose, lax.reduce_max_p)
 jet_rules[lax.reduce_min_p] = partial(_reduce_choose, lax.reduce_min_p)
+
+
+def _tree_product(x, axes):
+    """The product over `axes` as a balanced tree of multiplications (each of which has a
+    rule)."""
+    shape = np.shape(x)
+    rest = [d for d in range(len(shape)) if d not in axes]
+    n = int(np.prod([shape[d] for d in axes], dtype=np.int64))
+    out_shape = tuple(shape[d] for d in rest)
+    if n == 0:
+        return jnp.ones(out_shape, x.dtype)
+    x = lax.reshape(lax.transpose(x, (*axes, *rest)), (n, *out_shape))
+    while n > 1:
+        half = n // 2
+        pairs = lax.mul(lax.slice_in_dim(x, 0, 2 * half, 2), lax.slice_in_dim(x, 1, 2 * half, 2))
+        x = pairs if n % 2 == 0 else lax.concatenate([pairs, lax.slice_in_dim(x, n - 1, n)], 0)
+        n = half + n % 2
+    return lax.reshape(x, out_shape)
+
+
+def _reduce_prod(primals_in, series_in, *, axes, **params):
+    x, = primals_in
+    _, terms = jet2(lambda a: _tree_product(a, tuple(axes)), primals_in, series_in)
+    return lax.reduce_prod_p.bind(x, axes=axes, **params), terms
+
+
+jet_rules[lax.reduce_prod_p] = _reduce_prod
 
 
 def _cumulative(combine, primals_in, series_in, *, axis, reverse, **_):
