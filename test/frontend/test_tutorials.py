@@ -315,7 +315,12 @@ TUTORIALS.update({"pallas_quickstart": "", "pallas_pipelining": "",
 
 
 def run_both(name, prelude, tmp_path):
-    cells = os.path.join(HERE, "tutorials", f"{name}.py")
+    return run_cells(os.path.join(HERE, "tutorials", f"{name}.py"), prelude, tmp_path, name)
+
+
+def run_cells(cells, prelude, tmp_path, name):
+    """(mjax's records, jax's records) of the cells file `cells`, each run in its own
+    process by tutorial_runner.py."""
     env = dict(os.environ, PYTHONHASHSEED="0")
     procs, paths = {}, {}
     for mode in ("jax", "mjax"):

@@ -90,8 +90,12 @@ def main(mode, path, out_path, prelude=""):
     barrier = getattr(jax, "effects_barrier", lambda: None)
     if prelude:
         exec(prelude, ns)
+    fresh = dict(ns)
     results = []
     for header, code in cells_of(path):
+        if "new-namespace" in header:   # (a cell of another page: the prelude's names only)
+            ns.clear()
+            ns.update(fresh)
         if "skip-execution" in header or "remove-cell" in header and "%" in code:
             results.append(None)
             continue
