@@ -5,7 +5,8 @@
     python benchmarks/dispatch.py --timer cpu     # process CPU time instead of wall time
 
 Targets: cached jit call of a tiny function, of a 10-array-arg/10-output pytree function,
-an eager op on cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`), an eager op
+with a keyword argument (`f(x, y=y)`), with a static argument (`f(x, 3)`), an eager op on
+cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`, `x[1]`), an eager op
 on a new shape (compiles), trace+lower of a 1,000-op chain, trace+transform+lower of an MLP
 train step, of per-example gradients (vmap of grad), of the scan RNN step (run.py) and of
 the transformer LM step (transformer.py).
@@ -37,12 +38,21 @@ def cases(lib, jnp):
     g(tree)
     out["jit 10 args/10 outs"] = (lambda: g(tree), 1000)
 
+    fk = lib.jit(lambda x, y: x * y)
+    fk(x, y=x)
+    out["jit kwarg call"] = (lambda: fk(x, y=x), 2000)
+    fs = lib.jit(lambda x, n: x * n, static_argnums=1)
+    fs(x, 3)
+    out["jit static arg"] = (lambda: fs(x, 3), 2000)
+
     y = jnp.ones((4,), jnp.float32)
     x * y
     out["eager op"] = (lambda: x * y, 2000)
     out["eager sin"] = (lambda: jnp.sin(x), 2000)
     out["eager x + 1.0"] = (lambda: x + 1.0, 2000)
     out["eager sum"] = (lambda: jnp.sum(x), 2000)
+    x[1]
+    out["eager x[i]"] = (lambda: x[1], 2000)
 
     shapes = iter(range(1, 10**6))
 
@@ -157,7 +167,8 @@ def main():
     if args.profile:
         name = {"jit": "jit tiny fn", "tree": "jit 10 args/10 outs", "eager": "eager op",
                 "eager-sin": "eager sin", "eager-scalar": "eager x + 1.0",
-                "eager-sum": "eager sum",
+                "eager-sum": "eager sum", "kwarg": "jit kwarg call",
+                "static": "jit static arg", "index": "eager x[i]",
                 "trace": "trace+lower 1000 ops",
                 "mlp": "MLP step trace+transform+lower",
                 "per-example": "per-example trace+transform+lower",
