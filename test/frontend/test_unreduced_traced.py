@@ -335,3 +335,35 @@ def test_unreduced_argument_without_shardy_is_refused(meshes):
             mjax.jit(f)(c)
         np.testing.assert_allclose(np.asarray(mjax.jit(f)(mjax.reshard(c, mjax.P()))),
                                    np.arange(4.).reshape(2, 2) @ np.arange(4., 8.).reshape(2, 2))
+
+
+def test_grad_through_unreduced_reshard(meshes):
+    """The transpose of a cast to unreduced is a cast to reduced: gradients through an
+    unreduced einsum and a reshard to unreduced, eagerly and under jit."""
+    def body(lib, jnp_):
+        x = lib.device_put(jnp_.arange(8.).reshape(2, 4), lib.P(None, "X"))
+        y = lib.device_put(jnp_.arange(8.).reshape(4, 2), lib.P("X", None))
+        w = lib.device_put(jnp_.arange(4.).reshape(2, 2), lib.P(None, None))
+
+        def loss(x, y):
+            u = jnp_.einsum("ij,jk->ik", x, y,
+                            out_sharding=lib.P(None, None, unreduced={"X"}))
+            return jnp_.sum(lib.reshard(u, lib.P()) ** 2)
+
+        def loss2(w):
+            u = lib.reshard(w, lib.P(None, None, unreduced={"X"}))
+            return jnp_.sum(lib.reshard(u, lib.P()) ** 2)
+        out = []
+        for g in (lib.grad(loss, argnums=(0, 1)), lib.jit(lib.grad(loss, argnums=(0, 1)))):
+            out += [(str(lib.typeof(v)), np.asarray(v)) for v in g(x, y)]
+        for g in (lib.grad(loss2), lib.jit(lib.grad(loss2))):
+            v = g(w)
+            out.append((str(lib.typeof(v)), np.asarray(v)))
+        return out
+    out = both(meshes, body)
+    x, y = np.arange(8.).reshape(2, 4), np.arange(8.).reshape(4, 2)
+    want = [2 * (x @ y) @ y.T, x.T @ (2 * (x @ y))] * 2 + [2 * np.arange(4.).reshape(2, 2)] * 2
+    for (mt, mv), (jt, jv), ref in zip(out[mjax], out[jax], want):
+        assert mt == jt
+        np.testing.assert_allclose(mv, ref)
+        np.testing.assert_allclose(mv, jv)
