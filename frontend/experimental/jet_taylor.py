@@ -479,3 +479,27 @@ def _cumulative(combine, primals_in, series_in, *, axis, reverse, **_):
 jet_rules[lax.cumprod_p] = partial(_cumulative, lax.mul)
 jet_rules[lax.cummax_p] = partial(_cumulative, lax.max)
 jet_rules[lax.cummin_p] = partial(_cumulative, lax.min)
+
+
+# ---- permutations: sort, top_k ------------------------------------------------------------
+def _sort(primals_in, series_in, *, num_keys, **params):
+    """sort: every coefficient is carried through the same permutation, as extra operands
+    of the one sort (the keys are the primals' first `num_keys`)."""
+    n, order = len(primals_in), len(series_in[0])
+    flat = [t for terms in series_in for t in terms]
+    outs = lax.sort_p.bind(*primals_in, *flat, num_keys=num_keys, **params)
+    return list(outs[:n]), [list(outs[n + i * order:n + (i + 1) * order]) for i in range(n)]
+
+
+jet_rules[lax.sort_p] = _sort
+
+
+def _top_k(primals_in, series_in, *, k, axis=-1, **params):
+    """top_k: the coefficients at the chosen indices; the indices have none."""
+    x, = primals_in
+    values, indices = lax.top_k_p.bind(x, k=k, axis=axis, **params)
+    terms = [jnp.take_along_axis(t, indices, axis=axis) for t in series_in[0]]
+    return [values, indices], [terms, zero_series]
+
+
+jet_rules[lax.top_k_p] = _top_k

@@ -152,8 +152,8 @@ def test_conv_matches_jax():
 
 # Cases JAX's jet itself fails on (its min rule does not broadcast a scalar operand, and
 # its custom_jvp handling leaks a tracer), or has no rule for (tan, inverse trig, cbrt,
-# exp2, lgamma, digamma, polygamma, reduce_prod, cond, scan, while): the oracle is real
-# JAX's nested jvp of t -> f(x(t)) along the polynomial path.
+# exp2, lgamma, digamma, polygamma, reduce_prod, sort, top_k, cond, scan, while): the
+# oracle is real JAX's nested jvp of t -> f(x(t)) along the polynomial path.
 BEYOND_JAX = {
     "max_min": lambda j, np_, lax: lambda x: np_.maximum(x, 0.45) + np_.minimum(np_.sin(x), 0.4),
     "clamp": lambda j, np_, lax: lambda x: lax.clamp(0.3, x, 0.6) * x,
@@ -166,6 +166,8 @@ BEYOND_JAX = {
     "gamma_family": lambda j, np_, lax: lambda x: (lax.lgamma(x + 1) + lax.digamma(x + 1)
                                                     + j.scipy.special.polygamma(1, x)),
     "prod": lambda j, np_, lax: lambda x: np_.prod(x) * x + np_.prod(x[:, None] * x, axis=0),
+    "sort_top_k": lambda j, np_, lax: lambda x: (np_.sort(np_.cos(3 * x))
+                                                  + lax.top_k(x * (x - 0.5), 4)[0]),
     "cond": lambda j, np_, lax: lambda x: lax.cond(np_.sum(x) > 1, np_.sin, np_.cos, x),
     "fori_loop": lambda j, np_, lax: lambda x: lax.fori_loop(
         0, 3, lambda i, c: np_.sin(c) * x + i, x),
