@@ -113,6 +113,18 @@ def test_jet2_and_fact_match():
         _close(g, w)
 
 
+def _custom_vjp_fn(j, np_):
+    """exp(x) x; for mjax a custom_vjp function (jet differentiates its primal function,
+    so its rule is never used), for the oracle (JAX's jvp) the plain function."""
+    def f(x):
+        return np_.exp(x) * x
+    if j is jax:
+        return f
+    f = j.custom_vjp(f)
+    f.defvjp(lambda x: (f(x), x), lambda x, g: (g * 0.0,))
+    return f
+
+
 ARRAY_FUNS = {
     "dot": lambda j, np_, lax: lambda x, w: np_.tanh(x @ w) @ w.T,
     "reductions": lambda j, np_, lax: lambda x, w: (np_.sum(np_.sin(x) ** 2, axis=0),
@@ -151,7 +163,7 @@ def test_conv_matches_jax():
 
 
 # Cases JAX's jet itself fails on (its min rule does not broadcast a scalar operand, and
-# its custom_jvp handling leaks a tracer), or has no rule for (tan, inverse trig, cbrt,
+# its custom_jvp/custom_vjp handling leaks a tracer), or has no rule for (tan, inverse trig, cbrt,
 # exp2, lgamma, digamma, polygamma, reduce_prod, sort, top_k, cond, scan, while): the
 # oracle is real JAX's nested jvp of t -> f(x(t)) along the polynomial path.
 BEYOND_JAX = {
@@ -168,6 +180,8 @@ BEYOND_JAX = {
     "prod": lambda j, np_, lax: lambda x: np_.prod(x) * x + np_.prod(x[:, None] * x, axis=0),
     "sort_top_k": lambda j, np_, lax: lambda x: (np_.sort(np_.cos(3 * x))
                                                   + lax.top_k(x * (x - 0.5), 4)[0]),
+    "custom_vjp_checkpoint": lambda j, np_, lax: lambda x: (
+        _custom_vjp_fn(j, np_)(x) + j.checkpoint(lambda a: np_.sin(a) * a)(x)),
     "cond": lambda j, np_, lax: lambda x: lax.cond(np_.sum(x) > 1, np_.sin, np_.cos, x),
     "fori_loop": lambda j, np_, lax: lambda x: lax.fori_loop(
         0, 3, lambda i, c: np_.sin(c) * x + i, x),
