@@ -71,7 +71,8 @@ from mjax.tree_util import tree_map, tree_leaves, tree_structure  # noqa: F401
 # JAX's modules for extensions and libraries (top floor: nothing in mjax imports them).
 from jaxlib.xla_client import Device  # noqa: F401  (jaxlib's device class, as JAX's)
 from mjax import (api_util, custom_derivatives, extend, ffi, flatten_util,  # noqa: F401
-                  image, interpreters, lib, monitoring, stages, typing, version)
+                  custom_batching, image, interpreters, lib, monitoring, stages, typing,
+                  version)
 from mjax.environment_info import print_environment_info  # noqa: F401
 from mjax.version import __version__, __version_info__  # noqa: F401  (the JAX release mjax follows)
 from mjax.jax_alias import alias_jax  # noqa: F401

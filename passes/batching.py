@@ -229,8 +229,9 @@ def _custom_call_batch(batcher, op, vals, dims, b):
     dims = [None if d is None else 0 for d in dims]
     ins, outs = ex.fns.signature(callee)
     users = custom_rules.user_batching(ex, op, dims, size, name)
-    if users is not None:     # (a hijax primitive's own `batch`: its results at 0)
-        return ex.call(b, users, vals), [0] * len(outs)
+    if users is not None:     # (a hijax primitive's own `batch`, a custom_vmap rule)
+        users, user_dims = users
+        return ex.call(b, users, vals), user_dims
     f, f_dims = batch_function(ex, callee, dims, size, name, True, op)
     p = view.params
     # Rules known only by their handle stay untraced: the batched call gets a handle of

@@ -90,23 +90,28 @@ def has_jvp_rule(op) -> bool:
     return bool(custom_attribute(op, "has_jvp_rule", False))
 
 
-def user_batching(ex, op, dims, axis_size: int, axis_name) -> str | None:
-    """The function a custom call's own Python batching rule (a hijax primitive's
-    `batch`) traces for its operands batched at `dims` (0 or None each), with every
-    result batched at 0; None when the call has no such rule."""
+def user_batching(ex, op, dims, axis_size: int, axis_name) -> tuple | None:
+    """(function, result dims) a custom call's own Python batching rule (a hijax
+    primitive's `batch`, a custom_vmap rule) traces for its operands batched at `dims`
+    (0 or None each): each result batched at 0, or unbatched (None) where the rule says
+    so; None when the call has no such rule. The tracer returns the function's name
+    (every result at 0) or (name, result dims)."""
     tracer = custom_attribute(op, "batch_tracer")
     if tracer is None:
         return None
     source = source_of(str(op.opview.params.get("rule") or ""))
     before = set(ex.fns.table)
-    name = tracer(source, ex.module, dims, axis_size, axis_name)
-    if name is None:
+    got = tracer(source, ex.module, dims, axis_size, axis_name)
+    if got is None:
         return None
+    name, out_dims = got if isinstance(got, tuple) else (got, None)
     for fn_name, fn in functions(ex.module).items():
         if fn_name not in before:
             ex.fns.table[fn_name] = fn
     ex.expand_function(name)
-    return name
+    if out_dims is None:
+        out_dims = [0] * len(ex.fns.signature(name)[1])
+    return name, list(out_dims)
 
 
 ZERO_RESULTS = "mjax.symbolic_zero_tangents"

@@ -27,8 +27,8 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
-from mjax.passes.custom_rules import (bwd_part, has_jvp_rule, materialize, rule_function,
-                                      symbolic_zero_results)
+from mjax.passes.custom_rules import (bwd_part, custom_attribute, has_jvp_rule,
+                                      materialize, rule_function, symbolic_zero_results)
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, dependent_results, entry_block,
                                  set_results)
@@ -183,10 +183,19 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
     return _tangent_pairs(res[:len(outs)], res[len(outs):], dr)
 
 
+class NoReverseModeError(PassError, ValueError):
+    """Reverse mode reached a custom call whose JVP it cannot split into primal and
+    linear parts (a custom_vmap function's): JAX's ValueError."""
+
+
 def _custom_jvp_call_jvp(jvp: Jvp, op, pairs):
     ps, ts = _split(pairs)
     if all(t is None for t in ts):
         return jvp.copy(op, pairs)
+    why = custom_attribute(op, "no_reverse_mode") if jvp.linearize else None
+    if why:    # (mjax.custom_batching: its JVP is one opaque custom_vmap call)
+        raise NoReverseModeError(op, f"Linearization failed to produce known values for "
+                                     f"all output primals: {why}")
     _check_closed_over_tangents(op, ts)
     ex, b = jvp.ex, jvp.builder(op)
     ins, outs = ex.fns.signature(callee_of(op))

@@ -311,11 +311,18 @@ class _CustomRules:
     """What custom_jvp and custom_vjp share: staging a call (see the module doc)."""
 
     kind = ""  # "jvp" or "vjp"
+    stage_exact_calls = False   # (stage calls without inexact inputs: custom_vmap)
 
     def __init__(self, fun, nondiff_argnums=()):
         _wraps(fun)(self)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
+
+    def __getattr__(self, name):
+        # (as JAX: `def*` methods of the function wrapped, e.g. custom_vmap's def_vmap)
+        if name.startswith("def") and "fun" in vars(self):
+            return getattr(self.fun, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _has_rules(self) -> bool:
         raise NotImplementedError
@@ -331,7 +338,7 @@ class _CustomRules:
                                  f"function {name} using def{self.kind}.")
         args = _resolve_kwargs(self.fun, args, kwargs)
         nd, dyn, full = _split_static(args, self.nondiff_argnums)
-        if not _any_inexact(dyn):
+        if not self.stage_exact_calls and not _any_inexact(dyn):
             return self.fun(*args)  # no input can carry a tangent: the rules never run
         if current_trace() is None:
             # Called outside every transformation (mjax's differentiate under a trace):
