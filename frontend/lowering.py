@@ -1,8 +1,6 @@
 """The compile pipeline from a traced `jaxpr` module to StableHLO text."""
 from __future__ import annotations
 
-import contextlib
-import gc
 import warnings
 
 from jaxlib.mlir import ir
@@ -51,28 +49,11 @@ def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False
             run_pipeline(m, "jaxpr-verify")
     pipeline = compile_pipeline(user_passes)
     cut = step_names(pipeline).index("jaxpr-to-stablehlo")
-    with context(), ir.Location.unknown(context()), gc_paused():
+    with context(), ir.Location.unknown(context()):
         run_pipeline(module, pipeline[:cut], after_each=after)
         jaxpr = clone_module(module) if keep_jaxpr else None
         run_pipeline(module, pipeline[cut:], after_each=after)
     return jaxpr
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Python's cyclic garbage collector off while the pipeline runs (then on again, if
-    it was on): the passes make many short-lived binding objects, and with a large heap
-    (jax and mjax imported) the collections they trigger, full ones included, were ~10%
-    of lowering a transformer's train step. Nothing they make is cyclic garbage that
-    must go sooner; the collector runs as usual once the pipeline is done."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def step_names(pipeline: list) -> list[str]:
