@@ -25,6 +25,7 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.jitted import Jitted
+from mjax.lax.sharding import pin_unreduced
 from mjax.lowering import lower_to_stablehlo
 from mjax.passes import PassError
 from mjax.passes.autodiff import linearize_functions, trace_bwd_rules_now, vjp_functions
@@ -161,6 +162,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         cts = emit(T.VjpOp, call_args(traced, leaves) + [one], callee=Symbol(traced.name),
                    diff_args=diff_args, diff_results=(0,))
         set_cotangent_types([leaves[i] for i in diff_args], cts)   # ({U:X} of {R:X})
+        cts = pin_unreduced(cts)
         ct_by_leaf = {}
         for i, ct in zip(diff_args, cts):
             ct.aval = in_avals[i]       # a weakly typed input has a weakly typed gradient

@@ -11,13 +11,14 @@ import functools
 import inspect
 
 from mjax import trace_trees, tree_util
-from mjax.core import at_user_line, aval_of_value, bind, current_trace
+from mjax.core import RegionTrace, at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import ShardingConstraintOp
 from mjax.placement import device_put
 from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSharding,
                                  PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
-                                 concrete_mesh_for, current_mesh)
-from mjax.sharding_types import out_sharding_given
+                                 concrete_mesh_for, current_mesh, get_abstract_mesh,
+                                 use_abstract_mesh)
+from mjax.sharding_types import out_sharding_given, partial_axes, spec_entry
 from mjax.unreduced import local_contractions
 
 
@@ -71,9 +72,41 @@ def _constrain(x, s):
 def _bind_constraint(x, s: NamedSharding):
     params = constraint_params(s, len(aval_of_value(x).shape))
     trace = current_trace()
-    if ("unreduced" in params or "reduced" in params) and trace.type_specs is None:
+    explicit = _names_explicit_axes(s)
+    if trace.type_specs is None and ("unreduced" in params or "reduced" in params or
+                                     explicit):
         trace.type_specs = {}     # (types begin here: the result's carry the axes)
+    if explicit and get_abstract_mesh().empty:
+        # (outside any mesh context the result's type names the sharding's own mesh)
+        with use_abstract_mesh(s.mesh.abstract_mesh):
+            return bind(ShardingConstraintOp, x, **params)
     return bind(ShardingConstraintOp, x, **params)
+
+
+def _names_explicit_axes(s: NamedSharding) -> bool:
+    return any(s.mesh.axis_types[s.mesh.axis_names.index(a)] == AxisType.Explicit
+               for d in range(len(s.spec)) for a in s.spec.axes_of(d))
+
+
+def pin_unreduced(xs) -> list:
+    """`xs` (traced values), those typed unreduced laid out so by a constraint, as JAX
+    lays out each unreduced value (a reduced primal's cotangent): Shardy then keeps the
+    partial sums of the contraction computing it. Not in loop or branch bodies (a
+    constraint there makes jit compile without Shardy)."""
+    trace = current_trace()
+    if trace is None or trace.type_specs is None or isinstance(trace, RegionTrace):
+        return list(xs)
+    out = []
+    for x in xs:
+        found = trace.type_specs.get(x.value) if getattr(x, "trace", None) is trace \
+            else None
+        unreduced, reduced = partial_axes(found)
+        if unreduced and not found[0].empty:
+            spec = PartitionSpec(*[spec_entry(d) for d in found[1]], unreduced=unreduced,
+                                 reduced=reduced)
+            x = _bind_constraint(x, NamedSharding(found[0], spec))
+        out.append(x)
+    return out
 
 
 def constrain_unchecked(x, s: NamedSharding):
@@ -172,4 +205,4 @@ def takes_out_sharding(f):
     return g
 
 
-__all__ = ["with_sharding_constraint", "constraint_params", "reshard"]
+__all__ = ["with_sharding_constraint", "constraint_params", "reshard", "pin_unreduced"]

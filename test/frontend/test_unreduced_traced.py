@@ -367,3 +367,18 @@ def test_grad_through_unreduced_reshard(meshes):
         assert mt == jt
         np.testing.assert_allclose(mv, ref)
         np.testing.assert_allclose(mv, jv)
+
+
+def test_grad_of_reduced_weight_needs_no_all_reduce(meshes):
+    """The unreduced gradient keeps the contraction's partial sums: no all-reduce."""
+    def body(lib, jnp_):
+        x = lib.device_put(jnp_.linspace(-1., 1., 32).reshape(8, 4), lib.P("X", None))
+        w = lib.device_put(jnp_.arange(8.).reshape(4, 2) / 10., lib.P(None, None))
+        w_r = lib.reshard(w, lib.P(None, None, reduced={"X"}))
+        g = lib.jit(lambda w, x: lib.grad(lambda w, x: jnp_.sum(jnp_.tanh(x @ w) ** 2))(w, x))
+        hlo = g.lower(w_r, x).compile().as_text()
+        return sum("all-reduce(" in ln for ln in hlo.splitlines()), \
+            np.asarray(lib.reshard(g(w_r, x), lib.P()))
+    out = both(meshes, body)
+    assert out[mjax][0] == out[jax][0] == 0
+    np.testing.assert_allclose(out[mjax][1], out[jax][1], rtol=1e-5)
