@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
-from mjax import trace_trees, tree_util
+from mjax import trace_trees
 from mjax.ad import custom_jvp, custom_vjp
 from mjax.ad.custom import CustomVJPPrimal
 from mjax.ad.symbolic_zeros import SymbolicZero, tangent_aval, zeros_like_aval
 from mjax.api import typeof
-from mjax.core import eval_jaxpr
-from mjax.jaxpr_api import make_jaxpr
+from mjax.jaxpr_api import closure_convert
 from mjax.extend.core.primitives import custom_jvp_call_p, custom_vjp_call_p  # noqa: F401
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
@@ -62,32 +59,3 @@ def custom_gradient(fun):
             return custom_gradient(functools.partial(fun, **kwargs))(*args)
         return value(*args)
     return wrapped
-
-
-
-def closure_convert(fun, *example_args):
-    """(converted, consts): `converted(*args, *consts)` computes `fun(*args)` with the
-    inexact values `fun` closes over (arrays, an outer trace's tracers) taken as the
-    explicit trailing arguments `consts`, as custom_vjp's bwd rules need when they close
-    over values being differentiated. The other closed-over values stay closed over.
-    JAX: jax.closure_convert."""
-    closed, shapes = make_jaxpr(fun, return_shape=True)(*example_args)
-    out_tree = trace_trees.tree_structure(shapes)
-    in_tree = trace_trees.tree_structure(example_args)
-    consts = list(closed.consts)
-    hoisted = [i for i, c in enumerate(consts)
-               if np.issubdtype(np.dtype(typeof(c).dtype), np.inexact)]
-    kept = {i: c for i, c in enumerate(consts) if i not in hoisted}
-
-    def converted(*args_and_consts):
-        n = len(args_and_consts) - len(hoisted)
-        args, given = args_and_consts[:n], args_and_consts[n:]
-        flat, tree = trace_trees.tree_flatten(tuple(args))
-        if tree != in_tree:
-            raise TypeError(f"closure_convert: the converted function takes arguments of "
-                            f"structure {in_tree}, got {tree}")
-        full = dict(kept)
-        full.update(zip(hoisted, given))
-        outs = eval_jaxpr(closed.jaxpr, [full[i] for i in range(len(consts))], *flat)
-        return tree_util.tree_unflatten(out_tree, outs)
-    return converted, [consts[i] for i in hoisted]

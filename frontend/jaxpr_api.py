@@ -1,12 +1,17 @@
 """`make_jaxpr`: a function traced (as jit traces it) and shown as JAX's compact jaxpr
-text (`ClosedJaxpr`, stages.py); `.mlir` is the jaxpr-dialect text."""
+text (`ClosedJaxpr`, stages.py); `.mlir` is the jaxpr-dialect text. `closure_convert`
+(jax.closure_convert) is built on it."""
 from __future__ import annotations
 
 import functools
 
-from mjax import tree_util
+import numpy as np
+
+from mjax import trace_trees, tree_util
+from mjax.core import eval_jaxpr
 from mjax.jitted import Jitted
 from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.sharding_types import typeof
 from mjax.stages import ClosedJaxpr
 
 
@@ -27,3 +32,31 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
             return closed, shapes
         return closed
     return wrapped
+
+
+def closure_convert(fun, *example_args):
+    """(converted, consts): `converted(*args, *consts)` computes `fun(*args)` with the
+    inexact values `fun` closes over (arrays, an outer trace's tracers) taken as the
+    explicit trailing arguments `consts`, as custom_vjp's bwd rules need when they close
+    over values being differentiated. The other closed-over values stay closed over.
+    JAX: jax.closure_convert."""
+    closed, shapes = make_jaxpr(fun, return_shape=True)(*example_args)
+    out_tree = trace_trees.tree_structure(shapes)
+    in_tree = trace_trees.tree_structure(example_args)
+    consts = list(closed.consts)
+    hoisted = [i for i, c in enumerate(consts)
+               if np.issubdtype(np.dtype(typeof(c).dtype), np.inexact)]
+    kept = {i: c for i, c in enumerate(consts) if i not in hoisted}
+
+    def converted(*args_and_consts):
+        n = len(args_and_consts) - len(hoisted)
+        args, given = args_and_consts[:n], args_and_consts[n:]
+        flat, tree = trace_trees.tree_flatten(tuple(args))
+        if tree != in_tree:
+            raise TypeError(f"closure_convert: the converted function takes arguments of "
+                            f"structure {in_tree}, got {tree}")
+        full = dict(kept)
+        full.update(zip(hoisted, given))
+        outs = eval_jaxpr(closed.jaxpr, [full[i] for i in range(len(consts))], *flat)
+        return tree_util.tree_unflatten(out_tree, outs)
+    return converted, [consts[i] for i in hoisted]
