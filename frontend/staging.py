@@ -23,7 +23,7 @@ from mjax.dialect.types import KeyType, RefAval
 from mjax.dtypes import aval_of_value
 from mjax.float0 import contains_float0, hide_float0
 from mjax.shape_dtype_struct import ShapeDtypeStruct
-from mjax.sharding_types import output_types, seed_trace_types
+from mjax.sharding_types import output_types, seed_trace_types, typeof_traced
 from mjax.source_info import describe_location, user_location
 
 
@@ -140,10 +140,20 @@ def eval_shape(fun, *args, **kwargs):
     def outputs(*a, **kw):
         leaves, given["tree"] = trace_trees.tree_flatten(fun(*a, **kw))
         given["structs"], rest = set_apart(leaves, lambda x: isinstance(x, ShapeDtypeStruct))
+        given["shardings"] = [_type_sharding(x) for x in rest]
         return rest
     traced = trace_function(outputs, args, kwargs)
     return put_back(given["tree"], given["structs"], [
-        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.out_avals])
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=s)
+        for a, s in zip(traced.out_avals, given["shardings"])])
+
+
+def _type_sharding(x):
+    """The sharding an output's type carries (values over Explicit mesh axes), or None."""
+    if not isinstance(x, Tracer):
+        return None
+    sharding = typeof_traced(x).sharding
+    return None if sharding.mesh.empty else sharding
 
 
 def set_apart(leaves, is_apart) -> tuple[dict, list]:

@@ -239,3 +239,14 @@ def test_pmap_lower_and_compile_ahead_of_time(J):
                                2 * x + 1)
     g = J.pmap(lambda a, k: a * k, static_broadcasted_argnums=1)
     np.testing.assert_allclose(np.asarray(g.lower(x, 3).compile()(x)), x * 3)
+
+
+def test_eval_shape_gives_the_sharding_of_explicit_types():
+    # (flax.nnx's eval_shape of a module whose params are resharded over an Explicit mesh)
+    for lib in (mjax, jax):
+        mesh = lib.make_mesh((2, 2), ("a", "b"), (lib.sharding.AxisType.Explicit,) * 2)
+        spec = lib.sharding.PartitionSpec("a", "b")
+        out = lib.eval_shape(lambda: lib.reshard(lib.numpy.ones((4, 4)),
+                                                 lib.sharding.NamedSharding(mesh, spec)))
+        assert out.sharding.spec == spec
+        assert lib.eval_shape(lambda x: x * 2, lib.numpy.ones(3)).sharding is None
