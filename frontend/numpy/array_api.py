@@ -114,7 +114,10 @@ _PLAIN_STATIC = (type(None), int, bool, str)
 
 def _exact_key(v):
     """`v` as a cache key that tells apart what == equates but the results do not: 1, 1.0
-    and True (result dtypes), 0.0 and -0.0 (signs), and NaNs (never equal to themselves)."""
+    and True (result dtypes), 0.0 and -0.0 (signs), NaNs (never equal to themselves), and
+    NumPy scalars of different dtypes (np.float16(1) == np.float32(1))."""
+    if isinstance(v, np.generic):
+        return type(v), repr(v)
     if isinstance(v, (float, complex)):
         return type(v), repr(v)
     if isinstance(v, (bool, int)):

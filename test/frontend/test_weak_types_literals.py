@@ -229,3 +229,11 @@ def test_all_weak_operands_give_a_weak_result(name, args):
         weak = lib.jit(lambda x: x)(args[0])
         assert getattr(np_, name)(weak, args[1]).weak_type, (lib.__name__, name)
         assert not getattr(np_, name)(np_.asarray(np.asarray(args[0])), args[1]).weak_type
+
+
+def test_numpy_scalars_of_other_dtypes_are_other_eager_programs():
+    # (the eager cache took np.float16(1) == np.float32(1) for the same static argument)
+    a = mnp.ones(3, mnp.float16)
+    assert mnp.divide(np.float32(1.0), a).dtype == jnp.divide(np.float32(1.0), jnp.ones(3, jnp.float16)).dtype
+    assert mnp.divide(np.float16(1.0), a).dtype == np.float16
+    assert str(mnp.divide(np.float16(-0.0), a)) == "[-0. -0. -0.]"
