@@ -551,9 +551,25 @@ def typeof_traced(t) -> ShardedAval:
     if varying is not None:
         axes = varying.get(t.value, frozenset())
         order = t.trace.varying_mesh.axis_names
-        out.manual_axis_type = ManualAxisType(axes)
+        unreduced, reduced = getattr(t.trace, "manual_partial", {}).get(t.value, _NO_AXES)
+        axes = axes - unreduced       # (mjax holds an unreduced value's partials varying)
+        out.manual_axis_type = ManualAxisType(axes, unreduced, reduced)
         out.varying_order = tuple(a for a in order if a in axes)
+        if unreduced or reduced:
+            spec, mesh = out.sharding.spec, out.sharding.mesh
+            if mesh.empty:
+                mesh = getattr(t.trace.varying_mesh, "abstract_mesh", t.trace.varying_mesh)
+            out.sharding = NamedSharding(mesh, PartitionSpec(
+                *spec, unreduced=spec.unreduced | unreduced, reduced=spec.reduced | reduced))
     return out
+
+
+def mark_manual_partial(t, unreduced=frozenset(), reduced=frozenset()) -> None:
+    """Types the shard_map body value `t` unreduced or reduced over manual axes (JAX's
+    pcast(to='unreduced'/'reduced'): `{U:X}`, `{R:X}`)."""
+    if isinstance(t, Tracer) and t.trace.varying is not None:
+        table = t.trace.__dict__.setdefault("manual_partial", {})
+        table[t.value] = (frozenset(unreduced), frozenset(reduced))
 
 
 def spec_entry(axes) -> object:
@@ -591,5 +607,6 @@ def typeof_array(x) -> ShardedAval:
 
 
 __all__ = ["ShardedAval", "ShardingTypeError", "typed_aval", "type_spec", "partial_axes",
-           "set_cotangent_types", "partial_rule", "output_types", "carry_types", "seed_region_types", "seed_captured_type",
+           "set_cotangent_types", "partial_rule", "output_types", "carry_types",
+           "mark_manual_partial", "seed_region_types", "seed_captured_type",
            "check_explicit_op", "out_sharding_given", "get_abstract_mesh"]

@@ -16,6 +16,7 @@ from mjax.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops import collectives as C
 from mjax.dialect.ops.structural import CopyOp
 from mjax.lax.elementwise import convert_element_type, div
+from mjax.sharding_types import mark_manual_partial
 
 
 def _names(axis_name) -> tuple:
@@ -219,14 +220,29 @@ def pcast(x, axis_name, *, to: str):
     _check_name_types(names, "pcast")
     bound = {n for n, _ in AXIS_ENV.frames}
     if not all(n in bound for n in names):
-        raise ValueError("pvary should be called under jax.shard_map.")
+        if to == "unreduced":
+            raise ValueError("Unsupported pcast from=invarying, to='unreduced'")
+        unbound = next(n for n in names if n not in bound)
+        raise NameError(f"Found an unbound axis name: {unbound}. To fix this, please call "
+                        f"{'preduced' if to == 'reduced' else 'pvary'} under "
+                        f"`jax.shard_map`.")
     if to == "reduced":
-        raise NotImplementedError("lax.pcast(to='reduced'): mjax has no reduced array "
-                                  "types inside shard_map yet")
+        # The same value on every member, typed {R:...}: its cotangent, varying along
+        # the axes (partials), is summed back by the transpose of the unbatched use.
+        return _map(lambda v: _marked(v, reduced=names), x)
     # to='unreduced': each member's value is its partial of the sum over the axes; mjax
     # keeps it as a value varying along them, which an unreduced out_spec stacks into an
     # unreduced array (spmd/shard_map.py).
-    return _map(lambda v: cast_varying(v, names), x)
+    if to == "varying":
+        return _map(lambda v: cast_varying(v, names), x)
+    return _map(lambda v: _marked(cast_varying(v, names), unreduced=names), x)
+
+
+def _marked(v, unreduced=(), reduced=()):
+    if isinstance(v, Tracer) and v.trace.varying is not None:
+        v = bind(CopyOp, v) if reduced else v
+        mark_manual_partial(v, unreduced, reduced)
+    return v
 
 
 def cast_varying(x, names):

@@ -382,3 +382,38 @@ def test_grad_of_reduced_weight_needs_no_all_reduce(meshes):
     out = both(meshes, body)
     assert out[mjax][0] == out[jax][0] == 0
     np.testing.assert_allclose(out[mjax][1], out[jax][1], rtol=1e-5)
+
+
+def test_pcast_reduced_and_unreduced_in_traced_shard_map(meshes):
+    def body(lib, jnp_):
+        seen = []
+        x = lib.device_put(jnp_.arange(8.).reshape(4, 2) / 8, lib.P("X", None))
+        w = lib.device_put(jnp_.arange(4.).reshape(2, 2), lib.P(None, None))
+
+        @lib.shard_map(in_specs=(lib.P("X", None), lib.P(None, None)),
+                       out_specs=lib.P("X", None))
+        def f(x, w):
+            wr = lib.lax.pcast(w, "X", to="reduced")
+            seen.append(str(lib.typeof(wr)))
+            return jnp_.tanh(x @ wr)
+
+        @lib.shard_map(in_specs=(lib.P(None, "X"), lib.P("X", None)),
+                       out_specs=lib.P(None, None, unreduced={"X"}))
+        def partial(a, b):
+            u = lib.lax.pcast(a @ b, "X", to="unreduced")
+            seen.append(str(lib.typeof(u)))
+            return u
+        g = lib.jit(lib.grad(lambda w, x: jnp_.sum(f(x, w) ** 2)))(w, x)
+        lib.jit(partial)(x.T, x)
+        errors = []
+        for to in ("reduced", "unreduced", "varying"):
+            with pytest.raises(Exception) as info:
+                lib.jit(lambda w: lib.lax.pcast(w, "X", to=to))(w)
+            errors.append((type(info.value).__name__, str(info.value)))
+        return sorted(set(seen)), str(lib.typeof(g)), np.asarray(g), errors
+    out = both(meshes, body)
+    m, j = out[mjax], out[jax]
+    assert m[0] == j[0] == ["float32[2,2]{R:X}", "float32[2,2]{U:X}"]
+    assert m[1] == j[1]
+    np.testing.assert_allclose(m[2], j[2], rtol=1e-5)
+    assert m[3] == j[3]
