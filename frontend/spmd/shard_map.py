@@ -37,7 +37,7 @@ from mjax.core import aval_of_value, current_trace
 from mjax.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
 from mjax.sharding_impls import AxisType, Mesh, NamedSharding, PartitionSpec, current_mesh
-from mjax.sharding_types import seed_varying, typeof_array
+from mjax.sharding_types import mark_manual_partial, seed_varying, typeof_array
 from mjax.unreduced import from_partials, partials, without_reduced
 
 
@@ -152,6 +152,10 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
     _Shown), also the per-device blocks of the body values it printed."""
     leaves, in_tree = trace_trees.tree_flatten(args)
     specs = _flat_specs("in_specs", in_specs, args)
+    # (Reduced in_specs: replicated blocks typed {R:...}, whose cotangents mjax sums as
+    # usual.)
+    reduced = [getattr(s, "reduced", frozenset()) for s in specs]
+    specs = [without_reduced(s) for s in specs]
     for i, (x, s) in enumerate(zip(leaves, specs)):
         _check_spec(fun_name, mesh, s, aval_of_value(x).shape, "in", f"[{i}]")
     blocks = [_to_blocks(x, mesh, s) for x, s in zip(leaves, specs)]
@@ -160,6 +164,9 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
         trace = current_trace()
         if trace is not None:   # (each block varies along the mesh axes its spec names)
             seed_varying(trace, block_leaves, [_spec_names(s) for s in specs], mesh)
+            for t, r in zip(block_leaves, reduced):
+                if r:
+                    mark_manual_partial(t, reduced=r)
         if shown is None:
             return f(*tree_util.tree_unflatten(in_tree, block_leaves))
         with shown.printing(trace):
@@ -325,8 +332,6 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         specs = in_specs if in_specs is not Infer else _inferred_specs(m, args)
         if in_specs is not Infer:
             _check_explicit_args(m, specs, args)
-        # (Reduced in_specs: replicated blocks, whose cotangents mjax sums as usual.)
-        specs = trace_trees.tree_map(without_reduced, specs, is_leaf=_is_spec)
         unreduced = _unreduced_outs(out_specs)
         if unreduced is not None:
             inner = cache.get(("unreduced", m))

@@ -217,14 +217,18 @@ def test_shard_map_reduced_in_spec_grad_is_unreduced(meshes):
         w = lib.device_put(jnp_.arange(4 * 2.).reshape(4, 2) / 10., lib.P(None, None))
         w_r = lib.reshard(w, lib.P(None, None, reduced={"X"}))
 
+        seen = []
+
         @lib.shard_map(in_specs=(lib.P("X", None), lib.P(None, None, reduced={"X"})),
                        out_specs=lib.P("X", None))
         def apply_layer(x, w):
+            seen.append(str(lib.typeof(w)))
             return jnp_.tanh(x @ w)
         dw = lib.jit(lib.grad(lambda w, x: jnp_.sum(apply_layer(x, w) ** 2)))(w_r, x)
-        return str(lib.typeof(dw)), np.asarray(lib.reshard(dw, lib.P()))
+        return str(lib.typeof(dw)), np.asarray(lib.reshard(dw, lib.P())), sorted(set(seen))
     out = both(meshes, body)
     assert out[mjax][0] == out[jax][0] == "float32[4,2]{U:X}"
+    assert out[mjax][2] == out[jax][2] == ["float32[4,2]{R:X}"]
     np.testing.assert_allclose(out[mjax][1], out[jax][1], rtol=1e-5)
 
 
