@@ -15,6 +15,7 @@ from mjax import dtypes as _dt
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
+from mjax.numpy.array_api import fused_when_eager
 
 __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu",
            "elu", "leaky_relu", "celu", "selu", "hard_tanh", "hard_sigmoid", "hard_silu",
@@ -201,36 +202,38 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 
     With return_sign, returns (log|s|, sign(s)); otherwise a negative sum gives NaN.
     Masked-out entries (where=False) are left out. JAX: jax.scipy.special.logsumexp."""
+    # (JAX's order of operations, so that fused half float programs round alike)
+    if where is not None:
+        a = jnp.where(where, a, 0)
     if b is None:
         (a,) = jnp._promote("logsumexp", a, inexact=True)
     else:
         a, b = jnp._promote("logsumexp", a, b, inexact=True)
+        a = jnp.where(b != 0, a, -jnp.inf)
     axes = jnp._axes(axis, a.ndim)
-    masked = a if where is None else jnp.where(where, a, -jnp.inf)
-    amax = jnp.max(masked, axis=axes, keepdims=True)
+    amax = jnp.max(jnp.real(a), axis=axes, keepdims=keepdims, where=where, initial=-jnp.inf)
     # An infinite max (all -inf, or some +inf) would give inf - inf: shift by 0 instead.
     amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, jnp.zeros_like(amax)))
-    e = jnp.exp(a - amax)
+    e = jnp.exp(a - (amax if keepdims else lax.expand_dims(amax, axes)).astype(a.dtype))
     if b is not None:
         e = e * b
-    if where is not None:
-        e = jnp.where(where, e, jnp.zeros_like(e))
-    total = jnp.sum(e, axis=axes, keepdims=keepdims)
+    total = jnp.sum(e, axis=axes, keepdims=keepdims, where=where)
     sign = jnp.sign(total)
-    shift = amax if keepdims else lax.squeeze(amax, axes)
-    out = jnp.log(jnp.abs(total)) + shift
+    complex_ = _dt.issubdtype(a.dtype, _onp.complexfloating)
+    if return_sign or not complex_:
+        total = jnp.abs(total)
+    out = jnp.log(total) + amax.astype(total.dtype)
     if return_sign:
         return out, sign
-    if b is not None:
+    if b is not None and not complex_:
         out = jnp.where(sign < 0, jnp.full_like(out, jnp.nan), out)
     return out
 
 
 def _masked_max(x, axis, where):
     """max over axis (keepdims), ignoring masked-out entries; never differentiated."""
-    if where is not None:
-        x = jnp.where(where, x, -jnp.inf)
-    return lax.stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    return lax.stop_gradient(jnp.max(x, axis=axis, keepdims=True, where=where,
+                                     initial=-jnp.inf))
 
 
 def _no_bool(name, x):
@@ -244,21 +247,20 @@ def softmax(x, axis=-1, where=None):
     entries (where=False) are 0. JAX: jax.nn.softmax."""
     _no_bool("softmax", x)
     x = _float("softmax", x)
-    shifted = jnp.exp(x - _masked_max(x, axis, where))
-    if where is not None:
-        shifted = jnp.where(where, shifted, 0)
-    return shifted / jnp.sum(shifted, axis=axis, keepdims=True)
+    x_max = _masked_max(x, axis, where)
+    unnormalized = jnp.exp((x if where is None else jnp.where(where, x, -jnp.inf)) - x_max)
+    out = unnormalized / jnp.sum(unnormalized, axis=axis, keepdims=True, where=where)
+    return out if where is None else jnp.where(where, out, 0)
 
 
+@fused_when_eager   # (jitted in JAX: its fused bfloat16 ops round alike)
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x) along `axis`; masked-out entries are -inf. JAX: jax.nn.log_softmax."""
     _no_bool("log_softmax", x)
     x = _float("log_softmax", x)
-    shifted = x - _masked_max(x, axis, where)
-    e = jnp.exp(shifted)
-    if where is not None:
-        e = jnp.where(where, e, 0)
-    out = shifted - jnp.log(jnp.sum(e, axis=axis, keepdims=True))
+    x_max = _masked_max(x, axis, where)
+    shifted = (x if where is None else jnp.where(where, x, -jnp.inf)) - x_max
+    out = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True, where=where))
     return out if where is None else jnp.where(where, out, -jnp.inf)
 
 
@@ -277,17 +279,24 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     return jnp.astype(hot, dtype or _dt.default_float())
 
 
+@fused_when_eager   # (jitted in JAX: its fused bfloat16 ops round alike)
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
                 algorithm="fast"):
-    """(x - mean) / sqrt(variance + epsilon), statistics over `axis` unless given.
-    JAX: jax.nn.standardize. (`algorithm` picks how JAX computes the variance; mjax's
-    one way serves both.)"""
+    """(x - mean) / sqrt(variance + epsilon), statistics over `axis` unless given (means in
+    float32 for half floats, as jnp.mean). algorithm="fast": variance as mean(x^2) -
+    mean(x)^2, clipped at 0; "stable": as mean((x - mean)^2). JAX: jax.nn.standardize."""
     x = _float("standardize", x)
     if mean is None:
         mean = jnp.mean(x, axis, keepdims=True, where=where)
     if variance is None:
-        # E[x^2] - E[x]^2, as JAX computes it (one pass over x).
-        variance = jnp.mean(x * x, axis, keepdims=True, where=where) - jnp.square(mean)
+        if algorithm == "stable":
+            variance = jnp.mean(jnp.square(x - mean), axis, keepdims=True, where=where)
+        elif algorithm == "fast":
+            variance = jnp.clip(jnp.mean(jnp.square(x), axis, keepdims=True, where=where)
+                                - jnp.square(mean), 0)
+        else:
+            raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or "
+                             f"'stable'.")
     return (x - jnp.asarray(mean)) * lax.rsqrt(jnp.asarray(variance) + epsilon)
 
 
@@ -308,6 +317,7 @@ def log1mexp(x):
     return jnp.where(x < math.log(2.0), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
 
 
+@fused_when_eager   # (jitted in JAX: its fused bfloat16 ops round alike)
 def logmeanexp(x, axis=None, where=None, keepdims=False):
     """log(mean(exp(x))) over `axis`, counting only where=True entries.
     JAX: jax.nn.logmeanexp."""

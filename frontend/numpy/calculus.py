@@ -11,7 +11,7 @@ from mjax.numpy.arguments import index_axis, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
 from mjax.numpy.elementwise import mod, not_equal, subtract, where_xy
-from mjax.numpy.promotion import broadcast_to
+from mjax.numpy.promotion import broadcast_to, result_type
 from mjax.numpy.reductions import cumsum
 from mjax.numpy.shaping import concatenate, moveaxis, ndim, ravel, reshape
 
@@ -36,18 +36,27 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     return a
 
 
+@fused_when_eager
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """Integral of y by the trapezoidal rule along axis. JAX: jnp.trapezoid."""
     y = asarray(y)
-    if not _dt.is_inexact(y.dtype):
-        y = y.astype(_dt.default_float())
-    axis = index_axis(axis, y.ndim)
-    y = moveaxis(y, axis, -1)
     if x is None:
+        if not _dt.is_inexact(y.dtype):
+            y = y.astype(_dt.default_float())
         d = asarray(dx)
+        if d.ndim > 0:
+            d = moveaxis(reshape(d, (1,) * (y.ndim - d.ndim) + d.shape), axis, -1)
     else:
         x = asarray(x)
-        d = diff(x) if x.ndim == 1 else diff(moveaxis(x, axis, -1), axis=-1)
+        dtype = _dt.to_inexact_dtype(result_type(y, x))
+        y, x = y.astype(dtype), x.astype(dtype)
+        d = diff(x) if x.ndim == 1 else moveaxis(diff(x, axis=axis), axis, -1)
+    y = moveaxis(y, index_axis(axis, y.ndim), -1)
+    if d.ndim == 0 or d.shape[-1] == 1:
+        # A constant spacing: dx * (sum(y) - (y[0] + y[-1]) / 2), JAX's order (its sum of
+        # y, in float32 for half floats, cannot overflow where the pairwise sums would).
+        d = d if d.ndim == 0 else d[..., 0]
+        return d * (reductions.sum(y, axis=-1) - 0.5 * (y[..., 0] + y[..., -1]))
     return 0.5 * reductions.sum(d * (y[..., 1:] + y[..., :-1]), axis=-1)
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as _onp
 
-from mjax import lax
+from mjax import dtypes as _dt, lax
 from mjax.core import at_user_line, Tracer
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy import reductions
 from mjax.numpy.arguments import no_out
-from mjax.numpy.conversion import asarray, astype
+from mjax.numpy.conversion import asarray
 from mjax.numpy.products import diagonal
 from mjax.numpy.promotion import broadcast_to, result_type
 from mjax.numpy.shaping import transpose
@@ -23,11 +23,17 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     `_dot_general` replaces lax.dot_general for each contraction, as JAX's private argument
     does (flax passes its quantized or instrumented dot_generals)."""
     no_out("einsum", out)
+    # Every contraction accumulates in (and returns) `preferred_element_type`, by default
+    # the operands' result type: float16 sums stay float16 here, as in JAX's einsum.
+    if preferred_element_type is None:
+        preferred_element_type, weak = _dt.result_type(*operands, return_weak_type_flag=True)
+    else:
+        preferred_element_type, weak = _dt.check_user_dtype(preferred_element_type,
+                                                            "einsum"), False
     out = contract(subscripts, *operands, precision=precision,
-                   dot_general=_dot_general or lax.dot_general)
-    if preferred_element_type is not None:
-        out = astype(out, preferred_element_type)
-    return out
+                   dot_general=_dot_general or lax.dot_general,
+                   preferred_element_type=preferred_element_type)
+    return lax.convert_element_type(out, preferred_element_type, weak_type=weak)
 
 
 def einsum_path(subscripts, /, *operands, optimize="auto"):
@@ -89,7 +95,7 @@ def _parse(subscripts, n):
     return ins, out
 
 
-def _reduce_own(x, labels, keep):
+def _reduce_own(x, labels, keep, preferred):
     """Sums out labels used only by this operand; takes diagonals of repeated labels."""
     # repeated label in one operand -> diagonal
     while len(set(labels)) != len(labels):
@@ -102,12 +108,16 @@ def _reduce_own(x, labels, keep):
                 break
     drop = [i for i, c in enumerate(labels) if c not in keep]
     if drop:
-        x = reductions.sum(x, axis=tuple(drop))
+        # (in `preferred` where it is wider than x, else in x's dtype: never upcast further)
+        dtype = x.dtype if preferred is None or result_type(x, preferred) == x.dtype \
+            else preferred
+        x = reductions.sum(x, axis=tuple(drop), dtype=dtype)
         labels = [c for i, c in enumerate(labels) if i not in drop]
     return x, labels
 
 
-def contract(subscripts, *operands, precision=None, dot_general=lax.dot_general):
+def contract(subscripts, *operands, precision=None, dot_general=lax.dot_general,
+             preferred_element_type=None):
     ops = [asarray(o) for o in operands]
     ins, out = _parse(_expand_ellipsis(subscripts.replace(" ", ""), [o.ndim for o in ops]),
                       len(operands))
@@ -126,11 +136,12 @@ def contract(subscripts, *operands, precision=None, dot_general=lax.dot_general)
     x, lx = ops[0], terms[0]
     rest = list(zip(ops[1:], terms[1:]))
     needed_later = lambda k: set(out).union(*[set(t) for _, t in rest[k:]])  # noqa: E731
-    x, lx = _reduce_own(x, lx, needed_later(0))
+    pet = preferred_element_type
+    x, lx = _reduce_own(x, lx, needed_later(0), pet)
     for k, (y, ly) in enumerate(rest):
         keep = needed_later(k + 1)
-        y, ly = _reduce_own(y, ly, keep | set(lx))
-        x, lx = _reduce_own(x, lx, keep | set(ly))
+        y, ly = _reduce_own(y, ly, keep | set(lx), pet)
+        x, lx = _reduce_own(x, lx, keep | set(ly), pet)
         dtype = result_type(x, y)
         x, y = x.astype(dtype), y.astype(dtype)
         common = [c for c in lx if c in ly]
@@ -138,7 +149,7 @@ def contract(subscripts, *operands, precision=None, dot_general=lax.dot_general)
         contract = [c for c in common if c not in keep]
         dn = (([lx.index(c) for c in contract], [ly.index(c) for c in contract]),
               ([lx.index(c) for c in batch], [ly.index(c) for c in batch]))
-        x = dot_general(x, y, dn, precision=precision)
+        x = dot_general(x, y, dn, precision=precision, preferred_element_type=pet)
         lx = batch + [c for c in lx if c not in common] + [c for c in ly if c not in common]
-    x, lx = _reduce_own(x, lx, set(out))
+    x, lx = _reduce_own(x, lx, set(out), pet)
     return transpose(x, [lx.index(c) for c in out]) if lx else x

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from mjax import dtypes as _dt
 from mjax.numpy import reductions
-from mjax.numpy.conversion import asarray
+from mjax.numpy.arguments import no_out
+from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.creation import full_like
 from mjax.numpy.elementwise import isnan, logical_and, logical_not, maximum, sqrt, where_xy
-from mjax.numpy.reductions import argmax, argmin, cumprod, cumsum, mean, prod, var
+from mjax.numpy.reductions import argmax, argmin, cumprod, cumsum, mean, prod
 from mjax.numpy.scalar_types import inf, nan
 
 
@@ -95,28 +96,31 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            mean=None):
     """Variance of the non-NaN entries (about `mean`, if given: the mean computed with
-    keepdims=True). JAX: jax.numpy.nanvar."""
+    keepdims=True), computed in float32 for half floats. JAX: jax.numpy.nanvar."""
+    no_out("nanvar", out)
     a = asarray(a)
-    if mean is None and not _has_nans(a):
-        return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    dtype = dtype or a.dtype
-    m = (nanmean(a, axis=axis, dtype=dtype, keepdims=True) if mean is None
-         else asarray(mean))
+    compute, result = reductions._var_dtypes(a.dtype, dtype)
+    a = astype(a, compute)
+    m = (nanmean(a, axis=axis, dtype=compute, keepdims=True, where=where) if mean is None
+         else astype(asarray(mean), compute))
     d = where_xy(isnan(a), full_like(a, 0), a - m)  # (inf - inf stays NaN, as in JAX)
-    total = reductions.sum(d * d, axis=axis, dtype=dtype, keepdims=keepdims)
-    count = _count(a, axis, keepdims, dtype) - ddof
+    total = reductions.sum(reductions._squared_magnitude(d), axis=axis, keepdims=keepdims,
+                           where=where)
+    count = reductions.sum(logical_not(isnan(a)), axis=axis, keepdims=keepdims,
+                           where=where) - ddof
     # (a count of 0 or less divides by 1 inside the untaken branch: its gradient stays 0,
     # not 0 * inf)
     positive = count > 0
-    return where_xy(positive, total / where_xy(positive, count, full_like(count, 1)),
-                    full_like(total, nan))
+    total = where_xy(positive, total, full_like(total, nan))
+    res = total / astype(where_xy(positive, count, full_like(count, 1)), total.dtype)
+    return astype(res, result)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            mean=None):
     """Standard deviation of the non-NaN entries. JAX: jax.numpy.nanstd."""
-    return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
-                           mean=mean))
+    return sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                       where=where, mean=mean))
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):

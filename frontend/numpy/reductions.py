@@ -24,7 +24,21 @@ from mjax.numpy.shaping import concatenate, ravel, reshape, transpose
 from mjax.dialect.shape_poly import is_symbolic_dim
 
 
-def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=None):
+_HALF = (_onp.dtype(_onp.float16), _onp.dtype(_dt.bfloat16))
+
+
+def accumulation_dtype(dtype) -> _onp.dtype:
+    """The dtype a reduction producing `dtype` computes in: float32 for float16 and
+    bfloat16 (whose sums of many terms lose most digits, and whose counts overflow),
+    `dtype` itself otherwise. JAX: jnp's reductions upcast half floats for computation."""
+    dtype = _onp.dtype(dtype)
+    return _onp.dtype(_onp.float32) if dtype in _HALF else dtype
+
+
+def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=None,
+               upcast_half=False):
+    # JAX's order: cast to the computation dtype (a half float result computes in float32
+    # unless `dtype` is given), mask, reduce, apply `initial`, cast to the result dtype.
     def f(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
           promote_integers=True):
         if out is not None:
@@ -33,13 +47,19 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
         check_arraylike(name, a)
         a = asarray(a)
         axes = normalize_axes(axis, a.ndim)
+        if upcast_small_int and a.dtype == _onp.bool_:
+            a = lax.convert_element_type(a, _dt.default_int())  # (sum, prod: numbers)
         if dtype is not None:
-            a = astype(a, dtype)
-        elif upcast_small_int and promote_integers and (a.dtype == _onp.bool_ or (
+            result = _dt.check_user_dtype(dtype, name)
+        elif upcast_small_int and promote_integers and (
                 _dt.issubdtype(a.dtype, _onp.integer)
-                and a.dtype.itemsize < _dt.default_int().itemsize)):
-            a = astype(a, _dt.default_int() if not _dt.issubdtype(a.dtype, _onp.unsignedinteger)
-                       else _dt.canonicalize_dtype(_dt.uint64))
+                and a.dtype.itemsize < _dt.default_int().itemsize):
+            result = (_dt.default_int() if not _dt.issubdtype(a.dtype, _onp.unsignedinteger)
+                      else _dt.canonicalize_dtype(_dt.uint64))
+        else:
+            result = a.dtype
+        upcast = upcast_half and dtype is None
+        a = lax.convert_element_type(a, accumulation_dtype(result) if upcast else result)
         if where is not None:
             if identity is None and initial is None:
                 raise ValueError(f"reduction operation {name} does not have an identity, so "
@@ -56,7 +76,7 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
                                  f"no identity")
             res = lax_fn(a, axes)
         if initial is not None:
-            # (initial takes the reduced array's dtype, as in JAX: an integer sum with
+            # (initial takes the computation dtype, as in JAX: an integer sum with
             # initial=3.25 adds 3)
             init = lax.convert_element_type(initial, a.dtype)
             if init.shape != ():
@@ -66,7 +86,7 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
                 init, res)
         if keepdims:
             res = lax.expand_dims(res, axes)
-        return res
+        return lax.convert_element_type(res, result)
     f.__name__ = name
     f.__doc__ = f"NumPy's {name} reduction. JAX: jax.numpy.{name}."
     return f
@@ -76,10 +96,12 @@ def _where_identity(a, where_, value):
     return where_xy(where_, a, full_like(a, value))
 
 
-sum = fused_when_eager(_reduction("sum", lax.reduce_sum, upcast_small_int=True,  # noqa: A001
-                                  identity=lambda d: 0))
-prod = fused_when_eager(_reduction("prod", lax.reduce_prod, upcast_small_int=True,
-                                   identity=lambda d: 1))
+sum = fused_when_eager(_reduction("sum", lax.reduce_sum, bool_fn=lax.reduce_or,  # noqa: A001
+                                  upcast_small_int=True, identity=lambda d: 0,
+                                  upcast_half=True))
+prod = fused_when_eager(_reduction("prod", lax.reduce_prod, bool_fn=lax.reduce_and,
+                                   upcast_small_int=True, identity=lambda d: 1,
+                                   upcast_half=True))
 _max = _reduction("max", lax.reduce_max, bool_fn=lax.reduce_or)
 _min = _reduction("min", lax.reduce_min, bool_fn=lax.reduce_and)
 
@@ -121,54 +143,88 @@ any = fused_when_eager(_truth_reduction("any", lax.reduce_or, False))  # noqa: A
 
 @fused_when_eager
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    no_out("mean", out)
     check_arraylike("mean", a)
     a = asarray(a)
     axes = normalize_axes(axis, a.ndim)
-    if dtype is None:
-        dtype = _dt.to_inexact_dtype(a.dtype)
-    if where is None:
-        n = math.prod(a.shape[i] for i in axes)
-        if is_symbolic_dim(n):   # (JAX's order: the count's value first, then the sum)
-            count = lax.convert_element_type(n, dtype)
-            return lax.div(sum(astype(a, dtype), axis=axes, keepdims=keepdims), count)
-        total = sum(astype(a, dtype), axis=axes, keepdims=keepdims)
-        return lax.div(total, lax.full_like(total, n))
-    total = sum(astype(a, dtype), axis=axes, keepdims=keepdims, where=where)
-    count = sum(broadcast_to(where, a.shape), axis=axes, keepdims=keepdims, dtype=dtype)
-    return total / count
+    result = _dt.to_inexact_dtype(a.dtype) if dtype is None else _dt.check_user_dtype(
+        dtype, "mean")
+    # (the sum and the division run in float32 for a half float result, unless `dtype`
+    # is given: float16 cannot even count past 65504)
+    compute = accumulation_dtype(result) if dtype is None else result
+    count = _count(a, axes, keepdims, where, compute)  # (JAX's order: count, then sum)
+    total = sum(a, axis=axes, dtype=compute, keepdims=keepdims, where=where)
+    return lax.convert_element_type(lax.div(total, count), result)
+
+
+def _count(a, axes, keepdims, where, dtype):
+    """How many elements of `a` a reduction over `axes` takes in (those where `where` is
+    True), as `dtype`, shaped as the reduction's result."""
+    if where is not None:
+        return sum(broadcast_to(where, a.shape), axis=axes, keepdims=keepdims, dtype=dtype)
+    n = math.prod(a.shape[i] for i in axes)
+    if is_symbolic_dim(n):
+        return lax.convert_element_type(n, dtype)
+    shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape) if keepdims or
+                  i not in axes)
+    return lax.full(shape, n, dtype)
 
 
 _mean = mean   # (var's `mean` argument hides the function)
+
+
+def _var_dtypes(a_dtype, dtype):
+    """(computation dtype, result dtype) of var and nanvar: the result is `dtype`, else
+    the real inexact dtype of `a`; the computation upcasts half floats either way."""
+    if dtype is None:
+        result = _dt.to_inexact_dtype(a_dtype)
+        compute = result
+        if _dt.issubdtype(result, _onp.complexfloating):
+            result = _onp.dtype(_onp.finfo(result).dtype)
+        return accumulation_dtype(compute), result
+    dtype = _dt.check_user_dtype(dtype, "var")
+    if _dt.issubdtype(a_dtype, _onp.complexfloating) and \
+            not _dt.issubdtype(dtype, _onp.complexfloating):
+        raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
+                         "computing the variance of an array of complex values.")
+    return accumulation_dtype(dtype), dtype
+
+
+def _squared_magnitude(d):
+    return real(d * conj(d)) if _dt.issubdtype(d.dtype, _onp.complexfloating) else d * d
 
 
 @fused_when_eager
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
     ddof = _correction(ddof, correction)
+    no_out("var", out)
     check_arraylike("var", a)
     a = asarray(a)
     axes = normalize_axes(axis, a.ndim)
+    compute, result = _var_dtypes(a.dtype, dtype)
+    a = lax.convert_element_type(a, compute)
     if where is not None:
         where = broadcast_to(asarray(where), a.shape)
     # (`mean` is the caller's precomputed mean, kept dims, as in JAX)
-    m = _mean(a, axes, dtype, keepdims=True, where=where) if mean is None else asarray(mean)
-    d = a - m
-    sq = real(d * conj(d)) if _dt.issubdtype(d.dtype, _onp.complexfloating) else d * d
-    if where is None:
-        n = math.prod(a.shape[i] for i in axes)
-        return sum(sq, axis=axes, keepdims=keepdims) / builtins.max(n - ddof, 0)
+    m = (_mean(a, axes, compute, keepdims=True, where=where) if mean is None
+         else lax.convert_element_type(asarray(mean), compute))
+    sq = _squared_magnitude(a - m)
     # (only the selected elements count, in the mean, the sum and the normalizer)
-    total = sum(sq, axis=axes, keepdims=keepdims, where=where)
-    count = sum(where, axis=axes, keepdims=keepdims, dtype=total.dtype)
-    return total / (count - ddof)
+    normalizer = _count(a, axes, keepdims, where, sq.dtype) - lax.convert_element_type(
+        ddof, sq.dtype)
+    total = sum(sq, axis=axes, dtype=sq.dtype, keepdims=keepdims, where=where)
+    res = lax.convert_element_type(lax.div(total, normalizer), result)
+    # (no degrees of freedom left: NaN, as JAX)
+    return where_xy(normalizer > 0, res, _onp.nan)
 
 
 @fused_when_eager
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
     check_arraylike("std", a)
-    return sqrt(var(a, axis, dtype, ddof=_correction(ddof, correction), keepdims=keepdims,
-                    where=where, mean=mean))
+    return sqrt(var(a, axis, dtype, out, ddof=_correction(ddof, correction),
+                    keepdims=keepdims, where=where, mean=mean))
 
 
 def _correction(ddof, correction):
@@ -201,16 +257,24 @@ argmin = fused_when_eager(_arg("argmin", lax.argmin))
 
 
 def _cumulative(name, lax_fn, upcast=False):
+    # (no half float upcast here, as in JAX: a running sum keeps its operand's dtype)
     def f(a, axis=None, dtype=None, out=None):
         no_out(name, out)
         a = asarray(a)
         if axis is None:
             a, axis = ravel(a), 0
-        if dtype is not None:
-            a = astype(a, dtype)
-        elif upcast and a.dtype == _onp.bool_:  # (JAX keeps small ints as they are)
-            a = astype(a, _dt.default_int())
-        return lax_fn(a, normalize_axis(axis, a.ndim))
+        axis = normalize_axis(axis, a.ndim)
+        if dtype is None:
+            result = _dt.default_int() if upcast and a.dtype == _onp.bool_ else a.dtype
+            compute = result  # (JAX keeps small ints as they are)
+        elif _onp.dtype(dtype) == _onp.bool_:
+            # A boolean result accumulates the truth values as integers.
+            result, compute = _onp.dtype(_onp.bool_), _dt.default_int()
+            a = a if a.dtype == _onp.bool_ else not_equal(a, 0)
+        else:
+            result = compute = _dt.check_user_dtype(dtype, name)
+        res = lax_fn(lax.convert_element_type(a, compute), axis)
+        return lax.convert_element_type(res, result)
     f.__name__ = name
     return f
 
