@@ -33,6 +33,9 @@ from mjax.placement import live_arrays, process_count, process_index  # noqa: F4
 from mjax.placement import (copy_to_host_async, host_count, host_id,  # noqa: F401
                             host_ids, process_indices)
 from mjax.array import Shard  # noqa: F401
+from mjax.transfer_guard import (transfer_guard, transfer_guard_device_to_device,  # noqa: F401
+                                 transfer_guard_device_to_host,
+                                 transfer_guard_host_to_device)
 from mjax.sharding_types import typeof
 from mjax.staging import eval_shape
 from mjax import distributed, dlpack, profiler  # noqa: F401

@@ -18,6 +18,7 @@ from mjax.layout import Format, Layout, relayout
 from mjax.runtime import buffer_to_numpy, get_backend
 from mjax.runtime.backend import backend_of_device
 from mjax.tracer import Tracer, escaped_tracer_message
+from mjax.transfer_guard import explicit_device_get, explicit_device_put
 
 
 # ---- devices and processes ----------------------------------------------------------------
@@ -119,7 +120,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     for leaf, target in zip(leaves, targets):
         if isinstance(target, S.PartitionSpec):
             target = S.as_sharding(target, "device_put")
-        out = _put_leaf(leaf, target, S)
+        with explicit_device_put():     # (only the '*_explicit' transfer guards refuse it)
+            out = _put_leaf(leaf, target, S)
         if donate and isinstance(leaf, Array) and out is not leaf:
             leaf.delete()
         outs.append(out)
@@ -208,8 +210,9 @@ def put_sharded(value: np.ndarray, aval, sharding) -> Array:
 
 def device_get(x):
     """A pytree with every mjax.Array leaf copied to the host as a NumPy array."""
-    return trace_trees.tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array)
-                              else leaf, x)
+    with explicit_device_get():
+        return trace_trees.tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array)
+                                    else leaf, x)
 
 
 def block_until_ready(x):

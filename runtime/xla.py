@@ -37,6 +37,9 @@ class _Aval:
     def __init__(self, shape, dtype):
         self.shape, self.dtype, self.weak_type, self.ndim = shape, dtype, False, len(shape)
 
+    def __repr__(self):     # (jaxlib's transfer-guard messages print it, as JAX's aval)
+        return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}])"
+
 
 class DeviceSharding(xc.SingleDeviceSharding):
     """The single-device sharding jaxlib's device_put and arrays expect."""
@@ -45,6 +48,9 @@ class DeviceSharding(xc.SingleDeviceSharding):
 
     def _to_xla_hlo_sharding(self, ndim):
         return xc.HloSharding.replicate()
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
 
     @property
     def _internal_device_list(self):

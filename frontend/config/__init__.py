@@ -47,6 +47,9 @@ class Option:
     affects_tracing: bool = False            # part of jit's cache key
     on_change: Callable[[Any], None] | None = None
     parse_env: Callable[[str], Any] | None = None   # env text -> value (default: parse)
+    # Called with a thread's overriding value when a context manager sets it, and with
+    # the thread's previous override (None: none) when the context ends.
+    on_override: Callable[[Any], None] | None = None
 
     def env_names(self) -> list[str]:
         """Environment variables that set this option, the first present one wins."""
@@ -225,12 +228,18 @@ class Config:
         parsed = {k: self._parse(self._check(k), v) for k, v in values.items()}
         old = getattr(self._local, "overrides", None)
         self._local.overrides = {**(old or {}), **parsed}
+        hooks = [(self._options[k].on_override, k) for k in parsed
+                 if self._options[k].on_override is not None]
+        for hook, k in hooks:
+            hook(parsed[k])
         with self._lock:
             object.__setattr__(self, "_n_overrides", self._n_overrides + 1)
         try:
             yield
         finally:
             self._local.overrides = old
+            for hook, k in hooks:
+                hook((old or {}).get(k))
             with self._lock:
                 object.__setattr__(self, "_n_overrides", self._n_overrides - 1)
 
@@ -298,10 +307,11 @@ config = Config()
 
 
 def option(name: str, default, doc: str, parse: Callable[[Any], Any], *,
-           affects_tracing: bool = False, on_change=None, parse_env=None) -> State:
+           affects_tracing: bool = False, on_change=None, parse_env=None,
+           on_override=None) -> State:
     """Registers an option with a custom validator `parse` (raise ValueError to reject)."""
     return config.register(Option(name, default, doc, parse, affects_tracing, on_change,
-                                  parse_env))
+                                  parse_env, on_override))
 
 
 def bool_option(name: str, default: bool, doc: str, **kw) -> State:
