@@ -240,11 +240,12 @@ TUTORIALS.update({"sharding_201": "", "sharding_ad_301": "",
                   "shard_map": ""})
 _SET_MESH_REPR = ("the cell shows the set_mesh context object, whose default repr names "
                   "its class's module (mjax.sharding, not jax._src.sharding_impls)")
-_UNREDUCED_IN_TRACES = ("unreduced/reduced axes inside jit, grad and traced shard_maps "
-                        "(reshard to P(reduced=...), an unreduced grad accumulator, a "
-                        "reduced weight's gradient being unreduced): mjax's traced types "
-                        "carry no unreduced/reduced axes, so these raise "
-                        "NotImplementedError (eager arrays have them)")
+_UNREDUCED_JAXPRS = ("the printed jaxpr of a program with reduced/unreduced values: mjax's "
+                     "printed jaxprs carry no sharding types (f32[8@X,4], {R:X}, {U:X}) and "
+                     "show mjax's sharding_constraint op where JAX's show reshard; the "
+                     "program computes JAX's values (test_unreduced_traced.py)")
+_HLO_OP_NAMES = ("the HLO's op_name metadata: mjax's ops keep XLA's own names (dot.4), JAX's "
+                 "name the trace path (jit(step)/reshard)")
 _OTHER_MESH_INSIDE_JIT = ("use_abstract_mesh with other axis names inside jit: mjax's "
                           "reshard needs a concrete mesh of those axes, and its propagation "
                           "pass takes one mesh per function")
@@ -261,8 +262,11 @@ KNOWN.update({
     ("sharding_ad_301", 0): _SET_MESH_REPR,
     ("sharding_ad_301", 2): "the jaxpr of grad: mjax's printed jaxprs show no sharding "
                             "types (f32[8@X,4]), and JAX reshards the cotangent seed",
-    **{("sharding_ad_301", i): _UNREDUCED_IN_TRACES for i in (12, 13, 14, 18, 19)},
-    **{("sharding_ad_301", i): "uses cell 14's names" for i in (15, 16)},
+    **{("sharding_ad_301", i): _UNREDUCED_JAXPRS for i in (12, 13, 18)},
+    ("sharding_ad_301", 15): _HLO_OP_NAMES + "; and mjax's one all-reduce sits in the "
+                             "scan body (mjax emits no unreduced layouts in loop bodies), "
+                             "JAX's at the final reshard",
+    ("sharding_ad_301", 16): _HLO_OP_NAMES,
     ("shard_map", 19): "check_vma's error text: JAX names its internal function "
                        "'_rem_singleton' and words the message otherwise",
     ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
