@@ -55,13 +55,29 @@ def test_tolerances_hmax_and_mxstep_match_jax():
               jode.odeint(decay(jnp), 1.0, TS, 0.7, **kw), rtol=1e-4)
 
 
-def test_jit_and_vmap():
+def test_jit_and_vmap_of_value_and_grad():
+    def build(lib, np_, odeint):
+        def one(y0, a):
+            return odeint(decay(np_), y0, TS, a)
+        ys = lib.jit(lib.vmap(one, (0, None)))
+        grads = lib.jit(lib.vmap(lib.grad(lambda y0, a: one(y0, a)[-1], (0, 1)), (0, None)))
+        return lambda y0s, a: (ys(y0s, a), grads(y0s, a))
     y0s = np.array([1.0, 2.0, -1.0], np.float32)
-    got = mjax.jit(mjax.vmap(lambda y0: mode.odeint(decay(mnp), y0, TS, 0.7)))(y0s)
-    want = jax.vmap(lambda y0: jode.odeint(decay(jnp), y0, TS, 0.7))(y0s)
-    assert got.shape == want.shape == (3, 5) and got.dtype == want.dtype
-    close(got, want)
-    close(mode.odeint(decay(mnp), 1.0, TS, 0.7), want[0])
+    got = build(mjax, mnp, mode.odeint)(y0s, np.float32(0.7))
+    want = build(jax, jnp, jode.odeint)(y0s, np.float32(0.7))
+    assert got[0].shape == want[0].shape == (3, 5) and got[0].dtype == want[0].dtype
+    close(got, want, rtol=1e-4)
+    close(mode.odeint(decay(mnp), 1.0, TS, 0.7), want[0][0])
+
+
+def test_complex_state_and_its_gradient_match_jax():
+    def loss(odeint, lib):
+        def fun(y0):
+            ys = odeint(lambda y, t: -1j * y * (1.0 + t), y0, TS)
+            return ys, lib.grad(lambda y0: odeint(lambda y, t: -1j * y, y0, TS).real.sum())(y0)
+        return fun
+    y0 = np.complex64(1.0 + 0.5j)
+    close(loss(mode.odeint, mjax)(y0), loss(jode.odeint, jax)(y0), rtol=1e-4)
 
 
 def test_grads_match_jax():
