@@ -68,7 +68,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     w = ones_like(a) if weights is None else ravel(asarray(weights, a.dtype))
     counts = scatter_1d("add", zeros(nbins, a.dtype), where_xy(inside, idx, nbins), w)
     if density:
-        counts = counts / (reductions.sum(counts) * diff(edges))
+        counts = counts / diff(edges) / reductions.sum(counts)   # (JAX's order)
     return counts, edges
 
 

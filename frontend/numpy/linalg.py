@@ -18,7 +18,8 @@ from mjax.numpy import creation, elementwise, products, reductions
 from mjax.numpy.arguments import normalize_axis
 from mjax.numpy.conversion import array, asarray
 from mjax.numpy.creation import arange, eye, full, ones, zeros
-from mjax.numpy.elementwise import conj, isnan, log, not_equal, sign, sqrt, where_xy
+from mjax.numpy.elementwise import (conj, isnan, log, not_equal, power, sign, sqrt,
+                                    where_xy)
 from mjax.numpy.indexing import take_along_axis
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to, promote
 from mjax.numpy.reductions import count_nonzero, prod
@@ -598,7 +599,10 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
         return reductions.sum(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
-    return reductions.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+    # (ord and 1/ord as constants of a's dtype, as JAX: a float16 power, not integer_pow)
+    p = _onp.asarray(ord, a.dtype)
+    return power(reductions.sum(power(a, p), axis=axis, keepdims=keepdims),
+                 _onp.asarray(1.0 / p, a.dtype))
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro", axis=(-2, -1)):  # noqa: A002

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mjax import lax
 from mjax.numpy import elementwise, reductions, scalar_types
+from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
 from mjax.numpy.elementwise import clip, conj, imag, sqrt
 from mjax.numpy.products import diag, dot
@@ -13,6 +14,7 @@ from mjax.numpy.scalar_types import iscomplexobj
 from mjax.numpy.shaping import atleast_2d, concatenate, squeeze
 
 
+@fused_when_eager   # (jitted in JAX: fused half floats round alike)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
         dtype=None):
     """Covariance matrix of the variables (rows, unless rowvar=False). JAX: jnp.cov."""
@@ -57,6 +59,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return squeeze(c)
 
 
+@fused_when_eager
 def corrcoef(x, y=None, rowvar=True, dtype=None):
     """Pearson correlation coefficients. JAX: jnp.corrcoef."""
     c = cov(x, y, rowvar, dtype=dtype)

@@ -105,7 +105,11 @@ CASES = [
     ("norm", "n", lambda L, x: L.numpy.linalg.norm(x)),
     ("norm_axis", "n", lambda L, x: L.numpy.linalg.norm(x, axis=0)),
     ("norm_ord1", "n", lambda L, x: L.numpy.linalg.norm(x, ord=1)),
+    ("norm_ord3", "n", lambda L, x: L.numpy.linalg.vector_norm(x, ord=3, axis=1)),
     ("trapezoid", "u", lambda L, x: L.numpy.trapezoid(x)),
+    ("cov", "n", lambda L, x: L.numpy.cov(x[:20])),
+    ("corrcoef", "n", lambda L, x: L.numpy.corrcoef(x[:20])),
+    ("histogram_density", "u", lambda L, x: L.numpy.histogram(x, bins=7, density=True)),
     ("einsum", "n", lambda L, x: L.numpy.einsum("ij,kj->ik", x, x)),
     ("einsum_sum_out", "n", lambda L, x: L.numpy.einsum("ij->i", x)),   # (stays f16)
     ("einsum_preferred_f32", "n", lambda L, x: L.numpy.einsum(
