@@ -127,15 +127,27 @@ class _Staged(custom_jvp):
     def __init__(self, fun, rule):
         super().__init__(fun)
         self.vmap_rule = rule
-        self.defjvp(self._jvp_rule)
         # (read by the passes through custom_rules.custom_attribute)
         self.batch_tracer = self._trace_batched
+        self.differentiable_consts = True     # (its JVP rule takes their tangents)
         self.jaxpr_equation = ("custom_vmap_call", {"rule": _rule_name(rule)})
         name = getattr(fun, "__name__", "fun")
         self.no_reverse_mode = (
             f"the custom_vmap function {name} does not support reverse-mode autodiff "
             f"(grad, vjp, linearize), as in JAX; to customize both vmap and reverse-mode "
             f"autodiff, wrap it in a jax.custom_vjp")
+
+    def _has_rules(self):
+        return True
+
+    def _rules(self):
+        return (self.vmap_rule,)
+
+    def _primal_function(self, call, module, primal):
+        # (the function the call runs, over (argument leaves, consts): its JVP is the
+        # derivative of this one, closed-over values included)
+        call.callee = super()._primal_function(call, module, primal)
+        return call.callee
 
     def _stage_differentiated(self, call, leaves, perturbed):
         # Staged as outside differentiation: the call keeps its rule handle (which the
@@ -186,15 +198,19 @@ class _Staged(custom_jvp):
         return name, [0 if b else None for b in flags]
 
     # -- jvp -------------------------------------------------------------------------------
-    def _jvp_rule(self, primals, tangents):
-        """The JVP of a call: a custom_vmap call of the function's JVP over (primal
-        leaves, tangent leaves of the inexact ones), whose rule is the user's rule's JVP
-        (JAX: custom_vmap_jvp)."""
-        leaves, tree = trace_trees.tree_flatten(tuple(primals))
-        t_all = tree.flatten_up_to(tuple(tangents))
-        avals = [aval_of_value(x) for x in leaves]
+    def _later_jvp(self, call, module, zeros=()):
+        """The JVP rule of a call (passes/forward_mode), over (argument leaves, consts,
+        tangents of the inexact ones): a custom_vmap call of the JVP of the call's
+        function, whose vmap rule is the user's rule's JVP (JAX: custom_vmap_jvp). The
+        values the function closes over are differentiated as its arguments are, as in
+        JAX."""
+        n, consts = len(call.in_avals), call.consts
+        avals = list(call.in_avals) + list(consts.avals)
         inexact = [_is_inexact(a) for a in avals]
-        fun, rule, n_out = self.fun, self.vmap_rule, {}
+        t_avals = [a.strip_weak_type() for a, d in zip(avals, inexact) if d]
+        const_tangents = any(inexact[i] and i not in zeros for i in range(n, len(avals)))
+        callee, rule, name = call.callee, self.vmap_rule, call.name
+        n_out, n_leaf_t = {}, sum(inexact[:n])
 
         def full_tangents(ts):
             it = iter(ts)
@@ -202,19 +218,38 @@ class _Staged(custom_jvp):
                     for a, d in zip(avals, inexact)]
 
         def fun_jvp(ps, ts):
-            outs, touts = jvp(fun, tuple(tree_util.tree_unflatten(tree, ps)),
-                              tuple(tree_util.tree_unflatten(tree, full_tangents(ts))))
+            outs, touts = jvp(lambda *xs: emit_call(callee, list(xs)), tuple(ps),
+                              tuple(full_tangents(ts)))
             return _split_outs(outs, touts, n_out)
 
-        def rule_jvp(axis_size, in_batched, ps, ts):
-            return _rule_jvp(rule, fun, tree, inexact, n_out["tree"], full_tangents,
-                             axis_size, in_batched, ps, ts)
+        fun_jvp.__name__ = f"{name}_jvp"
 
-        inner = custom_vmap(fun_jvp)
-        inner.def_vmap(rule_jvp)
-        inner.__name__ = f"{getattr(fun, '__name__', 'fun')}_jvp"
-        outs, touts = inner(list(leaves), [t for t, d in zip(t_all, inexact) if d])
-        return _join_outs(n_out["tree"], outs, touts)
+        def rule_jvp(axis_size, in_batched, ps, ts):
+            ps_b, ts_b = in_batched
+            if const_tangents or any(ps_b[n:]) or any(ts_b[n_leaf_t:]):
+                raise NotImplementedError(
+                    f"vmap of the JVP of the custom_vmap function {name} with respect to a "
+                    f"value it closes over, or with such a value batched: pass that value "
+                    f"to the function as an argument")
+            return _rule_jvp(rule, call.tree, inexact[:n], call.out_tree, axis_size,
+                             (ps_b[:n], ts_b[:n_leaf_t]), ps[:n], ts[:n_leaf_t])
+
+        def body(*xs):
+            inner = custom_vmap(fun_jvp)
+            inner.def_vmap(rule_jvp)
+            outs, touts = inner(list(xs[:len(avals)]), list(xs[len(avals):]))
+            return list(outs) + list(touts)
+        with context():
+            traced = _trace_into(module, body, _abstract(avals + t_avals), f"{name}_jvp")
+            consts.check_captures(traced, f"the custom_vmap rule of {name}")
+            if not traced.captured:
+                return traced.name
+
+            def with_captures(*xs):
+                return emit_call(traced.name, list(xs) + consts.pick(
+                    traced.captured, xs[n:len(avals)]))
+            return _trace_into(module, with_captures, _abstract(avals + t_avals),
+                               f"{name}_jvp").name
 
 
 def _split_outs(outs, touts, holder):
@@ -226,18 +261,7 @@ def _split_outs(outs, touts, holder):
                       if _is_inexact(aval_of_value(o))]
 
 
-def _join_outs(out_tree, outs, touts):
-    """(outputs, tangents) pytrees from _split_outs' lists (float0 zero tangents for the
-    exact outputs)."""
-    it = iter(touts)
-    t_leaves = [next(it) if _is_inexact(aval_of_value(o)) else
-                zeros_like_aval(tangent_aval(aval_of_value(o))) for o in outs]
-    return (tree_util.tree_unflatten(out_tree, list(outs)),
-            tree_util.tree_unflatten(out_tree, t_leaves))
-
-
-def _rule_jvp(rule, fun, tree, inexact, out_tree, full_tangents, axis_size, in_batched,
-              ps, ts):
+def _rule_jvp(rule, tree, inexact, out_tree, axis_size, in_batched, ps, ts):
     """The vmap rule of a custom_vmap JVP call: the user's rule for the primals batched
     together with their tangents, its JVP vmapped over the primals or tangents batched
     alone (JAX: custom_vmap_jvp's jvp_of_rule_rule)."""
@@ -256,8 +280,11 @@ def _rule_jvp(rule, fun, tree, inexact, out_tree, full_tangents, axis_size, in_b
         return tree_util.tree_unflatten(out_tree, outs)
 
     def jvp_over(p_leaves, t_leaves):
+        it = iter(t_leaves)
+        t_all = [next(it) if d else zeros_like_aval(tangent_aval(aval_of_value(p)))
+                 for p, d in zip(p_leaves, inexact)]
         outs, touts = jvp(to_jvp, tuple(tree_util.tree_unflatten(tree, p_leaves)),
-                          tuple(tree_util.tree_unflatten(tree, full_tangents(t_leaves))))
+                          tuple(tree_util.tree_unflatten(tree, t_all)))
         return _split_outs(outs, touts, {})
 
     if not any(extra_p) and not any(extra_t):

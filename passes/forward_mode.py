@@ -196,7 +196,8 @@ def _custom_jvp_call_jvp(jvp: Jvp, op, pairs):
     if why:    # (mjax.custom_batching: its JVP is one opaque custom_vmap call)
         raise NoReverseModeError(op, f"Linearization failed to produce known values for "
                                      f"all output primals: {why}")
-    _check_closed_over_tangents(op, ts)
+    if not custom_attribute(op, "differentiable_consts"):   # (custom_vmap's are)
+        _check_closed_over_tangents(op, ts)
     ex, b = jvp.ex, jvp.builder(op)
     ins, outs = ex.fns.signature(callee_of(op))
     # (traced now if only its handle is known; the inputs without tangents: symbolic zeros)

@@ -168,6 +168,32 @@ def test_jvp_of_vmap_and_jacfwd():
                 XS[1], YS[1])
 
 
+def test_jvp_with_respect_to_closed_over_values():
+    def make(lib, lnp, calls, w):
+        @lib.custom_batching.custom_vmap
+        def f(x):
+            return lnp.sin(x) * w
+
+        @f.def_vmap
+        def rule(axis_size, in_batched, xs):
+            calls.append(list(in_batched))
+            return lnp.cos(xs) * w, in_batched[0]
+        return f
+
+    def build(lib, lnp, calls):
+        def outer(w, v):
+            f = make(lib, lnp, calls, w)
+            return lib.vmap(f)(XS * v), f(v)
+        return lambda w, v: (lib.jvp(outer, (w, v), (1.0, 0.5)),
+                             lib.jit(lambda w: lib.vmap(lambda x, t: lib.jvp(
+                                 make(lib, lnp, calls, w), (x,), (t,)))(XS, YS))(w))
+    assert_same(build, np.float32(2.0), np.float32(0.3))
+    # (JAX raises UnexpectedTracerError here)
+    with pytest.raises(NotImplementedError, match="JVP of the custom_vmap function f"):
+        mjax.vmap(lambda t: mjax.jvp(lambda w: make(mjax, mnp, [], w)(0.5), (2.0,),
+                                     (t,)))(XS)
+
+
 def test_grad_of_vmap_differentiates_the_rule():
     assert_same(lambda lib, lnp, c: lib.grad(
         lambda s: lib.vmap(sin_times(lib, lnp, c), (0, None))(XS * s, 2.0).sum()),
