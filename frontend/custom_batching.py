@@ -189,7 +189,7 @@ class _Staged(custom_jvp):
             traced = _trace_into(module, body, _abstract(avals), f"{call.name}_vmap_rule")
             consts.check_captures(traced, f"the custom_vmap rule of {call.name}")
             name = traced.name
-            if len(consts):
+            if len(consts) or traced.captured:
                 def with_consts(*xs):
                     return emit_call(traced.name, list(xs[:n])
                                      + consts.pick(traced.captured, xs[n:]))
@@ -210,7 +210,7 @@ class _Staged(custom_jvp):
         t_avals = [a.strip_weak_type() for a, d in zip(avals, inexact) if d]
         const_tangents = any(inexact[i] and i not in zeros for i in range(n, len(avals)))
         callee, rule, name = call.callee, self.vmap_rule, call.name
-        n_out, n_leaf_t = {}, sum(inexact[:n])
+        n_leaf_t = sum(inexact[:n])
 
         def full_tangents(ts):
             it = iter(ts)
@@ -220,7 +220,7 @@ class _Staged(custom_jvp):
         def fun_jvp(ps, ts):
             outs, touts = jvp(lambda *xs: emit_call(callee, list(xs)), tuple(ps),
                               tuple(full_tangents(ts)))
-            return _split_outs(outs, touts, n_out)
+            return _split_outs(outs, touts)
 
         fun_jvp.__name__ = f"{name}_jvp"
 
@@ -252,11 +252,10 @@ class _Staged(custom_jvp):
                                f"{name}_jvp").name
 
 
-def _split_outs(outs, touts, holder):
-    """(output leaves, tangent leaves of the inexact outputs); records the output
-    structure in `holder`."""
-    o_leaves, holder["tree"] = trace_trees.tree_flatten(outs)
-    t_leaves = holder["tree"].flatten_up_to(touts)
+def _split_outs(outs, touts):
+    """(output leaves, tangent leaves of the inexact outputs)."""
+    o_leaves, tree = trace_trees.tree_flatten(outs)
+    t_leaves = tree.flatten_up_to(touts)
     return o_leaves, [t for o, t in zip(o_leaves, t_leaves)
                       if _is_inexact(aval_of_value(o))]
 
@@ -285,7 +284,7 @@ def _rule_jvp(rule, tree, inexact, out_tree, axis_size, in_batched, ps, ts):
                  for p, d in zip(p_leaves, inexact)]
         outs, touts = jvp(to_jvp, tuple(tree_util.tree_unflatten(tree, p_leaves)),
                           tuple(tree_util.tree_unflatten(tree, t_all)))
-        return _split_outs(outs, touts, {})
+        return _split_outs(outs, touts)
 
     if not any(extra_p) and not any(extra_t):
         outs, touts = jvp_over(list(ps), list(ts))
