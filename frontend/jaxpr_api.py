@@ -47,6 +47,9 @@ def closure_convert(fun, *example_args):
     hoisted = [i for i, c in enumerate(consts)
                if np.issubdtype(np.dtype(typeof(c).dtype), np.inexact)]
     kept = {i: c for i, c in enumerate(consts) if i not in hoisted}
+    # (`converted` must not close over the hoisted values, nor over `closed` that holds
+    # them: custom_vjp/custom_jvp treat a closed-over tracer as a value to differentiate)
+    jaxpr, n_consts = closed.jaxpr, len(consts)
 
     def converted(*args_and_consts):
         n = len(args_and_consts) - len(hoisted)
@@ -57,6 +60,6 @@ def closure_convert(fun, *example_args):
                             f"structure {in_tree}, got {tree}")
         full = dict(kept)
         full.update(zip(hoisted, given))
-        outs = eval_jaxpr(closed.jaxpr, [full[i] for i in range(len(consts))], *flat)
+        outs = eval_jaxpr(jaxpr, [full[i] for i in range(n_consts)], *flat)
         return tree_util.tree_unflatten(out_tree, outs)
     return converted, [consts[i] for i in hoisted]

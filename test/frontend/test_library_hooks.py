@@ -95,6 +95,23 @@ def test_closure_convert_hoists_inexact_constants():
         mjax.closure_convert(lambda x: x, jnp.ones(3))[0]((jnp.ones(3),))
 
 
+def test_closure_convert_feeds_custom_vjp_under_grad():
+    # JAX's pattern: a custom_vjp takes a closure's hoisted values as explicit arguments;
+    # the converted function must not itself close over them (else "closed-over value").
+    def outer(w):
+        f = lambda x: jnp.sin(x * w)   # noqa: E731
+        conv, consts = mjax.closure_convert(f, jnp.ones(3))
+
+        @mjax.custom_vjp
+        def g(x, *cs):
+            return conv(x, *cs)
+        g.defvjp(lambda x, *cs: (conv(x, *cs), (x, cs)),
+                 lambda res, ct: (ct * 2.0,) + tuple(jnp.zeros_like(c) for c in res[1]))
+        return jnp.sum(g(jnp.ones(3), *consts))
+    w = jnp.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(np.asarray(mjax.grad(outer)(w)), np.zeros(3))
+
+
 def test_grad_passes_python_objects_in_aux_through():
     def f(x):
         return jnp.sum(x ** 2), {"name": "hi", "v": x * 2, "fn": len}
