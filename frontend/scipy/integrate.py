@@ -1,0 +1,12 @@
+"""`mjax.scipy.integrate`: numerical integration of sampled data, as `jax.scipy.integrate`."""
+from __future__ import annotations
+
+from mjax import numpy as jnp
+
+__all__ = ["trapezoid"]
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """Integral of sampled `y` along `axis` by the composite trapezoidal rule, with sample
+    points `x` or a uniform spacing `dx` (SciPy's `scipy.integrate.trapezoid`)."""
+    return jnp.trapezoid(y, x, dx, axis)
