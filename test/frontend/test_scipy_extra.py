@@ -37,6 +37,8 @@ def test_trapezoid():
     check(mjax.grad(lambda y: msp.integrate.trapezoid(y ** 2, x))(y[0]),
           jax.grad(lambda y: jax.scipy.integrate.trapezoid(y ** 2, x))(y[0]))
     check(mjax.jit(msp.integrate.trapezoid)(y, x), jax.scipy.integrate.trapezoid(y, x))
+    with pytest.raises(TypeError, match="ndarray or scalar"):
+        msp.integrate.trapezoid([1.0, 2.0])
 
 
 def test_vq():
@@ -213,6 +215,8 @@ def test_regular_grid_interpolator():
     check(M(pts, vals)(q[:1]), J(pts, vals)(q[:1]))
     with pytest.raises(ValueError, match="not defined"):
         M(pts, vals, method="cubic")
+    with pytest.raises(TypeError, match="ndarray or scalar"):
+        M(([1.0, 2.0, 3.0], pts[1]), vals)
     with pytest.raises(NotImplementedError, match="bounds_error"):
         M(pts, vals, bounds_error=True)
     with pytest.raises(ValueError, match="dimension"):
@@ -261,6 +265,10 @@ def test_rotation_euler():
     check(MR.from_euler("x", 0.3).as_quat(), JR.from_euler("x", 0.3).as_quat())
     with pytest.raises(ValueError, match="consecutive"):
         MR.from_euler("xxy", np.zeros(3))
+    with pytest.raises(TypeError, match="ndarray or scalar"):
+        MR.from_euler("xyz", [0.1, 0.2, 0.3])
+    check(MR.from_quat([0.0, 0.0, 1.0, 1.0]).as_quat(),
+          JR.from_quat(np.array([0.0, 0.0, 1.0, 1.0])).as_quat())        # lists: as JAX
     with pytest.raises(ValueError, match="Expected 3 axes"):
         m.as_euler("xy")
     with pytest.raises(ValueError, match="Expected axes"):

@@ -7,6 +7,7 @@ import numpy as _onp
 
 from mjax import dtypes
 from mjax import numpy as jnp
+from mjax.numpy.arguments import check_arraylike
 from mjax.tree_util import register_pytree_node
 
 __all__ = ["RegularGridInterpolator"]
@@ -44,6 +45,7 @@ class RegularGridInterpolator:
         self.bounds_error = bounds_error
         if bounds_error:
             raise NotImplementedError("`bounds_error` takes no effect under JIT")
+        check_arraylike("RegularGridInterpolator", values)
         (values,) = jnp._promote("RegularGridInterpolator", values, inexact=True,
                                  broadcast=False)
         if len(points) > values.ndim:
@@ -56,6 +58,7 @@ class RegularGridInterpolator:
                 raise ValueError("fill_value must be either 'None' or of a type compatible "
                                  "with values")
         self.fill_value = fill_value
+        check_arraylike("RegularGridInterpolator", *points)
         self.grid = tuple(jnp.asarray(p) for p in points)
         self.values = values
 

@@ -10,6 +10,7 @@ import typing
 import numpy as _onp
 
 from mjax import numpy as jnp
+from mjax.numpy.arguments import check_arraylike
 
 __all__ = ["Rotation", "Slerp"]
 
@@ -108,6 +109,7 @@ def _quat_of_euler(seq, angles, degrees):
         raise ValueError(f"Expected axis specification to be a non-empty string of upto 3 "
                          f"characters, got {seq}")
     axes, intrinsic = parsed
+    check_arraylike("atleast_1d", angles)
     angles = _inexact(jnp.atleast_1d(angles))
     if angles.shape[-1] != len(axes):
         raise ValueError(f"Expected the last axis of `angles` to have {len(axes)} entries, "
