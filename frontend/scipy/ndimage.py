@@ -7,8 +7,6 @@ import functools
 import itertools
 import operator
 
-import numpy as _onp
-
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.staging import jit_eagerly

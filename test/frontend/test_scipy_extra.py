@@ -1,7 +1,6 @@
 """mjax.scipy's integrate, sparse.linalg, ndimage, interpolate, spatial.transform and
 cluster.vq against JAX 0.10.2 (and SciPy): values, dtypes, shapes, jit/grad/vmap, errors."""
 import jax
-import jax.numpy as jjnp
 import jax.scipy.spatial.transform  # noqa: F401 (jax.scipy does not load it)
 import numpy as np
 import pytest
