@@ -56,6 +56,9 @@ def _map_coordinates(input, coordinates, order, mode, cval):
     if len(coords) != arr.ndim:
         raise ValueError("coordinates must be a sequence of length input.ndim, but "
                          f"{len(coords)} != {arr.ndim}")
+    if arr.ndim == 0:
+        # (JAX fails here with a TypeError from reducing no terms)
+        raise TypeError("map_coordinates requires an input of at least 1 dimension")
     fold = _FOLD.get(mode)
     if fold is None:
         raise NotImplementedError(

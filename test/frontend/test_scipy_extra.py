@@ -184,6 +184,8 @@ def test_map_coordinates_dtypes_transforms_errors():
         m(IMG, COORDS, 1, mode="grid-wrap")
     with pytest.raises(ValueError, match="input.ndim"):
         m(IMG, COORDS[:1], 1)
+    with pytest.raises(TypeError):                       # JAX: a TypeError too
+        m(np.array(5.0, np.float32), [], 0)
 
 
 # ---- interpolate --------------------------------------------------------------------------
