@@ -18,8 +18,9 @@ save_from_both_policies(dots_saveable, save_only_these_names(...))) are applied 
 passes/rules/remat.py. Any other callable (JAX: `policy(prim, *avals, **params)`, e.g.
 `lambda prim, *_, **__: str(prim) != 'all_gather'`) and other combinations are
 registered with the pass, which calls them on each op (`policy = "callable"`, the key in
-`names`); these Policy objects are such callables too. Offloading raises
-NotImplementedError.
+`names`); these Policy objects are such callables too. The offloading policies save what they
+would offload (mjax has one memory space per device). Under jax_remat3 `for_remat3`
+maps a policy to what JAX 0.10.2's new remat saves.
 """
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ class Policy:
             return True     # (see save_anything_except_these_names)
         if kind == "nothing_saveable":
             return False
+        if kind == "offload_dot_with_no_batch_dims":
+            kind = "dots_with_no_batch_dims_saveable"
         if kind in ("dots_saveable", "dots_with_no_batch_dims_saveable"):
             if name == "conv_general_dilated":
                 return kind == "dots_saveable"
@@ -53,7 +56,7 @@ class Policy:
             return kind == "dots_saveable" or not any(len(b) for b in batch)
         if name != "name":
             return False
-        if kind == "save_only_these_names":
+        if kind in ("save_only_these_names", "save_and_offload_only_these_names"):
             return params["name"] in self.names
         return params["name"] not in self.names     # save_any_names_but_these
 
@@ -100,15 +103,48 @@ def save_from_both_policies(policy_1, policy_2):
 
 
 def offload_dot_with_no_batch_dims(offload_src, offload_dst):
-    raise NotImplementedError("checkpoint_policies.offload_dot_with_no_batch_dims: mjax "
-                              "has no host offloading of residuals")
+    """dots_with_no_batch_dims_saveable, with the saved dots meant for host memory. mjax
+    has one memory space per device: the dots are saved where they are computed."""
+    return Policy("offload_dot_with_no_batch_dims", parts=(offload_src, offload_dst))
 
 
 def save_and_offload_only_these_names(*, names_which_can_be_saved,
                                       names_which_can_be_offloaded, offload_src,
                                       offload_dst):
-    raise NotImplementedError("checkpoint_policies.save_and_offload_only_these_names: "
-                              "mjax has no host offloading of residuals")
+    """save_only_these_names(names_which_can_be_saved), plus the names meant to be
+    offloaded to host memory. mjax has one memory space per device: those are saved
+    where they are computed, as the saveable ones."""
+    saved, offloaded = set(names_which_can_be_saved), set(names_which_can_be_offloaded)
+    both = saved & offloaded
+    if both:
+        raise ValueError(
+            "The names should be exclusive and should not intersect in "
+            "`names_which_can_be_saved` and `names_which_can_be_offloaded`. Got "
+            f"names_which_can_be_saved={saved}, names_which_can_be_offloaded={offloaded} "
+            f"and the intersection={both}")
+    return Policy("save_and_offload_only_these_names", sorted(saved) + sorted(offloaded),
+                  parts=(offload_src, offload_dst))
+
+
+def _dot_general_only(prim, *avals, **params):
+    return getattr(prim, "name", str(prim)) == "dot_general"
+
+
+def for_remat3(policy):
+    """The policy `checkpoint` applies under jax_remat3 (JAX 0.10.2's new remat): only
+    checkpoint_name'd values (the name policies; everything_saveable: every name) and
+    dot_general results (the dots policies) may be saved; any other policy, offloading
+    ones and Python callables included, rematerializes everything (None)."""
+    if not isinstance(policy, Policy):
+        return None
+    if policy.kind in ("save_only_these_names", "save_any_names_but_these",
+                       "dots_with_no_batch_dims_saveable"):
+        return policy
+    if policy.kind == "everything_saveable":
+        return save_any_names_but_these()
+    if policy.kind == "dots_saveable":
+        return _dot_general_only    # (not convolutions)
+    return None
 
 
 def _simplify(policy: Policy) -> Policy:
@@ -136,6 +172,10 @@ def encode(policy) -> dict:
         # Evaluated by the pass on each op of the checkpointed function.
         return {"policy": "callable", "names": [register_callable_policy(policy)]}
     simple = _simplify(policy)
+    if simple.kind == "save_and_offload_only_these_names":
+        simple = save_only_these_names(*simple.names)
+    elif simple.kind == "offload_dot_with_no_batch_dims":
+        simple = dots_with_no_batch_dims_saveable
     if simple.kind == "save_from_both_policies":
         kinds = {p.kind: p for p in simple.parts if isinstance(p, Policy)}
         if set(kinds) == {"dots_saveable", "save_only_these_names"}:
@@ -155,4 +195,4 @@ __all__ = ["checkpoint_dots", "checkpoint_dots_with_no_batch_dims", "dots_saveab
            "dots_with_no_batch_dims_saveable", "everything_saveable", "nothing_saveable",
            "offload_dot_with_no_batch_dims", "save_and_offload_only_these_names",
            "save_any_names_but_these", "save_anything_except_these_names",
-           "save_from_both_policies", "save_only_these_names"]
+           "save_from_both_policies", "save_only_these_names", "for_remat3"]

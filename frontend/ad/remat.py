@@ -8,8 +8,10 @@ import inspect
 from mjax import trace_trees, tree_util
 from mjax.ad import levels
 from mjax.ad.checkpoint_policies import encode as encode_policy
+from mjax.ad.checkpoint_policies import for_remat3
 from mjax.ad.custom import _split_static
 from mjax.ad.staging import _wraps, stage_function, staged
+from mjax.config import config
 from mjax.dialect.ops import transforms as T
 from mjax.staging import call_args, emit_call
 
@@ -18,7 +20,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
                static_argnames=(), concrete=None):
     """Marks fun for rematerialization: reverse mode recomputes its forward pass in the
     backward pass instead of saving residuals (visible as `jaxpr.checkpoint` in the IR).
-    JAX: jax.checkpoint (`concrete` was removed there: passing it raises, as in JAX)."""
+    JAX: jax.checkpoint (`concrete` was removed there: passing it raises, as in JAX).
+    Under jax_remat3 (read here, as JAX does) the policy is mapped by for_remat3."""
     if concrete is not None:
         raise NotImplementedError("The `concrete` option to `jax.checkpoint` was removed "
                                   "in JAX v0.10.0; use `static_argnums` instead.")
@@ -35,7 +38,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
                           if n in params and params.index(n) not in static_argnums)
     else:
         named_pos = ()
-    extra = encode_policy(policy)   # unsupported policies fail here, not silently
+    remat3 = config.read("jax_remat3")
+    extra = encode_policy(for_remat3(policy) if remat3 else policy)
 
     @_wraps(fun)
     def remat_f(*args, **kwargs):
@@ -54,6 +58,11 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
                              cls=T.CheckpointOp, prevent_cse=bool(prevent_cse), **extra)
             return tree_util.tree_unflatten(traced.out_tree, outs)
         return staged(checkpoint_impl)(*dyn, **kwargs)
+    if remat3:
+        # (JAX's remat3 returns a partial: no signature, so arguments are args[i])
+        def remat3_f(*args, **kwargs):
+            return remat_f(*args, **kwargs)
+        return remat3_f
     return remat_f
 
 

@@ -387,6 +387,13 @@ debug_nans = bool_option(
 debug_infs = bool_option(
     "jax_debug_infs", False,
     "Raise FloatingPointError when an operation produces an inf (as jax_debug_nans).")
+remat3 = bool_option(
+    "jax_remat3", False,
+    "JAX's newer checkpoint: only checkpoint_name'd values (save_only_these_names, "
+    "save_any_names_but_these, everything_saveable) and dots (dots_saveable, "
+    "dots_with_no_batch_dims_saveable) may be saved; other policies rematerialize "
+    "everything, and checkpointed functions take (*args, **kwargs).",
+    affects_tracing=True)
 log_compiles = bool_option(
     "jax_log_compiles", False,
     "Log (logging.WARNING, logger 'mjax.api') each jit compilation with its argument "

@@ -248,9 +248,16 @@ def test_policy_that_is_not_callable_is_a_type_error():
         mjax.checkpoint(lambda x: x, policy=3)
 
 
-def test_offload_policy_raises():
-    with pytest.raises(NotImplementedError, match="offload"):
-        mjax.checkpoint_policies.offload_dot_with_no_batch_dims("device", "pinned_host")
+def test_offload_policies_keep_their_residuals_on_device():
+    # (test_remat3.py compares them with jax; here: what they save without remat3)
+    cp = mjax.checkpoint_policies
+    off = cp.offload_dot_with_no_batch_dims("device", "pinned_host")
+    assert off(mjax.lax.dot_general_p, dimension_numbers=(((1,), (0,)), ((), ())))
+    both = cp.save_and_offload_only_these_names(
+        names_which_can_be_saved=["a"], names_which_can_be_offloaded=["b"],
+        offload_src="device", offload_dst="pinned_host")
+    assert "policy='save_only_these_names'" in str(
+        mjax.make_jaxpr(mjax.checkpoint(jnp.sin, policy=both))(X))
 
 
 def test_policy_recorded_on_checkpoint_op():

@@ -282,7 +282,7 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
                   "vjp_objects_301": "", "custom_derivatives_301": "", "cookbook_301": "",
                   "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
                   "export": DOCTEST_PRELUDE, "shape_poly": DOCTEST_PRELUDE,
-                  "compilation_cache": ""})
+                  "compilation_cache": "", "remat_301": ""})
 KNOWN.update({
     ("custom_derivatives_301", 9): "jit(grad(f)).trace(x).jaxpr of a hijax primitive: "
                                    "mjax's grad stages the custom_vjp forward rule as a "
