@@ -12,6 +12,9 @@ from mjax import numpy as jnp
 from mjax.ad import custom_jvp
 from mjax.nn import functions as nn_functions
 from mjax.nn.functions import logsumexp  # noqa: F401  (JAX: jax.scipy.special.logsumexp)
+from mjax.scipy.special_hyp import bessel_jn, hyp1f1, hyp2f1, sph_harm_y  # noqa: F401
+from mjax.scipy.special_more import (dawsn, erfcx, exp1, expi, expn, fresnel,  # noqa: F401
+                                     owens_t, sici, spence, wofz)
 from mjax.staging import jit_eagerly
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "polygamma",
@@ -225,7 +228,8 @@ def ndtri(p):
 __all__ += ["betainc", "gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "ndtri", "zeta",
             "gammasgn", "gamma", "loggamma", "beta", "betaln", "factorial", "comb", "poch",
             "multigammaln", "kl_div", "rel_entr", "boxcox", "boxcox1p", "softmax",
-            "log_softmax", "bernoulli"]
+            "log_softmax", "bernoulli", "bessel_jn", "dawsn", "erfcx", "exp1", "expi", "expn",
+            "fresnel", "hyp1f1", "hyp2f1", "owens_t", "sici", "spence", "sph_harm_y", "wofz"]
 
 
 def gammasgn(x):
@@ -378,15 +382,3 @@ def bernoulli(n):
         b[1] = -b[1]  # the algorithm gives the B_1 = +1/2 convention
     return jnp.asarray([float(v) for v in b], dtype=jnp.zeros(()).dtype)
 
-
-def _not_implemented(name):
-    def f(*args, **kwargs):
-        raise NotImplementedError(f"mjax.scipy.special.{name} is not implemented")
-    f.__name__ = name
-    f.__doc__ = f"Not implemented in mjax. JAX: jax.scipy.special.{name}."
-    return f
-
-
-for _name in ("bessel_jn", "dawsn", "erfcx", "exp1", "expi", "expn", "fresnel", "hyp1f1",
-              "hyp2f1", "owens_t", "sici", "spence", "sph_harm_y", "wofz"):
-    globals()[_name] = _not_implemented(_name)

@@ -1,0 +1,527 @@
+"""`mjax.scipy.special`, part 2: the error-function family (wofz, erfcx, dawsn, fresnel,
+owens_t) and the exponential, sine/cosine and Spence integrals (expi, exp1, expn, sici,
+spence), as JAX 0.10.2 computes them: rational approximations from Cephes (the tables in
+`special_tables`), Weideman's rational series for the Faddeeva function, a Gauss-Legendre
+rule for Owen's T and Cephes' series / continued fractions for E_n. Each defines the
+derivative JAX defines (a custom_jvp), so grads need not go through the approximations.
+Half floats are computed in float32 and rounded back.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mjax import lax
+from mjax import numpy as jnp
+from mjax.ad import custom_jvp
+from mjax.scipy import special_tables as T
+from mjax.staging import jit_eagerly
+
+__all__ = ["wofz", "erfcx", "dawsn", "fresnel", "owens_t", "expi", "exp1", "expn", "sici",
+           "spence"]
+
+_EULER = 0.5772156649015329
+_SQRT_PI = math.sqrt(math.pi)
+_HALF = (np.dtype(np.float16), np.dtype(jnp.bfloat16))
+
+
+def _horner(coeffs, t):
+    """sum_k coeffs[k] t^(n-k): the coefficients from the highest degree down."""
+    acc = jnp.full_like(t, coeffs[0])
+    for c in coeffs[1:]:
+        acc = acc * t + c
+    return acc
+
+
+def _real(name, *args):
+    """The arguments promoted to one inexact dtype (strong, as JAX's results are); complex
+    input is a ValueError, as in JAX."""
+    args = jnp._promote(name, *args, inexact=True)
+    if jnp.iscomplexobj(args[0]):
+        raise ValueError(f"{name} does not support complex-valued inputs.")
+    return [lax.convert_element_type(a, a.dtype) for a in args]
+
+
+def _in_f32(fn, x, *rest):
+    """fn over float32 copies of half-float arguments, its results rounded back."""
+    if x.dtype not in _HALF:
+        return fn(x, *rest)
+    out = fn(x.astype(jnp.float32), *(r.astype(jnp.float32) for r in rest))
+    if isinstance(out, tuple):
+        return tuple(o.astype(x.dtype) for o in out)
+    return out.astype(x.dtype)
+
+
+# ---- the Faddeeva function w(z) = exp(-z^2) erfc(-iz) ---------------------------------------
+def _weideman(n):
+    """Weideman (1994)'s N-term rational approximation of w in the upper half plane:
+    w(z) ~ 2 p(Z) / (L - iz)^2 + 1 / (sqrt(pi) (L - iz)), Z = (L + iz) / (L - iz), with
+    p's coefficients (highest degree first) from an FFT of exp(-t^2) (L^2 + t^2)."""
+    m = 2 * n
+    scale = math.sqrt(n / math.sqrt(2))
+    theta = np.arange(-m + 1, m) * np.pi / m
+    t = scale * np.tan(theta / 2)
+    f = np.concatenate([[0.0], np.exp(-t * t) * (scale * scale + t * t)])
+    a = np.real(np.fft.fft(np.fft.fftshift(f))) / (2 * m)
+    return scale, tuple(float(c) for c in a[1:n + 1][::-1])
+
+
+_WOFZ_L, _WOFZ_P = _weideman(32)
+
+
+def _wofz_upper(z):
+    iz = lax.complex(-jnp.imag(z), jnp.real(z))
+    denom = _WOFZ_L - iz
+    p = _horner(_WOFZ_P, (_WOFZ_L + iz) / denom)
+    return 2 * p / (denom * denom) + (1 / _SQRT_PI) / denom
+
+
+@custom_jvp
+def _wofz(z):
+    upper = jnp.imag(z) >= 0
+    w = _wofz_upper(jnp.where(upper, z, -z))
+    return jnp.where(upper, w, 2 * jnp.exp(-z * z) - w)  # w(-z) = 2 exp(-z^2) - w(z)
+
+
+@_wofz.defjvp
+def _wofz_jvp(primals, tangents):
+    (z,), (dz,) = primals, tangents
+    w = _wofz(z)
+    return w, dz * (-2 * z * w + lax.complex(jnp.zeros_like(jnp.real(z)),
+                                               jnp.full_like(jnp.real(z), 2 / _SQRT_PI)))
+
+
+def _to_complex(name, z):
+    (z,) = jnp._promote(name, z, inexact=True)
+    if not jnp.iscomplexobj(z):
+        z = z.astype(jnp.complex128 if z.dtype == np.float64 else jnp.complex64)
+    return lax.convert_element_type(z, z.dtype)
+
+
+@jit_eagerly("z")
+def wofz(z):
+    """The Faddeeva function exp(-z^2) erfc(-iz), complex. JAX: jax.scipy.special.wofz."""
+    return _wofz(_to_complex("wofz", z))
+
+
+# ---- erfcx(x) = exp(x^2) erfc(x) ------------------------------------------------------------
+def _erfcx_f(x):
+    # exp(x^2) erfc(x) until exp(x^2) would overflow; above, the asymptotic series
+    # 1 / (sqrt(pi) x) sum_k (-1)^k (2k-1)!! / (2 x^2)^k, 5 terms (float32) or 9 (float64).
+    nterms = 9 if x.dtype == np.float64 else 5
+    coeffs = [(-1) ** k * math.prod(range(1, 2 * k, 2)) / 2 ** k for k in range(nterms)]
+    large = x > math.sqrt(math.log(float(jnp.finfo(x.dtype).max)))
+    xs = jnp.where(large, jnp.ones_like(x), x)
+    direct = jnp.exp(xs * xs) * lax.erfc(xs)
+    xl = jnp.where(large, x, jnp.ones_like(x))
+    asymptotic = _horner(coeffs[::-1], 1 / (xl * xl)) / (xl * _SQRT_PI)
+    return jnp.where(large, asymptotic, direct)
+
+
+@custom_jvp
+def _erfcx(x):
+    return _in_f32(_erfcx_f, x)
+
+
+@_erfcx.defjvp
+def _erfcx_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    y = _erfcx(x)
+    return y, dx * (2 * x * y - 2 / _SQRT_PI)
+
+
+@jit_eagerly("x")
+def erfcx(x):
+    """The scaled complementary error function exp(x^2) erfc(x), real or complex (for
+    complex x, wofz(ix)). JAX: jax.scipy.special.erfcx."""
+    (x,) = jnp._promote("erfcx", x, inexact=True)
+    x = lax.convert_element_type(x, x.dtype)
+    if jnp.iscomplexobj(x):
+        return _wofz(lax.complex(-jnp.imag(x), jnp.real(x)))
+    return _erfcx(x)
+
+
+# ---- Dawson's integral -----------------------------------------------------------------------
+def _dawsn_f(x):
+    ax = jnp.abs(x)
+    one = jnp.ones_like(ax)
+    r1, r3 = ax < 3.25, ax >= 6.25
+    r2 = ~r1 & ~r3
+    a1 = jnp.where(r1, ax, one)  # each region sees a safe argument where it is not used
+    small = a1 * _horner(T.DAWSN_AN, a1 * a1) / _horner(T.DAWSN_AD, a1 * a1)
+    a2, a3 = jnp.where(r2, ax, one), jnp.where(r3, ax, one)
+    t2, t3 = 1 / (a2 * a2), 1 / (a3 * a3)
+    mid = 0.5 / a2 * (1 + t2 * _horner(T.DAWSN_BN, t2) / _horner(T.DAWSN_BD, t2))
+    far = 0.5 / a3 * (1 + t3 * _horner(T.DAWSN_CN, t3) / _horner(T.DAWSN_CD, t3))
+    return jnp.sign(x) * jnp.where(r1, small, jnp.where(r2, mid, far))
+
+
+@custom_jvp
+def _dawsn(x):
+    return _in_f32(_dawsn_f, x)
+
+
+@_dawsn.defjvp
+def _dawsn_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    y = _dawsn(x)
+    return y, dx * (1 - 2 * x * y)
+
+
+@jit_eagerly("x")
+def dawsn(x):
+    """Dawson's integral exp(-x^2) int_0^x exp(t^2) dt, real x.
+    JAX: jax.scipy.special.dawsn."""
+    (x,) = _real("dawsn", x)
+    return _dawsn(x)
+
+
+# ---- Fresnel integrals -------------------------------------------------------------------------
+def _sincos_half_pi_sq(x):
+    """sin and cos of pi x^2 / 2, reducing x^2 / 2 mod 2 exactly first."""
+    x = jnp.abs(x)
+    s = jnp.fmod(x, 2.0)
+    r = jnp.fmod(s * (x - s / 2), 2.0)  # (x^2 / 2) mod 2, without forming x^2
+    pi = math.pi
+    sin = jnp.where(r < 0.5, jnp.sin(pi * r),
+                    jnp.where(r > 1.5, jnp.sin(pi * (r - 2)), -jnp.sin(pi * (r - 1))))
+    cos = jnp.where(r == 0.5, jnp.zeros_like(r),
+                    jnp.where(r < 1, -jnp.sin(pi * (r - 0.5)), jnp.sin(pi * (r - 1.5))))
+    return sin, cos
+
+
+def _fresnel_f(xx):
+    single = xx.dtype == np.float32
+    x = jnp.abs(xx)
+    x2 = x * x
+    t4 = x2 * x2
+    if single:
+        s_small = x * x2 * _horner(T.FRESNEL32_SN, t4)
+        c_small = x * _horner(T.FRESNEL32_CN, t4)
+    else:
+        s_small = x * x2 * _horner(T.FRESNEL64_SN, t4) / _horner(T.FRESNEL64_SD, t4)
+        c_small = x * _horner(T.FRESNEL64_CN, t4) / _horner(T.FRESNEL64_CD, t4)
+    sin, cos = _sincos_half_pi_sq(x)
+    if single:
+        s_large = c_large = jnp.full_like(x, 0.5)
+    else:
+        c_large = 0.5 + sin / (math.pi * x)
+        s_large = 0.5 - cos / (math.pi * x)
+    t = 1 / (math.pi * x2)
+    u = t * t
+    if single:
+        f = 1 - u * _horner(T.FRESNEL32_FN, u)
+        g = t * _horner(T.FRESNEL32_GN, u)
+    else:
+        f = 1 - u * _horner(T.FRESNEL64_FN, u) / _horner(T.FRESNEL64_FD, u)
+        g = t * _horner(T.FRESNEL64_GN, u) / _horner(T.FRESNEL64_GD, u)
+    c_mid = 0.5 + (f * sin - g * cos) / (math.pi * x)
+    s_mid = 0.5 - (f * cos + g * sin) / (math.pi * x)
+    small, large, inf = x2 < 2.5625, x > 36974.0, jnp.isinf(x)
+    s = jnp.where(inf, 0.5, jnp.where(small, s_small, jnp.where(large, s_large, s_mid)))
+    c = jnp.where(inf, 0.5, jnp.where(small, c_small, jnp.where(large, c_large, c_mid)))
+    neg = xx < 0
+    return jnp.where(neg, -s, s), jnp.where(neg, -c, c)
+
+
+@custom_jvp
+def _fresnel(x):
+    return _in_f32(_fresnel_f, x)
+
+
+@_fresnel.defjvp
+def _fresnel_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    sin, cos = _sincos_half_pi_sq(x)
+    return _fresnel(x), (sin * dx, cos * dx)
+
+
+@jit_eagerly("x")
+def fresnel(x):
+    """The Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt, real x
+    (Cephes' fresnl; accurate on [-10, 10] as in JAX). JAX: jax.scipy.special.fresnel."""
+    (x,) = jnp._promote("fresnel", x, inexact=True)
+    if jnp.iscomplexobj(x):
+        raise NotImplementedError("fresnel: complex-valued inputs are not supported (as in "
+                                  "JAX)")
+    if x.dtype not in (np.float16, np.float32, np.float64, jnp.bfloat16):
+        raise NotImplementedError(f"fresnel: {x.dtype} is not supported")
+    return _fresnel(lax.convert_element_type(x, x.dtype))
+
+
+# ---- Owen's T ----------------------------------------------------------------------------------
+def _owens_t_rule():
+    """T(h, a) = a / (2 pi) int_0^1 exp(-h^2 (1 + a^2 s^2) / 2) / (1 + a^2 s^2) ds (s = u / a)
+    by the 26-point Gauss-Legendre rule: the integrand is even in s, so 13 nodes s_i > 0
+    with twice their weight over [-1, 1], halved (Patefield & Tandy 2000, method T5)."""
+    s, w = np.polynomial.legendre.leggauss(26)
+    keep = s > 0
+    return tuple(float(v) for v in s[keep] ** 2), tuple(float(v) for v in w[keep] / (2 * np.pi))
+
+
+_OWENS_NODES, _OWENS_WEIGHTS = _owens_t_rule()
+
+
+@custom_jvp
+def _owens_t(h, a):
+    h, aa = jnp.abs(h), jnp.abs(a)
+    le1 = aa <= 1
+    ma = jnp.where(le1, aa, 1 / aa)  # T(h, a) from T(a h, 1 / a) when |a| > 1
+    mh = jnp.where(le1, h, aa * h)
+    quad = jnp.zeros_like(h)
+    for node, weight in zip(_OWENS_NODES, _OWENS_WEIGHTS):
+        r = ma * ma * node
+        quad = quad + weight * jnp.exp(-0.5 * mh * mh * (1 + r)) / (1 + r)
+    out = ma * quad
+    rt2 = math.sqrt(2)
+    out = jnp.where(mh == 0, jnp.arctan(ma) / (2 * math.pi), out)
+    out = jnp.where(ma == 1, 0.125 * lax.erfc(-mh / rt2) * lax.erfc(mh / rt2), out)
+    hn = h / rt2
+    eh, eah = lax.erfc(hn), lax.erfc(aa * hn)
+    swapped = jnp.where(aa * h <= 0.67, 0.25 - 0.25 * lax.erf(hn) * lax.erf(aa * hn) - out,
+                        0.25 * (eh + eah - eh * eah) - out)
+    out = jnp.sign(a) * jnp.where(aa > 1, swapped, out)
+    return jnp.where(jnp.isnan(a) | jnp.isnan(h), jnp.nan, out)
+
+
+@_owens_t.defjvp
+def _owens_t_jvp(primals, tangents):
+    (h, a), (dh, da) = primals, tangents
+    d_h = -jnp.exp(-0.5 * h * h) * lax.erf(a * h / math.sqrt(2)) / (2 * math.sqrt(2 * math.pi))
+    d_a = jnp.exp(-0.5 * (a * a + 1) * h * h) / (2 * math.pi * (a * a + 1))
+    out = _owens_t(h, a)
+    return out, (d_h * dh + d_a * da).astype(out.dtype)
+
+
+@jit_eagerly("h", "a")
+def owens_t(h, a):
+    """Owen's T function (1 / 2 pi) int_0^a exp(-h^2 (1 + x^2) / 2) / (1 + x^2) dx, by a
+    13-node quadrature (Patefield & Tandy's T5). JAX: jax.scipy.special.owens_t."""
+    h, a = jnp._promote("owens_t", h, a, inexact=True)
+    h, a = jnp.broadcast_arrays(lax.convert_element_type(h, h.dtype),
+                                lax.convert_element_type(a, a.dtype))
+    return _owens_t(h, a)
+
+
+# ---- exponential integrals ----------------------------------------------------------------------
+_EI_TABLES = [(T.EI2_P, T.EI2_Q), (T.EI3_P, T.EI3_Q), (T.EI4_P, T.EI4_Q),
+              (T.EI5_P, T.EI5_Q), (T.EI6_P, T.EI6_Q)]
+
+
+def _ei_tail(x, p, q):
+    w = 1 / x
+    return jnp.exp(x) * w * (1 + w * _horner(p, w) / _horner(q, w))
+
+
+def _ei_positive(x):
+    """Ei(x) for x > 0: Cephes' rational forms on (0, 2], (2, 4], ..., (32, 64], (64, inf);
+    each interval sees a safe argument where it is not used. (At 0 this is NaN, as JAX.)"""
+    xs = jnp.where((x > 0) & (x <= 2), x, jnp.ones_like(x))
+    out = xs * _horner(T.EI1_P, xs) / _horner(T.EI1_Q, xs) + _EULER + jnp.log(xs)
+    out = jnp.where((x > 0) & (x <= 2), out, _ei_tail(x, T.EI7_P, T.EI7_Q))
+    for i, (p, q) in enumerate(_EI_TABLES):
+        lo, hi = 2.0 ** (i + 1), 2.0 ** (i + 2)
+        inside = (x > lo) & (x <= hi)
+        out = jnp.where(inside, _ei_tail(jnp.where(inside, x, hi), p, q), out)
+    return out
+
+
+@custom_jvp
+def _expi(x):
+    neg = x < 0
+    e1 = _expn_any(jnp.ones_like(x), jnp.where(neg, -x, jnp.ones_like(x)))
+    return jnp.where(neg, -e1, _in_f32(_ei_positive, x))
+
+
+@_expi.defjvp
+def _expi_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    return _expi(x), jnp.exp(x) / x * dx
+
+
+@jit_eagerly("x")
+def expi(x):
+    """The exponential integral Ei(x) = int_{-inf}^x e^t / t dt, real x.
+    JAX: jax.scipy.special.expi."""
+    (x,) = _real("expi", x)
+    return _expi(x)
+
+
+def _expn_small_x(n, x):
+    """E_n(x) for 0 < x <= 1: the power series (Cephes expn.c)."""
+    eps = float(jnp.finfo(x.dtype).eps)
+    z = -x
+    psi = lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] + 1 / c[0]),
+                         (jnp.ones_like(x), -_EULER - jnp.log(x)))[1]
+    n1 = jnp.where(n == 1, 2 * jnp.ones_like(n), n)
+    ans = jnp.where(n == 1, jnp.zeros_like(x), 1 / (1 - n1))
+
+    def body(c):
+        xk, yk, pk, ans, _ = c
+        xk, pk = xk + 1, pk + 1
+        yk = yk * z / xk
+        ans = ans + jnp.where(pk != 0, yk / jnp.where(pk != 0, pk, 1), 0)
+        t = jnp.where(ans != 0, jnp.abs(yk / ans), jnp.ones_like(x))
+        return xk, yk, pk, ans, t
+
+    init = (jnp.zeros_like(x), jnp.ones_like(x), 1 - n, ans, jnp.full_like(x, jnp.inf))
+    ans = lax.while_loop(lambda c: (x > 0) & (c[4] > eps), body, init)[3]
+    return z ** (n - 1) * psi / jnp.exp(lax.lgamma(n)) - ans
+
+
+def _expn_cf(n, x):
+    """E_n(x) for x > 1: the continued fraction, rescaled when it grows (Cephes expn.c)."""
+    eps = float(jnp.finfo(x.dtype).eps)
+    big = 1.44115188075855872e17
+
+    def body(c):
+        k, pkm2, qkm2, pkm1, qkm1, ans, _ = c
+        k = k + 1
+        odd = jnp.fmod(k, 2) == 1
+        yk = jnp.where(odd, jnp.ones_like(x), x)
+        xk = jnp.where(odd, n + (k - 1) / 2, k / 2)
+        pk = pkm1 * yk + pkm2 * xk
+        qk = qkm1 * yk + qkm2 * xk
+        nz = qk != 0
+        r = pk / jnp.where(nz, qk, 1)
+        t = jnp.where(nz, jnp.abs((ans - r) / r), jnp.ones_like(x))
+        ans = jnp.where(nz, r, ans)
+        scale = jnp.where(jnp.abs(pk) > big, 1 / big, 1)
+        return k, pkm1 * scale, qkm1 * scale, pk * scale, qk * scale, ans, t
+
+    one = jnp.ones_like(x)
+    init = (one, one, x, one, x + n, 1 / (x + n), jnp.full_like(x, jnp.inf))
+    ans = lax.while_loop(lambda c: (x > 0) & (c[6] > eps), body, init)[5]
+    return ans * jnp.exp(-x)
+
+
+def _expn_large_n(n, x):
+    """E_n(x) for n >= 5000: the uniform asymptotic expansion (Cephes expn.c)."""
+    xk = x + n
+    yk = 1 / (xk * xk)
+    ans = yk * n * (6 * x * x - 8 * n * x + n * n)
+    ans = yk * (ans + n * (n - 2 * x))
+    ans = yk * (ans + n)
+    return (ans + 1) * jnp.exp(-x) / xk
+
+
+def _expn_scalar(n, x):
+    # The cases in order, a later one winning (as jnp.piecewise): each branch sees a safe
+    # x where it is not chosen, so no loop runs long on an argument it does not serve.
+    one = jnp.ones_like(x)
+    large_x = x > 1
+    out = _expn_small_x(n, jnp.where(large_x | (x <= 0), 0.5 * one, x))
+    out = jnp.where((n < 0) | (x < 0), jnp.nan, out)
+    out = jnp.where((x == 0) & (n < 2), jnp.inf, out)
+    # E_n(0) = 1 / (n - 1), as SciPy (JAX 0.10.2 returns 1 / n here)
+    out = jnp.where((x == 0) & (n >= 2), 1 / jnp.where(n >= 2, n - 1, one), out)
+    out = jnp.where((n == 0) & (x >= 0), jnp.exp(-x) / x, out)
+    out = jnp.where(n >= 5000, _expn_large_n(n, x), out)
+    return jnp.where(large_x, _expn_cf(n, jnp.where(large_x, x, 2 * one)), out)
+
+
+def _expn_any(n, x):
+    return _in_f32(jnp.vectorize(lambda x, n: _expn_scalar(n, x)), x, n)
+
+
+@custom_jvp
+def _expn(n, x):
+    return _expn_any(n, x)
+
+
+@_expn.defjvp
+def _expn_jvp(primals, tangents):
+    (n, x), (_, dx) = primals, tangents
+    return _expn(n, x), -dx * _expn(n - 1, x)
+
+
+@jit_eagerly("n", "x")
+def expn(n, x):
+    """The generalized exponential integral E_n(x) = int_1^inf e^(-x t) / t^n dt, real
+    arguments (differentiable in x only, as JAX). JAX: jax.scipy.special.expn."""
+    n, x = _real("expn", n, x)
+    n, x = jnp.broadcast_arrays(n, x)
+    return _expn(lax.stop_gradient(n), x)
+
+
+@jit_eagerly("x")
+def exp1(x):
+    """The exponential integral E_1(x) = int_x^inf e^-t / t dt, real x.
+    JAX: jax.scipy.special.exp1."""
+    (x,) = _real("exp1", x)
+    return _expn(jnp.ones_like(x), x)
+
+
+# ---- sine and cosine integrals ----------------------------------------------------------------
+def _sici_f(x):
+    ax = jnp.abs(x)
+    one = jnp.ones_like(ax)
+    small = ax <= 4
+    xs = jnp.where(small & (ax > 0), ax, one)
+    t = xs * xs
+    si_s = xs * _horner(T.SICI_SN, t) / _horner(T.SICI_SD, t)
+    ci_s = _EULER + jnp.log(xs) + t * _horner(T.SICI_CN, t) / _horner(T.SICI_CD, t)
+    si_s = jnp.where(ax == 0, 0.0, si_s)
+    ci_s = jnp.where(ax == 0, -jnp.inf, ci_s)
+    xa = jnp.where(small, 5 * one, ax)  # 4 < |x|: the auxiliary functions f and g
+    z = 1 / (xa * xa)
+    near = xa < 8
+    f = jnp.where(near, _horner(T.SICI_FN4, z) / (xa * _horner(T.SICI_FD4, z)),
+                  _horner(T.SICI_FN8, z) / (xa * _horner(T.SICI_FD8, z)))
+    g = jnp.where(near, z * _horner(T.SICI_GN4, z) / _horner(T.SICI_GD4, z),
+                  z * _horner(T.SICI_GN8, z) / _horner(T.SICI_GD8, z))
+    sin, cos = jnp.sin(xa), jnp.cos(xa)
+    si_a = math.pi / 2 - f * cos - g * sin
+    ci_a = f * sin - g * cos
+    far = ax > 1e9  # only the leading terms; their limits at infinity
+    si_f = jnp.where(jnp.isposinf(ax), math.pi / 2, math.pi / 2 - cos / xa)
+    ci_f = jnp.where(jnp.isposinf(ax), 0.0, sin / xa)
+    si = jnp.where(small, si_s, jnp.where(far, si_f, si_a))
+    ci = jnp.where(small, ci_s, jnp.where(far, ci_f, ci_a))
+    return jnp.sign(x) * si, jnp.where(jnp.isneginf(x), jnp.nan, ci)
+
+
+@custom_jvp
+def _sici(x):
+    return _in_f32(_sici_f, x)
+
+
+@_sici.defjvp
+def _sici_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    return _sici(x), (jnp.sinc(x / math.pi) * dx, jnp.cos(x) / x * dx)
+
+
+@jit_eagerly("x")
+def sici(x):
+    """The sine and cosine integrals (Si(x), Ci(x)); Ci(x) for x < 0 is Ci(|x|), the real
+    part. JAX: jax.scipy.special.sici."""
+    (x,) = jnp._promote("sici", x, inexact=True)
+    if jnp.iscomplexobj(x):
+        raise ValueError(f"Argument `x` to sici must be real-valued. Got dtype {x.dtype}.")
+    return _sici(lax.convert_element_type(x, x.dtype))
+
+
+# ---- Spence's function ----------------------------------------------------------------------
+@jit_eagerly("x")
+def spence(x):
+    """Spence's function int_1^x log(t) / (1 - t) dt for x >= 0 (NaN below 0, as JAX);
+    float32 or float64 input only. JAX: jax.scipy.special.spence."""
+    x = jnp.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"spence: x.dtype={x.dtype} is not supported (float32 or float64 "
+                        "only)")
+    x = lax.convert_element_type(x, x.dtype)
+    ok = (x > 0) & (x != 1)
+    xs = jnp.where(ok, x, 0.5 * jnp.ones_like(x))  # a safe argument off the interior
+    inverted = xs > 2
+    xs = jnp.where(inverted, 1 / xs, xs)
+    above, below = xs > 1.5, xs < 0.5
+    w = jnp.where(above, 1 / xs - 1, jnp.where(below, -xs, xs - 1))
+    y = -w * _horner(T.SPENCE_P, w) / _horner(T.SPENCE_Q, w)
+    xb = jnp.where(below, xs, 0.25 * jnp.ones_like(xs))
+    y = jnp.where(below, math.pi ** 2 / 6 - jnp.log(xb) * jnp.log1p(-xb) - y, y)
+    y = jnp.where(inverted | above, -0.5 * jnp.log(xs) ** 2 - y, y)
+    y = jnp.where(x == 0, math.pi ** 2 / 6, jnp.where(x == 1, 0.0, y))
+    return jnp.where((x < 0) | jnp.isnan(x), jnp.nan, y)
