@@ -214,8 +214,15 @@ class Mesh(_AxisTypeQueries):
     def __hash__(self):
         return self._hash
 
-    def __repr__(self):
+    def __str__(self):
         return f"Mesh({_axes_repr(self)})"
+
+    def __repr__(self):
+        # (JAX: str names the axes' sizes, repr lists the sizes and names apart)
+        types = ", ".join(repr(t) for t in self.axis_types)
+        types = f"({types},)" if len(self.axis_types) == 1 else f"({types})"
+        return (f"Mesh(axis_sizes={tuple(self.devices.shape)}, axis_names="
+                f"{self.axis_names!r}, axis_types={types})")
 
     def __enter__(self):
         stack = getattr(_mesh_stack, "stack", [])
@@ -587,8 +594,8 @@ class NamedSharding(Sharding):
 
     def __repr__(self):
         if isinstance(self.mesh, AbstractMesh):
-            return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+            return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r})"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
 
 
 class HloShardingOnDevices(Sharding):

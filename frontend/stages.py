@@ -143,7 +143,9 @@ class Traced(_Signature):
             jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True)
             _name_as_jax(module, self.fun_name, self._traced.out_tree)
         layout_api.annotate_module(module, self._layouts, self._traced)
-        return Lowered(self._traced, module, self._layout, jaxpr, self._donation)
+        lowered = Lowered(self._traced, module, self._layout, jaxpr, self._donation)
+        lowered._layouts = self._layouts
+        return lowered
 
 
 def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
@@ -181,6 +183,7 @@ def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
 
 class Lowered(_Signature):
     """`.as_text()` is StableHLO; `.compile()` runs XLA."""
+    _layouts = None    # the layouts of Formats jit was given (mjax/layout.py)
 
     def __init__(self, traced, module, layout=None, jaxpr=None, donation=((), ())):
         self._traced = traced
@@ -240,17 +243,21 @@ class Lowered(_Signature):
         options = xla_compile_options(compiler_options)
         if self._layout is not None:
             mesh = self._layout[2]
-            return Compiled(self._traced, get_backend().compile(
+            compiled = Compiled(self._traced, get_backend().compile(
                 text, list(mesh.devices.flat), num_partitions=mesh.size,
                 out_avals=self._traced.out_avals, host_callbacks=callbacks, options=options),
                 self._layout, self._donation)
-        return Compiled(self._traced, get_backend().compile(
-            text, out_avals=self._traced.out_avals, host_callbacks=callbacks, options=options),
-            donation=self._donation)
+        else:
+            compiled = Compiled(self._traced, get_backend().compile(
+                text, out_avals=self._traced.out_avals, host_callbacks=callbacks,
+                options=options), donation=self._donation)
+        compiled._layouts = self._layouts
+        return compiled
 
 
 class Compiled(_Signature):
     """Callable executable; `.as_text()` is XLA's optimized HLO."""
+    _layouts = None    # the layouts of Formats jit was given (mjax/layout.py)
 
     def __init__(self, traced, executable, layout=None, donation=((), ())):
         self._traced = traced
@@ -319,7 +326,9 @@ class Compiled(_Signature):
             raise TypeError(f"Compiled function called with argument types "
                             f"{[a.str_short() for a in avals]}, but was compiled for "
                             f"{[a.str_short() for a in self._traced.in_avals]}")
-        if getattr(self._exe, "custom_layouts", False):
+        if getattr(self._exe, "custom_layouts", False) or \
+                self._layouts is not None:
+            # (compiled for layouts, default ones included: committed arrays must match)
             layout_api.check_compiled_args(leaves, self._exe, avals, self._traced)
         if self._layout is not None:
             return self._call_spmd(leaves, avals)

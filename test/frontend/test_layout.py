@@ -310,3 +310,21 @@ def test_deleted_arrays_once_layouts_are_in_use():
             x + 1
         with pytest.raises(RuntimeError, match="deleted"):
             x.format
+
+
+def test_compiled_for_default_layouts_refuses_a_committed_column_major_argument(jx):
+    # (compiled with Formats that resolve to the default layout: JAX still checks)
+    jax, jl, _ = jx
+    oc = mjax.jit(lambda v: v[0, :], in_shardings=Format(Layout.AUTO)).trace(
+        mjax.ShapeDtypeStruct(A.shape, A.dtype)).lower().compile()
+    tc = jax.jit(lambda v: v[0, :], in_shardings=jl.Format(jl.Layout.AUTO)).trace(
+        jax.ShapeDtypeStruct(A.shape, A.dtype)).lower().compile()
+    with pytest.raises(ValueError) as theirs:
+        tc(jax.device_put(A, jcol(jx)))
+    with pytest.raises(ValueError) as ours:
+        oc(mjax.device_put(A, col()))
+    assert str(ours.value) == str(theirs.value)
+    # an uncommitted one, or a committed one in the default layout, runs
+    np.testing.assert_array_equal(oc(jnp.asarray(A)), A[0])
+    np.testing.assert_array_equal(oc(mjax.device_put(A, mjax.devices()[0])), A[0])
+    np.testing.assert_array_equal(tc(jax.device_put(A, jax.devices()[0])), A[0])

@@ -250,3 +250,13 @@ def test_eval_shape_gives_the_sharding_of_explicit_types():
                                                  lib.sharding.NamedSharding(mesh, spec)))
         assert out.sharding.spec == spec
         assert lib.eval_shape(lambda x: x * 2, lib.numpy.ones(3)).sharding is None
+
+
+def test_mesh_repr_and_str_match_jax(mesh, jmesh):
+    # (repr lists the sizes and names apart; str and a NamedSharding's repr name them)
+    assert repr(mesh) == repr(jmesh)
+    assert str(mesh) == str(jmesh)
+    assert repr(NamedSharding(mesh, P("x"))) == repr(jax.sharding.NamedSharding(
+        jmesh, jax.sharding.PartitionSpec("x")))
+    one, jone = mjax.make_mesh((8,), ("i",)), jax.make_mesh((8,), ("i",))
+    assert (repr(one), str(one)) == (repr(jone), str(jone))
