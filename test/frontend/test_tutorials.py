@@ -311,6 +311,42 @@ KNOWN.update({
 })
 
 
+# ---- remat, placement, precision, XLA-control and other 201/501 pages -----------------
+# (remat_301 and layout need nothing more; shard_map_201 and placement_201 set up their 8
+# CPU devices themselves.)
+# (precision's snippets assume an `x` and an `f` of matrices.)
+PRECISION_PRELUDE = DOCTEST_PRELUDE + "x = jnp.ones((4, 4))\ndef f(x): return jnp.dot(x, x)\n"
+TUTORIALS.update({"shard_map_201": "", "placement_201": "", "precision_201": PRECISION_PRELUDE,
+                  "controlling_xla_201": DOCTEST_PRELUDE, "custom_pytrees": "",
+                  "jacobian_vector_products": "", "async_dispatch": DOCTEST_PRELUDE,
+                  "transfer_guard_501": DOCTEST_PRELUDE, "migrate_pmap": "", "layout": ""})
+_NOT_COMMITTED = ("mjax's arrays are always committed to their devices (Array.committed "
+                  "is True; JAX's jnp results are uncommitted until placed)")
+KNOWN.update({
+    ("shard_map_201", 19): KNOWN[("shard_map", 19)],
+    ("shard_map_201", 21): KNOWN[("shard_map", 21)],
+    ("shard_map_201", 24): "shard_map with an unreduced in_spec (P(unreduced={'i'})): "
+                           "mjax's body gets the whole summed value typed float32[], not "
+                           "each device's partial typed float32[]{U:i} (unreduced inputs "
+                           "to shard_map are missing)",
+    ("placement_201", 4): _NOT_COMMITTED,
+    ("placement_201", 6): _NOT_COMMITTED + ", and an op on arrays committed to different "
+                          "devices runs (on the first's) where JAX raises its "
+                          "'incompatible devices' ValueError",
+    ("placement_201", 7): "an op on an array committed to a NamedSharding over a 1-device "
+                          "mesh: mjax's result has a SingleDeviceSharding, JAX's keeps the "
+                          "NamedSharding (results on one device do not keep the mesh)",
+    ("placement_201", 10): "device_put inside jit to a mesh on other devices than the "
+                           "argument's: mjax moves the value, JAX refuses it (ValueError "
+                           "'incompatible devices')",
+    ("precision_201", 2): "dot algorithms as precision (precision='BF16_BF16_F32', "
+                          "lax.DotAlgorithmPreset, lax.DotAlgorithm) are missing: mjax's "
+                          "dot_general takes only Precision values and their names",
+    ("controlling_xla_201", 7): "jax.experimental.xla_metadata (set_xla_metadata: XLA "
+                                "frontend attributes on ops) is missing from mjax",
+})
+
+
 # ---- the Pallas pages -----------------------------------------------------------------
 # (grid_blockspec's examples are doctests, run by JAX with jax, lax, jnp and np imported.)
 TUTORIALS.update({"pallas_quickstart": "", "pallas_pipelining": "",
