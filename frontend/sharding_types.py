@@ -201,6 +201,8 @@ def result_dims(opcls, avals_in, dims_in, avals_out, params) -> list | None:
     on both sides (whose result sharding only `out_sharding=` can say). The op's factor
     rule (the propagation pass's SHARD table) says which operand and result dimensions
     correspond."""
+    if opcls.primitive == "gather" and not getattr(_out_sharding, "depth", 0):
+        _check_gather(avals_in, dims_in, params)
     rule = SHARD.get(opcls)
     if rule is None:
         return None
@@ -211,6 +213,10 @@ def result_dims(opcls, avals_in, dims_in, avals_out, params) -> list | None:
         # and the op itself still runs; the propagation pass decides its layout.)
         return None
     name = opcls.primitive
+    if factors.kind == "dot_general" and getattr(_out_sharding, "depth", 0):
+        # (JAX's dot_general takes the caller's out_sharding as is, without checking
+        # its operands' batch or contracting shardings: the result's type is that.)
+        return [[()] * len(res) for res in factors.results]
     axes_of: dict = {}
     for dims, operand in zip(dims_in, factors.operands):
         for d, f in enumerate(operand):
@@ -221,7 +227,7 @@ def result_dims(opcls, avals_in, dims_in, avals_out, params) -> list | None:
                                   if any(ds))
                 raise ShardingTypeError(
                     f"{name} got incompatible shardings for broadcasting: {shown}.")
-    if factors.kind == "dot_general" and not getattr(_out_sharding, "depth", 0):
+    if factors.kind == "dot_general":
         (lc, rc), _ = params["dimension_numbers"]
         lspec = tuple(spec_entry(dims_in[0][d]) for d in lc)
         rspec = tuple(spec_entry(dims_in[1][d]) for d in rc)
@@ -242,6 +248,31 @@ def result_dims(opcls, avals_in, dims_in, avals_out, params) -> list | None:
                 f"result: {_short_type(aval, dims)}")
         outs.append(dims)
     return outs
+
+
+def _check_gather(avals_in, dims_in, params) -> None:
+    """JAX's gather resolves its result's sharding only when the operand dimensions it
+    indexes into are whole (or taken whole), operand and index batching dimensions agree,
+    and the indices are split along batching dimensions alone; else ShardingTypeError."""
+    dn = params.get("dimension_numbers")
+    sizes = params.get("slice_sizes")
+    if not isinstance(dn, dict) or sizes is None:
+        return
+    (operand, indices), (op_dims, idx_dims) = avals_in, dims_in
+    if not any(op_dims) and not any(idx_dims):
+        return
+    batching = list(zip(dn["operand_batching_dims"], dn["start_indices_batching_dims"]))
+    ok = (all(sizes[d] == operand.shape[d] or not op_dims[d] for d in dn["start_index_map"])
+          and all(not op_dims[o] or not idx_dims[i] or op_dims[o] == idx_dims[i]
+                  for o, i in batching)
+          and all(not axes for d, axes in enumerate(idx_dims)
+                  if d not in dn["start_indices_batching_dims"]))
+    if not ok:
+        raise ShardingTypeError(
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the "
+            "gather indexing as out sharding could not be resolved unambiguously (or would "
+            f"require collectives on inputs). Got operand={_short_type(operand, op_dims)}, "
+            f"indices={_short_type(indices, idx_dims)}")
 
 
 # ---- types while tracing -------------------------------------------------------------

@@ -11,7 +11,9 @@ from mjax import dtypes
 from mjax.core import at_user_line, aval_of_value, bind
 from mjax.dialect.ops.convolution import ConvGeneralDilatedOp, conv_shape, dilate_dim
 from mjax.lax.dot import canonicalize_precision, dot_general
+from mjax.lax.sharding import apply_out_sharding
 from mjax.lax.shapes import rev, transpose
+from mjax.sharding_types import out_sharding_given
 
 # A type alias JAX exports for annotations.
 ConvGeneralDilatedDimensionNumbers = Union[tuple, Any, None]
@@ -122,8 +124,12 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          out_sharding=None):
     """General n-d convolution with optional dilation. JAX: lax.conv_general_dilated."""
     if out_sharding is not None:
-        raise NotImplementedError("conv_general_dilated: out_sharding is not supported by "
-                                  "mjax (no sharding propagation yet)")
+        # (JAX takes the caller's layout as the result's, unchecked, as dot_general does.)
+        with out_sharding_given():
+            out = conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation,
+                                       rhs_dilation, dimension_numbers, feature_group_count,
+                                       batch_group_count, precision, preferred_element_type)
+        return apply_out_sharding(out, out_sharding)
     la, ra = aval_of_value(lhs), aval_of_value(rhs)
     dnums = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
     n = la.ndim - 2

@@ -1,0 +1,96 @@
+"""Explicit-sharding types of ops given `out_sharding=` (dot_general, conv_general_dilated)
+and the gathers whose result sharding JAX cannot resolve, against jax on 8 CPU devices
+(test/conftest.py)."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax.sharding import AxisType, P, reshard
+
+EXPLICIT = (AxisType.Explicit,) * 2
+JEXPLICIT = (jax.sharding.AxisType.Explicit,) * 2
+JP = jax.sharding.PartitionSpec
+
+
+def both(fn):
+    """fn(lib, P, reshard) under a (2, 2) Explicit mesh over ("a", "b") in mjax and jax."""
+    m = mjax.make_mesh((2, 2), ("a", "b"), axis_types=EXPLICIT)
+    jm = jax.make_mesh((2, 2), ("a", "b"), axis_types=JEXPLICIT)
+    with mjax.set_mesh(m):
+        got = fn(mjax, P, reshard)
+    with jax.set_mesh(jm):
+        want = fn(jax, JP, jax.sharding.reshard)
+    return got, want
+
+
+def outcome(fn):
+    def run(lib, spec, rs):
+        try:
+            y = fn(lib, spec, rs)
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, None
+        return str(lib.typeof(y)), np.asarray(y)
+    return run
+
+
+def _mha_dot(lib, spec, rs):
+    x = rs(lib.numpy.arange(4 * 5 * 8, dtype="float32").reshape(4, 5, 8), spec("a", None, "b"))
+    w = rs(lib.numpy.ones((8, 2, 4), "float32"), spec("a", "b", None))
+    return lib.lax.dot_general(x, w, (((2,), (0,)), ((), ())),
+                               out_sharding=spec("a", None, "b", None))
+
+
+def _mha_dot_no_out(lib, spec, rs):
+    x = rs(lib.numpy.ones((4, 8), "float32"), spec(None, "b"))
+    w = rs(lib.numpy.ones((8, 4), "float32"), spec("a", None))
+    return lib.lax.dot_general(x, w, (((1,), (0,)), ((), ())))
+
+
+def _conv(lib, spec, rs):
+    x = rs(lib.numpy.arange(2 * 4 * 4, dtype="float32").reshape(2, 4, 4), spec("a", None, None))
+    k = lib.numpy.ones((3, 4, 8), "float32")
+    return lib.lax.conv_general_dilated(x, k, (1,), "SAME",
+                                        dimension_numbers=("NWC", "WIO", "NWC"),
+                                        out_sharding=spec("a", "b", None))
+
+
+def _take_sharded_indices(lib, spec, rs):
+    table = rs(lib.numpy.arange(32.0, dtype="float32").reshape(8, 4), spec("a"))
+    return lib.numpy.take(table, rs(lib.numpy.arange(4), spec("b")), axis=0)
+
+
+def _take_replicated_indices(lib, spec, rs):
+    table = rs(lib.numpy.arange(32.0, dtype="float32").reshape(8, 4), spec(None, "a"))
+    return lib.numpy.take(table, lib.numpy.arange(4), axis=0)
+
+
+def _take_unsliced_sharded(lib, spec, rs):
+    table = rs(lib.numpy.arange(32.0, dtype="float32").reshape(8, 4), spec("a"))
+    return lib.numpy.take(table, lib.numpy.arange(4), axis=0)
+
+
+@pytest.mark.parametrize("fn", [_mha_dot, _mha_dot_no_out, _conv, _take_sharded_indices,
+                                _take_replicated_indices, _take_unsliced_sharded],
+                         ids=lambda f: f.__name__)
+def test_eager_like_jax(fn):
+    (gt, gv), (wt, wv) = both(outcome(fn))
+    assert gt == wt
+    if wv is not None:
+        np.testing.assert_allclose(gv, wv, rtol=1e-6)
+
+
+def test_jit_dot_general_out_sharding_like_jax():
+    def run(lib, spec, rs):
+        x = rs(lib.numpy.ones((4, 8), "float32"), spec(None, "b"))
+        w = rs(lib.numpy.ones((8, 4), "float32"), spec("a", None))
+        f = lib.jit(lambda x, w: lib.lax.dot_general(x, w, (((1,), (0,)), ((), ())),
+                                                     out_sharding=spec("a", "b")))
+        y = f(x, w)
+        return str(lib.typeof(y)), np.asarray(y)
+    (gt, gv), (wt, wv) = both(run)
+    assert gt == wt
+    np.testing.assert_allclose(gv, wv)
