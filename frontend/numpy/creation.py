@@ -9,9 +9,11 @@ import operator
 import numpy as _onp
 
 from mjax import dtypes as _dt, key_ops, lax
+from mjax.batching import vmap
 from mjax.core import Tracer
 from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
 from mjax.dialect.types import KeyType
+from mjax.lax.elementwise import layout_like
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import canonical_shape
 from mjax.numpy.array_api import fused_when_eager, with_device_keyword
@@ -71,7 +73,8 @@ def _like(name, a, fill_value, dtype, shape):
     shape = a.shape if shape is None else canonical_shape(shape)
     if dtype is None and not duck and a.weak_type:
         return lax.full_like(a, fill_value, shape=shape)
-    return lax.full(shape, fill_value, dtype or a.dtype)
+    return lax.full(shape, fill_value, dtype or a.dtype, sharding=layout_like(a, shape))
+
 
 
 @takes_out_sharding
@@ -217,10 +220,13 @@ def triu(m, k=0):
 
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):
-    """function(*indices(shape)) evaluated once on index grids. JAX: jnp.fromfunction."""
+    """function vmapped over the index grid of `shape` (it sees scalar indices, as in JAX).
+    JAX: jnp.fromfunction."""
     shape = tuple(operator.index(d) for d in shape)
-    grids = [lax.broadcasted_iota(dtype, shape, i) for i in range(len(shape))]
-    return function(*grids, **kwargs)
+    for i in range(len(shape) - 1, -1, -1):
+        function = vmap(function, in_axes=tuple(0 if j == i else None
+                                                  for j in range(len(shape))))
+    return function(*(lax.iota(dtype, n) for n in shape), **kwargs)
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):

@@ -2,6 +2,8 @@
 (NumPy's contraction path search)."""
 from __future__ import annotations
 
+import operator
+
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax
@@ -23,6 +25,8 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     `_dot_general` replaces lax.dot_general for each contraction, as JAX's private argument
     does (flax passes its quantized or instrumented dot_generals)."""
     no_out("einsum", out)
+    if not isinstance(subscripts, str):
+        subscripts, operands = _sublist_subscripts(subscripts, *operands)
     # Every contraction accumulates in (and returns) `preferred_element_type`, by default
     # the operands' result type: float16 sums stay float16 here, as in JAX's einsum.
     if preferred_element_type is None:
@@ -38,12 +42,40 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
 
 def einsum_path(subscripts, /, *operands, optimize="auto"):
     """The contraction order einsum would use, and a report (from NumPy's path search)."""
+    if not isinstance(subscripts, str):
+        subscripts, operands = _sublist_subscripts(subscripts, *operands)
     if optimize is True or optimize == "auto":
         # (as opt_einsum's 'auto', which JAX uses: exhaustive search for a few operands)
         optimize = "optimal" if len(operands) <= 4 else "greedy"
     shapes = [_onp.empty(_operand_shape(x), dtype=_onp.bool_) for x in operands]
     path, report = _onp.einsum_path(subscripts, *shapes, optimize=optimize)
     return [tuple(p) for p in path[1:]], report
+
+
+def _sublist_subscripts(*args):
+    """The interleaved form einsum(x, [0, 1], y, [1, 2], [0, 2]) as a subscripts string
+    and its operands (axis labels are ints below 52, or Ellipsis)."""
+    out = args[-1] if len(args) % 2 else None
+    pairs = args[:len(args) - (out is not None)]
+    operands, sublists = list(pairs[0::2]), list(pairs[1::2])
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def to_str(sub):
+        chars = []
+        for label in sub:
+            if label is Ellipsis:
+                chars.append("...")
+                continue
+            label = operator.index(label)
+            if not 0 <= label < len(letters):
+                raise ValueError(f"einsum: subscript label {label} is outside [0, 52)")
+            chars.append(letters[label])
+        return "".join(chars)
+
+    subscripts = ",".join(to_str(sub) for sub in sublists)
+    if out is not None:
+        subscripts += "->" + to_str(out)
+    return subscripts, operands
 
 
 def _operand_shape(x):

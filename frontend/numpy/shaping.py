@@ -409,8 +409,8 @@ def hsplit(ary, indices_or_sections):
 
 
 def vsplit(ary, indices_or_sections):
-    """split along axis 0 of an array of 2 or more dimensions. JAX: jnp.vsplit."""
-    return _split_along("vsplit", ary, indices_or_sections, 0, 2)
+    """split along axis 0 (1-d arrays too, as JAX's). JAX: jnp.vsplit."""
+    return _split_along("vsplit", ary, indices_or_sections, 0, 1)
 
 
 def dsplit(ary, indices_or_sections):
