@@ -37,8 +37,8 @@ from mjax.core import aval_of_value, current_trace
 from mjax.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
 from mjax.sharding_impls import AxisType, Mesh, NamedSharding, PartitionSpec, current_mesh
-from mjax.sharding_types import mark_manual_partial, seed_varying, typeof_array
-from mjax.unreduced import from_partials, partials, without_reduced
+from mjax.sharding_types import mark_manual_partial, seed_varying, spec_entry, typeof_array
+from mjax.unreduced import _stacked, from_partials, partials, unreduced_of, without_reduced
 
 
 class _InferType:
@@ -332,6 +332,12 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         specs = in_specs if in_specs is not Infer else _inferred_specs(m, args)
         if in_specs is not Infer:
             _check_explicit_args(m, specs, args)
+        if any(getattr(s, "unreduced", None) for s in _flat_specs("in_specs", specs, args)):
+            if current_trace() is not None:
+                raise NotImplementedError("shard_map with unreduced in_specs inside a "
+                                          "trace (jit, grad, ...): mjax takes them only "
+                                          "in calls outside jit")
+            return _unreduced_ins(f, m, specs, out_specs, check_vma, args)
         unreduced = _unreduced_outs(out_specs)
         if unreduced is not None:
             inner = cache.get(("unreduced", m))
@@ -371,6 +377,42 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                     f"those axes in out_specs. ({e})") from None
             raise
     return mapped
+
+
+def _unreduced_ins(f, mesh, in_specs, out_specs, check_vma, args):
+    """shard_map called outside jit on arguments with unreduced in_specs: each device's
+    block is its own partial (typed {U:...}). The partials enter stacked along a new
+    leading dimension split over those axes, which the body drops."""
+    leaves, tree = trace_trees.tree_flatten(args)
+    flat = _flat_specs("in_specs", in_specs, args)
+    axes = [frozenset(s.unreduced or ()) for s in flat]
+    new_leaves, new_specs = [], []
+    for i, (x, s, u) in enumerate(zip(leaves, flat, axes)):
+        if not u:
+            new_leaves.append(x)
+            new_specs.append(s)
+            continue
+        if not isinstance(x, Array) or x._sharding is None or unreduced_of(x._sharding) != u:
+            raise NotImplementedError(f"shard_map argument [{i}] with in_spec {s!r}: mjax "
+                                      f"takes only arrays unreduced over exactly {set(u)} "
+                                      f"as unreduced inputs")
+        order = tuple(a for a in mesh.axis_names if a in u)
+        new_leaves.append(_stacked(x))
+        new_specs.append(PartitionSpec(spec_entry(order), *s))
+
+    def unstacked(*a):
+        blocks = trace_trees.tree_leaves(a)
+        trace = current_trace()
+        for j, u in enumerate(axes):
+            if u:
+                blocks[j] = lax.reshape(blocks[j], aval_of_value(blocks[j]).shape[1:])
+                if trace is not None and getattr(trace, "varying", None) is not None:
+                    trace.varying.pop(blocks[j].value, None)
+                    mark_manual_partial(blocks[j], unreduced=u)
+        return f(*tree_util.tree_unflatten(tree, blocks))
+    inner = shard_map(unstacked, mesh=mesh, in_specs=tuple(new_specs),
+                      out_specs=out_specs, check_vma=check_vma)
+    return inner(*new_leaves)
 
 
 def _unreduced_outs(out_specs):

@@ -379,3 +379,25 @@ def test_printing_in_a_body_called_outside_jit_shows_each_devices_block(capsys):
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1]
     assert "On cpu:3 at mesh coordinates (i, j,) = (1, 1):" in outs[0]
+
+
+def test_unreduced_in_specs_give_each_device_its_partial():
+    # (JAX: the body sees float32[]{U:i}, each device's partial; psum adds them once)
+    for J in (mjax, jax):
+        mesh = J.make_mesh((2,), ("i",), devices=J.devices()[:2],
+                           axis_types=(J.sharding.AxisType.Explicit,))
+        with J.set_mesh(mesh):
+            xs = J.device_put(J.numpy.arange(8.0), J.sharding.NamedSharding(
+                mesh, J.sharding.PartitionSpec("i")))
+            xu = J.numpy.einsum("i,i->", xs, xs, out_sharding=J.sharding.PartitionSpec(
+                unreduced={"i"}))
+            seen = []
+
+            def body(c):
+                seen.append(str(J.typeof(c)))
+                return J.lax.psum(c, "i")
+            g = J.shard_map(body, mesh=mesh,
+                            in_specs=(J.sharding.PartitionSpec(unreduced={"i"}),),
+                            out_specs=J.sharding.PartitionSpec())
+            assert float(g(xu)) == float(np.arange(8.0) @ np.arange(8.0))
+            assert seen == ["float32[]{U:i}"]

@@ -325,10 +325,6 @@ _NOT_COMMITTED = ("mjax's arrays are always committed to their devices (Array.co
 KNOWN.update({
     ("shard_map_201", 19): KNOWN[("shard_map", 19)],
     ("shard_map_201", 21): KNOWN[("shard_map", 21)],
-    ("shard_map_201", 24): "shard_map with an unreduced in_spec (P(unreduced={'i'})): "
-                           "mjax's body gets the whole summed value typed float32[], not "
-                           "each device's partial typed float32[]{U:i} (unreduced inputs "
-                           "to shard_map are missing)",
     ("placement_201", 4): _NOT_COMMITTED,
     ("placement_201", 6): _NOT_COMMITTED + ", and an op on arrays committed to different "
                           "devices runs (on the first's) where JAX raises its "
