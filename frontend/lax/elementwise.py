@@ -31,6 +31,7 @@ from mjax.dialect.ops.structural import (BitcastConvertTypeOp, ClampOp, ConvertE
 from mjax.lax.sharding import apply_out_sharding
 from mjax.lax.shapes import broadcast_in_dim, unchanged
 from mjax.placement import device_put_value
+from mjax.sharding_impls import NamedSharding
 from mjax.dialect.shape_poly import as_dim, is_symbolic_dim
 
 
@@ -736,8 +737,21 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
         if sharding is not None:
             out = apply_out_sharding(out, sharding)
         return out
-    return full(aval.shape if shape is None else shape, fill_value,
-                aval.dtype if dtype is None else dtype, sharding=sharding)
+    shape = aval.shape if shape is None else shape
+    if sharding is None:
+        sharding = layout_like(x, shape)
+    return full(shape, fill_value, aval.dtype if dtype is None else dtype, sharding=sharding)
+
+
+def layout_like(a, shape):
+    """The layout a `*_like` result takes from its model `a` (JAX's full_like): a concrete
+    array's multi-device sharding if the shapes match or `a` is replicated, else None."""
+    sharding = None if isinstance(a, Tracer) else getattr(a, "sharding", None)
+    if not isinstance(sharding, NamedSharding) or len(sharding.device_set) < 2:
+        return None
+    if tuple(shape) != tuple(a.shape) and not sharding.is_fully_replicated:
+        return None
+    return sharding
 
 
 def zeros_like_array(x):

@@ -13,11 +13,14 @@ import inspect
 from mjax import trace_trees, tree_util
 from mjax.core import RegionTrace, at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import ShardingConstraintOp
+from mjax.dialect.ops.structural import LayoutConstraintOp
+from mjax.layout import AutoLayoutSingleton, Format, Layout
 from mjax.placement import device_put
 from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSharding,
                                  PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
                                  concrete_mesh_for, current_mesh, get_abstract_mesh,
                                  use_abstract_mesh)
+from mjax.tracer import Tracer
 from mjax.sharding_types import out_sharding_given, partial_axes, spec_entry
 from mjax.unreduced import local_contractions
 
@@ -121,7 +124,8 @@ def with_sharding_constraint(x, shardings):
     """`x` (a pytree) laid out as `shardings` (a pytree prefix of shardings or
     PartitionSpecs). JAX: jax.lax.with_sharding_constraint."""
     leaves, treedef = trace_trees.tree_flatten(x)
-    is_leaf = lambda s: isinstance(s, (Sharding, PartitionSpec))  # noqa: E731
+    is_leaf = lambda s: isinstance(s, (Sharding, PartitionSpec, Format, Layout,  # noqa: E731
+                                       AutoLayoutSingleton))
     if is_leaf(shardings):
         flat = [shardings] * len(leaves)
     else:
@@ -129,11 +133,37 @@ def with_sharding_constraint(x, shardings):
                                      is_leaf)
     out = []
     for leaf, s in zip(leaves, flat):
+        layout = None
+        if isinstance(s, (Layout, AutoLayoutSingleton)):
+            raise ValueError(
+                f"`jax.jit` does not accept device-local layouts directly. Create a "
+                f"`Format` instance wrapping this device-local layout and pass that to "
+                f"`jit` instead. Got {s}")
+        if isinstance(s, Format):   # (a sharding with the layout its result takes)
+            layout, s = s.layout, s.sharding
         s = _as_named(s)
         if isinstance(s, NamedSharding):
             _check_auto(s)
-        out.append(_constrain(leaf, s))
+        out.append(_with_layout(_constrain(leaf, s), layout))
     return tree_util.tree_unflatten(treedef, out)
+
+
+def _with_layout(x, layout):
+    """`x` in `layout` (None or AUTO: as it is), as with_layout_constraint does."""
+    if not isinstance(layout, Layout):
+        return x
+    layout.check_compatible_aval(aval_of_value(x).shape)
+    if isinstance(x, Tracer):
+        return bind(LayoutConstraintOp, x, major_to_minor=layout.major_to_minor)
+    current = x.format.layout
+    if current is not None and current.major_to_minor == layout.major_to_minor and \
+            layout.tiling in (None, current.tiling):
+        return x
+    ndim = len(layout.major_to_minor)
+    if len(x.sharding.device_set) > 1 and not layout.tiling and \
+            layout.major_to_minor == tuple(range(ndim - 1, -1, -1)):
+        return x    # (mjax keeps arrays over several devices in XLA's default layout)
+    return device_put(x, Format(layout, x.sharding))
 
 
 def reshard(xs, out_shardings):

@@ -1,14 +1,16 @@
-"""Explicit-sharding types of ops given `out_sharding=` (dot_general, conv_general_dilated)
-and the gathers whose result sharding JAX cannot resolve, against jax on 8 CPU devices
+"""Explicit-sharding types of ops given `out_sharding=` (dot_general, conv_general_dilated),
+the gathers whose result sharding JAX cannot resolve, `*_like` keeping their model's
+layout and with_sharding_constraint given Formats, against jax on 8 CPU devices
 (test/conftest.py)."""
 from __future__ import annotations
 
 import jax
 import numpy as np
 import pytest
+from jax.experimental import layout as jl
 
 import mjax
-import mjax.numpy as jnp
+from mjax.experimental import layout as ml
 from mjax.sharding import AxisType, P, reshard
 
 EXPLICIT = (AxisType.Explicit,) * 2
@@ -94,3 +96,42 @@ def test_jit_dot_general_out_sharding_like_jax():
     (gt, gv), (wt, wv) = both(run)
     assert gt == wt
     np.testing.assert_allclose(gv, wv)
+
+
+def _like(lib, name):
+    m = lib.make_mesh((4, 2), ("x", "y"),
+                      axis_types=(lib.sharding.AxisType.Auto,) * 2)
+    ns = lib.sharding.NamedSharding(m, lib.sharding.PartitionSpec("x", "y"))
+    a = lib.device_put(lib.numpy.arange(16.0, dtype="float32").reshape(8, 2), ns)
+    f = getattr(lib.numpy, name)
+    outs = [f(a), f(a, dtype="int32"), f(a, shape=(3,)), f(lib.numpy.float32(2.0) + 0),
+            lib.lax.full_like(a, 7)]
+    return [(str(o.sharding.spec) if hasattr(o.sharding, "spec") else "single",
+             str(o.dtype), np.asarray(o).tolist()) for o in outs]
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like"])
+def test_like_keeps_model_layout(name):
+    assert _like(mjax, name) == _like(jax, name)
+
+
+def _wsc_format(lib, Format, Layout, order):
+    m = lib.make_mesh((4, 2), ("x", "y"), axis_types=(lib.sharding.AxisType.Auto,) * 2)
+    ns = lib.sharding.NamedSharding(m, lib.sharding.PartitionSpec("x", None))
+    x = lib.numpy.arange(16.0, dtype="float32").reshape(8, 2)
+    eager = lib.lax.with_sharding_constraint(x, Format(Layout(major_to_minor=(1, 0)), ns))
+    f = lib.jit(lambda a: lib.lax.with_sharding_constraint(
+        a * 2, Format(Layout(major_to_minor=order), ns)))
+    y = f(x)
+    tree = lib.lax.with_sharding_constraint({"a": x}, {"a": Format(None, ns)})
+    return (eager.sharding.is_equivalent_to(ns, 2), np.asarray(eager).tolist(),
+            y.sharding.is_equivalent_to(ns, 2), y.format.layout.major_to_minor,
+            np.asarray(y).tolist(), tree["a"].sharding.is_equivalent_to(ns, 2))
+
+
+@pytest.mark.parametrize("order", [(1, 0), (0, 1)])
+def test_with_sharding_constraint_format(order):
+    assert _wsc_format(mjax, ml.Format, ml.Layout, order) == \
+        _wsc_format(jax, jl.Format, jl.Layout, order)
+    with pytest.raises(ValueError, match="device-local layouts"):
+        mjax.lax.with_sharding_constraint(mjax.numpy.ones(2), ml.Layout(major_to_minor=(0,)))
