@@ -26,6 +26,7 @@ import io
 import math
 import re
 import sys
+import threading
 
 import numpy as np
 
@@ -36,7 +37,8 @@ from mjax.batching import vmap
 from mjax.core import aval_of_value, current_trace
 from mjax.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
-from mjax.sharding_impls import AxisType, Mesh, NamedSharding, PartitionSpec, current_mesh
+from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, Mesh, NamedSharding,
+                                 PartitionSpec, current_mesh, use_abstract_mesh)
 from mjax.sharding_types import mark_manual_partial, seed_varying, spec_entry, typeof_array
 from mjax.unreduced import _stacked, from_partials, partials, unreduced_of, without_reduced
 
@@ -92,14 +94,21 @@ def _check_spec(fun_name, mesh: Mesh, spec, shape, what: str, path: str):
                 f"evenly divide {shape[d]}")
 
 
-def _constrain(x, mesh, spec):
+def _constrain(x, mesh, spec, manual=None):
+    """`x` laid out as `spec`; with `manual` (the manual axes of a shard_map over part of
+    the mesh), the dimensions `spec` leaves whole are left to the compiler, which may
+    split them over the other (automatic) axes."""
+    if manual is not None and set(manual) != set(mesh.axis_names):
+        ndim = len(aval_of_value(x).shape)
+        spec = PartitionSpec(*[spec[d] if d < len(spec) and spec[d] is not None
+                               else UNCONSTRAINED for d in range(ndim)])
     return constrain_unchecked(x, NamedSharding(mesh, spec))
 
 
-def _to_blocks(x, mesh: Mesh, spec: PartitionSpec):
+def _to_blocks(x, mesh: Mesh, spec: PartitionSpec, manual=None):
     """Global value -> (block axes of the mesh axes `spec` uses, in mesh order, ...block)."""
     shape = aval_of_value(x).shape
-    x = _constrain(x, mesh, spec)
+    x = _constrain(x, mesh, spec, manual)
     split, where, blocks = [], {}, []
     for d, size in enumerate(shape):
         names = _axes(spec, d)
@@ -115,13 +124,13 @@ def _to_blocks(x, mesh: Mesh, spec: PartitionSpec):
     perm = tuple(where[a] for a in present) + tuple(blocks)
     if perm != tuple(range(len(perm))):
         x = lax.transpose(x, perm)
-    return _constrain(x, mesh, PartitionSpec(*present))
+    return _constrain(x, mesh, PartitionSpec(*present), manual)
 
 
-def _from_blocks(y, mesh: Mesh, spec: PartitionSpec, stacked: list[str]):
+def _from_blocks(y, mesh: Mesh, spec: PartitionSpec, stacked: list[str], manual=None):
     """(block axes of `stacked`, ...block) -> the global value laid out as `spec`."""
     if stacked:
-        y = _constrain(y, mesh, PartitionSpec(*stacked))
+        y = _constrain(y, mesh, PartitionSpec(*stacked), manual)
     # Axes the spec does not name (check_vma=False): keep member 0's block, as JAX does.
     for a in reversed([a for a in stacked if a not in _spec_names(spec)]):
         i = stacked.index(a)
@@ -140,16 +149,19 @@ def _from_blocks(y, mesh: Mesh, spec: PartitionSpec, stacked: list[str]):
         if tuple(perm) != tuple(range(len(perm))):
             y = lax.transpose(y, tuple(perm))
         y = lax.reshape(y, tuple(shape))
-    return _constrain(y, mesh, spec)
+    return _constrain(y, mesh, spec, manual)
 
 
 def _spec_names(spec: PartitionSpec) -> set[str]:
     return {a for d in range(len(spec)) for a in _axes(spec, d)}
 
 
-def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
-    """The traced body of a shard_map call on global values `args`; with `shown` (a
-    _Shown), also the per-device blocks of the body values it printed."""
+def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None,
+         manual=None):
+    """The traced body of a shard_map call on global values `args`, manual over the mesh
+    axes `manual` (None: all); with `shown` (a _Shown), also the per-device blocks of the
+    body values it printed."""
+    manual = tuple(mesh.axis_names) if manual is None else manual
     leaves, in_tree = trace_trees.tree_flatten(args)
     specs = _flat_specs("in_specs", in_specs, args)
     # (Reduced in_specs: replicated blocks typed {R:...}, whose cotangents mjax sums as
@@ -158,7 +170,10 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
     specs = [without_reduced(s) for s in specs]
     for i, (x, s) in enumerate(zip(leaves, specs)):
         _check_spec(fun_name, mesh, s, aval_of_value(x).shape, "in", f"[{i}]")
-    blocks = [_to_blocks(x, mesh, s) for x, s in zip(leaves, specs)]
+    blocks = [_to_blocks(x, mesh, s, manual) for x, s in zip(leaves, specs)]
+    inside = _enclosing_manual() | set(manual)
+    body_mesh = mesh.abstract_mesh.update_axis_types(
+        {a: AxisType.Manual for a in inside})
 
     def body(*block_leaves):
         trace = current_trace()
@@ -167,14 +182,21 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
             for t, r in zip(block_leaves, reduced):
                 if r:
                     mark_manual_partial(t, reduced=r)
-        if shown is None:
-            return f(*tree_util.tree_unflatten(in_tree, block_leaves))
-        with shown.printing(trace):
-            out = f(*tree_util.tree_unflatten(in_tree, block_leaves))
-        return out, list(shown.tracers)
+        # (The body sees the mesh with its manual axes typed Manual, as in JAX; a
+        # shard_map in it over the other axes runs on the same concrete mesh.)
+        _ACTIVE.stack = _active() + [(mesh, frozenset(inside))]
+        try:
+            with use_abstract_mesh(body_mesh):
+                if shown is None:
+                    return f(*tree_util.tree_unflatten(in_tree, block_leaves))
+                with shown.printing(trace):
+                    out = f(*tree_util.tree_unflatten(in_tree, block_leaves))
+                return out, list(shown.tracers)
+        finally:
+            _ACTIVE.stack = _ACTIVE.stack[:-1]
 
     fn = body
-    for a in reversed(mesh.axis_names):
+    for a in reversed(manual):
         in_axes = tuple(0 if a in _spec_names(s) else None for s in specs)
         out_axes = (trace_trees.tree_map(lambda s, a=a: 0 if a in _spec_names(
             PartitionSpec() if s is None else s) else None, out_specs, is_leaf=_is_spec)
@@ -186,19 +208,32 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None):
     outs = fn(*blocks)
     if shown is not None:
         outs, printed = outs
-        return _assemble(outs, mesh, out_specs, check_vma), printed
-    return _assemble(outs, mesh, out_specs, check_vma)
+        return _assemble(outs, mesh, out_specs, check_vma, manual), printed
+    return _assemble(outs, mesh, out_specs, check_vma, manual)
 
 
-def _assemble(outs, mesh, out_specs, check_vma):
+def _assemble(outs, mesh, out_specs, check_vma, manual):
     """The global results from the body's stacked blocks."""
     out_leaves, out_tree = trace_trees.tree_flatten(outs)
     flat_out_specs = _flat_specs("out_specs", out_specs, outs)
     result = []
     for y, s in zip(out_leaves, flat_out_specs):
-        stacked = [a for a in mesh.axis_names if not check_vma or a in _spec_names(s)]
-        result.append(_from_blocks(y, mesh, s, stacked))
+        stacked = [a for a in manual if not check_vma or a in _spec_names(s)]
+        result.append(_from_blocks(y, mesh, s, stacked, manual))
     return tree_util.tree_unflatten(out_tree, result)
+
+
+_ACTIVE = threading.local()
+
+
+def _active() -> list:
+    """(mesh, manual axes) of the shard_map bodies being traced, innermost last."""
+    return getattr(_ACTIVE, "stack", [])
+
+
+def _enclosing_manual() -> frozenset:
+    stack = _active()
+    return stack[-1][1] if stack else frozenset()
 
 
 def _check_explicit_args(mesh: Mesh, in_specs, args) -> None:
@@ -233,8 +268,9 @@ class _Shown:
     run, values of the body shown as markers, then written with each device's block in
     place of each marker (JAX's `On cpu:0 at mesh coordinates (i,) = (0,):` form)."""
 
-    def __init__(self, mesh: Mesh):
+    def __init__(self, mesh: Mesh, manual: tuple):
         self.mesh = mesh
+        self.manual = manual
         self.tracers: list = []
         self.values = None
 
@@ -268,23 +304,27 @@ class _Shown:
         if self.values is None:
             return "<traced value>"
         value = np.asarray(self.values[k])
-        names = ", ".join(self.mesh.axis_names)
+        mesh, manual = self.mesh, self.manual
+        names = ", ".join(manual)
         parts = []
-        for idx in np.ndindex(*self.mesh.axis_sizes):
-            dev = self.mesh.devices[idx]
-            parts.append(f"On {dev} at mesh coordinates ({names},) = {idx}:\n"
-                         f"{value[idx]}\n")
+        for idx in np.ndindex(*[mesh.shape[a] for a in manual]):
+            # (Over part of the mesh, a block is on the devices along the other axes.)
+            where = (f"On {mesh.devices[idx]} at" if len(manual) == len(mesh.axis_names)
+                     else "At")
+            parts.append(f"{where} mesh coordinates ({names},) = {idx}:\n{value[idx]}\n")
         return "\n".join(parts)
 
 
-def _inferred_specs(mesh: Mesh, args):
+def _inferred_specs(mesh: Mesh, args, manual: tuple):
     """in_specs from the arguments' own layouts (JAX: in_specs=Infer, which needs the
-    mesh's Explicit axes): an array laid out over `mesh` keeps its spec, the rest are
-    replicated."""
-    if all(t == AxisType.Auto for t in mesh.axis_types):
+    manual axes to be Explicit): an array laid out over `mesh` keeps its spec over the
+    manual axes, the rest are replicated."""
+    types = mesh._name_to_type
+    if not all(types[a] == AxisType.Explicit for a in manual):
         raise TypeError(f"shard_map in_specs argument must be a pytree of "
                         f"`jax.sharding.PartitionSpec` instances, but it was `None` when "
-                        f"axis_names={frozenset(mesh.axis_names)} are of type AxisType.Auto")
+                        f"axis_names={frozenset(manual)} are of type "
+                        f"{', '.join(str(types[a]) for a in manual)}")
 
     def spec_of(x):
         # A traced value's layout is in its type (an abstract mesh), a concrete one's on it.
@@ -294,9 +334,85 @@ def _inferred_specs(mesh: Mesh, args):
         else:
             s = typeof_array(x).sharding if hasattr(x, "aval") else None
             on_mesh = isinstance(s, NamedSharding) and s.mesh == mesh.abstract_mesh
-        return s.spec if on_mesh else PartitionSpec()
+        return _only(s.spec, manual) if on_mesh else PartitionSpec()
     leaves, treedef = trace_trees.tree_flatten(args)
     return tree_util.tree_unflatten(treedef, [spec_of(x) for x in leaves])
+
+
+def _only(spec: PartitionSpec, axes) -> PartitionSpec:
+    """`spec` with the mesh axes not in `axes` dropped (JAX's rule for inferred specs)."""
+    out = []
+    for d in range(len(spec)):
+        names = spec.axes_of(d)
+        kept = tuple(a for a in names if a in axes)
+        if kept != names[:len(kept)]:
+            raise ValueError(f"Invalid spec: {spec}")
+        out.append(spec_entry(kept))
+    return PartitionSpec(*out)
+
+
+def _manual_axes(mesh: Mesh, axis_names) -> tuple:
+    """The mesh axes a shard_map is manual over, in mesh order (JAX's checks)."""
+    if not isinstance(axis_names, (set, frozenset)):
+        raise TypeError(f"`axis_names` argument of shard_map should be of type `frozenset` "
+                        f"or `set`. Got type: {type(axis_names)}")
+    free = frozenset(mesh.axis_names) - _enclosing_manual()
+    names = frozenset(axis_names) or free
+    if not names <= free:
+        raise ValueError(f"jax.shard_map requires axis_names={names} to be a subset of "
+                         f"mesh.axis_names={free}")
+    return tuple(a for a in mesh.axis_names if a in names)
+
+
+def _check_manual_specs(what: str, specs, manual: tuple, mesh: Mesh) -> None:
+    """Specs may name only the manual axes (JAX's ValueError otherwise), and name
+    unreduced/reduced axes only when every mesh axis is manual."""
+    if what == "in" and specs is None:
+        raise TypeError("shard_map in_specs argument must be a pytree of "
+                        "`jax.sharding.PartitionSpec` instances, but it was None.\n"
+                        "Instead of `in_specs=None`, did you mean `in_specs=P()`, "
+                        "where `P = jax.sharding.PartitionSpec`?")
+    paths = tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec)[0]
+    bad = []
+    for path, s in paths:
+        if s is None or not isinstance(s, PartitionSpec):
+            continue
+        bad += [f"  {what}_specs{tree_util.keystr(path)} refers to {a!r}"
+                for d in range(len(s)) for a in s.axes_of(d)
+                if a in mesh.axis_names and a not in manual]
+        if (s.unreduced or s.reduced) and len(manual) != len(mesh.axis_names):
+            raise NotImplementedError(
+                f"unreduced/reduced can only be passed to {what}_specs when shard_map is "
+                f"in full manual mode. Got mesh axis names {tuple(mesh.axis_names)}, "
+                f"manual_axes: {frozenset(manual)}, specs: {s}.")
+    if bad:
+        raise ValueError(f"shard_map {what}_specs argument must refer to an axis marked as "
+                         f"manual ({frozenset(manual)}), but:\n\n" + "\n\n".join(bad) +
+                         f"\n\nCheck the {what}_specs values passed to shard_map.")
+
+
+def _resolve_mesh(mesh):
+    """The concrete mesh a shard_map runs on: `mesh`, else the context's; an abstract
+    mesh (get_abstract_mesh() in a shard_map body) is the enclosing body's mesh."""
+    stack = _active()
+    if isinstance(mesh, AbstractMesh):
+        for m, _ in reversed(stack):
+            if (m.axis_names, m.axis_sizes) == (mesh.axis_names, mesh.axis_sizes):
+                return m
+        concrete = current_mesh()
+        if concrete is not None and (concrete.axis_names, concrete.axis_sizes) == (
+                mesh.axis_names, mesh.axis_sizes):
+            return concrete
+        raise NotImplementedError(f"shard_map over the abstract mesh {mesh!r}: mjax needs "
+                                  f"the concrete mesh it describes (jax.set_mesh)")
+    if mesh is None:
+        mesh = current_mesh() or (stack[-1][0] if stack else None)
+        if mesh is None:
+            raise ValueError("shard_map requires a `mesh=` argument or a mesh context "
+                             "(`with mesh:`)")
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"shard_map mesh must be a Mesh, got {type(mesh).__name__}")
+    return mesh
 
 
 def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(),
@@ -319,18 +435,14 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             raise TypeError(f"shard_map applied to the function '{fun_name}' got keyword "
                             f"arguments {sorted(kwargs)}: pass them positionally (or close "
                             f"over them)")
-        m = mesh if mesh is not None else current_mesh()
-        if m is None:
-            raise ValueError("shard_map requires a `mesh=` argument or a mesh context "
-                             "(`with mesh:`)")
-        if not isinstance(m, Mesh):
-            raise TypeError(f"shard_map mesh must be a Mesh, got {type(m).__name__}")
-        if axis_names and set(axis_names) != set(m.axis_names):
-            raise NotImplementedError(f"shard_map(axis_names={set(axis_names)}) over part of "
-                                      f"the mesh {tuple(m.axis_names)} is not supported by "
-                                      f"mjax yet")
-        specs = in_specs if in_specs is not Infer else _inferred_specs(m, args)
+        m = _resolve_mesh(mesh)
+        manual = _manual_axes(m, axis_names)
         if in_specs is not Infer:
+            _check_manual_specs("in", in_specs, manual, m)
+        _check_manual_specs("out", out_specs, manual, m)
+        full = len(manual) == len(m.axis_names)
+        specs = in_specs if in_specs is not Infer else _inferred_specs(m, args, manual)
+        if in_specs is not Infer and full:
             _check_explicit_args(m, specs, args)
         if any(getattr(s, "unreduced", None) for s in _flat_specs("in_specs", specs, args)):
             if current_trace() is not None:
@@ -349,17 +461,18 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                 return _summed_unreduced(inner(*args), out_specs, unreduced, m)
             return _as_unreduced(inner(*args), out_specs, unreduced, m)
         if current_trace() is not None:
-            return _run(f, m, specs, out_specs, check_vma, fun_name, args)
+            return _run(f, m, specs, out_specs, check_vma, fun_name, args, manual=manual)
         # Called outside jit: JAX runs the body eagerly, so printing a value shows each
         # device's block. mjax stages the body; what it prints waits for the run, which
         # also returns the printed values' blocks (see _Shown).
-        shown = _Shown(m)
-        hit = cache.get(m)
+        shown = _Shown(m, manual)
+        hit = cache.get((m, manual))
         if hit is None:
             current: dict = {}   # (this call's specs and _Shown, for a trace it causes)
             jitted = jit(lambda *a: _run(f, m, current["specs"], out_specs, check_vma,
-                                         fun_name, a, shown=current["shown"]))
-            hit = cache[m] = (jitted, current)
+                                         fun_name, a, shown=current["shown"],
+                                         manual=manual))
+            hit = cache[(m, manual)] = (jitted, current)
         jitted, current = hit
         current.update(specs=specs, shown=shown)
         try:
