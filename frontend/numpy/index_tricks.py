@@ -17,7 +17,7 @@ from mjax.numpy.creation import arange, linspace, ones, zeros
 from mjax.numpy.elementwise import clip, where_xy
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to, result_type
 from mjax.numpy.searching import nonzero
-from mjax.numpy.shaping import concatenate, ravel, reshape, stack
+from mjax.numpy.shaping import concatenate, expand_dims, ravel, reshape, stack, transpose
 
 
 @fused_when_eager
@@ -174,41 +174,57 @@ ogrid = _Grid(True)
 
 
 class _Concatenator:
-    """r_ (along the first axis) / c_ (1-d pieces become columns, joined along the last
-    axis), with slices as aranges (a complex step: that many points) and an integer string
-    directive choosing the axis."""
+    """r_ / c_ (NumPy's AxisConcatenator): pieces made at least `ndmin`-d (their own axes
+    placed at position `trans1d` of the new shape), joined along `axis`; slices are
+    aranges (a complex step: that many points). A leading string directive
+    'axis[,ndmin[,trans1d]]' overrides these; 'r' / 'c' make a 1-d result a row / column."""
 
-    def __init__(self, axis, ndmin):
-        self.axis, self.ndmin = axis, ndmin
+    def __init__(self, axis, ndmin, trans1d):
+        self.axis, self.ndmin, self.trans1d = axis, ndmin, trans1d
 
     def __getitem__(self, key):
         keys = key if isinstance(key, tuple) else (key,)
-        axis = self.axis
+        axis, ndmin, trans1d, matrix = self.axis, self.ndmin, self.trans1d, None
+        if keys and isinstance(keys[0], str):
+            directive, keys = keys[0], keys[1:]
+            if directive in ("r", "c"):
+                matrix = 0 if directive == "r" else 1
+            else:
+                fields = directive.split(",")[:3]
+                try:
+                    values = [int(f) for f in fields]
+                except ValueError:
+                    raise ValueError(f"could not understand directive {directive!r}") from None
+                axis, ndmin, trans1d = values + [axis, ndmin, trans1d][len(values):]
         parts = []
         for k in keys:
             if isinstance(k, str):
-                try:
-                    axis = int(k)
-                except ValueError:
-                    raise NotImplementedError(f"the {k!r} directive of r_/c_ is not "
-                                              f"supported (only an integer axis)") from None
-                continue
+                raise ValueError("string directive must be placed at the beginning")
             if isinstance(k, slice):
                 step = 1 if k.step is None else k.step
                 start = 0 if k.start is None else k.start
                 arr = linspace(start, k.stop, int(abs(step))) if isinstance(
                     step, complex) else arange(start, k.stop, step)
+                own_ndim = 0
             else:
                 arr = asarray(k)
-            if arr.ndim < self.ndmin:
-                # c_: a 1-d piece is a column; r_: a scalar is a 1-element vector.
-                arr = reshape(arr, arr.shape + (1,) * (self.ndmin - arr.ndim))
+                own_ndim = arr.ndim
+            if arr.ndim < ndmin:
+                arr = reshape(arr, (1,) * (ndmin - arr.ndim) + arr.shape)
+            if trans1d != -1 and ndmin > own_ndim:
+                # the piece's own (trailing) axes move to position trans1d
+                shift = ndmin - abs(ndmin + trans1d + 1) % ndmin
+                order = tuple(range(ndmin))
+                arr = transpose(arr, order[shift:] + order[:shift])
             parts.append(arr)
-        return concatenate(parts, axis=axis)
+        out = concatenate(parts, axis=axis)
+        if matrix is not None and out.ndim == 1:
+            out = expand_dims(out, matrix)
+        return out
 
 
-r_ = _Concatenator(0, 1)
-c_ = _Concatenator(-1, 2)
+r_ = _Concatenator(0, 1, -1)
+c_ = _Concatenator(-1, 2, 0)
 
 
 def ix_(*args):

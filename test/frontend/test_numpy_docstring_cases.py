@@ -41,3 +41,28 @@ def test_fromfunction_vmaps_over_scalars(f, shape):
 def test_vsplit_1d():
     for a, b in zip(jnp.vsplit(jnp.arange(6), 2), J.vsplit(J.arange(6), 2)):
         _same(a, b)
+
+
+@pytest.mark.parametrize("name, key", [
+    ("r_", ("0,2", [1, 2, 3], [4, 5, 6])),
+    ("r_", ("0,2,0", [1, 2, 3], [4, 5, 6])),
+    ("r_", ("0,2,-2", [1, 2, 3], [4, 5, 6])),
+    ("r_", ("r", [1, 2, 3], [4, 5, 6])),
+    ("r_", ("c", [1, 2, 3], [4, 5, 6])),
+    ("r_", ("-1,3,1", np.ones((2, 2)), np.zeros((2, 2)))),
+    ("r_", (1, 2, [3, 4], slice(0, 3))),
+    ("c_", ("0,2", [1, 2, 3], [4, 5, 6])),
+    ("c_", ("0,2,-1", [1, 2, 3], [4, 5, 6])),
+    ("c_", ("r", [1, 2, 3], [4, 5, 6])),
+    ("c_", (np.ones((2, 2)), [1, 2], slice(0, 2))),
+])
+def test_r_c_directives(name, key):
+    _same(getattr(jnp, name)[key], getattr(J, name)[key])
+
+
+def test_r_directive_errors():
+    for mod in (jnp, J):
+        with pytest.raises(ValueError):
+            mod.r_["0,x", [1], [2]]
+        with pytest.raises(ValueError):
+            mod.r_[[1], "0", [2]]
