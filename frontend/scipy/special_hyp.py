@@ -14,6 +14,7 @@ import numpy as np
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
+from mjax.errors import ConcretizationTypeError, TracerArrayConversionError
 from mjax.staging import jit_eagerly
 
 __all__ = ["hyp1f1", "hyp2f1", "bessel_jn", "sph_harm_y"]
@@ -206,9 +207,12 @@ def _2f1_scalar(a, b, c, x):
     for cond, _ in cases:
         choice.append(cond & ~taken)
         taken = taken | cond
-    euler = choice[2]  # 2F1(a, b; c; x) = (1 - x)^d 2F1(c - a, c - b; c; x)
-    out = jnp.where(euler, s ** d * _2f1_series(c - a, c - b, c, jnp.where(euler, x, 0 * x)),
-                    _2f1_series(a, b, c, jnp.where(taken, 0 * x, x)))
+    # One series for both uses: the Euler transformation 2F1(a, b; c; x) =
+    # (1 - x)^d 2F1(c - a, c - b; c; x) where case 2 is chosen, the plain one where none is.
+    euler = choice[2]
+    series = _2f1_series(jnp.where(euler, c - a, a), jnp.where(euler, c - b, b), c,
+                         jnp.where(euler | ~taken, x, 0 * x))
+    out = jnp.where(euler, s ** d * series, series)
     for pick, (_, value) in zip(choice, cases):
         if value is not None:
             out = jnp.where(pick, value(), out)
@@ -320,7 +324,12 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
     if jnp.ndim(theta) == 0:
         theta = jnp.reshape(theta, (1,))
     if n_max is None:
-        n_max = np.max(np.asarray(n))  # (a traced n raises here: n_max must be given)
+        try:
+            n_max = np.max(np.asarray(n))
+        except TracerArrayConversionError as e:
+            raise ConcretizationTypeError(
+                n, "The `n_max` argument of `jnp.scipy.special.sph_harm` must be statically "
+                "specified to use `sph_harm` within JAX transformations.") from e
     n_max = operator.index(int(n_max))
     n, m, theta, phi = jnp.broadcast_arrays(n, m, theta, phi)
     return _sph_harm(n, m, theta, phi, n_max)

@@ -331,7 +331,8 @@ def _ei_positive(x):
 def _expi(x):
     neg = x < 0
     e1 = _expn_any(jnp.ones_like(x), jnp.where(neg, -x, jnp.ones_like(x)))
-    return jnp.where(neg, -e1, _in_f32(_ei_positive, x))
+    out = jnp.where(neg, -e1, _in_f32(_ei_positive, x))
+    return jnp.where(jnp.isposinf(x), jnp.inf, out)  # (JAX 0.10.2: NaN at +-inf)
 
 
 @_expi.defjvp
@@ -418,7 +419,8 @@ def _expn_scalar(n, x):
     out = jnp.where((x == 0) & (n >= 2), 1 / jnp.where(n >= 2, n - 1, one), out)
     out = jnp.where((n == 0) & (x >= 0), jnp.exp(-x) / x, out)
     out = jnp.where(n >= 5000, _expn_large_n(n, x), out)
-    return jnp.where(large_x, _expn_cf(n, jnp.where(large_x, x, 2 * one)), out)
+    out = jnp.where(large_x, _expn_cf(n, jnp.where(large_x, x, 2 * one)), out)
+    return jnp.where(jnp.isposinf(x) & (n >= 0), 0.0, out)  # (JAX 0.10.2: NaN)
 
 
 def _expn_any(n, x):
