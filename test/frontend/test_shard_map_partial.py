@@ -69,9 +69,10 @@ def test_grad_against_jax():
     np.testing.assert_allclose(np.asarray(_grad(mjax)), np.asarray(_grad(jax)), rtol=1e-5)
 
 
-def test_auto_axis_sharding_kept():
-    """An argument split over the automatic axis as well keeps that layout (JAX: the
-    result is laid out P('x', 'y'))."""
+def test_argument_split_over_the_auto_axis_too():
+    """An argument split over the automatic axis as well: right values, split over the
+    manual one. (JAX's result keeps P('x', 'y'); mjax's propagation pass closes the
+    open dimensions, so it comes back P('x').)"""
     mesh = _mesh(mjax)
     P = mjax.sharding.PartitionSpec
     xs = mjax.device_put(X, mjax.sharding.NamedSharding(mesh, P("x", "y")))
