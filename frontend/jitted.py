@@ -37,7 +37,7 @@ from mjax.passes.user_passes import PassList, pass_list
 from mjax.placement import args_device, commit, default_device, on_device
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
-from mjax.sharding_impls import NamedSharding, P
+from mjax.sharding_impls import NamedSharding, P, current_mesh
 from mjax.source_info import at_user_line, wraps
 from mjax.spmd import jit as spmd
 from mjax.stages import Traced
@@ -418,7 +418,7 @@ class Jitted:
             return self._call_spmd(args, dyn_args, dyn_kwargs, static_key, leaves, in_tree,
                                    avals, donated)
         state = config.trace_state()
-        key = (in_tree, avals, static_key, state, donated)
+        key = (in_tree, avals, static_key, state, donated, current_mesh())
         entry = self._cache.get(key)   # the hit path takes no lock
         if entry is None or donated is not None:
             # (after compiling, as JAX: an unusable donation warns first)

@@ -31,7 +31,7 @@ from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.placement import put_sharded
 from mjax.runtime import get_backend
-from mjax.sharding_impls import (Mesh, NamedSharding, P, Sharding, SingleDeviceSharding,
+from mjax.sharding_impls import (Mesh, current_mesh, NamedSharding, P, Sharding, SingleDeviceSharding,
                                  as_sharding, named_from_hlo)
 from mjax.sharding_types import partial_axes, spec_entry, typeof_array
 from mjax.unreduced import device_put_unreduced, unreduced_of, without_reduced
@@ -55,8 +55,9 @@ def constraint_mesh(module):
             p = op.opview.params
             ids = p["device_ids"] or tuple(range(int(np.prod(p["mesh_shape"]))))
             layouts.add((p["mesh_axes"], p["mesh_shape"], ids))
-    if not layouts:
-        return None
+    if not layouts:     # (under set_mesh, JAX compiles for the context's mesh)
+        mesh = current_mesh()
+        return mesh if isinstance(mesh, Mesh) and mesh.devices.size > 1 else None
     if len(layouts) > 1:
         raise ValueError(f"Received incompatible devices for jitted computation: the "
                          f"sharding constraints use {len(layouts)} different meshes")

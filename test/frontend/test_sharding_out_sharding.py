@@ -135,3 +135,21 @@ def test_with_sharding_constraint_format(order):
         _wsc_format(jax, jl.Format, jl.Layout, order)
     with pytest.raises(ValueError, match="device-local layouts"):
         mjax.lax.with_sharding_constraint(mjax.numpy.ones(2), ml.Layout(major_to_minor=(0,)))
+
+
+def _jit_under_set_mesh(lib):
+    m = lib.make_mesh((2, 2), ("row", "col"), axis_types=(lib.sharding.AxisType.Auto,) * 2)
+    out = []
+    with lib.set_mesh(m):
+        f = lib.jit(lambda: lib.numpy.arange(6.0).reshape(3, 2) * 2)
+        g = lib.jit(lambda a: a + 1)
+        for y in (f(), g(lib.numpy.float32(1)), lib.random.normal(lib.random.key(0), (4,))):
+            out.append((type(y.sharding).__name__, str(getattr(y.sharding, "spec", None)),
+                        len(y.sharding.device_set), np.asarray(y).round(5).tolist()))
+    y = f()     # (outside the mesh again: one device)
+    out.append((type(y.sharding).__name__, len(y.sharding.device_set)))
+    return out
+
+
+def test_jit_under_set_mesh_compiles_for_the_mesh():
+    assert _jit_under_set_mesh(mjax) == _jit_under_set_mesh(jax)
