@@ -6,6 +6,7 @@ import numpy as _onp
 
 from mjax import lax
 from mjax import numpy as jnp
+from mjax.scipy.spectral import csd, detrend, istft, stft, welch  # noqa: F401
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "csd",
            "detrend", "istft", "stft", "welch"]
@@ -132,18 +133,3 @@ def fftconvolve(in1, in2, mode="full", axes=None):
         start = (n - size) // 2
         index[a] = slice(start, start + size)
     return out[tuple(index)]
-
-
-def _not_implemented(name):
-    def f(*args, **kwargs):
-        raise NotImplementedError(f"mjax.scipy.signal.{name} is not implemented")
-    f.__name__ = name
-    f.__doc__ = f"Not implemented in mjax. JAX: jax.scipy.signal.{name}."
-    return f
-
-
-csd = _not_implemented("csd")
-detrend = _not_implemented("detrend")
-istft = _not_implemented("istft")
-stft = _not_implemented("stft")
-welch = _not_implemented("welch")
