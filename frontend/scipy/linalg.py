@@ -16,6 +16,7 @@ from mjax.scipy.special_matrices import (_inexact, block_diag, circulant,  # noq
                                          companion, convolution_matrix, dft, fiedler,
                                          hadamard, hankel, helmert, hilbert, invhilbert,
                                          invpascal, leslie, pascal, toeplitz)
+from mjax.scipy.linalg_more import fiedler_companion, qr_multiply  # noqa: F401
 from mjax.staging import jit_eagerly
 
 
@@ -347,6 +348,4 @@ sqrtm = _not_implemented("sqrtm", "needs the Schur decomposition")
 funm = _not_implemented("funm", "needs the Schur decomposition")
 solve_sylvester = _not_implemented("solve_sylvester", "needs the Schur decomposition")
 eigh_tridiagonal = _not_implemented("eigh_tridiagonal", "no tridiagonal eigensolver")
-qr_multiply = _not_implemented("qr_multiply", "no Householder-reflector QR")
-fiedler_companion = _not_implemented("fiedler_companion", "not written yet")
 

@@ -3,11 +3,13 @@ compared with real jax (and SciPy)."""
 import warnings
 
 import jax
+import jax.scipy.linalg as jlin
 import jax.scipy.signal as jsig
 import numpy as np
 import pytest
 
 import mjax
+import mjax.scipy.linalg as mlin
 import mjax.scipy.signal as msig
 
 RNG = np.random.default_rng(0)
@@ -87,3 +89,18 @@ def test_x64():
     with jax.enable_x64(True), mjax.enable_x64(True):
         x = X.astype(np.float64)
         _same(msig.welch(x, nperseg=16), jsig.welch(x, nperseg=16), tol=1e-10)
+
+
+@pytest.mark.parametrize("a", [[1.0, 2, 3, 4, 5], [[1.0, 2, 3], [2.0, -1, 4]], [2.0], [3, 4]])
+def test_fiedler_companion(a):
+    a = np.asarray(a)
+    _same(mlin.fiedler_companion(a), jlin.fiedler_companion(a))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+@pytest.mark.parametrize("mode", ["right", "left"])
+def test_qr_multiply(shape, mode):
+    m, n = shape
+    a = RNG.standard_normal(shape).astype(np.float32)
+    c = RNG.standard_normal((2, m) if mode == "right" else (min(m, n), 2)).astype(np.float32)
+    _same(mlin.qr_multiply(a, c, mode=mode), jlin.qr_multiply(a, c, mode=mode))

@@ -1,0 +1,79 @@
+"""`mjax.scipy.linalg`'s qr_multiply (Householder reflectors applied, never formed) and
+fiedler_companion, as JAX 0.10.2's."""
+from __future__ import annotations
+
+from mjax import numpy as jnp
+from mjax.lax import linalg as lax_linalg
+
+
+def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
+                overwrite_c=False):
+    """(Q c or c Q, r) for a = Q r, Q applied from geqrf's reflectors.
+    JAX: jax.scipy.linalg.qr_multiply."""
+    del overwrite_a, overwrite_c
+    a, c = jnp._promote("qr_multiply", jnp.asarray(a), jnp.asarray(c), inexact=True,
+                        broadcast=False)
+    if mode not in ("right", "left"):
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    if pivoting:
+        raise NotImplementedError("mjax.scipy.linalg.qr_multiply: pivoting=True is not "
+                                  "implemented (no geqp3)")
+    onedim = c.ndim == 1
+    if onedim:
+        c = c[:, None] if mode == "left" else c[None, :]
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if mode == "left" and c.shape[-2] != k:
+        raise ValueError(f"Array shapes are not compatible for Q @ c operation: a has shape "
+                         f"{tuple(a.shape)} so Q has {k} columns, but c has {c.shape[-2]} "
+                         f"rows (expected {k}).")
+    if mode == "right" and c.shape[-1] != m:
+        raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape "
+                         f"{tuple(a.shape)} so Q has {m} rows, but c has {c.shape[-1]} "
+                         f"columns (expected {m}).")
+    batch = jnp.broadcast_shapes(a.shape[:-2], c.shape[:-2])
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    c = jnp.broadcast_to(c, batch + c.shape[-2:])
+    r, taus = lax_linalg.geqrf(a)
+    if m > n and mode == "left":
+        c = jnp.concatenate([c, jnp.zeros(c.shape[:-2] + (m - k,) + c.shape[-1:], c.dtype)],
+                            axis=-2)
+    if conjugate:
+        c = jnp.swapaxes(c, -1, -2)
+    out = lax_linalg.ormqr(r, taus, c, left=(mode == "left") != conjugate,
+                           transpose=conjugate)
+    if conjugate:
+        out = jnp.swapaxes(out, -1, -2)
+    if mode == "right":
+        out = out[..., :k]
+    if onedim:
+        out = out.ravel()
+    return out, jnp.triu(r[..., :k, :])
+
+
+def _fiedler_one(a):
+    n = a.shape[0] - 1
+    if n == 0:
+        return jnp.zeros((0, 0), a.dtype)
+    a = a / a[0]
+    if n == 1:
+        return -a[1:].reshape(1, 1)
+    i = jnp.arange(n)[:, None]
+    j = jnp.arange(n)[None, :]
+    even, odd = i % 2 == 0, i % 2 == 1
+    conds = [(i == 0) & (j == 0), (i == 1) & (j == 0), (j == i + 1) & even,
+             (j == i + 2) & even, (j == i - 1) & even & (i >= 2), (j == i - 2) & odd & (i >= 3)]
+    one = jnp.ones((), a.dtype)
+    vals = [-a[1], one, -a[jnp.minimum(i + 2, n)], one, -a[jnp.minimum(i + 1, n)], one]
+    return jnp.select(conds, vals, default=jnp.zeros((), a.dtype))
+
+
+def fiedler_companion(a):
+    """The Fiedler companion matrix (pentadiagonal) of the polynomial with coefficients
+    `a` (highest first), batched over leading axes. JAX: jax.scipy.linalg.fiedler_companion."""
+    (a,) = jnp._promote("fiedler_companion", jnp.asarray(a), inexact=True, broadcast=False)
+    a = jnp.atleast_1d(a)
+    if a.shape[-1] == 0:
+        raise ValueError("fiedler_companion requires the last axis of 'a' to have nonzero "
+                         f"length, but got an array of shape {a.shape}.")
+    return jnp.vectorize(_fiedler_one, signature="(n)->(m,m)")(a)
