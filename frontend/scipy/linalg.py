@@ -265,23 +265,40 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     return jnp.where((n_squarings > max_squarings)[..., None, None], nan, R)
 
 
-def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
-    """a = u p (side="right") or p u ("left"), u unitary and p positive semidefinite,
-    from the SVD (so every `method` gives the same factors). JAX: jax.scipy.linalg.polar."""
-    if side not in ("right", "left"):
-        raise ValueError(f"side={side!r} is not 'right' or 'left'")
-    if method not in ("qdwh", "svd"):
+def _polar_one(a, side, method, eps, max_iterations):
+    m, n = a.shape
+    if method == "qdwh":
+        if m >= n and side == "right":
+            u, p = lax_linalg.qdwh(a, is_hermitian=False, eps=eps)[:2]
+        elif m < n and side == "left":
+            u, p = lax_linalg.qdwh(jnp.conj(a).T, is_hermitian=False, eps=eps)[:2]
+            u, p = jnp.conj(u).T, jnp.conj(p).T
+        else:
+            raise NotImplementedError("method='qdwh' only supports mxn matrices where m < n "
+                                      "where side='right' and m >= n side='left', got "
+                                      f"{a.shape} with side={side!r}")
+        return u, p
+    if method != "svd":
         raise ValueError(f"Unknown polar decomposition method {method}.")
-    a = jnp.asarray(a)
-    if a.ndim != 2:
-        raise ValueError(f"The input `a` must be a 2-D array, got shape {a.shape}")
     u_svd, s, vh = svd(a, full_matrices=False)
-    unitary = u_svd @ vh
+    s = s.astype(u_svd.dtype)
     if side == "right":
-        posdef = (jnp.conj(vh).T * s) @ vh
-    else:
-        posdef = (u_svd * s) @ jnp.conj(u_svd).T
-    return unitary, posdef
+        return u_svd @ vh, (jnp.conj(vh).T * s) @ vh
+    return u_svd @ vh, (u_svd * s) @ jnp.conj(u_svd).T
+
+
+def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
+    """(u, p) with a = u p (side="right") or p u ("left"), u with orthonormal columns and
+    p positive semidefinite, by QDWH (`method="qdwh"`, M >= N for "right", M < N for
+    "left") or the SVD; batched over leading axes. JAX: jax.scipy.linalg.polar."""
+    a = jnp.asarray(a)
+    if a.ndim < 2:
+        raise ValueError("The input `a` must be at least a 2-D array.")
+    if side not in ("right", "left"):
+        raise ValueError("The argument `side` must be either 'right' or 'left'.")
+    sig = "(m,n)->(m,n),(n,n)" if side == "right" else "(m,n)->(m,n),(m,m)"
+    return jnp.vectorize(lambda x: _polar_one(x, side, method, eps, max_iterations),
+                         signature=sig)(a)
 
 
 def expm_frechet(A, E, *, method=None, compute_expm=True):

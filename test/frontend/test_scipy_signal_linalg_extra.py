@@ -104,3 +104,22 @@ def test_qr_multiply(shape, mode):
     a = RNG.standard_normal(shape).astype(np.float32)
     c = RNG.standard_normal((2, m) if mode == "right" else (min(m, n), 2)).astype(np.float32)
     _same(mlin.qr_multiply(a, c, mode=mode), jlin.qr_multiply(a, c, mode=mode))
+
+
+@pytest.mark.parametrize("shape,side,method", [
+    ((4, 3), "right", "qdwh"), ((3, 4), "left", "qdwh"), ((4, 3), "right", "svd"),
+    ((3, 4), "left", "svd"), ((2, 4, 4), "right", "qdwh")])
+def test_polar(shape, side, method):
+    a = RNG.standard_normal(shape).astype(np.float32)
+    _same(mlin.polar(a, side, method=method), jlin.polar(a, side, method=method))
+
+
+@pytest.mark.parametrize("shape,method,err", [((3, 4), "qdwh", NotImplementedError),
+                                              ((4, 4), "foo", ValueError),
+                                              ((4,), "svd", ValueError)])
+def test_polar_errors(shape, method, err):
+    a = np.ones(shape, np.float32)
+    with pytest.raises(err):
+        jlin.polar(a, method=method)
+    with pytest.raises(err):
+        mlin.polar(a, method=method)
