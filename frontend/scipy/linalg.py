@@ -16,7 +16,7 @@ from mjax.scipy.special_matrices import (_inexact, block_diag, circulant,  # noq
                                          companion, convolution_matrix, dft, fiedler,
                                          hadamard, hankel, helmert, hilbert, invhilbert,
                                          invpascal, leslie, pascal, toeplitz)
-from mjax.scipy.linalg_more import fiedler_companion, qr_multiply  # noqa: F401
+from mjax.scipy.linalg_more import fiedler_companion, qr_multiply, sqrtm  # noqa: F401
 from mjax.staging import jit_eagerly
 
 
@@ -361,7 +361,6 @@ def _not_implemented(name, why):
 
 
 rsf2csf = _not_implemented("rsf2csf", "no Schur decomposition")
-sqrtm = _not_implemented("sqrtm", "needs the Schur decomposition")
 funm = _not_implemented("funm", "needs the Schur decomposition")
 solve_sylvester = _not_implemented("solve_sylvester", "needs the Schur decomposition")
 eigh_tridiagonal = _not_implemented("eigh_tridiagonal", "no tridiagonal eigensolver")

@@ -1,7 +1,8 @@
-"""`mjax.scipy.linalg`'s qr_multiply (Householder reflectors applied, never formed) and
-fiedler_companion, as JAX 0.10.2's."""
+"""`mjax.scipy.linalg`'s qr_multiply (Householder reflectors applied, never formed),
+fiedler_companion and sqrtm (complex Schur form), as JAX 0.10.2's."""
 from __future__ import annotations
 
+from mjax import lax
 from mjax import numpy as jnp
 from mjax.lax import linalg as lax_linalg
 
@@ -77,3 +78,30 @@ def fiedler_companion(a):
         raise ValueError("fiedler_companion requires the last axis of 'a' to have nonzero "
                          f"length, but got an array of shape {a.shape}.")
     return jnp.vectorize(_fiedler_one, signature="(n)->(m,m)")(a)
+
+
+def _sqrtm_upper(t):
+    """The upper-triangular square root of the upper-triangular t, column by column."""
+    n = t.shape[-1]
+    d = jnp.sqrt(jnp.diagonal(t))
+    u = jnp.diag(d)
+    for j in range(n):
+        for i in range(j - 1, -1, -1):
+            s = jnp.dot(u[i, i + 1:j], u[i + 1:j, j]) if j > i + 1 else jnp.zeros((), t.dtype)
+            u = u.at[i, j].set(jnp.where(t[i, j] == s, 0, (t[i, j] - s) / (d[i] + d[j])))
+    return u
+
+
+def sqrtm(A, blocksize=1):
+    """The principal square root of A, from its complex Schur form (complex result).
+    JAX: jax.scipy.linalg.sqrtm."""
+    if blocksize > 1:
+        raise NotImplementedError("Blocked version is not implemented yet.")
+    a = jnp.asarray(A)
+    if not jnp.issubdtype(a.dtype, jnp.complexfloating):
+        (a,) = jnp._promote("sqrtm", a, inexact=True, broadcast=False)
+        a = a.astype(jnp.result_type(a.dtype, jnp.complex64))
+    t, z = lax_linalg.schur(a)
+    hi = lax.Precision.HIGHEST
+    return jnp.matmul(jnp.matmul(z, _sqrtm_upper(t), precision=hi), jnp.conj(z).T,
+                      precision=hi)

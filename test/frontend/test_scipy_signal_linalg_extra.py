@@ -123,3 +123,12 @@ def test_polar_errors(shape, method, err):
         jlin.polar(a, method=method)
     with pytest.raises(err):
         mlin.polar(a, method=method)
+
+
+@pytest.mark.parametrize("a", [
+    RNG.standard_normal((4, 4)).astype(np.float32), np.array([[4.0, 1], [0, 9]], np.float32),
+    (RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))).astype(np.complex64)])
+def test_sqrtm(a):
+    _same(mlin.sqrtm(a), jlin.sqrtm(a), tol=1e-3)
+    got = np.asarray(mlin.sqrtm(a))
+    np.testing.assert_allclose(got @ got, a, atol=1e-3)
