@@ -67,13 +67,10 @@ REASONS = {
     "jax.lax.after_all": "XLA tokens are not exposed: mjax orders its effects (callbacks, "
                          "debug prints) itself",
     "jax.lax.create_token": "see jax.lax.after_all",
-    "jax.lax.composite": f"{NOT_YET}: stablehlo.composite regions are not emitted",
     "jax.lax.dce_sink": "internal JAX helper (keeps a value alive through dead-code "
                         "elimination); mjax's --jaxpr-dce has no such sink",
     "jax.lax.stage": "internal JAX staging helper without an mjax counterpart",
     "jax.lax.shape_as_value": "dynamic shapes are not supported (mjax shapes are static)",
-    "jax.lax.platform_dependent": f"{NOT_YET}: lowering per platform is chosen once per "
-                                  "backend, not inside a program",
     "jax.lax.pbroadcast": "varying-manual-axes types (shard_map's check_vma casts) are not "
                           "modelled; shard_map checks replication itself",
     "jax.lax.psend": f"{NOT_YET}: point-to-point send/recv between devices",
@@ -83,33 +80,14 @@ REASONS = {
     # ---- jax.scipy.special
     # ---- jax.nn
     # ---- jax (top level)
-    "jax.Shard": "see jax.NamedSharding (Array.addressable_shards is not implemented yet)",
     "jax.memory": "memory kinds (host offloading) are not modelled",
-    "jax.custom_batching": f"{NOT_YET}: custom_vmap / sequential_vmap",
-    "jax.smap": f"{NOT_YET}: the experimental single-axis shard_map",
-    "jax.softmax_custom_jvp": "a deprecated JAX flag without effect in mjax",
     "jax.array_garbage_collection_guard": f"{NOT_YET}: a guard on arrays freed by the garbage collector",
-    "jax.copy_to_host_async": f"{NOT_YET}: transfers are synchronous",
-    "jax.host_count": "deprecated JAX aliases; mjax has process_count/process_index",
-    "jax.host_id": "see jax.host_count",
-    "jax.host_ids": "see jax.host_count",
-    "jax.process_indices": f"{NOT_YET} (mjax.process_count exists)",
-    "jax.print_environment_info": f"{NOT_YET}",
-    "jax.transfer_guard*": "transfer guards are not modelled (no implicit transfers are "
-                           "refused)",
-    "jax.allow_f16_reductions": "a JAX 0.10 config context without an mjax option yet",
     "jax.jax2tf_associative_scan_reductions": "an option of jax2tf's "
                                              "non-native lowering; mjax's jax2tf is native",
-    "jax.no_execution": "a JAX 0.10 debugging context (refuses execution) not modelled",
-    "jax.no_tracing": "see jax.no_execution",
     "jax.thread_guard": "see jax.no_execution",
-    "jax.make_user_context": "JAX's user-context config helper; mjax.config has no "
-                             "user-defined contexts",
     "jax.remove_size_one_mesh_axis_from_type": "a sharding-in-types option; shardings are "
                                                "not part of mjax's types",
     "jax.auto_pcast": "see jax.remove_size_one_mesh_axis_from_type",
-    "jax.ds": f"{NOT_YET} at the top level (ds builds dynamic slices for indexing refs; "
-              "mjax.experimental.pallas.ds has it)",
     # ---- modules of JAX's own internals, tools and platforms
     "jax.cloud_tpu_init": _TPU,
     "jax.tools.**": "JAX's command-line tools (jax_to_ir, the Nsight profile converter); "
@@ -153,9 +131,7 @@ REASONS = {
     "jax.experimental.control_deps": "see jax.lax.after_all",
     "jax.experimental.custom_partitioning": f"{NOT_YET}: user SPMD partitioning rules",
     "jax.experimental.fused": f"{NOT_YET}",
-    "jax.experimental.jet": f"{NOT_YET}: Taylor-mode (jet) differentiation",
     "jax.experimental.key_reuse": f"{NOT_YET} as a module (jax_debug_key_reuse exists)",
-    "jax.experimental.ode": f"{NOT_YET}: odeint",
     "jax.experimental.pjit": "pjit is jit in JAX 0.10 (mjax.jit takes in/out_shardings)",
     "jax.experimental.profiler": f"{NOT_YET} (mjax.profiler exists)",
     "jax.experimental.random": f"{NOT_YET} (mjax.random exists)",
@@ -168,20 +144,12 @@ REASONS = {
     "jax.experimental.transfer": "IFRT cross-host transfer servers are not modelled",
     "jax.experimental.xla_metadata": "XLA frontend attributes are not emitted",
     # ---- jax.scipy
-    "jax.scipy.cluster.**": f"{NOT_YET}: jax.scipy.cluster (vq)",
-    "jax.scipy.integrate.**": f"{NOT_YET}: jax.scipy.integrate (trapezoid)",
-    "jax.scipy.interpolate.**": f"{NOT_YET}: jax.scipy.interpolate",
-    "jax.scipy.ndimage.**": f"{NOT_YET}: jax.scipy.ndimage (map_coordinates)",
-    "jax.scipy.sparse.**": f"{NOT_YET}: jax.scipy.sparse.linalg (cg, gmres, bicgstab)",
-    "jax.scipy.spatial.**": f"{NOT_YET}: jax.scipy.spatial.transform (Rotation, Slerp)",
     # ---- small modules
     "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
     "jax.profiler.*": f"{NOT_YET} in mjax.profiler (trace and annotations exist)",
-    "jax.sharding.ManualAxisType": "see jax.lax.pbroadcast",
-    "jax.sharding.make_single_device_sharding": f"{NOT_YET}",
     "jax.lax.linalg.*_p": _PRIMITIVE,
     "jax.lax.linalg.*": f"{NOT_YET} in mjax.lax.linalg",
     # ---- jax.extend and jax.interpreters (issue 21: user primitives come in part 2)

@@ -35,9 +35,10 @@ class Slice:
         return cls(start, max(0, -(-(stop - start) // step)), step)
 
 
-def ds(start, size=None, stride=1) -> Slice:
+def ds(start, size=None, stride=None) -> Slice:
     """`pl.ds(start, size)`: `size` elements from `start`; `pl.ds(n)` is `pl.ds(0, n)`.
     JAX: pl.ds / pl.dslice."""
+    stride = 1 if stride is None else stride
     if size is None:
         if not isinstance(start, (int, np.integer)):
             raise ValueError("jax.ds(size) with a single argument needs a static size")

@@ -553,7 +553,7 @@ def _trace_op_varying(varying, opcls, tracers, outs, params) -> None:
 class ManualAxisType(tuple):
     """The mesh axes a shard_map body's value varies along. JAX: core.ManualAxisType."""
 
-    def __new__(cls, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+    def __new__(cls, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
         return super().__new__(cls, (frozenset(varying), frozenset(unreduced),
                                      frozenset(reduced)))
 
@@ -584,7 +584,7 @@ def typeof_traced(t) -> ShardedAval:
         order = t.trace.varying_mesh.axis_names
         unreduced, reduced = getattr(t.trace, "manual_partial", {}).get(t.value, _NO_AXES)
         axes = axes - unreduced       # (mjax holds an unreduced value's partials varying)
-        out.manual_axis_type = ManualAxisType(axes, unreduced, reduced)
+        out.manual_axis_type = ManualAxisType(varying=axes, unreduced=unreduced, reduced=reduced)
         out.varying_order = tuple(a for a in order if a in axes)
         if unreduced or reduced:
             spec, mesh = out.sharding.spec, out.sharding.mesh

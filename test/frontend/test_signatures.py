@@ -49,8 +49,6 @@ ALLOWED = {
     "experimental.checkify:checkify": _NEW_MODULES,
     "experimental.jax2tf:dtype_of_val": _NEW_MODULES,
     "experimental.pallas:align_to": _NEW_MODULES,
-    "experimental.pallas:ds": _NEW_MODULES,
-    "experimental.pallas:dslice": _NEW_MODULES,
     "experimental.pallas:when": _NEW_MODULES,
     "image:resize": "precision's default is mjax.lax.Precision.HIGHEST, a string in mjax",
     "image:scale_and_translate": "see image:resize",

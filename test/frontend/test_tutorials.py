@@ -254,11 +254,11 @@ KNOWN.update({
     ("sharding_201", 9): _OTHER_MESH_INSIDE_JIT,
 })
 KNOWN.update({
-    ("sharding_201", 38): "under set_mesh JAX compiles a jit given no shardings for the "
-                          "8-device mesh (inputs GSPMDSharding, outputs NamedSharding), so "
-                          "the page's `output_formats == arg_formats` assert fails there; "
-                          "mjax compiles it for one device (SingleDeviceSharding on both "
-                          "sides) and the assert holds",
+    ("sharding_201", 38): "both compile the jit for the 8-device mesh, but JAX reports "
+                          "its Format(Layout.AUTO) input shardings as "
+                          "GSPMDSharding({replicated}), so the page's `output_formats == "
+                          "arg_formats` assert fails there; mjax's are NamedShardings and "
+                          "the assert holds",
     ("sharding_ad_301", 0): _SET_MESH_REPR,
     ("sharding_ad_301", 2): "the jaxpr of grad: mjax's printed jaxprs show no sharding "
                             "types (f32[8@X,4]), and JAX reshards the cotangent seed",
