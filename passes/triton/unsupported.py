@@ -34,7 +34,8 @@ _WHY = {
         Rn.RandomSplitOp, Rn.RandomUnwrapOp, Rn.RandomWrapOp, Rn.Threefry2x32Op),
     "no Triton lowering for this op inside kernels": (
         L.CholeskyOp, L.EigOp, L.EighOp, L.FftOp, L.GeqrfOp, L.HouseholderProductOp, L.LuOp,
-        L.QrOp, L.SvdOp, L.TriangularSolveOp, Cv.ConvGeneralDilatedOp, So.TopKOp,
+        L.QrOp, L.SvdOp, L.TriangularSolveOp, L.TridiagonalSolveOp, L.TridiagonalOp,
+        L.HessenbergOp, L.SchurOp, L.OrmqrOp, Cv.ConvGeneralDilatedOp, So.TopKOp,
         RR.ReduceOp, RR.ReduceWindowOp, W.ReduceWindowMaxOp, W.ReduceWindowMinOp,
         W.ReduceWindowSumOp, W.SelectAndGatherAddOp, W.SelectAndScatterAddOp),
     "a pallas_call inside a Pallas kernel is not supported": (P.PallasCallOp,),
