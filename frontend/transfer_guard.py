@@ -67,22 +67,22 @@ def transfer_guard(new_val: str):
 
 
 @contextlib.contextmanager
+def _explicit(field: str):
+    """Within the block, this thread's transfers of one direction count as explicit."""
+    state = guard_lib.thread_local_state()
+    previous = getattr(state, field)
+    setattr(state, field, True)
+    try:
+        yield
+    finally:
+        setattr(state, field, previous)
+
+
 def explicit_device_put():
     """Marks the transfers in the block as explicit (mjax.device_put)."""
-    state = guard_lib.thread_local_state()
-    previous, state.explicit_device_put = state.explicit_device_put, True
-    try:
-        yield
-    finally:
-        state.explicit_device_put = previous
+    return _explicit("explicit_device_put")
 
 
-@contextlib.contextmanager
 def explicit_device_get():
     """Marks the transfers in the block as explicit (mjax.device_get)."""
-    state = guard_lib.thread_local_state()
-    previous, state.explicit_device_get = state.explicit_device_get, True
-    try:
-        yield
-    finally:
-        state.explicit_device_get = previous
+    return _explicit("explicit_device_get")
