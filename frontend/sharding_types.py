@@ -405,6 +405,35 @@ def _axes_text(axes) -> str:
     return "frozenset({" + ", ".join(repr(a) for a in sorted(axes)) + "})"
 
 
+def check_add_unreduced(name, x_ur, y_ur) -> None:
+    """JAX's rule for add with an unreduced operand: both unreduced over the same axes
+    (eager arrays and traced values alike)."""
+    if x_ur and y_ur and x_ur != y_ur:
+        raise ShardingTypeError(f"lhs and rhs to `{name}` must be unreduced along the same "
+                                f"mesh axes. Got lhs={_axes_text(x_ur)}, "
+                                f"rhs={_axes_text(y_ur)}")
+    if bool(x_ur) != bool(y_ur):
+        lhs, rhs = ("lhs", "rhs") if x_ur else ("rhs", "lhs")
+        raise ShardingTypeError(
+            f"{lhs} is unreduced while {rhs} is not. `add` operation does not allow this "
+            f"because there will be implicit communication. Please reduce {lhs} via "
+            f"`reshard` before calling `add`.")
+
+
+def check_mul_unreduced(x_ur, x_r, y_ur, y_r, x_type, y_type) -> None:
+    """JAX's rule for mul, bilinear: at most one operand unreduced, the other reduced over
+    its axes (each partial times the same replicated value). `x_type`/`y_type` give the
+    operands' types for the message."""
+    if x_ur and y_ur:
+        raise ShardingTypeError(f"lhs and rhs to `mul` cannot be unreduced since mul is "
+                                f"bilinear. Got lhs={_axes_text(x_ur)}, "
+                                f"rhs={_axes_text(y_ur)}")
+    if (x_ur and x_ur != y_r) or (y_ur and y_ur != x_r):
+        side, other = ("RHS", "LHS") if x_ur else ("LHS", "RHS")
+        raise ShardingTypeError(f"{side} should be reduced along the same axes {other} is "
+                                f"unreduced on. Got lhs={x_type()} and rhs={y_type()}")
+
+
 def _unreduced_of_result(name, tracers, partial) -> frozenset:
     """The unreduced axes of the result of op `name` (JAX's errors for ops that cannot
     take unreduced operands)."""
@@ -412,29 +441,12 @@ def _unreduced_of_result(name, tracers, partial) -> frozenset:
     if not any(us):
         return frozenset()
     if name in _ADDS:
-        x_ur, y_ur = us[0], us[1]
-        if x_ur and y_ur and x_ur != y_ur:
-            raise ShardingTypeError(f"lhs and rhs to `{name}` must be unreduced along the "
-                                    f"same mesh axes. Got lhs={_axes_text(x_ur)}, "
-                                    f"rhs={_axes_text(y_ur)}")
-        if not (x_ur and y_ur):
-            lhs, rhs = ("lhs", "rhs") if x_ur else ("rhs", "lhs")
-            raise ShardingTypeError(
-                f"{lhs} is unreduced while {rhs} is not. `add` operation does not allow "
-                f"this because there will be implicit communication. Please reduce {lhs} "
-                f"via `reshard` before calling `add`.")
-        return x_ur
+        check_add_unreduced(name, us[0], us[1])
+        return us[0]
     if name == "mul":
         (x_ur, x_r), (y_ur, y_r) = partial
-        if x_ur and y_ur:
-            raise ShardingTypeError(f"lhs and rhs to `mul` cannot be unreduced since mul is "
-                                    f"bilinear. Got lhs={_axes_text(x_ur)}, "
-                                    f"rhs={_axes_text(y_ur)}")
-        side, other = ("RHS", "LHS") if x_ur else ("LHS", "RHS")
-        if (x_ur or y_ur) != (y_r if x_ur else x_r):
-            raise ShardingTypeError(
-                f"{side} should be reduced along the same axes {other} is unreduced on. Got "
-                f"lhs={typeof_traced(tracers[0])} and rhs={typeof_traced(tracers[1])}")
+        check_mul_unreduced(x_ur, x_r, y_ur, y_r, lambda: typeof_traced(tracers[0]),
+                            lambda: typeof_traced(tracers[1]))
         return x_ur or y_ur
     if name == "dot_general":
         raise ShardingTypeError(

@@ -39,7 +39,8 @@ from mjax.placement import _process_of, device_put, process_index
 from mjax.runtime import get_backend
 from mjax.runtime.backend import buffer_to_numpy
 from mjax.sharding_impls import NamedSharding, PartitionSpec
-from mjax.sharding_types import ShardingTypeError, spec_entry, typeof_array
+from mjax.sharding_types import (ShardingTypeError, check_add_unreduced, check_mul_unreduced,
+                                 spec_entry, typeof_array)
 
 _ISSUE = "Please file an issue at https://github.com/jax-ml/jax/issues"
 
@@ -317,39 +318,6 @@ def _type_text(x) -> str:
     return str(typeof_array(x))
 
 
-def _check_add(name, args):
-    """JAX's rule for add: both unreduced over the same axes."""
-    x_ur, y_ur = (unreduced_of(getattr(a, "_sharding", None)) for a in args)
-    if x_ur and y_ur and x_ur != y_ur:
-        raise ShardingTypeError(f"lhs and rhs to `{name}` must be unreduced along the same "
-                                f"mesh axes. Got lhs={set(x_ur)}, rhs={set(y_ur)}")
-    if not (x_ur and y_ur):
-        lhs, rhs = ("lhs", "rhs") if x_ur else ("rhs", "lhs")
-        raise ShardingTypeError(
-            f"{lhs} is unreduced while {rhs} is not. `add` operation does not allow this "
-            f"because there will be implicit communication. Please reduce {lhs} via "
-            f"`reshard` before calling `add`.")
-
-
-def _check_mul(args):
-    """JAX's rule for mul: bilinear, so the other operand reduced over the unreduced
-    axes (each partial times the same replicated value)."""
-    x, y = args
-    x_ur, y_ur = unreduced_of(getattr(x, "_sharding", None)), unreduced_of(
-        getattr(y, "_sharding", None))
-    if x_ur and y_ur:
-        raise ShardingTypeError(f"lhs and rhs to `mul` cannot be unreduced since mul is "
-                                f"bilinear. Got lhs={set(x_ur)}, rhs={set(y_ur)}")
-    if x_ur and x_ur != _reduced_of(y):
-        raise ShardingTypeError(f"RHS should be reduced along the same axes LHS is "
-                                f"unreduced on. Got lhs={_type_text(x)} and "
-                                f"rhs={_type_text(y)}")
-    if y_ur and y_ur != _reduced_of(x):
-        raise ShardingTypeError(f"LHS should be reduced along the same axes RHS is "
-                                f"unreduced on. Got lhs={_type_text(x)} and "
-                                f"rhs={_type_text(y)}")
-
-
 def apply_unreduced(opcls, args, params):
     """An eager op with an unreduced operand, by JAX's unreduced rules: per device where
     the op is linear in it (add of alike unreduced arrays, mul by a value reduced over
@@ -361,9 +329,13 @@ def apply_unreduced(opcls, args, params):
     positional = _positional(sharding, first.ndim)
     out_positional = positional
     if name in _ADDS:
-        _check_add(name, args)
+        check_add_unreduced(name, *(unreduced_of(getattr(a, "_sharding", None))
+                                    for a in args))
     elif name == "mul":
-        _check_mul(args)
+        x, y = args
+        check_mul_unreduced(unreduced_of(getattr(x, "_sharding", None)), _reduced_of(x),
+                            unreduced_of(getattr(y, "_sharding", None)), _reduced_of(y),
+                            lambda: _type_text(x), lambda: _type_text(y))
     if name in _ADDS or name == "mul":
         for x in args:
             if not (type(x) is Array and isinstance(x._sharding, NamedSharding) and
