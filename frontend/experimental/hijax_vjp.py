@@ -32,6 +32,7 @@ from __future__ import annotations
 from mjax import numpy as jnp
 from mjax import tree_util
 from mjax.ad.custom import _abstract, _trace_into, custom_jvp, custom_vjp
+from mjax.ad.custom_vjp_jvp import custom_vjp_with_jvp
 from mjax.ad.symbolic_zeros import SymbolicZero
 from mjax.dialect import context
 from mjax.primitive import Zero, tangent_aval
@@ -205,7 +206,7 @@ class VJPHiPrimitive:
             return self.expand(*args)
         expand.__name__ = expand.__qualname__ = type(self).__name__
         if _overrides(self, "vjp_fwd"):
-            fn = _CustomVJPWithJVP(expand)
+            fn = custom_vjp_with_jvp(expand)
             fn.defvjp(self._fwd_rule, self._bwd_rule, symbolic_zeros=True)
             if _overrides(self, "jvp") or _overrides(self, "lin"):
                 fn.jvp_companion = custom_jvp(expand)
@@ -290,19 +291,6 @@ class VJPHiPrimitive:
     def __eq__(self, other):
         return (type(self) is type(other) and self.params == other.params
                 and self.effects == other.effects)
-
-
-class _CustomVJPWithJVP(custom_vjp):
-    """A custom_vjp whose forward mode (a jvp that is not transposed later) uses a
-    custom_jvp rule, when the primitive has one (passes/custom_rules.has_jvp_rule)."""
-    jvp_companion = None
-
-    @property
-    def has_jvp_rule(self) -> bool:
-        return self.jvp_companion is not None
-
-    def _later_jvp(self, call, module, zeros=()) -> str:
-        return self.jvp_companion._later_jvp(call, module, zeros)
 
 
 class AxisData:

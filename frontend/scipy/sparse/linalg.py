@@ -13,7 +13,8 @@ import numpy as _onp
 from mjax import dtypes
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.ad import custom_jvp, custom_vjp, linear_transpose
+from mjax.ad import custom_jvp, linear_transpose
+from mjax.ad.custom_vjp_jvp import custom_vjp_with_jvp
 from mjax.jaxpr_api import closure_convert
 from mjax.scipy import linalg as _sp_linalg
 from mjax.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
@@ -67,19 +68,6 @@ class _Flat:
         return lambda v: self.ravel(f(self.unravel(v)))
 
 
-class _VjpWithJvp(custom_vjp):
-    """A custom_vjp whose forward mode (a jvp not transposed later) uses the rule of the
-    custom_jvp `jvp_companion` instead of raising (passes/custom_rules.has_jvp_rule)."""
-    jvp_companion = None
-
-    @property
-    def has_jvp_rule(self) -> bool:
-        return self.jvp_companion is not None
-
-    def _later_jvp(self, call, module, zeros=()) -> str:
-        return self.jvp_companion._later_jvp(call, module, zeros)
-
-
 def _linear_solve(matvec, b, solve, symmetric=False):
     """lax.custom_linear_solve(matvec, b, solve, transpose_solve=solve, symmetric), made
     differentiable for a while_loop solver. mjax's custom_linear_solve differentiates
@@ -101,7 +89,7 @@ def _linear_solve(matvec, b, solve, symmetric=False):
     def apply(r, *cs):
         return forward(r, *cs[:n])
 
-    inverse = _VjpWithJvp(apply)
+    inverse = custom_vjp_with_jvp(apply)
 
     def fwd(r, *cs):
         return forward(r, *cs[:n]), cs
