@@ -114,9 +114,14 @@ REASONS = {
     "jax.experimental.source_mapper.**": "JAX's source-map tooling over its own HLO "
                                          "dumps; mjax ops carry file:line locations",
     "jax.experimental.roofline.**": f"{NOT_YET}: roofline cost estimates",
-    "jax.experimental.sparse.**": (
-        f"{NOT_YET}: sparse arrays beyond a plain BCOO (fromdense, from_scipy_sparse, "
-        "todense, sparse @ dense): BCSR, batch/dense dims, sparsify, the sparse primitives"),
+    **{f"jax.experimental.sparse.{sub}.*": (
+        "an internal of JAX's sparse submodule (typing aliases, layout-info tuples, vmap "
+        "and tracing helpers, per-module primitives); mjax's sparse ops are compositions of "
+        "lax ops, and its public sparse API is the package's own names")
+       for sub in ("ad", "api", "bcoo", "bcsr", "coo", "csr", "linalg", "random",
+                   "transform", "util")},
+    "jax.experimental.sparse.test_util.**": "JAX's own sparse test-suite helpers (random "
+                                            "sparse fixtures for its tests), not user API",
     "jax.experimental.jax2tf.call_tf": f"{NOT_YET}: calling TensorFlow from mjax (mjax's "
                                        "tf2jax converts TF functions instead)",
     "jax.experimental.jax2tf.jax2tf": "mjax.experimental.jax2tf is one module (convert)",
