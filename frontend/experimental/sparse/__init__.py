@@ -7,6 +7,7 @@ jax.experimental.sparse."""
 from mjax.experimental.sparse import bcoo, bcsr, coo, csr, linalg, random, transform  # noqa
 from mjax.experimental.sparse import ad, api, util  # noqa: F401
 from mjax.experimental.sparse import bcoo_methods as _bcoo_methods  # noqa: F401 (operators)
+from mjax.experimental.sparse import format_methods as _format_methods  # noqa: F401
 from mjax.experimental.sparse._base import (CuSparseEfficiencyWarning, JAXSparse,
                                             SparseEfficiencyError, SparseEfficiencyWarning)
 from mjax.experimental.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad

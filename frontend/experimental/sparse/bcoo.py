@@ -278,8 +278,7 @@ def bcoo_sum_duplicates(mat: BCOO, nse=None) -> BCOO:
                                                 + mat.indices.shape[mat.n_batch:]))
             idx = idx.reshape((-1,) + idx.shape[-2:])
             ok = ((idx >= 0) & (idx < _onp.array(sparse, idx.dtype))).all(-1)
-            nse = max([len({tuple(r) for r, o in zip(b, k) if o}) for b, k in zip(idx, ok)]
-                      or [0])
+            nse = max([len(_onp.unique(b[k], axis=0)) for b, k in zip(idx, ok)] or [0])
     data, idx = batched(lambda d, i: _dedupe_one(d, i, sparse, nse), mat.n_batch,
                         mat.data, mat.indices)
     return BCOO((data, idx), shape=mat.shape, indices_sorted=True, unique_indices=True)
