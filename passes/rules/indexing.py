@@ -116,6 +116,10 @@ def _gather_lower(ctx, x, idx, *, dimension_numbers, slice_sizes, indices_are_so
                   unique_indices, mode, fill_value):
     x_aval, i_aval = ctx.avals_in
     out_aval = ctx.avals_out[0]
+    if is_static(out_aval.shape) and 0 in out_aval.shape:
+        # JAX: an empty result lowers to zeros; stablehlo.gather's verifier rejects slice
+        # sizes (1 per batching dim) larger than an empty operand (vmap over 0 rows).
+        return H.constant(0, out_aval.dtype, out_aval.shape)
     dn = dimension_numbers
     start_map = dn["start_index_map"]
     upper = [x_aval.shape[d] - slice_sizes[d] for d in start_map]
