@@ -186,6 +186,10 @@ def _byteswap(x):
     return lax.bitcast_convert_type(jnp.flip(as_bytes, -1), x.dtype)
 
 
+def _deepcopy(self, memo):
+    return self.copy()
+
+
 def _array_namespace(self, *, api_version=None):
     return jnp
 
@@ -199,7 +203,7 @@ _COMPARISONS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greate
 _FORWARDED = ("swapaxes", "squeeze", "sum", "prod", "mean", "max", "min", "argmax",
               "argmin", "all", "any", "clip", "dot", "argsort", "sort", "argpartition",
               "choose", "cumsum", "cumprod", "diagonal", "nonzero", "ptp", "repeat",
-              "round", "searchsorted", "std", "var", "take", "trace")
+              "round", "searchsorted", "std", "var", "take", "trace", "copy")
 
 _METHODS: dict = {}
 for _op, _fn in _OPERATORS.items():
@@ -209,7 +213,8 @@ for _op, _fn in _COMPARISONS.items():
     _METHODS[f"__{_op}__"] = _binary(_fn)
 _METHODS.update({name: _forward(name) for name in _FORWARDED})
 _METHODS.update({
-    "__divmod__": _binary("divmod"), "__neg__": _neg, "__pos__": _pos, "__abs__": _abs,
+    "__divmod__": _binary("divmod"), "__rdivmod__": _binary("divmod", True),
+    "__copy__": _METHODS["copy"], "__deepcopy__": _deepcopy, "__neg__": _neg, "__pos__": _pos, "__abs__": _abs,
     "__round__": _round,
     "__invert__": _invert, "__getitem__": _getitem, "at": property(_at),
     "T": property(_T), "mT": property(_mT), "real": property(_real),
