@@ -6,7 +6,7 @@ main causes of the rest (issue 21.4).
     python -m venv --system-site-packages /work/venvs/eco
     /work/venvs/eco/bin/pip install -e . --no-deps
     /work/venvs/eco/bin/pip install -c benchmarks/ecosystem_constraints.txt \\
-        flax equinox optax numpyro distrax dm-haiku diffrax blackjax chex
+        flax equinox optax numpyro distrax dm-haiku diffrax blackjax chex scikit-learn
     /work/venvs/eco/bin/python benchmarks/ecosystem.py [--fast] [--lib optax ...]
 
 The libraries' own environment is a separate venv so the shared site-packages keeps its
