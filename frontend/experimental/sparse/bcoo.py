@@ -310,7 +310,7 @@ def bcoo_transpose(mat: BCOO, *, permutation) -> BCOO:
     if sorted(bp) != list(range(nb)) or sorted(sp) != list(range(nb, nb + ns)):
         return bcoo_transpose(to_flat(mat), permutation=perm)
     shape = tuple(mat.shape[p] for p in perm)
-    data = mat.data.transpose(bp + (nb,) + tuple(p + 1 for p in dp))
+    data = mat.data.transpose(bp + (nb,) + tuple(p - ns + 1 for p in dp))
     indices = mat.indices.transpose(bp + (nb, nb + 1))
     indices = indices[..., [p - nb for p in sp]] if ns else indices
     return BCOO((data, indices), shape=shape)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as _onp
+
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.experimental.sparse._base import is_traced, ravel_keys, unravel_keys
@@ -152,15 +154,44 @@ def bcoo_add(a: BCOO, b: BCOO) -> BCOO:
     return BCOO((data.astype(dtype), idx), shape=a.shape)
 
 
+def _full_batch(mat: BCOO):
+    """data and indices with their batch dimensions broadcast to the array's."""
+    nb = mat.n_batch
+    batch = tuple(mat.shape[:nb])
+    return (jnp.broadcast_to(mat.data, batch + mat.data.shape[nb:]),
+            jnp.broadcast_to(mat.indices, batch + mat.indices.shape[nb:]))
+
+
+def _merge_batch_into_nse(x, axis: int, nb: int):
+    """Batch dimension `axis` of x moved next to the nse dimension (at nb) and merged."""
+    x = jnp.moveaxis(x, axis, nb - 1)
+    return x.reshape(x.shape[:nb - 1] + (x.shape[nb - 1] * x.shape[nb],) + x.shape[nb + 1:])
+
+
 def bcoo_reduce_sum(mat: BCOO, *, axes) -> BCOO:
-    """The sum over `axes`, as a BCOO. JAX: jax.experimental.sparse.bcoo_reduce_sum."""
+    """The sum over `axes`, as a BCOO of the same kinds of dimensions: summed dense
+    dimensions sum the data, summed sparse ones drop index columns, summed batch ones join
+    the stored elements. JAX: jax.experimental.sparse.bcoo_reduce_sum."""
     axes = sorted({int(a) % mat.ndim if mat.ndim else int(a) for a in axes})
-    flat = to_flat(mat)
-    data, ok = _valid_flat(flat)
-    keep = [d for d in range(mat.ndim) if d not in axes]
-    shape = tuple(mat.shape[d] for d in keep)
-    cols = [jnp.where(ok, flat.indices[:, d], mat.shape[d]) for d in keep]
-    idx = jnp.stack(cols, axis=1) if cols else jnp.zeros((flat.nse, 0), flat.indices.dtype)
+    nb, ns = mat.n_batch, mat.n_sparse
+    sparse = mat.shape[nb:nb + ns]
+    data, idx = _full_batch(mat)
+    ok = jnp.ones(idx.shape[:-1], bool)
+    for k, size in enumerate(sparse):
+        ok = ok & (idx[..., k] >= 0) & (idx[..., k] < size)
+    data = data * ok.reshape(ok.shape + (1,) * mat.n_dense).astype(data.dtype)
+    if ns:
+        idx = jnp.where(ok[..., None], idx, jnp.array(list(sparse), idx.dtype))
+    dense_axes = tuple(nb + 1 + a - nb - ns for a in axes if a >= nb + ns)
+    if dense_axes:
+        data = data.sum(axis=dense_axes)
+    kept = [k for k in range(ns) if nb + k not in axes]
+    if len(kept) != ns:
+        idx = idx[..., _onp.asarray(kept, _onp.int32)]
+    for b in sorted((a for a in axes if a < nb), reverse=True):
+        data, idx = _merge_batch_into_nse(data, b, nb), _merge_batch_into_nse(idx, b, nb)
+        nb -= 1
+    shape = tuple(s for d, s in enumerate(mat.shape) if d not in axes)
     return BCOO((data, idx), shape=shape)
 
 
@@ -267,9 +298,13 @@ def bcoo_broadcast_in_dim(mat: BCOO, *, shape, broadcast_dimensions, sharding=No
 def bcoo_concatenate(operands, *, dimension: int) -> BCOO:
     """lax.concatenate of BCOO arrays (flat layout result). JAX:
     jax.experimental.sparse.bcoo_concatenate."""
-    operands = [to_flat(m) for m in operands]
     if not operands:
         raise ValueError("bcoo_concatenate: no operands")
+    layouts = {(m.n_batch, m.n_dense, m.ndim) for m in operands}
+    if len(layouts) == 1 and operands[0].ndim and \
+            int(dimension) < operands[0].ndim - operands[0].n_dense:
+        return _concatenate_same_layout(operands, int(dimension))
+    operands = [to_flat(m) for m in operands]
     ref = operands[0].shape
     dim = int(dimension)
     if any(m.ndim != len(ref) or m.shape[:dim] + m.shape[dim + 1:] !=
@@ -288,6 +323,48 @@ def bcoo_concatenate(operands, *, dimension: int) -> BCOO:
     dtype = jnp.result_type(*[d.dtype for d in datas])
     return BCOO((jnp.concatenate([d.astype(dtype) for d in datas]),
                  jnp.concatenate(idxs)), shape=shape)
+
+
+def _pad_nse(mat: BCOO, nse: int):
+    """data and indices (full batch) with padding elements added up to nse."""
+    data, idx = _full_batch(mat)
+    nb, extra = mat.n_batch, nse - mat.nse
+    if extra == 0:
+        return data, idx
+    sparse = jnp.array(list(mat.shape[nb:nb + mat.n_sparse]), idx.dtype)
+    pad_idx = jnp.broadcast_to(sparse, idx.shape[:nb] + (extra, mat.n_sparse))
+    pad = jnp.zeros(data.shape[:nb] + (extra,) + data.shape[nb + 1:], data.dtype)
+    return (jnp.concatenate([data, pad], axis=nb),
+            jnp.concatenate([idx, pad_idx], axis=nb))
+
+
+def _concatenate_same_layout(operands, dim: int) -> BCOO:
+    """Concatenation along a batch dimension (the stored elements padded to one nse) or a
+    sparse one (the stored elements side by side, that index column offset)."""
+    ref = operands[0]
+    nb = ref.n_batch
+    if any(m.shape[:dim] + m.shape[dim + 1:] != ref.shape[:dim] + ref.shape[dim + 1:]
+           for m in operands):
+        raise TypeError(f"bcoo_concatenate: shapes {[m.shape for m in operands]} do not "
+                        f"match outside dimension {dim}")
+    total = sum(m.shape[dim] for m in operands)
+    shape = ref.shape[:dim] + (total,) + ref.shape[dim + 1:]
+    dtype = jnp.result_type(*[m.dtype for m in operands])
+    if dim < nb:
+        nse = max(m.nse for m in operands)
+        parts = [_pad_nse(m, nse) for m in operands]
+        return BCOO((jnp.concatenate([d.astype(dtype) for d, _ in parts], axis=dim),
+                     jnp.concatenate([i for _, i in parts], axis=dim)), shape=shape)
+    datas, idxs, offset, col = [], [], 0, dim - nb
+    for m in operands:
+        data, idx = _full_batch(m)
+        ok = (idx[..., col] >= 0) & (idx[..., col] < m.shape[dim])
+        moved = jnp.where(ok, idx[..., col] + offset, total)
+        idxs.append(idx.at[..., col].set(moved))
+        datas.append(data.astype(dtype))
+        offset += m.shape[dim]
+    return BCOO((jnp.concatenate(datas, axis=nb), jnp.concatenate(idxs, axis=nb)),
+                shape=shape)
 
 
 def bcoo_reshape(mat: BCOO, *, new_sizes, dimensions=None, sharding=None) -> BCOO:
