@@ -1,9 +1,13 @@
 """`mjax.experimental.sparse`: JAX's sparse arrays. BCOO (batch, sparse and dense
 dimensions) with its ops, BCSR, the 2-d COO/CSR/CSC formats, `sparsify` (dense code on
 sparse inputs), sparse-aware grad/jacobians, and constructors. Every op is a composition
-of lax ops (gather, scatter-add, sort, dot_general), so jit, grad and vmap apply. Not
-built: lobpcg_standard and the primitives as primitives (primitives.py). JAX:
-jax.experimental.sparse."""
+of lax ops (gather, scatter-add, sort, dot_general), so jit, grad and vmap apply. vmap
+maps a sparse array over its leading batch dimension (in_axes/out_axes 0 or None: mjax's
+vmap maps pytree leaves, and the array's shape follows its leaves' rank). Ops JAX keeps
+sparse by other means go through the dense form here (gather, conv_general_dilated,
+multiply_sparse's right operand, layout changes to more batch/dense dimensions, while/cond
+bodies under sparsify). Not built: lobpcg_standard and the primitives as primitives
+(primitives.py). JAX: jax.experimental.sparse."""
 from mjax.experimental.sparse import bcoo, bcsr, coo, csr, linalg, random, transform  # noqa
 from mjax.experimental.sparse import ad, api, util  # noqa: F401
 from mjax.experimental.sparse import bcoo_methods as _bcoo_methods  # noqa: F401 (operators)

@@ -51,6 +51,32 @@ def _sparse_dense(flat: BCOO, rhs, dn, out_dtype):
         contrib, mode="drop")
 
 
+def _sparse_sparse(a: BCOO, b: BCOO, dn, dtype) -> BCOO:
+    """Every pair of stored elements whose contracting and batch indices agree gives one
+    product at (batch, lhs free, rhs free); the other pairs become padding (JAX's result
+    has nse_a * nse_b elements too)."""
+    (lc, rc), (lb, rb) = dn
+    lfree = [d for d in range(a.ndim) if d not in lc and d not in lb]
+    rfree = [d for d in range(b.ndim) if d not in rc and d not in rb]
+    _, ok_a = ravel_keys(a.indices, a.shape)
+    _, ok_b = ravel_keys(b.indices, b.shape)
+    match = ok_a[:, None] & ok_b[None, :]
+    for i, j in zip(tuple(lc) + tuple(lb), tuple(rc) + tuple(rb)):
+        match = match & (a.indices[:, i][:, None] == b.indices[:, j][None, :])
+    data = (a.data[:, None] * b.data[None, :]).astype(dtype) * match.astype(dtype)
+    n = a.nse * b.nse
+    cols = [jnp.broadcast_to(a.indices[:, d][:, None], (a.nse, b.nse)) for d in
+            tuple(lb) + tuple(lfree)]
+    cols += [jnp.broadcast_to(b.indices[:, d][None, :], (a.nse, b.nse)) for d in rfree]
+    shape = tuple(a.shape[d] for d in tuple(lb) + tuple(lfree)) + \
+        tuple(b.shape[d] for d in rfree)
+    if not cols:
+        return BCOO((data.reshape(n), jnp.zeros((n, 0), a.indices.dtype)), shape=())
+    idx = jnp.stack(cols, axis=-1)
+    idx = jnp.where(match[..., None], idx, jnp.array(list(shape), idx.dtype))
+    return BCOO((data.reshape(n), idx.reshape(n, len(shape))), shape=shape)
+
+
 def _check_dn(lshape, rshape, dn):
     (lc, rc), (lb, rb) = dn
     if len(lc) != len(rc) or len(lb) != len(rb) or \
@@ -75,11 +101,9 @@ def bcoo_dot_general(lhs, rhs, *, dimension_numbers, precision=None,
     _check_dn(lhs.shape, rhs.shape, dn)
     dtype = preferred_element_type or jnp.result_type(lhs.dtype, rhs.dtype)
     if ls:
-        out = _sparse_dense(to_flat(lhs), bcoo_todense(rhs) if rs else rhs, dn, dtype)
         if not rs:
-            return out
-        lflat, rflat = to_flat(lhs), to_flat(rhs)
-        return _dense_to_bcoo(out, lflat.nse * rflat.nse, lhs.data, rhs.data)
+            return _sparse_dense(to_flat(lhs), rhs, dn, dtype)
+        return _sparse_sparse(to_flat(lhs), to_flat(rhs), dn, dtype)
     swapped = ((dn[0][1], dn[0][0]), (dn[1][1], dn[1][0]))
     out = _sparse_dense(to_flat(rhs), lhs, swapped, dtype)
     nb = len(lb)
