@@ -73,3 +73,22 @@ def test_shared_operators(fmt):
     np.testing.assert_allclose(_dense(m.sum(0)), A.sum(0), rtol=1e-6)
     np.testing.assert_array_equal(_dense(m[1]), A[1])
     np.testing.assert_array_equal(_dense(mjax.jit(lambda x: (x + x)[2:])(m)), 2 * A[2:])
+
+
+@pytest.mark.parametrize("layout", [(0, 0), (1, 0)])
+def test_multiply_sparse_of_very_sparse_arrays(layout):
+    """Few stored elements: the product pairs them (no dense form); duplicates add up."""
+    rng = np.random.RandomState(3)
+    x = (rng.randn(2, 60, 80, 2) * (rng.rand(2, 60, 80, 1) < 0.002)).astype(np.float32)
+    y = (rng.randn(2, 60, 80, 2) * (rng.rand(2, 60, 80, 1) < 0.002)).astype(np.float32)
+    y[:, :30] = x[:, :30]
+    nb, nd = layout
+    a = msparse.BCOO.fromdense(x, n_batch=nb, n_dense=nd)
+    b = msparse.BCOO.fromdense(y, n_batch=nb, n_dense=nd)
+    b = b + b                                        # (every index twice)
+    ref = jsparse.bcoo_multiply_sparse(jsparse.BCOO.fromdense(x, n_batch=nb, n_dense=nd),
+                                       jsparse.BCOO.fromdense(2 * y, n_batch=nb, n_dense=nd))
+    for got in (msparse.bcoo_multiply_sparse(a, b),
+                mjax.jit(msparse.bcoo_multiply_sparse)(a, b)):
+        np.testing.assert_allclose(_dense(got), 2 * x * y, rtol=1e-6)
+        np.testing.assert_allclose(_dense(got), _dense(ref), rtol=1e-6)

@@ -130,8 +130,18 @@ def bcoo_multiply_sparse(lhs: BCOO, rhs: BCOO) -> BCOO:
     JAX: jax.experimental.sparse.bcoo_multiply_sparse."""
     if lhs.shape != rhs.shape:
         lhs, rhs = _broadcast_pair(lhs, rhs)
-    other = bcoo_extract(lhs, bcoo_todense(rhs))
-    return BCOO((lhs.data * other.data, other.indices), shape=lhs.shape)
+    fa, fb = to_flat(lhs), to_flat(rhs)
+    if fa.nse * fb.nse * max(1, lhs.ndim) >= lhs.size:     # (the dense form is smaller)
+        other = bcoo_extract(lhs, bcoo_todense(rhs))
+        return BCOO((lhs.data * other.data, other.indices), shape=lhs.shape)
+    # rhs's value at each of lhs's stored elements: the sum of rhs's matching elements
+    _, ok_b = ravel_keys(fb.indices, fb.shape)
+    match = (fa.indices[:, None, :] == fb.indices[None, :, :]).all(-1) & ok_b[None, :]
+    vals = (match.astype(fb.dtype) * fb.data[None, :]).sum(1)
+    data, idx = _full_batch(lhs)
+    full = lhs.shape[:lhs.n_batch] + (lhs.nse,) + lhs.shape[lhs.ndim - lhs.n_dense:]
+    data = jnp.broadcast_to(data, full)
+    return BCOO((data * vals.reshape(full).astype(data.dtype), idx), shape=lhs.shape)
 
 
 def bcoo_multiply_dense(sp_mat: BCOO, v) -> BCOO:
