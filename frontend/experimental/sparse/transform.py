@@ -106,7 +106,8 @@ def _rule(eqn, vals):
     if name == "transpose":
         return bcoo_transpose(vals[0], permutation=p["permutation"])
     if name == "reduce_sum":
-        return bcoo_reduce_sum(vals[0], axes=p["axes"])
+        out = bcoo_reduce_sum(vals[0], axes=p["axes"])
+        return bcoo_todense(out) if out.ndim == 0 else out    # (JAX: a scalar is dense)
     if name == "reshape":
         return bcoo_reshape(vals[0], new_sizes=p["new_sizes"],
                             dimensions=p.get("dimensions"))
