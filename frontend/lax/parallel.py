@@ -15,6 +15,7 @@ from mjax.axis_env import AXIS_ENV
 from mjax.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops import collectives as C
 from mjax.dialect.ops.structural import CopyOp
+from mjax.lax import parallel_groups as G
 from mjax.lax.elementwise import convert_element_type, div
 from mjax.sharding_types import mark_manual_partial
 
@@ -28,10 +29,14 @@ def _bound_size(names) -> int:
     return math.prod(AXIS_ENV.size(n) for n in names)
 
 
-def _no_groups(axis_index_groups, fn: str):
-    if axis_index_groups is not None:
-        raise NotImplementedError(f"lax.{fn}(axis_index_groups=...) is not supported by "
-                                  f"mjax yet (it needs pmap/shard_map)")
+def _groups(axis_index_groups, names, fn: str, equal_sizes=True):
+    """The static tables of `axis_index_groups` (None without groups)."""
+    if axis_index_groups is None:
+        return None
+    if len(names) != 1:
+        raise NotImplementedError(f"lax.{fn}: axis_index_groups over several axis names "
+                                  f"{names} at once is not supported by mjax")
+    return G.Groups(axis_index_groups, _bound_size(names), fn, equal_sizes)
 
 
 def _single(names, fn: str):
@@ -78,33 +83,43 @@ def _as_summable(v):
 
 def psum(x, axis_name, *, axis_index_groups=None):
     """Sum over the named axes `axis_name` of each leaf. JAX: lax.psum."""
-    _no_groups(axis_index_groups, "psum")
     names, _ = _prepare(axis_name, "psum")
+    groups = _groups(axis_index_groups, names, "psum", equal_sizes=False)
+    if groups is not None:
+        return _map(lambda v: G.reduce(_as_summable(v), names[0], groups, "sum"), x)
     return _map(lambda v: bind(C.PsumOp, _as_summable(v), axes=names), x)
 
 
 def pmax(x, axis_name, *, axis_index_groups=None):
     """Maximum over the named axes `axis_name` of each leaf. JAX: lax.pmax."""
-    _no_groups(axis_index_groups, "pmax")
     names, _ = _prepare(axis_name, "pmax")
+    groups = _groups(axis_index_groups, names, "pmax", equal_sizes=False)
+    if groups is not None:
+        return _map(lambda v: G.reduce(v, names[0], groups, "max"), x)
     return _map(lambda v: bind(C.PmaxOp, v, axes=names), x)
 
 
 def pmin(x, axis_name, *, axis_index_groups=None):
     """Minimum over the named axes `axis_name` of each leaf. JAX: lax.pmin."""
-    _no_groups(axis_index_groups, "pmin")
     names, _ = _prepare(axis_name, "pmin")
+    groups = _groups(axis_index_groups, names, "pmin", equal_sizes=False)
+    if groups is not None:
+        return _map(lambda v: G.reduce(v, names[0], groups, "min"), x)
     return _map(lambda v: bind(C.PminOp, v, axes=names), x)
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
     """Mean over the named axes: psum divided by the axis size (in an inexact dtype, as
     jnp.true_divide). JAX: lax.pmean."""
-    _no_groups(axis_index_groups, "pmean")
     names, size = _prepare(axis_name, "pmean")
+    groups = _groups(axis_index_groups, names, "pmean", equal_sizes=False)
+    if groups is not None:      # JAX divides by the first group's size
+        size = groups.group_size
 
     def mean(v):
-        total = bind(C.PsumOp, _as_summable(v), axes=names)
+        v = _as_summable(v)
+        total = (bind(C.PsumOp, v, axes=names) if groups is None
+                 else G.reduce(v, names[0], groups, "sum"))
         aval = aval_of_value(total)
         inexact = dtypes.to_inexact_dtype(aval.dtype)
         if inexact != aval.dtype:
@@ -116,15 +131,17 @@ def pmean(x, axis_name, *, axis_index_groups=None):
 # ---- gathers and scatters -----------------------------------------------------------------
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
     """Every member's `x`, stacked along `axis` (tiled: concatenated). JAX: lax.all_gather."""
-    _no_groups(axis_index_groups, "all_gather")
     if to != "varying":
         raise NotImplementedError(f"lax.all_gather(to={to!r}) needs shard_map's varying/"
                                   f"reduced types, which mjax does not have yet")
     names, size = _prepare(axis_name, "all_gather", single=True)
+    groups = _groups(axis_index_groups, names, "all_gather")
 
     def one(v):
         rank = len(getattr(v, "shape", ()))
         a = _canonical(axis, rank if tiled else rank + 1, "axis", "all_gather")
+        if groups is not None:
+            return G.all_gather(v, names[0], groups, a, bool(tiled))
         return bind(C.AllGatherOp, v, axes=names, axis=a, tiled=bool(tiled), axis_size=size)
     return _map(one, x)
 
@@ -132,12 +149,14 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """psum whose result each member keeps one block of, along `scatter_dimension`.
     JAX: lax.psum_scatter."""
-    _no_groups(axis_index_groups, "psum_scatter")
     names, size = _prepare(axis_name, "psum_scatter", single=True)
+    groups = _groups(axis_index_groups, names, "psum_scatter")
 
     def one(v):
         d = _canonical(scatter_dimension, len(getattr(v, "shape", ())), "scatter_dimension",
                        "psum_scatter")
+        if groups is not None:
+            return G.psum_scatter(v, names[0], groups, d, bool(tiled))
         return bind(C.PsumScatterOp, v, axes=names, scatter_dimension=d, tiled=bool(tiled),
                     axis_size=size)
     return _map(one, x)
@@ -147,13 +166,15 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                tiled=False):
     """Splits `x` along `split_axis` across the members; each concatenates what it gets
     along `concat_axis`. JAX: lax.all_to_all."""
-    _no_groups(axis_index_groups, "all_to_all")
     names, size = _prepare(axis_name, "all_to_all", single=True)
+    groups = _groups(axis_index_groups, names, "all_to_all")
 
     def one(v):
         rank = len(getattr(v, "shape", ()))
         s = _canonical(split_axis, rank, "split_axis", "all_to_all")
         c = _canonical(concat_axis, rank, "concat_axis", "all_to_all")
+        if groups is not None:
+            return G.all_to_all(v, names[0], groups, s, c, bool(tiled))
         return bind(C.AllToAllOp, v, axes=names, split_axis=s, concat_axis=c,
                     tiled=bool(tiled), axis_size=size)
     return _map(one, x)

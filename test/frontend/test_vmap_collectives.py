@@ -211,7 +211,7 @@ def test_bad_arguments():
         mjax.vmap(lambda v: mlax.pshuffle(v, "i", [0, 0, 1, 2]), axis_name="i")(X)
     with pytest.raises(ValueError, match="outside axis"):
         mjax.vmap(lambda v: mlax.ppermute(v, "i", [(0, 7)]), axis_name="i")(X)
-    with pytest.raises(NotImplementedError, match="axis_index_groups"):
+    with pytest.raises(ValueError, match="cover 2 members, but the axis has 4"):
         mjax.vmap(lambda v: mlax.psum(v, "i", axis_index_groups=[[0, 1]]), axis_name="i")(X)
     with pytest.raises(TypeError, match="psum_scatter"):
         mjax.vmap(lambda v: mlax.psum_scatter(v, "i"), axis_name="i")(X)
@@ -290,3 +290,12 @@ def test_axis_size_and_pswapaxes():
         mlax.axis_size("k")
     with pytest.raises(NotImplementedError, match="to='reduced'"):
         mjax.vmap(lambda v: mlax.all_gather(v, "i", to="reduced"), axis_name="i")(X)
+
+
+def test_grouped_psum_under_vmap():
+    # JAX allows axis_index_groups in pmap only; mjax's pmap is a vmap over devices, so a
+    # vmap takes them too. Each member gets the sum over its own group.
+    got = mjax.vmap(lambda v: mlax.psum(v, "i", axis_index_groups=[[0, 3], [1, 2]]),
+                    axis_name="i")(X)
+    want = np.stack([X[0] + X[3], X[1] + X[2], X[1] + X[2], X[0] + X[3]])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
