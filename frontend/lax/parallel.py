@@ -219,9 +219,13 @@ def axis_size(axis_name) -> int:
 
 
 def axis_index(axis_name):
-    """This member's index along `axis_name` (int32). JAX: lax.axis_index."""
-    names, _ = _prepare(axis_name, "axis_index", single=True)
-    return bind(C.AxisIndexOp, axes=names)
+    """This member's index along `axis_name` (int32); over several names, the row-major
+    index into their product. JAX: lax.axis_index."""
+    names, _ = _prepare(axis_name, "axis_index")
+    index = bind(C.AxisIndexOp, axes=names[:1])
+    for name in names[1:]:
+        index = index * AXIS_ENV.size(name) + bind(C.AxisIndexOp, axes=(name,))
+    return index
 
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all",

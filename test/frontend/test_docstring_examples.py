@@ -23,11 +23,10 @@ from test_tutorials import DOCTEST_PRELUDE, cell_mismatch, run_cells
 # statistic and callable modes, 2-d polyadd, trim_zeros' axis, piecewise with an array
 # condlist, ...), jax.numpy.linalg (multi_dot's cost analysis, fixed since), jax.nn
 # (block-scaled matmuls), jax.scipy.linalg (rsf2csf, funm, solve_sylvester,
-# eigh_tridiagonal), jax.tree_util (a jax._src import), jax.lax (on the suite's 8 devices
-# its pmap examples use all_gather/psum with axis_index_groups, which mjax lacks).
+# eigh_tridiagonal), jax.tree_util (a jax._src import).
 MODULES = ["jax.tree", "jax.numpy.fft", "jax.nn.initializers", "jax.random",
            "jax.scipy.signal", "jax.scipy.stats", "jax.debug", "jax.dtypes",
-           "jax.ad_checkpoint", "jax.custom_derivatives", "jax.experimental.checkify"]
+           "jax.ad_checkpoint", "jax.custom_derivatives", "jax.experimental.checkify", "jax.lax"]
 
 # (module, "name#k") -> why mjax's output of that example differs from JAX's.
 KNOWN: dict = {}

@@ -299,3 +299,13 @@ def test_grouped_psum_under_vmap():
                     axis_name="i")(X)
     want = np.stack([X[0] + X[3], X[1] + X[2], X[1] + X[2], X[0] + X[3]])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("names", [("i", "j"), ("j", "i")])
+def test_axis_index_over_several_names(names):
+    def make(lib):
+        inner = lib.vmap(lambda x: lib.lax.axis_index(names) + 0 * x, axis_name="j")
+        return lib.vmap(inner, axis_name="i")
+    x = np.zeros((2, 3), np.int32)
+    check(make(mjax)(x), make(jax)(x))
+    check(mjax.jit(make(mjax))(x), make(jax)(x))
