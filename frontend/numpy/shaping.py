@@ -326,17 +326,30 @@ def unstack(x, /, *, axis=0):
 
 
 def trim_zeros(filt, trim="fb", axis=None):
-    """filt without leading ('f') and/or trailing ('b') zeros. JAX: jnp.trim_zeros."""
-    if axis is not None:
-        raise NotImplementedError("mjax.numpy.trim_zeros: only 1-d trimming (axis=None)")
+    """filt without its leading ('f') and/or trailing ('b') zero slices along `axis` (all
+    axes when None): along each axis, the slices whose every element is zero. JAX:
+    jnp.trim_zeros."""
     filt = asarray(filt)
     host = concrete(filt, "trim_zeros", "the output size depends on the values")
-    nz = _onp.flatnonzero(host)
-    if nz.size == 0:
-        return filt[:0]
-    start = nz[0] if "f" in trim.lower() else 0
-    stop = nz[-1] + 1 if "b" in trim.lower() else host.shape[0]
-    return filt[start:stop]
+    ndim = host.ndim
+    axes = range(ndim) if axis is None else (
+        axis if isinstance(axis, (tuple, list)) else (axis,))
+    axes = {index_axis(a, ndim) for a in axes}
+    trim = trim.lower()
+    if not axes or ("f" not in trim and "b" not in trim):
+        return filt
+    index = []
+    for ax in range(ndim):
+        if ax not in axes:
+            index.append(slice(None))
+            continue
+        kept = _onp.flatnonzero(host.any(axis=tuple(i for i in range(ndim) if i != ax)))
+        if kept.size == 0:
+            index.append(slice(0, 0))
+            continue
+        index.append(slice(int(kept[0]) if "f" in trim else None,
+                           int(kept[-1]) + 1 if "b" in trim else None))
+    return filt[tuple(index)]
 
 
 def block(arrays):

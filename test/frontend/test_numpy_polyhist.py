@@ -193,3 +193,17 @@ def test_frompyfunc_with_two_outputs():
     a, b = f(np.arange(3.0, dtype=np.float32))
     check(a, np.arange(3.0, dtype=np.float32) + 1)
     check(b, np.arange(3.0, dtype=np.float32) * 2)
+
+
+_BOX = np.zeros((4, 5), np.float32)
+_BOX[1:3, 1:4] = 1
+
+
+@pytest.mark.parametrize("x,kwargs", [
+    (_BOX, {}), (_BOX, {"trim": "f"}), (_BOX, {"trim": "b", "axis": 0}), (_BOX, {"axis": 1}),
+    (_BOX, {"axis": (-1, 0)}), (_BOX, {"trim": ""}), (np.zeros((3, 4)), {}),
+    (np.array([0, 0, 2, 0, 1, 4, 3, 0, 0, 0]), {"trim": "b"})])
+def test_trim_zeros_along_axes_matches_jax(x, kwargs):
+    want, got = jjnp.trim_zeros(x, **kwargs), jnp.trim_zeros(x, **kwargs)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
