@@ -39,24 +39,22 @@ def vander(x, N=None, increasing=False):
     return power(x[:, None], powers)
 
 
-def _poly_pad(a1, a2):
-    n = max(a1.shape[0], a2.shape[0])
-    return (concatenate([zeros((n - a1.shape[0],), a1.dtype), a1]),
-            concatenate([zeros((n - a2.shape[0],), a2.dtype), a2]))
-
-
 def polyadd(a1, a2):
-    """Sum of two polynomials (highest power first). JAX: jnp.polyadd."""
-    a1, a2 = atleast_1d(asarray(a1)), atleast_1d(asarray(a2))
-    a1, a2 = _poly_pad(a1, a2)
-    return a1 + a2
+    """Sum of two polynomials (highest power first): the shorter one (along the leading
+    axis) is added to the last entries of the longer, so 2-d arrays hold polynomials
+    along axis 0 as in JAX. JAX: jnp.polyadd."""
+    a1, a2 = promote("polyadd", atleast_1d(asarray(a1)), atleast_1d(asarray(a2)),
+                     broadcast=False)
+    if a2.shape[0] <= a1.shape[0]:
+        return a1.at[-a2.shape[0]:].add(a2)
+    return a2.at[-a1.shape[0]:].add(a1)
 
 
 def polysub(a1, a2):
     """Difference of two polynomials. JAX: jnp.polysub."""
-    a1, a2 = atleast_1d(asarray(a1)), atleast_1d(asarray(a2))
-    a1, a2 = _poly_pad(a1, a2)
-    return a1 - a2
+    a1, a2 = promote("polysub", atleast_1d(asarray(a1)), atleast_1d(asarray(a2)),
+                     broadcast=False)
+    return polyadd(a1, -a2)
 
 
 def polymul(a1, a2, *, trim_leading_zeros=False):

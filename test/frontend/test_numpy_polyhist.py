@@ -207,3 +207,20 @@ def test_trim_zeros_along_axes_matches_jax(x, kwargs):
     want, got = jjnp.trim_zeros(x, **kwargs), jnp.trim_zeros(x, **kwargs)
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("name", ["polyadd", "polysub"])
+@pytest.mark.parametrize("a,b", [
+    ([2, 3], [5, 4, 1]), ([[2, 3, 1]], [[5, 7, 3], [8, 2, 6]]), ([[5, 7, 9], [8, 6, 4]], [2]),
+    (np.float32([1, 2]), np.int32([3]))])
+def test_polyadd_polysub_of_2d_coefficients_match_jax(name, a, b):
+    want = getattr(jjnp, name)(np.asarray(a), np.asarray(b))
+    got = getattr(jnp, name)(np.asarray(a), np.asarray(b))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_polyadd_of_a_longer_1d_and_a_2d_array_raises_as_jax():
+    for lib in (jjnp, jnp):
+        with pytest.raises(ValueError):
+            lib.polyadd(np.array([1, 3, 5]), np.array([[5, 7, 9], [8, 6, 4]]))
