@@ -71,6 +71,8 @@ def _like(name, a, fill_value, dtype, shape):
     if not duck:
         a = asarray(a)
     shape = a.shape if shape is None else canonical_shape(shape)
+    if _onp.ndim(fill_value) > 0:      # an array of fill values, broadcast (as JAX)
+        return broadcast_to(asarray(fill_value, dtype=dtype or a.dtype), shape)
     if dtype is None and not duck and a.weak_type:
         return lax.full_like(a, fill_value, shape=shape)
     return lax.full(shape, fill_value, dtype or a.dtype, sharding=layout_like(a, shape))

@@ -38,8 +38,9 @@ def nonzero(a, *, size=None, fill_value=None):
     flat = _flat_nonzero(a, int(size), None, "nonzero")
     cols = list(_unravel(flat, a.shape))
     if fill_value is not None:
-        fills = _onp.broadcast_to(_onp.asarray(fill_value), (a.ndim,)) if _onp.ndim(
-            fill_value) == 0 else tuple(fill_value)
+        # fill_value may be traced (a jit argument): never converted to NumPy here
+        fills = ((fill_value,) * a.ndim if _onp.ndim(fill_value) == 0
+                 else tuple(fill_value))
         if len(fills) != a.ndim:
             raise ValueError(f"fill_value must be a scalar or a tuple of length {a.ndim}; "
                              f"got {fill_value}")

@@ -163,3 +163,10 @@ def test_floor_divide_divmod_heaviside_edges():
           jjnp.floor_divide(bools, np.array([True, True])))
     check(jnp.heaviside(x1, x2), jjnp.heaviside(x1, x2))
     check(jnp.heaviside(np.array([-1, 0, 3]), 0.5), jjnp.heaviside(np.array([-1, 0, 3]), 0.5))
+
+
+@pytest.mark.parametrize("fill,dtype", [(np.array([[1], [2]]), None),
+                                        (np.array([1, 2, 3]), "int32"), (2.5, None)])
+def test_full_like_broadcasts_an_array_fill_value_as_jax(fill, dtype):
+    x = np.zeros((2, 3), np.float32)
+    check(jnp.full_like(x, fill, dtype=dtype), jjnp.full_like(x, fill, dtype=dtype))

@@ -1,4 +1,5 @@
 """searchsorted, interp, bincount, argwhere/flatnonzero (and isin) against jax.numpy."""
+import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
@@ -66,3 +67,16 @@ def test_isin_argwhere_flatnonzero():
           jjnp.argwhere(m, size=4, fill_value=-1))
     check(mjax.jit(lambda m: jnp.flatnonzero(m, size=2))(m), jjnp.flatnonzero(m, size=2))
     check(jnp.argwhere(np.float32(3.0)), jjnp.argwhere(np.float32(3.0)))
+
+
+def test_nonzero_fill_value_may_be_traced_under_jit():
+    x = np.array([0, 3, 0, 5, 0])
+    mine = mjax.jit(jnp.nonzero, static_argnames="size")
+    theirs = jax.jit(jjnp.nonzero, static_argnames="size")
+    for size, fill in ((5, len(x)), (4, 7)):
+        for got, want in zip(mine(x, size=size, fill_value=fill),
+                             theirs(x, size=size, fill_value=fill), strict=True):
+            check(got, want)
+    for got, want in zip(jnp.nonzero(np.eye(2), size=3, fill_value=(8, 9)),
+                         jjnp.nonzero(np.eye(2), size=3, fill_value=(8, 9)), strict=True):
+        check(got, want)
