@@ -101,8 +101,14 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """funclist[i](x) where condlist[i] (the last function, if one extra, elsewhere).
     JAX: jnp.piecewise."""
     x = asarray(x)
-    condlist = [asarray(c) for c in (condlist if isinstance(condlist, (list, tuple))
-                                         else [condlist])]
+    if isinstance(condlist, (list, tuple)):
+        condlist = [asarray(c) for c in condlist]
+    else:
+        # An array of conditions holds one per function along its first axis (JAX); one
+        # that fits no such count is a single condition (NumPy).
+        condlist = asarray(condlist)
+        per_function = condlist.ndim and len(funclist) - condlist.shape[0] in (0, 1)
+        condlist = list(condlist) if per_function else [condlist]
     if x.ndim == 0 and condlist and condlist[0].ndim == 1 and len(condlist) == 1:
         condlist = [c for c in condlist[0]]
     n = len(condlist)

@@ -80,3 +80,12 @@ def test_nonzero_fill_value_may_be_traced_under_jit():
     for got, want in zip(jnp.nonzero(np.eye(2), size=3, fill_value=(8, 9)),
                          jjnp.nonzero(np.eye(2), size=3, fill_value=(8, 9)), strict=True):
         check(got, want)
+
+
+@pytest.mark.parametrize("conds,nfun", [
+    (np.array([False, True, False]), 3), (np.array([True, True]), 2),
+    (np.array([[True] * 9, [False] * 9]), 3)])
+def test_piecewise_with_an_array_of_conditions_matches_jax(conds, nfun):
+    x = np.arange(-4, 5)
+    funcs = [lambda v: v * 2, lambda v: v * 10, 7][:nfun]
+    check(jnp.piecewise(x, conds, funcs), jjnp.piecewise(x, conds, funcs))
