@@ -37,6 +37,8 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     n = arr.shape[axis]
     if isinstance(obj, slice):
         drop = _onp.arange(n)[obj]
+    elif assume_unique_indices and isinstance(known(obj), Tracer):
+        return _delete_traced(arr, obj, axis)
     else:
         drop = concrete(obj, "delete", "the deleted indices must be static")
         if drop.dtype == _onp.bool_:
@@ -50,6 +52,19 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
         drop = drop % n if n else drop
     keep = _onp.setdiff1d(_onp.arange(n), drop)
     return take(arr, keep.astype(_dt.default_int()), axis=axis)
+
+
+def _delete_traced(arr, obj, axis):
+    """delete of traced integer indices the caller promises are unique: the output has
+    n - len(obj) entries, those whose positions the indices do not name."""
+    obj = asarray(obj)
+    if not _dt.issubdtype(obj.dtype, _onp.integer):
+        raise TypeError(f"jnp.delete(..., assume_unique_indices=True) needs integer indices "
+                        f"under a trace, got {obj.dtype}")
+    n, drop = arr.shape[axis], ravel(obj)
+    drop = where_xy(drop < 0, drop + n, drop)
+    kept = ones(n, bool).at[drop].set(False)
+    return take(arr, flatnonzero(kept, size=n - drop.shape[0]), axis=axis)
 
 
 def insert(arr, obj, values, axis=None):

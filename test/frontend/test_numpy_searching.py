@@ -89,3 +89,16 @@ def test_piecewise_with_an_array_of_conditions_matches_jax(conds, nfun):
     x = np.arange(-4, 5)
     funcs = [lambda v: v * 2, lambda v: v * 10, 7][:nfun]
     check(jnp.piecewise(x, conds, funcs), jjnp.piecewise(x, conds, funcs))
+
+
+@pytest.mark.parametrize("indices,axis", [([0, 1, 3], None), ([-1, 2], None), ([1], 1),
+                                          ([2, 0], 0)])
+def test_delete_of_traced_unique_indices_under_jit_matches_jax(indices, axis):
+    a = np.arange(12).reshape(3, 4) if axis is not None else np.array([4, 5, 6, 7, 8, 9])
+    mine = mjax.jit(jnp.delete, static_argnames=["assume_unique_indices", "axis"])
+    theirs = jax.jit(jjnp.delete, static_argnames=["assume_unique_indices", "axis"])
+    idx = np.array(indices)
+    check(mine(a, idx, axis=axis, assume_unique_indices=True),
+          theirs(a, idx, axis=axis, assume_unique_indices=True))
+    with pytest.raises(mjax.errors.ConcretizationTypeError):
+        mjax.jit(jnp.delete)(a, idx)
