@@ -286,8 +286,8 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args, propagate_source_info=True) -> list:
     if current_trace() is None and _has_keys(jaxpr):
         # (an op on typed keys has no eager form of its own: key arrays are wrappers of
         # their data until a trace, so such a jaxpr runs as one program)
-        return JIT(lambda c, a: _eval(jaxpr, c, a))(list(consts), list(args))
-    return _eval(jaxpr, consts, args)
+        return JIT(lambda c, a: eval_equations(jaxpr, c, a))(list(consts), list(args))
+    return eval_equations(jaxpr, consts, args)
 
 
 def _has_keys(jaxpr: Jaxpr) -> bool:
@@ -295,7 +295,13 @@ def _has_keys(jaxpr: Jaxpr) -> bool:
                for eqn in jaxpr.eqns for v in (*eqn.invars, *eqn.outvars))
 
 
-def _eval(jaxpr: Jaxpr, consts, args) -> list:
+def _bind(eqn, vals):
+    return eqn.primitive.bind(*vals, **eqn.params)
+
+
+def eval_equations(jaxpr: Jaxpr, consts, args, apply=_bind) -> list:
+    """Runs `jaxpr`'s equations in order, each as `apply(eqn, input values)` (by default
+    its primitive's bind; sparsify passes a rule that handles sparse inputs)."""
     env: dict = {}
 
     def read(v):
@@ -304,7 +310,7 @@ def _eval(jaxpr: Jaxpr, consts, args) -> list:
     env.update(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
     for eqn in jaxpr.eqns:
-        outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
+        outs = apply(eqn, [read(v) for v in eqn.invars])
         if not isinstance(outs, (list, tuple)):
             outs = [outs]
         for v, x in zip(eqn.outvars, outs):

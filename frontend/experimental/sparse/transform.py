@@ -21,7 +21,7 @@ from mjax.experimental.sparse.bcoo_ops import (bcoo_add, bcoo_broadcast_in_dim,
                                                bcoo_squeeze)
 from mjax.experimental.sparse.bcsr import BCSR
 from mjax.jaxpr_api import make_jaxpr
-from mjax.jaxpr_objects import DropVar, Literal
+from mjax.jaxpr_objects import eval_equations
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 
 # ops with f(0) = 0 applied to the stored values: linear ones as they are, the others
@@ -146,25 +146,15 @@ def _from_dense(x):
     return BCOO((x.reshape(-1), idx.astype(jnp.int32)), shape=x.shape)
 
 
-def _eval(jaxpr, consts, args):
-    env = {}
+def _apply(eqn, vals):
+    """One equation of a sparsified function: its sparse rule when an input is sparse."""
+    if any(isinstance(v, BCOO) for v in vals):
+        return _rule(eqn, vals)
+    return eqn.primitive.bind(*vals, **eqn.params)
 
-    def read(v):
-        return v.val if isinstance(v, Literal) else env[v]
-    env.update(zip(jaxpr.constvars, consts))
-    env.update(zip(jaxpr.invars, args))
-    for eqn in jaxpr.eqns:
-        vals = [read(v) for v in eqn.invars]
-        if any(isinstance(v, BCOO) for v in vals):
-            outs = _rule(eqn, vals)
-        else:
-            outs = eqn.primitive.bind(*vals, **eqn.params)
-        if not isinstance(outs, (list, tuple)):
-            outs = [outs]
-        for v, x in zip(eqn.outvars, outs):
-            if not isinstance(v, DropVar):
-                env[v] = x
-    return [read(v) for v in jaxpr.outvars]
+
+def _eval(jaxpr, consts, args):
+    return eval_equations(jaxpr, consts, args, _apply)
 
 
 def sparsify(f, use_tracer: bool = False):
