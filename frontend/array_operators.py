@@ -214,7 +214,8 @@ for _op, _fn in _COMPARISONS.items():
 _METHODS.update({name: _forward(name) for name in _FORWARDED})
 _METHODS.update({
     "__divmod__": _binary("divmod"), "__rdivmod__": _binary("divmod", True),
-    "__copy__": _METHODS["copy"], "__deepcopy__": _deepcopy, "__neg__": _neg, "__pos__": _pos, "__abs__": _abs,
+    "__copy__": _METHODS["copy"], "__deepcopy__": _deepcopy,
+    "__neg__": _neg, "__pos__": _pos, "__abs__": _abs,
     "__round__": _round,
     "__invert__": _invert, "__getitem__": _getitem, "at": property(_at),
     "T": property(_T), "mT": property(_mT), "real": property(_real),

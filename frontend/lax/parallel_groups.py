@@ -33,7 +33,7 @@ class Groups:
         if equal_sizes and len({len(g) for g in groups}) != 1:
             raise ValueError(f"lax.{fn}: axis_index_groups must all be the same size, got "
                              f"{[list(g) for g in groups]}")
-        self.groups, self.size = groups, size
+        self.size = size
         self.group_size = len(groups[0])
         same = np.zeros((size, size), np.bool_)         # same[m, k]: k is in m's group
         position = np.zeros(size, np.int32)              # m's position in its group
@@ -71,19 +71,20 @@ def _me(name):
     return bind(C.AxisIndexOp, axes=(name,))
 
 
-def _rows(stacked, members):
-    """stacked[members] along axis 0 (members traced, static length)."""
+def _group_rows(v, name, groups: Groups, me):
+    """(group_size, *v.shape): the `v` of each member of `me`'s group, in its order."""
+    stacked, members = _gather_all(v, name, groups.size), groups.members(me)
     rows = [dynamic_index_in_dim(stacked, dynamic_index_in_dim(members, k, keepdims=False))
-            for k in range(aval_of_value(members).shape[0])]
+            for k in range(groups.group_size)]
     return concatenate(rows, 0)
 
 
 def reduce(v, name, groups: Groups, kind: str):
     """psum/pmax/pmin of `v` over the members of this member's group."""
     stacked = _gather_all(v, name, groups.size)
-    shape = aval_of_value(stacked).shape
+    aval = aval_of_value(stacked)
+    shape, dtype = aval.shape, np.dtype(aval.dtype)
     mask = broadcast_in_dim(groups.mask(_me(name)), shape, (0,))
-    dtype = np.dtype(aval_of_value(stacked).dtype)
     if kind == "sum":
         neutral = 0
     elif dtype == np.bool_:
@@ -99,9 +100,7 @@ def reduce(v, name, groups: Groups, kind: str):
 
 def all_gather(v, name, groups: Groups, axis: int, tiled: bool):
     """The values of this member's group, stacked (tiled: concatenated) along `axis`."""
-    me = _me(name)
-    rows = _rows(_gather_all(v, name, groups.size), groups.members(me))  # (G, *v.shape)
-    return _place_leading(rows, axis, tiled)
+    return _place_leading(_group_rows(v, name, groups, _me(name)), axis, tiled)
 
 
 def _place_leading(rows, axis, tiled):
@@ -138,7 +137,7 @@ def all_to_all(v, name, groups: Groups, split_axis, concat_axis, tiled):
     member, which concatenates (tiled) or stacks what it receives along concat_axis."""
     n, me = groups.group_size, _me(name)
     pos = groups.position(me)
-    rows = _rows(_gather_all(v, name, groups.size), groups.members(me))  # (G, *v.shape)
+    rows = _group_rows(v, name, groups, me)
     length = aval_of_value(v).shape[split_axis]
     if tiled:
         if length % n:

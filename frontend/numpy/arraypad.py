@@ -191,16 +191,17 @@ def _pad_statistic(array, widths, lengths, statistic):
                                 axis=axis, keepdims=True)
         if _dt.issubdtype(array.dtype, _onp.integer):
             stat_lo, stat_hi = _round(stat_lo), _round(stat_hi)
-        parts = []
-        for stat, width in ((stat_lo, lo), (None, None), (stat_hi, hi)):
-            if stat is None:
-                parts.append(array)
-            else:
-                shape = list(array.shape)
-                shape[axis] = width
-                parts.append(broadcast_to(_like(stat, array), shape))
-        array = concatenate(parts, axis=axis)
+        before, after = (_repeat_along(_like(stat, array), axis, width)
+                         for stat, width in ((stat_lo, lo), (stat_hi, hi)))
+        array = concatenate([before, array, after], axis=axis)
     return array
+
+
+def _repeat_along(block, axis, width):
+    """`block` (size 1 along `axis`) broadcast to `width` entries along it."""
+    shape = list(block.shape)
+    shape[axis] = width
+    return broadcast_to(block, shape)
 
 
 def _pad_callable(array, widths, func, kwargs):
