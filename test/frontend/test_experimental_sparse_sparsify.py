@@ -145,3 +145,18 @@ def test_sparse_grad(which):
         ours, theirs = ours[1], theirs[1]
     assert type(ours).__name__ == "BCOO" and ours.shape == theirs.shape
     np.testing.assert_allclose(_dense(ours), _dense(theirs), rtol=1e-6)
+
+
+def test_sparsify_refuses_ops_that_do_not_keep_zeros():
+    x = msparse.BCOO.fromdense(M)
+    with pytest.raises(NotImplementedError, match="is_finite"):
+        msparse.sparsify(mjnp.isfinite)(x)
+    with pytest.raises(NotImplementedError, match="non-positive exponent"):
+        msparse.sparsify(lambda v: v ** 0)(x)
+
+
+def test_sparsify_casts_after_summing_duplicates():
+    # two stored entries of one position: 0.5 + 0.5 cast to int is 1, not 0 + 0
+    x = msparse.BCOO((np.float32([0.5, 0.5]), np.int32([[1], [1]])), shape=(3,))
+    got = msparse.sparsify(lambda v: v.astype(np.int32))(x).todense()
+    np.testing.assert_array_equal(np.asarray(got), [0, 1, 0])

@@ -26,12 +26,11 @@ from mjax.shape_dtype_struct import ShapeDtypeStruct
 
 # ops with f(0) = 0 applied to the stored values: linear ones as they are, the others
 # after duplicates are summed (f(a) + f(b) != f(a + b))
-_LINEAR = {"neg", "real", "imag", "conj", "convert_element_type", "copy", "copy_p",
-           "reduce_precision"}
+_LINEAR = {"neg", "real", "imag", "conj", "copy", "copy_p"}
 _ZERO_PRESERVING = {"sin", "tan", "sqrt", "abs", "sign", "tanh", "expm1", "log1p",
                     "asin", "atan", "asinh", "atanh", "sinh", "erf", "erf_inv", "cbrt",
-                    "integer_pow", "round", "floor", "ceil", "is_finite", "nextafter",
-                    "square", "relu"}
+                    "integer_pow", "round", "floor", "ceil", "square", "relu",
+                    "convert_element_type", "reduce_precision"}   # (casts round or truncate)
 
 # ops whose bodies see sparse operands (a solver's loop over a sparse matrix): those run
 # on the dense form (correct, without the memory saving)
@@ -96,6 +95,9 @@ def _rule(eqn, vals):
         return _mul(*vals)
     if name == "div":
         return _div(*vals)
+    if name == "integer_pow" and p["y"] <= 0:       # x ** 0 is 1 where x is 0
+        raise NotImplementedError(f"sparsify: integer_pow with the non-positive exponent "
+                                  f"{p['y']} does not keep zeros")
     if name in _LINEAR or name in _ZERO_PRESERVING:
         if len(vals) != 1:
             raise NotImplementedError(f"sparsify: {name} of {len(vals)} operands")
