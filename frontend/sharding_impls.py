@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import enum
+import functools
 import itertools
 import math
 import threading
@@ -323,24 +324,46 @@ def get_abstract_mesh() -> AbstractMesh:
 
 
 def concrete_mesh_for(abstract: AbstractMesh, what: str) -> Mesh:
-    """The current concrete mesh (jax.set_mesh's) that `abstract` describes, for placing
-    values eagerly by a sharding over an abstract mesh, as JAX resolves it."""
+    """The concrete mesh `abstract` describes, for placing values by a sharding over an
+    abstract mesh, as JAX resolves it: jax.set_mesh's mesh, or (inside
+    `use_abstract_mesh`) that mesh's devices in the abstract mesh's shape."""
     mesh = current_mesh()
-    if mesh is None or (mesh.axis_names, mesh.axis_sizes) != (abstract.axis_names,
-                                                                abstract.axis_sizes):
-        raise ValueError(f"{what}: a NamedSharding over the abstract mesh {abstract!r} "
-                         f"needs the concrete mesh it describes to be set (jax.set_mesh); "
-                         f"the current mesh is {mesh!r}")
-    return mesh
+    if mesh is not None and (mesh.axis_names, mesh.axis_sizes) == (abstract.axis_names,
+                                                                   abstract.axis_sizes):
+        return mesh
+    if getattr(_mesh_stack, "abstract", None) and abstract == get_abstract_mesh():
+        devices = (list(mesh.devices.flat) if mesh is not None
+                   else get_backend().devices()[:abstract.size])
+        return reshaped_mesh(tuple(devices), abstract)
+    raise ValueError(f"{what}: a NamedSharding over the abstract mesh {abstract!r} "
+                     f"needs the concrete mesh it describes to be set (jax.set_mesh); "
+                     f"the current mesh is {mesh!r}")
+
+
+@functools.lru_cache(maxsize=64)
+def reshaped_mesh(devices: tuple, abstract: AbstractMesh) -> Mesh:
+    """`devices` laid out as the mesh `abstract` (cached: one Mesh per pair)."""
+    if len(devices) != abstract.size:
+        raise ValueError(f"the abstract mesh {abstract!r} has {abstract.size} devices, "
+                         f"but {len(devices)} are available")
+    arr = np.empty(len(devices), dtype=object)
+    arr[:] = devices
+    return Mesh(arr.reshape(abstract.axis_sizes), abstract.axis_names, abstract.axis_types)
 
 
 @contextlib.contextmanager
 def use_abstract_mesh(mesh: AbstractMesh):
-    """Within the block, get_abstract_mesh() is `mesh`. JAX:
+    """Within the block, get_abstract_mesh() is `mesh`, and PartitionSpecs name its axes
+    (over the current mesh's devices). It cannot change the mesh's size. JAX:
     jax.sharding.use_abstract_mesh."""
     if not isinstance(mesh, AbstractMesh):
         raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
                          f"{type(mesh)}")
+    prev = get_abstract_mesh()
+    if not prev.empty and not mesh.empty and prev.size != mesh.size:
+        raise ValueError(f"use_abstract_mesh cannot change the size of the mesh. Got new "
+                         f"mesh: {mesh} with size={mesh.size} and prev mesh: {prev} with "
+                         f"size={prev.size}")
     stack = getattr(_mesh_stack, "abstract", [])
     _mesh_stack.abstract = stack + [mesh]
     try:
@@ -372,6 +395,10 @@ def as_sharding(s, fn: str) -> "Sharding":
     names the API in errors."""
     if isinstance(s, PartitionSpec):
         mesh = current_mesh()
+        if getattr(_mesh_stack, "abstract", None):     # (inside use_abstract_mesh)
+            abstract = get_abstract_mesh()
+            if not abstract.empty:
+                mesh = concrete_mesh_for(abstract, fn)
         if mesh is None:
             raise ValueError(f"{fn} got the PartitionSpec {s!r} outside a mesh context: "
                              f"pass NamedSharding(mesh, spec), or call inside `with mesh:` "

@@ -502,13 +502,16 @@ def partial_rule(opcls, tracers, found, params) -> tuple:
 
 def output_types(trace, leaves):
     """The type entries of a traced function's outputs, when one is unreduced or
-    reduced (jit lays those out so: spmd/jit.py), else None."""
+    reduced, or over another mesh than the function's (one `use_abstract_mesh` gave
+    inside it): jit lays those out so (spmd/jit.py). Else None."""
     specs = trace.type_specs
     if specs is None:
         return None
     found = [specs.get(x.value) if isinstance(x, Tracer) and x.trace is trace else None
              for x in leaves]
-    return found if any(any(partial_axes(f)) for f in found) else None
+    names = get_abstract_mesh().axis_names
+    return found if any(f is not None and (any(partial_axes(f)) or (
+        f[0].axis_names and f[0].axis_names != names)) for f in found) else None
 
 
 def carry_types(inits, outs) -> None:

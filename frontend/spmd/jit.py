@@ -31,8 +31,9 @@ from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.placement import put_sharded
 from mjax.runtime import get_backend
-from mjax.sharding_impls import (Mesh, current_mesh, NamedSharding, P, Sharding, SingleDeviceSharding,
-                                 as_sharding, named_from_hlo)
+from mjax.sharding_impls import (AbstractMesh, Mesh, current_mesh, NamedSharding, P, Sharding,
+                                 SingleDeviceSharding, as_sharding, named_from_hlo,
+                                 reshaped_mesh)
 from mjax.sharding_types import partial_axes, spec_entry, typeof_array
 from mjax.unreduced import device_put_unreduced, unreduced_of, without_reduced
 
@@ -289,11 +290,17 @@ def typed_out_shardings(outs, traced, mesh) -> list:
         return outs
     new = []
     for s, t in zip(outs, types):
-        unreduced, reduced = partial_axes(t)
-        if s is None and (unreduced or reduced) and \
-                set(t[0].axis_names) == set(mesh.axis_names):
-            s = NamedSharding(mesh, P(*[spec_entry(d) for d in t[1]], unreduced=unreduced,
-                                      reduced=reduced))
+        if s is None and t is not None:
+            unreduced, reduced = partial_axes(t)
+            if (unreduced or reduced) and set(t[0].axis_names) == set(mesh.axis_names):
+                s = NamedSharding(mesh, P(*[spec_entry(d) for d in t[1]],
+                                          unreduced=unreduced, reduced=reduced))
+            elif t[0].axis_names and set(t[0].axis_names) != set(mesh.axis_names) and \
+                    isinstance(t[0], AbstractMesh) and t[0].size == mesh.size:
+                # (typed over the mesh `use_abstract_mesh` gave: that mesh's shape over
+                # the function's devices, as JAX lays the result out)
+                s = NamedSharding(reshaped_mesh(tuple(mesh.devices.flat), t[0]),
+                                  P(*[spec_entry(d) for d in t[1]]))
         new.append(s)
     return new
 
