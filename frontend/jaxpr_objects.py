@@ -34,6 +34,7 @@ from mjax.dialect.ops.region_reductions import ReduceOp, ReduceWindowOp
 from mjax.dialect.ops.structural import BroadcastInDimOp, ExpandDimsOp
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dialect.types import KeyType
+from mjax.jax_params import as_jax_params
 from mjax.passes import custom_rules
 from mjax.pretty import callee_block
 from mjax.primitive import no_effects, primitive_of
@@ -50,8 +51,8 @@ class Var:
         self.count = next(_counter)
         self.suffix = ""
 
-    def __repr__(self):
-        return f"Var({self.aval.str_short()})"
+    def __repr__(self):      # (as JAX's: the object's id and the full dtype name)
+        return f"Var(id={id(self)}):{self.aval}"
 
 
 class DropVar(Var):
@@ -68,6 +69,16 @@ class Literal:
         self.val, self.aval = val, aval
 
     def __repr__(self):
+        # (JAX keeps a Python scalar's literal as a TypedInt/TypedComplex, which print
+        # their dtype; a float's prints as the number. mjax's constants do not record
+        # that they came from a Python scalar, which nearly every scalar literal does.)
+        aval = self.aval
+        if getattr(aval, "shape", None) == ():
+            kind = getattr(aval.dtype, "kind", "")
+            if kind in "iu" and kind:
+                return f"Literal(TypedInt({int(self.val)}, dtype={aval.dtype.name}))"
+            if kind == "c":
+                return f"Literal(TypedComplex({complex(self.val)}, dtype={aval.dtype.name}))"
         return f"Literal({self.val})"
 
 
@@ -249,7 +260,8 @@ class _Reader:
             new = set(attrs["dimensions"])
             return primitive_of(BroadcastInDimOp), {
                 "shape": shape,
-                "broadcast_dimensions": tuple(d for d in range(len(shape)) if d not in new)}
+                "broadcast_dimensions": tuple(d for d in range(len(shape)) if d not in new),
+                "sharding": None}
         if cls is UserPrimitiveOp:
             source = custom_rules.source_of(attrs["rule"]) if attrs.get("rule") else None
             if source is not None:
@@ -272,7 +284,8 @@ class _Reader:
             attrs["symbolic_zeros"] = False
         elif cls is T.CustomVjpCallOp:
             attrs["call_jaxpr"] = self.callee(op)
-        return primitive_of(cls), attrs
+        prim = primitive_of(cls)
+        return prim, as_jax_params(prim.name, attrs, [aval_of(r.type) for r in op.results])
 
 
 # ---- evaluating ----------------------------------------------------------------------

@@ -34,6 +34,7 @@ from mjax.dialect.ops.elementwise import ElementwiseBinary
 from mjax.dialect.ops.structural import BroadcastInDimOp, ConstantOp
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dtypes import aval_of_value, to_numpy
+from mjax.jax_params import without_jax_only
 from mjax.passes import custom_rules
 from mjax.passes.user_primitives import OUT_DIMS
 from mjax.runtime.backend import default_platform
@@ -108,6 +109,8 @@ class OpPrimitive(Primitive):
         self.elementwise = issubclass(op, ElementwiseBinary) or op.primitive in _ELEMENTWISE
 
     def bind(self, *args, **params):
+        if params:
+            params = without_jax_only(self.name, params, self.op.attributes)
         region_bind = registration.REGION_BINDS.get(self.op)
         if region_bind is not None:
             out = region_bind(*args, **params)

@@ -124,6 +124,9 @@ KNOWN = {
 }
 
 TUTORIALS = {
+    "tracing": SEED_PRELUDE,
+    "custom_interpreters": "",
+    "autodidax2_part1": "",
     "debugging": "",
     "external_callbacks": "",
     "gradient_checkpointing": "",
@@ -193,6 +196,7 @@ UNORDERED = {
 # Cells printing buffer addresses (decimal): each distinct address becomes its order of
 # first appearance, so what is compared is which prints show the same buffer.
 ADDRESSES = {("array_refs", 28): "x_ref's buffer before and after a jit updates it",
+             ("custom_interpreters", 2): "the repr of a jaxpr's Vars shows their object ids",
              ("jit_201", 20): "the same cell as array_refs 28"}
 
 
@@ -246,12 +250,8 @@ _UNREDUCED_JAXPRS = ("the printed jaxpr of a program with reduced/unreduced valu
                      "program computes JAX's values (test_unreduced_traced.py)")
 _HLO_OP_NAMES = ("the HLO's op_name metadata: mjax's ops keep XLA's own names (dot.4), JAX's "
                  "name the trace path (jit(step)/reshard)")
-_OTHER_MESH_INSIDE_JIT = ("use_abstract_mesh with other axis names inside jit: mjax's "
-                          "reshard needs a concrete mesh of those axes, and its propagation "
-                          "pass takes one mesh per function")
 KNOWN.update({
     ("sharding_201", 8): _SET_MESH_REPR,
-    ("sharding_201", 9): _OTHER_MESH_INSIDE_JIT,
 })
 KNOWN.update({
     ("sharding_201", 38): "both compile the jit for the 8-device mesh, but JAX reports "
