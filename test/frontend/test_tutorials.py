@@ -282,12 +282,14 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
                   "vjp_objects_301": "", "custom_derivatives_301": "", "cookbook_301": "",
                   "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
                   "export": DOCTEST_PRELUDE, "shape_poly": DOCTEST_PRELUDE,
-                  "compilation_cache": "", "remat_301": ""})
+                  "compilation_cache": "", "remat_301": "",
+                  "hijax_custom_derivatives": "", "host_offloading": ""})
 KNOWN.update({
     ("custom_derivatives_301", 9): "jit(grad(f)).trace(x).jaxpr of a hijax primitive: "
                                    "mjax's grad stages the custom_vjp forward rule as a "
                                    "nested jit (and converts the weak cotangent); JAX "
                                    "inlines the forward rule",
+    ("hijax_custom_derivatives", 9): "the same cell as custom_derivatives_301 9",
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
                        "tracer class (DynamicJaxprTracer), mjax's names the Ref",
     **{(page, i): "make_jaxpr of VJP.with_refs: JAX's pullback is a jit of its saved "
