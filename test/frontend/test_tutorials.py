@@ -119,6 +119,9 @@ KNOWN = {
                             "jit: JAX runs the rule eagerly and the check raises; mjax "
                             "stages grad's whole program, where an unfunctionalized check "
                             "is the FunctionalizationError JAX raises under jit",
+    ("autodidax", 44): "the page's cell that lowers to XLA with JAX internals fails on JAX "
+                       "0.10.2 itself (a TypeError from register_dialects); mjax has no "
+                       "jax._src.xla_bridge (an ImportError)",
     ("print_breakpoint", 11): "jdb reads EOF (no stdin) and quits inside the callback: "
                               "both print a traceback of their own internal frames",
 }
@@ -126,6 +129,9 @@ KNOWN = {
 TUTORIALS = {
     "tracing": SEED_PRELUDE,
     "custom_interpreters": "",
+    "autodidax": "",
+    "type_promotion_jep": "",
+    "distributed_data_loading": "",
     "autodidax2_part1": "",
     "debugging": "",
     "external_callbacks": "",
