@@ -37,7 +37,6 @@ JAX_ORDER = MappingProxyType({
 # Parameters JAX has and mjax's ops do not keep, with the value a JAX equation of the
 # same program shows (None unless listed; a callable computes it from the results'
 # avals). Binding drops them when they hold that value.
-_WEAK = "weak_type"
 _SHOWN = {"weak_type": lambda outs: bool(outs and outs[0].weak_type),
           "preferred_element_type": lambda outs: outs[0].dtype if outs else None}
 
@@ -60,13 +59,12 @@ def as_jax_params(name: str, params: dict, out_avals) -> dict:
 
 def without_jax_only(name: str, params: dict, accepted) -> dict:
     """`params` given to bind, less JAX's parameters the op (whose attributes are
-    `accepted`) does not keep, where they hold nothing the op would need: None, and the
-    weak_type flag (the result's weak type follows the op's own rule)."""
+    `accepted`) does not keep, where they hold None (as JAX's equations show them).
+    (convert_element_type's weak_type is bound by mjax.jaxpr_objects.)"""
     order = JAX_ORDER.get(name)
     if order is None:
         return params
-    extra = [k for k in order if k in params and k not in accepted and
-             (params[k] is None or k == _WEAK)]
+    extra = [k for k in order if k in params and k not in accepted and params[k] is None]
     if not extra:
         return params
     return {k: v for k, v in params.items() if k not in extra}

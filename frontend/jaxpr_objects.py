@@ -31,7 +31,7 @@ from mjax.dialect.attributes import Symbol, decode
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.region_reductions import ReduceOp, ReduceWindowOp
-from mjax.dialect.ops.structural import BroadcastInDimOp, ExpandDimsOp
+from mjax.dialect.ops.structural import BroadcastInDimOp, ConvertElementTypeOp, ExpandDimsOp
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dialect.types import KeyType
 from mjax.jax_params import as_jax_params
@@ -284,6 +284,8 @@ class _Reader:
             attrs["symbolic_zeros"] = False
         elif cls is T.CustomVjpCallOp:
             attrs["call_jaxpr"] = self.callee(op)
+        elif cls is ConvertElementTypeOp:   # (mjax marks a weakly typed result)
+            attrs["weak_type"] = "mjax.weak_type" in op.attributes
         prim = primitive_of(cls)
         return prim, as_jax_params(prim.name, attrs, [aval_of(r.type) for r in op.results])
 
@@ -386,10 +388,18 @@ def _bind_call(*args, jaxpr, **_):
     return jaxpr_as_fun(jaxpr)(*args)
 
 
+def _bind_convert(x, *, new_dtype, weak_type=False, sharding=None):
+    if sharding is not None:
+        raise NotImplementedError("binding convert_element_type with a sharding: mjax's "
+                                  "cast takes none (apply jax.sharding.reshard after it)")
+    return lax.convert_element_type(x, new_dtype, weak_type=weak_type)
+
+
 REGION_BINDS.update({
     C.CondOp: _bind_cond, C.WhileOp: _bind_while, C.ScanOp: _bind_scan,
     ReduceOp: _bind_reduce, ReduceWindowOp: _bind_reduce_window,
     T.CallOp: _bind_call, T.CheckpointOp: _bind_call,
+    ConvertElementTypeOp: _bind_convert,     # (JAX's weak_type parameter)
     # (custom_jvp_call, custom_vjp_call: mjax.ad.custom, which keeps the user's rules)
 })
 

@@ -106,3 +106,18 @@ def test_src_util_length_mismatch_raises(fn, args):
         getattr(jax_util, fn)(*args)
     with pytest.raises(ValueError):
         getattr(mjax_util, fn)(*args)
+
+
+def test_convert_element_type_weak_type_param_round_trips():
+    # JAX shows a cast's result weak type as `weak_type=`; binding it back keeps it.
+    f = lambda x: (x + 1.5).astype(np.int32) * 2  # noqa: E731
+    for lib in (mjax, jax):
+        cast = next(e for e in lib.make_jaxpr(lambda x: x * 2.5)(np.int32(3)).jaxpr.eqns
+                    if str(e.primitive) == "convert_element_type")
+        assert cast.params["weak_type"] is True
+        out = cast.primitive.bind(np.int32(3), **cast.params)
+        assert out.weak_type and out.dtype == np.float32
+    strong = [e.params["weak_type"] for e in mjax.make_jaxpr(f)(1.0).jaxpr.eqns
+              if str(e.primitive) == "convert_element_type"]
+    assert strong == [e.params["weak_type"] for e in jax.make_jaxpr(f)(1.0).jaxpr.eqns
+                      if str(e.primitive) == "convert_element_type"]
