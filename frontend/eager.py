@@ -69,7 +69,8 @@ def _compile_single_op(opcls, avals, params, out_avals, device=None):
         level, "Compiling jit(%s) with global shapes and types %s.", opcls.primitive,
         tuple(avals))
     with ctx:
-        run_pipeline(module, [("jaxpr-to-stablehlo", "")])  # one op: nothing to clean up
+        run_pipeline(module, [("jaxpr-to-stablehlo", "platform=cpu" if get_backend().platform
+                                == "cpu" else "")])  # one op: nothing to clean up
     text, callbacks = backend_host_callbacks(str(module), get_backend())
     return get_backend().compile(text, None if device is None else [device],
                                  out_avals=out_avals, host_callbacks=callbacks)

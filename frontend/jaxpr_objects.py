@@ -35,6 +35,7 @@ from mjax.dialect.ops.structural import BroadcastInDimOp, ConvertElementTypeOp, 
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dialect.types import KeyType
 from mjax.jax_params import as_jax_params
+from mjax.lax.precision import precision_from_attr
 from mjax.passes import custom_rules
 from mjax.pretty import callee_block
 from mjax.primitive import no_effects, primitive_of
@@ -255,6 +256,8 @@ class _Reader:
         cls = OPS[op.name]
         attrs = {n: decode(op.attributes[n]) for n in op.attributes
                  if not n.startswith("mjax.")}   # (mjax's notes, not parameters)
+        if "precision" in attrs:      # (JAX's Precision pair or dot algorithm)
+            attrs["precision"] = precision_from_attr(attrs["precision"])
         if cls is ExpandDimsOp:     # (JAX has no expand_dims primitive: a broadcast_in_dim)
             shape = aval_of(op.results[0].type).shape
             new = set(attrs["dimensions"])

@@ -10,6 +10,7 @@ from mjax import dtypes
 from mjax.dialect import aval_of
 from mjax.dialect.attributes import Dim, Shape, decode
 from mjax.dialect.types import ShapedArray
+from mjax.lax.precision import precision_from_attr
 from mjax.passes import custom_rules
 
 
@@ -35,6 +36,8 @@ def _fmt_param(v):
 
 def _param(op, name: str):
     value = decode(op.attributes[name])
+    if name == "precision":       # (contractions: JAX's Precision pair or dot algorithm)
+        return precision_from_attr(value)
     kind = getattr(type(op.opview), "attributes", {}).get(name)
     if isinstance(kind, (Shape, Dim)) or getattr(kind, "dims", False):
         # (symbolic dimensions: as expressions)

@@ -21,7 +21,7 @@ from mjax.passes.rules import elementwise as elementwise_rules
 from mjax.passes.rules import structural as structural_rules
 from mjax.passes.rules.callbacks import thread_tokens
 from mjax.passes.rules.dynamic_shapes import make_dynamic, strip_encodings
-from mjax.passes.rules.tables import LOWER, LowerCtx
+from mjax.passes.rules.tables import LOWER, LOWERING_PLATFORM, LowerCtx
 
 
 def lower_op(op: ir.Operation, backend: str = "xla") -> None:
@@ -63,12 +63,19 @@ def lower_op(op: ir.Operation, backend: str = "xla") -> None:
 @register_pass("jaxpr-to-stablehlo")
 @dataclass
 class JaxprToStablehloPass(Pass):
-    """Lower every jaxpr op to StableHLO/CHLO (fails on ops it cannot lower)."""
+    """Lower every jaxpr op to StableHLO/CHLO (fails on ops it cannot lower).
+    `platform=cpu`: refuse what XLA's CPU backend would silently compute otherwise (dot
+    algorithms it ignores), as JAX does when lowering for a CPU."""
 
     backend: str = "xla"
+    platform: str = ""
 
     def run(self, module: ir.Module) -> None:
-        lower_nested(module.operation, self.backend)
+        token = LOWERING_PLATFORM.set(self.platform)
+        try:
+            lower_nested(module.operation, self.backend)
+        finally:
+            LOWERING_PLATFORM.reset(token)
         # Ordered host callbacks: one token chain per function, through control flow.
         thread_tokens(module)
         if symbolic_types_made():

@@ -8,12 +8,12 @@ spatial...), `out_spec` = (batch, feature, spatial...), each a permutation of th
 from __future__ import annotations
 
 from mjax.dialect import attributes as A
+from mjax.dialect import dot_algorithms
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.dtype_rules import check_dtype, is_complex, is_float, is_int, is_signed
 from mjax.dialect.types import ShapedArray, short_dtype_name
 
 CONV_FIELDS = ("lhs_spec", "rhs_spec", "out_spec")
-PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
 
 
 # ---- shape rules -------------------------------------------------------------------
@@ -148,18 +148,14 @@ class ConvGeneralDilatedOp(JaxprOp, name="conv_general_dilated"):
                   "dimension_numbers": A.Dict(CONV_FIELDS),
                   "feature_group_count": A.Int(default=1),
                   "batch_group_count": A.Int(default=1),
-                  "precision": A.AnyAttr(default=None),
+                  "precision": dot_algorithms.PrecisionKind(default=None),
                   "preferred_element_type": A.DType(default=None)}
 
     @classmethod
     def infer(cls, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
               dimension_numbers, feature_group_count, batch_group_count, precision,
               preferred_element_type):
-        if precision is not None and (
-                not isinstance(precision, tuple) or len(precision) != 2
-                or any(p not in PRECISIONS for p in precision)):
-            raise TypeError(f"conv_general_dilated precision must be absent or a pair of "
-                            f"{'/'.join(PRECISIONS)}, got {precision!r}")
+        dot_algorithms.check(precision, "conv_general_dilated")  # (an algorithm: unused)
         dtype = conv_result_dtype(lhs, rhs, preferred_element_type)
         shape = conv_shape(lhs.shape, rhs.shape, window_strides=window_strides,
                            padding=padding, lhs_dilation=lhs_dilation,

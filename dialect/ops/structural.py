@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from mjax.dialect import attributes as A
+from mjax.dialect import dot_algorithms
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.shape_poly import max_dim
 from mjax.dialect.dtype_rules import check_dtype, check_same_dtypes, is_bool, is_complex
@@ -382,17 +383,13 @@ class DotGeneralOp(JaxprOp, name="dot_general"):
     JAX: lax.dot_general_p."""
     num_operands = 2
     attributes = {"dimension_numbers": A.Nested(depth=3),
-                  "precision": A.AnyAttr(default=None),
+                  "precision": dot_algorithms.PrecisionKind(default=None),
                   "preferred_element_type": A.DType(default=None)}
 
     @classmethod
     def infer(cls, lhs, rhs, *, dimension_numbers, precision=None,
               preferred_element_type=None):
-        if precision is not None and (
-                not isinstance(precision, tuple) or len(precision) != 2
-                or any(p not in ("DEFAULT", "HIGH", "HIGHEST") for p in precision)):
-            raise TypeError(f"dot_general precision must be absent or a pair of "
-                            f"DEFAULT/HIGH/HIGHEST, got {precision!r}")
+        dot_algorithms.check(precision)
         try:
             (lc, rc), (lb, rb) = dimension_numbers
         except (TypeError, ValueError):

@@ -10,7 +10,8 @@ import numpy as np
 from mjax import dtypes
 from mjax.core import at_user_line, aval_of_value, bind
 from mjax.dialect.ops.convolution import ConvGeneralDilatedOp, conv_shape, dilate_dim
-from mjax.lax.dot import canonicalize_precision, dot_general
+from mjax.lax.dot import dot_general
+from mjax.lax.precision import Precision, canonicalize_precision, precision_attr
 from mjax.lax.sharding import apply_out_sharding
 from mjax.lax.shapes import rev, transpose
 from mjax.sharding_types import out_sharding_given
@@ -167,7 +168,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     except ValueError as e:
         raise ValueError(at_user_line(str(e))) from None
     return bind(ConvGeneralDilatedOp, lhs, rhs, **params,
-                precision=canonicalize_precision(precision), preferred_element_type=pet)
+                precision=precision_attr(precision), preferred_element_type=pet)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
@@ -305,8 +306,8 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     kernel = np.moveaxis(kernel, range(kernel.ndim), dn.rhs_spec)
     return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation,
                                 rhs_dilation, dn,
-                                precision=None if precision is None else (precision,
-                                                                          "DEFAULT"),
+                                precision=None if precision is None else (
+                                    precision, Precision.DEFAULT),
                                 feature_group_count=channels,
                                 preferred_element_type=preferred_element_type)
 
@@ -318,9 +319,11 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     dims are the output's; its I dim fuses input channels and filter positions).
     JAX: lax.conv_general_dilated_local."""
     c_precision = canonicalize_precision(precision)
+    lhs_precision = c_precision[0] if isinstance(c_precision, tuple) and \
+        len(c_precision) == 2 else c_precision      # (the patches' own operand's)
     patches = conv_general_dilated_patches(
         lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
-        dimension_numbers, None if c_precision is None else c_precision[0])
+        dimension_numbers, lhs_precision)
     la = aval_of_value(lhs)
     lhs_spec, rhs_spec, out_spec = conv_dimension_numbers(
         la.shape, (1, 1) + tuple(filter_shape), dimension_numbers)

@@ -2,56 +2,25 @@
 it (dot, batch_matmul), with the precision argument they share with convolutions."""
 from __future__ import annotations
 
-from typing import Any
-
 from mjax import dtypes
 from mjax.config import config
 from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import DotGeneralOp
+from mjax.lax.precision import (CanonicalPrecision, DotAlgorithm, DotAlgorithmPreset,
+                                Precision, PrecisionLike, canonicalize_precision,
+                                precision_attr)
 from mjax.lax.sharding import apply_out_sharding, local_contractions_if
 from mjax.sharding_types import out_sharding_given
 from mjax.unreduced import local_contractions_on, local_dot_general
 
 # Type aliases JAX exports for annotations.
 DotDimensionNumbers = tuple
-PrecisionLike = Any
-
-
-class Precision:
-    DEFAULT = "DEFAULT"
-    HIGH = "HIGH"
-    HIGHEST = "HIGHEST"
-
-
-_PRECISION_NAMES = {"default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEFAULT",
-                    "high": "HIGH", "tensorfloat32": "HIGH", "bfloat16_3x": "HIGH",
-                    "highest": "HIGHEST", "float32": "HIGHEST"}
-
-
-def canonicalize_precision(precision):
-    """None, or a pair of 'DEFAULT'/'HIGH'/'HIGHEST'. JAX: lax.canonicalize_precision.
-
-    None takes jax_default_matmul_precision; its dot-algorithm names (e.g. 'F32_F32_F32')
-    have no StableHLO precision pair and leave the backend's default."""
-    if precision is None:
-        precision = config.read("jax_default_matmul_precision")
-        if precision is None or precision.lower() not in _PRECISION_NAMES:
-            return None
-    if isinstance(precision, (list, tuple)) and len(precision) == 2:
-        return tuple(canonicalize_precision(p)[0] for p in precision)
-    name = getattr(precision, "name", precision)
-    if isinstance(name, str):
-        key = name.lower()
-        if key in _PRECISION_NAMES:
-            return (_PRECISION_NAMES[key],) * 2
-    raise ValueError(f"Precision argument must be None, a string in "
-                     f"{sorted(_PRECISION_NAMES)}, a lax.Precision value or a tuple of two "
-                     f"of those, got {precision!r}")
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
                 *, out_sharding=None):
-    """JAX: lax.dot_general. `precision` is accepted; XLA CPU computes in full precision."""
+    """JAX: lax.dot_general. `precision`: a lax.Precision (pair), which XLA's CPU backend
+    ignores, or a dot algorithm (mjax.lax.precision), whose types the dot computes in."""
     if out_sharding is not None:
         with out_sharding_given(), local_contractions_if(out_sharding):
             out = dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
@@ -61,11 +30,11 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         preferred_element_type)
     if local_contractions_on() and current_trace() is None:
-        out = local_dot_general(lhs, rhs, dn, canonicalize_precision(precision), pet)
+        out = local_dot_general(lhs, rhs, dn, precision_attr(precision), pet)
         if out is not None:     # (an unreduced result: mjax/unreduced.py)
             return out
     return bind(DotGeneralOp, lhs, rhs, dimension_numbers=dn,
-                precision=canonicalize_precision(precision), preferred_element_type=pet)
+                precision=precision_attr(precision), preferred_element_type=pet)
 
 
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,

@@ -5,12 +5,15 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect import attributes as A
+from mjax.dialect import dot_algorithms
 from mjax.dialect.dtype_rules import is_bool, is_complex
 from mjax.dialect.ops import structural as S
 from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
+from mjax.dialect.types import element_type
+from mjax.passes.registry import PassError
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.dynamic_shapes import dim_value, is_static, shape_value
-from mjax.passes.rules.tables import lowering
+from mjax.passes.rules.tables import LOWERING_PLATFORM, lowering
 
 
 def _out_type(ctx, i=0):
@@ -159,6 +162,12 @@ def _clamp_lower(ctx, lo, x, hi):
 def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                        preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
+    dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lb),
+                                     rhs_batching_dimensions=list(rb),
+                                     lhs_contracting_dimensions=list(lc),
+                                     rhs_contracting_dimensions=list(rc))
+    if dot_algorithms.is_algorithm(precision):
+        return _dot_with_algorithm(ctx, lhs, rhs, dn, precision)
     # As JAX's CPU/GPU lowering: operands of one dtype go to the dot as they are (the
     # preferred type is the result's: the products are computed in the operands' type);
     # operands of two dtypes are both converted to the result's first.
@@ -166,13 +175,44 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
     if lhs_aval.dtype != rhs_aval.dtype:
         out_dtype = ctx.avals_out[0].dtype
         lhs, rhs = H.convert(lhs, out_dtype), H.convert(rhs, out_dtype)
-    dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lb),
-                                     rhs_batching_dimensions=list(rb),
-                                     lhs_contracting_dimensions=list(lc),
-                                     rhs_contracting_dimensions=list(rc))
     config = None if precision is None else ir.ArrayAttr.get(
         [hlo.PrecisionAttr.get(p) for p in precision])
     return hlo.dot_general(_out_type(ctx), lhs, rhs, dn, precision_config=config)
+
+
+class UnsupportedAlgorithmError(PassError, ValueError):
+    """A dot algorithm the target platform does not compute (JAX: a ValueError)."""
+
+
+def _dot_with_algorithm(ctx, lhs, rhs, dn, precision):
+    """A dot computed by a dot algorithm (dialect/dot_algorithms.py): the operands cast
+    to its types, the products accumulated in its type, the result cast to the op's."""
+    if LOWERING_PLATFORM.get() == "cpu" and (
+            not isinstance(precision, str) or precision not in dot_algorithms.CPU_PRESETS):
+        fields = ("lhs_precision_type", "rhs_precision_type", "accumulation_type",
+                  "lhs_component_count", "rhs_component_count",
+                  "num_primitive_operations", "allow_imprecise_accumulation")
+        name = precision if isinstance(precision, str) else "DotAlgorithm(" + ", ".join(
+            f"{f}={v}" for f, v in zip(fields, tuple(precision)[1:])) + ")"
+        raise UnsupportedAlgorithmError(
+            ctx.op, f"The precision '{name}' is not supported by dot_general on CPU")
+    (lhs_aval, rhs_aval), out = ctx.avals_in, ctx.avals_out[0]
+    lt, rt, acc = dot_algorithms.compute_types(precision, lhs_aval.dtype, rhs_aval.dtype,
+                                               out.dtype)
+    lhs = lhs if lt == lhs_aval.dtype else H.convert(lhs, lt)
+    rhs = rhs if rt == rhs_aval.dtype else H.convert(rhs, rt)
+    spec = dot_algorithms.hlo_algorithm(precision, lt, rt)
+    kwargs = {}
+    if spec is not None:
+        def ir_type(t):
+            return ir.FloatTF32Type.get() if t == "tf32" else element_type(t)
+        kwargs["algorithm"] = hlo.DotAlgorithm.get(ir_type(spec[0]), ir_type(spec[1]),
+                                                   ir_type(spec[2]), *spec[3:])
+    acc = out.dtype if acc is None else acc
+    result = hlo.dot_general(H.ttype(out.shape, acc), lhs, rhs, dn,
+                             precision_config=ir.ArrayAttr.get(
+                                 [hlo.PrecisionAttr.get("DEFAULT")] * 2), **kwargs)
+    return result if acc == out.dtype else H.convert(result, out.dtype)
 
 
 

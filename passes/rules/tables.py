@@ -17,6 +17,7 @@ dialect a table must decide on has a rule there or a stated reason.
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Callable, Generic, Iterator, TypeVar
 
 from jaxlib.mlir import ir
@@ -201,6 +202,11 @@ CHECKS: RuleTable[tuple] = RuleTable("checks")
 ALL_TABLES = (LOWER, JVP, TRANSPOSE, BATCH, SHARD, JVP_NESTED, BATCH_NESTED,
               TRANSPOSE_NESTED, PARTIAL_EVAL, ZERO_DERIVATIVE, EXPAND, DISCHARGE,
               DISCHARGE_NESTED, TRITON, CHECKS)
+
+
+# The platform jaxpr-to-stablehlo lowers for ("" when not told: `platform=cpu` in its
+# options), for rules whose StableHLO depends on it (dot algorithms XLA's CPU ignores).
+LOWERING_PLATFORM: ContextVar[str] = ContextVar("mjax_lowering_platform", default="")
 
 
 class LowerCtx:

@@ -483,8 +483,16 @@ func.func @dot_general_c1_contracting_sizes(%a0: tensor<2x3xf32>, %a1: tensor<2x
 // -----
 
 func.func @dot_general_bad_precision(%a0: tensor<2x3xf32>, %a1: tensor<3x2xf32>) -> tensor<2x2xf32> {
-  // expected-error @+1 {{dot_general precision must be absent or a pair of DEFAULT/HIGH/HIGHEST, got ('FAST', 'HIGH')}}
+  // expected-error @+1 {{dot_general precision must be absent, a pair of DEFAULT/HIGH/HIGHEST or a dot algorithm, got ('FAST', 'HIGH')}}
   %0 = "jaxpr.dot_general"(%a0, %a1) {dimension_numbers = [[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]], precision = ["FAST", "HIGH"]} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @dot_general_unknown_algorithm(%a0: tensor<2x3xf32>, %a1: tensor<3x2xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{dot_general precision names no dot algorithm preset: 'F17_F17_F17'}}
+  %0 = "jaxpr.dot_general"(%a0, %a1) {dimension_numbers = [[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]], precision = "F17_F17_F17"} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
 }
 

@@ -299,8 +299,14 @@ def test_default_matmul_precision_reaches_dot_general_and_conv():
         text = mjax.jit(lambda a, b: mjax.lax.conv(a, b, (1, 1), "SAME")).lower(
             lhs, rhs).as_text()
         assert "HIGHEST" in text
-    with mjax.default_matmul_precision("F32_F32_F32"):   # an algorithm name: backend default
-        assert "precision" not in mjax.jit(mm).lower(x, y).as_text()
+    with mjax.default_matmul_precision("F32_F32_F32"):   # a dot algorithm's name, as JAX
+        text = mjax.jit(mm).lower(x, y).as_text()
+    algorithm = ("algorithm = <lhs_precision_type = f32, rhs_precision_type = f32, "
+                 "accumulation_type = f32, lhs_component_count = 1, rhs_component_count = "
+                 "1, num_primitive_operations = 1, allow_imprecise_accumulation = false>")
+    assert algorithm in text
+    with jax.default_matmul_precision("F32_F32_F32"):
+        assert algorithm in jax.jit(mm).lower(np.asarray(x), np.asarray(y)).as_text()
 
 
 def test_num_cpu_devices_before_and_after_backends():

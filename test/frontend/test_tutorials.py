@@ -343,9 +343,6 @@ KNOWN.update({
     ("placement_201", 10): "device_put inside jit to a mesh on other devices than the "
                            "argument's: mjax moves the value, JAX refuses it (ValueError "
                            "'incompatible devices')",
-    ("precision_201", 2): "dot algorithms as precision (precision='BF16_BF16_F32', "
-                          "lax.DotAlgorithmPreset, lax.DotAlgorithm) are missing: mjax's "
-                          "dot_general takes only Precision values and their names",
     ("controlling_xla_201", 7): "jax.experimental.xla_metadata (set_xla_metadata: XLA "
                                 "frontend attributes on ops) is missing from mjax",
 })

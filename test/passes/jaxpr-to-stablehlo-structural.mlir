@@ -485,6 +485,32 @@ func.func @dot_general_precision(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> te
 
 // -----
 
+// A dot algorithm: the operands cast to its types (F16_F16_F16: f16), the products
+// accumulated in its type, the algorithm attribute given, the result cast back.
+// CHECK-LABEL: func.func @dot_general_algorithm
+// CHECK:         %[[L:.*]] = stablehlo.convert %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf16>
+// CHECK:         %[[R:.*]] = stablehlo.convert %{{.*}} : (tensor<3x4xf32>) -> tensor<3x4xf16>
+// CHECK:         %[[D:.*]] = stablehlo.dot_general %[[L]], %[[R]], contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT], algorithm = <lhs_precision_type = f16, rhs_precision_type = f16, accumulation_type = f16, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x4xf16>
+// CHECK:         stablehlo.convert %[[D]] : (tensor<2x4xf16>) -> tensor<2x4xf32>
+func.func @dot_general_algorithm(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %0 = "jaxpr.dot_general"(%x, %y) {dimension_numbers = [[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]], precision = "F16_F16_F16"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// BF16_BF16_F32 computes f32 operands as they are (f32 is one of its input types), X3 in
+// three operations.
+// CHECK-LABEL: func.func @dot_general_algorithm_x3
+// CHECK-NOT:     stablehlo.convert
+// CHECK:         stablehlo.dot_general %{{.*}}, %{{.*}}, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT], algorithm = <lhs_precision_type = bf16, rhs_precision_type = bf16, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 3, allow_imprecise_accumulation = false> : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+func.func @dot_general_algorithm_x3(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %0 = "jaxpr.dot_general"(%x, %y) {dimension_numbers = [[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]], precision = "BF16_BF16_F32_X3"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @dot_general_batch
 // CHECK-SAME:    (%[[X:.*]]: tensor<5x2x3xf32>, %[[Y:.*]]: tensor<5x3x4xf32>)
 // CHECK:         %[[R:.*]] = stablehlo.dot_general %[[X]], %[[Y]], batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>
