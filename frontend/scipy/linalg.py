@@ -17,6 +17,8 @@ from mjax.scipy.special_matrices import (_inexact, block_diag, circulant,  # noq
                                          hadamard, hankel, helmert, hilbert, invhilbert,
                                          invpascal, leslie, pascal, toeplitz)
 from mjax.scipy.linalg_more import fiedler_companion, qr_multiply, sqrtm  # noqa: F401
+from mjax.scipy.linalg_schur import funm, rsf2csf, solve_sylvester  # noqa: F401
+from mjax.scipy.linalg_tridiagonal import eigh_tridiagonal  # noqa: F401
 from mjax.staging import jit_eagerly
 
 
@@ -349,19 +351,3 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     if n > 1:
         q = q.at[..., 1:, 1:].set(lax_linalg.householder_product(packed[..., 1:, :-1], taus))
     return h, q
-
-
-# ---- what mjax does not have ----------------------------------------------------------------
-def _not_implemented(name, why):
-    def f(*args, **kwargs):
-        raise NotImplementedError(f"mjax.scipy.linalg.{name} is not implemented ({why})")
-    f.__name__ = name
-    f.__doc__ = f"Not implemented in mjax ({why}). JAX: jax.scipy.linalg.{name}."
-    return f
-
-
-rsf2csf = _not_implemented("rsf2csf", "no Schur decomposition")
-funm = _not_implemented("funm", "needs the Schur decomposition")
-solve_sylvester = _not_implemented("solve_sylvester", "needs the Schur decomposition")
-eigh_tridiagonal = _not_implemented("eigh_tridiagonal", "no tridiagonal eigensolver")
-
