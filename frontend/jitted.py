@@ -514,7 +514,7 @@ class Jitted:
             entry = self._cache.get(key)
             if entry is None:
                 if mesh_layout is None and config.read("jax_explain_cache_misses"):
-                    explain_cache_miss(self._name, key, list(self._cache))
+                    explain_cache_miss(self.fun, self._name, key, list(self._cache))
                 entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
                                       mesh_layout)
                 self._cache[key] = entry

@@ -2,6 +2,7 @@
 jit cache key, and the debugging options (debug_nans/infs, log_compiles, rank promotion)."""
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -339,23 +340,32 @@ def test_default_device_places_eager_and_jit_results():
     np.testing.assert_allclose(mjax.jit(lambda a: a + y)(x), [0.0, 3.0, 6.0])
 
 
-def test_explain_cache_misses(caplog):
-    @mjax.jit
-    def h(x):
-        return x + 1
+def _h(x, scale=None):
+    return x + 1
 
-    with caplog.at_level(logging.WARNING, logger="mjax.api"), \
-            mjax.explain_cache_misses(True):
-        h(jnp.ones(3))
-        h(jnp.ones(3))              # a hit: nothing logged
-        h(jnp.ones(4))
-        with mjax.numpy_rank_promotion("raise"):
-            h(jnp.ones(4))
-    msgs = [r.getMessage() for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()]
-    assert len(msgs) == 3 and all(__file__ in m for m in msgs)
-    assert "never seen function" in msgs[0]
-    assert "f32[3] -> f32[4]" in msgs[1]
-    assert "jax_numpy_rank_promotion: 'allow' -> 'raise'" in msgs[2]
+
+def _cache_miss_messages(lib, caplog) -> list:
+    caplog.clear()
+    h = lib.jit(_h)
+    with caplog.at_level(logging.WARNING), lib.explain_cache_misses(True):
+        h(np.ones(3, np.float32))
+        h(np.ones(3, np.float32))              # a hit: nothing logged
+        h(np.ones(4, np.float32))              # input types
+        h(np.ones(4, np.float32), scale=np.ones(2, np.float32))   # input pytree
+        h(1.0)                                 # weak type
+        with lib.numpy_rank_promotion("raise"):
+            h(np.ones(4, np.float32))          # config
+    return [re.sub(r"id=\d+", "id=N", r.getMessage()) for r in caplog.records
+            if "TRACING CACHE MISS" in r.getMessage()]
+
+
+def test_explain_cache_misses_as_jax(caplog):
+    mine = _cache_miss_messages(mjax, caplog)
+    assert len(mine) == 5 and all(__file__ in m for m in mine)
+    assert "never seen function" in mine[0] and "* at x, now f32[4] and before f32[3]" in \
+        mine[1]
+    assert "* jax_numpy_rank_promotion differs: now raise and before allow" in mine[4]
+    assert mine == _cache_miss_messages(jax, caplog)
 
 
 def test_checking_leaks_finds_a_tracer_stored_outside():

@@ -105,8 +105,6 @@ KNOWN = {
                                  "mjax's dialect has no stack op (lax.stack is "
                                  "broadcast_in_dim + concatenate)",
     ("transformations_101", 22): "the cell reads `.val` of JAX's internal VmapTracer",
-    ("jit_201", 11): "jax_explain_cache_misses: JAX's text names the function's id() (a "
-                     "number that differs run to run) and words the reasons otherwise",
     ("debugging_201", 11): "jax_debug_nans: JAX's jnp.log is itself a jit function, so its "
                            "eager call prints the jit de-optimization line; the "
                            "FloatingPointError's text in mjax also names the user's line",
@@ -203,7 +201,8 @@ UNORDERED = {
 # first appearance, so what is compared is which prints show the same buffer.
 ADDRESSES = {("array_refs", 28): "x_ref's buffer before and after a jit updates it",
              ("custom_interpreters", 2): "the repr of a jaxpr's Vars shows their object ids",
-             ("jit_201", 20): "the same cell as array_refs 28"}
+             ("jit_201", 20): "the same cell as array_refs 28",
+             ("jit_201", 11): "jax_explain_cache_misses names the function's id()"}
 
 
 def _addresses_numbered(record):
