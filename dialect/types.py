@@ -19,12 +19,15 @@ from mjax.dialect.shape_poly import (InconclusiveDimensionOperation, dims_of_tex
 # numpy dtype name -> MLIR element type spelling. One table, read both ways.
 _ELEMENT_TYPES = {
     "bool": "i1",
-    "int4": "i4", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint4": "ui4", "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
+    "int2": "i2", "int4": "i4", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint2": "ui2", "uint4": "ui4", "uint8": "ui8", "uint16": "ui16", "uint32": "ui32",
+    "uint64": "ui64",
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
     "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2",
     "float8_e4m3fnuz": "f8E4M3FNUZ", "float8_e5m2fnuz": "f8E5M2FNUZ",
     "float8_e4m3b11fnuz": "f8E4M3B11FNUZ",
+    "float8_e4m3": "f8E4M3", "float8_e3m4": "f8E3M4", "float8_e8m0fnu": "f8E8M0FNU",
+    "float4_e2m1fn": "f4E2M1FN",
     "complex64": "complex<f32>", "complex128": "complex<f64>",
 }
 _DTYPES_BY_ELEMENT = {v: k for k, v in _ELEMENT_TYPES.items()}
@@ -92,6 +95,10 @@ def short_dtype_name(dtype) -> str:
         return "bool"
     if name.startswith("complex"):
         return "c" + name[len("complex"):]
+    if name.startswith(("float8_", "float6_", "float4_")):
+        return "f" + name[len("float"):]      # (JAX's f8_e4m3fn, f4_e2m1fn)
+    if name.startswith("uint"):
+        return "u" + name[len("uint"):]       # (JAX's u8, u32)
     return _ELEMENT_TYPES.get(name, name)
 
 

@@ -16,6 +16,8 @@ from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
 from mjax.numpy.array_api import fused_when_eager
+from mjax.nn.block_scaled import (get_scaled_dot_general_config, scaled_dot_general,  # noqa: F401
+                                  scaled_matmul)
 
 __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu",
            "elu", "leaky_relu", "celu", "selu", "hard_tanh", "hard_sigmoid", "hard_silu",
@@ -344,17 +346,3 @@ def squareplus(x, b=4):
     """(x + sqrt(x^2 + b)) / 2, a smooth relu. JAX: jax.nn.squareplus."""
     x, b = jnp._promote("squareplus", x, b, inexact=True)
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
-
-
-def _scaled_unsupported(name):
-    def f(*args, **kwargs):
-        raise NotImplementedError(f"mjax.nn.{name}: block-scaled (microscaling) matmuls "
-                                  "are not implemented")
-    f.__name__ = name
-    f.__doc__ = f"Not implemented in mjax. JAX: jax.nn.{name}."
-    return f
-
-
-scaled_matmul = _scaled_unsupported("scaled_matmul")
-scaled_dot_general = _scaled_unsupported("scaled_dot_general")
-get_scaled_dot_general_config = _scaled_unsupported("get_scaled_dot_general_config")
