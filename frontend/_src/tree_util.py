@@ -1,6 +1,9 @@
 """JAX-private: jax._src.tree_util (flax.nnx: the pytree registry; flax's struct_test:
-prefix_errors)."""
+prefix_errors; flatten_one_level's docstring example imports it from here). The public
+names are mjax.tree_util's."""
 from mjax import tree_util
+from mjax.tree_util import *  # noqa: F401,F403
+from mjax.tree_util import __all__ as _public
 from mjax.tree_util import NODE_TYPES as _registry  # noqa: F401 (flax.nnx: `type(x) in`)
 
 
@@ -9,3 +12,6 @@ def prefix_errors(prefix_tree, full_tree, is_leaf=None) -> list:
     tree's name (e.g. 'in_axes') building JAX's ValueError. JAX:
     jax._src.tree_util.prefix_errors."""
     return list(tree_util._prefix_errors((), prefix_tree, full_tree, is_leaf))
+
+
+__all__ = list(_public) + ["prefix_errors"]
