@@ -5,6 +5,8 @@ from __future__ import annotations
 import collections
 import inspect
 
+import numpy as np
+
 from mjax import registration, trace_trees, tree_util
 from mjax.ad import concrete
 from mjax.ad.staging import _check_callable, _jax_type, _wraps, stage_function, staged
@@ -15,6 +17,7 @@ from mjax.dialect.types import RefAval
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.staging import call_args, emit
+from mjax.tracer import Tracer
 
 
 # ---- axis specifications ----------------------------------------------------------------
@@ -110,14 +113,38 @@ def _passes_through(x, tracing: bool) -> bool:
     them through: `if flag:` works on an unmapped bool, an int can be a jit's static
     argument). Called eagerly, unmapped floats stay traced, their values known to Python
     through mjax.ad.concrete, so that a loop over float values does not compile one
-    program per value."""
-    return type(x) in (bool, int) or (tracing and type(x) in (float, complex))
+    program per value; but not where an output is unmapped (`tracing` then): JAX returns
+    such an output as the function made it, a Python float computed from a float
+    argument stays one (NumPy scalars pass through then too; NumPy arrays never do: they
+    are no cache key)."""
+    return type(x) in (bool, int) or (tracing and (type(x) in (float, complex) or (
+        isinstance(x, np.generic) and x.dtype.kind in "biufc")))
 
 
-def _aval_unless_static(x, axis):
+def _has_unmapped_output(out_axes) -> bool:
+    return any(d is None for d in trace_trees.tree_leaves(out_axes, is_leaf=_is_axis_leaf))
+
+
+class _AsReturned:
+    """An unmapped output that is no traced value (a Python float, a NumPy array, an
+    Array the function closed over), which vmap returns as the function returned it, as
+    JAX does. (staged keeps Python objects out of its jit and puts them back.)"""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _unwrap_returned(out):
+    if not any(isinstance(x, _AsReturned) for x in trace_trees.tree_leaves(out)):
+        return out
+    return trace_trees.tree_map(lambda x: x.value if isinstance(x, _AsReturned) else x, out)
+
+
+def _aval_unless_static(x, axis, floats_static=False):
     """x's aval; None for a non-array leaf left unmapped, or one that passes through."""
     if axis is None:
-        if _passes_through(x, current_trace() is not None):
+        if _passes_through(x, floats_static or current_trace() is not None):
             return None
         try:
             return aval_of_value(x)
@@ -160,6 +187,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         raise NotImplementedError(f"vmap(axis_name={axis_name!r}): only string axis names "
                                   f"are supported")
 
+    floats_static = _has_unmapped_output(out_axes)
+
     def vmap_impl(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "
@@ -168,7 +197,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                              f"len(args)={len(args)}")
         leaves, tree = trace_trees.tree_flatten((args, kwargs))
         axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
-        avals = [_aval_unless_static(x, d) for x, d in zip(leaves, axes)]
+        avals = [_aval_unless_static(x, d, floats_static) for x, d in zip(leaves, axes)]
         axes = [_canonical_in_axis(a, d) for a, d in zip(avals, axes)]
         size = _mapped_size(fun, args, kwargs, avals, axes, axis_size)
         example = [_unbatched_aval(a, d) for a, d in zip(avals, axes)]
@@ -186,6 +215,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         traced_fun = concrete.with_sources(
             traced_fun, [x if d is None else None for x, d in zip(leaves, axes)])
         traced_fun = with_argument_sources(traced_fun, leaves)
+        returned = []       # (the function's output leaves, as it returned them)
+        traced_fun = _recording_outputs(traced_fun, returned) if floats_static else traced_fun
         with AXIS_ENV.bound(axis_name, size):
             traced = stage_function(traced_fun, ex_args, ex_kwargs,
                                     name=getattr(fun, "__name__", "fn"))
@@ -211,6 +242,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         for t, a, d in zip(outs, traced.out_avals, final_out):
             if a.weak_type:
                 t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
+        if returned and len(returned[-1]) == len(outs):
+            outs = [_AsReturned(r) if d is None and not isinstance(r, Tracer) else t
+                    for t, r, d in zip(outs, returned[-1], final_out)]
         return tree_util.tree_unflatten(traced.out_tree, outs)
 
     def passed_through(args, kwargs) -> set:
@@ -221,11 +255,20 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         except (ValueError, TypeError):
             return set()     # (vmap_impl reports it)
         return {i for i, (x, d) in enumerate(zip(leaves, axes))
-                if d is None and _passes_through(x, False)}
+                if d is None and _passes_through(x, floats_static)}
 
     run = staged(vmap_impl, concrete_root=True, static_leaves=passed_through)
-    wrapped = _wraps(fun)(lambda *args, **kwargs: run(*args, **kwargs))
+    wrapped = _wraps(fun)(lambda *args, **kwargs: _unwrap_returned(run(*args, **kwargs)))
     return wrapped
+
+
+def _recording_outputs(fun, returned: list):
+    """fun, appending the leaves of each of its results to `returned`."""
+    def recorded(*args, **kwargs):
+        out = fun(*args, **kwargs)
+        returned.append(trace_trees.tree_leaves(out))
+        return out
+    return recorded
 
 
 __all__ = ["vmap", "broadcast_prefix", "AXIS_ENV"]

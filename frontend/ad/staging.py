@@ -139,7 +139,8 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
                        if not d)
         key = None
         try:
-            key = (tree, static)
+            # (with the static leaves' types: 2, 2.0 and True are equal, and hash alike)
+            key = (tree, static, tuple(type(x) for _, x in static))
             jitted = cache.get(key)
             if jitted is None:
                 jitted = cache[key] = make(tree, static, len(leaves))
