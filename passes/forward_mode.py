@@ -101,7 +101,8 @@ class Jvp:
             raise op_error(op, "cannot differentiate a non-jaxpr op that has tangent inputs")
         rule = JVP.get(type(view))
         if rule is None:
-            raise op_error(op, f"cannot differentiate: {JVP.why(type(view))}")
+            raise NoDerivativeError(op, f"'{op.name}' op cannot differentiate: "
+                                        f"{JVP.why(type(view))}")
         with op.location:
             outs, touts = rule(self.builder(op), [p for p, _ in pairs],
                                [t for _, t in pairs], **view.params)
@@ -181,6 +182,11 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
     res = ex.call(b, new, ps + nz, cls=T.CheckpointOp, prevent_cse=prevent_cse,
                   **{k: v for k, v in kept.items() if v is not None})
     return _tangent_pairs(res[:len(outs)], res[len(outs):], dr)
+
+
+class NoDerivativeError(PassError, NotImplementedError):
+    """An op with no derivative rule reached differentiation: JAX's NotImplementedError
+    ("Differentiation rule for ... not implemented")."""
 
 
 class NoReverseModeError(PassError, ValueError):

@@ -21,8 +21,7 @@ from test_tutorials import DOCTEST_PRELUDE, cell_mismatch, run_cells
 # from several modules is read once, under the first) in one jax process and one mjax
 # process. Small modules share a page, as start-up dominates their time. Not yet here,
 # because some of their examples still differ and are being fixed: jax (vmap's unmapped
-# Python-float output), jax.nn (block-scaled matmuls), jax.scipy.linalg (rsf2csf, funm,
-# solve_sylvester, eigh_tridiagonal), jax.tree_util (a jax._src import).
+# Python-float output), jax.nn (block-scaled matmuls), jax.tree_util (a jax._src import).
 PAGES = {
     "jax.tree": ["jax.tree"],
     "jax.numpy.fft": ["jax.numpy.fft"],
@@ -38,6 +37,7 @@ PAGES = {
     "jax.lax": ["jax.lax"],
     "jax.numpy.linalg": ["jax.numpy.linalg"],
     "jax.numpy": ["jax.numpy"],
+    "jax.scipy.linalg": ["jax.scipy.linalg", "jax.lax.linalg"],
     "jax.scipy-small-modules": [
         "jax.scipy.integrate", "jax.scipy.interpolate", "jax.scipy.fft", "jax.scipy.ndimage",
         "jax.scipy.spatial.transform", "jax.scipy.cluster.vq"],

@@ -117,6 +117,10 @@ CASES = {
                                                                       jnp.ones(3)),
     "bad dtype name": lambda jx, jnp: jnp.zeros(3, dtype="foo"),
     "broadcast mismatch": lambda jx, jnp: jnp.ones(2) + jnp.ones(3),
+    "grad of an op without a derivative rule": lambda jx, jnp: jx.grad(
+        lambda a: jx.scipy.linalg.schur(a)[0].sum())(jnp.eye(3)),
+    "unsupported dot algorithm on CPU": lambda jx, jnp: jx.jit(
+        lambda a: jnp.dot(a, a, precision="TF32_TF32_F32"))(jnp.eye(3)),
 }
 
 
