@@ -32,7 +32,7 @@ def _extreme(dtype, sign: int):
     if is_bool(dtype):
         return sign > 0
     if is_int(dtype):
-        info = np.iinfo(dtype)
+        info = ml_dtypes.iinfo(dtype)      # (int2, int4 too)
         return info.max if sign > 0 else info.min
     real = np.dtype(np.float32 if np.dtype(dtype) == np.complex64 else
                     np.float64 if np.dtype(dtype) == np.complex128 else dtype)

@@ -41,7 +41,9 @@ def test_narrow_dtypes_make_arrays_and_jaxprs_as_jax(name):
         x = jnp.ones((3,), getattr(jnp, name))
         y = jx.jit(lambda v: (v.astype(jnp.float32) * 2).astype(v.dtype))(x)
         text = str(jx.make_jaxpr(lambda v: v.astype(jnp.float32))(x))
-        return repr(x), repr(y), np.asarray(y).tolist(), text.split(".")[0]
+        ext = jx.jit(lambda v: (v.max(), v.min()))(jnp.arange(3).astype(x.dtype))
+        return (repr(x), repr(y), np.asarray(y).tolist(), text.split(".")[0],
+                repr(ext))
     assert run(mjax, mnp) == run(jax, jjnp)
 
 
