@@ -7,7 +7,7 @@ import functools
 import re
 from typing import Any, Protocol, Union
 
-from jaxlib import _jax
+from jaxlib import _hlo, _jax
 from jaxlib.mlir import ir
 
 from mjax import jaxpr_objects, trace_trees, tree_util
@@ -195,16 +195,21 @@ class Lowered(_Signature):
 
     def as_text(self, dialect=None, debug_info: bool = False):
         """The StableHLO module text (with source locations when debug_info); with
-        dialect="jaxpr", the `jaxpr` module as lowering got it (after transformations
-        were expanded, calls inlined and users' passes run)."""
+        dialect="hlo", XLA's HLO text of it; with dialect="jaxpr", the `jaxpr` module as
+        lowering got it (after transformations were expanded, calls inlined and users'
+        passes run)."""
         if dialect == "jaxpr":
             if self._jaxpr is None:
                 raise NotImplementedError("Lowered.as_text(dialect='jaxpr'): this module "
                                           "was not lowered by jit")
             return self._jaxpr.operation.get_asm(enable_debug_info=debug_info)
+        if dialect == "hlo":     # (XLA's HLO text, with op metadata when debug_info)
+            options = _hlo.HloPrintOptions.short_parsable()
+            options.print_metadata = debug_info
+            return self.compiler_ir("hlo").as_hlo_module().to_string(options)
         if dialect not in (None, "stablehlo"):
-            raise NotImplementedError(f"Lowered.as_text: dialect {dialect!r}; "
-                                      f"'stablehlo' and 'jaxpr' are available")
+            raise ValueError(f"unknown dialect: {dialect} ('stablehlo', 'hlo' or mjax's "
+                             f"'jaxpr')")
         if debug_info:
             return self._module.operation.get_asm(enable_debug_info=True)
         if self._text is None:

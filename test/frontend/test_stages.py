@@ -158,3 +158,19 @@ def test_compiled_input_and_output_shardings_as_jax():
             x, j.numpy.ones(3)).compile()
         return out + [str(c.input_shardings), str(c.output_shardings)]
     assert describe(mjax) == describe(jax)
+
+
+def test_lowered_hlo_text_as_jax():
+    # Lowered.as_text("hlo"): XLA's HLO module text (JAX's 201 "controlling XLA" page).
+    import jax
+
+    def layout(lib, jnp_):
+        text = lib.jit(lambda x, y: jnp_.sin(x) * y).lower(1.0, np.ones(3, np.float32)
+                                                          ).as_text("hlo")
+        head = text.splitlines()[0]
+        ops = sorted(re.findall(r"= \S+ (\w+)\(", text))
+        return head.split(", ", 1)[1], ops
+    import jax.numpy as jjnp
+    assert layout(mjax, jnp) == layout(jax, jjnp)
+    with pytest.raises(ValueError, match="unknown dialect"):
+        mjax.jit(lambda x: x).lower(1.0).as_text("mhlo")
