@@ -59,9 +59,6 @@ REASONS = {
     "jax.lax.AccuracyMode": "the `accuracy=` control of transcendental ops (result "
                             "accuracy of exp, log, ...) is not supported",
     "jax.lax.Tolerance": "see jax.lax.AccuracyMode",
-    "jax.lax.DotAlgorithm": "dot algorithms are not supported: `precision=` takes "
-                            "lax.Precision values (or their strings) only",
-    "jax.lax.DotAlgorithmPreset": "see jax.lax.DotAlgorithm",
     "jax.lax.ragged_*": f"{NOT_YET}: no ragged (grouped) jaxpr op",
     "jax.lax.RaggedDotDimensionNumbers": "see jax.lax.ragged_dot",
     "jax.lax.after_all": "XLA tokens are not exposed: mjax orders its effects (callbacks, "

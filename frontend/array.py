@@ -124,6 +124,10 @@ class Array(ArrayMethods):
     def global_shards(self):
         return self.addressable_shards
 
+    def addressable_data(self, index: int) -> "Array":
+        """The data of this process's `index`-th shard (JAX: Array.addressable_data)."""
+        return self.addressable_shards[index].data
+
     # ---- host conversion ------------------------------------------------------------
     def _value(self) -> np.ndarray:
         self._check_alive()        # also for a cached value: donated arrays are gone

@@ -464,6 +464,13 @@ class Sharding:
                              for c, s, t in zip(coords, shard, self._tiles(len(shard))))
         return out
 
+    def addressable_devices_indices_map(self, global_shape) -> dict:
+        """devices_indices_map of this process's devices (all of them: mjax runs one
+        process per host, each addressing its own devices)."""
+        mine = self.addressable_devices
+        return {d: idx for d, idx in self.devices_indices_map(global_shape).items()
+                if d in mine}
+
     def is_equivalent_to(self, other, ndim: int) -> bool:
         return (self._device_list() == other._device_list() and
                 hlo_key(self.hlo_sharding(ndim)) == hlo_key(other.hlo_sharding(ndim)))

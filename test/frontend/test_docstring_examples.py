@@ -19,11 +19,11 @@ from test_tutorials import DOCTEST_PRELUDE, cell_mismatch, run_cells
 
 # The pages: each runs the examples of its modules' public names (an object reachable
 # from several modules is read once, under the first) in one jax process and one mjax
-# process. Small modules share a page, as start-up dominates their time. Not yet here,
-# because some of their examples still differ and are being fixed: jax (vmap's unmapped
-# Python-float output), jax.nn (block-scaled matmuls), jax.tree_util (a jax._src import).
+# process. Small modules share a page, as start-up dominates their time.
 PAGES = {
-    "jax.tree": ["jax.tree"],
+    "jax": ["jax"],
+    "jax.nn": ["jax.nn"],
+    "jax.tree": ["jax.tree", "jax.tree_util"],
     "jax.numpy.fft": ["jax.numpy.fft"],
     "jax.nn.initializers": ["jax.nn.initializers"],
     "jax.random": ["jax.random"],

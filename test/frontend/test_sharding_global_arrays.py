@@ -103,3 +103,17 @@ def test_make_array_from_process_local_data_one_process(mesh, jmesh):
     with pytest.raises(ValueError, match="block"):
         mjax.make_array_from_process_local_data(NamedSharding(mesh, P("x")), host,
                                                 global_shape=(16, 4))
+
+
+def test_addressable_data_and_devices_indices_map_as_jax():
+    def run(lib):
+        mesh = lib.make_mesh((4, 2), ("a", "b"))
+        sharding = lib.sharding.NamedSharding(mesh, lib.P("a", "b"))
+        arr = lib.device_put(np.arange(64.0).reshape(8, 8), sharding)
+        index = sharding.addressable_devices_indices_map((8, 8))
+        return ({d.id: i for d, i in index.items()},
+                [np.asarray(arr.addressable_data(k)) for k in (0, 5)])
+    mine, theirs = run(mjax), run(jax)
+    assert mine[0] == theirs[0]
+    for m, t in zip(mine[1], theirs[1]):
+        np.testing.assert_array_equal(m, t)
