@@ -1,10 +1,13 @@
 """Builds the optional C extension; everything else is in pyproject.toml.
 
 `mjax.runtime._fastpath` (runtime/_fastpath.c, CPython C API only) is the cached `jit`
-call's fast path. It is optional: without a C compiler the install goes on, and mjax
+call's fast path, `mjax.runtime._eagerpath` (runtime/_eagerpath.c) eager ops' cache
+hit. They are optional: without a C compiler the install goes on, and mjax
 uses the same path in Python (also forced by MJAX_NO_C_FASTPATH=1).
 """
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("mjax.runtime._fastpath", ["runtime/_fastpath.c"],
+                             optional=True),
+                   Extension("mjax.runtime._eagerpath", ["runtime/_eagerpath.c"],
                              optional=True)])

@@ -9,12 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 import mjax.numpy as jnp
-from mjax import lax
+from mjax import lax, registration
 from mjax.array import Array
 from mjax.array_methods import ArrayMethods, install, selects_all
+from mjax.dialect.ops.elementwise import AddOp, MulOp, SubOp
+from mjax.eager_fast import fast_op
 from mjax.lax.reduce import register_monoid
 from mjax.numpy.array_api import _put
 from mjax.numpy.indexing import _IndexUpdateHelper, getitem
+from mjax.numpy.promotion import KEEP_ANY, _scalar_with_array as scalar_with_array
 
 
 def _accepted_operand(x) -> bool:
@@ -224,6 +227,35 @@ _METHODS.update({
     "conjugate": _conj, "to_device": _to_device, "view": _view_method,
     "byteswap": _byteswap_method, "compress": _compress})
 
+
+
+def _scalar_learner(fname):
+    """learn(x, s) for fast_op: the constant `x <fname> s` promotes the Python scalar s to
+    (promotion's cached one), when that leaves x as it is and has x's aval; else None."""
+    def learn(x, s):
+        try:
+            out = scalar_with_array(fname, [x, s], False)
+        except Exception:   # (the Python path raises it again, explained)
+            return None
+        if out is None or out[0] is not x or out[1].aval != x.aval:
+            return None
+        return out[1]
+    return learn
+
+
+# x + y, x - y, x * y on arrays of one non-weak aval (not bool: + and * are or/and there),
+# or on such an array and a Python int/float, are one op: their cache hits run in C when
+# built (eager_fast).
+_ARITH_KEEP = KEEP_ANY - {np.dtype(bool)}
+for _op, _opcls in (("add", AddOp), ("sub", SubOp), ("mul", MulOp)):
+    _METHODS[f"__{_op}__"] = fast_op(_METHODS[f"__{_op}__"], _opcls, _ARITH_KEEP,
+                                     _scalar_learner(_OPERATORS[_op]))
+# (the scalar constants those C memos hold are mjax's, not the user's: jax.live_arrays)
+_FAST_OPS = [m for m in (_METHODS["__add__"], _METHODS["__sub__"], _METHODS["__mul__"])
+             if hasattr(m, "memo")]
+registration.INTERNAL_ARRAYS.append(lambda: [
+    entry[4] for op in _FAST_OPS for key, entry in list(op.memo.items())
+    if key is int or key is float])
 install(ArrayMethods, _METHODS)
 install(Array, {"__array_namespace__": _array_namespace})
 

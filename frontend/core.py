@@ -26,6 +26,7 @@ from mjax.dialect.ops.structural import ConstantOp
 from mjax.dialect.types import RefAval
 from mjax.dtypes import aval_of_value, pytype_aval_mappings, to_numpy  # noqa: F401 (jax.core)
 from mjax.eager import apply_eager
+from mjax.eager_fast import fast_bind
 from mjax.errors import UnexpectedTracerError
 from mjax.dialect.shape_poly import max_dim, min_dim  # noqa: F401  (jax.core's)
 from mjax.sharding_types import seed_captured_type, seed_region_types, trace_op_types
@@ -461,6 +462,10 @@ def bind(opcls: type[JaxprOp], *args, **params):
         if trace.type_specs is not None or trace.varying is not None:
             trace_op_types(trace, opcls, tracers, outs, params)
     return outs[0] if len(outs) == 1 else outs
+
+
+# (A cached eager op on Arrays runs in C when built: runtime/_eagerpath.c.)
+bind = fast_bind(bind, _state)
 
 
 def eval_jaxpr(jaxpr, consts, *args, propagate_source_info=True) -> list:

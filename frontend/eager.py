@@ -28,11 +28,14 @@ from mjax.source_info import at_user_line, describe_location
 from mjax.tracer import Tracer, escaped_tracer_message
 
 _CACHE: dict = {}
+CLEAR_HOOKS: list = []   # called by clear_cache (eager_fast's C memos)
 
 
 def clear_cache() -> None:
     """Drops the compiled programs of eager ops (jax.clear_caches)."""
     _CACHE.clear()
+    for hook in CLEAR_HOOKS:
+        hook()
 
 
 def hashable(value):

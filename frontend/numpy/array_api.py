@@ -110,6 +110,7 @@ def _put(x, device):
 # fused_when_eager run under mjax.jit instead:
 # arguments holding arrays are traced, the rest (axes, dtypes, Python scalars) are static.
 _PLAIN_STATIC = (type(None), int, bool, str)
+_VALUES = config._values   # (process-wide option values: read when no override is active)
 
 
 def _exact_key(v):
@@ -190,6 +191,21 @@ def fused_when_eager(fn):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        # The commonest eager call, `jnp.sum(x)`: Arrays on their own device only (none
+        # unreduced, nothing static), the program of pattern (n, (), ()) below.
+        if not kwargs and not trace_state.stack:
+            for a in args:
+                if type(a) is not Array or a._sharding is not None:
+                    break
+            else:
+                jitted = by_pattern.get((len(args), (), ()))
+                if jitted is not None and not (
+                        config.read("jax_disable_jit") if config._n_overrides
+                        else _VALUES["jax_disable_jit"]):
+                    try:
+                        return jitted(*args)
+                    except needs_values:
+                        return fn(*args)
         if trace_state.stack:
             # Under a trace its primitives are staged into the trace, as JAX's jaxprs show
             # them (a nested jit would print as `jit[name=call]`), even for arguments that

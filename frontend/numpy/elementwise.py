@@ -18,6 +18,8 @@ from mjax import dtypes as _dt, lax, prng as _prng
 from mjax.ad import custom_jvp
 from mjax.core import aval_of_value
 from mjax.dialect import ShapedArray as _ShapedArray
+from mjax.dialect.ops import elementwise as _ops
+from mjax.eager_fast import fast_op
 from mjax.numpy.arguments import check_arraylike, is_array, no_out
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype
@@ -27,6 +29,14 @@ from mjax.numpy.scalar_types import bool_, iscomplexobj, pi, uint8
 
 
 _BOOL = _onp.dtype(bool)   # (comparing with a dtype is cheaper than with np.bool_)
+# lax functions that are `bind(<op>, x)` and nothing else (their optional keywords unused)
+_ONE_OP = {lax.neg: _ops.NegOp, lax.sign: _ops.SignOp, lax.exp: _ops.ExpOp,
+           lax.exp2: _ops.Exp2Op, lax.expm1: _ops.Expm1Op, lax.log: _ops.LogOp,
+           lax.log1p: _ops.Log1pOp, lax.sqrt: _ops.SqrtOp, lax.cbrt: _ops.CbrtOp,
+           lax.sin: _ops.SinOp, lax.cos: _ops.CosOp, lax.tan: _ops.TanOp,
+           lax.asin: _ops.AsinOp, lax.acos: _ops.AcosOp, lax.atan: _ops.AtanOp,
+           lax.sinh: _ops.SinhOp, lax.cosh: _ops.CoshOp, lax.tanh: _ops.TanhOp,
+           lax.asinh: _ops.AsinhOp, lax.acosh: _ops.AcoshOp, lax.atanh: _ops.AtanhOp}
 
 
 def _unary(name, lax_fn, inexact=False, doc=None):
@@ -40,7 +50,10 @@ def _unary(name, lax_fn, inexact=False, doc=None):
         return lax_fn(x)
     f.__name__ = name
     f.__doc__ = doc or f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
-    return f
+    op = _ONE_OP.get(lax_fn)
+    # (Operands that promotion leaves alone: the call is `bind(op, x)`, whose cache hit
+    # eager_fast runs in C when built.)
+    return f if op is None else fast_op(f, op, keep)
 
 
 def _binary(name, lax_fn, inexact=False):
