@@ -44,7 +44,8 @@ PAGES = {
     "jax.sharding-errors-ref-etc": [
         "jax.sharding", "jax.errors", "jax.ref", "jax.export", "jax.profiler",
         "jax.experimental.multihost_utils", "jax.experimental.jet",
-        "jax.experimental.sparse"],
+        "jax.experimental.sparse", "jax.experimental.pallas",
+        "jax.experimental.buffer_callback"],
     "jax.example_libraries": ["jax.example_libraries.optimizers",
                               "jax.example_libraries.stax"],
 }
