@@ -198,8 +198,13 @@ static PyObject *run_entry(EagerOp *self, PyObject *entry, PyObject *const *ops,
     if (bufs == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_INCREF(SLOT(ops[i], off_buf));
-        PyList_SET_ITEM(bufs, i, SLOT(ops[i], off_buf));
+        PyObject *b = SLOT(ops[i], off_buf);   /* (read again: Python ran since the check) */
+        if (b == NULL) {
+            Py_DECREF(bufs);
+            return NULL;
+        }
+        Py_INCREF(b);
+        PyList_SET_ITEM(bufs, i, b);
     }
     results = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 2), bufs);
     if (results == NULL)
