@@ -12,7 +12,7 @@ import mjax.numpy as jnp
 from mjax import lax, registration
 from mjax.array import Array
 from mjax.array_methods import ArrayMethods, install, selects_all
-from mjax.dialect.ops.elementwise import AddOp, MulOp, SubOp
+from mjax.dialect.ops.elementwise import AddOp, EqOp, GeOp, GtOp, LeOp, LtOp, MulOp, NeOp, SubOp
 from mjax.eager_fast import fast_op
 from mjax.lax.reduce import register_monoid
 from mjax.numpy.array_api import _put
@@ -229,30 +229,43 @@ _METHODS.update({
 
 
 
-def _scalar_learner(fname):
-    """learn(x, s) for fast_op: the constant `x <fname> s` promotes the Python scalar s to
-    (promotion's cached one), when that leaves x as it is and has x's aval; else None."""
+def _scalar_learner(fname, reflected=False):
+    """learn(x, s) for fast_op: the constant `x <fname> s` (reflected: `s <fname> x`)
+    promotes the Python scalar s to (promotion's cached one), when that leaves x as it is
+    and has x's aval; else None."""
     def learn(x, s):
         try:
-            out = scalar_with_array(fname, [x, s], False)
+            out = scalar_with_array(fname, [s, x] if reflected else [x, s], False)
         except Exception:   # (the Python path raises it again, explained)
             return None
-        if out is None or out[0] is not x or out[1].aval != x.aval:
+        if out is None:
             return None
-        return out[1]
+        arr, const = out[::-1] if reflected else out
+        if arr is not x or const.aval != x.aval:
+            return None
+        return const
     return learn
 
 
 # x + y, x - y, x * y on arrays of one non-weak aval (not bool: + and * are or/and there),
-# or on such an array and a Python int/float, are one op: their cache hits run in C when
-# built (eager_fast).
+# or on such an array and a Python int/float (either side), and the comparisons likewise
+# (lt/le/gt/ge: not complex, which jnp orders lexicographically), are one op: their cache
+# hits run in C when built (eager_fast).
 _ARITH_KEEP = KEEP_ANY - {np.dtype(bool)}
-for _op, _opcls in (("add", AddOp), ("sub", SubOp), ("mul", MulOp)):
-    _METHODS[f"__{_op}__"] = fast_op(_METHODS[f"__{_op}__"], _opcls, _ARITH_KEEP,
-                                     _scalar_learner(_OPERATORS[_op]))
+_ORDER_KEEP = frozenset(d for d in KEEP_ANY if d.kind != "c")
+_FAST = [("add", AddOp, _ARITH_KEEP), ("sub", SubOp, _ARITH_KEEP),
+         ("mul", MulOp, _ARITH_KEEP), ("lt", LtOp, _ORDER_KEEP), ("le", LeOp, _ORDER_KEEP),
+         ("gt", GtOp, _ORDER_KEEP), ("ge", GeOp, _ORDER_KEEP), ("eq", EqOp, KEEP_ANY),
+         ("ne", NeOp, KEEP_ANY)]
+for _op, _opcls, _keep in _FAST:
+    _fn = _OPERATORS.get(_op) or _COMPARISONS[_op]
+    _METHODS[f"__{_op}__"] = fast_op(_METHODS[f"__{_op}__"], _opcls, _keep,
+                                     _scalar_learner(_fn))
+    if _op in _OPERATORS:
+        _METHODS[f"__r{_op}__"] = fast_op(_METHODS[f"__r{_op}__"], _opcls, _keep,
+                                          _scalar_learner(_fn, True), True)
 # (the scalar constants those C memos hold are mjax's, not the user's: jax.live_arrays)
-_FAST_OPS = [m for m in (_METHODS["__add__"], _METHODS["__sub__"], _METHODS["__mul__"])
-             if hasattr(m, "memo")]
+_FAST_OPS = [m for m in _METHODS.values() if hasattr(m, "memo")]
 registration.INTERNAL_ARRAYS.append(lambda: [
     entry[4] for op in _FAST_OPS for key, entry in list(op.memo.items())
     if key is int or key is float])

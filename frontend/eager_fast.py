@@ -54,14 +54,16 @@ def fast_bind(bind, trace_state):
     return functools.update_wrapper(C_EAGER.EagerOp(bind), bind)
 
 
-def fast_op(f, opcls, keep, learn=None):
+def fast_op(f, opcls, keep, learn=None, reflected=False):
     """`f`, whose calls on Arrays of one non-weak aval with a dtype in `keep` are
     `bind(opcls, *args)`, with those calls' cache hits in C. learn(x, s), if given: for
     `f(x, s)` with such an Array x and a Python int/float s, a constant c with x's aval
-    such that the call is `bind(opcls, x, c)`, or None (the C path keeps c per scalar)."""
+    such that the call is `bind(opcls, x, c)` (reflected: `bind(opcls, c, x)`, and only
+    such calls take the C path), or None (the C path keeps c per scalar)."""
     if C_EAGER is None:
         return f
-    return functools.update_wrapper(C_EAGER.EagerOp(f, opcls, frozenset(keep), learn), f)
+    op = C_EAGER.EagerOp(f, opcls, frozenset(keep), learn, reflected)
+    return functools.update_wrapper(op, f)
 
 
 __all__ = ["C_EAGER", "fast_bind", "fast_op"]

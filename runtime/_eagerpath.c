@@ -94,6 +94,7 @@ typedef struct {
     PyObject *memo;       /* opcls -> (epoch, generation, entry, aval, ...); scalar type ->
                              scalar_call's memo */
     PyObject *learn;      /* (x, scalar) -> the scalar's constant or None, or NULL */
+    int reflected;        /* f(x, s) is bind(opcls, constant, x) (x.__radd__(s) = s + x) */
     Py_ssize_t hits;      /* calls the C path completed (for tests) */
     PyObject *dict;       /* __dict__: __name__, __doc__, ... (functools.update_wrapper) */
     vectorcallfunc vectorcall;
@@ -318,6 +319,10 @@ static PyObject *scalar_call(EagerOp *self, PyObject *x, PyObject *s) {
         Py_XDECREF(nm);
     }
     PyObject *ops[2] = {x, c};
+    if (self->reflected) {
+        ops[0] = c;
+        ops[1] = x;
+    }
     ret = run_entry(self, entry, ops, 2);
 done:
     PyErr_Clear();
@@ -426,6 +431,8 @@ static PyObject *fast_call(EagerOp *self, PyObject *const *args, Py_ssize_t narg
     } else if (self->learn != NULL && nargs == 2 &&
                (PyFloat_CheckExact(args[1]) || PyLong_CheckExact(args[1]))) {
         return scalar_call(self, args[0], args[1]);
+    } else if (self->reflected) {   /* (x.__rsub__(y) is y - x: the Python path) */
+        return NULL;
     }
     if (nargs < 1 || nargs > MAXARGS)
         return NULL;
@@ -463,7 +470,9 @@ static PyObject *eagerop_vectorcall(PyObject *callable, PyObject *const *args,
 
 static PyObject *eagerop_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     PyObject *fallback, *opcls = Py_None, *keep = Py_None, *learn = Py_None;
-    if (!PyArg_ParseTuple(args, "O|OOO:EagerOp", &fallback, &opcls, &keep, &learn))
+    int reflected = 0;
+    if (!PyArg_ParseTuple(args, "O|OOOp:EagerOp", &fallback, &opcls, &keep, &learn,
+                          &reflected))
         return NULL;
     if (learn != Py_None && keep == Py_None) {
         PyErr_SetString(PyExc_TypeError, "EagerOp: learn needs keep");
@@ -489,6 +498,7 @@ static PyObject *eagerop_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (opcls != Py_None) { Py_INCREF(opcls); self->opcls = opcls; }
     if (keep != Py_None) { Py_INCREF(keep); self->keep = keep; }
     if (learn != Py_None) { Py_INCREF(learn); self->learn = learn; }
+    self->reflected = reflected;
     self->vectorcall = eagerop_vectorcall;
     return (PyObject *)self;
 }
