@@ -17,7 +17,7 @@ from mjax.eager_fast import fast_op
 from mjax.lax.reduce import register_monoid
 from mjax.numpy.array_api import _put
 from mjax.numpy.indexing import _IndexUpdateHelper, getitem
-from mjax.numpy.promotion import KEEP_ANY, _scalar_with_array as scalar_with_array
+from mjax.numpy.promotion import KEEP_ANY, scalar_learner
 
 
 def _accepted_operand(x) -> bool:
@@ -229,24 +229,6 @@ _METHODS.update({
 
 
 
-def _scalar_learner(fname, reflected=False):
-    """learn(x, s) for fast_op: the constant `x <fname> s` (reflected: `s <fname> x`)
-    promotes the Python scalar s to (promotion's cached one), when that leaves x as it is
-    and has x's aval; else None."""
-    def learn(x, s):
-        try:
-            out = scalar_with_array(fname, [s, x] if reflected else [x, s], False)
-        except Exception:   # (the Python path raises it again, explained)
-            return None
-        if out is None:
-            return None
-        arr, const = out[::-1] if reflected else out
-        if arr is not x or const.aval != x.aval:
-            return None
-        return const
-    return learn
-
-
 # x + y, x - y, x * y on arrays of one non-weak aval (not bool: + and * are or/and there),
 # or on such an array and a Python int/float (either side), and the comparisons likewise
 # (lt/le/gt/ge: not complex, which jnp orders lexicographically), are one op: their cache
@@ -260,10 +242,10 @@ _FAST = [("add", AddOp, _ARITH_KEEP), ("sub", SubOp, _ARITH_KEEP),
 for _op, _opcls, _keep in _FAST:
     _fn = _OPERATORS.get(_op) or _COMPARISONS[_op]
     _METHODS[f"__{_op}__"] = fast_op(_METHODS[f"__{_op}__"], _opcls, _keep,
-                                     _scalar_learner(_fn))
+                                     scalar_learner(_fn))
     if _op in _OPERATORS:
         _METHODS[f"__r{_op}__"] = fast_op(_METHODS[f"__r{_op}__"], _opcls, _keep,
-                                          _scalar_learner(_fn, True), True)
+                                          scalar_learner(_fn, True), True)
 # (the scalar constants those C memos hold are mjax's, not the user's: jax.live_arrays)
 _FAST_OPS = [m for m in _METHODS.values() if hasattr(m, "memo")]
 registration.INTERNAL_ARRAYS.append(lambda: [

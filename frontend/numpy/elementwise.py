@@ -24,7 +24,7 @@ from mjax.numpy.arguments import check_arraylike, is_array, no_out
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.promotion import (broadcast_shapes, broadcast_to, KEEP_ANY, KEEP_INEXACT, promote,
-                                  unchanged_pair)
+                                  scalar_learner, unchanged_pair)
 from mjax.numpy.scalar_types import bool_, iscomplexobj, pi, uint8
 
 
@@ -56,7 +56,7 @@ def _unary(name, lax_fn, inexact=False, doc=None):
     return f if op is None else fast_op(f, op, keep)
 
 
-def _binary(name, lax_fn, inexact=False):
+def _binary(name, lax_fn, inexact=False, op=None, keep=None):
     def f(x1, x2, /):
         if not unchanged_pair(getattr(x1, "aval", None), getattr(x2, "aval", None),
                                inexact):
@@ -65,19 +65,28 @@ def _binary(name, lax_fn, inexact=False):
         return lax_fn(x1, x2)
     f.__name__ = name
     f.__doc__ = f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
-    return f
+    if op is None:
+        return f
+    # (Arrays of one non-weak aval with a dtype in keep, or such an array and a Python
+    # int/float after it: the call is `bind(op, x1, x2)`, whose cache hit eager_fast runs
+    # in C when built.)
+    return fast_op(f, op, keep, scalar_learner(name))
 
 
-add = _binary("add", lambda a, b: lax.or_(a, b) if a.dtype == _BOOL else lax.add(a, b))
-subtract = _binary("subtract", lax.sub)
+_ARITH = KEEP_ANY - {_BOOL}                                 # (+ and * are or/and on bools)
+_ORDER = frozenset(d for d in KEEP_ANY if d.kind != "c")    # (complex: lexicographic)
+add = _binary("add", lambda a, b: lax.or_(a, b) if a.dtype == _BOOL else lax.add(a, b),
+              op=_ops.AddOp, keep=_ARITH)
+subtract = _binary("subtract", lax.sub, op=_ops.SubOp, keep=_ARITH)
 multiply = _binary("multiply",
-                   lambda a, b: lax.and_(a, b) if a.dtype == _BOOL else lax.mul(a, b))
+                   lambda a, b: lax.and_(a, b) if a.dtype == _BOOL else lax.mul(a, b),
+                   op=_ops.MulOp, keep=_ARITH)
 true_divide = divide = fused_when_eager(_binary("true_divide", lax.div, inexact=True))
 maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 arctan2 = fused_when_eager(_binary("arctan2", lax.atan2, inexact=True))
-equal = _binary("equal", lax.eq)
-not_equal = _binary("not_equal", lax.ne)
+equal = _binary("equal", lax.eq, op=_ops.EqOp, keep=KEEP_ANY)
+not_equal = _binary("not_equal", lax.ne, op=_ops.NeOp, keep=KEEP_ANY)
 
 
 def _lexicographic(lax_fn):
@@ -91,10 +100,10 @@ def _lexicographic(lax_fn):
     return compare
 
 
-less = _binary("less", _lexicographic(lax.lt))
-less_equal = _binary("less_equal", _lexicographic(lax.le))
-greater = _binary("greater", _lexicographic(lax.gt))
-greater_equal = _binary("greater_equal", _lexicographic(lax.ge))
+less = _binary("less", _lexicographic(lax.lt), op=_ops.LtOp, keep=_ORDER)
+less_equal = _binary("less_equal", _lexicographic(lax.le), op=_ops.LeOp, keep=_ORDER)
+greater = _binary("greater", _lexicographic(lax.gt), op=_ops.GtOp, keep=_ORDER)
+greater_equal = _binary("greater_equal", _lexicographic(lax.ge), op=_ops.GeOp, keep=_ORDER)
 bitwise_and = _binary("bitwise_and", lax.and_)
 bitwise_or = _binary("bitwise_or", lax.or_)
 bitwise_xor = _binary("bitwise_xor", lax.xor)

@@ -207,6 +207,24 @@ def _scalar_with_array(fname, args, inexact):
     return [const, arr] if scalar_first else [arr, const]
 
 
+def scalar_learner(fname, reflected=False):
+    """learn(x, s) for eager_fast.fast_op: the constant that `fname(x, s)` (reflected:
+    `fname(s, x)`) promotes the Python scalar s to (_SCALAR_CONSTS' cached one), when that
+    leaves x as it is and has x's aval; else None."""
+    def learn(x, s):
+        try:
+            out = _scalar_with_array(fname, [s, x] if reflected else [x, s], False)
+        except Exception:   # (the Python path raises it again, explained)
+            return None
+        if out is None:
+            return None
+        arr, const = out[::-1] if reflected else out
+        if arr is not x or const.aval != x.aval:
+            return None
+        return const
+    return learn
+
+
 def _canonical_numpy(a):
     # A NumPy argument becomes an array of its canonical dtype first, as jax.numpy's do
     # (an int64 wraps to int32 when x64 is off), and is then cast.
