@@ -75,7 +75,7 @@ func.func @is_finite_int(%a0: tensor<4xi32>) -> tensor<4xi1> {
 // -----
 
 func.func @abs_unsigned(%a0: tensor<4xui8>) -> tensor<4xui8> {
-  // expected-error @+1 {{abs does not accept dtype ui8 (operand must be signed integer or floating-point or complex)}}
+  // expected-error @+1 {{abs does not accept dtype u8 (operand must be signed integer or floating-point or complex)}}
   %0 = "jaxpr.abs"(%a0) : (tensor<4xui8>) -> tensor<4xui8>
   return %0 : tensor<4xui8>
 }

@@ -25,7 +25,7 @@ func.func @random_wrap_unknown_impl(%d: tensor<2xui32>) -> tensor<!jaxpr.key<phi
 // -----
 
 func.func @random_unwrap_not_a_key(%d: tensor<2xui32>) -> tensor<2xui32> {
-  // expected-error @+1 {{random_unwrap expects a PRNG key array, got dtype ui32}}
+  // expected-error @+1 {{random_unwrap expects a PRNG key array, got dtype u32}}
   %0 = "jaxpr.random_unwrap"(%d) : (tensor<2xui32>) -> tensor<2xui32>
   return %0 : tensor<2xui32>
 }

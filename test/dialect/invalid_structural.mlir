@@ -35,7 +35,7 @@ func.func @convert_element_type_to_key(%a0: tensor<4xi32>) -> tensor<4x!jaxpr.ke
 // -----
 
 func.func @bitcast_convert_type_bool(%a0: tensor<4xi1>) -> tensor<4xui8> {
-  // expected-error @+1 {{bitcast_convert_type does not support bool or complex values unless the operand and result dtypes match, got bool to ui8}}
+  // expected-error @+1 {{bitcast_convert_type does not support bool or complex values unless the operand and result dtypes match, got bool to u8}}
   %0 = "jaxpr.bitcast_convert_type"(%a0) {new_dtype = ui8} : (tensor<4xi1>) -> tensor<4xui8>
   return %0 : tensor<4xui8>
 }
