@@ -55,7 +55,10 @@ def bind_on_keys(opcls, args, params):
         raise TypeError(f"{opcls.primitive} does not accept dtype{'s' if len(args) > 1 else ''}"
                         f" {dts}.")
     impl = same_impl(keys if opcls is not S.SelectNOp else args[1:], opcls.primitive)
-    return PRNGKeyArray(impl, rule(opcls, R.KEY_SHAPES[impl], args, params))
+    out = rule(opcls, R.KEY_SHAPES[impl], args, params)
+    if isinstance(out, list):   # (several results: unstack)
+        return [PRNGKeyArray(impl, o) for o in out]
+    return PRNGKeyArray(impl, out)
 
 
 def full_keys(impl: str, shape, fill_value) -> PRNGKeyArray:
@@ -109,6 +112,13 @@ def _transpose(op, ks, args, params):
 @_rule(S.ConcatenateOp)
 def _concatenate(op, ks, args, params):
     return bind(S.ConcatenateOp, *[_data(a) for a in args], **params)
+
+
+@_rule(S.StackOp, S.UnstackOp)
+def _stack(op, ks, args, params):
+    # (the axis is one of the leading, logical dims, which the data shares)
+    out = bind(op, *[_data(a) for a in args], **params)
+    return out if op is S.StackOp or isinstance(out, list) else [out]
 
 
 @_rule(S.SliceOp)

@@ -288,6 +288,50 @@ class ConcatenateOp(JaxprOp, name="concatenate"):
         return (ShapedArray(shape, xs[0].dtype),)
 
 
+class StackOp(JaxprOp, name="stack"):
+    """Joins same-shape operands along a new axis `axis` of the result (of size the number
+    of operands). JAX: lax.stack_p."""
+    num_operands = None
+    min_operands = 1
+    attributes = {"axis": A.Int()}
+
+    @classmethod
+    def infer(cls, *xs, axis):
+        if len({x.ndim for x in xs}) != 1:
+            raise ValueError(f"Cannot stack arrays with different numbers of dimensions: "
+                             f"got {', '.join(str(x.shape) for x in xs)}.")
+        if any(x.shape != xs[0].shape for x in xs[1:]):
+            raise ValueError(f"All input arrays must have the same shape. Got "
+                             f"{', '.join(str(x.shape) for x in xs)}.")
+        check_same_dtypes("lax.stack", xs, "arguments")
+        rank = xs[0].ndim + 1
+        if not 0 <= axis < rank:
+            raise ValueError(f"axis {axis} is out of bounds for array of dimension {rank}")
+        shape = list(xs[0].shape)
+        shape.insert(axis, len(xs))
+        return (ShapedArray(shape, xs[0].dtype),)
+
+
+class UnstackOp(JaxprOp, name="unstack"):
+    """The slices of the operand along `axis`, that axis dropped: one result per index
+    (none for a size-0 axis). JAX: lax.unstack_p."""
+    attributes = {"axis": A.Int()}
+
+    @classmethod
+    def infer(cls, x, *, axis):
+        if x.ndim == 0:
+            raise ValueError(f"unstack requires arrays with rank > 0, however a scalar array "
+                             f"of shape {x.shape} was passed.")
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+        size = x.shape[axis]
+        if not isinstance(size, (int, np.integer)):
+            raise ValueError(f"unstack needs a known size along axis {axis}, got the "
+                             f"symbolic dimension '{size}' (shape {x.shape})")
+        shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
+        return (ShapedArray(shape, x.dtype),) * int(size)
+
+
 class PadOp(JaxprOp, name="pad"):
     """Pads with padding_value: (low, high, interior) per dim, negatives crop.
     JAX: lax.pad_p."""

@@ -1,6 +1,6 @@
 """Shapes and layouts, as in `jax.lax`: broadcast, reshape, squeeze, expand_dims,
-transpose, rev, concatenate, pad, slice (one function per primitive), and what JAX
-composes from them (collapse, split, stack, unstack, tile, broadcast_like)."""
+transpose, rev, concatenate, stack, unstack, pad, slice (one function per primitive), and
+what JAX composes from them (collapse, split, tile, broadcast_like)."""
 from __future__ import annotations
 
 import math
@@ -15,7 +15,8 @@ from mjax.dialect.shape_poly import as_dim, broadcast_shapes as symbolic_broadca
 from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import (BroadcastInDimOp, ConcatenateOp, DimAsValueOp,
                                          ConvertElementTypeOp, ExpandDimsOp, PadOp,
-                                         ReshapeOp, RevOp, SliceOp, SqueezeOp, TransposeOp)
+                                         ReshapeOp, RevOp, SliceOp, SqueezeOp, StackOp,
+                                         TransposeOp, UnstackOp)
 from mjax.lax.sharding import apply_out_sharding
 
 
@@ -220,17 +221,35 @@ def stack(operands, axis=0):
     """Stacks same-shape arrays along a new axis. JAX: lax.stack."""
     operands = list(operands)
     if not operands:
-        raise ValueError("stack requires at least one operand")
-    rank = aval_of_value(operands[0]).ndim
-    axis = operator.index(axis) % (rank + 1)
-    return concatenate([expand_dims(x, (axis,)) for x in operands], axis)
+        raise IndexError("list index out of range")   # (as JAX's lax.stack([]))
+    avals = [aval_of_value(x) for x in operands]
+    shapes = ", ".join(str(a.shape) for a in avals)
+    if len({a.ndim for a in avals}) != 1:
+        raise ValueError(at_user_line(f"Cannot stack arrays with different numbers of "
+                                      f"dimensions: got {shapes}."))
+    if len({a.shape for a in avals}) != 1:
+        raise ValueError(at_user_line(f"All input arrays must have the same shape. Got "
+                                      f"{shapes}."))
+    if len({a.dtype for a in avals}) != 1:
+        raise TypeError(at_user_line(f"lax.stack requires arguments to have the same dtypes, "
+                                     f"got {', '.join(str(a.dtype) for a in avals)}."))
+    return bind(StackOp, *operands, axis=_canonical_axis(axis, avals[0].ndim + 1))
 
 
 def unstack(x, axis=0):
-    """The slices along axis. JAX: lax.unstack."""
-    aval = aval_of_value(x)
-    axis = operator.index(axis) % aval.ndim
-    return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(aval.shape[axis]))
+    """The slices along axis, as a tuple. JAX: lax.unstack."""
+    axis = _canonical_axis(axis, aval_of_value(x).ndim)
+    out = bind(UnstackOp, x, axis=axis)
+    return tuple(out) if isinstance(out, list) else (out,)
+
+
+def _canonical_axis(axis, rank):
+    """axis in [0, rank); negative ones count from the end. JAX: canonicalize_axis."""
+    axis = operator.index(axis)
+    if not -rank <= axis < rank:
+        raise ValueError(at_user_line(f"axis {axis} is out of bounds for array of "
+                                      f"dimension {rank}"))
+    return axis % rank
 
 
 def tile(operand, reps):

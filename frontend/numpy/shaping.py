@@ -179,18 +179,31 @@ def concatenate(arrays, axis=0, dtype=None):
 
 @fused_when_eager
 def stack(arrays, axis=0, out=None, dtype=None):
+    if not len(arrays):
+        raise ValueError("Need at least one array to stack.")
     no_out("stack", out)
+    if is_array(arrays) or isinstance(arrays, _onp.ndarray):
+        # (one array: its leading axis is the list, stacked without unstacking it)
+        return _stack_array(arrays, axis, dtype)
     if _prng.any_keys(arrays):
         return _prng.stack_keys(list(arrays), axis)
     arrays = [asarray(a) for a in arrays]
-    if not arrays:
-        raise ValueError("need at least one array to stack")
-    shapes = {a.shape for a in arrays}
-    if len(shapes) > 1:
-        raise ValueError(at_user_line(f"all input arrays must have the same shape, got "
-                         f"{[a.shape for a in arrays]}"))
-    ax = normalize_axis(axis, arrays[0].ndim + 1)
-    return concatenate([expand_dims(a, ax) for a in arrays], axis=ax, dtype=dtype)
+    if dtype is not None:
+        arrays = [astype(a, dtype) for a in arrays]
+    elif len(arrays) > 1 and len({(a.dtype, a.weak_type) for a in arrays}) > 1:
+        arrays = promote("stack", *arrays, broadcast=False)
+    return lax.stack(arrays, axis)
+
+
+def _stack_array(arr, axis, dtype):
+    """jnp.stack of the slices of one array along its leading axis: that axis moved next
+    to the new one and merged with it by one reshape (JAX's fast path)."""
+    arr = asarray(arr) if dtype is None else astype(asarray(arr), dtype)
+    ax = index_axis(axis, arr.ndim)
+    arr = expand_dims(arr, ax + 1)
+    shape = arr.shape[1:ax + 1] + (arr.shape[0] * arr.shape[ax + 1],) + arr.shape[ax + 2:]
+    dims = (*range(1, ax + 1), 0, *range(ax + 1, arr.ndim))
+    return lax.reshape(arr, shape, None if ax == 0 else dims)
 
 
 def hstack(tup, dtype=None):
@@ -317,12 +330,7 @@ def rollaxis(a, axis, start=0):
 @fused_when_eager
 def unstack(x, /, *, axis=0):
     """The slices of x along axis, as a tuple. JAX: jnp.unstack."""
-    x = asarray(x)
-    if x.ndim == 0:
-        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
-                         "passed.")
-    axis = index_axis(axis, x.ndim)
-    return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
+    return lax.unstack(asarray(x), axis)
 
 
 def trim_zeros(filt, trim="fb", axis=None):

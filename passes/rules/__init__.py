@@ -13,6 +13,7 @@ from mjax.passes.rules import region_reductions  # noqa: F401  (after control_fl
 from mjax.passes.rules import linalg, linalg_lapack  # noqa: F401
 from mjax.passes.rules import collectives  # noqa: F401
 from mjax.passes.rules import sharding  # noqa: F401
+from mjax.passes.rules import stacking  # noqa: F401  (stack, unstack)
 from mjax.passes.rules import random  # noqa: F401
 from mjax.passes.rules import callbacks  # noqa: F401
 from mjax.passes.rules import export  # noqa: F401

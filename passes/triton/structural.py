@@ -1,6 +1,7 @@
 """Triton lowering rules of structural ops: constants, iota, broadcasts, reshapes, two-way
-concatenation, transposes, and `dot_general` as `tt.dot` (2-D, or 3-D batched on the
-leading dim; f32 accumulation, TF32 unless HIGHEST, as JAX on GPU).
+concatenation, stack and unstack (two values, an axis of size 2), transposes, and
+`dot_general` as `tt.dot` (2-D, or 3-D batched on the leading dim; f32 accumulation, TF32
+unless HIGHEST, as JAX on GPU).
 
 Values live in registers as whole power-of-2 tensors, so slicing, padding, reversing and
 gathering are not expressible: kernels index the ref instead.
@@ -17,7 +18,7 @@ from mjax.passes.rules.tables import TRITON
 from mjax.passes.triton.builders import (broadcast_to, convert, expand_to, full, make_range,
                                          reshape)
 from mjax.passes.triton.types import (TritonLoweringError, aval_out, avals_in, check_pow2,
-                                      elt_type, is_float, is_unsigned, shape_of)
+                                      elt_type, is_float, is_unsigned, shape_of, ttype)
 
 
 @TRITON.register(St.ConstantOp)
@@ -80,6 +81,44 @@ def _concatenate(kl, op, *xs, dimension, **params):
     if order != list(range(rank + 1)):
         joined = tt.trans(joined, order)
     return [reshape(joined, aval_out(op).shape, avals[0].dtype)]
+
+
+def _move_last_to(x, axis):
+    """`x` with its last axis moved to position `axis`."""
+    rank = len(shape_of(x))
+    order = list(range(axis)) + [rank - 1] + list(range(axis, rank - 1))
+    return x if order == list(range(rank)) else tt.trans(x, order)
+
+
+@TRITON.register(St.StackOp)
+def _stack(kl, op, *xs, axis, **params):
+    # Two values: tt.join pairs them along a new last axis, moved to `axis`.
+    avals = avals_in(op)
+    if len(xs) == 1:
+        return [reshape(xs[0], aval_out(op).shape, avals[0].dtype)]
+    if len(xs) != 2:
+        raise TritonLoweringError(f"the Triton lowering stacks two values (or one) only, "
+                                  f"got {len(xs)}")
+    joined = tt.join(ir.RankedTensorType.get(list(shape_of(xs[0])) + [2],
+                                             elt_type(avals[0].dtype)), *xs)
+    return [_move_last_to(joined, axis)]
+
+
+@TRITON.register(St.UnstackOp)
+def _unstack(kl, op, x, *, axis, **params):
+    # An axis of size 2: moved last, then tt.split takes its two halves apart.
+    (aval,) = avals_in(op)
+    if aval.shape[axis] == 1:
+        return [reshape(x, aval_out(op).shape, aval.dtype)]
+    if aval.shape[axis] != 2:
+        raise TritonLoweringError(f"the Triton lowering unstacks an axis of size 2 (or 1) "
+                                  f"only, got axis {axis} of {aval.str_short()}")
+    rank = aval.ndim
+    order = [d for d in range(rank) if d != axis] + [axis]
+    if order != list(range(rank)):
+        x = tt.trans(x, order)
+    out = aval_out(op).shape
+    return list(tt.split(x, results=[ttype(out, aval.dtype)] * 2))
 
 
 @TRITON.register(St.TransposeOp)

@@ -101,9 +101,6 @@ KNOWN = {
     ("transformations_101", 17): "a value traced under vmap prints as mjax's JitTracer(...), "
                                  "not JAX's VmapTracer(aval=..., batched=...): mjax traces "
                                  "the per-example function once and batches it in a pass",
-    ("transformations_101", 21): "jnp.stack: JAX 0.10.2 emits one `stack` primitive; "
-                                 "mjax's dialect has no stack op (lax.stack is "
-                                 "broadcast_in_dim + concatenate)",
     ("transformations_101", 22): "the cell reads `.val` of JAX's internal VmapTracer",
     ("debugging_201", 11): "jax_debug_nans: JAX's jnp.log is itself a jit function, so its "
                            "eager call prints the jit de-optimization line; the "

@@ -656,6 +656,16 @@ STRUCTURAL = [
     (f'%n = "jaxpr.neg"(%a0) : ({T}) -> {T}\n'
      f'  %r = "jaxpr.concatenate"(%a0, %n) {{dimension = 0 : i64}} : ({T}, {T}) -> '
      f'tensor<32x32xf32>', "tensor<32x32xf32>", "tt.join"),
+    (f'%n = "jaxpr.neg"(%a0) : ({T}) -> {T}\n'
+     f'  %r = "jaxpr.stack"(%a0, %n) {{axis = 0 : i64}} : ({T}, {T}) -> '
+     f'tensor<2x16x32xf32>', "tensor<2x16x32xf32>", "tt.join"),
+    (f'%n = "jaxpr.exp"(%a0) : ({T}) -> {T}\n'
+     f'  %r = "jaxpr.stack"(%a0, %n) {{axis = 2 : i64}} : ({T}, {T}) -> '
+     f'tensor<16x32x2xf32>', "tensor<16x32x2xf32>", "tt.join"),
+    (f'%n = "jaxpr.exp"(%a0) : ({T}) -> {T}\n'
+     f'  %s = "jaxpr.stack"(%a0, %n) {{axis = 1 : i64}} : ({T}, {T}) -> tensor<16x2x32xf32>\n'
+     f'  %u:2 = "jaxpr.unstack"(%s) {{axis = 1 : i64}} : (tensor<16x2x32xf32>) -> ({T}, {T})\n'
+     f'  %r = "jaxpr.sub"(%u#1, %u#0) : ({T}, {T}) -> {T}', T, "tt.split"),
     (f'%r = "jaxpr.cumsum"(%a0) {{axis = 1 : i64}} : ({T}) -> {T}', T, "tt.scan"),
     (f'%r = "jaxpr.cumprod"(%a0) {{axis = 0 : i64, reverse = true}} : ({T}) -> {T}', T,
      "tt.scan"),

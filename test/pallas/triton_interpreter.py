@@ -232,6 +232,8 @@ class Interpreter:
                               b.astype(np.float64) if b.dtype.kind == "f" else b) + c]
         if name == "tt.join":
             return [np.stack([xs[0], xs[1]], axis=-1)]
+        if name == "tt.split":     # (the last axis, of size 2, taken apart)
+            return [xs[0][..., 0], xs[0][..., 1]]
         if name == "tt.trans":
             return [np.transpose(xs[0], self.attr(op, "order"))]
         if name == "tt.reshape":
