@@ -18,6 +18,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.staging import call_args, emit
 from mjax.tracer import Tracer
+from mjax.traceback_util import api_boundary
 
 
 # ---- axis specifications ----------------------------------------------------------------
@@ -258,7 +259,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 if d is None and _passes_through(x, floats_static)}
 
     run = staged(vmap_impl, concrete_root=True, static_leaves=passed_through)
-    wrapped = _wraps(fun)(lambda *args, **kwargs: _unwrap_returned(run(*args, **kwargs)))
+    wrapped = _wraps(fun)(api_boundary(
+        lambda *args, **kwargs: _unwrap_returned(run(*args, **kwargs))))
     return wrapped
 
 

@@ -13,6 +13,7 @@ from mjax.jitted import Jitted
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_types import typeof
 from mjax.stages import ClosedJaxpr
+from mjax.traceback_util import api_boundary
 
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
@@ -21,6 +22,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
         static_argnums)
 
     @functools.wraps(fun)
+    @api_boundary
     def wrapped(*args, **kwargs):
         j = Jitted(fun, static_argnums=static_argnums)
         dyn_args, dyn_kwargs, static_key = j._split(args, kwargs)

@@ -28,6 +28,7 @@ from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_c
 from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
+from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import explain_cache_miss
 from mjax.float0 import restore_float0
@@ -293,6 +294,8 @@ class Jitted:
         """The C fast path's execution failed (jit_fast.py): explain it, or run elsewhere."""
         raise_if_deleted_by_user(leaves)
         return self._call(args, kwargs)
+
+    __call__ = api_boundary(__call__)   # (errors reach the user without mjax's frames)
 
     def _call_keyed(self, args, kwargs, table, epoch):
         """The fast path of a call with keyword or static arguments: a call like the last

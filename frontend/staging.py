@@ -25,6 +25,7 @@ from mjax.float0 import contains_float0, hide_float0
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_types import output_types, seed_trace_types, typeof_traced
 from mjax.source_info import describe_location, user_location
+from mjax.traceback_util import api_boundary
 
 
 # ---- a function traced into a module ------------------------------------------------------
@@ -132,6 +133,7 @@ def _check_tracer_leaks(trace, fun_name):
                         + "\n".join(lines))
 
 
+@api_boundary
 def eval_shape(fun, *args, **kwargs):
     """Output shapes/dtypes of fun(*args) as ShapeDtypeStructs, without running it (an
     output that is a ShapeDtypeStruct already comes back as it is, as in JAX)."""

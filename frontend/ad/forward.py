@@ -12,6 +12,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
 from mjax.staging import call_args, emit
+from mjax.traceback_util import api_boundary
 
 
 # ---- jvp --------------------------------------------------------------------------------
@@ -44,6 +45,7 @@ def _check_tangents(p_leaves, t_leaves, what="jvp"):
                             f"{ta.dtype.name} instead.")
 
 
+@api_boundary
 def jvp(fun, primals, tangents, has_aux=False):
     """(fun(*primals), directional derivative along tangents). JAX: jax.jvp."""
     _check_callable(fun)

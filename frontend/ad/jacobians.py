@@ -15,6 +15,7 @@ from mjax.core import aval_of_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.staging import call_args, emit, emit_call
+from mjax.traceback_util import api_boundary
 
 
 # ---- jacobians ----------------------------------------------------------------------------
@@ -151,6 +152,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
                  concrete_root=True)
 
     @_wraps(fun)
+    @api_boundary
     def jacfun(*args, **kwargs):
         return run(*args, **kwargs)
     return jacfun
@@ -198,6 +200,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
                  concrete_root=True)
 
     @_wraps(fun)
+    @api_boundary
     def jacfun(*args, **kwargs):
         return run(*args, **kwargs)
     return jacfun

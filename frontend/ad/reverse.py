@@ -35,6 +35,7 @@ from mjax.passes.rules.export import _clone_functions
 from mjax.runtime import get_backend
 from mjax.sharding_types import set_cotangent_types
 from mjax.staging import call_args, emit, emit_call, trace_function
+from mjax.traceback_util import api_boundary
 
 
 # ---- grad / value_and_grad ------------------------------------------------------------
@@ -187,6 +188,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                  concrete_root=True)
 
     @_wraps(fun)
+    @api_boundary
     def value_and_grad_f(*args, **kwargs):
         return run(*args, **kwargs)
     return value_and_grad_f
@@ -226,6 +228,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @_wraps(fun)
+    @api_boundary
     def grad_f(*args, **kwargs):
         value, g = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
@@ -620,6 +623,7 @@ tree_util.register_pytree_node(
     lambda func, children: _LinearPartial(func, *children[0], **children[1]))
 
 
+@api_boundary
 def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     """(fun(*primals), vjp_fun[, aux]); vjp_fun (a `tree_util.Partial`, which jit can
     take and return) reuses the forward pass's residuals when called eagerly.
@@ -675,6 +679,7 @@ def _vjp_of_ref_primal(fun, primals, has_aux, ref_aval):
     return out, f
 
 
+@api_boundary
 def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp[, aux]) where f_jvp(*tangents) is the JVP at primals.
     JAX: jax.linearize.
