@@ -92,6 +92,19 @@ class PrecisionKind(A.AttrKind):
         return normalize(value)
 
 
+_FIELDS = ("lhs_precision_type", "rhs_precision_type", "accumulation_type",
+           "lhs_component_count", "rhs_component_count", "num_primitive_operations",
+           "allow_imprecise_accumulation")     # (lax.DotAlgorithm's, in order)
+
+
+def describe(precision) -> str:
+    """An algorithm attribute as a user wrote it: a preset's name, or DotAlgorithm(...)."""
+    if isinstance(precision, str):
+        return precision
+    return "DotAlgorithm(" + ", ".join(
+        f"{f}={v}" for f, v in zip(_FIELDS, tuple(precision)[1:])) + ")"
+
+
 def is_algorithm(precision) -> bool:
     """Whether a `precision` attribute value names an algorithm (not a precision pair)."""
     return isinstance(precision, str) or (
@@ -154,6 +167,6 @@ def hlo_algorithm(precision, lhs_dtype, rhs_dtype):
     return (types[parts[0]], types[parts[1]], types[parts[2]], 1, 1, ops, False)
 
 
-__all__ = ["CPU_PRESETS", "PRESETS", "PrecisionKind", "accumulation_type", "check", "compute_types",
-           "hlo_algorithm", "is_algorithm", "normalize", "supported_input_types",
-           "supported_output_types"]
+__all__ = ["CPU_PRESETS", "PRESETS", "PrecisionKind", "accumulation_type", "check",
+           "compute_types", "describe", "hlo_algorithm", "is_algorithm", "normalize",
+           "supported_input_types", "supported_output_types"]

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 
 from mjax.config import config
-from mjax.source_info import user_frame
+from mjax.source_info import frame_position, in_mjax, user_frame
 from mjax.tree_util import keystr
 
 # (the logger jit's compilations use: 'mjax.api', as eager ops share)
 logger = logging.getLogger("mjax.api")
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _SEEN_CALLSITES: set = set()
 _WEAK_TYPES_URL = "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"
 
@@ -23,7 +21,7 @@ def explain_cache_miss(fun, name, key, seen) -> None:
     """Logs why jit(fun) traces again for `key` = (input tree, avals, static arguments,
     config state, donation, mesh), against the closest of the keys `seen`."""
     code = getattr(inspect.unwrap(fun), "__code__", None)
-    if code is not None and code.co_filename.startswith(_PKG_DIR):
+    if code is not None and in_mjax(code.co_filename):
         return      # (mjax's own jitted functions, as JAX leaves out its internal ones)
     callsite = _callsite()
     where = "" if code is None else f" defined at {code.co_filename}:{code.co_firstlineno}"
@@ -49,11 +47,8 @@ def _callsite() -> str:
     frame = user_frame()
     if frame is None:
         return "unknown"
-    col = None
-    positions = list(frame.f_code.co_positions())
-    if 0 <= frame.f_lasti // 2 < len(positions):
-        col = positions[frame.f_lasti // 2][2]
-    at = f"{frame.f_code.co_filename}:{frame.f_lineno}" + (f":{col}" if col else "")
+    line, col = frame_position(frame)
+    at = f"{frame.f_code.co_filename}:{line}" + (f":{col}" if col else "")
     return f"{at} ({frame.f_code.co_name})"
 
 
@@ -163,7 +158,7 @@ def _static_differences(new, old) -> list:
     out = []
     for k in sorted(set(new) | set(old), key=str):
         if new.get(k, _MISSING) != old.get(k, _MISSING):
-            path = (_Raw(f"[0][{k}]") if isinstance(k, int) else _Raw(f"[1][{k!r}]"),)
+            path = (f"[0][{k}]" if isinstance(k, int) else f"[1][{k!r}]",)   # (keystr's)
             static = "<class 'jax._src.tree_util.Static'> with pytree metadata Static(val={})"
             out.append((path, static.format(new.get(k)), static.format(old.get(k)),
                         "the pytree node metadata does not match"))
@@ -171,14 +166,6 @@ def _static_differences(new, old) -> list:
 
 
 _MISSING = object()
-
-
-class _Raw:
-    def __init__(self, text):
-        self.text = text
-
-    def __str__(self):
-        return self.text
 
 
 def _arg_names(fun, tree, static_key) -> list:

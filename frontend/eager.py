@@ -16,6 +16,7 @@ from mjax.dialect.dtype_rules import is_inexact
 from mjax.dtypes import aval_of_value
 from mjax.errors import UnexpectedTracerError
 from mjax.host_callbacks import backend_host_callbacks
+from mjax.lowering import on_cpu
 from mjax.passes import run_pipeline
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import main_function
@@ -72,8 +73,8 @@ def _compile_single_op(opcls, avals, params, out_avals, device=None):
         level, "Compiling jit(%s) with global shapes and types %s.", opcls.primitive,
         tuple(avals))
     with ctx:
-        run_pipeline(module, [("jaxpr-to-stablehlo", "platform=cpu" if get_backend().platform
-                                == "cpu" else "")])  # one op: nothing to clean up
+        # (one op: nothing to clean up; as jit, refusing what XLA's CPU would ignore)
+        run_pipeline(module, [("jaxpr-to-stablehlo", "platform=cpu" if on_cpu() else "")])
     text, callbacks = backend_host_callbacks(str(module), get_backend())
     return get_backend().compile(text, None if device is None else [device],
                                  out_avals=out_avals, host_callbacks=callbacks)

@@ -11,7 +11,6 @@ import) keeps the Python path only.
 from __future__ import annotations
 
 import functools
-import os
 
 import numpy as np
 
@@ -19,13 +18,9 @@ from mjax import eager
 from mjax.array import Array
 from mjax.config import config
 from mjax.dialect import ShapedArray
+from mjax.runtime import c_fast_path
 
-try:
-    from mjax.runtime import _eagerpath as C_EAGER
-except ImportError:   # (no compiler at install time: the Python path does it all)
-    C_EAGER = None
-if os.environ.get("MJAX_NO_C_FASTPATH", "") not in ("", "0"):
-    C_EAGER = None
+C_EAGER = c_fast_path("_eagerpath")   # (None: the Python path does it all)
 
 _VALUES = config._values
 # Types of op params that eager.hashable keeps as they are (the C path builds its key from

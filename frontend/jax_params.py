@@ -34,11 +34,11 @@ JAX_ORDER = MappingProxyType({
                                     "cbrt")},
 })
 
-# Parameters JAX has and mjax's ops do not keep, with the value a JAX equation of the
-# same program shows (None unless listed; a callable computes it from the results'
-# avals). Binding drops them when they hold that value.
-_SHOWN = {"weak_type": lambda outs: bool(outs and outs[0].weak_type),
-          "preferred_element_type": lambda outs: outs[0].dtype if outs else None}
+# Parameters JAX has and mjax's ops may leave unset, with the value a JAX equation of the
+# same program shows (None unless listed here; computed from the results' avals): jnp's
+# products give dot_general their result type. Binding drops those holding None.
+_SHOWN = {("dot_general", "preferred_element_type"):
+          lambda outs: outs[0].dtype if outs else None}
 
 
 def as_jax_params(name: str, params: dict, out_avals) -> dict:
@@ -49,8 +49,8 @@ def as_jax_params(name: str, params: dict, out_avals) -> dict:
     out = {}
     for key in order:
         value = params.get(key)
-        if value is None and key in _SHOWN:
-            value = _SHOWN[key](out_avals)
+        if value is None and (name, key) in _SHOWN:
+            value = _SHOWN[name, key](out_avals)
         out[key] = value
     for key, value in params.items():      # (any of mjax's own, after JAX's)
         out.setdefault(key, value)

@@ -76,7 +76,7 @@ class Literal:
         aval = self.aval
         if getattr(aval, "shape", None) == ():
             kind = getattr(aval.dtype, "kind", "")
-            if kind in "iu" and kind:
+            if kind in ("i", "u"):
                 return f"Literal(TypedInt({int(self.val)}, dtype={aval.dtype.name}))"
             if kind == "c":
                 return f"Literal(TypedComplex({complex(self.val)}, dtype={aval.dtype.name}))"

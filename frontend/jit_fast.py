@@ -9,19 +9,14 @@ keeps the Python path only; docs/performance.md measures both.
 """
 from __future__ import annotations
 
-import os
 
 from mjax import trace_trees
 from mjax.array import Array
 from mjax.config import config
 from mjax.core import _state as _trace_state
+from mjax.runtime import c_fast_path
 
-try:
-    from mjax.runtime import _fastpath as C_FASTPATH
-except ImportError:   # (no compiler at install time: the Python path does it all)
-    C_FASTPATH = None
-if os.environ.get("MJAX_NO_C_FASTPATH", "") not in ("", "0"):
-    C_FASTPATH = None
+C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
 if C_FASTPATH is not None:
     C_FASTPATH.setup(Array, config, _trace_state, trace_trees.registry)
 

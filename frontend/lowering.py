@@ -67,11 +67,16 @@ def compile_pipeline(user_passes=()) -> list:
     compiler; the user asks for the interpreter), though pipeline_for("cpu") itself
     interprets every call. `user_passes` go in at their points (with_user_passes)."""
     pipeline = pipeline_for()
-    if str(default_platform()) == "cpu":     # (and what XLA's CPU ignores is refused)
+    if on_cpu():     # (and what XLA's CPU ignores is refused)
         pipeline = [(n, "platform=cpu" if n in ("jaxpr-pallas-interpret",
                                                 "jaxpr-to-stablehlo") else o)
                     for n, o in pipeline]
     return with_user_passes(pipeline, user_passes) if user_passes else pipeline
+
+
+def on_cpu() -> bool:
+    """Whether programs compile for a CPU (the default backend's platform)."""
+    return str(default_platform()) == "cpu"
 
 
 def with_user_passes(pipeline: list, user_passes) -> list:

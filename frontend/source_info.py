@@ -23,12 +23,27 @@ _LOC_CACHE: dict = {}
 FUNCTION_AT: dict = {}   # (file, line, col) of a user location -> its function's qualname
 
 
+def in_mjax(filename: str) -> bool:
+    """Whether a source file is mjax's own (not the user's)."""
+    return filename.startswith(_PKG_DIR)
+
+
 def user_frame():
     """The innermost Python frame outside the mjax package (the user's line)."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+    while f is not None and in_mjax(f.f_code.co_filename):
         f = f.f_back
     return f
+
+
+def frame_position(f) -> tuple[int, int | None]:
+    """(line, column counted from 0) of the instruction frame `f` is at (column None
+    when Python does not know it)."""
+    try:
+        pos = list(f.f_code.co_positions())[f.f_lasti // 2]
+    except (IndexError, AttributeError):
+        return f.f_lineno, None
+    return (pos[0] if pos[0] is not None else f.f_lineno), pos[2]
 
 
 class _NameStack(threading.local):
@@ -74,13 +89,8 @@ def user_location() -> ir.Location:
     key = (f.f_code, f.f_lasti, scope)
     loc = _LOC_CACHE.get(key)
     if loc is None:
-        line, col = f.f_lineno, 1
-        try:
-            pos = list(f.f_code.co_positions())[f.f_lasti // 2]
-            if pos[0] is not None:
-                line, col = pos[0], (pos[2] or 0) + 1
-        except (IndexError, AttributeError):
-            pass
+        line, col0 = frame_position(f)
+        col = (col0 or 0) + 1
         loc = ir.Location.file(f.f_code.co_filename, line, col, context())
         # The Python function of each position (JAX's print_saved_residuals shows it).
         FUNCTION_AT[(f.f_code.co_filename, line, col)] = getattr(

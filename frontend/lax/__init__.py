@@ -21,8 +21,8 @@ from mjax.lax.convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimens
                                   conv_shape_tuple, conv_transpose,
                                   conv_transpose_shape_tuple, conv_with_general_padding,
                                   padtype_to_pads)
-from mjax.lax.dot import (DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers, Precision,
-                          PrecisionLike, batch_matmul, dot, dot_general)
+from mjax.lax.dot import DotDimensionNumbers, batch_matmul, dot, dot_general
+from mjax.lax.precision import DotAlgorithm, DotAlgorithmPreset, Precision, PrecisionLike
 from mjax.lax.elementwise import (  # noqa: F401  (_LiteralArray, _prepare: used by numpy)
     IMPLICIT_BROADCAST, RoundingMethod, _is_python_scalar, _LiteralArray, _prepare, abs,
     acos, acosh, add, and_, asin, asinh, atan, atan2, atanh, bitcast_convert_type,

@@ -3,12 +3,9 @@ it (dot, batch_matmul), with the precision argument they share with convolutions
 from __future__ import annotations
 
 from mjax import dtypes
-from mjax.config import config
 from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import DotGeneralOp
-from mjax.lax.precision import (CanonicalPrecision, DotAlgorithm, DotAlgorithmPreset,
-                                Precision, PrecisionLike, canonicalize_precision,
-                                precision_attr)
+from mjax.lax.precision import precision_attr
 from mjax.lax.sharding import apply_out_sharding, local_contractions_if
 from mjax.sharding_types import out_sharding_given
 from mjax.unreduced import local_contractions_on, local_dot_general
@@ -29,12 +26,13 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         preferred_element_type)
+    precision = precision_attr(precision)
     if local_contractions_on() and current_trace() is None:
-        out = local_dot_general(lhs, rhs, dn, precision_attr(precision), pet)
+        out = local_dot_general(lhs, rhs, dn, precision, pet)
         if out is not None:     # (an unreduced result: mjax/unreduced.py)
             return out
-    return bind(DotGeneralOp, lhs, rhs, dimension_numbers=dn,
-                precision=precision_attr(precision), preferred_element_type=pet)
+    return bind(DotGeneralOp, lhs, rhs, dimension_numbers=dn, precision=precision,
+                preferred_element_type=pet)
 
 
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,

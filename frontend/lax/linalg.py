@@ -14,7 +14,8 @@ from mjax import dtypes, registration
 from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
 from mjax.lax.control_flow import fori_loop, while_loop
-from mjax.lax.dot import Precision, dot_general
+from mjax.lax.dot import dot_general
+from mjax.lax.precision import Precision
 from mjax.lax import elementwise as E
 from mjax.lax.elementwise import (add, as_array, broadcasted_iota, conj, convert_element_type,
                                   div, eq, full, ge, iota, mul, neg, rsqrt, select, sub)

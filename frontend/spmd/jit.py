@@ -292,15 +292,15 @@ def typed_out_shardings(outs, traced, mesh) -> list:
     for s, t in zip(outs, types):
         if s is None and t is not None:
             unreduced, reduced = partial_axes(t)
-            if (unreduced or reduced) and set(t[0].axis_names) == set(mesh.axis_names):
-                s = NamedSharding(mesh, P(*[spec_entry(d) for d in t[1]],
-                                          unreduced=unreduced, reduced=reduced))
-            elif t[0].axis_names and set(t[0].axis_names) != set(mesh.axis_names) and \
-                    isinstance(t[0], AbstractMesh) and t[0].size == mesh.size:
+            entries = [spec_entry(d) for d in t[1]]
+            same_axes = set(t[0].axis_names) == set(mesh.axis_names)
+            if (unreduced or reduced) and same_axes:
+                s = NamedSharding(mesh, P(*entries, unreduced=unreduced, reduced=reduced))
+            elif t[0].axis_names and not same_axes and isinstance(t[0], AbstractMesh) \
+                    and t[0].size == mesh.size:
                 # (typed over the mesh `use_abstract_mesh` gave: that mesh's shape over
                 # the function's devices, as JAX lays the result out)
-                s = NamedSharding(reshaped_mesh(tuple(mesh.devices.flat), t[0]),
-                                  P(*[spec_entry(d) for d in t[1]]))
+                s = NamedSharding(reshaped_mesh(tuple(mesh.devices.flat), t[0]), P(*entries))
         new.append(s)
     return new
 

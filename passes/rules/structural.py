@@ -189,13 +189,9 @@ def _dot_with_algorithm(ctx, lhs, rhs, dn, precision):
     to its types, the products accumulated in its type, the result cast to the op's."""
     if LOWERING_PLATFORM.get() == "cpu" and (
             not isinstance(precision, str) or precision not in dot_algorithms.CPU_PRESETS):
-        fields = ("lhs_precision_type", "rhs_precision_type", "accumulation_type",
-                  "lhs_component_count", "rhs_component_count",
-                  "num_primitive_operations", "allow_imprecise_accumulation")
-        name = precision if isinstance(precision, str) else "DotAlgorithm(" + ", ".join(
-            f"{f}={v}" for f, v in zip(fields, tuple(precision)[1:])) + ")"
         raise UnsupportedAlgorithmError(
-            ctx.op, f"The precision '{name}' is not supported by dot_general on CPU")
+            ctx.op, f"The precision '{dot_algorithms.describe(precision)}' is not "
+                    f"supported by dot_general on CPU")
     (lhs_aval, rhs_aval), out = ctx.avals_in, ctx.avals_out[0]
     lt, rt, acc = dot_algorithms.compute_types(precision, lhs_aval.dtype, rhs_aval.dtype,
                                                out.dtype)

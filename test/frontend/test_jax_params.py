@@ -44,6 +44,10 @@ def test_params_values_jax_shows():
     assert dot.params["preferred_element_type"] == np.dtype("float32")
     (cast,) = _eqns(mjax, "astype")
     assert cast.params["weak_type"] is False and cast.params["sharding"] is None
+    # (a convolution's preferred type stays None when not given, as JAX shows it)
+    mine, theirs = (next(e for e in _eqns(lib, "conv")
+                         if str(e.primitive) == "conv_general_dilated") for lib in (mjax, jax))
+    assert mine.params["preferred_element_type"] is theirs.params["preferred_element_type"]
 
 
 @pytest.mark.parametrize("name", sorted(_PROGRAMS))
