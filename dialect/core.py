@@ -66,11 +66,18 @@ _placeholder = types.ModuleType("jaxlib.mlir.dialects.jaxpr",
 sys.modules.setdefault("jaxlib.mlir.dialects.jaxpr", _placeholder)
 
 
+# JAX's primitive names that are not the op's: a nested jit is JAX's jit primitive, its
+# scatters' names have a hyphen, checkpoint_name's primitive is `name`.
+JAX_NAMES = {"call": "jit", "checkpoint_name": "name",
+             **{f"scatter_{k}": f"scatter-{k}" for k in ("add", "mul", "min", "max", "sub")}}
+
+
 class JaxprOp(ir.OpView):
     """Base of every `jaxpr.*` op class. Subclass with `name=` to define an op."""
 
     _ODS_REGIONS = (0, True)
     primitive: str = ""
+    jax_name: str = ""      # JAX's name of the primitive (jaxprs and HLO op names show it)
     num_operands: int | None = 1
     min_operands: int = 0
     attributes: dict[str, A.AttrKind] = {}
@@ -91,6 +98,7 @@ class JaxprOp(ir.OpView):
         if name is None:
             return
         cls.primitive = name
+        cls.jax_name = JAX_NAMES.get(name, name)
         cls.OPERATION_NAME = "jaxpr." + name
         if cls.OPERATION_NAME in OPS:
             raise ValueError(f"op {cls.OPERATION_NAME} defined twice")

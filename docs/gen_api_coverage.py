@@ -144,7 +144,6 @@ REASONS = {
     "jax.experimental.shard_alike": f"{NOT_YET}",
     "jax.experimental.topologies": "TPU topology descriptions; " + _TPU,
     "jax.experimental.transfer": "IFRT cross-host transfer servers are not modelled",
-    "jax.experimental.xla_metadata": "XLA frontend attributes are not emitted",
     # ---- jax.scipy
     # ---- small modules
     "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",

@@ -33,7 +33,7 @@ def explain_cache_miss(fun, name, key, seen) -> None:
                          "function is\n  being re-defined repeatedly, preventing caching?")
         _SEEN_CALLSITES.add(callsite)
     else:
-        names = _arg_names(fun, key[0], key[2])
+        names = arg_names(fun, key[0], key[2])
         closest = min(_differences(key, old, names) for old in seen)
         lines += [f"  for {name}{where}",
                   "  all previously seen cache keys differ. For the closest previous key:",
@@ -168,7 +168,7 @@ def _static_differences(new, old) -> list:
 _MISSING = object()
 
 
-def _arg_names(fun, tree, static_key) -> list:
+def arg_names(fun, tree, static_key) -> list:
     """The name of each input leaf, as JAX's debug info names them: the parameter it is
     passed to, then its path inside that argument."""
     try:

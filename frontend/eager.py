@@ -1,7 +1,10 @@
 """Eager mode: an op on concrete arrays compiles once per (op, params, avals) and runs."""
 from __future__ import annotations
 
+import inspect
 import logging
+import os
+import sys
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -16,7 +19,7 @@ from mjax.dialect.dtype_rules import is_inexact
 from mjax.dtypes import aval_of_value
 from mjax.errors import UnexpectedTracerError
 from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import on_cpu
+from mjax.lowering import module_name, on_cpu
 from mjax.passes import run_pipeline
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import main_function
@@ -25,7 +28,7 @@ from mjax.placement import (_devices_of, args_device, commit, default_device,  #
 from mjax.registration import APPLY_SHARDED
 from mjax.runtime import get_backend
 from mjax.sharding_types import check_explicit_op
-from mjax.source_info import at_user_line, describe_location
+from mjax.source_info import describe_location, in_mjax
 from mjax.tracer import Tracer, escaped_tracer_message
 
 _CACHE: dict = {}
@@ -60,6 +63,9 @@ def _compile_single_op(opcls, avals, params, out_avals, device=None):
     ctx = context()
     with ctx, ir.Location.unknown(ctx):
         module = ir.Module.create()
+        # (named as JAX names an eager op's jit: IR dumps and logs show it)
+        module.operation.attributes["sym_name"] = ir.StringAttr.get(
+            module_name(opcls.jax_name))
         with ir.InsertionPoint(module.body):
             types = [tensor_type(a) for a in avals]
             f = func.FuncOp("main", (types, [tensor_type(a) for a in out_avals]))
@@ -178,13 +184,57 @@ def nonfinite_kind(x) -> str | None:
     return None
 
 
+# What JAX prints when a jit's output has an invalid value, before running the function
+# again without jit to find the primitive (JAX's words, which say nan for infs too).
+DEOPTIMIZED = ("Invalid nan value encountered in the output of a jax.jit function. "
+               "Calling the de-optimized version.")
+# Functions of these packages are jits in JAX (jnp's ufuncs, jax.nn, jax.scipy): an
+# invalid value made inside one is announced as a jit's is.
+_JITS_IN_JAX = tuple(os.path.join(os.path.dirname(os.path.abspath(__file__)), d) + os.sep
+                     for d in ("numpy", "nn", "scipy"))
+
+
 def _check_nonfinite(opcls, outs):
-    """JAX's debug_nans message, plus the user's line."""
+    """JAX's debug_nans error (its traceback shows the user's line)."""
     for out in outs:
         kind = nonfinite_kind(out)
         if kind is not None:
-            raise FloatingPointError(at_user_line(
-                f"invalid value ({kind}) encountered in {opcls.primitive}"))
+            if _inside_jax_jit():
+                print(DEOPTIMIZED)
+            raise FloatingPointError(f"invalid value ({kind}) encountered in "
+                                     f"{opcls.jax_name}")
+
+
+class rerun_announced:
+    """Around a jit's de-optimized re-run of `fun`: when fun is one of mjax's own (a jnp
+    function that mjax compiles as a jit, as JAX does), the jit has announced itself, so
+    the eager ops it re-runs do not again."""
+
+    def __init__(self, fun):
+        code = getattr(inspect.unwrap(fun), "__code__", None)
+        self.own = code is not None and code.co_filename.startswith(_JITS_IN_JAX)
+
+    def __enter__(self):
+        _QUIET[0] += self.own
+
+    def __exit__(self, *exc):
+        _QUIET[0] -= self.own
+
+
+_QUIET = [0]
+
+
+def _inside_jax_jit() -> bool:
+    """Whether an eager op runs inside a function that JAX's jit wraps (_JITS_IN_JAX)
+    that has not announced itself already (with jit disabled, none does)."""
+    if _QUIET[0] or config.read("jax_disable_jit"):
+        return False
+    f = sys._getframe(2)
+    while f is not None and in_mjax(f.f_code.co_filename):
+        if f.f_code.co_filename.startswith(_JITS_IN_JAX):
+            return True
+        f = f.f_back
+    return False
 
 
 def locate_nonfinite(module, inputs) -> None:

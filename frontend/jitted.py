@@ -23,17 +23,18 @@ from mjax.core import _state as _trace_state
 from mjax.core import aval_of_value, bind, current_trace
 from mjax.dialect.types import RefAval
 from mjax.dtypes import to_numpy
-from mjax.eager import hashable, locate_nonfinite, nonfinite_kind
+from mjax.eager import (DEOPTIMIZED, hashable, locate_nonfinite, nonfinite_kind,
+                        rerun_announced)
 from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_cache
 from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
-from mjax.cache_miss_log import explain_cache_miss
+from mjax.cache_miss_log import arg_names, explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import lower_to_stablehlo, refuse_symbolic
+from mjax.lowering import lower_to_stablehlo, name_as_jax, refuse_symbolic
 from mjax.passes.user_passes import PassList, pass_list
 from mjax.placement import args_device, commit, default_device, on_device
 from mjax.runtime import get_backend
@@ -552,11 +553,11 @@ class Jitted:
                      if (k := nonfinite_kind(leaf)) is not None), None)
         if kind is None:
             return
-        # (JAX's line, printed as JAX does, which names the value nan for infs too)
-        print("Invalid nan value encountered in the output of a jax.jit function. Calling "
-              "the de-optimized version.")
+        print(DEOPTIMIZED)
         try:
-            with config.override(jax_disable_jit=True):
+            # (as JAX: the Python function again, its ops eager; jits inside it check
+            # their own outputs, announcing themselves the same way)
+            with rerun_announced(self.fun):
                 self.fun(*args, **kwargs)
             why = "re-running it op by op did not reproduce it"
         except (FloatingPointError, ZeroDivisionError):
@@ -594,7 +595,11 @@ class Jitted:
             where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
             raise RuntimeError(f"re-tracing function {self._name}{where} for `jit`, but "
                                f"'no_tracing' is set")
-        return trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
+        traced = trace_function(self._bind_static(static_key, n_args), dyn_args,
+                                dyn_kwargs)
+        name_as_jax(traced.module, self._name, arg_names(self.fun, traced.in_tree,
+                                                         static_key))
+        return traced
 
     def _compile(self, dyn_args, dyn_kwargs, static_key, n_args,
                  donated=None, mesh_layout=None) -> _CacheEntry:

@@ -1,6 +1,7 @@
 """The compile pipeline from a traced `jaxpr` module to StableHLO text."""
 from __future__ import annotations
 
+import re
 import warnings
 
 from jaxlib.mlir import ir
@@ -9,6 +10,7 @@ from jaxlib.mlir.dialects import func as func_d
 from mjax.config import config
 from mjax.dialect import aval_of, context
 from mjax.dialect.shape_poly import is_symbolic_dim
+from mjax.dialect.symbols import main_function
 from mjax.passes import run_pipeline
 from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.runtime.backend import default_platform
@@ -36,6 +38,26 @@ def refuse_symbolic(avals, fun_name: str) -> None:
                          f"({', '.join(dict.fromkeys(symbolic))}) and cannot be compiled; "
                          f"lower or export it (mjax.export.export), and call the export "
                          f"with concrete shapes")
+
+
+def module_name(fun_name: str) -> str:
+    """JAX's name of a jit's module: jit_<name>, `<lambda>` as `_lambda`."""
+    return "jit_" + re.sub(r"\W", "_", fun_name.replace(">", ""))
+
+
+def name_as_jax(module: ir.Module, fun_name: str, arg_names=None) -> None:
+    """Names a jit's traced module @jit_<name> and its @main's arguments by what they are
+    passed to (loc("x"), loc("params['w']")), as JAX's lowering does: jaxpr-to-stablehlo
+    then names each op `jit(<name>)/<primitive>`, and XLA its HLO instructions (x.1,
+    sin.1) and their op_name metadata."""
+    with context():
+        module.operation.attributes["sym_name"] = ir.StringAttr.get(module_name(fun_name))
+        main = main_function(module)
+        if main is None or not arg_names:
+            return
+        args = main.regions[0].blocks[0].arguments
+        for i, name in enumerate(arg_names[:len(args)]):
+            args[i].set_location(ir.Location.name(name))
 
 
 def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False
@@ -180,6 +202,8 @@ def clone_module(module: ir.Module) -> ir.Module:
         ip = ir.InsertionPoint(new.body)
         for op in module.body.operations:
             op.operation.clone(ip=ip)
-        for named in module.operation.attributes:
+        attrs = module.operation.attributes
+        for i in range(len(attrs)):
+            named = attrs[i]
             new.operation.attributes[named.name] = named.attr
     return new

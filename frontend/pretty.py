@@ -7,7 +7,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax import dtypes
-from mjax.dialect import aval_of
+from mjax.dialect import OPS, aval_of
 from mjax.dialect.attributes import Dim, Shape, decode
 from mjax.dialect.types import ShapedArray
 from mjax.lax.precision import precision_from_attr
@@ -31,7 +31,7 @@ def _fmt_param(v):
         return v.name
     if isinstance(v, np.ndarray):
         return repr(v.tolist()) if v.size <= 8 else f"array{v.shape}"
-    return repr(v) if isinstance(v, str) else str(v)
+    return str(v)          # (JAX's printer: str of each value, strings unquoted)
 
 
 def _param(op, name: str):
@@ -339,11 +339,10 @@ def _display_name(name: str, params: dict, op=None) -> str:
     add of tangents that JAX calls add_any)."""
     if name == "add" and op is not None and "mjax.add_any" in op.attributes:
         return "add_any"   # (passes/rules/ad_util.py: ADD_ANY)
-    if name == "call":   # a nested jit (JAX's pjit prints as jit)
-        return "jit"
     if name == "callback":
         return _CALLBACK_NAMES.get(str(params.get("effect", "")).strip("'\""), name)
-    return name
+    cls = OPS.get("jaxpr." + name)
+    return cls.jax_name if cls is not None else name
 
 
 def pretty_print(func_op, n_consts: int = 0) -> str:

@@ -103,7 +103,7 @@ class OpPrimitive(Primitive):
     as ClosedJaxprs, through `registration.REGION_BINDS`)."""
 
     def __init__(self, op: type):
-        super().__init__(_JAX_NAMES.get(op.primitive, op.primitive))
+        super().__init__(op.jax_name)
         self.op = op
         self.multiple_results = op.primitive in _MULTIPLE_RESULTS
         self.elementwise = issubclass(op, ElementwiseBinary) or op.primitive in _ELEMENTWISE
@@ -125,10 +125,6 @@ class OpPrimitive(Primitive):
     impl = bind
 
 
-# JAX's primitive names that are not the op's (its scatters print with a hyphen, a
-# nested jit is JAX's jit primitive)
-_JAX_NAMES = {f"scatter_{k}": f"scatter-{k}" for k in ("add", "mul", "min", "max", "sub")}
-_JAX_NAMES["call"] = "jit"
 # Elementwise ops beside ElementwiseBinary's: as JAX's primitives, their binds take
 # scalar operands beside arrays (a jaxpr's `mul b 2.0:f32[]`).
 _ELEMENTWISE = frozenset({"pow", "select_n", "clamp"})

@@ -9,18 +9,53 @@ from __future__ import annotations
 import contextlib
 import functools
 
+from mjax.runtime import get_backend
 from mjax.runtime import profiler as _rt
+from mjax.runtime.profiler import (ProfileData, ProfileEvent, ProfileOptions, ProfilePlane,
+                                   register_subprocess)
 
 
 def start_trace(log_dir, create_perfetto_link: bool = False,
-                create_perfetto_trace: bool = False, profiler_options=None) -> None:
-    """Starts collecting a trace into `log_dir`. JAX: jax.profiler.start_trace."""
+                create_perfetto_trace: bool = False,
+                profiler_options: ProfileOptions | None = None) -> None:
+    """Starts collecting a trace into `log_dir` (what it collects: `profiler_options`).
+    JAX: jax.profiler.start_trace."""
     if create_perfetto_link or create_perfetto_trace:
         raise NotImplementedError("create_perfetto_link/create_perfetto_trace: mjax writes "
                                   "the XSpace trace only; open it with TensorBoard/xprof")
-    if profiler_options is not None:
-        raise NotImplementedError("profiler_options is not supported yet")
-    _rt.start(str(log_dir))
+    get_backend()    # (devices up first, so their tracers are part of the session)
+    _rt.start(str(log_dir), profiler_options)
+
+
+def start_server(port: int, requires_backend: bool = True):
+    """Starts the profiler server on `port`, for TensorBoard's profile plugin or xprof
+    to collect traces from. JAX: jax.profiler.start_server."""
+    if requires_backend:
+        get_backend()
+    return _rt.start_server(port)
+
+
+def stop_server() -> None:
+    """Stops the running profiler server. JAX: jax.profiler.stop_server."""
+    _rt.stop_server()
+
+
+def device_memory_profile(backend: str | None = None) -> bytes:
+    """A snapshot of the device memory in use (arrays and executables, with where they
+    were allocated) as a gzipped pprof protocol buffer (`pprof` reads it).
+    JAX: jax.profiler.device_memory_profile."""
+    client = getattr(get_backend(backend), "client", None)
+    if client is None:
+        raise NotImplementedError(f"device_memory_profile: the {backend or 'default'} "
+                                  f"backend has no XLA client to take the profile of")
+    return _rt.heap_profile(client)
+
+
+def save_device_memory_profile(filename, backend: str | None = None) -> None:
+    """Writes device_memory_profile() to `filename`. JAX: same name."""
+    profile = device_memory_profile(backend)
+    with open(filename, "wb") as f:
+        f.write(profile)
 
 
 def stop_trace() -> None:
@@ -68,5 +103,7 @@ def annotate_function(func=None, name=None, **kwargs):
 
 StepTraceAnnotation = TraceAnnotation
 
-__all__ = ["start_trace", "stop_trace", "trace", "TraceAnnotation", "StepTraceAnnotation",
-           "annotate_function"]
+__all__ = ["ProfileData", "ProfileEvent", "ProfileOptions", "ProfilePlane",
+           "StepTraceAnnotation", "TraceAnnotation", "annotate_function",
+           "device_memory_profile", "register_subprocess", "save_device_memory_profile",
+           "start_server", "start_trace", "stop_server", "stop_trace", "trace"]

@@ -15,8 +15,11 @@ import types
 
 from jaxlib.mlir import ir
 
+from mjax.config import config
 from mjax.dialect import context
+from mjax.passes.jaxpr_to_stablehlo import SCOPES
 from mjax.passes.registry import format_location
+from mjax.passes.rules.xla_metadata import tag_location
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _LOC_CACHE: dict = {}
@@ -86,7 +89,8 @@ def user_location() -> ir.Location:
     if f is None:
         return ir.Location.unknown(context())
     scope = _names.names
-    key = (f.f_code, f.f_lasti, scope)
+    metadata = config.read("_xla_metadata")
+    key = (f.f_code, f.f_lasti, scope, metadata)
     loc = _LOC_CACHE.get(key)
     if loc is None:
         line, col0 = frame_position(f)
@@ -97,6 +101,10 @@ def user_location() -> ir.Location:
             f.f_code, "co_qualname", f.f_code.co_name)
         if scope:
             loc = ir.Location.name("/".join(scope), childLoc=loc, context=context())
+        if metadata:
+            loc = tag_location(loc, metadata)
+        if scope:
+            SCOPES[loc.attr] = "/".join(scope)   # (lowering names its ops with it)
         _LOC_CACHE[key] = loc
     return loc
 

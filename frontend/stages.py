@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from typing import Any, Protocol, Union
 
 from jaxlib import _hlo, _jax
@@ -17,7 +16,7 @@ from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import clone_module, lower_module, refuse_symbolic
+from mjax.lowering import clone_module, lower_module, module_name, refuse_symbolic
 from mjax.passes.ir_util import main_function
 from mjax.pretty import pretty_print
 from mjax.pretty_expand import expanded_function
@@ -157,9 +156,7 @@ def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
         tree_util.tree_unflatten(out_tree, list(range(n_out))))[0]]
     with context():
         attrs = module.operation.attributes
-        # (as JAX: <lambda> -> _lambda)
-        attrs["sym_name"] = ir.StringAttr.get(
-            "jit_" + re.sub(r"\W", "_", fun_name.replace(">", "")))
+        attrs["sym_name"] = ir.StringAttr.get(module_name(fun_name))
         one = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
         attrs["mhlo.num_partitions"] = one
         attrs["mhlo.num_replicas"] = one
@@ -220,8 +217,9 @@ class Lowered(_Signature):
         """The lowered module: StableHLO (an MLIR module) or "hlo" (an XlaComputation,
         `.as_hlo_text()`), as JAX's."""
         if dialect == "hlo":
+            # (with locations: XLA names instructions and their op_name metadata by them)
             return _jax.mlir.mlir_module_to_xla_computation(
-                self.as_text(), use_tuple_args=False, return_tuple=False)
+                self.as_text(debug_info=True), use_tuple_args=False, return_tuple=False)
         if dialect != "stablehlo":
             raise ValueError(f"unknown dialect {dialect!r}: 'stablehlo' or 'hlo'")
         return self._module

@@ -9,6 +9,7 @@ unexpanded transformation op (`jaxpr.jvp`, ...), is an error naming the op and i
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
@@ -19,9 +20,43 @@ from mjax.dialect.types import aval_of, symbolic_types_made
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
 from mjax.passes.rules import elementwise as elementwise_rules
 from mjax.passes.rules import structural as structural_rules
+from mjax.passes.rules.ad_util import ADD_ANY
 from mjax.passes.rules.callbacks import thread_tokens
 from mjax.passes.rules.dynamic_shapes import make_dynamic, strip_encodings
 from mjax.passes.rules.tables import LOWER, LOWERING_PLATFORM, LowerCtx
+from mjax.passes.rules.xla_metadata import attach_block_tags
+
+
+# ---- op names ----------------------------------------------------------------------
+# As JAX does, each op of a jit's program is named after its primitive under the jit's
+# name and the enclosing named_scopes ("jit(f)/scope/sin"): XLA names the HLO instruction
+# by the last part (sin.1) and keeps the path as its op_name metadata. The prefix is set
+# per run from the module's name (@jit_f); other modules' ops keep their locations.
+OP_NAME_PREFIX: ContextVar = ContextVar("mjax_op_name_prefix", default=None)
+# location attribute -> the named_scope path it was traced under (source_info fills it)
+SCOPES: dict = {}
+
+
+def _named(op: ir.Operation, cls) -> ir.Location:
+    loc = op.location
+    prefix = OP_NAME_PREFIX.get()
+    if prefix is None:
+        return loc
+    scope = SCOPES.get(loc.attr) if SCOPES else None
+    name = cls.jax_name
+    if name == "add" and ADD_ANY in op.attributes:
+        name = "add_any"      # (a sum of cotangents: JAX's add_any)
+    if scope is not None:
+        name = f"{scope}/{name}"
+    return ir.Location.name(prefix + name, childLoc=loc)
+
+
+def _prefix_of(module: ir.Module) -> str | None:
+    attrs = module.operation.attributes
+    if "sym_name" not in attrs:
+        return None
+    name = ir.StringAttr(attrs["sym_name"]).value
+    return f"jit({name[4:]})/" if name.startswith("jit_") else None
 
 
 def lower_op(op: ir.Operation, backend: str = "xla") -> None:
@@ -35,7 +70,7 @@ def lower_op(op: ir.Operation, backend: str = "xla") -> None:
     # (avals read when asked; rules of ops with regions lower their bodies through ctx)
     ctx = LowerCtx(op=op, backend=backend, loc=op.location, lowering=_WALK)
     try:
-        with op.location, ir.InsertionPoint(op):
+        with _named(op, cls), ir.InsertionPoint(op):
             results = rule(ctx, *op.operands, **view.params)
     except (PassError, NotImplementedError):
         raise
@@ -72,12 +107,16 @@ class JaxprToStablehloPass(Pass):
 
     def run(self, module: ir.Module) -> None:
         token = LOWERING_PLATFORM.set(self.platform)
+        names = OP_NAME_PREFIX.set(_prefix_of(module))
         try:
             lower_nested(module.operation, self.backend)
         finally:
             LOWERING_PLATFORM.reset(token)
+            OP_NAME_PREFIX.reset(names)
         # Ordered host callbacks: one token chain per function, through control flow.
         thread_tokens(module)
+        # Ops traced under `with set_xla_metadata(...)`: their frontend attributes.
+        attach_block_tags(module)
         if symbolic_types_made():
             make_dynamic(module.operation)
             strip_encodings(module.operation)
@@ -121,9 +160,9 @@ _WALK = _Walk()
 # An op that does not have exactly the expected form (operand count, attributes) takes
 # the rule path, which reports what is wrong with it.
 
-def _replace(op: ir.Operation, name: str, attributes=None) -> bool:
+def _replace(op: ir.Operation, cls, name: str, attributes=None) -> bool:
     new = ir.Operation.create(name, results=[op.result.type], operands=list(op.operands),
-                              attributes=attributes, loc=op.location,
+                              attributes=attributes, loc=_named(op, cls),
                               ip=ir.InsertionPoint(op))
     op.result.replace_all_uses_with(new.result)
     op.erase()
@@ -136,7 +175,7 @@ def _same_form(cls, name: str):
     def rule(op: ir.Operation) -> bool:
         if len(op.operands) != n or len(op.results) != 1:
             return False
-        return _replace(op, name)
+        return _replace(op, cls, name)
     return rule
 
 
@@ -151,7 +190,7 @@ def _constant(op: ir.Operation) -> bool:
         aval_of(value.type)      # (a type mjax supports, as the rule's decoding asks)
     except TypeError:
         return False
-    return _replace(op, "stablehlo.constant", {"value": value})
+    return _replace(op, S.ConstantOp, "stablehlo.constant", {"value": value})
 
 
 def _broadcast_in_dim(op: ir.Operation) -> bool:
@@ -167,7 +206,8 @@ def _broadcast_in_dim(op: ir.Operation) -> bool:
         aval_of(op.result.type)  # (the rule builds its result type from the aval)
     except TypeError:
         return False
-    return _replace(op, "stablehlo.broadcast_in_dim", {"broadcast_dimensions": dims})
+    return _replace(op, S.BroadcastInDimOp, "stablehlo.broadcast_in_dim",
+                    {"broadcast_dimensions": dims})
 
 
 _FAST: dict = {}

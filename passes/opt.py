@@ -22,6 +22,7 @@ import mjax.passes  # noqa: F401  (registers every pass)
 from mjax.dialect.context import context
 from mjax.passes.jaxpr_verify import verify_module
 from mjax.passes.plugins import PluginError, load_pass_plugin, plugin_failure
+from mjax.passes.rules import xla_metadata
 from mjax.passes.registry import (PASSES, PassError, format_location, make_pass,
                                   parse_pipeline, run_pipeline)
 
@@ -60,7 +61,8 @@ def _mlir_error_diags(e: ir.MLIRError) -> list[Diagnostic]:
 
 
 def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
-                  print_after_all=None) -> tuple[str | None, list[Diagnostic]]:
+                  print_after_all=None, debug_info: bool = False
+                  ) -> tuple[str | None, list[Diagnostic]]:
     """Parses, verifies and transforms one chunk; returns (output IR or None, diagnostics).
 
     As mlir-opt does, the input is verified first (always: no pass ever sees IR the
@@ -73,6 +75,8 @@ def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             return None, _mlir_error_diags(e)
+        if xla_metadata.ATTR in text:   # (tagged locations: lowering looks for them)
+            xla_metadata.USED[0] = True
         step = None
         try:
             verify_module(module)
@@ -96,7 +100,7 @@ def process_chunk(text: str, pipeline: list, *, verify_each: bool = True,
             if failure is None:
                 raise
             return None, [Diagnostic(None, None, "error", failure)]
-        return str(module), []
+        return module.operation.get_asm(enable_debug_info=debug_info), []
 
 
 def _verify_after(module: ir.Module, name: str) -> None:
@@ -189,6 +193,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify-each", action="store_true",
                    help="do not run jaxpr-verify after every pass (the input is "
                         "always verified)")
+    p.add_argument("--mlir-print-debuginfo", action="store_true",
+                   help="print each op's location (as mlir-opt's flag of that name)")
     p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE",
                    help="load the passes a Python file registers (@register_pass) as "
                         "flags (repeatable; docs/passes.md)")
@@ -319,7 +325,7 @@ def run(argv: list[str]) -> int:
     for chunk, first_line in chunks:
         out, diags = process_chunk(chunk, steps, verify_each=not args.no_verify_each,
                                    print_after_all=print_after if args.print_ir_after_all
-                                   else None)
+                                   else None, debug_info=args.mlir_print_debuginfo)
         if args.verify_diagnostics:
             problems = check_expected(diags, _expected_diagnostics(chunk, 1),
                                       filename)

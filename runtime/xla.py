@@ -25,7 +25,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import context
 from mjax.dialect.types import element_type_name
-from mjax.runtime import compilation_cache
+from mjax.runtime import compilation_cache, ir_dump
 from mjax.runtime.backend import Platform, buffer_to_numpy, register_backend
 
 
@@ -449,6 +449,7 @@ class XlaBackend:
             not host_callbacks else None
         loaded = self._compiled.get(key) if key else None
         if loaded is None:
+            ir_dump.dump(stablehlo_text)        # (jax_dump_ir_to)
             opts = options or xc.CompileOptions()
             if num_partitions == 1 and len(devices) == 1 and \
                     devices[0] != self.client.devices()[0]:
@@ -464,8 +465,11 @@ class XlaBackend:
                     np.array([[d.id for d in devices]]))
                 # Results without a requested sharding keep the layout XLA propagates.
                 build.allow_spmd_sharding_propagation_to_output = [True]
-                # A module in Shardy's form (frontend/spmd.py) is partitioned by Shardy.
-                build.use_shardy_partitioner = "sdy.mesh @" in stablehlo_text
+                # A module in Shardy's form (frontend/spmd.py) is partitioned by Shardy,
+                # and so is one with no shardings at all (as JAX's default; GSPMD would
+                # log its deprecation warning); GSPMD's mhlo.sharding form by GSPMD.
+                build.use_shardy_partitioner = "sdy.mesh @" in stablehlo_text or \
+                    "mhlo.sharding" not in stablehlo_text
             if host_callbacks:
                 loaded = self._compile_with_callbacks(stablehlo_text, devices, opts,
                                                       host_callbacks)

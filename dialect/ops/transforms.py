@@ -175,6 +175,17 @@ class CheckpointNameOp(JaxprOp, name="checkpoint_name"):
         return (x,)
 
 
+class XlaMetadataValueOp(JaxprOp, name="xla_metadata_value"):
+    """Identity that tags the op defining its operand with XLA frontend attributes
+    (`xla_metadata_kvs`: sorted (key, value) pairs; lowered as that StableHLO op's
+    `mhlo.frontend_attributes`). JAX: xla_metadata.xla_metadata_value_p."""
+    attributes = {"xla_metadata_kvs": A.AnyAttr()}
+
+    @classmethod
+    def infer(cls, x, *, xla_metadata_kvs):
+        return (x,)
+
+
 class JvpOp(TransformOp, name="jvp"):
     """Forward-mode derivative of a function: (primals, tangents) -> (outs, tangents).
     JAX: jax.jvp."""
@@ -430,7 +441,7 @@ def emit_transform(b, cls: type[TransformOp], *operands: ir.Value,
     return list(cls.create(operands, out, params, loc=b.loc, ip=b.ip).results)
 
 
-__all__ = ["CallOp", "CheckpointOp", "CheckpointNameOp", "JvpOp", "VjpOp", "VmapOp", "NOT_MAPPED", "batched_aval", "CustomJvpCallOp", "CustomVjpCallOp",
+__all__ = ["CallOp", "CheckpointOp", "CheckpointNameOp", "XlaMetadataValueOp", "JvpOp", "VjpOp", "VmapOp", "NOT_MAPPED", "batched_aval", "CustomJvpCallOp", "CustomVjpCallOp",
            "CheckpointTangentOp", "CustomVjpTangentOp", "CustomVjpBwdOp", "TransformOp", "TRANSFORM_OPS",
            "differentiable", "default_diff", "emit_transform", "function_signature",
            "module_signatures", "tensor_type"]

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from mjax.passes import user_passes
-from mjax.runtime import compilation_cache, set_default_platform, xla
+from mjax.runtime import compilation_cache, ir_dump, set_default_platform, xla
 from mjax.runtime.backend import backends_are_initialized, default_platform
 
 
@@ -443,6 +443,25 @@ legacy_prng_key = enum_option(
     "What to do with raw uint32 PRNG keys (PRNGKey): 'allow', 'warn' or 'error'.")
 
 
+def _dump_setting(field):
+    return lambda value: setattr(ir_dump.settings, field, value)
+
+
+dump_ir_to = string_option(
+    "jax_dump_ir_to", "",
+    "Directory to write every compiled program to, as StableHLO text "
+    "(jax_ir0000_<module>_compile.mlir); 'sponge': $TEST_UNDECLARED_OUTPUTS_DIR; '': off.",
+    on_change=_dump_setting("to"))
+dump_ir_modes = string_option(
+    "jax_dump_ir_modes", "stablehlo",
+    "Comma-separated kinds of dump: 'stablehlo' (JAX's 'jaxpr', 'jaxpr_html' and "
+    "'eqn_count_pprof' are accepted, and warned about: mjax does not write them).",
+    on_change=_dump_setting("modes"))
+include_debug_info_in_dumps = bool_option(
+    "jax_include_debug_info_in_dumps", True,
+    "Keep source locations in IR dumps.", on_change=_dump_setting("debug_info"))
+
+
 def _set_cache_dir(value):
     compilation_cache.settings.directory = value or None
 
@@ -573,6 +592,12 @@ extra_passes = option(
 # `with mjax.passes.extra(...)`: these passes added to mjax_extra_passes in this thread.
 user_passes.set_extra_scope(lambda passes: config.override(
     mjax_extra_passes=config.read("mjax_extra_passes") + passes))
+
+
+# The XLA frontend attributes of `with set_xla_metadata(...)` (sorted (key, value) pairs,
+# or None): part of jit's cache key, as JAX's xla_metadata_context_manager.
+xla_metadata = option("_xla_metadata", None, "set_xla_metadata's active attributes",
+                      lambda v: v, affects_tracing=True)
 
 
 class UserContext:

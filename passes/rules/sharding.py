@@ -23,6 +23,7 @@ from mjax.dialect.ops import reductions as R
 from mjax.dialect.ops import sharding as S
 from mjax.dialect.ops import sorting as So
 from mjax.dialect.ops import structural as St
+from mjax.dialect.ops import transforms as T
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules.tables import SHARD, lowering
@@ -130,7 +131,7 @@ def _keep_dims(rank, whole, kind, n_operands=1, n_results=1):
 shard_elementwise(*[op for op in OPS.values() if op.__module__ == E.__name__])
 shard_elementwise(St.ConvertElementTypeOp, St.ReducePrecisionOp, St.StopGradientOp,
                   St.CopyOp, St.SelectNOp, St.ClampOp, S.ShardingConstraintOp,
-                  St.LayoutConstraintOp)
+                  St.LayoutConstraintOp, T.XlaMetadataValueOp)
 
 
 @shard_rule(St.OptimizationBarrierOp)

@@ -108,8 +108,8 @@ def _call_lower(ctx, *args, callee, **params):
 
 
 # checkpoint_name: an identity carrying a name for remat policies (passes/rules/remat.py).
-AD.deflinear(T.CheckpointNameOp,
-             lambda b, ct, x, *, name: [b.emit(T.CheckpointNameOp, ct, name=name)[0]])
+# (The cotangent passes unnamed, as in JAX: names mark forward values to save.)
+AD.deflinear(T.CheckpointNameOp, lambda b, ct, x, *, name: [ct])
 B.defvectorized(T.CheckpointNameOp)
 
 

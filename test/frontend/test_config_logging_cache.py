@@ -107,3 +107,23 @@ def test_cpp_logging_follows_the_same_settings_as_jax(case):
         assert (PJRT_LINE in stderr) == loud, (lib, stderr[-2000:])
         if lib == "mjax" and case == "default":
             assert stderr == ""          # nothing at all on a plain start
+
+
+def test_programs_over_a_mesh_log_nothing():
+    # Eager ops and jits on an explicit 2-device mesh, their results unsharded: XLA
+    # partitions them without logging (GSPMD's deprecation warning, once, was the case).
+    code = ("import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=2'\n"
+            "import mjax, mjax.numpy as jnp\n"
+            "mesh = mjax.make_mesh((2,), ('X',),"
+            " axis_types=(mjax.sharding.AxisType.Explicit,))\n"
+            "with mjax.sharding.set_mesh(mesh):\n"
+            "    a = jnp.stack([jnp.eye(4)] * 3)\n"
+            "    x = mjax.device_put(jnp.ones((4, 4)), mjax.P('X'))\n"
+            "    print(float(mjax.jit(lambda v: (v * 2).sum())(x)), float(a.sum()))\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TF_CPP_MIN_LOG_LEVEL", "JAX_LOGGING_LEVEL", "XLA_FLAGS")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout == "32.0 12.0\n"
+    assert out.stderr == ""

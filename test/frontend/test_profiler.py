@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import glob
+import gzip
 
 import numpy as np
 import pytest
@@ -39,3 +40,45 @@ def test_annotate_function_keeps_behaviour():
     def g(x):
         return x * 2
     assert g(3) == 6 and g.__name__ == "g"
+
+
+def test_profile_options_choose_what_is_collected(tmp_path):
+    # With the Python tracer on, the trace holds this test's Python function; off, not.
+    def traced(level, where):
+        options = mjax.profiler.ProfileOptions()
+        options.python_tracer_level = level
+        mjax.profiler.start_trace(where, profiler_options=options)
+        _a_python_function_to_find()
+        mjax.profiler.stop_trace()
+        (path,) = glob.glob(str(where / "plugins" / "profile" / "*" / "*.xplane.pb"))
+        return open(path, "rb").read()
+    assert b"_a_python_function_to_find" in traced(1, tmp_path / "on")
+    assert b"_a_python_function_to_find" not in traced(0, tmp_path / "off")
+    data = mjax.profiler.ProfileData.from_file(
+        glob.glob(str(tmp_path / "on" / "plugins" / "profile" / "*" / "*.xplane.pb"))[0])
+    assert any(True for _ in data.planes)
+
+
+def _a_python_function_to_find():
+    return sum(range(1000))
+
+
+def test_profiler_server_is_one_per_process():
+    server = mjax.profiler.start_server(0)
+    assert server is not None
+    try:
+        with pytest.raises(ValueError, match="Only one profiler server"):
+            mjax.profiler.start_server(0)
+    finally:
+        mjax.profiler.stop_server()
+    with pytest.raises(ValueError, match="No active profiler server"):
+        mjax.profiler.stop_server()
+
+
+def test_device_memory_profile_is_gzipped_pprof(tmp_path):
+    x = jnp.ones((123, 7))    # a live buffer the profile counts
+    profile = mjax.profiler.device_memory_profile()
+    assert gzip.decompress(profile)      # (a pprof Profile message: non-empty protobuf)
+    mjax.profiler.save_device_memory_profile(tmp_path / "mem.prof")
+    assert gzip.decompress((tmp_path / "mem.prof").read_bytes())
+    del x

@@ -339,8 +339,17 @@ KNOWN.update({
     ("placement_201", 10): "device_put inside jit to a mesh on other devices than the "
                            "argument's: mjax moves the value, JAX refuses it (ValueError "
                            "'incompatible devices')",
-    ("controlling_xla_201", 7): "jax.experimental.xla_metadata (set_xla_metadata: XLA "
-                                "frontend attributes on ops) is missing from mjax",
+})
+TUTORIALS.update({"xla_metadata": "", "debugging_flags": "", "profiling": ""})
+KNOWN.update({
+    ("debugging_flags", 0): "the traceback of a NaN made by an eager jnp function: JAX's "
+                            "jnp functions are jits, which filter tracebacks and add "
+                            "their note; mjax's eager ops are not jit boundaries (the "
+                            "printed line, frames and message agree)",
+    ("xla_metadata", 3): "the HLO of grad through a custom_vjp: mjax's common-subexpression "
+                         "pass computes sin(x) and cos(x) once each, JAX's HLO computes "
+                         "each twice (sin.2 and sin.3); the tagged op and its attributes "
+                         "agree",
 })
 
 
