@@ -561,6 +561,11 @@ def check_user_dtype(dtype_, fun_name: str = "") -> np.dtype:
     canon = canonicalize_dtype(d)
     if canon != d:
         where = f" requested in {fun_name}" if fun_name else ""
+        if config.read("jax_explicit_x64_dtypes") == 2:      # (ExplicitX64Mode.ERROR)
+            raise ValueError(
+                f"Explicitly requested dtype {d}{where} is not available. To enable more "
+                "dtypes, set the jax_enable_x64 or allow_explicit_x64_dtypes configuration "
+                "options.See https://github.com/jax-ml/jax#current-gotchas for more.")
         warnings.warn(
             f"Explicitly requested dtype {d}{where} is not available, and will be "
             f"truncated to dtype {canon.name}. To enable more dtypes, set the "

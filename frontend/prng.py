@@ -129,6 +129,9 @@ _clone_jit = _jit(_clone, ("impl",))
 
 
 def random_seed(seeds, impl: str) -> "PRNGKeyArray":
+    offset = config.read("jax_random_seed_offset")
+    if offset:
+        seeds = seeds + offset      # (jax_random_seed_offset: every seed shifted)
     return PRNGKeyArray(impl, staged(_seed_jit, seeds, impl=impl))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 import threading
 import types
@@ -90,12 +91,14 @@ def user_location() -> ir.Location:
         return ir.Location.unknown(context())
     scope = _names.names
     metadata = config.read("_xla_metadata")
-    key = (f.f_code, f.f_lasti, scope, metadata)
+    strip = config.read("jax_hlo_source_file_canonicalization_regex")
+    key = (f.f_code, f.f_lasti, scope, metadata, strip)
     loc = _LOC_CACHE.get(key)
     if loc is None:
         line, col0 = frame_position(f)
         col = (col0 or 0) + 1
-        loc = ir.Location.file(f.f_code.co_filename, line, col, context())
+        path = f.f_code.co_filename if not strip else re.sub(strip, "", f.f_code.co_filename)
+        loc = ir.Location.file(path, line, col, context())
         # The Python function of each position (JAX's print_saved_residuals shows it).
         FUNCTION_AT[(f.f_code.co_filename, line, col)] = getattr(
             f.f_code, "co_qualname", f.f_code.co_name)

@@ -46,6 +46,13 @@ class Settings:
     directory: str | None = None           # jax_compilation_cache_dir
     min_compile_time_secs: float = 1.0     # jax_persistent_cache_min_compile_time_secs
     min_entry_size_bytes: int = 0          # jax_persistent_cache_min_entry_size_bytes
+    enabled: bool = True                   # jax_enable_compilation_cache
+    max_size: int = -1                     # jax_compilation_cache_max_size (bytes; -1: no
+                                           # limit, 0: off)
+    raise_errors: bool = False             # jax_raise_persistent_cache_errors
+
+    def active(self) -> bool:
+        return bool(self.directory) and self.enabled and self.max_size != 0
 
 
 settings = Settings(directory=os.environ.get("MJAX_COMPILATION_CACHE_DIR")
@@ -225,12 +232,16 @@ def _path(key: str) -> str:
 def get(key: str, *, platform: str, signature: Signature) -> bytes | None:
     """The payload stored for `key`, or None: absent, damaged, or recorded for another
     key, platform or signature."""
-    if not settings.directory:
+    if not settings.active():
         return None
     try:
         with open(_path(key), "rb") as f:
             data = f.read()
+        if settings.max_size > 0:
+            os.utime(_path(key))       # (recently used: evicted last)
     except OSError:
+        if settings.raise_errors and os.path.exists(_path(key)):
+            raise
         return None
     entry = decode(data)
     if entry is None or (entry.key, entry.platform, entry.signature) != \
@@ -242,12 +253,12 @@ def get(key: str, *, platform: str, signature: Signature) -> bytes | None:
 def holds(key: str) -> bool:
     """Whether a file is stored under `key` (after a miss: an unusable one, which a fresh
     compile replaces whatever its compile time)."""
-    return bool(settings.directory) and os.path.exists(_path(key))
+    return settings.active() and os.path.exists(_path(key))
 
 
 def put(key: str, payload: bytes, *, platform: str, signature: Signature) -> None:
     """Stores `payload` atomically; failures to write are ignored (a cache is optional)."""
-    if not settings.directory or len(payload) < settings.min_entry_size_bytes:
+    if not settings.active() or len(payload) < settings.min_entry_size_bytes:
         return
     data = encode(Entry(key, platform, str(signature), payload))
     try:
@@ -265,8 +276,33 @@ def put(key: str, payload: bytes, *, platform: str, signature: Signature) -> Non
                 pass
             raise
         _remove_stale_temporaries()
+        if settings.max_size > 0:
+            _evict(settings.max_size)
     except OSError:
-        pass
+        if settings.raise_errors:
+            raise
+
+
+def _evict(limit: int) -> None:
+    """Deletes the least recently used entries until the directory holds `limit` bytes
+    or less (JAX's jax_compilation_cache_max_size)."""
+    entries = []
+    for name in os.listdir(settings.directory):
+        if name.endswith(".mjaxexe"):
+            try:
+                st = os.stat(os.path.join(settings.directory, name))
+            except OSError:
+                continue
+            entries.append((st.st_mtime, st.st_size, name))
+    total = sum(size for _, size, _ in entries)
+    for _, size, name in sorted(entries):
+        if total <= limit:
+            break
+        try:
+            os.unlink(os.path.join(settings.directory, name))
+            total -= size
+        except OSError:
+            pass        # (another process removed it first)
 
 
 def _remove_stale_temporaries() -> None:

@@ -358,7 +358,7 @@ class IreeBackend:
         entry)."""
         key = expected = None
         platform = "iree-" + self.target
-        if compilation_cache.settings.directory:
+        if compilation_cache.settings.active():
             expected = compilation_cache.program_signature(text)
         if expected is not None:
             key = compilation_cache.cache_key(

@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from jaxlib import _jax
@@ -177,14 +178,62 @@ def _result_handler(aval, sharding):
         return xc.array_result_handler(aval, sharding, True)
 
 
+@dataclass
+class BuildSettings:
+    """XLA build options every compilation gets (the frontend's config sets them: JAX's
+    jax_optimization_level, jax_memory_fitting_level, jax_exec_time_optimization_effort,
+    jax_memory_fitting_effort, jax_disable_most_optimizations,
+    jax_compiler_enable_remat_pass)."""
+
+    optimization_level: int = 0            # XLA's effort levels: 0 (its default), 9..39
+    memory_fitting_level: int = 29
+    exec_time_optimization_effort: float = 0.0
+    memory_fitting_effort: float = 0.0
+    disable_most_optimizations: bool = False
+    enable_remat_pass: bool = True
+
+    def key(self) -> tuple:
+        return tuple(vars(self).values())
+
+
+build_settings = BuildSettings()
+# Options jit(compiler_options=...) takes that are fields of XLA's build options, not
+# debug options (as JAX takes them).
+_BUILD_FIELDS = ("optimization_level", "memory_fitting_level",
+                 "exec_time_optimization_effort", "memory_fitting_effort")
+
+
 def xla_compile_options(overrides: dict | None) -> xc.CompileOptions | None:
     """CompileOptions carrying XLA options by name (`{"xla_cpu_...": value}`), as
     jax.jit(compiler_options=...) and Lowered.compile(compiler_options=...) take them;
     None without any (compile()'s default, which its program cache serves)."""
     if not overrides:
         return None
-    opts = xc.CompileOptions()
-    opts.env_option_overrides = [(k, v) for k, v in overrides.items()]
+    opts = _with_build_settings(xc.CompileOptions())
+    build = opts.executable_build_options
+    rest = dict(overrides)
+    for name in _BUILD_FIELDS:
+        if name in rest:
+            value = rest.pop(name)
+            setattr(build, name, getattr(value, "value", value))   # (an effort enum)
+    opts.env_option_overrides = list(rest.items())
+    return opts
+
+
+def _with_build_settings(opts: xc.CompileOptions) -> xc.CompileOptions:
+    """`opts` with build_settings applied (as JAX's compile options get its config's)."""
+    b = build_settings
+    build = opts.executable_build_options
+    build.optimization_level = b.optimization_level
+    build.memory_fitting_level = b.memory_fitting_level
+    build.exec_time_optimization_effort = b.exec_time_optimization_effort
+    build.memory_fitting_effort = b.memory_fitting_effort
+    debug = build.debug_options
+    if b.disable_most_optimizations:
+        debug.xla_backend_optimization_level = 0
+        debug.xla_llvm_disable_expensive_passes = True
+    if not b.enable_remat_pass:
+        debug.xla_disable_hlo_passes = "rematerialization"
     return opts
 
 
@@ -445,12 +494,13 @@ class XlaBackend:
         devices = list(devices or self.client.devices()[:1])
         # Identical programs (a function re-jitted, `lower().compile()` then a call) share
         # one XLA executable. Custom options and host callbacks bypass the cache.
-        key = (stablehlo_text, tuple(devices), num_partitions) if options is None and \
-            not host_callbacks else None
+        settings = build_settings.key()
+        key = (stablehlo_text, tuple(devices), num_partitions, settings) \
+            if options is None and not host_callbacks else None
         loaded = self._compiled.get(key) if key else None
         if loaded is None:
             ir_dump.dump(stablehlo_text)        # (jax_dump_ir_to)
-            opts = options or xc.CompileOptions()
+            opts = options or _with_build_settings(xc.CompileOptions())
             if num_partitions == 1 and len(devices) == 1 and \
                     devices[0] != self.client.devices()[0]:
                 # One device other than the first (jax_default_device): XLA places a
@@ -499,7 +549,7 @@ class XlaBackend:
         unusable entry)."""
         device_list = xc.DeviceList(tuple(devices))
         pkey = expected = None
-        if compilation_cache.settings.directory:
+        if compilation_cache.settings.active():
             expected = compilation_cache.program_signature(text)
         if expected is not None:
             pkey = compilation_cache.cache_key(

@@ -340,7 +340,8 @@ KNOWN.update({
                            "argument's: mjax moves the value, JAX refuses it (ValueError "
                            "'incompatible devices')",
 })
-TUTORIALS.update({"xla_metadata": "", "debugging_flags": "", "profiling": ""})
+TUTORIALS.update({"xla_metadata": "", "debugging_flags": "", "profiling": "",
+                  "device_memory_profiling": "", "constants": ""})
 KNOWN.update({
     ("debugging_flags", 0): "the traceback of a NaN made by an eager jnp function: JAX's "
                             "jnp functions are jits, which filter tracebacks and add "
