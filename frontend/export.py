@@ -9,7 +9,8 @@ StableHLO portable artifact. `call` stages one `jaxpr.call_exported` op (dialect
 export.py), wrapped in a custom_vjp whose backward calls the exported VJP.
 
 Serialized form: JAX's FlatBuffer (export_format.py), so JAX and mjax read each other's
-exports. Symbolic dimensions: export_shapes.py. JAX: jax/_src/export/_export.py.
+exports. Symbolic dimensions: export_shapes.py. Functions sharded over several devices:
+export_sharding.py. JAX: jax/_src/export/_export.py.
 """
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ from mjax.export_format import (from_jax_bytes, register_namedtuple_serializatio
 from mjax.export_shapes import (add_shape_assertions, bind_dimension_variables,
                                 check_solvable, concrete_avals, is_polymorphic,
                                 refined_module, scope_of)
+from mjax.export_sharding import (call_eager, export_layout, gspmd_module,
+                                  lower_sharded, shardings_jax, vjp_shardings)
+from mjax.tracer import Tracer
 from mjax.stages import _name_as_jax
 
 minimum_supported_calling_convention_version = 9
@@ -93,7 +97,8 @@ class Exported:
 
     def __init__(self, *, fun_name, in_tree, in_avals, out_tree, out_avals, platforms,
                  mlir_module_serialized, nr_devices=1, disabled_safety_checks=(),
-                 calling_convention_version=_CALLING_CONVENTION_VERSION, get_vjp=None):
+                 calling_convention_version=_CALLING_CONVENTION_VERSION, get_vjp=None,
+                 in_named_shardings=None, out_named_shardings=None):
         self.fun_name = fun_name
         self.in_tree = in_tree
         self.in_avals = tuple(in_avals)
@@ -104,7 +109,13 @@ class Exported:
         self.nr_devices = nr_devices
         self.disabled_safety_checks = tuple(disabled_safety_checks)
         self.calling_convention_version = calling_convention_version
-        # One device: no shardings (JAX's None per argument and result).
+        # The shardings, as JAX keeps them since 2026: NamedShardings over the abstract
+        # mesh, None where unspecified (all None on one device); the HLO shardings of
+        # older exports are all None then (export_sharding.py).
+        self._in_named_shardings = tuple(in_named_shardings or
+                                         (None,) * len(self.in_avals))
+        self._out_named_shardings = tuple(out_named_shardings or
+                                          (None,) * len(self.out_avals))
         self.in_shardings_hlo = (None,) * len(self.in_avals)
         self.out_shardings_hlo = (None,) * len(self.out_avals)
         self.ordered_effects = ()
@@ -143,10 +154,13 @@ class Exported:
         return self._vjp
 
     def in_shardings_jax(self, mesh):
-        return (None,) * len(self.in_avals)
+        """The argument shardings over `mesh` (one with the exported mesh's axes), for
+        placing the arguments (device_put); None where unspecified."""
+        return shardings_jax(self._in_named_shardings, mesh)
 
     def out_shardings_jax(self, mesh):
-        return (None,) * len(self.out_avals)
+        """The result shardings over `mesh`; None where unspecified."""
+        return shardings_jax(self._out_named_shardings, mesh)
 
     def serialize(self, vjp_order: int = 0) -> bytearray:
         """The bytes `deserialize` reads, with `vjp_order` orders of VJPs included."""
@@ -186,15 +200,12 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
         plats = None
 
     def do_export(*args, **kwargs) -> Exported:
-        _reject_sharded(args, kwargs)
         traced = fun_jit.trace(*args, **kwargs)
         check_solvable(traced._traced.in_avals)
-        if traced._layout is not None:
-            raise NotImplementedError("mjax.export of a function sharded over several "
-                                      "devices is not supported yet (one device only)")
+        layout = export_layout(fun_jit, traced, args, kwargs)
         actual = plats if plats is not None else (default_export_platform(),)
         module = _lower_for_export(traced, len(actual) > 1,
-                                   _arg_names(fun_jit, args, kwargs))
+                                   _arg_names(fun_jit, args, kwargs), layout)
         _check_custom_calls(module, disabled_checks)
         tr = traced._traced
         in_avals = tuple(a.strip_weak_type() for a in tr.in_avals)
@@ -202,23 +213,13 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
         return Exported(
             fun_name=traced.fun_name, in_tree=tr.in_tree, in_avals=in_avals,
             out_tree=tr.out_tree, out_avals=out_avals, platforms=actual,
-            mlir_module_serialized=_portable_artifact(module),
+            mlir_module_serialized=_portable_artifact(module, layout is not None),
             disabled_safety_checks=disabled_checks,
+            nr_devices=1 if layout is None else layout[2].size,
+            in_named_shardings=None if layout is None else layout[0],
+            out_named_shardings=None if layout is None else layout[1],
             get_vjp=_vjp_getter(fun_jit, tr.in_tree, in_avals, out_avals))
     return do_export
-
-
-def _reject_sharded(args, kwargs) -> None:
-    """Arguments laid out over several devices (a sharded array, or a ShapeDtypeStruct
-    with a sharding on a mesh, abstract or not) need a multi-device export."""
-    for path, leaf in trace_trees.tree_flatten_with_path((args, kwargs))[0]:
-        sharding = getattr(leaf, "sharding", None)
-        size = getattr(getattr(sharding, "mesh", None), "size", 1)
-        if size > 1:
-            raise NotImplementedError(
-                f"mjax.export: {_arg_path(path)} is sharded over {size} devices "
-                f"({sharding}); exporting for several devices is not supported yet "
-                f"(one device only)")
 
 
 def _arg_path(path) -> str:
@@ -272,9 +273,11 @@ def _name_arguments(main: ir.Operation, names) -> None:
         block.erase_argument(0)
 
 
-def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module:
+def _lower_for_export(traced, platform_index: bool, arg_names=None,
+                      layout=None) -> ir.Module:
     """The StableHLO module of a `jit(f).trace(...)`: captured arrays become constants
-    (an exported module takes only the user's arguments), named as JAX names it."""
+    (an exported module takes only the user's arguments), named as JAX names it; with a
+    `layout` (export_sharding.export_layout), lowered for its mesh."""
     tr = traced._traced
     with context(), ir.Location.unknown(context()):
         module = ir.Module.parse(traced.as_text(debug_info=True))
@@ -297,7 +300,10 @@ def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
             [a.type for a in block.arguments], list(ftype.results)))
-        lower_module(module)
+        if layout is None:
+            lower_module(module)
+        else:
+            lower_sharded(module, layout, tr.out_avals)
         if is_polymorphic(tr.in_avals):
             add_shape_assertions(module, tr.in_avals)
             constraints = scope_of(tr.in_avals)._constraints_str
@@ -308,6 +314,9 @@ def _lower_for_export(traced, platform_index: bool, arg_names=None) -> ir.Module
         _name_as_jax(module, traced.fun_name, tr.out_tree)
         module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(
             is_polymorphic(tr.in_avals))
+        if layout is not None:
+            module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(32), layout[2].size)
         if platform_index:
             _add_platform_index(module)
     return module
@@ -365,14 +374,15 @@ def _check_custom_calls(module: ir.Module, disabled_checks) -> None:
                          "Examples are:\n" + "\n".join(bad) + ".\n")
 
 
-def _portable_artifact(module: ir.Module) -> bytes:
+def _portable_artifact(module: ir.Module, with_sdy: bool = False) -> bytes:
     """A StableHLO portable artifact (CHLO legalized), readable by StableHLO consumers at
-    least four weeks older than this jaxlib."""
+    least four weeks older than this jaxlib; `with_sdy`: Shardy's meshes and shardings
+    kept as such (as JAX serializes for a backend using Shardy)."""
     target = hlo.get_version_from_compatibility_requirement(
         hlo.StablehloCompatibilityRequirement.WEEK_4)
     buf = io.BytesIO()
     module.operation.write_bytecode(buf)
-    return _jax.mlir.serialize_portable_artifact(buf.getvalue(), target, False)
+    return _jax.mlir.serialize_portable_artifact(buf.getvalue(), target, with_sdy)
 
 
 # ---- the VJP ------------------------------------------------------------------------------
@@ -408,8 +418,10 @@ def _vjp_getter(fun, in_tree, in_avals, out_avals):
             outs = pullback(list(cts))
             return [np.zeros(a.shape, np.bool_) if not _is_inexact(a.dtype) else o
                     for a, o in zip(in_avals, outs)]
-        specs = [_spec(a) for a in list(in_avals) + [_module_aval(a) for a in ct_avals]]
-        exp = export(jit(fun_vjp), platforms=primal.platforms,
+        ins, outs = vjp_shardings(primal, ct_avals)
+        specs = [_spec(a, s) for a, s in zip(list(in_avals) +
+                                             [_module_aval(a) for a in ct_avals], ins)]
+        exp = export(jit(fun_vjp, out_shardings=outs), platforms=primal.platforms,
                      disabled_checks=primal.disabled_safety_checks)(*specs)
         in_tree_vjp = trace_trees.tree_structure(
             (tuple(range(n + len(ct_avals))), {}))
@@ -422,8 +434,8 @@ def _vjp_getter(fun, in_tree, in_avals, out_avals):
     return get
 
 
-def _spec(a: ShapedArray):
-    return ShapeDtypeStruct(a.shape, a.dtype)
+def _spec(a: ShapedArray, sharding=None):
+    return ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding)
 
 
 # ---- calling --------------------------------------------------------------------------------
@@ -521,6 +533,8 @@ def _refined(exported: Exported, env: dict) -> Exported:
         out_tree=exported.out_tree, out_avals=concrete_avals(exported.out_avals, env),
         platforms=exported.platforms, mlir_module_serialized=b"",
         nr_devices=exported.nr_devices,
+        in_named_shardings=exported._in_named_shardings,
+        out_named_shardings=exported._out_named_shardings,
         disabled_safety_checks=exported.disabled_safety_checks,
         get_vjp=(lambda _: _refined(exported.vjp(), env)) if exported.has_vjp() else None)
     static._text = refined_module(exported.mlir_module(), tuple(in_avals))
@@ -544,7 +558,15 @@ def _call_flat(exported: Exported, args) -> list:
     args = [np.zeros(a.shape, np.bool_) if a.dtype == _dtypes.float0 else x
             for a, x in zip(exported.in_avals, args)]
     mod_outs = [_module_aval(a) for a in exported.out_avals]
-    outs = bind(CallExportedOp, *args, module=exported.mlir_module(),
+    if exported.nr_devices > 1 and not any(isinstance(x, Tracer) for x in args):
+        # (on the arguments' devices: export_sharding.py)
+        outs = call_eager(exported, args, ([_module_aval(a) for a in exported.in_avals],
+                                           mod_outs), platform_index)
+        return [np.zeros(a.shape, _dtypes.float0) if a.dtype == _dtypes.float0 else o
+                for a, o in zip(exported.out_avals, outs)]
+    outs = bind(CallExportedOp, *args,
+                module=(exported.mlir_module() if exported.nr_devices == 1
+                        else gspmd_module(exported)),
                 fun_name=exported.fun_name,
                 result_shapes=tuple(a.shape for a in mod_outs) or None,
                 result_dtypes=tuple(a.dtype for a in mod_outs) or None,

@@ -11,7 +11,9 @@ uses_global_constants, 17 the VJP (an Exported), 18 device count (uint32), 19 un
 avals, 20/21 unique abstract meshes and named shardings, 22/23 in/out aval indices
 (uint32s into 19), 24/25 in/out sharding indices (0: none). Both aval forms are written,
 as JAX writes them. A symbolic dimension is its text ("2*b + 1"); JAX keeps no
-constraints in this form, so mjax keeps them in the module (export.py).
+constraints in this form, so mjax keeps them in the module (export.py). Shardings are
+NamedShardings over abstract meshes (20, 21; also in 7/8, each with its whole mesh, as
+JAX still writes them); the HLO shardings of exports older than 2026 are not read.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from mjax import trace_trees
 from mjax.tree_util import NODE_TYPES
 from mjax.dialect.shape_poly import SymbolicScope, symbolic_shape
 from mjax.dialect.types import ShapedArray
+from mjax.sharding_impls import AbstractDevice, AbstractMesh, AxisType, NamedSharding, P
 
 _VERSION = 3          # (what JAX writes, for its older readers' sake)
 _EXPORTED_FIELDS = 26
@@ -191,6 +194,116 @@ def _write_check(b, check) -> int:
     return _table(b, 2, [(0, "i8", _PLATFORM_CHECK)])
 
 
+# ---- shardings (NamedShardings over abstract meshes) ----------------------------------
+_AXIS_TYPES = {AxisType.Auto: 1, AxisType.Explicit: 2, AxisType.Manual: 3}
+
+
+def _write_mesh(b, mesh: AbstractMesh) -> int:
+    sizes = b.CreateNumpyVector(np.asarray(mesh.axis_sizes, np.uint32))
+    names = _vector(b, [b.CreateString(n) for n in mesh.axis_names])
+    types = b.CreateNumpyVector(np.asarray([_AXIS_TYPES[t] for t in mesh.axis_types],
+                                           np.uint8))
+    fields = [(0, "off", sizes), (1, "off", names), (2, "off", types)]
+    d = mesh.abstract_device
+    if d is not None:
+        dev = [(0, "off", b.CreateString(str(d.device_kind))),
+               (2, "off", b.CreateString(str(d.platform)))]
+        if d.num_cores is not None:
+            dev.append((1, "u32", int(d.num_cores)))
+        fields.append((3, "off", _table(b, 3, dev)))
+    return _table(b, 4, fields)
+
+
+def _write_spec(b, spec) -> int:
+    def one(entry):
+        axes = () if entry is None else (entry,) if isinstance(entry, str) else entry
+        if not isinstance(axes, tuple):
+            raise NotImplementedError(f"mjax.export: serializing the PartitionSpec {spec} "
+                                      f"(entry {entry!r}) is not supported")
+        return _table(b, 1, [(0, "off", _vector(b, [b.CreateString(a) for a in axes]))])
+    parts = _vector(b, [one(e) for e in spec])
+    reduced = _vector(b, [b.CreateString(a) for a in sorted(spec.reduced)])
+    unreduced = _vector(b, [b.CreateString(a) for a in sorted(spec.unreduced)])
+    return _table(b, 3, [(0, "off", parts), (1, "off", reduced), (2, "off", unreduced)])
+
+
+def _write_shardings(b, exp):
+    """(unique meshes, unique named shardings, per-argument and per-result Sharding
+    tables, argument and result indices into the unique shardings, 0 for none)."""
+    named = list(exp._in_named_shardings) + list(exp._out_named_shardings)
+    unique = list(dict.fromkeys(s for s in named if s is not None))
+    meshes = list(dict.fromkeys(s.mesh for s in unique))
+
+    def named_table(s):
+        fields = [(0, "off", _write_mesh(b, s.mesh)), (1, "off", _write_spec(b, s.spec)),
+                  (3, "u32", meshes.index(s.mesh))]
+        if s.memory_kind is not None:
+            fields.append((2, "off", b.CreateString(s.memory_kind)))
+        return _table(b, 4, fields)
+
+    def sharding_table(s):
+        return _table(b, 3, [] if s is None else [(2, "off", named_table(s))])
+    per_in = _vector(b, [sharding_table(s) for s in exp._in_named_shardings])
+    per_out = _vector(b, [sharding_table(s) for s in exp._out_named_shardings])
+    mesh_vec = _vector(b, [_write_mesh(b, m) for m in meshes])
+    named_vec = _vector(b, [named_table(s) for s in unique])
+
+    def idxs(shardings):
+        return b.CreateNumpyVector(np.asarray(
+            [0 if s is None else 1 + unique.index(s) for s in shardings], np.uint32))
+    return (mesh_vec, named_vec, per_in, per_out, idxs(exp._in_named_shardings),
+            idxs(exp._out_named_shardings))
+
+
+def _read_mesh(r) -> AbstractMesh:
+    by_code = {v: k for k, v in _AXIS_TYPES.items()}
+    sizes = r.numbers(0, N.Uint32Flags)
+    names = r.strings(1)
+    types = tuple(by_code.get(t, AxisType.Auto) for t in r.numbers(2, N.Uint8Flags))
+    d = r.table(3)
+    device = None
+    if d is not None:
+        num_cores = d.scalar(1, N.Uint32Flags, None)
+        device = AbstractDevice(d.string(0), num_cores, d.string(2) or "cpu")
+    return AbstractMesh(tuple(sizes), tuple(names), types or None, abstract_device=device)
+
+
+def _read_spec(r):
+    parts = []
+    for one in r.tables(0):
+        axes = tuple(one.strings(0))
+        parts.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+    return P(*parts, reduced=frozenset(r.strings(1)), unreduced=frozenset(r.strings(2)))
+
+
+def _read_named(r, meshes):
+    mesh = meshes[r.scalar(3, N.Uint32Flags)] if meshes else _read_mesh(r.table(0))
+    return NamedSharding(mesh, _read_spec(r.table(1)), memory_kind=r.string(2))
+
+
+def _read_shardings(r, n_in: int, n_out: int):
+    """(argument shardings, result shardings): NamedShardings over abstract meshes, None
+    where unspecified."""
+    meshes = [_read_mesh(m) for m in r.tables(20)]
+    unique = [_read_named(s, meshes) for s in r.tables(21)]
+    in_idx, out_idx = r.numbers(24, N.Uint32Flags), r.numbers(25, N.Uint32Flags)
+    if in_idx or out_idx:
+        return ([None if i == 0 else unique[i - 1] for i in in_idx] or [None] * n_in,
+                [None if i == 0 else unique[i - 1] for i in out_idx] or [None] * n_out)
+
+    def one(t):
+        named = t.table(2)
+        if named is not None:
+            return _read_named(named, [])
+        if t._off(1):
+            raise NotImplementedError("mjax.export.deserialize: an Exported with HLO "
+                                      "shardings (written by JAX before 2026) is not "
+                                      "supported")
+        return None
+    return ([one(t) for t in r.tables(7)] or [None] * n_in,
+            [one(t) for t in r.tables(8)] or [None] * n_out)
+
+
 def _write_exported(b, exp, vjp_order: int) -> int:
     vjp = None
     if vjp_order > 0:
@@ -201,8 +314,7 @@ def _write_exported(b, exp, vjp_order: int) -> int:
     avals = list(exp.in_avals) + list(exp.out_avals)
     unique = list(dict.fromkeys(a.strip_weak_type() for a in avals))
     index = {a: i for i, a in enumerate(unique)}
-    n_in, n_out = len(exp.in_avals), len(exp.out_avals)
-    no_sharding = _table(b, 3, [])
+    meshes, named, per_in, per_out, in_sh, out_sh = _write_shardings(b, exp)
 
     def idxs(values):
         return b.CreateNumpyVector(np.asarray(values, np.uint32))
@@ -212,8 +324,7 @@ def _write_exported(b, exp, vjp_order: int) -> int:
         (3, "off", _vector(b, [_write_aval(b, a) for a in exp.in_avals])),
         (4, "off", _write_tree(b, exp.out_tree)),
         (5, "off", _vector(b, [_write_aval(b, a) for a in exp.out_avals])),
-        (7, "off", _vector(b, [no_sharding] * n_in)),
-        (8, "off", _vector(b, [no_sharding] * n_out)),
+        (7, "off", per_in), (8, "off", per_out),
         (9, "off", _vector(b, [b.CreateString(p) for p in exp.platforms])),
         (10, "off", _vector(b, [])), (11, "off", _vector(b, [])),
         (12, "off", _vector(b, [_write_check(b, c) for c in exp.disabled_safety_checks])),
@@ -223,10 +334,10 @@ def _write_exported(b, exp, vjp_order: int) -> int:
         (16, "bool", bool(exp.uses_global_constants)),
         (18, "u32", exp.nr_devices),
         (19, "off", _vector(b, [_write_aval(b, a) for a in unique])),
-        (20, "off", _vector(b, [])), (21, "off", _vector(b, [])),
+        (20, "off", meshes), (21, "off", named),
         (22, "off", idxs([index[a.strip_weak_type()] for a in exp.in_avals])),
         (23, "off", idxs([index[a.strip_weak_type()] for a in exp.out_avals])),
-        (24, "off", idxs([0] * n_in)), (25, "off", idxs([0] * n_out)),
+        (24, "off", in_sh), (25, "off", out_sh),
     ]
     if vjp is not None:
         fields.append((17, "off", vjp))
@@ -336,10 +447,7 @@ def _read_exported(r: _Reader, make_exported, scope_for):
     else:
         in_avals = [_read_aval(a, scope) for a in r.tables(3)]
         out_avals = [_read_aval(a, scope) for a in r.tables(5)]
-    if any(i != 0 for i in r.numbers(24, N.Uint32Flags) + r.numbers(25, N.Uint32Flags)) or \
-            any(s._off(1) or s._off(2) for s in r.tables(7) + r.tables(8)):
-        raise NotImplementedError("mjax.export.deserialize: an Exported with shardings "
-                                  "(several devices) is not supported")
+    in_shardings, out_shardings = _read_shardings(r, len(in_avals), len(out_avals))
     if r.tables(10) or r.tables(11):
         raise NotImplementedError("mjax.export.deserialize: an Exported with effects is "
                                   "not supported")
@@ -361,6 +469,7 @@ def _read_exported(r: _Reader, make_exported, scope_for):
         nr_devices=r.scalar(18, N.Uint32Flags) or r.scalar(6, N.Int16Flags) or 1,
         calling_convention_version=r.scalar(14, N.Uint16Flags),
         disabled_safety_checks=checks,
+        in_named_shardings=in_shardings, out_named_shardings=out_shardings,
         vjp=None if vjp_r is None else _read_exported(vjp_r, make_exported, scope_for))
 
 

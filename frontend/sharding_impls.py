@@ -533,6 +533,8 @@ class NamedSharding(Sharding):
                              f"has duplicate entries")
         self.mesh = mesh
         self.spec = spec
+        if isinstance(mesh, AbstractMesh):   # (JAX's: None unless given; "device" else)
+            self.memory_kind = memory_kind
         # The spec without trailing unsplit dimensions: P("x") == P("x", None).
         norm = [spec.axes_of(d) for d in range(len(spec))]
         while norm and not norm[-1]:
@@ -551,7 +553,7 @@ class NamedSharding(Sharding):
         if unknown:
             raise TypeError(f"NamedSharding.update got unexpected arguments {sorted(unknown)}")
         return NamedSharding(kwargs.get("mesh", self.mesh), kwargs.get("spec", self.spec),
-                             memory_kind=kwargs.get("memory_kind"))
+                             memory_kind=kwargs.get("memory_kind", self.memory_kind))
 
     def _device_list(self):
         return list(self.mesh.devices.flat)
@@ -628,7 +630,8 @@ class NamedSharding(Sharding):
 
     def __repr__(self):
         if isinstance(self.mesh, AbstractMesh):
-            return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r})"
+            kind = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
+            return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{kind})"
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
 
 

@@ -66,15 +66,16 @@ def test_grad_without_serialized_vjp_raises_jax_value_error():
         np.testing.assert_allclose(lib.grad(once.call)(0.1), np.cos(0.1), rtol=1e-6)
 
 
-def test_export_for_several_devices_is_refused_not_mislaid():
-    # JAX exports for the mesh's 4 devices (nr_devices == 4); mjax exports for one device
-    # only, so it says so instead of recording no shardings.
+def test_export_for_several_devices_records_the_devices():
+    # JAX exports for the mesh's 4 devices (nr_devices == 4), and so does mjax
+    # (test_export_sharded.py compares the shardings, calls and serialization).
     spec = jax.sharding.PartitionSpec("a")
     mesh = jax.sharding.AbstractMesh((4,), ("a",))
     arg = jax.ShapeDtypeStruct((32,), np.int32, sharding=jax.sharding.NamedSharding(mesh, spec))
-    assert jexport.export(jax.jit(lambda x: x.T))(arg).nr_devices == 4
+    theirs = jexport.export(jax.jit(lambda x: x.T))(arg)
     mmesh = mjax.sharding.AbstractMesh((4,), ("a",))
     marg = mjax.ShapeDtypeStruct((32,), np.int32,
                                  sharding=mjax.sharding.NamedSharding(mmesh, mjax.P("a")))
-    with pytest.raises(NotImplementedError, match="sharded over 4 devices"):
-        mexport.export(mjax.jit(lambda x: x.T))(marg)
+    mine = mexport.export(mjax.jit(lambda x: x.T))(marg)
+    assert mine.nr_devices == theirs.nr_devices == 4
+    assert repr(mine.in_shardings_jax(mmesh)) == repr(theirs.in_shardings_jax(mesh))

@@ -307,11 +307,6 @@ KNOWN.update({
     **{("export", i): "the cells define a new primitive with jax._src internals (core, "
                       "mlir lowering rules, jax._src.config)"
        for i in (31, 33, 34, 35, 36, 38, 40, 145, 146)},
-    **{("export", i): "mjax.export is one-device: arguments sharded over several devices "
-                      "raise NotImplementedError (JAX exports for the mesh's devices)"
-       for i in (78, 87, 109, 119)},
-    **{("export", i): "uses the multi-device Exported an earlier cell could not make"
-       for i in (80, 83, 90, 92, 97, 101, 125)},
 })
 
 
