@@ -51,7 +51,11 @@ class Array(ArrayMethods):
 
     @property
     def committed(self) -> bool:
-        return True
+        """Whether it is committed to its devices (placed there by device_put or jit's
+        shardings, or computed from such an array): a computation with it runs there,
+        moving uncommitted operands over, and two operands committed to different
+        devices are an error. Arrays over several devices are committed. JAX's rules."""
+        return getattr(self, "_committed", False) or len(self.devices()) > 1
 
     @property
     def is_sharded(self) -> bool:

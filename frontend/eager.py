@@ -23,7 +23,7 @@ from mjax.lowering import module_name, on_cpu
 from mjax.passes import run_pipeline
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import main_function
-from mjax.placement import (_devices_of, args_device, commit, default_device,  # noqa: F401
+from mjax.placement import (_devices_of, commit, committed_device, default_device,  # noqa: F401
                             device_buffer, on_device)
 from mjax.registration import APPLY_SHARDED
 from mjax.runtime import get_backend
@@ -101,9 +101,15 @@ def apply_eager(opcls, args, avals, params, weak=None):
         hit = _CACHE[key] = _compile_entry(opcls, args, avals, params, weak, dev)
     exe, out_avals, run, handlers = hit
     # Arrays on their one default device (no sharding object yet): their buffers as they
-    # are. Anything else (NumPy values, sharded arrays) takes the general path.
+    # are. Anything else (NumPy values, sharded arrays, committed arrays) takes the
+    # general path.
     bufs = []
     for x in args:
+        if dev is None and type(x) is Array and getattr(x, "_committed", False):
+            device = _committed_one_device(opcls, args)
+            if device is not None:      # (run there, results committed: JAX's rules)
+                with config.override(jax_default_device=device):
+                    return commit(apply_eager(opcls, args, avals, params, weak))
         if type(x) is not Array or x._sharding is not None:
             for x in args:
                 if type(x) is Array and x._sharding is not None and \
@@ -129,10 +135,6 @@ def apply_eager(opcls, args, avals, params, weak=None):
             try:
                 results = run(bufs)
             except Exception:  # (execute explains errors and moves buffers between devices)
-                target = None if dev is not None else args_device(args, exe.devices[0])
-                if target is not None:
-                    with config.override(jax_default_device=target):
-                        return commit(apply_eager(opcls, args, avals, params, weak))
                 results = exe.execute(bufs)
             else:
                 results = results.consume_with_handlers(handlers)
@@ -149,6 +151,32 @@ def apply_eager(opcls, args, avals, params, weak=None):
             _VALUES["jax_debug_nans"] or _VALUES["jax_debug_infs"]):
         _check_nonfinite(opcls, outs)
     return outs
+
+
+def _committed_one_device(opcls, args):
+    """The device an op with committed operands runs on (None: it has sharded ones,
+    which the sharded path places); operands committed to two devices are JAX's
+    ValueError."""
+    if any(type(x) is Array and x._sharding is not None and x._sharding.num_devices > 1
+           for x in args):
+        return None
+    return committed_device(args, _eager_describer(opcls, args))
+
+
+def _eager_describer(opcls, args):
+    """How the devices error names operand k, as JAX's jit of the jnp function would:
+    its parameter name when the innermost jnp/nn/scipy function holds the operand
+    ("x of add"), else "args[k] of <primitive>"."""
+    def describe(k):
+        f = sys._getframe(1)
+        while f is not None and in_mjax(f.f_code.co_filename):
+            if f.f_code.co_filename.startswith(_JITS_IN_JAX):
+                for name, value in f.f_locals.items():
+                    if value is args[k]:
+                        return f"{name} of {opcls.jax_name}"
+            f = f.f_back
+        return f"args[{k}] of {opcls.jax_name}"
+    return describe
 
 
 _read = config.read

@@ -36,7 +36,7 @@ from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo, name_as_jax, refuse_symbolic
 from mjax.passes.user_passes import PassList, pass_list
-from mjax.placement import args_device, commit, default_device, on_device
+from mjax.placement import commit, committed_device, default_device, on_device
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
 from mjax.sharding_impls import NamedSharding, P, current_mesh
@@ -438,11 +438,12 @@ class Jitted:
         if entry.constraint_mesh is not None:
             return self._run_spmd(entry, leaves, avals, entry.constraint_mesh,
                                   spmd.replicated_over(entry.constraint_mesh, leaves))
+        committed = None
         if config.read("jax_default_device") is None:
-            # (arguments placed on another device: run there, as JAX does)
-            target = args_device(leaves, entry.executable.devices[0])
-            if target is not None:
-                return self._call_on(target, args, kwargs)
+            # (arguments committed to a device: run there, results committed, as JAX)
+            committed = committed_device(leaves, self._describer(in_tree, static_key))
+            if committed is not None and committed != entry.executable.devices[0]:
+                return self._call_on(committed, args, kwargs)
         if entry.refs:
             check_ref_args(self.fun, args, kwargs, leaves,
                            [c for i, c in entry.refs if i is None])
@@ -459,7 +460,17 @@ class Jitted:
         except Exception:
             raise_if_deleted_by_user(leaves)
             raise
+        if committed is not None:
+            return _committed(self._results(entry, outs, args, kwargs))
         return self._results(entry, outs, args, kwargs)
+
+    def _describer(self, in_tree, static_key):
+        """How the devices error names argument k: JAX's "x of f", "p['w'] of f"."""
+        def describe(k):
+            names = arg_names(self.fun, in_tree, static_key)
+            name = names[k] if k < len(names) else f"args[{k}]"
+            return f"{name} of {getattr(self.fun, '__qualname__', self._name)}"
+        return describe
 
     def _run_with_refs(self, entry, leaves, avals):
         """A call of a program over refs: each Ref's current value goes in, its final
@@ -496,8 +507,7 @@ class Jitted:
         """The call run with `device` as the default device; its results committed there."""
         with config.override(jax_default_device=device):
             result = self._call(args, kwargs)
-        commit([x for x in trace_trees.tree_leaves(result) if type(x) is Array])
-        return result
+        return _committed(result)
 
     def _call_spmd(self, args, dyn_args, dyn_kwargs, static_key, leaves, in_tree, avals,
                    donated):
@@ -718,6 +728,12 @@ class Jitted:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+def _committed(result):
+    """`result`, its arrays marked committed (a call on committed arguments)."""
+    commit([x for x in trace_trees.tree_leaves(result) if type(x) is Array])
+    return result
 
 
 def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,

@@ -146,17 +146,18 @@ def _put_leaf(leaf, target, S):
             return leaf
         aval = aval_of_value(leaf)
         value = np.asarray(to_numpy(leaf), dtype=aval.dtype)
-        return put_sharded(value, aval, target)
+        return mark_committed(put_sharded(value, aval, target))
     if isinstance(leaf, Array) and (target is None or target in leaf.devices()) and \
             not leaf.is_sharded:
-        if target is not None:
-            leaf._committed = True
-        return leaf
+        if target is None or getattr(leaf, "_committed", False):
+            return leaf
+        # (the same buffer, committed; `leaf` stays as it was)
+        return mark_committed(Array(leaf._buf, leaf.aval, leaf._sharding))
     aval = aval_of_value(leaf)
     out = device_put_value(to_numpy(leaf), getattr(target, "_device", target))
     out.aval = aval
     if target is not None:
-        out._committed = True   # (placed on a device the user named, as JAX's commit)
+        mark_committed(out)     # (placed on a device the user named, as JAX's commit)
     return out
 
 
@@ -189,9 +190,8 @@ def _put_format(leaf, fmt: Format, S):
         raise NotImplementedError(f"device_put to {fmt}: mjax lays out arrays over "
                                   f"several devices in XLA's default layout only")
     placed = _put_leaf(leaf, fmt.sharding, S)
-    out = Array(relayout(placed._buf, fmt.layout), placed.aval, fmt.sharding)
-    out._committed = True
-    return out
+    return mark_committed(Array(relayout(placed._buf, fmt.layout), placed.aval,
+                                fmt.sharding))
 
 
 def put_sharded(value: np.ndarray, aval, sharding) -> Array:
@@ -247,11 +247,19 @@ def on_device(bufs, device) -> list:
             for b in bufs]
 
 
-def args_device(args, default):
+def args_device(args, default, describe=None):
     """The device a computation on `args` runs on when that is not `default`, else None.
     As in JAX, committed operands (placed by `device_put(x, device)`, or computed from
     such) decide; the others are copied there. Committed operands on two devices raise
-    JAX's ValueError."""
+    JAX's ValueError, naming them by `describe(index)` ("x of add"; default: args[i])."""
+    found = committed_device(args, describe)
+    return None if found is None or found == default else found
+
+
+def committed_device(args, describe=None):
+    """The one device the committed one-device operands among `args` are on, or None
+    when there are none (see args_device)."""
+    describe = describe or (lambda k: f"args[{k}]")
     found = None   # (index, array, device) of the first committed operand
     for k, x in enumerate(args):
         if type(x) is not Array or not getattr(x, "_committed", False) or (
@@ -264,20 +272,31 @@ def args_device(args, default):
             j, y, other = found
             raise ValueError(
                 "Received incompatible devices for jitted computation. Got argument "
-                f"{j} with shape {y.aval} and with device ids {[other.id]} on "
-                f"platform {other.platform.upper()} and argument {k} with shape "
+                f"{describe(j)} with shape {y.aval} and with device ids {[other.id]} on "
+                f"platform {other.platform.upper()} and argument {describe(k)} with shape "
                 f"{x.aval} and with device ids {[devices[0].id]} on platform "
                 f"{devices[0].platform.upper()}")
         found = (k, x, devices[0])
-    return None if found is None or found[2] == default else found[2]
+    return None if found is None else found[2]
 
 
 def commit(arrays):
     """Marks `arrays` (a list) committed to their device: results of a computation placed
     by committed operands are committed too, as in JAX."""
     for x in arrays:
-        x._committed = True
+        mark_committed(x)
     return arrays
+
+
+def mark_committed(x):
+    """`x` (an Array) committed to its devices. A committed array carries its sharding
+    object, which keeps it off the fast paths of jit and eager ops (they serve arrays
+    without one: uncommitted, on the default device) and on the paths that place a
+    computation by its committed operands."""
+    x._committed = True
+    if x._sharding is None:
+        x._sharding = x.sharding
+    return x
 
 
 def _devices_of(buf) -> tuple:

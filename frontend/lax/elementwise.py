@@ -745,9 +745,13 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
 
 def layout_like(a, shape):
     """The layout a `*_like` result takes from its model `a` (JAX's full_like): a concrete
-    array's multi-device sharding if the shapes match or `a` is replicated, else None."""
+    array's multi-device sharding if the shapes match or `a` is replicated; a committed
+    one-device array's sharding if the shapes match; else None."""
     sharding = None if isinstance(a, Tracer) else getattr(a, "sharding", None)
-    if not isinstance(sharding, NamedSharding) or len(sharding.device_set) < 2:
+    if sharding is not None and len(sharding.device_set) == 1:
+        committed = getattr(a, "_committed", False)
+        return sharding if committed and tuple(shape) == tuple(a.shape) else None
+    if not isinstance(sharding, NamedSharding):
         return None
     if tuple(shape) != tuple(a.shape) and not sharding.is_fully_replicated:
         return None

@@ -319,15 +319,9 @@ TUTORIALS.update({"shard_map_201": "", "placement_201": "", "precision_201": PRE
                   "controlling_xla_201": DOCTEST_PRELUDE, "custom_pytrees": "",
                   "jacobian_vector_products": "", "async_dispatch": DOCTEST_PRELUDE,
                   "transfer_guard_501": DOCTEST_PRELUDE, "migrate_pmap": "", "layout": ""})
-_NOT_COMMITTED = ("mjax's arrays are always committed to their devices (Array.committed "
-                  "is True; JAX's jnp results are uncommitted until placed)")
 KNOWN.update({
     ("shard_map_201", 19): KNOWN[("shard_map", 19)],
     ("shard_map_201", 21): KNOWN[("shard_map", 21)],
-    ("placement_201", 4): _NOT_COMMITTED,
-    ("placement_201", 6): _NOT_COMMITTED + ", and an op on arrays committed to different "
-                          "devices runs (on the first's) where JAX raises its "
-                          "'incompatible devices' ValueError",
     ("placement_201", 7): "an op on an array committed to a NamedSharding over a 1-device "
                           "mesh: mjax's result has a SingleDeviceSharding, JAX's keeps the "
                           "NamedSharding (results on one device do not keep the mesh)",
