@@ -7,7 +7,10 @@ uses the same path in Python (also forced by MJAX_NO_C_FASTPATH=1).
 """
 from setuptools import Extension, setup
 
+# runtime/_mjax_fast.h: the Array-slot helpers both include (MANIFEST.in ships it in the
+# sdist; `depends` rebuilds both when it changes).
+_SHARED = ["runtime/_mjax_fast.h"]
 setup(ext_modules=[Extension("mjax.runtime._fastpath", ["runtime/_fastpath.c"],
-                             optional=True),
+                             depends=_SHARED, optional=True),
                    Extension("mjax.runtime._eagerpath", ["runtime/_eagerpath.c"],
-                             optional=True)])
+                             depends=_SHARED, optional=True)])

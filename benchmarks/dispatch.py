@@ -6,7 +6,9 @@
 
 Targets: cached jit call of a tiny function, of a 10-array-arg/10-output pytree function,
 with a keyword argument (`f(x, y=y)`), with a static argument (`f(x, 3)`), an eager op on
-cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`, `x[1]`), an eager op
+cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`, `x[1]`; `x / y`, `x // y`,
+`x % y`, `x ** y`, `jnp.maximum`, `np.float32(2) * x`, int32 + float32, an int array
+times 2, `x.sum(axis=0)`, `jnp.max(x, axis=1)`, `x[:, 1]`, `x.at[1].set(2.0)`), an eager op
 on a new shape (compiles), trace+lower of a 1,000-op chain, trace+transform+lower of an MLP
 train step, of per-example gradients (vmap of grad), of the scan RNN step (run.py) and of
 the transformer LM step (transformer.py).
@@ -53,6 +55,22 @@ def cases(lib, jnp):
     out["eager sum"] = (lambda: jnp.sum(x), 2000)
     x[1]
     out["eager x[i]"] = (lambda: x[1], 2000)
+    # The fourth pass's rows (docs/performance.md, "Eager ops, fourth pass").
+    out["eager x / y"] = (lambda: x / y, 2000)
+    out["eager x // y"] = (lambda: x // y, 2000)
+    out["eager x % y"] = (lambda: x % y, 2000)
+    out["eager x ** y"] = (lambda: x ** y, 2000)
+    out["eager maximum(x, y)"] = (lambda: jnp.maximum(x, y), 2000)
+    s32 = np.float32(2)
+    out["eager np.float32(2) * x"] = (lambda: s32 * x, 2000)
+    xi = jnp.ones((4,), jnp.int32)
+    out["eager int32 + float32"] = (lambda: xi + x, 2000)
+    out["eager int x * 2"] = (lambda: xi * 2, 2000)
+    m = jnp.ones((3, 4), jnp.float32)
+    out["eager x.sum(axis=0)"] = (lambda: m.sum(axis=0), 2000)
+    out["eager max(x, axis=1)"] = (lambda: jnp.max(m, axis=1), 2000)
+    out["eager x[:, 1]"] = (lambda: m[:, 1], 2000)
+    out["eager x.at[i].set(v)"] = (lambda: x.at[1].set(2.0), 1000)
 
     shapes = iter(range(1, 10**6))
 

@@ -6,18 +6,23 @@ move into frontend/numpy/ once its split into topic modules has landed).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import mjax.numpy as jnp
 from mjax import lax, registration
 from mjax.array import Array
 from mjax.array_methods import ArrayMethods, install, selects_all
+from mjax.dialect import ShapedArray
 from mjax.dialect.ops.elementwise import AddOp, EqOp, GeOp, GtOp, LeOp, LtOp, MulOp, NeOp, SubOp
-from mjax.eager_fast import fast_op
+from mjax.dtypes import promote_types
+from mjax.eager_fast import NUMPY_SCALARS, fast_op
 from mjax.lax.reduce import register_monoid
 from mjax.numpy.array_api import _put
 from mjax.numpy.indexing import _IndexUpdateHelper, getitem
-from mjax.numpy.promotion import KEEP_ANY, scalar_learner
+from mjax.jitted import jit
+from mjax.numpy.promotion import _SCALAR_CONST_MAX_SIZE, KEEP_ANY, scalar_learner
 
 
 def _accepted_operand(x) -> bool:
@@ -229,11 +234,54 @@ _METHODS.update({
 
 
 
+def _numpy_learner(learn):
+    """learn (promotion.scalar_learner's) that also takes a NumPy scalar s of x's own dtype
+    (np.float32(2) * x): promotion leaves both as they are, so the call is the op on x and
+    s broadcast to x's shape (a new constant, kept by the C memo); None for other dtypes."""
+    def learn_any(x, s):
+        if type(s) not in NUMPY_SCALARS:
+            return learn(x, s)
+        aval = x.aval
+        if np.dtype(type(s)) != aval.dtype or math.prod(aval.shape) > _SCALAR_CONST_MAX_SIZE:
+            return None
+        return jnp.broadcast_to(jnp.asarray(s), aval.shape)
+    return learn_any
+
+
+def _pair_learner(fname):
+    """pair(x, y) for eager_fast.fast_op: for Arrays x, y of one shape and different avals
+    (int32 + float32, x * weak) whose promotion gives a non-weak dtype, `jnp.<fname>` as a
+    jit (promotion and op compiled as one program, as JAX's jnp functions are; its cache
+    hit runs in C); None otherwise (other shapes: rank promotion may warn, and a jit warns
+    once, the Python path every call; a bool operand: XLA may compile x * convert(b) as a
+    select, whose zero's sign differs from the op by op result; a 16-bit float result:
+    XLA may keep a fused conversion's excess precision)."""
+    fn = getattr(jnp, fname)
+    jitted = jit(lambda x, y: fn(x, y))
+    jitted.__name__ = jitted.__qualname__ = fname
+
+    def pair(x, y):
+        ax, ay = x.aval, y.aval
+        if type(ax) is not ShapedArray or type(ay) is not ShapedArray or \
+                ax.shape != ay.shape or ax == ay or _BOOL in (ax.dtype, ay.dtype):
+            return None
+        try:
+            dtype, weak = promote_types((ax.dtype, ax.weak_type), (ay.dtype, ay.weak_type))
+        except Exception:   # (the Python path raises it, explained)
+            return None
+        return None if weak or dtype in _HALF else jitted
+    return pair
+
+
 # x + y, x - y, x * y on arrays of one non-weak aval (not bool: + and * are or/and there),
-# or on such an array and a Python int/float (either side), and the comparisons likewise
-# (lt/le/gt/ge: not complex, which jnp orders lexicographically), are one op: their cache
-# hits run in C when built (eager_fast).
-_ARITH_KEEP = KEEP_ANY - {np.dtype(bool)}
+# or on such an array and a Python int/float or a NumPy scalar of its dtype (either side),
+# and the comparisons likewise (lt/le/gt/ge: not complex, which jnp orders
+# lexicographically), are one op: their cache hits run in C when built (eager_fast). x <op>
+# y on arrays of one shape whose promotion converts them (int32 + float32) runs as one jit
+# (its cache hit in C too).
+_BOOL = np.dtype(bool)
+_HALF = frozenset(map(np.dtype, (np.float16, jnp.bfloat16)))
+_ARITH_KEEP = KEEP_ANY - {_BOOL}
 _ORDER_KEEP = frozenset(d for d in KEEP_ANY if d.kind != "c")
 _FAST = [("add", AddOp, _ARITH_KEEP), ("sub", SubOp, _ARITH_KEEP),
          ("mul", MulOp, _ARITH_KEEP), ("lt", LtOp, _ORDER_KEEP), ("le", LeOp, _ORDER_KEEP),
@@ -242,15 +290,18 @@ _FAST = [("add", AddOp, _ARITH_KEEP), ("sub", SubOp, _ARITH_KEEP),
 for _op, _opcls, _keep in _FAST:
     _fn = _OPERATORS.get(_op) or _COMPARISONS[_op]
     _METHODS[f"__{_op}__"] = fast_op(_METHODS[f"__{_op}__"], _opcls, _keep,
-                                     scalar_learner(_fn))
+                                     _numpy_learner(scalar_learner(_fn)), numpy_scalars=True,
+                                     pair=_pair_learner(_fn))
     if _op in _OPERATORS:
-        _METHODS[f"__r{_op}__"] = fast_op(_METHODS[f"__r{_op}__"], _opcls, _keep,
-                                          scalar_learner(_fn, True), True)
+        _METHODS[f"__r{_op}__"] = fast_op(
+            _METHODS[f"__r{_op}__"], _opcls, _keep,
+            _numpy_learner(scalar_learner(_fn, True)), True, numpy_scalars=True)
 # (the scalar constants those C memos hold are mjax's, not the user's: jax.live_arrays)
 _FAST_OPS = [m for m in _METHODS.values() if hasattr(m, "memo")]
+_SCALAR_KEYS = NUMPY_SCALARS | {int, float}
 registration.INTERNAL_ARRAYS.append(lambda: [
     entry[4] for op in _FAST_OPS for key, entry in list(op.memo.items())
-    if key is int or key is float])
+    if key in _SCALAR_KEYS])
 install(ArrayMethods, _METHODS)
 install(Array, {"__array_namespace__": _array_namespace})
 

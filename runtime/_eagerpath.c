@@ -16,50 +16,39 @@
  * binds opcls; `keep` (a frozenset of dtypes, or None) then also asks that all operands
  * have one aval, not weakly typed, of a dtype in `keep`: the condition under which a jnp
  * function or array operator is that one op (its promotion and broadcasting change
- * nothing). Anything else, and any failed execution, calls `fallback` with the same
- * arguments, so results and errors are the Python path's. Only the CPython C API is used;
- * the package works without this module.
+ * nothing). With `learn`, `f(x, s)` for such an x and a Python int/float s (`numpy`: or a
+ * NumPy scalar) is the op on x and the constant learn(x, s) gives (memo per scalar type).
+ * With `pair`, `f(x, y)` for Arrays whose avals differ is the call of the function (a
+ * cached jit) pair(x, y) gives (memo: the last pair of avals); docs/performance.md,
+ * "Eager ops, fourth pass". Anything else, and any failed execution, calls `fallback`
+ * with the same arguments, so results and errors are the Python path's. Only the CPython
+ * C API is used (runtime/_mjax_fast.h: what it shares with _fastpath.c); the package
+ * works without this module.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "_mjax_fast.h"   /* array_type, Array's slots, new_array, quiet_state */
 
-static PyTypeObject *array_type = NULL, *aval_type = NULL;
+static PyTypeObject *aval_type = NULL;
 static PyObject *config_obj = NULL, *trace_state = NULL, *cache = NULL, *validate = NULL;
 static PyObject *ok_key = NULL, *bad_key = NULL;   /* the last epochs validate() judged */
-static Py_ssize_t off_buf = -1, off_aval = -1, off_npy = -1, off_sharding = -1;
-static Py_ssize_t off_dtype = -1, off_weak = -1;
+static Py_ssize_t off_dtype = -1, off_weak = -1;   /* ShapedArray's slots */
 static PyObject *plain_types = NULL;   /* param value types hashable() keeps as they are */
+static PyObject *numpy_scalars = NULL;   /* NumPy scalar types (np.float32, ...) */
 static unsigned long generation = 0;   /* bumped by invalidate() (eager.clear_cache) */
-static PyObject *s_trace_key, *s_n_overrides, *s_stack, *s_consume, *empty_tuple;
+static PyObject *s_trace_key, *s_n_overrides, *s_stack, *s_consume, *s_pair, *empty_tuple;
 
-#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 #define MAXARGS 8
-
-static Py_ssize_t slot_offset(PyTypeObject *tp, const char *name) {
-    PyObject *d = PyDict_GetItemString(tp->tp_dict, name);   /* borrowed */
-    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type) ||
-            ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
-        PyErr_Format(PyExc_TypeError, "_eagerpath: %s.%s is not an object slot",
-                     tp->tp_name, name);
-        return -1;
-    }
-    return ((PyMemberDescrObject *)d)->d_member->offset;
-}
 
 static PyObject *setup(PyObject *mod, PyObject *args) {
     PyObject *atype, *vtype, *cfg, *ts, *c, *val;
     if (!PyArg_ParseTuple(args, "O!O!OOO!O", &PyType_Type, &atype, &PyType_Type, &vtype,
                           &cfg, &ts, &PyDict_Type, &c, &val))
         return NULL;
-    PyTypeObject *at = (PyTypeObject *)atype, *vt = (PyTypeObject *)vtype;
-    Py_ssize_t b = slot_offset(at, "_buf"), a = slot_offset(at, "aval"),
-               n = slot_offset(at, "_npy"), s = slot_offset(at, "_sharding"),
-               d = slot_offset(vt, "dtype"), w = slot_offset(vt, "weak_type");
-    if (b < 0 || a < 0 || n < 0 || s < 0 || d < 0 || w < 0)
+    PyTypeObject *vt = (PyTypeObject *)vtype;
+    Py_ssize_t d = slot_offset(vt, "dtype", "_eagerpath"),
+               w = slot_offset(vt, "weak_type", "_eagerpath");
+    if (d < 0 || w < 0 || array_slots_setup((PyTypeObject *)atype, "_eagerpath") < 0)
         return NULL;
-    off_buf = b; off_aval = a; off_npy = n; off_sharding = s; off_dtype = d; off_weak = w;
-    Py_INCREF(atype); Py_XSETREF(array_type, at);
+    off_dtype = d; off_weak = w;
     Py_INCREF(vtype); Py_XSETREF(aval_type, vt);
     Py_INCREF(cfg); Py_XSETREF(config_obj, cfg);
     Py_INCREF(ts); Py_XSETREF(trace_state, ts);
@@ -80,6 +69,16 @@ static PyObject *set_plain_types(PyObject *mod, PyObject *types) {
     Py_RETURN_NONE;
 }
 
+static PyObject *set_numpy_scalars(PyObject *mod, PyObject *types) {
+    if (!PyFrozenSet_CheckExact(types)) {
+        PyErr_SetString(PyExc_TypeError, "set_numpy_scalars: a frozenset of types");
+        return NULL;
+    }
+    Py_INCREF(types);
+    Py_XSETREF(numpy_scalars, types);
+    Py_RETURN_NONE;
+}
+
 static PyObject *invalidate(PyObject *mod, PyObject *unused) {
     generation++;
     Py_CLEAR(ok_key); Py_CLEAR(bad_key);
@@ -95,6 +94,10 @@ typedef struct {
                              scalar_call's memo */
     PyObject *learn;      /* (x, scalar) -> the scalar's constant or None, or NULL */
     int reflected;        /* f(x, s) is bind(opcls, constant, x) (x.__radd__(s) = s + x) */
+    int numpy;            /* learn also takes NumPy scalars (set_numpy_scalars' types) */
+    PyObject *pair;       /* (x, y) -> the function the call is, or None; or NULL */
+    PyObject *fused;      /* (*arrays, **plain) -> the jit the call is, or None; or NULL */
+    PyObject *needs_values;   /* the errors after which that jit never takes the call */
     Py_ssize_t hits;      /* calls the C path completed (for tests) */
     PyObject *dict;       /* __dict__: __name__, __doc__, ... (functools.update_wrapper) */
     vectorcallfunc vectorcall;
@@ -103,15 +106,7 @@ typedef struct {
 /* The config epoch if eager ops may run here without Python (a new reference), else NULL
  * (no error set). */
 static PyObject *fast_epoch(void) {
-    PyObject *t = PyObject_GetAttr(trace_state, s_stack);
-    int busy = t == NULL || !PyList_CheckExact(t) || PyList_GET_SIZE(t) != 0;
-    Py_XDECREF(t);
-    if (busy)
-        return NULL;
-    t = PyObject_GetAttr(config_obj, s_n_overrides);
-    busy = t == NULL || !PyLong_CheckExact(t) || PyLong_AsLong(t) != 0;
-    Py_XDECREF(t);
-    if (busy)
+    if (!quiet_state(config_obj, trace_state, s_stack, s_n_overrides))
         return NULL;
     PyObject *key = PyObject_GetAttr(config_obj, s_trace_key);
     if (key == NULL || key == ok_key)
@@ -220,16 +215,11 @@ static PyObject *run_entry(EagerOp *self, PyObject *entry, PyObject *const *ops,
     if (no != 1 && wrapped == NULL)
         goto done;
     for (Py_ssize_t i = 0; i < no; i++) {
-        PyObject *o = array_type->tp_alloc(array_type, 0);
+        PyObject *o = new_array(PyList_GET_ITEM(outs, i), PyList_GET_ITEM(out_avals, i));
         if (o == NULL) {
             Py_XDECREF(wrapped);
             goto done;
         }
-        Py_INCREF(PyList_GET_ITEM(outs, i)); SLOT(o, off_buf) = PyList_GET_ITEM(outs, i);
-        Py_INCREF(PyList_GET_ITEM(out_avals, i));
-        SLOT(o, off_aval) = PyList_GET_ITEM(out_avals, i);
-        Py_INCREF(Py_None); SLOT(o, off_npy) = Py_None;
-        Py_INCREF(Py_None); SLOT(o, off_sharding) = Py_None;
         if (no == 1)
             ret = o;
         else
@@ -237,7 +227,6 @@ static PyObject *run_entry(EagerOp *self, PyObject *entry, PyObject *const *ops,
     }
     if (no != 1)
         ret = wrapped;
-    self->hits++;
 done:
     /* (a failure after the execution cannot happen short of memory errors; the
      * fallback would then run the op once more, which has no other effect) */
@@ -248,8 +237,7 @@ done:
 /* An operand the C path takes: an Array on its own device whose aval (returned,
  * borrowed) is, with `keep`, not weak and of a dtype in keep. */
 static PyObject *operand_aval(EagerOp *self, PyObject *x, int check_keep) {
-    if (Py_TYPE(x) != array_type || SLOT(x, off_sharding) != Py_None ||
-            SLOT(x, off_buf) == NULL)
+    if (!plain_array(x))
         return NULL;
     PyObject *av = SLOT(x, off_aval);
     if (av == NULL || !check_keep)
@@ -260,8 +248,8 @@ static PyObject *operand_aval(EagerOp *self, PyObject *x, int check_keep) {
     return av;
 }
 
-/* Whether Python scalars a and b (exact int or float, one type) are the same key: equal
- * ints, or floats with the same bits (-0.0 is not 0.0). */
+/* Whether scalars a and b are the same key: one type, and equal ints, floats with the same
+ * bits (-0.0 is not 0.0), or NumPy scalars with the same bytes. */
 static int same_scalar(PyObject *a, PyObject *b) {
     if (Py_TYPE(a) != Py_TYPE(b))
         return 0;
@@ -269,7 +257,29 @@ static int same_scalar(PyObject *a, PyObject *b) {
         double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
         return memcmp(&x, &y, sizeof x) == 0;
     }
-    return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+    if (PyLong_CheckExact(a))
+        return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+    /* A NumPy scalar: its value's bytes (NaN payloads and signs of zero count). */
+    Py_buffer va, vb;
+    if (PyObject_GetBuffer(a, &va, PyBUF_SIMPLE) < 0)
+        return 0;
+    if (PyObject_GetBuffer(b, &vb, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&va);
+        return 0;
+    }
+    int same = va.len == vb.len && memcmp(va.buf, vb.buf, (size_t)va.len) == 0;
+    PyBuffer_Release(&va);
+    PyBuffer_Release(&vb);
+    return same;
+}
+
+/* A scalar operand scalar_call takes: an exact Python int or float, or (self->numpy) a
+ * NumPy scalar of set_numpy_scalars' types. */
+static int takes_scalar(EagerOp *self, PyObject *s) {
+    if (PyFloat_CheckExact(s) || PyLong_CheckExact(s))
+        return 1;
+    return self->numpy && numpy_scalars != NULL &&
+           PySet_Contains(numpy_scalars, (PyObject *)Py_TYPE(s)) == 1;
 }
 
 /* `array <op> Python scalar`: the op on the array and the scalar's constant, which
@@ -324,9 +334,122 @@ static PyObject *scalar_call(EagerOp *self, PyObject *x, PyObject *s) {
         ops[1] = x;
     }
     ret = run_entry(self, entry, ops, 2);
+    self->hits += ret != NULL;
 done:
     PyErr_Clear();
     Py_DECREF(epoch); Py_XDECREF(c); Py_XDECREF(entry);
+    return ret;
+}
+
+static int same_aval(PyObject *a, PyObject *b) {
+    return a == b || PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+}
+
+/* `x <op> y` on Arrays whose avals are not one aval of `keep` (int32 + float32, x * weak):
+ * pair(x, y) gives the function (a cached jit: the Python path's promotion and the op as
+ * one program) the call is, or None. Memo (the last pair of avals): (epoch, generation,
+ * aval x, aval y, function or None: the Python path). */
+static PyObject *pair_call(EagerOp *self, PyObject *x, PyObject *y) {
+    if (!plain_array(x) || !plain_array(y))
+        return NULL;
+    PyObject *ax = SLOT(x, off_aval), *ay = SLOT(y, off_aval);
+    PyObject *epoch = fast_epoch();
+    if (epoch == NULL)
+        return NULL;
+    PyObject *m = PyDict_GetItemWithError(self->memo, s_pair), *ret = NULL, *plan = NULL;
+    if (m != NULL && PyTuple_GET_ITEM(m, 0) == epoch &&
+            PyLong_AsUnsignedLong(PyTuple_GET_ITEM(m, 1)) == generation &&
+            same_aval(PyTuple_GET_ITEM(m, 2), ax) && same_aval(PyTuple_GET_ITEM(m, 3), ay)) {
+        Py_INCREF(m);
+        plan = m;
+    } else {
+        PyErr_Clear();
+        PyObject *fn = PyObject_CallFunctionObjArgs(self->pair, x, y, NULL);
+        if (fn == NULL)
+            goto done;
+        PyObject *gen = PyLong_FromUnsignedLong(generation);
+        plan = gen == NULL ? NULL : PyTuple_Pack(5, epoch, gen, ax, ay, fn);
+        Py_XDECREF(gen);
+        Py_DECREF(fn);
+        if (plan == NULL || PyDict_SetItem(self->memo, s_pair, plan) < 0)
+            goto done;
+    }
+    PyObject *fn = PyTuple_GET_ITEM(plan, 4);
+    if (fn == Py_None)   /* (a pair the Python path takes) */
+        goto done;
+    PyObject *ops[2] = {x, y};
+    ret = PyObject_Vectorcall(fn, ops, 2, NULL);
+    if (ret != NULL && Py_TYPE(ret) != array_type)
+        Py_CLEAR(ret);
+    self->hits += ret != NULL;
+done:
+    PyErr_Clear();
+    Py_DECREF(epoch); Py_XDECREF(plan);
+    return ret;
+}
+
+#define FUSED_MEMO_MAX 256
+
+/* A fused_when_eager function's call on Arrays with keyword arguments that are exact ints,
+ * bools, None or strings: the jit fused(*args, **kwargs) gives (what its Python `call`
+ * runs), called with the Arrays. Memo: (number of arrays, keyword names, then each value's
+ * type and value) -> the jit, or None after one of needs_values (the Python path). */
+static PyObject *fused_call(EagerOp *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs < 1 || nargs > MAXARGS)
+        return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (!plain_array(args[i]))
+            return NULL;
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *v = args[nargs + i];
+        if (!PyLong_CheckExact(v) && !PyBool_Check(v) && v != Py_None &&
+                !PyUnicode_CheckExact(v))
+            return NULL;
+    }
+    PyObject *epoch = fast_epoch();
+    if (epoch == NULL)
+        return NULL;
+    Py_DECREF(epoch);   /* (only its validity matters: each jit keys on the config) */
+    PyObject *key = PyTuple_New(2 + 2 * nk), *fn = NULL, *ret = NULL;
+    if (key == NULL)
+        goto done;
+    PyTuple_SET_ITEM(key, 0, PyLong_FromSsize_t(nargs));
+    Py_INCREF(kwnames != NULL ? kwnames : empty_tuple);
+    PyTuple_SET_ITEM(key, 1, kwnames != NULL ? kwnames : empty_tuple);
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *v = args[nargs + i];
+        Py_INCREF(Py_TYPE(v)); PyTuple_SET_ITEM(key, 2 + 2 * i, (PyObject *)Py_TYPE(v));
+        Py_INCREF(v); PyTuple_SET_ITEM(key, 3 + 2 * i, v);
+    }
+    if (PyTuple_GET_ITEM(key, 0) == NULL)
+        goto done;
+    fn = PyDict_GetItemWithError(self->memo, key);
+    if (fn != NULL) {
+        Py_INCREF(fn);
+    } else {
+        if (PyErr_Occurred())
+            goto done;
+        fn = PyObject_Vectorcall(self->fused, args, nargs, kwnames);
+        if (fn == NULL || fn == Py_None)   /* (None: not compiled yet, ask next time) */
+            goto done;
+        if (PyDict_GET_SIZE(self->memo) >= FUSED_MEMO_MAX)
+            PyDict_Clear(self->memo);
+        if (PyDict_SetItem(self->memo, key, fn) < 0)
+            goto done;
+    }
+    if (fn == Py_None)
+        goto done;
+    ret = PyObject_Vectorcall(fn, args, nargs, NULL);
+    if (ret == NULL && self->needs_values != NULL &&
+            PyErr_ExceptionMatches(self->needs_values) &&
+            PyDict_SetItem(self->memo, key, Py_None) < 0)
+        PyErr_Clear();
+    self->hits += ret != NULL;
+done:
+    PyErr_Clear();
+    Py_XDECREF(key); Py_XDECREF(fn);
     return ret;
 }
 
@@ -407,6 +530,7 @@ static PyObject *params_call(EagerOp *self, PyObject *opcls, PyObject *const *ar
             PyList_CheckExact(PyTuple_GET_ITEM(entry, 1))) {
         Py_INCREF(entry);
         ret = run_entry(self, entry, args, nargs);
+        self->hits += ret != NULL;
         Py_DECREF(entry);
     }
     PyErr_Clear();
@@ -418,6 +542,8 @@ static PyObject *params_call(EagerOp *self, PyObject *opcls, PyObject *const *ar
 static PyObject *fast_call(EagerOp *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
     PyObject *opcls = self->opcls;
+    if (self->fused != NULL)
+        return fused_call(self, args, nargs, kwnames);
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
         if (opcls != NULL || nargs < 2)
             return NULL;
@@ -428,8 +554,7 @@ static PyObject *fast_call(EagerOp *self, PyObject *const *args, Py_ssize_t narg
             return NULL;
         opcls = args[0];
         args++; nargs--;
-    } else if (self->learn != NULL && nargs == 2 &&
-               (PyFloat_CheckExact(args[1]) || PyLong_CheckExact(args[1]))) {
+    } else if (self->learn != NULL && nargs == 2 && takes_scalar(self, args[1])) {
         return scalar_call(self, args[0], args[1]);
     } else if (self->reflected) {   /* (x.__rsub__(y) is y - x: the Python path) */
         return NULL;
@@ -439,21 +564,25 @@ static PyObject *fast_call(EagerOp *self, PyObject *const *args, Py_ssize_t narg
     PyObject *avals[MAXARGS];
     for (Py_ssize_t i = 0; i < nargs; i++)
         if ((avals[i] = operand_aval(self, args[i], i == 0 && self->keep != NULL)) == NULL)
-            return NULL;
+            goto other_avals;
     /* With keep: one aval for all (checked once per aval object: the memo holds the
      * avals that passed). */
     for (Py_ssize_t i = 1; self->keep != NULL && i < nargs; i++)
         if (avals[i] != avals[0] && PyObject_RichCompareBool(avals[i], avals[0], Py_EQ) != 1)
-            return NULL;
+            goto other_avals;
     PyObject *epoch = fast_epoch();
     if (epoch == NULL)
         return NULL;
     PyObject *entry = find_entry(self, opcls, epoch, avals, nargs), *ret = NULL;
     if (entry != NULL)
         ret = run_entry(self, entry, args, nargs);
+    self->hits += ret != NULL;
     PyErr_Clear();
     Py_DECREF(epoch); Py_XDECREF(entry);
     return ret;
+other_avals:
+    PyErr_Clear();
+    return self->pair != NULL && nargs == 2 ? pair_call(self, args[0], args[1]) : NULL;
 }
 
 static PyObject *eagerop_vectorcall(PyObject *callable, PyObject *const *args,
@@ -470,10 +599,19 @@ static PyObject *eagerop_vectorcall(PyObject *callable, PyObject *const *args,
 
 static PyObject *eagerop_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     PyObject *fallback, *opcls = Py_None, *keep = Py_None, *learn = Py_None;
-    int reflected = 0;
-    if (!PyArg_ParseTuple(args, "O|OOOp:EagerOp", &fallback, &opcls, &keep, &learn,
-                          &reflected))
+    PyObject *pair = Py_None, *fused = Py_None, *needs_values = Py_None;
+    int reflected = 0, numpy = 0;
+    if (!PyArg_ParseTuple(args, "O|OOOppOOO:EagerOp", &fallback, &opcls, &keep, &learn,
+                          &reflected, &numpy, &pair, &fused, &needs_values))
         return NULL;
+    if (fused != Py_None && (opcls != Py_None || learn != Py_None || pair != Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "EagerOp: fused takes no op, learn or pair");
+        return NULL;
+    }
+    if (pair != Py_None && (keep == Py_None || reflected)) {
+        PyErr_SetString(PyExc_TypeError, "EagerOp: pair needs keep, and not reflected");
+        return NULL;
+    }
     if (learn != Py_None && keep == Py_None) {
         PyErr_SetString(PyExc_TypeError, "EagerOp: learn needs keep");
         return NULL;
@@ -499,6 +637,10 @@ static PyObject *eagerop_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (keep != Py_None) { Py_INCREF(keep); self->keep = keep; }
     if (learn != Py_None) { Py_INCREF(learn); self->learn = learn; }
     self->reflected = reflected;
+    self->numpy = numpy && learn != Py_None;
+    if (pair != Py_None) { Py_INCREF(pair); self->pair = pair; }
+    if (fused != Py_None) { Py_INCREF(fused); self->fused = fused; }
+    if (needs_values != Py_None) { Py_INCREF(needs_values); self->needs_values = needs_values; }
     self->vectorcall = eagerop_vectorcall;
     return (PyObject *)self;
 }
@@ -509,6 +651,9 @@ static int eagerop_traverse(EagerOp *self, visitproc visit, void *arg) {
     Py_VISIT(self->keep);
     Py_VISIT(self->memo);
     Py_VISIT(self->learn);
+    Py_VISIT(self->pair);
+    Py_VISIT(self->fused);
+    Py_VISIT(self->needs_values);
     Py_VISIT(self->dict);
     return 0;
 }
@@ -519,6 +664,9 @@ static int eagerop_clear(EagerOp *self) {
     Py_CLEAR(self->keep);
     Py_CLEAR(self->memo);
     Py_CLEAR(self->learn);
+    Py_CLEAR(self->pair);
+    Py_CLEAR(self->fused);
+    Py_CLEAR(self->needs_values);
     Py_CLEAR(self->dict);
     return 0;
 }
@@ -587,6 +735,8 @@ static PyMethodDef methods[] = {
      "setup(Array, ShapedArray, config, trace_state, cache, validate)."},
     {"set_plain_types", set_plain_types, METH_O,
      "The types of param values that eager.hashable leaves as they are."},
+    {"set_numpy_scalars", set_numpy_scalars, METH_O,
+     "The NumPy scalar types that EagerOps made with numpy=True take as scalar operands."},
     {"invalidate", invalidate, METH_NOARGS, "Forget every memo (the cache was cleared)."},
     {NULL, NULL, 0, NULL}
 };
@@ -603,6 +753,7 @@ PyMODINIT_FUNC PyInit__eagerpath(void) {
     INTERN(s_n_overrides, "_n_overrides");
     INTERN(s_stack, "stack");
     INTERN(s_consume, "consume_with_handlers");
+    INTERN(s_pair, "pair");
     if ((empty_tuple = PyTuple_New(0)) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);

@@ -10,62 +10,23 @@
  * `__call__` (the same checks, then the general path), so results and errors are the same.
  * Only the CPython C API is used; the package works without this module.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "_mjax_fast.h"   /* array_type, Array's slots, new_array, quiet_state */
 
-/* Set once by setup(): mjax.Array, the config object, the trace state, the pytree registry. */
-static PyTypeObject *array_type = NULL;
+/* Set once by setup(): the config object, the trace state, the pytree registry. */
 static PyObject *config_obj = NULL, *trace_state = NULL, *registry = NULL;
-/* Offsets of Array's slots `_buf`, `aval`, `_npy`, `_sharding`. */
-static Py_ssize_t off_buf = -1, off_aval = -1, off_npy = -1, off_sharding = -1;
 static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_n_overrides, *s_stack, *s_fast, *s_flatten,
     *s_consume, *s_unflatten;
-
-#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
-
-static Py_ssize_t slot_offset(PyTypeObject *tp, const char *name) {
-    PyObject *d = PyDict_GetItemString(tp->tp_dict, name);   /* borrowed */
-    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)) {
-        PyErr_Format(PyExc_TypeError, "_fastpath: %s.%s is not a slot", tp->tp_name, name);
-        return -1;
-    }
-    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
-    if (m->type != T_OBJECT_EX) {
-        PyErr_Format(PyExc_TypeError, "_fastpath: %s.%s is not an object slot", tp->tp_name,
-                     name);
-        return -1;
-    }
-    return m->offset;
-}
 
 static PyObject *setup(PyObject *mod, PyObject *args) {
     PyObject *atype, *cfg, *ts, *reg;
     if (!PyArg_ParseTuple(args, "O!OOO", &PyType_Type, &atype, &cfg, &ts, &reg))
         return NULL;
-    PyTypeObject *tp = (PyTypeObject *)atype;
-    Py_ssize_t b = slot_offset(tp, "_buf"), a = slot_offset(tp, "aval"),
-               n = slot_offset(tp, "_npy"), s = slot_offset(tp, "_sharding");
-    if (b < 0 || a < 0 || n < 0 || s < 0)
+    if (array_slots_setup((PyTypeObject *)atype, "_fastpath") < 0)
         return NULL;
-    off_buf = b; off_aval = a; off_npy = n; off_sharding = s;
-    Py_INCREF(atype); Py_XSETREF(array_type, tp);
     Py_INCREF(cfg); Py_XSETREF(config_obj, cfg);
     Py_INCREF(ts); Py_XSETREF(trace_state, ts);
     Py_INCREF(reg); Py_XSETREF(registry, reg);
     Py_RETURN_NONE;
-}
-
-/* A new mjax.Array over `buf` (as Array(buf, aval) does, without running __init__). */
-static PyObject *new_array(PyObject *buf, PyObject *aval) {
-    PyObject *o = array_type->tp_alloc(array_type, 0);
-    if (o == NULL)
-        return NULL;
-    Py_INCREF(buf); SLOT(o, off_buf) = buf;
-    Py_INCREF(aval); SLOT(o, off_aval) = aval;
-    Py_INCREF(Py_None); SLOT(o, off_npy) = Py_None;
-    Py_INCREF(Py_None); SLOT(o, off_sharding) = Py_None;
-    return o;
 }
 
 /* Make an Array, for tests: the C construction must equal Array(buf, aval). */
@@ -204,14 +165,8 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     if (tmp == NULL || tmp != PyList_GET_ITEM(memo, 0))
         goto miss;
     Py_CLEAR(tmp);
-    tmp = PyObject_GetAttr(config_obj, s_n_overrides);
-    if (tmp == NULL || !PyLong_CheckExact(tmp) || PyLong_AsLong(tmp) != 0)
+    if (!quiet_state(config_obj, trace_state, s_stack, s_n_overrides))
         goto miss;
-    Py_CLEAR(tmp);
-    tmp = PyObject_GetAttr(trace_state, s_stack);
-    if (tmp == NULL || !PyList_CheckExact(tmp) || PyList_GET_SIZE(tmp) != 0)
-        goto miss;
-    Py_CLEAR(tmp);
     PyObject *tree = PyList_GET_ITEM(memo, 1);
     PyObject *const *leaves;
     Py_ssize_t n;

@@ -82,8 +82,8 @@ multiply = _binary("multiply",
                    lambda a, b: lax.and_(a, b) if a.dtype == _BOOL else lax.mul(a, b),
                    op=_ops.MulOp, keep=_ARITH)
 true_divide = divide = fused_when_eager(_binary("true_divide", lax.div, inexact=True))
-maximum = _binary("maximum", lax.max)
-minimum = _binary("minimum", lax.min)
+maximum = _binary("maximum", lax.max, op=_ops.MaxOp, keep=KEEP_ANY)
+minimum = _binary("minimum", lax.min, op=_ops.MinOp, keep=KEEP_ANY)
 arctan2 = fused_when_eager(_binary("arctan2", lax.atan2, inexact=True))
 equal = _binary("equal", lax.eq, op=_ops.EqOp, keep=KEEP_ANY)
 not_equal = _binary("not_equal", lax.ne, op=_ops.NeOp, keep=KEEP_ANY)
@@ -104,10 +104,11 @@ less = _binary("less", _lexicographic(lax.lt), op=_ops.LtOp, keep=_ORDER)
 less_equal = _binary("less_equal", _lexicographic(lax.le), op=_ops.LeOp, keep=_ORDER)
 greater = _binary("greater", _lexicographic(lax.gt), op=_ops.GtOp, keep=_ORDER)
 greater_equal = _binary("greater_equal", _lexicographic(lax.ge), op=_ops.GeOp, keep=_ORDER)
-bitwise_and = _binary("bitwise_and", lax.and_)
-bitwise_or = _binary("bitwise_or", lax.or_)
-bitwise_xor = _binary("bitwise_xor", lax.xor)
-left_shift = _binary("left_shift", lax.shift_left)
+_BITS = frozenset(d for d in KEEP_ANY if d.kind in "biu")   # (bitwise ops' dtypes)
+bitwise_and = _binary("bitwise_and", lax.and_, op=_ops.AndOp, keep=_BITS)
+bitwise_or = _binary("bitwise_or", lax.or_, op=_ops.OrOp, keep=_BITS)
+bitwise_xor = _binary("bitwise_xor", lax.xor, op=_ops.XorOp, keep=_BITS)
+left_shift = _binary("left_shift", lax.shift_left, op=_ops.ShiftLeftOp, keep=_BITS - {_BOOL})
 
 
 def _right_shift(a, b):
