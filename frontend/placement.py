@@ -130,6 +130,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 def _put_leaf(leaf, target, S):
     if isinstance(leaf, Tracer):
+        if isinstance(target, S.NamedSharding):     # (inside a program: a reshard)
+            return registration.DEVICE_PUT_TRACED(leaf, target)
         return leaf
     if isinstance(target, Format):
         return _put_format(leaf, target, S)

@@ -77,6 +77,10 @@ ACCUMULATE_INTO_REF = Slot("ACCUMULATE_INTO_REF", "mjax.ref")
 SUM_OF_PARTIALS = Slot("SUM_OF_PARTIALS", "mjax.unreduced")
 DEVICE_PUT_UNREDUCED = Slot("DEVICE_PUT_UNREDUCED", "mjax.unreduced")
 
+# reshard(tracer, named_sharding) -> tracer (mjax.lax.sharding): device_put of a traced
+# value to a NamedSharding lays it out so inside the program, as JAX's device_put in jit.
+DEVICE_PUT_TRACED = Slot("DEVICE_PUT_TRACED", "mjax.lax.sharding")
+
 # key_array_of_abstract(ShapeDtypeStruct with a key dtype) -> a key array over the abstract
 # uint32 data (mjax.prng): eval_shape / jit(...).lower take abstract key arguments as JAX's.
 KEY_ARRAY_OF_ABSTRACT = Slot("KEY_ARRAY_OF_ABSTRACT", "mjax.prng")

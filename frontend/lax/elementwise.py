@@ -732,11 +732,9 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     aval = aval_of_value(x)
     if dtype is None and aval.weak_type:
         value = convert_element_type(fill_value, aval.dtype, weak_type=True)
-        out = broadcast_in_dim(value, tuple(as_dim(d) for d in (
-            aval.shape if shape is None else shape)), ())
-        if sharding is not None:
-            out = apply_out_sharding(out, sharding)
-        return out
+        out = broadcast_in_dim(value, tuple(map(as_dim, aval.shape if shape is None
+                                                else shape)), ())
+        return out if sharding is None else apply_out_sharding(out, sharding)
     shape = aval.shape if shape is None else shape
     if sharding is None:
         sharding = layout_like(x, shape)
@@ -748,14 +746,12 @@ def layout_like(a, shape):
     array's multi-device sharding if the shapes match or `a` is replicated; a committed
     one-device array's sharding if the shapes match; else None."""
     sharding = None if isinstance(a, Tracer) else getattr(a, "sharding", None)
-    if sharding is not None and len(sharding.device_set) == 1:
-        committed = getattr(a, "_committed", False)
-        return sharding if committed and tuple(shape) == tuple(a.shape) else None
-    if not isinstance(sharding, NamedSharding):
+    if sharding is None or tuple(shape) != tuple(a.shape) and (
+            len(sharding.device_set) == 1 or not sharding.is_fully_replicated):
         return None
-    if tuple(shape) != tuple(a.shape) and not sharding.is_fully_replicated:
-        return None
-    return sharding
+    if len(sharding.device_set) == 1:
+        return sharding if getattr(a, "_committed", False) else None
+    return sharding if isinstance(sharding, NamedSharding) else None
 
 
 def zeros_like_array(x):

@@ -10,7 +10,7 @@ import contextlib
 import functools
 import inspect
 
-from mjax import trace_trees, tree_util
+from mjax import registration, trace_trees, tree_util
 from mjax.core import RegionTrace, at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import ShardingConstraintOp
 from mjax.dialect.ops.structural import LayoutConstraintOp
@@ -236,3 +236,6 @@ def takes_out_sharding(f):
 
 
 __all__ = ["with_sharding_constraint", "constraint_params", "reshard", "pin_unreduced"]
+
+
+registration.DEVICE_PUT_TRACED.fill(lambda x, s: constrain_unchecked(x, s))

@@ -94,3 +94,21 @@ def test_devices_error_names_the_jit_arguments():
                            "argument u of test_devices_error_names_the_jit_arguments."
                            "<locals>.add with shape float32[2] and with device ids [1] on "
                            "platform CPU and argument v of ")
+
+
+def test_device_put_inside_jit_lays_the_value_out():
+    # (JAX's device_put of a traced value to a NamedSharding: the program lays it out so)
+    import mjax
+    import mjax.numpy as jnp
+    import numpy as np
+    devices = mjax.devices()
+    assert len(devices) >= 4
+    mesh = mjax.make_mesh((4,), ("x",), devices=devices[:4],
+                          axis_types=(mjax.sharding.AxisType.Auto,))
+    target = mjax.sharding.NamedSharding(mesh, mjax.P("x"))
+    out = mjax.jit(lambda v: mjax.device_put(v * 2, target))(jnp.arange(8.0))
+    np.testing.assert_array_equal(np.asarray(out), np.arange(8.0) * 2)
+    assert out.sharding.spec == mjax.P("x")
+    assert sorted(d.id for d in out.devices()) == [d.id for d in devices[:4]]
+    assert [s.index for s in sorted(out.addressable_shards, key=lambda s: s.device.id)] == \
+        [(slice(2 * i, 2 * i + 2),) for i in range(4)]
