@@ -168,6 +168,16 @@ def _static_differences(new, old) -> list:
 _MISSING = object()
 
 
+def describer(fun, name, tree, static_key):
+    """How an error names argument leaf k of a call of `fun`: JAX's "x of f", "p['w'] of
+    f" (the devices errors)."""
+    def describe(k):
+        names = arg_names(fun, tree, static_key)
+        leaf = names[k] if k < len(names) else f"args[{k}]"
+        return f"{leaf} of {getattr(fun, '__qualname__', name)}"
+    return describe
+
+
 def arg_names(fun, tree, static_key) -> list:
     """The name of each input leaf, as JAX's debug info names them: the parameter it is
     passed to, then its path inside that argument."""

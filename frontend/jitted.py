@@ -31,12 +31,12 @@ from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, ke
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
-from mjax.cache_miss_log import arg_names, explain_cache_miss
+from mjax.cache_miss_log import arg_names, describer, explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo, name_as_jax, refuse_symbolic
 from mjax.passes.user_passes import PassList, pass_list
-from mjax.placement import commit, committed_device, default_device, on_device
+from mjax.placement import commit_tree, committed_device, default_device, on_device
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
 from mjax.sharding_impls import NamedSharding, P, current_mesh
@@ -441,7 +441,8 @@ class Jitted:
         committed = None
         if config.read("jax_default_device") is None:
             # (arguments committed to a device: run there, results committed, as JAX)
-            committed = committed_device(leaves, self._describer(in_tree, static_key))
+            committed = committed_device(leaves, describer(self.fun, self._name, in_tree,
+                                                           static_key))
             if committed is not None and committed != entry.executable.devices[0]:
                 return self._call_on(committed, args, kwargs)
         if entry.refs:
@@ -461,16 +462,8 @@ class Jitted:
             raise_if_deleted_by_user(leaves)
             raise
         if committed is not None:
-            return _committed(self._results(entry, outs, args, kwargs))
+            return commit_tree(self._results(entry, outs, args, kwargs))
         return self._results(entry, outs, args, kwargs)
-
-    def _describer(self, in_tree, static_key):
-        """How the devices error names argument k: JAX's "x of f", "p['w'] of f"."""
-        def describe(k):
-            names = arg_names(self.fun, in_tree, static_key)
-            name = names[k] if k < len(names) else f"args[{k}]"
-            return f"{name} of {getattr(self.fun, '__qualname__', self._name)}"
-        return describe
 
     def _run_with_refs(self, entry, leaves, avals):
         """A call of a program over refs: each Ref's current value goes in, its final
@@ -507,7 +500,7 @@ class Jitted:
         """The call run with `device` as the default device; its results committed there."""
         with config.override(jax_default_device=device):
             result = self._call(args, kwargs)
-        return _committed(result)
+        return commit_tree(result)
 
     def _call_spmd(self, args, dyn_args, dyn_kwargs, static_key, leaves, in_tree, avals,
                    donated):
@@ -637,6 +630,9 @@ class Jitted:
                 entry.constraint_mesh = mesh
                 mesh_layout = (spmd.replicated_over(mesh, traced.in_avals), mesh)
         if mesh_layout is not None:
+            leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))
+            spmd.check_constraint_devices(traced.module, mesh_layout[1], leaves, describer(
+                self.fun, self._name, traced.in_tree, static_key))
             return self._compile_spmd(traced, entry, donated, *mesh_layout)
         out_avals = traced.out_avals + ref_slots(entry, traced, self.fun)
         text = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,

@@ -290,6 +290,12 @@ def commit(arrays):
     return arrays
 
 
+def commit_tree(result):
+    """`result` (a pytree), its Arrays marked committed (a call on committed arguments)."""
+    commit([x for x in trace_trees.tree_leaves(result) if type(x) is Array])
+    return result
+
+
 def mark_committed(x):
     """`x` (an Array) committed to its devices. A committed array carries its sharding
     object, which keeps it off the fast paths of jit and eager ops (they serve arrays

@@ -104,6 +104,11 @@ def hlo_sharding(mesh_axes, mesh_shape, spec):
     return xc.HloSharding.from_proto(op)
 
 
+# A discardable attribute on a sharding constraint that a device_put inside a program made
+# (errors name it as JAX's do: "device_put inside jit").
+DEVICE_PUT_MARK = "mjax.device_put"
+
+
 class ShardingConstraintOp(JaxprOp, name="sharding_constraint"):
     """The identity, asking that its result be laid out as `spec` over the mesh.
     JAX: lax.sharding_constraint_p (jax.lax.with_sharding_constraint)."""
@@ -125,6 +130,6 @@ class ShardingConstraintOp(JaxprOp, name="sharding_constraint"):
 
 SHARDING_OPS = (ShardingConstraintOp,)
 
-__all__ = ["ShardingConstraintOp", "SHARDING_OPS", "DimSpec", "UNCONSTRAINED", "dim_axes",
+__all__ = ["DEVICE_PUT_MARK", "ShardingConstraintOp", "SHARDING_OPS", "DimSpec", "UNCONSTRAINED", "dim_axes",
            "check_layout",
            "tile_array", "hlo_sharding"]

@@ -10,9 +10,11 @@ import contextlib
 import functools
 import inspect
 
+from jaxlib.mlir import ir
+
 from mjax import registration, trace_trees, tree_util
 from mjax.core import RegionTrace, at_user_line, aval_of_value, bind, current_trace
-from mjax.dialect.ops.sharding import ShardingConstraintOp
+from mjax.dialect.ops.sharding import DEVICE_PUT_MARK, ShardingConstraintOp
 from mjax.dialect.ops.structural import LayoutConstraintOp
 from mjax.layout import AutoLayoutSingleton, Format, Layout
 from mjax.placement import device_put
@@ -238,4 +240,14 @@ def takes_out_sharding(f):
 __all__ = ["with_sharding_constraint", "constraint_params", "reshard", "pin_unreduced"]
 
 
-registration.DEVICE_PUT_TRACED.fill(lambda x, s: constrain_unchecked(x, s))
+def _device_put_traced(x, s: NamedSharding):
+    """device_put of a traced value: a reshard, its constraint marked as device_put's."""
+    out = constrain_unchecked(x, s)
+    owner = getattr(getattr(out, "value", None), "owner", None)
+    op = getattr(owner, "operation", owner)
+    if isinstance(op, ir.Operation) and op.name == ShardingConstraintOp.OPERATION_NAME:
+        op.attributes[DEVICE_PUT_MARK] = ir.UnitAttr.get(op.context)
+    return out
+
+
+registration.DEVICE_PUT_TRACED.fill(_device_put_traced)

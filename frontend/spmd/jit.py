@@ -24,17 +24,19 @@ from mjax.config import config
 from mjax.core import to_numpy
 from mjax.dialect import attributes as A
 from mjax.dialect import context
-from mjax.dialect.ops.sharding import ShardingConstraintOp
+from mjax.dialect.ops.sharding import DEVICE_PUT_MARK, ShardingConstraintOp
 from mjax.lowering import (alias_donated_inputs, clone_module, compile_pipeline,
                            lower_module, step_names)
 from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
+from mjax.passes.registry import format_location
 from mjax.placement import put_sharded
 from mjax.runtime import get_backend
 from mjax.sharding_impls import (AbstractMesh, Mesh, current_mesh, NamedSharding, P, Sharding,
                                  SingleDeviceSharding, as_sharding, named_from_hlo,
                                  reshaped_mesh)
 from mjax.sharding_types import partial_axes, spec_entry, typeof_array
+from mjax.source_info import FUNCTION_AT
 from mjax.unreduced import device_put_unreduced, unreduced_of, without_reduced
 
 
@@ -67,6 +69,35 @@ def constraint_mesh(module):
     devices = np.empty(len(ids), dtype=object)
     devices[:] = [by_id[i] for i in ids]
     return Mesh(devices.reshape(shape), axes)
+
+
+def check_constraint_devices(module, mesh, leaves, describe) -> None:
+    """JAX's error for a device_put or sharding constraint inside a jit laying a value
+    out over other devices than the mesh its sharded arguments are on; `describe(k)`
+    names argument k ("x of f")."""
+    want = sorted(int(d.id) for d in mesh.devices.flat)
+    for op in nested_ops(module):
+        if op.name != ShardingConstraintOp.OPERATION_NAME:
+            continue
+        p = op.opview.params
+        ids = list(p["device_ids"] or range(int(np.prod(p["mesh_shape"]))))
+        if sorted(ids) == want:
+            continue
+        k, x = next((k, x) for k, x in enumerate(leaves) if type(x) is Array and
+                    isinstance(x._sharding, NamedSharding) and
+                    sorted(d.id for d in x._sharding.mesh.devices.flat) == want)
+        shape = typeof_array(x).str_short()
+        shape = x.dtype.name + shape[shape.index("["):]
+        what = "device_put" if DEVICE_PUT_MARK in op.attributes else "sharding_constraint"
+        where = format_location(op.location)
+        file, line, col = where.rsplit(":", 2)
+        function = FUNCTION_AT.get((file, int(line), int(col)), "?")
+        platform = mesh.devices.flat[0].platform.upper()
+        raise ValueError(
+            f"Received incompatible devices for jitted computation. Got argument "
+            f"{describe(k)} with shape {shape} and with device ids {want} on platform "
+            f"{platform} and {what} inside jit with device ids {ids} on platform "
+            f"{platform} at {file}:{line}:{int(col) - 1} ({function})")
 
 
 def replicated_over(mesh, leaves) -> tuple:

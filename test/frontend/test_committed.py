@@ -112,3 +112,33 @@ def test_device_put_inside_jit_lays_the_value_out():
     assert sorted(d.id for d in out.devices()) == [d.id for d in devices[:4]]
     assert [s.index for s in sorted(out.addressable_shards, key=lambda s: s.device.id)] == \
         [(slice(2 * i, 2 * i + 2),) for i in range(4)]
+
+
+def test_device_put_inside_jit_to_other_devices_is_jax_error():
+    import jax as real
+    import mjax
+    import numpy as np
+
+    def program(lib):
+        devices = lib.devices()
+        auto = (lib.sharding.AxisType.Auto,)
+        a = lib.make_mesh((4,), ("x",), devices=devices[:4], axis_types=auto)
+        b = lib.make_mesh((4,), ("x",), devices=devices[4:8], axis_types=auto)
+        NS = lib.sharding.NamedSharding
+        xa = lib.device_put(np.arange(8.0), NS(a, lib.P("x")))
+
+        def f(x):
+            return lib.device_put(x, NS(b, lib.P("x")))
+
+        def g(x):
+            return lib.lax.with_sharding_constraint(x * 2, NS(b, lib.P()))
+        messages = []
+        for fn in (f, g):
+            try:
+                lib.jit(fn)(xa)
+            except ValueError as e:     # (the same source lines: the same locations)
+                messages.append(str(e))
+        return messages
+    mine, theirs = program(mjax), program(real)
+    assert len(mine) == len(theirs) == 2
+    assert mine == theirs

@@ -325,9 +325,6 @@ KNOWN.update({
     ("placement_201", 7): "an op on an array committed to a NamedSharding over a 1-device "
                           "mesh: mjax's result has a SingleDeviceSharding, JAX's keeps the "
                           "NamedSharding (results on one device do not keep the mesh)",
-    ("placement_201", 10): "device_put inside jit to a mesh on other devices than the "
-                           "argument's: mjax moves the value, JAX refuses it (ValueError "
-                           "'incompatible devices')",
 })
 TUTORIALS.update({"xla_metadata": "", "debugging_flags": "", "profiling": "",
                   "device_memory_profiling": "", "constants": ""})
