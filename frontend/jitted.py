@@ -726,12 +726,6 @@ class Jitted:
         return functools.partial(self, obj)
 
 
-def _committed(result):
-    """`result`, its arrays marked committed (a call on committed arguments)."""
-    commit([x for x in trace_trees.tree_leaves(result) if type(x) is Array])
-    return result
-
-
 def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,
         static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
         device=None, backend=None, inline=False, compiler_options=None, passes=None):
