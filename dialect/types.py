@@ -161,6 +161,20 @@ class ShapedArray:
 
     at_least_vspace = to_tangent_aval   # (JAX's older name, still read by libraries)
 
+    # hijax's lowering interface (mjax/experimental/hijax_types.py): an array type is its
+    # own one lo type, and its values their own lo values.
+    def lo_ty(self) -> list:
+        return [self]
+
+    def lower_val(self, val) -> list:
+        return [val]
+
+    def raise_val(self, val):
+        return val
+
+    def normalize(self) -> "ShapedArray":
+        return self.strip_weak_type()
+
     def __eq__(self, other):
         return (isinstance(other, ShapedArray) and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type)

@@ -125,7 +125,6 @@ REASONS = {
     "jax.experimental.jax2tf.split_to_logical_devices": "TPU-sharding helper of jax2tf's "
                                                         "non-native path",
     "jax.experimental.EArray": "JAX's extended-dtype arrays (internal)",
-    "jax.experimental.cur_qdd": "JAX's hijax quasi-dynamic data (internal)",
     "jax.experimental.primal_tangent_dtype": "see jax.experimental.EArray",
     "jax.experimental.buffer_callback": f"{NOT_YET}: callbacks over device buffers",
     "jax.experimental.compute_on": "compute placement on host/device streams is not "
@@ -150,7 +149,6 @@ REASONS = {
     "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
-    "jax.profiler.*": f"{NOT_YET} in mjax.profiler (trace and annotations exist)",
     "jax.lax.linalg.*_p": _PRIMITIVE,
     "jax.lax.linalg.*": f"{NOT_YET} in mjax.lax.linalg",
     # ---- jax.extend and jax.interpreters (issue 21: user primitives come in part 2)

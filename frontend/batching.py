@@ -16,6 +16,8 @@ from mjax.dialect import ShapedArray
 from mjax.dialect.types import RefAval
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
+from mjax.dtypes import hitype_rules
+from mjax.hijax_lowering import check_vmap_hi
 from mjax.staging import call_args, emit
 from mjax.tracer import Tracer
 from mjax.traceback_util import api_boundary
@@ -198,6 +200,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                              f"len(args)={len(args)}")
         leaves, tree = trace_trees.tree_flatten((args, kwargs))
         axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
+        if hitype_rules:
+            check_vmap_hi(leaves, axes)
         avals = [_aval_unless_static(x, d, floats_static) for x, d in zip(leaves, axes)]
         axes = [_canonical_in_axis(a, d) for a, d in zip(avals, axes)]
         size = _mapped_size(fun, args, kwargs, avals, axes, axis_size)

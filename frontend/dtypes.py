@@ -427,6 +427,22 @@ pytype_aval_mappings.update({np.dtype(t).type: _array_aval for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
     np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)})
 
+# Python class -> the typeof function of its values, for hijax's high-level types
+# (mjax.experimental.hijax.register_hitype); hi_aval gives a value's hi type, or None.
+hitype_rules: dict = {}
+
+
+def hi_aval(x):
+    """The hi type (JAX: a HiType / MutableHiType aval) of a registered hijax value, else
+    None."""
+    if not hitype_rules:
+        return None
+    for base in type(x).__mro__:
+        rule = hitype_rules.get(base)
+        if rule is not None:
+            return rule(x)
+    return None
+
 
 def scalar_aval(x) -> ShapedArray:
     """The weakly typed aval of a Python scalar (bool: strongly typed)."""

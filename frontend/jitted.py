@@ -22,7 +22,8 @@ from mjax.config import config
 from mjax.core import _state as _trace_state
 from mjax.core import aval_of_value, bind, current_trace
 from mjax.dialect.types import RefAval
-from mjax.dtypes import to_numpy
+from mjax.dtypes import hitype_rules, to_numpy
+from mjax.hijax_lowering import hi_jit, jit_dispatch, jit_trace, lo_call
 from mjax.eager import (DEOPTIMIZED, hashable, locate_nonfinite, nonfinite_kind,
                         rerun_announced)
 from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_cache
@@ -395,6 +396,8 @@ class Jitted:
         shardings, config context managers, non-Array arguments)."""
         if config.read("jax_disable_jit"):
             return self.fun(*args, **kwargs)
+        if hitype_rules and not lo_call(self):    # (hijax values: mjax/hijax_lowering)
+            return jit_dispatch(self, Jitted, args, kwargs)
         if self._device is not None and config.read("jax_default_device") is not self._device:
             return self._call_on(self._device, args, kwargs)   # (jit(device=d))
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
@@ -682,6 +685,7 @@ class Jitted:
 
     # -- stages ----------------------------------------------------------------------------
     def trace(self, *args, **kwargs):
+        if hi_jit(self, args, kwargs): return jit_trace(self, Jitted, args, kwargs)  # noqa
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
         leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))

@@ -18,7 +18,7 @@ import threading
 from mjax.dialect.ops import collectives as C
 from mjax.dialect.ops.sharding import ShardingConstraintOp, dim_axes
 from mjax.dialect.types import KeyType, RefAval, ShapedArray, short_dtype_name
-from mjax.dtypes import aval_of_value
+from mjax.dtypes import aval_of_value, hi_aval
 from mjax.passes.rules.tables import SHARD
 from mjax.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
                                  get_abstract_mesh)
@@ -636,6 +636,9 @@ def _explicit_dims(x, ndim: int):
 def typeof(x):
     """The abstract value of `x` (shape, dtype, weak type, and for arrays the sharding
     their type carries). JAX: jax.typeof."""
+    hi = hi_aval(x)
+    if hi is not None:
+        return hi                               # (a hijax value: its registered type)
     if isinstance(getattr(x, "dtype", None), KeyType) and not hasattr(x, "aval"):
         return ShapedArray(x.shape, x.dtype)    # (a typed key array: key<fry>[...])
     # (Traced values: mjax decides layouts after tracing, so their types carry none.)

@@ -20,7 +20,8 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import KeyType, RefAval
-from mjax.dtypes import aval_of_value
+from mjax.dtypes import aval_of_value, hi_aval, hitype_rules
+from mjax.hijax_lowering import HiResultError, eval_shape_hi, has_hi
 from mjax.float0 import contains_float0, hide_float0
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_types import output_types, seed_trace_types, typeof_traced
@@ -89,6 +90,9 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
         # (a symbolic dimension returned is its value, as in JAX)
         out_leaves = [o.__jax_array__() if is_symbolic_dim(o) else o for o in out_leaves]
         for leaf in out_leaves:
+            if hitype_rules and hi_aval(leaf) is not None:
+                raise HiResultError(f"{getattr(fun, '__name__', fun)} returned a hijax "
+                                    f"value of type {hi_aval(leaf)!r}")
             if not (isinstance(leaf, (Tracer, Array, np.ndarray, np.generic, bool, int, float,
                                       complex)) or hasattr(leaf, "aval")):
                 raise TypeError(f"{getattr(fun, '__name__', fun)} returned a value of type "
@@ -137,6 +141,8 @@ def _check_tracer_leaks(trace, fun_name):
 def eval_shape(fun, *args, **kwargs):
     """Output shapes/dtypes of fun(*args) as ShapeDtypeStructs, without running it (an
     output that is a ShapeDtypeStruct already comes back as it is, as in JAX)."""
+    if hitype_rules and has_hi((args, kwargs)):
+        return eval_shape_hi(eval_shape, fun, args, kwargs)
     given: dict = {}
 
     def outputs(*a, **kw):

@@ -11,6 +11,8 @@ from mjax.core import aval_of_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
+from mjax.dtypes import hitype_rules
+from mjax.hijax_lowering import has_hi
 from mjax.staging import call_args, emit
 from mjax.traceback_util import api_boundary
 
@@ -52,6 +54,9 @@ def jvp(fun, primals, tangents, has_aux=False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
                         f"found {type(primals).__name__} and {type(tangents).__name__}.")
+    if hitype_rules and has_hi(tuple(primals)):
+        raise NotImplementedError("jvp with hijax primal values: mjax differentiates hi "
+                                  "values in reverse mode only (mjax/hijax_lowering.py)")
     p_leaves, p_tree = trace_trees.tree_flatten(tuple(primals))
     t_leaves, t_tree = trace_trees.tree_flatten(tuple(tangents))
     if p_tree != t_tree:

@@ -23,6 +23,8 @@ from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
+from mjax.dtypes import hitype_rules
+from mjax.hijax_lowering import CapturedHiError, has_hi, value_and_grad_hi, vjp_hi
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.jitted import Jitted
 from mjax.lax.sharding import pin_unreduced
@@ -190,7 +192,16 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     @_wraps(fun)
     @api_boundary
     def value_and_grad_f(*args, **kwargs):
-        return run(*args, **kwargs)
+        if not hitype_rules or getattr(fun, "_mjax_hi_lowered", False):
+            return run(*args, **kwargs)
+        hi = (value_and_grad, fun, argnums, has_aux, dict(holomorphic=holomorphic,
+              allow_int=allow_int), args, kwargs)    # (hijax values: mjax/hijax_lowering)
+        if has_hi((args, kwargs)):
+            return value_and_grad_hi(*hi)
+        try:
+            return run(*args, **kwargs)
+        except CapturedHiError:
+            return value_and_grad_hi(*hi)
     return value_and_grad_f
 
 
@@ -631,6 +642,8 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     _check_callable(fun)
+    if hitype_rules and has_hi(tuple(primals)):    # (hijax values: mjax/hijax_lowering)
+        return vjp_hi(vjp, fun, primals, has_aux)
     leaves = trace_trees.tree_leaves(tuple(primals))
     avals = [aval_of_value(x) for x in leaves]
     diff_args = tuple(i for i, a in enumerate(avals) if _is_inexact(a))

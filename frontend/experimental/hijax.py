@@ -1,31 +1,53 @@
-"""`mjax.experimental.hijax`: the names of JAX's hijax API, without its tracing machinery.
+"""`mjax.experimental.hijax`: JAX's hijax API (high-level types and their primitives).
 
 JAX 0.10's hijax lets a library define "high-level" types (immutable `HiType`s and mutable
 `MutableHiType`s) that flow through jit/grad/vmap as single values and lower to ordinary
-arrays, with `HiPrimitive`s that act on them. mjax does not implement that machinery: its
-dialect has no hi types and no lowering of them to arrays. This module exists so that
-libraries which *define* hijax types and primitives at import time but use them only when
-asked (flax.nnx's `Variable`, behind `flax_hijax_variable`, off by default) import and run
-on their ordinary path. Using a hi type or binding a `HiPrimitive` raises
-NotImplementedError naming what is missing.
+arrays, with `HiPrimitive`s that act on them. mjax keeps a hi value as the Python object
+its type's methods make (never an mjax tracer; inside a trace its fields are tracers) and
+lowers it at the boundary of each transformation (mjax/hijax_lowering.py):
 
-`VJPHiPrimitive` (user-defined primitives over ordinary arrays, JAX's custom-derivatives
-page) works: see mjax.experimental.hijax_vjp.
+- jit: a hi argument is lowered to its lo values (`lower_val`, or `read_loval` of its
+  current type state for a mutable type), traced, and raised again inside the trace
+  (`raise_val` / `new_from_loval`); hi results are lowered and raised outside; a mutable
+  argument's final lo state comes back as extra results and is written into the
+  caller's object (`update_from_loval`). A closed-over mutable value the function mutates
+  is taken over the same way (found on the first trace: CapturedHiError). Programs are
+  cached per hi types and type states. `jit(f).trace(...)`'s jaxpr shows lo values
+  (JAX's shows hi types, and `call_hi_primitive` equations).
+- binding a `HiPrimitive` applies its `to_lojax` at once, eagerly and in every trace (JAX
+  does the same when it lowers), so its `jvp`/`transpose`/batching rules are not
+  consulted: mjax differentiates and batches the lo ops `to_lojax` produced.
+- grad / value_and_grad: hi arguments are lowered around the differentiated function;
+  mutable ones (and closed-over mutable values it mutates) are written back. A hi
+  argument whose tangent type (`to_tangent_aval`) is an array is differentiated through
+  a tangent handle (mjax.experimental.hijax_vjp_hi), so its gradient has that type; one
+  whose tangent type is its own type gets the cotangents of its lo values raised.
+- eval_shape: hi arguments lowered; a hi result comes back as its type.
+- lax.scan: hi values in the carry, the scanned-over values and the results (lowered,
+  sliced and stacked along the leading axis, raised by `raise_val`), and closed-over
+  mutable values mutated by the body (carried).
+- vmap over a hi value raises NotImplementedError (JAX 0.10.2 has no mapping specs);
+  one passed with in_axes=None is closed over. shard_map with `HiPspec`s, hi types with
+  shardings under explicit meshes, and jvp/linearize through hi types are not
+  implemented.
+
+`VJPHiPrimitive` (user-defined primitives) works over arrays (mjax.experimental.hijax_vjp)
+and over hi types (JAX's docs/hijax_types.md: mjax.experimental.hijax_vjp_hi).
+flax.nnx's `Variable`s with `hijax=True` (and its `mutable_array` contexts) run on this.
 """
 from __future__ import annotations
 
 from mjax.core import AbstractValue, ShapedArray
+from mjax.dtypes import hitype_rules
+from mjax.hijax_lowering import bind_hi
 from mjax.primitive import UndefinedPrimal, Zero
 from mjax.ref import AbstractRef
 from mjax.experimental.pallas.ref import Ref as TransformedRef  # a ref seen through indexers
 from mjax.experimental.hijax_vjp import VJPHiPrimitive
 
-_MISSING = ("mjax does not implement JAX's hijax machinery (high-level types lowered to "
-            "arrays during tracing)")
-
-# Value type -> its typeof function, as registered by register_hitype. Recorded only:
-# mjax never calls these, because it cannot trace a hi-typed value.
-HITYPES: dict[type, object] = {}
+# Value type -> its typeof function, as registered by register_hitype (mjax.dtypes'
+# hitype_rules is the table typeof and the transformations read).
+HITYPES = hitype_rules
 
 
 def is_undefined_primal(x) -> bool:
@@ -98,22 +120,57 @@ control_flow_allowed_effects = _EffectTypeSet()
 
 class HiType:
     """Base class of an immutable high-level type. Subclasses define lo_ty, lower_val,
-    raise_val (and the tangent rules) as in JAX; mjax cannot trace values of them."""
+    raise_val (and to_tangent_aval, dec_rank/inc_rank...) as in JAX."""
     is_high = True
     has_qdd = False
 
     def lo_ty(self):
-        raise NotImplementedError(f"{type(self).__name__}.lo_ty: {_MISSING}")
+        raise NotImplementedError(f"{type(self).__name__}.lo_ty must be overridden")
+
+    def lower_val(self, hi_val):
+        raise NotImplementedError(f"{type(self).__name__}.lower_val must be overridden")
+
+    def raise_val(self, *lo_vals):
+        raise NotImplementedError(f"{type(self).__name__}.raise_val must be overridden")
+
+    def to_tangent_aval(self):
+        raise NotImplementedError(f"{type(self).__name__}.to_tangent_aval must be "
+                                  f"overridden")
+
+    def to_ct_aval(self):
+        return self.to_tangent_aval()
+
+    def normalize(self):
+        return self
+
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
+        return str(self)
 
 
 class MutableHiType:
-    """Base class of a mutable high-level type (JAX's MutableHiType)."""
+    """Base class of a mutable high-level type (JAX's MutableHiType): lo_ty_qdd,
+    new_from_loval, read_loval, update_from_loval of a type state (quasi-dynamic data)."""
     is_high = True
     has_qdd = True
     is_writer = False
 
     def lo_ty_qdd(self, state):
-        raise NotImplementedError(f"{type(self).__name__}.lo_ty_qdd: {_MISSING}")
+        raise NotImplementedError(f"{type(self).__name__}.lo_ty_qdd must be overridden")
+
+    def lo_ty(self):
+        raise NotImplementedError("mutable hi types use lo_ty_qdd instead of lo_ty")
+
+    def read_loval_in(self, state, val):
+        return self.read_loval(state, val)
+
+    def to_ct_aval(self):
+        return self.to_tangent_aval()
+
+    def normalize(self):
+        return self
+
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
+        return str(self)
 
 
 class HiPspec:
@@ -141,13 +198,22 @@ class HiPrimitive:
         return False
 
     def bind(self, *args, **params):
-        raise NotImplementedError(f"binding the hijax primitive {self.name!r}: {_MISSING}")
+        """Applies `to_lojax` (eagerly or in a trace: mjax's IR holds only its lo ops)."""
+        return bind_hi(self, args, params)
+
+    def to_lojax(self, *args, **params):
+        raise NotImplementedError(f"the hijax primitive {self.name!r} defines no "
+                                  f"to_lojax")
+
+    def abstract_eval(self, *avals, **params):
+        raise NotImplementedError(f"{type(self).__name__}.abstract_eval must be "
+                                  f"overridden")
 
 
 def register_hitype(val_cls: type, typeof_fn) -> None:
-    """Declare `val_cls` a hi type whose aval `typeof_fn` computes (JAX's register_hitype).
-    Recorded; mjax raises NotImplementedError when such a value reaches a transformation."""
-    HITYPES[val_cls] = typeof_fn
+    """Declare `val_cls` a hi type whose aval `typeof_fn` computes (JAX's register_hitype):
+    typeof gives it, and jit/grad/vmap lower its values (mjax/hijax_lowering.py)."""
+    hitype_rules[val_cls] = typeof_fn
 
 
 __all__ = ["AbstractRef", "AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimitive",

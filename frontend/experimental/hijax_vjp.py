@@ -35,6 +35,7 @@ from mjax.ad.custom import _abstract, _trace_into, custom_jvp, custom_vjp
 from mjax.ad.custom_vjp_jvp import custom_vjp_with_jvp
 from mjax.ad.symbolic_zeros import SymbolicZero
 from mjax.dialect import context
+from mjax.experimental.hijax_vjp_hi import call_hi
 from mjax.primitive import Zero, tangent_aval
 
 
@@ -191,9 +192,16 @@ class VJPHiPrimitive:
             raise NotImplementedError(f"calling the hijax primitive {self}: mjax does not "
                                       f"implement effectful VJPHiPrimitives (effects "
                                       f"{set(self.effects)})")
+        if any(getattr(a, "is_high", False) for a in
+               tree_util.tree_leaves((self.in_avals, self.out_aval))):
+            return self._call_hi(args)
         out = self._custom()(*args)
         _flatten_checked(self.out_tree, out, f"result of {self}")
         return out
+
+    def _call_hi(self, args):
+        """A call whose types mention hi types: mjax.experimental.hijax_vjp_hi."""
+        return call_hi(self, args)
 
     def _custom(self):
         """The custom_vjp/custom_jvp function this primitive's calls go through (one per

@@ -21,6 +21,9 @@ from mjax.core import (Carry, Tracer, aval_of_value, current_trace, describe_loc
 from mjax.dialect.core import InferError
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import ShapedArray
+from mjax.dtypes import hitype_rules
+from mjax.hijax_lowering import (CapturedHiError, HiResultError, has_hi, scan_hi,
+                                 scan_values_hi)
 from mjax.lax.elementwise import as_array, clamp, convert_element_type, lt, ne
 from mjax.lax.shapes import concatenate, reshape, rev, slice_in_dim, stack
 from mjax.sharding_types import carry_types
@@ -429,7 +432,19 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     staged as jaxpr.scan. JAX: lax.scan."""
     if not callable(f):
         raise TypeError("scan: f argument should be a callable.")
-    return _scan(f, init, xs, length, reverse, unroll, _first_arg_name(f, "init"))
+    name = _first_arg_name(f, "init")
+    if not hitype_rules:
+        return _scan(f, init, xs, length, reverse, unroll, name)
+    def lo_scan(g, c, x):
+        return _scan(g, c, x, length, reverse, unroll, name)
+    if has_hi((init, xs)):     # (hijax values: mjax/hijax_lowering)
+        return scan_values_hi(lo_scan, f, init, xs)
+    try:
+        return _scan(f, init, xs, length, reverse, unroll, name)
+    except CapturedHiError:    # (closed-over hijax values mutated)
+        return scan_hi(lo_scan, f, init, xs)
+    except HiResultError:      # (hijax results)
+        return scan_values_hi(lo_scan, f, init, xs)
 
 
 def _scan_length(xs_flat, length):

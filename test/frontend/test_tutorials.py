@@ -285,13 +285,27 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
                   "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
                   "export": DOCTEST_PRELUDE, "shape_poly": DOCTEST_PRELUDE,
                   "compilation_cache": "", "remat_301": "",
-                  "hijax_custom_derivatives": "", "host_offloading": ""})
+                  "hijax_custom_derivatives": "", "hijax_types": "", "host_offloading": ""})
 KNOWN.update({
     ("custom_derivatives_301", 9): "jit(grad(f)).trace(x).jaxpr of a hijax primitive: "
                                    "mjax's grad stages the custom_vjp forward rule as a "
                                    "nested jit (and converts the weak cotangent); JAX "
                                    "inlines the forward rule",
     ("hijax_custom_derivatives", 9): "the same cell as custom_derivatives_301 9",
+    **{("hijax_types", i): "reading a hi value's fields (4) or building one from tracers (5) "
+                           "in traced code: mjax's traced function sees the value class "
+                           "itself over tracers (mjax/hijax_lowering.py), where JAX's sees "
+                           "a tracer of the hi type and raises" for i in (4, 5)},
+    **{("hijax_types", i): "a jaxpr over hi values: mjax lowers them to their lo values "
+                           "before tracing, so its jaxpr shows those and custom_vjp calls "
+                           "(JAX: q8/r1 types, call_hi_primitive)" for i in (8, 9, 26, 38)},
+    ("hijax_types", 21): "vmap of a hi primitive with a `batch` rule naming QArraySpec "
+                         "(JAX 0.10.2 has no MappingSpec, so the page's spec cells failed): "
+                         "JAX calls the rule (NameError); mjax batches the lo ops itself",
+    ("hijax_types", 27): "jnp.ones under set_mesh: mjax's typeof gives it no mesh, so "
+                         "MatmulQ's `sharding.update(spec=P(None, 'i'))` fails",
+    **{("hijax_types", i): "shard_map with a HiPspec (QArrayP): not implemented"
+       for i in (32, 33)},
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
                        "tracer class (DynamicJaxprTracer), mjax's names the Ref",
     **{(page, i): "make_jaxpr of VJP.with_refs: JAX's pullback is a jit of its saved "
