@@ -118,7 +118,20 @@ class _EffectTypeSet:
 control_flow_allowed_effects = _EffectTypeSet()
 
 
-class HiType:
+class _HiAval:
+    """What both kinds of hi type answer alike."""
+
+    def to_ct_aval(self):
+        return self.to_tangent_aval()
+
+    def normalize(self):
+        return self
+
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
+        return str(self)
+
+
+class HiType(_HiAval):
     """Base class of an immutable high-level type. Subclasses define lo_ty, lower_val,
     raise_val (and to_tangent_aval, dec_rank/inc_rank...) as in JAX."""
     is_high = True
@@ -137,17 +150,8 @@ class HiType:
         raise NotImplementedError(f"{type(self).__name__}.to_tangent_aval must be "
                                   f"overridden")
 
-    def to_ct_aval(self):
-        return self.to_tangent_aval()
 
-    def normalize(self):
-        return self
-
-    def str_short(self, short_dtypes=False, mesh_axis_types=False):
-        return str(self)
-
-
-class MutableHiType:
+class MutableHiType(_HiAval):
     """Base class of a mutable high-level type (JAX's MutableHiType): lo_ty_qdd,
     new_from_loval, read_loval, update_from_loval of a type state (quasi-dynamic data)."""
     is_high = True
@@ -162,15 +166,6 @@ class MutableHiType:
 
     def read_loval_in(self, state, val):
         return self.read_loval(state, val)
-
-    def to_ct_aval(self):
-        return self.to_tangent_aval()
-
-    def normalize(self):
-        return self
-
-    def str_short(self, short_dtypes=False, mesh_axis_types=False):
-        return str(self)
 
 
 class HiPspec:

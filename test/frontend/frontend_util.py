@@ -27,3 +27,20 @@ def check(got, want, rtol=1e-5, atol=1e-6):
     assert got.shape == want.shape, (got.shape, want.shape)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=atol)
+
+
+def python_calls(call, in_file) -> list:
+    """The names of the Python functions `call()` runs whose file satisfies `in_file`
+    (a C fast path's hit runs none of mjax's)."""
+    import sys
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call" and in_file(frame.f_code.co_filename):
+            seen.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return seen

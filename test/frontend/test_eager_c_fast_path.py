@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from frontend_util import python_calls
 import mjax
 import mjax.numpy as jnp
 from mjax import core, eager, eager_fast
@@ -231,17 +232,7 @@ def test_cached_ops_run_no_python():
              lambda: x < y, lambda: x >= 0.5]
     for call in calls:
         call(), call()
-        seen = []
-
-        def profile(frame, event, arg):
-            if event == "call" and frame.f_code.co_filename.startswith(PKG):
-                seen.append(frame.f_code.co_name)
-        sys.setprofile(profile)
-        try:
-            call()
-        finally:
-            sys.setprofile(None)
-        assert seen == []
+        assert python_calls(call, lambda f: f.startswith(PKG)) == []
 
 
 def test_python_path_only_in_a_subprocess():

@@ -17,6 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from frontend_util import python_calls
 import mjax
 import mjax.numpy as jnp
 from mjax import eager_fast
@@ -331,17 +332,7 @@ def test_cached_calls_run_no_mjax_python():
              lambda: jnp.max(m, axis=1, keepdims=True)]
     for call in calls:
         call(), call()
-        seen = []
-
-        def profile(frame, event, arg):
-            if event == "call" and frame.f_code.co_filename.startswith(pkg):
-                seen.append(frame.f_code.co_name)
-        sys.setprofile(profile)
-        try:
-            call()
-        finally:
-            sys.setprofile(None)
-        assert seen == []
+        assert python_calls(call, lambda f: f.startswith(pkg)) == []
 
 
 SCRIPT = r"""

@@ -13,6 +13,7 @@ import jax.numpy as jjnp
 import numpy as np
 import pytest
 
+from frontend_util import python_calls
 import mjax
 import mjax.numpy as jnp
 from mjax import jit_fast
@@ -157,14 +158,4 @@ def test_cached_calls_run_no_python_in_jitted():
              lambda: s(X, 3)]
     for call in calls:
         call(), call()
-        seen = []
-
-        def profile(frame, event, arg):
-            if event == "call" and frame.f_code.co_filename.endswith("jitted.py"):
-                seen.append(frame.f_code.co_name)
-        sys.setprofile(profile)
-        try:
-            call()
-        finally:
-            sys.setprofile(None)
-        assert seen == []
+        assert python_calls(call, lambda f: f.endswith("jitted.py")) == []
