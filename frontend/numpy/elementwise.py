@@ -78,9 +78,33 @@ _ORDER = frozenset(d for d in KEEP_ANY if d.kind != "c")    # (complex: lexicogr
 add = _binary("add", lambda a, b: lax.or_(a, b) if a.dtype == _BOOL else lax.add(a, b),
               op=_ops.AddOp, keep=_ARITH)
 subtract = _binary("subtract", lax.sub, op=_ops.SubOp, keep=_ARITH)
-multiply = _binary("multiply",
-                   lambda a, b: lax.and_(a, b) if a.dtype == _BOOL else lax.mul(a, b),
-                   op=_ops.MulOp, keep=_ARITH)
+_multiply_ops = _binary("multiply",
+                        lambda a, b: lax.and_(a, b) if a.dtype == _BOOL else lax.mul(a, b))
+_multiply_fused = fused_when_eager(_multiply_ops)
+
+
+def _dtype_of(x):
+    av = getattr(x, "aval", None)
+    return getattr(av, "dtype", None) if av is not None else getattr(x, "dtype", None)
+
+
+def _is_array_or_ndarray(x):
+    return is_array(x) or isinstance(x, _onp.ndarray)
+
+
+def _multiply(x1, x2, /):
+    # A bool array times a number is one program when eager, as in JAX (whose
+    # jnp.multiply is a jit): XLA may compile x * convert(b) as a select, so that
+    # -0.0 * False and inf * False are 0.0 there, where op by op gives -0.0 and nan.
+    d1, d2 = _dtype_of(x1), _dtype_of(x2)
+    if (d1 == _BOOL) != (d2 == _BOOL) and _is_array_or_ndarray(x1 if d1 == _BOOL else x2):
+        return _multiply_fused(x1, x2)
+    return _multiply_ops(x1, x2)
+
+
+_multiply.__name__ = "multiply"
+_multiply.__doc__ = "Elementwise multiply (NumPy semantics). JAX: jax.numpy.multiply."
+multiply = fast_op(_multiply, _ops.MulOp, _ARITH, scalar_learner("multiply"))
 true_divide = divide = fused_when_eager(_binary("true_divide", lax.div, inexact=True))
 maximum = _binary("maximum", lax.max, op=_ops.MaxOp, keep=KEEP_ANY)
 minimum = _binary("minimum", lax.min, op=_ops.MinOp, keep=KEEP_ANY)
@@ -108,9 +132,23 @@ _BITS = frozenset(d for d in KEEP_ANY if d.kind in "biu")   # (bitwise ops' dtyp
 bitwise_and = _binary("bitwise_and", lax.and_, op=_ops.AndOp, keep=_BITS)
 bitwise_or = _binary("bitwise_or", lax.or_, op=_ops.OrOp, keep=_BITS)
 bitwise_xor = _binary("bitwise_xor", lax.xor, op=_ops.XorOp, keep=_BITS)
-left_shift = _binary("left_shift", lax.shift_left, op=_ops.ShiftLeftOp, keep=_BITS - {_BOOL})
 
 
+def _bool_as_int(lax_fn):
+    """lax_fn on promoted operands, booleans first as the default integer (JAX's shifts
+    take bools: promote_args_numeric)."""
+    def f(a, b):
+        if a.dtype == _BOOL:
+            a, b = (lax.convert_element_type(v, _dt.default_int()) for v in (a, b))
+        return lax_fn(a, b)
+    return f
+
+
+left_shift = _binary("left_shift", _bool_as_int(lax.shift_left), op=_ops.ShiftLeftOp,
+                     keep=_BITS - {_BOOL})
+
+
+@_bool_as_int
 def _right_shift(a, b):
     if _dt.issubdtype(a.dtype, _onp.unsignedinteger):
         return lax.shift_right_logical(a, b)
@@ -297,6 +335,11 @@ def _numeric(fname, x1, x2):
     return x1, x2
 
 
+def _nonzero(x2):
+    """An integer divisor with its zeros replaced by ones."""
+    return lax.select(lax.eq(x2, lax.full_like(x2, 0)), lax.full_like(x2, 1), x2)
+
+
 def _float_divmod(x1, x2):
     # As CPython's float_divmod (and JAX): the quotient is exact (x1 - mod) / x2, rounded,
     # so signed zeros, infinities and NaNs come out as in JAX.
@@ -329,7 +372,9 @@ def floor_divide(x1, x2, /):
 @fused_when_eager
 def remainder(x1, x2, /):
     """x1 mod x2 with the sign of x2 (NumPy's %)."""
-    x1, x2 = promote("remainder", x1, x2)
+    x1, x2 = _numeric("remainder", x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.integer):
+        x2 = _nonzero(x2)    # (an integer x % 0 is 0, as in JAX)
     r = lax.rem(x1, x2)
     zero = lax.full_like(r, 0)
     fix = lax.and_(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
@@ -342,6 +387,10 @@ mod = remainder
 @fused_when_eager
 def fmod(x1, x2, /):
     x1, x2 = promote("fmod", x1, x2)
+    if _dt.issubdtype(x1.dtype, _onp.integer):
+        x2 = _nonzero(x2)    # (an integer fmod(x, 0) is 0, as in JAX; bools are not)
+    if x1.dtype == _BOOL:
+        x1, x2 = x1.astype(_dt.default_int()), x2.astype(_dt.default_int())
     return lax.rem(x1, x2)
 
 

@@ -33,10 +33,11 @@ def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    out = tuple(a % ndim if -ndim <= a < ndim else None for a in axes) if ndim else ()
-    if None in out:
-        raise ValueError(at_user_line(f"axis {axis} is out of bounds for array of "
-                                      f"dimension {ndim}"))
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(at_user_line(f"axis {a} is out of bounds for array of "
+                                          f"dimension {ndim}"))
+    out = tuple(a % ndim for a in axes) if ndim else ()
     if len(set(out)) != len(out):
         raise ValueError("repeated axis")
     return out

@@ -27,6 +27,16 @@ from mjax.dialect.shape_poly import is_symbolic_dim
 _HALF = (_onp.dtype(_onp.float16), _onp.dtype(_dt.bfloat16))
 
 
+def _reduction_axes(axis, ndim):
+    """A reduction's axis argument as a tuple in [0, ndim): JAX's ValueError for an
+    axis named twice (an out-of-range one is an AxisError: a ValueError and IndexError)."""
+    axes = normalize_axes(axis, ndim)
+    if len(set(axes)) != len(axes):
+        shown = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+        raise ValueError(f"duplicate value in 'axis': {shown}")
+    return axes
+
+
 def accumulation_dtype(dtype) -> _onp.dtype:
     """The dtype a reduction producing `dtype` computes in: float32 for float16 and
     bfloat16 (whose sums of many terms lose most digits, and whose counts overflow),
@@ -46,7 +56,7 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
                                       f"(arrays are immutable)")
         check_arraylike(name, a)
         a = asarray(a)
-        axes = normalize_axes(axis, a.ndim)
+        axes = _reduction_axes(axis, a.ndim)
         if upcast_small_int and a.dtype == _onp.bool_:
             a = lax.convert_element_type(a, _dt.default_int())  # (sum, prod: numbers)
         if dtype is not None:
@@ -127,7 +137,7 @@ def _truth_reduction(name, lax_fn, identity: bool):
         check_arraylike(name, a)
         a = asarray(a)
         a = a if a.dtype == _onp.bool_ else astype(a, bool_)
-        axes = normalize_axes(axis, a.ndim)  # (of a: a broadcasting `where` adds none)
+        axes = _reduction_axes(axis, a.ndim)  # (of a: a broadcasting `where` adds none)
         if where is not None:
             a = _where_identity(a, where, identity)
         res = lax_fn(a, axes)
@@ -146,7 +156,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     no_out("mean", out)
     check_arraylike("mean", a)
     a = asarray(a)
-    axes = normalize_axes(axis, a.ndim)
+    axes = _reduction_axes(axis, a.ndim)
     result = _dt.to_inexact_dtype(a.dtype) if dtype is None else _dt.check_user_dtype(
         dtype, "mean")
     # (the sum and the division run in float32 for a half float result, unless `dtype`
@@ -201,7 +211,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     no_out("var", out)
     check_arraylike("var", a)
     a = asarray(a)
-    axes = normalize_axes(axis, a.ndim)
+    axes = _reduction_axes(axis, a.ndim)
     compute, result = _var_dtypes(a.dtype, dtype)
     a = lax.convert_element_type(a, compute)
     if where is not None:

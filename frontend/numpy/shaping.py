@@ -128,8 +128,11 @@ def expand_dims(a, axis):
     a = asarray(a)
     axes = (axis,) if isinstance(axis, int) or _onp.ndim(axis) == 0 else tuple(axis)
     rank = a.ndim + len(axes)
-    return lax.expand_dims(a, [normalize_axis(concrete_int(x, "expand_dims: axis must be static"),
-                                     rank) for x in axes])
+    dims = [normalize_axis(concrete_int(x, "expand_dims: axis must be static"), rank)
+            for x in axes]
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in lax.expand_dims: {dims}")   # (JAX's)
+    return lax.expand_dims(a, dims)
 
 
 @fused_when_eager
@@ -139,6 +142,8 @@ def squeeze(a, axis=None):
         axes = [i for i, d in enumerate(a.shape) if d == 1]
     else:
         axes = list(normalize_axes(axis, a.ndim))
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"dimensions are not unique: {tuple(axes)}")   # (JAX's)
         for ax in axes:
             if a.shape[ax] != 1:
                 raise ValueError(f"cannot select an axis to squeeze out which has size not "
