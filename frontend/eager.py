@@ -26,6 +26,7 @@ from mjax.passes.ir_util import main_function
 from mjax.placement import (_devices_of, commit, committed_device, default_device,  # noqa: F401
                             device_buffer, on_device)
 from mjax.registration import APPLY_SHARDED
+from mjax.sharding_impls import current_mesh
 from mjax.runtime import get_backend
 from mjax.sharding_types import check_explicit_op
 from mjax.source_info import describe_location, in_mjax
@@ -93,6 +94,8 @@ def apply_eager(opcls, args, avals, params, weak=None):
     key = (opcls, hashable(params) if params else (), weak, *avals)
     # Config reads straight from the process-wide values unless some thread overrides.
     overridden = config._n_overrides
+    if overridden and (mesh := current_mesh()) is not None and mesh.devices.size > 1:
+        return APPLY_SHARDED(opcls, args, params)   # (a mesh context: compiled for it)
     dev = _read("jax_default_device") if overridden else _VALUES["jax_default_device"]
     if dev is not None:
         key += (dev,)

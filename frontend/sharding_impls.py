@@ -24,6 +24,7 @@ import threading
 import numpy as np
 from jaxlib import xla_client as xc
 
+from mjax.config import config
 from mjax.runtime import get_backend
 
 
@@ -109,6 +110,14 @@ def _make_spec(partitions, unreduced, reduced):
     return PartitionSpec(*partitions, unreduced=unreduced, reduced=reduced)
 
 _mesh_stack = threading.local()
+
+
+def _count_mesh_context(delta: int) -> None:
+    """An active mesh context (`with mesh:`, set_mesh) counts as a config override, as
+    it changes what programs compile for: the fast paths of jit calls and eager ops,
+    which serve calls made with none active, step aside while one is, in any thread."""
+    with config._lock:
+        object.__setattr__(config, "_n_overrides", config._n_overrides + delta)
 
 
 def _axes_repr(mesh) -> str:
@@ -228,10 +237,12 @@ class Mesh(_AxisTypeQueries):
     def __enter__(self):
         stack = getattr(_mesh_stack, "stack", [])
         _mesh_stack.stack = stack + [self]
+        _count_mesh_context(1)
         return self
 
     def __exit__(self, *exc):
         _mesh_stack.stack = _mesh_stack.stack[:-1]
+        _count_mesh_context(-1)
         return False
 
 
@@ -382,6 +393,8 @@ def swap_set_mesh(mesh: Mesh | None) -> Mesh | None:
     """Makes `mesh` the one `set_mesh` set for this thread; returns the previous one."""
     previous = getattr(_mesh_stack, "set", None)
     _mesh_stack.set = mesh
+    if (previous is None) != (mesh is None):
+        _count_mesh_context(1 if mesh is not None else -1)
     return previous
 
 

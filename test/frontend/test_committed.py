@@ -142,3 +142,25 @@ def test_device_put_inside_jit_to_other_devices_is_jax_error():
     mine, theirs = program(mjax), program(real)
     assert len(mine) == len(theirs) == 2
     assert mine == theirs
+
+
+def test_programs_under_a_mesh_context_compile_for_it():
+    # (eager ops and a jit called before, whose fast paths must not serve these calls)
+    import jax as real
+    import mjax
+
+    def program(lib, jnp):
+        mesh = lib.make_mesh((2,), ("i",))
+        f = lib.jit(lambda v: v * 2)
+        x = jnp.ones(4)
+        for _ in range(3):
+            f(x), x + 1
+        out = []
+        with lib.set_mesh(mesh):
+            for _ in range(2):
+                for v in (jnp.ones((4, 4)), jnp.arange(4.0), f(x), x + 1,
+                          lib.jit(lambda: jnp.zeros(3))()):
+                    out.append((repr(v.sharding), str(lib.typeof(v))))
+        out.append(repr(f(x).sharding))          # (and after it, as before)
+        return out
+    assert program(mjax, mjax.numpy) == program(real, real.numpy)

@@ -302,8 +302,6 @@ KNOWN.update({
     ("hijax_types", 21): "vmap of a hi primitive with a `batch` rule naming QArraySpec "
                          "(JAX 0.10.2 has no MappingSpec, so the page's spec cells failed): "
                          "JAX calls the rule (NameError); mjax batches the lo ops itself",
-    ("hijax_types", 27): "jnp.ones under set_mesh: mjax's typeof gives it no mesh, so "
-                         "MatmulQ's `sharding.update(spec=P(None, 'i'))` fails",
     **{("hijax_types", i): "shard_map with a HiPspec (QArrayP): not implemented"
        for i in (32, 33)},
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
