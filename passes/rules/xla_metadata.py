@@ -103,11 +103,9 @@ def attach_block_tags(module: ir.Module) -> None:
 # ---- the value tag ------------------------------------------------------------------------
 @lowering(T.XlaMetadataValueOp)
 def _value_lower(ctx, x, *, xla_metadata_kvs):
-    owner = x.owner
-    if isinstance(owner, ir.Operation) or hasattr(owner, "operation"):
-        owner = owner.operation if hasattr(owner, "operation") else owner
-        if xla_metadata_kvs:
-            _merge(owner, _strings(xla_metadata_kvs))
+    owner = getattr(x.owner, "operation", x.owner)   # (a block argument has no op: no tag)
+    if isinstance(owner, ir.Operation) and xla_metadata_kvs:
+        _merge(owner, _strings(xla_metadata_kvs))
     return x
 
 
