@@ -6,12 +6,34 @@
 """
 from __future__ import annotations
 
+from types import MethodType
+
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax.dialect.core import OPS, JaxprOp, op_class
+from mjax.dialect.core import OPS, PURE_SHAPE_RULES, JaxprOp, encode_params, op_class
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.types import ShapedArray, aval_of
+
+
+# (op class, operand types, raw parameters) -> (result types, encoded attributes), for
+# ops without attributes and ops of the pure shape-rule modules with plain parameters,
+# when every operand and result is an exact ShapedArray of static shape (no RefAval,
+# no symbolic dimension): what check_params + infer + create would make of them again.
+_EMITTED: dict = {}
+_INT = frozenset({int})
+
+
+def _keyable(v) -> bool:
+    """A parameter value that keys the cache faithfully: an exact int, str or None, a
+    NumPy dtype, or tuples of those (not a bool: True == 1, and an int attribute
+    refuses True)."""
+    t = type(v)
+    if t is int or t is str or v is None:
+        return True
+    if t is tuple:
+        return _INT.issuperset(map(type, v)) or all(map(_keyable, v))
+    return t is not bool and isinstance(v, np.dtype)
 
 
 class Builder:
@@ -23,21 +45,49 @@ class Builder:
 
     def emit(self, op: type[JaxprOp] | str, *operands: ir.Value, **params) -> list[ir.Value]:
         cls = op_class(op) if isinstance(op, str) else op
-        avals = [aval_of(v.type) for v in operands]
-        params = cls.check_params(params)
-        out_avals = cls.infer_checked(avals, params, params_checked=True)
-        return list(cls.create(operands, out_avals, params, loc=self.loc, ip=self.ip).results)
+        types = tuple([v.type for v in operands])
+        # (The passes emit the same ops on the same types again and again: an op whose
+        # results and attributes follow from its operand types and plain parameters is
+        # checked, inferred and encoded once; see _EMITTED.)
+        if not params and not cls.attributes or cls.__module__ in PURE_SHAPE_RULES and \
+                all(map(_keyable, params.values())):
+            key = (cls, types, tuple(params.items()))
+            hit = _EMITTED.get(key)
+            if hit is not None:
+                return list(ir.Operation.create(
+                    cls.OPERATION_NAME, results=hit[0], operands=list(operands),
+                    attributes=hit[1], regions=cls.num_regions, loc=self.loc,
+                    ip=self.ip).results)
+        else:
+            key = None
+        avals = [aval_of(t) for t in types]
+        checked = cls.check_params(params)
+        out_avals = cls.infer_checked(avals, checked, params_checked=True)
+        results = list(cls.create(operands, out_avals, checked, loc=self.loc,
+                                  ip=self.ip).results)
+        if key is not None and type(cls.num_regions) is int and all(
+                type(a) is ShapedArray and _INT.issuperset(map(type, a.shape))
+                for a in (*avals, *out_avals)):
+            if len(_EMITTED) >= 4096:
+                _EMITTED.clear()
+            _EMITTED[key] = ([r.type for r in results],
+                             encode_params(checked) if checked else None)
+        return results
 
     def __getattr__(self, name: str):
         # b.sin(x) == b.emit(SinOp, x); single-result ops return the value itself.
+        # (Made once per op name and kept as a method of the class, so the next
+        # `b.<name>` finds it without coming here.)
         cls = OPS.get("jaxpr." + name)
         if cls is None:
             raise AttributeError(f"Builder has no op '{name}'")
 
-        def emit_one(*operands, **params):
-            results = self.emit(cls, *operands, **params)
+        def emit_one(builder, *operands, **params):
+            results = builder.emit(cls, *operands, **params)
             return results[0] if len(results) == 1 else results
-        return emit_one
+        emit_one.__name__ = emit_one.__qualname__ = name
+        setattr(Builder, name, emit_one)
+        return MethodType(emit_one, self)
 
     # ---- conveniences used by rules -------------------------------------------
     def constant(self, value, dtype=None, shape=None) -> ir.Value:

@@ -30,7 +30,7 @@ OPS: dict[str, type["JaxprOp"]] = {}
 _INFERRED: dict = {}   # (op class, operand types, [params,] *operand avals) -> result avals
 # The modules whose ops' rules are pure functions of avals and parameters (no function
 # table, handle or callback behind them): their inferences are cached.
-_PURE_SHAPE_RULES = frozenset({"mjax.dialect.ops.structural", "mjax.dialect.ops.reductions",
+PURE_SHAPE_RULES = frozenset({"mjax.dialect.ops.structural", "mjax.dialect.ops.reductions",
                                "mjax.dialect.ops.elementwise"})
 
 
@@ -45,6 +45,11 @@ def _plain(v) -> bool:
 
 
 _PARAMS: dict = {}   # (op class, its attributes) -> checked params made of immutable parts
+
+
+def encode_params(params: dict) -> dict:
+    """Checked parameters as the op's attributes (None values left out)."""
+    return {k: A.encode(v) for k, v in params.items() if v is not None}
 
 
 class InferError(TypeError):
@@ -160,7 +165,7 @@ class JaxprOp(ir.OpView):
             # (Ops without attributes on plain ShapedArrays, most ops of a program: the
             # rule depends on the avals alone, and passes and tracing ask again and again.)
             key = (cls, tuple(map(type, avals)), *avals)
-        elif params_checked and cls.__module__ in _PURE_SHAPE_RULES and \
+        elif params_checked and cls.__module__ in PURE_SHAPE_RULES and \
                 all(map(_plain, params.values())):
             # (Shape rules of structural, reduction and elementwise ops, with checked
             # parameters made of ints, strings, dtypes and tuples of them: the avals and
@@ -200,21 +205,25 @@ class JaxprOp(ir.OpView):
                num_regions=None) -> ir.Operation:
         """Creates the op with already-checked params and inferred result avals
         (`num_regions` for ops whose region count varies, such as jaxpr.cond)."""
-        attrs = {k: A.encode(v) for k, v in params.items() if v is not None} \
-            if params else None
         return ir.Operation.create(
-            cls.OPERATION_NAME, results=[tensor_type(a) for a in result_avals],
-            operands=list(operands), attributes=attrs,
+            cls.OPERATION_NAME, results=[tensor_type(result_avals[0])]
+            if len(result_avals) == 1 else [tensor_type(a) for a in result_avals],
+            operands=operands if type(operands) is list else list(operands),
+            attributes=encode_params(params) if params else None,
             regions=cls.num_regions if num_regions is None else num_regions,
             loc=loc, ip=ip)
 
     @property
     def params(self) -> dict:
         """The op's attributes as Python values, defaults filled in."""
-        cls = type(self)
+        return type(self).params_of(self.operation)
+
+    @classmethod
+    def params_of(cls, op: ir.Operation) -> dict:
+        """`op.opview.params` for an op of this class, without making its OpView."""
         if not cls.attributes:
             return {}           # (elementwise ops: nothing to read)
-        present = self.operation.attributes.items()
+        present = op.attributes.items()
         # Attributes are uniqued in their context, so ops with the same attributes (the
         # same dot, reduction, broadcast again and again) share one decoding: passes ask
         # for params many times, and decoding + checking costs ~15 us an op.
@@ -242,6 +251,13 @@ class JaxprOp(ir.OpView):
     @property
     def result_avals(self) -> list[ShapedArray]:
         return [aval_of(r.type) for r in self.operation.results]
+
+
+def op_class_of(op: ir.Operation) -> type:
+    """`type(op.opview)`, without making the OpView of a jaxpr op (its class from its
+    name): the passes ask it of every op they transform."""
+    cls = OPS.get(op.name)
+    return type(op.opview) if cls is None else cls
 
 
 def op_class(name: str) -> type[JaxprOp]:

@@ -221,12 +221,12 @@ class Trace:
             arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else \
                 np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)
             with ir.Location.unknown(context()):
-                res = ConstantOp.create([], [aval.strip_weak_type()],
-                                        {"value": dense_elements(arr)},
-                                        loc=user_location() if loc is None else loc,
-                                        ip=self.ip).results[0]
+                attrs = {"value": dense_elements(arr)}
                 if aval.weak_type:   # (the jaxpr printer shows weak literals as JAX does)
-                    res.owner.operation.attributes["mjax.weak_type"] = ir.UnitAttr.get()
+                    attrs[_WEAK_TYPE] = ir.UnitAttr.get()
+                res = ConstantOp.create([], [aval.strip_weak_type()], attrs,
+                                        loc=user_location() if loc is None else loc,
+                                        ip=self.ip).result
             return Tracer(self, res, aval)
         return self.capture(x)
 
@@ -374,6 +374,9 @@ def emit_region_op(opcls, operands, params, bodies, outer, out_avals) -> list["T
         body.discard()
     loc = user_location()
     return [Tracer(trace, r, a, loc) for r, a in zip(op.results, out_avals)]
+
+
+_WEAK_TYPE = "mjax.weak_type"   # (a unit attribute on a weakly typed literal constant)
 
 
 # ---- values ----------------------------------------------------------------------

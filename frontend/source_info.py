@@ -35,7 +35,8 @@ def in_mjax(filename: str) -> bool:
 def user_frame():
     """The innermost Python frame outside the mjax package (the user's line)."""
     f = sys._getframe(1)
-    while f is not None and in_mjax(f.f_code.co_filename):
+    pkg = _PKG_DIR      # (in_mjax inlined: this runs per traced op, ~9 frames each)
+    while f is not None and f.f_code.co_filename.startswith(pkg):
         f = f.f_back
     return f
 
@@ -92,23 +93,27 @@ def user_location() -> ir.Location:
     scope = _names.names
     metadata = config.read("_xla_metadata")
     strip = config.read("jax_hlo_source_file_canonicalization_regex")
-    key = (f.f_code, f.f_lasti, scope, metadata, strip)
-    loc = _LOC_CACHE.get(key)
-    if loc is None:
-        line, col0 = frame_position(f)
-        col = (col0 or 0) + 1
-        path = f.f_code.co_filename if not strip else re.sub(strip, "", f.f_code.co_filename)
-        loc = ir.Location.file(path, line, col, context())
-        # The Python function of each position (JAX's print_saved_residuals shows it).
-        FUNCTION_AT[(f.f_code.co_filename, line, col)] = getattr(
-            f.f_code, "co_qualname", f.f_code.co_name)
-        if scope:
-            loc = ir.Location.name("/".join(scope), childLoc=loc, context=context())
-        if metadata:
-            loc = tag_location(loc, metadata)
-        if scope:
-            SCOPES[loc.attr] = "/".join(scope)   # (lowering names its ops with it)
-        _LOC_CACHE[key] = loc
+    code = f.f_code
+    # (keyed by the code object's id, not the object: hashing a code object hashes its
+    # bytecode and constants, per traced op; the entry keeps the code alive and checks it)
+    key = (id(code), f.f_lasti, scope, metadata, strip)
+    hit = _LOC_CACHE.get(key)
+    if hit is not None and hit[0] is code:
+        return hit[1]
+    line, col0 = frame_position(f)
+    col = (col0 or 0) + 1
+    path = code.co_filename if not strip else re.sub(strip, "", code.co_filename)
+    loc = ir.Location.file(path, line, col, context())
+    # The Python function of each position (JAX's print_saved_residuals shows it).
+    FUNCTION_AT[(code.co_filename, line, col)] = getattr(
+        code, "co_qualname", code.co_name)
+    if scope:
+        loc = ir.Location.name("/".join(scope), childLoc=loc, context=context())
+    if metadata:
+        loc = tag_location(loc, metadata)
+    if scope:
+        SCOPES[loc.attr] = "/".join(scope)   # (lowering names its ops with it)
+    _LOC_CACHE[key] = (code, loc)
     return loc
 
 

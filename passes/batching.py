@@ -28,7 +28,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect import attributes as A
-from mjax.dialect.core import JaxprOp
+from mjax.dialect.core import OPS, op_class_of
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
 from mjax.passes import custom_rules
@@ -84,7 +84,7 @@ class Batcher:
         return interpret(block, self.rule_for, Env(zip(block.arguments, pairs)))
 
     def rule_for(self, op: ir.Operation):
-        cls = T.CallOp if op.name == "func.call" else type(op.opview)
+        cls = T.CallOp if op.name == "func.call" else op_class_of(op)
         nested = BATCH_NESTED.get(cls)
         if nested is not None:
             return lambda op, pairs: self._nested_rule(nested, op, pairs)
@@ -95,17 +95,18 @@ class Batcher:
 
     def _op_rule(self, op, pairs):
         vals, dims = [v for v, _ in pairs], [d for _, d in pairs]
-        view = op.opview
-        if all(d is NOT_MAPPED for d in dims) and not names_axis(view, self.axis_name):
+        if all(d is NOT_MAPPED for d in dims) and (
+                self.axis_name is None or not names_axis(op.opview, self.axis_name)):
             new = clone_into(op, self.ip, dict(zip(op.operands, vals)))
             return [(r, NOT_MAPPED) for r in new.results]
-        if not isinstance(view, JaxprOp):
+        cls = OPS.get(op.name)     # (a jaxpr op's class: no OpView made)
+        if cls is None:
             raise op_error(op, "cannot batch a non-jaxpr op")
-        rule = BATCH.get(type(view))
+        rule = BATCH.get(cls)
         if rule is None:
-            raise op_error(op, f"cannot vmap: {BATCH.why(type(view))}")
+            raise op_error(op, f"cannot vmap: {BATCH.why(cls)}")
         with op.location:
-            outs, out_dims = rule(self.builder(op), vals, dims, **view.params)
+            outs, out_dims = rule(self.builder(op), vals, dims, **cls.params_of(op))
         return self._checked(op, list(zip(outs, out_dims)))
 
     def _nested_rule(self, rule, op, pairs):

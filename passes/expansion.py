@@ -81,6 +81,8 @@ class Expander:
         for op in nested_ops(self.fns.get(name)):
             cls = OPS.get(op.name)    # (an op's class from its name: no OpView made)
             if cls is None or not issubclass(cls, T.TransformOp):
+                if cls is not None and "callee" not in cls.attributes:
+                    continue     # (a jaxpr op names a function by its declared callee)
                 callee = callee_of(op)
                 if callee is not None and callee in self.fns:
                     self.expand_function(callee, only)

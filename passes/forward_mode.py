@@ -24,7 +24,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import attributes as A
 from mjax.dialect.builder import Builder
-from mjax.dialect.core import JaxprOp
+from mjax.dialect.core import OPS, op_class_of
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
 from mjax.passes.custom_rules import (bwd_part, custom_attribute, has_jvp_rule,
@@ -78,7 +78,7 @@ class Jvp:
         return inline_body(self.ex.fns, name, args, ip)
 
     def rule_for(self, op: ir.Operation):
-        cls = T.CallOp if op.name == "func.call" else type(op.opview)
+        cls = T.CallOp if op.name == "func.call" else op_class_of(op)
         rule = JVP_NESTED.get(cls)
         if rule is not None:
             return lambda op, pairs: rule(self, op, pairs)
@@ -96,16 +96,16 @@ class Jvp:
     def _op_rule(self, op, pairs):
         if all(t is None for _, t in pairs):
             return self.copy(op, pairs)
-        view = op.opview
-        if not isinstance(view, JaxprOp):
+        cls = OPS.get(op.name)     # (a jaxpr op's class: no OpView made)
+        if cls is None:
             raise op_error(op, "cannot differentiate a non-jaxpr op that has tangent inputs")
-        rule = JVP.get(type(view))
+        rule = JVP.get(cls)
         if rule is None:
             raise NoDerivativeError(op, f"'{op.name}' op cannot differentiate: "
-                                        f"{JVP.why(type(view))}")
+                                        f"{JVP.why(cls)}")
         with op.location:
             outs, touts = rule(self.builder(op), [p for p, _ in pairs],
-                               [t for _, t in pairs], **view.params)
+                               [t for _, t in pairs], **cls.params_of(op))
         return with_tangents(outs, touts)
 
 

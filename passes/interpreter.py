@@ -105,9 +105,19 @@ def interpret(block: ir.Block, rule_for: Callable[[ir.Operation], Rule | None], 
     ops, end = _body_and_terminator(block)
     read, write = env.read, env.write     # (bound once: this loop runs per op)
     if not reverse:
+        # (The entries read and written directly: Env.read's default and error, and
+        # Env.write's accumulation, only where they apply.)
+        entries = env.entries
+        if env.accumulate is None:
+            write = entries.__setitem__
         for op in ops:
             results = op.results
-            outs = rule_for(op)(op, [read(v) for v in op.operands])
+            operands = op.operands
+            try:
+                ins = [entries[v] for v in operands]
+            except KeyError:
+                ins = [read(v) for v in operands]
+            outs = rule_for(op)(op, ins)
             if len(outs) != len(results):
                 raise op_error(op, f"internal error: rule gave {len(outs)} results for "
                                    f"{len(results)}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
-from mjax.dialect.core import JaxprOp
+from mjax.dialect.core import OPS
 from mjax.dialect.ops import structural as S
 from mjax.dialect.types import aval_of, symbolic_types_made
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
@@ -37,18 +37,30 @@ OP_NAME_PREFIX: ContextVar = ContextVar("mjax_op_name_prefix", default=None)
 SCOPES: dict = {}
 
 
+_NAMED: dict = {}   # (prefix, JAX name, location attribute) -> the named location
+
+
 def _named(op: ir.Operation, cls) -> ir.Location:
     loc = op.location
     prefix = OP_NAME_PREFIX.get()
     if prefix is None:
         return loc
-    scope = SCOPES.get(loc.attr) if SCOPES else None
     name = cls.jax_name
     if name == "add" and ADD_ANY in op.attributes:
         name = "add_any"      # (a sum of cotangents: JAX's add_any)
-    if scope is not None:
-        name = f"{scope}/{name}"
-    return ir.Location.name(prefix + name, childLoc=loc)
+    # (Ops traced at one line share their location: its named form is made once.)
+    attr = loc.attr
+    key = (prefix, name, attr)
+    named = _NAMED.get(key)
+    if named is None:
+        scope = SCOPES.get(attr) if SCOPES else None
+        if scope is not None:
+            name = f"{scope}/{name}"
+        named = ir.Location.name(prefix + name, childLoc=loc)
+        if len(_NAMED) >= 4096:
+            _NAMED.clear()
+        _NAMED[key] = named
+    return named
 
 
 def _prefix_of(module: ir.Module) -> str | None:
@@ -60,10 +72,9 @@ def _prefix_of(module: ir.Module) -> str | None:
 
 
 def lower_op(op: ir.Operation, backend: str = "xla") -> None:
-    view = op.opview
-    if not isinstance(view, JaxprOp):
+    cls = OPS.get(op.name)     # (a jaxpr op's class: no OpView made)
+    if cls is None:
         raise op_error(op, "is not a known jaxpr op")
-    cls = type(view)
     rule = LOWER.get(cls)
     if rule is None:
         raise op_error(op, f"jaxpr-to-stablehlo: {LOWER.why(cls)}")
@@ -71,7 +82,7 @@ def lower_op(op: ir.Operation, backend: str = "xla") -> None:
     ctx = LowerCtx(op=op, backend=backend, loc=op.location, lowering=_WALK)
     try:
         with _named(op, cls), ir.InsertionPoint(op):
-            results = rule(ctx, *op.operands, **view.params)
+            results = rule(ctx, *op.operands, **cls.params_of(op))
     except (PassError, NotImplementedError):
         raise
     except (TypeError, ValueError, OverflowError, ir.MLIRError) as e:
@@ -84,9 +95,12 @@ def lower_op(op: ir.Operation, backend: str = "xla") -> None:
     if len(results) != len(op.results):
         raise op_error(op, f"lowering rule returned {len(results)} values for "
                            f"{len(op.results)} results")
+    # (Encodings exist only once symbolic dimensions were made or read, which `run`
+    # relies on too: without them, no type is read here.)
+    symbolic = symbolic_types_made()
     for old, new in zip(op.results, results):
-        if new.type != old.type and isinstance(old.type, ir.RankedTensorType) and \
-                old.type.encoding is not None:
+        if symbolic and new.type != old.type and isinstance(
+                old.type, ir.RankedTensorType) and old.type.encoding is not None:
             # (StableHLO's type inference copies an operand's encoding, which spells its
             # symbolic dimensions, onto results of other shapes: the op's own type is the
             # right one)
@@ -160,11 +174,13 @@ _WALK = _Walk()
 # An op that does not have exactly the expected form (operand count, attributes) takes
 # the rule path, which reports what is wrong with it.
 
-def _replace(op: ir.Operation, cls, name: str, attributes=None) -> bool:
-    new = ir.Operation.create(name, results=[op.result.type], operands=list(op.operands),
+def _replace(op: ir.Operation, cls, name: str, attributes=None, result=None) -> bool:
+    if result is None:
+        result = op.result
+    new = ir.Operation.create(name, results=[result.type], operands=list(op.operands),
                               attributes=attributes, loc=_named(op, cls),
                               ip=ir.InsertionPoint(op))
-    op.result.replace_all_uses_with(new.result)
+    result.replace_all_uses_with(new.result)
     op.erase()
     return True
 
@@ -173,9 +189,13 @@ def _same_form(cls, name: str):
     n = cls.num_operands
 
     def rule(op: ir.Operation) -> bool:
-        if len(op.operands) != n or len(op.results) != 1:
+        if len(op.operands) != n:
             return False
-        return _replace(op, cls, name)
+        try:
+            result = op.result          # (ValueError unless exactly one result)
+        except ValueError:
+            return False
+        return _replace(op, cls, name, result=result)
     return rule
 
 

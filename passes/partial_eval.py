@@ -25,6 +25,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect.builder import Builder
+from mjax.dialect.core import op_class_of
 from mjax.dialect.ops.structural import OptimizationBarrierOp
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import Env, interpret
@@ -69,7 +70,7 @@ class PartialEval:
         return PartialEval(known_ip, unknown_block)
 
     def rule_for(self, op):
-        custom = PARTIAL_EVAL.get(type(op.opview))
+        custom = PARTIAL_EVAL.get(op_class_of(op))
         if custom is not None:
             return lambda op, entries: custom(self, op, entries)
         return self._rule

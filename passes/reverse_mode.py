@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from mjax.dialect.builder import Builder
-from mjax.dialect.core import JaxprOp
+from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.forward_mode import CustomVjpJvpError, Jvp, diff_suffix, prepare
@@ -120,7 +120,7 @@ def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
             # (A custom_jvp rule computing a primal output from its tangents, say.)
             raise PassError(fn.location, f"cannot linearize @{name}: a primal output "
                                          f"depends on a tangent")
-        term = list(block.operations)[-1].operation
+        term = block.operations[-1].operation     # (the last op, without listing the block)
         lin_outs = [pe.unknown_value(v, e) for v, e in
                     zip(list(term.operands)[len(outs):], tangent_outs)]
         set_results(lin_fn, lin_outs)
@@ -207,7 +207,7 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
         return add_any(Builder(ip, loc), x, y)
     cts = Env(default=None, accumulate=lambda x, y: y if x is None else
               x if y is None else add(x, y))
-    term = list(block.operations)[-1].operation
+    term = block.operations[-1].operation     # (the last op, without listing the block)
     for v, e, ct in zip(term.operands, results, out_cts):
         if isinstance(e, Linear) and ct is not None:
             cts.write(v, ct)
@@ -218,8 +218,7 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
     def _transpose_rule(op, cts_of_results):
         if all(c is None for c in cts_of_results):
             return [None] * len(op.operands)
-        view = op.opview
-        cls = type(view) if isinstance(view, JaxprOp) else None
+        cls = OPS.get(op.name)     # (None for a non-jaxpr op; no OpView made)
         args = [primal.read(v) for v in op.operands]
         nested = TRANSPOSE_NESTED.get(cls)
         if nested is not None:   # ops with bodies: the rule transposes its regions
@@ -233,7 +232,7 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
                                f"{TRANSPOSE.why(cls)}")
         ct = cts_of_results[0] if len(cts_of_results) == 1 else list(cts_of_results)
         with op.location:
-            got = rule(Builder(ip, op.location), ct, *args, **view.params)
+            got = rule(Builder(ip, op.location), ct, *args, **cls.params_of(op))
         if len(got) != len(args):
             raise op_error(op, f"internal error: transpose rule returned {len(got)} "
                                f"cotangents for {len(args)} operands")

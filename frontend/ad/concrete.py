@@ -172,7 +172,7 @@ def with_sources(fun, sources, diff_leaves=(), new_root=False, root=None):
 def result_tracers(traced, start=0):
     """Tracers standing for the results of a finished traced function (from `start`):
     sources for a trace that takes them (custom_vjp's bwd takes fwd's residuals)."""
-    ret = list(traced.trace.block.operations)[-1]
+    ret = traced.trace.block.operations[-1]
     avals = traced.out_avals
     return [Tracer(traced.trace, v, a)
             for v, a in zip(list(ret.operands)[start:], avals[start:])]
