@@ -161,9 +161,10 @@ def _call(kl, op, *args, callee, **params):
     return kl.lower_function(op, str(callee), list(args))
 
 
-@TRITON.register(T.CheckpointNameOp, Sh.ShardingConstraintOp)
+@TRITON.register(T.CheckpointNameOp, Sh.ShardingConstraintOp, T.XlaMetadataValueOp)
 def _annotation(kl, op, x, **params):
-    # Names for remat and sharding hints mean nothing inside one kernel program.
+    # Names for remat, sharding hints and XLA attributes mean nothing inside one kernel
+    # program.
     return [x]
 
 

@@ -311,8 +311,6 @@ KNOWN.update({
                   "forward from args_res, so its jaxpr shows the forward jit and the "
                   "inlined backward ops"
        for page, i in (("array_refs", 23), ("refs_301", 12))},
-    ("compilation_cache", 7): "jax_mock_gpu_topology (compiling for a mocked multi-GPU "
-                              "topology) is a GPU option mjax does not have",
     **{("export", i): "grad's result takes the weak type of the argument (1.) in mjax; "
                       "JAX's is the cotangent's own, strong f32 from the VJP of a "
                       "deserialized Exported" for i in (23, 24, 25)},
