@@ -102,11 +102,9 @@ KNOWN = {
                                  "not JAX's VmapTracer(aval=..., batched=...): mjax traces "
                                  "the per-example function once and batches it in a pass",
     ("transformations_101", 22): "the cell reads `.val` of JAX's internal VmapTracer",
-    ("debugging_201", 11): "jax_debug_nans: JAX's jnp.log is itself a jit function, so its "
-                           "eager call prints the jit de-optimization line; the "
-                           "FloatingPointError's text in mjax also names the user's line",
-    ("debugging_201", 12): "as cell 11: JAX prints the de-optimization line twice (the "
-                           "user's jit, then jnp.log's own jit)",
+    ("debugging_201", 11): "jax_debug_nans on an eager jnp function: JAX's jnp.log is a "
+                           "jit, which filters the traceback and adds its note; mjax's "
+                           "eager ops are not jit boundaries",
     ("callbacks_201", 22): "pure_callback inside shard_map: mjax runs shard_map bodies "
                            "under vmap, which a pure_callback without vmap_method refuses "
                            "(JAX calls it once per device)",
