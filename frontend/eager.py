@@ -171,13 +171,10 @@ def _eager_describer(opcls, args):
     its parameter name when the innermost jnp/nn/scipy function holds the operand
     ("x of add"), else "args[k] of <primitive>"."""
     def describe(k):
-        f = sys._getframe(1)
-        while f is not None and in_mjax(f.f_code.co_filename):
-            if f.f_code.co_filename.startswith(_JITS_IN_JAX):
-                for name, value in f.f_locals.items():
-                    if value is args[k]:
-                        return f"{name} of {opcls.jax_name}"
-            f = f.f_back
+        for f in _frames_of_jax_jits(sys._getframe(1)):
+            for name, value in f.f_locals.items():
+                if value is args[k]:
+                    return f"{name} of {opcls.jax_name}"
         return f"args[{k}] of {opcls.jax_name}"
     return describe
 
@@ -260,12 +257,16 @@ def _inside_jax_jit() -> bool:
     that has not announced itself already (with jit disabled, none does)."""
     if _QUIET[0] or config.read("jax_disable_jit"):
         return False
-    f = sys._getframe(2)
+    return next(_frames_of_jax_jits(sys._getframe(2)), None) is not None
+
+
+def _frames_of_jax_jits(f):
+    """The frames of functions that JAX's jit wraps (_JITS_IN_JAX) among mjax's frames
+    from `f` outwards, innermost first."""
     while f is not None and in_mjax(f.f_code.co_filename):
         if f.f_code.co_filename.startswith(_JITS_IN_JAX):
-            return True
+            yield f
         f = f.f_back
-    return False
 
 
 def locate_nonfinite(module, inputs) -> None:

@@ -685,7 +685,8 @@ class Jitted:
 
     # -- stages ----------------------------------------------------------------------------
     def trace(self, *args, **kwargs):
-        if hi_jit(self, args, kwargs): return jit_trace(self, Jitted, args, kwargs)  # noqa
+        if hi_jit(self, args, kwargs):
+            return jit_trace(self, Jitted, args, kwargs)
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
         leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))

@@ -249,18 +249,12 @@ def on_device(bufs, device) -> list:
             for b in bufs]
 
 
-def args_device(args, default, describe=None):
-    """The device a computation on `args` runs on when that is not `default`, else None.
-    As in JAX, committed operands (placed by `device_put(x, device)`, or computed from
-    such) decide; the others are copied there. Committed operands on two devices raise
-    JAX's ValueError, naming them by `describe(index)` ("x of add"; default: args[i])."""
-    found = committed_device(args, describe)
-    return None if found is None or found == default else found
-
-
 def committed_device(args, describe=None):
     """The one device the committed one-device operands among `args` are on, or None
-    when there are none (see args_device)."""
+    when there are none. As in JAX, committed operands (placed by `device_put(x,
+    device)`, or computed from such) decide where a computation runs; the others are
+    copied there. Committed operands on two devices raise JAX's ValueError, naming them
+    by `describe(index)` ("x of add"; default: args[i])."""
     describe = describe or (lambda k: f"args[{k}]")
     found = None   # (index, array, device) of the first committed operand
     for k, x in enumerate(args):

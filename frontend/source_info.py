@@ -104,9 +104,9 @@ def user_location() -> ir.Location:
     col = (col0 or 0) + 1
     path = code.co_filename if not strip else re.sub(strip, "", code.co_filename)
     loc = ir.Location.file(path, line, col, context())
-    # The Python function of each position (JAX's print_saved_residuals shows it).
-    FUNCTION_AT[(code.co_filename, line, col)] = getattr(
-        code, "co_qualname", code.co_name)
+    # The Python function of each position (JAX's print_saved_residuals shows it),
+    # keyed as the location spells it (errors look it up by location).
+    FUNCTION_AT[(path, line, col)] = getattr(code, "co_qualname", code.co_name)
     if scope:
         loc = ir.Location.name("/".join(scope), childLoc=loc, context=context())
     if metadata:

@@ -83,21 +83,26 @@ def check_constraint_devices(module, mesh, leaves, describe) -> None:
         ids = list(p["device_ids"] or range(int(np.prod(p["mesh_shape"]))))
         if sorted(ids) == want:
             continue
-        k, x = next((k, x) for k, x in enumerate(leaves) if type(x) is Array and
-                    isinstance(x._sharding, NamedSharding) and
-                    sorted(d.id for d in x._sharding.mesh.devices.flat) == want)
-        shape = typeof_array(x).str_short()
-        shape = x.dtype.name + shape[shape.index("["):]
+        platform = mesh.devices.flat[0].platform.upper()
+        k, x = next(((k, x) for k, x in enumerate(leaves) if type(x) is Array and
+                     isinstance(x._sharding, NamedSharding) and
+                     sorted(d.id for d in x._sharding.mesh.devices.flat) == want),
+                    (None, None))
+        if x is None:       # (the mesh comes from jit's shardings, not an argument)
+            first = f"jit's mesh with device ids {want} on platform {platform}"
+        else:
+            shape = typeof_array(x).str_short()
+            first = (f"argument {describe(k)} with shape {x.dtype.name}"
+                     f"{shape[shape.index('['):]} and with device ids {want} on platform "
+                     f"{platform}")
         what = "device_put" if DEVICE_PUT_MARK in op.attributes else "sharding_constraint"
         where = format_location(op.location)
         file, line, col = where.rsplit(":", 2)
         function = FUNCTION_AT.get((file, int(line), int(col)), "?")
-        platform = mesh.devices.flat[0].platform.upper()
         raise ValueError(
-            f"Received incompatible devices for jitted computation. Got argument "
-            f"{describe(k)} with shape {shape} and with device ids {want} on platform "
-            f"{platform} and {what} inside jit with device ids {ids} on platform "
-            f"{platform} at {file}:{line}:{int(col) - 1} ({function})")
+            f"Received incompatible devices for jitted computation. Got {first} and "
+            f"{what} inside jit with device ids {ids} on platform {platform} at "
+            f"{file}:{line}:{int(col) - 1} ({function})")
 
 
 def replicated_over(mesh, leaves) -> tuple:

@@ -164,3 +164,21 @@ def test_programs_under_a_mesh_context_compile_for_it():
         out.append(repr(f(x).sharding))          # (and after it, as before)
         return out
     assert program(mjax, mjax.numpy) == program(real, real.numpy)
+
+
+def test_device_put_inside_jit_over_other_devices_than_in_shardings():
+    # (the jit's mesh comes from in_shardings, not from an argument: the error names it)
+    import mjax
+    import numpy as np
+    import pytest
+    devices = mjax.devices()
+    auto = (mjax.sharding.AxisType.Auto,)
+    a = mjax.make_mesh((4,), ("x",), devices=devices[:4], axis_types=auto)
+    b = mjax.make_mesh((4,), ("x",), devices=devices[4:8], axis_types=auto)
+    NS = mjax.sharding.NamedSharding
+    f = mjax.jit(lambda v: mjax.device_put(v, NS(b, mjax.P("x"))),
+                 in_shardings=NS(a, mjax.P("x")))
+    with pytest.raises(ValueError, match=r"Got jit's mesh with device ids \[0, 1, 2, 3\] "
+                                         r"on platform CPU and device_put inside jit with "
+                                         r"device ids \[4, 5, 6, 7\]"):
+        f(np.arange(8.0))
