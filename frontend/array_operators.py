@@ -20,7 +20,8 @@ from mjax.dtypes import promote_types
 from mjax.eager_fast import NUMPY_SCALARS, fast_op
 from mjax.lax.reduce import register_monoid
 from mjax.numpy.array_api import _put
-from mjax.numpy.indexing import _IndexUpdateHelper, getitem
+from mjax.numpy.eager_indexing import at as eager_at, fast_getitem
+from mjax.numpy.indexing import getitem
 from mjax.jitted import jit
 from mjax.numpy.promotion import _SCALAR_CONST_MAX_SIZE, KEEP_ANY, scalar_learner
 
@@ -86,11 +87,11 @@ def _invert(self):
 def _getitem(self, idx):
     if selects_all(idx):
         return self  # x[...] and x[()] are x itself, as in JAX (flax reads Variables so)
+    if type(self) is Array:   # (basic indices: one cached jit, numpy/eager_indexing.py)
+        out = fast_getitem(self, idx)
+        if out is not None:
+            return out
     return getitem(self, idx)
-
-
-def _at(self):
-    return _IndexUpdateHelper(self)
 
 
 def _T(self):
@@ -225,7 +226,7 @@ _METHODS.update({
     "__copy__": _METHODS["copy"], "__deepcopy__": _deepcopy,
     "__neg__": _neg, "__pos__": _pos, "__abs__": _abs,
     "__round__": _round,
-    "__invert__": _invert, "__getitem__": _getitem, "at": property(_at),
+    "__invert__": _invert, "__getitem__": _getitem, "at": property(eager_at),
     "T": property(_T), "mT": property(_mT), "real": property(_real),
     "imag": property(_imag), "astype": _astype, "reshape": _reshape,
     "transpose": _transpose, "flatten": _flatten, "ravel": _flatten, "conj": _conj,
