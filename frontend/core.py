@@ -280,6 +280,24 @@ class RegionTrace(Trace):
         self.ip = ir.InsertionPoint(self.block)
         self.args = [Tracer(self, v, a) for v, a in zip(self.block.arguments, in_avals)]
 
+    @classmethod
+    def reusing(cls, parent: Trace, holder: ir.Operation, in_avals, captured,
+                capture_avals) -> "RegionTrace":
+        """A finished body made from `holder`, a copy (just inserted in the parent's
+        block) of the placeholder of a body traced before: its block takes `in_avals`
+        then the values `captured` (mjax.region_cache)."""
+        body = cls.__new__(cls)
+        body.parent, body.module, body.name = parent, parent.module, parent.name
+        body.in_avals = [a.strip_weak_type() for a in in_avals]
+        body.captured, body.capture_avals = list(captured), list(capture_avals)
+        body._captured_ids = {}
+        body.active = False
+        body._holder = holder
+        body.block = holder.regions[0].blocks[0]
+        body.ip = ir.InsertionPoint(body.block)
+        body.args = [Tracer(body, v, a) for v, a in zip(body.block.arguments, in_avals)]
+        return body
+
     def _abandon(self) -> None:
         """(the caller discards the body: `discard`)"""
 

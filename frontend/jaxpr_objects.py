@@ -40,6 +40,7 @@ from mjax.passes import custom_rules
 from mjax.pretty import callee_block
 from mjax.primitive import no_effects, primitive_of
 from mjax.registration import EVAL_JAXPR, JIT, REGION_BINDS
+from mjax.staging import user_name
 
 _counter = itertools.count()
 
@@ -280,7 +281,7 @@ class _Reader:
                 attrs.update(linear=(False,) * len(op.operands), _split_transpose=False)
         elif cls in (T.CallOp, T.CheckpointOp):
             attrs["jaxpr"] = self.callee(op)
-            attrs["name"] = str(attrs.pop("callee")).lstrip("@")
+            attrs["name"] = user_name(str(attrs.pop("callee")).lstrip("@"))
         elif cls is T.CustomJvpCallOp:
             attrs["call_jaxpr"] = self.callee(op)
             attrs["jvp_jaxpr"] = self.callee(op, "jvp")

@@ -11,8 +11,6 @@ exists only there.
 """
 from __future__ import annotations
 
-import itertools
-
 from jaxlib.mlir import ir
 
 from mjax import registration, tree_util
@@ -25,10 +23,7 @@ from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
 from mjax.pretty import mark_captured
 from mjax.sharding_impls import current_mesh, get_abstract_mesh
-from mjax.staging import call_args, emit, stage_function
-
-_prefixes = itertools.count()
-
+from mjax.staging import call_args, copy_prefix, emit, stage_function
 
 class NestedTrace:
     """One kept trace: what calling it needs, and its functions as text."""
@@ -38,7 +33,7 @@ class NestedTrace:
         self.out_tree, self.out_avals = traced.out_tree, traced.out_avals
         self.captured = list(traced.captured)
         self.text = functions_text(module, [traced.name])
-        self.prefix = f"jit{next(_prefixes)}"
+        self.prefix = copy_prefix()
 
     def callee_in(self, module) -> str:
         """The name of the traced function in `module`, copied in if it is not there.

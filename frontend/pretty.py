@@ -12,6 +12,7 @@ from mjax.dialect.attributes import Dim, Shape, decode
 from mjax.dialect.types import ShapedArray
 from mjax.lax.precision import precision_from_attr
 from mjax.passes import custom_rules
+from mjax.staging import user_name
 
 
 def _names():
@@ -131,9 +132,8 @@ class _Printer:
         """A `jaxpr.call` as JAX prints a nested jit: name= and jaxpr= the callee's body,
         whose binders take the names of the operands and whose results take the names of
         the call's results."""
-        import re
         block, name = callee_block(op)
-        params = {"name": re.sub(r"_\d+$", "", name)}
+        params = {"name": user_name(name)}
         if block is None:
             return params
         for arg, v in zip(block.arguments, op.operands):

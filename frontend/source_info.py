@@ -59,6 +59,11 @@ class _NameStack(threading.local):
 _names = _NameStack()
 
 
+def name_stack() -> tuple[str, ...]:
+    """The named scopes around the current line, outermost first."""
+    return _names.names
+
+
 @contextlib.contextmanager
 def named_scope(name: str):
     """Ops traced inside get `name` in their location (`outer/inner`), which StableHLO

@@ -7,6 +7,7 @@ import functools
 import gc
 import inspect
 import itertools
+import re
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -180,6 +181,20 @@ def put_back(tree, apart: dict, rest):
 
 # ---- a function staged into the module being built ---------------------------------------
 _names = itertools.count()
+_copies = itertools.count()
+
+
+def copy_prefix() -> str:
+    """A prefix for the names of traced functions copied into another module (a kept
+    trace reused there: mjax.nested_traces, mjax.region_cache)."""
+    return f"jit{next(_copies)}"
+
+
+def user_name(symbol: str) -> str:
+    """The name of the Python function a traced function's symbol was made for (JAX's
+    `name` of a nested jit): without the copy prefixes and the number that makes it
+    unique."""
+    return re.sub(r"_\d+$", "", re.sub(r"^(?:jit\d+_)+", "", symbol))
 
 
 # ---- staging helpers ------------------------------------------------------------------

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import inspect
 
-from mjax import trace_trees, tree_util
+from mjax import nested_traces, trace_trees, tree_util
 from mjax.ad import levels
 from mjax.ad.checkpoint_policies import encode as encode_policy
 from mjax.ad.checkpoint_policies import for_remat3
 from mjax.ad.custom import _split_static
 from mjax.ad.staging import _wraps, stage_function, staged
 from mjax.config import config
+from mjax.core import current_trace
 from mjax.dialect.ops import transforms as T
+from mjax.region_cache import CHECKPOINTS, kept_for
 from mjax.staging import call_args, emit_call
 
 
@@ -48,15 +50,30 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
         static_kw = {k: kwargs.pop(k) for k in static_argnames if k in kwargs}
 
         def checkpoint_impl(*a, **kw):
-            # (JAX traces the body to a jaxpr first: custom rules in it are traced only
-            # when differentiating it, by the passes)
-            with levels.at(0):
-                traced = stage_function(lambda *d, **k: fun(*full(d), **k, **static_kw), a,
-                                        kw, name=getattr(fun, "__name__", "checkpoint"))
-            leaves = trace_trees.tree_leaves((a, kw))
-            outs = emit_call(traced.name, call_args(traced, leaves), traced.out_avals,
-                             cls=T.CheckpointOp, prevent_cse=bool(prevent_cse), **extra)
-            return tree_util.tree_unflatten(traced.out_tree, outs)
+            leaves, in_tree = trace_trees.tree_flatten((a, kw))
+            kept = kept_for(CHECKPOINTS, fun)   # (reused as JAX reuses its jaxpr)
+            key = None if kept is None else nested_traces.key(
+                in_tree, leaves, (tuple(static), tuple(sorted(static_kw.items()))))
+            trace = nested_traces.lookup(kept, key, leaves)
+            if trace is None:
+                asked = nested_traces.perturbation_queries()
+                # (JAX traces the body to a jaxpr first: custom rules in it are traced
+                # only when differentiating it, by the passes)
+                with levels.at(0):
+                    traced = stage_function(lambda *d, **k: fun(*full(d), **k, **static_kw),
+                                            a, kw, name=getattr(fun, "__name__", "checkpoint"))
+                callee, out_tree, out_avals = traced.name, traced.out_tree, traced.out_avals
+                operands = call_args(traced, leaves)
+                if key is not None and nested_traces.keepable(traced):
+                    nested_traces.keep(kept, key, leaves, traced, current_trace().module,
+                                       nested_traces.perturbation_queries() != asked)
+            else:
+                callee = trace.callee_in(current_trace().module)
+                out_tree, out_avals = trace.out_tree, trace.out_avals
+                operands = list(leaves) + trace.captured
+            outs = emit_call(callee, operands, out_avals, cls=T.CheckpointOp,
+                             prevent_cse=bool(prevent_cse), **extra)
+            return tree_util.tree_unflatten(out_tree, outs)
         return staged(checkpoint_impl)(*dyn, **kwargs)
     if remat3:
         # (JAX's remat3 returns a partial: no signature, so arguments are args[i])

@@ -17,7 +17,7 @@ import numpy as np
 from mjax import dtypes, registration, trace_trees, tree_util
 from mjax.config import config
 from mjax.core import (Carry, Tracer, aval_of_value, current_trace, describe_location,
-                       discarding_on_error, emit_region_op, trace_region, user_location)
+                       discarding_on_error, emit_region_op, user_location)
 from mjax.dialect.core import InferError
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import ShapedArray
@@ -26,6 +26,7 @@ from mjax.hijax_lowering import (CapturedHiError, HiResultError, has_hi, scan_hi
                                  scan_values_hi)
 from mjax.lax.elementwise import as_array, clamp, convert_element_type, lt, ne
 from mjax.lax.shapes import concatenate, reshape, rev, slice_in_dim, stack
+from mjax.region_cache import trace_region_kept
 from mjax.sharding_types import carry_types
 
 
@@ -202,7 +203,8 @@ def _cond_core(kind, index, branches, names, operands):
     bodies, trees, out_avals = [], [], []
     with discarding_on_error(bodies):
         for fun in branches:
-            body, avals, tree = trace_region(fun, in_avals, ops_tree, ops_flat)
+            body, avals, tree = trace_region_kept(fun, "branch", fun, in_avals, ops_tree,
+                                                  ops_flat)
             bodies.append(body)
             trees.append(tree)
             out_avals.append(avals)
@@ -326,7 +328,11 @@ def while_loop(cond_fun, body_fun, init_val):
     return _while(cond_fun, body_fun, init_val, _first_arg_name(body_fun, "init_val"))
 
 
-def _while(cond_fun, body_fun, init_val, carry_name):
+def _while(cond_fun, body_fun, init_val, carry_name, owners=None):
+    """while_loop's staging; `owners`: the user's functions the bodies are kept for
+    (default: cond_fun and body_fun; mjax.region_cache)."""
+    (cond_owner, cond_kind), (body_owner, body_kind) = owners or (
+        (cond_fun, "while_cond"), (body_fun, "while_body"))
     init_flat, tree = trace_trees.tree_flatten(init_val)
     avals = [aval_of_value(v) for v in init_flat]
     args_tree = trace_trees.tree_structure((init_val,))
@@ -335,16 +341,18 @@ def _while(cond_fun, body_fun, init_val, carry_name):
     for _ in range(3 * len(avals) + 1):
         bodies = []
         with discarding_on_error(bodies):
-            cbody, cond_out, cond_tree = trace_region(cond_fun, avals, args_tree,
-                                                      [Carry(v) for v in init_flat])
+            cbody, cond_out, cond_tree = trace_region_kept(
+                cond_owner, cond_kind, cond_fun, avals, args_tree,
+                [Carry(v) for v in init_flat])
             bodies.append(cbody)
             if (len(cond_out) != 1 or not tree_util.treedef_is_leaf(cond_tree)
                     or cond_out[0].shape != () or str(cond_out[0].dtype) != "bool"):
                 raise TypeError(f"cond_fun must return a boolean scalar, but got output "
                                 f"type(s) [{', '.join(_aval_repr(a) for a in cond_out)}]."
                                 f"{_where()}")
-            bbody, body_out, body_tree = trace_region(body_fun, avals, args_tree,
-                                                      [Carry(v) for v in init_flat])
+            bbody, body_out, body_tree = trace_region_kept(
+                body_owner, body_kind, body_fun, avals, args_tree,
+                [Carry(v) for v in init_flat])
             bodies.append(bbody)
             err = _carry_mismatch("while_loop", carry_name, tree, body_tree, avals, body_out)
             promoted = _promote_weak(avals, body_out) if body_tree == tree else None
@@ -405,7 +413,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         if config.read("jax_disable_jit") and length == 0:
             return init_val
         (_, result), _ = _scan(step, (lo, init_val), None, length, False,
-                               False if unroll is None else unroll, "loop_carry")
+                               False if unroll is None else unroll, "loop_carry",
+                               kept_as=(body_fun, "fori"))
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
@@ -423,7 +432,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         return i + 1, n, body_fun(i, x)
     lower, upper = (b if aval_of_value(b).dtype == dtype else
                     convert_element_type(b, dtype) for b in (lower, upper))
-    return _while(wcond, wbody, (lower, upper, init_val), "loop_carry")[2]
+    return _while(wcond, wbody, (lower, upper, init_val), "loop_carry",
+                  owners=((body_fun, "fori_cond"), (body_fun, "fori_body")))[2]
 
 
 # ---- scan ------------------------------------------------------------------------------
@@ -485,7 +495,10 @@ def _scan_python(f, init, xs, length, reverse):
     return carry, trace_trees.tree_map(lambda *y: stack([as_array(v) for v in y]), *ys)
 
 
-def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
+def _scan(f, init, xs, length, reverse, unroll, carry_name, kept_as=None):
+    """scan's staging; `kept_as`: (the user's function, role) its body is kept for and
+    reused as (mjax.region_cache; default (f, "scan"), False: not kept)."""
+    owner, kind = (f, "scan") if kept_as is None else kept_as or (None, None)
     xs_flat, xs_tree = trace_trees.tree_flatten(xs)
     length = _scan_length(xs_flat, length)
     if isinstance(unroll, bool):
@@ -517,8 +530,9 @@ def _scan(f, init, xs, length, reverse, unroll, carry_name, offset=0):
 
     n = len(init_flat)
     for _ in range(3 * n + 1):  # another pass each time weak carries get promoted
-        body, out_avals, _ = trace_region(body_fun, init_avals + x_avals, args_tree,
-                                          [Carry(v) for v in init_flat] + xs_flat)
+        body, out_avals, _ = trace_region_kept(
+            owner, kind, body_fun, init_avals + x_avals, args_tree,
+            [Carry(v) for v in init_flat] + xs_flat, side=trees)
         with discarding_on_error([body]):
             carry_out = out_avals[:n] if trees["carry"] == init_tree else out_avals
             err = _carry_mismatch("scan", carry_name, init_tree, trees["carry"], init_avals,
@@ -555,7 +569,8 @@ def map(f, xs, *, batch_size=None):  # noqa: A001  (JAX's name)
     scan runs over batches (each batch is a vmap of f), then the remainder as one more
     vmap (registration.VMAP: vmap is floors above). JAX: lax.map."""
     if batch_size is None:
-        return _scan(lambda _, x: ((), f(x)), (), xs, None, False, 1, "carry")[1]
+        return _scan(lambda _, x: ((), f(x)), (), xs, None, False, 1, "carry",
+                     kept_as=False)[1]
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
     xs_flat, _ = trace_trees.tree_flatten(xs)
@@ -567,7 +582,8 @@ def map(f, xs, *, batch_size=None):  # noqa: A001  (JAX's name)
     main = trace_trees.tree_map(
         lambda x: reshape(_leading(as_array(x), 0, full * batch_size, n),
                           (full, batch_size) + np.shape(x)[1:]), xs)
-    ys = _scan(lambda _, xb: ((), per_batch(xb)), (), main, None, False, 1, "carry")[1]
+    ys = _scan(lambda _, xb: ((), per_batch(xb)), (), main, None, False, 1, "carry",
+               kept_as=False)[1]
     ys = trace_trees.tree_map(lambda y: reshape(y, (full * batch_size,) + y.shape[2:]), ys)
     if rem:
         tail = per_batch(trace_trees.tree_map(

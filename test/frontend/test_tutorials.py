@@ -74,11 +74,6 @@ SEED_PRELUDE = "import numpy as _np\n_np.random.seed(0)\n"
 
 # (tutorial, cell index) -> why mjax's output differs from JAX's.
 KNOWN = {
-    ("gradient_checkpointing", 21): "JAX reuses its cached trace of `loss` from cell 18, "
-                                    "made before cell 19 redefined the global `predict` "
-                                    "with checkpoint_name, so it sees no names (the same "
-                                    "policy on a fresh function saves layer0_output, as "
-                                    "mjax does); mjax traces the current `predict`",
     ("gradient_checkpointing", 23): "the cell imports jax._src (JAX's private modules)",
     ("key_concepts", 4): "make_jaxpr: JAX 0.10.2's jnp.where (and clip) is a nested "
                          "jit[name=_where] taking the Python scalar as a weak i32 operand; "
@@ -95,9 +90,6 @@ KNOWN = {
                            "Python function of a residual's position by (file, line, "
                            "column): g's line 3 in one cell and f2's line 3 in the next "
                            "collide (distinct files, as IPython's cells are, do not)",
-    ("autodiff_remat", 22): "as gradient_checkpointing cell 21: JAX reuses its cached "
-                            "trace of `loss`, made before `predict` was redefined with "
-                            "checkpoint_name",
     ("transformations_101", 17): "a value traced under vmap prints as mjax's JitTracer(...), "
                                  "not JAX's VmapTracer(aval=..., batched=...): mjax traces "
                                  "the per-example function once and batches it in a pass",
