@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from mjax import layout as layout_api
-from mjax import nested_traces, registration, trace_trees, tree_util
+from mjax import jaxpr_dump, nested_traces, registration, trace_trees, tree_util
 from mjax.array import Array, raise_if_deleted_by_user
 from mjax.config import config
 from mjax.core import _state as _trace_state
@@ -617,6 +617,7 @@ class Jitted:
                    time.perf_counter() - start)
         logger.log(level, "Compiling jit(%s) with global shapes and types %s.", self._name,
                    tuple(traced.in_avals))
+        jaxpr_dump.maybe_dump(traced, self._name)     # (jax_dump_ir_modes' jaxpr files)
         start = time.perf_counter()
         entry = _CacheEntry()
         entry.out_tree = traced.out_tree

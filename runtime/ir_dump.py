@@ -19,13 +19,15 @@ from mjax.dialect import context
 @dataclass
 class Settings:
     to: str = ""                  # a directory, "sponge" ($TEST_UNDECLARED_OUTPUTS_DIR), or ""
-    modes: str = "stablehlo"      # comma-separated: stablehlo (others are JAX's own)
+    modes: str = "stablehlo"      # comma-separated: stablehlo, jaxpr, jaxpr_html,
+    #                               eqn_count_pprof
     debug_info: bool = True       # keep source locations in the dump
 
 
 settings = Settings()
 _counter = itertools.count()
-_WRITTEN_MODES = {"stablehlo"}
+# (the jaxpr modes are written by the frontend, before lowering: frontend/jaxpr_dump.py)
+_WRITTEN_MODES = {"stablehlo", "jaxpr", "jaxpr_html", "eqn_count_pprof"}
 _UNSAFE = re.compile(r"[^\w.)( -]")    # (characters a file name does not keep, as JAX)
 _warned: set = set()
 
@@ -44,18 +46,23 @@ def dump_dir() -> pathlib.Path | None:
     return path
 
 
+def modes() -> list[str]:
+    """The dump modes asked for (jax_dump_ir_modes), each unknown one warned of once."""
+    asked = [m.strip() for m in settings.modes.split(",") if m.strip()]
+    for mode in set(asked) - _WRITTEN_MODES - _warned:
+        _warned.add(mode)
+        warnings.warn(f"jax_dump_ir_modes: unknown mode {mode!r} (mjax writes "
+                      f"{', '.join(sorted(_WRITTEN_MODES))})", stacklevel=3)
+    return asked
+
+
 def dump(stablehlo_text: str, stage: str = "compile") -> str | None:
     """Writes a program about to be compiled (when dumping is on); returns the file's
     name, or None."""
     out = dump_dir()
     if out is None:
         return None
-    modes = [m.strip() for m in settings.modes.split(",") if m.strip()]
-    for mode in set(modes) - _WRITTEN_MODES - _warned:
-        _warned.add(mode)
-        warnings.warn(f"jax_dump_ir_modes: mjax writes 'stablehlo' dumps only, not {mode!r}",
-                      stacklevel=2)
-    if "stablehlo" not in modes:
+    if "stablehlo" not in modes():
         return None
     match = re.search(r"module @([\w.$-]+)", stablehlo_text)
     name = match.group(1) if match else "module"
@@ -73,4 +80,4 @@ def _without_locations(text: str) -> str:
         return ir.Module.parse(text).operation.get_asm(enable_debug_info=False)
 
 
-__all__ = ["Settings", "dump", "dump_dir", "settings"]
+__all__ = ["Settings", "dump", "dump_dir", "modes", "settings"]

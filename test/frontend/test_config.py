@@ -440,13 +440,14 @@ def test_dump_ir_to_writes_each_compiled_program(tmp_path):
         np.testing.assert_allclose(mjax.jit(f)(x), np.sin(np.arange(5.0)) * 3, rtol=1e-6)
         mjax.config.update("jax_include_debug_info_in_dumps", False)
         mjax.jit(f)(jnp.ones(2))
-        mjax.config.update("jax_dump_ir_modes", "jaxpr")
-        with pytest.warns(UserWarning, match="'stablehlo' dumps only, not 'jaxpr'"):
-            mjax.jit(f)(jnp.ones(3))
+        mjax.config.update("jax_dump_ir_modes", "jaxpr,hlo_graph")
+        with pytest.warns(UserWarning, match="unknown mode 'hlo_graph'"):
+            mjax.jit(f)(jnp.ones(3))      # (a jaxpr file, no StableHLO: test_jaxpr_dump.py)
     finally:
         mjax.config.update("jax_dump_ir_to", "")
         mjax.config.update("jax_dump_ir_modes", "stablehlo")
         mjax.config.update("jax_include_debug_info_in_dumps", True)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith("_f.jaxpr.txt")]
     dumps = sorted(p.name for p in tmp_path.iterdir() if "_jit_f_" in p.name)
     assert len(dumps) == 2 and all(re.fullmatch(r"jax_ir\d{4}_jit_f_compile\.mlir", d)
                                    for d in dumps)
