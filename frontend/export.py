@@ -208,7 +208,7 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
                                    _arg_names(fun_jit, args, kwargs), layout)
         _check_custom_calls(module, disabled_checks)
         tr = traced._traced
-        in_avals = tuple(a.strip_weak_type() for a in tr.in_avals)
+        in_avals = tuple(tr.arg_avals)         # (weak types kept, as JAX)
         out_avals = tuple(tr.out_avals)
         return Exported(
             fun_name=traced.fun_name, in_tree=tr.in_tree, in_avals=in_avals,

@@ -13,6 +13,7 @@ from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.symbols import main_function
 from mjax.passes import run_pipeline
 from mjax.passes.user_passes import Checked, instantiate, pass_list
+from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.runtime.backend import default_platform
 
 # Expand transformations, inline calls, lower, then let upstream MLIR clean up.
@@ -71,10 +72,16 @@ def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False
             run_pipeline(m, "jaxpr-verify")
     pipeline = compile_pipeline(user_passes)
     cut = step_names(pipeline).index("jaxpr-to-stablehlo")
-    with context(), ir.Location.unknown(context()):
-        run_pipeline(module, pipeline[:cut], after_each=after)
-        jaxpr = clone_module(module) if keep_jaxpr else None
-        run_pipeline(module, pipeline[cut:], after_each=after)
+    # (one device unless the many-device path said otherwise: spmd/jit.py)
+    token = CALLER_DEVICES.set(1) if CALLER_DEVICES.get() is None else None
+    try:
+        with context(), ir.Location.unknown(context()):
+            run_pipeline(module, pipeline[:cut], after_each=after)
+            jaxpr = clone_module(module) if keep_jaxpr else None
+            run_pipeline(module, pipeline[cut:], after_each=after)
+    finally:
+        if token is not None:
+            CALLER_DEVICES.reset(token)
     return jaxpr
 
 

@@ -29,6 +29,7 @@ from mjax.lowering import (alias_donated_inputs, clone_module, compile_pipeline,
                            lower_module, step_names)
 from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
+from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.registry import format_location
 from mjax.placement import put_sharded
 from mjax.runtime import get_backend
@@ -210,6 +211,16 @@ def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
     before --jaxpr-to-stablehlo, for Lowered.as_text(dialect="jaxpr")); `in_shardings`
     covers @main's arguments, `out_shardings` its results (None: unconstrained);
     `user_passes` run at their points (docs/passes.md)."""
+    token = CALLER_DEVICES.set(mesh.size)
+    try:
+        return _lower(module, in_shardings, out_shardings, out_avals, mesh, donated, text,
+                      user_passes)
+    finally:
+        CALLER_DEVICES.reset(token)
+
+
+def _lower(module, in_shardings, out_shardings, out_avals, mesh, donated, text,
+           user_passes):
     from jaxlib.mlir import ir
 
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):

@@ -14,7 +14,9 @@ itself has no JVP; batching is not supported (as in JAX).
 """
 from __future__ import annotations
 
+import contextvars
 import hashlib
+import re
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -66,9 +68,35 @@ def _clone_functions(target: ir.Operation, text: str, prefix: str) -> str:
     return f"{prefix}_main"
 
 
+# The number of devices the program being lowered is compiled for, set by the frontend
+# around its lowering (None: unknown, as in mjax-opt: not checked).
+CALLER_DEVICES: contextvars.ContextVar = contextvars.ContextVar("caller_devices",
+                                                               default=None)
+_NUM_PARTITIONS = re.compile(r"^module\b[^\n]*mhlo\.num_partitions = (\d+)", re.M)
+
+
+class ExportDevicesError(PassError, ValueError):
+    """JAX's ValueError for an export for several devices called in a program compiled
+    for another number of devices."""
+
+    def __str__(self):
+        return self.message
+
+
+def _check_devices(loc, module: str, fun_name: str) -> None:
+    n = CALLER_DEVICES.get()
+    m = _NUM_PARTITIONS.search(module)       # (the first: the module's own attribute)
+    exported = int(m.group(1)) if m else 1
+    if n is not None and exported != 1 and n != exported:
+        raise ExportDevicesError(loc, f"Function {fun_name} was exported for {exported} "
+                                      f"devices and is called in a context with {n} "
+                                      f"devices, which is not allowed.")
+
+
 @lowering(CallExportedOp)
 def _call_exported_lower(ctx, *args, module, fun_name, result_shapes, result_dtypes,
                          platform_index):
+    _check_devices(ctx.op.location, module, fun_name)
     target = _enclosing_module(ctx.op)
     digest = hashlib.sha1(module.encode()).hexdigest()[:12]
     safe = "".join(c if c.isalnum() or c == "_" else "_" for c in fun_name)

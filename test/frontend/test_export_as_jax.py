@@ -45,7 +45,8 @@ def _weak_types(lib, ex):
     exp = ex.export(lib.jit(lib.lax.cos))(1.0)
     back = ex.deserialize(exp.serialize())
     strong = ex.export(lib.jit(lambda x: 2 * x))(lib.ShapeDtypeStruct((), np.float32))
-    return [exp.out_avals[0].weak_type, back.out_avals[0].weak_type,
+    return [exp.in_avals[0].weak_type, back.in_avals[0].weak_type,
+            exp.out_avals[0].weak_type, back.out_avals[0].weak_type,
             exp.call(1.0).weak_type, exp.call(np.float32(1)).weak_type,
             back.call(1.0).weak_type, lib.jit(back.call)(1.0).weak_type,
             strong.call(1.0).weak_type, (3.0 * back.call(1.0)).weak_type] + [

@@ -225,6 +225,20 @@ def test_wrong_device_count_raises_jax_error():
     assert "exported for 4 devices and is called in a context with 1 devices" in mine[0]
 
 
+def test_wrong_device_count_inside_jit_raises_jax_error():
+    # (inside a jit compiled for one device, or for a mesh of another size)
+    def run(lib, exp_mod):
+        f, args, _ = _case_1d_abstract(lib)
+        exp = exp_mod.export(f)(*args)
+        one = _error(lambda: lib.jit(lambda x: exp.call(x) + 1)(X))
+        mesh = _concrete(lib, range(2), (2,), ("a",))
+        two = _error(lambda: lib.jit(exp.call)(lib.device_put(X, _sharding(lib, mesh, "a"))))
+        return one, two
+    mine, theirs = _call_both(run)
+    assert mine == theirs
+    assert "exported for 4 devices and is called in a context with 2 devices" in mine[1]
+
+
 def test_shardings_jax_over_another_mesh_raises():
     def run(lib, exp_mod):
         f, args, _ = _case_1d_abstract(lib)
