@@ -10,8 +10,10 @@ from mjax import dtypes
 from mjax.dialect import OPS, aval_of
 from mjax.dialect.attributes import Dim, Shape, decode
 from mjax.dialect.types import ShapedArray
+from mjax.dialect.ops.sharding import DEVICE_PUT_MARK
 from mjax.lax.precision import precision_from_attr
 from mjax.passes import custom_rules
+from mjax.pretty_types import SEED
 from mjax.staging import user_name
 
 
@@ -60,7 +62,8 @@ _REGION_PARAMS = {
 class _Printer:
     """Names values in order of appearance (one sequence through nested bodies, as JAX)."""
 
-    def __init__(self):
+    def __init__(self, types=None):
+        self.types = types       # explicit mode: values' sharding types (pretty_types)
         self.names = _names()
         self.env: dict = {}
         self.literal: dict = {}
@@ -72,7 +75,11 @@ class _Printer:
 
     def bind(self, v) -> str:
         self.env[v] = self.preset.pop(v, None) or next(self.names)
-        return f"{self.env[v]}:{aval_of(v.type).str_short()}"
+        return f"{self.env[v]}:{self.type_text(v)}"
+
+    def type_text(self, v) -> str:
+        shown = self.types.type_text(v) if self.types is not None else None
+        return shown or aval_of(v.type).str_short()
 
     def jaxpr(self, block, indent: int, n_consts: int = 0, col: int | None = None,
               n_captured: int = 0) -> str:
@@ -92,6 +99,11 @@ class _Printer:
                 outs = [self.var(v) for v in op.operands]
                 break
             if op.name == "jaxpr.constant" and self._inline_literal(op):
+                if self.types is not None and SEED in op.attributes:
+                    # (JAX's grad reshards its cotangent seed to the output's type)
+                    r = op.results[0]
+                    eqns.append(f"{' ' * (indent + 4)}{self.bind(r)} = reshard "
+                                f"{self.literal.pop(r)}")
                 continue
             if "mjax.implicit_broadcast" in op.attributes:
                 # JAX's lax ops take scalar / size-1 operands unbroadcast: no equation.
@@ -185,10 +197,13 @@ class _Printer:
                   if not name.startswith("mjax.")}   # (mjax's notes, not parameters)
         # JAX: the outermost jaxpr's unused results print as `_` (nested ones are named)
         outs = " ".join(self.bind(r) if list(r.uses) or self.depth > 1 else
-                        f"_:{aval_of(r.type).str_short()}" for r in op.results)
+                        f"_:{self.type_text(r)}" for r in op.results)
         if op.name in _REF_FORMS:
             return pad + self._ref_eqn(op, outs)
         name = _display_name(op.name.split(".", 1)[1], params, op)
+        if name == "sharding_constraint" and self.types is not None and \
+                DEVICE_PUT_MARK not in op.attributes and self.types.names_explicit(op):
+            name, params = "reshard", {}    # (explicit mode: JAX's reshard, typed result)
         fix = _JAX_PARAMS.get(name)
         if fix is not None:
             name, params = fix(op, params)
@@ -345,8 +360,9 @@ def _display_name(name: str, params: dict, op=None) -> str:
     return cls.jax_name if cls is not None else name
 
 
-def pretty_print(func_op, n_consts: int = 0) -> str:
+def pretty_print(func_op, n_consts: int = 0, types=None) -> str:
     """Prints a func.func of jaxpr ops the way `jax.make_jaxpr` does, with the bodies of
-    cond/while/scan nested in their equations."""
+    cond/while/scan nested in their equations; `types` (pretty_types.PrintTypes, explicit
+    mode) gives values' sharding types."""
     block = func_op.regions[0].blocks[0]
-    return _Printer().jaxpr(block, 0, n_consts)
+    return _Printer(types).jaxpr(block, 0, n_consts)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect import context
+from mjax.dialect.attributes import decode
 from mjax.dialect.core import JaxprOp
 from mjax.lowering import clone_module
 from mjax.passes.autodiff import expand_transforms
@@ -32,20 +33,24 @@ from mjax.passes.ir_util import (callee_of, entry_block, has_effects, module_bod
                                  nested_ops, replace_op, symbol_name)
 from mjax.passes.jaxpr_cse import mergeable
 from mjax.passes.jaxpr_inline import Inline
+from mjax.pretty_types import FWD as _FWD
+from mjax.pretty_types import SEED, mark_cotangent_types
+from mjax.pretty_types import USER as _USER
 
 # Ops that ask for a transformation of the function they name.
 _TRANSFORMS = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.vmap", "jaxpr.checkpoint_tangent",
                          "jaxpr.custom_vjp_tangent"})
-# Mark the equations of the user's trace and those of forward parts (linearize's
-# `@f_fwd`) while the copy is cleaned up (never printed: the printer skips `mjax.`
-# attributes).
-_USER = "mjax.print_user_eqn"
-_FWD = "mjax.print_fwd_eqn"
+# The equations of the user's trace and those of forward parts (linearize's `@f_fwd`)
+# are marked (_USER, _FWD) while the copy is cleaned up, and grad's cotangent seeds
+# (SEED: JAX reshards them in explicit mode); never printed: the printer skips `mjax.`
+# attributes.
 
 
-def expanded_function(module: ir.Module, name: str):
+def expanded_function(module: ir.Module, name: str, type_specs=None):
     """(copy of `module`, its function @name with transformations expanded), or None when
-    the module holds no transformation op (the trace prints as it is)."""
+    the module holds no transformation op (the trace prints as it is). `type_specs`: the
+    trace's sharding types of @name's values (explicit mode), which the cotangents the
+    expansion makes are typed from (pretty_types)."""
     staged = {callee_of(op) for fn in module_body(module).operations
               for op in nested_ops(fn.operation) if op.name in _TRANSFORMS}
     if not staged:
@@ -59,6 +64,10 @@ def expanded_function(module: ir.Module, name: str):
             for op in nested_ops(fn.operation):
                 if _is_user_eqn(op):
                     op.attributes[_USER] = ir.UnitAttr.get()
+                if op.name == "jaxpr.vjp":
+                    _mark_seeds(op, body)
+        if type_specs is not None:
+            mark_cotangent_types(_function(module, name), _function(copy, name), type_specs)
         # (custom_jvp/custom_vjp calls and checkpoints outside differentiation stay as
         # they are: JAX prints them as such)
         expand_transforms(copy, lower_leftovers=False)
@@ -81,6 +90,28 @@ def expanded_function(module: ir.Module, name: str):
                 _merge_identical(block)
                 _remove_dead(block)
     return copy, fns[name]
+
+
+def _function(module, name: str):
+    return next(f.operation for f in module_body(module).operations
+                if symbol_name(f.operation) == name)
+
+
+def _mark_seeds(vjp, body) -> None:
+    """Marks the cotangent operands of a vjp that are grad's seed (a scalar constant 1)."""
+    callee = next((f.operation for f in body.operations
+                   if symbol_name(f.operation) == callee_of(vjp)), None)
+    if callee is None:
+        return
+    n_primals = len(callee.regions[0].blocks[0].arguments)
+    for v in list(vjp.operands)[n_primals:]:
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            continue
+        owner = owner.operation
+        if owner.name == "jaxpr.constant" and not ir.RankedTensorType(v.type).shape and \
+                bool(decode(owner.attributes["value"]).reshape(-1)[0] == 1):
+            owner.attributes[SEED] = ir.UnitAttr.get()
 
 
 def _is_forward_part(fn) -> bool:
@@ -115,7 +146,8 @@ def _key(op):
 
 
 def _merge_identical(block) -> None:
-    """jaxpr-cse, except that the marks do not tell equations apart (a user mark
+    """jaxpr-cse of the user's and forward parts' equations (a backward part's stay
+    apart, as in JAX's), except that the marks do not tell equations apart (a user mark
     survives on the equation kept), and that the values a forward part computes beside
     the user's equations (residuals) move up to just after the user equation they
     followed there: JAX's linearization emits each equation's residuals right after it.
@@ -151,6 +183,8 @@ def _merge_identical(block) -> None:
             if anchor is not None and _USER not in op.attributes:
                 anchor = _move_after(op, anchor, position)
             continue
+        if not any(m in o.attributes for o in (op, first) for m in (_USER, _FWD)):
+            continue   # (two equations of a backward part: JAX's has both too)
         for old, new in zip(op.results, first.results):
             old.replace_all_uses_with(new)
         if _USER in op.attributes:

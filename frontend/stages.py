@@ -20,10 +20,11 @@ from mjax.lowering import clone_module, lower_module, module_name, refuse_symbol
 from mjax.passes.ir_util import main_function
 from mjax.pretty import pretty_print
 from mjax.pretty_expand import expanded_function
+from mjax.pretty_types import print_types
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
 from mjax.shape_dtype_struct import ShapeDtypeStruct
-from mjax.sharding_impls import Sharding, SingleDeviceSharding
+from mjax.sharding_impls import Sharding, SingleDeviceSharding, get_abstract_mesh
 from mjax.spmd import jit as spmd
 from mjax.staging import TracedFunction
 
@@ -37,6 +38,7 @@ class ClosedJaxpr(jaxpr_objects.ClosedJaxpr):
         self.in_avals = traced.in_avals
         self.out_avals = traced.out_avals
         self.consts = list(traced.captured)
+        self._mesh = get_abstract_mesh()    # (explicit mode prints sharding types)
 
     # Both texts are made when first read: jit(f).lower(...) builds a ClosedJaxpr for
     # every trace and printing them was 15% of trace+lower of a 1,000-op function.
@@ -48,7 +50,8 @@ class ClosedJaxpr(jaxpr_objects.ClosedJaxpr):
     def _func(self):
         """The function printed: the trace, or a copy with its transformations expanded
         (JAX's jaxprs show grad/jvp/vmap applied; mjax.pretty_expand)."""
-        expanded = expanded_function(self._traced.module, self._traced.name)
+        expanded = expanded_function(self._traced.module, self._traced.name,
+                                     self._traced.trace.type_specs)
         if expanded is None:
             return self._traced.trace.func
         self._expanded_module, func = expanded   # (the function lives in this module)
@@ -56,7 +59,9 @@ class ClosedJaxpr(jaxpr_objects.ClosedJaxpr):
 
     @functools.cached_property
     def _pretty(self) -> str:
-        return pretty_print(self._func, len(self._traced.captured))
+        n, func = len(self._traced.captured), self._func
+        expanded = "_expanded_module" in self.__dict__     # (see _func)
+        return pretty_print(func, n, print_types(func, self._traced, self._mesh, n, expanded))
 
     @functools.cached_property
     def jaxpr(self) -> jaxpr_objects.Jaxpr:

@@ -236,10 +236,10 @@ TUTORIALS.update({"sharding_201": "", "sharding_ad_301": "",
                   "shard_map": ""})
 _SET_MESH_REPR = ("the cell shows the set_mesh context object, whose default repr names "
                   "its class's module (mjax.sharding, not jax._src.sharding_impls)")
-_UNREDUCED_JAXPRS = ("the printed jaxpr of a program with reduced/unreduced values: mjax's "
-                     "printed jaxprs carry no sharding types (f32[8@X,4], {R:X}, {U:X}) and "
-                     "show mjax's sharding_constraint op where JAX's show reshard; the "
-                     "program computes JAX's values (test_unreduced_traced.py)")
+_UNREDUCED_JAXPRS = ("make_jaxpr of grad of a shard_map: mjax's trace holds the expanded "
+                     "body (reshapes, broadcasts and sharding constraints around the "
+                     "vmapped ops), JAX's one shard_map equation with a nested jaxpr whose "
+                     "types carry varying/unreduced/reduced axes")
 _HLO_OP_NAMES = ("the HLO's op_name metadata: mjax's ops keep XLA's own names (dot.4), JAX's "
                  "name the trace path (jit(step)/reshard)")
 KNOWN.update({
@@ -252,9 +252,7 @@ KNOWN.update({
                           "arg_formats` assert fails there; mjax's are NamedShardings and "
                           "the assert holds",
     ("sharding_ad_301", 0): _SET_MESH_REPR,
-    ("sharding_ad_301", 2): "the jaxpr of grad: mjax's printed jaxprs show no sharding "
-                            "types (f32[8@X,4]), and JAX reshards the cotangent seed",
-    **{("sharding_ad_301", i): _UNREDUCED_JAXPRS for i in (12, 13, 18)},
+    ("sharding_ad_301", 18): _UNREDUCED_JAXPRS,
     ("sharding_ad_301", 15): _HLO_OP_NAMES + "; and mjax's one all-reduce sits in the "
                              "scan body (mjax emits no unreduced layouts in loop bodies), "
                              "JAX's at the final reshard",
