@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 
-from mjax import eager, region_cache
+from mjax import eager, jit_traces, region_cache
 from mjax.array import Array
 from mjax.lax import control_flow
 
@@ -16,7 +16,8 @@ from mjax.lax import control_flow
 ALL_JITTED: weakref.WeakSet = weakref.WeakSet()
 
 # Other in-memory caches of compiled programs: their clear functions.
-CLEARERS: list = [eager.clear_cache, control_flow.clear_cache, region_cache.clear_cache]
+CLEARERS: list = [eager.clear_cache, control_flow.clear_cache, region_cache.clear_cache,
+                   jit_traces.clear_cache]
 
 # fun -> {jit options: the compiled-call cache}.
 _CACHES_OF_FUNCTION = weakref.WeakKeyDictionary()

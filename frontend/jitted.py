@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from mjax import layout as layout_api
-from mjax import jaxpr_dump, nested_traces, registration, trace_trees, tree_util
+from mjax import jaxpr_dump, jit_traces, nested_traces, registration, trace_trees, tree_util
 from mjax.array import Array, raise_if_deleted_by_user
 from mjax.config import config
 from mjax.core import _state as _trace_state
@@ -32,10 +32,10 @@ from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, ke
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
-from mjax.cache_miss_log import arg_names, describer, explain_cache_miss
+from mjax.cache_miss_log import describer, explain_cache_miss
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import lower_to_stablehlo, name_as_jax, refuse_symbolic
+from mjax.lowering import lower_to_stablehlo, refuse_symbolic
 from mjax.passes.user_passes import PassList, pass_list
 from mjax.placement import commit_tree, committed_device, default_device, on_device
 from mjax.runtime import get_backend
@@ -44,7 +44,7 @@ from mjax.sharding_impls import NamedSharding, P, current_mesh
 from mjax.source_info import at_user_line, wraps
 from mjax.spmd import jit as spmd
 from mjax.stages import Traced
-from mjax.staging import TracedFunction, eval_shape, trace_function
+from mjax.staging import TracedFunction, eval_shape
 from mjax.unreduced import apply_unreduced, is_unreduced, keep_reduced
 
 # JAX logs compilations from its dispatch/pxla modules; mjax from this one, under the
@@ -596,16 +596,7 @@ class Jitted:
         return config.read("mjax_extra_passes") + self._passes
 
     def _trace(self, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
-        if config.read("jax_no_tracing"):
-            code = getattr(self.fun, "__code__", None)
-            where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
-            raise RuntimeError(f"re-tracing function {self._name}{where} for `jit`, but "
-                               f"'no_tracing' is set")
-        traced = trace_function(self._bind_static(static_key, n_args), dyn_args,
-                                dyn_kwargs)
-        name_as_jax(traced.module, self._name, arg_names(self.fun, traced.in_tree,
-                                                         static_key))
-        return traced
+        return jit_traces.trace(self, dyn_args, dyn_kwargs, static_key, n_args)
 
     def _compile(self, dyn_args, dyn_kwargs, static_key, n_args,
                  donated=None, mesh_layout=None) -> _CacheEntry:
@@ -722,6 +713,7 @@ class Jitted:
         self._memo = self._kmemo = None
         self._cache.clear()
         self._nested.clear()
+        jit_traces.forget(self.fun)       # (as JAX's, the function's traces too)
 
     def _cache_size(self):
         return len(self._cache)

@@ -31,7 +31,7 @@ from mjax.passes.ir_util import functions_text, referenced_symbols
 from mjax.passes.rules.export import _clone_functions
 from mjax.sharding_impls import current_mesh, get_abstract_mesh
 from mjax.source_info import name_stack
-from mjax.staging import copy_prefix
+from mjax.staging import EVAL_SHAPES, copy_prefix, kept_for
 
 # function -> {key: _KeptBody}; an entry goes when its function is collected.
 _KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -40,9 +40,10 @@ CHECKPOINTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def clear_cache() -> None:
-    """Forgets every kept body (jax.clear_caches)."""
+    """Forgets every kept body, and eval_shape's results (jax.clear_caches)."""
     _KEPT.clear()
     CHECKPOINTS.clear()
+    EVAL_SHAPES.clear()
 _PER_FUNCTION = 32          # (the most bodies kept per function: the oldest go first)
 
 
@@ -92,18 +93,6 @@ def _key(kind, in_avals, args_tree, parent):
     return key
 
 
-def kept_for(table: weakref.WeakKeyDictionary, owner) -> dict | None:
-    """The dict of traces `table` keeps for the function `owner` (made if new), or None
-    when `owner` cannot be a weak key (unhashable, or not weakly referenceable)."""
-    try:
-        kept = table.get(owner)
-        if kept is None:
-            kept = table[owner] = {}
-    except TypeError:
-        return None
-    return kept
-
-
 def _keepable(body: RegionTrace, asked_before: int) -> bool:
     return (registration.PERTURBATION_QUERIES() == asked_before
             and not any(isinstance(v, Tracer) for v in body.captured)
@@ -137,4 +126,4 @@ def trace_region_kept(owner, kind: str, fun, in_avals, args_tree=None, sources=N
     return body, out_avals, out_tree
 
 
-__all__ = ["CHECKPOINTS", "clear_cache", "kept_for", "trace_region_kept"]
+__all__ = ["CHECKPOINTS", "clear_cache", "trace_region_kept"]

@@ -8,12 +8,14 @@ import gc
 import inspect
 import itertools
 import re
+import weakref
 
 import numpy as np
 from jaxlib.mlir import ir
 
 from mjax import registration, trace_trees, tree_util
 from mjax.array import Array
+from mjax.axis_env import AXIS_ENV
 from mjax.config import config
 from mjax.core import Trace, Tracer, argument_sources, current_trace
 from mjax.dialect import Builder, ShapedArray, aval_of, context
@@ -25,6 +27,7 @@ from mjax.dtypes import aval_of_value, hi_aval, hitype_rules
 from mjax.hijax_lowering import HiResultError, eval_shape_hi, has_hi
 from mjax.float0 import contains_float0, hide_float0
 from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.sharding_impls import current_mesh, get_abstract_mesh
 from mjax.sharding_types import output_types, seed_trace_types, typeof_traced
 from mjax.source_info import describe_location, user_location
 from mjax.traceback_util import api_boundary
@@ -144,6 +147,11 @@ def eval_shape(fun, *args, **kwargs):
     output that is a ShapeDtypeStruct already comes back as it is, as in JAX)."""
     if hitype_rules and has_hi((args, kwargs)):
         return eval_shape_hi(eval_shape, fun, args, kwargs)
+    key = _eval_shape_key(args, kwargs)
+    kept = kept_for(EVAL_SHAPES, fun) if key is not None else None
+    hit = kept.get(key) if kept is not None else None
+    if hit is not None:        # (traced before for these types: JAX's cached trace)
+        return tree_util.tree_unflatten(hit[0], hit[1])
     given: dict = {}
 
     def outputs(*a, **kw):
@@ -152,9 +160,46 @@ def eval_shape(fun, *args, **kwargs):
         given["shardings"] = [_type_sharding(x) for x in rest]
         return rest
     traced = trace_function(outputs, args, kwargs)
-    return put_back(given["tree"], given["structs"], [
+    out = put_back(given["tree"], given["structs"], [
         ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=s)
         for a, s in zip(traced.out_avals, given["shardings"])])
+    if kept is not None and not traced.captured and traced.trace.type_specs is None:
+        kept[key] = trace_trees.tree_flatten(out)[::-1]
+    return out
+
+
+def kept_for(table: weakref.WeakKeyDictionary, owner) -> dict | None:
+    """The dict of traces `table` keeps for the function `owner` (made if new), or None
+    when `owner` cannot be a weak key (unhashable, or not weakly referenceable)."""
+    try:
+        kept = table.get(owner)
+        if kept is None:
+            kept = table[owner] = {}
+    except TypeError:
+        return None
+    return kept
+
+
+# fun -> {key: (treedef, ShapeDtypeStruct leaves)} of eval_shape's results.
+EVAL_SHAPES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _eval_shape_key(args, kwargs):
+    """What eval_shape's result depends on besides the function (None: not kept)."""
+    if current_trace() is not None:
+        return None
+    leaves, tree = trace_trees.tree_flatten((args, kwargs))
+    try:
+        avals = tuple(aval_of_value(x) for x in leaves)
+        k = (tree, avals, config.trace_state(), tuple(AXIS_ENV.frames),
+             get_abstract_mesh(), id(current_mesh()))
+        hash(k)
+    except TypeError:
+        return None
+    if any(type(a) is RefAval or getattr(x, "_sharding", None) is not None
+           for a, x in zip(avals, leaves)):
+        return None
+    return k
 
 
 def _type_sharding(x):

@@ -14,8 +14,8 @@ from mjax.ad.staging import _wraps, stage_function, staged
 from mjax.config import config
 from mjax.core import current_trace
 from mjax.dialect.ops import transforms as T
-from mjax.region_cache import CHECKPOINTS, kept_for
-from mjax.staging import call_args, emit_call
+from mjax.region_cache import CHECKPOINTS
+from mjax.staging import call_args, emit_call, kept_for
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),

@@ -1,6 +1,7 @@
-"""Control-flow bodies and checkpointed functions are traced once per function and
-argument types, as JAX traces them (mjax/region_cache.py, mjax/ad/remat.py): the number of
-times each Python function runs is compared with real jax's, and the reused bodies compute
+"""Control-flow bodies, checkpointed functions and jitted functions are traced once per
+function and argument types, as JAX traces them (mjax/region_cache.py, mjax/ad/remat.py,
+mjax/jit_traces.py: a call, .trace/.lower and make_jaxpr share the traces): the number of
+times each Python function runs is compared with real jax's, and the reused traces compute
 what NumPy computes."""
 import collections
 
@@ -83,6 +84,25 @@ def _scenario(lib, name):
         for k in (1.0, 3.0):
             results.append(lib.grad(
                 lambda x: lax.scan(body, jnp.zeros(3), x * k)[0].sum())(xs))
+    elif name == "jit_then_stages":
+        f = lambda v: ck(v) + 1          # noqa: E731  (one function object, several jits)
+        results.append(lib.jit(f)(xs))
+        lib.jit(f).lower(xs)
+        lib.jit(f).trace(xs)
+        lib.make_jaxpr(f)(xs)
+        results.append(lib.jit(f).lower(xs).compile()(xs))
+    elif name == "lower_then_call":
+        lib.jit(ck).lower(xs[0])
+        results.append(lib.jit(ck)(xs[0]))
+        results.append(lib.jit(ck)(xs))             # (other types: traced again)
+    elif name == "eval_shape_twice":
+        for _ in range(2):
+            results.append(np.asarray(lib.eval_shape(ck, xs).shape))
+    elif name == "jit_clear_cache":
+        jf = lib.jit(ck)
+        results.append(jf(xs))
+        jf.clear_cache()
+        results.append(jf(xs))
     elif name == "map":
         for k in (1, 2):
             results.append(lib.jit(lambda x: lax.map(branch, x * k))(xs))
@@ -93,7 +113,8 @@ def _scenario(lib, name):
 
 SCENARIOS = ["scan_in_two_jits", "scan_twice_in_one_jit", "scan_other_types",
              "scan_eager_after_jit", "cond_same_branches", "switch", "while", "fori",
-             "checkpoint", "grad_of_scan", "map"]
+             "checkpoint", "grad_of_scan", "map", "jit_then_stages", "lower_then_call",
+             "eval_shape_twice", "jit_clear_cache"]
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
