@@ -25,6 +25,8 @@ class Array(ArrayMethods):
         self.aval = aval
         self._npy = None
         self._sharding = sharding    # None: the one device of `buf`
+        if sharding is not None:     # (laid out by a sharding: committed to its devices,
+            self._committed = True   # as JAX's results of jit over a mesh are)
 
     # ---- device and buffer ----------------------------------------------------------
     @property

@@ -26,7 +26,7 @@ from mjax.passes.ir_util import main_function
 from mjax.placement import (_devices_of, commit, committed_device, default_device,  # noqa: F401
                             device_buffer, on_device)
 from mjax.registration import APPLY_SHARDED
-from mjax.sharding_impls import current_mesh
+from mjax.sharding_impls import NamedSharding, computation_mesh
 from mjax.runtime import get_backend
 from mjax.sharding_types import check_explicit_op
 from mjax.source_info import describe_location, in_mjax
@@ -94,8 +94,10 @@ def apply_eager(opcls, args, avals, params, weak=None):
     key = (opcls, hashable(params) if params else (), weak, *avals)
     # Config reads straight from the process-wide values unless some thread overrides.
     overridden = config._n_overrides
-    if overridden and (mesh := current_mesh()) is not None and mesh.devices.size > 1:
-        return APPLY_SHARDED(opcls, args, params)   # (a mesh context: compiled for it)
+    if overridden and (mesh := computation_mesh()) is not None:
+        # (a mesh context: compiled for it, where the committed operands must be)
+        committed_device(args, _eager_describer(opcls, args), mesh)
+        return APPLY_SHARDED(opcls, args, params)
     dev = _read("jax_default_device") if overridden else _VALUES["jax_default_device"]
     if dev is not None:
         key += (dev,)
@@ -108,17 +110,14 @@ def apply_eager(opcls, args, avals, params, weak=None):
     # general path.
     bufs = []
     for x in args:
-        if dev is None and type(x) is Array and getattr(x, "_committed", False):
-            device = _committed_one_device(opcls, args)
-            if device is not None:      # (run there, results committed: JAX's rules)
-                with config.override(jax_default_device=device):
-                    return commit(apply_eager(opcls, args, avals, params, weak))
         if type(x) is not Array or x._sharding is not None:
-            for x in args:
-                if type(x) is Array and x._sharding is not None and \
-                        x._sharding.num_devices > 1:
-                    check_explicit_op(opcls, args, out_avals, params)
-                    return APPLY_SHARDED(opcls, args, params)
+            placed = _placed(opcls, args, out_avals, params, dev)
+            if placed is not None:
+                if placed is not _SHARDED:      # (run there, results committed)
+                    with config.override(jax_default_device=placed):
+                        return commit(apply_eager(opcls, args, avals, params, weak))
+                check_explicit_op(opcls, args, out_avals, params)
+                return APPLY_SHARDED(opcls, args, params)
             bufs = [x._buf if type(x) is Array else device_buffer(x, a)
                     for x, a in zip(args, avals)]
             match = getattr(exe, "match_layouts", None)   # (arrays in other layouts:
@@ -156,14 +155,27 @@ def apply_eager(opcls, args, avals, params, weak=None):
     return outs
 
 
-def _committed_one_device(opcls, args):
-    """The device an op with committed operands runs on (None: it has sharded ones,
-    which the sharded path places); operands committed to two devices are JAX's
-    ValueError."""
-    if any(type(x) is Array and x._sharding is not None and x._sharding.num_devices > 1
-           for x in args):
+_SHARDED = object()
+
+
+def _placed(opcls, args, out_avals, params, dev):
+    """Where an op whose operands are not all plain uncommitted Arrays runs, by JAX's
+    rules: _SHARDED (compiled as a jit for their mesh: operands over several devices,
+    or on a mesh of one device, whose results keep a NamedSharding of it), the device
+    its committed operands are on, or None (the default device). Operands committed to
+    different devices are JAX's ValueError."""
+    committed = named = False
+    for x in args:
+        if type(x) is Array and x._sharding is not None:
+            if x._sharding.num_devices > 1 or type(x._sharding) is NamedSharding:
+                named = True
+            committed = committed or getattr(x, "_committed", False)
+    if not (committed or named):
         return None
-    return committed_device(args, _eager_describer(opcls, args))
+    device = committed_device(args, _eager_describer(opcls, args))
+    if named:
+        return _SHARDED
+    return device if dev is None else None
 
 
 def _eager_describer(opcls, args):

@@ -88,9 +88,13 @@ def key(jitted, in_tree, leaves, static_key):
         if type(aval) is RefAval:
             return None
         avals.append(aval)
-    k = (in_tree, tuple(avals), static_key, jitted.static_argnums, jitted.static_argnames,
-         config.trace_state(), tuple(AXIS_ENV.frames), get_abstract_mesh(),
-         id(current_mesh()), name_stack())
+    # (and the shardings committed arguments carry: they seed the trace's types, and a
+    # jit over a mesh of one device lays its results out from them)
+    placed = tuple([x._sharding if getattr(x, "_committed", False) else None
+                    for x in leaves])
+    k = (in_tree, tuple(avals), placed, static_key, jitted.static_argnums,
+         jitted.static_argnames, config.trace_state(), tuple(AXIS_ENV.frames),
+         get_abstract_mesh(), id(current_mesh()), name_stack())
     try:
         hash(k)
     except TypeError:

@@ -131,6 +131,9 @@ class Jitted:
             return getattr(fun, name)      # (jit of a jit: the inner one's)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def __repr__(self):     # (as JAX's: <PjitFunction of <function f at 0x...>>)
+        return f"<PjitFunction of {self.fun!r}>"
+
     def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
                  donate_argnames=(), keep_unused=False, device=None, backend=None,
                  inline=False, in_shardings=None, out_shardings=None, compiler_options=None,
@@ -722,6 +725,11 @@ class Jitted:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+# JAX's class name, by which libraries (chex) recognise jits; mjax's code says Jitted.
+Jitted.__name__ = Jitted.__qualname__ = "PjitFunction"
+PjitFunction = Jitted
 
 
 def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,

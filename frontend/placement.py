@@ -17,6 +17,7 @@ from mjax.errors import UnexpectedTracerError
 from mjax.layout import Format, Layout, relayout
 from mjax.runtime import buffer_to_numpy, get_backend
 from mjax.runtime.backend import backend_of_device
+from mjax.sharding_types import typeof_array
 from mjax.tracer import Tracer, escaped_tracer_message
 from mjax.transfer_guard import explicit_device_get, explicit_device_put
 
@@ -122,7 +123,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             target = S.as_sharding(target, "device_put")
         with explicit_device_put():     # (only the '*_explicit' transfer guards refuse it)
             out = _put_leaf(leaf, target, S)
-        if donate and isinstance(leaf, Array) and out is not leaf:
+        if donate and isinstance(leaf, Array) and out is not leaf and \
+                getattr(out, "_buf", None) is not leaf._buf:     # (not the same buffer)
             leaf.delete()
         outs.append(out)
     return tree_util.tree_unflatten(tree, outs)
@@ -145,16 +147,21 @@ def _put_leaf(leaf, target, S):
                 and leaf._sharding.spec.unreduced)):
             return registration.DEVICE_PUT_UNREDUCED(leaf, target)   # (mjax.unreduced)
         if isinstance(leaf, Array) and leaf._sharding == target:
-            return leaf
+            if not isinstance(target, S.NamedSharding) or \
+                    tuple(leaf._sharding.spec) == tuple(target.spec):
+                return leaf
+            return Array(leaf._buf, leaf.aval, target)   # (the same layout, as written)
         aval = aval_of_value(leaf)
         value = np.asarray(to_numpy(leaf), dtype=aval.dtype)
         return mark_committed(put_sharded(value, aval, target))
-    if isinstance(leaf, Array) and (target is None or target in leaf.devices()) and \
-            not leaf.is_sharded:
-        if target is None or getattr(leaf, "_committed", False):
+    if isinstance(leaf, Array) and target is None:
+        return leaf     # (it stays where it is, as in JAX)
+    if isinstance(leaf, Array) and target in leaf.devices() and not leaf.is_sharded:
+        named = isinstance(leaf._sharding, S.NamedSharding)
+        if getattr(leaf, "_committed", False) and not named:
             return leaf
-        # (the same buffer, committed; `leaf` stays as it was)
-        return mark_committed(Array(leaf._buf, leaf.aval, leaf._sharding))
+        # (the same buffer, committed to the device; `leaf` stays as it was)
+        return mark_committed(Array(leaf._buf, leaf.aval, None if named else leaf._sharding))
     aval = aval_of_value(leaf)
     out = device_put_value(to_numpy(leaf), getattr(target, "_device", target))
     out.aval = aval
@@ -249,31 +256,41 @@ def on_device(bufs, device) -> list:
             for b in bufs]
 
 
-def committed_device(args, describe=None):
-    """The one device the committed one-device operands among `args` are on, or None
-    when there are none. As in JAX, committed operands (placed by `device_put(x,
-    device)`, or computed from such) decide where a computation runs; the others are
-    copied there. Committed operands on two devices raise JAX's ValueError, naming them
-    by `describe(index)` ("x of add"; default: args[i])."""
+def committed_device(args, describe=None, mesh=None):
+    """The one device the committed operands among `args` are on, or None when there are
+    none (or they lie over several devices: a mesh's). As in JAX, committed operands
+    (placed by `device_put`, or computed from such) decide where a computation runs; the
+    others are copied there. Committed operands on different devices, or on other
+    devices than `mesh` (the context mesh the computation compiles for), raise JAX's
+    ValueError, naming them by `describe(index)` ("x of add"; default: args[i])."""
     describe = describe or (lambda k: f"args[{k}]")
-    found = None   # (index, array, device) of the first committed operand
+    found = None   # (index, array, devices) of the first committed operand
     for k, x in enumerate(args):
-        if type(x) is not Array or not getattr(x, "_committed", False) or (
-                x._sharding is not None and x._sharding.num_devices > 1):
+        if type(x) is not Array or not getattr(x, "_committed", False):
             continue
         devices = _devices_of(x._buf)
-        if len(devices) != 1 or (found is not None and devices[0] == found[2]):
-            continue
-        if found is not None:
+        if mesh is not None and set(devices) != set(mesh.devices.flat):
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got argument "
+                f"{_described(describe(k), x, devices)} and jit's context mesh with "
+                f"device ids {[d.id for d in mesh.devices.flat]} on platform "
+                f"{devices[0].platform.upper()}")
+        if found is None:
+            found = (k, x, devices)
+        elif set(devices) != set(found[2]):
             j, y, other = found
             raise ValueError(
-                "Received incompatible devices for jitted computation. Got argument "
-                f"{describe(j)} with shape {y.aval} and with device ids {[other.id]} on "
-                f"platform {other.platform.upper()} and argument {describe(k)} with shape "
-                f"{x.aval} and with device ids {[devices[0].id]} on platform "
-                f"{devices[0].platform.upper()}")
-        found = (k, x, devices[0])
-    return None if found is None else found[2]
+                f"Received incompatible devices for jitted computation. Got argument "
+                f"{_described(describe(j), y, other)} and argument "
+                f"{_described(describe(k), x, devices)}")
+    return None if found is None or len(found[2]) != 1 else found[2][0]
+
+
+def _described(name, x, devices) -> str:
+    """JAX's words for an operand in its devices error: "x of add with shape
+    float32[4@x] and with device ids [1] on platform CPU"."""
+    return (f"{name} with shape {typeof_array(x)} and with device ids "
+            f"{[d.id for d in devices]} on platform {devices[0].platform.upper()}")
 
 
 def commit(arrays):

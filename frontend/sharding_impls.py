@@ -389,6 +389,17 @@ def current_mesh() -> Mesh | None:
     return stack[-1] if stack else getattr(_mesh_stack, "set", None)
 
 
+def computation_mesh() -> Mesh | None:
+    """The mesh that computations outside jit (eager ops, jit calls without sharded
+    arguments) compile for: set_mesh's, or the innermost `with mesh:` over several
+    devices. A `with mesh:` of one device places nothing, as in JAX (where `with mesh:`
+    never does); set_mesh of one device makes results NamedShardings of it."""
+    stack = getattr(_mesh_stack, "stack", None)
+    if stack:
+        return stack[-1] if stack[-1].devices.size > 1 else None
+    return getattr(_mesh_stack, "set", None)
+
+
 def swap_set_mesh(mesh: Mesh | None) -> Mesh | None:
     """Makes `mesh` the one `set_mesh` set for this thread; returns the previous one."""
     previous = getattr(_mesh_stack, "set", None)

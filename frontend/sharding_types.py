@@ -290,6 +290,10 @@ def seed_trace_types(trace, leaves) -> None:
                 specs = {}
             specs[t.value] = found
     trace.type_specs = specs
+    # (what the arguments are committed to: a jit over a mesh of one device lays its
+    # results out from the first's, spmd/jit.py)
+    trace.arg_shardings = [getattr(x, "_sharding", None) if getattr(x, "_committed", False)
+                           else None for x in leaves]
 
 
 def seed_region_types(body, values) -> None:
@@ -502,15 +506,16 @@ def partial_rule(opcls, tracers, found, params) -> tuple:
 
 def output_types(trace, leaves):
     """The type entries of a traced function's outputs, when one is unreduced or
-    reduced, or over another mesh than the function's (one `use_abstract_mesh` gave
-    inside it): jit lays those out so (spmd/jit.py). Else None."""
+    reduced, over a mesh of one device, or over another mesh than the function's (one
+    `use_abstract_mesh` gave inside it): jit lays those out so (spmd/jit.py). Else
+    None."""
     specs = trace.type_specs
     if specs is None:
         return None
     found = [specs.get(x.value) if isinstance(x, Tracer) and x.trace is trace else None
              for x in leaves]
     names = get_abstract_mesh().axis_names
-    return found if any(f is not None and (any(partial_axes(f)) or (
+    return found if any(f is not None and (any(partial_axes(f)) or f[0].size == 1 or (
         f[0].axis_names and f[0].axis_names != names)) for f in found) else None
 
 

@@ -26,6 +26,7 @@ IREE_UNSUPPORTED_FILES = {
     "test_jit_fast_path.py": "checks the XLA client's cached-call fast path (Jitted._memo "
                              "and jaxlib's execute); IREE calls take the general path",
     "test_placement.py": "multi-device: computations placed on 8 CPU devices",
+    "test_one_device_mesh.py": "multi-device: meshes of one device among 8 CPU devices",
     "test_hlo_parity.py": "compares XLA's optimized HLO with JAX's (IREE compiles no HLO)",
 }
 

@@ -75,11 +75,11 @@ def _binary(name, lax_fn, inexact=False, op=None, keep=None):
 
 _ARITH = KEEP_ANY - {_BOOL}                                 # (+ and * are or/and on bools)
 _ORDER = frozenset(d for d in KEEP_ANY if d.kind != "c")    # (complex: lexicographic)
-add = _binary("add", lambda a, b: lax.or_(a, b) if a.dtype == _BOOL else lax.add(a, b),
+add = _binary("add", lambda x, y: lax.or_(x, y) if x.dtype == _BOOL else lax.add(x, y),
               op=_ops.AddOp, keep=_ARITH)
 subtract = _binary("subtract", lax.sub, op=_ops.SubOp, keep=_ARITH)
 _multiply_ops = _binary("multiply",
-                        lambda a, b: lax.and_(a, b) if a.dtype == _BOOL else lax.mul(a, b))
+                        lambda x, y: lax.and_(x, y) if x.dtype == _BOOL else lax.mul(x, y))
 _multiply_fused = fused_when_eager(_multiply_ops)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from mjax import trace_trees, tree_util
 from mjax.array import Array
+from mjax.cache_miss_log import describer
 from mjax.config import config
 from mjax.core import to_numpy
 from mjax.dialect import attributes as A
@@ -31,11 +32,11 @@ from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.registry import format_location
-from mjax.placement import put_sharded
+from mjax.placement import _devices_of, committed_device, put_sharded
 from mjax.runtime import get_backend
-from mjax.sharding_impls import (AbstractMesh, Mesh, current_mesh, NamedSharding, P, Sharding,
-                                 SingleDeviceSharding, as_sharding, named_from_hlo,
-                                 reshaped_mesh)
+from mjax.sharding_impls import (AbstractMesh, AxisType, Mesh, computation_mesh, NamedSharding,
+                                 P, Sharding, SingleDeviceSharding, as_sharding,
+                                 named_from_hlo, reshaped_mesh)
 from mjax.sharding_types import partial_axes, spec_entry, typeof_array
 from mjax.source_info import FUNCTION_AT
 from mjax.unreduced import device_put_unreduced, unreduced_of, without_reduced
@@ -45,8 +46,7 @@ def wants_spmd(jitted, leaves) -> bool:
     """Whether this call compiles for a mesh: shardings given, or a sharded argument."""
     if jitted._in_shardings is not None or jitted._out_shardings is not None:
         return True
-    return any(type(x) is Array and isinstance(x._sharding, NamedSharding) and
-               x._sharding.num_devices > 1 for x in leaves)
+    return any(type(x) is Array and isinstance(x._sharding, NamedSharding) for x in leaves)
 
 
 def constraint_mesh(module):
@@ -60,8 +60,8 @@ def constraint_mesh(module):
             ids = p["device_ids"] or tuple(range(int(np.prod(p["mesh_shape"]))))
             layouts.add((p["mesh_axes"], p["mesh_shape"], ids))
     if not layouts:     # (under set_mesh, JAX compiles for the context's mesh)
-        mesh = current_mesh()
-        return mesh if isinstance(mesh, Mesh) and mesh.devices.size > 1 else None
+        mesh = computation_mesh()
+        return mesh if isinstance(mesh, Mesh) else None
     if len(layouts) > 1:
         raise ValueError(f"Received incompatible devices for jitted computation: the "
                          f"sharding constraints use {len(layouts)} different meshes")
@@ -137,11 +137,11 @@ def in_shardings_for(jitted, dyn_args, leaves, in_tree=None) -> tuple:
     memo = jitted.__dict__.setdefault("_spmd_layouts", {})
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _in_shardings_for(jitted, dyn_args, leaves)
+        found = memo[key] = _in_shardings_for(jitted, dyn_args, leaves, in_tree)
     return found
 
 
-def _in_shardings_for(jitted, dyn_args, leaves) -> tuple:
+def _in_shardings_for(jitted, dyn_args, leaves, in_tree=None) -> tuple:
     n_kw_leaves = len(leaves) - len(trace_trees.tree_leaves(dyn_args))
     given = (flat_shardings(jitted._in_shardings, dyn_args, "in_shardings")
              if jitted._in_shardings is not None else [None] * (len(leaves) - n_kw_leaves))
@@ -155,6 +155,12 @@ def _in_shardings_for(jitted, dyn_args, leaves) -> tuple:
     # buffers are its partial sums, which Shardy's `unreduced={...}` reads as such.)
     wanted = [without_reduced(s) for s in wanted]
     mesh = _common_mesh(wanted + [s for s in _out_leaves(jitted) if s is not None])
+    # (committed arguments must be on the same devices, as in JAX)
+    committed_device(leaves, describer(jitted.fun, jitted._name, in_tree, ())
+                     if in_tree is not None and not jitted._has_static else None)
+    if mesh.size == 1:      # (a committed one-device argument keeps its sharding: jit's
+        wanted = [x._sharding if s is None and getattr(x, "_committed", False) else s
+                  for x, s in zip(leaves, wanted)]  # results may take it, as JAX's)
     return tuple(s if s is not None else NamedSharding(mesh, P()) for s in wanted), mesh
 
 
@@ -333,6 +339,8 @@ def typed_out_shardings(outs, traced, mesh) -> list:
     """`outs` (a sharding or None per result) with the results a trace typed unreduced
     or reduced laid out so: their Arrays keep the partial sums XLA leaves per device."""
     types = getattr(traced, "out_types", None)
+    if mesh.size == 1:
+        return _one_device_out_shardings(outs, traced, mesh, types)
     if types is None:
         return outs
     new = []
@@ -352,6 +360,37 @@ def typed_out_shardings(outs, traced, mesh) -> list:
     return new
 
 
+def _one_device_out_shardings(outs, traced, mesh, types) -> list:
+    """The result shardings of a jit over a mesh of one device, of which XLA reports
+    none, as JAX's: a result typed over the mesh's Explicit axes (an argument's type
+    carries the mesh, or nothing but scalars came in) has its type's NamedSharding;
+    any other takes the first argument's sharding when it has its rank, else a
+    replicated one (the first argument's SingleDeviceSharding, when it has one). An
+    uncommitted first argument counts as replicated over the mesh."""
+    given = getattr(traced.trace, "arg_shardings", None) or [None]
+    typed = AxisType.Explicit in mesh.axis_types and (
+        all(a.ndim == 0 for a in traced.in_avals) or
+        any(isinstance(s, NamedSharding) and AxisType.Explicit in s.mesh.axis_types
+            for s in given))
+    first = given[0] if isinstance(given[0], (NamedSharding, SingleDeviceSharding)) \
+        else NamedSharding(mesh, P())
+    first_ndim = traced.in_avals[0].ndim if traced.in_avals else None
+    new = []
+    for i, (s, aval) in enumerate(zip(outs, traced.out_avals)):
+        t = types[i] if types is not None else None
+        if t is not None and set(t[0].axis_names) != set(mesh.axis_names):
+            t = None
+        if s is None and (typed or t is not None):
+            entries = [spec_entry(d) for d in t[1]] if t is not None else [None] * aval.ndim
+            unreduced, reduced = partial_axes(t)
+            s = NamedSharding(mesh, P(*entries, unreduced=unreduced, reduced=reduced))
+        elif s is None:
+            s = first if aval.ndim == first_ndim or type(first) is SingleDeviceSharding \
+                else NamedSharding(mesh, P())
+        new.append(s)
+    return new
+
+
 def _shape(t):
     from jaxlib.mlir import ir
     return ir.RankedTensorType(t).shape
@@ -367,6 +406,11 @@ def put_for(x, aval, sharding) -> object:
                              f"respective arg. Got jit sharding: {sharding!r},\narg "
                              f"sharding: {x._sharding!r} for arg type: {typeof_array(x)}")
         return device_put_unreduced(x, sharding)._buf
+    if sharding.num_devices == 1:   # (one device: an uncommitted array's buffer there,
+        device = sharding._device_list()[0]     # else a copy put there)
+        if type(x) is Array and x._sharding is None and _devices_of(x._buf) == (device,):
+            return x._buf
+        return get_backend().put(np.asarray(to_numpy(x), dtype=aval.dtype), device)
     value = np.asarray(to_numpy(x), dtype=aval.dtype)
     return put_sharded(value, aval, sharding)._buf
 

@@ -320,9 +320,6 @@ TUTORIALS.update({"shard_map_201": "", "placement_201": "", "precision_201": PRE
 KNOWN.update({
     ("shard_map_201", 19): KNOWN[("shard_map", 19)],
     ("shard_map_201", 21): KNOWN[("shard_map", 21)],
-    ("placement_201", 7): "an op on an array committed to a NamedSharding over a 1-device "
-                          "mesh: mjax's result has a SingleDeviceSharding, JAX's keeps the "
-                          "NamedSharding (results on one device do not keep the mesh)",
 })
 TUTORIALS.update({"xla_metadata": "", "debugging_flags": "", "profiling": "",
                   "device_memory_profiling": "", "constants": ""})
