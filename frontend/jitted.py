@@ -11,6 +11,7 @@ import logging
 import operator
 import threading
 import time
+import types
 import warnings
 
 import numpy as np
@@ -724,7 +725,7 @@ class Jitted:
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
-        return functools.partial(self, obj)
+        return types.MethodType(self, obj)      # (a bound method, as JAX's)
 
 
 # JAX's class name, by which libraries (chex) recognise jits; mjax's code says Jitted.

@@ -162,3 +162,17 @@ def test_jit_repr_and_class_name_as_jax():
         assert isinstance(mine, Jitted)
     lam = lambda x: x  # noqa: E731
     assert repr(mjax.jit(lam)) == f"<PjitFunction of {lam!r}>" == repr(jax.jit(lam))
+
+
+def test_jitted_method_is_a_bound_method_as_jax():
+    def scaled(self, x):
+        return x * 2
+
+    for lib in (jax, mjax):
+        cls = type("C", (), {"jm": functools.partial(lib.jit, static_argnums=0)(scaled),
+                             "__hash__": lambda self: 1, "__eq__": lambda self, o: True})
+        obj = cls()
+        bound = obj.jm
+        assert type(bound).__name__ == "method" and bound.__self__ is obj
+        assert type(bound.__func__).__name__ == "PjitFunction"
+        assert int(bound(3)) == 6
