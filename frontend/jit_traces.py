@@ -22,7 +22,7 @@ from mjax.config import config
 from mjax.core import Tracer
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.dtypes import aval_of_value
-from mjax.cache_miss_log import arg_names
+from mjax.cache_miss_log import arg_names, explain_cache_miss
 from mjax.lowering import clone_module, name_as_jax
 from mjax.dialect.symbols import symbol_name
 from mjax.sharding_impls import current_mesh, get_abstract_mesh
@@ -32,6 +32,8 @@ from mjax.staging import TracedFunction, kept_for, trace_function
 # function -> {key: _KeptTrace}; an entry goes when its function is collected.
 _KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _PER_FUNCTION = 64           # (the most traces kept per function: the oldest go first)
+# function -> {the keys of its traces, as jax_explain_cache_misses compares them: None}.
+_SEEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class _KeptTrace:
@@ -63,6 +65,7 @@ def trace(jitted, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
     traced = lookup(jitted.fun, k)
     if traced is not None:
         return traced
+    _explain_miss(jitted, in_tree, leaves, static_key)
     if config.read("jax_no_tracing"):
         code = getattr(jitted.fun, "__code__", None)
         where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
@@ -73,6 +76,26 @@ def trace(jitted, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
                                                        static_key))
     keep(jitted.fun, k, traced)
     return traced
+
+
+def _explain_miss(jitted, in_tree, leaves, static_key) -> None:
+    """Records the key of a trace about to be made; under jax_explain_cache_misses, logs
+    why it is not one traced before (as JAX explains its tracing cache misses)."""
+    try:
+        avals = tuple(x.aval if isinstance(x, Tracer) else aval_of_value(x) for x in leaves)
+        k = (in_tree, avals, static_key, config.trace_state(), None, current_mesh())
+        seen = kept_for(_SEEN, jitted.fun)
+        hash(k)
+    except TypeError:
+        return
+    if seen is None:
+        return
+    if config.read("jax_explain_cache_misses"):
+        explain_cache_miss(jitted.fun, jitted._name, k, list(seen))
+    seen.pop(k, None)
+    seen[k] = None
+    if len(seen) > _PER_FUNCTION:
+        del seen[next(iter(seen))]
 
 
 def key(jitted, in_tree, leaves, static_key):
@@ -134,6 +157,7 @@ def forget(fun) -> None:
 def clear_cache() -> None:
     """Forgets every kept trace (jax.clear_caches)."""
     _KEPT.clear()
+    _SEEN.clear()
 
 
 __all__ = ["clear_cache", "forget", "keep", "key", "lookup", "trace"]

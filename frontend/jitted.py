@@ -33,7 +33,7 @@ from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, ke
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
-from mjax.cache_miss_log import describer, explain_cache_miss
+from mjax.cache_miss_log import describer
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo, refuse_symbolic
@@ -527,8 +527,6 @@ class Jitted:
         with self._fill_lock:
             entry = self._cache.get(key)
             if entry is None:
-                if mesh_layout is None and config.read("jax_explain_cache_misses"):
-                    explain_cache_miss(self.fun, self._name, key, list(self._cache))
                 entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
                                       mesh_layout)
                 self._cache[key] = entry

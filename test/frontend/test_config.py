@@ -375,6 +375,29 @@ def test_explain_cache_misses_as_jax(caplog):
     assert mine == _cache_miss_messages(jax, caplog)
 
 
+def _misses_by_stage(lib, caplog) -> list:
+    """Which calls log a tracing cache miss: the stages and make_jaxpr share jit's
+    traces, so only the first trace of each argument type is a miss."""
+    def g(x):
+        return x * 2
+
+    out = []
+    with caplog.at_level(logging.WARNING), lib.explain_cache_misses(True):
+        for step in (lambda: lib.jit(g).lower(np.ones(3, np.float32)),
+                     lambda: lib.jit(g)(np.ones(3, np.float32)),
+                     lambda: lib.make_jaxpr(g)(np.ones(3, np.float32)),
+                     lambda: lib.jit(g).trace(np.ones(4, np.float32)),
+                     lambda: lib.jit(g)(np.ones(4, np.float32))):
+            caplog.clear()
+            step()
+            out.append(sum("TRACING CACHE MISS" in r.getMessage() for r in caplog.records))
+    return out
+
+
+def test_cache_misses_are_tracing_misses_as_jax(caplog):
+    assert _misses_by_stage(mjax, caplog) == _misses_by_stage(jax, caplog) == [1, 0, 0, 1, 0]
+
+
 def test_checking_leaks_finds_a_tracer_stored_outside():
     store = []
 
