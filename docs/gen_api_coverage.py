@@ -146,7 +146,6 @@ REASONS = {
     # ---- jax.scipy
     # ---- small modules
     "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",
-    "jax.custom_derivatives.linear_call": f"{NOT_YET}",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
     "jax.lax.linalg.*_p": _PRIMITIVE,

@@ -12,7 +12,7 @@ from mjax.api import typeof
 from mjax.jaxpr_api import closure_convert
 from mjax.extend.core.primitives import custom_jvp_call_p, custom_vjp_call_p  # noqa: F401
 
-__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal", "linear_call",
            "custom_vjp_primal_tree_values", "zero_from_primal", "closure_convert"]
 
 
@@ -59,3 +59,26 @@ def custom_gradient(fun):
             return custom_gradient(functools.partial(fun, **kwargs))(*args)
         return value(*args)
     return wrapped
+
+
+def linear_call(fun, fun_transpose, residual_args, linear_args):
+    """fun(residual_args, linear_args), with `fun` linear in `linear_args` and
+    `fun_transpose(residual_args, ct)` its transpose: transposition (reverse mode,
+    linear_transpose) calls `fun_transpose`, whose own transpose is `fun` again. The
+    residual arguments get zero cotangents. JAX: jax.custom_derivatives.linear_call.
+
+    Built as a custom_vjp call whose backward rule is the transposed linear_call. Not
+    implemented: forward mode (jvp) through a linear_call, which JAX supports (mjax's
+    custom_vjp calls refuse jvp, as JAX's do)."""
+    @custom_vjp
+    def linear_call_body(res, lin):     # (the name jvp's error shows)
+        return fun(res, lin)
+
+    def fwd(res, lin):
+        return fun(res, lin), res
+
+    def bwd(res, ct):
+        zeros = trace_trees.tree_map(lambda r: zeros_like_aval(tangent_aval(typeof(r))), res)
+        return zeros, linear_call(fun_transpose, fun, res, ct)
+    linear_call_body.defvjp(fwd, bwd)
+    return linear_call_body(residual_args, linear_args)
