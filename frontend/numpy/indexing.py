@@ -65,15 +65,30 @@ def _check_indexer_dtype(i):
                         f"{dtype}")
 
 
+def _static_slice(i: slice, position: int) -> slice:
+    """`i` with traced entries whose values are known (inside an eager grad) made
+    concrete; other traced entries are JAX's IndexError (a slice's size must be static)."""
+    parts = (i.start, i.stop, i.step)
+    if not any(isinstance(p, Tracer) for p in parts):
+        return i
+    parts = [known(p) for p in parts]
+    if any(isinstance(p, Tracer) for p in parts):
+        raise IndexError(f"Slice entries must be static integers. Got {i} at position "
+                         f"{position}")
+    return slice(*parts)
+
+
 def _normalize_index(x_shape, idx):
     """Expands Ellipsis, turns bool masks into integer arrays, lists into arrays."""
     _check_index_types(idx)
     if not isinstance(idx, tuple):
         idx = (idx,)
     out = []
-    for i in idx:
+    for position, i in enumerate(idx):
         if isinstance(i, list):
             i = asarray(i)
+        if isinstance(i, slice):
+            i = _static_slice(i, position)
         _check_indexer_dtype(i)
         if isinstance(i, Tracer) and i.dtype == np.bool_:
             i = known(i)        # a mask JAX knows (inside an eager grad) indexes as concrete

@@ -167,3 +167,17 @@ def test_at_apply_and_get_hints_as_jax(index):
     if not (isinstance(index, int) and index >= x.shape[0]):
         got = mjax.numpy.asarray(x).at[index].get(unique_indices=True, indices_are_sorted=True)
         np.testing.assert_array_equal(np.asarray(got), np.asarray(jjnp.asarray(x)[index]))
+
+
+@pytest.mark.parametrize("index", [lambda n: (slice(None, n),), lambda n: (1, slice(n, None, 2)),
+                                   lambda n: (slice(None, None, n),)])
+def test_traced_slice_entries_are_jax_index_error(index):
+    def run(lib):
+        with pytest.raises(IndexError) as e:
+            lib.jit(lambda x, n: x[index(n)])(lib.numpy.ones((3, 3)), 2)
+        return str(e.value)
+    assert run(mjax) == run(jax)
+    # (inside an eager grad the value is known, as in JAX)
+    np.testing.assert_allclose(
+        mjax.grad(lambda x, n: x[index(n)].sum())(jnp.ones((3, 3)), 2),
+        jax.grad(lambda x, n: x[index(n)].sum())(np.ones((3, 3), np.float32), 2))
