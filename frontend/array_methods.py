@@ -25,9 +25,10 @@ class ArrayMethods:
     __slots__ = ()
 
     def __setitem__(self, idx, value):
-        raise TypeError(f"{type(self).__name__} objects are immutable: x[idx] = y is not "
-                        f"supported. Use x = x.at[idx].set(y) (or .add, .multiply, ...) "
-                        f"instead.")
+        raise TypeError("JAX arrays are immutable and do not support in-place item "
+                        "assignment. Instead of x[idx] = y, use x = x.at[idx].set(y) or "
+                        "another .at[] method: "
+                        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
 
     def __iter__(self):
         if not self.shape:

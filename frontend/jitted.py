@@ -27,6 +27,7 @@ from mjax.dtypes import hitype_rules, to_numpy
 from mjax.hijax_lowering import hi_jit, jit_dispatch, jit_trace, lo_call
 from mjax.eager import (DEOPTIMIZED, hashable, locate_nonfinite, nonfinite_kind,
                         rerun_announced)
+from mjax.jit_arguments import donated_arguments, static_arguments
 from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_cache
 from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
@@ -88,35 +89,6 @@ class _CacheEntry:
                      0 if tree is None else 1 if self.out_tuple else 2, self.const_bufs, tree)
 
 
-def _donation(sig, argnums, argnames, static_argnums, static_argnames):
-    """(donate_argnums, donate_argnames), each completed from the other through the
-    signature and checked as JAX does (no argument both static and donated)."""
-    argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums or ())
-    argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames or ())
-    if sig is None:
-        if argnames:
-            raise ValueError("Getting the signature of the function failed. Pass "
-                             "donate_argnums instead of donate_argnames.")
-        return argnums, argnames
-    params = list(sig.parameters)
-    positional = [n for n, p in sig.parameters.items()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    for n in argnames:
-        if n not in params:
-            raise ValueError(f"jitted function has donate_argnames={argnames} but the "
-                             f"function has no argument named {n!r}")
-    argnums = tuple(sorted(set(argnums) | {positional.index(n) for n in argnames
-                                           if n in positional}))
-    argnames = tuple(dict.fromkeys(argnames + tuple(positional[i] for i in argnums
-                                                    if i < len(positional))))
-    clash = (set(argnums) & set(static_argnums)) | (set(argnames) & set(static_argnames))
-    if clash:
-        raise ValueError(f"static arguments cannot be donated: {sorted(map(str, clash))} "
-                         f"are in both static_argnums/static_argnames and "
-                         f"donate_argnums/donate_argnames")
-    return argnums, argnames
-
-
 @_install_fast_path
 class Jitted:
     """`mjax.jit(f)`: call it, or stage it with `.trace(...)` / `.lower(...)`."""
@@ -169,23 +141,10 @@ class Jitted:
             self._sig = inspect.signature(fun)
         except (TypeError, ValueError):
             self._sig = None
-        # As JAX: given one of static_argnums / static_argnames, the other is inferred
-        # from the signature's positional-or-keyword parameters; given both, neither is.
-        infer_nums, infer_names = static_argnums is None, static_argnames is None
-        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(
-            static_argnums or ())
-        static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(
-            static_argnames or ())
-        if self._sig is not None and infer_nums != infer_names:
-            named = [(i, n) for i, (n, p) in enumerate(self._sig.parameters.items())
-                     if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
-            if infer_nums:
-                static_argnums = tuple(i for i, n in named if n in static_argnames)
-            else:
-                static_argnames = tuple(n for i, n in named if i in static_argnums)
-        self.static_argnums = tuple(sorted(set(static_argnums)))
-        self.static_argnames = tuple(static_argnames)
-        self.donate_argnums, self.donate_argnames = _donation(
+        # (checked against the signature and completed from each other, as JAX does)
+        self.static_argnums, self.static_argnames = static_arguments(
+            self._sig, static_argnums, static_argnames)
+        self.donate_argnums, self.donate_argnames = donated_arguments(
             self._sig, donate_argnums, donate_argnames, self.static_argnums,
             self.static_argnames)
         self._cache: dict = {}

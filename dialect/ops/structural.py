@@ -174,6 +174,9 @@ class BroadcastInDimOp(JaxprOp, name="broadcast_in_dim"):
     @classmethod
     def infer(cls, x, *, shape, broadcast_dimensions):
         bd = broadcast_dimensions
+        if any(isinstance(d, int) and d < 0 for d in shape):
+            raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, "
+                            f"got {tuple(shape)}.")
         if len(bd) != x.ndim:
             raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal "
                             f"to operand ndim; got broadcast_dimensions {bd} for operand "
@@ -250,7 +253,10 @@ class TransposeOp(JaxprOp, name="transpose"):
 
     @classmethod
     def infer(cls, x, *, permutation):
-        _check_perm("transpose", permutation, x.ndim)
+        if sorted(permutation) != list(range(x.ndim)):
+            raise TypeError(f"transpose permutation isn't a permutation of operand "
+                            f"dimensions, got permutation {tuple(permutation)} for operand "
+                            f"shape {tuple(x.shape)}.")
         return (ShapedArray([x.shape[p] for p in permutation], x.dtype),)
 
 
@@ -274,15 +280,20 @@ class ConcatenateOp(JaxprOp, name="concatenate"):
     def infer(cls, *xs, dimension):
         check_same_dtypes("concatenate", xs, "operands")
         rank = xs[0].ndim
+        shapes = ", ".join(str(x.shape) for x in xs)
+        if any(x.ndim != rank for x in xs):     # (JAX's words, as JAX checks: rank first)
+            raise TypeError(f"Cannot concatenate arrays with different numbers of "
+                            f"dimensions: got {shapes}.")
         if not 0 <= dimension < rank:
             raise ValueError(f"concatenate dimension out of bounds: dimension {dimension} "
-                             f"for shapes {', '.join(str(x.shape) for x in xs)}")
+                             f"for shapes {shapes}")
         for x in xs:
-            if x.ndim != rank or any(a != b for i, (a, b) in enumerate(zip(x.shape, xs[0].shape))
-                                     if i != dimension):
-                raise TypeError(f"concatenate operands must have the same shape except on "
-                                f"dimension {dimension}, got shapes "
-                                f"{', '.join(str(x.shape) for x in xs)}")
+            if any(a != b for i, (a, b) in enumerate(zip(x.shape, xs[0].shape))
+                   if i != dimension):
+                raise TypeError(f"Cannot concatenate arrays with shapes that differ in "
+                                f"dimensions other than the one being concatenated: "
+                                f"concatenating along dimension {dimension} for shapes "
+                                f"{shapes}.")
         shape = list(xs[0].shape)
         shape[dimension] = sum(x.shape[dimension] for x in xs)
         return (ShapedArray(shape, xs[0].dtype),)

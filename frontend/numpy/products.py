@@ -30,8 +30,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
             f"{b.shape}"))
     b_contract = builtins.max(b.ndim - 2, 0)
     if a.shape[-1] != b.shape[b_contract]:
-        raise TypeError(at_user_line(f"matmul: contracting dimensions differ: shapes {a.shape} and "
-                        f"{b.shape} (size {a.shape[-1]} vs {b.shape[b_contract]})"))
+        raise TypeError(at_user_line(  # (JAX's words: its dot_general's)
+            f"dot_general requires contracting dimensions to have the same shape, got "
+            f"{(a.shape[-1],)} and {(b.shape[b_contract],)}."))
     if a.ndim == 1 or b.ndim == 1:
         # One dot_general on the vector itself, as JAX emits: the other operand's leading
         # dims stay free dims (nothing to broadcast), already in the result's order.

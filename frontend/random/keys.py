@@ -39,7 +39,8 @@ def _check_prng_key(name: str, key, *, allow_batched=False) -> tuple[PRNGKeyArra
                 raise ValueError(msg)
             warnings.warn(msg, stacklevel=3)
     else:
-        raise TypeError(f"unexpected PRNG key type {type(key)}")
+        raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data to have "
+                        f"ndim, shape, and dtype attributes. Got {key}")
     if not allow_batched and typed.ndim:
         raise ValueError(f"{name} accepts a single key, but was given a key array of "
                          f"shape {typed.shape} != (). Use jax.vmap for batching.")

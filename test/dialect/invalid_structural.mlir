@@ -283,7 +283,7 @@ func.func @expand_dims_range(%a0: tensor<4xf32>) -> tensor<4x1xf32> {
 // -----
 
 func.func @transpose_c1_permutation(%a0: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{transpose permutation (0, 2) is not a permutation of (0, ..., 1) for operand of rank 2}}
+  // expected-error @+1 {{transpose permutation isn't a permutation of operand dimensions, got permutation (0, 2) for operand shape (2, 3).}}
   %0 = "jaxpr.transpose"(%a0) {permutation = array<i64: 0, 2>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
@@ -323,7 +323,7 @@ func.func @concatenate_c2_dimension(%a0: tensor<2x3xf32>, %a1: tensor<2x3xf32>) 
 // -----
 
 func.func @concatenate_c3_shapes(%a0: tensor<2x3xf32>, %a1: tensor<2x4xf32>) -> tensor<4x3xf32> {
-  // expected-error @+1 {{concatenate operands must have the same shape except on dimension 0, got shapes (2, 3), (2, 4)}}
+  // expected-error @+1 {{Cannot concatenate arrays with shapes that differ in dimensions other than the one being concatenated: concatenating along dimension 0 for shapes (2, 3), (2, 4).}}
   %0 = "jaxpr.concatenate"(%a0, %a1) {dimension = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }

@@ -144,3 +144,37 @@ def test_user_error_raises_jaxs_class(case):
     assert all(issubclass(mine, b) for b in builtin_bases), (mine.__mro__, theirs.__mro__)
     if theirs.__module__ == "jax.errors" or theirs is jax.errors.JaxRuntimeError:
         assert _mro_names(mine) == _mro_names(theirs)
+
+
+# User mistakes whose message is JAX's too (mjax may add the user's location).
+MESSAGE_CASES = {
+    "item assignment": lambda jx, jnp: jnp.ones(3).__setitem__(0, 1.0),
+    "concatenate ranks": lambda jx, jnp: jnp.concatenate([jnp.ones(3), jnp.ones((2, 2))]),
+    "concatenate shapes": lambda jx, jnp: jnp.concatenate([jnp.ones((2, 3)),
+                                                           jnp.ones((2, 4))]),
+    "dot contracting sizes": lambda jx, jnp: jnp.dot(jnp.ones(3), jnp.ones(4)),
+    "matmul contracting sizes": lambda jx, jnp: jnp.ones((2, 3)) @ jnp.ones((4, 2)),
+    "transpose permutation": lambda jx, jnp: jnp.transpose(jnp.ones((2, 3)), (0, 0)),
+    "int as a PRNG key": lambda jx, jnp: jx.random.normal(3, (2,)),
+    "negative shape": lambda jx, jnp: jnp.zeros(-1),
+    "negative shape under jit": lambda jx, jnp: jx.jit(lambda: jnp.ones((2, -3)))(),
+    "traced slice bound": lambda jx, jnp: jx.jit(lambda v, n: v[:n])(jnp.ones(3), 2),
+}
+
+
+def _raised_with_message(fn, jx, jnp):
+    try:
+        fn(jx, jnp)
+    except Exception as e:  # noqa: BLE001  (the class and message are compared)
+        return type(e), str(e).split(" (in jaxpr.")[0].split(" (at ")[0]
+    return None, None
+
+
+@pytest.mark.parametrize("case", sorted(MESSAGE_CASES))
+def test_user_error_raises_jaxs_class_and_message(case):
+    theirs, their_text = _raised_with_message(MESSAGE_CASES[case], jax, jjnp)
+    mine, my_text = _raised_with_message(MESSAGE_CASES[case], mjax, mjnp)
+    assert theirs is not None and mine is not None, (theirs, mine)
+    builtin_bases = [c for c in theirs.__mro__ if c.__module__ == "builtins"]
+    assert all(issubclass(mine, b) for b in builtin_bases), (mine.__mro__, theirs.__mro__)
+    assert my_text.splitlines()[0] == their_text.splitlines()[0]

@@ -312,3 +312,37 @@ def test_clear_caches_retraces_and_keeps_results(J):
     assert float(J.lax.fori_loop(0, 3, lambda i, c: c + i, 0)) == 3
     J.clear_caches()
     assert float(J.numpy.sin(J.numpy.zeros(()))) == 0.0
+
+
+def _jit_argument_errors(lib):
+    def f(x, *, s):
+        return x
+
+    def h(x, y):
+        return x
+
+    def p(x, /, y):
+        return x
+
+    def kw(x, **rest):
+        return x
+
+    def var(*xs):
+        return xs
+
+    out = []
+    for fun, options in [(f, dict(static_argnames="t")), (h, dict(static_argnums=5)),
+                         (h, dict(static_argnums=-3)), (h, dict(static_argnums=-2)),
+                         (h, dict(donate_argnames="z")), (h, dict(donate_argnums=3)),
+                         (p, dict(static_argnames="x")), (kw, dict(static_argnames="t")),
+                         (var, dict(static_argnums=5)), (len, dict(static_argnums=1))]:
+        try:
+            lib.jit(fun, **options)
+            out.append("ok")
+        except ValueError as e:
+            out.append(str(e))
+    return out
+
+
+def test_static_and_donated_arguments_checked_as_jax():
+    assert _jit_argument_errors(mjax) == _jit_argument_errors(jax)
