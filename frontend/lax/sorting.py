@@ -24,6 +24,8 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     rank = aval_of_value(operands[0]).ndim
     if rank == 0:
         raise ValueError("sort: operands must have rank >= 1, got shape ()")
+    if not -rank <= int(dimension) < rank:
+        raise ValueError(f"axis {dimension} is out of bounds for array of dimension {rank}")
     outs = bind(SortOp, *operands, dimension=int(dimension) % rank,
                 is_stable=bool(is_stable), num_keys=int(num_keys))
     outs = outs if isinstance(outs, list) else [outs]

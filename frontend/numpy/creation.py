@@ -181,6 +181,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 @fused_when_eager
 @with_device_keyword
 def eye(N, M=None, k=0, dtype=None):
+    if any(isinstance(n, (int, _onp.integer)) and n < 0 for n in (N, M)):
+        raise ValueError(f"negative dimensions are not allowed, got {N} and {M}")
     M = N if M is None else M
     dtype = _dt.default_float() if dtype is None else _dt.check_user_dtype(dtype, "eye")
     r = lax.broadcasted_iota(_dt.int32, (N, M), 0)

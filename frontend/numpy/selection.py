@@ -25,7 +25,8 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if size is not None or fill_value is not None:
         raise ValueError("size and fill_value are only valid for jnp.where(condition)")
     if x is None or y is None:
-        raise ValueError("mjax.numpy.where: either both or neither of x and y should be given")
+        raise TypeError(f"where requires ndarray or scalar arguments, got "
+                        f"{type(None)} at position {1 if x is None else 2}.")
     if _prng.any_keys((x, y)):
         return _where_keys(condition, x, y)
     return where_xy(condition, x, y)

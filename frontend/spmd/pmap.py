@@ -51,13 +51,19 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         flat_axes = broadcast_prefix("pmap in_axes", (axes, 0), (tuple(dyn), kwargs))
         leaves = trace_trees.tree_leaves((tuple(dyn), kwargs))
         avals = [aval_of_value(x) for x in leaves]
+        for a, d in zip(avals, flat_axes):
+            if d is not None and a.ndim and not -a.ndim <= d < a.ndim:
+                raise IndexError(   # (JAX's class: an IndexError of its own indexing)
+                    f"pmap was requested to map its argument along axis {d}, which implies "
+                    f"that its rank should be at least {d + 1 if d >= 0 else -d}, but is "
+                    f"only {a.ndim} (its shape is {a.shape})")
         sizes = {a.shape[d % len(a.shape)] for a, d in zip(avals, flat_axes)
                  if d is not None and len(a.shape)}
         n = axis_size if axis_size is not None else (sizes.pop() if len(sizes) == 1 else None)
         if n is None:
             raise ValueError(f"pmap got inconsistent sizes for array axes to be mapped: "
                              f"{sorted(sizes)}" if sizes else
-                             "pmap requires at least one argument with a mapped axis")
+                             "pmap requires at least one argument with a mapped axis.")
         devs = list(devices) if devices is not None else get_backend().devices()
         if n > len(devs):
             raise ValueError(f"compiling computation that requires {n} logical devices, "

@@ -159,7 +159,14 @@ MESSAGE_CASES = {
     "negative shape": lambda jx, jnp: jnp.zeros(-1),
     "negative shape under jit": lambda jx, jnp: jx.jit(lambda: jnp.ones((2, -3)))(),
     "traced slice bound": lambda jx, jnp: jx.jit(lambda v, n: v[:n])(jnp.ones(3), 2),
+    "sort dimension out of range": lambda jx, jnp: jx.lax.sort(jnp.ones(3), dimension=2),
+    "negative eye": lambda jx, jnp: jnp.eye(2, -1),
+    "where with one branch": lambda jx, jnp: jnp.where(True, 1.0),
+    "pmap of a scalar": lambda jx, jnp: jx.pmap(lambda v: v)(1.0),
 }
+# (JAX raises IndexError from its own tuple indexing: the class is compared)
+CASES["pmap axis beyond the rank"] = lambda jx, jnp: jx.pmap(lambda v: v, in_axes=1)(
+    jnp.ones(3))
 
 
 def _raised_with_message(fn, jx, jnp):
