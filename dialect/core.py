@@ -56,6 +56,11 @@ class InferError(TypeError):
     """An op's operands or attributes break its rules (shape, dtype, attribute range)."""
 
 
+class InferValueError(InferError, ValueError):
+    """An InferError from a rule that raises JAX's ValueError (a value out of range, such
+    as an axis): both classes, so either `except` catches it."""
+
+
 class _JaxprDialect(ir.Dialect):
     DIALECT_NAMESPACE = "jaxpr"
 
@@ -197,7 +202,9 @@ class JaxprOp(ir.OpView):
             return tuple(cls.infer(*avals, **params))
         except InferError:
             raise
-        except (TypeError, ValueError) as e:
+        except ValueError as e:
+            raise InferValueError(str(e)) from None
+        except TypeError as e:
             raise InferError(str(e)) from None
 
     @classmethod

@@ -13,6 +13,11 @@ _INFERRED: dict = {}
 _MAX_INFERRED = 4096
 
 
+class OperandValueError(TypeError, ValueError):
+    """Operands an op refuses where JAX raises a ValueError (an axis out of range): also a
+    TypeError, as mjax's other operand errors are."""
+
+
 def infer_avals(opcls, avals, params, weak=None):
     """(checked params, result avals with weak types) for binding `opcls`; TypeError with
     the user's line on bad operands."""
@@ -41,7 +46,8 @@ def _infer_avals(opcls, avals, params, weak):
                                         params_checked=True)
     except InferError as e:
         loc = describe_location(user_location())
-        raise TypeError(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None
+        cls = OperandValueError if isinstance(e, ValueError) else TypeError
+        raise cls(f"{e} (in {opcls.OPERATION_NAME} at {loc})") from None
     # (JAX's weak-type rule is the op class's: JaxprOp.weak_result.)
     w = weak if weak is not None else opcls.weak_result(avals)
     # (A new aval only where the weak type changes: most results keep the inferred one.)

@@ -13,7 +13,7 @@ import numpy as _onp
 
 from mjax import dtypes as _dt, lax
 from mjax.numpy import reductions
-from mjax.numpy.arguments import concrete
+from mjax.numpy.arguments import concrete, normalize_axis
 from mjax.numpy.concrete_values import concrete_array, concrete_or_error
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange, full, ones, zeros
@@ -187,7 +187,7 @@ def _unique_axis(ar, axis, return_index, return_inverse, return_counts, equal_na
     by one sort keyed on every column, then deduplicated as in the flat case."""
     if ar.ndim == 0:
         raise ValueError("unique: axis must be None for a 0-d array")
-    axis = int(axis) % ar.ndim
+    axis = normalize_axis(operator.index(axis), ar.ndim)
     moved = moveaxis(ar, axis, 0)
     n = moved.shape[0]
     rows = reshape(moved, (n, -1))

@@ -18,7 +18,7 @@ from mjax.core import Tracer, at_user_line
 from mjax.dialect.shape_poly import (InconclusiveDimensionOperation, is_symbolic_dim,
                                      max_dim, min_dim)
 from mjax.errors import NonConcreteBooleanIndexError
-from mjax.numpy.arguments import AxisError, index_axis
+from mjax.numpy.arguments import AxisError, index_axis, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import known
 from mjax.numpy.conversion import asarray
@@ -362,7 +362,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
     arr, indices = asarray(arr), asarray(indices)
     if axis is None:
         arr, indices, axis = ravel(arr), ravel(indices), 0
-    axis = axis % arr.ndim
+    axis = normalize_axis(operator.index(axis), arr.ndim)
     idx = []
     for d in range(arr.ndim):
         if d == axis:

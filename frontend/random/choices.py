@@ -115,6 +115,9 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
     _no_sharding(out_sharding)
     key, _ = _check_prng_key("categorical", key)
     logits = jnp.asarray(logits)
+    if not -logits.ndim <= axis < logits.ndim:   # (JAX's class: an IndexError)
+        raise IndexError(f"axis {axis} is out of bounds for array of dimension "
+                         f"{logits.ndim}")
     if axis >= 0:
         axis -= logits.ndim
     batch_shape = tuple(np.delete(logits.shape, axis))
