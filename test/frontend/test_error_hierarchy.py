@@ -124,6 +124,21 @@ CASES = {
 }
 
 
+# Axes out of range (they were taken modulo the rank, silently, by some of these).
+CASES.update({
+    "take_along_axis axis": lambda jx, jnp: jnp.take_along_axis(
+        jnp.ones((2, 3)), jnp.zeros((2, 3), jnp.int32), axis=2),
+    "unique axis": lambda jx, jnp: jnp.unique(jnp.ones((2, 3)), axis=2),
+    "categorical axis": lambda jx, jnp: jx.random.categorical(jx.random.key(0),
+                                                              jnp.ones((2, 3)), axis=2),
+    "lax.argmax axis": lambda jx, jnp: jx.lax.argmax(jnp.ones((2, 3)), 2, jnp.int32),
+    "lax.sort dimension": lambda jx, jnp: jx.lax.sort(jnp.ones((2, 3)), dimension=-3),
+})
+# (JAX raises IndexError from its own tuple indexing: the class is compared)
+CASES["pmap axis beyond the rank"] = lambda jx, jnp: jx.pmap(lambda v: v, in_axes=1)(
+    jnp.ones(3))
+
+
 def _raised(fn, jx, jnp):
     try:
         fn(jx, jnp)
@@ -164,19 +179,7 @@ MESSAGE_CASES = {
     "where with one branch": lambda jx, jnp: jnp.where(True, 1.0),
     "pmap of a scalar": lambda jx, jnp: jx.pmap(lambda v: v)(1.0),
 }
-# Axes out of range (they were taken modulo the rank, silently, by some of these).
-CASES.update({
-    "take_along_axis axis": lambda jx, jnp: jnp.take_along_axis(
-        jnp.ones((2, 3)), jnp.zeros((2, 3), jnp.int32), axis=2),
-    "unique axis": lambda jx, jnp: jnp.unique(jnp.ones((2, 3)), axis=2),
-    "categorical axis": lambda jx, jnp: jx.random.categorical(jx.random.key(0),
-                                                              jnp.ones((2, 3)), axis=2),
-    "lax.argmax axis": lambda jx, jnp: jx.lax.argmax(jnp.ones((2, 3)), 2, jnp.int32),
-    "lax.sort dimension": lambda jx, jnp: jx.lax.sort(jnp.ones((2, 3)), dimension=-3),
-})
-# (JAX raises IndexError from its own tuple indexing: the class is compared)
-CASES["pmap axis beyond the rank"] = lambda jx, jnp: jx.pmap(lambda v: v, in_axes=1)(
-    jnp.ones(3))
+
 
 
 def _raised_with_message(fn, jx, jnp):
