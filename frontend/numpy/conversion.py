@@ -19,10 +19,16 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return _from_dlpack(x, device=device, copy=copy)
 
 
+def _check_order(order) -> None:
+    if order is not None and order != "K":      # (JAX's: arrays have no memory order)
+        raise NotImplementedError("Only implemented for order='K'")
+
+
 @takes_out_sharding
 @with_device_keyword
 def asarray(a, dtype=None, order=None, *, copy=None):
     """Array from an array, scalar, NumPy array or (nested) list/tuple."""
+    _check_order(order)
     if is_array(a) or isinstance(a, lax._LiteralArray):  # (a literal keeps its weak type)
         return a if dtype is None else astype(a, dtype)
     if isinstance(a, _prng.PRNGKeyArray) or isinstance(a, (list, tuple)) and a and \
@@ -64,6 +70,7 @@ def _nested_leaves(a) -> list:
 @takes_out_sharding
 @with_device_keyword
 def array(object, dtype=None, *, copy=True, order="K", ndmin=0):  # noqa: A002
+    _check_order(order)
     if dtype is not None:
         dtype = _dt.check_user_dtype(dtype, "array")
     out = asarray(object, dtype)

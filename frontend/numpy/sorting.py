@@ -17,7 +17,17 @@ from mjax.numpy.shaping import concatenate, flip, ravel, swapaxes
 
 
 @fused_when_eager
+def _no_kind_or_order(name, kind, order) -> None:
+    """JAX's TypeErrors for NumPy's `kind` and `order` (stable= chooses stability)."""
+    if kind is not None:
+        raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or "
+                        f"stable=False to specify sort stability.")
+    if order is not None:
+        raise TypeError(f"'order' argument to {name} is not supported.")
+
+
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    _no_kind_or_order("sort", kind, order)
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -28,6 +38,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
 @fused_when_eager
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
             dtype=None):
+    _no_kind_or_order("argsort", kind, order)
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0

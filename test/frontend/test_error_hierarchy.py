@@ -178,6 +178,9 @@ MESSAGE_CASES = {
     "negative eye": lambda jx, jnp: jnp.eye(2, -1),
     "where with one branch": lambda jx, jnp: jnp.where(True, 1.0),
     "pmap of a scalar": lambda jx, jnp: jx.pmap(lambda v: v)(1.0),
+    "sort kind": lambda jx, jnp: jnp.sort(jnp.ones(3), kind="stable"),
+    "argsort order": lambda jx, jnp: jnp.argsort(jnp.ones(3), order="a"),
+    "asarray order": lambda jx, jnp: jnp.asarray(jnp.ones(3), order="F"),
 }
 
 
