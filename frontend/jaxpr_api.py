@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from mjax import trace_trees, tree_util
-from mjax.core import eval_jaxpr
+from mjax.core import Tracer, eval_jaxpr
 from mjax.jitted import Jitted
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_types import typeof
@@ -38,7 +38,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
 
 def closure_convert(fun, *example_args):
     """(converted, consts): `converted(*args, *consts)` computes `fun(*args)` with the
-    inexact values `fun` closes over (arrays, an outer trace's tracers) taken as the
+    inexact traced values `fun` closes over (an outer trace's tracers) taken as the
     explicit trailing arguments `consts`, as custom_vjp's bwd rules need when they close
     over values being differentiated. The other closed-over values stay closed over.
     JAX: jax.closure_convert."""
@@ -46,8 +46,10 @@ def closure_convert(fun, *example_args):
     out_tree = trace_trees.tree_structure(shapes)
     in_tree = trace_trees.tree_structure(example_args)
     consts = list(closed.consts)
-    hoisted = [i for i, c in enumerate(consts)
-               if np.issubdtype(np.dtype(typeof(c).dtype), np.inexact)]
+    # (as JAX: only values a differentiation may perturb, traced inexact ones; concrete
+    # arrays stay closed over)
+    hoisted = [i for i, c in enumerate(consts) if isinstance(c, Tracer)
+               and np.issubdtype(np.dtype(typeof(c).dtype), np.inexact)]
     kept = {i: c for i, c in enumerate(consts) if i not in hoisted}
     # (`converted` must not close over the hoisted values, nor over `closed` that holds
     # them: custom_vjp/custom_jvp treat a closed-over tracer as a value to differentiate)
