@@ -508,7 +508,8 @@ class Jitted:
                 ref._write_back(buf, replicated)
             outs = outs[:n]
         arrays = spmd.wrap_outputs(outs, entry.out_avals, entry.out_shardings,
-                                   entry.executable, mesh)
+                                   entry.executable, mesh,
+                                   any(getattr(x, "_committed", False) for x in leaves))
         result = tree_util.tree_unflatten(entry.out_tree, arrays)
         return restore_float0(result) if entry.has_float0 else result
 

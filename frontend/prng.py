@@ -18,6 +18,7 @@ from mjax.lax.shapes import broadcast_to
 from mjax.dialect.ops import random as R
 from mjax.dialect.types import KeyType
 from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.sharding_impls import NamedSharding, PartitionSpec
 
 IMPLS = tuple(R.KEY_SHAPES)
 
@@ -297,6 +298,14 @@ class PRNGKeyArray:
     @property
     def itemsize(self) -> int:
         return 4 * int(np.prod(R.KEY_SHAPES[self.impl]))
+
+    @property
+    def sharding(self):
+        """The keys' sharding (their data's, without its trailing key dimensions)."""
+        s = self._base.sharding
+        if isinstance(s, NamedSharding) and len(s.spec) > self.ndim:
+            return NamedSharding(s.mesh, PartitionSpec(*s.spec[:self.ndim]))
+        return s
 
     @property
     def weak_type(self) -> bool:

@@ -99,7 +99,7 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
         at_p = eq(idx, p)
         pp = broadcast_to(expand_dims(reduce_sum(select(at_p, perm, zeros), (last,)),
                                       (last,)), full_shape)
-        perm = select(eq(idx, i), pp, select(at_p, pi, perm))
+        perm = select(eq(idx, np.int32(i)), pp, select(at_p, pi, perm))
     return perm
 
 

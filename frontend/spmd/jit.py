@@ -161,6 +161,9 @@ def _in_shardings_for(jitted, dyn_args, leaves, in_tree=None) -> tuple:
     if mesh.size == 1:      # (a committed one-device argument keeps its sharding: jit's
         wanted = [x._sharding if s is None and getattr(x, "_committed", False) else s
                   for x, s in zip(leaves, wanted)]  # results may take it, as JAX's)
+        # (one device's sharding over another mesh of that device: replicated over this)
+        wanted = [NamedSharding(mesh, P()) if isinstance(s, NamedSharding) and
+                  s.mesh != mesh else s for s in wanted]
     return tuple(s if s is not None else NamedSharding(mesh, P()) for s in wanted), mesh
 
 
@@ -173,16 +176,24 @@ def _out_leaves(jitted):
     return [_as_sharding(s, "out_shardings") for s in leaves if s is not None]
 
 
+_SINGLE = "_single"      # (the axis of the mesh made for a call with no mesh of its own)
+
+
 def _common_mesh(shardings):
     meshes = {s.mesh for s in shardings if isinstance(s, NamedSharding)}
     singles = {s._device for s in shardings if isinstance(s, SingleDeviceSharding)}
+    if len(meshes) > 1 and len({tuple(m.devices.flat) for m in meshes}) == 1 and \
+            all(m.size == 1 for m in meshes):
+        # Meshes of one and the same device (two pmaps' results): one device's array is
+        # replicated over any of them, as JAX compares device assignments, not meshes.
+        return sorted(meshes, key=repr)[0]
     if len(meshes) > 1:
         raise ValueError(f"Received incompatible devices for jitted computation: the "
                          f"shardings use {len(meshes)} different meshes: "
                          f"{sorted(map(repr, meshes))}")
     if not meshes:
         dev = singles.pop() if len(singles) == 1 else get_backend().devices()[0]
-        return Mesh(np.array([dev], dtype=object), ("_single",))
+        return Mesh(np.array([dev], dtype=object), (_SINGLE,))
     return meshes.pop()
 
 
@@ -367,6 +378,9 @@ def _one_device_out_shardings(outs, traced, mesh, types) -> list:
     any other takes the first argument's sharding when it has its rank, else a
     replicated one (the first argument's SingleDeviceSharding, when it has one). An
     uncommitted first argument counts as replicated over the mesh."""
+    if mesh.axis_names == (_SINGLE,):     # (no mesh of the user's: one device's arrays)
+        device = SingleDeviceSharding(mesh.devices.flat[0])
+        return [s if s is not None else device for s in outs]
     given = getattr(traced.trace, "arg_shardings", None) or [None]
     typed = AxisType.Explicit in mesh.axis_types and (
         all(a.ndim == 0 for a in traced.in_avals) or
@@ -415,10 +429,14 @@ def put_for(x, aval, sharding) -> object:
     return put_sharded(value, aval, sharding)._buf
 
 
-def wrap_outputs(outs, out_avals, out_shardings, exe, mesh) -> list:
+def wrap_outputs(outs, out_avals, out_shardings, exe, mesh, committed=True) -> list:
     """The executable's output buffers as Arrays with their shardings (the requested
-    ones, else the layout XLA reports, found once per executable)."""
+    ones, else the layout XLA reports, found once per executable). Over the mesh made
+    for a call with no mesh of its own, one device's results are committed only when
+    an argument was (`committed`), as JAX's."""
     shardings = result_shardings(out_avals, out_shardings, exe, mesh)
+    if not committed and mesh.axis_names == (_SINGLE,):
+        shardings = [None if type(s) is SingleDeviceSharding else s for s in shardings]
     return [Array(buf, aval, sharding) if type(sharding) is not _OnOneDevice else
             _one_device_result(exe, buf, aval, sharding.device)
             for buf, aval, sharding in zip(outs, out_avals, shardings)]

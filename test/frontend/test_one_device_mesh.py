@@ -127,6 +127,16 @@ explicit = jax.make_mesh((1,), ("x",), devices=d[3:4])
 show("traced again", lambda: jax.jit(traced)(
     jax.device_put(np.arange(4.0), NamedSharding(explicit, P("x")))))
 print("donated in place", jax.device_put(u, d[2], donate=True).sharding, u.is_deleted())
+# (two pmaps' results, each over its own one-device mesh: compared as JAX does)
+pa = jax.pmap(lambda x: x + 1)(jnp.ones((1, 2)))
+pb = jax.pmap(lambda x: x * 2)(jnp.ones((1, 2)))
+print("pmap results compared", np.asarray(pa == pb).tolist(), np.asarray(jax.jit(
+    lambda a, b: a + b)(pa, pb)).tolist())
+show("in_shardings None", lambda: jax.jit(lambda x: x * 2, in_shardings=(None,),
+                                          out_shardings=None)(jnp.ones((2, 2))))
+print("typeof of it", jax.typeof(jax.jit(lambda x: x * 2, in_shardings=(None,))(
+    jnp.ones(2))).sharding)
+print("keys' sharding", jax.random.split(jax.random.key(0), 4).sharding)
 '''
 
 
