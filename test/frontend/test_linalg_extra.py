@@ -422,3 +422,15 @@ def test_platform_dependent():
         lax.platform_dependent(x, default=3)
     pair = lax.platform_dependent(x, xs, cpu=lambda a, b: (b, a))
     assert pair[1] is x or float(pair[1]) == 1.5
+
+
+def test_lu_pivots_to_permutation_under_x64():
+    # (an int32 iota compared with a Python int was a dtype error under x64)
+    pivots = np.array([2, 2, 2], np.int32)
+    with jax.enable_x64(True), mjax.enable_x64(True):
+        mine = mjax.lax.linalg.lu_pivots_to_permutation(pivots, 3)
+        theirs = jax.lax.linalg.lu_pivots_to_permutation(pivots, 3)
+        np.testing.assert_array_equal(mine, theirs)
+        a = np.array([[1.0, 2.0], [3.0, 4.0]])
+        np.testing.assert_allclose(mjax.numpy.linalg.solve(a, np.ones(2)),
+                                   np.linalg.solve(a, np.ones(2)), rtol=1e-12)
