@@ -17,7 +17,6 @@ import weakref
 from jaxlib.mlir import ir
 
 from mjax import trace_trees
-from mjax.axis_env import AXIS_ENV
 from mjax.config import config
 from mjax.core import Tracer
 from mjax.dialect.types import RefAval, ShapedArray
@@ -25,9 +24,8 @@ from mjax.dtypes import aval_of_value
 from mjax.cache_miss_log import arg_names, explain_cache_miss
 from mjax.lowering import clone_module, name_as_jax
 from mjax.dialect.symbols import symbol_name
-from mjax.sharding_impls import current_mesh, get_abstract_mesh
-from mjax.source_info import name_stack
-from mjax.staging import TracedFunction, kept_for, trace_function
+from mjax.sharding_impls import current_mesh
+from mjax.staging import TracedFunction, kept_for, trace_function, trace_key
 
 # function -> {key: _KeptTrace}; an entry goes when its function is collected.
 _KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -115,14 +113,8 @@ def key(jitted, in_tree, leaves, static_key):
     # jit over a mesh of one device lays its results out from them)
     placed = tuple([x._sharding if getattr(x, "_committed", False) else None
                     for x in leaves])
-    k = (in_tree, tuple(avals), placed, static_key, jitted.static_argnums,
-         jitted.static_argnames, config.trace_state(), tuple(AXIS_ENV.frames),
-         get_abstract_mesh(), id(current_mesh()), name_stack())
-    try:
-        hash(k)
-    except TypeError:
-        return None
-    return k
+    return trace_key(in_tree, tuple(avals), placed, static_key, jitted.static_argnums,
+                     jitted.static_argnames)
 
 
 def lookup(fun, k) -> TracedFunction | None:

@@ -31,6 +31,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import aval_of
 from mjax.dialect.ops.sharding import ShardingConstraintOp, dim_axes
+from mjax.passes.ir_util import function_named
 from mjax.passes.rules.tables import SHARD
 from mjax.sharding_impls import (AbstractMesh, AxisType, NamedSharding, PartitionSpec,
                                  use_abstract_mesh)
@@ -388,17 +389,8 @@ def _made_values(block) -> set:
 
 
 def _callee_block(op):
-    name = str(op.attributes["callee"]).lstrip("@").strip('"')
-    parent = op.parent
-    while parent is not None and parent.name != "builtin.module":
-        parent = parent.parent
-    if parent is None:
-        return None
-    for f in parent.regions[0].blocks[0].operations:
-        f = f.operation
-        if f.name == "func.func" and str(f.attributes["sym_name"]).strip('"') == name:
-            return f.regions[0].blocks[0]
-    return None
+    fn = function_named(op, str(op.attributes["callee"]).lstrip("@").strip('"'))
+    return fn.regions[0].blocks[0] if fn is not None else None
 
 
 def _factors(cls, op, params):

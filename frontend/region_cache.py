@@ -23,15 +23,11 @@ import weakref
 from jaxlib.mlir import ir
 
 from mjax import registration
-from mjax.axis_env import AXIS_ENV
-from mjax.config import config
 from mjax.core import RegionTrace, Tracer, current_trace, trace_region
 from mjax.dialect.types import RefAval
 from mjax.passes.ir_util import functions_text, referenced_symbols
 from mjax.passes.rules.export import _clone_functions
-from mjax.sharding_impls import current_mesh, get_abstract_mesh
-from mjax.source_info import name_stack
-from mjax.staging import EVAL_SHAPES, copy_prefix, kept_for
+from mjax.staging import EVAL_SHAPES, copy_prefix, kept_for, trace_key
 
 # function -> {key: _KeptBody}; an entry goes when its function is collected.
 _KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -84,13 +80,7 @@ class _KeptBody:
 def _key(kind, in_avals, args_tree, parent):
     if parent.type_specs is not None or parent.varying is not None:
         return None
-    key = (kind, args_tree, tuple(in_avals), config.trace_state(), tuple(AXIS_ENV.frames),
-           get_abstract_mesh(), id(current_mesh()), name_stack())
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+    return trace_key(kind, args_tree, tuple(in_avals))
 
 
 def _keepable(body: RegionTrace, asked_before: int) -> bool:

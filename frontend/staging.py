@@ -29,7 +29,7 @@ from mjax.float0 import contains_float0, hide_float0
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_impls import current_mesh, get_abstract_mesh
 from mjax.sharding_types import output_types, seed_trace_types, typeof_traced
-from mjax.source_info import describe_location, user_location
+from mjax.source_info import describe_location, name_stack, user_location
 from mjax.traceback_util import api_boundary
 
 
@@ -184,6 +184,19 @@ def kept_for(table: weakref.WeakKeyDictionary, owner) -> dict | None:
 EVAL_SHAPES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def trace_key(*parts):
+    """A key for a kept trace: `parts` and what else changes tracing (the options that
+    affect it, the named axes, the meshes, the named scopes around); None when
+    something is unhashable."""
+    k = parts + (config.trace_state(), tuple(AXIS_ENV.frames), get_abstract_mesh(),
+                 id(current_mesh()), name_stack())
+    try:
+        hash(k)
+    except TypeError:
+        return None
+    return k
+
+
 def _eval_shape_key(args, kwargs):
     """What eval_shape's result depends on besides the function (None: not kept)."""
     if current_trace() is not None:
@@ -191,15 +204,12 @@ def _eval_shape_key(args, kwargs):
     leaves, tree = trace_trees.tree_flatten((args, kwargs))
     try:
         avals = tuple(aval_of_value(x) for x in leaves)
-        k = (tree, avals, config.trace_state(), tuple(AXIS_ENV.frames),
-             get_abstract_mesh(), id(current_mesh()))
-        hash(k)
     except TypeError:
         return None
     if any(type(a) is RefAval or getattr(x, "_sharding", None) is not None
            for a, x in zip(avals, leaves)):
         return None
-    return k
+    return trace_key(tree, avals)
 
 
 def _type_sharding(x):

@@ -217,11 +217,11 @@ def has_effects(op: ir.Operation, _seen=None) -> bool:
     if name in seen:
         return False
     seen.add(name)
-    fn = _lookup_function(op, name)
+    fn = function_named(op, name)
     return fn is not None and any(has_effects(inner, seen) for inner in nested_ops(fn))
 
 
-def _lookup_function(op: ir.Operation, name: str):
+def function_named(op: ir.Operation, name: str):
     """The func.func @name of the module enclosing `op` (None if not found)."""
     parent = op.parent
     while parent is not None and parent.name != "builtin.module":
@@ -304,6 +304,7 @@ def set_results(fn: ir.Operation, values) -> None:
 
 
 __all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_into",
+           "function_named",
            "dependent_results", "entry_block", "functions", "has_effects", "is_constant",
            "is_private",
            "functions_text", "main_function", "module_body", "nested_ops",
