@@ -206,11 +206,13 @@ def test_passes_are_part_of_the_cache_key():
     assert np.isclose(float(mjax.jit(f, passes=[SinToCos()])(x)), np.cos(0.5))
     assert np.isclose(float(mjax.jit(f, passes=[SinToCos(3.0)])(x)), 3 * np.cos(0.5))
     assert np.isclose(float(mjax.jit(f, passes=[SinToCos(3.0)])(x)), 3 * np.cos(0.5))
-    assert len(traces) == 3                          # equal passes share the cache
     with extra(SinToCos(2.0)):
         assert np.isclose(float(plain(x)), 2 * np.cos(0.5))
     assert np.isclose(float(plain(x)), np.sin(0.5))
-    assert len(traces) == 4
+    # (the programs of jit(f, passes=...) are compiled from copies of f's one trace:
+    # passes change what is compiled, not what is traced (mjax/jit_traces.py); the
+    # mjax_extra_passes option is keyed with the tracing options, so `extra` traces again)
+    assert len(traces) == 2
 
 
 def test_passes_of_an_inner_jit_warn():
