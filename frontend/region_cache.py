@@ -33,6 +33,7 @@ from mjax.staging import EVAL_SHAPES, copy_prefix, kept_for, trace_key
 _KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # checkpointed function -> {key: nested_traces.NestedTrace} (mjax.ad.remat).
 CHECKPOINTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_PER_FUNCTION = 32          # (the most bodies kept per function: the oldest go first)
 
 
 def clear_cache() -> None:
@@ -40,7 +41,6 @@ def clear_cache() -> None:
     _KEPT.clear()
     CHECKPOINTS.clear()
     EVAL_SHAPES.clear()
-_PER_FUNCTION = 32          # (the most bodies kept per function: the oldest go first)
 
 
 class _KeptBody:
