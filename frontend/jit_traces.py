@@ -25,6 +25,7 @@ from mjax.cache_miss_log import arg_names, explain_cache_miss
 from mjax.lowering import clone_module, name_as_jax
 from mjax.dialect.symbols import symbol_name
 from mjax.sharding_impls import current_mesh
+from mjax.source_info import name_stack
 from mjax.staging import TracedFunction, kept_for, trace_function, trace_key
 
 # function -> {key: _KeptTrace}; an entry goes when its function is collected.
@@ -114,7 +115,7 @@ def key(jitted, in_tree, leaves, static_key):
     placed = tuple([x._sharding if getattr(x, "_committed", False) else None
                     for x in leaves])
     return trace_key(in_tree, tuple(avals), placed, static_key, jitted.static_argnums,
-                     jitted.static_argnames)
+                     jitted.static_argnames, name_stack())
 
 
 def lookup(fun, k) -> TracedFunction | None:

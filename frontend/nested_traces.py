@@ -14,16 +14,14 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax import registration, tree_util
-from mjax.axis_env import AXIS_ENV
-from mjax.config import config
 from mjax.core import Tracer, aval_of_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.transforms import CallOp
 from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
 from mjax.pretty import mark_captured
-from mjax.sharding_impls import current_mesh, get_abstract_mesh
-from mjax.staging import call_args, copy_prefix, emit, stage_function
+from mjax.staging import call_args, copy_prefix, emit, stage_function, trace_key
+
 
 class NestedTrace:
     """One kept trace: what calling it needs, and its functions as text."""
@@ -53,13 +51,7 @@ def key(in_tree, leaves, static_key):
     types, static arguments, the options that change tracing, the named axes and meshes
     around it. None when something is unhashable."""
     avals = tuple(x.aval if isinstance(x, Tracer) else aval_of_value(x) for x in leaves)
-    k = (in_tree, avals, static_key, config.trace_state(), tuple(AXIS_ENV.frames),
-         get_abstract_mesh(), id(current_mesh()))
-    try:
-        hash(k)
-    except TypeError:
-        return None
-    return k
+    return trace_key(in_tree, avals, static_key)
 
 
 # A trace that asked which values a differentiation perturbs (a custom rule traced at
@@ -95,28 +87,36 @@ def keepable(traced) -> bool:
     return not any(isinstance(v, Tracer) for v in traced.captured)
 
 
+def kept_or_staged(kept: dict | None, key, leaves, module, stage) -> tuple:
+    """(the name in `module` of the function to call on `leaves`, its operands, out tree,
+    out avals): the trace `kept` holds for `key` (copied into `module` if need be), else
+    `stage()`'s new one, kept when it can be (key None: not kept)."""
+    trace = lookup(kept, key, leaves)
+    if trace is not None:
+        return (trace.callee_in(module), list(leaves) + trace.captured, trace.out_tree,
+                trace.out_avals)
+    asked = perturbation_queries()
+    traced = stage()
+    if key is not None and keepable(traced):
+        keep(kept, key, leaves, traced, module, perturbation_queries() != asked)
+    return traced.name, call_args(traced, leaves), traced.out_tree, traced.out_avals
+
+
 def call(kept: dict, fun, name, outer, args, kwargs, key, leaves):
     """fun(*args, **kwargs) under the trace `outer`: a `jaxpr.call` of fun's function,
     traced now unless `kept` (a jit's traces) holds one for `key` (None: not kept)."""
-    trace = lookup(kept, key, leaves)
-    if trace is None:
-        asked = perturbation_queries()
+    def stage():
         traced = stage_function(fun, args, kwargs, name=name)
         if traced.captured:   # (JAX's jaxprs list a closure's values first)
             mark_captured(traced.trace.func, len(traced.captured))
-        callee, out_tree, out_avals = traced.name, traced.out_tree, traced.out_avals
-        operands = call_args(traced, leaves)
-        if key is not None and keepable(traced):
-            keep(kept, key, leaves, traced, outer.module, perturbation_queries() != asked)
-    else:
-        callee, out_tree, out_avals = trace.callee_in(outer.module), trace.out_tree, \
-            trace.out_avals
-        operands = list(leaves) + trace.captured
+        return traced
+    callee, operands, out_tree, out_avals = kept_or_staged(kept, key, leaves, outer.module,
+                                                           stage)
     outs = emit(CallOp, operands, callee=Symbol(callee))
     for t, a in zip(outs, out_avals):
         t.aval = a
     return tree_util.tree_unflatten(out_tree, outs)
 
 
-__all__ = ["NestedTrace", "call", "keep", "keepable", "key", "lookup",
+__all__ = ["NestedTrace", "call", "keep", "keepable", "kept_or_staged", "key", "lookup",
            "perturbation_queries"]

@@ -27,6 +27,7 @@ from mjax.core import RegionTrace, Tracer, current_trace, trace_region
 from mjax.dialect.types import RefAval
 from mjax.passes.ir_util import functions_text, referenced_symbols
 from mjax.passes.rules.export import _clone_functions
+from mjax.source_info import name_stack
 from mjax.staging import EVAL_SHAPES, copy_prefix, kept_for, trace_key
 
 # function -> {key: _KeptBody}; an entry goes when its function is collected.
@@ -80,7 +81,8 @@ class _KeptBody:
 def _key(kind, in_avals, args_tree, parent):
     if parent.type_specs is not None or parent.varying is not None:
         return None
-    return trace_key(kind, args_tree, tuple(in_avals))
+    # (the named scopes too: mjax keeps them in the ops' locations)
+    return trace_key(kind, args_tree, tuple(in_avals), name_stack())
 
 
 def _keepable(body: RegionTrace, asked_before: int) -> bool:

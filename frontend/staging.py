@@ -186,10 +186,9 @@ EVAL_SHAPES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 def trace_key(*parts):
     """A key for a kept trace: `parts` and what else changes tracing (the options that
-    affect it, the named axes, the meshes, the named scopes around); None when
-    something is unhashable."""
+    affect it, the named axes, the meshes); None when something is unhashable."""
     k = parts + (config.trace_state(), tuple(AXIS_ENV.frames), get_abstract_mesh(),
-                 id(current_mesh()), name_stack())
+                 id(current_mesh()))
     try:
         hash(k)
     except TypeError:
@@ -209,7 +208,7 @@ def _eval_shape_key(args, kwargs):
     if any(type(a) is RefAval or getattr(x, "_sharding", None) is not None
            for a, x in zip(avals, leaves)):
         return None
-    return trace_key(tree, avals)
+    return trace_key(tree, avals, name_stack())
 
 
 def _type_sharding(x):

@@ -15,7 +15,7 @@ from mjax.config import config
 from mjax.core import current_trace
 from mjax.dialect.ops import transforms as T
 from mjax.region_cache import CHECKPOINTS
-from mjax.staging import call_args, emit_call, kept_for
+from mjax.staging import emit_call, kept_for
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
@@ -54,23 +54,15 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
             kept = kept_for(CHECKPOINTS, fun)   # (reused as JAX reuses its jaxpr)
             key = None if kept is None else nested_traces.key(
                 in_tree, leaves, (tuple(static), tuple(sorted(static_kw.items()))))
-            trace = nested_traces.lookup(kept, key, leaves)
-            if trace is None:
-                asked = nested_traces.perturbation_queries()
+
+            def stage():
                 # (JAX traces the body to a jaxpr first: custom rules in it are traced
                 # only when differentiating it, by the passes)
                 with levels.at(0):
-                    traced = stage_function(lambda *d, **k: fun(*full(d), **k, **static_kw),
-                                            a, kw, name=getattr(fun, "__name__", "checkpoint"))
-                callee, out_tree, out_avals = traced.name, traced.out_tree, traced.out_avals
-                operands = call_args(traced, leaves)
-                if key is not None and nested_traces.keepable(traced):
-                    nested_traces.keep(kept, key, leaves, traced, current_trace().module,
-                                       nested_traces.perturbation_queries() != asked)
-            else:
-                callee = trace.callee_in(current_trace().module)
-                out_tree, out_avals = trace.out_tree, trace.out_avals
-                operands = list(leaves) + trace.captured
+                    return stage_function(lambda *d, **k: fun(*full(d), **k, **static_kw),
+                                          a, kw, name=getattr(fun, "__name__", "checkpoint"))
+            callee, operands, out_tree, out_avals = nested_traces.kept_or_staged(
+                kept, key, leaves, current_trace().module, stage)
             outs = emit_call(callee, operands, out_avals, cls=T.CheckpointOp,
                              prevent_cse=bool(prevent_cse), **extra)
             return tree_util.tree_unflatten(out_tree, outs)
