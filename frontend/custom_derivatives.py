@@ -12,8 +12,9 @@ from mjax.api import typeof
 from mjax.jaxpr_api import closure_convert
 from mjax.extend.core.primitives import custom_jvp_call_p, custom_vjp_call_p  # noqa: F401
 
-__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal", "linear_call",
-           "custom_vjp_primal_tree_values", "zero_from_primal", "closure_convert"]
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
+           "linear_call", "custom_vjp_primal_tree_values", "zero_from_primal",
+           "closure_convert"]
 
 
 def custom_vjp_primal_tree_values(tree):

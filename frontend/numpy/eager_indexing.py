@@ -199,6 +199,22 @@ def _index_operands(ints, sizes):
     return out
 
 
+def _run(plan, ints, *operands):
+    """The plan's jit on `operands` and the index's ints, or None: no plan, an int out of
+    bounds, or the jit raised (the general path then raises its own error)."""
+    if plan is None:
+        return None
+    ops = _index_operands(ints, plan[1])
+    if ops is None:
+        return None
+    try:
+        out = plan[0](*operands, *ops)
+    except Exception:
+        return None
+    STATS["hits"] += 1
+    return out
+
+
 def fast_getitem(x, idx):
     """x[idx] through the cached jit, or None when the general path takes it."""
     if x._sharding is not None or not _usable():
@@ -208,18 +224,7 @@ def fast_getitem(x, idx):
         return None
     tokens, ints = st
     aval = x.aval
-    plan = _plan((tokens, aval), tokens, aval, lambda: _getitem_fn(tokens))
-    if plan is None:
-        return None
-    ops = _index_operands(ints, plan[1])
-    if ops is None:
-        return None
-    try:
-        out = plan[0](x, *ops)
-    except Exception:   # (the general path raises its own error)
-        return None
-    STATS["hits"] += 1
-    return out
+    return _run(_plan((tokens, aval), tokens, aval, lambda: _getitem_fn(tokens)), ints, x)
 
 
 def _value_operand(values, dtype):
@@ -264,18 +269,18 @@ def fast_update(x, idx, kind, values):
     if v is None:
         return None
     tokens, ints = st
-    plan = _plan((tokens, aval, kind), tokens, aval, lambda: _update_fn(tokens, kind))
-    if plan is None:
-        return None
-    ops = _index_operands(ints, plan[1])
-    if ops is None:
-        return None
-    try:
-        out = plan[0](x, v, *ops)
-    except Exception:   # (the general path raises its own error)
-        return None
-    STATS["hits"] += 1
-    return out
+    return _run(_plan((tokens, aval, kind), tokens, aval, lambda: _update_fn(tokens, kind)),
+                ints, x, v)
+
+
+def _fast_first(kind, general):
+    """The update method `general` of _IndexUpdateRef, trying the cached jit of update
+    `kind` first when it is given no keywords."""
+    def update(self, values, **kw):
+        out = None if kw else fast_update(self.array, self.index, kind, values)
+        return general(self, values, **kw) if out is None else out
+    update.__name__ = update.__qualname__ = general.__name__
+    return update
 
 
 class _FastUpdateRef(_IndexUpdateRef):
@@ -283,32 +288,12 @@ class _FastUpdateRef(_IndexUpdateRef):
     keywords try the cached jit first."""
 
     __slots__ = ()
-
-    def set(self, values, **kw):
-        out = None if kw else fast_update(self.array, self.index, "set", values)
-        return super().set(values, **kw) if out is None else out
-
-    def add(self, values, **kw):
-        out = None if kw else fast_update(self.array, self.index, "add", values)
-        return super().add(values, **kw) if out is None else out
-
-    def subtract(self, values, **kw):
-        out = None if kw else fast_update(self.array, self.index, "sub", values)
-        return super().subtract(values, **kw) if out is None else out
-
-    def multiply(self, values, **kw):
-        out = None if kw else fast_update(self.array, self.index, "mul", values)
-        return super().multiply(values, **kw) if out is None else out
-
-    mul = multiply
-
-    def min(self, values, **kw):  # noqa: A003
-        out = None if kw else fast_update(self.array, self.index, "min", values)
-        return super().min(values, **kw) if out is None else out
-
-    def max(self, values, **kw):  # noqa: A003
-        out = None if kw else fast_update(self.array, self.index, "max", values)
-        return super().max(values, **kw) if out is None else out
+    set = _fast_first("set", _IndexUpdateRef.set)
+    add = _fast_first("add", _IndexUpdateRef.add)
+    subtract = _fast_first("sub", _IndexUpdateRef.subtract)
+    multiply = mul = _fast_first("mul", _IndexUpdateRef.multiply)
+    min = _fast_first("min", _IndexUpdateRef.min)  # noqa: A003
+    max = _fast_first("max", _IndexUpdateRef.max)  # noqa: A003
 
 
 class _FastUpdateHelper(_IndexUpdateHelper):

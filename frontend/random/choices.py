@@ -12,6 +12,7 @@ from mjax import dtypes
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.prng import staged
+from mjax.numpy.arguments import normalize_axis
 from mjax.random.arguments import (_canon_shape, _check_shape, _jit, _laid_out,
                                    _no_sharding)
 from mjax.random.continuous import gumbel
@@ -115,11 +116,8 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *,
     _no_sharding(out_sharding)
     key, _ = _check_prng_key("categorical", key)
     logits = jnp.asarray(logits)
-    if not -logits.ndim <= axis < logits.ndim:   # (JAX's class: an IndexError)
-        raise IndexError(f"axis {axis} is out of bounds for array of dimension "
-                         f"{logits.ndim}")
-    if axis >= 0:
-        axis -= logits.ndim
+    # (counted from the end; out of range: NumPy's AxisError, an IndexError as JAX's)
+    axis = normalize_axis(axis, logits.ndim) - logits.ndim
     batch_shape = tuple(np.delete(logits.shape, axis))
     if shape is None:
         shape = batch_shape
