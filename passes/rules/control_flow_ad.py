@@ -45,7 +45,11 @@ class _Scratch:
     """A block (with `avals` arguments) inside a placeholder op at `ip`, to be moved into
     a region op (`_build`) or thrown away (`erase`)."""
 
-    def __init__(self, ip: ir.InsertionPoint, avals, loc):
+    def __init__(self, ip: ir.InsertionPoint, avals, loc, regions: dict | None = None):
+        # (`regions`: a linearization's checkpoint regions, op -> Region; ops of this
+        # block recorded there are forgotten when it is thrown away, so no erased op
+        # stays behind as a key that partial evaluation would read.)
+        self.regions = regions
         with loc:
             self.holder = ir.Operation.create("mjax.region_holder", regions=1, ip=ip)
         self.block = ir.Block.create_at_start(self.holder.regions[0],
@@ -66,7 +70,15 @@ class _Scratch:
             ir.Operation.create("jaxpr.yield", operands=list(values), ip=self.ip)
 
     def erase(self) -> None:
+        if self.regions:
+            self.holder.operation.walk(self._forget)
         self.holder.erase()
+
+    def _forget(self, op) -> ir.WalkResult:
+        region = self.regions.pop(op.operation, None)
+        if region is not None:
+            region.recompute.discard(op.operation)
+        return ir.WalkResult.ADVANCE
 
 
 def _build(cls, operands, result_avals, params, scratches, ip, loc) -> list[ir.Value]:
@@ -120,7 +132,7 @@ def _jvp_body(jvp, block, nz, sizes, ip, loc):
     returns (scratch, layout, (primal, tangent) per yielded value)."""
     avals = _avals(block.arguments)
     layout = _Layout(avals, nz, sizes)
-    s = _Scratch(ip, layout.avals, loc)
+    s = _Scratch(ip, layout.avals, loc, jvp.regions)
     ps, ts = layout.split(s.args)
     return s, layout, jvp.into(s.block).run(block, ps, ts)
 

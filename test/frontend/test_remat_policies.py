@@ -3,6 +3,8 @@
 import contextlib
 import io
 import re
+import subprocess
+import sys
 
 import jax
 import jax.ad_checkpoint
@@ -405,3 +407,51 @@ def test_nested_checkpoints_follow_the_enclosing_policy():
     got, want = (_saved(J, np_, "nested_in_dots") for J, np_ in ((mjax, jnp), (jax, jjnp)))
     assert [ln.split(" ")[0] for ln in got] == [ln.split(" ")[0] for ln in want]
     assert sum("output of dot_general" in ln for ln in got) == 3
+
+
+# A scan over a selective checkpoint whose carry's tangent starts zero: linearizing the
+# body runs twice (the carry turns nonzero), and the first run's ops were thrown away
+# while still recorded as checkpoint ops, which partial evaluation read afterwards (a
+# use of freed memory: a segfault in host_offloading's page, after another compile).
+_SCAN_OVER_NAMED_CHECKPOINT = """
+import sys
+import numpy as np
+import {lib} as jax, {lib}.numpy as jnp
+from {lib}.ad_checkpoint import checkpoint_name
+
+def layer(x, w):
+    w1, w2 = w
+    x = checkpoint_name(x, "x")
+    return (x @ w1) @ w2, None
+
+policy = jax.checkpoint_policies.save_and_offload_only_these_names(
+    names_which_can_be_saved=[], names_which_can_be_offloaded=["x"],
+    offload_src="device", offload_dst="pinned_host")
+
+def plain(w, x):
+    return jnp.sum(jax.lax.scan(lambda c, w: ((c @ w[0]) @ w[1], None), x, w)[0])
+
+def remat(w, x):
+    return jnp.sum(jax.lax.scan(jax.remat(layer, policy=policy, prevent_cse=False), x, w)[0])
+
+x = jnp.ones((4, 4)) * 0.1
+w = (jnp.ones((3, 4, 8)) * 0.1, jnp.ones((3, 8, 4)) * 0.1)
+for n in range({rounds}):
+    for fn in (plain, remat):
+        f = jax.jit(jax.grad(fn))
+        f.lower(w, x).compile()
+        g = f(w, x)
+np.save(sys.argv[1], np.concatenate([np.ravel(a) for a in g]))
+"""
+
+
+def test_scan_over_named_checkpoint_with_zero_carry_tangent(tmp_path):
+    outs = {}
+    for lib, rounds in (("mjax", 10), ("jax", 1)):
+        path = str(tmp_path / f"{lib}.npy")
+        script = _SCAN_OVER_NAMED_CHECKPOINT.format(lib=lib, rounds=rounds)
+        p = subprocess.run([sys.executable, "-c", script, path], capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0, f"{lib} failed ({p.returncode}):\n{p.stderr[-3000:]}"
+        outs[lib] = np.load(path)
+    np.testing.assert_allclose(outs["mjax"], outs["jax"], rtol=1e-5)
