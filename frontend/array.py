@@ -111,6 +111,13 @@ class Array(ArrayMethods):
     def is_fully_replicated(self) -> bool:
         return self.sharding.is_fully_replicated
 
+    # (one process addresses every device of its arrays)
+    is_fully_addressable = True
+
+    def platform(self) -> str:
+        return self.device.platform if not self.is_sharded else next(
+            iter(self.devices())).platform
+
     @property
     def addressable_shards(self):
         if not self.is_sharded:

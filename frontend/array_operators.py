@@ -99,7 +99,12 @@ def _T(self):
 
 
 def _mT(self):
-    return jnp.swapaxes(self, -1, -2)
+    return jnp.matrix_transpose(self)
+
+
+def _flat(self):
+    raise NotImplementedError("JAX Arrays do not implement the arr.flat property: "
+                              "consider arr.flatten() instead.")
 
 
 def _real(self):
@@ -227,7 +232,7 @@ _METHODS.update({
     "__neg__": _neg, "__pos__": _pos, "__abs__": _abs,
     "__round__": _round,
     "__invert__": _invert, "__getitem__": _getitem, "at": property(eager_at),
-    "T": property(_T), "mT": property(_mT), "real": property(_real),
+    "T": property(_T), "mT": property(_mT), "flat": property(_flat), "real": property(_real),
     "imag": property(_imag), "astype": _astype, "reshape": _reshape,
     "transpose": _transpose, "flatten": _flatten, "ravel": _flatten, "conj": _conj,
     "conjugate": _conj, "to_device": _to_device, "view": _view_method,

@@ -27,7 +27,7 @@ from mjax.dtypes import hitype_rules, to_numpy
 from mjax.hijax_lowering import hi_jit, jit_dispatch, jit_trace, lo_call
 from mjax.eager import (DEOPTIMIZED, hashable, locate_nonfinite, nonfinite_kind,
                         rerun_announced)
-from mjax.jit_arguments import donated_arguments, static_arguments
+from mjax.jit_arguments import check_memory_kinds, donated_arguments, static_arguments
 from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_cache
 from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
@@ -131,6 +131,7 @@ class Jitted:
         in_shardings, out_shardings, self._layouts, device = \
             layout_api.split_jit_formats(in_shardings, out_shardings)
         self._device = device or self._device
+        check_memory_kinds(in_shardings, out_shardings)
         # Pytree prefixes of shardings (None: unconstrained); see frontend/spmd.py.
         self._in_shardings, self._out_shardings = in_shardings, out_shardings
         self.fun = fun

@@ -137,6 +137,7 @@ def _put_leaf(leaf, target, S):
         return leaf
     if isinstance(target, Format):
         return _put_format(leaf, target, S)
+    S.require_device_memory(target, "device_put")
     if isinstance(target, S.SingleDeviceSharding):
         target = target._device
     if isinstance(target, S.NamedSharding) and isinstance(target.mesh, S.AbstractMesh):

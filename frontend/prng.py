@@ -16,7 +16,8 @@ from mjax.config import config
 from mjax.core import Tracer, aval_of_value, bind, current_trace
 from mjax.lax.shapes import broadcast_to
 from mjax.dialect.ops import random as R
-from mjax.dialect.types import KeyType
+from mjax.dialect.types import KeyType, ShapedArray
+from mjax.array import Shard
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_impls import NamedSharding, PartitionSpec
 
@@ -321,6 +322,52 @@ class PRNGKeyArray:
             raise TypeError("iteration over a 0-d key array")
         return (self[i] for i in range(self.shape[0]))
 
+    # -- the data's placement and buffers (JAX forwards these to the key data) ----------
+    @property
+    def aval(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return self.itemsize * self.size
+
+    committed = property(lambda self: self._base.committed)
+    device = property(lambda self: self._base.device)
+    is_fully_addressable = property(lambda self: self._base.is_fully_addressable)
+    is_fully_replicated = property(lambda self: self._base.is_fully_replicated)
+
+    def devices(self):
+        return self._base.devices()
+
+    def delete(self) -> None:
+        self._base.delete()
+
+    def is_deleted(self) -> bool:
+        return self._base.is_deleted()
+
+    def on_device_size_in_bytes(self) -> int:
+        return self._base.on_device_size_in_bytes()
+
+    def unsafe_buffer_pointer(self) -> int:
+        return self._base.unsafe_buffer_pointer()
+
+    def copy_to_host_async(self) -> None:
+        self._base.copy_to_host_async()
+
+    @property
+    def addressable_shards(self) -> list:
+        # (as JAX's, each shard's index is its data's, trailing key dimensions included)
+        return [Shard._placed(s.device, s.index, self._with(s.data), s.replica_id)
+                for s in self._base.addressable_shards]
+
+    global_shards = addressable_shards
+
+    def addressable_data(self, index: int) -> "PRNGKeyArray":
+        return self._with(self._base.addressable_data(index))
+
+    def pprint(self) -> str:
+        return f"PRNGKeyArray:\n  shape = {self.shape}\n  impl = {self.impl}"
+
     # -- structural operations on the data (trailing key dims kept) -----------------------
     def _with(self, base) -> "PRNGKeyArray":
         return PRNGKeyArray(self.impl, base)
@@ -380,6 +427,20 @@ class PRNGKeyArray:
     def T(self):
         return self.transpose()
 
+    def take(self, indices, axis=None, out=None, mode=None, unique_indices=False,
+             indices_are_sorted=False, fill_value=None):
+        """jnp.take over the keys: their data taken whole (out-of-bounds keys under
+        the default "fill" mode are data of all ones bits, as JAX's)."""
+        keys = self.ravel() if axis is None else self
+        axis = 0 if axis is None else axis
+        if not -keys.ndim <= axis < keys.ndim:
+            raise ValueError(f"axis {axis} is out of bounds for array of dimension "
+                             f"{keys.ndim}")
+        return self._with(keys._base.take(
+            indices, axis=axis % keys.ndim, out=out, mode=mode,
+            unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+            fill_value=fill_value))
+
     def swapaxes(self, a, b):
         perm = list(range(self.ndim))
         perm[a], perm[b] = perm[b], perm[a]
@@ -430,6 +491,15 @@ class PRNGKeyArray:
     def __hash__(self):
         raise TypeError("unhashable type: 'PRNGKeyArray'")
 
+    def __round__(self, ndigits=None):
+        raise TypeError(f"Cannot interpret '{self.dtype}' as a data type")
+
+    def astype(self, dtype):
+        if isinstance(self._base, Tracer):    # (JAX's traced keys: convert_element_type)
+            raise ValueError(f"Cannot convert_element_type from {self.dtype} to "
+                             f"{np.dtype(dtype).name if not isinstance(dtype, KeyType) else dtype}")
+        raise NotImplementedError("Cannot call abstract method astype")
+
     def __bool__(self):
         raise TypeError("The truth value of a key array is not defined")
 
@@ -472,6 +542,24 @@ class _KeyIndexUpdate:
             raise TypeError(f".at[].{name} does not accept dtype {self.keys.dtype}")
         raise AttributeError(name)
 
+
+def _abstract(name):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"Cannot call abstract method {name}")
+    method.__name__ = name
+    return method
+
+
+# The array methods JAX's key arrays inherit from jax.Array without an implementation:
+# calling one (or reading one of the properties) raises JAX's NotImplementedError.
+for _name in ("__array_namespace__", "all", "any", "argmax", "argmin", "argpartition",
+              "argsort", "byteswap", "choose", "clip", "compress", "conj",
+              "conjugate", "cumprod", "cumsum", "diagonal", "dot", "item", "max", "mean",
+              "min", "nonzero", "prod", "ptp", "repeat", "round", "searchsorted", "sort",
+              "std", "sum", "to_device", "trace", "var", "view"):
+    setattr(PRNGKeyArray, _name, _abstract(_name))
+for _name in ("flat", "imag", "mT", "real"):
+    setattr(PRNGKeyArray, _name, property(_abstract(_name)))
 
 basearray.Array.register(PRNGKeyArray)   # a key array is a jax.Array, as in JAX
 
@@ -544,8 +632,9 @@ def asarray_keys(a, dtype=None) -> PRNGKeyArray:
     (stacked)."""
     if dtype is not None and not (isinstance(dtype, KeyType) and isinstance(
             a, PRNGKeyArray) and dtype.impl == a.impl):
-        raise TypeError(f"cannot convert a PRNG key array to dtype {dtype}; use "
-                        f"jax.random.key_data to get its uint32 data")
+        source = a.dtype if isinstance(a, PRNGKeyArray) else "key"
+        target = dtype if isinstance(dtype, KeyType) else np.dtype(dtype).name
+        raise ValueError(f"Cannot convert_element_type from {source} to {target}")
     if isinstance(a, PRNGKeyArray):
         return a
     return stack_keys([asarray_keys(v) if isinstance(v, (list, tuple)) else v for v in a])

@@ -214,6 +214,18 @@ class Mesh(_AxisTypeQueries):
     def local_devices(self):
         return list(self.devices.flat)
 
+    @property
+    def empty(self) -> bool:
+        return self.devices.ndim == 0
+
+    @property
+    def shape_tuple(self) -> tuple:
+        return tuple(zip(self.axis_names, self.devices.shape))
+
+    # (one process addresses every device of its meshes)
+    is_multi_process = False
+    local_mesh = property(lambda self: self)
+
     def _key(self):
         return self._key_value
 
@@ -450,10 +462,38 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh
     return Mesh(arr.reshape(axis_shapes), axis_names, axis_types)
 
 
+def checked_memory_kind(kind, device):
+    """`kind` (None: "device") if `device` can address memory of that kind, as JAX checks
+    when a sharding is made."""
+    if kind is None:
+        return "device"
+    memories = getattr(device, "addressable_memories", None)
+    kinds = [m.kind for m in memories()] if memories is not None else ["device"]
+    if kind not in kinds:
+        raise ValueError(f"Could not find memory addressable by device "
+                         f"{getattr(device, 'platform', device)}. Device "
+                         f"{getattr(device, 'platform', device)} can address the following "
+                         f"memory kinds: {', '.join(kinds)}. Got memory kind: {kind}")
+    return kind
+
+
+def require_device_memory(sharding, what: str) -> None:
+    """Raises for a sharding in host memory: mjax keeps every array in device memory."""
+    kind = getattr(sharding, "memory_kind", None)
+    if kind not in (None, "device"):
+        raise NotImplementedError(
+            f"{what} with memory_kind={kind!r}: mjax places arrays in device memory only "
+            f"(host memory kinds, 'pinned_host' and 'unpinned_host', and host offloading "
+            f"are not implemented)")
+
+
 class Sharding:
     """Base of mjax shardings. JAX: jax.sharding.Sharding."""
 
     memory_kind = "device"
+    # (mjax runs one process per host, which addresses every device it sees)
+    is_fully_addressable = True
+    has_addressable_devices = True
 
     @property
     def device_set(self) -> set:
@@ -505,6 +545,10 @@ class SingleDeviceSharding(Sharding):
 
     def __init__(self, device, *, memory_kind=None):
         self._device = device
+        self.memory_kind = checked_memory_kind(memory_kind, device)
+
+    def with_memory_kind(self, kind: str) -> "SingleDeviceSharding":
+        return SingleDeviceSharding(self._device, memory_kind=kind)
 
     def _device_list(self):
         return [self._device]
@@ -526,13 +570,15 @@ class SingleDeviceSharding(Sharding):
         return xc.HloSharding.replicate()
 
     def __eq__(self, other):
-        return isinstance(other, SingleDeviceSharding) and other._device == self._device
+        return (isinstance(other, SingleDeviceSharding) and other._device == self._device
+                and other.memory_kind == self.memory_kind)
 
     def __hash__(self):
-        return hash(("single", self._device))
+        return hash(("single", self._device, self.memory_kind))
 
     def __repr__(self):
-        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+        return (f"SingleDeviceSharding(device={self._device!r}, "
+                f"memory_kind={self.memory_kind})")
 
 
 class NamedSharding(Sharding):
@@ -559,6 +605,8 @@ class NamedSharding(Sharding):
         self.spec = spec
         if isinstance(mesh, AbstractMesh):   # (JAX's: None unless given; "device" else)
             self.memory_kind = memory_kind
+        else:
+            self.memory_kind = checked_memory_kind(memory_kind, mesh.devices.flat[0])
         # The spec without trailing unsplit dimensions: P("x") == P("x", None).
         norm = [spec.axes_of(d) for d in range(len(spec))]
         while norm and not norm[-1]:
@@ -570,6 +618,9 @@ class NamedSharding(Sharding):
                                     else ()) + ((("reduced", spec.reduced),)
                                                 if spec.reduced else ())
         self._hash = None
+
+    def with_memory_kind(self, kind: str) -> "NamedSharding":
+        return NamedSharding(self.mesh, self.spec, memory_kind=kind)
 
     def update(self, **kwargs) -> "NamedSharding":
         """A copy with `mesh`, `spec` or `memory_kind` replaced. JAX: NamedSharding.update."""
@@ -645,18 +696,17 @@ class NamedSharding(Sharding):
             return True
         if not isinstance(other, NamedSharding):
             return False
-        return self.mesh == other.mesh and self._norm == other._norm
+        return (self.mesh == other.mesh and self._norm == other._norm
+                and self.memory_kind == other.memory_kind)
 
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash((self.mesh, self._norm))
+            self._hash = hash((self.mesh, self._norm, self.memory_kind))
         return self._hash
 
     def __repr__(self):
-        if isinstance(self.mesh, AbstractMesh):
-            kind = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
-            return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{kind})"
-        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
+        kind = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{kind})"
 
 
 class HloShardingOnDevices(Sharding):

@@ -97,8 +97,8 @@ def matrix_transpose(x, /):
     """Swaps the last two axes."""
     x = asarray(x)
     if x.ndim < 2:
-        raise ValueError(at_user_line(f"mjax.numpy.linalg.matrix_transpose: expected rank >= 2, "
-                                      f"got shape {x.shape}"))
+        raise ValueError(at_user_line(f"matrix_transpose requires at least 2 dimensions; "
+                                      f"got ndim={x.ndim}"))
     return swapaxes(x, -1, -2)
 
 

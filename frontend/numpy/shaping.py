@@ -277,6 +277,10 @@ def concat(arrays, /, *, axis=0):
 
 
 def matrix_transpose(x, /):
+    ndim = _onp.ndim(x)
+    if ndim < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={ndim}")
     return swapaxes(x, -1, -2)
 
 

@@ -3,12 +3,6 @@ Apache-2.0), extracted unchanged for test_tutorials.py; one cell per `# %%` mark
 with its notebook tags."""
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: f-6sxUlqrlBn
-outputId: 691a3df2-8341-44a9-a4a0-5521c2d891e3
----
 import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -28,12 +22,6 @@ print(s_dev)   # Shows device memory sharding
 print(s_host)  # Shows pinned host memory sharding
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: OJFnf7FGp6Lj
-outputId: c762e1df-2453-4ed9-9d53-0defb6a05ce2
----
 # Create a 2x4 array
 arr = jnp.arange(8.0).reshape(2, 4)
 
@@ -46,23 +34,11 @@ print(arr_host.sharding.memory_kind)  # Output: pinned_host
 print(arr_dev.sharding.memory_kind)   # Output: device
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: ZXNj9NUeaIdX
-outputId: 399321ef-082a-4a77-c33a-9de3421f429b
----
 f = jax.jit(lambda x:x, out_shardings=s_dev)
 out_dev = f(arr_host)
 print("Result value of H2D: \n", out_dev)
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: cmM6tJTS84XQ
-outputId: 40c353a1-fb55-44bc-bac9-dffc09852f49
----
 # Instead of the lambda function, add_func can be defined explicitly
 # move data to device before computation
 def add_func(x):  # Move data to device and add one
@@ -74,23 +50,11 @@ out_dev = f(arr_host)
 print("Result value of H2D and add 1 in device memory: \n", out_dev)
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: FjZzkxI8ky4r
-outputId: 2a1b6e7a-1c29-4347-c020-7b47c27a5cc3
----
 f = jax.jit(lambda x: x, out_shardings=s_host)
 out_host = f(arr_dev)      # Input arrays in the device memory while output arrays in the host memory
 print("Result value of D2H: \n", out_host)
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: UEt0dtxukkaz
-outputId: 22bb32b7-8491-4100-f212-e56c50f44cfa
----
 # Initialize input and weights with small values (0.0001)
 input = jnp.ones((256, 256), dtype=jnp.float32) * 0.001  # Input matrix: 256 x 256
 w1 = jnp.ones((10, 256, 1024), dtype=jnp.float32) * 0.001 # 10 layers of 256 x 1024 matrices
@@ -149,12 +113,6 @@ policy = cp.save_and_offload_only_these_names(
 )
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: xCrxjTx_p6Lk
-outputId: 13d46584-9b25-4622-b3c3-f50c1dac02c2
----
 def scanned(w, x):
   remat_layer = jax.remat(layer_name,
                           policy=policy,     # Use our offloading policy
@@ -193,12 +151,6 @@ print(f"Results match within tolerance: {are_close}")
 print("Sample of results: ", result_activation[0][0, 0, :5])
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: 1qGN2hBQdheo
-outputId: 48c09658-f8b6-4be3-ef0e-02e0e2566e10
----
 # Hybrid version: Both activation and parameter offloading
 def hybrid_layer(x, w):
   # Move model parameters w1 and w2 to device memory via device_put
@@ -245,12 +197,6 @@ are_close = jnp.allclose(
 print(f"Results match within tolerance: {are_close}")
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: ujvC0YJ2VOyV
-outputId: d237ca0a-89ae-4e14-edd3-36cc38890349
----
 import optax
 
 DIM = 7168
@@ -306,12 +252,6 @@ if compiled_stats is not None:
   print(f"Total size: {total / (1024**3):.2f} GB")
 
 # %% docs/notebooks/host-offloading.md cell tags=
----
-colab:
-  base_uri: https://localhost:8080/
-id: fEDTasJZVOyW
-outputId: b36cedd6-cf30-4d36-f4fd-32b2fdfd7564
----
 # Create sharding specifications for device and host memory
 s_dev = jax.sharding.SingleDeviceSharding(jax.devices()[0], memory_kind="device")
 s_host = jax.sharding.SingleDeviceSharding(jax.devices()[0], memory_kind="pinned_host")
