@@ -57,13 +57,14 @@ logger = logging.getLogger("mjax.api")
 # ---- jit ------------------------------------------------------------------------------
 class _CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
-                 "out_shardings", "constraint_mesh", "out_canonical", "run", "handlers",
-                 "out_tuple", "refs", "fast")
+                 "out_shardings", "constraint_mesh", "constraint_site", "out_canonical",
+                 "run", "handlers", "out_tuple", "refs", "fast")
 
     def __init__(self):
         # Set up front: reading an unset slot raises AttributeError inside getattr,
         # which cost a few microseconds on every cached call.
-        self.constraint_mesh = self.out_shardings = self.run = self.handlers = None
+        self.constraint_mesh = self.constraint_site = None
+        self.out_shardings = self.run = self.handlers = None
         self.fast = None   # (the C fast path's: run, handlers, out avals, kind, consts, tree)
         self.const_bufs = []
         self.out_tuple = False
@@ -403,6 +404,8 @@ class Jitted:
             else:
                 self._remember(args, leaves, entry, state)
         if entry.constraint_mesh is not None:
+            spmd.check_committed_on(leaves, entry.constraint_mesh, entry.constraint_site,
+                                    describer(self.fun, self._name, in_tree, static_key))
             return self._run_spmd(entry, leaves, avals, entry.constraint_mesh,
                                   spmd.replicated_over(entry.constraint_mesh, leaves))
         committed = None
@@ -586,6 +589,7 @@ class Jitted:
             mesh = spmd.constraint_mesh(traced.module)
             if mesh is not None:
                 entry.constraint_mesh = mesh
+                entry.constraint_site = spmd.first_constraint_site(traced.module, mesh)
                 mesh_layout = (spmd.replicated_over(mesh, traced.in_avals), mesh)
         if mesh_layout is not None:
             leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))

@@ -20,6 +20,7 @@ import functools
 import itertools
 import math
 import threading
+import warnings
 
 import numpy as np
 from jaxlib import xla_client as xc
@@ -247,6 +248,10 @@ class Mesh(_AxisTypeQueries):
                 f"{self.axis_names!r}, axis_types={types})")
 
     def __enter__(self):
+        if config.read("jax_disallow_mesh_context_manager"):
+            raise RuntimeError("Mesh context manager is disabled.")
+        warnings.warn("`with mesh:` context manager has been deprecated. Please use `with "
+                      "jax.set_mesh(mesh):` instead.", DeprecationWarning, stacklevel=2)
         stack = getattr(_mesh_stack, "stack", [])
         _mesh_stack.stack = stack + [self]
         _count_mesh_context(1)
@@ -403,12 +408,9 @@ def current_mesh() -> Mesh | None:
 
 def computation_mesh() -> Mesh | None:
     """The mesh that computations outside jit (eager ops, jit calls without sharded
-    arguments) compile for: set_mesh's, or the innermost `with mesh:` over several
-    devices. A `with mesh:` of one device places nothing, as in JAX (where `with mesh:`
-    never does); set_mesh of one device makes results NamedShardings of it."""
-    stack = getattr(_mesh_stack, "stack", None)
-    if stack:
-        return stack[-1] if stack[-1].devices.size > 1 else None
+    arguments) compile for: set_mesh's. A `with mesh:` places nothing, as in JAX (it
+    only names the mesh of bare PartitionSpecs); set_mesh of one device makes results
+    NamedShardings of it."""
     return getattr(_mesh_stack, "set", None)
 
 

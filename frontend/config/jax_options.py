@@ -56,6 +56,8 @@ option("jax_memory_fitting_effort", 0.0,
        "XLA's effort on fitting the program in memory, in [-1, 1] (0: its default).",
        _effort, parse_env=lambda t: _effort(float(t)),
        on_change=_build_setting("memory_fitting_effort"))
+bool_option("jax_disallow_mesh_context_manager", False,
+            "Make `with mesh:` (deprecated: use jax.set_mesh) raise a RuntimeError.")
 bool_option("jax_disable_most_optimizations", False,
             "Compile with XLA's backend optimizations off (faster compiles, slower code).",
             on_change=_build_setting("disable_most_optimizations"))
@@ -221,7 +223,6 @@ _DEFAULT_ONLY = [
     ("jax_disable_bwd_checks", False, bool), ("jax_disable_vmap_shmap_error", False, bool),
     ("jax_auto_pcast", True, bool), ("check_vma", False, bool),
     ("jax_remove_size_one_mesh_axis_from_type", False, bool),
-    ("jax_disallow_mesh_context_manager", False, bool),
 ]
 for _name, _default, _kind in _DEFAULT_ONLY:
     option(_name, _default, f"JAX's {_name}: mjax implements its default only "

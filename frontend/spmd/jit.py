@@ -72,11 +72,31 @@ def constraint_mesh(module):
     return Mesh(devices.reshape(shape), axes)
 
 
+def _constraint_site(op, platform: str) -> str:
+    """JAX's words for a sharding constraint (or device_put) inside a jit: "sharding_
+    constraint inside jit with device ids [0, 1] on platform CPU at f.py:3:4 (f)"."""
+    p = op.opview.params
+    ids = list(p["device_ids"] or range(int(np.prod(p["mesh_shape"]))))
+    what = "device_put" if DEVICE_PUT_MARK in op.attributes else "sharding_constraint"
+    file, line, col = format_location(op.location).rsplit(":", 2)
+    function = FUNCTION_AT.get((file, int(line), int(col)), "?")
+    return (f"{what} inside jit with device ids {ids} on platform {platform} at "
+            f"{file}:{line}:{int(col) - 1} ({function})")
+
+
+def first_constraint_site(module, mesh) -> str | None:
+    """_constraint_site of the module's first sharding constraint (None: none)."""
+    platform = mesh.devices.flat[0].platform.upper()
+    return next((_constraint_site(op, platform) for op in nested_ops(module)
+                 if op.name == ShardingConstraintOp.OPERATION_NAME), None)
+
+
 def check_constraint_devices(module, mesh, leaves, describe) -> None:
     """JAX's error for a device_put or sharding constraint inside a jit laying a value
     out over other devices than the mesh its sharded arguments are on; `describe(k)`
     names argument k ("x of f")."""
     want = sorted(int(d.id) for d in mesh.devices.flat)
+    platform = mesh.devices.flat[0].platform.upper()
     for op in nested_ops(module):
         if op.name != ShardingConstraintOp.OPERATION_NAME:
             continue
@@ -84,26 +104,38 @@ def check_constraint_devices(module, mesh, leaves, describe) -> None:
         ids = list(p["device_ids"] or range(int(np.prod(p["mesh_shape"]))))
         if sorted(ids) == want:
             continue
-        platform = mesh.devices.flat[0].platform.upper()
-        k, x = next(((k, x) for k, x in enumerate(leaves) if type(x) is Array and
-                     isinstance(x._sharding, NamedSharding) and
-                     sorted(d.id for d in x._sharding.mesh.devices.flat) == want),
-                    (None, None))
+        k, x = next(((k, x) for k, x in enumerate(leaves) if type(x) is Array and (
+                     isinstance(x._sharding, NamedSharding)
+                     or getattr(x, "_committed", False))
+                     and sorted(d.id for d in x.devices()) == want), (None, None))
         if x is None:       # (the mesh comes from jit's shardings, not an argument)
             first = f"jit's mesh with device ids {want} on platform {platform}"
         else:
-            shape = typeof_array(x).str_short()
-            first = (f"argument {describe(k)} with shape {x.dtype.name}"
-                     f"{shape[shape.index('['):]} and with device ids {want} on platform "
-                     f"{platform}")
-        what = "device_put" if DEVICE_PUT_MARK in op.attributes else "sharding_constraint"
-        where = format_location(op.location)
-        file, line, col = where.rsplit(":", 2)
-        function = FUNCTION_AT.get((file, int(line), int(col)), "?")
-        raise ValueError(
-            f"Received incompatible devices for jitted computation. Got {first} and "
-            f"{what} inside jit with device ids {ids} on platform {platform} at "
-            f"{file}:{line}:{int(col) - 1} ({function})")
+            first = f"argument {_argument(describe(k), x, want, platform)}"
+        raise ValueError(f"Received incompatible devices for jitted computation. Got "
+                         f"{first} and {_constraint_site(op, platform)}")
+
+
+def _argument(name, x, ids, platform) -> str:
+    shape = typeof_array(x).str_short()
+    return (f"{name} with shape {x.dtype.name}{shape[shape.index('['):]} and with device "
+            f"ids {ids} on platform {platform}")
+
+
+def check_committed_on(leaves, mesh, site, describe) -> None:
+    """JAX's error for an argument committed to other devices than the mesh a call
+    compiles for (set_mesh's, or the mesh of the sharding constraint `site`)."""
+    want = {d.id for d in mesh.devices.flat}
+    for k, x in enumerate(leaves):
+        if type(x) is Array and getattr(x, "_committed", False) and \
+                {d.id for d in x.devices()} != want:
+            if mesh == computation_mesh() or site is None:
+                committed_device(leaves, describe, mesh)    # (its "context mesh" words)
+            devices = sorted(x.devices(), key=lambda d: d.id)
+            what = _argument(describe(k), x, [d.id for d in devices],
+                             devices[0].platform.upper())
+            raise ValueError(f"Received incompatible devices for jitted computation. Got "
+                             f"argument {what} and {site}")
 
 
 def replicated_over(mesh, leaves) -> tuple:
@@ -155,9 +187,12 @@ def _in_shardings_for(jitted, dyn_args, leaves, in_tree=None) -> tuple:
     # buffers are its partial sums, which Shardy's `unreduced={...}` reads as such.)
     wanted = [without_reduced(s) for s in wanted]
     mesh = _common_mesh(wanted + [s for s in _out_leaves(jitted) if s is not None])
-    # (committed arguments must be on the same devices, as in JAX)
+    # (committed arguments must be on the same devices, as in JAX, and on the context
+    # mesh's when the call compiles for that)
+    context = computation_mesh()
     committed_device(leaves, describer(jitted.fun, jitted._name, in_tree, ())
-                     if in_tree is not None and not jitted._has_static else None)
+                     if in_tree is not None and not jitted._has_static else None,
+                     mesh if isinstance(context, Mesh) and mesh == context else None)
     if mesh.size == 1:      # (a committed one-device argument keeps its sharding: jit's
         wanted = [x._sharding if s is None and getattr(x, "_committed", False) else s
                   for x, s in zip(leaves, wanted)]  # results may take it, as JAX's)
@@ -192,6 +227,9 @@ def _common_mesh(shardings):
                          f"shardings use {len(meshes)} different meshes: "
                          f"{sorted(map(repr, meshes))}")
     if not meshes:
+        context = computation_mesh()
+        if isinstance(context, Mesh):
+            return context      # (under set_mesh, JAX compiles for the context's mesh)
         dev = singles.pop() if len(singles) == 1 else get_backend().devices()[0]
         return Mesh(np.array([dev], dtype=object), (_SINGLE,))
     return meshes.pop()
