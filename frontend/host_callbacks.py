@@ -38,7 +38,10 @@ class _Entry:
         try:
             return self.flat(*arrays)
         except BaseException:
-            _logger(self.name).exception("jax.%s failed", self.name)
+            # (JAX's debug.print and debug.breakpoint are debug callbacks: it names
+            # every failed one jax.debug.callback)
+            what = "debug.callback" if self.name.startswith("debug") else self.name
+            _logger(self.name).exception("jax.%s failed", what)
             raise
 
 

@@ -29,6 +29,11 @@ class set_mesh:
         swap_set_mesh(self._prev)
         return False
 
+    def __repr__(self):
+        # (what notebooks show for `jax.set_mesh(mesh)` on its own line: JAX's default
+        # repr, which names the module JAX defines the class in)
+        return f"<jax._src.sharding_impls.set_mesh object at {id(self):#x}>"
+
 
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):
     """`f` run with the mesh axes `axes` (default: all) Auto, so the compiler lays out

@@ -234,8 +234,6 @@ def cell_mismatch(mine, theirs) -> str | None:
 # first 36 of new_docs/201/sharding.md's.)
 TUTORIALS.update({"sharding_201": "", "sharding_ad_301": "",
                   "shard_map": ""})
-_SET_MESH_REPR = ("the cell shows the set_mesh context object, whose default repr names "
-                  "its class's module (mjax.sharding, not jax._src.sharding_impls)")
 _UNREDUCED_JAXPRS = ("make_jaxpr of grad of a shard_map: mjax's trace holds the expanded "
                      "body (reshapes, broadcasts and sharding constraints around the "
                      "vmapped ops), JAX's one shard_map equation with a nested jaxpr whose "
@@ -243,15 +241,11 @@ _UNREDUCED_JAXPRS = ("make_jaxpr of grad of a shard_map: mjax's trace holds the 
 _HLO_OP_NAMES = ("the HLO's op_name metadata: mjax's ops keep XLA's own names (dot.4), JAX's "
                  "name the trace path (jit(step)/reshard)")
 KNOWN.update({
-    ("sharding_201", 8): _SET_MESH_REPR,
-})
-KNOWN.update({
     ("sharding_201", 38): "both compile the jit for the 8-device mesh, but JAX reports "
                           "its Format(Layout.AUTO) input shardings as "
                           "GSPMDSharding({replicated}), so the page's `output_formats == "
                           "arg_formats` assert fails there; mjax's are NamedShardings and "
                           "the assert holds",
-    ("sharding_ad_301", 0): _SET_MESH_REPR,
     ("sharding_ad_301", 18): _UNREDUCED_JAXPRS,
     ("sharding_ad_301", 15): _HLO_OP_NAMES + "; and mjax's one all-reduce sits in the "
                              "scan body (mjax emits no unreduced layouts in loop bodies), "
@@ -327,6 +321,24 @@ TUTORIALS.update({"shard_map_201": "", "placement_201": "", "precision_201": PRE
 KNOWN.update({
     ("shard_map_201", 19): KNOWN[("shard_map", 19)],
     ("shard_map_201", 21): KNOWN[("shard_map", 21)],
+})
+# (The newer copies of the export and shape-polymorphism pages, and pages added since.)
+TUTORIALS.update({"parallel": "", "export_501": DOCTEST_PRELUDE,
+                  "shape_poly_501": DOCTEST_PRELUDE, "compilation_cache_501": "",
+                  "slow_compilation_201": "", "debugging_index": ""})
+KNOWN.update({
+    **{("export_501", i): KNOWN[("export", 23)] for i in (23, 24, 25)},
+    **{("export_501", i): KNOWN[("export", 31)]
+       for i in (31, 33, 34, 35, 36, 38, 40, 144, 145)},
+    **{("export_501", i): "the length of the serialized StableHLO (a `doctest: +SKIP` "
+                          "cell): mjax's module is not byte for byte JAX's"
+       for i in (67, 69)},
+    ("debugging_index", 0): KNOWN[("print_breakpoint", 11)],
+    ("slow_compilation_201", 7): "jax_log_compiles' log: JAX's eager ops are jits of "
+                                 "their own, so it also logs their traces and compiles "
+                                 "(convert_element_type, broadcast_in_dim) and its "
+                                 "lowering times, under its modules' logger names; mjax "
+                                 "logs the user's jit",
 })
 TUTORIALS.update({"xla_metadata": "", "debugging_flags": "", "profiling": "",
                   "device_memory_profiling": "", "constants": ""})
