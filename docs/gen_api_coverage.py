@@ -105,9 +105,24 @@ REASONS = {
                                  "pallas_call, BlockSpec, refs, program ids, atomics)",
     "jax.experimental.pallas.triton.*": f"{NOT_YET} in mjax.experimental.pallas.triton",
     "jax.extend.pallas.**": "JAX's Pallas lowering-rule registry (Mosaic/Triton internals)",
-    "jax.experimental.colocated_python.**": "IFRT colocated Python (multi-host runtime "
-                                            "internals); mjax runs on PJRT clients directly",
-    "jax.experimental.array_serialization.**": f"{NOT_YET}: tensorstore checkpointing",
+    "jax.experimental.array_serialization.pytree_serialization.**": (
+        f"{NOT_YET}: whole-pytree save/load (the array-level serialization and "
+        "tensorstore_impl modules exist)"),
+    "jax.experimental.array_serialization.pytree_serialization_utils.**": (
+        "see jax.experimental.array_serialization.pytree_serialization"),
+    **{f"jax.experimental.array_serialization.{m}.*": (
+        "the module's imports (typing names, Format, functools.partial, "
+        "make_single_device_sharding), not API of its own") for m in (
+            "serialization", "tensorstore_impl")},
+    **{f"jax.experimental.colocated_python.{m}.**": (
+        "the colocated runtime's side (the remote host's function and object stores); "
+        "mjax runs one process and calls the function there") for m in (
+            "func_backend", "obj_backend")},
+    **{f"jax.experimental.colocated_python.{m}.*": (
+        "the module's imports (typing names, api_boundary, wraps) and the internals of "
+        "JAX's remote execution (backend caches, the instance registry, PRNG-key "
+        "physical shardings); mjax runs the function in its own process") for m in (
+            "api", "func", "obj", "serialization")},
     "jax.experimental.source_mapper.**": "JAX's source-map tooling over its own HLO "
                                          "dumps; mjax ops carry file:line locations",
     "jax.experimental.roofline.**": f"{NOT_YET}: roofline cost estimates",
@@ -133,7 +148,6 @@ REASONS = {
     "jax.experimental.custom_partitioning": f"{NOT_YET}: user SPMD partitioning rules",
     "jax.experimental.fused": f"{NOT_YET}",
     "jax.experimental.key_reuse": f"{NOT_YET} as a module (jax_debug_key_reuse exists)",
-    "jax.experimental.pjit": "pjit is jit in JAX 0.10 (mjax.jit takes in/out_shardings)",
     "jax.experimental.profiler": f"{NOT_YET} (mjax.profiler exists)",
     "jax.experimental.random": f"{NOT_YET} (mjax.random exists)",
     "jax.experimental.rnn": f"{NOT_YET}: cuDNN LSTM",
@@ -156,7 +170,6 @@ REASONS = {
     "jax.extend.core.Token": "see jax.lax.after_all",
     "jax.extend.core.*": _JAX_INTERNAL,
     "jax.extend.backend.*": "backend factories are mjax.runtime's (XLA, IREE)",
-    "jax.extend.ifrt_programs": "IFRT programs are not used: mjax runs on PJRT clients",
     "jax.extend.lowering": "JAX's lowering-rule context; mjax lowers with "
                            "--jaxpr-to-stablehlo and its rule tables",
     "jax.extend.sharding": "GSPMD sharding protos; mjax.sharding uses Shardy",

@@ -13,6 +13,7 @@ docs/multihost.md shows how to run it. JAX: jax.distributed.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import threading
@@ -78,6 +79,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
             heartbeat_timeout=heartbeat_timeout_seconds)
         client.connect()
         _STATE.update(client=client, process_id=process_id, num_processes=num_processes)
+        # At exit the client disconnects before the service stops, as JAX's clean_up
+        # does (else the service, torn down first, fails the client's process).
+        atexit.register(shutdown)
         # The runtime makes its client on first use; hand it the distributed options.
         if str(platform) == "cpu":
             collectives = _jax.make_gloo_tcp_collectives(distributed_client=client)

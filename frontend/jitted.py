@@ -497,8 +497,7 @@ class Jitted:
 
     def _run_spmd(self, entry, leaves, avals, mesh, shardings):
         replicated = NamedSharding(mesh, P())
-        bufs = [spmd.put_for(x._buffer_value() if type(a) is RefAval else x,
-                             a, s if type(a) is not RefAval else replicated)
+        bufs = [spmd.put_for(x._buffer_value() if type(a) is RefAval else x, a, s)
                 for x, a, s in zip(leaves, avals, shardings)]
         captured = iter(c for i, c in entry.refs if i is None)
         bufs += [b if b is not None else spmd.put_for(
@@ -507,9 +506,12 @@ class Jitted:
         outs = entry.executable.execute(bufs)
         n = len(entry.out_avals)
         if entry.refs:      # (each ref's final value, after the outputs, written back)
-            refs = [leaves[i] if i is not None else c for i, c in entry.refs]
-            for ref, buf in zip(refs, outs[n:]):
-                ref._write_back(buf, replicated)
+            # (a Ref argument keeps the layout it came in; a captured one is replicated)
+            for (i, c), buf in zip(entry.refs, outs[n:]):
+                if i is not None:
+                    leaves[i]._write_back(buf, shardings[i])
+                else:
+                    c._write_back(buf, replicated)
             outs = outs[:n]
         arrays = spmd.wrap_outputs(outs, entry.out_avals, entry.out_shardings,
                                    entry.executable, mesh,
@@ -625,11 +627,12 @@ class Jitted:
             if self._out_shardings is not None else [None] * len(traced.out_avals),
             traced, mesh)
         all_in = list(in_shardings) + [replicated] * len(traced.captured)
-        # (the refs' final values follow the outputs, replicated, as in _compile)
+        # (the refs' final values follow the outputs, as in _compile: a Ref argument's
+        # laid out as it came in, a captured Ref's replicated)
         ref_avals = ref_slots(entry, traced, self.fun)
         out_avals = traced.out_avals + ref_avals
-        text = spmd.lower(traced.module, all_in,
-                          list(entry.out_shardings) + [replicated] * len(ref_avals),
+        ref_outs = [in_shardings[i] if i is not None else replicated for i, _ in entry.refs]
+        text = spmd.lower(traced.module, all_in, list(entry.out_shardings) + ref_outs,
                           out_avals, mesh, donated, user_passes=self._user_passes())
         text = layout_api.annotate_text(text, self._layouts, traced)   # (layouts asked)
         text, callbacks = backend_host_callbacks(text, get_backend(self._backend))

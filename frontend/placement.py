@@ -138,6 +138,8 @@ def _put_leaf(leaf, target, S):
     if isinstance(target, Format):
         return _put_format(leaf, target, S)
     S.require_device_memory(target, "device_put")
+    S.check_rank(target, np.ndim(leaf) if not hasattr(leaf, "ndim") else leaf.ndim,
+                 "One of device_put args")
     if isinstance(target, S.SingleDeviceSharding):
         target = target._device
     if isinstance(target, S.NamedSharding) and isinstance(target.mesh, S.AbstractMesh):
@@ -195,10 +197,6 @@ def _put_format(leaf, fmt: Format, S):
                          f"{[d.id for d in mesh.devices.flat]} on platform "
                          f"{device.platform.upper()} and explicit output sharding with "
                          f"device ids {ids} on platform {device.platform.upper()}")
-    if fmt.sharding.num_devices > 1 and fmt.layout.major_to_minor != tuple(
-            range(len(aval.shape))):
-        raise NotImplementedError(f"device_put to {fmt}: mjax lays out arrays over "
-                                  f"several devices in XLA's default layout only")
     placed = _put_leaf(leaf, fmt.sharding, S)
     return mark_committed(Array(relayout(placed._buf, fmt.layout), placed.aval,
                                 fmt.sharding))

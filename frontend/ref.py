@@ -107,6 +107,11 @@ class Ref:
         """The ref as a value of the current trace (captured when it comes from outside)."""
         return self._tracer if self._tracer is not None else self
 
+    @property
+    def _sharding(self):
+        """Its value's layout (None while traced): a jit over a mesh keeps it."""
+        return self._value._sharding if self._tracer is None else None
+
     def _buffer_value(self) -> Array:
         """The Array an outer jit passes for this ref (see Jitted)."""
         return self._value

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import enum
 import functools
 import itertools
 import math
@@ -29,86 +28,9 @@ from mjax.config import config
 from mjax.runtime import get_backend
 
 
-class AxisType(enum.Enum):
-    """How a mesh axis is used. JAX: jax.sharding.AxisType."""
-    Auto = enum.auto()
-    Explicit = enum.auto()
-    Manual = enum.auto()
+from mjax.partition_spec import (  # noqa: F401  (re-exported: mjax.sharding's names)
+    UNCONSTRAINED, AxisType, P, PartitionSpec, _make_spec)
 
-    def __repr__(self):
-        return self.name
-
-
-class _Unconstrained:
-    def __repr__(self):
-        return "UNCONSTRAINED"
-
-
-UNCONSTRAINED = _Unconstrained()
-
-
-class PartitionSpec(tuple):
-    """Per array dimension: the mesh axis (or tuple of axes) it is split over, or None.
-    JAX: jax.sharding.PartitionSpec (P)."""
-
-    UNCONSTRAINED = UNCONSTRAINED
-
-    def __new__(cls, *partitions, unreduced=frozenset(), reduced=frozenset()):
-        for p in partitions:
-            ok = (p is None or p is UNCONSTRAINED or isinstance(p, str) or
-                  (isinstance(p, tuple) and all(isinstance(a, str) for a in p)))
-            if not ok:
-                raise TypeError(f"PartitionSpec entries must be None, a mesh axis name or "
-                                f"a tuple of axis names, got {p!r}")
-        spec = super().__new__(cls, partitions)
-        # (Mesh axes over which the array holds partial sums, or is a replicated value
-        # whose gradient will be such: JAX's unreduced/reduced axes; mjax/unreduced.py.)
-        spec.unreduced = frozenset(unreduced)
-        spec.reduced = frozenset(reduced)
-        _check_unreduced(spec)
-        return spec
-
-    def __repr__(self):
-        inner = ", ".join(repr(p) for p in self)
-        for name in ("unreduced", "reduced"):
-            axes = getattr(self, name)
-            if axes:
-                inner += f"{', ' if inner else ''}{name}={set(sorted(axes))!r}"
-        return f"P({inner},)" if len(self) == 1 and inner == repr(self[0]) else f"P({inner})"
-
-    def __reduce__(self):
-        return (_make_spec, (tuple(self), self.unreduced, self.reduced))
-
-    def axes_of(self, dim: int) -> tuple[str, ...]:
-        if dim >= len(self) or self[dim] is None or self[dim] is UNCONSTRAINED:
-            return ()
-        p = self[dim]
-        return (p,) if isinstance(p, str) else tuple(p)
-
-
-P = PartitionSpec
-
-
-def _check_unreduced(spec) -> None:
-    u, r = spec.unreduced, spec.reduced
-    if not u and not r:
-        return
-    for name, axes in (("unreduced", u), ("reduced", r)):
-        if None in axes:
-            raise ValueError(f"{name} cannot contain None: its elements name mesh axes")
-    if u & r:
-        raise ValueError(f"`unreduced` and `reduced` argument to PartitionSpec cannot "
-                         f"overlap. Got unreduced: {u} and reduced: {r}")
-    used = {a for d in range(len(spec)) for a in spec.axes_of(d)}
-    for name, axes in (("unreduced", u), ("reduced", r)):
-        if used & axes:
-            raise ValueError(f"partitions cannot overlap with {name} axes passed to "
-                             f"PartitionSpec. Got partitions: {tuple(spec)} and {name} "
-                             f"axes: {axes}")
-
-
-def _make_spec(partitions, unreduced, reduced):
-    return PartitionSpec(*partitions, unreduced=unreduced, reduced=reduced)
 
 _mesh_stack = threading.local()
 
@@ -295,9 +217,7 @@ class AbstractMesh(_AxisTypeQueries):
     def empty(self) -> bool:
         return not self.axis_names
 
-    @property
-    def abstract_mesh(self) -> "AbstractMesh":
-        return self
+    abstract_mesh = property(lambda self: self)   # (an AbstractMesh is its own)
 
     def update_axis_types(self, name_to_type: dict) -> "AbstractMesh":
         types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names,
@@ -479,6 +399,18 @@ def checked_memory_kind(kind, device):
     return kind
 
 
+def check_rank(sharding, ndim: int, what: str) -> None:
+    """JAX's ValueError for a NamedSharding whose spec is longer than the value's rank
+    (`what`: "One of device_put args", ...)."""
+    spec = getattr(sharding, "spec", ())
+    if isinstance(sharding, NamedSharding) and len(spec) > ndim:
+        raise ValueError(f"{what} is incompatible with its sharding annotation {sharding!r}: "
+                         f"Sharding {sharding!r} is only valid for values of rank at least "
+                         f"{len(spec)}, but was applied to a value of rank {ndim}."
+                         + (" For scalars the PartitionSpec should be P()" if ndim == 0
+                            else ""))
+
+
 def require_device_memory(sharding, what: str) -> None:
     """Raises for a sharding in host memory: mjax keeps every array in device memory."""
     kind = getattr(sharding, "memory_kind", None)
@@ -508,6 +440,11 @@ class Sharding:
     @property
     def addressable_devices(self) -> set:
         return self.device_set
+
+    # JAX-private names orbax reads: its (addressable) devices, in order.
+    _device_assignment = property(lambda s: tuple(s._device_list()))
+    _addressable_device_assignment = property(lambda s: tuple(
+        d for d in s._device_list() if d in s.addressable_devices))
 
     def shard_shape(self, global_shape) -> tuple[int, ...]:
         tiles = self._tiles(len(global_shape))
@@ -564,9 +501,7 @@ class SingleDeviceSharding(Sharding):
     def _spec_for_errors(self):
         return ()
 
-    @property
-    def is_fully_replicated(self) -> bool:
-        return True
+    is_fully_replicated = True
 
     def hlo_sharding(self, ndim: int):
         return xc.HloSharding.replicate()
@@ -579,8 +514,7 @@ class SingleDeviceSharding(Sharding):
         return hash(("single", self._device, self.memory_kind))
 
     def __repr__(self):
-        return (f"SingleDeviceSharding(device={self._device!r}, "
-                f"memory_kind={self.memory_kind})")
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
 
 
 class NamedSharding(Sharding):
@@ -640,7 +574,7 @@ class NamedSharding(Sharding):
 
     def _layout(self, ndim: int):
         """(mesh axes per tensor dim, unused mesh axes) for an array of rank ndim."""
-        if len(self.spec) > ndim:
+        if any(p is not None for p in self.spec[ndim:]):   # (extra Nones: as JAX's maps)
             raise ValueError(f"Sharding {self!r} is only valid for values of rank at "
                              f"least {len(self.spec)}, but was applied to a value of rank "
                              f"{ndim}")

@@ -644,7 +644,8 @@ def typeof(x):
     hi = hi_aval(x)
     if hi is not None:
         return hi                               # (a hijax value: its registered type)
-    if isinstance(getattr(x, "dtype", None), KeyType) and not isinstance(x, Tracer):
+    if isinstance(getattr(x, "dtype", None), KeyType) and not isinstance(x, Tracer) \
+            and type(getattr(x, "aval", None)) is not RefAval:
         return ShapedArray(x.shape, x.dtype)    # (a typed key array: key<fry>[...])
     # (Traced values: mjax decides layouts after tracing, so their types carry none.)
     return typeof_array(x)

@@ -237,6 +237,29 @@ def _with_build_settings(opts: xc.CompileOptions) -> xc.CompileOptions:
     return opts
 
 
+def _propagated_results(text: str) -> list[bool]:
+    """Per result of a GSPMD-form @main (`mhlo.sharding` result attributes), whether XLA
+    may choose its sharding: those without one ([True]: all, for other forms)."""
+    if "sdy.mesh @" in text or "mhlo.sharding" not in text:
+        return [True]
+    start = text.find("@main(")
+    arrow = text.find("-> (", start) if start >= 0 else -1
+    if arrow < 0 or text.find("{", text.find(")", start)) < arrow:
+        return [True]                   # (one unparenthesized result or none)
+    depth, item, flags = 0, "", []
+    for ch in text[arrow + 4:]:
+        if ch in "(<{[" or (ch in ")>}]" and depth):
+            depth += 1 if ch in "(<{[" else -1
+        elif ch in ",)" and depth == 0:
+            flags.append("mhlo.sharding" not in item)
+            item = ""
+            if ch == ")":
+                break
+            continue
+        item += ch
+    return flags or [True]
+
+
 class Executable:
     """A compiled program on a list of devices."""
 
@@ -418,6 +441,13 @@ class XlaBackend:
         return _jax.ArrayImpl(_Aval(tuple(shape), np.dtype(dtype)), sharding, bufs, True,
                               True)
 
+    def assemble(self, bufs, devices, hlo_sharding, shape, dtype):
+        """One array over `devices` from single-device buffers (one per device of this
+        process, in the sharding's device order, each holding its shard): no copies."""
+        sharding = _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo_sharding)
+        return _jax.ArrayImpl(_Aval(tuple(shape), np.dtype(dtype)), sharding, list(bufs),
+                              True, True)
+
     @staticmethod
     def buffer_devices(buf) -> list:
         """The devices a buffer lives on, in its sharding's order. (jaxlib's arrays only
@@ -448,11 +478,9 @@ class XlaBackend:
         if have == minor_to_major:
             return buf
         if len(devices) != 1:
-            raise NotImplementedError(
-                f"an array over {len(devices)} devices in the layout minor-to-major "
-                f"{layout_mode_text(have)} is needed in {layout_mode_text(minor_to_major)}: "
-                f"mjax copies arrays into another layout on one device only (arrays over "
-                f"several devices stay in XLA's default layout)")
+            # Each device's shard copied into the layout; the array remade of them.
+            return _jax.ArrayImpl(buf.aval, buf._sharding, [
+                self.relayout(part, minor_to_major) for part in buf._arrays], True, True)
         shape, dtype = tuple(buf.aval.shape), np.dtype(buf.aval.dtype)
         key = (shape, dtype, have, minor_to_major, devices[0])
         exe = self._relayouts.get(key)
@@ -513,8 +541,10 @@ class XlaBackend:
                 build.use_spmd_partitioning = True
                 build.device_assignment = xc.DeviceAssignment.create(
                     np.array([[d.id for d in devices]]))
-                # Results without a requested sharding keep the layout XLA propagates.
-                build.allow_spmd_sharding_propagation_to_output = [True]
+                # Results without a requested sharding keep the layout XLA propagates
+                # (GSPMD would override a requested one too: only the others may).
+                build.allow_spmd_sharding_propagation_to_output = \
+                    _propagated_results(stablehlo_text)
                 # A module in Shardy's form (frontend/spmd.py) is partitioned by Shardy,
                 # and so is one with no shardings at all (as JAX's default; GSPMD would
                 # log its deprecation warning); GSPMD's mhlo.sharding form by GSPMD.

@@ -166,6 +166,11 @@ class Config:
                 self.update(name[2:], False)
             elif name in self._options:
                 self.update(name, text if eq else True)
+        # JAX's parse leaves absl's flags parsed (its options are absl flags): absltest
+        # cases of a program that uses absl then read --test_tmpdir (flax's tests, orbax).
+        absl_flags = sys.modules.get("absl.flags")
+        if absl_flags is not None and not absl_flags.FLAGS.is_parsed():
+            absl_flags.FLAGS([""], known_only=True)
 
     def read(self, name: str):
         """The current value (a thread's context-manager override, else process-wide)."""

@@ -5,6 +5,7 @@ Each builder returns `init(key, shape, dtype=<builder's dtype>)`. They draw thro
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -14,6 +15,7 @@ from mjax import dtypes as _dt
 from mjax import lax
 from mjax import numpy as jnp
 from mjax import random
+from mjax.lax.sharding import apply_out_sharding
 
 __all__ = ["Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",
            "he_normal", "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal",
@@ -27,10 +29,15 @@ def _dtype(dtype):
     return _dt.default_float() if dtype is None else _dt.canonicalize_dtype(dtype)
 
 
-def _no_sharding(name, out_sharding):
-    if out_sharding is not None:
-        raise NotImplementedError(f"mjax.nn.initializers.{name}: out_sharding is not "
-                                  "supported; use jax.device_put on the result")
+def _laid_out(init):
+    """`init` taking JAX's `out_sharding=`: its result laid out so (the values are the
+    same: mjax's random bits do not depend on the layout, as JAX's partitionable
+    threefry's do not)."""
+    @functools.wraps(init)
+    def with_layout(key, shape, dtype=None, out_sharding=None):
+        out = init(key, shape, dtype) if dtype is not None else init(key, shape)
+        return apply_out_sharding(out, out_sharding)
+    return with_layout
 
 
 def _shape(shape):
@@ -41,28 +48,25 @@ def _shape(shape):
 
 def zeros(key, shape, dtype=None, out_sharding=None):
     """An array of zeros (the key is unused). JAX: jax.nn.initializers.zeros."""
-    _no_sharding("zeros", out_sharding)
-    return jnp.zeros(shape, _dtype(dtype))
+    return jnp.zeros(shape, _dtype(dtype), out_sharding=out_sharding)
 
 
 def ones(key, shape, dtype=None, out_sharding=None):
     """An array of ones (the key is unused). JAX: jax.nn.initializers.ones."""
-    _no_sharding("ones", out_sharding)
-    return jnp.ones(shape, _dtype(dtype))
+    return jnp.ones(shape, _dtype(dtype), out_sharding=out_sharding)
 
 
 def constant(value, dtype=None):
     """Initializer filling with `value`. JAX: jax.nn.initializers.constant."""
     def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding("constant", out_sharding)
-        return jnp.full(shape, value, dtype=_dtype(dtype))
+        return jnp.full(shape, value, dtype=_dtype(dtype), out_sharding=out_sharding)
     return init
 
 
 def uniform(scale=1e-2, dtype=None):
     """Initializer drawing uniformly from [0, scale). JAX: jax.nn.initializers.uniform."""
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding("uniform", out_sharding)
+    @_laid_out
+    def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
         return random.uniform(key, shape, dtype) * jnp.array(scale, dtype)
     return init
@@ -70,8 +74,8 @@ def uniform(scale=1e-2, dtype=None):
 
 def normal(stddev=1e-2, dtype=None):
     """Initializer drawing from N(0, stddev^2). JAX: jax.nn.initializers.normal."""
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding("normal", out_sharding)
+    @_laid_out
+    def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
         return random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
     return init
@@ -80,8 +84,8 @@ def normal(stddev=1e-2, dtype=None):
 def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0):
     """Initializer drawing a standard normal truncated to [lower, upper], times stddev.
     JAX: jax.nn.initializers.truncated_normal."""
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding("truncated_normal", out_sharding)
+    @_laid_out
+    def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
         return random.truncated_normal(key, lower, upper, shape, dtype) * jnp.array(stddev,
                                                                                    dtype)
@@ -136,8 +140,8 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
     """Initializer with variance scale / fan (fan per `mode`: fan_in, fan_out, fan_avg,
     fan_geo_avg), drawn from `distribution`: truncated_normal, normal or uniform.
     JAX: jax.nn.initializers.variance_scaling."""
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding("variance_scaling", out_sharding)
+    @_laid_out
+    def init(key, shape, dtype=dtype):
         shape = _shape(shape)
         dtype = _dtype(dtype)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
@@ -199,7 +203,8 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
     """Initializer giving a (scaled) matrix with orthonormal rows or columns, the other
     axes flattened into rows. JAX: jax.nn.initializers.orthogonal."""
     def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding("orthogonal", out_sharding)
+        if out_sharding is not None:   # (as JAX's orthogonal)
+            raise NotImplementedError("orthogonal initializer: out_sharding is not supported")
         shape = _shape(shape)
         dtype = _dtype(dtype)
         if len(shape) < 2:
@@ -219,7 +224,8 @@ def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
     """Initializer for 3-5D convolution kernels: zero except an orthogonal matrix at the
     spatial centre. JAX: jax.nn.initializers.delta_orthogonal."""
     def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding("delta_orthogonal", out_sharding)
+        if out_sharding is not None:   # (as JAX's delta_orthogonal)
+            raise NotImplementedError("delta_orthogonal initializer: out_sharding is not supported")
         shape = _shape(shape)
         dtype = _dtype(dtype)
         if len(shape) not in (3, 4, 5):

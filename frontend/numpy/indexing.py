@@ -14,6 +14,7 @@ import numpy as np
 
 from mjax import dtypes as _dt
 from mjax import lax
+from mjax.lax.sharding import takes_out_sharding
 from mjax.core import Tracer, at_user_line
 from mjax.dialect.shape_poly import (InconclusiveDimensionOperation, is_symbolic_dim,
                                      max_dim, min_dim)
@@ -392,6 +393,11 @@ _FLAT_SCATTER = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_wind
                                             scatter_dims_to_operand_dims=(0,))
 
 
+# (x.at[idx].get(out_sharding=...): the gather's result laid out as the caller says, which
+# under Explicit mesh axes resolves what the gather alone could not)
+_getitem_laid_out = takes_out_sharding(getitem)
+
+
 class _IndexUpdateRef:
     """x.at[idx]: .get(), .set(v), .add(v), .multiply(v), .min(v), .max(v), ..."""
 
@@ -404,10 +410,11 @@ class _IndexUpdateRef:
             fill_value=None, out_sharding=None, wrap_negative_indices=True):
         # (indices_are_sorted / unique_indices are promises that let XLA pick a faster
         # gather; mjax's gathers are correct without them)
-        if out_sharding is not None or not wrap_negative_indices:
-            raise NotImplementedError("x.at[...].get: out_sharding and "
-                                      "wrap_negative_indices=False are not supported")
-        return getitem(self.array, self.index, mode=mode, fill_value=fill_value)
+        if not wrap_negative_indices:
+            raise NotImplementedError("x.at[...].get: wrap_negative_indices=False is not "
+                                      "supported")
+        return _getitem_laid_out(self.array, self.index, mode=mode, fill_value=fill_value,
+                                 out_sharding=out_sharding)
 
     def _positions(self, x, mode):
         """The flat positions of x the index selects, in the index's result shape.

@@ -19,7 +19,8 @@ from mjax.dialect import ShapedArray
 from mjax.dtypes import canonicalize_dtype
 from mjax.placement import _process_of, device_put, process_count, process_index
 from mjax.runtime import get_backend
-from mjax.sharding_impls import Sharding
+from mjax import tree_util
+from mjax.sharding_impls import PartitionSpec, Sharding, as_sharding
 
 
 def _local_devices(sharding) -> list:
@@ -99,16 +100,45 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
             raise ValueError(f"make_array_from_single_device_arrays: an array of shape "
                              f"{tuple(a.shape)} on {dev}, expected the shard shape "
                              f"{shard_shape} of {sharding!r} over {shape}")
-        shards[dev] = _host(a)
+        shards[dev] = a
     if dtype is None:
         dtype = arrays[0].dtype if arrays else np.float32
-    return _assemble(shape, sharding, {d: shards[d] for d in local}, dtype)
+    dtype = canonicalize_dtype(dtype)
+    backend = get_backend()
+    if len(local) > 1 and hasattr(backend, "assemble") and all(
+            type(a) is Array and a.dtype == dtype for a in arrays):
+        # The device buffers themselves make the array (as JAX's): no host round trip.
+        buf = backend.assemble([shards[d]._buf for d in local], sharding._device_list(),
+                               sharding.hlo_sharding(len(shape)), shape, dtype)
+        return Array(buf, ShapedArray(shape, dtype), sharding)
+    return _assemble(shape, sharding, {d: _host(shards[d]) for d in local}, dtype)
 
 
-def make_array_from_process_local_data(sharding, local_data, global_shape=None) -> Array:
-    """An array laid out as `sharding` from this process's part of it: the block of the
-    global array its devices hold (the whole array with one process)."""
-    _check_sharding("make_array_from_process_local_data", sharding)
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """Arrays laid out as `sharding` (a Sharding or a PartitionSpec of the set_mesh mesh,
+    or a pytree prefix of them) from this process's part of `local_data` (an array or a
+    pytree of them): the block of each global array its devices hold (the whole array
+    with one process)."""
+    what = "make_array_from_process_local_data"
+    leaves, tree = tree_util.tree_flatten(local_data)
+    shardings = [as_sharding(s, what) for s in tree_util.prefix_entries(
+        f"{what} sharding", sharding, local_data,
+        lambda x: isinstance(x, (Sharding, PartitionSpec)))]
+    shapes = tree_util.prefix_entries(f"{what} global_shape", global_shape, local_data,
+                                      lambda x: x is None or isinstance(x, tuple))
+    if process_count() == 1:
+        for shape, data in zip(shapes, leaves):
+            if shape is not None and tuple(shape) != np.shape(data):
+                raise ValueError(f"When calling `{what}` on a single process, global_shape "
+                                 f"should be None or equal to local_data.shape.Got "
+                                 f"global_shape={tuple(shape)} and local_data.shape="
+                                 f"{np.shape(data)}.")
+    out = [_from_process_local_data(s, d, shape)
+           for s, d, shape in zip(shardings, leaves, shapes)]
+    return tree_util.tree_unflatten(tree, out)
+
+
+def _from_process_local_data(sharding, local_data, global_shape) -> Array:
     local_data = _host(local_data)
     if global_shape is None:
         if process_count() > 1:

@@ -20,7 +20,7 @@ import numpy as np
 
 from mjax import trace_trees, tree_util
 from mjax.array import Array
-from mjax.cache_miss_log import describer
+from mjax.cache_miss_log import arg_names, describer
 from mjax.config import config
 from mjax.core import to_numpy
 from mjax.dialect import attributes as A
@@ -35,7 +35,7 @@ from mjax.passes.registry import format_location
 from mjax.placement import _devices_of, committed_device, put_sharded
 from mjax.runtime import get_backend
 from mjax.sharding_impls import (AbstractMesh, AxisType, Mesh, computation_mesh, NamedSharding,
-                                 P, Sharding, SingleDeviceSharding, as_sharding,
+                                 P, Sharding, SingleDeviceSharding, as_sharding, check_rank,
                                  named_from_hlo, reshaped_mesh)
 from mjax.sharding_types import partial_axes, spec_entry, typeof_array
 from mjax.source_info import FUNCTION_AT
@@ -66,6 +66,11 @@ def constraint_mesh(module):
         raise ValueError(f"Received incompatible devices for jitted computation: the "
                          f"sharding constraints use {len(layouts)} different meshes")
     axes, shape, ids = layouts.pop()
+    context = computation_mesh()
+    if isinstance(context, Mesh) and context.axis_names == tuple(axes) and \
+            context.axis_sizes == tuple(shape) and \
+            tuple(d.id for d in context.devices.flat) == tuple(ids):
+        return context      # (the set_mesh mesh itself: its axis types too)
     by_id = {d.id: d for d in get_backend().devices()}
     devices = np.empty(len(ids), dtype=object)
     devices[:] = [by_id[i] for i in ids]
@@ -165,7 +170,8 @@ def in_shardings_for(jitted, dyn_args, leaves, in_tree=None) -> tuple:
     shardings: a steady-state call only hashes them."""
     if in_tree is None:
         return _in_shardings_for(jitted, dyn_args, leaves)
-    key = (in_tree, tuple([x._sharding if type(x) is Array else None for x in leaves]))
+    # (a Ref's `_sharding` is its value's: refs keep their layout through the call)
+    key = (in_tree, tuple([getattr(x, "_sharding", None) for x in leaves]))
     memo = jitted.__dict__.setdefault("_spmd_layouts", {})
     found = memo.get(key)
     if found is None:
@@ -178,10 +184,15 @@ def _in_shardings_for(jitted, dyn_args, leaves, in_tree=None) -> tuple:
     given = (flat_shardings(jitted._in_shardings, dyn_args, "in_shardings")
              if jitted._in_shardings is not None else [None] * (len(leaves) - n_kw_leaves))
     given += [None] * n_kw_leaves
+    for k, (x, s) in enumerate(zip(leaves, given)):
+        if isinstance(s, NamedSharding) and len(s.spec) > np.ndim(x):
+            path = arg_names(jitted.fun, in_tree, ()) if in_tree is not None else []
+            check_rank(s, np.ndim(x), f"One of pjit arguments with pytree key path "
+                                      f"{path[k] if k < len(path) else f'args[{k}]'}")
     wanted = []
     for x, s in zip(leaves, given):
-        if s is None and type(x) is Array and isinstance(x._sharding, NamedSharding):
-            s = x._sharding
+        if s is None and isinstance(getattr(x, "_sharding", None), NamedSharding):
+            s = x._sharding     # (an array's, or the value of a Ref's)
         wanted.append(s)
     # (A reduced array is a replicated value, laid out as one; an unreduced one's
     # buffers are its partial sums, which Shardy's `unreduced={...}` reads as such.)
@@ -217,11 +228,11 @@ _SINGLE = "_single"      # (the axis of the mesh made for a call with no mesh of
 def _common_mesh(shardings):
     meshes = {s.mesh for s in shardings if isinstance(s, NamedSharding)}
     singles = {s._device for s in shardings if isinstance(s, SingleDeviceSharding)}
-    if len(meshes) > 1 and len({tuple(m.devices.flat) for m in meshes}) == 1 and \
-            all(m.size == 1 for m in meshes):
-        # Meshes of one and the same device (two pmaps' results): one device's array is
-        # replicated over any of them, as JAX compares device assignments, not meshes.
-        return sorted(meshes, key=repr)[0]
+    if len(meshes) > 1 and len({tuple(m.devices.flat) for m in meshes}) == 1:
+        # Meshes of the same devices in the same order (two pmaps' results; a (2, 4) and
+        # an (8,) mesh): JAX compares device assignments, not meshes. The computation
+        # runs over the first one's; each sharding is written as its XLA sharding.
+        return next(s.mesh for s in shardings if isinstance(s, NamedSharding))
     if len(meshes) > 1:
         raise ValueError(f"Received incompatible devices for jitted computation: the "
                          f"shardings use {len(meshes)} different meshes: "

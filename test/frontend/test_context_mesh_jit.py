@@ -91,3 +91,24 @@ class _disallowed:
 
     def __exit__(self, *exc):
         self.J.config.update("jax_disallow_mesh_context_manager", False)
+
+
+@pytest.mark.parametrize("value,spec", [((4,), ("x", None, None)), ((), (None,)),
+                                        ((4, 2), ("x", None, None)), ((4, 2), ("x", None))])
+@pytest.mark.parametrize("where", ["device_put", "jit"])
+def test_spec_longer_than_rank_as_jax(value, spec, where):
+    # A spec with more entries than the value has dimensions is JAX's ValueError (spec
+    # entries past the rank are refused even when they are None), naming the argument.
+    got = {}
+    for name, (J, np_) in LIBS.items():
+        s = J.sharding.NamedSharding(J.make_mesh((2,), ("x",)), J.sharding.PartitionSpec(*spec))
+        x = np.ones(value, np.float32)
+
+        def put(a):
+            return J.device_put(a, s) if where == "device_put" else J.jit(
+                lambda a: a, in_shardings=s)(a)
+        try:
+            got[name] = ("ok", put(x).sharding.shard_shape(value))
+        except ValueError as e:
+            got[name] = ("ValueError", str(e).replace("jax.", ""))
+    assert got["mjax"] == got["jax"]

@@ -267,9 +267,14 @@ def test_layouts_over_several_devices():
         mesh, mjax.sharding.PartitionSpec("x"))))
     assert z.format.layout.major_to_minor == (0, 1)
     np.testing.assert_array_equal(np.asarray(z * 2), x8 * 2)
-    with pytest.raises(NotImplementedError, match="several devices"):
-        mjax.device_put(x8, Format(Layout((1, 0)), mjax.sharding.NamedSharding(
-            mesh, mjax.sharding.PartitionSpec("x"))))
+    # a non-default layout over several devices: each shard copied into it
+    s = mjax.sharding.NamedSharding(mesh, mjax.sharding.PartitionSpec("x", "y"))
+    w = mjax.device_put(mjax.device_put(x8, s), Format(Layout((0, 1)), s))
+    assert w.format.layout.major_to_minor == (0, 1) and w.sharding == s
+    for shard in w.addressable_shards:
+        assert shard.data.format.layout.major_to_minor == (0, 1)
+        np.testing.assert_array_equal(np.asarray(shard.data), x8[shard.index])
+    np.testing.assert_array_equal(np.asarray(mjax.jit(lambda a: a * 3 + 1)(w)), x8 * 3 + 1)
 
 
 def test_auto_layout_and_committed_arguments_as_jax(jx):

@@ -100,9 +100,22 @@ def test_make_array_from_process_local_data_one_process(mesh, jmesh):
         jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec("x")), host)
     np.testing.assert_array_equal(np.asarray(ours), host)
     assert _shards(ours) == _shards(theirs)
-    with pytest.raises(ValueError, match="block"):
-        mjax.make_array_from_process_local_data(NamedSharding(mesh, P("x")), host,
-                                                global_shape=(16, 4))
+    # (one process: a global shape other than the data's is JAX's ValueError)
+    for lib, sharding in ((mjax, NamedSharding(mesh, P("x"))),
+                          (jax, jax.sharding.NamedSharding(jmesh,
+                                                           jax.sharding.PartitionSpec("x")))):
+        with pytest.raises(ValueError, match="global_shape should be None or equal"):
+            lib.make_array_from_process_local_data(sharding, host, global_shape=(16, 4))
+    # A pytree of host data, with a PartitionSpec of the set_mesh mesh, as JAX takes it.
+    batch = {"ids": np.arange(16, dtype=np.int32).reshape(8, 2), "w": host}
+    with mjax.set_mesh(mesh):
+        ours = mjax.make_array_from_process_local_data(P("x"), batch)
+    with jax.set_mesh(jmesh):
+        theirs = jax.make_array_from_process_local_data(jax.sharding.PartitionSpec("x"),
+                                                        batch)
+    for k in batch:
+        np.testing.assert_array_equal(np.asarray(ours[k]), batch[k])
+        assert _shards(ours[k]) == _shards(theirs[k])
 
 
 def test_addressable_data_and_devices_indices_map_as_jax():
