@@ -2,7 +2,10 @@
 shared by every way of tracing it, as JAX shares one cache of traced jaxprs: a call of
 `jit(f)`, `jit(f).trace(...)`/`.lower(...)` and `make_jaxpr(f)` with the same argument
 types trace f once (its Python side effects happen once, and the globals it read stay
-those of the first trace, as in JAX).
+those of the first trace, as in JAX). The traces of its calls under other traces
+(mjax.nested_traces) are shared too, both ways: `.trace`/`.lower` under a trace, or
+outside every trace, reuse a call's trace (as a module of its own), and a call under a
+trace reuses a trace made by either (renamed as a nested trace's function).
 
 A kept trace is a copy of the traced module (lowering transforms a module in place) and
 the TracedFunction's other fields; each reuse gets its own copy. Not kept: traces with
@@ -16,17 +19,19 @@ import weakref
 
 from jaxlib.mlir import ir
 
-from mjax import trace_trees
+from mjax import nested_traces, registration, trace_trees
 from mjax.config import config
 from mjax.core import Tracer
+from mjax.dialect import context
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.dtypes import aval_of_value
 from mjax.cache_miss_log import arg_names, explain_cache_miss
 from mjax.lowering import clone_module, name_as_jax
 from mjax.dialect.symbols import symbol_name
+from mjax.pretty import _N_CAPTURED, mark_captured
 from mjax.sharding_impls import current_mesh
 from mjax.source_info import name_stack
-from mjax.staging import TracedFunction, kept_for, trace_function, trace_key
+from mjax.staging import TracedFunction, _names, kept_for, trace_function, trace_key
 
 # function -> {key: _KeptTrace}; an entry goes when its function is collected.
 _KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -36,9 +41,15 @@ _SEEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class _KeptTrace:
-    def __init__(self, traced: TracedFunction):
-        self.module = clone_module(traced.module)
+    """A kept trace; `asked`: whether tracing asked which values a differentiation
+    perturbs (mjax.nested_traces)."""
+
+    def __init__(self, traced: TracedFunction, module=None, arg_avals=None, asked=False):
+        self.module = clone_module(traced.module) if module is None else module
         self.traced = copy.copy(traced)
+        self.arg_avals = (arg_avals if arg_avals is not None
+                          else [t.aval for t in traced.trace.args])
+        self.asked = asked
 
     def fresh(self) -> TracedFunction:
         """A TracedFunction over its own copy of the kept module."""
@@ -51,8 +62,8 @@ class _KeptTrace:
                           and symbol_name(op) == trace.name)
         trace.block = trace.func.regions[0].blocks[0]
         trace.ip = ir.InsertionPoint(trace.block)
-        trace.args = [Tracer(trace, v, t.aval)
-                      for v, t in zip(trace.block.arguments, self.traced.trace.args)]
+        trace.args = [Tracer(trace, v, a) for v, a in zip(trace.block.arguments,
+                                                          self.arg_avals)]
         return traced
 
 
@@ -64,17 +75,96 @@ def trace(jitted, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
     traced = lookup(jitted.fun, k)
     if traced is not None:
         return traced
+    # The traces the jit's calls under other traces keep (mjax.nested_traces)
+    nested, nk = _nested_key(jitted, in_tree, leaves, static_key)
+    hit = nested_traces.lookup(nested, nk, leaves) if k is None or not name_stack() else None
+    if hit is not None and _keepable(hit.traced) and hit.traced.trace.varying is None:
+        if hit.standalone is None:
+            hit.standalone = _standalone(jitted, hit, static_key)
+        return hit.standalone.fresh()
     _explain_miss(jitted, in_tree, leaves, static_key)
     if config.read("jax_no_tracing"):
         code = getattr(jitted.fun, "__code__", None)
         where = f" at {code.co_filename}:{code.co_firstlineno}" if code else ""
         raise RuntimeError(f"re-tracing function {jitted._name}{where} for `jit`, but "
                            f"'no_tracing' is set")
+    asked = nested_traces.perturbation_queries()
     traced = trace_function(jitted._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
     name_as_jax(traced.module, jitted._name, arg_names(jitted.fun, traced.in_tree,
                                                        static_key))
-    keep(jitted.fun, k, traced)
+    asked = nested_traces.perturbation_queries() != asked
+    keep(jitted.fun, k, traced, asked)
+    if k is None and nk is not None and _keepable(traced):
+        nested_traces.keep(nested, nk, leaves, *_as_nested(jitted, traced), asked,
+                           _KeptTrace(traced, asked=asked))
     return traced
+
+
+def nested(jitted, in_tree, leaves, static_key) -> tuple:
+    """(the traces kept for the jit's calls under other traces, their key for these
+    arguments), the trace of a call of the jit outside every trace with these argument
+    types among them (as JAX's one cache serves both)."""
+    kept, nk = nested_traces.of_jit(jitted, in_tree, leaves, static_key)
+    if nk is None or nested_traces.lookup(kept, nk, leaves) is not None:
+        return kept, nk
+    avals = tuple(x.aval if isinstance(x, Tracer) else aval_of_value(x) for x in leaves)
+    k = trace_key(in_tree, avals, (None,) * len(leaves), static_key, jitted.static_argnums,
+                  jitted.static_argnames, name_stack())
+    top = kept_for(_KEPT, jitted.fun)
+    hit = top.get(k) if k is not None and top is not None else None
+    # (one that asked about differentiations serves calls outside them only)
+    if hit is not None and (not hit.asked
+                            or registration.DIFFERENTIATION_STATE(leaves)[0] == 0):
+        nested_traces.keep(kept, nk, leaves, *_as_nested(jitted, hit.fresh()), hit.asked,
+                           hit)
+    return kept, nk
+
+
+def _nested_key(jitted, in_tree, leaves, static_key) -> tuple:
+    """(the jit's nested traces, their key for these arguments: mjax.nested_traces); key
+    None: not to be kept there."""
+    if any(getattr(x, "_committed", False) for x in leaves):
+        return None, None
+    try:
+        nested, k = nested_traces.of_jit(jitted, in_tree, leaves, static_key)
+    except TypeError:
+        return None, None
+    if k is None or any(type(a) is RefAval for a in k[1]):
+        return None, None
+    return nested, k
+
+
+def _as_nested(jitted, traced) -> tuple:
+    """(a copy of `traced` (a jit's trace outside other traces) as a nested trace, its
+    module): its function renamed as the jit's calls under a trace name theirs."""
+    module = clone_module(traced.module)
+    with context():
+        fn = ir.SymbolTable(module.operation)["main"].operation
+        name = f"{jitted._name}_{next(_names)}"
+        ir.SymbolTable(module.operation).set_symbol_name(fn, name)
+        fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        if traced.captured:    # (JAX's jaxprs list a closure's values first)
+            mark_captured(fn, len(traced.captured))
+    as_nested = copy.copy(traced)
+    as_nested.name = name
+    return as_nested, module
+
+
+def _standalone(jitted, hit, static_key) -> _KeptTrace:
+    """A nested trace (made by a call of the jit under another trace) as a module of its
+    own, its function @main: for .trace()/.lower() with the same argument types."""
+    with context():
+        module = ir.Module.parse(hit.text)
+        fn = ir.SymbolTable(module.operation)[hit.name].operation
+        ir.SymbolTable(module.operation).set_symbol_name(fn, "main")
+        for attr in ("sym_visibility", _N_CAPTURED):
+            if attr in fn.attributes:
+                del fn.attributes[attr]
+    traced = copy.copy(hit.traced)
+    traced.trace = copy.copy(traced.trace)
+    traced.name = traced.trace.name = "main"
+    name_as_jax(module, jitted._name, arg_names(jitted.fun, traced.in_tree, static_key))
+    return _KeptTrace(traced, module, hit.arg_avals)
 
 
 def _explain_miss(jitted, in_tree, leaves, static_key) -> None:
@@ -126,18 +216,21 @@ def lookup(fun, k) -> TracedFunction | None:
     return hit.fresh() if hit is not None else None
 
 
-def keep(fun, k, traced: TracedFunction) -> None:
-    if k is None or traced.trace.type_specs is not None:
-        return
-    if any(isinstance(v, Tracer) for v in traced.captured) or any(
-            type(a) is RefAval for a in traced.capture_avals):
+def _keepable(traced: TracedFunction) -> bool:
+    return traced.trace.type_specs is None and not any(
+        isinstance(v, Tracer) for v in traced.captured) and not any(
+            type(a) is RefAval for a in traced.capture_avals)
+
+
+def keep(fun, k, traced: TracedFunction, asked: bool = False) -> None:
+    if k is None or not _keepable(traced):
         return
     kept = kept_for(_KEPT, fun)
     if kept is None:
         return
     if len(kept) >= _PER_FUNCTION:
         del kept[next(iter(kept))]
-    kept[k] = _KeptTrace(traced)
+    kept[k] = _KeptTrace(traced, asked=asked)
 
 
 def forget(fun) -> None:
@@ -145,12 +238,14 @@ def forget(fun) -> None:
     kept = kept_for(_KEPT, fun)
     if kept:
         kept.clear()
+    nested_traces.forget(fun)
 
 
 def clear_cache() -> None:
     """Forgets every kept trace (jax.clear_caches)."""
     _KEPT.clear()
     _SEEN.clear()
+    nested_traces.clear_cache()
 
 
 __all__ = ["clear_cache", "forget", "keep", "key", "lookup", "trace"]

@@ -374,9 +374,9 @@ class Jitted:
                 _warn_passes_not_run(self._name)
             # (a call of a private function of the enclosing module, inlined before
             # lowering; traced the first time these argument types come)
-            return nested_traces.call(
-                self._nested, self._bind_static(static_key, len(args)), self._name, outer,
-                dyn_args, dyn_kwargs, nested_traces.key(in_tree, leaves, static_key), leaves)
+            kept, key = jit_traces.nested(self, in_tree, leaves, static_key)
+            return nested_traces.call(kept, self._bind_static(static_key, len(args)),
+                                      self._name, outer, dyn_args, dyn_kwargs, key, leaves)
         if config.read("jax_no_execution"):
             raise RuntimeError(f"JAX tried to execute function {self._name}, but the "
                                f"no_execution config option is set")

@@ -1,7 +1,8 @@
 """The traces of a jit called inside another trace, kept and reused as JAX reuses a jitted
 function's jaxpr: a second call with the same argument types (in the same outer trace or
-another one) calls the function traced the first time instead of running the Python
-function again (so its Python side effects happen once, as in JAX).
+another one, through the same jit object or another jit of the same function) calls the
+function traced the first time instead of running the Python function again (so its
+Python side effects happen once, as in JAX).
 
 A trace is kept as the text of its function and the functions it calls, printed when it
 is made (the module it was traced into is transformed in place later); a reuse in
@@ -10,6 +11,9 @@ captured a value of an enclosing trace (a closure over a tracer) is not kept: th
 exists only there.
 """
 from __future__ import annotations
+
+import copy
+import weakref
 
 from jaxlib.mlir import ir
 
@@ -20,18 +24,26 @@ from mjax.dialect.ops.transforms import CallOp
 from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
 from mjax.pretty import mark_captured
-from mjax.staging import call_args, copy_prefix, emit, stage_function, trace_key
+from mjax.staging import (call_args, copy_prefix, emit, kept_for, stage_function,
+                           trace_key)
 
 
 class NestedTrace:
-    """One kept trace: what calling it needs, and its functions as text."""
+    """One kept trace: what calling it needs, and its functions as text. A jit's trace
+    also serves `jit(f).trace(...)`/`.lower(...)` under another trace, as JAX's one cache
+    of traced jaxprs does (mjax.jit_traces): `standalone` is its copy as a module of its
+    own (made from the text when first needed), `traced` the TracedFunction it was, with
+    its ties to the module it was traced into cut (`arg_avals`: its arguments' avals)."""
 
-    def __init__(self, traced, module):
+    def __init__(self, traced, module, standalone=None):
         self.name = traced.name
         self.out_tree, self.out_avals = traced.out_tree, traced.out_avals
         self.captured = list(traced.captured)
         self.text = functions_text(module, [traced.name])
         self.prefix = copy_prefix()
+        self.standalone = standalone
+        self.arg_avals = [t.aval for t in traced.trace.args]      # (weak types included)
+        self.traced = _detached(traced)
 
     def callee_in(self, module) -> str:
         """The name of the traced function in `module`, copied in if it is not there.
@@ -44,6 +56,42 @@ class NestedTrace:
         if copied not in table:
             _clone_functions(module.operation, self.text, self.prefix)
         return copied
+
+
+def _detached(traced):
+    """A copy of `traced` and its trace holding nothing of their module (an IR value
+    keeps its module alive); without its arguments' tracers."""
+    traced = copy.copy(traced)
+    trace = traced.trace = copy.copy(traced.trace)
+    traced.module = trace.module = trace.func = trace.block = trace.ip = None
+    trace.args, trace.sources, trace._captured_ids = None, None, {}
+    return traced
+
+
+# jitted function -> {key: NestedTrace (or {differentiation state: NestedTrace})}: the
+# traces of every jit of one function, shared as JAX's cache of traced jaxprs is (jit(f)
+# made anew at each call under a trace traces f once); an entry goes with its function.
+_JITS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_PER_FUNCTION = 64           # (the most traces kept per function: the oldest go first)
+
+
+def of_jit(jitted, in_tree, leaves, static_key) -> tuple:
+    """(the traces kept for calls of `jitted`'s function under other traces, the key of
+    these arguments); the jit's own table when its function cannot be a weak key."""
+    kept = kept_for(_JITS, jitted.fun)
+    return (kept if kept is not None else jitted._nested,
+            key(in_tree, leaves, (static_key, jitted.static_argnums, jitted.static_argnames)))
+
+
+def forget(fun) -> None:
+    """Forgets the nested traces of `fun` (jit(fun).clear_cache())."""
+    kept = kept_for(_JITS, fun)
+    if kept:
+        kept.clear()
+
+
+def clear_cache() -> None:
+    _JITS.clear()
 
 
 def key(in_tree, leaves, static_key):
@@ -71,8 +119,10 @@ def lookup(kept: dict, key, leaves) -> NestedTrace | None:
     return entry
 
 
-def keep(kept: dict, key, leaves, traced, module, asked: bool) -> None:
-    trace = NestedTrace(traced, module)
+def keep(kept: dict, key, leaves, traced, module, asked: bool, standalone=None) -> None:
+    trace = NestedTrace(traced, module, standalone)
+    if key not in kept and len(kept) >= _PER_FUNCTION:
+        del kept[next(iter(kept))]
     if not asked:
         kept[key] = trace
         return
@@ -118,5 +168,5 @@ def call(kept: dict, fun, name, outer, args, kwargs, key, leaves):
     return tree_util.tree_unflatten(out_tree, outs)
 
 
-__all__ = ["NestedTrace", "call", "keep", "keepable", "kept_or_staged", "key", "lookup",
-           "perturbation_queries"]
+__all__ = ["NestedTrace", "call", "clear_cache", "forget", "keep", "keepable",
+           "kept_or_staged", "key", "lookup", "of_jit", "perturbation_queries"]

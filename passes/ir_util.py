@@ -134,7 +134,10 @@ def functions_text(module: ir.Module, roots) -> str:
     fns = {symbol_name(op): op.operation for op in module.body.operations
            if op.operation.name == "func.func"}
     names = reachable_functions(fns, roots)
-    return "module {\n" + "\n".join(str(fns[n]) for n in fns if n in names) + "\n}"
+    # (with the ops' locations: a copy names the user's lines in errors and in XLA's
+    # metadata as the original does; an op printed alone writes them inline)
+    return "module {\n" + "\n".join(fns[n].get_asm(enable_debug_info=True) for n in fns
+                                     if n in names) + "\n}"
 
 
 def reachable_functions(fns: dict[str, ir.Operation], roots=None) -> set[str]:

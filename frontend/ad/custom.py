@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from mjax import lax, trace_trees, tree_util
-from mjax.ad import concrete, levels, symbolic_zeros
+from mjax.ad import concrete, levels, rule_traces, symbolic_zeros
 from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, put_back,
                              set_apart)
 from mjax.ad.symbolic_zeros import SymbolicZero
@@ -156,20 +156,7 @@ def _constant(value):
     return bind(ConstantOp, value=arr)
 
 
-@contextlib.contextmanager
-def _reachable(values):
-    """Tracers among a call's operands whose trace has ended count as live while its rule
-    is traced later: the rule's uses of them become the call's operands (as `_Consts`
-    maps them), not escaped tracers."""
-    ended = {id(t.trace): t.trace for t in values
-             if isinstance(t, Tracer) and not t.trace.active}
-    for trace in ended.values():
-        trace.active = True
-    try:
-        yield
-    finally:
-        for trace in ended.values():
-            trace.active = False
+_reachable = rule_traces.reachable     # (custom_vmap's rules use it too)
 
 
 def _closed_over_tracers(*funs) -> list:
@@ -233,21 +220,25 @@ class _Call:
         self.res_static = {}         # custom_vjp: fwd's Python-scalar residuals by leaf
         self.bwd_sources = None      # custom_vjp: (fwd's trace, root) for bwd's residuals
         self.zero_outs: set = set()  # custom_jvp: outputs given symbolic zero tangents
+        self.kept: dict = {}         # rules traced by the passes (mjax.ad.rule_traces)
 
     def args(self):
         """Abstract arguments of the function, in its argument structure."""
         return tree_util.tree_unflatten(self.tree, _abstract(self.in_avals))
 
     def trace(self, module, part: str) -> str:
-        """Traces rule `part` ("jvp", "fwd", "bwd") into `module` (the passes need it);
-        returns the function's name."""
+        """Traces rule `part` ("jvp", "fwd", "bwd") into `module` (the passes need it), or
+        copies in the one traced for this call before (mjax.ad.rule_traces); returns the
+        function's name."""
         kind, zeros = custom_rules.split_part(part)
-        with context(), levels.at(0), _reachable(self.consts.values):
-            if kind == "bwd":
-                return self.custom._later_bwd(self, module, zeros)
-            if kind == "jvp":
-                return self.custom._later_jvp(self, module, zeros)
-            return self.custom._later_fwd(self, module, zeros)
+
+        def trace():
+            later = {"bwd": "_later_bwd", "jvp": "_later_jvp"}.get(kind, "_later_fwd")
+            with context(), levels.at(0), rule_traces.reachable(self.consts.values):
+                return getattr(self.custom, later)(self, module, zeros)
+        # (a bwd reading its residuals' values from fwd's trace is this call's only)
+        return rule_traces.kept_or_traced(self.kept, module, part, trace,
+                                          kind != "bwd" or self.bwd_sources is None)
 
 
 class _Slot:

@@ -20,7 +20,7 @@ from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.jitted import Jitted
 from mjax.lax import convert_element_type
-from mjax.staging import trace_function
+from mjax.source_info import wraps
 
 # Primitives with no transpose rule in JAX (not linear in any operand).
 _NONLINEAR = frozenset("""
@@ -45,7 +45,11 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     leaves, in_tree = trace_trees.tree_flatten(primals)
     in_avals = [ShapedArray(tuple(x.shape), np.dtype(x.dtype)) if _is_struct(x)
                 else aval_of_value(x) for x in leaves]
-    traced = trace_function(fun, tuple(tree_util.tree_unflatten(in_tree, in_avals)), {})
+    # (traced once per transpose, as JAX: a jit of this transpose's own wrapper of fun
+    # keeps the trace, which its call in the VJP below reuses: mjax.jit_traces)
+    jitted = Jitted(wraps(fun)(lambda *args: fun(*args)))
+    traced = jitted._trace(tuple(tree_util.tree_unflatten(in_tree, in_avals)), {}, (),
+                           len(primals))
     out_avals, out_tree = traced.out_avals, traced.out_tree
     in_dtypes = [a.dtype for a in in_avals]
     out_dtypes = [a.dtype for a in out_avals]
@@ -61,7 +65,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
 
     # (staged as one jit: the eager vjp of a function that is itself a linearize result
     # runs a program with the wrong number of arguments)
-    transpose_at = Jitted(lambda zeros, ct: vjp(fun, *zeros)[1](ct))
+    transpose_at = Jitted(lambda zeros, ct: vjp(jitted, *zeros)[1](ct))
 
     def transposed(out_cotangent):
         ct_leaves, ct_tree = trace_trees.tree_flatten(out_cotangent)
