@@ -656,9 +656,32 @@ def typeof_array(x) -> ShardedAval:
     if isinstance(x, Tracer):
         return typeof_traced(x)
     aval = aval_of_value(x)
-    if type(aval) is RefAval:       # (an mjax.Ref: Ref{float32[3]})
-        return aval
+    if type(aval) is RefAval:       # (an mjax.Ref: Ref{float32[3]}, Ref{f32[8@x]})
+        sharding = getattr(x, "_sharding", None)
+        return TypedRefAval(typed_aval(aval.inner_aval, sharding)) if isinstance(
+            sharding, NamedSharding) else aval
     return typed_aval(aval, getattr(x, "_sharding", None))
+
+
+class TypedRefAval(RefAval):
+    """typeof of a Ref whose value is laid out over a mesh: the ref's type with its
+    value's type-level sharding (JAX: Ref{bfloat16[128@fsdp,256]})."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: ShardedAval):
+        super().__init__(inner.shape, inner.dtype)
+        self.inner = inner
+
+    @property
+    def sharding(self):
+        return self.inner.sharding
+
+    def str_short(self) -> str:
+        return f"Ref{{{self.inner.str_short()}}}"
+
+    def __str__(self):
+        return f"Ref{{{self.inner}}}"
 
 
 __all__ = ["ShardedAval", "ShardingTypeError", "typed_aval", "type_spec", "partial_axes",

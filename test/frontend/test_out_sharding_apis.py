@@ -84,3 +84,14 @@ def test_ref_argument_keeps_its_layout_through_jit():
             got[lib] = (str(J.typeof(value)), str(value.sharding.spec), np.asarray(value))
     assert got["mjax"][:2] == got["jax"][:2]        # float32[8@x,1], P('x', None)
     np.testing.assert_array_equal(got["mjax"][2], got["jax"][2])
+
+
+def test_typeof_of_a_ref_over_a_mesh_as_jax():
+    got = {}
+    for lib, (J, np_) in LIBS.items():
+        with J.set_mesh(_mesh(J)):
+            ref = J.new_ref(J.device_put(np_.zeros((8, 2)), J.P("x")))
+            plain = J.new_ref(np_.zeros(3))
+            got[lib] = (str(J.typeof(ref)), str(J.typeof(plain)),
+                        str(J.typeof(ref).sharding.spec))
+    assert got["mjax"] == got["jax"]      # Ref{float32[8@x,2]}, Ref{float32[3]}
