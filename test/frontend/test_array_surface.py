@@ -26,6 +26,16 @@ def _both(make):
     return {name: _outcome(lambda: make(*libs)) for name, libs in LIBS.items()}
 
 
+def _assert_same(got):
+    """mjax's outcome is jax's: the same exception class and words, or equal values."""
+    (jc, jv), (mc, mv) = got["jax"], got["mjax"]
+    assert mc == jc, got
+    if jc == "ok" and isinstance(jv, (np.ndarray, jax.Array)):
+        np.testing.assert_array_equal(np.asarray(mv), np.asarray(jv))
+    else:
+        assert mv == jv, got
+
+
 # ---- key arrays: JAX's abstract Array methods raise, data methods forward -----------------
 KEY_CASES = {
     "astype": lambda J, np_: J.random.key(0).astype("float32"),
@@ -56,16 +66,7 @@ KEY_CASES = {
 
 @pytest.mark.parametrize("case", sorted(KEY_CASES))
 def test_key_array_attribute_as_jax(case):
-    got = _both(KEY_CASES[case])
-    (jc, jv), (mc, mv) = got["jax"], got["mjax"]
-    assert mc == jc, got
-    if jc == "ok":
-        if isinstance(jv, np.ndarray):
-            np.testing.assert_array_equal(mv, jv)
-        else:
-            assert mv == jv, got
-    else:
-        assert mv == jv, got
+    _assert_same(_both(KEY_CASES[case]))
 
 
 # ---- arrays -------------------------------------------------------------------------------
@@ -84,13 +85,7 @@ ARRAY_CASES = {
 
 @pytest.mark.parametrize("case", sorted(ARRAY_CASES))
 def test_array_attribute_as_jax(case):
-    got = _both(ARRAY_CASES[case])
-    (jc, jv), (mc, mv) = got["jax"], got["mjax"]
-    assert mc == jc, got
-    if jc == "ok":
-        np.testing.assert_array_equal(np.asarray(mv), np.asarray(jv))
-    else:
-        assert mv == jv, got
+    _assert_same(_both(ARRAY_CASES[case]))
 
 
 # ---- shardings' memory kinds and meshes ---------------------------------------------------

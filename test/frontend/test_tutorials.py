@@ -322,18 +322,10 @@ KNOWN.update({
     ("shard_map_201", 19): KNOWN[("shard_map", 19)],
     ("shard_map_201", 21): KNOWN[("shard_map", 21)],
 })
-# (The newer copies of the export and shape-polymorphism pages, and pages added since.)
-TUTORIALS.update({"parallel": "", "export_501": DOCTEST_PRELUDE,
-                  "shape_poly_501": DOCTEST_PRELUDE, "compilation_cache_501": "",
-                  "slow_compilation_201": "", "debugging_index": ""})
+# (docs/new_docs/201/slow-compilation.md; the new_docs copies of the parallel, export,
+# shape-polymorphism and compilation-cache pages repeat pages run above cell for cell.)
+TUTORIALS.update({"slow_compilation_201": ""})
 KNOWN.update({
-    **{("export_501", i): KNOWN[("export", 23)] for i in (23, 24, 25)},
-    **{("export_501", i): KNOWN[("export", 31)]
-       for i in (31, 33, 34, 35, 36, 38, 40, 144, 145)},
-    **{("export_501", i): "the length of the serialized StableHLO (a `doctest: +SKIP` "
-                          "cell): mjax's module is not byte for byte JAX's"
-       for i in (67, 69)},
-    ("debugging_index", 0): KNOWN[("print_breakpoint", 11)],
     ("slow_compilation_201", 7): "jax_log_compiles' log: JAX's eager ops are jits of "
                                  "their own, so it also logs their traces and compiles "
                                  "(convert_element_type, broadcast_in_dim) and its "
