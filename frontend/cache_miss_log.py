@@ -143,8 +143,11 @@ class _ChildKey:
         self.kind, self.aux, self.index = kind, aux, index
 
     def __str__(self):
-        if issubclass(kind := self.kind, dict) and self.aux is not None:
-            return f"[{list(self.aux)[self.index]!r}]"
+        if issubclass(kind := self.kind, dict) and isinstance(self.aux, (list, tuple)) \
+                and self.index < len(self.aux):
+            # (a dict's node data is its keys; a dict subclass registered with other
+            # data, defaultdict's factory for one, is named by position below)
+            return f"[{self.aux[self.index]!r}]"
         if issubclass(kind, tuple) and hasattr(kind, "_fields"):
             return f".{kind._fields[self.index]}"
         if issubclass(kind, (list, tuple)):

@@ -1,5 +1,6 @@
 """Attributes of arrays, key arrays, shardings and meshes that JAX users read: the same
 values, and the same exception classes and words where JAX refuses, compared with jax."""
+import collections
 import re
 
 import jax
@@ -145,3 +146,25 @@ def test_host_memory_kinds_are_refused_clearly(where):
     assert mjax.device_put(x, d).sharding.memory_kind == "device"
     np.testing.assert_array_equal(mjax.jit(lambda v: v + 1, out_shardings=d)(x),
                                   np.arange(4.0) + 1)
+
+
+# ---- jit arguments in dict subclasses ------------------------------------------------------
+class _FirstKeyMap(dict):
+    """A dict registered with node data other than its keys (haiku's FlatMap-like)."""
+
+
+mjax.tree_util.register_pytree_node(
+    _FirstKeyMap, lambda m: (list(m.values()), sorted(m)[:1]),
+    lambda aux, children: _FirstKeyMap(zip(["x", "y"], children)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: collections.defaultdict(list, {"a": np.ones(2), "b": np.ones(3)}),
+    lambda: collections.OrderedDict(b=np.ones(2), a=np.ones(1)),
+    lambda: _FirstKeyMap(x=np.ones(2), y=np.ones(2))])
+def test_jit_takes_dict_subclasses_as_keyword_arguments(make):
+    # (jit names each argument leaf by its path, as JAX's debug info does: a node's
+    # data that is not its keys is no key to name a child by; it raised IndexError)
+    value = make()
+    out = mjax.jit(lambda x, s=None: x + sum(v.sum() for v in s.values()))(1.0, s=value)
+    assert float(out) == 1.0 + sum(float(np.sum(v)) for v in value.values())
