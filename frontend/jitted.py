@@ -39,7 +39,8 @@ from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo, refuse_symbolic
 from mjax.passes.user_passes import PassList, pass_list
-from mjax.placement import commit_tree, committed_device, default_device, on_device
+from mjax.placement import (commit_tree, committed_device, default_device, device_buffer,
+                            on_device)
 from mjax.runtime import get_backend
 from mjax.runtime.xla import xla_compile_options
 from mjax.sharding_impls import NamedSharding, P, current_mesh
@@ -419,8 +420,7 @@ class Jitted:
             check_ref_args(self.fun, args, kwargs, leaves,
                            [c for i, c in entry.refs if i is None])
             return self._run_with_refs(entry, leaves, avals)
-        bufs = [x._buf if type(x) is Array else
-                get_backend(self._backend).put(np.asarray(x, dtype=a.dtype))
+        bufs = [x._buf if type(x) is Array else device_buffer(x, a, self._backend)
                 for x, a in zip(leaves, avals)]
         if entry.const_bufs:
             bufs += entry.const_bufs

@@ -231,14 +231,15 @@ def block_until_ready(x):
 
 
 # ---- where a computation runs -------------------------------------------------------------
-def device_buffer(x, aval):
-    """The device buffer for a concrete value (an Array's own, else a fresh copy)."""
+def device_buffer(x, aval, backend=None):
+    """The device buffer for a concrete value (an Array's own, else a fresh copy on
+    `backend`, default the process's)."""
     buf = getattr(x, "_buf", None)
     if buf is not None:
         return buf
     if isinstance(x, Tracer):    # (one that outlived its trace: a leaked tracer)
         raise UnexpectedTracerError(escaped_tracer_message(x))
-    return get_backend().put(np.asarray(x, dtype=aval.dtype))
+    return get_backend(backend).put(np.asarray(x, dtype=aval.dtype))
 
 
 def default_device():

@@ -81,7 +81,16 @@ def _leak(jx, jnp):
     return leaked[0] + 1
 
 
+def _leaked(jx, jnp):
+    """A tracer kept past its jit's trace (a side effect)."""
+    saved = []
+    jx.jit(lambda v: saved.append(v) or v)(jnp.ones(2))
+    return saved[0]
+
+
 CASES = {
+    "leaked tracer passed to jit": lambda jx, jnp: jx.jit(lambda a: a * 2)(_leaked(jx, jnp)),
+    "leaked tracer in an eager op": lambda jx, jnp: _leaked(jx, jnp) * 2,
     "float index": lambda jx, jnp: jnp.arange(6.0)[1.5],
     "float index under jit": lambda jx, jnp: jx.jit(lambda v: v[1.5])(jnp.arange(6.0)),
     "float array index": lambda jx, jnp: jnp.arange(6.0)[jnp.array([1.0])],
