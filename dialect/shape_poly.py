@@ -439,6 +439,8 @@ def _mono_mul(m1, m2):
 
 # ---- floordiv, mod, max, min -------------------------------------------------------------------
 def _divmod(a, b, scope):
+    # (NumPy integers, as sizes computed with np.prod are, count as ints)
+    a, b = (int(v) if isinstance(v, np.integer) else v for v in (a, b))
     if isinstance(a, int) and isinstance(b, int):
         return divmod(a, b)
     if isinstance(a, int) and a == 0:
@@ -515,7 +517,12 @@ def is_symbolic_dim(p) -> bool:
 def as_dim(d):
     """A dimension as shapes hold it: a dimension expression as it is, else an int
     (`int(d)`: TypeError for what is not an integer)."""
-    return d if isinstance(d, _DimExpr) else int(d)
+    if isinstance(d, _DimExpr):
+        return d
+    if isinstance(d, (str, bytes)):     # (int("7") would take it: JAX's TypeError)
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {d!r} as a dimension.")
+    return int(d)
 
 
 # ---- dimensions in IR text -------------------------------------------------------------

@@ -91,6 +91,8 @@ def _leaked(jx, jnp):
 CASES = {
     "leaked tracer passed to jit": lambda jx, jnp: jx.jit(lambda a: a * 2)(_leaked(jx, jnp)),
     "leaked tracer in an eager op": lambda jx, jnp: _leaked(jx, jnp) * 2,
+    "string dimension": lambda jx, jnp: jnp.ones((2, "a")),
+    "string dimension in a reshape": lambda jx, jnp: jnp.reshape(jnp.ones(7), (7, "s")),
     "float index": lambda jx, jnp: jnp.arange(6.0)[1.5],
     "float index under jit": lambda jx, jnp: jx.jit(lambda v: v[1.5])(jnp.arange(6.0)),
     "float array index": lambda jx, jnp: jnp.arange(6.0)[jnp.array([1.0])],

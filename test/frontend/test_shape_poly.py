@@ -176,3 +176,13 @@ def test_random_expressions_are_sound_and_mostly_as_decided_as_jax(constraints):
             else:
                 assert value_of(got, v) == truth, (e, v, got)
     assert undecided <= 0.05 * len(exprs), undecided
+
+
+def test_numpy_integers_divide_dimensions_as_ints():
+    # (sizes computed with NumPy are np.int64: haiku's hk.Reshape divides by one)
+    got = []
+    for lib in (jax, mjax):
+        n, = lib.export.symbolic_shape("n")
+        got.append([str(e) for e in (6 * n // np.int64(3), (2 * n) % np.int64(2),
+                                     np.int64(6) // 3, n // np.int64(1))])
+    assert got[1] == got[0]
