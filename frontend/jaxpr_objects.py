@@ -22,6 +22,7 @@ trace captured) are the `constvars`.
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Sequence
 
 from mjax import lax
@@ -104,6 +105,42 @@ class JaxprEqn:
         return _Names().eqn(self)
 
 
+class NameStack:
+    """The named scopes around an equation, printed as JAX's: "outer/inner"."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str = ""):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"NameStack({self.text!r})"
+
+
+_NAMED = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\(')
+
+
+class SourceInfo:
+    """Where an equation was traced (JAX: source_info_util.SourceInfo): its named scopes
+    (`name_stack`), read from the op's location when first asked."""
+
+    __slots__ = ("_location", "_name_stack")
+    traceback = None      # (mjax keeps the user's file:line:col in the location)
+
+    def __init__(self, location):
+        self._location, self._name_stack = location, None
+
+    @property
+    def name_stack(self) -> NameStack:
+        if self._name_stack is None:
+            m = _NAMED.match(str(self._location))
+            self._name_stack = NameStack(m.group(1) if m else "")
+        return self._name_stack
+
+
 def new_jaxpr_eqn(invars, outvars, primitive, params, effects, source_info=None, ctx=None):
     return JaxprEqn(invars, outvars, primitive, params, effects, source_info, ctx)
 
@@ -157,6 +194,13 @@ class ClosedJaxpr:
     @property
     def eqns(self):
         return self.jaxpr.eqns
+
+    # (JAX's ClosedJaxpr forwards these to its jaxpr too)
+    constvars = property(lambda self: self.jaxpr.constvars)
+    invars = property(lambda self: self.jaxpr.invars)
+    outvars = property(lambda self: self.jaxpr.outvars)
+    debug_info = property(lambda self: getattr(self.jaxpr, "debug_info", None))
+    is_high = False
 
     @property
     def literals(self):
@@ -231,7 +275,8 @@ class _Reader:
                 # JAX's elementwise primitives take a scalar operand, or one of the same
                 # rank with size-1 dims, as it is (so do their binds: primitive.py)
                 invars = [_scalar_literal(implicit.get(v, v)) for v in invars]
-            eqns.append(JaxprEqn(invars, outvars_, prim, params))
+            eqns.append(JaxprEqn(invars, outvars_, prim, params,
+                                 source_info=SourceInfo(op.location)))
         if implicit:   # (the implicit broadcasts that only elementwise equations read go)
             read = {v for e in eqns for v in e.invars} | set(outvars)
             eqns = [e for e in eqns if not (e.outvars[0] in implicit

@@ -189,3 +189,20 @@ def test_implicit_broadcast_read_by_another_primitive_stays_an_equation():
     np.testing.assert_array_equal(np.asarray(got[0]), np.full((1, 3), 2.0))
     np.testing.assert_array_equal(np.asarray(got[1]), np.arange(3.0) + 2)
     assert [e.primitive.name for e in closed.eqns].count("broadcast_in_dim") == 2
+
+
+def test_equations_name_their_scopes_and_closed_jaxprs_forward_as_jax():
+    # (haiku's jaxpr_info reads eqn.source_info.name_stack and closed jaxprs' constvars)
+    got = []
+    for J in (jax, mjax):
+        def f(x):
+            with J.named_scope("outer"):
+                with J.named_scope("inner"):
+                    y = J.numpy.sin(x)
+                return y * 2 + J.jit(lambda v: v - 1)(x)
+        closed = J.make_jaxpr(f)(1.0)
+        inner = next(e for e in closed.eqns if e.primitive.name in ("jit", "pjit"))
+        got.append(([(e.primitive.name, str(e.source_info.name_stack)) for e in closed.eqns],
+                    len(closed.invars), len(closed.outvars), len(closed.constvars),
+                    len(inner.params["jaxpr"].constvars), closed.is_high))
+    assert got[1] == got[0]
