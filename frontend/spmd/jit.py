@@ -32,7 +32,7 @@ from mjax.passes import run_pipeline
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.registry import format_location
-from mjax.placement import _devices_of, committed_device, put_sharded
+from mjax.placement import _described, _devices_of, committed_device, put_sharded
 from mjax.runtime import get_backend
 from mjax.sharding_impls import (AbstractMesh, AxisType, Mesh, computation_mesh, NamedSharding,
                                  P, Sharding, SingleDeviceSharding, as_sharding, check_rank,
@@ -116,15 +116,10 @@ def check_constraint_devices(module, mesh, leaves, describe) -> None:
         if x is None:       # (the mesh comes from jit's shardings, not an argument)
             first = f"jit's mesh with device ids {want} on platform {platform}"
         else:
-            first = f"argument {_argument(describe(k), x, want, platform)}"
+            devices = sorted(x.devices(), key=lambda d: d.id)   # (those of `want`)
+            first = f"argument {_described(describe(k), x, devices)}"
         raise ValueError(f"Received incompatible devices for jitted computation. Got "
                          f"{first} and {_constraint_site(op, platform)}")
-
-
-def _argument(name, x, ids, platform) -> str:
-    shape = typeof_array(x).str_short()
-    return (f"{name} with shape {x.dtype.name}{shape[shape.index('['):]} and with device "
-            f"ids {ids} on platform {platform}")
 
 
 def check_committed_on(leaves, mesh, site, describe) -> None:
@@ -137,10 +132,8 @@ def check_committed_on(leaves, mesh, site, describe) -> None:
             if mesh == computation_mesh() or site is None:
                 committed_device(leaves, describe, mesh)    # (its "context mesh" words)
             devices = sorted(x.devices(), key=lambda d: d.id)
-            what = _argument(describe(k), x, [d.id for d in devices],
-                             devices[0].platform.upper())
             raise ValueError(f"Received incompatible devices for jitted computation. Got "
-                             f"argument {what} and {site}")
+                             f"argument {_described(describe(k), x, devices)} and {site}")
 
 
 def replicated_over(mesh, leaves) -> tuple:
