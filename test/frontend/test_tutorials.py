@@ -322,9 +322,12 @@ KNOWN.update({
     ("shard_map_201", 19): KNOWN[("shard_map", 19)],
     ("shard_map_201", 21): KNOWN[("shard_map", 21)],
 })
-# (docs/new_docs/201/slow-compilation.md; the new_docs copies of the parallel, export,
-# shape-polymorphism and compilation-cache pages repeat pages run above cell for cell.)
-TUTORIALS.update({"slow_compilation_201": ""})
+# (docs/new_docs/201/slow-compilation.md, which docs/debugging/slow_tracing_compilation.md
+# repeats; the new_docs copies of the parallel, export, shape-polymorphism and
+# compilation-cache pages repeat pages run above cell for cell, and docs/parallel.md is
+# the first part of sharding_201; colocated_python: docs/notebooks/colocated-python.md;
+# multi_process: docs/multi_process.md, which docs/new_docs/501/multiprocess.md repeats.)
+TUTORIALS.update({"slow_compilation_201": "", "colocated_python": "", "multi_process": ""})
 KNOWN.update({
     ("slow_compilation_201", 7): "jax_log_compiles' log: JAX's eager ops are jits of "
                                  "their own, so it also logs their traces and compiles "
