@@ -18,6 +18,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dtypes import hitype_rules
 from mjax.hijax_lowering import check_vmap_hi
+from mjax.primitive import UndefinedPrimal
 from mjax.staging import call_args, emit
 from mjax.tracer import Tracer
 from mjax.traceback_util import api_boundary
@@ -147,7 +148,8 @@ def _unwrap_returned(out):
 def _aval_unless_static(x, axis, floats_static=False):
     """x's aval; None for a non-array leaf left unmapped, or one that passes through."""
     if axis is None:
-        if _passes_through(x, floats_static or current_trace() is not None):
+        if _passes_through(x, floats_static or current_trace() is not None) or \
+                isinstance(x, UndefinedPrimal):    # (a transpose rule's, as JAX passes it)
             return None
         try:
             return aval_of_value(x)

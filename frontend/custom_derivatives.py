@@ -74,6 +74,7 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
     @custom_vjp
     def linear_call_body(res, lin):     # (the name jvp's error shows)
         return fun(res, lin)
+    linear_call_body.is_linear_call = True     # (linear_transpose transposes it)
 
     def fwd(res, lin):
         return fun(res, lin), res

@@ -38,8 +38,8 @@ from mjax.pretty_types import SEED, mark_cotangent_types
 from mjax.pretty_types import USER as _USER
 
 # Ops that ask for a transformation of the function they name.
-_TRANSFORMS = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.vmap", "jaxpr.checkpoint_tangent",
-                         "jaxpr.custom_vjp_tangent"})
+_TRANSFORMS = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.linear_transpose", "jaxpr.vmap",
+                         "jaxpr.checkpoint_tangent", "jaxpr.custom_vjp_tangent"})
 # The equations of the user's trace and those of forward parts (linearize's `@f_fwd`)
 # are marked (_USER, _FWD) while the copy is cleaned up, and grad's cotangent seeds
 # (SEED: JAX reshards them in explicit mode); never printed: the printer skips `mjax.`

@@ -24,6 +24,7 @@ from jaxlib.mlir import ir
 from mjax.dialect.context import context
 from mjax.dialect.ops import transforms as T
 from mjax.passes import forward_mode, reverse_mode
+from mjax.passes.linear_transpose import expand_linear_transpose_op
 from mjax.passes.expansion import Expander, lower_bwd_rules, lower_custom_calls
 from mjax.passes.ir_util import nested_ops, reachable_functions
 from mjax.passes.reverse_mode import LinearizeInfo, VjpInfo
@@ -32,6 +33,7 @@ from mjax.passes.user_primitives import lower_user_primitives
 
 EXPAND[T.JvpOp] = forward_mode.expand_jvp_op
 EXPAND[T.VjpOp] = reverse_mode.expand_vjp_op
+EXPAND[T.LinearTransposeOp] = expand_linear_transpose_op
 # (EXPAND[T.VmapOp] is registered by passes/batching.py.)
 
 

@@ -210,6 +210,25 @@ class VjpOp(TransformOp, name="vjp"):
         return tuple(ins[i] for i in da)
 
 
+class LinearTransposeOp(TransformOp, name="linear_transpose"):
+    """The transpose of `callee`, a function linear in its first `num_linear` arguments:
+    (its other arguments..., cotangents of its results...) -> cotangents of the linear
+    arguments. Each op is transposed by its own rule, as JAX's backward pass does (a
+    custom_jvp function's primal, not its JVP rule). JAX: jax.linear_transpose."""
+    attributes = {"callee": A.Sym(), "num_linear": A.Int()}
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        ins, outs = signature(params["callee"])
+        n = params["num_linear"]
+        if not 0 <= n <= len(ins):
+            raise InferError(f"'{cls.OPERATION_NAME}' op num_linear {n} is not between 0 "
+                             f"and the callee's {len(ins)} arguments")
+        _expect(cls.OPERATION_NAME, "operand types (other arguments, cotangents)", avals,
+                list(ins[n:]) + list(outs))
+        return tuple(ins[:n])
+
+
 class CustomJvpCallOp(TransformOp, name="custom_jvp_call"):
     """Calls `callee`; its JVP is the function `jvp`, or the rule behind the handle `rule`
     (traced when a differentiation needs it). The last `num_consts` operands are values
@@ -386,8 +405,9 @@ class CustomVjpBwdOp(TransformOp, name="custom_vjp_bwd"):
         return tuple(a for a in ins if differentiable(a))
 
 
-TRANSFORM_OPS = (CallOp, CheckpointOp, JvpOp, VjpOp, VmapOp, CustomJvpCallOp,
-                 CustomVjpCallOp, CheckpointTangentOp, CustomVjpTangentOp, CustomVjpBwdOp)
+TRANSFORM_OPS = (CallOp, CheckpointOp, JvpOp, VjpOp, LinearTransposeOp, VmapOp,
+                 CustomJvpCallOp, CustomVjpCallOp, CheckpointTangentOp, CustomVjpTangentOp,
+                 CustomVjpBwdOp)
 
 
 # ---- symbol lookup and building ------------------------------------------------
@@ -441,7 +461,7 @@ def emit_transform(b, cls: type[TransformOp], *operands: ir.Value,
     return list(cls.create(operands, out, params, loc=b.loc, ip=b.ip).results)
 
 
-__all__ = ["CallOp", "CheckpointOp", "CheckpointNameOp", "XlaMetadataValueOp", "JvpOp", "VjpOp", "VmapOp", "NOT_MAPPED", "batched_aval", "CustomJvpCallOp", "CustomVjpCallOp",
+__all__ = ["CallOp", "CheckpointOp", "CheckpointNameOp", "XlaMetadataValueOp", "JvpOp", "VjpOp", "LinearTransposeOp", "VmapOp", "NOT_MAPPED", "batched_aval", "CustomJvpCallOp", "CustomVjpCallOp",
            "CheckpointTangentOp", "CustomVjpTangentOp", "CustomVjpBwdOp", "TransformOp", "TRANSFORM_OPS",
            "differentiable", "default_diff", "emit_transform", "function_signature",
            "module_signatures", "tensor_type"]

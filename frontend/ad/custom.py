@@ -780,7 +780,8 @@ class custom_vjp(_CustomRules):
                                                      + ct_avals), f"{name}_bwd").name
 
 
-_EXPANDED_IN_PLACE = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.vmap", "jaxpr.checkify"})
+_EXPANDED_IN_PLACE = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.linear_transpose",
+                                "jaxpr.vmap", "jaxpr.checkify"})
 
 
 def _expanded_in_place(traced) -> bool:

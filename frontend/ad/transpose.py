@@ -1,12 +1,14 @@
 """`linear_transpose`: the transpose of a linear function. JAX: jax.linear_transpose.
 
-A linear function's transpose is its VJP at any point; mjax takes it at zeros. JAX
-transposes equation by equation and fails on a primitive without a transpose rule
-(`sin`), so mjax first walks the traced function and refuses what is not linear in its
-inputs with JAX's error:
+The traced function is transposed op by op with each op's transpose rule, as JAX's
+backward pass does (`jaxpr.linear_transpose`, passes/linear_transpose.py): a custom_jvp
+function is transposed through its primal, not its JVP rule, and a user primitive
+through its registered transpose rule. mjax first walks the traced function and refuses
+what is not linear in its inputs with JAX's error:
 
     f(x) = 2 * x + sin(c)      linear in x: sin reads only the constant c
     f(x) = sin(x)              NotImplementedError: Transpose rule ... for 'sin'
+    f(x) = g(x), g custom_vjp  NotImplementedError: ... for 'custom_vjp_call'
 """
 from __future__ import annotations
 
@@ -15,11 +17,15 @@ from jaxlib.mlir import ir
 
 from mjax import dtypes as _dt
 from mjax import trace_trees, tree_util
-from mjax.ad.reverse import vjp
 from mjax.core import aval_of_value
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.jitted import Jitted
-from mjax.lax import convert_element_type
+from mjax.lax import convert_element_type, full
+from mjax.passes.custom_rules import custom_attribute
+from mjax.ad.staging import staged
+from mjax.staging import emit, stage_function
 from mjax.source_info import wraps
 
 # Primitives with no transpose rule in JAX (not linear in any operand).
@@ -28,7 +34,7 @@ _NONLINEAR = frozenset("""
     logistic sqrt rsqrt cbrt pow integer_pow square abs sign max min erf erfc erf_inv
     lgamma digamma igamma igammac random_gamma_grad bessel_i0e bessel_i1e atan2 rem floor
     ceil round nextafter is_finite tan sort argmax argmin reduce_max reduce_min
-    reduce_prod reduce_and reduce_or cumprod cummax cummin polygamma zeta
+    reduce_prod reduce_and reduce_or cumprod cummax cummin polygamma zeta custom_vjp_call
 """.split())
 # Linear in each operand, so not in two at once.
 _BILINEAR = frozenset(("mul", "dot_general", "conv_general_dilated"))
@@ -58,14 +64,22 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         raise TypeError("linear_transpose only supports [float or complex] -> [float or "
                         "complex], and integer -> integer functions, but got "
                         f"{in_dtypes} -> {out_dtypes}.")
-    if in_dtypes and _dt.issubdtype(in_dtypes[0], np.integer):
-        raise NotImplementedError("linear_transpose of integer -> integer functions is not "
-                                  "implemented in mjax (its VJPs of integers are float0)")
-    _check_linear(traced)
+    _check_linear(traced, bool(in_dtypes) and _dt.issubdtype(in_dtypes[0], np.integer))
 
-    # (staged as one jit: the eager vjp of a function that is itself a linearize result
-    # runs a program with the wrong number of arguments)
-    transpose_at = Jitted(lambda zeros, ct: vjp(jitted, *zeros)[1](ct))
+    def transpose_staged(ct):
+        # (fun staged again in this trace, at zeros of its argument types: the values
+        # it closes over become the transpose's non-linear operands)
+        zeros = [convert_element_type(full(a.shape, 0, a.dtype), a.dtype,
+                                      weak_type=a.weak_type) for a in in_avals]
+        staged = stage_function(jitted, tuple(tree_util.tree_unflatten(in_tree, zeros)), {})
+        cts = emit(T.LinearTransposeOp,
+                   list(staged.captured) + trace_trees.tree_leaves(ct),
+                   callee=Symbol(staged.name), num_linear=len(in_avals))
+        for t, a in zip(cts, in_avals):
+            t.aval = a          # (the primals' weak types; see `transposed`)
+        return tree_util.tree_unflatten(in_tree, cts)
+    # (inline under a trace, as JAX's backward pass runs in its caller's; a jit eagerly)
+    transpose_at = staged(transpose_staged)
 
     def transposed(out_cotangent):
         ct_leaves, ct_tree = trace_trees.tree_flatten(out_cotangent)
@@ -76,10 +90,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         if any(g.shape != a.shape or g.dtype != a.dtype for g, a in zip(got, out_avals)):
             raise TypeError("cotangent type does not match function output, expected "
                             f"{tuple(out_avals)} but got {ct_leaves}")
-        zeros = tree_util.tree_unflatten(in_tree, [
-            convert_element_type(np.zeros(a.shape, a.dtype), a.dtype, weak_type=a.weak_type)
-            for a in in_avals])
-        cts = transpose_at(zeros, out_cotangent)
+        cts = transpose_at(out_cotangent)
         if all(g.weak_type for g in got):
             return cts
         # (the cotangents flow from strongly typed output cotangents: strong, as in JAX)
@@ -94,20 +105,28 @@ def _is_struct(x) -> bool:
         not isinstance(x, (np.ndarray, np.generic))
 
 
-def _check_linear(traced) -> None:
+def _check_linear(traced, integers: bool) -> None:
+    """Raises JAX's error for an op that is not linear in the inputs. `integers`: an
+    integer -> integer function, whose integer values can be linear."""
     table = ir.SymbolTable(traced.module.operation)
     block = table[traced.name].regions[0].blocks[0]
     # (the block's arguments past the inputs are captured values: constants here)
     inputs = list(block.arguments)[:len(traced.in_avals)]
-    _walk(table, block, {a for a in inputs if _inexact(a)}, set())
+    kinds = (np.inexact, np.integer) if integers else (np.inexact,)
+
+    def can_be_linear(v) -> bool:
+        dtype = aval_of(v.type).dtype
+        return any(_dt.issubdtype(dtype, k) for k in kinds)
+    _walk(table, block, {a for a in inputs if can_be_linear(a)}, set(), can_be_linear)
 
 
-def _inexact(v) -> bool:
-    """Whether a value can depend linearly on the inputs (integers and booleans cannot)."""
-    return _dt.issubdtype(aval_of(v.type).dtype, np.inexact)
+def _is_linear_call(op) -> bool:
+    """Whether a custom_vjp call is a `linear_call`'s, which JAX transposes with the
+    user's transpose function (mjax.custom_derivatives.linear_call marks it)."""
+    return bool(custom_attribute(op, "is_linear_call", False))
 
 
-def _walk(table, block, linear: set, seen: set) -> set:
+def _walk(table, block, linear: set, seen: set, can_be_linear) -> set:
     """Marks the values of `block` that depend on `linear` ones; raises JAX's error at
     the first op that is not linear in them. Returns the linear results of the block's
     terminator operands."""
@@ -117,6 +136,10 @@ def _walk(table, block, linear: set, seen: set) -> set:
         if not ins:
             continue
         name = op.name.split(".", 1)[-1]
+        if name == "linear_transpose" or (name == "custom_vjp_call" and _is_linear_call(op)):
+            # (a transpose is linear in its cotangents, and was checked when made)
+            linear.update(r for r in op.results if can_be_linear(r))
+            continue
         if name in _NONLINEAR or (name == "div" and 1 in ins) or (
                 name in _BILINEAR and len(ins) > 1):
             raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) "
@@ -127,12 +150,14 @@ def _walk(table, block, linear: set, seen: set) -> set:
                 body = table[callee].regions[0].blocks[0]
                 _walk(table, body, {body.arguments[i] for i in ins
                                     if i < len(body.arguments)
-                                    and _inexact(body.arguments[i])}, seen | {callee})
+                                    and can_be_linear(body.arguments[i])}, seen | {callee},
+                      can_be_linear)
         for region in op.regions:
             for inner in region.blocks:
                 # (conservatively: every block argument of a region reading a linear
                 # operand is linear)
-                _walk(table, inner, linear | {a for a in inner.arguments if _inexact(a)},
-                      seen)
-        linear.update(r for r in op.results if _inexact(r))
+                _walk(table, inner,
+                      linear | {a for a in inner.arguments if can_be_linear(a)}, seen,
+                      can_be_linear)
+        linear.update(r for r in op.results if can_be_linear(r))
     return linear

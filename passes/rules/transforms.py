@@ -19,7 +19,7 @@ _BY_INTERPRETER = "calls are differentiated by the autodiff interpreter (passes/
 for _op in (T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp):
     JVP.unsupported(_op, _BY_INTERPRETER)
     TRANSPOSE.unsupported(_op, "linearization inlines calls; never transposed")
-for _op in (T.JvpOp, T.VjpOp):
+for _op in (T.JvpOp, T.VjpOp, T.LinearTransposeOp):
     JVP.unsupported(_op, "expanded (inner-first) before its caller is differentiated")
     TRANSPOSE.unsupported(_op, "expanded before its caller is differentiated")
     LOWER.unsupported(_op, f"unexpanded transformation op '{_op.OPERATION_NAME}'; run "
@@ -31,7 +31,7 @@ LOWER.unsupported(T.VmapOp, "unexpanded transformation op 'jaxpr.vmap'; run "
 _BY_BATCHER = "call-like ops are batched by the batching interpreter (passes/batching.py)"
 for _op in (T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp):
     BATCH.unsupported(_op, _BY_BATCHER)
-for _op in (T.JvpOp, T.VjpOp, T.VmapOp):
+for _op in (T.JvpOp, T.VjpOp, T.LinearTransposeOp, T.VmapOp):
     BATCH.unsupported(_op, "expanded (inner-first) before its caller is batched")
 for _op in (T.CheckpointTangentOp, T.CustomVjpTangentOp):
     BATCH.unsupported(_op, "internal to --jaxpr-vjp; it never outlives linearization")

@@ -25,8 +25,8 @@ _WHY = {
         Cb.CallbackOp, X.CallExportedOp),
     "transformations are expanded before kernels are compiled "
     "(--jaxpr-expand-transforms)": (
-        T.JvpOp, T.VjpOp, T.VmapOp, T.CheckpointTangentOp, T.CustomVjpTangentOp,
-        T.CustomVjpBwdOp),
+        T.JvpOp, T.VjpOp, T.LinearTransposeOp, T.VmapOp, T.CheckpointTangentOp,
+        T.CustomVjpTangentOp, T.CustomVjpBwdOp),
     "checkify inside a Pallas kernel is not supported: checks are functionalized by "
     "--jaxpr-checkify outside kernels": (Ck.CheckOp, Ck.CheckifyOp),
     "random numbers inside Triton kernels are not supported; pass them in": (

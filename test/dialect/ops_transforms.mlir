@@ -26,20 +26,22 @@ func.func private @f_bwd(%n: tensor<3xi32>, %ct: tensor<3xf32>) -> tensor<3xf32>
 // CHECK:         "jaxpr.checkpoint"(%{{.*}}, %{{.*}}) {callee = @f}
 // CHECK:         "jaxpr.jvp"(%{{.*}}, %{{.*}}, %{{.*}}) {callee = @f, diff_args = array<i64: 0>}
 // CHECK:         "jaxpr.vjp"(%{{.*}}, %{{.*}}, %{{.*}}) {callee = @f}
+// CHECK:         "jaxpr.linear_transpose"(%{{.*}}, %{{.*}}) {callee = @f, num_linear = 1 : i64}
 // CHECK:         "jaxpr.custom_jvp_call"(%{{.*}}, %{{.*}}) {callee = @f, jvp = @f_rule}
 // CHECK:         "jaxpr.custom_vjp_call"(%{{.*}}, %{{.*}}) {bwd = @f_bwd, callee = @f, fwd = @f_fwd}
 // CHECK:         "jaxpr.checkpoint_tangent"(%{{.*}}, %{{.*}}, %{{.*}}) {callee = @f, diff_args = array<i64: 0>, diff_results = array<i64: 0>}
 // CHECK:         "jaxpr.custom_vjp_tangent"(%{{.*}}, %{{.*}}) {bwd = @f_bwd, num_residuals = 1 : i64}
-func.func @transforms(%x: tensor<3xf32>, %n: tensor<3xi32>, %t: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+func.func @transforms(%x: tensor<3xf32>, %n: tensor<3xi32>, %t: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
   %0 = "jaxpr.call"(%x, %n) {callee = @f} : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
   %1 = "jaxpr.checkpoint"(%x, %n) {callee = @f} : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
   %2:2 = "jaxpr.jvp"(%x, %n, %t) {callee = @f, diff_args = array<i64: 0>} : (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
   %3 = "jaxpr.vjp"(%x, %n, %t) {callee = @f} : (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>) -> tensor<3xf32>
+  %lt = "jaxpr.linear_transpose"(%n, %t) {callee = @f, num_linear = 1} : (tensor<3xi32>, tensor<3xf32>) -> tensor<3xf32>
   %4 = "jaxpr.custom_jvp_call"(%x, %n) {callee = @f, jvp = @f_rule} : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
   %5 = "jaxpr.custom_vjp_call"(%x, %n) {callee = @f, fwd = @f_fwd, bwd = @f_bwd} : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
   %6 = "jaxpr.checkpoint_tangent"(%x, %n, %t) {callee = @f, diff_args = array<i64: 0>, diff_results = array<i64: 0>} : (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>) -> tensor<3xf32>
   %7 = "jaxpr.custom_vjp_tangent"(%n, %t) {bwd = @f_bwd, num_residuals = 1} : (tensor<3xi32>, tensor<3xf32>) -> tensor<3xf32>
-  return %0, %1, %2#0, %2#1, %3, %4, %5, %6, %7 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  return %0, %1, %2#0, %2#1, %3, %lt, %4, %5, %6, %7 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 }
 
 // CHECK-LABEL: func.func @vmap_round_trip

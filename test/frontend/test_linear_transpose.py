@@ -1,4 +1,6 @@
 """mjax.linear_transpose against jax.linear_transpose: values, weak types, errors."""
+import importlib
+
 import jax
 import jax.numpy as jjnp
 import numpy as np
@@ -43,7 +45,37 @@ def _cases(jx, jnp):
             jnp.arange(3.)),
         "dict input": lambda: lt(lambda d: d["a"] + 3. * d["b"], {"a": 1., "b": 2.})(3.),
         "not callable": lambda: lt(3, 1.0),
+        # (transposed op by op, as JAX: a custom_jvp function through its primal, never
+        # its JVP rule; a custom_vjp function has no transpose rule)
+        "custom_jvp": lambda: lt(_custom_jvp(jx), 1.0)(1.0),
+        "custom_vjp": lambda: lt(_custom_vjp(jx), 1.0)(1.0),
+        "custom_vjp on a constant": lambda: lt(lambda x: x * _custom_vjp(jx)(2.), 1.0)(1.0),
+        "int to int": lambda: lt(lambda x: 2 * x, 1)(3),
+        "int array sum": lambda: lt(lambda x: jnp.sum(x * 3), jnp.ones(3, jnp.int32))(
+            jnp.int32(2)),
+        "scan": lambda: lt(lambda x: jx.lax.scan(lambda c, _: (c * 2., None), x, None,
+                                                 length=3)[0], 1.0)(1.0),
+        "vmap": lambda: lt(jx.vmap(lambda y: y * 2.), jnp.ones(2))(jnp.ones(2)),
+        "checkpoint": lambda: lt(jx.checkpoint(lambda x: 2. * x), 1.0)(1.0),
+        "transpose of a transpose": lambda: lt(
+            lambda y: lt(_custom_jvp(jx), 1.0)(y)[0], 1.0)(1.0),
     }
+
+
+def _custom_jvp(jx):
+    @jx.custom_jvp
+    def f(x):
+        return 2. * x
+    f.defjvp(lambda p, t: (f(p[0]), 3. * t[0]))
+    return f
+
+
+def _custom_vjp(jx):
+    @jx.custom_vjp
+    def g(x):
+        return 2. * x
+    g.defvjp(lambda x: (g(x), None), lambda _, ct: (5. * ct,))
+    return g
 
 
 def _run(fn):
@@ -105,3 +137,29 @@ def test_vjp_of_a_linearization_eagerly_and_under_jit():
     np.testing.assert_allclose(mjax.jit(lambda t: mjax.vjp(f_jvp, t)[1](t))(t)[0], deriv * t,
                                rtol=1e-6)
     np.testing.assert_allclose(mjax.grad(lambda t: f_jvp(t).sum())(t), deriv, rtol=1e-6)
+
+
+def _scale_primitive(jx):
+    """A user primitive `2 * x` with an impl, an abstract eval, a lowering and a
+    transpose rule that (deliberately) gives 10 * ct, but no JVP rule: linear_transpose
+    calls the transpose rule, as JAX's does."""
+    core = importlib.import_module(f"{jx.__name__}.extend.core")
+    ad = importlib.import_module(f"{jx.__name__}.interpreters.ad")
+    mlir = importlib.import_module(f"{jx.__name__}.interpreters.mlir")
+    p = core.Primitive(f"scale_{jx.__name__}")
+    p.def_impl(lambda x: 2. * x)
+    p.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: 2. * x, multiple_results=False))
+    ad.primitive_transposes[p] = lambda ct, x: [10. * ct]
+    return p
+
+
+def test_a_user_primitive_is_transposed_by_its_transpose_rule():
+    want = jax.linear_transpose(_scale_primitive(jax).bind, 1.0)(1.0)
+    got = mjax.linear_transpose(_scale_primitive(mjax).bind, 1.0)(1.0)
+    assert float(want[0]) == 10.0
+    np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]))
+    # (and under jit, with the primitive inside another function)
+    got = mjax.jit(mjax.linear_transpose(
+        lambda x: _scale_primitive(mjax).bind(x) * 3., 1.0))(1.0)
+    np.testing.assert_allclose(np.asarray(got[0]), 30.0)

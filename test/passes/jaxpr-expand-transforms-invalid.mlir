@@ -42,3 +42,17 @@ func.func @untraced_bwd_of_unknown_handle(%r: tensor<f32>, %ct: tensor<f32>) -> 
   %0 = "jaxpr.custom_vjp_bwd"(%r, %ct) {callee = @k, rule = "k_fwd#999", num_residuals = 1} : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// linear_transpose of an op that is not linear in the transposed argument: it has no
+// transpose rule, and the error names it at its location.
+func.func private @g(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'jaxpr.sin' op cannot transpose for reverse-mode autodiff: not linear in its operands}}
+  %0 = "jaxpr.sin"(%x) : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @not_linear(%ct: tensor<f32>) -> tensor<f32> {
+  %0 = "jaxpr.linear_transpose"(%ct) {callee = @g, num_linear = 1} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
