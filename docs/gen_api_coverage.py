@@ -77,7 +77,6 @@ REASONS = {
     # ---- jax.scipy.special
     # ---- jax.nn
     # ---- jax (top level)
-    "jax.memory": "memory kinds (host offloading) are not modelled",
     "jax.array_garbage_collection_guard": f"{NOT_YET}: a guard on arrays freed by the garbage collector",
     "jax.jax2tf_associative_scan_reductions": "an option of jax2tf's "
                                              "non-native lowering; mjax's jax2tf is native",
@@ -159,7 +158,6 @@ REASONS = {
     "jax.experimental.transfer": "IFRT cross-host transfer servers are not modelled",
     # ---- jax.scipy
     # ---- small modules
-    "jax.ad_checkpoint.*": f"{NOT_YET}: remat offloading policies",
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
     "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
     "jax.lax.linalg.*_p": _PRIMITIVE,

@@ -70,6 +70,7 @@ from mjax import nn, ops, scipy, random, test_util  # noqa: F401
 from mjax import sharding  # noqa: F401
 from mjax.sharding import make_mesh, set_mesh, NamedSharding, P  # noqa: F401
 from mjax import experimental, export  # noqa: F401
+from mjax import memory  # noqa: F401
 from mjax.tree_util import tree_map, tree_leaves, tree_structure  # noqa: F401
 # JAX's modules for extensions and libraries (top floor: nothing in mjax imports them).
 from jaxlib.xla_client import Device  # noqa: F401  (jaxlib's device class, as JAX's)

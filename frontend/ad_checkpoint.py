@@ -150,5 +150,10 @@ def print_saved_residuals(f, *args, **kwargs) -> None:
         print(f"{_short(aval)} {src}")
 
 
-__all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "print_saved_residuals",
-           "remat", "saved_residuals"]
+# (what a policy may return: JAX's jax.ad_checkpoint.Recompute, Saveable, Offloadable)
+Recompute = checkpoint_policies.Recompute
+Saveable = checkpoint_policies.Saveable
+Offloadable = checkpoint_policies.Offloadable
+
+__all__ = ["Offloadable", "Recompute", "Saveable", "checkpoint", "checkpoint_name",
+           "checkpoint_policies", "print_saved_residuals", "remat", "saved_residuals"]

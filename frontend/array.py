@@ -32,7 +32,9 @@ class Array(ArrayMethods):
     @property
     def sharding(self):
         if self._sharding is None:
-            self._sharding = SingleDeviceSharding(self.device)
+            kind = getattr(_backend_of(self._buf), "memory_kind", None)   # (host memory)
+            self._sharding = SingleDeviceSharding(
+                self.device, memory_kind=kind(self._buf) if kind is not None else None)
         return self._sharding
 
     @property

@@ -167,7 +167,8 @@ def _placed(opcls, args, out_avals, params, dev):
     committed = named = False
     for x in args:
         if type(x) is Array and x._sharding is not None:
-            if x._sharding.num_devices > 1 or type(x._sharding) is NamedSharding:
+            if x._sharding.num_devices > 1 or type(x._sharding) is NamedSharding or \
+                    x._sharding.memory_kind != "device":   # (host memory: as a jit)
                 named = True
             committed = committed or getattr(x, "_committed", False)
     if not (committed or named):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import inspect
 
-from mjax import tree_util
-from mjax.sharding_impls import Sharding, require_device_memory
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 _KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
@@ -90,11 +88,3 @@ def donated_arguments(sig, argnums, argnames, static_argnums, static_argnames):
 
 __all__ = ["check_names", "check_numbers", "donated_arguments", "static_arguments"]
 
-
-def check_memory_kinds(in_shardings, out_shardings) -> None:
-    """NotImplementedError for shardings in host memory (mjax keeps arrays in device
-    memory)."""
-    for what, tree in (("jit's in_shardings", in_shardings),
-                       ("jit's out_shardings", out_shardings)):
-        for s in tree_util.tree_leaves(tree, is_leaf=lambda x: isinstance(x, Sharding)):
-            require_device_memory(s, what)

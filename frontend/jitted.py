@@ -27,7 +27,7 @@ from mjax.dtypes import hitype_rules, to_numpy
 from mjax.hijax_lowering import hi_jit, jit_dispatch, jit_trace, lo_call
 from mjax.eager import (DEOPTIMIZED, hashable, locate_nonfinite, nonfinite_kind,
                         rerun_announced)
-from mjax.jit_arguments import check_memory_kinds, donated_arguments, static_arguments
+from mjax.jit_arguments import donated_arguments, static_arguments
 from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_cache
 from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
@@ -38,6 +38,7 @@ from mjax.cache_miss_log import describer
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo, refuse_symbolic
+from mjax import memory_kinds
 from mjax.passes.user_passes import PassList, pass_list
 from mjax.placement import (commit_tree, committed_device, default_device, device_buffer,
                             on_device)
@@ -133,7 +134,6 @@ class Jitted:
         in_shardings, out_shardings, self._layouts, device = \
             layout_api.split_jit_formats(in_shardings, out_shardings)
         self._device = device or self._device
-        check_memory_kinds(in_shardings, out_shardings)
         # Pytree prefixes of shardings (None: unconstrained); see frontend/spmd.py.
         self._in_shardings, self._out_shardings = in_shardings, out_shardings
         self.fun = fun
@@ -391,7 +391,8 @@ class Jitted:
             return self._call_spmd(args, dyn_args, dyn_kwargs, static_key, leaves, in_tree,
                                    avals, donated)
         state = config.trace_state()
-        key = (in_tree, avals, static_key, state, donated, current_mesh())
+        key = (in_tree, avals, static_key, state, donated, current_mesh(),
+               memory_kinds.host_kinds(leaves))
         entry = self._cache.get(key)   # the hit path takes no lock
         if entry is None or donated is not None:
             # (after compiling, as JAX: an unusable donation warns first)
@@ -455,7 +456,10 @@ class Jitted:
 
     def _results(self, entry, outs, args, kwargs):
         # out_canonical: the output treedef, None for one bare array.
-        if entry.out_canonical is None:      # a function returning one array
+        if getattr(entry.executable, "out_memory_kinds", None):   # (in host memory)
+            result = entry.out_tree.unflatten([Array(b, a, s) for b, a, s in zip(
+                outs, entry.out_avals, memory_kinds.result_shardings(entry.executable))])
+        elif entry.out_canonical is None:      # a function returning one array
             result = Array(outs[0], entry.out_avals[0])
         else:
             result = entry.out_canonical.unflatten(
@@ -476,7 +480,8 @@ class Jitted:
                    donated):
         """A call compiled for a mesh (frontend/spmd.py)."""
         shardings, mesh = spmd.in_shardings_for(self, dyn_args, leaves, in_tree)
-        key = ("spmd", in_tree, avals, static_key, config.trace_state(), donated, shardings)
+        key = ("spmd", in_tree, avals, static_key, config.trace_state(), donated, shardings,
+               memory_kinds.host_kinds(leaves))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._fill(key, dyn_args, dyn_kwargs, static_key, len(args), donated,
@@ -559,6 +564,22 @@ class Jitted:
             flags += [k in self.donate_argnames] * len(trace_trees.tree_leaves(v))
         return tuple(flags)
 
+    def _memory_kinds(self, dyn_args, dyn_kwargs, in_shardings, traced) -> tuple:
+        """(argument memory kinds, result memory kinds out_shardings gave) of a call:
+        mjax/memory_kinds.py."""
+        if not memory_kinds.in_use():
+            return (), ()
+        leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))
+        outs = [None] * len(traced.out_avals) if self._out_shardings is None else \
+            spmd.flat_shardings(self._out_shardings, tree_util.tree_unflatten(
+                traced.out_tree, traced.out_avals), "out_shardings")
+        # (the kinds jit's own in_shardings give; a committed array's; none for others)
+        given = in_shardings if self._in_shardings is not None else None
+        eager = self in _SHARDED_CACHE.values()   # (an eager op: operands meet its memory)
+        return (memory_kinds.argument_kinds(leaves, given,
+                                            memory_kinds.ANY if eager else None),
+                [getattr(s, "memory_kind", None) for s in outs])
+
     def _user_passes(self) -> PassList:
         """mjax_extra_passes (with `mjax.passes.extra`'s), then jit(passes=)'s."""
         return config.read("mjax_extra_passes") + self._passes
@@ -597,7 +618,7 @@ class Jitted:
             leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))
             spmd.check_constraint_devices(traced.module, mesh_layout[1], leaves, describer(
                 self.fun, self._name, traced.in_tree, static_key))
-            return self._compile_spmd(traced, entry, donated, *mesh_layout)
+            return self._compile_spmd(traced, entry, donated, *mesh_layout, leaves)
         out_avals = traced.out_avals + ref_slots(entry, traced, self.fun)
         text = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
                                   user_passes=self._user_passes(),
@@ -605,6 +626,8 @@ class Jitted:
         devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
         text = layout_api.annotate_text(text, self._layouts, traced)   # (layouts asked)
+        text = memory_kinds.annotate_text(text, *self._memory_kinds(dyn_args, dyn_kwargs,
+                                                                    None, traced))
         text, callbacks = backend_host_callbacks(text, backend)
         entry.executable = backend.compile(text, devs, out_avals=out_avals,
                                            host_callbacks=callbacks,
@@ -619,7 +642,8 @@ class Jitted:
         entry.enable_fast_call()
         return entry
 
-    def _compile_spmd(self, traced, entry, donated, in_shardings, mesh) -> _CacheEntry:
+    def _compile_spmd(self, traced, entry, donated, in_shardings, mesh,
+                      leaves=()) -> _CacheEntry:
         replicated = NamedSharding(mesh, P())
         out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
         entry.out_shardings = spmd.typed_out_shardings(
@@ -635,6 +659,8 @@ class Jitted:
         text = spmd.lower(traced.module, all_in, list(entry.out_shardings) + ref_outs,
                           out_avals, mesh, donated, user_passes=self._user_passes())
         text = layout_api.annotate_text(text, self._layouts, traced)   # (layouts asked)
+        text = memory_kinds.annotate_text(text, *self._memory_kinds(
+            leaves, {}, in_shardings, traced))
         text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
         entry.executable = get_backend(self._backend).compile(
             text, list(mesh.devices.flat), num_partitions=mesh.size,
@@ -668,6 +694,8 @@ class Jitted:
         donation = (tuple(self.donate_argnums), self._donated_leaves(args, dyn_kwargs))
         stage = Traced(traced, self._name, layout, self._user_passes(), donation)
         stage._layouts = self._layouts   # (Formats given: mjax/layout.py)
+        stage._memory_kinds = self._memory_kinds(
+            leaves, {}, layout[0][:len(leaves)] if layout else None, traced)
         if self._layouts is not None:    # (the names its layout errors use)
             traced.arg_names = layout_api.arg_names(self.fun, traced.in_tree,
                                                     bool(self.static_argnums))

@@ -15,6 +15,7 @@ from mjax.dialect import ShapedArray
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.errors import UnexpectedTracerError
 from mjax.layout import Format, Layout, relayout
+from mjax.memory_kinds import Space, in_use, kind_of_space, memory_kind_of
 from mjax.runtime import buffer_to_numpy, get_backend
 from mjax.runtime.backend import backend_of_device
 from mjax.sharding_types import typeof_array
@@ -131,13 +132,18 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 
 def _put_leaf(leaf, target, S):
+    if isinstance(target, Space):       # (jax.memory.Space: that memory of its device)
+        target = _space_sharding(leaf, target, S)
     if isinstance(leaf, Tracer):
         if isinstance(target, S.NamedSharding):     # (inside a program: a reshard)
-            return registration.DEVICE_PUT_TRACED(leaf, target)
+            leaf = registration.DEVICE_PUT_TRACED(leaf, target)
+        if isinstance(target, S.Sharding) and in_use():    # (memory kinds in use)
+            return registration.DEVICE_PUT_MEMORY(leaf, target.memory_kind)
         return leaf
     if isinstance(target, Format):
         return _put_format(leaf, target, S)
-    S.require_device_memory(target, "device_put")
+    if _moves_memory(leaf, target, S):
+        return _put_in_memory(leaf, target, S)
     S.check_rank(target, np.ndim(leaf) if not hasattr(leaf, "ndim") else leaf.ndim,
                  "One of device_put args")
     if isinstance(target, S.SingleDeviceSharding):
@@ -171,6 +177,52 @@ def _put_leaf(leaf, target, S):
     if target is not None:
         mark_committed(out)     # (placed on a device the user named, as JAX's commit)
     return out
+
+
+def _moves_memory(leaf, target, S) -> bool:
+    """Whether device_put(leaf, target) involves host memory: the target's or the
+    array's (a Device target of a host array is JAX's ValueError)."""
+    if not in_use():
+        return False
+    kind = getattr(target, "memory_kind", None)
+    if kind is not None and kind != "device":
+        return True
+    return isinstance(leaf, Array) and memory_kind_of(leaf) != "device"
+
+
+def _put_in_memory(leaf, target, S):
+    """device_put to or from host memory: JAX: dispatch._device_put_sharding_impl."""
+    have = memory_kind_of(leaf)
+    if target is None:      # (it stays where it is)
+        return leaf
+    if not isinstance(target, S.Sharding):
+        raise ValueError(f"Memory kind mismatch with xla::PjRtBuffers. Got sharding with "
+                         f"memory kind 'device' and a buffer with memory_kind '{have}'")
+    S.check_rank(target, np.ndim(leaf), "One of device_put args")
+    if isinstance(target, S.NamedSharding) and isinstance(target.mesh, S.AbstractMesh):
+        target = S.NamedSharding(S.concrete_mesh_for(target.mesh, "device_put"), target.spec,
+                                 memory_kind=target.memory_kind)
+    if isinstance(leaf, Array) and leaf._sharding == target:
+        return leaf
+    aval = aval_of_value(leaf)
+    value = np.asarray(to_numpy(leaf), dtype=aval.dtype)
+    if isinstance(target, S.SingleDeviceSharding):
+        buf = backend_of_device(target._device).put(value, target._device,
+                                                    target.memory_kind)
+        return mark_committed(Array(buf, aval, target))
+    return mark_committed(put_sharded(value, aval, target))
+
+
+def _space_sharding(leaf, space, S):
+    """The sharding of `leaf`'s device(s) in memory `space` (JAX: device_put to a
+    jax.memory.Space keeps the placement and changes the memory)."""
+    kind = kind_of_space(space)
+    s = getattr(leaf, "_sharding", None)
+    if s is None:
+        devs = leaf.devices() if isinstance(leaf, Array) else None
+        return S.SingleDeviceSharding(next(iter(devs)) if devs else devices()[0],
+                                      memory_kind=kind)
+    return s.with_memory_kind(kind)
 
 
 def _put_format(leaf, fmt: Format, S):
@@ -212,7 +264,7 @@ def put_sharded(value: np.ndarray, aval, sharding) -> Array:
     buf = get_backend().put_sharded([value[index[d]] for d in devs], devs,
                                     sharding._device_list(),
                                     sharding.hlo_sharding(value.ndim), value.shape,
-                                    value.dtype)
+                                    value.dtype, memory_kind=sharding.memory_kind)
     return Array(buf, aval, sharding)
 
 

@@ -80,6 +80,9 @@ DEVICE_PUT_UNREDUCED = Slot("DEVICE_PUT_UNREDUCED", "mjax.unreduced")
 # reshard(tracer, named_sharding) -> tracer (mjax.lax.sharding): device_put of a traced
 # value to a NamedSharding lays it out so inside the program, as JAX's device_put in jit.
 DEVICE_PUT_TRACED = Slot("DEVICE_PUT_TRACED", "mjax.lax.sharding")
+# device_put_memory(tracer, memory_kind) -> tracer (mjax.lax.sharding): device_put of a
+# traced value to a sharding in some memory: a `jaxpr.device_put` op (mjax/memory_kinds.py).
+DEVICE_PUT_MEMORY = Slot("DEVICE_PUT_MEMORY", "mjax.lax.sharding")
 
 # key_array_of_abstract(ShapeDtypeStruct with a key dtype) -> a key array over the abstract
 # uint32 data (mjax.prng): eval_shape / jit(...).lower take abstract key arguments as JAX's.

@@ -384,6 +384,11 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh
     return Mesh(arr.reshape(axis_shapes), axis_names, axis_types)
 
 
+# Whether this process has made a sharding in host memory (frontend/memory_kinds.py: until
+# then programs and jit calls skip every memory-kind step).
+HOST_MEMORY_IN_USE = [False]
+
+
 def checked_memory_kind(kind, device):
     """`kind` (None: "device") if `device` can address memory of that kind, as JAX checks
     when a sharding is made."""
@@ -391,6 +396,8 @@ def checked_memory_kind(kind, device):
         return "device"
     memories = getattr(device, "addressable_memories", None)
     kinds = [m.kind for m in memories()] if memories is not None else ["device"]
+    if kind != "device":
+        HOST_MEMORY_IN_USE[0] = True
     if kind not in kinds:
         raise ValueError(f"Could not find memory addressable by device "
                          f"{getattr(device, 'platform', device)}. Device "
@@ -409,16 +416,6 @@ def check_rank(sharding, ndim: int, what: str) -> None:
                          f"{len(spec)}, but was applied to a value of rank {ndim}."
                          + (" For scalars the PartitionSpec should be P()" if ndim == 0
                             else ""))
-
-
-def require_device_memory(sharding, what: str) -> None:
-    """Raises for a sharding in host memory: mjax keeps every array in device memory."""
-    kind = getattr(sharding, "memory_kind", None)
-    if kind not in (None, "device"):
-        raise NotImplementedError(
-            f"{what} with memory_kind={kind!r}: mjax places arrays in device memory only "
-            f"(host memory kinds, 'pinned_host' and 'unpinned_host', and host offloading "
-            f"are not implemented)")
 
 
 class Sharding:

@@ -11,6 +11,7 @@ from jaxlib.mlir import ir
 
 from mjax import jaxpr_objects, trace_trees, tree_util
 from mjax import layout as layout_api
+from mjax import memory_kinds
 from mjax.array import Array
 from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
@@ -122,6 +123,7 @@ class Traced(_Signature):
     jaxpr-dialect module."""
 
     _layouts = None    # the layouts of Formats jit was given (mjax/layout.py)
+    _memory_kinds = None    # (argument kinds, asked result kinds): mjax/memory_kinds.py
 
     def __init__(self, traced, name, layout=None, user_passes=(), donation=((), ())):
         self._traced = traced
@@ -147,6 +149,8 @@ class Traced(_Signature):
             jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True)
             _name_as_jax(module, self.fun_name, self._traced.out_tree)
         layout_api.annotate_module(module, self._layouts, self._traced)
+        if self._memory_kinds is not None:     # (mjax/memory_kinds.py)
+            memory_kinds.annotate_module(module, *self._memory_kinds)
         lowered = Lowered(self._traced, module, self._layout, jaxpr, self._donation)
         lowered._layouts = self._layouts
         return lowered
@@ -316,7 +320,9 @@ class Compiled(_Signature):
         """The results' shardings (those XLA chose where none was asked for)."""
         avals = self._traced.out_avals
         if self._layout is None:
-            flat = [SingleDeviceSharding(self._exe.devices[0])] * len(avals)
+            kinds = getattr(self._exe, "out_memory_kinds", None) or [None] * len(avals)
+            flat = [SingleDeviceSharding(self._exe.devices[0], memory_kind=k)
+                    for k in kinds]      # (the memory XLA gives each: mjax/memory_kinds.py)
         else:
             # (a result XLA left on one device comes back as a marker with its device)
             flat = [s if isinstance(s, Sharding) else SingleDeviceSharding(s.device)

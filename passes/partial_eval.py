@@ -66,8 +66,9 @@ class PartialEval:
     def nested(self, known_ip: ir.InsertionPoint,
                unknown_block: ir.Block | None = None) -> "PartialEval":
         """A new partial evaluation (of a region's block, for PARTIAL_EVAL rules),
-        emitting at `known_ip` and `unknown_block`."""
-        return PartialEval(known_ip, unknown_block)
+        emitting at `known_ip` and `unknown_block`; selective checkpoints in the region
+        recompute as they do outside it."""
+        return PartialEval(known_ip, unknown_block, self.regions)
 
     def rule_for(self, op):
         custom = PARTIAL_EVAL.get(op_class_of(op))

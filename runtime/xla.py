@@ -43,15 +43,20 @@ class _Aval:
 
 
 class DeviceSharding(xc.SingleDeviceSharding):
-    """The single-device sharding jaxlib's device_put and arrays expect."""
+    """The single-device sharding jaxlib's device_put and arrays expect; made with a
+    memory kind ('pinned_host', 'unpinned_host'), jaxlib places buffers in that memory of
+    the device (None: its default memory)."""
 
-    memory_kind = None
+    @property
+    def memory_kind(self):
+        return self._memory_kind
 
     def _to_xla_hlo_sharding(self, ndim):
         return xc.HloSharding.replicate()
 
     def __repr__(self):
-        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+        return (f"SingleDeviceSharding(device={self._device!r}, "
+                f"memory_kind={self._memory_kind or 'device'})")
 
     @property
     def _internal_device_list(self):
@@ -274,21 +279,26 @@ class Executable:
         self.custom_layouts = "mhlo.layout_mode" in text and _has_custom_layouts(loaded)
         if self.custom_layouts:
             _LAYOUTS_IN_USE[0] = True
+        # The memory kind of each output where some is not 'device' (None: all are):
+        # results given `mhlo.memory_kind = "pinned_host"` come back in host memory.
+        self.out_memory_kinds = _output_memory_kinds(loaded, text, out_avals)
+        kinds = self.out_memory_kinds or [None] * len(out_avals or ())
         if out_avals is not None and len(devices) == 1:
             # Result handlers wrap output buffers directly. (The generic
             # disassemble_into_single_device_arrays asks the `jax` package, when it is
             # importable, to build a sharding for every output: slower, and it imports jax.)
-            sharding = backend.sharding(devices[0])
-            self._handlers = [_result_handler(_Aval(a.shape, a.dtype), sharding)
-                              for a in out_avals]
+            self._handlers = [_result_handler(_Aval(a.shape, a.dtype),
+                                              backend.sharding(devices[0], k))
+                              for a, k in zip(out_avals, kinds)]
         elif out_avals is not None:
             # SPMD: each output is one multi-device array laid out as XLA decided.
             device_list = xc.DeviceList(tuple(devices))
             self.out_hlo_shardings = [xc.HloSharding.from_proto(op)
                                       for op in loaded.get_output_shardings()]
             self._handlers = [_result_handler(_Aval(a.shape, a.dtype),
-                                              _jax.GSPMDSharding(device_list, h))
-                              for a, h in zip(out_avals, self.out_hlo_shardings)]
+                                              _jax.GSPMDSharding(device_list, h,
+                                                                 memory_kind=k))
+                              for a, h, k in zip(out_avals, self.out_hlo_shardings, kinds)]
 
     def execute(self, buffers: list) -> list:
         """Runs on device buffers (jaxlib arrays); returns output buffers."""
@@ -323,7 +333,8 @@ class Executable:
         cached `jit` call does `run(buffers).consume_with_handlers(handlers)` itself and
         falls back to `execute` (which explains errors and moves buffers) when `run`
         raises."""
-        if self._handlers is None or len(self.devices) != 1 or self.custom_layouts:
+        if self._handlers is None or len(self.devices) != 1 or self.custom_layouts or \
+                self.out_memory_kinds:   # (results maybe in host memory: Arrays say so)
             return None
         return self.loaded.execute_sharded, self._handlers
 
@@ -410,23 +421,38 @@ class XlaBackend:
     def devices(self):
         return self.client.devices()
 
-    def sharding(self, device) -> DeviceSharding:
-        s = self._shardings.get(device)
+    def sharding(self, device, memory_kind: str | None = None) -> DeviceSharding:
+        """The sharding of buffers in `memory_kind` memory of `device` (None, 'device':
+        its default memory)."""
+        key = device if memory_kind in (None, "device") else (device, memory_kind)
+        s = self._shardings.get(key)
         if s is None:
-            s = self._shardings[device] = DeviceSharding(device)
+            s = self._shardings[key] = DeviceSharding(
+                device, memory_kind=None if key is device else memory_kind)
         return s
 
-    def put(self, array: np.ndarray, device=None):
-        """Copies a host array to `device` (default: the first)."""
+    def put(self, array: np.ndarray, device=None, memory_kind: str | None = None):
+        """Copies a host array to `device` (default: the first), into its memory of
+        `memory_kind` (None: the device's default memory)."""
         device = device or self.client.devices()[0]
-        return xc.batched_device_put(_Aval(array.shape, array.dtype), self.sharding(device),
+        return xc.batched_device_put(_Aval(array.shape, array.dtype),
+                                     self.sharding(device, memory_kind),
                                      [array], [device], True, False, enable_x64=True)
 
+    @staticmethod
+    def memory_kind(buf) -> str:
+        """The kind of memory a buffer lives in: 'device', 'pinned_host', ..."""
+        return getattr(buf._sharding, "_memory_kind", None) or "device"
+
     # ---- multi-device arrays --------------------------------------------------------
-    def put_sharded(self, shards, shard_devices, devices, hlo_sharding, shape, dtype):
+    def put_sharded(self, shards, shard_devices, devices, hlo_sharding, shape, dtype,
+                    memory_kind: str | None = None):
         """One array over `devices` (the sharding's device list, in order) from host
-        `shards`, one per device of `shard_devices`, laid out by `hlo_sharding`."""
-        sharding = _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo_sharding)
+        `shards`, one per device of `shard_devices`, laid out by `hlo_sharding`, in
+        memory of `memory_kind` (None: the devices' default memory)."""
+        sharding = _jax.GSPMDSharding(
+            xc.DeviceList(tuple(devices)), hlo_sharding,
+            memory_kind=None if memory_kind == "device" else memory_kind)
         return xc.batched_device_put(_Aval(tuple(shape), np.dtype(dtype)), sharding,
                                      [np.asarray(s, order="C") for s in shards],
                                      list(shard_devices), True, False, enable_x64=True)
@@ -443,8 +469,11 @@ class XlaBackend:
 
     def assemble(self, bufs, devices, hlo_sharding, shape, dtype):
         """One array over `devices` from single-device buffers (one per device of this
-        process, in the sharding's device order, each holding its shard): no copies."""
-        sharding = _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo_sharding)
+        process, in the sharding's device order, each holding its shard): no copies. The
+        array is in the memory its buffers are in."""
+        kind = self.memory_kind(bufs[0]) if bufs else "device"
+        sharding = _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo_sharding,
+                                      memory_kind=None if kind == "device" else kind)
         return _jax.ArrayImpl(_Aval(tuple(shape), np.dtype(dtype)), sharding, list(bufs),
                               True, True)
 
@@ -614,6 +643,18 @@ class XlaBackend:
         except Exception:  # noqa: BLE001 - whatever jaxlib cannot load is a miss
             return None
         return loaded if expected.matches(actual, exact_shapes=num_partitions == 1) else None
+
+
+def _output_memory_kinds(loaded, text: str, out_avals) -> list | None:
+    """The memory kind XLA gives each output of a program whose results name host
+    memory kinds (`mhlo.memory_kind`); None for other programs (all in device memory)."""
+    if out_avals is None or '"pinned_host"' not in text and '"unpinned_host"' not in text:
+        return None
+    try:
+        kinds = list(loaded.get_output_memory_kinds()[0])
+    except Exception:  # noqa: BLE001 - executables that do not report memory kinds
+        return None
+    return kinds if len(kinds) == len(out_avals) else None
 
 
 # Whether some program has run with non-default layouts: from then on every execution

@@ -86,6 +86,8 @@ class ReducePrecisionOp(JaxprOp, name="reduce_precision"):
 
 
 # ---- identity-like -------------------------------------------------------------
+MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
+
 class StopGradientOp(JaxprOp, name="stop_gradient"):
     """Identity whose derivative is zero. JAX: lax.stop_gradient (ad_util.stop_gradient_p)."""
     zero_derivative = True
@@ -100,6 +102,19 @@ class CopyOp(JaxprOp, name="copy"):
 
     @classmethod
     def infer(cls, x):
+        return (x,)
+
+
+class DevicePutOp(JaxprOp, name="device_put"):
+    """Identity that moves its operand into memory of `memory_kind` ('device',
+    'pinned_host', 'unpinned_host'); `src` is the operand's kind where tracing knew it
+    (its transpose moves the cotangent back there). JAX: device_put_p inside jit with
+    a memory-kind target."""
+    attributes = {"memory_kind": A.Str(choices=MEMORY_KINDS),
+                  "src": A.Str(default=None, choices=MEMORY_KINDS)}
+
+    @classmethod
+    def infer(cls, x, *, memory_kind, src=None):
         return (x,)
 
 

@@ -18,20 +18,47 @@ save_from_both_policies(dots_saveable, save_only_these_names(...))) are applied 
 passes/rules/remat.py. Any other callable (JAX: `policy(prim, *avals, **params)`, e.g.
 `lambda prim, *_, **__: str(prim) != 'all_gather'`) and other combinations are
 registered with the pass, which calls them on each op (`policy = "callable"`, the key in
-`names`); these Policy objects are such callables too. The offloading policies save what they
-would offload (mjax has one memory space per device). Under jax_remat3 `for_remat3`
-maps a policy to what JAX 0.10.2's new remat saves.
+`names`); these Policy objects are such callables too. The offloading policies
+(`Offloadable(src, dst)` results) save what they offload, in device memory: the program
+is the one JAX compiles for CPU, whose device_put to host memory lowers to nothing (on
+GPU and TPU JAX's would hold those residuals in host memory). Under jax_remat3
+`for_remat3` maps a policy to what JAX 0.10.2's new remat saves.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mjax.passes.rules.remat import register_callable_policy
+
+
+class RecomputeType:
+    """What a policy returns for a value to recompute. JAX: ad_checkpoint.Recompute."""
+
+    def __bool__(self):      # (not saved)
+        return False
+
+
+class SaveableType:
+    """What a policy returns for a value to save. JAX: ad_checkpoint.Saveable."""
+
+
+Recompute = RecomputeType()
+Saveable = SaveableType()
+
+
+class Offloadable(NamedTuple):
+    """What a policy returns for a value to save in memory `dst` (moved from `src`).
+    JAX: ad_checkpoint.Offloadable."""
+    src: str
+    dst: str
 
 
 class Policy:
     """A named rematerialization policy; `kind` and `names` describe it."""
 
-    def __init__(self, kind: str, names=(), parts=()):
+    def __init__(self, kind: str, names=(), parts=(), n_saved=None):
         self.kind, self.names, self.parts = kind, tuple(names), tuple(parts)
+        self.n_saved = n_saved      # (save_and_offload: names[:n_saved] are the saved)
         self.__name__ = kind
 
     def __call__(self, prim, *avals, **params):
@@ -45,8 +72,11 @@ class Policy:
             return True     # (see save_anything_except_these_names)
         if kind == "nothing_saveable":
             return False
-        if kind == "offload_dot_with_no_batch_dims":
-            kind = "dots_with_no_batch_dims_saveable"
+        if kind == "offload_dot_with_no_batch_dims":    # (JAX's: Offloadable or Recompute)
+            if name != "dot_general" or any(
+                    len(b) for b in params["dimension_numbers"][1]):
+                return Recompute
+            return Offloadable(*self.parts)
         if kind in ("dots_saveable", "dots_with_no_batch_dims_saveable"):
             if name == "conv_general_dilated":
                 return kind == "dots_saveable"
@@ -56,7 +86,11 @@ class Policy:
             return kind == "dots_saveable" or not any(len(b) for b in batch)
         if name != "name":
             return False
-        if kind in ("save_only_these_names", "save_and_offload_only_these_names"):
+        if kind == "save_and_offload_only_these_names":
+            if params["name"] in self.names[:self.n_saved]:
+                return Saveable
+            return Offloadable(*self.parts) if params["name"] in self.names else Recompute
+        if kind == "save_only_these_names":
             return params["name"] in self.names
         return params["name"] not in self.names     # save_any_names_but_these
 
@@ -103,17 +137,17 @@ def save_from_both_policies(policy_1, policy_2):
 
 
 def offload_dot_with_no_batch_dims(offload_src, offload_dst):
-    """dots_with_no_batch_dims_saveable, with the saved dots meant for host memory. mjax
-    has one memory space per device: the dots are saved where they are computed."""
+    """dots_with_no_batch_dims_saveable, with the saved dots offloaded from memory
+    `offload_src` to `offload_dst` (saved in device memory: see the module's doc)."""
     return Policy("offload_dot_with_no_batch_dims", parts=(offload_src, offload_dst))
 
 
 def save_and_offload_only_these_names(*, names_which_can_be_saved,
                                       names_which_can_be_offloaded, offload_src,
                                       offload_dst):
-    """save_only_these_names(names_which_can_be_saved), plus the names meant to be
-    offloaded to host memory. mjax has one memory space per device: those are saved
-    where they are computed, as the saveable ones."""
+    """save_only_these_names(names_which_can_be_saved), plus the names whose values are
+    offloaded from `offload_src` to `offload_dst` (saved in device memory: see the
+    module's doc)."""
     saved, offloaded = set(names_which_can_be_saved), set(names_which_can_be_offloaded)
     both = saved & offloaded
     if both:
@@ -123,7 +157,7 @@ def save_and_offload_only_these_names(*, names_which_can_be_saved,
             f"names_which_can_be_saved={saved}, names_which_can_be_offloaded={offloaded} "
             f"and the intersection={both}")
     return Policy("save_and_offload_only_these_names", sorted(saved) + sorted(offloaded),
-                  parts=(offload_src, offload_dst))
+                  parts=(offload_src, offload_dst), n_saved=len(saved))
 
 
 def _dot_general_only(prim, *avals, **params):
@@ -191,7 +225,7 @@ def encode(policy) -> dict:
     return {"policy": simple.kind}
 
 
-__all__ = ["checkpoint_dots", "checkpoint_dots_with_no_batch_dims", "dots_saveable",
+__all__ = ["Offloadable", "Recompute", "Saveable", "checkpoint_dots", "checkpoint_dots_with_no_batch_dims", "dots_saveable",
            "dots_with_no_batch_dims_saveable", "everything_saveable", "nothing_saveable",
            "offload_dot_with_no_batch_dims", "save_and_offload_only_these_names",
            "save_any_names_but_these", "save_anything_except_these_names",

@@ -15,7 +15,7 @@ from jaxlib.mlir import ir
 from mjax import registration, trace_trees, tree_util
 from mjax.core import RegionTrace, at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK, ShardingConstraintOp
-from mjax.dialect.ops.structural import LayoutConstraintOp
+from mjax.dialect.ops.structural import DevicePutOp, LayoutConstraintOp
 from mjax.layout import AutoLayoutSingleton, Format, Layout
 from mjax.placement import device_put
 from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSharding,
@@ -251,3 +251,18 @@ def _device_put_traced(x, s: NamedSharding):
 
 
 registration.DEVICE_PUT_TRACED.fill(_device_put_traced)
+
+
+def _device_put_memory(x, memory_kind: str):
+    """device_put of a traced value to a sharding in `memory_kind` memory (JAX's
+    device_put_p with a memory-kind target; on CPU its lowering moves nothing). `src`:
+    the memory an earlier device_put moved `x` to, where it did."""
+    owner = getattr(getattr(x, "value", None), "owner", None)
+    op = getattr(owner, "operation", owner)
+    src = None
+    if isinstance(op, ir.Operation) and op.name == DevicePutOp.OPERATION_NAME:
+        src = ir.StringAttr(op.attributes["memory_kind"]).value
+    return bind(DevicePutOp, x, memory_kind=memory_kind, **({"src": src} if src else {}))
+
+
+registration.DEVICE_PUT_MEMORY.fill(_device_put_memory)

@@ -466,7 +466,10 @@ def put_for(x, aval, sharding) -> object:
         device = sharding._device_list()[0]     # else a copy put there)
         if type(x) is Array and x._sharding is None and _devices_of(x._buf) == (device,):
             return x._buf
-        return get_backend().put(np.asarray(to_numpy(x), dtype=aval.dtype), device)
+        value = np.asarray(to_numpy(x), dtype=aval.dtype)
+        if sharding.memory_kind != "device":      # (host memory: XLA's backends)
+            return get_backend().put(value, device, sharding.memory_kind)
+        return get_backend().put(value, device)
     value = np.asarray(to_numpy(x), dtype=aval.dtype)
     return put_sharded(value, aval, sharding)._buf
 
@@ -478,7 +481,8 @@ def wrap_outputs(outs, out_avals, out_shardings, exe, mesh, committed=True) -> l
     an argument was (`committed`), as JAX's."""
     shardings = result_shardings(out_avals, out_shardings, exe, mesh)
     if not committed and mesh.axis_names == (_SINGLE,):
-        shardings = [None if type(s) is SingleDeviceSharding else s for s in shardings]
+        shardings = [None if type(s) is SingleDeviceSharding and s.memory_kind == "device"
+                     else s for s in shardings]
     return [Array(buf, aval, sharding) if type(sharding) is not _OnOneDevice else
             _one_device_result(exe, buf, aval, sharding.device)
             for buf, aval, sharding in zip(outs, out_avals, shardings)]
@@ -497,6 +501,10 @@ def result_shardings(out_avals, out_shardings, exe, mesh) -> list:
         shardings = memo[key] = [
             want if want is not None else _result_sharding(mesh, hlo, len(aval.shape))
             for aval, want, hlo in zip(out_avals, out_shardings, hlos)]
+        kinds = getattr(exe, "out_memory_kinds", None)    # (the memory XLA put each in)
+        if kinds:
+            shardings[:] = [s.with_memory_kind(k) if hasattr(s, "with_memory_kind") and
+                            s.memory_kind != k else s for s, k in zip(shardings, kinds)]
     return shardings
 
 

@@ -75,10 +75,11 @@ def _call_policy(op, key: str) -> bool:
     avals = [aval_of(v.type) for v in op.operands]
     saved = fn(prim, *avals, **op.opview.params)
     kind = type(saved).__name__
-    if kind == "Offloadable":
-        raise NotImplementedError("checkpoint policy returning Offloadable: mjax has no "
-                                  "host offloading of residuals")
-    return kind != "Recompute" and bool(saved)
+    # (Offloadable(src, dst): saved, in device memory; on CPU JAX's offloading device_put
+    # lowers to nothing, so the program is JAX's. RecomputeType: JAX's Recompute.)
+    if kind in ("Offloadable", "SaveableType"):
+        return True
+    return kind not in ("Recompute", "RecomputeType") and bool(saved)
 
 
 def _is_dot(op, no_batch_dims: bool) -> bool:

@@ -131,7 +131,7 @@ def _keep_dims(rank, whole, kind, n_operands=1, n_results=1):
 shard_elementwise(*[op for op in OPS.values() if op.__module__ == E.__name__])
 shard_elementwise(St.ConvertElementTypeOp, St.ReducePrecisionOp, St.StopGradientOp,
                   St.CopyOp, St.SelectNOp, St.ClampOp, S.ShardingConstraintOp,
-                  St.LayoutConstraintOp, T.XlaMetadataValueOp)
+                  St.LayoutConstraintOp, T.XlaMetadataValueOp, St.DevicePutOp)
 
 
 @shard_rule(St.OptimizationBarrierOp)

@@ -66,6 +66,27 @@ def _layout_constraint_lower(ctx, x, *, major_to_minor):
     return op.results[0]
 
 
+# The attribute marking the custom call of a device_put inside a program:
+# frontend/memory_kinds.py reads the memory kinds off these calls and removes them (on
+# CPU, as JAX's lowering, device_put is the identity; a call left in place is XLA's own
+# annotate_device_placement, which moves the value).
+DEVICE_PUT_CALL = "mjax.device_put"
+
+
+@lowering(S.DevicePutOp)
+def _device_put_lower(ctx, x, *, memory_kind, src=None):
+    op = ir.Operation.create(
+        "stablehlo.custom_call", results=[x.type], operands=[x],
+        attributes={"call_target_name": ir.StringAttr.get("annotate_device_placement"),
+                    "backend_config": ir.StringAttr.get(""),
+                    # (pure: unused moves are dropped, equal ones merged, as values)
+                    "has_side_effect": ir.BoolAttr.get(False),
+                    "mhlo.frontend_attributes": ir.DictAttr.get(
+                        {"_xla_buffer_placement": ir.StringAttr.get(memory_kind)}),
+                    DEVICE_PUT_CALL: ir.UnitAttr.get()})
+    return op.results[0]
+
+
 @lowering(S.OptimizationBarrierOp)
 def _optimization_barrier_lower(ctx, *xs):
     return list(hlo.OptimizationBarrierOp(list(xs)).results)
@@ -246,6 +267,10 @@ def _convert_element_type_transpose(b, ct, x, *, new_dtype):
 
 AD.deflinear(S.ReducePrecisionOp, lambda b, ct, x, **p: [b.reduce_precision(ct, **p)])
 AD.deflinear(S.CopyOp, lambda b, ct, x: [ct])
+# (JAX: _device_put_transpose: the cotangent goes back to host memory when the operand
+# came from there, and otherwise stays where it is.)
+AD.deflinear(S.DevicePutOp, lambda b, ct, x, *, memory_kind, src=None: [
+    b.device_put(ct, memory_kind=src) if src in ("pinned_host", "unpinned_host") else ct])
 AD.deflinear(S.LayoutConstraintOp, lambda b, ct, x, **p: [b.layout_constraint(ct, **p)])
 AD.defzero(S.StopGradientOp, "stop_gradient: zero derivative by definition")
 
@@ -499,7 +524,8 @@ def _shift_axes(axes, d):
     return tuple(B.canonical_axis(a, d) for a in axes)
 
 
-B.defvectorized(S.ConvertElementTypeOp, S.ReducePrecisionOp, S.StopGradientOp, S.CopyOp)
+B.defvectorized(S.ConvertElementTypeOp, S.ReducePrecisionOp, S.StopGradientOp, S.CopyOp,
+                S.DevicePutOp)
 for _op, _what in ((S.ConstantOp, "a constant"), (S.IotaOp, "an iota"),
                    (S.DimAsValueOp, "a dimension's value")):
     BATCH.unsupported(_op, f"{_what} has no operands, so it is never batched "

@@ -188,7 +188,7 @@ def _bitcast(kl, op, x, *, new_dtype, **params):
 
 
 @TRITON.register(St.CopyOp, St.StopGradientOp, St.OptimizationBarrierOp,
-                 St.LayoutConstraintOp)
+                 St.LayoutConstraintOp, St.DevicePutOp)
 def _identity(kl, op, *xs, **params):
     return list(xs)
 

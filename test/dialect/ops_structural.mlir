@@ -123,6 +123,17 @@ func.func @layout_constraint(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @device_put
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK:         %[[R:.*]] = "jaxpr.device_put"(%[[X]]) {memory_kind = "pinned_host", src = "device"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK:         return %[[R]]
+func.func @device_put(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = "jaxpr.device_put"(%x) {memory_kind = "pinned_host", src = "device"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @copy
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xi32>)
 // CHECK:         %[[R:.*]] = "jaxpr.copy"(%[[X]]) : (tensor<4xi32>) -> tensor<4xi32>

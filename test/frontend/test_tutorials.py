@@ -286,13 +286,17 @@ KNOWN.update({
                          "JAX calls the rule (NameError); mjax batches the lo ops itself",
     **{("hijax_types", i): "shard_map with a HiPspec (QArrayP): not implemented"
        for i in (32, 33)},
-    **{("host_offloading", i): "host memory kinds are not implemented: device_put and "
-                               "jit to a 'pinned_host' sharding raise mjax's "
-                               "NotImplementedError (cells 1, 4, 9; 2 and 3 use cell 1's "
-                               "arrays), and the offloading remat policy keeps its "
-                               "residuals in device memory, so the compiled step's temp "
-                               "size is that of no offloading (8)"
-       for i in (1, 2, 3, 4, 8, 9)},
+    ("host_offloading", 9): "JAX's avals carry memory spaces through the program: the "
+                            "gradient for the weights passed in pinned host memory comes "
+                            "back there (device_put's transpose), and the cell's eager "
+                            "jnp.allclose of it with a device array raises JAX's "
+                            "ValueError ('memory_space of all inputs passed to `and` must "
+                            "be the same'). mjax finds memory kinds in the lowered "
+                            "program (arguments, device_put, results), not in the avals "
+                            "of traced values: the transpose of the device_put in the "
+                            "scan body does not know that the weights' slice came from "
+                            "host memory, so mjax's gradient is in device memory and "
+                            "allclose runs (the printed memory sizes agree)",
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
                        "tracer class (DynamicJaxprTracer), mjax's names the Ref",
     **{(page, i): "make_jaxpr of VJP.with_refs: JAX's pullback is a jit of its saved "
