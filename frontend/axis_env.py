@@ -11,6 +11,17 @@ class AxisEnv:
 
     def __init__(self):
         self.frames: list[tuple[str, int]] = []
+        # pmap's axes while its function is traced: JAX runs it once per device there
+        # (a pure_callback without vmap_method is called per device, not refused).
+        self.device_axes: tuple = ()
+
+    @contextlib.contextmanager
+    def per_device(self, name: str):
+        saved, self.device_axes = self.device_axes, self.device_axes + (name,)
+        try:
+            yield
+        finally:
+            self.device_axes = saved
 
     @contextlib.contextmanager
     def bound(self, name: str | None, size: int):

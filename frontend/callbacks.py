@@ -16,10 +16,12 @@ from typing import Any, Callable
 import numpy as np
 
 from mjax import dtypes, trace_trees, tree_util
+from mjax.axis_env import AXIS_ENV
 from mjax.core import bind, current_trace
 from mjax.dialect.ops.callbacks import VMAP_METHODS, CallbackOp
 from mjax.dialect.types import ShapedArray
 from mjax.host_callbacks import register, run_now
+from mjax.sharding_impls import get_abstract_mesh
 
 _ALLOWED_VMAP_METHODS = [*VMAP_METHODS[:2], "expand_dims", "broadcast_all",
                          "legacy_vectorized", None]
@@ -39,7 +41,7 @@ def _result_avals(result_shape_dtypes):
 
 
 def call(name: str, effect: str, flat: Callable, key, dyn_args, out_avals,
-         vmap_method=None) -> list:
+         vmap_method=None, manual_axes=None) -> list:
     """Stages one `jaxpr.callback` (or runs `flat` now, outside any trace); returns the
     flat results."""
     if effect == "pure" and not out_avals:
@@ -50,7 +52,7 @@ def call(name: str, effect: str, flat: Callable, key, dyn_args, out_avals,
     outs = bind(CallbackOp, *dyn_args, callback_id=cid, effect=effect,
                 result_shapes=tuple(tuple(a.shape) for a in out_avals) or None,
                 result_dtypes=tuple(a.dtype for a in out_avals) or None,
-                vmap_method=vmap_method,
+                vmap_method=vmap_method, manual_axes=manual_axes,
                 _weak_type=False)
     return list(outs) if isinstance(outs, list) else [outs]
 
@@ -77,8 +79,13 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
     _check_sharding(sharding)
     flat_args, in_tree = trace_trees.tree_flatten((args, kwargs))
     out_avals, out_tree = _result_avals(result_shape_dtypes)
+    # (In a shard_map or pmap body JAX calls it once per device: mjax's vmaps of the body
+    # over the manual mesh axes (pmap's axis) do so when the op names them.)
+    manual = None if vmap_method is not None else (
+        tuple(get_abstract_mesh().manual_axes) + AXIS_ENV.device_axes) or None
     outs = call("pure_callback", "pure", _flat_callable(callback, in_tree),
-                _key(callback, in_tree, "pure"), flat_args, out_avals, vmap_method)
+                _key(callback, in_tree, "pure"), flat_args, out_avals, vmap_method,
+                manual)
     return tree_util.tree_unflatten(out_tree, outs)
 
 

@@ -31,6 +31,7 @@ from mjax.runtime import get_backend
 from mjax.sharding_types import check_explicit_op
 from mjax.source_info import describe_location, in_mjax
 from mjax.tracer import Tracer, escaped_tracer_message
+from mjax.traceback_util import api_boundary
 
 _CACHE: dict = {}
 CLEAR_HOOKS: list = []   # called by clear_cache (eager_fast's C memos)
@@ -242,8 +243,16 @@ def _check_nonfinite(opcls, outs):
         if kind is not None:
             if _inside_jax_jit():
                 print(DEOPTIMIZED)
-            raise FloatingPointError(f"invalid value ({kind}) encountered in "
-                                     f"{opcls.jax_name}")
+            _raise_at_boundary(FloatingPointError(f"invalid value ({kind}) encountered in "
+                                                  f"{opcls.jax_name}"))
+
+
+@api_boundary
+def _raise_at_boundary(error):
+    """JAX runs an eager primitive as a jit of its own: an error of the run (debug_nans')
+    gets the note of a filtered traceback even when no jnp function or API around it
+    filters one (those filter it, from the outermost)."""
+    raise error
 
 
 class rerun_announced:

@@ -22,6 +22,7 @@ from mjax.array import Array
 from mjax.config import config
 from mjax.dialect import ShapedArray
 from mjax.runtime import c_fast_path
+from mjax.traceback_util import api_boundary
 
 C_EAGER = c_fast_path("_eagerpath")   # (None: the Python path does it all)
 
@@ -70,6 +71,9 @@ def fast_op(f, opcls, keep, learn=None, reflected=False, numpy_scalars=False, pa
     if given (not reflected): for Arrays whose avals are not one such aval, the eager cache
     keys of the conversions of x and y (None: as it is) and of the op on their results
     that the call is, or None (the C path keeps them for the last pair of avals)."""
+    # (JAX's jnp functions and array operators are jits: an error raised in one, such as
+    # debug_nans' FloatingPointError, reaches the user without the frames below it.)
+    f = api_boundary(f)
     if C_EAGER is None:
         return f
     op = C_EAGER.EagerOp(f, opcls, frozenset(keep), learn, reflected, numpy_scalars, pair)

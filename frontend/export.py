@@ -27,6 +27,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax import dtypes as _dtypes
 from mjax import trace_trees, tree_util
 from mjax.ad import custom_vjp, vjp
+from mjax.ad.cotangent_types import STRONG_COTANGENTS
 from mjax.core import aval_of_value, bind, to_numpy
 from mjax.dialect import context
 from mjax.dialect.ops.export import CallExportedOp
@@ -464,6 +465,8 @@ def call(exported: Exported) -> Callable:
         # Through `call`, so the VJP is differentiable in turn (read with vjp_order >= 2).
         return tuple(call(exp_vjp)(*args, *cts))
     f_flat.defvjp(f_fwd, f_bwd)
+    # (its bwd returns what the exported VJP does: strongly typed, as JAX's)
+    setattr(f_flat, STRONG_COTANGENTS, True)
 
     def f_imported(*args, **kwargs):
         leaves, in_tree = trace_trees.tree_flatten((args, kwargs))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
+from mjax.dialect.ops.collectives import AxisNames
 from mjax.dialect.types import ShapedArray, dtype_of
 
 EFFECTS = ("pure", "unordered", "ordered", "debug", "debug_ordered")
@@ -70,6 +71,10 @@ class CallbackOp(JaxprOp, name="callback"):
         "result_dtypes": _DTypes(default=None),
         # pure callbacks only: how vmap batches the call (JAX's vmap_method).
         "vmap_method": A.Str(default=None, choices=VMAP_METHODS),
+        # pure callbacks without a vmap_method staged in a shard_map (pmap) body: its
+        # manual mesh axes (pmap's axis), whose vmaps (how mjax runs the body) call it
+        # once per device, as JAX does.
+        "manual_axes": AxisNames(default=None),
     }
 
     @property
@@ -78,7 +83,8 @@ class CallbackOp(JaxprOp, name="callback"):
         return self.params["effect"] == "pure"
 
     @classmethod
-    def infer(cls, *avals, callback_id, effect, result_shapes, result_dtypes, vmap_method):
+    def infer(cls, *avals, callback_id, effect, result_shapes, result_dtypes, vmap_method,
+              manual_axes=None):
         result_shapes, result_dtypes = result_shapes or (), result_dtypes or ()
         if callback_id < 0:
             raise TypeError(f"callback_id must be nonnegative, got {callback_id}")

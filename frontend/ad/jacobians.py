@@ -191,7 +191,11 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
                     # allow_int: zeros of the input dtype, as JAX; or no output elements
                     row.append(lax.full(ya.shape + xa.shape, 0, xa.dtype))
                 else:
-                    row.append(_rows(rows[k], y_avals, j, xa.shape))
+                    block = _rows(rows[k], y_avals, j, xa.shape)
+                    if block.dtype == xa.dtype:   # (the input's weak type: JAX's cast)
+                        block = lax.convert_element_type(
+                            block, xa.dtype, weak_type=aval_of_value(x_leaves[k]).weak_type)
+                    row.append(block)
             blocks.append(row)
         jac = _jac_tree(y_tree, x_tree, blocks, single)
         return (jac, res[2]) if has_aux else jac

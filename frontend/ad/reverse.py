@@ -13,6 +13,8 @@ from mjax import dtypes as _dt
 from mjax import registration, trace_trees, tree_util
 from mjax.ad import concrete, grad_markers, levels
 from mjax.ad.forward import _check_tangents, jvp
+from mjax.ad.cotangent_types import (WEAK_RESULTS, cotangent_weak_table,
+                                     cotangent_weak_types)
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
                              _is_dynamic, _is_inexact, _jax_type,
                              _leaf_aval, _wraps, _zeros, put_back, python_scalar_leaves,
@@ -164,11 +166,19 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         one = np.ones((), y.dtype)
         cts = emit(T.VjpOp, call_args(traced, leaves) + [one], callee=Symbol(traced.name),
                    diff_args=diff_args, diff_results=(0,))
+        vjp_op = cts[0].value.owner.operation if cts else None
         set_cotangent_types([leaves[i] for i in diff_args], cts)   # ({U:X} of {R:X})
         cts = pin_unreduced(cts)
         ct_by_leaf = {}
-        for i, ct in zip(diff_args, cts):
-            ct.aval = in_avals[i]       # a weakly typed input has a weakly typed gradient
+        # (weak as JAX's backward pass makes them: mostly an input's own weak type)
+        weak = cotangent_weak_types(traced.module, traced.name, traced.arg_avals +
+                                    list(traced.capture_avals), diff_args,
+                                    [y.weak_type] + [None] * (len(out_avals) - 1))
+        if any(weak) and vjp_op is not None:   # (for a differentiation around this one)
+            with context():
+                vjp_op.attributes[WEAK_RESULTS] = ir.DenseBoolArrayAttr.get(weak)
+        for i, ct, w in zip(diff_args, cts, weak):
+            ct.aval = in_avals[i].update(weak_type=w)
             if not holomorphic and _dt.issubdtype(ct.aval.dtype, np.complexfloating):
                 # except a complex one of a real function: JAX builds that cotangent from
                 # real ones (`complex`, the transpose of real/imag/abs), never weak.
@@ -329,6 +339,10 @@ class _Split:
         self.main_tree = _main_tree(traced, has_aux)
         self.diff_results = _diff_results(traced, has_aux)
         self.args = call_args(traced, self.leaves)
+        if kind == "vjp":   # (the cotangents' weak types, as JAX's backward pass makes them)
+            self.ct_weak = cotangent_weak_table(
+                traced.module, traced.name, traced.arg_avals + list(traced.capture_avals),
+                diff_args, len(traced.out_avals), self.diff_results)
         if outer is None:
             self._compile()
             self.recipe = _Recipe(None, traced.name, self._text)
@@ -433,6 +447,7 @@ class _LinearFun:
     def __init__(self, split: _Split, fun):
         self.kind, self.recipe = split.kind, split.recipe
         self.diff_args, self.diff_results = split.diff_args, split.diff_results
+        self.ct_weak = split.ct_weak if split.kind == "vjp" else None
         self.in_tree, self.in_avals = split.in_tree, split.in_avals
         self.main_tree, self.n_results = split.main_tree, len(split.out_avals)
         self.out_avals = split.out_avals[:split.main_tree.num_leaves]
@@ -493,8 +508,10 @@ class _LinearFun:
                   if _leaf_aval(leaves[j]).dtype != self.out_avals[j].dtype else leaves[j]
                   for j in self.diff_results]
         in_avals = [self.out_avals[j] for j in self.diff_results]
-        out_avals = [self.in_avals[i].strip_weak_type().update(
-            weak_type=self.in_avals[i].weak_type) for i in self.diff_args]
+        weak = self.ct_weak([_leaf_aval(leaves[j]).weak_type if _leaf_aval(leaves[j])
+                             is not None else False for j in self.diff_results])
+        out_avals = [self.in_avals[i].strip_weak_type().update(weak_type=w)
+                     for i, w in zip(self.diff_args, weak)]
         return inputs, in_avals, out_avals
 
     def _jvp_inputs(self, tangents):

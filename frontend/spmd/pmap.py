@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 
 from mjax import trace_trees, tree_util
+from mjax.axis_env import AXIS_ENV
 from mjax.ad.staging import _check_callable, _wraps
 from mjax.batching import broadcast_prefix, vmap
 from mjax.core import aval_of_value
@@ -79,8 +80,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         if jitted is None:
             def body(*dyn_args, **kw):
                 full = [args[i] if i in static else None for i in range(len(args))]
-                return vmap(functools.partial(_call_with, fun, static, full), in_axes=axes,
-                            out_axes=out_axes, axis_name=name, axis_size=n)(*dyn_args, **kw)
+                per_device = functools.partial(_call_with, fun, static, full, name)
+                return vmap(per_device, in_axes=axes, out_axes=out_axes, axis_name=name,
+                            axis_size=n)(*dyn_args, **kw)
             treedef = trace_trees.tree_structure((tuple(dyn), kwargs))
             jitted = cache[key] = jit(
                 body, in_shardings=tree_util.tree_unflatten(treedef, in_sh)[0] if not kwargs
@@ -102,10 +104,11 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     return pmapped
 
 
-def _call_with(fun, static, full, *dyn_args, **kwargs):
+def _call_with(fun, static, full, name, *dyn_args, **kwargs):
     it = iter(dyn_args)
     args = [full[i] if i in static else next(it) for i in range(len(full))]
-    return fun(*args, **kwargs)
+    with AXIS_ENV.per_device(name):     # (the function runs per device, as in JAX)
+        return fun(*args, **kwargs)
 
 
 def static_key(v):

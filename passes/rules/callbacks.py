@@ -62,7 +62,7 @@ def _token_before(op: ir.Operation) -> ir.Value:
 
 @lowering(CallbackOp)
 def _callback_lower(ctx, *args, callback_id, effect, result_shapes, result_dtypes,
-                    vmap_method):
+                    vmap_method, manual_axes=None):
     result_types = [tensor_type(a) for a in ctx.avals_out]
     operands = list(args)
     ordered = effect in ORDERED_EFFECTS
@@ -296,7 +296,11 @@ def _callback_batch(b, args, dims, *, effect, vmap_method, **params):
     if effect == "ordered":
         raise _CallbackValueError(b.loc, "Cannot `vmap` ordered IO callback.")
     if effect == "pure" and vmap_method is None:
-        raise _CallbackNotImplementedError(b.loc, _VMAP_METHOD_ERROR)
+        if b.axis_name not in (params.get("manual_axes") or ()):
+            raise _CallbackNotImplementedError(b.loc, _VMAP_METHOD_ERROR)
+        # (the vmap of a shard_map body over a manual mesh axis: once per device)
+        outs = _sequential(b, args, dims, dict(params, effect=effect, vmap_method=None))
+        return outs, [0] * len(outs)
     params = dict(params, effect=effect, vmap_method=vmap_method)
     if effect != "pure" or vmap_method.startswith("sequential"):
         # io_callback loops with lax.map and JAX unrolls debug callbacks: both call the

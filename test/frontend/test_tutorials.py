@@ -94,12 +94,6 @@ KNOWN = {
                                  "not JAX's VmapTracer(aval=..., batched=...): mjax traces "
                                  "the per-example function once and batches it in a pass",
     ("transformations_101", 22): "the cell reads `.val` of JAX's internal VmapTracer",
-    ("debugging_201", 11): "jax_debug_nans on an eager jnp function: JAX's jnp.log is a "
-                           "jit, which filters the traceback and adds its note; mjax's "
-                           "eager ops are not jit boundaries",
-    ("callbacks_201", 22): "pure_callback inside shard_map: mjax runs shard_map bodies "
-                           "under vmap, which a pure_callback without vmap_method refuses "
-                           "(JAX calls it once per device)",
     ("checkify_guide", 15): "checkify.check in a custom_vjp bwd rule of grad called outside "
                             "jit: JAX runs the rule eagerly and the check raises; mjax "
                             "stages grad's whole program, where an unfunctionalized check "
@@ -238,8 +232,11 @@ _UNREDUCED_JAXPRS = ("make_jaxpr of grad of a shard_map: mjax's trace holds the 
                      "body (reshapes, broadcasts and sharding constraints around the "
                      "vmapped ops), JAX's one shard_map equation with a nested jaxpr whose "
                      "types carry varying/unreduced/reduced axes")
-_HLO_OP_NAMES = ("the HLO's op_name metadata: mjax's ops keep XLA's own names (dot.4), JAX's "
-                 "name the trace path (jit(step)/reshard)")
+_HLO_OP_NAMES = ("the HLO's op_name metadata: mjax's name the jit, named scopes and "
+                 "primitive (jit(step)/dot_general); JAX's also the transformations and "
+                 "control flow the op sits in (jit(step)/while/body/closed_call/"
+                 "transpose(jvp())/.../dot_general), which mjax's passes expand before "
+                 "lowering without recording")
 KNOWN.update({
     ("sharding_201", 38): "both compile the jit for the 8-device mesh, but JAX reports "
                           "its Format(Layout.AUTO) input shardings as "
@@ -304,9 +301,6 @@ KNOWN.update({
                   "forward from args_res, so its jaxpr shows the forward jit and the "
                   "inlined backward ops"
        for page, i in (("array_refs", 23), ("refs_301", 12))},
-    **{("export", i): "grad's result takes the weak type of the argument (1.) in mjax; "
-                      "JAX's is the cotangent's own, strong f32 from the VJP of a "
-                      "deserialized Exported" for i in (23, 24, 25)},
     **{("export", i): "the cells define a new primitive with jax._src internals (core, "
                       "mlir lowering rules, jax._src.config)"
        for i in (31, 33, 34, 35, 36, 38, 40, 145, 146)},
@@ -342,10 +336,6 @@ KNOWN.update({
 TUTORIALS.update({"xla_metadata": "", "debugging_flags": "", "profiling": "",
                   "device_memory_profiling": "", "constants": ""})
 KNOWN.update({
-    ("debugging_flags", 0): "the traceback of a NaN made by an eager jnp function: JAX's "
-                            "jnp functions are jits, which filter tracebacks and add "
-                            "their note; mjax's eager ops are not jit boundaries (the "
-                            "printed line, frames and message agree)",
     ("xla_metadata", 3): "the HLO of grad through a custom_vjp: mjax's common-subexpression "
                          "pass computes sin(x) and cos(x) once each, JAX's HLO computes "
                          "each twice (sin.2 and sin.3); the tagged op and its attributes "
