@@ -51,7 +51,8 @@ def _arg_names(fun, args, kwargs) -> list[str]:
     return names
 
 
-_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
+# (the file location inside any name location: a named scope, a differentiation's jvp())
+_LOC = re.compile(r'"(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 
 
 def _source(op) -> str:

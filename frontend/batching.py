@@ -245,7 +245,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         in_ir += [T.NOT_MAPPED] * (len(operands) - len(leaves))
         outs = emit(T.VmapOp, operands, callee=Symbol(traced.name), in_axes=tuple(in_ir),
                     out_axes=tuple(T.NOT_MAPPED if d is None else d for d in final_out),
-                    axis_size=size, axis_name=axis_name)
+                    axis_size=size, axis_name=axis_name,
+                    out_paths=_out_paths(traced) if None in final_out else None)
         for t, a, d in zip(outs, traced.out_avals, final_out):
             if a.weak_type:
                 t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
@@ -268,6 +269,17 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     wrapped = _wraps(fun)(api_boundary(
         lambda *args, **kwargs: _unwrap_returned(run(*args, **kwargs))))
     return wrapped
+
+
+def _out_paths(traced) -> tuple:
+    """Each output's key path in the function's output (`[1]['broadcast']`), as JAX names
+    an output that out_axes None does not fit."""
+    example = tree_util.tree_unflatten(traced.out_tree, list(range(len(traced.out_avals))))
+    paths = [""] * len(traced.out_avals)
+    for path, i in tree_util.tree_flatten_with_path(example)[0]:
+        if isinstance(i, int) and 0 <= i < len(paths):
+            paths[i] = tree_util.keystr(path)
+    return tuple(paths)
 
 
 def _recording_outputs(fun, returned: list):

@@ -21,19 +21,22 @@ whose `bind` is `core.bind` of the op.
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any, Callable
 
 import numpy as np
 from jaxlib.mlir import ir
 
 from mjax import dtypes, registration
-from mjax.core import Tracer, bind as bind_op, current_trace, evaluates_now
+from mjax.core import Tracer, bind as bind_op, current_trace, evaluates_now, trace_stack
 from mjax.dialect import OPS, ShapedArray, context
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.elementwise import ElementwiseBinary
 from mjax.dialect.ops.structural import BroadcastInDimOp, ConstantOp
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dtypes import aval_of_value, to_numpy
+from mjax.host_callbacks import register as register_callback
 from mjax.jax_params import without_jax_only
 from mjax.passes import custom_rules
 from mjax.passes.user_primitives import OUT_DIMS
@@ -250,7 +253,7 @@ def _stage(prim: Primitive, args, params) -> Any:
     out, effects = prim.abstract_eval(*avals, **params)
     out_avals = [_as_aval(a, prim) for a in (out if prim.multiple_results else [out])]
     attrs = UserPrimitiveOp.check_params(dict(
-        name=prim.name, rule=_handle(prim, params, avals, out_avals),
+        name=prim.name, rule=_handle(prim, params, avals, out_avals, _eager_impl(prim)),
         params={k: _show(v) for k, v in params.items()} or None,
         result_shapes=tuple(a.shape for a in out_avals),
         result_dtypes=tuple(a.dtype for a in out_avals),
@@ -287,12 +290,40 @@ def _show(v) -> str:
 _HANDLES: dict = {}
 
 
-def _handle(prim, params, avals, out_avals) -> str:
+class _RulesOfEagerBinds(threading.local):
+    on = False          # (tracing the rules of a bind made where JAX evaluates eagerly)
+
+
+_eager_rules = _RulesOfEagerBinds()
+
+
+def _eagerly() -> bool:
+    """Whether a bind now is one JAX would evaluate op by op: inside grad, vmap & co.
+    called outside jit (their outermost trace knows its arguments' values), or in the
+    rules the passes trace for such a bind."""
+    stack = trace_stack()
+    return _eager_rules.on or bool(stack) and stack[0].concrete is not None
+
+
+def _eager_impl(prim) -> bool:
+    """Whether this bind runs `prim`'s impl rule when the program runs: bound where JAX
+    evaluates eagerly, with an impl and no lowering. Then JAX runs the impl and the
+    Python rules at each call: the call is traced again each time (as a call whose
+    program depends on concrete values, mjax.ad.concrete)."""
+    if lowering_of(prim) is not None or "impl" not in vars(prim) or not _eagerly():
+        return False
+    root = trace_stack()[0].concrete
+    if root is not None:
+        root.root.used = True
+    return True
+
+
+def _handle(prim, params, avals, out_avals, eager=False) -> str:
     """The rule handle of this bind, shared by binds of the same primitive, parameters
     and operand types when the parameters can be hashed."""
     in_avals = tuple(a.strip_weak_type() for a in avals)
     try:
-        key = (id(prim), tuple(sorted(params.items())), in_avals)
+        key = (id(prim), tuple(sorted(params.items())), in_avals, eager)
         hash(key)
     except TypeError:
         key = None
@@ -301,7 +332,8 @@ def _handle(prim, params, avals, out_avals) -> str:
         source = custom_rules.source_of(handle) if handle is not None else None
         if source is not None and source.prim is prim:
             return handle
-    handle = custom_rules.register(_Binding(prim, params, in_avals, out_avals), prim.name)
+    handle = custom_rules.register(_Binding(prim, params, in_avals, out_avals, eager),
+                                   prim.name)
     if key is not None:
         if len(_HANDLES) > 4096:     # (the registry forgets old handles too)
             _HANDLES.clear()
@@ -363,8 +395,8 @@ class _Binding:
     """One bind of a user primitive (primitive, parameters, operand types) as the passes
     see it: a source of rules (passes/custom_rules.py) that traces a rule on demand."""
 
-    def __init__(self, prim, params, in_avals, out_avals):
-        self.prim, self.params = prim, dict(params)
+    def __init__(self, prim, params, in_avals, out_avals, eager=False):
+        self.prim, self.params, self.eager = prim, dict(params), eager
         self.in_avals = list(in_avals)
         self.out_avals = [a.strip_weak_type() for a in out_avals]
 
@@ -394,7 +426,11 @@ class _Binding:
     def trace(self, module, part: str) -> str:
         kind, _, spec = part.partition(":")
         body, avals = getattr(self, f"_{kind}")(spec)
-        fn = _trace_into(module, body, avals, f"{self.prim.name}_{kind}")
+        saved, _eager_rules.on = _eager_rules.on, self.eager
+        try:
+            fn = _trace_into(module, body, avals, f"{self.prim.name}_{kind}")
+        finally:
+            _eager_rules.on = saved
         if kind == "batch":
             with context():
                 fn.attributes[OUT_DIMS] = ir.DenseI64ArrayAttr.get(
@@ -406,6 +442,8 @@ class _Binding:
 
     def _lower(self, spec):
         rule = lowering_of(self.prim)
+        if rule is None and self.eager:
+            return self._impl_callback(), self.in_avals
         if rule is None:
             raise self._missing("MLIR translation rule for primitive '{name}' not found "
                                 f"for platform {_platform()}")
@@ -415,6 +453,23 @@ class _Binding:
             out = rule.fun(*xs, **params)
             return list(out) if rule.multiple_results else [out]
         return body, self.in_avals
+
+    def _impl_callback(self):
+        """A primitive without a lowering, bound where JAX evaluates op by op (grad,
+        vmap, checkpoint... called outside jit): its impl rule, run on the operands'
+        values each time the program runs, as JAX runs it at each call."""
+        prim, params = self.prim, self.params
+        cid = register_callback(lambda *xs: self._many(prim.impl(*xs, **params)),
+                                "io_callback", ("impl", prim, tuple(sorted(params.items()))))
+        avals = self.out_avals
+
+        def body(*xs):
+            outs = bind_op(CallbackOp, *xs, callback_id=cid, effect="ordered",
+                           result_shapes=tuple(tuple(a.shape) for a in avals) or None,
+                           result_dtypes=tuple(a.dtype for a in avals) or None,
+                           _weak_type=False)
+            return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        return body
 
     def _jvp(self, spec):
         rule = JVPS.get(self.prim)

@@ -4,7 +4,6 @@ nested jit, the function a transformation op names), and emit the ops that call 
 from __future__ import annotations
 
 import functools
-import gc
 import inspect
 import itertools
 import re
@@ -25,11 +24,12 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import KeyType, RefAval
 from mjax.dtypes import aval_of_value, hi_aval, hitype_rules
 from mjax.hijax_lowering import HiResultError, eval_shape_hi, has_hi
+from mjax.leak_check import check_tracer_leaks
 from mjax.float0 import contains_float0, hide_float0
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_impls import current_mesh, get_abstract_mesh
 from mjax.sharding_types import output_types, seed_trace_types, typeof_traced
-from mjax.source_info import describe_location, name_stack, user_location
+from mjax.source_info import name_stack, user_location
 from mjax.traceback_util import api_boundary
 
 
@@ -109,36 +109,9 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
         traced.out_types = output_types(trace, out_leaves)
     traced.has_float0 = contains_float0(out)
     if config.read("jax_check_tracer_leaks"):
-        a = kw = out = out_leaves = leaf = None   # (this frame's own references)
-        _check_tracer_leaks(trace, getattr(fun, "__qualname__", repr(fun)))
+        a = kw = out = out_leaves = leaf = given = None   # (this frame's own references)
+        check_tracer_leaks(trace, getattr(fun, "__qualname__", repr(fun)))
     return traced
-
-
-def _check_tracer_leaks(trace, fun_name):
-    """jax_check_tracer_leaks (mjax.checking_leaks): after tracing, no tracer of the trace
-    may be referenced from outside it (a global, a closure, a list...). JAX: the same check
-    via the garbage collector, raising the same plain Exception."""
-    gc.collect()
-    tracers = [o for o in gc.get_objects() if isinstance(o, Tracer) and o.trace is trace]
-    # (the trace's own records: its arguments, and its map of captured values)
-    own = {id(tracers), id(getattr(trace, "args", None))}
-    own.update(id(entry) for entry in getattr(trace, "_captured_ids", {}).values())
-    leaked = []
-    for t in tracers:
-        holders = [r for r in gc.get_referrers(t) if id(r) not in own
-                   and not inspect.isframe(r)]
-        if holders:
-            leaked.append((t, holders))
-    del tracers
-    if leaked:
-        lines = []
-        for t, holders in leaked:
-            loc = getattr(t, "loc", None)
-            made = (f"created at {describe_location(loc)}" if loc is not None
-                    else "a function argument")
-            lines.append(f"{t} ({made}) is referred to by a {type(holders[0]).__name__}")
-        raise Exception(f"Leaked trace (while tracing {fun_name}). Leaked tracer(s):\n\n"
-                        + "\n".join(lines))
 
 
 @api_boundary

@@ -406,11 +406,13 @@ def expand_vmap_op(ex, op: ir.Operation) -> None:
     b = BatchBuilder(ir.InsertionPoint(op), op.location, size, name)
     results = ex.call(b, new, op.operands)
     final = []
+    paths = p.get("out_paths") or ("",) * len(results)
     for j, (v, d, want) in enumerate(zip(results, out_dims, p["out_axes"])):
         if want == T.NOT_MAPPED:
             if d is not NOT_MAPPED:
-                raise BatchError(op, f"at vmap out_axes, got axis spec None but output was "
-                                     f"batched on axis {d} (result {j} of @{callee})")
+                raise BatchError(op, f"at vmap out_axes{paths[j]}, got axis spec None but "
+                                     f"output was batched on axis {d} (result {j} of "
+                                     f"@{callee})")
             final.append(v)
         else:
             final.append(bdim_at(b, v, d, want))

@@ -68,6 +68,13 @@ def _drop(handle: str) -> None:
         del _ENTRIES[key]
 
 
+def sources() -> list:
+    """Every source registered now (what they hold is mjax's record of a staged call, not
+    a leak: mjax.leak_check)."""
+    with _lock:
+        return list(_ENTRIES.values())
+
+
 def source_of(handle: str):
     """The source behind `handle` (None if unknown), marked as recently used."""
     with _lock:

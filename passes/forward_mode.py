@@ -34,6 +34,7 @@ from mjax.passes.ir_util import (callee_of, clone_into, dependent_results, entry
                                  set_results)
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.jaxpr_inline import inline_body
+from mjax.passes.name_stacks import wrap_scopes
 from mjax.passes.registry import PassError, format_location, op_error
 from mjax.passes.rules.ad_util import has_tangent, instantiate
 from mjax.passes.rules.callbacks import drop_printing_when_linearizing
@@ -360,6 +361,7 @@ def jvp_function(ex, name: str, diff_args=None, diff_results=None, where=None) -
     b = Builder(jvp.ip, fn.location)
     tangent_outs = [instantiate(b, results[j][1], outs[j]) for j in dr]
     set_results(new_fn, [p for p, _ in results] + tangent_outs)
+    wrap_scopes(new_fn, "jvp")
     return new_name
 
 

@@ -30,12 +30,13 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.forward_mode import CustomVjpJvpError, Jvp, diff_suffix, prepare
 from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import (entry_block, nested_ops, replace_op, set_results,
-                                 symbol_name)
+from mjax.passes.ir_util import (entry_block, has_effects, nested_ops, replace_op,
+                                 set_results, symbol_name)
+from mjax.passes.name_stacks import name_primal_call, wrap_scopes
 from mjax.passes.partial_eval import PartialEval
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules.ad_util import Linear, Unknown, add_any, instantiate
-from mjax.passes.rules.callbacks import prints_anywhere
+from mjax.passes.rules.callbacks import drop_rerun_callbacks, prints_anywhere
 from mjax.passes.rules.tables import TRANSPOSE, TRANSPOSE_NESTED
 
 
@@ -126,6 +127,9 @@ def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
         set_results(lin_fn, lin_outs)
         set_results(fwd_fn, list(primal_outs) + pe.residuals)
         pe.erase_dead_recomputed()
+        drop_rerun_callbacks(jvp, fwd_fn, name)
+        wrap_scopes(fwd_fn, "jvp")
+        wrap_scopes(lin_fn, "jvp")
     finally:
         ex.fns.erase(symbol_name(tmp))
     fwd, lin = symbol_name(fwd_fn), symbol_name(lin_fn)
@@ -182,6 +186,7 @@ def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None
         _TRANSPOSER.ex = previous
     b = Builder(bip, lin.location)
     set_results(bwd, [instantiate(b, arg_cts[i], ins[i]) for i in linear_args])
+    wrap_scopes(bwd, "transpose")
     # Transposed checkpoints emit jaxpr.vjp ops (rematerialization): expand them too.
     ex.expand_function(symbol_name(bwd))
     return symbol_name(bwd)
@@ -277,6 +282,8 @@ def expand_vjp_op(ex, op) -> None:
     if twin is not None:
         replace_op(twin, fwd_out[:info.num_outputs])
         operands = list(op.operands)     # (a cotangent may have used the twin's results)
+    else:
+        name_primal_call(ex, op, str(p["callee"]), operands[:n_in])
     res = fwd_out[info.num_outputs:]
     b = Builder(ir.InsertionPoint(op), op.location)
     replace_op(op, ex.call(b, info.bwd, res + operands[n_in:]))
@@ -288,7 +295,8 @@ def _primal_twin(op, callee: str, primals, fwd_outs, diff_results) -> ir.Operati
     runs in its place and the function is evaluated once, as in JAX (a loop is not run
     twice, a callback not called twice). Not when the function prints (the forward part
     leaves debug prints to the primal run), nor when the differentiated value is unused,
-    as grad's is (--jaxpr-dce drops that call; make_jaxpr shows it, as JAX's jaxpr)."""
+    as grad's is (--jaxpr-dce drops that call; make_jaxpr shows it, as JAX's jaxpr),
+    unless the call has effects DCE keeps (an io_callback would run twice)."""
     twin = None
     for other in op.operation.block.operations:
         if other == op.operation:
@@ -297,8 +305,8 @@ def _primal_twin(op, callee: str, primals, fwd_outs, diff_results) -> ir.Operati
         if (isinstance(view, T.CallOp) and str(view.params["callee"]) == callee
                 and list(other.operands) == list(primals)
                 and [aval_of(r.type) for r in other.results] == fwd_outs
-                and any(next(iter(other.results[j].uses), None) is not None
-                        for j in diff_results)):
+                and (any(next(iter(other.results[j].uses), None) is not None
+                         for j in diff_results) or has_effects(other))):
             twin = other
     return None
 

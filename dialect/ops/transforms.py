@@ -315,10 +315,11 @@ class VmapOp(TransformOp, name="vmap"):
     Operand i is callee argument i with a batch axis inserted at `in_axes[i]`, result j
     is callee result j with one at `out_axes[j]`; -1 means "not mapped" (JAX's None).
     `axis_name` names the axis for collectives (`psum`, ...) inside the callee.
+    `out_paths` (optional): each result's key path in the function's output, for errors.
     JAX: jax.vmap (batching.batch)."""
     attributes = {"callee": A.Sym(), "in_axes": A.Ints(), "out_axes": A.Ints(),
                   "axis_size": A.Dim(), "axis_name": A.Str(default=None),
-                  "spmd_axis_name": A.Str(default=None)}
+                  "spmd_axis_name": A.Str(default=None), "out_paths": A.AnyAttr(default=None)}
 
     @classmethod
     def infer_with_callees(cls, avals, params, signature):

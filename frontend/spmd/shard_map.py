@@ -481,7 +481,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                 shown.values = printed
             return _named_as_specs(outs, m, out_specs)
         except Exception as e:
-            if "at vmap out_axes, got axis spec None" in str(e):
+            if re.search(r"at vmap out_axes\S*, got axis spec None", str(e)):
                 raise ValueError(
                     f"shard_map applied to the function '{fun_name}' was given out_specs "
                     f"{out_specs!r} which require replication over mesh axes that the "

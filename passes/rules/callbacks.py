@@ -30,8 +30,9 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops.callbacks import ORDERED_EFFECTS, CallbackOp
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
-from mjax.passes.ir_util import callee_of, nested_ops
+from mjax.passes.ir_util import callee_of, has_effects, nested_ops, used_values
 from mjax.passes.registry import PassError
+from mjax.passes.rules.ad_util import zeros
 from mjax.passes.rules.batch_util import NOT_MAPPED, batch_rule, moveaxis
 from mjax.passes.rules.tables import JVP, JVP_NESTED, TRANSPOSE, lowering
 
@@ -232,6 +233,33 @@ def _callback_jvp_nested(jvp, op, pairs):
     if _drops_printing(jvp) and _prints(op):
         return []
     return jvp._op_rule(op, pairs)
+
+
+def drop_rerun_callbacks(jvp, fn, name: str) -> None:
+    """In the forward part `fn` of a function that prints, drops the IO callbacks with
+    results that the forward part's own results do not need: the primal call beside
+    the vjp stays whenever the function prints (it is never swapped for the forward
+    part: reverse_mode._primal_twin) and runs them once, as JAX's grad does (equinox's
+    progress meter under grad). Their results, read by dead ops only, become zeros
+    (the ops with regions that read them are left to --jaxpr-dce: a region's ops may
+    still be named by the linearization's tables)."""
+    if not (_drops_printing(jvp) and prints_anywhere(jvp.ex, name)):
+        return
+    block = fn.regions[0].blocks[0]
+    ops = [op.operation for op in block.operations]
+    live = set(ops[-1].operands)            # (the return)
+    dead = []
+    for op in reversed(ops[:-1]):
+        rerun = op.name == CallbackOp.OPERATION_NAME and not _prints(op)
+        if any(r in live for r in op.results) or (not rerun and has_effects(op)):
+            live.update(used_values(op))
+        elif rerun:
+            dead.append(op)
+    for op in dead:
+        b = Builder(ir.InsertionPoint(op), op.location)
+        for r in op.results:
+            r.replace_all_uses_with(zeros(b, aval_of(r.type)))
+        op.erase()
 
 
 def _prints(op) -> bool:

@@ -398,3 +398,37 @@ def test_grad_runs_debug_callbacks_in_loops_once(J):
         g(np.float32(1.0))
         J.effects_barrier()
         assert sorted(seen, key=str) == [0, 1, 2, "init"]
+
+
+def _io_callbacks_under_grad(lib, jnp_, io_cb):
+    """The calls the host sees for grad and jit(grad) of functions whose io_callbacks
+    (with results) do not depend on the differentiated input."""
+    calls = []
+
+    def value(tag):
+        def cb():
+            calls.append(tag)
+            return np.int32(1)
+        return io_cb(cb, lib.ShapeDtypeStruct((), jnp_.int32))
+
+    def plain(x):             # the callback's result reaches the output
+        return x * value("plain").astype(jnp_.float32) * 2.
+
+    def progress(x):          # a meter: an init callback, a loop, a closing print
+        idx = value("init")
+        s, _ = lib.lax.scan(lambda c, i: (c + i, None), idx, jnp_.arange(3))
+        io_cb(lambda v: calls.append(("close", int(v))), None, s)
+        return x * x
+
+    for f in (plain, progress):
+        for g in (lib.grad(f), lib.jit(lib.grad(f))):
+            g(np.float32(3.))
+            lib.effects_barrier()
+    return calls
+
+
+def test_io_callbacks_under_grad_run_once_as_in_jax():
+    # (reverse mode's forward part and the primal call beside it both held the callback)
+    want = _io_callbacks_under_grad(jax, jjnp, jax_io_callback)
+    got = _io_callbacks_under_grad(mjax, jnp, io_callback)
+    assert got == want, (got, want)

@@ -135,6 +135,17 @@ def test_out_axes_none_with_a_batched_output_is_an_error():
     assert want in got
 
 
+def test_out_axes_none_error_names_the_outputs_key_path():
+    # (flax.nnx's vmap of StateAxes: JAX's message names the output, e.g. its 'broadcast')
+    def f(x, b):
+        return x + 1.0, {"broadcast": b["broadcast"] + x}
+    b = {"broadcast": np.float32(1.0)}
+    for out_axes in [(0, {"broadcast": None}), (0, None), None]:
+        got, want = _same_error(mjax.vmap(f, in_axes=(0, None), out_axes=out_axes),
+                                jax.vmap(f, in_axes=(0, None), out_axes=out_axes), V, b)
+        assert want in got, (got, want)
+
+
 # ---- errors ---------------------------------------------------------------------------------
 def test_inconsistent_sizes_error_names_every_argument():
     got, want = _same_error(mjax.vmap(lambda a, b: a + b), jax.vmap(lambda a, b: a + b),
