@@ -61,10 +61,8 @@ def _outside_holders(tracers, trace, own: set, records: set) -> list:
     mine = set(own) | {id(seen), id(holders), id(outside), id(layer)}
     seen.update((id(t), t) for t in tracers)
     checked = set(seen)
-    found = None
     while layer:
         ids = {id(x) for x in layer}
-        found = None
         found = gc.get_referrers(*layer)
         mine.add(id(found))
         nxt = []
