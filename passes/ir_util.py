@@ -46,6 +46,21 @@ def callee_of(op: ir.Operation) -> str | None:
     return None
 
 
+def calls_before(op: ir.Operation, callee: str, operands) -> list[ir.Operation]:
+    """The `jaxpr.call @callee(operands)` ops before `op` in its block, in order (grad's
+    and value_and_grad's primal call beside their `jaxpr.vjp`)."""
+    operands = list(operands)
+    found = []
+    for other in op.operation.block.operations:
+        if other == op.operation:
+            return found
+        view = other.opview
+        if (isinstance(view, T.CallOp) and str(view.params["callee"]) == callee
+                and list(other.operands) == operands):
+            found.append(other)
+    return found
+
+
 def nested_ops(op: ir.Operation) -> list[ir.Operation]:
     """The ops inside `op`'s regions (or an ir.Module's), at any depth (pre-order), not
     `op` itself; a list, safe to mutate the IR over."""

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from mjax.dialect.ops import transforms as T
-from mjax.passes.ir_util import nested_ops
+from mjax.passes.ir_util import calls_before, nested_ops
 from mjax.passes.jaxpr_to_stablehlo import SCOPES
 
 _PLAIN = ("FileLineColLoc", "CallSiteLoc", "UnknownLoc")
@@ -62,16 +61,10 @@ def name_primal_call(ex, op: ir.Operation, callee: str, primals) -> None:
     """Points the last earlier `jaxpr.call @callee(primals)` in op's block (grad's primal
     call, its value unused or only its aux output used) at a copy of @callee named as
     JAX's forward part, which computes that value."""
-    other = None
-    for candidate in op.operation.block.operations:
-        if candidate == op.operation:
-            break
-        if (isinstance(candidate.opview, T.CallOp)
-                and str(candidate.opview.params["callee"]) == callee
-                and list(candidate.operands) == list(primals)):
-            other = candidate
-    if other is None:
+    calls = calls_before(op, callee, primals)
+    if not calls:
         return
+    other = calls[-1]
     fn = ex.fns.get(callee)
     copy = fn.operation.clone(ip=ir.InsertionPoint.after(fn))
     name = ex.fns.fresh_name(f"{callee}_primal")

@@ -30,8 +30,8 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.forward_mode import CustomVjpJvpError, Jvp, diff_suffix, prepare
 from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import (entry_block, has_effects, nested_ops, replace_op,
-                                 set_results, symbol_name)
+from mjax.passes.ir_util import (calls_before, entry_block, has_effects, nested_ops,
+                                 replace_op, set_results, symbol_name)
 from mjax.passes.name_stacks import name_primal_call, wrap_scopes
 from mjax.passes.partial_eval import PartialEval
 from mjax.passes.registry import PassError, op_error
@@ -298,17 +298,12 @@ def _primal_twin(op, callee: str, primals, fwd_outs, diff_results) -> ir.Operati
     as grad's is (--jaxpr-dce drops that call; make_jaxpr shows it, as JAX's jaxpr),
     unless the call has effects DCE keeps (an io_callback would run twice)."""
     twin = None
-    for other in op.operation.block.operations:
-        if other == op.operation:
-            return twin
-        view = other.opview
-        if (isinstance(view, T.CallOp) and str(view.params["callee"]) == callee
-                and list(other.operands) == list(primals)
-                and [aval_of(r.type) for r in other.results] == fwd_outs
+    for other in calls_before(op, callee, primals):
+        if ([aval_of(r.type) for r in other.results] == fwd_outs
                 and (any(next(iter(other.results[j].uses), None) is not None
                          for j in diff_results) or has_effects(other))):
             twin = other
-    return None
+    return twin
 
 
 def evaluable_linear(ex, lin_name: str) -> None:
