@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import glob
-import importlib.util
 import os
 import sys
 import threading
@@ -28,6 +26,7 @@ from mjax.dialect import context
 from mjax.dialect.types import element_type_name
 from mjax.runtime import compilation_cache, ir_dump
 from mjax.runtime.backend import Platform, buffer_to_numpy, register_backend
+from mjax.runtime.gpu_plugin import plugin_client
 
 
 class _Aval:
@@ -231,8 +230,9 @@ def _with_build_settings(opts: xc.CompileOptions) -> xc.CompileOptions:
     build = opts.executable_build_options
     build.optimization_level = b.optimization_level
     build.memory_fitting_level = b.memory_fitting_level
-    build.exec_time_optimization_effort = b.exec_time_optimization_effort
-    build.memory_fitting_effort = b.memory_fitting_effort
+    for name in ("exec_time_optimization_effort", "memory_fitting_effort"):
+        if hasattr(build, name):    # (jaxlib 0.11 dropped them)
+            setattr(build, name, getattr(b, name))
     debug = build.debug_options
     if b.disable_most_optimizations:
         debug.xla_backend_optimization_level = 0
@@ -408,7 +408,7 @@ class XlaBackend:
             self.client = xc.make_cpu_client(
                 num_devices=_CPU_DEVICE_COUNT[0] if _CPU_DEVICE_COUNT else None)
         else:
-            self.client = _plugin_client(platform)
+            self.client = plugin_client(platform)
         self.platform = platform
         self._shardings: dict = {}
         self._compiled: dict = {}  # (StableHLO text, devices, partitions) -> executable
@@ -740,36 +740,20 @@ if hasattr(_jax, "collect_garbage"):
     gc.callbacks.append(_collect_jaxlib_garbage)
 
 
-def find_pjrt_plugin(platform: str) -> str | None:
-    """Path of an installed PJRT plugin library for `platform` ('cuda', 'rocm', ...).
-
-    `MJAX_PJRT_PLUGIN_<PLATFORM>` names one explicitly; otherwise the `jax_plugins`
-    namespace packages (jax-cuda12-pjrt, jax-cuda13-pjrt, ...) are searched without
-    importing jax.
-    """
-    explicit = os.environ.get(f"MJAX_PJRT_PLUGIN_{platform.upper()}")
-    if explicit:
-        return explicit
-    spec = importlib.util.find_spec("jax_plugins")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        for lib in sorted(glob.glob(os.path.join(root, f"xla_{platform}*", "*.so"))):
-            if "plugin" in os.path.basename(lib):
-                return lib
-    return None
-
-
-def _plugin_client(platform: str):
-    path = find_pjrt_plugin(platform)
-    if path is None:
-        raise RuntimeError(
-            f"no PJRT plugin for platform '{platform}' is installed (looked for "
-            f"jax_plugins/xla_{platform}*/*plugin*.so; set MJAX_PJRT_PLUGIN_"
-            f"{platform.upper()} to the plugin library's path). Available: 'cpu'.")
-    if not xc.pjrt_plugin_loaded(platform):
-        xc.load_pjrt_plugin_dynamically(platform, path)
-    if not xc.pjrt_plugin_initialized(platform):
-        xc.initialize_pjrt_plugin(platform)
-    return xc.make_c_api_client(platform)
+def block_until_ready(buffers) -> None:
+    """Waits for every buffer: jaxlib's in one call, as jax.block_until_ready does (one
+    wait for a train step's hundred outputs, not one each), any other backend's (IREE's)
+    one by one."""
+    own = []
+    for buf in buffers:
+        if type(buf) is _jax.ArrayImpl:
+            own.append(buf)
+        else:
+            buf.block_until_ready()
+    if len(own) == 1:
+        own[0].block_until_ready()
+    elif own:
+        xc.batched_block_until_ready(own)
 
 
 # CPU devices of the CPU client: the frontend's jax_num_cpu_devices, set before the first

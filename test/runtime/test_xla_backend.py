@@ -1,10 +1,12 @@
 """The XLA backend: compile/run, the compile cache, device transfer, plugin discovery."""
+import os
+
 import numpy as np
 import pytest
 
 from mjax.dialect import ShapedArray
 from mjax.runtime import buffer_to_numpy, get_backend
-from mjax.runtime import xla
+from mjax.runtime import gpu_plugin, xla
 
 SINE = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = stablehlo.sine %x : tensor<3xf32>
@@ -40,12 +42,77 @@ def test_result_handlers_give_the_same_values_as_disassembly():
 
 def test_missing_plugin_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("MJAX_PJRT_PLUGIN_NOSUCH", raising=False)
-    assert xla.find_pjrt_plugin("nosuch") is None
+    assert gpu_plugin.find_pjrt_plugin("nosuch") is None
     with pytest.raises(RuntimeError, match="no PJRT plugin for platform 'nosuch'"):
         xla.XlaBackend("nosuch")
 
 
 def test_explicit_plugin_path_wins(monkeypatch):
     monkeypatch.setenv("MJAX_PJRT_PLUGIN_CUDA", "/opt/x/plugin.so")
-    assert xla.find_pjrt_plugin("cuda") == "/opt/x/plugin.so"
+    assert gpu_plugin.find_pjrt_plugin("cuda") == "/opt/x/plugin.so"
 
+
+
+def test_gpu_plugin_client_is_set_up_as_jax_sets_it_up(monkeypatch):
+    """A GPU plugin's client: the plugin loaded, its extension's FFI handlers handed to
+    XLA under the platform's name, jaxlib's solver kernels registered, the client made
+    with the XLA_PYTHON_CLIENT_* options, and absl's level defaulted to WARNING first."""
+    calls = []
+
+    class FakeXc:
+        def pjrt_plugin_loaded(self, name):
+            return False
+
+        def load_pjrt_plugin_dynamically(self, name, path):
+            calls.append(("load", name, path))
+            return "c_api"
+
+        def pjrt_plugin_initialized(self, name):
+            return False
+
+        def initialize_pjrt_plugin(self, name):
+            calls.append(("init", name))
+
+        def register_custom_call_handler(self, platform, handler):
+            calls.append(("handler", platform, handler("target", "fn", 1)))
+
+        def register_custom_call_target(self, name, fn, platform, api_version):
+            calls.append(("target", name, platform, api_version))
+
+        def generate_pjrt_gpu_plugin_options(self):
+            return {"preallocate": False}
+
+        def make_c_api_client(self, name, options=None, distributed=None):
+            calls.append(("client", name, options))
+            return "client"
+
+    class FakeExtension:
+        @staticmethod
+        def register_custom_call_target(c_api, *args):
+            return (c_api,) + args
+
+        @staticmethod
+        def ffi_handlers():
+            return {"xla_ffi_python_gpu_callback": "cb"}
+
+    class FakeSolver:
+        @staticmethod
+        def registrations():
+            return {"CUDA": [("cusolver_getrf_ffi", "getrf", 1)], "ROCM": []}
+
+    modules = {"jax_cuda13_plugin.cuda_plugin_extension": FakeExtension,
+               "jaxlib.gpu_solver": FakeSolver}
+    monkeypatch.setattr(gpu_plugin, "xc", FakeXc())
+    monkeypatch.setattr(gpu_plugin.importlib, "import_module", lambda n: modules[n])
+    monkeypatch.setattr(gpu_plugin, "_preload_nvidia_libraries", lambda: None)
+    monkeypatch.setattr(gpu_plugin, "_register_solvers", gpu_plugin._register_solvers.__wrapped__)
+    monkeypatch.setenv("MJAX_PJRT_PLUGIN_CUDA", "/opt/x/plugin.so")
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    assert gpu_plugin.plugin_client("cuda") == "client"
+    assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == "1"
+    assert calls == [("load", "cuda", "/opt/x/plugin.so"),
+                     ("handler", "CUDA", ("c_api", "target", "fn", 1)),
+                     ("target", "xla_ffi_python_gpu_callback", "CUDA", 1),
+                     ("init", "cuda"),
+                     ("target", "cusolver_getrf_ffi", "CUDA", 1),
+                     ("client", "cuda", {"preallocate": False})]
