@@ -19,7 +19,7 @@ from mjax.dialect.dtype_rules import is_inexact
 from mjax.dtypes import aval_of_value
 from mjax.errors import UnexpectedTracerError
 from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import module_name, on_cpu
+from mjax.lowering import lowering_platform_option, module_name
 from mjax.passes import run_pipeline
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import main_function
@@ -82,7 +82,7 @@ def _compile_single_op(opcls, avals, params, out_avals, device=None):
         tuple(avals))
     with ctx:
         # (one op: nothing to clean up; as jit, refusing what XLA's CPU would ignore)
-        run_pipeline(module, [("jaxpr-to-stablehlo", "platform=cpu" if on_cpu() else "")])
+        run_pipeline(module, [("jaxpr-to-stablehlo", lowering_platform_option())])
     text, callbacks = backend_host_callbacks(str(module), get_backend())
     return get_backend().compile(text, None if device is None else [device],
                                  out_avals=out_avals, host_callbacks=callbacks)

@@ -97,15 +97,24 @@ def compile_pipeline(user_passes=()) -> list:
     interprets every call. `user_passes` go in at their points (with_user_passes)."""
     pipeline = pipeline_for()
     if on_cpu():     # (and what XLA's CPU ignores is refused)
-        pipeline = [(n, "platform=cpu" if n in ("jaxpr-pallas-interpret",
-                                                "jaxpr-to-stablehlo") else o)
+        pipeline = [(n, "platform=cpu" if n == "jaxpr-pallas-interpret" else o)
                     for n, o in pipeline]
+    option = lowering_platform_option()
+    if option:
+        pipeline = [(n, option if n == "jaxpr-to-stablehlo" else o) for n, o in pipeline]
     return with_user_passes(pipeline, user_passes) if user_passes else pipeline
 
 
 def on_cpu() -> bool:
     """Whether programs compile for a CPU (the default backend's platform)."""
     return str(default_platform()) == "cpu"
+
+
+def lowering_platform_option() -> str:
+    """jaxpr-to-stablehlo's `platform` option for the default backend: `cpu` refuses what
+    XLA's CPU ignores, `cuda`/`rocm` pick GPU kernels (cuSOLVER for linalg)."""
+    platform = str(default_platform()).lower()
+    return f"platform={platform}" if platform in ("cpu", "cuda", "rocm") else ""
 
 
 def with_user_passes(pipeline: list, user_passes) -> list:

@@ -114,7 +114,8 @@ def lower_op(op: ir.Operation, backend: str = "xla") -> None:
 class JaxprToStablehloPass(Pass):
     """Lower every jaxpr op to StableHLO/CHLO (fails on ops it cannot lower).
     `platform=cpu`: refuse what XLA's CPU backend would silently compute otherwise (dot
-    algorithms it ignores), as JAX does when lowering for a CPU."""
+    algorithms it ignores), as JAX does when lowering for a CPU; `platform=cuda`/`rocm`:
+    linalg calls the GPU solvers (cuSOLVER/hipSOLVER) instead of LAPACK."""
 
     backend: str = "xla"
     platform: str = ""

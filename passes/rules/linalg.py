@@ -14,8 +14,6 @@ axes, so batching moves the batch axis to the front.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
@@ -26,78 +24,11 @@ from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
+from mjax.passes.rules.linalg_ffi import gpu_solver_prefix, lapack_call, solver_call
 from mjax.passes.rules.tables import TRANSPOSE, lowering
 
 
 # ==== lowering helpers ==================================================================
-@functools.cache
-def _register_lapack() -> None:
-    """Registers jaxlib's LAPACK FFI handlers with XLA's CPU custom-call registry (once
-    per process; jax does the same when jax._src.lax.linalg is imported)."""
-    from jaxlib import xla_client
-    from jaxlib.cpu import _lapack
-    _lapack.initialize()
-    for name, fn in _lapack.registrations().items():
-        if name.endswith("_ffi"):
-            xla_client.register_custom_call_target(name, fn, "cpu", 1)
-
-
-_LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
-
-
-def lapack_target(routine: str, dtype) -> str:
-    """`lapack_sgetrf_ffi` for ('getrf', float32)."""
-    return f"lapack_{_LAPACK_PREFIX[np.dtype(dtype).name]}{routine}_ffi"
-
-
-def _layout(rank: int, column_major: bool) -> ir.Attribute:
-    # Minor-to-major: matrices in Fortran order (rows fastest), batch axes outermost.
-    dims = ((rank - 2, rank - 1) + tuple(range(rank - 3, -1, -1)) if column_major
-            else tuple(range(rank - 1, -1, -1)))
-    return ir.DenseIntElementsAttr.get(np.asarray(dims, np.int64), type=ir.IndexType.get())
-
-
-def _u8(c: str) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), ord(c))
-
-
-def lapack_call(routine: str, operands, out_avals, config=None, aliases=None, target=None):
-    """One LAPACK FFI custom call, laid out as jaxlib's handlers expect; returns results.
-
-    `config`: routine options (single characters such as uplo='L', or MLIR attributes),
-    `aliases`: {operand index: result index} for results LAPACK writes in place;
-    `target`: a jaxlib handler named otherwise than lapack_<type><routine>_ffi."""
-    _register_lapack()
-    in_avals = [aval_of(v.type) for v in operands]
-    rank = max(a.ndim for a in in_avals)
-    target = target or lapack_target(routine, in_avals[0].dtype)
-    aliases = aliases or {}
-    attrs = {
-        "call_target_name": ir.StringAttr.get(target),
-        "has_side_effect": ir.BoolAttr.get(False),
-        "backend_config": ir.StringAttr.get(""),
-        # api_version 1 + a dictionary mhlo.backend_config is how XLA takes typed FFI
-        # options from StableHLO (JAX: mlir.custom_call).
-        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
-        "called_computations": ir.ArrayAttr.get([]),
-        "operand_layouts": ir.ArrayAttr.get([_layout(a.ndim, a.ndim == rank)
-                                             for a in in_avals]),
-        "result_layouts": ir.ArrayAttr.get([_layout(a.ndim, a.ndim == rank)
-                                            for a in out_avals]),
-        "output_operand_aliases": ir.ArrayAttr.get([
-            hlo.OutputOperandAlias.get([o] if len(out_avals) > 1 else [], i, [])
-            for i, o in aliases.items()]),
-    }
-    op = hlo.CustomCallOp.build_generic(
-        results=[H.ttype(a.shape, a.dtype) for a in out_avals], operands=list(operands),
-        attributes=attrs)
-    op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(
-        {k: v if isinstance(v, ir.Attribute) else _u8(v) for k, v in (config or {}).items()})
-    op.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
-        {"num_batch_dims": ir.StringAttr.get(str(rank - 2))})
-    return list(op.results)
-
-
 def _info_ok(info: ir.Value, direction: str = "EQ") -> ir.Value:
     return H.compare(info, H.constant_like(info, 0), direction)
 
@@ -202,8 +133,9 @@ def _lu_lower(ctx, a):
     if m == 0 or n == 0:
         return [a, H.constant(0, np.int32, piv_aval.shape),
                 hlo.iota(H.ttype(perm_aval.shape, np.int32), len(batch))]
-    lu, pivots, info = lapack_call("getrf", [a], [out, piv_aval, ShapedArray(batch, np.int32)],
-                                   aliases={0: 0})
+    call = solver_call if gpu_solver_prefix() else lapack_call
+    lu, pivots, info = call("getrf", [a], [out, piv_aval, ShapedArray(batch, np.int32)],
+                            aliases={0: 0})
     pivots = hlo.subtract(pivots, H.constant_like(pivots, 1))  # LAPACK counts from 1
     # info > 0 only says U is singular; the factors are still valid (as in JAX).
     lu = _nan_unless(_info_ok(info, "GE"), lu)
@@ -216,7 +148,8 @@ def _geqrf_lower(ctx, a):
     aval = ctx.avals_in[0]
     if 0 in aval.shape[-2:]:
         return [a, H.constant(0, aval.dtype, ctx.avals_out[1].shape)]
-    return lapack_call("geqrf", [a], ctx.avals_out, aliases={0: 0})
+    call = solver_call if gpu_solver_prefix() else lapack_call
+    return call("geqrf", [a], ctx.avals_out, aliases={0: 0})
 
 
 @lowering(L.HouseholderProductOp)
@@ -224,8 +157,15 @@ def _householder_product_lower(ctx, a, taus):
     aval = ctx.avals_in[0]
     if 0 in aval.shape[-2:]:
         return a
-    routine = "ungqr" if is_complex(aval.dtype) else "orgqr"
-    return lapack_call(routine, [a, taus], ctx.avals_out, aliases={0: 0})[0]
+    return _householder_product(a, taus, ctx.avals_out[0])
+
+
+def _householder_product(a, taus, out_aval):
+    """Q from geqrf's reflectors (LAPACK orgqr/ungqr; one GPU orgqr for every dtype)."""
+    if gpu_solver_prefix():
+        return solver_call("orgqr", [a, taus], [out_aval], aliases={0: 0})[0]
+    routine = "ungqr" if is_complex(out_aval.dtype) else "orgqr"
+    return lapack_call(routine, [a, taus], [out_aval], aliases={0: 0})[0]
 
 
 @lowering(L.QrOp)
@@ -238,8 +178,9 @@ def _qr_lower(ctx, a, *, full_matrices):
         eye = np.broadcast_to(np.eye(*q_aval.shape[-2:], dtype=aval.dtype), q_aval.shape)
         return [hlo.constant(H.A.dense_elements(np.ascontiguousarray(eye))),
                 H.constant(0, aval.dtype, r_aval.shape)]
-    packed, taus = lapack_call("geqrf", [a], [aval, ShapedArray(aval.shape[:-2] + (k,),
-                                                                 aval.dtype)], aliases={0: 0})
+    call = solver_call if gpu_solver_prefix() else lapack_call
+    packed, taus = call("geqrf", [a], [aval, ShapedArray(aval.shape[:-2] + (k,), aval.dtype)],
+                        aliases={0: 0})
     # orgqr/ungqr builds Q in place from the reflectors: give it a buffer of Q's shape.
     qcols = q_aval.shape[-1]
     if qcols > n:
@@ -248,8 +189,7 @@ def _qr_lower(ctx, a, *, full_matrices):
         qin = hlo.pad(packed, zero, [0] * aval.ndim, pad, [0] * aval.ndim)
     else:
         qin = _hlo_slice(packed, (None, qcols))
-    q = lapack_call("orgqr" if not is_complex(aval.dtype) else "ungqr", [qin, taus],
-                    [q_aval], aliases={0: 0})[0]
+    q = _householder_product(qin, taus, q_aval)
     r = _keep_triangle(_hlo_slice(packed, (r_aval.shape[-2], None)), 0, lower=False)
     return [q, r]
 
@@ -262,10 +202,15 @@ def _eigh_lower(ctx, a, *, lower, sort_eigenvalues):
     v_aval, w_aval = ctx.avals_out
     if aval.shape[-1] == 0:
         return [a, H.constant(0, w_aval.dtype, w_aval.shape)]
-    routine = "heevd" if is_complex(aval.dtype) else "syevd"
-    v, w, info = lapack_call(routine, [a], [v_aval, w_aval, ShapedArray(batch, np.int32)],
-                             config={"mode": "V", "uplo": "L" if lower else "U"},
-                             aliases={0: 0})
+    outs = [v_aval, w_aval, ShapedArray(batch, np.int32)]
+    if gpu_solver_prefix():   # (algorithm 0: the solver's default, as JAX's)
+        v, w, info = solver_call("syevd", [a], outs, aliases={0: 0},
+                                 config={"lower": ir.BoolAttr.get(bool(lower)),
+                                         "algorithm": _uint8(0)})
+    else:
+        routine = "heevd" if is_complex(aval.dtype) else "syevd"
+        v, w, info = lapack_call(routine, [a], outs, aliases={0: 0},
+                                 config={"mode": "V", "uplo": "L" if lower else "U"})
     ok = _info_ok(info)
     # LAPACK returns eigenvalues in ascending order, which is what sort_eigenvalues asks.
     return [_nan_unless(ok, v), _nan_unless(ok, w)]
@@ -288,10 +233,14 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
     s_aval = ShapedArray(batch + (k,), real_dtype(aval.dtype))
     u_aval = ShapedArray(batch + (m, ucols), aval.dtype)
     vt_aval = ShapedArray(batch + (vrows, n), aval.dtype)
-    mode = ("A" if full_matrices else "S") if compute_uv else "N"
-    _, s, u, vt, info = lapack_call(
-        "gesdd", [a], [aval, s_aval, u_aval, vt_aval, ShapedArray(batch, np.int32)],
-        config={"mode": mode}, aliases={0: 0})
+    if gpu_solver_prefix():
+        s, u, vt, info = _svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices,
+                                  compute_uv)
+    else:
+        mode = ("A" if full_matrices else "S") if compute_uv else "N"
+        _, s, u, vt, info = lapack_call(
+            "gesdd", [a], [aval, s_aval, u_aval, vt_aval, ShapedArray(batch, np.int32)],
+            config={"mode": mode}, aliases={0: 0})
     ok = _info_ok(info)
     outs = [_nan_unless(ok, s)]
     if compute_uv:
@@ -299,11 +248,56 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
     return outs
 
 
+def _svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices, compute_uv):
+    """(s, u, vt, info) from the GPU solvers, as JAX picks them: Jacobi (gesvdj) up to
+    1024x1024, QR-based gesvd beyond (on the transpose when m < n, since gesvd wants
+    m >= n). gesvdj returns V, not V^H, and has no economy mode below 33 rows or columns,
+    where the full factors are sliced."""
+    batch = aval.shape[:-2]
+    m, n = aval.shape[-2:]
+    k = min(m, n)
+    info = ShapedArray(batch, np.int32)
+    flags = {"compute_uv": ir.BoolAttr.get(bool(compute_uv))}
+    if m <= 1024 and n <= 1024:
+        econ = not full_matrices and m > 32 and n > 32
+        u_full = ShapedArray(batch + (m, k if econ else m), aval.dtype)
+        v_full = ShapedArray(batch + (n, k if econ else n), aval.dtype)
+        _, s, u, v, ok = solver_call("gesvdj", [a], [aval, s_aval, u_full, v_full, info],
+                                     aliases={0: 0},
+                                     config={**flags, "full_matrices": ir.BoolAttr.get(
+                                         not econ)})
+        if not compute_uv:
+            return s, None, None, ok
+        nb = len(batch)
+        vt = hlo.transpose(v, list(range(nb)) + [nb + 1, nb])
+        if is_complex(aval.dtype):
+            vt = _hlo_conj(vt)
+        if not full_matrices and not econ:
+            u, vt = _hlo_slice(u, (None, k)), _hlo_slice(vt, (k, None))
+        return s, u, vt, ok
+    if not compute_uv:      # (gesvd takes scalar placeholders for U and V^H)
+        u_aval = vt_aval = ShapedArray((), aval.dtype)
+    transposed = m < n
+    outs = [aval, s_aval, vt_aval, u_aval, info] if transposed else \
+        [aval, s_aval, u_aval, vt_aval, info]
+    _, s, x, y, ok = solver_call(
+        "gesvd", [a], outs, aliases={0: 0}, column_major=not transposed,
+        config={**flags, "full_matrices": ir.BoolAttr.get(bool(full_matrices)),
+                "transposed": ir.BoolAttr.get(transposed)})
+    u, vt = (y, x) if transposed else (x, y)
+    return s, u, vt, ok
+
+
+def _uint8(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), int(v))
+
+
 # ==== eig ================================================================================
 @lowering(L.EigOp)
 def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors):
-    if ctx.backend not in ("xla", "cpu"):
-        raise NotImplementedError("eig is only implemented on CPU (LAPACK geev), as in JAX")
+    if ctx.backend not in ("xla", "cpu") or gpu_solver_prefix():
+        raise NotImplementedError("eig is only implemented on CPU (LAPACK geev) in mjax; "
+                                  "JAX's GPU eig (cuSOLVER geev, MAGMA) is not lowered")
     aval = ctx.avals_in[0]
     batch = aval.shape[:-2]
     w_aval = ctx.avals_out[0]

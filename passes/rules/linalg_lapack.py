@@ -22,7 +22,8 @@ from mjax.dialect.types import ShapedArray
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
-from mjax.passes.rules.linalg import _info_ok, _nan_unless, lapack_call
+from mjax.passes.rules.linalg import _info_ok, _nan_unless
+from mjax.passes.rules.linalg_ffi import gpu_solver_prefix, lapack_call
 from mjax.passes.rules.tables import TRANSPOSE, lowering
 
 
@@ -35,13 +36,14 @@ def _u8(v: int) -> ir.Attribute:
 
 
 def _require_cpu(ctx, name: str) -> None:
-    if ctx.backend not in ("xla", "cpu"):
-        raise NotImplementedError(f"{name} is only implemented on CPU (LAPACK), as in JAX")
+    if ctx.backend not in ("xla", "cpu") or gpu_solver_prefix():
+        raise NotImplementedError(f"{name} is only implemented on CPU (LAPACK) in mjax")
 
 
 # ==== lowering ===========================================================================
 @lowering(L.TridiagonalSolveOp)
 def _tridiagonal_solve_lower(ctx, dl, d, du, b, *, perturb_singular):
+    _require_cpu(ctx, "tridiagonal_solve")
     aval = ctx.avals_in[3]
     batch = aval.shape[:-2]
     if 0 in aval.shape[-2:]:
@@ -59,6 +61,7 @@ def _tridiagonal_solve_lower(ctx, dl, d, du, b, *, perturb_singular):
 
 @lowering(L.TridiagonalOp)
 def _tridiagonal_lower(ctx, a, *, lower):
+    _require_cpu(ctx, "tridiagonal")
     aval = ctx.avals_in[0]
     routine = "hetrd" if is_complex(aval.dtype) else "sytrd"
     *outs, info = lapack_call(routine, [a],
@@ -70,6 +73,7 @@ def _tridiagonal_lower(ctx, a, *, lower):
 
 @lowering(L.HessenbergOp)
 def _hessenberg_lower(ctx, a):
+    _require_cpu(ctx, "hessenberg")
     aval = ctx.avals_in[0]
     n = aval.shape[-1]
     if n == 0:
@@ -108,6 +112,7 @@ def _schur_lower(ctx, a, *, compute_schur_vectors, sort_eig_vals):
 
 @lowering(L.OrmqrOp)
 def _ormqr_lower(ctx, a, taus, c, *, left, transpose):
+    _require_cpu(ctx, "ormqr")
     aval = ctx.avals_out[0]
     if 0 in aval.shape[-2:] or ctx.avals_in[1].shape[-1] == 0:
         return [c]

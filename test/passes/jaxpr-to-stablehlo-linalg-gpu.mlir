@@ -1,0 +1,73 @@
+// RUN: mjax-opt %s --jaxpr-to-stablehlo="platform=cuda" --split-input-file | filecheck %s
+
+// Lowered for a CUDA GPU, linalg calls jaxlib's cuSOLVER kernels (one handler per
+// routine for every dtype, typed options), on the layouts LAPACK's take; JAX's GPU
+// lowering emits the same calls.
+
+// CHECK-LABEL: func.func @lu_batched
+// CHECK:         %[[F:.*]]:3 = stablehlo.custom_call @cusolver_getrf_ffi(
+// CHECK-SAME:      mhlo.frontend_attributes = {num_batch_dims = "1"}
+// CHECK-SAME:      operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>]
+// CHECK:         stablehlo.subtract %[[F]]#1
+// CHECK:         stablehlo.while
+// CHECK-NOT:     lapack_
+func.func @lu_batched(%a: tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<2x3xi32>, tensor<2x4xi32>) {
+  %0:3 = "jaxpr.lu"(%a) : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<2x3xi32>, tensor<2x4xi32>)
+  return %0#0, %0#1, %0#2 : tensor<2x4x3xf32>, tensor<2x3xi32>, tensor<2x4xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @qr_complete
+// CHECK:         %[[F:.*]]:2 = stablehlo.custom_call @cusolver_geqrf_ffi(
+// CHECK:         %[[PAD:.*]] = stablehlo.pad %[[F]]#0
+// CHECK:         stablehlo.custom_call @cusolver_orgqr_ffi(%[[PAD]], %[[F]]#1)
+func.func @qr_complete(%a: tensor<4x3xcomplex<f64>>) -> (tensor<4x4xcomplex<f64>>, tensor<4x3xcomplex<f64>>) {
+  %0:2 = "jaxpr.qr"(%a) {full_matrices = true} : (tensor<4x3xcomplex<f64>>) -> (tensor<4x4xcomplex<f64>>, tensor<4x3xcomplex<f64>>)
+  return %0#0, %0#1 : tensor<4x4xcomplex<f64>>, tensor<4x3xcomplex<f64>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @eigh_upper
+// CHECK:         stablehlo.custom_call @cusolver_syevd_ffi(%{{.*}}) {{{.*}}mhlo.backend_config = {algorithm = 0 : ui8, lower = false}
+func.func @eigh_upper(%a: tensor<3x3xcomplex<f32>>) -> tensor<3xf32> {
+  %0:2 = "jaxpr.eigh"(%a) {lower = false} : (tensor<3x3xcomplex<f32>>) -> (tensor<3x3xcomplex<f32>>, tensor<3xf32>)
+  return %0#1 : tensor<3xf32>
+}
+
+// -----
+
+// Up to 1024x1024, Jacobi (gesvdj): V comes back, transposed and conjugated into V^H;
+// below 33 rows or columns it has no economy mode, so the full factors are sliced.
+// CHECK-LABEL: func.func @svd_thin_complex
+// CHECK:         %[[F:.*]]:5 = stablehlo.custom_call @cusolver_gesvdj_ffi(%{{.*}}) {{{.*}}mhlo.backend_config = {compute_uv = true, full_matrices = true}
+// CHECK-SAME:      -> (tensor<2x4x3xcomplex<f32>>, tensor<2x3xf32>, tensor<2x4x4xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>, tensor<2xi32>)
+// CHECK:         stablehlo.transpose %[[F]]#3, dims = [0, 2, 1]
+// CHECK:         stablehlo.slice %[[F]]#2 [0:2, 0:4, 0:3]
+func.func @svd_thin_complex(%a: tensor<2x4x3xcomplex<f32>>) -> (tensor<2x3xf32>, tensor<2x4x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>) {
+  %0:3 = "jaxpr.svd"(%a) {full_matrices = false} : (tensor<2x4x3xcomplex<f32>>) -> (tensor<2x3xf32>, tensor<2x4x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>)
+  return %0#0, %0#1, %0#2 : tensor<2x3xf32>, tensor<2x4x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @svd_values_only
+// CHECK:         stablehlo.custom_call @cusolver_gesvdj_ffi(%{{.*}}) {{{.*}}mhlo.backend_config = {compute_uv = false, full_matrices = true}
+func.func @svd_values_only(%a: tensor<4x3xf32>) -> tensor<3xf32> {
+  %0 = "jaxpr.svd"(%a) {compute_uv = false} : (tensor<4x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Beyond 1024, QR-based gesvd; a wide matrix is factored as its transpose (row-major
+// layouts), and V^H and U come back in each other's places.
+// CHECK-LABEL: func.func @svd_wide_large
+// CHECK:         %[[F:.*]]:5 = stablehlo.custom_call @cusolver_gesvd_ffi(%{{.*}}) {{{.*}}mhlo.backend_config = {compute_uv = true, full_matrices = false, transposed = true}
+// CHECK-SAME:      operand_layouts = [dense<[1, 0]> : tensor<2xindex>]
+// CHECK-SAME:      -> (tensor<4x1100xf32>, tensor<4xf32>, tensor<4x1100xf32>, tensor<4x4xf32>, tensor<i32>)
+func.func @svd_wide_large(%a: tensor<4x1100xf32>) -> (tensor<4xf32>, tensor<4x4xf32>, tensor<4x1100xf32>) {
+  %0:3 = "jaxpr.svd"(%a) {full_matrices = false} : (tensor<4x1100xf32>) -> (tensor<4xf32>, tensor<4x4xf32>, tensor<4x1100xf32>)
+  return %0#0, %0#1, %0#2 : tensor<4xf32>, tensor<4x4xf32>, tensor<4x1100xf32>
+}
