@@ -18,6 +18,7 @@ from mjax.layout import Format, Layout, relayout
 from mjax.memory_kinds import Space, in_use, kind_of_space, memory_kind_of
 from mjax.runtime import buffer_to_numpy, get_backend
 from mjax.runtime.backend import backend_of_device
+from mjax.runtime.xla import block_until_ready as wait_for_buffers
 from mjax.sharding_types import typeof_array
 from mjax.tracer import Tracer, escaped_tracer_message
 from mjax.transfer_guard import explicit_device_get, explicit_device_put
@@ -276,9 +277,13 @@ def device_get(x):
 
 
 def block_until_ready(x):
+    """`x`, once every mjax.Array leaf's computation has finished (one batched wait)."""
+    bufs = []
     for leaf in trace_trees.tree_leaves(x):
         if isinstance(leaf, Array):
-            leaf.block_until_ready()
+            leaf._check_alive()
+            bufs.append(leaf._buf)
+    wait_for_buffers(bufs)
     return x
 
 
