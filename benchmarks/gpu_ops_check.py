@@ -106,7 +106,15 @@ def cases(jax, jnp, lax):
         q, r = jnp.linalg.qr(m)
         u, sv, vt = jnp.linalg.svd(m, full_matrices=False)
         w, v = jnp.linalg.eigh(s)
+        ew, ev = jnp.linalg.eig(m)       # (residuals: the order may differ by backend)
+        lw, vl, vr = lax.linalg.eig(m, compute_left_eigenvectors=True)
         with jax.default_matmul_precision("highest"):
+            m = m.astype(jnp.complex64)
+            residuals = [jnp.max(jnp.abs(m @ ev - ev * ew[..., None, :])),
+                         jnp.max(jnp.abs(m @ vr - vr * lw[..., None, :])),
+                         jnp.max(jnp.abs(jnp.conj(jnp.swapaxes(vl, -1, -2)) @ m
+                                         - lw[..., :, None] * jnp.conj(jnp.swapaxes(vl, -1, -2))))]
+            m = jnp.asarray(a)
             return [jnp.linalg.cholesky(s), q @ r, jnp.abs(r), sv,
                     (u * sv[..., None, :]) @ vt, jnp.linalg.svd(m, compute_uv=False), w,
                     (v * w[..., None, :]) @ jnp.swapaxes(v, -1, -2), jnp.linalg.inv(s),
@@ -114,7 +122,8 @@ def cases(jax, jnp, lax):
                     jnp.linalg.solve(m, jnp.ones((3, 5, 1))), jnp.linalg.pinv(m[0]),
                     lax.linalg.triangular_solve(jnp.linalg.cholesky(s), jnp.ones((3, 5, 2)),
                                                 left_side=True, lower=True),
-                    jnp.linalg.svd(jnp.ones((40, 50)) + jnp.eye(40, 50))[1]]
+                    jnp.linalg.svd(jnp.ones((40, 50)) + jnp.eye(40, 50))[1], *residuals,
+                    jnp.sort(jnp.abs(ew), axis=-1)]
 
     def grad():
         w = jnp.asarray(rng.standard_normal((16, 4)).astype(np.float32))

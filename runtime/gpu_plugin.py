@@ -135,6 +135,8 @@ def _register_solvers() -> None:
         for target, handler, api_version in handlers:
             xc.register_custom_call_target(target, handler, platform=name,
                                            api_version=api_version)
+    # (the hybrid kernels, eig with left eigenvectors: LAPACK on the host, or MAGMA)
+    getattr(solver, "initialize_hybrid_kernels", lambda: None)()
 
 
 def _first_module(names):

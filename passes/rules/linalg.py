@@ -8,7 +8,9 @@
 `cholesky`, `triangular_solve` and `fft` lower to their StableHLO ops. The rest lower, as
 JAX's CPU lowering does, to the LAPACK custom calls jaxlib's CPU client registers
 (`lapack_<s|d|c|z><routine>_ffi`: typed FFI, column-major matrices, the routine's options
-in `mhlo.backend_config`); a batch whose LAPACK `info` reports failure becomes NaN.
+in `mhlo.backend_config`), and on a GPU to jaxlib's cuSOLVER/hipSOLVER calls as JAX's GPU
+lowering does (linalg_ffi.py builds both; linalg_gpu.py has svd's and eig's GPU forms);
+a batch whose `info` reports failure becomes NaN.
 JVP rules follow JAX's (jax/_src/lax/linalg.py, fft.py); every op takes leading batch
 axes, so batching moves the batch axis to the front.
 """
@@ -24,24 +26,13 @@ from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
-from mjax.passes.rules.linalg_ffi import gpu_solver_prefix, lapack_call, solver_call
+from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapack_call, nan_unless,
+                                         slice_matrix, solver_call)
+from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
 from mjax.passes.rules.tables import TRANSPOSE, lowering
 
 
 # ==== lowering helpers ==================================================================
-def _info_ok(info: ir.Value, direction: str = "EQ") -> ir.Value:
-    return H.compare(info, H.constant_like(info, 0), direction)
-
-
-def _nan_unless(ok: ir.Value, x: ir.Value) -> ir.Value:
-    """x where the batch's LAPACK call succeeded (`ok`, batch-shaped), NaN elsewhere."""
-    aval = aval_of(x.type)
-    nb = aval_of(ok.type).ndim
-    okb = hlo.broadcast_in_dim(H.ttype(aval.shape, np.bool_), ok, list(range(nb)))
-    nan = complex(np.nan, np.nan) if is_complex(aval.dtype) else np.nan
-    return hlo.select(okb, x, H.constant(nan, aval.dtype, aval.shape))
-
-
 def _triangle_mask(shape, k: int = 0, lower: bool = True) -> ir.Value:
     """Boolean mask of the (shifted) lower (col - row <= k) or upper (>= k) triangle."""
     rows = hlo.iota(H.ttype(shape, np.int32), len(shape) - 2)
@@ -53,15 +44,6 @@ def _triangle_mask(shape, k: int = 0, lower: bool = True) -> ir.Value:
 def _keep_triangle(x: ir.Value, k: int = 0, lower: bool = True) -> ir.Value:
     aval = aval_of(x.type)
     return hlo.select(_triangle_mask(aval.shape, k, lower), x, H.constant_like(x, 0))
-
-
-def _hlo_slice(x: ir.Value, limits) -> ir.Value:
-    """x[..., :limits[-2], :limits[-1]] (None keeps an axis whole)."""
-    shape = aval_of(x.type).shape
-    hi = list(shape[:-2]) + [s if l is None else l for s, l in zip(shape[-2:], limits)]
-    if tuple(hi) == shape:
-        return x
-    return hlo.slice(x, [0] * len(shape), hi, [1] * len(shape))
 
 
 # ==== cholesky ==========================================================================
@@ -76,16 +58,12 @@ def _cholesky_lower(ctx, a):
 def _triangular_solve_lower(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a,
                             unit_diagonal):
     if conjugate_a and not transpose_a:
-        a = hlo.real(a) if not is_complex(ctx.avals_in[0].dtype) else _hlo_conj(a)
+        a = hlo.real(a) if not is_complex(ctx.avals_in[0].dtype) else conj(a)
         conjugate_a = False
     how = ("ADJOINT" if conjugate_a and is_complex(ctx.avals_in[0].dtype) else "TRANSPOSE"
            ) if transpose_a else "NO_TRANSPOSE"
     return hlo.triangular_solve(a, b, left_side, lower, unit_diagonal,
                                 hlo.TransposeAttr.get(how))
-
-
-def _hlo_conj(x):
-    return hlo.complex(hlo.real(x), hlo.negate(hlo.imag(x)))
 
 
 # ==== lu ================================================================================
@@ -138,7 +116,7 @@ def _lu_lower(ctx, a):
                             aliases={0: 0})
     pivots = hlo.subtract(pivots, H.constant_like(pivots, 1))  # LAPACK counts from 1
     # info > 0 only says U is singular; the factors are still valid (as in JAX).
-    lu = _nan_unless(_info_ok(info, "GE"), lu)
+    lu = nan_unless(info_ok(info, "GE"), lu)
     return [lu, pivots, _pivots_to_permutation(pivots, m)]
 
 
@@ -188,9 +166,9 @@ def _qr_lower(ctx, a, *, full_matrices):
         zero = H.constant(0, aval.dtype)
         qin = hlo.pad(packed, zero, [0] * aval.ndim, pad, [0] * aval.ndim)
     else:
-        qin = _hlo_slice(packed, (None, qcols))
+        qin = slice_matrix(packed, (None, qcols))
     q = _householder_product(qin, taus, q_aval)
-    r = _keep_triangle(_hlo_slice(packed, (r_aval.shape[-2], None)), 0, lower=False)
+    r = _keep_triangle(slice_matrix(packed, (r_aval.shape[-2], None)), 0, lower=False)
     return [q, r]
 
 
@@ -211,9 +189,9 @@ def _eigh_lower(ctx, a, *, lower, sort_eigenvalues):
         routine = "heevd" if is_complex(aval.dtype) else "syevd"
         v, w, info = lapack_call(routine, [a], outs, aliases={0: 0},
                                  config={"mode": "V", "uplo": "L" if lower else "U"})
-    ok = _info_ok(info)
+    ok = info_ok(info)
     # LAPACK returns eigenvalues in ascending order, which is what sort_eigenvalues asks.
-    return [_nan_unless(ok, v), _nan_unless(ok, w)]
+    return [nan_unless(ok, v), nan_unless(ok, w)]
 
 
 # ==== svd ================================================================================
@@ -234,58 +212,18 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
     u_aval = ShapedArray(batch + (m, ucols), aval.dtype)
     vt_aval = ShapedArray(batch + (vrows, n), aval.dtype)
     if gpu_solver_prefix():
-        s, u, vt, info = _svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices,
+        s, u, vt, info = svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices,
                                   compute_uv)
     else:
         mode = ("A" if full_matrices else "S") if compute_uv else "N"
         _, s, u, vt, info = lapack_call(
             "gesdd", [a], [aval, s_aval, u_aval, vt_aval, ShapedArray(batch, np.int32)],
             config={"mode": mode}, aliases={0: 0})
-    ok = _info_ok(info)
-    outs = [_nan_unless(ok, s)]
+    ok = info_ok(info)
+    outs = [nan_unless(ok, s)]
     if compute_uv:
-        outs += [_nan_unless(ok, u), _nan_unless(ok, vt)]
+        outs += [nan_unless(ok, u), nan_unless(ok, vt)]
     return outs
-
-
-def _svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices, compute_uv):
-    """(s, u, vt, info) from the GPU solvers, as JAX picks them: Jacobi (gesvdj) up to
-    1024x1024, QR-based gesvd beyond (on the transpose when m < n, since gesvd wants
-    m >= n). gesvdj returns V, not V^H, and has no economy mode below 33 rows or columns,
-    where the full factors are sliced."""
-    batch = aval.shape[:-2]
-    m, n = aval.shape[-2:]
-    k = min(m, n)
-    info = ShapedArray(batch, np.int32)
-    flags = {"compute_uv": ir.BoolAttr.get(bool(compute_uv))}
-    if m <= 1024 and n <= 1024:
-        econ = not full_matrices and m > 32 and n > 32
-        u_full = ShapedArray(batch + (m, k if econ else m), aval.dtype)
-        v_full = ShapedArray(batch + (n, k if econ else n), aval.dtype)
-        _, s, u, v, ok = solver_call("gesvdj", [a], [aval, s_aval, u_full, v_full, info],
-                                     aliases={0: 0},
-                                     config={**flags, "full_matrices": ir.BoolAttr.get(
-                                         not econ)})
-        if not compute_uv:
-            return s, None, None, ok
-        nb = len(batch)
-        vt = hlo.transpose(v, list(range(nb)) + [nb + 1, nb])
-        if is_complex(aval.dtype):
-            vt = _hlo_conj(vt)
-        if not full_matrices and not econ:
-            u, vt = _hlo_slice(u, (None, k)), _hlo_slice(vt, (k, None))
-        return s, u, vt, ok
-    if not compute_uv:      # (gesvd takes scalar placeholders for U and V^H)
-        u_aval = vt_aval = ShapedArray((), aval.dtype)
-    transposed = m < n
-    outs = [aval, s_aval, vt_aval, u_aval, info] if transposed else \
-        [aval, s_aval, u_aval, vt_aval, info]
-    _, s, x, y, ok = solver_call(
-        "gesvd", [a], outs, aliases={0: 0}, column_major=not transposed,
-        config={**flags, "full_matrices": ir.BoolAttr.get(bool(full_matrices)),
-                "transposed": ir.BoolAttr.get(transposed)})
-    u, vt = (y, x) if transposed else (x, y)
-    return s, u, vt, ok
 
 
 def _uint8(v: int) -> ir.Attribute:
@@ -295,9 +233,11 @@ def _uint8(v: int) -> ir.Attribute:
 # ==== eig ================================================================================
 @lowering(L.EigOp)
 def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors):
-    if ctx.backend not in ("xla", "cpu") or gpu_solver_prefix():
-        raise NotImplementedError("eig is only implemented on CPU (LAPACK geev) in mjax; "
-                                  "JAX's GPU eig (cuSOLVER geev, MAGMA) is not lowered")
+    if ctx.backend not in ("xla", "cpu"):
+        raise NotImplementedError("eig is only implemented on CPU (LAPACK geev) and GPU "
+                                  "(cuSOLVER geev), as in JAX")
+    if gpu_solver_prefix():
+        return eig_gpu(ctx, a, compute_left_eigenvectors, compute_right_eigenvectors)
     aval = ctx.avals_in[0]
     batch = aval.shape[:-2]
     w_aval = ctx.avals_out[0]
@@ -312,12 +252,12 @@ def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors)
         wr, wi, vl, vr, info = lapack_call("geev", [a], [parts, parts, vec, vec, info],
                                            config=config)
         w = hlo.complex(wr, wi)
-    ok = _info_ok(info)
-    outs = [_nan_unless(ok, w)]
+    ok = info_ok(info)
+    outs = [nan_unless(ok, w)]
     if compute_left_eigenvectors:
-        outs.append(_nan_unless(ok, vl))
+        outs.append(nan_unless(ok, vl))
     if compute_right_eigenvectors:
-        outs.append(_nan_unless(ok, vr))
+        outs.append(nan_unless(ok, vr))
     return outs
 
 

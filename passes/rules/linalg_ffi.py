@@ -18,6 +18,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from mjax.dialect.dtype_rules import is_complex
 from mjax.dialect.types import aval_of
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.tables import LOWERING_PLATFORM
@@ -113,3 +114,30 @@ def ffi_call(target: str, operands, out_avals, config=None, aliases=None,
     op.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
         {"num_batch_dims": ir.StringAttr.get(str(rank - 2))})
     return list(op.results)
+
+
+# ==== reading results =================================================================
+def info_ok(info: ir.Value, direction: str = "EQ") -> ir.Value:
+    return H.compare(info, H.constant_like(info, 0), direction)
+
+
+def nan_unless(ok: ir.Value, x: ir.Value) -> ir.Value:
+    """x where the batch's LAPACK call succeeded (`ok`, batch-shaped), NaN elsewhere."""
+    aval = aval_of(x.type)
+    nb = aval_of(ok.type).ndim
+    okb = hlo.broadcast_in_dim(H.ttype(aval.shape, np.bool_), ok, list(range(nb)))
+    nan = complex(np.nan, np.nan) if is_complex(aval.dtype) else np.nan
+    return hlo.select(okb, x, H.constant(nan, aval.dtype, aval.shape))
+
+
+def slice_matrix(x: ir.Value, limits) -> ir.Value:
+    """x[..., :limits[-2], :limits[-1]] (None keeps an axis whole)."""
+    shape = aval_of(x.type).shape
+    hi = list(shape[:-2]) + [s if l is None else l for s, l in zip(shape[-2:], limits)]
+    if tuple(hi) == shape:
+        return x
+    return hlo.slice(x, [0] * len(shape), hi, [1] * len(shape))
+
+
+def conj(x):
+    return hlo.complex(hlo.real(x), hlo.negate(hlo.imag(x)))

@@ -22,8 +22,7 @@ from mjax.dialect.types import ShapedArray
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
-from mjax.passes.rules.linalg import _info_ok, _nan_unless
-from mjax.passes.rules.linalg_ffi import gpu_solver_prefix, lapack_call
+from mjax.passes.rules.linalg_ffi import gpu_solver_prefix, info_ok, lapack_call, nan_unless
 from mjax.passes.rules.tables import TRANSPOSE, lowering
 
 
@@ -56,7 +55,7 @@ def _tridiagonal_solve_lower(ctx, dl, d, du, b, *, perturb_singular):
     *_, x, info = lapack_call("gtsv", [dl, d, du, b],
                               [*ctx.avals_in, ShapedArray(batch, np.int32)],
                               aliases={0: 0, 1: 1, 2: 2, 3: 3})
-    return [_nan_unless(_info_ok(info), x)]
+    return [nan_unless(info_ok(info), x)]
 
 
 @lowering(L.TridiagonalOp)
@@ -67,8 +66,8 @@ def _tridiagonal_lower(ctx, a, *, lower):
     *outs, info = lapack_call(routine, [a],
                               [*ctx.avals_out, ShapedArray(aval.shape[:-2], np.int32)],
                               config={"uplo": "L" if lower else "U"}, aliases={0: 0})
-    ok = _info_ok(info)
-    return [_nan_unless(ok, o) for o in outs]
+    ok = info_ok(info)
+    return [nan_unless(ok, o) for o in outs]
 
 
 @lowering(L.HessenbergOp)
@@ -82,8 +81,8 @@ def _hessenberg_lower(ctx, a):
     *outs, info = lapack_call("gehrd", [a],
                               [*ctx.avals_out, ShapedArray(aval.shape[:-2], np.int32)],
                               config={"low": _i32(1), "high": _i32(n)}, aliases={0: 0})
-    ok = _info_ok(info)
-    return [_nan_unless(ok, o) for o in outs]
+    ok = info_ok(info)
+    return [nan_unless(ok, o) for o in outs]
 
 
 # jaxlib.lapack.schur's ComputationMode and Sort values (LAPACK's 'V', 'N', 'N')
@@ -106,8 +105,8 @@ def _schur_lower(ctx, a, *, compute_schur_vectors, sort_eig_vals):
     mode = _SCHUR_VECTORS if compute_schur_vectors else _NO_SCHUR_VECTORS
     outs = lapack_call("gees", [a], [aval, aval, *eigs, info, info],
                        config={"mode": _u8(mode), "sort": _u8(_NO_SORT)}, aliases={0: 0})
-    ok = _info_ok(outs[-1])
-    return [_nan_unless(ok, o) for o in outs[:len(ctx.avals_out)]]
+    ok = info_ok(outs[-1])
+    return [nan_unless(ok, o) for o in outs[:len(ctx.avals_out)]]
 
 
 @lowering(L.OrmqrOp)

@@ -71,3 +71,28 @@ func.func @svd_wide_large(%a: tensor<4x1100xf32>) -> (tensor<4xf32>, tensor<4x4x
   %0:3 = "jaxpr.svd"(%a) {full_matrices = false} : (tensor<4x1100xf32>) -> (tensor<4xf32>, tensor<4x4xf32>, tensor<4x1100xf32>)
   return %0#0, %0#1, %0#2 : tensor<4xf32>, tensor<4x4xf32>, tensor<4x1100xf32>
 }
+
+// -----
+
+// Right eigenvectors only: cuSOLVER geev. A real matrix's come back packed (a conjugate
+// pair shares two columns) and are unpacked into complex vectors in StableHLO.
+// CHECK-LABEL: func.func @eig_real
+// CHECK:         %[[E:.*]]:5 = stablehlo.custom_call @cusolver_geev_ffi(%{{.*}}) {{{.*}}mhlo.backend_config = {left = false, right = true}
+// CHECK-SAME:      -> (tensor<2x3x3xf32>, tensor<2x3xcomplex<f32>>, tensor<2x3x3xf32>, tensor<2x3x3xf32>, tensor<2xi32>)
+// CHECK:         stablehlo.imag %[[E]]#1
+// CHECK:         stablehlo.complex %{{.*}}, %{{.*}} : tensor<2x3x3xcomplex<f32>>
+func.func @eig_real(%a: tensor<2x3x3xf32>) -> (tensor<2x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>) {
+  %0:2 = "jaxpr.eig"(%a) {compute_left_eigenvectors = false} : (tensor<2x3x3xf32>) -> (tensor<2x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>)
+  return %0#0, %0#1 : tensor<2x3xcomplex<f32>>, tensor<2x3x3xcomplex<f32>>
+}
+
+// -----
+
+// Left eigenvectors too: jaxlib's hybrid kernel (LAPACK on the host, or MAGMA).
+// CHECK-LABEL: func.func @eig_left
+// CHECK:         %[[E:.*]]:5 = stablehlo.custom_call @cuhybrid_eig_real(%{{.*}}) {{{.*}}mhlo.backend_config = {left = true, magma = "auto", right = true}
+// CHECK:         stablehlo.complex %[[E]]#0, %[[E]]#1 : tensor<3xcomplex<f64>>
+func.func @eig_left(%a: tensor<3x3xf64>) -> (tensor<3xcomplex<f64>>, tensor<3x3xcomplex<f64>>, tensor<3x3xcomplex<f64>>) {
+  %0:3 = "jaxpr.eig"(%a) : (tensor<3x3xf64>) -> (tensor<3xcomplex<f64>>, tensor<3x3xcomplex<f64>>, tensor<3x3xcomplex<f64>>)
+  return %0#0, %0#1, %0#2 : tensor<3xcomplex<f64>>, tensor<3x3xcomplex<f64>>, tensor<3x3xcomplex<f64>>
+}

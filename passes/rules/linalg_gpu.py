@@ -1,0 +1,115 @@
+"""GPU lowerings of `svd` and `eig` (dialect/ops/linalg.py), whose solver calls differ from
+LAPACK's in more than their names: which routine applies, what comes back, and what is
+left to do in StableHLO afterwards. passes/rules/linalg.py calls them when lowering for a
+GPU (linalg_ffi.gpu_solver_prefix); JAX's GPU lowering makes the same choices.
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from mjax.dialect.dtype_rules import is_complex
+from mjax.dialect.types import ShapedArray, aval_of
+from mjax.passes.rules import hlo as H
+from mjax.passes.rules.linalg_ffi import (conj, ffi_call, gpu_solver_prefix, info_ok,
+                                         nan_unless, slice_matrix, solver_call)
+
+
+def svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices, compute_uv):
+    """(s, u, vt, info) from the GPU solvers, as JAX picks them: Jacobi (gesvdj) up to
+    1024x1024, QR-based gesvd beyond (on the transpose when m < n, since gesvd wants
+    m >= n). gesvdj returns V, not V^H, and has no economy mode below 33 rows or columns,
+    where the full factors are sliced."""
+    batch = aval.shape[:-2]
+    m, n = aval.shape[-2:]
+    k = min(m, n)
+    info = ShapedArray(batch, np.int32)
+    flags = {"compute_uv": ir.BoolAttr.get(bool(compute_uv))}
+    if m <= 1024 and n <= 1024:
+        econ = not full_matrices and m > 32 and n > 32
+        u_full = ShapedArray(batch + (m, k if econ else m), aval.dtype)
+        v_full = ShapedArray(batch + (n, k if econ else n), aval.dtype)
+        _, s, u, v, ok = solver_call("gesvdj", [a], [aval, s_aval, u_full, v_full, info],
+                                     aliases={0: 0},
+                                     config={**flags, "full_matrices": ir.BoolAttr.get(
+                                         not econ)})
+        if not compute_uv:
+            return s, None, None, ok
+        nb = len(batch)
+        vt = hlo.transpose(v, list(range(nb)) + [nb + 1, nb])
+        if is_complex(aval.dtype):
+            vt = conj(vt)
+        if not full_matrices and not econ:
+            u, vt = slice_matrix(u, (None, k)), slice_matrix(vt, (k, None))
+        return s, u, vt, ok
+    if not compute_uv:      # (gesvd takes scalar placeholders for U and V^H)
+        u_aval = vt_aval = ShapedArray((), aval.dtype)
+    transposed = m < n
+    outs = [aval, s_aval, vt_aval, u_aval, info] if transposed else \
+        [aval, s_aval, u_aval, vt_aval, info]
+    _, s, x, y, ok = solver_call(
+        "gesvd", [a], outs, aliases={0: 0}, column_major=not transposed,
+        config={**flags, "full_matrices": ir.BoolAttr.get(bool(full_matrices)),
+                "transposed": ir.BoolAttr.get(transposed)})
+    u, vt = (y, x) if transposed else (x, y)
+    return s, u, vt, ok
+
+
+def eig_gpu(ctx, a, left: bool, right: bool):
+    """eig on a GPU, as JAX's: cuSOLVER's geev for right eigenvectors only, else jaxlib's
+    hybrid kernel (LAPACK on the host, or MAGMA)."""
+    aval = ctx.avals_in[0]
+    batch, n = aval.shape[:-2], aval.shape[-1]
+    w_aval = ctx.avals_out[0]
+    info = ShapedArray(batch, np.int32)
+    real = not is_complex(aval.dtype)
+    flags = {"left": ir.BoolAttr.get(left), "right": ir.BoolAttr.get(right)}
+    if not left:
+        packed = ShapedArray(aval.shape, aval.dtype)
+        _, w, vl, vr, ok = solver_call("geev", [a], [aval, w_aval, packed, packed, info],
+                                       config=flags)
+        if real and right:
+            vr = _unpack_conjugate_pairs(w, vr)
+    else:
+        vec = ShapedArray(aval.shape, w_aval.dtype)
+        target = f"{gpu_solver_prefix()}hybrid_eig_{'real' if real else 'comp'}"
+        flags["magma"] = ir.StringAttr.get("auto")
+        if real:
+            part = ShapedArray(batch + (n,), aval.dtype)
+            wr, wi, vl, vr, ok = ffi_call(target, [a], [part, part, vec, vec, info],
+                                          config=flags)
+            w = hlo.complex(wr, wi)
+        else:
+            w, vl, vr, ok = ffi_call(target, [a], [w_aval, vec, vec, info], config=flags)
+    ok = info_ok(ok)
+    return [nan_unless(ok, v) for v, want in ((w, True), (vl, left), (vr, right)) if want]
+
+
+def _unpack_conjugate_pairs(w: ir.Value, vr: ir.Value) -> ir.Value:
+    """Complex eigenvectors from a real geev's packed columns: a conjugate pair (the
+    eigenvalue with positive imaginary part first, as LAPACK orders them) shares columns
+    j, j+1 as v_j = vr_j + i vr_(j+1) and v_(j+1) = vr_j - i vr_(j+1)."""
+    va = aval_of(vr.type)
+    nd, n = va.ndim, va.shape[-1]
+    zero = H.constant(0, va.dtype)
+    left = hlo.pad(_hlo_cols(vr, 1, n), zero, [0] * nd, [0] * (nd - 1) + [1], [0] * nd)
+    right = hlo.pad(_hlo_cols(vr, 0, n - 1), zero, [0] * (nd - 1) + [1], [0] * nd,
+                    [0] * nd)
+    imag = hlo.imag(w)
+    dims = list(range(nd - 2)) + [nd - 1]
+
+    def where(direction):
+        m = H.compare(imag, H.constant_like(imag, 0), direction)
+        return hlo.broadcast_in_dim(H.ttype(va.shape, np.bool_), m, dims)
+    first, second = where("GT"), where("LT")
+    re = hlo.select(second, right, vr)
+    im = hlo.select(first, left, hlo.select(second, hlo.negate(vr),
+                                            H.constant(0, va.dtype, va.shape)))
+    return hlo.complex(re, im)
+
+
+def _hlo_cols(x: ir.Value, start: int, stop: int) -> ir.Value:
+    shape = aval_of(x.type).shape
+    return hlo.slice(x, [0] * (len(shape) - 1) + [start], list(shape[:-1]) + [stop],
+                     [1] * len(shape))
