@@ -37,6 +37,11 @@ _KEY_TAGS = {"threefry2x32": "fry", "rbg": "rbg", "unsafe_rbg": "urbg"}
 _KEY_BYTES = {"threefry2x32": 8, "rbg": 16, "unsafe_rbg": 16}   # (2 or 4 uint32 words)
 
 
+def register_key_type(impl: str, tag: str, nbytes: int) -> None:
+    """A user-defined PRNG implementation's key type (its tag, the bytes of one key)."""
+    _KEY_TAGS[impl], _KEY_BYTES[impl] = tag, nbytes
+
+
 class KeyType:
     """Element type of a typed PRNG key array, e.g. `!jaxpr.key<threefry2x32>`."""
 

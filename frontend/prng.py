@@ -25,18 +25,24 @@ IMPLS = tuple(R.KEY_SHAPES)
 
 
 class PRNGImpl:
-    """A PRNG implementation: its name, tag and key data shape. JAX: prng.PRNGImpl."""
+    """A PRNG implementation: its name, tag and key data shape. JAX: prng.PRNGImpl.
+    A built-in one's key operations are ops of the jaxpr dialect; a user-defined one
+    (`define_impl`) has Python functions on one key's data, which the key operations
+    apply vmapped over the keys' shape, as JAX's do."""
 
-    __slots__ = ("name", "tag", "key_shape")
+    __slots__ = ("name", "tag", "key_shape", "label", "seed", "split", "random_bits",
+                 "fold_in")
 
-    def __init__(self, name, tag):
+    def __init__(self, name, tag, label=None, functions=None):
         self.name, self.tag, self.key_shape = name, tag, R.KEY_SHAPES[name]
+        self.label = label or name
+        self.seed, self.split, self.random_bits, self.fold_in = functions or (None,) * 4
 
     def __repr__(self):
-        return f"PRNGImpl({self.name!r})"
+        return f"PRNGImpl({self.label!r})"
 
     def __str__(self):
-        return self.name
+        return self.name if self.seed is None else self.tag
 
 
 _IMPLS = {"threefry2x32": PRNGImpl("threefry2x32", "fry"), "rbg": PRNGImpl("rbg", "rbg"),
@@ -63,6 +69,31 @@ def resolve_impl(spec) -> str:
 
 def impl_of(name: str) -> PRNGImpl:
     return _IMPLS[name]
+
+
+def define_impl(key_shape, seed, split, random_bits, fold_in, name="<unnamed>",
+                tag="?") -> PRNGImpl:
+    """A user-defined PRNG implementation (JAX: jax.extend.random.define_prng_impl):
+    `seed(int scalar) -> key`, `split(key, shape) -> keys of that shape`,
+    `random_bits(key, bit_width, shape) -> uint<bit_width>[shape]`, `fold_in(key, int
+    scalar) -> key`, each on one key's uint32 data of shape `key_shape`. Its keys print
+    as key<tag>; each definition is a new implementation, as in JAX."""
+    impl = f"user{sum(p.seed is not None for p in _IMPLS.values())}"
+    R.register_key_impl(impl, tuple(int(d) for d in key_shape), tag)
+    _IMPLS[impl] = PRNGImpl(impl, tag, name, (seed, split, random_bits, fold_in))
+    return _IMPLS[impl]
+
+
+def _user_impl(impl: str) -> PRNGImpl | None:
+    p = _IMPLS.get(impl)
+    return p if p is not None and p.seed is not None else None
+
+
+def _per_key(fun, ndim: int):
+    """`fun` of one key (and one message) mapped over `ndim` leading axes."""
+    for _ in range(ndim):
+        fun = registration.VMAP(fun)
+    return fun
 
 
 # ---- staging the key ops --------------------------------------------------------------
@@ -134,11 +165,23 @@ def random_seed(seeds, impl: str) -> "PRNGKeyArray":
     offset = config.read("jax_random_seed_offset")
     if offset:
         seeds = seeds + offset      # (jax_random_seed_offset: every seed shifted)
+    user = _user_impl(impl)
+    if user is not None:
+        return PRNGKeyArray(impl, _user_data(user, _per_key(user.seed, np.ndim(seeds))(seeds)))
     return PRNGKeyArray(impl, staged(_seed_jit, seeds, impl=impl))
 
 
+def _user_data(user: PRNGImpl, data):
+    """A user implementation's function's result as key data (uint32, trailing key shape)."""
+    data = lax.convert_element_type(data, np.uint32) if data.dtype != np.uint32 else data
+    if tuple(data.shape[len(data.shape) - len(user.key_shape):]) != user.key_shape:
+        raise TypeError(f"PRNG implementation {user.label!r} made key data of shape "
+                        f"{tuple(data.shape)}, not ending in its key_shape {user.key_shape}")
+    return data
+
+
 def _partitionable(impl: str) -> bool:
-    if config.read("jax_threefry_partitionable"):
+    if config.read("jax_threefry_partitionable") or _user_impl(impl) is not None:
         return True
     if impl != "threefry2x32":
         raise NotImplementedError(f"jax_threefry_partitionable=False is implemented for "
@@ -147,6 +190,10 @@ def _partitionable(impl: str) -> bool:
 
 
 def random_split(keys: "PRNGKeyArray", shape) -> "PRNGKeyArray":
+    user = _user_impl(keys.impl)
+    if user is not None:
+        split = _per_key(lambda k: user.split(k, tuple(shape)), keys.ndim)
+        return PRNGKeyArray(keys.impl, _user_data(user, split(keys._base)))
     if not _partitionable(keys.impl):
         return PRNGKeyArray(keys.impl, staged(_split_original_jit, keys._base,
                                               shape=tuple(shape)))
@@ -155,10 +202,20 @@ def random_split(keys: "PRNGKeyArray", shape) -> "PRNGKeyArray":
 
 
 def random_fold_in(keys: "PRNGKeyArray", msgs) -> "PRNGKeyArray":
+    user = _user_impl(keys.impl)
+    if user is not None:    # (keys and messages broadcast against each other, as in JAX)
+        shape = np.broadcast_shapes(keys.shape, np.shape(msgs))
+        data = broadcast_to(keys._base, shape + user.key_shape)
+        fold = _per_key(user.fold_in, len(shape))
+        return PRNGKeyArray(keys.impl, _user_data(user, fold(data, broadcast_to(msgs, shape))))
     return PRNGKeyArray(keys.impl, staged(_fold_in_jit, keys._base, msgs, impl=keys.impl))
 
 
 def random_bits(keys: "PRNGKeyArray", bit_width: int, shape):
+    user = _user_impl(keys.impl)
+    if user is not None:
+        return _per_key(lambda k: user.random_bits(k, bit_width, tuple(shape)),
+                        keys.ndim)(keys._base)
     if not _partitionable(keys.impl):
         return staged(_bits_original_jit, keys._base, bit_width=bit_width,
                       shape=tuple(shape))
@@ -167,6 +224,8 @@ def random_bits(keys: "PRNGKeyArray", bit_width: int, shape):
 
 
 def random_clone(keys: "PRNGKeyArray") -> "PRNGKeyArray":
+    if _user_impl(keys.impl) is not None:
+        return keys
     return PRNGKeyArray(keys.impl, staged(_clone_jit, keys._base, impl=keys.impl))
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.dtype_rules import check_dtype, check_same_shapes
-from mjax.dialect.types import KeyType, ShapedArray, short_dtype_name
+from mjax.dialect.types import KeyType, ShapedArray, register_key_type, short_dtype_name
 
 # impl name -> trailing shape of its uint32 key data. JAX: PRNGImpl.key_shape.
 KEY_SHAPES = {"threefry2x32": (2,), "rbg": (4,), "unsafe_rbg": (4,)}
@@ -21,6 +21,14 @@ _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 def key_shape(impl: str) -> tuple[int, ...]:
     return KEY_SHAPES[impl]
+
+
+def register_key_impl(impl: str, shape: tuple[int, ...], tag: str) -> None:
+    """A user-defined PRNG implementation (jax.extend.random.define_prng_impl): its keys
+    exist as types, while its seed/split/bits/fold_in run as the user's functions on the
+    key data, so no random_* op ever names it (their `impl` choices stay the built-ins)."""
+    KEY_SHAPES[impl] = tuple(shape)
+    register_key_type(impl, tag, 4 * int(np.prod(shape, dtype=np.int64)))
 
 
 def _check_keys(op: str, keys: ShapedArray) -> KeyType:

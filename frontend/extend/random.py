@@ -36,7 +36,6 @@ def threefry_2x32(keypair, count):
 
 def define_prng_impl(*, key_shape, seed, split, random_bits, fold_in, name="<unnamed>",
                      tag="?"):
-    raise NotImplementedError(
-        "jax.extend.random.define_prng_impl: mjax's PRNG implementations are ops of its "
-        "jaxpr dialect (threefry2x32, rbg, unsafe_rbg); user-defined ones are not "
-        "supported")
+    """A new PRNG implementation from functions on one key's uint32 data; pass it as
+    `impl=` to jax.random.key / PRNGKey / wrap_key_data (see prng.define_impl)."""
+    return prng.define_impl(key_shape, seed, split, random_bits, fold_in, name, tag)

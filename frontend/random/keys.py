@@ -124,9 +124,11 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
     return PRNGKeyArray(impl, data)
 
 
-def key_impl(keys) -> str:
+def key_impl(keys):
+    """The keys' implementation: a built-in's name, or a user-defined one's PRNGImpl."""
     typed, _ = _check_prng_key("key_impl", keys, allow_batched=True)
-    return typed.impl
+    impl = impl_of(typed.impl)
+    return typed.impl if impl.seed is None else impl
 
 
 def split(key, num=2):
