@@ -65,14 +65,41 @@ def custom_gradient(fun):
 def linear_call(fun, fun_transpose, residual_args, linear_args):
     """fun(residual_args, linear_args), with `fun` linear in `linear_args` and
     `fun_transpose(residual_args, ct)` its transpose: transposition (reverse mode,
-    linear_transpose) calls `fun_transpose`, whose own transpose is `fun` again. The
-    residual arguments get zero cotangents. JAX: jax.custom_derivatives.linear_call.
+    linear_transpose) calls `fun_transpose`, whose own transpose is `fun` again; forward
+    mode applies `fun` to the tangents (a linear_call again, so a linearized function
+    keeps the custom transpose). The residual arguments get zero cotangents; perturbing
+    them under jvp is an error (JAX asserts it). JAX: jax.custom_derivatives.linear_call.
 
-    Built as a custom_vjp call whose backward rule is the transposed linear_call. Not
-    implemented: forward mode (jvp) through a linear_call, which JAX supports (mjax's
-    custom_vjp calls refuse jvp, as JAX's do)."""
+    Built as a custom_jvp call (forward mode) of a custom_vjp call (reverse mode, whose
+    bwd is the transposed linear_call). Unlike JAX, which has no batching rule for
+    linear_call, vmap batches `fun` (and its transpose) as ordinary functions."""
+    @custom_jvp
+    def linear_call_jvp(res, lin):
+        return _linear_call_vjp(fun, fun_transpose, res, lin)
+
+    def jvp(primals, tangents):
+        res, lin = primals
+        res_dot, lin_dot = tangents
+        if any(not isinstance(t, SymbolicZero) for t in trace_trees.tree_leaves(res_dot)):
+            raise AssertionError("linear_call: the residual arguments of a linear_call "
+                                 "must not be differentiated (its function is linear in "
+                                 "linear_args only; JAX asserts their tangents are zero)")
+        lin_dot = trace_trees.tree_map(_instantiate, lin_dot)
+        return (linear_call(fun, fun_transpose, res, lin),
+                _linear_call_vjp(fun, fun_transpose, res, lin_dot))
+    linear_call_jvp.defjvp(jvp, symbolic_zeros=True)
+    return linear_call_jvp(residual_args, linear_args)
+
+
+def _instantiate(t):
+    return t.instantiate() if isinstance(t, SymbolicZero) else t
+
+
+def _linear_call_vjp(fun, fun_transpose, residual_args, linear_args):
+    """The reverse-mode half of linear_call: a custom_vjp call whose bwd is
+    linear_call(fun_transpose, fun, ...)."""
     @custom_vjp
-    def linear_call_body(res, lin):     # (the name jvp's error shows)
+    def linear_call_body(res, lin):     # (the name errors show)
         return fun(res, lin)
     linear_call_body.is_linear_call = True     # (linear_transpose transposes it)
 

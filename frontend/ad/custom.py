@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from mjax import lax, trace_trees, tree_util
-from mjax.ad import concrete, levels, rule_traces, symbolic_zeros
+from mjax.ad import concrete, cotangent_types, eager_jvp, levels, rule_traces, symbolic_zeros
 from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, put_back,
                              set_apart)
 from mjax.ad.symbolic_zeros import SymbolicZero
@@ -219,6 +219,7 @@ class _Call:
         self.layout = None           # custom_vjp: (residual tree, residual avals) of fwd
         self.res_static = {}         # custom_vjp: fwd's Python-scalar residuals by leaf
         self.bwd_sources = None      # custom_vjp: (fwd's trace, root) for bwd's residuals
+        self.ct_weak_hint = self.bwd_weak = None     # custom_vjp: mjax.ad.cotangent_types
         self.zero_outs: set = set()  # custom_jvp: outputs given symbolic zero tangents
         self.kept: dict = {}         # rules traced by the passes (mjax.ad.rule_traces)
 
@@ -449,7 +450,7 @@ class custom_jvp(_CustomRules):
             return out, total
         self.defjvp(jvp_)
 
-    def _rule_body(self, call, perturbed=None):
+    def _rule_body(self, call, perturbed=None, eager=None):
         """The rule over flat (primals, tangents of the inexact ones) -> (outs, tangents
         of the inexact outs); sets call.out_tree / out_avals when not known yet, and
         `call.zero_outs` (the outputs whose tangent the rule gave as a symbolic zero).
@@ -470,7 +471,7 @@ class custom_jvp(_CustomRules):
                         for a, p in zip(call.in_avals, perturbed)]
             primals = tree_util.tree_unflatten(call.tree, flat[:n])
             tangents = tree_util.tree_unflatten(call.tree, t_leaves)
-            out, tout = self.jvp(*call.nd, tuple(primals), tuple(tangents))
+            out, tout = eager or self.jvp(*call.nd, tuple(primals), tuple(tangents))
             o_leaves, o_tree = trace_trees.tree_flatten(out)
             t_leaves, t_tree = trace_trees.tree_flatten(tout)
             want = call.out_tree if call.out_tree is not None else o_tree
@@ -516,7 +517,8 @@ class custom_jvp(_CustomRules):
         """Inside a differentiation: the rule traced now (JAX's JVP trace calls it)."""
         module = current_trace().module
         slot = _Slot(self, call.nd, call.tree)
-        body, n = self._rule_body(call, perturbed), len(call.in_avals)
+        eager = eager_jvp.eager_rule(self, call, leaves, _closed_over_tracers)
+        body, n = self._rule_body(call, perturbed, eager), len(call.in_avals)
 
         def rule(*flat):
             slot.args = flat[:n]
@@ -541,6 +543,7 @@ class custom_jvp(_CustomRules):
         outs = self._emit(call, leaves, T.CustomJvpCallOp, callee=Symbol(f), jvp=Symbol(g))
         flat = trace_trees.tree_leaves(outs)
         symbolic_zeros.unperturbed(levels.depth(), [flat[i] for i in call.zero_outs])
+        eager_jvp.note_results(flat, eager)     # (an eager jvp returns them as they are)
         return outs, _Primal(f, call.consts.values, call.out_tree, call.out_avals)
 
     def _projection(self, call, module, g) -> str:
@@ -718,7 +721,10 @@ class custom_vjp(_CustomRules):
             self._later_fwd(call, module)
         res_tree, res_avals = call.layout
         out_avals, name, nd = call.out_avals, call.name, call.nd
+        hint = call.ct_weak_hint
         ct_avals = [a.strip_weak_type() for a in out_avals if _is_inexact(a)]
+        if hint is not None and len(hint) == len(ct_avals):
+            ct_avals = [a.update(weak_type=bool(w)) for a, w in zip(ct_avals, hint)]
         in_tree, n_args = call.tree, len(call.arg_sizes)
 
         symbolic = self.symbolic_zeros
@@ -754,6 +760,7 @@ class custom_vjp(_CustomRules):
                                     f"tuple of the primal function; got {got} for primal "
                                     f"input structure {in_tree}.")
                 g_leaves.extend(gl)
+            cotangent_types.record_bwd(call, ct_avals, cts, g_leaves)
             return [lax_convert(g, a.dtype) if g is not None and not (
                         _is_float0(g) or isinstance(g, SymbolicZero)) else _zeros(a, False)
                     for g, a in zip(g_leaves, call.in_avals) if _is_inexact(a)]

@@ -5,9 +5,10 @@ import numpy as np
 
 from mjax import dtypes as _dt
 from mjax import registration, trace_trees, tree_util
+from mjax.ad import eager_jvp
 from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _jax_type,
                              _leaf_aval, _zeros, stage_function, staged)
-from mjax.core import aval_of_value
+from mjax.core import aval_of_value, current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
@@ -70,7 +71,8 @@ def jvp(fun, primals, tangents, has_aux=False):
         primals = tree_util.tree_unflatten(p_tree, p_leaves)
         in_avals = [aval_of_value(x) for x in p_leaves]
         diff_args = tuple(i for i, a in enumerate(in_avals) if _is_inexact(a))
-        traced = stage_function(fun, tuple(primals), {}, diff_leaves=diff_args)
+        f = fun if eager is None else eager_jvp.seen(fun, eager)
+        traced = stage_function(f, tuple(primals), {}, diff_leaves=diff_args)
         out_avals = traced.out_avals
         if has_aux:
             _check_aux_pair(traced.out_tree, out_avals)
@@ -90,7 +92,13 @@ def jvp(fun, primals, tangents, has_aux=False):
         if has_aux:
             return out[0], tout[0], out[1]
         return out, tout
-    return staged(jvp_impl, concrete_root=True)(list(p_leaves), list(t_diff))
+    if current_trace() is not None:
+        eager = None
+        return staged(jvp_impl, concrete_root=True)(list(p_leaves), list(t_diff))
+    # (eagerly, a custom_jvp rule's Python values come back as they are: mjax.ad.eager_jvp)
+    with eager_jvp.running(p_leaves, t_leaves) as eager:
+        got = staged(jvp_impl, concrete_root=True)(list(p_leaves), list(t_diff))
+    return eager_jvp.raw_outputs(eager, got[0], got[1], got[2:])
 
 
 registration.JVP.fill(jvp)

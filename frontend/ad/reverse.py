@@ -173,7 +173,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         # (weak as JAX's backward pass makes them: mostly an input's own weak type)
         weak = cotangent_weak_types(traced.module, traced.name, traced.arg_avals +
                                     list(traced.capture_avals), diff_args,
-                                    [y.weak_type] + [None] * (len(out_avals) - 1))
+                                    [y.weak_type] + [None] * (len(out_avals) - 1),
+                                    _bwd_rules_now(traced, diff_args),
+                                    eager=concrete.current_root() is not None)
         if any(weak) and vjp_op is not None:   # (for a differentiation around this one)
             with context():
                 vjp_op.attributes[WEAK_RESULTS] = ir.DenseBoolArrayAttr.get(weak)
@@ -213,6 +215,16 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         except CapturedHiError:
             return value_and_grad_hi(*hi)
     return value_and_grad_f
+
+
+def _bwd_rules_now(traced, diff_args):
+    """What traces the custom_vjp bwd rules grad's `jaxpr.vjp` of `traced` reaches, now
+    (as JAX's grad runs them; cotangent_types asks when a rule's cotangent types decide
+    the gradient's): outside other differentiations only (as `pullback`)."""
+    if levels.depth():
+        return None
+    return functools.partial(trace_bwd_rules_now, traced.module, traced.name,
+                             tuple(diff_args), (0,))
 
 
 def _aux_objects_apart(fun, box: dict):
@@ -342,7 +354,7 @@ class _Split:
         if kind == "vjp":   # (the cotangents' weak types, as JAX's backward pass makes them)
             self.ct_weak = cotangent_weak_table(
                 traced.module, traced.name, traced.arg_avals + list(traced.capture_avals),
-                diff_args, len(traced.out_avals), self.diff_results)
+                diff_args, len(traced.out_avals), self.diff_results, eager=outer is None)
         if outer is None:
             self._compile()
             self.recipe = _Recipe(None, traced.name, self._text)
@@ -469,12 +481,17 @@ class _LinearFun:
             markers = markers or [grad_markers.GradValue()] * len(self.in_avals)
             want = tuple(i for i in self.diff_args
                          if not isinstance(markers[i], grad_markers.DontWant))
-            inputs, in_avals, out_avals = self._vjp_inputs(user)
+            inputs, in_avals, out_avals, seeds = self._vjp_inputs(user)
         else:
             want = self.diff_args
             inputs, in_avals, out_avals = self._jvp_inputs(user)
         outs = self._run(list(args), list(opaque), inputs, in_avals, out_avals, want)
         if self.kind == "vjp":
+            # (the bwd rules just traced may have told their cotangents' weak types)
+            weak = dict(zip(self.diff_args, self.ct_weak(seeds)))
+            for o, i in zip(outs, want):
+                if getattr(o, "aval", None) is not None and hasattr(o.aval, "weak_type"):
+                    o.aval = o.aval.update(weak_type=weak[i])
             by = dict(zip(want, outs))
             flat = [_deliver(m, by[i] if i in by else _zeros(a))
                     for i, (m, a) in enumerate(zip(markers, self.in_avals))]
@@ -508,11 +525,12 @@ class _LinearFun:
                   if _leaf_aval(leaves[j]).dtype != self.out_avals[j].dtype else leaves[j]
                   for j in self.diff_results]
         in_avals = [self.out_avals[j] for j in self.diff_results]
-        weak = self.ct_weak([_leaf_aval(leaves[j]).weak_type if _leaf_aval(leaves[j])
-                             is not None else False for j in self.diff_results])
+        seeds = [_leaf_aval(leaves[j]).weak_type if _leaf_aval(leaves[j]) is not None
+                 else False for j in self.diff_results]
+        weak = self.ct_weak(seeds)
         out_avals = [self.in_avals[i].strip_weak_type().update(weak_type=w)
                      for i, w in zip(self.diff_args, weak)]
-        return inputs, in_avals, out_avals
+        return inputs, in_avals, out_avals, seeds
 
     def _jvp_inputs(self, tangents):
         t_leaves, t_tree = trace_trees.tree_flatten(tuple(tangents))
