@@ -249,8 +249,7 @@ class _Slot:
     __slots__ = ("custom", "nd", "tree", "args", "primal")
 
     def __init__(self, custom, nd, tree):
-        self.custom, self.nd, self.tree = custom, nd, tree
-        self.args, self.primal = None, None
+        self.custom, self.nd, self.tree, self.args, self.primal = custom, nd, tree, None, None
 
     def matches(self, custom, nd, tree, leaves) -> bool:
         return (self.custom is custom and self.primal is None and self.args is not None
@@ -522,7 +521,9 @@ class custom_jvp(_CustomRules):
 
         def rule(*flat):
             slot.args = flat[:n]
-            return body(*flat)
+            out = body(*flat)
+            slot.args = None    # (the rule trace's own tracers: not kept past its check)
+            return out
         # The rule sees the primals' values where JAX would (not the tangents'); its
         # primal arguments stand for the call's operands (mjax.ad.symbolic_zeros).
         sources = list(leaves) + [None] * len(call.t_avals)
@@ -614,6 +615,8 @@ class custom_vjp(_CustomRules):
             if slot is not None:
                 slot.args = trace_trees.tree_leaves(p)
             got = self.fwd(*self._fwd_args(call, p, perturbed))
+            if slot is not None:      # (as the jvp rule's: not kept past the trace)
+                slot.args = None
             if not isinstance(got, (tuple, list)) or len(got) != 2:
                 raise TypeError(f"Custom VJP fwd rule {getattr(self.fwd, '__name__', '')} "
                                 f"for function {name} must produce a pair (list or tuple "

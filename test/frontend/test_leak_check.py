@@ -77,6 +77,23 @@ def test_custom_jvp_and_vjp_calls_under_jit_are_no_leak():
         lambda v: lib.nn.relu(v) + lib.nn.gelu(v) + lib.numpy.clip(v, 1e-3, 0.5)), x), str)
 
 
+def test_differentiating_custom_rules_is_no_leak():
+    """The rules' traces (a jvp rule, a fwd) see their arguments through mjax's record of
+    the call being traced; the record lets go of them before the trace's check."""
+    x = np.linspace(-1.0, 1.0, 4, dtype=np.float32)
+    for rules in (_sin_jvp, _sin_vjp):
+        def loss(lib, rules=rules):
+            return lib.grad(lambda v: rules(lib)(v).sum())
+        assert not isinstance(_same(loss, x), str)
+        assert not isinstance(_same(lambda lib: lib.jit(loss(lib)), x), str)
+        assert not isinstance(_same(lambda lib: lib.vmap(lib.grad(
+            lambda s: rules(lib)(s * 2.0))), x), str)
+    assert not isinstance(_same(lambda lib: lambda v: lib.jvp(_sin_jvp(lib), (v,), (v,))[1],
+                                x), str)
+    assert not isinstance(_same(lambda lib: lib.grad(
+        lambda v: (lib.nn.relu(v) + lib.nn.gelu(v) + lib.nn.silu(v)).sum()), x), str)
+
+
 def test_a_custom_call_in_a_scan_body_under_eval_shape_is_no_leak():
     # haiku's VanillaRNN under dynamic_unroll: a scan whose body calls a custom_jvp
     def make(lib):
