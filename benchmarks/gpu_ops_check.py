@@ -4,7 +4,7 @@
 
 Each case (eager ops, dtypes, reductions, matmul, conv, sorting, gathers and scatters,
 FFT, linalg, grad, vmap, control flow, random, host callbacks, checkpoint, custom rules,
-donation, memory kinds, 64-bit types) runs on the GPU in this process and on the CPU in
+donation, memory kinds, DLPack, 64-bit types) runs on the GPU in this process and on the CPU in
 a child process (MJAX_PLATFORM=cpu; the CPU results are the ones the test suite checks
 against NumPy and JAX). A case fails when either side raises or the results differ
 beyond a tolerance (matmuls at HIGHEST precision; integer results, random bits among
@@ -219,6 +219,16 @@ def cases(jax, jnp, lax):
         out = f(back)
         return [back + 1, out, np.asarray([on_host.sharding.memory_kind == "pinned_host",
                                            out.sharding.memory_kind == "pinned_host"])]
+
+    def dlpack():
+        xd = jnp.asarray(x)
+        out = [jnp.from_dlpack(xd) * 2, jax.dlpack.from_dlpack(xd[1:])]
+        try:     # (torch, where installed: a device-to-device exchange both ways)
+            import torch
+        except ImportError:
+            return out
+        t = torch.from_dlpack(xd)
+        return out + [jnp.from_dlpack(t * 3)]
 
     def x64():
         with jax.enable_x64(True):

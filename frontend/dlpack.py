@@ -5,19 +5,43 @@ from __future__ import annotations
 
 import numpy as np
 
+from mjax import dtypes
 from mjax.array import Array
+from mjax.dtypes import canonicalize_dtype
 from mjax.dialect import ShapedArray
 from mjax.runtime import get_backend
 
 
+# DLPack device types of GPU memory -> the platform whose client imports it.
+_GPU_DEVICE_TYPES = {2: "cuda", 10: "rocm"}     # (kDLCUDA, kDLROCM)
+
+# What DLPack carries (JAX: jax.dlpack.SUPPORTED_DTYPES).
+SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, dtypes.bfloat16, np.float32, np.float64, np.complex64, np.complex128,
+    np.bool_))
+
+
+def is_supported_dtype(dtype) -> bool:
+    """Whether arrays of `dtype` cross DLPack. JAX: jax.dlpack.is_supported_dtype."""
+    if dtype is None:
+        raise TypeError(f"Expected a string or dtype-like object; got {dtype=}")
+    return np.dtype(dtype) in SUPPORTED_DTYPES
+
+
 def from_dlpack(external_array, device=None, copy=None):
-    """An `mjax.Array` viewing (or, with copy=True, copying) a DLPack producer's data.
-    JAX: jax.dlpack.from_dlpack."""
+    """An `mjax.Array` viewing (or, with copy=True, copying) a DLPack producer's data:
+    host memory through NumPy, GPU memory (a CUDA torch tensor, say) in place on its
+    device. JAX: jax.dlpack.from_dlpack."""
     if isinstance(external_array, Array):
         return external_array.copy() if copy else external_array
     if not hasattr(external_array, "__dlpack__"):
         raise TypeError(f"from_dlpack expects an object with __dlpack__ (a DLPack "
                         f"producer such as a NumPy array), got {type(external_array)}")
+    kind, device_id = (external_array.__dlpack_device__()
+                       if hasattr(external_array, "__dlpack_device__") else (1, 0))
+    if kind in _GPU_DEVICE_TYPES:
+        return _from_gpu(external_array, kind, device_id, device, copy)
     host = np.from_dlpack(external_array)  # shape and dtype; no copy for CPU producers
     if copy:
         host = host.copy()
@@ -26,4 +50,19 @@ def from_dlpack(external_array, device=None, copy=None):
     return Array(buf, ShapedArray(host.shape, host.dtype))
 
 
-__all__ = ["from_dlpack"]
+def _from_gpu(producer, kind: int, device_id: int, device, copy):
+    backend = get_backend(_GPU_DEVICE_TYPES[kind])
+    buf = backend.from_device_dlpack(producer, kind, device_id, copy)
+    dtype = np.dtype(buf.dtype)
+    arr = Array(buf, ShapedArray(tuple(buf.shape), dtype))
+    want = canonicalize_dtype(dtype)
+    if want != dtype:       # (a 64-bit tensor with x64 off: converted, as JAX does)
+        arr = Array(backend.put(np.asarray(arr).astype(want), buf.devices().pop()),
+                    ShapedArray(arr.shape, want))
+    device = getattr(device, "_device", device)
+    if device is not None and device not in buf.devices():
+        return Array(backend.put(np.asarray(arr), device), arr.aval)
+    return arr
+
+
+__all__ = ["SUPPORTED_DTYPES", "from_dlpack", "is_supported_dtype"]

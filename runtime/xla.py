@@ -531,6 +531,18 @@ class XlaBackend:
         device = device or self.client.devices()[0]
         return _jax.dlpack_managed_tensor_to_buffer(producer.__dlpack__(), device, None, copy)
 
+    def from_device_dlpack(self, producer, dl_kind: int, device_id: int, copy=None):
+        """A buffer viewing a GPU DLPack producer's memory on this client's device
+        `device_id`, the producer asked to make it ready on that device's stream (JAX's
+        way: no copy, no host round trip)."""
+        device = self.client.device_from_local_hardware_id(device_id)
+        try:
+            stream = device.get_stream_for_external_ready_events()
+        except _jax.JaxRuntimeError:
+            stream = None
+        capsule = producer.__dlpack__(stream=stream)
+        return _jax.dlpack_managed_tensor_to_buffer(capsule, device, stream, copy, dl_kind)
+
     @staticmethod
     def to_dlpack(buf, stream=None):
         """A DLPack capsule viewing `buf` (the consumer keeps the buffer alive)."""

@@ -9,6 +9,8 @@ import mjax
 import mjax.numpy as jnp
 
 import jax  # noqa: E402  (the test-only oracle: missing, these tests fail)
+import jax.dlpack  # noqa: E402
+import ml_dtypes  # noqa: E402
 
 
 def test_array_protocols():
@@ -98,3 +100,11 @@ def test_astype_and_properties():
         x + [1, 2]  # like JAX: lists are not implicitly converted by operators
     with pytest.raises(TypeError, match=r"immutable.*\.at\[idx\]\.set"):
         x[0, 0] = 1.0
+
+
+def test_dlpack_supported_dtypes_are_jaxs():
+    for t in (np.float32, np.float16, np.bool_, np.complex128, np.int8, np.uint64,
+              ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, "int4", np.float64):
+        assert mjax.dlpack.is_supported_dtype(t) == jax.dlpack.is_supported_dtype(t), t
+    with pytest.raises(TypeError, match="dtype-like"):
+        mjax.dlpack.is_supported_dtype(None)

@@ -44,6 +44,40 @@ def test_numpy_from_dlpack_of_array_is_zero_copy():
     np.testing.assert_array_equal(n, np.arange(8.0) * 2)
 
 
+class _GpuTensor:
+    """A DLPack producer that says its memory is on CUDA device 0."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+
+def test_gpu_dlpack_producers_are_imported_on_their_device(monkeypatch):
+    """GPU memory goes to the GPU client's import (no NumPy round trip); 64-bit data
+    becomes 32-bit with x64 off, as in JAX. (A CPU client stands in for the GPU's.)"""
+    from mjax import dlpack as D
+    backend = mjax.runtime.get_backend("cpu")
+    seen = []
+
+    def from_device_dlpack(producer, kind, device_id, copy):
+        seen.append((kind, device_id))
+        return backend.from_dlpack(np.from_dlpack(producer.a), None, copy)
+    monkeypatch.setattr(backend, "from_device_dlpack", from_device_dlpack, raising=False)
+    monkeypatch.setattr(D, "get_backend", lambda platform: backend)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = jnp.from_dlpack(_GpuTensor(a))
+    assert seen == [(2, 0)] and x.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(x), a)
+    y = jnp.from_dlpack(_GpuTensor(np.arange(3, dtype=np.float64)))
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(y), np.arange(3))
+
+
 def test_round_trip_through_dlpack():
     a = aligned(12, np.int32).reshape(3, 4)
     a[:] = np.arange(12).reshape(3, 4)
