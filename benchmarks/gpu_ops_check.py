@@ -107,6 +107,18 @@ def cases(jax, jnp, lax):
         u, sv, vt = jnp.linalg.svd(m, full_matrices=False)
         w, v = jnp.linalg.eigh(s)
         ew, ev = jnp.linalg.eig(m)       # (residuals: the order may differ by backend)
+        band = [jnp.asarray(rng.standard_normal((2, n)).astype(np.float32)) + k
+                for n in (6, 2) for k in (0.0, 4.0, 0.0)]
+        solves = [lax.linalg.tridiagonal_solve(*band[i:i + 3], jnp.ones((2, band[i].shape[1], 3)))
+                  for i in (0, 3)]
+        _, td, te, _ = lax.linalg.tridiagonal(s, lower=True)
+        tri_w = jnp.linalg.eigvalsh(jax.vmap(lambda dd, ee: jnp.diag(dd) + jnp.diag(ee, 1)
+                                             + jnp.diag(ee, -1))(td, te))
+        packed, taus = lax.linalg.geqrf(m)
+        c = jnp.ones((3, 5, 2))
+        qc = lax.linalg.ormqr(packed, taus, c, left=True, transpose=False)
+        orm = [lax.linalg.ormqr(packed, taus, qc, left=True, transpose=True),
+               jnp.max(jnp.abs(qc - lax.linalg.householder_product(packed, taus) @ c))]
         lw, vl, vr = lax.linalg.eig(m, compute_left_eigenvectors=True)
         with jax.default_matmul_precision("highest"):
             m = m.astype(jnp.complex64)
@@ -123,7 +135,7 @@ def cases(jax, jnp, lax):
                     lax.linalg.triangular_solve(jnp.linalg.cholesky(s), jnp.ones((3, 5, 2)),
                                                 left_side=True, lower=True),
                     jnp.linalg.svd(jnp.ones((40, 50)) + jnp.eye(40, 50))[1], *residuals,
-                    jnp.sort(jnp.abs(ew), axis=-1)]
+                    jnp.sort(jnp.abs(ew), axis=-1), *solves, tri_w, *orm]
 
     def grad():
         w = jnp.asarray(rng.standard_normal((16, 4)).astype(np.float32))

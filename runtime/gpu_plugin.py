@@ -125,18 +125,21 @@ def _register_extension(platform: str, c_api) -> None:
 
 @functools.cache
 def _register_solvers() -> None:
-    """jaxlib's cuSOLVER/hipSOLVER kernels (`jaxlib.gpu_solver`, which finds them in the
-    plugin packages), registered with XLA for their platforms."""
-    try:
-        solver = importlib.import_module("jaxlib.gpu_solver")
-    except ImportError:
-        return
-    for name, handlers in solver.registrations().items():
-        for target, handler, api_version in handlers:
-            xc.register_custom_call_target(target, handler, platform=name,
-                                           api_version=api_version)
-    # (the hybrid kernels, eig with left eigenvectors: LAPACK on the host, or MAGMA)
-    getattr(solver, "initialize_hybrid_kernels", lambda: None)()
+    """jaxlib's GPU linear-algebra kernels (`jaxlib.gpu_solver`: cuSOLVER/hipSOLVER and
+    the hybrid eig; `gpu_sparse`: the tridiagonal solve; `gpu_linalg`: the perturbed
+    tridiagonal solve; each finds its kernels in the plugin packages), registered with
+    XLA for their platforms, as JAX's linalg module registers them."""
+    for module in ("jaxlib.gpu_solver", "jaxlib.gpu_sparse", "jaxlib.gpu_linalg"):
+        try:
+            kernels = importlib.import_module(module)
+        except ImportError:
+            continue
+        for name, handlers in kernels.registrations().items():
+            for target, handler, api_version in handlers:
+                xc.register_custom_call_target(target, handler, platform=name,
+                                               api_version=api_version)
+        # (the hybrid kernels, eig with left eigenvectors: LAPACK on the host, or MAGMA)
+        getattr(kernels, "initialize_hybrid_kernels", lambda: None)()
 
 
 def _first_module(names):

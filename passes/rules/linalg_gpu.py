@@ -1,7 +1,8 @@
-"""GPU lowerings of `svd` and `eig` (dialect/ops/linalg.py), whose solver calls differ from
-LAPACK's in more than their names: which routine applies, what comes back, and what is
-left to do in StableHLO afterwards. passes/rules/linalg.py calls them when lowering for a
-GPU (linalg_ffi.gpu_solver_prefix); JAX's GPU lowering makes the same choices.
+"""GPU lowerings whose solver calls differ from LAPACK's in more than their names: `svd`
+and `eig` (which routine applies, what comes back, what is left to do in StableHLO
+afterwards), and the small tridiagonal solves cuSPARSE leaves out. passes/rules/linalg.py
+and linalg_lapack.py call them when lowering for a GPU (linalg_ffi.gpu_solver_prefix);
+JAX's GPU lowering makes the same choices.
 """
 from __future__ import annotations
 
@@ -113,3 +114,36 @@ def _hlo_cols(x: ir.Value, start: int, stop: int) -> ir.Value:
     shape = aval_of(x.type).shape
     return hlo.slice(x, [0] * (len(shape) - 1) + [start], list(shape[:-1]) + [stop],
                      [1] * len(shape))
+
+
+def tridiagonal_solve_small(dl, d, du, b) -> ir.Value:
+    """The solve of a 1x1 or 2x2 tridiagonal system by Cramer's rule, batched (cuSPARSE
+    wants 3 rows or more). Singular systems give inf/nan, as a division does."""
+    n = aval_of(d.type).shape[-1]
+    nd = aval_of(b.type).ndim
+
+    def col(x, i):        # x[..., i] broadcast over b's columns
+        xa = aval_of(x.type)
+        s = hlo.slice(x, [0] * (xa.ndim - 1) + [i], list(xa.shape[:-1]) + [i + 1],
+                      [1] * xa.ndim)
+        return hlo.broadcast_in_dim(H.ttype(_rows(b, 1), xa.dtype), s,
+                                    list(range(xa.ndim - 1)) + [nd - 2])
+
+    def row(i):
+        ba = aval_of(b.type)
+        return hlo.slice(b, [0] * (nd - 2) + [i, 0], list(ba.shape[:-2]) + [i + 1,
+                                                                            ba.shape[-1]],
+                         [1] * nd)
+    if n == 1:
+        return hlo.divide(b, col(d, 0))
+    d0, d1, u0, l1 = col(d, 0), col(d, 1), col(du, 0), col(dl, 1)
+    det = hlo.subtract(hlo.multiply(d0, d1), hlo.multiply(u0, l1))
+    b0, b1 = row(0), row(1)
+    x0 = hlo.divide(hlo.subtract(hlo.multiply(d1, b0), hlo.multiply(u0, b1)), det)
+    x1 = hlo.divide(hlo.subtract(hlo.multiply(d0, b1), hlo.multiply(l1, b0)), det)
+    return hlo.concatenate([x0, x1], nd - 2)
+
+
+def _rows(b, n):
+    shape = aval_of(b.type).shape
+    return tuple(shape[:-2]) + (n, shape[-1])

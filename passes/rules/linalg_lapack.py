@@ -22,7 +22,9 @@ from mjax.dialect.types import ShapedArray
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
-from mjax.passes.rules.linalg_ffi import gpu_solver_prefix, info_ok, lapack_call, nan_unless
+from mjax.passes.rules.linalg_ffi import (ffi_call, gpu_solver_prefix, info_ok, lapack_call,
+                                         nan_unless, solver_call)
+from mjax.passes.rules.linalg_gpu import tridiagonal_solve_small
 from mjax.passes.rules.tables import TRANSPOSE, lowering
 
 
@@ -36,17 +38,30 @@ def _u8(v: int) -> ir.Attribute:
 
 def _require_cpu(ctx, name: str) -> None:
     if ctx.backend not in ("xla", "cpu") or gpu_solver_prefix():
-        raise NotImplementedError(f"{name} is only implemented on CPU (LAPACK) in mjax")
+        raise NotImplementedError(f"{name} is only implemented on CPU (LAPACK), as in JAX")
+
+
+def _require_cpu_or_gpu(ctx, name: str) -> None:
+    if ctx.backend not in ("xla", "cpu"):
+        raise NotImplementedError(f"{name} is only implemented on CPU (LAPACK) and GPU "
+                                  f"(cuSOLVER/cuSPARSE), as in JAX")
 
 
 # ==== lowering ===========================================================================
 @lowering(L.TridiagonalSolveOp)
 def _tridiagonal_solve_lower(ctx, dl, d, du, b, *, perturb_singular):
-    _require_cpu(ctx, "tridiagonal_solve")
+    _require_cpu_or_gpu(ctx, "tridiagonal_solve")
     aval = ctx.avals_in[3]
     batch = aval.shape[:-2]
     if 0 in aval.shape[-2:]:
         return [b]
+    gpu = gpu_solver_prefix()
+    if gpu and perturb_singular:      # (jaxlib's GPU kernel of the same method)
+        return ffi_call(f"{gpu}_tridiagonal_solve_perturbed", [dl, d, du, b], [aval])
+    if gpu and aval.shape[-2] >= 3:   # (cuSPARSE's gtsv2 wants 3 rows or more)
+        return ffi_call(f"{gpu}sparse_gtsv2_ffi", [dl, d, du, b], [aval], aliases={3: 0})
+    if gpu:       # (two rows or one: JAX solves those with lax ops too)
+        return [tridiagonal_solve_small(dl, d, du, b)]
     if perturb_singular:
         # (jaxlib's own handler: LU with tiny pivots nudged, never NaN)
         out, = lapack_call("", [dl, d, du, b], [aval],
@@ -60,12 +75,16 @@ def _tridiagonal_solve_lower(ctx, dl, d, du, b, *, perturb_singular):
 
 @lowering(L.TridiagonalOp)
 def _tridiagonal_lower(ctx, a, *, lower):
-    _require_cpu(ctx, "tridiagonal")
+    _require_cpu_or_gpu(ctx, "tridiagonal")
     aval = ctx.avals_in[0]
-    routine = "hetrd" if is_complex(aval.dtype) else "sytrd"
-    *outs, info = lapack_call(routine, [a],
-                              [*ctx.avals_out, ShapedArray(aval.shape[:-2], np.int32)],
-                              config={"uplo": "L" if lower else "U"}, aliases={0: 0})
+    outs = [*ctx.avals_out, ShapedArray(aval.shape[:-2], np.int32)]
+    if gpu_solver_prefix():     # (one GPU sytrd for every dtype)
+        *outs, info = solver_call("sytrd", [a], outs, aliases={0: 0},
+                                  config={"lower": ir.BoolAttr.get(bool(lower))})
+    else:
+        routine = "hetrd" if is_complex(aval.dtype) else "sytrd"
+        *outs, info = lapack_call(routine, [a], outs, aliases={0: 0},
+                                  config={"uplo": "L" if lower else "U"})
     ok = info_ok(info)
     return [nan_unless(ok, o) for o in outs]
 
@@ -111,15 +130,16 @@ def _schur_lower(ctx, a, *, compute_schur_vectors, sort_eig_vals):
 
 @lowering(L.OrmqrOp)
 def _ormqr_lower(ctx, a, taus, c, *, left, transpose):
-    _require_cpu(ctx, "ormqr")
+    _require_cpu_or_gpu(ctx, "ormqr")
     aval = ctx.avals_out[0]
     if 0 in aval.shape[-2:] or ctx.avals_in[1].shape[-1] == 0:
         return [c]
+    config = {"left": ir.BoolAttr.get(bool(left)),
+              "transpose": ir.BoolAttr.get(bool(transpose))}
+    if gpu_solver_prefix():     # (one GPU ormqr for every dtype)
+        return solver_call("ormqr", [a, taus, c], [aval], aliases={2: 0}, config=config)
     routine = "unmqr" if is_complex(aval.dtype) else "ormqr"
-    out, = lapack_call(routine, [a, taus, c], [aval], aliases={2: 0},
-                       config={"left": ir.BoolAttr.get(bool(left)),
-                               "transpose": ir.BoolAttr.get(bool(transpose))})
-    return [out]
+    return lapack_call(routine, [a, taus, c], [aval], aliases={2: 0}, config=config)
 
 
 # ==== autodiff ===========================================================================

@@ -96,3 +96,45 @@ func.func @eig_left(%a: tensor<3x3xf64>) -> (tensor<3xcomplex<f64>>, tensor<3x3x
   %0:3 = "jaxpr.eig"(%a) : (tensor<3x3xf64>) -> (tensor<3xcomplex<f64>>, tensor<3x3xcomplex<f64>>, tensor<3x3xcomplex<f64>>)
   return %0#0, %0#1, %0#2 : tensor<3xcomplex<f64>>, tensor<3x3xcomplex<f64>>, tensor<3x3xcomplex<f64>>
 }
+
+// -----
+
+// A tridiagonal solve of 3 rows or more: cuSPARSE's gtsv2, in place on b.
+// CHECK-LABEL: func.func @tridiagonal_solve
+// CHECK:         stablehlo.custom_call @cusparse_gtsv2_ffi(
+// CHECK-SAME:      operand_layouts = [dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 2, 0]> : tensor<3xindex>]
+// CHECK-SAME:      output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 3, operand_tuple_indices = []>]
+func.func @tridiagonal_solve(%dl: tensor<2x5xf32>, %d: tensor<2x5xf32>, %du: tensor<2x5xf32>, %b: tensor<2x5x3xf32>) -> tensor<2x5x3xf32> {
+  %0 = "jaxpr.tridiagonal_solve"(%dl, %d, %du, %b) : (tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5x3xf32>) -> tensor<2x5x3xf32>
+  return %0 : tensor<2x5x3xf32>
+}
+
+// -----
+
+// Two rows, which gtsv2 does not take: Cramer's rule in StableHLO, no custom call.
+// CHECK-LABEL: func.func @tridiagonal_solve_2x2
+// CHECK-NOT:     custom_call
+// CHECK:         stablehlo.concatenate
+// CHECK-NOT:     custom_call
+func.func @tridiagonal_solve_2x2(%dl: tensor<2xf32>, %d: tensor<2xf32>, %du: tensor<2xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = "jaxpr.tridiagonal_solve"(%dl, %d, %du, %b) : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @tridiagonal
+// CHECK:         stablehlo.custom_call @cusolver_sytrd_ffi(%{{.*}}) {{{.*}}mhlo.backend_config = {lower = true}
+func.func @tridiagonal(%a: tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0:4 = "jaxpr.tridiagonal"(%a) {lower = true} : (tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
+  return %0#0, %0#1, %0#2, %0#3 : tensor<2x4x4xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @ormqr
+// CHECK:         stablehlo.custom_call @cusolver_ormqr_ffi(%{{.*}}, %{{.*}}, %{{.*}}) {{{.*}}mhlo.backend_config = {left = true, transpose = true}
+func.func @ormqr(%a: tensor<4x3xf32>, %t: tensor<3xf32>, %c: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %0 = "jaxpr.ormqr"(%a, %t, %c) {left = true, transpose = true} : (tensor<4x3xf32>, tensor<3xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
