@@ -159,7 +159,6 @@ REASONS = {
     # ---- jax.scipy
     # ---- small modules
     "jax.custom_derivatives.remat_opt_p": _PRIMITIVE,
-    "jax.dlpack.is_supported_dtype": f"{NOT_YET}",
     "jax.lax.linalg.*_p": _PRIMITIVE,
     "jax.lax.linalg.*": f"{NOT_YET} in mjax.lax.linalg",
     # ---- jax.extend and jax.interpreters (issue 21: user primitives come in part 2)
