@@ -11,9 +11,10 @@ from types import MethodType
 import numpy as np
 from jaxlib.mlir import ir
 
+from mjax.dialect.attributes import dense_elements
 from mjax.dialect.core import OPS, PURE_SHAPE_RULES, JaxprOp, encode_params, op_class
 from mjax.dialect.shape_poly import is_symbolic_dim
-from mjax.dialect.types import ShapedArray, aval_of
+from mjax.dialect.types import ShapedArray, aval_of, tensor_type
 
 
 # (op class, operand types, raw parameters) -> (result types, encoded attributes), for
@@ -45,6 +46,10 @@ class Builder:
 
     def emit(self, op: type[JaxprOp] | str, *operands: ir.Value, **params) -> list[ir.Value]:
         cls = op_class(op) if isinstance(op, str) else op
+        if cls.OPERATION_NAME == "jaxpr.constant" and not operands:
+            made = self._constant(params)
+            if made is not None:
+                return made
         types = tuple([v.type for v in operands])
         # (The passes emit the same ops on the same types again and again: an op whose
         # results and attributes follow from its operand types and plain parameters is
@@ -73,6 +78,23 @@ class Builder:
             _EMITTED[key] = ([r.type for r in results],
                              encode_params(checked) if checked else None)
         return results
+
+    def _constant(self, params: dict) -> list[ir.Value] | None:
+        # A jaxpr.constant of an ndarray (AD rules make zeros and ones again and again):
+        # what check_params (the array as it is), infer (its shape and dtype) and create
+        # (its dense_elements attribute, cached for splats) make, made directly; None
+        # (the general path, with its errors) for anything else.
+        value = params.get("value")
+        if len(params) != 1 or type(value) is not np.ndarray:
+            return None
+        try:
+            rtype = tensor_type(ShapedArray(value.shape, value.dtype))
+            attr = dense_elements(value)
+        except Exception:
+            return None
+        return [ir.Operation.create("jaxpr.constant", results=[rtype],
+                                    attributes={"value": attr}, regions=0, loc=self.loc,
+                                    ip=self.ip).result]
 
     def __getattr__(self, name: str):
         # b.sin(x) == b.emit(SinOp, x); single-result ops return the value itself.

@@ -46,9 +46,11 @@ def expand_transforms(module, only=None, lower_leftovers: bool = True) -> Expand
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
         ex.expand_all(frozenset(only) if only is not None else None)
-        if not ex.rules_run and not ex.custom_seen:
-            # (expand_all looked at every op of every function and changed nothing:
-            # there is no custom call to lower, so no walk of the module for them)
+        if not ex.custom_seen and not ex.traced_rules:
+            # (expand_all looked at every op of every function and met no custom call,
+            # and the rules traced no Python function: the rules emit custom calls only
+            # from custom calls, so there is none to lower and no walk of the module
+            # for them)
             if lower_leftovers:
                 lower_user_primitives(ex)
         elif lower_leftovers:

@@ -108,6 +108,7 @@ def user_batching(ex, op, dims, axis_size: int, axis_name) -> tuple | None:
         return None
     source = source_of(str(op.opview.params.get("rule") or ""))
     before = set(ex.fns.table)
+    ex.traced_rules = True     # (lower_custom_calls looks into what it traces)
     got = tracer(source, ex.module, dims, axis_size, axis_name)
     if got is None:
         return None
@@ -183,6 +184,7 @@ def materialize(ex, handle: str, part: str, where) -> str:
                               f"process, or IR read from text, cannot be traced; name the "
                               f"rule as a function of the module, {part} = @...; or it "
                               f"was staged longer ago than the registry remembers)")
+    ex.traced_rules = True     # (lower_custom_calls looks into what it traces)
     if hasattr(source, "trace"):        # the frontend's record: trace the Python rule
         before = set(ex.fns.table)
         name = source.trace(ex.module, part)

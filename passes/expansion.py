@@ -70,6 +70,10 @@ class Expander:
         # and custom_jvp/custom_vjp/checkpoint ops (lower_custom_calls' business).
         self.rules_run = False
         self.custom_seen = False
+        # Whether Python rules were traced into the module during expansion (custom
+        # rules, user primitives' rules, hijax batching): their functions were not looked
+        # into, so they may hold custom calls (passes/custom_rules.py sets it).
+        self.traced_rules = False
 
     def expand_function(self, name: str, only: frozenset | None = None) -> None:
         """Expands the transformation ops in @name whose class is in `only` (default:

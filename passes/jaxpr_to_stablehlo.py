@@ -231,6 +231,41 @@ def _broadcast_in_dim(op: ir.Operation) -> bool:
                     {"broadcast_dimensions": dims})
 
 
+def _static_result(op: ir.Operation):
+    """op's one result when it has one operand and one result of a static shape mjax
+    supports (the rules build their result types from the aval), else None."""
+    if len(op.operands) != 1 or len(op.results) != 1:
+        return None
+    result = op.result
+    try:
+        aval = aval_of(result.type)
+    except TypeError:
+        return None
+    return result if all(type(d) is int for d in aval.shape) else None
+
+
+def _reshaping(cls):
+    """reshape (without `dimensions`), squeeze, expand_dims -> stablehlo.reshape."""
+    plain = cls is S.ReshapeOp
+
+    def rule(op: ir.Operation) -> bool:
+        if plain and "dimensions" in op.attributes:
+            return False
+        result = _static_result(op)
+        return result is not None and _replace(op, cls, "stablehlo.reshape", result=result)
+    return rule
+
+
+def _transpose(op: ir.Operation) -> bool:
+    attrs = op.attributes
+    if "permutation" not in attrs or not isinstance(attrs["permutation"],
+                                                    ir.DenseI64ArrayAttr):
+        return False
+    result = _static_result(op)
+    return result is not None and _replace(op, S.TransposeOp, "stablehlo.transpose",
+                                           {"permutation": attrs["permutation"]}, result)
+
+
 _FAST: dict = {}
 
 
@@ -250,4 +285,8 @@ def _fast_rules() -> dict:
         _FAST[S.ConstantOp] = (structural_rules._constant_lower, _constant)
         _FAST[S.BroadcastInDimOp] = (structural_rules._broadcast_in_dim_lower,
                                      _broadcast_in_dim)
+        _FAST[S.ReshapeOp] = (structural_rules._reshape_lower, _reshaping(S.ReshapeOp))
+        for cls in (S.SqueezeOp, S.ExpandDimsOp):
+            _FAST[cls] = (structural_rules._squeeze_lower, _reshaping(cls))
+        _FAST[S.TransposeOp] = (structural_rules._transpose_lower, _transpose)
     return _FAST

@@ -18,6 +18,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func as func_d
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from mjax.dialect import attributes as A
 from mjax.dialect.dtype_rules import is_bool, is_complex, is_float, is_int, is_inexact
 from mjax.dialect.ops import reductions as R
 from mjax.dialect.shape_poly import is_symbolic_dim
@@ -91,12 +92,44 @@ _REDUCTIONS = {R.ReduceSumOp: "add", R.ReduceProdOp: "mul", R.ReduceMaxOp: "max"
                R.ReduceXorOp: "xor"}
 
 
+# The combiner op of each monoid whose combiner is one StableHLO op (not complex max/min)
+_COMBINER_OP = {"add": "stablehlo.add", "mul": "stablehlo.multiply",
+                "max": "stablehlo.maximum", "min": "stablehlo.minimum",
+                "and": "stablehlo.and", "or": "stablehlo.or", "xor": "stablehlo.xor"}
+# (context, kind, dtype) -> (scalar tensor type, identity attribute): reductions lower
+# again and again with the same few identities (a training step's gradients are dozens
+# of reduce_sums)
+_IDENTITIES: dict = {}
+
+
 def _reduce_lower(ctx, x, *, axes, kind):
     dtype = ctx.avals_in[0].dtype
-    init = H.constant(identity(kind, dtype), dtype)
     out = H.ttype(ctx.avals_out[0].shape, dtype)
-    fn = combiner(kind, dtype)
-    return H.scalar_reduce([out], [x], [init], list(axes), lambda a, b: [fn(a, b)])[0]
+    name = _COMBINER_OP.get(kind)
+    if name is None or is_complex(dtype):
+        init = H.constant(identity(kind, dtype), dtype)
+        fn = combiner(kind, dtype)
+        return H.scalar_reduce([out], [x], [init], list(axes), lambda a, b: [fn(a, b)])[0]
+    # The same ops as the path above, made directly (no op builders: ~2x faster).
+    key = (ir.Context.current, kind, dtype)
+    hit = _IDENTITIES.get(key)
+    if hit is None:
+        if len(_IDENTITIES) >= 256:
+            _IDENTITIES.clear()
+        value = A.dense_elements(np.full((), identity(kind, dtype), dtype=dtype))
+        hit = _IDENTITIES[key] = (H.ttype((), dtype), value)
+    scalar, value = hit
+    init = ir.Operation.create("stablehlo.constant", results=[value.type],
+                               attributes={"value": value}).result
+    op = ir.Operation.create("stablehlo.reduce", results=[out], operands=[x, init],
+                             attributes={"dimensions": ir.DenseI64ArrayAttr.get(list(axes))},
+                             regions=1)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    ip = ir.InsertionPoint(block)
+    combined = ir.Operation.create(name, results=[scalar], operands=list(block.arguments),
+                                   ip=ip)
+    ir.Operation.create("stablehlo.return", operands=[combined.result], ip=ip)
+    return op.result
 
 
 for _op, _kind in _REDUCTIONS.items():

@@ -179,14 +179,27 @@ def _clamp_lower(ctx, lo, x, hi):
     return hlo.clamp(lo, x, hi)
 
 
+_DOT_DIMS: dict = {}   # (context, dimension_numbers) -> #stablehlo.dot attribute
+
+
+def _dot_dimension_numbers(dimension_numbers) -> ir.Attribute:
+    # (a program's dots repeat a few dimension numbers: each attribute is made once)
+    (lc, rc), (lb, rb) = dimension_numbers
+    key = (ir.Context.current, tuple(lc), tuple(rc), tuple(lb), tuple(rb))
+    dn = _DOT_DIMS.get(key)
+    if dn is None:
+        if len(_DOT_DIMS) >= 1024:
+            _DOT_DIMS.clear()
+        dn = _DOT_DIMS[key] = hlo.DotDimensionNumbers.get(
+            lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
+            lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
+    return dn
+
+
 @lowering(S.DotGeneralOp)
 def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                        preferred_element_type=None):
-    (lc, rc), (lb, rb) = dimension_numbers
-    dn = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lb),
-                                     rhs_batching_dimensions=list(rb),
-                                     lhs_contracting_dimensions=list(lc),
-                                     rhs_contracting_dimensions=list(rc))
+    dn = _dot_dimension_numbers(dimension_numbers)
     if dot_algorithms.is_algorithm(precision):
         return _dot_with_algorithm(ctx, lhs, rhs, dn, precision)
     # As JAX's CPU/GPU lowering: operands of one dtype go to the dot as they are (the
