@@ -21,7 +21,7 @@ from mjax.lax.elementwise import (add, as_array, broadcasted_iota, conj, convert
                                   div, eq, full, ge, iota, mul, neg, rsqrt, select, sub)
 from mjax.lax.indexing import dynamic_index_in_dim, dynamic_update_index_in_dim
 from mjax.lax.linalg_fallbacks import ormqr_reflectors, tridiagonal_solve_thomas
-from mjax.lax.platform import current_platform, lapack_available
+from mjax.lax.platform import current_platform, lapack_available, solver_kernels_available
 from mjax.lax.reduce import reduce_max, reduce_sum
 from mjax.lax.shapes import (broadcast_to, concatenate, expand_dims, pad, slice,
                              slice_in_dim, transpose)
@@ -233,6 +233,13 @@ def _cpu_only(fn: str):
                                   f"{current_platform()}")
 
 
+def _cpu_or_gpu_only(fn: str):
+    if not solver_kernels_available():
+        raise NotImplementedError(f"mjax.lax.linalg.{fn} is only implemented on CPU "
+                                  f"(LAPACK) and GPU (cuSOLVER), as in JAX; this process "
+                                  f"compiles for {current_platform()}")
+
+
 def _check_shapes(op, args, **params):
     """Runs op's shape rule on args first, so its ValueErrors reach the user as such (as
     in JAX) rather than as the TypeError binding reports for any rule's failure."""
@@ -247,7 +254,7 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     args = [as_array(x) for x in (dl, d, du, b)]
     _float_operands("tridiagonal_solve", args)
     _check_shapes(L.TridiagonalSolveOp, args, perturb_singular=False)
-    if not lapack_available():      # JAX's generic lowering: a Thomas sweep
+    if not solver_kernels_available():    # JAX's generic lowering: a Thomas sweep
         if perturb_singular:
             raise NotImplementedError("perturb_singular=True is not supported on this "
                                       f"platform ({current_platform()}).")
@@ -262,7 +269,7 @@ def tridiagonal(a, *, lower: bool = True):
     scale factors. CPU (LAPACK sytrd/hetrd). JAX: lax.linalg.tridiagonal."""
     a = as_array(a)
     _float_operands("tridiagonal", [a])
-    _cpu_only("tridiagonal")
+    _cpu_or_gpu_only("tridiagonal")
     _check_shapes(L.TridiagonalOp, [a], lower=True)
     return list(_bind(L.TridiagonalOp, a, lower=bool(lower)))
 
@@ -302,7 +309,7 @@ def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
     args = [as_array(x) for x in (a, taus, c)]
     _float_operands("ormqr", args)
     _check_shapes(L.OrmqrOp, args, left=bool(left), transpose=bool(transpose))
-    if not lapack_available():      # JAX's generic lowering: one reflector at a time
+    if not solver_kernels_available():    # JAX's generic lowering: one reflector at a time
         return ormqr_reflectors(*args, left=bool(left), transpose=bool(transpose))
     return _bind(L.OrmqrOp, *args, left=bool(left), transpose=bool(transpose))
 

@@ -1,6 +1,7 @@
-"""Pure-lax forms of linalg functions whose own ops lower to LAPACK, for platforms without
-it (GPUs, IREE): JAX's generic lowerings of tridiagonal_solve (a Thomas sweep, no
-pivoting) and ormqr (the Householder reflectors applied one by one)."""
+"""Pure-lax forms of linalg functions whose own ops lower to LAPACK (CPU) or the GPU
+solvers, for platforms with neither (IREE): JAX's generic lowerings of tridiagonal_solve
+(a Thomas sweep, no pivoting) and ormqr (the Householder reflectors applied one by
+one)."""
 from __future__ import annotations
 
 import numpy as np

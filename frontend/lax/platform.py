@@ -21,6 +21,13 @@ def lapack_available() -> bool:
     return p.backend == "xla" and p.target == "cpu"
 
 
+def solver_kernels_available() -> bool:
+    """Whether programs may call jaxlib's linear-algebra kernels: LAPACK on the CPU, or
+    the GPU solvers (cuSOLVER/cuSPARSE, hipSOLVER) under XLA on a GPU."""
+    p = default_platform()
+    return p.backend == "xla" and p.target in ("cpu", "cuda", "rocm")
+
+
 def platform_dependent(*args, default=None, **per_platform):
     """per_platform[platform](*args) for the platform the program runs on ('cpu', 'cuda',
     'rocm', 'tpu', ...), else default(*args); no branch and no default is an error.

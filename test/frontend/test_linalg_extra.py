@@ -147,9 +147,10 @@ def test_tridiagonal_solve_errors():
 
 
 def test_without_lapack_generic_forms(monkeypatch):
-    # On platforms without LAPACK (GPUs, IREE) tridiagonal_solve and ormqr take JAX's
-    # generic forms (Thomas sweep, reflectors one by one); the CPU-only reductions raise.
+    # On platforms without LAPACK or GPU solvers (IREE) tridiagonal_solve and ormqr take
+    # JAX's generic forms (Thomas sweep, reflectors one by one); the reductions raise.
     monkeypatch.setattr(ml, "lapack_available", lambda: False)
+    monkeypatch.setattr(ml, "solver_kernels_available", lambda: False)
     dl, d, du, b = _system((2,), 5, 2, np.complex64)
     want = jl.tridiagonal_solve(dl, d, du, b)
     _same(ml.tridiagonal_solve(dl, d, du, b), want, np.complex64)
