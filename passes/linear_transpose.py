@@ -11,7 +11,10 @@ differentiation, not transposition), which `transpose_function` transposes:
     @f_flat_transpose(c, ct_y) -> ct_x          (reverse_mode.transpose_function)
     %ct_x = jaxpr.call @f_flat_transpose(%c, %ct_y)
 
-A user primitive is transposed by its registered transpose rule, as in JAX. A
+A user primitive is transposed by its registered transpose rule, as in JAX. A call left
+on linear values in a function being transposed (a user primitive's JVP rule, traced
+during differentiation, can apply a custom_jvp function, a jit or a checkpoint to
+tangents) is transposed through a flat copy of its callee the same way. A
 `custom_vjp_call` reading linear values is transposed by its VJP taken at zeros of
 those values: the frontend lets only `linear_call`'s through (its bwd rule is the user's
 transpose function; JAX refuses other custom_vjp functions, and so does mjax.linear_transpose).
@@ -62,18 +65,40 @@ def linear_transpose_function(ex, name: str, num_linear: int, where=None) -> str
     existing = ex.derived.get(name, T.LinearTransposeOp, num_linear=num_linear)
     if existing:
         return existing
+    bwd = _flat_transpose(ex, name, tuple(range(num_linear)), where)
+    ex.derived.add(bwd, name, T.LinearTransposeOp, num_linear=num_linear)
+    return bwd
+
+
+def _flat_transpose(ex, name: str, linear_args: tuple, where) -> str:
+    """The transpose of a flat copy of @name (calls inlined) in `linear_args`."""
     fn, ins, outs, _, _ = prepare(ex, "vjp", name, (), (), where)
     flat, block = ex.fns.create(ex.fns.fresh_name(f"{name}_flat"), ins, None, fn)
     try:
         set_results(flat, _Flatten(ir.InsertionPoint(block), ex).run(
             entry_block(fn), list(block.arguments)))
-        bwd = transpose_function(ex, symbol_name(flat), tuple(range(num_linear)),
-                                 f"{name}_transpose", where)
+        bwd = transpose_function(ex, symbol_name(flat), linear_args, f"{name}_transpose",
+                                 where)
     finally:
         ex.fns.erase(symbol_name(flat))
     ex.derived.forget(bwd)       # (its entry keyed by the flat copy, now erased)
-    ex.derived.add(bwd, name, T.LinearTransposeOp, num_linear=num_linear)
     return bwd
+
+
+def _call_transpose(tr, op, cts, args, b):
+    """A call on linear values left in a linear function (a user primitive's JVP rule,
+    traced while the function was differentiated, can apply a custom_jvp function or a
+    jit to tangents): its callee transposed, as JAX's partial evaluation stages a
+    custom_jvp function's primal (its rule is for differentiation, not transposition)."""
+    if all(c is None for c in cts):
+        return [None] * len(args)
+    linear = tuple(i for i, a in enumerate(args) if isinstance(a, Linear))
+    bwd = _flat_transpose(tr.ex, callee_of(op), linear, op)
+    others = [a for a in args if not isinstance(a, Linear)]
+    seeds = [c if c is not None else zeros(b, aval_of(r.type))
+             for c, r in zip(cts, op.results)]
+    got = iter(tr.ex.call(b, bwd, others + seeds))
+    return [next(got) if i in linear else None for i in range(len(args))]
 
 
 def expand_linear_transpose_op(ex, op) -> None:
@@ -105,3 +130,5 @@ def _custom_vjp_transpose(tr, op, cts, args, b):
 
 
 TRANSPOSE_NESTED[T.CustomVjpCallOp] = _custom_vjp_transpose
+for _op in (T.CallOp, T.CustomJvpCallOp, T.CheckpointOp):
+    TRANSPOSE_NESTED[_op] = _call_transpose

@@ -358,6 +358,37 @@ def test_rules_that_call_jitted_and_custom_jvp_functions():
         np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["custom_jvp", "jit", "checkpoint", "mixed"])
+def test_jvp_rules_that_apply_calls_to_tangents(kind):
+    """A JVP rule applying a custom_jvp function, a jit or a checkpoint to the tangents:
+    under grad the call sits in the linear part, transposed through its callee (JAX's
+    partial evaluation stages a custom_jvp function's primal)."""
+    def run(m):
+        jnp = m.jax.numpy
+
+        @m.jax.custom_jvp
+        def scale(a, t):
+            return a * t
+        scale.defjvp(lambda p, t: (scale(*p), t[0] * p[1] + p[0] * t[1]))
+        apply = {"custom_jvp": lambda a, t: scale(a, t),
+                 "jit": m.jax.jit(lambda a, t: a * t),
+                 "checkpoint": m.jax.checkpoint(lambda a, t: a * t),
+                 "mixed": lambda a, t: scale(jnp.sin(a), m.jax.jit(lambda u: u * 2.0)(t))}
+        p = m.Primitive(f"sin_{kind}")
+        p.def_impl(lambda x: np.sin(x))
+        p.def_abstract_eval(lambda x: m.ShapedArray(x.shape, x.dtype))
+        m.mlir.register_lowering(p, m.mlir.lower_fun(jnp.sin, multiple_results=False))
+        m.ad.primitive_jvps[p] = lambda xs, ts: (
+            p.bind(xs[0]), apply[kind](jnp.cos(xs[0]), m.ad.instantiate_zeros(ts[0])))
+        m.batching.defvectorized(p)
+        f = lambda x: (p.bind(x) ** 2).sum()
+        return (m.jax.grad(f)(XS), m.jax.jit(m.jax.grad(f))(XS),
+                m.jax.vmap(m.jax.grad(f))(XS.reshape(2, 2)),
+                m.jax.linear_transpose(lambda t: m.jax.jvp(p.bind, (XS,), (t,))[1], XS)(XS))
+    for w, g in zip(run(JAX), run(MJAX)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
 def test_effectful_primitive_is_kept_by_dce():
     class Noise(mjax_extend_core.Effect):
         pass
