@@ -122,7 +122,8 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
 
 
 class EigImplementation(enum.Enum):
-    """The kernel `eig` runs. JAX: lax.linalg.EigImplementation (mjax: LAPACK only)."""
+    """The kernel `eig` runs. JAX: lax.linalg.EigImplementation (mjax: LAPACK on a CPU;
+    on a GPU the default choice only)."""
     CUSOLVER = "cusolver"
     MAGMA = "magma"
     LAPACK = "lapack"
@@ -200,11 +201,18 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 def eig(x, *, compute_left_eigenvectors: bool = True,
         compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
         implementation=None, use_magma=None):
-    """[w, (vl), (vr)] of a general square matrix (CPU only). JAX: lax.linalg.eig.
-    `implementation`: None or EigImplementation.LAPACK."""
+    """[w, (vl), (vr)] of a general square matrix (CPU: LAPACK; GPU: cuSOLVER geev, or
+    jaxlib's hybrid kernel for left eigenvectors, as JAX's default). JAX:
+    lax.linalg.eig. `implementation`: None, or on a CPU EigImplementation.LAPACK."""
     implementation = _member(EigImplementation, implementation, "eig", "implementation")
-    if implementation not in (None, EigImplementation.LAPACK):
-        raise ValueError("Only the lapack implementation is supported on CPU.")
+    if implementation is not None and lapack_available():
+        if implementation is not EigImplementation.LAPACK:
+            raise ValueError("Only the lapack implementation is supported on CPU.")
+    elif implementation is not None:
+        raise NotImplementedError(
+            f"lax.linalg.eig(implementation={implementation}) on {current_platform()}: "
+            f"mjax picks the kernel as JAX's default does (cuSOLVER geev; the hybrid "
+            f"kernel when left eigenvectors are asked)")
     outs = _bind(L.EigOp, x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
                 compute_right_eigenvectors=bool(compute_right_eigenvectors))
     return list(outs) if isinstance(outs, (list, tuple)) else [outs]
