@@ -100,10 +100,20 @@ def test_gpu_plugin_client_is_set_up_as_jax_sets_it_up(monkeypatch):
         def registrations():
             return {"CUDA": [("cusolver_getrf_ffi", "getrf", 1)], "ROCM": []}
 
+    class FakeSparse:
+        @staticmethod
+        def registrations():
+            return {"CUDA": [("cusparse_gtsv2_ffi", "gtsv2", 1)], "ROCM": []}
+
     modules = {"jax_cuda13_plugin.cuda_plugin_extension": FakeExtension,
-               "jaxlib.gpu_solver": FakeSolver}
+               "jaxlib.gpu_solver": FakeSolver, "jaxlib.gpu_sparse": FakeSparse}
+
+    def import_module(name):      # (jaxlib.gpu_linalg: not installed, skipped)
+        if name not in modules:
+            raise ImportError(name)
+        return modules[name]
     monkeypatch.setattr(gpu_plugin, "xc", FakeXc())
-    monkeypatch.setattr(gpu_plugin.importlib, "import_module", lambda n: modules[n])
+    monkeypatch.setattr(gpu_plugin.importlib, "import_module", import_module)
     monkeypatch.setattr(gpu_plugin, "_preload_nvidia_libraries", lambda: None)
     monkeypatch.setattr(gpu_plugin, "_register_solvers", gpu_plugin._register_solvers.__wrapped__)
     monkeypatch.setenv("MJAX_PJRT_PLUGIN_CUDA", "/opt/x/plugin.so")
@@ -115,4 +125,5 @@ def test_gpu_plugin_client_is_set_up_as_jax_sets_it_up(monkeypatch):
                      ("target", "xla_ffi_python_gpu_callback", "CUDA", 1),
                      ("init", "cuda"),
                      ("target", "cusolver_getrf_ffi", "CUDA", 1),
+                     ("target", "cusparse_gtsv2_ffi", "CUDA", 1),
                      ("client", "cuda", {"preallocate": False})]
