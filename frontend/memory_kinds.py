@@ -33,12 +33,13 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import ShapedArray, context
 from mjax.dialect.types import dtype_of_element_type
-from mjax.passes.rules.structural import DEVICE_PUT_CALL
+from mjax.dialect.ops.structural import MEMORY_KINDS
+from mjax.passes.ir_util import main_function
+from mjax.passes.rules.structural import DEVICE_PUT_CALL, placement_call
 from mjax.sharding_impls import HOST_MEMORY_IN_USE, SingleDeviceSharding
 
-HOST_KINDS = ("pinned_host", "unpinned_host")
+HOST_KINDS = tuple(k for k in MEMORY_KINDS if k != "device")
 ANY = "any"     # (an argument that takes the memory of the values it meets)
-KINDS = ("device",) + HOST_KINDS
 
 
 def in_use() -> bool:
@@ -138,7 +139,7 @@ def annotate_module(module, arg_kinds, out_kinds) -> None:
     if not in_use():
         return
     with context():
-        main = _main(module)
+        main = main_function(module)
         if main is None:
             return
         kinds = _propagate(main, list(arg_kinds or ()),
@@ -149,14 +150,6 @@ def annotate_module(module, arg_kinds, out_kinds) -> None:
 
 def _any_host(arg_kinds, out_kinds) -> bool:
     return any(k in HOST_KINDS for k in list(arg_kinds or ()) + list(out_kinds or ()))
-
-
-def _main(module):
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and \
-                ir.StringAttr(op.attributes["sym_name"]).value == "main":
-            return op
-    return None
 
 
 def _rank(value) -> int:
@@ -270,18 +263,8 @@ def _set_attrs(main, arg_kinds, result_kinds, out_kinds):
     main.attributes["res_attrs"] = _with_kinds(main, "res_attrs", final)
     with ir.InsertionPoint(ret), ret.location:
         for i, k in enumerate(out_kinds):
-            if k is None:
-                continue
-            v = ret.operands[i]
-            call = ir.Operation.create(
-                "stablehlo.custom_call", results=[v.type], operands=[v],
-                attributes={"call_target_name": ir.StringAttr.get(
-                    "annotate_device_placement"),
-                    "backend_config": ir.StringAttr.get(""),
-                    "has_side_effect": ir.BoolAttr.get(True),
-                    "mhlo.frontend_attributes": ir.DictAttr.get(
-                        {"_xla_buffer_placement": ir.StringAttr.get(k)})})
-            ret.operands[i] = call.results[0]
+            if k is not None:
+                ret.operands[i] = placement_call(ret.operands[i], k, marked=False)
 
 
 def _with_kinds(main, name: str, kinds) -> ir.ArrayAttr:

@@ -424,11 +424,11 @@ class XlaBackend:
     def sharding(self, device, memory_kind: str | None = None) -> DeviceSharding:
         """The sharding of buffers in `memory_kind` memory of `device` (None, 'device':
         its default memory)."""
-        key = device if memory_kind in (None, "device") else (device, memory_kind)
+        kind = _jaxlib_kind(memory_kind)
+        key = device if kind is None else (device, kind)
         s = self._shardings.get(key)
         if s is None:
-            s = self._shardings[key] = DeviceSharding(
-                device, memory_kind=None if key is device else memory_kind)
+            s = self._shardings[key] = DeviceSharding(device, memory_kind=kind)
         return s
 
     def put(self, array: np.ndarray, device=None, memory_kind: str | None = None):
@@ -450,9 +450,8 @@ class XlaBackend:
         """One array over `devices` (the sharding's device list, in order) from host
         `shards`, one per device of `shard_devices`, laid out by `hlo_sharding`, in
         memory of `memory_kind` (None: the devices' default memory)."""
-        sharding = _jax.GSPMDSharding(
-            xc.DeviceList(tuple(devices)), hlo_sharding,
-            memory_kind=None if memory_kind == "device" else memory_kind)
+        sharding = _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo_sharding,
+                                      memory_kind=_jaxlib_kind(memory_kind))
         return xc.batched_device_put(_Aval(tuple(shape), np.dtype(dtype)), sharding,
                                      [np.asarray(s, order="C") for s in shards],
                                      list(shard_devices), True, False, enable_x64=True)
@@ -471,9 +470,9 @@ class XlaBackend:
         """One array over `devices` from single-device buffers (one per device of this
         process, in the sharding's device order, each holding its shard): no copies. The
         array is in the memory its buffers are in."""
-        kind = self.memory_kind(bufs[0]) if bufs else "device"
+        kind = self.memory_kind(bufs[0]) if bufs else None
         sharding = _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo_sharding,
-                                      memory_kind=None if kind == "device" else kind)
+                                      memory_kind=_jaxlib_kind(kind))
         return _jax.ArrayImpl(_Aval(tuple(shape), np.dtype(dtype)), sharding, list(bufs),
                               True, True)
 
@@ -655,6 +654,11 @@ class XlaBackend:
         except Exception:  # noqa: BLE001 - whatever jaxlib cannot load is a miss
             return None
         return loaded if expected.matches(actual, exact_shapes=num_partitions == 1) else None
+
+
+def _jaxlib_kind(kind: str | None) -> str | None:
+    """A memory kind as jaxlib's shardings take it: None for the device's default."""
+    return None if kind in (None, "device") else kind
 
 
 def _output_memory_kinds(loaded, text: str, out_avals) -> list | None:

@@ -234,18 +234,14 @@ def _float_operands(fn: str, xs, complex_ok: bool = True):
                         f"{', '.join(names)}.")
 
 
-def _cpu_only(fn: str):
-    if not lapack_available():
-        raise NotImplementedError(f"mjax.lax.linalg.{fn} is only implemented on CPU "
-                                  f"(LAPACK), as in JAX; this process compiles for "
+def _cpu_only(fn: str, gpu_too: bool = False):
+    """Raises where `fn`'s kernels do not run: LAPACK's on a CPU (`gpu_too`: and the GPU
+    solvers on a GPU)."""
+    if not (solver_kernels_available() if gpu_too else lapack_available()):
+        where = "CPU (LAPACK) and GPU (cuSOLVER)" if gpu_too else "CPU (LAPACK)"
+        raise NotImplementedError(f"mjax.lax.linalg.{fn} is only implemented on {where}, "
+                                  f"as in JAX; this process compiles for "
                                   f"{current_platform()}")
-
-
-def _cpu_or_gpu_only(fn: str):
-    if not solver_kernels_available():
-        raise NotImplementedError(f"mjax.lax.linalg.{fn} is only implemented on CPU "
-                                  f"(LAPACK) and GPU (cuSOLVER), as in JAX; this process "
-                                  f"compiles for {current_platform()}")
 
 
 def _check_shapes(op, args, **params):
@@ -277,7 +273,7 @@ def tridiagonal(a, *, lower: bool = True):
     scale factors. CPU (LAPACK sytrd/hetrd). JAX: lax.linalg.tridiagonal."""
     a = as_array(a)
     _float_operands("tridiagonal", [a])
-    _cpu_or_gpu_only("tridiagonal")
+    _cpu_only("tridiagonal", gpu_too=True)
     _check_shapes(L.TridiagonalOp, [a], lower=True)
     return list(_bind(L.TridiagonalOp, a, lower=bool(lower)))
 

@@ -27,7 +27,7 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
 from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapack_call, nan_unless,
-                                         slice_matrix, solver_call)
+                                         slice_matrix, solver_call, uint8)
 from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
 from mjax.passes.rules.tables import TRANSPOSE, lowering
 
@@ -184,7 +184,7 @@ def _eigh_lower(ctx, a, *, lower, sort_eigenvalues):
     if gpu_solver_prefix():   # (algorithm 0: the solver's default, as JAX's)
         v, w, info = solver_call("syevd", [a], outs, aliases={0: 0},
                                  config={"lower": ir.BoolAttr.get(bool(lower)),
-                                         "algorithm": _uint8(0)})
+                                         "algorithm": uint8(0)})
     else:
         routine = "heevd" if is_complex(aval.dtype) else "syevd"
         v, w, info = lapack_call(routine, [a], outs, aliases={0: 0},
@@ -224,10 +224,6 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
     if compute_uv:
         outs += [nan_unless(ok, u), nan_unless(ok, vt)]
     return outs
-
-
-def _uint8(v: int) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), int(v))
 
 
 # ==== eig ================================================================================

@@ -51,8 +51,13 @@ def _layout(rank: int, column_major: bool) -> ir.Attribute:
     return ir.DenseIntElementsAttr.get(np.asarray(dims, np.int64), type=ir.IndexType.get())
 
 
+def uint8(v: int) -> ir.Attribute:
+    """A ui8 option (LAPACK's modes, the GPU solvers' algorithm numbers)."""
+    return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), int(v))
+
+
 def _u8(c: str) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), ord(c))
+    return uint8(ord(c))
 
 
 def lapack_call(routine: str, operands, out_avals, config=None, aliases=None, target=None):

@@ -23,7 +23,7 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
 from mjax.passes.rules.linalg_ffi import (ffi_call, gpu_solver_prefix, info_ok, lapack_call,
-                                         nan_unless, solver_call)
+                                         nan_unless, solver_call, uint8)
 from mjax.passes.rules.linalg_gpu import tridiagonal_solve_small
 from mjax.passes.rules.tables import TRANSPOSE, lowering
 
@@ -32,25 +32,18 @@ def _i32(v: int) -> ir.Attribute:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
 
 
-def _u8(v: int) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), int(v))
-
-
-def _require_cpu(ctx, name: str) -> None:
-    if ctx.backend not in ("xla", "cpu") or gpu_solver_prefix():
-        raise NotImplementedError(f"{name} is only implemented on CPU (LAPACK), as in JAX")
-
-
-def _require_cpu_or_gpu(ctx, name: str) -> None:
-    if ctx.backend not in ("xla", "cpu"):
-        raise NotImplementedError(f"{name} is only implemented on CPU (LAPACK) and GPU "
-                                  f"(cuSOLVER/cuSPARSE), as in JAX")
+def _require_cpu(ctx, name: str, gpu_too: bool = False) -> None:
+    """Raises where `name`'s kernels do not run: LAPACK's on a CPU (`gpu_too`: and the GPU
+    solvers on a GPU)."""
+    if ctx.backend not in ("xla", "cpu") or gpu_solver_prefix() and not gpu_too:
+        where = "CPU (LAPACK) and GPU (cuSOLVER/cuSPARSE)" if gpu_too else "CPU (LAPACK)"
+        raise NotImplementedError(f"{name} is only implemented on {where}, as in JAX")
 
 
 # ==== lowering ===========================================================================
 @lowering(L.TridiagonalSolveOp)
 def _tridiagonal_solve_lower(ctx, dl, d, du, b, *, perturb_singular):
-    _require_cpu_or_gpu(ctx, "tridiagonal_solve")
+    _require_cpu(ctx, "tridiagonal_solve", gpu_too=True)
     aval = ctx.avals_in[3]
     batch = aval.shape[:-2]
     if 0 in aval.shape[-2:]:
@@ -75,7 +68,7 @@ def _tridiagonal_solve_lower(ctx, dl, d, du, b, *, perturb_singular):
 
 @lowering(L.TridiagonalOp)
 def _tridiagonal_lower(ctx, a, *, lower):
-    _require_cpu_or_gpu(ctx, "tridiagonal")
+    _require_cpu(ctx, "tridiagonal", gpu_too=True)
     aval = ctx.avals_in[0]
     outs = [*ctx.avals_out, ShapedArray(aval.shape[:-2], np.int32)]
     if gpu_solver_prefix():     # (one GPU sytrd for every dtype)
@@ -123,14 +116,14 @@ def _schur_lower(ctx, a, *, compute_schur_vectors, sort_eig_vals):
     eigs = [w] if is_complex(aval.dtype) else [w, w]
     mode = _SCHUR_VECTORS if compute_schur_vectors else _NO_SCHUR_VECTORS
     outs = lapack_call("gees", [a], [aval, aval, *eigs, info, info],
-                       config={"mode": _u8(mode), "sort": _u8(_NO_SORT)}, aliases={0: 0})
+                       config={"mode": uint8(mode), "sort": uint8(_NO_SORT)}, aliases={0: 0})
     ok = info_ok(outs[-1])
     return [nan_unless(ok, o) for o in outs[:len(ctx.avals_out)]]
 
 
 @lowering(L.OrmqrOp)
 def _ormqr_lower(ctx, a, taus, c, *, left, transpose):
-    _require_cpu_or_gpu(ctx, "ormqr")
+    _require_cpu(ctx, "ormqr", gpu_too=True)
     aval = ctx.avals_out[0]
     if 0 in aval.shape[-2:] or ctx.avals_in[1].shape[-1] == 0:
         return [c]

@@ -73,18 +73,25 @@ def _layout_constraint_lower(ctx, x, *, major_to_minor):
 DEVICE_PUT_CALL = "mjax.device_put"
 
 
+def placement_call(x: ir.Value, memory_kind: str, *, marked: bool) -> ir.Value:
+    """XLA's annotate_device_placement of `x` into memory of `memory_kind`, at the current
+    insertion point. `marked`: a device_put inside the program (DEVICE_PUT_CALL; pure:
+    unused moves are dropped, equal ones merged, as values); else a result's placement,
+    kept as JAX's (mlir.wrap_with_memory_kind)."""
+    attrs = {"call_target_name": ir.StringAttr.get("annotate_device_placement"),
+             "backend_config": ir.StringAttr.get(""),
+             "has_side_effect": ir.BoolAttr.get(not marked),
+             "mhlo.frontend_attributes": ir.DictAttr.get(
+                 {"_xla_buffer_placement": ir.StringAttr.get(memory_kind)})}
+    if marked:
+        attrs[DEVICE_PUT_CALL] = ir.UnitAttr.get()
+    return ir.Operation.create("stablehlo.custom_call", results=[x.type], operands=[x],
+                               attributes=attrs).results[0]
+
+
 @lowering(S.DevicePutOp)
 def _device_put_lower(ctx, x, *, memory_kind, src=None):
-    op = ir.Operation.create(
-        "stablehlo.custom_call", results=[x.type], operands=[x],
-        attributes={"call_target_name": ir.StringAttr.get("annotate_device_placement"),
-                    "backend_config": ir.StringAttr.get(""),
-                    # (pure: unused moves are dropped, equal ones merged, as values)
-                    "has_side_effect": ir.BoolAttr.get(False),
-                    "mhlo.frontend_attributes": ir.DictAttr.get(
-                        {"_xla_buffer_placement": ir.StringAttr.get(memory_kind)}),
-                    DEVICE_PUT_CALL: ir.UnitAttr.get()})
-    return op.results[0]
+    return placement_call(x, memory_kind, marked=True)
 
 
 @lowering(S.OptimizationBarrierOp)
