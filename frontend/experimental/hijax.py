@@ -27,8 +27,9 @@ lowers it at the boundary of each transformation (mjax/hijax_lowering.py):
   sliced and stacked along the leading axis, raised by `raise_val`), and closed-over
   mutable values mutated by the body (carried).
 - vmap over a hi value raises NotImplementedError (JAX 0.10.2 has no mapping specs);
-  one passed with in_axes=None is closed over. shard_map with `HiPspec`s, hi types with
-  shardings under explicit meshes, and jvp/linearize through hi types are not
+  one passed with in_axes=None is closed over.
+- shard_map: hi values cross it as their lo values, laid out by a `HiPspec`'s `to_lo()`
+  specs (mjax/spmd/shard_map_hi.py). jvp/linearize through hi types are not
   implemented.
 
 `VJPHiPrimitive` (user-defined primitives) works over arrays (mjax.experimental.hijax_vjp)
@@ -44,6 +45,7 @@ from mjax.primitive import UndefinedPrimal, Zero
 from mjax.ref import AbstractRef
 from mjax.experimental.pallas.ref import Ref as TransformedRef  # a ref seen through indexers
 from mjax.experimental.hijax_vjp import VJPHiPrimitive
+from mjax.spmd.shard_map_hi import HiPspec
 
 # Value type -> its typeof function, as registered by register_hitype (mjax.dtypes'
 # hitype_rules is the table typeof and the transformations read).
@@ -166,13 +168,6 @@ class MutableHiType(_HiAval):
 
     def read_loval_in(self, state, val):
         return self.read_loval(state, val)
-
-
-class HiPspec:
-    """A partition spec for a hi type's lowered arrays (JAX's HiPspec)."""
-
-    def to_lo(self):
-        raise NotImplementedError(f"{type(self).__name__}.to_lo must be overridden")
 
 
 class HiPrimitive:

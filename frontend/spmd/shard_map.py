@@ -35,11 +35,13 @@ from mjax.ad.staging import _check_callable, _wraps
 from mjax.array import Array
 from mjax.batching import vmap
 from mjax.core import aval_of_value, current_trace
+from mjax.dtypes import hitype_rules
 from mjax.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
 from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, Mesh, NamedSharding,
                                  PartitionSpec, current_mesh, use_abstract_mesh)
 from mjax.sharding_types import mark_manual_partial, seed_varying, spec_entry, typeof_array
+from mjax.spmd.shard_map_hi import shard_map_hi, uses_hi
 from mjax.unreduced import _stacked, from_partials, partials, unreduced_of, without_reduced
 
 
@@ -435,6 +437,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             raise TypeError(f"shard_map applied to the function '{fun_name}' got keyword "
                             f"arguments {sorted(kwargs)}: pass them positionally (or close "
                             f"over them)")
+        if hitype_rules and uses_hi(in_specs, out_specs, args):
+            options = dict(mesh=mesh, axis_names=axis_names, check_vma=check_vma)
+            return shard_map_hi(shard_map, f, in_specs, out_specs, options, cache, args)
         m = _resolve_mesh(mesh)
         manual = _manual_axes(m, axis_names)
         if in_specs is not Infer:

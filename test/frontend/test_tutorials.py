@@ -281,8 +281,6 @@ KNOWN.update({
     ("hijax_types", 21): "vmap of a hi primitive with a `batch` rule naming QArraySpec "
                          "(JAX 0.10.2 has no MappingSpec, so the page's spec cells failed): "
                          "JAX calls the rule (NameError); mjax batches the lo ops itself",
-    **{("hijax_types", i): "shard_map with a HiPspec (QArrayP): not implemented"
-       for i in (32, 33)},
     ("host_offloading", 9): "JAX's avals carry memory spaces through the program: the "
                             "gradient for the weights passed in pinned host memory comes "
                             "back there (device_put's transpose), and the cell's eager "
