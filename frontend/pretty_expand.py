@@ -28,6 +28,7 @@ from mjax.dialect.attributes import decode
 from mjax.dialect.core import JaxprOp
 from mjax.lowering import clone_module
 from mjax.passes.autodiff import expand_transforms
+from mjax.passes.custom_rules import MARK as RULE_MARK
 from mjax.passes.derived import MARK
 from mjax.passes.ir_util import (callee_of, entry_block, has_effects, module_body,
                                  nested_ops, replace_op, symbol_name)
@@ -73,7 +74,9 @@ def expanded_function(module: ir.Module, name: str, type_specs=None):
         expand_transforms(copy, lower_leftovers=False)
         fns = {symbol_name(f.operation): f.operation for f in body.operations
                if f.operation.name == "func.func"}
-        made = {n for n in fns if n not in traced or n in staged}
+        # (Made by the expansion: also what grad expanded while tracing, a custom_vjp's
+        # bwd rule deciding cotangent types, and the fwd/bwd rules its parts call.)
+        made = {n for n in fns if n not in traced or n in staged or _derived(fns[n])}
         for n in made:
             if _is_forward_part(fns[n]):
                 # Its copies of the user's equations (they carry the mark) repeat the
@@ -114,9 +117,23 @@ def _mark_seeds(vjp, body) -> None:
             owner.attributes[SEED] = ir.UnitAttr.get()
 
 
+def _rule_part(fn) -> str | None:
+    """'fwd' or 'bwd' for a custom_vjp rule's function (custom_rules.mark), else None."""
+    if RULE_MARK not in fn.attributes:
+        return None
+    part = ir.StringAttr(fn.attributes[RULE_MARK]).value.rsplit("/", 1)[-1]
+    return part if part in ("fwd", "bwd") else None
+
+
+def _derived(fn) -> bool:
+    return MARK in fn.attributes or _rule_part(fn) is not None
+
+
 def _is_forward_part(fn) -> bool:
+    """A linearization's forward part, or a custom_vjp fwd rule (the forward part of the
+    call: its primal call is the user's)."""
     if MARK not in fn.attributes:
-        return False
+        return _rule_part(fn) == "fwd"
     mark = ir.DictAttr(fn.attributes[MARK])
     return "('part', 'fwd')" in ir.StringAttr(mark["params"]).value
 
@@ -139,9 +156,16 @@ def _inline_calls(main, fns: dict, names: set) -> None:
                 entry_block(fns[callee_of(call)]), list(call.operands)))
 
 
+# (A custom_vjp call's rule handles name its registration, not what it computes: two
+# calls of one function on the same operands are the same equation once rules are
+# expanded.)
+_RULE_ATTRS = {"jaxpr.custom_vjp_call": ("rule", "fwd")}
+
+
 def _key(op):
+    skip = (_USER, _FWD) + _RULE_ATTRS.get(op.name, ())
     attrs = tuple(sorted((n, str(op.attributes[n])) for n in op.attributes
-                         if n not in (_USER, _FWD)))
+                         if n not in skip))
     return (op.name, tuple(op.operands), attrs, tuple(str(r.type) for r in op.results))
 
 

@@ -300,3 +300,12 @@ def _seed_table(fns, name, arg_weak, diff_results, n_out, seeds=None) -> dict:
 
 
 __all__ = ["STRONG_COTANGENTS", "WEAK_RESULTS", "record_bwd", "cotangent_weak_table", "cotangent_weak_types"]
+
+
+def input_cotangent(g, aval, convert, zeros):
+    """A bwd rule's cotangent `g` for an input of type `aval`: zeros for None, a float0
+    or a symbolic zero; converted to the input's dtype only when its dtype differs (a
+    weak cotangent of the input's dtype stays weak, as JAX keeps the rule's own type)."""
+    if g is None or is_float0(g) or isinstance(g, SymbolicZero):
+        return zeros(aval, False)
+    return g if aval_of_value(g).dtype == aval.dtype else convert(g, aval.dtype)

@@ -764,8 +764,7 @@ class custom_vjp(_CustomRules):
                                     f"input structure {in_tree}.")
                 g_leaves.extend(gl)
             cotangent_types.record_bwd(call, ct_avals, cts, g_leaves)
-            return [lax_convert(g, a.dtype) if g is not None and not (
-                        _is_float0(g) or isinstance(g, SymbolicZero)) else _zeros(a, False)
+            return [cotangent_types.input_cotangent(g, a, lax_convert, _zeros)
                     for g, a in zip(g_leaves, call.in_avals) if _is_inexact(a)]
         if call.bwd_sources is not None:
             # bwd sees the residuals' values where JAX would (not the cotangents').

@@ -266,11 +266,6 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
                   "compilation_cache": "", "remat_301": "",
                   "hijax_custom_derivatives": "", "hijax_types": "", "host_offloading": ""})
 KNOWN.update({
-    ("custom_derivatives_301", 9): "jit(grad(f)).trace(x).jaxpr of a hijax primitive: "
-                                   "mjax's grad stages the custom_vjp forward rule as a "
-                                   "nested jit (and converts the weak cotangent); JAX "
-                                   "inlines the forward rule",
-    ("hijax_custom_derivatives", 9): "the same cell as custom_derivatives_301 9",
     **{("hijax_types", i): "reading a hi value's fields (4) or building one from tracers (5) "
                            "in traced code: mjax's traced function sees the value class "
                            "itself over tracers (mjax/hijax_lowering.py), where JAX's sees "
