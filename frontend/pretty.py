@@ -159,6 +159,32 @@ class _Printer:
         params["n_captured"] = _n_captured(block)
         return params
 
+    def _custom_eqn(self, op, custom, pad: str, outs: str, name: str, indent: int) -> str:
+        """A custom_jvp/custom_vjp call as JAX prints it: the function's name, its body
+        as call_jaxpr, the rules' Python names, and the closed-over values first."""
+        block, callee = callee_block(op)
+        if block is None:
+            return None
+        n_consts = int(_param(op, "num_consts")) if "num_consts" in op.attributes else 0
+        fun = getattr(custom, "fun", None)
+        params = {"name": getattr(fun, "__name__", None) or user_name(callee)}
+        if name == "custom_jvp_call":
+            rules = {"jvp": custom.jvp}
+        else:
+            rules = {"bwd": custom.bwd, "fwd": custom.fwd}
+        rules = {k: getattr(f, "__name__", type(f).__name__) for k, f in rules.items()}
+        body = self.jaxpr(block, indent + 2, col=indent + 13, n_captured=n_consts)
+        params.update(sorted({**rules, "call_jaxpr": body,
+                              **({"num_consts": str(n_consts)} if n_consts else {}),
+                              "symbolic_zeros": str(bool(custom.symbolic_zeros))}.items()))
+        ins = " ".join(self.var(v) for v in _captured_first(list(op.operands), n_consts))
+        lhs = f"{pad}{outs + ' = ' if outs else ''}{name}["
+        line = f"{lhs}{' '.join(f'{k}={v}' for k, v in params.items())}] {ins}".rstrip()
+        if "\n" not in body and len(line) <= _WIDTH:
+            return line
+        return "\n".join([lhs] + [f"{pad}  {k}={v}" for k, v in params.items()] +
+                         [f"{pad}] {ins}".rstrip()])
+
     def _ref_eqn(self, op, outs: str) -> str:
         """A ref op as JAX prints it: `x <- r[...]`, `r[1,:] <- v`, `old, r[i,:] <- r[i,:],
         v`, `r[c:c+1] += v`."""
@@ -208,6 +234,12 @@ class _Printer:
         if fix is not None:
             name, params = fix(op, params)
         params = dict(sorted(params.items()))
+        if name in ("custom_jvp_call", "custom_vjp_call"):
+            custom = _custom_of(op)
+            shown = None if custom is None else \
+                self._custom_eqn(op, custom, pad, outs, name, indent)
+            if shown is not None:
+                return shown
         regions_of = _REGION_PARAMS.get(op.name)
         if regions_of is None:
             pstr = ("[" + " ".join(f"{k}={v}" for k, v in params.items()) + "]") if params else ""
@@ -341,6 +373,15 @@ def _custom_call(op, name: str, params: dict) -> tuple:
     shown = custom_rules.custom_attribute(op, "jaxpr_equation") \
         if "rule" in op.attributes else None
     return shown if shown is not None else (name, params)
+
+
+def _custom_of(op):
+    """The Python custom_jvp/custom_vjp object behind a custom call, or None (its rule
+    handle unknown: a module read from text)."""
+    if "rule" not in op.attributes:
+        return None
+    source = custom_rules.source_of(str(op.opview.params.get("rule") or ""))
+    return getattr(source, "custom", None)
 
 
 def _broadcast_dims(dims) -> dict:

@@ -258,13 +258,17 @@ def _stage(prim: Primitive, args, params) -> Any:
         result_shapes=tuple(a.shape for a in out_avals),
         result_dtypes=tuple(a.dtype for a in out_avals),
         effects=", ".join(sorted(type(e).__name__ for e in effects)) or None))
-    tracers = [trace.to_tracer(a) for a in args]
-    UserPrimitiveOp.staged = True
-    with context():
-        outs = trace.emit(UserPrimitiveOp, tracers, attrs,
-                          [a.strip_weak_type() for a in out_avals])
-    for t, a in zip(outs, out_avals):
-        t.aval = a
+
+    def stage():
+        tracers = [trace.to_tracer(a) for a in args]
+        UserPrimitiveOp.staged = True
+        with context():
+            outs = trace.emit(UserPrimitiveOp, tracers, attrs,
+                              [a.strip_weak_type() for a in out_avals])
+        for t, a in zip(outs, out_avals):
+            t.aval = a
+        return outs
+    outs = registration.EAGER_PRIMITIVE_JVP(prim, args, params, stage)
     return outs if prim.multiple_results else outs[0]
 
 

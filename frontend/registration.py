@@ -63,6 +63,11 @@ VMAP = Slot("VMAP", "mjax.batching")
 # found, for its implicit-function correction.
 JVP = Slot("JVP", "mjax.ad")
 
+# eager_primitive_jvp(prim, args, params, stage) -> stage()'s outputs (mjax.ad.eager_jvp):
+# a user primitive bound on an eager jvp's own Python scalars has its JVP rule run on
+# their values, as JAX's eager jvp runs it, and what it returns comes back as it is.
+EAGER_PRIMITIVE_JVP = Slot("EAGER_PRIMITIVE_JVP", "mjax.ad.eager_jvp")
+
 # ref_of_tracer(tracer) -> an mjax.Ref (mjax.ref): a traced function's argument of ref
 # type (a Ref passed to jit) reaches the user as a Ref, which indexes with ref ops.
 REF_OF_TRACER = Slot("REF_OF_TRACER", "mjax.ref")

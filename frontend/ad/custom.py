@@ -438,7 +438,7 @@ class custom_jvp(_CustomRules):
         if self.nondiff_argnums:
             raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
 
-        def jvp_(primals, tangents):
+        def jvp(primals, tangents):   # (JAX names it so: jaxprs print jvp=jvp)
             out = self(*primals)
             parts = [j(t, out, *primals) for j, t in zip(jvps, tangents) if j is not None]
             if not parts:
@@ -447,7 +447,7 @@ class custom_jvp(_CustomRules):
                 total = trace_trees.tree_map(lambda *ts: functools.reduce(lambda a, b: a + b, ts),
                                            *parts)
             return out, total
-        self.defjvp(jvp_)
+        self.defjvp(jvp)
 
     def _rule_body(self, call, perturbed=None, eager=None):
         """The rule over flat (primals, tangents of the inexact ones) -> (outs, tangents

@@ -23,12 +23,13 @@ import threading
 
 import numpy as np
 
-from mjax import trace_trees, tree_util
+from mjax import registration, trace_trees, tree_util
 from mjax.ad import concrete, levels
 from mjax.array import Array
 from mjax.core import Tracer, current_trace
 from mjax.core import _state as _trace_state
 from mjax.dtypes import canonicalize_dtype
+from mjax.primitive import JVPS
 from mjax.source_info import wraps
 
 _SCALARS = (float, complex)
@@ -141,6 +142,20 @@ def eager_rule(custom, call, leaves, closed_over_tracers):
     primals = tree_util.tree_unflatten(call.tree, got[0])
     tangents = tree_util.tree_unflatten(call.tree, got[1])
     return run_rule(custom.jvp, *call.nd, tuple(primals), tuple(tangents))
+
+
+@registration.EAGER_PRIMITIVE_JVP.fill
+def primitive_bind(prim, args, params, stage):
+    """A user primitive bound on the eager jvp's own scalar arguments (see the module's
+    docstring): its JVP rule runs on their values, and the results the rule returns
+    come back from jvp as they are; `stage()` stages the bind (its outputs returned)."""
+    got = python_arguments(list(args)) if _running.ctx is not None else None
+    rule = JVPS.get(prim) if got is not None else None
+    eager = None if rule is None else run_rule(
+        lambda p, t: rule(p, t, **params), tuple(got[0]), tuple(got[1]))
+    outs = stage()
+    note_results(outs, eager)
+    return outs
 
 
 def note_results(outs, eager) -> None:

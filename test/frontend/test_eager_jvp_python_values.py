@@ -7,6 +7,9 @@ calls with other values (the program depends on them: not cached)."""
 from functools import partial
 
 import jax
+import jax.extend  # noqa: F401  (jax.extend.core, below)
+import jax.interpreters.ad  # noqa: F401
+import jax.interpreters.mlir  # noqa: F401
 import numpy as np
 
 import mjax
@@ -102,3 +105,38 @@ def test_eager_jvp_values_as_jax():
         m_leaves, t_leaves = jax.tree_util.tree_leaves(m), jax.tree_util.tree_leaves(t)
         assert [_described(v) for v in m_leaves] == [_described(v) for v in t_leaves], k
     assert n_mine == n_theirs      # (the rule runs once per jvp, as JAX runs it)
+
+
+def _primitive_case(lib):
+    """A user primitive (jax.extend.core.Primitive) whose JVP rule passes its Python
+    values on (equinox's nondifferentiable_backward): an eager jvp returns them so; one
+    whose rule raises raises at once, as JAX's eager jvp does."""
+    core, ad, mlir = lib.extend.core, lib.interpreters.ad, lib.interpreters.mlir
+    prim = core.Primitive(f"passes_on_{lib.__name__}")
+    prim.def_impl(lambda x, *, k: x)
+    prim.def_abstract_eval(lambda x, *, k: x)
+    mlir.register_lowering(prim, mlir.lower_fun(lambda x, *, k: x, multiple_results=False))
+    calls = []
+
+    def rule(primals, tangents, *, k):
+        calls.append(k)
+        return primals[0], tangents[0] * k
+    ad.primitive_jvps[prim] = rule
+    refuses = core.Primitive(f"refuses_{lib.__name__}")
+    refuses.def_impl(lambda x: x)
+    refuses.def_abstract_eval(lambda x: x)
+
+    def refuse(primals, tangents):
+        raise RuntimeError("no derivative here")
+    ad.primitive_jvps[refuses] = refuse
+    out = lib.jvp(lambda x: prim.bind(x, k=3.0), (2.0,), (1.5,))
+    try:
+        lib.jvp(lambda x: refuses.bind(x), (2.0,), (1.0,))
+        refused = None
+    except RuntimeError as e:
+        refused = str(e)
+    return [_described(v) for v in out], len(calls) > 0, refused
+
+
+def test_user_primitive_jvp_rule_values_as_jax():
+    assert _primitive_case(mjax) == _primitive_case(jax)
