@@ -124,7 +124,7 @@ def cases():
         # special functions (appended last: earlier cases keep their random inputs)
         ("lax.lgamma", lax.lgamma, (u(3, lo=1.5, hi=3.0),)),
         ("lax.digamma", lax.digamma, (u(3, lo=1.5, hi=3.0),)),
-        ("lax.polygamma(2, x)", lambda x: lax.polygamma(2, x), (u(3, lo=1.5, hi=3.0),)),
+        ("lax.polygamma(2., x)", lambda x: lax.polygamma(2.0, x), (u(3, lo=1.5, hi=3.0),)),
         ("lax.optimization_barrier",
          lambda x, y: (lambda a, b: a * b)(*lax.optimization_barrier((x, y))), (u(3), u(3))),
     ]
