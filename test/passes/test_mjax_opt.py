@@ -291,7 +291,7 @@ def test_mlir_invalid_ir_after_a_pass_names_the_pass(sin_file, monkeypatch):
     (["--pass-pipeline=builtin.module(jaxpr-verify,bogus)"],
      "mjax-opt: error: unknown pass 'bogus'"),
     (["--jaxpr-to-stablehlo=colour=red"],
-     "mjax-opt: error: pass 'jaxpr-to-stablehlo' has no option 'colour' (options: backend)"),
+     "mjax-opt: error: pass 'jaxpr-to-stablehlo' has no option 'colour' (options: backend, platform)"),
     (["--canonicalize=colour=red"],
      "mjax-opt: error: invalid options 'colour=red' for pass 'canonicalize'"),
     (["-o"], "mjax-opt: error: argument -o: expected one argument"),
