@@ -28,6 +28,7 @@ from mjax.dtypes import aval_of_value, pytype_aval_mappings, to_numpy  # noqa: F
 from mjax.eager import apply_eager
 from mjax.eager_fast import fast_bind
 from mjax.errors import UnexpectedTracerError
+from mjax.passes.analyses import Census
 from mjax.dialect.shape_poly import max_dim, min_dim  # noqa: F401  (jax.core's)
 from mjax.sharding_types import seed_captured_type, seed_region_types, trace_op_types
 from mjax.source_info import (FUNCTION_AT, at_user_line, describe_location,  # noqa: F401
@@ -136,6 +137,10 @@ class Trace:
     # per argument: a Tracer of it, None when only abstract, False when a constant), where
     # the caller knows (mjax.ad.symbolic_zeros follows values through them).
     sources = None
+    # What the trace staged (passes/analyses.py): the module's op names and whether all
+    # its ops are used, for the passes to skip their walks; None once finished (and for
+    # bodies of region ops).
+    census = None
 
     def __init__(self, module: ir.Module, name: str, in_avals, *, visibility=None):
         self.module = module
@@ -154,6 +159,7 @@ class Trace:
         self.ip = ir.InsertionPoint(self.block)
         self.args = [Tracer(self, v, a) for v, a in zip(self.block.arguments, self.in_avals)]
         self.capture_avals: list[ShapedArray] = []
+        self.census = Census()
 
     # -- entering and leaving -----------------------------------------------------------
     def __enter__(self):
@@ -171,6 +177,7 @@ class Trace:
     def _abandon(self) -> None:
         """After the function raised: its unfinished body returns nothing, so the module
         stays valid (the function is dead: nothing calls it)."""
+        self.census = None
         ops = self.block.operations
         if len(ops) == 0 or ops[len(ops) - 1].operation.name != "func.return":
             with context(), ir.Location.unknown(context()):
@@ -227,6 +234,8 @@ class Trace:
                 res = ConstantOp.create([], [aval.strip_weak_type()], attrs,
                                         loc=user_location() if loc is None else loc,
                                         ip=self.ip).result
+            if self.census is not None:
+                self.census.staged(ConstantOp, (), (res,))
             return Tracer(self, res, aval)
         return self.capture(x)
 
@@ -234,8 +243,11 @@ class Trace:
         """`opcls`'s op on `tracers`, at `loc` (default: the user's line)."""
         if loc is None:
             loc = user_location()
-        op = opcls.create([t.value for t in tracers], out_avals, params, loc=loc, ip=self.ip)
-        return [Tracer(self, r, a, loc) for r, a in zip(op.results, out_avals)]
+        values = [t.value for t in tracers]
+        results = list(opcls.create(values, out_avals, params, loc=loc, ip=self.ip).results)
+        if self.census is not None:
+            self.census.staged(opcls, values, results)
+        return [Tracer(self, r, a, loc) for r, a in zip(results, out_avals)]
 
     def finish(self, outs) -> list[ShapedArray]:
         """Returns `outs` (tracers or constants) from the function; gives result avals."""
@@ -245,6 +257,10 @@ class Trace:
             arg_types = [a.type for a in self.block.arguments]
             self.func.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(arg_types, [o.value.type for o in outs]))
+        census, self.census = self.census, None
+        if census is not None:
+            census.returned([o.value for o in outs])
+            census.record_for(self.module, self.block)
         return [o.aval for o in outs]
 
 

@@ -12,6 +12,7 @@ from mjax.dialect import aval_of, context
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.symbols import main_function
 from mjax.passes import run_pipeline
+from mjax.passes.analyses import copy_facts
 from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.runtime.backend import default_platform
@@ -222,4 +223,5 @@ def clone_module(module: ir.Module) -> ir.Module:
         for i in range(len(attrs)):
             named = attrs[i]
             new.operation.attributes[named.name] = named.attr
+    copy_facts(module, new)      # (what the tracer found of the module: passes/analyses.py)
     return new

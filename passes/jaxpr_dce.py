@@ -17,6 +17,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect.core import OPS
+from mjax.passes import analyses
 from mjax.passes.ir_util import has_effects, is_private, referenced_symbols, symbol_name
 from mjax.passes.registry import Pass, register_pass
 
@@ -98,5 +99,8 @@ class JaxprDcePass(Pass):
     """Remove unused pure jaxpr ops and unreferenced private functions."""
 
     def run(self, module: ir.Module) -> None:
-        remove_dead_ops(module.operation)
+        # (known to have no dead op: traced so, and no pass since made any)
+        if not analyses.known_live(module):
+            remove_dead_ops(module.operation)
         remove_dead_functions(module)
+        analyses.establish_live(module)   # (erasing keeps the op names a superset)

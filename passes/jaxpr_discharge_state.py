@@ -35,6 +35,7 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import RefAval, ShapedArray, aval_of
+from mjax.passes import analyses
 from mjax.passes.interpreter import terminator
 from mjax.passes.ir_util import (FunctionTable, clone_into, entry_block, nested_ops,
                                  set_results)
@@ -346,10 +347,14 @@ class JaxprDischargeStatePass(Pass):
 
     def run(self, module: ir.Module) -> None:
         fns = FunctionTable(module)
+        # (no jaxpr.ref_new in the module: no function makes refs, none walked for one)
+        makes_any = "jaxpr.ref_new" in analyses.op_names(module)
+        changed = False
         for name, fn in list(fns.table.items()):
             takes = has_refs(fn)
-            if takes and self.local_only or not (takes or makes_refs(fn)):
+            if takes and self.local_only or not (takes or makes_any and makes_refs(fn)):
                 continue
+            changed = True
             tmp = fns.fresh_name(f"{name}_discharged")
             new = discharge_function(fns, name, tmp, after=fn)
             public = "sym_visibility" not in fn.attributes
@@ -358,6 +363,8 @@ class JaxprDischargeStatePass(Pass):
             if public:
                 del new.attributes["sym_visibility"]
             fns.table[name] = fns.table.pop(tmp)
+        if not changed:
+            analyses.preserve(module)
 
 
 __all__ = ["Discharge", "JaxprDischargeStatePass", "discharge_function", "has_refs", "is_ref"]

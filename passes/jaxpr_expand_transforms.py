@@ -22,6 +22,10 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
+from mjax.dialect.core import OPS
+from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops.user import UserPrimitiveOp
+from mjax.passes import analyses
 from mjax.passes.autodiff import expand_transforms
 from mjax.passes.jaxpr_checkify import remove_checkified
 from mjax.passes.registry import Pass, register_pass
@@ -32,4 +36,16 @@ class JaxprExpandTransformsPass(Pass):
     """Expand all transformation ops (jvp, vjp, custom rules, checkpoint) inner-first."""
 
     def run(self, module: ir.Module) -> None:
+        if not any(map(_expands, analyses.op_names(module))):
+            analyses.preserve(module)      # (nothing to expand: the module stays as it is)
+            return
         remove_checkified(module, expand_transforms(module))
+
+
+def _expands(name: str) -> bool:
+    """Whether an op of this name gives expansion work: a transformation op other than a
+    plain call (whose callee has work only if it holds another one), or a user-defined
+    primitive (lowered through its Python rule)."""
+    cls = OPS.get(name)
+    return cls is not None and (issubclass(cls, T.TransformOp) and cls is not T.CallOp
+                                or cls is UserPrimitiveOp)

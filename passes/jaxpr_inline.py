@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from mjax.dialect.context import context
+from mjax.passes import analyses
 from mjax.passes.interpreter import Env, interpret
 from mjax.dialect.symbols import module_body
 from mjax.passes.ir_util import (FunctionTable, callee_of, clone_into, entry_block,
@@ -40,6 +41,7 @@ from mjax.passes.ir_util import (FunctionTable, callee_of, clone_into, entry_blo
 from mjax.passes.registry import Pass, PassError, register_pass
 
 _CALLS = ("func.call", "jaxpr.call")
+_CALLS_SET = frozenset(_CALLS)
 
 
 class Inline:
@@ -74,11 +76,15 @@ def inline_body(fns: FunctionTable, name: str, args, ip: ir.InsertionPoint) -> l
     return Inline(ip, fns).run(entry_block(fns.get(name)), args)
 
 
+def _has_private(module) -> bool:
+    return any(op.operation.name == "func.func" and is_private(op.operation)
+               for op in module_body(module).operations)
+
+
 def inline_calls(module, max_rounds: int = 1000, prune: bool = False) -> int:
     """Inlines calls of private single-block functions until none is left; returns how
     many calls were inlined. `prune`: see the module docstring."""
-    if prune and any(op.operation.name == "func.func" and is_private(op.operation)
-                     for op in module_body(module).operations):
+    if prune and _has_private(module):
         # (without private functions nothing is pruned or moved: the plain walk is
         # cheaper than counting references)
         with context(), ir.Location.unknown(context()):
@@ -220,4 +226,11 @@ class JaxprInlinePass(Pass):
     prune: bool = False
 
     def run(self, module: ir.Module) -> None:
-        inline_calls(module, prune=self.prune)
+        # No call in the module: nothing to inline (with prune, the unreferenced private
+        # functions are still erased). Inlining copies, moves and erases ops, so the
+        # op names stay a superset; an inlined body may leave dead ops.
+        if _CALLS_SET.isdisjoint(analyses.op_names(module)) and not (
+                self.prune and _has_private(module)):
+            analyses.preserve(module)
+            return
+        analyses.preserve(module, live=inline_calls(module, prune=self.prune) == 0)

@@ -42,6 +42,7 @@ from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, block_sizes, element_padding
 from mjax.dialect.types import ShapedArray, aval_of
+from mjax.passes import analyses
 from mjax.passes.interpreter import terminator
 from mjax.passes.ir_util import FunctionTable, entry_block, nested_ops, replace_op
 from mjax.passes.jaxpr_discharge_state import discharge_function
@@ -253,9 +254,11 @@ class JaxprPallasInterpretPass(Pass):
 
     def run(self, module: ir.Module) -> None:
         if not _has_kernels(module):    # (a cheap check: this pass runs on every compile)
+            analyses.preserve(module)      # (the module stays as it is)
             return
         calls = [op for op in nested_ops(module) if op.name == PallasCallOp.OPERATION_NAME]
         if not calls:
+            analyses.preserve(module)
             return
         if self.platform == "cpu":
             for op in calls:

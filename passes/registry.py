@@ -16,6 +16,7 @@ from typing import Callable
 from jaxlib.mlir import ir, passmanager
 
 from mjax.dialect.context import context
+from mjax.passes import analyses
 
 PASSES: dict[str, type["Pass"]] = {}
 
@@ -178,18 +179,33 @@ def run_pipeline(module: ir.Module, pipeline, *, after_each=None) -> None:
     steps = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
     if after_each is None:
         steps = _trusting_upstream(steps)
-    for step in steps:
-        if isinstance(step, Pass):
-            name = step.flag or type(step).__name__
-            step.run(module)
-        elif step[0] in PASSES:
-            name = step[0]
-            make_pass(*step).run(module)
-        else:
-            name = step[0]
-            _upstream(*step).run(module.operation)
-        if after_each is not None:
-            after_each(name, module)
+    try:
+        for step in steps:
+            # (the facts passes share: what a pass does not keep is forgotten after it)
+            analyses.begin_pass(module)
+            try:
+                name = _run_step(step, module)
+            except BaseException:
+                analyses.end_pass(module, failed=True)
+                raise
+            analyses.end_pass(module)
+            if after_each is not None:
+                after_each(name, module)
+    finally:
+        analyses.forget(module)
+
+
+def _run_step(step, module: ir.Module) -> str:
+    """Runs one step of a pipeline (a Pass, or an mjax or upstream pass by name and
+    options); returns its name."""
+    if isinstance(step, Pass):
+        step.run(module)
+        return step.flag or type(step).__name__
+    if step[0] in PASSES:
+        make_pass(*step).run(module)
+    else:
+        _upstream(*step).run(module.operation)
+    return step[0]
 
 
 _PASS_MANAGERS = threading.local()   # per thread: a pass manager is not reentrant

@@ -29,6 +29,7 @@ from mjax.dialect.ops.sharding import DEVICE_PUT_MARK, ShardingConstraintOp
 from mjax.lowering import (alias_donated_inputs, clone_module, compile_pipeline,
                            lower_module, step_names)
 from mjax.passes import run_pipeline
+from mjax.passes.analyses import recorded_op_names
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.registry import format_location
@@ -54,7 +55,9 @@ def constraint_mesh(module):
     out over (None when it has none): a jit whose arguments are not sharded still
     compiles for that mesh, so the constraints are honoured."""
     layouts = set()
-    for op in nested_ops(module):
+    names = recorded_op_names(module)     # (what the tracer saw: no walk when it has none)
+    for op in (nested_ops(module) if names is None or
+               ShardingConstraintOp.OPERATION_NAME in names else ()):
         if op.name == ShardingConstraintOp.OPERATION_NAME:
             p = op.opview.params
             ids = p["device_ids"] or tuple(range(int(np.prod(p["mesh_shape"]))))
