@@ -42,8 +42,16 @@ from mjax.passes.rules.tables import JVP, JVP_NESTED
 from mjax.passes.rules.remat import SELECTIVE, mark_region
 
 
+class NeedsRegions(Exception):
+    """Direct linearize (passes/linearize_direct.py) cannot place what it met: a
+    selective checkpoint, whose recomputation partial evaluation of the whole linearized
+    function decides (reverse mode then takes that path)."""
+
+
 class Jvp:
     """The JVP transformation, emitting at `ip`; entries are (primal, tangent | None)."""
+
+    direct = False      # (DirectJvp: primal and tangent ops placed as they are emitted)
 
     def __init__(self, ex, ip: ir.InsertionPoint, linearize: bool, regions=None):
         self.ex = ex                  # the Expander: functions, derived table
@@ -82,10 +90,19 @@ class Jvp:
         cls = T.CallOp if op.name == "func.call" else op_class_of(op)
         rule = JVP_NESTED.get(cls)
         if rule is not None:
-            return lambda op, pairs: rule(self, op, pairs)
+            return self.nested_rule(rule)
         if issubclass(cls, T.TransformOp):
             raise op_error(op, "cannot differentiate: no JVP rule for this transformation "
                                "op (it must be expanded first)")
+        return self.op_rule
+
+    def nested_rule(self, rule):
+        """The interpreter's rule for an op with a JVP_NESTED `rule`."""
+        return lambda op, pairs: rule(self, op, pairs)
+
+    @property
+    def op_rule(self):
+        """The interpreter's rule for the other ops (through their JVP rules)."""
         return self._op_rule
 
     def copy(self, op, pairs) -> list[tuple]:
@@ -160,6 +177,8 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
         # ops too (as JAX's partial evaluation of the outer checkpoint does).
         return jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
     if jvp.linearize and policy in SELECTIVE:
+        if jvp.direct:
+            raise NeedsRegions()
         # Linearized inline; its ops form a region whose non-saveable values partial
         # evaluation recomputes (passes/rules/remat.py).
         block = jvp.ip.block
@@ -372,5 +391,5 @@ def expand_jvp_op(ex, op) -> None:
     ex.replace(op, ex.call(Builder(ir.InsertionPoint(op), op.location), new, op.operands))
 
 
-__all__ = ["Jvp", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
+__all__ = ["Jvp", "NeedsRegions", "diff_suffix", "expand_jvp_op", "jvp_function", "prepare",
            "with_tangents"]

@@ -7,20 +7,24 @@
         @f_bwd(residuals..., cotangents of diff_results...) -> cotangents of diff_args
     vjp_functions(ex, "f", ...) -> VjpInfo(fwd, bwd, ...)       # both of the above
 
-1. linearize: the JVP transformation (passes/forward_mode.py, linearize=True) builds a
-   temporary function whose calls are inlined, so every tangent op is visible;
+1. linearize: the JVP transformation (passes/forward_mode.py, linearize=True), calls
+   inlined so that every tangent op is visible;
 2. partial evaluation (passes/partial_eval.py) with the tangents unknown: the known ops
    form @f_fwd, the unknown (linear) ones @f_lin, the known values they read are the
-   residuals (constants are copied instead);
-3. transpose: non-linear ops of @f_lin are evaluated first (partial evaluation again),
-   then the interpreter walks it backwards (`reverse=True`), each linear op through its
-   rule in `TRANSPOSE`, cotangents summed with `jaxpr.add`.
+   residuals (constants are copied instead). Both steps in one walk (direct linearize,
+   passes/linearize_direct.py: each op placed as partial evaluation would place it, as
+   the JVP emits it); with a selective checkpoint, the JVP builds a temporary function
+   which partial evaluation then splits (the same functions either way);
+3. transpose: non-linear ops of @f_lin are evaluated first (partial evaluation again;
+   not needed when direct linearize made @f_lin and knows them: the constants), then
+   the interpreter walks it backwards (`reverse=True`), each linear op through its rule
+   in `TRANSPOSE`, cotangents summed with `jaxpr.add`.
 
 JAX: ad.linearize_jaxpr + partial_eval + ad.backward_pass.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
@@ -28,10 +32,12 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
-from mjax.passes.forward_mode import CustomVjpJvpError, Jvp, diff_suffix, prepare
+from mjax.passes.forward_mode import (CustomVjpJvpError, Jvp, NeedsRegions, diff_suffix,
+                                      prepare)
 from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import (calls_before, entry_block, has_effects, nested_ops,
-                                 replace_op, set_results, symbol_name)
+from mjax.passes.ir_util import (calls_before, clone_into, entry_block, has_effects,
+                                 nested_ops, replace_op, set_results, symbol_name)
+from mjax.passes.linearize_direct import DirectJvp
 from mjax.passes.name_stacks import name_primal_call, wrap_scopes
 from mjax.passes.partial_eval import PartialEval
 from mjax.passes.registry import PassError, op_error
@@ -59,6 +65,9 @@ class LinearizeInfo:
     diff_results: tuple[int, ...]
     # Why @lin cannot run forward (it holds a custom_vjp function's linear map), if so.
     unevaluable: Exception | None = None
+    # @lin's ops that read no linear value (constants), when it was just made by direct
+    # linearize and they are known: its transposition then needs no partial evaluation.
+    constants: list | None = field(default=None, compare=False, repr=False)
 
     @property
     def num_residuals(self) -> int:
@@ -94,6 +103,68 @@ def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
         fwd_outs = T.function_signature(ex.fns.get(fwd))[1]
         return LinearizeInfo(fwd, lin, len(outs), tuple(fwd_outs[len(outs):]), da, dr)
 
+    try:
+        fwd_fn, lin_fn, residuals, consts = _linearize_direct(ex, name, fn, ins, outs, da, dr)
+    except NeedsRegions:
+        fwd_fn, lin_fn, residuals, consts = _linearize_split(ex, name, fn, ins, outs, da, dr)
+    wrap_scopes(fwd_fn, "jvp")
+    wrap_scopes(lin_fn, "jvp")
+    fwd, lin = symbol_name(fwd_fn), symbol_name(lin_fn)
+    ex.derived.add(fwd, name, Linearize, part="fwd", **keys)
+    ex.derived.add(lin, name, Linearize, part="lin", **keys)
+    res_avals = tuple(aval_of(v.type) for v in residuals)
+    return LinearizeInfo(fwd, lin, len(outs), res_avals, da, dr, constants=consts)
+
+
+def _linearize_direct(ex, name, fn, ins, outs, da, dr):
+    """One walk: primal ops into the forward part, tangent ops into the linear part
+    (passes/linearize_direct.py); NeedsRegions for a selective checkpoint, with
+    nothing left behind."""
+    suffix = diff_suffix(da, dr, ins, outs)
+    fwd_fn, fblock = ex.fns.create(ex.fns.fresh_name(f"{name}_fwd{suffix}"), ins, None, fn)
+    lin_fn, lblock = ex.fns.create(ex.fns.fresh_name(f"{name}_lin{suffix}"),
+                                   [ins[i] for i in da], None, fwd_fn)
+    scratch = []
+
+    def make_scratch():     # (the temporary function, only if a rule needs it)
+        scratch.append(ex.fns.create(ex.fns.fresh_name(f"{name}_linearized"), [], None,
+                                     fn)[0])
+        return entry_block(scratch[0])
+    try:
+        jvp = DirectJvp(ex, fblock, lblock, make_scratch)
+        tangents = [None] * len(ins)
+        for k, i in enumerate(da):
+            tangents[i] = lblock.arguments[k]
+        results = jvp.run(entry_block(fn), list(fblock.arguments), tangents)
+        if jvp.regions:
+            raise NeedsRegions()
+        b = jvp.builder_at(fn.location)
+        tangent_outs = [instantiate(b, results[j][1], outs[j]) for j in dr]
+        results = jvp.settle(results)
+        tangent_outs = [t for t, _ in jvp.settle([(t, None) for t in tangent_outs])]
+        primal_outs = [p for p, _ in results]
+        if any(p in jvp.unknown for p in primal_outs):
+            raise PassError(fn.location, f"cannot linearize @{name}: a primal output "
+                                         f"depends on a tangent")
+        pe = jvp.pe
+        set_results(lin_fn, [t if t in jvp.unknown else pe.unknown_value(t, t)
+                             for t in tangent_outs])
+        set_results(fwd_fn, primal_outs + pe.residuals)
+        drop_rerun_callbacks(jvp, fwd_fn, name)
+    except BaseException:     # (NeedsRegions: the general path makes them again)
+        if scratch:           # (first: its ops may read the parts' values)
+            ex.fns.erase(symbol_name(scratch.pop()))
+        ex.fns.erase(symbol_name(lin_fn))
+        ex.fns.erase(symbol_name(fwd_fn))
+        raise
+    finally:
+        if scratch:
+            ex.fns.erase(symbol_name(scratch[0]))
+    return fwd_fn, lin_fn, pe.residuals, jvp.linear_constants()
+
+
+def _linearize_split(ex, name, fn, ins, outs, da, dr):
+    """The general path: the whole linearized function, split by partial evaluation."""
     # 1. linearize into a temporary function.
     tmp, block = ex.fns.create(ex.fns.fresh_name(f"{name}_linearized"),
                                list(ins) + [ins[i] for i in da], None, fn)
@@ -128,15 +199,9 @@ def linearize_functions(ex, name: str, diff_args=None, diff_results=None,
         set_results(fwd_fn, list(primal_outs) + pe.residuals)
         pe.erase_dead_recomputed()
         drop_rerun_callbacks(jvp, fwd_fn, name)
-        wrap_scopes(fwd_fn, "jvp")
-        wrap_scopes(lin_fn, "jvp")
     finally:
         ex.fns.erase(symbol_name(tmp))
-    fwd, lin = symbol_name(fwd_fn), symbol_name(lin_fn)
-    ex.derived.add(fwd, name, Linearize, part="fwd", **keys)
-    ex.derived.add(lin, name, Linearize, part="lin", **keys)
-    res_avals = tuple(aval_of(v.type) for v in pe.residuals)
-    return LinearizeInfo(fwd, lin, len(outs), res_avals, da, dr)
+    return fwd_fn, lin_fn, pe.residuals, None
 
 
 # ---- transpose -----------------------------------------------------------------------
@@ -158,9 +223,11 @@ class Transposer:
 _TRANSPOSER = Transposer()
 
 
-def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None) -> str:
+def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None,
+                       constants=None) -> str:
     """Materializes (or reuses) the transpose of @lin_name with respect to `linear_args`:
-    (other args..., cotangents of results...) -> cotangents of linear_args."""
+    (other args..., cotangents of results...) -> cotangents of linear_args. `constants`:
+    see `transpose_block`."""
     linear_args = tuple(linear_args)
     existing = ex.derived.get(lin_name, Transpose, linear_args=linear_args)
     if existing:
@@ -181,7 +248,7 @@ def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None
     previous, _TRANSPOSER.ex = _TRANSPOSER.ex, ex
     try:
         arg_cts = transpose_block(entry_block(lin), entries, bargs[len(others):], bip,
-                                  lin.location)
+                                  lin.location, constants)
     finally:
         _TRANSPOSER.ex = previous
     b = Builder(bip, lin.location)
@@ -192,17 +259,39 @@ def transpose_function(ex, lin_name: str, linear_args, new_name: str, where=None
     return symbol_name(bwd)
 
 
+class _LinearUnlessKnown(Env):
+    """Entries of a linear part's values for its transposition: those given, else
+    `Linear` (made when first read)."""
+
+    def read(self, v: ir.Value):
+        entry = self.entries.get(v)
+        if entry is None:
+            entry = self.entries[v] = Linear(aval_of(v.type))
+        return entry
+
+
 def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
-                    loc: ir.Location) -> list:
+                    loc: ir.Location, constants=None) -> list:
     """Transposes `block`, linear in the arguments whose entry is `Linear(aval)` (the
     others are values available at `ip`), given cotangents of its terminator's operands
     (None: zero); emits at `ip` and returns one cotangent (or None) per argument. Rules
-    for ops with bodies (scan, cond) can call it on a region's block."""
+    for ops with bodies (scan, cond) can call it on a region's block. `constants`: the
+    ops of the block that read no linear value, when known (then they are the only
+    ones: each other op reads a linear value)."""
     # Non-linear ops first (constants, ops on non-linear values only).
-    pe = PartialEval(ip)
-    results = pe.run(block, entries)
-    primal = pe.env
-    linear_ops = set(pe.unknown_ops)
+    if constants is None:
+        pe = PartialEval(ip)
+        results = pe.run(block, entries)
+        primal = pe.env
+        linear_ops = set(pe.unknown_ops)
+        is_linear = linear_ops.__contains__
+    else:   # (known to be these: every other op is linear)
+        primal = _LinearUnlessKnown(zip(block.arguments, entries))
+        for c in constants:
+            primal.entries[c.result] = clone_into(c, ip, {}).result
+        known = set(constants)
+        is_linear = lambda op: op not in known     # noqa: E731
+        results = [primal.read(v) for v in block.operations[-1].operation.operands]
 
     def add(x, y):
         want, got = aval_of(x.type), aval_of(y.type)
@@ -218,7 +307,7 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
             cts.write(v, ct)
 
     def rule_for(op):
-        return _transpose_rule if op in linear_ops else None
+        return _transpose_rule if is_linear(op) else None
 
     def _transpose_rule(op, cts_of_results):
         if all(c is None for c in cts_of_results):
@@ -258,7 +347,8 @@ def vjp_functions(ex, name: str, diff_args=None, diff_results=None, where=None) 
         li = linearize_functions(ex, name, da, dr, where)
         fwd = li.fwd
         bwd = transpose_function(ex, li.lin, tuple(range(len(da))),
-                                 f"{name}_bwd{diff_suffix(da, dr, ins, outs)}", where)
+                                 f"{name}_bwd{diff_suffix(da, dr, ins, outs)}", where,
+                                 None if had_lin else li.constants)
         ex.derived.forget(bwd)
         ex.derived.add(bwd, name, T.VjpOp, **keys)
         if not had_lin:   # it holds ops internal to reverse mode: it must not outlive it

@@ -1,9 +1,11 @@
 """The shortcuts of jit's pipeline (issue #25, third pass) give the module the plain
 pipeline gives: --jaxpr-inline's `prune` (dead functions erased first, a function called
-once moved into its caller), reverse mode's partial evaluation moving the linearized
-function's ops instead of copying them, and upstream passes after the first of a run
-without the verifier. Each program is lowered both ways and the StableHLO text,
-locations included, must be the same; literal avals cached per dtype follow x64 mode."""
+once moved into its caller), reverse mode's direct linearize and its partial evaluation
+moving the linearized function's ops instead of copying them, and upstream passes after
+the first of a run without the verifier. Each program is lowered both ways (the plain
+way: the linearized function split by a copying partial evaluation) and the StableHLO
+text, locations included, must be the same; literal avals cached per dtype follow x64
+mode."""
 from __future__ import annotations
 
 import jax
@@ -17,7 +19,7 @@ import mjax.numpy as jnp
 from mjax import lax
 from mjax.dialect import context
 from mjax.lowering import PIPELINE
-from mjax.passes import partial_eval, registry, reverse_mode, run_pipeline
+from mjax.passes import forward_mode, partial_eval, registry, reverse_mode, run_pipeline
 
 from traced_programs import programs
 
@@ -56,6 +58,11 @@ class _Copying(partial_eval.PartialEval):
         super().__init__(*args, **kwargs)
 
 
+def _general_path_only(*args):
+    # (direct linearize off: the linearized function split by partial evaluation)
+    raise forward_mode.NeedsRegions()
+
+
 def _lower(text: str, plain: bool) -> str:
     with context():
         module = ir.Module.parse(text)
@@ -73,6 +80,7 @@ def test_same_module_as_the_plain_pipeline(name, fn, args, monkeypatch):
     text = mjax.jit(fn).trace(*args).as_text(debug_info=True)
     fast = _lower(text, plain=False)
     monkeypatch.setattr(reverse_mode, "PartialEval", _Copying)
+    monkeypatch.setattr(reverse_mode, "_linearize_direct", _general_path_only)
     assert _lower(text, plain=True) == fast
     assert "func.func private" not in fast or name in ("checkify_vmap",)
 
