@@ -15,6 +15,7 @@ from mjax.passes import run_pipeline
 from mjax.passes.analyses import copy_facts
 from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.passes.rules.export import CALLER_DEVICES
+from mjax.passes.rules.op_names import JIT_NAMES
 from mjax.runtime.backend import default_platform
 
 # Expand transformations, inline calls, lower, then let upstream MLIR clean up.
@@ -43,8 +44,11 @@ def refuse_symbolic(avals, fun_name: str) -> None:
 
 
 def module_name(fun_name: str) -> str:
-    """JAX's name of a jit's module: jit_<name>, `<lambda>` as `_lambda`."""
-    return "jit_" + re.sub(r"\W", "_", fun_name.replace(">", ""))
+    """JAX's name of a jit's module: jit_<name>, `<lambda>` as `_lambda` (its ops keep
+    the name: jit(<lambda>)/sin)."""
+    name = "jit_" + re.sub(r"\W", "_", fun_name.replace(">", ""))
+    JIT_NAMES[name] = fun_name
+    return name
 
 
 def name_as_jax(module: ir.Module, fun_name: str, arg_names=None) -> None:

@@ -23,6 +23,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.transforms import CallOp
 from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
+from mjax.passes.rules.op_names import note_callee
 from mjax.pretty import mark_captured
 from mjax.staging import (call_args, copy_prefix, emit, kept_for, stage_function,
                            trace_key)
@@ -162,6 +163,7 @@ def call(kept: dict, fun, name, outer, args, kwargs, key, leaves):
         return traced
     callee, operands, out_tree, out_avals = kept_or_staged(kept, key, leaves, outer.module,
                                                            stage)
+    note_callee(callee, f"jit({name})")   # (its inlined ops: jit(g)/sin, as JAX's)
     outs = emit(CallOp, operands, callee=Symbol(callee))
     for t, a in zip(outs, out_avals):
         t.aval = a

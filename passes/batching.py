@@ -35,6 +35,7 @@ from mjax.passes import custom_rules
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops,
                                  replace_op, set_results, symbol_name)
+from mjax.passes.name_stacks import wrap_scopes
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules.batch_util import (NOT_MAPPED, BatchBuilder, bdim_at, moveaxis,
                                           names_axis)
@@ -187,6 +188,7 @@ def batch_function(ex, name: str, in_dims, axis_size: int, axis_name=None,
     if force_out:
         results = [(bdim_at(b, v, d, 0), 0) for v, d in results]
     set_results(new_fn, [v for v, _ in results])
+    wrap_scopes(new_fn, "vmap")     # (JAX's name stack: vmap(scope)/sin)
     new_name = symbol_name(new_fn)
     if not force_out:
         ex.derived.add(new_name, name, T.VmapOp, **key)

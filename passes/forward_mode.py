@@ -38,6 +38,7 @@ from mjax.passes.name_stacks import wrap_scopes
 from mjax.passes.registry import PassError, format_location, op_error
 from mjax.passes.rules.ad_util import has_tangent, instantiate
 from mjax.passes.rules.callbacks import drop_printing_when_linearizing
+from mjax.passes.rules.op_names import callee_named
 from mjax.passes.rules.tables import JVP, JVP_NESTED
 from mjax.passes.rules.remat import SELECTIVE, mark_region
 
@@ -155,7 +156,9 @@ def _call_jvp(jvp: Jvp, op, pairs, callee=None):
     ex, callee = jvp.ex, callee or callee_of(op)
     ex.expand_function(callee)
     if jvp.linearize:   # inline the callee's JVP so partial evaluation sees its ops
-        return jvp.run(entry_block(ex.fns.get(callee, op)), ps, ts)
+        fn = ex.fns.get(callee, op)
+        with callee_named(fn, op.location):    # (a nested jit's: jvp(jit(g))/cos)
+            return jvp.run(entry_block(fn), ps, ts)
     da, dr, outs = _diff_of_call(ex, op, callee, ts)
     new = jvp_function(ex, callee, da, dr, where=op)
     res = ex.call(jvp.builder(op), new, ps + [t for t in ts if t is not None])

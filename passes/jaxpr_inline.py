@@ -39,6 +39,7 @@ from mjax.passes.ir_util import (FunctionTable, callee_of, clone_into, entry_blo
                                  functions, is_private, nested_ops, replace_op,
                                  symbol_ref_counts, symbol_name, symbol_refs)
 from mjax.passes.registry import Pass, PassError, register_pass
+from mjax.passes.rules.op_names import name_inlined
 
 _CALLS = ("func.call", "jaxpr.call")
 _CALLS_SET = frozenset(_CALLS)
@@ -51,6 +52,7 @@ class Inline:
     def __init__(self, ip: ir.InsertionPoint, fns: FunctionTable | None = None):
         self.ip = ip
         self.fns = fns
+        self.made: list = []     # (the ops cloned at ip)
 
     def into(self, block: ir.Block) -> "Inline":
         return Inline(ir.InsertionPoint(block), self.fns)
@@ -64,7 +66,9 @@ class Inline:
         return self._copy
 
     def _copy(self, op, values):
-        return list(clone_into(op, self.ip, dict(zip(op.operands, values))).results)
+        new = clone_into(op, self.ip, dict(zip(op.operands, values)))
+        self.made.append(new)
+        return list(new.results)
 
     def _inline_call(self, op, values):
         return self.run(entry_block(self.fns.get(callee_of(op), op)), values)
@@ -105,8 +109,7 @@ def inline_calls(module, max_rounds: int = 1000, prune: bool = False) -> int:
             if not calls:
                 return count
             for call, callee in calls:
-                replace_op(call, Inline(ir.InsertionPoint(call)).run(entry_block(callee),
-                                                                     list(call.operands)))
+                _inline_copy(call, callee)
                 count += 1
             # Only the bodies just copied can have brought new calls in (the calls not
             # inlined stay so, the functions being the same): without any, we are done.
@@ -192,9 +195,7 @@ class _Pruned:
                     self.into[name] = caller
                     self._hold(caller, self.held.pop(name), new=False)
                 else:
-                    callee = self.fns[name]
-                    replace_op(call, Inline(ir.InsertionPoint(call)).run(
-                        entry_block(callee), list(call.operands)))
+                    _inline_copy(call, self.fns[name])
                     self._hold(caller, self.held[name])
                 self._drop(caller, name)
                 count += 1
@@ -204,12 +205,21 @@ class _Pruned:
                               f"{max_rounds} rounds (recursive functions?)")
 
 
+def _inline_copy(call: ir.Operation, callee: ir.Operation) -> None:
+    """Inlines `call` by copying the body of `callee` before it."""
+    inline = Inline(ir.InsertionPoint(call))
+    results = inline.run(entry_block(callee), list(call.operands))
+    name_inlined(inline.made, call.location, callee)   # (jit(g)/sin)
+    replace_op(call, results)
+
+
 def _move_body(call: ir.Operation, callee: ir.Operation) -> None:
     """Inlines `call` by moving the body of `callee` (its only user) before it; erases
     `callee`."""
     block = entry_block(callee)
     ops = [op.operation for op in block.operations]
     end = ops.pop()
+    name_inlined(ops, call.location, callee)   # (jit(g)/sin)
     for op in ops:
         op.move_before(call)
     for arg, v in zip(block.arguments, list(call.operands)):

@@ -9,7 +9,6 @@ unexpanded transformation op (`jaxpr.jvp`, ...), is an error naming the op and i
 """
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
@@ -23,6 +22,7 @@ from mjax.passes.rules import structural as structural_rules
 from mjax.passes.rules.ad_util import ADD_ANY
 from mjax.passes.rules.callbacks import thread_tokens
 from mjax.passes.rules.dynamic_shapes import make_dynamic, strip_encodings
+from mjax.passes.rules.op_names import JIT_NAMES, OP_NAME_PREFIX, SCOPES
 from mjax.passes.rules.tables import LOWER, LOWERING_PLATFORM, LowerCtx
 from mjax.passes.rules.xla_metadata import attach_block_tags
 
@@ -32,9 +32,7 @@ from mjax.passes.rules.xla_metadata import attach_block_tags
 # name and the enclosing named_scopes ("jit(f)/scope/sin"): XLA names the HLO instruction
 # by the last part (sin.1) and keeps the path as its op_name metadata. The prefix is set
 # per run from the module's name (@jit_f); other modules' ops keep their locations.
-OP_NAME_PREFIX: ContextVar = ContextVar("mjax_op_name_prefix", default=None)
-# location attribute -> the named_scope path it was traced under (source_info fills it)
-SCOPES: dict = {}
+# (OP_NAME_PREFIX, SCOPES and the names of ops in bodies: passes/rules/op_names.py.)
 
 
 _NAMED: dict = {}   # (prefix, JAX name, location attribute) -> the named location
@@ -68,7 +66,7 @@ def _prefix_of(module: ir.Module) -> str | None:
     if "sym_name" not in attrs:
         return None
     name = ir.StringAttr(attrs["sym_name"]).value
-    return f"jit({name[4:]})/" if name.startswith("jit_") else None
+    return f"jit({JIT_NAMES.get(name, name[4:])})/" if name.startswith("jit_") else None
 
 
 def lower_op(op: ir.Operation, backend: str = "xla") -> None:

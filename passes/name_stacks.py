@@ -5,6 +5,11 @@ an op of the JVP of a function computed under `my_model/conv` is named
 haiku's jaxpr_info), and lowering writes them into the HLO's op_name metadata
 (`jit(loss)/transpose(jvp(my_model))/conv/mul`), as JAX does.
 
+vmap names its batched functions' ops so too (`vmap(my_model)/conv`, `vmap(jvp())/cos`:
+passes/batching.py). Ops in control-flow bodies and inlined nested jits are named at
+lowering and inlining (passes/rules/op_names.py: `while/body/closed_call/...`,
+`jit(g)/...`).
+
 grad's primal call, whose value is unused (`_ = sin a` in its jaxpr) or gives only the aux
 output, is JAX's forward part too: it calls a copy of the function named so.
 

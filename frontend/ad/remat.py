@@ -14,6 +14,7 @@ from mjax.ad.staging import _wraps, stage_function, staged
 from mjax.config import config
 from mjax.core import current_trace
 from mjax.dialect.ops import transforms as T
+from mjax.passes.rules.op_names import note_callee
 from mjax.region_cache import CHECKPOINTS
 from mjax.staging import emit_call, kept_for
 
@@ -63,6 +64,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
                                           a, kw, name=getattr(fun, "__name__", "checkpoint"))
             callee, operands, out_tree, out_avals = nested_traces.kept_or_staged(
                 kept, key, leaves, current_trace().module, stage)
+            note_callee(callee, "checkpoint")     # (its ops: checkpoint/sin, as JAX's)
             outs = emit_call(callee, operands, out_avals, cls=T.CheckpointOp,
                              prevent_cse=bool(prevent_cse), **extra)
             return tree_util.tree_unflatten(out_tree, outs)

@@ -39,12 +39,13 @@ from mjax.dialect.types import aval_of
 from mjax.passes.ir_util import clone_into
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.dynamic_shapes import dim_value, is_static
+from mjax.passes.rules.op_names import body_names, named_at
 from mjax.passes.rules.tables import BATCH, JVP, LOWER, TRANSPOSE, lowering
 
 
-def inline_body(block: ir.Block, args, ip: ir.InsertionPoint) -> list[ir.Value]:
+def inline_body(block: ir.Block, args, ip: ir.InsertionPoint, names=None) -> list[ir.Value]:
     """Clones `block`'s ops at `ip` with its arguments bound to `args`; returns the values
-    its jaxpr.yield gives."""
+    its jaxpr.yield gives. `names`: the clones' locations (op_names.body_names)."""
     env = dict(zip(block.arguments, args))
     for op in block.operations:
         op = op.operation
@@ -58,6 +59,10 @@ def inline_body(block: ir.Block, args, ip: ir.InsertionPoint) -> list[ir.Value]:
         if op.name == "jaxpr.yield":
             return [env[v] for v in op.operands]
         new = clone_into(op, ip, env)
+        if names is not None:
+            loc = names(op.location)
+            if loc:
+                new.location = loc
         env.update(zip(op.results, new.results))
     raise ValueError("body region does not end with jaxpr.yield")
 
@@ -84,12 +89,15 @@ def _cond_lower(ctx, index, *ops):
     if len(regions) == 2:
         pred = H.compare(index, H.constant(0, np.int32), "NE")
         new = hlo.IfOp(types, pred)
-        order = [regions[1], regions[0]]  # stablehlo.if: true region first
+        order = [1, 0]  # stablehlo.if: true region first
     else:
         new = hlo.CaseOp(types, index, len(regions))
-        order = regions
-    for target, src in zip(new.regions, order):
-        _fill(target, [], lambda _, ip, src=src: inline_body(_body(src), ops, ip))
+        order = range(len(regions))
+    for target, i in zip(new.regions, order):
+        # (JAX: cond/branch_0_fun/cos, branch i being the i-th function)
+        names = body_names(ctx.op, f"cond/branch_{i}_fun")
+        _fill(target, [], lambda _, ip, i=i, names=names: inline_body(
+            _body(regions[i]), ops, ip, names))
     ctx.lower_nested(new.operation)
     return list(new.results)
 
@@ -102,10 +110,12 @@ def _while_lower(ctx, *operands, cond_nconsts, body_nconsts):
     cond_region, body_region = ctx.op.regions
     types = [v.type for v in init]
     new = hlo.WhileOp(types, list(init))
-    _fill(new.regions[0], types,
-          lambda carry, ip: inline_body(_body(cond_region), [*cconsts, *carry], ip))
-    _fill(new.regions[1], types,
-          lambda carry, ip: inline_body(_body(body_region), [*bconsts, *carry], ip))
+    cond_names, body_names_ = (body_names(ctx.op, "while/cond"),
+                               body_names(ctx.op, "while/body"))
+    _fill(new.regions[0], types, lambda carry, ip: inline_body(
+        _body(cond_region), [*cconsts, *carry], ip, cond_names))
+    _fill(new.regions[1], types, lambda carry, ip: inline_body(
+        _body(body_region), [*bconsts, *carry], ip, body_names_))
     ctx.lower_nested(new.operation)
     return list(new.results)
 
@@ -115,21 +125,30 @@ def _i32(value) -> ir.Value:
     return H.constant(value, np.int32)
 
 
-def _slice_at(x: ir.Value, idx: ir.Value) -> ir.Value:
+# (JAX's names of a scan's loop ops, under the scan's scope)
+_INDEX = "while/body/jit(dynamic_index_in_dim)/"
+_UPDATE = "while/body/jit(dynamic_update_index_in_dim)/"
+
+
+def _slice_at(x: ir.Value, idx: ir.Value, loc: ir.Location) -> ir.Value:
     """x[idx] along the leading axis."""
     aval = aval_of(x.type)
     zero = [_i32(0) for _ in aval.shape[1:]]
-    one = hlo.dynamic_slice(x, [idx, *zero], [1, *aval.shape[1:]],
-                            results=[H.ttype((1,) + aval.shape[1:], aval.dtype)])
-    return hlo.reshape(H.ttype(aval.shape[1:], aval.dtype), one)
+    with named_at(loc, _INDEX + "dynamic_slice"):
+        one = hlo.dynamic_slice(x, [idx, *zero], [1, *aval.shape[1:]],
+                                results=[H.ttype((1,) + aval.shape[1:], aval.dtype)])
+    with named_at(loc, _INDEX + "squeeze"):
+        return hlo.reshape(H.ttype(aval.shape[1:], aval.dtype), one)
 
 
-def _update_at(ys: ir.Value, y: ir.Value, idx: ir.Value) -> ir.Value:
+def _update_at(ys: ir.Value, y: ir.Value, idx: ir.Value, loc: ir.Location) -> ir.Value:
     """ys with ys[idx] = y along the leading axis."""
     aval = aval_of(ys.type)
     zero = [_i32(0) for _ in aval.shape[1:]]
-    row = hlo.reshape(H.ttype((1,) + aval.shape[1:], aval.dtype), y)
-    return hlo.dynamic_update_slice(ys, row, [idx, *zero], results=[ys.type])
+    with named_at(loc, _UPDATE + "broadcast_in_dim"):
+        row = hlo.reshape(H.ttype((1,) + aval.shape[1:], aval.dtype), y)
+    with named_at(loc, _UPDATE + "dynamic_update_slice"):
+        return hlo.dynamic_update_slice(ys, row, [idx, *zero], results=[ys.type])
 
 
 @lowering(C.ScanOp)
@@ -138,6 +157,8 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
     carry = list(operands[num_consts:num_consts + num_carry])
     xs = list(operands[num_consts + num_carry:])
     body = _body(ctx.op.regions[0])
+    names = body_names(ctx.op, "while/body/closed_call")
+    loc = ctx.loc
     ys_avals = ctx.avals_out[num_carry:]
     # A splat (a stride-0 view), never a materialized array of length * y.size zeros.
     ys = [hlo.constant(A.dense_elements(np.broadcast_to(np.zeros((), a.dtype), a.shape)))
@@ -151,27 +172,38 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
         """A step count as an i32 scalar (a symbolic one computed from the arguments)."""
         return H.convert(dim_value(ctx.op, n), np.int32) if is_symbolic_dim(n) else _i32(n)
 
-    def step(pos: ir.Value, carry, ys, ip):
+    def step(pos: ir.Value, carry, ys, ip, names):
         """One body copy at element `pos` (an i32 scalar counting iterations)."""
-        idx = hlo.subtract(count(length - 1), pos) if reverse else pos
-        outs = inline_body(body, consts + carry + [_slice_at(x, idx) for x in xs], ip)
-        return outs[:num_carry], [_update_at(y_acc, y, idx)
+        if reverse:
+            with named_at(loc, "while/body/sub"):
+                idx = hlo.subtract(count(length - 1), pos)
+        else:
+            idx = pos
+        outs = inline_body(body, consts + carry + [_slice_at(x, idx, loc) for x in xs],
+                           ip, names)
+        return outs[:num_carry], [_update_at(y_acc, y, idx, loc)
                                   for y_acc, y in zip(ys, outs[num_carry:])]
 
     full = (length // unroll) * unroll
     if full:
         state = [_i32(0)] + carry + ys
         types = [v.type for v in state]
-        loop = hlo.WhileOp(types, state)
+        with named_at(loc, "while"):
+            loop = hlo.WhileOp(types, state)
 
         def cond(args, ip):
-            return [H.compare(args[0], count(full), "LT")]
+            with named_at(loc, "while/cond/lt"):
+                return [H.compare(args[0], count(full), "LT")]
 
         def iterate(args, ip):
             i, c, y = args[0], args[1:1 + num_carry], args[1 + num_carry:]
             for k in range(unroll):
-                c, y = step(hlo.add(i, _i32(k)) if k else i, c, y, ip)
-            return [hlo.add(i, _i32(unroll)), *c, *y]
+                if k:
+                    with named_at(loc, "while/body/add"):
+                        pos = hlo.add(i, _i32(k))
+                c, y = step(pos if k else i, c, y, ip, names)
+            with named_at(loc, "while/body/add"):
+                return [hlo.add(i, _i32(unroll)), *c, *y]
         _fill(loop.regions[0], types, cond)
         _fill(loop.regions[1], types, iterate)
         results = list(loop.results)
@@ -181,8 +213,9 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
     # cloned jaxpr ops sit before ctx.op, where the pass's walk has already been.
     before = _ops_before(ctx.op)
     ip = ir.InsertionPoint(ctx.op)
+    rest = body_names(ctx.op, "closed_call")     # (JAX: jit(f)/closed_call/sin)
     for pos in range(full, length) if not is_symbolic_dim(length) else ():
-        carry, ys = step(_i32(pos), carry, ys, ip)
+        carry, ys = step(_i32(pos), carry, ys, ip, rest)
     # Lowering replaces (and frees) the values just made; a placeholder op using them
     # sees the replacements.
     keep = ir.Operation.create("mjax.keep", operands=carry + ys, ip=ip)

@@ -232,11 +232,6 @@ _UNREDUCED_JAXPRS = ("make_jaxpr of grad of a shard_map: mjax's trace holds the 
                      "body (reshapes, broadcasts and sharding constraints around the "
                      "vmapped ops), JAX's one shard_map equation with a nested jaxpr whose "
                      "types carry varying/unreduced/reduced axes")
-_HLO_OP_NAMES = ("the HLO's op_name metadata: mjax's name the jit, named scopes and "
-                 "primitive (jit(step)/dot_general); JAX's also the transformations and "
-                 "control flow the op sits in (jit(step)/while/body/closed_call/"
-                 "transpose(jvp())/.../dot_general), which mjax's passes expand before "
-                 "lowering without recording")
 KNOWN.update({
     ("sharding_201", 38): "both compile the jit for the 8-device mesh, but JAX reports "
                           "its Format(Layout.AUTO) input shardings as "
@@ -244,10 +239,11 @@ KNOWN.update({
                           "arg_formats` assert fails there; mjax's are NamedShardings and "
                           "the assert holds",
     ("sharding_ad_301", 18): _UNREDUCED_JAXPRS,
-    ("sharding_ad_301", 15): _HLO_OP_NAMES + "; and mjax's one all-reduce sits in the "
-                             "scan body (mjax emits no unreduced layouts in loop bodies), "
-                             "JAX's at the final reshard",
-    ("sharding_ad_301", 16): _HLO_OP_NAMES,
+    ("sharding_ad_301", 15): "the all-reduce's op_name: mjax's one all-reduce sits in "
+                             "the scan body (mjax emits no unreduced layouts in loop "
+                             "bodies: jit(step)/while/body/closed_call/transpose(jvp())/"
+                             "while/body/closed_call/dot_general), JAX's at the final "
+                             "reshard (jit(step)/reshard)",
     ("shard_map", 19): "check_vma's error text: JAX names its internal function "
                        "'_rem_singleton' and words the message otherwise",
     ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
