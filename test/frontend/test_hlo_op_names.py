@@ -261,11 +261,16 @@ _EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(_EXPECTED))
-def test_compiled_op_names_as_jax(name):
+def _names_both(name, mjax_names):
+    """(JAX's compiled op names of program `name`, mjax's by `mjax_names`)."""
     f_jax, *args = _programs(jax)[name]
     f_mjax, *_ = _programs(mjax)[name]
-    want, got = _hlo_names(jax, f_jax, *args), _hlo_names(mjax, f_mjax, *args)
+    return _hlo_names(jax, f_jax, *args), mjax_names(mjax, f_mjax, *args)
+
+
+@pytest.mark.parametrize("name", sorted(_EXPECTED))
+def test_compiled_op_names_as_jax(name):
+    want, got = _names_both(name, _hlo_names)
     assert _EXPECTED[name] in want, sorted(want)
     assert _EXPECTED[name] in got, sorted(got)
     # (XLA keeps JAX's and mjax's ops apart where the programs differ: mjax names no
@@ -277,9 +282,7 @@ def test_compiled_op_names_as_jax(name):
 def test_stablehlo_locations_name_ops_as_jax_compiles_them(name):
     # JAX's StableHLO names a called body's ops relative to the call; XLA's op_name
     # metadata joins them: mjax's StableHLO spells those joined names.
-    f_jax, *args = _programs(jax)[name]
-    f_mjax, *_ = _programs(mjax)[name]
-    want, got = _hlo_names(jax, f_jax, *args), _stablehlo_names(mjax, f_mjax, *args)
+    want, got = _names_both(name, _stablehlo_names)
     assert _EXPECTED[name] in got, sorted(got)
     assert _scopes(want) <= _scopes(got), (sorted(got), sorted(want))
 
