@@ -56,6 +56,9 @@ def shard_map_hi(shard_map, f, in_specs, out_specs, options, cache, args):
     if isinstance(in_specs, HiPspec):      # (one spec for every argument)
         in_specs = (in_specs,) * len(args)
     lowered = Lowered(args)
+    if any(spec is not None and spec[1] is not None for spec in lowered.specs):
+        raise NotImplementedError("shard_map over mutable hijax values (MutableHiType): "
+                                  "mjax does not write their states back")
     key = ("hi", lowered.key())
     hit = cache.get(key)
     if hit is None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from test_hijax_types import LIBS, _quantized
+from test_hijax_types import LIBS, _defs, _quantized
 
 ROWS = np.arange(24, dtype=np.float32).reshape(8, 3) - 11.5
 
@@ -113,3 +113,13 @@ def test_hipspec_for_an_array_is_an_error():
                       out_specs=P("i"))
     with pytest.raises(ValueError, match="in_specs"):
         f(jnp.asarray(ROWS))
+
+
+def test_mutable_hi_value_is_refused():
+    # (its state would not be written back: a NotImplementedError naming it)
+    Box, get, set_ = _defs("box", "mjax")
+    api, jnp, QArray, QArrayP, quantize, dequantize, mesh = _setup("mjax")
+    f = api.shard_map(lambda b: get(b) * 2.0, mesh=mesh, in_specs=api.P(),
+                      out_specs=api.P())
+    with pytest.raises(NotImplementedError, match="mutable hijax"):
+        f(Box(jnp.ones(4)))
