@@ -235,7 +235,7 @@ class _Printer:
             name, params = fix(op, params)
         params = dict(sorted(params.items()))
         if name in ("custom_jvp_call", "custom_vjp_call"):
-            custom = _custom_of(op)
+            custom = custom_rules.custom_of(op)
             shown = None if custom is None else \
                 self._custom_eqn(op, custom, pad, outs, name, indent)
             if shown is not None:
@@ -373,15 +373,6 @@ def _custom_call(op, name: str, params: dict) -> tuple:
     shown = custom_rules.custom_attribute(op, "jaxpr_equation") \
         if "rule" in op.attributes else None
     return shown if shown is not None else (name, params)
-
-
-def _custom_of(op):
-    """The Python custom_jvp/custom_vjp object behind a custom call, or None (its rule
-    handle unknown: a module read from text)."""
-    if "rule" not in op.attributes:
-        return None
-    source = custom_rules.source_of(str(op.opview.params.get("rule") or ""))
-    return getattr(source, "custom", None)
 
 
 def _broadcast_dims(dims) -> dict:

@@ -28,7 +28,7 @@ from mjax.dialect.attributes import decode
 from mjax.dialect.core import JaxprOp
 from mjax.lowering import clone_module
 from mjax.passes.autodiff import expand_transforms
-from mjax.passes.custom_rules import MARK as RULE_MARK
+from mjax.passes import custom_rules
 from mjax.passes.derived import MARK
 from mjax.passes.ir_util import (callee_of, entry_block, has_effects, module_body,
                                  nested_ops, replace_op, symbol_name)
@@ -118,11 +118,11 @@ def _mark_seeds(vjp, body) -> None:
 
 
 def _rule_part(fn) -> str | None:
-    """'fwd' or 'bwd' for a custom_vjp rule's function (custom_rules.mark), else None."""
-    if RULE_MARK not in fn.attributes:
-        return None
-    part = ir.StringAttr(fn.attributes[RULE_MARK]).value.rsplit("/", 1)[-1]
-    return part if part in ("fwd", "bwd") else None
+    """'fwd' or 'bwd' for a custom_vjp rule's function (with symbolic zeros too: a part
+    "bwd:1" is a bwd rule), else None."""
+    found = custom_rules.marked(fn)
+    kind = None if found is None else custom_rules.split_part(found[1])[0]
+    return kind if kind in ("fwd", "bwd") else None
 
 
 def _derived(fn) -> bool:

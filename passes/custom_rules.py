@@ -84,11 +84,18 @@ def source_of(handle: str):
         return source
 
 
+def custom_of(op):
+    """The Python custom function (custom_jvp / custom_vjp object) behind a custom call's
+    rule handle, or None (no handle, or one unknown here: IR read from text)."""
+    if "rule" not in op.attributes:
+        return None
+    return getattr(source_of(str(op.opview.params.get("rule") or "")), "custom", None)
+
+
 def custom_attribute(op, name: str, default=None):
     """An attribute of the Python custom function behind a custom call's rule handle
     (a hijax primitive's: mjax.experimental.hijax_vjp), or `default`."""
-    source = source_of(str(op.opview.params.get("rule") or ""))
-    return getattr(getattr(source, "custom", None), name, default)
+    return getattr(custom_of(op), name, default)
 
 
 def has_jvp_rule(op) -> bool:
@@ -204,15 +211,23 @@ def mark(fn: ir.Operation, handle: str, part: str) -> None:
     fn.attributes[MARK] = ir.StringAttr.get(f"{handle}/{part}")
 
 
+def marked(fn: ir.Operation) -> tuple[str, str] | None:
+    """(handle, part) that `mark` recorded on `fn`, or None for any other function."""
+    if MARK not in fn.attributes:
+        return None
+    handle, _, part = ir.StringAttr(fn.attributes[MARK]).value.rpartition("/")
+    return handle, part
+
+
 def _traced(ex) -> dict:
     """(handle, part) -> function, for the rules already in ex's module."""
     table = ex.state.get("custom_rules")
     if table is None:
         table = ex.state["custom_rules"] = {}
         for name, fn in ex.fns.table.items():
-            if MARK in fn.attributes:
-                handle, _, part = ir.StringAttr(fn.attributes[MARK]).value.rpartition("/")
-                table.setdefault((handle, part), name)
+            found = marked(fn)
+            if found is not None:
+                table.setdefault(found, name)
     return table
 
 

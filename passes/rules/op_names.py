@@ -36,6 +36,8 @@ from contextvars import ContextVar
 
 from jaxlib.mlir import ir
 
+from mjax.passes.ir_util import nested_ops
+
 # As JAX does, each op of a jit's program is named after its primitive under the jit's
 # name and the enclosing named_scopes ("jit(f)/scope/sin"). The prefix is set per run
 # from the module's name (@jit_f); other modules' ops keep their locations.
@@ -169,7 +171,7 @@ def name_inlined(ops, call_loc: ir.Location, callee: ir.Operation, walk=True) ->
     t, p = parse(outer)
     cache = _cache(_CALLED, (outer, element))
     for op in ops:                  # (ir.Operations)
-        inside = _descendants(op) if walk and len(op.regions) else ()
+        inside = nested_ops(op) if walk and len(op.regions) else ()
         for inner in (op, *inside):
             loc = inner.location
             key = loc.attr
@@ -189,7 +191,7 @@ def callee_named(fn: ir.Operation, call_loc: ir.Location):
     if _callee_scope(fn) is None:
         yield
         return
-    ops = _descendants(fn)
+    ops = nested_ops(fn)
     old = [op.location for op in ops]
     name_inlined(ops, call_loc, fn, walk=False)
     try:
@@ -197,17 +199,6 @@ def callee_named(fn: ir.Operation, call_loc: ir.Location):
     finally:
         for op, loc in zip(ops, old):
             op.location = loc
-
-
-def _descendants(op: ir.Operation) -> list:
-    found = []
-    append, advance = found.append, ir.WalkResult.ADVANCE
-
-    def visit(inner):
-        append(inner)
-        return advance
-    op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found[1:]      # (pre-order: op itself first)
 
 
 def _called(loc: ir.Location, outer: str, t, p, element) -> ir.Location:
