@@ -3,6 +3,7 @@
 index_take, scatter_sub, scatter_apply)."""
 from __future__ import annotations
 
+import enum
 import operator
 from collections import namedtuple
 
@@ -138,19 +139,42 @@ ScatterDimensionNumbers = namedtuple(
                                 "scatter_indices_batching_dims"], defaults=((), ()))
 
 
-class GatherScatterMode:
+class GatherScatterMode(enum.Enum):
+    """How a gather or scatter treats out-of-bounds indices (see passes/rules/indexing.py).
+    Each member's value is the mode's name in the dialect. JAX: lax.GatherScatterMode."""
     CLIP = "clip"
     FILL_OR_DROP = "fill"
     PROMISE_IN_BOUNDS = "promise_in_bounds"
+    ONE_HOT = "one_hot"
+
+    @staticmethod
+    def from_any(s) -> GatherScatterMode:
+        if isinstance(s, GatherScatterMode):
+            return s
+        found = _MODES.get("fill" if s is None else s) if isinstance(s, (str, type(None))) \
+            else None
+        if found is None:
+            raise ValueError(f'Unknown gather mode "{s}"')
+        return found
+
+
+_MODES = {"clip": GatherScatterMode.CLIP, "fill": GatherScatterMode.FILL_OR_DROP,
+          "drop": GatherScatterMode.FILL_OR_DROP,
+          "promise_in_bounds": GatherScatterMode.PROMISE_IN_BOUNDS,
+          "one_hot": GatherScatterMode.ONE_HOT}
 
 
 def _mode(mode, default):
+    """The dialect's name of a gather/scatter mode (a string or a GatherScatterMode)."""
     if mode is None:
         return default
     if isinstance(mode, str):
-        return {"clip": "clip", "fill": "fill", "drop": "fill",
-                "promise_in_bounds": "promise_in_bounds"}[mode.lower()]
-    return mode
+        mode = mode.lower()
+    found = GatherScatterMode.from_any(mode)
+    if found is GatherScatterMode.ONE_HOT:
+        raise NotImplementedError("gather/scatter mode GatherScatterMode.ONE_HOT is not "
+                                  "supported by mjax")
+    return found.value
 
 
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *,

@@ -32,7 +32,8 @@ from mjax.dialect import ShapedArray
 from mjax.jitted import jit
 from mjax.numpy.conversion import asarray
 from mjax.numpy.elementwise import negative
-from mjax.numpy.indexing import _IndexUpdateHelper, _IndexUpdateRef, getitem
+from mjax.numpy.index_update import _IndexUpdateHelper, _IndexUpdateRef
+from mjax.numpy.indexing import getitem
 
 _VALUES = config._values
 _INT = object()                 # the token of an int in an index's structure

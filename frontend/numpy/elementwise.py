@@ -407,20 +407,26 @@ def power(x1, x2, /):
     """x1 ** x2; a static integer exponent becomes integer_pow."""
     if isinstance(x2, int) and not isinstance(x2, bool) and is_array(x1) or (
             isinstance(x2, int) and not isinstance(x2, bool)):
-        (x1,) = promote("power", x1)
+        (x1,) = _bool_as_int(*promote("power", x1))
         if _dt.issubdtype(x1.dtype, _onp.integer) and x2 < 0:
             raise ValueError("Integers cannot be raised to negative integer powers")
         return lax.integer_pow(x1, x2)
-    x1, x2 = promote("power", x1, x2)
-    if _dt.issubdtype(x1.dtype, _onp.integer) or x1.dtype == _onp.bool_:
+    x1, x2 = _bool_as_int(*promote("power", x1, x2))
+    if _dt.issubdtype(x1.dtype, _onp.integer):
         return _integer_power(x1, x2)
     return lax.pow(x1, x2)
+
+
+def _bool_as_int(*xs):
+    """Booleans raised to powers as the default integer type, as JAX's numeric promotion."""
+    return [lax.convert_element_type(x, _dt.default_int()) if x.dtype == _onp.bool_ else x
+            for x in xs]
 
 
 def _integer_power(x, y):
     # Square-and-multiply over the bits of an integer array exponent.
     acc = lax.full_like(x, 1)
-    bits = _onp.iinfo(x.dtype).bits if x.dtype != _onp.bool_ else 1
+    bits = _onp.iinfo(x.dtype).bits
     for _ in range(bits):
         odd = lax.ne(lax.and_(y, lax.full_like(y, 1)), lax.full_like(y, 0))
         acc = lax.select(odd, lax.mul(acc, x), acc)

@@ -1,9 +1,8 @@
-"""NumPy indexing (`x[idx]`) and indexed updates (`x.at[idx].set(v)`).
+"""NumPy indexing (`x[idx]`), `take` and `take_along_axis`.
 
 Static slices become `slice`/`rev`, integers `slice`/`dynamic_slice` + `squeeze`, and
-integer-array (advanced) indices one `gather`. Updates reuse getitem: indexing an iota
-array with the same index gives the flat position of every selected element, and a 1-d
-`scatter` writes there, so updates follow NumPy's indexing rules exactly.
+integer-array (advanced) indices one `gather`. Indexed updates (`x.at[idx].set(v)`) are
+in index_update.py.
 """
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import numpy as np
 
 from mjax import dtypes as _dt
 from mjax import lax
-from mjax.lax.sharding import takes_out_sharding
 from mjax.core import Tracer, at_user_line
 from mjax.dialect.shape_poly import (InconclusiveDimensionOperation, is_symbolic_dim,
                                      max_dim, min_dim)
@@ -23,8 +21,8 @@ from mjax.numpy.arguments import AxisError, index_axis, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import known
 from mjax.numpy.conversion import asarray
-from mjax.numpy.creation import arange, ones_like, zeros
-from mjax.numpy.elementwise import divide, negative, power, where_xy
+from mjax.numpy.creation import arange, zeros
+from mjax.numpy.elementwise import where_xy
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to
 from mjax.numpy.shaping import ravel, reshape, stack
 from mjax.ref_slice import Slice
@@ -145,7 +143,10 @@ def getitem(x, idx, *, mode=None, fill_value=None):
     """x[idx] with NumPy semantics. Out-of-bounds array indices are clamped (JAX)."""
     x = asarray(x)
     idx = _normalize_index(x.shape, idx)
+    mode = lax._mode(mode, None)        # (an unknown mode is JAX's ValueError)
     gather_ints = mode == "fill"
+    if not gather_ints and _is_static_basic(x, idx):
+        return _static_getitem(x, idx)
     # 1. None -> new size-1 axis (then a full slice over it).
     new_axes = [k for k, i in enumerate(idx) if i is None or isinstance(i, _ScalarMask)]
     if new_axes:
@@ -212,6 +213,57 @@ def getitem(x, idx, *, mode=None, fill_value=None):
     # (a scatter) drops the cotangents of out-of-range indices.
     out = _advanced_gather(x, idx, dyn, mode or "promise_in_bounds", fill_value)
     return lax.squeeze(out, squeeze_dims) if squeeze_dims else out
+
+
+def _is_static_basic(x, idx) -> bool:
+    """Static slices, None and in-bounds static ints on a traced x (concrete arrays
+    index with ints through _eager_int_index) along axes of known size."""
+    if any(is_symbolic_dim(n) for n in x.shape):
+        return False
+    has_int, axis = False, 0
+    for i in idx:
+        if i is None:
+            continue
+        if _is_int_scalar(i):
+            if not -x.shape[axis] <= i < x.shape[axis]:
+                return False
+            has_int = True
+        elif type(i) is not slice:
+            return False
+        axis += 1
+    return isinstance(x, Tracer) or not has_int
+
+
+def _static_getitem(x, idx):
+    """x[idx] for a static basic index, as JAX stages it: one `slice` (a negative step
+    slices forward, then `rev`), `squeeze` for the ints, new axes for None last."""
+    starts, limits, strides, rev, squeeze_dims, new_axes = [], [], [], [], [], []
+    axis = 0
+    for i in idx:
+        if i is None:   # (its position in the result: after the kept axes before it)
+            new_axes.append(len(starts) - len(squeeze_dims) + len(new_axes))
+            continue
+        n = x.shape[axis]
+        if _is_int_scalar(i):
+            k = int(i) + n if i < 0 else int(i)
+            starts.append(k), limits.append(k + 1), strides.append(1)
+            squeeze_dims.append(axis)
+        else:
+            start, stop, step = i.indices(n)
+            if step < 0:    # (the first element taken forward: the last one backward)
+                first = min(n, stop + 1 + abs(start - stop - 1) % -step)
+                starts.append(first), limits.append(max(first, start + 1))
+                strides.append(-step), rev.append(axis)
+            else:
+                starts.append(start), limits.append(max(start, stop)), strides.append(step)
+        axis += 1
+    if starts != [0] * x.ndim or limits != list(x.shape) or strides != [1] * x.ndim:
+        x = lax.slice(x, starts, limits, strides if any(s != 1 for s in strides) else None)
+    if rev:
+        x = lax.rev(x, rev)
+    if squeeze_dims:
+        x = lax.squeeze(x, squeeze_dims)
+    return lax.expand_dims(x, new_axes) if new_axes else x
 
 
 def _window(x, d, i: Slice, mode, fill_value):
@@ -375,124 +427,4 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
     # (As JAX's: out-of-range indices give the fill value, NaN for inexact types.)
     return getitem(arr, tuple(idx), mode="fill" if mode is None else mode,
                    fill_value=fill_value)
-
-
-# ---- x.at[idx] ----------------------------------------------------------------------
-class _IndexUpdateHelper:
-    __slots__ = ("array",)
-
-    def __init__(self, array):
-        self.array = array
-
-    def __getitem__(self, idx):
-        return _IndexUpdateRef(self.array, idx)
-
-
-# scatters into the flattened array at one position per update
-_FLAT_SCATTER = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
-                                            scatter_dims_to_operand_dims=(0,))
-
-
-# (x.at[idx].get(out_sharding=...): the gather's result laid out as the caller says, which
-# under Explicit mesh axes resolves what the gather alone could not)
-_getitem_laid_out = takes_out_sharding(getitem)
-
-
-class _IndexUpdateRef:
-    """x.at[idx]: .get(), .set(v), .add(v), .multiply(v), .min(v), .max(v), ..."""
-
-    __slots__ = ("array", "index")
-
-    def __init__(self, array, index):
-        self.array, self.index = array, index
-
-    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            fill_value=None, out_sharding=None, wrap_negative_indices=True):
-        # (indices_are_sorted / unique_indices are promises that let XLA pick a faster
-        # gather; mjax's gathers are correct without them)
-        if not wrap_negative_indices:
-            raise NotImplementedError("x.at[...].get: wrap_negative_indices=False is not "
-                                      "supported")
-        return _getitem_laid_out(self.array, self.index, mode=mode, fill_value=fill_value,
-                                 out_sharding=out_sharding)
-
-    def _positions(self, x, mode):
-        """The flat positions of x the index selects, in the index's result shape.
-        mode="clip" clamps indices to the array's bounds (as a clipped gather of the
-        positions does); otherwise out-of-bounds entries get position x.size (-1 for a
-        symbolic size), which the scatter then drops."""
-        positions = arange(x.size, dtype=_dt.int32).reshape(x.shape)
-        clip = lax._mode(mode, "fill") == "clip"
-        # (a symbolic size is no fill value: -1 is out of bounds as well)
-        return getitem(positions, self.index, mode="clip" if clip else "fill",
-                       fill_value=-1 if is_symbolic_dim(x.size) else x.size)
-
-    def _static_index(self):
-        """Ints, slices, Ellipsis and None only: each position is selected at most once,
-        so the scatter's indices are unique (as JAX marks them: scatter_mul's gradient
-        needs it)."""
-        parts = self.index if isinstance(self.index, tuple) else (self.index,)
-        return all(p is None or p is Ellipsis or isinstance(p, slice)
-                   or (isinstance(p, (int, np.integer)) and not isinstance(p, bool))
-                   for p in parts)
-
-    def _update(self, kind, values, mode, unique_indices=False):
-        x = asarray(self.array)
-        if not x.size:
-            return x
-        pos = self._positions(x, mode)
-        values = asarray(values)
-        if values.dtype != x.dtype:
-            values = values.astype(x.dtype)
-        values = broadcast_to(values, pos.shape)
-        fn = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
-              "min": lax.scatter_min, "max": lax.scatter_max}[kind]
-        out = fn(ravel(x), reshape(pos, (-1, 1)), ravel(values), _FLAT_SCATTER, mode="fill",
-                 unique_indices=bool(unique_indices) or self._static_index())
-        return reshape(out, x.shape)
-
-    def set(self, values, *, mode=None, **kw):
-        return self._update("set", values, mode)
-
-    def apply(self, func, *, mode=None, **kw):
-        """x with the elementwise func applied at the index, once per occurrence of an
-        entry in it (as JAX's scatter_apply)."""
-        x = asarray(self.array)
-        if not x.size:
-            return x
-        pos = self._positions(x, mode)
-        out = lax.scatter_apply(ravel(x), reshape(pos, (-1, 1)), func, _FLAT_SCATTER,
-                                update_shape=(pos.size,), mode="fill")
-        return reshape(out, x.shape)
-
-    def add(self, values, *, mode=None, **kw):
-        return self._update("add", values, mode)
-
-    def subtract(self, values, *, mode=None, **kw):
-        return self._update("add", negative(values), mode)
-
-    def multiply(self, values, *, mode=None, **kw):
-        return self._update("mul", values, mode, kw.get("unique_indices", False))
-
-    mul = multiply
-
-    def divide(self, values, *, mode=None, **kw):
-        # As JAX: x / (ones with `values` multiplied in at idx), so other entries are
-        # divided by exactly 1 (and an integer x gives a float result).
-        ones = _IndexUpdateRef(ones_like(self.array), self.index)
-        return divide(self.array, ones._update("mul", values, mode,
-                                               kw.get("unique_indices", False)))
-
-    def power(self, values, *, mode=None, **kw):
-        # As JAX: x ** (ones with `values` multiplied in at idx).
-        ones = _IndexUpdateRef(ones_like(self.array), self.index)
-        return power(self.array, ones._update("mul", values, mode,
-                                              kw.get("unique_indices", False)))
-
-    def min(self, values, *, mode=None, **kw):  # noqa: A003
-        return self._update("min", values, mode)
-
-    def max(self, values, *, mode=None, **kw):  # noqa: A003
-        return self._update("max", values, mode)
-
 

@@ -237,7 +237,8 @@ def test_fused_functions_tell_apart_equal_static_scalars():
 # ---- eager basic indexing and x.at[idx] updates as one cached jit (issue 25) ----------
 from mjax.array import Array  # noqa: E402
 from mjax.numpy import eager_indexing  # noqa: E402
-from mjax.numpy.indexing import _IndexUpdateRef, getitem as general_getitem  # noqa: E402
+from mjax.numpy.index_update import _IndexUpdateRef  # noqa: E402
+from mjax.numpy.indexing import getitem as general_getitem  # noqa: E402
 
 _E = Ellipsis
 _BASIC = [1, -1, np.int32(2), np.int64(-3), np.uint8(0), (slice(None), 1), (1, slice(None)),

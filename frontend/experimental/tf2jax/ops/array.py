@@ -14,7 +14,7 @@ from mjax.core import Tracer
 from mjax.experimental.tf2jax.ops.registry import (UnsupportedOperationError, cast,
                                                    is_numpy, register, shape_of, static,
                                                    static_ints, xp)
-from mjax.numpy.indexing import _IndexUpdateHelper
+from mjax.numpy.index_update import _IndexUpdateHelper
 
 
 def _jnp():
