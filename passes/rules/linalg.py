@@ -5,8 +5,9 @@
     %0 = stablehlo.cholesky %a, lower = true
     %l = stablehlo.select %lower_triangle, %0, %zeros
 
-`cholesky`, `triangular_solve` and `fft` lower to their StableHLO ops. The rest lower, as
-JAX's CPU lowering does, to the LAPACK custom calls jaxlib's CPU client registers
+`fft` lowers to its StableHLO op; `cholesky` and `triangular_solve` to theirs on a GPU,
+under IREE and for dtypes LAPACK lacks. The rest, and those two on a CPU, lower as
+JAX's CPU lowering does to the LAPACK custom calls jaxlib's CPU client registers
 (`lapack_<s|d|c|z><routine>_ffi`: typed FFI, column-major matrices, the routine's options
 in `mhlo.backend_config`), and on a GPU to jaxlib's cuSOLVER/hipSOLVER calls as JAX's GPU
 lowering does (linalg_ffi.py builds both; linalg_gpu.py has svd's and eig's GPU forms);
@@ -29,7 +30,7 @@ from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
 from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapack_call, nan_unless,
                                          slice_matrix, solver_call, uint8)
 from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
-from mjax.passes.rules.tables import TRANSPOSE, lowering
+from mjax.passes.rules.tables import LOWERING_PLATFORM, TRANSPOSE, lowering
 
 
 # ==== lowering helpers ==================================================================
@@ -47,10 +48,27 @@ def _keep_triangle(x: ir.Value, k: int = 0, lower: bool = True) -> ir.Value:
 
 
 # ==== cholesky ==========================================================================
+def _lapack_here(ctx, dtype) -> bool:
+    """Whether the program is lowered for XLA on a CPU (jaxpr-to-stablehlo's
+    `platform=cpu`, which jit passes there; not under IREE) and LAPACK has the dtype."""
+    return (LOWERING_PLATFORM.get() == "cpu"
+            and np.dtype(dtype).name in ("float32", "float64", "complex64", "complex128"))
+
+
 @lowering(L.CholeskyOp)
 def _cholesky_lower(ctx, a):
-    # stablehlo.cholesky leaves the other triangle unspecified: zero it, as jnp does.
-    return _keep_triangle(hlo.cholesky(a, lower=True), 0, lower=True)
+    aval = ctx.avals_in[0]
+    if _lapack_here(ctx, aval.dtype) and aval.shape[-1]:
+        # On a CPU, LAPACK's potrf as JAX's lowering (XLA's own cholesky expands into a
+        # loop many times slower); a batch it cannot factor becomes NaN.
+        l, info = lapack_call("potrf", [a], [aval, ShapedArray(aval.shape[:-2], np.int32)],
+                              aliases={0: 0}, config={"uplo": "L"})
+        l = nan_unless(info_ok(info), l)
+    else:
+        l = hlo.cholesky(a, lower=True)
+    # potrf and stablehlo.cholesky leave the other triangle as it was or unspecified: zero
+    # it, as jnp does.
+    return _keep_triangle(l, 0, lower=True)
 
 
 # ==== triangular_solve ==================================================================
@@ -60,6 +78,13 @@ def _triangular_solve_lower(ctx, a, b, *, left_side, lower, transpose_a, conjuga
     if conjugate_a and not transpose_a:
         a = hlo.real(a) if not is_complex(ctx.avals_in[0].dtype) else conj(a)
         conjugate_a = False
+    if _lapack_here(ctx, ctx.avals_in[0].dtype) and all(ctx.avals_in[1].shape[-2:]):
+        # On a CPU, BLAS's trsm as JAX's lowering (XLA's expansion is a loop).
+        conjugated = conjugate_a and is_complex(ctx.avals_in[0].dtype)
+        return lapack_call("trsm", [a, b], [ctx.avals_in[1]], aliases={1: 0}, config={
+            "side": "L" if left_side else "R", "uplo": "L" if lower else "U",
+            "trans_x": ("C" if conjugated else "T") if transpose_a else "N",
+            "diag": "U" if unit_diagonal else "N"})[0]
     how = ("ADJOINT" if conjugate_a and is_complex(ctx.avals_in[0].dtype) else "TRANSPOSE"
            ) if transpose_a else "NO_TRANSPOSE"
     return hlo.triangular_solve(a, b, left_side, lower, unit_diagonal,

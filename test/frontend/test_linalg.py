@@ -496,7 +496,11 @@ def test_lowering_uses_lapack_custom_calls_and_stablehlo_ops():
     text = mjax.jit(lambda a: (jnp.linalg.det(a), jnp.linalg.cholesky(a @ a.T),
                                jnp.linalg.eigh(a)[0])).lower(A).as_text()
     assert "lapack_sgetrf_ffi" in text and "lapack_ssyevd_ffi" in text
-    assert "stablehlo.cholesky" in text
+    # (cholesky and triangular solves: LAPACK on a CPU, as JAX's; StableHLO's ops under
+    # IREE, which test_iree runs)
+    assert "lapack_spotrf_ffi" in text and "stablehlo.cholesky" not in text
+    text = mjax.jit(lambda a, b: msl.solve_triangular(a, b, lower=True)).lower(A, A).as_text()
+    assert "lapack_strsm_ffi" in text and "stablehlo.triangular_solve" not in text
     jaxpr = str(mjax.make_jaxpr(lambda a: jnp.linalg.svd(a))(A))
     assert "svd" in jaxpr
 
@@ -615,3 +619,30 @@ def test_multi_dot_multiplies_in_the_cheapest_order():
     v = rng.random(10)
     np.testing.assert_allclose(mjax.numpy.linalg.multi_dot([v, y.T, x.T, v]),
                                np.linalg.multi_dot([v, y.T, x.T, v]), rtol=1e-5)
+
+
+def test_cholesky_and_triangular_solve_on_lapack_match_jax():
+    """potrf/trsm (the CPU lowering): a matrix potrf cannot factor is NaN in its batch
+    only, complex and conjugated/unit-diagonal solves, empty right-hand sides."""
+    a = np.array([[1., 2.], [2., 1.]], np.float32)
+    b = np.stack([a, np.eye(2, dtype=np.float32) * 4])
+    c = np.array([[2, 0], [1j, 3]], np.complex64)
+    cases = [
+        lambda np_, sl, lax: np_.linalg.cholesky(b),
+        lambda np_, sl, lax: np_.linalg.cholesky(np.array([[4 + 0j, 1j], [-1j, 2]],
+                                                          np.complex64)),
+        lambda np_, sl, lax: sl.solve_triangular(np.tril(b) + 3 * np.eye(2), np.ones((2, 2, 3)),
+                                                 lower=True, trans="C", unit_diagonal=True),
+        lambda np_, sl, lax: sl.solve_triangular(c, np.ones((2,), np.complex64), lower=True,
+                                                 trans=2),
+        lambda np_, sl, lax: lax.linalg.triangular_solve(
+            c, np.ones((3, 2), np.complex64), left_side=False, lower=True, transpose_a=False,
+            conjugate_a=True),
+        lambda np_, sl, lax: sl.solve_triangular(np.eye(3, dtype=np.float32),
+                                                 np.ones((3, 0), np.float32)),
+    ]
+    for case in cases:
+        got = mjax.jit(lambda: case(jnp, msl, mjax.lax))()
+        want = jax.jit(lambda: case(jjnp, jax.scipy.linalg, jax.lax))()
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
