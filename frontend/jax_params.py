@@ -41,8 +41,17 @@ _SHOWN = {("dot_general", "preferred_element_type"):
           lambda outs: outs[0].dtype if outs else None}
 
 
+# Primitive name -> a function of (params, out_avals) giving JAX's params where they
+# are not mjax's attributes renamed (shard_map's specs and mesh: frontend/spmd, which
+# fills it at import).
+CONVERTED: dict = {}
+
+
 def as_jax_params(name: str, params: dict, out_avals) -> dict:
     """`params` of an equation of primitive `name` as JAX's equation has them."""
+    convert = CONVERTED.get(name)
+    if convert is not None:
+        return convert(params, out_avals)
     order = JAX_ORDER.get(name)
     if order is None:
         return params
@@ -70,4 +79,4 @@ def without_jax_only(name: str, params: dict, accepted) -> dict:
     return {k: v for k, v in params.items() if k not in extra}
 
 
-__all__ = ["JAX_ORDER", "as_jax_params", "without_jax_only"]
+__all__ = ["CONVERTED", "JAX_ORDER", "as_jax_params", "without_jax_only"]

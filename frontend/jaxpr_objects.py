@@ -32,6 +32,7 @@ from mjax.dialect.attributes import Symbol, decode
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.region_reductions import ReduceOp, ReduceWindowOp
+from mjax.dialect.ops.shard_map import ShardMapOp
 from mjax.dialect.ops.structural import BroadcastInDimOp, ConvertElementTypeOp, ExpandDimsOp
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dialect.types import KeyType
@@ -333,6 +334,8 @@ class _Reader:
             attrs["symbolic_zeros"] = False
         elif cls is T.CustomVjpCallOp:
             attrs["call_jaxpr"] = self.callee(op)
+        elif cls is ShardMapOp:     # (JAX's shard_map: its body, an open jaxpr)
+            attrs["jaxpr"] = getattr(self.callee(op), "jaxpr", None)
         elif cls is ConvertElementTypeOp:   # (mjax marks a weakly typed result)
             attrs["weak_type"] = "mjax.weak_type" in op.attributes
         prim = primitive_of(cls)

@@ -14,6 +14,8 @@ from mjax.dialect.ops.sharding import DEVICE_PUT_MARK
 from mjax.lax.precision import precision_from_attr
 from mjax.passes import custom_rules
 from mjax.pretty_types import SEED
+from mjax.lax.parallel import PVARY_MARK
+from mjax.spmd.shard_map_print import as_jax_eqn, body_of, shard_map_eqn
 from mjax.staging import user_name
 
 
@@ -69,9 +71,11 @@ class _Printer:
         self.literal: dict = {}
         self.preset: dict = {}   # values whose names are given (a jit's body, as JAX)
         self.depth = 0           # how many jaxprs enclose the equation being printed
+        self.bodies: list = []   # shard_map bodies being printed (their varying axes)
+        self.override: dict = {}  # operands of the next equation cast by pvary
 
     def var(self, v) -> str:
-        return self.literal.get(v) or self.env.get(v, "?")
+        return self.override.get(v) or self.literal.get(v) or self.env.get(v, "?")
 
     def bind(self, v) -> str:
         self.env[v] = self.preset.pop(v, None) or next(self.names)
@@ -79,7 +83,11 @@ class _Printer:
 
     def type_text(self, v) -> str:
         shown = self.types.type_text(v) if self.types is not None else None
-        return shown or aval_of(v.type).str_short()
+        shown = shown or aval_of(v.type).str_short()
+        for body in self.bodies:    # (a shard_map body's value: its varying axes)
+            if v in body.varying:
+                return shown + body.suffix(v)
+        return shown
 
     def jaxpr(self, block, indent: int, n_consts: int = 0, col: int | None = None,
               n_captured: int = 0) -> str:
@@ -93,6 +101,7 @@ class _Printer:
         user = _captured_first(args[:n_user], n_captured)
         invars = " ".join(self.bind(a) for a in user)
         eqns, outs = [], []
+        body = body_of(self, block)
         for op in block.operations:
             op = op.operation  # (an OpView's `attributes` is its class's schema)
             if op.name in ("func.return", "jaxpr.yield"):
@@ -110,7 +119,10 @@ class _Printer:
                 self.literal[op.results[0]] = self.var(op.operands[0])
                 continue
             self.depth += 1
+            if body is not None:
+                eqns += body.casts(self, op, indent + 4)
             eqns.append(self.eqn(op, indent + 4))
+            self.override.clear()
             self.depth -= 1
         tail = f"in ({', '.join(outs)}{',' if len(outs) == 1 else ''}) }}"
         head = f"{{ lambda {consts}; {invars}. let"
@@ -227,12 +239,20 @@ class _Printer:
         if op.name in _REF_FORMS:
             return pad + self._ref_eqn(op, outs)
         name = _display_name(op.name.split(".", 1)[1], params, op)
+        if op.name == "jaxpr.shard_map":
+            return shard_map_eqn(self, op, callee_block(op)[0], pad, outs, indent)
+        if PVARY_MARK in op.attributes:    # (lax.pcast to varying: JAX's pvary)
+            name, params = "pvary", {"axes": repr(tuple(
+                str(a).strip('"') for a in op.attributes[PVARY_MARK]))}
         if name == "sharding_constraint" and self.types is not None and \
                 DEVICE_PUT_MARK not in op.attributes and self.types.names_explicit(op):
             name, params = "reshard", {}    # (explicit mode: JAX's reshard, typed result)
         fix = _JAX_PARAMS.get(name)
         if fix is not None:
             name, params = fix(op, params)
+        body = body_of(self, op.block) if self.bodies else None
+        if body is not None:      # (a collective in a shard_map body)
+            name, params = as_jax_eqn(body, op, name, params)
         params = dict(sorted(params.items()))
         if name in ("custom_jvp_call", "custom_vjp_call"):
             custom = custom_rules.custom_of(op)

@@ -31,6 +31,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import aval_of
 from mjax.dialect.ops.sharding import ShardingConstraintOp, dim_axes
+from mjax.dialect.ops.shard_map import ShardMapOp, entry_axes
 from mjax.passes.ir_util import function_named
 from mjax.passes.rules.tables import SHARD
 from mjax.sharding_impls import (AbstractMesh, AxisType, NamedSharding, PartitionSpec,
@@ -124,6 +125,9 @@ class PrintTypes:
             if cls is ShardingConstraintOp:
                 self._set(op.results[0], self._constraint_type(op))
                 continue
+            if cls is ShardMapOp:     # (results laid out as out_specs say)
+                self._shard_map(op, view.params)
+                continue
             for r in op.results:
                 specs.pop(r, None)
             try:
@@ -135,6 +139,13 @@ class PrintTypes:
             for r in op.results:
                 if r in self.fixed:
                     self._set(r, self.fixed[r])
+
+    def _shard_map(self, op, params) -> None:
+        explicit = set(self.mesh.explicit_axes)
+        for r, spec in zip(op.results, params["out_specs"]):
+            dims = [tuple(a for a in entry_axes(spec[d]) if a in explicit)
+                    if d < len(spec) else () for d in range(aval_of(r.type).ndim)]
+            self._set(r, self._entry(dims, (), ()))
 
     def _call(self, op) -> None:
         """A nested jit: its body typed from the call's operands; results as the body's."""

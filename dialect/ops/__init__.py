@@ -6,6 +6,7 @@ from mjax.dialect.ops import region_reductions  # noqa: F401  (after control_flo
 from mjax.dialect.ops import linalg  # noqa: F401
 from mjax.dialect.ops import collectives  # noqa: F401
 from mjax.dialect.ops import sharding  # noqa: F401  (after collectives)
+from mjax.dialect.ops import shard_map  # noqa: F401  (jaxpr.shard_map)
 from mjax.dialect.ops import random  # noqa: F401
 from mjax.dialect.ops import callbacks  # noqa: F401
 from mjax.dialect.ops import export  # noqa: F401

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from jaxlib.mlir import ir
 
 from mjax import dtypes, trace_trees, tree_util
 from mjax.axis_env import AXIS_ENV
@@ -276,4 +277,12 @@ def cast_varying(x, names):
         return x
     y = bind(CopyOp, x)
     y.trace.varying[y.value] = y.trace.varying.get(x.value, frozenset()) | set(names)
+    op = y.value.owner
+    op = getattr(op, "operation", op)   # (printed as JAX's pvary: spmd/shard_map_print.py)
+    op.attributes[PVARY_MARK] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names],
+                                                 op.context)
     return y
+
+
+# The discardable attribute of the copy a pcast to 'varying' makes: the axes it names.
+PVARY_MARK = "mjax.pvary"

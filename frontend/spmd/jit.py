@@ -26,6 +26,7 @@ from mjax.core import to_numpy
 from mjax.dialect import attributes as A
 from mjax.dialect import context
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK, ShardingConstraintOp
+from mjax.dialect.ops.shard_map import ShardMapOp
 from mjax.lowering import (alias_donated_inputs, clone_module, compile_pipeline,
                            lower_module, step_names)
 from mjax.passes import run_pipeline
@@ -50,15 +51,20 @@ def wants_spmd(jitted, leaves) -> bool:
     return any(type(x) is Array and isinstance(x._sharding, NamedSharding) for x in leaves)
 
 
+# Ops laying values out over a mesh they name (mesh_axes, mesh_shape, device_ids): a
+# shard_map expands into sharding constraints over its mesh.
+_LAYING_OUT = frozenset({ShardingConstraintOp.OPERATION_NAME, ShardMapOp.OPERATION_NAME})
+
+
 def constraint_mesh(module):
     """The mesh that the `jaxpr.sharding_constraint` ops of a traced module lay values
     out over (None when it has none): a jit whose arguments are not sharded still
     compiles for that mesh, so the constraints are honoured."""
     layouts = set()
     names = recorded_op_names(module)     # (what the tracer saw: no walk when it has none)
-    for op in (nested_ops(module) if names is None or
-               ShardingConstraintOp.OPERATION_NAME in names else ()):
-        if op.name == ShardingConstraintOp.OPERATION_NAME:
+    for op in (nested_ops(module) if names is None or not _LAYING_OUT.isdisjoint(names)
+               else ()):
+        if op.name in _LAYING_OUT:
             p = op.opview.params
             ids = p["device_ids"] or tuple(range(int(np.prod(p["mesh_shape"]))))
             layouts.add((p["mesh_axes"], p["mesh_shape"], ids))
@@ -96,7 +102,7 @@ def first_constraint_site(module, mesh) -> str | None:
     """_constraint_site of the module's first sharding constraint (None: none)."""
     platform = mesh.devices.flat[0].platform.upper()
     return next((_constraint_site(op, platform) for op in nested_ops(module)
-                 if op.name == ShardingConstraintOp.OPERATION_NAME), None)
+                 if op.name in _LAYING_OUT), None)
 
 
 def check_constraint_devices(module, mesh, leaves, describe) -> None:
@@ -106,7 +112,7 @@ def check_constraint_devices(module, mesh, leaves, describe) -> None:
     want = sorted(int(d.id) for d in mesh.devices.flat)
     platform = mesh.devices.flat[0].platform.upper()
     for op in nested_ops(module):
-        if op.name != ShardingConstraintOp.OPERATION_NAME:
+        if op.name not in _LAYING_OUT:
             continue
         p = op.opview.params
         ids = list(p["device_ids"] or range(int(np.prod(p["mesh_shape"]))))

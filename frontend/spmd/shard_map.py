@@ -16,8 +16,12 @@ shape (8, 6) with in_spec P("x"):
      claims replicated is an error, as JAX's check_vma makes it) and are reshaped to
      the global shape under the out_spec's constraint.
 
-Eagerly the whole thing runs under jit; inside a trace it is inlined, and the
-constraints make the enclosing jit compile for the mesh. JAX: jax.shard_map.
+Inside a trace (jit, grad, vmap, ...) the body is traced once, at the block avals, into
+one `jaxpr.shard_map @body` equation (shard_map_op.py; printed as JAX's, with the
+body's varying axes: shard_map_print.py), which --jaxpr-expand-transforms rewrites into
+exactly the steps above (passes/rules/shard_map.py); its mesh makes the enclosing jit
+compile for the mesh. Called outside jit, the steps above are traced directly, under
+jit (a body that prints shows each device's block: _Shown). JAX: jax.shard_map.
 """
 from __future__ import annotations
 
@@ -30,11 +34,12 @@ import threading
 
 import numpy as np
 
-from mjax import lax, trace_trees, tree_util
+from mjax import lax, registration, trace_trees, tree_util
 from mjax.ad.staging import _check_callable, _wraps
 from mjax.array import Array
 from mjax.batching import vmap
 from mjax.core import aval_of_value, current_trace
+from mjax.dialect.ops.shard_map import ShardMapOp
 from mjax.dtypes import hitype_rules
 from mjax.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
@@ -42,6 +47,7 @@ from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, Mesh, Na
                                  PartitionSpec, current_mesh, use_abstract_mesh)
 from mjax.sharding_types import mark_manual_partial, seed_varying, spec_entry, typeof_array
 from mjax.spmd.shard_map_hi import shard_map_hi, uses_hi
+from mjax.spmd.shard_map_op import check_outputs, emit_shard_map
 from mjax.unreduced import _stacked, from_partials, partials, unreduced_of, without_reduced
 
 
@@ -159,7 +165,7 @@ def _spec_names(spec: PartitionSpec) -> set[str]:
 
 
 def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None,
-         manual=None):
+         manual=None, abstract=False):
     """The traced body of a shard_map call on global values `args`, manual over the mesh
     axes `manual` (None: all); with `shown` (a _Shown), also the per-device blocks of the
     body values it printed."""
@@ -172,7 +178,6 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None,
     specs = [without_reduced(s) for s in specs]
     for i, (x, s) in enumerate(zip(leaves, specs)):
         _check_spec(fun_name, mesh, s, aval_of_value(x).shape, "in", f"[{i}]")
-    blocks = [_to_blocks(x, mesh, s, manual) for x, s in zip(leaves, specs)]
     inside = _enclosing_manual() | set(manual)
     body_mesh = mesh.abstract_mesh.update_axis_types(
         {a: AxisType.Manual for a in inside})
@@ -193,10 +198,16 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None,
                     return f(*tree_util.tree_unflatten(in_tree, block_leaves))
                 with shown.printing(trace):
                     out = f(*tree_util.tree_unflatten(in_tree, block_leaves))
+                if check_vma and trace is not None:   # (JAX's error, while tracing)
+                    check_outputs(out, mesh, manual, out_specs, fun_name, _flat_specs)
                 return out, list(shown.tracers)
         finally:
             _ACTIVE.stack = _ACTIVE.stack[:-1]
 
+    if shown is None and manual:    # (under a trace: one jaxpr.shard_map equation)
+        return emit_shard_map(body, mesh, manual, leaves, specs, out_specs, check_vma,
+                              fun_name, _flat_specs, abstract)
+    blocks = [_to_blocks(x, mesh, s, manual) for x, s in zip(leaves, specs)]
     fn = body
     for a in reversed(manual):
         in_axes = tuple(0 if a in _spec_names(s) else None for s in specs)
@@ -466,7 +477,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                 return _summed_unreduced(inner(*args), out_specs, unreduced, m)
             return _as_unreduced(inner(*args), out_specs, unreduced, m)
         if current_trace() is not None:
-            return _run(f, m, specs, out_specs, check_vma, fun_name, args, manual=manual)
+            return _run(f, m, specs, out_specs, check_vma, fun_name, args, manual=manual,
+                        abstract=not isinstance(mesh, Mesh))
         # Called outside jit: JAX runs the body eagerly, so printing a value shows each
         # device's block. mjax stages the body; what it prints waits for the run, which
         # also returns the printed values' blocks (see _Shown).
@@ -609,5 +621,20 @@ def _named_as_specs(outs, mesh: Mesh, out_specs):
                 y._sharding = want
     return tree_util.tree_unflatten(tree, leaves)
 
+
+def _bind_shard_map(*args, jaxpr, mesh, in_specs, out_specs, check_vma=True,
+                    newly_manual_axes=frozenset(), **_):
+    """A shard_map equation bound again (eval_jaxpr of a make_jaxpr result): shard_map of
+    its body's jaxpr, with its specs, on its mesh (an abstract one: the context's)."""
+    if isinstance(mesh, AbstractMesh):
+        mesh = _resolve_mesh(mesh)
+
+    def body(*blocks):
+        return list(registration.EVAL_JAXPR(jaxpr, [], *blocks))
+    return shard_map(body, mesh=mesh, in_specs=tuple(in_specs), out_specs=list(out_specs),
+                     axis_names=set(newly_manual_axes), check_vma=check_vma)(*args)
+
+
+registration.REGION_BINDS[ShardMapOp] = _bind_shard_map
 
 __all__ = ["shard_map", "Infer"]

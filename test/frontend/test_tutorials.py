@@ -245,10 +245,7 @@ KNOWN.update({
                              "while/body/closed_call/dot_general), JAX's at the final "
                              "reshard (jit(step)/reshard)",
     ("shard_map", 19): "check_vma's error text: JAX names its internal function "
-                       "'_rem_singleton' and words the message otherwise",
-    ("shard_map", 21): "make_jaxpr of a shard_map: mjax's trace holds the expanded body "
-                       "(reshapes, broadcasts and sharding constraints around the vmapped "
-                       "ops), JAX's one shard_map equation with a nested jaxpr",
+                       "'_rem_singleton' where mjax names the user's '<lambda>'",
 })
 
 
@@ -307,7 +304,6 @@ TUTORIALS.update({"shard_map_201": "", "placement_201": "", "precision_201": PRE
                   "transfer_guard_501": DOCTEST_PRELUDE, "migrate_pmap": "", "layout": ""})
 KNOWN.update({
     ("shard_map_201", 19): KNOWN[("shard_map", 19)],
-    ("shard_map_201", 21): KNOWN[("shard_map", 21)],
 })
 # (docs/new_docs/201/slow-compilation.md, which docs/debugging/slow_tracing_compilation.md
 # repeats; the new_docs copies of the parallel, export, shape-polymorphism and

@@ -1,0 +1,112 @@
+"""`jaxpr.shard_map @body`: a function applied to per-device blocks over a mesh.
+
+    %y = "jaxpr.shard_map"(%x, %w) {callee = @body, mesh_axes = ["x", "y"],
+           mesh_shape = array<i64: 4, 2>, axis_types = ["Auto", "Auto"],
+           in_specs = [["x"], []], out_specs = [["x"]], manual_axes = ["x", "y"],
+           check_vma = true} : (tensor<8x6xf32>, tensor<6xf32>) -> tensor<8x6xf32>
+
+@body takes and returns one device's blocks. Operand i is laid out by `in_specs[i]`
+(one string per entry of JAX's PartitionSpec: "" for None, comma-joined mesh axes; it
+may be shorter than the rank): each dimension of its block is the operand's divided by
+the sizes of the mesh axes its entry names; result j is assembled from the blocks by
+`out_specs[j]`. The last `num_captured` operands are values @body closes over, passed
+whole (replicated). `manual_axes` are the mesh axes the body is manual over (the
+others are left to the compiler), `check_vma` JAX's varying-axes check; `device_ids`
+as jaxpr.sharding_constraint's, `out_paths` each result's key path (for errors),
+`abstract_mesh` whether the user gave the mesh abstractly (the context's: JAX's
+equation then names an AbstractMesh).
+--jaxpr-expand-transforms rewrites it into sharding constraints, reshapes and one
+`jaxpr.vmap` per manual axis (passes/rules/shard_map.py). JAX: shard_map_p.
+"""
+from __future__ import annotations
+
+import math
+
+from mjax.dialect import attributes as A
+from mjax.dialect.core import InferError
+from mjax.dialect.ops.collectives import AxisNames
+from mjax.dialect.ops.transforms import TransformOp, _expect
+from mjax.dialect.types import ShapedArray
+
+
+class SpecList(A.AttrKind):
+    """A tuple of specs, each a tuple of strings ("" or comma-joined mesh axis names)."""
+
+    expected = "a sequence of specs, each a sequence of strings"
+
+    def accepts(self, v):
+        return isinstance(v, (tuple, list)) and all(
+            isinstance(s, (tuple, list)) and all(isinstance(e, str) for e in s) for s in v)
+
+    def normalize(self, v):
+        return tuple(tuple(str(e) for e in s) for s in v)
+
+
+def entry_axes(entry: str) -> tuple[str, ...]:
+    return tuple(a for a in entry.split(",") if a)
+
+
+def spec_axes(spec) -> set[str]:
+    """The mesh axes a spec names."""
+    return {a for e in spec for a in entry_axes(e)}
+
+
+def split_sizes(spec, sizes: dict, rank: int) -> list[int]:
+    """Per dimension of a rank-`rank` value, how many blocks `spec` splits it into."""
+    return [math.prod(sizes[a] for a in entry_axes(spec[d])) if d < len(spec) else 1
+            for d in range(rank)]
+
+
+class ShardMapOp(TransformOp, name="shard_map"):
+    """@callee run on per-device blocks (see the module docstring)."""
+    attributes = {"callee": A.Sym(), "mesh_axes": AxisNames(), "mesh_shape": A.Ints(),
+                  "device_ids": A.Ints(default=None), "axis_types": AxisNames(default=None),
+                  "in_specs": SpecList(), "out_specs": SpecList(),
+                  "manual_axes": AxisNames(), "check_vma": A.Bool(default=True),
+                  "num_captured": A.Int(default=0), "out_paths": A.AnyAttr(default=None),
+                  "abstract_mesh": A.Bool(default=False)}
+
+    @classmethod
+    def infer_with_callees(cls, avals, params, signature):
+        name = cls.OPERATION_NAME
+        ins, outs = signature(params["callee"])
+        sizes = dict(zip(params["mesh_axes"], params["mesh_shape"]))
+        n_specs = len(avals) - params["num_captured"]
+        if len(params["in_specs"]) != n_specs or len(params["out_specs"]) != len(outs):
+            raise InferError(f"'{name}' op has {len(params['in_specs'])} in_specs for "
+                             f"{n_specs} operands and {len(params['out_specs'])} out_specs "
+                             f"for {len(outs)} results")
+        for spec in (*params["in_specs"], *params["out_specs"]):
+            for a in spec_axes(spec):
+                if a not in params["manual_axes"]:
+                    raise InferError(f"'{name}' op spec {spec} names '{a}', which is not a "
+                                     f"manual axis {tuple(params['manual_axes'])}")
+        blocks = []
+        for k, a in enumerate(avals):
+            if k >= n_specs:
+                blocks.append(a)
+                continue
+            spec = params["in_specs"][k]
+            if len(spec) > len(a.shape):
+                raise InferError(f"'{name}' op in_specs[{k}] {spec} is longer than the "
+                                 f"rank of operand {k} {a.str_short()}")
+            split = split_sizes(spec, sizes, len(a.shape))
+            if any(d % s for d, s in zip(a.shape, split)):
+                raise InferError(f"'{name}' op operand {k} {a.str_short()} is not divisible "
+                                 f"into blocks by in_specs[{k}] {spec}")
+            blocks.append(ShapedArray(tuple(d // s for d, s in zip(a.shape, split)), a.dtype))
+        _expect(name, "operand blocks", blocks, ins)
+        results = []
+        for j, (o, spec) in enumerate(zip(outs, params["out_specs"])):
+            if len(spec) > len(o.shape):
+                raise InferError(f"'{name}' op out_specs[{j}] {spec} is longer than the "
+                                 f"rank of result {j} of @{params['callee']}")
+            split = split_sizes(spec, sizes, len(o.shape))
+            results.append(ShapedArray(tuple(d * s for d, s in zip(o.shape, split)), o.dtype))
+        return tuple(results)
+
+
+SHARD_MAP_OPS = (ShardMapOp,)
+
+__all__ = ["ShardMapOp", "SHARD_MAP_OPS", "SpecList", "entry_axes", "spec_axes",
+           "split_sizes"]
