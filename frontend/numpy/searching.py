@@ -88,23 +88,77 @@ def scatter_1d(kind, operand, indices, updates):
               mode="fill")
 
 
+_SEARCH_METHODS = ("compare_all", "scan", "scan_unrolled", "sort")
+
+
 @fused_when_eager
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
-    """Insertion points of v into sorted 1-d a (left: first, right: last), by counting the
-    entries of a that belong before each v: O(len(a) * v.size) compares, no loops."""
+    """Insertion points of v into sorted 1-d a (left: first, right: last), in NumPy's sort
+    order (NaN last). JAX's methods: "scan" (default), a binary search of ceil(log2(n+1))
+    steps over all of v at once; "scan_unrolled", its steps unrolled; "sort", ranks in a
+    stable sort of a and v together; "compare_all", every entry of a against every v.
+    JAX: jnp.searchsorted."""
     if side not in ("left", "right"):
-        raise ValueError(f"mjax.numpy.searchsorted: side must be 'left' or 'right', got "
-                         f"{side!r}")
+        raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
+    if method not in _SEARCH_METHODS:
+        raise ValueError(f"invalid argument method={method!r}, expected one of "
+                         f"{list(_SEARCH_METHODS)}")
     a, v = asarray(a), asarray(v)
     if a.ndim != 1:
-        raise ValueError(f"mjax.numpy.searchsorted: a must be 1-d, got shape {a.shape}")
+        raise ValueError("a should be 1-dimensional")
     if sorter is not None:
         a = take(a, sorter)
     a, v = promote("searchsorted", a, v, broadcast=False)
-    aa = lax.broadcast_in_dim(a, v.shape + a.shape, (v.ndim,))
-    vv = expand_dims(v, -1)
-    before = _less(aa, vv) if side == "left" else logical_not(_less(vv, aa))
-    return reductions.sum(before, axis=-1, dtype=_dt.default_int())
+    # (as JAX: the smallest signed type that holds twice the length, int32 even under x64)
+    dtype = _onp.dtype(_onp.int32 if a.shape[0] <= _onp.iinfo(_onp.int32).max // 2
+                       else _onp.int64)
+    if a.shape[0] == 0:
+        return zeros(v.shape, dtype)
+    search = {"compare_all": _search_all, "scan": _search_scan, "sort": _search_sort,
+              "scan_unrolled": lambda *args: _search_scan(*args, unrolled=True)}[method]
+    return search(a, v, side, dtype)
+
+
+def _goes_left(side, entry, v):
+    """Whether v's insertion point is at or before `entry`'s position."""
+    return logical_not(_less(entry, v)) if side == "left" else _less(v, entry)
+
+
+def _search_all(a, v, side, dtype):
+    entries = lax.broadcast_in_dim(a, v.shape + a.shape, (v.ndim,))
+    before = logical_not(_goes_left(side, entries, expand_dims(v, -1)))
+    return reductions.sum(before, axis=-1, dtype=dtype)
+
+
+def _search_scan(a, v, side, dtype, unrolled=False):
+    """Binary search: each v's point lies in (low, high]; each step halves the range."""
+    n = a.shape[0]
+    levels = int(_onp.ceil(_onp.log2(n + 1)))
+
+    def step(bounds, _):
+        low, high = bounds
+        mid = low + lax.div(high - low, _onp.array(2, dtype))
+        left = _goes_left(side, getitem(a, mid), v)
+        return (where_xy(left, low, mid), where_xy(left, mid, high)), None
+    bounds = (zeros(v.shape, dtype), full(v.shape, n, dtype))
+    (_, high), _ = lax.scan(step, bounds, None, length=levels,
+                            unroll=levels if unrolled else 1)
+    return high
+
+
+def _search_sort(a, v, side, dtype):
+    """A v's point is its rank among a and v sorted together (v first among equals for
+    'left', last for 'right') less its rank among the v's."""
+    q = ravel(v)
+
+    def ranks(x):
+        order = argsort(x, stable=True)
+        return zeros(x.shape, _onp.int32).at[order].set(lax.iota(_onp.int32, x.shape[0]))
+    if side == "left":
+        found = ranks(concatenate([q, a]))[:q.size]
+    else:
+        found = ranks(concatenate([a, q]))[a.size:]
+    return reshape(found - ranks(q), v.shape).astype(dtype)
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):

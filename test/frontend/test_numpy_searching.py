@@ -4,7 +4,7 @@ import jax.numpy as jjnp
 import numpy as np
 import pytest
 import mjax
-from frontend_util import check
+from frontend_util import check, x64
 import mjax.numpy as jnp
 
 
@@ -23,11 +23,36 @@ def test_searchsorted():
         check(jnp.searchsorted(a, v, side=side), want)
         check(mjax.jit(lambda a, v: jnp.searchsorted(a, v, side=side))(a, v), want)
     check(jnp.searchsorted(np.array([1, 3, 5], np.int32), 4), np.int32(2))
-    perm = np.array([2, 0, 1], np.int32)
+    perm = np.array([1, 2, 0], np.int32)     # (argsort of [5, 1, 3])
     check(jnp.searchsorted(np.array([5.0, 1.0, 3.0], np.float32), [2.0, 4.0], sorter=perm),
           np.array([1, 2], np.int32))
-    with pytest.raises(ValueError, match="side must be"):
+    with pytest.raises(ValueError, match="expected 'left' or 'right'"):
         jnp.searchsorted(a, v, side="middle")
+    with pytest.raises(ValueError, match="invalid argument method='bogus'"):
+        jnp.searchsorted(a, v, method="bogus")
+
+
+@pytest.mark.parametrize("method", ["scan", "scan_unrolled", "sort", "compare_all"])
+def test_searchsorted_methods_match_jax(method):
+    """Each of JAX's methods (the default a binary search, not a compare of every pair),
+    on NaNs, ties, ints, complex, empty and 0-d queries, under jit and vmap; int32 indices
+    even under x64, as JAX's."""
+    cases = [(np.array([1.0, 2.0, 2.0, 3.0, np.nan], np.float32),
+              np.array([[0.0, 2.0, 2.5], [3.0, 9.0, np.nan]], np.float32)),
+             (np.arange(7), np.array([-1, 0, 3, 6, 7])), (np.zeros(0, np.float32), np.ones(3)),
+             (np.array([1 + 1j, 1 + 2j, 2 + 0j]), np.array([1 + 1.5j, 3j])),
+             (np.sort(RNG.uniform(size=1000)).astype(np.float32),
+              RNG.uniform(size=(7, 9)).astype(np.float32)), (np.arange(5.0), np.float32(2.5))]
+    for a, v in cases:
+        for side in ("left", "right"):
+            got = mjax.jit(lambda a, v: jnp.searchsorted(a, v, side=side, method=method))(a, v)
+            want = jax.jit(lambda a, v: jjnp.searchsorted(a, v, side=side, method=method))(a, v)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    f = lambda q: jnp.searchsorted(jnp.arange(10.0), q, method=method)  # noqa: E731
+    np.testing.assert_array_equal(mjax.vmap(f)(np.array([1.5, 8.2, -3.0])), [2, 9, 0])
+    with x64():
+        assert jnp.searchsorted(np.arange(5.0), np.ones(2), method=method).dtype == np.int32
 
 
 def test_interp():
