@@ -12,6 +12,7 @@ from mjax.dialect.ops import linalg as L
 from mjax.dialect.ops import pallas as P
 from mjax.dialect.ops import random as Rn
 from mjax.dialect.ops import region_reductions as RR
+from mjax.dialect.ops import shard_map as Sm
 from mjax.dialect.ops import sorting as So
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops import windowed as W
@@ -20,7 +21,7 @@ from mjax.passes.rules.tables import TRITON
 _WHY = {
     "collectives run across devices; a Pallas kernel is one device's program": (
         Co.AllGatherOp, Co.AllToAllOp, Co.AxisIndexOp, Co.PmaxOp, Co.PminOp, Co.PpermuteOp,
-        Co.PsumOp, Co.PsumScatterOp),
+        Co.PsumOp, Co.PsumScatterOp, Sm.ShardMapOp),
     "host callbacks and exported modules cannot run inside a GPU kernel": (
         Cb.CallbackOp, X.CallExportedOp),
     "transformations are expanded before kernels are compiled "
