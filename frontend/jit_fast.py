@@ -10,11 +10,15 @@ keeps the Python path only; docs/performance.md measures both.
 from __future__ import annotations
 
 
+import numpy as np
+
 from mjax import trace_trees
 from mjax.array import Array
 from mjax.config import config
 from mjax.core import _state as _trace_state
-from mjax.runtime import c_fast_path
+from mjax.core import aval_of_value
+from mjax.dialect.types import ShapedArray
+from mjax.runtime import c_fast_path, get_backend
 
 C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
 if C_FASTPATH is not None:
@@ -31,8 +35,42 @@ FAST_TREES = trace_trees.registry
 
 
 def fast_keys(leaves) -> tuple:
-    return tuple([x.aval if type(x) is Array and x._sharding is None else NOT_FAST
+    return tuple([x.aval if type(x) is Array and x._sharding is None else host_key(x)
                   for x in leaves])
+
+
+# The avals of NumPy array leaves, by (shape, dtype, x64): a NumPy array passed to a jitted
+# function takes the fast path too, copied to the default device as the general path
+# copies it (jaxlib's put checks the transfer guard).
+_HOST_AVALS: dict = {}
+
+
+def host_key(x):
+    """The aval of a NumPy array leaf for the fast path (NOT_FAST for any other leaf)."""
+    if type(x) is not np.ndarray:
+        return NOT_FAST
+    key = (x.shape, x.dtype, config.read("jax_enable_x64"))
+    aval = _HOST_AVALS.get(key)
+    if aval is None:
+        try:
+            aval = aval_of_value(x)
+        except Exception:   # noqa: BLE001 - (object arrays, ...: the general path says)
+            return NOT_FAST
+        if type(aval) is not ShapedArray or aval.weak_type:
+            return NOT_FAST
+        if len(_HOST_AVALS) >= 1024:
+            _HOST_AVALS.clear()
+        _HOST_AVALS[key] = aval
+    return aval
+
+
+def host_bufs(leaves, entry, backend) -> list:
+    """The buffers of a fast call's leaves, NumPy arrays among them put on the device (of
+    the backend that compiled `entry`, whose first device the general path puts them on)."""
+    put = getattr(entry.executable, "backend", None) or get_backend(backend)
+    put = put.put
+    return [x._buf if type(x) is Array else put(np.asarray(x, dtype=host_key(x).dtype))
+            for x in leaves]
 
 
 def static_key(v):
@@ -70,4 +108,4 @@ def install(cls):
 
 
 __all__ = ["C_FASTPATH", "FAST_TREES", "KEYED", "NOT_FAST", "OTHER_TREE", "fast_keys",
-           "install", "keyed_memo", "static_key"]
+           "host_bufs", "host_key", "install", "keyed_memo", "static_key"]

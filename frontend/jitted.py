@@ -32,6 +32,7 @@ from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_c
 from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
+from mjax.jit_fast import host_bufs as _host_bufs, host_key as _host_key
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import describer
@@ -218,8 +219,8 @@ class Jitted:
                     leaves, tree = _FAST_TREES.flatten(args)
                 except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
                     leaves = _OTHER_TREE
-            avals = tuple([x.aval if type(x) is Array and x._sharding is None else _NOT_FAST
-                           for x in leaves])
+            avals = tuple([x.aval if type(x) is Array and x._sharding is None
+                           else _host_key(x) for x in leaves])
             if avals == memo[2] and tree == memo[1]:
                 memo[2] = avals
                 entry = memo[3]
@@ -233,7 +234,7 @@ class Jitted:
                     except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
                         leaves = _OTHER_TREE
                     avals = tuple([x.aval if type(x) is Array and x._sharding is None
-                                   else _NOT_FAST for x in leaves])
+                                   else _host_key(x) for x in leaves])
                     entry = table.get((tree, avals))
                 if entry is not None:
                     if tree is not None and tree.num_leaves == len(args) == \
@@ -241,7 +242,10 @@ class Jitted:
                         tree = None           # a flat call: the next one needs no flatten
                     self._memo = [memo[0], tree, avals, entry, table, memo[5]]
             if entry is not None:
-                bufs = [x._buf for x in leaves]
+                try:
+                    bufs = [x._buf for x in leaves]
+                except AttributeError:   # (NumPy arrays among them)
+                    bufs = _host_bufs(leaves, entry, self._backend)
                 if entry.const_bufs:
                     bufs += entry.const_bufs
                 try:
@@ -278,13 +282,13 @@ class Jitted:
                 if tuple([full[i] for i in km[3]]) == km[4]:
                     leaves = [full[i] for i in km[5]]
                     if tuple([x.aval if type(x) is Array and x._sharding is None
-                              else _NOT_FAST for x in leaves]) == km[6]:
+                              else _host_key(x) for x in leaves]) == km[6]:
                         entry = km[7]
             if entry is None:
                 dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
                 leaves, tree = _FAST_TREES.flatten((dyn_args, dyn_kwargs))
                 avals = tuple([x.aval if type(x) is Array and x._sharding is None
-                               else _NOT_FAST for x in leaves])
+                               else _host_key(x) for x in leaves])
                 entry = table.get((_KEYED, tree, avals, static_key))
         except Exception:   # noqa: BLE001 - unhashable statics, unsortable keys: explained there
             entry = None
@@ -292,7 +296,10 @@ class Jitted:
             return self._call(args, kwargs)
         # (The same steps as the end of __call__'s fast path, written out in both: a shared
         # helper is one more Python call on the hottest path.)
-        bufs = [x._buf for x in leaves]
+        try:
+            bufs = [x._buf for x in leaves]
+        except AttributeError:   # (NumPy arrays among them)
+            bufs = _host_bufs(leaves, entry, self._backend)
         if entry.const_bufs:
             bufs += entry.const_bufs
         try:
@@ -318,7 +325,8 @@ class Jitted:
                 and not config._n_overrides and not _trace_state.stack):
             return
         # Cheapest refusal first: calls with other leaves come here on every call.
-        if not all([type(x) is Array and x._sharding is None for x in leaves]):
+        if not all([type(x) is Array and x._sharding is None or type(x) is np.ndarray
+                    for x in leaves]):
             return
         if config.read("jax_default_device") is not None or \
                 config.read("jax_debug_nans") or config.read("jax_debug_infs"):
@@ -622,7 +630,7 @@ class Jitted:
         out_avals = traced.out_avals + ref_slots(entry, traced, self.fun)
         text = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
                                   user_passes=self._user_passes(),
-                                  aliases=ref_aliases(entry, traced))
+                                  aliases=ref_aliases(entry, traced), backend=self._backend)
         devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
         text = layout_api.annotate_text(text, self._layouts, traced)   # (layouts asked)

@@ -66,8 +66,8 @@ def name_as_jax(module: ir.Module, fun_name: str, arg_names=None) -> None:
             args[i].set_location(ir.Location.name(name))
 
 
-def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False
-                 ) -> ir.Module | None:
+def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False,
+                 backend: str | None = None) -> ir.Module | None:
     """Runs the pipeline in place (verifying after each pass when configured), with
     `user_passes` (a list of Pass instances or flags) at their points; `keep_jaxpr`
     returns a copy of the last `jaxpr` form, just before lowering to StableHLO."""
@@ -75,7 +75,7 @@ def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False
     if config.read("mjax_verify_each_pass") or config.read("jax_enable_checks"):
         def after(name, m):
             run_pipeline(m, "jaxpr-verify")
-    pipeline = compile_pipeline(user_passes)
+    pipeline = compile_pipeline(user_passes, backend)
     cut = step_names(pipeline).index("jaxpr-to-stablehlo")
     # (one device unless the many-device path said otherwise: spmd/jit.py)
     token = CALLER_DEVICES.set(1) if CALLER_DEVICES.get() is None else None
@@ -95,11 +95,14 @@ def step_names(pipeline: list) -> list[str]:
     return [s[0] if isinstance(s, tuple) else s.flag for s in pipeline]
 
 
-def compile_pipeline(user_passes=()) -> list:
+def compile_pipeline(user_passes=(), backend: str | None = None) -> list:
     """pipeline_for() the default backend, for compiling a user's program: on a CPU, as
     in JAX, a pallas_call with interpret=False is a ValueError (CPUs have no Pallas
     compiler; the user asks for the interpreter), though pipeline_for("cpu") itself
-    interprets every call. `user_passes` go in at their points (with_user_passes)."""
+    interprets every call. `user_passes` go in at their points (with_user_passes).
+    `backend`: a jit's own; jit(backend='iree') lowers as the IREE default does."""
+    if backend is not None and backend.startswith("iree"):   # (jit(backend='iree'))
+        return with_user_passes(PIPELINE, user_passes) if user_passes else PIPELINE
     pipeline = pipeline_for()
     if on_cpu():     # (and what XLA's CPU ignores is refused)
         pipeline = [(n, "platform=cpu" if n == "jaxpr-pallas-interpret" else o)
@@ -156,13 +159,14 @@ def pipeline_for(platform: str | None = None) -> list:
 
 
 def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None,
-                       annotate=None, user_passes=(), aliases=None) -> str:
+                       annotate=None, user_passes=(), aliases=None, backend=None) -> str:
     """The StableHLO text XLA compiles. It keeps locations: XLA turns them into each HLO
     op's metadata (source line, and `named_scope` names as op_name), which profiles and
     HLO dumps show. `donated` (a flag per argument of @main) aliases donated inputs to
     outputs of the same type, so XLA reuses their buffers; `aliases` ({argument:
-    result}) pairs some first (a ref's buffer with its final value)."""
-    lower_module(module, user_passes)
+    result}) pairs some first (a ref's buffer with its final value). `backend`: the
+    jit's own (jit(backend='iree')), where it is not the process's default."""
+    lower_module(module, user_passes, backend=backend)
     if donated and any(donated) or aliases:
         alias_donated_inputs(module, donated or (), aliases or {})
     if annotate is not None:        # e.g. shardings of a jit over many devices

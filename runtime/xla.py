@@ -8,6 +8,8 @@ imports no other backend. Importing it also quiets jaxlib's C++ log (`set_log_le
 """
 from __future__ import annotations
 
+import functools
+
 import ctypes
 import gc
 import os
@@ -57,7 +59,7 @@ class DeviceSharding(xc.SingleDeviceSharding):
         return (f"SingleDeviceSharding(device={self._device!r}, "
                 f"memory_kind={self._memory_kind or 'device'})")
 
-    @property
+    @functools.cached_property     # (read on every put: made once per sharding)
     def _internal_device_list(self):
         return xc.DeviceList((self._device,))
 

@@ -83,8 +83,9 @@ def test_fast_path_results_match_jax(fun, args):
 
 
 def test_arguments_the_fast_path_does_not_take():
-    # numpy arrays, Python scalars, keyword arguments, an OrderedDict (a leaf to the
-    # fast path's flattening) and unsortable dict keys: all through the general path.
+    # Python scalars, keyword arguments, an OrderedDict (a leaf to the fast path's
+    # flattening) and unsortable dict keys: all through the general path (numpy arrays
+    # take the fast path: test_numpy_arguments_through_the_memo).
     fun = lambda x, y: x * y
     f = mjax.jit(fun)
     for args in [(x4, np.ones(4, np.float32)), (x4, 2.0), (3, 4.5)]:
@@ -158,6 +159,38 @@ def test_config_update_and_context_managers_leave_the_memo():
     finally:
         mjax.config.update("jax_debug_nans", False)
     assert np.isnan(np.asarray(f(x4))[0])
+
+
+def test_numpy_arguments_through_the_memo():
+    """NumPy arrays are put on the device by the fast path as by the general one: float64
+    ones as float32 without x64, mixed with Arrays, in pytrees, with keyword and static
+    arguments; the transfer guard still refuses them; object arrays stay an error."""
+    fun = lambda x, y: x * y + 1       # noqa: E731
+    f, g = mjax.jit(fun), jax.jit(fun)
+    h64 = np.arange(4.0)
+    for args in [(h64, h64), (x4, np.ones(4, np.float32)), (np.ones(4, np.int8), h64),
+                 (h64, x4), (np.ones((2, 2), np.float32), np.float32(2.0))] * 2:
+        _same(f(*args), g(*_to_jax(args)))
+    d = {"a": np.ones(3, np.float32), "b": [np.arange(3), x4[:3]]}
+    k = mjax.jit(lambda d, s: d["a"] * s + d["b"][0] - d["b"][1], static_argnums=1)
+    kj = jax.jit(lambda d, s: d["a"] * s + d["b"][0] - d["b"][1], static_argnums=1)
+    for _ in range(3):
+        _same(k(d, 2.0), kj(_to_jax(d), 2.0))
+        _same(f(x=h64, y=h64), g(x=h64, y=h64))
+    want = g(*_to_jax((x4, x4)))     # (jaxlib's guard state is jax's too)
+    with mjax.transfer_guard_host_to_device("disallow"):
+        with pytest.raises(Exception, match="[Dd]isallowed"):
+            f(h64, h64)
+        got = f(x4, x4)
+    _same(got, want)
+    mjax.config.update("jax_transfer_guard_host_to_device", "disallow")
+    try:
+        with pytest.raises(Exception, match="[Dd]isallowed"):
+            f(h64, h64)
+    finally:
+        mjax.config.update("jax_transfer_guard_host_to_device", "allow")
+    with pytest.raises(TypeError):
+        f(np.array(["a"], object), h64)
 
 
 def test_x64_update_retraces_through_the_memo():
