@@ -228,6 +228,21 @@ class _Printer:
             return f"{outs}, {place} <- {place}, {value}"
         return f"{place} <- {value}"
 
+    def _combiner(self, name: str, op, col: int) -> str:
+        """A scatter's `update_jaxpr`, as JAX prints it: None for a plain scatter, else
+        the scalar function combining an operand's element with an update's."""
+        if name == "scatter":
+            return "None"
+        t = ShapedArray((), aval_of(op.results[0].type).dtype).str_short()
+        x, y, z = next(self.names), next(self.names), next(self.names)
+        fn = _SCATTERS[name]
+        line = f"{{ lambda ; {x}:{t} {y}:{t}. let {z}:{t} = {fn} {x} {y} in ({z},) }}"
+        if col + len(line) <= _WIDTH:
+            return line
+        pad = " " * (col - 13)
+        return (f"{{ lambda ; {x}:{t} {y}:{t}. let\n{pad}    {z}:{t} = {fn} {x} {y}\n"
+                f"{pad}  in ({z},) }}")
+
     def eqn(self, op, indent: int) -> str:
         pad = " " * indent
         ins = " ".join(self.var(v) for v in op.operands)
@@ -253,6 +268,8 @@ class _Printer:
         body = body_of(self, op.block) if self.bodies else None
         if body is not None:      # (a collective in a shard_map body)
             name, params = as_jax_eqn(body, op, name, params)
+        if name in _SCATTERS:     # (JAX's combiner jaxpr, named after the results)
+            params["update_jaxpr"] = self._combiner(name, op, len(pad) + 15)
         params = dict(sorted(params.items()))
         if name in ("custom_jvp_call", "custom_vjp_call"):
             custom = custom_rules.custom_of(op)
@@ -362,9 +379,46 @@ def _dot_general_params(op, params):
     return "dot_general", out
 
 
+_SCATTERS = {"scatter": None, "scatter-add": "add", "scatter-mul": "mul",
+             "scatter-min": "min", "scatter-max": "max"}
+_MODES = {"clip": "GatherScatterMode.CLIP", "fill": "GatherScatterMode.FILL_OR_DROP",
+          "promise_in_bounds": "GatherScatterMode.PROMISE_IN_BOUNDS"}
+_GATHER_FIELDS = ("offset_dims", "collapsed_slice_dims", "start_index_map",
+                  "operand_batching_dims", "start_indices_batching_dims")
+_SCATTER_FIELDS = ("update_window_dims", "inserted_window_dims",
+                   "scatter_dims_to_operand_dims", "operand_batching_dims",
+                   "scatter_indices_batching_dims")
+
+
+def _dimension_numbers(op, kind: str, fields) -> str:
+    dn = decode(op.attributes["dimension_numbers"])
+    return f"{kind}(" + ", ".join(
+        f"{f}={tuple(int(d) for d in dn.get(f, ()))}" for f in fields) + ")"
+
+
+def _gather_params(op, params):
+    """JAX's GatherDimensionNumbers and GatherScatterMode reprs, fill_value None unless
+    given."""
+    mode = str(params.get("mode", "")).strip("'\"")
+    return "gather", {**params, "fill_value": params.get("fill_value", "None"),
+                      "mode": _MODES.get(mode, mode), "dimension_numbers": _dimension_numbers(
+                          op, "GatherDimensionNumbers", _GATHER_FIELDS)}
+
+
+def _scatter_params(name):
+    def fix(op, params):
+        mode = str(params.get("mode", "")).strip("'\"")
+        return name, {**params, "mode": _MODES.get(mode, mode), "update_consts": "()",
+                      "dimension_numbers": _dimension_numbers(
+                          op, "ScatterDimensionNumbers", _SCATTER_FIELDS)}
+    return fix
+
+
 # Parameters JAX's jaxprs show that mjax's ops leave implicit (their default values), and
 # ops JAX prints under another name with its parameters hidden.
 _JAX_PARAMS = {
+    "gather": _gather_params,
+    **{name: _scatter_params(name) for name in _SCATTERS},
     "broadcast_in_dim": lambda op, p: ("broadcast_in_dim", _broadcast_dims(
         decode(op.attributes["broadcast_dimensions"]))),
     "expand_dims": lambda op, p: ("broadcast_in_dim", _broadcast_dims(

@@ -82,9 +82,12 @@ def scatter_plan(shape, idx) -> ScatterPlan | None:
     for k, i in enumerate(idx):
         if k == block_at:   # the integer arrays' broadcast shape: the batch dimensions
             x_axes = [sum(1 for j in idx[:m] if j is not None) for m in adv_at]
+            # (a static int among them: a weak int broadcast, then made int32, as JAX)
             arrays, bshape = _broadcast_together(
-                [asarray(_position(idx[m], shape[a])) for m, a in zip(adv_at, x_axes)])
-            indices += [(a, len(batch_shape)) for a in arrays]
+                [asarray(int(p) if isinstance(p, np.integer) else p)
+                 for p in (_position(idx[m], shape[a]) for m, a in zip(adv_at, x_axes))])
+            indices += [(lax.convert_element_type(a, np.int32), len(batch_shape))
+                        for a in arrays]
             batch_shape += bshape
             index_map += x_axes
             collapsed += x_axes

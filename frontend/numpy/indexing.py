@@ -23,8 +23,8 @@ from mjax.numpy.concrete_values import known
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange, zeros
 from mjax.numpy.elementwise import where_xy
-from mjax.numpy.promotion import broadcast_shapes, broadcast_to
-from mjax.numpy.shaping import ravel, reshape, stack
+from mjax.numpy.promotion import broadcast_shapes
+from mjax.numpy.shaping import ravel, reshape
 from mjax.ref_slice import Slice
 
 
@@ -348,7 +348,11 @@ def _wrap_negative(i, n):
 def _advanced_gather(x, idx, dyn, mode, fill_value):
     arrays = [_wrap_negative(asarray(idx[d]), x.shape[d]) for d in dyn]
     bshape = broadcast_shapes(*(a.shape for a in arrays))
-    indices = stack([broadcast_to(a, bshape) for a in arrays], axis=-1)
+    # (as JAX stages them: one array gains a last axis, several are broadcast along it
+    # and concatenated)
+    indices = lax.expand_dims(arrays[0], (arrays[0].ndim,)) if len(arrays) == 1 else \
+        lax.concatenate([lax.broadcast_in_dim(a, tuple(bshape) + (1,), tuple(
+            range(len(bshape) - a.ndim, len(bshape)))) for a in arrays], len(bshape))
     rest = [d for d in range(x.ndim) if d not in dyn]
     adjacent = dyn == list(range(dyn[0], dyn[0] + len(dyn)))
     nb = len(bshape)

@@ -25,9 +25,22 @@ def _nested(J, np_):
     return f
 
 
+def _gathers_scatters(J, np_):
+    """Gathers and the scatters of x.at[...]: JAX's dimension-number and mode reprs, a
+    scatter's update_consts and combiner jaxpr (one line or three, by width)."""
+    def f(x, m, i, b):
+        return (x[i], x.at[i].add(1.0), m.at[1].set(2.0), m.at[:, 1].mul(2.0),
+                x.at[np_.array([1, 2])].max(0.5), b.at[0].max(True), b.at[1].min(False),
+                m.at[i, 1].min(3.0), x.at[i].get(mode="fill", fill_value=-1.0),
+                m.astype(np_.bfloat16).at[2].add(1.5))
+    return f
+
+
 @pytest.mark.parametrize("program, args", [
     (_params, (1.0, np.ones((3, 2), np.float32))),
     (_nested, (np.ones(3, np.float32),)),
+    (_gathers_scatters, (np.arange(10.0, dtype=np.float32), np.ones((4, 5), np.float32),
+                         np.array([1, 2]), np.array([True, False]))),
 ])
 def test_make_jaxpr_text_matches_jax(program, args):
     want = str(jax.make_jaxpr(program(jax, jjnp))(*args))
