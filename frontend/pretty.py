@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+import re
+
 from jaxlib.mlir import ir
 
 from mjax import dtypes
@@ -13,6 +15,7 @@ from mjax.dialect.types import ShapedArray
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK
 from mjax.lax.precision import precision_from_attr
 from mjax.passes import custom_rules
+from mjax.passes.rules import remat as remat_rules
 from mjax.pretty_types import SEED
 from mjax.lax.parallel import PVARY_MARK
 from mjax.spmd.shard_map_print import as_jax_eqn, body_of, shard_map_eqn
@@ -278,6 +281,12 @@ class _Printer:
             if shown is not None:
                 return shown
         regions_of = _REGION_PARAMS.get(op.name)
+        if op.name == "jaxpr.checkpoint":     # (JAX's remat2, its body nested)
+            body = callee_block(op)[0]
+            if body is not None:
+                name, regions_of = "remat2", lambda regions: {}
+                params = {"differentiated": "False", "jaxpr": body,
+                          "policy": _policy_text(op), "prevent_cse": params["prevent_cse"]}
         if regions_of is None:
             pstr = ("[" + " ".join(f"{k}={v}" for k, v in params.items()) + "]") if params else ""
             lhs = f"{outs} = " if outs else ""    # JAX: no `=` for effects-only eqns
@@ -439,6 +448,24 @@ _JAX_PARAMS = {
     "custom_primitive": lambda op, p: (decode(op.attributes["name"]), dict(
         decode(op.attributes["params"])) if "params" in op.attributes else {}),
 }
+
+
+def _policy_text(op) -> str:
+    """A checkpoint's policy as JAX prints it: None (the default), DotsSaveable(...) for
+    the dots policies, else the policy function's repr."""
+    kind = str(decode(op.attributes["policy"])).strip("'\"") \
+        if "policy" in op.attributes else None
+    if kind is None:
+        return "None"
+    if kind in ("dots_saveable", "dots_with_no_batch_dims_saveable"):
+        return f"DotsSaveable(only_if_no_batch_dims={kind != 'dots_saveable'})"
+    if kind == "callable":      # (JAX masks the function's address)
+        key = str(decode(op.attributes["names"])[0]).strip("'\"")
+        return re.sub(r"0x[0-9a-fA-F]+", "0xXXXXXXXXXXXX",
+                      repr(remat_rules.callable_policy(key)))
+    if kind in remat_rules.NAMED_POLICIES:
+        return f"<function {kind} at 0xXXXXXXXXXXXX>"
+    return kind
 
 
 def _custom_call(op, name: str, params: dict) -> tuple:

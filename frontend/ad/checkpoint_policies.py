@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mjax.passes.rules.remat import register_callable_policy
+from mjax.passes.rules.remat import NAMED_POLICIES, register_callable_policy
 
 
 class RecomputeType:
@@ -113,6 +113,8 @@ dots_saveable = Policy("dots_saveable")
 checkpoint_dots = dots_saveable
 dots_with_no_batch_dims_saveable = Policy("dots_with_no_batch_dims_saveable")
 checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+NAMED_POLICIES.update((p.kind, p) for p in (everything_saveable, nothing_saveable,
+                                            dots_saveable, dots_with_no_batch_dims_saveable))
 
 
 def save_only_these_names(*names):

@@ -46,6 +46,16 @@ def register_callable_policy(fn) -> str:
     return key
 
 
+# The built-in policies by name (frontend/ad/checkpoint_policies.py fills it): the
+# printer shows these as the functions JAX's are.
+NAMED_POLICIES: dict[str, object] = {}
+
+
+def callable_policy(key: str):
+    """The Python policy registered under `key`."""
+    return _CALLABLES[key]
+
+
 class OpPrimitive:
     """What a Python policy sees of an op: JAX's primitive name (`str(prim)`,
     `prim.name`): the op's name without the dialect, `name` for checkpoint_name."""
