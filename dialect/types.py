@@ -33,13 +33,13 @@ _ELEMENT_TYPES = {
 _DTYPES_BY_ELEMENT = {v: k for k, v in _ELEMENT_TYPES.items()}
 
 
-_KEY_TAGS = {"threefry2x32": "fry", "rbg": "rbg", "unsafe_rbg": "urbg"}
+KEY_TAGS = {"threefry2x32": "fry", "rbg": "rbg", "unsafe_rbg": "urbg"}  # (JAX's short names)
 _KEY_BYTES = {"threefry2x32": 8, "rbg": 16, "unsafe_rbg": 16}   # (2 or 4 uint32 words)
 
 
 def register_key_type(impl: str, tag: str, nbytes: int) -> None:
     """A user-defined PRNG implementation's key type (its tag, the bytes of one key)."""
-    _KEY_TAGS[impl], _KEY_BYTES[impl] = tag, nbytes
+    KEY_TAGS[impl], _KEY_BYTES[impl] = tag, nbytes
 
 
 class KeyType:
@@ -67,7 +67,7 @@ class KeyType:
 
     def __repr__(self):
         # Users see JAX's spelling, by the impl's tag: key<fry>, key<rbg>, key<urbg>.
-        return f"key<{_KEY_TAGS.get(self.impl, self.impl)}>"
+        return f"key<{KEY_TAGS.get(self.impl, self.impl)}>"
 
     __str__ = __repr__
 

@@ -11,7 +11,7 @@ from jaxlib.mlir import ir
 from mjax import dtypes
 from mjax.dialect import OPS, aval_of
 from mjax.dialect.attributes import Dim, Shape, decode
-from mjax.dialect.types import ShapedArray
+from mjax.dialect.types import KEY_TAGS, ShapedArray
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK
 from mjax.lax.precision import precision_from_attr
 from mjax.passes import custom_rules
@@ -427,6 +427,10 @@ def _scatter_params(name):
 # ops JAX prints under another name with its parameters hidden.
 _JAX_PARAMS = {
     "gather": _gather_params,
+    # (a key implementation by JAX's short name, as key types print: fry, rbg, urbg)
+    **{name: (lambda name: lambda op, p: (name, {**p, "impl": KEY_TAGS.get(
+        str(p.get("impl", "")).strip("'\""), p.get("impl"))}))(name)
+       for name in ("random_seed", "random_wrap")},
     **{name: _scatter_params(name) for name in _SCATTERS},
     "broadcast_in_dim": lambda op, p: ("broadcast_in_dim", _broadcast_dims(
         decode(op.attributes["broadcast_dimensions"]))),
