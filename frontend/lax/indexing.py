@@ -42,7 +42,11 @@ def _start_indices(start_indices, shape, allow_negative_indices):
         dtype = aval_of_value(i).dtype
         if negative and dtypes.issubdtype(dtype, np.signedinteger):
             zero = convert_element_type(0, dtype)
-            i = select(lt(i, zero), add(i, convert_element_type(size, dtype)), i)
+            below = lt(i, zero)
+            # (as JAX stages it: a weakly typed index is made strong where the size is
+            # added)
+            strong = convert_element_type(i, dtype, weak_type=False)
+            i = select(below, add(strong, convert_element_type(size, dtype)), i)
         out.append(i)
     # Static starts take the dtype of the traced ones (so x[i] with an int32 `i` under x64
     # slices with int32 starts throughout, as JAX's *_in_dim helpers build them).

@@ -127,6 +127,8 @@ def scatter_plan(shape, idx) -> ScatterPlan | None:
                 raise IndexError(at_user_line(
                     f"index is out of bounds for axis {x_axis} with size 0"))
             j = _position(i, shape[x_axis])
+            if not isinstance(j, np.integer):    # (a weak traced index made int32, as JAX)
+                j = lax.convert_element_type(j, np.int32)
             indices.append((j, len(batch_shape)))
             collapsed.append(x_axis)
             index_map.append(x_axis)

@@ -36,8 +36,17 @@ def _gathers_scatters(J, np_):
     return f
 
 
+def _weak_indices(J, np_):
+    """A Python int index is weakly typed: made int32 where JAX's staging makes it so."""
+    def f(x, k):
+        return (x[k], x.at[k].set(1.0), J.lax.dynamic_slice(x, (k,), (2,)),
+                J.lax.dynamic_update_slice(x, x[:2], (k,)), x[2:5])
+    return f
+
+
 @pytest.mark.parametrize("program, args", [
     (_params, (1.0, np.ones((3, 2), np.float32))),
+    (_weak_indices, (np.arange(10.0, dtype=np.float32), 3)),
     (_nested, (np.ones(3, np.float32),)),
     (_gathers_scatters, (np.arange(10.0, dtype=np.float32), np.ones((4, 5), np.float32),
                          np.array([1, 2]), np.array([True, False]))),
