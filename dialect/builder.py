@@ -12,6 +12,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from mjax.dialect.attributes import dense_elements
+from mjax.dialect.context import context
 from mjax.dialect.core import OPS, PURE_SHAPE_RULES, JaxprOp, encode_params, op_class
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
@@ -22,6 +23,9 @@ from mjax.dialect.types import ShapedArray, aval_of, tensor_type
 # when every operand and result is an exact ShapedArray of static shape (no RefAval,
 # no symbolic dimension): what check_params + infer + create would make of them again.
 _EMITTED: dict = {}
+# Builder.constant's splats: (context, shape, dtype, value bytes) -> (result type, value
+# attribute), made once.
+_SPLATS: dict = {}
 _INT = frozenset({int})
 
 
@@ -45,8 +49,12 @@ class Builder:
         self.loc = loc
 
     def emit(self, op: type[JaxprOp] | str, *operands: ir.Value, **params) -> list[ir.Value]:
-        cls = op_class(op) if isinstance(op, str) else op
-        if cls.OPERATION_NAME == "jaxpr.constant" and not operands:
+        return self._emit(op_class(op) if isinstance(op, str) else op, operands, params)
+
+    def _emit(self, cls: type[JaxprOp], operands: tuple, params: dict) -> list[ir.Value]:
+        # (emit without repacking its arguments: `b.<name>(...)` and RoutedBuilder call
+        # it; a Builder that places ops elsewhere overrides this)
+        if not operands and cls.OPERATION_NAME == "jaxpr.constant":
             made = self._constant(params)
             if made is not None:
                 return made
@@ -54,17 +62,28 @@ class Builder:
         # (The passes emit the same ops on the same types again and again: an op whose
         # results and attributes follow from its operand types and plain parameters is
         # checked, inferred and encoded once; see _EMITTED.)
-        if not params and not cls.attributes or cls.__module__ in PURE_SHAPE_RULES and \
-                all(map(_keyable, params.values())):
-            key = (cls, types, tuple(params.items()))
-            hit = _EMITTED.get(key)
-            if hit is not None:
-                return list(ir.Operation.create(
-                    cls.OPERATION_NAME, results=hit[0], operands=list(operands),
-                    attributes=hit[1], regions=cls.num_regions, loc=self.loc,
-                    ip=self.ip).results)
+        if params:
+            key = None
+            if cls.__module__ in PURE_SHAPE_RULES:
+                key = (cls, types, tuple(params.items()))
+                for v in params.values():   # (_keyable, its common cases inline)
+                    t = type(v)
+                    if not (t is int or t is str or v is None or t is tuple and
+                            _INT.issuperset(map(type, v)) or _keyable(v)):
+                        key = None
+                        break
+        elif not cls.attributes or cls.__module__ in PURE_SHAPE_RULES:
+            key = (cls, types, ())
         else:
             key = None
+        if key is not None:
+            hit = _EMITTED.get(key)
+            if hit is not None:
+                made = ir.Operation.create(cls.OPERATION_NAME, results=hit[0],
+                                           operands=operands, attributes=hit[1],
+                                           regions=cls.num_regions, loc=self.loc, ip=self.ip)
+                # (one result, most ops: read without listing the results)
+                return [made.result] if hit[2] else list(made.results)
         avals = [aval_of(t) for t in types]
         checked = cls.check_params(params)
         out_avals = cls.infer_checked(avals, checked, params_checked=True)
@@ -76,7 +95,7 @@ class Builder:
             if len(_EMITTED) >= 4096:
                 _EMITTED.clear()
             _EMITTED[key] = ([r.type for r in results],
-                             encode_params(checked) if checked else None)
+                             encode_params(checked) if checked else None, len(results) == 1)
         return results
 
     def _constant(self, params: dict) -> list[ir.Value] | None:
@@ -105,7 +124,7 @@ class Builder:
             raise AttributeError(f"Builder has no op '{name}'")
 
         def emit_one(builder, *operands, **params):
-            results = builder.emit(cls, *operands, **params)
+            results = builder._emit(cls, operands, params)
             return results[0] if len(results) == 1 else results
         emit_one.__name__ = emit_one.__qualname__ = name
         setattr(Builder, name, emit_one)
@@ -115,6 +134,22 @@ class Builder:
     def constant(self, value, dtype=None, shape=None) -> ir.Value:
         """A `jaxpr.constant` holding `value` (broadcast to `shape` if given)."""
         arr = np.asarray(value, dtype=dtype)
+        if shape is not None and arr.ndim == 0 and type(shape) is tuple and \
+                _INT.issuperset(map(type, shape)):
+            # (One value broadcast to a static shape, as AD rules make zeros and ones:
+            # its type and attribute are made once per shape, dtype and value bits.)
+            key = (context(), shape, arr.dtype, arr.tobytes())
+            made = _SPLATS.get(key)
+            if made is not None:
+                return self.emit_constant(*made)
+            result = self._constant_of(arr, shape)
+            if len(_SPLATS) >= 4096:
+                _SPLATS.clear()
+            _SPLATS[key] = (result.type, result.owner.operation.attributes["value"])
+            return result
+        return self._constant_of(arr, shape)
+
+    def _constant_of(self, arr: np.ndarray, shape) -> ir.Value:
         if shape is not None and any(map(is_symbolic_dim, shape)):
             # (a symbolic shape: the scalar broadcast by the op, not in the attribute)
             scalar = self.emit("constant", value=np.asarray(arr.reshape(())))[0]
@@ -127,6 +162,14 @@ class Builder:
                 return self.emit("constant", value=arr)[0]
         # np.asarray keeps 0-d values 0-d (np.ascontiguousarray would make them shape (1,)).
         return self.emit("constant", value=np.asarray(arr, order="C"))[0]
+
+    def emit_constant(self, rtype: ir.Type, attr: ir.Attribute) -> ir.Value:
+        """A `jaxpr.constant` of result type `rtype` and value attribute `attr` (as
+        `emit("constant", ...)` made them before; a Builder placing ops elsewhere
+        overrides this too)."""
+        return ir.Operation.create("jaxpr.constant", results=[rtype],
+                                   attributes={"value": attr}, regions=0, loc=self.loc,
+                                   ip=self.ip).result
 
     def full_like(self, x: ir.Value, fill) -> ir.Value:
         aval = aval_of(x.type)

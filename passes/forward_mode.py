@@ -61,12 +61,16 @@ class Jvp:
         # op -> Region of the selective checkpoints linearized (passes/rules/remat.py)
         self.regions = {} if regions is None else regions
         self.in_selective = 0         # depth of selective checkpoints being linearized
+        self._rules: dict = {}        # op name -> the interpreter's rule (see rule_for)
 
     def into(self, block: ir.Block) -> "Jvp":
         return Jvp(self.ex, ir.InsertionPoint(block), self.linearize, self.regions)
 
     def builder(self, op) -> Builder:
         return Builder(self.ip, op.location)
+
+    def builder_at(self, loc: ir.Location) -> Builder:
+        return Builder(self.ip, loc)
 
     def run(self, block: ir.Block, primals, tangents) -> list[tuple]:
         env = Env(zip(block.arguments, zip(primals, tangents)))
@@ -88,6 +92,15 @@ class Jvp:
         return inline_body(self.ex.fns, name, args, ip)
 
     def rule_for(self, op: ir.Operation):
+        # (Found once per op name: which rule follows from the op's class, which follows
+        # from its name.)
+        name = op.name
+        rule = self._rules.get(name)
+        if rule is None:
+            rule = self._rules[name] = self._rule_for(op)
+        return rule
+
+    def _rule_for(self, op: ir.Operation):
         cls = T.CallOp if op.name == "func.call" else op_class_of(op)
         rule = JVP_NESTED.get(cls)
         if rule is not None:
@@ -113,7 +126,10 @@ class Jvp:
         return [(r, None) for r in new.results]
 
     def _op_rule(self, op, pairs):
-        if all(t is None for _, t in pairs):
+        for _, t in pairs:
+            if t is not None:
+                break
+        else:
             return self.copy(op, pairs)
         cls = OPS.get(op.name)     # (a jaxpr op's class: no OpView made)
         if cls is None:
@@ -122,16 +138,31 @@ class Jvp:
         if rule is None:
             raise NoDerivativeError(op, f"'{op.name}' op cannot differentiate: "
                                         f"{JVP.why(cls)}")
-        with op.location:
-            outs, touts = rule(self.builder(op), [p for p, _ in pairs],
+        loc = op.location
+        with loc:
+            outs, touts = rule(self.builder_at(loc), [p for p, _ in pairs],
                                [t for _, t in pairs], **cls.params_of(op))
         return with_tangents(outs, touts)
 
 
+_HAS_TANGENT: dict = {}    # ir.Type -> whether its values carry tangents
+
+
 def with_tangents(outs, touts) -> list[tuple]:
     """(primal, tangent) pairs; values of non-differentiable types get no tangent."""
-    return [(p, t if t is not None and has_tangent(aval_of(p.type)) else None)
-            for p, t in zip(outs, touts)]
+    out = []
+    for p, t in zip(outs, touts):
+        if t is not None:
+            ty = p.type
+            keep = _HAS_TANGENT.get(ty)
+            if keep is None:
+                if len(_HAS_TANGENT) >= 4096:
+                    _HAS_TANGENT.clear()
+                keep = _HAS_TANGENT[ty] = has_tangent(aval_of(ty))
+            if not keep:
+                t = None
+        out.append((p, t))
+    return out
 
 
 # ---- ops with bodies: calls (and region ops, registered by their rule modules) -------

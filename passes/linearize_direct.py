@@ -21,13 +21,14 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect.builder import Builder
-from mjax.dialect.core import op_class
 from mjax.passes.forward_mode import Jvp, NeedsRegions
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import clone_into
 from mjax.passes.partial_eval import PartialEval
 from mjax.passes.rules.ad_util import Unknown
 from mjax.passes.rules.tables import PARTIAL_EVAL
+
+_PE_RULE = PARTIAL_EVAL.get
 
 
 class RoutedBuilder(Builder):
@@ -44,12 +45,19 @@ class RoutedBuilder(Builder):
         self.jvp.dirty = True
         return self.jvp.scratch_ip
 
-    def emit(self, op, *operands, **params) -> list[ir.Value]:
+    def emit_constant(self, rtype: ir.Type, attr: ir.Attribute) -> ir.Value:
+        jvp = self.jvp        # (a constant reads nothing: the forward part)
+        if jvp.dirty:
+            jvp.flush()
+        b = jvp.plain
+        b.ip, b.loc = jvp.fwd_ip, self.loc
+        return b.emit_constant(rtype, attr)
+
+    def _emit(self, cls, operands, params) -> list[ir.Value]:
         jvp = self.jvp
-        cls = op_class(op) if isinstance(op, str) else op
-        if cls.num_regions or cls in PARTIAL_EVAL:    # (its regions are filled later)
+        if cls.num_regions or _PE_RULE(cls) is not None:   # (its regions are filled later)
             jvp.dirty = True
-            return Builder(jvp.scratch_ip, self.loc).emit(cls, *operands, **params)
+            return Builder(jvp.scratch_ip, self.loc)._emit(cls, operands, params)
         if jvp.dirty:
             jvp.flush()
         if jvp.trans:
@@ -61,12 +69,12 @@ class RoutedBuilder(Builder):
         else:
             b = jvp.plain      # (one Builder, pointed where each op goes: emit is not
             b.ip, b.loc = jvp.fwd_ip, self.loc        # re-entered)
-            return b.emit(cls, *operands, **params)
+            return b._emit(cls, operands, params)
         pe = jvp.pe
         operands = [v if v in unknown else pe.unknown_value(v, v) for v in operands]
         b = jvp.plain
         b.ip, b.loc = jvp.lin_ip, self.loc
-        results = b.emit(cls, *operands, **params)
+        results = b._emit(cls, operands, params)
         unknown.update(results)
         return results
 
@@ -82,6 +90,7 @@ class DirectJvp(Jvp):
         self.linearize = True
         self.regions = {}
         self.in_selective = 0
+        self._rules: dict = {}
         self.fwd_ip = ir.InsertionPoint(fwd_block)
         self.lin_ip = ir.InsertionPoint(lin_block)
         self.plain = Builder()

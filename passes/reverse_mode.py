@@ -17,8 +17,9 @@
    which partial evaluation then splits (the same functions either way);
 3. transpose: non-linear ops of @f_lin are evaluated first (partial evaluation again;
    not needed when direct linearize made @f_lin and knows them: the constants), then
-   the interpreter walks it backwards (`reverse=True`), each linear op through its rule
-   in `TRANSPOSE`, cotangents summed with `jaxpr.add`.
+   `transpose_block` walks it backwards (the interpreter's `reverse=True` walk, with the
+   cotangents kept in a dict), each linear op through its rule in `TRANSPOSE`,
+   cotangents summed with `jaxpr.add`.
 
 JAX: ad.linearize_jaxpr + partial_eval + ad.backward_pass.
 """
@@ -34,9 +35,9 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.forward_mode import (CustomVjpJvpError, Jvp, NeedsRegions, diff_suffix,
                                       prepare)
-from mjax.passes.interpreter import Env, interpret
+from mjax.passes.interpreter import Env
 from mjax.passes.ir_util import (calls_before, clone_into, entry_block, has_effects,
-                                 nested_ops, replace_op, set_results, symbol_name)
+                                 is_terminator, nested_ops, replace_op, set_results, symbol_name)
 from mjax.passes.linearize_direct import DirectJvp
 from mjax.passes.name_stacks import name_primal_call, wrap_scopes
 from mjax.passes.partial_eval import PartialEval
@@ -299,40 +300,74 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
             raise PassError(loc, f"internal error: cotangents of types {want.str_short()} "
                                  f"and {got.str_short()} for one value")
         return add_any(Builder(ip, loc), x, y)
-    cts = Env(default=None, accumulate=lambda x, y: y if x is None else
-              x if y is None else add(x, y))
+    cts: dict = {}      # value -> its cotangent (absent: zero), summed as written
     term = block.operations[-1].operation     # (the last op, without listing the block)
     for v, e, ct in zip(term.operands, results, out_cts):
         if isinstance(e, Linear) and ct is not None:
-            cts.write(v, ct)
+            old = cts.get(v)
+            cts[v] = ct if old is None else add(old, ct)
+    read = primal.read
+    known_entries = primal.entries if constants is not None else None
+    get = cts.get
 
-    def rule_for(op):
-        return _transpose_rule if is_linear(op) else None
+    def operand_entries(op):
+        if known_entries is None:
+            return [read(v) for v in op.operands]
+        args = []
+        for v in op.operands:      # (_LinearUnlessKnown.read, inline: this runs per operand)
+            e = known_entries.get(v)
+            if e is None:
+                e = known_entries[v] = Linear(aval_of(v.type))
+            args.append(e)
+        return args
 
-    def _transpose_rule(op, cts_of_results):
-        if all(c is None for c in cts_of_results):
-            return [None] * len(op.operands)
+    # The ops backwards (the interpreter's reverse walk, with the cotangents read and
+    # summed in place): an op whose results have no cotangent gives none.
+    for op in reversed(_body(block)):
+        if not is_linear(op):
+            continue
+        cts_of_results = [get(r) for r in op.results]
+        for c in cts_of_results:
+            if c is not None:
+                break
+        else:
+            continue
         cls = OPS.get(op.name)     # (None for a non-jaxpr op; no OpView made)
-        args = [primal.read(v) for v in op.operands]
+        args = operand_entries(op)
+        op_loc = op.location
         nested = TRANSPOSE_NESTED.get(cls)
         if nested is not None:   # ops with bodies: the rule transposes its regions
-            with op.location:
-                got = nested(_TRANSPOSER, op, list(cts_of_results), args,
-                             Builder(ip, op.location))
-            return [c if isinstance(a, Linear) else None for a, c in zip(args, got)]
-        rule = TRANSPOSE.get(cls)
-        if rule is None:
-            raise op_error(op, f"cannot transpose for reverse-mode autodiff: "
-                               f"{TRANSPOSE.why(cls)}")
-        ct = cts_of_results[0] if len(cts_of_results) == 1 else list(cts_of_results)
-        with op.location:
-            got = rule(Builder(ip, op.location), ct, *args, **cls.params_of(op))
-        if len(got) != len(args):
-            raise op_error(op, f"internal error: transpose rule returned {len(got)} "
-                               f"cotangents for {len(args)} operands")
-        return [c if isinstance(a, Linear) else None for a, c in zip(args, got)]
+            with op_loc:
+                got = nested(_TRANSPOSER, op, cts_of_results, args, Builder(ip, op_loc))
+        else:
+            rule = TRANSPOSE.get(cls)
+            if rule is None:
+                raise op_error(op, f"cannot transpose for reverse-mode autodiff: "
+                                   f"{TRANSPOSE.why(cls)}")
+            ct = cts_of_results[0] if len(cts_of_results) == 1 else cts_of_results
+            with op_loc:
+                got = rule(Builder(ip, op_loc), ct, *args, **cls.params_of(op))
+            if len(got) != len(args):
+                raise op_error(op, f"internal error: transpose rule returned {len(got)} "
+                                   f"cotangents for {len(args)} operands")
+        if len(got) < len(args):
+            raise op_error(op, f"internal error: transpose rule gave {len(got)} entries "
+                               f"for {len(args)} operands")
+        for v, a, c in zip(op.operands, args, got):
+            if c is not None and isinstance(a, Linear):
+                old = get(v)
+                cts[v] = c if old is None else add(old, c)
+    return [get(a) for a in block.arguments]
 
-    return interpret(block, rule_for, cts, reverse=True)
+
+def _body(block: ir.Block) -> list:
+    """The ops of `block` before its terminator (checked to be one)."""
+    ops = [op.operation for op in block.operations]
+    if not ops or not is_terminator(ops[-1]):
+        raise PassError(block.owner.location, "block has no func.return or jaxpr.yield "
+                                              "terminator")
+    ops.pop()
+    return ops
 
 
 # ---- vjp -----------------------------------------------------------------------------

@@ -159,8 +159,11 @@ def defjvp(op, *operand_rules):
         for t, r, w in zip(tangents, operand_rules, wants):
             if t is None or r is None:
                 continue
-            extra = {"ans": ans} if w else {}
-            acc = add_tangents(b, acc, r(b, t, *primals, **params, **extra))
+            d = r(b, t, *primals, ans=ans, **params) if w else r(b, t, *primals, **params)
+            if acc is None:
+                acc = d
+            elif d is not None:
+                acc = add_any(b, acc, d)
         return out, [acc]
     _set_jvp(op, rule)
     return rule
@@ -173,7 +176,8 @@ def deflinear_jvp(op):
         out = b.emit(op, *primals, **params)
         if not has_tangent(aval_of(out[0].type)):
             return out, [None] * len(out)
-        ts = [instantiate(b, t, aval_of(p.type)) for p, t in zip(primals, tangents)]
+        ts = [zeros(b, aval_of(p.type)) if t is None else t
+              for p, t in zip(primals, tangents)]
         return out, b.emit(op, *ts, **params)
     JVP[op] = rule
     return rule

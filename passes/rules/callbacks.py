@@ -272,11 +272,22 @@ def prints_anywhere(ex, name: str) -> bool:
     seen = ex.state.setdefault("prints_anywhere", {})
     if name not in seen:
         seen[name] = False     # (recursion guard)
-        seen[name] = any(
-            (inner.name == CallbackOp.OPERATION_NAME and _prints(inner))
-            or (callee_of(inner) in ex.fns and prints_anywhere(ex, callee_of(inner)))
-            for inner in nested_ops(ex.fns.get(name)))
+        found = False
+        for inner in nested_ops(ex.fns.get(name)):
+            op_name = inner.name     # (read once: this runs for every op of the function)
+            if op_name == _CALLBACK and _prints(inner):
+                found = True
+            elif op_name == "func.call" or op_name.startswith("jaxpr.") and \
+                    "callee" in inner.attributes:
+                callee = callee_of(inner)
+                found = callee in ex.fns and prints_anywhere(ex, callee)
+            if found:
+                break
+        seen[name] = found
     return seen[name]
+
+
+_CALLBACK = CallbackOp.OPERATION_NAME
 
 
 def _drops_printing(jvp) -> bool:
