@@ -405,12 +405,12 @@ def divmod(x1, x2, /):  # noqa: A001
 @fused_when_eager
 def power(x1, x2, /):
     """x1 ** x2; a static integer exponent becomes integer_pow."""
-    if isinstance(x2, int) and not isinstance(x2, bool) and is_array(x1) or (
-            isinstance(x2, int) and not isinstance(x2, bool)):
+    if isinstance(x2, (int, _onp.integer)) and not isinstance(x2, (bool, _onp.bool_)):
+        # (a NumPy integer scalar too: JAX reads any concrete integer exponent so)
         (x1,) = _bool_as_int(*promote("power", x1))
         if _dt.issubdtype(x1.dtype, _onp.integer) and x2 < 0:
             raise ValueError("Integers cannot be raised to negative integer powers")
-        return lax.integer_pow(x1, x2)
+        return lax.integer_pow(x1, int(x2))
     x1, x2 = _bool_as_int(*promote("power", x1, x2))
     if _dt.issubdtype(x1.dtype, _onp.integer):
         return _integer_power(x1, x2)
@@ -418,8 +418,8 @@ def power(x1, x2, /):
 
 
 def _bool_as_int(*xs):
-    """Booleans raised to powers as the default integer type, as JAX's numeric promotion."""
-    return [lax.convert_element_type(x, _dt.default_int()) if x.dtype == _onp.bool_ else x
+    """Booleans raised to powers as int32 (under x64 too), as JAX's numeric promotion."""
+    return [lax.convert_element_type(x, _onp.int32) if x.dtype == _onp.bool_ else x
             for x in xs]
 
 

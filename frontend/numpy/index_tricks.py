@@ -15,7 +15,7 @@ from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange, linspace, ones, zeros
 from mjax.numpy.elementwise import clip, where_xy
-from mjax.numpy.promotion import broadcast_shapes, broadcast_to, result_type
+from mjax.numpy.promotion import broadcast_shapes, result_type
 from mjax.numpy.searching import nonzero
 from mjax.numpy.shaping import concatenate, expand_dims, ravel, reshape, stack, transpose
 
@@ -25,18 +25,20 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     xi = [ravel(x) for x in xi]
+    swap = indexing == "xy" and len(xi) >= 2    # ('xy': the first two axes swapped)
+    if swap:
+        xi[0], xi[1] = xi[1], xi[0]
     shape = [x.shape[0] for x in xi]
-    if indexing == "xy" and len(xi) >= 2:
-        shape[0], shape[1] = shape[1], shape[0]
     out = []
     for i, x in enumerate(xi):
-        axis = i
-        if indexing == "xy" and len(xi) >= 2 and i < 2:
-            axis = 1 - i
-        s = [1] * len(xi)
-        s[axis] = x.shape[0]
-        x = reshape(x, s)
-        out.append(x if sparse else broadcast_to(x, shape))
+        if sparse:
+            s = [1] * len(xi)
+            s[i] = x.shape[0]
+            out.append(reshape(x, s))
+        else:   # (one broadcast_in_dim per input, as JAX stages it)
+            out.append(lax.broadcast_in_dim(x, shape, (i,)))
+    if swap:
+        out[0], out[1] = out[1], out[0]
     return out
 
 

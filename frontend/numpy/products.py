@@ -14,7 +14,7 @@ from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.creation import arange, zeros, zeros_like
 from mjax.numpy.elementwise import conj, multiply
-from mjax.numpy.promotion import broadcast_shapes, broadcast_to, promote
+from mjax.numpy.promotion import promote
 from mjax.numpy.shaping import moveaxis, ravel, reshape, stack
 
 
@@ -122,7 +122,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
 def outer(a, b, out=None):
     no_out("outer", out)
     a, b = ravel(a), ravel(b)
-    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+    return multiply(lax.expand_dims(a, (1,)), lax.expand_dims(b, (0,)))
 
 
 @fused_when_eager

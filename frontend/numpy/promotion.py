@@ -63,11 +63,8 @@ def broadcast_to(array, shape):  # noqa: A002 (JAX's name)
             f"Incompatible types for broadcasting: input type={_type_str(x.dtype, xs)} "
             f"and requested type={_type_str(x.dtype, shape)}"))
     n = len(shape) - len(xs)
-    keep = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a == b]
-    squeeze_dims = [i for i, (a, b) in enumerate(zip(xs, shape[n:])) if a != b]
-    if squeeze_dims:
-        x = lax.reshape(x, [xs[i] for i in keep])
-    return lax.broadcast_in_dim(x, shape, [n + i for i in keep])
+    # (one broadcast_in_dim, size-1 axes expanded by it, as JAX stages it)
+    return lax.broadcast_in_dim(x, shape, list(range(n, len(shape))))
 
 
 @fused_when_eager

@@ -20,7 +20,7 @@ from mjax.numpy.indexing import take
 from mjax.numpy.promotion import broadcast_to
 from mjax.numpy.reductions import cumsum
 from mjax.numpy.searching import searchsorted
-from mjax.numpy.shaping import expand_dims, ravel, reshape
+from mjax.numpy.shaping import ravel, reshape
 
 
 @fused_when_eager
@@ -48,8 +48,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, a.ndim)
     shape = list(a.shape)
-    b = expand_dims(a, axis + 1)
-    b = broadcast_to(b, shape[:axis + 1] + [repeats] + shape[axis + 1:])
+    b = lax.broadcast_in_dim(a, shape[:axis + 1] + [repeats] + shape[axis + 1:], [
+        d if d <= axis else d + 1 for d in range(a.ndim)])
     shape[axis] *= repeats
     return reshape(b, shape)
 
