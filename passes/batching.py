@@ -28,13 +28,13 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect import attributes as A
-from mjax.dialect.core import OPS, op_class_of
+from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
 from mjax.passes import custom_rules
 from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import (callee_of, clone_into, entry_block, nested_ops,
-                                 replace_op, set_results, symbol_name)
+from mjax.passes.ir_util import (callee_of, clone_into, entry_block, has_effects,
+                                 nested_ops, replace_op, set_results, symbol_name)
 from mjax.passes.name_stacks import wrap_scopes
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules.batch_util import (NOT_MAPPED, BatchBuilder, bdim_at, moveaxis,
@@ -45,6 +45,10 @@ from mjax.passes.rules.tables import BATCH, BATCH_NESTED, EXPAND
 class BatchError(PassError, ValueError):
     """A vmap that cannot be done as asked (e.g. a mapped output with out_axes=None);
     a ValueError, as JAX raises."""
+
+
+# (unbatched result type, batch dim, axis size) -> the batched type a rule gave for it
+_WANT_TYPES: dict = {}
 
 
 class Batcher:
@@ -85,7 +89,10 @@ class Batcher:
         return interpret(block, self.rule_for, Env(zip(block.arguments, pairs)))
 
     def rule_for(self, op: ir.Operation):
-        cls = T.CallOp if op.name == "func.call" else op_class_of(op)
+        name = op.name
+        cls = OPS.get(name)     # (a jaxpr op's class from its name: no OpView made)
+        if cls is None:
+            cls = T.CallOp if name == "func.call" else type(op.opview)
         nested = BATCH_NESTED.get(cls)
         if nested is not None:
             return lambda op, pairs: self._nested_rule(nested, op, pairs)
@@ -106,11 +113,18 @@ class Batcher:
         rule = BATCH.get(cls)
         if rule is None:
             raise op_error(op, f"cannot vmap: {BATCH.why(cls)}")
-        with op.location:
-            outs, out_dims = rule(self.builder(op), vals, dims, **cls.params_of(op))
+        loc = op.location
+        b = BatchBuilder(self.ip, loc, self.axis_size, self.axis_name)
+        b.write_mask = self.write_mask
+        with loc:
+            outs, out_dims = rule(b, vals, dims, **cls.params_of(op))
         return self._checked(op, list(zip(outs, out_dims)))
 
     def _nested_rule(self, rule, op, pairs):
+        if rule is _call_batch and _dead_call(self.ex, op):
+            # (grad's staged value call, left for make_jaxpr and dropped by --jaxpr-dce:
+            # not batched, as nothing reads it)
+            return [(None, NOT_MAPPED)] * len(op.results)
         vals, dims = [v for v, _ in pairs], [d for _, d in pairs]
         if all(d is NOT_MAPPED for d in dims) and not self.reads_axis(op):
             new = clone_into(op, self.ip, dict(zip(op.operands, vals)))
@@ -120,12 +134,24 @@ class Batcher:
         return self._checked(op, list(zip(outs, out_dims)))
 
     def _checked(self, op, pairs):
+        # (The type a result must have, per (unbatched type, batch dim, size), made once:
+        # types are uniqued, so the check is one comparison when it passes.)
+        size = self.axis_size
         for old, (new, d) in zip(op.results, pairs):
-            want = T.batched_aval(aval_of(old.type), -1 if d is None else d, self.axis_size)
-            got = aval_of(new.type)
+            old_t, new_t = old.type, new.type
+            key = (old_t, d, size)
+            want_t = _WANT_TYPES.get(key)
+            if want_t is not None and new_t == want_t:
+                continue
+            want = T.batched_aval(aval_of(old_t), -1 if d is None else d, size)
+            got = aval_of(new_t)
             if (got.shape, got.dtype) != (want.shape, want.dtype):
                 raise op_error(op, f"internal error: batching rule gave {got.str_short()} "
                                    f"with batch dim {d}, expected {want.str_short()}")
+            if want_t is None:
+                if len(_WANT_TYPES) >= 4096:
+                    _WANT_TYPES.clear()
+                _WANT_TYPES[key] = new_t
         return pairs
 
     def reads_axis(self, op) -> bool:
@@ -150,6 +176,22 @@ class Batcher:
             cache[key] = any(self.reads_axis(inner.operation)
                              for inner in entry_block(self.ex.fns.get(name)).operations)
         return cache[key]
+
+
+def _dead_call(ex, op) -> bool:
+    """Whether call `op` gives only unused results, reads no ref and has no effects (its
+    callee's effects looked up once per expansion)."""
+    for r in op.results:
+        if next(iter(r.uses), None) is not None:
+            return False
+    if op.name != "jaxpr.call" or any(isinstance(v.type, ir.MemRefType)
+                                      for v in op.operands):
+        return False
+    pure = ex.state.setdefault("batch_pure_callees", {})
+    callee = callee_of(op)
+    if callee not in pure:
+        pure[callee] = not has_effects(op)
+    return pure[callee]
 
 
 # ---- functions -----------------------------------------------------------------------

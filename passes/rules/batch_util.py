@@ -133,15 +133,29 @@ def align_operands(b: BatchBuilder, args, dims):
     return out, d
 
 
+# (constant's value attribute, batch dim, axis size) -> the batched splat, or False
+_BATCHED_SPLATS: dict = {}
+
+
 def _broadcast_unbatched(b: BatchBuilder, x: ir.Value, d: int) -> ir.Value:
     owner = x.owner
     if not isinstance(owner, ir.Block) and owner.name == "jaxpr.constant":
-        value = owner.opview.params["value"]
-        if _is_splat(value):
-            shape = list(value.shape)
-            shape.insert(d, b.axis_size)
-            # A stride-0 view is encoded as a splat attribute at any size.
-            splat = np.broadcast_to(value.reshape(-1)[0], tuple(shape))
+        # (The batched splat per (value attribute, dim, size), made once: attributes are
+        # uniqued, and rules meet the same few constants again and again.)
+        key = (owner.operation.attributes["value"], d, b.axis_size)
+        splat = _BATCHED_SPLATS.get(key)
+        if splat is None:
+            splat = False
+            value = owner.opview.params["value"]
+            if _is_splat(value):
+                shape = list(value.shape)
+                shape.insert(d, b.axis_size)
+                # A stride-0 view is encoded as a splat attribute at any size.
+                splat = np.broadcast_to(value.reshape(-1)[0], tuple(shape))
+            if len(_BATCHED_SPLATS) >= 4096:
+                _BATCHED_SPLATS.clear()
+            _BATCHED_SPLATS[key] = splat
+        if splat is not False:
             return b.emit("constant", value=splat)[0]
     return bdim_at(b, x, NOT_MAPPED, d)
 
