@@ -115,6 +115,10 @@ class NegOp(ElementwiseUnary, name="neg"):
     """Elementwise -x. JAX: lax.neg_p."""
 
 
+class SquareOp(ElementwiseUnary, name="square"):
+    """Elementwise x * x. JAX: lax.square_p."""
+
+
 class AbsOp(ElementwiseUnary, name="abs"):
     """Elementwise |x|; complex -> real. JAX: lax.abs_p."""
     dtypes = ("signed", "inexact")  # JAX rejects unsigned (numpy's abs is identity there)

@@ -23,8 +23,8 @@ from mjax.dialect.ops.elementwise import (
     ErfcOp, Exp2Op, ExpOp, Expm1Op, FloorOp, GeOp, GtOp, ImagOp, IntegerPowOp, IsFiniteOp, LeOp,
     LgammaOp, Log1pOp, LogisticOp, LogOp, LtOp, MaxOp, MinOp, MulOp, NegOp, NeOp, NotOp, OrOp,
     PolygammaOp, PopulationCountOp, PowOp, RealOp, RemOp, RoundOp, RsqrtOp, ShiftLeftOp,
-    ShiftRightArithmeticOp, ShiftRightLogicalOp, SignOp, SinhOp, SinOp, SqrtOp, SubOp, TanhOp,
-    TanOp, XorOp)
+    ShiftRightArithmeticOp, ShiftRightLogicalOp, SignOp, SinhOp, SinOp, SqrtOp, SquareOp, SubOp,
+    TanhOp, TanOp, XorOp)
 from mjax.dialect.ops.structural import (BitcastConvertTypeOp, ClampOp, ConvertElementTypeOp,
                                          IotaOp, OptimizationBarrierOp, ReducePrecisionOp,
                                          SelectNOp, StopGradientOp)
@@ -470,7 +470,7 @@ bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, not_
 
 def square(x):
     """Elementwise x * x. JAX: lax.square."""
-    return integer_pow(x, 2)
+    return bind(SquareOp, x)
 
 
 class RoundingMethod(enum.IntEnum):

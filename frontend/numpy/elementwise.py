@@ -270,7 +270,7 @@ def _isinf(x):
 
 
 isinf = fused_when_eager(_unary("isinf", _isinf))
-square = _unary("square", lambda x: lax.integer_pow(x, 2))
+square = _unary("square", lax.square)
 reciprocal = fused_when_eager(_unary("reciprocal", lambda x: lax.div(lax.full_like(x, 1), x), True))
 conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if _dt.issubdtype(
     x.dtype, _onp.complexfloating) else x)

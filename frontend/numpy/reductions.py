@@ -175,9 +175,8 @@ def _count(a, axes, keepdims, where, dtype):
     n = math.prod(a.shape[i] for i in axes)
     if is_symbolic_dim(n):
         return lax.convert_element_type(n, dtype)
-    shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape) if keepdims or
-                  i not in axes)
-    return lax.full(shape, n, dtype)
+    # (a scalar constant, which the division broadcasts: a literal, as JAX stages it)
+    return _onp.asarray(n, dtype=dtype)[()]
 
 
 _mean = mean   # (var's `mean` argument hides the function)
@@ -201,7 +200,8 @@ def _var_dtypes(a_dtype, dtype):
 
 
 def _squared_magnitude(d):
-    return real(d * conj(d)) if _dt.issubdtype(d.dtype, _onp.complexfloating) else d * d
+    return real(d * conj(d)) if _dt.issubdtype(d.dtype, _onp.complexfloating) else \
+        lax.square(d)
 
 
 @fused_when_eager

@@ -59,6 +59,11 @@ def _pow_lower(ctx, x, y):
     return hlo.power(x, y)
 
 
+@lowering(E.SquareOp)
+def _square_lower(ctx, x):
+    return hlo.multiply(x, x)
+
+
 @lowering(E.IntegerPowOp)
 def _integer_pow_lower(ctx, x, *, y):
     # Square-and-multiply: log2(|y|) multiplies; negative y takes a reciprocal.
@@ -222,6 +227,7 @@ def _integer_pow_jvp(b, t, x, *, y):
 
 
 AD.defjvp(E.IntegerPowOp, _integer_pow_jvp)
+AD.defjvp(E.SquareOp, lambda b, t, x, *, ans: b.mul(t, b.mul(_c(b, x, 2), x)))
 
 
 def _minmax_jvp(pick):

@@ -72,6 +72,11 @@ def _compare(kl, op, x, y, **params):
     return [compare(type(op.opview).primitive, x, y, avals_in(op)[0].dtype)]
 
 
+@TRITON.register(E.SquareOp)
+def _square(kl, op, x, **params):
+    return [binary("mul", x, x, avals_in(op)[0].dtype)]
+
+
 @TRITON.register(E.NegOp)
 def _neg(kl, op, x, **params):
     dtype = avals_in(op)[0].dtype

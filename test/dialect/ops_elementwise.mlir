@@ -68,6 +68,20 @@ func.func @rsqrt(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// square keeps its operand's type (integers and complex too).
+// CHECK-LABEL: func.func @square
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xi32>, %[[Z:.*]]: tensor<2xcomplex<f32>>)
+// CHECK:         %[[R:.*]] = "jaxpr.square"(%[[X]]) : (tensor<4xi32>) -> tensor<4xi32>
+// CHECK:         %[[C:.*]] = "jaxpr.square"(%[[Z]]) : (tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>
+// CHECK:         return %[[R]], %[[C]]
+func.func @square(%x: tensor<4xi32>, %z: tensor<2xcomplex<f32>>) -> (tensor<4xi32>, tensor<2xcomplex<f32>>) {
+  %0 = "jaxpr.square"(%x) : (tensor<4xi32>) -> tensor<4xi32>
+  %1 = "jaxpr.square"(%z) : (tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>
+  return %0, %1 : tensor<4xi32>, tensor<2xcomplex<f32>>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @cbrt
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
 // CHECK:         %[[R:.*]] = "jaxpr.cbrt"(%[[X]]) : (tensor<4xf32>) -> tensor<4xf32>

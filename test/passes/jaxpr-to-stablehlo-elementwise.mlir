@@ -1131,3 +1131,16 @@ func.func @ne_complex(%x: tensor<4xcomplex<f32>>, %y: tensor<4xcomplex<f32>>) ->
   %0 = "jaxpr.ne"(%x, %y) : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+// square is x * x.
+// CHECK-LABEL: func.func @square
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
+// CHECK:         %[[R:.*]] = stablehlo.multiply %[[X]], %[[X]] : tensor<4xf32>
+// CHECK:         return %[[R]]
+// CHECK-NOT:     jaxpr.
+func.func @square(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "jaxpr.square"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
