@@ -36,7 +36,8 @@ _ONE_OP = {lax.neg: _ops.NegOp, lax.sign: _ops.SignOp, lax.exp: _ops.ExpOp,
            lax.sin: _ops.SinOp, lax.cos: _ops.CosOp, lax.tan: _ops.TanOp,
            lax.asin: _ops.AsinOp, lax.acos: _ops.AcosOp, lax.atan: _ops.AtanOp,
            lax.sinh: _ops.SinhOp, lax.cosh: _ops.CoshOp, lax.tanh: _ops.TanhOp,
-           lax.asinh: _ops.AsinhOp, lax.acosh: _ops.AcoshOp, lax.atanh: _ops.AtanhOp}
+           lax.asinh: _ops.AsinhOp, lax.acosh: _ops.AcoshOp, lax.atanh: _ops.AtanhOp,
+           lax.square: _ops.SquareOp}
 
 
 def _unary(name, lax_fn, inexact=False, doc=None):
