@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import trace_trees
+from mjax import registration, trace_trees
 from mjax.array import Array
 from mjax.config import config
 from mjax.core import _state as _trace_state
@@ -39,24 +39,47 @@ def fast_keys(leaves) -> tuple:
                   for x in leaves])
 
 
-# The avals of NumPy array leaves, by (shape, dtype, x64): a NumPy array passed to a jitted
-# function takes the fast path too, copied to the default device as the general path
-# copies it (jaxlib's put checks the transfer guard).
+# The avals of NumPy array leaves, by (shape, dtype, x64), and of Python scalars, by (type,
+# x64): such arguments take the fast path too, copied to the default device as the
+# general path copies them (jaxlib's put checks the transfer guard).
 _HOST_AVALS: dict = {}
 
 
+_SCALARS = (int, float, complex, bool)
+_INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
+# Device buffers of Python scalar arguments, by (backend, type, repr, dtype): a fast call
+# donates nothing (Jitted._fast_ok), so a buffer may serve every call passing that value.
+# (mjax's own: jax.live_arrays leaves them out.)
+_SCALAR_BUFS: dict = {}
+
+
+class _Held:
+    __slots__ = ("_buf",)
+
+    def __init__(self, buf):
+        self._buf = buf
+
+
+registration.INTERNAL_ARRAYS.append(lambda: [_Held(b) for b in _SCALAR_BUFS.values()])
+
+
 def host_key(x):
-    """The aval of a NumPy array leaf for the fast path (NOT_FAST for any other leaf)."""
-    if type(x) is not np.ndarray:
-        return NOT_FAST
-    key = (x.shape, x.dtype, config.read("jax_enable_x64"))
+    """The aval of a NumPy array or Python scalar leaf for the fast path (NOT_FAST for
+    any other leaf): a scalar is an argument like any other, weakly typed."""
+    t = type(x)
+    if t is not np.ndarray:
+        if t not in _SCALARS or t is int and not _INT32_MIN <= x <= _INT32_MAX:
+            return NOT_FAST     # (a wider int: the general path says what it makes of it)
+        key = (t, config.read("jax_enable_x64"))
+    else:
+        key = (x.shape, x.dtype, config.read("jax_enable_x64"))
     aval = _HOST_AVALS.get(key)
     if aval is None:
         try:
             aval = aval_of_value(x)
         except Exception:   # noqa: BLE001 - (object arrays, ...: the general path says)
             return NOT_FAST
-        if type(aval) is not ShapedArray or aval.weak_type:
+        if type(aval) is not ShapedArray:
             return NOT_FAST
         if len(_HOST_AVALS) >= 1024:
             _HOST_AVALS.clear()
@@ -65,12 +88,25 @@ def host_key(x):
 
 
 def host_bufs(leaves, entry, backend) -> list:
-    """The buffers of a fast call's leaves, NumPy arrays among them put on the device (of
-    the backend that compiled `entry`, whose first device the general path puts them on)."""
-    put = getattr(entry.executable, "backend", None) or get_backend(backend)
-    put = put.put
-    return [x._buf if type(x) is Array else put(np.asarray(x, dtype=host_key(x).dtype))
-            for x in leaves]
+    """The buffers of a fast call's leaves, NumPy arrays and Python scalars among them put
+    on the device (of the backend that compiled `entry`, whose first device the general
+    path puts them on)."""
+    backend = getattr(entry.executable, "backend", None) or get_backend(backend)
+    return [x._buf if type(x) is Array else _host_buf(backend, x) for x in leaves]
+
+
+def _host_buf(backend, x):
+    dtype = host_key(x).dtype
+    if type(x) is np.ndarray:
+        return backend.put(np.asarray(x, dtype=dtype))
+    key = (backend, type(x), repr(x), dtype)    # (repr: -0.0 and nan kept apart)
+    buf = _SCALAR_BUFS.get(key)
+    if buf is None:
+        buf = backend.put(np.asarray(x, dtype=dtype))
+        if len(_SCALAR_BUFS) >= 256:
+            _SCALAR_BUFS.clear()
+        _SCALAR_BUFS[key] = buf
+    return buf
 
 
 def static_key(v):

@@ -33,6 +33,7 @@ from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST a
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
 from mjax.jit_fast import host_bufs as _host_bufs, host_key as _host_key
+_HOST_LEAVES = (np.ndarray, int, float, complex, bool)   # (see jit_fast.host_key)
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import describer
@@ -325,7 +326,7 @@ class Jitted:
                 and not config._n_overrides and not _trace_state.stack):
             return
         # Cheapest refusal first: calls with other leaves come here on every call.
-        if not all([type(x) is Array and x._sharding is None or type(x) is np.ndarray
+        if not all([type(x) is Array and x._sharding is None or type(x) in _HOST_LEAVES
                     for x in leaves]):
             return
         if config.read("jax_default_device") is not None or \

@@ -12,6 +12,7 @@ import pytest
 
 import mjax
 import mjax.numpy as jnp
+from mjax import jit_fast
 from mjax.array import Array
 
 Pair = collections.namedtuple("Pair", "a b")
@@ -191,6 +192,27 @@ def test_numpy_arguments_through_the_memo():
         mjax.config.update("jax_transfer_guard_host_to_device", "allow")
     with pytest.raises(TypeError):
         f(np.array(["a"], object), h64)
+
+
+def test_python_scalar_arguments_through_the_memo():
+    """Python scalars are traced arguments of the fast path (weakly typed, their device
+    buffers reused per value): each call gets its own value, -0.0 and nan kept apart, a
+    bool strongly typed, an int beyond int32 JAX's OverflowError; none of mjax's buffers
+    shows in jax.live_arrays."""
+    fun = lambda x, k: x * k       # noqa: E731
+    f, g = mjax.jit(fun), jax.jit(fun)
+    for k in [2, 3, 2, 3.5, -0.0, 0.0, float("nan"), True, False, 1j, 7] * 2:
+        got, want = f(x4, k), g(_to_jax(x4), k)
+        _same(got, want)
+        if not isinstance(k, complex):
+            np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(want))
+    with pytest.raises(OverflowError):
+        f(x4, 2 ** 40)
+    h = mjax.jit(lambda i, x: x[i] * 2)
+    for i in range(4):
+        _same(h(i, x4), jax.jit(lambda i, x: x[i] * 2)(i, _to_jax(x4)))
+    scalar_bufs = {id(b) for b in jit_fast._SCALAR_BUFS.values()}
+    assert scalar_bufs and not scalar_bufs & {id(a._buf) for a in mjax.live_arrays()}
 
 
 def test_x64_update_retraces_through_the_memo():
