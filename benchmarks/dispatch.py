@@ -5,7 +5,8 @@
     python benchmarks/dispatch.py --timer cpu     # process CPU time instead of wall time
 
 Targets: cached jit call of a tiny function, of a 10-array-arg/10-output pytree function,
-with a keyword argument (`f(x, y=y)`), with a static argument (`f(x, 3)`), an eager op on
+with a keyword argument (`f(x, y=y)`), with a static argument (`f(x, 3)`), with a Python
+scalar (`f(x, 3.0)`, traced) or a NumPy array as an argument, an eager op on
 cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`, `x[1]`; `x / y`, `x // y`,
 `x % y`, `x ** y`, `jnp.maximum`, `np.float32(2) * x`, int32 + float32, an int array
 times 2, `x.sum(axis=0)`, `jnp.max(x, axis=1)`, `x[:, 1]`, `x.at[1].set(2.0)`), an eager op
@@ -46,6 +47,12 @@ def cases(lib, jnp):
     fs = lib.jit(lambda x, n: x * n, static_argnums=1)
     fs(x, 3)
     out["jit static arg"] = (lambda: fs(x, 3), 2000)
+    fp = lib.jit(lambda x, n: x * n)       # (a Python scalar as a traced argument)
+    fp(x, 3.0)
+    out["jit Python scalar arg"] = (lambda: fp(x, 3.0), 2000)
+    host = np.ones((4,), np.float32)       # (a NumPy array argument: put on the device)
+    f(host)
+    out["jit NumPy array arg"] = (lambda: f(host), 2000)
 
     y = jnp.ones((4,), jnp.float32)
     x * y

@@ -51,6 +51,7 @@ _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max
 # donates nothing (Jitted._fast_ok), so a buffer may serve every call passing that value.
 # (mjax's own: jax.live_arrays leaves them out.)
 _SCALAR_BUFS: dict = {}
+_PUTTERS: dict = {}     # (backend, shape, dtype) -> put for NumPy arguments of that kind
 
 
 class _Held:
@@ -95,10 +96,23 @@ def host_bufs(leaves, entry, backend) -> list:
     return [x._buf if type(x) is Array else _host_buf(backend, x) for x in leaves]
 
 
+def host_buf(entry, x):
+    """The device buffer of one NumPy array or Python scalar leaf (the C fast path's)."""
+    return _host_buf(getattr(entry.executable, "backend", None) or get_backend(None), x)
+
+
 def _host_buf(backend, x):
     dtype = host_key(x).dtype
     if type(x) is np.ndarray:
-        return backend.put(np.asarray(x, dtype=dtype))
+        key = (backend, x.shape, dtype)
+        put = _PUTTERS.get(key)
+        if put is None:
+            put = getattr(backend, "putter", None)
+            put = put(x.shape, dtype) if put is not None else backend.put
+            if len(_PUTTERS) >= 256:
+                _PUTTERS.clear()
+            _PUTTERS[key] = put
+        return put(np.asarray(x, dtype=dtype))
     key = (backend, type(x), repr(x), dtype)    # (repr: -0.0 and nan kept apart)
     buf = _SCALAR_BUFS.get(key)
     if buf is None:
@@ -143,5 +157,8 @@ def install(cls):
     return cls
 
 
+if C_FASTPATH is not None and hasattr(C_FASTPATH, "set_host"):
+    C_FASTPATH.set_host(host_key, host_buf)
+
 __all__ = ["C_FASTPATH", "FAST_TREES", "KEYED", "NOT_FAST", "OTHER_TREE", "fast_keys",
-           "host_bufs", "host_key", "install", "keyed_memo", "static_key"]
+           "host_buf", "host_bufs", "host_key", "install", "keyed_memo", "static_key"]

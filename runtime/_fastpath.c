@@ -14,6 +14,9 @@
 
 /* Set once by setup(): the config object, the trace state, the pytree registry. */
 static PyObject *config_obj = NULL, *trace_state = NULL, *registry = NULL;
+/* Set by set_host(): the Python functions giving a NumPy array's or Python scalar's aval
+ * (jit_fast.host_key) and its device buffer for an entry (jit_fast.host_buf). */
+static PyObject *host_key_fn = NULL, *host_buf_fn = NULL;
 static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_n_overrides, *s_stack, *s_fast, *s_flatten,
     *s_consume, *s_unflatten;
 
@@ -26,6 +29,15 @@ static PyObject *setup(PyObject *mod, PyObject *args) {
     Py_INCREF(cfg); Py_XSETREF(config_obj, cfg);
     Py_INCREF(ts); Py_XSETREF(trace_state, ts);
     Py_INCREF(reg); Py_XSETREF(registry, reg);
+    Py_RETURN_NONE;
+}
+
+static PyObject *set_host(PyObject *mod, PyObject *args) {
+    PyObject *key, *buf;
+    if (!PyArg_ParseTuple(args, "OO", &key, &buf))
+        return NULL;
+    Py_INCREF(key); Py_XSETREF(host_key_fn, key);
+    Py_INCREF(buf); Py_XSETREF(host_buf_fn, buf);
     Py_RETURN_NONE;
 }
 
@@ -51,12 +63,24 @@ typedef struct {
 /* 1: the fast path applies and `*leaves_out` holds the leaves (new reference) and the
  * avals matched; 0: it does not; -1: an error is set. */
 static int match_leaves(PyObject *const *items, Py_ssize_t n, PyObject *avals,
-                        int *renew) {
+                        int *renew, int *host) {
     if (!PyTuple_CheckExact(avals) || PyTuple_GET_SIZE(avals) != n)
         return 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *x = items[i];
-        if (Py_TYPE(x) != array_type || SLOT(x, off_sharding) != Py_None)
+        if (Py_TYPE(x) != array_type) {
+            /* A NumPy array or Python scalar: its aval is one object per kind of leaf. */
+            if (host_key_fn == NULL)
+                return 0;
+            PyObject *k = PyObject_CallOneArg(host_key_fn, x);
+            int same = k != NULL && k == PyTuple_GET_ITEM(avals, i);
+            Py_XDECREF(k);
+            if (!same)
+                return 0;   /* (an error: the Python path raises it) */
+            *host = 1;
+            continue;
+        }
+        if (SLOT(x, off_sharding) != Py_None)
             return 0;
         PyObject *aval = SLOT(x, off_aval), *want = PyTuple_GET_ITEM(avals, i);
         if (aval == want)
@@ -170,7 +194,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     PyObject *tree = PyList_GET_ITEM(memo, 1);
     PyObject *const *leaves;
     Py_ssize_t n;
-    int renew = 0;
+    int renew = 0, host = 0;
     if (nk > 0 || PyTuple_Check(tree)) {   /* keyword or static arguments */
         leaves_list = keyed_leaves(jitted, PyList_GET_ITEM(memo, 0), args, nargs, kwnames,
                                    &avals, &entry);
@@ -209,13 +233,13 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         leaves = &PyList_GET_ITEM(leaves_list, 0);
         n = PyList_GET_SIZE(leaves_list);
     }
-    if (match_leaves(leaves, n, avals, &renew) != 1)
+    if (match_leaves(leaves, n, avals, &renew, &host) != 1)
         goto miss;
     fast = PyObject_GetAttr(entry, s_fast);
     /* (run, handlers, out_avals, kind, const_bufs, out_canonical) */
     if (fast == NULL || !PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) != 6)
         goto miss;
-    if (renew && nk == 0 && !PyTuple_Check(tree)) {
+    if (renew && !host && nk == 0 && !PyTuple_Check(tree)) {
         /* Equal avals, other objects: keep these, so the next call compares pointers. */
         PyObject *now = PyTuple_New(n);
         if (now == NULL)
@@ -234,10 +258,17 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     if (bufs == NULL)
         goto miss;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *b = SLOT(leaves[i], off_buf);
-        if (b == NULL)
-            goto miss;
-        Py_INCREF(b);
+        PyObject *b;
+        if (Py_TYPE(leaves[i]) == array_type) {
+            b = SLOT(leaves[i], off_buf);
+            if (b == NULL)
+                goto miss;
+            Py_INCREF(b);
+        } else {   /* (put on the device: a transfer guard's refusal takes the Python path) */
+            b = PyObject_CallFunctionObjArgs(host_buf_fn, entry, leaves[i], NULL);
+            if (b == NULL)
+                goto miss;
+        }
         PyList_SET_ITEM(bufs, i, b);
     }
     for (Py_ssize_t i = 0; i < nc; i++) {
@@ -391,6 +422,8 @@ static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Array, config, trace_state, registry): the objects the fast path reads."},
     {"make_array", make_array, METH_VARARGS, "Array(buf, aval) as the fast path builds it."},
+    {"set_host", set_host, METH_VARARGS,
+     "set_host(host_key, host_buf): how NumPy array and Python scalar leaves are taken."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -441,6 +441,14 @@ class XlaBackend:
                                      self.sharding(device, memory_kind),
                                      [array], [device], True, False, enable_x64=True)
 
+    def putter(self, shape, dtype):
+        """put(array) for host arrays of one shape and dtype onto the first device, with
+        what put works out each time made once (the jit fast path's NumPy arguments)."""
+        device = self.client.devices()[0]
+        aval, sharding = _Aval(tuple(shape), np.dtype(dtype)), self.sharding(device, None)
+        return lambda array: xc.batched_device_put(aval, sharding, [array], [device], True,
+                                                   False, enable_x64=True)
+
     @staticmethod
     def memory_kind(buf) -> str:
         """The kind of memory a buffer lives in: 'device', 'pinned_host', ..."""
