@@ -51,6 +51,23 @@ def spec_axes(spec) -> set[str]:
     return {a for e in spec for a in entry_axes(e)}
 
 
+def block_layout(shape, dim_axes, sizes, order) -> tuple:
+    """How a global value of `shape` becomes per-device blocks stacked along leading axes,
+    one per mesh axis it is split over (in mesh `order`): (the shape to reshape it to,
+    the permutation putting those axes first, the mesh axes in use). `dim_axes(d)`: the
+    mesh axes dimension d is split over; `sizes`: each mesh axis's size."""
+    split, where, blocks = [], {}, []
+    for d, size in enumerate(shape):
+        names = dim_axes(d)
+        for a in names:
+            where[a] = len(split)
+            split.append(sizes[a])
+        blocks.append(len(split))
+        split.append(size // math.prod(sizes[a] for a in names))
+    present = [a for a in order if a in where]
+    return split, tuple(where[a] for a in present) + tuple(blocks), present
+
+
 def split_sizes(spec, sizes: dict, rank: int) -> list[int]:
     """Per dimension of a rank-`rank` value, how many blocks `spec` splits it into."""
     return [math.prod(sizes[a] for a in entry_axes(spec[d])) if d < len(spec) else 1
@@ -108,5 +125,5 @@ class ShardMapOp(TransformOp, name="shard_map"):
 
 SHARD_MAP_OPS = (ShardMapOp,)
 
-__all__ = ["ShardMapOp", "SHARD_MAP_OPS", "SpecList", "entry_axes", "spec_axes",
-           "split_sizes"]
+__all__ = ["ShardMapOp", "SHARD_MAP_OPS", "SpecList", "block_layout", "entry_axes",
+           "spec_axes", "split_sizes"]

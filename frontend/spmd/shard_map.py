@@ -39,7 +39,7 @@ from mjax.ad.staging import _check_callable, _wraps
 from mjax.array import Array
 from mjax.batching import vmap
 from mjax.core import aval_of_value, current_trace
-from mjax.dialect.ops.shard_map import ShardMapOp
+from mjax.dialect.ops.shard_map import ShardMapOp, block_layout
 from mjax.dtypes import hitype_rules
 from mjax.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
@@ -117,19 +117,11 @@ def _to_blocks(x, mesh: Mesh, spec: PartitionSpec, manual=None):
     """Global value -> (block axes of the mesh axes `spec` uses, in mesh order, ...block)."""
     shape = aval_of_value(x).shape
     x = _constrain(x, mesh, spec, manual)
-    split, where, blocks = [], {}, []
-    for d, size in enumerate(shape):
-        names = _axes(spec, d)
-        for a in names:
-            where[a] = len(split)
-            split.append(mesh.shape[a])
-        blocks.append(len(split))
-        split.append(size // math.prod(mesh.shape[a] for a in names))
-    present = [a for a in mesh.axis_names if a in where]
+    split, perm, present = block_layout(shape, lambda d: _axes(spec, d), mesh.shape,
+                                        mesh.axis_names)
     if not present:
         return x
     x = lax.reshape(x, tuple(split))
-    perm = tuple(where[a] for a in present) + tuple(blocks)
     if perm != tuple(range(len(perm))):
         x = lax.transpose(x, perm)
     return _constrain(x, mesh, PartitionSpec(*present), manual)

@@ -31,7 +31,7 @@ from jaxlib.mlir import ir
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import transforms as T
-from mjax.dialect.ops.shard_map import ShardMapOp, entry_axes, spec_axes
+from mjax.dialect.ops.shard_map import ShardMapOp, block_layout, entry_axes, spec_axes
 from mjax.dialect.ops.sharding import UNCONSTRAINED, ShardingConstraintOp
 from mjax.dialect.ops.structural import ReshapeOp, SliceOp, SqueezeOp, TransposeOp
 from mjax.dialect.types import aval_of
@@ -81,19 +81,11 @@ def _to_blocks(b, mesh: _Mesh, x, spec):
     """Global value -> (block axes of the mesh axes `spec` uses, in mesh order, ...block)."""
     shape = aval_of(x.type).shape
     x = mesh.constrain(b, x, spec)
-    split, where, blocks = [], {}, []
-    for d, size in enumerate(shape):
-        names = entry_axes(spec[d]) if d < len(spec) else ()
-        for a in names:
-            where[a] = len(split)
-            split.append(mesh.sizes[a])
-        blocks.append(len(split))
-        split.append(size // math.prod(mesh.sizes[a] for a in names))
-    present = [a for a in mesh.axes if a in where]
+    split, perm, present = block_layout(
+        shape, lambda d: entry_axes(spec[d]) if d < len(spec) else (), mesh.sizes, mesh.axes)
     if not present:
         return x
-    x = _reshape(b, x, split)
-    x = _transpose(b, x, tuple(where[a] for a in present) + tuple(blocks))
+    x = _transpose(b, _reshape(b, x, split), perm)
     return mesh.constrain(b, x, present)
 
 
