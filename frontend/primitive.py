@@ -164,7 +164,7 @@ _MULTIPLE_RESULTS = frozenset({
 
 
 class FunctionPrimitive(Primitive):
-    """A JAX primitive that mjax composes from other ops (lax.square_p: a multiply):
+    """A JAX primitive that mjax composes from other ops (lax.tile_p: a broadcast):
     a named object libraries can key their tables by; `bind` calls the function."""
 
     def __init__(self, name: str, fun: Callable | None):
