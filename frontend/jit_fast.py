@@ -46,6 +46,7 @@ _HOST_AVALS: dict = {}
 
 
 _SCALARS = (int, float, complex, bool)
+HOST_LEAVES = (np.ndarray,) + _SCALARS      # (the leaf types host_key may take)
 _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
 # Device buffers of Python scalar arguments, by (backend, type, repr, dtype): a fast call
 # donates nothing (Jitted._fast_ok), so a buffer may serve every call passing that value.
@@ -88,21 +89,27 @@ def host_key(x):
     return aval
 
 
-def host_bufs(leaves, entry, backend) -> list:
-    """The buffers of a fast call's leaves, NumPy arrays and Python scalars among them put
-    on the device (of the backend that compiled `entry`, whose first device the general
-    path puts them on)."""
-    backend = getattr(entry.executable, "backend", None) or get_backend(backend)
-    return [x._buf if type(x) is Array else _host_buf(backend, x) for x in leaves]
+def _backend_of(entry, backend=None):
+    """The backend that compiled `entry` (the general path puts host values on its first
+    device); `backend`: the jit's, where the executable does not say."""
+    return getattr(entry.executable, "backend", None) or get_backend(backend)
 
 
-def host_buf(entry, x):
-    """The device buffer of one NumPy array or Python scalar leaf (the C fast path's)."""
-    return _host_buf(getattr(entry.executable, "backend", None) or get_backend(None), x)
+def host_bufs(leaves, avals, entry, backend) -> list:
+    """The buffers of a fast call's leaves (of `avals`, host_key's for the NumPy arrays
+    and Python scalars among them, which are put on the device)."""
+    backend = _backend_of(entry, backend)
+    return [x._buf if type(x) is Array else _host_buf(backend, x, a.dtype)
+            for x, a in zip(leaves, avals)]
 
 
-def _host_buf(backend, x):
-    dtype = host_key(x).dtype
+def host_buf(entry, x, aval):
+    """The device buffer of one NumPy array or Python scalar leaf of `aval` (the C fast
+    path's)."""
+    return _host_buf(_backend_of(entry), x, aval.dtype)
+
+
+def _host_buf(backend, x, dtype):
     if type(x) is np.ndarray:
         key = (backend, x.shape, dtype)
         put = _PUTTERS.get(key)
@@ -160,5 +167,6 @@ def install(cls):
 if C_FASTPATH is not None and hasattr(C_FASTPATH, "set_host"):
     C_FASTPATH.set_host(host_key, host_buf)
 
-__all__ = ["C_FASTPATH", "FAST_TREES", "KEYED", "NOT_FAST", "OTHER_TREE", "fast_keys",
-           "host_buf", "host_bufs", "host_key", "install", "keyed_memo", "static_key"]
+__all__ = ["C_FASTPATH", "FAST_TREES", "HOST_LEAVES", "KEYED", "NOT_FAST", "OTHER_TREE",
+           "fast_keys", "host_buf", "host_bufs", "host_key", "install", "keyed_memo",
+           "static_key"]

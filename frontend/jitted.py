@@ -32,8 +32,8 @@ from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_c
 from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
-from mjax.jit_fast import host_bufs as _host_bufs, host_key as _host_key
-_HOST_LEAVES = (np.ndarray, int, float, complex, bool)   # (see jit_fast.host_key)
+from mjax.jit_fast import HOST_LEAVES as _HOST_LEAVES, host_bufs as _host_bufs
+from mjax.jit_fast import host_key as _host_key
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import describer
@@ -246,7 +246,7 @@ class Jitted:
                 try:
                     bufs = [x._buf for x in leaves]
                 except AttributeError:   # (NumPy arrays among them)
-                    bufs = _host_bufs(leaves, entry, self._backend)
+                    bufs = _host_bufs(leaves, avals, entry, self._backend)
                 if entry.const_bufs:
                     bufs += entry.const_bufs
                 try:
@@ -282,8 +282,9 @@ class Jitted:
                 full = args + tuple(kwargs.values()) if kwargs else args
                 if tuple([full[i] for i in km[3]]) == km[4]:
                     leaves = [full[i] for i in km[5]]
-                    if tuple([x.aval if type(x) is Array and x._sharding is None
-                              else _host_key(x) for x in leaves]) == km[6]:
+                    avals = tuple([x.aval if type(x) is Array and x._sharding is None
+                                   else _host_key(x) for x in leaves])
+                    if avals == km[6]:
                         entry = km[7]
             if entry is None:
                 dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
@@ -300,7 +301,7 @@ class Jitted:
         try:
             bufs = [x._buf for x in leaves]
         except AttributeError:   # (NumPy arrays among them)
-            bufs = _host_bufs(leaves, entry, self._backend)
+            bufs = _host_bufs(leaves, avals, entry, self._backend)
         if entry.const_bufs:
             bufs += entry.const_bufs
         try:

@@ -102,14 +102,15 @@ def compile_pipeline(user_passes=(), backend: str | None = None) -> list:
     interprets every call. `user_passes` go in at their points (with_user_passes).
     `backend`: a jit's own; jit(backend='iree') lowers as the IREE default does."""
     if backend is not None and backend.startswith("iree"):   # (jit(backend='iree'))
-        return with_user_passes(PIPELINE, user_passes) if user_passes else PIPELINE
-    pipeline = pipeline_for()
-    if on_cpu():     # (and what XLA's CPU ignores is refused)
-        pipeline = [(n, "platform=cpu" if n == "jaxpr-pallas-interpret" else o)
-                    for n, o in pipeline]
-    option = lowering_platform_option()
-    if option:
-        pipeline = [(n, option if n == "jaxpr-to-stablehlo" else o) for n, o in pipeline]
+        pipeline = PIPELINE
+    else:
+        pipeline = pipeline_for()
+        if on_cpu():     # (and what XLA's CPU ignores is refused)
+            pipeline = [(n, "platform=cpu" if n == "jaxpr-pallas-interpret" else o)
+                        for n, o in pipeline]
+        option = lowering_platform_option()
+        if option:
+            pipeline = [(n, option if n == "jaxpr-to-stablehlo" else o) for n, o in pipeline]
     return with_user_passes(pipeline, user_passes) if user_passes else pipeline
 
 

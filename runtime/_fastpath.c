@@ -15,7 +15,8 @@
 /* Set once by setup(): the config object, the trace state, the pytree registry. */
 static PyObject *config_obj = NULL, *trace_state = NULL, *registry = NULL;
 /* Set by set_host(): the Python functions giving a NumPy array's or Python scalar's aval
- * (jit_fast.host_key) and its device buffer for an entry (jit_fast.host_buf). */
+ * (jit_fast.host_key) and its device buffer for an entry and that aval
+ * (jit_fast.host_buf). */
 static PyObject *host_key_fn = NULL, *host_buf_fn = NULL;
 static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_n_overrides, *s_stack, *s_fast, *s_flatten,
     *s_consume, *s_unflatten;
@@ -265,7 +266,8 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
                 goto miss;
             Py_INCREF(b);
         } else {   /* (put on the device: a transfer guard's refusal takes the Python path) */
-            b = PyObject_CallFunctionObjArgs(host_buf_fn, entry, leaves[i], NULL);
+            b = PyObject_CallFunctionObjArgs(host_buf_fn, entry, leaves[i],
+                                             PyTuple_GET_ITEM(avals, i), NULL);
             if (b == NULL)
                 goto miss;
         }

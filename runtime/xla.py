@@ -8,9 +8,8 @@ imports no other backend. Importing it also quiets jaxlib's C++ log (`set_log_le
 """
 from __future__ import annotations
 
-import functools
-
 import ctypes
+import functools
 import gc
 import os
 import sys
