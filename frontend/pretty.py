@@ -13,11 +13,13 @@ from mjax.dialect import OPS, aval_of
 from mjax.dialect.attributes import Dim, Shape, decode
 from mjax.dialect.types import KEY_TAGS, ShapedArray
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK
+from mjax.lax.indexing import (GatherDimensionNumbers, GatherScatterMode,
+                               ScatterDimensionNumbers)
+from mjax.lax.parallel import PVARY_MARK
 from mjax.lax.precision import precision_from_attr
 from mjax.passes import custom_rules
 from mjax.passes.rules import remat as remat_rules
 from mjax.pretty_types import SEED
-from mjax.lax.parallel import PVARY_MARK
 from mjax.spmd.shard_map_print import as_jax_eqn, body_of, shard_map_eqn
 from mjax.staging import user_name
 
@@ -390,36 +392,37 @@ def _dot_general_params(op, params):
 
 _SCATTERS = {"scatter": None, "scatter-add": "add", "scatter-mul": "mul",
              "scatter-min": "min", "scatter-max": "max"}
-_MODES = {"clip": "GatherScatterMode.CLIP", "fill": "GatherScatterMode.FILL_OR_DROP",
-          "promise_in_bounds": "GatherScatterMode.PROMISE_IN_BOUNDS"}
-_GATHER_FIELDS = ("offset_dims", "collapsed_slice_dims", "start_index_map",
-                  "operand_batching_dims", "start_indices_batching_dims")
-_SCATTER_FIELDS = ("update_window_dims", "inserted_window_dims",
-                   "scatter_dims_to_operand_dims", "operand_batching_dims",
-                   "scatter_indices_batching_dims")
 
 
-def _dimension_numbers(op, kind: str, fields) -> str:
+def _indexing_params(op, params, numbers_class) -> dict:
+    """A gather's or scatter's params with JAX's reprs: its dimension numbers as the
+    NamedTuple JAX prints, its mode as the GatherScatterMode member."""
     dn = decode(op.attributes["dimension_numbers"])
-    return f"{kind}(" + ", ".join(
-        f"{f}={tuple(int(d) for d in dn.get(f, ()))}" for f in fields) + ")"
+    numbers = numbers_class(**{f: tuple(int(d) for d in dn.get(f, ()))
+                               for f in numbers_class._fields})
+    mode = str(params.get("mode", "")).strip("'\"")
+    return {**params, "dimension_numbers": repr(numbers),
+            "mode": str(GatherScatterMode.from_any(mode)) if mode else mode}
 
 
 def _gather_params(op, params):
-    """JAX's GatherDimensionNumbers and GatherScatterMode reprs, fill_value None unless
-    given."""
-    mode = str(params.get("mode", "")).strip("'\"")
-    return "gather", {**params, "fill_value": params.get("fill_value", "None"),
-                      "mode": _MODES.get(mode, mode), "dimension_numbers": _dimension_numbers(
-                          op, "GatherDimensionNumbers", _GATHER_FIELDS)}
+    """fill_value is None unless given, as JAX shows it."""
+    return "gather", {**_indexing_params(op, params, GatherDimensionNumbers),
+                      "fill_value": params.get("fill_value", "None")}
 
 
 def _scatter_params(name):
     def fix(op, params):
-        mode = str(params.get("mode", "")).strip("'\"")
-        return name, {**params, "mode": _MODES.get(mode, mode), "update_consts": "()",
-                      "dimension_numbers": _dimension_numbers(
-                          op, "ScatterDimensionNumbers", _SCATTER_FIELDS)}
+        return name, {**_indexing_params(op, params, ScatterDimensionNumbers),
+                      "update_consts": "()"}
+    return fix
+
+
+def _key_impl_params(name):
+    """A key implementation by JAX's short name, as key types print (fry, rbg, urbg)."""
+    def fix(op, params):
+        impl = str(params.get("impl", "")).strip("'\"")
+        return name, {**params, "impl": KEY_TAGS.get(impl, impl)}
     return fix
 
 
@@ -427,11 +430,8 @@ def _scatter_params(name):
 # ops JAX prints under another name with its parameters hidden.
 _JAX_PARAMS = {
     "gather": _gather_params,
-    # (a key implementation by JAX's short name, as key types print: fry, rbg, urbg)
-    **{name: (lambda name: lambda op, p: (name, {**p, "impl": KEY_TAGS.get(
-        str(p.get("impl", "")).strip("'\""), p.get("impl"))}))(name)
-       for name in ("random_seed", "random_wrap")},
     **{name: _scatter_params(name) for name in _SCATTERS},
+    **{name: _key_impl_params(name) for name in ("random_seed", "random_wrap")},
     "broadcast_in_dim": lambda op, p: ("broadcast_in_dim", _broadcast_dims(
         decode(op.attributes["broadcast_dimensions"]))),
     "expand_dims": lambda op, p: ("broadcast_in_dim", _broadcast_dims(
