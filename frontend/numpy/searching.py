@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax
@@ -88,9 +90,6 @@ def scatter_1d(kind, operand, indices, updates):
               mode="fill")
 
 
-_SEARCH_METHODS = ("compare_all", "scan", "scan_unrolled", "sort")
-
-
 @fused_when_eager
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Insertion points of v into sorted 1-d a (left: first, right: last), in NumPy's sort
@@ -100,9 +99,9 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     JAX: jnp.searchsorted."""
     if side not in ("left", "right"):
         raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
-    if method not in _SEARCH_METHODS:
+    if method not in _SEARCHES:
         raise ValueError(f"invalid argument method={method!r}, expected one of "
-                         f"{list(_SEARCH_METHODS)}")
+                         f"{sorted(_SEARCHES)}")
     a, v = asarray(a), asarray(v)
     if a.ndim != 1:
         raise ValueError("a should be 1-dimensional")
@@ -114,9 +113,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
                        else _onp.int64)
     if a.shape[0] == 0:
         return zeros(v.shape, dtype)
-    search = {"compare_all": _search_all, "scan": _search_scan, "sort": _search_sort,
-              "scan_unrolled": lambda *args: _search_scan(*args, unrolled=True)}[method]
-    return search(a, v, side, dtype)
+    return _SEARCHES[method](a, v, side, dtype)
 
 
 def _goes_left(side, entry, v):
@@ -159,6 +156,10 @@ def _search_sort(a, v, side, dtype):
     else:
         found = ranks(concatenate([a, q]))[a.size:]
     return reshape(found - ranks(q), v.shape).astype(dtype)
+
+
+_SEARCHES = {"compare_all": _search_all, "scan": _search_scan, "sort": _search_sort,
+             "scan_unrolled": functools.partial(_search_scan, unrolled=True)}
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
