@@ -75,8 +75,8 @@ class Batcher:
     def at(self, ip: ir.InsertionPoint) -> "Batcher":
         return Batcher(self.ex, ip, self.axis_size, self.axis_name, self.write_mask)
 
-    def builder(self, op) -> BatchBuilder:
-        b = BatchBuilder(self.ip, op.location, self.axis_size, self.axis_name)
+    def builder(self, loc: ir.Location) -> BatchBuilder:
+        b = BatchBuilder(self.ip, loc, self.axis_size, self.axis_name)
         b.write_mask = self.write_mask
         return b
 
@@ -114,10 +114,8 @@ class Batcher:
         if rule is None:
             raise op_error(op, f"cannot vmap: {BATCH.why(cls)}")
         loc = op.location
-        b = BatchBuilder(self.ip, loc, self.axis_size, self.axis_name)
-        b.write_mask = self.write_mask
         with loc:
-            outs, out_dims = rule(b, vals, dims, **cls.params_of(op))
+            outs, out_dims = rule(self.builder(loc), vals, dims, **cls.params_of(op))
         return self._checked(op, list(zip(outs, out_dims)))
 
     def _nested_rule(self, rule, op, pairs):
@@ -130,7 +128,7 @@ class Batcher:
             new = clone_into(op, self.ip, dict(zip(op.operands, vals)))
             return [(r, NOT_MAPPED) for r in new.results]
         with op.location:
-            outs, out_dims = rule(self, op, vals, dims, self.builder(op))
+            outs, out_dims = rule(self, op, vals, dims, self.builder(op.location))
         return self._checked(op, list(zip(outs, out_dims)))
 
     def _checked(self, op, pairs):
