@@ -67,7 +67,7 @@ class Jvp:
         return Jvp(self.ex, ir.InsertionPoint(block), self.linearize, self.regions)
 
     def builder(self, op) -> Builder:
-        return Builder(self.ip, op.location)
+        return self.builder_at(op.location)
 
     def builder_at(self, loc: ir.Location) -> Builder:
         return Builder(self.ip, loc)
