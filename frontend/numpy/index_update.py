@@ -234,7 +234,6 @@ class _IndexUpdateRef:
         x = asarray(self.array)
         if not x.size:
             return x
-        aval = aval_of_value(x)
         if (isinstance(values, int) and not isinstance(values, bool)
                 and _dt.issubdtype(x.dtype, np.integer)
                 and np.iinfo(x.dtype).min <= values <= np.iinfo(x.dtype).max):
@@ -248,6 +247,7 @@ class _IndexUpdateRef:
         if 0 in plan.slice_shape:
             return x
         # As JAX: the update runs in the promoted dtype, cast back to x's type after.
+        aval = aval_of_value(x)
         xp, values = promote("at", x, values, broadcast=False)
         values = broadcast_to(values, plan.slice_shape)
         if plan.newaxis_dims:
@@ -261,14 +261,16 @@ class _IndexUpdateRef:
         return lax.convert_element_type(out, aval.dtype, weak_type=aval.weak_type)
 
     def _flat_update(self, x, kind, values, mode, unique_indices):
+        aval = aval_of_value(x)
         pos = self._positions(x, mode)
-        if values.dtype != x.dtype:
-            values = values.astype(x.dtype)
+        # (in the promoted dtype and cast back, as the planned scatter)
+        xp, values = promote("at", x, values, broadcast=False)
         values = broadcast_to(values, pos.shape)
-        out = _SCATTERS[kind](ravel(x), reshape(pos, (-1, 1)), ravel(values), _FLAT_SCATTER,
+        out = _SCATTERS[kind](ravel(xp), reshape(pos, (-1, 1)), ravel(values), _FLAT_SCATTER,
                               mode="fill",
                               unique_indices=bool(unique_indices) or self._static_index())
-        return reshape(out, x.shape)
+        return lax.convert_element_type(reshape(out, x.shape), aval.dtype,
+                                        weak_type=aval.weak_type)
 
     def _static_index(self):
         """Ints, slices, Ellipsis and None only: each position is selected at most once,

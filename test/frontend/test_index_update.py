@@ -62,6 +62,27 @@ def test_update_dtypes_as_jax(kind):
         jnp.asarray([3, 4]).at[0].multiply(0.5)
 
 
+@pytest.mark.parametrize("kind", ["set", "add", "multiply", "min", "max"])
+def test_general_path_dtypes_as_jax(kind):
+    """Indices the scatter plan leaves to the flat path (scalar boolean masks, clipped
+    positions, jax.ds windows) also update in the promoted dtype and cast back."""
+    for idx, mode in [(True, None), ((1, 7), "clip"), (np.array([0, 9]), "clip"),
+                      (np.array(True), None)]:
+        def run(np_, lib):
+            x = np_.arange(12).reshape(3, 4)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return getattr(x.at[idx], kind)(1.7, mode=mode)
+        _both(run)
+
+    def window(np_, lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return lib.jit(lambda x, i: getattr(x.at[lib.numpy.s_[lib.ds(i, 2)]], kind)(
+                0.5))(np_.arange(6), 1)
+    _both(window)
+
+
 def test_weakly_typed_x_stays_weak():
     _both(lambda np_, lib: lib.jit(lambda: np_.asarray(2.0).at[()].set(1.0))())
     _both(lambda np_, lib: lib.jit(lambda x: (x * 1.0).at[1].add(2))(np_.arange(3.0)))
