@@ -60,7 +60,6 @@ REASONS = {
                             "accuracy of exp, log, ...) is not supported",
     "jax.lax.Tolerance": "see jax.lax.AccuracyMode",
     "jax.lax.ragged_*": f"{NOT_YET}: no ragged (grouped) jaxpr op",
-    "jax.lax.RaggedDotDimensionNumbers": "see jax.lax.ragged_dot",
     "jax.lax.after_all": "XLA tokens are not exposed: mjax orders its effects (callbacks, "
                          "debug prints) itself",
     "jax.lax.create_token": "see jax.lax.after_all",

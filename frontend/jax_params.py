@@ -23,6 +23,7 @@ JAX_ORDER = MappingProxyType({
     "mul": ("out_dtype",),
     "iota": ("dtype", "shape", "dimension", "sharding"),
     "slice": ("start_indices", "limit_indices", "strides"),
+    "rng_bit_generator": ("shape", "dtype", "algorithm", "out_sharding"),
     "gather": ("dimension_numbers", "slice_sizes", "unique_indices", "indices_are_sorted",
                "mode", "fill_value"),
     "conv_general_dilated": ("window_strides", "padding", "lhs_dilation", "rhs_dilation",

@@ -438,6 +438,7 @@ _JAX_PARAMS = {
         [i for i in range(aval_of(op.results[0].type).ndim)
          if i not in set(decode(op.attributes["dimensions"]))])),
     "reduce_sum": lambda op, p: ("reduce_sum", {"out_sharding": "None", **p}),
+    "rng_bit_generator": lambda op, p: ("rng_bit_generator", {"out_sharding": "None", **p}),
     "convert_element_type": lambda op, p: ("convert_element_type", {
         "weak_type": str("mjax.weak_type" in op.attributes), **p}),
     "reshape": lambda op, p: ("reshape", {"dimensions": "None", "sharding": "None", **p}),

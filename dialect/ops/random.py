@@ -151,4 +151,30 @@ class Threefry2x32Op(JaxprOp, name="threefry2x32"):
         return out, out
 
 
+# XLA's RngBitGenerator algorithms, by JAX's names (lax.RandomAlgorithm).
+RNG_ALGORITHMS = ("RNG_DEFAULT", "RNG_THREE_FRY", "RNG_PHILOX")
+
+
+class RngBitGeneratorOp(JaxprOp, name="rng_bit_generator"):
+    """XLA's RngBitGenerator: from a key (uint32[4], or uint64[2]) the next key and
+    uniformly random unsigned bits of `shape` and `dtype`, by `algorithm`.
+    JAX: lax.rng_bit_generator_p."""
+    zero_derivative = True
+    attributes = {"shape": A.Shape(), "dtype": A.DType(),
+                  "algorithm": A.Str(default="RNG_DEFAULT", choices=RNG_ALGORITHMS)}
+
+    @classmethod
+    def infer(cls, key, *, shape, dtype, algorithm="RNG_DEFAULT"):
+        kd = None if isinstance(key.dtype, KeyType) else np.dtype(key.dtype)
+        if not ((key.shape == (4,) and kd == np.uint32)
+                or (key.shape == (2,) and kd == np.uint64)):
+            raise TypeError(f"rng_bit_generator: the key must be uint32[4] or uint64[2], "
+                            f"got {short_dtype_name(key.dtype)}{list(key.shape)}")
+        if np.dtype(dtype) not in {np.dtype(t) for t in _UINT.values()}:
+            raise TypeError(f"rng_bit_generator: unsupported dtype {np.dtype(dtype)}")
+        if any(d < 0 for d in shape):
+            raise ValueError(f"rng_bit_generator: shape {shape} has a negative dimension")
+        return key, ShapedArray(tuple(shape), np.dtype(dtype))
+
+
 __all__ = [n for n in dir() if n.endswith("Op")]

@@ -5,7 +5,7 @@ The functions live in topic modules, each importing only those before it: shardi
 (layout constraints), shapes.py, elementwise.py (ops, conversions, constants), dot.py,
 region_reduce.py, reduce.py, control_flow.py, indexing.py, sorting.py, convolution.py,
 windowed.py, parallel.py (collectives), linalg.py, special_functions.py, ragged.py,
-solves.py, platform.py. lax never imports mjax.numpy or anything above it
+rng.py (XLA's bit generator), solves.py, platform.py. lax never imports mjax.numpy or anything above it
 (docs/design.md, floors).
 """
 from __future__ import annotations
@@ -46,8 +46,8 @@ from mjax.lax.platform import platform_dependent
 from mjax.lax.parallel import (all_gather, all_to_all, axis_index, axis_size, pcast, pmax,
                                pmean, pmin, ppermute, pshuffle, psum, psum_scatter,
                                pswapaxes)
-from mjax.lax.ragged import (RandomAlgorithm, ragged_dot, ragged_dot_general,
-                             rng_bit_generator, rng_uniform)
+from mjax.lax.ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general
+from mjax.lax.rng import RandomAlgorithm, rng_bit_generator, rng_uniform
 from mjax.lax.reduce import (argmax, argmin, cumlogsumexp, cummax, cummin, cumprod, cumsum,
                              reduce, reduce_and, reduce_max, reduce_min, reduce_or,
                              reduce_prod, reduce_sum, reduce_xor)
@@ -70,7 +70,7 @@ globals().update(op_primitives())
 for _name in ("after_all", "approx_top_k", "bessel_i0e", "bessel_i1e", "create_token",
               "dce_sink", "device_put", "eq_to", "igamma", "igamma_grad_a", "igammac",
               "le_to", "lt_to", "mulhi", "nextafter", "ragged_all_to_all",
-              "regularized_incomplete_beta", "rng_bit_generator", "rng_uniform",
+              "regularized_incomplete_beta", "rng_uniform",
               "select_and_scatter", "split", "stage", "tile", "zeta"):
     globals()[f"{_name}_p"] = FunctionPrimitive(_name, globals().get(_name))
 del _name

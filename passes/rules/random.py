@@ -171,15 +171,20 @@ def _join_halves(a, b):
     return _stack_last([_word(a, 0), _word(a, 1), _word(b, 0), _word(b, 1)])
 
 
-def _rng_bit_generator(key4: ir.Value, shape, dtype) -> tuple[ir.Value, ir.Value]:
-    """stablehlo.rng_bit_generator on one uint32[4] key, as JAX lowers it: the key as
-    uint64[2], uint8/16 requested directly. Returns (new key uint32[4], bits)."""
+def _rng_bit_generator(key: ir.Value, shape, dtype,
+                       algorithm="DEFAULT") -> tuple[ir.Value, ir.Value]:
+    """stablehlo.rng_bit_generator on one uint32[4] (or uint64[2]) key, as JAX lowers it:
+    a uint32[4] key as uint64[2], uint8/16 requested directly. Returns (new key in the
+    key's type, bits)."""
+    words = _shape(key) == (4,)
     key64 = hlo.bitcast_convert(H.ttype((2,), np.uint64),
-                                hlo.reshape(H.ttype((2, 2), np.uint32), key4))
+                                hlo.reshape(H.ttype((2, 2), np.uint32), key)) if words else key
     op = hlo.RngBitGeneratorOp(H.ttype((2,), np.uint64), H.ttype(shape, dtype),
-                               hlo.RngAlgorithmAttr.get("DEFAULT"), key64)
-    new = hlo.reshape(H.ttype((4,), np.uint32),
-                      hlo.bitcast_convert(H.ttype((2, 2), np.uint32), op.results[0]))
+                               hlo.RngAlgorithmAttr.get(algorithm), key64)
+    new = op.results[0]
+    if words:
+        new = hlo.reshape(H.ttype((4,), np.uint32),
+                          hlo.bitcast_convert(H.ttype((2, 2), np.uint32), new))
     return new, op.results[1]
 
 
@@ -215,8 +220,17 @@ def _rbg_fold_in(data, msgs):
 
 
 def _rbg_bits(data, bit_width, shape):
-    dtype = R._UINT[bit_width]
-    return _per_key(data, lambda k: _rng_bit_generator(k, shape, dtype)[1], shape, dtype)
+    """As JAX maps its rbg bits over several keys (through rng_bit_generator's batching
+    rule): the first key draws the bits of all of them at once."""
+    kshape = _shape(data)[:-1]
+    first = data
+    if 0 in kshape:
+        return H.constant(0, R._UINT[bit_width], kshape + tuple(shape))
+    if kshape:
+        n = len(kshape)
+        first = hlo.reshape(H.ttype((4,), np.uint32),
+                            hlo.slice(data, [0] * (n + 1), [1] * n + [4], [1] * (n + 1)))
+    return _rng_bit_generator(first, kshape + tuple(shape), R._UINT[bit_width])[1]
 
 
 def _unsafe_rbg_split(data, shape):
@@ -302,9 +316,16 @@ def _threefry2x32_lower(ctx, k1, k2, x1, x2):
     return threefry2x32_hlo(k1, k2, x1, x2)
 
 
+@lowering(R.RngBitGeneratorOp)
+def _rng_bit_generator_lower(ctx, key, *, shape, dtype, algorithm="RNG_DEFAULT"):
+    return list(_rng_bit_generator(key, tuple(shape), dtype,
+                                   algorithm.removeprefix("RNG_")))
+
+
 # ---- JVP: integer and key outputs have no tangents ------------------------------------
 for _op in (R.RandomSeedOp, R.RandomWrapOp, R.RandomUnwrapOp, R.RandomSplitOp,
-            R.RandomFoldInOp, R.RandomBitsOp, R.RandomCloneOp, R.Threefry2x32Op):
+            R.RandomFoldInOp, R.RandomBitsOp, R.RandomCloneOp, R.Threefry2x32Op,
+            R.RngBitGeneratorOp):
     AD.defzero(_op, "integer or key outputs have no tangent (as in JAX)")
 
 
@@ -340,3 +361,24 @@ def _random_fold_in_batch(b, args, dims):
 
 
 defbroadcasting(R.Threefry2x32Op)
+
+
+@batch_rule(R.RngBitGeneratorOp)
+def _rng_bit_generator_batch(b, args, dims, *, shape, dtype, algorithm="RNG_DEFAULT"):
+    """As JAX's rule: the first key draws the bits of every batch member at once (a
+    leading axis on `shape`) and only that key advances; the others come back as they
+    were."""
+    (keys,), (d,) = args, dims
+    keys = moveaxis(b, keys, d, 0)
+    (n, *kshape) = _shape(keys)
+    zeros, ones = [0] * len(kshape), [1] * len(kshape)
+    first = b.reshape(b.slice(keys, start_indices=(0, *zeros), limit_indices=(1, *kshape),
+                              strides=(1, *ones)), new_sizes=tuple(kshape))
+    new_key, bits = b.emit(R.RngBitGeneratorOp, first, shape=(n, *shape), dtype=dtype,
+                           algorithm=algorithm)
+    new_key = b.reshape(new_key, new_sizes=(1, *kshape))
+    if n > 1:
+        rest = b.slice(keys, start_indices=(1, *zeros), limit_indices=(n, *kshape),
+                       strides=(1, *ones))
+        new_key = b.concatenate(new_key, rest, dimension=0)
+    return [new_key, bits], [0, 0]

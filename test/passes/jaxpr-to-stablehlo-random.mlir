@@ -63,6 +63,22 @@ func.func @random_bits_rbg(%d: tensor<4xui32>) -> tensor<5xui8> {
 
 // -----
 
+// lax.rng_bit_generator is one op: a uint32[4] key goes in as uint64[2] and comes back
+// as uint32[4]; a uint64[2] key is passed as it is.
+// CHECK-LABEL: func.func @rng_bit_generator
+// CHECK:         stablehlo.bitcast_convert {{.*}} : (tensor<2x2xui32>) -> tensor<2xui64>
+// CHECK:         stablehlo.rng_bit_generator {{.*}} algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<2x3xui16>)
+// CHECK:         stablehlo.bitcast_convert {{.*}} : (tensor<2xui64>) -> tensor<2x2xui32>
+// CHECK:         stablehlo.rng_bit_generator {{.*}} algorithm = DEFAULT : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)
+// CHECK-NOT:     jaxpr.
+func.func @rng_bit_generator(%k: tensor<4xui32>, %k64: tensor<2xui64>) -> (tensor<4xui32>, tensor<2x3xui16>, tensor<4xui32>) {
+  %0:2 = "jaxpr.rng_bit_generator"(%k) {shape = array<i64: 2, 3>, dtype = "uint16", algorithm = "RNG_PHILOX"} : (tensor<4xui32>) -> (tensor<4xui32>, tensor<2x3xui16>)
+  %1:2 = "jaxpr.rng_bit_generator"(%k64) {shape = array<i64: 4>, dtype = "uint32"} : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)
+  return %0#0, %0#1, %1#1 : tensor<4xui32>, tensor<2x3xui16>, tensor<4xui32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @random_fold_in
 // CHECK:         stablehlo.constant dense<0> : tensor<ui32>
 // CHECK:         stablehlo.concatenate {{.*}} -> tensor<2xui32>
