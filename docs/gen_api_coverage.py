@@ -147,7 +147,6 @@ REASONS = {
     "jax.experimental.fused": f"{NOT_YET}",
     "jax.experimental.key_reuse": f"{NOT_YET} as a module (jax_debug_key_reuse exists)",
     "jax.experimental.profiler": f"{NOT_YET} (mjax.profiler exists)",
-    "jax.experimental.random": f"{NOT_YET} (mjax.random exists)",
     "jax.experimental.rnn": f"{NOT_YET}: cuDNN LSTM",
     "jax.experimental.scheduling_groups": "XLA scheduling annotations are not emitted",
     "jax.experimental.serialize_executable": f"{NOT_YET}: pickled compiled executables "

@@ -200,7 +200,8 @@ def test_decorator_form_and_mesh_context(mesh):
 
 
 def test_experimental_spelling(mesh):
-    from mjax.experimental.shard_map import shard_map
+    with pytest.warns(DeprecationWarning, match="jax.experimental.shard_map is deprecated"):
+        from mjax.experimental.shard_map import shard_map
     f = shard_map(lambda b: mjax.lax.psum(b, "x"), mesh, in_specs=(P("x"),),
                   out_specs=P())
     np.testing.assert_allclose(np.asarray(f(X)), X.reshape(4, 2, 6).sum(0))

@@ -328,6 +328,13 @@ KNOWN.update({
 })
 
 
+# ---- JAX enhancement proposals with runnable code (docs/jep/) --------------------------
+TUTORIALS.update({f"jep_{name}": "" for name in (
+    "custom_derivatives", "custom_vjp_update", "jex", "new_remat_checkpoint", "omnistaging",
+    "prng", "sequencing_effects", "shard_map", "shmap_transpose", "stateful_rng",
+    "typed_keys")})
+
+
 # ---- the Pallas pages -----------------------------------------------------------------
 # (grid_blockspec's examples are doctests, run by JAX with jax, lax, jnp and np imported.)
 TUTORIALS.update({"pallas_quickstart": "", "pallas_pipelining": "",
