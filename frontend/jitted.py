@@ -112,6 +112,9 @@ class Jitted:
     def __repr__(self):     # (as JAX's: <PjitFunction of <function f at 0x...>>)
         return f"<PjitFunction of {self.fun!r}>"
 
+    # (as JAX's: the function's own, also for inspect.signature(follow_wrapped=False))
+    __signature__ = property(lambda self: inspect.signature(self.fun))
+
     def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
                  donate_argnames=(), keep_unused=False, device=None, backend=None,
                  inline=False, in_shardings=None, out_shardings=None, compiler_options=None,

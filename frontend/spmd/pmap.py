@@ -71,6 +71,14 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                              f"but only {len(devs)} XLA devices are available "
                              f"(num_replicas={n})")
         mesh = Mesh(np.array(devs[:n], dtype=object), (name,))
+        for i, (a, d) in enumerate(zip(avals, flat_axes)):
+            if d is not None and not a.ndim:    # (JAX's words: its pmap is a jit too)
+                s = NamedSharding(mesh, P(name))
+                raise ValueError(
+                    f"One of pjit arguments with pytree key path flat_args[{i}] is "
+                    f"incompatible with its sharding annotation {s}: Sharding {s} is only "
+                    f"valid for values of rank at least 1, but was applied to a value of "
+                    f"rank 0. For scalars the PartitionSpec should be P()")
         in_sh = [NamedSharding(mesh, P(*([None] * (d % len(a.shape)) + [name])))
                  if d is not None else NamedSharding(mesh, P())
                  for a, d in zip(avals, flat_axes)]
