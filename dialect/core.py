@@ -24,7 +24,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _mlir
 
 from mjax.dialect import attributes as A
-from mjax.dialect.types import ShapedArray, aval_of, tensor_type
+from mjax.dialect.types import RefAval, ShapedArray, aval_of, tensor_type
 
 OPS: dict[str, type["JaxprOp"]] = {}
 _INFERRED: dict = {}   # (op class, operand types, [params,] *operand avals) -> result avals
@@ -32,6 +32,11 @@ _INFERRED: dict = {}   # (op class, operand types, [params,] *operand avals) -> 
 # table, handle or callback behind them): their inferences are cached.
 PURE_SHAPE_RULES = frozenset({"mjax.dialect.ops.structural", "mjax.dialect.ops.reductions",
                                "mjax.dialect.ops.elementwise"})
+# Modules of ops on array values only: a ref (a memref operand) given to one of them is
+# the user's mistake of not reading it first (JAX's error), not a program to build.
+_ARRAYS_ONLY = PURE_SHAPE_RULES | {f"mjax.dialect.ops.{m}" for m in (
+    "indexing", "convolution", "windowed", "sorting", "linalg", "region_reductions",
+    "random")}
 
 
 def _plain(v) -> bool:
@@ -196,6 +201,12 @@ class JaxprOp(ir.OpView):
     @classmethod
     def _infer_checked(cls, avals, params, params_checked):
         cls.check_operand_count(len(avals))
+        if cls.__module__ in _ARRAYS_ONLY:
+            for a in avals:
+                if type(a) is RefAval:
+                    raise InferValueError(
+                        f"Attempting to pass a Ref {a} to a primitive: "
+                        f"{cls.primitive} -- did you forget to unpack ([...]) the ref?")
         if not params_checked:
             params = cls.check_params(params)
         try:

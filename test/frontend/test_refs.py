@@ -175,6 +175,25 @@ def test_ref_errors_are_jaxs(case):
         str(want).splitlines()[0].split(" at ")[0]
 
 
+@pytest.mark.parametrize("op", ["sin", "reshape", "dot", "reduce_sum", "dynamic_slice",
+                                "jit_sin", "cumsum"])
+def test_a_ref_given_to_a_lax_op_is_jaxs_value_error(op):
+    """Not a program with a memref operand handed to the compiler: JAX's ValueError."""
+    calls = {"sin": lambda lx, r: lx.sin(r), "reshape": lambda lx, r: lx.reshape(r, (3, 2)),
+             "dot": lambda lx, r: lx.dot(r, np.ones(6, np.float32)), "reduce_sum": lambda lx, r: lx.reduce_sum(r, (0,)),
+             "dynamic_slice": lambda lx, r: lx.dynamic_slice(r, (0,), (2,)),
+             "cumsum": lambda lx, r: lx.cumsum(r)}
+    messages = []
+    for jx in (jax, mjax):
+        r = jx.new_ref(jx.numpy.arange(6.))
+        f = (lambda lx, r: jx.jit(lx.sin)(r)) if op == "jit_sin" else calls[op]
+        with pytest.raises(ValueError) as e:
+            f(jx.lax, r)
+        messages.append(str(e.value).split(" (in jaxpr.")[0])
+    want, got = messages
+    assert got == want
+
+
 def test_grad_writing_a_differentiated_value_into_an_outer_ref_is_jax_error():
     # (JAX's refs hold no tangents; test_refs_transforms.py compares more with JAX)
     r = mjax.new_ref(1.)
