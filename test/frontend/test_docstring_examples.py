@@ -45,7 +45,7 @@ PAGES = {
         "jax.sharding", "jax.errors", "jax.ref", "jax.export", "jax.profiler",
         "jax.experimental.multihost_utils", "jax.experimental.jet",
         "jax.experimental.sparse", "jax.experimental.pallas",
-        "jax.experimental.buffer_callback"],
+        "jax.experimental.buffer_callback", "jax.experimental.random"],
     "jax.example_libraries": ["jax.example_libraries.optimizers",
                               "jax.example_libraries.stax"],
 }
