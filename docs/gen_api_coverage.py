@@ -99,6 +99,11 @@ REASONS = {
                                            "ProcessFailureError belong to JAX's fault-"
                                            "tolerant multi-process runtime, and mjax runs one "
                                            "process per program"),
+    "jax.experimental.jet.*": ("the module's own imports (typing, functools, tree_util) "
+                               "and its tracer internals (JetTrace, JetTracer, jet_fun, "
+                               "jet_subtrace); mjax's jet is an interpreter over the jaxpr"),
+    "jax.experimental.ode.*": ("the module's own imports (typing, functools, tree_util, "
+                               "util helpers); odeint is there"),
     "jax.experimental.pallas.*": f"{NOT_YET} in mjax.experimental.pallas (its core: "
                                  "pallas_call, BlockSpec, refs, program ids, atomics)",
     "jax.experimental.pallas.triton.*": f"{NOT_YET} in mjax.experimental.pallas.triton",
