@@ -67,8 +67,6 @@ REASONS = {
                         "elimination); mjax's --jaxpr-dce has no such sink",
     "jax.lax.stage": "internal JAX staging helper without an mjax counterpart",
     "jax.lax.shape_as_value": "dynamic shapes are not supported (mjax shapes are static)",
-    "jax.lax.pbroadcast": "varying-manual-axes types (shard_map's check_vma casts) are not "
-                          "modelled; shard_map checks replication itself",
     "jax.lax.psend": f"{NOT_YET}: point-to-point send/recv between devices",
     "jax.lax.precv": "see jax.lax.psend",
     "jax.lax.scaled_dot": f"{NOT_YET}: block-scaled (microscaling) dot products",

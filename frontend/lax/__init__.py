@@ -43,9 +43,9 @@ from mjax.lax.indexing import (GatherDimensionNumbers,  # noqa: F401  (_mode: us
                                scatter_mul, scatter_sub)
 from mjax.lax.linalg import FftType, fft
 from mjax.lax.platform import platform_dependent
-from mjax.lax.parallel import (all_gather, all_to_all, axis_index, axis_size, pcast, pmax,
-                               pmean, pmin, ppermute, pshuffle, psum, psum_scatter,
-                               pswapaxes)
+from mjax.lax.parallel import (all_gather, all_to_all, axis_index, axis_size, pbroadcast,
+                               pcast, pmax, pmean, pmin, ppermute, pshuffle, psum,
+                               psum_scatter, pswapaxes)
 from mjax.lax.ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general
 from mjax.lax.rng import RandomAlgorithm, rng_bit_generator, rng_uniform
 from mjax.lax.reduce import (argmax, argmin, cumlogsumexp, cummax, cummin, cumprod, cumsum,

@@ -18,6 +18,7 @@ from mjax.dialect.ops import collectives as C
 from mjax.dialect.ops.structural import CopyOp
 from mjax.lax import parallel_groups as G
 from mjax.lax.elementwise import convert_element_type, div
+from mjax.lax.shapes import index_in_dim
 from mjax.sharding_types import mark_manual_partial
 
 
@@ -212,6 +213,18 @@ def pshuffle(x, axis_name, perm):
     return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(perm)])
 
 
+def pbroadcast(x, axis_name, source):
+    """Every member gets member `source`'s value of each leaf (XLA's collective broadcast;
+    here the `source` row of an all_gather, so every dtype and bit pattern is copied as it
+    is). JAX: lax.pbroadcast."""
+    names, size = _prepare(axis_name, "pbroadcast", single=True)
+    source = int(source)
+    if not 0 <= source < size:
+        raise ValueError(at_user_line(f"pbroadcast: source {source} is not an index of axis "
+                                      f"{names[0]!r} of size {size}"))
+    return _map(lambda v: index_in_dim(all_gather(v, names[0]), source, 0, False), x)
+
+
 def axis_size(axis_name) -> int:
     """The size of the named axis (the product over a tuple of names). JAX: lax.axis_size."""
     names = _names(axis_name)
@@ -230,7 +243,7 @@ def axis_index(axis_name):
 
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all",
-           "pswapaxes", "ppermute", "pshuffle", "axis_index", "axis_size"]
+           "pswapaxes", "ppermute", "pshuffle", "pbroadcast", "axis_index", "axis_size"]
 
 
 # ---- variance casts ------------------------------------------------------------------------

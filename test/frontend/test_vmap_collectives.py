@@ -309,3 +309,24 @@ def test_axis_index_over_several_names(names):
     x = np.zeros((2, 3), np.int32)
     check(make(mjax)(x), make(jax)(x))
     check(mjax.jit(make(mjax))(x), make(jax)(x))
+
+
+@pytest.mark.parametrize("source", [0, 2, 3])
+def test_pbroadcast_copies_the_source_members_value(source):
+    """lax.pbroadcast (JAX's own has no CPU lowering, and its vmap rule fails): every
+    member gets the source's leaves, bit for bit and in their dtype; its gradient sends
+    every member's cotangent to the source."""
+    tree = {"f": X, "b": X > 0, "i": (X * 10).astype(np.int32), "nz": -0.0 * np.abs(X)}
+    out = mjax.vmap(lambda t: mlax.pbroadcast(t, "i", source), axis_name="i")(tree)
+    for k, v in tree.items():
+        got = np.asarray(out[k])
+        assert got.dtype == v.dtype
+        np.testing.assert_array_equal(got, np.broadcast_to(v[source], v.shape))
+        assert np.array_equal(np.signbit(got), np.signbit(np.broadcast_to(v[source], v.shape)))
+    g = mjax.grad(lambda x: mjax.vmap(lambda w: mlax.pbroadcast(w, "i", source),
+                                      axis_name="i")(x).sum())(X)
+    want = np.zeros_like(X)
+    want[source] = X.shape[0]
+    np.testing.assert_array_equal(np.asarray(g), want)
+    with pytest.raises(ValueError, match="source 4 is not an index of axis 'i' of size 4"):
+        mjax.vmap(lambda w: mlax.pbroadcast(w, "i", 4), axis_name="i")(X)
