@@ -42,6 +42,11 @@ from mjax.passes.rules.batch_util import (NOT_MAPPED, BatchBuilder, bdim_at, mov
 from mjax.passes.rules.tables import BATCH, BATCH_NESTED, EXPAND
 
 
+class NoBatchingRuleError(PassError, NotImplementedError):
+    """An op without a batching rule reached vmap: JAX's NotImplementedError ("Batching
+    rule for ... not implemented")."""
+
+
 class BatchError(PassError, ValueError):
     """A vmap that cannot be done as asked (e.g. a mapped output with out_axes=None);
     a ValueError, as JAX raises."""
@@ -112,7 +117,7 @@ class Batcher:
             raise op_error(op, "cannot batch a non-jaxpr op")
         rule = BATCH.get(cls)
         if rule is None:
-            raise op_error(op, f"cannot vmap: {BATCH.why(cls)}")
+            raise NoBatchingRuleError(op, f"'{op.name}' op cannot vmap: {BATCH.why(cls)}")
         loc = op.location
         with loc:
             outs, out_dims = rule(self.builder(loc), vals, dims, **cls.params_of(op))

@@ -177,4 +177,25 @@ class RngBitGeneratorOp(JaxprOp, name="rng_bit_generator"):
         return key, ShapedArray(tuple(shape), np.dtype(dtype))
 
 
+class RngUniformOp(JaxprOp, name="rng_uniform"):
+    """XLA's stateful RngUniform: numbers of `shape` uniform in [a, b) from the backend's
+    own generator state (each execution draws anew), for scalar a and b of one float or
+    integer dtype. JAX: lax.rng_uniform_p."""
+    pure = False        # (two draws are two draws: never merged by CSE)
+    num_operands = 2
+    attributes = {"shape": A.Shape()}
+
+    @classmethod
+    def infer(cls, a, b, *, shape):
+        check_dtype("rng_uniform", a, "int", "float")
+        if a.dtype != b.dtype:
+            raise ValueError(f"Arguments to rng_uniform must have identical dtypes, got "
+                             f"{getattr(a.dtype, 'name', a.dtype)} and "
+                             f"{getattr(b.dtype, 'name', b.dtype)}.")
+        if a.shape or b.shape:
+            raise ValueError(f"Arguments to rng_uniform must be scalars; got shapes "
+                             f"{a.shape} and {b.shape}.")
+        return (ShapedArray(tuple(shape), a.dtype),)
+
+
 __all__ = [n for n in dir() if n.endswith("Op")]

@@ -8,7 +8,7 @@ import numpy as np
 
 from mjax import dtypes
 from mjax.core import at_user_line, bind
-from mjax.dialect.ops.random import RngBitGeneratorOp
+from mjax.dialect.ops.random import RngBitGeneratorOp, RngUniformOp
 from mjax.lax.sharding import apply_out_sharding
 
 
@@ -42,12 +42,8 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
     return new_key, bits
 
 
-def _not_implemented(name, why):
-    def f(*args, **kwargs):
-        raise NotImplementedError(f"mjax.lax.{name} is not implemented ({why})")
-    f.__name__ = name
-    f.__doc__ = f"Not implemented in mjax ({why}). JAX: lax.{name}."
-    return f
-
-
-rng_uniform = _not_implemented("rng_uniform", "no stateful RNG op; use mjax.random.uniform")
+def rng_uniform(a, b, shape):
+    """Numbers of `shape` uniform in [a, b) (scalars of one dtype) from XLA's stateful
+    generator: each execution draws anew, and the values depend on the backend. Prefer
+    mjax.random. JAX: lax.rng_uniform."""
+    return bind(RngUniformOp, a, b, shape=tuple(int(d) for d in shape))

@@ -322,6 +322,12 @@ def _rng_bit_generator_lower(ctx, key, *, shape, dtype, algorithm="RNG_DEFAULT")
                                    algorithm.removeprefix("RNG_")))
 
 
+@lowering(R.RngUniformOp)
+def _rng_uniform_lower(ctx, a, b, *, shape):
+    dims = H.constant(np.asarray(shape, np.int64), np.int64, (len(shape),))
+    return [hlo.RngOp(a, b, dims, hlo.RngDistributionAttr.get("UNIFORM")).result]
+
+
 # ---- JVP: integer and key outputs have no tangents ------------------------------------
 for _op in (R.RandomSeedOp, R.RandomWrapOp, R.RandomUnwrapOp, R.RandomSplitOp,
             R.RandomFoldInOp, R.RandomBitsOp, R.RandomCloneOp, R.Threefry2x32Op,

@@ -148,3 +148,34 @@ def test_without_jax_in_the_process():
             "np.testing.assert_array_equal(np.asarray(out)[3], 0.0)\n"
             "assert 'jax' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---- rng_uniform (XLA's stateful generator) ---------------------------------------------
+def test_rng_uniform_draws():
+    for a, b, dtype in [(0., 1., np.float32), (-3, 5, np.int32), (2.5, 2.75, np.float32)]:
+        x = np.asarray(mjax.lax.rng_uniform(a, b, (1000,)))
+        assert x.dtype == dtype and x.shape == (1000,)
+        assert (x >= a).all() and (x < b).all() and len(np.unique(x)) > 1
+    f = mjax.jit(lambda: (mjax.lax.rng_uniform(0., 1., (4,)), mjax.lax.rng_uniform(0., 1., (4,))))
+    (p, q), (r, _) = f(), f()
+    assert not np.array_equal(np.asarray(p), np.asarray(q))     # (two draws, not one merged)
+    assert not np.array_equal(np.asarray(p), np.asarray(r))     # (each call draws anew)
+    rows = np.asarray(mjax.vmap(lambda x: mjax.lax.rng_uniform(0., 1., (2,)) + x)(jnp.ones(3)))
+    assert (rows == rows[0]).all()          # (unbatched bounds: one draw, as JAX's vmap)
+
+
+def test_rng_uniform_jaxpr_and_errors_as_jax():
+    assert (str(mjax.make_jaxpr(lambda: mjax.lax.rng_uniform(0, 5, (3,)))())
+            == str(jax.make_jaxpr(lambda: jax.lax.rng_uniform(0, 5, (3,)))()))
+    for args in [(0, 1.0, (2,)), (np.zeros(2, np.float32), np.float32(1), (2,))]:
+        with pytest.raises(ValueError) as got:
+            mjax.lax.rng_uniform(*args)
+        with pytest.raises(ValueError) as want:
+            jax.lax.rng_uniform(*args)
+        assert str(got.value).split(" (in jaxpr")[0] == str(want.value)
+    with pytest.raises(NotImplementedError):
+        mjax.vmap(lambda a: mjax.lax.rng_uniform(a, 1., (2,)))(jnp.zeros(3))
+    with pytest.raises(NotImplementedError):
+        mjax.grad(lambda a: mjax.lax.rng_uniform(a, 1., ()))(0.)
+    with pytest.raises(TypeError, match="rng_uniform does not accept dtype bool"):
+        mjax.lax.rng_uniform(True, False, (2,))    # (JAX's compiler aborts the process)
