@@ -26,7 +26,6 @@ import collections
 import contextlib
 import dataclasses
 import functools
-import inspect
 import itertools
 import threading
 from typing import Any
@@ -35,6 +34,7 @@ import numpy as np
 
 from mjax import lax, trace_trees, tree_util
 from mjax.ad import concrete, cotangent_types, eager_jvp, levels, rule_traces, symbolic_zeros
+from mjax.ad.arguments import resolve_kwargs, split_static
 from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, put_back,
                              set_apart)
 from mjax.ad.symbolic_zeros import SymbolicZero
@@ -54,30 +54,6 @@ from mjax.staging import _names, emit, emit_call, trace_function
 # ---- helpers --------------------------------------------------------------------------------
 def lax_convert(x, dtype):
     return lax.convert_element_type(x, dtype)
-
-
-def _resolve_kwargs(fun, args, kwargs):
-    """Binds keyword arguments to positions, as JAX's custom_jvp/custom_vjp do."""
-    if not kwargs:
-        return tuple(args)
-    try:
-        ba = inspect.signature(fun).bind(*args, **kwargs)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"keyword arguments could not be resolved to positions: {e}") from None
-    ba.apply_defaults()
-    if ba.kwargs:
-        raise TypeError("keyword arguments could not be resolved to positions")
-    return ba.args
-
-
-def _split_static(args, nondiff_argnums):
-    static = {i: args[i] for i in nondiff_argnums}
-    dyn = [a for i, a in enumerate(args) if i not in static]
-
-    def full(dyn_args):
-        it = iter(dyn_args)
-        return [static[i] if i in static else next(it) for i in range(len(args))]
-    return [static[i] for i in nondiff_argnums], dyn, full
 
 
 @dataclasses.dataclass
@@ -327,8 +303,8 @@ class _CustomRules:
         if not self._has_rules():
             raise AttributeError(f"No {self.kind.upper()} defined for custom_{self.kind} "
                                  f"function {name} using def{self.kind}.")
-        args = _resolve_kwargs(self.fun, args, kwargs)
-        nd, dyn, full = _split_static(args, self.nondiff_argnums)
+        args = resolve_kwargs(self.fun, args, kwargs, self.kind)
+        nd, dyn, full = split_static(args, self.nondiff_argnums)
         if not self.stage_exact_calls and not _any_inexact(dyn):
             return self.fun(*args)  # no input can carry a tangent: the rules never run
         if current_trace() is None:

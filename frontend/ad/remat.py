@@ -9,7 +9,7 @@ from mjax import nested_traces, trace_trees, tree_util
 from mjax.ad import levels
 from mjax.ad.checkpoint_policies import encode as encode_policy
 from mjax.ad.checkpoint_policies import for_remat3
-from mjax.ad.custom import _split_static
+from mjax.ad.arguments import split_static
 from mjax.ad.staging import _wraps, stage_function, staged
 from mjax.config import config
 from mjax.core import current_trace
@@ -46,7 +46,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
 
     @_wraps(fun)
     def remat_f(*args, **kwargs):
-        static, dyn, full = _split_static(
+        static, dyn, full = split_static(
             args, static_argnums + tuple(i for i in named_pos if i < len(args)))
         static_kw = {k: kwargs.pop(k) for k in static_argnames if k in kwargs}
 
