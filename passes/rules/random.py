@@ -30,7 +30,7 @@ from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, bdim_to_front,
                                           defbroadcasting, defvectorized, moveaxis)
 from mjax.passes.rules.dynamic_shapes import defining_op, dim_value
-from mjax.passes.rules.tables import lowering
+from mjax.passes.rules.tables import BATCH, lowering
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -326,6 +326,14 @@ def _rng_bit_generator_lower(ctx, key, *, shape, dtype, algorithm="RNG_DEFAULT")
 def _rng_uniform_lower(ctx, a, b, *, shape):
     dims = H.constant(np.asarray(shape, np.int64), np.int64, (len(shape),))
     return [hlo.RngOp(a, b, dims, hlo.RngDistributionAttr.get("UNIFORM")).result]
+
+
+# (As JAX: rng_uniform has no derivative and no batching rule; a vmap whose bounds are
+# unbatched leaves it unbatched, one draw for every member.)
+AD.no_jvp(R.RngUniformOp, "stateful random numbers are not differentiable (as in JAX)")
+AD.no_transpose(R.RngUniformOp)
+BATCH.unsupported(R.RngUniformOp, "batched bounds of a stateful draw (as in JAX); "
+                                  "unbatched bounds give one draw for every member")
 
 
 # ---- JVP: integer and key outputs have no tangents ------------------------------------

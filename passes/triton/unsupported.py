@@ -32,7 +32,8 @@ _WHY = {
     "--jaxpr-checkify outside kernels": (Ck.CheckOp, Ck.CheckifyOp),
     "random numbers inside Triton kernels are not supported; pass them in": (
         Rn.RandomBitsOp, Rn.RandomCloneOp, Rn.RandomFoldInOp, Rn.RandomSeedOp,
-        Rn.RandomSplitOp, Rn.RandomUnwrapOp, Rn.RandomWrapOp, Rn.Threefry2x32Op),
+        Rn.RandomSplitOp, Rn.RandomUnwrapOp, Rn.RandomWrapOp, Rn.Threefry2x32Op,
+        Rn.RngBitGeneratorOp, Rn.RngUniformOp),
     "no Triton lowering for this op inside kernels": (
         L.CholeskyOp, L.EigOp, L.EighOp, L.FftOp, L.GeqrfOp, L.HouseholderProductOp, L.LuOp,
         L.QrOp, L.SvdOp, L.TriangularSolveOp, L.TridiagonalSolveOp, L.TridiagonalOp,

@@ -61,3 +61,19 @@ func.func @threefry2x32_dtype(%a: tensor<3xui32>, %b: tensor<3xi32>) -> tensor<3
   %0:2 = "jaxpr.threefry2x32"(%a, %a, %a, %b) : (tensor<3xui32>, tensor<3xui32>, tensor<3xui32>, tensor<3xi32>) -> (tensor<3xui32>, tensor<3xui32>)
   return %0#0 : tensor<3xui32>
 }
+
+// -----
+
+func.func @rng_bit_generator_key(%k: tensor<3xui32>) -> tensor<2xui32> {
+  // expected-error @+1 {{rng_bit_generator: the key must be uint32[4] or uint64[2], got u32[3]}}
+  %0:2 = "jaxpr.rng_bit_generator"(%k) {dtype = "uint32", shape = array<i64: 2>} : (tensor<3xui32>) -> (tensor<3xui32>, tensor<2xui32>)
+  return %0#1 : tensor<2xui32>
+}
+
+// -----
+
+func.func @rng_uniform_dtypes(%a: tensor<f32>, %b: tensor<i32>) -> tensor<2xf32> {
+  // expected-error @+1 {{Arguments to rng_uniform must have identical dtypes, got float32 and int32.}}
+  %0 = "jaxpr.rng_uniform"(%a, %b) {shape = array<i64: 2>} : (tensor<f32>, tensor<i32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

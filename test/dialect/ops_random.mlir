@@ -34,3 +34,14 @@ func.func @random_bits_and_threefry(%k: tensor<2x!jaxpr.key<threefry2x32>>, %a: 
   %1:2 = "jaxpr.threefry2x32"(%a, %a, %a, %a) : (tensor<3xui32>, tensor<3xui32>, tensor<3xui32>, tensor<3xui32>) -> (tensor<3xui32>, tensor<3xui32>)
   return %0, %1#0 : tensor<2x5xui16>, tensor<3xui32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @rng_bit_generator_and_uniform
+// CHECK:         "jaxpr.rng_bit_generator"(%{{.*}}) {algorithm = "RNG_PHILOX", dtype = "uint8", shape = array<i64: 2, 3>} : (tensor<4xui32>) -> (tensor<4xui32>, tensor<2x3xui8>)
+// CHECK:         "jaxpr.rng_uniform"(%{{.*}}, %{{.*}}) {shape = array<i64: 5>} : (tensor<f32>, tensor<f32>) -> tensor<5xf32>
+func.func @rng_bit_generator_and_uniform(%k: tensor<4xui32>, %a: tensor<f32>) -> (tensor<2x3xui8>, tensor<5xf32>) {
+  %0:2 = "jaxpr.rng_bit_generator"(%k) {algorithm = "RNG_PHILOX", dtype = "uint8", shape = array<i64: 2, 3>} : (tensor<4xui32>) -> (tensor<4xui32>, tensor<2x3xui8>)
+  %1 = "jaxpr.rng_uniform"(%a, %a) {shape = array<i64: 5>} : (tensor<f32>, tensor<f32>) -> tensor<5xf32>
+  return %0#1, %1 : tensor<2x3xui8>, tensor<5xf32>
+}
