@@ -50,8 +50,6 @@ ALLOWED = {
     "experimental.jax2tf:dtype_of_val": _NEW_MODULES,
     "experimental.pallas:align_to": _NEW_MODULES,
     "experimental.pallas:when": _NEW_MODULES,
-    "image:resize": "precision's default is mjax.lax.Precision.HIGHEST, a string in mjax",
-    "image:scale_and_translate": "see image:resize",
     "profiler:annotate_function": _NEW_MODULES,
 
     "numpy:array": "JAX's extra *args only exists to reject old positional arguments",

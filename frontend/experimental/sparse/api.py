@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import operator
 
+from mjax import dtypes
 from mjax import numpy as jnp
 from mjax import random
 from mjax.batching import vmap
@@ -40,7 +41,7 @@ def todense(arr):
     return arr.todense() if isinstance(arr, JAXSparse) else arr
 
 
-def random_bcoo(key, shape, *, dtype=jnp.float32, indices_dtype=None, nse=0.2,
+def random_bcoo(key, shape, *, dtype=jnp.float64, indices_dtype=None, nse=0.2,
                 n_batch: int = 0, n_dense: int = 0, unique_indices: bool = True,
                 sorted_indices: bool = False, generator=random.uniform, **kwds) -> BCOO:
     """A BCOO array with random indices (nse of them per batch element, or that fraction of
@@ -58,7 +59,7 @@ def random_bcoo(key, shape, *, dtype=jnp.float32, indices_dtype=None, nse=0.2,
         raise ValueError(f"random_bcoo: nse={nse}, expected to be between 0 and "
                          f"{sparse_size}")
     count = int(math.ceil(nse * sparse_size)) if 0 < nse < 1 else operator.index(nse)
-    indices_dtype = indices_dtype or jnp.int32
+    indices_dtype = indices_dtype or dtypes.default_int()
     keys = random.split(key, math.prod(batch) + 1)
 
     def one(k):
