@@ -27,10 +27,10 @@ from mjax.config import config
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _MACHINERY = tuple(os.path.join(_HERE, name) for name in (
     "ad" + os.sep, "spmd" + os.sep, "abstract_eval.py", "api.py", "cache_miss_log.py",
-    "core.py", "eager.py", "eager_fast.py", "batching.py", "jaxpr_api.py", "jit_caches.py",
-    "jit_fast.py", "jitted.py", "lowering.py", "nested_traces.py", "placement.py",
-    "primitive.py", "registration.py", "source_info.py", "stages.py", "staging.py",
-    "traceback_util.py", "tracer.py")) + tuple(
+    "core.py", "eager.py", "eager_fast.py", "batching.py", "hijax_lowering.py",
+    "jaxpr_api.py", "jit_caches.py", "jit_fast.py", "jitted.py", "lowering.py",
+    "nested_traces.py", "placement.py", "primitive.py", "registration.py", "source_info.py",
+    "stages.py", "staging.py", "traceback_util.py", "tracer.py")) + tuple(
     os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (dialect, passes, runtime))
 _NOTE = ("--------------------\nFor simplicity, JAX has removed its internal frames from "
          "the traceback of the following exception. Set JAX_TRACEBACK_FILTERING=off to "
