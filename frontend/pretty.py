@@ -78,6 +78,7 @@ class _Printer:
         self.depth = 0           # how many jaxprs enclose the equation being printed
         self.bodies: list = []   # shard_map bodies being printed (their varying axes)
         self.override: dict = {}  # operands of the next equation cast by pvary
+        self.meshed = False      # the printed function holds a shard_map
 
     def var(self, v) -> str:
         return self.override.get(v) or self.literal.get(v) or self.env.get(v, "?")
@@ -113,7 +114,7 @@ class _Printer:
                 outs = [self.var(v) for v in op.operands]
                 break
             if op.name == "jaxpr.constant" and self._inline_literal(op):
-                if self.types is not None and SEED in op.attributes:
+                if (self.types is not None or self.meshed) and SEED in op.attributes:
                     # (JAX's grad reshards its cotangent seed to the output's type)
                     r = op.results[0]
                     eqns.append(f"{' ' * (indent + 4)}{self.bind(r)} = reshard "
@@ -170,8 +171,12 @@ class _Printer:
                 self.preset[arg] = self.env[v]
         ret = list(block.operations)[-1].operation
         for v, r in zip(ret.operands, op.results):
-            if r in self.env and not isinstance(v.owner, ir.Block) and v not in self.preset:
+            if isinstance(v.owner, ir.Block) or v in self.preset:
+                continue
+            if r in self.env:
                 self.preset[v] = self.env[r]
+            elif not list(r.uses) and self.depth <= 1 and len(list(v.uses)) == 1:
+                self.preset[v] = "_"     # (JAX: an unused result is `_` inside too)
         params["jaxpr"] = block
         params["n_captured"] = _n_captured(block)
         return params
@@ -503,4 +508,7 @@ def pretty_print(func_op, n_consts: int = 0, types=None) -> str:
     cond/while/scan nested in their equations; `types` (pretty_types.PrintTypes, explicit
     mode) gives values' sharding types."""
     block = func_op.regions[0].blocks[0]
-    return _Printer(types).jaxpr(block, 0, n_consts)
+    printer = _Printer(types)
+    # (a shard_map's results carry its mesh in JAX's types: grad reshards its seed then)
+    printer.meshed = any(op.operation.name == "jaxpr.shard_map" for op in block.operations)
+    return printer.jaxpr(block, 0, n_consts)

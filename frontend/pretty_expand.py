@@ -38,6 +38,8 @@ from mjax.pretty_types import FWD as _FWD
 from mjax.pretty_types import SEED, mark_cotangent_types
 from mjax.pretty_types import USER as _USER
 
+# The mark of a forward part's shard_map (passes/shard_map_ad.py).
+FORWARD_OF = "mjax.forward_of"
 # Ops that ask for a transformation of the function they name.
 _TRANSFORMS = frozenset({"jaxpr.jvp", "jaxpr.vjp", "jaxpr.linear_transpose", "jaxpr.vmap",
                          "jaxpr.checkpoint_tangent", "jaxpr.custom_vjp_tangent"})
@@ -180,6 +182,7 @@ def _merge_identical(block) -> None:
       ==> %y = exp %x; %r = sub 1, %y; ...
     """
     seen = {}
+    user_maps = {}    # (body, operands) -> the user's shard_map
     with_bodies = {}  # (name, operands, attributes) -> the user's cond/scan/while
     position = {}     # value -> position of the equation defining it (block order)
     anchor = None     # where the next residual goes: after this equation
@@ -198,6 +201,12 @@ def _merge_identical(block) -> None:
             elif _FWD in op.attributes and key in with_bodies:
                 anchor = _replace_extended(with_bodies.pop(key), op, position)
             continue
+        if op.name == "jaxpr.shard_map":
+            if _USER in op.attributes:
+                user_maps[(callee_of(op), tuple(op.operands))] = op
+            elif _FWD in op.attributes and FORWARD_OF in op.attributes:
+                anchor = _replace_shard_map(op, user_maps, position) or anchor
+                continue
         if not mergeable(op):
             continue
         key = _key(op)
@@ -229,6 +238,26 @@ def _replace_extended(user, fwd, position):
     at = position.get(user.results[0], -1.0) if len(user.results) else -1.0
     for r in fwd.results:
         position[r] = at
+    fwd.attributes[_USER] = ir.UnitAttr.get()
+    user.erase()
+    return fwd
+
+
+def _replace_shard_map(fwd, user_maps, position):
+    """A forward part's shard_map (its residuals, then the user's results) takes the
+    place of the user's shard_map it differentiates (same operands): JAX's linearization
+    has only that one. Returns it (the next anchor), or None."""
+    n, body = ir.StringAttr(fwd.attributes[FORWARD_OF]).value.split(":", 1)
+    user = user_maps.pop((body, tuple(fwd.operands)), None)
+    if user is None or len(fwd.results) != int(n) + len(user.results) or \
+            any(a.type != b.type for a, b in zip(user.results, fwd.results[int(n):])):
+        return None
+    fwd.move_after(user)
+    at = position.get(user.results[0], -1.0) if len(user.results) else -1.0
+    for r in fwd.results:
+        position[r] = at
+    for old, new in zip(user.results, fwd.results[int(n):]):
+        old.replace_all_uses_with(new)
     fwd.attributes[_USER] = ir.UnitAttr.get()
     user.erase()
     return fwd

@@ -142,10 +142,24 @@ class PrintTypes:
 
     def _shard_map(self, op, params) -> None:
         explicit = set(self.mesh.explicit_axes)
-        for r, spec in zip(op.results, params["out_specs"]):
+        unreduced = params.get("out_unreduced") or [()] * len(op.results)
+        for r, spec, u in zip(op.results, params["out_specs"], unreduced):
             dims = [tuple(a for a in entry_axes(spec[d]) if a in explicit)
                     if d < len(spec) else () for d in range(aval_of(r.type).ndim)]
-            self._set(r, self._entry(dims, (), ()))
+            self._set(r, self._entry(dims, u, ()))
+
+    def _shard_map_operands(self, op, made) -> None:
+        """The operands a transposition made for a shard_map: typed as its in_specs (the
+        Explicit axes) and in_reduced say."""
+        params = op.opview.params
+        explicit = set(self.mesh.explicit_axes)
+        reduced = params.get("in_reduced") or [()] * len(params["in_specs"])
+        for v, spec, red in zip(op.operands, params["in_specs"], reduced):
+            if v not in made or v in self.fixed:
+                continue
+            dims = [tuple(a for a in entry_axes(spec[d]) if a in explicit)
+                    if d < len(spec) else () for d in range(aval_of(v.type).ndim)]
+            self.fixed[v] = self._entry(dims, (), red)
 
     def _call(self, op) -> None:
         """A nested jit: its body typed from the call's operands; results as the body's."""
@@ -218,6 +232,9 @@ class PrintTypes:
                         self.fixed[op.operands[k]] = found
         for op in reversed(list(block.operations)):
             op = op.operation
+            if op.name == "jaxpr.shard_map" and not _is_user(op):
+                self._shard_map_operands(op, made)    # (laid out as its in_specs say)
+                continue
             if _is_user(op) or not op.name.startswith("jaxpr.") or \
                     not all(r in self.fixed for r in op.results) or not len(op.results):
                 continue

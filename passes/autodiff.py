@@ -23,12 +23,14 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.context import context
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops.shard_map import ShardMapOp
 from mjax.passes import forward_mode, reverse_mode
 from mjax.passes.linear_transpose import expand_linear_transpose_op
 from mjax.passes.expansion import Expander, lower_bwd_rules, lower_custom_calls
 from mjax.passes.ir_util import nested_ops, reachable_functions
 from mjax.passes.reverse_mode import LinearizeInfo, VjpInfo
 from mjax.passes.rules.tables import EXPAND
+from mjax.passes.shard_map_ad import expand_shard_maps
 from mjax.passes.user_primitives import lower_user_primitives
 
 EXPAND[T.JvpOp] = forward_mode.expand_jvp_op
@@ -57,6 +59,9 @@ def expand_transforms(module, only=None, lower_leftovers: bool = True) -> Expand
             lower_custom_calls(ex)
         elif only is None:
             lower_custom_calls(ex, bwd_only=True)
+        if ex.state.get("shard_maps") and lower_leftovers and (
+                only is None or ShardMapOp in only):
+            expand_shard_maps(ex)     # (kept as ops by differentiation: expanded last)
         return ex
 
 

@@ -14,7 +14,13 @@ whole (replicated). `manual_axes` are the mesh axes the body is manual over (the
 others are left to the compiler), `check_vma` JAX's varying-axes check; `device_ids`
 as jaxpr.sharding_constraint's, `out_paths` each result's key path (for errors),
 `abstract_mesh` whether the user gave the mesh abstractly (the context's: JAX's
-equation then names an AbstractMesh).
+equation then names an AbstractMesh). `in_reduced[i]` / `out_unreduced[j]` (absent: none)
+are the mesh axes JAX's spec calls reduced / unreduced: operand i is the same on every
+member of those axes (laid out replicated over them), result j is the sum over the
+members of those axes of what each returns (a value laid out unreduced over them).
+`stacked_outputs` (the ops differentiation makes, whose bodies may read residuals stacked
+along axes their results do not vary along): the expansion takes each result as without
+check_vma (member 0's block for the axes its out_spec leaves unnamed).
 --jaxpr-expand-transforms rewrites it into sharding constraints, reshapes and one
 `jaxpr.vmap` per manual axis (passes/rules/shard_map.py). JAX: shard_map_p.
 """
@@ -81,7 +87,10 @@ class ShardMapOp(TransformOp, name="shard_map"):
                   "in_specs": SpecList(), "out_specs": SpecList(),
                   "manual_axes": AxisNames(), "check_vma": A.Bool(default=True),
                   "num_captured": A.Int(default=0), "out_paths": A.AnyAttr(default=None),
-                  "abstract_mesh": A.Bool(default=False)}
+                  "abstract_mesh": A.Bool(default=False),
+                  "in_reduced": SpecList(default=None),
+                  "out_unreduced": SpecList(default=None),
+                  "stacked_outputs": A.Bool(default=False)}
 
     @classmethod
     def infer_with_callees(cls, avals, params, signature):

@@ -198,7 +198,7 @@ def _run(f, mesh, in_specs, out_specs, check_vma, fun_name, args, shown=None,
 
     if shown is None and manual:    # (under a trace: one jaxpr.shard_map equation)
         return emit_shard_map(body, mesh, manual, leaves, specs, out_specs, check_vma,
-                              fun_name, _flat_specs, abstract)
+                              fun_name, _flat_specs, abstract, reduced)
     blocks = [_to_blocks(x, mesh, s, manual) for x, s in zip(leaves, specs)]
     fn = body
     for a in reversed(manual):
@@ -459,6 +459,10 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                                           "in calls outside jit")
             return _unreduced_ins(f, m, specs, out_specs, check_vma, args)
         unreduced = _unreduced_outs(out_specs)
+        if unreduced is not None and current_trace() is not None and full:
+            # (one equation whose results are unreduced: JAX's out_specs)
+            return _run(f, m, specs, out_specs, check_vma, fun_name, args, manual=manual,
+                        abstract=not isinstance(mesh, Mesh))
         if unreduced is not None:
             inner = cache.get(("unreduced", m))
             if inner is None:

@@ -3,9 +3,12 @@
 Inside a trace (jit, grad, vmap, ...), shard_map traces its body once, at the per-device
 block avals, into a function of the module, and emits one op naming it, with the mesh,
 the specs, the manual axes and check_vma as attributes. make_jaxpr prints it as JAX's
-`shard_map[...]` equation with the body's jaxpr nested (pretty_shard_map.py); the
-compile pipeline's --jaxpr-expand-transforms rewrites it into the sharding constraints,
-reshapes and per-axis vmaps mjax runs (passes/rules/shard_map.py).
+`shard_map[...]` equation with the body's jaxpr nested (shard_map_print.py), and grad of
+it as JAX's two (passes/shard_map_ad.py); the compile pipeline's
+--jaxpr-expand-transforms rewrites it last into the sharding constraints, reshapes and
+per-axis vmaps mjax runs (passes/rules/shard_map.py). Unreduced out_specs and reduced
+in_specs are attributes too (`out_unreduced`, `in_reduced`); a pcast to 'unreduced' in
+the body is noted on its copy (printed as JAX's vary_unreduced_cast_p).
 
 The errors JAX raises while tracing are raised here: with check_vma, an output that
 varies along a manual axis its out_spec does not name (the body's varying axes, as
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 
+from jaxlib.mlir import ir
+
 from mjax import trace_trees, tree_util
 from mjax.axis_env import AXIS_ENV
 from mjax.ad.staging import stage_function
@@ -24,7 +29,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.sharding import ShardingConstraintOp
 from mjax.dialect.ops.shard_map import ShardMapOp
 from mjax.lax.sharding import constraint_params
-from mjax.passes.rules import shard_map as _expansion  # noqa: F401  (EXPAND[ShardMapOp])
+from mjax.passes import shard_map_ad as _rules  # noqa: F401  (ShardMapOp: expansion, AD)
 from mjax.sharding_impls import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec,
                                  get_abstract_mesh, use_abstract_mesh)
 from mjax.sharding_types import trace_op_types
@@ -50,12 +55,13 @@ def _block_aval(aval, spec: PartitionSpec, sizes: dict):
 
 
 def emit_shard_map(body, mesh, manual: tuple, leaves, specs, out_specs, check_vma: bool,
-                   fun_name: str, flat_specs, abstract: bool = False):
+                   fun_name: str, flat_specs, abstract: bool = False, reduced=None):
     """The results (a pytree) of `body` (a function of the block leaves, returning the
     body's pytree) as one jaxpr.shard_map equation over `leaves` laid out by `specs`
     (one PartitionSpec each); `flat_specs(what, specs, tree)` flattens out_specs against
     the body's output tree; `abstract`: the user named the mesh abstractly (or by the
-    context), as the printed equation says."""
+    context), as the printed equation says; `reduced`: per leaf, the mesh axes its
+    in_spec calls reduced."""
     sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
     blocks = [_block_aval(aval_of_value(x), s, sizes) for x, s in zip(leaves, specs)]
     seen = {}
@@ -63,6 +69,7 @@ def emit_shard_map(body, mesh, manual: tuple, leaves, specs, out_specs, check_vm
     def recorded(*block_leaves):
         out = body(*block_leaves)
         seen["varying"] = varying_of(out)
+        _mark_unreduced_casts(current_trace())
         return out
 
     with contextlib.ExitStack() as stack:
@@ -88,12 +95,40 @@ def emit_shard_map(body, mesh, manual: tuple, leaves, specs, out_specs, check_vm
                 manual_axes=tuple(manual), check_vma=bool(check_vma),
                 num_captured=len(operands) - len(leaves),
                 out_paths=_out_paths(traced.out_tree, len(flat_out)),
-                abstract_mesh=bool(abstract))
+                abstract_mesh=bool(abstract),
+                in_reduced=_axes_lists(mesh, reduced, len(leaves)),
+                out_unreduced=_axes_lists(mesh, [getattr(s, "unreduced", None)
+                                                 for s in flat_out], len(flat_out)))
     for t, a in zip(outs, traced.out_avals):
         if a.weak_type:
             t.aval = t.aval.update(weak_type=True)
     _carry_types(mesh, manual, operands, outs, specs, flat_out)
     return tree_util.tree_unflatten(traced.out_tree, outs)
+
+
+def _axes_lists(mesh, axes, n: int):
+    """The op's in_reduced / out_unreduced attribute: per spec, the mesh axes named (in
+    mesh order); None when no spec names any."""
+    axes = list(axes or ()) + [None] * (n - len(axes or ()))
+    if not any(axes):
+        return None
+    return tuple(tuple(a for a in mesh.axis_names if a in (s or ())) for s in axes)
+
+
+# The discardable attribute of the copy `lax.pcast(x, to='unreduced')` makes in a
+# shard_map body: the axes (printed as JAX's vary_unreduced_cast_p).
+UNREDUCED_CAST = "mjax.unreduced_cast"
+
+
+def _mark_unreduced_casts(trace) -> None:
+    """Notes on the copies the body's pcasts to 'unreduced' made (the trace's table of
+    unreduced values, sharding_types.mark_manual_partial) the axes they name."""
+    table = getattr(trace, "__dict__", {}).get("manual_partial") or {}
+    for v, (unreduced, _) in table.items():
+        op = getattr(v.owner, "operation", None)
+        if unreduced and op is not None and op.name == "jaxpr.copy":
+            op.attributes[UNREDUCED_CAST] = ir.ArrayAttr.get(
+                [ir.StringAttr.get(a) for a in sorted(unreduced)], op.context)
 
 
 def varying_of(out) -> list:
@@ -125,7 +160,8 @@ def _carry_types(mesh, manual, operands, outs, specs, flat_out) -> None:
                 varying[o.value] = axes
     explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types)
                 if t == AxisType.Explicit}
-    if not any(_names(s) & explicit for s in (*specs, *flat_out)):
+    if not any((_names(s) | set(getattr(s, "unreduced", ()) or ())) & explicit
+               for s in (*specs, *flat_out)):
         if trace.type_specs is None:
             return
     elif trace.type_specs is None:

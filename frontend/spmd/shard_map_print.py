@@ -44,9 +44,25 @@ _REDUCING = frozenset({"jaxpr.psum", "jaxpr.pmax", "jaxpr.pmin"})
 _RETURNS = ("func.return", "jaxpr.yield")
 
 
-def _spec(entries) -> PartitionSpec:
+def _spec(entries, unreduced=(), reduced=()) -> PartitionSpec:
     return PartitionSpec(*[None if not e else (entry_axes(e)[0] if len(entry_axes(e)) == 1
-                                               else entry_axes(e)) for e in entries])
+                                               else entry_axes(e)) for e in entries],
+                         unreduced=set(unreduced or ()), reduced=set(reduced or ()))
+
+
+def _specs(p, what: str, partial: str) -> list:
+    """The op's in_specs / out_specs as JAX's PartitionSpecs (with the axes its
+    in_reduced / out_unreduced name)."""
+    extra = p.get(partial) or [()] * len(p[what])
+    key = "reduced" if partial == "in_reduced" else "unreduced"
+    return [_spec(s, **{key: u}) for s, u in zip(p[what], extra)]
+
+
+# The casts between partial and varying values, JAX's primitives: a pcast to 'unreduced'
+# in the body, and the cast of a reduced cotangent back to varying the transposition
+# makes (frontend/spmd/shard_map_op.py, passes/shard_map_ad.py).
+_PARTIAL_CASTS = {"mjax.unreduced_cast": "vary_unreduced_cast_p",
+                  "mjax.reduced_vary_cast": "reduced_vary_cast_p"}
 
 
 def _mesh(p):
@@ -92,9 +108,17 @@ class BodyTypes:
         self.block = block
         self.blocks: list = []
         self.varying: dict = {}
-        for arg, spec in zip(block.arguments, p["in_specs"]):
+        self.partial: dict = {}       # value -> "{U:..}" / "{R:..}" (reduced operands)
+        for arg, spec, red in zip(block.arguments, p["in_specs"],
+                                  p["in_reduced"] or [()] * len(p["in_specs"])):
             self.varying[arg] = frozenset(a for e in spec for a in entry_axes(e))
+            if red:
+                self.partial[arg] = "R:" + self._axes_text(red)
         self._walk(block)
+
+    def _axes_text(self, axes) -> str:
+        axes = [a for a in self.order if a in axes]
+        return axes[0] if len(axes) == 1 else "(" + ",".join(axes) + ")"
 
     def _get(self, v) -> frozenset:
         return self.varying.get(v, frozenset())
@@ -113,6 +137,13 @@ class BodyTypes:
                 continue
             ins = [self._get(v) for v in o.operands]
             every = frozenset().union(*ins)
+            if "mjax.reduced_vary_cast" in o.attributes:
+                self._set(o.results, [every | frozenset(
+                    str(a).strip('"') for a in o.attributes["mjax.reduced_vary_cast"])])
+                continue
+            if "mjax.unreduced_cast" in o.attributes:
+                self.partial[o.results[0]] = "U:" + self._axes_text(
+                    [str(a).strip('"') for a in o.attributes["mjax.unreduced_cast"]])
             if PVARY_MARK in o.attributes:
                 self._set(o.results, [every | frozenset(
                     str(a).strip('"') for a in o.attributes[PVARY_MARK])])
@@ -172,6 +203,8 @@ class BodyTypes:
         return carry + outs[ncarry:]
 
     def suffix(self, v) -> str:
+        if v in self.partial and self.check:
+            return "{" + self.partial[v] + "}"
         axes = [a for a in self.order if a in self._get(v)]
         if not axes or not self.check:    # (without check_vma JAX types nothing)
             return ""
@@ -215,6 +248,9 @@ def as_jax_eqn(body, op, name: str, params: dict):
     psum is JAX's psum_invariant under check_vma, psum_scatter its reduce_scatter; the
     axes are JAX's axis_name (one name for axis_index and all_to_all); reductions show
     axis_index_groups."""
+    for mark, prim in _PARTIAL_CASTS.items():
+        if mark in op.attributes:
+            return prim, {"axes": repr(tuple(str(a).strip('"') for a in op.attributes[mark]))}
     axes = params.get("axes")
     if name == "psum" and body.check:
         return "psum_invariant", {"axes": axes}
@@ -254,7 +290,7 @@ def shard_map_eqn(printer, op, block, pad: str, outs: str, indent: int) -> str:
     """The equation's text (see the module docstring)."""
     p = op.opview.params
     n_cap = int(p["num_captured"])
-    specs = [PartitionSpec()] * n_cap + [_spec(s) for s in p["in_specs"]]
+    specs = [PartitionSpec()] * n_cap + _specs(p, "in_specs", "in_reduced")
     operands = list(op.operands)
     operands = operands[len(operands) - n_cap:] + operands[:len(operands) - n_cap]
     ins = " ".join(printer.var(v) for v in operands)
@@ -263,7 +299,7 @@ def shard_map_eqn(printer, op, block, pad: str, outs: str, indent: int) -> str:
               "mesh": str(_mesh(p)),
               "newly_manual_axes": "frozenset({" + ", ".join(map(repr, p["manual_axes"])) +
                                    "})",
-              "out_specs": repr(tuple(_spec(s) for s in p["out_specs"]))}
+              "out_specs": repr(tuple(_specs(p, "out_specs", "out_unreduced")))}
     lhs = f"{pad}{outs + ' = ' if outs else ''}shard_map["
     lines = [lhs]
     if block is not None:
@@ -286,9 +322,9 @@ def jax_params(params: dict, out_avals) -> dict:
     p = {**params, "device_ids": params.get("device_ids"),
          "axis_types": params.get("axis_types")}
     return {"mesh": _mesh(p),
-            "in_specs": tuple([_spec(s) for s in params["in_specs"]] +
+            "in_specs": tuple(_specs(params, "in_specs", "in_reduced") +
                               [PartitionSpec()] * n_cap),     # (in the operands' order)
-            "out_specs": tuple(_spec(s) for s in params["out_specs"]),
+            "out_specs": tuple(_specs(params, "out_specs", "out_unreduced")),
             "jaxpr": params.get("jaxpr"),
             "check_vma": bool(params.get("check_vma", True)),
             "newly_manual_axes": frozenset(params["manual_axes"])}

@@ -20,7 +20,12 @@ are "?" (left to the compiler, which may split them over the automatic axes).
 
 The vmaps made are expanded at once (passes/batching.py's rule, through EXPAND), so
 the op leaves plain ops and calls behind. This is the program frontend/spmd/shard_map.py
-built at trace time before the op existed, op for op.
+built at trace time before the op existed, op for op. A result unreduced over axes
+(`out_unreduced`) is stacked along them and summed, laid out unreduced.
+
+The expansion is the last step of --jaxpr-expand-transforms (`expand_shard_maps`):
+jvp, vjp and linear_transpose keep the op, with its body transformed
+(passes/shard_map_ad.py), as JAX's shard_map_p stays one equation under AD.
 """
 from __future__ import annotations
 
@@ -33,10 +38,11 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.shard_map import ShardMapOp, block_layout, entry_axes, spec_axes
 from mjax.dialect.ops.sharding import UNCONSTRAINED, ShardingConstraintOp
+from mjax.dialect.ops.reductions import ReduceSumOp
 from mjax.dialect.ops.structural import ReshapeOp, SliceOp, SqueezeOp, TransposeOp
 from mjax.dialect.types import aval_of
-from mjax.passes.ir_util import replace_op, set_results
-from mjax.passes.rules.tables import BATCH, EXPAND, JVP, LOWER, TRANSPOSE
+from mjax.passes.ir_util import callee_of, nested_ops, replace_op, set_results
+from mjax.passes.rules.tables import BATCH, EXPAND, JVP, LOWER, SHARD, TRANSPOSE
 
 
 class _Mesh:
@@ -49,7 +55,7 @@ class _Mesh:
         self.manual = tuple(p["manual_axes"])
         self.partial = set(self.manual) != set(self.axes)
 
-    def constrain(self, b: Builder, x, entries):
+    def constrain(self, b: Builder, x, entries, unreduced=()):
         """`x` laid out as `entries` (one per leading dimension; the rest whole, or left to
         the compiler over part of the mesh)."""
         rank = len(aval_of(x.type).shape)
@@ -62,6 +68,8 @@ class _Mesh:
                       spec=spec)
         params["device_ids"] = (tuple(self.device_ids) if self.device_ids is not None
                                 else tuple(range(math.prod(self.sizes.values()))))
+        if unreduced:
+            params["unreduced"] = tuple(a for a in self.axes if a in unreduced)
         return b.emit(ShardingConstraintOp, x, **params)[0]
 
 
@@ -99,13 +107,17 @@ def _index_first(b, y, axis: int):
     return b.emit(SqueezeOp, y, dimensions=(axis,))[0]
 
 
-def _from_blocks(b, mesh: _Mesh, y, spec, stacked):
-    """(block axes of `stacked`, ...block) -> the global value laid out as `spec`."""
+def _from_blocks(b, mesh: _Mesh, y, spec, stacked, unreduced=()):
+    """(block axes of `stacked`, ...block) -> the global value laid out as `spec`; the
+    blocks stacked along the axes `unreduced` are summed (laid out unreduced)."""
     if stacked:
         y = mesh.constrain(b, y, stacked)
     named = spec_axes(spec)
     for a in reversed([a for a in stacked if a not in named]):
-        y = _index_first(b, y, stacked.index(a))
+        if a in unreduced:
+            y = b.emit(ReduceSumOp, y, axes=(stacked.index(a),))[0]
+        else:
+            y = _index_first(b, y, stacked.index(a))
     present = [a for a in stacked if a in named]
     block = aval_of(y.type).shape[len(present):]
     perm, shape = [], []
@@ -116,7 +128,7 @@ def _from_blocks(b, mesh: _Mesh, y, spec, stacked):
     if present:
         y = _transpose(b, y, perm)
         y = _reshape(b, y, shape)
-    return mesh.constrain(b, y, spec)
+    return mesh.constrain(b, y, spec, unreduced)
 
 
 def expand_shard_map_op(ex, op: ir.Operation) -> None:
@@ -126,7 +138,9 @@ def expand_shard_map_op(ex, op: ir.Operation) -> None:
     mesh = _Mesh(p)
     callee = str(p["callee"])
     n_args = len(op.operands) - p["num_captured"]
-    in_specs, out_specs, check = p["in_specs"], p["out_specs"], p["check_vma"]
+    in_specs, out_specs = p["in_specs"], p["out_specs"]
+    check = p["check_vma"] and not p["stacked_outputs"]
+    unreduced = [set(u) for u in p["out_unreduced"] or [()] * len(out_specs)]
     b = Builder(ir.InsertionPoint(op), op.location)
     operands = [_to_blocks(b, mesh, x, s) for x, s in zip(list(op.operands)[:n_args], in_specs)]
     operands += list(op.operands)[n_args:]
@@ -136,8 +150,8 @@ def expand_shard_map_op(ex, op: ir.Operation) -> None:
     for a in mesh.manual:
         in_axes = tuple(0 if a in spec_axes(s) else T.NOT_MAPPED for s in in_specs)
         in_axes += (T.NOT_MAPPED,) * p["num_captured"]
-        out_axes = tuple(0 if not check or a in spec_axes(s) else T.NOT_MAPPED
-                         for s in out_specs)
+        out_axes = tuple(0 if not check or a in spec_axes(s) or a in u else T.NOT_MAPPED
+                         for s, u in zip(out_specs, unreduced))
         levels.append((a, in_axes, out_axes))
     ins, _ = ex.fns.signature(callee)
     inner, made = callee, []
@@ -157,9 +171,9 @@ def expand_shard_map_op(ex, op: ir.Operation) -> None:
     vmap_op = _vmap(ex, b, inner, operands, levels[0], mesh, p, op_only=True)
     stacked = list(vmap_op.results)
     results = []
-    for y, s in zip(stacked, out_specs):
-        order = [a for a in mesh.manual if not check or a in spec_axes(s)]
-        results.append(_from_blocks(b, mesh, y, s, order))
+    for y, s, u in zip(stacked, out_specs, unreduced):
+        order = [a for a in mesh.manual if not check or a in spec_axes(s) or a in u]
+        results.append(_from_blocks(b, mesh, y, s, order, u))
     replace_op(op, results)
     if made:
         ex.expand_function(made[-1])
@@ -179,11 +193,41 @@ def _vmap(ex, b, callee, operands, level, mesh, p, op_only=False):
     return made if op_only else list(made.results)
 
 
-EXPAND[ShardMapOp] = expand_shard_map_op
-JVP.unsupported(ShardMapOp, "expanded (inner-first) before its caller is differentiated")
-TRANSPOSE.unsupported(ShardMapOp, "expanded before its caller is differentiated")
-BATCH.unsupported(ShardMapOp, "expanded (inner-first) before its caller is batched")
+def expand_shard_maps(ex, roots=None) -> None:
+    """Expands every `jaxpr.shard_map` left in the module, or in the functions `roots`
+    and those they reach (bodies first): the last step of --jaxpr-expand-transforms,
+    after differentiation kept them as ops."""
+    done = set()
+
+    def visit(name):
+        if name in done or name not in ex.fns:
+            return
+        done.add(name)
+        for op in nested_ops(ex.fns.get(name)):
+            callee = callee_of(op)
+            if callee is not None:
+                visit(callee)
+            if op.name == ShardMapOp.OPERATION_NAME:
+                expand_shard_map_op(ex, op)
+    for name in list(ex.fns.table) if roots is None else roots:
+        visit(name)
+
+
+def _keep(ex, op) -> None:
+    # (Differentiation keeps the op, with its body differentiated: the AD rules of
+    # passes/shard_map_ad.py; expand_shard_maps expands what is left at the end.)
+    ex.state["shard_maps"] = True
+
+
+EXPAND[ShardMapOp] = _keep
+JVP.unsupported(ShardMapOp, "differentiated by its JVP_NESTED rule (passes/shard_map_ad.py)")
+TRANSPOSE.unsupported(ShardMapOp, "transposed by its TRANSPOSE_NESTED rule "
+                                  "(passes/shard_map_ad.py)")
+BATCH.unsupported(ShardMapOp, "batched by its BATCH_NESTED rule (passes/shard_map_ad.py): "
+                              "expanded, then batched as a call")
 LOWER.unsupported(ShardMapOp, "unexpanded transformation op 'jaxpr.shard_map'; run "
                               "--jaxpr-expand-transforms first")
+SHARD.unsupported(ShardMapOp, "its layouts are its specs; --jaxpr-expand-transforms "
+                              "expands it into sharding constraints first")
 
-__all__ = ["expand_shard_map_op"]
+__all__ = ["expand_shard_map_op", "expand_shard_maps"]

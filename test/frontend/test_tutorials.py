@@ -228,17 +228,12 @@ def cell_mismatch(mine, theirs) -> str | None:
 # first 36 of new_docs/201/sharding.md's.)
 TUTORIALS.update({"sharding_201": "", "sharding_ad_301": "",
                   "shard_map": ""})
-_UNREDUCED_JAXPRS = ("make_jaxpr of grad of a shard_map: mjax's trace holds the expanded "
-                     "body (reshapes, broadcasts and sharding constraints around the "
-                     "vmapped ops), JAX's one shard_map equation with a nested jaxpr whose "
-                     "types carry varying/unreduced/reduced axes")
 KNOWN.update({
     ("sharding_201", 38): "both compile the jit for the 8-device mesh, but JAX reports "
                           "its Format(Layout.AUTO) input shardings as "
                           "GSPMDSharding({replicated}), so the page's `output_formats == "
                           "arg_formats` assert fails there; mjax's are NamedShardings and "
                           "the assert holds",
-    ("sharding_ad_301", 18): _UNREDUCED_JAXPRS,
     ("sharding_ad_301", 15): "the all-reduce's op_name: mjax's one all-reduce sits in "
                              "the scan body (mjax emits no unreduced layouts in loop "
                              "bodies: jit(step)/while/body/closed_call/transpose(jvp())/"
