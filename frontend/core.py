@@ -141,6 +141,8 @@ class Trace:
     # its ops are used, for the passes to skip their walks; None once finished (and for
     # bodies of region ops).
     census = None
+    # (insertion point, {(value attribute, aval, location): the constant staged there})
+    _consts = None
 
     def __init__(self, module: ir.Module, name: str, in_avals, *, visibility=None):
         self.module = module
@@ -171,6 +173,7 @@ class Trace:
         assert popped is self, "trace stack corrupted"
         self.active = False
         self.sources = None
+        self._consts = None   # (its values would keep the module alive)
         if exc[0] is not None:
             self._abandon()
 
@@ -228,12 +231,25 @@ class Trace:
             arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else \
                 np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)
             with ir.Location.unknown(context()):
-                attrs = {"value": dense_elements(arr)}
+                value = dense_elements(arr)
+                if loc is None:
+                    loc = user_location()
+                # (One op per constant, aval and line in this block: the copies lowering's
+                # CSE would merge are never staged. Keyed by the insertion point too: a
+                # copied trace (jit's kept traces) starts its own.)
+                consts = self._consts
+                if consts is None or consts[0] is not self.ip:
+                    consts = self._consts = (self.ip, {})
+                key = (value, aval, loc)
+                res = consts[1].get(key)
+                if res is not None:
+                    return Tracer(self, res, aval)
+                attrs = {"value": value}
                 if aval.weak_type:   # (the jaxpr printer shows weak literals as JAX does)
                     attrs[_WEAK_TYPE] = ir.UnitAttr.get()
-                res = ConstantOp.create([], [aval.strip_weak_type()], attrs,
-                                        loc=user_location() if loc is None else loc,
+                res = ConstantOp.create([], [aval.strip_weak_type()], attrs, loc=loc,
                                         ip=self.ip).result
+                consts[1][key] = res
             if self.census is not None:
                 self.census.staged(ConstantOp, (), (res,))
             return Tracer(self, res, aval)
@@ -258,6 +274,7 @@ class Trace:
             self.func.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(arg_types, [o.value.type for o in outs]))
         census, self.census = self.census, None
+        self._consts = None
         if census is not None:
             census.returned([o.value for o in outs])
             census.record_for(self.module, self.block)
@@ -323,6 +340,7 @@ class RegionTrace(Trace):
         outs = [self.to_tracer(o) for o in outs]
         with context(), ir.Location.unknown(context()):
             ir.Operation.create("jaxpr.yield", operands=[o.value for o in outs], ip=self.ip)
+        self._consts = None
         return [o.aval for o in outs]
 
     def discard(self) -> None:

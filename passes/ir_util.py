@@ -75,6 +75,25 @@ def nested_ops(op: ir.Operation) -> list[ir.Operation]:
     return ops
 
 
+def child_ops(root) -> list[ir.Operation]:
+    """The ops of the blocks of `root`'s regions, in order, not the ops inside them (a
+    list, safe to mutate the IR over): one walk skipping every op's regions but root's,
+    cheaper than listing `block.operations`, which makes an OpView of each op."""
+    ops = []
+    append = ops.append
+    advance, skip = ir.WalkResult.ADVANCE, ir.WalkResult.SKIP
+    first = [True]
+
+    def visit(op):
+        if first[0]:            # (root itself: into its regions)
+            first[0] = False
+            return advance
+        append(op)
+        return skip
+    root.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ops
+
+
 # ---- symbol references ------------------------------------------------------------------
 # Attributes that may hold symbol references other than a plain @name, and the symbols
 # each names: attributes are uniqued, and the same few arrays recur (dot_general's

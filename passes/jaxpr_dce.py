@@ -18,7 +18,8 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.core import OPS
 from mjax.passes import analyses
-from mjax.passes.ir_util import has_effects, is_private, referenced_symbols, symbol_name
+from mjax.passes.ir_util import (child_ops, has_effects, is_private, referenced_symbols,
+                                 symbol_name)
 from mjax.passes.registry import Pass, register_pass
 
 
@@ -29,28 +30,27 @@ def _unused(op) -> bool:
     return True
 
 
-def _dce_block(block: ir.Block) -> tuple[int, bool]:
-    """(Ops erased, whether a region of several blocks was met)."""
+def _dce_ops(holder) -> tuple[int, bool]:
+    """(Ops erased in the regions of `holder`, whether a region of several blocks was
+    met)."""
     # Backwards, so an op whose only users were just erased is dead when reached; an
-    # erased op takes its regions with it, a kept one is cleaned inside. (An op's class
-    # comes from its name: making its OpView costs more.)
+    # erased op takes its regions with it, a kept one is cleaned inside. (Ops listed by
+    # one walk and their classes taken from their names: OpViews cost more.)
     removed, several = 0, False
-    for op in reversed(list(block.operations)):
-        op = op.operation
-        cls = OPS.get(op.name)
+    for region in holder.regions:
+        several |= len(region.blocks) > 1
+    get = OPS.get
+    for op in reversed(child_ops(holder)):
+        cls = get(op.name)
         if cls is not None and len(op.results) and _unused(op) and not has_effects(op):
             op.erase()
             removed += 1
             continue
-        if cls is not None and cls.num_regions == 0:
+        if cls is not None and cls.num_regions == 0 or not len(op.regions):
             continue
-        for region in op.regions:
-            blocks = list(region.blocks)
-            several |= len(blocks) > 1
-            for inner in blocks:
-                n, more = _dce_block(inner)
-                removed += n
-                several |= more
+        n, more = _dce_ops(op)
+        removed += n
+        several |= more
     return removed, several
 
 
@@ -59,11 +59,7 @@ def remove_dead_ops(region_holder) -> int:
     the count."""
     removed = 0
     while True:
-        n, several = 0, False
-        for region in region_holder.regions:
-            for block in region.blocks:
-                k, more = _dce_block(block)
-                n, several = n + k, several or more
+        n, several = _dce_ops(region_holder)
         removed += n
         # Users come after their definitions in a block, so one backwards sweep finds
         # every dead op; only where control flows between blocks can a use come first.

@@ -129,16 +129,32 @@ class _Pruned:
         self.held: dict = {}             # holder (a function's name, else the op) -> counts
         self.total: dict[str, int] = {}  # symbol -> references in the whole module
         self.into: dict[str, str] = {}   # a moved function -> the function it went into
+        # A private function is walked for its references once something walked
+        # references it: one no live op reaches (the function grad or vmap expanded,
+        # in every such program) is erased unwalked, as counting would erase it (and so
+        # is a cycle of private functions nothing else reaches).
+        unwalked = {}
         for op in module_body(module).operations:
             op = op.operation
             key = op
             if op.name == "func.func":
                 key = symbol_name(op)
                 self.fns[key] = op
+                if is_private(op):
+                    unwalked[key] = op
+                    continue
             self._hold(key, symbol_ref_counts(op))
         # (the module's own attributes)
         self._hold(module, dict.fromkeys(symbol_refs(module.operation.attributes.values(),
                                                      set()), 1))
+        while True:
+            reached = [n for n in unwalked if self.total.get(n)]
+            if not reached:
+                break
+            for name in reached:
+                self._hold(name, symbol_ref_counts(unwalked.pop(name)))
+        for name in unwalked:
+            self.held[name] = {}
         self._erase_dead()
 
     def _hold(self, key, counts: dict, new: bool = True) -> None:

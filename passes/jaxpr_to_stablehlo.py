@@ -16,6 +16,7 @@ from jaxlib.mlir import ir
 from mjax.dialect.core import OPS
 from mjax.dialect.ops import structural as S
 from mjax.dialect.types import aval_of, symbolic_types_made
+from mjax.passes.ir_util import child_ops
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
 from mjax.passes.rules import elementwise as elementwise_rules
 from mjax.passes.rules import structural as structural_rules
@@ -141,17 +142,18 @@ def lower_nested(root: ir.Operation, backend: str = "xla") -> None:
     # (Per run: a rule replaced in LOWER since, as tests do, turns its fast path off.)
     fast = {cls: rewrite for cls, (rule, rewrite) in _fast_rules().items()
             if LOWER.get(cls) is rule}
-    for region in root.regions:
-        for block in region.blocks:
-            for op in list(block.operations):
-                rule = fast.get(type(op))
-                op = op.operation
-                if rule is not None and rule(op):
-                    continue
-                if op.name.startswith("jaxpr."):
-                    lower_op(op, backend)
-                elif len(op.regions):
-                    lower_nested(op, backend)
+    get = OPS.get
+    for op in child_ops(root):
+        name = op.name
+        cls = get(name)     # (the op's class from its name: no OpView made)
+        if cls is not None:
+            rule = fast.get(cls)
+            if rule is not None and rule(op):
+                continue
+        if name.startswith("jaxpr."):
+            lower_op(op, backend)
+        elif len(op.regions):
+            lower_nested(op, backend)
 
 
 class _Walk:
