@@ -13,6 +13,7 @@ from mjax import dtypes as _dt
 from mjax import registration, trace_trees, tree_util
 from mjax.ad import concrete, grad_markers, levels
 from mjax.ad.forward import _check_tangents, jvp
+from mjax.ad.jit_partial_eval import split_jit_calls
 from mjax.ad.cotangent_types import (WEAK_RESULTS, cotangent_weak_table,
                                      cotangent_weak_types)
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
@@ -360,7 +361,14 @@ class _Split:
             self.recipe = _Recipe(None, traced.name, self._text)
         else:
             self.recipe = _Recipe(traced.module, traced.name)
-            self.outs = emit_call(traced.name, self.args, traced.out_avals)
+            self.jit_split = None
+            if kind == "vjp" and not levels.depth():   # (f = one jit call: JAX's split)
+                self.jit_split = split_jit_calls(traced, self.args, diff_args,
+                                                  self.diff_results)
+            if self.jit_split is not None:
+                self.outs = self.jit_split.forward(self.args, traced.out_avals)
+            else:
+                self.outs = emit_call(traced.name, self.args, traced.out_avals)
 
     def _compile(self):
         traced = self.traced
@@ -467,6 +475,7 @@ class _LinearFun:
         self.fun_name = getattr(fun, "__name__", str(fun))
         self._eager = split if hasattr(split, "_linear_exe") else None
         self._jitted = {}        # wanted diff_args -> the staged linear map
+        self.jit_split = getattr(split, "jit_split", None)
         # An eager vjp's opaque residuals follow the arguments among the Partial's
         # children (JAX: VJP.opaque_residuals).
         self.n_opaque = len(split.opaque) if self._eager and self.kind == "vjp" else 0
@@ -559,6 +568,15 @@ class _LinearFun:
                 a is b for a, b in zip(args, eager.args)):
             return eager.linear(inputs, in_avals, out_avals)
         if self.kind == "vjp":
+            if tracing and self.jit_split is not None and self.jit_split.usable() and all(
+                    a is b for a, b in zip(args, self.jit_split.args)):
+                by = self.jit_split.backward(inputs, self.diff_results)
+                outs = [by[i] if i in by else _zeros(a)
+                        for i, a in zip(self.diff_args, out_avals) if i in want]
+                for o, a in zip(outs, [a for i, a in zip(self.diff_args, out_avals)
+                                       if i in want]):
+                    o.aval = a
+                return outs
             out_avals = [a for i, a in zip(self.diff_args, out_avals) if i in want]
         if not tracing:     # e.g. returned from a jit: stage the linear map
             if want not in self._jitted:

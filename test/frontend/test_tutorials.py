@@ -277,10 +277,11 @@ KNOWN.update({
                             "allclose runs (the printed memory sizes agree)",
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
                        "tracer class (DynamicJaxprTracer), mjax's names the Ref",
-    **{(page, i): "make_jaxpr of VJP.with_refs: JAX's pullback is a jit of its saved "
-                  "linear jaxpr (two nested `jit[name=take]`); mjax's VJP recomputes the "
-                  "forward from args_res, so its jaxpr shows the forward jit and the "
-                  "inlined backward ops"
+    **{(page, i): "make_jaxpr of VJP.with_refs: the forward jit is JAX's and the "
+                  "pullback a second `jit[name=take]`, but JAX's backward jit takes the ref "
+                  "and accumulates into its slice (`b[c:c+1] += j`, squeeze transposed by "
+                  "broadcast_in_dim); mjax's returns the cotangent (reshape, "
+                  "dynamic_update_slice of zeros), added to the ref after the jit"
        for page, i in (("array_refs", 23), ("refs_301", 12))},
     **{("export", i): "the cells define a new primitive with jax._src internals (core, "
                       "mlir lowering rules, jax._src.config)"
