@@ -180,3 +180,42 @@ class Builder:
 
     def zeros(self, aval: ShapedArray) -> ir.Value:
         return self.constant(np.zeros((), dtype=aval.dtype), shape=aval.shape)
+
+
+class SharingBuilder(Builder):
+    """A Builder appending to one block that makes each constant (value, type and
+    location) once there, as AD rules would make the same zeros and ones again and
+    again (copies lowering's CSE would merge). `consts` is the block's table, shared
+    by the Builders appending to it."""
+
+    def __init__(self, ip: ir.InsertionPoint | None, loc: ir.Location | None,
+                 consts: dict):
+        self.ip = ip
+        self.loc = loc
+        self.consts = consts
+
+    def _constant(self, params: dict) -> list[ir.Value] | None:
+        value = params.get("value")
+        loc = self.loc
+        if loc is None or len(params) != 1 or type(value) is not np.ndarray or \
+                any(value.strides):
+            return Builder._constant(self, params)
+        # (one value, maybe broadcast: keyed by its bits, not the whole array's)
+        key = (value.dtype, value.shape, value.reshape(-1)[:1].tobytes(), loc.attr)
+        res = self.consts.get(key)
+        if res is None:
+            made = Builder._constant(self, params)
+            if made is not None:
+                self.consts[key] = made[0]
+            return made
+        return [res]
+
+    def emit_constant(self, rtype: ir.Type, attr: ir.Attribute) -> ir.Value:
+        loc = self.loc
+        if loc is None:
+            return Builder.emit_constant(self, rtype, attr)
+        key = (attr, rtype, loc.attr)
+        res = self.consts.get(key)
+        if res is None:
+            res = self.consts[key] = Builder.emit_constant(self, rtype, attr)
+        return res

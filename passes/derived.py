@@ -32,7 +32,17 @@ def transform_name(cls) -> str:
     return getattr(cls, "primitive", None) or cls.__name__.lower()
 
 
+_SCALARS = frozenset({int, bool, str, float, type(None)})
+
+
 def _freeze(value):
+    t = type(value)
+    if t in _SCALARS:
+        return value
+    if t is tuple or t is list:     # (most: flat tuples of ints, frozen as they are)
+        if _SCALARS.issuperset(map(type, value)):
+            return value if t is tuple else tuple(value)
+        return tuple(map(_freeze, value))
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     if isinstance(value, A.Symbol):

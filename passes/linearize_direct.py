@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from mjax.dialect.builder import Builder
+from mjax.dialect.builder import Builder, SharingBuilder
+from mjax.dialect.ops.structural import ConstantOp
 from mjax.passes.forward_mode import Jvp, NeedsRegions
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import clone_into
@@ -49,12 +50,18 @@ class RoutedBuilder(Builder):
         jvp = self.jvp        # (a constant reads nothing: the forward part)
         if jvp.dirty:
             jvp.flush()
-        b = jvp.plain
-        b.ip, b.loc = jvp.fwd_ip, self.loc
+        b = jvp.consts     # (each constant made once there: SharingBuilder)
+        b.loc = self.loc
         return b.emit_constant(rtype, attr)
 
     def _emit(self, cls, operands, params) -> list[ir.Value]:
         jvp = self.jvp
+        if not operands and cls is ConstantOp:
+            if jvp.dirty:
+                jvp.flush()
+            b = jvp.consts
+            b.loc = self.loc
+            return b._emit(cls, operands, params)
         if cls.num_regions or _PE_RULE(cls) is not None:   # (its regions are filled later)
             jvp.dirty = True
             return Builder(jvp.scratch_ip, self.loc)._emit(cls, operands, params)
@@ -94,6 +101,7 @@ class DirectJvp(Jvp):
         self.fwd_ip = ir.InsertionPoint(fwd_block)
         self.lin_ip = ir.InsertionPoint(lin_block)
         self.plain = Builder()
+        self.consts = SharingBuilder(self.fwd_ip, None, {})   # (the forward part's constants)
         self._make_scratch = make_scratch     # () -> a block (made on first use)
         self.scratch_block = None
         self._scratch_ip = None

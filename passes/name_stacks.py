@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from mjax.passes.ir_util import calls_before, nested_ops
+from mjax.passes.ir_util import calls_before
 from mjax.passes.jaxpr_to_stablehlo import SCOPES
 
 _PLAIN = ("FileLineColLoc", "CallSiteLoc", "UnknownLoc")
@@ -32,10 +32,22 @@ _MAX_WRAPPED = 8192
 def wrap_scopes(fn: ir.Operation, transform: str) -> None:
     """Names every op inside `fn` (a function a transformation just made) as computed
     under `transform` ("jvp", "transpose")."""
-    for op in nested_ops(fn):
-        new = _wrapped(op.location, transform)
-        if new is not None:
-            op.location = new
+    get, advance = _WRAPPED.get, ir.WalkResult.ADVANCE     # (locals: one call per op)
+    first = [True]
+
+    def visit(op):
+        # (renaming in the walk itself: setting a location changes no structure)
+        if first[0]:            # (fn itself)
+            first[0] = False
+            return advance
+        loc = op.location
+        hit = get((transform, loc.attr))
+        if hit is None:
+            hit = _wrapped(loc, transform)
+        if hit:
+            op.location = hit
+        return advance
+    fn.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
 def _wrapped(loc: ir.Location, transform: str):

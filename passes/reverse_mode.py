@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
-from mjax.dialect.builder import Builder
+from mjax.dialect.builder import Builder, SharingBuilder
 from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
@@ -301,6 +301,7 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
                                  f"and {got.str_short()} for one value")
         return add_any(Builder(ip, loc), x, y)
     cts: dict = {}      # value -> its cotangent (absent: zero), summed as written
+    consts: dict = {}   # the constants the rules made at ip (SharingBuilder's table)
     term = block.operations[-1].operation     # (the last op, without listing the block)
     for v, e, ct in zip(term.operands, results, out_cts):
         if isinstance(e, Linear) and ct is not None:
@@ -346,7 +347,8 @@ def transpose_block(block: ir.Block, entries, out_cts, ip: ir.InsertionPoint,
                                    f"{TRANSPOSE.why(cls)}")
             ct = cts_of_results[0] if len(cts_of_results) == 1 else cts_of_results
             with op_loc:
-                got = rule(Builder(ip, op_loc), ct, *args, **cls.params_of(op))
+                got = rule(SharingBuilder(ip, op_loc, consts), ct, *args,
+                           **cls.params_of(op))
             if len(got) != len(args):
                 raise op_error(op, f"internal error: transpose rule returned {len(got)} "
                                    f"cotangents for {len(args)} operands")
