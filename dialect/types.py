@@ -210,32 +210,32 @@ class ShapedArray:
 class RefAval(ShapedArray):
     """A mutable reference to an array (a Pallas kernel's `Ref`), typed in the IR as the
     builtin `memref<SHAPExDTYPE>`: builtin, so it parses and prints with no C++ dialect,
-    and it carries shape and element type. Never weakly typed; never equal to a
-    ShapedArray of the same shape (a ref is not a value)."""
+    and it carries shape and element type. Its weak_type is its contents': a ref made
+    from a Python scalar reads weakly typed values for its whole life, as JAX's (like
+    a value's, the IR does not record it). Never equal to a ShapedArray of the same
+    shape (a ref is not a value)."""
 
     __slots__ = ()
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
-        super().__init__(shape, dtype, False)
-
     def update(self, shape=None, dtype=None, weak_type=None) -> "RefAval":
         return RefAval(self.shape if shape is None else shape,
-                       self.dtype if dtype is None else dtype)
+                       self.dtype if dtype is None else dtype,
+                       self.weak_type if weak_type is None else weak_type)
 
     def strip_weak_type(self) -> "RefAval":
-        return self
+        return RefAval(self.shape, self.dtype) if self.weak_type else self
 
     @property
     def inner_aval(self) -> ShapedArray:
         """The aval of the value the ref holds."""
-        return ShapedArray(self.shape, self.dtype)
+        return ShapedArray(self.shape, self.dtype, self.weak_type)
 
     def __eq__(self, other):
         return (isinstance(other, RefAval) and self.shape == other.shape
-                and self.dtype == other.dtype)
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
     def __hash__(self):
-        return hash(("ref", self.shape, self.dtype))
+        return hash(("ref", self.shape, self.dtype, self.weak_type))
 
     def str_short(self) -> str:
         return f"Ref{{{super().str_short()}}}"

@@ -51,15 +51,17 @@ class Ref:
         self._value = value           # an Array (outside traces)
         self._tracer = tracer         # a traced memref value (a Ref of a trace)
         # A ref made from a weakly typed value reads weak for its whole life, as JAX's
-        # (its type is fixed at creation), while the value it holds becomes strong when
-        # written.
-        self._weak = value is not None and value.aval.weak_type
+        # (its type, RefAval.weak_type, is fixed at creation), while the value it holds
+        # becomes strong when written.
+        self._weak = value.aval.weak_type if value is not None else \
+            tracer is not None and tracer.aval.weak_type
 
     # -- what the ref holds ----------------------------------------------------------
     @property
     def aval(self) -> RefAval:
-        a = self._tracer.aval if self._tracer is not None else self._value.aval
-        return a if type(a) is RefAval else RefAval(a.shape, a.dtype)
+        if self._tracer is not None:
+            return self._tracer.aval
+        return RefAval(self._value.shape, self._value.dtype, self._weak)
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)

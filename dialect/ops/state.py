@@ -187,7 +187,7 @@ class RefNewOp(JaxprOp, name="ref_new"):
     def infer(cls, init):
         if isinstance(init, RefAval):
             raise TypeError(f"jaxpr.ref_new takes an array, got the ref {init.str_short()}")
-        return (RefAval(init.shape, init.dtype),)
+        return (RefAval(init.shape, init.dtype, init.weak_type),)
 
 
 class GridQueryOp(JaxprOp):

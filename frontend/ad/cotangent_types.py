@@ -43,6 +43,7 @@ WEAK_RESULTS = "mjax.weak_results"
 STRONG_COTANGENTS = "_mjax_strong_cotangents"
 _CALLS = ("jaxpr.call",)
 _CUSTOM = ("jaxpr.custom_vjp_call", "jaxpr.custom_jvp_call")
+_REF_READS = ("jaxpr.ref_get", "jaxpr.ref_swap")
 
 
 def _inexact(value) -> bool:
@@ -98,6 +99,8 @@ def _forward(fns: _Functions, block: ir.Block, arg_weak) -> dict:
                 flags = flags + [flags[j] for j in diff]
         elif name in _CALLS or name in _CUSTOM:
             flags = _callee_results(fns, op, weak)
+        elif name in _REF_READS:    # (what a ref holds has the ref's type)
+            flags = [weak.get(op.operands[0], False)] * len(op.results)
         else:
             floats = [weak.get(v, False) for v in op.operands if _inexact(v)]
             flags = [bool(floats) and all(floats)] * len(op.results)

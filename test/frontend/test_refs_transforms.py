@@ -392,7 +392,18 @@ def refs_of_prng_keys(j, jnp):
             j.vmap(lambda kr: j.random.normal(kr[...]))(rs), str(j.typeof(r)))
 
 
-CASES = [refs_of_prng_keys, vmap_writes_at_batched_index, eager_vjp_and_linearize_closing_over_refs,
+def weak_refs_as_arguments_and_made_in_traces(j, jnp):
+    r = j.new_ref(2.)       # (reads weakly typed, as a ref of a Python scalar)
+
+    def g(x):
+        inner = j.new_ref(3.)
+        return x * inner[...]
+    return (j.jit(lambda r: r[...])(r), j.jit(lambda r, x: r[...] * x)(r, 3.),
+            j.grad(lambda x, r: x * r[...])(1., r), j.jit(j.grad(lambda x, r: x * r[...]))(1., r),
+            j.grad(g)(1.), j.jit(j.grad(g))(1.), r)
+
+
+CASES = [weak_refs_as_arguments_and_made_in_traces, refs_of_prng_keys, vmap_writes_at_batched_index, eager_vjp_and_linearize_closing_over_refs,
          checkpoint_writing_a_ref_reruns_the_write, vmap_of_while_writing_refs_masks_finished_elements,
          vmap_inconsistent_sizes_names_the_ref, ref_primals_of_jvp_and_grad, vmap_reads_at_batched_index, vmap_of_fori_and_while_writing_refs,
          grad_of_loops_over_refs, empty_ref_in_jit, empty_ref_outside_jit, vmap_ref_axis1, vmap_indexed_writes, vmap_reads_closed_over_ref, vmap_own_ref,
