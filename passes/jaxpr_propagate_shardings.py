@@ -26,7 +26,11 @@ jit over a mesh compiles, frontend/spmd.py): an `sdy.mesh @mesh` op, `sdy.shardi
 the annotated arguments and results, every propagated decision as an
 `sdy.sharding_constraint` (closed dimensions: Shardy may not re-shard them), and each
 `jaxpr.sharding_constraint` of the function replaced by its `sdy.sharding_constraint`
-(`?` entries open). Mesh axes of size 1 are left out (they split nothing).
+(`?` entries open). A scan whose carry starts unreduced and whose body adds partial sums
+to it (gradients of a reduced weight, accumulated) keeps it so: each value of that chain
+in its bodies is laid out unreduced too (passes/unreduced_loops.py), and the reshard
+reducing it makes the one all-reduce, as in JAX. Mesh axes of size 1 are left out (they
+split nothing).
 Ops without a rule (see the SHARD column of the coverage table) are left
 unannotated with their stated reason under explain.
 
@@ -54,7 +58,10 @@ from mjax.dialect.ops.sharding import UNCONSTRAINED, ShardingConstraintOp, check
 from mjax.dialect.types import aval_of
 from mjax.passes.ir_util import entry_block, is_terminator, symbol_name
 from mjax.passes.registry import Pass, PassError, format_location, register_pass
+from mjax.passes.rules.op_names import JIT_NAMES, SCOPES
 from mjax.passes.rules.tables import SHARD
+from mjax.passes.unreduced_loops import ADDS as _ADDS, PER_PARTIAL as _PER_PARTIAL, \
+    SCAN, scan_partials
 
 Spec = tuple  # per dimension, a tuple of mesh axis names
 
@@ -402,21 +409,37 @@ class _Propagation:
             return attr
 
         ops = list(self.ops)
-        partial, feeding = _unreduced_values(ops, self._unreduced_args(), self.decision)
+        nested: dict = {}
+        partial, feeding = _unreduced_values(ops, self._unreduced_args(), self.decision,
+                                             nested)
+        for v, axes in nested.items():     # (inside loop bodies: no decisions there)
+            _pin_after(v, sharding(tuple(() for _ in aval_of(v.type).shape), axes))
         replaced = set()
         for k, op in enumerate(ops):
             if op.name == _CONSTRAINT:
                 spec = op.opview.params["spec"]
                 dims = tuple(None if e == UNCONSTRAINED else dim_axes(e) for e in spec)
-                new = _sdy_constraint(op.operands[0],
-                                      sharding(dims, op.opview.params["unreduced"]),
-                                      op.location,
+                x, loc, unreduced = op.operands[0], op.location, op.opview.params["unreduced"]
+                first = None
+                if partial.get(x) and not unreduced:
+                    loc = _reshard_loc(module, op)
+                if partial.get(x) and not unreduced and not _pinned(x):
+                    # (a reshard of a partial sum: its operand pinned as it is first, as
+                    # JAX pins its input, so the all-reduce is the reshard's)
+                    rank = len(aval_of(x.type).shape)
+                    dec = self.decision(x)
+                    spec = dec.spec if dec is not None and len(dec.spec) == rank else \
+                        tuple(() for _ in range(rank))
+                    first = _sdy_constraint(x, sharding(spec, partial[x]), loc,
+                                            ir.InsertionPoint(op))
+                    x = first.results[0]
+                new = _sdy_constraint(x, sharding(dims, unreduced), loc,
                                       ir.InsertionPoint(op))
                 op.results[0].replace_all_uses_with(new.results[0])
                 if op.results[0] in partial:    # (keyed by the value that stays)
                     partial[new.results[0]] = partial.pop(op.results[0])
                 op.erase()
-                ops[k] = new
+                ops[k] = new if first is None else first    # (what follows the op before)
                 replaced.add(k)
         # Every argument and top-level result (the constraints' excepted) that has a
         # propagated decision gets a closed constraint right after its definition.
@@ -517,24 +540,23 @@ class _Propagation:
         return values
 
 
-# Ops each device may apply to its partial sum alone (JAX's unreduced rules): operand 0
-# unreduced makes the result so. add/add_any need all operands unreduced alike, mul one.
-_PER_PARTIAL = frozenset("jaxpr." + n for n in (
-    "convert_element_type", "copy", "copy_p", "reduce_sum", "transpose", "reshape",
-    "broadcast_in_dim", "squeeze", "expand_dims", "rev", "slice", "dynamic_slice",
-    "reduce_precision"))
-_ADDS = frozenset(("jaxpr.add", "jaxpr.add_any"))
+# (_PER_PARTIAL, _ADDS: the ops each device may apply to its partial sum alone, JAX's
+# unreduced rules; add/add_any need all operands unreduced alike, mul one.)
 
 
-def _unreduced_values(ops, args: dict, decision) -> tuple[dict, set]:
+def _unreduced_values(ops, args: dict, decision, nested: dict) -> tuple[dict, set]:
     """({value: its unreduced axes} for the values of the block that hold partial sums,
     forward from the arguments `args` and the constraints naming unreduced axes through
-    the ops that keep them; the set of values that reach such a constraint linearly from
-    contractions, see _from_contractions)."""
+    the ops that keep them, scans carrying them included; the set of values that reach
+    such a constraint linearly from contractions, see _from_contractions). `nested` gets
+    the values inside scan bodies that carry partial sums (passes/unreduced_loops.py)."""
     partial: dict = dict(args)
     feeding: set = set()
     for op in ops:
         name = op.name
+        if name == SCAN and partial:
+            scan_partials(op, partial, nested)
+            continue
         if name == _CONSTRAINT:
             axes = op.opview.params["unreduced"]
             if axes:
@@ -582,6 +604,32 @@ def _from_contractions(v, decision) -> set:
         elif owner.name != "jaxpr.dot_general":
             return set()
     return chain
+
+
+def _reshard_loc(module, op) -> ir.Location:
+    """The location of the constraints standing for the jaxpr.sharding_constraint `op`
+    that reduces a partial sum (only jax.reshard does) in a jit's module: named as JAX
+    names the op, "jit(f)/reshard" (XLA keeps it as the all-reduce's op_name)."""
+    attrs = module.operation.attributes
+    name = ir.StringAttr(attrs["sym_name"]).value if "sym_name" in attrs else ""
+    if not name.startswith("jit_"):
+        return op.location
+    scope = SCOPES.get(op.location.attr) if SCOPES else None
+    path = f"{scope}/reshard" if scope else "reshard"
+    return ir.Location.name(f"jit({JIT_NAMES.get(name, name[4:])})/{path}",
+                            childLoc=op.location)
+
+
+def _pinned(v) -> bool:
+    """Whether `v` is an sdy constraint's result (its layout already stated)."""
+    return isinstance(v, ir.OpResult) and v.owner.operation.name == "sdy.sharding_constraint"
+
+
+def _pin_after(v, sharding) -> None:
+    """`v` (an op's result) laid out as `sharding` by a constraint right after its op."""
+    owner = v.owner
+    c = _sdy_constraint(v, sharding, owner.location, ir.InsertionPoint.after(owner))
+    v.replace_all_uses_except(c.results[0], c)
 
 
 def _splits(dec, dims) -> bool:

@@ -146,9 +146,29 @@ def _update_at(ys: ir.Value, y: ir.Value, idx: ir.Value, loc: ir.Location) -> ir
     aval = aval_of(ys.type)
     zero = [_i32(0) for _ in aval.shape[1:]]
     with named_at(loc, _UPDATE + "broadcast_in_dim"):
-        row = hlo.reshape(H.ttype((1,) + aval.shape[1:], aval.dtype), y)
+        row = _as_partial(hlo.reshape(H.ttype((1,) + aval.shape[1:], aval.dtype), y), y,
+                          rows=True)
     with named_at(loc, _UPDATE + "dynamic_update_slice"):
-        return hlo.dynamic_update_slice(ys, row, [idx, *zero], results=[ys.type])
+        return _as_partial(hlo.dynamic_update_slice(ys, row, [idx, *zero],
+                                                    results=[ys.type]), y, rows=True)
+
+
+def _as_partial(v: ir.Value, y: ir.Value, rows: bool = False) -> ir.Value:
+    """`v` (y's row or the ys with it written, `rows`; the loop's result that a step
+    gives as `y`) laid out unreduced where Shardy's form lays `y` out so (to_sdy of
+    passes/jaxpr_propagate_shardings.py: a partial sum stays one through the loop only
+    where each of its values says so)."""
+    owner = y.owner.operation if isinstance(y, ir.OpResult) else None
+    if owner is None or owner.name != "sdy.sharding_constraint":
+        return v
+    text = str(owner.attributes["sharding"])
+    if "unreduced=" not in text:
+        return v
+    if rows:
+        at = text.index("[") + 1        # (one more leading dimension, not split)
+        text = text[:at] + ("{}" if text[at] == "]" else "{}, ") + text[at:]
+    return ir.Operation.create("sdy.sharding_constraint", results=[v.type], operands=[v],
+                               attributes={"sharding": ir.Attribute.parse(text)}).result
 
 
 @lowering(C.ScanOp)
@@ -206,7 +226,8 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
                 return [hlo.add(i, _i32(unroll)), *c, *y]
         _fill(loop.regions[0], types, cond)
         _fill(loop.regions[1], types, iterate)
-        results = list(loop.results)
+        returned = list(list(loop.regions[1].blocks[0].operations)[-1].operands)
+        results = [_as_partial(r, y) for r, y in zip(loop.results, returned)]
         carry, ys = results[1:1 + num_carry], results[1 + num_carry:]
         ctx.lower_nested(loop.operation)
     # The steps left over (length % unroll) run straight-line after the loop; their

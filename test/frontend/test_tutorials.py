@@ -234,11 +234,6 @@ KNOWN.update({
                           "GSPMDSharding({replicated}), so the page's `output_formats == "
                           "arg_formats` assert fails there; mjax's are NamedShardings and "
                           "the assert holds",
-    ("sharding_ad_301", 15): "the all-reduce's op_name: mjax's one all-reduce sits in "
-                             "the scan body (mjax emits no unreduced layouts in loop "
-                             "bodies: jit(step)/while/body/closed_call/transpose(jvp())/"
-                             "while/body/closed_call/dot_general), JAX's at the final "
-                             "reshard (jit(step)/reshard)",
     ("shard_map", 19): "check_vma's error text: JAX names its internal function "
                        "'_rem_singleton' where mjax names the user's '<lambda>'",
 })
@@ -252,7 +247,8 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
                   "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
                   "export": DOCTEST_PRELUDE, "shape_poly": DOCTEST_PRELUDE,
                   "compilation_cache": "", "remat_301": "",
-                  "hijax_custom_derivatives": "", "hijax_types": "", "host_offloading": ""})
+                  "hijax_custom_derivatives": "", "hijax_types": "", "host_offloading": "",
+                  "higher_order": ""})
 KNOWN.update({
     **{("hijax_types", i): "reading a hi value's fields (4) or building one from tracers (5) "
                            "in traced code: mjax's traced function sees the value class "
