@@ -26,11 +26,16 @@ from mjax.config import config
 # error is raised in (jnp, lax, scipy: JAX keeps its own jnp and lax frames too).
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _MACHINERY = tuple(os.path.join(_HERE, name) for name in (
-    "ad" + os.sep, "spmd" + os.sep, "abstract_eval.py", "api.py", "cache_miss_log.py",
-    "core.py", "eager.py", "eager_fast.py", "batching.py", "hijax_lowering.py",
-    "jaxpr_api.py", "jit_caches.py", "jit_fast.py", "jitted.py", "lowering.py",
-    "nested_traces.py", "placement.py", "primitive.py", "registration.py", "source_info.py",
-    "stages.py", "staging.py", "traceback_util.py", "tracer.py")) + tuple(
+    "ad" + os.sep, "spmd" + os.sep, "abstract_eval.py", "ad_checkpoint.py", "api.py",
+    "api_util.py", "cache_miss_log.py", "core.py", "custom_batching.py",
+    "custom_derivatives.py", "dtypes.py", "eager.py", "eager_fast.py", "batching.py",
+    "hijax_lowering.py", "jaxpr_api.py", "jit_arguments.py", "jit_caches.py", "jit_fast.py",
+    "jit_refs.py", "jit_traces.py", "jitted.py", "lowering.py", "nested_traces.py",
+    "placement.py", "primitive.py", "ref.py", "ref_slice.py", "region_cache.py",
+    "registration.py", "source_info.py", "stages.py", "staging.py", "trace_trees.py",
+    "traceback_util.py", "tracer.py", "tree_util.py",
+    os.path.join("experimental", "checkify.py"), os.path.join("experimental", "hijax.py"),
+    os.path.join("experimental", "shard_map.py"))) + tuple(
     os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (dialect, passes, runtime))
 _NOTE = ("--------------------\nFor simplicity, JAX has removed its internal frames from "
          "the traceback of the following exception. Set JAX_TRACEBACK_FILTERING=off to "

@@ -5,11 +5,13 @@ import os
 import traceback
 
 import jax
+import jax.extend
 import jax.numpy as jjnp
 import numpy as np
 import pytest
 
 import mjax
+import mjax.extend
 import mjax.numpy as jnp
 
 _NOTE = "For simplicity, JAX has removed its internal frames"
@@ -88,3 +90,24 @@ class _option:
 
     def __exit__(self, *exc):
         mjax.config.update("jax_traceback_filtering", self.old)
+
+
+def _primitive_without_abstract_eval(lib):
+    p = lib.extend.core.Primitive("no_abstract_eval")
+
+    def use(x):
+        return p.bind(x)
+    return lambda x: use(x) * 2
+
+
+def test_every_machinery_frame_removed_under_jit_as_jax():
+    """An error raised while a jit traces (a user primitive without an abstract
+    evaluation rule): the frames left are the user's, the same as JAX's; none of mjax's
+    package (its tracing modules are machinery however they are split)."""
+    got = {}
+    for lib in (mjax, jax):
+        with pytest.raises(NotImplementedError) as info:
+            lib.jit(_primitive_without_abstract_eval(lib))(np.float32(2.))
+        got[lib.__name__] = [(os.path.basename(fs.filename), fs.name, fs.lineno)
+                             for fs in traceback.extract_tb(info.value.__traceback__)]
+    assert got["mjax"] == got["jax"]
