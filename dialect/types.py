@@ -42,10 +42,20 @@ def register_key_type(impl: str, tag: str, nbytes: int) -> None:
     KEY_TAGS[impl], _KEY_BYTES[impl] = tag, nbytes
 
 
+# Abstract scalar types of dtypes that are not NumPy's, as in jax.dtypes.
+class extended(np.generic):
+    """Scalar type of extended dtypes (PRNG keys): issubdtype(key.dtype, extended)."""
+
+
+class prng_key(extended):
+    """Scalar type of PRNG key dtypes: issubdtype(key.dtype, prng_key)."""
+
+
 class KeyType:
     """Element type of a typed PRNG key array, e.g. `!jaxpr.key<threefry2x32>`."""
 
     __slots__ = ("impl",)
+    type = prng_key     # (JAX's extended dtypes' scalar type: key.dtype.type)
 
     def __init__(self, impl: str = "threefry2x32"):
         self.impl = impl
@@ -198,13 +208,17 @@ class ShapedArray:
         return f"{short_dtype_name(self.dtype)}[{dims}]"
 
     def __str__(self):
-        # As JAX prints avals: float32[3] (str_short is the compact f32[3]).
+        # As JAX prints avals: float32[3], ~float32[] when weakly typed (str_short is the
+        # compact f32[3]).
+        return ("~" if self.weak_type else "") + self._str_strong()
+
+    def _str_strong(self) -> str:
         name = getattr(self.dtype, "name", str(self.dtype))
         return f"{name}[{','.join(str(d) for d in self.shape)}]"
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self}{weak})"
+        return f"ShapedArray({self._str_strong()}{weak})"
 
 
 class RefAval(ShapedArray):
@@ -241,10 +255,9 @@ class RefAval(ShapedArray):
         return f"Ref{{{super().str_short()}}}"
 
     def __str__(self):
-        return f"Ref{{{super().__str__()}}}"
+        return f"Ref{{{self._str_strong()}}}"
 
-    def __repr__(self):
-        return f"RefAval({super().__str__()})"
+    __repr__ = __str__      # (as JAX's AbstractRef)
 
 
 @functools.lru_cache(maxsize=None)

@@ -21,7 +21,7 @@ import ml_dtypes
 import numpy as np
 
 from mjax.config import config
-from mjax.dialect.types import KeyType, ShapedArray
+from mjax.dialect.types import KeyType, ShapedArray, extended, prng_key  # noqa: F401
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -58,15 +58,6 @@ _X64_NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: compl
 
 class TypePromotionError(ValueError):
     """Raised when dtypes have no implicit promotion (JAX: jax.dtypes.TypePromotionError)."""
-
-
-# Abstract scalar types of dtypes that are not NumPy's, as in jax.dtypes.
-class extended(np.generic):
-    """Scalar type of extended dtypes (PRNG keys): issubdtype(key.dtype, extended)."""
-
-
-class prng_key(extended):
-    """Scalar type of PRNG key dtypes: issubdtype(key.dtype, prng_key)."""
 
 
 def x64_enabled() -> bool:

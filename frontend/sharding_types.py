@@ -74,7 +74,7 @@ class ShardedAval(ShapedArray):
         return _short_type(self, [spec.axes_of(d) for d in range(len(self.shape))]) + \
             self._vma()
 
-    def __str__(self):
+    def _str_strong(self) -> str:    # (ShapedArray's __str__ and __repr__ add the rest)
         name = getattr(self.dtype, "name", str(self.dtype))
         return f"{name}[{self._dims()}]{self._vma()}"
 

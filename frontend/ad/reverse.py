@@ -728,7 +728,8 @@ class _RefPrimalVjp:
 
 
 def _ref_primal_error(ref_aval) -> ValueError:
-    return ValueError(f"Expected cotangent type {ref_aval} but got {ref_aval.inner_aval}")
+    return ValueError(f"Expected cotangent type {ref_aval} but got "
+                      f"{ref_aval.inner_aval.strip_weak_type()}")
 
 
 def _vjp_of_ref_primal(fun, primals, has_aux, ref_aval):

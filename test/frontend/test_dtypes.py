@@ -1,15 +1,18 @@
 """Type promotion and weak types against real JAX (the test-only oracle)."""
 import itertools
+import typing
 
 import numpy as np
 import pytest
 
 import jax
 import jax.numpy as jjnp
+import jax.typing
 import ml_dtypes
 
 import mjax
 import mjax.numpy as jnp
+import mjax.typing
 
 DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
           np.uint64, jnp.bfloat16, np.float16, np.float32, np.float64, np.complex64,
@@ -347,3 +350,16 @@ def test_arithmetic_on_narrow_types_matches_jax(a, b):
         except Exception as e:  # noqa: BLE001 - both must fail alike
             return type(e).__name__
     assert run(jnp) == run(jjnp)
+
+
+def test_key_dtype_scalar_type_and_array_like_as_jax():
+    """What annotation checkers (jaxtyping) read: a key array's dtype has JAX's scalar
+    type (`dtype.type` is jax.dtypes.prng_key), and jax.typing.ArrayLike names jax.Array
+    itself (so a key, an instance of jax.Array, is array-like)."""
+    for lib, typing_mod in ((mjax, mjax.typing), (jax, jax.typing)):
+        key = lib.random.key(0)
+        assert key.dtype.type is lib.dtypes.prng_key
+        assert key.dtype.type.__name__ == "prng_key"
+        assert issubclass(key.dtype.type, lib.dtypes.extended)
+        assert lib.Array in typing.get_args(typing_mod.ArrayLike)
+        assert isinstance(key, lib.Array)
