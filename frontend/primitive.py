@@ -97,7 +97,9 @@ class Primitive:
         return self.bind(*args, **params)
 
     def get_bind_params(self, params):
-        return [], params
+        """The parameters `bind` takes for an equation's `params` (JAX >= 0.9.2: one
+        dict, with any functions under `subfuns`)."""
+        return params
 
 
 class OpPrimitive(Primitive):
@@ -126,6 +128,10 @@ class OpPrimitive(Primitive):
         return out
 
     impl = bind
+
+    def get_bind_params(self, params):
+        rule = registration.BIND_PARAMS.get(self.op)
+        return params if rule is None else rule(params)
 
 
 # Elementwise ops beside ElementwiseBinary's: as JAX's primitives, their binds take

@@ -109,6 +109,9 @@ EVAL_JAXPR = Slot("EVAL_JAXPR", "mjax.jaxpr_objects")
 # objects of cond, while, scan, reduce, jit, ... (mjax.primitive) bind the parameters of
 # JAX's jaxpr equations (mjax.jaxpr_objects; mjax.ad.custom_eval for the custom calls).
 REGION_BINDS: dict = {}
+# op class -> get_bind_params(params) of its Primitive object when it differs from the
+# parameters themselves (the custom calls' `subfuns`: mjax.ad.custom_eval).
+BIND_PARAMS: dict = {}
 
 # functions giving the Arrays mjax keeps for itself (mjax.numpy.promotion's cache of Python
 # scalars' constants): jax.live_arrays (mjax.placement) leaves them out, as JAX has none.

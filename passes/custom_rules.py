@@ -162,9 +162,12 @@ def bwd_part(zero_cotangents=None) -> str:
 
 
 def split_part(part: str) -> tuple[str, tuple]:
-    """(rule kind, indices of the symbolic zeros) of a part name (`rule_part`)."""
+    """(rule kind, indices of the symbolic zeros) of a part name (`rule_part`); a user
+    primitive's parts ("batch:0,n:2", passes/user_primitives.py) have no zeros."""
     kind, _, zeros = part.partition(":")
-    return kind, tuple(int(k) for k in zeros.split(",")) if zeros else ()
+    if not zeros or kind not in ("jvp", "fwd", "bwd"):
+        return kind, ()
+    return kind, tuple(int(k) for k in zeros.split(","))
 
 
 def rule_function(ex, op, part: str, zeros=()) -> str:

@@ -7,22 +7,26 @@ import functools
 
 from mjax import jaxpr_objects, lax
 from mjax.ad.custom import custom_jvp
+from mjax.ad.forward import jvp as _jvp
 from mjax.ad.staging import stage_function
 from mjax.core import current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.passes import custom_rules
-from mjax.registration import REGION_BINDS
+from mjax.registration import BIND_PARAMS, REGION_BINDS
 from mjax.staging import call_args, emit
 
 
-def _bind_custom_call(cls, *args, call_jaxpr, rule=None, num_consts=None, jvp_jaxpr=None,
-                      **_):
+def _bind_custom_call(cls, *args, call_jaxpr=None, rule=None, num_consts=None,
+                      jvp_jaxpr=None, subfuns=None, **_):
     """custom_jvp_call_p / custom_vjp_call_p .bind with an equation's parameters (mjax/
     jaxpr_objects.py). Under a trace: the callee's jaxpr staged as a function, called
     through the same op with the equation's rule handle (so the user's rule still applies
     when differentiated), or, for a jvp rule traced into the module, as a custom_jvp of the
-    two jaxprs. Outside every trace nothing can differentiate it: the callee runs."""
+    two jaxprs. Outside every trace nothing can differentiate it: the callee runs.
+    (`subfuns`: the functions `get_bind_params` gave in place of the jaxprs.)"""
+    if call_jaxpr is None:
+        call_jaxpr, jvp_jaxpr = subfuns[0].jaxpr, getattr(subfuns[1], "jaxpr", None)
     primal = jaxpr_objects.jaxpr_as_fun(call_jaxpr)
     if current_trace() is None:
         return primal(*args)
@@ -52,5 +56,46 @@ def _bind_custom_call(cls, *args, call_jaxpr, rule=None, num_consts=None, jvp_ja
     return fun(*args)
 
 
-REGION_BINDS[T.CustomJvpCallOp] = functools.partial(_bind_custom_call, T.CustomJvpCallOp)
-REGION_BINDS[T.CustomVjpCallOp] = functools.partial(_bind_custom_call, T.CustomVjpCallOp)
+class _Subfun:
+    """A function of a custom call's equation as JAX's `get_bind_params` gives them
+    (`call_wrapped`, as a WrappedFun's): the callee, its JVP (under the call's rule)."""
+
+    def __init__(self, f, name: str, jaxpr=None):
+        self.f, self.__name__, self.jaxpr = f, name, jaxpr
+
+    def call_wrapped(self, *args):
+        return self.f(*args)
+
+
+def _refused(what: str):
+    def call(*_):
+        raise NotImplementedError(f"calling a custom_vjp_call equation's {what} from "
+                                  f"get_bind_params's subfuns (mjax keeps the rule as a handle)")
+    return call
+
+
+def _bind_params(cls, params: dict) -> dict:
+    """JAX's `get_bind_params` of a custom call's equation: its parameters with the
+    functions (`subfuns`) in place of the jaxprs, e.g. for an interpreter that calls the
+    primal function."""
+    params = dict(params)
+    call_jaxpr, jvp_jaxpr = params.pop("call_jaxpr"), params.pop("jvp_jaxpr", None)
+    fun = _Subfun(jaxpr_objects.jaxpr_as_fun(call_jaxpr), "jaxpr_as_fun", call_jaxpr)
+    if cls is T.CustomVjpCallOp:
+        params["subfuns"] = (fun, _Subfun(_refused("fwd"), "fwd"),
+                             _Subfun(_refused("bwd"), "bwd"))
+        return params
+
+    def jvp_of_call(*xs):
+        n = len(xs) // 2
+        out, out_dot = _jvp(lambda *p: _bind_custom_call(cls, *p, call_jaxpr=call_jaxpr,
+                                                        jvp_jaxpr=jvp_jaxpr, **params),
+                            tuple(xs[:n]), tuple(xs[n:]))
+        return [*out, *out_dot]
+    params["subfuns"] = (fun, _Subfun(jvp_of_call, "jvp", jvp_jaxpr))
+    return params
+
+
+for _cls in (T.CustomJvpCallOp, T.CustomVjpCallOp):
+    REGION_BINDS[_cls] = functools.partial(_bind_custom_call, _cls)
+    BIND_PARAMS[_cls] = functools.partial(_bind_params, _cls)

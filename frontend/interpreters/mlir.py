@@ -39,9 +39,9 @@ Value = Any
 
 def register_lowering(prim, rule, platform: str | None = None, inline: bool = True,
                       cacheable: bool = True):
-    """Records `rule` as `prim`'s lowering (for `platform`, or every platform)."""
+    """Records `rule` as `prim`'s lowering (for `platform`, or every platform); returns
+    None, as JAX's."""
     _lowerings.setdefault(prim, {})[platform] = rule
-    return rule
 
 
 def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:

@@ -5,6 +5,7 @@ custom interpreter written the way JAX's documentation writes one."""
 from __future__ import annotations
 
 import jax
+import jax.extend
 import jax.numpy as jjnp
 import numpy as np
 import pytest
@@ -206,3 +207,51 @@ def test_equations_name_their_scopes_and_closed_jaxprs_forward_as_jax():
                     len(closed.invars), len(closed.outvars), len(closed.constvars),
                     len(inner.params["jaxpr"].constvars), closed.is_high))
     assert got[1] == got[0]
+
+
+def _eval_with_bind_params(lib, closed, *args):
+    """An interpreter written as equinox's finalisation is (JAX >= 0.9.2): each equation
+    bound with get_bind_params's parameters, a custom_jvp call through its subfuns."""
+    env = dict(zip(closed.jaxpr.constvars, closed.consts))
+    env.update(zip(closed.jaxpr.invars, args))
+
+    def read(v):
+        return v.val if isinstance(v, lib.extend.core.Literal) else env[v]
+    for eqn in closed.jaxpr.eqns:
+        params = eqn.primitive.get_bind_params(eqn.params)
+        assert isinstance(params, dict)
+        ins = [read(v) for v in eqn.invars]
+        if eqn.primitive is lib.custom_derivatives.custom_jvp_call_p:
+            fun, jvp_fun = params["subfuns"]
+            outs = fun.call_wrapped(*ins)
+            outs_jvp = jvp_fun.call_wrapped(*ins, *[lib.numpy.ones_like(x) for x in ins])
+            outs = [*outs, *outs_jvp, *eqn.primitive.bind(*ins, **params)]
+        else:
+            outs = eqn.primitive.bind(*ins, **params)
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in closed.jaxpr.outvars]
+
+
+def test_get_bind_params_as_jax():
+    """get_bind_params gives one dict (JAX >= 0.9.2); a custom_jvp call's `subfuns` are
+    its function and its JVP under the user's rule, and binding with them keeps the rule
+    (grad through the interpreter uses it)."""
+    got = {}
+    for lib in (mjax, jax):
+        @lib.custom_jvp
+        def f(x):
+            return lib.numpy.sin(x) * 2
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            return f(primals[0]), tangents[0] * 3.0     # (not sin's: the rule must apply)
+
+        def g(x):
+            return f(x) + x
+        closed = lib.make_jaxpr(g)(1.5)
+        outs = _eval_with_bind_params(lib, closed, np.float32(1.5))
+        grad = lib.grad(lambda x: _eval_with_bind_params(lib, closed, x)[0])(np.float32(1.5))
+        got[lib.__name__] = [np.asarray(o) for o in outs] + [np.asarray(grad)]
+    for m, j in zip(got["mjax"], got["jax"]):
+        np.testing.assert_allclose(m, j, rtol=1e-6)
