@@ -329,19 +329,34 @@ def _diff_of_call(ex, op, callee, ts):
     return da, dr, outs
 
 
+class CustomVJPException(PassError):
+    """JAX's exception (jax._src.interpreters.ad.CustomVJPException, a plain Exception)
+    for differentiating a custom_vjp call by its closed-over values; its text is JAX's,
+    located at the op for mjax-opt."""
+
+    def __str__(self):
+        return self.message
+
+
 def _check_closed_over_tangents(op, ts) -> None:
-    # JAX: ad.CustomJVPException / CustomVJPException.
     view = op.opview
     n = view.params["num_consts"] or 0
-    if n and any(t is not None for t in ts[len(ts) - n:]):
-        kind = "custom_jvp" if isinstance(view, T.CustomJvpCallOp) else "custom_vjp"
-        rule = "JVP" if kind == "custom_jvp" else "VJP"
-        raise op_error(op, f"Detected differentiation of a {kind} function with respect to "
-                           f"a closed-over value. That isn't supported because the custom "
-                           f"{rule} rule only specifies how to differentiate the {kind} "
-                           f"function with respect to explicit input parameters. Try "
-                           f"passing the closed-over value into the {kind} function as an "
-                           f"argument, and adapting the {kind} rule.")
+    if not n or all(t is None for t in ts[len(ts) - n:]):
+        return
+    if isinstance(view, T.CustomVjpCallOp):
+        raise CustomVJPException(op, (
+            "Detected differentiation of a custom_vjp function with respect to a "
+            "closed-over value. That isn't supported because the custom VJP rule only "
+            "specifies how to differentiate the custom_vjp function with respect to "
+            "explicit input parameters. Try passing the closed-over value into the "
+            "custom_vjp function as an argument, and adapting the custom_vjp fwd and bwd "
+            "rules."))
+    raise op_error(op, "Detected differentiation of a custom_jvp function with respect to "
+                       "a closed-over value. That isn't supported because the custom JVP "
+                       "rule only specifies how to differentiate the custom_jvp function "
+                       "with respect to explicit input parameters. Try passing the "
+                       "closed-over value into the custom_jvp function as an argument, and "
+                       "adapting the custom_jvp rule.")
 
 
 def _custom_vjp_bwd_jvp(jvp: Jvp, op, pairs):

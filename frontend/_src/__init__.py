@@ -7,7 +7,7 @@ import importlib as _importlib
 # Submodules that libraries reach as attributes without importing them (orbax:
 # `jax._src.distributed.global_state`, `jax._src.tree_util.flatten_one_level`; chex:
 # `jax._src.xla_bridge._backends`): loaded at first access, as JAX has them loaded.
-_LAZY = ("distributed", "tree_util", "xla_bridge")
+_LAZY = ("distributed", "interpreters", "tree_util", "xla_bridge")
 
 
 def __getattr__(name):

@@ -3,8 +3,9 @@
 The traced function is transposed op by op with each op's transpose rule, as JAX's
 backward pass does (`jaxpr.linear_transpose`, passes/linear_transpose.py): a custom_jvp
 function is transposed through its primal, not its JVP rule, and a user primitive
-through its registered transpose rule. mjax first walks the traced function and refuses
-what is not linear in its inputs with JAX's error:
+through its registered transpose rule. When the transpose is first called (as JAX's
+backward pass runs then), mjax walks the traced function and refuses what is not linear
+in its inputs with JAX's error:
 
     f(x) = 2 * x + sin(c)      linear in x: sin reads only the constant c
     f(x) = sin(x)              NotImplementedError: Transpose rule ... for 'sin'
@@ -46,6 +47,13 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     one per primal. JAX: jax.linear_transpose."""
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to transpose is deprecated")
+    return transpose_of(fun, primals, check=True)
+
+
+def transpose_of(fun, primals: tuple, check: bool):
+    """linear_transpose(fun, *primals); with check=False, what is not linear in the
+    inputs is found only when the transposition is expanded (a solver's transposed
+    system, staged in a rule that may never run: scipy.sparse.linalg)."""
     if not callable(fun):
         raise TypeError("the first argument must be callable")
     leaves, in_tree = trace_trees.tree_flatten(primals)
@@ -64,7 +72,8 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         raise TypeError("linear_transpose only supports [float or complex] -> [float or "
                         "complex], and integer -> integer functions, but got "
                         f"{in_dtypes} -> {out_dtypes}.")
-    _check_linear(traced, bool(in_dtypes) and _dt.issubdtype(in_dtypes[0], np.integer))
+    # (checked at the first call, as JAX's backward pass finds a nonlinear op then)
+    unchecked = [check]
 
     def transpose_staged(ct):
         # (fun staged again in this trace, at zeros of its argument types: the values
@@ -90,6 +99,10 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         if any(g.shape != a.shape or g.dtype != a.dtype for g, a in zip(got, out_avals)):
             raise TypeError("cotangent type does not match function output, expected "
                             f"{tuple(out_avals)} but got {ct_leaves}")
+        if unchecked[0]:
+            _check_linear(traced, bool(in_dtypes) and _dt.issubdtype(in_dtypes[0],
+                                                                      np.integer))
+            unchecked[0] = False
         cts = transpose_at(out_cotangent)
         if all(g.weak_type for g in got):
             return cts

@@ -197,6 +197,11 @@ class Config:
         raise AttributeError(f"use config.update({name!r}, value) to set config options")
 
     @property
+    def x64_enabled(self) -> bool:
+        """Whether 64-bit types are on (JAX: config.x64_enabled)."""
+        return bool(self.read("jax_enable_x64"))
+
+    @property
     def values(self) -> dict:
         """{name: current value} of every option (user contexts left out)."""
         return {name: self.read(name) for name in self._options if not name.startswith("_")}

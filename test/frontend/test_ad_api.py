@@ -21,6 +21,9 @@ from frontend_util import x64
 
 import jax  # noqa: E402  (the test-only oracle: missing, these tests fail)
 import jax.numpy as jnp  # noqa: E402
+import jax._src.interpreters.ad  # noqa: E402
+
+import mjax._src.interpreters.ad  # noqa: E402
 
 X = np.array([0.5, 1.0, 1.5], np.float32)
 Y = np.array([0.25, -0.5, 2.0], np.float32)
@@ -358,6 +361,28 @@ def test_custom_rules_reject_differentiating_closed_over_values():
         with pytest.raises(Exception, match=f"differentiation of a {kind} function with "
                                             f"respect to a closed-over value"):
             mjax.grad(loss)(X)
+
+
+@pytest.mark.parametrize("where", ["jit of the call", "jit around grad's function"])
+def test_custom_vjp_closed_over_value_raises_jaxs_exception(where):
+    """Differentiating a custom_vjp call by a value it closes over (a constant of the
+    call once staged) raises jax._src.interpreters.ad.CustomVJPException (jaxopt catches
+    it), with JAX's text."""
+    got = {}
+    for lib in (mjax, jax):
+        def outer(q, lib=lib):
+            @lib.custom_vjp
+            def f(x):
+                return x * q
+            f.defvjp(lambda x: (f(x), None), lambda _, g: (g,))
+            return lib.jit(f)(2.0) if where == "jit of the call" else f(2.0)
+        fun = lib.grad(outer) if where == "jit of the call" else lib.grad(lib.jit(outer))
+        with pytest.raises(Exception) as info:
+            fun(3.0)
+        got[lib.__name__] = info.value
+    assert isinstance(got["mjax"], mjax._src.interpreters.ad.CustomVJPException)
+    assert isinstance(got["jax"], jax._src.interpreters.ad.CustomVJPException)
+    assert str(got["mjax"]) == str(got["jax"])
 
 
 def test_jvp_of_custom_vjp_is_an_error():

@@ -30,6 +30,9 @@ def _cases(jx, jnp):
         "matmul": lambda: lt(lambda x: jnp.arange(6.).reshape(2, 3) @ x, jnp.ones(3))(
             jnp.array([1., 2.])),
         "x times x": lambda: lt(lambda x: x * x, 1.0)(1.0),
+        # (a nonlinear function is refused when its transpose is called, not made)
+        "sin made, not called": lambda: (lt(jnp.sin, 1.0), jnp.ones(2))[1],
+        "affine": lambda: lt(lambda x: 2. * x + 1., 1.0)(1.0),
         "complex": lambda: lt(lambda x: x * (1 + 2j), jnp.ones(2, jnp.complex64))(
             jnp.ones(2, jnp.complex64)),
         "reduce_axes": lambda: lt(lambda x: x, 1.0, reduce_axes=("i",)),

@@ -311,3 +311,22 @@ def test_rotation_algebra_and_slerp():
     fd = [(f(q0 + eps * e) - f(q0 - eps * e)) / (2 * eps) for e in np.eye(4)]
     check(mjax.grad(lambda q: MR.from_quat(q).apply(v[0]).sum())(QUATS[0]), f32(fd),
           atol=1e-4, rtol=1e-3)
+
+
+def test_gmres_of_an_affine_operator_inside_a_custom_vjp():
+    """A solver inside a custom_vjp's primal (jaxopt's implicit differentiation) may
+    solve an affine system it never differentiates through: gmres transposes A only when
+    a cotangent reaches the solve, as JAX's does (value and gradient as JAX's)."""
+    got = {}
+    for lib in (mjax, jax):
+        @lib.custom_vjp
+        def solve(p):
+            def matvec(u):    # grad of |u - p|^2: 2 (u - p), affine in u
+                return lib.grad(lambda y: lib.numpy.sum((y - p) ** 2))(u)
+            return lib.scipy.sparse.linalg.gmres(matvec, p)[0]
+        solve.defvjp(lambda p: (solve(p), None), lambda _, g: (1.5 * g,))
+        value, grad = lib.value_and_grad(lambda p: solve(p).sum())(np.array([1., 2.],
+                                                                            np.float32))
+        got[lib.__name__] = (np.asarray(value), np.asarray(grad))
+    for m, j in zip(got["mjax"], got["jax"]):
+        np.testing.assert_allclose(m, j, rtol=1e-5)

@@ -13,7 +13,8 @@ import numpy as _onp
 from mjax import dtypes
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.ad import custom_jvp, linear_transpose
+from mjax.ad import custom_jvp
+from mjax.ad.transpose import transpose_of
 from mjax.ad.custom_vjp_jvp import custom_vjp_with_jvp
 from mjax.jaxpr_api import closure_convert
 from mjax.scipy import linalg as _sp_linalg
@@ -80,7 +81,10 @@ def _linear_solve(matvec, b, solve, symmetric=False):
     if symmetric:
         transposed = matvec
     else:
-        transpose = linear_transpose(matvec, b)
+        # (not checked for linearity here: JAX transposes A only when a cotangent reaches
+        # the solve, and solvers such as jaxopt's solve affine systems they never
+        # differentiate through)
+        transpose = transpose_of(matvec, (b,), check=False)
         transposed = lambda y: transpose(y)[0]  # noqa: E731
     forward, consts = closure_convert(lambda r: solve(matvec, r), b)
     backward, t_consts = closure_convert(lambda r: solve(transposed, r), b)
