@@ -61,10 +61,11 @@ class _Known:
     arguments come from, and the values computed so far (`diff`: whether a value depends
     on a differentiated input, i.e. whether JAX would hold it in a JVP tracer)."""
 
-    __slots__ = ("root", "sources", "diff_args", "values", "diff")
+    __slots__ = ("root", "sources", "diff_args", "values", "diff", "primal")
 
-    def __init__(self, root):
+    def __init__(self, root, primal: bool = False):
         self.root = root
+        self.primal = primal         # the arguments are primal values (a custom_vjp fwd's)
         self.sources: dict = {}      # argument number -> concrete value or outer Tracer
         self.diff_args: set = set()  # argument numbers differentiated by this trace
         self.values: dict = {}       # ir.Value -> Array
@@ -136,10 +137,12 @@ def current_root():
     return None if parent is None else parent.root
 
 
-def with_sources(fun, sources, diff_leaves=(), new_root=False, root=None):
+def with_sources(fun, sources, diff_leaves=(), new_root=False, root=None, primal=False):
     """`fun`, to be traced with leaves whose values come from `sources` (one per argument
     leaf: a concrete value, a tracer of a known trace, or None when unknown);
-    `diff_leaves` are the leaf indices the transformation differentiates. Unchanged
+    `diff_leaves` are the leaf indices the transformation differentiates; `primal`: the
+    arguments are the sources' primal values, not differentiated here even when the
+    sources are (a custom_vjp's fwd, which JAX runs on the primals). Unchanged
     unless the current trace is itself known (or `new_root`: a top-level trace; or
     `root`, from `current_root()`: traced after that trace ended, e.g. a custom_vjp
     bwd traced by the passes)."""
@@ -156,7 +159,7 @@ def with_sources(fun, sources, diff_leaves=(), new_root=False, root=None):
     @wraps(fun)
     def entered(*args, **kwargs):
         trace = current_trace()
-        known = _Known(root)
+        known = _Known(root, primal)
         for i, (got, src) in enumerate(zip(trace_trees.tree_leaves((args, kwargs)), sources)):
             if isinstance(got, Tracer) and got.trace is trace and \
                     isinstance(got.value, ir.BlockArgument) and src is not None:
@@ -216,6 +219,8 @@ def _argument(trace, known, v):
         value, diff = _value(src.trace, outer, src.value)
     else:
         value, diff = _as_array(src), False
+    if known.primal and n < n_in:
+        diff = False
     known.values[v] = value
     known.diff[v] = diff = diff or n in known.diff_args
     return value, diff

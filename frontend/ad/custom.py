@@ -653,7 +653,7 @@ class custom_vjp(_CustomRules):
         slot = _Slot(self, call.nd, call.tree)
         # fwd sees the primals' values where JAX would.
         fwd = with_argument_sources(concrete.with_sources(
-            self._fwd_body(call, slot, perturbed), list(leaves)), list(leaves))
+            self._fwd_body(call, slot, perturbed), list(leaves), primal=True), list(leaves))
         with _rule_slot(slot), levels.at(levels.depth() - 1):
             a_tr = _trace_into(module, fwd, call.args(), f"{call.name}_fwd")
         self._traced_fwd(call, a_tr)

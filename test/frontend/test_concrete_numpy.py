@@ -279,3 +279,23 @@ def test_eager_grad_still_differentiates_through_mask_selection():
         d[i] = eps
         fd = (float(f(x + d)) - float(f(x - d))) / (2 * eps)
         np.testing.assert_allclose(g[i], fd, rtol=1e-2, atol=1e-3)
+
+
+def _numpy_in_custom_vjp(lib, jnp):
+    """A custom_vjp whose primal and fwd run NumPy on their arguments (jaxopt's SciPy
+    wrappers): JAX runs fwd on the primal values, so NumPy may read them under eager
+    grad and jacrev, even of a value computed from the differentiated input."""
+    @lib.custom_vjp
+    def f(x):
+        return jnp.asarray(np.sin(np.asarray(x)))
+
+    def fwd(x):
+        return jnp.asarray(np.sin(np.asarray(x))), x
+    f.defvjp(fwd, lambda x, g: (g * jnp.cos(x),))
+    x = jnp.arange(3.)
+    return (lib.grad(lambda x: f(x).sum())(x), lib.jacrev(f)(x),
+            lib.jacrev(lambda b: f(b * 2.))(x))
+
+
+def test_custom_vjp_fwd_sees_primal_values_under_eager_grad():
+    check_same(_numpy_in_custom_vjp)
