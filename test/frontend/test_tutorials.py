@@ -247,8 +247,7 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
                   "array_refs": "", "refs_301": "", "aot": DOCTEST_PRELUDE,
                   "export": DOCTEST_PRELUDE, "shape_poly": DOCTEST_PRELUDE,
                   "compilation_cache": "", "remat_301": "",
-                  "hijax_custom_derivatives": "", "hijax_types": "", "host_offloading": "",
-                  "higher_order": ""})
+                  "hijax_custom_derivatives": "", "hijax_types": "", "host_offloading": ""})
 KNOWN.update({
     **{("hijax_types", i): "reading a hi value's fields (4) or building one from tracers (5) "
                            "in traced code: mjax's traced function sees the value class "
