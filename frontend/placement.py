@@ -346,7 +346,8 @@ def committed_device(args, describe=None, mesh=None):
 def _described(name, x, devices) -> str:
     """JAX's words for an operand in its devices error: "x of add with shape
     float32[4@x] and with device ids [1] on platform CPU"."""
-    return (f"{name} with shape {typeof_array(x)} and with device ids "
+    shape = typeof_array(x).update(weak_type=False)     # (JAX prints no weak type here)
+    return (f"{name} with shape {shape} and with device ids "
             f"{[d.id for d in devices]} on platform {devices[0].platform.upper()}")
 
 

@@ -29,7 +29,7 @@ ALL_MODULES = ["" if m == "jax" else m[len("jax."):] for m in gen_api_coverage.j
 # Modules whose import loads TensorFlow: compared in a child process of their own
 # (test_tensorflow_modules_in_a_child_process), so that TensorFlow never shares a test
 # worker with jaxlib's compiles (issue 26.3: the two in one process crashed workers).
-_LOADS_TENSORFLOW = ("experimental.jax2tf",)
+_LOADS_TENSORFLOW = ("experimental.jax2tf", "tools.jax_to_ir")
 _ONLY_TF = os.environ.get("MJAX_SIGNATURES_TF") == "1"
 
 
@@ -63,10 +63,17 @@ ALLOWED = {
 
 
 def _import(prefix, sub):
+    name = prefix + ("." + sub if sub else "")
+    had = "tensorflow" in sys.modules
     try:
-        return importlib.import_module(prefix + ("." + sub if sub else ""))
+        module = importlib.import_module(name)
     except ImportError:
         return None
+    if not had and "tensorflow" in sys.modules and not _ONLY_TF:
+        # (at collection, before conftest's per-test guard can see it)
+        raise RuntimeError(f"importing {name} loaded TensorFlow into a test worker: list "
+                           f"it in _LOADS_TENSORFLOW (compared in a child process)")
+    return module
 
 
 def _public_pairs():
