@@ -190,6 +190,12 @@ def _fast_tier(config, items):
 
 
 def pytest_collection_modifyitems(config, items):
+    # (the per-test guard above cannot see a test module that loads TensorFlow when it is
+    # collected: every later test in the worker would share its process)
+    if "tensorflow" in sys.modules and not os.environ.get("MJAX_TF_CHILD") and \
+            not os.environ.get("MJAX_SIGNATURES_TF"):
+        raise pytest.UsageError("collecting the tests loaded TensorFlow into a pytest "
+                                "worker; TensorFlow belongs in test/tf's child process")
     if not FULL_TIER:
         _fast_tier(config, items)
     if not ON_IREE:
