@@ -242,8 +242,18 @@ def _minmax_jvp(pick):
     return lhs, rhs
 
 
-AD.defjvp(E.MaxOp, *_minmax_jvp(lambda b, x, y: b.gt(x, y)))
-AD.defjvp(E.MinOp, *_minmax_jvp(lambda b, x, y: b.lt(x, y)))
+def _wins(order, extreme):
+    # x wins where order(x, y); complex values have no order op: x wins where it is the
+    # op's result (lexicographic max/min), as JAX's rule compares with the answer.
+    def pick(b, x, y):
+        if is_complex(AD.aval(x).dtype):
+            return b.eq(getattr(b, extreme)(x, y), x)
+        return getattr(b, order)(x, y)
+    return pick
+
+
+AD.defjvp(E.MaxOp, *_minmax_jvp(_wins("gt", "max")))
+AD.defjvp(E.MinOp, *_minmax_jvp(_wins("lt", "min")))
 AD.defjvp(E.Atan2Op,
           lambda b, t, x, y: b.mul(t, b.div(y, b.add(_sq(b, x), _sq(b, y)))),
           lambda b, t, x, y: b.mul(t, b.div(b.neg(x), b.add(_sq(b, x), _sq(b, y)))))
