@@ -343,20 +343,15 @@ def _check_closed_over_tangents(op, ts) -> None:
     n = view.params["num_consts"] or 0
     if not n or all(t is None for t in ts[len(ts) - n:]):
         return
-    if isinstance(view, T.CustomVjpCallOp):
-        raise CustomVJPException(op, (
-            "Detected differentiation of a custom_vjp function with respect to a "
-            "closed-over value. That isn't supported because the custom VJP rule only "
-            "specifies how to differentiate the custom_vjp function with respect to "
-            "explicit input parameters. Try passing the closed-over value into the "
-            "custom_vjp function as an argument, and adapting the custom_vjp fwd and bwd "
-            "rules."))
-    raise op_error(op, "Detected differentiation of a custom_jvp function with respect to "
-                       "a closed-over value. That isn't supported because the custom JVP "
-                       "rule only specifies how to differentiate the custom_jvp function "
-                       "with respect to explicit input parameters. Try passing the "
-                       "closed-over value into the custom_jvp function as an argument, and "
-                       "adapting the custom_jvp rule.")
+    vjp = isinstance(view, T.CustomVjpCallOp)
+    kind, rule = ("custom_vjp", "VJP") if vjp else ("custom_jvp", "JVP")
+    message = (f"Detected differentiation of a {kind} function with respect to a "
+               f"closed-over value. That isn't supported because the custom {rule} rule "
+               f"only specifies how to differentiate the {kind} function with respect to "
+               f"explicit input parameters. Try passing the closed-over value into the "
+               f"{kind} function as an argument, and adapting the "
+               f"{'custom_vjp fwd and bwd rules' if vjp else 'custom_jvp rule'}.")
+    raise CustomVJPException(op, message) if vjp else op_error(op, message)
 
 
 def _custom_vjp_bwd_jvp(jvp: Jvp, op, pairs):
