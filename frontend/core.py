@@ -227,7 +227,7 @@ class Trace:
             inner = getattr(x, "_tracer", None)     # (a Ref of a trace: its traced value)
             return self.to_tracer(inner) if inner is not None else self.capture(x)
         if (aval.ndim == 0 or is_splat_view(x)) and not isinstance(
-                aval.dtype, dtypes.KeyType):
+                aval.dtype, dtypes.KeyType) and literal_here(x, self):
             arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else \
                 np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)
             with ir.Location.unknown(context()):
@@ -432,6 +432,27 @@ _WEAK_TYPE = "mjax.weak_type"   # (a unit attribute on a weakly typed literal co
 
 
 # ---- values ----------------------------------------------------------------------
+def literal_here(x, trace) -> bool:
+    """Whether the scalar (or splat) constant `x` is inlined in `trace` as a literal: yes
+    unless it is a jnp constant another live trace made (`jnp.array(0)` under an outer
+    jit), which JAX traced there: a function closing over it takes it as an argument (a
+    const of make_jaxpr, a value closure_convert hoists)."""
+    made_in = getattr(x, "_made_in", None)     # (a weak reference: see elementwise.py)
+    if made_in is None:
+        return True
+    made_in = made_in()
+    return made_in is None or made_in is trace or not made_in.active
+
+
+def lift_literal(x):
+    """`x`, or the current trace's tracer for it when it is a jnp constant another live
+    trace made (see literal_here): folding it as a NumPy value here would inline it."""
+    trace = current_trace()
+    if trace is None or literal_here(x, trace):
+        return x
+    return trace.to_tracer(x)
+
+
 def is_array_like(x) -> bool:
     return isinstance(x, (Tracer, Array, np.ndarray, np.generic, bool, int, float, complex))
 

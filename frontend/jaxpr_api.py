@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from mjax import trace_trees, tree_util
-from mjax.core import Tracer, eval_jaxpr
+from mjax.core import Tracer, eval_jaxpr, literal_here
 from mjax.jitted import Jitted
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_types import typeof
@@ -48,7 +48,9 @@ def closure_convert(fun, *example_args):
     consts = list(closed.consts)
     # (as JAX: only values a differentiation may perturb, traced inexact ones; concrete
     # arrays stay closed over)
-    hoisted = [i for i, c in enumerate(consts) if isinstance(c, Tracer)
+    # (a jnp constant an enclosing live trace made is a traced value there, as in JAX)
+    hoisted = [i for i, c in enumerate(consts)
+               if (isinstance(c, Tracer) or not literal_here(c, None))
                and np.issubdtype(np.dtype(typeof(c).dtype), np.inexact)]
     kept = {i: c for i, c in enumerate(consts) if i not in hoisted}
     # (`converted` must not close over the hoisted values, nor over `closed` that holds

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import builtins
 import enum
+import weakref
 
 import numpy as np
 from jaxlib.mlir import ir
 
 from mjax import basearray, dtypes, trace_trees, tree_util
 from mjax.array_methods import ArrayMethods
-from mjax.core import Tracer, at_user_line, aval_of_value, bind, current_trace, to_numpy
+from mjax.core import (Tracer, at_user_line, aval_of_value, bind, current_trace, lift_literal,
+                       to_numpy)
 from mjax.dialect import ShapedArray as _ShapedArray, context
 from mjax.dialect.ops.elementwise import (
     AbsOp, AcosOp, AcoshOp, AddOp, AndOp, AsinOp, AsinhOp, Atan2Op, AtanOp, AtanhOp, CbrtOp,
@@ -115,6 +117,8 @@ def implicit_broadcast(x, shape):
     staged broadcast is marked for the jaxpr printer to leave out."""
     shape = tuple(shape)
     rank = aval_of_value(x).ndim
+    if type(x) is _LiteralArray and x._made_in is not None:
+        x = lift_literal(x)      # (another trace's jnp constant: a value there)
     if isinstance(x, _LiteralArray) and rank == 0 and not any(map(is_symbolic_dim, shape)):
         # A literal: one splat constant (printed as JAX's scalar literal, never a residual).
         return _LiteralArray(np.broadcast_to(np.asarray(x), shape), x._weak)
@@ -596,6 +600,8 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
     aval = getattr(x, "aval", None)
     if aval is not None and aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x  # already that type: the common case on every NumPy-level op
+    if type(x) is _LiteralArray and x._made_in is not None:
+        x = lift_literal(x)      # (another trace's jnp constant: a value there)
     if _is_python_scalar(x) or (not isinstance(x, Tracer) and isinstance(
             x, (np.ndarray, np.generic))):
         value = np.asarray(x)
@@ -621,7 +627,10 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
             value = value.astype(new_dtype)
             if trace is None:
                 return device_put_value(value, weak_type=weak_type)
-            return _LiteralArray(value, weak_type)
+            literal = _LiteralArray(value, weak_type)
+            literal._made_in = weakref.ref(trace)   # (core.Trace.to_tracer; a literal kept
+            # by the user must not keep the finished trace's module alive)
+            return literal
     if is_symbolic_dim(x):      # (its value, staged once)
         x = x.__jax_array__()
     aval = aval_of_value(x)  # (not before: a Python int out of int32's range casts too)
@@ -643,6 +652,10 @@ class _LiteralArray(ArrayMethods, np.ndarray):
                                 np.ndarray.size)
     itemsize, nbytes = np.ndarray.itemsize, np.ndarray.nbytes
     __array_priority__ = 100  # below a Tracer's: `literal + tracer` is the tracer's op
+    # The trace a user's jnp constant (`jnp.array(0)` under jit) was made in: JAX traces
+    # one there, so another function closing over it (make_jaxpr, closure_convert, a
+    # nested jit) takes it as a constant argument, never as a literal.
+    _made_in = None
 
     def view(self, dtype=None, type=None):  # noqa: A002 (NumPy's name)
         if type is not None or (isinstance(dtype, builtins.type)
