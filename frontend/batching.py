@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
 
 import numpy as np
+from jaxlib.mlir import ir
 
 from mjax import registration, trace_trees, tree_util
 from mjax.ad import concrete
@@ -20,7 +22,7 @@ from mjax.dtypes import hitype_rules
 from mjax.hijax_lowering import check_vmap_hi
 from mjax.primitive import UndefinedPrimal
 from mjax.staging import call_args, emit
-from mjax.tracer import Tracer
+from mjax.tracer import Tracer, known_value
 from mjax.traceback_util import api_boundary
 
 
@@ -170,6 +172,52 @@ def _with_static_leaves(fun, tree, leaves, avals):
     return fun_of_arrays
 
 
+def _showing_batched(fun, axes, size):
+    """fun, its tracers printing as JAX's print them in a vmap body while it runs
+    (Tracer.__repr__/__str__, Trace.shows): a value computed from a mapped argument as
+    `VmapTracer(aval=float32[], batched=float32[3])`, one whose value JAX knows (from
+    eager vmap's unmapped arguments) as that value; others as before (JitTracer)."""
+    def shown(*arrays):
+        trace = current_trace()
+        mapped = {x.value: d for x, d in zip(arrays, axes)
+                  if d is not None and isinstance(x, Tracer) and x.trace is trace}
+        previous = trace.shows
+        trace.shows = functools.partial(_vmap_shows, mapped, size, previous)
+        try:
+            return fun(*arrays)
+        finally:
+            trace.shows = previous
+    return shown
+
+
+def _vmap_shows(mapped, size, previous, t):
+    axis = _mapped_axis(t.value, mapped)
+    if axis is not None:
+        a = t.aval
+        axis = min(axis, a.ndim)    # (JAX's rules move the batch axis; mjax's stays put)
+        batched = a.update(shape=a.shape[:axis] + (size,) + a.shape[axis:])
+        return f"VmapTracer(aval={a}, batched={batched})"
+    value = known_value(t)
+    if value is not None:
+        return value
+    return previous(t) if previous is not None else None
+
+
+def _mapped_axis(value, mapped):
+    """The in-axis of a mapped argument `value` is computed from, or None."""
+    seen, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        if v in mapped:
+            return mapped[v]
+        owner = v.owner
+        if v in seen or isinstance(owner, ir.Block):    # (another argument)
+            continue
+        seen.add(v)
+        stack.extend(owner.operands)
+    return None
+
+
 def _unbatched_aval(aval, axis):
     if axis is None:
         return aval
@@ -214,6 +262,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         traced_fun = _with_static_leaves(fun, tree, leaves, avals)
         leaves = [x for x, a in zip(leaves, avals) if a is not None]
         axes = [d for d, a in zip(axes, avals) if a is not None]
+        traced_fun = _showing_batched(traced_fun, axes, size)
         ex_args, ex_kwargs = tuple(a for a in example if a is not None), {}
         # Called outside jit (or inside grad & co. called outside jit), the values the
         # body closes over and the unmapped (in_axes=None) arguments stay known, as JAX

@@ -33,9 +33,17 @@ class Tracer(ArrayMethods):
         return self.trace
 
     def __repr__(self):
+        return self._shown(repr)
+
+    def __str__(self):
+        return self._shown(str)
+
+    def _shown(self, form):
         shows = self.trace.shows
         if shows is not None and (shown := shows(self)) is not None:
-            return shown    # (a shard_map body run outside jit: its blocks, after the run)
+            # (a shard_map body run outside jit: its blocks, after the run; in a vmap body
+            # JAX's VmapTracer text, or the value JAX knows: an Array, shown by `form`)
+            return shown if isinstance(shown, str) else form(shown)
         # JAX's form for a traced value under jit: JitTracer(~float32[3]) (~: weak type).
         a = self.aval
         shape = ",".join(map(str, a.shape))
