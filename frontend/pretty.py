@@ -451,6 +451,7 @@ _JAX_PARAMS = {
     "iota": lambda op, p: ("iota", {"sharding": "None", **p}),
     "dot_general": _dot_general_params,
     "dim_as_value": lambda op, p: ("dim_as_value", {"dim": p["dim"]}),  # (dtype: the type's)
+    "ref_new": lambda op, p: ("new_ref", {"kind": "None", "memory_space": "None", **p}),
     # a custom call of a hijax primitive: JAX's call_hi_primitive equation
     "custom_vjp_call": lambda op, p: _custom_call(op, "custom_vjp_call", p),
     "custom_jvp_call": lambda op, p: _custom_call(op, "custom_jvp_call", p),

@@ -333,6 +333,15 @@ def makes_refs(fn: ir.Operation) -> bool:
     return any(op.name == "jaxpr.ref_new" for op in nested_ops(fn))
 
 
+def passes_refs(fn: ir.Operation) -> bool:
+    """Whether `fn` passes a ref to a `jaxpr.call` (as to the backward jit of
+    VJP.with_refs, which adds into it)."""
+    for op in nested_ops(fn):
+        if op.name == "jaxpr.call" and any(is_ref(v) for v in op.operands):
+            return True
+    return False
+
+
 @register_pass("jaxpr-discharge-state")
 @dataclass
 class JaxprDischargeStatePass(Pass):
@@ -340,8 +349,8 @@ class JaxprDischargeStatePass(Pass):
     appended to its results).
 
     With local-only, only functions whose refs are all their own (made by jaxpr.ref_new,
-    none among the arguments): their signature stays, so it can run before the
-    transformations (grad and vmap then see the functions over values)."""
+    none among the arguments, none passed to a call): their signature stays, so it can
+    run before the transformations (grad and vmap then see the functions over values)."""
 
     local_only: bool = False
 
@@ -354,6 +363,8 @@ class JaxprDischargeStatePass(Pass):
             takes = has_refs(fn)
             if takes and self.local_only or not (takes or makes_any and makes_refs(fn)):
                 continue
+            if self.local_only and passes_refs(fn):
+                continue    # (its refs go into calls: discharged once those are inlined)
             changed = True
             tmp = fns.fresh_name(f"{name}_discharged")
             new = discharge_function(fns, name, tmp, after=fn)

@@ -10,9 +10,11 @@ stages a jit (same name) of the backward part over those residuals:
 
 Each jit a differentiated input reaches splits so (a sequence: forward jits in order, the
 pullback's backward jits in reverse, cotangents of a value read twice added by add_any);
-the others stay plain calls. Any other function (other equations between the jits,
-refs, custom_vjp calls, inside another differentiation) returns None: the caller stages
-`jaxpr.vjp` of the whole function."""
+the others stay plain calls. With `VJP.with_refs`, a ref taking an argument's cotangent
+is passed into the backward jits, which add into it (frontend/ad/bwd_into_refs.py), as
+JAX's do. Any other function (other equations between the jits, refs, custom_vjp calls,
+inside another differentiation) returns None: the caller stages `jaxpr.vjp` of the whole
+function."""
 from __future__ import annotations
 
 import itertools
@@ -20,8 +22,10 @@ import itertools
 from jaxlib.mlir import ir
 
 import mjax.lax as lax
+from mjax.ad.bwd_into_refs import accumulate_into_refs
+from mjax.ad.grad_markers import GradRef
 from mjax.ad.staging import _is_inexact, _zeros
-from mjax.core import current_trace
+from mjax.core import aval_of_value, current_trace
 from mjax.dialect import aval_of, context
 from mjax.dialect.types import RefAval
 from mjax.passes.autodiff import vjp_functions
@@ -40,16 +44,28 @@ class _Step:
     def __init__(self, call, cdiff, cdr):
         self.call, self.cdiff, self.cdr = call, cdiff, cdr
         self.callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-        self.fwd = self.bwd = self.spec = self.residuals = None
+        self.fwd = self.bwd = self.spec = self.residuals = self.module = None
+        self.into_refs = {}    # (cotangent positions a ref takes) -> the backward jit
 
     def split(self, module):
         info = vjp_functions(module, self.callee, self.cdiff, self.cdr)
         if info.num_outputs != len(self.call.results):
             return False
+        self.module = module
         self.fwd = _renamed_copy(module, info.fwd, self.callee)
         self.bwd = _renamed_copy(module, info.bwd, self.callee)
         self.spec = _forward_known_inputs(module, self.fwd, info.num_outputs)
         return True
+
+    def backward_into_refs(self, taken: tuple) -> str:
+        """The backward jit adding the cotangents at positions `taken` (of cdiff) into
+        refs passed after the residuals (JAX's transpose of a jit with ref
+        accumulators; frontend/ad/bwd_into_refs.py)."""
+        if taken not in self.into_refs:
+            fn = _renamed_copy(self.module, self.bwd, self.callee)
+            accumulate_into_refs(self.module, fn, len(self.residuals), list(taken))
+            self.into_refs[taken] = fn
+        return self.into_refs[taken]
 
     def forward(self, operands):
         if self.fwd is None:
@@ -85,9 +101,15 @@ class JitSplit:
     def usable(self) -> bool:
         return current_trace() is self.trace and self.args is not None
 
-    def backward(self, cts, diff_results) -> dict:
+    def backward(self, cts, diff_results, refs=None) -> dict:
         """{primal argument index: its cotangent} for `cts` of the results
-        `diff_results`; the arguments no cotangent reaches are left out."""
+        `diff_results`; the arguments no cotangent reaches are left out. `refs`
+        ({argument index: Ref}, with_refs) names arguments whose cotangents the backward
+        jits add into those refs, as JAX's do: such an argument maps to GradRef() (or to
+        the rest of its cotangent, should some of it come back as a value)."""
+        ref_of = {self.block.arguments[i]: r for i, r in (refs or {}).items()
+                  if _ref_fits(r, aval_of(self.block.arguments[i].type))}
+        done = set()
         ct = {}
         for j, c in zip(diff_results, cts):
             _accumulate(ct, self.ret[j], c)
@@ -99,10 +121,30 @@ class JitSplit:
                 continue      # (JAX skips an equation whose cotangents are all zero)
             got = [c if c is not None else _zeros(aval_of(step.call.results[k].type))
                    for c, k in zip(got, step.cdr)]
-            outs = emit_call(step.bwd, list(step.residuals) + got)
-            for j, o in zip(step.cdiff, outs):
-                _accumulate(ct, step.call.operands[j], o)
-        return {i: ct[a] for i, a in enumerate(self.block.arguments) if a in ct}
+            operands = [step.call.operands[j] for j in step.cdiff]
+            # (a ref takes the cotangent of an operand it is passed for once)
+            taken = tuple(k for k, v in enumerate(operands)
+                          if v in ref_of and operands.count(v) == 1)
+            if taken:
+                fn = step.backward_into_refs(taken)
+                outs = emit_call(fn, list(step.residuals) +
+                                 [ref_of[operands[k]]._traced() for k in taken] + got)
+                done.update(operands[k] for k in taken)
+                operands = [v for k, v in enumerate(operands) if k not in taken]
+            else:
+                outs = emit_call(step.bwd, list(step.residuals) + got)
+            for v, o in zip(operands, outs):
+                _accumulate(ct, v, o)
+        return {i: ct[a] if a in ct else GradRef()
+                for i, a in enumerate(self.block.arguments) if a in ct or a in done}
+
+
+def _ref_fits(ref, aval) -> bool:
+    """Whether the with_refs marker `ref` is a Ref of the cotangent's shape and dtype
+    (any other goes to the caller's accumulation, which checks it as JAX does)."""
+    ref_aval = aval_of_value(ref) if hasattr(ref, "_traced") else None
+    return type(ref_aval) is RefAval and tuple(ref_aval.shape) == tuple(aval.shape) and \
+        ref_aval.dtype == aval.dtype
 
 
 def _accumulate(ct: dict, value, c) -> None:

@@ -490,11 +490,13 @@ class _LinearFun:
             markers = markers or [grad_markers.GradValue()] * len(self.in_avals)
             want = tuple(i for i in self.diff_args
                          if not isinstance(markers[i], grad_markers.DontWant))
+            refs = {i: markers[i] for i in want
+                    if not isinstance(markers[i], grad_markers.GradValue)}
             inputs, in_avals, out_avals, seeds = self._vjp_inputs(user)
         else:
-            want = self.diff_args
+            want, refs = self.diff_args, None
             inputs, in_avals, out_avals = self._jvp_inputs(user)
-        outs = self._run(list(args), list(opaque), inputs, in_avals, out_avals, want)
+        outs = self._run(list(args), list(opaque), inputs, in_avals, out_avals, want, refs)
         if self.kind == "vjp":
             # (the bwd rules just traced may have told their cotangents' weak types)
             weak = dict(zip(self.diff_args, self.ct_weak(seeds)))
@@ -550,9 +552,10 @@ class _LinearFun:
         in_avals = [self.in_avals[i].strip_weak_type() for i in self.diff_args]
         return inputs, in_avals, [self.out_avals[j] for j in self.diff_results]
 
-    def _run(self, args, opaque, inputs, in_avals, out_avals, want):
+    def _run(self, args, opaque, inputs, in_avals, out_avals, want, refs):
         """The outputs for the differentiated inputs in `want` (a subset of diff_args:
-        vjp's others are not wanted; linearize's are all of them)."""
+        vjp's others are not wanted; linearize's are all of them). A split jit's backward
+        adds the cotangents `refs` take into them (GradRef() stands for those)."""
         eager = self._eager
         tracing = current_trace() is not None
         if eager is not None and self.kind == "vjp":    # (on its saved residuals)
@@ -570,12 +573,13 @@ class _LinearFun:
         if self.kind == "vjp":
             if tracing and self.jit_split is not None and self.jit_split.usable() and all(
                     a is b for a, b in zip(args, self.jit_split.args)):
-                by = self.jit_split.backward(inputs, self.diff_results)
+                by = self.jit_split.backward(inputs, self.diff_results, refs)
                 outs = [by[i] if i in by else _zeros(a)
                         for i, a in zip(self.diff_args, out_avals) if i in want]
                 for o, a in zip(outs, [a for i, a in zip(self.diff_args, out_avals)
                                        if i in want]):
-                    o.aval = a
+                    if type(o) is not grad_markers.GradRef:
+                        o.aval = a
                 return outs
             out_avals = [a for i, a in zip(self.diff_args, out_avals) if i in want]
         if not tracing:     # e.g. returned from a jit: stage the linear map
@@ -608,8 +612,8 @@ def _deliver(marker, ct):
     """What the user gets for one input's cotangent under its with_refs marker."""
     if isinstance(marker, grad_markers.DontWant):
         return grad_markers.DidntWant()
-    if isinstance(marker, grad_markers.GradValue):
-        return ct
+    if isinstance(marker, grad_markers.GradValue) or type(ct) is grad_markers.GradRef:
+        return ct       # (a value, or already added into the ref by a backward jit)
     registration.ACCUMULATE_INTO_REF(marker, ct)
     return grad_markers.GradRef()
 

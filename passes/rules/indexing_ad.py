@@ -68,7 +68,11 @@ def _dynamic_slice_jvp(b, primals, tangents, *, slice_sizes):
 
 @AD.transpose_rule(I.DynamicSliceOp)
 def _dynamic_slice_transpose(b, ct, x, *starts, slice_sizes):
-    zeros = AD.zeros(b, AD.aval(x))
+    # (JAX's zeros here are lax.full: a broadcast_in_dim of the scalar 0, which
+    # make_jaxpr prints; a splat constant would print as a bare literal)
+    a = AD.aval(x)
+    zeros = b.broadcast_in_dim(b.constant(np.zeros((), a.dtype)), shape=tuple(a.shape),
+                               broadcast_dimensions=())
     return [b.dynamic_update_slice(zeros, ct, *starts)] + [None] * len(starts)
 
 

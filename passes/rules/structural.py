@@ -357,7 +357,18 @@ def _reshape_transpose(b, ct, x, *, new_sizes, dimensions=None):
 
 
 AD.deflinear(S.ReshapeOp, _reshape_transpose)
-AD.deflinear(S.SqueezeOp, lambda b, ct, x, **p: [b.reshape(ct, new_sizes=AD.aval(x).shape)])
+
+
+def _squeeze_transpose(b, ct, x, *, dimensions):
+    # JAX: _squeeze_transpose_rule, expand_dims of the cotangent, which lax builds as a
+    # broadcast_in_dim keeping the other dims (make_jaxpr of a grad prints it so).
+    shape = AD.aval(x).shape
+    gone = {d % len(shape) for d in dimensions}
+    kept = tuple(d for d in range(len(shape)) if d not in gone)
+    return [b.broadcast_in_dim(ct, shape=tuple(shape), broadcast_dimensions=kept)]
+
+
+AD.deflinear(S.SqueezeOp, _squeeze_transpose)
 AD.deflinear(S.ExpandDimsOp, lambda b, ct, x, **p: [b.reshape(ct, new_sizes=AD.aval(x).shape)])
 AD.deflinear(S.TransposeOp, lambda b, ct, x, *, permutation: [
     b.transpose(ct, permutation=tuple(int(i) for i in np.argsort(permutation)))])

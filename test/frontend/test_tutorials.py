@@ -269,12 +269,6 @@ KNOWN.update({
                             "allclose runs (the printed memory sizes agree)",
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
                        "tracer class (DynamicJaxprTracer), mjax's names the Ref",
-    **{(page, i): "make_jaxpr of VJP.with_refs: the forward jit is JAX's and the "
-                  "pullback a second `jit[name=take]`, but JAX's backward jit takes the ref "
-                  "and accumulates into its slice (`b[c:c+1] += j`, squeeze transposed by "
-                  "broadcast_in_dim); mjax's returns the cotangent (reshape, "
-                  "dynamic_update_slice of zeros), added to the ref after the jit"
-       for page, i in (("array_refs", 23), ("refs_301", 12))},
     **{("export", i): "the cells define a new primitive with jax._src internals (core, "
                       "mlir lowering rules, jax._src.config)"
        for i in (31, 33, 34, 35, 36, 38, 40, 145, 146)},

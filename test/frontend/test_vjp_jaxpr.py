@@ -78,8 +78,26 @@ def _programs(lib):
         f_vjp.with_refs(ref, lib.ad.GradValue())(1.0)
         return ref[...]
 
+    @jit
+    def window(x, y):          # (x read twice: a dynamic slice and all of it)
+        return jnp.sum(lib.lax.dynamic_slice(x, (2,), (3,)) * y) + jnp.sum(jnp.cos(x))
+
+    def ref_and_value(x, y):   # x's cotangent into a ref, y's returned by the jit
+        ref = lib.new_ref(jnp.ones(10))
+        _, f_vjp = lib.vjp(window, x, y)
+        _, y_bar = f_vjp.with_refs(ref, lib.ad.GradValue())(2.0)
+        return ref[...], y_bar
+
+    def two_refs(x, y):        # both into refs: the backward jit returns nothing
+        x_ref, y_ref = lib.new_ref(jnp.zeros(10)), lib.new_ref(jnp.ones(3))
+        _, f_vjp = lib.vjp(window, x, y)
+        f_vjp.with_refs(x_ref, y_ref)(1.0)
+        return x_ref[...], y_ref[...]
+
     return {
         "take_refs": (take_refs, (X,)),
+        "ref_and_value": (ref_and_value, (X, Y[:3])),
+        "two_refs": (two_refs, (X, Y[:3])),
         "sin_mul": (one(sin_mul, jnp.ones(10)), (X, Y)),
         "take": (one(take, 1.0), (X, 3)),
         "tree": (one(tree, {"a": jnp.ones(10), "b": jnp.arange(10.0)}), (X, 2.0)),
@@ -97,13 +115,7 @@ def _programs(lib):
 NAMES = list(_programs(jax))
 # Programs whose whole text is JAX's (the others differ inside the backward jit, where
 # mjax's transpose rules write other equations: see _FORWARD_ONLY).
-_FORWARD_ONLY = {
-    "take": "squeeze's transpose is a reshape (JAX: broadcast_in_dim); dynamic_slice's "
-            "zeros are a literal (JAX: broadcast_in_dim 0.0)",
-    "take_refs": "JAX's backward jit takes the ref and accumulates into its slice "
-                 "(`b[c:c+1] += j`); mjax's returns the cotangent, added to the ref "
-                 "after the jit",
-}
+_FORWARD_ONLY: dict = {}
 # Programs whose jits are JAX's (names, order) but whose forward jit differs too.
 _NAMES_ONLY = {
     "tree": "the residual of `x * s` is s broadcast (JAX: the scalar); the cotangent of a "
