@@ -1,9 +1,14 @@
 """Staging helpers shared by the AD APIs: trace a function into a private `@f` of the
-module being built, emit transformation ops, and run as a jit when no trace is active."""
+module being built, emit transformation ops, and run as a jit when no trace is active
+(for the differentiation APIs and vmap, one that traces on every call and reuses the
+executable of the same program: `_Retraced`)."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
+import hashlib
+import re
 import threading
 
 import numpy as np
@@ -17,8 +22,15 @@ from mjax.dialect.types import RefAval
 from mjax.float0 import hide_float0 as _hide_float0
 from mjax.float0 import is_float0 as _is_float0
 from mjax.float0 import restore_float0 as _restore_float0
+from mjax.array import Array
+from mjax.cache_miss_log import arg_names
+from mjax.dtypes import to_numpy
+from mjax.jit_caches import CLEARERS
 from mjax.jitted import Jitted
+from mjax.lowering import name_as_jax
+from mjax.runtime import get_backend
 from mjax.source_info import wraps
+from mjax.staging import trace_function
 from mjax.staging import call_args, emit, emit_call, put_back, set_apart  # noqa: F401
 
 
@@ -74,12 +86,12 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
     float0 outputs come back as NumPy float0 arrays, as in JAX. `static_leaves(args,
     kwargs)` names more leaves (indices) to keep as they are (vmap's unmapped ints).
 
-    `concrete_root` (differentiation APIs): called with no trace active, the traced
-    arguments keep their concrete values (mjax.ad.concrete); once Python asked for a
-    value while tracing, the program depends on the values, so calls with those argument
-    types trace again every time (as JAX re-runs the Python function)."""
+    `concrete_root` (differentiation APIs, vmap): called with no trace active, the traced
+    arguments keep their concrete values (mjax.ad.concrete), and every call traces again
+    (the user's Python runs each time, as JAX evaluates these op by op; a program that
+    depends on the values Python asked for is simply another program), reusing the
+    executable compiled for the same program (`_Retraced`)."""
     cache: dict = {}
-    by_value: set = set()     # cache keys whose traced program depended on the values
 
     def make(tree, static, n):
         # Outputs that are Python objects, not values (a string in grad's aux, as JAX
@@ -102,11 +114,12 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
             leaves, out_tree = trace_trees.tree_flatten(out)
             objects, arrays = set_apart(leaves, _is_python_object)
             if not objects:
+                held.pop(_signature(dyn), None)   # (a retrace may drop them)
                 return out
             held[_signature(dyn)] = (out_tree, objects)
             return arrays
         flat_impl.__name__ = getattr(impl, "__name__", "staged")
-        jitted = Jitted(flat_impl)
+        jitted = _Retraced(flat_impl) if concrete_root else Jitted(flat_impl)
 
         def call(*dyn):
             out = jitted(*dyn)
@@ -148,15 +161,118 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
             jitted = make(tree, static, len(leaves))
         if not concrete_root:
             return _restore_float0(jitted(*dyn))
-        if by_value and key is not None and (
-                key, tuple(aval_of_value(x) for x in dyn)) in by_value:
-            jitted = make(tree, static, len(leaves))     # traced afresh for these values
-        with concrete.root_call(dyn) as root:
+        with concrete.root_call(dyn):
             out = jitted(*dyn)
-        if root.used and key is not None:
-            by_value.add((key, tuple(aval_of_value(x) for x in dyn)))
         return _restore_float0(out)
     return run
+
+
+# ---- eager calls: traced every time, compiled once per program ----------------------------
+# (jit key, program text, what the text does not show) -> _CacheEntry, least recently
+# used first
+_PROGRAMS: dict = {}
+_MAX_PROGRAMS = 256
+_PROGRAMS_LOCK = threading.Lock()
+CLEARERS.append(_PROGRAMS.clear)     # (jax.clear_caches)
+# The functions a module defines: named from a process-wide counter (@f_12), so two
+# traces of one program differ there alone.
+_DEFINED = re.compile(r"func\.func (?:private |public |nested )?@([\w$.\-]+)")
+_USER_PRIMITIVE = '"jaxpr.custom_primitive"'      # (mjax.dialect.ops.user.UserPrimitiveOp)
+
+
+def program_text(module) -> str:
+    """The module's text with locations, its defined functions renamed in the order they
+    are defined (@main stays): equal for two traces of the same program."""
+    text = module.operation.get_asm(enable_debug_info=True)
+    names = [n for n in dict.fromkeys(_DEFINED.findall(text)) if n != "main"]
+    if not names:
+        return text
+    # (a module refers only to the symbols it defines: longest names first, so @f_1
+    # never rewrites part of @f_12)
+    for name in sorted(names, key=len, reverse=True):
+        text = text.replace("@" + name, f"@mjax_fn{names.index(name)}")
+    return text
+
+
+class _Retraced(Jitted):
+    """A jit of an eager differentiation (or vmap) call: every call traces the function
+    again, so its Python runs each time as under JAX, and runs the executable compiled
+    before for the same program (keyed by the jit's cache key and the program's text),
+    so lowering and compiling happen once per program. Nothing of a call is kept but
+    that table's entry (a bounded table shared by every such jit)."""
+
+    def __init__(self, fun):
+        super().__init__(fun)
+        self._fast_ok = False     # (the fast path would skip the trace)
+        self._pending = None      # (the trace _fill made, for the _compile it calls)
+
+    def _trace(self, dyn_args, dyn_kwargs, static_key, n_args):
+        traced, self._pending = self._pending, None
+        if traced is not None:
+            return traced
+        traced = trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
+        name_as_jax(traced.module, self._name, arg_names(self.fun, traced.in_tree,
+                                                         static_key))
+        return traced
+
+    def _fill(self, key, dyn_args, dyn_kwargs, static_key, n_args, donated,
+              mesh_layout=None):
+        # (`_call` never finds `key` in self._cache, which stays empty: it comes here.)
+        with self._fill_lock:
+            traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
+            program = _program_key(key, traced, mesh_layout)
+            entry = _PROGRAMS.get(program) if program is not None else None
+            if entry is not None:
+                with _PROGRAMS_LOCK:      # (the most recently used go last)
+                    _PROGRAMS[program] = _PROGRAMS.pop(program, entry)
+                return _rebound(entry, traced, self._backend)
+            self._pending = traced
+            try:
+                entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
+                                      mesh_layout)
+            finally:
+                self._pending = None
+            # (captured values are rebound per call on one device only; refs never)
+            if program is not None and not entry.refs and (
+                    not traced.captured or entry.out_shardings is None):
+                with _PROGRAMS_LOCK:
+                    _PROGRAMS[program] = entry
+                    while len(_PROGRAMS) > _MAX_PROGRAMS:
+                        del _PROGRAMS[next(iter(_PROGRAMS))]
+            return entry
+
+
+def _program_key(key, traced, mesh_layout):
+    """What decides a compiled entry besides the jit key: the program's text, the
+    outputs' structure and avals (weak types are not in the text), the captured values'
+    avals and the layout asked (None: not to be reused: refs, user primitives)."""
+    if any(type(a) is RefAval for a in (*traced.in_avals, *traced.capture_avals)):
+        return None
+    text = program_text(traced.module)
+    if _USER_PRIMITIVE in text:
+        return None     # (its Python rules run as the passes lower it: at each call, as JAX)
+    try:
+        # (a digest of the text: the table must not hold every program's text)
+        digest = hashlib.blake2b(text.encode(), digest_size=32).digest()
+        program = (key, digest, traced.out_tree,
+                   tuple(traced.out_avals), traced.has_float0, tuple(traced.capture_avals),
+                   mesh_layout)
+        hash(program)
+    except TypeError:
+        return None
+    return program
+
+
+def _rebound(entry, traced, backend):
+    """`entry` for this trace: its captured values (the same avals, maybe other values)
+    as the constant buffers."""
+    if not traced.captured:
+        return entry
+    entry = copy.copy(entry)
+    entry.run = entry.fast = None
+    entry.const_bufs = [c._buf if isinstance(c, Array) else
+                        get_backend(backend).put(to_numpy(c)) for c in traced.captured]
+    return entry
 
 
 class _DisabledJit(threading.local):
