@@ -218,6 +218,44 @@ def _mapped_axis(value, mapped):
     return None
 
 
+def _returned_arguments(traced, n_args) -> dict:
+    """{output position: argument position} for the outputs of the traced function that
+    are its arguments (among the first n_args: not captured values), directly or through
+    calls of functions returning their own (a custom_jvp function `x -> x`, as JAX's
+    vmap passes the tracer through such a call)."""
+    symbols = ir.SymbolTable(traced.module.operation)
+    found = {}
+    for j, v in enumerate(_returned(symbols, traced.name)):
+        k = _argument_forwarded(symbols, v, depth=4)
+        if k is not None and k < n_args:
+            found[j] = k
+    return found
+
+
+def _returned(symbols, name):
+    block = symbols[name].regions[0].blocks[0]
+    return list(block.operations[len(block.operations) - 1].operands)
+
+
+def _argument_forwarded(symbols, v, depth):
+    """The argument number `v` is (through calls), or None."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return ir.BlockArgument(v).arg_number
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if depth == 0 or op.name not in _FORWARDING_CALLS or "callee" not in op.attributes:
+        return None
+    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    inner = _argument_forwarded(symbols, _returned(symbols, callee)[
+        ir.OpResult(v).result_number], depth - 1)
+    return None if inner is None else _argument_forwarded(symbols, op.operands[inner],
+                                                          depth - 1)
+
+
+# (calls whose results are their callee's: a forwarded argument stays itself)
+_FORWARDING_CALLS = ("jaxpr.call", "jaxpr.custom_jvp_call", "jaxpr.custom_vjp_call")
+
+
 def _unbatched_aval(aval, axis):
     if axis is None:
         return aval
@@ -299,6 +337,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         for t, a, d in zip(outs, traced.out_avals, final_out):
             if a.weak_type:
                 t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
+        # An output that is an argument, on its own axis, is that argument, as in JAX
+        # (eagerly: the very array passed in; staged keeps it out of its jit).
+        for j, k in _returned_arguments(traced, len(leaves)).items():
+            if axes[k] == final_out[j] and isinstance(leaves[k], Tracer) and \
+                    leaves[k].aval == outs[j].aval:
+                outs[j] = leaves[k]
         if returned and len(returned[-1]) == len(outs):
             outs = [_AsReturned(r) if d is None and not isinstance(r, Tracer) else t
                     for t, r, d in zip(outs, returned[-1], final_out)]

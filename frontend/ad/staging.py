@@ -17,7 +17,7 @@ from mjax import dtypes as _dt
 from mjax import lax, staging, trace_trees, tree_util
 from mjax.ad import concrete, levels
 from mjax.config import config
-from mjax.core import aval_of_value, current_trace, is_array_like
+from mjax.core import Tracer, aval_of_value, current_trace, is_array_like
 from mjax.dialect.types import RefAval
 from mjax.float0 import hide_float0 as _hide_float0
 from mjax.float0 import is_float0 as _is_float0
@@ -113,6 +113,10 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
                 out = _hide_float0(impl(*a, **kw))
             leaves, out_tree = trace_trees.tree_flatten(out)
             objects, arrays = set_apart(leaves, _is_python_object)
+            if concrete_root:    # (an output that is an argument: that argument, as JAX's)
+                passed = _passed_arguments(leaves, dyn)
+                objects.update(passed)
+                arrays = [x for i, x in enumerate(leaves) if i not in objects]
             if not objects:
                 held.pop(_signature(dyn), None)   # (a retrace may drop them)
                 return out
@@ -128,7 +132,9 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
             kept = held.get(_signature(dyn))
             if kept is None:
                 return out
-            return put_back(kept[0], kept[1], out)
+            objects = {i: dyn[o.position] if type(o) is _Passed else o
+                       for i, o in kept[1].items()}
+            return put_back(kept[0], objects, out)
         return call
 
     @functools.wraps(impl)
@@ -273,6 +279,20 @@ def _rebound(entry, traced, backend):
     entry.const_bufs = [c._buf if isinstance(c, Array) else
                         get_backend(backend).put(to_numpy(c)) for c in traced.captured]
     return entry
+
+
+class _Passed:
+    """An output of an eager call that is its traced argument `position` itself."""
+    __slots__ = ("position",)
+
+    def __init__(self, position):
+        self.position = position
+
+
+def _passed_arguments(leaves, dyn) -> dict:
+    """{output leaf position: _Passed(k)} for the output leaves that are argument k."""
+    where = {id(x): k for k, x in enumerate(dyn) if isinstance(x, Tracer)}
+    return {i: _Passed(where[id(x)]) for i, x in enumerate(leaves) if id(x) in where}
 
 
 class _DisabledJit(threading.local):

@@ -22,6 +22,10 @@ def _leaves_close(got, want, rtol=1e-5, atol=1e-6):
     w, wt = jax.tree_util.tree_flatten(want)
     assert len(g) == len(w), (gt, wt)
     for a, b in zip(g, w):
+        if type(a) is np.ndarray:    # (a NumPy argument eager vmap passed through, as JAX)
+            assert type(b) is np.ndarray, type(b)
+            np.testing.assert_array_equal(a, b)
+            continue
         check(a, b, rtol=rtol, atol=atol)
 
 
@@ -396,3 +400,25 @@ def test_batched_slice_prints_as_jax(fn):
         return str(lib.jit(lib.vmap(lambda x: fn(np_, lib.lax, x))).trace(
             np.ones((2, 5), np.float32)).jaxpr)
     assert run(mjax, mnp) == run(jax, jnp)
+
+
+def test_an_argument_returned_on_its_axis_is_that_argument():
+    """Eager vmap returns an argument the function returns unchanged (on its own axis,
+    also through a custom_jvp call) as that very object, as JAX's does (optimistix's
+    `inexact_asarray` relies on it)."""
+    def ident_jvp(lib):
+        f = lib.custom_jvp(lambda x: x)
+        f.defjvp(lambda p, t: (f(p[0]), t[0]))
+        return f
+
+    for lib, np_ in ((mjax, mnp), (jax, jnp)):
+        y, m = np_.array([1.0, 2.0]), np_.ones((2, 3))
+        got = [lib.vmap(lambda x: x)(y) is y,
+               [o is y for o in lib.vmap(lambda x, z: (x, z * 2))(y, y)],
+               lib.vmap(lambda x: x, in_axes=1, out_axes=1)(m) is m,
+               lib.vmap(lambda x: x, in_axes=1, out_axes=0)(m) is m,
+               lib.vmap(ident_jvp(lib))(y) is y,
+               lib.jit(lib.vmap(lambda x: x))(y) is y]
+        if lib is mjax:
+            mine = got
+    assert mine == got == [True, [True, False], True, False, True, False]
