@@ -22,7 +22,7 @@ from mjax.dtypes import hitype_rules
 from mjax.hijax_lowering import check_vmap_hi
 from mjax.primitive import UndefinedPrimal
 from mjax.staging import call_args, emit
-from mjax.tracer import Tracer, known_value
+from mjax.tracer import Tracer, arguments_reached, known_value
 from mjax.traceback_util import api_boundary
 
 
@@ -191,7 +191,9 @@ def _showing_batched(fun, axes, size):
 
 
 def _vmap_shows(mapped, size, previous, t):
-    axis = _mapped_axis(t.value, mapped)
+    reached = arguments_reached(t.value)
+    axis = next((d for v, d in mapped.items()
+                 if ir.BlockArgument(v).arg_number in reached), None)
     if axis is not None:
         a = t.aval
         axis = min(axis, a.ndim)    # (JAX's rules move the batch axis; mjax's stays put)
@@ -201,21 +203,6 @@ def _vmap_shows(mapped, size, previous, t):
     if value is not None:
         return value
     return previous(t) if previous is not None else None
-
-
-def _mapped_axis(value, mapped):
-    """The in-axis of a mapped argument `value` is computed from, or None."""
-    seen, stack = set(), [value]
-    while stack:
-        v = stack.pop()
-        if v in mapped:
-            return mapped[v]
-        owner = v.owner
-        if v in seen or isinstance(owner, ir.Block):    # (another argument)
-            continue
-        seen.add(v)
-        stack.extend(owner.operands)
-    return None
 
 
 def _returned_arguments(traced, n_args) -> dict:

@@ -44,10 +44,7 @@ class Tracer(ArrayMethods):
             # (a shard_map body run outside jit: its blocks, after the run; in a vmap body
             # JAX's VmapTracer text, or the value JAX knows: an Array, shown by `form`)
             return shown if isinstance(shown, str) else form(shown)
-        # JAX's form for a traced value under jit: JitTracer(~float32[3]) (~: weak type).
-        a = self.aval
-        shape = ",".join(map(str, a.shape))
-        return f"JitTracer({'~' if a.weak_type else ''}{a.dtype.name}[{shape}])"
+        return jit_text(self.aval)
 
     # Inside grad & co. called outside jit, JAX knows the values (mjax.ad.concrete finds
     # them): bool/int/index/item always; float/complex/tolist/__array__ only for values
@@ -99,6 +96,12 @@ class Tracer(ArrayMethods):
                                                           "array"))
 
 
+def jit_text(aval) -> str:
+    """JAX's text for a traced value under jit: JitTracer(~float32[3]) (~: weak type)."""
+    shape = ",".join(map(str, aval.shape))
+    return f"JitTracer({'~' if aval.weak_type else ''}{aval.dtype.name}[{shape}])"
+
+
 def known_value(t: Tracer, differentiated_ok: bool = True):
     """The concrete value (an Array) JAX would know for tracer `t`, or None: inside
     grad & co. called outside jit (not under jit/vmap), where mjax.ad.concrete gives the
@@ -106,6 +109,24 @@ def known_value(t: Tracer, differentiated_ok: bool = True):
     on a differentiated input (JAX's JVP tracers)."""
     oracle = t.trace.concrete
     return None if oracle is None else oracle.value_of(t, differentiated_ok)
+
+
+def arguments_reached(value: ir.Value) -> set[int]:
+    """The numbers of the block arguments `value` is computed from (in its own block: a
+    trace's function body), for how tracers print (which values a transformation maps or
+    differentiates)."""
+    reached, seen, stack = set(), set(), [value]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            reached.add(ir.BlockArgument(v).arg_number)
+            continue
+        if v in seen:
+            continue
+        seen.add(v)
+        stack.extend((owner.operation if hasattr(owner, "operation") else owner).operands)
+    return reached
 
 
 def escaped_tracer_message(t) -> str:

@@ -99,7 +99,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
                                 f"complex inputs or integer inputs, use jax.jvp directly.")
         traced = stage_function(_select_args(fun, args, kwargs, nums), dyn, {},
                                 name=getattr(fun, "__name__", "jacfwd"),
-                                diff_leaves=range(len(x_leaves)))
+                                diff_leaves=range(len(x_leaves)), forward=True)
         out_avals = traced.out_avals
         main_tree = _main_tree(traced, has_aux)
         if has_aux:

@@ -16,6 +16,7 @@ import numpy as np
 from mjax import dtypes as _dt
 from mjax import lax, staging, trace_trees, tree_util
 from mjax.ad import concrete, levels
+from mjax.ad.tracer_text import showing_gradients
 from mjax.config import config
 from mjax.core import Tracer, aval_of_value, current_trace, is_array_like
 from mjax.dialect.types import RefAval
@@ -35,7 +36,8 @@ from mjax.staging import call_args, emit, emit_call, put_back, set_apart  # noqa
 
 
 # ---- staging helpers ------------------------------------------------------------------
-def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_leaves=None):
+def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_leaves=None,
+                   forward=False):
     """Traces fun(*args, **kwargs) into a private function of the current module
     (mjax.staging.stage_function).
 
@@ -43,8 +45,10 @@ def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_l
     argument leaves it differentiates; inside grad & co. called outside jit, fun's
     tracers then have the concrete values JAX would give them (mjax.ad.concrete), and
     fun runs one differentiation level deeper (mjax.ad.levels: custom rules it calls
-    are traced at once)."""
+    are traced at once), and its tracers print as JAX's (mjax.ad.tracer_text; `forward`:
+    forward mode)."""
     if diff_leaves is not None:
+        fun = showing_gradients(fun, diff_leaves, reverse=not forward)
         fun = levels.differentiated(concrete.with_sources(
             fun, trace_trees.tree_leaves((args, kwargs or {})), diff_leaves), diff_leaves)
     return staging.stage_function(fun, args, kwargs, name=name,

@@ -1,6 +1,7 @@
 """What `print` and `repr` of a traced value show, compared with JAX's text: JitTracer
-under jit, VmapTracer in a vmap body (for values computed from a mapped argument), and
-the value itself where JAX knows it (eager vmap's unmapped arguments)."""
+under jit, VmapTracer in a vmap body (for values computed from a mapped argument),
+GradTracer in grad & co. (nested, and under jit), and the value itself where JAX knows
+it (eager vmap's unmapped arguments, values no differentiation perturbs)."""
 from __future__ import annotations
 
 import contextlib
@@ -46,3 +47,36 @@ CASES = {
 def test_printed_tracers_match_jax():
     for name, run in CASES.items():
         assert _printed(mjax, jnp, run) == _printed(jax, jjnp, run), name
+
+
+def _grad_body(np_):
+    def f(x):
+        c = np_.sin(3.0)
+        print(x, "|", x * 2, "|", c, "|", repr(x), "|", repr(c))
+        return x ** 3 * c
+    return f
+
+
+GRAD_CASES = {
+    "grad": lambda lib, np_: lib.grad(_grad_body(np_))(2.0),
+    "jit_grad": lambda lib, np_: lib.jit(lib.grad(_grad_body(np_)))(2.0),
+    "value_and_grad": lambda lib, np_: lib.value_and_grad(_grad_body(np_))(np_.float32(2)),
+    "not_differentiated": lambda lib, np_: lib.grad(
+        lambda x, y: _grad_body(np_)(x) * y, argnums=1)(2.0, 3.0),
+    "jacrev": lambda lib, np_: lib.jacrev(_grad_body(np_))(np_.ones(2)),
+    "grad_grad": lambda lib, np_: lib.grad(lib.grad(_grad_body(np_)))(2.0),
+    "jit_grad_grad": lambda lib, np_: lib.jit(lib.grad(lib.grad(_grad_body(np_))))(2.0),
+    "jit_inside": lambda lib, np_: lib.grad(lambda x: lib.jit(_grad_body(np_))(x))(2.0),
+}
+
+
+def test_printed_gradient_tracers_match_jax():
+    for name, run in GRAD_CASES.items():
+        assert _printed(mjax, jnp, run) == _printed(jax, jjnp, run), name
+
+
+def test_forward_mode_shows_known_values():
+    """Under jvp, a value no tangent reaches prints as its value, as in JAX (perturbed
+    ones keep mjax's text: JAX's JVPTracer shows tangent values)."""
+    run = lambda lib, np_: lib.jvp(lambda x: print(np_.sin(3.0)) or x, (2.0,), (1.0,))  # noqa
+    assert _printed(mjax, jnp, run) == _printed(jax, jjnp, run)
