@@ -19,6 +19,7 @@ from jaxlib.mlir import ir
 from mjax import trace_trees
 from mjax.core import current_trace
 from mjax.dialect.types import short_dtype_name
+from mjax.source_info import wraps
 from mjax.tracer import Tracer, arguments_reached, jit_text, known_value
 
 # trace -> (the numbers of its arguments it differentiates, in reverse mode or not)
@@ -30,7 +31,7 @@ def showing_gradients(fun, diff_leaves, reverse=True):
     `diff_leaves` are differentiated, in reverse mode unless `reverse` is False)."""
     diff_leaves = frozenset(diff_leaves)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def shown(*args, **kwargs):
         trace = current_trace()
         leaves = trace_trees.tree_leaves((args, kwargs))
