@@ -48,12 +48,9 @@ class _NotConcrete(Exception):
 
 
 class _Root:
-    """One top-level call of a differentiation API; `used` once a value was asked for."""
+    """One top-level call of a differentiation API (the traces of one call share it)."""
 
-    __slots__ = ("used",)
-
-    def __init__(self):
-        self.used = False
+    __slots__ = ()
 
 
 class _Known:
@@ -85,7 +82,6 @@ class _Known:
             return None
         if diff and not differentiated_ok:
             return None
-        self.root.used = True
         if value.aval != tracer.aval:      # e.g. the weak type
             value = Array(value._buf, tracer.aval)
         return value

@@ -24,7 +24,7 @@ import threading
 import numpy as np
 
 from mjax import registration, trace_trees, tree_util
-from mjax.ad import concrete, levels
+from mjax.ad import levels
 from mjax.array import Array
 from mjax.core import Tracer, current_trace
 from mjax.core import _state as _trace_state
@@ -118,11 +118,8 @@ def python_arguments(leaves):
 
 
 def run_rule(rule, *args):
-    """rule(*args) outside every trace (JAX's eager evaluation), at level 0; the staged
-    program then depends on these values: its top-level call is not cached."""
-    root = concrete.current_root()
-    if root is not None:
-        root.used = True
+    """rule(*args) outside every trace (JAX's eager evaluation), at level 0 (the top-level
+    call traces again at each call, as every eager differentiation does)."""
     saved, _trace_state.stack = _trace_state.stack, []
     try:
         with levels.at(0):
