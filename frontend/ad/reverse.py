@@ -3,7 +3,6 @@ whose returned functions run only the linear part on residuals saved by one forw
 from __future__ import annotations
 
 import functools
-import itertools
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -12,34 +11,27 @@ import mjax.lax as lax
 from mjax import dtypes as _dt
 from mjax import registration, trace_trees, tree_util
 from mjax.ad import concrete, grad_markers, levels
+from mjax.ad.cotangent_types import WEAK_RESULTS, cotangent_weak_types
 from mjax.ad.forward import _check_tangents, jvp
-from mjax.ad.jit_partial_eval import split_jit_calls
-from mjax.ad.cotangent_types import (WEAK_RESULTS, cotangent_weak_table,
-                                     cotangent_weak_types)
+from mjax.ad.linear_split import _diff_results, _main_tree, _Split  # noqa: F401
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
                              _is_dynamic, _is_inexact, _jax_type,
                              _leaf_aval, _wraps, _zeros, put_back, python_scalar_leaves,
                              set_apart, stage_function, staged)
-from mjax.array import Array
-from mjax.core import Tracer, aval_of_value, current_trace, to_numpy
-from mjax.dialect import Builder, context, tensor_type
+from mjax.core import Tracer, aval_of_value, current_trace
+from mjax.dialect import context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
 from mjax.dtypes import hitype_rules
 from mjax.hijax_lowering import CapturedHiError, has_hi, value_and_grad_hi, vjp_hi
-from mjax.host_callbacks import backend_host_callbacks
 from mjax.jitted import Jitted
 from mjax.lax.sharding import pin_unreduced
-from mjax.lowering import lower_to_stablehlo
 from mjax.passes import PassError
-from mjax.passes.autodiff import linearize_functions, trace_bwd_rules_now, vjp_functions
-from mjax.passes.ir_util import FunctionTable, functions_text
-from mjax.passes.jaxpr_discharge_state import discharge_function
-from mjax.passes.rules.export import _clone_functions
-from mjax.runtime import get_backend
+from mjax.passes.autodiff import trace_bwd_rules_now, vjp_functions
+from mjax.passes.ir_util import functions_text
 from mjax.sharding_types import set_cotangent_types
-from mjax.staging import call_args, emit, emit_call, trace_function
+from mjax.staging import call_args, emit, emit_call
 from mjax.traceback_util import api_boundary
 
 
@@ -270,19 +262,6 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
 
 
 # ---- vjp and linearize: a forward part run once, a linear part run per call ----------
-def _diff_results(traced, has_aux):
-    n_main = (_check_aux_pair(traced.out_tree, traced.out_avals).num_leaves if has_aux
-              else len(traced.out_avals))
-    return tuple(j for j, a in enumerate(traced.out_avals[:n_main]) if _is_inexact(a))
-
-
-def _main_tree(traced, has_aux):
-    return traced.out_tree.children()[0] if has_aux else traced.out_tree
-
-
-_recipe_ids = itertools.count()
-
-
 def pullback(callee: str, primals, cts, diff_args, diff_results):
     """`jaxpr.vjp @callee(primals, cts)`: the cotangents of @callee's `diff_args` at
     `primals` for `cts` of its `diff_results`, staged into the current trace by a
@@ -296,164 +275,6 @@ def pullback(callee: str, primals, cts, diff_args, diff_results):
         trace_bwd_rules_now(current_trace().module, callee, diff_args, diff_results)
     return emit(T.VjpOp, list(primals) + list(cts), callee=Symbol(callee),
                 diff_args=diff_args, diff_results=diff_results)
-
-
-class _Recipe:
-    """A traced function that can be called from any trace: by its name in the module
-    it was traced into, and from other modules (after the function returned by vjp
-    crossed a jit boundary) through a copy of it and its callees, frozen as text while
-    that module is intact: when it first crosses (is flattened) or is first used
-    elsewhere; the module is transformed and lowered once its trace ends."""
-
-    def __init__(self, module, name, text=None):
-        self.module, self.name, self.text = module, name, text
-        self.prefix = f"linear{next(_recipe_ids)}"
-
-    def freeze(self):
-        if self.text is None:
-            self.text = functions_text(self.module, [self.name])
-
-    def callee_in(self, module) -> str:
-        if module is self.module:
-            return self.name
-        self.freeze()
-        name = f"{self.prefix}_{self.name}"
-        if name not in ir.SymbolTable(module.operation):
-            _clone_functions(module.operation, self.text, self.prefix)
-        return name
-
-
-class _Split:
-    """fun split in two: a forward part run once (primal outputs), and the linear map at
-    those primals (cotangents -> input cotangents for vjp, tangents -> output tangents
-    for linearize), run by `_LinearFun`.
-
-    Under a trace the forward part is `jaxpr.call @f` and each linear call emits
-    `jaxpr.vjp @f` / `jaxpr.jvp @f` on the same primals: the passes derive the rest, and
-    inlining + CSE share the forward work. Eagerly the module is split once by the
-    passes' function-level entry points (`vjp_functions`, `linearize_functions`) into
-    two executables, and the residuals stay on the device between calls."""
-
-    def __init__(self, fun, primals, diff_args, has_aux, kind):
-        self.kind = kind
-        self.leaves, self.in_tree = trace_trees.tree_flatten(tuple(primals))
-        self.in_avals = [aval_of_value(x) for x in self.leaves]
-        self.diff_args = diff_args
-        outer = current_trace()
-        if outer is None:
-            # Outside jit the primals are concrete: Python can branch on fun's values.
-            fun = levels.differentiated(
-                concrete.with_sources(fun, self.leaves, diff_args, new_root=True), diff_args)
-            traced = trace_function(fun, tuple(primals), {}, name="f", visibility="private")
-        else:
-            traced = stage_function(fun, tuple(primals), {}, diff_leaves=diff_args)
-        self.traced = traced
-        self.out_tree, self.out_avals = traced.out_tree, traced.out_avals
-        self.main_tree = _main_tree(traced, has_aux)
-        self.diff_results = _diff_results(traced, has_aux)
-        self.args = call_args(traced, self.leaves)
-        if kind == "vjp":   # (the cotangents' weak types, as JAX's backward pass makes them)
-            self.ct_weak = cotangent_weak_table(
-                traced.module, traced.name, traced.arg_avals + list(traced.capture_avals),
-                diff_args, len(traced.out_avals), self.diff_results, eager=outer is None)
-        if outer is None:
-            self._compile()
-            self.recipe = _Recipe(None, traced.name, self._text)
-        else:
-            self.recipe = _Recipe(traced.module, traced.name)
-            self.jit_split = None
-            if kind == "vjp" and not levels.depth():   # (f = one jit call: JAX's split)
-                self.jit_split = split_jit_calls(traced, self.args, diff_args,
-                                                  self.diff_results)
-            if self.jit_split is not None:
-                self.outs = self.jit_split.forward(self.args, traced.out_avals)
-            else:
-                self.outs = emit_call(traced.name, self.args, traced.out_avals)
-
-    def _compile(self):
-        traced = self.traced
-        split = vjp_functions if self.kind == "vjp" else linearize_functions
-        # Refs the function closes over: it is split as a function over their values,
-        # whose final values (extra results) the forward run writes back.
-        refs = [i for i, x in enumerate(self.args) if type(aval_of_value(x)) is RefAval]
-        name = traced.name
-        if refs:
-            with context(), ir.Location.unknown(context()):
-                fns = FunctionTable(traced.module)
-                name = fns.fresh_name(f"{traced.name}_discharged")
-                discharge_function(fns, traced.name, name)
-        info = split(traced.module, name, self.diff_args, self.diff_results)
-        self.n_out = info.num_outputs
-        linear = self.linear_name = info.bwd if self.kind == "vjp" else info.lin
-        if self.kind == "vjp":
-            # Which residuals are primal arguments passed through (JAX's VJP keeps those
-            # in args_res) and the rest, the opaque residuals (a ref's value, read
-            # when the forward ran, among them).
-            self.res_spec = [None if k in refs else k for k in
-                             _forwarded_arguments(traced.module, info.fwd, self.n_out)]
-            self.res_avals = list(info.residual_avals)
-        text = self._text = str(traced.module)     # @f is still in it, unchanged
-
-        def compile_entry(callee):
-            with context(), ir.Location.unknown(context()):
-                module = ir.Module.parse(text)
-                out_avals = _add_main(module, callee)
-            hlo, callbacks = backend_host_callbacks(lower_to_stablehlo(module), get_backend())
-            return get_backend().compile(hlo, out_avals=out_avals, host_callbacks=callbacks)
-
-        first_exe = compile_entry(info.fwd)
-        # The linear part compiles when first called: a custom_vjp's bwd is traced then,
-        # as JAX runs it only when the pullback is called. (A linearized custom_vjp
-        # function's linear map cannot run: calling it raises JAX's TypeError, as there.)
-        self._linear_exe = None
-        self._compile_linear = lambda: compile_entry(linear)
-        unevaluable = getattr(info, "unevaluable", None)
-        if unevaluable is not None:
-            self._compile_linear = functools.partial(_reraise, unevaluable)
-        bufs = [x._buf if isinstance(x, Array) else
-                self.args[i]._buffer_value()._buf if i in refs else
-                get_backend().put(to_numpy(x)) for i, x in enumerate(self.args)]
-        res = first_exe.execute(bufs)
-        n = len(traced.out_avals)
-        self.outs = [Array(b, a) for b, a in zip(res[:n], traced.out_avals)]
-        for i, buf in zip(refs, res[n:self.n_out]):
-            self.args[i]._write_back(buf, strong=False)
-        self.residuals = res[self.n_out:]
-        if self.kind == "vjp":
-            self.opaque = [Array(b, a) for b, a, k in
-                           zip(self.residuals, self.res_avals, self.res_spec) if k is None]
-        self.traced = None          # the module was split in place; the recipe has a copy
-
-    def linear(self, inputs, in_avals, out_avals, residuals=None):
-        """Runs the compiled linear map on `inputs` (one per in_aval): vjp's on
-        `residuals` (values, one per residual), linearize's on the saved ones."""
-        if self._linear_exe is None:
-            self._linear_exe = self._compile_linear()
-        bufs = _buffers(inputs, in_avals)
-        # vjp's bwd takes (residuals, cotangents); linearize's lin (tangents, residuals).
-        bufs = (_buffers(residuals, self.res_avals) + bufs if self.kind == "vjp"
-                else bufs + list(self.residuals))
-        return [Array(b, a) for b, a in zip(self._linear_exe.execute(bufs), out_avals)]
-
-
-def _buffers(values, avals) -> list:
-    return [x._buf if isinstance(x, Array) and x.dtype == a.dtype else
-            get_backend().put(np.asarray(x, dtype=a.dtype)) for x, a in zip(values, avals)]
-
-
-def _forwarded_arguments(module, fwd: str, n_out: int) -> list:
-    """For each residual @fwd returns: the index of the argument it passes through
-    unchanged, or None (a value the forward computed)."""
-    block = ir.SymbolTable(module.operation)[fwd].regions[0].blocks[0]
-    spec = []
-    for v in list(block.operations)[-1].operands[n_out:]:
-        spec.append(ir.BlockArgument(v).arg_number if isinstance(v.owner, ir.Block)
-                    and v.owner == block else None)
-    return spec
-
-
-def _reraise(error):
-    raise error
 
 
 class _LinearFun:
@@ -473,7 +294,7 @@ class _LinearFun:
         self.out_avals = split.out_avals[:split.main_tree.num_leaves]
         self.n_args = len(split.args)
         self.fun_name = getattr(fun, "__name__", str(fun))
-        self._eager = split if hasattr(split, "_linear_exe") else None
+        self._eager = split if hasattr(split, "_entry") else None
         self._jitted = {}        # wanted diff_args -> the staged linear map
         self.jit_split = getattr(split, "jit_split", None)
         # An eager vjp's opaque residuals follow the arguments among the Partial's
@@ -779,18 +600,3 @@ def _linearize_by_jvp(fun, primals, has_aux):
     def f_jvp(*tangents):
         return jvp(fun, primals, tangents, has_aux=has_aux)[1]
     return (out[0], f_jvp, out[2]) if has_aux else (out[0], f_jvp)
-
-
-def _add_main(module, callee):
-    """Adds a public @main that calls @callee (so XLA has an entry point); returns the
-    result avals."""
-    from jaxlib.mlir.dialects import func
-    table = ir.SymbolTable(module.operation)
-    ins, outs = T.function_signature(table[callee].operation)
-    with ir.InsertionPoint(module.body):
-        f = func.FuncOp("main", ([tensor_type(a) for a in ins], [tensor_type(a) for a in outs]))
-        block = f.add_entry_block()
-    b = Builder(ir.InsertionPoint(block), ir.Location.unknown(context()))
-    res = T.emit_transform(b, T.CallOp, *block.arguments, callee=Symbol(callee))
-    func.ReturnOp(res, ip=ir.InsertionPoint(block))
-    return outs

@@ -231,10 +231,8 @@ class _Retraced(Jitted):
         with self._fill_lock:
             traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
             program = _program_key(key, traced, mesh_layout)
-            entry = _PROGRAMS.get(program) if program is not None else None
+            entry = recall_program(program) if program is not None else None
             if entry is not None:
-                with _PROGRAMS_LOCK:      # (the most recently used go last)
-                    _PROGRAMS[program] = _PROGRAMS.pop(program, entry)
                 return _rebound(entry, traced, self._backend)
             self._pending = traced
             try:
@@ -245,11 +243,30 @@ class _Retraced(Jitted):
             # (captured values are rebound per call on one device only; refs never)
             if program is not None and not entry.refs and (
                     not traced.captured or entry.out_shardings is None):
-                with _PROGRAMS_LOCK:
-                    _PROGRAMS[program] = entry
-                    while len(_PROGRAMS) > _MAX_PROGRAMS:
-                        del _PROGRAMS[next(iter(_PROGRAMS))]
+                remember_program(program, entry)
             return entry
+
+
+def recall_program(program):
+    """The entry stored for `program` (None if none), now the most recently used."""
+    entry = _PROGRAMS.get(program)
+    if entry is not None:
+        with _PROGRAMS_LOCK:      # (the most recently used go last)
+            _PROGRAMS[program] = _PROGRAMS.pop(program, entry)
+    return entry
+
+
+def remember_program(program, entry):
+    """Stores `entry` for `program`, dropping the least recently used past the bound."""
+    with _PROGRAMS_LOCK:
+        _PROGRAMS[program] = entry
+        while len(_PROGRAMS) > _MAX_PROGRAMS:
+            del _PROGRAMS[next(iter(_PROGRAMS))]
+
+
+def program_digest(text: str) -> bytes:
+    """A digest of a program's text (the table must not hold every program's text)."""
+    return hashlib.blake2b(text.encode(), digest_size=32).digest()
 
 
 def _program_key(key, traced, mesh_layout):
@@ -262,9 +279,7 @@ def _program_key(key, traced, mesh_layout):
     if _USER_PRIMITIVE in text:
         return None     # (its Python rules run as the passes lower it: at each call, as JAX)
     try:
-        # (a digest of the text: the table must not hold every program's text)
-        digest = hashlib.blake2b(text.encode(), digest_size=32).digest()
-        program = (key, digest, traced.out_tree,
+        program = (key, program_digest(text), traced.out_tree,
                    tuple(traced.out_avals), traced.has_float0, tuple(traced.capture_avals),
                    mesh_layout)
         hash(program)

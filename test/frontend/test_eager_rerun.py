@@ -14,6 +14,7 @@ import pytest
 import mjax
 import mjax.numpy as mnp
 from mjax import jitted as jitted_module
+from mjax.ad import linear_split
 from mjax.ad import staging as ad_staging
 
 import jax  # noqa: E402  (the test-only oracle)
@@ -110,6 +111,8 @@ def lowerings(monkeypatch):
         count[0] += 1
         return original(*args, **kwargs)
     monkeypatch.setattr(jitted_module, "lower_to_stablehlo", counting)
+    # (an eager vjp/linearize lowers its forward and linear parts itself)
+    monkeypatch.setattr(linear_split, "lower_to_stablehlo", counting)
     return count
 
 
@@ -124,7 +127,8 @@ def test_same_program_is_not_lowered_again(lowerings):
         calls[0] += 1
         return mnp.cos(x) * 1.375
 
-    for case in ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jvp", "vmap"]:
+    for case in ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jvp", "vmap",
+                 "vjp", "vjp_apply", "linearize"]:
         before, n = lowerings[0], calls[0]
         for x in [X, X, X2]:     # (the same call site: locations are in the program)
             CASES[case](mjax, f, fv, x)
@@ -226,3 +230,32 @@ def test_repeated_identical_calls_keep_no_memory():
     assert calls[0] == 1200
     # (a call's module kept would be kilobytes per call)
     assert grown < 100 * 300, grown
+
+
+def test_vjp_and_linearize_reuse_their_parts(lowerings):
+    # the first vjp lowers its forward part, its first pullback call the bwd part, and
+    # likewise linearize; later calls lower nothing, and every result is this call's
+    # (captured values and aux too)
+    def run(np_, lib):
+        calls, out, counts = [0], [], []
+        for k, x in enumerate([X, X, X2, X]):
+            w = np_.asarray(np.arange(9, dtype=np.float32).reshape(3, 3) * (k % 3 + 1))
+
+            def f(x):
+                calls[0] += 1
+                y = np_.tanh(w @ x) * 2.0
+                return y, {"aux": np_.sum(y), "name": "f"}
+            y, pb, aux = lib.vjp(f, x, has_aux=True)
+            out += [y, pb(np.ones(3, np.float32) * (k + 1))[0], aux["aux"], aux["name"]]
+            y, fl = lib.linearize(lambda x: f(x)[0], x)
+            out += [y, fl(x * 0.5), fl(x)]
+            counts.append(lowerings[0])
+        return calls[0], out, counts
+    (m_calls, got, counts), (j_calls, want, _) = run(mnp, mjax), run(jnp, jax)
+    assert m_calls == j_calls
+    assert counts == [counts[0]] * len(counts), counts
+    for g, w in zip(got, want, strict=True):
+        if isinstance(w, str):
+            assert g == w
+        else:
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-6, atol=2e-6)
