@@ -21,7 +21,8 @@ from mjax.abstract_eval import infer_avals
 from mjax.array import Array
 from mjax.dialect import ShapedArray, context, tensor_type
 from mjax.dialect.attributes import dense_elements
-from mjax.dialect.core import JaxprOp
+from mjax.dialect.builder import _INT, _keyable
+from mjax.dialect.core import PURE_SHAPE_RULES, JaxprOp, encode_params
 from mjax.dialect.ops.structural import ConstantOp
 from mjax.dialect.types import RefAval
 from mjax.dtypes import aval_of_value, pytype_aval_mappings, to_numpy  # noqa: F401 (jax.core)
@@ -228,7 +229,8 @@ class Trace:
             return self.to_tracer(inner) if inner is not None else self.capture(x)
         if (aval.ndim == 0 or is_splat_view(x)) and not isinstance(
                 aval.dtype, dtypes.KeyType) and literal_here(x, self):
-            arr = np.asarray(to_numpy(x), dtype=aval.dtype) if not is_splat_view(x) else \
+            # (to_numpy(x), with the aval read above: np.asarray(x, its dtype))
+            arr = np.asarray(x, dtype=aval.dtype) if not is_splat_view(x) else \
                 np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)
             with ir.Location.unknown(context()):
                 value = dense_elements(arr)
@@ -260,7 +262,9 @@ class Trace:
         if loc is None:
             loc = user_location()
         values = [t.value for t in tracers]
-        results = list(opcls.create(values, out_avals, params, loc=loc, ip=self.ip).results)
+        op = opcls.create(values, out_avals, params, loc=loc, ip=self.ip)
+        # (one result, most ops: read without listing the results)
+        results = [op.result] if len(out_avals) == 1 else list(op.results)
         if self.census is not None:
             self.census.staged(opcls, values, results)
         return [Tracer(self, r, a, loc) for r, a in zip(results, out_avals)]
@@ -520,7 +524,14 @@ def bind(opcls: type[JaxprOp], *args, **params):
     if trace is None or (_state.compile_time_eval and evaluates_now(args)):
         outs = apply_eager(opcls, args, avals, params, weak)
     else:
-        params, out_avals = infer_avals(opcls, avals, params, weak)
+        key = hit = None
+        if params or opcls.attributes:
+            key = _staged_key(opcls, weak, avals, params)
+            hit = None if key is None else _STAGED.get(key)
+        if hit is None:
+            params, out_avals = infer_avals(opcls, avals, params, weak)
+        else:
+            params, out_avals = hit[0], hit[1]
         # (The user's line found once: a constant operand and the op are both there.)
         loc = None
         tracers = []
@@ -531,13 +542,56 @@ def bind(opcls: type[JaxprOp], *args, **params):
                 tracers.append(trace.to_tracer(a, loc))
             else:
                 tracers.append(a)
-        outs = trace.emit(opcls, tracers, params, [a.strip_weak_type() for a in out_avals],
-                          loc)
-        for t, a in zip(outs, out_avals):
-            t.aval = a
+        # (Trace.emit, inlined: the op is typed without weak types, its tracers carry
+        # them; this runs per op)
+        if loc is None:
+            loc = user_location()
+        values = [t.value for t in tracers]
+        if hit is not None:       # (what create would make of the same op and avals)
+            op = ir.Operation.create(opcls.OPERATION_NAME, results=hit[2], operands=values,
+                                     attributes=hit[3], regions=opcls.num_regions,
+                                     loc=loc, ip=trace.ip)
+            results = [op.result] if len(out_avals) == 1 else list(op.results)
+            outs = [Tracer(trace, r, a, loc) for r, a in zip(results, out_avals)]
+        elif len(out_avals) == 1:
+            a = out_avals[0]
+            results = [opcls.create(values, [a.strip_weak_type()], params, loc=loc,
+                                    ip=trace.ip).result]
+            outs = [Tracer(trace, results[0], a, loc)]
+        else:
+            results = list(opcls.create(values, [a.strip_weak_type() for a in out_avals],
+                                        params, loc=loc, ip=trace.ip).results)
+            outs = [Tracer(trace, r, a, loc) for r, a in zip(results, out_avals)]
+        if key is not None and hit is None and _static(out_avals):
+            if len(_STAGED) >= 4096:
+                _STAGED.clear()
+            _STAGED[key] = (params, tuple(out_avals), [r.type for r in results],
+                            encode_params(params) if params else None)
+        if trace.census is not None:
+            trace.census.staged(opcls, values, results)
         if trace.type_specs is not None or trace.varying is not None:
-            trace_op_types(trace, opcls, tracers, outs, params)
+            trace_op_types(trace, opcls, tracers, outs, dict(params))
     return outs[0] if len(outs) == 1 else outs
+
+
+# Binding an op with parameters checks them, infers its result avals and encodes its
+# attributes, all again for the same op on the same avals (a broadcast or a reduction per
+# layer): for ops of the pure shape-rule modules with plain parameters on exact static
+# avals, (op class, weak, parameters, avals) -> (checked parameters, result avals, result
+# types, attributes), as the first bind made them (Builder._emit does the same for passes).
+_STAGED: dict = {}
+
+
+def _static(avals) -> bool:
+    return all(type(a) is ShapedArray and _INT.issuperset(map(type, a.shape))
+               for a in avals)
+
+
+def _staged_key(opcls, weak, avals, params: dict):
+    if opcls.__module__ not in PURE_SHAPE_RULES or type(opcls.num_regions) is not int \
+            or not all(map(_keyable, params.values())) or not _static(avals):
+        return None
+    return (opcls, weak, tuple(params.items()), *avals)
 
 
 # (A cached eager op on Arrays runs in C when built: runtime/_eagerpath.c.)

@@ -23,8 +23,8 @@ from mjax.passes.ir_util import (child_ops, has_effects, is_private, referenced_
 from mjax.passes.registry import Pass, register_pass
 
 
-def _unused(op) -> bool:
-    for r in op.results:
+def _unused(results) -> bool:
+    for r in results:
         for _ in r.uses:
             return False
     return True
@@ -42,7 +42,8 @@ def _dce_ops(holder) -> tuple[int, bool]:
     get = OPS.get
     for op in reversed(child_ops(holder)):
         cls = get(op.name)
-        if cls is not None and len(op.results) and _unused(op) and not has_effects(op):
+        if cls is not None and len(results := op.results) and _unused(results) and \
+                not has_effects(op):
             op.erase()
             removed += 1
             continue

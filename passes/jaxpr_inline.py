@@ -35,9 +35,9 @@ from mjax.dialect.context import context
 from mjax.passes import analyses
 from mjax.passes.interpreter import Env, interpret
 from mjax.dialect.symbols import module_body
-from mjax.passes.ir_util import (FunctionTable, callee_of, clone_into, entry_block,
-                                 functions, is_private, nested_ops, replace_op,
-                                 symbol_ref_counts, symbol_name, symbol_refs)
+from mjax.passes.ir_util import (_NESTING, FunctionTable, _refs_in, callee_of, child_ops,
+                                 clone_into, entry_block, functions, is_private, nested_ops,
+                                 replace_op, symbol_ref_counts, symbol_name, symbol_refs)
 from mjax.passes.registry import Pass, PassError, register_pass
 from mjax.passes.rules.op_names import name_inlined
 
@@ -134,6 +134,9 @@ class _Pruned:
         # in every such program) is erased unwalked, as counting would erase it (and so
         # is a cycle of private functions nothing else reaches).
         unwalked = {}
+        # (the calls in each function walked, found by the walk that counts references:
+        # the first round of `inline` looks for them without walking again)
+        self.calls: dict | None = {}
         for op in module_body(module).operations:
             op = op.operation
             key = op
@@ -143,6 +146,8 @@ class _Pruned:
                 if is_private(op):
                     unwalked[key] = op
                     continue
+                self._hold(key, self._walk(key, op))
+                continue
             self._hold(key, symbol_ref_counts(op))
         # (the module's own attributes)
         self._hold(module, dict.fromkeys(symbol_refs(module.operation.attributes.values(),
@@ -152,10 +157,32 @@ class _Pruned:
             if not reached:
                 break
             for name in reached:
-                self._hold(name, symbol_ref_counts(unwalked.pop(name)))
+                self._hold(name, self._walk(name, unwalked.pop(name)))
         for name in unwalked:
             self.held[name] = {}
         self._erase_dead()
+
+    def _walk(self, name: str, fn: ir.Operation) -> dict[str, int]:
+        """symbol_ref_counts(fn), noting the calls in `fn` (in pre-order, as
+        nested_ops lists them) in `self.calls`."""
+        counts: dict = {}
+        calls = self.calls[name] = []
+        get, flat, nesting = counts.get, ir.FlatSymbolRefAttr, _NESTING
+        call_names, advance = _CALLS_SET, ir.WalkResult.ADVANCE
+
+        def visit(op):
+            if op.name in call_names:
+                calls.append(op)
+            for a in op.attributes.values():
+                if isinstance(a, flat):
+                    sym = a.value
+                    counts[sym] = get(sym, 0) + 1
+                elif isinstance(a, nesting):
+                    for sym in _refs_in(a):
+                        counts[sym] = get(sym, 0) + 1
+            return advance
+        fn.walk(visit, ir.WalkOrder.PRE_ORDER)
+        return counts
 
     def _hold(self, key, counts: dict, new: bool = True) -> None:
         """`key` holds the references `counts` too (`new`: more in the module; else
@@ -191,8 +218,10 @@ class _Pruned:
         count = 0
         for _ in range(max_rounds):
             calls, calling = [], set()
+            found, self.calls = self.calls, None
             for name, fn in self.fns.items():
-                for op in nested_ops(fn):
+                ops = None if found is None else found.get(name)
+                for op in (nested_ops(fn) if ops is None else ops):
                     if op.name in _CALLS:
                         calling.add(name)
                         callee_name = callee_of(op)
@@ -233,7 +262,7 @@ def _move_body(call: ir.Operation, callee: ir.Operation) -> None:
     """Inlines `call` by moving the body of `callee` (its only user) before it; erases
     `callee`."""
     block = entry_block(callee)
-    ops = [op.operation for op in block.operations]
+    ops = child_ops(callee)    # (as ir.Operations: listing block.operations makes OpViews)
     end = ops.pop()
     name_inlined(ops, call.location, callee)   # (jit(g)/sin)
     for op in ops:

@@ -117,9 +117,23 @@ def register_pass(flag: str) -> Callable[[type], type]:
     return wrap
 
 
+_PARSED: dict = {}   # (class, options text) -> its keyword arguments, parsed once
+
+
 def make_pass(flag: str, options: str = "") -> Pass:
     """Instantiates a registered pass from `--flag="key=value key2=value2"` options."""
     cls = PASSES[flag]
+    # (Every jit lowering makes the same few passes: their options are parsed once.)
+    kwargs = _PARSED.get((cls, options))
+    if kwargs is None:
+        kwargs = _parse_options(cls, flag, options)
+        if len(_PARSED) >= 1024:
+            _PARSED.clear()
+        _PARSED[(cls, options)] = kwargs
+    return cls(**kwargs)
+
+
+def _parse_options(cls: type, flag: str, options: str) -> dict:
     fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
     kwargs = {}
     for item in options.split():
@@ -137,7 +151,7 @@ def make_pass(flag: str, options: str = "") -> Pass:
             kwargs[name] = float(value)
         else:
             kwargs[name] = value
-    return cls(**kwargs)
+    return kwargs
 
 
 def _split_top_level(text: str) -> list[str]:
