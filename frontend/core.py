@@ -42,6 +42,7 @@ class _TraceState(threading.local):
     def __init__(self):
         self.stack: list[Trace] = []
         self.compile_time_eval = 0    # depth of ensure_compile_time_eval blocks
+        self.user = None    # (a user-defined jax.core.Trace, stack depth): user_traces.py
 
 
 _state = _TraceState()
@@ -145,7 +146,11 @@ class Trace:
     # (insertion point, {(value attribute, aval, location): the constant staged there})
     _consts = None
 
-    def __init__(self, module: ir.Module, name: str, in_avals, *, visibility=None):
+    def __init__(self, module: ir.Module = None, name: str = "", in_avals=(), *,
+                 visibility=None):
+        if module is None:   # a user-defined trace's super().__init__() (user_traces.py)
+            self.active = True
+            return
         self.module = module
         self.name = name
         self.in_avals = list(in_avals)
@@ -457,6 +462,18 @@ def lift_literal(x):
     return trace.to_tracer(x)
 
 
+def refuse_user_tracers(api: str, values) -> None:
+    """Raises NotImplementedError when a user-defined trace's tracers (mjax/user_traces.py;
+    they have no IR value) reach `api`, which cannot hand them to the user's trace."""
+    if _state.user is not None and any(isinstance(v, Tracer) and v.value is None
+                                       for v in values):
+        raise NotImplementedError(
+            f"{api} of the values of a user-defined trace (a jax.core.Trace subclass made "
+            f"current with set_current_trace) is not supported by mjax: its result holds a "
+            f"function over them; jit, vmap, grad, jvp, the jacobians and lax's control "
+            f"flow are")
+
+
 def is_array_like(x) -> bool:
     return isinstance(x, (Tracer, Array, np.ndarray, np.generic, bool, int, float, complex))
 
@@ -509,6 +526,10 @@ def bind(opcls: type[JaxprOp], *args, **params):
 
     Returns one value for single-result ops, else a list.
     """
+    if _state.user is not None:   # a user-defined trace is current (mjax/user_traces.py)
+        out = registration.USER_BIND(opcls, args, params)
+        if out is not NotImplemented:
+            return out
     weak = params.pop("_weak_type", None) if params else None
     stack = _state.stack   # (current_trace(), inlined: this runs per op)
     trace = stack[-1] if stack else None

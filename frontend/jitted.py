@@ -373,8 +373,8 @@ class Jitted:
     def _call(self, args, kwargs):
         """The general path of a call: every case (tracing, static and donated arguments,
         shardings, config context managers, non-Array arguments)."""
-        if config.read("jax_disable_jit"):
-            return self.fun(*args, **kwargs)
+        if config.read("jax_disable_jit") or _trace_state.user is not None:
+            return registration.UNSTAGED_JIT_CALL(self, args, kwargs)   # (user_traces.py)
         if hitype_rules and not lo_call(self):    # (hijax values: mjax/hijax_lowering)
             return jit_dispatch(self, Jitted, args, kwargs)
         if self._device is not None and config.read("jax_default_device") is not self._device:

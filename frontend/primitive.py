@@ -29,6 +29,7 @@ from jaxlib.mlir import ir
 
 from mjax import dtypes, registration
 from mjax.core import Tracer, bind as bind_op, current_trace, evaluates_now, trace_stack
+from mjax.core import _state as _trace_state
 from mjax.dialect import OPS, ShapedArray, context
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.callbacks import CallbackOp
@@ -89,12 +90,18 @@ class Primitive:
         raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented")
 
     def bind(self, *args, **params):
+        if _trace_state.user is not None:   # a user-defined trace is current
+            out = registration.USER_BIND(self, args, params)
+            if out is not NotImplemented:
+                return out
         if evaluates_now(args):
             return self.impl(*args, **params)
         return _stage(self, args, params)
 
-    def bind_with_trace(self, trace, args, params):
-        return self.bind(*args, **params)
+    def bind_with_trace(self, trace, args, *avals_params):
+        """bind with `trace` (as take_current_trace gave it) current; JAX 0.10's
+        (trace, args, avals, params) and the older (trace, args, params)."""
+        return registration.BIND_WITH_TRACE(self, trace, args, avals_params[-1])
 
     def get_bind_params(self, params):
         """The parameters `bind` takes for an equation's `params` (JAX >= 0.9.2: one
@@ -114,6 +121,10 @@ class OpPrimitive(Primitive):
         self.elementwise = issubclass(op, ElementwiseBinary) or op.primitive in _ELEMENTWISE
 
     def bind(self, *args, **params):
+        if _trace_state.user is not None:   # a user-defined trace is current
+            out = registration.USER_BIND(self, args, params)
+            if out is not NotImplemented:
+                return out
         if params:
             params = without_jax_only(self.name, params, self.op.attributes)
         region_bind = registration.REGION_BINDS.get(self.op)
@@ -318,14 +329,9 @@ def _eagerly() -> bool:
 def _eager_impl(prim) -> bool:
     """Whether this bind runs `prim`'s impl rule when the program runs: bound where JAX
     evaluates eagerly, with an impl and no lowering. Then JAX runs the impl and the
-    Python rules at each call: the call is traced again each time (as a call whose
-    program depends on concrete values, mjax.ad.concrete)."""
-    if lowering_of(prim) is not None or "impl" not in vars(prim) or not _eagerly():
-        return False
-    root = trace_stack()[0].concrete
-    if root is not None:
-        root.root.used = True
-    return True
+    Python rules at each call (an eager call traces each time; its program is lowered
+    each time too: frontend/ad/staging.py)."""
+    return lowering_of(prim) is None and "impl" in vars(prim) and _eagerly()
 
 
 def _handle(prim, params, avals, out_avals, eager=False) -> str:

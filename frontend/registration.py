@@ -105,6 +105,24 @@ KEY_ARRAY_TYPES: set = set()
 # mjax.core, which JAX's jaxpr objects (read from a trace, with lax's control flow) sit above.
 EVAL_JAXPR = Slot("EVAL_JAXPR", "mjax.jaxpr_objects")
 
+# User-defined traces (jax.core.Trace subclasses, mjax.user_traces), reached from core.bind,
+# mjax.primitive and lax's control flow while one is current: user_bind(op class or
+# Primitive, args, params) -> results, or NotImplemented when an mjax trace entered since
+# takes the op; user_staged_call(fun, args, kwargs) -> fun's results, fun traced to a
+# jaxpr whose equations the user trace then sees; bind_with_trace(primitive, trace, args,
+# params) -> primitive bound with `trace` current.
+USER_BIND = Slot("USER_BIND", "mjax.user_traces")
+USER_STAGED_CALL = Slot("USER_STAGED_CALL", "mjax.user_traces")
+# unstaged_jit_call(jitted, args, kwargs): a jit's call under jax_disable_jit (its function
+# called as it is) or under a user trace (user_staged_call; when an mjax trace entered
+# since is current, the ordinary call).
+UNSTAGED_JIT_CALL = Slot("UNSTAGED_JIT_CALL", "mjax.user_traces")
+# user_emit(op class, operands, params) -> results or NotImplemented: a transformation op
+# (staging.emit) with a user trace current: custom_jvp/custom_vjp calls go to the trace's
+# process_custom_jvp_call / process_custom_vjp_call.
+USER_EMIT = Slot("USER_EMIT", "mjax.user_traces")
+BIND_WITH_TRACE = Slot("BIND_WITH_TRACE", "mjax.user_traces")
+
 # op class -> bind(*args, **params) taking the op's bodies as ClosedJaxprs: the Primitive
 # objects of cond, while, scan, reduce, jit, ... (mjax.primitive) bind the parameters of
 # JAX's jaxpr equations (mjax.jaxpr_objects; mjax.ad.custom_eval for the custom calls).

@@ -16,7 +16,7 @@ from mjax import registration, trace_trees, tree_util
 from mjax.array import Array
 from mjax.axis_env import AXIS_ENV
 from mjax.config import config
-from mjax.core import Trace, Tracer, argument_sources, current_trace
+from mjax.core import Trace, Tracer, _state, argument_sources, current_trace
 from mjax.dialect import Builder, ShapedArray, aval_of, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.shape_poly import is_symbolic_dim
@@ -237,6 +237,9 @@ def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=()):
 
 def emit(cls, operands, **params):
     """Emits a transformation op into the current trace; returns its result tracers."""
+    if _state.user is not None and (out := registration.USER_EMIT(cls, operands, params)) \
+            is not NotImplemented:     # (a user-defined trace is current: user_traces.py)
+        return out
     outer = current_trace()
     values = [outer.to_tracer(v) for v in operands]
     with context():

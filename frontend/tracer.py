@@ -20,8 +20,10 @@ class Tracer(ArrayMethods):
     __slots__ = ("trace", "value", "aval", "loc", "__weakref__")  # (TFP caches by weakref)
     __array_priority__ = 1000
 
-    def __init__(self, trace, value: ir.Value, aval: ShapedArray,
+    def __init__(self, trace, value: ir.Value, aval: ShapedArray = None,
                  loc: ir.Location | None = None):
+        if aval is None:    # JAX's Tracer(trace, aval): a user-defined tracer (user_traces.py)
+            value, aval = None, value
         self.trace = trace
         self.value = value
         self.aval = aval

@@ -18,7 +18,7 @@ from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_
                              _is_dynamic, _is_inexact, _jax_type,
                              _leaf_aval, _wraps, _zeros, put_back, python_scalar_leaves,
                              set_apart, stage_function, staged)
-from mjax.core import Tracer, aval_of_value, current_trace
+from mjax.core import Tracer, aval_of_value, current_trace, refuse_user_tracers
 from mjax.dialect import context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
@@ -523,6 +523,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     if hitype_rules and has_hi(tuple(primals)):    # (hijax values: mjax/hijax_lowering)
         return vjp_hi(vjp, fun, primals, has_aux)
     leaves = trace_trees.tree_leaves(tuple(primals))
+    refuse_user_tracers("vjp", leaves)
     avals = [aval_of_value(x) for x in leaves]
     diff_args = tuple(i for i, a in enumerate(avals) if _is_inexact(a))
     ref_primal = next((a for a in avals if type(a) is RefAval and _dt.is_inexact(a.dtype)),
@@ -580,6 +581,7 @@ def linearize(fun, *primals, has_aux=False):
     (on saved residuals when called eagerly)."""
     _check_callable(fun)
     leaves = trace_trees.tree_leaves(tuple(primals))
+    refuse_user_tracers("linearize", leaves)
     diff_args = tuple(i for i, x in enumerate(leaves) if _is_inexact(aval_of_value(x)))
     try:
         split = _Split(fun, primals, diff_args, has_aux, "linearize")

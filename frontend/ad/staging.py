@@ -14,11 +14,12 @@ import threading
 import numpy as np
 
 from mjax import dtypes as _dt
-from mjax import lax, staging, trace_trees, tree_util
+from mjax import lax, registration, staging, trace_trees, tree_util
 from mjax.ad import concrete, levels
 from mjax.ad.tracer_text import showing_gradients
 from mjax.config import config
 from mjax.core import Tracer, aval_of_value, current_trace, is_array_like
+from mjax.core import _state as _trace_state
 from mjax.dialect.types import RefAval
 from mjax.float0 import hide_float0 as _hide_float0
 from mjax.float0 import is_float0 as _is_float0
@@ -143,6 +144,14 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
 
     @functools.wraps(impl)
     def run(*args, **kwargs):
+        if _trace_state.user is not None:
+            # (a user-defined trace is current: the transformation is traced to a jaxpr
+            # whose equations, already transformed, the user's trace sees, as JAX's trace
+            # below a vmap or grad sees theirs: mjax/user_traces.py)
+            return registration.USER_STAGED_CALL(run_here, args, kwargs)
+        return run_here(*args, **kwargs)
+
+    def run_here(*args, **kwargs):
         if current_trace() is not None:
             return impl(*args, **kwargs)
         if config.read("jax_disable_jit"):

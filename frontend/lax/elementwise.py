@@ -123,8 +123,8 @@ def implicit_broadcast(x, shape):
         # A literal: one splat constant (printed as JAX's scalar literal, never a residual).
         return _LiteralArray(np.broadcast_to(np.asarray(x), shape), x._weak)
     out = broadcast_in_dim(x, shape, tuple(range(len(shape))) if rank else ())
-    if isinstance(out, Tracer) and out is not x:
-        _mark(out, IMPLICIT_BROADCAST)
+    if isinstance(out, Tracer) and out is not x and out.value is not None:  # (None: a user
+        _mark(out, IMPLICIT_BROADCAST)                     # trace's tracer, user_traces.py)
     return out
 
 

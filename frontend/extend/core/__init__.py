@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from mjax import core as _core
-from mjax import dtypes
+from mjax import dtypes, user_traces
 from mjax.jaxpr_objects import (ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var,  # noqa: F401
                                  gensym, jaxpr_as_fun, jaxprs_in_params, new_jaxpr_eqn,
                                  subjaxprs)
@@ -122,23 +122,10 @@ def unmapped_aval(size: int, axis: int | None, aval, explicit_mesh_axis=None):
     return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
 
 
-class _EvalTrace:
-    """What JAX's find_top_trace gives outside every trace (its EvalTrace)."""
-
-    main = None
-
-    def __repr__(self):
-        return "EvalTrace"
-
-
-_EVAL_TRACE = _EvalTrace()
-
-
 def find_top_trace(_):
     """The trace current now, as JAX's (whose tracers in `_` belong to it or to the
     traces it is nested in); outside every trace, an EvalTrace."""
-    trace = _core.current_trace()
-    return trace if trace is not None else _EVAL_TRACE
+    return user_traces.current()
 
 
 def unsafe_am_i_under_a_jit_DO_NOT_USE() -> bool:
@@ -157,18 +144,10 @@ def unsafe_get_axis_names_DO_NOT_USE() -> list:
 
 
 
-def _tracing_internal(name):
-    def internal(*args, **kwargs):
-        raise NotImplementedError(
-            f"jax.extend.core.{name}: JAX's trace-stack internals; mjax traces into its "
-            "jaxpr dialect with its own trace state (mjax.core)")
-    internal.__name__ = name
-    return internal
-
-
-# JAX's trace-stack API (haiku reads these at import; using them is not supported).
-take_current_trace = _tracing_internal("take_current_trace")
-set_current_trace = _tracing_internal("set_current_trace")
+# JAX's trace-stack API, for interpreters written as jax.core.Trace subclasses (haiku's
+# hk.to_dot): mjax/user_traces.py.
+take_current_trace = user_traces.take_current_trace
+set_current_trace = user_traces.set_current_trace
 
 
 class OpaqueTraceState:
@@ -193,4 +172,4 @@ def get_opaque_trace_state(convention=None) -> OpaqueTraceState:
     """A token of the current trace (outside any transformation: the eager one). JAX:
     jax.extend.core.get_opaque_trace_state."""
     del convention
-    return OpaqueTraceState(_core.current_trace())
+    return OpaqueTraceState(user_traces.current())
