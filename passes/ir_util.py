@@ -146,20 +146,24 @@ def symbol_ref_counts(root) -> dict[str, int]:
     """How many attributes of `root` and the ops nested in it name each symbol (an array
     or dictionary attribute counts once per symbol it holds)."""
     counts: dict = {}
-    get = counts.get
-    flat, nesting = ir.FlatSymbolRefAttr, _NESTING
 
     def visit(op):
-        for a in op.attributes.values():
-            if isinstance(a, flat):
-                name = a.value
-                counts[name] = get(name, 0) + 1
-            elif isinstance(a, nesting):
-                for name in _refs_in(a):
-                    counts[name] = get(name, 0) + 1
+        count_symbol_refs(op.attributes.values(), counts)
         return ir.WalkResult.ADVANCE
     root.operation.walk(visit)
     return counts
+
+
+def count_symbol_refs(attributes, counts: dict) -> None:
+    """Adds to `counts` the symbols the attributes name (once per attribute holding one;
+    an array or dictionary attribute once per symbol it holds)."""
+    for a in attributes:
+        if isinstance(a, ir.FlatSymbolRefAttr):
+            name = a.value
+            counts[name] = counts.get(name, 0) + 1
+        elif isinstance(a, _NESTING):
+            for name in _refs_in(a):
+                counts[name] = counts.get(name, 0) + 1
 
 
 def functions_text(module: ir.Module, roots) -> str:

@@ -35,9 +35,10 @@ from mjax.dialect.context import context
 from mjax.passes import analyses
 from mjax.passes.interpreter import Env, interpret
 from mjax.dialect.symbols import module_body
-from mjax.passes.ir_util import (_NESTING, FunctionTable, _refs_in, callee_of, child_ops,
-                                 clone_into, entry_block, functions, is_private, nested_ops,
-                                 replace_op, symbol_ref_counts, symbol_name, symbol_refs)
+from mjax.passes.ir_util import (FunctionTable, callee_of, child_ops, clone_into,
+                                 count_symbol_refs, entry_block, functions, is_private,
+                                 nested_ops, replace_op, symbol_ref_counts, symbol_name,
+                                 symbol_refs)
 from mjax.passes.registry import Pass, PassError, register_pass
 from mjax.passes.rules.op_names import name_inlined
 
@@ -167,19 +168,12 @@ class _Pruned:
         nested_ops lists them) in `self.calls`."""
         counts: dict = {}
         calls = self.calls[name] = []
-        get, flat, nesting = counts.get, ir.FlatSymbolRefAttr, _NESTING
         call_names, advance = _CALLS_SET, ir.WalkResult.ADVANCE
 
         def visit(op):
             if op.name in call_names:
                 calls.append(op)
-            for a in op.attributes.values():
-                if isinstance(a, flat):
-                    sym = a.value
-                    counts[sym] = get(sym, 0) + 1
-                elif isinstance(a, nesting):
-                    for sym in _refs_in(a):
-                        counts[sym] = get(sym, 0) + 1
+            count_symbol_refs(op.attributes.values(), counts)
             return advance
         fn.walk(visit, ir.WalkOrder.PRE_ORDER)
         return counts
