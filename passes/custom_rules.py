@@ -45,6 +45,21 @@ _ids = itertools.count()
 _lock = threading.Lock()
 
 
+class _Runs(threading.local):
+    """How many times this thread's passes traced a Python rule (materialize,
+    user_batching): a compiled program whose lowering did so is not reused as is, since
+    JAX runs those rules at every call (mjax.ad.staging)."""
+    count = 0
+
+
+_runs = _Runs()
+
+
+def rule_runs() -> int:
+    """The count `_Runs` keeps for this thread."""
+    return _runs.count
+
+
 def register(source, name: str, group=None) -> str:
     """A new handle for `source` (named after its rule, `name`); `group` (for sources
     holding tracers): what they hold alive, the module being traced."""
@@ -116,6 +131,7 @@ def user_batching(ex, op, dims, axis_size: int, axis_name) -> tuple | None:
     source = source_of(str(op.opview.params.get("rule") or ""))
     before = set(ex.fns.table)
     ex.traced_rules = True     # (lower_custom_calls looks into what it traces)
+    _runs.count += 1
     got = tracer(source, ex.module, dims, axis_size, axis_name)
     if got is None:
         return None
@@ -195,6 +211,7 @@ def materialize(ex, handle: str, part: str, where) -> str:
                               f"rule as a function of the module, {part} = @...; or it "
                               f"was staged longer ago than the registry remembers)")
     ex.traced_rules = True     # (lower_custom_calls looks into what it traces)
+    _runs.count += 1
     if hasattr(source, "trace"):        # the frontend's record: trace the Python rule
         before = set(ex.fns.table)
         name = source.trace(ex.module, part)
@@ -249,4 +266,4 @@ def derive(base: str, key: str, make) -> str:
 
 
 __all__ = ["MARK", "custom_attribute", "derive", "has_jvp_rule", "mark", "materialize",
-           "register", "rule_function", "source_of", "user_batching"]
+           "register", "rule_function", "rule_runs", "source_of", "user_batching"]

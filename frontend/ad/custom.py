@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import itertools
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -199,6 +200,24 @@ class _Call:
         self.zero_outs: set = set()  # custom_jvp: outputs given symbolic zero tangents
         self.kept: dict = {}         # rules traced by the passes (mjax.ad.rule_traces)
 
+    def stable_key(self):
+        """What a program's text does not show of this call (mjax.ad.staging reuses compiled
+        programs by it): the custom function and rules (identity, held weakly), equal static
+        arguments, structures and avals; None if unsure. (What the rules close over shows in
+        the text of rules traced while staging; a lowering that traces rules is not reused.)"""
+        custom, nd = self.custom, tuple(self.nd)
+        if any(isinstance(x, Tracer) for x in trace_trees.tree_leaves(nd)):
+            return None
+        try:
+            key = (type(custom), *map(_weak, (custom, custom.fun, *custom._rules(),
+                                             getattr(custom, "jvp_companion", None))),
+                   bool(custom.symbolic_zeros), nd, tuple(map(type, nd)), self.tree,
+                   tuple(self.in_avals), self.out_tree, tuple(self.out_avals or ()))
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
     def args(self):
         """Abstract arguments of the function, in its argument structure."""
         return tree_util.tree_unflatten(self.tree, _abstract(self.in_avals))
@@ -216,6 +235,11 @@ class _Call:
         # (a bwd reading its residuals' values from fwd's trace is this call's only)
         return rule_traces.kept_or_traced(self.kept, module, part, trace,
                                           kind != "bwd" or self.bwd_sources is None)
+
+
+def _weak(x):
+    """A weak reference to x where its type takes one (equal while x lives), else x."""
+    return weakref.ref(x) if type(x).__weakrefoffset__ else x
 
 
 class _Slot:

@@ -16,9 +16,9 @@ from mjax import trace_trees
 from mjax.ad import concrete, levels
 from mjax.ad.cotangent_types import cotangent_weak_table
 from mjax.ad.jit_partial_eval import split_jit_calls
-from mjax.ad.staging import (_USER_PRIMITIVE, _check_aux_pair, _is_inexact, program_digest,
-                             program_text, recall_program, remember_program,
-                             stage_function)
+from mjax.ad.staging import (_USER_PRIMITIVE, _check_aux_pair, _is_inexact,
+                             forget_program, program_digest, program_text, recall_program,
+                             remember_program, stable_rules, stage_function)
 from mjax.array import Array
 from mjax.config import config
 from mjax.core import aval_of_value, current_trace, to_numpy
@@ -28,6 +28,7 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo
+from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
 from mjax.passes.ir_util import FunctionTable, functions_text
 from mjax.passes.jaxpr_discharge_state import discharge_function
@@ -131,8 +132,12 @@ class _Split:
         program = None if refs else self._program_key(traced)
         entry = recall_program(program) if program is not None else None
         if entry is None:
+            runs = custom_rules.rule_runs()
             entry = _SplitEntry(traced, self.kind, self.diff_args, self.diff_results, refs)
-            if program is not None and entry.unevaluable is None:
+            # (a split that traced Python rules: JAX runs them at each call, as here)
+            if (program is not None and entry.unevaluable is None
+                    and custom_rules.rule_runs() == runs):
+                entry.program = program
                 remember_program(program, entry)
         self._entry = entry
         self.n_out, self.linear_name = entry.n_out, entry.linear_name
@@ -155,12 +160,19 @@ class _Split:
         """What decides the split and its executables: the module's text (functions named
         canonically), the avals (weak types are not in the text), what is differentiated
         and the trace state; None where it must not be reused (user primitives, custom_vjp:
-        their Python rules run as the passes lower them, on each call as in JAX)."""
+        their Python rules run as the passes lower them, on each call as in JAX). Custom
+        rule handles are described by their sources (mjax.ad.staging.stable_rules)."""
         text = program_text(traced.module)
         if _USER_PRIMITIVE in text or _CUSTOM_VJP in text:
-            return None     # (a custom_vjp's bwd is traced as the linear part lowers)
+            # (a custom_vjp's bwd is traced as the linear part lowers, at the first call
+            # of each vjp's pullback: a shared split would trace it once in all)
+            return None
+        stable = stable_rules(text)
+        if stable is None:
+            return None
+        text, rules = stable
         try:
-            program = ("linear_split", self.kind, program_digest(text), self.diff_args,
+            program = ("linear_split", self.kind, program_digest(text), rules, self.diff_args,
                        self.diff_results, tuple(traced.arg_avals),
                        tuple(traced.capture_avals), traced.out_tree, tuple(traced.out_avals),
                        config.trace_state())
@@ -212,6 +224,7 @@ class _SplitEntry:
         self.fwd_exe = self._compile(info.fwd)
         self._linear_exe = None
         self._lock = threading.Lock()
+        self.program = None     # (its key in the table of programs, once stored there)
 
     def _compile(self, callee):
         with context(), ir.Location.unknown(context()):
@@ -226,7 +239,11 @@ class _SplitEntry:
         if self._linear_exe is None:
             with self._lock:
                 if self._linear_exe is None:
+                    runs = custom_rules.rule_runs()
                     self._linear_exe = self._compile(self.linear_name)
+                    if custom_rules.rule_runs() != runs and self.program is not None:
+                        # (it traced Python rules: later vjps split and trace anew)
+                        forget_program(self.program, self)
         return self._linear_exe
 
 

@@ -30,6 +30,7 @@ from mjax.dtypes import to_numpy
 from mjax.jit_caches import CLEARERS
 from mjax.jitted import Jitted
 from mjax.lowering import name_as_jax
+from mjax.passes import custom_rules
 from mjax.runtime import get_backend
 from mjax.source_info import wraps
 from mjax.staging import trace_function
@@ -197,6 +198,10 @@ CLEARERS.append(_PROGRAMS.clear)     # (jax.clear_caches)
 # traces of one program differ there alone.
 _DEFINED = re.compile(r"func\.func (?:private |public |nested )?@([\w$.\-]+)")
 _USER_PRIMITIVE = '"jaxpr.custom_primitive"'      # (mjax.dialect.ops.user.UserPrimitiveOp)
+# A custom call's rule handle (`rule = "f_jvp#3"`) and a traced rule's mark
+# (`mjax.custom_rule = "f_jvp#3/jvp"`): numbered from a process-wide counter, a new
+# number at every trace (passes/custom_rules.py).
+_RULE_HANDLE = re.compile(r'\b(rule|mjax\.custom_rule) = "([^"\\]*?#\d+)(?=[/"])')
 
 
 def program_text(module) -> str:
@@ -244,11 +249,16 @@ class _Retraced(Jitted):
             if entry is not None:
                 return _rebound(entry, traced, self._backend)
             self._pending = traced
+            runs = custom_rules.rule_runs()
             try:
                 entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
                                       mesh_layout)
             finally:
                 self._pending = None
+            if custom_rules.rule_runs() != runs:
+                # The lowering traced Python rules (a custom_vjp's bwd): JAX runs them at
+                # each call, which reusing this program would skip.
+                program = None
             # (captured values are rebound per call on one device only; refs never)
             if program is not None and not entry.refs and (
                     not traced.captured or entry.out_shardings is None):
@@ -273,22 +283,55 @@ def remember_program(program, entry):
             del _PROGRAMS[next(iter(_PROGRAMS))]
 
 
+def forget_program(program, entry) -> None:
+    """Drops `program`'s entry if it is still `entry`."""
+    with _PROGRAMS_LOCK:
+        if _PROGRAMS.get(program) is entry:
+            del _PROGRAMS[program]
+
+
+def stable_rules(text: str):
+    """(text, sources): the program's text with each custom rule handle replaced by its
+    number in order of appearance, and what the text does not show of the handles'
+    sources (their `stable_key`: the custom function, rules and static arguments); None
+    when a handle's source cannot be described so (a user primitive's, an unknown one)."""
+    handles: dict = {}
+
+    def number(m):
+        k = handles.setdefault(m.group(2), len(handles))
+        return f'{m.group(1)} = "rule{k}'
+    text = _RULE_HANDLE.sub(number, text)
+    keys = []
+    for handle in handles:
+        stable = getattr(custom_rules.source_of(handle), "stable_key", None)
+        key = stable() if stable is not None else None
+        if key is None:
+            return None
+        keys.append(key)
+    return text, tuple(keys)
+
+
 def program_digest(text: str) -> bytes:
     """A digest of a program's text (the table must not hold every program's text)."""
     return hashlib.blake2b(text.encode(), digest_size=32).digest()
 
 
 def _program_key(key, traced, mesh_layout):
-    """What decides a compiled entry besides the jit key: the program's text, the
-    outputs' structure and avals (weak types are not in the text), the captured values'
-    avals and the layout asked (None: not to be reused: refs, user primitives)."""
+    """What decides a compiled entry besides the jit key: the program's text (custom
+    rule handles described by their sources: `stable_rules`), the outputs' structure
+    and avals (weak types are not in the text), the captured values' avals and the
+    layout asked (None: not to be reused: refs, user primitives)."""
     if any(type(a) is RefAval for a in (*traced.in_avals, *traced.capture_avals)):
         return None
     text = program_text(traced.module)
     if _USER_PRIMITIVE in text:
         return None     # (its Python rules run as the passes lower it: at each call, as JAX)
+    stable = stable_rules(text)
+    if stable is None:
+        return None
+    text, rules = stable
     try:
-        program = (key, program_digest(text), traced.out_tree,
+        program = (key, program_digest(text), rules, traced.out_tree,
                    tuple(traced.out_avals), traced.has_float0, tuple(traced.capture_avals),
                    mesh_layout)
         hash(program)

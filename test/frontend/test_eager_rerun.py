@@ -5,8 +5,10 @@ Counts of Python calls and results are compared with real jax (the test-only ora
 """
 from __future__ import annotations
 
+import functools
 import gc
 import tracemalloc
+import weakref
 
 import numpy as np
 import pytest
@@ -259,3 +261,193 @@ def test_vjp_and_linearize_reuse_their_parts(lowerings):
             assert g == w
         else:
             np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-6, atol=2e-6)
+
+
+# ---- custom_jvp / custom_vjp: rule handles are described by their sources -----------------
+def _custom_functions(lib, np_, scale):
+    """A custom_jvp and a custom_vjp counting their Python runs; `scale[0]` is a global
+    value the jvp rule reads when it runs."""
+    counts = {"f": 0, "jvp": 0, "g": 0, "fwd": 0, "bwd": 0}
+
+    @lib.custom_jvp
+    def f(x):
+        counts["f"] += 1
+        return np_.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        counts["jvp"] += 1
+        (x,), (t,) = primals, tangents
+        return f(x), np_.cos(x) * t * scale[0]
+
+    @lib.custom_vjp
+    def g(x):
+        counts["g"] += 1
+        return x * x
+
+    def g_fwd(x):
+        counts["fwd"] += 1
+        return g(x), x
+
+    def g_bwd(x, ct):
+        counts["bwd"] += 1
+        return (2.0 * x * ct * 1.5,)
+    g.defvjp(g_fwd, g_bwd)
+    return counts, f, g
+
+
+def _repeat(lib, np_, loss_of, xs, scales=None):
+    """grad of loss_of(f, g, np_) at each x (one transformed function, one call site);
+    the results and the Python run counts after each call."""
+    scale = [1.0]
+    counts, f, g = _custom_functions(lib, np_, scale)
+    calls = [0]
+
+    def loss(x):
+        calls[0] += 1
+        return loss_of(lib, f, g, np_, x)
+    grad = lib.grad(loss)
+    out, seen = [], []
+    for k, x in enumerate(xs):
+        if scales is not None:
+            scale[0] = scales[k]
+        out.append(grad(x))
+        seen.append((calls[0], dict(counts)))
+    return out, seen
+
+
+CUSTOM_LOSSES = {
+    "relu": lambda lib, f, g, np_, x: np_.sum(lib.nn.relu(x * 2.0 - 1.5) ** 2),
+    "nn": lambda lib, f, g, np_, x: lib.nn.logsumexp(lib.nn.gelu(lib.nn.softplus(x) * x)),
+    "custom_jvp": lambda lib, f, g, np_, x: np_.sum(f(x) * x),
+    "custom_vjp": lambda lib, f, g, np_, x: np_.sum(g(x) + x),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CUSTOM_LOSSES))
+def test_custom_rules_program_is_reused(lowerings, case):
+    xs = [X, X, X2, X]
+    before = lowerings[0]
+    got, got_seen = _repeat(mjax, mnp, CUSTOM_LOSSES[case], xs)
+    lowered = lowerings[0] - before
+    want, want_seen = _repeat(jax, jnp, CUSTOM_LOSSES[case], xs)
+    assert got_seen == want_seen        # the function and its rules ran as in JAX
+    _close(got, want)
+    if case == "custom_vjp":
+        # (its bwd is traced as the program lowers, and JAX runs it at every call:
+        # reusing the program would skip it)
+        assert lowered == len(xs)
+    else:
+        assert lowered == 1
+
+
+def test_custom_rule_reading_a_changing_global_is_not_stale(lowerings):
+    # The jvp rule runs (is traced) at every call, as in JAX: the value it reads is in
+    # the program, so a changed value is another program, the same value the same one.
+    xs, scales = [X, X, X, X], [1.0, 2.5, 1.0, 2.5]
+    before = lowerings[0]
+    got, got_seen = _repeat(mjax, mnp, CUSTOM_LOSSES["custom_jvp"], xs, scales)
+    assert lowerings[0] - before == 2
+    want, want_seen = _repeat(jax, jnp, CUSTOM_LOSSES["custom_jvp"], xs, scales)
+    assert got_seen == want_seen
+    _close(got, want)
+    assert not np.allclose(np.asarray(got[0]), np.asarray(got[1]))
+
+
+def test_custom_rule_static_arguments_are_in_the_program_key(lowerings):
+    def make(lib, np_):
+        @functools.partial(lib.custom_jvp, nondiff_argnums=(1,))
+        def h(x, k):
+            return np_.sin(x) * k
+
+        @h.defjvp
+        def h_jvp(k, primals, tangents):
+            (x,), (t,) = primals, tangents
+            return h(x, k), np_.cos(x) * t * k * k      # (not the true derivative)
+
+        return lambda x, k: lib.grad(lambda x: np_.sum(h(x, k)))(x)
+    m, j = make(mjax, mnp), make(jax, jnp)
+    before = lowerings[0]
+    got = [m(X, k) for k in (2, 3, 2, 3.0)]
+    assert lowerings[0] - before == 3       # (3 and 3.0: other types, another program)
+    _close(got, [j(X, k) for k in (2, 3, 2, 3.0)])
+
+
+def test_custom_jvp_vjp_and_linearize_reuse_their_parts(lowerings):
+    def run(lib, np_):
+        out, counts = [], []
+        for x in [X, X, X2]:
+            y, pb = lib.vjp(lambda x: lib.nn.relu(x - 1.0) * x, x)
+            out += [y, pb(x)[0]]
+            y, fl = lib.linearize(lambda x: lib.nn.gelu(x) * x, x)
+            out += [y, fl(x)]
+            counts.append(lowerings[0])
+        return out, counts
+    (got, counts), (want, _) = run(mjax, mnp), run(jax, jnp)
+    assert counts == [counts[0]] * len(counts), counts
+    _close(got, want)
+
+
+@pytest.mark.parametrize("api", ["grad", "hessian", "jacfwd", "jacrev", "jvp", "vjp",
+                                 "linearize", "vmap_grad"])
+def test_custom_rules_run_as_without_reuse(monkeypatch, api):
+    # Every API over custom_jvp/custom_vjp functions: the Python runs with programs
+    # reused are those without (where no handle could be described, as before).
+    def run():
+        counts, f, g_vjp = _custom_functions(mjax, mnp, [1.0])
+        # (forward mode through a custom_vjp function raises, as in JAX)
+        g = mnp.tanh if api in ("hessian", "jacfwd", "jvp", "linearize") else g_vjp
+
+        def h(x):
+            return mnp.sum(f(x) * g(x)) + mnp.sum(mjax.nn.relu(x))
+
+        def hv(x):
+            return f(x) * g(x) + mjax.nn.relu(x)
+        ones = np.ones(3, np.float32)
+        calls = {
+            "grad": lambda x: mjax.grad(h)(x),
+            "hessian": lambda x: mjax.hessian(h)(x),
+            "jacfwd": lambda x: mjax.jacfwd(hv)(x),
+            "jacrev": lambda x: mjax.jacrev(hv)(x),
+            "jvp": lambda x: mjax.jvp(hv, (x,), (ones,))[1],
+            "vjp": lambda x: mjax.vjp(hv, x)[1](ones)[0],
+            "linearize": lambda x: mjax.linearize(hv, x)[1](ones),
+            "vmap_grad": lambda x: mjax.vmap(mjax.grad(h))(np.stack([x, x])),
+        }
+        out, seen = [], []
+        for x in [X, X, X2, X]:
+            out.append(calls[api](x))
+            seen.append(dict(counts))
+        return out, seen
+    got, got_seen = run()
+    monkeypatch.setattr(ad_staging, "stable_rules", lambda text: None)
+    monkeypatch.setattr(linear_split, "stable_rules", lambda text: None)
+    want, want_seen = run()
+    assert got_seen == want_seen
+    _close(got, want)
+
+
+def test_program_table_holds_custom_functions_weakly():
+    # A custom_jvp defined inside the function (a new one, closing over a tracer, at
+    # every call): the table of programs refers to it weakly (the registry of rule
+    # sources, bounded, is what keeps it for a while).
+    def make(lib, np_, made):
+        def loss(x, c):
+            @lib.custom_jvp
+            def f(y):
+                return np_.sin(y) * c
+
+            @f.defjvp
+            def f_jvp(primals, tangents):
+                return f(primals[0]), tangents[0] * c
+            made.append(weakref.ref(f))
+            return np_.sum(f(x))
+        return lib.grad(loss)
+    made = []
+    g = make(mjax, mnp, made)
+    got = [g(X, np.float32(k)) for k in (1, 2, 2)]
+    held = [x for program in list(ad_staging._PROGRAMS) if program[0] != "linear_split"
+            for rule in program[2] for x in rule]
+    assert any(isinstance(x, weakref.ref) and x() is made[0]() for x in held)
+    assert not any(x is r() for x in held for r in made)
+    _close(got, [make(jax, jnp, [])(X, np.float32(k)) for k in (1, 2, 2)])
