@@ -79,6 +79,26 @@ def cases(lib, jnp):
     out["eager x[:, 1]"] = (lambda: m[:, 1], 2000)
     out["eager x.at[i].set(v)"] = (lambda: x.at[1].set(2.0), 1000)
 
+    # Eager transformations: JAX runs the function op by op each call; mjax traces it
+    # each call too (its Python runs, as in JAX) and reuses the executable of the same
+    # program (docs/performance.md, "Eager transformations").
+    def small(v):
+        return jnp.sum(jnp.sin(v) ** 2 + v * 3.0)
+    xg = jnp.ones((10,), jnp.float32)
+    gsmall = lib.grad(small)
+    gsmall(xg)
+    out["eager grad(f)(x)"] = (lambda: gsmall(xg), 100)
+    out["eager vmap(f)(x)"] = (lambda: lib.vmap(jnp.sin)(xg), 100)
+    out["eager vjp + pullback"] = (lambda: lib.vjp(small, xg)[1](1.0), 100)
+    relu_params = [jnp.ones((64, 128), jnp.float32) * 0.01, jnp.ones((128, 10)) * 0.01]
+    relu_x = jnp.ones((32, 64), jnp.float32)
+
+    def relu_loss(p, v):
+        return lib.nn.logsumexp(lib.nn.relu(v @ p[0]) @ p[1])
+    grelu = lib.grad(relu_loss)
+    grelu(relu_params, relu_x)
+    out["eager grad, relu MLP"] = (lambda: grelu(relu_params, relu_x), 20)
+
     shapes = iter(range(1, 10**6))
 
     def new_shape():
