@@ -72,9 +72,14 @@ class WrappedFun:
         if kind == "function-store":
             return gen(inner, store, *extra, *args, **kwargs)
         g = gen(*(extra + args), **kwargs)
-        inner_args, inner_kwargs = next(g)
-        ans = inner(*inner_args, **inner_kwargs)
-        out = g.send(ans)
+        try:
+            inner_args, inner_kwargs = next(g)
+            ans = inner(*inner_args, **inner_kwargs)
+            out = g.send(ans)
+        finally:
+            # (now, also when `inner` raised, not when the generator is collected: the
+            # `with` blocks it is suspended in, such as a set_current_trace, end here)
+            g.close()
         if store is not None:
             out, aux = out
             store.store(aux)
