@@ -17,8 +17,8 @@ from mjax.ad import concrete, levels
 from mjax.ad.cotangent_types import cotangent_weak_table
 from mjax.ad.jit_partial_eval import split_jit_calls
 from mjax.ad.staging import (_USER_PRIMITIVE, _check_aux_pair, _is_inexact,
-                             forget_program, program_digest, program_text, recall_program,
-                             remember_program, stable_rules, stage_function)
+                             forget_program, program_identity, recall_program,
+                             remember_program, stage_function)
 from mjax.array import Array
 from mjax.config import config
 from mjax.core import aval_of_value, current_trace, to_numpy
@@ -162,17 +162,13 @@ class _Split:
         and the trace state; None where it must not be reused (user primitives, custom_vjp:
         their Python rules run as the passes lower them, on each call as in JAX). Custom
         rule handles are described by their sources (mjax.ad.staging.stable_rules)."""
-        text = program_text(traced.module)
-        if _USER_PRIMITIVE in text or _CUSTOM_VJP in text:
-            # (a custom_vjp's bwd is traced as the linear part lowers, at the first call
-            # of each vjp's pullback: a shared split would trace it once in all)
+        # (a custom_vjp's bwd is traced as the linear part lowers, at the first call of
+        # each vjp's pullback: a shared split would trace it once in all)
+        identity = program_identity(traced.module, (_USER_PRIMITIVE, _CUSTOM_VJP))
+        if identity is None:
             return None
-        stable = stable_rules(text)
-        if stable is None:
-            return None
-        text, rules = stable
         try:
-            program = ("linear_split", self.kind, program_digest(text), rules, self.diff_args,
+            program = ("linear_split", self.kind, *identity, self.diff_args,
                        self.diff_results, tuple(traced.arg_avals),
                        tuple(traced.capture_avals), traced.out_tree, tuple(traced.out_avals),
                        config.trace_state())

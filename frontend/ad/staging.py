@@ -14,24 +14,21 @@ import threading
 import numpy as np
 
 from mjax import dtypes as _dt
-from mjax import lax, registration, staging, trace_trees, tree_util
+from mjax import lax, staging, trace_trees, tree_util
 from mjax.ad import concrete, levels
 from mjax.ad.tracer_text import showing_gradients
 from mjax.config import config
-from mjax.core import Tracer, aval_of_value, current_trace, is_array_like
-from mjax.core import _state as _trace_state
+from mjax.core import Tracer, aval_of_value, current_trace, is_array_like, user_staged
 from mjax.dialect.types import RefAval
 from mjax.float0 import hide_float0 as _hide_float0
 from mjax.float0 import is_float0 as _is_float0
 from mjax.float0 import restore_float0 as _restore_float0
-from mjax.array import Array
 from mjax.cache_miss_log import arg_names
-from mjax.dtypes import to_numpy
 from mjax.jit_caches import CLEARERS
 from mjax.jitted import Jitted
 from mjax.lowering import name_as_jax
 from mjax.passes import custom_rules
-from mjax.runtime import get_backend
+from mjax.placement import device_buffer
 from mjax.source_info import wraps
 from mjax.staging import trace_function
 from mjax.staging import call_args, emit, emit_call, put_back, set_apart  # noqa: F401
@@ -143,15 +140,6 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
             return put_back(kept[0], objects, out)
         return call
 
-    @functools.wraps(impl)
-    def run(*args, **kwargs):
-        if _trace_state.user is not None:
-            # (a user-defined trace is current: the transformation is traced to a jaxpr
-            # whose equations, already transformed, the user's trace sees, as JAX's trace
-            # below a vmap or grad sees theirs: mjax/user_traces.py)
-            return registration.USER_STAGED_CALL(run_here, args, kwargs)
-        return run_here(*args, **kwargs)
-
     def run_here(*args, **kwargs):
         if current_trace() is not None:
             return impl(*args, **kwargs)
@@ -184,6 +172,7 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
         with concrete.root_call(dyn):
             out = jitted(*dyn)
         return _restore_float0(out)
+    run = functools.wraps(impl)(user_staged(run_here))    # (under a user-defined trace)
     return run
 
 
@@ -311,9 +300,20 @@ def stable_rules(text: str):
     return text, tuple(keys)
 
 
-def program_digest(text: str) -> bytes:
-    """A digest of a program's text (the table must not hold every program's text)."""
-    return hashlib.blake2b(text.encode(), digest_size=32).digest()
+def program_identity(module, refused=(_USER_PRIMITIVE,)):
+    """(a digest of the module's canonical text, its custom rules' sources) for a table
+    key, or None when the program must not be reused: it holds an op of `refused` (a
+    user primitive: its Python rules run as the passes lower it, at each call as in
+    JAX), or a rule handle `stable_rules` cannot describe. (A digest: the table must not
+    hold every program's text.)"""
+    text = program_text(module)
+    if any(op in text for op in refused):
+        return None
+    stable = stable_rules(text)
+    if stable is None:
+        return None
+    text, rules = stable
+    return hashlib.blake2b(text.encode(), digest_size=32).digest(), rules
 
 
 def _program_key(key, traced, mesh_layout):
@@ -323,15 +323,11 @@ def _program_key(key, traced, mesh_layout):
     layout asked (None: not to be reused: refs, user primitives)."""
     if any(type(a) is RefAval for a in (*traced.in_avals, *traced.capture_avals)):
         return None
-    text = program_text(traced.module)
-    if _USER_PRIMITIVE in text:
-        return None     # (its Python rules run as the passes lower it: at each call, as JAX)
-    stable = stable_rules(text)
-    if stable is None:
+    identity = program_identity(traced.module)
+    if identity is None:
         return None
-    text, rules = stable
     try:
-        program = (key, program_digest(text), rules, traced.out_tree,
+        program = (key, *identity, traced.out_tree,
                    tuple(traced.out_avals), traced.has_float0, tuple(traced.capture_avals),
                    mesh_layout)
         hash(program)
@@ -347,8 +343,8 @@ def _rebound(entry, traced, backend):
         return entry
     entry = copy.copy(entry)
     entry.run = entry.fast = None
-    entry.const_bufs = [c._buf if isinstance(c, Array) else
-                        get_backend(backend).put(to_numpy(c)) for c in traced.captured]
+    entry.const_bufs = [device_buffer(c, a, backend)
+                        for c, a in zip(traced.captured, traced.capture_avals)]
     return entry
 
 

@@ -420,8 +420,9 @@ def test_custom_rules_run_as_without_reuse(monkeypatch, api):
             seen.append(dict(counts))
         return out, seen
     got, got_seen = run()
+    # (no reuse of programs with custom rules: grad's and vjp/linearize's tables both
+    # ask ad_staging.program_identity, which asks stable_rules)
     monkeypatch.setattr(ad_staging, "stable_rules", lambda text: None)
-    monkeypatch.setattr(linear_split, "stable_rules", lambda text: None)
     want, want_seen = run()
     assert got_seen == want_seen
     _close(got, want)
