@@ -9,6 +9,7 @@ of both stay importable from here.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import typing
 
@@ -462,6 +463,18 @@ def lift_literal(x):
     return trace.to_tracer(x)
 
 
+def user_staged(fn):
+    """`fn` (a transformation, lax's cond/switch/while_loop/scan), which under a
+    user-defined trace is traced to a jaxpr whose equations, already transformed, the
+    trace sees, as JAX's trace below a vmap or grad sees theirs (mjax/user_traces.py)."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if _state.user is not None:
+            return registration.USER_STAGED_CALL(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return call
+
+
 def refuse_user_tracers(api: str, values) -> None:
     """Raises NotImplementedError when a user-defined trace's tracers (mjax/user_traces.py;
     they have no IR value) reach `api`, which cannot hand them to the user's trace."""
@@ -469,9 +482,8 @@ def refuse_user_tracers(api: str, values) -> None:
                                        for v in values):
         raise NotImplementedError(
             f"{api} of the values of a user-defined trace (a jax.core.Trace subclass made "
-            f"current with set_current_trace) is not supported by mjax: its result holds a "
-            f"function over them; jit, vmap, grad, jvp, the jacobians and lax's control "
-            f"flow are")
+            f"current with set_current_trace) is not supported by mjax; jit, vmap, grad, "
+            f"jvp, the jacobians, lax's control flow and custom_jvp/custom_vjp calls are")
 
 
 def is_array_like(x) -> bool:

@@ -94,6 +94,10 @@ class Primitive:
             out = registration.USER_BIND(self, args, params)
             if out is not NotImplemented:
                 return out
+        return self._bind(args, params)
+
+    def _bind(self, args, params):
+        """bind with no user-defined trace taking it: the impl now, or a staged op."""
         if evaluates_now(args):
             return self.impl(*args, **params)
         return _stage(self, args, params)
@@ -120,11 +124,7 @@ class OpPrimitive(Primitive):
         self.multiple_results = op.primitive in _MULTIPLE_RESULTS
         self.elementwise = issubclass(op, ElementwiseBinary) or op.primitive in _ELEMENTWISE
 
-    def bind(self, *args, **params):
-        if _trace_state.user is not None:   # a user-defined trace is current
-            out = registration.USER_BIND(self, args, params)
-            if out is not NotImplemented:
-                return out
+    def _bind(self, args, params):
         if params:
             params = without_jax_only(self.name, params, self.op.attributes)
         region_bind = registration.REGION_BINDS.get(self.op)
@@ -138,7 +138,7 @@ class OpPrimitive(Primitive):
             return [out]
         return out
 
-    impl = bind
+    impl = Primitive.bind     # (its own op, applied)
 
     def get_bind_params(self, params):
         rule = registration.BIND_PARAMS.get(self.op)

@@ -41,7 +41,7 @@ import numpy as np
 from mjax import registration, tree_util
 from mjax.array import Array
 from mjax.config import config
-from mjax.core import Trace, Tracer, _state, current_trace
+from mjax.core import Trace, Tracer, _state, current_trace, refuse_user_tracers
 from mjax.core import bind as core_bind
 from mjax.dialect.ops import transforms as T
 from mjax.extend import linear_util as lu
@@ -215,10 +215,6 @@ _CUSTOM_CALLS = {T.CustomJvpCallOp: primitive_of(T.CustomJvpCallOp),
 _CUSTOM_PRIMS = frozenset(_CUSTOM_CALLS.values())
 
 
-def _is_user_tracer(x) -> bool:
-    return isinstance(x, Tracer) and is_user_trace(x.trace)
-
-
 @registration.USER_EMIT.fill
 def user_emit(cls, operands, params):
     """A transformation op emitted with a user trace current (mjax traced the call's
@@ -230,11 +226,7 @@ def user_emit(cls, operands, params):
         return NotImplemented
     prim = _CUSTOM_CALLS.get(cls)
     if prim is None:
-        if any(_is_user_tracer(x) for x in operands):
-            raise NotImplementedError(
-                f"mjax: {getattr(cls, 'OPERATION_NAME', cls.__name__)} on the tracers of a user-defined trace "
-                f"({type(trace).__name__}) is not supported; only jit, lax's cond/switch/"
-                f"while_loop/scan and custom_jvp/custom_vjp calls are seen by one")
+        refuse_user_tracers(getattr(cls, "OPERATION_NAME", cls.__name__), operands)
         return NotImplemented
     return _custom_call(trace, prim, list(operands), {"_mjax_emit": (cls, params)},
                         lambda xs: emit(cls, list(xs), **params))

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import builtins
 import collections
-import functools
 import inspect
 
 import numpy as np
 
 from mjax import dtypes, registration, trace_trees, tree_util
 from mjax.config import config
-from mjax.core import _state as _trace_state
 from mjax.core import (Carry, Tracer, aval_of_value, current_trace, describe_location,
-                       discarding_on_error, emit_region_op, user_location)
+                       discarding_on_error, emit_region_op, user_location, user_staged)
 from mjax.dialect.core import InferError
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import ShapedArray
@@ -245,18 +243,7 @@ def _one_operand(operand, operands):
     return operands
 
 
-def _user_staged(fn):
-    """`fn` (cond, switch, while_loop, scan), which under a user-defined trace is traced
-    to a jaxpr whose equations the trace sees (mjax/user_traces.py)."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        if _trace_state.user is not None:
-            return registration.USER_STAGED_CALL(fn, args, kwargs)
-        return fn(*args, **kwargs)
-    return call
-
-
-@_user_staged
+@user_staged
 def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """true_fun(*operands) if pred else false_fun(*operands), staged as jaxpr.cond.
     JAX: lax.cond."""
@@ -293,7 +280,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
                       operands)
 
 
-@_user_staged
+@user_staged
 def switch(index, branches, *operands, operand=_NO_OPERAND):
     """branches[clamp(0, index, len(branches) - 1)](*operands), staged as jaxpr.cond.
     JAX: lax.switch."""
@@ -328,7 +315,7 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
 
 
 # ---- while_loop / fori_loop --------------------------------------------------------------
-@_user_staged
+@user_staged
 def while_loop(cond_fun, body_fun, init_val):
     """Repeats body_fun while cond_fun holds, staged as jaxpr.while. JAX: lax.while_loop."""
     if not (callable(cond_fun) and callable(body_fun)):
@@ -453,7 +440,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
 
 # ---- scan ------------------------------------------------------------------------------
-@_user_staged
+@user_staged
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """Loops f(carry, x) -> (carry, y) over the leading axis of xs, stacking the ys;
     staged as jaxpr.scan. JAX: lax.scan."""
