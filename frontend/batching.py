@@ -20,6 +20,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dtypes import hitype_rules
 from mjax.hijax_lowering import check_vmap_hi
+from mjax.passes.ir_util import callee_of, entry_block
 from mjax.primitive import UndefinedPrimal
 from mjax.staging import call_args, emit
 from mjax.tracer import Tracer, arguments_reached, known_value
@@ -210,33 +211,33 @@ def _returned_arguments(traced, n_args) -> dict:
     are its arguments (among the first n_args: not captured values), directly or through
     calls of functions returning their own (a custom_jvp function `x -> x`, as JAX's
     vmap passes the tracer through such a call)."""
-    symbols = ir.SymbolTable(traced.module.operation)
+    block = traced.trace.block
+    returned = list(block.operations[len(block.operations) - 1].operands)
+    symbols = []    # (the module's symbol table, made only when a call is looked into)
     found = {}
-    for j, v in enumerate(_returned(symbols, traced.name)):
-        k = _argument_forwarded(symbols, v, depth=4)
+    for j, v in enumerate(returned):
+        k = _argument_forwarded(traced.module, symbols, v, depth=4)
         if k is not None and k < n_args:
             found[j] = k
     return found
 
 
-def _returned(symbols, name):
-    block = symbols[name].regions[0].blocks[0]
-    return list(block.operations[len(block.operations) - 1].operands)
-
-
-def _argument_forwarded(symbols, v, depth):
+def _argument_forwarded(module, symbols, v, depth):
     """The argument number `v` is (through calls), or None."""
     owner = v.owner
     if isinstance(owner, ir.Block):
         return ir.BlockArgument(v).arg_number
-    op = owner.operation if hasattr(owner, "operation") else owner
-    if depth == 0 or op.name not in _FORWARDING_CALLS or "callee" not in op.attributes:
+    op = owner.operation
+    if depth == 0 or op.name not in _FORWARDING_CALLS:
         return None
-    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-    inner = _argument_forwarded(symbols, _returned(symbols, callee)[
-        ir.OpResult(v).result_number], depth - 1)
-    return None if inner is None else _argument_forwarded(symbols, op.operands[inner],
-                                                          depth - 1)
+    if not symbols:
+        symbols.append(ir.SymbolTable(module.operation))
+    body = entry_block(symbols[0][callee_of(op)])
+    inner = _argument_forwarded(module, symbols, list(
+        body.operations[len(body.operations) - 1].operands)[ir.OpResult(v).result_number],
+        depth - 1)
+    return None if inner is None else _argument_forwarded(module, symbols,
+                                                          op.operands[inner], depth - 1)
 
 
 # (calls whose results are their callee's: a forwarded argument stays itself)

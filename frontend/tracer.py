@@ -127,7 +127,7 @@ def arguments_reached(value: ir.Value) -> set[int]:
         if v in seen:
             continue
         seen.add(v)
-        stack.extend((owner.operation if hasattr(owner, "operation") else owner).operands)
+        stack.extend(owner.operation.operands)
     return reached
 
 

@@ -344,10 +344,33 @@ def set_results(fn: ir.Operation, values) -> None:
         [a.type for a in block.arguments], [v.type for v in values]))
 
 
+def is_zero_constant(v) -> bool:
+    """Whether the value `v` is a constant zero: a zero splat constant, or a broadcast of
+    one."""
+    if not isinstance(v, ir.OpResult):
+        return False
+    owner = v.owner.operation
+    if owner.name == "jaxpr.broadcast_in_dim":
+        return is_zero_constant(owner.operands[0])
+    if owner.name != "jaxpr.constant":
+        return False
+    attr = owner.attributes["value"]
+    if not isinstance(attr, ir.DenseElementsAttr) and \
+            not ir.DenseElementsAttr.isinstance(attr):
+        return False
+    dense = ir.DenseElementsAttr(attr)
+    if not dense.is_splat:          # (zeros are a splat: nothing is materialized here)
+        return False
+    splat = dense.get_splat_value()
+    return isinstance(splat, (ir.FloatAttr, ir.IntegerAttr)) and splat.value == 0
+
+
 __all__ = ["TERMINATORS", "FunctionTable", "is_terminator", "callee_of", "clone_into",
+           "count_symbol_refs", "is_zero_constant",
            "function_named",
            "dependent_results", "entry_block", "functions", "has_effects", "is_constant",
            "is_private",
            "functions_text", "main_function", "module_body", "nested_ops",
            "reachable_functions", "referenced_symbols", "replace_op", "set_results",
            "symbol_name", "symbol_ref_counts", "symbol_refs", "used_values"]
+

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
+from mjax.passes.ir_util import is_zero_constant
+
 SCAN = "jaxpr.scan"
 # Ops each device may apply to its partial sum alone (operand 0 carries the partials).
 PER_PARTIAL = frozenset("jaxpr." + n for n in (
@@ -30,29 +32,6 @@ _CONTRACTION = "jaxpr.dot_general"
 
 def _params(op) -> dict:
     return op.opview.params
-
-
-def _is_zero(v) -> bool:
-    """Whether `v` is a constant zero (a broadcast of one): partial and whole alike."""
-    if not isinstance(v, ir.OpResult):
-        return False
-    owner = v.owner.operation
-    if owner.name == "jaxpr.broadcast_in_dim":
-        return _is_zero(owner.operands[0])
-    if owner.name != "jaxpr.constant":
-        return False
-    attr = owner.attributes["value"]
-    if not isinstance(attr, ir.DenseElementsAttr) and \
-            not ir.DenseElementsAttr.isinstance(attr):
-        return False
-    dense = ir.DenseElementsAttr(attr)
-    if not dense.is_splat:          # (zeros are a splat: nothing is materialized here)
-        return False
-    splat = dense.get_splat_value()
-    for kind in (ir.FloatAttr, ir.IntegerAttr):
-        if kind.isinstance(splat):
-            return kind(splat).value == 0
-    return False
 
 
 class _Chains:
@@ -81,7 +60,7 @@ class _Chains:
 
     def _either(self, v):
         """chain(v), or the empty set for a constant zero."""
-        return set() if _is_zero(v) else self.chain(v)
+        return set() if is_zero_constant(v) else self.chain(v)
 
     def _chain(self, v):
         if v in self.partial:
@@ -100,7 +79,7 @@ class _Chains:
         elif name in ADDS or name == _UPDATE:
             operands = list(owner.operands)[:2] if name == _UPDATE else list(owner.operands)
             parts = [self._either(x) for x in operands]
-            if any(p is None for p in parts) or all(_is_zero(x) for x in operands):
+            if any(p is None for p in parts) or all(is_zero_constant(x) for x in operands):
                 return None
             found = set().union(*parts)
         elif name == "jaxpr.mul":

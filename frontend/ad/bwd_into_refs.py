@@ -24,6 +24,7 @@ from mjax.dialect import Builder, aval_of, context, tensor_type
 from mjax.dialect.attributes import decode
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import RefAval
+from mjax.passes.ir_util import is_zero_constant
 from mjax.passes.rules.ad_util import ADD_ANY
 
 
@@ -70,11 +71,11 @@ def _accumulate(ref, value, loc) -> None:
             _accumulate(ref, v, loc)
         return
     if op is not None and op.name == "jaxpr.dynamic_update_slice" and \
-            _is_zeros(op.operands[0]):
+            is_zero_constant(op.operands[0]):
         b = Builder(ir.InsertionPoint(op), loc)
         _addupdate(b, ref, op.operands[1], list(op.operands[2:]))
         return
-    if op is not None and op.name == "jaxpr.pad" and _is_zeros(op.operands[1]):
+    if op is not None and op.name == "jaxpr.pad" and is_zero_constant(op.operands[1]):
         lo, hi, interior = np.asarray(_i64s(op, "padding_config")).reshape(-1, 3).T
         if not interior.any() and (lo >= 0).all() and (hi >= 0).all():
             b = Builder(ir.InsertionPoint(op), loc)
@@ -82,8 +83,7 @@ def _accumulate(ref, value, loc) -> None:
             return
     owner = value.owner
     b = Builder(ir.InsertionPoint.at_block_begin(owner) if isinstance(owner, ir.Block)
-                else ir.InsertionPoint.after(owner.operation if hasattr(owner, "operation")
-                                             else owner), loc)
+                else ir.InsertionPoint.after(owner.operation), loc)
     _addupdate(b, ref, value, [b.constant(np.int32(0)) for _ in aval_of(value.type).shape])
 
 
@@ -97,20 +97,7 @@ def _sole_user_op(value):
     users would still need the sum."""
     if isinstance(value.owner, ir.Block) or len(list(value.uses)) != 1:
         return None
-    return value.owner.operation if hasattr(value.owner, "operation") else value.owner
-
-
-def _is_zeros(value) -> bool:
-    """A zero splat constant, or a broadcast_in_dim of a zero scalar constant."""
-    if isinstance(value.owner, ir.Block):
-        return False
-    op = value.owner.operation if hasattr(value.owner, "operation") else value.owner
-    if op.name == "jaxpr.broadcast_in_dim" and not list(_i64s(op, "broadcast_dimensions")):
-        return _is_zeros(op.operands[0])
-    if op.name != "jaxpr.constant":
-        return False
-    value = np.asarray(decode(op.attributes["value"]))
-    return not value.any()
+    return value.owner.operation
 
 
 def _i64s(op, name):
@@ -126,7 +113,7 @@ def _erase_dead(value) -> None:
     """Erases the pure ops left without users after the cotangent went into a ref."""
     if isinstance(value.owner, ir.Block) or list(value.uses):
         return
-    op = value.owner.operation if hasattr(value.owner, "operation") else value.owner
+    op = value.owner.operation
     if op.name not in _PURE or any(list(r.uses) for r in op.results):
         return
     operands = list(op.operands)

@@ -3,11 +3,11 @@
 JAX's reverse-mode tracer prints `GradTracer(primal=2.0, typeof(tangent)=f32[])` for a
 value computed from a differentiated argument, its primal being the concrete value
 (outside jit), the jit's tracer (under jit) or the tracer of an enclosing
-differentiation; values no differentiation perturbs are plain arrays there (in forward mode too). mjax traces
-the function once into its dialect, so it finds the same facts from the IR: which
-arguments of each enclosing trace a value is computed from (`Trace.sources` leads from
-one trace's arguments to the enclosing one's tracers), and the concrete value from
-mjax.ad.concrete. Values forward mode perturbs (JAX's JVPTracer, showing tangent values)
+differentiation; values no differentiation perturbs are plain arrays there (in forward
+mode too). mjax traces the function once into its dialect, so it finds the same facts
+from the IR: which arguments of each enclosing trace a value is computed from
+(`Trace.sources` leads from one trace's arguments to the enclosing one's tracers), and
+the concrete value from mjax.ad.concrete. Values forward mode perturbs (JAX's JVPTracer, showing tangent values)
 keep mjax's text."""
 from __future__ import annotations
 
@@ -49,9 +49,10 @@ def showing_gradients(fun, diff_leaves, reverse=True):
 
 def _shows(previous, t):
     differentiated, reverse = _DIFFERENTIATED[t.trace]
-    if not reverse and arguments_reached(t.value) & differentiated:
+    reached = arguments_reached(t.value)
+    if not reverse and reached & differentiated:
         return previous(t) if previous is not None else None
-    levels = _perturbing(t.trace, t.value, depth=8)
+    levels = _perturbing(t.trace, reached, depth=8)
     value = known_value(t)
     if not levels:
         if value is not None:
@@ -64,10 +65,9 @@ def _shows(previous, t):
     return text
 
 
-def _perturbing(trace, value, depth) -> int:
+def _perturbing(trace, reached, depth) -> int:
     """How many reverse-mode differentiations (this trace's and enclosing ones) perturb
-    `value`, a value of `trace`."""
-    reached = arguments_reached(value)
+    a value of `trace` computed from its arguments `reached`."""
     differentiated, reverse = _DIFFERENTIATED.get(trace, (set(), False))
     here = 1 if reverse and reached & differentiated else 0
     if depth == 0:
@@ -78,5 +78,6 @@ def _perturbing(trace, value, depth) -> int:
         src = sources[n] if n < min(n_in, len(sources)) else \
             trace.captured[n - n_in] if n >= n_in else None
         if isinstance(src, Tracer) and src.trace.active:
-            outer = max(outer, _perturbing(src.trace, src.value, depth - 1))
+            outer = max(outer, _perturbing(src.trace, arguments_reached(src.value),
+                                           depth - 1))
     return here + outer
