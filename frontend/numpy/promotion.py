@@ -267,7 +267,11 @@ def promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
         return _broadcast_promoted(fname, out, avals)
     if any(map(is_symbolic_dim, args)):      # (each dimension's value staged once)
         args = [a.__jax_array__() if is_symbolic_dim(a) else a for a in args]
-    avals = [aval_of_value(a) if is_array(a) or isinstance(a, (bool, int, float, complex))
+    # (NumPy values in their canonical dtype once: converting one twice would capture
+    # two copies of it as constants of the trace)
+    args = [_canonical_numpy(a) for a in args]
+    avals = [aval_of_value(a) if is_array(a) or isinstance(
+                 a, (bool, int, float, complex, _onp.ndarray, _onp.generic))
              else aval_of_value(asarray(a)) for a in args]
     try:
         dtype, weak = _dt.promote_types(*[(a.dtype, a.weak_type) for a in avals])
@@ -275,7 +279,7 @@ def promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
         raise _dt.TypePromotionError(at_user_line(str(e))) from None
     if inexact:
         dtype = _dt.to_inexact_dtype(dtype)
-    out = [lax.convert_element_type(_canonical_numpy(a), dtype, weak_type=weak) for a in args]
+    out = [lax.convert_element_type(a, dtype, weak_type=weak) for a in args]
     if not broadcast:
         return out
     first = avals[0].shape
