@@ -81,3 +81,13 @@ def test_values_through_nested_jit_cond_and_grad():
     g = mjax.grad(lambda x: mjax.jit(lambda x: f(mjax, jnp, x))(x).sum())(x)
     gj = jax.grad(lambda x: jax.jit(lambda x: f(jax, jjnp, x))(x).sum())(x)
     np.testing.assert_allclose(g, gj)
+
+
+def test_numpy_constant_of_a_non_canonical_dtype_is_one_const():
+    # (a float64 NumPy array with x64 off is converted to float32 once: it was staged
+    # twice, once to read its type, leaving an unused constvar)
+    def jaxpr(lib):
+        return lib.make_jaxpr(lambda y: y * np.arange(2.) + np.ones(2, np.int64))(1.0)
+    mine, theirs = jaxpr(mjax), jaxpr(jax)
+    assert len(mine.consts) == len(theirs.consts) == 2
+    assert str(mine) == str(theirs)
