@@ -448,10 +448,26 @@ def _strong(x):
     return lax.convert_element_type(x, x.dtype)
 
 
+def _weak_input(x) -> bool:
+    """Whether x is weakly typed: a Python scalar, or an array or tracer of weak type."""
+    if type(x) in (bool, int, float, complex):
+        return True
+    return bool(getattr(getattr(x, "aval", None), "weak_type", False))
+
+
+def _weak_if_all_weak(out, *inputs):
+    """`out`, strong unless every input is weak: JAX's hypot, logaddexp2, gcd and lcm
+    mix their operands with strongly typed values, so an integer or strong array among
+    the inputs makes the result strong even where promotion alone gives a weak type."""
+    if all(map(_weak_input, inputs)):
+        return out
+    return _strong(out) if _weak_input(out) else out
+
+
 @fused_when_eager
 def hypot(x1, x2, /):
-    x1, x2 = promote("hypot", x1, x2, inexact=True)
-    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+    y1, y2 = promote("hypot", x1, x2, inexact=True)
+    return _weak_if_all_weak(lax.sqrt(lax.add(lax.mul(y1, y1), lax.mul(y2, y2))), x1, x2)
 
 
 def logaddexp(x1, x2, /):
@@ -508,8 +524,13 @@ def fmin(x1, x2):
 
 @fused_when_eager
 def heaviside(x1, x2, /):
+    weak = _weak_input(x1)
     x1, x2 = promote("heaviside", x1, x2, inexact=True)
-    zero, one = (lax.full((), v, x1.dtype) for v in (0, 1))  # (strong, as JAX's)
+    # (JAX's constants take x1's type: weak when x1 was weak, so the result is weak when
+    # x1 and the promotion are)
+    zero, one = (lax.full((), v, x1.dtype) for v in (0, 1))
+    if weak:
+        zero, one = (lax.convert_element_type(c, c.dtype, weak_type=True) for c in (zero, one))
     # x1 == 0 (either sign) gives x2; a NaN x1 stays NaN, as in JAX.
     return where_xy(lax.lt(x1, lax.full_like(x1, 0)), zero, where_xy(
         lax.gt(x1, lax.full_like(x1, 0)), one, where_xy(lax.ne(x1, x1), x1, x2)))
@@ -549,7 +570,10 @@ def fabs(x, /):
 
 def gcd(x1, x2):
     """Greatest common divisor (Euclid's algorithm, unrolled to the dtype's worst case)."""
-    x1, x2 = promote("gcd", x1, x2)
+    return _weak_if_all_weak(_gcd(*promote("gcd", x1, x2)), x1, x2)
+
+
+def _gcd(x1, x2):
     if not _dt.issubdtype(x1.dtype, _onp.integer):
         raise ValueError(f"Arguments to mjax.numpy.gcd must be integers, got {x1.dtype}")
     a, b = abs(x1), abs(x2)
@@ -563,11 +587,12 @@ def gcd(x1, x2):
 
 
 def lcm(x1, x2):
-    x1, x2 = promote("lcm", x1, x2)
-    g = gcd(x1, x2)
+    y1, y2 = promote("lcm", x1, x2)
+    g = _gcd(y1, y2)
     zero = lax.full_like(g, 0)
     safe = lax.select(lax.eq(g, zero), lax.full_like(g, 1), g)
-    return lax.select(lax.eq(g, zero), zero, abs(lax.mul(lax.div(x1, safe), x2)))
+    return _weak_if_all_weak(
+        lax.select(lax.eq(g, zero), zero, abs(lax.mul(lax.div(y1, safe), y2))), x1, x2)
 
 
 @fused_when_eager
@@ -632,9 +657,10 @@ def bitwise_count(x, /):
 
 
 def logaddexp2(x1, x2, /):
-    x1, x2 = promote("logaddexp2", x1, x2, inexact=True)
-    ln2 = lax.full_like(x1, math.log(2))
-    return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
+    y1, y2 = promote("logaddexp2", x1, x2, inexact=True)
+    ln2 = lax.full_like(y1, math.log(2))
+    return _weak_if_all_weak(
+        lax.div(logaddexp(lax.mul(y1, ln2), lax.mul(y2, ln2)), ln2), x1, x2)
 
 
 def isreal(x):

@@ -237,3 +237,21 @@ def test_numpy_scalars_of_other_dtypes_are_other_eager_programs():
     assert mnp.divide(np.float32(1.0), a).dtype == jnp.divide(np.float32(1.0), jnp.ones(3, jnp.float16)).dtype
     assert mnp.divide(np.float16(1.0), a).dtype == np.float16
     assert str(mnp.divide(np.float16(-0.0), a)) == "[-0. -0. -0.]"
+
+
+def test_functions_mixing_strong_constants_keep_jax_weak_types():
+    # hypot, logaddexp2, gcd and lcm are weak only when every input is; heaviside when
+    # x1 is weak and promotion gives a weak type (JAX builds them from typed constants)
+    ints, bools = np.arange(1, 4, dtype=np.int32), np.array([True, False, True])
+    cases = [(2., 3.), (ints, 2.5), (2.5, ints), (bools, 2), (2, bools), (ints, 2),
+             (np.float32(2), 2.5), (2.5, np.float32(2))]
+    for name in ["hypot", "logaddexp2", "heaviside", "gcd", "lcm"]:
+        for args in cases:
+            def kind(np_):
+                try:
+                    r = getattr(np_, name)(*[np_.asarray(a) if isinstance(a, np.ndarray)
+                                             else a for a in args])
+                except (TypeError, ValueError):
+                    return "error"
+                return str(r.dtype), bool(r.weak_type)
+            assert kind(mnp) == kind(jnp), (name, args)
