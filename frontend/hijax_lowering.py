@@ -3,9 +3,9 @@
 A hi value (an instance of a class given to `register_hitype`) never becomes an mjax
 tracer: at a jit boundary it is lowered to its lo values (`lower_val`, or `read_loval`
 with its current type state for a mutable type), the lo values are traced, and inside the
-trace the traced function sees the value raised again (`raise_val` / `new_from_loval`)
-over tracers. A `HiPrimitive` applies its `to_lojax` at once (so mjax's IR only ever holds
-lo ops). After the traced function returns, its hi results are lowered to lo results and
+trace the traced function sees a HiTracer over them (mjax/hijax_tracer.py; a mutable
+type's value raised again by `new_from_loval`). A `HiPrimitive` applies its `to_lojax` at
+once (so mjax's IR only ever holds lo ops; its immutable hi results are HiTracers). After the traced function returns, its hi results are lowered to lo results and
 raised again outside; each mutable argument's final lo state is an extra result, written
 back into the caller's object with `update_from_loval`.
 
@@ -32,6 +32,8 @@ import numpy as np
 from mjax import tree_util
 from mjax.core import current_trace
 from mjax.dtypes import aval_of_value, hi_aval, hitype_rules
+from mjax.hijax_tracer import (HiTracer, attach_handle, check_constants, handle_of,
+                               mark_hi_signature)
 from mjax.tracer import Tracer
 
 
@@ -42,7 +44,7 @@ def cur_qdd(x):
     return x.cur_qdd()
 
 
-class _HandleSpec(tuple):
+class HandleSpec(tuple):
     """The spec (hi type, None) of an immutable hi value that carries a tangent handle
     (hijax_vjp_hi): its handle travels as one more lo value, after the type's."""
     handle = True
@@ -55,13 +57,15 @@ def _spec(x):
         return None
     if aval.has_qdd:
         return (aval, x.cur_qdd())
-    return _HandleSpec((aval, None)) if handle_of(x) is not None else (aval, None)
+    return HandleSpec((aval, None)) if handle_of(x) is not None else (aval, None)
 
 
 def lower_value(spec, x) -> list:
     aval, qdd = spec
     if qdd is not None:
         return list(aval.read_loval(qdd, x))
+    if type(x) is HiTracer:      # (its lo values are at hand)
+        return list(x.lo) + ([handle_of(x)] if getattr(spec, "handle", False) else [])
     lower = getattr(type(aval), "lower_val", None)
     if lower is None:
         raise NotImplementedError(f"passing a value of hi type {aval!r} through a "
@@ -70,21 +74,33 @@ def lower_value(spec, x) -> list:
     return lo + [handle_of(x)] if getattr(spec, "handle", False) else lo
 
 
-def raise_value(spec, lo):
-    aval, qdd = spec
+def raise_value(spec, lo, traced: bool = False, retype: bool = False, aval=None):
+    """The hi value of `spec` over lo values `lo`: a HiTracer if `traced` (what traced
+    user code sees of an immutable type) of type `aval` (default: the spec's, or with
+    `retype` the one the lo values give), else the type's value class."""
+    spec_aval, qdd = spec
     if qdd is not None:
-        return aval.new_from_loval(qdd, *lo)
+        return spec_aval.new_from_loval(qdd, *lo)
+    if traced:
+        handle = getattr(spec, "handle", False)
+        lo = list(lo)
+        vals = lo[:-1] if handle else lo
+        # (retyped: a shard_map body's or a scan body's values are per shard / per
+        # iteration)
+        if aval is None:
+            aval = (retype and hi_aval(spec_aval.raise_val(*vals))) or spec_aval
+        x = HiTracer(aval, vals)
+        if handle:
+            attach_handle(x, lo[-1])
+        return x
     if getattr(spec, "handle", False):
-        x = aval.raise_val(*lo[:-1])
+        x = spec_aval.raise_val(*lo[:-1])
         attach_handle(x, lo[-1])
         return x
-    return aval.raise_val(*lo)
+    return spec_aval.raise_val(*lo)
 
 
 # ---- tangent handles (hijax_vjp_hi) -----------------------------------------------------
-_HANDLE = "_mjax_tangent_handle"
-
-
 def tangent_array_aval(spec):
     """The tangent type of an immutable hi type when it is an array type (a handle can
     stand for the value's tangent), else None."""
@@ -96,21 +112,6 @@ def tangent_array_aval(spec):
     except NotImplementedError:
         return None
     return None if getattr(t, "is_high", False) or not hasattr(t, "shape") else t
-
-
-def handle_of(x):
-    """The tangent handle a hi value carries, or None."""
-    try:
-        return object.__getattribute__(x, _HANDLE)
-    except AttributeError:
-        return None
-
-
-def attach_handle(x, handle) -> None:
-    try:
-        object.__setattr__(x, _HANDLE, handle)
-    except (AttributeError, TypeError):
-        pass                    # (a value with slots: it carries none)
 
 
 def has_hi(tree) -> bool:
@@ -150,9 +151,10 @@ class Lowered:
         """What a trace of the packed tree depends on: structure, hi types and states."""
         return (self.treedef, tuple(self.specs), tuple(self.counts))
 
-    def raise_flat(self, lo_leaves):
+    def raise_flat(self, lo_leaves, traced: bool = False, retype: bool = False):
         """The original tree over `lo_leaves` (the packed tree's leaves, e.g. tracers):
-        each hi leaf raised from its lo values; also the raised hi leaves."""
+        each hi leaf raised from its lo values (see raise_value); also the raised hi
+        leaves."""
         it = iter(lo_leaves)
         out, raised = [], []
         for k, (s, n) in enumerate(zip(self.specs, self.counts)):
@@ -163,7 +165,7 @@ class Lowered:
             elif s is None:
                 out.append(next(it))
             else:
-                x = raise_value(s, [next(it) for _ in range(n)])
+                x = raise_value(s, [next(it) for _ in range(n)], traced, retype)
                 out.append(x)
                 raised.append((s, x))
         return tree_util.tree_unflatten(self.treedef, out), raised
@@ -185,13 +187,18 @@ def lower_results(out, handles: bool = True):
     return flat, (treedef, specs, counts)
 
 
-def raise_results(flat, how):
+def raise_results(flat, how, traced: bool | None = None, avals=None):
+    """The results `how` describes over lo values `flat`; hi ones as HiTracers under a
+    trace (unless `traced` says otherwise), of types `avals` (one per leaf) if given."""
     treedef, specs, counts = how
+    if traced is None:
+        traced = current_trace() is not None
     it = iter(flat)
     leaves = []
-    for s, n in zip(specs, counts):
+    for k, (s, n) in enumerate(zip(specs, counts)):
         lo = [next(it) for _ in range(n)]
-        leaves.append(lo[0] if s is None else raise_value(s, lo))
+        leaves.append(lo[0] if s is None else raise_value(
+            s, lo, traced, aval=None if avals is None else avals[k]))
     return tree_util.tree_unflatten(treedef, leaves)
 
 
@@ -292,11 +299,21 @@ def bind_hi(prim, args, params):
             for name, value in snap.items():
                 object.__setattr__(x, name, value)
             raise CapturedHiError(x)
-    if trace is not None:
-        for y in (out if prim.multiple_results else [out]):
-            if hi_aval(y) is not None:
-                _OWNED[trace].add(id(y))
-    return list(out) if prim.multiple_results else out
+    if trace is None:
+        return list(out) if prim.multiple_results else out
+    outs = [_traced(y) for y in (out if prim.multiple_results else [out])]
+    for y in outs:
+        if hi_aval(y) is not None:
+            _OWNED[trace].add(id(y))
+    return outs if prim.multiple_results else outs[0]
+
+
+def _traced(y):
+    """A value traced code gets: an immutable hi value as a HiTracer over its lo values."""
+    spec = _spec(y)
+    if spec is None or spec[1] is not None or type(y) is HiTracer:
+        return y
+    return raise_value(spec, lower_value(spec, y), traced=True)
 
 
 def enter_traced(raised, hidden_raised, originals) -> tuple[list, list]:
@@ -359,12 +376,12 @@ def vjp_hi(vjp, fun, primals, has_aux):
             raise NotImplementedError(f"vjp with a mutable hijax primal of type {spec[0]!r}")
         t = tangent_array_aval(spec)
         if t is not None:
-            lo = list(spec[0].lower_val(lowered.leaves[k]))
+            lo = lower_value((spec[0], None), lowered.leaves[k])
             lowered.substitute(k, jnp_zeros(t), _handle_raiser(spec[0], lo))
     record = {}
 
     def lowered_fun(*a):
-        hi, raised = lowered.raise_flat(tree_util.tree_leaves(a))
+        hi, raised = lowered.raise_flat(tree_util.tree_leaves(a), traced=True)
         enter_traced(raised, (), ())
         out = fun(*hi)
         main, aux = out if has_aux else (out, None)
@@ -434,8 +451,8 @@ def scan_values_hi(scan, f, init, xs):
     record = {}
 
     def body(c_lo, x_lo):
-        c, _ = carry_in.raise_flat(tree_util.tree_leaves(c_lo))
-        x, _ = xs_in.raise_flat(tree_util.tree_leaves(x_lo))
+        c, _ = carry_in.raise_flat(tree_util.tree_leaves(c_lo), traced=True, retype=True)
+        x, _ = xs_in.raise_flat(tree_util.tree_leaves(x_lo), traced=True, retype=True)
         c, y = f(c, x)
         c_out = Lowered(_with_handles(c))
         if c_out.key() != carry_in.key():
@@ -445,7 +462,8 @@ def scan_values_hi(scan, f, init, xs):
         return c_out.packed, y_flat
 
     c_lo, ys = scan(body, carry_in.packed, xs_in.packed)
-    carry, _ = carry_in.raise_flat(tree_util.tree_leaves(c_lo))
+    carry, _ = carry_in.raise_flat(tree_util.tree_leaves(c_lo),
+                                   traced=current_trace() is not None, retype=True)
     return carry, raise_results(list(ys), record["ys"])
 
 
@@ -537,12 +555,14 @@ def _lowered_jit(jitted, jit_cls, args, kwargs, captured):
         def lowered_fun(*a, **kw):
             dyn_a, dyn_kw = _dynamic(jitted, a, kw)
             (hi_a, hi_kw), raised = lowered.raise_flat(
-                tree_util.tree_leaves((dyn_a, dyn_kw)))
+                tree_util.tree_leaves((dyn_a, dyn_kw)), traced=True)
             raised, restore = enter_traced(raised, hi_kw.pop(HIDDEN, ()), originals)
             kw.pop(HIDDEN, None)
             full, full_kw = _with_dynamic(jitted, a, kw, hi_a, hi_kw)
             out = guarded(fun, restore, *full, **full_kw)
+            guarded(check_constants, restore, out)
             flat, record["out"] = lower_results(out, handles)
+            mark_hi_signature(lowered.specs, lowered.counts, record["out"])
             finals, record["finals"] = final_states(raised)
             leave_traced(restore)
             record["n_out"] = len(flat)
@@ -626,6 +646,21 @@ def jit_trace(jitted, jit_cls, args, kwargs):
     return inner.trace(*full, **full_kw)
 
 
+def trace_dispatch(jitted, jit_cls, args, kwargs):
+    """`jit(f).trace(...)` once a hi type is registered: jit_trace for hi arguments or
+    results (HiResultError); else the ordinary trace (`trace` again, let through)."""
+    if hi_jit(jitted, args, kwargs):
+        return jit_trace(jitted, jit_cls, args, kwargs)
+    _LOCAL.ordinary = jitted
+    try:
+        return jitted.trace(*args, **kwargs)
+    except HiResultError:
+        HI_RESULTS.add(jitted)
+        return jit_trace(jitted, jit_cls, args, kwargs)
+    finally:
+        _LOCAL.ordinary = None
+
+
 # ---- eval_shape and grad ---------------------------------------------------------------
 def eval_shape_hi(eval_shape, fun, args, kwargs):
     """eval_shape with hi arguments: the shapes of the lowered function's results; a hi
@@ -635,7 +670,8 @@ def eval_shape_hi(eval_shape, fun, args, kwargs):
     record = {}
 
     def lowered_fun(*a, **kw):
-        (hi_a, hi_kw), raised = lowered.raise_flat(tree_util.tree_leaves((a, kw)))
+        (hi_a, hi_kw), raised = lowered.raise_flat(tree_util.tree_leaves((a, kw)),
+                                                   traced=True)
         enter_traced(raised, (), ())
         leaves, record["tree"] = tree_util.tree_flatten(fun(*hi_a, **hi_kw))
         record["hi"] = {i: hi_aval(x) for i, x in enumerate(leaves)
@@ -653,7 +689,7 @@ def _handle_raiser(aval, lo):
     """Raises a differentiated hi argument from its (closed-over) lo values, with the
     traced handle its gradient comes back through."""
     def raiser(handle):
-        x = aval.raise_val(*lo)
+        x = HiTracer(aval, lo)
         attach_handle(x, handle)
         return x
     return raiser
@@ -707,11 +743,12 @@ def _value_and_grad_hi(value_and_grad, fun, argnums, has_aux, options, args, kwa
             spec = lowered.specs[k]
             t = None if spec is None else tangent_array_aval(spec)
             if t is not None:     # (differentiated through a tangent handle)
-                lo = list(spec[0].lower_val(lowered.leaves[k]))
+                lo = lower_value((spec[0], None), lowered.leaves[k])
                 lowered.substitute(k, jnp_zeros(t), _handle_raiser(spec[0], lo))
 
     def lowered_fun(*a, **kw):
-        (hi_a, hi_kw), raised = lowered.raise_flat(tree_util.tree_leaves((a, kw)))
+        (hi_a, hi_kw), raised = lowered.raise_flat(tree_util.tree_leaves((a, kw)),
+                                                   traced=True)
         raised, restore = enter_traced(raised, hi_kw.pop(HIDDEN, ()), originals)
         out = guarded(fun, restore, *hi_a, **hi_kw)
         main, aux = out if has_aux else (out, None)
@@ -745,5 +782,5 @@ def _value_and_grad_hi(value_and_grad, fun, argnums, has_aux, options, args, kwa
     return value, out_g
 
 
-__all__ = ["hi_jit", "jit_dispatch", "lo_call", "check_vmap_hi", "CapturedHiError", "HIDDEN", "HI_RESULTS", "LO_ONLY", "HiResultError", "bind_hi", "Lowered", "attach_handle", "cur_qdd", "handle_of", "tangent_array_aval", "final_states", "has_hi", "jit_call", "jit_trace",
+__all__ = ["hi_jit", "jit_dispatch", "trace_dispatch", "lo_call", "check_vmap_hi", "CapturedHiError", "HIDDEN", "HI_RESULTS", "LO_ONLY", "HiResultError", "bind_hi", "Lowered", "attach_handle", "cur_qdd", "handle_of", "tangent_array_aval", "final_states", "has_hi", "jit_call", "jit_trace",
            "lower_results", "lower_value", "eval_shape_hi", "vjp_hi", "scan_hi", "scan_values_hi", "value_and_grad_hi", "raise_results", "raise_value", "write_back"]

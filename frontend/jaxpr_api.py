@@ -9,6 +9,8 @@ import numpy as np
 
 from mjax import trace_trees, tree_util
 from mjax.core import Tracer, eval_jaxpr, literal_here
+from mjax.dtypes import hitype_rules
+from mjax.hijax_lowering import HiResultError, has_hi
 from mjax.jitted import Jitted
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_types import typeof
@@ -25,8 +27,15 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False):
     @api_boundary
     def wrapped(*args, **kwargs):
         j = Jitted(fun, static_argnums=static_argnums)
+        if hitype_rules and not return_shape and has_hi((args, kwargs)):
+            return j.trace(*args, **kwargs).jaxpr     # (hijax values: mjax/hijax_lowering)
         dyn_args, dyn_kwargs, static_key = j._split(args, kwargs)
-        traced = j._trace(dyn_args, dyn_kwargs, static_key, len(args))
+        try:
+            traced = j._trace(dyn_args, dyn_kwargs, static_key, len(args))
+        except HiResultError:                         # (hijax results)
+            if return_shape:
+                raise
+            return j.trace(*args, **kwargs).jaxpr
         closed = ClosedJaxpr(traced)
         if return_shape:
             shapes = tree_util.tree_unflatten(traced.out_tree, [

@@ -24,7 +24,7 @@ from mjax.core import _state as _trace_state
 from mjax.core import aval_of_value, bind, current_trace
 from mjax.dialect.types import RefAval
 from mjax.dtypes import hitype_rules, to_numpy
-from mjax.hijax_lowering import hi_jit, jit_dispatch, jit_trace, lo_call
+from mjax.hijax_lowering import jit_dispatch, lo_call, trace_dispatch
 from mjax.eager import (DEOPTIMIZED, hashable, locate_nonfinite, nonfinite_kind,
                         rerun_announced)
 from mjax.jit_arguments import donated_arguments, static_arguments
@@ -686,8 +686,8 @@ class Jitted:
 
     # -- stages ----------------------------------------------------------------------------
     def trace(self, *args, **kwargs):
-        if hi_jit(self, args, kwargs):
-            return jit_trace(self, Jitted, args, kwargs)
+        if hitype_rules and not lo_call(self):    # (hijax values: mjax/hijax_lowering)
+            return trace_dispatch(self, Jitted, args, kwargs)
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
         traced = self._trace(dyn_args, dyn_kwargs, static_key, len(args))
         leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))

@@ -13,6 +13,7 @@ from mjax.dialect import OPS, aval_of
 from mjax.dialect.attributes import Dim, Shape, decode
 from mjax.dialect.types import KEY_TAGS, ShapedArray
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK
+from mjax.hijax_tracer import HI_TYPES, hi_signature
 from mjax.lax.indexing import (GatherDimensionNumbers, GatherScatterMode,
                                ScatterDimensionNumbers)
 from mjax.lax.parallel import PVARY_MARK
@@ -103,15 +104,18 @@ class _Printer:
         listed first among the arguments, as JAX does."""
         args = list(block.arguments)
         n_user = len(args) - n_consts
-        consts = " ".join(self.bind(a) for a in args[n_user:])
+        const_args = args[n_user:]
+        consts = " ".join(self._hi_binders(const_args, _const_groups(block, const_args)))
         user = _captured_first(args[:n_user], n_captured)
-        invars = " ".join(self.bind(a) for a in user)
+        sig = _block_signature(block, n_user, n_captured)   # (a jit of hi values)
+        invars = " ".join(self._hi_binders(args[:n_user], sig[0]) if sig else
+                          [self.bind(a) for a in user])
         eqns, outs = [], []
         body = body_of(self, block)
         for op in block.operations:
             op = op.operation  # (an OpView's `attributes` is its class's schema)
             if op.name in ("func.return", "jaxpr.yield"):
-                outs = [self.var(v) for v in op.operands]
+                outs = [self.var(v) for v in _firsts(list(op.operands), sig and sig[1])]
                 break
             if op.name == "jaxpr.constant" and self._inline_literal(op):
                 if (self.types is not None or self.meshed) and SEED in op.attributes:
@@ -253,14 +257,53 @@ class _Printer:
         return (f"{{ lambda ; {x}:{t} {y}:{t}. let\n{pad}    {z}:{t} = {fn} {x} {y}\n"
                 f"{pad}  in ({z},) }}")
 
+    def _hi_binders(self, values: list, groups) -> list:
+        """Binders of `values` grouped by (hi type or None, indices): one name per hi
+        value (all its lo values), typed by the hi type's str_short, as JAX prints it."""
+        out = []
+        for ty, group in groups:
+            vals = [values[i] for i in group]
+            if not vals:
+                continue
+            if not getattr(ty, "is_high", False):
+                out += [self._bind_typed(v, ty) for v in vals]
+                continue
+            text = ty.str_short(short_dtypes=True)
+            if not any(list(v.uses) for v in vals) and self.depth == 1:
+                out.append(f"_:{text}")     # (JAX: an unused result in the outermost)
+                continue
+            name = self.preset.pop(vals[0], None) or next(self.names)
+            for v in vals:
+                self.preset.pop(v, None)
+                self.env[v] = name
+            out.append(f"{name}:{text}")
+        return out
+
+    def _bind_typed(self, v, aval) -> str:
+        """A binder typed by `aval` (a hijax primitive's result type, with its sharding)
+        where it describes the value; else by the value's own type."""
+        if aval is None or tuple(getattr(aval, "shape", ())) != aval_of(v.type).shape:
+            return self.bind(v)
+        self.env[v] = self.preset.pop(v, None) or next(self.names)
+        return f"{self.env[v]}:{aval.str_short()}"
+
     def eqn(self, op, indent: int) -> str:
         pad = " " * indent
-        ins = " ".join(self.var(v) for v in op.operands)
         params = {name: _fmt_param(_param(op, name)) for name in op.attributes
                   if not name.startswith("mjax.")}   # (mjax's notes, not parameters)
-        # JAX: the outermost jaxpr's unused results print as `_` (nested ones are named)
-        outs = " ".join(self.bind(r) if list(r.uses) or self.depth > 1 else
-                        f"_:{self.type_text(r)}" for r in op.results)
+        view = _hi_view(op)
+        if view is None and op.name == "jaxpr.call" and HI_TYPES:   # (a hi jit called)
+            block = callee_block(op)[0]
+            view = None if block is None else _block_signature(
+                block, len(op.operands), _n_captured(block), reorder=False)
+        if view is not None:       # (a hijax primitive's call: its hi values as one each)
+            ins = " ".join(self.var(v) for v in _firsts(list(op.operands), view[0]))
+            outs = " ".join(self._hi_binders(list(op.results), view[1]))
+        else:
+            ins = " ".join(self.var(v) for v in op.operands)
+            # JAX: the outermost jaxpr's unused results print as `_` (nested ones named)
+            outs = " ".join(self.bind(r) if list(r.uses) or self.depth > 1 else
+                            f"_:{self.type_text(r)}" for r in op.results)
         if op.name in _REF_FORMS:
             return pad + self._ref_eqn(op, outs)
         name = _display_name(op.name.split(".", 1)[1], params, op)
@@ -313,7 +356,8 @@ class _Printer:
         lhs = f"{pad}{outs + ' = ' if outs else ''}{name}["
         if op.name == "jaxpr.call":   # JAX: name first; on one line when it fits
             n_captured = params["n_captured"]
-            ins = " ".join(self.var(v) for v in _captured_first(list(op.operands), n_captured))
+            ins = " ".join(self.var(v) for v in _captured_first(
+                _firsts(list(op.operands), view and view[0]), n_captured))
             body = self.jaxpr(params["jaxpr"], indent + 2, col=indent + 8,
                               n_captured=n_captured)
             line = f"{lhs}name={params['name']} jaxpr={body}] {ins}".rstrip()
@@ -487,6 +531,37 @@ def _custom_call(op, name: str, params: dict) -> tuple:
     return shown if shown is not None else (name, params)
 
 
+def _hi_view(op):
+    """A hijax primitive's call's groups of operands and results, each (hi type or None,
+    indices), as its custom function gives them (mjax.experimental.hijax_vjp_hi)."""
+    if op.name != "jaxpr.custom_vjp_call" or "rule" not in op.attributes:
+        return None
+    return custom_rules.custom_attribute(op, "hi_view")
+
+
+def _const_groups(block, consts: list) -> list:
+    """The (type, indices) groups of a function's constants: those a hijax primitive's
+    call takes as one hi value (a hi value the function closes over) form one group."""
+    index = {v: i for i, v in enumerate(consts)}
+    first: dict = {}
+    for op in block.operations if consts else ():
+        view = _hi_view(op.operation)
+        for ty, group in (view[0] if view else ()):
+            vals = [op.operands[i] for i in group]
+            if getattr(ty, "is_high", False) and vals and all(v in index for v in vals):
+                first.setdefault(index[vals[0]], (ty, [index[v] for v in vals]))
+    taken = {i for _, g in first.values() for i in g}
+    return [first[i] if i in first else (None, [i]) for i in range(len(consts))
+            if i in first or i not in taken]
+
+
+def _firsts(values: list, groups) -> list:
+    """The first value of each group (one per hi value), or all values if no groups."""
+    if not groups:
+        return values
+    return [values[g[0]] for _, g in groups if g]
+
+
 def _broadcast_dims(dims) -> dict:
     """JAX shows broadcast_in_dim's broadcast_dimensions unless empty (the shape never)."""
     dims = tuple(int(d) for d in dims)
@@ -513,3 +588,28 @@ def pretty_print(func_op, n_consts: int = 0, types=None) -> str:
     # (a shard_map's results carry its mesh in JAX's types: grad reshards its seed then)
     printer.meshed = any(op.operation.name == "jaxpr.shard_map" for op in block.operations)
     return printer.jaxpr(block, 0, n_consts)
+
+
+def _index_groups(groups, n_values: int) -> list:
+    """(hi type or None, count) per leaf -> (hi type or None, indices), with one group
+    per value after those the leaves cover (a closure's captured values)."""
+    out, k = [], 0
+    for ty, n in groups:
+        out.append((ty, list(range(k, k + n))))
+        k += n
+    return out + [(None, [i]) for i in range(k, n_values)]
+
+
+def _block_signature(block, n_args: int, n_captured: int, reorder: bool = True):
+    """A hi jit's function's (argument groups, result groups) for its block with
+    `n_args` arguments (the last `n_captured` captured: listed first if `reorder`, as
+    JAX prints them), or None (no hi values: mjax.hijax_tracer.mark_hi_signature)."""
+    owner = block.region.owner.operation
+    sig = hi_signature(owner) if owner.name == "func.func" else None
+    if sig is None:
+        return None
+    ret = list(block.operations)[-1].operation
+    ins = _index_groups(sig[0], n_args)
+    if reorder and n_captured:
+        ins = ins[len(ins) - n_captured:] + ins[:len(ins) - n_captured]
+    return ins, _index_groups(sig[1], len(ret.operands))

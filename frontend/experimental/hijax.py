@@ -3,17 +3,18 @@
 JAX 0.10's hijax lets a library define "high-level" types (immutable `HiType`s and mutable
 `MutableHiType`s) that flow through jit/grad/vmap as single values and lower to ordinary
 arrays, with `HiPrimitive`s that act on them. mjax keeps a hi value as the Python object
-its type's methods make (never an mjax tracer; inside a trace its fields are tracers) and
-lowers it at the boundary of each transformation (mjax/hijax_lowering.py):
+its type's methods make (inside a trace, for an immutable type, a HiTracer holding its lo
+tracers: mjax/hijax_tracer.py) and lowers it at the boundary of each transformation (mjax/hijax_lowering.py):
 
 - jit: a hi argument is lowered to its lo values (`lower_val`, or `read_loval` of its
-  current type state for a mutable type), traced, and raised again inside the trace
-  (`raise_val` / `new_from_loval`); hi results are lowered and raised outside; a mutable
+  current type state for a mutable type), traced, and seen inside the trace as a tracer
+  of its type (mjax/hijax_tracer.py's HiTracer; a mutable one raised by
+  `new_from_loval`); hi results are lowered and raised outside; a mutable
   argument's final lo state comes back as extra results and is written into the
   caller's object (`update_from_loval`). A closed-over mutable value the function mutates
   is taken over the same way (found on the first trace: CapturedHiError). Programs are
-  cached per hi types and type states. `jit(f).trace(...)`'s jaxpr shows lo values
-  (JAX's shows hi types, and `call_hi_primitive` equations).
+  cached per hi types and type states. `jit(f).trace(...)`'s jaxpr shows hi values and
+  `call_hi_primitive` equations as JAX's does (mjax/pretty.py groups their lo values).
 - binding a `HiPrimitive` applies its `to_lojax` at once, eagerly and in every trace (JAX
   does the same when it lowers), so its `jvp`/`transpose`/batching rules are not
   consulted: mjax differentiates and batches the lo ops `to_lojax` produced.
@@ -38,11 +39,14 @@ flax.nnx's `Variable`s with `hijax=True` (and its `mutable_array` contexts) run 
 """
 from __future__ import annotations
 
-from mjax.core import AbstractValue, ShapedArray
+from mjax import core
+from mjax.core import AbstractValue
 from mjax.dtypes import hitype_rules
 from mjax.hijax_lowering import bind_hi
+from mjax.hijax_tracer import aval_method, aval_property, uses_tracers
 from mjax.primitive import UndefinedPrimal, Zero
 from mjax.ref import AbstractRef
+from mjax.sharding_types import ShardedAval
 from mjax.experimental.pallas.ref import Ref as TransformedRef  # a ref seen through indexers
 from mjax.experimental.hijax_vjp import VJPHiPrimitive
 from mjax.spmd.shard_map_hi import HiPspec
@@ -65,25 +69,26 @@ def instantiate_zeros(tangent):
     return tangent
 
 
-class aval_method:
-    """Marks a method of a hi type's aval that tracers of that type expose (JAX:
-    core.aval_method). Called on an aval, it is the method bound to that aval."""
+class _ShapedArrayType(type):
+    """ShapedArray's metaclass: instances are mjax's ShapedArrays; one built with a
+    NamedSharding is the ShardedAval (the type `typeof` gives a sharded array), so a
+    primitive's declared result types keep their shardings, as JAX's do (jaxprs print
+    them)."""
 
-    def __init__(self, fun):
-        self.fun = fun
+    def __instancecheck__(cls, x):
+        return isinstance(x, core.ShapedArray)
 
-    def __get__(self, obj, objtype=None):
-        return self if obj is None else self.fun.__get__(obj, objtype)
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, core.ShapedArray)
+
+    def __call__(cls, shape, dtype, weak_type=False, sharding=None, **jax_only):
+        if getattr(sharding, "spec", None) is not None and not jax_only:
+            return ShardedAval(shape, dtype, weak_type, sharding)
+        return core.ShapedArray(shape, dtype, weak_type, sharding=sharding, **jax_only)
 
 
-class aval_property:
-    """Marks a property of a hi type's aval that tracers expose (JAX: core.aval_property)."""
-
-    def __init__(self, fget):
-        self.fget = fget
-
-    def __get__(self, obj, objtype=None):
-        return self if obj is None else self.fget(obj)
+class ShapedArray(metaclass=_ShapedArrayType):
+    """JAX's ShapedArray as jax.experimental.hijax exports it (see _ShapedArrayType)."""
 
 
 class AvalQDD:
@@ -204,6 +209,7 @@ def register_hitype(val_cls: type, typeof_fn) -> None:
     """Declare `val_cls` a hi type whose aval `typeof_fn` computes (JAX's register_hitype):
     typeof gives it, and jit/grad/vmap lower its values (mjax/hijax_lowering.py)."""
     hitype_rules[val_cls] = typeof_fn
+    uses_tracers()
 
 
 __all__ = ["AbstractRef", "AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimitive",

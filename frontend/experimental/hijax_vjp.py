@@ -35,7 +35,7 @@ from mjax.ad.custom import _abstract, _trace_into, custom_jvp, custom_vjp
 from mjax.ad.custom_vjp_jvp import custom_vjp_with_jvp
 from mjax.ad.symbolic_zeros import SymbolicZero
 from mjax.dialect import context
-from mjax.experimental.hijax_vjp_hi import call_hi
+from mjax.experimental.hijax_vjp_hi import AxisData, call_hi
 from mjax.primitive import Zero, tangent_aval
 
 
@@ -299,17 +299,6 @@ class VJPHiPrimitive:
     def __eq__(self, other):
         return (type(self) is type(other) and self.params == other.params
                 and self.effects == other.effects)
-
-
-class AxisData:
-    """The vmap a `batch` rule is called for (JAX: batching.AxisData)."""
-
-    def __init__(self, name, size, spmd_name=None, explicit_mesh_axis=None):
-        self.name, self.size = name, size
-        self.spmd_name, self.explicit_mesh_axis = spmd_name, explicit_mesh_axis
-
-    def __repr__(self):
-        return f"AxisData(name={self.name!r}, size={self.size})"
 
 
 def _is_primal(x) -> bool:

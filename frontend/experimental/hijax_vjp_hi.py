@@ -12,18 +12,28 @@ gives the user's cotangents of hi arguments to their handles. grad/value_and_gra
 respect to such a hi argument differentiate a fresh handle (hijax_lowering), so the
 gradient is a value of the tangent type, as in JAX.
 
+Inside a trace the call's hi results are HiTracers (mjax/hijax_tracer.py) of the
+primitive's declared types; `expand` and the rules get the value class over lo tracers.
+The call records how jaxprs show it (one call_hi_primitive equation over hi values:
+mjax/pretty.py). vmap calls the primitive's own `batch` rule if it has one (a batched
+hi argument described by its type's `leading_axis_spec`, a hi result's lo values taken
+as batched along their leading axis); otherwise mjax batches the lo ops.
+
 Not implemented (NotImplementedError): differentiating a hi value whose tangent type is
 itself a hi type, a primitive over hi types with `vjp_bwd` (accumulators) only or with
-`jvp` only, jvp/linearize (forward mode) over hi types, and vmap of such a primitive.
+`jvp` only, jvp/linearize (forward mode) over hi types.
 """
 from __future__ import annotations
 
+import functools
+
 from mjax import numpy as jnp
 from mjax import tree_util
-from mjax.ad.custom import custom_vjp
+from mjax.ad.custom import _abstract, _trace_into, custom_vjp
 from mjax.core import current_trace
-from mjax.hijax_lowering import (Lowered, attach_handle, lower_results, raise_results,
-                                 tangent_array_aval)
+from mjax.dialect import context
+from mjax.hijax_lowering import (HandleSpec, Lowered, lower_results, lower_value,
+                                 raise_results, tangent_array_aval)
 
 
 def _handle_avals(specs) -> list:
@@ -59,7 +69,7 @@ def call_hi(prim, args):
         return outputs(out), tuple(res_flat)
 
     def bwd(res_flat, cts):
-        if not _overrides_retval(prim):
+        if not _overrides(prim, "vjp_bwd_retval"):
             raise NotImplementedError(
                 f"differentiating the hijax primitive {type(prim).__name__} over hi types: "
                 f"mjax calls its vjp_bwd_retval (it has none)")
@@ -94,23 +104,123 @@ def call_hi(prim, args):
     expand_lo.__name__ = type(prim).__name__
     fn = custom_vjp(expand_lo)
     fn.defvjp(fwd, bwd)
+    if _overrides(prim, "batch"):
+        fn.batch_tracer = functools.partial(_trace_batched, prim, lowered, record)
     flat = list(fn(*lo_leaves))
     n_out = sum(record["out"][2])
-    out_flat, out_handles = flat[:n_out], iter(flat[n_out:])
-    out = raise_results(out_flat, record["out"])
-    if current_trace() is None:
-        return out          # (eager values: nothing differentiates them, no handles)
-    for leaf, t in zip(tree_util.tree_leaves(out), record["out_handles"]):
-        if t is not None:
-            attach_handle(leaf, next(out_handles))
-    return out
+    # (how a jaxpr prints the call: one call_hi_primitive equation over hi values)
+    fn.jaxpr_equation = ("call_hi_primitive", {"_prim": repr(prim)})
+    fn.hi_view = _hi_view(prim, lowered, record, n_out)
+    out_flat, out_handles = flat[:n_out], flat[n_out:]
+    traced = current_trace() is not None
+    if not traced:
+        return raise_results(out_flat, record["out"])
+    # (traced code sees HiTracers, as JAX's sees tracers of the hi types; each hi result
+    # with an array tangent type carries the call's new tangent handle)
+    treedef, specs, counts = record["out"]
+    it, handles = iter(out_flat), iter(out_handles)
+    lo_out, out_specs, out_counts = [], [], []
+    for s, n, t in zip(specs, counts, record["out_handles"]):
+        lo = [next(it) for _ in range(n)]
+        if s is not None:
+            if getattr(s, "handle", False):
+                lo = lo[:-1]        # (an older handle expand's value carried: replaced)
+            s = (s[0], s[1])
+            if t is not None:
+                lo.append(next(handles))
+                s = HandleSpec(s)
+        lo_out += lo
+        out_specs.append(s)
+        out_counts.append(len(lo))
+    return raise_results(lo_out, (treedef, out_specs, out_counts), traced=True,
+                         avals=prim.out_avals_flat)
 
 
-def _overrides_retval(prim) -> bool:
+def _overrides(prim, name: str) -> bool:
+    """Whether prim's class defines `name` itself (not VJPHiPrimitive's default)."""
     for cls in type(prim).__mro__:
-        if "vjp_bwd_retval" in cls.__dict__:
+        if name in cls.__dict__:
             return cls.__name__ != "VJPHiPrimitive"
     return False
+
+
+def _hi_view(prim, lowered, record, n_out):
+    """How a jaxpr shows the call (mjax.pretty): per argument leaf and per result leaf,
+    (its type: a hi type, an array type or None, and the call's operands / results
+    standing for it); a hi result's tangent handle is one of the results after the lo
+    ones."""
+    ins, k = [], 0
+    for s, n in zip(lowered.specs, lowered.counts):
+        ins.append((None if s is None else s[0], list(range(k, k + n))))
+        k += n
+    outs, k, h = [], 0, n_out
+    types = prim.out_avals_flat
+    for s, n, t, ty in zip(record["out"][1], record["out"][2], record["out_handles"],
+                           types):
+        group = list(range(k, k + n))
+        k += n
+        if t is not None:
+            group.append(h)
+            h += 1
+        outs.append((ty, group))
+    return ins, outs
+
+
+def _trace_batched(prim, lowered, record, call, module, dims, axis_size, axis_name):
+    """vmap of the call with the primitive's own `batch` rule (JAX calls it for a
+    call_hi_primitive): traced over the call's lo operands batched at `dims` (0 or None),
+    every result at 0 (a hi result's lo values along their leading axis). None (mjax
+    batches the call as any other) with closed-over operands, or a hi argument batched
+    whose type has no `leading_axis_spec` to describe it to the rule."""
+    if len(call.consts) or len(dims) != sum(lowered.counts):
+        return None
+    in_dims, k = [], 0
+    for s, n in zip(lowered.specs, lowered.counts):
+        ds = dims[k:k + n]
+        k += n
+        if s is None:
+            in_dims.append(ds[0])
+        elif all(d is None for d in ds):
+            in_dims.append(None)
+        elif hasattr(s[0], "leading_axis_spec"):
+            in_dims.append(s[0].leading_axis_spec())
+        else:
+            return None
+    avals = [a if d is None else a.update(shape=(axis_size, *a.shape))
+             for a, d in zip(call.in_avals, dims)]
+
+    def body(*flat):
+        args = lowered.raise_flat(list(flat), traced=True, retype=True)[0]
+        out, out_dims = prim.batch(AxisData(axis_name, axis_size), args,
+                                   tree_util.tree_unflatten(lowered.treedef, in_dims))
+        leaves = tree_util.tree_leaves(out)
+        out_dims = prim.out_tree.flatten_up_to(out_dims)
+        results, handles = [], []
+        for x, d, s, t in zip(leaves, out_dims, record["out"][1], record["out_handles"]):
+            lo = [x] if s is None else lower_value((s[0], s[1]), x)
+            lo_dims = [d] if s is None else [None if d is None else 0] * len(lo)
+            if getattr(s, "handle", False):
+                lo.append(jnp.zeros(t.shape, t.dtype))
+                lo_dims.append(None)
+            results += [jnp.broadcast_to(v, (axis_size, *jnp.shape(v))) if e is None
+                        else jnp.moveaxis(v, e, 0) for v, e in zip(lo, lo_dims)]
+            if t is not None:
+                handles.append(jnp.zeros((axis_size, *t.shape), t.dtype))
+        return results + handles
+    with context():
+        return _trace_into(module, body, _abstract(avals),
+                           f"{type(prim).__name__}_batched").name
+
+
+class AxisData:
+    """The vmap a `batch` rule is called for (JAX: batching.AxisData)."""
+
+    def __init__(self, name, size, spmd_name=None, explicit_mesh_axis=None):
+        self.name, self.size = name, size
+        self.spmd_name, self.explicit_mesh_axis = spmd_name, explicit_mesh_axis
+
+    def __repr__(self):
+        return f"AxisData(name={self.name!r}, size={self.size})"
 
 
 def _arg_leaves(lowered, arg_cts) -> list:
@@ -130,4 +240,4 @@ def _arg_leaves(lowered, arg_cts) -> list:
     return out
 
 
-__all__ = ["call_hi"]
+__all__ = ["AxisData", "call_hi"]

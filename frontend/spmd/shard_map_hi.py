@@ -65,7 +65,8 @@ def shard_map_hi(shard_map, f, in_specs, out_specs, options, cache, args):
         state: dict = {}
 
         def lo_body(*lo_args):
-            hi_args, _ = state["lowered"].raise_flat(tree_util.tree_leaves(lo_args))
+            hi_args, _ = state["lowered"].raise_flat(tree_util.tree_leaves(lo_args),
+                                                     traced=True, retype=True)
             flat, state["how"] = lower_results(f(*hi_args), handles=False)
             return _packed(flat, state["how"])
 

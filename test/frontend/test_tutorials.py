@@ -246,16 +246,10 @@ TUTORIALS.update({"automatic_differentiation": "", "custom_jvp_vjp_301": "",
                   "compilation_cache": "", "remat_301": "",
                   "hijax_custom_derivatives": "", "hijax_types": "", "host_offloading": ""})
 KNOWN.update({
-    **{("hijax_types", i): "reading a hi value's fields (4) or building one from tracers (5) "
-                           "in traced code: mjax's traced function sees the value class "
-                           "itself over tracers (mjax/hijax_lowering.py), where JAX's sees "
-                           "a tracer of the hi type and raises" for i in (4, 5)},
-    **{("hijax_types", i): "a jaxpr over hi values: mjax lowers them to their lo values "
-                           "before tracing, so its jaxpr shows those and custom_vjp calls "
-                           "(JAX: q8/r1 types, call_hi_primitive)" for i in (8, 9, 26, 38)},
-    ("hijax_types", 21): "vmap of a hi primitive with a `batch` rule naming QArraySpec "
-                         "(JAX 0.10.2 has no MappingSpec, so the page's spec cells failed): "
-                         "JAX calls the rule (NameError); mjax batches the lo ops itself",
+    ("hijax_types", 5): "the cell prints JAX's TypeError for a jit returning a QArray built "
+                        "from tracers, which names JAX's tracer class "
+                        "(jax._src.interpreters.partial_eval.DynamicJaxprTracer); mjax raises "
+                        "the same TypeError naming its own (mjax.tracer.Tracer)",
     ("host_offloading", 9): "JAX's avals carry memory spaces through the program: the "
                             "gradient for the weights passed in pinned host memory comes "
                             "back there (device_put's transpose), and the cell's eager "
