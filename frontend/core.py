@@ -160,11 +160,13 @@ class Trace:
         self.active = True
         ctx = context()
         with ctx, ir.Location.unknown(ctx):
+            ins = [tensor_type(a) for a in self.in_avals]
             with ir.InsertionPoint(module.body):
-                self.func = func.FuncOp(name, ([tensor_type(a) for a in self.in_avals], []))
+                self.func = func.FuncOp(name, (ins, []))
                 if visibility:
                     self.func.attributes["sym_visibility"] = ir.StringAttr.get(visibility)
-            self.block = self.func.add_entry_block()
+            # (add_entry_block() without reading the types back from the function type)
+            self.block = self.func.regions[0].blocks.append(*ins)
         self.ip = ir.InsertionPoint(self.block)
         self.args = [Tracer(self, v, a) for v, a in zip(self.block.arguments, self.in_avals)]
         self.capture_avals: list[ShapedArray] = []

@@ -158,11 +158,30 @@ def issubdtype(a, b) -> bool:
     return bool(np.issubdtype(ad, b))
 
 
+# NumPy dtype -> (is_float, is_inexact): asked for every differentiated value and
+# promoted operand, and NumPy's issubdtype costs microseconds.
+_KINDS: dict = {}
+
+
+def _kinds(d) -> tuple:
+    kinds = _KINDS.get(d)
+    if kinds is None:
+        kinds = (issubdtype(d, np.floating), issubdtype(d, np.inexact))
+        if len(_KINDS) >= 256:
+            _KINDS.clear()
+        _KINDS[d] = kinds
+    return kinds
+
+
 def is_float(d) -> bool:
+    if isinstance(d, np.dtype):
+        return _kinds(d)[0]
     return issubdtype(d, np.floating)
 
 
 def is_inexact(d) -> bool:
+    if isinstance(d, np.dtype):
+        return _kinds(d)[1]
     return issubdtype(d, np.inexact)
 
 

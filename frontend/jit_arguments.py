@@ -28,6 +28,8 @@ def check_numbers(sig, nums: tuple, what: str) -> None:
 def check_names(sig, names: tuple, what: str) -> None:
     """JAX's ValueError for argument names the function cannot take by keyword (any name
     but its positional-only ones when it takes **kwargs)."""
+    if not names:
+        return       # (most jits: nothing to check, no sets built)
     params = sig.parameters
     positional_only = {n for n, p in params.items()
                        if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)} & set(names)

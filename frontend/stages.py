@@ -160,9 +160,7 @@ def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
     """JAX's naming of a lowered one-device module (what Lowered.as_text shows):
     `module @jit_<name>` with its partition and replica counts, a public @main, and each
     result's path in the output pytree (`jax.result_info = "result[0]['a']"`)."""
-    n_out = out_tree.num_leaves
-    paths = [p for p, _ in trace_trees.tree_flatten_with_path(
-        tree_util.tree_unflatten(out_tree, list(range(n_out))))[0]]
+    infos = _result_infos(out_tree)
     with context():
         attrs = module.operation.attributes
         attrs["sym_name"] = ir.StringAttr.get(module_name(fun_name))
@@ -175,16 +173,38 @@ def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
         main.attributes["sym_visibility"] = ir.StringAttr.get("public")
         n_res = len(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
                     .results)
-        if n_res != len(paths):
+        if n_res != len(infos):
             return
         old = (list(ir.ArrayAttr(main.attributes["res_attrs"]))
                if "res_attrs" in main.attributes else [ir.DictAttr.get({})] * n_res)
         new = []
-        for d, path in zip(old, paths):
+        for d, info in zip(old, infos):
             entries = {a.name: a.attr for a in ir.DictAttr(d)}
-            entries["jax.result_info"] = ir.StringAttr.get("result" + tree_util.keystr(path))
+            entries["jax.result_info"] = ir.StringAttr.get(info)
             new.append(ir.DictAttr.get(entries))
         main.attributes["res_attrs"] = ir.ArrayAttr.get(new)
+
+
+_RESULT_INFOS: dict = {}   # output treedef -> its results' `jax.result_info` strings
+
+
+def _result_infos(out_tree) -> tuple:
+    """Each result's path in the output pytree as JAX writes it ("result[0]['a']"),
+    found once per treedef (every lowering of a jit with that output structure asks)."""
+    cache = _RESULT_INFOS
+    try:
+        infos = cache.get(out_tree)
+    except TypeError:        # (an unhashable treedef: found each time)
+        infos = cache = None
+    if infos is None:
+        paths = [p for p, _ in trace_trees.tree_flatten_with_path(
+            tree_util.tree_unflatten(out_tree, list(range(out_tree.num_leaves))))[0]]
+        infos = tuple("result" + tree_util.keystr(p) for p in paths)
+        if cache is not None:
+            if len(cache) >= 1024:
+                cache.clear()
+            cache[out_tree] = infos
+    return infos
 
 
 class Lowered(_Signature):

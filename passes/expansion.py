@@ -57,6 +57,12 @@ EXPAND.update({
 _CUSTOM_CALLS = (T.CustomJvpCallOp, T.CustomVjpCallOp, T.CheckpointOp, T.CustomVjpBwdOp)
 
 
+# (callee's function type attribute, operand types) -> the result types of the plain
+# jaxpr.call Expander.call made for them: the rules call functions of the same types on
+# the same types again and again.
+_CALLS: dict = {}
+
+
 class Expander:
     """Expansion over one module: its functions, derived functions and per-pass state."""
 
@@ -116,8 +122,31 @@ class Expander:
     # -- helpers for rules ---------------------------------------------------------------
     def call(self, b: Builder, callee: str, operands, cls=T.CallOp, **params):
         """Emits `cls @callee(operands)` (a jaxpr.call by default); returns its results."""
-        return T.emit_transform(b, cls, *operands, signature=self.fns.signature,
-                                callee=Symbol(callee), **params)
+        key = None
+        if cls is T.CallOp and not params:
+            # (A plain call's result types follow from the callee's type and the operand
+            # types: checked and inferred once per pair, see _CALLS. Its one attribute
+            # names the callee, whose name is new in every expansion.)
+            fn = self.fns.table.get(str(callee))
+            if fn is not None:
+                key = (fn.attributes["function_type"], tuple([v.type for v in operands]))
+                hit = _CALLS.get(key)
+                if hit is not None:
+                    return list(ir.Operation.create(
+                        cls.OPERATION_NAME, results=hit, operands=list(operands),
+                        attributes={"callee": ir.FlatSymbolRefAttr.get(
+                            str(callee), context=fn.context)},
+                        regions=cls.num_regions, loc=b.loc, ip=b.ip).results)
+        results = T.emit_transform(b, cls, *operands, signature=self.fns.signature,
+                                   callee=Symbol(callee), **params)
+        if key is not None and results:
+            attrs = results[0].owner.operation.attributes
+            named = ir.FlatSymbolRefAttr.get(str(callee), context=fn.context)
+            if len(attrs) == 1 and attrs[0].name == "callee" and attrs[0].attr == named:
+                if len(_CALLS) >= 4096:
+                    _CALLS.clear()
+                _CALLS[key] = [r.type for r in results]
+        return results
 
     def replace(self, op: ir.Operation, values) -> None:
         replace_op(op, values)

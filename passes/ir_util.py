@@ -16,7 +16,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func as func_d
 
-from mjax.dialect.core import JaxprOp
+from mjax.dialect.core import OPS, JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.symbols import (functions, is_private, main_function, module_body,
                                   symbol_name)
@@ -246,8 +246,14 @@ def has_effects(op: ir.Operation, _seen=None) -> bool:
     """Whether `op` may have side effects DCE and CSE must keep: an impure jaxpr op (a
     host callback with effects), or an op whose regions or callee contain one."""
     op = op.operation
-    view = op.opview
-    if isinstance(view, JaxprOp) and not view.pure and op.name != "jaxpr.yield":
+    cls = OPS.get(op.name)    # (the op's class from its name: no OpView made)
+    pure = cls.pure if cls is not None else True
+    if type(pure) is not bool:   # (a property: purity read from the op's attributes)
+        pure = op.opview.pure
+    elif cls is None and op.name.startswith("jaxpr."):
+        view = op.opview
+        pure = not isinstance(view, JaxprOp) or view.pure
+    if not pure and op.name != "jaxpr.yield":
         return True
     if len(op.regions) and any(has_effects(inner, _seen) for inner in nested_ops(op)):
         return True
@@ -327,7 +333,9 @@ class FunctionTable:
         with after.location:
             fn = func_d.FuncOp(name, (ins, outs), visibility="private",
                                ip=ir.InsertionPoint.after(after))
-            block = fn.add_entry_block()
+            # (what fn.add_entry_block() does, from the types at hand: it reads them
+            # back from the function type)
+            block = fn.regions[0].blocks.append(*ins)
         self.table[name] = fn.operation
         return fn.operation, block
 
@@ -338,8 +346,9 @@ class FunctionTable:
 def set_results(fn: ir.Operation, values) -> None:
     """Terminates fn's entry block with `return values` and sets its result types."""
     block = entry_block(fn)
-    with fn.location:
-        func_d.ReturnOp(list(values), ip=ir.InsertionPoint(block))
+    # (func.ReturnOp's builder, without its generated wrapper's checks)
+    ir.Operation.create("func.return", operands=list(values), loc=fn.location,
+                        ip=ir.InsertionPoint(block))
     fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
         [a.type for a in block.arguments], [v.type for v in values]))
 

@@ -230,12 +230,10 @@ def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points: int, loc) -> 
 
 
 def _has_kernels(module) -> bool:
-    """Whether some function takes refs: every pallas_call names such a kernel."""
-    for op in module.body.operations:
-        op = op.operation
-        if op.name == "func.func" and "memref<" in str(op.attributes["function_type"]):
-            return True
-    return False
+    """Whether the module may hold a pallas_call: from the op names the pipeline's passes
+    share (passes/analyses.py), so the walk is the one jaxpr-inline asks for next, and
+    no function type is printed."""
+    return PallasCallOp.OPERATION_NAME in analyses.op_names(module)
 
 
 class InterpretOnlyError(PassError, ValueError):

@@ -412,9 +412,23 @@ TRANSFORM_OPS = (CallOp, CheckpointOp, JvpOp, VjpOp, LinearTransposeOp, VmapOp,
 
 
 # ---- symbol lookup and building ------------------------------------------------
+# function type attribute -> (argument avals, result avals). (Attributes are uniqued and
+# the key keeps its context alive; the expansion passes ask for the same few signatures
+# many times.)
+_SIGNATURES: dict = {}
+
+
 def function_signature(fn: ir.Operation) -> Signature:
-    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-    return [aval_of(t) for t in ftype.inputs], [aval_of(t) for t in ftype.results]
+    attr = fn.attributes["function_type"]
+    sig = _SIGNATURES.get(attr)
+    if sig is None:
+        ftype = ir.FunctionType(ir.TypeAttr(attr).value)
+        sig = (tuple([aval_of(t) for t in ftype.inputs]),
+               tuple([aval_of(t) for t in ftype.results]))
+        if len(_SIGNATURES) >= 4096:
+            _SIGNATURES.clear()
+        _SIGNATURES[attr] = sig
+    return list(sig[0]), list(sig[1])
 
 
 def enclosing_module(op: ir.Operation) -> ir.Operation | None:
