@@ -589,9 +589,9 @@ class Jitted:
         # (the kinds jit's own in_shardings give; a committed array's; none for others)
         given = in_shardings if self._in_shardings is not None else None
         eager = self in _SHARDED_CACHE.values()   # (an eager op: operands meet its memory)
-        return (memory_kinds.argument_kinds(leaves, given,
-                                            memory_kinds.ANY if eager else None),
-                [getattr(s, "memory_kind", None) for s in outs])
+        kinds = memory_kinds.argument_kinds(leaves, given, memory_kinds.ANY if eager else None)
+        memory_kinds.check_traced(traced.module, kinds)   # (JAX's errors, as it traces)
+        return kinds, [getattr(s, "memory_kind", None) for s in outs]
 
     def _user_passes(self) -> PassList:
         """mjax_extra_passes (with `mjax.passes.extra`'s), then jit(passes=)'s."""
@@ -633,14 +633,14 @@ class Jitted:
                 self.fun, self._name, traced.in_tree, static_key))
             return self._compile_spmd(traced, entry, donated, *mesh_layout, leaves)
         out_avals = traced.out_avals + ref_slots(entry, traced, self.fun)
+        kinds = self._memory_kinds(dyn_args, dyn_kwargs, None, traced)   # (before lowering)
         text = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
                                   user_passes=self._user_passes(),
                                   aliases=ref_aliases(entry, traced), backend=self._backend)
         devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
         text = layout_api.annotate_text(text, self._layouts, traced)   # (layouts asked)
-        text = memory_kinds.annotate_text(text, *self._memory_kinds(dyn_args, dyn_kwargs,
-                                                                    None, traced))
+        text = memory_kinds.annotate_text(text, *kinds)
         text, callbacks = backend_host_callbacks(text, backend)
         entry.executable = backend.compile(text, devs, out_avals=out_avals,
                                            host_callbacks=callbacks,

@@ -17,13 +17,22 @@ any), and an elementwise op over host and device values is JAX's ValueError. An 
 on an array in host memory runs as a jit of the op (frontend/eager.py), its uncommitted
 operands going with the host ones.
 
+Tracing knows a kind where it can (`known_kind`): a concrete array's, a traced function's
+argument's (recorded from the arrays passed, staging.trace_function) and a device_put's
+result's. device_put's transpose moves a cotangent back to host memory where tracing
+knew the operand's kind there (`src`), and grad/vjp put the cotangent of a primal in
+pinned host memory there (placement.cotangent_in_memory): JAX's cotangent has its
+primal's type, also where the device_put sits in a scan or remat body, whose transpose
+knows no source. `check_traced` raises the elementwise ValueError on the traced program,
+before the passes drop unused ops (JAX checks while tracing; jnp.isclose's `and`).
+
 Where mjax differs from JAX, whose avals carry memory spaces through everything: kinds
 are found in @main only (values inside loop and branch bodies are not followed: a loop's
-results are in its operands' memory), and device_put's transpose moves a cotangent back
-to host memory only where tracing knew the operand's kind (`src`), which it does not for
-arguments: the gradient for an argument in host memory is in device memory (JAX's is in
-host memory). On CPU every memory is host memory: XLA runs the same code on any of
-them, so moving between memories never changes a value (as in JAX on CPU).
+results are in its operands' memory); where JAX's grad rejects a cotangent in the wrong
+memory, mjax's is in its primal's (and an unused host argument's zero is in host
+memory, JAX's in device memory). On CPU every memory is host memory: XLA runs the same
+code on any of them, so moving between memories never changes a value (as in JAX on
+CPU).
 """
 from __future__ import annotations
 
@@ -33,7 +42,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import ShapedArray, context
 from mjax.dialect.types import dtype_of_element_type
-from mjax.dialect.ops.structural import MEMORY_KINDS
+from mjax.dialect.ops.structural import MEMORY_KINDS, DevicePutOp
 from mjax.passes.ir_util import main_function
 from mjax.passes.rules.structural import DEVICE_PUT_CALL, placement_call
 from mjax.sharding_impls import HOST_MEMORY_IN_USE, SingleDeviceSharding
@@ -78,12 +87,36 @@ def memory_kind_of(x) -> str:
     return getattr(s, "memory_kind", None) or "device"
 
 
-def host_kinds(leaves) -> tuple | None:
-    """The memory kind of each of `leaves` where one is in host memory, else None (a
-    jit cache key's part: the same avals in other memories compile another program)."""
+def known_kind(x) -> str | None:
+    """The memory kind tracing knows `x` to be in, host memory being in use (else None):
+    a concrete array's; a traced value's where it is an argument of the function being
+    traced (`memory_kinds` of its trace, which staging.trace_function records from the
+    arguments) or a device_put's result. None where only the lowered program tells (a
+    value computed in the program: `annotate_text`)."""
     if not HOST_MEMORY_IN_USE[0]:
         return None
-    kinds = tuple(memory_kind_of(x) for x in leaves)
+    value = getattr(x, "value", None)
+    if not isinstance(value, ir.Value):
+        return memory_kind_of(x)
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        kinds, trace = getattr(x.trace, "memory_kinds", None), x.trace
+        n = ir.BlockArgument(value).arg_number
+        return kinds[n] if kinds and n < len(kinds) and owner == trace.block else None
+    op = getattr(owner, "operation", owner)
+    if isinstance(op, ir.Operation) and op.name == DevicePutOp.OPERATION_NAME:
+        return ir.StringAttr(op.attributes["memory_kind"]).value
+    return None
+
+
+def host_kinds(leaves) -> tuple | None:
+    """The memory kind of each of `leaves` where one is in host memory, else None (a
+    jit cache key's part: the same avals in other memories compile another program;
+    None for an uncommitted array, which an eager op's program places otherwise)."""
+    if not HOST_MEMORY_IN_USE[0]:
+        return None
+    kinds = tuple(None if getattr(x, "_sharding", None) is None else memory_kind_of(x)
+                  for x in leaves)
     return kinds if any(k in HOST_KINDS for k in kinds) else None
 
 
@@ -202,6 +235,43 @@ _ELEMENTWISE = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "d
 _COMPARISONS = {"EQ": "eq", "NE": "ne", "LT": "lt", "LE": "le", "GT": "gt", "GE": "ge"}
 
 
+_PRIMITIVES = frozenset(_ELEMENTWISE.values()) | frozenset(_COMPARISONS.values())
+
+
+def check_traced(module, arg_kinds) -> None:
+    """JAX's ValueError for an elementwise op of the traced program (jaxpr ops, before
+    the passes drop unused ones: JAX checks as it traces) over values in host and in
+    device memory, where the kinds are known from @main's arguments (`arg_kinds`, as
+    annotate_text's) and device_puts; values of other ops (calls, loops, transforms)
+    are left to annotate_text's walk of the lowered program."""
+    if not in_use():
+        return
+    with context():
+        main = main_function(module)
+        if main is None:
+            return
+        args = list(main.regions[0].blocks[0].arguments)
+        arg_kinds = (list(arg_kinds or ()) + [None] * len(args))[:len(args)]
+        kind = {a: None if k == ANY else "pinned_host" if k == "pinned_host" else "device"
+                for a, k in zip(args, arg_kinds)}
+        for op in main.regions[0].blocks[0].operations:
+            op = op.operation
+            name = op.name
+            if name == DevicePutOp.OPERATION_NAME:
+                k = ir.StringAttr(op.attributes["memory_kind"]).value
+                kind[op.results[0]] = "pinned_host" if k == "pinned_host" else "device"
+                continue
+            ranked = [v for v in op.operands if _rank(v) > 0]
+            if not name.startswith("jaxpr.") or len(op.regions) or \
+                    "callee" in op.attributes or any(v not in kind for v in ranked):
+                continue        # (results of unknown memory)
+            ins = {kind[v] for v in ranked} - {None}
+            if len(ins) > 1 and name.split(".", 1)[-1] in _PRIMITIVES:
+                _check_operands(name.split(".", 1)[-1], op, kind)
+            for r in op.results:
+                kind[r] = ins.pop() if len(ins) == 1 else "device" if ins else None
+
+
 def _check_same_memory(op, kind) -> None:
     """JAX's ValueError for an elementwise op over values in host and in device memory."""
     name = op.operation.name.split(".", 1)[-1]
@@ -210,8 +280,11 @@ def _check_same_memory(op, kind) -> None:
         prim = next((p for d, p in _COMPARISONS.items() if d in text), None)
     else:
         prim = _ELEMENTWISE.get(name)
-    if prim is None:
-        return
+    if prim is not None:
+        _check_operands(prim, op, kind)
+
+
+def _check_operands(prim: str, op, kind) -> None:
     prev = None
     for v in op.operands:
         if _rank(v) == 0:

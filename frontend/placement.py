@@ -15,7 +15,7 @@ from mjax.dialect import ShapedArray
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.errors import UnexpectedTracerError
 from mjax.layout import Format, Layout, relayout
-from mjax.memory_kinds import Space, in_use, kind_of_space, memory_kind_of
+from mjax.memory_kinds import Space, in_use, kind_of_space, known_kind, memory_kind_of
 from mjax.runtime import buffer_to_numpy, get_backend
 from mjax.runtime.backend import backend_of_device
 from mjax.runtime.xla import block_until_ready as wait_for_buffers
@@ -224,6 +224,21 @@ def _space_sharding(leaf, space, S):
         return S.SingleDeviceSharding(next(iter(devs)) if devs else devices()[0],
                                       memory_kind=kind)
     return s.with_memory_kind(kind)
+
+
+def cotangent_in_memory(primal, ct):
+    """`ct`, the cotangent grad or vjp gives for `primal`, in pinned host memory where
+    tracing knows `primal` is there (memory_kinds.known_kind). JAX's cotangent has its
+    primal's type, memory space included (device_put's transpose moves it back); mjax's
+    transpose knows a device_put's source only where tracing did, not inside loop
+    bodies or for jit arguments, so the differentiation puts the result there."""
+    if not in_use() or known_kind(primal) != "pinned_host":
+        return ct
+    if isinstance(ct, Tracer):
+        return registration.DEVICE_PUT_MEMORY(ct, "pinned_host")
+    if isinstance(ct, Array) and memory_kind_of(ct) != "pinned_host":
+        return _put_in_memory(ct, _space_sharding(ct, Space.Host, S), S)
+    return ct
 
 
 def _put_format(leaf, fmt: Format, S):

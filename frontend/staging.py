@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax import registration, trace_trees, tree_util
+from mjax import memory_kinds, registration, trace_trees, tree_util
 from mjax.array import Array
 from mjax.axis_env import AXIS_ENV
 from mjax.config import config
@@ -79,6 +79,8 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
     for t, a in zip(trace.args, in_avals):
         t.aval = a
     trace.sources = argument_sources(leaves)
+    if memory_kinds.in_use():   # (grad's cotangents go to their primals' memory)
+        trace.memory_kinds = [memory_kinds.known_kind(x) for x in leaves]
     if any(getattr(x, "_sharding", None) is not None or isinstance(x, Tracer) and
            x.trace.type_specs is not None for x in leaves):
         seed_trace_types(trace, leaves)

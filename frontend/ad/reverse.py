@@ -28,6 +28,7 @@ from mjax.hijax_lowering import CapturedHiError, has_hi, value_and_grad_hi, vjp_
 from mjax.jitted import Jitted
 from mjax.lax.sharding import pin_unreduced
 from mjax.passes import PassError
+from mjax.placement import cotangent_in_memory
 from mjax.passes.autodiff import trace_bwd_rules_now, vjp_functions
 from mjax.passes.ir_util import functions_text
 from mjax.sharding_types import set_cotangent_types
@@ -178,7 +179,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                 # except a complex one of a real function: JAX builds that cotangent from
                 # real ones (`complex`, the transpose of real/imag/abs), never weak.
                 ct.aval = ct.aval.strip_weak_type()
-            ct_by_leaf[i] = ct
+            ct_by_leaf[i] = cotangent_in_memory(leaves[i], ct)   # (its primal's memory)
         grads = []
         for i, r in zip(nums, ranges):
             flat = [ct_by_leaf[k] if k in ct_by_leaf else _zeros(in_avals[k]) for k in r]
@@ -325,8 +326,8 @@ class _LinearFun:
                 if getattr(o, "aval", None) is not None and hasattr(o.aval, "weak_type"):
                     o.aval = o.aval.update(weak_type=weak[i])
             by = dict(zip(want, outs))
-            flat = [_deliver(m, by[i] if i in by else _zeros(a))
-                    for i, (m, a) in enumerate(zip(markers, self.in_avals))]
+            flat = [_deliver(m, cotangent_in_memory(args[i], by[i]) if i in by else
+                             _zeros(a)) for i, (m, a) in enumerate(zip(markers, self.in_avals))]
             return tree_util.tree_unflatten(self.in_tree, flat)
         by = dict(zip(self.diff_results, outs))
         flat = [by[j] if j in by else _zeros(a) for j, a in enumerate(self.out_avals)]

@@ -605,15 +605,14 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
                             f"{aval_of_value(b).dtype}.")
         return equal(a, b)
     a, b = promote("isclose", a, b, inexact=True)
-    out = less_equal(abs(a - b), atol + rtol * abs(b))
-    # Infinities are close only to the same infinity (inf - inf is NaN); NaN to nothing.
-    a_inf, b_inf = isinf(a), isinf(b)
-    out = logical_and(out, logical_not(logical_or(a_inf, b_inf)))
-    out = logical_or(out, logical_and(logical_and(a_inf, b_inf), lax.eq(a, b)))
-    out = logical_and(out, logical_not(logical_or(isnan(a), isnan(b))))
-    if equal_nan:
-        out = logical_or(out, logical_and(isnan(a), isnan(b)))
-    return _strong(out)
+    # Equal values (the same infinity) are close; others where b is finite and within
+    # tolerance (NaN is close to nothing). In JAX's order: the first op over both
+    # operands, which its error for operands in different memories names, is the `and`.
+    both_nan = logical_and(isnan(a), isnan(b))
+    finite = isfinite(b)
+    in_range = less_equal(abs(a - b), atol + rtol * abs(b))
+    out = logical_or(lax.eq(a, b), logical_and(finite, in_range))
+    return _strong(logical_or(out, both_nan) if equal_nan else out)
 
 
 def where_xy(condition, x, y):

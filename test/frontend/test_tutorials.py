@@ -250,17 +250,6 @@ KNOWN.update({
                         "from tracers, which names JAX's tracer class "
                         "(jax._src.interpreters.partial_eval.DynamicJaxprTracer); mjax raises "
                         "the same TypeError naming its own (mjax.tracer.Tracer)",
-    ("host_offloading", 9): "JAX's avals carry memory spaces through the program: the "
-                            "gradient for the weights passed in pinned host memory comes "
-                            "back there (device_put's transpose), and the cell's eager "
-                            "jnp.allclose of it with a device array raises JAX's "
-                            "ValueError ('memory_space of all inputs passed to `and` must "
-                            "be the same'). mjax finds memory kinds in the lowered "
-                            "program (arguments, device_put, results), not in the avals "
-                            "of traced values: the transpose of the device_put in the "
-                            "scan body does not know that the weights' slice came from "
-                            "host memory, so mjax's gradient is in device memory and "
-                            "allclose runs (the printed memory sizes agree)",
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
                        "tracer class (DynamicJaxprTracer), mjax's names the Ref",
     **{("export", i): "the cells define a new primitive with jax._src internals (core, "
