@@ -8,6 +8,7 @@ imports no other backend. Importing it also quiets jaxlib's C++ log (`set_log_le
 """
 from __future__ import annotations
 
+import collections
 import ctypes
 import functools
 import gc
@@ -106,6 +107,9 @@ def _to_numpy(buf, dtype=None) -> np.ndarray:
             return read()[0]
     return np.asarray(buf)
 
+
+# How many compiled programs the backend keeps for sharing (runtime/xla.py XlaBackend).
+_SHARED_EXECUTABLES = 256
 
 _SUB_BYTE = {"int1", "uint1", "int2", "uint2", "int4", "uint4", "float4_e2m1fn"}
 
@@ -412,7 +416,12 @@ class XlaBackend:
             self.client = plugin_client(platform)
         self.platform = platform
         self._shardings: dict = {}
-        self._compiled: dict = {}  # (StableHLO text, devices, partitions) -> executable
+        # (StableHLO text, devices, partitions) -> executable, the most recently used
+        # last. Bounded: each loaded CPU executable holds a few memory maps of JIT code,
+        # and a process making new programs without end (fresh closures' jits) would
+        # exhaust the kernel's map limit (~65k) and crash in XLA; executables still in
+        # use stay alive through their users.
+        self._compiled: collections.OrderedDict = collections.OrderedDict()
         self._relayouts: dict = {}  # (shape, dtype, layout, new layout, device) -> exe
         # XLA compilations and persistent-cache hits, and callbacks(text, seconds) run
         # after each XLA compilation (the frontend's log_compiles uses one).
@@ -575,6 +584,11 @@ class XlaBackend:
         key = (stablehlo_text, tuple(devices), num_partitions, settings) \
             if options is None and not host_callbacks else None
         loaded = self._compiled.get(key) if key else None
+        if loaded is not None:
+            try:
+                self._compiled.move_to_end(key)
+            except KeyError:      # (evicted by another thread meanwhile)
+                pass
         if loaded is None:
             ir_dump.dump(stablehlo_text)        # (jax_dump_ir_to)
             opts = options or _with_build_settings(xc.CompileOptions())
@@ -607,6 +621,11 @@ class XlaBackend:
                                                opts)
             if key:
                 self._compiled[key] = loaded
+                while len(self._compiled) > _SHARED_EXECUTABLES:
+                    try:
+                        self._compiled.popitem(last=False)
+                    except KeyError:
+                        break
         return Executable(self, loaded, devices, stablehlo_text, out_avals)
 
     def _compile_with_callbacks(self, text: str, devices, opts, host_callbacks):
