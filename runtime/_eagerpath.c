@@ -356,13 +356,16 @@ static PyObject *pair_call(EagerOp *self, PyObject *x, PyObject *y) {
     PyObject *epoch = fast_epoch();
     if (epoch == NULL)
         return NULL;
+    /* (the memo is held before the avals' __eq__, Python code after which another thread
+     * or a finalizer may have replaced it) */
     PyObject *m = PyDict_GetItemWithError(self->memo, s_pair), *ret = NULL, *plan = NULL;
+    Py_XINCREF(m);
     if (m != NULL && PyTuple_GET_ITEM(m, 0) == epoch &&
             PyLong_AsUnsignedLong(PyTuple_GET_ITEM(m, 1)) == generation &&
             same_aval(PyTuple_GET_ITEM(m, 2), ax) && same_aval(PyTuple_GET_ITEM(m, 3), ay)) {
-        Py_INCREF(m);
         plan = m;
     } else {
+        Py_XDECREF(m);
         PyErr_Clear();
         PyObject *fn = PyObject_CallFunctionObjArgs(self->pair, x, y, NULL);
         if (fn == NULL)
@@ -519,7 +522,11 @@ static PyObject *params_call(EagerOp *self, PyObject *opcls, PyObject *const *ar
     PyTuple_SET_ITEM(key, 1, pk);
     Py_INCREF(Py_None); PyTuple_SET_ITEM(key, 2, Py_None);
     for (Py_ssize_t i = 0; i < nargs; i++) {
-        PyObject *av = SLOT(args[i], off_aval);
+        PyObject *av = SLOT(args[i], off_aval);   /* (read again: Python ran since) */
+        if (av == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
         Py_INCREF(av);
         PyTuple_SET_ITEM(key, 3 + i, av);
     }

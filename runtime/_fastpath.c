@@ -99,9 +99,7 @@ static int match_leaves(PyObject *const *items, Py_ssize_t n, PyObject *avals,
 /* The positional arguments as a tuple and the keywords as a dict (new references). */
 static int pack_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      PyObject **argt, PyObject **kwargs) {
-    *argt = PyTuple_New(nargs);
-    *kwargs = PyDict_New();
-    if (*argt == NULL || *kwargs == NULL)
+    if ((*argt = PyTuple_New(nargs)) == NULL || (*kwargs = PyDict_New()) == NULL)
         return -1;
     for (Py_ssize_t i = 0; i < nargs; i++) {
         Py_INCREF(args[i]);
@@ -196,7 +194,8 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     PyObject *const *leaves;
     Py_ssize_t n;
     int renew = 0, host = 0;
-    if (nk > 0 || PyTuple_Check(tree)) {   /* keyword or static arguments */
+    int keyed = nk > 0 || PyTuple_Check(tree);   /* (tree is not read after Python ran) */
+    if (keyed) {   /* keyword or static arguments */
         leaves_list = keyed_leaves(jitted, PyList_GET_ITEM(memo, 0), args, nargs, kwnames,
                                    &avals, &entry);
         if (leaves_list == NULL)
@@ -240,7 +239,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     /* (run, handlers, out_avals, kind, const_bufs, out_canonical) */
     if (fast == NULL || !PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) != 6)
         goto miss;
-    if (renew && !host && nk == 0 && !PyTuple_Check(tree)) {
+    if (renew && !host && !keyed) {
         /* Equal avals, other objects: keep these, so the next call compares pointers. */
         PyObject *now = PyTuple_New(n);
         if (now == NULL)
