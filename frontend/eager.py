@@ -34,6 +34,7 @@ from mjax.tracer import Tracer, escaped_tracer_message
 from mjax.traceback_util import api_boundary
 
 _CACHE: dict = {}
+_CACHE_SIZE = 4096      # eager programs kept (op, avals, parameters); then all dropped
 CLEAR_HOOKS: list = []   # called by clear_cache (eager_fast's C memos)
 
 
@@ -104,6 +105,8 @@ def apply_eager(opcls, args, avals, params, weak=None):
         key += (dev,)
     hit = _CACHE.get(key)
     if hit is None:
+        if len(_CACHE) >= _CACHE_SIZE:   # (each executable holds memory maps: bounded)
+            clear_cache()
         hit = _CACHE[key] = _compile_entry(opcls, args, avals, params, weak, dev)
     exe, out_avals, run, handlers = hit
     # Arrays on their one default device (no sharding object yet): their buffers as they

@@ -11,6 +11,7 @@ import weakref
 from mjax import eager, jit_traces, region_cache
 from mjax.array import Array
 from mjax.lax import control_flow
+from mjax.runtime.backend import clear_compiled
 
 # Every live jit object (mjax.jitted.Jitted), for clear_caches.
 ALL_JITTED: weakref.WeakSet = weakref.WeakSet()
@@ -66,6 +67,7 @@ def clear_caches() -> None:
             cache.clear()
     for clear in CLEARERS:
         clear()
+    clear_compiled()
 
 
 __all__ = ["ALL_JITTED", "CLEARERS", "clear_caches", "deleted_on_first_call", "share_cache"]

@@ -120,6 +120,15 @@ def _plugin(name: str):
                          f"{', '.join(sorted(_PLUGINS))})") from None
 
 
+def clear_compiled() -> None:
+    """Drops the executables each backend made keeps for sharing between identical
+    programs (jax.clear_caches); those still in use stay alive through their users."""
+    for backend in list(_BACKENDS.values()):
+        compiled = getattr(backend, "_compiled", None)
+        if compiled is not None:
+            compiled.clear()
+
+
 def get_backend(platform: "str | Platform | None" = None):
     """The process-wide backend for `platform` ('cpu', 'cuda', 'iree', 'iree-cpu', a
     Platform; default: `default_platform()`), made on first use."""

@@ -4,15 +4,15 @@
     outs = exe.run_numpy(np.ones(3, np.float32))     # -> list of numpy arrays
 
 Registered as the 'xla' backend of runtime/backend.py, whose registry makes it; it
-imports no other backend. Importing it also quiets jaxlib's C++ log (`set_log_level`).
+imports no other backend. Importing it also quiets jaxlib's C++ log
+(runtime/jaxlib_process.py).
 """
 from __future__ import annotations
 
 import collections
+import contextlib
 import ctypes
 import functools
-import gc
-import os
 import sys
 import threading
 import time
@@ -20,13 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from jaxlib import _jax
-from jaxlib import utils as jaxlib_utils
 from jaxlib import xla_client as xc
 from jaxlib.mlir import ir
 
 from mjax.dialect import context
 from mjax.dialect.types import element_type_name
-from mjax.runtime import compilation_cache, ir_dump
+from mjax.runtime import compilation_cache, ir_dump, jaxlib_process  # noqa: F401
 from mjax.runtime.backend import Platform, buffer_to_numpy, register_backend
 from mjax.runtime.gpu_plugin import plugin_client
 
@@ -108,9 +107,7 @@ def _to_numpy(buf, dtype=None) -> np.ndarray:
     return np.asarray(buf)
 
 
-# How many compiled programs the backend keeps for sharing (runtime/xla.py XlaBackend).
-_SHARED_EXECUTABLES = 256
-
+_SHARED_EXECUTABLES = 256    # compiled programs XlaBackend keeps for sharing
 _SUB_BYTE = {"int1", "uint1", "int2", "uint2", "int4", "uint4", "float4_e2m1fn"}
 
 
@@ -416,11 +413,8 @@ class XlaBackend:
             self.client = plugin_client(platform)
         self.platform = platform
         self._shardings: dict = {}
-        # (StableHLO text, devices, partitions) -> executable, the most recently used
-        # last. Bounded: each loaded CPU executable holds a few memory maps of JIT code,
-        # and a process making new programs without end (fresh closures' jits) would
-        # exhaust the kernel's map limit (~65k) and crash in XLA; executables still in
-        # use stay alive through their users.
+        # (StableHLO text, devices, partitions) -> executable, most recently used last;
+        # bounded, as each holds memory maps (the kernel allows ~65k per process)
         self._compiled: collections.OrderedDict = collections.OrderedDict()
         self._relayouts: dict = {}  # (shape, dtype, layout, new layout, device) -> exe
         # XLA compilations and persistent-cache hits, and callbacks(text, seconds) run
@@ -585,10 +579,8 @@ class XlaBackend:
             if options is None and not host_callbacks else None
         loaded = self._compiled.get(key) if key else None
         if loaded is not None:
-            try:
+            with contextlib.suppress(KeyError):    # (another thread evicted it)
                 self._compiled.move_to_end(key)
-            except KeyError:      # (evicted by another thread meanwhile)
-                pass
         if loaded is None:
             ir_dump.dump(stablehlo_text)        # (jax_dump_ir_to)
             opts = options or _with_build_settings(xc.CompileOptions())
@@ -621,11 +613,9 @@ class XlaBackend:
                                                opts)
             if key:
                 self._compiled[key] = loaded
-                while len(self._compiled) > _SHARED_EXECUTABLES:
-                    try:
+                with contextlib.suppress(KeyError):
+                    while len(self._compiled) > _SHARED_EXECUTABLES:
                         self._compiled.popitem(last=False)
-                    except KeyError:
-                        break
         return Executable(self, loaded, devices, stablehlo_text, out_avals)
 
     def _compile_with_callbacks(self, text: str, devices, opts, host_callbacks):
@@ -749,39 +739,6 @@ def _mlir_type(shape) -> str:
 
 _ELEMENT_TYPES = {"PRED": "i1", "BF16": "bf16", "C64": "complex<f32>",
                   "C128": "complex<f64>"}
-
-
-# ---- jaxlib's C++ log ------------------------------------------------------------------
-# XLA and PJRT log through absl, and left alone print INFO lines on every start (the CPU
-# client's "PjRt-IFRT device count"). JAX hides them by defaulting TF_CPP_MIN_LOG_LEVEL
-# to 1 (WARNING) in the environment before jaxlib loads, which only works while jax is
-# the first to load it; mjax sets absl's level itself, at import, unless the user set
-# TF_CPP_MIN_LOG_LEVEL (then jaxlib has read it). jax_logging_level overrides both.
-_CPP_LEVELS = {"DEBUG": 0, "INFO": 0, "WARNING": 1, "ERROR": 2, "CRITICAL": 3}
-
-
-def set_log_level(level: str | None) -> None:
-    """jaxlib's C++ minimum log level from a Python level name (the jax_logging_level
-    option); None and 'NOTSET' leave it as it is, as in JAX."""
-    if level not in (None, "NOTSET"):
-        jaxlib_utils.absl_set_min_log_level(_CPP_LEVELS[level])
-
-
-if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
-    set_log_level("WARNING")
-
-
-def _collect_jaxlib_garbage(phase, info):
-    """jaxlib queues some Python objects it releases (the tracebacks it records with each
-    execution among them) and frees them in `collect_garbage()`; without a caller they
-    pile up, ~56 bytes per executed program. JAX hooks it to Python's garbage collector
-    when imported; mjax does the same, so memory stays flat without JAX in the process."""
-    if phase == "start":
-        _jax.collect_garbage()
-
-
-if hasattr(_jax, "collect_garbage"):
-    gc.callbacks.append(_collect_jaxlib_garbage)
 
 
 def block_until_ready(buffers) -> None:

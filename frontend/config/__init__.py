@@ -34,7 +34,7 @@ from mjax.config.registry import (Config, Option, State, bool_option, config,  #
                                   string_option)
 from mjax.config import jax_options  # noqa: F401  (JAX's remaining options)
 from mjax.passes import user_passes
-from mjax.runtime import compilation_cache, ir_dump, set_default_platform, xla
+from mjax.runtime import compilation_cache, ir_dump, jaxlib_process, set_default_platform, xla
 from mjax.runtime.backend import backends_are_initialized, default_platform
 
 
@@ -191,7 +191,7 @@ persistent_cache_enable_xla_caches = string_option(
 def _set_logging_level(value):
     """As JAX: the level (and, unless NOTSET, a stderr handler) on mjax's root logger,
     and jaxlib's C++ log level; None leaves the level as it is."""
-    xla.set_log_level(value)
+    jaxlib_process.set_log_level(value)
     logger = logging.getLogger("mjax")
     logger.removeHandler(_log_handler)
     if value is None:

@@ -41,3 +41,21 @@ def test_identical_programs_still_share_an_executable():
     for _ in range(3):
         mjax.jit(lambda v: v * 7.0 - 2.0)(x)
     assert get_backend("cpu").stats["compiles"] - before <= 1
+
+
+def test_clear_caches_drops_shared_executables():
+    # (jax.clear_caches frees compiled programs; mjax's kept the backend's shared ones)
+    x = np.ones(5, np.float32)
+    for i in range(5):
+        mjax.jit(lambda v, c=i: v - c)(x)
+    assert len(get_backend("cpu")._compiled) > 0
+    mjax.clear_caches()
+    assert len(get_backend("cpu")._compiled) == 0
+
+
+def test_eager_programs_are_bounded(monkeypatch):
+    from mjax import eager
+    monkeypatch.setattr(eager, "_CACHE_SIZE", 16)
+    for n in range(1, 40):
+        mjax.numpy.sin(np.ones(n, np.float32))
+    assert len(eager._CACHE) <= 16
