@@ -127,6 +127,12 @@ def op_names(module: ir.Module) -> frozenset:
     return names
 
 
+def pipeline_op_names(module: ir.Module) -> frozenset | None:
+    """op_names inside a pipeline (found once, shared by its passes); None outside one,
+    where finding them would cost a walk."""
+    return op_names(module) if _in_pipeline(module) else None
+
+
 def recorded_op_names(module: ir.Module) -> frozenset | None:
     """op_names the tracer (or a pipeline) left for `module`, still true; else None.
     For readers that change nothing (jit's look for sharding constraints)."""
@@ -165,6 +171,21 @@ def establish_live(module: ir.Module) -> None:
         _put(module, facts)
     facts.live = True
     preserve(module)
+
+
+def establish_names(module: ir.Module, names) -> None:
+    """Called by a pass that knows a superset of the names of the ops it leaves
+    (--jaxpr-expand-transforms, where no rule could emit an impure op): `op_names` from
+    now on (inside the pipeline), without a walk; no dead op is known absent."""
+    if not _in_pipeline(module):
+        return
+    facts = _get(module)
+    if facts is None:
+        facts = _Facts(None)
+        _put(module, facts)
+    facts.names = frozenset(names)
+    facts.live = None
+    preserve(module, live=False)
 
 
 def record(module: ir.Module, names, live: bool) -> None:

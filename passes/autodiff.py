@@ -47,6 +47,7 @@ def expand_transforms(module, only=None, lower_leftovers: bool = True) -> Expand
     the Expander (its `state` holds what the rules noted)."""
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
+        ex.lowering = lower_leftovers and only is None
         ex.expand_all(frozenset(only) if only is not None else None)
         if not ex.custom_seen and not ex.traced_rules:
             # (expand_all looked at every op of every function and met no custom call,

@@ -193,7 +193,7 @@ def _dead_call(ex, op) -> bool:
     pure = ex.state.setdefault("batch_pure_callees", {})
     callee = callee_of(op)
     if callee not in pure:
-        pure[callee] = not has_effects(op)
+        pure[callee] = ex.effect_free() or not has_effects(op)
     return pure[callee]
 
 

@@ -23,6 +23,8 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
 from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops.checkify import CheckifyOp
+from mjax.passes import analyses
 from mjax.passes.custom_rules import bwd_part, materialize
 from mjax.passes.derived import DerivedTable
 from mjax.passes.ir_util import (FunctionTable, callee_of, nested_ops, reachable_functions,
@@ -32,6 +34,17 @@ from mjax.passes.rules.tables import EXPAND
 from mjax.passes.user_primitives import lower_user_primitives
 
 ExpandRule = Callable[["Expander", ir.Operation], None]
+
+
+_PURE: tuple = (-1, frozenset())     # (len(OPS) when made, the names of pure ops)
+
+
+def _maybe_impure(name: str) -> bool:
+    """Whether an op of this name may have effects, or may make expansion emit some."""
+    cls = OPS.get(name)
+    if cls is None:
+        return name.startswith("jaxpr.")      # (has_effects asks such an op's view)
+    return (cls.pure is not True and name != "jaxpr.yield") or cls is CheckifyOp
 
 
 def KEEP(expander: "Expander", op: ir.Operation) -> None:
@@ -80,6 +93,34 @@ class Expander:
         # rules, user primitives' rules, hijax batching): their functions were not looked
         # into, so they may hold custom calls (passes/custom_rules.py sets it).
         self.traced_rules = False
+        # Set by the lowering pipeline's full expansion (autodiff.expand_transforms):
+        # what only printed jaxprs show (grad's dead primal call) may be dropped early.
+        self.lowering = False
+        self._effect_free = None
+
+    def effect_free(self) -> bool:
+        """Whether no op of the module can have effects (has_effects is False for every
+        op, so its walks are skipped): the pipeline's census of op names holds no impure
+        op nor a checkify transformation (its rules emit checks), and no Python rule was
+        traced in (rules of pure ops emit pure ops). Outside a pipeline: False."""
+        if self.traced_rules:
+            return False
+        if self._effect_free is None:
+            names = analyses.pipeline_op_names(self.module)
+            self._effect_free = names is not None and not any(map(_maybe_impure, names))
+        return self._effect_free
+
+    def names_after(self) -> frozenset | None:
+        """A superset of the names of the module's ops after expansion, where it was
+        effect-free (`effect_free`): the pipeline's census plus every pure jaxpr op
+        (the rules emit only those) and the func ops around them; None otherwise."""
+        if not self.effect_free() or self.state.get("shard_maps"):
+            return None
+        global _PURE
+        if _PURE[0] != len(OPS):      # (OPS grows as modules register ops)
+            _PURE = (len(OPS), frozenset(n for n in OPS if not _maybe_impure(n))
+                     | {"builtin.module", "func.func", "func.return", "func.call"})
+        return analyses.pipeline_op_names(self.module) | _PURE[1]
 
     def expand_function(self, name: str, only: frozenset | None = None) -> None:
         """Expands the transformation ops in @name whose class is in `only` (default:

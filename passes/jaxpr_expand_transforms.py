@@ -39,7 +39,11 @@ class JaxprExpandTransformsPass(Pass):
         if not any(map(_expands, analyses.op_names(module))):
             analyses.preserve(module)      # (nothing to expand: the module stays as it is)
             return
-        remove_checkified(module, expand_transforms(module))
+        ex = expand_transforms(module)
+        remove_checkified(module, ex)
+        names = ex.names_after()
+        if names is not None:    # (the next passes ask: known without a walk)
+            analyses.establish_names(module, names)
 
 
 def _expands(name: str) -> bool:

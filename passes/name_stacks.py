@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from mjax.passes.ir_util import calls_before
 from mjax.passes.jaxpr_to_stablehlo import SCOPES
 
 _PLAIN = ("FileLineColLoc", "CallSiteLoc", "UnknownLoc")
@@ -74,18 +73,14 @@ def _wrap(loc: ir.Location, transform: str):
     return new
 
 
-def name_primal_call(ex, op: ir.Operation, callee: str, primals) -> None:
-    """Points the last earlier `jaxpr.call @callee(primals)` in op's block (grad's primal
-    call, its value unused or only its aux output used) at a copy of @callee named as
-    JAX's forward part, which computes that value."""
-    calls = calls_before(op, callee, primals)
-    if not calls:
-        return
-    other = calls[-1]
+def name_primal_call(ex, other: ir.Operation, callee: str) -> None:
+    """Points `other`, a `jaxpr.call @callee` before a vjp of @callee (grad's primal call,
+    its value unused or only its aux output used), at a copy of @callee named as JAX's
+    forward part, which computes that value."""
     fn = ex.fns.get(callee)
     copy = fn.operation.clone(ip=ir.InsertionPoint.after(fn))
     name = ex.fns.fresh_name(f"{callee}_primal")
-    with op.context:
+    with other.context:
         copy.attributes["sym_name"] = ir.StringAttr.get(name)
         copy.attributes["sym_visibility"] = ir.StringAttr.get("private")
         other.operation.attributes["callee"] = ir.FlatSymbolRefAttr.get(name)

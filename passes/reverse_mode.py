@@ -401,34 +401,46 @@ def expand_vjp_op(ex, op) -> None:
     info = vjp_functions(ex, str(p["callee"]), p["diff_args"], p["diff_results"], where=op)
     n_in = len(ex.fns.signature(str(p["callee"]))[0])
     operands = list(op.operands)
-    fwd_outs = ex.fns.signature(info.fwd)[1][:info.num_outputs]
-    twin = None if prints_anywhere(ex, str(p["callee"])) else \
-        _primal_twin(op, str(p["callee"]), operands[:n_in], fwd_outs, info.diff_results)
+    callee = str(p["callee"])
+    calls = calls_before(op, callee, operands[:n_in])
+    twin = None
+    if calls and not prints_anywhere(ex, callee):
+        fwd_outs = ex.fns.signature(info.fwd)[1][:info.num_outputs]
+        twin = _primal_twin(ex, calls, fwd_outs, info.diff_results)
     fwd_out = ex.call(Builder(ir.InsertionPoint(twin or op), op.location), info.fwd,
                       operands[:n_in])
     if twin is not None:
         replace_op(twin, fwd_out[:info.num_outputs])
         operands = list(op.operands)     # (a cotangent may have used the twin's results)
-    else:
-        name_primal_call(ex, op, str(p["callee"]), operands[:n_in])
+    elif calls:
+        other = calls[-1]
+        if (ex.lowering and ex.effect_free()
+                and all(next(iter(r.uses), None) is None for r in other.results)):
+            # (grad's unused value call: shown by make_jaxpr, and --jaxpr-dce would drop
+            # it and its renamed copy, untouched, from the lowered program)
+            other.erase()
+        else:
+            name_primal_call(ex, other, callee)
     res = fwd_out[info.num_outputs:]
     b = Builder(ir.InsertionPoint(op), op.location)
     replace_op(op, ex.call(b, info.bwd, res + operands[n_in:]))
 
 
-def _primal_twin(op, callee: str, primals, fwd_outs, diff_results) -> ir.Operation | None:
-    """An earlier `jaxpr.call @callee(primals)` in op's block (value_and_grad stages the
-    value so): its results are the forward part's primal outputs, so the forward part
-    runs in its place and the function is evaluated once, as in JAX (a loop is not run
-    twice, a callback not called twice). Not when the function prints (the forward part
+def _primal_twin(ex, calls, fwd_outs, diff_results) -> ir.Operation | None:
+    """Of `calls`, the earlier `jaxpr.call @callee(primals)` ops in a vjp's block
+    (value_and_grad stages the value so), the one whose results are the forward part's
+    primal outputs, so the forward part runs in its place and the function is evaluated
+    once, as in JAX (a loop is not run twice, a callback not called twice). Not when the function prints (the forward part
     leaves debug prints to the primal run), nor when the differentiated value is unused,
     as grad's is (--jaxpr-dce drops that call; make_jaxpr shows it, as JAX's jaxpr),
     unless the call has effects DCE keeps (an io_callback would run twice)."""
     twin = None
-    for other in calls_before(op, callee, primals):
-        if ([aval_of(r.type) for r in other.results] == fwd_outs
-                and (any(next(iter(other.results[j].uses), None) is not None
-                         for j in diff_results) or has_effects(other))):
+    for other in calls:
+        # (the cheap tests first: grad's value call is unused and, mostly, pure)
+        if ((any(next(iter(other.results[j].uses), None) is not None
+                 for j in diff_results)
+             or (not ex.effect_free() and has_effects(other)))
+                and [aval_of(r.type) for r in other.results] == fwd_outs):
             twin = other
     return twin
 
