@@ -80,21 +80,3 @@ def test_warm_eager_calls_create_no_new_names(kind, monkeypatch):
     warm = set().union(*per_call[:4])
     new = set().union(*per_call[4:]) - warm
     assert not new, f"{kind}: {len(new)} new names after warm-up, e.g. {sorted(new)[:5]}"
-
-
-def test_fresh_names_skip_functions_added_by_other_code():
-    # (the passes copy functions into a module under their own names: a staged name
-    # numbered past them must not repeat one, or a call would name the wrong function;
-    # optimistix's fixed-point jvp tests hit this)
-    from jaxlib.mlir import ir
-    from mjax.dialect import context
-    from mjax.staging import fresh_name
-    with context(), ir.Location.unknown():
-        module = ir.Module.parse("func.func private @f_0() { return }")
-        first = fresh_name(module, "f")
-        assert first == "f_1"
-        with ir.InsertionPoint(module.body):
-            for name in (first, "f_2", "f_7"):
-                copy = ir.Operation.parse(f"func.func private @{name}() {{ return }}")
-                module.body.append(copy)
-        assert fresh_name(module, "f") == "f_8"
