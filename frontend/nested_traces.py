@@ -42,18 +42,17 @@ class NestedTrace:
         self.captured = list(traced.captured)
         self.text = functions_text(module, [traced.name])
         self.prefix = copy_prefix()
-        self.origin = weakref.ref(module)     # (names are unique only within a module)
         self.standalone = standalone
         self.arg_avals = [t.aval for t in traced.trace.args]      # (weak types included)
         self.traced = _detached(traced)
 
     def callee_in(self, module) -> str:
         """The name of the traced function in `module`, copied in if it is not there.
-        (Names of traced functions are unique only within a module: another module
-        holding the name may hold another function.)"""
-        if module is self.origin():
-            return self.name
+        (Names of traced functions are unique in the process: a module holding the
+        name holds this very function.)"""
         table = ir.SymbolTable(module.operation)
+        if self.name in table:
+            return self.name
         copied = f"{self.prefix}_{self.name}"
         if copied not in table:
             _clone_functions(module.operation, self.text, self.prefix)
