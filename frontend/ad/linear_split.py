@@ -236,10 +236,17 @@ class _SplitEntry:
             with self._lock:
                 if self._linear_exe is None:
                     runs = custom_rules.rule_runs()
-                    self._linear_exe = self._compile(self.linear_name)
-                    if custom_rules.rule_runs() != runs and self.program is not None:
-                        # (it traced Python rules: later vjps split and trace anew)
+                    exe = self._compile(self.linear_name)
+                    if custom_rules.rule_runs() == runs:
+                        self._linear_exe = exe
+                        return exe
+                    # It traced Python rules (a custom_vjp's bwd): JAX runs them at each
+                    # call of the pullback, so the linear part is lowered again at each
+                    # call (XLA's cache keeps the executable of an unchanged program),
+                    # and later vjps split and trace anew.
+                    if self.program is not None:
                         forget_program(self.program, self)
+                    return exe
         return self._linear_exe
 
 

@@ -388,6 +388,22 @@ def test_custom_jvp_vjp_and_linearize_reuse_their_parts(lowerings):
     _close(got, want)
 
 
+def test_custom_vjp_bwd_runs_at_every_pullback_call():
+    # JAX runs a custom_vjp's bwd each time the pullback is called; the program it traces
+    # is the same, so XLA's executable is reused (only the lowering runs again).
+    def run(lib, np_):
+        counts, f, g = _custom_functions(lib, np_, [1.0])
+        y, pb = lib.vjp(g, X)
+        seen = [dict(counts)]
+        outs = [pb(np.ones(3, np.float32))[0], pb(X)[0]]
+        seen.append(dict(counts))
+        return outs, seen
+    (got, got_seen), (want, want_seen) = run(mjax, mnp), run(jax, jnp)
+    assert got_seen == want_seen
+    assert got_seen[-1]["bwd"] == 2
+    _close(got, want)
+
+
 @pytest.mark.parametrize("api", ["grad", "hessian", "jacfwd", "jacrev", "jvp", "vjp",
                                  "linearize", "vmap_grad"])
 def test_custom_rules_run_as_without_reuse(monkeypatch, api):
