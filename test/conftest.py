@@ -222,15 +222,3 @@ def pytest_runtest_makereport(item, call):
                                f"Skipped: IREE: {reason}")
             return
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _compiled_programs_freed_between_files():
-    """Drops mjax's and jax's compiled programs after each test file: a worker runs
-    thousands of programs, each loaded CPU executable holds memory maps, and a process
-    reaching the kernel's map limit (~65k) crashes inside XLA's compiler."""
-    yield
-    for name in ("mjax", "jax"):
-        lib = sys.modules.get(name)
-        clear = getattr(lib, "clear_caches", None)
-        if clear is not None:
-            clear()

@@ -427,7 +427,10 @@ def function_signature(fn: ir.Operation) -> Signature:
                tuple([aval_of(t) for t in ftype.results]))
         if len(_SIGNATURES) >= 4096:
             _SIGNATURES.clear()
-        _SIGNATURES[attr] = sig
+        # (symbolic dimensions are objects of the shape scope being traced: not kept)
+        if all(type(d) is int for avals in sig for a in avals
+               for d in getattr(a, "shape", ())):
+            _SIGNATURES[attr] = sig
     return list(sig[0]), list(sig[1])
 
 

@@ -114,5 +114,6 @@ def test_runtime_layers():
         assert other not in top, f"{leaf} imports {other}"
         assert "mjax.runtime.backend" in top
         allowed = ("mjax.runtime.backend", "mjax.runtime.compilation_cache", "mjax.runtime.ir_dump",
-                   "mjax.runtime.iree_rewrites", "mjax.runtime.gpu_plugin", "mjax.dialect")
+                   "mjax.runtime.iree_rewrites", "mjax.runtime.gpu_plugin", "mjax.runtime.jaxlib_process",
+                   "mjax.dialect")
         assert all(n.startswith(allowed) or n == "mjax.runtime" for n in top), (leaf, top)
