@@ -165,11 +165,7 @@ def establish_live(module: ir.Module) -> None:
     from now on (inside the pipeline), and the op names kept."""
     if not _in_pipeline(module):
         return
-    facts = _get(module)
-    if facts is None:
-        facts = _Facts(None)
-        _put(module, facts)
-    facts.live = True
+    _facts_of(module).live = True
     preserve(module)
 
 
@@ -179,13 +175,19 @@ def establish_names(module: ir.Module, names) -> None:
     now on (inside the pipeline), without a walk; no dead op is known absent."""
     if not _in_pipeline(module):
         return
+    facts = _facts_of(module)
+    facts.names = frozenset(names)
+    facts.live = None
+    preserve(module, live=False)
+
+
+def _facts_of(module: ir.Module) -> "_Facts":
+    """The module's facts, made (knowing nothing) if it has none yet."""
     facts = _get(module)
     if facts is None:
         facts = _Facts(None)
         _put(module, facts)
-    facts.names = frozenset(names)
-    facts.live = None
-    preserve(module, live=False)
+    return facts
 
 
 def record(module: ir.Module, names, live: bool) -> None:
