@@ -449,7 +449,9 @@ def _strong(x):
 
 
 def _weak_input(x) -> bool:
-    """Whether x is weakly typed: a Python scalar, or an array or tracer of weak type."""
+    """Whether x is weakly typed: a Python scalar, or an array or tracer of weak type.
+    (A Python bool counts: these functions are jits in JAX, whose Python-scalar
+    arguments, bools included, are weak; aval_of_value(True) is not.)"""
     if type(x) in (bool, int, float, complex):
         return True
     return bool(getattr(getattr(x, "aval", None), "weak_type", False))
