@@ -220,13 +220,24 @@ def _forward_known_inputs(module, fwd: str, n_out: int) -> list:
 def _renamed_copy(module, name: str, callee: str) -> str:
     """A copy of @name (and its callees) whose symbol prints as the jit's name; not
     marked derived (the printer then keeps its call a nested jit)."""
-    prefix = f"jit{next(_ids)}"
     with context(), ir.Location.unknown(context()):
+        table = ir.SymbolTable(module.operation)
+        prefix = _fresh(table, lambda: f"jit{next(_ids)}_{name}")[:-len(name) - 1]
         _clone_functions(module.operation, functions_text(module, [name]), prefix)
         table = ir.SymbolTable(module.operation)
-        new = f"{prefix}_{user_name(callee)}_{next(_ids)}"
+        # (fresh in this module: a deserialized export's functions may have names of
+        # this same form already)
+        new = _fresh(table, lambda: f"{prefix}_{user_name(callee)}_{next(_ids)}")
         fn = table[f"{prefix}_{name}"]
         ir.SymbolTable.set_symbol_name(fn, new)
         if MARK in fn.attributes:
             del fn.attributes[MARK]
     return new
+
+
+def _fresh(table, make) -> str:
+    """The first name `make()` gives that `table` does not hold."""
+    while True:
+        name = make()
+        if name not in table:
+            return name

@@ -217,3 +217,20 @@ def test_inconclusive_comparisons_while_tracing_raise_jax_error():
         return x + 1
     with pytest.raises(mjax.errors.InconclusiveDimensionOperation):
         export.export(mjax.jit(f))(mjax.ShapeDtypeStruct((b,), np.float32))
+
+
+def test_split_jits_get_names_the_module_does_not_hold(monkeypatch):
+    """grad splits a jit into forward and backward copies with fresh names; a restored
+    export's functions can already have names of that form (in a fresh process the copy's
+    counter starts at 0, as monkeypatched here) and the copy must not take one of them."""
+    import itertools
+    import mjax.ad.jit_partial_eval as split
+    monkeypatch.setattr(split, "_ids", itertools.count())
+    (b,) = export.symbolic_shape("b")
+    exp = export.export(mjax.jit(lambda p, x: _mlp(mjax, p, x)))(
+        MLP_PARAMS, mjax.ShapeDtypeStruct((b, 4), np.float32))
+    restored = export.deserialize(exp.serialize(vjp_order=1))
+    x = RNG.normal(size=(5, 4)).astype(np.float32)
+    loss = lambda p, x: jnp.sum(restored.call(p, x) ** 2)          # noqa: E731
+    jloss = lambda p, x: jax.numpy.sum(_mlp(jax, p, x) ** 2)       # noqa: E731
+    _close(mjax.grad(loss)(MLP_PARAMS, x), jax.grad(jloss)(MLP_PARAMS, x))
