@@ -25,6 +25,7 @@ from mjax.primitive import UndefinedPrimal
 from mjax.staging import call_args, emit
 from mjax.tracer import Tracer, arguments_reached, known_value
 from mjax.traceback_util import api_boundary
+from mjax.vmap_val import BatchedBody
 
 
 # ---- axis specifications ----------------------------------------------------------------
@@ -173,21 +174,23 @@ def _with_static_leaves(fun, tree, leaves, avals):
     return fun_of_arrays
 
 
-def _showing_batched(fun, axes, size):
+def _showing_batched(fun, axes, size, body=None):
     """fun, its tracers printing as JAX's print them in a vmap body while it runs
     (Tracer.__repr__/__str__, Trace.shows): a value computed from a mapped argument as
     `VmapTracer(aval=float32[], batched=float32[3])`, one whose value JAX knows (from
-    eager vmap's unmapped arguments) as that value; others as before (JitTracer)."""
+    eager vmap's unmapped arguments) as that value; others as before (JitTracer).
+    `body` (a vmap_val.BatchedBody) gives them JAX's `.val` and `.batch_dim`."""
     def shown(*arrays):
         trace = current_trace()
         mapped = {x.value: d for x, d in zip(arrays, axes)
                   if d is not None and isinstance(x, Tracer) and x.trace is trace}
         previous = trace.shows
         trace.shows = functools.partial(_vmap_shows, mapped, size, previous)
+        trace.vmap_body = body
         try:
             return fun(*arrays)
         finally:
-            trace.shows = previous
+            trace.shows, trace.vmap_body = previous, None
     return shown
 
 
@@ -288,7 +291,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         traced_fun = _with_static_leaves(fun, tree, leaves, avals)
         leaves = [x for x, a in zip(leaves, avals) if a is not None]
         axes = [d for d, a in zip(axes, avals) if a is not None]
-        traced_fun = _showing_batched(traced_fun, axes, size)
+        traced_fun = _showing_batched(traced_fun, axes, size, BatchedBody(
+            current_trace(), leaves, axes, size, axis_name))
         ex_args, ex_kwargs = tuple(a for a in example if a is not None), {}
         # Called outside jit (or inside grad & co. called outside jit), the values the
         # body closes over and the unmapped (in_axes=None) arguments stay known, as JAX

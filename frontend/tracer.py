@@ -14,6 +14,27 @@ from mjax.errors import (ConcretizationTypeError, TracerArrayConversionError,
 from mjax.source_info import at_user_line, describe_location
 
 
+class _VmapAttribute:
+    """JAX's VmapTracer attributes `val` and `batch_dim` of a tracer of a vmap body (its
+    trace's `vmap_body`, from mjax.batching, computes them: mjax.vmap_val); an
+    AttributeError elsewhere. (No __set__: a user-defined tracer class may keep its own
+    `val`, as JAX's docs' tracers do.)"""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, t, owner=None):
+        if t is None:
+            return self
+        body = getattr(t.trace, "vmap_body", None)
+        if body is None:
+            raise AttributeError(f"'{type(t).__name__}' object has no attribute "
+                                 f"'{self.name}'")
+        return getattr(body, self.name)(t)
+
+
 class Tracer(ArrayMethods):
     """A traced array: an `ir.Value` in the function being built, and its aval."""
 
@@ -28,6 +49,9 @@ class Tracer(ArrayMethods):
         self.value = value
         self.aval = aval
         self.loc = loc  # the user's line that made it (None for arguments)
+
+    val = _VmapAttribute()
+    batch_dim = _VmapAttribute()
 
     @property
     def _trace(self):

@@ -90,7 +90,6 @@ KNOWN = {
                            "Python function of a residual's position by (file, line, "
                            "column): g's line 3 in one cell and f2's line 3 in the next "
                            "collide (distinct files, as IPython's cells are, do not)",
-    ("transformations_101", 22): "the cell reads `.val` of JAX's internal VmapTracer",
     ("checkify_guide", 15): "checkify.check in a custom_vjp bwd rule of grad called outside "
                             "jit: JAX runs the rule eagerly and the check raises; mjax "
                             "stages grad's whole program, where an unfunctionalized check "
