@@ -225,6 +225,7 @@ class _Pruned:
                             calls.append((op, name, callee_name))
             if not calls:
                 return count
+            moved: dict | None = {} if found is not None else None   # call -> callee
             for call, caller, name in calls:
                 caller = self._holder(caller)
                 if name == caller:       # (recursion, through functions moved into it)
@@ -233,15 +234,39 @@ class _Pruned:
                     _move_body(call, self.fns.pop(name))
                     self.into[name] = caller
                     self._hold(caller, self.held.pop(name), new=False)
+                    if moved is not None and name in found:
+                        moved[id(call)] = name    # (`found` holds it: ids stay unique)
+                    else:
+                        moved = None
                 else:
                     _inline_copy(call, self.fns[name])
                     self._hold(caller, self.held[name])
+                    moved = None      # (copied ops: their calls are found by a walk)
                 self._drop(caller, name)
                 count += 1
             if not any(name in calling for _, _, name in calls):
                 return count
+            if moved is not None:
+                self.calls = _spliced(found, moved, self.fns)
         raise PassError(None, "jaxpr-inline: calls still left after "
                               f"{max_rounds} rounds (recursive functions?)")
+
+
+def _spliced(found: dict, moved: dict, fns: dict) -> dict:
+    """The calls in each function of `fns` (pre-order, as nested_ops lists them) after
+    the calls in `moved` had their callees' bodies moved in their place: each such call
+    is replaced by the calls `found` in its callee, so the next round of
+    _Pruned.inline needs no walk (a function with no list in `found` is walked)."""
+    def expand(ops):
+        out = []
+        for op in ops:
+            name = moved.get(id(op))
+            if name is None:
+                out.append(op)
+            else:
+                out.extend(expand(found[name]))
+        return out
+    return {name: expand(found[name]) for name in fns if name in found}
 
 
 def _inline_copy(call: ir.Operation, callee: ir.Operation) -> None:
