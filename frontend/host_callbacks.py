@@ -6,6 +6,7 @@ callbacks.py. JAX: jax/_src/callback.py.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import threading
@@ -37,7 +38,9 @@ class _Entry:
         propagates, as JAX does."""
         try:
             return self.flat(*arrays)
-        except BaseException:
+        except BaseException as e:
+            if _FOR_CALLER and e is _FOR_CALLER[-1]:
+                raise       # (the caller raises it as it is: no log of a failure)
             # (JAX's debug.print and debug.breakpoint are debug callbacks: it names
             # every failed one jax.debug.callback)
             what = "debug.callback" if self.name.startswith("debug") else self.name
@@ -84,6 +87,31 @@ def lookup(callback_id: int) -> _Entry:
         raise ValueError(f"no host callback with id {callback_id} is registered in this "
                          f"process (jaxpr.callback ops only run in the process that "
                          f"traced them)") from None
+
+
+# ---- errors the caller raises as they are --------------------------------------------------
+_FOR_CALLER: list = []      # (the last one raised)
+
+
+def raise_in_caller(exc: BaseException):
+    """Raises `exc` from a callback so that the call of the program that ran it raises
+    `exc` itself (in `errors_for_caller`), not XLA's JaxRuntimeError wrapping its text,
+    as JAX's eagerly evaluated checkify.check does."""
+    _FOR_CALLER[:] = [exc]
+    raise exc
+
+
+@contextlib.contextmanager
+def errors_for_caller():
+    """Around running a program: an error one of its callbacks raised with
+    `raise_in_caller` is raised here as it is."""
+    try:
+        yield
+    except _jax.JaxRuntimeError as e:
+        exc = _FOR_CALLER.pop() if _FOR_CALLER else None
+        if exc is not None and str(exc) in str(e):
+            raise exc from None
+        raise
 
 
 # ---- running a callback ------------------------------------------------------------------

@@ -91,6 +91,7 @@ class _Known:
 class _Pending(threading.local):
     def __init__(self):
         self.call = None     # (root, concrete arguments) of the top-level call starting
+        self.runs_now = 0    # (depth of running_now blocks)
 
 
 _pending = _Pending()
@@ -104,9 +105,28 @@ def root_call(values):
     saved = _pending.call
     _pending.call = (root, list(values))
     try:
-        yield root
+        with running_now():
+            yield root
     finally:
         _pending.call = saved
+
+
+@contextlib.contextmanager
+def running_now():
+    """Around building (tracing, lowering) a program that runs as soon as it is built: an
+    eager differentiation's. JAX evaluates those op by op, so a checkify.check whose
+    predicate is not known while tracing (in a custom_vjp's bwd rule) is checked when
+    the program runs (`runs_now`)."""
+    _pending.runs_now += 1
+    try:
+        yield
+    finally:
+        _pending.runs_now -= 1
+
+
+def runs_now() -> bool:
+    """Whether the program being built runs as soon as it is built (`running_now`)."""
+    return _pending.runs_now > 0
 
 
 def adopt_root_arguments(tracers) -> None:

@@ -26,7 +26,7 @@ from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
-from mjax.host_callbacks import backend_host_callbacks
+from mjax.host_callbacks import backend_host_callbacks, errors_for_caller
 from mjax.lowering import lower_to_stablehlo
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
@@ -133,7 +133,9 @@ class _Split:
         entry = recall_program(program) if program is not None else None
         if entry is None:
             runs = custom_rules.rule_runs()
-            entry = _SplitEntry(traced, self.kind, self.diff_args, self.diff_results, refs)
+            with concrete.running_now():
+                entry = _SplitEntry(traced, self.kind, self.diff_args, self.diff_results,
+                                    refs)
             # (a split that traced Python rules: JAX runs them at each call, as here)
             if (program is not None and entry.unevaluable is None
                     and custom_rules.rule_runs() == runs):
@@ -184,8 +186,9 @@ class _Split:
         # vjp's bwd takes (residuals, cotangents); linearize's lin (tangents, residuals).
         bufs = (_buffers(residuals, self.res_avals) + bufs if self.kind == "vjp"
                 else bufs + list(self.residuals))
-        return [Array(b, a) for b, a in zip(self._entry.linear_exe().execute(bufs),
-                                            out_avals)]
+        with errors_for_caller():
+            outs = self._entry.linear_exe().execute(bufs)
+        return [Array(b, a) for b, a in zip(outs, out_avals)]
 
 
 class _SplitEntry:
@@ -236,7 +239,8 @@ class _SplitEntry:
             with self._lock:
                 if self._linear_exe is None:
                     runs = custom_rules.rule_runs()
-                    exe = self._compile(self.linear_name)
+                    with concrete.running_now():
+                        exe = self._compile(self.linear_name)
                     if custom_rules.rule_runs() == runs:
                         self._linear_exe = exe
                         return exe

@@ -24,6 +24,7 @@ from mjax.float0 import hide_float0 as _hide_float0
 from mjax.float0 import is_float0 as _is_float0
 from mjax.float0 import restore_float0 as _restore_float0
 from mjax.cache_miss_log import arg_names
+from mjax.host_callbacks import errors_for_caller
 from mjax.jit_caches import CLEARERS
 from mjax.jitted import Jitted
 from mjax.lowering import name_as_jax
@@ -169,7 +170,7 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
             jitted = make(tree, static, len(leaves))
         if not concrete_root:
             return _restore_float0(jitted(*dyn))
-        with concrete.root_call(dyn):
+        with concrete.root_call(dyn), errors_for_caller():
             out = jitted(*dyn)
         return _restore_float0(out)
     run = functools.wraps(impl)(user_staged(run_here))    # (under a user-defined trace)

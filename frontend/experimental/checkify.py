@@ -20,12 +20,15 @@ import numpy as np
 
 import mjax.numpy as jnp
 from mjax import trace_trees, tree_util
+from mjax.ad import concrete
 from mjax.ad.staging import _check_callable, _wraps, stage_function, staged
 from mjax.array import Array
+from mjax.host_callbacks import raise_in_caller, register
 from mjax.core import Tracer, bind, current_trace, known_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.checkify import CheckifyOp, CheckOp
 from mjax.passes.jaxpr_checkify import analyze
+from mjax.passes.rules.checkify import RUN_TIME_CHECKS
 from mjax.staging import call_args, emit
 
 
@@ -133,6 +136,25 @@ def _message_of(site) -> _Message:
     if site.kind != "user":
         return _Message(site.kind, prim=site.prim, shape=tuple(site.shape))
     return _MESSAGES.get(site.fmt) or _Message("user", fmt=site.msg)
+
+
+def _check_when_run(msg: str, fmt: int):
+    """The host callback a check left outside checkify lowers to in a program that runs as
+    soon as it is built (an eager differentiation's, or vmap's: JAX evaluates those op by
+    op and raises checkify's JaxRuntimeError then, from a custom_vjp's bwd rule too);
+    None elsewhere (JAX's functionalization error)."""
+    if not concrete.runs_now():
+        return None
+    message = _MESSAGES.get(fmt) or _Message("user", fmt=msg)
+
+    def flat(ok, *payload):
+        if not bool(ok):
+            raise_in_caller(JaxRuntimeError(str(message.exception(payload))))
+        return []
+    return register(flat, "checkify.check", ("checkify.check", msg, fmt))
+
+
+RUN_TIME_CHECKS[0] = _check_when_run
 
 
 @tree_util.register_pytree_node_class

@@ -22,6 +22,7 @@ from mjax.dialect.dtype_rules import is_inexact
 from mjax.dialect.types import aval_of
 from mjax.passes.registry import PassError
 from mjax.passes.rules.ad_util import jvp_rule
+from mjax.passes.rules.callbacks import host_call
 from mjax.passes.rules.tables import BATCH, CHECKS, JVP, LOWER, SHARD, TRANSPOSE
 from mjax.passes.rules import batch_util as B
 
@@ -184,10 +185,20 @@ class FunctionalizationError(PassError, ValueError):
     """A `jaxpr.check` outside `checkify` reached lowering (JAX's ValueError)."""
 
 
+# (msg, fmt) -> the id of a host callback raising the check's error when it fails, where
+# the program being lowered runs at once (checks JAX evaluates op by op); else None.
+# Installed by mjax.experimental.checkify.
+RUN_TIME_CHECKS: list = [lambda msg, fmt: None]
+
+
 def _check_lower(ctx, *args, msg, fmt, debug):
     if debug:          # JAX: debug_check is a no-op outside checkify
         return []
-    raise FunctionalizationError(ctx.op, FUNCTIONALIZATION)
+    callback = RUN_TIME_CHECKS[0](msg, fmt)
+    if callback is None:
+        raise FunctionalizationError(ctx.op, FUNCTIONALIZATION)
+    host_call(list(args), [], callback, has_side_effect=True)
+    return []
 
 
 LOWER[C.CheckOp] = _check_lower

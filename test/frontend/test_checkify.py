@@ -450,3 +450,47 @@ def test_outputs_match_jax():
     _, mine = mjax.jit(mck.checkify(f, errors=mck.all_checks))(x)
     _, theirs = jax.jit(jck.checkify(g, errors=jck.all_checks))(x)
     np.testing.assert_allclose(np.asarray(mine), np.asarray(theirs), rtol=1e-6)
+
+
+def _negative_gradient_guard(lib, ck):
+    @lib.custom_vjp
+    def guard(x):
+        return x
+
+    def bwd(_, g):
+        ck.check(g < 0, "gradient {} must be negative", g)
+        return (g,)
+    guard.defvjp(lambda x: (guard(x), None), bwd)
+    return guard
+
+
+def _outcome(fn):
+    try:
+        return np.asarray(fn()).tolist()
+    except Exception as e:  # noqa: BLE001 - the class and message are compared
+        return type(e).__name__, isinstance(e, ValueError), str(e)
+
+
+@pytest.mark.parametrize("how", ["grad", "grad_negated", "vjp", "vjp_negative_ct",
+                                 "vmap_grad", "jit_grad", "checkify_grad"])
+def test_check_in_a_bwd_rule_of_eager_differentiation_raises_when_it_runs(how):
+    """JAX evaluates an eager grad/vjp op by op: a check in a custom_vjp's bwd rule raises
+    checkify's JaxRuntimeError when the pullback runs (under jit it is the
+    functionalization error, under checkify an Error)."""
+    def run(lib, ck):
+        guard = _negative_gradient_guard(lib, ck)
+        cases = {
+            "grad": lambda: lib.grad(guard)(-1.),
+            "grad_negated": lambda: lib.grad(lambda x: -guard(x))(-1.),
+            # (an array cotangent: JAX hands the rule the cotangent as it is given)
+            "vjp": lambda: lib.vjp(guard, 2.)[1](lib.numpy.asarray(3.))[0],
+            "vjp_negative_ct": lambda: lib.vjp(guard, 2.)[1](lib.numpy.asarray(-3.))[0],
+            "vmap_grad": lambda: lib.vmap(lib.grad(guard))(np.ones(3, np.float32)),
+            "jit_grad": lambda: lib.jit(lib.grad(guard))(-1.),
+            "checkify_grad": lambda: ck.checkify(lib.grad(guard))(-1.)[0].get()}
+        return _outcome(cases[how])
+    mine, theirs = run(mjax, mck), run(jax, jck)
+    if how == "jit_grad":   # (a ValueError of mjax's class, its message naming the line)
+        assert mine[1] and theirs[1] and theirs[2] in mine[2]
+    else:
+        assert mine == theirs

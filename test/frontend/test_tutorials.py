@@ -90,10 +90,6 @@ KNOWN = {
                            "Python function of a residual's position by (file, line, "
                            "column): g's line 3 in one cell and f2's line 3 in the next "
                            "collide (distinct files, as IPython's cells are, do not)",
-    ("checkify_guide", 15): "checkify.check in a custom_vjp bwd rule of grad called outside "
-                            "jit: JAX runs the rule eagerly and the check raises; mjax "
-                            "stages grad's whole program, where an unfunctionalized check "
-                            "is the FunctionalizationError JAX raises under jit",
     ("autodidax", 44): "the page's cell that lowers to XLA with JAX internals fails on JAX "
                        "0.10.2 itself (a TypeError from register_dialects); mjax has no "
                        "jax._src.xla_bridge (an ImportError)",
