@@ -13,107 +13,19 @@ from jax.experimental import hijax as jhijax
 import mjax
 import mjax.numpy as mjnp
 from mjax.experimental import hijax as mhijax
+from hijax_quantized import BatchRuleCalled, quantized
 
 LIBS = {"jax": (jax, jjnp, jhijax), "mjax": (mjax, mjnp, mhijax)}
 _DEFS: dict = {}
 
 
-class BatchRuleCalled(Exception):
-    """What the test's `batch` rule raises, to see that vmap called it."""
-
-
 def _defs(lib):
-    """A quantized array (docs/hijax_types.md) with quantize, dequantize and matmul
-    primitives, one per library."""
-    if lib in _DEFS:
-        return _DEFS[lib]
-    api, jnp, hijax = LIBS[lib]
-
-    @dataclass(frozen=True)
-    class QArray:
-        qvalue: object
-        scale: object
-
-    @dataclass(frozen=True)
-    class QArrayTy(hijax.HiType):
-        shape: tuple
-
-        def lo_ty(self):
-            return [hijax.ShapedArray(self.shape, jnp.dtype("int8")),
-                    hijax.ShapedArray(self.shape[:-1], jnp.dtype("float32"))]
-
-        def lower_val(self, q):
-            return [q.qvalue, q.scale]
-
-        def raise_val(self, qvalue, scale):
-            return QArray(qvalue, scale)
-
-        def to_tangent_aval(self):
-            return hijax.ShapedArray(self.shape, jnp.dtype("float32"))
-
-        def str_short(self, short_dtypes=False, mesh_axis_types=False):
-            return f"q8[{','.join(map(str, self.shape))}]"
-        __repr__ = str_short
-
-        @hijax.aval_property
-        def nbytes(self):        # (a tracer of the type answers it)
-            return int(np.prod(self.aval.shape))
-
-        @hijax.aval_method
-        def rows(self):
-            return self.aval.shape[0]
-
-    hijax.register_hitype(QArray, lambda q: QArrayTy(tuple(q.qvalue.shape)))
-
-    class Quantize(hijax.VJPHiPrimitive):
-        def __init__(self, x_aval):
-            self.in_avals, self.out_aval, self.params = (x_aval,), QArrayTy(x_aval.shape), {}
-            super().__init__()
-
-        def expand(self, x):
-            scale = jnp.max(jnp.abs(x), axis=-1) / 127.
-            return QArray(jnp.round(x / scale[..., None]).astype(jnp.int8), scale)
-
-        def vjp_fwd(self, nzs_in, x):
-            return self(x), None
-
-        def vjp_bwd_retval(self, _res, g):
-            return (g,)
-
-        def batch(self, axis_data, args, dims):
-            raise BatchRuleCalled(dims)
-
-    class Dequantize(hijax.VJPHiPrimitive):
-        def __init__(self, q_aval):
-            self.in_avals = (q_aval,)
-            self.out_aval = hijax.ShapedArray(q_aval.shape, jnp.dtype("float32"))
-            self.params = {}
-            super().__init__()
-
-        def expand(self, qx):
-            return qx.qvalue.astype("float32") * qx.scale[..., None]
-
-        def vjp_fwd(self, nzs_in, qx):
-            return self(qx), None
-
-        def vjp_bwd_retval(self, _res, g):
-            return (g,)
-
-    class MatmulQ(hijax.VJPHiPrimitive):
-        def __init__(self, x_aval, q_aval):
-            self.in_avals = (x_aval, q_aval)
-            self.out_aval = hijax.ShapedArray((x_aval.shape[0], q_aval.shape[1]),
-                                              jnp.dtype("float32"))
-            self.params = {}
-            super().__init__()
-
-        def expand(self, x, qw):
-            return (x * qw.scale) @ qw.qvalue.astype(jnp.float32)
-
-    ns = dict(QArray=QArray, quantize=lambda x: Quantize(api.typeof(x))(x),
-              dequantize=lambda q: Dequantize(api.typeof(q))(q),
-              matmul_q=lambda x, q: MatmulQ(api.typeof(x), api.typeof(q))(x, q))
-    _DEFS[lib] = (api, jnp, ns)
+    """The quantized array of docs/hijax_types.md (hijax_quantized.py), one per library."""
+    if lib not in _DEFS:
+        api, jnp, hijax = LIBS[lib]
+        q = quantized(api, jnp, hijax)
+        _DEFS[lib] = (api, jnp, dict(QArray=q.QArray, quantize=q.quantize,
+                                     dequantize=q.dequantize, matmul_q=q.matmul_q))
     return _DEFS[lib]
 
 

@@ -13,99 +13,18 @@ from jax.experimental import hijax as jhijax
 import mjax
 import mjax.numpy as mjnp
 from mjax.experimental import hijax as mhijax
+from hijax_quantized import quantized
 
 LIBS = {"jax": (jax, jjnp, jhijax), "mjax": (mjax, mjnp, mhijax)}
 _DEFS: dict = {}
 
 
 def _quantized(lib):
-    """QArray, its type and the quantize/dequantize primitives of hijax_types.md."""
-    api, jnp, hijax = LIBS[lib]
-
-    @dataclass(frozen=True)
-    class QArray:
-        qvalue: object
-        scale: object
-
-    @dataclass(frozen=True)
-    class QArrayTy(hijax.HiType):
-        shape: tuple
-
-        def lo_ty(self):
-            return [hijax.ShapedArray(self.shape, jnp.dtype("int8")),
-                    hijax.ShapedArray(self.shape[:-1], jnp.dtype("float32"))]
-
-        def lower_val(self, q):
-            return [q.qvalue, q.scale]
-
-        def raise_val(self, qvalue, scale):
-            return QArray(qvalue, scale)
-
-        def to_tangent_aval(self):
-            return hijax.ShapedArray(self.shape, jnp.dtype("float32"))
-
-    hijax.register_hitype(QArray, lambda q: QArrayTy(tuple(q.qvalue.shape)))
-
-    class Quantize(hijax.VJPHiPrimitive):
-        def __init__(self, x_aval):
-            self.in_avals, self.out_aval, self.params = (x_aval,), QArrayTy(x_aval.shape), {}
-            super().__init__()
-
-        def expand(self, x):
-            scale = jnp.max(jnp.abs(x), axis=-1) / 127.
-            return QArray(jnp.round(x / scale[..., None]).astype(jnp.int8), scale)
-
-        def vjp_fwd(self, nzs_in, x):     # (straight-through estimator)
-            return self(x), None
-
-        def vjp_bwd_retval(self, _res, g):
-            return (g,)
-
-    class Dequantize(hijax.VJPHiPrimitive):
-        def __init__(self, q_aval):
-            self.in_avals = (q_aval,)
-            self.out_aval = hijax.ShapedArray(q_aval.shape, jnp.dtype("float32"))
-            self.params = {}
-            super().__init__()
-
-        def expand(self, qx):
-            return qx.qvalue.astype("float32") * qx.scale[..., None]
-
-        def vjp_fwd(self, nzs_in, qx):
-            return self(qx), None
-
-        def vjp_bwd_retval(self, _res, g):
-            return (g,)
-
-    class MatmulQ(hijax.VJPHiPrimitive):
-        def __init__(self, x_aval, q_aval):
-            self.in_avals = (x_aval, q_aval)
-            self.out_aval = hijax.ShapedArray((x_aval.shape[0], q_aval.shape[1]),
-                                              jnp.dtype("float32"))
-            self.params = {}
-            super().__init__()
-
-        def expand(self, x, qw):
-            return (x * qw.scale) @ qw.qvalue.astype(jnp.float32)
-
-        def vjp_fwd(self, nzs_in, x, qw):
-            return self(x, qw), (x, qw)      # (a hi residual)
-
-        def vjp_bwd_retval(self, res, g):
-            x, qw = res
-            w = dequantize(qw)
-            return g @ w.T, x.T @ g
-
-    def quantize(x):
-        return Quantize(api.typeof(x))(x)
-
-    def dequantize(q):
-        return Dequantize(api.typeof(q))(q)
-
-    def matmul_q(x, qw):
-        return MatmulQ(api.typeof(x), api.typeof(qw))(x, qw)
-    dequantize.matmul_q = matmul_q
-    return QArray, QArrayTy, quantize, dequantize
+    """QArray, its type and the quantize/dequantize primitives of hijax_types.md
+    (hijax_quantized.py); dequantize.matmul_q is the matmul primitive."""
+    q = quantized(*LIBS[lib])
+    q.dequantize.matmul_q = q.matmul_q
+    return q.QArray, q.QArrayTy, q.quantize, q.dequantize
 
 
 def _box(lib):
