@@ -169,16 +169,25 @@ def annotate_text(text: str, arg_kinds, out_kinds) -> str:
 
 def annotate_module(module, arg_kinds, out_kinds) -> None:
     """annotate_text on a module, in place (Traced.lower's)."""
-    if not in_use():
-        return
     with context():
-        main = main_function(module)
+        main = _main_if_in_use(module)
         if main is None:
             return
         kinds = _propagate(main, list(arg_kinds or ()),
                            any(k in HOST_KINDS for k in (out_kinds or ())))
         if kinds is not None:
             _set_attrs(main, kinds[0], kinds[1], list(out_kinds or ()))
+
+
+def _main_if_in_use(module):
+    """@main of `module` when this process uses host memory kinds, else None (in
+    context())."""
+    return main_function(module) if in_use() else None
+
+
+def _memory(kind: str) -> str:
+    """The memory a kind's value is in, as check_traced tells them apart."""
+    return "pinned_host" if kind == "pinned_host" else "device"
 
 
 def _any_host(arg_kinds, out_kinds) -> bool:
@@ -244,22 +253,18 @@ def check_traced(module, arg_kinds) -> None:
     device memory, where the kinds are known from @main's arguments (`arg_kinds`, as
     annotate_text's) and device_puts; values of other ops (calls, loops, transforms)
     are left to annotate_text's walk of the lowered program."""
-    if not in_use():
-        return
     with context():
-        main = main_function(module)
+        main = _main_if_in_use(module)
         if main is None:
             return
         args = list(main.regions[0].blocks[0].arguments)
         arg_kinds = (list(arg_kinds or ()) + [None] * len(args))[:len(args)]
-        kind = {a: None if k == ANY else "pinned_host" if k == "pinned_host" else "device"
-                for a, k in zip(args, arg_kinds)}
+        kind = {a: None if k == ANY else _memory(k) for a, k in zip(args, arg_kinds)}
         for op in main.regions[0].blocks[0].operations:
             op = op.operation
             name = op.name
             if name == DevicePutOp.OPERATION_NAME:
-                k = ir.StringAttr(op.attributes["memory_kind"]).value
-                kind[op.results[0]] = "pinned_host" if k == "pinned_host" else "device"
+                kind[op.results[0]] = _memory(ir.StringAttr(op.attributes["memory_kind"]).value)
                 continue
             ranked = [v for v in op.operands if _rank(v) > 0]
             if not name.startswith("jaxpr.") or len(op.regions) or \
