@@ -31,7 +31,7 @@ from mjax.dialect.symbols import symbol_name
 from mjax.pretty import _N_CAPTURED, mark_captured
 from mjax.sharding_impls import current_mesh
 from mjax.source_info import name_stack
-from mjax.staging import TracedFunction, _names, kept_for, trace_function, trace_key
+from mjax.staging import TracedFunction, fresh_name, kept_for, trace_function, trace_key
 
 # function -> {key: _KeptTrace}; an entry goes when its function is collected.
 _KEPT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -139,9 +139,11 @@ def _as_nested(jitted, traced) -> tuple:
     module): its function renamed as the jit's calls under a trace name theirs."""
     module = clone_module(traced.module)
     with context():
-        fn = ir.SymbolTable(module.operation)["main"].operation
-        name = f"{jitted._name}_{next(_names)}"
-        ir.SymbolTable(module.operation).set_symbol_name(fn, name)
+        table = ir.SymbolTable(module.operation)
+        fn = table["main"].operation
+        # (the clone holds the functions of the jit's module, named there)
+        name = fresh_name(module, jitted._name, taken=lambda n: n in table)
+        table.set_symbol_name(fn, name)
         fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
         if traced.captured:    # (JAX's jaxprs list a closure's values first)
             mark_captured(fn, len(traced.captured))

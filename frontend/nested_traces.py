@@ -42,17 +42,18 @@ class NestedTrace:
         self.captured = list(traced.captured)
         self.text = functions_text(module, [traced.name])
         self.prefix = copy_prefix()
+        self.origin = weakref.ref(module)     # (names are unique only within a module)
         self.standalone = standalone
         self.arg_avals = [t.aval for t in traced.trace.args]      # (weak types included)
         self.traced = _detached(traced)
 
     def callee_in(self, module) -> str:
         """The name of the traced function in `module`, copied in if it is not there.
-        (Names of traced functions are unique in the process: a module holding the
-        name holds this very function.)"""
-        table = ir.SymbolTable(module.operation)
-        if self.name in table:
+        (Names of traced functions are unique only within a module: another module
+        holding the name may hold another function.)"""
+        if module is self.origin():
             return self.name
+        table = ir.SymbolTable(module.operation)
         copied = f"{self.prefix}_{self.name}"
         if copied not in table:
             _clone_functions(module.operation, self.text, self.prefix)
@@ -163,7 +164,8 @@ def call(kept: dict, fun, name, outer, args, kwargs, key, leaves):
         return traced
     callee, operands, out_tree, out_avals = kept_or_staged(kept, key, leaves, outer.module,
                                                            stage)
-    note_callee(callee, f"jit({name})")   # (its inlined ops: jit(g)/sin, as JAX's)
+    # (its inlined ops: jit(g)/sin, as JAX's)
+    note_callee(outer.module, callee, f"jit({name})")
     outs = emit(CallOp, operands, callee=Symbol(callee))
     for t, a in zip(outs, out_avals):
         t.aval = a

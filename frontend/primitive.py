@@ -20,7 +20,6 @@ whose `bind` is `core.bind` of the op.
 """
 from __future__ import annotations
 
-import itertools
 import threading
 from typing import Any, Callable
 
@@ -43,7 +42,7 @@ from mjax.passes import custom_rules
 from mjax.passes.user_primitives import OUT_DIMS
 from mjax.runtime.backend import default_platform
 from mjax.source_info import user_location
-from mjax.staging import emit_call, trace_function
+from mjax.staging import emit_call, fresh_name, trace_function
 
 # primitive -> rule, as JAX's tables (jax.interpreters.ad / batching / mlir fill them)
 JVPS: dict = {}
@@ -357,9 +356,6 @@ def _handle(prim, params, avals, out_avals, eager=False) -> str:
     return handle
 
 
-_names = itertools.count()
-
-
 class LowerFun:
     """A lowering that traces `fun(*operands, **params)` in the primitive's place
     (JAX: mlir.lower_fun)."""
@@ -550,7 +546,7 @@ class _Binding:
 def _trace_into(module, body, avals, base: str) -> ir.Operation:
     """Traces body(*avals) into `module` as a private function; values it closes over
     become constants of the function. Returns the func.func."""
-    traced = trace_function(body, tuple(avals), {}, name=f"{base}_{next(_names)}",
+    traced = trace_function(body, tuple(avals), {}, name=fresh_name(module, base),
                             module=module, visibility="private")
     if traced.captured:
         consts, inner = traced.captured, traced.name
@@ -559,7 +555,7 @@ def _trace_into(module, body, avals, base: str) -> ir.Operation:
             return emit_call(inner, list(xs) + [_constant(c, base) for c in consts],
                              traced.out_avals)
         traced = trace_function(with_consts, tuple(avals), {},
-                                name=f"{base}_{next(_names)}", module=module,
+                                name=fresh_name(module, base), module=module,
                                 visibility="private")
     return traced.trace.func.operation
 

@@ -57,6 +57,7 @@ class _KeptBody:
         self.symbols = sorted(referenced_symbols(self.holder))
         self.text = functions_text(body.module, self.symbols) if self.symbols else None
         self.prefix = copy_prefix()
+        self.origin = weakref.ref(body.module)  # (names are unique only within a module)
 
     def body_in(self, parent) -> RegionTrace:
         """A copy of the body in `parent`'s block, its calls naming functions `parent`'s
@@ -65,7 +66,8 @@ class _KeptBody:
         if self.symbols:
             module = parent.module.operation
             table = ir.SymbolTable(module)
-            missing = [n for n in self.symbols if n not in table]
+            # (another module holding a name may hold another function: copy them all)
+            missing = [] if parent.module is self.origin() else list(self.symbols)
             if missing:
                 if f"{self.prefix}_{missing[0]}" not in table:
                     _clone_functions(module, self.text, self.prefix)

@@ -209,8 +209,35 @@ def put_back(tree, apart: dict, rest):
 
 
 # ---- a function staged into the module being built ---------------------------------------
-_names = itertools.count()
 _copies = itertools.count()
+# module -> (the next number of its staged functions' names, how many top-level ops it
+# had then). Names are unique within a module, not in the process, so a loop of eager
+# transformations (each tracing into a fresh module) repeats its names: each new name
+# would be a string interned in the process-wide MLIR context for good (issue 25). Code
+# reusing a function traced into another module must copy it in under a prefix
+# (mjax.nested_traces, mjax.region_cache).
+_NUMBERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_NUMBERED = re.compile(r"_(\d+)$")
+
+
+def fresh_name(module, base: str, taken=None) -> str:
+    """A name `{base}_{n}` for a new function of `module` (which the caller adds next), n
+    counted per module; `taken(name)`: whether the module already holds a function of
+    that name (for a module whose functions were not all named here, e.g. a clone)."""
+    ops = module.body.operations
+    count = len(ops)
+    n, expected = _NUMBERS.get(module, (0, None))
+    if count != expected:
+        # (a module parsed or cloned, or given functions by other code since, e.g. the
+        # passes' copies: past every number its names end in)
+        n = max(n, 1 + max((int(m.group(1)) for op in ops if "sym_name" in op.attributes
+                            for m in [_NUMBERED.search(
+                                ir.StringAttr(op.attributes["sym_name"]).value)] if m),
+                           default=-1))
+    while taken is not None and taken(f"{base}_{n}"):
+        n += 1
+    _NUMBERS[module] = (n + 1, count + 1)
+    return f"{base}_{n}"
 
 
 def copy_prefix() -> str:
@@ -232,7 +259,7 @@ def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=()):
     nested jit, a transformation's function, a custom rule)."""
     outer = current_trace()
     base = name or getattr(fun, "__name__", "fn").strip("<>").replace(".", "_")
-    return trace_function(fun, args, kwargs or {}, name=f"{base}_{next(_names)}",
+    return trace_function(fun, args, kwargs or {}, name=fresh_name(outer.module, base),
                           module=outer.module, visibility="private",
                           concrete_leaves=concrete_leaves)
 

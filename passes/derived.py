@@ -25,6 +25,9 @@ from mjax.dialect import attributes as A
 from mjax.passes.ir_util import FunctionTable
 
 MARK = "mjax.derived"
+# A nested jit's or checkpoint's function carries the scope JAX names its ops under
+# (`jit(g)`, `checkpoint`: passes/rules/op_names.py); what is derived from it keeps it.
+SCOPE_ATTR = "mjax.scope"
 
 
 def transform_name(cls) -> str:
@@ -85,6 +88,9 @@ class DerivedTable:
         frozen = freeze(params)
         self.table[(str(callee), transform, frozen)] = name
         fn = self.fns.get(name)
+        source = self.fns.table.get(str(callee))
+        if source is not None and SCOPE_ATTR in source.attributes:   # (jvp(jit(g))/cos)
+            fn.attributes[SCOPE_ATTR] = source.attributes[SCOPE_ATTR]
         fn.attributes[MARK] = ir.DictAttr.get({
             "from": ir.StringAttr.get(str(callee)),
             "by": ir.StringAttr.get(transform_name(transform)),
@@ -97,4 +103,4 @@ class DerivedTable:
                 del table[key]
 
 
-__all__ = ["MARK", "DerivedTable", "freeze", "transform_name"]
+__all__ = ["MARK", "SCOPE_ATTR", "DerivedTable", "freeze", "transform_name"]

@@ -49,7 +49,7 @@ from mjax.float0 import is_float0 as _is_float0
 from mjax.passes import custom_rules
 from mjax.passes.ir_util import nested_ops
 from mjax.primitive import tangent_aval
-from mjax.staging import _names, emit, emit_call, trace_function
+from mjax.staging import emit, emit_call, fresh_name, trace_function
 
 
 # ---- helpers --------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ def _any_inexact(args) -> bool:
 
 def _trace_into(module, body, args, base: str):
     """Traces body(*args) (ShapedArrayArg leaves) into `module` as a private function."""
-    return trace_function(body, tuple(args), {}, name=f"{base}_{next(_names)}",
+    return trace_function(body, tuple(args), {}, name=fresh_name(module, base),
                           module=module, visibility="private")
 
 

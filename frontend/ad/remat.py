@@ -64,7 +64,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),
                                           a, kw, name=getattr(fun, "__name__", "checkpoint"))
             callee, operands, out_tree, out_avals = nested_traces.kept_or_staged(
                 kept, key, leaves, current_trace().module, stage)
-            note_callee(callee, "checkpoint")     # (its ops: checkpoint/sin, as JAX's)
+            # (its ops: checkpoint/sin, as JAX's)
+            note_callee(current_trace().module, callee, "checkpoint")
             outs = emit_call(callee, operands, out_avals, cls=T.CheckpointOp,
                              prevent_cse=bool(prevent_cse), **extra)
             return tree_util.tree_unflatten(out_tree, outs)

@@ -22,7 +22,7 @@ XLA names a called function's ops under the call: a nested jit's `jit(f)/jit(g)/
 (`jvp(jit(g))/cos` under a transformation), a checkpoint's `jit(f)/checkpoint/sin`.
 mjax inlines calls before lowering (passes/jaxpr_inline.py), naming the inlined ops so
 (`name_inlined`; the frontend registers which functions are nested jits' and
-checkpoints' in `CALLEE_SCOPES`).
+checkpoints' with a `mjax.scope` attribute).
 
 A scope is registered in `SCOPES` (location attribute -> path); `ORIGINAL` keeps, for
 each location named for a body, the scope it had before (what its own body's ops are
@@ -30,12 +30,13 @@ relative to). Named locations are made once per (location, names) and cached.
 """
 from __future__ import annotations
 
-import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 from jaxlib.mlir import ir
 
+from mjax.passes.derived import MARK as DERIVED
+from mjax.passes.derived import SCOPE_ATTR   # (the frontend sets it on a nested jit)
 from mjax.passes.ir_util import nested_ops
 
 # As JAX does, each op of a jit's program is named after its primitive under the jit's
@@ -50,11 +51,6 @@ SCOPES: dict = {}
 # location attribute named by `body_names` -> the scope its op had before
 ORIGINAL: dict = {}
 
-# symbol of a nested jit's or checkpoint's function -> the scope JAX names its ops
-# under (`jit(g)`, `checkpoint`); the frontend fills it as it traces one (symbols of
-# traced functions are unique in the process)
-CALLEE_SCOPES: dict = {}
-_MAX_CALLEES = 1 << 16
 # The names of transformations that wrap a scope in a name stack: `jvp(my_model)/conv`.
 TRANSFORMS = frozenset({"jvp", "transpose", "vmap", "pmap", "shard_map"})
 _BODY: dict = {}      # (outer scope, new outer path) -> {location attribute: location}
@@ -62,8 +58,6 @@ _CALLED: dict = {}    # (call's scope, callee's scope) -> {location attribute: l
 _MAX_CACHES = 1024
 _AT: dict = {}        # (prefix, location attribute, path) -> named location
 _MAX = 8192
-DERIVED = "mjax.derived"       # (passes/derived.py's mark: {from = "g_1", by = ...})
-_COPY_PREFIX = re.compile(r"^(?:jit\d+_)+")
 
 
 def parse(scope: str) -> tuple[tuple, tuple]:
@@ -225,26 +219,24 @@ def _callee_scope(fn: ir.Operation):
     """The scope of the nested jit or checkpoint `fn` was traced for (or derived from: a
     batched copy of g is g's too), else None."""
     attrs = fn.attributes
-    name = _registered(ir.StringAttr(attrs["sym_name"]).value)
-    if name is None and DERIVED in attrs:
-        name = _registered(ir.StringAttr(ir.DictAttr(attrs[DERIVED])["from"]).value)
-    return name
+    if SCOPE_ATTR in attrs:
+        return ir.StringAttr(attrs[SCOPE_ATTR]).value
+    if DERIVED in attrs:
+        origin = ir.StringAttr(ir.DictAttr(attrs[DERIVED])["from"]).value
+        try:
+            source = ir.SymbolTable(fn.operation.parent)[origin]
+        except KeyError:
+            return None
+        return _callee_scope(source.operation)
+    return None
 
 
-def note_callee(symbol: str, scope: str) -> None:
-    """Registers the function `symbol` as a nested jit's or a checkpoint's (`scope`:
-    `jit(g)`, `checkpoint`). The table is bounded: past its size it starts again, and
-    functions registered before are then named without that element."""
-    if len(CALLEE_SCOPES) >= _MAX_CALLEES:
-        CALLEE_SCOPES.clear()
-    CALLEE_SCOPES[symbol] = scope
-
-
-def _registered(symbol: str):
-    name = CALLEE_SCOPES.get(symbol)
-    if name is None:      # (a function copied in from another module's trace: jit3_g_1)
-        name = CALLEE_SCOPES.get(_COPY_PREFIX.sub("", symbol))
-    return name
+def note_callee(module: ir.Module, symbol: str, scope: str) -> None:
+    """Marks the function `symbol` of `module` as a nested jit's or a checkpoint's
+    (`scope`: `jit(g)`, `checkpoint`)."""
+    with module.context:
+        fn = ir.SymbolTable(module.operation)[symbol]
+        fn.attributes[SCOPE_ATTR] = ir.StringAttr.get(scope)
 
 
 def named_at(loc: ir.Location, path: str) -> ir.Location:
