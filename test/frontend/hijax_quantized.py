@@ -1,8 +1,9 @@
 """The quantized array of JAX's docs/hijax_types.md, defined with one library's hijax
 (test_hijax_types.py and test_hijax_jaxpr.py run it on jax and on mjax): QArray, its
 HiType (printing as `q8[...]`, with an aval property and method), and the quantize,
-dequantize and matmul_q primitives with straight-through VJP rules; Quantize's `batch`
-rule raises BatchRuleCalled, so a test sees that vmap called it."""
+dequantize and matmul_q primitives with straight-through VJP rules. With
+`batch_rule_raises`, Quantize has a `batch` rule raising BatchRuleCalled, so a test sees
+that vmap called it (without it, the libraries batch its expansion)."""
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -13,7 +14,7 @@ class BatchRuleCalled(Exception):
     """What Quantize's `batch` rule raises, to see that vmap called it."""
 
 
-def quantized(api, jnp, hijax) -> SimpleNamespace:
+def quantized(api, jnp, hijax, batch_rule_raises=False) -> SimpleNamespace:
     """QArray, QArrayTy, quantize, dequantize and matmul_q over `api`'s hijax."""
 
     @dataclass(frozen=True)
@@ -67,8 +68,10 @@ def quantized(api, jnp, hijax) -> SimpleNamespace:
         def vjp_bwd_retval(self, _res, g):
             return (g,)
 
-        def batch(self, axis_data, args, dims):
-            raise BatchRuleCalled(dims)
+    def batch(self, axis_data, args, dims):
+        raise BatchRuleCalled(dims)
+    if batch_rule_raises:
+        Quantize.batch = batch
 
     class Dequantize(hijax.VJPHiPrimitive):
         def __init__(self, q_aval):

@@ -23,7 +23,7 @@ def _defs(lib):
     """The quantized array of docs/hijax_types.md (hijax_quantized.py), one per library."""
     if lib not in _DEFS:
         api, jnp, hijax = LIBS[lib]
-        q = quantized(api, jnp, hijax)
+        q = quantized(api, jnp, hijax, batch_rule_raises=True)
         _DEFS[lib] = (api, jnp, dict(QArray=q.QArray, quantize=q.quantize,
                                      dequantize=q.dequantize, matmul_q=q.matmul_q))
     return _DEFS[lib]
