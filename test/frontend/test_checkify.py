@@ -472,7 +472,7 @@ def _outcome(fn):
 
 
 @pytest.mark.parametrize("how", ["grad", "grad_negated", "vjp", "vjp_negative_ct",
-                                 "vmap_grad", "jit_grad", "checkify_grad"])
+                                 "vmap_grad", "jit_grad", "checkify_grad", "vmap_check"])
 def test_check_in_a_bwd_rule_of_eager_differentiation_raises_when_it_runs(how):
     """JAX evaluates an eager grad/vjp op by op: a check in a custom_vjp's bwd rule raises
     checkify's JaxRuntimeError when the pullback runs (under jit it is the
@@ -487,7 +487,10 @@ def test_check_in_a_bwd_rule_of_eager_differentiation_raises_when_it_runs(how):
             "vjp_negative_ct": lambda: lib.vjp(guard, 2.)[1](lib.numpy.asarray(-3.))[0],
             "vmap_grad": lambda: lib.vmap(lib.grad(guard))(np.ones(3, np.float32)),
             "jit_grad": lambda: lib.jit(lib.grad(guard))(-1.),
-            "checkify_grad": lambda: ck.checkify(lib.grad(guard))(-1.)[0].get()}
+            "checkify_grad": lambda: ck.checkify(lib.grad(guard))(-1.)[0].get(),
+            # (a check on a batched value: JAX checks the whole batch when vmap runs)
+            "vmap_check": lambda: lib.vmap(lambda x: (ck.check(x > 0, "x={x}", x=x), x)[1])(
+                np.array([1., -2., 3.], np.float32))}
         return _outcome(cases[how])
     mine, theirs = run(mjax, mck), run(jax, jck)
     if how == "jit_grad":   # (a ValueError of mjax's class, its message naming the line)
