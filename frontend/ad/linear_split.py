@@ -16,6 +16,7 @@ from mjax import trace_trees
 from mjax.ad import concrete, levels
 from mjax.ad.cotangent_types import cotangent_weak_table
 from mjax.ad.jit_partial_eval import split_jit_calls
+from mjax.ad.tracer_text import showing_gradients
 from mjax.ad.staging import (_USER_PRIMITIVE, _check_aux_pair, _is_inexact,
                              forget_program, program_identity, recall_program,
                              remember_program, stage_function)
@@ -95,8 +96,10 @@ class _Split:
         outer = current_trace()
         if outer is None:
             # Outside jit the primals are concrete: Python can branch on fun's values.
-            fun = levels.differentiated(
-                concrete.with_sources(fun, self.leaves, diff_args, new_root=True), diff_args)
+            # (its tracers print as JAX's reverse-mode ones: GradTracer(primal=1.0, ...))
+            fun = levels.differentiated(concrete.with_sources(
+                showing_gradients(fun, diff_args), self.leaves, diff_args, new_root=True),
+                diff_args)
             traced = trace_function(fun, tuple(primals), {}, name="f", visibility="private")
         else:
             traced = stage_function(fun, tuple(primals), {}, diff_leaves=diff_args)

@@ -67,6 +67,10 @@ GRAD_CASES = {
     "grad_grad": lambda lib, np_: lib.grad(lib.grad(_grad_body(np_)))(2.0),
     "jit_grad_grad": lambda lib, np_: lib.jit(lib.grad(lib.grad(_grad_body(np_))))(2.0),
     "jit_inside": lambda lib, np_: lib.grad(lambda x: lib.jit(_grad_body(np_))(x))(2.0),
+    # (eager vjp and linearize are reverse mode in JAX: their tracers print so too)
+    "vjp": lambda lib, np_: lib.vjp(_grad_body(np_), 2.0),
+    "linearize": lambda lib, np_: lib.linearize(_grad_body(np_), np_.float32(2)),
+    "jit_vjp": lambda lib, np_: lib.jit(lambda x: lib.vjp(_grad_body(np_), x)[0])(2.0),
 }
 
 
