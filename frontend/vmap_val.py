@@ -17,10 +17,7 @@ place); elsewhere it is 0, where JAX's rules move the batch axis in front.
 """
 from __future__ import annotations
 
-import itertools
-
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func
 
 from mjax.core import Tracer, _state
 from mjax.dialect import Builder, aval_of, context
@@ -31,6 +28,7 @@ from mjax.dialect.ops.reductions import ArgMinMax, Reduction
 from mjax.errors import UnexpectedTracerError
 from mjax.source_info import user_location
 from mjax.tracer import escaped_tracer_message, known_value
+from mjax.value_prefix import prefix_function, prefix_ops
 
 class BatchedBody:
     """What a vmap body's trace (`Trace.vmap_body`) knows of its batching: the trace
@@ -85,9 +83,9 @@ class BatchedBody:
         if isinstance(v, ir.BlockArgument) and v.arg_number < len(self.leaves):
             return self.leaves[v.arg_number]     # (a mapped argument: on its own axis)
         trace = t.trace
-        ops, used = _prefix(v)
+        ops, used = prefix_ops(v)
         sources = list(self.leaves) + list(trace.captured)
-        name = _prefix_function(trace, ops, used, v)
+        name = prefix_function(trace, ops, used, v, "vmap_val")
         operands = [outer.to_tracer(sources[a.arg_number]) for a in used]
         in_axes = [self.axes[a.arg_number] if a.arg_number < len(self.axes) else None
                    for a in used]
@@ -110,58 +108,6 @@ def _unbatched(t, what) -> AttributeError:
         f"VmapTracer)")
 
 
-# ---- the per-example prefix ----------------------------------------------------------------
-def _prefix(v):
-    """The ops of v's block computing `v`, in dependency order, and the block arguments
-    they (or v itself) read, in argument order. (Region bodies take their values as
-    operands, so the ops' operands are all they read.)"""
-    order, seen, args = [], set(), {}
-    if isinstance(v, ir.BlockArgument):
-        return [], [v]
-    stack = [(v.owner, False)]
-    while stack:
-        op, expanded = stack.pop()
-        key = op.operation
-        if expanded:
-            order.append(op)
-            continue
-        if key in seen:
-            continue
-        seen.add(key)
-        stack.append((op, True))
-        for x in key.operands:
-            if isinstance(x, ir.BlockArgument):
-                args[x.arg_number] = x
-            else:
-                stack.append((x.owner, False))
-    return order, [args[n] for n in sorted(args)]
-
-
-def _prefix_function(trace, ops, used, v) -> str:
-    """A private function of trace's module: `ops` on arguments `used`, returning v."""
-    ctx = context()
-    with ctx, ir.Location.unknown(ctx):
-        # (The first name free in the module, not a process-wide count: an eager vmap
-        # traces again at each call, and the same text finds the executables compiled
-        # for it, mjax.ad.concrete's included.)
-        symbols = ir.SymbolTable(trace.module.operation)
-        name = next(n for n in (f"vmap_val_{k}" for k in itertools.count())
-                    if n not in symbols)
-        with ir.InsertionPoint(trace.module.body):
-            fn = func.FuncOp(name, ([a.type for a in used], [v.type]))
-            fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
-        block = fn.add_entry_block()
-        new = dict(zip(used, block.arguments))
-        ip = ir.InsertionPoint(block)
-        for o in ops:
-            clone = o.operation.clone(ip=ip)
-            for i, x in enumerate(o.operation.operands):
-                clone.operands[i] = new[x]
-            new.update(zip(o.operation.results, clone.results))
-        func.ReturnOp([new[v]], ip=ip)
-    return name
-
-
 # ---- batch dims ------------------------------------------------------------------------------
 def _batch_dim(body, v):
     """Where JAX's batching rules put the batch axis of body value `v` (None: unbatched)."""
@@ -172,7 +118,7 @@ def _batch_dim(body, v):
         n = v.arg_number
         d = dims[v] = body.axes[n] if n < len(body.axes) else None
         return d
-    ops, _ = _prefix(v)
+    ops, _ = prefix_ops(v)
     for op in ops:
         results = list(op.operation.results)
         if results[0] in dims:

@@ -72,7 +72,8 @@ def jvp(fun, primals, tangents, has_aux=False):
         in_avals = [aval_of_value(x) for x in p_leaves]
         diff_args = tuple(i for i, a in enumerate(in_avals) if _is_inexact(a))
         f = fun if eager is None else eager_jvp.seen(fun, eager)
-        traced = stage_function(f, tuple(primals), {}, diff_leaves=diff_args, forward=True)
+        traced = stage_function(f, tuple(primals), {}, diff_leaves=diff_args, forward=True,
+                                tangents=t_diff)
         out_avals = traced.out_avals
         if has_aux:
             _check_aux_pair(traced.out_tree, out_avals)

@@ -37,7 +37,7 @@ from mjax.staging import call_args, emit, emit_call, put_back, set_apart  # noqa
 
 # ---- staging helpers ------------------------------------------------------------------
 def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_leaves=None,
-                   forward=False):
+                   forward=False, tangents=None):
     """Traces fun(*args, **kwargs) into a private function of the current module
     (mjax.staging.stage_function).
 
@@ -46,9 +46,10 @@ def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_l
     tracers then have the concrete values JAX would give them (mjax.ad.concrete), and
     fun runs one differentiation level deeper (mjax.ad.levels: custom rules it calls
     are traced at once), and its tracers print as JAX's (mjax.ad.tracer_text; `forward`:
-    forward mode)."""
+    forward mode, whose `tangents` of the diff leaves, values of the trace around, its
+    tracers' text shows)."""
     if diff_leaves is not None:
-        fun = showing_gradients(fun, diff_leaves, reverse=not forward)
+        fun = showing_gradients(fun, diff_leaves, reverse=not forward, tangents=tangents)
         fun = levels.differentiated(concrete.with_sources(
             fun, trace_trees.tree_leaves((args, kwargs or {})), diff_leaves), diff_leaves)
     return staging.stage_function(fun, args, kwargs, name=name,

@@ -7,8 +7,10 @@ differentiation; values no differentiation perturbs are plain arrays there (in f
 mode too). mjax traces the function once into its dialect, so it finds the same facts
 from the IR: which arguments of each enclosing trace a value is computed from
 (`Trace.sources` leads from one trace's arguments to the enclosing one's tracers), and
-the concrete value from mjax.ad.concrete. Values forward mode perturbs (JAX's JVPTracer, showing tangent values)
-keep mjax's text."""
+the concrete value from mjax.ad.concrete. A value jvp alone perturbs prints as JAX's
+`JVPTracer(primal=2.0, tangent=1.0)` (its tangent computed by a jvp of the ops it
+depends on, staged in the trace around: mjax.ad.jvp_text); under other transformations
+too keeps mjax's text."""
 from __future__ import annotations
 
 import functools
@@ -17,6 +19,7 @@ import weakref
 from jaxlib.mlir import ir
 
 from mjax import trace_trees
+from mjax.ad.jvp_text import jvp_text
 from mjax.core import current_trace
 from mjax.dialect.types import short_dtype_name
 from mjax.source_info import wraps
@@ -26,19 +29,24 @@ from mjax.tracer import Tracer, arguments_reached, jit_text, known_value
 _DIFFERENTIATED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def showing_gradients(fun, diff_leaves, reverse=True):
+def showing_gradients(fun, diff_leaves, reverse=True, tangents=None):
     """fun, whose tracers print as JAX's tracers while it is traced (its argument leaves
-    `diff_leaves` are differentiated, in reverse mode unless `reverse` is False)."""
+    `diff_leaves` are differentiated, in reverse mode unless `reverse` is False; forward
+    mode's `tangents`, one per diff leaf, are values of the trace around it)."""
+    diff_leaves = sorted(diff_leaves)
+    tangent_of = dict(zip(diff_leaves, tangents or ()))
     diff_leaves = frozenset(diff_leaves)
 
     @wraps(fun)
     def shown(*args, **kwargs):
         trace = current_trace()
         leaves = trace_trees.tree_leaves((args, kwargs))
-        _DIFFERENTIATED[trace] = ({
-            t.value.arg_number for i, t in enumerate(leaves)
-            if i in diff_leaves and isinstance(t, Tracer) and t.trace is trace and
-            isinstance(t.value, ir.BlockArgument)}, reverse)
+        numbers = {i: t.value.arg_number for i, t in enumerate(leaves)
+                   if i in diff_leaves and isinstance(t, Tracer) and t.trace is trace and
+                   isinstance(t.value, ir.BlockArgument)}
+        _DIFFERENTIATED[trace] = (set(numbers.values()), reverse,
+                                  {n: tangent_of[i] for i, n in numbers.items()
+                                   if i in tangent_of})
         previous, trace.shows = trace.shows, functools.partial(_shows, trace.shows)
         try:
             return fun(*args, **kwargs)
@@ -48,9 +56,12 @@ def showing_gradients(fun, diff_leaves, reverse=True):
 
 
 def _shows(previous, t):
-    differentiated, reverse = _DIFFERENTIATED[t.trace]
+    differentiated, reverse, tangents = _DIFFERENTIATED[t.trace]
     reached = arguments_reached(t.value)
     if not reverse and reached & differentiated:
+        text = jvp_text(t, reached, differentiated, tangents)
+        if text is not None:
+            return text
         return previous(t) if previous is not None else None
     levels = _perturbing(t.trace, reached, depth=8)
     value = known_value(t)
@@ -68,7 +79,7 @@ def _shows(previous, t):
 def _perturbing(trace, reached, depth) -> int:
     """How many reverse-mode differentiations (this trace's and enclosing ones) perturb
     a value of `trace` computed from its arguments `reached`."""
-    differentiated, reverse = _DIFFERENTIATED.get(trace, (set(), False))
+    differentiated, reverse, _ = _DIFFERENTIATED.get(trace, (set(), False, None))
     here = 1 if reverse and reached & differentiated else 0
     if depth == 0:
         return here

@@ -79,6 +79,26 @@ def test_printed_gradient_tracers_match_jax():
         assert _printed(mjax, jnp, run) == _printed(jax, jjnp, run), name
 
 
+JVP_CASES = {
+    "jvp": lambda lib, np_: lib.jvp(_grad_body(np_), (2.0,), (0.5,)),
+    "jvp_arrays": lambda lib, np_: lib.jvp(lambda x, y: _grad_body(np_)(x * y),
+                                           (np_.arange(3.0), np_.float32(2)),
+                                           (np_.ones(3), np_.float32(-1))),
+    "jvp_int_argument": lambda lib, np_: lib.jvp(lambda x, n: _grad_body(np_)(x) * n,
+                                                 (2.0, 3), (1.0, np.zeros((), lib.dtypes.float0))),
+    "jit_jvp": lambda lib, np_: lib.jit(lambda x: lib.jvp(_grad_body(np_), (x,), (x,)))(2.0),
+    "jvp_has_aux": lambda lib, np_: lib.jvp(lambda x: (_grad_body(np_)(x), x), (2.0,),
+                                            (1.0,), has_aux=True),
+}
+
+
+def test_printed_jvp_tracers_match_jax():
+    """A value jvp perturbs prints as JAX's JVPTracer, with its primal and tangent
+    values outside jit and the jit's tracers under it."""
+    for name, run in JVP_CASES.items():
+        assert _printed(mjax, jnp, run) == _printed(jax, jjnp, run), name
+
+
 def test_forward_mode_shows_known_values():
     """Under jvp, a value no tangent reaches prints as its value, as in JAX (perturbed
     ones keep mjax's text: JAX's JVPTracer shows tangent values)."""
