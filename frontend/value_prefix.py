@@ -15,10 +15,11 @@ from jaxlib.mlir.dialects import func
 from mjax.dialect import context
 
 
-def prefix_ops(v):
+def prefix_ops(v, done=()):
     """The ops of v's block computing `v`, in dependency order, and the block arguments
-    they (or v itself) read, in argument order. (Region bodies take their values as
-    operands, so the ops' operands are all they read.)"""
+    they (or v itself) read, in argument order; values in `done` (and what only they
+    need) are left out. (Region bodies take their values as operands, so the ops'
+    operands are all they read.)"""
     order, seen, args = [], set(), {}
     if isinstance(v, ir.BlockArgument):
         return [], [v]
@@ -34,6 +35,8 @@ def prefix_ops(v):
         seen.add(key)
         stack.append((op, True))
         for x in key.operands:
+            if x in done:
+                continue
             if isinstance(x, ir.BlockArgument):
                 args[x.arg_number] = x
             else:

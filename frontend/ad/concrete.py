@@ -40,6 +40,7 @@ from mjax.lowering import lower_to_stablehlo
 from mjax.placement import device_buffer, device_put_value
 from mjax.runtime import get_backend
 from mjax.source_info import wraps
+from mjax.value_prefix import prefix_ops
 
 
 class _NotConcrete(Exception):
@@ -245,26 +246,10 @@ def _argument(trace, known, v):
 def _slice(trace, known, v):
     """The ops (in dependency order) computing `v` that have not run yet; arguments it
     needs are looked up on the way."""
-    order, seen = [], set()
-    stack = [(v.owner, False)]
-    while stack:
-        op, expanded = stack.pop()
-        key = op.operation
-        if expanded:
-            order.append(op)
-            continue
-        if key in seen:
-            continue
-        seen.add(key)
-        stack.append((op, True))
-        for x in op.operation.operands:
-            if x in known.values:
-                continue
-            if isinstance(x, ir.BlockArgument):
-                _argument(trace, known, x)
-            else:
-                stack.append((x.owner, False))
-    return order
+    ops, arguments = prefix_ops(v, known.values)
+    for a in arguments:
+        _argument(trace, known, a)
+    return ops
 
 
 def _evaluate(trace, known, op):
