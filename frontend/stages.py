@@ -17,7 +17,10 @@ from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import clone_module, lower_module, module_name, refuse_symbolic
+from mjax.lowering import (clone_module, compile_pipeline, lower_module, module_name,
+                           refuse_symbolic, step_names)
+from mjax.passes import run_pipeline
+from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.ir_util import main_function
 from mjax.pretty import pretty_print
 from mjax.pretty_expand import expanded_function
@@ -153,6 +156,7 @@ class Traced(_Signature):
             memory_kinds.annotate_module(module, *self._memory_kinds)
         lowered = Lowered(self._traced, module, self._layout, jaxpr, self._donation)
         lowered._layouts = self._layouts
+        lowered._user_passes = self._user_passes
         return lowered
 
 
@@ -210,6 +214,7 @@ def _result_infos(out_tree) -> tuple:
 class Lowered(_Signature):
     """`.as_text()` is StableHLO; `.compile()` runs XLA."""
     _layouts = None    # the layouts of Formats jit was given (mjax/layout.py)
+    _user_passes = ()  # the users' passes it was lowered with (docs/passes.md)
 
     def __init__(self, traced, module, layout=None, jaxpr=None, donation=((), ())):
         self._traced = traced
@@ -261,8 +266,27 @@ class Lowered(_Signature):
             raise NotImplementedError(f"Lowered.cost_analysis on the "
                                       f"{type(get_backend()).__name__} backend; use "
                                       f"compile().cost_analysis()")
-        return _jax.hlo_module_cost_analysis(client,
-                                             self.compiler_ir("hlo").as_hlo_module())
+        return _jax.hlo_module_cost_analysis(client, self._as_traced().as_hlo_module())
+
+    def _as_traced(self):
+        """The HLO cost_analysis reads: the jaxpr form lowered again without `cse`, which
+        merges the repeated computations JAX's lowering keeps (flax compares a module's
+        flops with the sum of its calls'); the module itself over a mesh."""
+        if self._jaxpr is None or self._layout is not None:
+            return self.compiler_ir("hlo")
+        pipeline = compile_pipeline(self._user_passes)
+        tail = [s for s in pipeline[step_names(pipeline).index("jaxpr-to-stablehlo"):]
+                if not (isinstance(s, tuple) and s[0] == "cse")]
+        module = clone_module(self._jaxpr)
+        token = CALLER_DEVICES.set(1)    # (one device, as lower_module says)
+        try:
+            with context(), ir.Location.unknown(context()):
+                run_pipeline(module, tail)
+        finally:
+            CALLER_DEVICES.reset(token)
+        return _jax.mlir.mlir_module_to_xla_computation(
+            module.operation.get_asm(enable_debug_info=True), use_tuple_args=False,
+            return_tuple=False)
 
     def compile(self, compiler_options=None, *, device_assignment=None):
         """`compiler_options`: XLA options by name, as jit(compiler_options=...)."""

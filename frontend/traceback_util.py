@@ -50,8 +50,19 @@ class UnfilteredStackTrace(Exception):
     whole traceback. JAX: jax.errors.UnfilteredStackTrace's role."""
 
 
+# Paths libraries register as theirs to hide too (JAX: jax._src.traceback_util's
+# register_exclusion; flax and equinox register their transformation modules).
+_exclude_paths: list[str] = []
+
+
+def register_exclusion(path: str) -> None:
+    _exclude_paths.append(path)
+
+
 def _internal(frame) -> bool:
-    return frame.f_code.co_filename.startswith(_MACHINERY)
+    name = frame.f_code.co_filename
+    return name.startswith(_MACHINERY) or (
+        bool(_exclude_paths) and name.startswith(tuple(_exclude_paths)))
 
 
 def _mode() -> str:
@@ -129,4 +140,4 @@ def api_boundary(fun):
 _BOUNDARY_CODE = api_boundary(lambda: None).__code__
 
 
-__all__ = ["UnfilteredStackTrace", "api_boundary", "filter_traceback"]
+__all__ = ["UnfilteredStackTrace", "api_boundary", "filter_traceback", "register_exclusion"]

@@ -30,7 +30,7 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops.user import UserPrimitiveOp
 from mjax.dialect.types import aval_of
 from mjax.passes.custom_rules import materialize, source_of
-from mjax.passes.ir_util import nested_ops, replace_op
+from mjax.passes.ir_util import nested_ops, reachable_functions, replace_op
 from mjax.passes.jaxpr_inline import inline_body
 from mjax.passes.registry import op_error
 from mjax.passes.rules.ad_util import Linear, has_tangent
@@ -103,7 +103,11 @@ def lower_user_primitives(ex) -> None:
     functions their expansion made, in turn)."""
     if not UserPrimitiveOp.staged:   # (none can name rules: --jaxpr-to-stablehlo says so)
         return
-    todo, seen = list(ex.fns.table), set()
+    # Only the functions the public ones reach: a transformed function's original body
+    # (the unbatched @f a vmap expanded) is dead and goes in --jaxpr-inline's prune;
+    # tracing its lowering would run the user's lowering rule for a program never
+    # compiled (JAX lowers only the final jaxpr's primitives; equinox counts them).
+    todo, seen = sorted(reachable_functions(ex.fns.table)), set()
     while todo:
         name = todo.pop()
         if name in seen or name not in ex.fns:
@@ -118,8 +122,10 @@ def lower_user_primitives(ex) -> None:
             callee = materialize(ex, handle, "lower", op)
             b = Builder(ir.InsertionPoint(op), op.location)
             replace_op(op, ex.call(b, callee, list(op.operands)))
-            # (the lowering, and the functions expanding it made: a vmap inside it)
-            todo.extend(n for n in ex.fns.table if n not in seen)
+            # (the lowering, and the functions expanding it made that it calls: a vmap
+            # inside it)
+            todo.extend(n for n in reachable_functions(ex.fns.table, [callee])
+                        if n not in seen)
 
 
 def _lower(ctx, *operands, **params):

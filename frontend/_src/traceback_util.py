@@ -1,18 +1,17 @@
-"""JAX-private: jax._src.traceback_util (flax, equinox): frames of registered paths are
-hidden from JAX's filtered tracebacks. mjax filters no tracebacks, so this only records
-the paths and `api_boundary` returns the function as it is."""
-_exclude_paths: list[str] = []
-
-
-def register_exclusion(path: str) -> None:
-    _exclude_paths.append(path)
+"""JAX-private: jax._src.traceback_util (flax, equinox): libraries register their files
+to be hidden from filtered tracebacks as mjax's machinery is, and wrap their entry points
+in the same boundary as mjax's (mjax/traceback_util.py filters)."""
+from mjax.traceback_util import (UnfilteredStackTrace, _exclude_paths,  # noqa: F401
+                                 _internal, register_exclusion)
+from mjax.traceback_util import api_boundary as _api_boundary
 
 
 def api_boundary(fun=None, *, repro_api_name=None, repro_user_func=False):
-    return fun if fun is not None else (lambda f: f)
+    """JAX's signature (the repro arguments are for JAX's repro tool: ignored)."""
+    return _api_boundary(fun) if fun is not None else _api_boundary
 
 
 def include_frame(frame) -> bool:
-    """Whether `frame` is the user's (not from a registered path): equinox walks the stack
-    with it to name where an error was raised."""
-    return not any(frame.f_code.co_filename.startswith(p) for p in _exclude_paths)
+    """Whether `frame` is the user's: neither mjax's machinery nor a registered path
+    (equinox walks the stack with it to name where an error was raised)."""
+    return not _internal(frame)

@@ -16,8 +16,9 @@ import numpy as np
 
 from mjax import dtypes, registration, trace_trees, tree_util
 from mjax.config import config
-from mjax.core import (Carry, Tracer, aval_of_value, current_trace, describe_location,
-                       discarding_on_error, emit_region_op, user_location, user_staged)
+from mjax.core import (Carry, Tracer, arrays_as_operands, aval_of_value, current_trace,
+                       describe_location, discarding_on_error, emit_region_op,
+                       user_location, user_staged)
 from mjax.dialect.core import InferError
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import ShapedArray
@@ -86,14 +87,18 @@ def _run_as_jit(key, construct, *args):
     try:
         jitted = _EAGER_JITS.get(key)
     except TypeError:      # (an unhashable static argument: not cached)
-        return registration.JIT(construct)(*args)
-    if jitted is None:
-        jitted = _EAGER_JITS[key] = registration.JIT(construct)
-        if len(_EAGER_JITS) > _EAGER_JITS_MAX:
-            _EAGER_JITS.popitem(last=False)
+        jitted = registration.JIT(construct)
     else:
-        _EAGER_JITS.move_to_end(key)
-    return jitted(*args)
+        if jitted is None:
+            jitted = _EAGER_JITS[key] = registration.JIT(construct)
+            if len(_EAGER_JITS) > _EAGER_JITS_MAX:
+                _EAGER_JITS.popitem(last=False)
+        else:
+            _EAGER_JITS.move_to_end(key)
+    # (the Arrays the bodies close over are the program's arguments, as JAX's eager
+    # cond/while/scan take them as operands: XLA folds no constant of them)
+    with arrays_as_operands():
+        return jitted(*args)
 
 
 def _infer(opcls, operands, params, sigs):

@@ -124,8 +124,18 @@ def _exact_key(v):
         return type(v), repr(v)
     if isinstance(v, (bool, int)):
         return type(v), v
-    if type(v) is tuple:
-        return tuple, tuple(_exact_key(e) for e in v)
+    if type(v) in (tuple, list):
+        # (a list is a static argument as its tuple is: jnp.mean(x, axis=[1, 2]) compiles
+        # as one program, as JAX's jitted reductions do after making the axes a tuple)
+        return type(v), tuple(_exact_key(e) for e in v)
+    return v
+
+
+def _copied(v):
+    """`v` with its lists copied: a list bound into a cached program is the caller's,
+    who may change it afterwards."""
+    if type(v) in (tuple, list):
+        return type(v)(_copied(e) for e in v)
     return v
 
 
@@ -232,11 +242,12 @@ def fused_when_eager(fn):
         try:
             key = (len(args), static_pos, tuple((k, _exact_key(v)) for k, v in static_kw))
             hash(key)
-            hash(tuple(args[i] for i in static_pos))
+            hash(tuple(_exact_key(args[i]) for i in static_pos))
         except TypeError:  # (an unhashable static argument, e.g. a list of ints)
             return fn(*args, **kwargs)
         if key not in by_pattern:
-            by_pattern[key] = jit(_unwrapping(functools.partial(fn, **dict(static_kw))),
+            by_pattern[key] = jit(_unwrapping(functools.partial(
+                fn, **{k: _copied(v) for k, v in static_kw})),
                                   static_argnums=static_pos)
         dynamic_kw = {k: v for k, v in kwargs.items() if holds_array(v)}
         try:

@@ -17,7 +17,7 @@ Layouts (every body is one block, isolated from above, ending in `jaxpr.yield`):
 Lowering clones a body's jaxpr ops into the StableHLO region (block arguments mapped to
 the new values), then lowers the clones, so nested control flow lowers recursively:
 
-    cond   -> stablehlo.if (2 branches; pred = index != 0) or stablehlo.case
+    cond   -> stablehlo.case (as JAX's, two branches included)
     while  -> stablehlo.while (consts are used from above)
     scan   -> stablehlo.while over (i, *carry, *ys): each iteration runs `unroll` copies
               of the body, reading x with dynamic_slice and writing y with
@@ -86,14 +86,12 @@ def _fill(region: ir.Region, arg_types, build) -> None:
 def _cond_lower(ctx, index, *ops):
     regions = list(ctx.op.regions)
     types = [r.type for r in ctx.op.results]
-    if len(regions) == 2:
-        pred = H.compare(index, H.constant(0, np.int32), "NE")
-        new = hlo.IfOp(types, pred)
-        order = [1, 0]  # stablehlo.if: true region first
-    else:
-        new = hlo.CaseOp(types, index, len(regions))
-        order = range(len(regions))
-    for target, i in zip(new.regions, order):
+    # stablehlo.case for two branches too, as JAX lowers them: XLA's copy insertion
+    # depends on the branches' order (with the true region, branch 1, first as
+    # stablehlo.if has it, a loop buffer a branch passes through is copied at every
+    # iteration of an enclosing while: equinox's checkpointed loops ran 10x slower).
+    new = hlo.CaseOp(types, index, len(regions))
+    for i, target in enumerate(new.regions):
         # (JAX: cond/branch_0_fun/cos, branch i being the i-th function)
         names = body_names(ctx.op, f"cond/branch_{i}_fun")
         _fill(target, [], lambda _, ip, i=i, names=names: inline_body(

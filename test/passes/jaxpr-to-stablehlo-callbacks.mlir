@@ -62,10 +62,10 @@ func.func @callback_ordered_chain(%x: tensor<f32>) -> tensor<f32> {
 // CHECK-NOT:       stablehlo.create_token
 // CHECK:           %[[T2:.*]] = stablehlo.custom_call @xla_ffi_python_cpu_callback(%[[IT]], %{{.*}}) {{{.*}}index = 5 : ui64
 // CHECK:           stablehlo.return %{{.*}}, %{{.*}}, %[[T2]] : tensor<i32>, tensor<3xf32>, !stablehlo.token
-// CHECK:         %[[C:.*]]:2 = "stablehlo.if"
-// CHECK:           stablehlo.return %{{.*}}, %[[W]]#2
+// CHECK:         %[[C:.*]]:2 = "stablehlo.case"
 // CHECK:           %[[T3:.*]] = stablehlo.custom_call @xla_ffi_python_cpu_callback(%[[W]]#2) {{{.*}}index = 8 : ui64
 // CHECK:           stablehlo.return %{{.*}}, %[[T3]]
+// CHECK:           stablehlo.return %{{.*}}, %[[W]]#2
 // CHECK:         stablehlo.custom_call @xla_ffi_python_cpu_callback(%[[C]]#1, %{{.*}}) {{{.*}}index = 7 : ui64
 // CHECK-NOT:     jaxpr.
 func.func @callback_ordered_through_regions(%xs: tensor<3xf32>, %i: tensor<i32>) -> tensor<3xf32> {

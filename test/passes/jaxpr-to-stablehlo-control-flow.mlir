@@ -1,19 +1,20 @@
 // --jaxpr-to-stablehlo on every op in dialect/ops/control_flow.py, bodies included.
 // RUN: mjax-opt %s --jaxpr-to-stablehlo --split-input-file | filecheck %s
 
-// Two branches: stablehlo.if on index != 0, the true region being branch 1.
-// CHECK-LABEL: func.func @cond_to_if
+// Two branches: stablehlo.case on the index, branch 0 first, as JAX lowers a cond
+// (XLA's copy insertion depends on the order: passes/rules/control_flow.py).
+// CHECK-LABEL: func.func @cond_two_branches
 // CHECK-SAME:    (%[[I:.*]]: tensor<i32>, %[[X:.*]]: tensor<f32>)
-// CHECK:         %[[P:.*]] = stablehlo.compare NE, %[[I]]
-// CHECK:         %[[R:.*]] = "stablehlo.if"(%[[P]]) ({
-// CHECK:           %[[N:.*]] = stablehlo.negate %[[X]]
-// CHECK:           stablehlo.return %[[N]]
-// CHECK:         }, {
+// CHECK-NOT:     stablehlo.compare
+// CHECK:         %[[R:.*]] = "stablehlo.case"(%[[I]]) ({
 // CHECK:           %[[S:.*]] = stablehlo.sine %[[X]]
 // CHECK:           stablehlo.return %[[S]]
+// CHECK:         }, {
+// CHECK:           %[[N:.*]] = stablehlo.negate %[[X]]
+// CHECK:           stablehlo.return %[[N]]
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
-func.func @cond_to_if(%i: tensor<i32>, %x: tensor<f32>) -> tensor<f32> {
+func.func @cond_two_branches(%i: tensor<i32>, %x: tensor<f32>) -> tensor<f32> {
   %0 = "jaxpr.cond"(%i, %x) ({
   ^bb0(%a: tensor<f32>):
     %1 = "jaxpr.sin"(%a) : (tensor<f32>) -> tensor<f32>
@@ -156,7 +157,7 @@ func.func @scan_length_zero(%c0: tensor<f32>, %xs: tensor<0xf32>) -> (tensor<f32
 // Nested region ops lower recursively.
 // CHECK-LABEL: func.func @scan_with_nested_cond
 // CHECK:         stablehlo.while
-// CHECK:           "stablehlo.if"
+// CHECK:           "stablehlo.case"
 // CHECK:             stablehlo.negate
 // CHECK-NOT:     jaxpr.
 func.func @scan_with_nested_cond(%c0: tensor<f32>, %ps: tensor<3xi32>) -> tensor<f32> {
