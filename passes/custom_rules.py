@@ -23,6 +23,7 @@ nothing: the pass needing the rule fails at the op, naming it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import threading
 
@@ -119,6 +120,28 @@ def has_jvp_rule(op) -> bool:
     return bool(custom_attribute(op, "has_jvp_rule", False))
 
 
+class _Emulated(threading.local):
+    """The mesh axes whose vmaps this thread's passes batch only to run a shard_map called
+    outside jit (mjax.spmd.shard_map runs its body vmapped over the mesh axes)."""
+    names: frozenset = frozenset()
+
+
+_emulated = _Emulated()
+
+
+@contextlib.contextmanager
+def emulating_shard_map(axis_names):
+    """While it is open, a vmap over one of `axis_names` batches custom calls as any
+    other: JAX's shard_map outside jit runs the body per device and never calls a
+    primitive's `batch` (or a custom_vmap rule), so neither does mjax's emulation."""
+    before = _emulated.names
+    _emulated.names = before | frozenset(axis_names)
+    try:
+        yield
+    finally:
+        _emulated.names = before
+
+
 def user_batching(ex, op, dims, axis_size: int, axis_name) -> tuple | None:
     """(function, result dims) a custom call's own Python batching rule (a hijax
     primitive's `batch`, a custom_vmap rule) traces for its operands batched at `dims`
@@ -126,7 +149,7 @@ def user_batching(ex, op, dims, axis_size: int, axis_name) -> tuple | None:
     so; None when the call has no such rule. The tracer returns the function's name
     (every result at 0) or (name, result dims)."""
     tracer = custom_attribute(op, "batch_tracer")
-    if tracer is None:
+    if tracer is None or (axis_name is not None and axis_name in _emulated.names):
         return None
     source = source_of(str(op.opview.params.get("rule") or ""))
     before = set(ex.fns.table)
@@ -265,5 +288,6 @@ def derive(base: str, key: str, make) -> str:
     return key
 
 
-__all__ = ["MARK", "custom_attribute", "derive", "has_jvp_rule", "mark", "materialize",
-           "register", "rule_function", "rule_runs", "source_of", "user_batching"]
+__all__ = ["MARK", "custom_attribute", "derive", "emulating_shard_map", "has_jvp_rule",
+           "mark", "materialize", "register", "rule_function", "rule_runs", "source_of",
+           "user_batching"]

@@ -43,6 +43,7 @@ from mjax.dialect.ops.shard_map import ShardMapOp, block_layout
 from mjax.dtypes import hitype_rules
 from mjax.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
+from mjax.passes.custom_rules import emulating_shard_map
 from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, Mesh, NamedSharding,
                                  PartitionSpec, current_mesh, use_abstract_mesh)
 from mjax.sharding_types import mark_manual_partial, seed_varying, spec_entry, typeof_array
@@ -489,7 +490,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         jitted, current = hit
         current.update(specs=specs, shown=shown)
         try:
-            with shown.capturing():
+            with shown.capturing(), emulating_shard_map(manual):
                 outs, printed = jitted(*args)
                 shown.values = printed
             return _named_as_specs(outs, m, out_specs)
