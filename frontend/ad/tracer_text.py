@@ -34,7 +34,9 @@ def showing_gradients(fun, diff_leaves, reverse=True, tangents=None):
     `diff_leaves` are differentiated, in reverse mode unless `reverse` is False; forward
     mode's `tangents`, one per diff leaf, are values of the trace around it)."""
     diff_leaves = sorted(diff_leaves)
-    tangent_of = dict(zip(diff_leaves, tangents or ()))
+    # (the tangents, tracers of the trace around, are let go of once fun is traced: the
+    # leak checker would find them kept)
+    tangent_of = [dict(zip(diff_leaves, tangents or ()))]
     diff_leaves = frozenset(diff_leaves)
 
     @wraps(fun)
@@ -44,14 +46,17 @@ def showing_gradients(fun, diff_leaves, reverse=True, tangents=None):
         numbers = {i: t.value.arg_number for i, t in enumerate(leaves)
                    if i in diff_leaves and isinstance(t, Tracer) and t.trace is trace and
                    isinstance(t.value, ir.BlockArgument)}
-        _DIFFERENTIATED[trace] = (set(numbers.values()), reverse,
-                                  {n: tangent_of[i] for i, n in numbers.items()
-                                   if i in tangent_of})
+        differentiated = set(numbers.values())
+        _DIFFERENTIATED[trace] = (differentiated, reverse,
+                                  {n: tangent_of[0][i] for i, n in numbers.items()
+                                   if i in tangent_of[0]})
         previous, trace.shows = trace.shows, functools.partial(_shows, trace.shows)
         try:
             return fun(*args, **kwargs)
         finally:
             trace.shows = previous
+            _DIFFERENTIATED[trace] = (differentiated, reverse, {})
+            tangent_of[0] = {}
     return shown
 
 
