@@ -17,8 +17,6 @@ inside another differentiation) returns None: the caller stages `jaxpr.vjp` of t
 function."""
 from __future__ import annotations
 
-import itertools
-
 from jaxlib.mlir import ir
 
 import mjax.lax as lax
@@ -32,9 +30,7 @@ from mjax.passes.autodiff import vjp_functions
 from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
 from mjax.passes.derived import MARK
-from mjax.staging import emit_call, user_name
-
-_ids = itertools.count()
+from mjax.staging import copy_prefix, emit_call, fresh_name, user_name
 
 
 class _Step:
@@ -221,23 +217,15 @@ def _renamed_copy(module, name: str, callee: str) -> str:
     """A copy of @name (and its callees) whose symbol prints as the jit's name; not
     marked derived (the printer then keeps its call a nested jit)."""
     with context(), ir.Location.unknown(context()):
-        table = ir.SymbolTable(module.operation)
-        prefix = _fresh(table, lambda: f"jit{next(_ids)}_{name}")[:-len(name) - 1]
+        # (one process-wide counter names every copy: a restored export's functions,
+        # copied in too, had names of this form from a second counter once)
+        prefix = copy_prefix()
         _clone_functions(module.operation, functions_text(module, [name]), prefix)
         table = ir.SymbolTable(module.operation)
-        # (fresh in this module: a deserialized export's functions may have names of
-        # this same form already)
-        new = _fresh(table, lambda: f"{prefix}_{user_name(callee)}_{next(_ids)}")
+        new = fresh_name(module, f"{prefix}_{user_name(callee)}",
+                         taken=lambda n: n in table)
         fn = table[f"{prefix}_{name}"]
         ir.SymbolTable.set_symbol_name(fn, new)
         if MARK in fn.attributes:
             del fn.attributes[MARK]
     return new
-
-
-def _fresh(table, make) -> str:
-    """The first name `make()` gives that `table` does not hold."""
-    while True:
-        name = make()
-        if name not in table:
-            return name

@@ -220,12 +220,13 @@ def test_inconclusive_comparisons_while_tracing_raise_jax_error():
 
 
 def test_split_jits_get_names_the_module_does_not_hold(monkeypatch):
-    """grad splits a jit into forward and backward copies with fresh names; a restored
-    export's functions can already have names of that form (in a fresh process the copy's
-    counter starts at 0, as monkeypatched here) and the copy must not take one of them."""
+    """grad splits a jit into forward and backward copies with fresh names, here as in a
+    fresh process (the copies' counter starting at 0, monkeypatched): the copies must not
+    take the names of a restored export's functions (they once did, named from a second
+    counter, and the backward got no residuals)."""
     import itertools
-    import mjax.ad.jit_partial_eval as split
-    monkeypatch.setattr(split, "_ids", itertools.count())
+    import mjax.staging
+    monkeypatch.setattr(mjax.staging, "_copies", itertools.count())
     (b,) = export.symbolic_shape("b")
     exp = export.export(mjax.jit(lambda p, x: _mlp(mjax, p, x)))(
         MLP_PARAMS, mjax.ShapeDtypeStruct((b, 4), np.float32))
