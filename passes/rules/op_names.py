@@ -35,7 +35,6 @@ from contextvars import ContextVar
 
 from jaxlib.mlir import ir
 
-from mjax.passes.derived import MARK as DERIVED
 from mjax.passes.derived import SCOPE_ATTR   # (the frontend sets it on a nested jit)
 from mjax.passes.ir_util import nested_ops
 
@@ -217,18 +216,9 @@ def _called(loc: ir.Location, outer: str, t, p, element) -> ir.Location:
 
 def _callee_scope(fn: ir.Operation):
     """The scope of the nested jit or checkpoint `fn` was traced for (or derived from: a
-    batched copy of g is g's too), else None."""
+    batched copy of g is g's too, passes/derived.py copies the attribute), else None."""
     attrs = fn.attributes
-    if SCOPE_ATTR in attrs:
-        return ir.StringAttr(attrs[SCOPE_ATTR]).value
-    if DERIVED in attrs:
-        origin = ir.StringAttr(ir.DictAttr(attrs[DERIVED])["from"]).value
-        try:
-            source = ir.SymbolTable(fn.operation.parent)[origin]
-        except KeyError:
-            return None
-        return _callee_scope(source.operation)
-    return None
+    return ir.StringAttr(attrs[SCOPE_ATTR]).value if SCOPE_ATTR in attrs else None
 
 
 def note_callee(module: ir.Module, symbol: str, scope: str) -> None:
