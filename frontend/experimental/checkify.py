@@ -135,7 +135,12 @@ def _register(message: _Message) -> int:
 def _message_of(site) -> _Message:
     if site.kind != "user":
         return _Message(site.kind, prim=site.prim, shape=tuple(site.shape))
-    return _MESSAGES.get(site.fmt) or _Message("user", fmt=site.msg)
+    return _user_message(site.fmt, site.msg)
+
+
+def _user_message(fmt: int, msg: str) -> _Message:
+    """The message of user check `fmt` (registered as it was traced), else its text."""
+    return _MESSAGES.get(fmt) or _Message("user", fmt=msg)
 
 
 def _check_when_run(msg: str, fmt: int):
@@ -145,7 +150,7 @@ def _check_when_run(msg: str, fmt: int):
     None elsewhere (JAX's functionalization error)."""
     if not concrete.runs_now():
         return None
-    message = _MESSAGES.get(fmt) or _Message("user", fmt=msg)
+    message = _user_message(fmt, msg)
 
     def flat(ok, *payload):
         if not bool(ok):
