@@ -114,7 +114,7 @@ def _concatenate(op, ks, args, params):
     return bind(S.ConcatenateOp, *[_data(a) for a in args], **params)
 
 
-@_rule(S.StackOp, S.UnstackOp)
+@_rule(S.StackOp, S.UnstackOp, S.SplitOp)
 def _stack(op, ks, args, params):
     # (the axis is one of the leading, logical dims, which the data shares)
     out = bind(op, *[_data(a) for a in args], **params)

@@ -358,6 +358,26 @@ class UnstackOp(JaxprOp, name="unstack"):
         return (ShapedArray(shape, x.dtype),) * int(size)
 
 
+class SplitOp(JaxprOp, name="split"):
+    """Consecutive pieces of the operand along `axis`, of the given `sizes` (which add up
+    to that axis's size): one result per size. JAX: lax.split_p (whose transpose is one
+    concatenate, not a pad per piece)."""
+    attributes = {"axis": A.Int(), "sizes": A.Shape()}
+
+    @classmethod
+    def infer(cls, x, *, axis, sizes):
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+        if any(isinstance(s, int) and s < 0 for s in sizes):
+            raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
+        total = sum(sizes)
+        if total != x.shape[axis]:
+            raise ValueError(f"Sum of sizes {total} must be equal to dimension "
+                             f"{x.shape[axis]} of the operand shape {x.shape}")
+        return tuple(ShapedArray(x.shape[:axis] + (s,) + x.shape[axis + 1:], x.dtype)
+                     for s in sizes)
+
+
 class PadOp(JaxprOp, name="pad"):
     """Pads with padding_value: (low, high, interior) per dim, negatives crop.
     JAX: lax.pad_p."""

@@ -71,7 +71,7 @@ for _name in ("after_all", "approx_top_k", "bessel_i0e", "bessel_i1e", "create_t
               "dce_sink", "device_put", "eq_to", "igamma", "igamma_grad_a", "igammac",
               "le_to", "lt_to", "mulhi", "nextafter", "ragged_all_to_all",
               "regularized_incomplete_beta",
-              "select_and_scatter", "split", "stage", "tile", "zeta"):
+              "select_and_scatter", "stage", "tile", "zeta"):
     globals()[f"{_name}_p"] = FunctionPrimitive(_name, globals().get(_name))
 del _name
 linear_solve_p = FunctionPrimitive("custom_linear_solve", custom_linear_solve)

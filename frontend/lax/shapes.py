@@ -1,6 +1,6 @@
 """Shapes and layouts, as in `jax.lax`: broadcast, reshape, squeeze, expand_dims,
-transpose, rev, concatenate, stack, unstack, pad, slice (one function per primitive), and
-what JAX composes from them (collapse, split, tile, broadcast_like)."""
+transpose, rev, concatenate, stack, unstack, split, pad, slice (one function per
+primitive), and what JAX composes from them (collapse, tile, broadcast_like)."""
 from __future__ import annotations
 
 import math
@@ -15,8 +15,8 @@ from mjax.dialect.shape_poly import as_dim, broadcast_shapes as symbolic_broadca
 from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import (BroadcastInDimOp, ConcatenateOp, DimAsValueOp,
                                          ConvertElementTypeOp, ExpandDimsOp, PadOp,
-                                         ReshapeOp, RevOp, SliceOp, SqueezeOp, StackOp,
-                                         TransposeOp, UnstackOp)
+                                         ReshapeOp, RevOp, SliceOp, SplitOp, SqueezeOp,
+                                         StackOp, TransposeOp, UnstackOp)
 from mjax.lax.sharding import apply_out_sharding
 
 
@@ -203,18 +203,18 @@ def collapse(operand, start_dimension, stop_dimension=None):
 
 
 def split(operand, sizes, axis=0):
-    """Consecutive pieces of the given sizes along axis. JAX: lax.split."""
+    """Consecutive pieces of the given sizes along axis (one `split` op). JAX: lax.split."""
     aval = aval_of_value(operand)
-    axis = operator.index(axis) % aval.ndim
-    sizes = [operator.index(s) for s in sizes]
-    if sum(sizes) != aval.shape[axis] or any(s < 0 for s in sizes):
+    axis = _canonical_axis(axis, aval.ndim)
+    sizes = tuple(s if shape_poly.is_symbolic_dim(s) else operator.index(s) for s in sizes)
+    if any(not shape_poly.is_symbolic_dim(s) and s < 0 for s in sizes):
+        raise ValueError(at_user_line(f"Sizes passed to split must be nonnegative, got "
+                                      f"{list(sizes)}"))
+    if sum(sizes) != aval.shape[axis]:
         raise ValueError(at_user_line(f"Sum of sizes {sum(sizes)} must be equal to dimension "
                                       f"{aval.shape[axis]} of the operand shape {aval.shape}"))
-    out, start = [], 0
-    for s in sizes:
-        out.append(slice_in_dim(operand, start, start + s, 1, axis))
-        start += s
-    return out
+    out = bind(SplitOp, operand, axis=axis, sizes=sizes)
+    return out if isinstance(out, list) else [out]
 
 
 def stack(operands, axis=0):

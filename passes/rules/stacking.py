@@ -1,11 +1,14 @@
-"""Rules for jaxpr.stack and jaxpr.unstack (dialect/ops/structural.py): lowering, JVP and
-transpose (each is linear, the transpose of the other), batching and sharding
-propagation. JAX: lax.stack_p, lax.unstack_p.
+"""Rules for jaxpr.stack, jaxpr.unstack and jaxpr.split (dialect/ops/structural.py):
+lowering, JVP and transpose (each is linear: stack and unstack are each other's
+transpose, split's is one concatenate), batching and sharding propagation.
+JAX: lax.stack_p, lax.unstack_p, lax.split_p.
 
     %s = "jaxpr.stack"(%a, %b) {axis = 1}   : (f32[3], f32[3]) -> f32[3,2]
   ==> each operand broadcast to f32[3,1], then stablehlo.concatenate along dimension 1;
     %u:2 = "jaxpr.unstack"(%s) {axis = 1}  : (f32[3,2]) -> (f32[3], f32[3])
-  ==> per result, a stablehlo.slice of width 1 along axis 1, reshaped to f32[3].
+  ==> per result, a stablehlo.slice of width 1 along axis 1, reshaped to f32[3];
+    %p:2 = "jaxpr.split"(%x) {axis = 0, sizes = [1, 2]} : (f32[3]) -> (f32[1], f32[2])
+  ==> a stablehlo.slice per piece.
 """
 from __future__ import annotations
 
@@ -42,6 +45,18 @@ def _unstack_lower(ctx, x, *, axis):
         start[axis], limit[axis] = i, i + 1
         piece = H.slice_(ctx.op, x, tuple(start), tuple(limit), None)
         outs.append(hlo.reshape(H.ttype(aval.shape, aval.dtype), piece))
+    return outs
+
+
+@lowering(S.SplitOp)
+def _split_lower(ctx, x, *, axis, sizes):
+    shape = ctx.avals_in[0].shape
+    outs, start = [], 0
+    for size in sizes:
+        starts, limits = [0] * len(shape), list(shape)
+        starts[axis], limits[axis] = start, start + size
+        outs.append(H.slice_(ctx.op, x, tuple(starts), tuple(limits), None))
+        start += size
     return outs
 
 
@@ -90,6 +105,29 @@ def _unstack_jvp(b, primals, tangents, *, axis):
 JVP[S.UnstackOp] = _unstack_jvp   # (a size-0 axis has no results: no tangents either)
 
 
+def _split_transpose(b, cts, x, *, axis, sizes):
+    # One concatenate of the pieces' cotangents (a zero one instantiated, as JAX does),
+    # so XLA writes the operand's cotangent once rather than adding a pad per piece.
+    cts = cts if isinstance(cts, list) else [cts]
+    aval = AD.aval(x)
+    cts = [c if c is not None else _zero(
+        b, aval.update(shape=aval.shape[:axis] + (s,) + aval.shape[axis + 1:]), i)
+        for i, (c, s) in enumerate(zip(cts, sizes))]
+    return [cts[0] if len(cts) == 1 else b.concatenate(*cts, dimension=axis)]
+
+
+def _split_jvp(b, primals, tangents, *, axis, sizes):
+    (x,), (t,) = primals, tangents
+    out = b.emit(S.SplitOp, x, axis=axis, sizes=sizes)
+    if t is None or not AD.has_tangent(AD.aval(x)):
+        return out, [None] * len(out)
+    return out, b.emit(S.SplitOp, t, axis=axis, sizes=sizes)
+
+
+AD.deflinear(S.SplitOp, _split_transpose)
+JVP[S.SplitOp] = _split_jvp
+
+
 # ---- batching -------------------------------------------------------------------------
 @B.batch_rule(S.StackOp)
 def _stack_batch(b, args, dims, *, axis):
@@ -115,6 +153,14 @@ def _unstack_batch(b, args, dims, *, axis):
     return outs, [d] * len(outs)
 
 
+@B.batch_rule(S.SplitOp)
+def _split_batch(b, args, dims, *, axis, sizes):
+    (x,), (d,) = args, dims
+    axis = axis if axis < d else axis + 1
+    outs = b.emit(S.SplitOp, x, axis=axis, sizes=sizes)
+    return outs, [d] * len(outs)
+
+
 # ---- sharding propagation ---------------------------------------------------------------
 # Operand dimension i is factor i; the stacking axis stays whole (JAX: a stacked result is
 # unsharded along the new axis; an unstack operand must not be sharded along it).
@@ -132,3 +178,10 @@ def _unstack_shard(avals_in, avals_out, *, axis):
     kept = tuple(d for d in range(rank) if d != axis)
     return Factors((tuple(None if d == axis else d for d in range(rank)),),
                    (kept,) * len(avals_out), kind="unstack")
+
+
+@shard_rule(S.SplitOp)
+def _split_shard(avals_in, avals_out, *, axis, sizes):
+    rank = len(avals_in[0].shape)
+    dims = tuple(None if d == axis else d for d in range(rank))
+    return Factors((dims,), (dims,) * len(avals_out), kind="split")

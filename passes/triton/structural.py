@@ -176,7 +176,7 @@ def _dot_general(kl, op, a, b, *, dimension_numbers, precision=None,
 
 _NO_SLICING = ("Triton cannot slice, pad, reverse or concatenate values held in registers; "
                "index the ref instead (ref[pl.ds(start, size)])")
-for _op in (St.PadOp, St.RevOp, St.SliceOp, I.DynamicSliceOp, I.DynamicUpdateSliceOp,
-            I.GatherOp, I.ScatterOp, I.ScatterAddOp, I.ScatterMaxOp, I.ScatterMinOp,
-            I.ScatterMulOp):
+for _op in (St.PadOp, St.RevOp, St.SliceOp, St.SplitOp, I.DynamicSliceOp,
+            I.DynamicUpdateSliceOp, I.GatherOp, I.ScatterOp, I.ScatterAddOp, I.ScatterMaxOp,
+            I.ScatterMinOp, I.ScatterMulOp):
     TRITON.unsupported(_op, _NO_SLICING)
