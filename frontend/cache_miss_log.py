@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import types
 
 from mjax.config import config
 from mjax.source_info import frame_position, in_mjax, user_frame
@@ -184,11 +185,7 @@ def describer(fun, name, tree, static_key):
 def arg_names(fun, tree, static_key) -> list:
     """The name of each input leaf, as JAX's debug info names them: the parameter it is
     passed to, then its path inside that argument."""
-    try:
-        params = [p.name for p in inspect.signature(fun).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
+    params = _positional_names(fun)
     static = {k for k, _ in static_key if isinstance(k, int)}
     dyn_params = [p for i, p in enumerate(params) if i not in static]
     names = []
@@ -200,6 +197,20 @@ def arg_names(fun, tree, static_key) -> list:
     for key, child in zip(kw_keys, kwargs_tree.children()):
         names += _leaf_names(str(key), child, ())
     return names
+
+
+def _positional_names(fun) -> list:
+    """The names of fun's positional parameters (as inspect.signature lists them)."""
+    code = getattr(fun, "__code__", None)
+    if type(fun) is types.FunctionType and code is not None and \
+            "__wrapped__" not in fun.__dict__ and "__signature__" not in fun.__dict__:
+        # (a plain function's own: read from its code, ~20x cheaper than a signature)
+        return list(code.co_varnames[:code.co_argcount])
+    try:
+        return [p.name for p in inspect.signature(fun).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
 
 
 def _leaf_names(base, tree, path) -> list:

@@ -145,16 +145,22 @@ class Jitted:
         # updated=(): copying fun.__dict__ would overwrite our own attributes when fun
         # is itself a Jitted (or carries a __dict__ from functools.wraps).
         wraps(fun)(self)
-        try:
-            self._sig = inspect.signature(fun)
-        except (TypeError, ValueError):
-            self._sig = None
-        # (checked against the signature and completed from each other, as JAX does)
-        self.static_argnums, self.static_argnames = static_arguments(
-            self._sig, static_argnums, static_argnames)
-        self.donate_argnums, self.donate_argnames = donated_arguments(
-            self._sig, donate_argnums, donate_argnames, self.static_argnums,
-            self.static_argnames)
+        if static_argnums in (None, ()) and static_argnames in (None, ()) and \
+                donate_argnums in (None, ()) and donate_argnames in (None, ()):
+            # (none to check or complete: the signature, ~20 us, is not needed)
+            self.static_argnums = self.static_argnames = ()
+            self.donate_argnums = self.donate_argnames = ()
+        else:
+            try:
+                sig = inspect.signature(fun)
+            except (TypeError, ValueError):
+                sig = None
+            # (checked against the signature and completed from each other, as JAX does)
+            self.static_argnums, self.static_argnames = static_arguments(
+                sig, static_argnums, static_argnames)
+            self.donate_argnums, self.donate_argnames = donated_arguments(
+                sig, donate_argnums, donate_argnames, self.static_argnums,
+                self.static_argnames)
         self._cache: dict = {}
         self._nested: dict = {}   # traces made under other traces (mjax/nested_traces.py)
         ALL_JITTED.add(self)
