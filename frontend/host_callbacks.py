@@ -39,7 +39,7 @@ class _Entry:
         try:
             return self.flat(*arrays)
         except BaseException as e:
-            if _FOR_CALLER and e is _FOR_CALLER[-1]:
+            if _FOR_CALLER.get(str(e)) is e:
                 raise       # (the caller raises it as it is: no log of a failure)
             # (JAX's debug.print and debug.breakpoint are debug callbacks: it names
             # every failed one jax.debug.callback)
@@ -90,14 +90,23 @@ def lookup(callback_id: int) -> _Entry:
 
 
 # ---- errors the caller raises as they are --------------------------------------------------
-_FOR_CALLER: list = []      # (the last one raised)
+# The errors callbacks raised with raise_in_caller that their callers have not raised yet,
+# by text: a callback runs on one of XLA's threads, not its caller's, and the caller finds
+# its own by the text XLA's error carries (two programs failing at once each find theirs).
+_FOR_CALLER: dict = {}
+_FOR_CALLER_LOCK = threading.Lock()
+_FOR_CALLER_MAX = 64        # (errors whose call never looked for them go, oldest first)
 
 
 def raise_in_caller(exc: BaseException):
     """Raises `exc` from a callback so that the call of the program that ran it raises
     `exc` itself (in `errors_for_caller`), not XLA's JaxRuntimeError wrapping its text,
     as JAX's eagerly evaluated checkify.check does."""
-    _FOR_CALLER[:] = [exc]
+    with _FOR_CALLER_LOCK:
+        _FOR_CALLER.pop(str(exc), None)
+        _FOR_CALLER[str(exc)] = exc
+        while len(_FOR_CALLER) > _FOR_CALLER_MAX:
+            del _FOR_CALLER[next(iter(_FOR_CALLER))]
     raise exc
 
 
@@ -108,8 +117,11 @@ def errors_for_caller():
     try:
         yield
     except _jax.JaxRuntimeError as e:
-        exc = _FOR_CALLER.pop() if _FOR_CALLER else None
-        if exc is not None and str(exc) in str(e):
+        text = str(e)
+        with _FOR_CALLER_LOCK:
+            found = max((k for k in _FOR_CALLER if k and k in text), key=len, default=None)
+            exc = _FOR_CALLER.pop(found) if found is not None else None
+        if exc is not None:
             raise exc from None
         raise
 

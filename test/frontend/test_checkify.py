@@ -497,3 +497,40 @@ def test_check_in_a_bwd_rule_of_eager_differentiation_raises_when_it_runs(how):
         assert mine[1] and theirs[1] and theirs[2] in mine[2]
     else:
         assert mine == theirs
+
+
+def test_eager_checks_failing_in_threads_at_once_each_raise_their_own():
+    """A failing run-time check's error goes to the call that ran it, found by its text:
+    eager grads failing at the same time in several threads each raise their own."""
+    import threading
+
+    def guard_with(k):
+        @mjax.custom_vjp
+        def guard(x):
+            return x
+
+        def bwd(_, g):
+            mck.check(g < 0, f"thread {k}: gradient {{}} must be negative", g)
+            return (g,)
+        guard.defvjp(lambda x: (guard(x), None), bwd)
+        return guard
+    guards = [guard_with(k) for k in range(4)]
+    for g in guards:       # (compiled before the threads start)
+        with pytest.raises(Exception):
+            mjax.grad(g)(1.)
+    barrier, got = threading.Barrier(4), {}
+
+    def run(k):
+        barrier.wait()
+        for _ in range(10):
+            try:
+                mjax.grad(guards[k])(1.)
+            except Exception as e:  # noqa: BLE001 - the message is compared
+                got.setdefault(k, set()).add(str(e).splitlines()[0])
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == {k: {f"thread {k}: gradient 1.0 must be negative (`check` failed)"}
+                   for k in range(4)}
