@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import math
 from types import MethodType
 
 import numpy as np
@@ -141,7 +142,8 @@ class Builder:
             key = (context(), shape, arr.dtype, arr.tobytes())
             made = _SPLATS.get(key)
             if made is not None:
-                return self.emit_constant(*made)
+                return self.emit_constant(*made, splat=(
+                    shape, arr.dtype, arr.tobytes() if math.prod(shape) else b""))
             result = self._constant_of(arr, shape)
             if len(_SPLATS) >= 4096:
                 _SPLATS.clear()
@@ -163,10 +165,11 @@ class Builder:
         # np.asarray keeps 0-d values 0-d (np.ascontiguousarray would make them shape (1,)).
         return self.emit("constant", value=np.asarray(arr, order="C"))[0]
 
-    def emit_constant(self, rtype: ir.Type, attr: ir.Attribute) -> ir.Value:
+    def emit_constant(self, rtype: ir.Type, attr: ir.Attribute, splat=None) -> ir.Value:
         """A `jaxpr.constant` of result type `rtype` and value attribute `attr` (as
         `emit("constant", ...)` made them before; a Builder placing ops elsewhere
-        overrides this too)."""
+        overrides this too). `splat`: (shape, dtype, bytes of the one value) when the
+        constant is one value broadcast, as SharingBuilder keys what it shares."""
         return ir.Operation.create("jaxpr.constant", results=[rtype],
                                    attributes={"value": attr}, regions=0, loc=self.loc,
                                    ip=self.ip).result
@@ -198,10 +201,11 @@ class SharingBuilder(Builder):
         value = params.get("value")
         loc = self.loc
         if loc is None or len(params) != 1 or type(value) is not np.ndarray or \
-                any(value.strides):
+                value.size > 1 and any(value.strides):
             return Builder._constant(self, params)
-        # (one value, maybe broadcast: keyed by its bits, not the whole array's)
-        key = (value.dtype, value.shape, value.reshape(-1)[:1].tobytes(), loc.attr)
+        # (one value, maybe broadcast: keyed by its bits, not the whole array's, as
+        # emit_constant keys a splat)
+        key = (value.shape, value.dtype, value.reshape(-1)[:1].tobytes(), loc.attr)
         res = self.consts.get(key)
         if res is None:
             made = Builder._constant(self, params)
@@ -210,11 +214,12 @@ class SharingBuilder(Builder):
             return made
         return [res]
 
-    def emit_constant(self, rtype: ir.Type, attr: ir.Attribute) -> ir.Value:
+    def emit_constant(self, rtype: ir.Type, attr: ir.Attribute, splat=None) -> ir.Value:
         loc = self.loc
         if loc is None:
             return Builder.emit_constant(self, rtype, attr)
-        key = (attr, rtype, loc.attr)
+        # (a splat keyed as _constant keys it: one constant whichever way it was asked)
+        key = (*splat, loc.attr) if splat is not None else (attr, rtype, loc.attr)
         res = self.consts.get(key)
         if res is None:
             res = self.consts[key] = Builder.emit_constant(self, rtype, attr)

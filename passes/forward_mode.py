@@ -23,7 +23,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect import attributes as A
-from mjax.dialect.builder import Builder
+from mjax.dialect.builder import Builder, SharingBuilder
 from mjax.dialect.core import OPS, op_class_of
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
@@ -62,6 +62,9 @@ class Jvp:
         self.regions = {} if regions is None else regions
         self.in_selective = 0         # depth of selective checkpoints being linearized
         self._rules: dict = {}        # op name -> the interpreter's rule (see rule_for)
+        # (the block's constants, each made once: the rules make the same zeros and ones
+        # again and again, as direct linearize's shared table also merges them)
+        self.consts: dict = {}
 
     def into(self, block: ir.Block) -> "Jvp":
         return Jvp(self.ex, ir.InsertionPoint(block), self.linearize, self.regions)
@@ -70,7 +73,7 @@ class Jvp:
         return self.builder_at(op.location)
 
     def builder_at(self, loc: ir.Location) -> Builder:
-        return Builder(self.ip, loc)
+        return SharingBuilder(self.ip, loc, self.consts)
 
     def run(self, block: ir.Block, primals, tangents) -> list[tuple]:
         env = Env(zip(block.arguments, zip(primals, tangents)))

@@ -46,13 +46,13 @@ class RoutedBuilder(Builder):
         self.jvp.dirty = True
         return self.jvp.scratch_ip
 
-    def emit_constant(self, rtype: ir.Type, attr: ir.Attribute) -> ir.Value:
+    def emit_constant(self, rtype: ir.Type, attr: ir.Attribute, splat=None) -> ir.Value:
         jvp = self.jvp        # (a constant reads nothing: the forward part)
         if jvp.dirty:
             jvp.flush()
         b = jvp.consts     # (each constant made once there: SharingBuilder)
         b.loc = self.loc
-        return b.emit_constant(rtype, attr)
+        return b.emit_constant(rtype, attr, splat)
 
     def _emit(self, cls, operands, params) -> list[ir.Value]:
         jvp = self.jvp

@@ -85,6 +85,28 @@ def test_same_module_as_the_plain_pipeline(name, fn, args, monkeypatch):
     assert "func.func private" not in fast or name in ("checkify_vmap",)
 
 
+@pytest.mark.parametrize("primed", [False, True])
+def test_same_module_whatever_the_constant_cache_holds(primed, monkeypatch):
+    """Forward mode makes each constant once per block, as direct linearize does, so the
+    two paths agree whether or not the process-wide cache of splat constants already
+    knows tanh's ones (it decides which of the builder's two ways a constant is made:
+    the test above used to fail after any test that made a 2x3 f32 splat of 1.0)."""
+    from mjax.dialect import builder
+    monkeypatch.setattr(builder, "_SPLATS", {})
+    if primed:
+        with context():
+            module = ir.Module.parse("module {}")
+            builder.Builder(ir.InsertionPoint(module.body), ir.Location.unknown()).constant(
+                1.0, np.float32, (2, 3))
+    f32 = lambda *s: np.linspace(0.5, 1.5, int(np.prod(s)), dtype=np.float32).reshape(s)
+    text = mjax.jit(mjax.grad(_twice_called)).trace(f32(3, 3), f32(2, 3)).as_text(
+        debug_info=True)
+    fast = _lower(text, plain=False)
+    monkeypatch.setattr(reverse_mode, "PartialEval", _Copying)
+    monkeypatch.setattr(reverse_mode, "_linearize_direct", _general_path_only)
+    assert _lower(text, plain=True) == fast
+
+
 def test_prune_erases_dead_functions_and_moves_single_callees():
     text = """
     func.func private @dead(%x: tensor<f32>) -> tensor<f32> {
