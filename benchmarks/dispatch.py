@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
+import functools
 import pstats
 import statistics
 import time
@@ -53,6 +55,29 @@ def cases(lib, jnp):
     host = np.ones((4,), np.float32)       # (a NumPy array argument: put on the device)
     f(host)
     out["jit NumPy array arg"] = (lambda: f(host), 2000)
+    # Issue 25's other calling conventions: a registered dataclass, a donated argument
+    # (each call donates the last call's result), a committed array, and a call under a
+    # config context manager.
+    pair = _pair_class(lib)(jnp.ones((4,), jnp.float32), jnp.ones((4,), jnp.float32))
+    fd = lib.jit(lambda p: p.a * p.b)
+    fd(pair)
+    out["jit dataclass arg"] = (lambda: fd(pair), 2000)
+    fdon = lib.jit(lambda x: x + 1.0, donate_argnums=0)
+    held = [fdon(jnp.ones((4,), jnp.float32))]
+
+    def donating():
+        held[0] = fdon(held[0])
+    donating()
+    out["jit donated arg"] = (donating, 2000)
+    xc = lib.device_put(jnp.ones((4,), jnp.float32), lib.devices()[0])
+    f(xc)
+    out["jit committed arg"] = (lambda: f(xc), 2000)
+
+    def in_context():
+        with lib.default_matmul_precision("highest"):
+            return f(x)
+    in_context()
+    out["jit under config context"] = (in_context, 2000)
 
     y = jnp.ones((4,), jnp.float32)
     x * y
@@ -166,6 +191,17 @@ def cases(lib, jnp):
     return out
 
 
+def _pair_class(lib):
+    """A dataclass of two arrays registered as a pytree with `lib`."""
+    @functools.partial(lib.tree_util.register_dataclass, data_fields=["a", "b"],
+                       meta_fields=[])
+    @dataclasses.dataclass
+    class Pair:
+        a: object
+        b: object
+    return Pair
+
+
 def jax_tree_zeros(params):
     """Zeros shaped like the LM's parameter dict (NumPy, so no library is involved)."""
     return {k: ([{n: np.zeros_like(a) for n, a in b.items()} for b in v]
@@ -196,8 +232,10 @@ def run_round(case):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--profile", help="cProfile one case of mjax: jit, tree, eager, "
-                                          "eager-sin, eager-scalar, eager-sum, trace, mlp")
+    parser.add_argument("--profile", help="cProfile one case of mjax: jit, tree, kwarg, "
+                                          "static, dataclass, donated, committed, context, "
+                                          "eager, eager-sin, eager-scalar, eager-sum, index, "
+                                          "trace, mlp, per-example, rnn, lm")
     parser.add_argument("--only", help="substrings of the case names to run, comma-separated")
     parser.add_argument("--sort", default="tottime", help="--profile's sort key (cumtime, ...)")
     parser.add_argument("--lines", type=int, default=25, help="--profile's rows")
@@ -214,6 +252,8 @@ def main():
                 "eager-sin": "eager sin", "eager-scalar": "eager x + 1.0",
                 "eager-sum": "eager sum", "kwarg": "jit kwarg call",
                 "static": "jit static arg", "index": "eager x[i]",
+                "dataclass": "jit dataclass arg", "donated": "jit donated arg",
+                "committed": "jit committed arg", "context": "jit under config context",
                 "trace": "trace+lower 1000 ops",
                 "mlp": "MLP step trace+transform+lower",
                 "per-example": "per-example trace+transform+lower",

@@ -27,7 +27,7 @@ from mjax.dtypes import hitype_rules, to_numpy
 from mjax.hijax_lowering import jit_dispatch, lo_call, trace_dispatch
 from mjax.eager import (DEOPTIMIZED, hashable, locate_nonfinite, nonfinite_kind,
                         rerun_announced)
-from mjax.jit_arguments import donated_arguments, static_arguments
+from mjax.jit_arguments import jit_arguments
 from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_cache
 from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
@@ -145,22 +145,9 @@ class Jitted:
         # updated=(): copying fun.__dict__ would overwrite our own attributes when fun
         # is itself a Jitted (or carries a __dict__ from functools.wraps).
         wraps(fun)(self)
-        if static_argnums in (None, ()) and static_argnames in (None, ()) and \
-                donate_argnums in (None, ()) and donate_argnames in (None, ()):
-            # (none to check or complete: the signature, ~20 us, is not needed)
-            self.static_argnums = self.static_argnames = ()
-            self.donate_argnums = self.donate_argnames = ()
-        else:
-            try:
-                sig = inspect.signature(fun)
-            except (TypeError, ValueError):
-                sig = None
-            # (checked against the signature and completed from each other, as JAX does)
-            self.static_argnums, self.static_argnames = static_arguments(
-                sig, static_argnums, static_argnames)
-            self.donate_argnums, self.donate_argnames = donated_arguments(
-                sig, donate_argnums, donate_argnames, self.static_argnums,
-                self.static_argnames)
+        (self.static_argnums, self.static_argnames, self.donate_argnums,
+         self.donate_argnames) = jit_arguments(fun, static_argnums, static_argnames,
+                                               donate_argnums, donate_argnames)
         self._cache: dict = {}
         self._nested: dict = {}   # traces made under other traces (mjax/nested_traces.py)
         ALL_JITTED.add(self)
@@ -209,16 +196,19 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         # The fast path: a call whose positional arguments are mjax.Arrays on their own
         # device (in tuples, lists, dicts, namedtuples), made with the config of the last
-        # cache hit (`_memo`), no context manager active anywhere and no trace, goes from
-        # the leaves straight to jaxlib's execute: no config reads, no cache key.
-        # `config._trace_key` is the epoch: a new object after every config.update, so a
-        # memo made before one never matches. A call like the last one (same structure,
+        # cache hit (`_memo`), no mesh context and no trace, goes from the leaves straight
+        # to jaxlib's execute: no config reads, no cache key. `config._trace_key` is the
+        # epoch: a new object after every config.update, so a memo made before one never
+        # matches (under this thread's config overrides, config.trace_state()'s object). A call like the last one (same structure,
         # avals) compares the aval tuple by identity first (the memo keeps the last call's
         # avals), so it neither hashes avals nor runs ShapedArray.__eq__; other
         # structures/avals seen under the same epoch are found in the memo's table.
         memo = self._memo
-        if memo is not None and memo[0] is config._trace_key and \
-                not config._n_overrides and not _trace_state.stack:
+        if memo is not None and not _trace_state.stack and (
+                memo[0] is config._trace_key if not config._n_overrides
+                # (under config context managers: the epoch of this thread's overrides,
+                # one object while they and the process-wide options stay the same)
+                else memo[0] is config.trace_state() and current_mesh() is None):
             if kwargs or self._has_static:
                 return self._call_keyed(args, kwargs, memo[4], memo[0])
             tree = memo[1]
@@ -332,8 +322,9 @@ class Jitted:
         config.trace_state() the entry was looked up with."""
         # (`state` must be a fresh object per epoch: an empty tuple is a singleton.)
         if not (self._fast_ok and entry.run is not None and state
-                and state is config._trace_key
-                and not config._n_overrides and not _trace_state.stack):
+                and not _trace_state.stack
+                and (state is config._trace_key if not config._n_overrides
+                     else state is config.trace_state() and current_mesh() is None)):
             return
         # Cheapest refusal first: calls with other leaves come here on every call.
         if not all([type(x) is Array and x._sharding is None or type(x) in _HOST_LEAVES

@@ -206,37 +206,30 @@ class Config:
         """{name: current value} of every option (user contexts left out)."""
         return {name: self.read(name) for name in self._options if not name.startswith("_")}
 
-    @contextlib.contextmanager
-    def override(self, **values):
-        """Temporarily sets options in this thread: `with config.override(jax_enable_x64=True)`."""
-        parsed = {k: self._parse(self._check(k), v) for k, v in values.items()}
-        old = getattr(self._local, "overrides", None)
-        self._local.overrides = {**(old or {}), **parsed}
-        hooks = [(self._options[k].on_override, k) for k in parsed
-                 if self._options[k].on_override is not None]
-        for hook, k in hooks:
-            hook(parsed[k])
-        with self._lock:
-            object.__setattr__(self, "_n_overrides", self._n_overrides + 1)
-        try:
-            yield
-        finally:
-            self._local.overrides = old
-            for hook, k in hooks:
-                hook((old or {}).get(k))
-            with self._lock:
-                object.__setattr__(self, "_n_overrides", self._n_overrides - 1)
+    def override(self, **values) -> "_Override":
+        """Temporarily sets options in this thread: `with config.override(jax_enable_x64=True)`
+        (also a decorator)."""
+        return _Override(self, {k: self._parse(self._check(k), v) for k, v in values.items()})
 
     def trace_state(self) -> tuple:
         """Values of the options that change tracing (part of jit's cache key)."""
-        if self._n_overrides and getattr(self._local, "overrides", None):
-            return tuple(self.read(o.name) for o in self._options.values()
-                         if o.affects_tracing)
         key = self._trace_key
         if key is None:
             key = tuple(self._values[o.name] for o in self._options.values()
                         if o.affects_tracing)
             object.__setattr__(self, "_trace_key", key)
+        if self._n_overrides:
+            overrides = getattr(self._local, "overrides", None)
+            if overrides:
+                # (made once per process-wide key and set of overrides: a `with` around
+                # each call of a jit enters equal overrides again and again)
+                local = self._local
+                made = getattr(local, "trace_state", None)
+                if made is None or made[0] is not key or made[1] != overrides:
+                    made = local.trace_state = (key, dict(overrides), tuple(
+                        self.read(o.name) for o in self._options.values()
+                        if o.affects_tracing))
+                return made[2]
         return key
 
     def options(self) -> list[Option]:
@@ -253,6 +246,47 @@ class Config:
         return "\n".join(f"{n:<{w0}}  {v:<{w1}}  {s:<{w2}}  {d}" for n, v, s, d in rows)
 
 
+class _Override(contextlib.ContextDecorator):
+    """config.override's context manager: a class, not a generator, as jit calls under
+    one enter and leave it each time (the thread's previous overrides kept per entry, so
+    one object may be entered again inside itself)."""
+
+    __slots__ = ("_config", "_parsed", "_hooks", "_saved")
+
+    def __init__(self, config_: Config, parsed: dict, hooks=None):
+        self._config = config_
+        self._parsed = parsed        # (never changed: the thread's overrides may be it)
+        self._hooks = hooks if hooks is not None else [
+            (config_._options[k].on_override, k) for k in parsed
+            if config_._options[k].on_override is not None]
+        self._saved = []
+
+    def __enter__(self):
+        cfg, parsed = self._config, self._parsed
+        local = cfg._local
+        old = getattr(local, "overrides", None)
+        self._saved.append(old)
+        local.overrides = {**old, **parsed} if old else parsed
+        for hook, k in self._hooks:
+            hook(parsed[k])
+        with cfg._lock:
+            object.__setattr__(cfg, "_n_overrides", cfg._n_overrides + 1)
+        return None
+
+    def __exit__(self, *exc):
+        cfg = self._config
+        old = self._saved.pop()
+        cfg._local.overrides = old
+        for hook, k in self._hooks:
+            hook((old or {}).get(k))
+        with cfg._lock:
+            object.__setattr__(cfg, "_n_overrides", cfg._n_overrides - 1)
+        return False
+
+    def _recreate_cm(self):     # (ContextDecorator: each decorated call enters afresh)
+        return _Override(self._config, self._parsed, self._hooks)
+
+
 _NO_DEFAULT = object()
 
 
@@ -265,6 +299,7 @@ class State:
         self._option = opt
         self.__name__ = opt.name[4:] if opt.name.startswith("jax_") else opt.name
         self.__doc__ = opt.doc
+        self._made: dict = {}     # value -> (its parsed override, hooks)
 
     @property
     def value(self):
@@ -277,7 +312,18 @@ class State:
             raise TypeError(f"Context manager for {self.__name__} config option requires "
                             f"an argument representing the new value for the config "
                             f"option.")
-        return self._config.override(**{self._option.name: new_val})
+        key = (type(new_val), new_val)     # (True and 1 are equal, not the same value)
+        try:
+            made = self._made.get(key)
+        except TypeError:       # (an unhashable value: parsed each time)
+            return self._config.override(**{self._option.name: new_val})
+        if made is None:
+            cm = self._config.override(**{self._option.name: new_val})
+            if len(self._made) < 64:
+                self._made[key] = (cm._parsed, cm._hooks)
+            return cm
+        # (the value parsed once: `with jax.<option>(v):` around each call of a jit)
+        return _Override(self._config, *made)
 
     def __bool__(self):
         raise TypeError(f"bool() not supported for config option {self._option.name}; "

@@ -479,3 +479,58 @@ def test_dump_ir_to_writes_each_compiled_program(tmp_path):
     assert 'loc("x")' in first and "loc(" not in second      # (debug info off)
     mjax.jit(f)(jnp.ones(4))                                   # off: nothing more written
     assert sorted(p.name for p in tmp_path.iterdir() if "_jit_f_" in p.name) == dumps
+
+
+def test_jit_calls_under_config_context_managers_follow_them():
+    """A cached jit call under a config context manager takes the fast path (its epoch is
+    the thread's overrides); calls alternating in and out of contexts each get the
+    program of their own options, in this thread only."""
+    import threading
+    f = mjax.jit(lambda x: x + 1)
+    g = mjax.jit(lambda x, y: x + y)
+    x = np.arange(3)
+    two_d, one_d = np.ones((2, 3), np.float32), np.ones(3, np.float32)
+    for _ in range(3):
+        assert f(x).dtype == np.int32
+        with mjax.enable_x64(True):
+            assert f(x).dtype == np.int64 and f(x).dtype == np.int64
+            with mjax.enable_x64(False):
+                assert f(x).dtype == np.int32
+        np.testing.assert_array_equal(g(two_d, one_d), 2 * two_d)
+        with mjax.numpy_rank_promotion("raise"):
+            for _ in range(2):
+                with pytest.raises(ValueError, match="rank_promotion"):
+                    g(two_d, one_d)
+    # another thread's context changes nothing here
+    entered, leave = threading.Event(), threading.Event()
+
+    def hold():
+        with mjax.enable_x64(True):
+            entered.set()
+            leave.wait(10)
+    t = threading.Thread(target=hold)
+    t.start()
+    entered.wait(10)
+    try:
+        assert [f(x).dtype for _ in range(3)] == [np.int32] * 3
+    finally:
+        leave.set()
+        t.join()
+
+
+def test_config_context_managers_nest_and_decorate():
+    cm = mjax.default_matmul_precision("highest")
+    with cm:
+        with cm:       # (one object entered inside itself)
+            assert config.read("jax_default_matmul_precision") == "highest"
+        assert config.read("jax_default_matmul_precision") == "highest"
+    assert config.read("jax_default_matmul_precision") is None and config._n_overrides == 0
+
+    @mjax.enable_x64(True)
+    def made():
+        return mjax.numpy.arange(2).dtype
+    assert made() == made() == np.int64 and mjax.numpy.arange(2).dtype == np.int32
+    with pytest.raises(KeyError):
+        with mjax.enable_x64(True):
+            raise KeyError("left with an error")
+    assert not config.read("jax_enable_x64") and config._n_overrides == 0

@@ -346,3 +346,18 @@ def _jit_argument_errors(lib):
 
 def test_static_and_donated_arguments_checked_as_jax():
     assert _jit_argument_errors(mjax) == _jit_argument_errors(jax)
+
+
+def test_numpy_integer_argnums_as_jax():
+    """static_argnums/donate_argnums given as NumPy integers name those arguments, as in
+    JAX (np.int64(0) is argument 0, not no argument)."""
+    for argnums in (np.int64(0), np.int32(1), [np.int64(1)], (np.int64(0), 1)):
+        mine = mjax.jit(lambda x, n: x * n, static_argnums=argnums)
+        theirs = jax.jit(lambda x, n: x * n, static_argnums=argnums)
+        assert mine.static_argnums == tuple(sorted({int(i) for i in np.atleast_1d(argnums)}))
+        assert int(mine(2, 3)) == int(theirs(2, 3)) == 6
+    donating = mjax.jit(lambda x: x + 1, donate_argnums=np.int64(0))
+    assert donating.donate_argnums == (0,)
+    x = mjax.numpy.ones(3)
+    donating(x)
+    assert x.is_deleted()

@@ -13,6 +13,8 @@ import mjax
 import mjax.numpy as mnp
 from mjax import lax as mlax
 
+from test_stack_unstack import assert_tree_close
+
 RNG = np.random.default_rng(5)
 
 
@@ -29,15 +31,6 @@ def jaxpr_text(make, lib, *args):
         text = re.sub(r"np\.int64\((-?\d+)\)", r"\1", text)
         text = re.sub(r"\[\n\s+(axis=\d+)\n\s+(sizes=\([^)]*\))\n\s+\]", r"[\1 \2]", text)
     return text
-
-
-def assert_tree_close(got, want):
-    got_l, want_l = jax.tree.leaves(got), jax.tree.leaves(want)
-    assert len(got_l) == len(want_l)
-    for g, w in zip(got_l, want_l):
-        assert np.asarray(g).dtype == np.asarray(w).dtype
-        assert np.asarray(g).shape == np.asarray(w).shape
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
 
 
 X6, M26, T234 = rand((6,)), rand((2, 6)), rand((2, 3, 4))
