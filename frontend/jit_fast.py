@@ -10,6 +10,8 @@ keeps the Python path only; docs/performance.md measures both.
 from __future__ import annotations
 
 
+import copy
+
 import numpy as np
 
 from mjax import registration, trace_trees
@@ -19,6 +21,7 @@ from mjax.core import _state as _trace_state
 from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray
 from mjax.runtime import c_fast_path, get_backend
+from mjax.sharding_impls import SingleDeviceSharding
 
 C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
 if C_FASTPATH is not None:
@@ -67,8 +70,14 @@ registration.INTERNAL_ARRAYS.append(lambda: [_Held(b) for b in _SCALAR_BUFS.valu
 
 def host_key(x):
     """The aval of a NumPy array or Python scalar leaf for the fast path (NOT_FAST for
-    any other leaf): a scalar is an argument like any other, weakly typed."""
+    any other leaf): a scalar is an argument like any other, weakly typed. A committed
+    Array (on one device's own memory) is (aval, sharding): calls with it run on that
+    device and commit their results (Jitted._remember)."""
     t = type(x)
+    if t is Array:     # (an uncommitted one has a sharding too once `.sharding` is read)
+        s = x._sharding
+        return ((x.aval, s) if type(s) is SingleDeviceSharding and s.memory_kind == "device"
+                and getattr(x, "_committed", False) else NOT_FAST)
     if t is not np.ndarray:
         if t not in _SCALARS or t is int and not _INT32_MIN <= x <= _INT32_MAX:
             return NOT_FAST     # (a wider int: the general path says what it makes of it)
@@ -87,6 +96,22 @@ def host_key(x):
             _HOST_AVALS.clear()
         _HOST_AVALS[key] = aval
     return aval
+
+
+def committed_entry(entry, shardings: set, keyed: bool):
+    """`entry` for calls with arguments committed to `shardings` (one device's memory):
+    a copy whose results the fast path commits there, as the general path does; None
+    where it does not apply (several devices, another device than the program's, outputs
+    in other memories, keyword calls)."""
+    if keyed or len(shardings) != 1 or getattr(entry.executable, "out_memory_kinds", None):
+        return None
+    (sharding,) = shardings
+    if sharding._device != entry.executable.devices[0] or entry.out_tree is None:
+        return None
+    made = copy.copy(entry)
+    made.fast = None           # (the C fast path takes uncommitted arguments only)
+    made.commit = sharding
+    return made
 
 
 def _backend_of(entry, backend=None):
@@ -168,5 +193,5 @@ if C_FASTPATH is not None and hasattr(C_FASTPATH, "set_host"):
     C_FASTPATH.set_host(host_key, host_buf)
 
 __all__ = ["C_FASTPATH", "FAST_TREES", "HOST_LEAVES", "KEYED", "NOT_FAST", "OTHER_TREE",
-           "fast_keys", "host_buf", "host_bufs", "host_key", "install", "keyed_memo",
-           "static_key"]
+           "committed_entry", "fast_keys", "host_buf", "host_bufs", "host_key", "install",
+           "keyed_memo", "static_key"]

@@ -33,7 +33,7 @@ from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST a
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
 from mjax.jit_fast import HOST_LEAVES as _HOST_LEAVES, host_bufs as _host_bufs
-from mjax.jit_fast import host_key as _host_key
+from mjax.jit_fast import committed_entry as _committed_entry, host_key as _host_key
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import describer
@@ -62,7 +62,7 @@ logger = logging.getLogger("mjax.api")
 class _CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
                  "out_shardings", "constraint_mesh", "constraint_site", "out_canonical",
-                 "run", "handlers", "out_tuple", "refs", "fast")
+                 "run", "handlers", "out_tuple", "refs", "fast", "commit")
 
     def __init__(self):
         # Set up front: reading an unset slot raises AttributeError inside getattr,
@@ -70,6 +70,7 @@ class _CacheEntry:
         self.constraint_mesh = self.constraint_site = None
         self.out_shardings = self.run = self.handlers = None
         self.fast = None   # (the C fast path's: run, handlers, out avals, kind, consts, tree)
+        self.commit = None   # (the fast path's copy for committed arguments: their sharding)
         self.const_bufs = []
         self.out_tuple = False
         # Refs (mjax.ref) the program reads and writes: (leaf index or None, captured
@@ -206,8 +207,6 @@ class Jitted:
         memo = self._memo
         if memo is not None and not _trace_state.stack and (
                 memo[0] is config._trace_key if not config._n_overrides
-                # (under config context managers: the epoch of this thread's overrides,
-                # one object while they and the process-wide options stay the same)
                 else memo[0] is config.trace_state() and current_mesh() is None):
             if kwargs or self._has_static:
                 return self._call_keyed(args, kwargs, memo[4], memo[0])
@@ -255,6 +254,9 @@ class Jitted:
                     return self._call(args, kwargs)
                 else:
                     outs = results.consume_with_handlers(entry.handlers)
+                if entry.commit is not None:    # (committed arguments: committed results)
+                    return entry.out_tree.unflatten([Array(b, a, entry.commit) for b, a in
+                                                     zip(outs, entry.out_avals)])
                 if entry.out_canonical is None:
                     return Array(outs[0], entry.out_avals[0])
                 if entry.out_tuple:
@@ -321,14 +323,12 @@ class Jitted:
         `leaves` are the arguments' leaves (tree_flatten's), `state` is the
         config.trace_state() the entry was looked up with."""
         # (`state` must be a fresh object per epoch: an empty tuple is a singleton.)
-        if not (self._fast_ok and entry.run is not None and state
-                and not _trace_state.stack
+        if not (self._fast_ok and entry.run is not None and state and not _trace_state.stack
                 and (state is config._trace_key if not config._n_overrides
                      else state is config.trace_state() and current_mesh() is None)):
             return
         # Cheapest refusal first: calls with other leaves come here on every call.
-        if not all([type(x) is Array and x._sharding is None or type(x) in _HOST_LEAVES
-                    for x in leaves]):
+        if not all([type(x) is Array or type(x) in _HOST_LEAVES for x in leaves]):
             return
         if config.read("jax_default_device") is not None or \
                 config.read("jax_debug_nans") or config.read("jax_debug_infs"):
@@ -343,6 +343,9 @@ class Jitted:
             return
         avals = _fast_keys(leaves)
         if _NOT_FAST in avals:
+            return
+        committed = {a[1] for a in avals if type(a) is tuple}     # (host_key's pairs)
+        if committed and (entry := _committed_entry(entry, committed, keyed)) is None:
             return
         memo = self._memo
         if keyed:

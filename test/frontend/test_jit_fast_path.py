@@ -377,3 +377,39 @@ def test_keyed_calls_step_aside_like_the_memo():
                                atol=1e-6)
     f(x4 + 1.0, n=2)                              # by keyword: the same static value
     assert f(x4 + 1.0, 5)[0] == 5.0 and traces[-1] == 5
+
+
+def test_committed_arguments_take_the_fast_path_and_commit_results():
+    """A cached call with arguments committed to one device (device_put) takes the fast
+    path and, as the general path and JAX, runs there and commits its results; calls on
+    uncommitted arrays, on another device or mixing devices keep their own behaviour."""
+    devs = mjax.devices()
+    f = mjax.jit(lambda a, b: (a + b, {"twice": a * 2}))
+    x0 = mjax.device_put(jnp.arange(4.0), devs[0])
+    u = jnp.ones(4)
+    for _ in range(3):        # (the first call fills the cache, the next take the memo)
+        out, tree = f(x0, u)
+        for r in (out, tree["twice"]):
+            assert r.committed and r.sharding == x0.sharding and r.devices() == {devs[0]}
+        np.testing.assert_array_equal(out, np.arange(4.0) + 1)
+        plain = f(u, u)[0]
+        assert not plain.committed and float(plain[0]) == 2.0
+    assert f._memo is not None and any(e.commit is not None for e in f._memo[4].values())
+    # an uncommitted array whose sharding was read stays uncommitted, results too
+    u.sharding
+    for _ in range(2):
+        assert not f(u, u)[0].committed
+    # a loop feeding results back stays committed, with the one sharding object
+    g = mjax.jit(lambda a: a + 1)
+    z = x0
+    for _ in range(5):
+        z = g(z)
+    assert z.committed and z._sharding is x0._sharding and float(z[0]) == 5.0
+    if len(devs) > 1:
+        x1 = mjax.device_put(jnp.arange(4.0), devs[1])
+        for _ in range(2):
+            r = g(x1)
+            assert r.committed and r.devices() == {devs[1]}
+            np.testing.assert_array_equal(r, np.arange(4.0) + 1)
+        with pytest.raises(ValueError, match="incompatible devices"):
+            f(x0, x1)
