@@ -21,6 +21,7 @@ from mjax.core import _state as _trace_state
 from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray
 from mjax.runtime import c_fast_path, get_backend
+from mjax.runtime.xla import _LAYOUTS_IN_USE as LAYOUTS_IN_USE
 from mjax.sharding_impls import SingleDeviceSharding
 
 C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
@@ -75,9 +76,10 @@ def host_key(x):
     device and commit their results (Jitted._remember)."""
     t = type(x)
     if t is Array:     # (an uncommitted one has a sharding too once `.sharding` is read)
+        # (not once some array has had another layout: execute's relayout is skipped)
         s = x._sharding
         return ((x.aval, s) if type(s) is SingleDeviceSharding and s.memory_kind == "device"
-                and getattr(x, "_committed", False) else NOT_FAST)
+                and getattr(x, "_committed", False) and not LAYOUTS_IN_USE[0] else NOT_FAST)
     if t is not np.ndarray:
         if t not in _SCALARS or t is int and not _INT32_MIN <= x <= _INT32_MAX:
             return NOT_FAST     # (a wider int: the general path says what it makes of it)

@@ -379,10 +379,13 @@ def test_keyed_calls_step_aside_like_the_memo():
     assert f(x4 + 1.0, 5)[0] == 5.0 and traces[-1] == 5
 
 
-def test_committed_arguments_take_the_fast_path_and_commit_results():
+def test_committed_arguments_take_the_fast_path_and_commit_results(monkeypatch):
     """A cached call with arguments committed to one device (device_put) takes the fast
     path and, as the general path and JAX, runs there and commits its results; calls on
     uncommitted arrays, on another device or mixing devices keep their own behaviour."""
+    # (as in a process where no array has had another layout: test_layout's make the
+    # fast path leave committed arrays to the general path, which relays them out)
+    monkeypatch.setattr(jit_fast, "LAYOUTS_IN_USE", [False])
     devs = mjax.devices()
     f = mjax.jit(lambda a, b: (a + b, {"twice": a * 2}))
     x0 = mjax.device_put(jnp.arange(4.0), devs[0])
