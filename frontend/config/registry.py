@@ -248,10 +248,10 @@ class Config:
 
 class _Override(contextlib.ContextDecorator):
     """config.override's context manager: a class, not a generator, as jit calls under
-    one enter and leave it each time (the thread's previous overrides kept per entry, so
-    one object may be entered again inside itself)."""
+    one enter and leave it each time (the thread's previous overrides kept on a stack of
+    the thread's, so one object may be entered inside itself, or in several threads)."""
 
-    __slots__ = ("_config", "_parsed", "_hooks", "_saved")
+    __slots__ = ("_config", "_parsed", "_hooks")
 
     def __init__(self, config_: Config, parsed: dict, hooks=None):
         self._config = config_
@@ -259,13 +259,13 @@ class _Override(contextlib.ContextDecorator):
         self._hooks = hooks if hooks is not None else [
             (config_._options[k].on_override, k) for k in parsed
             if config_._options[k].on_override is not None]
-        self._saved = []
 
     def __enter__(self):
         cfg, parsed = self._config, self._parsed
         local = cfg._local
         old = getattr(local, "overrides", None)
-        self._saved.append(old)
+        saved = local.__dict__.setdefault("saved", [])
+        saved.append(old)
         local.overrides = {**old, **parsed} if old else parsed
         for hook, k in self._hooks:
             hook(parsed[k])
@@ -275,7 +275,7 @@ class _Override(contextlib.ContextDecorator):
 
     def __exit__(self, *exc):
         cfg = self._config
-        old = self._saved.pop()
+        old = cfg._local.saved.pop()
         cfg._local.overrides = old
         for hook, k in self._hooks:
             hook((old or {}).get(k))

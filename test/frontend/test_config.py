@@ -534,3 +534,18 @@ def test_config_context_managers_nest_and_decorate():
         with mjax.enable_x64(True):
             raise KeyError("left with an error")
     assert not config.read("jax_enable_x64") and config._n_overrides == 0
+    # one context object entered in two threads at once: each thread restores its own
+    both, seen = threading.Barrier(2), []
+
+    def run():
+        with cm:
+            both.wait()
+            seen.append(config.read("jax_default_matmul_precision"))
+            both.wait()
+        seen.append(config.read("jax_default_matmul_precision"))
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == ["highest", "highest", None, None] and config._n_overrides == 0
