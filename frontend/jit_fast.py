@@ -21,7 +21,7 @@ from mjax.core import _state as _trace_state
 from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray
 from mjax.runtime import c_fast_path, get_backend
-from mjax.runtime.xla import _LAYOUTS_IN_USE as LAYOUTS_IN_USE
+from mjax.runtime.xla import LAYOUTS_IN_USE
 from mjax.sharding_impls import SingleDeviceSharding
 
 C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)

@@ -198,12 +198,12 @@ class Jitted:
         # The fast path: a call whose positional arguments are mjax.Arrays on their own
         # device (in tuples, lists, dicts, namedtuples), made with the config of the last
         # cache hit (`_memo`), no mesh context and no trace, goes from the leaves straight
-        # to jaxlib's execute: no config reads, no cache key. `config._trace_key` is the
-        # epoch: a new object after every config.update, so a memo made before one never
-        # matches (under this thread's config overrides, config.trace_state()'s object). A call like the last one (same structure,
-        # avals) compares the aval tuple by identity first (the memo keeps the last call's
-        # avals), so it neither hashes avals nor runs ShapedArray.__eq__; other
-        # structures/avals seen under the same epoch are found in the memo's table.
+        # to jaxlib's execute. `config._trace_key` is the epoch: a new object after every
+        # config.update, so a memo made before one never matches (under this thread's
+        # config overrides, config.trace_state()'s object). A call like the last one (same
+        # structure, avals) compares the aval tuple by identity first (the memo keeps the
+        # last call's avals), so it neither hashes avals nor runs ShapedArray.__eq__;
+        # other structures/avals seen under the same epoch are found in the memo's table.
         memo = self._memo
         if memo is not None and not _trace_state.stack and (
                 memo[0] is config._trace_key if not config._n_overrides

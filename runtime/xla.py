@@ -280,7 +280,7 @@ class Executable:
         # Non-default parameter/result layouts (jit with layouts: frontend/layout.py).
         self.custom_layouts = "mhlo.layout_mode" in text and _has_custom_layouts(loaded)
         if self.custom_layouts:
-            _LAYOUTS_IN_USE[0] = True
+            LAYOUTS_IN_USE[0] = True
         # The memory kind of each output where some is not 'device' (None: all are):
         # results given `mhlo.memory_kind = "pinned_host"` come back in host memory.
         self.out_memory_kinds = _output_memory_kinds(loaded, text, out_avals)
@@ -359,7 +359,7 @@ class Executable:
         CPU runs an executable on buffers of another layout without a word, reading the
         elements in the wrong order; JAX relays out such arguments the same way.) Free
         until some program uses a non-default layout."""
-        if not _LAYOUTS_IN_USE[0]:
+        if not LAYOUTS_IN_USE[0]:
             return buffers
         want = self.__dict__.get("_param_layouts", False)
         if want is False:
@@ -693,7 +693,7 @@ def _output_memory_kinds(loaded, text: str, out_avals) -> list | None:
 
 # Whether some program has run with non-default layouts: from then on every execution
 # checks that its arguments are laid out as its parameters (see match_layouts).
-_LAYOUTS_IN_USE = [False]
+LAYOUTS_IN_USE = [False]
 
 
 def layout_mode_text(minor_to_major) -> str:

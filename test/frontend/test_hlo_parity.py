@@ -2,8 +2,9 @@
 and an RNN step (issue 25.4), so a lowering that makes XLA's job harder is caught even
 when the numbers agree: the same dot_generals and loops in the StableHLO, the same heavy
 ops (dots, convolutions, loops, windows, gathers, scatters, pads, concatenates) in XLA's
-optimized HLO, and fusion and instruction counts within 10% of JAX's. The models are the benchmarks' own
-(benchmarks/transformer.py, benchmarks/cnn.py), at small sizes; the values agree too."""
+optimized HLO, and fusion and instruction counts within 10% of JAX's. The models are the
+benchmarks' own (benchmarks/transformer.py, benchmarks/cnn.py), at small sizes; the
+values agree too."""
 from __future__ import annotations
 
 import collections
