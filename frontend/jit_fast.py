@@ -52,9 +52,9 @@ _HOST_AVALS: dict = {}
 _SCALARS = (int, float, complex, bool)
 HOST_LEAVES = (np.ndarray,) + _SCALARS      # (the leaf types host_key may take)
 _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
-# Device buffers of Python scalar arguments, by (backend, type, repr, dtype): a fast call
-# donates nothing (Jitted._fast_ok), so a buffer may serve every call passing that value.
-# (mjax's own: jax.live_arrays leaves them out.)
+# Device buffers of Python scalar arguments, by (backend, type, repr, dtype): a buffer may
+# serve every call passing that value to a program that donates nothing (one that donates
+# gets a fresh buffer per call). (mjax's own: jax.live_arrays leaves them out.)
 _SCALAR_BUFS: dict = {}
 _PUTTERS: dict = {}     # (backend, shape, dtype) -> put for NumPy arguments of that kind
 
@@ -125,18 +125,18 @@ def _backend_of(entry, backend=None):
 def host_bufs(leaves, avals, entry, backend) -> list:
     """The buffers of a fast call's leaves (of `avals`, host_key's for the NumPy arrays
     and Python scalars among them, which are put on the device)."""
-    backend = _backend_of(entry, backend)
-    return [x._buf if type(x) is Array else _host_buf(backend, x, a.dtype)
+    backend, fresh = _backend_of(entry, backend), entry.donates
+    return [x._buf if type(x) is Array else _host_buf(backend, x, a.dtype, fresh)
             for x, a in zip(leaves, avals)]
 
 
 def host_buf(entry, x, aval):
     """The device buffer of one NumPy array or Python scalar leaf of `aval` (the C fast
     path's)."""
-    return _host_buf(_backend_of(entry), x, aval.dtype)
+    return _host_buf(_backend_of(entry), x, aval.dtype, entry.donates)
 
 
-def _host_buf(backend, x, dtype):
+def _host_buf(backend, x, dtype, fresh=False):
     if type(x) is np.ndarray:
         key = (backend, x.shape, dtype)
         put = _PUTTERS.get(key)
@@ -147,6 +147,8 @@ def _host_buf(backend, x, dtype):
                 _PUTTERS.clear()
             _PUTTERS[key] = put
         return put(np.asarray(x, dtype=dtype))
+    if fresh:          # (a program that donates arguments may consume this buffer)
+        return backend.put(np.asarray(x, dtype=dtype))
     key = (backend, type(x), repr(x), dtype)    # (repr: -0.0 and nan kept apart)
     buf = _SCALAR_BUFS.get(key)
     if buf is None:

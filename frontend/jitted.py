@@ -62,7 +62,7 @@ logger = logging.getLogger("mjax.api")
 class _CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
                  "out_shardings", "constraint_mesh", "constraint_site", "out_canonical",
-                 "run", "handlers", "out_tuple", "refs", "fast", "commit")
+                 "run", "handlers", "out_tuple", "refs", "fast", "commit", "donates")
 
     def __init__(self):
         # Set up front: reading an unset slot raises AttributeError inside getattr,
@@ -72,7 +72,7 @@ class _CacheEntry:
         self.fast = None   # (the C fast path's: run, handlers, out avals, kind, consts, tree)
         self.commit = None   # (the fast path's copy for committed arguments: their sharding)
         self.const_bufs = []
-        self.out_tuple = False
+        self.out_tuple = self.donates = False   # (donates: the program consumes inputs)
         # Refs (mjax.ref) the program reads and writes: (leaf index or None, captured
         # Ref or None) per ref argument, in order; their final values follow the outputs.
         self.refs = ()
@@ -158,10 +158,9 @@ class Jitted:
         # __call__.
         self._memo = None
         self._kmemo = None   # (the last call with keyword/static arguments: _call_keyed)
-        # Calls without donated arguments or shardings can take the fast path; those with
-        # keyword or static arguments its keyed form (see _call_keyed).
-        self._fast_ok = not (self.donate_argnums or self.donate_argnames or
-                             in_shardings is not None or out_shardings is not None or
+        # Calls without shardings can take the fast path; those with keyword or static
+        # arguments its keyed form (see _call_keyed).
+        self._fast_ok = not (in_shardings is not None or out_shardings is not None or
                              self._device is not None or self._compiler_options or
                              self._layouts is not None)
         self._has_static = bool(self.static_argnums or self.static_argnames)
@@ -618,8 +617,8 @@ class Jitted:
         entry.out_canonical = (None if traced.out_tree.num_nodes == 1 and
                                traced.out_tree.num_leaves == 1
                                else traced.out_tree)
-        entry.has_float0 = traced.has_float0
-        entry.out_avals = traced.out_avals
+        entry.has_float0, entry.out_avals = traced.has_float0, traced.out_avals
+        entry.donates = donated is not None and any(donated)
         if mesh_layout is None:
             # Sharding constraints inside an unsharded call: compile for their mesh.
             mesh = spmd.constraint_mesh(traced.module)

@@ -110,3 +110,43 @@ def test_using_a_donated_array_raises_jax_error(use):
     assert type(mine) is type(theirs)
     assert ("Buffer has been deleted or donated" in str(mine)) == (
         "Buffer has been deleted or donated" in str(theirs))
+
+
+def test_cached_donating_calls_take_the_fast_path():
+    # A loop feeding each result back donated: after the first calls, no Python of
+    # jitted.py's general path runs (the fast path, C or Python, serves the call), each
+    # input is consumed and the numbers stay right.
+    import sys
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    from frontend_util import python_calls
+    f = mjax.jit(lambda x, y: x * 2 + y, donate_argnums=0)
+    x, y = jnp.ones(5), jnp.arange(5.0)
+    want = np.ones(5)
+    for _ in range(3):
+        old, x = x, f(x, y)
+        want = want * 2 + np.arange(5.0)
+        assert old.is_deleted() and not y.is_deleted()
+    old = x
+    seen = python_calls(lambda: f(old, y), lambda fn: fn.endswith("jitted.py"))
+    assert "_call" not in seen, seen
+    assert old.is_deleted()
+    x = f(jnp.asarray(want * 2 + np.arange(5.0)), y)   # (a fresh input, same entry)
+    np.testing.assert_array_equal(np.asarray(x), (want * 2 + np.arange(5.0)) * 2 +
+                                  np.arange(5.0))
+    with pytest.raises(ValueError, match="Buffer has been deleted or donated"):
+        f(old, y)
+
+
+def test_donated_python_scalars_get_a_buffer_per_call():
+    # The fast path keeps one device buffer per Python scalar value for programs that
+    # donate nothing; a donating program consumes its input, so each call needs its own.
+    f = mjax.jit(lambda s: s + 1, donate_argnums=0)
+    g = mjax.jit(lambda s, t: s * t, donate_argnums=(0, 1))
+    for i in range(4):
+        assert float(f(2.0)) == 3.0 and int(f(5)) == 6
+        assert float(f(np.float32(i))) == i + 1
+        assert float(g(2.0, 3.0)) == 6.0
+        out = f(f(2.0))                        # (a weakly typed Array: the same entry)
+        assert float(out) == 4.0 and out.weak_type
+    h = mjax.jit(lambda s: s + 1)             # (a non-donating program of the same value)
+    assert float(h(2.0)) == 3.0 and float(h(2.0)) == 3.0
