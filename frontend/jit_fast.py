@@ -75,11 +75,14 @@ def host_key(x):
     Array (on one device's own memory) is (aval, sharding): calls with it run on that
     device and commit their results (Jitted._remember)."""
     t = type(x)
-    if t is Array:     # (an uncommitted one has a sharding too once `.sharding` is read)
-        # (not once some array has had another layout: execute's relayout is skipped)
+    if t is Array:     # (an uncommitted one has a sharding too once `.sharding` is read:
+        # it is keyed by its aval, as one whose sharding was not read; not once some array
+        # has had another layout: execute's relayout is skipped)
         s = x._sharding
-        return ((x.aval, s) if type(s) is SingleDeviceSharding and s.memory_kind == "device"
-                and getattr(x, "_committed", False) and not LAYOUTS_IN_USE[0] else NOT_FAST)
+        if type(s) is not SingleDeviceSharding or s.memory_kind != "device" or \
+                LAYOUTS_IN_USE[0]:
+            return NOT_FAST
+        return (x.aval, s) if getattr(x, "_committed", False) else x.aval
     if t is not np.ndarray:
         if t not in _SCALARS or t is int and not _INT32_MIN <= x <= _INT32_MAX:
             return NOT_FAST     # (a wider int: the general path says what it makes of it)
@@ -111,8 +114,8 @@ def committed_entry(entry, shardings: set, keyed: bool):
     if sharding._device != entry.executable.devices[0] or entry.out_tree is None:
         return None
     made = copy.copy(entry)
-    made.fast = None           # (the C fast path takes uncommitted arguments only)
-    made.commit = sharding
+    made.commit = sharding     # (the C fast path's: its results committed there too)
+    made.fast = entry.fast + (sharding,) if entry.fast is not None else None
     return made
 
 
@@ -194,7 +197,7 @@ def install(cls):
 
 
 if C_FASTPATH is not None and hasattr(C_FASTPATH, "set_host"):
-    C_FASTPATH.set_host(host_key, host_buf)
+    C_FASTPATH.set_host(host_key, host_buf, LAYOUTS_IN_USE)
 
 __all__ = ["C_FASTPATH", "FAST_TREES", "HOST_LEAVES", "KEYED", "NOT_FAST", "OTHER_TREE",
            "committed_entry", "fast_keys", "host_buf", "host_bufs", "host_key", "install",

@@ -1,12 +1,13 @@
 /* The cached `jit` call's fast path in C (frontend/jit_fast.py installs it; docs/performance.md,
  * "Cached `jit` dispatch, third pass").
  *
- * `JitCall` replaces `Jitted.__call__`. A call with positional arguments only, made with the
- * config of the jitted function's memo (`Jitted._memo`: [epoch, treedef or None, avals, entry,
- * table, structured]), no config context manager active and no trace, whose leaves are
- * `mjax.Array`s on their own device with the memo's avals, goes from its arguments to
- * jaxlib's `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
- * `mjax.Array`s here. Anything else, and any error of the execution, goes to the Python
+ * `JitCall` replaces `Jitted.__call__`. A call like the memo's (`Jitted._memo`: [epoch,
+ * treedef or None, avals, entry, table, structured]; `Jitted._kmemo` for keyword and static
+ * arguments), made with its config, no config context manager active and no trace, whose
+ * leaves are `mjax.Array`s on their own device or committed to the program's, NumPy arrays or
+ * Python scalars with the memo's avals, goes from its arguments to jaxlib's
+ * `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
+ * `mjax.Array`s here (committed where the arguments were). Anything else, and any error of the execution, goes to the Python
  * `__call__` (the same checks, then the general path), so results and errors are the same.
  * Only the CPython C API is used; the package works without this module.
  */
@@ -18,6 +19,9 @@ static PyObject *config_obj = NULL, *trace_state = NULL, *registry = NULL;
  * (jit_fast.host_key) and its device buffer for an entry and that aval
  * (jit_fast.host_buf). */
 static PyObject *host_key_fn = NULL, *host_buf_fn = NULL;
+/* Set by set_host(): runtime.xla.LAYOUTS_IN_USE, [whether some array of the process has had
+ * a non-default layout]: then committed Arrays take the Python path (its relayout). */
+static PyObject *layouts_in_use = NULL;
 static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_n_overrides, *s_stack, *s_fast, *s_flatten,
     *s_consume, *s_unflatten;
 
@@ -34,11 +38,12 @@ static PyObject *setup(PyObject *mod, PyObject *args) {
 }
 
 static PyObject *set_host(PyObject *mod, PyObject *args) {
-    PyObject *key, *buf;
-    if (!PyArg_ParseTuple(args, "OO", &key, &buf))
+    PyObject *key, *buf, *layouts = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O!", &key, &buf, &PyList_Type, &layouts))
         return NULL;
     Py_INCREF(key); Py_XSETREF(host_key_fn, key);
     Py_INCREF(buf); Py_XSETREF(host_buf_fn, buf);
+    Py_XINCREF(layouts); Py_XSETREF(layouts_in_use, layouts);
     Py_RETURN_NONE;
 }
 
@@ -54,6 +59,19 @@ static PyObject *make_array(PyObject *mod, PyObject *args) {
     return new_array(buf, aval);
 }
 
+/* A result: new_array, committed to `commit` (a sharding) as Array(buf, aval, commit) is,
+ * unless it is NULL. */
+static PyObject *result_array(PyObject *buf, PyObject *aval, PyObject *commit) {
+    PyObject *o = new_array(buf, aval);
+    if (o != NULL && commit != NULL) {
+        Py_INCREF(commit);
+        Py_SETREF(SLOT(o, off_sharding), commit);
+        Py_INCREF(Py_True);
+        SLOT(o, off_committed) = Py_True;
+    }
+    return o;
+}
+
 typedef struct {
     PyObject_HEAD
     PyObject *fallback;   /* the Python __call__(self, *args, **kwargs) */
@@ -61,10 +79,34 @@ typedef struct {
     vectorcallfunc vectorcall;
 } JitCall;
 
-/* 1: the fast path applies and `*leaves_out` holds the leaves (new reference) and the
- * avals matched; 0: it does not; -1: an error is set. */
+/* Whether `aval` (an Array's, NULL when unset) is `want`: 1, 0, or -1 with an error set. */
+static int same_aval(PyObject *aval, PyObject *want) {
+    if (aval == want)
+        return 1;
+    return aval == NULL ? 0 : PyObject_RichCompareBool(aval, want, Py_EQ);
+}
+
+/* Whether the committed Array `x` (its `_sharding` is `s`) matches the memo's key `want`,
+ * (aval, sharding) (jit_fast.host_key): 1, 0, or -1 with an error set. */
+static int match_committed(PyObject *x, PyObject *s, PyObject *want) {
+    if (!PyTuple_CheckExact(want) || PyTuple_GET_SIZE(want) != 2 || layouts_in_use == NULL ||
+            PyList_GET_SIZE(layouts_in_use) != 1 ||
+            PyList_GET_ITEM(layouts_in_use, 0) != Py_False)
+        return 0;
+    PyObject *ws = PyTuple_GET_ITEM(want, 1);
+    if (s != ws) {
+        int eq = PyObject_RichCompareBool(s, ws, Py_EQ);
+        if (eq <= 0)
+            return eq;
+    }
+    return same_aval(SLOT(x, off_aval), PyTuple_GET_ITEM(want, 0));
+}
+
+/* 1: the leaves match the memo's avals; 0: they do not; -1: an error is set. `*renew`:
+ * some Array's aval is equal to the memo's but another object; `*keys`: some memo entry
+ * is a host leaf's or committed Array's key, not an Array's own aval. */
 static int match_leaves(PyObject *const *items, Py_ssize_t n, PyObject *avals,
-                        int *renew, int *host) {
+                        int *renew, int *keys) {
     if (!PyTuple_CheckExact(avals) || PyTuple_GET_SIZE(avals) != n)
         return 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -78,17 +120,33 @@ static int match_leaves(PyObject *const *items, Py_ssize_t n, PyObject *avals,
             Py_XDECREF(k);
             if (!same)
                 return 0;   /* (an error: the Python path raises it) */
-            *host = 1;
+            *keys = 1;
             continue;
         }
-        if (SLOT(x, off_sharding) != Py_None)
-            return 0;
-        PyObject *aval = SLOT(x, off_aval), *want = PyTuple_GET_ITEM(avals, i);
+        PyObject *s = SLOT(x, off_sharding), *want = PyTuple_GET_ITEM(avals, i);
+        if (s != Py_None && SLOT(x, off_committed) != Py_True) {
+            /* (uncommitted, its `.sharding` read: jit_fast.host_key says what it is) */
+            if (host_key_fn == NULL)
+                return 0;
+            PyObject *k = PyObject_CallOneArg(host_key_fn, x);
+            int ok = k == NULL ? -1 : same_aval(k, want);
+            Py_XDECREF(k);
+            if (ok <= 0)
+                return ok;
+            *keys = 1;
+            continue;
+        }
+        if (s != Py_None) {    /* (committed to one device, or laid out by a sharding) */
+            int ok = match_committed(x, s, want);
+            if (ok <= 0)
+                return ok;
+            *keys = 1;
+            continue;
+        }
+        PyObject *aval = SLOT(x, off_aval);
         if (aval == want)
             continue;
-        if (aval == NULL)
-            return 0;
-        int eq = PyObject_RichCompareBool(aval, want, Py_EQ);
+        int eq = same_aval(aval, want);
         if (eq <= 0)
             return eq;
         *renew = 1;
@@ -193,7 +251,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     PyObject *tree = PyList_GET_ITEM(memo, 1);
     PyObject *const *leaves;
     Py_ssize_t n;
-    int renew = 0, host = 0;
+    int renew = 0, keys = 0;
     int keyed = nk > 0 || PyTuple_Check(tree);   /* (tree is not read after Python ran) */
     if (keyed) {   /* keyword or static arguments */
         leaves_list = keyed_leaves(jitted, PyList_GET_ITEM(memo, 0), args, nargs, kwnames,
@@ -233,13 +291,16 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         leaves = &PyList_GET_ITEM(leaves_list, 0);
         n = PyList_GET_SIZE(leaves_list);
     }
-    if (match_leaves(leaves, n, avals, &renew, &host) != 1)
+    if (match_leaves(leaves, n, avals, &renew, &keys) != 1)
         goto miss;
     fast = PyObject_GetAttr(entry, s_fast);
-    /* (run, handlers, out_avals, kind, const_bufs, out_canonical) */
-    if (fast == NULL || !PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) != 6)
+    /* (run, handlers, out_avals, kind, const_bufs, out_canonical[, sharding the results
+     * are committed to]) */
+    if (fast == NULL || !PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) < 6 ||
+            PyTuple_GET_SIZE(fast) > 7)
         goto miss;
-    if (renew && !host && !keyed) {
+    PyObject *commit = PyTuple_GET_SIZE(fast) == 7 ? PyTuple_GET_ITEM(fast, 6) : NULL;
+    if (renew && !keys && !keyed) {
         /* Equal avals, other objects: keep these, so the next call compares pointers. */
         PyObject *now = PyTuple_New(n);
         if (now == NULL)
@@ -303,14 +364,15 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
             PyErr_SetString(PyExc_RuntimeError, "_fastpath: one output expected");
             goto fail;
         }
-        ret = new_array(PyList_GET_ITEM(outs, 0), PyTuple_GET_ITEM(out_avals, 0));
+        ret = result_array(PyList_GET_ITEM(outs, 0), PyTuple_GET_ITEM(out_avals, 0), commit);
         goto done;
     }
     PyObject *wrapped = kind == 1 ? PyTuple_New(no) : PyList_New(no);
     if (wrapped == NULL)
         goto fail;
     for (Py_ssize_t i = 0; i < no; i++) {
-        PyObject *a = new_array(PyList_GET_ITEM(outs, i), PyTuple_GET_ITEM(out_avals, i));
+        PyObject *a = result_array(PyList_GET_ITEM(outs, i), PyTuple_GET_ITEM(out_avals, i),
+                                   commit);
         if (a == NULL) { Py_DECREF(wrapped); goto fail; }
         if (kind == 1)
             PyTuple_SET_ITEM(wrapped, i, a);
@@ -424,7 +486,8 @@ static PyMethodDef methods[] = {
      "setup(Array, config, trace_state, registry): the objects the fast path reads."},
     {"make_array", make_array, METH_VARARGS, "Array(buf, aval) as the fast path builds it."},
     {"set_host", set_host, METH_VARARGS,
-     "set_host(host_key, host_buf): how NumPy array and Python scalar leaves are taken."},
+     "set_host(host_key, host_buf[, layouts_in_use]): how NumPy array and Python scalar "
+     "leaves are taken, and when committed Arrays are."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -12,9 +12,11 @@
 #include <Python.h>
 #include <structmember.h>
 
-/* mjax.Array, and the offsets of its slots `_buf`, `aval`, `_npy`, `_sharding`. */
+/* mjax.Array, and the offsets of its slots `_buf`, `aval`, `_npy`, `_sharding`,
+ * `_committed`. */
 static PyTypeObject *array_type = NULL;
-static Py_ssize_t off_buf = -1, off_aval = -1, off_npy = -1, off_sharding = -1;
+static Py_ssize_t off_buf = -1, off_aval = -1, off_npy = -1, off_sharding = -1,
+                  off_committed = -1;
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
@@ -34,10 +36,11 @@ static inline Py_ssize_t slot_offset(PyTypeObject *tp, const char *name, const c
 /* Reads mjax.Array's slot offsets and keeps the type: 0, or -1 with an error set. */
 static inline int array_slots_setup(PyTypeObject *tp, const char *who) {
     Py_ssize_t b = slot_offset(tp, "_buf", who), a = slot_offset(tp, "aval", who),
-               n = slot_offset(tp, "_npy", who), s = slot_offset(tp, "_sharding", who);
-    if (b < 0 || a < 0 || n < 0 || s < 0)
+               n = slot_offset(tp, "_npy", who), s = slot_offset(tp, "_sharding", who),
+               c = slot_offset(tp, "_committed", who);
+    if (b < 0 || a < 0 || n < 0 || s < 0 || c < 0)
         return -1;
-    off_buf = b; off_aval = a; off_npy = n; off_sharding = s;
+    off_buf = b; off_aval = a; off_npy = n; off_sharding = s; off_committed = c;
     Py_INCREF(tp);
     Py_XSETREF(array_type, tp);
     return 0;

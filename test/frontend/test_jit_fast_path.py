@@ -15,6 +15,10 @@ import mjax.numpy as jnp
 from mjax import jit_fast
 from mjax.array import Array
 
+from frontend_util import python_calls
+
+PKG = mjax.__file__.rsplit("/", 1)[0]
+
 Pair = collections.namedtuple("Pair", "a b")
 
 
@@ -379,13 +383,25 @@ def test_keyed_calls_step_aside_like_the_memo():
     assert f(x4 + 1.0, 5)[0] == 5.0 and traces[-1] == 5
 
 
-def test_committed_arguments_take_the_fast_path_and_commit_results(monkeypatch):
+@pytest.fixture
+def layouts_in_use():
+    """Sets the flag list the Python and C fast paths both read (whether some array of the
+    process has had another layout), restoring it afterwards."""
+    flag, old = jit_fast.LAYOUTS_IN_USE, jit_fast.LAYOUTS_IN_USE[0]
+
+    def set_to(value):
+        flag[0] = value
+    yield set_to
+    flag[0] = old
+
+
+def test_committed_arguments_take_the_fast_path_and_commit_results(layouts_in_use):
     """A cached call with arguments committed to one device (device_put) takes the fast
     path and, as the general path and JAX, runs there and commits its results; calls on
     uncommitted arrays, on another device or mixing devices keep their own behaviour."""
     # (as in a process where no array has had another layout: test_layout's make the
     # fast path leave committed arrays to the general path, which relays them out)
-    monkeypatch.setattr(jit_fast, "LAYOUTS_IN_USE", [False])
+    layouts_in_use(False)
     devs = mjax.devices()
     f = mjax.jit(lambda a, b: (a + b, {"twice": a * 2}))
     x0 = mjax.device_put(jnp.arange(4.0), devs[0])
@@ -398,16 +414,30 @@ def test_committed_arguments_take_the_fast_path_and_commit_results(monkeypatch):
         plain = f(u, u)[0]
         assert not plain.committed and float(plain[0]) == 2.0
     assert f._memo is not None and any(e.commit is not None for e in f._memo[4].values())
-    # an uncommitted array whose sharding was read stays uncommitted, results too
+    # an uncommitted array whose sharding was read stays uncommitted, results too (and
+    # takes the fast path, keyed by its aval)
     u.sharding
     for _ in range(2):
         assert not f(u, u)[0].committed
+    assert "_call" not in python_calls(lambda: f(u, u), lambda fn: fn.endswith("jitted.py"))
     # a loop feeding results back stays committed, with the one sharding object
     g = mjax.jit(lambda a: a + 1)
     z = x0
     for _ in range(5):
         z = g(z)
     assert z.committed and z._sharding is x0._sharding and float(z[0]) == 5.0
+    if jit_fast.C_FASTPATH is not None:     # (the C fast path serves them: no Python runs)
+        assert python_calls(lambda: g(z), lambda fn: fn.startswith(PKG)) == []
+        v = jnp.ones(4)   # (u's sharding was read: the C path asks host_key about it)
+        f(x0, v)      # (the memo is the last call's: the C path compares with it alone)
+        assert python_calls(lambda: f(x0, v), lambda fn: fn.startswith(PKG)) == []
+        assert python_calls(lambda: f(x0, u), lambda fn: fn.startswith(PKG)) == ["host_key"]
+        r = g(z)
+        assert r.committed and r._sharding is x0._sharding and float(r[0]) == 6.0
+    # once some array has had another layout, committed calls take the general path
+    layouts_in_use(True)
+    assert "_call" in python_calls(lambda: g(z), lambda fn: fn.endswith("jitted.py"))
+    layouts_in_use(False)
     if len(devs) > 1:
         x1 = mjax.device_put(jnp.arange(4.0), devs[1])
         for _ in range(2):
