@@ -95,7 +95,7 @@ def apply_eager(opcls, args, avals, params, weak=None):
     # (Most ops on the hot path have no params: skip hashable's dict walk for them.)
     key = (opcls, hashable(params) if params else (), weak, *avals)
     # Config reads straight from the process-wide values unless some thread overrides.
-    overridden = config._n_overrides
+    overridden = config._overriding
     if overridden and (mesh := computation_mesh()) is not None:
         # (a mesh context: compiled for it, where the committed operands must be)
         committed_device(args, _eager_describer(opcls, args), mesh)

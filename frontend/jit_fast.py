@@ -22,7 +22,8 @@ from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray
 from mjax.runtime import c_fast_path, get_backend
 from mjax.runtime.xla import LAYOUTS_IN_USE
-from mjax.sharding_impls import SingleDeviceSharding
+from mjax.sharding_impls import SingleDeviceSharding, current_mesh
+from mjax.sharding_impls import mesh_contexts
 
 C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
 if C_FASTPATH is not None:
@@ -188,6 +189,15 @@ def keyed_memo(state, args, kwargs, static_argnums, static_argnames, leaves, ava
     return [state, n, names, static, tuple(full[i] for i in static), dyn, avals, entry]
 
 
+def override_epoch(local=config._local, meshes=mesh_contexts):
+    """The fast path's epoch under config context managers (Jitted.__call__): this
+    thread's config.trace_state() object; None with a mesh context active."""
+    made = local.trace_state     # (what trace_state made for these overrides last)
+    if made is not None and made[1] is local.overrides and made[0] is config._trace_key:
+        return made[2] if not meshes.stack and meshes.set is None else None
+    return config.trace_state() if current_mesh() is None else None
+
+
 def install(cls):
     """Class decorator of Jitted: its `__call__` becomes the C fast path (which calls the
     Python one for everything it does not take), when the C module is there."""
@@ -197,7 +207,7 @@ def install(cls):
 
 
 if C_FASTPATH is not None and hasattr(C_FASTPATH, "set_host"):
-    C_FASTPATH.set_host(host_key, host_buf, LAYOUTS_IN_USE)
+    C_FASTPATH.set_host(host_key, host_buf, LAYOUTS_IN_USE, override_epoch)
 
 __all__ = ["C_FASTPATH", "FAST_TREES", "HOST_LEAVES", "KEYED", "NOT_FAST", "OTHER_TREE",
            "committed_entry", "fast_keys", "host_buf", "host_bufs", "host_key", "install",

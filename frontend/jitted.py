@@ -205,7 +205,7 @@ class Jitted:
         # other structures/avals seen under the same epoch are found in the memo's table.
         memo = self._memo
         if memo is not None and not _trace_state.stack and (
-                memo[0] is config._trace_key if not config._n_overrides
+                memo[0] is config._trace_key if not config._overriding
                 else memo[0] is config.trace_state() and current_mesh() is None):
             if kwargs or self._has_static:
                 return self._call_keyed(args, kwargs, memo[4], memo[0])
@@ -323,7 +323,7 @@ class Jitted:
         config.trace_state() the entry was looked up with."""
         # (`state` must be a fresh object per epoch: an empty tuple is a singleton.)
         if not (self._fast_ok and entry.run is not None and state and not _trace_state.stack
-                and (state is config._trace_key if not config._n_overrides
+                and (state is config._trace_key if not config._overriding
                      else state is config.trace_state() and current_mesh() is None)):
             return
         # Cheapest refusal first: calls with other leaves come here on every call.

@@ -34,7 +34,7 @@ static Py_ssize_t off_dtype = -1, off_weak = -1;   /* ShapedArray's slots */
 static PyObject *plain_types = NULL;   /* param value types hashable() keeps as they are */
 static PyObject *numpy_scalars = NULL;   /* NumPy scalar types (np.float32, ...) */
 static unsigned long generation = 0;   /* bumped by invalidate() (eager.clear_cache) */
-static PyObject *s_trace_key, *s_n_overrides, *s_stack, *s_consume, *s_pair, *empty_tuple;
+static PyObject *s_trace_key, *s_overriding, *s_stack, *s_consume, *s_pair, *empty_tuple;
 
 #define MAXARGS 8
 
@@ -106,7 +106,7 @@ typedef struct {
 /* The config epoch if eager ops may run here without Python (a new reference), else NULL
  * (no error set). */
 static PyObject *fast_epoch(void) {
-    if (!quiet_state(config_obj, trace_state, s_stack, s_n_overrides))
+    if (!quiet_state(config_obj, trace_state, s_stack, s_overriding))
         return NULL;
     PyObject *key = PyObject_GetAttr(config_obj, s_trace_key);
     if (key == NULL || key == ok_key)
@@ -757,7 +757,7 @@ PyMODINIT_FUNC PyInit__eagerpath(void) {
         return NULL;
 #define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
     INTERN(s_trace_key, "_trace_key");
-    INTERN(s_n_overrides, "_n_overrides");
+    INTERN(s_overriding, "_overriding");
     INTERN(s_stack, "stack");
     INTERN(s_consume, "consume_with_handlers");
     INTERN(s_pair, "pair");

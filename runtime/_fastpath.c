@@ -3,15 +3,16 @@
  *
  * `JitCall` replaces `Jitted.__call__`. A call like the memo's (`Jitted._memo`: [epoch,
  * treedef or None, avals, entry, table, structured]; `Jitted._kmemo` for keyword and static
- * arguments), made with its config, no config context manager active and no trace, whose
+ * arguments), made with its config (under config context managers too) and no trace, whose
  * leaves are `mjax.Array`s on their own device or committed to the program's, NumPy arrays or
  * Python scalars with the memo's avals, goes from its arguments to jaxlib's
  * `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
- * `mjax.Array`s here (committed where the arguments were). Anything else, and any error of the execution, goes to the Python
- * `__call__` (the same checks, then the general path), so results and errors are the same.
+ * `mjax.Array`s here (committed where the arguments were). Anything else, and any error of
+ * the execution, goes to the Python `__call__` (the same checks, then the general path), so
+ * results and errors are the same.
  * Only the CPython C API is used; the package works without this module.
  */
-#include "_mjax_fast.h"   /* array_type, Array's slots, new_array, quiet_state */
+#include "_mjax_fast.h"   /* array_type, Array's slots, new_array */
 
 /* Set once by setup(): the config object, the trace state, the pytree registry. */
 static PyObject *config_obj = NULL, *trace_state = NULL, *registry = NULL;
@@ -22,7 +23,9 @@ static PyObject *host_key_fn = NULL, *host_buf_fn = NULL;
 /* Set by set_host(): runtime.xla.LAYOUTS_IN_USE, [whether some array of the process has had
  * a non-default layout]: then committed Arrays take the Python path (its relayout). */
 static PyObject *layouts_in_use = NULL;
-static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_n_overrides, *s_stack, *s_fast, *s_flatten,
+/* Set by set_host(): jit_fast.override_epoch, the epoch under config context managers. */
+static PyObject *override_epoch_fn = NULL;
+static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_overriding, *s_stack, *s_fast, *s_flatten,
     *s_consume, *s_unflatten;
 
 static PyObject *setup(PyObject *mod, PyObject *args) {
@@ -38,9 +41,10 @@ static PyObject *setup(PyObject *mod, PyObject *args) {
 }
 
 static PyObject *set_host(PyObject *mod, PyObject *args) {
-    PyObject *key, *buf, *layouts = NULL;
-    if (!PyArg_ParseTuple(args, "OO|O!", &key, &buf, &PyList_Type, &layouts))
+    PyObject *key, *buf, *layouts = NULL, *epoch = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O!O", &key, &buf, &PyList_Type, &layouts, &epoch))
         return NULL;
+    Py_XINCREF(epoch); Py_XSETREF(override_epoch_fn, epoch);
     Py_INCREF(key); Py_XSETREF(host_key_fn, key);
     Py_INCREF(buf); Py_XSETREF(host_buf_fn, buf);
     Py_XINCREF(layouts); Py_XSETREF(layouts_in_use, layouts);
@@ -232,6 +236,24 @@ miss:
 
 #define FAIL ((PyObject *)-1)
 
+/* The epoch of this call (a new reference; NULL, perhaps with an error set, where the fast
+ * path does not apply): with no trace active, `config._trace_key`, or under config context
+ * managers jit_fast.override_epoch()'s (this thread's config.trace_state() object, None
+ * with a mesh context active). */
+static PyObject *call_epoch(void) {
+    PyObject *t = PyObject_GetAttr(trace_state, s_stack);
+    int traced = t == NULL || !PyList_CheckExact(t) || PyList_GET_SIZE(t) != 0;
+    Py_XDECREF(t);
+    if (traced)
+        return NULL;
+    t = PyObject_GetAttr(config_obj, s_overriding);
+    int overrides = t == NULL || !PyList_CheckExact(t) || PyList_GET_SIZE(t) != 0;
+    Py_XDECREF(t);
+    if (!overrides)
+        return PyObject_GetAttr(config_obj, s_trace_key);
+    return override_epoch_fn == NULL ? NULL : PyObject_CallNoArgs(override_epoch_fn);
+}
+
 static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *args,
                            Py_ssize_t nargs, PyObject *kwnames) {
     /* A new reference; NULL with no error set: take the Python path; FAIL: raise. */
@@ -242,12 +264,10 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     memo = PyObject_GenericGetAttr(jitted, s_memo);
     if (memo == NULL || !PyList_CheckExact(memo) || PyList_GET_SIZE(memo) < 6)
         goto miss;
-    tmp = PyObject_GetAttr(config_obj, s_trace_key);
+    tmp = call_epoch();
     if (tmp == NULL || tmp != PyList_GET_ITEM(memo, 0))
         goto miss;
     Py_CLEAR(tmp);
-    if (!quiet_state(config_obj, trace_state, s_stack, s_n_overrides))
-        goto miss;
     PyObject *tree = PyList_GET_ITEM(memo, 1);
     PyObject *const *leaves;
     Py_ssize_t n;
@@ -486,8 +506,9 @@ static PyMethodDef methods[] = {
      "setup(Array, config, trace_state, registry): the objects the fast path reads."},
     {"make_array", make_array, METH_VARARGS, "Array(buf, aval) as the fast path builds it."},
     {"set_host", set_host, METH_VARARGS,
-     "set_host(host_key, host_buf[, layouts_in_use]): how NumPy array and Python scalar "
-     "leaves are taken, and when committed Arrays are."},
+     "set_host(host_key, host_buf[, layouts_in_use, override_epoch]): how NumPy array and "
+     "Python scalar leaves are taken, when committed Arrays are, and the epoch under config "
+     "context managers."},
     {NULL, NULL, 0, NULL}
 };
 
@@ -502,7 +523,7 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(s_memo, "_memo");
     INTERN(s_kmemo, "_kmemo");
     INTERN(s_trace_key, "_trace_key");
-    INTERN(s_n_overrides, "_n_overrides");
+    INTERN(s_overriding, "_overriding");
     INTERN(s_stack, "stack");
     INTERN(s_fast, "fast");
     INTERN(s_flatten, "flatten");

@@ -65,16 +65,16 @@ static inline int plain_array(PyObject *x) {
 }
 
 /* 1 when no trace is active (`trace_state.stack` empty, attribute name `s_stack`) and no
- * config context manager is active in any thread (`config._n_overrides` 0); else 0 (no
+ * config context manager is active in any thread (`config._overriding` empty); else 0 (no
  * error set). */
 static inline int quiet_state(PyObject *config_obj, PyObject *trace_state, PyObject *s_stack,
-                       PyObject *s_n_overrides) {
+                       PyObject *s_overriding) {
     PyObject *t = PyObject_GetAttr(trace_state, s_stack);
     int quiet = t != NULL && PyList_CheckExact(t) && PyList_GET_SIZE(t) == 0;
     Py_XDECREF(t);
     if (quiet) {
-        t = PyObject_GetAttr(config_obj, s_n_overrides);
-        quiet = t != NULL && PyLong_CheckExact(t) && PyLong_AsLong(t) == 0;
+        t = PyObject_GetAttr(config_obj, s_overriding);
+        quiet = t != NULL && PyList_CheckExact(t) && PyList_GET_SIZE(t) == 0;
         Py_XDECREF(t);
     }
     if (!quiet)

@@ -107,11 +107,13 @@ class Config:
         object.__setattr__(self, "_options", {})
         object.__setattr__(self, "_values", {})
         object.__setattr__(self, "_sources", {})
-        object.__setattr__(self, "_local", threading.local())
+        object.__setattr__(self, "_local", _ThreadOverrides())
         object.__setattr__(self, "_trace_key", None)
-        # Context managers active in any thread: reads skip the thread-local lookup at 0.
-        object.__setattr__(self, "_n_overrides", 0)
-        object.__setattr__(self, "_lock", threading.Lock())
+        # A token per context manager active in any thread (config's, a mesh's): reads
+        # skip the thread-local lookup while it is empty. (A list, not a count: append
+        # and pop are atomic, as a count's update is only under a lock, which cost a
+        # `with` around a jit call 0.5 us.)
+        object.__setattr__(self, "_overriding", [])
 
     def register(self, opt: Option) -> "State":
         if opt.name in self._options:
@@ -174,8 +176,8 @@ class Config:
 
     def read(self, name: str):
         """The current value (a thread's context-manager override, else process-wide)."""
-        if self._n_overrides:
-            overrides = getattr(self._local, "overrides", None)
+        if self._overriding:
+            overrides = self._local.overrides
             if overrides and name in overrides:
                 return overrides[name]
         try:
@@ -218,15 +220,17 @@ class Config:
             key = tuple(self._values[o.name] for o in self._options.values()
                         if o.affects_tracing)
             object.__setattr__(self, "_trace_key", key)
-        if self._n_overrides:
-            overrides = getattr(self._local, "overrides", None)
+        if self._overriding:
+            local = self._local
+            overrides = local.overrides
             if overrides:
                 # (made once per process-wide key and set of overrides: a `with` around
-                # each call of a jit enters equal overrides again and again)
-                local = self._local
-                made = getattr(local, "trace_state", None)
-                if made is None or made[0] is not key or made[1] != overrides:
-                    made = local.trace_state = (key, dict(overrides), tuple(
+                # each call of a jit enters equal overrides again and again, mostly the
+                # same dict: State keeps its parsed overrides, and none is ever changed)
+                made = local.trace_state
+                if made is None or made[0] is not key or (
+                        made[1] is not overrides and made[1] != overrides):
+                    made = local.trace_state = (key, overrides, tuple(
                         self.read(o.name) for o in self._options.values()
                         if o.affects_tracing))
                 return made[2]
@@ -246,6 +250,18 @@ class Config:
         return "\n".join(f"{n:<{w0}}  {v:<{w1}}  {s:<{w2}}  {d}" for n, v, s, d in rows)
 
 
+class _ThreadOverrides(threading.local):
+    """A thread's config context managers: its overrides ({name: value}; None: none), the
+    overrides each active one replaced, and trace_state's tuple for them. (Class
+    attributes are the defaults: reading one needs no failed lookup.)"""
+
+    overrides = None
+    trace_state = None
+
+    def __init__(self):
+        self.saved = []
+
+
 class _Override(contextlib.ContextDecorator):
     """config.override's context manager: a class, not a generator, as jit calls under
     one enter and leave it each time (the thread's previous overrides kept on a stack of
@@ -263,14 +279,12 @@ class _Override(contextlib.ContextDecorator):
     def __enter__(self):
         cfg, parsed = self._config, self._parsed
         local = cfg._local
-        old = getattr(local, "overrides", None)
-        saved = local.__dict__.setdefault("saved", [])
-        saved.append(old)
+        old = local.overrides
+        local.saved.append(old)
         local.overrides = {**old, **parsed} if old else parsed
         for hook, k in self._hooks:
             hook(parsed[k])
-        with cfg._lock:
-            object.__setattr__(cfg, "_n_overrides", cfg._n_overrides + 1)
+        cfg._overriding.append(None)
         return None
 
     def __exit__(self, *exc):
@@ -279,8 +293,7 @@ class _Override(contextlib.ContextDecorator):
         cfg._local.overrides = old
         for hook, k in self._hooks:
             hook((old or {}).get(k))
-        with cfg._lock:
-            object.__setattr__(cfg, "_n_overrides", cfg._n_overrides - 1)
+        cfg._overriding.pop()
         return False
 
     def _recreate_cm(self):     # (ContextDecorator: each decorated call enters afresh)
@@ -299,7 +312,7 @@ class State:
         self._option = opt
         self.__name__ = opt.name[4:] if opt.name.startswith("jax_") else opt.name
         self.__doc__ = opt.doc
-        self._made: dict = {}     # value -> (its parsed override, hooks)
+        self._made: dict = {}     # (type, value) -> its context manager
 
     @property
     def value(self):
@@ -318,12 +331,12 @@ class State:
         except TypeError:       # (an unhashable value: parsed each time)
             return self._config.override(**{self._option.name: new_val})
         if made is None:
-            cm = self._config.override(**{self._option.name: new_val})
+            # (one object per value, parsed once: `with jax.<option>(v):` around each call
+            # of a jit; an _Override may be entered inside itself and in several threads)
+            made = self._config.override(**{self._option.name: new_val})
             if len(self._made) < 64:
-                self._made[key] = (cm._parsed, cm._hooks)
-            return cm
-        # (the value parsed once: `with jax.<option>(v):` around each call of a jit)
-        return _Override(self._config, *made)
+                self._made[key] = made
+        return made
 
     def __bool__(self):
         raise TypeError(f"bool() not supported for config option {self._option.name}; "

@@ -211,7 +211,7 @@ def fused_when_eager(fn):
             else:
                 jitted = by_pattern.get((len(args), (), ()))
                 if jitted is not None and not (
-                        config.read("jax_disable_jit") if config._n_overrides
+                        config.read("jax_disable_jit") if config._overriding
                         else _VALUES["jax_disable_jit"]):
                     try:
                         return jitted(*args)

@@ -74,7 +74,7 @@ def _usable() -> bool:
     """Whether the cached jit may run this call: no trace, no config context manager, and
     an epoch (config.update starts one) without a default device, jax_no_execution,
     jax_debug_nans/infs, jax_disable_jit or a host-to-device transfer guard."""
-    if trace_state.stack or config._n_overrides:
+    if trace_state.stack or config._overriding:
         return False
     key = config._trace_key
     if key is not None and key is _EPOCH[0]:

@@ -524,7 +524,7 @@ def test_config_context_managers_nest_and_decorate():
         with cm:       # (one object entered inside itself)
             assert config.read("jax_default_matmul_precision") == "highest"
         assert config.read("jax_default_matmul_precision") == "highest"
-    assert config.read("jax_default_matmul_precision") is None and config._n_overrides == 0
+    assert config.read("jax_default_matmul_precision") is None and not config._overriding
 
     @mjax.enable_x64(True)
     def made():
@@ -533,7 +533,7 @@ def test_config_context_managers_nest_and_decorate():
     with pytest.raises(KeyError):
         with mjax.enable_x64(True):
             raise KeyError("left with an error")
-    assert not config.read("jax_enable_x64") and config._n_overrides == 0
+    assert not config.read("jax_enable_x64") and not config._overriding
     # one context object entered in two threads at once: each thread restores its own
     both, seen = threading.Barrier(2), []
 
@@ -548,4 +548,29 @@ def test_config_context_managers_nest_and_decorate():
         t.start()
     for t in threads:
         t.join()
-    assert seen == ["highest", "highest", None, None] and config._n_overrides == 0
+    assert seen == ["highest", "highest", None, None] and not config._overriding
+
+
+def test_jit_under_a_context_manager_takes_the_c_fast_path():
+    """Under a config context manager a cached call goes through the C fast path when it is
+    built (only the epoch's Python helper runs), with a mesh context it does not, and the
+    same context manager object is given for the same option value each time."""
+    from frontend_util import python_calls
+    from mjax import jit_fast
+    pkg = mjax.__file__.rsplit("/", 1)[0]
+    f = mjax.jit(lambda x: x * 2)
+    x = jnp.ones(3)
+    assert mjax.default_matmul_precision("highest") is mjax.default_matmul_precision("highest")
+    with mjax.default_matmul_precision("highest"):
+        f(x)
+        f(x)
+        seen = python_calls(lambda: f(x), lambda fn: fn.startswith(pkg))
+        if jit_fast.C_FASTPATH is not None:
+            assert seen == ["override_epoch"], seen
+        assert "_call" not in seen
+        mesh = mjax.make_mesh((1,), ("x",), devices=mjax.devices()[:1])
+        with mjax.set_mesh(mesh):       # (a mesh context: the general path compiles for it)
+            assert jit_fast.override_epoch() is None
+            assert "_call" in python_calls(lambda: f(x), lambda fn: fn.startswith(pkg))
+        np.testing.assert_array_equal(f(x), 2 * np.ones(3))
+    assert not config._overriding
