@@ -286,6 +286,8 @@ def stable_rules(text: str):
     number in order of appearance, and what the text does not show of the handles'
     sources (their `stable_key`: the custom function, rules and static arguments); None
     when a handle's source cannot be described so (a user primitive's, an unknown one)."""
+    if 'rule = "' not in text:      # (no handle: the regex costs a small program 11 us)
+        return text, ()
     handles: dict = {}
 
     def number(m):
