@@ -267,7 +267,7 @@ class _Override(contextlib.ContextDecorator):
     one enter and leave it each time (the thread's previous overrides kept on a stack of
     the thread's, so one object may be entered inside itself, or in several threads)."""
 
-    __slots__ = ("_config", "_parsed", "_hooks")
+    __slots__ = ("_config", "_parsed", "_hooks", "_local", "_tokens")
 
     def __init__(self, config_: Config, parsed: dict, hooks=None):
         self._config = config_
@@ -275,25 +275,25 @@ class _Override(contextlib.ContextDecorator):
         self._hooks = hooks if hooks is not None else [
             (config_._options[k].on_override, k) for k in parsed
             if config_._options[k].on_override is not None]
+        # (read on each entry and exit: a `with` around each call of a jit)
+        self._local, self._tokens = config_._local, config_._overriding
 
     def __enter__(self):
-        cfg, parsed = self._config, self._parsed
-        local = cfg._local
+        local, parsed = self._local, self._parsed
         old = local.overrides
         local.saved.append(old)
         local.overrides = {**old, **parsed} if old else parsed
         for hook, k in self._hooks:
             hook(parsed[k])
-        cfg._overriding.append(None)
-        return None
+        self._tokens.append(None)
 
-    def __exit__(self, *exc):
-        cfg = self._config
-        old = cfg._local.saved.pop()
-        cfg._local.overrides = old
+    def __exit__(self, typ, value, traceback):
+        local = self._local
+        old = local.saved.pop()
+        local.overrides = old
         for hook, k in self._hooks:
             hook((old or {}).get(k))
-        cfg._overriding.pop()
+        self._tokens.pop()
         return False
 
     def _recreate_cm(self):     # (ContextDecorator: each decorated call enters afresh)
