@@ -6,7 +6,10 @@
 
 Targets: cached jit call of a tiny function, of a 10-array-arg/10-output pytree function,
 with a keyword argument (`f(x, y=y)`), with a static argument (`f(x, 3)`), with a Python
-scalar (`f(x, 3.0)`, traced) or a NumPy array as an argument, an eager op on
+scalar (`f(x, 3.0)`, traced) or a NumPy array as an argument, a registered dataclass,
+a donated argument, a committed array, under a config context manager, under set_mesh,
+with arrays sharded over two devices (XLA_FLAGS=--xla_force_host_platform_device_count=2
+or more; the row is left out with one device), an eager op on
 cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`, `x[1]`; `x / y`, `x // y`,
 `x % y`, `x ** y`, `jnp.maximum`, `np.float32(2) * x`, int32 + float32, an int array
 times 2, `x.sum(axis=0)`, `jnp.max(x, axis=1)`, `x[:, 1]`, `x.at[1].set(2.0)`), an eager op
@@ -78,6 +81,21 @@ def cases(lib, jnp):
             return f(x)
     in_context()
     out["jit under config context"] = (in_context, 2000)
+    # Under a mesh context (a one-device mesh: the arguments need no laying out), and
+    # with arguments sharded over two devices (with XLA_FLAGS giving two or more).
+    one = lib.make_mesh((1,), ("x",), devices=lib.devices()[:1])
+
+    def in_mesh():
+        with lib.set_mesh(one):
+            return f(x)
+    in_mesh()
+    out["jit under set_mesh"] = (in_mesh, 2000)
+    if len(lib.devices()) >= 2:
+        two = lib.make_mesh((2,), ("x",), devices=lib.devices()[:2])
+        xs = lib.device_put(jnp.ones((8,), jnp.float32),
+                            lib.sharding.NamedSharding(two, lib.sharding.PartitionSpec("x")))
+        f(xs)
+        out["jit sharded arg (2 devices)"] = (lambda: f(xs), 500)
 
     y = jnp.ones((4,), jnp.float32)
     x * y
@@ -234,6 +252,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--profile", help="cProfile one case of mjax: jit, tree, kwarg, "
                                           "static, dataclass, donated, committed, context, "
+                                          "mesh, sharded, "
                                           "eager, eager-sin, eager-scalar, eager-sum, index, "
                                           "trace, mlp, per-example, rnn, lm")
     parser.add_argument("--only", help="substrings of the case names to run, comma-separated")
@@ -254,6 +273,7 @@ def main():
                 "static": "jit static arg", "index": "eager x[i]",
                 "dataclass": "jit dataclass arg", "donated": "jit donated arg",
                 "committed": "jit committed arg", "context": "jit under config context",
+                "mesh": "jit under set_mesh", "sharded": "jit sharded arg (2 devices)",
                 "trace": "trace+lower 1000 ops",
                 "mlp": "MLP step trace+transform+lower",
                 "per-example": "per-example trace+transform+lower",

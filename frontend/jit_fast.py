@@ -10,7 +10,7 @@ keeps the Python path only; docs/performance.md measures both.
 from __future__ import annotations
 
 
-import copy
+import operator
 
 import numpy as np
 
@@ -22,8 +22,10 @@ from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray
 from mjax.runtime import c_fast_path, get_backend
 from mjax.runtime.xla import LAYOUTS_IN_USE
-from mjax.sharding_impls import SingleDeviceSharding, current_mesh
+from mjax.jit_entry import committed_entry, spmd_entry
+from mjax.sharding_impls import NamedSharding, SingleDeviceSharding, current_mesh
 from mjax.sharding_impls import mesh_contexts
+from mjax.spmd.jit import fast_results, laid_out
 
 C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
 if C_FASTPATH is not None:
@@ -70,17 +72,21 @@ class _Held:
 registration.INTERNAL_ARRAYS.append(lambda: [_Held(b) for b in _SCALAR_BUFS.values()])
 
 
+_ONE_OR_MESH = (SingleDeviceSharding, NamedSharding)
+_DEFAULT_MEMORY = ("device", None)
+
+
 def host_key(x):
     """The aval of a NumPy array or Python scalar leaf for the fast path (NOT_FAST for
     any other leaf): a scalar is an argument like any other, weakly typed. A committed
-    Array (on one device's own memory) is (aval, sharding): calls with it run on that
-    device and commit their results (Jitted._remember)."""
+    Array (on one device's own memory, or laid out over a mesh) is (aval, sharding):
+    calls with it run there and commit their results (fast_entry)."""
     t = type(x)
     if t is Array:     # (an uncommitted one has a sharding too once `.sharding` is read:
         # it is keyed by its aval, as one whose sharding was not read; not once some array
         # has had another layout: execute's relayout is skipped)
         s = x._sharding
-        if type(s) is not SingleDeviceSharding or s.memory_kind != "device" or \
+        if type(s) not in _ONE_OR_MESH or s.memory_kind not in _DEFAULT_MEMORY or \
                 LAYOUTS_IN_USE[0]:
             return NOT_FAST
         return (x.aval, s) if getattr(x, "_committed", False) else x.aval
@@ -102,22 +108,6 @@ def host_key(x):
             _HOST_AVALS.clear()
         _HOST_AVALS[key] = aval
     return aval
-
-
-def committed_entry(entry, shardings: set, keyed: bool):
-    """`entry` for calls with arguments committed to `shardings` (one device's memory):
-    a copy whose results the fast path commits there, as the general path does; None
-    where it does not apply (several devices, another device than the program's, outputs
-    in other memories, keyword calls)."""
-    if keyed or len(shardings) != 1 or getattr(entry.executable, "out_memory_kinds", None):
-        return None
-    (sharding,) = shardings
-    if sharding._device != entry.executable.devices[0] or entry.out_tree is None:
-        return None
-    made = copy.copy(entry)
-    made.commit = sharding     # (the C fast path's: its results committed there too)
-    made.fast = entry.fast + (sharding,) if entry.fast is not None else None
-    return made
 
 
 def _backend_of(entry, backend=None):
@@ -190,12 +180,57 @@ def keyed_memo(state, args, kwargs, static_argnums, static_argnames, leaves, ava
 
 
 def override_epoch(local=config._local, meshes=mesh_contexts):
-    """The fast path's epoch under config context managers (Jitted.__call__): this
-    thread's config.trace_state() object; None with a mesh context active."""
+    """The fast path's epoch while some context manager is active (Jitted.__call__):
+    this thread's config.trace_state() object, or with a mesh context active one object
+    per such state and mesh (None under use_abstract_mesh)."""
     made = local.trace_state     # (what trace_state made for these overrides last)
     if made is not None and made[1] is local.overrides and made[0] is config._trace_key:
-        return made[2] if not meshes.stack and meshes.set is None else None
-    return config.trace_state() if current_mesh() is None else None
+        state = made[2]
+    else:
+        state = config.trace_state()
+    if not meshes.stack and meshes.set is None:
+        return state
+    if meshes.abstract:
+        return None
+    mesh = current_mesh()
+    made = meshes.epoch
+    if made is None or made[0] is not state or made[1] is not mesh:
+        made = meshes.epoch = (state, mesh, object())
+    return made[2]
+
+
+def fast_entry(entry, leaves, tree_args, keyed: bool, over=None):
+    """(The entry the fast path runs, the arguments' treedef, the leaves' keys) for a
+    call of `entry` whose arguments `tree_args` flatten to `leaves` (Jitted._remember),
+    or None where the fast path does not take such calls. `over`: (the shardings the
+    leaves were laid out as, the mesh) of a program over a mesh; it takes calls whose
+    arrays are laid out so already."""
+    # Cheapest refusal first: calls with other leaves come here on every call.
+    if not all([type(x) is Array or type(x) in HOST_LEAVES for x in leaves]):
+        return None
+    if over is None and entry.run is None or \
+            config.read("jax_default_device") is not None or \
+            config.read("jax_debug_nans") or config.read("jax_debug_infs"):
+        return None
+    try:
+        fast_leaves, tree = FAST_TREES.flatten(tree_args)
+    except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
+        return None
+    if len(fast_leaves) != len(leaves) or not all(map(operator.is_, fast_leaves, leaves)):
+        return None
+    keys = fast_keys(leaves)
+    if NOT_FAST in keys:
+        return None
+    if over is not None:
+        shardings, mesh = over
+        if not all(map(laid_out, leaves, shardings)):
+            return None
+        entry = spmd_entry(entry, fast_results(entry, mesh, leaves), keyed)
+    else:
+        committed = {k[1] for k in keys if type(k) is tuple}     # (host_key's pairs)
+        if committed:
+            entry = committed_entry(entry, committed, keyed)
+    return None if entry is None else (entry, tree, keys)
 
 
 def install(cls):
@@ -210,5 +245,5 @@ if C_FASTPATH is not None and hasattr(C_FASTPATH, "set_host"):
     C_FASTPATH.set_host(host_key, host_buf, LAYOUTS_IN_USE, override_epoch)
 
 __all__ = ["C_FASTPATH", "FAST_TREES", "HOST_LEAVES", "KEYED", "NOT_FAST", "OTHER_TREE",
-           "committed_entry", "fast_keys", "host_buf", "host_bufs", "host_key", "install",
-           "keyed_memo", "static_key"]
+           "fast_entry", "fast_keys", "host_buf", "host_bufs", "host_key", "install",
+           "keyed_memo", "override_epoch", "static_key"]

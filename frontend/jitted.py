@@ -33,7 +33,8 @@ from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST a
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
 from mjax.jit_fast import HOST_LEAVES as _HOST_LEAVES, host_bufs as _host_bufs
-from mjax.jit_fast import committed_entry as _committed_entry, host_key as _host_key
+from mjax.jit_fast import fast_entry, host_key as _host_key, override_epoch
+from mjax.jit_entry import CacheEntry as _CacheEntry
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import describer
@@ -59,42 +60,6 @@ logger = logging.getLogger("mjax.api")
 
 
 # ---- jit ------------------------------------------------------------------------------
-class _CacheEntry:
-    __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
-                 "out_shardings", "constraint_mesh", "constraint_site", "out_canonical",
-                 "run", "handlers", "out_tuple", "refs", "fast", "commit", "donates")
-
-    def __init__(self):
-        # Set up front: reading an unset slot raises AttributeError inside getattr,
-        # which cost a few microseconds on every cached call.
-        self.constraint_mesh = self.constraint_site = None
-        self.out_shardings = self.run = self.handlers = None
-        self.fast = None   # (the C fast path's: run, handlers, out avals, kind, consts, tree)
-        self.commit = None   # (the fast path's copy for committed arguments: their sharding)
-        self.const_bufs = []
-        self.out_tuple = self.donates = False   # (donates: the program consumes inputs)
-        # Refs (mjax.ref) the program reads and writes: (leaf index or None, captured
-        # Ref or None) per ref argument, in order; their final values follow the outputs.
-        self.refs = ()
-
-    def enable_fast_call(self):
-        """Precomputes the fast path's share (`Jitted.__call__`): jaxlib's execute and
-        result handlers of a one-device XLA program, and whether the output is a flat
-        tuple of arrays. Entries this does not apply to keep `run` None."""
-        direct = getattr(self.executable, "direct_call", None)
-        direct = direct() if direct is not None else None
-        if direct is None or self.has_float0 or self.constraint_mesh is not None or \
-                self.refs:
-            return
-        self.run, self.handlers = direct
-        tree = self.out_canonical
-        # (a tuple root whose every child is a leaf: one node more than leaves)
-        self.out_tuple = (tree is not None and tree.node_data()[0] is tuple and
-                          tree.num_leaves == tree.num_nodes - 1)
-        self.fast = (self.run, self.handlers, tuple(self.out_avals),
-                     0 if tree is None else 1 if self.out_tuple else 2, self.const_bufs, tree)
-
-
 @_install_fast_path
 class Jitted:
     """`mjax.jit(f)`: call it, or stage it with `.trace(...)` / `.lower(...)`."""
@@ -206,7 +171,7 @@ class Jitted:
         memo = self._memo
         if memo is not None and not _trace_state.stack and (
                 memo[0] is config._trace_key if not config._overriding
-                else memo[0] is config.trace_state() and current_mesh() is None):
+                else memo[0] is override_epoch()):
             if kwargs or self._has_static:
                 return self._call_keyed(args, kwargs, memo[4], memo[0])
             tree = memo[1]
@@ -253,9 +218,9 @@ class Jitted:
                     return self._call(args, kwargs)
                 else:
                     outs = results.consume_with_handlers(entry.handlers)
-                if entry.commit is not None:    # (committed arguments: committed results)
-                    return entry.out_tree.unflatten([Array(b, a, entry.commit) for b, a in
-                                                     zip(outs, entry.out_avals)])
+                if entry.commit is not None:    # (committed results: jit_entry.py)
+                    return entry.out_tree.unflatten(list(map(Array, outs, entry.out_avals,
+                                                             entry.commit)))
                 if entry.out_canonical is None:
                     return Array(outs[0], entry.out_avals[0])
                 if entry.out_tuple:
@@ -317,35 +282,25 @@ class Jitted:
             return tuple(map(Array, outs, entry.out_avals))
         return entry.out_canonical.unflatten(list(map(Array, outs, entry.out_avals)))
 
-    def _remember(self, args, leaves, entry, state, dyn=None, static_key=(), kwargs=None):
+    def _remember(self, args, leaves, entry, state, dyn=None, static_key=(), kwargs=None,
+                  over=None):
         """Makes `entry` the fast path's memo when this call qualifies (see __call__):
         `leaves` are the arguments' leaves (tree_flatten's), `state` is the
-        config.trace_state() the entry was looked up with."""
+        config.trace_state() the entry was looked up with; `over`: (the shardings the
+        leaves were laid out as, the mesh) of a program over a mesh."""
+        if not self._fast_ok or _trace_state.stack:
+            return
         # (`state` must be a fresh object per epoch: an empty tuple is a singleton.)
-        if not (self._fast_ok and entry.run is not None and state and not _trace_state.stack
-                and (state is config._trace_key if not config._overriding
-                     else state is config.trace_state() and current_mesh() is None)):
-            return
-        # Cheapest refusal first: calls with other leaves come here on every call.
-        if not all([type(x) is Array or type(x) in _HOST_LEAVES for x in leaves]):
-            return
-        if config.read("jax_default_device") is not None or \
-                config.read("jax_debug_nans") or config.read("jax_debug_infs"):
+        if not config._overriding:
+            if not state or state is not config._trace_key:
+                return
+        elif state is not config.trace_state() or (state := override_epoch()) is None:
             return
         keyed = dyn is not None    # a call with keyword or static arguments
-        try:
-            fast_leaves, tree = _FAST_TREES.flatten(dyn if keyed else args)
-        except Exception:   # noqa: BLE001 - e.g. unsortable dict keys
+        found = fast_entry(entry, leaves, dyn if keyed else args, keyed, over)
+        if found is None:
             return
-        if len(fast_leaves) != len(leaves) or \
-                not all(map(operator.is_, fast_leaves, leaves)):
-            return
-        avals = _fast_keys(leaves)
-        if _NOT_FAST in avals:
-            return
-        committed = {a[1] for a in avals if type(a) is tuple}     # (host_key's pairs)
-        if committed and (entry := _committed_entry(entry, committed, keyed)) is None:
-            return
+        entry, tree, avals = found
         memo = self._memo
         if keyed:
             self._kmemo = keyed_memo(state, args, kwargs, self.static_argnums,
@@ -418,10 +373,13 @@ class Jitted:
             else:
                 self._remember(args, leaves, entry, state)
         if entry.constraint_mesh is not None:
-            spmd.check_committed_on(leaves, entry.constraint_mesh, entry.constraint_site,
+            mesh = entry.constraint_mesh
+            spmd.check_committed_on(leaves, mesh, entry.constraint_site,
                                     describer(self.fun, self._name, in_tree, static_key))
-            return self._run_spmd(entry, leaves, avals, entry.constraint_mesh,
-                                  spmd.replicated_over(entry.constraint_mesh, leaves))
+            shardings = spmd.replicated_over(mesh, leaves)
+            if not (kwargs or self._has_static):
+                self._remember(args, leaves, entry, state, over=(shardings, mesh))
+            return self._run_spmd(entry, leaves, avals, mesh, shardings)
         committed = None
         if config.read("jax_default_device") is None:
             # (arguments committed to a device: run there, results committed, as JAX)
@@ -498,6 +456,8 @@ class Jitted:
         if entry is None:
             entry = self._fill(key, dyn_args, dyn_kwargs, static_key, len(args), donated,
                                (shardings, mesh))
+        if not (dyn_kwargs or static_key):     # (the fast path takes positional calls)
+            self._remember(args, leaves, entry, key[4], over=(shardings, mesh))
         return self._run_spmd(entry, leaves, avals, mesh, shardings)
 
     def _fill(self, key, dyn_args, dyn_kwargs, static_key, n_args, donated,

@@ -190,7 +190,8 @@ def alias_donated_inputs(module: ir.Module, donated, aliases=None) -> None:
             free.setdefault(str(t), []).append(j)
     unused = []
     with context():
-        attrs = [dict(ir.DictAttr(a)) if a is not None else {}
+        # (a DictAttr iterates over NamedAttributes: sharded arguments have some)
+        attrs = [{n.name: n.attr for n in ir.DictAttr(a)} if a is not None else {}
                  for a in (main.arg_attrs if "arg_attrs" in main.attributes
                            else [None] * len(ftype.inputs))]
 

@@ -39,6 +39,7 @@ class _MeshContexts(threading.local):
     stack: tuple = ()
     abstract: tuple = ()
     set = None
+    epoch = None    # (jit_fast.override_epoch's, for the meshes above)
 
 
 mesh_contexts = _MeshContexts()

@@ -4,13 +4,13 @@
  * `JitCall` replaces `Jitted.__call__`. A call like the memo's (`Jitted._memo`: [epoch,
  * treedef or None, avals, entry, table, structured]; `Jitted._kmemo` for keyword and static
  * arguments), made with its config (under config context managers too) and no trace, whose
- * leaves are `mjax.Array`s on their own device or committed to the program's, NumPy arrays or
- * Python scalars with the memo's avals, goes from its arguments to jaxlib's
- * `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
- * `mjax.Array`s here (committed where the arguments were). Anything else, and any error of
- * the execution, goes to the Python `__call__` (the same checks, then the general path), so
- * results and errors are the same.
- * Only the CPython C API is used; the package works without this module.
+ * leaves are `mjax.Array`s on their own device, committed to the program's or laid out over
+ * its mesh, NumPy arrays or Python scalars with the memo's avals, goes from its arguments to
+ * jaxlib's `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
+ * `mjax.Array`s here (committed as the entry says: frontend/jit_entry.py). Anything else,
+ * and any error of the execution, goes to the Python `__call__` (the same checks, then the
+ * general path), so results and errors are the same. Only the CPython C API is used; the
+ * package works without this module.
  */
 #include "_mjax_fast.h"   /* array_type, Array's slots, new_array */
 
@@ -63,11 +63,12 @@ static PyObject *make_array(PyObject *mod, PyObject *args) {
     return new_array(buf, aval);
 }
 
-/* A result: new_array, committed to `commit` (a sharding) as Array(buf, aval, commit) is,
- * unless it is NULL. */
-static PyObject *result_array(PyObject *buf, PyObject *aval, PyObject *commit) {
+/* Result `i`: new_array, committed to `commits[i]` (a sharding) as Array(buf, aval,
+ * commits[i]) is, unless `commits` is NULL or that item is None. */
+static PyObject *result_array(PyObject *buf, PyObject *aval, PyObject *commits, Py_ssize_t i) {
     PyObject *o = new_array(buf, aval);
-    if (o != NULL && commit != NULL) {
+    PyObject *commit = commits == NULL ? NULL : PyTuple_GET_ITEM(commits, i);
+    if (o != NULL && commit != NULL && commit != Py_None) {
         Py_INCREF(commit);
         Py_SETREF(SLOT(o, off_sharding), commit);
         Py_INCREF(Py_True);
@@ -314,12 +315,15 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     if (match_leaves(leaves, n, avals, &renew, &keys) != 1)
         goto miss;
     fast = PyObject_GetAttr(entry, s_fast);
-    /* (run, handlers, out_avals, kind, const_bufs, out_canonical[, sharding the results
-     * are committed to]) */
+    /* (run, handlers, out_avals, kind, const_bufs, out_canonical[, per result the sharding
+     * it is committed to, or None]) */
     if (fast == NULL || !PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) < 6 ||
             PyTuple_GET_SIZE(fast) > 7)
         goto miss;
-    PyObject *commit = PyTuple_GET_SIZE(fast) == 7 ? PyTuple_GET_ITEM(fast, 6) : NULL;
+    PyObject *commits = PyTuple_GET_SIZE(fast) == 7 ? PyTuple_GET_ITEM(fast, 6) : NULL;
+    if (commits != NULL && (!PyTuple_CheckExact(commits) ||
+            PyTuple_GET_SIZE(commits) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(fast, 2))))
+        goto miss;
     if (renew && !keys && !keyed) {
         /* Equal avals, other objects: keep these, so the next call compares pointers. */
         PyObject *now = PyTuple_New(n);
@@ -384,7 +388,8 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
             PyErr_SetString(PyExc_RuntimeError, "_fastpath: one output expected");
             goto fail;
         }
-        ret = result_array(PyList_GET_ITEM(outs, 0), PyTuple_GET_ITEM(out_avals, 0), commit);
+        ret = result_array(PyList_GET_ITEM(outs, 0), PyTuple_GET_ITEM(out_avals, 0), commits,
+                           0);
         goto done;
     }
     PyObject *wrapped = kind == 1 ? PyTuple_New(no) : PyList_New(no);
@@ -392,7 +397,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         goto fail;
     for (Py_ssize_t i = 0; i < no; i++) {
         PyObject *a = result_array(PyList_GET_ITEM(outs, i), PyTuple_GET_ITEM(out_avals, i),
-                                   commit);
+                                   commits, i);
         if (a == NULL) { Py_DECREF(wrapped); goto fail; }
         if (kind == 1)
             PyTuple_SET_ITEM(wrapped, i, a);

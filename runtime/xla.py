@@ -335,8 +335,13 @@ class Executable:
         cached `jit` call does `run(buffers).consume_with_handlers(handlers)` itself and
         falls back to `execute` (which explains errors and moves buffers) when `run`
         raises."""
-        if self._handlers is None or len(self.devices) != 1 or self.custom_layouts or \
-                self.out_memory_kinds:   # (results maybe in host memory: Arrays say so)
+        return self.sharded_call() if len(self.devices) == 1 else None
+
+    def sharded_call(self):
+        """direct_call's (run, handlers) for a program over any number of devices, whose
+        caller passes buffers laid out as its parameters (None: results maybe in host
+        memory, where Arrays say so, or custom layouts)."""
+        if self._handlers is None or self.custom_layouts or self.out_memory_kinds:
             return None
         return self.loaded.execute_sharded, self._handlers
 

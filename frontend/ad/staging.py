@@ -179,7 +179,7 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
 
 
 # ---- eager calls: traced every time, compiled once per program ----------------------------
-# (jit key, program text, what the text does not show) -> _CacheEntry, least recently
+# (jit key, program text, what the text does not show) -> CacheEntry, least recently
 # used first
 _PROGRAMS: dict = {}
 _MAX_PROGRAMS = 256

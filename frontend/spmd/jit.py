@@ -461,9 +461,23 @@ def _shape(t):
     return ir.RankedTensorType(t).shape
 
 
+def laid_out(x, sharding) -> bool:
+    """Whether `x` is an Array whose buffer is laid out as `sharding` already (put_for
+    passes it through): its own sharding, or, for one device's sharding in its default
+    memory, any array on that one device in its default memory."""
+    if type(x) is not Array:
+        return False
+    s = x._sharding
+    if s is sharding or s == sharding:
+        return True
+    return sharding.num_devices == 1 and sharding.memory_kind in (None, "device") and (
+        s is None or s.num_devices == 1 and s.memory_kind in (None, "device")) and \
+        _devices_of(x._buf) == tuple(sharding._device_list())
+
+
 def put_for(x, aval, sharding) -> object:
     """`x`'s buffer laid out as `sharding` (moved through the host when it is not)."""
-    if type(x) is Array and (x._sharding is sharding or x._sharding == sharding):
+    if laid_out(x, sharding):
         return x._buf
     if unreduced_of(sharding):      # (its buffers are read as partial sums)
         if type(x) is Array and x._sharding is not None:
@@ -471,10 +485,8 @@ def put_for(x, aval, sharding) -> object:
                              f"respective arg. Got jit sharding: {sharding!r},\narg "
                              f"sharding: {x._sharding!r} for arg type: {typeof_array(x)}")
         return device_put_unreduced(x, sharding)._buf
-    if sharding.num_devices == 1:   # (one device: an uncommitted array's buffer there,
-        device = sharding._device_list()[0]     # else a copy put there)
-        if type(x) is Array and x._sharding is None and _devices_of(x._buf) == (device,):
-            return x._buf
+    if sharding.num_devices == 1:   # (one device: a copy put there)
+        device = sharding._device_list()[0]
         value = np.asarray(to_numpy(x), dtype=aval.dtype)
         if sharding.memory_kind != "device":      # (host memory: XLA's backends)
             return get_backend().put(value, device, sharding.memory_kind)
@@ -488,13 +500,28 @@ def wrap_outputs(outs, out_avals, out_shardings, exe, mesh, committed=True) -> l
     ones, else the layout XLA reports, found once per executable). Over the mesh made
     for a call with no mesh of its own, one device's results are committed only when
     an argument was (`committed`), as JAX's."""
+    shardings = committed_results(out_avals, out_shardings, exe, mesh, committed)
+    return [Array(buf, aval, sharding) if type(sharding) is not _OnOneDevice else
+            _one_device_result(exe, buf, aval, sharding.device)
+            for buf, aval, sharding in zip(outs, out_avals, shardings)]
+
+
+def committed_results(out_avals, out_shardings, exe, mesh, committed=True) -> list:
+    """Per result: the sharding wrap_outputs commits it to (None: uncommitted)."""
     shardings = result_shardings(out_avals, out_shardings, exe, mesh)
     if not committed and mesh.axis_names == (_SINGLE,):
         shardings = [None if type(s) is SingleDeviceSharding and s.memory_kind == "device"
                      else s for s in shardings]
-    return [Array(buf, aval, sharding) if type(sharding) is not _OnOneDevice else
-            _one_device_result(exe, buf, aval, sharding.device)
-            for buf, aval, sharding in zip(outs, out_avals, shardings)]
+    return shardings
+
+
+def fast_results(entry, mesh, leaves):
+    """Per result of `entry` run on `leaves` over `mesh`: the sharding it is committed
+    to (None: uncommitted), for the fast path (jit_entry.spmd_entry); None when some
+    result is one XLA left on one device (wrap_outputs makes those itself)."""
+    shardings = committed_results(entry.out_avals, entry.out_shardings, entry.executable,
+                                  mesh, any(getattr(x, "_committed", False) for x in leaves))
+    return None if any(type(s) is _OnOneDevice for s in shardings) else shardings
 
 
 def result_shardings(out_avals, out_shardings, exe, mesh) -> list:
@@ -540,6 +567,6 @@ def _one_device_result(exe, buf, aval, device) -> Array:
     raise RuntimeError(f"jit: the result XLA placed on {device} is not in this process")
 
 
-__all__ = ["wants_spmd", "constraint_mesh", "replicated_over", "in_shardings_for",
-           "flat_shardings", "annotate", "lower", "put_for", "wrap_outputs",
-           "typed_out_shardings"]
+__all__ = ["laid_out", "fast_results", "committed_results", "wants_spmd", "constraint_mesh",
+           "replicated_over", "in_shardings_for", "flat_shardings", "annotate", "lower",
+           "put_for", "wrap_outputs", "typed_out_shardings"]

@@ -553,8 +553,9 @@ def test_config_context_managers_nest_and_decorate():
 
 def test_jit_under_a_context_manager_takes_the_c_fast_path():
     """Under a config context manager a cached call goes through the C fast path when it is
-    built (only the epoch's Python helper runs), with a mesh context it does not, and the
-    same context manager object is given for the same option value each time."""
+    built (only the epoch's Python helper runs), with a mesh context too (its epoch is
+    made per mesh), and the same context manager object is given for the same option
+    value each time."""
     from frontend_util import python_calls
     from mjax import jit_fast
     pkg = mjax.__file__.rsplit("/", 1)[0]
@@ -569,8 +570,16 @@ def test_jit_under_a_context_manager_takes_the_c_fast_path():
             assert seen == ["override_epoch"], seen
         assert "_call" not in seen
         mesh = mjax.make_mesh((1,), ("x",), devices=mjax.devices()[:1])
-        with mjax.set_mesh(mesh):       # (a mesh context: the general path compiles for it)
-            assert jit_fast.override_epoch() is None
+        with mjax.set_mesh(mesh):   # (a mesh context: compiled for it, then the fast path)
             assert "_call" in python_calls(lambda: f(x), lambda fn: fn.startswith(pkg))
+            general = f._call((x,), {})
+            assert "_call" not in python_calls(lambda: f(x), lambda fn: fn.startswith(pkg))
+            fast = f(x)
+            assert fast.sharding == general.sharding and fast.committed == general.committed
+            assert isinstance(fast.sharding, mjax.sharding.NamedSharding)
+            np.testing.assert_array_equal(fast, 2 * np.ones(3))
+            with mjax.sharding.use_abstract_mesh(mesh.abstract_mesh):
+                assert jit_fast.override_epoch() is None
         np.testing.assert_array_equal(f(x), 2 * np.ones(3))
+        assert f(x).sharding == x.sharding
     assert not config._overriding

@@ -150,3 +150,20 @@ def test_donated_python_scalars_get_a_buffer_per_call():
         assert float(out) == 4.0 and out.weak_type
     h = mjax.jit(lambda s: s + 1)             # (a non-donating program of the same value)
     assert float(h(2.0)) == 3.0 and float(h(2.0)) == 3.0
+
+
+def test_donating_sharded_arrays():
+    # (the lowering aliased donated inputs by rebuilding each argument's attributes: a
+    # sharded argument has some, which it could not read)
+    mesh = mjax.make_mesh((4,), ("x",), devices=mjax.devices()[:4])
+    rows = mjax.sharding.NamedSharding(mesh, mjax.sharding.PartitionSpec("x"))
+    for f in (mjax.jit(lambda a, b: (a + b, b * 2), donate_argnums=(0,)),
+              mjax.jit(lambda a, b: (a + b, b * 2), donate_argnums=(0,), in_shardings=rows,
+                       out_shardings=rows)):
+        x = mjax.device_put(jnp.arange(8.0), rows)
+        y = mjax.device_put(jnp.ones(8), rows)
+        s, t = f(x, y)
+        assert x.is_deleted() and not y.is_deleted()
+        np.testing.assert_array_equal(s, np.arange(8.0) + 1)
+        np.testing.assert_array_equal(t, np.full(8, 2.0))
+        assert s.sharding == rows

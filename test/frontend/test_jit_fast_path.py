@@ -446,3 +446,91 @@ def test_committed_arguments_take_the_fast_path_and_commit_results(layouts_in_us
             np.testing.assert_array_equal(r, np.arange(4.0) + 1)
         with pytest.raises(ValueError, match="incompatible devices"):
             f(x0, x1)
+
+
+def _general(f, *args):
+    """What f's general path gives for args (the fast path bypassed)."""
+    return f._call(args, {})
+
+
+def _same_arrays(fast, general):
+    for a, b in zip(mjax.tree_util.tree_leaves(fast), mjax.tree_util.tree_leaves(general)):
+        assert a.sharding == b.sharding and a.committed == b.committed
+        assert a.aval == b.aval
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_calls_of_sharded_arrays_take_the_fast_path(layouts_in_use):
+    """A cached call whose arguments are laid out over a mesh already (NamedSharding
+    arrays, or arrays on the one device of a one-device mesh context) runs the program
+    over the mesh from the fast path, with the general path's result shardings; calls
+    whose arguments need laying out, keyword calls and deleted arrays keep the general
+    path's behaviour."""
+    layouts_in_use(False)
+    devs = mjax.devices()
+    assert len(devs) >= 4
+    mesh = mjax.make_mesh((4,), ("x",), devices=devs[:4])
+    rows = mjax.sharding.NamedSharding(mesh, mjax.sharding.PartitionSpec("x"))
+    xs = mjax.device_put(jnp.arange(8.0), rows)
+    ys = mjax.device_put(jnp.ones(8), rows)
+    f = mjax.jit(lambda a, b: {"sum": a + b, "total": (a * b).sum(), "a": a})
+    for _ in range(3):
+        out = f(xs, ys)
+    assert "_call" not in python_calls(lambda: f(xs, ys), lambda fn: fn.endswith("jitted.py"))
+    _same_arrays(f(xs, ys), _general(f, xs, ys))
+    assert f(xs, ys)["sum"].sharding == rows
+    if jit_fast.C_FASTPATH is not None:
+        assert python_calls(lambda: f(xs, ys), lambda fn: fn.startswith(PKG)) == []
+    # a loop feeding results back stays on the fast path and the mesh
+    g = mjax.jit(lambda a: a * 2 + 1)
+    z = xs
+    for _ in range(4):
+        z = g(z)
+    np.testing.assert_array_equal(z, ((((np.arange(8.0) * 2 + 1) * 2 + 1) * 2 + 1) * 2 + 1))
+    assert z.sharding == rows and z.committed
+    # an uncommitted argument next to sharded ones is laid out by the general path
+    u = jnp.ones(8)
+    for _ in range(2):
+        _same_arrays(f(xs, u), _general(f, xs, u))
+    assert "_call" in python_calls(lambda: f(xs, u), lambda fn: fn.endswith("jitted.py"))
+    # keyword calls: the general path
+    for _ in range(2):
+        _same_arrays(f(a=xs, b=ys), _general(f, xs, ys))
+    # a deleted sharded array: JAX's error, after the fast path declined it
+    d = mjax.device_put(jnp.arange(8.0), rows)
+    f(d, ys)
+    d.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        f(d, ys)
+    # donation of a sharded array through the fast path
+    h = mjax.jit(lambda a: a + 1, donate_argnums=0)
+    w = mjax.device_put(jnp.zeros(8), rows)
+    for i in range(4):
+        old, w = w, h(w)
+        assert old.is_deleted()
+    np.testing.assert_array_equal(w, np.full(8, 4.0))
+    assert w.sharding == rows
+
+
+def test_calls_under_a_mesh_context_take_the_fast_path(layouts_in_use):
+    """Under set_mesh, a cached call of arrays laid out for it takes the fast path with
+    the general path's result shardings; leaving the context or entering another mesh
+    changes the epoch (the program of that mesh runs)."""
+    layouts_in_use(False)
+    devs = mjax.devices()
+    one = mjax.make_mesh((1,), ("x",), devices=devs[:1])
+    two = mjax.make_mesh((2,), ("x",), devices=devs[:2])
+    f = mjax.jit(lambda a: a * 3)
+    x = jnp.arange(4.0)
+    for mesh in (one, two, one):
+        with mjax.set_mesh(mesh):
+            for _ in range(3):
+                r = f(x)
+            _same_arrays(r, _general(f, x))
+            assert set(r.devices()) == set(mesh.devices.flat)
+            np.testing.assert_array_equal(r, np.arange(4.0) * 3)
+            if mesh is one:     # (x is laid out for a one-device mesh: the fast path)
+                assert "_call" not in python_calls(lambda: f(x),
+                                                   lambda fn: fn.endswith("jitted.py"))
+        plain = f(x)
+        assert not plain.committed and plain.devices() == {devs[0]}
