@@ -23,7 +23,7 @@ from mjax.dialect.types import ShapedArray
 from mjax.runtime import c_fast_path, get_backend
 from mjax.runtime.xla import LAYOUTS_IN_USE
 from mjax.jit_entry import committed_entry, spmd_entry
-from mjax.sharding_impls import NamedSharding, SingleDeviceSharding, current_mesh
+from mjax.sharding_impls import NamedSharding, SingleDeviceSharding
 from mjax.sharding_impls import mesh_contexts
 from mjax.spmd.jit import fast_results, laid_out
 
@@ -183,16 +183,19 @@ def override_epoch(local=config._local, meshes=mesh_contexts):
     """The fast path's epoch while some context manager is active (Jitted.__call__):
     this thread's config.trace_state() object, or with a mesh context active one object
     per such state and mesh (None under use_abstract_mesh)."""
-    made = local.trace_state     # (what trace_state made for these overrides last)
-    if made is not None and made[1] is local.overrides and made[0] is config._trace_key:
-        state = made[2]
-    else:
-        state = config.trace_state()
-    if not meshes.stack and meshes.set is None:
+    overrides, state = local.overrides, config._trace_key
+    if overrides is not None or state is None:
+        made = local.trace_state     # (what trace_state made for these overrides last)
+        if made is not None and made[1] is overrides and made[0] is state and state:
+            state = made[2]
+        else:
+            state = config.trace_state()
+    stack = meshes.stack
+    if not stack and meshes.set is None:
         return state
     if meshes.abstract:
         return None
-    mesh = current_mesh()
+    mesh = stack[-1] if stack else meshes.set     # (current_mesh())
     made = meshes.epoch
     if made is None or made[0] is not state or made[1] is not mesh:
         made = meshes.epoch = (state, mesh, object())

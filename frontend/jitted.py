@@ -8,7 +8,6 @@ import contextlib
 import functools
 import inspect
 import logging
-import operator
 import threading
 import time
 import types
@@ -29,10 +28,9 @@ from mjax.eager import (DEOPTIMIZED, hashable, locate_nonfinite, nonfinite_kind,
                         rerun_announced)
 from mjax.jit_arguments import jit_arguments
 from mjax.jit_caches import ALL_JITTED, CLEARERS, deleted_on_first_call, share_cache
-from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, NOT_FAST as _NOT_FAST
-from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, fast_keys as _fast_keys, keyed_memo
+from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, keyed_memo
+from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, host_bufs as _host_bufs
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
-from mjax.jit_fast import HOST_LEAVES as _HOST_LEAVES, host_bufs as _host_bufs
 from mjax.jit_fast import fast_entry, host_key as _host_key, override_epoch
 from mjax.jit_entry import CacheEntry as _CacheEntry
 from mjax.traceback_util import api_boundary
