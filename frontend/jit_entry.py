@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 
+from mjax.placement import on_device
+
 
 class CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
@@ -67,6 +69,9 @@ def committed_entry(entry, shardings: set, keyed: bool):
         return None
     made = copy.copy(entry)
     made.commit = (sharding,) * len(entry.out_avals)
+    # (a program compiled for another device than the first has its constants put on the
+    # first: the general path moves them each call)
+    made.const_bufs = on_device(entry.const_bufs, sharding._device)
     made.enable_fast_call((entry.run, entry.handlers))
     return made
 

@@ -322,9 +322,10 @@ class Jitted:
         structured = tree is not None or (same_epoch and memo[5])
         self._memo = [state, tree, avals, entry, table, structured]
 
-    def _call(self, args, kwargs):
+    def _call(self, args, kwargs, found=None):
         """The general path of a call: every case (tracing, static and donated arguments,
-        shardings, config context managers, non-Array arguments)."""
+        shardings, config context managers, non-Array arguments). `found`: a list the
+        cache entry run is appended to (_call_on's)."""
         if config.read("jax_disable_jit") or _trace_state.user is not None:
             return registration.UNSTAGED_JIT_CALL(self, args, kwargs)   # (user_traces.py)
         if hitype_rules and not lo_call(self):    # (hijax values: mjax/hijax_lowering)
@@ -364,6 +365,8 @@ class Jitted:
             entry = entry or self._fill(key, dyn_args, dyn_kwargs, static_key, len(args),
                                         donated)
             deleted_on_first_call(self, key, leaves)
+        if found is not None:
+            found.append(entry)
         if entry.run is not None:
             if kwargs or self._has_static:
                 self._remember(args, leaves, entry, state, (dyn_args, dyn_kwargs),
@@ -439,9 +442,14 @@ class Jitted:
         return restore_float0(result) if entry.has_float0 else result
 
     def _call_on(self, device, args, kwargs):
-        """The call run with `device` as the default device; its results committed there."""
+        """The call run with `device` as the default device; its results committed there.
+        Positional calls of arrays committed there take the fast path next: the entry
+        compiled for that device, made the memo under the caller's epoch."""
+        state, found = config.trace_state(), []
         with config.override(jax_default_device=device):
-            result = self._call(args, kwargs)
+            result = self._call(args, kwargs, found)
+        if found and not (kwargs or self._has_static) and self._device is None:
+            self._remember(args, trace_trees.tree_leaves(args), found[0], state)
         return commit_tree(result)
 
     def _call_spmd(self, args, dyn_args, dyn_kwargs, static_key, leaves, in_tree, avals,

@@ -444,6 +444,18 @@ def test_committed_arguments_take_the_fast_path_and_commit_results(layouts_in_us
             r = g(x1)
             assert r.committed and r.devices() == {devs[1]}
             np.testing.assert_array_equal(r, np.arange(4.0) + 1)
+        # committed to another device than the first: the entry compiled for it, from
+        # the fast path (its captured constants moved there once)
+        assert "_call" not in python_calls(lambda: g(x1), lambda fn: fn.endswith("jitted.py"))
+        c = np.arange(4.0, dtype=np.float32) * 10
+        h = mjax.jit(lambda a: a + c)
+        for _ in range(3):
+            r = h(x1)
+            assert r.committed and r.devices() == {devs[1]}
+            np.testing.assert_array_equal(r, np.arange(4.0) * 11)
+        assert "_call" not in python_calls(lambda: h(x1), lambda fn: fn.endswith("jitted.py"))
+        r = h(x0)      # (and the first device's entry next to it)
+        assert r.devices() == {devs[0]} and float(r[1]) == 11.0
         with pytest.raises(ValueError, match="incompatible devices"):
             f(x0, x1)
 
