@@ -8,8 +8,9 @@ Targets: cached jit call of a tiny function, of a 10-array-arg/10-output pytree 
 with a keyword argument (`f(x, y=y)`), with a static argument (`f(x, 3)`), with a Python
 scalar (`f(x, 3.0)`, traced) or a NumPy array as an argument, a registered dataclass,
 a donated argument, a committed array, under a config context manager, under set_mesh,
-with arrays sharded over two devices (XLA_FLAGS=--xla_force_host_platform_device_count=2
-or more; the row is left out with one device), an eager op on
+with arrays sharded over two devices or committed to the second
+(XLA_FLAGS=--xla_force_host_platform_device_count=2 or more; those rows are left out with
+one device), an eager op on
 cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`, `x[1]`; `x / y`, `x // y`,
 `x % y`, `x ** y`, `jnp.maximum`, `np.float32(2) * x`, int32 + float32, an int array
 times 2, `x.sum(axis=0)`, `jnp.max(x, axis=1)`, `x[:, 1]`, `x.at[1].set(2.0)`), an eager op
@@ -96,6 +97,9 @@ def cases(lib, jnp):
                             lib.sharding.NamedSharding(two, lib.sharding.PartitionSpec("x")))
         f(xs)
         out["jit sharded arg (2 devices)"] = (lambda: f(xs), 500)
+        x1 = lib.device_put(jnp.ones((4,), jnp.float32), lib.devices()[1])
+        f(x1)
+        out["jit committed to device 1"] = (lambda: f(x1), 2000)
 
     y = jnp.ones((4,), jnp.float32)
     x * y
@@ -252,7 +256,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--profile", help="cProfile one case of mjax: jit, tree, kwarg, "
                                           "static, dataclass, donated, committed, context, "
-                                          "mesh, sharded, "
+                                          "mesh, sharded, device1, "
                                           "eager, eager-sin, eager-scalar, eager-sum, index, "
                                           "trace, mlp, per-example, rnn, lm")
     parser.add_argument("--only", help="substrings of the case names to run, comma-separated")
@@ -274,6 +278,7 @@ def main():
                 "dataclass": "jit dataclass arg", "donated": "jit donated arg",
                 "committed": "jit committed arg", "context": "jit under config context",
                 "mesh": "jit under set_mesh", "sharded": "jit sharded arg (2 devices)",
+                "device1": "jit committed to device 1",
                 "trace": "trace+lower 1000 ops",
                 "mlp": "MLP step trace+transform+lower",
                 "per-example": "per-example trace+transform+lower",
