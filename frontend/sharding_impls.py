@@ -47,8 +47,9 @@ mesh_contexts = _MeshContexts()
 
 def _count_mesh_context(delta: int) -> None:
     """An active mesh context (`with mesh:`, set_mesh) counts as a config override, as
-    it changes what programs compile for: the fast paths of jit calls and eager ops,
-    which serve calls made with none active, step aside while one is, in any thread."""
+    it changes what programs compile for: eager ops' fast paths step aside while one is
+    active in any thread, and jit's runs under an epoch of the context's own
+    (jit_fast.override_epoch)."""
     if delta > 0:
         config._overriding.append(None)
     else:
@@ -347,10 +348,12 @@ def computation_mesh() -> Mesh | None:
 
 def swap_set_mesh(mesh: Mesh | None) -> Mesh | None:
     """Makes `mesh` the one `set_mesh` set for this thread; returns the previous one."""
-    previous = mesh_contexts.set
-    mesh_contexts.set = mesh
-    if (previous is None) != (mesh is None):
-        _count_mesh_context(1 if mesh is not None else -1)
+    contexts = mesh_contexts
+    previous, contexts.set = contexts.set, mesh
+    if previous is None and mesh is not None:
+        config._overriding.append(None)      # (_count_mesh_context, written out: a
+    elif previous is not None and mesh is None:    # `with set_mesh` around jit calls)
+        config._overriding.pop()
     return previous
 
 

@@ -25,7 +25,7 @@ class set_mesh:
     def __enter__(self):
         return None
 
-    def __exit__(self, *exc):
+    def __exit__(self, typ, value, traceback):
         swap_set_mesh(self._prev)
         return False
 
