@@ -1,14 +1,13 @@
 """The cached `jit` call's fast path: its markers, and its C form when built.
 
 `Jitted.__call__` (frontend/jitted.py) keeps a memo of the last cache hit; a call like it
-goes from its leaves straight to jaxlib's execute. `mjax.runtime._fastpath` (runtime/
-_fastpath.c, built by setup.py when a C compiler is there) does the same checks and the
-execution in C for calls with positional arguments only, and hands every other call, and
-every failed execution, to the Python `__call__`. MJAX_NO_C_FASTPATH=1 (read at import)
-keeps the Python path only; docs/performance.md measures both.
+goes from its leaves straight to jaxlib's execute (the entry it runs: frontend/
+jit_entry.py). `mjax.runtime._fastpath` (runtime/_fastpath.c, built by setup.py when a C
+compiler is there) does the same checks and the execution in C, and hands every other
+call, and every failed execution, to the Python `__call__`. MJAX_NO_C_FASTPATH=1 (read at
+import) keeps the Python path only; docs/performance.md measures both.
 """
 from __future__ import annotations
-
 
 import operator
 
@@ -29,10 +28,10 @@ from mjax.spmd.jit import fast_results, laid_out
 
 C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
 if C_FASTPATH is not None:
-    C_FASTPATH.setup(Array, config, _trace_state, trace_trees.registry)
+    C_FASTPATH.setup(Array, config, _trace_state)
 
-# A leaf the fast path does not take (not an mjax.Array on its own device): it never
-# equals an aval, so the memo comparison fails and the call takes the general path.
+# A leaf the fast path does not take (host_key's answer): it never equals an aval, so the
+# memo comparison fails and the call takes the general path.
 NOT_FAST = object()
 KEYED = ("keyed",)      # marks table keys (and memos) of calls with keyword/static args
 OTHER_TREE = (None,)    # the leaves of a call whose structure differs from the memo's

@@ -14,8 +14,8 @@
  */
 #include "_mjax_fast.h"   /* array_type, Array's slots, new_array */
 
-/* Set once by setup(): the config object, the trace state, the pytree registry. */
-static PyObject *config_obj = NULL, *trace_state = NULL, *registry = NULL;
+/* Set once by setup(): the config object, the trace state. */
+static PyObject *config_obj = NULL, *trace_state = NULL;
 /* Set by set_host(): the Python functions giving a NumPy array's or Python scalar's aval
  * (jit_fast.host_key) and its device buffer for an entry and that aval
  * (jit_fast.host_buf). */
@@ -25,18 +25,17 @@ static PyObject *host_key_fn = NULL, *host_buf_fn = NULL;
 static PyObject *layouts_in_use = NULL;
 /* Set by set_host(): jit_fast.override_epoch, the epoch under config context managers. */
 static PyObject *override_epoch_fn = NULL;
-static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_overriding, *s_stack, *s_fast, *s_flatten,
-    *s_consume, *s_unflatten;
+static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_overriding, *s_stack, *s_fast,
+    *s_flatten_up_to, *s_consume, *s_unflatten;
 
 static PyObject *setup(PyObject *mod, PyObject *args) {
-    PyObject *atype, *cfg, *ts, *reg;
-    if (!PyArg_ParseTuple(args, "O!OOO", &PyType_Type, &atype, &cfg, &ts, &reg))
+    PyObject *atype, *cfg, *ts;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyType_Type, &atype, &cfg, &ts))
         return NULL;
     if (array_slots_setup((PyTypeObject *)atype, "_fastpath") < 0)
         return NULL;
     Py_INCREF(cfg); Py_XSETREF(config_obj, cfg);
     Py_INCREF(ts); Py_XSETREF(trace_state, ts);
-    Py_INCREF(reg); Py_XSETREF(registry, reg);
     Py_RETURN_NONE;
 }
 
@@ -299,16 +298,16 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
             Py_INCREF(args[i]);
             PyTuple_SET_ITEM(argt, i, args[i]);
         }
-        flat = PyObject_CallMethodOneArg(registry, s_flatten, argt);
-        int same = 0;
-        if (flat != NULL && PyTuple_Check(flat) && PyTuple_GET_SIZE(flat) == 2 &&
-                PyList_CheckExact(PyTuple_GET_ITEM(flat, 0)))
-            same = PyObject_RichCompareBool(PyTuple_GET_ITEM(flat, 1), tree, Py_EQ);
+        /* The arguments' leaves where they have the memo's structure (node types, dict
+         * keys, custom nodes' data), else an error: a treedef's flatten_up_to checks the
+         * structure as it goes (cheaper than a flatten and a treedef comparison). A
+         * subtree where the memo has a leaf comes back as one: match_leaves refuses it. */
+        flat = PyObject_CallMethodOneArg(tree, s_flatten_up_to, argt);
         Py_DECREF(tree);
-        if (same != 1)
+        if (flat == NULL || !PyList_CheckExact(flat))
             goto miss;
-        leaves_list = PyTuple_GET_ITEM(flat, 0);
-        Py_INCREF(leaves_list);
+        leaves_list = flat;
+        flat = NULL;
         leaves = &PyList_GET_ITEM(leaves_list, 0);
         n = PyList_GET_SIZE(leaves_list);
     }
@@ -508,7 +507,7 @@ static PyTypeObject JitCallType = {
 
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(Array, config, trace_state, registry): the objects the fast path reads."},
+     "setup(Array, config, trace_state): the objects the fast path reads."},
     {"make_array", make_array, METH_VARARGS, "Array(buf, aval) as the fast path builds it."},
     {"set_host", set_host, METH_VARARGS,
      "set_host(host_key, host_buf[, layouts_in_use, override_epoch]): how NumPy array and "
@@ -531,9 +530,9 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(s_overriding, "_overriding");
     INTERN(s_stack, "stack");
     INTERN(s_fast, "fast");
-    INTERN(s_flatten, "flatten");
     INTERN(s_consume, "consume_with_handlers");
     INTERN(s_unflatten, "unflatten");
+    INTERN(s_flatten_up_to, "flatten_up_to");
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;

@@ -159,3 +159,35 @@ def test_cached_calls_run_no_python_in_jitted():
     for call in calls:
         call(), call()
         assert python_calls(call, lambda f: f.endswith("jitted.py")) == []
+
+
+def test_structure_changes_leave_the_memo():
+    """The C path takes the arguments' leaves by the memo's treedef (flatten_up_to): a
+    call of another structure (another namedtuple class, other dict keys, a list for a
+    tuple, a dataclass with other static fields, a subtree where the memo had a leaf)
+    gets its own program, as under jax."""
+    import dataclasses
+
+    Other = collections.namedtuple("Other", "a b")
+
+    @dataclasses.dataclass
+    class Meta:
+        a: object
+        scale: int
+
+    for lib in (mjax, jax):
+        lib.tree_util.register_dataclass(Meta, data_fields=["a"], meta_fields=["scale"])
+
+    def fun(p):
+        leaves = jax.tree_util.tree_leaves(p) if not isinstance(p, Meta) else [p.a * p.scale]
+        return sum(leaves[1:], leaves[0] * 2)
+    f, g = mjax.jit(fun), jax.jit(fun)
+    y = jnp.arange(4)     # (another dtype at a leaf)
+    calls = [Pair(X, X), Pair(X, X), Other(X, X), Pair(X, X), {"a": X, "b": X},
+             {"a": X, "c": X}, {"a": X, "b": X}, [X, X], (X, X), [X, X],
+             Meta(X, 2), Meta(X, 2), Meta(X, 3), Meta(X, 2), Pair(X, (X, X)), Pair(X, X),
+             Pair(X, (X, X)), Pair(X, y), Pair(X, X)]
+    for p in calls:
+        jp = jax.tree_util.tree_map(lambda a: jjnp.asarray(np.asarray(a)), p) \
+            if not isinstance(p, Meta) else Meta(jjnp.asarray(np.asarray(p.a)), p.scale)
+        _same(f(p), g(jp))
