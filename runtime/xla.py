@@ -450,9 +450,13 @@ class XlaBackend:
 
     def putter(self, shape, dtype):
         """put(array) for host arrays of one shape and dtype onto the first device, with
-        what put works out each time made once (the jit fast path's NumPy arguments)."""
+        what put works out each time made once (the jit fast path's NumPy arguments,
+        whose buffers only go to execute). Its sharding is jaxlib's GSPMDSharding of that
+        one device: jaxlib reads a DeviceSharding through its Python methods, ~1 us of
+        a 3.4 us put."""
         device = self.client.devices()[0]
-        aval, sharding = _Aval(tuple(shape), np.dtype(dtype)), self.sharding(device, None)
+        aval = _Aval(tuple(shape), np.dtype(dtype))
+        sharding = _jax.GSPMDSharding(xc.DeviceList((device,)), xc.HloSharding.replicate())
         return lambda array: xc.batched_device_put(aval, sharding, [array], [device], True,
                                                    False, enable_x64=True)
 
