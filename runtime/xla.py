@@ -42,6 +42,9 @@ class _Aval:
         return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}])"
 
 
+_REPLICATED = xc.HloSharding.replicate()
+
+
 class DeviceSharding(xc.SingleDeviceSharding):
     """The single-device sharding jaxlib's device_put and arrays expect; made with a
     memory kind ('pinned_host', 'unpinned_host'), jaxlib places buffers in that memory of
@@ -52,7 +55,7 @@ class DeviceSharding(xc.SingleDeviceSharding):
         return self._memory_kind
 
     def _to_xla_hlo_sharding(self, ndim):
-        return xc.HloSharding.replicate()
+        return _REPLICATED      # (jaxlib asks at each put: made once)
 
     def __repr__(self):
         return (f"SingleDeviceSharding(device={self._device!r}, "
