@@ -237,9 +237,9 @@ miss:
 #define FAIL ((PyObject *)-1)
 
 /* The epoch of this call (a new reference; NULL, perhaps with an error set, where the fast
- * path does not apply): with no trace active, `config._trace_key`, or under config context
- * managers jit_fast.override_epoch()'s (this thread's config.trace_state() object, None
- * with a mesh context active). */
+ * path does not apply): with no trace active, `config._trace_key`, or while some context
+ * manager is active jit_fast.override_epoch()'s (this thread's config.trace_state() object,
+ * or one object per such state and mesh context). */
 static PyObject *call_epoch(void) {
     PyObject *t = PyObject_GetAttr(trace_state, s_stack);
     int traced = t == NULL || !PyList_CheckExact(t) || PyList_GET_SIZE(t) != 0;
