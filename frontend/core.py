@@ -44,23 +44,9 @@ class _TraceState(threading.local):
         self.stack: list[Trace] = []
         self.compile_time_eval = 0    # depth of ensure_compile_time_eval blocks
         self.user = None    # (a user-defined jax.core.Trace, stack depth): user_traces.py
-        # Depth of eager control flow being traced (lax/control_flow.py _run_as_jit):
-        # there a concrete scalar Array is an operand, as JAX's cond/while/scan take the
-        # Arrays their bodies close over (constvars), not a literal XLA may fold.
-        self.arrays_as_operands = 0
 
 
 _state = _TraceState()
-
-
-@contextlib.contextmanager
-def arrays_as_operands():
-    """Within: eager control flow being traced (see _TraceState.arrays_as_operands)."""
-    _state.arrays_as_operands += 1
-    try:
-        yield
-    finally:
-        _state.arrays_as_operands -= 1
 
 
 def current_trace() -> "Trace | None":
@@ -249,9 +235,11 @@ class Trace:
         if type(aval) is RefAval:       # a ref (mjax.Ref) from outside: a ref argument
             inner = getattr(x, "_tracer", None)     # (a Ref of a trace: its traced value)
             return self.to_tracer(inner) if inner is not None else self.capture(x)
+        # (a device Array closed over is a constant argument, as in JAX: a constvar of
+        # make_jaxpr, a runtime operand of the compiled program; the jnp constants a trace
+        # makes are NumPy-backed literals)
         if (aval.ndim == 0 or is_splat_view(x)) and not isinstance(
-                aval.dtype, dtypes.KeyType) and literal_here(x, self) and not (
-                _state.arrays_as_operands and type(x) is Array):
+                aval.dtype, dtypes.KeyType) and type(x) is not Array and literal_here(x, self):
             # (to_numpy(x), with the aval read above: np.asarray(x, its dtype))
             arr = np.asarray(x, dtype=aval.dtype) if not is_splat_view(x) else \
                 np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)

@@ -16,7 +16,7 @@ import numpy as np
 
 from mjax import dtypes, registration, trace_trees, tree_util
 from mjax.config import config
-from mjax.core import (Carry, Tracer, arrays_as_operands, aval_of_value, current_trace,
+from mjax.core import (Carry, Tracer, aval_of_value, current_trace,
                        describe_location, discarding_on_error, emit_region_op,
                        user_location, user_staged)
 from mjax.dialect.core import InferError
@@ -96,9 +96,8 @@ def _run_as_jit(key, construct, *args):
         else:
             _EAGER_JITS.move_to_end(key)
     # (the Arrays the bodies close over are the program's arguments, as JAX's eager
-    # cond/while/scan take them as operands: XLA folds no constant of them)
-    with arrays_as_operands():
-        return jitted(*args)
+    # cond/while/scan take them as operands: XLA folds no constant of them; Trace.to_tracer)
+    return jitted(*args)
 
 
 def _infer(opcls, operands, params, sigs):

@@ -112,8 +112,16 @@ def _literals(J, np_):
                          J.lax.mul(x, 0.1), x > 0.3, x.astype(np_.int32) * 3 + 1.5)
 
 
+def _closed_over_arrays(J, np_):
+    # Device arrays made outside the function are constvars, scalars too (a NumPy scalar
+    # or Python number is a literal).
+    c, i, v, n = np_.float32(2.0), np_.array(3), np_.arange(3.0), np.float32(4.0)
+    return lambda a: (a * c + i, a * v * n, J.grad(lambda x: (np_.sin(x) * c).sum())(a))
+
+
 @pytest.mark.parametrize("program, args", [
     (_literals, (np.ones(3, np.float32), 1.0)),
+    (_closed_over_arrays, (np.ones(3, np.float32),)),
     (_bias, (np.ones((3, 4), np.float32), np.ones(4, np.float32))),
     (_outer, (np.ones((3, 1), np.float32), np.ones((1, 4), np.float32))),
     (_scalars, (np.ones((3, 4), np.float32), 2.0)),
