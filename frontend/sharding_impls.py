@@ -348,12 +348,9 @@ def computation_mesh() -> Mesh | None:
 
 def swap_set_mesh(mesh: Mesh | None) -> Mesh | None:
     """Makes `mesh` the one `set_mesh` set for this thread; returns the previous one."""
-    contexts = mesh_contexts
-    previous, contexts.set = contexts.set, mesh
-    if previous is None and mesh is not None:
-        config._overriding.append(None)      # (_count_mesh_context, written out: a
-    elif previous is not None and mesh is None:    # `with set_mesh` around jit calls)
-        config._overriding.pop()
+    previous, mesh_contexts.set = mesh_contexts.set, mesh
+    if (previous is None) != (mesh is None):
+        _count_mesh_context(1 if mesh is not None else -1)
     return previous
 
 

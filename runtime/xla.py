@@ -459,7 +459,7 @@ class XlaBackend:
         a 3.4 us put."""
         device = self.client.devices()[0]
         aval = _Aval(tuple(shape), np.dtype(dtype))
-        sharding = _jax.GSPMDSharding(xc.DeviceList((device,)), xc.HloSharding.replicate())
+        sharding = _jax.GSPMDSharding(xc.DeviceList((device,)), _REPLICATED)
         return lambda array: xc.batched_device_put(aval, sharding, [array], [device], True,
                                                    False, enable_x64=True)
 
