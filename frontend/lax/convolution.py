@@ -2,6 +2,7 @@
 conv_transpose), dimension-number parsing and padding modes, as in `jax.lax`."""
 from __future__ import annotations
 
+import enum
 import operator
 from typing import Any, NamedTuple, Sequence, Union
 
@@ -30,6 +31,13 @@ class ConvDimensionNumbers(NamedTuple):
     lhs_spec: Sequence[int]
     rhs_spec: Sequence[int]
     out_spec: Sequence[int]
+
+
+class PaddingType(enum.Enum):
+    """The padding modes named by strings ('VALID', 'SAME', 'SAME_LOWER')."""
+    VALID = 1
+    SAME = 2
+    SAME_LOWER = 3
 
 
 def conv_general_permutations(dimension_numbers):
@@ -89,21 +97,46 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
     return ConvDimensionNumbers(*conv_general_permutations(dimension_numbers))
 
 
+def _stride_dim(d, window, stride):
+    """How many windows of size `window` at stride `stride` fit in `d` (0 when none), for
+    any integer d, as JAX's shape arithmetic counts them (a -1 or 0 dimension gives 0)."""
+    return max((d - window) // stride + 1, 0)
+
+
+def _dilate_dim(d, dilation):
+    """The size of `d` elements with `dilation - 1` holes between neighbours (never below
+    0; a dilation of 1 leaves d as it is, -1 included)."""
+    return d if dilation == 1 else max(1 + dilation * (d - 1), 0)
+
+
+def _as_int(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def padtype_to_pads(in_shape, window_shape, window_strides, padding):
-    """'SAME', 'SAME_LOWER' or 'VALID' as explicit (low, high) pairs. JAX:
-    lax.padtype_to_pads (SAME puts an odd extra pad at the end, SAME_LOWER at the start)."""
-    mode = padding.upper() if isinstance(padding, str) else padding
-    if mode == "VALID":
+    """'SAME', 'SAME_LOWER' or 'VALID' (any case, or a `PaddingType`) as explicit
+    (low, high) pairs. JAX: lax.padtype_to_pads (SAME puts an odd extra pad at the end,
+    SAME_LOWER at the start). Works for any integer sizes, -1 and 0 included."""
+    if isinstance(padding, str):
+        try:
+            padding = PaddingType[padding.upper()]
+        except KeyError:
+            raise RuntimeError(f"Unrecognized padding type: expected 'VALID', 'SAME', or "
+                               f"'SAME_LOWER', got {padding}.") from None
+    if padding == PaddingType.VALID:
         return [(0, 0)] * len(in_shape)
-    if mode not in ("SAME", "SAME_LOWER"):
-        raise RuntimeError(f"Unrecognized padding type: expected 'VALID', 'SAME', or "
-                           f"'SAME_LOWER', got {padding}.")
+    if padding not in (PaddingType.SAME, PaddingType.SAME_LOWER):
+        raise TypeError(f"Unknown padding type: {padding}.")
+    # Elementwise over NumPy arrays, as JAX computes it (the output is ceil(d / stride)).
+    d = np.asarray(in_shape)
+    s = np.asarray(window_strides)
+    k = np.asarray(window_shape)
+    out = -np.floor_divide(-d, s)
     pads = []
-    for d, k, s in zip(in_shape, window_shape, window_strides):
-        out = -(-int(d) // int(s))
-        total = max((out - 1) * int(s) + int(k) - int(d), 0)
+    for total in (out - 1) * s + k - d:
+        total = max(_as_int(total), 0)
         small, big = total // 2, total - total // 2
-        pads.append((small, big) if mode == "SAME" else (big, small))
+        pads.append((small, big) if padding == PaddingType.SAME else (big, small))
     return pads
 
 
@@ -242,51 +275,54 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
 
 def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
                              dimension_numbers):
-    """The result shape of conv_general_dilated. JAX: lax.conv_general_shape_tuple."""
-    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
-    n = len(lhs_shape) - 2
-    if isinstance(padding, str):
-        padding = padtype_to_pads([lhs_shape[d] for d in dn.lhs_spec[2:]],
-                                  [rhs_shape[d] for d in dn.rhs_spec[2:]], window_strides,
-                                  padding)
-    return conv_shape(tuple(lhs_shape), tuple(rhs_shape), window_strides=tuple(window_strides),
-                      padding=tuple(tuple(p) for p in padding), lhs_dilation=(1,) * n,
-                      rhs_dilation=(1,) * n, dimension_numbers=dn._asdict())
+    """The result shape of conv_general_dilated (no dilation) with string dimension
+    numbers. JAX: lax.conv_general_shape_tuple."""
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    out = conv_shape_tuple([lhs_shape[i] for i in lhs_perm],
+                           [rhs_shape[i] for i in rhs_perm], window_strides, padding)
+    return tuple(out[out_perm.index(d)] for d in range(len(out)))
 
 
 def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
-    """The result shape of a convolution in canonical (N, C, spatial...) layouts.
+    """The result shape of a convolution in canonical (N, C, spatial...) layouts, for any
+    integer sizes (-1 and 0 included; a window larger than its padded dimension gives 0).
     JAX: lax.conv_shape_tuple."""
-    n = len(lhs_shape) - 2
+    lhs_shape, rhs_shape = tuple(map(_as_int, lhs_shape)), tuple(map(_as_int, rhs_shape))
     if isinstance(pads, str):
         pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
-    if len(pads) != n:
-        raise TypeError(f"Wrong number of explicit pads for convolution: expected {n}, got "
-                        f"{len(pads)}.")
-    iota = tuple(range(len(lhs_shape)))
-    return conv_shape(tuple(lhs_shape), tuple(rhs_shape), window_strides=tuple(strides),
-                      padding=tuple(tuple(p) for p in pads), lhs_dilation=(1,) * n,
-                      rhs_dilation=(1,) * n,
-                      dimension_numbers={"lhs_spec": iota, "rhs_spec": iota, "out_spec": iota},
-                      batch_group_count=batch_group_count)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(f"Wrong number of explicit pads for convolution: expected "
+                        f"{len(lhs_shape) - 2}, got {len(pads)}.")
+    flat = [_as_int(p) for p in np.asarray(pads).reshape(-1)]
+    padded = [d + lo + hi for d, lo, hi in zip(lhs_shape[2:], flat[0::2], flat[1::2])]
+    if any(p < 0 for p in padded):
+        raise ValueError(f"Negative padding is larger than the size of the corresponding "
+                         f"dimension: got padding={pads} for lhs_shape[2:]={lhs_shape[2:]}")
+    spatial = tuple(_stride_dim(p, k, _as_int(s))
+                    for p, k, s in zip(padded, rhs_shape[2:], strides))
+    batch = lhs_shape[0]
+    if batch_group_count > 1:
+        if batch % batch_group_count:
+            raise AssertionError(f"conv_shape_tuple: the batch size {batch} is not a multiple "
+                             f"of batch_group_count={batch_group_count}")
+        batch //= batch_group_count
+    return (batch, rhs_shape[0]) + spatial
 
 
 def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
                                dimension_numbers):
-    """The result shape of conv_transpose. JAX: lax.conv_transpose_shape_tuple."""
-    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
-    lhs = [lhs_shape[d] for d in dn.lhs_spec]
-    rhs = [rhs_shape[d] for d in dn.rhs_spec]
+    """The result shape of conv_transpose with string dimension numbers. JAX:
+    lax.conv_transpose_shape_tuple."""
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    lhs = [_as_int(lhs_shape[d]) for d in lhs_perm]
+    rhs = [_as_int(rhs_shape[d]) for d in rhs_perm]
     if isinstance(padding, str):
         padding = [_conv_transpose_padding(k, s, padding) for k, s in zip(rhs[2:],
                                                                           window_strides)]
-    spatial = [(i - 1) * s - k + 2 + lo + hi
-               for i, k, s, (lo, hi) in zip(lhs[2:], rhs[2:], window_strides, padding)]
+    spatial = [(i - 1) * s - k + 2 + _as_int(np.sum(p))
+               for i, k, s, p in zip(lhs[2:], rhs[2:], window_strides, padding)]
     canonical = [lhs[0], rhs[0]] + spatial
-    out = [0] * len(canonical)
-    for pos, d in enumerate(dn.out_spec):
-        out[d] = canonical[pos]
-    return tuple(out)
+    return tuple(canonical[out_perm.index(d)] for d in range(len(canonical)))
 
 
 def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,

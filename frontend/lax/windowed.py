@@ -18,7 +18,7 @@ from mjax.dialect.ops.region_reductions import ReduceWindowOp
 from mjax.dialect.ops.windowed import (ReduceWindowMaxOp, ReduceWindowMinOp,
                                        ReduceWindowSumOp, reduce_window_shape)
 from mjax.lax import elementwise as E
-from mjax.lax.convolution import padtype_to_pads
+from mjax.lax.convolution import _dilate_dim, _stride_dim, padtype_to_pads
 from mjax.lax.elementwise import convert_element_type
 from mjax.lax.reduce import monoid
 from mjax.lax.region_reduce import reduce_with_region
@@ -136,13 +136,20 @@ def _kw(params):
 
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
                               base_dilation=None, window_dilation=None):
-    """The result shape of a windowed reduction. JAX: lax.reduce_window_shape_tuple."""
-    n = len(operand_shape)
-    return reduce_window_shape(
-        "reduce_window", tuple(operand_shape), window_dimensions=tuple(window_dimensions),
-        window_strides=tuple(window_strides), padding=tuple(tuple(p) for p in padding),
-        base_dilation=(1,) * n if base_dilation is None else tuple(base_dilation),
-        window_dilation=(1,) * n if window_dilation is None else tuple(window_dilation))
+    """The result shape of a windowed reduction, for any integer sizes (-1 and 0 included:
+    a window larger than its padded dimension gives 0). JAX: lax.reduce_window_shape_tuple."""
+    def dilated(shape, dilation):
+        if not all(r > 0 for r in dilation):
+            raise TypeError(f"All dilations must be positive, got {dilation}.")
+        dilation = (1,) * (len(shape) - len(dilation)) + tuple(dilation)
+        return tuple(_dilate_dim(d, r) for d, r in zip(shape, dilation))
+
+    if base_dilation is not None:
+        operand_shape = dilated(operand_shape, base_dilation)
+    if window_dilation is not None:
+        window_dimensions = dilated(window_dimensions, window_dilation)
+    return tuple(_stride_dim(d + lo + hi, w, s) for d, (lo, hi), w, s in
+                 zip(operand_shape, padding, window_dimensions, window_strides))
 
 
 __all__ = ["reduce_window", "reduce_window_shape_tuple"]
