@@ -103,10 +103,6 @@ class JaxprOp(ir.OpView):
     # is (whatever the result dtype: `~f32 < ~f32` is `~bool`); None: never weak. The
     # tracer asks `weak_result`; weak types never reach the IR.
     weak_type_inputs: slice | None = slice(None)
-    # The derivative of every result is zero (piecewise constant, or integer/bool/key
-    # valued): JAX's JVP drops the tangent. The AD rules (passes/rules, `AD.defzero`) and
-    # the frontend's concrete values under grad (frontend/ad/concrete.py) both follow it.
-    zero_derivative: bool = False
 
     def __init_subclass__(cls, name: str | None = None, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -168,7 +168,6 @@ class PpermuteOp(Collective, name="ppermute"):
 
 class AxisIndexOp(JaxprOp, name="axis_index"):
     """This member's index along the named axis (int32 scalar). JAX: lax.axis_index_p."""
-    zero_derivative = True
     num_operands = 0
     attributes = {"axes": AxisNames()}
 

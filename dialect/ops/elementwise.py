@@ -130,25 +130,21 @@ class AbsOp(ElementwiseUnary, name="abs"):
 
 class SignOp(ElementwiseUnary, name="sign"):
     """Elementwise sign (-1, 0, 1; x/|x| for complex). JAX: lax.sign_p."""
-    zero_derivative = True
 
 
 class FloorOp(ElementwiseUnary, name="floor"):
     """Elementwise floor. JAX: lax.floor_p."""
-    zero_derivative = True
     dtypes = ("float",)
 
 
 class CeilOp(ElementwiseUnary, name="ceil"):
     """Elementwise ceiling. JAX: lax.ceil_p."""
-    zero_derivative = True
     dtypes = ("float",)
 
 
 class RoundOp(ElementwiseUnary, name="round"):
     """Elementwise rounding; rounding_method 0 = away from zero, 1 = to nearest even.
     JAX: lax.round_p."""
-    zero_derivative = True
     dtypes = ("float",)
     attributes = {"rounding_method": A.Int(default=0)}
 
@@ -162,7 +158,6 @@ class RoundOp(ElementwiseUnary, name="round"):
 
 class IsFiniteOp(ElementwiseUnary, name="is_finite"):
     """Elementwise test for finite values. JAX: lax.is_finite_p."""
-    zero_derivative = True
     dtypes = ("float",)
 
     @classmethod
@@ -292,62 +287,52 @@ class PolygammaOp(ElementwiseBinary, name="polygamma"):
 # ---- bitwise and logical -------------------------------------------------------
 class NotOp(ElementwiseUnary, name="not"):
     """Elementwise logical/bitwise not. JAX: lax.not_p."""
-    zero_derivative = True
     dtypes = ("bool", "int")
 
 
 class AndOp(ElementwiseBinary, name="and"):
     """Elementwise logical/bitwise and. JAX: lax.and_p."""
-    zero_derivative = True
     dtypes = ("bool", "int")
 
 
 class OrOp(ElementwiseBinary, name="or"):
     """Elementwise logical/bitwise or. JAX: lax.or_p."""
-    zero_derivative = True
     dtypes = ("bool", "int")
 
 
 class XorOp(ElementwiseBinary, name="xor"):
     """Elementwise logical/bitwise exclusive or. JAX: lax.xor_p."""
-    zero_derivative = True
     dtypes = ("bool", "int")
 
 
 class ShiftLeftOp(ElementwiseBinary, name="shift_left"):
     """Elementwise x << y. JAX: lax.shift_left_p."""
-    zero_derivative = True
     dtypes = ("int",)
 
 
 class ShiftRightArithmeticOp(ElementwiseBinary, name="shift_right_arithmetic"):
     """Elementwise sign-extending x >> y. JAX: lax.shift_right_arithmetic_p."""
-    zero_derivative = True
     dtypes = ("int",)
 
 
 class ShiftRightLogicalOp(ElementwiseBinary, name="shift_right_logical"):
     """Elementwise zero-filling x >> y. JAX: lax.shift_right_logical_p."""
-    zero_derivative = True
     dtypes = ("int",)
 
 
 class PopulationCountOp(ElementwiseUnary, name="population_count"):
     """Elementwise count of set bits. JAX: lax.population_count_p."""
-    zero_derivative = True
     dtypes = ("int",)
 
 
 class ClzOp(ElementwiseUnary, name="clz"):
     """Elementwise count of leading zero bits. JAX: lax.clz_p."""
-    zero_derivative = True
     dtypes = ("int",)
 
 
 # ---- comparisons ---------------------------------------------------------------
 class Comparison(ElementwiseBinary):
     """Base of comparisons: result is bool."""
-    zero_derivative = True
     dtypes = ("any",)
 
     @classmethod

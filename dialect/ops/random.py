@@ -48,7 +48,6 @@ def _check_uint32(op: str, x: ShapedArray, what: str):
 
 class RandomSeedOp(JaxprOp, name="random_seed"):
     """One key per integer seed (same shape). JAX: prng.random_seed_p."""
-    zero_derivative = True
     attributes = {"impl": A.Str(choices=_IMPLS)}
 
     @classmethod
@@ -59,7 +58,6 @@ class RandomSeedOp(JaxprOp, name="random_seed"):
 
 class RandomWrapOp(JaxprOp, name="random_wrap"):
     """uint32[*S, *key_shape] key data -> key<impl>[*S]. JAX: prng.random_wrap_p."""
-    zero_derivative = True
     attributes = {"impl": A.Str(choices=_IMPLS)}
 
     @classmethod
@@ -74,7 +72,6 @@ class RandomWrapOp(JaxprOp, name="random_wrap"):
 
 class RandomUnwrapOp(JaxprOp, name="random_unwrap"):
     """key<impl>[*S] -> its uint32[*S, *key_shape] data. JAX: prng.random_unwrap_p."""
-    zero_derivative = True
 
     @classmethod
     def infer(cls, keys):
@@ -85,7 +82,6 @@ class RandomUnwrapOp(JaxprOp, name="random_unwrap"):
 class RandomSplitOp(JaxprOp, name="random_split"):
     """New keys of shape `shape` from each key: result shape keys.shape + shape.
     JAX: prng.random_split_p."""
-    zero_derivative = True
     attributes = {"shape": A.Shape()}
 
     @classmethod
@@ -98,7 +94,6 @@ class RandomSplitOp(JaxprOp, name="random_split"):
 
 class RandomFoldInOp(JaxprOp, name="random_fold_in"):
     """Mixes uint32 `msgs` into keys of the same shape. JAX: prng.random_fold_in_p."""
-    zero_derivative = True
     num_operands = 2
 
     @classmethod
@@ -112,7 +107,6 @@ class RandomFoldInOp(JaxprOp, name="random_fold_in"):
 class RandomBitsOp(JaxprOp, name="random_bits"):
     """`bit_width`-bit unsigned random bits of `shape` from each key: result shape
     keys.shape + shape. JAX: prng.random_bits_p."""
-    zero_derivative = True
     attributes = {"bit_width": A.Int(), "shape": A.Shape()}
 
     @classmethod
@@ -128,7 +122,6 @@ class RandomBitsOp(JaxprOp, name="random_bits"):
 
 class RandomCloneOp(JaxprOp, name="random_clone"):
     """The same keys (a marker for key-reuse checking). JAX: random_clone_p."""
-    zero_derivative = True
 
     @classmethod
     def infer(cls, keys):
@@ -139,7 +132,6 @@ class RandomCloneOp(JaxprOp, name="random_clone"):
 class Threefry2x32Op(JaxprOp, name="threefry2x32"):
     """The Threefry-2x32 block hash (20 rounds) of counters (x1, x2) under key (k1, k2):
     four uint32 arrays of one shape -> two. JAX: prng.threefry2x32_p."""
-    zero_derivative = True
     num_operands = 4
 
     @classmethod
@@ -159,7 +151,6 @@ class RngBitGeneratorOp(JaxprOp, name="rng_bit_generator"):
     """XLA's RngBitGenerator: from a key (uint32[4], or uint64[2]) the next key and
     uniformly random unsigned bits of `shape` and `dtype`, by `algorithm`.
     JAX: lax.rng_bit_generator_p."""
-    zero_derivative = True
     attributes = {"shape": A.Shape(), "dtype": A.DType(),
                   "algorithm": A.Str(default="RNG_DEFAULT", choices=RNG_ALGORITHMS)}
 

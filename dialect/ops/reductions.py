@@ -95,21 +95,18 @@ class ReduceMinOp(Reduction, name="reduce_min"):
 
 class ReduceAndOp(Reduction, name="reduce_and"):
     """Logical/bitwise and over `axes`. JAX: lax.reduce_and_p."""
-    zero_derivative = True
     dtypes = ("bool", "int")
     weak_type_inputs = None
 
 
 class ReduceOrOp(Reduction, name="reduce_or"):
     """Logical/bitwise or over `axes`. JAX: lax.reduce_or_p."""
-    zero_derivative = True
     dtypes = ("bool", "int")
     weak_type_inputs = None
 
 
 class ReduceXorOp(Reduction, name="reduce_xor"):
     """Logical/bitwise exclusive or over `axes`. JAX: lax.reduce_xor_p."""
-    zero_derivative = True
     dtypes = ("bool", "int")
     weak_type_inputs = None
 
@@ -120,7 +117,6 @@ class ArgMinMax(JaxprOp):
 
     As JAX: a NaN beats every number, and ties (NaN with NaN too) go to the first index.
     """
-    zero_derivative = True
 
     attributes = {"axes": A.Ints(), "index_dtype": A.DType()}
     weak_type_inputs = None

@@ -43,7 +43,6 @@ class ConvertElementTypeOp(JaxprOp, name="convert_element_type"):
 class BitcastConvertTypeOp(JaxprOp, name="bitcast_convert_type"):
     """Reinterprets bits as new_dtype; a width change adds/removes a minor dim.
     JAX: lax.bitcast_convert_type_p."""
-    zero_derivative = True
     attributes = {"new_dtype": A.DType()}
     weak_type_inputs = None
 
@@ -90,7 +89,6 @@ MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
 
 class StopGradientOp(JaxprOp, name="stop_gradient"):
     """Identity whose derivative is zero. JAX: lax.stop_gradient (ad_util.stop_gradient_p)."""
-    zero_derivative = True
 
     @classmethod
     def infer(cls, x):

@@ -37,6 +37,7 @@ from mjax.dtypes import aval_of_value, to_numpy
 from mjax.eager import apply_eager
 from mjax.host_callbacks import backend_host_callbacks
 from mjax.lowering import lower_to_stablehlo
+from mjax.passes.rules.tables import has_zero_derivative
 from mjax.placement import device_buffer, device_put_value
 from mjax.runtime import get_backend
 from mjax.source_info import wraps
@@ -254,10 +255,10 @@ def _slice(trace, known, v):
 
 def _evaluate(trace, known, op):
     operation = op.operation
-    # (Ops whose derivative is zero, JaxprOp.zero_derivative: JAX's JVP drops the tangent,
-    # so their results are concrete arrays there, not tracers: float(), np.asarray work.)
+    # (Ops whose derivative is zero: JAX's JVP drops the tangent, so their results are
+    # concrete arrays there, not tracers: float(), np.asarray work.)
     diff = any(known.diff[x] for x in operation.operands) and \
-        not getattr(op, "zero_derivative", False)
+        not has_zero_derivative(type(op))
     results = list(operation.results)
     if any(_is_key(r) for r in results):
         # A key-typed value has no array form: it is computed with the op that uses it.

@@ -262,6 +262,21 @@ def test_conversions_inside_grad(name, make):
     check_same(case)
 
 
+def test_zero_derivative_values_follow_the_rule_table(monkeypatch):
+    # float() of floor(x) under grad works because floor's derivative is zero (JAX holds
+    # no tangent for it). The frontend reads that from the passes' ZERO_DERIVATIVE
+    # column, the one statement of it: without floor's entry, float() refuses.
+    from mjax.dialect.ops.elementwise import FloorOp
+    from mjax.passes.rules.tables import ZERO_DERIVATIVE
+
+    def f(x, jnp=mjnp):
+        return x * float(jnp.floor(x))
+    assert float(mjax.grad(f)(2.5)) == float(jax.grad(lambda x: f(x, jjnp))(2.5)) == 2.0
+    monkeypatch.delitem(ZERO_DERIVATIVE.rules, FloorOp)
+    with pytest.raises(mjax.errors.ConcretizationTypeError):
+        mjax.grad(f)(3.5)
+
+
 @pytest.mark.parametrize("name", ["bool", "int", "index", "item", "float"])
 def test_conversions_inside_jvp(name):
     conv = CONVERSIONS[name]
