@@ -21,6 +21,7 @@ from jaxlib.mlir.dialects import sdy
 
 from mjax import trace_trees, tree_util
 from mjax.dialect import context
+from mjax.dialect.symbols import main_function
 from mjax.array import Array
 from mjax.dialect.types import ShapedArray
 from mjax.placement import default_backend
@@ -226,8 +227,7 @@ def gspmd_module(exported) -> str:
             op.erase()
         for fn in module.body.operations:
             _drop_sdy_attrs(fn.operation)
-        main = next(op for op in module.body.operations
-                    if ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        main = main_function(module)
         _constrain_main(main, exported)
     text = module.operation.get_asm()
     exported.__dict__["_gspmd_text"] = text

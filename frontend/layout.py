@@ -265,9 +265,7 @@ def annotate(module: ir.Module, in_modes, out_modes) -> None:
     """Writes `mhlo.layout_mode` on @main's arguments and results (the values past the
     given modes, captured constants and refs, keep the default)."""
     with context():
-        main = next(op for op in module.body.operations
-                    if "sym_name" in op.attributes and
-                    ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        main = main_function(module)
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         for attr, given, n in (("arg_attrs", in_modes, len(ftype.inputs)),
                                ("res_attrs", out_modes, len(ftype.results))):

@@ -17,6 +17,7 @@ on @main's arguments and results, and XLA's GSPMD propagation for the rest.
 from __future__ import annotations
 
 import numpy as np
+from jaxlib.mlir import ir
 
 from mjax import trace_trees, tree_util
 from mjax.array import Array
@@ -250,11 +251,7 @@ def _common_mesh(shardings):
 
 def annotate(module, in_shardings, out_shardings, out_avals) -> None:
     """Writes `mhlo.sharding` on @main's arguments and on the results given a sharding."""
-    from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import func as func_d
-
-    main = next(op for op in module.body.operations
-                if isinstance(op, func_d.FuncOp) and op.sym_name.value == "main")
+    main = main_function(module).opview
     ftype = ir.FunctionType(main.type)
     with context():
         def with_sharding(old, text):
