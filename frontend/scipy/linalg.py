@@ -14,9 +14,10 @@ from mjax.lax import linalg as lax_linalg
 from mjax.numpy import linalg as _np_linalg
 from mjax.scipy.special_matrices import (_inexact, block_diag, circulant,  # noqa: F401
                                          companion, convolution_matrix, dft, fiedler,
-                                         hadamard, hankel, helmert, hilbert, invhilbert,
-                                         invpascal, leslie, pascal, toeplitz)
-from mjax.scipy.linalg_more import fiedler_companion, qr_multiply, sqrtm  # noqa: F401
+                                         fiedler_companion, hadamard, hankel, helmert,
+                                         hilbert, invhilbert, invpascal, leslie, pascal,
+                                         toeplitz)
+from mjax.scipy.linalg_qr_multiply_sqrtm import qr_multiply, sqrtm  # noqa: F401
 from mjax.scipy.linalg_schur import funm, rsf2csf, solve_sylvester  # noqa: F401
 from mjax.scipy.linalg_tridiagonal import eigh_tridiagonal  # noqa: F401
 from mjax.staging import jit_eagerly

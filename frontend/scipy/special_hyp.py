@@ -1,4 +1,4 @@
-"""`mjax.scipy.special`, part 3: the confluent and Gauss hypergeometric functions (hyp1f1,
+"""`mjax.scipy.special`'s confluent and Gauss hypergeometric functions (hyp1f1,
 hyp2f1; Pearson, Olver & Porter 2014's series, asymptotic and transformation methods, as
 JAX 0.10.2 uses them), Bessel J_0..J_v by Miller's backward recurrence (bessel_jn) and the
 spherical harmonics (sph_harm_y). The hypergeometric functions are written for one element

@@ -1,7 +1,7 @@
 """The special matrices of `mjax.scipy.linalg` (block_diag, toeplitz, hankel, circulant,
-hilbert, fiedler, companion, leslie, dft, helmert, pascal, invpascal, hadamard,
-invhilbert, convolution_matrix): compositions of jnp, batched over leading axes as in
-JAX. JAX: jax.scipy.linalg."""
+hilbert, fiedler, companion, fiedler_companion, leslie, dft, helmert, pascal, invpascal,
+hadamard, invhilbert, convolution_matrix): compositions of jnp, batched over leading axes
+as in JAX. JAX: jax.scipy.linalg."""
 from __future__ import annotations
 
 import math
@@ -241,3 +241,31 @@ def invhilbert(n):
              * math.comb(n + j, n - i - 1) * math.comb(i + j, i) ** 2 for j in range(n)]
             for i in range(n)]
     return _float_matrix(_onp.asarray(vals, dtype=_onp.float64))
+
+
+def _fiedler_one(a):
+    n = a.shape[0] - 1
+    if n == 0:
+        return jnp.zeros((0, 0), a.dtype)
+    a = a / a[0]
+    if n == 1:
+        return -a[1:].reshape(1, 1)
+    i = jnp.arange(n)[:, None]
+    j = jnp.arange(n)[None, :]
+    even, odd = i % 2 == 0, i % 2 == 1
+    conds = [(i == 0) & (j == 0), (i == 1) & (j == 0), (j == i + 1) & even,
+             (j == i + 2) & even, (j == i - 1) & even & (i >= 2), (j == i - 2) & odd & (i >= 3)]
+    one = jnp.ones((), a.dtype)
+    vals = [-a[1], one, -a[jnp.minimum(i + 2, n)], one, -a[jnp.minimum(i + 1, n)], one]
+    return jnp.select(conds, vals, default=jnp.zeros((), a.dtype))
+
+
+def fiedler_companion(a):
+    """The Fiedler companion matrix (pentadiagonal) of the polynomial with coefficients
+    `a` (highest first), batched over leading axes. JAX: jax.scipy.linalg.fiedler_companion."""
+    (a,) = jnp._promote("fiedler_companion", jnp.asarray(a), inexact=True, broadcast=False)
+    a = jnp.atleast_1d(a)
+    if a.shape[-1] == 0:
+        raise ValueError("fiedler_companion requires the last axis of 'a' to have nonzero "
+                         f"length, but got an array of shape {a.shape}.")
+    return jnp.vectorize(_fiedler_one, signature="(n)->(m,m)")(a)

@@ -244,7 +244,7 @@ LINALG = [("polar", lambda L, a: L.polar(a)), ("expm_frechet", lambda L, a: L.ex
 
 
 @pytest.mark.parametrize("name,fn", LINALG, ids=[n for n, _ in LINALG])
-def test_linalg_more(name, fn):
+def test_scipy_linalg_functions(name, fn):
     a = (RNG.normal(size=(4, 4)) + 3 * np.eye(4)).astype(np.float32)
     compare(lambda x: fn(mjax.scipy.linalg, x), lambda x: fn(jax.scipy.linalg, x), (a,),
             rtol=2e-4, atol=2e-4, modes=("eager",))

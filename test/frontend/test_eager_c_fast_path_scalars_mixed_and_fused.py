@@ -1,10 +1,11 @@
-"""Eager ops' C fast path, fourth pass (runtime/_eagerpath.c; docs/performance.md, "Eager
-ops, fourth pass"): NumPy scalar operands (np.float32(2) * x), jnp.maximum/minimum and the
-bitwise functions, operands of different avals (int32 + float32, x * weak), and
-fused_when_eager functions (x / y, x // y, x % y, x.sum(axis=0), jnp.max(x, axis=1)) give
-what the Python path and jax give (values, dtypes, weak types, errors, warnings), on every
-call, across config changes (x64, promotion modes, disable_jit). The same script runs in a
-subprocess with MJAX_NO_C_FASTPATH=1 (the Python path only) and must print the same."""
+"""Eager ops' C fast path (runtime/_eagerpath.c) on the operands and functions it takes
+beyond two arrays of one aval (measured in docs/performance.md): NumPy scalar operands
+(np.float32(2) * x), jnp.maximum/minimum and the bitwise functions, operands of
+different avals (int32 + float32, x * weak), and fused_when_eager functions (x / y, x //
+y, x % y, x.sum(axis=0), jnp.max(x, axis=1)) give what the Python path and jax give
+(values, dtypes, weak types, errors, warnings), on every call, across config changes
+(x64, promotion modes, disable_jit). The same script runs in a subprocess with
+MJAX_NO_C_FASTPATH=1 (the Python path only) and must print the same."""
 import os
 import pathlib
 import subprocess

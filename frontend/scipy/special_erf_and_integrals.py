@@ -1,4 +1,4 @@
-"""`mjax.scipy.special`, part 2: the error-function family (wofz, erfcx, dawsn, fresnel,
+"""`mjax.scipy.special`'s error-function family (wofz, erfcx, dawsn, fresnel,
 owens_t) and the exponential, sine/cosine and Spence integrals (expi, exp1, expn, sici,
 spence), as JAX 0.10.2 computes them: rational approximations from Cephes (the tables in
 `special_tables`), Weideman's rational series for the Faddeeva function, a Gauss-Legendre

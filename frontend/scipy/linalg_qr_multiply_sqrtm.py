@@ -1,5 +1,5 @@
-"""`mjax.scipy.linalg`'s qr_multiply (Householder reflectors applied, never formed),
-fiedler_companion and sqrtm (complex Schur form), as JAX 0.10.2's."""
+"""`mjax.scipy.linalg`'s qr_multiply (Householder reflectors applied, never formed) and
+sqrtm (complex Schur form), as JAX 0.10.2's."""
 from __future__ import annotations
 
 from mjax import lax
@@ -50,34 +50,6 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     if onedim:
         out = out.ravel()
     return out, jnp.triu(r[..., :k, :])
-
-
-def _fiedler_one(a):
-    n = a.shape[0] - 1
-    if n == 0:
-        return jnp.zeros((0, 0), a.dtype)
-    a = a / a[0]
-    if n == 1:
-        return -a[1:].reshape(1, 1)
-    i = jnp.arange(n)[:, None]
-    j = jnp.arange(n)[None, :]
-    even, odd = i % 2 == 0, i % 2 == 1
-    conds = [(i == 0) & (j == 0), (i == 1) & (j == 0), (j == i + 1) & even,
-             (j == i + 2) & even, (j == i - 1) & even & (i >= 2), (j == i - 2) & odd & (i >= 3)]
-    one = jnp.ones((), a.dtype)
-    vals = [-a[1], one, -a[jnp.minimum(i + 2, n)], one, -a[jnp.minimum(i + 1, n)], one]
-    return jnp.select(conds, vals, default=jnp.zeros((), a.dtype))
-
-
-def fiedler_companion(a):
-    """The Fiedler companion matrix (pentadiagonal) of the polynomial with coefficients
-    `a` (highest first), batched over leading axes. JAX: jax.scipy.linalg.fiedler_companion."""
-    (a,) = jnp._promote("fiedler_companion", jnp.asarray(a), inexact=True, broadcast=False)
-    a = jnp.atleast_1d(a)
-    if a.shape[-1] == 0:
-        raise ValueError("fiedler_companion requires the last axis of 'a' to have nonzero "
-                         f"length, but got an array of shape {a.shape}.")
-    return jnp.vectorize(_fiedler_one, signature="(n)->(m,m)")(a)
 
 
 def _sqrtm_upper(t):
