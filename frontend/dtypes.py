@@ -100,10 +100,6 @@ def default_int() -> np.dtype:
     return int64 if x64_enabled() else int32
 
 
-def default_uint() -> np.dtype:
-    return uint64 if x64_enabled() else uint32
-
-
 def default_float() -> np.dtype:
     return float64 if x64_enabled() else float32
 
