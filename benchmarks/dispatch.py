@@ -109,7 +109,7 @@ def cases(lib, jnp):
     out["eager sum"] = (lambda: jnp.sum(x), 2000)
     x[1]
     out["eager x[i]"] = (lambda: x[1], 2000)
-    # The fourth pass's rows (docs/performance.md, "Eager ops, fourth pass").
+    # Fused functions and mixed operands, which the C eager path takes too.
     out["eager x / y"] = (lambda: x / y, 2000)
     out["eager x // y"] = (lambda: x // y, 2000)
     out["eager x % y"] = (lambda: x % y, 2000)

@@ -642,7 +642,7 @@ def eval_jaxpr(jaxpr, consts, *args, propagate_source_info=True) -> list:
     return registration.EVAL_JAXPR(jaxpr, consts, *args)
 
 
-# ---- jax.core's names for annotations in libraries (issue 21) ----------------------
+# ---- jax.core's names that libraries use in annotations ------------------------------
 AbstractValue = ShapedArray  # JAX: the base class of avals; mjax's avals are ShapedArrays
 Value = object               # JAX: a concrete value or a tracer
 Atom = typing.Union[ir.BlockArgument, ir.OpResult]  # JAX: Union[Var, Literal]; mjax: an MLIR value

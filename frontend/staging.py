@@ -213,7 +213,8 @@ _copies = itertools.count()
 # module -> (the next number of its staged functions' names, how many top-level ops it
 # had then). Names are unique within a module, not in the process, so a loop of eager
 # transformations (each tracing into a fresh module) repeats its names: each new name
-# would be a string interned in the process-wide MLIR context for good (issue 25). Code
+# would be a string interned in the process-wide MLIR context for good, and a loop of
+# eager transformations would grow the process's memory without bound. Code
 # reusing a function traced into another module must copy it in under a prefix
 # (mjax.nested_traces, mjax.region_cache).
 _NUMBERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -1,7 +1,7 @@
-"""JAX-private names (`jax._src.X`) that several libraries of JAX's ecosystem import
-(issue 21.4): only small, stable ones, each a thin alias of mjax's own. Under
-mjax.alias_jax, `jax._src.X` resolves here; docs/ecosystem.md lists which library uses
-which. Everything else of `jax._src` is missing on purpose."""
+"""JAX-private names (`jax._src.X`) that several libraries of JAX's ecosystem import (so
+those libraries run unmodified): only small, stable ones, each a thin alias of mjax's
+own. Under mjax.alias_jax, `jax._src.X` resolves here; docs/ecosystem.md lists which
+library uses which. Everything else of `jax._src` is missing on purpose."""
 import importlib as _importlib
 
 # Submodules that libraries reach as attributes without importing them (orbax:

@@ -2,8 +2,8 @@
 user-defined primitives, and `trace_to_jaxpr_nounits` over JAX's jaxpr objects.
 
 mjax's own partial evaluation and DCE are passes over its jaxpr dialect (--jaxpr-vjp,
---jaxpr-dce); the tables hold what user primitives register, not used yet (issue 21,
-part 2).
+--jaxpr-dce); these tables exist so that libraries registering rules into them import
+and run, and mjax's passes do not read them.
 """
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ over several names reduces this vmap's name and keeps the rest. JAX: the batcher
 lax/parallel.py (_batched_reduction_collective, _all_gather_batcher_collective, ...).
 
 Outside every vmap a named axis is unbound: the frontend raises JAX's NameError at trace
-time, and lowering (a later issue: pmap/shard_map) is a located error.
+time, and lowering one outside the shard_map or pmap body that binds its axis is a
+located error (no rule can choose the devices it would reduce over).
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """A custom_vjp whose fwd (and bwd) call the function itself while it closes over traced
-values: differentiating the forward pass again applies the custom rule, as in JAX (it
-used to be inlined, so second derivatives under jit differed). Checked against jax."""
+values: differentiating the forward pass again applies the custom rule, as in JAX
+(inlining the call instead would change second derivatives under jit). Checked against
+jax."""
 import jax
 import jax.numpy as jjnp
 import numpy as np

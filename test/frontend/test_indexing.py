@@ -142,7 +142,7 @@ def test_static_index_into_empty_axis_raises():
 @pytest.mark.parametrize("index", [9, -9, 2, (slice(1, 9),), ([9, -9, 2],), (1, 7),
                                    ([0, 4, 9], [1, -5, 0])])
 def test_at_update_modes_as_jax(mode, method, index):
-    # mode="clip" clamps out-of-bounds indices to the edge (it used to drop them).
+    # mode="clip" clamps out-of-bounds indices to the edge (mode="drop" drops them).
     import jax
     import jax.numpy as jjnp
     x = np.arange(10.0, dtype=np.float32).reshape(5, 2) + 1

@@ -310,7 +310,7 @@ def _vmapped_residuals(J, np_, policy):
 
 @pytest.mark.parametrize("policy", ["dots_saveable", "nothing_saveable"])
 def test_policy_kept_under_vmap(policy):
-    # The batching rule of jaxpr.checkpoint used to drop the policy.
+    # The batching rule of jaxpr.checkpoint must carry the policy to the batched op.
     got, got_res = _vmapped_residuals(mjax, jnp, policy)
     want, want_res = _vmapped_residuals(jax, jjnp, policy)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,11 +1,11 @@
-"""The shortcuts of jit's pipeline (issue #25, third pass) give the module the plain
-pipeline gives: --jaxpr-inline's `prune` (dead functions erased first, a function called
-once moved into its caller), reverse mode's direct linearize and its partial evaluation
-moving the linearized function's ops instead of copying them, and upstream passes after
-the first of a run without the verifier. Each program is lowered both ways (the plain
-way: the linearized function split by a copying partial evaluation) and the StableHLO
-text, locations included, must be the same; literal avals cached per dtype follow x64
-mode."""
+"""The shortcuts of jit's pipeline (taken to make tracing and lowering fast) give the
+module the plain pipeline gives: --jaxpr-inline's `prune` (dead functions erased first,
+a function called once moved into its caller), reverse mode's direct linearize and its
+partial evaluation moving the linearized function's ops instead of copying them, and
+upstream passes after the first of a run without the verifier. Each program is lowered
+both ways (the plain way: the linearized function split by a copying partial evaluation)
+and the StableHLO text, locations included, must be the same; literal avals cached per
+dtype follow x64 mode."""
 from __future__ import annotations
 
 import jax
@@ -90,7 +90,8 @@ def test_same_module_whatever_the_constant_cache_holds(primed, monkeypatch):
     """Forward mode makes each constant once per block, as direct linearize does, so the
     two paths agree whether or not the process-wide cache of splat constants already
     knows tanh's ones (it decides which of the builder's two ways a constant is made:
-    the test above used to fail after any test that made a 2x3 f32 splat of 1.0)."""
+    without this, the test above fails after any test that made a 2x3 f32 splat of
+    1.0)."""
     from mjax.dialect import builder
     monkeypatch.setattr(builder, "_SPLATS", {})
     if primed:
