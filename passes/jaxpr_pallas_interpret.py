@@ -241,12 +241,30 @@ class InterpretOnlyError(PassError, ValueError):
     (JAX raises ValueError there)."""
 
 
+def _compiler_missing(op, platform: str) -> PassError:
+    """The error for a kernel with interpret=False on a platform with no Pallas compiler
+    here: JAX's ValueError on the CPU, a NotImplementedError elsewhere."""
+    if platform == "cpu":
+        return InterpretOnlyError(op, "Only interpret mode is supported on CPU backend. "
+                                      "(pallas_call(..., interpret=True))")
+    return PallasCompilerMissing(op, f"pallas_call with interpret=False on the "
+                                     f"'{platform}' platform: mjax has no Pallas compiler "
+                                     f"for it in this build; pass interpret=True to run "
+                                     f"the kernel in interpret mode")
+
+
+class PallasCompilerMissing(PassError, NotImplementedError):
+    """A pallas_call with interpret=False for a platform whose Pallas compiler mjax
+    lacks."""
+
+
 @register_pass("jaxpr-pallas-interpret")
 @dataclass
 class JaxprPallasInterpretPass(Pass):
     """Expand every jaxpr.pallas_call into a loop over its grid (Pallas interpret mode).
-    With `platform=cpu`, a call with interpret=false is an error, as in JAX: CPUs have
-    no Pallas compiler, only the interpreter, which the user asks for."""
+    With `platform=<name>`, a call with interpret=false is an error: that platform has
+    no Pallas compiler here (CPUs have none in JAX either: the user asks for the
+    interpreter)."""
 
     platform: str = ""
 
@@ -258,15 +276,15 @@ class JaxprPallasInterpretPass(Pass):
         if not calls:
             analyses.preserve(module)
             return
-        if self.platform == "cpu":
+        if self.platform:
             for op in calls:
                 if not op.opview.params.get("interpret", False):
-                    raise InterpretOnlyError(op, "Only interpret mode is supported on CPU "
-                                                 "backend. (pallas_call(..., interpret=True))")
+                    raise _compiler_missing(op, self.platform)
         fns = FunctionTable(module)
         cache: dict = {}
         for op in calls:
             expand_pallas_call(fns, op, cache)
 
 
-__all__ = ["InterpretOnlyError", "JaxprPallasInterpretPass", "expand_pallas_call", "uninitialized"]
+__all__ = ["InterpretOnlyError", "JaxprPallasInterpretPass", "PallasCompilerMissing",
+           "expand_pallas_call", "uninitialized"]

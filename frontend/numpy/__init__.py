@@ -88,8 +88,8 @@ from mjax.numpy.ufuncs import (add, bitwise_and, bitwise_or, bitwise_xor, frompy
     subtract, ufunc)
 from mjax.numpy import fft, linalg
 
-# Used as jnp._promote / jnp._axis / jnp._axes by mjax.lax, nn and scipy (to be imported
-# from their modules when the frontend's floors are laid out, issue 22).
+# Used as jnp._promote / jnp._axis / jnp._axes by nn and scipy, which reach numpy's
+# promotion and axis rules through the one jnp import they have.
 from mjax.numpy.arguments import normalize_axes as _axes, normalize_axis as _axis
 from mjax.numpy.promotion import promote as _promote
 
