@@ -35,7 +35,7 @@ from mjax.dialect.ops.structural import ConstantOp
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.jitted import Jitted, jit
 from mjax.lax import convert_element_type
-from mjax.lowering import lower_module
+from mjax.lowering import lower_module, lowering_for_platform
 from mjax.passes.ir_util import main_function
 from mjax.placement import default_backend
 from mjax.shape_dtype_struct import ShapeDtypeStruct
@@ -201,6 +201,12 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
         plats = None
 
     def do_export(*args, **kwargs) -> Exported:
+        # Traced and lowered for the platform exported for, on any machine (one
+        # platform; a module for several is lowered once, for the default's).
+        with lowering_for_platform(plats[0] if plats is not None and len(plats) == 1 else None):
+            return _export(*args, **kwargs)
+
+    def _export(*args, **kwargs) -> Exported:
         traced = fun_jit.trace(*args, **kwargs)
         check_solvable(traced._traced.in_avals)
         layout = export_layout(fun_jit, traced, args, kwargs)

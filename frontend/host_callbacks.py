@@ -23,6 +23,7 @@ from mjax.dialect import aval_of, context
 from mjax.dtypes import to_numpy
 from mjax.passes.rules.callbacks import CALL_TARGET
 from mjax.placement import device_put_value
+from mjax.runtime.backend import platform_record
 
 
 # ---- the registry --------------------------------------------------------------------------
@@ -191,6 +192,12 @@ def host_callbacks(text: str, platform: str = "cpu") -> tuple[str, list | None]:
     calls no Python."""
     if "xla_ffi_python_cpu_callback" not in text:
         return text, None
+    target = platform_record(platform).host_callback_target
+    if target is None:
+        raise NotImplementedError(
+            f"host callbacks (pure_callback, io_callback, debug.print, ...) on the "
+            f"'{platform}' platform: mjax does not lower them there yet (JAX uses "
+            f"send/recv host transfers on a TPU)")
     with context():
         module = ir.Module.parse(text)
         calls = []
@@ -212,9 +219,8 @@ def host_callbacks(text: str, platform: str = "cpu") -> tuple[str, list | None]:
             callables.append(_HostCall(lookup(cid), [aval_of(t) for t in types], ordered))
             op.attributes["backend_config"] = ir.DictAttr.get(
                 {"index": ir.IntegerAttr.get(u64, k)})
-            if platform in ("cuda", "rocm", "gpu"):
-                op.attributes["call_target_name"] = ir.StringAttr.get(
-                    "xla_ffi_python_gpu_callback")
+            if target != CALL_TARGET:
+                op.attributes["call_target_name"] = ir.StringAttr.get(target)
         text = module.operation.get_asm(enable_debug_info=True)
     return text, callables
 

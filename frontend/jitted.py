@@ -672,6 +672,7 @@ class Jitted:
         donation = (tuple(self.donate_argnums), self._donated_leaves(args, dyn_kwargs))
         stage = Traced(traced, self._name, layout, self._user_passes(), donation)
         stage._layouts = self._layouts   # (Formats given: mjax/layout.py)
+        stage._retrace = lambda: self.trace(*args, **kwargs)   # (lowering_platforms=)
         stage._memory_kinds = self._memory_kinds(
             leaves, {}, layout[0][:len(leaves)] if layout else None, traced)
         if self._layouts is not None:    # (the names its layout errors use)

@@ -1,6 +1,7 @@
 """The compile pipeline from a traced `jaxpr` module to StableHLO text."""
 from __future__ import annotations
 
+import contextlib
 import re
 import warnings
 
@@ -16,20 +17,9 @@ from mjax.passes.analyses import copy_facts
 from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.rules.op_names import JIT_NAMES
-from mjax.runtime.backend import default_platform
-
-# Expand transformations, inline calls, lower, then let upstream MLIR clean up.
-# Pallas calls still there after expansion run as loops over their grids (interpret mode).
-# Refs (mjax.new_ref) are discharged once calls are inlined (a ref crosses no call);
-# functions with refs of their own only, first, so transformations see values.
-# (jaxpr-inline's prune: functions --jaxpr-dce would erase go first, and a function
-# called once is moved into its caller instead of copied.)
-PIPELINE = [("jaxpr-discharge-state", "local-only=true")] + [
-    (name, "prune=true" if name == "jaxpr-inline" else "")
-    for name in ("jaxpr-expand-transforms", "jaxpr-pallas-interpret", "jaxpr-inline",
-                 "jaxpr-discharge-state", "jaxpr-dce", "jaxpr-to-stablehlo",
-                 "canonicalize", "cse", "symbol-dce")]
-
+from mjax.passes.pipeline import PIPELINE, kernel_pipeline
+from mjax.passes.pipeline import pipeline_for as _pipeline_of
+from mjax.runtime.backend import Platform, lowering_for, platform_record
 
 def refuse_symbolic(avals, fun_name: str) -> None:
     """XLA compiles static shapes only: a function traced with symbolic dimensions is
@@ -96,34 +86,33 @@ def step_names(pipeline: list) -> list[str]:
 
 
 def compile_pipeline(user_passes=(), backend: str | None = None) -> list:
-    """pipeline_for() the default backend, for compiling a user's program: on a CPU, as
-    in JAX, a pallas_call with interpret=False is a ValueError (CPUs have no Pallas
-    compiler; the user asks for the interpreter), though pipeline_for("cpu") itself
-    interprets every call. `user_passes` go in at their points (with_user_passes).
-    `backend`: a jit's own; jit(backend='iree') lowers as the IREE default does."""
-    if backend is not None and backend.startswith("iree"):   # (jit(backend='iree'))
-        pipeline = PIPELINE
-    else:
-        pipeline = pipeline_for()
-        if on_cpu():     # (and what XLA's CPU ignores is refused)
-            pipeline = [(n, "platform=cpu" if n == "jaxpr-pallas-interpret" else o)
-                        for n, o in pipeline]
-        option = lowering_platform_option()
-        if option:
-            pipeline = [(n, option if n == "jaxpr-to-stablehlo" else o) for n, o in pipeline]
+    """The pipeline (passes/pipeline.py) that compiles a user's program for the platform
+    it is lowered for (runtime.backend.target_platform: the default backend's, or
+    lower(lowering_platforms=)'s), with `user_passes` at their points
+    (with_user_passes). `backend`: a jit's own (jit(backend='iree') lowers as the IREE
+    default does)."""
+    record = platform_record(Platform.parse(backend) if backend else None)
+    pipeline = _pipeline_of(record)
     return with_user_passes(pipeline, user_passes) if user_passes else pipeline
 
 
-def on_cpu() -> bool:
-    """Whether programs compile for a CPU (the default backend's platform)."""
-    return str(default_platform()) == "cpu"
+@contextlib.contextmanager
+def lowering_for_platform(platform: str | None):
+    """Traces and lowers for `platform` ('tpu', ...) inside the block, on any machine
+    (runtime.backend.lowering_for, and jit's trace cache keyed by it); None: the default
+    backend's platform."""
+    if platform is None:
+        yield
+        return
+    name = str(Platform.parse(platform))
+    with config.override(_lowering_platform=name), lowering_for(name):
+        yield
 
 
 def lowering_platform_option() -> str:
-    """jaxpr-to-stablehlo's `platform` option for the default backend: `cpu` refuses what
-    XLA's CPU ignores, `cuda`/`rocm` pick GPU kernels (cuSOLVER for linalg)."""
-    platform = str(default_platform()).lower()
-    return f"platform={platform}" if platform in ("cpu", "cuda", "rocm") else ""
+    """jaxpr-to-stablehlo's `platform` option for the platform programs are lowered for:
+    `cpu` refuses what XLA's CPU ignores, `cuda`/`rocm` pick GPU kernels (cuSOLVER)."""
+    return platform_record().lowering_option
 
 
 def with_user_passes(pipeline: list, user_passes) -> list:
@@ -145,18 +134,10 @@ def with_user_passes(pipeline: list, user_passes) -> list:
 
 
 def pipeline_for(platform: str | None = None) -> list:
-    """PIPELINE for a backend platform (default: the default backend's). On a GPU,
-    pallas_calls with interpret=False first compile to Triton kernels (XLA custom calls);
-    the rest, and every pallas_call elsewhere, run in interpret mode."""
-    platform = (platform or str(default_platform())).lower()
-    if platform not in ("cuda", "rocm", "gpu"):
-        return PIPELINE
-    names = [name for name, _ in PIPELINE]
-    at = names.index("jaxpr-pallas-interpret" if "jaxpr-pallas-interpret" in names
-                     else "jaxpr-to-stablehlo")
-    step = ("jaxpr-pallas-to-triton", "platform=" + ("rocm" if platform == "rocm"
-                                                     else "cuda"))
-    return PIPELINE[:at] + [step] + PIPELINE[at:]
+    """PIPELINE with the Pallas compiler of `platform` (default: the platform programs are
+    lowered for): Triton on a GPU, Mosaic on a TPU; the kernels that ask for interpret
+    mode still run as loops over their grids."""
+    return kernel_pipeline(platform_record(platform).pallas_pass)
 
 
 def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None,

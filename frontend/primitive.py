@@ -40,7 +40,7 @@ from mjax.host_callbacks import register as register_callback
 from mjax.jax_params import without_jax_only
 from mjax.passes import custom_rules
 from mjax.passes.user_primitives import OUT_DIMS
-from mjax.runtime.backend import default_platform
+from mjax.runtime.backend import target_platform
 from mjax.source_info import user_location
 from mjax.staging import emit_call, fresh_name, trace_function
 
@@ -389,7 +389,7 @@ class LoweringRuleContext:
 
 
 def _platform() -> str:
-    return str(default_platform()).lower()
+    return str(target_platform()).lower()
 
 
 def lowering_of(prim):

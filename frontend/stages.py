@@ -17,8 +17,8 @@ from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.float0 import restore_float0
 from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import (clone_module, compile_pipeline, lower_module, module_name,
-                           refuse_symbolic, step_names)
+from mjax.lowering import (clone_module, compile_pipeline, lower_module, lowering_for_platform,
+                           module_name, refuse_symbolic, step_names)
 from mjax.passes import run_pipeline
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.ir_util import main_function
@@ -26,6 +26,8 @@ from mjax.pretty import pretty_print
 from mjax.pretty_expand import expanded_function
 from mjax.pretty_types import print_types
 from mjax.runtime import get_backend
+from mjax.runtime.backend import target_platform
+from mjax.runtime.backend import Platform
 from mjax.runtime.xla import xla_compile_options
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.sharding_impls import Sharding, SingleDeviceSharding, get_abstract_mesh
@@ -127,6 +129,7 @@ class Traced(_Signature):
 
     _layouts = None    # the layouts of Formats jit was given (mjax/layout.py)
     _memory_kinds = None    # (argument kinds, asked result kinds): mjax/memory_kinds.py
+    _retrace = None    # the same trace made again (jit's), for lowering_platforms=
 
     def __init__(self, traced, name, layout=None, user_passes=(), donation=((), ())):
         self._traced = traced
@@ -141,7 +144,23 @@ class Traced(_Signature):
         """The jaxpr-dialect module; with debug_info, every op's user `file:line:col`."""
         return self._traced.module.operation.get_asm(enable_debug_info=debug_info)
 
-    def lower(self):
+    def lower(self, *, lowering_platforms: tuple[str, ...] | None = None,
+              _private_parameters=None):
+        """The StableHLO module, lowered for the default backend's platform, or for
+        `lowering_platforms` (one of 'cpu', 'tpu', 'cuda', 'rocm'), on any machine: such
+        a module is for `as_text()` and export, and compiles only where that platform
+        runs. A jit's function is traced again for another platform, since tracing
+        chooses by platform (platform_dependent, linear algebra's kernels)."""
+        target = _lowering_target(lowering_platforms)
+        if target is None or target == str(target_platform()):
+            lowered = self._lower()
+        else:                  # traced again for the target: its choices are made then
+            with lowering_for_platform(target):
+                lowered = (self._retrace() if self._retrace else self)._lower()
+        lowered._platform = target
+        return lowered
+
+    def _lower(self):
         # A copy (self.jaxpr stays untouched) that keeps the user's source locations.
         module = clone_module(self._traced.module)
         if self._layout is not None:   # over a mesh: frontend/spmd/jit.py
@@ -158,6 +177,22 @@ class Traced(_Signature):
         lowered._layouts = self._layouts
         lowered._user_passes = self._user_passes
         return lowered
+
+
+def _lowering_target(platforms) -> str | None:
+    """The one platform `lower(lowering_platforms=)` names (None: the default's)."""
+    if platforms is None:
+        return None
+    if isinstance(platforms, str):
+        raise ValueError(f"lowering_platforms must be a tuple of platform names, got "
+                         f"{platforms!r}")
+    names = tuple(dict.fromkeys(str(Platform.parse(p)) for p in platforms))
+    if len(names) != 1:
+        raise NotImplementedError(f"lowering for several platforms at once "
+                                  f"(lowering_platforms={tuple(platforms)}): mjax lowers "
+                                  f"for one; mjax.export.export(platforms=...) packs one "
+                                  f"module for several")
+    return names[0]
 
 
 def _name_as_jax(module: ir.Module, fun_name: str, out_tree) -> None:
@@ -215,6 +250,7 @@ class Lowered(_Signature):
     """`.as_text()` is StableHLO; `.compile()` runs XLA."""
     _layouts = None    # the layouts of Formats jit was given (mjax/layout.py)
     _user_passes = ()  # the users' passes it was lowered with (docs/passes.md)
+    _platform = None   # lower(lowering_platforms=)'s platform; None: the default's
 
     def __init__(self, traced, module, layout=None, jaxpr=None, donation=((), ())):
         self._traced = traced
@@ -294,6 +330,11 @@ class Lowered(_Signature):
             raise NotImplementedError("Lowered.compile(device_assignment=...): mjax compiles "
                                       "for the devices the function was lowered for")
         refuse_symbolic(self._traced.in_avals, "the lowered function")
+        here = str(get_backend().platform)
+        if self._platform is not None and self._platform != here:
+            raise ValueError(f"This module was lowered for the '{self._platform}' platform "
+                             f"(lower(lowering_platforms=...)) and cannot be compiled for "
+                             f"the '{here}' backend of this process")
         # With locations, as jit compiles: XLA keeps them as op metadata.
         text, callbacks = backend_host_callbacks(self.as_text(debug_info=True), get_backend())
         options = xla_compile_options(compiler_options)

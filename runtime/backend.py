@@ -14,7 +14,12 @@ of another backend too (they travel through the host).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import dataclasses
 import functools
+import importlib
+import logging
 import os
 import threading
 from dataclasses import dataclass
@@ -51,9 +56,107 @@ def _parse(name: str) -> Platform:
     if text.startswith("iree-"):
         return Platform("iree", text[len("iree-"):] or "cpu")
     if not text or text == "xla":
-        raise ValueError(f"{name!r} is not a platform: expected 'cpu', 'cuda', 'rocm', "
-                         f"'iree' or 'iree-<target>'")
+        raise ValueError(f"{name!r} is not a platform: expected 'cpu', 'tpu', 'cuda', "
+                         f"'rocm', 'iree' or 'iree-<target>'")
     return Platform("xla", {"gpu": "cuda"}.get(text, text))
+
+
+# ---- platform records ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class PlatformRecord:
+    """Everything mjax knows about one XLA platform; nothing else tests platform names.
+
+    `library` and `client` name functions ('module:function') of the platform's own
+    runtime module: `library(name)` finds its PJRT plugin (None: not installed; the CPU's
+    is built into jaxlib), `client(name, path)` opens it. `priority` is JAX's: the installed and
+    usable platform of highest priority is the default when JAX_PLATFORMS is unset;
+    `fail_quietly` platforms that fail to open are skipped then (with a warning)."""
+
+    name: str
+    priority: int
+    library: str | None = None
+    client: str | None = None
+    fail_quietly: bool = False
+    lowering_option: str = ""        # jaxpr-to-stablehlo's option for this target
+    pallas_pass: tuple[str, str] | None = None   # (flag, options) for compiled kernels
+    host_callback_target: str | None = None      # custom call a Python callback lowers to
+    linalg: str = "xla"              # 'lapack' (jaxlib's CPU kernels), 'gpu-solver', 'xla'
+    dlpack_kind: int = 1             # DLPack's device type (kDLCPU 1, kDLCUDA 2, kDLROCM 10)
+    memory_kinds: tuple[str, ...] = ("device",)
+    matmul_bf16_passes: bool = False  # float32 dots run as bf16 passes at default precision
+
+    def find_library(self) -> str | None:
+        return _call(self.library, self.name) if self.library else None
+
+    def make_client(self):
+        path = self.find_library()
+        if self.library and path is None:
+            raise RuntimeError(_missing_plugin(self.name))
+        return _call(self.client, self.name, path)
+
+
+def _call(ref: str, *args):
+    module, _, function = ref.partition(":")
+    return getattr(importlib.import_module(module), function)(*args)
+
+
+def _missing_plugin(name: str) -> str:
+    how = {"tpu": "pip install \"mjax[tpu]\" (the libtpu package), or set TPU_LIBRARY_PATH "
+                  "to libtpu.so",
+           "cuda": "install jax-cuda12-pjrt (or -cuda13-), or set MJAX_PJRT_PLUGIN_CUDA",
+           "rocm": "install jax-rocm7-pjrt, or set MJAX_PJRT_PLUGIN_ROCM"}.get(
+        name, f"set MJAX_PJRT_PLUGIN_{name.upper()} to its PJRT plugin library")
+    return f"no PJRT plugin for platform '{name}' is installed ({how}). Available: 'cpu'."
+
+
+_GPU = "mjax.runtime.gpu_plugin"
+PLATFORMS: dict[str, PlatformRecord] = {r.name: r for r in (
+    PlatformRecord("cpu", priority=0, client="mjax.runtime.xla:make_cpu_client",
+                   lowering_option="platform=cpu", linalg="lapack",
+                   pallas_pass=None, host_callback_target="xla_ffi_python_cpu_callback",
+                   dlpack_kind=1, memory_kinds=("device", "pinned_host", "unpinned_host")),
+    PlatformRecord("tpu", priority=300, library="mjax.runtime.tpu:find_library",
+                   client="mjax.runtime.tpu:make_client", fail_quietly=True,
+                   lowering_option="platform=tpu", linalg="xla",
+                   pallas_pass=("jaxpr-pallas-to-mosaic", ""), host_callback_target=None,
+                   dlpack_kind=1, memory_kinds=("device", "pinned_host"),
+                   matmul_bf16_passes=True),
+    PlatformRecord("cuda", priority=500, library=f"{_GPU}:find_pjrt_plugin",
+                   client=f"{_GPU}:plugin_client", fail_quietly=True,
+                   lowering_option="platform=cuda",
+                   linalg="gpu-solver", pallas_pass=("jaxpr-pallas-to-triton", "platform=cuda"),
+                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=2,
+                   memory_kinds=("device", "pinned_host")),
+    PlatformRecord("rocm", priority=500, library=f"{_GPU}:find_pjrt_plugin",
+                   client=f"{_GPU}:plugin_client", fail_quietly=True,
+                   lowering_option="platform=rocm",
+                   linalg="gpu-solver", pallas_pass=("jaxpr-pallas-to-triton", "platform=rocm"),
+                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=10,
+                   memory_kinds=("device", "pinned_host")),
+)}
+# A platform mjax has no record of (a new PJRT plugin named by MJAX_PJRT_PLUGIN_<NAME>)
+# is handled as this one says: XLA's own lowerings, no kernels, no callbacks.
+_GENERIC = PlatformRecord("", priority=-1, library=f"{_GPU}:find_pjrt_plugin",
+                          client=f"{_GPU}:plugin_client")
+
+# IREE compiles StableHLO itself: XLA's lowerings, its own runtime for callbacks.
+_IREE = PlatformRecord("iree", priority=-1,
+                       host_callback_target="xla_ffi_python_cpu_callback")
+
+
+def platform_record(platform: "str | Platform | None" = None) -> PlatformRecord:
+    """The record of an XLA platform ('tpu', a Platform; default: the platform programs
+    are lowered for, `target_platform()`). IREE's targets read as the CPU's (what they lower like)."""
+    if platform is None:
+        platform = target_platform()
+    platform = Platform.parse(platform)
+    if platform.backend == "iree":
+        return _IREE
+    target = platform.target
+    record = PLATFORMS.get(target)
+    if record is None:
+        return dataclasses.replace(_GENERIC, name=target)
+    return record
 
 
 class Buffer(Protocol):
@@ -149,7 +252,15 @@ def backends_are_initialized() -> bool:
 def default_platform() -> Platform:
     """The default backend: `set_default_platform`'s choice (the frontend's
     jax_platforms / mjax_backend options), else IREE when MJAX_BACKEND=iree (or
-    iree-<target>), else MJAX_PLATFORM, else the first of JAX_PLATFORMS, else XLA's CPU."""
+    iree-<target>), else MJAX_PLATFORM, else the first of JAX_PLATFORMS, else the
+    installed and usable platform of highest priority (`discover`)."""
+    chosen = configured_platform()
+    return chosen if chosen is not None else discover()
+
+
+def configured_platform() -> Platform | None:
+    """The platform the user chose (set_default_platform, MJAX_BACKEND, MJAX_PLATFORM,
+    JAX_PLATFORMS), or None: `discover` picks it. Opens nothing."""
     if _DEFAULT:
         return _DEFAULT[0]
     env = os.environ
@@ -159,13 +270,87 @@ def default_platform() -> Platform:
 
 
 @functools.lru_cache(maxsize=16)
-def _platform_from_environment(backend: str, platform: str, platforms: str) -> Platform:
+def _platform_from_environment(backend: str, platform: str, platforms: str):
     backend = backend.strip().lower() or "xla"
     if backend.startswith("iree"):
         return Platform.parse(backend)
     if backend != "xla":
         raise ValueError(f"MJAX_BACKEND={backend!r}: expected 'xla' or 'iree'")
-    return Platform.parse((platform or platforms or "cpu").split(",")[0])
+    first = (platform or platforms).split(",")[0].strip()
+    return Platform.parse(first) if first else None
+
+
+_DISCOVERED: list[Platform] = []
+_SKIPPED: dict[str, str] = {}      # platform -> why it was not used (discover)
+
+
+def discover() -> Platform:
+    """The platform JAX would pick with JAX_PLATFORMS unset: of the platforms whose
+    plugin is installed, the one of highest priority (cuda/rocm 500, tpu 300, cpu 0)
+    that opens. Opening it makes its backend (a TPU's takes seconds), as JAX does at
+    its first use of devices; a platform that fails to open is skipped with a warning
+    saying why. Found once per process."""
+    if _DISCOVERED:
+        return _DISCOVERED[0]
+    with _LOCK:
+        if _DISCOVERED:
+            return _DISCOVERED[0]
+        candidates = sorted(PLATFORMS.values(), key=lambda r: -r.priority)
+        for record in candidates:
+            if record.priority <= 0 or record.find_library() is None:
+                continue
+            platform = Platform("xla", record.name)
+            try:
+                if platform not in _BACKENDS:
+                    _BACKENDS[platform] = _plugin("xla")(record.name)
+            except Exception as err:          # (no chip, or another process holds it)
+                if not record.fail_quietly:
+                    raise RuntimeError(f"Unable to initialize backend '{record.name}': "
+                                       f"{err} (set JAX_PLATFORMS=cpu to skip it)") from err
+                _SKIPPED[record.name] = str(err)
+                logging.getLogger("mjax").warning(
+                    "The %s plugin is installed but did not open (%s); using the CPU. Set "
+                    "JAX_PLATFORMS=cpu to skip it.", record.name, str(err).splitlines()[0])
+                continue
+            _DISCOVERED.append(platform)
+            break
+        else:
+            _DISCOVERED.append(Platform("xla", "cpu"))
+    return _DISCOVERED[0]
+
+
+def available_platforms() -> list[str]:
+    """The XLA platforms whose plugins are installed here (cpu always), highest
+    priority first; whether each opens is known once it is used."""
+    return [r.name for r in sorted(PLATFORMS.values(), key=lambda r: -r.priority)
+            if r.priority <= 0 or r.find_library() is not None]
+
+
+# The platform a program is lowered for, where it is not the default backend's:
+# `jit(f).trace(...).lower(lowering_platforms=("tpu",))` and `export(platforms=["tpu"])`
+# lower on any machine for a chip it may not have.
+_TARGET: contextvars.ContextVar = contextvars.ContextVar("mjax_lowering_target",
+                                                         default=None)
+
+
+def target_platform() -> Platform:
+    """The platform programs are lowered for now: `lowering_for`'s, else the default."""
+    target = _TARGET.get()
+    return default_platform() if target is None else target
+
+
+@contextlib.contextmanager
+def lowering_for(platform: "str | Platform | None"):
+    """Lowers (passes' platform options, platform_dependent, Pallas's compiler) for
+    `platform` inside the block, whatever the default backend is; None: no change."""
+    if platform is None:
+        yield
+        return
+    token = _TARGET.set(Platform.parse(platform))
+    try:
+        yield
+    finally:
+        _TARGET.reset(token)
 
 
 def set_default_platform(platform: "str | Platform | None") -> None:
@@ -191,6 +376,7 @@ def buffer_to_numpy(buf: Buffer, dtype=None) -> np.ndarray:
     return _plugin(Platform.parse(buf.platform()).backend).to_numpy(buf, dtype)
 
 
-__all__ = ["Backend", "Buffer", "Executable", "Platform", "backend_of_device",
-           "backends_are_initialized", "buffer_to_numpy", "default_platform",
-           "get_backend", "register_backend", "set_default_platform"]
+__all__ = ["Backend", "Buffer", "Executable", "PLATFORMS", "Platform", "PlatformRecord",
+           "available_platforms", "backend_of_device", "backends_are_initialized",
+           "buffer_to_numpy", "configured_platform", "default_platform", "discover", "get_backend", "lowering_for",
+           "platform_record", "register_backend", "set_default_platform", "target_platform"]

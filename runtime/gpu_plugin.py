@@ -59,14 +59,9 @@ def find_pjrt_plugin(platform: str) -> str | None:
     return None
 
 
-def plugin_client(platform: str):
-    """A PJRT client of the plugin for `platform`, set up as the module docstring says."""
-    path = find_pjrt_plugin(platform)
-    if path is None:
-        raise RuntimeError(
-            f"no PJRT plugin for platform '{platform}' is installed (looked for "
-            f"jax_plugins/xla_{platform}*/*plugin*.so; set MJAX_PJRT_PLUGIN_"
-            f"{platform.upper()} to the plugin library's path). Available: 'cpu'.")
+def plugin_client(platform: str, path: str):
+    """A PJRT client of the plugin at `path` for `platform`, set up as the module
+    docstring says (runtime/backend.py's platform record finds the path)."""
     gpu = platform in ("cuda", "rocm")
     if platform == "cuda":
         _preload_nvidia_libraries()

@@ -26,8 +26,7 @@ from jaxlib.mlir import ir
 from mjax.dialect import context
 from mjax.dialect.types import element_type_name
 from mjax.runtime import compilation_cache, ir_dump, jaxlib_process  # noqa: F401
-from mjax.runtime.backend import Platform, buffer_to_numpy, register_backend
-from mjax.runtime.gpu_plugin import plugin_client
+from mjax.runtime.backend import Platform, buffer_to_numpy, platform_record, register_backend
 
 
 class _Aval:
@@ -414,11 +413,8 @@ class XlaBackend:
     to_numpy = staticmethod(_to_numpy)
 
     def __init__(self, platform: str = "cpu"):
-        if platform == "cpu":
-            self.client = xc.make_cpu_client(
-                num_devices=_CPU_DEVICE_COUNT[0] if _CPU_DEVICE_COUNT else None)
-        else:
-            self.client = plugin_client(platform)
+        self.record = platform_record(platform)
+        self.client = self.record.make_client()
         self.platform = platform
         self._shardings: dict = {}
         # (StableHLO text, devices, partitions) -> executable, most recently used last;
@@ -573,7 +569,7 @@ class XlaBackend:
 
     @staticmethod
     def dlpack_device(buf) -> tuple[int, int]:
-        kind = {"cpu": 1, "cuda": 2, "rocm": 10}.get(buf.platform(), 1)
+        kind = platform_record(buf.platform()).dlpack_kind
         dev = next(iter(buf.devices())) if hasattr(buf, "devices") else None
         return kind, getattr(dev, "local_hardware_id", None) or getattr(dev, "id", 0) or 0
 
@@ -776,6 +772,11 @@ _CPU_DEVICE_COUNT: list[int] = []
 
 def set_num_cpu_devices(n: int | None) -> None:
     _CPU_DEVICE_COUNT[:] = [] if n is None or n < 0 else [int(n)]
+
+
+def make_cpu_client(platform: str = "cpu", library: str | None = None):
+    """XLA's CPU client (the 'cpu' platform record's), with set_num_cpu_devices' count."""
+    return xc.make_cpu_client(num_devices=_CPU_DEVICE_COUNT[0] if _CPU_DEVICE_COUNT else None)
 
 
 register_backend("xla", XlaBackend)

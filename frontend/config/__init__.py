@@ -35,7 +35,7 @@ from mjax.config.registry import (Config, Option, State, bool_option, config,  #
 from mjax.config import jax_options  # noqa: F401  (JAX's remaining options)
 from mjax.passes import user_passes
 from mjax.runtime import compilation_cache, ir_dump, jaxlib_process, set_default_platform, xla
-from mjax.runtime.backend import backends_are_initialized, default_platform
+from mjax.runtime.backend import backends_are_initialized, configured_platform
 
 
 def _device(v):
@@ -230,14 +230,17 @@ def _set_platforms(value):
 def _set_backend(value):
     set_default_platform("iree" if value == "iree" else
                          (platforms.value.split(",")[0].strip() if platforms.value else None))
-    if value == "xla" and default_platform().backend == "iree":
+    chosen = configured_platform()       # (None: discovered later; never IREE)
+    if value == "xla" and chosen is not None and chosen.backend == "iree":
         set_default_platform("cpu")      # 'xla' chosen over MJAX_BACKEND=iree
 
 
 platforms = string_option(
     "jax_platforms", None,
-    "Comma-separated platforms in order of preference ('cpu', 'cuda', ...); the first "
-    "is the default XLA platform. None: cpu.", optional=True, on_change=_set_platforms)
+    "Comma-separated platforms in order of preference ('cpu', 'tpu', 'cuda', ...); the "
+    "first is the default XLA platform. None: as JAX, the installed and usable platform "
+    "of highest priority (cuda/rocm, then tpu, then cpu).", optional=True,
+    on_change=_set_platforms)
 platform_name = string_option(
     "jax_platform_name", "",
     "Deprecated (JAX keeps it for old code): the default platform, as the first entry of "
@@ -317,6 +320,12 @@ class UserContext:
     def __call__(self, new_value):
         return config.override(**{self._state._option.name: new_value})
 
+
+# The platform `lower(lowering_platforms=)` and `export(platforms=)` trace and lower for,
+# where it is not the default backend's (mjax.lowering.lowering_for_platform sets it): a
+# function traced for another platform is another trace (platform_dependent, linalg).
+lowering_platform = option("_lowering_platform", None, "the platform programs are lowered "
+                           "for (lowering_for_platform)", lambda v: v, affects_tracing=True)
 
 _user_contexts = itertools.count()
 

@@ -7,25 +7,25 @@ then: eagerly, under jit, grad and vmap alike; only that branch is traced and co
 """
 from __future__ import annotations
 
-from mjax.runtime.backend import default_platform
+from mjax.runtime.backend import platform_record, target_platform
 
 
 def current_platform() -> str:
-    """The platform name platform_dependent matches: the default backend's target."""
-    return default_platform().target
+    """The platform name platform_dependent matches: the target of the platform programs
+    are lowered for (the default backend's, or lower(lowering_platforms=)'s)."""
+    return target_platform().target
 
 
 def lapack_available() -> bool:
-    """Whether programs may call jaxlib's LAPACK kernels: XLA on the CPU."""
-    p = default_platform()
-    return p.backend == "xla" and p.target == "cpu"
+    """Whether programs may call jaxlib's LAPACK kernels (the platform record's linalg
+    family: XLA on the CPU)."""
+    return platform_record().linalg == "lapack"
 
 
 def solver_kernels_available() -> bool:
     """Whether programs may call jaxlib's linear-algebra kernels: LAPACK on the CPU, or
     the GPU solvers (cuSOLVER/cuSPARSE, hipSOLVER) under XLA on a GPU."""
-    p = default_platform()
-    return p.backend == "xla" and p.target in ("cpu", "cuda", "rocm")
+    return platform_record().linalg in ("lapack", "gpu-solver")
 
 
 def platform_dependent(*args, default=None, **per_platform):
