@@ -1,0 +1,94 @@
+"""`--jaxpr-pallas-to-mosaic`: compile TPU `jaxpr.pallas_call`s to Mosaic kernels.
+
+For each `jaxpr.pallas_call` with `interpret = false`, the kernel function (over refs) and
+its BlockSpec index maps become one Mosaic module (jaxlib's `tpu` dialect with `func`,
+`arith`, `math`, `vector`, `scf`, `memref`; passes/mosaic/kernel.py): a kernel function
+over (grid indices, scalar prefetch, blocks, scratch) with `window_params`,
+`iteration_bounds`, `dimension_semantics`, and one `@transform_<i>` per BlockSpec. Kernel
+ops lower by the rules of the `MOSAIC` table (passes/mosaic/, one module per op family).
+The module is run through `mosaic-serde` and written as bytecode into the backend_config
+of the custom call libtpu compiles, as JAX's Pallas does:
+
+    %o = "jaxpr.pallas_call"(%x, %y) {callee = @add_kernel, grid = array<i64: 2>, ...}
+  ==>
+    %o = stablehlo.custom_call @tpu_custom_call(%x, %y) {backend_config = "{\\"custom_call_config\\":
+           {\\"body\\": \\"TUzvUgFNTElS...\\", \\"serialization_format\\": 1,
+           \\"needs_layout_passes\\": true}}", kernel_name = "add_kernel",
+           mhlo.frontend_attributes = {kernel_metadata = "{}"}, ...}
+
+Options: `target-version=N` is the serde version (JAX: 11 for export and lowering for
+another platform, the default here; 0 is the newest, what JAX uses on the chip);
+`dump-mosaic=1` prints each kernel's Mosaic module to stderr, readable and re-parsable
+(lit tests check it). Kernels and index maps no other call uses are erased. An op
+without a Mosaic rule is an error at its line naming the op.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from mjax.dialect.ops.pallas import PallasCallOp
+from mjax.passes import mosaic  # noqa: F401  (fills the MOSAIC table)
+from mjax.passes.ir_util import is_private, nested_ops
+from mjax.passes.jaxpr_pallas_to_triton import live_functions
+from mjax.passes.mosaic.custom_call import backend_config, serialize, tpu_custom_call
+from mjax.passes.mosaic.kernel import find_func, lower_pallas_call
+from mjax.passes.registry import Pass, register_pass
+from mjax.passes.triton.types import op_params
+
+FORWARD_COMPATIBLE_VERSION = 11   # JAX: tpu_custom_call._FWD_COMPAT_VERSION
+
+
+def _symbols(params: dict) -> set[str]:
+    return {str(params["callee"])} | {str(s["index_map"]) for s in list(
+        params.get("in_specs", ()) or ()) + list(params.get("out_specs", ()) or ())}
+
+
+@register_pass("jaxpr-pallas-to-mosaic")
+@dataclass
+class JaxprPallasToMosaicPass(Pass):
+    """Lower pallas_calls with interpret=false to Mosaic kernels in tpu_custom_calls."""
+
+    target_version: int = FORWARD_COMPATIBLE_VERSION
+    dump_mosaic: bool = False
+
+    def run(self, module: ir.Module) -> None:
+        lowered, kept = set(), set()
+        # Only calls reachable from a public function: transformations leave the
+        # untransformed originals behind (dead until symbol-dce).
+        calls = [op for fn in live_functions(module) for op in nested_ops(fn)
+                 if op.name == PallasCallOp.OPERATION_NAME]
+        for call in calls:
+            params = op_params(call)
+            if params.get("interpret", False):
+                continue                         # left for --jaxpr-pallas-interpret
+            kmod, name = lower_pallas_call(module, call, int(self.target_version))
+            if self.dump_mosaic:
+                print(f"// -----// Mosaic module for @{params['callee']} //----- //\n"
+                      f"{kmod.operation.get_asm(enable_debug_info=False)}",
+                      file=sys.stderr)
+            body, has_communication = serialize(kmod, int(self.target_version))
+            new = tpu_custom_call(call, backend_config(body, params, has_communication),
+                                  name)
+            for old, res in zip(call.results, new.results):
+                old.replace_all_uses_with(res)
+            call.erase()
+            lowered |= _symbols(params)
+        for op in nested_ops(module):              # kernels other calls still use stay
+            if op.name == PallasCallOp.OPERATION_NAME:
+                kept |= _symbols(op_params(op))
+        for sym in lowered - kept:
+            fn = find_func(module, sym)
+            if fn is not None and is_private(fn):
+                fn.operation.erase()
+
+
+def lower_pallas_to_mosaic(module: ir.Module,
+                           target_version: int = FORWARD_COMPATIBLE_VERSION) -> None:
+    """Runs the pass on `module` in place (for the platform record of the TPU)."""
+    JaxprPallasToMosaicPass(target_version=target_version).run(module)
+
+
+__all__ = ["FORWARD_COMPATIBLE_VERSION", "JaxprPallasToMosaicPass", "lower_pallas_to_mosaic"]

@@ -1,0 +1,150 @@
+"""Mosaic lowering rules of control flow: `cond` -> `scf.if` (a cascade for more than two
+branches), fori-like `scan` -> `scf.for` over i32, `while` -> `scf.while`, as JAX's
+Pallas TPU lowering emits them.
+
+    %r = "jaxpr.scan"(%ref, %c0, %init) ({ ^bb0(%x, %i, %acc): ...
+           "jaxpr.yield"(%i_plus_1, %acc2) }) {length = 4, num_consts = 1, num_carry = 2}
+  ==>
+    %c0 = arith.constant 0 : i32
+    %c4 = arith.constant 4 : i32
+    %ub = arith.addi %c0, %c4 : i32
+    %c1 = arith.constant 1 : i32
+    %r = scf.for %i = %c0 to %ub step %c1 iter_args(%acc = %init) -> (vector<...>) : i32
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import arith, scf
+
+from mjax.dialect.ops import control_flow as C
+from mjax.dialect.ops import elementwise as E
+from mjax.dialect.ops import structural as St
+from mjax.passes.interpreter import terminator
+from mjax.passes.mosaic.table import MOSAIC
+from mjax.passes.mosaic.types import (Const, MosaicLoweringError, aval_out, avals_in, full,
+                                      vtype)
+from mjax.passes.triton.types import op_params
+
+
+def _types(op) -> list[ir.Type]:
+    return [vtype(aval_out(op, i).shape, aval_out(op, i).dtype)
+            for i in range(len(op.results))]
+
+
+def _values(kl, xs, avals) -> list[ir.Value]:
+    return [kl.value(x, a.dtype) if not isinstance(getattr(x, "type", None), ir.MemRefType)
+            else x for x, a in zip(xs, avals)]
+
+
+def _region_values(kl, outs, op) -> list[ir.Value]:
+    return [kl.value(v, aval_out(op, i).dtype) for i, v in enumerate(outs)]
+
+
+@MOSAIC.register(C.CondOp)
+def _cond(kl, op, index, *args, **params):
+    blocks = [r.blocks[0] for r in op.regions]
+    if isinstance(index, Const):      # as JAX: a known branch is inlined
+        return kl.lower_block(blocks[int(index.value)], list(args))
+    return _cond_cascade(kl, op, kl.value(index, avals_in(op)[0].dtype), args, blocks)
+
+
+def _cond_cascade(kl, op, index, args, blocks) -> list:
+    pred = arith.cmpi(arith.CmpIPredicate.ne, index, full(0, np.int32))
+    if_op = scf.IfOp(pred, _types(op), has_else=True)
+    with ir.InsertionPoint(if_op.then_block):
+        if len(blocks) > 2:
+            outs = _cond_cascade(kl, op, arith.subi(index, full(1, np.int32)), args,
+                                 blocks[1:])
+        else:
+            outs = _region_values(kl, kl.lower_block(blocks[1], list(args)), op)
+        scf.YieldOp(outs)
+    with ir.InsertionPoint(if_op.else_block):
+        scf.YieldOp(_region_values(kl, kl.lower_block(blocks[0], list(args)), op))
+    return list(if_op.results)
+
+
+def _defining_op(v: ir.Value):
+    owner = v.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def _fori_increment(block: ir.Block, num_consts: int):
+    """The op of a scan body computing `i + 1` for the loop index (the first carry), if
+    the body is fori_loop's (JAX: pallas_utils.pattern_match_scan_to_fori_loop)."""
+    if len(block.arguments) <= num_consts:
+        return None
+    i = block.arguments[num_consts]
+    if str(i.type) != "tensor<i32>":
+        return None
+    owner = _defining_op(terminator(block).operands[0])
+    if owner is None or owner.name != E.AddOp.OPERATION_NAME:
+        return None
+    a, b = owner.operands
+    if a != i:
+        return None
+    one = _defining_op(b)
+    if one is None or one.name != St.ConstantOp.OPERATION_NAME:
+        return None
+    if np.asarray(op_params(one)["value"]).reshape(-1).tolist() != [1]:
+        return None
+    return owner
+
+
+@MOSAIC.register(C.ScanOp)
+def _scan(kl, op, *args, length, reverse=False, unroll=1, num_consts=0, num_carry=0,
+          **params):
+    if reverse:
+        raise MosaicLoweringError("reverse scans are not supported in TPU kernels")
+    if len(args) != num_consts + num_carry or len(op.results) != num_carry:
+        raise MosaicLoweringError("scans over xs (or producing ys) are not supported in "
+                                  "TPU kernels: only fori_loop-like scans")
+    block = op.regions[0].blocks[0]
+    avals = avals_in(op)
+    consts, carry = list(args[:num_consts]), list(args[num_consts:])
+    inc = _fori_increment(block, num_consts)
+    if inc is not None:
+        start, carry = carry[0], carry[1:]
+        lower = kl.value(start, np.int32)
+        carry_avals = avals[num_consts + 1:]
+    else:
+        start, lower = Const(np.asarray(0, np.int32)), full(0, np.int32)
+        carry_avals = avals[num_consts:]
+    upper = arith.addi(lower, full(int(length), np.int32))
+    step = full(1, np.int32)
+    init = _values(kl, carry, carry_avals)
+    loop = scf.ForOp(lower, upper, step, init)
+    with ir.InsertionPoint(loop.body):
+        iv, *iters = list(loop.body.arguments)
+        if inc is not None:     # the index is the loop's; its increment is dropped
+            outs = kl.lower_block(block, consts + [iv] + iters, skip=inc)[1:]
+        else:
+            outs = kl.lower_block(block, consts + iters)
+        scf.YieldOp([kl.value(v, a.dtype) for v, a in zip(outs, carry_avals)])
+    results = list(loop.results)
+    if inc is None:
+        return results
+    # The index after the loop (JAX emits it right here, as a constant when it can).
+    final = full(int(start.value) + int(length), np.int32) if isinstance(start, Const) \
+        else upper
+    return [final] + results
+
+
+@MOSAIC.register(C.WhileOp)
+def _while(kl, op, *args, cond_nconsts=0, body_nconsts=0, **params):
+    avals = avals_in(op)
+    cconsts = list(args[:cond_nconsts])
+    bconsts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
+    carry_avals = avals[cond_nconsts + body_nconsts:]
+    init = _values(kl, args[cond_nconsts + body_nconsts:], carry_avals)
+    types = [v.type for v in init]
+    loop = scf.WhileOp(types, init)
+    before = loop.before.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        (pred,) = kl.lower_block(op.regions[0].blocks[0], cconsts + list(before.arguments))
+        scf.ConditionOp(kl.value(pred, np.bool_), list(before.arguments))
+    after = loop.after.blocks.append(*types)
+    with ir.InsertionPoint(after):
+        outs = kl.lower_block(op.regions[1].blocks[0], bconsts + list(after.arguments))
+        scf.YieldOp([kl.value(v, a.dtype) for v, a in zip(outs, carry_avals)])
+    return list(loop.results)

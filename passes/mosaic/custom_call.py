@@ -1,0 +1,133 @@
+"""A Mosaic module serialized into `stablehlo.custom_call @tpu_custom_call`, as JAX's
+tpu_custom_call.py builds it for libtpu.
+
+    body = serialize(kmod, target_version)             # mosaic-serde, bytecode, base64
+    new = tpu_custom_call(call, body, name, config)   # replaces the pallas_call
+
+The backend_config is JSON in JAX's field order: `custom_call_config` (`body`, optional
+`has_communication`, `collective_id`, `cost_estimate`, `serialization_format: 1`,
+`needs_layout_passes: true`, `allow_input_fusion`, `disable_bounds_checks`), then
+`scoped_memory_configs` for a VMEM limit and `flag_configs` for Mosaic flags. The op
+carries row-major layouts, `output_operand_aliases`, `kernel_name` and the
+`kernel_metadata` frontend attribute.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import numpy as np
+from jaxlib.mlir import ir, passmanager
+from jaxlib.mlir.dialects import stablehlo as hlo
+from jaxlib.mosaic.python import tpu
+
+from mjax.passes.triton.types import op_params
+
+TPU_CALL_TARGET = "tpu_custom_call"
+
+
+def serialize(kmod: ir.Module, target_version: int) -> tuple[bytes, bool]:
+    """The kernel module as libtpu reads it: `mosaic-serde` (at `target_version`; 0:
+    the newest), then MLIR bytecode. Returns (bytecode, has_communication)."""
+    has_communication, _ = tpu.private_has_communication(kmod.operation)
+    clone = ir.Module.parse(kmod.operation.get_asm(binary=True))
+    version = f" target-version={target_version}" if target_version else ""
+    passmanager.PassManager.parse(
+        f"builtin.module(mosaic-serde{{serialize=true{version}}})").run(clone.operation)
+    buf = io.BytesIO()
+    clone.operation.write_bytecode(buf, desired_version=0)
+    return buf.getvalue(), bool(has_communication)
+
+
+def _bool(b) -> str:
+    return "true" if b else "false"
+
+
+def backend_config(body: bytes, params: dict, has_communication: bool) -> str:
+    """The custom call's backend_config JSON (JAX: CustomCallBackendConfig.to_json)."""
+    cp = params.get("compiler_params") or {}
+    cp = cp if isinstance(cp, dict) else {}
+    parts = ['{"custom_call_config": {"body": "', base64.b64encode(body).decode("ascii"), '"']
+    if has_communication:
+        parts.append(', "has_communication": true')
+    if cp.get("collective_id") is not None:
+        parts.append(f', "collective_id": {int(cp["collective_id"])}')
+    cost = params.get("cost_estimate")
+    if cost:
+        cost = dict(cost)
+        parts.append(', "cost_estimate": ' + json.dumps({
+            "flops": int(cost.get("flops", 0)),
+            "transcendentals": int(cost.get("transcendentals", 0)),
+            "bytes_accessed": int(cost.get("bytes_accessed", 0)),
+            "remote_bytes_transferred": int(cost.get("remote_bytes_transferred", 0))},
+            separators=(",", ":")))
+    parts.append(', "serialization_format": 1')
+    parts.append(', "needs_layout_passes": true')
+    fusion = cp.get("allow_input_fusion")
+    if fusion is not None:
+        parts.append(', "allow_input_fusion": [' + ",".join(_bool(x) for x in fusion) + "]")
+    if cp.get("internal_scratch_in_bytes") is not None:
+        parts.append(f', "internal_scratch_in_bytes": {int(cp["internal_scratch_in_bytes"])}')
+    if cp.get("disable_bounds_checks"):
+        parts.append(', "disable_bounds_checks": true')
+    parts.append("}")
+    if cp.get("vmem_limit_bytes") is not None:
+        parts.append(', "scoped_memory_configs": [{"memory_space":1, "offset": 0, "size": '
+                     f'{int(cp["vmem_limit_bytes"])}}}]')
+    flags = cp.get("flags")
+    if flags:
+        items = []
+        for k, v in dict(flags).items():
+            if isinstance(v, (bool, np.bool_)):
+                val = f'"boolean_value": {_bool(v)}'
+            elif isinstance(v, (int, np.integer)):
+                val = f'"integer_value": {int(v)}'
+            else:
+                val = f'"double_value": {float(v)}'
+            items.append(f'{{"flag_type": "{k}", "value": {{{val}}}}}')
+        parts.append(', "flag_configs": [' + ",".join(items) + "]")
+    parts.append("}")
+    return "".join(parts)
+
+
+def _layouts(types) -> ir.Attribute:
+    """Row-major layouts (minor-to-major dims), as Mosaic's windows assume."""
+    return ir.ArrayAttr.get([ir.DenseIntElementsAttr.get(
+        np.arange(ir.RankedTensorType(t).rank - 1, -1, -1, dtype=np.int64),
+        type=ir.IndexType.get()) for t in types])
+
+
+def tpu_custom_call(call: ir.Operation, config: str, name: str,
+                    metadata: str = "{}") -> ir.Operation:
+    """The stablehlo.custom_call @tpu_custom_call that replaces `call`."""
+    params = op_params(call)
+    operands = list(call.operands)
+    results = [r.type for r in call.results]
+    cp = params.get("compiler_params") or {}
+    side_effects = bool(cp.get("has_side_effects")) if isinstance(cp, dict) else False
+    attrs = {
+        "call_target_name": ir.StringAttr.get(TPU_CALL_TARGET),
+        "has_side_effect": ir.BoolAttr.get(side_effects),
+        "backend_config": ir.StringAttr.get(config),
+        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
+        "called_computations": ir.ArrayAttr.get([]),
+        "operand_layouts": _layouts([v.type for v in operands]),
+        "result_layouts": _layouts(results),
+        "kernel_name": ir.StringAttr.get(name),
+    }
+    aliases = list(params.get("input_output_aliases", ()) or ())
+    if aliases:      # (pairs index all operands, scalar-prefetch ones first, as in JAX)
+        attrs["output_operand_aliases"] = ir.ArrayAttr.get([
+            hlo.OutputOperandAlias.get(output_tuple_indices=[o] if len(results) > 1 else [],
+                                       operand_index=i, operand_tuple_indices=[])
+            for i, o in zip(aliases[0::2], aliases[1::2])])
+    with call.location, ir.InsertionPoint(call):
+        new = hlo.CustomCallOp.build_generic(results=results, operands=operands,
+                                             attributes=attrs)
+    new.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
+        {"kernel_metadata": ir.StringAttr.get(metadata)})
+    return new.operation
+
+
+__all__ = ["TPU_CALL_TARGET", "backend_config", "serialize", "tpu_custom_call"]

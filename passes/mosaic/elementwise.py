@@ -1,0 +1,299 @@
+"""Mosaic lowering rules of elementwise ops: arithmetic (`arith`), transcendental
+functions (`math`), comparisons, bitwise ops and conversions, as JAX's Pallas TPU
+lowering emits them (JAX: pallas/mosaic/lowering.py, the lax.*_p rules).
+
+    %y = "jaxpr.exp"(%x) : (tensor<8x128xf32>) -> tensor<8x128xf32>
+  ==>
+    %y = math.exp %x : vector<8x128xf32>
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import arith, math as math_d
+
+from mjax.dialect.ops import elementwise as E
+from mjax.dialect.ops import structural as St
+from mjax.passes.mosaic.table import MOSAIC
+from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, aval_out,
+                                      full, is_float, is_unsigned, materialize, vtype)
+
+# primitive -> (float op, signed int op, unsigned int op); bool takes the unsigned one.
+_BINARY = {
+    "add": (arith.addf, arith.addi, arith.addi),
+    "sub": (arith.subf, arith.subi, arith.subi),
+    "mul": (arith.mulf, arith.muli, arith.muli),
+    "div": (arith.divf, arith.divsi, arith.divui),
+    "rem": (arith.remf, arith.remsi, arith.remui),
+    "max": (arith.maximumf, arith.maxsi, arith.maxui),
+    "min": (arith.minimumf, arith.minsi, arith.minui),
+    "and": (None, arith.andi, arith.andi),
+    "or": (None, arith.ori, arith.ori),
+    "xor": (None, arith.xori, arith.xori),
+    "pow": (math_d.powf, None, None),
+    "atan2": (math_d.atan2, None, None),
+}
+
+
+def binary(name: str, x, y, dtype) -> ir.Value:
+    f, s, u = _BINARY[name]
+    fn = f if is_float(dtype) else (u if is_unsigned(dtype) else s)
+    if fn is None:
+        raise MosaicLoweringError(f"{name} of {np.dtype(dtype).name} is not supported")
+    return fn(x, y)
+
+
+def _operands(kl, op, *xs):
+    """Operands as MLIR values of their dtypes (constants emitted here, in order)."""
+    return [kl.value(x, a.dtype) for x, a in zip(xs, avals_in(op))]
+
+
+@MOSAIC.register(E.AddOp, E.SubOp, E.MulOp, E.DivOp, E.RemOp, E.MaxOp, E.MinOp, E.AndOp,
+                 E.OrOp, E.XorOp, E.PowOp, E.Atan2Op)
+def _binary(kl, op, x, y, **params):
+    x, y = _operands(kl, op, x, y)
+    cls = type(op.opview)
+    if cls is E.PowOp and not is_float(avals_in(op)[1].dtype):
+        raise MosaicLoweringError("pow with an integer exponent: use lax.integer_pow")
+    return [binary(cls.primitive, x, y, avals_in(op)[0].dtype)]
+
+
+_CMPF = {"eq": "OEQ", "ne": "ONE", "lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE"}
+_CMPSI = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+_CMPUI = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+
+
+def _not(x, shape) -> ir.Value:
+    return arith.xori(x, full(True, np.bool_, shape))
+
+
+def compare(name: str, x, y, dtype, shape=()) -> ir.Value:
+    dt = np.dtype(dtype)
+    if dt == np.bool_:          # as JAX: logical ops on i1
+        if name == "eq":
+            return _not(arith.xori(x, y), shape)
+        if name == "ne":
+            return arith.xori(x, y)
+        if name == "lt":
+            return arith.andi(_not(x, shape), y)
+        if name == "le":
+            return arith.ori(_not(x, shape), y)
+        if name == "gt":
+            return arith.andi(x, _not(y, shape))
+        return arith.ori(x, _not(y, shape))
+    if is_float(dt):
+        return arith.cmpf(getattr(arith.CmpFPredicate, _CMPF[name]), x, y)
+    table = _CMPUI if is_unsigned(dt) else _CMPSI
+    return arith.cmpi(getattr(arith.CmpIPredicate, table[name]), x, y)
+
+
+@MOSAIC.register(E.EqOp, E.NeOp, E.LtOp, E.LeOp, E.GtOp, E.GeOp)
+def _compare(kl, op, x, y, **params):
+    x, y = _operands(kl, op, x, y)
+    a = avals_in(op)[0]
+    return [compare(type(op.opview).primitive, x, y, a.dtype, a.shape)]
+
+
+_MATH = {E.ExpOp: math_d.exp, E.Exp2Op: math_d.exp2, E.Expm1Op: math_d.expm1,
+         E.LogOp: math_d.log, E.Log1pOp: math_d.log1p, E.SqrtOp: math_d.sqrt,
+         E.RsqrtOp: math_d.rsqrt, E.CbrtOp: math_d.cbrt, E.SinOp: math_d.sin,
+         E.CosOp: math_d.cos, E.TanOp: math_d.tan, E.AtanOp: math_d.atan,
+         E.TanhOp: math_d.tanh, E.ErfOp: math_d.erf, E.FloorOp: math_d.floor,
+         E.CeilOp: math_d.ceil, E.AbsOp: math_d.absf, E.AsinOp: math_d.asin,
+         E.AcosOp: math_d.acos, E.SinhOp: math_d.sinh, E.CoshOp: math_d.cosh,
+         E.AsinhOp: math_d.asinh, E.AcoshOp: math_d.acosh, E.AtanhOp: math_d.atanh}
+
+
+@MOSAIC.register(*_MATH)
+def _math_unary(kl, op, x, **params):
+    a = avals_in(op)[0]
+    x = kl.value(x, a.dtype)
+    cls = type(op.opview)
+    if cls is E.AbsOp and not is_float(a.dtype):
+        return [math_d.absi(x)]
+    if not is_float(a.dtype):
+        raise MosaicLoweringError(f"{op.name} of {np.dtype(a.dtype).name} is not supported")
+    return [_MATH[cls](x)]
+
+
+@MOSAIC.register(E.NegOp)
+def _neg(kl, op, x, **params):
+    # JAX: 0 - x (lax.sub of a literal zero)
+    a = avals_in(op)[0]
+    zero = kl.value(_splat_const(0, a), a.dtype)
+    return [binary("sub", zero, kl.value(x, a.dtype), a.dtype)]
+
+
+def _splat_const(value, aval) -> Const:
+    return Const(np.full(aval.shape, value, dtype=np.dtype(aval.dtype)))
+
+
+@MOSAIC.register(E.SquareOp)
+def _square(kl, op, x, **params):
+    a = avals_in(op)[0]
+    x = kl.value(x, a.dtype)
+    return [binary("mul", x, x, a.dtype)]
+
+
+@MOSAIC.register(E.IntegerPowOp)
+def _integer_pow(kl, op, x, *, y, **params):
+    # Square-and-multiply, as lax.integer_pow computes it.
+    a = avals_in(op)[0]
+    x = kl.value(x, a.dtype)
+    if y == 0:
+        return [kl.value(_splat_const(1, a), a.dtype)]
+    n, acc, base = abs(int(y)), None, x
+    while n:
+        if n & 1:
+            acc = base if acc is None else binary("mul", acc, base, a.dtype)
+        n >>= 1
+        if n:
+            base = binary("mul", base, base, a.dtype)
+    if y < 0:
+        acc = binary("div", kl.value(_splat_const(1, a), a.dtype), acc, a.dtype)
+    return [acc]
+
+
+@MOSAIC.register(E.LogisticOp)
+def _logistic(kl, op, x, **params):
+    # JAX: 1 / (1 + exp(-x))
+    a = avals_in(op)[0]
+    x = kl.value(x, a.dtype)
+    neg = binary("sub", kl.value(_splat_const(0, a), a.dtype), x, a.dtype)
+    one = kl.value(_splat_const(1, a), a.dtype)
+    return [arith.divf(kl.value(_splat_const(1, a), a.dtype),
+                       arith.addf(one, math_d.exp(neg)))]
+
+
+@MOSAIC.register(E.SignOp)
+def _sign(kl, op, x, **params):
+    a = avals_in(op)[0]
+    x = kl.value(x, a.dtype)
+    if is_float(a.dtype):
+        return [_float_sign(kl, x, a)]
+    zero = kl.value(_splat_const(0, a), a.dtype)
+    gt = arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.sgt, x, zero))
+    lt = arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.slt, x,
+                                        kl.value(_splat_const(0, a), a.dtype)))
+    return [arith.subi(gt, lt)]
+
+
+def _float_sign(kl, x, a):
+    # sign(x) = x == 0 ? x : copysign(1, x) (NaN stays NaN through copysign's magnitude 1:
+    # XLA's sign gives NaN; Mosaic has no sign op)
+    zero = kl.value(_splat_const(0, a), a.dtype)
+    is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, x, zero)
+    signed = math_d.copysign(kl.value(_splat_const(1, a), a.dtype), x)
+    return arith.select(is_zero, x, signed)
+
+
+@MOSAIC.register(E.NotOp)
+def _not_rule(kl, op, x, **params):
+    a = avals_in(op)[0]
+    x = kl.value(x, a.dtype)
+    ones = _splat_const(True if np.dtype(a.dtype) == np.bool_ else -1, a)
+    return [arith.xori(x, kl.value(ones, a.dtype))]
+
+
+@MOSAIC.register(E.ShiftLeftOp, E.ShiftRightLogicalOp, E.ShiftRightArithmeticOp)
+def _shift(kl, op, x, y, **params):
+    x, y = _operands(kl, op, x, y)
+    fn = {E.ShiftLeftOp: arith.shli, E.ShiftRightLogicalOp: arith.shrui,
+          E.ShiftRightArithmeticOp: arith.shrsi}[type(op.opview)]
+    return [fn(x, y)]
+
+
+@MOSAIC.register(E.PopulationCountOp)
+def _population_count(kl, op, x, **params):
+    return [math_d.ctpop(kl.value(x, avals_in(op)[0].dtype))]
+
+
+@MOSAIC.register(E.ClzOp)
+def _clz(kl, op, x, **params):
+    return [math_d.ctlz(kl.value(x, avals_in(op)[0].dtype))]
+
+
+@MOSAIC.register(E.IsFiniteOp)
+def _is_finite(kl, op, x, **params):
+    a = avals_in(op)[0]
+    x = kl.value(x, a.dtype)
+    inf = kl.value(_splat_const(np.inf, a), a.dtype)
+    return [arith.cmpf(arith.CmpFPredicate.ONE, math_d.absf(x), inf)]
+
+
+@MOSAIC.register(E.RoundOp)
+def _round(kl, op, x, *, rounding_method=0, **params):
+    x = kl.value(x, avals_in(op)[0].dtype)
+    return [math_d.roundeven(x) if int(rounding_method) == 1 else math_d.round(x)]
+
+
+# ---- conversions ------------------------------------------------------------------------
+def convert(x: ir.Value, src, dst, shape=()) -> ir.Value:
+    """Casts as JAX's Mosaic lowering does (bool -> int is extui; to bool is != 0)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return x
+    out = vtype(shape, dst)
+    sbits, dbits = src.itemsize * 8, dst.itemsize * 8
+    if dst == np.bool_:
+        if is_float(src):
+            if sbits < 32:
+                x, src = arith.extf(vtype(shape, np.float32), x), np.dtype(np.float32)
+            return arith.cmpf(arith.CmpFPredicate.ONE, x, full_like(0, src, shape))
+        if sbits < 32:
+            x, src = convert(x, src, np.int32, shape), np.dtype(np.int32)
+        return arith.cmpi(arith.CmpIPredicate.ne, x, full_like(0, src, shape))
+    if src == np.bool_:
+        if dst.kind in "iu":
+            return arith.extui(out, x)
+        return convert(convert(x, src, np.int32, shape), np.int32, dst, shape)
+    if is_float(src) and is_float(dst):
+        return arith.extf(out, x) if dbits > sbits else arith.truncf(out, x)
+    if src.kind in "iu" and dst.kind in "iu":
+        if dbits > sbits:
+            return arith.extui(out, x) if src.kind == "u" else arith.extsi(out, x)
+        return arith.trunci(out, x) if dbits < sbits else x
+    if is_float(src):
+        return arith.fptoui(out, x) if dst.kind == "u" else arith.fptosi(out, x)
+    if src.kind == "i" and sbits < 32:
+        return convert(convert(x, src, np.int32, shape), np.int32, dst, shape)
+    if dst.kind == "f" and dbits < 32 and src.kind == "i":
+        return arith.sitofp(out, x)
+    return arith.uitofp(out, x) if src.kind == "u" else arith.sitofp(out, x)
+
+
+def full_like(value, dtype, shape) -> ir.Value:
+    return materialize(Const(np.full(shape, value, dtype=np.dtype(dtype))))
+
+
+@MOSAIC.register(St.ConvertElementTypeOp)
+def _convert_element_type(kl, op, x, *, new_dtype, **params):
+    a = avals_in(op)[0]
+    return [convert(kl.value(x, a.dtype), a.dtype, new_dtype, a.shape)]
+
+
+@MOSAIC.register(St.BitcastConvertTypeOp)
+def _bitcast_convert_type(kl, op, x, *, new_dtype, **params):
+    a, out = avals_in(op)[0], aval_out(op)
+    if np.dtype(a.dtype).itemsize != np.dtype(new_dtype).itemsize:
+        raise MosaicLoweringError(f"bitcast_convert_type between widths ({a.dtype} -> "
+                                  f"{new_dtype}) is not supported")
+    return [arith.bitcast(vtype(out.shape, new_dtype), kl.value(x, a.dtype))]
+
+
+@MOSAIC.register(St.StopGradientOp, St.CopyOp, St.OptimizationBarrierOp)
+def _identity(kl, op, *xs, **params):
+    return list(xs)
+
+
+for _op, _why in (
+        (E.ErfInvOp, "erf_inv has no Mosaic lowering (JAX's Pallas TPU has none either)"),
+        (E.LgammaOp, "lgamma has no Mosaic lowering"),
+        (E.DigammaOp, "digamma has no Mosaic lowering"),
+        (E.PolygammaOp, "polygamma has no Mosaic lowering"),
+        (E.ErfcOp, "erfc has no Mosaic lowering; use 1 - erf(x)"),
+        (E.RealOp, "complex numbers are not supported in TPU kernels"),
+        (E.ImagOp, "complex numbers are not supported in TPU kernels"),
+        (E.ComplexOp, "complex numbers are not supported in TPU kernels"),
+        (E.ConjOp, "complex numbers are not supported in TPU kernels")):
+    MOSAIC.unsupported(_op, _why)

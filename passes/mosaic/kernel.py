@@ -1,0 +1,266 @@
+"""One pallas_call's kernel as a Mosaic module: the kernel function and its transforms.
+
+    kmod, info = lower_pallas_call(module, call, target_version)
+
+The kernel `func.func @<name>` takes, as libtpu's Mosaic expects (JAX:
+pallas/mosaic/lowering.py, lower_jaxpr_to_module):
+
+    (grid indices: i32..., scalar prefetch: memref<..., smem>...,
+     one block per input and output: memref<block, vmem|smem|any|hbm>...,
+     scratch: memref<..., vmem|smem|semaphore_mem>...)
+
+with attributes `dimension_semantics`, `iteration_bounds` (grids of rank > 0),
+`scalar_prefetch`, `scratch_operands`, `tpu.core_type` and `window_params`: one entry per
+block operand, `{transform_indices = @transform_<i>, window_bounds = <block shape>}` (and
+`pipeline_mode` for a pl.Buffered spec), `{}` for whole-array ANY/HBM operands. Each
+transform function is its BlockSpec's index map lowered over (grid indices, scalar
+prefetch refs). The kernel body lowers op by op through `MOSAIC` (the rules of ops with
+regions lower their bodies back through `kl.lower_block`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func as func_d
+from jaxlib.mosaic.python import tpu
+
+from mjax.dialect.context import context
+from mjax.dialect.core import OPS
+from mjax.dialect.symbols import module_body, symbol_name
+from mjax.dialect.types import aval_of
+from mjax.passes.interpreter import terminator
+from mjax.passes.mosaic.table import MOSAIC
+from mjax.passes.mosaic.types import (Const, MosaicLoweringError, full, materialize,
+                                      ref_type)
+from mjax.passes.registry import PassError, op_error
+from mjax.passes.triton.types import op_params
+
+# The TPU dialect joins the one mjax context: kernels are built, serialized and printed
+# there (func/arith/math/vector/scf/memref are already loaded).
+tpu.register_dialect(context())
+
+SEMANTICS = ("parallel", "arbitrary", "core_parallel", "subcore_parallel")
+WHOLE_ARRAY_SPACES = ("any", "hbm", "semaphore", "dma_semaphore", "barrier_semaphore")
+
+
+class KernelLowering:
+    """Lowers one pallas_call's kernel into Mosaic (the `kl` rules get)."""
+
+    def __init__(self, module: ir.Module, grid: tuple, target_version: int):
+        self.module, self.grid = module, tuple(grid)
+        self.target_version = target_version
+        self.grid_indices: list[ir.Value] = []
+
+    @property
+    def forward_compatible(self) -> bool:
+        """Whether the module is for the oldest libtpu (export, another platform)."""
+        return self.target_version != 0
+
+    # -- what rules ask for ----------------------------------------------------------
+    def program_id(self, axis: int) -> ir.Value:
+        if not 0 <= axis < len(self.grid_indices):
+            raise MosaicLoweringError(f"program_id axis {axis} is out of range for a grid "
+                                      f"of rank {len(self.grid)}")
+        return self.grid_indices[axis]
+
+    def value(self, x, dtype=None) -> ir.Value:
+        return materialize(x, dtype)
+
+    def lower_block(self, block: ir.Block, args: list, skip=None) -> list:
+        """Lowers `block` with its arguments bound to `args` at the current insertion
+        point; returns the entries of its terminator's operands (constants stay
+        `Const`s: the caller materializes them where it needs values). `skip`: an op
+        left out (a fori loop's index increment; its results read as None)."""
+        env = dict(zip(block.arguments, args))
+        end = terminator(block)
+        for op in list(block.operations)[:-1]:
+            if skip is not None and op.operation == skip:
+                env.update((r, None) for r in op.operation.results)
+                continue
+            self.lower_op(op.operation, env)
+        return [env[v] for v in end.operands]
+
+    def lower_op(self, op: ir.Operation, env: dict) -> None:
+        cls = OPS.get(op.name)
+        rule = MOSAIC.get(cls)
+        if rule is None:
+            why = MOSAIC.reason(cls)
+            raise op_error(op, f"jaxpr-pallas-to-mosaic: no Mosaic lowering rule for "
+                               f"'{op.name}' in a Pallas TPU kernel"
+                               + (f": {why}" if why else "")
+                               + " (interpret=True runs this kernel)")
+        try:
+            with op.location:
+                outs = rule(self, op, *[env[v] for v in op.operands], **op_params(op))
+        except PassError:
+            raise
+        except (MosaicLoweringError, TypeError, ValueError, KeyError, ir.MLIRError) as e:
+            raise op_error(op, f"jaxpr-pallas-to-mosaic: {e}") from None
+        if len(outs) != len(op.results):
+            raise op_error(op, f"internal error: Mosaic rule gave {len(outs)} values for "
+                               f"{len(op.results)} results")
+        for r, v in zip(op.results, outs):
+            env[r] = v
+
+
+def find_func(module: ir.Module, name: str):
+    """The module's func.func @name (None if it has none)."""
+    for op in module_body(module).operations:
+        if isinstance(op, func_d.FuncOp) and symbol_name(op) == name:
+            return op
+    return None
+
+
+def dimension_semantics(params: dict, rank: int) -> list[str]:
+    """Per grid dim: `compiler_params.dimension_semantics` (default "arbitrary")."""
+    cp = params.get("compiler_params") or {}
+    sems = cp.get("dimension_semantics") if isinstance(cp, dict) else None
+    if sems is None:
+        return ["arbitrary"] * rank
+    sems = [str(s).lower().rsplit(".", 1)[-1] for s in sems]
+    if len(sems) != rank:
+        raise MosaicLoweringError(f"dimension_semantics {tuple(sems)} must have one entry "
+                                  f"per grid dimension (grid of rank {rank})")
+    for s in sems:
+        if s not in SEMANTICS:
+            raise MosaicLoweringError(f"dimension semantics {s!r} is not one of "
+                                      f"{', '.join(SEMANTICS)}")
+    return sems
+
+
+def _attr_list(texts) -> ir.Attribute:
+    return ir.ArrayAttr.get([ir.Attribute.parse(t) for t in texts])
+
+
+def _i64(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(v))
+
+
+class CallLayout:
+    """Who is who among a pallas_call's operands, specs and kernel refs."""
+
+    def __init__(self, call: ir.Operation, params: dict):
+        self.n_prefetch = int(params.get("num_scalar_prefetch", 0) or 0)
+        self.in_specs = list(params.get("in_specs", ()) or ())
+        self.out_specs = list(params.get("out_specs", ()) or ())
+        self.scratch = list(params.get("scratch_shapes", ()) or ())
+        self.scratch_spaces = list(params.get("scratch_memory_spaces", ()) or ()) or [
+            "vmem"] * len(self.scratch)
+        operands = list(call.operands)
+        self.prefetch_avals = [aval_of(v.type) for v in operands[:self.n_prefetch]]
+        self.block_avals = ([aval_of(v.type) for v in operands[self.n_prefetch:]]
+                            + [aval_of(r.type) for r in call.results])
+        self.specs = self.in_specs + self.out_specs
+        if len(self.in_specs) != len(operands) - self.n_prefetch:
+            raise op_error(call, f"has {len(self.in_specs)} in_specs for "
+                                 f"{len(operands) - self.n_prefetch} block operands")
+        if len(self.out_specs) != len(call.results):
+            raise op_error(call, f"has {len(self.out_specs)} out_specs for "
+                                 f"{len(call.results)} results")
+        if len(self.scratch_spaces) != len(self.scratch):
+            raise op_error(call, f"has {len(self.scratch_spaces)} scratch memory spaces "
+                                 f"for {len(self.scratch)} scratch buffers")
+
+
+def _spec_space(spec: dict) -> str:
+    return str(spec.get("memory_space") or "vmem")
+
+
+def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int):
+    """Builds the Mosaic module of one pallas_call: (module, kernel name)."""
+    params = op_params(call)
+    callee = str(params["callee"])
+    kernel = find_func(module, callee)
+    if kernel is None:
+        raise op_error(call, f"kernel @{callee} is not defined")
+    grid = tuple(int(g) for g in params.get("grid", ()) or ())
+    lay = CallLayout(call, params)
+    if any("element_padding" in spec for spec in lay.specs):
+        raise op_error(call, "jaxpr-pallas-to-mosaic: pl.Element block dimensions are not "
+                             "supported by the Mosaic lowering yet; use interpret=True")
+    try:
+        sems = dimension_semantics(params, len(grid))
+    except MosaicLoweringError as e:
+        raise op_error(call, f"jaxpr-pallas-to-mosaic: {e}") from None
+    name = str(params.get("name") or callee)
+    kl = KernelLowering(module, grid, target_version)
+    i32 = ir.IntegerType.get_signless(32)
+    with call.location:
+        kmod = ir.Module.create()
+        with ir.InsertionPoint(kmod.body):
+            prefetch_types = [ref_type(a.shape, a.dtype, "smem") for a in lay.prefetch_avals]
+            block_types = []
+            for spec, aval in zip(lay.specs, lay.block_avals):
+                shape = [b for b in tuple(spec["block_shape"]) if b != -1]
+                block_types.append(ref_type(shape, aval.dtype, _spec_space(spec)))
+            scratch_types = [ref_type(s.shape, s.dtype, str(sp))
+                             for s, sp in zip(lay.scratch, lay.scratch_spaces)]
+            arg_types = [i32] * len(grid) + prefetch_types + block_types + scratch_types
+            fn = func_d.FuncOp(name, (arg_types, []))
+            entry = fn.add_entry_block()
+            args = list(entry.arguments)
+            kl.grid_indices = args[:len(grid)]
+            with ir.InsertionPoint(entry):
+                kl.lower_block(kernel.regions[0].blocks[0], args[len(grid):])
+                func_d.ReturnOp([])
+            window_params = []
+            for k, (spec, aval) in enumerate(zip(lay.specs, lay.block_avals)):
+                if not grid:       # (one program: the blocks are the arrays)
+                    break
+                if _spec_space(spec) in WHOLE_ARRAY_SPACES:
+                    window_params.append(ir.DictAttr.get({}))
+                    continue
+                tname = f"transform_{k}"
+                _transform_func(kl, module, spec, tname, grid, prefetch_types, call)
+                entry_attrs = {
+                    "transform_indices": ir.FlatSymbolRefAttr.get(tname),
+                    "window_bounds": ir.DenseI64ArrayAttr.get(
+                        [1 if b == -1 else int(b) for b in tuple(spec["block_shape"])]),
+                }
+                if spec.get("buffer_count") is not None:
+                    entry_attrs["pipeline_mode"] = ir.Attribute.parse(
+                        f"#tpu.pipeline_mode<{'synchronous' if int(spec['buffer_count']) == 1 else 'double_buffered'}>")
+                window_params.append(ir.DictAttr.get(entry_attrs))
+            attrs = fn.operation.attributes
+            attrs["dimension_semantics"] = _attr_list(
+                f"#tpu.dimension_semantics<{s}>" for s in sems)
+            if grid:
+                attrs["iteration_bounds"] = ir.DenseI64ArrayAttr.get(list(grid))
+            attrs["scalar_prefetch"] = _i64(lay.n_prefetch)
+            attrs["scratch_operands"] = _i64(len(lay.scratch))
+            attrs["tpu.core_type"] = ir.Attribute.parse("#tpu.core_type<tc>")
+            if grid:
+                attrs["window_params"] = ir.ArrayAttr.get(window_params)
+    try:
+        kmod.operation.verify()
+    except ir.MLIRError as e:
+        raise op_error(call, f"jaxpr-pallas-to-mosaic: the Mosaic module for kernel "
+                             f"@{callee} does not verify: {e}") from None
+    return kmod, name
+
+
+def _transform_func(kl, module, spec, tname, grid, prefetch_types, call) -> None:
+    """`func.func @transform_<k>(grid indices, scalar prefetch) -> block indices`, the
+    spec's index map lowered."""
+    imap = find_func(module, str(spec["index_map"]))
+    if imap is None:
+        raise op_error(call, f"index map @{spec['index_map']} is not defined")
+    i32 = ir.IntegerType.get_signless(32)
+    n_out = len(tuple(spec["block_shape"]))
+    fn = func_d.FuncOp(tname, ([i32] * len(grid) + prefetch_types, [i32] * n_out))
+    entry = fn.add_entry_block()
+    with ir.InsertionPoint(entry):
+        outer = kl.grid_indices
+        kl.grid_indices = list(entry.arguments)[:len(grid)]
+        try:
+            outs = kl.lower_block(imap.regions[0].blocks[0], list(entry.arguments))
+        finally:
+            kl.grid_indices = outer
+        res = [materialize(v, np.int32) for v in outs]
+        # JAX's transform functions hold one more (unused) zero here: its lowering
+        # materializes the block indices of an extended dtype's trailing dims.
+        full(0, np.int32)
+        func_d.ReturnOp(res)
+
+
+__all__ = ["KernelLowering", "dimension_semantics", "find_func", "lower_pallas_call"]

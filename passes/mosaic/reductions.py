@@ -1,0 +1,69 @@
+"""Mosaic lowering rules of reductions: `vector.multi_reduction` with the kind's
+identity as the accumulator, as JAX's Pallas TPU lowering emits them.
+
+    %m = "jaxpr.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<8x128xf32>) -> tensor<8xf32>
+  ==>
+    %init = arith.constant dense<0xFF800000> : vector<8xf32>
+    %m = vector.multi_reduction <maximumf>, %x, %init [1] : vector<8x128xf32> to vector<8xf32>
+"""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import vector
+
+from mjax.dialect.ops import reductions as Rd
+from mjax.passes.mosaic.table import MOSAIC
+from mjax.passes.mosaic.types import (MosaicLoweringError, aval_out, avals_in, full,
+                                      is_float, is_unsigned)
+
+
+def _identity_and_kind(cls, dtype):
+    dt = np.dtype(dtype)
+    if cls is Rd.ReduceSumOp:
+        return 0, "add"
+    if cls is Rd.ReduceProdOp:
+        return 1, "mul"
+    if cls in (Rd.ReduceMaxOp, Rd.ReduceMinOp):
+        is_max = cls is Rd.ReduceMaxOp
+        if dt == np.bool_:
+            return (False, "or") if is_max else (True, "and")
+        if is_float(dt):
+            return (-np.inf if is_max else np.inf), ("maximumf" if is_max else "minimumf")
+        info = np.iinfo(dt)
+        sign = "u" if is_unsigned(dt) else "s"
+        return (info.min if is_max else info.max), (f"max{sign}i" if is_max else
+                                                     f"min{sign}i")
+    if cls is Rd.ReduceAndOp:
+        return True if dt == np.bool_ else -1, "and"
+    if cls is Rd.ReduceOrOp:
+        return 0, "or"
+    if cls is Rd.ReduceXorOp:
+        return 0, "xor"
+    raise MosaicLoweringError(f"no Mosaic reduction for {cls.__name__}")
+
+
+@MOSAIC.register(Rd.ReduceSumOp, Rd.ReduceProdOp, Rd.ReduceMaxOp, Rd.ReduceMinOp,
+                 Rd.ReduceAndOp, Rd.ReduceOrOp, Rd.ReduceXorOp)
+def _reduce(kl, op, x, *, axes, **params):
+    a, out = avals_in(op)[0], aval_out(op)
+    x = kl.value(x, a.dtype)
+    if not axes:
+        return [x]
+    if not a.shape:
+        return [x]
+    init, kind = _identity_and_kind(type(op.opview), a.dtype)
+    acc = full(init, out.dtype, out.shape)
+    return [vector.multi_reduction(ir.Attribute.parse(f"#vector.kind<{kind}>"), x, acc,
+                                   [int(d) for d in axes])]
+
+
+for _op, _why in ((Rd.ArgMaxOp, "argmax in TPU kernels is not lowered yet (issue 55)"),
+                  (Rd.ArgMinOp, "argmin in TPU kernels is not lowered yet (issue 55)"),
+                  (Rd.CumsumOp, "cumulative reductions have no Mosaic lowering"),
+                  (Rd.CumprodOp, "cumulative reductions have no Mosaic lowering"),
+                  (Rd.CummaxOp, "cumulative reductions have no Mosaic lowering"),
+                  (Rd.CumminOp, "cumulative reductions have no Mosaic lowering"),
+                  (Rd.CumlogsumexpOp, "cumulative reductions have no Mosaic lowering"),
+                  (Rd.SortOp, "sorting in TPU kernels is not lowered yet (issue 55)")):
+    MOSAIC.unsupported(_op, _why)

@@ -1,0 +1,167 @@
+"""Mosaic types of jaxpr values and kernel refs, lazy constants, and the error of the
+Mosaic lowering.
+
+A rank-0 jaxpr tensor lowers to a scalar (`f32`, `i32`), any other to a `vector<...>`;
+integers are signless (`ui32` -> `i32`, rules pick the unsigned op); booleans are `i1`.
+A kernel ref is a `memref<... , #tpu.memory_space<...>>` value. A `jaxpr.constant` lowers
+to a `Const`, materialized at each use as JAX materializes a jaxpr literal (a scalar
+`arith.constant`, broadcast with `vector.broadcast` when splat over a vector).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import ml_dtypes
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import arith, vector
+
+from mjax.dialect.types import aval_of
+
+
+class MosaicLoweringError(NotImplementedError):
+    """A kernel uses something the Mosaic lowering cannot express (the pass adds the
+    op's location and name)."""
+
+
+@dataclasses.dataclass
+class Const:
+    """A jaxpr constant not yet emitted: `value` (a NumPy array of the op's dtype)."""
+    value: np.ndarray
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.value.shape)
+
+
+# ---- types -----------------------------------------------------------------------------
+_FLOATS = {"float16": ir.F16Type, "bfloat16": ir.BF16Type, "float32": ir.F32Type,
+           "float64": ir.F64Type, "float8_e4m3fn": ir.Float8E4M3FNType,
+           "float8_e5m2": ir.Float8E5M2Type}
+
+
+def elt_type(dtype) -> ir.Type:
+    """Mosaic's element type for a dtype (signless integers, i1 for bool)."""
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return ir.IntegerType.get_signless(1)
+    if dt.kind in "iu":
+        return ir.IntegerType.get_signless(dt.itemsize * 8 if dt.name not in (
+            "int4", "uint4") else 4)
+    if dt.name in _FLOATS:
+        return _FLOATS[dt.name].get()
+    raise MosaicLoweringError(f"the Mosaic lowering does not support dtype {dt.name}")
+
+
+def vtype(shape, dtype) -> ir.Type:
+    """The type of a value: scalar for rank 0, else a vector."""
+    e = elt_type(dtype)
+    return e if not shape else ir.VectorType.get(list(shape), e)
+
+
+def shape_of(v: ir.Value) -> tuple:
+    return tuple(ir.ShapedType(v.type).shape) if isinstance(
+        v.type, (ir.VectorType, ir.MemRefType)) else ()
+
+
+def is_float(dtype) -> bool:
+    dt = np.dtype(dtype)
+    return dt.kind == "f" or dt in (np.dtype(ml_dtypes.bfloat16),
+                                    np.dtype(ml_dtypes.float8_e4m3fn),
+                                    np.dtype(ml_dtypes.float8_e5m2))
+
+
+def is_unsigned(dtype) -> bool:
+    return np.dtype(dtype).kind in "ub"
+
+
+# Memory spaces of the IR (dialect/ops/pallas.py) -> Mosaic's; semaphores' kinds
+# live in `semaphore_mem`.
+_SPACES = {"any": "any", "vmem": "vmem", "smem": "smem", "hbm": "hbm",
+           "semaphore": "semaphore_mem", "dma_semaphore": "semaphore_mem",
+           "barrier_semaphore": "semaphore_mem", "semaphore_mem": "semaphore_mem"}
+_SEMAPHORE_TYPES = {"semaphore": "!tpu.semaphore", "dma_semaphore": "!tpu.dma_semaphore",
+                    "barrier_semaphore": "!tpu.semaphore"}
+
+
+def memory_space(space: str) -> ir.Attribute:
+    if space not in _SPACES:
+        raise MosaicLoweringError(f"memory space {space!r} has no Mosaic counterpart "
+                                  f"(known: {', '.join(sorted(_SPACES))})")
+    return ir.Attribute.parse(f"#tpu.memory_space<{_SPACES[space]}>")
+
+
+def ref_type(shape, dtype, space: str = "vmem") -> ir.Type:
+    """A kernel ref's memref type in `space` (semaphore spaces: arrays of semaphores)."""
+    if space in _SEMAPHORE_TYPES:
+        elt = ir.Type.parse(_SEMAPHORE_TYPES[space])
+    else:
+        elt = elt_type(dtype)
+    return ir.MemRefType.get(list(shape), elt, memory_space=memory_space(space))
+
+
+def ref_space(ref: ir.Value) -> str:
+    """The Mosaic memory space of a ref value ("vmem", "smem", ...)."""
+    space = ir.MemRefType(ref.type).memory_space
+    text = str(space) if space is not None else ""
+    return text.split("<")[-1].rstrip(">") if "<" in text else "any"
+
+
+# ---- constants -------------------------------------------------------------------------
+def scalar_attr(value, dtype) -> ir.Attribute:
+    dt = np.dtype(dtype)
+    e = elt_type(dt)
+    if dt == np.bool_:
+        return ir.IntegerAttr.get(e, int(bool(value)))
+    if dt.kind == "u":        # signless bits: 0xFFFFFFFF is -1 as an i32
+        value = np.asarray(value, dt).view(np.dtype(f"int{dt.itemsize * 8}"))
+    if isinstance(e, ir.IntegerType):
+        return ir.IntegerAttr.get(e, int(value))
+    return ir.FloatAttr.get(e, float(value))
+
+
+def full(value, dtype, shape=()) -> ir.Value:
+    """`value` as a scalar constant, or a dense splat vector constant over `shape`."""
+    attr = scalar_attr(value, dtype)
+    if not shape:
+        return arith.constant(elt_type(dtype), attr)
+    t = vtype(shape, dtype)
+    return arith.constant(t, ir.DenseElementsAttr.get_splat(t, attr))
+
+
+def index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), ir.IntegerAttr.get(ir.IndexType.get(),
+                                                                  int(value)))
+
+
+def materialize(x, dtype=None) -> ir.Value:
+    """An MLIR value for `x` (a Const is emitted here, as JAX emits a literal at each use:
+    a scalar constant, broadcast when splat over a vector)."""
+    if not isinstance(x, Const):
+        return x
+    v = x.value
+    dtype = v.dtype if dtype is None else dtype
+    if v.ndim == 0:
+        return full(v[()], dtype)
+    flat = v.reshape(-1)
+    if flat.size and (flat == flat[0]).all():
+        return vector.broadcast(vtype(v.shape, dtype), full(flat[0], dtype))
+    t = vtype(v.shape, dtype)
+    if np.dtype(dtype) == np.bool_:
+        return arith.constant(t, ir.DenseElementsAttr.get(np.packbits(v, bitorder="little"),
+                                                          type=t))
+    return arith.constant(t, ir.DenseElementsAttr.get(np.ascontiguousarray(v), type=t))
+
+
+# ---- the jaxpr op being lowered -------------------------------------------------------
+def avals_in(op):
+    return [aval_of(v.type) for v in op.operands]
+
+
+def aval_out(op, i=0):
+    return aval_of(op.results[i].type)
+
+
+__all__ = ["Const", "MosaicLoweringError", "aval_out", "avals_in", "elt_type", "full",
+           "index", "is_float", "is_unsigned", "materialize", "memory_space", "ref_space",
+           "ref_type", "scalar_attr", "shape_of", "vtype"]
