@@ -302,7 +302,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             traced_fun, [x if d is None else None for x, d in zip(leaves, axes)])
         traced_fun = with_argument_sources(traced_fun, leaves)
         returned = []       # (the function's output leaves, as it returned them)
-        traced_fun = _recording_outputs(traced_fun, returned) if floats_static else traced_fun
+        received = []       # (the tracers it was given)
+        traced_fun = _recording_outputs(traced_fun, returned, received)
         with AXIS_ENV.bound(axis_name, size):
             traced = stage_function(traced_fun, ex_args, ex_kwargs,
                                     name=getattr(fun, "__name__", "fn"))
@@ -331,11 +332,19 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
         # An output that is an argument, on its own axis, is that argument, as in JAX
         # (eagerly: the very array passed in; staged keeps it out of its jit).
+        # (Only the very tracer it was given, or one through a call returning its own: a
+        # jnp function returning a fresh tracer on the argument's value makes a new array,
+        # as JAX's jitted jnp functions do, in the canonical dtype.)
+        given = {id(t) for t in received[-1]} if received else set()
+        mine = returned[-1] if returned and len(returned[-1]) == len(outs) else None
         for j, k in _returned_arguments(traced, len(leaves)).items():
+            if mine is not None and isinstance(mine[j], Tracer) and id(mine[j]) not in given \
+                    and isinstance(getattr(mine[j].value, "owner", None), ir.Block):
+                continue
             if axes[k] == final_out[j] and isinstance(leaves[k], Tracer) and \
                     leaves[k].aval == outs[j].aval:
                 outs[j] = leaves[k]
-        if returned and len(returned[-1]) == len(outs):
+        if floats_static and returned and len(returned[-1]) == len(outs):
             outs = [_AsReturned(r) if d is None and not isinstance(r, Tracer) else t
                     for t, r, d in zip(outs, returned[-1], final_out)]
         return tree_util.tree_unflatten(traced.out_tree, outs)
@@ -367,9 +376,11 @@ def _out_paths(traced) -> tuple:
     return tuple(paths)
 
 
-def _recording_outputs(fun, returned: list):
-    """fun, appending the leaves of each of its results to `returned`."""
+def _recording_outputs(fun, returned: list, received: list):
+    """fun, appending the leaves of each of its results to `returned` and of its arguments
+    to `received`."""
     def recorded(*args, **kwargs):
+        received.append(trace_trees.tree_leaves((args, kwargs)))
         out = fun(*args, **kwargs)
         returned.append(trace_trees.tree_leaves(out))
         return out

@@ -12,7 +12,7 @@ from mjax.array_methods import ArrayMethods
 from mjax import dtypes
 from mjax.dialect import shape_poly
 from mjax.dialect.shape_poly import as_dim, broadcast_shapes as symbolic_broadcast_shapes
-from mjax.core import at_user_line, aval_of_value, bind, current_trace
+from mjax.core import Tracer, at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import (BroadcastInDimOp, ConcatenateOp, DimAsValueOp,
                                          ConvertElementTypeOp, ExpandDimsOp, PadOp,
                                          ReshapeOp, RevOp, SliceOp, SplitOp, SqueezeOp,
@@ -28,6 +28,17 @@ def unchanged(x):
         return x
     aval = aval_of_value(x)
     return bind(ConvertElementTypeOp, x, new_dtype=aval.dtype, _weak_type=aval.weak_type)
+
+
+def fresh(x):
+    """x as a new value where a function JAX wraps in `jit` returns its operand unchanged:
+    a tracer comes back as a new tracer object on the same IR value (so vmap does not hand
+    back the very argument it was given, in its original dtype, as it does for a function
+    returning its argument itself: JAX's jitted jnp functions make a new array, of the
+    canonical dtype); anything else as `unchanged` gives it."""
+    if type(x) is Tracer:
+        return Tracer(x.trace, x.value, x.aval, x.loc)
+    return unchanged(x)
 
 
 def _dimension_as_value(d):
@@ -120,7 +131,7 @@ def expand_dims(array, dimensions):
     aval = aval_of_value(x)
     dims = _canonical_axes(dimensions, aval.ndim + len(dimensions))
     if not dims:
-        return unchanged(x)
+        return fresh(x)   # (JAX's goes through broadcast_in_dim: a new value)
     return bind(ExpandDimsOp, x, dimensions=dims)
 
 

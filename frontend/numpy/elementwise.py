@@ -15,8 +15,9 @@ import operator
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax, prng as _prng
+from mjax.lax.shapes import fresh as _fresh
 from mjax.ad import custom_jvp
-from mjax.core import aval_of_value
+from mjax.core import Tracer, aval_of_value
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.dialect.ops import elementwise as _ops
 from mjax.eager_fast import fast_op
@@ -178,7 +179,7 @@ def logical_not(x, /):
 
 
 negative = _unary("negative", lax.neg)
-positive = _unary("positive", lambda x: x)
+positive = _unary("positive", _fresh)
 sign = _unary("sign", lax.sign)
 
 
@@ -188,7 +189,7 @@ def _integral_kept(name, fn):
         if _dt.issubdtype(x.dtype, _onp.complexfloating):
             raise TypeError(f"{name} does not accept dtype {x.dtype}. Accepted dtypes are "
                             "subtypes of floating.")
-        return fn(x) if _dt.is_float(x.dtype) else x
+        return fn(x) if _dt.is_float(x.dtype) else _fresh(x)
     return _unary(name, f)
 
 
@@ -274,9 +275,9 @@ isinf = fused_when_eager(_unary("isinf", _isinf))
 square = _unary("square", lax.square)
 reciprocal = fused_when_eager(_unary("reciprocal", lambda x: lax.div(lax.full_like(x, 1), x), True))
 conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if _dt.issubdtype(
-    x.dtype, _onp.complexfloating) else x)
+    x.dtype, _onp.complexfloating) else _fresh(x))
 real = _unary("real", lambda x: lax.real(x) if _dt.issubdtype(x.dtype, _onp.complexfloating)
-              else x)
+              else _fresh(x))
 imag = _unary("imag", lambda x: lax.imag(x) if _dt.issubdtype(x.dtype, _onp.complexfloating)
               else lax.full_like(x, 0))
 deg2rad = radians = _unary("deg2rad", lambda x: lax.mul(x, lax.full_like(x, pi / 180)), True)
@@ -308,9 +309,9 @@ def round(a, decimals=0, out=None):  # noqa: A001
     if _dt.issubdtype(a.dtype, _onp.integer):
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
-        return a
+        return _fresh(a)
     if decimals > math.log10(float(_dt.finfo(a.dtype).max)):  # (bool: finfo raises)
-        return a  # beyond the dtype's precision
+        return _fresh(a)  # beyond the dtype's precision
 
     def round_real(x):
         if decimals == 0:
@@ -403,15 +404,50 @@ def divmod(x1, x2, /):  # noqa: A001
     return _float_divmod(x1, x2)
 
 
-@fused_when_eager
+def _static_int_exponent(x2):
+    """x2 as a Python int when it is a concrete integer scalar (a Python int or bool, a
+    NumPy integer scalar or 0-d array, a 0-d Array): JAX's power then binds integer_pow."""
+    if isinstance(x2, Tracer):
+        return None
+    if isinstance(x2, (int, _onp.integer, _onp.bool_)):
+        return operator.index(x2)
+    if getattr(x2, "shape", None) == () and _dt.issubdtype(getattr(x2, "dtype", None),
+                                                            _onp.integer):
+        try:
+            return operator.index(x2)
+        except TypeError:
+            return None
+    return None
+
+
 def power(x1, x2, /):
-    """x1 ** x2; a static integer exponent becomes integer_pow."""
-    if isinstance(x2, (int, _onp.integer)) and not isinstance(x2, (bool, _onp.bool_)):
-        # (a NumPy integer scalar too: JAX reads any concrete integer exponent so)
-        (x1,) = _bool_as_int(*promote("power", x1))
-        if _dt.issubdtype(x1.dtype, _onp.integer) and x2 < 0:
-            raise ValueError("Integers cannot be raised to negative integer powers")
-        return lax.integer_pow(x1, int(x2))
+    """x1 ** x2; a concrete integer scalar exponent (NumPy's and mjax's 0-d integer arrays
+    included) becomes integer_pow, as in JAX."""
+    y = _static_int_exponent(x2)
+    if y is None:
+        return _power(x1, x2)
+    return _power_static(x1, y)
+
+
+@fused_when_eager
+def _power(x1, x2):
+    # (x2 a Python int here, as the fused call passes static arguments: integer_pow)
+    y = _static_int_exponent(x2)
+    return _power_static(x1, y) if y is not None else _power_arrays(x1, x2)
+
+
+def _power_static(x1, y):
+    (x1,) = _bool_as_int(*promote("power", x1))
+    if not _dt.issubdtype(x1.dtype, _onp.inexact) and y < 0:
+        aval = aval_of_value(x1)
+        shape = ",".join(map(str, aval.shape))
+        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow("
+                        f"{'~' if aval.weak_type else ''}{_onp.dtype(aval.dtype).name}"
+                        f"[{shape}], {y})")
+    return lax.integer_pow(x1, y)
+
+
+def _power_arrays(x1, x2):
     x1, x2 = _bool_as_int(*promote("power", x1, x2))
     if _dt.issubdtype(x1.dtype, _onp.integer):
         return _integer_power(x1, x2)
@@ -425,14 +461,15 @@ def _bool_as_int(*xs):
 
 
 def _integer_power(x, y):
-    # Square-and-multiply over the bits of an integer array exponent.
-    acc = lax.full_like(x, 1)
-    bits = _onp.iinfo(x.dtype).bits
-    for _ in range(bits):
-        odd = lax.ne(lax.and_(y, lax.full_like(y, 1)), lax.full_like(y, 0))
-        acc = lax.select(odd, lax.mul(acc, x), acc)
+    """Square-and-multiply over the low 6 bits of an integer array exponent, as JAX
+    computes integer ** integer (any base above 1 overflows past 2**6; a negative exponent
+    reads as its low bits, so the values are JAX's). pow(0, y) is 0 for y != 0."""
+    zero, one = lax.full_like(y, 0), lax.full_like(y, 1)
+    acc = lax.select(lax.and_(lax.eq(x, zero), lax.ne(y, zero)), zero, one)
+    for _ in range(6):
+        acc = lax.select(lax.ne(lax.and_(y, one), zero), lax.mul(acc, x), acc)
         x = lax.mul(x, x)
-        y = lax.shift_right_logical(y, lax.full_like(y, 1))
+        y = lax.shift_right_logical(y, one)
     return acc
 
 
@@ -468,8 +505,22 @@ def _weak_if_all_weak(out, *inputs):
 
 @fused_when_eager
 def hypot(x1, x2, /):
+    """sqrt(x1**2 + x2**2) without overflow: max * sqrt(1 + (min/max)**2), inf where either
+    is inf (even with a NaN: IEEE's and NumPy's hypot), JAX's formula op for op so results
+    agree to the bit. Complex inputs raise ValueError, as in JAX."""
     y1, y2 = promote("hypot", x1, x2, inexact=True)
-    return _weak_if_all_weak(lax.sqrt(lax.add(lax.mul(y1, y1), lax.mul(y2, y2))), x1, x2)
+    if _dt.issubdtype(y1.dtype, _onp.complexfloating):
+        raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
+                         "convert to real values first, such as by using abs(x)")
+    y1, y2 = lax.abs(y1), lax.abs(y2)
+    inf = lax.full_like(y1, _onp.inf)
+    any_inf = lax.or_(lax.eq(y1, inf), lax.eq(y2, inf))
+    big, small = lax.max(y1, y2), lax.min(y1, y2)
+    zero = lax.eq(big, lax.full_like(big, 0))
+    ratio = lax.div(small, lax.select(zero, lax.full_like(big, 1), big))
+    scaled = lax.mul(big, lax.sqrt(lax.add(lax.full_like(big, 1), lax.square(ratio))))
+    out = lax.select(any_inf, inf, lax.select(zero, big, scaled))
+    return _weak_if_all_weak(out, x1, x2)
 
 
 def logaddexp(x1, x2, /):
@@ -622,7 +673,8 @@ def where_xy(condition, x, y):
     condition = asarray(condition)
     if condition.dtype != _onp.bool_:
         condition = astype(condition, bool_)
-    x, y = promote("where", x, y)
+    # (dtypes only: shapes that do not broadcast are broadcast_shapes's ValueError, JAX's)
+    x, y = promote("where", x, y, broadcast=False)
     shape = broadcast_shapes(condition.shape, x.shape, y.shape)
     return lax.select(broadcast_to(condition, shape), broadcast_to(x, shape),
                       broadcast_to(y, shape))
@@ -641,7 +693,7 @@ def clip(arr=None, /, min=None, max=None):  # noqa: A002  (JAX's and the array A
         a = maximum(a, a_min)
     if a_max is not None:
         a = minimum(a, a_max)
-    return a
+    return _fresh(a)
 
 
 acos, acosh, asin, asinh, atan, atanh = arccos, arccosh, arcsin, arcsinh, arctan, arctanh

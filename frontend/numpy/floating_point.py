@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax
+from mjax.lax.shapes import fresh as _fresh
 from mjax.ad import custom_jvp
 from mjax.numpy.arguments import no_out
 from mjax.numpy.array_api import fused_when_eager
@@ -112,7 +113,7 @@ def isneginf(x, /, out=None):
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = asarray(x)
     if not _dt.is_inexact(x.dtype):
-        return x
+        return _fresh(x)
     if _dt.issubdtype(x.dtype, _onp.complexfloating):
         return lax.complex(nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf),
                            nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf))

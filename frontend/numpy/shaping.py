@@ -10,6 +10,7 @@ import warnings
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax, prng as _prng
+from mjax.lax.shapes import fresh as _fresh
 from mjax.core import at_user_line, aval_of_value, Tracer
 from mjax.dialect.shape_poly import InconclusiveDimensionOperation, is_symbolic_dim
 from mjax.lax.sharding import takes_out_sharding
@@ -85,7 +86,7 @@ def reshape(a, shape, order="C", *, copy=None):
 
 @takes_out_sharding
 def ravel(a, order="C"):  # (out_sharding: array_api.OUT_SHARDING_FUNCTIONS)
-    return reshape(a, (-1,), order)
+    return _fresh(reshape(a, (-1,), order))
 
 
 def transpose(a, axes=None):
@@ -120,7 +121,7 @@ def moveaxis(a, source, destination):
     order = [i for i in range(a.ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
-    return lax.transpose(a, order)
+    return _fresh(lax.transpose(a, order))
 
 
 @fused_when_eager
@@ -132,7 +133,7 @@ def expand_dims(a, axis):
             for x in axes]
     if len(set(dims)) != len(dims):
         raise ValueError(f"repeated axis in lax.expand_dims: {dims}")   # (JAX's)
-    return lax.expand_dims(a, dims)
+    return _fresh(lax.expand_dims(a, dims))
 
 
 @fused_when_eager
@@ -148,11 +149,11 @@ def squeeze(a, axis=None):
             if a.shape[ax] != 1:
                 raise ValueError(f"cannot select an axis to squeeze out which has size not "
                                  f"equal to one, got shape={a.shape} and dimensions={tuple(axes)}")
-    return lax.squeeze(a, axes)
+    return _fresh(lax.squeeze(a, axes))
 
 
 def atleast_1d(*arys):
-    out = [reshape(a, (1,)) if asarray(a).ndim == 0 else asarray(a) for a in arys]
+    out = [reshape(a, (1,)) if asarray(a).ndim == 0 else _fresh(asarray(a)) for a in arys]
     return out[0] if len(out) == 1 else out
 
 
@@ -306,7 +307,7 @@ def roll(a, shift, axis=None):
         if s:
             a = concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
                              lax.slice_in_dim(a, 0, n - s, 1, ax)], axis=ax)
-    return a
+    return _fresh(a)
 
 
 def atleast_3d(*arys):

@@ -1,0 +1,134 @@
+"""The API fuzzer's findings, against jax: dtypes of identity-like jnp functions under vmap
+for 64-bit NumPy inputs with x64 off, inputs JAX rejects (and the builtin class of its
+error), hypot's IEEE special cases, and integer power with negative exponents."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as mnp
+
+
+def _outcome(f):
+    try:
+        r = f()
+    except Exception as e:  # noqa: BLE001
+        return type(e)
+    r = np.asarray(r)
+    return (r.dtype, r.shape, r.tobytes())
+
+
+def _agree(make):
+    """make(jnp-like module, jax-like module) -> thunk; jax's outcome (its value and dtype
+    to the bit, or its exception class) is mjax's, an mjax exception being an instance of
+    jax's class."""
+    want = _outcome(make(jnp, jax))
+    got = _outcome(make(mnp, mjax))
+    if isinstance(want, type):
+        assert isinstance(got, type) and issubclass(got, want), (got, want)
+    else:
+        assert got == want
+
+
+X64 = np.arange(6, dtype=np.int64).reshape(2, 3)
+
+IDENTITY_LIKE = {
+    "positive": lambda n, l: n.positive,
+    "squeeze": lambda n, l: n.squeeze,
+    "expand_dims()": lambda n, l: lambda x: n.expand_dims(x, ()),
+    "ravel": lambda n, l: n.ravel,
+    "atleast_1d": lambda n, l: n.atleast_1d,
+    "real": lambda n, l: n.real,
+    "conj": lambda n, l: n.conj,
+    "round": lambda n, l: n.round,
+    "floor": lambda n, l: n.floor,
+    "ceil": lambda n, l: n.ceil,
+    "trunc": lambda n, l: n.trunc,
+    "nan_to_num": lambda n, l: n.nan_to_num,
+    "clip": lambda n, l: n.clip,
+    "moveaxis": lambda n, l: lambda x: n.moveaxis(x, 0, 0),
+    "roll0": lambda n, l: lambda x: n.roll(x, 0),
+    "lax.expand_dims": lambda n, l: lambda x: l.lax.expand_dims(x, ()),
+    # (these return the very tracer in JAX too: vmap hands back the argument)
+    "identity": lambda n, l: lambda x: x,
+    "transpose": lambda n, l: n.transpose,
+    "getitem": lambda n, l: lambda x: x[...],
+    "lax.squeeze": lambda n, l: lambda x: l.lax.squeeze(x, ()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IDENTITY_LIKE))
+@pytest.mark.parametrize("mode", ["eager", "vmap", "jit"])
+def test_int64_numpy_input_dtype(name, mode):
+    def make(n, l):
+        f = IDENTITY_LIKE[name](n, l)
+        g = {"eager": f, "vmap": l.vmap(f), "jit": l.jit(f)}[mode]
+        return lambda: g(X64)
+    _agree(make)
+
+
+def test_vmap_positive_int64_is_int32():
+    assert mjax.vmap(mnp.positive)(np.arange(3, dtype=np.int64)).dtype == np.int32
+
+
+def test_scatter_add_index_shapes_that_do_not_broadcast():
+    z = np.zeros(0, int)
+    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+        mnp.zeros((3, 3, 3, 3)).at[z, z, np.zeros(2, int), z].add(1.0)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (4,)), ((2, 3), (3, 2)), ((5,), (2, 5), (3,))])
+def test_where_shapes_that_do_not_broadcast_raise_value_error(shapes):
+    c, x, y = (shapes + ((),))[:3] if len(shapes) == 2 else shapes
+    _agree(lambda n, l: lambda: n.where(np.ones(c) > 0, np.ones(x), np.ones(y)))
+
+
+SPECIAL = [np.inf, -np.inf, np.nan, 0.0, -0.0, 3.0, 1e30, 1e-30, 5e-324, 1.7e308]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_hypot_special_values(dtype):
+    a, b = np.meshgrid(SPECIAL, SPECIAL)
+    with np.errstate(all="ignore"):
+        a, b = a.astype(dtype).ravel(), b.astype(dtype).ravel()
+        want = np.hypot(a, b)
+    got = np.asarray(mnp.hypot(a, b))
+    # IEEE: hypot(+-inf, nan) = hypot(nan, +-inf) = inf.
+    assert np.all(got[np.isinf(a) | np.isinf(b)] == np.inf)
+    _agree(lambda n, l: lambda: n.hypot(a, b))
+    if dtype is not np.float64:
+        np.testing.assert_allclose(got, want.astype(got.dtype), rtol=2e-3)
+
+
+def test_hypot_complex_raises_value_error():
+    _agree(lambda n, l: lambda: n.hypot(np.array([1 + 1j]), np.array([1.0])))
+    with pytest.raises(ValueError):
+        mnp.hypot(np.array([1 + 1j]), np.array([1.0]))
+
+
+INT_POWER_CASES = [
+    (np.array([3]), np.array([-8])),
+    (np.array([3, 2, -2, 0, 1, -1, 0, 7]), np.array([-8, -1, -3, -1, -5, -3, 0, 70])),
+    (np.array([3, 5], np.int32), np.array([20, 30], np.int32)),
+    (np.array([3, 5, 2], np.uint8), np.array([5, 9, 200], np.uint8)),
+    (np.array([3, -5, 2], np.int8), np.array([-1, 64, 65], np.int8)),
+    (np.array([True, False]), np.array([True, True])),
+    (3, np.array([-8, 2])),
+    (np.array([2, 3]), True),
+    (3, -8), (np.array(3), -8), (3, np.array(-8)), (np.array([3]), -8),
+    (np.int32(3), np.int64(-2)), (2.0, -2), (np.array([2.0]), np.array(-2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(INT_POWER_CASES)))
+def test_integer_power_negative_exponents(case):
+    a, b = INT_POWER_CASES[case]
+    _agree(lambda n, l: lambda: n.power(a, b))
+    _agree(lambda n, l: lambda: l.jit(n.power)(a, b))
+
+
+def test_integer_power_issue_value():
+    assert int(mnp.power(np.array([3]), np.array([-8]))[0]) == 295544673
+    with pytest.raises(TypeError, match="negative powers"):
+        mnp.power(3, -8)
