@@ -98,7 +98,9 @@ class Discharge:
             self.env[op.results[0]] = value
             return
         region_rule = DISCHARGE_NESTED.get(cls)
-        if any(is_ref(v) for v in op.operands):
+        # (jaxpr.run_scoped holds refs of its own even when no operand is one)
+        if any(is_ref(v) for v in op.operands) or (region_rule is not None
+                                                   and getattr(cls, "holds_refs", False)):
             if region_rule is None:
                 raise op_error(op, f"{DISCHARGE.why(cls)} (only ref ops and "
                                    f"jaxpr.while/scan/cond may use refs)")

@@ -40,7 +40,8 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
-from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, block_sizes, element_padding
+from mjax.dialect.ops.pallas import (SEMAPHORE_SPACES, SQUEEZED, PallasCallOp, block_sizes,
+                                     element_padding, scratch_memory_spaces)
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes import analyses
 from mjax.passes.interpreter import terminator
@@ -85,21 +86,27 @@ def _crop(b: Builder, x: ir.Value, shape, spec) -> ir.Value:
 
 
 class _Call:
-    """What one pallas_call needs while its loop is built."""
+    """What one pallas_call needs while its loop is built. Its arrays are, in order, the
+    scalar-prefetch operands (whole: the kernel and the index maps see all of each), the
+    inputs and the outputs; `specs` are those of the inputs and outputs."""
 
-    def __init__(self, fns: FunctionTable, op: ir.Operation, kernel: str):
+    def __init__(self, fns: FunctionTable, op: ir.Operation, kernel: str, maps: dict):
         p = op.opview.params
         self.fns = fns
         self.grid = tuple(p["grid"])
+        self.n_pre = p.get("num_scalar_prefetch") or 0
         self.specs = list(p["in_specs"]) + list(p["out_specs"])
-        self.n_in = len(op.operands)
+        self.n_in = len(op.operands)          # (prefetch operands included)
         self.kernel = kernel
+        self.maps = maps                      # index map -> its discharged form (prefetch)
         self.scratch = list(p["scratch_shapes"] or ())
+        self.scratch_spaces = scratch_memory_spaces(p)
         disc = fns.get(kernel)
-        n_refs = len(self.specs) + len(self.scratch)
+        n_refs = self.n_pre + len(self.specs) + len(self.scratch)
         rets = terminator(entry_block(disc)).operands
         args = entry_block(disc).arguments
-        # Inputs the kernel writes are carried and written back like outputs.
+        # Inputs the kernel writes (prefetch refs too) are carried and written back like
+        # outputs.
         self.written = [rets[k] != args[len(self.grid) + k] for k in range(n_refs)]
 
     def grid_ids(self, b: Builder, i: ir.Value) -> list[ir.Value]:
@@ -111,10 +118,23 @@ class _Call:
             ids.append(b.rem(q, b.constant(np.int32(self.grid[d]))) if d else q)
         return ids
 
-    def starts(self, b: Builder, ids, k: int) -> list[ir.Value]:
+    def index_map(self, name: str) -> str:
+        """The function to call for index map @name: itself, or with scalar prefetch its
+        discharged form (grid indices, prefetch values) -> (block indices, prefetch)."""
+        if not self.n_pre:
+            return name
+        if name not in self.maps:
+            new = self.fns.fresh_name(f"{name}_interpret")
+            discharge_function(self.fns, name, new)
+            self.maps[name] = new
+        return self.maps[name]
+
+    def starts(self, b: Builder, ids, prefetch, k: int) -> list[ir.Value]:
         spec = self.specs[k]
-        idx = T.emit_transform(b, T.CallOp, *ids, signature=self.fns.signature,
-                               callee=Symbol(str(spec["index_map"])))
+        ndim = len(tuple(spec["block_shape"]))
+        idx = T.emit_transform(b, T.CallOp, *ids, *prefetch, signature=self.fns.signature,
+                               callee=Symbol(self.index_map(str(spec["index_map"]))))
+        idx = list(idx)[:ndim]
         # (an element dim's index is already the offset into the padded array)
         return [j if e is not None else b.mul(j, b.constant(np.int32(s)))
                 for j, s, e in zip(idx, block_sizes(spec["block_shape"]),
@@ -123,13 +143,14 @@ class _Call:
     def step(self, b: Builder, ids, arrays, scratch) -> tuple[list, list]:
         """One grid point: slices blocks out of `arrays`, runs the kernel, writes blocks
         back; returns (new arrays, new scratch values)."""
+        prefetch = list(arrays[:self.n_pre])
         starts, blocks, seen = [], [], {}
-        for k, x in enumerate(arrays):
+        for k, x in enumerate(arrays[self.n_pre:]):
             bs = tuple(self.specs[k]["block_shape"])
             key = (str(self.specs[k]["index_map"]), block_sizes(bs),
                    element_padding(self.specs[k]))
             if key not in seen:        # (specs sharing an index map share its call)
-                seen[key] = self.starts(b, ids, k)
+                seen[key] = self.starts(b, ids, prefetch, k)
             st = seen[key]
             whole = block_sizes(bs) == aval_of(x.type).shape   # (starts clamp to 0)
             blk = x if whole else b.dynamic_slice(x, *st, slice_sizes=block_sizes(bs))
@@ -137,21 +158,25 @@ class _Call:
                 blk = b.reshape(blk, new_sizes=tuple(s for s in bs if s != SQUEEZED))
             starts.append(st)
             blocks.append(blk)
-        finals = T.emit_transform(b, T.CallOp, *ids, *blocks, *scratch,
+        finals = T.emit_transform(b, T.CallOp, *ids, *prefetch, *blocks, *scratch,
                                   signature=self.fns.signature, callee=Symbol(self.kernel))
         new_arrays = []
         for k, x in enumerate(arrays):
             if not self.written[k]:
                 new_arrays.append(x)
                 continue
-            bs = tuple(self.specs[k]["block_shape"])
+            if k < self.n_pre:
+                new_arrays.append(finals[k])
+                continue
+            j = k - self.n_pre
+            bs = tuple(self.specs[j]["block_shape"])
             blk = finals[k]
             if SQUEEZED in bs:
                 blk = b.reshape(blk, new_sizes=block_sizes(bs))
             if block_sizes(bs) == aval_of(x.type).shape:
                 new_arrays.append(blk)
             else:
-                new_arrays.append(b.dynamic_update_slice(x, blk, *starts[k]))
+                new_arrays.append(b.dynamic_update_slice(x, blk, *starts[j]))
         return new_arrays, list(finals[len(arrays):])
 
 
@@ -164,22 +189,24 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
         name = fns.fresh_name(f"{callee}_interpret")
         discharge_function(fns, callee, name, grid=grid)
         cache[key] = name
-    call = _Call(fns, op, cache[key])
+    call = _Call(fns, op, cache[key], cache.setdefault("index_maps", {}))
     b = Builder(ir.InsertionPoint(op), op.location)
     out_avals = [aval_of(r.type) for r in op.results]
     aliases = dict(zip(p["input_output_aliases"][1::2], p["input_output_aliases"][::2]))
     arrays = []
     for k, x in enumerate(op.operands):
-        arrays.append(_pad_to_blocks(b, x, call.specs[k]))
+        arrays.append(x if k < call.n_pre else _pad_to_blocks(b, x, call.specs[k - call.n_pre]))
     for j, a in enumerate(out_avals):
-        spec = call.specs[call.n_in + j]
+        spec = call.specs[call.n_in - call.n_pre + j]
         if j in aliases:
             arrays.append(_pad_to_blocks(b, op.operands[aliases[j]], spec))
         else:
             padded = tuple(lo + d + hi for d, (lo, hi) in zip(a.shape, _paddings(a.shape, spec)))
             arrays.append(b.constant(np.broadcast_to(uninitialized(a.dtype), padded)))
-    scratch = [b.constant(np.broadcast_to(uninitialized(s.dtype), s.shape))
-               for s in call.scratch]
+    # (semaphores start at zero; other scratch holds the uninitialized value)
+    scratch = [b.constant(np.zeros(s.shape, s.dtype) if sp in SEMAPHORE_SPACES else
+                          np.broadcast_to(uninitialized(s.dtype), s.shape))
+               for s, sp in zip(call.scratch, call.scratch_spaces)]
     n_points = int(np.prod(grid, dtype=np.int64)) if grid else 1
     if n_points == 1:
         zero = b.constant(np.int32(0))
@@ -187,7 +214,8 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
     elif n_points > 0:
         arrays = _grid_loop(b, call, arrays, scratch, n_points, op.location)
     outs = [_crop(b, x, a.shape, spec)
-            for x, a, spec in zip(arrays[call.n_in:], out_avals, call.specs[call.n_in:])]
+            for x, a, spec in zip(arrays[call.n_in:], out_avals,
+                                  call.specs[call.n_in - call.n_pre:])]
     replace_op(op, outs)
 
 

@@ -1,23 +1,51 @@
 """`jaxpr.pallas_call`: runs a Pallas kernel (a private function over refs) over a grid.
 
-    %outs = "jaxpr.pallas_call"(%a, %b) {
+    %outs = "jaxpr.pallas_call"(%idx, %a, %b) {
         callee = @kernel, name = "kernel", grid = array<i64: 4, 2>,
+        num_scalar_prefetch = 1,
         in_specs = [{block_shape = array<i64: 8, 128>, index_map = @kernel_in0_index_map}, ...],
-        out_specs = [{block_shape = ..., index_map = ...}, ...],
-        scratch_shapes = [memref<8x128xf32>, ...],
+        out_specs = [{block_shape = ..., index_map = ..., memory_space = "any"}, ...],
+        scratch_shapes = [memref<8x128xf32>, memref<2xi32>, ...],
+        scratch_memory_spaces = ["vmem", "dma_semaphore", ...],
         input_output_aliases = array<i64: ...>,      // flattened (input, output) pairs
-        interpret = true, compiler_params = {num_warps = 4, num_stages = 3}
+        interpret = true,
+        compiler_params = {dimension_semantics = ["parallel", "arbitrary"], ...},
+        cost_estimate = {flops = 1024, transcendentals = 0, bytes_accessed = 4096}
     } : (...) -> (...)
 
-The kernel `@callee` takes refs in JAX's order: one per input block, one per output
+Operands: the `num_scalar_prefetch` scalar-prefetch operands first (JAX's
+PrefetchScalarGridSpec; integer arrays the index maps may read; they have no spec), then
+one operand per entry of `in_specs`. Results: one per entry of `out_specs`.
+
+The kernel `@callee` takes refs in JAX's order: the scalar-prefetch operands (whole,
+`memref` of the operand's shape; SMEM on a TPU), one per input block, one per output
 block, then the scratch buffers; it returns nothing. An index map is a private function
-from the grid indices (i32 scalars) to block indices (i32 scalars, one per array dim);
-the element offset along dim d is index * block size. A block size of -1 is JAX's `None`
-(a squeezed dim of size 1 that the kernel's ref does not have). A spec's optional
-`element_padding` marks element dims (JAX's pl.Element): their index maps give element
-offsets into the array padded by (low, high) (see element_padding). Results are the outputs,
-whose types the op declares. Lowered by `--jaxpr-pallas-interpret` (a loop over the grid)
-or, on GPUs, by `--jaxpr-pallas-to-triton`. JAX: pallas_call_p.
+from the grid indices (i32 scalars) and then the scalar-prefetch refs (memrefs, read with
+`jaxpr.ref_get`) to block indices (i32 scalars, one per array dim); the element offset
+along dim d is index * block size. A block size of -1 is JAX's `None` (a squeezed dim of
+size 1 that the kernel's ref does not have). A spec's optional `element_padding` marks
+element dims (JAX's pl.Element): their index maps give element offsets into the array
+padded by (low, high) (see element_padding).
+
+Memory spaces (strings, MEMORY_SPACES): a spec's optional `memory_space` ("any", "vmem",
+"smem", "hbm", ...; absent: the backend's default, VMEM on a TPU) and, per scratch
+buffer, `scratch_memory_spaces` (absent: all "vmem"). A spec in "any"/"hbm" hands the
+kernel the whole array (block_shape = the array's shape) for DMAs. Semaphores are
+scratch buffers of i32 counters whose memory space names their kind: "semaphore"
+(pltpu.SemaphoreType.REGULAR), "dma_semaphore" (DMA), "barrier_semaphore" (BARRIER); all
+three live in Mosaic's `semaphore_mem`. A spec's optional `buffer_count` is its
+pl.Buffered pipeline mode.
+
+`compiler_params` is a dictionary of the backend's parameters as plain attributes: for
+the TPU (pltpu.CompilerParams) every field that is not None, with `dimension_semantics`
+as strings ("parallel", "arbitrary", "core_parallel", "subcore_parallel"),
+`allow_input_fusion` as booleans, `has_side_effects` as a bool or a SideEffectType
+value string and `flags` as a dictionary, plus `backend = "mosaic_tpu"`; for Triton
+`num_warps`/`num_stages`. `cost_estimate` is pl.CostEstimate's three integers.
+
+Lowered by `--jaxpr-pallas-interpret` (a loop over the grid; DMAs are copies and
+semaphores counters, dialect/ops/pallas_tpu.py), on GPUs by `--jaxpr-pallas-to-triton`,
+on TPUs by `--jaxpr-pallas-to-mosaic`. JAX: pallas_call_p.
 """
 from __future__ import annotations
 
@@ -29,6 +57,8 @@ from mjax.dialect.ops.transforms import module_signatures
 from mjax.dialect.types import RefAval, ShapedArray, aval_of
 
 SQUEEZED = -1   # block_shape entry of a squeezed dim (JAX's None / pl.squeezed)
+DIMENSION_SEMANTICS = ("parallel", "arbitrary", "core_parallel", "subcore_parallel")
+COST_FIELDS = ("flops", "transcendentals", "bytes_accessed")
 
 
 def block_ref_shape(block_shape) -> tuple[int, ...]:
@@ -53,20 +83,37 @@ def element_padding(spec) -> tuple:
                  for lo, hi in zip(pads[::2], pads[1::2]))
 
 
-_SPEC_KEYS = ({"block_shape", "index_map"}, {"block_shape", "index_map", "element_padding"})
+_SPEC_REQUIRED = frozenset({"block_shape", "index_map"})
+_SPEC_OPTIONAL = frozenset({"element_padding", "memory_space", "buffer_count"})
+
+# Memory spaces a spec or scratch buffer may name (JAX: pl.MemorySpace and
+# pltpu.MemorySpace values); the semaphore kinds are scratch-only.
+MEMORY_SPACES = ("any", "vmem", "smem", "hbm", "vmem_shared", "cmem", "host",
+                 "semaphore_mem")
+SEMAPHORE_SPACES = ("semaphore", "dma_semaphore", "barrier_semaphore")
 
 
 def _spec_list(what: str, specs) -> list[dict]:
     specs = list(specs or ())
     for i, s in enumerate(specs):
-        if (not isinstance(s, dict) or set(s) not in _SPEC_KEYS
+        if (not isinstance(s, dict) or not _SPEC_REQUIRED <= set(s)
+                or not set(s) <= _SPEC_REQUIRED | _SPEC_OPTIONAL
                 or not isinstance(s["index_map"], A.Symbol)):
             raise TypeError(f"{what}[{i}] must be a dictionary {{block_shape = array<i64: "
                             f"...>, index_map = @fn}} (and optionally element_padding = "
-                            f"array<i64: ...>), got {s!r}")
+                            f"array<i64: ...>, memory_space = \"...\", buffer_count = n), "
+                            f"got {s!r}")
         if not all(isinstance(b, int) for b in tuple(s["block_shape"])):
             raise TypeError(f"{what}[{i}] block_shape must be integers, got "
                             f"{s['block_shape']!r}")
+        if "memory_space" in s and s["memory_space"] not in MEMORY_SPACES:
+            raise TypeError(f"{what}[{i}] memory_space {s['memory_space']!r} must be one "
+                            f"of {', '.join(MEMORY_SPACES)}")
+        if "buffer_count" in s and not (isinstance(s["buffer_count"], int)
+                                        and not isinstance(s["buffer_count"], bool)
+                                        and s["buffer_count"] >= 1):
+            raise TypeError(f"{what}[{i}] buffer_count must be a positive integer, got "
+                            f"{s['buffer_count']!r}")
         if "element_padding" in s:
             pads = tuple(s["element_padding"])
             bs = tuple(s["block_shape"])
@@ -80,6 +127,13 @@ def _spec_list(what: str, specs) -> list[dict]:
     return specs
 
 
+def scratch_memory_spaces(params) -> tuple[str, ...]:
+    """The memory space of each scratch buffer ("vmem" where the op names none)."""
+    n = len(params.get("scratch_shapes") or ())
+    spaces = tuple(params.get("scratch_memory_spaces") or ())
+    return spaces if spaces else ("vmem",) * n
+
+
 class PallasCallOp(JaxprOp, name="pallas_call"):
     """Runs kernel `callee` once per point of `grid` on blocks of the operands (inputs)
     and results (outputs). JAX: pallas_call_p."""
@@ -90,12 +144,15 @@ class PallasCallOp(JaxprOp, name="pallas_call"):
         "callee": A.Sym(),
         "name": A.Str(default=None),
         "grid": A.Ints(default=()),
+        "num_scalar_prefetch": A.Int(default=0),
         "in_specs": A.AnyAttr(),
         "out_specs": A.AnyAttr(),
         "scratch_shapes": A.AnyAttr(default=()),
+        "scratch_memory_spaces": A.AnyAttr(default=None),
         "input_output_aliases": A.Ints(default=()),
         "interpret": A.Bool(default=False),
         "compiler_params": A.AnyAttr(default=None),
+        "cost_estimate": A.AnyAttr(default=None),
     }
 
     @classmethod
@@ -116,17 +173,43 @@ def check_pallas_call(in_avals, out_avals, params, signature) -> None:
     grid = tuple(params["grid"])
     if any(g < 0 for g in grid):
         raise TypeError(f"grid {grid} has a negative dimension")
+    n_pre = params.get("num_scalar_prefetch") or 0
+    if not 0 <= n_pre <= len(in_avals):
+        raise TypeError(f"num_scalar_prefetch = {n_pre} must be between 0 and the number "
+                        f"of operands ({len(in_avals)})")
+    prefetch, in_avals = list(in_avals[:n_pre]), list(in_avals[n_pre:])
+    prefetch_refs = []
+    for i, a in enumerate(prefetch):
+        if isinstance(a, RefAval) or a.dtype.kind not in "iub":
+            raise TypeError(f"scalar-prefetch operand {i} is {a.str_short()}; scalar "
+                            f"prefetch takes integer (or bool) arrays")
+        prefetch_refs.append(RefAval(a.shape, a.dtype))
     in_specs = _spec_list("in_specs", params["in_specs"])
     out_specs = _spec_list("out_specs", params["out_specs"])
     scratch = list(params["scratch_shapes"] or ())
     if len(in_specs) != len(in_avals):
-        raise TypeError(f"has {len(in_avals)} operands but {len(in_specs)} in_specs")
+        raise TypeError(f"has {len(in_avals)} operands after {n_pre} scalar-prefetch "
+                        f"operand(s) but {len(in_specs)} in_specs")
     if len(out_specs) != len(out_avals):
         raise TypeError(f"has {len(out_avals)} results but {len(out_specs)} out_specs")
     for i, s in enumerate(scratch):
         if not isinstance(s, RefAval):
             raise TypeError(f"scratch_shapes[{i}] must be a memref type, got {s!r}")
+    spaces = params.get("scratch_memory_spaces")
+    if spaces:
+        spaces = tuple(spaces)
+        if len(spaces) != len(scratch):
+            raise TypeError(f"scratch_memory_spaces {spaces} must name one memory space "
+                            f"per scratch buffer ({len(scratch)})")
+        for i, (sp, s) in enumerate(zip(spaces, scratch)):
+            if sp not in MEMORY_SPACES + SEMAPHORE_SPACES:
+                raise TypeError(f"scratch_memory_spaces[{i}] = {sp!r} must be one of "
+                                f"{', '.join(MEMORY_SPACES + SEMAPHORE_SPACES)}")
+            if sp in SEMAPHORE_SPACES and s.dtype != "int32":
+                raise TypeError(f"scratch buffer {i} is a {sp} but has type "
+                                f"{s.str_short()}; semaphores are i32 counters")
     refs = []
+    index_map_ins = [ShapedArray((), "int32")] * len(grid) + prefetch_refs
     for what, specs, avals in (("input", in_specs, in_avals), ("output", out_specs, out_avals)):
         for i, (spec, aval) in enumerate(zip(specs, avals)):
             if isinstance(aval, RefAval):
@@ -139,19 +222,38 @@ def check_pallas_call(in_avals, out_avals, params, signature) -> None:
             if any(b < 1 and b != SQUEEZED for b in bs):
                 raise TypeError(f"{what} {i} block_shape {bs} must hold positive sizes "
                                 f"(or -1 for a squeezed dimension)")
+            if spec.get("memory_space") in ("any", "hbm") and bs != aval.shape:
+                raise TypeError(f"{what} {i} is in memory space {spec['memory_space']!r}, "
+                                f"so its block is the whole array {aval.str_short()}, but "
+                                f"block_shape is {bs}")
             refs.append(RefAval(block_ref_shape(bs), aval.dtype))
             ins, outs = signature(spec["index_map"])
-            want = [ShapedArray((), "int32")] * len(grid)
-            if list(ins) != want:
+            if list(ins) != index_map_ins:
                 raise TypeError(f"{what} {i} index map @{spec['index_map']} takes "
-                                f"{_fmt(ins)}, but a grid of rank {len(grid)} gives "
-                                f"{_fmt(want)}")
+                                f"{_fmt(ins)}, but a grid of rank {len(grid)} and "
+                                f"{n_pre} scalar-prefetch operand(s) give "
+                                f"{_fmt(index_map_ins)}")
             if list(outs) != [ShapedArray((), "int32")] * aval.ndim:
                 raise TypeError(f"{what} {i} index map @{spec['index_map']} returns "
                                 f"{_fmt(outs)}, expected {aval.ndim} i32 block indices "
                                 f"(one per dimension of {aval.str_short()})")
+    cp = params.get("compiler_params")
+    if cp is not None and not isinstance(cp, dict):
+        raise TypeError(f"compiler_params must be a dictionary, got {cp!r}")
+    sem = (cp or {}).get("dimension_semantics")
+    if sem is not None:
+        sem = tuple(sem)
+        if len(sem) != len(grid) or not all(x in DIMENSION_SEMANTICS for x in sem):
+            raise TypeError(f"compiler_params dimension_semantics {sem} must give one of "
+                            f"{', '.join(DIMENSION_SEMANTICS)} per grid dimension (grid "
+                            f"{grid})")
+    ce = params.get("cost_estimate")
+    if ce is not None and (not isinstance(ce, dict) or set(ce) != set(COST_FIELDS) or not
+                           all(isinstance(ce[k], int) for k in COST_FIELDS)):
+        raise TypeError(f"cost_estimate must be a dictionary of integers "
+                        f"{{{', '.join(COST_FIELDS)}}}, got {ce!r}")
     kin, kout = signature(params["callee"])
-    want = refs + scratch
+    want = prefetch_refs + refs + scratch
     if list(kin) != want or kout:
         raise TypeError(f"kernel @{params['callee']} has type {_fmt(kin)} -> {_fmt(kout)}, "
                         f"but the specs give {_fmt(want)} -> ()")
@@ -159,12 +261,13 @@ def check_pallas_call(in_avals, out_avals, params, signature) -> None:
     if len(aliases) % 2:
         raise TypeError(f"input_output_aliases {aliases} must hold (input, output) pairs")
     for i, o in zip(aliases[::2], aliases[1::2]):
-        if not (0 <= i < len(in_avals) and 0 <= o < len(out_avals)):
+        if not (n_pre <= i < n_pre + len(in_avals) and 0 <= o < len(out_avals)):
             raise TypeError(f"input_output_aliases pair ({i}, {o}) is out of range for "
-                            f"{len(in_avals)} inputs and {len(out_avals)} outputs")
-        if in_avals[i].strip_weak_type() != out_avals[o]:
+                            f"{n_pre + len(in_avals)} operands ({n_pre} scalar-prefetch) "
+                            f"and {len(out_avals)} outputs")
+        if in_avals[i - n_pre].strip_weak_type() != out_avals[o]:
             raise TypeError(f"input_output_aliases pair ({i}, {o}) aliases "
-                            f"{in_avals[i].str_short()} with {out_avals[o].str_short()}; "
+                            f"{in_avals[i - n_pre].str_short()} with {out_avals[o].str_short()}; "
                             f"their types must be equal")
 
 
@@ -184,5 +287,6 @@ def emit_pallas_call(b, operands, out_avals, **params) -> list[ir.Value]:
     return list(PallasCallOp.create(operands, out_avals, params, loc=b.loc, ip=b.ip).results)
 
 
-__all__ = ["PallasCallOp", "SQUEEZED", "block_ref_shape", "block_sizes", "check_pallas_call",
+__all__ = ["COST_FIELDS", "DIMENSION_SEMANTICS", "MEMORY_SPACES", "PallasCallOp",
+           "SEMAPHORE_SPACES", "SQUEEZED", "scratch_memory_spaces", "block_ref_shape", "block_sizes", "check_pallas_call",
            "element_padding", "emit_pallas_call"]

@@ -5,8 +5,9 @@ by `jaxpr.pallas_call`; with interpret=True `--jaxpr-pallas-interpret` runs it a
 over the grid under XLA (on CPU, as in JAX, interpret=False is a ValueError), on GPUs
 `--jaxpr-pallas-to-triton` compiles it with Triton. See docs/design.md ("Pallas").
 """
-from mjax.experimental.pallas.core import (ANY, Blocked, BlockSpec, BoundedSlice, Buffered,
-                                           CompilerParams, CostEstimate, Element, GridSpec,
+from mjax.experimental.pallas.core import (ANY, HOST, Blocked, BlockSpec, BoundedSlice,
+                                           Buffered, CompilerParams, CostEstimate, Element,
+                                           GridSpec,
                                            MemoryRef, MemorySpace, Squeezed, align_to, cdiv,
                                            next_power_of_2, no_block_spec, squeezed,
                                            strides_from_shape)
@@ -17,8 +18,17 @@ from mjax.experimental.pallas.primitives import (atomic_add, atomic_and, atomic_
                                                  max_contiguous, multiple_of, num_programs,
                                                  program_id, store, swap, when)
 from mjax.experimental.pallas.ref import Ref, Slice, ds, dslice
+from mjax.experimental.pallas.memory import (DeviceIdType, run_scoped, semaphore_read,
+                                             semaphore_signal, semaphore_wait)
+from mjax.experimental.pallas.helpers import (broadcast_to, core_map, delay, empty,
+                                              empty_like, estimate_cost, kernel, reciprocal,
+                                              semaphore, with_scoped)
+from mjax.experimental.pallas import tpu  # noqa: E402  (pl.tpu, as JAX's)
 
-__all__ = ["ANY", "BlockSpec", "Blocked", "BoundedSlice", "Buffered", "CompilerParams",
+__all__ = ["ANY", "DeviceIdType", "HOST", "broadcast_to", "core_map", "delay", "empty",
+           "empty_like", "estimate_cost", "kernel", "reciprocal", "run_scoped",
+           "semaphore", "semaphore_read", "semaphore_signal", "semaphore_wait", "tpu",
+           "with_scoped", "BlockSpec", "Blocked", "BoundedSlice", "Buffered", "CompilerParams",
            "CostEstimate", "Element", "GridSpec", "MemoryRef", "MemorySpace", "Ref", "Slice",
            "Squeezed", "align_to", "atomic_add", "atomic_and", "atomic_max", "atomic_min",
            "atomic_or", "atomic_xchg", "atomic_xor", "cdiv", "debug_print", "dot", "ds",

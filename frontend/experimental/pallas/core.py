@@ -70,6 +70,26 @@ class MemorySpace(enum.Enum):
 
 
 ANY = MemorySpace.ANY
+HOST = MemorySpace.HOST
+
+# (the memory spaces jaxpr.pallas_call records; others only document intent)
+_RECORDED_SPACES = ("any", "vmem", "smem", "hbm", "vmem_shared", "cmem", "host",
+                    "semaphore_mem")
+
+
+def memory_space_name(ms) -> str | None:
+    """The memory space string jaxpr.pallas_call records for a memory space object
+    (pl.ANY, pltpu.VMEM, ...; None: the backend's default, or a space the IR does not
+    record, such as the GPU's)."""
+    if ms is None:
+        return None
+    sem = getattr(ms, "mjax_semaphore_space", None)
+    if sem is not None:
+        return sem
+    value = getattr(ms, "value", ms)
+    if isinstance(value, str) and value in _RECORDED_SPACES:
+        return value
+    return None
 
 
 @dataclasses.dataclass(frozen=True)

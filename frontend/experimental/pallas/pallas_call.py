@@ -21,11 +21,13 @@ from mjax import trace_trees, tree_util
 from mjax.core import Trace, Tracer, aval_of_value, current_trace, user_location
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
-from mjax.dialect.ops.pallas import SQUEEZED, block_ref_shape, emit_pallas_call
+from mjax.dialect.ops.pallas import (COST_FIELDS, MEMORY_SPACES, SQUEEZED, block_ref_shape,
+                                     emit_pallas_call)
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.jitted import jit
-from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, Element,
-                                           GridSpec, Squeezed, no_block_spec)
+from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, CostEstimate,
+                                           Element, GridSpec, Squeezed, memory_space_name,
+                                           no_block_spec)
 from mjax.experimental.pallas.primitives import KernelContext
 from mjax.experimental.pallas.ref import Ref
 
@@ -127,23 +129,27 @@ def _fresh(names: set, base: str) -> str:
     return name
 
 
-def _trace_index_map(module, fn, grid, aval, what, name) -> str:
-    """Traces an index map into a private function (i32 grid indices -> i32 block
-    indices); returns its name."""
+def _trace_index_map(module, fn, grid, aval, what, name, prefetch=()) -> str:
+    """Traces an index map into a private function (i32 grid indices, then the
+    scalar-prefetch refs -> i32 block indices); returns its name."""
     n = len(grid)
+    n_args = n + len(prefetch)
     i32 = ShapedArray((), np.int32)
     if fn is not None:
         try:
-            inspect.signature(fn).bind(*range(n))
+            inspect.signature(fn).bind(*range(n_args))
         except TypeError:
             fname = getattr(fn, "__name__", repr(fn))
-            raise ValueError(f"Index map function {fname} for {what} cannot take {n} "
-                             f"argument(s): the grid {grid} has {n} dimension(s).") from None
+            extra = (f" and {len(prefetch)} scalar-prefetch ref(s)" if prefetch else "")
+            raise ValueError(f"Index map function {fname} for {what} cannot take "
+                             f"{n_args} argument(s): the grid {grid} has {n} "
+                             f"dimension(s){extra}.") from None
         except ValueError:   # builtins without a signature: let the call decide
             pass
-    trace = Trace(module, name, [i32] * n, visibility="private")
+    trace = Trace(module, name, [i32] * n + list(prefetch), visibility="private")
     with context(), trace:
-        outs = (0,) * aval.ndim if fn is None else fn(*trace.args)
+        args = list(trace.args[:n]) + [Ref(t) for t in trace.args[n:]]
+        outs = (0,) * aval.ndim if fn is None else fn(*args)
         leaves = trace_trees.tree_leaves(outs)
         if len(leaves) != aval.ndim:
             fname = getattr(fn, "__name__", repr(fn))
@@ -163,11 +169,14 @@ def _trace_index_map(module, fn, grid, aval, what, name) -> str:
     if trace.captured:
         raise ValueError(f"Index map function for {what} captures values "
                          f"{[aval_of_value(c).str_short() for c in trace.captured]}; "
-                         f"it may only use the grid indices and constants")
+                         f"it may only use the grid indices, the scalar-prefetch refs "
+                         f"and constants")
     return name
 
 
 def _scratch_aval(s) -> RefAval:
+    if hasattr(s, "mjax_semaphore_space") and not hasattr(s, "shape"):
+        return RefAval((), np.dtype(np.int32))     # (pltpu.SemaphoreType.DMA: one semaphore)
     shape, dtype = getattr(s, "shape", None), getattr(s, "dtype", None)
     if shape is None or dtype is None:
         raise TypeError(f"scratch_shapes entries need a shape and a dtype (e.g. "
@@ -175,15 +184,62 @@ def _scratch_aval(s) -> RefAval:
     return RefAval(tuple(shape), dtypes.canonicalize_dtype(dtype))
 
 
+def _scratch_space(s) -> str:
+    if hasattr(s, "mjax_semaphore_space"):
+        return s.mjax_semaphore_space
+    return memory_space_name(getattr(s, "memory_space", None)) or "vmem"
+
+
+def _is_scratch_leaf(x) -> bool:
+    return (hasattr(x, "shape") and hasattr(x, "dtype")) or hasattr(x, "mjax_semaphore_space")
+
+
+def _plain(what: str, v):
+    """A compiler-parameter value as attribute data (enums as their value strings)."""
+    if v is None or isinstance(v, (bool, int, float, str, np.bool_, np.integer, np.floating)):
+        return v.item() if isinstance(v, np.generic) else v
+    value = getattr(v, "value", None)
+    if isinstance(value, str):                    # GridDimensionSemantics, SideEffectType
+        return value
+    if isinstance(v, (tuple, list)):
+        return tuple(_plain(what, x) for x in v)
+    if isinstance(v, dict) or hasattr(v, "items"):
+        return {str(k): _plain(what, x) for k, x in v.items()}
+    raise TypeError(f"compiler_params {what} = {v!r} ({type(v).__name__}) is not a "
+                    f"number, string, boolean, sequence or dictionary")
+
+
+def _tpu_params(params: dict) -> dict:
+    out = {"backend": "mosaic_tpu"}
+    for k, v in params.items():
+        if v is None:
+            continue
+        v = _plain(k, v)
+        if k == "dimension_semantics":
+            v = tuple(str(x).lower() for x in v)
+        elif k == "allow_input_fusion":
+            v = tuple(bool(x) for x in v)
+        elif k == "flags":
+            v = dict(v)
+        out[k] = v
+    return out
+
+
 def _compiler_params(params) -> dict:
     if params is None:
         return {}
+    if getattr(params, "mjax_backend", None) == "mosaic_tpu":      # pltpu.CompilerParams
+        return _tpu_params({f.name: getattr(params, f.name)
+                            for f in dataclasses.fields(params)})
     if dataclasses.is_dataclass(params):
         params = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
     if not isinstance(params, dict):
         raise TypeError(f"compiler_params must be a dict or a CompilerParams, got "
                         f"{type(params).__name__}")
-    if set(params) <= {"triton", "mosaic", "mosaic_gpu"}:   # JAX's old nesting
+    if params and set(params) <= {"triton", "mosaic", "mosaic_tpu", "mosaic_gpu"}:
+        # (JAX's old nesting by backend)
+        if "mosaic" in params or "mosaic_tpu" in params:
+            return _tpu_params(dict(params.get("mosaic", params.get("mosaic_tpu")) or {}))
         params = params.get("triton", {})
     out = {}
     for k, v in params.items():
@@ -197,11 +253,30 @@ def _compiler_params(params) -> dict:
     return out
 
 
+def _cost_estimate(ce):
+    if ce is None:
+        return None
+    if not isinstance(ce, CostEstimate):
+        raise TypeError(f"cost_estimate must be a pl.CostEstimate, got {type(ce).__name__}")
+    return {k: int(getattr(ce, k)) for k in COST_FIELDS}
+
+
+def _spec_memory_space(spec, what: str) -> str | None:
+    if spec is None:
+        return None
+    name = memory_space_name(spec.memory_space)
+    if name is not None and name not in MEMORY_SPACES:
+        raise ValueError(f"BlockSpec memory space {spec.memory_space!r} for {what} is "
+                         f"not a memory space an array can live in")
+    return name
+
+
 class _PallasCall:
     """The callable pallas_call returns."""
 
     def __init__(self, kernel, out_shape, grid, in_specs, out_specs, scratch_shapes,
-                 input_output_aliases, debug, interpret, name, compiler_params):
+                 input_output_aliases, debug, interpret, name, compiler_params,
+                 num_scalar_prefetch=0, cost_estimate=None):
         self.kernel = kernel
         self.out_shape = out_shape
         self.grid = grid
@@ -212,6 +287,8 @@ class _PallasCall:
         self.interpret = bool(interpret)
         self.name = name or getattr(kernel, "__name__", "kernel")
         self.compiler_params = _compiler_params(compiler_params)
+        self.cost_estimate = _cost_estimate(cost_estimate)
+        self.num_scalar_prefetch = int(num_scalar_prefetch)
         self._jitted = None
         self.__name__ = self.name
 
@@ -225,9 +302,22 @@ class _PallasCall:
     def _stage(self, *args):
         outer = current_trace()
         module = outer.module
-        leaves, in_tree = trace_trees.tree_flatten(args)
+        n_pre = self.num_scalar_prefetch
+        if len(args) < n_pre:
+            raise ValueError(f"pallas_call {self.name} has num_scalar_prefetch={n_pre} but "
+                             f"was called with {len(args)} argument(s)")
+        pre_leaves, pre_tree = trace_trees.tree_flatten(tuple(args[:n_pre]))
+        leaves, in_tree = trace_trees.tree_flatten(tuple(args[n_pre:]))
         leaves = [x if isinstance(x, Tracer) or hasattr(x, "aval") else jnp.asarray(x)
                   for x in leaves]
+        pre_leaves = [x if isinstance(x, Tracer) or hasattr(x, "aval") else jnp.asarray(x)
+                      for x in pre_leaves]
+        pre_avals = [aval_of_value(x).strip_weak_type() for x in pre_leaves]
+        for i, a in enumerate(pre_avals):
+            if isinstance(a, RefAval) or np.dtype(a.dtype).kind not in "iub":
+                raise ValueError(f"pallas_call {self.name}: scalar-prefetch operand {i} is "
+                                 f"{a.str_short()}; scalar prefetch takes integer arrays")
+        pre_refs = [RefAval(a.shape, a.dtype) for a in pre_avals]
         in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
         for i, a in enumerate(in_avals):
             if isinstance(a, RefAval):
@@ -242,16 +332,20 @@ class _PallasCall:
             out_avals.append(ShapedArray(tuple(o.shape), dtypes.canonicalize_dtype(o.dtype)))
         in_specs = _flat_specs(self.in_specs, len(leaves), "in_specs", "inputs")
         out_specs = _flat_specs(self.out_specs, len(out_avals), "out_specs", "out_shape")
-        scratch_leaves = trace_trees.tree_leaves(
-            self.scratch_shapes, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
+        scratch_leaves = trace_trees.tree_leaves(self.scratch_shapes, is_leaf=_is_scratch_leaf)
         scratch = [_scratch_aval(s) for s in scratch_leaves]
+        scratch_spaces = tuple(_scratch_space(s) for s in scratch_leaves)
+        n_all = n_pre + len(leaves)
         for i, o in self.aliases.items():
-            if not (0 <= i < len(leaves) and 0 <= o < len(out_avals)):
+            if not (0 <= i < n_all and 0 <= o < len(out_avals)):
                 raise ValueError(f"input_output_aliases {{{i}: {o}}} is out of range for "
-                                 f"{len(leaves)} inputs and {len(out_avals)} outputs")
-            if in_avals[i] != out_avals[o]:
+                                 f"{n_all} inputs and {len(out_avals)} outputs")
+            if i < n_pre:
+                raise ValueError(f"input_output_aliases {{{i}: {o}}}: input {i} is a "
+                                 f"scalar-prefetch operand; mjax cannot alias those")
+            if in_avals[i - n_pre] != out_avals[o]:
                 raise ValueError(f"input_output_aliases {{{i}: {o}}}: input {i} is "
-                                 f"{in_avals[i].str_short()} but output {o} is "
+                                 f"{in_avals[i - n_pre].str_short()} but output {o} is "
                                  f"{out_avals[o].str_short()}; aliased arrays must match")
 
         names = _module_names(module)
@@ -264,32 +358,55 @@ class _PallasCall:
                     bs = _block_shape(spec, aval, what)
                     imap = _trace_index_map(module, None if spec is None else spec.index_map,
                                             self.grid, aval, what,
-                                            _fresh(names, f"{kname}_{kind}{i}_index_map"))
+                                            _fresh(names, f"{kname}_{kind}{i}_index_map"),
+                                            pre_refs)
                     spec_ir = {"block_shape": bs, "index_map": Symbol(imap)}
                     pads = _element_padding(spec)
                     if pads is not None:
                         spec_ir["element_padding"] = pads
+                    space = _spec_memory_space(spec, what)
+                    if space is not None:
+                        spec_ir["memory_space"] = space
+                        if space in ("any", "hbm") and bs != aval.shape:
+                            raise ValueError(f"The BlockSpec of {what} puts it in memory "
+                                             f"space {space!r}, where the kernel sees the "
+                                             f"whole array {aval.str_short()}; its block "
+                                             f"shape {bs} must be None or the array's")
+                    mode = getattr(spec, "pipeline_mode", None)
+                    if mode is not None and getattr(mode, "buffer_count", None) is not None:
+                        spec_ir["buffer_count"] = int(mode.buffer_count)
                     specs_ir.append(spec_ir)
                     ref_avals.append(RefAval(block_ref_shape(bs), aval.dtype))
-        self._trace_kernel(module, kname, ref_avals + scratch, in_tree, len(leaves),
-                           out_tree, len(out_avals))
-        values = [outer.to_tracer(x) for x in leaves]
-        n_in = len(leaves)
+        self._trace_kernel(module, kname, pre_refs + ref_avals + scratch, in_tree,
+                           len(leaves), out_tree, len(out_avals), pre_tree, n_pre)
+        values = [outer.to_tracer(x) for x in pre_leaves + leaves]
+        extra = {}
+        if n_pre:
+            extra["num_scalar_prefetch"] = len(pre_leaves)
+        if any(sp != "vmem" for sp in scratch_spaces):
+            extra["scratch_memory_spaces"] = scratch_spaces
+        if self.cost_estimate is not None:
+            extra["cost_estimate"] = self.cost_estimate
         with context():
             b = Builder(outer.ip, user_location())
             results = emit_pallas_call(
                 b, [v.value for v in values], out_avals, callee=Symbol(kname),
-                name=self.name, grid=self.grid, in_specs=specs_ir[:n_in],
-                out_specs=specs_ir[n_in:], scratch_shapes=scratch,
+                name=self.name, grid=self.grid, in_specs=specs_ir[:len(leaves)],
+                out_specs=specs_ir[len(leaves):], scratch_shapes=scratch,
                 input_output_aliases=tuple(x for io in sorted(self.aliases.items())
                                            for x in io),
-                interpret=self.interpret, compiler_params=self.compiler_params)
+                interpret=self.interpret, compiler_params=self.compiler_params, **extra)
         outs = [Tracer(outer, r, a) for r, a in zip(results, out_avals)]
         return tree_util.tree_unflatten(out_tree, outs)
 
-    def _trace_kernel(self, module, kname, avals, in_tree, n_in, out_tree, n_out):
+    def _trace_kernel(self, module, kname, avals, in_tree, n_in, out_tree, n_out,
+                      pre_tree=None, n_pre=0):
         trace = Trace(module, kname, avals, visibility="private")
         refs = [Ref(t) for t in trace.args]
+        n_pre_leaves = pre_tree.num_leaves if pre_tree is not None else 0
+        pre_refs = (list(tree_util.tree_unflatten(pre_tree, refs[:n_pre_leaves]))
+                    if pre_tree is not None else [])
+        refs = refs[n_pre_leaves:]
         in_refs = tree_util.tree_unflatten(in_tree, refs[:n_in])
         out_refs = tree_util.tree_unflatten(out_tree, refs[n_in:n_in + n_out])
         if not isinstance(self.out_shape, (tuple, list)):
@@ -297,10 +414,10 @@ class _PallasCall:
         scratch = refs[n_in + n_out:]
         if self.scratch_shapes and not isinstance(self.scratch_shapes, (tuple, list)):
             scratch = [tree_util.tree_unflatten(
-                trace_trees.tree_structure(self.scratch_shapes, is_leaf=lambda x: hasattr(
-                    x, "shape") and hasattr(x, "dtype")), scratch)]
+                trace_trees.tree_structure(self.scratch_shapes, is_leaf=_is_scratch_leaf),
+                scratch)]
         with context(), trace, KernelContext(trace, self.grid):
-            result = self.kernel(*in_refs, *out_refs, *scratch)
+            result = self.kernel(*pre_refs, *in_refs, *out_refs, *scratch)
             if result is not None:
                 raise ValueError(f"The kernel function in the pallas_call {self.name} "
                                  f"should return None (it writes its output refs), got "
@@ -321,18 +438,26 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
                 compiler_params=None, cost_estimate=None, metadata=None):
     """Runs `kernel(*input refs, *output refs, *scratch refs)` once per point of `grid`,
     each instance seeing the blocks its BlockSpecs' index maps pick; returns the outputs
-    (shaped like `out_shape`). Interpret mode (a loop over the grid under XLA) is used
-    whenever no GPU kernel compiler applies. JAX: pl.pallas_call."""
+    (shaped like `out_shape`). With a pltpu.PrefetchScalarGridSpec the first
+    `num_scalar_prefetch` arguments are scalar-prefetch operands: the kernel gets them
+    first (whole, as refs) and every index map gets them after the grid indices.
+    `interpret=True` (or a pltpu.InterpretParams) runs the kernel as a loop over the grid
+    under XLA on any platform. JAX: pl.pallas_call."""
     if not callable(kernel):
         raise TypeError(f"pallas_call kernel must be callable, got {type(kernel).__name__}")
+    num_scalar_prefetch = 0
     if grid_spec is not None:
         if not isinstance(grid_spec, GridSpec):
             raise TypeError(f"grid_spec must be a pl.GridSpec, got {type(grid_spec).__name__}")
         grid, in_specs, out_specs = grid_spec.grid, grid_spec.in_specs, grid_spec.out_specs
         scratch_shapes = grid_spec.scratch_shapes
+        num_scalar_prefetch = getattr(grid_spec, "num_scalar_prefetch", 0) or 0
+        if not isinstance(num_scalar_prefetch, (int, np.integer)) or num_scalar_prefetch < 0:
+            raise ValueError(f"num_scalar_prefetch must be a non-negative integer, got "
+                             f"{num_scalar_prefetch!r}")
     return _PallasCall(kernel, out_shape, _normalize_grid(grid), in_specs, out_specs,
                        scratch_shapes, input_output_aliases, debug, interpret, name,
-                       compiler_params)
+                       compiler_params, num_scalar_prefetch, cost_estimate)
 
 
 __all__ = ["pallas_call"]

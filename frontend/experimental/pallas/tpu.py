@@ -1,34 +1,460 @@
-"""`mjax.experimental.pallas.tpu` (`pltpu`): the TPU memory spaces kernels name their
-scratch buffers with. mjax runs such kernels in interpret mode, where every space is
-ordinary device memory. JAX: pallas/mosaic (the TPU backend's public names)."""
+"""`mjax.experimental.pallas.tpu` (`pltpu`): the TPU backend's public names.
+
+Compiler parameters (`CompilerParams`, with JAX 0.10.2's fields), `PrefetchScalarGridSpec`,
+memory spaces and semaphores, DMAs (`make_async_copy`, `async_copy`, `sync_copy`) and the
+TPU kernel helpers. Kernels using them run in interpret mode on any platform
+(`interpret=True` or `interpret=pltpu.InterpretParams()`: DMAs are copies, semaphores
+counters) and, on a TPU, through `--jaxpr-pallas-to-mosaic`. What `jaxpr.pallas_call`
+records of them is documented in dialect/ops/pallas.py. Names mjax does not implement
+raise NotImplementedError saying what is missing. JAX: jax.experimental.pallas.tpu.
+"""
 from __future__ import annotations
 
+import dataclasses
 import enum
+from typing import Any, Literal
 
-from mjax import dtypes
-from mjax.experimental.pallas.core import CompilerParams, MemoryRef
+import numpy as np
+
+from mjax import dtypes, lax
+from mjax import numpy as jnp
+from mjax.dialect.types import RefAval, ShapedArray
+from mjax.experimental.pallas import core as _pl_core
+from mjax.experimental.pallas import primitives as _p
+from mjax.experimental.pallas.core import ANY, GridSpec, MemoryRef, no_block_spec
+from mjax.experimental.pallas.memory import (AsyncCopyDescriptor, async_copy,
+                                             async_remote_copy, make_async_copy,
+                                             make_async_remote_copy, semaphore_read,
+                                             semaphore_signal, semaphore_wait, sync_copy)
+from mjax.experimental.pallas.memory import DeviceIdType
+from mjax.experimental.pallas.ref import as_ref
+
+core = _pl_core     # (JAX: pltpu.core is its mosaic core module)
 
 
-class MemorySpace(enum.Enum):
-    """TPU memory spaces; calling one gives a scratch buffer spec. JAX: pltpu.MemorySpace."""
-    ANY = "any"
-    VMEM = "vmem"
-    SMEM = "smem"
-    SEMAPHORE = "semaphore_mem"
-    HBM = "hbm"
-
-    def __call__(self, shape, dtype):
-        return MemoryRef(tuple(shape), dtypes.canonicalize_dtype(dtype), self)
+# ---- grids and compiler parameters ---------------------------------------------------------
+class CoreType(enum.Enum):
+    """Which core a kernel runs on. JAX: pltpu.CoreType."""
+    TC = "tc"
+    SC_SCALAR_SUBCORE = "sc_scalar_subcore"
+    SC_VECTOR_SUBCORE = "sc_vector_subcore"
 
     def __str__(self):
         return self.value
 
+    def __repr__(self):
+        return self.name
 
-ANY = MemorySpace.ANY
+
+class GridDimensionSemantics(enum.Enum):
+    """How a grid axis may run: in any order ("parallel", which lets a TPU split it
+    across cores) or in order ("arbitrary", e.g. a reduction axis that accumulates in
+    scratch). JAX: pltpu.GridDimensionSemantics."""
+    PARALLEL = "parallel"
+    CORE_PARALLEL = "core_parallel"
+    SUBCORE_PARALLEL = "subcore_parallel"
+    ARBITRARY = "arbitrary"
+
+
+PARALLEL = GridDimensionSemantics.PARALLEL
+CORE_PARALLEL = GridDimensionSemantics.CORE_PARALLEL
+SUBCORE_PARALLEL = GridDimensionSemantics.SUBCORE_PARALLEL
+ARBITRARY = GridDimensionSemantics.ARBITRARY
+
+_SEMANTICS = {s.value for s in GridDimensionSemantics}
+
+
+class SideEffectType(enum.Enum):
+    """What a kernel's side effects allow XLA to do with it. JAX: pltpu.SideEffectType."""
+    PURE = "pure"
+    DATAFLOW_SIDE_EFFECTING = "dataflow_side_effecting"
+    SIDE_EFFECTING = "side_effecting"
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class CompilerParams(_pl_core.CompilerParams):
+    """Mosaic TPU compiler parameters (JAX 0.10.2's fields). `pallas_call` records them in
+    `jaxpr.pallas_call`'s `compiler_params` (dimension_semantics as strings) for the
+    Mosaic lowering; interpret mode checks them and runs the grid in order.
+    JAX: pltpu.CompilerParams."""
+    dimension_semantics: tuple | None = None
+    allow_input_fusion: tuple | None = None
+    vmem_limit_bytes: int | None = None
+    collective_id: int | None = None
+    has_side_effects: bool | SideEffectType = False
+    flags: Any = None
+    internal_scratch_in_bytes: int | None = None
+    serialization_format: int = 1
+    disable_bounds_checks: bool = False
+    disable_semaphore_checks: bool = False
+    skip_device_barrier: bool = False
+    allow_collective_id_without_custom_barrier: bool = False
+    shape_invariant_numerics: bool = True
+    use_tc_tiling_on_sc: bool | None = None
+    needs_layout_passes: bool = True
+    fuse_transposed_lhs_in_matmul: bool = False
+
+    mjax_backend = "mosaic_tpu"    # (a class attribute: how pallas_call recognizes them)
+
+    def __init__(self, dimension_semantics=None, allow_input_fusion=None,
+                 vmem_limit_bytes=None, collective_id=None, has_side_effects=False,
+                 flags=None, internal_scratch_in_bytes=None, serialization_format=1,
+                 disable_bounds_checks=False, disable_semaphore_checks=False,
+                 skip_device_barrier=False, allow_collective_id_without_custom_barrier=False,
+                 shape_invariant_numerics=True, use_tc_tiling_on_sc=None,
+                 needs_layout_passes=True, fuse_transposed_lhs_in_matmul=False):
+        if dimension_semantics is not None:
+            if isinstance(dimension_semantics, (str, GridDimensionSemantics)):
+                raise TypeError(f"dimension_semantics must be a sequence (one entry per "
+                                f"grid dimension), got {dimension_semantics!r}")
+            dimension_semantics = tuple(dimension_semantics)
+            for d in dimension_semantics:
+                value = d.value if isinstance(d, GridDimensionSemantics) else d
+                if value not in _SEMANTICS:
+                    raise ValueError(f"dimension_semantics entries must be one of "
+                                     f"{sorted(_SEMANTICS)} or pltpu.GridDimensionSemantics, "
+                                     f"got {d!r}")
+        if allow_input_fusion is not None:
+            allow_input_fusion = tuple(allow_input_fusion)
+        if flags is not None:
+            flags = dict(flags)
+        values = dict(locals())
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, values[f.name])
+
+    def __hash__(self):
+        return hash(tuple(tuple(sorted(v.items())) if isinstance(v, dict) else v
+                          for v in (getattr(self, f.name) for f in dataclasses.fields(self))))
+
+    replace = dataclasses.replace
+
+
+class PrefetchScalarGridSpec(GridSpec):
+    """A GridSpec whose first `num_scalar_prefetch` pallas_call arguments are
+    scalar-prefetch operands: the kernel gets them first (as SMEM refs) and every index
+    map gets them after the grid indices, so blocks can be picked by data (block-sparse
+    kernels, paged attention). JAX: pltpu.PrefetchScalarGridSpec."""
+
+    def __init__(self, num_scalar_prefetch: int, grid=(), in_specs=no_block_spec,
+                 out_specs=no_block_spec, scratch_shapes=()):
+        super().__init__(grid, in_specs, out_specs, tuple(scratch_shapes))
+        if not isinstance(num_scalar_prefetch, (int, np.integer)) or num_scalar_prefetch < 0:
+            raise ValueError(f"num_scalar_prefetch must be a non-negative integer, got "
+                             f"{num_scalar_prefetch!r}")
+        self.num_scalar_prefetch = int(num_scalar_prefetch)
+
+    def __repr__(self):
+        return (f"PrefetchScalarGridSpec(num_scalar_prefetch={self.num_scalar_prefetch}, "
+                f"grid={self.grid!r})")
+
+
+# ---- memory spaces and semaphores ------------------------------------------------------------
+class MemorySpace(enum.Enum):
+    """TPU memory spaces; calling one gives a scratch buffer spec (pltpu.VMEM((8, 128),
+    jnp.float32)). ANY is pl.ANY. JAX: pltpu.MemorySpace."""
+    VMEM = "vmem"
+    VMEM_SHARED = "vmem_shared"
+    SMEM = "smem"
+    CMEM = "cmem"
+    SEMAPHORE = "semaphore_mem"
+    HBM = "hbm"
+
+    def __str__(self):
+        return self.value
+
+    def __repr__(self):
+        return self.name
+
+    def from_type(self, ty):
+        return MemoryRef(tuple(ty.shape), dtypes.canonicalize_dtype(ty.dtype), self)
+
+    def __call__(self, shape, dtype):
+        return MemoryRef(tuple(shape), dtypes.canonicalize_dtype(dtype), self)
+
+    def like(self, x):
+        return self.from_type(x)
+
+
 VMEM = MemorySpace.VMEM
+VMEM_SHARED = MemorySpace.VMEM_SHARED
 SMEM = MemorySpace.SMEM
+CMEM = MemorySpace.CMEM
+SEMAPHORE = MemorySpace.SEMAPHORE
 HBM = MemorySpace.HBM
-
+HOST = _pl_core.MemorySpace.HOST     # (deprecated in JAX: pl.HOST)
 TPUMemorySpace = MemorySpace
 
-__all__ = ["ANY", "CompilerParams", "HBM", "MemorySpace", "SMEM", "TPUMemorySpace", "VMEM"]
+
+class dma_semaphore:
+    """The dtype of DMA semaphores. JAX: pltpu.dma_semaphore."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _SemaphoreRef(MemoryRef):
+    """A scratch array of semaphores (i32 counters in interpret mode)."""
+    mjax_semaphore_space: str = "semaphore"
+
+
+class SemaphoreType(enum.Enum):
+    """Kinds of semaphores; `SemaphoreType.DMA((2,))` is a scratch array of two DMA
+    semaphores, `SemaphoreType.DMA` alone one. JAX: pltpu.SemaphoreType."""
+    REGULAR = "regular"
+    DMA = "dma"
+    BARRIER = "barrier"
+
+    @property
+    def mjax_semaphore_space(self) -> str:
+        return {"regular": "semaphore", "dma": "dma_semaphore",
+                "barrier": "barrier_semaphore"}[self.value]
+
+    @property
+    def dtype(self):
+        return dma_semaphore if self is SemaphoreType.DMA else np.dtype(np.int32)
+
+    def __call__(self, shape):
+        return _SemaphoreRef(tuple(shape), np.dtype(np.int32), MemorySpace.SEMAPHORE,
+                             self.mjax_semaphore_space)
+
+    def get_array_aval(self) -> ShapedArray:
+        return ShapedArray((), np.int32)
+
+    def get_ref_aval(self) -> RefAval:
+        return RefAval((), np.int32)
+
+
+# ---- interpret mode --------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class InterpretParams:
+    """Options of JAX's TPU interpret mode; `pallas_call(interpret=InterpretParams())`
+    runs the kernel interpreted. mjax's interpreter runs grid points in order and DMAs
+    as copies at their start, so the race detection, DMA timing and multi-core options
+    are accepted and ignored. JAX: pltpu.InterpretParams."""
+    detect_races: bool = False
+    out_of_bounds_reads: Literal["raise", "uninitialized"] = "raise"
+    skip_floating_point_ops: bool = False
+    uninitialized_memory: Literal["nan", "zero"] = "nan"
+    num_cores_or_threads: int = 1
+    vector_clock_size: int | None = None
+    logging_mode: Any = None
+    dma_execution_mode: Literal["eager", "on_wait"] = "on_wait"
+    random_seed: int | None = None
+    grid_point_recorder: Any = None
+    allow_hbm_allocation_in_run_scoped: bool = False
+    buffer_bounds: Literal["logical", "padded"] = "logical"
+
+
+def _not_supported(name: str, what: str):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"pltpu.{name} is not supported by mjax: {what}")
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Not supported by mjax: {what}. JAX: pltpu.{name}."
+    return fn
+
+
+def force_tpu_interpret_mode(params=None):
+    """Would make every pallas_call run in TPU interpret mode. JAX:
+    pltpu.force_tpu_interpret_mode; not supported (pass interpret= to pallas_call)."""
+    raise NotImplementedError("pltpu.force_tpu_interpret_mode is not supported by mjax: "
+                              "pass interpret=True (or pltpu.InterpretParams()) to "
+                              "pallas_call")
+
+
+set_tpu_interpret_mode = _not_supported(
+    "set_tpu_interpret_mode", "pass interpret=True (or pltpu.InterpretParams()) to "
+    "pallas_call")
+
+
+def reset_tpu_interpret_mode_state() -> None:
+    """Clears the TPU interpreter's shared state. mjax's interpreter keeps none, so this
+    does nothing. JAX: pltpu.reset_tpu_interpret_mode_state."""
+
+
+# ---- kernel helpers --------------------------------------------------------------------------
+def roll(x, shift, axis: int, *, stride: int | None = None, stride_axis: int | None = None):
+    """Rotates `x` by `shift` along `axis` (as jnp.roll); with `stride`/`stride_axis`
+    slice i along stride_axis rolls by shift + i * stride. JAX: pltpu.roll."""
+    if isinstance(shift, (int, np.integer)) and shift < 0:
+        raise ValueError("shift must be non-negative.")
+    if axis < 0 or axis >= jnp.ndim(x):
+        raise ValueError("axis is out of range.")
+    if (stride is None) != (stride_axis is None):
+        raise ValueError("stride and stride_axis must be both specified or not.")
+    if stride is None:
+        return jnp.roll(x, shift, axis)
+    if stride < 0:
+        raise ValueError("stride must be non-negative.")
+    if stride_axis < 0 or stride_axis >= jnp.ndim(x):
+        raise ValueError("stride_axis is out of range")
+    if axis == stride_axis:
+        raise ValueError("expected axis and stride_axis are different.")
+    parts = jnp.split(x, x.shape[stride_axis], stride_axis)
+    return jnp.concatenate([jnp.roll(p, shift + i * stride, axis)
+                            for i, p in enumerate(parts)], stride_axis)
+
+
+def bitcast(x, ty):
+    """Reinterprets the bits of `x` (at least 2-D) as dtype `ty`, packing or unpacking
+    along the second-minor dimension. JAX: pltpu.bitcast."""
+    ty = dtypes.canonicalize_dtype(ty)
+    x = jnp.asarray(x)
+    if x.ndim < 2:
+        raise ValueError("Not implemented: bitcast 1D")
+    src, dst = np.dtype(x.dtype).itemsize * 8, np.dtype(ty).itemsize * 8
+    if x.shape[-2] * src % dst:
+        raise ValueError("Not implemented: the 2nd minor dim can not be perfectly packed "
+                         "or unpacked")
+    if src < dst:
+        *lead, m, n = x.shape
+        k = dst // src
+        y = jnp.swapaxes(x.reshape(*lead, m // k, k, n), -1, -2)
+        return lax.bitcast_convert_type(y, ty)
+    if src > dst:
+        y = lax.bitcast_convert_type(x, ty)
+        *lead, m, n, k = y.shape
+        return jnp.swapaxes(y, -1, -2).reshape(*lead, m * k, n)
+    return lax.bitcast_convert_type(x, ty)
+
+
+def load(ref, *, mask=None):
+    """Loads the whole ref (or view), where `mask` holds. JAX: pltpu.load."""
+    return _p.load(as_ref(ref, "pltpu.load"), ..., mask=mask)
+
+
+def store(ref, val, *, mask=None) -> None:
+    """Stores `val` into the whole ref (or view), where `mask` holds. JAX: pltpu.store."""
+    _p.store(as_ref(ref, "pltpu.store"), ..., val, mask=mask)
+
+
+def with_memory_space_constraint(x, memory_space):
+    """A hint that `x` should live in `memory_space`; returns `x` (interpret mode keeps
+    every array in device memory). JAX: pltpu.with_memory_space_constraint."""
+    return x
+
+
+def trace_value(label: str, value) -> None:
+    """Records a scalar in a TPU trace; interpret mode records nothing.
+    JAX: pltpu.trace_value."""
+
+
+def touch(ref) -> None:
+    """Marks a ref as used (keeps a buffer alive); nothing to do when interpreting.
+    JAX: pltpu.touch."""
+    as_ref(ref, "pltpu.touch")
+
+
+def get_tpu_info():
+    """The TPU's hardware description. JAX: pltpu.get_tpu_info."""
+    raise NotImplementedError("pltpu.get_tpu_info needs a TPU: mjax has no description of "
+                              "TPU chips (VMEM size, core counts) off the chip")
+
+
+def is_tpu_device() -> bool:
+    """Whether the default device is a TPU. JAX: pltpu.is_tpu_device."""
+    from mjax import devices
+    try:
+        return devices()[0].platform == "tpu"
+    except Exception:   # (no backend at all)
+        return False
+
+
+emit_pipeline = _not_supported(
+    "emit_pipeline", "nested software pipelines inside a kernel (write the pipeline with "
+    "explicit DMAs: make_async_copy, semaphores and scratch buffers)")
+emit_pipeline_with_allocations = _not_supported(
+    "emit_pipeline_with_allocations", "nested software pipelines inside a kernel")
+prng_seed = _not_supported(
+    "prng_seed", "the TPU kernel's stateful hardware PRNG (pass random bits made with "
+    "jax.random into the kernel)")
+prng_random_bits = _not_supported("prng_random_bits", "the TPU kernel's stateful "
+                                  "hardware PRNG")
+stateful_uniform = _not_supported("stateful_uniform", "the TPU kernel's stateful PRNG")
+stateful_normal = _not_supported("stateful_normal", "the TPU kernel's stateful PRNG")
+stateful_bernoulli = _not_supported("stateful_bernoulli", "the TPU kernel's stateful PRNG")
+stateful_bits = _not_supported("stateful_bits", "the TPU kernel's stateful PRNG")
+sample_block = _not_supported("sample_block", "block-wise sampling with the kernel PRNG")
+to_pallas_key = _not_supported("to_pallas_key", "keys of the kernel PRNG")
+get_barrier_semaphore = _not_supported(
+    "get_barrier_semaphore", "cross-device barriers (interpret mode runs one device)")
+core_barrier = _not_supported("core_barrier", "barriers between the cores of a mesh")
+run_on_first_core = _not_supported("run_on_first_core", "kernels over a core mesh")
+create_tensorcore_mesh = _not_supported(
+    "create_tensorcore_mesh", "core meshes (pl.core_map / pl.kernel)")
+einshape = _not_supported("einshape", "einshape layout expressions")
+matmul_push_rhs = _not_supported("matmul_push_rhs", "explicit MXU operations")
+matmul_acc_lhs = _not_supported("matmul_acc_lhs", "explicit MXU operations")
+matmul_pop = _not_supported("matmul_pop", "explicit MXU operations")
+pack_elementwise = _not_supported("pack_elementwise", "sub-word packing ops")
+unpack_elementwise = _not_supported("unpack_elementwise", "sub-word packing ops")
+stochastic_round = _not_supported("stochastic_round", "stochastic rounding")
+get_tpu_info_for_chip = _not_supported("get_tpu_info_for_chip",
+                                       "descriptions of TPU chips")
+
+
+class LoweringException(Exception):
+    """A kernel the Mosaic lowering cannot compile. JAX: pltpu.LoweringException."""
+
+
+class ChipVersion(enum.Enum):
+    """TPU generations. JAX: pltpu.ChipVersion."""
+    TPU_V2 = "v2"
+    TPU_V3 = "v3"
+    TPU_V4I = "v4i"
+    TPU_V4 = "v4"
+    TPU_V5E = "v5e"
+    TPU_V5P = "v5p"
+    TPU_V6E = "v6e"
+    TPU_7X = "7x"
+
+
+class _Unsupported:
+    """Base of classes mjax names but does not implement."""
+    _what = ""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"pltpu.{type(self).__name__} is not supported by mjax: "
+                                  f"{self._what}")
+
+
+class TpuInfo(_Unsupported):
+    _what = "descriptions of TPU chips (see get_tpu_info)"
+
+
+class Tiling(_Unsupported):
+    _what = "TPU memory tilings (used by emit_pipeline)"
+
+
+class BufferType(enum.Enum):
+    """Roles of emit_pipeline's buffers. JAX: pltpu.BufferType."""
+    INPUT = 1
+    OUTPUT = 2
+    ACCUMULATOR = 3
+    INPUT_OUTPUT = 4
+    MANUAL = 5
+
+
+class BufferedRefBase(_Unsupported):
+    _what = "emit_pipeline's buffered refs"
+
+
+class BufferedRef(BufferedRefBase):
+    _what = "emit_pipeline's buffered refs"
+
+
+__all__ = ["ANY", "ARBITRARY", "AsyncCopyDescriptor", "BufferType", "BufferedRef",
+           "BufferedRefBase", "CMEM", "CORE_PARALLEL", "ChipVersion", "CompilerParams",
+           "CoreType", "DeviceIdType", "GridDimensionSemantics", "HBM", "InterpretParams",
+           "LoweringException", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec",
+           "SEMAPHORE", "SMEM", "SUBCORE_PARALLEL", "SemaphoreType", "SideEffectType",
+           "TPUMemorySpace", "Tiling", "TpuInfo", "VMEM", "VMEM_SHARED", "async_copy",
+           "async_remote_copy", "bitcast", "core", "core_barrier", "create_tensorcore_mesh",
+           "dma_semaphore", "einshape", "emit_pipeline", "emit_pipeline_with_allocations",
+           "force_tpu_interpret_mode", "get_barrier_semaphore", "get_tpu_info",
+           "get_tpu_info_for_chip", "is_tpu_device", "load", "make_async_copy",
+           "make_async_remote_copy", "matmul_acc_lhs", "matmul_pop", "matmul_push_rhs",
+           "pack_elementwise", "prng_random_bits", "prng_seed",
+           "reset_tpu_interpret_mode_state", "roll", "run_on_first_core", "sample_block",
+           "semaphore_read", "semaphore_signal", "semaphore_wait",
+           "set_tpu_interpret_mode", "stateful_bernoulli", "stateful_bits",
+           "stateful_normal", "stateful_uniform", "stochastic_round", "store", "sync_copy",
+           "to_pallas_key", "touch", "trace_value", "unpack_elementwise",
+           "with_memory_space_constraint"]

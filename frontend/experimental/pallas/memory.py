@@ -1,0 +1,210 @@
+"""Scoped buffers, semaphores and DMAs in Pallas kernels: `pl.run_scoped`,
+`pl.semaphore_signal/wait/read` and the TPU's `make_async_copy` family.
+
+They emit the ops of dialect/ops/pallas_tpu.py (`jaxpr.run_scoped`, `jaxpr.dma_start`,
+`jaxpr.dma_wait`, `jaxpr.semaphore_*`). Interpret mode runs a DMA as a copy and keeps a
+semaphore as an i32 counter. JAX: pallas/primitives.py (run_scoped, semaphores) and
+pallas/mosaic/primitives.py (AsyncCopyDescriptor).
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+import numpy as np
+
+from mjax import lax, trace_trees, tree_util
+from mjax.core import aval_of_value, bind, emit_region_op, trace_region
+from mjax.dialect.ops import pallas_tpu as P
+from mjax.experimental.pallas.primitives import current_kernel
+from mjax.experimental.pallas.ref import Ref, _as_i32, as_ref
+
+
+class DeviceIdType(enum.Enum):
+    """How a remote device is named: by its mesh coordinates or its logical id.
+    JAX: pl.DeviceIdType."""
+    MESH = "mesh"
+    LOGICAL = "logical"
+
+
+# ---- run_scoped ------------------------------------------------------------------------
+def run_scoped(f, *types, collective_axes=(), **kw_types):
+    """Calls `f` with fresh refs of `types` (pltpu.VMEM(...), pltpu.SemaphoreType.DMA,
+    ...; keyword types become keyword refs) that live only during the call; returns what
+    `f` returns. JAX: pl.run_scoped."""
+    from mjax.experimental.pallas.pallas_call import (_is_scratch_leaf, _scratch_aval,
+                                                      _scratch_space)
+    current_kernel("run_scoped")
+    if collective_axes:
+        raise NotImplementedError("run_scoped(collective_axes=...) (buffers shared by the "
+                                  "cores of a mesh) is not supported by mjax's Pallas")
+    leaves, tree = trace_trees.tree_flatten((types, kw_types), is_leaf=_is_scratch_leaf)
+    avals = [_scratch_aval(t) for t in leaves]
+    spaces = tuple(_scratch_space(t) for t in leaves)
+
+    def body(*tracers):
+        args, kwargs = tree_util.tree_unflatten(tree, [Ref(t) for t in tracers])
+        return f(*args, **kwargs)
+
+    region, out_avals, out_tree = trace_region(body, avals)
+    consts = list(region.captured)
+    params = {"scratch_shapes": avals}
+    if any(sp != "vmem" for sp in spaces):
+        params["scratch_memory_spaces"] = spaces
+    outs = emit_region_op(P.RunScopedOp, consts, params, [region], [consts], out_avals)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+# ---- semaphores -------------------------------------------------------------------------
+def _one_semaphore(sem, what: str) -> tuple[Ref, list]:
+    """The ref and the index of the one semaphore `sem` (a ref or `.at[i]` view) names."""
+    ref = as_ref(sem, what)
+    if np.dtype(ref.dtype) != np.int32:
+        raise TypeError(f"{what} expects a semaphore (a pltpu.SemaphoreType scratch "
+                        f"buffer), got {ref!r}")
+    if ref.shape != ():
+        raise ValueError(f"{what} needs one semaphore, got an array of semaphores of "
+                         f"shape {ref.shape}; pick one with .at[i]")
+    return ref, [_as_i32(s) for s, _, _ in ref.index]
+
+
+def _i32(what: str, v):
+    a = aval_of_value(v)
+    if a.shape != () or np.dtype(a.dtype).kind not in "iu":
+        raise TypeError(f"{what} must be an integer scalar, got {a.str_short()}")
+    if isinstance(v, (int, np.integer)):
+        return np.int32(v)
+    return v if np.dtype(a.dtype) == np.int32 else lax.convert_element_type(v, np.int32)
+
+
+def semaphore_signal(sem_or_view, inc=1, *, device_id=None,
+                     device_id_type=DeviceIdType.MESH, core_index=None) -> None:
+    """Adds `inc` to a semaphore. JAX: pl.semaphore_signal (remote signals, with
+    device_id or core_index, are not supported)."""
+    if device_id is not None or core_index is not None:
+        raise NotImplementedError("semaphore_signal to another device or core "
+                                  "(device_id=/core_index=) is not supported by mjax's "
+                                  "Pallas: it runs one kernel instance at a time")
+    ref, idx = _one_semaphore(sem_or_view, "semaphore_signal")
+    bind(P.SemaphoreSignalOp, ref.tracer, _i32("semaphore_signal inc", inc), *idx)
+
+
+def semaphore_wait(sem_or_view, value=1, *, decrement: bool = True) -> None:
+    """Waits until a semaphore holds `value`, then subtracts it (with `decrement`).
+    JAX: pl.semaphore_wait."""
+    ref, idx = _one_semaphore(sem_or_view, "semaphore_wait")
+    bind(P.SemaphoreWaitOp, ref.tracer, _i32("semaphore_wait value", value), *idx,
+         decrement=bool(decrement))
+
+
+def semaphore_read(sem_or_view):
+    """A semaphore's current count (an int32 scalar). JAX: pl.semaphore_read."""
+    ref, idx = _one_semaphore(sem_or_view, "semaphore_read")
+    return bind(P.SemaphoreReadOp, ref.tracer, *idx)
+
+
+# ---- DMAs -------------------------------------------------------------------------------
+@dataclasses.dataclass
+class AsyncCopyDescriptor:
+    """A DMA from `src_ref` to `dst_ref` signalling `dst_sem` (and `src_sem`): `.start()`
+    issues it, `.wait()` waits for it. JAX: pltpu's AsyncCopyDescriptor."""
+    src_ref: Ref
+    dst_ref: Ref
+    dst_sem: Ref
+    src_sem: Ref | None = None
+    device_id: object = None
+    device_id_type: DeviceIdType = DeviceIdType.MESH
+    add: bool = False
+
+    def __post_init__(self):
+        self.src_ref = as_ref(self.src_ref, "make_async_copy source")
+        self.dst_ref = as_ref(self.dst_ref, "make_async_copy destination")
+        if self.src_ref.shape != self.dst_ref.shape or np.dtype(
+                self.src_ref.dtype) != np.dtype(self.dst_ref.dtype):
+            raise ValueError(f"make_async_copy copies {self.src_ref!r} into "
+                             f"{self.dst_ref!r}; the source and destination must have "
+                             f"the same shape and dtype")
+        _one_semaphore(self.dst_sem, "make_async_copy semaphore")
+        if self.src_sem is not None:
+            _one_semaphore(self.src_sem, "make_async_copy source semaphore")
+
+    @property
+    def is_remote(self) -> bool:
+        return self.device_id is not None
+
+    def start(self, priority: int = 0) -> None:
+        if self.is_remote:
+            raise NotImplementedError("remote DMAs (make_async_remote_copy) are not "
+                                      "supported by mjax's Pallas")
+        src_starts, src = self.src_ref.op_args(...)
+        dst_starts, dst = self.dst_ref.op_args(...)
+        sems = [_one_semaphore(self.dst_sem, "dma_start")]
+        if self.src_sem is not None:
+            sems.append(_one_semaphore(self.src_sem, "dma_start"))
+        bind(P.DmaStartOp, self.src_ref.tracer, self.dst_ref.tracer,
+             *[r.tracer for r, _ in sems], *src_starts, *dst_starts,
+             *[i for _, idx in sems for i in idx],
+             src_sizes=src["sizes"], src_squeezed=src["squeezed"], dst_sizes=dst["sizes"],
+             dst_squeezed=dst["squeezed"], has_src_sem=self.src_sem is not None,
+             priority=int(priority), add=bool(self.add))
+
+    def _wait(self, sem, ref) -> None:
+        sem_ref, idx = _one_semaphore(sem, "dma_wait")
+        starts, params = ref.op_args(...)
+        bind(P.DmaWaitOp, sem_ref.tracer, ref.tracer, *idx, *starts, **params)
+
+    def wait(self) -> None:
+        """Waits for the copy to land in the destination."""
+        self._wait(self.dst_sem, self.dst_ref)
+
+    def wait_recv(self) -> None:
+        self._wait(self.dst_sem, self.dst_ref)
+
+    def wait_send(self) -> None:
+        if self.src_sem is None:
+            raise ValueError("wait_send needs a copy made with a source semaphore")
+        self._wait(self.src_sem, self.src_ref)
+
+
+def make_async_copy(src_ref, dst_ref, sem) -> AsyncCopyDescriptor:
+    """A DMA from `src_ref` to `dst_ref` (refs or `.at[...]` views of one shape) that
+    signals `sem`; call `.start()` and `.wait()`. JAX: pltpu.make_async_copy."""
+    return AsyncCopyDescriptor(src_ref, dst_ref, sem)
+
+
+def async_copy(src_ref, dst_ref, sem, *, priority: int = 0,
+               add: bool = False) -> AsyncCopyDescriptor:
+    """Starts a DMA (make_async_copy + start); returns its descriptor to wait on.
+    JAX: pltpu.async_copy."""
+    copy = AsyncCopyDescriptor(src_ref, dst_ref, sem, add=add)
+    copy.start(priority=priority)
+    return copy
+
+
+def sync_copy(src_ref, dst_ref, *, add: bool = False) -> None:
+    """Copies `src_ref` into `dst_ref` with a DMA and waits for it (a scoped DMA
+    semaphore). JAX: pltpu.sync_copy."""
+    from mjax.experimental.pallas.tpu import SemaphoreType
+
+    def body(sem):
+        async_copy(src_ref, dst_ref, sem, add=add).wait()
+    run_scoped(body, SemaphoreType.DMA)
+
+
+def make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
+                           device_id_type=DeviceIdType.MESH) -> AsyncCopyDescriptor:
+    """A DMA to another device. JAX: pltpu.make_async_remote_copy; not supported."""
+    raise NotImplementedError("make_async_remote_copy (DMAs between devices) is not "
+                              "supported by mjax's Pallas: interpret mode runs one device")
+
+
+def async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
+                      device_id_type=DeviceIdType.MESH):
+    """Starts a DMA to another device. JAX: pltpu.async_remote_copy; not supported."""
+    raise NotImplementedError("async_remote_copy (DMAs between devices) is not "
+                              "supported by mjax's Pallas: interpret mode runs one device")
+
+
+__all__ = ["AsyncCopyDescriptor", "DeviceIdType", "async_copy", "async_remote_copy",
+           "make_async_copy", "make_async_remote_copy", "run_scoped", "semaphore_read",
+           "semaphore_signal", "semaphore_wait", "sync_copy"]

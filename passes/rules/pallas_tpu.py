@@ -1,0 +1,143 @@
+"""Rules for the Pallas TPU kernel ops (dialect/ops/pallas_tpu.py): DMAs, semaphores and
+`jaxpr.run_scoped`.
+
+Interpret mode: `--jaxpr-pallas-interpret` (and `--jaxpr-discharge-state`) turn them into
+value ops through the DISCHARGE_NESTED table (`rule(discharge, op)`; they may update
+several refs at once, so they get the discharge itself, as control flow does):
+
+- `dma_start` copies src's view into dst's view at once and adds 1 to dst_sem (and
+  src_sem); `dma_wait` subtracts 1 from its semaphore. A kernel that waits for every
+  copy it starts sees its semaphores back at zero, as on the chip.
+- `semaphore_signal` adds, `semaphore_wait` subtracts (never blocks: one kernel instance
+  runs at a time), `semaphore_read` reads.
+- `run_scoped` inlines its body, its scoped buffers starting uninitialized (NaN, the
+  minimum integer; semaphores 0), as pallas_call's scratch does.
+
+The transformations never meet these ops one by one: vmap and jvp of a pallas_call
+transform the discharged kernel (passes/rules/pallas.py). Lowering on a TPU:
+`--jaxpr-pallas-to-mosaic`. JAX: pallas/mosaic/primitives.py (discharge rules) and
+pallas/mosaic/interpret.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.dialect.ops import pallas_tpu as P
+from mjax.dialect.ops.pallas import SEMAPHORE_SPACES, scratch_memory_spaces
+from mjax.dialect.types import aval_of
+from mjax.passes.rules.state import _read, _write
+from mjax.passes.rules.tables import (BATCH, DISCHARGE_NESTED, JVP, LOWER, SHARD, TRANSPOSE,
+                                      TRITON)
+
+_WHY = {
+    LOWER: "Pallas TPU kernel ops are discharged before lowering: "
+           "--jaxpr-pallas-interpret runs them (a DMA is a copy, a semaphore a counter), "
+           "--jaxpr-pallas-to-mosaic compiles them for a TPU",
+    BATCH: "Pallas TPU kernel ops appear only inside Pallas kernels; vmap batches the "
+           "whole jaxpr.pallas_call (a new leading grid dimension)",
+    SHARD: "Pallas TPU kernel ops appear only inside Pallas kernels, which sharding "
+           "propagation does not enter",
+    JVP: "Pallas TPU kernel ops appear only inside Pallas kernels; jvp of a "
+         "jaxpr.pallas_call differentiates the discharged kernel",
+    TRANSPOSE: "Pallas TPU kernel ops appear only inside Pallas kernels, which have no "
+               "reverse mode (use jax.custom_vjp around the pallas_call)",
+    TRITON: "DMAs, semaphores and run_scoped are Pallas TPU features; Triton kernels "
+            "cannot use them (JAX's Triton lowering has no rule for them either)",
+}
+for _op in P.DMA_OPS + P.SEMAPHORE_OPS + (P.RunScopedOp,):
+    for _table, _why in _WHY.items():
+        _table.unsupported(_op, _why)
+
+
+def _i32(b, v):
+    if np.dtype(aval_of(v.type).dtype) != np.int32:
+        return b.convert_element_type(v, new_dtype=np.dtype(np.int32))
+    return v
+
+
+def _sem_add(b, sem, idx, delta):
+    """`sem` with the counter at `idx` increased by `delta` (an i32 scalar value)."""
+    a = aval_of(sem.type)
+    one = (1,) * a.ndim
+    squeezed = tuple(range(a.ndim))
+    old = _read(b, sem, idx, one, squeezed)
+    return _write(b, sem, idx, one, squeezed, b.add(old, delta))
+
+
+def _dma_start(d, op):
+    p = op.opview.params
+    env = d.env
+    b = d.builder(op)
+    refs, starts = P.DmaStartOp.layout(list(op.operands), p["has_src_sem"])
+    starts = [[_i32(b, env[s]) for s in st] for st in starts]
+    src = env[refs[0]]
+    value = _read(b, src, starts[0], p["src_sizes"], p["src_squeezed"])
+    dst = env[refs[1]]
+    if p["add"]:
+        value = b.add(_read(b, dst, starts[1], p["dst_sizes"], p["dst_squeezed"]), value)
+    env[refs[1]] = _write(b, dst, starts[1], p["dst_sizes"], p["dst_squeezed"], value)
+    one = b.constant(np.int32(1))
+    for k in range(2, len(refs)):      # dst_sem, then src_sem (the same ref may be both)
+        env[refs[k]] = _sem_add(b, env[refs[k]], starts[k], one)
+
+
+def _dma_wait(d, op):
+    b = d.builder(op)
+    sem = op.operands[0]
+    n = aval_of(sem.type).ndim
+    idx = [_i32(b, d.env[s]) for s in list(op.operands)[2:2 + n]]
+    d.env[sem] = _sem_add(b, d.env[sem], idx, b.constant(np.int32(-1)))
+
+
+def _semaphore(sign):
+    def rule(d, op):
+        b = d.builder(op)
+        if sign < 0 and not op.opview.params.get("decrement", True):
+            return                        # (waiting alone changes nothing here)
+        sem, value = op.operands[0], d.env[op.operands[1]]
+        idx = [_i32(b, d.env[s]) for s in list(op.operands)[2:]]
+        d.env[sem] = _sem_add(b, d.env[sem], idx, value if sign > 0 else b.neg(value))
+    return rule
+
+
+def _semaphore_read(d, op):
+    b = d.builder(op)
+    sem = op.operands[0]
+    a = aval_of(sem.type)
+    idx = [_i32(b, d.env[s]) for s in list(op.operands)[1:]]
+    d.env[op.results[0]] = _read(b, d.env[sem], idx, (1,) * a.ndim, tuple(range(a.ndim)))
+
+
+def _run_scoped(d, op):
+    from mjax.passes.jaxpr_discharge_state import Discharge
+    from mjax.passes.jaxpr_pallas_interpret import uninitialized
+    p = op.opview.params
+    b = d.builder(op)
+    block = op.regions[0].blocks[0]
+    args = list(block.arguments)
+    n = len(op.operands)
+    env = {}
+    for a, v in zip(args[:n], op.operands):
+        env[a] = d.env[v]
+    for a, s, sp in zip(args[n:], p["scratch_shapes"] or (), scratch_memory_spaces(p)):
+        init = (np.zeros(s.shape, s.dtype) if sp in SEMAPHORE_SPACES
+                else np.broadcast_to(uninitialized(s.dtype), s.shape))
+        env[a] = b.constant(init)
+    inner = Discharge(d.ip, env, d.grid, d.grid_ids)
+    outs = inner.run(block)
+    for a, v in zip(args[:n], op.operands):     # (refs the body wrote)
+        if v in d.env:
+            d.env[v] = env[a]
+    d.env.update(zip(op.results, outs))
+
+
+DISCHARGE_NESTED.update({
+    P.DmaStartOp: _dma_start,
+    P.DmaWaitOp: _dma_wait,
+    P.SemaphoreSignalOp: _semaphore(+1),
+    P.SemaphoreWaitOp: _semaphore(-1),
+    P.SemaphoreReadOp: _semaphore_read,
+    P.RunScopedOp: _run_scoped,
+})
+
+__all__: list[str] = []
