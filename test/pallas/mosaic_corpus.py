@@ -1,0 +1,149 @@
+"""Pallas TPU kernels written once against a `jax`-like module (jax or mjax), for the
+Mosaic differential test (test_mosaic_differential.py) and benchmarks/mosaic_on_tpu.py.
+
+`corpus(J, pl, pltpu)` -> {name: (f, [(shape, dtype), ...])}; `f` calls pallas_call.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def corpus(J, pl, pltpu) -> dict:
+    jnp = J.numpy
+    K = {}
+
+    def add_kernel(x, y, o):
+        o[...] = x[...] + y[...]
+
+    def add(x, y):
+        return pl.pallas_call(
+            add_kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype), grid=(2,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))] * 2,
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x, y)
+    K["add"] = (add, [((16, 128), np.float32)] * 2)
+
+    def matmul_kernel(x, y, o):
+        o[...] = jnp.dot(x[...], y[...], preferred_element_type=jnp.float32)
+
+    def matmul(x, y):
+        return pl.pallas_call(
+            matmul_kernel, out_shape=J.ShapeDtypeStruct((256, 256), jnp.float32),
+            grid=(2, 2),
+            in_specs=[pl.BlockSpec((128, 256), lambda i, j: (i, 0)),
+                      pl.BlockSpec((256, 128), lambda i, j: (0, j))],
+            out_specs=pl.BlockSpec((128, 128), lambda i, j: (i, j)))(x, y)
+    K["matmul"] = (matmul, [((256, 256), np.float32)] * 2)
+
+    def matmul_nt_kernel(x, y, o):         # x @ y.T: contracting dims (1, 1)
+        o[...] = J.lax.dot_general(x[...], y[...], (((1,), (1,)), ((), ())),
+                                   preferred_element_type=jnp.float32)
+
+    def matmul_nt(x, y):
+        return pl.pallas_call(
+            matmul_nt_kernel, out_shape=J.ShapeDtypeStruct((128, 128), jnp.float32))(x, y)
+    K["matmul_transposed_rhs"] = (matmul_nt, [((128, 256), "bfloat16")] * 2)
+
+    def acc_kernel(x, y, o, acc):          # the Pallas TPU guide's matmul
+        @pl.when(pl.program_id(2) == 0)
+        def _():
+            acc[...] = jnp.zeros(acc.shape, jnp.float32)
+        acc[...] += jnp.dot(x[...], y[...], preferred_element_type=jnp.float32)
+
+        @pl.when(pl.program_id(2) == 3)
+        def _():
+            o[...] = acc[...].astype(o.dtype)
+
+    def guide_matmul(x, y):
+        return pl.pallas_call(
+            acc_kernel, out_shape=J.ShapeDtypeStruct((512, 512), x.dtype), grid=(2, 2, 4),
+            in_specs=[pl.BlockSpec((256, 128), lambda i, j, k: (i, k)),
+                      pl.BlockSpec((128, 256), lambda i, j, k: (k, j))],
+            out_specs=pl.BlockSpec((256, 256), lambda i, j, k: (i, j)),
+            scratch_shapes=[pltpu.VMEM((256, 256), jnp.float32)])(x, y)
+    K["acc_matmul"] = (guide_matmul, [((512, 512), "bfloat16")] * 2)
+
+    def guide_kernel(x, y, o, acc):        # as the guide writes it
+        @pl.when(pl.program_id(2) == 0)
+        def _():
+            acc[...] = jnp.zeros_like(acc)
+        acc[...] += jnp.dot(x[...], y[...], preferred_element_type=jnp.float32)
+
+        @pl.when(pl.program_id(2) == pl.num_programs(2) - 1)
+        def _():
+            o[...] = acc[...].astype(o.dtype)
+
+    def guide_matmul_exact(x, y):
+        return pl.pallas_call(
+            guide_kernel, out_shape=J.ShapeDtypeStruct((512, 512), x.dtype),
+            grid=(2, 2, 4),
+            in_specs=[pl.BlockSpec((256, 128), lambda i, j, k: (i, k)),
+                      pl.BlockSpec((128, 256), lambda i, j, k: (k, j))],
+            out_specs=pl.BlockSpec((256, 256), lambda i, j, k: (i, j)),
+            scratch_shapes=[pltpu.VMEM((256, 256), jnp.float32)])(x, y)
+    K["guide_matmul"] = (guide_matmul_exact, [((512, 512), "bfloat16")] * 2)
+
+    def softmax_kernel(x, o):
+        v = x[...]
+        m = jnp.max(v, axis=-1, keepdims=True)
+        e = jnp.exp(v - m)
+        o[...] = e / jnp.sum(e, axis=-1, keepdims=True)
+
+    def softmax(x):
+        return pl.pallas_call(
+            softmax_kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype), grid=(4,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
+    K["softmax"] = (softmax, [((32, 128), np.float32)])
+
+    def pid_kernel(x, o):
+        i = pl.program_id(0)
+        o[...] = x[...] * (i + 1).astype(jnp.float32)
+
+    def pid(x):
+        return pl.pallas_call(
+            pid_kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype), grid=(4,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
+    K["program_id"] = (pid, [((32, 128), np.float32)])
+
+    def fori_kernel(x, o):
+        def body(k, acc):
+            return acc + x[pl.ds(k * 8, 8), :]
+        o[...] = J.lax.fori_loop(0, 4, body, jnp.zeros((8, 128), jnp.float32))
+
+    def fori(x):
+        return pl.pallas_call(fori_kernel, out_shape=J.ShapeDtypeStruct((8, 128), x.dtype))(x)
+    K["fori_loop"] = (fori, [((32, 128), np.float32)])
+
+    def cond_kernel(x, o):
+        v = x[...]
+        o[...] = J.lax.cond(pl.program_id(0) < 2, lambda: v * 2.0, lambda: v - 1.0)
+
+    def cond(x):
+        return pl.pallas_call(
+            cond_kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype), grid=(4,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
+    K["cond"] = (cond, [((32, 128), np.float32)])
+
+    def elementwise_kernel(x, y, o):
+        a, b = x[...], y[...]
+        z = jnp.where(a > b, jnp.tanh(a), jnp.sqrt(jnp.abs(b)))
+        o[...] = (jnp.maximum(z, 0.5) * jnp.log(jnp.abs(a) + 1.0)).astype(o.dtype)
+
+    def elementwise(x, y):
+        return pl.pallas_call(
+            elementwise_kernel, out_shape=J.ShapeDtypeStruct(x.shape, jnp.bfloat16),
+            grid=(2,), in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))] * 2,
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x, y)
+    K["elementwise"] = (elementwise, [((16, 128), np.float32)] * 2)
+
+    def transpose_iota_kernel(x, o):
+        v = x[...].T
+        o[...] = v + J.lax.broadcasted_iota(jnp.int32, v.shape, 1).astype(jnp.float32)
+
+    def transpose_iota(x):
+        return pl.pallas_call(transpose_iota_kernel,
+                              out_shape=J.ShapeDtypeStruct((128, 8), x.dtype))(x)
+    K["transpose_iota"] = (transpose_iota, [((8, 128), np.float32)])
+    return K

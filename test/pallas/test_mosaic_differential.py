@@ -1,0 +1,157 @@
+"""--jaxpr-pallas-to-mosaic against JAX's Pallas TPU lowering, on a CPU: each kernel of the
+corpus (mosaic_corpus.py) is exported for the TPU by JAX (`jax.export(...,
+platforms=["tpu"])`, its forward-compatible form, serde version 11) and lowered by mjax's
+pass; both `tpu_custom_call` bodies are decoded (base64 -> bytecode -> mosaic-serde
+{serialize=false}) and compared, names and locations aside.
+
+`EXACT` kernels print identically (SSA names aside, the kernel named @kernel). The others
+differ only where mjax's frontend traces a different jaxpr than JAX's (the reason is
+given) and are compared after `canonicalize,cse` on both sides.
+"""
+from __future__ import annotations
+
+import base64
+import difflib
+import json
+import re
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+pytest.importorskip("jax.experimental.pallas.tpu")
+
+import mjax  # noqa: E402
+from jaxlib.mlir import ir, passmanager  # noqa: E402
+from jax.experimental import pallas as jpl  # noqa: E402
+from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
+from mjax.dialect.context import context  # noqa: E402
+from mjax.experimental import pallas as pl  # noqa: E402
+from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
+from mjax.passes.jaxpr_pallas_to_mosaic import JaxprPallasToMosaicPass  # noqa: E402
+from mjax.passes.mosaic import kernel as _kernel  # noqa: E402,F401  (the tpu dialect)
+
+from mosaic_corpus import corpus  # noqa: E402
+
+EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "program_id",
+         "fori_loop", "cond", "elementwise", "transpose_iota"}
+# kernel -> how mjax's traced jaxpr differs from JAX's
+FRONTEND_DIFFERENCES = {
+    "guide_matmul": "mjax's jnp.zeros_like(ref) reads the ref (JAX's takes only its aval), "
+                    "and mjax's pl.num_programs is a jaxpr.num_programs op where JAX's "
+                    "gives the static grid size",
+}
+
+JAX_KERNELS = corpus(jax, jpl, jpltpu)
+MJAX_KERNELS = corpus(mjax, pl, pltpu)
+
+
+def custom_calls(module: ir.Module) -> list[ir.Operation]:
+    out = []
+
+    def walk(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for o in block.operations:
+                    if o.operation.name == "stablehlo.custom_call":
+                        out.append(o.operation)
+                    walk(o.operation)
+    walk(module.operation)
+    return out
+
+
+def decode(call: ir.Operation) -> tuple[dict, str]:
+    """(backend_config without its body, the Mosaic module's text)."""
+    config = json.loads(ir.StringAttr(call.attributes["backend_config"]).value)
+    body = base64.b64decode(config["custom_call_config"].pop("body"))
+    kmod = ir.Module.parse(body)
+    passmanager.PassManager.parse("builtin.module(mosaic-serde{serialize=false})").run(
+        kmod.operation)
+    return config, kmod.operation.get_asm(enable_debug_info=False)
+
+
+def normalize(text: str, passes: str = "") -> str:
+    """The module re-printed (after `passes`), the kernel function named @kernel."""
+    m = ir.Module.parse(text)
+    if passes:
+        passmanager.PassManager.parse(f"builtin.module({passes})").run(m.operation)
+    text = m.operation.get_asm(enable_debug_info=False)
+    return re.sub(r"func\.func @(?!transform_)\w+\(", "func.func @kernel(", text)
+
+
+def jax_lowering(name):
+    f, shapes = JAX_KERNELS[name]
+    avals = [jax.ShapeDtypeStruct(s, d) for s, d in shapes]
+    text = jax.export.export(jax.jit(f), platforms=["tpu"])(*avals).mlir_module()
+    with context():
+        (call,) = custom_calls(ir.Module.parse(text))
+        return call.attributes["kernel_name"], decode(call)
+
+
+def mjax_lowering(name):
+    f, shapes = MJAX_KERNELS[name]
+    avals = [mjax.ShapeDtypeStruct(s, d) for s, d in shapes]
+    text = mjax.jit(f).trace(*avals).as_text()
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        JaxprPallasToMosaicPass(target_version=11).run(module)
+        (call,) = custom_calls(module)
+        return call.attributes["kernel_name"], decode(call)
+
+
+def _diff(a, b):
+    return "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), "jax",
+                                        "mjax", n=2))
+
+
+@pytest.mark.parametrize("name", sorted(JAX_KERNELS))
+def test_mosaic_module_matches_jax(name):
+    jax_name, (jax_config, jax_text) = jax_lowering(name)
+    with context():
+        mjax_name, (mjax_config, mjax_text) = mjax_lowering(name)
+        assert str(mjax_name) == str(jax_name)
+        assert mjax_config == jax_config
+        if name in EXACT:
+            a, b = normalize(jax_text), normalize(mjax_text)
+        else:
+            assert name in FRONTEND_DIFFERENCES, name
+            a, b = normalize(jax_text, "canonicalize,cse"), normalize(mjax_text,
+                                                                     "canonicalize,cse")
+        assert a == b, _diff(a, b)
+
+
+def test_every_kernel_is_classified():
+    assert set(JAX_KERNELS) == EXACT | set(FRONTEND_DIFFERENCES)
+
+
+def test_custom_call_attributes_match_jax():
+    f, shapes = JAX_KERNELS["add"]
+    avals = [jax.ShapeDtypeStruct(s, d) for s, d in shapes]
+    text = jax.export.export(jax.jit(f), platforms=["tpu"])(*avals).mlir_module()
+    g, _ = MJAX_KERNELS["add"]
+    mtext = mjax.jit(g).trace(*[mjax.ShapeDtypeStruct(s, d) for s, d in shapes]).as_text()
+    with context(), ir.Location.unknown():
+        (jcall,) = custom_calls(ir.Module.parse(text))
+        module = ir.Module.parse(mtext)
+        JaxprPallasToMosaicPass().run(module)
+        (mcall,) = custom_calls(module)
+        for attr in ("call_target_name", "kernel_name", "mhlo.frontend_attributes",
+                     "operand_layouts", "result_layouts"):
+            assert str(mcall.attributes[attr]) == str(jcall.attributes[attr]), attr
+        # the kernel and its index maps are gone
+        assert "jaxpr." not in str(module)
+
+
+def test_serde_version_is_an_option():
+    with context():
+        assert JaxprPallasToMosaicPass().target_version == 11
+        f, shapes = MJAX_KERNELS["matmul"]
+        text = mjax.jit(f).trace(*[mjax.ShapeDtypeStruct(s, d) for s, d in shapes]).as_text()
+        with ir.Location.unknown():
+            module = ir.Module.parse(text)
+            JaxprPallasToMosaicPass(target_version=0).run(module)
+            (call,) = custom_calls(module)
+            config = json.loads(ir.StringAttr(call.attributes["backend_config"]).value)
+            kmod = ir.Module.parse(base64.b64decode(config["custom_call_config"]["body"]))
+            version = kmod.operation.attributes["stable_mosaic.version"]
+            assert ir.IntegerAttr(version).value > 11
