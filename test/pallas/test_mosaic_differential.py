@@ -84,7 +84,8 @@ def jax_lowering(name):
     avals = [jax.ShapeDtypeStruct(s, d) for s, d in shapes]
     text = jax.export.export(jax.jit(f), platforms=["tpu"])(*avals).mlir_module()
     with context():
-        (call,) = custom_calls(ir.Module.parse(text))
+        module = ir.Module.parse(text)      # (held: its ops die with it)
+        (call,) = custom_calls(module)
         return call.attributes["kernel_name"], decode(call)
 
 
@@ -131,7 +132,8 @@ def test_custom_call_attributes_match_jax():
     g, _ = MJAX_KERNELS["add"]
     mtext = mjax.jit(g).trace(*[mjax.ShapeDtypeStruct(s, d) for s, d in shapes]).as_text()
     with context(), ir.Location.unknown():
-        (jcall,) = custom_calls(ir.Module.parse(text))
+        jmodule = ir.Module.parse(text)
+        (jcall,) = custom_calls(jmodule)
         module = ir.Module.parse(mtext)
         JaxprPallasToMosaicPass().run(module)
         (mcall,) = custom_calls(module)
