@@ -3,18 +3,19 @@
     CHECKS[SinOp] == ("nan",)             # the error kinds an op checks, in JAX's order
     fail, payload = SITE_RULES["nan"](b, op, operands, results)
 
-`CHECKS` says which ops `checkify` checks for which errors (JAX's `error_checks` table:
-NaN-producing primitives, integer and float division, out-of-bounds gathers, scatters
-and dynamic slices); `SITE_RULES[kind]` emits the check after the op: a scalar i1 that
-is true when the error happened and the payload its message needs (out-of-bounds:
-int32[3] = index, axis, axis size of the first bad index, as JAX reports it).
+`CHECKS` (rules/tables.py) says which ops `checkify` checks for which errors (JAX's
+`error_checks` table: NaN-producing primitives, integer and float division,
+out-of-bounds gathers, scatters and dynamic slices); each family's rule file fills it
+beside the ops' other rules (`nan_checked(SinOp, ...)`). `SITE_RULES[kind]` emits the
+check after the op: a scalar i1 that is true when the error happened and the payload its
+message needs (out-of-bounds: int32[3] = index, axis, axis size of the first bad index,
+as JAX reports it).
 """
 from __future__ import annotations
 
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax.dialect import OPS
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import checkify as C
 from mjax.dialect.ops import indexing as I
@@ -23,28 +24,8 @@ from mjax.dialect.types import aval_of
 from mjax.passes.registry import PassError
 from mjax.passes.rules.ad_util import jvp_rule
 from mjax.passes.rules.callbacks import host_call
-from mjax.passes.rules.tables import BATCH, CHECKS, JVP, LOWER, SHARD, TRANSPOSE
+from mjax.passes.rules.tables import BATCH, JVP, LOWER, SHARD, TRANSPOSE
 from mjax.passes.rules import batch_util as B
-
-# JAX: checkify.nan_primitives (ops this dialect has).
-NAN_PRIMITIVES = (
-    "acos", "acosh", "add", "asin", "asinh", "atan2", "atan", "atanh", "bessel_i0e",
-    "bessel_i1e", "cbrt", "conv_general_dilated", "cos", "cosh", "cumlogsumexp", "cummax",
-    "cummin", "cumprod", "cumsum", "digamma", "dot_general", "erf_inv", "erf", "erfc", "exp",
-    "expm1", "fft", "igamma_grad_a", "igamma", "igammac", "integer_pow", "lgamma",
-    "linear_solve", "log1p", "log", "logistic", "mul", "pad", "pow", "psum", "reduce",
-    "reduce_prod", "reduce_sum", "reduce_window", "reduce_window_sum",
-    "regularized_incomplete_beta", "rem", "rng_uniform", "rsqrt", "sin", "sinh", "sqrt",
-    "sub", "tan", "tanh")
-
-for _name in NAN_PRIMITIVES:
-    if "jaxpr." + _name in OPS:
-        CHECKS[OPS["jaxpr." + _name]] = ("nan",)
-CHECKS[OPS["jaxpr.div"]] = ("div", "nan")
-for _cls in (I.DynamicSliceOp, I.DynamicUpdateSliceOp, I.GatherOp):
-    CHECKS[_cls] = ("index",)
-for _cls in (I.ScatterOp, I.ScatterAddOp, I.ScatterMulOp, I.ScatterMinOp, I.ScatterMaxOp):
-    CHECKS[_cls] = ("index", "nan")
 
 OOB_PAYLOAD = ("tensor<3xi32>",)
 PAYLOAD_TYPES = {"nan": (), "div": (), "index": OOB_PAYLOAD}
@@ -248,5 +229,5 @@ JVP.unsupported(C.CheckifyOp, "expanded (inner-first) before its caller is "
 TRANSPOSE.unsupported(C.CheckifyOp, "expanded before its caller is differentiated")
 
 
-__all__ = ["FUNCTIONALIZATION", "FunctionalizationError", "NAN_PRIMITIVES",
+__all__ = ["FUNCTIONALIZATION", "FunctionalizationError",
            "OOB_PAYLOAD", "PAYLOAD_TYPES", "SITE_RULES", "oob_payload"]

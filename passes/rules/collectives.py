@@ -25,7 +25,7 @@ from mjax.dialect.types import aval_of
 from mjax.passes.registry import PassError
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
-from mjax.passes.rules.tables import lowering
+from mjax.passes.rules.tables import lowering, nan_checked
 
 
 # ---- jvp / transpose -----------------------------------------------------------------
@@ -191,3 +191,7 @@ def _collective_lower(ctx, *args, axes, **params):
     raise PassError(ctx.loc, f"'{ctx.op.name}' op names axis {names}, which no enclosing "
                              f"vmap binds; collectives over device axes (pmap, shard_map) "
                              f"cannot be lowered yet")
+
+
+# ---- checkify -------------------------------------------------------------------------
+nan_checked(C.PsumOp)

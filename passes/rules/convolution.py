@@ -24,7 +24,7 @@ from mjax.dialect.types import ShapedArray
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import NOT_MAPPED, batch_rule, batched_shape
-from mjax.passes.rules.tables import lowering
+from mjax.passes.rules.tables import lowering, nan_checked
 
 
 # ---- lowering ----------------------------------------------------------------------
@@ -247,3 +247,7 @@ def _empty_batch(b, lhs, ld, rhs, rd, params):
     rhs_aval = ShapedArray(batched_shape(rhs, rd), AD.aval(rhs).dtype)
     out, = C.ConvGeneralDilatedOp.infer_checked([lhs_aval, rhs_aval], params)
     return [AD.zeros(b, ShapedArray((0,) + out.shape, out.dtype))], [0]
+
+
+# ---- checkify -------------------------------------------------------------------------
+nan_checked(C.ConvGeneralDilatedOp)

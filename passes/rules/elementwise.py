@@ -12,7 +12,7 @@ from mjax.dialect.dtype_rules import is_complex, is_unsigned
 from mjax.dialect.ops import elementwise as E
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
-from mjax.passes.rules.tables import lowering
+from mjax.passes.rules.tables import CHECKS, lowering, nan_checked
 
 # ---- one-to-one lowerings ------------------------------------------------------
 _ONE_TO_ONE = {
@@ -338,3 +338,12 @@ for _op in _family_ops():
         B.defvectorized(_op)
     else:
         B.defbroadcasting(_op)
+
+
+# ---- checkify: JAX's automatic checks (JAX: checkify.error_checks) ---------------------
+nan_checked(E.AcosOp, E.AcoshOp, E.AddOp, E.AsinOp, E.AsinhOp, E.Atan2Op, E.AtanOp,
+            E.AtanhOp, E.CbrtOp, E.CosOp, E.CoshOp, E.DigammaOp, E.ErfInvOp, E.ErfOp,
+            E.ErfcOp, E.ExpOp, E.Expm1Op, E.IntegerPowOp, E.LgammaOp, E.Log1pOp, E.LogOp,
+            E.LogisticOp, E.MulOp, E.PowOp, E.RemOp, E.RsqrtOp, E.SinOp, E.SinhOp, E.SqrtOp,
+            E.SubOp, E.TanOp, E.TanhOp)
+CHECKS[E.DivOp] = ("div", "nan")      # (a zero divisor, then NaNs)

@@ -27,7 +27,7 @@ from mjax.passes.rules import hlo as H
 from mjax.passes.rules.dynamic_shapes import dim_value, is_static, shape_value
 from mjax.passes.rules.indexing_ad import gather_dnums_of_scatter
 from mjax.passes.rules.reductions import combiner
-from mjax.passes.rules.tables import lowering
+from mjax.passes.rules.tables import CHECKS, lowering
 
 
 def _out_type(ctx, i=0):
@@ -329,3 +329,11 @@ def _dynamic_update_slice_batch(b, args, dims):
                           dimension_numbers=_window_dnums(len(starts)), indices_are_sorted=False,
                           unique_indices=True, mode="clip")
     return [out], [0]
+
+
+# ---- checkify: out-of-bounds indices (JAX: checkify's gather/scatter/dynamic-slice
+# checks); the scatters' results are checked for NaNs too ----------------------------
+for _op in (I.DynamicSliceOp, I.DynamicUpdateSliceOp, I.GatherOp):
+    CHECKS[_op] = ("index",)
+for _op in (I.ScatterOp, I.ScatterAddOp, I.ScatterMulOp, I.ScatterMinOp, I.ScatterMaxOp):
+    CHECKS[_op] = ("index", "nan")

@@ -30,7 +30,7 @@ from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
 from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapack_call, nan_unless,
                                          slice_matrix, solver_call, uint8)
 from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
-from mjax.passes.rules.tables import LOWERING_PLATFORM, TRANSPOSE, lowering
+from mjax.passes.rules.tables import LOWERING_PLATFORM, TRANSPOSE, lowering, nan_checked
 
 
 # ==== lowering helpers ==================================================================
@@ -693,3 +693,6 @@ def _triangular_solve_batch(b, args, dims, **params):
     x = b.triangular_solve(a, b.reshape(y, new_sizes=flat), **params)
     return [b.reshape(x, new_sizes=_shape(y))], [out_dim]
 
+
+# ---- checkify -------------------------------------------------------------------------
+nan_checked(L.FftOp)

@@ -30,7 +30,7 @@ from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, bdim_to_front,
                                           defbroadcasting, defvectorized, moveaxis)
 from mjax.passes.rules.dynamic_shapes import defining_op, dim_value
-from mjax.passes.rules.tables import BATCH, lowering
+from mjax.passes.rules.tables import BATCH, lowering, nan_checked
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -396,3 +396,7 @@ def _rng_bit_generator_batch(b, args, dims, *, shape, dtype, algorithm="RNG_DEFA
                        strides=(1, *ones))
         new_key = b.concatenate(new_key, rest, dimension=0)
     return [new_key, bits], [0, 0]
+
+
+# ---- checkify -------------------------------------------------------------------------
+nan_checked(R.RngUniformOp)

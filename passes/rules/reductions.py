@@ -24,7 +24,7 @@ from mjax.dialect.ops import reductions as R
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.dynamic_shapes import shape_value
-from mjax.passes.rules.tables import lowering
+from mjax.passes.rules.tables import lowering, nan_checked
 
 
 # ---- monoids: identity and combiner per reduction kind -----------------------------
@@ -334,3 +334,8 @@ def _sort_batch(b, args, dims, *, dimension, is_stable, num_keys):
     outs = b.emit(R.SortOp, *xs, dimension=B.canonical_axis(dimension, d),
                   is_stable=is_stable, num_keys=num_keys)
     return outs, [d] * len(outs)
+
+
+# ---- checkify -------------------------------------------------------------------------
+nan_checked(R.CumlogsumexpOp, R.CummaxOp, R.CumminOp, R.CumprodOp, R.CumsumOp,
+            R.ReduceProdOp, R.ReduceSumOp)

@@ -22,7 +22,7 @@ from mjax.passes.registry import op_error
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import NOT_MAPPED, bdim_to_front
 from mjax.passes.rules.control_flow import inline_body
-from mjax.passes.rules.tables import BATCH_NESTED, JVP, TRANSPOSE, lowering
+from mjax.passes.rules.tables import BATCH_NESTED, JVP, TRANSPOSE, lowering, nan_checked
 from mjax.passes.rules.windowed import _with_unit_window_at
 
 
@@ -88,3 +88,7 @@ for _op in (RR.ReduceOp, RR.ReduceWindowOp):
                          f"rule yet (use lax.add/max/min, which have one)")
     TRANSPOSE.unsupported(_op, f"{_op.OPERATION_NAME} is not linear in general")
     BATCH_NESTED[_op] = _region_reduction_batch
+
+
+# ---- checkify -------------------------------------------------------------------------
+nan_checked(RR.ReduceOp, RR.ReduceWindowOp)

@@ -13,7 +13,7 @@ from mjax.dialect.types import element_type
 from mjax.passes.registry import PassError
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.dynamic_shapes import dim_value, is_static, shape_value
-from mjax.passes.rules.tables import LOWERING_PLATFORM, lowering
+from mjax.passes.rules.tables import LOWERING_PLATFORM, lowering, nan_checked
 
 
 def _out_type(ctx, i=0):
@@ -744,3 +744,7 @@ def _dot_general_batch(b, args, dims, *, dimension_numbers, precision=None,
     out = b.dot_general(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)),
                         precision=precision, preferred_element_type=preferred_element_type)
     return [out], [out_d]
+
+
+# ---- checkify -------------------------------------------------------------------------
+nan_checked(S.DotGeneralOp, S.PadOp)

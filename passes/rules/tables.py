@@ -199,6 +199,13 @@ TRITON: RuleTable[Callable] = RuleTable("triton", "no Triton lowering rule for t
 # JAX's order (JAX: checkify's error_checks)
 CHECKS: RuleTable[tuple] = RuleTable("checks")
 
+
+def nan_checked(*ops: type) -> None:
+    """checkify checks the results of `ops` for NaNs (JAX: checkify.nan_primitives); a
+    rule file states it beside the ops' other rules."""
+    for op in ops:
+        CHECKS[op] = ("nan",)
+
 ALL_TABLES = (LOWER, JVP, TRANSPOSE, BATCH, SHARD, JVP_NESTED, BATCH_NESTED,
               TRANSPOSE_NESTED, PARTIAL_EVAL, ZERO_DERIVATIVE, EXPAND, DISCHARGE,
               DISCHARGE_NESTED, TRITON, CHECKS)
@@ -262,4 +269,4 @@ def lowering(*ops: type[JaxprOp]):
 __all__ = ["ALL_TABLES", "BATCH", "BATCH_NESTED", "CHECKS", "DISCHARGE", "DISCHARGE_NESTED",
            "EXPAND", "JVP", "JVP_NESTED", "LOWER", "LowerCtx", "MissingRule",
            "PARTIAL_EVAL", "RuleTable", "SHARD", "TRANSPOSE", "TRANSPOSE_NESTED", "TRITON",
-           "ZERO_DERIVATIVE", "has_zero_derivative", "lowering"]
+           "ZERO_DERIVATIVE", "has_zero_derivative", "lowering", "nan_checked"]

@@ -25,7 +25,7 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front
 from mjax.passes.rules.reductions import combiner, identity
-from mjax.passes.rules.tables import lowering
+from mjax.passes.rules.tables import lowering, nan_checked
 
 _KIND = {W.ReduceWindowSumOp: "add", W.ReduceWindowMaxOp: "max", W.ReduceWindowMinOp: "min"}
 _SELECT = {"ge": ("GE", "max"), "le": ("LE", "min")}  # comparison, padding identity
@@ -241,3 +241,7 @@ def _make_pair_batch(op):
 
 batch_rule(W.SelectAndGatherAddOp)(_make_pair_batch(W.SelectAndGatherAddOp))
 batch_rule(W.SelectAndScatterAddOp)(_make_pair_batch(W.SelectAndScatterAddOp))
+
+
+# ---- checkify -------------------------------------------------------------------------
+nan_checked(W.ReduceWindowSumOp)
