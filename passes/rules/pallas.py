@@ -13,6 +13,10 @@ queries count from axis 1 (`program_id(0)` becomes `program_id(1)`).
              in_specs = [{block_shape = array<i64: -1, 4>, index_map = @m_batched}]}
     func.func private @m_batched(%b, %i) -> (%b, call @m(%i))
 
+With scalar prefetch (num_scalar_prefetch > 0) vmap is not implemented yet (JAX has
+it), and jvp raises NotImplementedError as JAX does. A batched call's
+dimension_semantics gain a leading "parallel" for the batch axis.
+
 JVP (JAX: `_pallas_call_jvp_rule`): the kernel is discharged into a pure function of its
 blocks, that function is differentiated (passes/forward_mode.py), and a new kernel reads
 all its refs (primal and tangent), runs the derivative inline and writes the results.
@@ -51,6 +55,10 @@ REVERSE_ERROR = (
 
 class PallasReverseError(PassError, ValueError):
     """Reverse mode through a pallas_call (a ValueError, as JAX raises)."""
+
+
+class PallasNotImplemented(PassError, NotImplementedError):
+    """A transformation of a pallas_call mjax (or JAX) does not implement."""
 
 
 LOWER.unsupported(PallasCallOp, "a pallas_call is expanded first, by "
@@ -107,6 +115,14 @@ def _batched_spec(spec, imap: str, batched: bool) -> dict:
 def _pallas_batch(batcher, op, vals, dims, b):
     fns, size = batcher.fns, batcher.axis_size
     p = dict(op.opview.params)
+    if p.get("num_scalar_prefetch"):
+        raise PallasNotImplemented(op, "vmap of a pallas_call with scalar-prefetch operands "
+                                       "(pltpu.PrefetchScalarGridSpec) is not supported "
+                                       "by mjax yet")
+    sem = (p.get("compiler_params") or {}).get("dimension_semantics")
+    if sem is not None:       # (the batch axis is a new parallel grid axis, as in JAX)
+        p["compiler_params"] = dict(p["compiler_params"],
+                                    dimension_semantics=("parallel",) + tuple(sem))
     aliases = p["input_output_aliases"] or ()
     aliased_ins = set(aliases[::2])
     anchor = fns.get(str(p["callee"]))
@@ -200,6 +216,10 @@ def _pallas_jvp(jvp, op, pairs):
     if jvp.linearize:
         raise PallasReverseError(op, REVERSE_ERROR)
     p = dict(op.opview.params)
+    if p.get("num_scalar_prefetch"):
+        raise PallasNotImplemented(op, "JVP of a pallas_call with scalar-prefetch operands "
+                                       "(pltpu.PrefetchScalarGridSpec) is not supported "
+                                       "(as in JAX)")
     if p["input_output_aliases"]:
         raise op_error(op, "JVP of a pallas_call with input_output_aliases is not "
                            "supported (as in JAX)")

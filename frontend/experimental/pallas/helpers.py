@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 
 from mjax import numpy as jnp
-from mjax import trace_trees
+from mjax import trace_trees, tree_util
 from mjax.experimental.pallas.core import CostEstimate
 from mjax.experimental.pallas.memory import run_scoped
 
@@ -24,7 +24,7 @@ def estimate_cost(fun, *args, **kwargs) -> CostEstimate:
              for x in leaves]
     try:
         lowered = jit(functools.partial(fun, **kwargs)).lower(
-            *trace_trees.tree_unflatten(tree, specs))
+            *tree_util.tree_unflatten(tree, specs))
         cost = lowered.cost_analysis() or {}
         if isinstance(cost, (list, tuple)):
             cost = cost[0] if cost else {}
