@@ -157,3 +157,34 @@ def test_serde_version_is_an_option():
             kmod = ir.Module.parse(base64.b64decode(config["custom_call_config"]["body"]))
             version = kmod.operation.attributes["stable_mosaic.version"]
             assert ir.IntegerAttr(version).value > 11
+
+
+def mjax_export_lowering(name):
+    """The kernel through mjax.export(..., platforms=["tpu"]) (the frontend's route)."""
+    f, shapes = MJAX_KERNELS[name]
+    avals = [mjax.ShapeDtypeStruct(s, d) for s, d in shapes]
+    check = mjax.export.DisabledSafetyCheck.custom_call("tpu_custom_call")
+    try:
+        exp = mjax.export.export(mjax.jit(f), platforms=["tpu"],
+                                 disabled_checks=[check])(*avals)
+    except ValueError as e:      # (interpret=False has no lowering on this route yet)
+        pytest.skip(f"mjax.export does not compile TPU kernels through Mosaic: {e}")
+    with context():
+        module = ir.Module.parse(exp.mlir_module())
+        calls = [c for c in custom_calls(module)
+                 if ir.StringAttr(c.attributes["call_target_name"]).value == "tpu_custom_call"]
+        if not calls:
+            pytest.skip("mjax.export does not route TPU pallas_calls through "
+                        "--jaxpr-pallas-to-mosaic yet (runtime/backend.py's tpu record)")
+        (call,) = calls
+        return call.attributes["kernel_name"], decode(call)
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_mjax_export_for_tpu_matches_jax(name):
+    _, (jax_config, jax_text) = jax_lowering(name)
+    _, (mjax_config, mjax_text) = mjax_export_lowering(name)
+    with context():
+        assert mjax_config == jax_config
+        a, b = normalize(jax_text), normalize(mjax_text)
+        assert a == b, _diff(a, b)
