@@ -174,7 +174,8 @@ def _mul_transpose(b, ct, x, y):
 
 AD.defjvp(E.DivOp,
           lambda b, t, x, y: b.div(t, y),
-          lambda b, t, x, y, *, ans: b.neg(b.mul(t, b.div(ans, y))))
+          # (JAX's form, op for op, so results agree to the bit: -t * x * y**-2)
+          lambda b, t, x, y: b.mul(b.mul(b.neg(t), x), b.integer_pow(y, y=-2)))
 
 
 @AD.transpose_rule(E.DivOp)
@@ -276,10 +277,11 @@ AD.defjvp(E.Exp2Op, lambda b, t, x, *, ans: b.mul(t, b.mul(ans, _c(b, x, np.log(
 AD.defjvp(E.Expm1Op, lambda b, t, x, *, ans: b.mul(t, b.add(ans, _c(b, x, 1))))
 AD.defjvp(E.LogOp, lambda b, t, x: b.div(t, x))
 AD.defjvp(E.Log1pOp, lambda b, t, x: b.div(t, b.add(x, _c(b, x, 1))))
-AD.defjvp(E.SqrtOp, lambda b, t, x, *, ans: b.div(t, b.mul(ans, _c(b, x, 2))))
-AD.defjvp(E.RsqrtOp, lambda b, t, x, *, ans: b.mul(t, b.mul(b.div(ans, x), _c(b, x, -0.5))))
-AD.defjvp(E.CbrtOp, lambda b, t, x, *, ans: b.mul(t, b.mul(b.integer_pow(ans, y=-2),
-                                                           _c(b, x, 1 / 3))))
+# (sqrt, rsqrt, cbrt, acosh, atanh: JAX's forms op for op, so results agree to the bit)
+AD.defjvp(E.SqrtOp, lambda b, t, x, *, ans: b.mul(t, b.div(_c(b, x, 0.5), ans)))
+AD.defjvp(E.RsqrtOp, lambda b, t, x, *, ans: b.mul(t, b.mul(_c(b, x, -0.5), b.div(ans, x))))
+AD.defjvp(E.CbrtOp, lambda b, t, x, *, ans: b.mul(t, b.mul(_c(b, x, 1 / 3),
+                                                           b.integer_pow(ans, y=-2))))
 AD.defjvp(E.SinOp, lambda b, t, x: b.mul(t, b.cos(x)))
 AD.defjvp(E.CosOp, lambda b, t, x: b.neg(b.mul(t, b.sin(x))))
 AD.defjvp(E.TanOp, lambda b, t, x, *, ans: b.mul(t, b.add(_c(b, x, 1), _sq(b, ans))))
@@ -292,9 +294,9 @@ AD.defjvp(E.CoshOp, lambda b, t, x: b.mul(t, b.sinh(x)))
 AD.defjvp(E.TanhOp, lambda b, t, x, *, ans: b.mul(b.add(t, b.mul(t, ans)),
                                                  b.sub(_c(b, x, 1), ans)))
 AD.defjvp(E.AsinhOp, lambda b, t, x: b.mul(t, b.rsqrt(b.add(_sq(b, x), _c(b, x, 1)))))
-AD.defjvp(E.AcoshOp, lambda b, t, x: b.mul(t, b.rsqrt(b.mul(b.sub(x, _c(b, x, 1)),
-                                                            b.add(x, _c(b, x, 1))))))
-AD.defjvp(E.AtanhOp, lambda b, t, x: b.div(t, b.sub(_c(b, x, 1), _sq(b, x))))
+AD.defjvp(E.AcoshOp, lambda b, t, x: b.mul(t, b.rsqrt(b.sub(_sq(b, x), _c(b, x, 1)))))
+AD.defjvp(E.AtanhOp, lambda b, t, x: b.mul(b.integer_pow(b.add(_c(b, x, 1), x), y=-1),
+                                           b.div(t, b.sub(_c(b, x, 1), x))))
 AD.defjvp(E.LogisticOp, lambda b, t, x, *, ans: b.mul(t, b.mul(ans, b.sub(_c(b, x, 1), ans))))
 AD.defjvp(E.ErfOp, lambda b, t, x: b.mul(t, b.mul(_c(b, x, 2 / np.sqrt(np.pi)),
                                                   b.exp(b.neg(_sq(b, x))))))

@@ -3,23 +3,31 @@ from __future__ import annotations
 
 import math
 
-from mjax import numpy as jnp
+from mjax import lax, numpy as jnp
 from mjax.scipy import special
 from mjax.scipy.stats._util import promote
 
-_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _const(x, value):
+    """`value` as a constant of x's dtype (JAX's _lax_const)."""
+    return lax.full_like(x, value, shape=())
 
 
 def logpdf(x, loc=0, scale=1):
-    """log N(x; loc, scale^2). JAX: jax.scipy.stats.norm.logpdf."""
+    """log N(x; loc, scale^2) = -(log(2 pi scale^2) + (x - loc)^2 / scale^2) / 2, JAX's
+    formula op for op (so XLA computes and folds it as JAX's: the same bits). JAX:
+    jax.scipy.stats.norm.logpdf."""
     x, loc, scale = promote("norm.logpdf", x, loc, scale)
-    z = (x - loc) / scale
-    return -0.5 * z * z - jnp.log(scale) - _HALF_LOG_2PI
+    scale_sqrd = lax.square(scale)
+    log_normalizer = lax.log(lax.mul(_const(x, 2 * math.pi), scale_sqrd))
+    quadratic = lax.div(lax.square(lax.sub(x, loc)), scale_sqrd)
+    return lax.div(lax.add(log_normalizer, quadratic), _const(x, -2))
 
 
 def pdf(x, loc=0, scale=1):
     """N(x; loc, scale^2). JAX: jax.scipy.stats.norm.pdf."""
-    return jnp.exp(logpdf(x, loc, scale))
+    return lax.exp(logpdf(x, loc, scale))
 
 
 def cdf(x, loc=0, scale=1):
