@@ -19,7 +19,7 @@ from mjax.dialect.ops import collectives as C
 from mjax.dialect.ops.sharding import ShardingConstraintOp, dim_axes
 from mjax.dialect.types import KeyType, RefAval, ShapedArray, short_dtype_name
 from mjax.dtypes import aval_of_value, hi_aval
-from mjax.passes.rules.tables import SHARD
+from mjax.passes.rules.tables import CONTRACTION, PARTIAL_SUMS, PER_PARTIAL, PRODUCT, SHARD, SUM
 from mjax.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
                                  get_abstract_mesh)
 from mjax.tracer import Tracer
@@ -398,11 +398,6 @@ def trace_op_types(trace, opcls, tracers, outs, params) -> None:
 
 # ---- unreduced and reduced axes of a traced op's result (JAX's ur rules) -----------------
 _ISSUE = "Please file an issue at https://github.com/jax-ml/jax/issues"
-_ADDS = ("add", "add_any")
-# Ops linear in their one operand, acting on each device's partial alone.
-_PER_PARTIAL = ("convert_element_type", "copy", "copy_p", "reduce_sum", "transpose",
-                "reshape", "broadcast_in_dim", "squeeze", "expand_dims", "rev", "slice",
-                "dynamic_slice", "reduce_precision")
 
 
 def _axes_text(axes) -> str:
@@ -438,35 +433,36 @@ def check_mul_unreduced(x_ur, x_r, y_ur, y_r, x_type, y_type) -> None:
                                 f"unreduced on. Got lhs={x_type()} and rhs={y_type()}")
 
 
-def _unreduced_of_result(name, tracers, partial) -> frozenset:
-    """The unreduced axes of the result of op `name` (JAX's errors for ops that cannot
-    take unreduced operands)."""
+def _unreduced_of_result(opcls, tracers, partial) -> frozenset:
+    """The unreduced axes of the result of an `opcls` op, by its PARTIAL_SUMS entry
+    (JAX's errors for ops that cannot take unreduced operands)."""
     us = [u for u, _ in partial]
     if not any(us):
         return frozenset()
-    if name in _ADDS:
+    name, kind = opcls.primitive, PARTIAL_SUMS.get(opcls)
+    if kind == SUM:
         check_add_unreduced(name, us[0], us[1])
         return us[0]
-    if name == "mul":
+    if kind == PRODUCT:
         (x_ur, x_r), (y_ur, y_r) = partial
         check_mul_unreduced(x_ur, x_r, y_ur, y_r, lambda: typeof_traced(tracers[0]),
                             lambda: typeof_traced(tracers[1]))
         return x_ur or y_ur
-    if name == "dot_general":
+    if kind == CONTRACTION:
         raise ShardingTypeError(
-            f"lhs or rhs passed to dot_general cannot be unreduced. Got "
+            f"lhs or rhs passed to {name} cannot be unreduced. Got "
             f"lhs=ShapedArray({typeof_traced(tracers[0])}) and "
             f"rhs=ShapedArray({typeof_traced(tracers[1])})")
-    if name in _PER_PARTIAL:
+    if kind == PER_PARTIAL:
         return us[0]
     raise NotImplementedError(f"unreduced rule for {name} is not implemented. {_ISSUE}")
 
 
-def _reduced_of_result(name, tracers, found, partial) -> frozenset:
+def _reduced_of_result(opcls, tracers, found, partial) -> frozenset:
     """The reduced axes of the result: those all reduced operands share (JAX's nary
     rule: operands reduced differently, or one replicated where another is reduced, are
-    ShardingTypeErrors); none for dot_general."""
-    if name == "dot_general":
+    ShardingTypeErrors); none for a contraction."""
+    if PARTIAL_SUMS.get(opcls) == CONTRACTION:
         return frozenset()
     reduced = {r for _, r in partial if r}
     if len(reduced) > 1:
@@ -495,12 +491,11 @@ def partial_rule(opcls, tracers, found, params) -> tuple:
     structural ops) keep them; dot_general refuses unreduced operands; other array ops
     on unreduced values raise NotImplementedError as in JAX. Control flow and calls
     (no factor rule) give untyped results."""
-    name = opcls.primitive
     if SHARD.get(opcls) is None:
         return frozenset(), frozenset()
     partial = [partial_axes(f) for f in found]
-    unreduced = _unreduced_of_result(name, tracers, partial)
-    reduced = _reduced_of_result(name, tracers, found, partial)
+    unreduced = _unreduced_of_result(opcls, tracers, partial)
+    reduced = _reduced_of_result(opcls, tracers, found, partial)
     return unreduced, reduced - unreduced
 
 

@@ -32,10 +32,12 @@ from mjax.array import Array
 from mjax.config import config
 from mjax.core import bind
 from mjax.dialect import ShapedArray
+from mjax.dialect.ops import structural as S
 from mjax.dialect.ops.reductions import ReduceSumOp
 from mjax.dialect.ops.structural import DotGeneralOp
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.placement import _process_of, device_put, process_index
+from mjax.passes.rules.tables import PARTIAL_SUMS, PRODUCT, SUM
 from mjax.runtime import get_backend
 from mjax.runtime.backend import buffer_to_numpy
 from mjax.sharding_impls import NamedSharding, PartitionSpec
@@ -44,12 +46,13 @@ from mjax.sharding_types import (ShardingTypeError, check_add_unreduced, check_m
 
 _ISSUE = "Please file an issue at https://github.com/jax-ml/jax/issues"
 
-# Ops that act on each device's partial alone: the sum of the results is the result of
-# the sum. Binary ones need operands laid out alike; structural ones unsplit blocks.
-# (JAX 0.10.2 has no unreduced rule for sub or neg: they raise as there.)
-_ADDS = ("add", "add_any")
-_CASTS = ("copy", "copy_p", "convert_element_type")
-_STRUCTURAL = ("transpose", "reshape", "broadcast_in_dim", "squeeze", "expand_dims", "rev")
+# Which ops act on each device's partial alone is tables.PARTIAL_SUMS. Of its per-partial
+# ops this eager path runs the casts, which keep every device's block, reduce_sum and
+# the structural ops below on unsplit blocks; the sums and products need operands laid
+# out alike. (JAX 0.10.2 has no unreduced rule for sub or neg: they raise as there.)
+_CASTS = (S.CopyOp, S.ConvertElementTypeOp)
+_STRUCTURAL = (S.TransposeOp, S.ReshapeOp, S.BroadcastInDimOp, S.SqueezeOp, S.ExpandDimsOp,
+               S.RevOp)
 
 
 def unreduced_of(sharding) -> frozenset:
@@ -328,33 +331,34 @@ def apply_unreduced(opcls, args, params):
     sharding = first._sharding
     positional = _positional(sharding, first.ndim)
     out_positional = positional
-    if name in _ADDS:
+    kind = PARTIAL_SUMS.get(opcls)
+    if kind == SUM:
         check_add_unreduced(name, *(unreduced_of(getattr(a, "_sharding", None))
                                     for a in args))
-    elif name == "mul":
+    elif kind == PRODUCT:
         x, y = args
         check_mul_unreduced(unreduced_of(getattr(x, "_sharding", None)), _reduced_of(x),
                             unreduced_of(getattr(y, "_sharding", None)), _reduced_of(y),
                             lambda: _type_text(x), lambda: _type_text(y))
-    if name in _ADDS or name == "mul":
+    if kind in (SUM, PRODUCT):
         for x in args:
             if not (type(x) is Array and isinstance(x._sharding, NamedSharding) and
                     x._sharding.mesh == sharding.mesh and x.shape == first.shape and
                     _positional(x._sharding, x.ndim) == positional):
                 raise NotImplementedError(f"{name} of an unreduced array and an operand "
                                           f"of another shape or layout")
-    elif name == "reduce_sum":
+    elif opcls is ReduceSumOp:
         axes = set(params["axes"])
         if any(positional[d] for d in axes):
             raise NotImplementedError("reduce_sum of an unreduced array over dimensions "
                                       "also split over mesh axes")
         out_positional = [p for d, p in enumerate(positional) if d not in axes]
-    elif name in _STRUCTURAL:
+    elif opcls in _STRUCTURAL:
         if any(positional):
             raise NotImplementedError(f"unreduced rule for {name} of an array also split "
                                       f"along its dimensions is not implemented")
         out_positional = None
-    elif name not in _CASTS:
+    elif opcls not in _CASTS:
         raise NotImplementedError(f"unreduced rule for {name} is not implemented. {_ISSUE}")
     bufs = [_buffers(x) for x in args]
     parts, out = {}, None

@@ -59,9 +59,8 @@ from mjax.dialect.types import aval_of
 from mjax.passes.ir_util import entry_block, is_terminator, symbol_name
 from mjax.passes.registry import Pass, PassError, format_location, register_pass
 from mjax.passes.rules.op_names import JIT_NAMES, SCOPES
-from mjax.passes.rules.tables import SHARD
-from mjax.passes.unreduced_loops import ADDS as _ADDS, PER_PARTIAL as _PER_PARTIAL, \
-    SCAN, scan_partials
+from mjax.passes.rules.tables import CONTRACTION, PER_PARTIAL, PRODUCT, SHARD, SUM
+from mjax.passes.unreduced_loops import SCAN, partial_sum_kind, scan_partials
 
 Spec = tuple  # per dimension, a tuple of mesh axis names
 
@@ -540,10 +539,6 @@ class _Propagation:
         return values
 
 
-# (_PER_PARTIAL, _ADDS: the ops each device may apply to its partial sum alone, JAX's
-# unreduced rules; add/add_any need all operands unreduced alike, mul one.)
-
-
 def _unreduced_values(ops, args: dict, decision, nested: dict) -> tuple[dict, set]:
     """({value: its unreduced axes} for the values of the block that hold partial sums,
     forward from the arguments `args` and the constraints naming unreduced axes through
@@ -566,11 +561,12 @@ def _unreduced_values(ops, args: dict, decision, nested: dict) -> tuple[dict, se
         if not partial or not len(op.results):
             continue
         found = [partial.get(v) for v in op.operands]
-        if name in _PER_PARTIAL and found and found[0]:
+        kind = partial_sum_kind(op)     # (tables.PARTIAL_SUMS: JAX's unreduced rules)
+        if kind == PER_PARTIAL and found and found[0]:
             axes = found[0]
-        elif name in _ADDS and found and all(found) and len(set(found)) == 1:
+        elif kind == SUM and found and all(found) and len(set(found)) == 1:
             axes = found[0]
-        elif name == "jaxpr.mul" and sum(f is not None for f in found) == 1:
+        elif kind == PRODUCT and sum(f is not None for f in found) == 1:
             axes = next(f for f in found if f)
         else:
             continue
@@ -597,11 +593,12 @@ def _from_contractions(v, decision) -> set:
         if owner.name == "jaxpr.reduce_sum" and _splits(
                 decision(owner.operands[0]), owner.opview.params["axes"]):
             continue
-        if owner.name in _PER_PARTIAL:
+        kind = partial_sum_kind(owner)
+        if kind == PER_PARTIAL:
             todo.append(owner.operands[0])
-        elif owner.name in _ADDS:
+        elif kind == SUM:
             todo.extend(owner.operands)
-        elif owner.name != "jaxpr.dot_general":
+        elif kind != CONTRACTION:
             return set()
     return chain
 

@@ -18,16 +18,16 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.passes.ir_util import is_zero_constant
+from mjax.passes.rules.tables import (CONTRACTION, PARTIAL_SUMS, PER_PARTIAL, PRODUCT, SUM,
+                                      UPDATE)
 
 SCAN = "jaxpr.scan"
-# Ops each device may apply to its partial sum alone (operand 0 carries the partials).
-PER_PARTIAL = frozenset("jaxpr." + n for n in (
-    "convert_element_type", "copy", "copy_p", "reduce_sum", "transpose", "reshape",
-    "broadcast_in_dim", "squeeze", "expand_dims", "rev", "slice", "dynamic_slice",
-    "reduce_precision"))
-ADDS = frozenset(("jaxpr.add", "jaxpr.add_any"))
-_UPDATE = "jaxpr.dynamic_update_slice"
-_CONTRACTION = "jaxpr.dot_general"
+
+
+def partial_sum_kind(op: ir.Operation) -> str | None:
+    """How `op` treats operands that are partial sums (tables.PARTIAL_SUMS; None: it
+    takes none, or it is no jaxpr op)."""
+    return PARTIAL_SUMS.get(type(op.opview))
 
 
 def _params(op) -> dict:
@@ -70,22 +70,22 @@ class _Chains:
         owner = v.owner.operation
         if owner.block == self.top:      # (a top-level value not known unreduced)
             return None
-        name = owner.name
+        kind = partial_sum_kind(owner)
         inside = {v}
-        if name == _CONTRACTION:
+        if kind == CONTRACTION:
             return inside
-        if name in PER_PARTIAL:
+        if kind == PER_PARTIAL:
             found = self.chain(owner.operands[0])
-        elif name in ADDS or name == _UPDATE:
-            operands = list(owner.operands)[:2] if name == _UPDATE else list(owner.operands)
+        elif kind in (SUM, UPDATE):
+            operands = list(owner.operands)[:2] if kind == UPDATE else list(owner.operands)
             parts = [self._either(x) for x in operands]
             if any(p is None for p in parts) or all(is_zero_constant(x) for x in operands):
                 return None
             found = set().union(*parts)
-        elif name == "jaxpr.mul":
+        elif kind == PRODUCT:
             a, b = (self.chain(x) for x in owner.operands)
             found = a if b is None else (b if a is None else None)
-        elif name == SCAN:
+        elif owner.name == SCAN:
             found = self._scan_result(owner, v.result_number)
         else:
             return None

@@ -19,6 +19,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import OPS
 from mjax.dialect.ops import elementwise as E
+from mjax.dialect.ops import indexing as I
 from mjax.dialect.ops import reductions as R
 from mjax.dialect.ops import sharding as S
 from mjax.dialect.ops import sorting as So
@@ -26,7 +27,8 @@ from mjax.dialect.ops import structural as St
 from mjax.dialect.ops import transforms as T
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
-from mjax.passes.rules.tables import SHARD, lowering
+from mjax.passes.rules.tables import (CONTRACTION, PARTIAL_SUMS, PER_PARTIAL, PRODUCT, SHARD,
+                                      SUM, UPDATE, lowering)
 
 # ---- jvp / transpose ------------------------------------------------------------------
 # (A value reduced over mesh axes has a cotangent unreduced over them, and the other way
@@ -337,3 +339,15 @@ for _op in OPS.values():
     family = _op.__module__.rsplit(".", 1)[-1]
     if _op not in SHARD and SHARD.reason(_op) is None and family in _FAMILY_REASONS:
         not_propagated(_op, _FAMILY_REASONS[family])
+
+
+# ---- partial sums (unreduced values; tables.PARTIAL_SUMS) -----------------------------
+# JAX's unreduced rules: casts, copies, sums and structural ops act on each device's term
+# alone; add needs its operands unreduced alike; mul is bilinear; dot_general refuses
+# unreduced operands (JAX: the `unreduced_rule`s of jax._src.lax).
+for _op in (St.ConvertElementTypeOp, St.CopyOp, R.ReduceSumOp, St.TransposeOp,
+            St.ReshapeOp, St.BroadcastInDimOp, St.SqueezeOp, St.ExpandDimsOp, St.RevOp,
+            St.SliceOp, I.DynamicSliceOp, St.ReducePrecisionOp):
+    PARTIAL_SUMS[_op] = PER_PARTIAL
+PARTIAL_SUMS.update({E.AddOp: SUM, E.MulOp: PRODUCT, St.DotGeneralOp: CONTRACTION,
+                     I.DynamicUpdateSliceOp: UPDATE})

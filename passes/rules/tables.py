@@ -206,9 +206,25 @@ def nan_checked(*ops: type) -> None:
     for op in ops:
         CHECKS[op] = ("nan",)
 
+# ---- partial sums (unreduced values) ---------------------------------------------------
+# How an op treats operands that are partial sums over mesh axes (each device holds one
+# term of the sum: JAX's unreduced arrays): op class -> one of the kinds below. Read by
+# the frontend's sharding types (sharding_types.partial_rule, JAX's unreduced rules) and
+# by --jaxpr-propagate-shardings' unreduced layouts (passes/unreduced_loops.py). An op
+# without an entry takes no partial sums: JAX raises NotImplementedError for it, and the
+# passes end a chain of partial sums there. rules/sharding.py states the entries.
+PER_PARTIAL = "per_partial"  # linear in operand 0: each device applies it to its term
+SUM = "sum"                  # adds its operands: all unreduced alike, and so is the result
+PRODUCT = "product"          # bilinear: one operand unreduced, the other reduced over it
+CONTRACTION = "contraction"  # takes no unreduced operand; its sum over split dimensions
+#                              is a partial sum until reduced
+UPDATE = "update"            # writes operand 1 into operand 0: a partial sum when both are
+#                              (a loop's stacked accumulator); JAX's types have no rule
+PARTIAL_SUMS: RuleTable[str] = RuleTable("partial_sums")
+
 ALL_TABLES = (LOWER, JVP, TRANSPOSE, BATCH, SHARD, JVP_NESTED, BATCH_NESTED,
               TRANSPOSE_NESTED, PARTIAL_EVAL, ZERO_DERIVATIVE, EXPAND, DISCHARGE,
-              DISCHARGE_NESTED, TRITON, CHECKS)
+              DISCHARGE_NESTED, TRITON, CHECKS, PARTIAL_SUMS)
 
 
 # The platform jaxpr-to-stablehlo lowers for ("" when not told: `platform=cpu` in its
@@ -266,7 +282,8 @@ def lowering(*ops: type[JaxprOp]):
     return LOWER.register(*ops)
 
 
-__all__ = ["ALL_TABLES", "BATCH", "BATCH_NESTED", "CHECKS", "DISCHARGE", "DISCHARGE_NESTED",
-           "EXPAND", "JVP", "JVP_NESTED", "LOWER", "LowerCtx", "MissingRule",
-           "PARTIAL_EVAL", "RuleTable", "SHARD", "TRANSPOSE", "TRANSPOSE_NESTED", "TRITON",
+__all__ = ["ALL_TABLES", "BATCH", "BATCH_NESTED", "CHECKS", "CONTRACTION", "DISCHARGE",
+           "DISCHARGE_NESTED", "EXPAND", "JVP", "JVP_NESTED", "LOWER", "LowerCtx",
+           "MissingRule", "PARTIAL_EVAL", "PARTIAL_SUMS", "PER_PARTIAL", "PRODUCT",
+           "RuleTable", "SHARD", "SUM", "TRANSPOSE", "TRANSPOSE_NESTED", "TRITON", "UPDATE",
            "ZERO_DERIVATIVE", "has_zero_derivative", "lowering", "nan_checked"]

@@ -26,8 +26,8 @@ from mjax.passes.jaxpr_to_stablehlo import lower_op
 from mjax.passes.registry import PassError
 from mjax.passes.rules.tables import (ALL_TABLES, BATCH, BATCH_NESTED, CHECKS, DISCHARGE,
                                       DISCHARGE_NESTED, EXPAND, JVP, JVP_NESTED, LOWER,
-                                      PARTIAL_EVAL, SHARD, TRANSPOSE, TRANSPOSE_NESTED,
-                                      TRITON, ZERO_DERIVATIVE, RuleTable)
+                                      PARTIAL_EVAL, PARTIAL_SUMS, SHARD, TRANSPOSE,
+                                      TRANSPOSE_NESTED, TRITON, ZERO_DERIVATIVE, RuleTable)
 from mjax.passes.triton.kernel import KernelLowering
 
 # column -> (table, the table of the same transformation for ops with bodies, or None).
@@ -48,6 +48,7 @@ OPTIONAL = {
     DISCHARGE_NESTED: "control flow whose bodies use refs",
     CHECKS: "ops without automatic checks are copied by checkify",
     ZERO_DERIVATIVE: "only the ops whose derivative is zero",
+    PARTIAL_SUMS: "ops without an entry take no unreduced operands (JAX raises)",
 }
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -63,13 +64,28 @@ def cell(column: str, op) -> str | None:
     return None if table.covers(op) else "-"
 
 
+def optional_cell(table, op) -> str:
+    """An optional table's entry for `op`: its rule, shortened when it is a fact (the
+    error kinds checkify checks, a partial-sum kind), else "-"."""
+    rule = table.get(op)
+    if rule is None:
+        return "-"
+    if isinstance(rule, tuple):
+        return ",".join(rule)
+    return rule if isinstance(rule, str) and len(rule) <= 12 else "rule"
+
+
 def matrix() -> str:
+    """Every op against every table: the columns each op must decide on, then the
+    optional ones (facts such as zero derivatives, checks and partial sums)."""
     names = sorted(OPS)
     width = max(len(n) for n in names)
-    lines = [" " * width + "  " + "  ".join(f"{c:>9}" for c in COLUMNS)]
+    heads = list(COLUMNS) + [t.name for t in OPTIONAL]
+    lines = [" " * width + "  " + "  ".join(f"{c:>11}" for c in heads)]
     for name in names:
-        lines.append(f"{name:<{width}}  " + "  ".join(
-            f"{cell(c, OPS[name]) or 'MISSING':>9}" for c in COLUMNS))
+        cells = [cell(c, OPS[name]) or "MISSING" for c in COLUMNS]
+        cells += [optional_cell(t, OPS[name]) for t in OPTIONAL]
+        lines.append(f"{name:<{width}}  " + "  ".join(f"{c:>11.11}" for c in cells))
     return "\n".join(lines)
 
 
