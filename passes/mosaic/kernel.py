@@ -50,6 +50,7 @@ class KernelLowering:
         self.module, self.grid = module, tuple(grid)
         self.target_version = target_version
         self.grid_indices: list[ir.Value] = []
+        self.dma_sources: dict = {}     # memory.py: what each DMA wait waits for
 
     @property
     def forward_compatible(self) -> bool:

@@ -146,4 +146,63 @@ def corpus(J, pl, pltpu) -> dict:
         return pl.pallas_call(transpose_iota_kernel,
                               out_shape=J.ShapeDtypeStruct((128, 8), x.dtype))(x)
     K["transpose_iota"] = (transpose_iota, [((8, 128), np.float32)])
+
+    def gather_kernel(idx_ref, x_ref, o_ref):          # scalar prefetch, in SMEM
+        i = pl.program_id(0)
+        o_ref[...] = x_ref[...] + idx_ref[i].astype(jnp.float32)
+
+    def block_gather(idx, x):
+        return pl.pallas_call(
+            gather_kernel,
+            grid_spec=pltpu.PrefetchScalarGridSpec(
+                num_scalar_prefetch=1, grid=(4,),
+                in_specs=[pl.BlockSpec((8, 128), lambda i, idx_ref: (idx_ref[i], 0))],
+                out_specs=pl.BlockSpec((8, 128), lambda i, idx_ref: (i, 0))),
+            out_shape=J.ShapeDtypeStruct((32, 128), x.dtype),
+            compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)))(idx, x)
+    K["scalar_prefetch_gather"] = (block_gather, [((4,), np.int32), ((32, 128), np.float32)])
+
+    def dma_kernel(x_hbm, o_ref, buf, sems):            # x stays in HBM (pl.ANY)
+        i = pl.program_id(0)
+        c0 = pltpu.make_async_copy(x_hbm.at[pl.ds(i * 8, 8)], buf.at[0], sems.at[0])
+        c0.start()
+        c0.wait()
+        o_ref[...] = buf[0] * 2.0
+
+    def dma(x):
+        return pl.pallas_call(
+            dma_kernel, grid=(4,), in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            scratch_shapes=[pltpu.VMEM((2, 8, 128), jnp.float32),
+                            pltpu.SemaphoreType.DMA((2,))],
+            out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    K["dma"] = (dma, [((32, 128), np.float32)])
+
+    def scoped_kernel(x_ref, o_ref):
+        def body(tmp, sem):
+            tmp[...] = x_ref[...] * 3.0
+            pl.semaphore_signal(sem, 2)
+            pl.semaphore_wait(sem, 2)
+            return tmp[...] + 1.0
+        o_ref[...] = pl.run_scoped(body, pltpu.VMEM((8, 128), jnp.float32),
+                                   pltpu.SemaphoreType.REGULAR)
+
+    def scoped(x):
+        return pl.pallas_call(
+            scoped_kernel, grid=(2,), in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    K["run_scoped_semaphore"] = (scoped, [((16, 128), np.float32)])
+
+    def smem_kernel(x_hbm, o_ref, buf, cnt):
+        pltpu.sync_copy(x_hbm, buf)
+        cnt[0] = 5
+        o_ref[...] = buf[...] + cnt[0].astype(jnp.float32)
+
+    def smem(x):
+        return pl.pallas_call(
+            smem_kernel, in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+            scratch_shapes=[pltpu.VMEM((8, 128), jnp.float32), pltpu.SMEM((1,), jnp.int32)],
+            out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    K["sync_copy_smem_scratch"] = (smem, [((8, 128), np.float32)])
     return K
