@@ -241,8 +241,23 @@ def get_backend(platform: "str | Platform | None" = None):
         with _LOCK:
             backend = _BACKENDS.get(platform)
             if backend is None:
-                backend = _BACKENDS[platform] = _plugin(platform.backend)(platform.target)
+                backend = _BACKENDS[platform] = _open(platform)
     return backend
+
+
+def _open(platform: Platform):
+    """A new backend for `platform`; a plugin that fails to open is JAX's RuntimeError."""
+    make = _plugin(platform.backend)
+    if platform.backend != "xla":
+        return make(platform.target)
+    try:
+        return make(platform.target)
+    except RuntimeError as err:
+        if str(err).startswith("no PJRT plugin"):
+            raise
+        raise RuntimeError(f"Unable to initialize backend '{platform.target}': {err} (set "
+                           f"JAX_PLATFORMS='' to automatically choose an available "
+                           f"backend)") from err
 
 
 def backends_are_initialized() -> bool:

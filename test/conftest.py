@@ -5,6 +5,12 @@ import zlib
 
 # Eight CPU devices for multi-device tests; must be set before jaxlib makes a client.
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+# The suite runs on the CPU, as CI does, also on a machine with a TPU (where mjax and jax
+# would pick the chip by themselves), unless MJAX_TEST_TPU=1 asks for the chip
+# (docs/tpu.md: test/run_on_tpu.sh runs it there in chunks).
+ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")
+if not ON_TPU:
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import pytest  # noqa: E402
 

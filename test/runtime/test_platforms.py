@@ -1,0 +1,163 @@
+"""Platforms are found and described as JAX finds and describes them (runtime/backend.py's
+records), and programs lower for a platform this machine lacks.
+
+Finding a platform opens it once per process, so those tests run mjax in a child process
+with the environment under test (JAX_PLATFORMS unset, a libtpu path given)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as jnp
+from mjax.passes.pipeline import PIPELINE, pipeline_for
+from mjax.runtime import backend, tpu
+
+
+def _child(code: str, **env) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("JAX_PLATFORMS", "MJAX_PLATFORM", "TPU_LIBRARY_PATH")}
+    environ.update(env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environ,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_records_hold_jax_priorities_and_platform_facts():
+    records = backend.PLATFORMS
+    assert {n: r.priority for n, r in records.items()} == {"cpu": 0, "tpu": 300,
+                                                           "cuda": 500, "rocm": 500}
+    assert records["tpu"].pallas_pass[0] == "jaxpr-pallas-to-mosaic"
+    assert records["cuda"].pallas_pass == ("jaxpr-pallas-to-triton", "platform=cuda")
+    assert records["cpu"].linalg == "lapack" and records["tpu"].linalg == "xla"
+    assert [records[n].dlpack_kind for n in ("cpu", "cuda", "rocm")] == [1, 2, 10]
+    assert backend.platform_record("gpu") is records["cuda"]
+    assert backend.platform_record("iree").lowering_option == ""
+    assert backend.platform_record("newchip").name == "newchip"   # a plugin mjax lacks
+
+
+def test_pipeline_read_from_the_record():
+    assert pipeline_for(backend.PLATFORMS["cpu"]) == [
+        (n, {"jaxpr-to-stablehlo": "platform=cpu",
+             "jaxpr-pallas-interpret": "platform=cpu"}.get(n, o)) for n, o in PIPELINE]
+    cuda = [n for n, _ in pipeline_for(backend.PLATFORMS["cuda"])]
+    assert cuda.index("jaxpr-pallas-to-triton") < cuda.index("jaxpr-pallas-interpret")
+    iree = backend.platform_record("iree")
+    assert pipeline_for(iree) == PIPELINE
+
+
+def test_libtpu_found_from_tpu_library_path(tmp_path, monkeypatch):
+    lib = tmp_path / "libtpu.so"
+    lib.write_bytes(b"")
+    monkeypatch.setenv("TPU_LIBRARY_PATH", str(lib))
+    assert tpu.find_library() == str(lib)
+    monkeypatch.setenv("TPU_LIBRARY_PATH", str(tmp_path / "missing.so"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = tpu.find_library()
+    assert any("not a file" in str(w.message) for w in caught)
+    # (then the libtpu package, which this machine may or may not have)
+    assert found is None or found.endswith("libtpu.so")
+
+
+def test_cpu_when_nothing_else_is_installed():
+    if backend.PLATFORMS["tpu"].find_library() or any(
+            backend.PLATFORMS[n].find_library() for n in ("cuda", "rocm")):
+        pytest.skip("an accelerator plugin is installed here")
+    run = _child("import mjax; print(mjax.default_backend(), mjax.devices()[0].platform)")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["cpu", "cpu"]
+
+
+def test_an_installed_tpu_that_does_not_open_falls_back_with_a_warning(tmp_path):
+    lib = tmp_path / "libtpu.so"
+    lib.write_bytes(b"not a library")
+    run = _child("""
+        import mjax
+        from mjax.runtime import backend
+        print(mjax.default_backend(), sorted(backend._SKIPPED))""", TPU_LIBRARY_PATH=str(lib))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["cpu", "['tpu']"]
+    assert "tpu plugin is installed but did not open" in run.stderr
+
+
+def test_jax_platforms_naming_a_platform_that_fails_raises_jax_error(tmp_path):
+    lib = tmp_path / "libtpu.so"
+    lib.write_bytes(b"not a library")
+    run = _child("import mjax; mjax.devices()", TPU_LIBRARY_PATH=str(lib), JAX_PLATFORMS="tpu")
+    assert run.returncode != 0
+    assert "RuntimeError: Unable to initialize backend 'tpu'" in run.stderr
+    run = _child("import mjax; mjax.devices()", JAX_PLATFORMS="tpu",
+                 TPU_LIBRARY_PATH=str(tmp_path / "none.so"))
+    if backend.PLATFORMS["tpu"].find_library() is None:
+        assert "no PJRT plugin for platform 'tpu' is installed" in run.stderr
+
+
+def _chol(x):
+    return jnp.linalg.cholesky(x @ x.T + 4 * jnp.eye(x.shape[0])) @ jnp.sin(x)
+
+
+def test_lower_for_the_tpu_on_a_cpu():
+    x = np.arange(16, dtype=np.float32).reshape(4, 4) / 16
+    jitted = mjax.jit(_chol)
+    cpu = jitted.trace(x).lower().as_text()
+    lowered = jitted.trace(x).lower(lowering_platforms=("tpu",))
+    tpu_text = lowered.as_text()
+    assert "lapack_spotrf_ffi" in cpu
+    assert "lapack" not in tpu_text and "stablehlo.cholesky" in tpu_text
+    with pytest.raises(ValueError, match="lowered for the 'tpu' platform"):
+        lowered.compile()
+    # The trace made for the TPU is not the one later calls on this CPU use.
+    assert "lapack_spotrf_ffi" in jitted.lower(x).as_text()
+    np.testing.assert_allclose(np.asarray(jitted(x)), np.asarray(mjax.jit(_chol)(x)))
+    with pytest.raises(NotImplementedError, match="several platforms"):
+        jitted.trace(x).lower(lowering_platforms=("tpu", "cpu"))
+    with pytest.raises(ValueError, match="not a platform"):
+        jitted.trace(x).lower(lowering_platforms=("xla",))
+
+
+def test_platform_dependent_follows_the_lowering_platform():
+    f = mjax.jit(lambda x: mjax.lax.platform_dependent(x, cpu=lambda x: x + 1,
+                                                       tpu=lambda x: x * 3))
+    x = np.float32(2)
+    assert "stablehlo.multiply" in f.trace(x).lower(lowering_platforms=("tpu",)).as_text()
+    assert "stablehlo.add" in f.trace(x).lower().as_text()
+    assert float(f(x)) == 3.0
+
+
+def test_export_for_the_tpu_lowers_for_it():
+    x = np.ones((4, 4), np.float32)
+    exp = mjax.export.export(mjax.jit(_chol), platforms=["tpu"])(x)
+    assert exp.platforms == ("tpu",)
+    assert "lapack" not in exp.mlir_module()
+
+
+def test_a_kernel_with_interpret_false_is_never_interpreted_silently():
+    from mjax.experimental import pallas as pl
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + 1.0
+    call = pl.pallas_call(kernel, out_shape=jax_struct((8, 128)))
+    x = np.zeros((8, 128), np.float32)
+    with pytest.raises(ValueError, match="Only interpret mode is supported on CPU"):
+        mjax.jit(call)(x)
+    if _mosaic_registered():       # compiled for the TPU through Mosaic
+        text = mjax.jit(call).trace(x).lower(lowering_platforms=("tpu",)).as_text()
+        assert "tpu_custom_call" in text and "jaxpr." not in text
+    else:
+        with pytest.raises(NotImplementedError, match="no Pallas compiler"):
+            mjax.jit(call).trace(x).lower(lowering_platforms=("tpu",))
+
+
+def _mosaic_registered() -> bool:
+    from mjax.passes.registry import PASSES
+    return "jaxpr-pallas-to-mosaic" in PASSES
+
+
+def jax_struct(shape):
+    return mjax.ShapeDtypeStruct(shape, np.float32)
