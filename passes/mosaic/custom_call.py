@@ -40,6 +40,11 @@ def serialize(kmod: ir.Module, target_version: int) -> tuple[bytes, bool]:
     return buf.getvalue(), bool(has_communication)
 
 
+def _compact_json(obj: dict) -> str:
+    """JSON as JAX's _compact_json_object writes it (sorted keys, one per line)."""
+    return json.dumps(obj, sort_keys=True, indent=0, separators=(",", ":"))
+
+
 def _bool(b) -> str:
     return "true" if b else "false"
 
@@ -55,13 +60,8 @@ def backend_config(body: bytes, params: dict, has_communication: bool) -> str:
         parts.append(f', "collective_id": {int(cp["collective_id"])}')
     cost = params.get("cost_estimate")
     if cost:
-        cost = dict(cost)
-        parts.append(', "cost_estimate": ' + json.dumps({
-            "flops": int(cost.get("flops", 0)),
-            "transcendentals": int(cost.get("transcendentals", 0)),
-            "bytes_accessed": int(cost.get("bytes_accessed", 0)),
-            "remote_bytes_transferred": int(cost.get("remote_bytes_transferred", 0))},
-            separators=(",", ":")))
+        cost = {"remote_bytes_transferred": 0, **{k: int(v) for k, v in dict(cost).items()}}
+        parts.append(', "cost_estimate": ' + _compact_json(cost))
     parts.append(', "serialization_format": 1')
     parts.append(', "needs_layout_passes": true')
     fusion = cp.get("allow_input_fusion")

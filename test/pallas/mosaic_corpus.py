@@ -205,4 +205,20 @@ def corpus(J, pl, pltpu) -> dict:
             scratch_shapes=[pltpu.VMEM((8, 128), jnp.float32), pltpu.SMEM((1,), jnp.int32)],
             out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
     K["sync_copy_smem_scratch"] = (smem, [((8, 128), np.float32)])
+
+    def scale_kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2.0
+
+    def params(x):                 # compiler params, a cost estimate, an alias
+        return pl.pallas_call(
+            scale_kernel, grid=(2,), in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            out_shape=J.ShapeDtypeStruct(x.shape, x.dtype),
+            input_output_aliases={0: 0},
+            cost_estimate=pl.CostEstimate(flops=2048, transcendentals=0,
+                                          bytes_accessed=16384),
+            compiler_params=pltpu.CompilerParams(
+                dimension_semantics=("parallel",), vmem_limit_bytes=32 * 1024 * 1024,
+                allow_input_fusion=[True]))(x)
+    K["compiler_params"] = (params, [((16, 128), np.float32)])
     return K

@@ -35,7 +35,7 @@ from mosaic_corpus import corpus  # noqa: E402
 
 EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "program_id",
          "fori_loop", "cond", "elementwise", "transpose_iota", "scalar_prefetch_gather",
-         "run_scoped_semaphore", "sync_copy_smem_scratch"}
+         "run_scoped_semaphore", "sync_copy_smem_scratch", "compiler_params"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES = {
     "guide_matmul": "mjax's jnp.zeros_like(ref) reads the ref (JAX's takes only its aval), "
@@ -63,14 +63,24 @@ def custom_calls(module: ir.Module) -> list[ir.Operation]:
     return out
 
 
-def decode(call: ir.Operation) -> tuple[dict, str]:
-    """(backend_config without its body, the Mosaic module's text)."""
-    config = json.loads(ir.StringAttr(call.attributes["backend_config"]).value)
+ATTRIBUTES = ("call_target_name", "kernel_name", "has_side_effect", "mhlo.frontend_attributes",
+              "operand_layouts", "result_layouts", "output_operand_aliases")
+
+
+def decode(call: ir.Operation) -> tuple[str, str]:
+    """(the custom call's attributes and backend_config text, the body aside; the
+    Mosaic module's text)."""
+    text = ir.StringAttr(call.attributes["backend_config"]).value
+    config = json.loads(text)
     body = base64.b64decode(config["custom_call_config"].pop("body"))
+    attrs = {a: str(call.attributes[a]) for a in ATTRIBUTES if a in call.attributes}
+    if attrs.get("has_side_effect") == "false":
+        del attrs["has_side_effect"]             # (the default)
+    text = text.replace(base64.b64encode(body).decode("ascii"), "<body>")
     kmod = ir.Module.parse(body)
     passmanager.PassManager.parse("builtin.module(mosaic-serde{serialize=false})").run(
         kmod.operation)
-    return config, kmod.operation.get_asm(enable_debug_info=False)
+    return f"{attrs} {text}", kmod.operation.get_asm(enable_debug_info=False)
 
 
 def normalize(text: str, passes: str = "") -> str:
