@@ -118,7 +118,8 @@ def gelu(x, approximate: bool = True):
         cdf = 0.5 * (1.0 + jnp.tanh(c * (x + 0.044715 * (x ** 3))))
         out = x * cdf
     else:
-        out = x * (lax.erf(x / math.sqrt(2)) + 1) / 2
+        # 0.5 x erfc(-x sqrt(1/2)): JAX's ops in JAX's order (the same bits)
+        out = 0.5 * x * lax.erfc(-x * _onp.sqrt(0.5).astype(x.dtype))
     # JAX's constants are typed arrays: the result is never weakly typed.
     return lax.convert_element_type(out, out.dtype, weak_type=False)
 

@@ -711,9 +711,34 @@ def bitwise_count(x, /):
 
 def logaddexp2(x1, x2, /):
     y1, y2 = promote("logaddexp2", x1, x2, inexact=True)
-    ln2 = lax.full_like(y1, math.log(2))
-    return _weak_if_all_weak(
-        lax.div(logaddexp(lax.mul(y1, ln2), lax.mul(y2, ln2)), ln2), x1, x2)
+    if _dt.issubdtype(y1.dtype, _onp.complexfloating):
+        ln2 = lax.full_like(y1, math.log(2))
+        return _weak_if_all_weak(
+            lax.div(logaddexp(lax.mul(y1, ln2), lax.mul(y2, ln2)), ln2), x1, x2)
+    return _weak_if_all_weak(_logaddexp2_real(y1, y2), x1, x2)
+
+
+@custom_jvp
+def _logaddexp2_real(x1, x2):
+    """max + log1p(exp2(-|x1 - x2|)) / log(2); x1 + x2 where the difference is NaN. JAX's
+    formula op for op, so results agree to the bit."""
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    tail = lax.mul(lax.full_like(amax, 1 / _onp.log(2), shape=()),
+                   lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))
+    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), lax.add(amax, tail))
+
+
+@_logaddexp2_real.defjvp
+def _logaddexp2_real_jvp(primals, tangents):
+    # d/dx_i = 2 ** (x_i - out), +inf read as 0, as JAX's rule.
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _logaddexp2_real(x1, x2)
+
+    def no_pos_inf(v):
+        return lax.select(lax.eq(v, lax.full_like(v, _onp.inf)), lax.full_like(v, 0), v)
+    weight = [lax.exp2(lax.sub(no_pos_inf(x), no_pos_inf(out))) for x in (x1, x2)]
+    return out, lax.add(lax.mul(t1, weight[0]), lax.mul(t2, weight[1]))
 
 
 def isreal(x):

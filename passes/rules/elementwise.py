@@ -298,12 +298,13 @@ AD.defjvp(E.AcoshOp, lambda b, t, x: b.mul(t, b.rsqrt(b.sub(_sq(b, x), _c(b, x, 
 AD.defjvp(E.AtanhOp, lambda b, t, x: b.mul(b.integer_pow(b.add(_c(b, x, 1), x), y=-1),
                                            b.div(t, b.sub(_c(b, x, 1), x))))
 AD.defjvp(E.LogisticOp, lambda b, t, x, *, ans: b.mul(t, b.mul(ans, b.sub(_c(b, x, 1), ans))))
-AD.defjvp(E.ErfOp, lambda b, t, x: b.mul(t, b.mul(_c(b, x, 2 / np.sqrt(np.pi)),
-                                                  b.exp(b.neg(_sq(b, x))))))
-AD.defjvp(E.ErfcOp, lambda b, t, x: b.mul(t, b.mul(_c(b, x, -2 / np.sqrt(np.pi)),
-                                                   b.exp(b.neg(_sq(b, x))))))
-AD.defjvp(E.ErfInvOp, lambda b, t, x, *, ans: b.mul(t, b.mul(_c(b, x, np.sqrt(np.pi) / 2),
-                                                             b.exp(_sq(b, ans)))))
+# (erf, erfc, erf_inv: JAX's forms, the constant times (t times the exponential))
+AD.defjvp(E.ErfOp, lambda b, t, x: b.mul(_c(b, x, 2 / np.sqrt(np.pi)),
+                                         b.mul(t, b.exp(b.neg(_sq(b, x))))))
+AD.defjvp(E.ErfcOp, lambda b, t, x: b.mul(_c(b, x, -2 / np.sqrt(np.pi)),
+                                          b.mul(t, b.exp(b.neg(_sq(b, x))))))
+AD.defjvp(E.ErfInvOp, lambda b, t, x, *, ans: b.mul(_c(b, x, np.sqrt(np.pi) / 2),
+                                                    b.mul(t, b.exp(_sq(b, ans)))))
 AD.defjvp(E.LgammaOp, lambda b, t, x: b.mul(t, b.digamma(x)))
 AD.defjvp(E.DigammaOp, lambda b, t, x: b.mul(t, b.polygamma(_c(b, x, 1), x)))
 

@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import math
 
-from mjax import numpy as jnp
+from mjax import lax, numpy as jnp
 from mjax.scipy.stats._util import promote
 
 
 def logpdf(x, loc=0, scale=1):
     """-|x - loc| / scale - log(2 scale). JAX: jax.scipy.stats.laplace.logpdf."""
     x, loc, scale = promote("laplace.logpdf", x, loc, scale)
-    return -jnp.abs((x - loc) / scale) - jnp.log(scale) - math.log(2)
+    # -(|x - loc| / scale + log(2 scale)): JAX's ops in JAX's order (the same bits)
+    linear_term = lax.div(lax.abs(lax.sub(x, loc)), scale)
+    return lax.neg(lax.add(linear_term, lax.log(lax.mul(lax.full_like(x, 2, shape=()),
+                                                        scale))))
 
 
 def pdf(x, loc=0, scale=1):

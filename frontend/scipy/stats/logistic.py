@@ -1,7 +1,7 @@
 """The logistic distribution (JAX's `jax.scipy.stats.logistic`)."""
 from __future__ import annotations
 
-from mjax import numpy as jnp
+from mjax import lax, numpy as jnp
 from mjax.scipy import special
 from mjax.scipy.stats._util import promote
 
@@ -10,8 +10,11 @@ def logpdf(x, loc=0, scale=1):
     """-y - 2 softplus(-y) - log(scale), y = (x - loc) / scale.
     JAX: jax.scipy.stats.logistic.logpdf."""
     x, loc, scale = promote("logistic.logpdf", x, loc, scale)
-    y = (x - loc) / scale
-    return -y - 2 * jnp.logaddexp(0, -y) - jnp.log(scale)
+    # -2 logaddexp(y/2, -y/2) - log(scale): JAX's ops in JAX's order (the same bits)
+    y = lax.div(lax.sub(x, loc), scale)
+    two = lax.full_like(y, 2, shape=())
+    half = lax.div(y, two)
+    return lax.sub(lax.mul(lax.neg(two), jnp.logaddexp(half, lax.neg(half))), lax.log(scale))
 
 
 def pdf(x, loc=0, scale=1):
