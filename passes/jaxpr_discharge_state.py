@@ -21,7 +21,8 @@ loop carries it, a cond returns it from every branch.
 
 `discharge_function` is the same transformation as a helper: it adds the pure function
 under a new name and, for `--jaxpr-pallas-interpret`, can take the grid indices as
-leading arguments (program_id -> that argument, num_programs -> a constant).
+leading arguments (program_id -> that argument, num_programs -> a constant), followed
+by the bounds of the grid's dynamic dimensions (-1 entries; num_programs -> that bound).
 JAX: state/discharge.py (discharge_state), over func.func instead of a Jaxpr.
 """
 from __future__ import annotations
@@ -51,11 +52,13 @@ class Discharge:
     """Emits the value form of blocks at `ip`; `env` maps old values to new ones (a ref
     maps to its current value). `grid` (with `grid_ids`) replaces grid queries."""
 
-    def __init__(self, ip: ir.InsertionPoint, env: dict, grid=None, grid_ids=None):
+    def __init__(self, ip: ir.InsertionPoint, env: dict, grid=None, grid_ids=None,
+                 grid_bounds=None):
         self.ip = ip
         self.env = env
         self.grid = grid
         self.grid_ids = grid_ids
+        self.grid_bounds = grid_bounds or {}     # dynamic grid axis -> its bound (value)
 
     def run(self, block: ir.Block) -> list[ir.Value]:
         """Discharges `block`'s ops (its arguments already in env); gives the new values
@@ -93,6 +96,8 @@ class Discharge:
                     raise op_error(op, "program_id inside a loop body or branch must take "
                                        "its value from the kernel's top level")
                 value = self.grid_ids[axis]
+            elif axis in self.grid_bounds:
+                value = self.grid_bounds[axis]
             else:
                 value = self.builder(op).constant(np.int32(self.grid[axis]))
             self.env[op.results[0]] = value
@@ -113,6 +118,8 @@ class Discharge:
         self.env.update(zip(op.results, new.results))
 
     def nested(self, ip, env) -> "Discharge":
+        # (a dynamic grid bound is a value of the enclosing function: not visible in an
+        # isolated region, so num_programs of a dynamic axis must be read at top level)
         return Discharge(ip, env, self.grid, None)
 
 
@@ -310,12 +317,16 @@ def discharge_function(fns: FunctionTable, name: str, new_name: str, *, grid=Non
     old = entry_block(fn)
     i32 = ShapedArray((), np.int32)
     grid_avals = [i32] * len(grid) if grid is not None else []
+    dynamic = [a for a, g in enumerate(grid or ()) if g < 0]   # (their bounds follow)
+    grid_avals = grid_avals + [i32] * len(dynamic)
     arg_avals = [aval_of(a.type) for a in old.arguments]
     in_avals = grid_avals + [a.inner_aval if isinstance(a, RefAval) else a for a in arg_avals]
     new_fn, block = fns.create(new_name, in_avals, None, after or fn)
     args = list(block.arguments)
     env = dict(zip(old.arguments, args[len(grid_avals):]))
-    d = Discharge(ir.InsertionPoint(block), env, grid, args[:len(grid_avals)])
+    n_grid = len(grid) if grid is not None else 0
+    d = Discharge(ir.InsertionPoint(block), env, grid, args[:n_grid],
+                  dict(zip(dynamic, args[n_grid:len(grid_avals)])))
     try:
         outs = d.run(old)
     except PassError:

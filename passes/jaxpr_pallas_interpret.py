@@ -40,8 +40,8 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
-from mjax.dialect.ops.pallas import (SEMAPHORE_SPACES, SQUEEZED, PallasCallOp, block_sizes,
-                                     element_padding, scratch_memory_spaces)
+from mjax.dialect.ops.pallas import (DYNAMIC, SEMAPHORE_SPACES, SQUEEZED, PallasCallOp,
+                                     block_sizes, element_padding, scratch_memory_spaces)
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes import analyses
 from mjax.passes.interpreter import terminator
@@ -94,9 +94,11 @@ class _Call:
         p = op.opview.params
         self.fns = fns
         self.grid = tuple(p["grid"])
+        self.n_dyn = sum(1 for g in self.grid if g == DYNAMIC)
+        self.bounds: list = []                # (the dynamic grid bounds where code is built)
         self.n_pre = p.get("num_scalar_prefetch") or 0
         self.specs = list(p["in_specs"]) + list(p["out_specs"])
-        self.n_in = len(op.operands)          # (prefetch operands included)
+        self.n_in = len(op.operands) - self.n_dyn     # (prefetch operands included)
         self.kernel = kernel
         self.maps = maps                      # index map -> its discharged form (prefetch)
         self.scratch = list(p["scratch_shapes"] or ())
@@ -107,15 +109,41 @@ class _Call:
         args = entry_block(disc).arguments
         # Inputs the kernel writes (prefetch refs too) are carried and written back like
         # outputs.
-        self.written = [rets[k] != args[len(self.grid) + k] for k in range(n_refs)]
+        first = len(self.grid) + self.n_dyn
+        self.written = [rets[k] != args[first + k] for k in range(n_refs)]
+
+    def sizes(self, b: Builder) -> list:
+        """Each grid dimension's size: an int, or (dynamic) its bound's value."""
+        it = iter(self.bounds)
+        return [next(it) if g == DYNAMIC else g for g in self.grid]
+
+    def points(self, b: Builder):
+        """The number of grid points: an int, or a value when the grid is dynamic."""
+        n = int(np.prod([g for g in self.grid if g != DYNAMIC], dtype=np.int64))
+        if not self.n_dyn:
+            return n
+        value = b.constant(np.int32(n))
+        for v in self.bounds:
+            value = b.mul(value, v)
+        return value
 
     def grid_ids(self, b: Builder, i: ir.Value) -> list[ir.Value]:
         ids = []
+        sizes = self.sizes(b)
+
+        def const(v):
+            return b.constant(np.int32(v)) if isinstance(v, (int, np.integer)) else v
         for d in range(len(self.grid)):
-            stride = int(np.prod(self.grid[d + 1:], dtype=np.int64))
-            q = b.div(i, b.constant(np.int32(stride))) if stride != 1 else i
+            later = sizes[d + 1:]
+            static = int(np.prod([s for s in later if isinstance(s, (int, np.integer))],
+                                 dtype=np.int64))
+            stride = None if static == 1 else const(static)
+            for s in later:
+                if not isinstance(s, (int, np.integer)):
+                    stride = s if stride is None else b.mul(stride, s)
+            q = b.div(i, stride) if stride is not None else i
             # (i < the grid's size, so the first axis needs no remainder)
-            ids.append(b.rem(q, b.constant(np.int32(self.grid[d]))) if d else q)
+            ids.append(b.rem(q, const(sizes[d])) if d else q)
         return ids
 
     def index_map(self, name: str) -> str:
@@ -158,7 +186,7 @@ class _Call:
                 blk = b.reshape(blk, new_sizes=tuple(s for s in bs if s != SQUEEZED))
             starts.append(st)
             blocks.append(blk)
-        finals = T.emit_transform(b, T.CallOp, *ids, *prefetch, *blocks, *scratch,
+        finals = T.emit_transform(b, T.CallOp, *ids, *self.bounds, *prefetch, *blocks, *scratch,
                                   signature=self.fns.signature, callee=Symbol(self.kernel))
         new_arrays = []
         for k, x in enumerate(arrays):
@@ -192,14 +220,18 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
     call = _Call(fns, op, cache[key], cache.setdefault("index_maps", {}))
     b = Builder(ir.InsertionPoint(op), op.location)
     out_avals = [aval_of(r.type) for r in op.results]
+    # (alias input indices count the operands after the dynamic grid bounds)
     aliases = dict(zip(p["input_output_aliases"][1::2], p["input_output_aliases"][::2]))
+    bounds = list(op.operands)[:call.n_dyn]
+    operands = list(op.operands)[call.n_dyn:]
+    call.bounds = bounds
     arrays = []
-    for k, x in enumerate(op.operands):
+    for k, x in enumerate(operands):
         arrays.append(x if k < call.n_pre else _pad_to_blocks(b, x, call.specs[k - call.n_pre]))
     for j, a in enumerate(out_avals):
         spec = call.specs[call.n_in - call.n_pre + j]
         if j in aliases:
-            arrays.append(_pad_to_blocks(b, op.operands[aliases[j]], spec))
+            arrays.append(_pad_to_blocks(b, operands[aliases[j]], spec))
         else:
             padded = tuple(lo + d + hi for d, (lo, hi) in zip(a.shape, _paddings(a.shape, spec)))
             arrays.append(b.constant(np.broadcast_to(uninitialized(a.dtype), padded)))
@@ -207,11 +239,11 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
     scratch = [b.constant(np.zeros(s.shape, s.dtype) if sp in SEMAPHORE_SPACES else
                           np.broadcast_to(uninitialized(s.dtype), s.shape))
                for s, sp in zip(call.scratch, call.scratch_spaces)]
-    n_points = int(np.prod(grid, dtype=np.int64)) if grid else 1
-    if n_points == 1:
+    n_points = call.points(b)
+    if isinstance(n_points, int) and n_points == 1:
         zero = b.constant(np.int32(0))
         arrays, scratch = call.step(b, [zero] * len(grid), arrays, scratch)
-    elif n_points > 0:
+    elif not isinstance(n_points, int) or n_points > 0:
         arrays = _grid_loop(b, call, arrays, scratch, n_points, op.location)
     outs = [_crop(b, x, a.shape, spec)
             for x, a, spec in zip(arrays[call.n_in:], out_avals,
@@ -219,36 +251,45 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
     replace_op(op, outs)
 
 
-def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points: int, loc) -> list:
-    """A jaxpr.while over the flattened grid; gives the final arrays."""
+def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points, loc) -> list:
+    """A jaxpr.while over the flattened grid (`n_points`: an int, or a value for a
+    dynamic grid); gives the final arrays."""
     carried = [k for k in range(len(arrays)) if call.written[k]]
-    consts = [arrays[k] for k in range(len(arrays)) if not call.written[k]]
+    bounds = list(call.bounds)
+    consts = bounds + [arrays[k] for k in range(len(arrays)) if not call.written[k]]
+    cond_consts = [] if isinstance(n_points, int) else [n_points]
     i32 = ShapedArray((), np.int32)
     init = [b.constant(np.int32(0))] + [arrays[k] for k in carried] + list(scratch)
     carry_types = [v.type for v in init]
     with loc:
         holder = ir.Operation.create("mjax.region_holder", regions=2, ip=b.ip)
-    cond = ir.Block.create_at_start(holder.regions[0], carry_types)
+    cond = ir.Block.create_at_start(holder.regions[0],
+                                    [v.type for v in cond_consts] + carry_types)
     cb = Builder(ir.InsertionPoint(cond), loc)
-    pred = cb.lt(cond.arguments[0], cb.constant(np.int32(n_points)))
+    limit = (cb.constant(np.int32(n_points)) if not cond_consts
+             else cond.arguments[0])
+    pred = cb.lt(cond.arguments[len(cond_consts)], limit)
     with loc:
         ir.Operation.create("jaxpr.yield", operands=[pred], ip=cb.ip)
     body = ir.Block.create_at_start(holder.regions[1], [v.type for v in consts] + carry_types)
     bb = Builder(ir.InsertionPoint(body), loc)
     args = list(body.arguments)
     const_args, i, rest = args[:len(consts)], args[len(consts)], args[len(consts) + 1:]
-    cur, it_c, it_r = [], iter(const_args), iter(rest[:len(carried)])
+    call.bounds = const_args[:len(bounds)]
+    cur, it_c, it_r = [], iter(const_args[len(bounds):]), iter(rest[:len(carried)])
     for k in range(len(arrays)):
         cur.append(next(it_r) if call.written[k] else next(it_c))
     new_arrays, new_scratch = call.step(bb, call.grid_ids(bb, i), cur,
                                         rest[len(carried):])
+    call.bounds = bounds
     nxt = bb.add(i, bb.constant(np.int32(1)))
     with loc:
         ir.Operation.create("jaxpr.yield", operands=[nxt] + [new_arrays[k] for k in carried]
                             + list(new_scratch), ip=bb.ip)
-    op = C.WhileOp.build(consts + init, [i32] + [aval_of(v.type) for v in init[1:]],
-                         {"cond_nconsts": 0, "body_nconsts": len(consts)}, [cond, body],
-                         loc=loc, ip=b.ip)
+    op = C.WhileOp.build(cond_consts + consts + init,
+                         [i32] + [aval_of(v.type) for v in init[1:]],
+                         {"cond_nconsts": len(cond_consts), "body_nconsts": len(consts)},
+                         [cond, body], loc=loc, ip=b.ip)
     holder.erase()
     results = list(op.results)[1:]
     out, it = [], iter(results)

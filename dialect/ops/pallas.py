@@ -13,9 +13,12 @@
         cost_estimate = {flops = 1024, transcendentals = 0, bytes_accessed = 4096}
     } : (...) -> (...)
 
-Operands: the `num_scalar_prefetch` scalar-prefetch operands first (JAX's
-PrefetchScalarGridSpec; integer arrays the index maps may read; they have no spec), then
-one operand per entry of `in_specs`. Results: one per entry of `out_specs`.
+Operands: first one i32 scalar per dynamic grid dimension (a -1 in `grid`, in order: the
+grid's bound there, JAX's dynamic grid bounds), then the `num_scalar_prefetch`
+scalar-prefetch operands (JAX's PrefetchScalarGridSpec; integer arrays the index maps
+may read; they have no spec), then one operand per entry of `in_specs`. Results: one
+per entry of `out_specs`. `input_output_aliases` count operands after the dynamic grid
+bounds (as the user's arguments: scalar-prefetch operands, then inputs).
 
 The kernel `@callee` takes refs in JAX's order: the scalar-prefetch operands (whole,
 `memref` of the operand's shape; SMEM on a TPU), one per input block, one per output
@@ -57,6 +60,7 @@ from mjax.dialect.ops.transforms import module_signatures
 from mjax.dialect.types import RefAval, ShapedArray, aval_of
 
 SQUEEZED = -1   # block_shape entry of a squeezed dim (JAX's None / pl.squeezed)
+DYNAMIC = -1    # grid entry of a dynamic dimension (its bound is an operand)
 DIMENSION_SEMANTICS = ("parallel", "arbitrary", "core_parallel", "subcore_parallel")
 COST_FIELDS = ("flops", "transcendentals", "bytes_accessed")
 
@@ -171,8 +175,18 @@ def check_pallas_call(in_avals, out_avals, params, signature) -> None:
     """Checks operands/results against the specs, the kernel and the index maps
     (TypeError saying what does not fit)."""
     grid = tuple(params["grid"])
-    if any(g < 0 for g in grid):
-        raise TypeError(f"grid {grid} has a negative dimension")
+    if any(g < 0 and g != DYNAMIC for g in grid):
+        raise TypeError(f"grid {grid} has a negative dimension (-1 marks a dynamic one)")
+    n_dyn = sum(1 for g in grid if g == DYNAMIC)
+    if len(in_avals) < n_dyn:
+        raise TypeError(f"grid {grid} has {n_dyn} dynamic dimension(s) but the op has only "
+                        f"{len(in_avals)} operands")
+    for i, a in enumerate(in_avals[:n_dyn]):
+        if isinstance(a, RefAval) or a.shape != () or a.dtype != "int32":
+            raise TypeError(f"dynamic grid bound {i} is {a.str_short()}; the first "
+                            f"{n_dyn} operand(s) must be i32 scalars (one per -1 in grid "
+                            f"{grid})")
+    in_avals = list(in_avals[n_dyn:])
     n_pre = params.get("num_scalar_prefetch") or 0
     if not 0 <= n_pre <= len(in_avals):
         raise TypeError(f"num_scalar_prefetch = {n_pre} must be between 0 and the number "
@@ -287,6 +301,7 @@ def emit_pallas_call(b, operands, out_avals, **params) -> list[ir.Value]:
     return list(PallasCallOp.create(operands, out_avals, params, loc=b.loc, ip=b.ip).results)
 
 
-__all__ = ["COST_FIELDS", "DIMENSION_SEMANTICS", "MEMORY_SPACES", "PallasCallOp",
-           "SEMAPHORE_SPACES", "SQUEEZED", "scratch_memory_spaces", "block_ref_shape", "block_sizes", "check_pallas_call",
-           "element_padding", "emit_pallas_call"]
+__all__ = ["COST_FIELDS", "DIMENSION_SEMANTICS", "DYNAMIC", "MEMORY_SPACES", "PallasCallOp",
+           "SEMAPHORE_SPACES", "SQUEEZED", "block_ref_shape", "block_sizes",
+           "check_pallas_call", "element_padding", "emit_pallas_call",
+           "scratch_memory_spaces"]

@@ -115,6 +115,9 @@ def _batched_spec(spec, imap: str, batched: bool) -> dict:
 def _pallas_batch(batcher, op, vals, dims, b):
     fns, size = batcher.fns, batcher.axis_size
     p = dict(op.opview.params)
+    if any(g < 0 for g in p["grid"]):
+        raise PallasNotImplemented(op, "vmap of a pallas_call with a dynamic grid is not "
+                                       "supported by mjax yet")
     if p.get("num_scalar_prefetch"):
         raise PallasNotImplemented(op, "vmap of a pallas_call with scalar-prefetch operands "
                                        "(pltpu.PrefetchScalarGridSpec) is not supported "
@@ -216,6 +219,9 @@ def _pallas_jvp(jvp, op, pairs):
     if jvp.linearize:
         raise PallasReverseError(op, REVERSE_ERROR)
     p = dict(op.opview.params)
+    if any(g < 0 for g in p["grid"]):
+        raise PallasNotImplemented(op, "JVP of a pallas_call with a dynamic grid is not "
+                                       "supported (as in JAX)")
     if p.get("num_scalar_prefetch"):
         raise PallasNotImplemented(op, "JVP of a pallas_call with scalar-prefetch operands "
                                        "(pltpu.PrefetchScalarGridSpec) is not supported "

@@ -123,7 +123,7 @@ def _run_scoped(d, op):
         init = (np.zeros(s.shape, s.dtype) if sp in SEMAPHORE_SPACES
                 else np.broadcast_to(uninitialized(s.dtype), s.shape))
         env[a] = b.constant(init)
-    inner = Discharge(d.ip, env, d.grid, d.grid_ids)
+    inner = Discharge(d.ip, env, d.grid, d.grid_ids, d.grid_bounds)
     outs = inner.run(block)
     for a, v in zip(args[:n], op.operands):     # (refs the body wrote)
         if v in d.env:

@@ -18,11 +18,12 @@ from jaxlib.mlir import ir
 from mjax import dtypes, lax
 from mjax import numpy as jnp
 from mjax import trace_trees, tree_util
+from mjax.config import option
 from mjax.core import Trace, Tracer, aval_of_value, current_trace, user_location
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
-from mjax.dialect.ops.pallas import (COST_FIELDS, MEMORY_SPACES, SQUEEZED, block_ref_shape,
-                                     emit_pallas_call)
+from mjax.dialect.ops.pallas import (COST_FIELDS, DYNAMIC, MEMORY_SPACES, SQUEEZED,
+                                     block_ref_shape, emit_pallas_call)
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.jitted import jit
 from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, CostEstimate,
@@ -32,8 +33,24 @@ from mjax.experimental.pallas.primitives import KernelContext
 from mjax.experimental.pallas.ref import Ref
 
 
+def _interpret_params(v):
+    if v is not None and not dataclasses.is_dataclass(v):
+        raise ValueError(f"mjax_pallas_tpu_interpret_mode must be None or a "
+                         f"pltpu.InterpretParams, got {v!r}")
+    return v
+
+
+# (JAX: config pallas_tpu_interpret_mode_context_manager)
+tpu_interpret_mode = option(
+    "mjax_pallas_tpu_interpret_mode", None,
+    "Forces every pallas_call traced while it is set to run in interpret mode (a "
+    "pltpu.InterpretParams; None: as each call says). Set by "
+    "pltpu.force_tpu_interpret_mode and pltpu.set_tpu_interpret_mode.",
+    _interpret_params, affects_tracing=True)
+
+
 def _is_spec_leaf(x) -> bool:
-    return x is None or x is no_block_spec or isinstance(x, BlockSpec)
+    return x is no_block_spec or isinstance(x, BlockSpec)
 
 
 def _flat_specs(specs, n: int, what: str, tree_desc: str) -> list:
@@ -41,24 +58,53 @@ def _flat_specs(specs, n: int, what: str, tree_desc: str) -> list:
         return [None] * n
     if isinstance(specs, BlockSpec):
         specs = [specs]
+    # A None entry is an empty subtree, as in JAX (it stands for a None argument); where
+    # the counts then differ, a None entry standing for an array means the whole array.
     leaves = trace_trees.tree_leaves(specs, is_leaf=_is_spec_leaf)
+    if len(leaves) != n:
+        leaves = trace_trees.tree_leaves(
+            specs, is_leaf=lambda x: x is None or _is_spec_leaf(x))
     if len(leaves) != n:
         raise ValueError(f"Pytree for `{what}` and {tree_desc} do not match: {len(leaves)} "
                          f"block spec(s) for {n} array(s).")
     return [None if s is no_block_spec else s for s in leaves]
 
 
-def _normalize_grid(grid) -> tuple[int, ...]:
-    if isinstance(grid, (int, np.integer)):
+def _normalize_grid(grid) -> tuple:
+    """The grid as ints, with traced integer scalars (dynamic dimensions, whose bounds
+    become operands of jaxpr.pallas_call) kept as they are."""
+    if isinstance(grid, (int, np.integer)) or hasattr(grid, "aval"):
         grid = (grid,)
     grid = tuple(grid)
+    out = []
     for g in grid:
-        if not isinstance(g, (int, np.integer)):
-            raise NotImplementedError(f"pallas_call grid dimensions must be static integers "
-                                      f"(dynamic grids are not supported), got {g!r}")
-        if g < 0:
-            raise ValueError(f"pallas_call grid {grid} has a negative dimension")
-    return tuple(int(g) for g in grid)
+        if isinstance(g, (int, np.integer)):
+            if g < 0:
+                raise ValueError(f"pallas_call grid {grid} has a negative dimension")
+            out.append(int(g))
+            continue
+        aval = getattr(g, "aval", None)
+        if aval is None or aval.shape != () or np.dtype(aval.dtype).kind not in "iu":
+            raise TypeError(f"pallas_call grid dimensions must be integers (or traced "
+                            f"integer scalars), got {g!r}")
+        if not isinstance(g, Tracer):          # (a concrete array: its value)
+            out.append(int(np.asarray(g)))
+            continue
+        out.append(g)
+    return tuple(out)
+
+
+def _split_grid(grid) -> tuple[tuple[int, ...], list]:
+    """(the IR grid with DYNAMIC for traced dimensions, their bounds as i32 values)."""
+    static, bounds = [], []
+    for g in grid:
+        if isinstance(g, int):
+            static.append(g)
+        else:
+            static.append(DYNAMIC)
+            bounds.append(g if np.dtype(g.aval.dtype) == np.int32
+                          else lax.convert_element_type(g, np.int32))
+    return tuple(static), bounds
 
 
 def _element_padding(spec) -> tuple[int, ...] | None:
@@ -129,18 +175,20 @@ def _fresh(names: set, base: str) -> str:
     return name
 
 
-def _trace_index_map(module, fn, grid, aval, what, name, prefetch=()) -> str:
+def _trace_index_map(module, fn, grid, aval, what, name, prefetch=(), pre_tree=None) -> str:
     """Traces an index map into a private function (i32 grid indices, then the
-    scalar-prefetch refs -> i32 block indices); returns its name."""
+    scalar-prefetch refs -> i32 block indices); returns its name. The map gets the
+    scalar-prefetch arguments as the user passed them (`pre_tree`: their structure)."""
     n = len(grid)
-    n_args = n + len(prefetch)
+    n_args = n + (len(prefetch) if pre_tree is None else len(
+        tree_util.tree_unflatten(pre_tree, list(prefetch))))
     i32 = ShapedArray((), np.int32)
     if fn is not None:
         try:
             inspect.signature(fn).bind(*range(n_args))
         except TypeError:
             fname = getattr(fn, "__name__", repr(fn))
-            extra = (f" and {len(prefetch)} scalar-prefetch ref(s)" if prefetch else "")
+            extra = (f" and {n_args - n} scalar-prefetch argument(s)" if prefetch else "")
             raise ValueError(f"Index map function {fname} for {what} cannot take "
                              f"{n_args} argument(s): the grid {grid} has {n} "
                              f"dimension(s){extra}.") from None
@@ -148,7 +196,9 @@ def _trace_index_map(module, fn, grid, aval, what, name, prefetch=()) -> str:
             pass
     trace = Trace(module, name, [i32] * n + list(prefetch), visibility="private")
     with context(), trace:
-        args = list(trace.args[:n]) + [Ref(t) for t in trace.args[n:]]
+        refs = [Ref(t) for t in trace.args[n:]]
+        args = list(trace.args[:n]) + (refs if pre_tree is None else list(
+            tree_util.tree_unflatten(pre_tree, refs)))
         outs = (0,) * aval.ndim if fn is None else fn(*args)
         leaves = trace_trees.tree_leaves(outs)
         if len(leaves) != aval.ndim:
@@ -302,6 +352,7 @@ class _PallasCall:
     def _stage(self, *args):
         outer = current_trace()
         module = outer.module
+        grid, bounds = _split_grid(self.grid)
         n_pre = self.num_scalar_prefetch
         if len(args) < n_pre:
             raise ValueError(f"pallas_call {self.name} has num_scalar_prefetch={n_pre} but "
@@ -357,9 +408,9 @@ class _PallasCall:
                     what = f"{'input' if kind == 'in' else 'output'} {i} of {self.name}"
                     bs = _block_shape(spec, aval, what)
                     imap = _trace_index_map(module, None if spec is None else spec.index_map,
-                                            self.grid, aval, what,
+                                            grid, aval, what,
                                             _fresh(names, f"{kname}_{kind}{i}_index_map"),
-                                            pre_refs)
+                                            pre_refs, pre_tree)
                     spec_ir = {"block_shape": bs, "index_map": Symbol(imap)}
                     pads = _element_padding(spec)
                     if pads is not None:
@@ -378,8 +429,8 @@ class _PallasCall:
                     specs_ir.append(spec_ir)
                     ref_avals.append(RefAval(block_ref_shape(bs), aval.dtype))
         self._trace_kernel(module, kname, pre_refs + ref_avals + scratch, in_tree,
-                           len(leaves), out_tree, len(out_avals), pre_tree, n_pre)
-        values = [outer.to_tracer(x) for x in pre_leaves + leaves]
+                           len(leaves), out_tree, len(out_avals), pre_tree, n_pre, grid)
+        values = [outer.to_tracer(x) for x in bounds + pre_leaves + leaves]
         extra = {}
         if n_pre:
             extra["num_scalar_prefetch"] = len(pre_leaves)
@@ -391,16 +442,17 @@ class _PallasCall:
             b = Builder(outer.ip, user_location())
             results = emit_pallas_call(
                 b, [v.value for v in values], out_avals, callee=Symbol(kname),
-                name=self.name, grid=self.grid, in_specs=specs_ir[:len(leaves)],
+                name=self.name, grid=grid, in_specs=specs_ir[:len(leaves)],
                 out_specs=specs_ir[len(leaves):], scratch_shapes=scratch,
                 input_output_aliases=tuple(x for io in sorted(self.aliases.items())
                                            for x in io),
-                interpret=self.interpret, compiler_params=self.compiler_params, **extra)
+                interpret=self.interpret or tpu_interpret_mode.value is not None,
+                compiler_params=self.compiler_params, **extra)
         outs = [Tracer(outer, r, a) for r, a in zip(results, out_avals)]
         return tree_util.tree_unflatten(out_tree, outs)
 
     def _trace_kernel(self, module, kname, avals, in_tree, n_in, out_tree, n_out,
-                      pre_tree=None, n_pre=0):
+                      pre_tree=None, n_pre=0, grid=None):
         trace = Trace(module, kname, avals, visibility="private")
         refs = [Ref(t) for t in trace.args]
         n_pre_leaves = pre_tree.num_leaves if pre_tree is not None else 0
@@ -412,11 +464,16 @@ class _PallasCall:
         if not isinstance(self.out_shape, (tuple, list)):
             out_refs = (out_refs,)
         scratch = refs[n_in + n_out:]
-        if self.scratch_shapes and not isinstance(self.scratch_shapes, (tuple, list)):
-            scratch = [tree_util.tree_unflatten(
-                trace_trees.tree_structure(self.scratch_shapes, is_leaf=_is_scratch_leaf),
-                scratch)]
-        with context(), trace, KernelContext(trace, self.grid):
+        if self.scratch_shapes:
+            # (as in JAX: a sequence spreads over the kernel's trailing arguments, None
+            # entries included; another pytree is one argument)
+            shapes = self.scratch_shapes
+            spread = isinstance(shapes, (tuple, list))
+            tree = trace_trees.tree_structure(tuple(shapes) if spread else shapes,
+                                              is_leaf=_is_scratch_leaf)
+            scratch = tree_util.tree_unflatten(tree, scratch)
+            scratch = list(scratch) if spread else [scratch]
+        with context(), trace, KernelContext(trace, self.grid if grid is None else grid):
             result = self.kernel(*pre_refs, *in_refs, *out_refs, *scratch)
             if result is not None:
                 raise ValueError(f"The kernel function in the pallas_call {self.name} "

@@ -10,6 +10,7 @@ raise NotImplementedError saying what is missing. JAX: jax.experimental.pallas.t
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 from typing import Any, Literal
@@ -20,6 +21,7 @@ from mjax import dtypes, lax
 from mjax import numpy as jnp
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.experimental.pallas import core as _pl_core
+from mjax.experimental.pallas.pallas_call import tpu_interpret_mode as _interpret_mode
 from mjax.experimental.pallas import primitives as _p
 from mjax.experimental.pallas.core import ANY, GridSpec, MemoryRef, no_block_spec
 from mjax.experimental.pallas.memory import (AsyncCopyDescriptor, async_copy,
@@ -251,17 +253,19 @@ def _not_supported(name: str, what: str):
     return fn
 
 
-def force_tpu_interpret_mode(params=None):
-    """Would make every pallas_call run in TPU interpret mode. JAX:
-    pltpu.force_tpu_interpret_mode; not supported (pass interpret= to pallas_call)."""
-    raise NotImplementedError("pltpu.force_tpu_interpret_mode is not supported by mjax: "
-                              "pass interpret=True (or pltpu.InterpretParams()) to "
-                              "pallas_call")
+@contextlib.contextmanager
+def force_tpu_interpret_mode(params: InterpretParams = InterpretParams()):
+    """Within the context, every pallas_call traced runs in interpret mode (with
+    `params`; None turns forcing off). JAX: pltpu.force_tpu_interpret_mode."""
+    with _interpret_mode(params):
+        yield
 
 
-set_tpu_interpret_mode = _not_supported(
-    "set_tpu_interpret_mode", "pass interpret=True (or pltpu.InterpretParams()) to "
-    "pallas_call")
+def set_tpu_interpret_mode(params: InterpretParams = InterpretParams()) -> None:
+    """From now on (process-wide), every pallas_call traced runs in interpret mode
+    (None: stop forcing it). JAX: pltpu.set_tpu_interpret_mode."""
+    from mjax.config import config
+    config.update("mjax_pallas_tpu_interpret_mode", params)
 
 
 def reset_tpu_interpret_mode_state() -> None:
