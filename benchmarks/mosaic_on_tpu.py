@@ -153,7 +153,9 @@ def main(names) -> int:
         jf, shapes = J[name]
         mf, _ = M[name]
         args = inputs(shapes)
-        print(f"\n======== {name}: {', '.join(f'{np.dtype(d).name if d != "bfloat16" else d}{list(s)}' for s, d in shapes)}")
+        desc = ", ".join(f"{d if d == 'bfloat16' else np.dtype(d).name}{list(s)}"
+                         for s, d in shapes)
+        print(f"\n======== {name}: {desc}")
         jjit, mjit = jax.jit(jf), mjax.jit(mf)
         jtext = jjit.trace(*args).lower(**where).as_text()
         try:
