@@ -22,7 +22,9 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from mjax.dialect.ops import indexing as I
 from mjax.dialect.ops import random as R
+from mjax.dialect.ops import structural as St
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.types import KeyType, aval_of
 from mjax.passes.rules import ad_util as AD
@@ -30,7 +32,7 @@ from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, bdim_to_front,
                                           defbroadcasting, defvectorized, moveaxis)
 from mjax.passes.rules.dynamic_shapes import defining_op, dim_value
-from mjax.passes.rules.tables import BATCH, lowering, nan_checked
+from mjax.passes.rules.tables import BATCH, KEY_DATA, lowering, nan_checked
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -400,3 +402,121 @@ def _rng_bit_generator_batch(b, args, dims, *, shape, dtype, algorithm="RNG_DEFA
 
 # ---- checkify -------------------------------------------------------------------------
 nan_checked(R.RngUniformOp)
+
+
+# ---- key arrays: structural ops on their data (tables.KEY_DATA) -----------------------
+# An op that only moves, copies or selects elements means the same op on a key array's
+# uint32 data with the key shape K appended: its shape attributes get K's sizes, its
+# dimension attributes K's trailing dims. Ops that compute on values have no rule here.
+def _trailing(start: int, ks) -> tuple[int, ...]:
+    return tuple(range(start, start + len(ks)))
+
+
+@KEY_DATA.register(St.ConvertElementTypeOp)
+def _convert_element_type_key_data(emit, op, ks, args, avals, params):
+    new, old = params["new_dtype"], avals[0].dtype
+    if not (isinstance(new, KeyType) and new.impl == old.impl):
+        raise TypeError(f"cannot convert a key array of dtype {old} to {new}; use "
+                        f"jax.random.key_data for its uint32 data")
+    return args[0]
+
+
+@KEY_DATA.register(St.CopyOp)
+def _copy_key_data(emit, op, ks, args, avals, params):
+    return emit(St.CopyOp, args[0])
+
+
+@KEY_DATA.register(St.BroadcastInDimOp)
+def _broadcast_in_dim_key_data(emit, op, ks, args, avals, params):
+    shape = tuple(params["shape"])
+    return emit(St.BroadcastInDimOp, args[0], shape=shape + ks,
+                broadcast_dimensions=tuple(params["broadcast_dimensions"])
+                + _trailing(len(shape), ks))
+
+
+@KEY_DATA.register(St.ReshapeOp)
+def _reshape_key_data(emit, op, ks, args, avals, params):
+    dims = params.get("dimensions")
+    return emit(St.ReshapeOp, args[0], new_sizes=tuple(params["new_sizes"]) + ks,
+                dimensions=None if dims is None
+                else tuple(dims) + _trailing(avals[0].ndim, ks))
+
+
+@KEY_DATA.register(St.SqueezeOp, St.ExpandDimsOp, St.RevOp)
+def _same_dims_key_data(emit, op, ks, args, avals, params):
+    # (dimensions index the leading, logical dims, which the data shares)
+    return emit(op, args[0], **params)
+
+
+@KEY_DATA.register(St.TransposeOp)
+def _transpose_key_data(emit, op, ks, args, avals, params):
+    perm = tuple(params["permutation"])
+    return emit(St.TransposeOp, args[0], permutation=perm + _trailing(len(perm), ks))
+
+
+@KEY_DATA.register(St.ConcatenateOp)
+def _concatenate_key_data(emit, op, ks, args, avals, params):
+    return emit(St.ConcatenateOp, *args, **params)
+
+
+@KEY_DATA.register(St.StackOp, St.UnstackOp, St.SplitOp)
+def _stack_key_data(emit, op, ks, args, avals, params):
+    # (the axis is one of the leading, logical dims, which the data shares)
+    out = emit(op, *args, **params)
+    return out if op is St.StackOp or isinstance(out, list) else [out]
+
+
+@KEY_DATA.register(St.SliceOp)
+def _slice_key_data(emit, op, ks, args, avals, params):
+    strides = params.get("strides")
+    return emit(St.SliceOp, args[0],
+                start_indices=tuple(params["start_indices"]) + (0,) * len(ks),
+                limit_indices=tuple(params["limit_indices"]) + ks,
+                strides=None if strides is None else tuple(strides) + (1,) * len(ks))
+
+
+def _zero_starts(starts, start_avals, ks) -> list:
+    zero = np.zeros((), start_avals[0].dtype) if starts else np.int32(0)
+    return list(starts) + [zero] * len(ks)
+
+
+@KEY_DATA.register(I.DynamicSliceOp)
+def _dynamic_slice_key_data(emit, op, ks, args, avals, params):
+    x, *starts = args
+    return emit(I.DynamicSliceOp, x, *_zero_starts(starts, avals[1:], ks),
+                slice_sizes=tuple(params["slice_sizes"]) + ks)
+
+
+@KEY_DATA.register(I.DynamicUpdateSliceOp)
+def _dynamic_update_slice_key_data(emit, op, ks, args, avals, params):
+    x, update, *starts = args
+    return emit(I.DynamicUpdateSliceOp, x, update, *_zero_starts(starts, avals[2:], ks))
+
+
+@KEY_DATA.register(St.SelectNOp)
+def _select_n_key_data(emit, op, ks, args, avals, params):
+    which, *cases = args
+    w = avals[0]
+    if w.ndim:   # (a per-element choice picks whole keys: broadcast over each key's data)
+        which = emit(St.BroadcastInDimOp, which, shape=tuple(avals[1].shape) + ks,
+                     broadcast_dimensions=tuple(range(w.ndim)))
+    return emit(St.SelectNOp, which, *cases)
+
+
+@KEY_DATA.register(I.GatherOp)
+def _gather_key_data(emit, op, ks, args, avals, params):
+    x, indices = args
+    dn = dict(params["dimension_numbers"])
+    out_rank = avals[1].ndim - 1 + len(dn["offset_dims"])
+    dn["offset_dims"] = tuple(dn["offset_dims"]) + _trailing(out_rank, ks)
+    return emit(I.GatherOp, x, indices, **{
+        **params, "dimension_numbers": dn,
+        "slice_sizes": tuple(params["slice_sizes"]) + ks, "fill_value": None})
+
+
+@KEY_DATA.register(I.ScatterOp)
+def _scatter_key_data(emit, op, ks, args, avals, params):
+    x, indices, updates = args
+    dn = dict(params["dimension_numbers"])
+    dn["update_window_dims"] = tuple(dn["update_window_dims"]) + _trailing(avals[2].ndim, ks)
+    return emit(I.ScatterOp, x, indices, updates, **{**params, "dimension_numbers": dn})

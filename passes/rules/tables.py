@@ -222,9 +222,20 @@ UPDATE = "update"            # writes operand 1 into operand 0: a partial sum wh
 #                              (a loop's stacked accumulator); JAX's types have no rule
 PARTIAL_SUMS: RuleTable[str] = RuleTable("partial_sums")
 
+# ---- key arrays ---------------------------------------------------------------------
+# An op on key arrays (the frontend's PRNGKeyArray: key<impl>[*S] holding uint32[*S, *K]
+# data, K the implementation's key shape) as the same op on the data, with K appended to
+# its shape attributes and K's trailing dims to its dimension attributes (JAX: the
+# physical rules of its extended dtypes). rule(emit, op class, K, args, avals, params)
+# -> the result's data (a list: several results): `args` are the operands with each key
+# array replaced by its data, `avals` the operands' own (key-typed for keys), and
+# emit(op class, *operands, **params) applies an op (the frontend's bind). An op without
+# a rule refuses key operands (JAX's TypeError). rules/random.py states them.
+KEY_DATA: RuleTable[Callable] = RuleTable("key_data")
+
 ALL_TABLES = (LOWER, JVP, TRANSPOSE, BATCH, SHARD, JVP_NESTED, BATCH_NESTED,
               TRANSPOSE_NESTED, PARTIAL_EVAL, ZERO_DERIVATIVE, EXPAND, DISCHARGE,
-              DISCHARGE_NESTED, TRITON, CHECKS, PARTIAL_SUMS)
+              DISCHARGE_NESTED, TRITON, CHECKS, PARTIAL_SUMS, KEY_DATA)
 
 
 # The platform jaxpr-to-stablehlo lowers for ("" when not told: `platform=cpu` in its
@@ -283,7 +294,7 @@ def lowering(*ops: type[JaxprOp]):
 
 
 __all__ = ["ALL_TABLES", "BATCH", "BATCH_NESTED", "CHECKS", "CONTRACTION", "DISCHARGE",
-           "DISCHARGE_NESTED", "EXPAND", "JVP", "JVP_NESTED", "LOWER", "LowerCtx",
-           "MissingRule", "PARTIAL_EVAL", "PARTIAL_SUMS", "PER_PARTIAL", "PRODUCT",
-           "RuleTable", "SHARD", "SUM", "TRANSPOSE", "TRANSPOSE_NESTED", "TRITON", "UPDATE",
-           "ZERO_DERIVATIVE", "has_zero_derivative", "lowering", "nan_checked"]
+           "DISCHARGE_NESTED", "EXPAND", "JVP", "JVP_NESTED", "KEY_DATA", "LOWER",
+           "LowerCtx", "MissingRule", "PARTIAL_EVAL", "PARTIAL_SUMS", "PER_PARTIAL",
+           "PRODUCT", "RuleTable", "SHARD", "SUM", "TRANSPOSE", "TRANSPOSE_NESTED", "TRITON",
+           "UPDATE", "ZERO_DERIVATIVE", "has_zero_derivative", "lowering", "nan_checked"]

@@ -25,8 +25,8 @@ from mjax.passes.ir_util import nested_ops
 from mjax.passes.jaxpr_to_stablehlo import lower_op
 from mjax.passes.registry import PassError
 from mjax.passes.rules.tables import (ALL_TABLES, BATCH, BATCH_NESTED, CHECKS, DISCHARGE,
-                                      DISCHARGE_NESTED, EXPAND, JVP, JVP_NESTED, LOWER,
-                                      PARTIAL_EVAL, PARTIAL_SUMS, SHARD, TRANSPOSE,
+                                      DISCHARGE_NESTED, EXPAND, JVP, JVP_NESTED, KEY_DATA,
+                                      LOWER, PARTIAL_EVAL, PARTIAL_SUMS, SHARD, TRANSPOSE,
                                       TRANSPOSE_NESTED, TRITON, ZERO_DERIVATIVE, RuleTable)
 from mjax.passes.triton.kernel import KernelLowering
 
@@ -49,6 +49,7 @@ OPTIONAL = {
     CHECKS: "ops without automatic checks are copied by checkify",
     ZERO_DERIVATIVE: "only the ops whose derivative is zero",
     PARTIAL_SUMS: "ops without an entry take no unreduced operands (JAX raises)",
+    KEY_DATA: "ops without a rule refuse key arrays (JAX's TypeError)",
 }
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
