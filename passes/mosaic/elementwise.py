@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith, math as math_d
+from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import elementwise as E
 from mjax.dialect.ops import structural as St
@@ -278,7 +279,10 @@ def _bitcast_convert_type(kl, op, x, *, new_dtype, **params):
     if np.dtype(a.dtype).itemsize != np.dtype(new_dtype).itemsize:
         raise MosaicLoweringError(f"bitcast_convert_type between widths ({a.dtype} -> "
                                   f"{new_dtype}) is not supported")
-    return [arith.bitcast(vtype(out.shape, new_dtype), kl.value(x, a.dtype))]
+    x = kl.value(x, a.dtype)
+    if a.shape:          # JAX: tpu.bitcast of vectors, arith.bitcast of scalars
+        return [tpu.bitcast(vtype(out.shape, new_dtype), x)]
+    return [arith.bitcast(vtype(out.shape, new_dtype), x)]
 
 
 @MOSAIC.register(St.StopGradientOp, St.CopyOp, St.OptimizationBarrierOp)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import vector
+from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import reductions as Rd
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (MosaicLoweringError, aval_out, avals_in, full,
-                                      is_float, is_unsigned)
+                                      is_float, is_unsigned, vtype)
 
 
 def _identity_and_kind(cls, dtype):
@@ -58,9 +59,28 @@ def _reduce(kl, op, x, *, axes, **params):
                                    [int(d) for d in axes])]
 
 
-for _op, _why in ((Rd.ArgMaxOp, "argmax in TPU kernels is not lowered yet (issue 55)"),
-                  (Rd.ArgMinOp, "argmin in TPU kernels is not lowered yet (issue 55)"),
-                  (Rd.CumsumOp, "cumulative reductions have no Mosaic lowering"),
+@MOSAIC.register(Rd.ArgMaxOp, Rd.ArgMinOp)
+def _arg_min_max(kl, op, x, *, axes, index_dtype, **params):
+    # JAX: tpu.reduce_index over one axis of an f32 array (1-D: viewed as one row)
+    a, out = avals_in(op)[0], aval_out(op)
+    if np.dtype(a.dtype) != np.float32:
+        raise MosaicLoweringError(f"argmax/argmin in TPU kernels take float32 arrays, got "
+                                  f"{np.dtype(a.dtype).name}")
+    if len(axes) != 1 or np.dtype(index_dtype) != np.int32:
+        raise MosaicLoweringError("argmax/argmin in TPU kernels reduce one axis to int32 "
+                                  "indices")
+    kind = ir.Attribute.parse("#tpu.reduction_kind<arg_max>" if type(op.opview) is
+                              Rd.ArgMaxOp else "#tpu.reduction_kind<arg_min>")
+    x = kl.value(x, a.dtype)
+    axis = int(axes[0])
+    if len(a.shape) == 1:
+        x = vector.shape_cast(vtype((1,) + tuple(a.shape), a.dtype), x)
+        res = tpu.reduce_index(vtype((1,) + tuple(out.shape), np.int32), x, axis + 1, kind)
+        return [vector.extract(res, [], [0])]
+    return [tpu.reduce_index(vtype(out.shape, np.int32), x, axis, kind)]
+
+
+for _op, _why in ((Rd.CumsumOp, "cumulative reductions have no Mosaic lowering"),
                   (Rd.CumprodOp, "cumulative reductions have no Mosaic lowering"),
                   (Rd.CummaxOp, "cumulative reductions have no Mosaic lowering"),
                   (Rd.CumminOp, "cumulative reductions have no Mosaic lowering"),
