@@ -105,10 +105,10 @@ def tpu_custom_call(call: ir.Operation, config: str, name: str,
     operands = list(call.operands)
     results = [r.type for r in call.results]
     cp = params.get("compiler_params") or {}
-    side_effects = bool(cp.get("has_side_effects")) if isinstance(cp, dict) else False
+    effects = side_effects(cp.get("has_side_effects") if isinstance(cp, dict) else None)
     attrs = {
         "call_target_name": ir.StringAttr.get(TPU_CALL_TARGET),
-        "has_side_effect": ir.BoolAttr.get(side_effects),
+        "has_side_effect": ir.BoolAttr.get(effects != "pure"),
         "backend_config": ir.StringAttr.get(config),
         "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
         "called_computations": ir.ArrayAttr.get([]),
@@ -125,9 +125,24 @@ def tpu_custom_call(call: ir.Operation, config: str, name: str,
     with call.location, ir.InsertionPoint(call):
         new = hlo.CustomCallOp.build_generic(results=results, operands=operands,
                                              attributes=attrs)
-    new.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
-        {"kernel_metadata": ir.StringAttr.get(metadata)})
+    frontend = {"kernel_metadata": ir.StringAttr.get(metadata)}
+    if effects == "dataflow_side_effecting":       # (XLA may still drop it when unused)
+        frontend["xla_allow_dce_side_effecting_op"] = ir.StringAttr.get("true")
+    new.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(frontend)
     return new.operation
+
+
+def side_effects(value) -> str:
+    """CompilerParams.has_side_effects (a bool or a SideEffectType value) as
+    "pure", "dataflow_side_effecting" or "side_effecting"."""
+    if value is None or value is False:
+        return "pure"
+    if value is True:
+        return "side_effecting"
+    value = str(value).lower().rsplit(".", 1)[-1]
+    if value not in ("pure", "dataflow_side_effecting", "side_effecting"):
+        raise ValueError(f"has_side_effects {value!r} is not a bool or a SideEffectType")
+    return value
 
 
 __all__ = ["TPU_CALL_TARGET", "backend_config", "serialize", "tpu_custom_call"]

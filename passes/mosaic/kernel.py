@@ -51,6 +51,7 @@ class KernelLowering:
         self.target_version = target_version
         self.grid_indices: list[ir.Value] = []
         self.dma_sources: dict = {}     # memory.py: what each DMA wait waits for
+        self.compiler_params: dict = {}
 
     @property
     def forward_compatible(self) -> bool:
@@ -185,6 +186,8 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
         raise op_error(call, f"jaxpr-pallas-to-mosaic: {e}") from None
     name = str(params.get("name") or callee)
     kl = KernelLowering(module, grid, target_version)
+    cp = params.get("compiler_params")
+    kl.compiler_params = cp if isinstance(cp, dict) else {}
     i32 = ir.IntegerType.get_signless(32)
     with call.location:
         kmod = ir.Module.create()

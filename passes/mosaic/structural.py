@@ -154,7 +154,11 @@ def _dot_general(kl, op, x, y, *, dimension_numbers, precision=None,
     zero = ir.DenseElementsAttr.get_splat(out_t, scalar_attr(0, out.dtype))
     acc = arith.constant(out_t, zero)
     lc = tuple(int(d) for d in dimension_numbers[0][0])
-    implicit_transpose = (la.ndim - 2) in lc
+    # JAX: on the chip (not for export) and when asked (CompilerParams'
+    # fuse_transposed_lhs_in_matmul), a hint that the lhs is contracted on its
+    # second-minor dim
+    hint = (not kl.forward_compatible and (la.ndim - 2) in lc
+            and bool(kl.compiler_params.get("fuse_transposed_lhs_in_matmul")))
     kwargs = {}
     prec = _precision(precision)
     if prec is not None:
@@ -162,7 +166,7 @@ def _dot_general(kl, op, x, y, *, dimension_numbers, precision=None,
     return [tpu.matmul(out_t, x, y, acc,
                        dimension_numbers=tpu_dot_dimension_numbers(
                            dimension_numbers, la.ndim, ra.ndim),
-                       transpose_lhs_hint=(not kl.forward_compatible) and implicit_transpose,
+                       transpose_lhs_hint=hint,
                        **kwargs)]
 
 

@@ -232,4 +232,11 @@ def corpus(J, pl, pltpu) -> dict:
         return pl.pallas_call(argmax_kernel,
                               out_shape=J.ShapeDtypeStruct(x.shape, jnp.int32))(x)
     K["argmax_bitcast"] = (argmax, [((8, 128), np.float32)])
+
+    def effects(x):
+        return pl.pallas_call(
+            scale_kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype),
+            compiler_params=pltpu.CompilerParams(
+                has_side_effects=pltpu.SideEffectType.DATAFLOW_SIDE_EFFECTING))(x)
+    K["side_effects"] = (effects, [((8, 128), np.float32)])
     return K
