@@ -94,10 +94,37 @@ def compare(m, j, name, args) -> str:
     return f"{name:20s} " + ("bit-identical" if same else f"differs, max |d| = {worst:.3g}")
 
 
+def callbacks(lib) -> None:
+    """Python callbacks on the chip (host transfers there): each line says what ran."""
+    seen = []
+
+    def f(x):
+        y = lib.pure_callback(lambda a: np.asarray(a) * 2, lib.ShapeDtypeStruct(x.shape,
+                                                                               x.dtype), x)
+        lib.debug.callback(lambda a: seen.append(float(a)), x[0], ordered=True)
+        z = lib.pure_callback(lambda: np.arange(3, dtype=np.float32),
+                              lib.ShapeDtypeStruct((3,), np.float32))
+        e = lib.pure_callback(lambda a: np.zeros((0,), np.float32),
+                              lib.ShapeDtypeStruct((0,), np.float32), x)
+        lib.debug.print("debug.print on the chip: x[1] = {}", x[1])
+        return y + 1, z, e
+    x = np.arange(4, dtype=np.float32)
+    try:
+        y, z, e = lib.jit(f)(x)
+        lib.block_until_ready((y, z, e))
+        ok = (np.array_equal(np.asarray(y), x * 2 + 1) and np.array_equal(
+            np.asarray(z), np.arange(3)) and np.asarray(e).shape == (0,) and seen == [0.0])
+        print(f"callbacks: {'right' if ok else 'WRONG'} (y={np.asarray(y)}, z={np.asarray(z)}, "
+              f"seen={seen})")
+    except Exception as err:   # noqa: BLE001  (reported)
+        print(f"callbacks raised {type(err).__name__}: {str(err)[:300]}")
+
+
 def main():
     import mjax
     import mjax.numpy as mnp
     describe(mjax)
+    callbacks(mjax)
     assert "jax" not in sys.modules, "jax was imported before mjax described its devices"
     import jax
     import jax.numpy as jnp

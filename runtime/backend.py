@@ -79,7 +79,8 @@ class PlatformRecord:
     fail_quietly: bool = False
     lowering_option: str = ""        # jaxpr-to-stablehlo's option for this target
     pallas_pass: tuple[str, str] | None = None   # (flag, options) for compiled kernels
-    host_callback_target: str | None = None      # custom call a Python callback lowers to
+    host_callback_target: str | None = None   # custom call a Python callback lowers to, or
+    #                                           'send-recv': host transfers (TPU, as JAX)
     linalg: str = "xla"              # 'lapack' (jaxlib's CPU kernels), 'gpu-solver', 'xla'
     dlpack_kind: int = 1             # DLPack's device type (kDLCPU 1, kDLCUDA 2, kDLROCM 10)
     memory_kinds: tuple[str, ...] = ("device",)
@@ -118,7 +119,7 @@ PLATFORMS: dict[str, PlatformRecord] = {r.name: r for r in (
     PlatformRecord("tpu", priority=300, library="mjax.runtime.tpu:find_library",
                    client="mjax.runtime.tpu:make_client", fail_quietly=True,
                    lowering_option="platform=tpu", linalg="xla",
-                   pallas_pass=("jaxpr-pallas-to-mosaic", ""), host_callback_target=None,
+                   pallas_pass=("jaxpr-pallas-to-mosaic", ""), host_callback_target="send-recv",
                    dlpack_kind=1, memory_kinds=("device", "pinned_host"),
                    matmul_bf16_passes=True),
     PlatformRecord("cuda", priority=500, library=f"{_GPU}:find_pjrt_plugin",

@@ -459,6 +459,16 @@ class XlaBackend:
         return lambda array: xc.batched_device_put(aval, sharding, [array], [device], True,
                                                    False, enable_x64=True)
 
+    def host_transfer_callback(self, fn, in_avals, out_avals, send_channels,
+                               recv_channels):
+        """The object XLA calls for one Python callback lowered to host transfers (send
+        ops for `in_avals`, recv ops for `out_avals`, on those channels): `fn(*arrays)`
+        gives the received arrays. Compile with it among `host_callbacks`."""
+        shape = lambda a: xc.Shape.array_shape(np.dtype(a.dtype), tuple(a.shape))  # noqa
+        return self.client.make_python_callback_from_host_send_and_recv(
+            fn, [shape(a) for a in in_avals], [shape(a) for a in out_avals],
+            list(send_channels), list(recv_channels), _refuse_serializing)
+
     @staticmethod
     def memory_kind(buf) -> str:
         """The kind of memory a buffer lives in: 'device', 'pinned_host', ..."""
@@ -772,6 +782,11 @@ _CPU_DEVICE_COUNT: list[int] = []
 
 def set_num_cpu_devices(n: int | None) -> None:
     _CPU_DEVICE_COUNT[:] = [] if n is None or n < 0 else [int(n)]
+
+
+def _refuse_serializing(fn):
+    raise ValueError(f"a program calling back into Python ({fn!r}) cannot be serialized "
+                     f"(mjax never stores such programs in the compilation cache)")
 
 
 def make_cpu_client(platform: str = "cpu", library: str | None = None):

@@ -161,3 +161,33 @@ def _mosaic_registered() -> bool:
 
 def jax_struct(shape):
     return mjax.ShapeDtypeStruct(shape, np.float32)
+
+
+def test_host_callbacks_become_host_transfers_on_a_tpu():
+    """On a TPU a Python callback is a send per operand and a recv per non-empty result
+    (JAX's form there); a call without operands sends a dummy, an empty result is a
+    constant. XLA's CPU has no send/recv, so the chip runs them (benchmarks/tpu_probe.py);
+    here the rewrite is checked on a program lowered on the CPU."""
+    from mjax.host_callbacks import host_callbacks
+    from mjax.runtime import get_backend
+
+    def f(x):
+        y = mjax.pure_callback(lambda a: np.sin(a), mjax.ShapeDtypeStruct(x.shape, x.dtype),
+                               x)
+        z = mjax.pure_callback(lambda: np.arange(3, dtype=np.float32),
+                               mjax.ShapeDtypeStruct((3,), np.float32))
+        e = mjax.pure_callback(lambda a: np.zeros((0,), np.float32),
+                               mjax.ShapeDtypeStruct((0,), np.float32), x)
+        return y, z, e
+    x = np.arange(4, dtype=np.float32)
+    text = mjax.jit(f).lower(x).as_text(debug_info=True)
+    new, calls = host_callbacks(text, "tpu", get_backend())
+    assert len(calls) == 3 and "xla_ffi_python_cpu_callback" not in new
+    import re
+    kinds = re.findall(r'"stablehlo\.(send|recv)".*?handle = (\d+), type = (\d)', new)
+    assert [k for k, _, _ in kinds] == ["send", "recv", "send", "recv", "send"]
+    assert [int(h) for _, h, _ in kinds] == [1, 2, 3, 4, 5]     # one channel each
+    assert all(t == ("2" if k == "send" else "3") for k, _, t in kinds)
+    assert new.count('_xla_host_transfer_handler_name = "pjrt_rendezvous"') == 5
+    # (on the CPU the callback custom call stays)
+    assert host_callbacks(text, "cpu")[0].count("xla_ffi_python_cpu_callback") == 3
