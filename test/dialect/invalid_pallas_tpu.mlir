@@ -1,0 +1,93 @@
+// RUN: mjax-opt %s --jaxpr-verify --split-input-file --verify-diagnostics
+
+func.func private @dma_shapes(%src: memref<16x128xf32>, %dst: memref<8x128xf32>, %sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{copies f32[16,128] into f32[8,128]; the source and destination views must have the same shape and dtype}}
+  "jaxpr.dma_start"(%src, %dst, %sem, %z, %z, %z, %z) {src_sizes = array<i64: 16, 128>, src_squeezed = array<i64>, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>} : (memref<16x128xf32>, memref<8x128xf32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+func.func private @dma_sem_type(%src: memref<8xf32>, %dst: memref<8xf32>, %sem: memref<f32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{dst_sem must be a semaphore (an i32 ref of counters), got Ref{f32[]}}}
+  "jaxpr.dma_start"(%src, %dst, %sem, %z, %z) {src_sizes = array<i64: 8>, src_squeezed = array<i64>, dst_sizes = array<i64: 8>, dst_squeezed = array<i64>} : (memref<8xf32>, memref<8xf32>, memref<f32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+func.func private @signal_index_count(%sems: memref<2xi32>) {
+  %i = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{semaphore takes 1 start indices (one per dimension), got 0}}
+  "jaxpr.semaphore_signal"(%sems, %i) : (memref<2xi32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+func.func private @scoped_args(%x: memref<8xf32>) {
+  // expected-error @+1 {{block arguments have types (Ref{f32[8]}), expected (Ref{f32[8]}, Ref{f32[4]})}}
+  "jaxpr.run_scoped"(%x) ({
+  ^bb0(%a: memref<8xf32>):
+    "jaxpr.yield"() : () -> ()
+  }) {scratch_shapes = [memref<4xf32>]} : (memref<8xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func private @kernel(%x: memref<8xf32>, %o: memref<8xf32>) {
+  return
+}
+func.func private @imap(%i: tensor<i32>) -> tensor<i32> {
+  return %i : tensor<i32>
+}
+func.func @semantics(%x: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{compiler_params dimension_semantics ('parallel', 'arbitrary') must give one of parallel, arbitrary, core_parallel, subcore_parallel per grid dimension (grid (2,))}}
+  %y = "jaxpr.pallas_call"(%x) {callee = @kernel, grid = array<i64: 2>, in_specs = [{block_shape = array<i64: 8>, index_map = @imap}], out_specs = [{block_shape = array<i64: 8>, index_map = @imap}], interpret = true, compiler_params = {dimension_semantics = ["parallel", "arbitrary"]}} : (tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+func.func private @kernel(%idx: memref<2xi32>, %x: memref<8xf32>, %o: memref<8xf32>) {
+  return
+}
+func.func private @imap(%i: tensor<i32>) -> tensor<i32> {
+  return %i : tensor<i32>
+}
+func.func @prefetch_map(%idx: tensor<2xi32>, %x: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{input 0 index map @imap takes (i32[]), but a grid of rank 1 and 1 scalar-prefetch operand(s) give (i32[], Ref{i32[2]})}}
+  %y = "jaxpr.pallas_call"(%idx, %x) {callee = @kernel, grid = array<i64: 2>, num_scalar_prefetch = 1, in_specs = [{block_shape = array<i64: 8>, index_map = @imap}], out_specs = [{block_shape = array<i64: 8>, index_map = @imap}], interpret = true} : (tensor<2xi32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+func.func private @kernel(%x: memref<8xf32>, %o: memref<8xf32>) {
+  return
+}
+func.func private @imap(%i: tensor<i32>) -> tensor<i32> {
+  return %i : tensor<i32>
+}
+func.func @dynamic_bound(%n: tensor<f32>, %x: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{dynamic grid bound 0 is f32[]; the first 1 operand(s) must be i32 scalars (one per -1 in grid (-1,))}}
+  %y = "jaxpr.pallas_call"(%n, %x) {callee = @kernel, grid = array<i64: -1>, in_specs = [{block_shape = array<i64: 8>, index_map = @imap}], out_specs = [{block_shape = array<i64: 8>, index_map = @imap}], interpret = true} : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+func.func private @kernel(%x: memref<8xf32>, %o: memref<8xf32>, %s: memref<2xf32>) {
+  return
+}
+func.func private @imap(%i: tensor<i32>) -> tensor<i32> {
+  return %i : tensor<i32>
+}
+func.func @float_semaphore(%x: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{scratch buffer 0 is a dma_semaphore but has type Ref{f32[2]}; semaphores are i32 counters}}
+  %y = "jaxpr.pallas_call"(%x) {callee = @kernel, grid = array<i64: 2>, in_specs = [{block_shape = array<i64: 8>, index_map = @imap}], out_specs = [{block_shape = array<i64: 8>, index_map = @imap}], scratch_shapes = [memref<2xf32>], scratch_memory_spaces = ["dma_semaphore"], interpret = true} : (tensor<16xf32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}

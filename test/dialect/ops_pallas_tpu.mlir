@@ -1,0 +1,72 @@
+// RUN: mjax-opt %s --jaxpr-verify --split-input-file | filecheck %s
+
+// DMAs, semaphores and run_scoped round-trip (dialect/ops/pallas_tpu.py).
+
+// CHECK-LABEL: func.func private @dma
+// CHECK:         "jaxpr.dma_start"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {dst_sizes = array<i64: 1, 8, 128>, dst_squeezed = array<i64: 0>, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>} : (memref<32x128xf32>, memref<2x8x128xf32>, memref<2xi32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+// CHECK:         "jaxpr.dma_wait"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {sizes = array<i64: 1, 8, 128>, squeezed = array<i64: 0>} : (memref<2xi32>, memref<2x8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+// CHECK:         "jaxpr.dma_start"({{.*}}) {add = true, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>, has_src_sem = true, priority = 1 : i64, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>}
+func.func private @dma(%src: memref<32x128xf32>, %buf: memref<2x8x128xf32>, %sems: memref<2xi32>, %dst: memref<8x128xf32>, %sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %i = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  "jaxpr.dma_start"(%src, %buf, %sems, %i, %z, %i, %z, %z, %i) {src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, dst_sizes = array<i64: 1, 8, 128>, dst_squeezed = array<i64: 0>} : (memref<32x128xf32>, memref<2x8x128xf32>, memref<2xi32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.dma_wait"(%sems, %buf, %i, %i, %z, %z) {sizes = array<i64: 1, 8, 128>, squeezed = array<i64: 0>} : (memref<2xi32>, memref<2x8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.dma_start"(%src, %dst, %sem, %sem, %z, %z, %z, %z) {src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>, has_src_sem = true, priority = 1, add = true} : (memref<32x128xf32>, memref<8x128xf32>, memref<i32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func private @semaphores
+// CHECK:         "jaxpr.semaphore_signal"(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<2xi32>, tensor<i32>, tensor<i32>) -> ()
+// CHECK:         "jaxpr.semaphore_wait"(%{{.*}}, %{{.*}}, %{{.*}}) {decrement = false} : (memref<2xi32>, tensor<i32>, tensor<i32>) -> ()
+// CHECK:         "jaxpr.semaphore_read"(%{{.*}}) : (memref<i32>) -> tensor<i32>
+func.func private @semaphores(%sems: memref<2xi32>, %sem: memref<i32>) {
+  %i = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  "jaxpr.semaphore_signal"(%sems, %i, %i) : (memref<2xi32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.semaphore_wait"(%sems, %i, %i) {decrement = false} : (memref<2xi32>, tensor<i32>, tensor<i32>) -> ()
+  %v = "jaxpr.semaphore_read"(%sem) : (memref<i32>) -> tensor<i32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func private @scoped
+// CHECK:         "jaxpr.run_scoped"(%{{.*}}) ({
+// CHECK-NEXT:    ^bb0(%{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32>, %{{.*}}: memref<i32>):
+// CHECK:           "jaxpr.yield"(%{{.*}}) : (tensor<8xf32>) -> ()
+// CHECK-NEXT:    }) {scratch_memory_spaces = ["vmem", "dma_semaphore"], scratch_shapes = [memref<8xf32>, memref<i32>]} : (memref<8xf32>) -> tensor<8xf32>
+func.func private @scoped(%x: memref<8xf32>) {
+  %r = "jaxpr.run_scoped"(%x) ({
+  ^bb0(%a: memref<8xf32>, %tmp: memref<8xf32>, %sem: memref<i32>):
+    %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    "jaxpr.dma_start"(%a, %tmp, %sem, %z, %z) {src_sizes = array<i64: 8>, src_squeezed = array<i64>, dst_sizes = array<i64: 8>, dst_squeezed = array<i64>} : (memref<8xf32>, memref<8xf32>, memref<i32>, tensor<i32>, tensor<i32>) -> ()
+    "jaxpr.dma_wait"(%sem, %tmp, %z) {sizes = array<i64: 8>, squeezed = array<i64>} : (memref<i32>, memref<8xf32>, tensor<i32>) -> ()
+    %v = "jaxpr.ref_get"(%tmp, %z) {sizes = array<i64: 8>, squeezed = array<i64>} : (memref<8xf32>, tensor<i32>) -> tensor<8xf32>
+    "jaxpr.yield"(%v) : (tensor<8xf32>) -> ()
+  }) {scratch_shapes = [memref<8xf32>, memref<i32>], scratch_memory_spaces = ["vmem", "dma_semaphore"]} : (memref<8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// A pallas_call with a dynamic grid dimension, scalar prefetch, memory spaces, TPU
+// compiler params and a cost estimate.
+// CHECK-LABEL: func.func @call
+// CHECK:         "jaxpr.pallas_call"(%{{.*}}, %{{.*}}, %{{.*}}) {callee = @kernel, compiler_params = {backend = "mosaic_tpu", dimension_semantics = ["parallel", "arbitrary"], vmem_limit_bytes = 1048576 : i64}, cost_estimate = {bytes_accessed = 64 : i64, flops = 8 : i64, transcendentals = 0 : i64}, grid = array<i64: -1, 2>, in_specs = [{block_shape = array<i64: 32, 128>, index_map = @imap, memory_space = "any"}], input_output_aliases = array<i64>, interpret = true, name = "kernel", num_scalar_prefetch = 1 : i64, out_specs = [{block_shape = array<i64: 8, 128>, buffer_count = 2 : i64, index_map = @omap}], scratch_memory_spaces = ["vmem", "dma_semaphore"], scratch_shapes = [memref<8x128xf32>, memref<2xi32>]} : (tensor<i32>, tensor<4xi32>, tensor<32x128xf32>) -> tensor<32x128xf32>
+func.func private @kernel(%idx: memref<4xi32>, %x: memref<32x128xf32>, %o: memref<8x128xf32>, %buf: memref<8x128xf32>, %sems: memref<2xi32>) {
+  return
+}
+func.func private @imap(%i: tensor<i32>, %j: tensor<i32>, %idx: memref<4xi32>) -> (tensor<i32>, tensor<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  return %z, %z : tensor<i32>, tensor<i32>
+}
+func.func private @omap(%i: tensor<i32>, %j: tensor<i32>, %idx: memref<4xi32>) -> (tensor<i32>, tensor<i32>) {
+  %b = "jaxpr.ref_get"(%idx, %i) {sizes = array<i64: 1>, squeezed = array<i64: 0>} : (memref<4xi32>, tensor<i32>) -> tensor<i32>
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  return %b, %z : tensor<i32>, tensor<i32>
+}
+func.func @call(%n: tensor<i32>, %idx: tensor<4xi32>, %x: tensor<32x128xf32>) -> tensor<32x128xf32> {
+  %y = "jaxpr.pallas_call"(%n, %idx, %x) {callee = @kernel, name = "kernel", grid = array<i64: -1, 2>, num_scalar_prefetch = 1, in_specs = [{block_shape = array<i64: 32, 128>, index_map = @imap, memory_space = "any"}], out_specs = [{block_shape = array<i64: 8, 128>, index_map = @omap, buffer_count = 2}], scratch_shapes = [memref<8x128xf32>, memref<2xi32>], scratch_memory_spaces = ["vmem", "dma_semaphore"], input_output_aliases = array<i64>, interpret = true, compiler_params = {backend = "mosaic_tpu", dimension_semantics = ["parallel", "arbitrary"], vmem_limit_bytes = 1048576}, cost_estimate = {flops = 8, transcendentals = 0, bytes_accessed = 64}} : (tensor<i32>, tensor<4xi32>, tensor<32x128xf32>) -> tensor<32x128xf32>
+  return %y : tensor<32x128xf32>
+}
