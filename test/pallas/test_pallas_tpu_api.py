@@ -115,7 +115,7 @@ def test_api_names_match_jax():
     import dataclasses
     assert ([f.name for f in dataclasses.fields(pltpu.InterpretParams)]
             == [f.name for f in dataclasses.fields(jpltpu.InterpretParams)])
-    for name in ("emit_pipeline", "prng_seed", "get_tpu_info"):
+    for name in ("prng_seed", "get_tpu_info", "core_barrier"):
         with pytest.raises(NotImplementedError, match=name):
             getattr(pltpu, name)()
     with pytest.raises(NotImplementedError, match="core_map"):
@@ -311,3 +311,51 @@ def test_estimate_cost_gives_a_cost_estimate():
                           mjax.ShapeDtypeStruct((16, 4), np.float32))
     assert isinstance(ce, pl.CostEstimate)
     assert ce.flops >= 2 * 8 * 16 * 4 * 0.5
+
+
+def test_emit_pipeline_over_hbm_refs():
+    # (JAX's emit_pipeline needs a TPU's tiling even when interpreting: NumPy decides)
+    x, y = rnd(32, 256), rnd(32, 256, seed=1)
+
+    def add_block(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] + y_ref[...] * 2
+
+    def kernel(x_hbm, y_hbm, o_hbm):
+        spec = pl.BlockSpec((8, 128), lambda i, j: (i, j))
+        pltpu.emit_pipeline(add_block, grid=(4, 2), in_specs=[spec, spec],
+                            out_specs=spec)(x_hbm, y_hbm, o_hbm)
+    out = pl.pallas_call(kernel, in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * 2,
+                         out_specs=pl.BlockSpec(memory_space=pl.ANY),
+                         out_shape=mjax.ShapeDtypeStruct(x.shape, x.dtype),
+                         interpret=True)(x, y)
+    close(out, x + 2 * y)
+
+
+def test_run_state_and_small_pl_names():
+    def f(refs):
+        a, b = refs
+        a[...] = a[...] + b[...]
+    ones = np.ones(3, np.float32)
+    for lib in (pl, jpl):
+        a, b = lib.run_state(f)((ones, ones))
+        close(a, 2 * ones)
+        close(b, ones)
+    assert pl.pallas_call_p.name == "pallas_call"
+    assert [m.value for m in pl.RevisitMode] == [m.value for m in jpl.RevisitMode]
+    with pytest.raises(NotImplementedError, match="Indirect"):
+        pl.pallas_call(lambda x_ref, o_ref: None,
+                       in_specs=[pl.BlockSpec((pl.Indirect(8),), lambda i: (i,))],
+                       out_shape=mjax.ShapeDtypeStruct((8,), np.float32), grid=(1,),
+                       interpret=True)(np.ones(8, np.float32))
+
+
+def test_force_tpu_interpret_mode():
+    x = rnd(8, 128)
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + 1
+    call = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct(x.shape, x.dtype))
+    with pytest.raises(ValueError, match="interpret"):
+        call(x)       # (on a CPU, as in JAX)
+    with pltpu.force_tpu_interpret_mode():
+        close(call(x), x + 1)

@@ -20,12 +20,21 @@ from mjax.experimental.pallas.primitives import (atomic_add, atomic_and, atomic_
 from mjax.experimental.pallas.ref import Ref, Slice, ds, dslice
 from mjax.experimental.pallas.memory import (DeviceIdType, run_scoped, semaphore_read,
                                              semaphore_signal, semaphore_wait)
-from mjax.experimental.pallas.helpers import (broadcast_to, core_map, delay, empty,
-                                              empty_like, estimate_cost, kernel, reciprocal,
-                                              semaphore, with_scoped)
+from mjax.experimental.pallas.helpers import (BlockDim, Indirect, RevisitMode, broadcast_to,
+                                              core_map, debug_check, delay, empty,
+                                              empty_like, empty_ref_like,
+                                              enable_debug_checks, enable_poison_buffers,
+                                              estimate_cost, get_global, kernel,
+                                              lower_as_mlir, pallas_call_p,
+                                              pallas_export_experimental, reciprocal,
+                                              run_state, select_ref, semaphore,
+                                              with_scoped)
 from mjax.experimental.pallas import tpu  # noqa: E402  (pl.tpu, as JAX's)
 
-__all__ = ["ANY", "DeviceIdType", "HOST", "broadcast_to", "core_map", "delay", "empty",
+__all__ = ["BlockDim", "Indirect", "RevisitMode", "debug_check", "empty_ref_like",
+           "enable_debug_checks", "enable_poison_buffers", "get_global", "lower_as_mlir",
+           "pallas_call_p", "pallas_export_experimental", "run_state", "select_ref",
+           "ANY", "DeviceIdType", "HOST", "broadcast_to", "core_map", "delay", "empty",
            "empty_like", "estimate_cost", "kernel", "reciprocal", "run_scoped",
            "semaphore", "semaphore_read", "semaphore_signal", "semaphore_wait", "tpu",
            "with_scoped", "BlockSpec", "Blocked", "BoundedSlice", "Buffered", "CompilerParams",

@@ -4,11 +4,15 @@ NotImplementedError naming what is missing). JAX: pallas/helpers.py, pallas/core
 """
 from __future__ import annotations
 
+import dataclasses
+import enum
 import functools
+from typing import Union
 
 from mjax import numpy as jnp
 from mjax import trace_trees, tree_util
-from mjax.experimental.pallas.core import CostEstimate
+from mjax.experimental.pallas.core import (Blocked, BoundedSlice, CostEstimate, Element,
+                                           Squeezed)
 from mjax.experimental.pallas.memory import run_scoped
 
 
@@ -72,6 +76,7 @@ def _not_supported(name: str, what: str):
     def fn(*args, **kwargs):
         raise NotImplementedError(f"pl.{name} is not supported by mjax: {what}")
     fn.__name__ = fn.__qualname__ = name
+    fn.mjax_unsupported = what       # (docs/gen_api_coverage.py lists these)
     fn.__doc__ = f"Not supported by mjax: {what}. JAX: pl.{name}."
     return fn
 
@@ -85,5 +90,94 @@ class semaphore:
     """The dtype of regular semaphores. JAX: pl.semaphore."""
 
 
-__all__ = ["broadcast_to", "core_map", "delay", "empty", "empty_like", "estimate_cost",
-           "kernel", "reciprocal", "semaphore", "with_scoped"]
+
+
+
+# ---- the rest of pl's names ------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Indirect:
+    """A block dimension indexed by an array of indices (a gather or scatter).
+    JAX: pl.Indirect; pallas_call refuses it (NotImplementedError)."""
+    block_size: int
+
+    def __repr__(self):
+        return f"Indirect({self.block_size})"
+
+
+BlockDim = Union[Element, Squeezed, Blocked, BoundedSlice, Indirect]
+
+
+class RevisitMode(enum.Enum):
+    """How a kernel may revisit an output block. JAX: pl.RevisitMode."""
+    IMMEDIATE = "immediate"
+    ANY = "any"
+
+
+def run_state(f):
+    """`run_state(f)(init)`: runs `f` on refs holding `init` (a pytree of arrays) and
+    returns their final values. JAX: pl.run_state."""
+    def wrapped(init):
+        from mjax.ref import new_ref
+        leaves, tree = trace_trees.tree_flatten(init)
+        refs = [new_ref(jnp.asarray(x)) for x in leaves]
+        f(tree_util.tree_unflatten(tree, refs))
+        return tree_util.tree_unflatten(tree, [r[...] for r in refs])
+    return wrapped
+
+
+def lower_as_mlir(f, *args, dynamic_shapes=False, device=None, static_argnames=(),
+                  platforms=None, **kwargs) -> str:
+    """The text of `f`'s lowered module (mjax: its StableHLO after the Pallas passes).
+    JAX: pl.lower_as_mlir."""
+    from mjax.jitted import jit
+    if dynamic_shapes:
+        raise NotImplementedError("pl.lower_as_mlir(dynamic_shapes=True): mjax shapes are "
+                                  "static")
+    return jit(functools.partial(f, **kwargs), static_argnames=static_argnames).lower(
+        *args).as_text()
+
+
+def enable_debug_checks(new_val=True):
+    """A context manager setting jax_pallas_enable_debug_checks. JAX:
+    pl.enable_debug_checks."""
+    from mjax.config import config
+    return config.override(jax_pallas_enable_debug_checks=bool(new_val))
+
+
+def enable_poison_buffers(new_val=True):
+    """A context manager setting jax_pallas_poison_buffers. JAX: pl.enable_poison_buffers."""
+    from mjax.config import config
+    return config.override(jax_pallas_poison_buffers=bool(new_val))
+
+
+def debug_check(condition, message) -> None:
+    """A runtime check of a kernel when jax_pallas_enable_debug_checks is on; nothing
+    otherwise. JAX: pl.debug_check (mjax implements the off state only)."""
+    from mjax.config import config
+    if config.read("jax_pallas_enable_debug_checks"):
+        raise NotImplementedError("pl.debug_check with jax_pallas_enable_debug_checks on "
+                                  "is not supported by mjax (kernel checks)")
+
+
+debug_check.mjax_unsupported = None      # (works when checks are off: not listed)
+select_ref = _not_supported("select_ref", "choosing a ref by an index")
+empty_ref_like = _not_supported("empty_ref_like", "uninitialized refs outside kernels")
+get_global = _not_supported("get_global", "global (cross-kernel) scratch buffers")
+pallas_export_experimental = _not_supported("pallas_export_experimental",
+                                            "the export mode of Pallas calls")
+
+
+def _pallas_call_p():
+    from mjax.dialect.ops.pallas import PallasCallOp
+    from mjax.primitive import primitive_of
+    return primitive_of(PallasCallOp)
+
+
+pallas_call_p = _pallas_call_p()
+
+
+__all__ = ["BlockDim", "Indirect", "RevisitMode", "broadcast_to", "core_map", "debug_check",
+           "delay", "empty", "empty_like", "empty_ref_like", "enable_debug_checks",
+           "enable_poison_buffers", "estimate_cost", "get_global", "kernel",
+           "lower_as_mlir", "pallas_call_p", "pallas_export_experimental", "reciprocal",
+           "run_state", "select_ref", "semaphore", "with_scoped"]

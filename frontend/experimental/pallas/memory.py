@@ -205,6 +205,9 @@ def async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
                               "supported by mjax's Pallas: interpret mode runs one device")
 
 
+make_async_remote_copy.mjax_unsupported = async_remote_copy.mjax_unsupported = (
+    "DMAs between devices (interpret mode runs one device)")
+
 __all__ = ["AsyncCopyDescriptor", "DeviceIdType", "async_copy", "async_remote_copy",
            "make_async_copy", "make_async_remote_copy", "run_scoped", "semaphore_read",
            "semaphore_signal", "semaphore_wait", "sync_copy"]

@@ -141,6 +141,9 @@ def _block_shape(spec, aval: ShapedArray, what: str) -> tuple[int, ...]:
                                  f"pl.Element needs a positive block size and a (low, "
                                  f"high) pair of non-negative paddings")
             out.append(int(b.block_size))
+        elif type(b).__name__ == "Indirect":
+            raise NotImplementedError(f"pl.Indirect block dimensions (in the block shape "
+                                      f"of {what}) are not supported by mjax's Pallas")
         elif isinstance(b, BoundedSlice):
             raise NotImplementedError(f"BoundedSlice block dimensions (in the block shape "
                                       f"of {what}) are not supported by mjax's Pallas")

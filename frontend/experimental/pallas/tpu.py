@@ -29,6 +29,7 @@ from mjax.experimental.pallas.memory import (AsyncCopyDescriptor, async_copy,
                                              make_async_remote_copy, semaphore_read,
                                              semaphore_signal, semaphore_wait, sync_copy)
 from mjax.experimental.pallas.memory import DeviceIdType
+from mjax.experimental.pallas.pipeline import emit_pipeline
 from mjax.experimental.pallas.ref import as_ref
 
 core = _pl_core     # (JAX: pltpu.core is its mosaic core module)
@@ -249,6 +250,7 @@ def _not_supported(name: str, what: str):
     def fn(*args, **kwargs):
         raise NotImplementedError(f"pltpu.{name} is not supported by mjax: {what}")
     fn.__name__ = fn.__qualname__ = name
+    fn.mjax_unsupported = what       # (docs/gen_api_coverage.py lists these)
     fn.__doc__ = f"Not supported by mjax: {what}. JAX: pltpu.{name}."
     return fn
 
@@ -348,8 +350,11 @@ def touch(ref) -> None:
 
 def get_tpu_info():
     """The TPU's hardware description. JAX: pltpu.get_tpu_info."""
-    raise NotImplementedError("pltpu.get_tpu_info needs a TPU: mjax has no description of "
-                              "TPU chips (VMEM size, core counts) off the chip")
+    raise NotImplementedError("pltpu.get_tpu_info is not supported by mjax: it has no "
+                              "description of TPU chips (VMEM size, core counts)")
+
+
+get_tpu_info.mjax_unsupported = "descriptions of TPU chips (VMEM size, core counts)"
 
 
 def is_tpu_device() -> bool:
@@ -361,9 +366,6 @@ def is_tpu_device() -> bool:
         return False
 
 
-emit_pipeline = _not_supported(
-    "emit_pipeline", "nested software pipelines inside a kernel (write the pipeline with "
-    "explicit DMAs: make_async_copy, semaphores and scratch buffers)")
 emit_pipeline_with_allocations = _not_supported(
     "emit_pipeline_with_allocations", "nested software pipelines inside a kernel")
 prng_seed = _not_supported(
@@ -420,11 +422,11 @@ class _Unsupported:
 
 
 class TpuInfo(_Unsupported):
-    _what = "descriptions of TPU chips (see get_tpu_info)"
+    _what = mjax_unsupported = "descriptions of TPU chips (see get_tpu_info)"
 
 
 class Tiling(_Unsupported):
-    _what = "TPU memory tilings (used by emit_pipeline)"
+    _what = mjax_unsupported = "TPU memory tilings (used by emit_pipeline)"
 
 
 class BufferType(enum.Enum):
@@ -437,11 +439,11 @@ class BufferType(enum.Enum):
 
 
 class BufferedRefBase(_Unsupported):
-    _what = "emit_pipeline's buffered refs"
+    _what = mjax_unsupported = "emit_pipeline's buffered refs"
 
 
 class BufferedRef(BufferedRefBase):
-    _what = "emit_pipeline's buffered refs"
+    _what = mjax_unsupported = "emit_pipeline's buffered refs"
 
 
 __all__ = ["ANY", "ARBITRARY", "AsyncCopyDescriptor", "BufferType", "BufferedRef",
