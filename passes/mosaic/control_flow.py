@@ -117,7 +117,7 @@ def _scan(kl, op, *args, length, reverse=False, unroll=1, num_consts=0, num_carr
     with ir.InsertionPoint(loop.body):
         iv, *iters = list(loop.body.arguments)
         if inc is not None:     # the index is the loop's; its increment is dropped
-            outs = kl.lower_block(block, consts + [iv] + iters, skip=inc)[1:]
+            outs = kl.lower_block(block, consts + [iv] + iters, skip=_droppable(inc))[1:]
         else:
             outs = kl.lower_block(block, consts + iters)
         scf.YieldOp([kl.value(v, a.dtype) for v, a in zip(outs, carry_avals)])
@@ -130,8 +130,45 @@ def _scan(kl, op, *args, length, reverse=False, unroll=1, num_consts=0, num_carr
     return [final] + results
 
 
+def _droppable(inc):
+    """The loop index's increment when only the terminator uses it (else it stays: the
+    body reads i + 1 too, and it is lowered from the induction variable)."""
+    users = [u.owner for r in inc.results for u in r.uses]
+    return inc if len(users) == 1 else None
+
+
+def _fori_bounds(op, cond_nconsts: int, body_nconsts: int):
+    """For a while that is a fori_loop (cond `i < ub`, body `i + 1`, i the first carry):
+    (where ub is: ("const", k) a cond const or ("carry", 1) the second carry, the body's
+    increment op); else None. JAX: pallas_utils.pattern_match_while_to_fori_loop."""
+    cond, body = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    ops = list(cond.operations)
+    if len(ops) != 2 or ops[0].operation.name != E.LtOp.OPERATION_NAME:
+        return None
+    lhs, rhs = ops[0].operation.operands
+    if terminator(cond).operands[0] != ops[0].operation.results[0]:
+        return None
+    cargs = list(cond.arguments)
+    if len(cargs) <= cond_nconsts or lhs != cargs[cond_nconsts] or \
+            str(lhs.type) != "tensor<i32>":
+        return None
+    if rhs in cargs[:cond_nconsts]:
+        ub = ("const", cargs.index(rhs))
+    elif len(cargs) > cond_nconsts + 1 and rhs == cargs[cond_nconsts + 1]:
+        ub = ("carry", 1)
+        if terminator(body).operands[1] != body.arguments[body_nconsts + 1]:
+            return None          # (the bound must pass through the body unchanged)
+    else:
+        return None
+    inc = _fori_increment(body, body_nconsts)
+    return None if inc is None else (ub, inc)
+
+
 @MOSAIC.register(C.WhileOp)
 def _while(kl, op, *args, cond_nconsts=0, body_nconsts=0, **params):
+    fori = _fori_bounds(op, cond_nconsts, body_nconsts)
+    if fori is not None:
+        return _while_as_fori(kl, op, args, cond_nconsts, body_nconsts, *fori)
     avals = avals_in(op)
     cconsts = list(args[:cond_nconsts])
     bconsts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
@@ -148,3 +185,32 @@ def _while(kl, op, *args, cond_nconsts=0, body_nconsts=0, **params):
         outs = kl.lower_block(op.regions[1].blocks[0], bconsts + list(after.arguments))
         scf.YieldOp([kl.value(v, a.dtype) for v, a in zip(outs, carry_avals)])
     return list(loop.results)
+
+
+def _while_as_fori(kl, op, args, cond_nconsts, body_nconsts, ub_at, inc) -> list:
+    """scf.for from i to ub by 1, as JAX's _lower_jaxpr_to_for_loop with a dynamic trip
+    count emits it: a main loop (unroll 1) and a remainder loop of no trips."""
+    avals = avals_in(op)
+    carry = list(args[cond_nconsts + body_nconsts:])
+    carry_avals = avals[cond_nconsts + body_nconsts:]
+    bconsts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
+    n_bounds = 2 if ub_at[0] == "carry" else 1
+    lb = kl.value(carry[0], np.int32)
+    ub = kl.value(args[ub_at[1]] if ub_at[0] == "const" else carry[1], np.int32)
+    steps = arith.subi(ub, lb)
+    end = arith.addi(lb, steps)
+    unroll = full(1, np.int32)
+    main_end = arith.addi(lb, arith.muli(arith.divsi(steps, unroll), unroll))
+    rest_avals = carry_avals[n_bounds:]
+    values = _values(kl, carry[n_bounds:], rest_avals)
+    body = op.regions[1].blocks[0]
+    for lo, hi in ((lb, main_end), (main_end, end)):
+        loop = scf.ForOp(lo, hi, full(1, np.int32), values)
+        with ir.InsertionPoint(loop.body):
+            iv, *iters = list(loop.body.arguments)
+            bounds = [iv] if n_bounds == 1 else [iv, ub]
+            outs = kl.lower_block(body, bconsts + bounds + iters, skip=_droppable(inc))
+            scf.YieldOp([kl.value(v, a.dtype) for v, a in zip(outs[n_bounds:], rest_avals)])
+        values = list(loop.results)
+    return [ub] * n_bounds + values
+

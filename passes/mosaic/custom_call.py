@@ -117,10 +117,12 @@ def tpu_custom_call(call: ir.Operation, config: str, name: str,
         "kernel_name": ir.StringAttr.get(name),
     }
     aliases = list(params.get("input_output_aliases", ()) or ())
-    if aliases:      # (pairs index all operands, scalar-prefetch ones first, as in JAX)
+    # (pairs index the operands after the dynamic grid bounds, as in JAX)
+    n_dynamic = sum(1 for g in params.get("grid", ()) or () if int(g) < 0)
+    if aliases:
         attrs["output_operand_aliases"] = ir.ArrayAttr.get([
             hlo.OutputOperandAlias.get(output_tuple_indices=[o] if len(results) > 1 else [],
-                                       operand_index=i, operand_tuple_indices=[])
+                                       operand_index=i + n_dynamic, operand_tuple_indices=[])
             for i, o in zip(aliases[0::2], aliases[1::2])])
     with call.location, ir.InsertionPoint(call):
         new = hlo.CustomCallOp.build_generic(results=results, operands=operands,

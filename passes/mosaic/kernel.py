@@ -30,7 +30,7 @@ from mjax.dialect.symbols import module_body, symbol_name
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import terminator
 from mjax.passes.mosaic.table import MOSAIC
-from mjax.passes.mosaic.types import (Const, MosaicLoweringError, full, materialize,
+from mjax.passes.mosaic.types import (BlockRef, MosaicLoweringError, full, materialize,
                                       ref_type)
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.triton.types import op_params
@@ -142,13 +142,15 @@ class CallLayout:
     """Who is who among a pallas_call's operands, specs and kernel refs."""
 
     def __init__(self, call: ir.Operation, params: dict):
+        # (JAX's dynamic grid bounds come first: one i32 operand per -1 in the grid)
+        self.n_dynamic = sum(1 for g in params.get("grid", ()) or () if int(g) < 0)
         self.n_prefetch = int(params.get("num_scalar_prefetch", 0) or 0)
         self.in_specs = list(params.get("in_specs", ()) or ())
         self.out_specs = list(params.get("out_specs", ()) or ())
         self.scratch = list(params.get("scratch_shapes", ()) or ())
         self.scratch_spaces = list(params.get("scratch_memory_spaces", ()) or ()) or [
             "vmem"] * len(self.scratch)
-        operands = list(call.operands)
+        operands = list(call.operands)[self.n_dynamic:]
         self.prefetch_avals = [aval_of(v.type) for v in operands[:self.n_prefetch]]
         self.block_avals = ([aval_of(v.type) for v in operands[self.n_prefetch:]]
                             + [aval_of(r.type) for r in call.results])
@@ -195,7 +197,8 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
             prefetch_types = [ref_type(a.shape, a.dtype, "smem") for a in lay.prefetch_avals]
             block_types = []
             for spec, aval in zip(lay.specs, lay.block_avals):
-                shape = [b for b in tuple(spec["block_shape"]) if b != -1]
+                # (squeezed dims stay, of size 1: BlockRef hides them from the kernel)
+                shape = [1 if b == -1 else b for b in tuple(spec["block_shape"])]
                 block_types.append(ref_type(shape, aval.dtype, _spec_space(spec)))
             scratch_types = [ref_type(s.shape, s.dtype, str(sp))
                              for s, sp in zip(lay.scratch, lay.scratch_spaces)]
@@ -204,8 +207,14 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
             entry = fn.add_entry_block()
             args = list(entry.arguments)
             kl.grid_indices = args[:len(grid)]
+            refs = args[len(grid):]
+            first = len(prefetch_types)
+            for k, spec in enumerate(lay.specs):
+                sq = tuple(d for d, b in enumerate(tuple(spec["block_shape"])) if b == -1)
+                if sq:
+                    refs[first + k] = BlockRef(refs[first + k], sq)
             with ir.InsertionPoint(entry):
-                kl.lower_block(kernel.regions[0].blocks[0], args[len(grid):])
+                kl.lower_block(kernel.regions[0].blocks[0], refs)
                 func_d.ReturnOp([])
             window_params = []
             for k, (spec, aval) in enumerate(zip(lay.specs, lay.block_avals)):
@@ -228,8 +237,9 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
             attrs = fn.operation.attributes
             attrs["dimension_semantics"] = _attr_list(
                 f"#tpu.dimension_semantics<{s}>" for s in sems)
-            if grid:
-                attrs["iteration_bounds"] = ir.DenseI64ArrayAttr.get(list(grid))
+            if grid:          # (a dynamic dim: MLIR's dynamic size, as JAX)
+                attrs["iteration_bounds"] = ir.DenseI64ArrayAttr.get(
+                    [ir.ShapedType.get_dynamic_size() if g < 0 else g for g in grid])
             attrs["scalar_prefetch"] = _i64(lay.n_prefetch)
             attrs["scratch_operands"] = _i64(len(lay.scratch))
             attrs["tpu.core_type"] = ir.Attribute.parse("#tpu.core_type<tc>")

@@ -22,13 +22,18 @@ from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import pallas_tpu as PT
 from mjax.passes.mosaic.table import MOSAIC
-from mjax.passes.mosaic.types import (Const, MosaicLoweringError, aval_out, avals_in, full,
-                                      ref_type, vtype)
+from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, aval_out,
+                                      avals_in, expand_ref, full, ref_type, vtype)
 
 
-def ref_view(kl, ref: ir.Value, starts, sizes=None, squeezed=()) -> ir.Value:
+def ref_view(kl, ref, starts, sizes=None, squeezed=()) -> ir.Value:
     """The window of `ref` at `starts` (i32) of `sizes` (default 1 each, all squeezed:
     one element, as semaphores are indexed)."""
+    if sizes is None:
+        n = len(ir.MemRefType(ref.type).shape) if not isinstance(ref, BlockRef) else \
+            len(ir.MemRefType(ref.value.type).shape) - len(ref.squeezed)
+        sizes, squeezed = [1] * n, tuple(range(n))
+    ref, starts, sizes, squeezed = expand_ref(ref, starts, sizes, squeezed)
     t = ir.MemRefType(ref.type)
     shape = list(t.shape)
     if sizes is None:

@@ -21,8 +21,8 @@ from jaxlib.mosaic.python import tpu
 from mjax.dialect.ops import state as S
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.elementwise import binary
-from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, index,
-                                      ref_space, vtype)
+from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, expand_ref,
+                                      index, ref_space, vtype)
 
 
 @MOSAIC.register(S.ProgramIdOp)
@@ -35,7 +35,9 @@ def _num_programs(kl, op, *, axis, **params):
     if not 0 <= axis < len(kl.grid):
         raise MosaicLoweringError(f"num_programs axis {axis} is out of range for a grid "
                                   f"of rank {len(kl.grid)}")
-    return [Const(np.asarray(kl.grid[axis], np.int32))]   # the grid is static
+    if kl.grid[axis] < 0:       # a dynamic grid dimension (JAX: tpu.iteration_bound)
+        return [tpu.iteration_bound(axis)]
+    return [Const(np.asarray(kl.grid[axis], np.int32))]
 
 
 def _indices(starts) -> list[ir.Value]:
@@ -48,10 +50,12 @@ def _indices(starts) -> list[ir.Value]:
     return out
 
 
-def _ref(op, ref) -> ir.Value:
+def _window(op, ref, starts, sizes, squeezed):
+    """The memref and the full-rank window a ref op names (types.expand_ref)."""
+    ref, starts, sizes, squeezed = expand_ref(ref, starts, sizes, squeezed)
     if not isinstance(getattr(ref, "type", None), ir.MemRefType):
         raise MosaicLoweringError(f"{op.name}: operand 0 is not a kernel ref")
-    return ref
+    return ref, _indices(starts), sizes, squeezed
 
 
 def _dtype_of_ref(op):
@@ -93,26 +97,24 @@ def store(ref, idx, val, sizes, squeezed, dtype, mask=None) -> None:
 
 @MOSAIC.register(S.RefGetOp)
 def _ref_get(kl, op, ref, *starts, sizes, squeezed=(), **params):
-    ref = _ref(op, ref)
-    return [load(ref, _indices(starts), sizes, tuple(squeezed), _dtype_of_ref(op))]
+    ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
+    return [load(ref, idx, sizes, squeezed, _dtype_of_ref(op))]
 
 
 @MOSAIC.register(S.MaskedLoadOp)
 def _masked_load(kl, op, ref, mask, other, *starts, sizes, squeezed=(), **params):
-    ref = _ref(op, ref)
+    ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
     dtype = _dtype_of_ref(op)
-    idx = _indices(starts)
-    v = load(ref, idx, sizes, tuple(squeezed), dtype)
+    v = load(ref, idx, sizes, squeezed, dtype)
     return [arith.select(kl.value(mask, np.bool_), v, kl.value(other, dtype))]
 
 
 def _swap(kl, op, ref, val, mask, starts, sizes, squeezed):
-    ref = _ref(op, ref)
     dtype = _dtype_of_ref(op)
     val = kl.value(val, dtype)
-    idx = _indices(starts)
-    old = load(ref, idx, sizes, tuple(squeezed), dtype)
-    store(ref, idx, val, sizes, tuple(squeezed), dtype,
+    ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
+    old = load(ref, idx, sizes, squeezed, dtype)
+    store(ref, idx, val, sizes, squeezed, dtype,
           None if mask is None else kl.value(mask, np.bool_))
     return [old]
 
@@ -129,12 +131,11 @@ def _masked_swap(kl, op, ref, val, mask, *starts, sizes, squeezed=(), **params):
 
 @MOSAIC.register(S.RefAddUpdateOp)
 def _ref_addupdate(kl, op, ref, val, *starts, sizes, squeezed=(), **params):
-    ref = _ref(op, ref)
     dtype = _dtype_of_ref(op)
-    idx = _indices(starts)
-    old = load(ref, idx, sizes, tuple(squeezed), dtype)
+    ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
+    old = load(ref, idx, sizes, squeezed, dtype)
     new = binary("add", old, kl.value(val, dtype), dtype)
-    store(ref, idx, new, sizes, tuple(squeezed), dtype)
+    store(ref, idx, new, sizes, squeezed, dtype)
     return []
 
 

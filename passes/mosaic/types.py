@@ -34,6 +34,40 @@ class Const:
         return tuple(self.value.shape)
 
 
+@dataclasses.dataclass
+class BlockRef:
+    """A kernel block whose BlockSpec squeezes dims (JAX's None / pl.Squeezed): Mosaic's
+    memref keeps them (size 1, as the window bounds), the kernel's ref lacks them."""
+    value: ir.Value
+    squeezed: tuple      # dims of the memref the kernel's ref does not have
+
+    def expand(self, starts, sizes, squeezed):
+        """A window of the kernel's ref as one of the memref: (memref, starts, sizes,
+        squeezed) with index 0, size 1, squeezed at each squeezed dim."""
+        rank = len(self.squeezed) + len(sizes)
+        it_st, it_sz = iter(starts), iter(sizes)
+        full_starts, full_sizes, full_sq, k = [], [], [], 0
+        for d in range(rank):
+            if d in self.squeezed:
+                full_starts.append(Const(np.asarray(0, np.int32)))
+                full_sizes.append(1)
+                full_sq.append(d)
+            else:
+                full_starts.append(next(it_st))
+                full_sizes.append(next(it_sz))
+                if k in squeezed:
+                    full_sq.append(d)
+                k += 1
+        return self.value, full_starts, full_sizes, tuple(full_sq)
+
+
+def expand_ref(ref, starts, sizes, squeezed):
+    """(memref, starts, sizes, squeezed) of a ref window, block squeezing undone."""
+    if isinstance(ref, BlockRef):
+        return ref.expand(list(starts), list(sizes), tuple(squeezed))
+    return ref, list(starts), list(sizes), tuple(squeezed)
+
+
 # ---- types -----------------------------------------------------------------------------
 _FLOATS = {"float16": ir.F16Type, "bfloat16": ir.BF16Type, "float32": ir.F32Type,
            "float64": ir.F64Type, "float8_e4m3fn": ir.Float8E4M3FNType,
@@ -162,6 +196,6 @@ def aval_out(op, i=0):
     return aval_of(op.results[i].type)
 
 
-__all__ = ["Const", "MosaicLoweringError", "aval_out", "avals_in", "elt_type", "full",
+__all__ = ["BlockRef", "Const", "expand_ref", "MosaicLoweringError", "aval_out", "avals_in", "elt_type", "full",
            "index", "is_float", "is_unsigned", "materialize", "memory_space", "ref_space",
            "ref_type", "scalar_attr", "shape_of", "vtype"]
