@@ -86,11 +86,13 @@ REASONS = {
     "jax.tools.**": "JAX's command-line tools (jax_to_ir, the Nsight profile converter); "
                     "mjax's tool is mjax-opt",
     "jax.experimental.mosaic.**": _MOSAIC,
-    "jax.experimental.pallas.tpu.**": _TPU + " (Pallas's TPU backend)",
     "jax.experimental.pallas.tpu_sc.**": _TPU + " (SparseCore)",
     "jax.experimental.pallas.mosaic_gpu.**": _MOSAIC,
     "jax.experimental.pallas.ops.**": ("JAX's library of Pallas kernels (attention, matmul, "
-                                       "...) written for Mosaic TPU/GPU; not ported"),
+                                       "...): user code over the Pallas API, not part of "
+                                       "mjax; its TPU kernels run unmodified on mjax when "
+                                       "loaded from JAX's files "
+                                       "(test/pallas/test_jax_tpu_kernels.py)"),
     "jax.experimental.pallas.fuser.**": f"{NOT_YET}: Pallas kernel fusion",
     "jax.experimental.multihost_utils.*": ("the module's imports and its multi-process "
                                            "primitives' internals; live_devices and "
@@ -213,7 +215,8 @@ def survey_in_child() -> dict:
     """survey(), run in a child process for the same reason as jax_modules()."""
     data = json.loads(_child("--survey"))
     return {"modules": [tuple(m) for m in data["modules"]],
-            "broken": [tuple(b) for b in data["broken"]]}
+            "broken": [tuple(b) for b in data["broken"]],
+            "unsupported": [tuple(u) for u in data.get("unsupported", ())]}
 
 
 def _child(flag: str) -> str:
@@ -289,9 +292,25 @@ def _parent_missing(mod: str, missing_modules: set[str]) -> bool:
 
 
 def survey() -> dict:
-    """{"modules": [(module, names, missing or None)], "broken": [(module, error)]}."""
+    """{"modules": [(module, names, missing or None)], "broken": [(module, error)],
+    "unsupported": [(module, name, why)]}."""
     found, broken = _walk_jax_modules()
-    return {"modules": [(m, *compare(m)) for m in found], "broken": list(broken)}
+    modules = [(m, *compare(m)) for m in found]
+    return {"modules": modules, "broken": list(broken),
+            "unsupported": [u for m, names, miss in modules if miss is not None
+                            for u in unsupported(m, names)]}
+
+
+def unsupported(jax_name: str, names) -> list[tuple[str, str, str]]:
+    """Names the mjax module has only to raise NotImplementedError: objects marked with a
+    `mjax_unsupported` string saying what is missing."""
+    ours = mjax_module(jax_name)
+    out = []
+    for n in names:
+        why = getattr(getattr(ours, n, None), "mjax_unsupported", None)
+        if isinstance(why, str):
+            out.append((jax_name, n, why))
+    return out
 
 
 def unexplained(data: dict | None = None) -> list[str]:
@@ -383,7 +402,29 @@ def render(data: dict | None = None) -> str:
         "## Names mjax lacks, by module",
         "",
         *(s + "\n" for s in sections),
+        *_unsupported_section(data.get("unsupported", ())),
     ])
+
+
+def _unsupported_section(items) -> list[str]:
+    """Names that exist (counted as present above) but raise NotImplementedError."""
+    if not items:
+        return []
+    by_module: dict[str, list[tuple[str, str]]] = {}
+    for mod, name, why in items:
+        by_module.setdefault(mod, []).append((name, why))
+    lines = ["## Names mjax has that raise NotImplementedError", "",
+             "They exist so code naming them imports; calling one raises "
+             "NotImplementedError saying what is missing (counted as present above).", ""]
+    for mod, pairs in by_module.items():
+        lines += [f"### `{mod}` (`m{mod}`)", ""]
+        by_why: dict[str, list[str]] = {}
+        for name, why in pairs:
+            by_why.setdefault(why, []).append(name)
+        lines += [f"- {', '.join(f'`{n}`' for n in names)}: {why}"
+                  for why, names in by_why.items()]
+        lines.append("")
+    return lines
 
 
 def main(argv=None) -> int:
