@@ -11,7 +11,11 @@ JAX's CPU lowering does to the LAPACK custom calls jaxlib's CPU client registers
 (`lapack_<s|d|c|z><routine>_ffi`: typed FFI, column-major matrices, the routine's options
 in `mhlo.backend_config`), and on a GPU to jaxlib's cuSOLVER/hipSOLVER calls as JAX's GPU
 lowering does (linalg_ffi.py builds both; linalg_gpu.py has svd's and eig's GPU forms);
-a batch whose `info` reports failure becomes NaN.
+a batch whose `info` reports failure becomes NaN. Lowered for a TPU (`tpu_linalg_here`),
+they emit what JAX's TPU lowering does: XLA's own LuDecomposition, Qr,
+ProductOfElementaryHouseholderReflectors and Jacobi Eigh custom calls, StableHLO's
+cholesky and triangular_solve, and JAX's error for eig, schur, hessenberg and tridiagonal
+(svd's TPU algorithm is traced in frontend/lax/linalg.py).
 JVP rules follow JAX's (jax/_src/lax/linalg.py, fft.py); every op takes leading batch
 axes, so batching moves the batch axis to the front.
 """
@@ -28,7 +32,8 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
 from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapack_call, nan_unless,
-                                         slice_matrix, solver_call, uint8)
+                                         not_on_tpu, slice_matrix, solver_call,
+                                         tpu_linalg_here, uint8, xla_custom_call)
 from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
 from mjax.passes.rules.tables import LOWERING_PLATFORM, TRANSPOSE, lowering, nan_checked
 
@@ -136,6 +141,11 @@ def _lu_lower(ctx, a):
     if m == 0 or n == 0:
         return [a, H.constant(0, np.int32, piv_aval.shape),
                 hlo.iota(H.ttype(perm_aval.shape, np.int32), len(batch))]
+    if tpu_linalg_here():
+        # XLA's TPU LU (JAX: _lu_tpu_lowering_rule): the factors, 0-based pivots and the
+        # permutation, batch axes in front.
+        return xla_custom_call("LuDecomposition", [a], [out, piv_aval, perm_aval],
+                               api_version=2)
     call = solver_call if gpu_solver_prefix() else lapack_call
     lu, pivots, info = call("getrf", [a], [out, piv_aval, ShapedArray(batch, np.int32)],
                             aliases={0: 0})
@@ -151,6 +161,8 @@ def _geqrf_lower(ctx, a):
     aval = ctx.avals_in[0]
     if 0 in aval.shape[-2:]:
         return [a, H.constant(0, aval.dtype, ctx.avals_out[1].shape)]
+    if tpu_linalg_here():     # XLA's Householder QR (JAX: _geqrf_lowering_rule)
+        return xla_custom_call("Qr", [a], ctx.avals_out)
     call = solver_call if gpu_solver_prefix() else lapack_call
     return call("geqrf", [a], ctx.avals_out, aliases={0: 0})
 
@@ -164,7 +176,11 @@ def _householder_product_lower(ctx, a, taus):
 
 
 def _householder_product(a, taus, out_aval):
-    """Q from geqrf's reflectors (LAPACK orgqr/ungqr; one GPU orgqr for every dtype)."""
+    """Q from geqrf's reflectors (LAPACK orgqr/ungqr; one GPU orgqr for every dtype; XLA's
+    own on a TPU, JAX: _householder_product_lowering)."""
+    if tpu_linalg_here():
+        return xla_custom_call("ProductOfElementaryHouseholderReflectors", [a, taus],
+                               [out_aval])[0]
     if gpu_solver_prefix():
         return solver_call("orgqr", [a, taus], [out_aval], aliases={0: 0})[0]
     routine = "ungqr" if is_complex(out_aval.dtype) else "orgqr"
@@ -181,6 +197,8 @@ def _qr_lower(ctx, a, *, full_matrices):
         eye = np.broadcast_to(np.eye(*q_aval.shape[-2:], dtype=aval.dtype), q_aval.shape)
         return [hlo.constant(H.A.dense_elements(np.ascontiguousarray(eye))),
                 H.constant(0, aval.dtype, r_aval.shape)]
+    if tpu_linalg_here():
+        return _qr_tpu(a, aval, q_aval, r_aval, full_matrices)
     call = solver_call if gpu_solver_prefix() else lapack_call
     packed, taus = call("geqrf", [a], [aval, ShapedArray(aval.shape[:-2] + (k,), aval.dtype)],
                         aliases={0: 0})
@@ -197,7 +215,47 @@ def _qr_lower(ctx, a, *, full_matrices):
     return [q, r]
 
 
+def _qr_tpu(a, aval, q_aval, r_aval, full_matrices):
+    """JAX's generic QR (jax/_src/lax/linalg.py _qr_lowering), which the TPU runs: XLA's
+    Householder QR, Q built from its reflectors in a buffer of Q's shape, R its upper
+    triangle."""
+    m, n = aval.shape[-2:]
+    k = min(m, n)
+    taus_aval = ShapedArray(aval.shape[:-2] + (k,), aval.dtype)
+    packed, taus = xla_custom_call("Qr", [a], [aval, taus_aval])
+    if m < n:
+        q = _householder_product(slice_matrix(packed, (m, m)), taus, q_aval)
+    elif full_matrices:     # (padded even when m == n, as JAX's)
+        pad = [0] * (aval.ndim - 1) + [m - n]
+        qin = hlo.pad(packed, H.constant(0, aval.dtype), [0] * aval.ndim, pad,
+                      [0] * aval.ndim)
+        q = _householder_product(qin, taus, q_aval)
+    else:
+        q = _householder_product(packed, taus, q_aval)
+        packed = slice_matrix(packed, (n, n))
+    return [q, _keep_triangle(packed, 0, lower=False)]
+
+
 # ==== eigh ===============================================================================
+# The largest matrix XLA's TPU Jacobi eigensolver takes in JAX's default TPU eigh; larger
+# ones go through JAX's QDWH spectral divide and conquer (jax/_src/tpu/linalg/eigh.py).
+TPU_JACOBI_MAX = 256
+
+
+def _eigh_tpu(a, aval, v_aval, w_aval, lower, sort_eigenvalues):
+    """JAX's TPU eigh (jax/_src/tpu/linalg/eigh.py _eigh_tpu_lowering): XLA's Jacobi
+    `Eigh` for n <= 256, its options "lower,sort,max_iter,tol" in backend_config."""
+    n = aval.shape[-1]
+    if n > TPU_JACOBI_MAX:
+        raise NotImplementedError(
+            f"eigh of a {n}x{n} matrix for a TPU: JAX computes matrices larger than "
+            f"{TPU_JACOBI_MAX} with its QDWH spectral divide and conquer, which mjax does "
+            f"not implement; mjax lowers eigh for a TPU to XLA's Jacobi solver up to "
+            f"{TPU_JACOBI_MAX}x{TPU_JACOBI_MAX}")
+    config = f"{int(bool(lower))},{int(bool(sort_eigenvalues))},100,1e-6"
+    return xla_custom_call("Eigh", [a], [v_aval, w_aval], backend_config=config)
+
+
 @lowering(L.EighOp)
 def _eigh_lower(ctx, a, *, lower, sort_eigenvalues):
     aval = ctx.avals_in[0]
@@ -205,6 +263,8 @@ def _eigh_lower(ctx, a, *, lower, sort_eigenvalues):
     v_aval, w_aval = ctx.avals_out
     if aval.shape[-1] == 0:
         return [a, H.constant(0, w_aval.dtype, w_aval.shape)]
+    if tpu_linalg_here():
+        return _eigh_tpu(a, aval, v_aval, w_aval, lower, sort_eigenvalues)
     outs = [v_aval, w_aval, ShapedArray(batch, np.int32)]
     if gpu_solver_prefix():   # (algorithm 0: the solver's default, as JAX's)
         v, w, info = solver_call("syevd", [a], outs, aliases={0: 0},
@@ -232,6 +292,11 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
             eye = np.broadcast_to(np.eye(*o.shape[-2:], dtype=o.dtype), o.shape)
             outs.append(hlo.constant(H.A.dense_elements(np.ascontiguousarray(eye))))
         return outs
+    if tpu_linalg_here():
+        raise NotImplementedError(
+            "svd reached the TPU lowering as one op: for a TPU mjax traces JAX's TPU SVD "
+            "(QDWH polar decomposition, then eigh) where svd is called, so trace for the "
+            "TPU (jit(f).trace(x).lower(lowering_platforms=('tpu',)) traces again for it)")
     ucols, vrows = (m, n) if full_matrices else (k, k)
     s_aval = ShapedArray(batch + (k,), real_dtype(aval.dtype))
     u_aval = ShapedArray(batch + (m, ucols), aval.dtype)
@@ -254,6 +319,8 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
 # ==== eig ================================================================================
 @lowering(L.EigOp)
 def _eig_lower(ctx, a, *, compute_left_eigenvectors, compute_right_eigenvectors):
+    if tpu_linalg_here():
+        raise not_on_tpu("eig")
     if ctx.backend not in ("xla", "cpu"):
         raise NotImplementedError("eig is only implemented on CPU (LAPACK geev) and GPU "
                                   "(cuSOLVER geev), as in JAX")

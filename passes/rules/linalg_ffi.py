@@ -77,6 +77,37 @@ def gpu_solver_prefix() -> str | None:
     return {"cuda": "cu", "rocm": "hip"}.get(LOWERING_PLATFORM.get())
 
 
+def tpu_linalg_here() -> bool:
+    """Whether the program is lowered for a TPU (jaxpr-to-stablehlo's `platform=tpu`),
+    where linalg lowers as JAX's TPU rules do: to the custom calls XLA's TPU compiler
+    implements (LuDecomposition, Qr, ProductOfElementaryHouseholderReflectors, Eigh) and
+    StableHLO's own cholesky and triangular_solve; LAPACK's kernels do not run there."""
+    return LOWERING_PLATFORM.get() == "tpu"
+
+
+def not_on_tpu(primitive: str) -> NotImplementedError:
+    """The error JAX raises when lowering `primitive` for a TPU, where it has no rule."""
+    return NotImplementedError(f"MLIR translation rule for primitive '{primitive}' not "
+                               f"found for platform tpu")
+
+
+def xla_custom_call(target: str, operands, out_avals, backend_config: str = "",
+                    api_version: int = 1) -> list:
+    """A custom call XLA implements itself (the TPU's linear algebra), laid out as JAX's
+    mlir.custom_call writes it: no layouts, no typed-FFI options; batch axes in front."""
+    attrs = {
+        "call_target_name": ir.StringAttr.get(target),
+        "has_side_effect": ir.BoolAttr.get(False),
+        "backend_config": ir.StringAttr.get(backend_config),
+        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), api_version),
+        "called_computations": ir.ArrayAttr.get([]),
+    }
+    op = hlo.CustomCallOp.build_generic(
+        results=[H.ttype(a.shape, a.dtype) for a in out_avals], operands=list(operands),
+        attributes=attrs)
+    return list(op.results)
+
+
 def solver_call(routine: str, operands, out_avals, config=None, aliases=None,
                 column_major=True):
     """One GPU solver FFI custom call (`cusolver_<routine>_ffi`: one handler for every

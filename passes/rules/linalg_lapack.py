@@ -23,7 +23,8 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
 from mjax.passes.rules.linalg_ffi import (ffi_call, gpu_solver_prefix, info_ok, lapack_call,
-                                         nan_unless, solver_call, uint8)
+                                         nan_unless, not_on_tpu, solver_call,
+                                         tpu_linalg_here, uint8)
 from mjax.passes.rules.linalg_gpu import tridiagonal_solve_small
 from mjax.passes.rules.tables import TRANSPOSE, lowering
 
@@ -32,9 +33,17 @@ def _i32(v: int) -> ir.Attribute:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
 
 
-def _require_cpu(ctx, name: str, gpu_too: bool = False) -> None:
+def _require_cpu(ctx, name: str, gpu_too: bool = False, traced_generic: bool = False) -> None:
     """Raises where `name`'s kernels do not run: LAPACK's on a CPU (`gpu_too`: and the GPU
-    solvers on a GPU)."""
+    solvers on a GPU). For a TPU, JAX's error: it has no rule for these there."""
+    if tpu_linalg_here() and traced_generic:
+        # (JAX lowers these with lax ops on a TPU; mjax picks those while tracing)
+        raise NotImplementedError(
+            f"{name} reached the TPU lowering as one op: mjax computes it with lax ops "
+            f"for a TPU, chosen while tracing; trace for the TPU (jit(f).trace(x).lower("
+            f"lowering_platforms=('tpu',)) traces again for it)")
+    if tpu_linalg_here():
+        raise not_on_tpu(name)
     if ctx.backend not in ("xla", "cpu") or gpu_solver_prefix() and not gpu_too:
         where = "CPU (LAPACK) and GPU (cuSOLVER/cuSPARSE)" if gpu_too else "CPU (LAPACK)"
         raise NotImplementedError(f"{name} is only implemented on {where}, as in JAX")
@@ -43,7 +52,7 @@ def _require_cpu(ctx, name: str, gpu_too: bool = False) -> None:
 # ==== lowering ===========================================================================
 @lowering(L.TridiagonalSolveOp)
 def _tridiagonal_solve_lower(ctx, dl, d, du, b, *, perturb_singular):
-    _require_cpu(ctx, "tridiagonal_solve", gpu_too=True)
+    _require_cpu(ctx, "tridiagonal_solve", gpu_too=True, traced_generic=True)
     aval = ctx.avals_in[3]
     batch = aval.shape[:-2]
     if 0 in aval.shape[-2:]:
@@ -123,7 +132,7 @@ def _schur_lower(ctx, a, *, compute_schur_vectors, sort_eig_vals):
 
 @lowering(L.OrmqrOp)
 def _ormqr_lower(ctx, a, taus, c, *, left, transpose):
-    _require_cpu(ctx, "ormqr", gpu_too=True)
+    _require_cpu(ctx, "ormqr", gpu_too=True, traced_generic=True)
     aval = ctx.avals_out[0]
     if 0 in aval.shape[-2:] or ctx.avals_in[1].shape[-1] == 0:
         return [c]

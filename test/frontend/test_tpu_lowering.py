@@ -1,0 +1,342 @@
+"""What mjax lowers *for a TPU* is what JAX lowers for one (issue 54, items 4 and 5), on
+any machine: `jit(f).trace(x).lower(lowering_platforms=("tpu",))` in both, compared as
+StableHLO. These are the programs XLA's TPU compiler gets; a different program gives
+different bits on the chip, so CI catches the drift without a chip.
+
+The comparison is the multiset of the ops that decide the numbers (custom calls with
+their targets and backend_config, dot_generals with precision and types, loops, sorts,
+FFTs, random bits, convolutions, windows, Cholesky and triangular solves...), each
+with its attributes and types and without SSA names; private function boundaries,
+constants, broadcasts and elementwise glue are ignored. For the models of
+test_hlo_parity the dot_general signatures are compared as there too.
+benchmarks/tpu_linalg_check.py runs the same functions on a chip and compares bits.
+"""
+from __future__ import annotations
+
+import collections
+import re
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import mjax
+import mjax.numpy as mjnp
+
+from test_hlo_parity import _model  # (rootdir-relative imports, as the suite does)
+
+LIBS = {"mjax": (mjax, mjnp), "jax": (jax, jjnp)}
+
+# Ops whose presence, attributes and types decide what the chip computes. (Not `case`:
+# JAX's jnp.diagonal picks its form by a platform_index `case` on a constant, which XLA
+# folds.)
+MATTER = ("custom_call", "dot_general", "while", "sort", "fft", "rng", "rng_bit_generator",
+          "convolution", "reduce_window", "select_and_scatter", "cholesky",
+          "triangular_solve", "scatter", "all_reduce")
+# An absent precision config is DEFAULT's (StableHLO): JAX spells it out, mjax leaves it.
+_DEFAULT_PRECISION = re.compile(
+    r",\s*(precision = \[DEFAULT, DEFAULT\]|precision_config = \[#stablehlo<precision "
+    r"DEFAULT>, #stablehlo<precision DEFAULT>\])")
+_OP = re.compile(r'(?:"stablehlo\.([a-z_]+)"|stablehlo\.([a-z_]+))')
+
+
+def _normalize(rest: str) -> str:
+    rest = _DEFAULT_PRECISION.sub("", rest)
+    rest = re.sub(r"%[\w#.:]+", "%", rest)           # SSA names
+    rest = re.sub(r"\s+loc\(.*$", "", rest)
+    rest = re.sub(r"\(\{\s*$", "", rest)             # a region opens (sort, case, ...)
+    return re.sub(r"\s+", " ", rest).strip()
+
+
+def ops_that_matter(text: str) -> collections.Counter:
+    """The multiset of MATTER ops of a StableHLO module, each as `name: attributes and
+    types` (a while loop as its name only: the carried state differs with the helper
+    functions each library traces)."""
+    found = collections.Counter()
+    for line in text.splitlines():
+        m = _OP.search(line)
+        if not m:
+            continue
+        name = m.group(1) or m.group(2)
+        if name not in MATTER:
+            continue
+        rest = line[m.end():]
+        if name == "while":
+            found["while"] += 1
+        elif name == "custom_call":
+            target = re.search(r"@([\w.$-]+)", rest).group(1)
+            config = re.search(r'backend_config = ("[^"]*")', rest)
+            types = rest[rest.rindex(" : "):] if " : " in rest else ""
+            found[f"custom_call @{target} {config.group(1) if config else ''}"
+                  f"{_normalize(types)}"] += 1
+        else:
+            found[f"{name}: {_normalize(rest)}"] += 1
+    return found
+
+
+def _dots(text: str) -> list[str]:
+    """test_hlo_parity's dot signatures (dimension numbers and types, no precision)."""
+    return sorted(re.sub(r",\s*precision = \[[^\]]*\]", "", line.split("dot_general", 1)[1])
+                  .split(",", 2)[2].strip()
+                  for line in text.splitlines() if "stablehlo.dot_general" in line)
+
+
+def lower_for_tpu(lib_name: str, make, args) -> str:
+    lib, jnp = LIBS[lib_name]
+    return lib.jit(make(lib, jnp)).trace(*args).lower(
+        lowering_platforms=("tpu",)).as_text()
+
+
+# ---- the corpus ----------------------------------------------------------------------------
+_rng = np.random.default_rng(0)
+
+
+def _mat(m, n=None, dtype=np.float32):
+    x = _rng.standard_normal((m, n or m))
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * _rng.standard_normal((m, n or m))
+    return x.astype(dtype)
+
+
+def _spd(n):
+    x = _mat(n)
+    return (x @ x.T + n * np.eye(n)).astype(np.float32)
+
+
+def _linalg(name):
+    return lambda lib, jnp: getattr(jnp.linalg, name)
+
+
+def _lax_linalg(name, **kw):
+    return lambda lib, jnp: (lambda *a: getattr(lib.lax.linalg, name)(*a, **kw))
+
+
+def _matmul(**kw):
+    return lambda lib, jnp: (lambda a, b: jnp.matmul(a, b, **kw))
+
+
+def _dot_pref(lib, jnp):
+    return lambda a, b: lib.lax.dot_general(a, b, (((1,), (0,)), ((), ())),
+                                            preferred_element_type=np.float32)
+
+
+def _normal(lib, jnp):
+    return lambda x: x + lib.random.normal(lib.random.PRNGKey(0), x.shape)
+
+
+def _geqrf(lib):
+    # (jax.lax.linalg does not export geqrf in 0.10.2; its primitive's function does)
+    if lib is jax:
+        from jax._src.lax import linalg as jax_linalg
+        return jax_linalg.geqrf
+    return lib.lax.linalg.geqrf
+
+
+def _tsolve(**kw):
+    return lambda lib, jnp: (lambda a, b: lib.lax.linalg.triangular_solve(a, b, **kw))
+
+
+CASES = {
+    "lu_4x4": (_lax_linalg("lu"), (_mat(4),)),
+    "lu_6x4": (_lax_linalg("lu"), (_mat(6, 4),)),
+    "lu_batched": (_lax_linalg("lu"), (np.stack([_mat(3), _mat(3)]),)),
+    "qr_reduced_6x4": (lambda lib, jnp: lambda a: jnp.linalg.qr(a), (_mat(6, 4),)),
+    "qr_complete_6x4": (lambda lib, jnp: lambda a: jnp.linalg.qr(a, mode="complete"),
+                        (_mat(6, 4),)),
+    "qr_complete_4x4": (lambda lib, jnp: lambda a: jnp.linalg.qr(a, mode="complete"),
+                        (_mat(4),)),
+    "qr_reduced_4x6": (lambda lib, jnp: lambda a: jnp.linalg.qr(a), (_mat(4, 6),)),
+    "qr_r_only": (lambda lib, jnp: lambda a: jnp.linalg.qr(a, mode="r"), (_mat(5, 3),)),
+    "geqrf": (lambda lib, jnp: _geqrf(lib), (_mat(5, 3),)),
+    "householder_product": (lambda lib, jnp: lambda a: lib.lax.linalg.householder_product(
+        *_geqrf(lib)(a)), (_mat(5, 3),)),
+    "eigh_4": (_linalg("eigh"), (_mat(4),)),
+    "eigh_upper": (lambda lib, jnp: lambda a: jnp.linalg.eigh(a, UPLO="U"), (_mat(5),)),
+    "eigh_unsorted": (_lax_linalg("eigh", sort_eigenvalues=False), (_mat(5),)),
+    "eigh_upper_unsorted": (_lax_linalg("eigh", lower=False, sort_eigenvalues=False,
+                                        symmetrize_input=False), (_mat(5),)),
+    "eigh_complex": (_linalg("eigh"), (_mat(4, dtype=np.complex64),)),
+    "eigh_batched": (_linalg("eigh"), (np.stack([_mat(3), _mat(3)]),)),
+    "eigvalsh": (_linalg("eigvalsh"), (_mat(6),)),
+    "eigh_256": (_linalg("eigh"), (_mat(256),)),      # the largest for XLA's Jacobi Eigh
+    "svd_4x4": (_linalg("svd"), (_mat(4),)),
+    "svd_6x4_full": (_linalg("svd"), (_mat(6, 4),)),
+    "svd_6x4_reduced": (lambda lib, jnp: lambda a: jnp.linalg.svd(a, full_matrices=False),
+                        (_mat(6, 4),)),
+    "svd_3x5": (lambda lib, jnp: lambda a: jnp.linalg.svd(a, full_matrices=False),
+                (_mat(3, 5),)),
+    "svd_5x4_reduced": (lambda lib, jnp: lambda a: jnp.linalg.svd(a, full_matrices=False),
+                        (_mat(5, 4),)),
+    "svdvals": (lambda lib, jnp: lambda a: jnp.linalg.svd(a, compute_uv=False),
+                (_mat(6, 4),)),
+    "svd_complex": (lambda lib, jnp: lambda a: jnp.linalg.svd(a, full_matrices=False),
+                    (_mat(4, 3, np.complex64),)),
+    "svd_batched": (lambda lib, jnp: lambda a: jnp.linalg.svd(a, full_matrices=False),
+                    (np.stack([_mat(4, 3), _mat(4, 3)]),)),
+    "svd_256": (lambda lib, jnp: lambda a: jnp.linalg.svd(a, compute_uv=False),
+                (_mat(300, 256),)),
+    "cholesky": (_linalg("cholesky"), (_spd(4),)),
+    "triangular_solve_left_lower": (_tsolve(left_side=True, lower=True),
+                                    (_spd(4), _mat(4, 3))),
+    "triangular_solve_right_upper_t": (_tsolve(left_side=False, lower=False,
+                                               transpose_a=True), (_spd(4), _mat(3, 4))),
+    "triangular_solve_conj_t": (_tsolve(left_side=True, lower=True, transpose_a=True,
+                                        conjugate_a=True), (_spd(4), _mat(4, 3))),
+    "triangular_solve_unit": (_tsolve(left_side=True, lower=True, unit_diagonal=True),
+                              (_spd(4), _mat(4, 3))),
+    "solve": (_linalg("solve"), (_mat(4), _mat(4, 2))),
+    "inv": (_linalg("inv"), (_mat(4),)),
+    "det": (_linalg("det"), (_mat(4),)),
+    "slogdet": (_linalg("slogdet"), (_mat(4),)),
+    "matmul_default": (_matmul(), (_mat(8, 16), _mat(16, 4))),
+    "matmul_highest": (_matmul(precision="highest"), (_mat(8, 16), _mat(16, 4))),
+    "dot_preferred_f32": (_dot_pref, (_mat(8, 16, np.float16), _mat(16, 4, np.float16))),
+    "matmul_bf16": (_matmul(), (_mat(8, 16).astype(jjnp.bfloat16),
+                                _mat(16, 4).astype(jjnp.bfloat16))),
+    "fft": (lambda lib, jnp: jnp.fft.fft, (_mat(4, 8, np.complex64),)),
+    "rfft": (lambda lib, jnp: jnp.fft.rfft, (_mat(4, 8),)),
+    "irfft2": (lambda lib, jnp: jnp.fft.irfft2, (_mat(4, 8, np.complex64),)),
+    "sort": (lambda lib, jnp: jnp.sort, (_mat(4, 8),)),
+    "argsort": (lambda lib, jnp: jnp.argsort, (_mat(4, 8),)),
+    "normal": (_normal, (np.zeros((3, 5), np.float32),)),
+}
+for _name in ("transformer", "cnn", "rnn"):
+    _make, _args = _model(_name)
+    CASES[f"model_{_name}"] = (_make, _args)
+
+# JAX lowers these for a TPU with algorithms mjax does not have: mjax says so.
+NOT_IMPLEMENTED = {
+    "eigh_257": (_linalg("eigh"), (_mat(257),)),     # JAX: QDWH spectral divide and conquer
+    "svd_257": (lambda lib, jnp: lambda a: jnp.linalg.svd(a, compute_uv=False),
+                (_mat(260, 257),)),                  # (its eigh of a 257x257 matrix)
+}
+
+# Differences that do not change what the chip computes, each with its reason and the
+# patterns every differing entry must match. They must show (a fixed one is taken off),
+# except those in MAY_VANISH.
+KNOWN = {
+    # JAX's jnp.linalg.qr(mode="r") and svd(compute_uv=False) of a tall matrix still build
+    # Q, unused, which XLA deletes; mjax drops the unused op before lowering.
+    "qr_r_only": ("an unused Q", [r"jax only: +custom_call @ProductOfElementary"]),
+    "svdvals": ("an unused Q", [r"jax only: +custom_call @ProductOfElementary"]),
+    "svd_256": ("an unused Q", [r"jax only: +custom_call @ProductOfElementary"]),
+    # u @ diag(+-1) in the SVD's rank-deficiency correction, a float32 x int32 dot: JAX's
+    # TPU dot lowering keeps mixed float/int operands as they are (jax/_src/lax/lax.py
+    # _handle_dot_precision); mjax's (passes/rules/structural.py) converts both to the
+    # result type on every platform, as JAX does on CPU and GPU. (Exact for +-1.)
+    **{name: ("the sign matrix's dtype", [
+        r"(mjax|jax) only: +dot_general: .*precision = \[HIGHEST, HIGHEST\] : "
+        r"\(tensor<(\d+)x\2x(f32|complex<f32>)>, tensor<\2x\2x(f32|i32|complex<f32>)>\)"])
+       for name in ("svd_4x4", "svd_6x4_full", "svd_6x4_reduced", "svd_3x5",
+                    "svd_5x4_reduced")},
+    # ...and, batched, JAX's vmap writes the identity under [sqrt(c) u] by a scatter
+    # (a batched dynamic_update_slice); mjax keeps the dynamic_update_slice.
+    "svd_batched": ("the sign matrix's dtype and the batched update", [
+        r"(mjax|jax) only: +dot_general: .*precision = \[HIGHEST, HIGHEST\] : "
+        r"\(tensor<2x3x3xf32>, tensor<2x3x3x(f32|i32)>\)",
+        r"jax only: +scatter: .*update_window_dims = \[0, 1, 2\]"]),
+    # The cross-entropy gradient's scatter-add: JAX writes batching dims, mjax iotas in
+    # the indices (the same updates; not a linalg lowering).
+    "model_transformer": ("the scatter's batch form", [r"(mjax|jax) only: +scatter: "]),
+}
+# (the scatter's batch form is being brought to JAX's in the gather/scatter rules)
+MAY_VANISH = {"model_transformer"}
+# JAX has no TPU rule for these: both raise.
+NO_TPU_RULE = {
+    "eig": (lambda lib, jnp: lambda a: jnp.linalg.eig(a), (_mat(4),)),
+    "schur": (lambda lib, jnp: lambda a: lib.lax.linalg.schur(a), (_mat(4),)),
+    "hessenberg": (lambda lib, jnp: lambda a: lib.lax.linalg.hessenberg(a), (_mat(4),)),
+    "tridiagonal": (lambda lib, jnp: lambda a: lib.lax.linalg.tridiagonal(a), (_mat(4),)),
+}
+
+
+def _compare(name):
+    make, args = CASES[name]
+    mine, theirs = (lower_for_tpu(lib, make, args) for lib in ("mjax", "jax"))
+    return ops_that_matter(mine), ops_that_matter(theirs), mine, theirs
+
+
+def _report(mine, theirs) -> str:
+    only_mine, only_theirs = mine - theirs, theirs - mine
+    lines = [f"  mjax only: {k} x{v}" for k, v in sorted(only_mine.items())]
+    lines += [f"  jax only:  {k} x{v}" for k, v in sorted(only_theirs.items())]
+    return "\n".join(lines)
+
+
+def _check(name) -> list[str]:
+    """What makes `name` lower for the TPU unlike JAX, beyond its KNOWN difference."""
+    mine, theirs, mine_text, theirs_text = _compare(name)
+    problems = []
+    if name.startswith("model_") and _dots(mine_text) != _dots(theirs_text):
+        problems.append(f"{name}: dot_general signatures differ")
+    lines = _report(mine, theirs).splitlines()
+    if name not in KNOWN:
+        return problems + [f"{name}:{line}" for line in lines]
+    reason, patterns = KNOWN[name]
+    if not lines and name not in MAY_VANISH:
+        problems.append(f"{name} now lowers as JAX does ({reason}): take it off KNOWN")
+    return problems + [f"{name} (beyond {reason}):{line}" for line in lines
+                       if not any(re.search(p, line) for p in patterns)]
+
+
+def test_tpu_lowering_matches_jax():
+    # (one test over the whole corpus, so that every tier runs every case; 10 s)
+    problems = [p for name in sorted(CASES) for p in _check(name)]
+    assert not problems, "lowered for the TPU unlike JAX:\n" + "\n".join(problems)
+
+
+def test_the_comparison_sees_differences():
+    # (the test can fail: a different precision, custom call target or loop shows)
+    a = ops_that_matter('%0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], '
+                        'precision = [HIGHEST, HIGHEST] : (tensor<2x2xf32>, '
+                        'tensor<2x2xf32>) -> tensor<2x2xf32>')
+    b = ops_that_matter('%7 = stablehlo.dot_general %x, %y, contracting_dims = [1] x [0], '
+                        'precision = [DEFAULT, DEFAULT] : (tensor<2x2xf32>, '
+                        'tensor<2x2xf32>) -> tensor<2x2xf32>')
+    assert a != b and sum(a.values()) == sum(b.values()) == 1
+    c = ops_that_matter('%0:2 = stablehlo.custom_call @Eigh(%1) {backend_config = '
+                        '"1,1,100,1e-6"} : (tensor<4x4xf32>) -> (tensor<4x4xf32>, '
+                        'tensor<4xf32>)')
+    d = ops_that_matter('%0:2 = stablehlo.custom_call @Eigh(%9) {backend_config = '
+                        '"1,0,100,1e-6"} : (tensor<4x4xf32>) -> (tensor<4x4xf32>, '
+                        'tensor<4xf32>)')
+    assert c != d and list(c) == ['custom_call @Eigh "1,1,100,1e-6": (tensor<4x4xf32>) -> '
+                                  '(tensor<4x4xf32>, tensor<4xf32>)']
+
+
+def test_no_lapack_for_a_tpu():
+    for name, (make, args) in CASES.items():
+        if name.startswith(("lu", "qr", "geqrf", "householder", "eigh", "solve", "inv",
+                            "det", "slogdet", "cholesky", "triangular")):
+            text = lower_for_tpu("mjax", make, args)
+            assert "lapack_" not in text and "solver_" not in text, name
+
+
+@pytest.mark.parametrize("name", sorted(NOT_IMPLEMENTED))
+def test_what_mjax_lacks_for_a_tpu_says_so(name):
+    make, args = NOT_IMPLEMENTED[name]
+    with pytest.raises(NotImplementedError, match="QDWH"):
+        lower_for_tpu("mjax", make, args)
+
+
+@pytest.mark.parametrize("name", sorted(NO_TPU_RULE))
+def test_no_tpu_rule_as_in_jax(name):
+    make, args = NO_TPU_RULE[name]
+    prim = name
+    with pytest.raises(NotImplementedError,
+                       match=f"MLIR translation rule for primitive '{prim}' not found "
+                             f"for platform tpu"):
+        lower_for_tpu("jax", make, args)
+    with pytest.raises(NotImplementedError,
+                       match=f"MLIR translation rule for primitive '{prim}' not found "
+                             f"for platform tpu"):
+        lower_for_tpu("mjax", make, args)
+
+
+def test_cpu_lowering_keeps_lapack():
+    # (lowering for the TPU leaves the CPU's lowering as it was)
+    make, args = CASES["lu_4x4"]
+    lib, jnp = LIBS["mjax"]
+    text = lib.jit(make(lib, jnp)).trace(*args).lower().as_text()
+    assert "lapack_sgetrf_ffi" in text
