@@ -27,7 +27,6 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax import dtypes as _dtypes
 from mjax import trace_trees, tree_util
 from mjax.ad import custom_vjp, vjp
-from mjax.ad.cotangent_types import STRONG_COTANGENTS
 from mjax.core import aval_of_value, bind, to_numpy
 from mjax.dialect import context
 from mjax.dialect.ops.export import CallExportedOp
@@ -37,6 +36,7 @@ from mjax.jitted import Jitted, jit
 from mjax.lax import convert_element_type
 from mjax.lowering import lower_module, lowering_for_platform
 from mjax.passes.ir_util import main_function
+from mjax.passes.weak_cotangents import STRONG_COTANGENTS
 from mjax.placement import default_backend
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.dialect.shape_poly import SymbolicScope, is_symbolic_dim, symbolic_shape

@@ -14,7 +14,6 @@ from jaxlib.mlir import ir
 
 from mjax import trace_trees
 from mjax.ad import concrete, levels
-from mjax.ad.cotangent_types import cotangent_weak_table
 from mjax.ad.jit_partial_eval import split_jit_calls
 from mjax.ad.tracer_text import showing_gradients
 from mjax.ad.staging import (_USER_PRIMITIVE, _check_aux_pair, _is_inexact,
@@ -34,6 +33,7 @@ from mjax.passes.autodiff import linearize_functions, vjp_functions
 from mjax.passes.ir_util import FunctionTable, functions_text
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.rules.export import _clone_functions
+from mjax.passes.weak_cotangents import cotangent_weak_table
 from mjax.runtime import get_backend
 from mjax.staging import call_args, emit_call, trace_function
 

@@ -11,7 +11,6 @@ import mjax.lax as lax
 from mjax import dtypes as _dt
 from mjax import registration, trace_trees, tree_util
 from mjax.ad import concrete, grad_markers, levels
-from mjax.ad.cotangent_types import WEAK_RESULTS, cotangent_weak_types
 from mjax.ad.forward import _check_tangents, jvp
 from mjax.ad.linear_split import _diff_results, _main_tree, _Split  # noqa: F401
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
@@ -28,6 +27,7 @@ from mjax.hijax_lowering import CapturedHiError, has_hi, value_and_grad_hi, vjp_
 from mjax.jitted import Jitted
 from mjax.lax.sharding import pin_unreduced
 from mjax.passes import PassError
+from mjax.passes.weak_cotangents import WEAK_RESULTS, cotangent_weak_types
 from mjax.placement import cotangent_in_memory
 from mjax.passes.autodiff import trace_bwd_rules_now, vjp_functions
 from mjax.passes.ir_util import functions_text

@@ -26,6 +26,7 @@ from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.context import context
 from mjax.dialect.core import OPS
+from mjax.dialect.ops.pallas import element_padding
 from mjax.dialect.symbols import module_body, symbol_name
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import terminator
@@ -179,11 +180,11 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
         raise op_error(call, f"kernel @{callee} is not defined")
     grid = tuple(int(g) for g in params.get("grid", ()) or ())
     lay = CallLayout(call, params)
-    if any("element_padding" in spec for spec in lay.specs):
-        raise op_error(call, "jaxpr-pallas-to-mosaic: pl.Element block dimensions are not "
-                             "supported by the Mosaic lowering yet; use interpret=True")
     try:
         sems = dimension_semantics(params, len(grid))
+        for spec, aval in zip(lay.specs, lay.block_avals):
+            element_window(spec)
+            check_block(spec, aval, _trivial_window(module, spec, aval))
     except MosaicLoweringError as e:
         raise op_error(call, f"jaxpr-pallas-to-mosaic: {e}") from None
     name = str(params.get("name") or callee)
@@ -230,9 +231,20 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
                     "window_bounds": ir.DenseI64ArrayAttr.get(
                         [1 if b == -1 else int(b) for b in tuple(spec["block_shape"])]),
                 }
-                if spec.get("buffer_count") is not None:
+                window = element_window(spec)
+                if window is not None:
+                    entry_attrs["window_kind"] = window
+                buffers = spec.get("buffer_count")
+                if _spec_space(spec) == "vmem" and _trivial_window(module, spec, aval):
+                    buffers = 1      # (JAX: one buffer when the block is the array)
+                if buffers is not None:
+                    if int(buffers) not in (1, 2):
+                        raise op_error(call, f"jaxpr-pallas-to-mosaic: pl.Buffered("
+                                             f"{buffers}): the TPU pipelines blocks with "
+                                             f"1 or 2 buffers")
+                    mode = "synchronous" if int(buffers) == 1 else "double_buffered"
                     entry_attrs["pipeline_mode"] = ir.Attribute.parse(
-                        f"#tpu.pipeline_mode<{'synchronous' if int(spec['buffer_count']) == 1 else 'double_buffered'}>")
+                        f"#tpu.pipeline_mode<{mode}>")
                 window_params.append(ir.DictAttr.get(entry_attrs))
             attrs = fn.operation.attributes
             attrs["dimension_semantics"] = _attr_list(
@@ -251,6 +263,72 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
         raise op_error(call, f"jaxpr-pallas-to-mosaic: the Mosaic module for kernel "
                              f"@{callee} does not verify: {e}") from None
     return kmod, name
+
+
+def check_block(spec: dict, aval, trivial: bool) -> None:
+    """JAX's rules for block shapes on the TPU (JAX: lowering._check_block_mappings): the
+    last two dims of a VMEM block divisible by 8 and 128 or whole; an ANY/HBM block the
+    whole array at block (0, ...); a rank-1 block whole, a multiple of 1024, or a power
+    of 2 of at least 128 * (32 // bits)."""
+    space = _spec_space(spec)
+    if space in ("semaphore", "dma_semaphore", "barrier_semaphore") or (
+            space == "smem" and trivial):
+        return
+    bs = tuple(1 if b == -1 else int(b) for b in tuple(spec["block_shape"]))
+    shape = tuple(aval.shape)
+    where = f"block shape {tuple(spec['block_shape'])} of an array of shape {shape}"
+    if not bs:
+        raise MosaicLoweringError(f"TPU blocks must have rank >= 1 ({where})")
+    if space in ("any", "hbm") and not trivial:
+        raise MosaicLoweringError(f"a block in memory space {space} must be the whole "
+                                  f"array with an index map of zeros ({where})")
+    if len(bs) >= 2:
+        if not ((bs[-1] == shape[-1] or bs[-1] % 128 == 0)
+                and (bs[-2] == shape[-2] or bs[-2] % 8 == 0)):
+            raise MosaicLoweringError(
+                f"the last two dimensions of a TPU block must be divisible by 8 and 128 "
+                f"respectively, or equal the array's ({where})")
+        return
+    bits = 32 if np.dtype(aval.dtype) == np.bool_ else np.dtype(aval.dtype).itemsize * 8
+    min_tiling = 128 * (32 // bits)
+    if not (bs[0] == shape[0] or bs[0] % 1024 == 0
+            or (bs[0] >= min_tiling and bs[0] & (bs[0] - 1) == 0)):
+        raise MosaicLoweringError(
+            f"a rank-1 TPU block must be the whole array, a multiple of 1024, or a power "
+            f"of 2 of at least {min_tiling} ({where})")
+
+
+def element_window(spec: dict):
+    """`#tpu.element_window<low, high>` of a spec with pl.Element dims (None if it has
+    none); as JAX, its other dims must be squeezed."""
+    if "element_padding" not in spec:
+        return None
+    pads = element_padding(spec)
+    bs = tuple(spec["block_shape"])
+    if any(p is None and b != -1 for p, b in zip(pads, bs)):
+        raise MosaicLoweringError("a BlockSpec's dims must all be pl.Element or squeezed, "
+                                  "or none of them pl.Element")
+    lo = [0 if p is None else p[0] for p in pads]
+    hi = [0 if p is None else p[1] for p in pads]
+    return ir.Attribute.parse(f"#tpu.element_window<{lo},{hi}>")
+
+
+def _trivial_window(module, spec: dict, aval) -> bool:
+    """Whether the block is the whole array and its index map gives constant zeros
+    (JAX: BlockMapping.has_trivial_window)."""
+    if tuple(1 if b == -1 else b for b in tuple(spec["block_shape"])) != tuple(aval.shape):
+        return False
+    imap = find_func(module, str(spec["index_map"]))
+    if imap is None:
+        return False
+    end = terminator(imap.regions[0].blocks[0])
+    for v in end.operands:
+        owner = v.owner
+        if isinstance(owner, ir.Block) or owner.operation.name != "jaxpr.constant":
+            return False
+        if np.asarray(op_params(owner.operation)["value"]).reshape(-1).tolist() != [0]:
+            return False
+    return True
 
 
 def _transform_func(kl, module, spec, tname, grid, prefetch_types, call) -> None:

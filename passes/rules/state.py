@@ -30,7 +30,8 @@ from mjax.dialect.ops import state as S
 from mjax.dialect.types import aval_of
 from mjax.passes.registry import PassError
 from mjax.passes.rules.batch_util import NOT_MAPPED, bdim_at
-from mjax.passes.rules.tables import BATCH, DISCHARGE, JVP, LOWER, SHARD, TRANSPOSE
+from mjax.passes.rules.tables import (BATCH, DISCHARGE, JVP, LOWER, SHARD, TRANSPOSE,
+                                      WEAK_TYPES)
 
 _WHY = {
     LOWER: "refs are discharged before lowering: run --jaxpr-discharge-state (or "
@@ -341,3 +342,10 @@ def _masked_rmw(b, x, starts, sizes, squeezed, mask, combine):
 
 
 __all__ = ["discharge_rule"]
+
+
+# ---- weak types (passes/weak_cotangents.py) -------------------------------------------
+@WEAK_TYPES.register(S.RefGetOp, S.RefSwapOp)
+def _ref_read_weak_types(types, op, weak):
+    # (what a ref holds has the ref's type)
+    return [weak.get(op.operands[0], False)] * len(op.results)

@@ -13,7 +13,9 @@ from mjax.dialect.types import element_type
 from mjax.passes.registry import PassError
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.dynamic_shapes import dim_value, is_static, shape_value
-from mjax.passes.rules.tables import LOWERING_PLATFORM, lowering, nan_checked
+from mjax.passes.rules.tables import (LOWERING_PLATFORM, WEAK_COTANGENTS, WEAK_TYPES,
+                                      lowering, nan_checked)
+from mjax.passes.weak_cotangents import WEAK_MARK
 
 
 def _out_type(ctx, i=0):
@@ -748,3 +750,16 @@ def _dot_general_batch(b, args, dims, *, dimension_numbers, precision=None,
 
 # ---- checkify -------------------------------------------------------------------------
 nan_checked(S.DotGeneralOp, S.PadOp)
+
+
+# ---- weak types (passes/weak_cotangents.py) -------------------------------------------
+@WEAK_TYPES.register(S.ConstantOp, S.ConvertElementTypeOp)
+def _marked_weak_types(types, op, weak):
+    # (the trace marks a weakly typed literal or conversion: mjax.weak_type)
+    return [WEAK_MARK in op.attributes] * len(op.results)
+
+
+@WEAK_COTANGENTS.register(S.ConvertElementTypeOp)
+def _convert_element_type_weak_cotangents(types, op, weak, ct, outs, top):
+    # (JAX transposes a conversion into one to the input's own type)
+    return [weak.get(op.operands[0], False)]

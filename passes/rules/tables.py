@@ -233,9 +233,22 @@ PARTIAL_SUMS: RuleTable[str] = RuleTable("partial_sums")
 # a rule refuses key operands (JAX's TypeError). rules/random.py states them.
 KEY_DATA: RuleTable[Callable] = RuleTable("key_data")
 
+# ---- weak types of values and cotangents (passes/weak_cotangents.py) -------------------
+# Which values of a traced function, and which cotangents of its reverse-mode
+# derivative, JAX types weakly; the ops' types carry no weak flag. Ops without an entry
+# take the generic rules (results weak when all inexact operands are; an operand's
+# cotangent weak when every incoming cotangent and inexact operand is).
+# rule(types: weak_cotangents.WeakTypes, op, weak: {value: flag}) -> a flag per result
+WEAK_TYPES: RuleTable[Callable] = RuleTable("weak_types")
+# rule(types, op, weak, ct: {value: flag}, outs: the results' cotangents' flags, top:
+#      the outermost function) -> a flag (or None: no cotangent) per operand, or None
+#      for the generic rule
+WEAK_COTANGENTS: RuleTable[Callable] = RuleTable("weak_cotangents")
+
 ALL_TABLES = (LOWER, JVP, TRANSPOSE, BATCH, SHARD, JVP_NESTED, BATCH_NESTED,
               TRANSPOSE_NESTED, PARTIAL_EVAL, ZERO_DERIVATIVE, EXPAND, DISCHARGE,
-              DISCHARGE_NESTED, TRITON, CHECKS, PARTIAL_SUMS, KEY_DATA)
+              DISCHARGE_NESTED, TRITON, CHECKS, PARTIAL_SUMS, KEY_DATA, WEAK_TYPES,
+              WEAK_COTANGENTS)
 
 
 # The platform jaxpr-to-stablehlo lowers for ("" when not told: `platform=cpu` in its
@@ -297,4 +310,5 @@ __all__ = ["ALL_TABLES", "BATCH", "BATCH_NESTED", "CHECKS", "CONTRACTION", "DISC
            "DISCHARGE_NESTED", "EXPAND", "JVP", "JVP_NESTED", "KEY_DATA", "LOWER",
            "LowerCtx", "MissingRule", "PARTIAL_EVAL", "PARTIAL_SUMS", "PER_PARTIAL",
            "PRODUCT", "RuleTable", "SHARD", "SUM", "TRANSPOSE", "TRANSPOSE_NESTED", "TRITON",
-           "UPDATE", "ZERO_DERIVATIVE", "has_zero_derivative", "lowering", "nan_checked"]
+           "UPDATE", "WEAK_COTANGENTS", "WEAK_TYPES", "ZERO_DERIVATIVE",
+           "has_zero_derivative", "lowering", "nan_checked"]

@@ -5,13 +5,18 @@ handles calls itself (it needs the module to materialize or inline callees).
 """
 from __future__ import annotations
 
+import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func as func_d
 
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.structural import OptimizationBarrierOp
+from mjax.passes import custom_rules
 from mjax.passes.rules.ad_util import instantiate, is_linear, transpose_rule
-from mjax.passes.rules.tables import BATCH, JVP, LOWER, TRANSPOSE, lowering
+from mjax.passes.rules.tables import (BATCH, JVP, LOWER, TRANSPOSE, WEAK_COTANGENTS,
+                                      WEAK_TYPES, lowering)
+from mjax.passes.weak_cotangents import (STRONG_COTANGENTS, generic_incoming, is_inexact,
+                                         symbol)
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
 
@@ -116,3 +121,93 @@ B.defvectorized(T.CheckpointNameOp)
 @lowering(T.CheckpointNameOp)
 def _checkpoint_name_lower(ctx, x, *, name):
     return x
+
+
+# ---- weak types (passes/weak_cotangents.py) -------------------------------------------
+# A call's results and cotangents are typed as its callee's; a batched function's
+# results keep their types, and a tangent its primal's.
+@WEAK_TYPES.register(T.CallOp, T.CustomVjpCallOp, T.CustomJvpCallOp, T.VmapOp)
+def _call_weak_types(types, op, weak):
+    return types.callee_results(op, weak)
+
+
+def _diff_results(op):
+    return ir.DenseI64ArrayAttr(op.attributes["diff_results"]) \
+        if "diff_results" in op.attributes else None
+
+
+@WEAK_TYPES.register(T.JvpOp)
+def _jvp_weak_types(types, op, weak):
+    flags = types.callee_results(op, weak)
+    diff = _diff_results(op)
+    return flags + [flags[j] for j in (range(len(flags)) if diff is None else diff)]
+
+
+@WEAK_COTANGENTS.register(T.CallOp, T.VmapOp)
+def _call_weak_cotangents(types, op, weak, ct, outs, top):
+    # (vmap transposes as the function does; only its outermost use sums eagerly)
+    return types.backward(symbol(op, "callee"),
+                          tuple(weak.get(v, False) for v in op.operands),
+                          [ct.get(r) for r in op.results],
+                          top and op.name == T.VmapOp.OPERATION_NAME)
+
+
+@WEAK_COTANGENTS.register(T.CustomVjpCallOp)
+def _custom_vjp_call_weak_cotangents(types, op, weak, ct, outs, top):
+    # The bwd rule's own cotangents, once it was traced on cotangents of these weak
+    # types; strong where its function says so; else the generic rule.
+    if _strong_rule(op):
+        return [False] * len(op.operands)
+    return _bwd_weak(types, op, weak, ct) or None
+
+
+@WEAK_COTANGENTS.register(T.VjpOp)
+def _vjp_weak_cotangents(types, op, weak, ct, outs, top):
+    # (its trailing cotangent seeds are no factor)
+    seeds = _diff_results(op)
+    if seeds is None:
+        seeds = types.callee_results(op, weak)
+    operands = list(op.operands)
+    return [generic_incoming(operands[:len(operands) - len(seeds)], outs, weak)] \
+        * len(operands)
+
+
+@WEAK_COTANGENTS.register(T.JvpOp)
+def _jvp_weak_cotangents(types, op, weak, ct, outs, top):
+    # (nor a jvp's tangents: the primals only)
+    operands = list(op.operands)
+    primals = operands[:len(types.body(symbol(op, "callee")).arguments)]
+    return [generic_incoming(primals, outs, weak)] * len(operands)
+
+
+def _custom_call_source(op):
+    if "rule" not in op.attributes:
+        return None
+    return custom_rules.source_of(ir.StringAttr(op.attributes["rule"]).value)
+
+
+def _strong_rule(op) -> bool:
+    call = _custom_call_source(op)
+    return bool(getattr(getattr(call, "custom", None), STRONG_COTANGENTS, False))
+
+
+def _bwd_weak(types, op, weak: dict, ct: dict):
+    """Per operand of the custom_vjp call `op`: the weak type of the cotangent its bwd
+    returned (None: none), when bwd was traced seeing cotangents of the weak types the
+    op's results have in `ct`; else None, after asking that it be traced so (the call's
+    `ct_weak_hint`: frontend/ad/custom.py)."""
+    call = _custom_call_source(op)
+    in_avals = getattr(call, "in_avals", None)
+    if in_avals is None or not hasattr(call, "bwd_weak"):
+        return None
+    # (a result without a cotangent: bwd sees zeros, weak as the result is)
+    hint = tuple(bool(ct.get(r, weak.get(r, False))) for r in op.results if is_inexact(r))
+    if call.bwd_weak is None or call.bwd_weak[0] != hint or call.bwd_weak[1] is None:
+        if call.bwd_weak is None:
+            call.ct_weak_hint = hint
+            types.pending = True
+        return None
+    flags = iter(call.bwd_weak[1])
+    got = [next(flags, None) if getattr(a, "dtype", None) is not None and
+           np.issubdtype(a.dtype, np.inexact) else None for a in in_avals]
+    return got + [None] * (len(op.operands) - len(got))

@@ -2,7 +2,7 @@
 strong-typed cotangent for a weakly typed input (a Python float) makes a strong
 gradient, a weak one (a Python scalar times the incoming cotangent) a weak one; under
 grad, jit(grad), grad(jit) and vjp (eager and under jit). Compared with real jax
-(mjax/ad/cotangent_types.py, mjax/ad/custom.py)."""
+(passes/weak_cotangents.py, frontend/ad/cotangent_types.py, frontend/ad/custom.py)."""
 import jax
 import numpy as np
 import pytest

@@ -239,4 +239,38 @@ def corpus(J, pl, pltpu) -> dict:
             compiler_params=pltpu.CompilerParams(
                 has_side_effects=pltpu.SideEffectType.DATAFLOW_SIDE_EFFECTING))(x)
     K["side_effects"] = (effects, [((8, 128), np.float32)])
+
+    def bias_kernel(x_ref, b_ref, o_ref):
+        o_ref[...] = x_ref[...] + b_ref[...]
+
+    def trivial_window(x, b):       # b is one whole block at (0, 0): single-buffered
+        return pl.pallas_call(
+            bias_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0)),
+                      pl.BlockSpec((8, 128), lambda i: (0, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x, b)
+    K["trivial_window"] = (trivial_window, [((16, 128), np.float32), ((8, 128), np.float32)])
+
+    def buffered(x, b):
+        return pl.pallas_call(
+            bias_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0),
+                                   pipeline_mode=pl.Buffered(buffer_count=1)),
+                      pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x, b)
+    K["buffered"] = (buffered, [((16, 128), np.float32)] * 2)
+
+    def stencil_kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[pl.ds(0, 8), :] + x_ref[pl.ds(8, 8), :]
+
+    def stencil(x):                   # overlapping windows of rows: pl.Element
+        return pl.pallas_call(
+            stencil_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((pl.Element(16, (0, 8)), pl.Element(128)),
+                                   lambda i: (i * 8, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            out_shape=J.ShapeDtypeStruct((16, 128), x.dtype))(x)
+    K["element_window"] = (stencil, [((16, 128), np.float32)])
     return K

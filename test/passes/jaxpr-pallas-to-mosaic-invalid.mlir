@@ -43,3 +43,22 @@ func.func @main(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
       interpret = false} : (tensor<8x128xf32>) -> tensor<8x128xf32>
   return %0 : tensor<8x128xf32>
 }
+
+// -----
+
+// TPU blocks tile (8, 128): a block's last two dims are divisible by them or whole.
+func.func private @k(%x: memref<4x128xf32>, %o: memref<4x128xf32>) {
+  return
+}
+func.func private @map(%i: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
+  %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  return %i, %c0 : tensor<i32>, tensor<i32>
+}
+func.func @main(%x: tensor<16x128xf32>) -> tensor<16x128xf32> {
+  // expected-error@+1 {{the last two dimensions of a TPU block must be divisible by 8 and 128 respectively, or equal the array's (block shape (4, 128) of an array of shape (16, 128))}}
+  %0 = "jaxpr.pallas_call"(%x) {callee = @k, name = "k", grid = array<i64: 4>,
+      in_specs = [{block_shape = array<i64: 4, 128>, index_map = @map}],
+      out_specs = [{block_shape = array<i64: 4, 128>, index_map = @map}],
+      interpret = false} : (tensor<16x128xf32>) -> tensor<16x128xf32>
+  return %0 : tensor<16x128xf32>
+}

@@ -27,7 +27,8 @@ from mjax.passes.registry import PassError
 from mjax.passes.rules.tables import (ALL_TABLES, BATCH, BATCH_NESTED, CHECKS, DISCHARGE,
                                       DISCHARGE_NESTED, EXPAND, JVP, JVP_NESTED, KEY_DATA,
                                       LOWER, PARTIAL_EVAL, PARTIAL_SUMS, SHARD, TRANSPOSE,
-                                      TRANSPOSE_NESTED, TRITON, ZERO_DERIVATIVE, RuleTable)
+                                      TRANSPOSE_NESTED, TRITON, WEAK_COTANGENTS, WEAK_TYPES,
+                                      ZERO_DERIVATIVE, RuleTable)
 from mjax.passes.triton.kernel import KernelLowering
 
 # column -> (table, the table of the same transformation for ops with bodies, or None).
@@ -50,6 +51,8 @@ OPTIONAL = {
     ZERO_DERIVATIVE: "only the ops whose derivative is zero",
     PARTIAL_SUMS: "ops without an entry take no unreduced operands (JAX raises)",
     KEY_DATA: "ops without a rule refuse key arrays (JAX's TypeError)",
+    WEAK_TYPES: "ops without a rule: results weak when all inexact operands are",
+    WEAK_COTANGENTS: "ops without a rule: the generic rule (all incoming and operands)",
 }
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
