@@ -50,8 +50,21 @@ erfinv = _unary("erfinv", lax.erf_inv, "The inverse of erf on (-1, 1).")
 gammaln = _unary("gammaln", lax.lgamma, "log|Gamma(x)|.")
 digamma = _unary("digamma", lax.digamma, "d/dx log Gamma(x).")
 expit = _unary("expit", lax.logistic, "The logistic sigmoid 1 / (1 + exp(-x)).")
-logit = _unary("logit", lambda x: lax.log(lax.div(x, lax.sub(lax.full_like(x, 1), x))),
-               "log(x / (1 - x)), the inverse of expit.")
+
+
+@custom_jvp
+def _logit(x):
+    return lax.log(lax.div(x, lax.sub(lax.full_like(x, 1, shape=()), x)))
+
+
+@_logit.defjvp
+def _logit_jvp(primals, tangents):
+    # d logit = t / (x (1 - x)), JAX's custom derivative (the same bits)
+    (x,), (t,) = primals, tangents
+    return _logit(x), lax.div(t, lax.mul(x, lax.sub(lax.full_like(x, 1, shape=()), x)))
+
+
+logit = _unary("logit", _logit, "log(x / (1 - x)), the inverse of expit.")
 
 
 def polygamma(n, x):
@@ -98,30 +111,55 @@ def log_ndtr(x, series_order=3):
     return jnp.where(x < lower, tail, jnp.where(x > upper, high, middle))
 
 
-def _x_f_y(name, x, y, fy):
-    """x * f(y), defined as 0 where x == 0 (even where f(y) is infinite). The masked
-    entries see a safe y, so that gradients stay finite elsewhere."""
-    x, y = _float(name, x, y)
-    zero = x == 0
-    safe_y = jnp.where(zero, jnp.ones_like(y), y)
-    return jnp.where(zero, jnp.zeros_like(x), x * fy(safe_y))
+def _x_f_y(fy, dfy):
+    """x * f(y), 0 where x == 0 unless y is NaN, with JAX's custom derivative
+    t_x f(y) + t_y x f'(y) (JAX's ops in JAX's order: the same bits)."""
+    @custom_jvp
+    def x_f_y(x, y):
+        keep = lax.or_(lax.ne(x, lax.full_like(x, 0, shape=())), lax.ne(y, y))
+        return jnp.where(keep, lax.mul(x, fy(y)), jnp.zeros_like(x))
+
+    @x_f_y.defjvp
+    def x_f_y_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return x_f_y(x, y), tx * fy(y) + ty * x / dfy(y)
+    return x_f_y
+
+
+_xlogy = _x_f_y(lax.log, lambda y: y)
+_xlog1py = _x_f_y(lax.log1p, lambda y: 1 + y)
 
 
 def xlogy(x, y):
-    """x * log(y), 0 where x == 0. JAX: jax.scipy.special.xlogy."""
-    return _x_f_y("xlogy", x, y, jnp.log)
+    """x * log(y), 0 where x == 0 (unless y is NaN). JAX: jax.scipy.special.xlogy."""
+    return _xlogy(*_float("xlogy", x, y))
 
 
 def xlog1py(x, y):
-    """x * log1p(y), 0 where x == 0. JAX: jax.scipy.special.xlog1py."""
-    return _x_f_y("xlog1py", x, y, jnp.log1p)
+    """x * log1p(y), 0 where x == 0 (unless y is NaN). JAX: jax.scipy.special.xlog1py."""
+    return _xlog1py(*_float("xlog1py", x, y))
 
 
 def entr(x):
     """-x log x for x >= 0 (0 at 0), -inf for x < 0, NaN for NaN; as JAX, via xlogy, so
     the gradient below 0 is NaN too. JAX: jax.scipy.special.entr."""
     (x,) = _float("entr", x)
-    return jnp.where(x < 0, jnp.full_like(x, -jnp.inf), -xlogy(x, x))
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        raise ValueError("entr does not support complex-valued inputs.")
+    return lax.select(lax.lt(x, lax.full_like(x, 0, shape=())), lax.full_like(x, -np.inf),
+                      lax.neg(_xlogx(x)))
+
+
+@custom_jvp
+def _xlogx(x):
+    return _xlogy(x, x)
+
+
+@_xlogx.defjvp
+def _xlogx_jvp(primals, tangents):
+    # d(x log x) = t (log x + 1), JAX's custom derivative
+    (x,), (t,) = primals, tangents
+    return _xlogx(x), t * (lax.log(x) + 1)
 
 
 # ---- computed by series, continued fractions and Newton steps ----------------------------

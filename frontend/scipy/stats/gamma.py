@@ -1,20 +1,24 @@
 """The gamma distribution (JAX's `jax.scipy.stats.gamma`)."""
 from __future__ import annotations
 
+import numpy as np
+
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.scipy import special
-from mjax.scipy.stats._util import promote
+from mjax.scipy.stats._util import const, promote
 
 
 def logpdf(x, a, loc=0, scale=1):
     """log density with shape a; -inf below loc. JAX: jax.scipy.stats.gamma.logpdf."""
     x, a, loc, scale = promote("gamma.logpdf", x, a, loc, scale)
-    y = (x - loc) / scale
-    ok = x >= loc
-    safe_y = jnp.where(ok, y, 1)
-    value = special.xlogy(a - 1, safe_y) - safe_y - lax.lgamma(a) - jnp.log(scale)
-    return jnp.where(ok, value, -jnp.inf)
+    # JAX's ops in JAX's order (the same bits)
+    ok = lax.ge(x, loc)
+    one = const(x, 1)
+    y = jnp.where(ok, lax.div(lax.sub(x, loc), scale), one)
+    log_linear_term = lax.sub(special.xlogy(lax.sub(a, one), y), y)
+    shape_terms = lax.add(special.gammaln(a), lax.log(scale))
+    return jnp.where(ok, lax.sub(log_linear_term, shape_terms), -np.inf)
 
 
 def pdf(x, a, loc=0, scale=1):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from mjax import lax, numpy as jnp
-from mjax.scipy.stats._util import promote
+from mjax.scipy.stats._util import const, promote
 
 
 def logpdf(x, loc=0, scale=1):
@@ -12,7 +12,7 @@ def logpdf(x, loc=0, scale=1):
     x, loc, scale = promote("laplace.logpdf", x, loc, scale)
     # -(|x - loc| / scale + log(2 scale)): JAX's ops in JAX's order (the same bits)
     linear_term = lax.div(lax.abs(lax.sub(x, loc)), scale)
-    return lax.neg(lax.add(linear_term, lax.log(lax.mul(lax.full_like(x, 2, shape=()),
+    return lax.neg(lax.add(linear_term, lax.log(lax.mul(const(x, 2),
                                                         scale))))
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from mjax import lax, numpy as jnp
 from mjax.scipy import special
-from mjax.scipy.stats._util import promote
+from mjax.scipy.stats._util import const, promote
 
 
 def logpdf(x, loc=0, scale=1):
@@ -12,7 +12,7 @@ def logpdf(x, loc=0, scale=1):
     x, loc, scale = promote("logistic.logpdf", x, loc, scale)
     # -2 logaddexp(y/2, -y/2) - log(scale): JAX's ops in JAX's order (the same bits)
     y = lax.div(lax.sub(x, loc), scale)
-    two = lax.full_like(y, 2, shape=())
+    two = const(y, 2)
     half = lax.div(y, two)
     return lax.sub(lax.mul(lax.neg(two), jnp.logaddexp(half, lax.neg(half))), lax.log(scale))
 

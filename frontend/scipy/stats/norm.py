@@ -5,13 +5,8 @@ import math
 
 from mjax import lax, numpy as jnp
 from mjax.scipy import special
-from mjax.scipy.stats._util import promote
+from mjax.scipy.stats._util import const, promote
 
-
-
-def _const(x, value):
-    """`value` as a constant of x's dtype (JAX's _lax_const)."""
-    return lax.full_like(x, value, shape=())
 
 
 def logpdf(x, loc=0, scale=1):
@@ -20,9 +15,9 @@ def logpdf(x, loc=0, scale=1):
     jax.scipy.stats.norm.logpdf."""
     x, loc, scale = promote("norm.logpdf", x, loc, scale)
     scale_sqrd = lax.square(scale)
-    log_normalizer = lax.log(lax.mul(_const(x, 2 * math.pi), scale_sqrd))
+    log_normalizer = lax.log(lax.mul(const(x, 2 * math.pi), scale_sqrd))
     quadratic = lax.div(lax.square(lax.sub(x, loc)), scale_sqrd)
-    return lax.div(lax.add(log_normalizer, quadratic), _const(x, -2))
+    return lax.div(lax.add(log_normalizer, quadratic), const(x, -2))
 
 
 def pdf(x, loc=0, scale=1):

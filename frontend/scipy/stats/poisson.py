@@ -4,16 +4,18 @@ from __future__ import annotations
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.scipy import special
-from mjax.scipy.stats._util import promote
+from mjax.scipy.stats._util import const, promote
 
 
 def logpmf(k, mu, loc=0):
     """k log mu - mu - log k!; -inf off the nonnegative integers.
     JAX: jax.scipy.stats.poisson.logpmf."""
     k, mu, loc = promote("poisson.logpmf", k, mu, loc)
-    x = k - loc
-    value = special.xlogy(x, mu) - lax.lgamma(x + 1) - mu
-    return jnp.where((x < 0) | (x != jnp.round(x)), -jnp.inf, value)
+    # JAX's ops in JAX's order (the same bits)
+    x = lax.sub(k, loc)
+    value = special.xlogy(x, mu) - special.gammaln(x + 1) - mu
+    off = jnp.logical_or(lax.lt(x, const(k, 0)), lax.ne(jnp.round(k), k))
+    return jnp.where(off, -jnp.inf, value)
 
 
 def pmf(k, mu, loc=0):
