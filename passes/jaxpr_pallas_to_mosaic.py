@@ -19,11 +19,17 @@ of the custom call libtpu compiles, as JAX's Pallas does:
 Options: `target-version=N` is the serde version (JAX: 11 for export and lowering for
 another platform, the default here; 0 is the newest, what JAX uses on the chip);
 `dump-mosaic=1` prints each kernel's Mosaic module to stderr, readable and re-parsable
-(lit tests check it). Kernels and index maps no other call uses are erased. An op
-without a Mosaic rule is an error at its line naming the op.
+(lit tests check it). To edit a kernel's Mosaic and run it again: `dump-dir=DIR` writes
+each module to DIR/<kernel name>.mlir, and `load-dir=DIR` compiles DIR/<kernel
+name>.mlir, where that file exists, in place of the kernel's own lowering (from
+`mjax-opt`, or in jit with `jit(f, passes=[JaxprPallasToMosaicPass(load_dir=DIR)])`:
+the pass runs after transformations are expanded, before the pipeline's own). Kernels
+and index maps no other call uses are erased. An op without a Mosaic rule is an error at
+its line naming the op.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 
@@ -35,7 +41,7 @@ from mjax.passes.ir_util import is_private, nested_ops
 from mjax.passes.jaxpr_pallas_to_triton import live_functions
 from mjax.passes.mosaic.custom_call import backend_config, serialize, tpu_custom_call
 from mjax.passes.mosaic.kernel import find_func, lower_pallas_call
-from mjax.passes.registry import Pass, register_pass
+from mjax.passes.registry import Pass, op_error, register_pass
 from mjax.passes.triton.types import op_params
 
 FORWARD_COMPATIBLE_VERSION = 11   # JAX: tpu_custom_call._FWD_COMPAT_VERSION
@@ -53,6 +59,11 @@ class JaxprPallasToMosaicPass(Pass):
 
     target_version: int = FORWARD_COMPATIBLE_VERSION
     dump_mosaic: bool = False
+    dump_dir: str = ""
+    load_dir: str = ""
+    # (a user's instance runs before the pipeline's own, which runs before the
+    # interpreter: both take the kernels before anything else does)
+    point = "after-expansion"
 
     def run(self, module: ir.Module) -> None:
         lowered, kept = set(), set()
@@ -65,6 +76,11 @@ class JaxprPallasToMosaicPass(Pass):
             if params.get("interpret", False):
                 continue                         # left for --jaxpr-pallas-interpret
             kmod, name = lower_pallas_call(module, call, int(self.target_version))
+            kmod = self._edited(call, name, kmod)
+            if self.dump_dir:
+                os.makedirs(self.dump_dir, exist_ok=True)
+                with open(os.path.join(self.dump_dir, f"{name}.mlir"), "w") as f:
+                    f.write(kmod.operation.get_asm(enable_debug_info=False))
             if self.dump_mosaic:
                 print(f"// -----// Mosaic module for @{params['callee']} //----- //\n"
                       f"{kmod.operation.get_asm(enable_debug_info=False)}",
@@ -83,6 +99,22 @@ class JaxprPallasToMosaicPass(Pass):
             fn = find_func(module, sym)
             if fn is not None and is_private(fn):
                 fn.operation.erase()
+
+
+    def _edited(self, call, name: str, kmod: ir.Module) -> ir.Module:
+        """The module of load-dir/<name>.mlir when there is one, else `kmod`."""
+        path = os.path.join(self.load_dir, f"{name}.mlir") if self.load_dir else ""
+        if not path or not os.path.exists(path):
+            return kmod
+        with open(path) as f:
+            text = f.read()
+        try:
+            edited = ir.Module.parse(text)
+            edited.operation.verify()
+        except ir.MLIRError as e:
+            raise op_error(call, f"jaxpr-pallas-to-mosaic: {path} is not a valid Mosaic "
+                                 f"module: {e}") from None
+        return edited
 
 
 def lower_pallas_to_mosaic(module: ir.Module,
