@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax
+from mjax.lax.shapes import fresh
 from mjax.numpy import reductions
 from mjax.numpy.arguments import check_arraylike
 from mjax.numpy.concrete_values import concrete_or_error
@@ -55,6 +56,10 @@ def _like(x, array):
 
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pads `array` by `pad_width` (static) in one of NumPy's modes or with a callable."""
+    return fresh(_pad(array, pad_width, mode, **kwargs))
+
+
+def _pad(array, pad_width, mode="constant", **kwargs):
     check_arraylike("pad", array)
     array = asarray(array)
     widths = _pairs(pad_width, array.ndim, "pad_width")

@@ -106,7 +106,7 @@ def swapaxes(a, axis1, axis2):
     perm = list(range(a.ndim))
     i, j = normalize_axis(axis1, a.ndim), normalize_axis(axis2, a.ndim)
     perm[i], perm[j] = perm[j], perm[i]
-    return lax.transpose(a, perm)
+    return _fresh(lax.transpose(a, perm))
 
 
 @fused_when_eager

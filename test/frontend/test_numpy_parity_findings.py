@@ -50,6 +50,8 @@ IDENTITY_LIKE = {
     "moveaxis": lambda n, l: lambda x: n.moveaxis(x, 0, 0),
     "roll0": lambda n, l: lambda x: n.roll(x, 0),
     "lax.expand_dims": lambda n, l: lambda x: l.lax.expand_dims(x, ()),
+    "swapaxes": lambda n, l: lambda x: n.swapaxes(x, 0, -2),
+    "pad0": lambda n, l: lambda x: n.pad(x, 0),
     # (these return the very tracer in JAX too: vmap hands back the argument)
     "identity": lambda n, l: lambda x: x,
     "transpose": lambda n, l: n.transpose,
@@ -132,3 +134,17 @@ def test_integer_power_issue_value():
     assert int(mnp.power(np.array([3]), np.array([-8]))[0]) == 295544673
     with pytest.raises(TypeError, match="negative powers"):
         mnp.power(3, -8)
+
+
+@pytest.mark.parametrize("fn", ["swapaxes", "pad"])
+def test_vmap_unmapped_identity_like_gives_an_array(fn):
+    """vmap(in_axes=None, out_axes=None) of a jitted-in-JAX jnp function that leaves its
+    operand as it is returns an Array (JAX's function makes a new one), not the NumPy
+    argument."""
+    x = np.ones((1, 2), np.int16)
+    f = {"swapaxes": lambda n: lambda x: n.swapaxes(x, 0, -2),
+         "pad": lambda n: lambda x: n.pad(x, 0)}[fn]
+    got = mjax.vmap(f(mnp), in_axes=None, axis_size=2, out_axes=None)(x)
+    want = jax.vmap(f(jnp), in_axes=None, axis_size=2, out_axes=None)(x)
+    assert isinstance(want, jax.Array) and isinstance(got, mjax.Array)
+    assert got.dtype == want.dtype and got.shape == want.shape
