@@ -19,7 +19,9 @@ from jaxlib.mlir.dialects import arith, scf
 
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import elementwise as E
+from mjax.dialect.ops import sharding as Sh
 from mjax.dialect.ops import structural as St
+from mjax.dialect.ops import transforms as T
 from mjax.passes.interpreter import terminator
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, aval_out, avals_in, full,
@@ -213,4 +215,18 @@ def _while_as_fori(kl, op, args, cond_nconsts, body_nconsts, ub_at, inc) -> list
             scf.YieldOp([kl.value(v, a.dtype) for v, a in zip(outs[n_bounds:], rest_avals)])
         values = list(loop.results)
     return [ub] * n_bounds + values
+
+
+@MOSAIC.register(T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp)
+def _call(kl, op, *args, callee, **params):
+    # JAX: pjit, remat and custom_jvp/vjp calls lower their (primal) function inline
+    return kl.lower_function(op, str(callee), list(args))
+
+
+@MOSAIC.register(T.CheckpointNameOp, T.XlaMetadataValueOp, Sh.ShardingConstraintOp)
+def _identity(kl, op, x, **params):
+    return [x]
+
+
+MOSAIC.unsupported(C.YieldOp, "a terminator: its region's op lowers it")
 

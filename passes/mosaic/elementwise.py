@@ -157,13 +157,11 @@ def _integer_pow(kl, op, x, *, y, **params):
 
 @MOSAIC.register(E.LogisticOp)
 def _logistic(kl, op, x, **params):
-    # JAX: 1 / (1 + exp(-x))
+    # JAX: 1 / (1 + exp(-x)), one 1 for both
     a = avals_in(op)[0]
-    x = kl.value(x, a.dtype)
-    neg = binary("sub", kl.value(_splat_const(0, a), a.dtype), x, a.dtype)
-    one = kl.value(_splat_const(1, a), a.dtype)
-    return [arith.divf(kl.value(_splat_const(1, a), a.dtype),
-                       arith.addf(one, math_d.exp(neg)))]
+    e = math_d.exp(arith.negf(kl.value(x, a.dtype)))
+    one = kl.value(_splat_const(1.0, a), a.dtype)
+    return [arith.divf(one, arith.addf(one, e))]
 
 
 @MOSAIC.register(E.SignOp)

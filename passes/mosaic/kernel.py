@@ -83,6 +83,13 @@ class KernelLowering:
             self.lower_op(op.operation, env)
         return [env[v] for v in end.operands]
 
+    def lower_function(self, op: ir.Operation, callee: str, args: list) -> list:
+        """Lowers function @callee's body inline on `args` (calls inside kernels)."""
+        fn = find_func(self.module, callee)
+        if fn is None:
+            raise op_error(op, f"calls @{callee}, which the module does not define")
+        return self.lower_block(fn.regions[0].blocks[0], args)
+
     def lower_op(self, op: ir.Operation, env: dict) -> None:
         cls = OPS.get(op.name)
         rule = MOSAIC.get(cls)

@@ -14,7 +14,9 @@ from mjax.dialect.ops import pallas as P
 from mjax.dialect.ops import random as Rn
 from mjax.dialect.ops import region_reductions as RR
 from mjax.dialect.ops import shard_map as Sm
+from mjax.dialect.ops import sorting as So
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.ops import user as U
 from mjax.dialect.ops import windowed as W
 from mjax.passes.mosaic.table import MOSAIC
 
@@ -47,6 +49,8 @@ _WHY = {
         I.DynamicSliceOp, I.DynamicUpdateSliceOp, I.GatherOp, I.ScatterOp, I.ScatterAddOp,
         I.ScatterMulOp, I.ScatterMinOp, I.ScatterMaxOp),
     "a pallas_call inside a Pallas kernel is not supported": (P.PallasCallOp,),
+    "top_k has no Mosaic lowering (JAX's Pallas TPU has none either)": (So.TopKOp,),
+    "user-defined primitives have no Mosaic lowering rules": (U.UserPrimitiveOp,),
 }
 for _why, _ops in _WHY.items():
     for _op in _ops:

@@ -273,4 +273,15 @@ def corpus(J, pl, pltpu) -> dict:
             out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
             out_shape=J.ShapeDtypeStruct((16, 128), x.dtype))(x)
     K["element_window"] = (stencil, [((16, 128), np.float32)])
+
+    @J.jit
+    def inner(v):
+        return J.nn.relu(v) * 2.0
+
+    def calls_kernel(x_ref, o_ref):        # a jit and a custom_jvp function inside
+        o_ref[...] = inner(x_ref[...]) + J.nn.sigmoid(x_ref[...])
+
+    def calls(x):
+        return pl.pallas_call(calls_kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    K["nested_calls"] = (calls, [((8, 128), np.float32)])
     return K

@@ -36,7 +36,8 @@ from mosaic_corpus import corpus  # noqa: E402
 EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "program_id",
          "fori_loop", "cond", "elementwise", "transpose_iota", "scalar_prefetch_gather",
          "run_scoped_semaphore", "sync_copy_smem_scratch", "compiler_params",
-         "argmax_bitcast", "side_effects", "trivial_window", "buffered", "element_window"}
+         "argmax_bitcast", "side_effects", "trivial_window", "buffered", "element_window",
+         "nested_calls"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES = {
     "guide_matmul": "mjax's jnp.zeros_like(ref) reads the ref (JAX's takes only its aval), "
