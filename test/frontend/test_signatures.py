@@ -119,8 +119,8 @@ def _same_default(a, b):
     if a is empty or b is empty:
         return a is b
     if isinstance(a, enum.Enum) or isinstance(b, enum.Enum):
-        return (getattr(a, "name", None), int(getattr(a, "value", -1))) == (
-            getattr(b, "name", None), int(getattr(b, "value", -2)))
+        return (getattr(a, "name", None), getattr(a, "value", -1)) == (
+            getattr(b, "name", None), getattr(b, "value", -2))
     if isinstance(a, (type, np.dtype)) and not _comparable(a):
         try:
             return np.dtype(a) == np.dtype(b)

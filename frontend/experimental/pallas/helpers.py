@@ -160,7 +160,13 @@ def debug_check(condition, message) -> None:
 
 
 debug_check.mjax_unsupported = None      # (works when checks are off: not listed)
-select_ref = _not_supported("select_ref", "choosing a ref by an index")
+def select_ref(idx, *refs):
+    """One of `refs`, chosen by a traced index. JAX: pl.select_ref; not supported."""
+    raise NotImplementedError("pl.select_ref is not supported by mjax: choosing a ref by "
+                              "an index")
+
+
+select_ref.mjax_unsupported = "choosing a ref by an index"
 empty_ref_like = _not_supported("empty_ref_like", "uninitialized refs outside kernels")
 get_global = _not_supported("get_global", "global (cross-kernel) scratch buffers")
 pallas_export_experimental = _not_supported("pallas_export_experimental",

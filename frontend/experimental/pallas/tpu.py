@@ -368,9 +368,16 @@ def is_tpu_device() -> bool:
 
 emit_pipeline_with_allocations = _not_supported(
     "emit_pipeline_with_allocations", "nested software pipelines inside a kernel")
-prng_seed = _not_supported(
-    "prng_seed", "the TPU kernel's stateful hardware PRNG (pass random bits made with "
-    "jax.random into the kernel)")
+_PRNG = ("the TPU kernel's stateful hardware PRNG (pass random bits made with "
+         "jax.random into the kernel)")
+
+
+def prng_seed(*seeds) -> None:
+    """Seeds the kernel's hardware PRNG. JAX: pltpu.prng_seed; not supported."""
+    raise NotImplementedError(f"pltpu.prng_seed is not supported by mjax: {_PRNG}")
+
+
+prng_seed.mjax_unsupported = _PRNG
 prng_random_bits = _not_supported("prng_random_bits", "the TPU kernel's stateful "
                                   "hardware PRNG")
 stateful_uniform = _not_supported("stateful_uniform", "the TPU kernel's stateful PRNG")
@@ -385,7 +392,13 @@ core_barrier = _not_supported("core_barrier", "barriers between the cores of a m
 run_on_first_core = _not_supported("run_on_first_core", "kernels over a core mesh")
 create_tensorcore_mesh = _not_supported(
     "create_tensorcore_mesh", "core meshes (pl.core_map / pl.kernel)")
-einshape = _not_supported("einshape", "einshape layout expressions")
+def einshape(equation: str, x, assert_is_tile_preserving: bool = False, **sizes):
+    """Reshapes/transposes by an einshape equation. JAX: pltpu.einshape; not supported."""
+    raise NotImplementedError("pltpu.einshape is not supported by mjax: einshape layout "
+                              "expressions")
+
+
+einshape.mjax_unsupported = "einshape layout expressions"
 matmul_push_rhs = _not_supported("matmul_push_rhs", "explicit MXU operations")
 matmul_acc_lhs = _not_supported("matmul_acc_lhs", "explicit MXU operations")
 matmul_pop = _not_supported("matmul_pop", "explicit MXU operations")
