@@ -340,3 +340,22 @@ def test_cpu_lowering_keeps_lapack():
     lib, jnp = LIBS["mjax"]
     text = lib.jit(make(lib, jnp)).trace(*args).lower().as_text()
     assert "lapack_sgetrf_ffi" in text
+
+
+@pytest.mark.parametrize("shape,dtype", [((6, 4), np.float32), ((3, 5), np.float32),
+                                         ((5, 3), np.complex64)])
+def test_tpu_svd_algorithm_is_jaxs_bit_for_bit(shape, dtype, monkeypatch):
+    # The SVD mjax traces for a TPU, run here on the CPU (its QRs and eigh by LAPACK),
+    # against JAX's own TPU SVD function run on the CPU: the same bits, so the program
+    # is JAX's op for op, elementwise glue included.
+    from jax._src.tpu.linalg import svd as jax_tpu_svd
+    import mjax.lax.linalg as mjax_linalg
+    monkeypatch.setattr(mjax_linalg, "_tpu_linalg", lambda: True)
+    a = _mat(*shape, dtype=dtype)
+    for full, uv in ((False, True), (True, True), (False, False)):
+        mine = mjax.jit(lambda x: mjax_linalg.svd(x, full_matrices=full, compute_uv=uv))(a)
+        theirs = jax.jit(lambda x: jax_tpu_svd.svd(x, full_matrices=full,
+                                                   compute_uv=uv))(a)
+        mine, theirs = ([np.asarray(v) for v in (t if uv else [t])] for t in (mine, theirs))
+        for x, y in zip(mine, theirs):
+            assert x.tobytes() == y.tobytes(), (shape, full, uv, np.abs(x - y).max())
