@@ -41,7 +41,8 @@ from mjax.passes.triton.types import op_params
 tpu.register_dialect(context())
 
 SEMANTICS = ("parallel", "arbitrary", "core_parallel", "subcore_parallel")
-WHOLE_ARRAY_SPACES = ("any", "hbm", "semaphore", "dma_semaphore", "barrier_semaphore")
+WHOLE_ARRAY_SPACES = ("any", "hbm", "semaphore", "dma_semaphore", "barrier_semaphore",
+                      "semaphore_mem")
 
 
 class KernelLowering:
@@ -138,6 +139,18 @@ def dimension_semantics(params: dict, rank: int) -> list[str]:
     return sems
 
 
+def core_type(params: dict) -> str:
+    """The core the kernel runs on: CompilerParams.kernel_type (default the TensorCore)."""
+    cp = params.get("compiler_params") or {}
+    kind = cp.get("kernel_type") if isinstance(cp, dict) else None
+    kind = "tc" if kind is None else str(kind).lower().rsplit(".", 1)[-1]
+    known = {"tc": "tc", "tensorcore": "tc", "sc_scalar_subcore": "sc_scalar_subcore",
+             "sc_vector_subcore": "sc_vector_subcore"}
+    if kind not in known:
+        raise MosaicLoweringError(f"kernel_type {kind!r} is not one of {', '.join(known)}")
+    return known[kind]
+
+
 def _attr_list(texts) -> ir.Attribute:
     return ir.ArrayAttr.get([ir.Attribute.parse(t) for t in texts])
 
@@ -189,9 +202,16 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
     lay = CallLayout(call, params)
     try:
         sems = dimension_semantics(params, len(grid))
+        core_type(params)
         for spec, aval in zip(lay.specs, lay.block_avals):
             element_window(spec)
-            check_block(spec, aval, _trivial_window(module, spec, aval))
+            trivial = _trivial_window(module, spec, aval)
+            check_block(spec, aval, trivial)
+            if not grid and not trivial:
+                raise MosaicLoweringError(
+                    f"a pallas_call without a grid takes whole arrays: block shape "
+                    f"{tuple(spec['block_shape'])} of an array of shape {aval.shape} "
+                    f"(or a nonzero index map) needs a grid")
     except MosaicLoweringError as e:
         raise op_error(call, f"jaxpr-pallas-to-mosaic: {e}") from None
     name = str(params.get("name") or callee)
@@ -261,7 +281,7 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
                     [ir.ShapedType.get_dynamic_size() if g < 0 else g for g in grid])
             attrs["scalar_prefetch"] = _i64(lay.n_prefetch)
             attrs["scratch_operands"] = _i64(len(lay.scratch))
-            attrs["tpu.core_type"] = ir.Attribute.parse("#tpu.core_type<tc>")
+            attrs["tpu.core_type"] = ir.Attribute.parse(f"#tpu.core_type<{core_type(params)}>")
             if grid:
                 attrs["window_params"] = ir.ArrayAttr.get(window_params)
     try:

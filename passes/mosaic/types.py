@@ -112,6 +112,7 @@ def is_unsigned(dtype) -> bool:
 # Memory spaces of the IR (dialect/ops/pallas.py) -> Mosaic's; semaphores' kinds
 # live in `semaphore_mem`.
 _SPACES = {"any": "any", "vmem": "vmem", "smem": "smem", "hbm": "hbm",
+           "vmem_shared": "vmem_shared", "cmem": "cmem", "host": "host",
            "semaphore": "semaphore_mem", "dma_semaphore": "semaphore_mem",
            "barrier_semaphore": "semaphore_mem", "semaphore_mem": "semaphore_mem"}
 _SEMAPHORE_TYPES = {"semaphore": "!tpu.semaphore", "dma_semaphore": "!tpu.dma_semaphore",
