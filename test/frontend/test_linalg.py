@@ -344,7 +344,7 @@ def test_expm(dt):
                                rtol=1e-3, atol=1e-4)
 
 
-def test_scipy_misc():
+def test_scipy_eigh_qr_svd_inv_det_solve_block_diag():
     a, b = _mat((4, 4)), _mat((4, 2))
     h = a + a.T
     w, v = msl.eigh(h)
