@@ -447,55 +447,6 @@ def _mm(x, y):
     return dot_general(x, y, (((1,), (0,)), ((), ())), precision=Precision.HIGHEST)
 
 
-def _fro(x):
-    """The Frobenius norm of x (real)."""
-    mag = E.abs(x)
-    return E.sqrt(reduce_sum(mul(mag, mag), (0, 1)))
-
-
-def _qdwh_schedule(eps: float, max_iterations: int):
-    """The static weights (a, b, c) of the dynamically weighted Halley steps, each marked
-    whether it is ill-conditioned enough (c > 100) to need the QR form; l is the lower
-    bound on the iterate's smallest singular value, starting at eps."""
-    steps, l, tol_l = [], eps, 5 * eps
-    while l + tol_l < 1 and len(steps) < max_iterations:
-        l2 = l * l
-        dd = (4 * (1 / l2 - 1) / l2) ** (1 / 3)
-        sqd = (1 + dd) ** 0.5
-        a = sqd + (2 - dd + 2 * (2 - l2) / (l2 * sqd)) ** 0.5
-        b = (a - 1) ** 2 / 4
-        c = a + b - 1
-        l = l * (a + b * l2) / (1 + c * l2)
-        steps.append((a, b, c, c > 100))
-    return steps
-
-
-def _halley_qr(u, a, b, c, dt):
-    """u <- (b/c) u + (a - b/c)/sqrt(c) Q1 Q2^H, [Q1; Q2] from the QR of [sqrt(c) u; I]."""
-    n = aval_of_value(u).shape[1]
-    e = b / c
-    k = lambda v: convert_element_type(v, dt)  # noqa: E731
-    y = concatenate([mul(k(c ** 0.5), u), full((n, n), 0, dt) if n == 0 else
-                     _eye(n, dt)], 0)
-    q, _ = qr(y, full_matrices=False)
-    m = aval_of_value(u).shape[0]
-    q1, q2 = slice(q, (0, 0), (m, n)), slice(q, (m, 0), (m + n, n))
-    return add(mul(k(e), u), mul(k((a - e) / c ** 0.5), _mm(q1, _H(q2))))
-
-
-def _halley_cholesky(u, a, b, c, dt):
-    """u <- (b/c) u + (a - b/c) u (c u^H u + I)^-1 through a Cholesky factor L L^H."""
-    n = aval_of_value(u).shape[1]
-    e = b / c
-    k = lambda v: convert_element_type(v, dt)  # noqa: E731
-    z = add(mul(k(c), _mm(_H(u), u)), _eye(n, dt))
-    lo = cholesky(z, symmetrize_input=False)
-    y = triangular_solve(lo, u, left_side=False, lower=True, transpose_a=True,
-                         conjugate_a=True)            # u L^-H
-    w = triangular_solve(lo, y, left_side=False, lower=True)   # u L^-H L^-1
-    return add(mul(k(e), u), mul(k(a - e), w))
-
-
 def _eye(n: int, dt):
     return convert_element_type(eq(broadcasted_iota(np.int32, (n, n), 0),
                                    broadcasted_iota(np.int32, (n, n), 1)), dt)
@@ -539,48 +490,11 @@ def qdwh(x, *, is_hermitian: bool = False, max_iterations=None, eps=None,
     run = _QDWH_JITS.get(key)
     if run is None:     # one jit per static setting, as JAX's jit(qdwh, static_argnames)
         run = _QDWH_JITS[key] = registration.JIT(
-            functools.partial(_qdwh, max_iterations=int(max_iterations), eps=eps))
+            functools.partial(_qdwh_tpu, max_iterations=int(max_iterations), eps=eps))
     return run(x)
 
 
 _QDWH_JITS: dict = {}
-
-
-def _qdwh(x, *, max_iterations: int, eps: float):
-    dt = aval_of_value(x).dtype
-    real = dtypes.finfo(dt).dtype
-    mag = E.abs(x)
-    one_norm = reduce_max(reduce_sum(mag, (0,)), (0,))
-    inf_norm = reduce_max(reduce_sum(mag, (1,)), (0,))
-    scale = select(eq(one_norm, full((), 0, real)), full((), 1, real),
-                   mul(rsqrt(one_norm), rsqrt(inf_norm)))
-    u = mul(x, convert_element_type(scale, dt))
-    tol = full((), (5 * eps) ** (1 / 3), real)
-    not_converged = full((), True, np.bool_)
-    steps = _qdwh_schedule(eps, int(max_iterations))
-    for a, b, c, use_qr in steps:           # static, few: unrolled
-        if use_qr:
-            u = _halley_qr(u, a, b, c, dt)
-        else:
-            prev, u = u, _halley_cholesky(u, a, b, c, dt)
-            not_converged = E.gt(_fro(sub(u, prev)), tol)
-
-    def halley(state):                      # a, b, c -> 3, 1, 3 as l -> 1: Halley's method
-        k, u, _ = state
-        new = _halley_cholesky(u, 3.0, 1.0, 3.0, dt)
-        return add(k, np.int32(1)), new, E.gt(_fro(sub(new, u)), tol)
-
-    def more(state):
-        k, _, going = state
-        return E.and_(going, E.lt(k, np.int32(max_iterations)))
-
-    num_iters, u, not_converged = while_loop(
-        more, halley, (full((), len(steps), np.int32), u, not_converged))
-    k = lambda v: convert_element_type(v, dt)  # noqa: E731
-    u = sub(mul(k(1.5), u), mul(k(0.5), _mm(u, _mm(_H(u), u))))   # Newton-Schulz
-    h = _mm(_H(u), x)
-    h = div(add(h, _H(h)), k(2))
-    return u, h, num_iters, E.not_(not_converged)
 
 
 # ---- JAX's TPU SVD (jax/_src/tpu/linalg/svd.py and qdwh.py) --------------------------------
@@ -661,12 +575,12 @@ def _halley_cholesky_step(u, params, dt):
     return add(mul(e, u), mul(gap, z))
 
 
-def _qdwh_tpu(x, max_iterations: int = 10):
-    """(u, h, iterations, converged): JAX's QDWH of one matrix, M >= N, as its TPU SVD
-    runs it (jax/_src/tpu/linalg/qdwh.py)."""
+def _qdwh_tpu(x, max_iterations: int = 10, eps: float | None = None):
+    """(u, h, iterations, converged): JAX's QDWH of one matrix, M >= N (lax.linalg.qdwh,
+    which its TPU SVD runs; jax/_src/tpu/linalg/qdwh.py)."""
     dt = aval_of_value(x).dtype
     real = dtypes.finfo(dt).dtype
-    eps = float(dtypes.finfo(dt).eps)
+    eps = float(dtypes.finfo(dt).eps) if eps is None else eps
     mag = E.abs(x)
     one_norm = reduce_max(reduce_sum(mag, (0,)), (0,))
     inf_norm = reduce_max(reduce_sum(mag, (1,)), (0,))

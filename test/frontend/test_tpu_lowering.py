@@ -359,3 +359,12 @@ def test_tpu_svd_algorithm_is_jaxs_bit_for_bit(shape, dtype, monkeypatch):
         mine, theirs = ([np.asarray(v) for v in (t if uv else [t])] for t in (mine, theirs))
         for x, y in zip(mine, theirs):
             assert x.tobytes() == y.tobytes(), (shape, full, uv, np.abs(x - y).max())
+
+
+@pytest.mark.parametrize("shape,dtype,kw", [((8, 6), np.float32, {}),
+                                            ((7, 3), np.complex64, {"max_iterations": 2})])
+def test_qdwh_is_jaxs_bit_for_bit(shape, dtype, kw):
+    # lax.linalg.qdwh is the QDWH of JAX's TPU SVD (JAX's own on every platform)
+    a = _mat(*shape, dtype=dtype)
+    for x, y in zip(mjax.lax.linalg.qdwh(a, **kw), jax.lax.linalg.qdwh(a, **kw)):
+        assert np.asarray(x).tobytes() == np.asarray(y).tobytes()
