@@ -202,8 +202,9 @@ def check_pallas_call(in_avals, out_avals, params, signature) -> None:
     out_specs = _spec_list("out_specs", params["out_specs"])
     scratch = list(params["scratch_shapes"] or ())
     if len(in_specs) != len(in_avals):
-        raise TypeError(f"has {len(in_avals)} operands after {n_pre} scalar-prefetch "
-                        f"operand(s) but {len(in_specs)} in_specs")
+        after = f" after {n_pre} scalar-prefetch operand(s)" if n_pre else ""
+        raise TypeError(f"has {len(in_avals)} operands{after} but {len(in_specs)} "
+                        f"in_specs")
     if len(out_specs) != len(out_avals):
         raise TypeError(f"has {len(out_avals)} results but {len(out_specs)} out_specs")
     for i, s in enumerate(scratch):
@@ -243,10 +244,10 @@ def check_pallas_call(in_avals, out_avals, params, signature) -> None:
             refs.append(RefAval(block_ref_shape(bs), aval.dtype))
             ins, outs = signature(spec["index_map"])
             if list(ins) != index_map_ins:
+                pre = f" and {n_pre} scalar-prefetch operand(s)" if n_pre else ""
                 raise TypeError(f"{what} {i} index map @{spec['index_map']} takes "
-                                f"{_fmt(ins)}, but a grid of rank {len(grid)} and "
-                                f"{n_pre} scalar-prefetch operand(s) give "
-                                f"{_fmt(index_map_ins)}")
+                                f"{_fmt(ins)}, but a grid of rank {len(grid)}{pre} "
+                                f"give{'' if n_pre else 's'} {_fmt(index_map_ins)}")
             if list(outs) != [ShapedArray((), "int32")] * aval.ndim:
                 raise TypeError(f"{what} {i} index map @{spec['index_map']} returns "
                                 f"{_fmt(outs)}, expected {aval.ndim} i32 block indices "
