@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -54,14 +55,14 @@ expit = _unary("expit", lax.logistic, "The logistic sigmoid 1 / (1 + exp(-x)).")
 
 @custom_jvp
 def _logit(x):
-    return lax.log(lax.div(x, lax.sub(lax.full_like(x, 1, shape=()), x)))
+    return lax.log(lax.div(x, lax.sub(np.array(1, x.dtype), x)))
 
 
 @_logit.defjvp
 def _logit_jvp(primals, tangents):
     # d logit = t / (x (1 - x)), JAX's custom derivative (the same bits)
     (x,), (t,) = primals, tangents
-    return _logit(x), lax.div(t, lax.mul(x, lax.sub(lax.full_like(x, 1, shape=()), x)))
+    return _logit(x), lax.div(t, lax.mul(x, lax.sub(np.array(1, x.dtype), x)))
 
 
 logit = _unary("logit", _logit, "log(x / (1 - x)), the inverse of expit.")
@@ -79,36 +80,82 @@ def polygamma(n, x):
 
 def ndtr(x):
     """The standard normal CDF. JAX: jax.scipy.special.ndtr."""
-    x = _f32_or_f64("ndtr", x)
-    # (1 + erf(x / sqrt 2)) / 2 near 0, erfc in the tails: the same roundings as JAX's
+    return _ndtr(_f32_or_f64("ndtr", x))
+
+
+def _ndtr(x):
+    # (1 + erf(x / sqrt 2)) / 2 near 0, erfc in the tails: JAX's ops (the same bits)
     dt = x.dtype.type
-    half_sqrt_2 = dt(0.5) * np.sqrt(dt(2))
+    half_sqrt_2 = dt(0.5) * np.sqrt(2.0, dtype=dt)
     w = x * half_sqrt_2
     z = lax.abs(w)
-    tails = jnp.where(w > 0, dt(2) - lax.erfc(z), lax.erfc(z))
-    return dt(0.5) * jnp.where(z < half_sqrt_2, dt(1) + lax.erf(w), tails)
+    tails = lax.select(lax.gt(w, np.array(0, dt)), dt(2.0) - lax.erfc(z), lax.erfc(z))
+    return dt(0.5) * lax.select(lax.lt(z, half_sqrt_2), dt(1.0) + lax.erf(w), tails)
 
 
 def log_ndtr(x, series_order=3):
     """log(ndtr(x)), accurate in both tails: an asymptotic series below `lower`, where
-    ndtr underflows, and log1p(-ndtr(-x)) above `upper`, where it rounds to 1.
+    ndtr underflows, and -ndtr(-x) above `upper`, where it rounds to 1. JAX's ops in JAX's
+    order (the same bits), and JAX's derivative exp(log N(x) - log_ndtr(x)).
     JAX: jax.scipy.special.log_ndtr."""
-    series_order = int(series_order)
-    if not 0 <= series_order <= 30:
-        raise ValueError(f"log_ndtr: series_order must be in [0, 30], got {series_order}")
-    x = _f32_or_f64("log_ndtr", x)
-    lower, upper = (-20.0, 8.0) if x.dtype.itemsize == 8 else (-10.0, 5.0)
-    # log ndtr(x) ~ -x^2/2 - log(-x) - log(sqrt(2 pi)) + log(1 + sum_k (-1)^k (2k-1)!! / x^2k)
-    xl = jnp.minimum(x, lower)
-    z = 1 / (xl * xl)
-    series, term = jnp.ones_like(z), jnp.ones_like(z)
-    for k in range(1, series_order + 1):
-        term = term * (-(2 * k - 1)) * z
-        series = series + term
-    tail = -0.5 * xl * xl - jnp.log(-xl) - 0.9189385332046727 + jnp.log(series)
-    middle = jnp.log(ndtr(jnp.clip(x, lower, upper)))
-    high = jnp.log1p(-ndtr(-jnp.maximum(x, upper)))
-    return jnp.where(x < lower, tail, jnp.where(x > upper, high, middle))
+    if not isinstance(series_order, int):
+        raise TypeError("series_order must be a Python integer.")
+    if series_order < 0:
+        raise ValueError("series_order must be non-negative.")
+    if series_order > 30:
+        raise ValueError("series_order must be <= 30.")
+    return _log_ndtr(_f32_or_f64("log_ndtr", x), series_order)
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(1,))
+def _log_ndtr(x, series_order):
+    dt = x.dtype.type
+    lower, upper = (np.array(-20, dt), np.array(8, dt)) if dt == np.float64 else \
+        (np.array(-10, dt), np.array(5, dt))
+    above = lax.gt(x, upper)
+    ndtr_res = _ndtr(jnp.where(above, -x, lax.max(x, lower)))
+    return jnp.where(above, -ndtr_res,
+                     jnp.where(lax.gt(x, lower), lax.log(ndtr_res),
+                               _log_ndtr_lower(lax.min(x, lower), series_order)))
+
+
+@_log_ndtr.defjvp
+def _log_ndtr_jvp(series_order, primals, tangents):
+    (x,), (t,) = primals, tangents
+    ans = _log_ndtr(x, series_order)
+    return ans, lax.mul(t, lax.exp(lax.sub(_norm_logpdf(x), ans)))
+
+
+def _norm_logpdf(x):
+    dt = x.dtype.type
+    return lax.sub(lax.mul(np.array(-0.5, dt), lax.square(x)),
+                   np.array(0.5 * np.log(2 * np.pi), dt))
+
+
+def _log_ndtr_lower(x, series_order):
+    # -x^2/2 - log(-x) - log(sqrt(2 pi)) + log(the asymptotic series)
+    dt = x.dtype.type
+    x_2 = lax.square(x)
+    log_scale = -dt(0.5) * x_2 - lax.log(-x) - dt(0.5 * np.log(2.0 * np.pi))
+    return log_scale + lax.log(_log_ndtr_series(x, series_order))
+
+
+def _log_ndtr_series(x, series_order):
+    # 1 + sum_n (-1)^n (2n-1)!! / x^2n, the even and odd terms summed apart (as JAX)
+    dt = x.dtype.type
+    if series_order <= 0:
+        return np.array(1, dt)
+    x_2 = lax.square(x)
+    even_sum, odd_sum = jnp.zeros_like(x), jnp.zeros_like(x)
+    x_2n = x_2
+    for n in range(1, series_order + 1):
+        y = np.array(np.prod(np.arange(2 * n - 1, 1, -2)), dt) / x_2n
+        if n % 2:
+            odd_sum += y
+        else:
+            even_sum += y
+        x_2n *= x_2
+    return dt(1.0) + even_sum - odd_sum
 
 
 def _x_f_y(fy, dfy):
@@ -116,7 +163,7 @@ def _x_f_y(fy, dfy):
     t_x f(y) + t_y x f'(y) (JAX's ops in JAX's order: the same bits)."""
     @custom_jvp
     def x_f_y(x, y):
-        keep = lax.or_(lax.ne(x, lax.full_like(x, 0, shape=())), lax.ne(y, y))
+        keep = lax.or_(lax.ne(x, np.array(0, x.dtype)), lax.ne(y, y))
         return jnp.where(keep, lax.mul(x, fy(y)), jnp.zeros_like(x))
 
     @x_f_y.defjvp
@@ -146,7 +193,7 @@ def entr(x):
     (x,) = _float("entr", x)
     if jnp.issubdtype(x.dtype, jnp.complexfloating):
         raise ValueError("entr does not support complex-valued inputs.")
-    return lax.select(lax.lt(x, lax.full_like(x, 0, shape=())), lax.full_like(x, -np.inf),
+    return lax.select(lax.lt(x, np.array(0, x.dtype)), lax.full_like(x, -np.inf),
                       lax.neg(_xlogx(x)))
 
 
@@ -229,31 +276,53 @@ def zeta(x, q=None):
     return lax.zeta(x, q)
 
 
-@custom_jvp
+# Cephes' ndtri: a rational approximation in w = p - 1/2 for the middle, and in 1/z,
+# z = sqrt(-2 log p), for the tails (P0/Q0, P1/Q1, P2/Q2 of Cephes' ndtri.c; the Q's with
+# their leading 1). The same ops as JAX's, so results and gradients agree to the bit.
+_NDTRI_P0 = (-5.99633501014107895267e1, 9.80010754185999661536e1, -5.66762857469070293439e1,
+             1.39312609387279679503e1, -1.23916583867381258016e0)
+_NDTRI_Q0 = (1.0, 1.95448858338141759834e0, 4.67627912898881538453e0,
+             8.63602421390890590575e1, -2.25462687854119370527e2, 2.00260212380060660359e2,
+             -8.20372256168333339912e1, 1.59056225126211695515e1, -1.18331621121330003142e0)
+_NDTRI_P1 = (4.05544892305962419923e0, 3.15251094599893866154e1, 5.71628192246421288162e1,
+             4.40805073893200834700e1, 1.46849561928858024014e1, 2.18663306850790267539e0,
+             -1.40256079171354495875e-1, -3.50424626827848203418e-2,
+             -8.57456785154685413611e-4)
+_NDTRI_Q1 = (1.0, 1.57799883256466749731e1, 4.53907635128879210584e1,
+             4.13172038254672030440e1, 1.50425385692907503408e1, 2.50464946208309415979e0,
+             -1.42182922854787788574e-1, -3.80806407691578277194e-2,
+             -9.33259480895457427372e-4)
+_NDTRI_P2 = (3.23774891776946035970e0, 6.91522889068984211695e0, 3.93881025292474443415e0,
+             1.33303460815807542389e0, 2.01485389549179081538e-1, 1.23716634817820021358e-2,
+             3.01581553508235416007e-4, 2.65806974686737550832e-6,
+             6.23974539184983293730e-9)
+_NDTRI_Q2 = (1.0, 6.02427039364742014255e0, 3.67983563856160859403e0,
+             1.37702099489081330271e0, 2.16236993594496635890e-1, 1.34204006088543189037e-2,
+             3.28014464682127739104e-4, 2.89247864745380683936e-6,
+             6.79019408009981274425e-9)
+
+
 def _ndtri(p):
-    lower = p <= 0.5
-    pl = jnp.where(lower, p, 1 - p)  # the lower tail: solve ndtr(x) = pl with x <= 0
-    pl = jnp.clip(pl, _tiny(pl), 0.5)
-    # Abramowitz & Stegun 26.2.23 as the start, then Newton steps on log ndtr(x) = log pl.
-    t = jnp.sqrt(-2 * jnp.log(pl))
-    x = -(t - (2.515517 + 0.802853 * t + 0.010328 * t * t)
-          / (1 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t))
-    log_p = jnp.log(pl)
-    for _ in range(4):
-        log_cdf = log_ndtr(x)
-        log_pdf = -0.5 * x * x - 0.5 * math.log(2 * math.pi)
-        x = x - (log_cdf - log_p) * jnp.exp(log_cdf - log_pdf)
-    x = jnp.where(lower, x, -x)
-    x = jnp.where(p == 0.5, 0.0, x)
-    x = jnp.where(p == 0, -jnp.inf, jnp.where(p == 1, jnp.inf, x))
-    return jnp.where((p < 0) | (p > 1) | jnp.isnan(p), jnp.nan, x)
-
-
-@_ndtri.defjvp
-def _ndtri_jvp(primals, tangents):
-    (p,), (t,) = primals, tangents
-    x = _ndtri(p)
-    return x, t * jnp.sqrt(2 * math.pi) * jnp.exp(0.5 * x * x)
+    dt = p.dtype.type
+    shape = p.shape
+    coef = [np.array(c, dt) for c in (_NDTRI_P0, _NDTRI_Q0, _NDTRI_P1, _NDTRI_Q1, _NDTRI_P2,
+                                      _NDTRI_Q2)]
+    p0, q0, p1, q1, p2, q2 = coef
+    # The lower half (p <= 1 - e^-2, complemented above), 0 read as 1/2 (masked later).
+    mcp = jnp.where(p > dt(-np.expm1(-2.0)), dt(1.0) - p, p)
+    mcp = jnp.where(mcp == dt(0.0), jnp.full(shape, dt(0.5)), mcp)
+    w = mcp - dt(0.5)
+    ww = lax.square(w)
+    big = w + w * ww * (jnp.polyval(p0, ww) / jnp.polyval(q0, ww))
+    big *= -dt(np.sqrt(2.0 * np.pi))
+    z = lax.sqrt(dt(-2.0) * lax.log(mcp))
+    first = z - lax.log(z) / z
+    small = first - jnp.polyval(p2, 1 / z) / jnp.polyval(q2, 1 / z) / z
+    other = first - jnp.polyval(p1, 1 / z) / jnp.polyval(q1, 1 / z) / z
+    x = jnp.where(mcp > dt(np.exp(-2.0)), big, jnp.where(z >= dt(8.0), small, other))
+    x = jnp.where(p > dt(1.0 - np.exp(-2.0)), x, -x)
+    inf = jnp.full(shape, dt(np.inf))
+    return jnp.where(p == dt(0.0), -inf, jnp.where(p == dt(1.0), inf, x))
 
 
 @jit_eagerly("p")
