@@ -86,9 +86,9 @@ class JaxprPallasToMosaicPass(Pass):
                       f"{kmod.operation.get_asm(enable_debug_info=False)}",
                       file=sys.stderr)
             body, has_communication = serialize(kmod, int(self.target_version))
-            new = tpu_custom_call(call, backend_config(body, params, has_communication),
-                                  name)
-            for old, res in zip(call.results, new.results):
+            _, outs = tpu_custom_call(call, backend_config(body, params, has_communication),
+                                      name)
+            for old, res in zip(call.results, outs):
                 old.replace_all_uses_with(res)
             call.erase()
             lowered |= _symbols(params)

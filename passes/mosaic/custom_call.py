@@ -99,11 +99,14 @@ def _layouts(types) -> ir.Attribute:
 
 
 def tpu_custom_call(call: ir.Operation, config: str, name: str,
-                    metadata: str = "{}") -> ir.Operation:
-    """The stablehlo.custom_call @tpu_custom_call that replaces `call`."""
+                    metadata: str = "{}") -> tuple[ir.Operation, list[ir.Value]]:
+    """The stablehlo.custom_call @tpu_custom_call that replaces `call`, and the values
+    that replace its results."""
     params = op_params(call)
-    operands = list(call.operands)
-    results = [r.type for r in call.results]
+    # Booleans cross into kernels as i32 (as JAX: Mosaic has no boolean memrefs).
+    with call.location, ir.InsertionPoint(call):
+        operands = [_bool_as_i32(v) for v in call.operands]
+    results = [_i32_if_bool(r.type) for r in call.results]
     cp = params.get("compiler_params") or {}
     effects = side_effects(cp.get("has_side_effects") if isinstance(cp, dict) else None)
     attrs = {
@@ -127,11 +130,41 @@ def tpu_custom_call(call: ir.Operation, config: str, name: str,
     with call.location, ir.InsertionPoint(call):
         new = hlo.CustomCallOp.build_generic(results=results, operands=operands,
                                              attributes=attrs)
+        outs = [_i32_as_bool(v, r.type) for v, r in zip(new.results, call.results)]
     frontend = {"kernel_metadata": ir.StringAttr.get(metadata)}
     if effects == "dataflow_side_effecting":       # (XLA may still drop it when unused)
         frontend["xla_allow_dce_side_effecting_op"] = ir.StringAttr.get("true")
     new.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(frontend)
-    return new.operation
+    return new.operation, outs
+
+
+def _is_bool(t: ir.Type) -> bool:
+    return (isinstance(t, ir.RankedTensorType) and isinstance(
+        ir.RankedTensorType(t).element_type, ir.IntegerType)
+        and ir.IntegerType(ir.RankedTensorType(t).element_type).width == 1)
+
+
+def _i32_if_bool(t: ir.Type) -> ir.Type:
+    if not _is_bool(t):
+        return t
+    return ir.RankedTensorType.get(ir.RankedTensorType(t).shape,
+                                   ir.IntegerType.get_signless(32))
+
+
+def _bool_as_i32(v: ir.Value) -> ir.Value:
+    return hlo.convert(_i32_if_bool(v.type), v) if _is_bool(v.type) else v
+
+
+def _i32_as_bool(v: ir.Value, t: ir.Type) -> ir.Value:
+    """An i32 kernel result as the bool it stands for (!= 0, as JAX's astype)."""
+    if not _is_bool(t):
+        return v
+    shape = ir.RankedTensorType(t).shape
+    i32 = ir.RankedTensorType.get(shape, ir.IntegerType.get_signless(32))
+    zero = hlo.constant(ir.DenseElementsAttr.get_splat(
+        i32, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0)))
+    return hlo.compare(v, zero, hlo.ComparisonDirectionAttr.get("NE"),
+                       compare_type=hlo.ComparisonTypeAttr.get("SIGNED"))
 
 
 def side_effects(value) -> str:

@@ -65,7 +65,7 @@ _CMPUI = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "
 
 
 def _not(x, shape) -> ir.Value:
-    return arith.xori(x, full(True, np.bool_, shape))
+    return arith.xori(x, full(True, np.bool_, shape))      # (as JAX's not: a dense splat)
 
 
 def compare(name: str, x, y, dtype, shape=()) -> ir.Value:
@@ -188,10 +188,11 @@ def _float_sign(kl, x, a):
 
 @MOSAIC.register(E.NotOp)
 def _not_rule(kl, op, x, **params):
+    # JAX: x xor -1 (all ones: logical for booleans, bitwise for integers), a dense splat
     a = avals_in(op)[0]
     x = kl.value(x, a.dtype)
-    ones = _splat_const(True if np.dtype(a.dtype) == np.bool_ else -1, a)
-    return [arith.xori(x, kl.value(ones, a.dtype))]
+    return [arith.xori(x, full(True if np.dtype(a.dtype) == np.bool_ else -1, a.dtype,
+                              a.shape))]
 
 
 @MOSAIC.register(E.ShiftLeftOp, E.ShiftRightLogicalOp, E.ShiftRightArithmeticOp)

@@ -22,7 +22,7 @@ from mjax.dialect.ops import state as S
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.elementwise import binary
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, expand_ref,
-                                      index, ref_space, vtype)
+                                      full, index, ref_space, vtype)
 
 
 @MOSAIC.register(S.ProgramIdOp)
@@ -62,37 +62,77 @@ def _dtype_of_ref(op):
     return avals_in(op)[0].dtype
 
 
+def _memory_dtype(dtype):
+    """The dtype a ref of `dtype` holds in memory (booleans as i32, as JAX stores them)."""
+    return np.int32 if np.dtype(dtype) == np.bool_ else dtype
+
+
+def _to_bool(v: ir.Value, dtype, shape) -> ir.Value:
+    """A loaded i32 as the bool it stands for (!= 0); other dtypes unchanged."""
+    if np.dtype(dtype) != np.bool_:
+        return v
+    return arith.cmpi(arith.CmpIPredicate.ne, v, full(0, np.int32, shape))
+
+
+def _from_bool(v: ir.Value, dtype, shape) -> ir.Value:
+    if np.dtype(dtype) != np.bool_:
+        return v
+    return arith.extui(vtype(shape, np.int32), v)
+
+
+def _check_space(ref) -> str:
+    space = ref_space(ref)
+    if space not in ("vmem", "smem"):
+        raise MosaicLoweringError(
+            f"loads and stores are only allowed on VMEM and SMEM refs, not {space}"
+            + (" (ANY refs are accessed with async copies)" if space == "any" else ""))
+    return space
+
+
 def load(ref, idx, sizes, squeezed, dtype) -> ir.Value:
     """The window `sizes` at `idx` of `ref`, without its squeezed dims."""
     out_shape = [s for k, s in enumerate(sizes) if k not in squeezed]
-    if ref_space(ref) == "smem":
+    if _check_space(ref) == "smem":
         if out_shape:
             raise MosaicLoweringError("only scalars can be read from SMEM refs "
                                       f"(read of shape {tuple(out_shape)})")
-        return memref.load(ref, idx)
-    v = vector.load(vtype(list(sizes), dtype), ref, idx)
+        return _to_bool(memref.load(ref, idx), dtype, ())
+    mem = _memory_dtype(dtype)
+    v = vector.load(vtype(list(sizes), mem), ref, idx)
     if list(sizes) != out_shape:
         if not out_shape:
-            return vector.extract(v, [], [0] * len(sizes))
-        v = vector.shape_cast(vtype(out_shape, dtype), v)
-    return v
+            v = vector.extract(v, [], [0] * len(sizes))
+        else:
+            v = vector.shape_cast(vtype(out_shape, mem), v)
+    return _to_bool(v, dtype, out_shape)
 
 
-def store(ref, idx, val, sizes, squeezed, dtype, mask=None) -> None:
-    if ref_space(ref) == "smem":
+def swap(ref, idx, val, sizes, squeezed, dtype, mask=None, want_old=True):
+    """Stores `val` into the window, returning the old value (JAX's swap order: load the
+    old value, cast the new one to its memory type, reshape both, store)."""
+    shape = [s for k, s in enumerate(sizes) if k not in squeezed]
+    if _check_space(ref) == "smem":
         if mask is not None:
             raise MosaicLoweringError("masked stores to SMEM refs are not supported")
-        memref.store(val, ref, idx)
-        return
-    shape = [s for k, s in enumerate(sizes) if k not in squeezed]
+        if shape:
+            raise MosaicLoweringError(f"only scalars can be stored to SMEM refs (store of "
+                                      f"shape {tuple(shape)})")
+        old = _to_bool(memref.load(ref, idx), dtype, ())
+        memref.store(_from_bool(val, dtype, ()), ref, idx)
+        return old
+    if not shape:
+        raise MosaicLoweringError("scalars cannot be stored to VMEM refs")
+    mem = _memory_dtype(dtype)
+    old = vector.load(vtype(list(sizes), mem), ref, idx)
+    val = _from_bool(val, dtype, shape)
     if list(sizes) != shape:
-        if not shape:
-            val = vector.broadcast(vtype(list(sizes), dtype), val)
-        else:
-            val = vector.shape_cast(vtype(list(sizes), dtype), val)
+        old = vector.shape_cast(vtype(shape, mem), old)
+        val = vector.shape_cast(vtype(list(sizes), mem), val)
         if mask is not None:
             mask = vector.shape_cast(vtype(list(sizes), np.bool_), mask)
+    old = _to_bool(old, dtype, shape)
     tpu.VectorStoreOp(val, ref, idx, [], mask=mask)
+    return old
 
 
 @MOSAIC.register(S.RefGetOp)
@@ -113,10 +153,8 @@ def _swap(kl, op, ref, val, mask, starts, sizes, squeezed):
     dtype = _dtype_of_ref(op)
     val = kl.value(val, dtype)
     ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
-    old = load(ref, idx, sizes, squeezed, dtype)
-    store(ref, idx, val, sizes, squeezed, dtype,
-          None if mask is None else kl.value(mask, np.bool_))
-    return [old]
+    return [swap(ref, idx, val, sizes, squeezed, dtype,
+                 None if mask is None else kl.value(mask, np.bool_))]
 
 
 @MOSAIC.register(S.RefSwapOp)
@@ -134,8 +172,7 @@ def _ref_addupdate(kl, op, ref, val, *starts, sizes, squeezed=(), **params):
     dtype = _dtype_of_ref(op)
     ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
     old = load(ref, idx, sizes, squeezed, dtype)
-    new = binary("add", old, kl.value(val, dtype), dtype)
-    store(ref, idx, new, sizes, squeezed, dtype)
+    swap(ref, idx, binary("add", old, kl.value(val, dtype), dtype), sizes, squeezed, dtype)
     return []
 
 
@@ -144,4 +181,4 @@ MOSAIC.unsupported(S.AtomicRmwOp, "atomics are a GPU feature; TPU kernels own th
 MOSAIC.unsupported(S.RefNewOp, "a kernel's refs are its arguments and scratch buffers "
                                "(pl.run_scoped allocates more)")
 
-__all__ = ["load", "store"]
+__all__ = ["load", "swap"]

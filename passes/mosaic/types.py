@@ -130,6 +130,8 @@ def ref_type(shape, dtype, space: str = "vmem") -> ir.Type:
     """A kernel ref's memref type in `space` (semaphore spaces: arrays of semaphores)."""
     if space in _SEMAPHORE_TYPES:
         elt = ir.Type.parse(_SEMAPHORE_TYPES[space])
+    elif np.dtype(dtype) == np.bool_:     # (booleans live in memory as i32, as in JAX)
+        elt = ir.IntegerType.get_signless(32)
     else:
         elt = elt_type(dtype)
     return ir.MemRefType.get(list(shape), elt, memory_space=memory_space(space))

@@ -284,4 +284,17 @@ def corpus(J, pl, pltpu) -> dict:
     def calls(x):
         return pl.pallas_call(calls_kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
     K["nested_calls"] = (calls, [((8, 128), np.float32)])
+
+    def mask_kernel(x_ref, m_ref, o_ref, p_ref):   # booleans in and out (i32 in memory)
+        m = m_ref[...]
+        o_ref[...] = jnp.where(m, x_ref[...], 0.0)
+        p_ref[...] = jnp.logical_not(m)
+
+    def masks(x, m):
+        return pl.pallas_call(
+            mask_kernel, grid=(2,), in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))] * 2,
+            out_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))] * 2,
+            out_shape=[J.ShapeDtypeStruct(x.shape, x.dtype),
+                       J.ShapeDtypeStruct(x.shape, jnp.bool_)])(x, m)
+    K["bool_refs"] = (masks, [((16, 128), np.float32), ((16, 128), np.bool_)])
     return K
