@@ -185,8 +185,78 @@ def _precision(precision):
     raise MosaicLoweringError(f"dot precision {ps[0]} is not supported")
 
 
-for _op in (St.RevOp, St.PadOp, St.StackOp, St.UnstackOp, St.SplitOp,
-            St.ReducePrecisionOp, St.DimAsValueOp, St.DevicePutOp, St.LayoutConstraintOp):
+@MOSAIC.register(St.SplitOp)
+def _split(kl, op, x, *, axis, sizes, **params):
+    # JAX: one vector.extract_strided_slice per piece
+    a = avals_in(op)[0]
+    x = kl.value(x, a.dtype)
+    size, start, outs = list(a.shape), [0] * len(a.shape), []
+    for k, n in enumerate(sizes):
+        size[axis] = int(n)
+        out = aval_out(op, k)
+        outs.append(vector.extract_strided_slice(vtype(out.shape, out.dtype), x, list(start),
+                                                 list(size), [1] * len(size)))
+        start[axis] += int(n)
+    return outs
+
+
+@MOSAIC.register(St.StackOp)
+def _stack(kl, op, *xs, axis, **params):
+    # JAX: each piece gets a unit dim at `axis`, then one tpu.concatenate
+    a = avals_in(op)[0]
+    shape = list(a.shape)
+    shape.insert(axis, 1)
+    t = vtype(shape, a.dtype)
+    xs = [kl.value(x, a.dtype) for x in xs]
+    parts = [vector.shape_cast(t, x) if a.shape else vector.broadcast(t, x) for x in xs]
+    if len(parts) == 1:
+        return parts
+    out = aval_out(op)
+    return [tpu.concatenate(parts, int(axis), results=[vtype(out.shape, out.dtype)])]
+
+
+@MOSAIC.register(St.UnstackOp)
+def _unstack(kl, op, x, *, axis, **params):
+    a = avals_in(op)[0]
+    x = kl.value(x, a.dtype)
+    size, start, outs = list(a.shape), [0] * len(a.shape), []
+    piece = list(a.shape)
+    piece[axis] = 1
+    size[axis] = 1
+    for i in range(a.shape[axis]):
+        start[axis] = i
+        v = vector.extract_strided_slice(vtype(piece, a.dtype), x, list(start), list(size),
+                                         [1] * len(size))
+        out = aval_out(op, i)
+        outs.append(vector.shape_cast(vtype(out.shape, out.dtype), v) if out.shape
+                    else vector.extract(v, [], [0]))
+    return outs
+
+
+@MOSAIC.register(St.PadOp)
+def _pad(kl, op, x, value, *, padding_config, **params):
+    # JAX: low and high padding concatenated along each axis; no interior padding
+    a, va = avals_in(op)
+    if not a.shape:
+        raise MosaicLoweringError("pad of a scalar is not supported in TPU kernels")
+    x = kl.value(x, a.dtype)
+    shape = list(a.shape)
+    for axis, (low, high, interior) in enumerate(padding_config):
+        if interior:
+            raise MosaicLoweringError("interior padding is not supported in TPU kernels")
+        for n, first in ((int(low), True), (int(high), False)):
+            if not n:
+                continue
+            piece = list(shape)
+            piece[axis] = n
+            pad = vector.broadcast(vtype(piece, a.dtype), kl.value(value, va.dtype))
+            shape[axis] += n
+            parts = [pad, x] if first else [x, pad]
+            x = tpu.concatenate(parts, axis, results=[vtype(shape, a.dtype)])
+    return [x]
+
+
+for _op in (St.RevOp, St.ReducePrecisionOp, St.DimAsValueOp, St.DevicePutOp, St.LayoutConstraintOp):
     MOSAIC.unsupported(_op, "no Mosaic lowering for this op in TPU kernels yet (issue 55)")
 
 __all__ = ["reshape", "tpu_dot_dimension_numbers"]

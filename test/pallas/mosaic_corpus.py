@@ -297,4 +297,16 @@ def corpus(J, pl, pltpu) -> dict:
             out_shape=[J.ShapeDtypeStruct(x.shape, x.dtype),
                        J.ShapeDtypeStruct(x.shape, jnp.bool_)])(x, m)
     K["bool_refs"] = (masks, [((16, 128), np.float32), ((16, 128), np.bool_)])
+
+    def shapes_kernel(x_ref, o_ref):        # split, stack, unstack, pad
+        v = x_ref[...]
+        a, b = jnp.split(v, 2, axis=0)
+        s = jnp.stack([a, b], axis=0).sum(axis=0)
+        r0, r1 = list(jnp.reshape(v, (2, 8, 128)))
+        p = jnp.pad(s, ((8, 0), (0, 0)), constant_values=1.0)
+        o_ref[...] = p + jnp.concatenate([r0, r1], axis=0)
+
+    def shapes(x):
+        return pl.pallas_call(shapes_kernel, out_shape=J.ShapeDtypeStruct((16, 128), x.dtype))(x)
+    K["split_stack_pad"] = (shapes, [((16, 128), np.float32)])
     return K
