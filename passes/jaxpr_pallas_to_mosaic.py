@@ -39,7 +39,8 @@ from mjax.dialect.ops.pallas import PallasCallOp
 from mjax.passes import mosaic  # noqa: F401  (fills the MOSAIC table)
 from mjax.passes.ir_util import is_private, nested_ops
 from mjax.passes.jaxpr_pallas_to_triton import live_functions
-from mjax.passes.mosaic.custom_call import backend_config, serialize, tpu_custom_call
+from mjax.passes.mosaic.custom_call import (backend_config, kernel_metadata, serialize,
+                                            tpu_custom_call)
 from mjax.passes.mosaic.kernel import find_func, lower_pallas_call
 from mjax.passes.registry import Pass, op_error, register_pass
 from mjax.passes.triton.types import op_params
@@ -87,7 +88,7 @@ class JaxprPallasToMosaicPass(Pass):
                       file=sys.stderr)
             body, has_communication = serialize(kmod, int(self.target_version))
             _, outs = tpu_custom_call(call, backend_config(body, params, has_communication),
-                                      name)
+                                      name, kernel_metadata(params))
             for old, res in zip(call.results, outs):
                 old.replace_all_uses_with(res)
             call.erase()

@@ -45,6 +45,13 @@ def _compact_json(obj: dict) -> str:
     return json.dumps(obj, sort_keys=True, indent=0, separators=(",", ":"))
 
 
+def kernel_metadata(params: dict) -> str:
+    """The kernel_metadata frontend attribute: pallas_call's `metadata` dictionary (an
+    op attribute of that name, when the frontend records one) as compact JSON."""
+    metadata = params.get("metadata") or {}
+    return _compact_json({str(k): str(v) for k, v in dict(metadata).items()})
+
+
 def _bool(b) -> str:
     return "true" if b else "false"
 
@@ -180,4 +187,5 @@ def side_effects(value) -> str:
     return value
 
 
-__all__ = ["TPU_CALL_TARGET", "backend_config", "serialize", "tpu_custom_call"]
+__all__ = ["TPU_CALL_TARGET", "backend_config", "kernel_metadata", "serialize",
+           "tpu_custom_call"]
