@@ -11,10 +11,10 @@ of the custom call libtpu compiles, as JAX's Pallas does:
 
     %o = "jaxpr.pallas_call"(%x, %y) {callee = @add_kernel, grid = array<i64: 2>, ...}
   ==>
-    %o = stablehlo.custom_call @tpu_custom_call(%x, %y) {backend_config = "{\\"custom_call_config\\":
-           {\\"body\\": \\"TUzvUgFNTElS...\\", \\"serialization_format\\": 1,
-           \\"needs_layout_passes\\": true}}", kernel_name = "add_kernel",
-           mhlo.frontend_attributes = {kernel_metadata = "{}"}, ...}
+    %o = stablehlo.custom_call @tpu_custom_call(%x, %y) {
+           backend_config = "{\\"custom_call_config\\": {\\"body\\": \\"TUzvUgFN...\\",
+             \\"serialization_format\\": 1, \\"needs_layout_passes\\": true}}",
+           kernel_name = "add_kernel", mhlo.frontend_attributes = {kernel_metadata = "{}"}}
 
 Options: `target-version=N` is the serde version (JAX: 11 for export and lowering for
 another platform, the default here; 0 is the newest, what JAX uses on the chip);

@@ -16,10 +16,10 @@ from jaxlib.mlir.dialects import arith, vector
 from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import structural as St
-from mjax.passes.mosaic.elementwise import binary, compare, convert
+from mjax.passes.mosaic.elementwise import binary, compare
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, aval_out, avals_in,
-                                      full, is_unsigned, scalar_attr, vtype)
+                                      is_unsigned, scalar_attr, vtype)
 
 
 @MOSAIC.register(St.ConstantOp)

@@ -199,6 +199,6 @@ def aval_out(op, i=0):
     return aval_of(op.results[i].type)
 
 
-__all__ = ["BlockRef", "Const", "expand_ref", "MosaicLoweringError", "aval_out", "avals_in", "elt_type", "full",
-           "index", "is_float", "is_unsigned", "materialize", "memory_space", "ref_space",
-           "ref_type", "scalar_attr", "shape_of", "vtype"]
+__all__ = ["BlockRef", "Const", "MosaicLoweringError", "aval_out", "avals_in", "elt_type",
+           "expand_ref", "full", "index", "is_float", "is_unsigned", "materialize",
+           "memory_space", "ref_space", "ref_type", "scalar_attr", "shape_of", "vtype"]

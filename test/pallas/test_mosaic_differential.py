@@ -15,7 +15,6 @@ import difflib
 import json
 import re
 
-import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
