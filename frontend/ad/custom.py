@@ -26,6 +26,7 @@ import collections
 import contextlib
 import dataclasses
 import functools
+import inspect
 import itertools
 import threading
 import weakref
@@ -578,8 +579,19 @@ class custom_vjp(_CustomRules):
 
     kind = "vjp"
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        nums = set(nondiff_argnums)
+        if nondiff_argnames:       # (JAX: the names' positions in fun's signature)
+            if isinstance(nondiff_argnames, str):
+                nondiff_argnames = (nondiff_argnames,)
+            params = list(inspect.signature(fun).parameters)
+            for name in nondiff_argnames:
+                if name not in params:
+                    raise ValueError(f"custom_vjp nondiff_argnames: {name!r} is not a "
+                                     f"parameter of {getattr(fun, '__name__', fun)} "
+                                     f"(parameters: {params})")
+                nums.add(params.index(name))
+        super().__init__(fun, tuple(sorted(nums)))
         self.fwd = self.bwd = None
 
     def _has_rules(self):
@@ -757,6 +769,8 @@ class custom_vjp(_CustomRules):
             g_leaves = []
             for g, k in zip(got, call.arg_sizes):
                 gl = [None] * k if g is None else trace_trees.tree_leaves(g)
+                if k == 0 and len(gl) == 1 and gl[0] is g:
+                    gl = []       # (an array for a None argument is ignored, as in JAX)
                 if len(gl) != k:
                     raise TypeError(f"Custom VJP bwd rule must produce an output with "
                                     f"the same container (pytree) structure as the args "
