@@ -36,12 +36,8 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from mjax.dialect.ops.pallas import PallasCallOp
-from mjax.passes import mosaic  # noqa: F401  (fills the MOSAIC table)
 from mjax.passes.ir_util import is_private, nested_ops
 from mjax.passes.jaxpr_pallas_to_triton import live_functions
-from mjax.passes.mosaic.custom_call import (backend_config, kernel_metadata, serialize,
-                                            tpu_custom_call)
-from mjax.passes.mosaic.kernel import find_func, lower_pallas_call
 from mjax.passes.registry import Pass, op_error, register_pass
 from mjax.passes.triton.types import op_params
 
@@ -67,6 +63,11 @@ class JaxprPallasToMosaicPass(Pass):
     point = "after-expansion"
 
     def run(self, module: ir.Module) -> None:
+        # (jaxlib's Mosaic bindings take ~0.1 s to import: only programs with TPU kernels
+        # pay for them)
+        from mjax.passes.mosaic.custom_call import (backend_config, kernel_metadata,
+                                                    serialize, tpu_custom_call)
+        from mjax.passes.mosaic.kernel import find_func, lower_pallas_call
         lowered, kept = set(), set()
         # Only calls reachable from a public function: transformations leave the
         # untransformed originals behind (dead until symbol-dce).
