@@ -168,22 +168,17 @@ def _logistic(kl, op, x, **params):
 def _sign(kl, op, x, **params):
     a = avals_in(op)[0]
     x = kl.value(x, a.dtype)
+    zero = kl.value(_splat_const(0, a), a.dtype)
     if is_float(a.dtype):
-        return [_float_sign(kl, x, a)]
-    zero = kl.value(_splat_const(0, a), a.dtype)
+        # ±1 with x's sign where |x| > 0; x itself for ±0 and NaN (as JAX's rule)
+        signed = math_d.copysign(kl.value(_splat_const(1, a), a.dtype), x)
+        return [arith.select(arith.cmpf(arith.CmpFPredicate.OGT, math_d.absf(x), zero),
+                             signed, x)]
+    if is_unsigned(a.dtype):
+        return [arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.ne, x, zero))]
     gt = arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.sgt, x, zero))
-    lt = arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.slt, x,
-                                        kl.value(_splat_const(0, a), a.dtype)))
+    lt = arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.slt, x, zero))
     return [arith.subi(gt, lt)]
-
-
-def _float_sign(kl, x, a):
-    # sign(x) = x == 0 ? x : copysign(1, x) (NaN stays NaN through copysign's magnitude 1:
-    # XLA's sign gives NaN; Mosaic has no sign op)
-    zero = kl.value(_splat_const(0, a), a.dtype)
-    is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, x, zero)
-    signed = math_d.copysign(kl.value(_splat_const(1, a), a.dtype), x)
-    return arith.select(is_zero, x, signed)
 
 
 @MOSAIC.register(E.NotOp)
