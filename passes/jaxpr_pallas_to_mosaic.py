@@ -119,10 +119,34 @@ class JaxprPallasToMosaicPass(Pass):
         return edited
 
 
+def serde_version_on_chip(platform_version: str) -> int:
+    """The `target-version` for kernels compiled on a TPU whose PJRT client reports
+    `platform_version` (jaxlib's `client.platform_version`): 0 (the newest) unless the
+    chip's libtpu was built before JAX 0.10.2's cut-offs (11 before 2026-05-05, 13 before
+    2026-06-08). Export and lowering for another platform use 11, the default. JAX:
+    tpu_custom_call.get_ir_version."""
+    import datetime
+    import re
+    if "TFRT TPU" not in platform_version:
+        return 0
+    stamps = re.findall(r"\((\d+)\)", platform_version.split("\n")[-1])
+    if len(stamps) != 1:
+        return FORWARD_COMPATIBLE_VERSION        # (no build date: assume the oldest)
+    built = datetime.date.fromtimestamp(int(stamps[0]))
+    if built.year <= 2010:                       # (test builds' dates mean nothing)
+        return 0
+    if built < datetime.date(2026, 5, 5):
+        return FORWARD_COMPATIBLE_VERSION
+    if built < datetime.date(2026, 6, 8):
+        return 13
+    return 0
+
+
 def lower_pallas_to_mosaic(module: ir.Module,
                            target_version: int = FORWARD_COMPATIBLE_VERSION) -> None:
     """Runs the pass on `module` in place (for the platform record of the TPU)."""
     JaxprPallasToMosaicPass(target_version=target_version).run(module)
 
 
-__all__ = ["FORWARD_COMPATIBLE_VERSION", "JaxprPallasToMosaicPass", "lower_pallas_to_mosaic"]
+__all__ = ["FORWARD_COMPATIBLE_VERSION", "JaxprPallasToMosaicPass", "lower_pallas_to_mosaic",
+           "serde_version_on_chip"]

@@ -68,3 +68,18 @@ def test_bad_block_shape_is_an_error_at_the_call():
                               out_shape=mjax.ShapeDtypeStruct(x.shape, x.dtype))(x)
     with pytest.raises(PassError, match=r"divisible by 8 and 128"):
         lower(f, mjax.ShapeDtypeStruct((16, 128), np.float32))
+
+
+def test_serde_version_on_chip_follows_jax():
+    import datetime
+    import time
+    from mjax.passes.jaxpr_pallas_to_mosaic import serde_version_on_chip
+
+    def built(y, m, d):
+        stamp = int(time.mktime(datetime.date(y, m, d).timetuple()))
+        return f"PJRT C API\nTFRT TPU v5 lite\nBuilt on Jan 1 2026 00:00:00 ({stamp}) cl/1"
+    assert serde_version_on_chip(built(2026, 1, 10)) == 11
+    assert serde_version_on_chip(built(2026, 5, 20)) == 13
+    assert serde_version_on_chip(built(2026, 11, 1)) == 0       # the newest
+    assert serde_version_on_chip("PJRT C API\nTFRT TPU\nno date") == 11
+    assert serde_version_on_chip("cpu") == 0
