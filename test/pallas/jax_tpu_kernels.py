@@ -33,7 +33,7 @@ def load_ops(ops_dir: str) -> None:
             mod = types.ModuleType(pkg)
             mod.__path__ = [path]
             sys.modules[pkg] = mod
-    for sub in ("megablox", "paged_attention"):
+    for sub in ("megablox", "paged_attention"):  # (stand-ins for the packages)
         name = f"{PKG}.{sub}"
         mod = types.ModuleType(name)
         mod.__path__ = [os.path.join(ops_dir, sub)]
@@ -71,6 +71,19 @@ def main(ops_dir: str, out: str, which: list[str]) -> None:
             results["flash_attention"] = np.asarray(fa.flash_attention(
                 q, k, v, causal=True, sm_scale=0.125, block_sizes=bs))
             times["flash_attention"] = time.perf_counter() - t
+        if "flash_attention_grad" in which:
+            t = time.perf_counter()
+            fa = load(f"{PKG}.flash_attention", os.path.join(ops_dir, "flash_attention.py"))
+            q, k, v = (rnd(i, (1, 2, 128, 64)) for i in range(3))
+            bs = fa.BlockSizes(block_q=128, block_k_major=128, block_k=128, block_b=1,
+                               block_q_major_dkv=128, block_k_major_dkv=128,
+                               block_k_dkv=128, block_q_dkv=128, block_k_major_dq=128,
+                               block_k_dq=128, block_q_dq=128)
+            grads = jax.grad(lambda q, k, v: fa.flash_attention(
+                q, k, v, causal=True, sm_scale=0.125, block_sizes=bs).sum(),
+                argnums=(0, 1, 2))(q, k, v)
+            results["flash_attention_grad"] = np.stack([np.asarray(g) for g in grads])
+            times["flash_attention_grad"] = time.perf_counter() - t
         if "gmm" in which:
             t = time.perf_counter()
             load(f"{PKG}.megablox.common", os.path.join(ops_dir, "megablox", "common.py"))
@@ -80,6 +93,19 @@ def main(ops_dir: str, out: str, which: list[str]) -> None:
             results["gmm"] = np.asarray(gmm.gmm(lhs, rhs, jnp.asarray(sizes),
                                                 tiling=(128, 128, 128), interpret=True))
             times["gmm"] = time.perf_counter() - t
+        if "gmm_grad" in which:
+            t = time.perf_counter()
+            load(f"{PKG}.megablox.common", os.path.join(ops_dir, "megablox", "common.py"))
+            load(f"{PKG}.megablox.gmm", os.path.join(ops_dir, "megablox", "gmm.py"))
+            ops = load(f"{PKG}.megablox.ops", os.path.join(ops_dir, "megablox", "ops.py"))
+            lhs, rhs = rnd(3, (256, 128)), rnd(4, (2, 128, 128))
+            sizes = jnp.asarray(np.array([96, 160], np.int32))
+            dl, dr = jax.grad(lambda a, w: ops.gmm(a, w, sizes, tiling=(128, 128, 128),
+                                                   interpret=True).sum(),
+                              argnums=(0, 1))(lhs, rhs)
+            results["gmm_grad"] = np.concatenate([np.asarray(dl).ravel(),
+                                                  np.asarray(dr).ravel()])
+            times["gmm_grad"] = time.perf_counter() - t
         if "paged_attention" in which:
             t = time.perf_counter()
             pa_dir = os.path.join(ops_dir, "paged_attention")
@@ -104,4 +130,5 @@ def main(ops_dir: str, out: str, which: list[str]) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2], sys.argv[3].split(",") if len(sys.argv) > 3 else
-         ["matmul", "flash_attention", "gmm", "paged_attention"])
+         ["matmul", "flash_attention", "flash_attention_grad", "gmm", "gmm_grad",
+          "paged_attention"])

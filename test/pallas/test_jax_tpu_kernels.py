@@ -1,5 +1,5 @@
 """JAX's own Pallas TPU kernels (jax.experimental.pallas.ops.tpu: matmul, flash attention
-forward, megablox gmm, paged attention) run unmodified as user code on mjax
+forward and gradient, megablox gmm and its gradient, paged attention) run unmodified as user code on mjax
 (`python -m mjax`, so `import jax` is mjax) in TPU interpret mode, and give real jax's
 values. Each library runs test/pallas/jax_tpu_kernels.py in a child process, so real jax
 and the alias never share a process."""
@@ -50,8 +50,17 @@ def test_jax_flash_attention_forward_kernel(tmp_path):
     _check("flash_attention", tmp_path)
 
 
+def test_jax_flash_attention_gradient(tmp_path):
+    _check("flash_attention_grad", tmp_path)
+
+
 def test_jax_megablox_gmm_kernel(tmp_path):
     _check("gmm", tmp_path)
+
+
+def test_jax_megablox_gmm_gradient(tmp_path):
+    # (megablox.ops.gmm: a custom_vjp over the gmm and tgmm kernels)
+    _check("gmm_grad", tmp_path)
 
 
 def test_jax_paged_attention_kernel(tmp_path):
