@@ -398,11 +398,17 @@ def _H(b, x):
     return _conj(b, _mT(b, x))
 
 
-def _matmul(b, x, y):
-    """Batched x @ y over the leading axes both share."""
+HIGHEST = ("HIGHEST", "HIGHEST")
+
+
+def _matmul(b, x, y, precision=None):
+    """Batched x @ y over the leading axes both share. `precision`: HIGHEST where JAX's
+    rule asks it (its eigh, eig, lu, triangular_solve and svd rules, cholesky's last
+    product; on a TPU the default multiplies in bfloat16 passes)."""
     r = len(_shape(x))
     batch = tuple(range(r - 2))
-    return b.dot_general(x, y, dimension_numbers=(((r - 1,), (r - 2,)), (batch, batch)))
+    return b.dot_general(x, y, dimension_numbers=(((r - 1,), (r - 2,)), (batch, batch)),
+                         precision=precision)
 
 
 def _tri(b, x, k=0, lower=True):
@@ -460,8 +466,19 @@ def _bcast_cols(b, v, shape):
 
 
 def _diag(b, x):
-    """The main diagonal of square matrices x (..., n, n) -> (..., n)."""
-    return b.reduce_sum(b.mul(x, _eye_like(b, x)), axes=(len(_shape(x)) - 1,))
+    """The main diagonal of square matrices x (..., n, n) -> (..., n): x[..., i, i], a
+    gather as JAX's _extract_diagonal (exact, and NaN-free where x holds infinities)."""
+    shape = _shape(x)
+    nb = len(shape) - 2
+    n = min(shape[-2:])
+    i = b.iota(dtype=np.int32, shape=(n, 1), dimension=0)
+    idx = b.concatenate(i, i, dimension=1)
+    dn = {"offset_dims": tuple(range(nb)), "collapsed_slice_dims": (nb, nb + 1),
+          "start_index_map": (nb, nb + 1), "operand_batching_dims": (),
+          "start_indices_batching_dims": ()}
+    return b.gather(x, idx, dimension_numbers=dn, slice_sizes=shape[:-2] + (1, 1),
+                    indices_are_sorted=False, unique_indices=False, mode="fill",
+                    fill_value=None)
 
 
 def _tsolve(b, a, rhs, **params):
@@ -483,7 +500,7 @@ def _cholesky_jvp(b, primals, tangents):
     inner = _tsolve(b, lo, tmp, left_side=True, lower=True)
     n = _shape(a)[-1]
     phi = b.mul(_tri(b, inner), _const_like(b, inner, 1 / (1 + np.eye(n))))
-    return [lo], [_matmul(b, lo, phi)]
+    return [lo], [_matmul(b, lo, phi, HIGHEST)]
 
 
 @AD.jvp_rule(L.TriangularSolveOp)
@@ -504,11 +521,11 @@ def _triangular_solve_jvp(b, primals, tangents, **params):
             g = _conj(b, g)
         m, n = _shape(rhs)[-2:]
         if params["left_side"]:
-            d = (b.triangular_solve(a, _matmul(b, g, ans), **params) if m > n
-                 else _matmul(b, b.triangular_solve(a, g, **params), ans))
+            d = (b.triangular_solve(a, _matmul(b, g, ans, HIGHEST), **params) if m > n
+                 else _matmul(b, b.triangular_solve(a, g, **params), ans, HIGHEST))
         else:
-            d = (b.triangular_solve(a, _matmul(b, ans, g), **params) if m < n
-                 else _matmul(b, ans, b.triangular_solve(a, g, **params)))
+            d = (b.triangular_solve(a, _matmul(b, ans, g, HIGHEST), **params) if m < n
+                 else _matmul(b, ans, b.triangular_solve(a, g, **params), HIGHEST))
         out = AD.add_tangents(b, out, d)
     return [ans], [out]
 
@@ -544,8 +561,8 @@ def _lu_jvp(b, primals, tangents):
         u_ = b.add(u_, u_eye)
     la = _tsolve(b, l_, pa, left_side=True, lower=True, unit_diagonal=True)
     lau = _tsolve(b, u_, la, left_side=False, lower=False)
-    l_dot = _matmul(b, l_, _tri(b, lau, -1))
-    u_dot = _matmul(b, _tri(b, lau, 0, lower=False), u_)
+    l_dot = _matmul(b, l_, _tri(b, lau, -1), HIGHEST)
+    u_dot = _matmul(b, _tri(b, lau, 0, lower=False), u_, HIGHEST)
     return [lu, pivots, perm], [b.add(l_dot, u_dot), None, None]
 
 
@@ -591,16 +608,17 @@ def _eigh_jvp(b, primals, tangents, **params):
     # JAX: _eigh_jvp_rule (distinct eigenvalues): dw = diag(V^H dA V),
     # dV = V (F * V^H dA V) with F_ij = 1 / (w_j - w_i) off the diagonal.
     (a,), (t,) = primals, tangents
-    v, w = b.eigh(a, **params)
     if t is None:
-        return [v, w], [None, None]
+        return list(b.eigh(a, **params)), [None, None]
+    # (JAX's rule decomposes symmetrize(a), whatever symmetrize_input asked)
+    v, w = b.eigh(b.div(b.add(a, _H(b, a)), _const_like(b, a, 2)), **params)
     shape = _shape(a)
     wc = _cast(b, w, _dtype(a))
     eye = _eye_like(b, a)
     diff = b.sub(b.add(eye, _bcast_rows(b, wc, shape)), _bcast_cols(b, wc, shape))
     f = b.sub(b.div(AD.full_like(b, diff, 1), diff), eye)
-    vav = _matmul(b, _matmul(b, _H(b, v), t), v)
-    dv = _matmul(b, v, b.mul(f, vav))
+    vav = _matmul(b, _matmul(b, _H(b, v), t, HIGHEST), v, HIGHEST)
+    dv = _matmul(b, v, b.mul(f, vav), HIGHEST)
     dw = _diag(b, b.real(vav) if is_complex(_dtype(a)) else vav)
     return [v, w], [dv, dw]
 
@@ -619,7 +637,7 @@ def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
     s, u, vt = b.emit(L.SvdOp, a, full_matrices=False, compute_uv=True)
     dtype = _dtype(a)
     ut, v = _H(b, u), _H(b, vt)
-    ds_mat = _matmul(b, _matmul(b, ut, da), v)
+    ds_mat = _matmul(b, _matmul(b, ut, da, HIGHEST), v, HIGHEST)
     ds = _diag(b, b.real(ds_mat) if is_complex(dtype) else ds_mat)
     if not compute_uv:
         return [s], [ds]
@@ -637,15 +655,15 @@ def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
     s_inv = b.sub(b.div(AD.full_like(b, s, 1), b.add(s, s_zero)), s_zero)
     s_inv_mat = b.mul(_bcast_rows(b, s_inv, kk), eye_r)
     dudv_diag = b.mul(_scale(b, b.sub(ds_mat, _H(b, ds_mat)), 0.5), _cast(b, s_inv_mat, dtype))
-    du = _matmul(b, u, b.add(b.mul(fc, b.add(dss, _H(b, dss))), dudv_diag))
-    dv = _matmul(b, v, b.mul(fc, b.add(sds, _H(b, sds))))
+    du = _matmul(b, u, b.add(b.mul(fc, b.add(dss, _H(b, dss))), dudv_diag), HIGHEST)
+    dv = _matmul(b, v, b.mul(fc, b.add(sds, _H(b, sds))), HIGHEST)
     if m > n:
-        dav = _matmul(b, da, v)
-        extra = b.sub(dav, _matmul(b, u, _matmul(b, ut, dav)))
+        dav = _matmul(b, da, v, HIGHEST)
+        extra = b.sub(dav, _matmul(b, u, _matmul(b, ut, dav, HIGHEST), HIGHEST))
         du = b.add(du, b.div(extra, _bcast_rows(b, _cast(b, s, dtype), _shape(extra))))
     if n > m:
-        dahu = _matmul(b, _H(b, da), u)
-        extra = b.sub(dahu, _matmul(b, v, _matmul(b, vt, dahu)))
+        dahu = _matmul(b, _H(b, da), u, HIGHEST)
+        extra = b.sub(dahu, _matmul(b, v, _matmul(b, vt, dahu, HIGHEST), HIGHEST))
         dv = b.add(dv, b.div(extra, _bcast_rows(b, _cast(b, s, dtype), _shape(extra))))
     return [s, u, vt], [ds, du, _H(b, dv)]
 
@@ -654,13 +672,20 @@ AD.no_jvp(L.GeqrfOp, "geqrf's Householder form has no derivative rule (as in JAX
                      "differentiate jnp.linalg.qr instead")
 AD.no_jvp(L.HouseholderProductOp, "householder_product has no derivative rule (as in JAX): "
                                   "differentiate jnp.linalg.qr instead")
+
+
 def _permute_rows(b, perm, x):
-    """x[..., perm, :] as a one-hot matmul: P[i, j] = (perm[i] == j)."""
-    m = _shape(x)[-2]
-    sq = _shape(x)[:-2] + (m, m)
-    cols = b.iota(dtype=np.int32, shape=sq, dimension=len(sq) - 1)
-    p = b.convert_element_type(b.eq(_bcast_cols(b, perm, sq), cols), new_dtype=_dtype(x))
-    return _matmul(b, p, x)
+    """x[..., perm, :], a gather (JAX: a_dot[permutation]), exact at any precision (a
+    one-hot matmul would round its operand to bfloat16 on a TPU)."""
+    shape = _shape(x)
+    nb = len(shape) - 2
+    batch = tuple(range(nb))
+    idx = b.reshape(perm, new_sizes=_shape(perm) + (1,))
+    dn = {"offset_dims": (nb + 1,), "collapsed_slice_dims": (nb,), "start_index_map": (nb,),
+          "operand_batching_dims": batch, "start_indices_batching_dims": batch}
+    return b.gather(x, idx, dimension_numbers=dn, slice_sizes=(1,) * (nb + 1) + shape[-1:],
+                    indices_are_sorted=False, unique_indices=False, mode="fill",
+                    fill_value=None)
 
 
 def _solve(b, a, rhs):

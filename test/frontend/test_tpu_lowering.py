@@ -200,6 +200,30 @@ CASES = {
     "sort": (lambda lib, jnp: jnp.sort, (_mat(4, 8),)),
     "argsort": (lambda lib, jnp: jnp.argsort, (_mat(4, 8),)),
     "normal": (_normal, (np.zeros((3, 5), np.float32),)),
+    # derivatives: JAX's rules multiply at HIGHEST where they say so, permute and take
+    # diagonals by gathers
+    "grad_lu": (lambda lib, jnp: lib.grad(lambda a: jnp.sum(lib.lax.linalg.lu(a)[0] ** 2)),
+                (_mat(4),)),
+    "grad_lu_wide": (lambda lib, jnp: lib.grad(
+        lambda a: jnp.sum(lib.lax.linalg.lu(a)[0] ** 2)), (_mat(3, 5),)),
+    "grad_qr": (lambda lib, jnp: lib.grad(
+        lambda a: (lambda q, r: jnp.sum(q) + jnp.sum(r ** 2))(*jnp.linalg.qr(a))),
+                (_mat(5, 3),)),
+    "grad_eigh": (lambda lib, jnp: lib.grad(
+        lambda a: (lambda w, v: jnp.sum(w) + jnp.sum(v[:, 0] ** 2))(*jnp.linalg.eigh(a))),
+                  (_mat(4),)),
+    "jvp_eigh_unsymmetrized": (lambda lib, jnp: lambda a: lib.jvp(
+        lambda x: lib.lax.linalg.eigh(x, symmetrize_input=False), (a,), (a,)), (_mat(4),)),
+    "grad_eigvalsh_batched": (lambda lib, jnp: lib.grad(
+        lambda a: jnp.sum(jnp.linalg.eigvalsh(a) ** 2)), (np.stack([_mat(3), _mat(3)]),)),
+    "grad_cholesky": (lambda lib, jnp: lib.grad(lambda a: jnp.sum(jnp.linalg.cholesky(a))),
+                      (_spd(4),)),
+    "grad_triangular_solve": (lambda lib, jnp: lib.grad(lambda a: jnp.sum(
+        lib.lax.linalg.triangular_solve(a, jnp.ones((4, 3)), left_side=True, lower=True))),
+                              (_spd(4),)),
+    "grad_triangular_solve_right_t": (lambda lib, jnp: lib.grad(lambda a: jnp.sum(
+        lib.lax.linalg.triangular_solve(a, jnp.ones((3, 4)), left_side=False, lower=False,
+                                        transpose_a=True))), (_spd(4),)),
 }
 for _name in ("transformer", "cnn", "rnn"):
     _make, _args = _model(_name)
@@ -240,8 +264,10 @@ KNOWN = {
     # the indices (the same updates; not a linalg lowering).
     "model_transformer": ("the scatter's batch form", [r"(mjax|jax) only: +scatter: "]),
 }
-# (the scatter's batch form is being brought to JAX's in the gather/scatter rules)
-MAY_VANISH = {"model_transformer"}
+# (the scatter's batch form and the TPU's mixed dot are being brought to JAX's in the
+# gather/scatter and dot rules)
+MAY_VANISH = {"model_transformer", "svd_4x4", "svd_6x4_full", "svd_6x4_reduced", "svd_3x5",
+              "svd_5x4_reduced"}
 # JAX has no TPU rule for these: both raise.
 NO_TPU_RULE = {
     "eig": (lambda lib, jnp: lambda a: jnp.linalg.eig(a), (_mat(4),)),
