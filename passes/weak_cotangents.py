@@ -17,9 +17,9 @@ values come from the weakly typed literals and conversions the IR marks, `mjax.w
 and the arguments' types). The per-op rules are two columns of the rule tables
 (rules/tables.py): `WEAK_TYPES` (the weak flags of an op's results) and
 `WEAK_COTANGENTS` (the weak flags of its operands' cotangents), stated with the ops'
-other rules; an op without an entry takes the generic rules (its results are weak when
-all its inexact operands are; each operand's cotangent is weak when every incoming
-cotangent and every inexact operand is).
+other rules; an op without an entry takes the generic rules (its results are weak as the
+op's own `weak_result` says, the rule the tracer follows; each operand's cotangent is
+weak when every incoming cotangent and every inexact operand is).
 
 A custom_vjp's bwd is traced by the passes; its cotangents' weak types are known once it
 was traced seeing cotangents of the weak types this analysis gives them (the call's
@@ -33,6 +33,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from mjax.dialect import context
+from mjax.dialect.core import JaxprOp
 from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.tables import WEAK_COTANGENTS, WEAK_TYPES
 
@@ -53,6 +54,15 @@ def is_inexact(value) -> bool:
 
 def symbol(op, name: str) -> str:
     return ir.FlatSymbolRefAttr(op.attributes[name]).value
+
+
+class _Weak:
+    """What JaxprOp.weak_result reads of an operand's aval: its weak flag."""
+
+    __slots__ = ("weak_type",)
+
+    def __init__(self, weak_type: bool):
+        self.weak_type = weak_type
 
 
 class WeakTypes:
@@ -103,9 +113,14 @@ class WeakTypes:
             if WEAK_RESULTS in op.attributes:   # (a gradient's, as its API typed it)
                 flags = list(ir.DenseBoolArrayAttr(op.attributes[WEAK_RESULTS]))
             else:
-                rule = WEAK_TYPES.get(type(op.opview))
+                view = op.opview
+                rule = WEAK_TYPES.get(type(view))
                 if rule is not None:
                     flags = rule(self, op, weak)
+                elif isinstance(view, JaxprOp):     # (the op's own weak-type rule)
+                    w = type(view).weak_result([_Weak(weak.get(v, False))
+                                                for v in op.operands])
+                    flags = [w] * len(op.results)
                 else:
                     floats = [weak.get(v, False) for v in op.operands if is_inexact(v)]
                     flags = [bool(floats) and all(floats)] * len(op.results)

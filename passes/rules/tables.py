@@ -236,8 +236,8 @@ KEY_DATA: RuleTable[Callable] = RuleTable("key_data")
 # ---- weak types of values and cotangents (passes/weak_cotangents.py) -------------------
 # Which values of a traced function, and which cotangents of its reverse-mode
 # derivative, JAX types weakly; the ops' types carry no weak flag. Ops without an entry
-# take the generic rules (results weak when all inexact operands are; an operand's
-# cotangent weak when every incoming cotangent and inexact operand is).
+# take the generic rules (results weak as the op class's `weak_result` says; an
+# operand's cotangent weak when every incoming cotangent and inexact operand is).
 # rule(types: weak_cotangents.WeakTypes, op, weak: {value: flag}) -> a flag per result
 WEAK_TYPES: RuleTable[Callable] = RuleTable("weak_types")
 # rule(types, op, weak, ct: {value: flag}, outs: the results' cotangents' flags, top:
