@@ -21,7 +21,8 @@ import threading
 from jaxlib import _jax
 from jaxlib import xla_client as xc
 
-from mjax.runtime.backend import backends_are_initialized, configured_platform, get_backend
+from mjax.runtime.backend import (Platform, available_platforms, backends_are_initialized,
+                                  configured_platform, get_backend)
 
 _STATE: dict = {}
 _LOCK = threading.Lock()
@@ -54,8 +55,10 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     if local_device_ids is not None or cluster_detection_method is not None:
         raise NotImplementedError("mjax.distributed.initialize(local_device_ids=..., "
                                   "cluster_detection_method=...) is not supported")
-    platform = configured_platform()     # (discovering one would open its devices)
-    if platform is not None and platform.backend == "iree":
+    # The platform chosen, else the installed one of highest priority (discovering which
+    # opens would open its devices, which must wait for the distributed client).
+    platform = configured_platform() or Platform("xla", available_platforms()[0])
+    if platform.backend == "iree":
         raise NotImplementedError(f"mjax.distributed.initialize: the {str(platform)!r} backend "
                                   f"runs one process; use XLA (cpu, or a PJRT plugin)")
     with _LOCK:

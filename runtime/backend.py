@@ -68,9 +68,11 @@ class PlatformRecord:
 
     `library` and `client` name functions ('module:function') of the platform's own
     runtime module: `library(name)` finds its PJRT plugin (None: not installed; the CPU's
-    is built into jaxlib), `client(name, path)` opens it. `priority` is JAX's: the installed and
-    usable platform of highest priority is the default when JAX_PLATFORMS is unset;
-    `fail_quietly` platforms that fail to open are skipped then (with a warning)."""
+    is built into jaxlib), `client(name, path)` opens it. `priority` is JAX's: the
+    installed and usable platform of highest priority is the default when JAX_PLATFORMS
+    is unset; `fail_quietly` platforms that fail to open are skipped then (with a
+    warning). (Devices report their memory kinds themselves: jaxlib's
+    `addressable_memories`.)"""
 
     name: str
     priority: int
@@ -83,8 +85,6 @@ class PlatformRecord:
     #                                           'send-recv': host transfers (TPU, as JAX)
     linalg: str = "xla"              # 'lapack' (jaxlib's CPU kernels), 'gpu-solver', 'xla'
     dlpack_kind: int = 1             # DLPack's device type (kDLCPU 1, kDLCUDA 2, kDLROCM 10)
-    memory_kinds: tuple[str, ...] = ("device",)
-    matmul_bf16_passes: bool = False  # float32 dots run as bf16 passes at default precision
 
     def find_library(self) -> str | None:
         return _call(self.library, self.name) if self.library else None
@@ -115,25 +115,22 @@ PLATFORMS: dict[str, PlatformRecord] = {r.name: r for r in (
     PlatformRecord("cpu", priority=0, client="mjax.runtime.xla:make_cpu_client",
                    lowering_option="platform=cpu", linalg="lapack",
                    pallas_pass=None, host_callback_target="xla_ffi_python_cpu_callback",
-                   dlpack_kind=1, memory_kinds=("device", "pinned_host", "unpinned_host")),
+                   dlpack_kind=1),
     PlatformRecord("tpu", priority=300, library="mjax.runtime.tpu:find_library",
                    client="mjax.runtime.tpu:make_client", fail_quietly=True,
                    lowering_option="platform=tpu", linalg="xla",
                    pallas_pass=("jaxpr-pallas-to-mosaic", ""), host_callback_target="send-recv",
-                   dlpack_kind=1, memory_kinds=("device", "pinned_host"),
-                   matmul_bf16_passes=True),
+                   dlpack_kind=1),
     PlatformRecord("cuda", priority=500, library=f"{_GPU}:find_pjrt_plugin",
                    client=f"{_GPU}:plugin_client", fail_quietly=True,
                    lowering_option="platform=cuda",
                    linalg="gpu-solver", pallas_pass=("jaxpr-pallas-to-triton", "platform=cuda"),
-                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=2,
-                   memory_kinds=("device", "pinned_host")),
+                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=2),
     PlatformRecord("rocm", priority=500, library=f"{_GPU}:find_pjrt_plugin",
                    client=f"{_GPU}:plugin_client", fail_quietly=True,
                    lowering_option="platform=rocm",
                    linalg="gpu-solver", pallas_pass=("jaxpr-pallas-to-triton", "platform=rocm"),
-                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=10,
-                   memory_kinds=("device", "pinned_host")),
+                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=10),
 )}
 # A platform mjax has no record of (a new PJRT plugin named by MJAX_PJRT_PLUGIN_<NAME>)
 # is handled as this one says: XLA's own lowerings, no kernels, no callbacks.
@@ -147,7 +144,7 @@ _IREE = PlatformRecord("iree", priority=-1,
 
 def platform_record(platform: "str | Platform | None" = None) -> PlatformRecord:
     """The record of an XLA platform ('tpu', a Platform; default: the platform programs
-    are lowered for, `target_platform()`). IREE's targets read as the CPU's (what they lower like)."""
+    are lowered for, `target_platform()`); IREE's, whatever its target."""
     if platform is None:
         platform = target_platform()
     platform = Platform.parse(platform)
