@@ -27,6 +27,13 @@ aliased to an input, and the results are cropped back to their shapes.
         %out2 = "jaxpr.dynamic_update_slice"(%out, %k#1, %start2)
         "jaxpr.yield"(%i1, %out2)})
 
+TPU features: scalar-prefetch operands go whole to the kernel and to the index maps
+(discharged too, since they read the prefetch refs) and are carried when the kernel
+writes them; a dynamic grid dimension (-1, its bound an operand) makes the loop run to
+the product of the bounds, passed to the kernel after the grid indices for
+num_programs; semaphore scratch starts at zero. DMAs and semaphores discharge through
+passes/rules/pallas_tpu.py.
+
 JAX: pallas/hlo_interpreter.py (pallas_call_hlo_interpret).
 """
 from __future__ import annotations

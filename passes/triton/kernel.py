@@ -174,6 +174,11 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, platform: str = "cu
     if kernel is None:
         raise op_error(call, f"kernel @{callee} is not defined")
     grid = tuple(params.get("grid", ()))
+    if params.get("num_scalar_prefetch") or any(g < 0 for g in grid):
+        raise op_error(call, "jaxpr-pallas-to-triton: scalar prefetch "
+                             "(pltpu.PrefetchScalarGridSpec) and dynamic grids are TPU "
+                             "features the Triton lowering does not support (nor does "
+                             "JAX's); use interpret=True")
     in_specs, out_specs = list(params.get("in_specs", ())), list(params.get("out_specs", ()))
     n_in, n_out = len(call.operands), len(call.results)
     if len(in_specs) != n_in or len(out_specs) != n_out:
