@@ -3,6 +3,7 @@ the Mosaic modules each library hands libtpu.
 
     python benchmarks/mosaic_on_tpu.py            # every kernel
     python benchmarks/mosaic_on_tpu.py guide_matmul_2048 softmax
+    python benchmarks/mosaic_on_tpu.py --jax-ops  # JAX's own kernels, run as user code
 
 For each kernel: both libraries jit it on the chip; the outputs must agree; each is timed
 (median of repeated calls after a warm-up); and the `tpu_custom_call` bodies of both
@@ -107,11 +108,24 @@ def decode_all(stablehlo_text: str) -> list[str]:
     return out
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, passes: str = "") -> str:
     with context():
         m = ir.Module.parse(text)
+        if passes:
+            passmanager.PassManager.parse(f"builtin.module({passes})").run(m.operation)
         text = m.operation.get_asm(enable_debug_info=False)
     return re.sub(r"func\.func @(?!transform_)\w+\(", "func.func @kernel(", text)
+
+
+def compare(a: str, b: str) -> str:
+    """How two Mosaic modules compare: equal, equal after canonicalize,cse, or a diff."""
+    if normalize(a) == normalize(b):
+        return "equal"
+    x, y = normalize(a, "canonicalize,cse"), normalize(b, "canonicalize,cse")
+    if x == y:
+        return "equal after canonicalize,cse"
+    return "differ (after canonicalize,cse):\n" + "".join(difflib.unified_diff(
+        x.splitlines(True), y.splitlines(True), "jax", "mjax", n=1))
 
 
 def timed(f, args, reps=20) -> float:
@@ -173,10 +187,7 @@ def main(names) -> int:
         for k, mm in enumerate(mmods):
             print(f"---- mjax's Mosaic ({k}):\n{mm}")
         if jmods and mmods:
-            a, b = normalize(jmods[0]), normalize(mmods[0])
-            print("---- Mosaic modules: " + ("equal" if a == b else "differ:\n" + "".join(
-                difflib.unified_diff(a.splitlines(True), b.splitlines(True), "jax",
-                                     "mjax", n=2))))
+            print("---- Mosaic modules: " + compare(jmods[0], mmods[0]))
         if not on_tpu:
             continue
         try:
@@ -200,5 +211,79 @@ def main(names) -> int:
     return 1 if failures else 0
 
 
+# ---- JAX's own kernels (jax.experimental.pallas.ops.tpu) as user code -------------------
+def ops_child(ops_dir: str, out: str) -> None:
+    """Runs test_mosaic_jax_ops' kernels with whichever library `import jax` gives (real
+    jax, or mjax under `python -m mjax`): outputs, median times, and Mosaic modules."""
+    import jax as J
+    import test_mosaic_jax_ops as T
+    T._load_ops(ops_dir)
+    on_tpu = J.devices()[0].platform == "tpu"
+    result = {}
+    for name, (f, args) in T._cases(ops_dir):
+        entry = {}
+        try:
+            jf = J.jit(f)
+            lowered = (jf.trace(*args).lower() if on_tpu else
+                       jf.trace(*args).lower(lowering_platforms=("tpu",)))
+            entry["mosaic"] = T._decode(lowered.as_text())
+            if on_tpu:
+                outs = J.tree_util.tree_leaves(jf(*args))
+                entry["outputs"] = [np.asarray(o, np.float32).tolist() for o in outs]
+                times = []
+                for _ in range(10):
+                    t = time.perf_counter()
+                    J.block_until_ready(jf(*args))
+                    times.append(time.perf_counter() - t)
+                entry["time"] = statistics.median(times)
+        except Exception as e:      # noqa: BLE001  (reported by the parent)
+            entry["error"] = f"{type(e).__name__}: {str(e)[:2000]}"
+        result[name] = entry
+    with open(out, "w") as f:
+        json.dump(result, f)
+
+
+def jax_ops() -> int:
+    import subprocess
+    import tempfile
+    import jax.experimental.pallas.ops.tpu as ops
+    runs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for lib, prefix in (("jax", []), ("mjax", ["-m", "mjax"])):
+            out = os.path.join(tmp, f"{lib}.json")
+            subprocess.run([sys.executable, *prefix, __file__, "--ops-child",
+                            os.path.dirname(ops.__file__), out], check=True)
+            with open(out) as f:
+                runs[lib] = json.load(f)
+    failures = 0
+    for name, want in runs["jax"].items():
+        got = runs["mjax"].get(name, {"error": "missing"})
+        print(f"\n======== {name}")
+        if "error" in got or "error" in want:
+            print(f"jax: {want.get('error', 'ok')}\nmjax: {got.get('error', 'ok')}")
+            failures += "error" in got
+            continue
+        for k, (a, b) in enumerate(zip(want["mosaic"], got["mosaic"])):
+            print(f"---- kernel {k}: Mosaic {compare(a, b)}")
+        if "outputs" in want:
+            try:
+                for x, y in zip(want["outputs"], got["outputs"]):
+                    np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=2e-3,
+                                               atol=2e-3)
+                print("values: equal")
+            except AssertionError as e:
+                print(f"values: DIFFER: {str(e)[:1500]}")
+                failures += 1
+            print(f"time: jax {want['time'] * 1e3:.3f} ms, mjax {got['time'] * 1e3:.3f} ms "
+                  f"({got['time'] / want['time']:.3f}x jax)")
+    print(f"\n{failures} kernel(s) failed")
+    return 1 if failures else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    if sys.argv[1:2] == ["--ops-child"]:
+        ops_child(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:2] == ["--jax-ops"]:
+        sys.exit(jax_ops())
+    else:
+        sys.exit(main(sys.argv[1:]))
