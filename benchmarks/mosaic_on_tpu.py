@@ -117,8 +117,22 @@ def normalize(text: str, passes: str = "") -> str:
     return re.sub(r"func\.func @(?!transform_)\w+\(", "func.func @kernel(", text)
 
 
+def _version(text: str) -> str:
+    m = re.search(r"stable_mosaic.version = (\d+)", text)
+    return m.group(1) if m else "?"
+
+
 def compare(a: str, b: str) -> str:
-    """How two Mosaic modules compare: equal, equal after canonicalize,cse, or a diff."""
+    """How two Mosaic modules compare: equal, equal after canonicalize,cse, or a diff (the
+    serde versions they were serialized at said apart)."""
+    versions = f" [serde version: jax {_version(a)}, mjax {_version(b)}]"
+    if _version(a) != _version(b):
+        b = b.replace(f"stable_mosaic.version = {_version(b)}",
+                      f"stable_mosaic.version = {_version(a)}")
+    return _compare(a, b) + versions
+
+
+def _compare(a: str, b: str) -> str:
     if normalize(a) == normalize(b):
         return "equal"
     x, y = normalize(a, "canonicalize,cse"), normalize(b, "canonicalize,cse")
