@@ -13,8 +13,9 @@ queries count from axis 1 (`program_id(0)` becomes `program_id(1)`).
              in_specs = [{block_shape = array<i64: -1, 4>, index_map = @m_batched}]}
     func.func private @m_batched(%b, %i) -> (%b, call @m(%i))
 
-With scalar prefetch (num_scalar_prefetch > 0) vmap is not implemented yet (JAX has
-it), and jvp raises NotImplementedError as JAX does. A batched call's
+With scalar prefetch (num_scalar_prefetch > 0) or a dynamic grid, vmap becomes a
+jaxpr.scan over the batch around the unbatched call (JAX folds the batch into the grid;
+the values agree), and jvp raises NotImplementedError as JAX does. A batched call's
 dimension_semantics gain a leading "parallel" for the batch axis.
 
 JVP (JAX: `_pallas_call_jvp_rule`): the kernel is discharged into a pure function of its
@@ -35,10 +36,11 @@ from jaxlib.mlir.dialects import func as func_d
 
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
+from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import state as S
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, emit_pallas_call
-from mjax.dialect.types import ShapedArray, aval_of
+from mjax.dialect.types import ShapedArray, aval_of, tensor_type
 from mjax.passes.interpreter import terminator
 from mjax.passes.ir_util import entry_block, nested_ops, set_results, symbol_name
 from mjax.passes.registry import PassError, op_error
@@ -115,13 +117,8 @@ def _batched_spec(spec, imap: str, batched: bool) -> dict:
 def _pallas_batch(batcher, op, vals, dims, b):
     fns, size = batcher.fns, batcher.axis_size
     p = dict(op.opview.params)
-    if any(g < 0 for g in p["grid"]):
-        raise PallasNotImplemented(op, "vmap of a pallas_call with a dynamic grid is not "
-                                       "supported by mjax yet")
-    if p.get("num_scalar_prefetch"):
-        raise PallasNotImplemented(op, "vmap of a pallas_call with scalar-prefetch operands "
-                                       "(pltpu.PrefetchScalarGridSpec) is not supported "
-                                       "by mjax yet")
+    if any(g < 0 for g in p["grid"]) or p.get("num_scalar_prefetch"):
+        return _batch_by_scan(batcher, op, vals, dims, b)
     sem = (p.get("compiler_params") or {}).get("dimension_semantics")
     if sem is not None:       # (the batch axis is a new parallel grid axis, as in JAX)
         p["compiler_params"] = dict(p["compiler_params"],
@@ -152,6 +149,44 @@ def _pallas_batch(batcher, op, vals, dims, b):
              grid=(size,) + tuple(p["grid"]), in_specs=in_specs, out_specs=out_specs)
     outs = emit_pallas_call(b, new_vals, out_avals, **p)
     return outs, [0] * len(outs)
+
+
+def _batch_by_scan(batcher, op, vals, dims, b):
+    """vmap of a pallas_call with scalar prefetch or a dynamic grid: a jaxpr.scan over
+    the batch whose body is the unbatched call (batched operands scanned over, the
+    others constants). JAX folds the batch into the grid instead; the values agree."""
+    size = batcher.axis_size
+    p = dict(op.opview.params)
+    consts, xs, where = [], [], []
+    for v, d in zip(vals, dims):
+        if d is None:
+            where.append(("c", len(consts)))
+            consts.append(v)
+        else:
+            where.append(("x", len(xs)))
+            xs.append(bdim_at(b, v, d, 0))
+    x_avals = [aval_of(x.type) for x in xs]
+    slice_avals = [ShapedArray(a.shape[1:], a.dtype) for a in x_avals]
+    out_avals = [aval_of(r.type) for r in op.results]
+    loc = b.loc
+    with loc:
+        holder = ir.Operation.create("mjax.region_holder", regions=1, ip=b.ip)
+    block = ir.Block.create_at_start(
+        holder.regions[0], [c.type for c in consts] + [tensor_type(a) for a in slice_avals])
+    bb = Builder(ir.InsertionPoint(block), loc)
+    args = list(block.arguments)
+    operands = [args[i] if kind == "c" else args[len(consts) + i] for kind, i in where]
+    outs = emit_pallas_call(bb, operands, out_avals, **p)
+    with loc:
+        ir.Operation.create("jaxpr.yield", operands=outs, ip=bb.ip)
+    scan = C.ScanOp.build(consts + xs, [ShapedArray((size,) + a.shape, a.dtype)
+                                        for a in out_avals],
+                          {"length": size, "reverse": False, "unroll": 1,
+                           "num_consts": len(consts), "num_carry": 0}, [block],
+                          loc=loc, ip=b.ip)
+    holder.erase()
+    results = list(scan.results)
+    return results, [0] * len(results)
 
 
 BATCH_NESTED[PallasCallOp] = _pallas_batch

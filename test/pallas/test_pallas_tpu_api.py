@@ -359,3 +359,15 @@ def test_force_tpu_interpret_mode():
         call(x)       # (on a CPU, as in JAX)
     with pltpu.force_tpu_interpret_mode():
         close(call(x), x + 1)
+
+
+def test_vmap_of_scalar_prefetch_matches_jax():
+    idx = np.array([[3, 0], [1, 1], [2, 3]], np.int32)     # batched prefetch
+    scale = np.array([2, 3], np.int32)                    # unbatched prefetch
+    x = rnd(3, 32, 128)                                   # batched input
+    ours = mjax.vmap(lambda i, x: block_gather(MJAX, i, x, scale))(idx, x)
+    theirs = jax.vmap(lambda i, x: block_gather(JAX, i, x, scale))(idx, x)
+    close(ours, theirs)
+    ours = mjax.jit(mjax.vmap(lambda i: block_gather(MJAX, i, x[0], scale)))(idx)
+    theirs = jax.vmap(lambda i: block_gather(JAX, i, x[0], scale))(idx)
+    close(ours, theirs)
