@@ -309,4 +309,11 @@ def corpus(J, pl, pltpu) -> dict:
     def shapes(x):
         return pl.pallas_call(shapes_kernel, out_shape=J.ShapeDtypeStruct((16, 128), x.dtype))(x)
     K["split_stack_pad"] = (shapes, [((16, 128), np.float32)])
+
+    def erf_inv_kernel(x_ref, o_ref):
+        o_ref[...] = J.lax.erf_inv(x_ref[...])
+
+    def erf_inv(x):
+        return pl.pallas_call(erf_inv_kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    K["erf_inv"] = (erf_inv, [((8, 128), np.float32)])
     return K

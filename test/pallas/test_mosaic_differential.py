@@ -36,7 +36,7 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "fori_loop", "cond", "elementwise", "transpose_iota", "scalar_prefetch_gather",
          "run_scoped_semaphore", "sync_copy_smem_scratch", "compiler_params",
          "argmax_bitcast", "side_effects", "trivial_window", "buffered", "element_window",
-         "nested_calls", "bool_refs", "split_stack_pad"}
+         "nested_calls", "bool_refs", "split_stack_pad", "erf_inv"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES = {
     "guide_matmul": "mjax's jnp.zeros_like(ref) reads the ref (JAX's takes only its aval), "
