@@ -30,6 +30,9 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     a = concatenate(parts, axis) if len(parts) > 1 else a
     for _ in range(n):
         m = a.shape[axis]
+        if m == 0:      # (JAX: each further difference of an empty axis stays empty)
+            a = subtract(a, a) if a.dtype != _onp.bool_ else not_equal(a, a)
+            continue
         hi = lax.slice_in_dim(a, 1, m, 1, axis)
         lo = lax.slice_in_dim(a, 0, builtins.max(m - 1, 0), 1, axis)
         a = not_equal(hi, lo) if a.dtype == _onp.bool_ else subtract(hi, lo)

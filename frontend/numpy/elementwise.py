@@ -161,9 +161,11 @@ right_shift = _binary("right_shift", _right_shift)
 
 
 def _logical(name, fn):
+    # (x != 0 for a non-bool operand, as JAX's: a weakly typed operand gives a weakly
+    # typed bool, as in JAX)
     def f(*args):
-        return fn(*[astype(a, bool_) if asarray(a).dtype != _onp.bool_ else asarray(a)
-                    for a in promote(name, *args)])
+        return fn(*[lax.ne(a, lax.full_like(a, 0)) if asarray(a).dtype != _onp.bool_
+                    else asarray(a) for a in promote(name, *args)])
     f.__name__ = name
     return f
 

@@ -28,6 +28,8 @@ def signbit(x, /):
         return lax.lt(x, lax.full_like(x, 0))
     if x.dtype == _onp.bool_:
         return lax.full_like(x, False, bool_)
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        raise ValueError(f"jax.numpy.signbit is not well defined for {x.dtype}")
     if not _dt.is_float(x.dtype):
         raise TypeError(f"mjax.numpy.signbit: not defined for dtype {x.dtype}")
     bits = lax.bitcast_convert_type(x, _SAME_WIDTH_INT[x.dtype.itemsize])
@@ -50,6 +52,8 @@ def ldexp(x1, x2, /):
     if not _dt.issubdtype(x2.dtype, _onp.integer):
         raise ValueError(f"mjax.numpy.ldexp: x2 must be an integer array, got {x2.dtype}")
     (x1,) = promote("ldexp", x1, inexact=True)
+    if _dt.issubdtype(x1.dtype, _onp.complexfloating):
+        raise ValueError(f"ldexp not supported for input types ({x1.dtype!r}, {x2.dtype!r})")
     x1, x2 = broadcast_arrays(x1, x2)
     half = floor_divide(x2, 2)
     e1 = lax.exp2(lax.convert_element_type(half, x1.dtype))
@@ -126,6 +130,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 def spacing(x, /):
     """Distance from x to the next representable number away from zero. JAX: spacing."""
     x = asarray(x)
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        raise ValueError("jnp.spacing is not defined for complex inputs.")
     if not _dt.is_inexact(x.dtype):
         x = x.astype(_dt.default_float())
     inf = asarray(_onp.inf, x.dtype)

@@ -251,6 +251,8 @@ def _arg(name, lax_fn):
         keepdims = bool(keepdims)
         a = asarray(a)
         if axis is None:
+            if a.size == 0:   # (JAX checks this first, whatever the dtype)
+                raise ValueError(f"attempt to get {name} of an empty sequence")
             res = lax_fn(ravel(a), 0, _dt.default_int())
             return reshape(res, (1,) * a.ndim) if keepdims else res
         ax = normalize_axis(axis, a.ndim)

@@ -148,3 +148,44 @@ def test_vmap_unmapped_identity_like_gives_an_array(fn):
     want = jax.vmap(f(jnp), in_axes=None, axis_size=2, out_axes=None)(x)
     assert isinstance(want, jax.Array) and isinstance(got, mjax.Array)
     assert got.dtype == want.dtype and got.shape == want.shape
+
+
+# ---- seed 5702 of the fuzzer: inputs JAX rejects, and what it accepts ---------------------
+
+Z = np.zeros((1, 0, 1), np.complex128)
+REJECTED_OR_EDGE = {
+    "argmax of an empty complex array": lambda n, l: lambda: n.argmax(Z, keepdims=True),
+    "argmin of an empty complex array": lambda n, l: lambda: n.argmin(Z),
+    "argmax under vmap": lambda n, l: lambda: l.vmap(lambda x: n.argmax(x), in_axes=None,
+                                                     axis_size=3)(Z),
+    "diff past an empty axis": lambda n, l: lambda: n.diff(Z, n=3, axis=1),
+    "diff past an empty axis, vmap": lambda n, l: lambda: l.vmap(
+        lambda x: n.diff(x, n=3, axis=1))(Z),
+    "diff n > size": lambda n, l: lambda: n.diff(np.arange(3.0), n=5),
+    "signbit of complex": lambda n, l: lambda: n.signbit(1 + 2j),
+    "spacing of complex": lambda n, l: lambda: n.spacing(np.array([1 + 2j])),
+    "ldexp of complex": lambda n, l: lambda: n.ldexp(1 + 2j, np.array(3, np.uint8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REJECTED_OR_EDGE))
+def test_rejected_and_edge_inputs(name):
+    _agree(REJECTED_OR_EDGE[name])
+
+
+LOGICAL_ARGS = [(True, True), (1.0, 2), (1 + 2j, np.array(3, np.uint8)),
+                (1.0, np.array(3, np.uint8)), (2, np.array(3, np.int8)),
+                (np.float32(1), 2.0), (np.array([np.nan, 0.0, -0.0]), 1)]
+
+
+@pytest.mark.parametrize("fn", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("case", range(len(LOGICAL_ARGS)))
+def test_logical_weak_types(fn, case):
+    """A weakly typed operand that is not bool gives a weakly typed bool (x != 0), as in
+    JAX; values and dtypes agree too."""
+    args = LOGICAL_ARGS[case]
+    want = getattr(jnp, fn)(*args)
+    got = getattr(mnp, fn)(*args)
+    assert got.weak_type == want.weak_type
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert mnp.logical_not(args[0]).weak_type == jnp.logical_not(args[0]).weak_type
