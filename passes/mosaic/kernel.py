@@ -19,6 +19,8 @@ regions lower their bodies back through `kl.lower_block`).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func as func_d
@@ -214,7 +216,8 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
                     f"(or a nonzero index map) needs a grid")
     except MosaicLoweringError as e:
         raise op_error(call, f"jaxpr-pallas-to-mosaic: {e}") from None
-    name = str(params.get("name") or callee)
+    # (a symbol name libtpu and XLA accept, as JAX sanitizes it)
+    name = re.sub(r"[^\w.-]", "_", str(params.get("name") or callee))
     kl = KernelLowering(module, grid, target_version)
     cp = params.get("compiler_params")
     kl.compiler_params = cp if isinstance(cp, dict) else {}
