@@ -9,6 +9,7 @@ pallas/pallas_call.py.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import itertools
 
@@ -324,6 +325,13 @@ def _spec_memory_space(spec, what: str) -> str | None:
     return name
 
 
+def _fun_name(fun) -> str:
+    """The kernel's name as JAX gives it (a functools.partial is named by its function)."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return getattr(fun, "__name__", "kernel")
+
+
 class _PallasCall:
     """The callable pallas_call returns."""
 
@@ -338,7 +346,7 @@ class _PallasCall:
         self.aliases = dict(input_output_aliases or {})
         self.debug = debug
         self.interpret = bool(interpret)
-        self.name = name or getattr(kernel, "__name__", "kernel")
+        self.name = name or _fun_name(kernel)
         self.compiler_params = _compiler_params(compiler_params)
         self.cost_estimate = _cost_estimate(cost_estimate)
         self.num_scalar_prefetch = int(num_scalar_prefetch)

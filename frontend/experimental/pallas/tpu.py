@@ -29,6 +29,7 @@ from mjax.experimental.pallas.memory import (AsyncCopyDescriptor, async_copy,
                                              make_async_remote_copy, semaphore_read,
                                              semaphore_signal, semaphore_wait, sync_copy)
 from mjax.experimental.pallas.memory import DeviceIdType
+from mjax.experimental.pallas.helpers import semaphore   # (deprecated in JAX: pl.semaphore)
 from mjax.experimental.pallas.pipeline import emit_pipeline
 from mjax.experimental.pallas.ref import as_ref
 
@@ -472,7 +473,7 @@ __all__ = ["ANY", "ARBITRARY", "AsyncCopyDescriptor", "BufferType", "BufferedRef
            "make_async_remote_copy", "matmul_acc_lhs", "matmul_pop", "matmul_push_rhs",
            "pack_elementwise", "prng_random_bits", "prng_seed",
            "reset_tpu_interpret_mode_state", "roll", "run_on_first_core", "sample_block",
-           "semaphore_read", "semaphore_signal", "semaphore_wait",
+           "semaphore", "semaphore_read", "semaphore_signal", "semaphore_wait",
            "set_tpu_interpret_mode", "stateful_bernoulli", "stateful_bits",
            "stateful_normal", "stateful_uniform", "stochastic_round", "store", "sync_copy",
            "to_pallas_key", "touch", "trace_value", "unpack_elementwise",
