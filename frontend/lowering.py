@@ -6,7 +6,6 @@ import re
 import warnings
 
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func as func_d
 
 from mjax.config import config
 from mjax.dialect import aval_of, context
@@ -162,8 +161,7 @@ def alias_donated_inputs(module: ir.Module, donated, aliases=None) -> None:
     of `aliases` ({argument: result}); warns, as JAX does, about donated arguments no
     result can reuse."""
     aliases = aliases or {}
-    main = next(op for op in module.body.operations
-                if isinstance(op, func_d.FuncOp) and op.sym_name.value == "main")
+    main = main_function(module).opview
     ftype = ir.FunctionType(main.type)
     free: dict = {}
     for j, t in enumerate(ftype.results):
