@@ -13,7 +13,8 @@ queries count from axis 1 (`program_id(0)` becomes `program_id(1)`).
              in_specs = [{block_shape = array<i64: -1, 4>, index_map = @m_batched}]}
     func.func private @m_batched(%b, %i) -> (%b, call @m(%i))
 
-With scalar prefetch (num_scalar_prefetch > 0) or a dynamic grid, vmap becomes a
+With scalar prefetch (num_scalar_prefetch > 0), a dynamic grid or a spec in the "any"
+or "hbm" memory space (whole arrays that DMAs index), vmap becomes a
 jaxpr.scan over the batch around the unbatched call (JAX folds the batch into the grid;
 the values agree), and jvp raises NotImplementedError as JAX does. A batched call's
 dimension_semantics gain a leading "parallel" for the batch axis.
@@ -117,7 +118,10 @@ def _batched_spec(spec, imap: str, batched: bool) -> dict:
 def _pallas_batch(batcher, op, vals, dims, b):
     fns, size = batcher.fns, batcher.axis_size
     p = dict(op.opview.params)
-    if any(g < 0 for g in p["grid"]) or p.get("num_scalar_prefetch"):
+    whole = any(spec.get("memory_space") in ("any", "hbm")
+                for spec in list(p["in_specs"]) + list(p["out_specs"]))
+    if any(g < 0 for g in p["grid"]) or p.get("num_scalar_prefetch") or whole:
+        # (an "any"-space ref is the whole array, which DMAs index: no batch block dim)
         return _batch_by_scan(batcher, op, vals, dims, b)
     sem = (p.get("compiler_params") or {}).get("dimension_semantics")
     if sem is not None:       # (the batch axis is a new parallel grid axis, as in JAX)
@@ -280,6 +284,9 @@ def _pallas_jvp(jvp, op, pairs):
              in_specs=list(p["in_specs"]) + [p["in_specs"][i] for i in diff_in],
              out_specs=list(p["out_specs"]) + [p["out_specs"][j] for j in diff_out],
              scratch_shapes=scratch + [scratch[s] for s in diff_scratch])
+    if p.get("scratch_memory_spaces"):      # (a tangent buffer lives where its primal does)
+        spaces = tuple(p["scratch_memory_spaces"])
+        p["scratch_memory_spaces"] = spaces + tuple(spaces[s] for s in diff_scratch)
     outs = emit_pallas_call(b, primals + [tangents[i] for i in diff_in],
                             out_avals + [out_avals[j] for j in diff_out], **p)
     touts = dict(zip(diff_out, outs[len(out_avals):]))
