@@ -21,7 +21,8 @@ from mjax.passes import (jaxpr_verify, jaxpr_to_stablehlo, jaxpr_jvp, jaxpr_vjp,
                          jaxpr_batch, jaxpr_expand_transforms, jaxpr_checkify,
                          jaxpr_inline, jaxpr_dce, jaxpr_cse, jaxpr_propagate_shardings,
                          jaxpr_discharge_state, jaxpr_pallas_interpret,
-                         jaxpr_pallas_to_triton, jaxpr_pallas_to_mosaic)
+                         jaxpr_pallas_to_triton, jaxpr_pallas_to_mosaic,
+                         broadcast_per_use)
 from mjax.passes.jaxpr_verify import verify_module
 from mjax.passes.plugins import PluginError, load_pass_plugin
 from mjax.passes.rewrite import (Pattern, apply_patterns, builder_before, erase, is_dtype,

@@ -256,6 +256,20 @@ def _reshaping(cls):
     return rule
 
 
+def _expand_dims(op: ir.Operation) -> bool:
+    """expand_dims -> stablehlo.broadcast_in_dim keeping the operand's dims (JAX's)."""
+    dims = op.attributes["dimensions"] if "dimensions" in op.attributes else None
+    if not isinstance(dims, ir.DenseI64ArrayAttr):
+        return False
+    result = _static_result(op)
+    if result is None:
+        return False
+    new = set(dims)
+    kept = [d for d in range(ir.RankedTensorType(result.type).rank) if d not in new]
+    return _replace(op, S.ExpandDimsOp, "stablehlo.broadcast_in_dim",
+                    {"broadcast_dimensions": ir.DenseI64ArrayAttr.get(kept)}, result)
+
+
 def _transpose(op: ir.Operation) -> bool:
     attrs = op.attributes
     if "permutation" not in attrs or not isinstance(attrs["permutation"],
@@ -286,7 +300,7 @@ def _fast_rules() -> dict:
         _FAST[S.BroadcastInDimOp] = (structural_rules._broadcast_in_dim_lower,
                                      _broadcast_in_dim)
         _FAST[S.ReshapeOp] = (structural_rules._reshape_lower, _reshaping(S.ReshapeOp))
-        for cls in (S.SqueezeOp, S.ExpandDimsOp):
-            _FAST[cls] = (structural_rules._squeeze_lower, _reshaping(cls))
+        _FAST[S.SqueezeOp] = (structural_rules._squeeze_lower, _reshaping(S.SqueezeOp))
+        _FAST[S.ExpandDimsOp] = (structural_rules._expand_dims_lower, _expand_dims)
         _FAST[S.TransposeOp] = (structural_rules._transpose_lower, _transpose)
     return _FAST

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from mjax.passes.registry import PASSES
 
-# Expand transformations, inline calls, lower, then let upstream MLIR clean up.
+# Expand transformations, inline calls, lower, then let upstream MLIR clean up; each use
+# of an implicit broadcast then gets its own, as JAX's lowering emits them (XLA's
+# simplifier treats a shared one differently: see passes/broadcast_per_use.py).
 # Pallas calls still there after expansion run as loops over their grids (interpret mode).
 # Refs (mjax.new_ref) are discharged once calls are inlined (a ref crosses no call);
 # functions with refs of their own only, first, so transformations see values.
@@ -22,7 +24,7 @@ PIPELINE = [("jaxpr-discharge-state", "local-only=true")] + [
     (name, "prune=true" if name == "jaxpr-inline" else "")
     for name in ("jaxpr-expand-transforms", "jaxpr-pallas-interpret", "jaxpr-inline",
                  "jaxpr-discharge-state", "jaxpr-dce", "jaxpr-to-stablehlo",
-                 "canonicalize", "cse", "symbol-dce")]
+                 "canonicalize", "cse", "stablehlo-broadcast-per-use", "symbol-dce")]
 
 
 def kernel_pipeline(pallas_pass) -> list:

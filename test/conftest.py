@@ -63,6 +63,15 @@ IREE_UNSUPPORTED_CONSTRUCTS = {
         "batched gather): IREE rejects their unbatched form too",
 }
 
+# On a TPU machine (MJAX_TEST_TPU=1: one chip) the files of many devices skip, and so does
+# a test that asks for more devices than there are.
+TPU_UNSUPPORTED_FILES = {
+    name: reason.replace("8 CPU devices", "8 devices") + " (the TPU machine has one chip)"
+    for name, reason in IREE_UNSUPPORTED_FILES.items() if reason.startswith("multi-")}
+TPU_UNSUPPORTED_CONSTRUCTS = {pattern: reason for pattern, reason
+                              in IREE_UNSUPPORTED_CONSTRUCTS.items()
+                              if reason.startswith("multi-device")}
+
 # 3. Single tests, each with why it cannot pass on IREE.
 _ULP = ("IREE's float approximations of log/exp/erf_inv differ from XLA's by an ulp or "
         "two; the test compares samples with JAX's bit for bit")
@@ -209,6 +218,11 @@ def pytest_collection_modifyitems(config, items):
                                 "worker; TensorFlow belongs in test/tf's child process")
     if not FULL_TIER:
         _fast_tier(config, items)
+    if ON_TPU:
+        for item in items:
+            reason = TPU_UNSUPPORTED_FILES.get(item.path.name)
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=f"TPU: {reason}"))
     if not ON_IREE:
         return
     for item in items:
@@ -222,14 +236,16 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    if not ON_IREE or call.excinfo is None or call.when != "call":
+    if not (ON_IREE or ON_TPU) or call.excinfo is None or call.when != "call":
         return
     message = str(call.excinfo.value)
-    for pattern, reason in IREE_UNSUPPORTED_CONSTRUCTS.items():
+    where, constructs = (("IREE", IREE_UNSUPPORTED_CONSTRUCTS) if ON_IREE
+                         else ("TPU", TPU_UNSUPPORTED_CONSTRUCTS))
+    for pattern, reason in constructs.items():
         if re.search(pattern, message):
             report = outcome.get_result()
             report.outcome = "skipped"
             report.longrepr = (str(item.path), item.location[1] or 0,
-                               f"Skipped: IREE: {reason}")
+                               f"Skipped: {where}: {reason}")
             return
 

@@ -1,14 +1,17 @@
 """`mjax.nn.dot_product_attention`: scaled dot-product attention with grouped heads,
 bias, boolean masks, causal/window masks and sequence lengths (JAX's "xla" path).
 
-Composed from einsum and softmax, so jit, grad and vmap need no rules of their own.
+Composed from einsum, softmax and a vmap over query-head groups (JAX's composition, so
+the program is JAX's), so jit, grad and vmap need no rules of their own.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as _onp
 
 from mjax import dtypes as _dt
-from mjax import lax
+from mjax import lax, registration
 from mjax import numpy as jnp
 from mjax.nn.functions import logsumexp, softmax
 
@@ -31,26 +34,86 @@ def _check(t, shape, dtype, name):
             raise ValueError(f"{name} shape should be {list(shape)}: but got {t.shape}")
 
 
-def _combined_mask(mask, is_causal, window, q_len, kv_len, B, N, T, S):
-    """The (B|1, N|1, T, S) boolean mask of allowed logits, or None when all are."""
-    keep = None if mask is None else mask
+def _large_negative(dtype):
+    """The masked logits' value: -0.7 times the dtype's largest value, capped at float32's
+    (softmax runs in float32, where it must stay finite), computed in the dtype's own
+    scalar arithmetic as JAX computes it."""
+    top = min(_dt.finfo(dtype).max, _onp.finfo(_onp.float32).max)
+    return jnp.asarray(-0.7 * top, dtype=dtype)
 
-    def both(a, b):
-        return b if a is None else jnp.logical_and(a, b)
 
-    q_pos = jnp.arange(T)[:, None]
-    k_pos = jnp.arange(S)[None, :]
+def _masked(logits, mask, is_causal, q_len, kv_len, window):
+    """logits where every mask allows them, else the large negative value. The masks are
+    and-ed in JAX's order, starting from all-true, so the program is JAX's."""
+    if mask is None and not is_causal and q_len is None and kv_len is None and window is None:
+        return logits
+    keep = jnp.ones_like(logits, dtype=bool)
+    if mask is not None:
+        assert mask.dtype == _onp.dtype(bool)
+        keep = jnp.logical_and(keep, mask)
+    T, S = logits.shape[2], logits.shape[3]
     if is_causal:
-        keep = both(keep, (q_pos >= k_pos)[None, None])
+        keep = jnp.logical_and(keep, jnp.tril(jnp.ones((T, S), dtype=bool))[None, None, :, :])
     if window is not None:
+        rows, cols = jnp.array(range(T)), jnp.array(range(S))
         left, right = window
-        keep = both(keep, jnp.logical_and(q_pos <= k_pos + left,
-                                          q_pos >= k_pos - right)[None, None])
+        within_left = rows[..., None] <= cols[..., None, :] + left
+        within_right = rows[..., None] >= cols[..., None, :] - right
+        keep = jnp.logical_and(keep, jnp.logical_and(within_right, within_left)[None, None])
+    if q_len is not None or kv_len is not None:
+        q_keep = kv_keep = True
+        if q_len is not None:
+            q_keep = jnp.arange(0, T)[None, :, None] < q_len[:, None, None]
+        if kv_len is not None:
+            kv_keep = jnp.arange(0, S)[None, None, :] < kv_len[:, None, None]
+        keep = jnp.logical_and(keep, jnp.logical_and(q_keep, kv_keep)[:, None, :, :])
+    return jnp.where(keep, logits, _large_negative(logits.dtype))
+
+
+def _attend(query, key, value, bias, mask, *, is_causal, scale, q_len, kv_len, window,
+            return_residual):
+    """One group of query heads against the key/value heads: query BTKH, key and value
+    BSKH, bias and mask B|1,K|1,T,S. vmapped over the groups by dot_product_attention."""
+    logits_dtype = jnp.promote_types(query.dtype, _onp.float32)
+    # bf16/f16 logits accumulate in float32 through an explicit dot algorithm (forwards and
+    # backwards alike), as JAX asks; other dtypes take the default precision
+    if query.dtype == _dt.bfloat16:
+        precision = lax.DotAlgorithmPreset.BF16_BF16_F32
+    elif query.dtype == _onp.float16:
+        precision = lax.DotAlgorithmPreset.F16_F16_F32
+    else:
+        precision = None
+    try:
+        logits = jnp.einsum("BTNH,BSNH->BNTS", query, key, precision=precision,
+                            preferred_element_type=logits_dtype)
+    except Exception:  # a platform without that algorithm: the default precision
+        logits = jnp.einsum("BTNH,BSNH->BNTS", query, key, precision=None,
+                            preferred_element_type=logits_dtype)
+    logits *= jnp.array(scale, dtype=logits.dtype)
+    if bias is not None:
+        logits = (logits + bias).astype(logits.dtype)
+    padded = _masked(logits, mask, is_causal, q_len, kv_len, window)
+    padded = padded.astype(_onp.float32)  # softmax always in float32
+    probs = softmax(padded, axis=-1).astype(key.dtype)
+    encoded = jnp.einsum("BNTS,BSNH->BTNH", probs, value)
     if q_len is not None:
-        keep = both(keep, (jnp.arange(T)[None, :, None] < q_len[:, None, None])[:, None])
-    if kv_len is not None:
-        keep = both(keep, (jnp.arange(S)[None, None, :] < kv_len[:, None, None])[:, None])
-    return keep
+        rows = jnp.arange(0, encoded.shape[1])[None, :] < q_len[:, None]
+        encoded *= rows[:, :, None, None].astype(encoded.dtype)
+    if not return_residual:
+        return encoded
+    lse = jnp.transpose(logsumexp(padded, axis=-1).astype(key.dtype), (0, 2, 1))  # BNT->BTN
+    return encoded, lax.stop_gradient(lse)
+
+
+def _by_group(t, K, G):
+    """A bias or mask B,N|1,T,S split to B,K|1,G,T,S for the vmap over groups (a single
+    head broadcast to every group)."""
+    if t is None:
+        return None
+    tB, tN, tT, tS = t.shape
+    if tN == 1:
+        return jnp.broadcast_to(t[:, :, None, :, :], (tB, tN, G, tT, tS))
+    return jnp.reshape(t, (tB, K, G, tT, tS))
 
 
 def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
@@ -86,31 +149,19 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     if N % K:
         raise ValueError("The number of query heads must be a multiple of key/value heads, "
                          f"but got {N} vs {K}")
-    G = N // K
     scale = (1.0 / _onp.sqrt(H)) if scale is None else scale
-    logits_dtype = jnp.promote_types(q.dtype, _onp.float32)
+    # JAX's "xla" path, structure for structure (so its program, and its bits): queries
+    # split into K key heads by G groups, and one group's attention vmapped over the groups
+    G = N // K
     qg = jnp.reshape(q, (B, T, K, G, H))
-    logits = jnp.einsum("BTKGH,BSKH->BKGTS", qg, k, preferred_element_type=logits_dtype)
-    logits = jnp.reshape(logits, (B, N, T, S))
-    logits = logits * jnp.asarray(scale, dtype=logits.dtype)
-    if bias is not None:
-        logits = (logits + bias).astype(logits.dtype)
-    keep = _combined_mask(mask, is_causal, local_window_size, q_len, kv_len, B, N, T, S)
-    if keep is not None:
-        # JAX's choice: -0.7 * max, capped at float32's range so float32 stays finite.
-        big = min(float(_dt.finfo(logits.dtype).max), float(_onp.finfo(_onp.float32).max))
-        logits = jnp.where(keep, logits, jnp.asarray(-0.7 * big, dtype=logits.dtype))
-    logits32 = logits.astype(_onp.float32)
-    probs = softmax(logits32, axis=-1).astype(k.dtype)
-    probs = jnp.reshape(probs, (B, K, G, T, S))
-    encoded = jnp.einsum("BKGTS,BSKH->BTKGH", probs, v)
-    encoded = jnp.reshape(encoded, (B, T, N, H))
-    if q_len is not None:
-        rows = jnp.arange(T)[None, :] < q_len[:, None]
-        encoded = encoded * rows[:, :, None, None].astype(encoded.dtype)
-    encoded = jnp.reshape(encoded, out_shape)
+    core = functools.partial(_attend, is_causal=is_causal, scale=scale, q_len=q_len,
+                             kv_len=kv_len, window=local_window_size,
+                             return_residual=return_residual)
+    per_group = registration.VMAP(lambda qg, k, v, bias, mask: core(qg, k, v, bias, mask),
+                                  in_axes=(3, None, None, 2, 2), out_axes=3)
+    out = per_group(qg, k, v, _by_group(bias, K, G), _by_group(mask, K, G))
     if not return_residual:
-        return encoded
-    lse = logsumexp(logits32, axis=-1).astype(k.dtype)  # B N T
-    lse = jnp.reshape(jnp.transpose(lse, (0, 2, 1)), out_shape[:-1])
-    return encoded, lax.stop_gradient(lse)
+        return jnp.reshape(jnp.reshape(out, (B, T, N, H)), out_shape)
+    encoded, lse = out
+    return (jnp.reshape(jnp.reshape(encoded, (B, T, N, H)), out_shape),
+            jnp.reshape(jnp.reshape(lse, (B, T, N)), out_shape[:-1]))

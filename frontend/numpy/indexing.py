@@ -21,7 +21,7 @@ from mjax.numpy.arguments import AxisError, index_axis, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import known
 from mjax.numpy.conversion import asarray
-from mjax.numpy.creation import arange, zeros
+from mjax.numpy.creation import zeros
 from mjax.numpy.elementwise import where_xy
 from mjax.numpy.promotion import broadcast_shapes
 from mjax.numpy.shaping import ravel, reshape
@@ -413,22 +413,65 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
 @fused_when_eager
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
                     wrap_negative_indices=None):
-    if wrap_negative_indices is False:
-        raise NotImplementedError("mjax.numpy.take_along_axis: wrap_negative_indices=False "
-                                  "is not supported (negative indices count from the end)")
+    """JAX: jnp.take_along_axis, staged as JAX stages it, so XLA is handed JAX's program:
+    the indices cast to the axis's index type and wrapped from the end, reshaped to the
+    gather's index shape, and one gather whose other dims are batching dims (dims of
+    size 1 in the indices take the array's whole axis; dims of size 1 in the array are
+    squeezed out), not iotas of positions concatenated into full indices."""
     arr, indices = asarray(arr), asarray(indices)
+    if not np.issubdtype(np.dtype(indices.dtype), np.integer):
+        raise TypeError(f"take_along_axis indices must be of integer type, got "
+                        f"{np.dtype(indices.dtype)}")
     if axis is None:
-        arr, indices, axis = ravel(arr), ravel(indices), 0
-    axis = normalize_axis(operator.index(axis), arr.ndim)
-    idx = []
-    for d in range(arr.ndim):
+        if indices.ndim != 1:
+            raise ValueError(f"take_along_axis indices must be 1D if axis=None, got shape "
+                             f"{tuple(indices.shape)}")
+        arr, axis = ravel(arr), 0
+    rank = arr.ndim
+    if rank != indices.ndim:
+        raise ValueError(f"indices and arr must have the same number of dimensions; "
+                         f"{indices.ndim} vs. {rank}")
+    axis = normalize_axis(operator.index(axis), rank)
+    idx_shape = tuple(indices.shape)
+    axis_size = arr.shape[axis]
+    arr_shape = tuple(1 if d == axis else n for d, n in enumerate(arr.shape))
+    out_shape = broadcast_shapes(idx_shape, arr_shape)
+    if axis_size == 0:
+        return lax.full(out_shape, 0, arr.dtype)
+    if wrap_negative_indices is None:   # (JAX's legacy default)
+        wrap_negative_indices = mode != "promise_in_bounds"
+    if wrap_negative_indices:           # (JAX: index_dtype_for_axis_size)
+        big = not is_symbolic_dim(axis_size) and axis_size > np.iinfo(np.int32).max
+        indices = lax.convert_element_type(indices, np.int64 if big else np.int32)
+        indices = lax.select(lax.lt(indices, lax.full_like(indices, 0)),
+                             lax.add(indices, lax.full_like(indices, axis_size)), indices)
+    index_dims = [d for d, n in enumerate(idx_shape) if d == axis or n != 1]
+    gather_indices = lax.reshape(indices, tuple(out_shape[d] for d in index_dims) + (1,))
+    slice_sizes, offset_dims, start_index_map, collapsed = [], [], [], []
+    operand_batching, indices_batching, squeezed = [], [], []
+    new_d = j = 0     # (a dim of the squeezed array; of the gather's indices)
+    for d in range(rank):
         if d == axis:
-            idx.append(indices)
-        else:
-            shape = [1] * arr.ndim
-            shape[d] = arr.shape[d]
-            idx.append(reshape(arange(arr.shape[d]), shape))
-    # (As JAX's: out-of-range indices give the fill value, NaN for inexact types.)
-    return getitem(arr, tuple(idx), mode="fill" if mode is None else mode,
-                   fill_value=fill_value)
+            slice_sizes.append(1)
+            start_index_map.append(new_d)
+            collapsed.append(new_d)
+            new_d, j = new_d + 1, j + 1
+        elif idx_shape[d] == 1:         # the whole axis of arr: no index formed
+            offset_dims.append(d)
+            slice_sizes.append(arr_shape[d])
+            new_d += 1
+        elif arr_shape[d] == 1:         # squeezed out of arr
+            squeezed.append(d)
+            j += 1
+        else:                           # corresponding elements: a batching dim
+            slice_sizes.append(0 if arr_shape[d] == 0 else 1)
+            operand_batching.append(new_d)
+            indices_batching.append(j)
+            new_d, j = new_d + 1, j + 1
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed),
+        start_index_map=tuple(start_index_map), operand_batching_dims=tuple(operand_batching),
+        start_indices_batching_dims=tuple(indices_batching))
+    return lax.gather(lax.squeeze(arr, squeezed), gather_indices, dnums, tuple(slice_sizes),
+                      mode="fill" if mode is None else mode, fill_value=fill_value)
 

@@ -118,6 +118,54 @@ def add_tangents(b, x, y):
     return add_any(b, x, y)
 
 
+# ---- lax's implicit broadcasting ----------------------------------------------------
+# JAX's binary lax ops take a scalar or a same-rank operand with size-1 dims as it is, so
+# their JVP rules compute on the small operand (div's y ** -2 on the (b, t, 1) sum of a
+# softmax, not on its broadcast). mjax stages that broadcast as a broadcast_in_dim; rules
+# that apply a nonlinear function to an operand look through it with lax_operand and
+# combine with lax_binary, so XLA gets JAX's program.
+def lax_operand(v):
+    """The value `v` was broadcast from when `v` is a broadcast_in_dim of lax's implicit
+    kind (a scalar, or an operand of the same rank stretched along size-1 dims); else v."""
+    if isinstance(v, Linear):
+        return v
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return v
+    owner = owner.operation
+    if owner.name != "jaxpr.broadcast_in_dim":
+        return v
+    src = owner.operands[0]
+    rank = ir.RankedTensorType(src.type).rank
+    if rank == 0:
+        return src
+    dims = list(ir.DenseI64ArrayAttr(owner.attributes["broadcast_dimensions"]))
+    if rank == ir.RankedTensorType(v.type).rank and dims == list(range(rank)):
+        return src
+    return v
+
+
+def lax_binary(b, name: str, x, y):
+    """The binary op `name` of x and y, one broadcast to the other's shape as lax does."""
+    sx, sy = aval(x).shape, aval(y).shape
+    if sx != sy:
+        shape = tuple(max(p, q) for p, q in zip(sx, sy)) if sx and sy else (sx or sy)
+        x, y = (v if aval(v).shape == shape else _implicit_broadcast(b, v, shape)
+                for v in (x, y))
+    return getattr(b, name)(x, y)
+
+
+# (the frontend's mark of the broadcasts lax makes implicitly: make_jaxpr leaves them out)
+IMPLICIT_BROADCAST = "mjax.implicit_broadcast"
+
+
+def _implicit_broadcast(b, v, shape):
+    out = b.broadcast_in_dim(v, shape=shape,
+                             broadcast_dimensions=tuple(range(len(aval(v).shape))))
+    out.owner.operation.attributes[IMPLICIT_BROADCAST] = ir.UnitAttr.get()
+    return out
+
+
 # ---- JVP ---------------------------------------------------------------------------
 _NOT_LINEAR = "not linear in its operands"
 

@@ -18,7 +18,6 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from mjax.dialect import dot_algorithms
 from mjax.dialect.ops import convolution as C
 from mjax.dialect.types import ShapedArray
 from mjax.passes.rules import ad_util as AD
@@ -43,9 +42,9 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
         output_spatial_dimensions=list(out_spec[2:]))
     n = len(lhs_spec) - 2
     pads = np.asarray(padding, np.int64).reshape(n, 2)
-    config = None      # (a dot algorithm names no convolution precision: none is given)
-    if precision is not None and not dot_algorithms.is_algorithm(precision):
-        config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p) for p in precision])
+    # (as JAX's: [DEFAULT, DEFAULT] when none is given, or a dot algorithm, which names
+    # no convolution precision)
+    config = H.precision_config(precision)
     out = ctx.avals_out[0]
 
     def conv(dtype, x, w):

@@ -66,7 +66,10 @@ def _square_lower(ctx, x):
 
 @lowering(E.IntegerPowOp)
 def _integer_pow_lower(ctx, x, *, y):
-    # Square-and-multiply: log2(|y|) multiplies; negative y takes a reciprocal.
+    # Square-and-multiply: log2(|y|) multiplies; negative y takes a reciprocal. (JAX
+    # writes the cube as (x * x) * x: the same operands in its order.)
+    if y == 3:
+        return hlo.multiply(hlo.multiply(x, x), x)
     acc, base, n = None, x, abs(y)
     while n:
         if n & 1:
@@ -172,17 +175,24 @@ def _mul_transpose(b, ct, x, y):
     return [b.mul(ct, y), None] if AD.is_linear(x) else [None, b.mul(x, ct)]
 
 
-AD.defjvp(E.DivOp,
-          lambda b, t, x, y: b.div(t, y),
-          # (JAX's form, op for op, so results agree to the bit: -t * x * y**-2)
-          lambda b, t, x, y: b.mul(b.mul(b.neg(t), x), b.integer_pow(y, y=-2)))
+def _div_jvp_rhs(b, t, x, y):
+    # JAX's form, op for op, so results agree to the bit: -t * x * y**-2, on the operands
+    # as lax takes them (an implicitly broadcast y and its tangent stay small).
+    x, y, t = AD.lax_operand(x), AD.lax_operand(y), AD.lax_operand(t)
+    out = AD.lax_binary(b, "mul", b.neg(t), x)
+    return AD.lax_binary(b, "mul", out, b.integer_pow(y, y=-2))
+
+
+AD.defjvp(E.DivOp, lambda b, t, x, y: b.div(t, y), _div_jvp_rhs)
 
 
 @AD.transpose_rule(E.DivOp)
 def _div_transpose(b, ct, x, y):
     if AD.is_linear(y):
         raise ValueError("div is linear only in its numerator")
-    return [b.div(ct, y), None]
+    # (JAX's div(ct, y) takes an implicitly broadcast y as it is: its lowering broadcasts
+    # it again, at this use)
+    return [AD.lax_binary(b, "div", ct, AD.lax_operand(y)), None]
 
 
 def _rem_jvp_rhs(b, t, x, y):

@@ -6,6 +6,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect import attributes as A
+from mjax.dialect import dot_algorithms
 from mjax.dialect.dtype_rules import is_bool, is_complex, is_float, is_unsigned
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
 from mjax.passes.rules.dynamic_shapes import is_static, shape_value
@@ -70,3 +71,27 @@ def scalar_reduce(result_types, inputs, inits, dimensions, body) -> list[ir.Valu
     with ir.InsertionPoint(block):
         hlo.return_(list(body(*block.arguments)))
     return list(op.results)
+
+
+_PRECISION_CONFIGS: dict = {}   # (context, precision) -> its attribute
+
+
+def precision_config(precision) -> ir.ArrayAttr:
+    """A dot's or convolution's precision_config as JAX states it (lax.precision_attr):
+    one entry per operand, [DEFAULT, DEFAULT] when no precision (or a dot algorithm)
+    was asked for: JAX never leaves it out, and XLA gets the same program."""
+    key = (ir.Context.current, precision)
+    attr = _PRECISION_CONFIGS.get(key)
+    if attr is None:
+        names = ("DEFAULT", "DEFAULT") if precision is None or \
+            dot_algorithms.is_algorithm(precision) else tuple(precision)
+        if len(_PRECISION_CONFIGS) >= 256:
+            _PRECISION_CONFIGS.clear()
+        attr = _PRECISION_CONFIGS[key] = ir.ArrayAttr.get(
+            [hlo.PrecisionAttr.get(p) for p in names])
+    return attr
+
+
+def is_real_number(dtype) -> bool:
+    """A float (bf16 and float8 included) or an integer: not a bool, not a complex."""
+    return np.dtype(dtype).kind in "iu" or (is_float(dtype) and not is_complex(dtype))

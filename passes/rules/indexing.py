@@ -111,6 +111,35 @@ def _gather_dnums(dn, index_vector_dim):
         index_vector_dim=index_vector_dim)
 
 
+def _gather_fill_mask(ctx, idx, i_aval, operand_shape, upper):
+    """JAX's slicing._gather_fill, op for op: the indices in the operand's index type
+    (int32 unless a dim needs int64; the gather takes them so too), each index vector
+    kept only if every component is in [0, dim - slice size], as a mask over the batch
+    dims. Returns (indices, their aval, mask)."""
+    wide = any(is_symbolic_dim(d) or d > np.iinfo(np.int32).max for d in operand_shape)
+    itype = np.dtype(np.int64 if wide else np.int32)
+    if np.dtype(i_aval.dtype) != itype:
+        idx = H.convert(idx, itype)
+        i_aval = i_aval.update(dtype=itype)
+    nb = i_aval.ndim - 1
+    ok_lo = H.compare(idx, H.constant(0, itype, i_aval.shape), "GE")
+    if is_static(upper):
+        vec = hlo.constant(A.dense_elements(np.asarray(upper, itype).reshape(len(upper))))
+    else:
+        vec = H.convert(shape_value(ctx.op, upper), itype)
+    # (lax.expand_dims of the bounds, then le's implicit broadcast to the indices' shape)
+    lifted = (1,) * nb + (len(upper),)
+    bound = hlo.broadcast_in_dim(H.ttype(lifted, itype), vec, [nb])
+    if tuple(i_aval.shape) != lifted:
+        bound = hlo.broadcast_in_dim(H.ttype(i_aval.shape, itype), bound,
+                                     list(range(nb + 1)))
+    ok = hlo.and_(ok_lo, H.compare(idx, bound, "LE"))
+    mask = H.scalar_reduce([H.ttype(i_aval.shape[:-1], np.bool_)], [ok],
+                           [H.constant(True, np.bool_)], [nb],
+                           lambda a, b: [hlo.and_(a, b)])[0]
+    return idx, i_aval, mask
+
+
 @lowering(I.GatherOp)
 def _gather_lower(ctx, x, idx, *, dimension_numbers, slice_sizes, indices_are_sorted,
                   unique_indices, mode, fill_value):
@@ -127,15 +156,7 @@ def _gather_lower(ctx, x, idx, *, dimension_numbers, slice_sizes, indices_are_so
     if mode == "clip":
         idx = _clamp_indices(idx, i_aval, upper, ctx.op)
     elif mode == "fill":
-        # JAX: slicing._gather_fill. A slice is kept only if wholly in bounds; compare in
-        # int64 so that no bound or index wraps.
-        wide = H.convert(idx, np.dtype(np.int64))
-        bound = _vector_const(upper, np.dtype(np.int64), i_aval.shape, ctx.op)
-        ok = hlo.and_(H.compare(wide, H.constant(0, np.int64, i_aval.shape), "GE"),
-                      H.compare(wide, bound, "LE"))
-        mask = H.scalar_reduce([H.ttype(i_aval.shape[:-1], np.bool_)], [ok],
-                               [H.constant(True, np.bool_)], [i_aval.ndim - 1],
-                               lambda a, b: [hlo.and_(a, b)])[0]
+        idx, i_aval, mask = _gather_fill_mask(ctx, idx, i_aval, x_aval.shape, upper)
     if is_static(slice_sizes):
         out = hlo.gather(x, idx, _gather_dnums(dn, i_aval.ndim - 1), list(slice_sizes),
                          indices_are_sorted=indices_are_sorted, results=[_out_type(ctx)])
@@ -147,7 +168,8 @@ def _gather_lower(ctx, x, idx, *, dimension_numbers, slice_sizes, indices_are_so
     if mask is None:
         return out
     batch_dims = [d for d in range(out_aval.ndim) if d not in dn["offset_dims"]]
-    mask = hlo.broadcast_in_dim(H.ttype(out_aval.shape, np.bool_), mask, batch_dims)
+    if batch_dims != list(range(out_aval.ndim)):   # (JAX forwards an identity broadcast)
+        mask = hlo.broadcast_in_dim(H.ttype(out_aval.shape, np.bool_), mask, batch_dims)
     fill = default_fill_value(out_aval.dtype) if fill_value is None else fill_value
     if is_bool(out_aval.dtype):
         fill = bool(fill)

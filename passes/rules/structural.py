@@ -130,9 +130,18 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions=None):
     return hlo.reshape(_out_type(ctx), x)
 
 
-@lowering(S.SqueezeOp, S.ExpandDimsOp)
+@lowering(S.SqueezeOp)
 def _squeeze_lower(ctx, x, *, dimensions):
     return hlo.reshape(_out_type(ctx), x)
+
+
+@lowering(S.ExpandDimsOp)
+def _expand_dims_lower(ctx, x, *, dimensions):
+    # JAX has no expand_dims primitive: lax.expand_dims is a broadcast_in_dim keeping the
+    # operand's dims, and XLA is handed that broadcast_in_dim (not a reshape).
+    rank = len(ctx.avals_out[0].shape)
+    kept = [d for d in range(rank) if d not in dimensions]
+    return hlo.broadcast_in_dim(_out_type(ctx), x, kept)
 
 
 @lowering(S.TransposeOp)
@@ -211,16 +220,18 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
     dn = _dot_dimension_numbers(dimension_numbers)
     if dot_algorithms.is_algorithm(precision):
         return _dot_with_algorithm(ctx, lhs, rhs, dn, precision)
-    # As JAX's CPU/GPU lowering: operands of one dtype go to the dot as they are (the
-    # preferred type is the result's: the products are computed in the operands' type);
-    # operands of two dtypes are both converted to the result's first.
+    # As JAX's lowering: operands of one dtype go to the dot as they are (the preferred
+    # type is the result's: the products are computed in the operands' type); operands
+    # of two dtypes are both converted to the result's first, except on a TPU where both
+    # are real floats or integers (its dot takes them mixed).
     lhs_aval, rhs_aval = ctx.avals_in
-    if lhs_aval.dtype != rhs_aval.dtype:
+    if lhs_aval.dtype != rhs_aval.dtype and not (LOWERING_PLATFORM.get() == "tpu" and all(
+            H.is_real_number(a.dtype) for a in (lhs_aval, rhs_aval))):
         out_dtype = ctx.avals_out[0].dtype
         lhs, rhs = H.convert(lhs, out_dtype), H.convert(rhs, out_dtype)
-    config = None if precision is None else ir.ArrayAttr.get(
-        [hlo.PrecisionAttr.get(p) for p in precision])
-    return hlo.dot_general(_out_type(ctx), lhs, rhs, dn, precision_config=config)
+    return hlo.dot_general(_out_type(ctx), lhs, rhs, dn,
+                           precision_config=H.precision_config(precision))
+
 
 
 class UnsupportedAlgorithmError(PassError, ValueError):
@@ -371,7 +382,23 @@ def _squeeze_transpose(b, ct, x, *, dimensions):
 
 
 AD.deflinear(S.SqueezeOp, _squeeze_transpose)
-AD.deflinear(S.ExpandDimsOp, lambda b, ct, x, **p: [b.reshape(ct, new_sizes=AD.aval(x).shape)])
+
+
+def _expand_dims_transpose(b, ct, x, *, dimensions):
+    # JAX: expand_dims is a broadcast_in_dim, transposed by _broadcast_in_dim_transpose_rule:
+    # the cotangent summed over every dim that is not a kept non-unit dim of the operand
+    # (the new dims, and the operand's own size-1 dims), then those size-1 dims put back
+    # by expand_dims (again a broadcast_in_dim). Not a reshape: XLA gets JAX's reduce.
+    shape = AD.aval(x).shape
+    rank = len(shape) + len(dimensions)
+    kept = [d for d in range(rank) if d not in dimensions]
+    unit = tuple(i for i, n in enumerate(shape) if n == 1)
+    stay = {d for d, n in zip(kept, shape) if n != 1}
+    summed = _sum_axes(b, ct, [d for d in range(rank) if d not in stay])
+    return [b.expand_dims(summed, dimensions=unit) if unit else summed]
+
+
+AD.deflinear(S.ExpandDimsOp, _expand_dims_transpose)
 AD.deflinear(S.TransposeOp, lambda b, ct, x, *, permutation: [
     b.transpose(ct, permutation=tuple(int(i) for i in np.argsort(permutation)))])
 AD.deflinear(S.RevOp, lambda b, ct, x, *, dimensions: [b.rev(ct, dimensions=dimensions)])

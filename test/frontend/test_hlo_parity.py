@@ -105,3 +105,169 @@ def _check(name):
                                                                    theirs[key])
     for a, b in zip(mine["values"], theirs["values"]):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=1e-5)
+
+
+# ---- the same program as JAX's, for the TPU and on the CPU (issue 54.5, issue 57.3) ------
+# The modules both libraries lower for a TPU (which needs no chip), compared op for op:
+# after inlining JAX's private functions (jit-wrapped jnp functions such as take_along_axis
+# and log_softmax; mjax inlines its own) and running canonicalize + cse on both (mjax's
+# pipeline runs them, JAX's does not: XLA does), the multisets of operations agree,
+# each keyed by its name, attributes, and operand and result types. Left out: constants and
+# broadcasts of constants (JAX broadcasts scalar literals where mjax makes splat
+# constants; XLA treats them alike) and converts of a value to its own type (JAX's of
+# a weak-typed scalar). Reduces, gathers, scatters, dots with their precision configs and
+# reshapes all count.
+def _ops_of_module(text: str) -> collections.Counter:
+    from jaxlib.mlir import ir, passmanager
+
+    from mjax.dialect.context import context
+    from mjax.passes.ir_util import clone_into
+
+    with context():
+        module = ir.Module.parse(text)
+        funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+                 for op in module.body.operations if op.operation.name == "func.func"}
+        while True:
+            calls = []
+
+            def visit(op):
+                if op.name == "func.call":
+                    calls.append(op)
+                return ir.WalkResult.ADVANCE
+            module.operation.walk(visit)
+            if not calls:
+                break
+            for call in calls:
+                callee = funcs[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+                body = callee.regions[0].blocks[0]
+                mapping = dict(zip(body.arguments, call.operands))
+                for op in body.operations:
+                    op = op.operation
+                    if op.name == "func.return":
+                        for r, v in zip(call.results, op.operands):
+                            r.replace_all_uses_with(mapping.get(v, v))
+                        break
+                    new = clone_into(op, ir.InsertionPoint(call), mapping)
+                    mapping.update(zip(op.results, new.results))
+                call.erase()
+        passmanager.PassManager.parse(
+            "builtin.module(canonicalize,cse,symbol-dce)").run(module.operation)
+        main = next(op.operation for op in module.body.operations
+                    if op.operation.name == "func.func"
+                    and ir.StringAttr(op.operation.attributes["sym_name"]).value == "main")
+        ops: collections.Counter = collections.Counter()
+        constant = set()
+
+        def key(op):
+            attrs = sorted((n, str(op.attributes[n])) for n in op.attributes
+                           if not n.startswith(("mhlo.", "jax.", "sdy.", "mjax.")))
+            body = [o.operation.name for r in op.regions for b in r.blocks
+                    for o in b.operations]
+            return (op.name, tuple(attrs), tuple(body),
+                    tuple(str(v.type) for v in op.operands),
+                    tuple(str(r.type) for r in op.results))
+
+        def visit_op(op):
+            if op.name in ("func.func", "func.return", "builtin.module"):
+                return ir.WalkResult.ADVANCE
+            same_type_convert = (op.name == "stablehlo.convert" and
+                                 op.operands[0].type == op.results[0].type)
+            if op.name == "stablehlo.constant" or (
+                    op.name in ("stablehlo.broadcast_in_dim", "stablehlo.convert") and
+                    not isinstance(op.operands[0].owner, ir.Block) and
+                    op.operands[0].owner in constant):
+                constant.add(op)
+                return ir.WalkResult.ADVANCE
+            if same_type_convert:
+                return ir.WalkResult.ADVANCE
+            if not isinstance(op.parent, type(main)) or op.parent != main:
+                return ir.WalkResult.ADVANCE    # (reduce/scatter bodies: in their op's key)
+            ops[key(op)] += 1
+            return ir.WalkResult.ADVANCE
+        main.walk(visit_op)
+    return ops
+
+
+def _lowered_text(lib, jnp, make, args, platform):
+    return lib.jit(make(lib, jnp)).trace(*args).lower(
+        lowering_platforms=(platform,)).as_text()
+
+
+def _lm(layers=2):
+    saved = transformer.D, transformer.HEADS, transformer.SEQ, transformer.VOCAB
+    transformer.D, transformer.HEADS, transformer.SEQ, transformer.VOCAB = 256, 4, 64, 512
+    try:
+        rng = np.random.default_rng(0)
+        params = transformer.lm_params(rng, layers)
+        zeros = jax.tree_util.tree_map(np.zeros_like, params)
+        tokens = rng.integers(0, transformer.VOCAB,
+                              (2, transformer.SEQ + 1)).astype(np.int32)
+        return transformer.make_step, (params, (np.zeros((), np.float32), zeros, zeros),
+                                       tokens), saved
+    except BaseException:
+        transformer.D, transformer.HEADS, transformer.SEQ, transformer.VOCAB = saved
+        raise
+
+
+def _same_ops(make, args, platform):
+    mine = _ops_of_module(_lowered_text(mjax, mjnp, make, args, platform))
+    theirs = _ops_of_module(_lowered_text(jax, jjnp, make, args, platform))
+    only_mine = {k[0] + str(k[3:]): n for k, n in (mine - theirs).items()}
+    only_theirs = {k[0] + str(k[3:]): n for k, n in (theirs - mine).items()}
+    assert not only_mine and not only_theirs, (only_mine, only_theirs)
+    return mine
+
+
+def test_lm_step_for_tpu_is_jaxs_program():
+    # The LM step of benchmarks/transformer.py (2 layers, d 256, seq 64, vocab 512) lowered
+    # for a TPU: the same reduces (the keepdims means' transposes reduce over the kept
+    # dim, as JAX's broadcast_in_dim transpose), take_along_axis's one batched gather and
+    # scatter-add, each dot with precision [DEFAULT, DEFAULT], softmax's y ** -2 on the
+    # (b, h, q, 1) sums, and no reshape JAX does not have.
+    make, args, saved = _lm()
+    try:
+        ops = _same_ops(make, args, "tpu")
+    finally:
+        transformer.D, transformer.HEADS, transformer.SEQ, transformer.VOCAB = saved
+    names = collections.Counter()
+    for k, n in ops.items():
+        names[k[0]] += n
+    assert names["stablehlo.gather"] == 2 and names["stablehlo.scatter"] == 2
+    assert any("operand_batching_dims = [0, 1]" in dict(k[1])["dimension_numbers"]
+               for k in ops if k[0] == "stablehlo.gather")
+    dots = [k for k in ops if k[0] == "stablehlo.dot_general"]
+    assert dots and all(
+        "[#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]" in dict(k[1])[
+            "precision_config"] for k in dots)
+
+
+def test_cnn_and_rnn_steps_for_tpu_are_jaxs_programs():
+    for name in ("cnn", "rnn"):
+        make, args = _model(name)
+        _same_ops(make, args, "tpu")
+
+
+def test_lm_steps_on_cpu_are_jaxs_to_the_bit():
+    # Three Adam steps of the small LM on the CPU: the same losses and the same parameters
+    # and optimizer state, bit for bit (the programs XLA gets are the same, down to
+    # which broadcasts are shared: passes/broadcast_per_use.py).
+    make, args, saved = _lm()
+    try:
+        results = []
+        for lib, jnp in ((mjax, mjnp), (jax, jjnp)):
+            step = lib.jit(make(lib, jnp))
+            params, opt, tokens = args
+            losses = []
+            for _ in range(3):
+                loss, params, opt = step(params, opt, tokens)
+                losses.append(np.asarray(loss))
+            results.append((losses, [np.asarray(x) for x in
+                                     lib.tree_util.tree_leaves((params, opt))]))
+    finally:
+        transformer.D, transformer.HEADS, transformer.SEQ, transformer.VOCAB = saved
+    (mine, mine_state), (theirs, their_state) = results
+    assert [m.tobytes() for m in mine] == [t.tobytes() for t in theirs], (mine, theirs)
+    assert len(mine_state) == len(their_state)
+    differing = [i for i, (a, b) in enumerate(zip(mine_state, their_state))
+                 if not np.array_equal(a, b)]
+    assert not differing, differing

@@ -525,7 +525,7 @@ func.func @exp2(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-LABEL: func.func @integer_pow
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
 // CHECK:         %[[SQ:.*]] = stablehlo.multiply %[[X]], %[[X]]
-// CHECK:         %[[R:.*]] = stablehlo.multiply %[[X]], %[[SQ]]
+// CHECK:         %[[R:.*]] = stablehlo.multiply %[[SQ]], %[[X]]
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
 func.func @integer_pow(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -1134,13 +1134,24 @@ func.func @ne_complex(%x: tensor<4xcomplex<f32>>, %y: tensor<4xcomplex<f32>>) ->
 
 // -----
 
-// square is x * x.
+// square of a float is chlo.square (JAX's lowering); of an integer, x * x.
 // CHECK-LABEL: func.func @square
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
-// CHECK:         %[[R:.*]] = stablehlo.multiply %[[X]], %[[X]] : tensor<4xf32>
+// CHECK:         %[[R:.*]] = chlo.square %[[X]] : tensor<4xf32>
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
 func.func @square(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "jaxpr.square"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @square_int
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xi32>)
+// CHECK:         %[[R:.*]] = stablehlo.multiply %[[X]], %[[X]] : tensor<4xi32>
+// CHECK:         return %[[R]]
+func.func @square_int(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = "jaxpr.square"(%x) : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
 }

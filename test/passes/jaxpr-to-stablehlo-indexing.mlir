@@ -55,12 +55,17 @@ func.func @gather_clip(%x: tensor<5x7xf32>, %i: tensor<4x2xi32>) -> tensor<4x2xf
 
 // -----
 
-// "fill" (the default) masks slices that are not wholly in bounds and fills them (NaN).
+// "fill" (the default) masks slices that are not wholly in bounds and fills them (NaN),
+// as JAX's _gather_fill: the indices compared in the operand's index type (int32 here),
+// with the bounds lifted by expand_dims and broadcast to the indices' shape.
 // CHECK-LABEL: func.func @gather_fill
 // CHECK-SAME:    (%[[X:.*]]: tensor<5x3xf32>, %[[I:.*]]: tensor<4x1xi32>)
-// CHECK:         %[[W:.*]] = stablehlo.convert %[[I]] : (tensor<4x1xi32>) -> tensor<4x1xi64>
-// CHECK:         stablehlo.compare GE, %[[W]]
-// CHECK:         stablehlo.compare LE, %[[W]]
+// CHECK-NOT:     stablehlo.convert
+// CHECK:         stablehlo.compare GE, %[[I]]
+// CHECK:         %[[U:.*]] = stablehlo.constant dense<4> : tensor<1xi32>
+// CHECK:         %[[U1:.*]] = stablehlo.broadcast_in_dim %[[U]], dims = [1] : (tensor<1xi32>) -> tensor<1x1xi32>
+// CHECK:         %[[U2:.*]] = stablehlo.broadcast_in_dim %[[U1]], dims = [0, 1] : (tensor<1x1xi32>) -> tensor<4x1xi32>
+// CHECK:         stablehlo.compare LE, %[[I]], %[[U2]]
 // CHECK:         %[[OK:.*]] = stablehlo.reduce({{.*}}) applies stablehlo.and across dimensions = [1] : (tensor<4x1xi1>, tensor<i1>) -> tensor<4xi1>
 // CHECK:         %[[G:.*]] = "stablehlo.gather"(%[[X]], %[[I]])
 // CHECK:         %[[M:.*]] = stablehlo.broadcast_in_dim %[[OK]], dims = [0] : (tensor<4xi1>) -> tensor<4x3xi1>

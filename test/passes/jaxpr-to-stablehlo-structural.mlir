@@ -16,7 +16,9 @@ func.func @convert_element_type(%x: tensor<4xf32>) -> tensor<4xi32> {
 // CHECK-LABEL: func.func @convert_element_type_to_bool
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
 // CHECK:         %[[ZERO:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<4xf32>
-// CHECK:         %[[R:.*]] = stablehlo.compare NE, %[[X]], %[[ZERO]], FLOAT
+// CHECK:         %[[NE:.*]] = stablehlo.compare NE, %[[X]], %[[ZERO]], FLOAT
+// (JAX's convert_hlo converts the comparison to its own type)
+// CHECK:         %[[R:.*]] = stablehlo.convert %[[NE]] : tensor<4xi1>
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
 func.func @convert_element_type_to_bool(%x: tensor<4xf32>) -> tensor<4xi1> {
@@ -305,7 +307,7 @@ func.func @squeeze(%x: tensor<1x3x1xf32>) -> tensor<3xf32> {
 
 // CHECK-LABEL: func.func @expand_dims
 // CHECK-SAME:    (%[[X:.*]]: tensor<3xf32>)
-// CHECK:         %[[R:.*]] = stablehlo.reshape %[[X]] : (tensor<3xf32>) -> tensor<1x3x1xf32>
+// CHECK:         %[[R:.*]] = stablehlo.broadcast_in_dim %[[X]], dims = [1] : (tensor<3xf32>) -> tensor<1x3x1xf32>
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
 func.func @expand_dims(%x: tensor<3xf32>) -> tensor<1x3x1xf32> {
@@ -479,7 +481,7 @@ func.func @clamp_elementwise(%x: tensor<4xi32>, %y: tensor<4xi32>, %z: tensor<4x
 
 // CHECK-LABEL: func.func @dot_general
 // CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>, %[[Y:.*]]: tensor<3x4xf32>)
-// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[X]], %[[Y]], contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[X]], %[[Y]], contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
 func.func @dot_general(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf32> {
@@ -526,7 +528,7 @@ func.func @dot_general_algorithm_x3(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) ->
 
 // CHECK-LABEL: func.func @dot_general_batch
 // CHECK-SAME:    (%[[X:.*]]: tensor<5x2x3xf32>, %[[Y:.*]]: tensor<5x3x4xf32>)
-// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[X]], %[[Y]], batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>
+// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[X]], %[[Y]], batching_dims = [0] x [0], contracting_dims = [2] x [1], precision = [DEFAULT, DEFAULT] : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
 func.func @dot_general_batch(%x: tensor<5x2x3xf32>, %y: tensor<5x3x4xf32>) -> tensor<5x2x4xf32> {
@@ -541,7 +543,7 @@ func.func @dot_general_batch(%x: tensor<5x2x3xf32>, %y: tensor<5x3x4xf32>) -> te
 // CHECK-LABEL: func.func @dot_general_preferred_element_type
 // CHECK-SAME:    (%[[X:.*]]: tensor<2x3xi8>, %[[Y:.*]]: tensor<3xi8>)
 // CHECK-NOT:     stablehlo.convert
-// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[X]], %[[Y]], contracting_dims = [1] x [0] : (tensor<2x3xi8>, tensor<3xi8>) -> tensor<2xi32>
+// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[X]], %[[Y]], contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<2x3xi8>, tensor<3xi8>) -> tensor<2xi32>
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
 func.func @dot_general_preferred_element_type(%x: tensor<2x3xi8>, %y: tensor<3xi8>) -> tensor<2xi32> {
@@ -555,7 +557,7 @@ func.func @dot_general_preferred_element_type(%x: tensor<2x3xi8>, %y: tensor<3xi
 // CHECK-SAME:    (%[[X:.*]]: tensor<2x3xi8>, %[[Y:.*]]: tensor<3xi16>)
 // CHECK:         %[[XC:.*]] = stablehlo.convert %[[X]] : (tensor<2x3xi8>) -> tensor<2x3xi32>
 // CHECK:         %[[YC:.*]] = stablehlo.convert %[[Y]] : (tensor<3xi16>) -> tensor<3xi32>
-// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[XC]], %[[YC]], contracting_dims = [1] x [0] : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2xi32>
+// CHECK:         %[[R:.*]] = stablehlo.dot_general %[[XC]], %[[YC]], contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2xi32>
 // CHECK:         return %[[R]]
 func.func @dot_general_mixed_operand_dtypes(%x: tensor<2x3xi8>, %y: tensor<3xi16>) -> tensor<2xi32> {
   %0 = "jaxpr.dot_general"(%x, %y) {dimension_numbers = [[array<i64: 1>, array<i64: 0>], [array<i64>, array<i64>]], preferred_element_type = i32} : (tensor<2x3xi8>, tensor<3xi16>) -> tensor<2xi32>
