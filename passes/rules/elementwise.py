@@ -8,7 +8,7 @@ import numpy as np
 from jaxlib.mlir.dialects import chlo
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from mjax.dialect.dtype_rules import is_complex, is_unsigned
+from mjax.dialect.dtype_rules import is_complex, is_inexact, is_unsigned
 from mjax.dialect.ops import elementwise as E
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
@@ -61,7 +61,11 @@ def _pow_lower(ctx, x, y):
 
 @lowering(E.SquareOp)
 def _square_lower(ctx, x):
-    return hlo.multiply(x, x)
+    # JAX's square_p: chlo.square for floats and complex numbers (XLA expands the complex
+    # one with its own formula), x * x for integers.
+    if not is_inexact(ctx.avals_in[0].dtype):
+        return hlo.multiply(x, x)
+    return chlo.square(x)
 
 
 @lowering(E.IntegerPowOp)
@@ -241,30 +245,22 @@ AD.defjvp(E.IntegerPowOp, _integer_pow_jvp)
 AD.defjvp(E.SquareOp, lambda b, t, x, *, ans: b.mul(t, b.mul(_c(b, x, 2), x)))
 
 
-def _minmax_jvp(pick):
-    # 1 where x wins, 1/2 on ties, 0 elsewhere (JAX: _balanced_eq).
-    def lhs(b, t, x, y):
-        coef = b.select_n(pick(b, x, y), _c(b, x, 0), _c(b, x, 1))
-        coef = b.select_n(b.eq(x, y), coef, _c(b, x, 0.5))
-        return b.mul(t, coef)
-
-    def rhs(b, t, x, y):
-        return lhs(b, t, y, x)
-    return lhs, rhs
+def _balanced_eq(b, x, z, y):
+    # JAX's _balanced_eq, op for op: (x == z ? 1 : 0) / (y == z ? 2 : 1), z the answer:
+    # 1 where x is the answer, 1/2 where both are, 0 elsewhere. Comparing with the answer
+    # serves complex max/min (lexicographic) as well.
+    one = _c(b, z, 1)
+    return b.div(b.select_n(b.eq(x, z), _c(b, z, 0), one),
+                 b.select_n(b.eq(y, z), one, _c(b, z, 2)))
 
 
-def _wins(order, extreme):
-    # x wins where order(x, y); complex values have no order op: x wins where it is the
-    # op's result (lexicographic max/min), as JAX's rule compares with the answer.
-    def pick(b, x, y):
-        if is_complex(AD.aval(x).dtype):
-            return b.eq(getattr(b, extreme)(x, y), x)
-        return getattr(b, order)(x, y)
-    return pick
+def _minmax_jvp():
+    return (lambda b, t, x, y, *, ans: b.mul(t, _balanced_eq(b, x, ans, y)),
+            lambda b, t, x, y, *, ans: b.mul(t, _balanced_eq(b, y, ans, x)))
 
 
-AD.defjvp(E.MaxOp, *_minmax_jvp(_wins("gt", "max")))
-AD.defjvp(E.MinOp, *_minmax_jvp(_wins("lt", "min")))
+AD.defjvp(E.MaxOp, *_minmax_jvp())
+AD.defjvp(E.MinOp, *_minmax_jvp())
 AD.defjvp(E.Atan2Op,
           lambda b, t, x, y: b.mul(t, b.div(y, b.add(_sq(b, x), _sq(b, y)))),
           lambda b, t, x, y: b.mul(t, b.div(b.neg(x), b.add(_sq(b, x), _sq(b, y)))))

@@ -28,10 +28,12 @@ def _convert_element_type_lower(ctx, x, *, new_dtype):
     if is_complex(old) and not is_complex(new_dtype):
         x = hlo.real(x)  # JAX drops the imaginary part
     if is_bool(new_dtype) and not is_bool(old):
-        # nonzero -> True, as numpy's astype(bool) does
-        return hlo.compare(x, H.constant_like(x, 0), hlo.ComparisonDirectionAttr.get("NE"),
-                           compare_type=hlo.ComparisonTypeAttr.get(H.compare_type(
-                               H.aval_of(x.type).dtype)))
+        # nonzero -> True, as numpy's astype(bool) does; then, as JAX's convert_hlo, a
+        # convert of the comparison to its own type
+        ne = hlo.compare(x, H.constant_like(x, 0), hlo.ComparisonDirectionAttr.get("NE"),
+                         compare_type=hlo.ComparisonTypeAttr.get(H.compare_type(
+                             H.aval_of(x.type).dtype)))
+        return hlo.convert(ne.type, ne)
     return H.convert(x, new_dtype)
 
 
