@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import inspect
 
+from mjax import trace_trees
+
 
 def _positional(sig: inspect.Signature) -> tuple:
     """(how many parameters a call may fill by position, whether there is *args)."""
@@ -64,3 +66,28 @@ def split_static(args, nondiff_argnums):
         it = iter(dyn_args)
         return [static[i] if i in static else next(it) for i in range(len(args))]
     return [static[i] for i in nondiff_argnums], dyn, full
+
+
+def nondiff_positions(fun, nondiff_argnums=(), nondiff_argnames=()) -> tuple:
+    """The sorted positions of `nondiff_argnums` and of the parameters of `fun` named in
+    `nondiff_argnames` (JAX 0.10.2's custom_vjp takes both)."""
+    nums = set(nondiff_argnums)
+    if nondiff_argnames:
+        names = (nondiff_argnames,) if isinstance(nondiff_argnames, str) else nondiff_argnames
+        params = list(inspect.signature(fun).parameters)
+        for name in names:
+            if name not in params:
+                raise ValueError(f"custom_vjp nondiff_argnames: {name!r} is not a "
+                                 f"parameter of {getattr(fun, '__name__', fun)} "
+                                 f"(parameters: {params})")
+            nums.add(params.index(name))
+    return tuple(sorted(nums))
+
+
+def cotangent_leaves(g, k: int) -> list:
+    """The leaves of the cotangent a custom_vjp bwd gave for an argument of `k` leaves:
+    None is zeros; an array given for a None argument (no leaves) is ignored, as in JAX."""
+    if g is None:
+        return [None] * k
+    leaves = trace_trees.tree_leaves(g)
+    return [] if k == 0 and len(leaves) == 1 and leaves[0] is g else leaves

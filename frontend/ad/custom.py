@@ -26,7 +26,6 @@ import collections
 import contextlib
 import dataclasses
 import functools
-import inspect
 import itertools
 import threading
 import weakref
@@ -36,7 +35,8 @@ import numpy as np
 
 from mjax import lax, trace_trees, tree_util
 from mjax.ad import concrete, cotangent_types, eager_jvp, levels, rule_traces, symbolic_zeros
-from mjax.ad.arguments import resolve_kwargs, split_static
+from mjax.ad.arguments import (cotangent_leaves, nondiff_positions, resolve_kwargs,
+                                split_static)
 from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, put_back,
                              set_apart)
 from mjax.ad.symbolic_zeros import SymbolicZero
@@ -580,18 +580,7 @@ class custom_vjp(_CustomRules):
     kind = "vjp"
 
     def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
-        nums = set(nondiff_argnums)
-        if nondiff_argnames:       # (JAX: the names' positions in fun's signature)
-            if isinstance(nondiff_argnames, str):
-                nondiff_argnames = (nondiff_argnames,)
-            params = list(inspect.signature(fun).parameters)
-            for name in nondiff_argnames:
-                if name not in params:
-                    raise ValueError(f"custom_vjp nondiff_argnames: {name!r} is not a "
-                                     f"parameter of {getattr(fun, '__name__', fun)} "
-                                     f"(parameters: {params})")
-                nums.add(params.index(name))
-        super().__init__(fun, tuple(sorted(nums)))
+        super().__init__(fun, nondiff_positions(fun, nondiff_argnums, nondiff_argnames))
         self.fwd = self.bwd = None
 
     def _has_rules(self):
@@ -768,9 +757,7 @@ class custom_vjp(_CustomRules):
                                 f"{got_tree} for primal input structure {in_tree}.")
             g_leaves = []
             for g, k in zip(got, call.arg_sizes):
-                gl = [None] * k if g is None else trace_trees.tree_leaves(g)
-                if k == 0 and len(gl) == 1 and gl[0] is g:
-                    gl = []       # (an array for a None argument is ignored, as in JAX)
+                gl = cotangent_leaves(g, k)
                 if len(gl) != k:
                     raise TypeError(f"Custom VJP bwd rule must produce an output with "
                                     f"the same container (pytree) structure as the args "

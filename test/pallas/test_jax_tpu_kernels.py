@@ -1,7 +1,7 @@
 """JAX's own Pallas TPU kernels (jax.experimental.pallas.ops.tpu: matmul, flash attention
-forward and gradient, megablox gmm and its gradient, paged attention) run unmodified as user code on mjax
-(`python -m mjax`, so `import jax` is mjax) in TPU interpret mode, and give real jax's
-values. Each library runs test/pallas/jax_tpu_kernels.py in a child process, so real jax
+forward and gradient, megablox gmm and its gradient, paged attention) run unmodified as
+user code on mjax (`python -m mjax`, so `import jax` is mjax) in TPU interpret mode, and
+give real jax's values. Each library runs test/pallas/jax_tpu_kernels.py in a child process, so real jax
 and the alias never share a process."""
 import os
 import subprocess

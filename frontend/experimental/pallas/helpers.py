@@ -11,8 +11,14 @@ from typing import Union
 
 from mjax import numpy as jnp
 from mjax import trace_trees, tree_util
+from mjax.config import config
+from mjax.dialect.ops.pallas import PallasCallOp
 from mjax.experimental.pallas.core import (Blocked, BoundedSlice, CostEstimate, Element,
                                            Squeezed)
+from mjax.jitted import jit
+from mjax.primitive import primitive_of
+from mjax.ref import new_ref
+from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.experimental.pallas.memory import run_scoped
 
 
@@ -21,8 +27,6 @@ def estimate_cost(fun, *args, **kwargs) -> CostEstimate:
     arguments are static): XLA's cost analysis of the function, lowered for the
     default backend. JAX: pl.estimate_cost (JAX counts from its jaxpr, so the
     numbers can differ; they only guide XLA's scheduling of the kernel)."""
-    from mjax import ShapeDtypeStruct
-    from mjax.jitted import jit
     leaves, tree = trace_trees.tree_flatten(args)
     specs = [ShapeDtypeStruct(tuple(x.shape), x.dtype) if hasattr(x, "shape") else x
              for x in leaves]
@@ -117,7 +121,6 @@ def run_state(f):
     """`run_state(f)(init)`: runs `f` on refs holding `init` (a pytree of arrays) and
     returns their final values. JAX: pl.run_state."""
     def wrapped(init):
-        from mjax.ref import new_ref
         leaves, tree = trace_trees.tree_flatten(init)
         refs = [new_ref(jnp.asarray(x)) for x in leaves]
         f(tree_util.tree_unflatten(tree, refs))
@@ -129,7 +132,6 @@ def lower_as_mlir(f, *args, dynamic_shapes=False, device=None, static_argnames=(
                   platforms=None, **kwargs) -> str:
     """The text of `f`'s lowered module (mjax: its StableHLO after the Pallas passes).
     JAX: pl.lower_as_mlir."""
-    from mjax.jitted import jit
     if dynamic_shapes:
         raise NotImplementedError("pl.lower_as_mlir(dynamic_shapes=True): mjax shapes are "
                                   "static")
@@ -140,20 +142,17 @@ def lower_as_mlir(f, *args, dynamic_shapes=False, device=None, static_argnames=(
 def enable_debug_checks(new_val=True):
     """A context manager setting jax_pallas_enable_debug_checks. JAX:
     pl.enable_debug_checks."""
-    from mjax.config import config
     return config.override(jax_pallas_enable_debug_checks=bool(new_val))
 
 
 def enable_poison_buffers(new_val=True):
     """A context manager setting jax_pallas_poison_buffers. JAX: pl.enable_poison_buffers."""
-    from mjax.config import config
     return config.override(jax_pallas_poison_buffers=bool(new_val))
 
 
 def debug_check(condition, message) -> None:
     """A runtime check of a kernel when jax_pallas_enable_debug_checks is on; nothing
     otherwise. JAX: pl.debug_check (mjax implements the off state only)."""
-    from mjax.config import config
     if config.read("jax_pallas_enable_debug_checks"):
         raise NotImplementedError("pl.debug_check with jax_pallas_enable_debug_checks on "
                                   "is not supported by mjax (kernel checks)")
@@ -173,13 +172,7 @@ pallas_export_experimental = _not_supported("pallas_export_experimental",
                                             "the export mode of Pallas calls")
 
 
-def _pallas_call_p():
-    from mjax.dialect.ops.pallas import PallasCallOp
-    from mjax.primitive import primitive_of
-    return primitive_of(PallasCallOp)
-
-
-pallas_call_p = _pallas_call_p()
+pallas_call_p = primitive_of(PallasCallOp)
 
 
 __all__ = ["BlockDim", "Indirect", "RevisitMode", "broadcast_to", "core_map", "debug_check",

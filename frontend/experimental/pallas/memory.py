@@ -16,6 +16,8 @@ import numpy as np
 from mjax import lax, trace_trees, tree_util
 from mjax.core import aval_of_value, bind, emit_region_op, trace_region
 from mjax.dialect.ops import pallas_tpu as P
+from mjax.experimental.pallas.pallas_call import (_is_scratch_leaf, _scratch_aval,
+                                                  _scratch_space)
 from mjax.experimental.pallas.primitives import current_kernel
 from mjax.experimental.pallas.ref import Ref, _as_i32, as_ref
 
@@ -32,8 +34,6 @@ def run_scoped(f, *types, collective_axes=(), **kw_types):
     """Calls `f` with fresh refs of `types` (pltpu.VMEM(...), pltpu.SemaphoreType.DMA,
     ...; keyword types become keyword refs) that live only during the call; returns what
     `f` returns. JAX: pl.run_scoped."""
-    from mjax.experimental.pallas.pallas_call import (_is_scratch_leaf, _scratch_aval,
-                                                      _scratch_space)
     current_kernel("run_scoped")
     if collective_axes:
         raise NotImplementedError("run_scoped(collective_axes=...) (buffers shared by the "
@@ -104,6 +104,14 @@ def semaphore_read(sem_or_view):
 
 
 # ---- DMAs -------------------------------------------------------------------------------
+class _OneDmaSemaphore:
+    """A scratch spec of one DMA semaphore (pltpu.SemaphoreType.DMA, which is above)."""
+    mjax_semaphore_space = "dma_semaphore"
+
+
+_ONE_DMA_SEMAPHORE = _OneDmaSemaphore()
+
+
 @dataclasses.dataclass
 class AsyncCopyDescriptor:
     """A DMA from `src_ref` to `dst_ref` signalling `dst_sem` (and `src_sem`): `.start()`
@@ -184,11 +192,9 @@ def async_copy(src_ref, dst_ref, sem, *, priority: int = 0,
 def sync_copy(src_ref, dst_ref, *, add: bool = False) -> None:
     """Copies `src_ref` into `dst_ref` with a DMA and waits for it (a scoped DMA
     semaphore). JAX: pltpu.sync_copy."""
-    from mjax.experimental.pallas.tpu import SemaphoreType
-
     def body(sem):
         async_copy(src_ref, dst_ref, sem, add=add).wait()
-    run_scoped(body, SemaphoreType.DMA)
+    run_scoped(body, _ONE_DMA_SEMAPHORE)
 
 
 def make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,

@@ -19,6 +19,7 @@ import numpy as np
 
 from mjax import dtypes, lax
 from mjax import numpy as jnp
+from mjax.config import config
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.experimental.pallas import core as _pl_core
 from mjax.experimental.pallas.pallas_call import tpu_interpret_mode as _interpret_mode
@@ -32,6 +33,7 @@ from mjax.experimental.pallas.memory import DeviceIdType
 from mjax.experimental.pallas.helpers import semaphore   # (deprecated in JAX: pl.semaphore)
 from mjax.experimental.pallas.pipeline import emit_pipeline
 from mjax.experimental.pallas.ref import as_ref
+from mjax.placement import devices
 
 core = _pl_core     # (JAX: pltpu.core is its mosaic core module)
 
@@ -267,7 +269,6 @@ def force_tpu_interpret_mode(params: InterpretParams = InterpretParams()):
 def set_tpu_interpret_mode(params: InterpretParams = InterpretParams()) -> None:
     """From now on (process-wide), every pallas_call traced runs in interpret mode
     (None: stop forcing it). JAX: pltpu.set_tpu_interpret_mode."""
-    from mjax.config import config
     config.update("mjax_pallas_tpu_interpret_mode", params)
 
 
@@ -360,7 +361,6 @@ get_tpu_info.mjax_unsupported = "descriptions of TPU chips (VMEM size, core coun
 
 def is_tpu_device() -> bool:
     """Whether the default device is a TPU. JAX: pltpu.is_tpu_device."""
-    from mjax import devices
     try:
         return devices()[0].platform == "tpu"
     except Exception:   # (no backend at all)
