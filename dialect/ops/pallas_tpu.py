@@ -68,7 +68,7 @@ def _starts(op: str, what: str, avals, n: int) -> None:
         raise TypeError(f"{op} {what} takes {n} start indices (one per dimension), got "
                         f"{len(avals)}")
     for a in avals:
-        if isinstance(a, RefAval) or a.shape != () or a.dtype.kind not in "iu":
+        if isinstance(a, RefAval) or a.shape != () or getattr(a.dtype, "kind", "?") not in "iu":
             raise TypeError(f"{op} {what} start indices must be integer scalars, got "
                             f"{a.str_short()}")
 
