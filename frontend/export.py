@@ -54,12 +54,27 @@ minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
 _CALLING_CONVENTION_VERSION = 10
 
-# Custom call targets that mjax's lowering may emit and XLA keeps stable. Host callbacks
-# are not among them: a Python callable cannot be serialized.
-_STABLE_CUSTOM_CALLS = frozenset({"Sharding", "SPMDFullToShardShape",
-                                  "SPMDShardToFullShape", "shape_assertion",
-                                  "stablehlo.dynamic_top_k",
-                                  "stablehlo.dynamic_reduce_window"})
+# Custom call targets whose compatibility JAX 0.10.2 guarantees (an export may hold them):
+# jaxlib's LAPACK and GPU solver kernels, XLA's TPU linear algebra, Mosaic kernels, SPMD
+# markers, shape assertions. Host callbacks are not among them: a Python callable cannot
+# be serialized.
+_LAPACK = {f"lapack_{t}{routine}_ffi" for routine, types in (
+    ("potrf", "sdcz"), ("geqrf", "sdcz"), ("geev", "sdcz"), ("gesdd", "sdcz"),
+    ("getrf", "sdcz"), ("gehrd", "sdcz"), ("gees", "sdcz"), ("trsm", "sdcz"),
+    ("gtsv", "sdcz"), ("orgqr", "sd"), ("ungqr", "cz"), ("syevd", "sd"), ("heevd", "cz"),
+    ("sytrd", "sd"), ("hetrd", "cz")) for t in types}
+_GPU_SOLVERS = ({f"{p}solver_{r}_ffi" for p in ("cu", "hip")
+                 for r in ("getrf", "geqrf", "orgqr", "potrf", "syevd", "gesvd", "gesvdj",
+                           "sytrd")}
+                | {"hipsolver_gesdd_ffi", "cu_lu_pivots_to_permutation",
+                   "hip_lu_pivots_to_permutation", "cusparse_gtsv2_ffi"})
+_STABLE_CUSTOM_CALLS = frozenset(_LAPACK | _GPU_SOLVERS | {
+    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "shape_assertion",
+    "annotate_device_placement", "cu_threefry2x32_ffi", "hip_threefry2x32_ffi",
+    "Eigh", "Qr", "ProductOfElementaryHouseholderReflectors", "LuDecomposition",
+    "ApproxTopK", "stablehlo.dynamic_approx_top_k", "tpu_custom_call", "AllocateBuffer",
+    "stablehlo.dynamic_top_k", "stablehlo.dynamic_reduce_window",
+    "stablehlo.dynamic_rng_bit_generator", "tf.call_tf_function", "mosaic_gpu_v2"})
 
 
 class DisabledSafetyCheck:

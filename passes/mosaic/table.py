@@ -8,11 +8,6 @@ memrefs for refs); `kl` is the kernel lowering (kernel.py): grid indices, the gr
 """
 from __future__ import annotations
 
-from typing import Callable
-
-from mjax.passes.rules.tables import RuleTable
-
-MOSAIC: RuleTable[Callable] = RuleTable("mosaic", "no Mosaic lowering rule for this op",
-                                        lambda cls: True)
+from mjax.passes.rules.tables import MOSAIC   # (beside the other tables: ALL_TABLES)
 
 __all__ = ["MOSAIC"]

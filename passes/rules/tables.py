@@ -193,6 +193,9 @@ DISCHARGE_NESTED: RuleTable[Callable] = RuleTable("discharge_nested")
 # **params) -> [values]
 TRITON: RuleTable[Callable] = RuleTable("triton", "no Triton lowering rule for this op",
                                         _every_op)
+# --jaxpr-pallas-to-mosaic (passes/mosaic/): rule(kl, op, *operands, **params) -> [values]
+MOSAIC: RuleTable[Callable] = RuleTable("mosaic", "no Mosaic lowering rule for this op",
+                                        _every_op)
 
 # ---- checkify ----------------------------------------------------------------------
 # The automatic error checks of an op (rules/checkify.py): op class -> error kinds, in
@@ -247,7 +250,7 @@ WEAK_COTANGENTS: RuleTable[Callable] = RuleTable("weak_cotangents")
 
 ALL_TABLES = (LOWER, JVP, TRANSPOSE, BATCH, SHARD, JVP_NESTED, BATCH_NESTED,
               TRANSPOSE_NESTED, PARTIAL_EVAL, ZERO_DERIVATIVE, EXPAND, DISCHARGE,
-              DISCHARGE_NESTED, TRITON, CHECKS, PARTIAL_SUMS, KEY_DATA, WEAK_TYPES,
+              DISCHARGE_NESTED, TRITON, MOSAIC, CHECKS, PARTIAL_SUMS, KEY_DATA, WEAK_TYPES,
               WEAK_COTANGENTS)
 
 
@@ -308,7 +311,7 @@ def lowering(*ops: type[JaxprOp]):
 
 __all__ = ["ALL_TABLES", "BATCH", "BATCH_NESTED", "CHECKS", "CONTRACTION", "DISCHARGE",
            "DISCHARGE_NESTED", "EXPAND", "JVP", "JVP_NESTED", "KEY_DATA", "LOWER",
-           "LowerCtx", "MissingRule", "PARTIAL_EVAL", "PARTIAL_SUMS", "PER_PARTIAL",
+           "LowerCtx", "MOSAIC", "MissingRule", "PARTIAL_EVAL", "PARTIAL_SUMS", "PER_PARTIAL",
            "PRODUCT", "RuleTable", "SHARD", "SUM", "TRANSPOSE", "TRANSPOSE_NESTED", "TRITON",
            "UPDATE", "WEAK_COTANGENTS", "WEAK_TYPES", "ZERO_DERIVATIVE",
            "has_zero_derivative", "lowering", "nan_checked"]

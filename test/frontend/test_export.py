@@ -1,5 +1,6 @@
 """mjax.export: export, serialize, deserialize (also in another process), call eagerly,
 under jit and under grad; checked against the functions themselves, NumPy and jax."""
+import re
 import subprocess
 import sys
 import textwrap
@@ -203,3 +204,22 @@ def test_function_without_reverse_mode_still_calls():
     np.testing.assert_allclose(exp.call(np.ones(4, np.float32)), np.full(4, 32.0))
     with pytest.raises(Exception, match="No VJP is available"):
         mjax.grad(lambda x: exp.call(x).sum())(np.ones(4, np.float32))
+
+
+def test_custom_calls_with_compatibility_guarantees_export_others_refused():
+    """As JAX's export: jaxlib's LAPACK kernels, XLA's TPU linear algebra and Mosaic
+    kernels may be serialized; a host callback may not."""
+    x = np.eye(3, dtype=np.float32) * 4
+    exp = mjax.export.export(mjax.jit(mjax.numpy.linalg.cholesky))(x)
+    assert "lapack_spotrf_ffi" in exp.mlir_module()
+    np.testing.assert_array_equal(np.asarray(exp.call(x)), np.eye(3, dtype=np.float32) * 2)
+    for fn in (jax.numpy.linalg.qr, jax.numpy.linalg.eigh):
+        # (a module JAX exports for the TPU holds Qr/Eigh custom calls: mjax's too)
+        mine = mjax.export.export(mjax.jit(getattr(mjax.numpy.linalg, fn.__name__)),
+                                  platforms=["tpu"])(x).mlir_module()
+        theirs = jax.export.export(jax.jit(fn), platforms=["tpu"])(x).mlir_module()
+        assert set(re.findall(r"custom_call @(\w+)", mine)) == set(
+            re.findall(r"custom_call @(\w+)", theirs))
+    with pytest.raises(ValueError, match="no compatibility guarantees"):
+        mjax.export.export(mjax.jit(lambda v: mjax.pure_callback(
+            np.sin, mjax.ShapeDtypeStruct((3, 3), np.float32), v)))(x)

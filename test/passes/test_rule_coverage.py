@@ -15,6 +15,7 @@ import pytest
 from jaxlib.mlir import ir
 
 import mjax.passes  # noqa: F401  (fills every table)
+import mjax.passes.mosaic  # noqa: F401  (fills MOSAIC: the pass imports it at first use)
 from mjax.dialect import OPS
 from mjax.dialect.context import context
 from mjax.dialect.ops import transforms as T
@@ -26,7 +27,7 @@ from mjax.passes.jaxpr_to_stablehlo import lower_op
 from mjax.passes.registry import PassError
 from mjax.passes.rules.tables import (ALL_TABLES, BATCH, BATCH_NESTED, CHECKS, DISCHARGE,
                                       DISCHARGE_NESTED, EXPAND, JVP, JVP_NESTED, KEY_DATA,
-                                      LOWER, PARTIAL_EVAL, PARTIAL_SUMS, SHARD, TRANSPOSE,
+                                      LOWER, MOSAIC, PARTIAL_EVAL, PARTIAL_SUMS, SHARD, TRANSPOSE,
                                       TRANSPOSE_NESTED, TRITON, WEAK_COTANGENTS, WEAK_TYPES,
                                       ZERO_DERIVATIVE, RuleTable)
 from mjax.passes.triton.kernel import KernelLowering
@@ -40,6 +41,7 @@ COLUMNS = {
     "batch": (BATCH, BATCH_NESTED),
     "shard": (SHARD, None),
     "triton": (TRITON, None),
+    "mosaic": (MOSAIC, None),
     "expand": (EXPAND, None),
 }
 # Tables an op may be absent from: it then takes the pass's default path.
