@@ -37,14 +37,16 @@ AD.deflinear(R.ReduceSumOp, lambda b, ct, x, *, axes: [
 
 
 def _chooser_jvp(b, t, x, *, axes, ans):
-    # JAX: _reduce_chooser_jvp_rule. The tangent averages over the positions that attain
-    # the max/min (ties split evenly).
+    # JAX: _reduce_chooser_jvp_rule, op for op. The tangent averages over the positions
+    # that attain the max/min (ties split evenly): the answer reshaped to keep the
+    # reduced dims as 1s, compared with lax's implicit broadcast, the hits converted to
+    # the tangent's dtype.
     shape = AD.aval(x).shape
-    hit = b.eq(x, _unreduce(b, ans, shape, axes))
-    ones = AD.full_like(b, x, 1)
-    mask = b.select_n(hit, AD.zeros_like(b, x), ones)
-    count = b.reduce_sum(mask, axes=axes)
-    return b.div(b.reduce_sum(b.mul(t, mask), axes=axes), count)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    hit = AD.lax_binary(b, "eq", x, b.reshape(ans, new_sizes=kept))
+    hits = b.convert_element_type(hit, new_dtype=AD.aval(t).dtype)
+    counts = b.reduce_sum(hits, axes=axes)
+    return b.div(b.reduce_sum(b.mul(t, hits), axes=axes), counts)
 
 
 AD.defjvp(R.ReduceMaxOp, _chooser_jvp)
