@@ -18,7 +18,8 @@ from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.rules.op_names import JIT_NAMES
 from mjax.passes.pipeline import PIPELINE, kernel_pipeline
 from mjax.passes.pipeline import pipeline_for as _pipeline_of
-from mjax.runtime.backend import Platform, lowering_for, platform_record
+from mjax.runtime.backend import (Platform, default_platform, get_backend, lowering_for,
+                                  platform_record)
 
 def refuse_symbolic(avals, fun_name: str) -> None:
     """XLA compiles static shapes only: a function traced with symbolic dimensions is
@@ -91,7 +92,7 @@ def compile_pipeline(user_passes=(), backend: str | None = None) -> list:
     (with_user_passes). `backend`: a jit's own (jit(backend='iree') lowers as the IREE
     default does)."""
     record = platform_record(Platform.parse(backend) if backend else None)
-    pipeline = _pipeline_of(record)
+    pipeline = _pipeline_of(record, _device_version(record))
     return with_user_passes(pipeline, user_passes) if user_passes else pipeline
 
 
@@ -106,6 +107,15 @@ def lowering_for_platform(platform: str | None):
     name = str(Platform.parse(platform))
     with config.override(_lowering_platform=name), lowering_for(name):
         yield
+
+
+def _device_version(record) -> str | None:
+    """The platform version of the device a program is compiled for, when it is this
+    process's own (None when lowering for another platform, or none is open yet)."""
+    if record.pallas_pass is None or config.read("_lowering_platform") is not None or \
+            str(default_platform()) != record.name:
+        return None
+    return getattr(getattr(get_backend(), "client", None), "platform_version", None)
 
 
 def lowering_platform_option() -> str:

@@ -62,6 +62,13 @@ class JaxprPallasToMosaicPass(Pass):
     # interpreter: both take the kernels before anything else does)
     point = "after-expansion"
 
+    @staticmethod
+    def options_on_device(platform_version: str) -> str:
+        """The options jit's pipeline gives this pass when it compiles for the chip it
+        runs on (`platform_version`: the TPU client's): the newest serde version that
+        chip's libtpu reads, as JAX lowers there."""
+        return f"target-version={serde_version_on_chip(platform_version)}"
+
     def run(self, module: ir.Module) -> None:
         # (jaxlib's Mosaic bindings take ~0.1 s to import: only programs with TPU kernels
         # pay for them)

@@ -27,23 +27,30 @@ PIPELINE = [("jaxpr-discharge-state", "local-only=true")] + [
                  "canonicalize", "cse", "stablehlo-broadcast-per-use", "symbol-dce")]
 
 
-def kernel_pipeline(pallas_pass) -> list:
+def kernel_pipeline(pallas_pass, platform_version: str | None = None) -> list:
     """PIPELINE with a Pallas compiler's (flag, options) just before the interpreter, which
     then runs only the kernels that ask for interpret mode; PIPELINE when there is none
-    (or its pass is not registered in this build)."""
+    (or its pass is not registered in this build). With the `platform_version` of the
+    device compiled for, a compiler pass's `options_on_device(platform_version)` replaces
+    the options (Mosaic: the serde version that chip reads)."""
     if pallas_pass is None or pallas_pass[0] not in PASSES:
         return PIPELINE
+    flag, options = pallas_pass
+    on_device = getattr(PASSES[flag], "options_on_device", None)
+    if platform_version is not None and on_device is not None:
+        options = on_device(platform_version)
     at = [name for name, _ in PIPELINE].index("jaxpr-pallas-interpret")
-    return PIPELINE[:at] + [tuple(pallas_pass)] + PIPELINE[at:]
+    return PIPELINE[:at] + [(flag, options)] + PIPELINE[at:]
 
 
-def pipeline_for(record) -> list:
+def pipeline_for(record, platform_version: str | None = None) -> list:
     """The pipeline that compiles a user's program for `record`'s platform: its Pallas
     compiler (kernel_pipeline) and its lowering option. Where no compiler is there to
     take kernels with interpret=False, the interpreter is told the platform and refuses
     them (on the CPU with JAX's ValueError): they are never silently interpreted. IREE
-    (no lowering option) keeps PIPELINE's defaults."""
-    pipeline = kernel_pipeline(record.pallas_pass)
+    (no lowering option) keeps PIPELINE's defaults. `platform_version`: the device's
+    (kernel_pipeline), when compiling for the chip this process runs on."""
+    pipeline = kernel_pipeline(record.pallas_pass, platform_version)
     if not record.lowering_option:
         return pipeline
     options = {"jaxpr-to-stablehlo": record.lowering_option}

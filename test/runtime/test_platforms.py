@@ -191,3 +191,16 @@ def test_host_callbacks_become_host_transfers_on_a_tpu():
     assert new.count('_xla_host_transfer_handler_name = "pjrt_rendezvous"') == 5
     # (on the CPU the callback custom call stays)
     assert host_callbacks(text, "cpu")[0].count("xla_ffi_python_cpu_callback") == 3
+
+
+def test_mosaic_serde_version_follows_the_chip_compiled_for():
+    """Kernels lowered for export or for another platform use serde version 11 (JAX's
+    forward-compatible form); compiled on a chip, the newest its libtpu reads."""
+    from mjax.passes.jaxpr_pallas_to_mosaic import serde_version_on_chip
+    tpu = backend.PLATFORMS["tpu"]
+    options = dict(pipeline_for(tpu))
+    assert options["jaxpr-pallas-to-mosaic"] == ""          # the pass's default: 11
+    new = "PJRT C API\nTFRT TPU v5 lite\nBuilt on Jun 17 2026 (1781740000) cl/1"
+    old = "PJRT C API\nTFRT TPU v5 lite\nBuilt on Jan 5 2026 (1767600000) cl/1"
+    assert dict(pipeline_for(tpu, new))["jaxpr-pallas-to-mosaic"] == "target-version=0"
+    assert serde_version_on_chip(old) == 11 and serde_version_on_chip(new) == 0
