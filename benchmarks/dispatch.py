@@ -295,7 +295,7 @@ def main():
         return
     import jax
     import jax.numpy as jnp
-    jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_platforms", mjax.default_backend())  # (the same platform)
     libs["jax"] = cases(jax, jnp)
     only = args.only.split(",") if args.only else [""]
     names = [n for n in libs["mjax"] if any(o in n for o in only)]

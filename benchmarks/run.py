@@ -75,7 +75,7 @@ def side_by_side(suite, title: str, steps: str, quick: bool) -> None:
     try:
         import jax
         import jax.numpy as jnp
-        jax.config.update("jax_platforms", "cpu")
+        jax.config.update("jax_platforms", mjax.default_backend())  # (the same platform)
         results["jax"] = suite(jax, jnp, np.random.default_rng(0))
     except ImportError:
         print("(jax is not installed: mjax column only)")
@@ -275,7 +275,7 @@ def main():
     try:
         import jax
         import jax.numpy as jnp
-        jax.config.update("jax_platforms", "cpu")
+        jax.config.update("jax_platforms", mjax.default_backend())  # (the same platform)
         results["jax"] = suite(jax, jnp, np.random.default_rng(0), args.quick)
     except ImportError:
         print("(jax is not installed: mjax column only)")
