@@ -33,7 +33,7 @@ def load_ops(ops_dir: str) -> None:
             mod = types.ModuleType(pkg)
             mod.__path__ = [path]
             sys.modules[pkg] = mod
-    for sub in ("megablox", "paged_attention"):  # (stand-ins for the packages)
+    for sub in ("megablox", "paged_attention", "splash_attention"):  # (package stand-ins)
         name = f"{PKG}.{sub}"
         mod = types.ModuleType(name)
         mod.__path__ = [os.path.join(ops_dir, sub)]
@@ -106,6 +106,28 @@ def main(ops_dir: str, out: str, which: list[str]) -> None:
             results["gmm_grad"] = np.concatenate([np.asarray(dl).ravel(),
                                                   np.asarray(dr).ravel()])
             times["gmm_grad"] = time.perf_counter() - t
+        if "splash_attention" in which:    # (forward and gradient, causal mask)
+            t = time.perf_counter()
+            sd = os.path.join(ops_dir, "splash_attention")
+            mask = load(f"{PKG}.splash_attention.splash_attention_mask",
+                        os.path.join(sd, "splash_attention_mask.py"))
+            load(f"{PKG}.splash_attention.splash_attention_mask_info",
+                 os.path.join(sd, "splash_attention_mask_info.py"))
+            sk = load(f"{PKG}.splash_attention.splash_attention_kernel",
+                      os.path.join(sd, "splash_attention_kernel.py"))
+            h, s, d = 2, 256, 128
+            q, k, v = (rnd(10 + i, (h, s, d)) for i in range(3))
+            heads = mask.MultiHeadMask([mask.CausalMask((s, s)) for _ in range(h)])
+            bs = sk.BlockSizes(block_q=128, block_kv=128, block_kv_compute=128,
+                               block_q_dkv=128, block_kv_dkv=128, block_kv_dkv_compute=128,
+                               block_q_dq=128, block_kv_dq=128)
+            kern = sk.make_splash_mha(heads, head_shards=1, q_seq_shards=1, block_sizes=bs,
+                                      interpret=True)
+            fwd = jax.jit(kern)(q, k, v)
+            grads = jax.grad(lambda q, k, v: kern(q, k, v).sum(), argnums=(0, 1, 2))(q, k, v)
+            results["splash_attention"] = np.stack([np.asarray(fwd)]
+                                                   + [np.asarray(g) for g in grads])
+            times["splash_attention"] = time.perf_counter() - t
         if "paged_attention" in which:
             t = time.perf_counter()
             pa_dir = os.path.join(ops_dir, "paged_attention")
@@ -131,4 +153,4 @@ def main(ops_dir: str, out: str, which: list[str]) -> None:
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2], sys.argv[3].split(",") if len(sys.argv) > 3 else
          ["matmul", "flash_attention", "flash_attention_grad", "gmm", "gmm_grad",
-          "paged_attention"])
+          "paged_attention", "splash_attention"])

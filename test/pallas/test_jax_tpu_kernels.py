@@ -1,8 +1,9 @@
 """JAX's own Pallas TPU kernels (jax.experimental.pallas.ops.tpu: matmul, flash attention
-forward and gradient, megablox gmm and its gradient, paged attention) run unmodified as
-user code on mjax (`python -m mjax`, so `import jax` is mjax) in TPU interpret mode, and
-give real jax's values. Each library runs test/pallas/jax_tpu_kernels.py in a child process, so real jax
-and the alias never share a process."""
+forward and gradient, megablox gmm and its gradient, paged attention, splash attention)
+run unmodified as user code on mjax (`python -m mjax`, so `import jax` is mjax) in TPU
+interpret mode, and give real jax's values. Each library runs
+test/pallas/jax_tpu_kernels.py in a child process, so real jax and the alias never share
+a process."""
 import os
 import subprocess
 import sys
@@ -65,3 +66,7 @@ def test_jax_megablox_gmm_gradient(tmp_path):
 
 def test_jax_paged_attention_kernel(tmp_path):
     _check("paged_attention", tmp_path)
+
+
+def test_jax_splash_attention_forward_and_gradient(tmp_path):
+    _check("splash_attention", tmp_path)
