@@ -397,3 +397,25 @@ def test_vmap_of_dma_kernel_and_jvp_with_smem_scratch():
     close(ours[0], 2 * np.sin(x2))
     close(ours[1], 2 * np.cos(x2) * t)
     close(run(JAX, x2), ours[0])
+
+
+def test_pl_kernel_on_a_one_core_mesh():
+    x = rnd(8, 128)
+
+    def run(libs):
+        jax_, jnp_, pl_, pltpu_ = libs
+        mesh = pltpu_.create_tensorcore_mesh("core", num_cores=1)
+        assert dict(mesh.shape) == {"core": 1}
+
+        @pl_.kernel(out_type=jax_.ShapeDtypeStruct(x.shape, x.dtype), mesh=mesh,
+                    scratch_types=[pltpu_.VMEM(x.shape, jnp_.float32)], interpret=True)
+        def double(x_hbm, o_hbm, buf):
+            pltpu_.sync_copy(x_hbm, buf)
+            buf[...] = buf[...] * 2 + 1
+            pltpu_.sync_copy(buf, o_hbm)
+        return double(x)
+    close(run(MJAX), 2 * x + 1)
+    close(run(JAX), 2 * x + 1)
+    with pytest.raises(NotImplementedError, match="2 cores"):
+        pl.kernel(lambda o: None, mjax.ShapeDtypeStruct((8,), np.float32),
+                  mesh=pltpu.create_tensorcore_mesh("core", num_cores=2))

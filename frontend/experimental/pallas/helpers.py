@@ -9,14 +9,18 @@ import enum
 import functools
 from typing import Union
 
+import numpy as np
+
 from mjax import numpy as jnp
 from mjax import trace_trees, tree_util
 from mjax.config import config
 from mjax.dialect.ops.pallas import PallasCallOp
-from mjax.experimental.pallas.core import (Blocked, BoundedSlice, CostEstimate, Element,
-                                           Squeezed)
+from mjax.experimental.pallas.core import (ANY, Blocked, BlockSpec, BoundedSlice,
+                                           CostEstimate, Element, Squeezed)
+from mjax.experimental.pallas.pallas_call import pallas_call
 from mjax.jitted import jit
 from mjax.primitive import primitive_of
+from mjax.ref import Ref as RefType
 from mjax.ref import new_ref
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.experimental.pallas.memory import run_scoped
@@ -87,7 +91,46 @@ def _not_supported(name: str, what: str):
 
 core_map = _not_supported("core_map", "kernels over a mesh of cores (pl.core_map); use "
                                       "pl.pallas_call with a grid")
-kernel = _not_supported("kernel", "mesh kernels (pl.kernel); use pl.pallas_call with a grid")
+class _NotSpecified:
+    def __repr__(self):
+        return "NotSpecified"
+
+
+def kernel(body=_NotSpecified(), out_type=(), *, mesh, scratch_types=(),
+           compiler_params=None, interpret=False, cost_estimate=None, debug=False,
+           name=None, metadata=None):
+    """A kernel over a mesh of cores: `kernel(body, out_type, mesh=...)(*args)` runs
+    `body(*input refs, *output refs, *scratch refs)` once per core, every ref the whole
+    array in HBM (pl.ANY; move data with DMAs, sync_copy). Without `body`, a decorator.
+    mjax runs meshes of one core (a pallas_call without a grid). JAX: pl.kernel."""
+    if isinstance(body, _NotSpecified):
+        return functools.partial(kernel, out_type=out_type, mesh=mesh,
+                                 scratch_types=scratch_types,
+                                 compiler_params=compiler_params, interpret=interpret,
+                                 cost_estimate=cost_estimate, debug=debug, name=name,
+                                 metadata=metadata)
+    if isinstance(body, (list, tuple)) or isinstance(mesh, (list, tuple)):
+        raise NotImplementedError("pl.kernel with several bodies and meshes (MPMD) is not "
+                                  "supported by mjax")
+    cores = int(np.prod(list(getattr(mesh, "shape", {}).values()) or [1]))
+    if cores != 1:
+        raise NotImplementedError(f"pl.kernel over a mesh of {cores} cores is not "
+                                  f"supported by mjax (meshes of one core are)")
+
+    def run(*args):
+        n_in = len(trace_trees.tree_leaves(args))
+        out_leaves = trace_trees.tree_leaves(
+            out_type, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
+        if any(isinstance(x, RefType) for x in trace_trees.tree_leaves(args)):
+            raise NotImplementedError("pl.kernel with refs (jax.new_ref) as arguments is "
+                                      "not supported by mjax; pass arrays")
+        call = pallas_call(body, out_type, in_specs=[BlockSpec(memory_space=ANY)] * n_in,
+                           out_specs=[BlockSpec(memory_space=ANY)] * len(out_leaves),
+                           scratch_shapes=scratch_types, compiler_params=compiler_params,
+                           interpret=interpret, cost_estimate=cost_estimate, debug=debug,
+                           name=name)
+        return call(*args)
+    return run
 
 
 class semaphore:

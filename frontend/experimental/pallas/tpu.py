@@ -10,6 +10,7 @@ raise NotImplementedError saying what is missing. JAX: jax.experimental.pallas.t
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import enum
@@ -33,7 +34,7 @@ from mjax.experimental.pallas.memory import DeviceIdType
 from mjax.experimental.pallas.helpers import semaphore   # (deprecated in JAX: pl.semaphore)
 from mjax.experimental.pallas.pipeline import emit_pipeline
 from mjax.experimental.pallas.ref import as_ref
-from mjax.placement import devices
+from mjax.placement import devices as devices_
 
 core = _pl_core     # (JAX: pltpu.core is its mosaic core module)
 
@@ -362,7 +363,7 @@ get_tpu_info.mjax_unsupported = "descriptions of TPU chips (VMEM size, core coun
 def is_tpu_device() -> bool:
     """Whether the default device is a TPU. JAX: pltpu.is_tpu_device."""
     try:
-        return devices()[0].platform == "tpu"
+        return devices_()[0].platform == "tpu"
     except Exception:   # (no backend at all)
         return False
 
@@ -391,8 +392,42 @@ get_barrier_semaphore = _not_supported(
     "get_barrier_semaphore", "cross-device barriers (interpret mode runs one device)")
 core_barrier = _not_supported("core_barrier", "barriers between the cores of a mesh")
 run_on_first_core = _not_supported("run_on_first_core", "kernels over a core mesh")
-create_tensorcore_mesh = _not_supported(
-    "create_tensorcore_mesh", "core meshes (pl.core_map / pl.kernel)")
+@dataclasses.dataclass(frozen=True)
+class TensorCore:
+    """One TensorCore of a chip. JAX: pltpu TensorCore."""
+    id: int
+
+
+class TensorCoreMesh:
+    """The TensorCores a pl.kernel runs on, along one named axis. mjax runs kernels over
+    a mesh of one core (a TPU v5e has one per chip). JAX: pltpu TensorCoreMesh."""
+
+    def __init__(self, devices, axis_names):
+        self.devices = np.asarray(devices, dtype=object)
+        self.axis_names = tuple(axis_names)
+
+    @property
+    def shape(self):
+        return collections.OrderedDict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    def __repr__(self):
+        return f"TensorCoreMesh(devices={self.devices!r}, axis_names={self.axis_names!r})"
+
+
+def create_tensorcore_mesh(axis_name: str, devices=None, num_cores: int | None = None):
+    """A mesh of the chip's TensorCores along `axis_name` (`num_cores` of them, or as many
+    as the first device has). JAX: pltpu.create_tensorcore_mesh."""
+    if devices is not None and num_cores is not None:
+        raise ValueError("cannot specify both devices and num_cores")
+    if num_cores is None:
+        device = (list(devices) if devices is not None else devices_())[0]
+        num_cores = int(getattr(device, "num_cores", 1) or 1)
+    return TensorCoreMesh(np.array([TensorCore(i) for i in range(num_cores)]),
+                          [axis_name])
 def einshape(equation: str, x, assert_is_tile_preserving: bool = False, **sizes):
     """Reshapes/transposes by an einshape equation. JAX: pltpu.einshape; not supported."""
     raise NotImplementedError("pltpu.einshape is not supported by mjax: einshape layout "
@@ -465,6 +500,7 @@ __all__ = ["ANY", "ARBITRARY", "AsyncCopyDescriptor", "BufferType", "BufferedRef
            "CoreType", "DeviceIdType", "GridDimensionSemantics", "HBM", "InterpretParams",
            "LoweringException", "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec",
            "SEMAPHORE", "SMEM", "SUBCORE_PARALLEL", "SemaphoreType", "SideEffectType",
+           "TensorCore", "TensorCoreMesh",
            "TPUMemorySpace", "Tiling", "TpuInfo", "VMEM", "VMEM_SHARED", "async_copy",
            "async_remote_copy", "bitcast", "core", "core_barrier", "create_tensorcore_mesh",
            "dma_semaphore", "einshape", "emit_pipeline", "emit_pipeline_with_allocations",
