@@ -290,7 +290,8 @@ def test_registering_an_option():
 def test_default_matmul_precision_reaches_dot_general_and_conv():
     x, y = jnp.ones((3, 4)), jnp.ones((4, 2))
     mm = lambda a, b: a @ b  # noqa: E731
-    assert "precision" not in mjax.jit(mm).lower(x, y).as_text()
+    # (no precision asked for: [DEFAULT, DEFAULT], stated as JAX states it)
+    assert "precision = [DEFAULT, DEFAULT]" in mjax.jit(mm).lower(x, y).as_text()
     with mjax.default_matmul_precision("highest"):
         text = mjax.jit(mm).lower(x, y).as_text()
         assert "precision = [HIGHEST, HIGHEST]" in text
