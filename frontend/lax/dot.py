@@ -2,9 +2,12 @@
 it (dot, batch_matmul), with the precision argument they share with convolutions."""
 from __future__ import annotations
 
+import numpy as np
+
 from mjax import dtypes
 from mjax.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import DotGeneralOp
+from mjax.lax.elementwise import convert_element_type
 from mjax.lax.precision import precision_attr
 from mjax.lax.sharding import apply_out_sharding, local_contractions_if
 from mjax.sharding_types import out_sharding_given
@@ -27,12 +30,47 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         preferred_element_type)
     precision = precision_attr(precision)
+    lhs, rhs = _common_operand_dtype(lhs, rhs)
     if local_contractions_on() and current_trace() is None:
         out = local_dot_general(lhs, rhs, dn, precision, pet)
         if out is not None:     # (an unreduced result: mjax/unreduced.py)
             return out
     return bind(DotGeneralOp, lhs, rhs, dimension_numbers=dn, precision=precision,
                 preferred_element_type=pet)
+
+
+def _dtype_rank(dt):
+    """How JAX's dot_general orders operand dtypes: complex over real, then by exponent
+    range, mantissa, bit width, signed over unsigned."""
+    dt = np.dtype(dt)
+    real = np.dtype(np.float32 if dt == np.complex64 else np.float64) \
+        if dtypes.issubdtype(dt, np.complexfloating) else dt
+    is_float = dtypes.issubdtype(real, np.floating)
+    info = dtypes.finfo(real) if is_float else None
+    if dt == np.bool_:
+        bits = 1
+    elif is_float:
+        bits = info.bits
+    else:
+        bits = dtypes.iinfo(real).bits
+    return (dtypes.issubdtype(dt, np.complexfloating), info.maxexp if is_float else -1,
+            info.nmant if is_float else -1, bits,
+            not dtypes.issubdtype(real, np.unsignedinteger))
+
+
+def _common_operand_dtype(lhs, rhs):
+    """Operands of two dtypes, as JAX's dot_general takes them: the result has the one
+    that ranks higher (an error where neither does); both are converted to it (exactly:
+    the other's values all fit)."""
+    ld, rd = np.dtype(aval_of_value(lhs).dtype), np.dtype(aval_of_value(rhs).dtype)
+    if ld == rd:
+        return lhs, rhs
+    lr, rr = _dtype_rank(ld), _dtype_rank(rd)
+    if lr == rr:
+        raise TypeError(at_user_line(f"lax.dot_general argument type error: {ld}, {rd}"))
+    out = ld if lr > rr else rd
+    return (lhs if ld == out else convert_element_type(lhs, out),
+            rhs if rd == out else convert_element_type(rhs, out))
 
 
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,

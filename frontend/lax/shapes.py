@@ -37,7 +37,9 @@ def fresh(x):
     returning its argument itself: JAX's jitted jnp functions make a new array, of the
     canonical dtype); anything else as `unchanged` gives it."""
     if type(x) is Tracer:
-        return Tracer(x.trace, x.value, x.aval, x.loc)
+        # (only a tracer of the trace being built: one an inner trace closes over is
+        # captured by identity, and stays itself)
+        return Tracer(x.trace, x.value, x.aval, x.loc) if x.trace is current_trace() else x
     return unchanged(x)
 
 

@@ -247,6 +247,16 @@ def promote(fname, *args, inexact=False, broadcast=True, scalar_consts=False):
         if type(av0) is _ShapedArray and not av0.weak_type and _keeps_dtype(av0.dtype,
                                                                             inexact):
             return list(args)
+    for a in args:
+        if isinstance(a, _onp.ndarray) and a.dtype == _dt.float0:
+            # (JAX's check_no_float0s, with its message and class)
+            raise TypeError(f"Called {fname} with a float0 array. float0s do not support "
+                            "any operations by design because they are not compatible "
+                            "with non-trivial vector spaces. No implicit dtype conversion "
+                            "is done. You can use np.zeros_like(arr, dtype=np.float) to "
+                            "cast a float0 array to a regular zeros array. \nIf you "
+                            "didn't expect to get a float0 you might have accidentally "
+                            "taken a gradient with respect to an integer argument.")
     if len(args) == 2:   # (an array with a Python scalar: traced, or eager into a new op)
         out = _traced_float_with_scalar(args, broadcast)
         if out is None and scalar_consts and broadcast:

@@ -158,33 +158,37 @@ def _log_ndtr_series(x, series_order):
     return dt(1.0) + even_sum - odd_sum
 
 
-def _x_f_y(fy, dfy):
+def _x_f_y(name, fy, dfy):
     """x * f(y), 0 where x == 0 unless y is NaN, with JAX's custom derivative
-    t_x f(y) + t_y x f'(y) (JAX's ops in JAX's order: the same bits)."""
+    t_x f(y) + t_y x / f'(y)^-1 (JAX's ops in JAX's order: the same bits). As in JAX, the
+    arguments are promoted inside the function, so an integer x's tangent is a float0,
+    which the derivative refuses (TypeError), as JAX's does."""
     @custom_jvp
     def x_f_y(x, y):
+        x, y = _float(name, x, y)
         keep = lax.or_(lax.ne(x, np.array(0, x.dtype)), lax.ne(y, y))
         return jnp.where(keep, lax.mul(x, fy(y)), jnp.zeros_like(x))
 
     @x_f_y.defjvp
     def x_f_y_jvp(primals, tangents):
         (x, y), (tx, ty) = primals, tangents
-        return x_f_y(x, y), tx * fy(y) + ty * x / dfy(y)
+        out = x_f_y(x, y)
+        return out, (tx * fy(y) + ty * x / dfy(y)).astype(out.dtype)
     return x_f_y
 
 
-_xlogy = _x_f_y(lax.log, lambda y: y)
-_xlog1py = _x_f_y(lax.log1p, lambda y: 1 + y)
+_xlogy = _x_f_y("xlogy", lax.log, lambda y: y)
+_xlog1py = _x_f_y("xlog1py", lax.log1p, lambda y: 1 + y)
 
 
 def xlogy(x, y):
     """x * log(y), 0 where x == 0 (unless y is NaN). JAX: jax.scipy.special.xlogy."""
-    return _xlogy(*_float("xlogy", x, y))
+    return _xlogy(x, y)
 
 
 def xlog1py(x, y):
     """x * log1p(y), 0 where x == 0 (unless y is NaN). JAX: jax.scipy.special.xlog1py."""
-    return _xlog1py(*_float("xlog1py", x, y))
+    return _xlog1py(x, y)
 
 
 def entr(x):
@@ -302,14 +306,17 @@ _NDTRI_Q2 = (1.0, 6.02427039364742014255e0, 3.67983563856160859403e0,
              6.79019408009981274425e-9)
 
 
-def _ndtri(p):
+def _ndtri(p, mcp=None, flip=None, zero=None, one=None):
+    # (mcp, flip, zero, one: JAX's complement and masks, where computed ahead in NumPy)
     dt = p.dtype.type
     shape = p.shape
     coef = [np.array(c, dt) for c in (_NDTRI_P0, _NDTRI_Q0, _NDTRI_P1, _NDTRI_Q1, _NDTRI_P2,
                                       _NDTRI_Q2)]
     p0, q0, p1, q1, p2, q2 = coef
     # The lower half (p <= 1 - e^-2, complemented above), 0 read as 1/2 (masked later).
-    mcp = jnp.where(p > dt(-np.expm1(-2.0)), dt(1.0) - p, p)
+    if mcp is None:
+        mcp = jnp.where(p > dt(-np.expm1(-2.0)), dt(1.0) - p, p)
+        flip, zero, one = p > dt(1.0 - np.exp(-2.0)), p == dt(0.0), p == dt(1.0)
     mcp = jnp.where(mcp == dt(0.0), jnp.full(shape, dt(0.5)), mcp)
     w = mcp - dt(0.5)
     ww = lax.square(w)
@@ -320,16 +327,32 @@ def _ndtri(p):
     small = first - jnp.polyval(p2, 1 / z) / jnp.polyval(q2, 1 / z) / z
     other = first - jnp.polyval(p1, 1 / z) / jnp.polyval(q1, 1 / z) / z
     x = jnp.where(mcp > dt(np.exp(-2.0)), big, jnp.where(z >= dt(8.0), small, other))
-    x = jnp.where(p > dt(1.0 - np.exp(-2.0)), x, -x)
+    x = jnp.where(flip, x, -x)
     inf = jnp.full(shape, dt(np.inf))
-    return jnp.where(p == dt(0.0), -inf, jnp.where(p == dt(1.0), inf, x))
+    return jnp.where(zero, -inf, jnp.where(one, inf, x))
+
+
+def ndtri(p):
+    """The inverse of the standard normal CDF. JAX: jax.scipy.special.ndtri."""
+    if isinstance(p, (np.ndarray, np.floating)) and np.asarray(p).dtype == np.float64 \
+            and jnp.asarray(p).dtype != np.float64:
+        # A NumPy float64 with x64 off: JAX's ndtri compares and complements it in NumPy,
+        # in float64, before its jnp ops canonicalize it; so do we.
+        p64 = np.asarray(p)
+        above = p64 > -np.expm1(-2.0)
+        return _ndtri_given(p64.astype(np.float32), np.where(above, 1.0 - p64, p64),
+                            p64 > 1.0 - np.exp(-2.0), p64 == 0.0, p64 == 1.0)
+    return _ndtri_eager(p)
 
 
 @jit_eagerly("p")
-def ndtri(p):
-    """The inverse of the standard normal CDF. JAX: jax.scipy.special.ndtri."""
-    p = _f32_or_f64("ndtri", p)
-    return _ndtri(p)
+def _ndtri_eager(p):
+    return _ndtri(_f32_or_f64("ndtri", p))
+
+
+@jit_eagerly("p", "mcp", "flip", "zero", "one")
+def _ndtri_given(p, mcp, flip, zero, one):
+    return _ndtri(jnp.asarray(p), jnp.asarray(mcp), flip, zero, one)
 
 
 __all__ += ["betainc", "gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "ndtri", "zeta",

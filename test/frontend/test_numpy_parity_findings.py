@@ -189,3 +189,48 @@ def test_logical_weak_types(fn, case):
     assert got.weak_type == want.weak_type
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     assert mnp.logical_not(args[0]).weak_type == jnp.logical_not(args[0]).weak_type
+
+
+# ---- seed 5703 of the fuzzer (lax, scipy.special) -----------------------------------------
+
+DOT_DTYPES = [(np.int32, np.uint16), (np.int8, np.int32), (np.float32, np.int32),
+              (np.float16, np.float32), (np.bool_, np.int32), (np.uint8, np.int8),
+              (np.bool_, np.int8), (np.complex64, np.float32), (np.int8, np.uint8)]
+
+
+@pytest.mark.parametrize("dts", DOT_DTYPES, ids=lambda d: f"{d[0].__name__}-{d[1].__name__}")
+def test_dot_general_of_two_dtypes(dts):
+    """JAX's dot_general takes operands of two dtypes (the result's is the one that ranks
+    higher: complex, exponent range, mantissa, width, signedness; a tie of two dtypes is a
+    TypeError), under vmap too."""
+    a = np.arange(4).reshape(2, 2).astype(dts[0])
+    b = np.arange(4).reshape(2, 2).astype(dts[1])
+    dn = (((1,), (0,)), ((), ()))
+    _agree(lambda n, l: lambda: l.lax.dot_general(a, b, dn))
+    _agree(lambda n, l: lambda: l.vmap(lambda x, y: l.lax.dot_general(x, y, dn),
+                                       in_axes=(0, None))(np.stack([a, a]), b))
+
+
+def test_xlogy_grad_with_an_integer_x_raises_as_jax():
+    """JAX promotes xlogy's arguments inside its custom-derivative function: an integer x
+    has a float0 tangent, which its derivative cannot multiply (TypeError)."""
+    for L in (jax, mjax):
+        with pytest.raises(TypeError, match="float0"):
+            L.grad(lambda y: L.scipy.special.xlogy(np.array([2], np.int32), y).sum())(
+                np.array([1.0], np.float32))
+
+
+def test_float0_operands_raise_type_error():
+    z = np.zeros((1,), dtype=mjax.dtypes.float0)
+    for f in (lambda: mnp.multiply(z, 1.0), lambda: z * mnp.ones(1), lambda: mnp.add(1, z)):
+        with pytest.raises(TypeError, match="float0"):
+            f()
+
+
+@pytest.mark.parametrize("p", [0.3, 1e-300, 0.999, 0.9, 0.1, 0.5, np.nan, -1.0, 1.0, 0.0])
+def test_ndtri_of_a_numpy_float64_with_x64_off(p):
+    """JAX compares and complements a NumPy float64 in NumPy before canonicalizing it."""
+    want = np.asarray(jax.scipy.special.ndtri(np.float64(p)))
+    got = np.asarray(mjax.scipy.special.ndtri(np.float64(p)))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
