@@ -110,6 +110,9 @@ def test_dimension_semantics_must_match_grid():
 def test_api_names_match_jax():
     assert [m.name for m in pltpu.MemorySpace] == [m.name for m in jpltpu.MemorySpace]
     assert [m.name for m in pltpu.SemaphoreType] == [m.name for m in jpltpu.SemaphoreType]
+    for enum_name in ("ChipVersion", "BufferType", "CoreType", "SideEffectType"):
+        assert ([(m.name, m.value) for m in getattr(pltpu, enum_name)]
+                == [(m.name, m.value) for m in getattr(jpltpu, enum_name)])
     assert ([m.value for m in pltpu.GridDimensionSemantics]
             == [m.value for m in jpltpu.GridDimensionSemantics])
     import dataclasses

@@ -458,7 +458,9 @@ class ChipVersion(enum.Enum):
     TPU_V5E = "v5e"
     TPU_V5P = "v5p"
     TPU_V6E = "v6e"
+    TPU_7 = "7"
     TPU_7X = "7x"
+    TPU_8I = "8i"
 
 
 class _Unsupported:
@@ -482,9 +484,8 @@ class BufferType(enum.Enum):
     """Roles of emit_pipeline's buffers. JAX: pltpu.BufferType."""
     INPUT = 1
     OUTPUT = 2
-    ACCUMULATOR = 3
-    INPUT_OUTPUT = 4
-    MANUAL = 5
+    INPUT_OUTPUT = 3
+    MANUAL = 4
 
 
 class BufferedRefBase(_Unsupported):
