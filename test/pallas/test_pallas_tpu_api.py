@@ -110,6 +110,8 @@ def test_dimension_semantics_must_match_grid():
 def test_api_names_match_jax():
     assert [m.name for m in pltpu.MemorySpace] == [m.name for m in jpltpu.MemorySpace]
     assert [m.name for m in pltpu.SemaphoreType] == [m.name for m in jpltpu.SemaphoreType]
+    assert ([(m.name, m.value) for m in pl.MemorySpace]
+            == [(m.name, m.value) for m in jpl.MemorySpace])
     for enum_name in ("ChipVersion", "BufferType", "CoreType", "SideEffectType"):
         assert ([(m.name, m.value) for m in getattr(pltpu, enum_name)]
                 == [(m.name, m.value) for m in getattr(jpltpu, enum_name)])

@@ -57,6 +57,7 @@ class MemorySpace(enum.Enum):
     """Where a buffer lives. Interpret mode keeps every buffer in device memory, so the
     space only documents intent. JAX: pl.MemorySpace."""
     ANY = "any"
+    DEFAULT = "default"
     ERROR = "error"
     INDEX = "index"
     KEY = "key"
