@@ -143,8 +143,9 @@ def _update_at(ys: ir.Value, y: ir.Value, idx: ir.Value, loc: ir.Location) -> ir
     """ys with ys[idx] = y along the leading axis."""
     aval = aval_of(ys.type)
     zero = [_i32(0) for _ in aval.shape[1:]]
-    with named_at(loc, _UPDATE + "broadcast_in_dim"):
-        row = _as_partial(hlo.reshape(H.ttype((1,) + aval.shape[1:], aval.dtype), y), y,
+    with named_at(loc, _UPDATE + "broadcast_in_dim"):   # (JAX's expand_dims: a broadcast)
+        row = _as_partial(hlo.broadcast_in_dim(H.ttype((1,) + aval.shape[1:], aval.dtype), y,
+                                               list(range(1, len(aval.shape)))), y,
                           rows=True)
     with named_at(loc, _UPDATE + "dynamic_update_slice"):
         return _as_partial(hlo.dynamic_update_slice(ys, row, [idx, *zero],

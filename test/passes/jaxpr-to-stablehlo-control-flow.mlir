@@ -95,7 +95,7 @@ func.func @while_to_while(%limit: tensor<f32>, %step: tensor<f32>, %x: tensor<f3
 // CHECK:           %[[X1:.*]] = stablehlo.dynamic_slice %[[XS]], %[[I]], sizes = [1]
 // CHECK:           %[[X:.*]] = stablehlo.reshape %[[X1]]
 // CHECK:           %[[N:.*]] = stablehlo.add %[[C]], %[[X]]
-// CHECK:           %[[Y:.*]] = stablehlo.reshape %[[N]]
+// CHECK:           %[[Y:.*]] = stablehlo.broadcast_in_dim %[[N]], dims = []
 // CHECK:           %[[U:.*]] = stablehlo.dynamic_update_slice %[[YS]], %[[Y]], %[[I]]
 // CHECK:           %[[I1:.*]] = stablehlo.add %[[I]]
 // CHECK:           stablehlo.return %[[I1]], %[[N]], %[[U]]
