@@ -74,6 +74,14 @@ def _corpus():
                         (mat(24, 16, np.complex64),)),
         "svd rank-deficient": (jnp_linalg("svd"),
                                (np.outer(mat(32, 1), mat(1, 32)).astype(np.float32),)),
+        "grad svdvals 64": (lambda lib, jnp: lib.grad(
+            lambda a: jnp.sum(jnp.linalg.svd(a, compute_uv=False))), (mat(64),)),
+        "grad svd 96x64": (lambda lib, jnp: lib.grad(
+            lambda a: (lambda u, s, vh: jnp.sum(u[:, 0] ** 2) + jnp.sum(s) + jnp.sum(vh[0]))(
+                *jnp.linalg.svd(a, full_matrices=False))), (mat(96, 64),)),
+        "grad svd batched": (lambda lib, jnp: lib.grad(
+            lambda a: jnp.sum(jnp.linalg.svd(a, compute_uv=False) ** 2)),
+                             (np.stack([mat(16), mat(16)]),)),
         "cholesky 128": (jnp_linalg("cholesky"), (spd(128),)),
         "triangular_solve left lower": (tsolve(left_side=True, lower=True),
                                         (spd(64), mat(64, 8))),

@@ -6,30 +6,31 @@ Each works on the trailing two axes with any leading batch axes. The `jnp.linalg
 from __future__ import annotations
 
 import enum
-import functools
 
 import numpy as np
 
-from mjax import dtypes, registration
+from mjax import dtypes
 from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
-from mjax.lax.control_flow import fori_loop, while_loop
+from mjax.lax.control_flow import fori_loop
 from mjax.lax.dot import dot_general
 from mjax.lax.precision import Precision
 from mjax.lax import elementwise as E
 from mjax.lax.elementwise import (add, as_array, broadcasted_iota, conj, convert_element_type,
                                   div, eq, full, ge, iota, mul, neg, rsqrt, select, sub)
-from mjax.lax.indexing import (GatherDimensionNumbers, dynamic_index_in_dim,
-                               dynamic_slice_in_dim, dynamic_update_index_in_dim,
-                               dynamic_update_slice_in_dim, gather)
+from mjax.lax.indexing import dynamic_index_in_dim, dynamic_update_index_in_dim
 from mjax.lax.linalg_fallbacks import ormqr_reflectors, tridiagonal_solve_thomas
 from mjax.lax.platform import current_platform, lapack_available, solver_kernels_available
-from mjax.lax.reduce import reduce_and, reduce_max, reduce_sum
-from mjax.lax.sorting import sort_key_val
-from mjax.lax.shapes import (broadcast_to, concatenate, expand_dims, pad, rev, slice,
-                             slice_in_dim, transpose)
+from mjax.lax.reduce import reduce_sum
+from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, transpose
+from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX
 
 _HALF = ("float16", "bfloat16")
+
+
+def _tpu_linalg() -> bool:
+    """Whether this trace is for a TPU, where linalg takes JAX's TPU algorithms."""
+    return current_platform() == "tpu"
 
 
 def _bind(op, *args, **params):
@@ -195,7 +196,8 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
         algorithm=None):
     """(u, s, vh) or s. JAX: lax.linalg.svd. `algorithm`: None, SvdAlgorithm.DEFAULT or
     DIVIDE_AND_CONQUER (LAPACK gesdd). For a TPU: JAX's QDWH-based SVD (POLAR, the
-    DEFAULT there), traced here (see _svd_tpu_one)."""
+    DEFAULT there), expanded when the op is lowered (linalg_tpu.svd_tpu), so svd keeps
+    its own derivative and batching rules, as JAX's."""
     if subset_by_index is not None:
         raise NotImplementedError("mjax.lax.linalg.svd: subset_by_index is not implemented")
     algorithm = _member(SvdAlgorithm, algorithm, "svd", "algorithm")
@@ -210,32 +212,11 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
         raise NotImplementedError("mjax.lax.linalg.svd: algorithm=SvdAlgorithm.QR (LAPACK "
                                   "gesvd) is not implemented; DEFAULT and "
                                   "DIVIDE_AND_CONQUER (gesdd) are")
-    if _tpu_linalg() and 0 not in aval_of_value(x).shape[-2:]:
-        return _svd_tpu_dispatch(x, bool(full_matrices), bool(compute_uv), algorithm)
     outs = _bind(L.SvdOp, x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     if not compute_uv:
         return outs
     s, u, vt = outs
     return u, s, vt
-
-
-def _svd_tpu_dispatch(x, full_matrices: bool, compute_uv: bool, algorithm):
-    """svd for a TPU: JAX's QDWH-based algorithm (POLAR, the TPU's DEFAULT)."""
-    n = min(aval_of_value(x).shape[-2:])
-    if n > TPU_JACOBI_MAX:
-        raise NotImplementedError(
-            f"svd of a matrix with {n} columns and rows or more for a TPU: JAX's TPU SVD "
-            f"diagonalizes an {n}x{n} matrix with its QDWH spectral divide and conquer "
-            f"eigh, which mjax does not implement (it takes up to {TPU_JACOBI_MAX})")
-    name = np.dtype(aval_of_value(x).dtype).name
-    if name in _HALF:
-        x = convert_element_type(x, np.float32)
-    outs = _svd_tpu(x, full_matrices=full_matrices, compute_uv=compute_uv)
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    if name in _HALF:
-        outs = [convert_element_type(o, np.dtype(name)) if o.dtype == np.float32 else o
-                for o in outs]
-    return tuple(outs) if compute_uv else outs[0]
 
 
 def eig(x, *, compute_left_eigenvectors: bool = True,
@@ -437,290 +418,6 @@ def cholesky_update(r_matrix, w_vector):
     return fori_loop(0, sr[0], rotate, (r, w))[0]
 
 
-# ---- QDWH polar decomposition (Nakatsukasa, Bai and Gygi 2010) ---------------------------
-def _H(x):
-    t = _mT(x)
-    return conj(t) if dtypes.issubdtype(aval_of_value(x).dtype, np.complexfloating) else t
-
-
-def _mm(x, y):
-    return dot_general(x, y, (((1,), (0,)), ((), ())), precision=Precision.HIGHEST)
-
-
-def _eye(n: int, dt):
-    return convert_element_type(eq(broadcasted_iota(np.int32, (n, n), 0),
-                                   broadcasted_iota(np.int32, (n, n), 1)), dt)
-
-
-def qdwh(x, *, is_hermitian: bool = False, max_iterations=None, eps=None,
-         dynamic_shape=None):
-    """(u, h, num_iters, is_converged): the polar decomposition x = u h of a full-rank
-    (M, N) matrix, M >= N, by the QR-based dynamically weighted Halley iteration, then a
-    Newton-Schulz refinement. `dynamic_shape` (m, n): only x[:m, :n] counts (static
-    sizes only in mjax). `is_hermitian` is unused, as in JAX. JAX: lax.linalg.qdwh."""
-    x = as_array(x)
-    if not isinstance(is_hermitian, (bool, np.bool_)):
-        raise TypeError("The `is_hermitian` argument must be statically specified to use "
-                        "`qdwh` within JAX transformations.")
-    max_iterations = 10 if max_iterations is None else max_iterations
-    if not isinstance(max_iterations, (int, np.integer)):
-        raise TypeError("The `max_iterations` argument must be statically specified to "
-                        "use `qdwh` within JAX transformations.")
-    _float_operands("qdwh", [x])
-    shape = aval_of_value(x).shape
-    if len(shape) != 2:
-        raise ValueError(f"qdwh takes one matrix (no batch axes), got shape {shape}")
-    big_m, big_n = shape
-    if big_m < big_n:
-        raise ValueError("The input matrix of shape M x N must have M >= N.")
-    if dynamic_shape is not None:
-        try:
-            m, n = (int(v) for v in dynamic_shape)
-        except TypeError:
-            raise NotImplementedError("mjax.lax.linalg.qdwh: dynamic_shape must hold "
-                                      "static sizes") from None
-        if (m, n) != (big_m, big_n):
-            u, h, it, ok = qdwh(slice(x, (0, 0), (m, n)), is_hermitian=is_hermitian,
-                                max_iterations=max_iterations, eps=eps)
-            return (pad(u, full((), 0, u.dtype), ((0, big_m - m, 0), (0, big_n - n, 0))),
-                    pad(h, full((), 0, h.dtype), ((0, big_n - n, 0), (0, big_n - n, 0))),
-                    it, ok)
-    eps = float(dtypes.finfo(aval_of_value(x).dtype).eps) if eps is None else float(eps)
-    key = (int(max_iterations), eps)
-    run = _QDWH_JITS.get(key)
-    if run is None:     # one jit per static setting, as JAX's jit(qdwh, static_argnames)
-        run = _QDWH_JITS[key] = registration.JIT(
-            functools.partial(_qdwh_tpu, max_iterations=int(max_iterations), eps=eps))
-    return run(x)
-
-
-_QDWH_JITS: dict = {}
-
-
-# ---- JAX's TPU SVD (jax/_src/tpu/linalg/svd.py and qdwh.py) --------------------------------
-# For a TPU, JAX lowers svd to lax ops: a QDWH polar decomposition a = u h (its weighted
-# Halley steps in two fori_loops over tables of coefficients, the QR form for the first,
-# ill-conditioned ones, then Halley's method in a while loop until converged), then the
-# eigendecomposition of h by XLA's Jacobi `Eigh`, sorted descending. Every matmul runs at
-# HIGHEST precision (JAX's matmul precision 'float32' around it). mjax traces the same
-# program where svd is called, when tracing for a TPU; its derivative is then that of the
-# algorithm's ops (forward mode only: its loops have no reverse-mode derivative), where
-# JAX keeps svd's own rule.
-TPU_JACOBI_MAX = 256     # XLA's Jacobi Eigh serves JAX's TPU eigh up to this size
-
-
-def _tpu_linalg() -> bool:
-    """Whether this trace is for a TPU, where linalg takes JAX's TPU algorithms."""
-    return current_platform() == "tpu"
-
-
-def _conj_if_complex(x):
-    return conj(x) if dtypes.issubdtype(aval_of_value(x).dtype, np.complexfloating) else x
-
-
-def _frobenius(x):
-    """sqrt(sum(re(x conj(x)))): jnp.linalg.norm(x) of a matrix."""
-    sq = mul(x, _conj_if_complex(x))
-    if dtypes.issubdtype(aval_of_value(x).dtype, np.complexfloating):
-        sq = E.real(sq)
-    return E.sqrt(reduce_sum(sq, (0, 1)))
-
-
-def _qdwh_coefficients(eps: float, max_iterations: int):
-    """The weights of the dynamically weighted Halley steps, split as JAX splits them:
-    (a - e) / sqrt(c), sqrt(c), e for the QR form (c > 100), a - e, c, e for the Cholesky
-    form, with e = b / c; l bounds the iterate's smallest singular value from below."""
-    qr_form, cholesky_form = [], []
-    l, tol_l, k = eps, 10.0 * eps / 2.0, 0
-    while l + tol_l < 1 and k < max_iterations:
-        k += 1
-        l2 = l * l
-        dd = (4 * (1 / l2 - 1) / l2) ** (1 / 3)
-        sqd = (1.0 + dd) ** (1 / 2)
-        a = sqd + (2 - dd + 2 * (2 - l2) / (l2 * sqd)) ** (1 / 2)
-        b = (a - 1) ** 2 / 4
-        c = a + b - 1
-        l = l * (a + b * l2) / (1 + c * l2)
-        e = b / c
-        if c > 100:
-            qr_form.append(((a - e) / c ** (1 / 2), c ** (1 / 2), e))
-        else:
-            cholesky_form.append((a - e, c, e))
-    return qr_form, cholesky_form, tol_l
-
-
-def _halley_qr_step(u, params, dt):
-    """u <- e u + (a - e)/sqrt(c) Q1 Q2^H, [Q1; Q2] the thin QR of [sqrt(c) u; I]."""
-    scaled_gap, sqrt_c, e = params
-    big_m, big_n = aval_of_value(u).shape
-    # [sqrt(c) u; I] as JAX builds it: padded with zero rows, then I written in below
-    y = pad(mul(sqrt_c, u), full((), 0, dt), ((0, big_n, 0), (0, 0, 0)))
-    y = dynamic_update_slice_in_dim(y, _eye(big_n, dt), big_m, 0)
-    q, _ = qr(y, full_matrices=False)
-    q1 = slice(q, (0, 0), (big_m, big_n))
-    q2 = _H(dynamic_slice_in_dim(q, big_m, big_n, 0))
-    return add(mul(e, u), mul(scaled_gap, _mm(q1, q2)))
-
-
-def _halley_cholesky_step(u, params, dt):
-    """u <- e u + (a - e) u (c u^H u + I)^-1, through the Cholesky factor y y^H."""
-    gap, c, e = params
-    big_n = aval_of_value(u).shape[1]
-    x = add(mul(c, _mm(_H(u), u)), _eye(big_n, dt))
-    y = cholesky(x, symmetrize_input=False)
-    z = _conj_if_complex(triangular_solve(y, _mT(u), left_side=True, lower=True,
-                                          conjugate_a=True))
-    z = _H(triangular_solve(y, z, left_side=True, lower=True, transpose_a=True,
-                            conjugate_a=True))
-    return add(mul(e, u), mul(gap, z))
-
-
-def _qdwh_tpu(x, max_iterations: int = 10, eps: float | None = None):
-    """(u, h, iterations, converged): JAX's QDWH of one matrix, M >= N (lax.linalg.qdwh,
-    which its TPU SVD runs; jax/_src/tpu/linalg/qdwh.py)."""
-    dt = aval_of_value(x).dtype
-    real = dtypes.finfo(dt).dtype
-    eps = float(dtypes.finfo(dt).eps) if eps is None else eps
-    mag = E.abs(x)
-    one_norm = reduce_max(reduce_sum(mag, (0,)), (0,))
-    inf_norm = reduce_max(reduce_sum(mag, (1,)), (0,))
-    alpha_inverse = mul(rsqrt(one_norm), rsqrt(inf_norm))
-    alpha_inverse = select(eq(one_norm, full((), 0, real)), full((), 1, real), alpha_inverse)
-    u = mul(x, convert_element_type(alpha_inverse, dt))
-    qr_form, cholesky_form, tol_l = _qdwh_coefficients(eps, max_iterations)
-    tol_norm = E.cbrt(full((), tol_l, real))
-
-    def iterate(u, coefs, step, test_convergence):
-        if not coefs:
-            return u, full((), True, np.bool_)
-        table = convert_element_type(as_array(np.asarray(coefs, real)), dt)
-
-        def body(k, state):
-            u, _ = state
-            row = dynamic_index_in_dim(table, k, 0, keepdims=False)
-            params = [dynamic_index_in_dim(row, i, 0, keepdims=False) for i in range(3)]
-            new = step(u, params, dt)
-            going = (E.gt(_frobenius(sub(new, u)), tol_norm) if test_convergence
-                     else full((), True, np.bool_))
-            return new, going
-        return fori_loop(0, len(coefs), body, (u, full((), True, np.bool_)))
-
-    u, _ = iterate(u, qr_form, _halley_qr_step, False)
-    u, not_converged = iterate(u, cholesky_form, _halley_cholesky_step, True)
-    halley = (3 - 1 / 3, 3.0, 1 / 3)     # as l -> 1, (a, b, c) -> (3, 1, 3)
-
-    def more(state):
-        k, _, going = state
-        return E.and_(going, E.lt(k, np.int32(max_iterations)))
-
-    def halley_step(state):
-        k, u, _ = state
-        new = _halley_cholesky_step(u, [convert_element_type(v, dt) for v in halley], dt)
-        return add(k, np.int32(1)), new, E.gt(_frobenius(sub(new, u)), tol_norm)
-
-    start = full((), len(qr_form) + len(cholesky_form), np.int32)
-    iterations, u, not_converged = while_loop(more, halley_step, (start, u, not_converged))
-    half, three_halves = (convert_element_type(v, dt) for v in (0.5, 1.5))
-    u = sub(mul(three_halves, u), _mm(mul(half, u), _mm(_H(u), u)))    # Newton-Schulz
-    h = _mm(_H(u), x)
-    h = div(add(h, _H(h)), convert_element_type(2, dt))
-    return u, h, iterations, E.not_(not_converged)
-
-
-def _take_columns(x, idx):
-    """x[..., idx] for a matrix x and an index vector (a gather, as jnp indexing)."""
-    rows = aval_of_value(x).shape[0]
-    dn = GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,),
-                                start_index_map=(1,))
-    return gather(x, expand_dims(idx, (1,)), dn, (rows, 1))
-
-
-def _take(v, idx):
-    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
-                                start_index_map=(0,))
-    return gather(v, expand_dims(idx, (1,)), dn, (1,))
-
-
-def _svd_tall_and_square_tpu(a, compute_uv: bool):
-    """JAX's TPU SVD of one matrix with M >= N: polar decomposition a = u_p h, then
-    h = v diag(s) v^H by eigh, singular values in descending order."""
-    dt = aval_of_value(a).dtype
-    n = aval_of_value(a).shape[1]
-    u_p, h, _, _ = _qdwh_tpu(a, 10)
-    v, s = eigh(h, sort_eigenvalues=False)
-    s = E.max(s, full((), 0, aval_of_value(s).dtype))
-    iota = broadcasted_iota(np.int32, (n,), 0)     # a stable descending argsort
-    _, order = sort_key_val(rev(s, (0,)), rev(iota, (0,)), 0, True)
-    order = rev(order, (0,))
-    s_out = _take(s, order)
-    if not compute_uv:
-        return s_out
-    v_out = _take_columns(v, order)
-    u_out = _mm(u_p, v_out)
-    eps = float(dtypes.finfo(dt).eps)
-    last = dynamic_index_in_dim(s_out, n - 1, 0, keepdims=False)
-    first = dynamic_index_in_dim(s_out, 0, 0, keepdims=False)
-    rank_deficient = E.le(last, mul(convert_element_type(n * eps, aval_of_value(s).dtype),
-                                    first))
-
-    def correct(state):         # re-orthonormalize u (Nakatsukasa and Higham 2013, 5.5)
-        u, _ = state
-        q, r = qr(u, full_matrices=False)
-        diag_r = reduce_sum(mul(r, _eye(n, dt)), (0,))
-        if dtypes.issubdtype(dt, np.complexfloating):
-            diag_r = E.real(diag_r)
-        signs = select(E.ge(diag_r, full((), 0, aval_of_value(diag_r).dtype)),
-                       full((n,), 1, np.int32), full((n,), -1, np.int32))
-        d = select(eq(broadcasted_iota(np.int32, (n, n), 0),
-                      broadcasted_iota(np.int32, (n, n), 1)),
-                   broadcast_to(expand_dims(signs, (0,)), (n, n)), full((n, n), 0, np.int32))
-        return (dot_general(q, d, (((1,), (0,)), ((), ())), precision=Precision.HIGHEST,
-                            preferred_element_type=dt), full((), False, np.bool_))
-    u_out, _ = while_loop(lambda state: state[1], correct, (u_out, rank_deficient))
-    return u_out, s_out, v_out
-
-
-def _svd_tpu_one(a, *, full_matrices: bool, compute_uv: bool):
-    """JAX's TPU SVD of one matrix (jax/_src/tpu/linalg/svd.py svd)."""
-    m, n = aval_of_value(a).shape
-    flip = m < n
-    if flip:
-        a, (m, n) = _H(a), (n, m)
-    q = u_null = None
-    if full_matrices and m > n:
-        q_full, a_full = qr(a, full_matrices=True)
-        q, u_null = slice(q_full, (0, 0), (m, n)), slice(q_full, (0, n), (m, m))
-        a = slice(a_full, (0, 0), (n, n))
-    elif m > 1.15 * n:
-        q, a = qr(a, full_matrices=False)
-    if not compute_uv:
-        return _svd_tall_and_square_tpu(a, False)
-    u, s, v = _svd_tall_and_square_tpu(a, True)
-    if q is not None:
-        u = _mm(q, u)
-    if u_null is not None:
-        u = concatenate([u, u_null], 1)
-    dt = aval_of_value(a).dtype
-    finite = (E.and_(E.is_finite(E.real(a)), E.is_finite(E.imag(a)))
-              if dtypes.issubdtype(dt, np.complexfloating) else E.is_finite(a))
-    finite = reduce_and(finite, (0, 1))
-
-    def poison(state):          # NaN results for a non-finite input
-        _, u, s, v = state
-        return (full((), True, np.bool_), full(aval_of_value(u).shape, np.nan, dt),
-                full(aval_of_value(s).shape, np.nan, aval_of_value(s).dtype),
-                full(aval_of_value(v).shape, np.nan, dt))
-    _, u, s, v = while_loop(lambda state: E.not_(state[0]), poison, (finite, u, s, v))
-    return (v, s, _H(u)) if flip else (u, s, _H(v))
-
-
-def _svd_tpu(x, *, full_matrices: bool, compute_uv: bool):
-    fn = functools.partial(_svd_tpu_one, full_matrices=full_matrices, compute_uv=compute_uv)
-    for _ in aval_of_value(x).shape[:-2]:    # batch axes: vmapped, as JAX's
-        fn = registration.VMAP(fn)
-    return fn(x)
-
-
 class FftType:
     """The kind of transform `fft` computes. JAX: lax.FftType."""
     FFT = "FFT"
@@ -738,3 +435,7 @@ def fft(x, fft_type, fft_lengths):
         raise ValueError(f"mjax.lax.fft: unknown fft_type {fft_type!r}; expected one of "
                          f"{', '.join(L.FFT_TYPES)}")
     return _bind(L.FftOp, x, fft_type=name, fft_lengths=tuple(int(n) for n in fft_lengths))
+
+
+# (JAX's QDWH and TPU SVD, built from the functions above: linalg_tpu imports this module)
+from mjax.lax.linalg_tpu import qdwh  # noqa: E402

@@ -14,8 +14,8 @@ lowering does (linalg_ffi.py builds both; linalg_gpu.py has svd's and eig's GPU 
 a batch whose `info` reports failure becomes NaN. Lowered for a TPU (`tpu_linalg_here`),
 they emit what JAX's TPU lowering does: XLA's own LuDecomposition, Qr,
 ProductOfElementaryHouseholderReflectors and Jacobi Eigh custom calls, StableHLO's
-cholesky and triangular_solve, and JAX's error for eig, schur, hessenberg and tridiagonal
-(svd's TPU algorithm is traced in frontend/lax/linalg.py).
+cholesky and triangular_solve, and JAX's error for eig, schur, hessenberg and tridiagonal;
+svd expands into JAX's QDWH-based TPU algorithm there (linalg_tpu.py).
 JVP rules follow JAX's (jax/_src/lax/linalg.py, fft.py); every op takes leading batch
 axes, so batching moves the batch axis to the front.
 """
@@ -35,6 +35,7 @@ from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapa
                                          not_on_tpu, slice_matrix, solver_call,
                                          tpu_linalg_here, uint8, xla_custom_call)
 from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
+from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX, svd_tpu
 from mjax.passes.rules.tables import LOWERING_PLATFORM, TRANSPOSE, lowering, nan_checked
 
 
@@ -237,11 +238,6 @@ def _qr_tpu(a, aval, q_aval, r_aval, full_matrices):
 
 
 # ==== eigh ===============================================================================
-# The largest matrix XLA's TPU Jacobi eigensolver takes in JAX's default TPU eigh; larger
-# ones go through JAX's QDWH spectral divide and conquer (jax/_src/tpu/linalg/eigh.py).
-TPU_JACOBI_MAX = 256
-
-
 def _eigh_tpu(a, aval, v_aval, w_aval, lower, sort_eigenvalues):
     """JAX's TPU eigh (jax/_src/tpu/linalg/eigh.py _eigh_tpu_lowering): XLA's Jacobi
     `Eigh` for n <= 256, its options "lower,sort,max_iter,tol" in backend_config."""
@@ -292,11 +288,8 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv):
             eye = np.broadcast_to(np.eye(*o.shape[-2:], dtype=o.dtype), o.shape)
             outs.append(hlo.constant(H.A.dense_elements(np.ascontiguousarray(eye))))
         return outs
-    if tpu_linalg_here():
-        raise NotImplementedError(
-            "svd reached the TPU lowering as one op: for a TPU mjax traces JAX's TPU SVD "
-            "(QDWH polar decomposition, then eigh) where svd is called, so trace for the "
-            "TPU (jit(f).trace(x).lower(lowering_platforms=('tpu',)) traces again for it)")
+    if tpu_linalg_here():     # (JAX: lower_fun of its QDWH-based SVD)
+        return svd_tpu(ctx, a, full_matrices, compute_uv)
     ucols, vrows = (m, n) if full_matrices else (k, k)
     s_aval = ShapedArray(batch + (k,), real_dtype(aval.dtype))
     u_aval = ShapedArray(batch + (m, ucols), aval.dtype)
@@ -481,6 +474,20 @@ def _diag(b, x):
                     fill_value=None)
 
 
+def _diag_matrix(b, v):
+    """Square matrices with v (..., k) on their diagonals and zeros elsewhere:
+    zeros.at[..., i, i].set(v), a scatter as JAX's _construct_diagonal."""
+    shape = _shape(v)
+    nb, k = len(shape) - 1, shape[-1]
+    i = b.iota(dtype=np.int32, shape=(k, 1), dimension=0)
+    dn = {"update_window_dims": tuple(range(nb)), "inserted_window_dims": (nb, nb + 1),
+          "scatter_dims_to_operand_dims": (nb, nb + 1), "operand_batching_dims": (),
+          "scatter_indices_batching_dims": ()}
+    return b.scatter(AD.zeros(b, ShapedArray(shape + (k,), _dtype(v))),
+                     b.concatenate(i, i, dimension=1), v, dimension_numbers=dn,
+                     indices_are_sorted=False, unique_indices=False, mode="fill")
+
+
 def _tsolve(b, a, rhs, **params):
     return b.triangular_solve(a, rhs, **{"left_side": False, "lower": False,
                                          "transpose_a": False, "conjugate_a": False,
@@ -653,7 +660,7 @@ def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
     sds = b.mul(s_colc, ds_mat)
     s_zero = b.convert_element_type(b.eq(s, AD.zeros_like(b, s)), new_dtype=_dtype(s))
     s_inv = b.sub(b.div(AD.full_like(b, s, 1), b.add(s, s_zero)), s_zero)
-    s_inv_mat = b.mul(_bcast_rows(b, s_inv, kk), eye_r)
+    s_inv_mat = _diag_matrix(b, s_inv)
     dudv_diag = b.mul(_scale(b, b.sub(ds_mat, _H(b, ds_mat)), 0.5), _cast(b, s_inv_mat, dtype))
     du = _matmul(b, u, b.add(b.mul(fc, b.add(dss, _H(b, dss))), dudv_diag), HIGHEST)
     dv = _matmul(b, v, b.mul(fc, b.add(sds, _H(b, sds))), HIGHEST)

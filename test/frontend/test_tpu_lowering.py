@@ -227,6 +227,17 @@ CASES = {
     "grad_triangular_solve_right_t": (lambda lib, jnp: lib.grad(lambda a: jnp.sum(
         lib.lax.linalg.triangular_solve(a, jnp.ones((3, 4)), left_side=False, lower=False,
                                         transpose_a=True))), (_spd(4),)),
+    # svd keeps its own JVP (JAX's TPU lowering expands the algorithm only when lowering)
+    "grad_svdvals": (lambda lib, jnp: lib.grad(
+        lambda a: jnp.sum(jnp.linalg.svd(a, compute_uv=False))), (_mat(4),)),
+    "grad_svd": (lambda lib, jnp: lib.grad(
+        lambda a: (lambda u, s, vh: jnp.sum(u[:, 0] ** 2) + jnp.sum(s) + jnp.sum(vh[0]))(
+            *jnp.linalg.svd(a, full_matrices=False))), (_mat(5, 3),)),
+    "grad_svd_batched": (lambda lib, jnp: lib.grad(
+        lambda a: jnp.sum(jnp.linalg.svd(a, compute_uv=False) ** 2)),
+                         (np.stack([_mat(3), _mat(3)]),)),
+    "jvp_svd_wide": (lambda lib, jnp: lambda a: lib.jvp(
+        lambda x: jnp.linalg.svd(x, full_matrices=False), (a,), (a,)), (_mat(3, 5),)),
 }
 for _name in ("transformer", "cnn", "rnn"):
     _make, _args = _model(_name)
@@ -256,13 +267,14 @@ KNOWN = {
         r"(mjax|jax) only: +dot_general: .*precision = \[HIGHEST, HIGHEST\] : "
         r"\(tensor<(\d+)x\2x(f32|complex<f32>)>, tensor<\2x\2x(f32|i32|complex<f32>)>\)"])
        for name in ("svd_4x4", "svd_6x4_full", "svd_6x4_reduced", "svd_3x5",
-                    "svd_5x4_reduced")},
+                    "svd_5x4_reduced", "grad_svdvals", "grad_svd", "jvp_svd_wide")},
     # ...and, batched, JAX's vmap writes the identity under [sqrt(c) u] by a scatter
     # (a batched dynamic_update_slice); mjax keeps the dynamic_update_slice.
-    "svd_batched": ("the sign matrix's dtype and the batched update", [
+    **{name: ("the sign matrix's dtype and the batched update", [
         r"(mjax|jax) only: +dot_general: .*precision = \[HIGHEST, HIGHEST\] : "
         r"\(tensor<2x3x3xf32>, tensor<2x3x3x(f32|i32)>\)",
-        r"jax only: +scatter: .*update_window_dims = \[0, 1, 2\]"]),
+        r"jax only: +scatter: .*update_window_dims = \[0, 1, 2\]"])
+       for name in ("svd_batched", "grad_svd_batched")},
     # The cross-entropy gradient's scatter-add: JAX writes batching dims, mjax iotas in
     # the indices (the same updates; not a linalg lowering).
     "model_transformer": ("the scatter's batch form", [r"(mjax|jax) only: +scatter: "]),
@@ -276,7 +288,7 @@ KNOWN.update({name: ("half floats computed in float32", [
 # (the scatter's batch form and the TPU's mixed dot are being brought to JAX's in the
 # gather/scatter and dot rules)
 MAY_VANISH = {"model_transformer", "svd_4x4", "svd_6x4_full", "svd_6x4_reduced", "svd_3x5",
-              "svd_5x4_reduced"}
+              "svd_5x4_reduced", "grad_svdvals", "grad_svd", "jvp_svd_wide"}
 # JAX has no TPU rule for these: both raise.
 NO_TPU_RULE = {
     "eig": (lambda lib, jnp: lambda a: jnp.linalg.eig(a), (_mat(4),)),
@@ -379,16 +391,15 @@ def test_cpu_lowering_keeps_lapack():
 
 @pytest.mark.parametrize("shape,dtype", [((6, 4), np.float32), ((3, 5), np.float32),
                                          ((5, 3), np.complex64)])
-def test_tpu_svd_algorithm_is_jaxs_bit_for_bit(shape, dtype, monkeypatch):
-    # The SVD mjax traces for a TPU, run here on the CPU (its QRs and eigh by LAPACK),
-    # against JAX's own TPU SVD function run on the CPU: the same bits, so the program
-    # is JAX's op for op, elementwise glue included.
+def test_tpu_svd_algorithm_is_jaxs_bit_for_bit(shape, dtype):
+    # The SVD mjax's svd expands into when lowered for a TPU, run here on the CPU (its
+    # QRs and eigh by LAPACK), against JAX's own TPU SVD function run on the CPU: the
+    # same bits, so the program is JAX's op for op, elementwise glue included.
     from jax._src.tpu.linalg import svd as jax_tpu_svd
-    import mjax.lax.linalg as mjax_linalg
-    monkeypatch.setattr(mjax_linalg, "_tpu_linalg", lambda: True)
+    from mjax.lax import linalg_tpu
     a = _mat(*shape, dtype=dtype)
     for full, uv in ((False, True), (True, True), (False, False)):
-        mine = mjax.jit(lambda x: mjax_linalg.svd(x, full_matrices=full, compute_uv=uv))(a)
+        mine = mjax.jit(lambda x: linalg_tpu.svd_tpu(x, full_matrices=full, compute_uv=uv))(a)
         theirs = jax.jit(lambda x: jax_tpu_svd.svd(x, full_matrices=full,
                                                    compute_uv=uv))(a)
         mine, theirs = ([np.asarray(v) for v in (t if uv else [t])] for t in (mine, theirs))
@@ -403,3 +414,16 @@ def test_qdwh_is_jaxs_bit_for_bit(shape, dtype, kw):
     a = _mat(*shape, dtype=dtype)
     for x, y in zip(mjax.lax.linalg.qdwh(a, **kw), jax.lax.linalg.qdwh(a, **kw)):
         assert np.asarray(x).tobytes() == np.asarray(y).tobytes()
+
+
+def test_svd_stays_one_op_until_lowered_for_a_tpu():
+    # (JAX: svd_p keeps its JVP and batching rules; its TPU lowering is a lower_fun) The
+    # jaxpr handed to lowering still holds jaxpr.svd, also under grad and vmap, and the
+    # StableHLO holds the algorithm (XLA's Eigh, loops), no LAPACK.
+    a = np.stack([_mat(4), _mat(4)])
+    f = mjax.vmap(mjax.grad(lambda x: mjnp.sum(mjnp.linalg.svd(x)[0][:, 0] ** 2)))
+    lowered = mjax.jit(f).trace(a).lower(lowering_platforms=("tpu",))
+    jaxpr = lowered.as_text(dialect="jaxpr")
+    assert '"jaxpr.svd"' in jaxpr and '"jaxpr.while"' not in jaxpr
+    text = lowered.as_text()
+    assert "@Eigh" in text and "stablehlo.while" in text and "lapack" not in text
