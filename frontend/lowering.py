@@ -17,6 +17,7 @@ from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.rules.op_names import JIT_NAMES
 from mjax.passes.pipeline import PIPELINE, kernel_pipeline
+from mjax.passes.registry import PASSES
 from mjax.passes.pipeline import pipeline_for as _pipeline_of
 from mjax.runtime.backend import (Platform, default_platform, get_backend, lowering_for,
                                   platform_record)
@@ -113,6 +114,7 @@ def _device_version(record) -> str | None:
     """The platform version of the device a program is compiled for, when it is this
     process's own (None when lowering for another platform, or none is open yet)."""
     if record.pallas_pass is None or config.read("_lowering_platform") is not None or \
+            not hasattr(PASSES.get(record.pallas_pass[0]), "options_on_device") or \
             str(default_platform()) != record.name:
         return None
     return getattr(getattr(get_backend(), "client", None), "platform_version", None)
