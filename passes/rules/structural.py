@@ -348,11 +348,18 @@ for _op in (S.ConstantOp, S.IotaOp, S.DimAsValueOp):
 
 
 def _broadcast_in_dim_transpose(b, ct, x, *, shape, broadcast_dimensions):
-    # Sum over the new dims and over dims that were size 1 and got broadcast.
     in_shape = AD.aval(x).shape
-    new_dims = [d for d in range(len(shape)) if d not in broadcast_dimensions]
-    stretched = [d for i, d in enumerate(broadcast_dimensions) if in_shape[i] != shape[d]]
-    summed = _sum_axes(b, ct, sorted(new_dims + stretched))
+    if len(in_shape) != len(shape) or tuple(broadcast_dimensions) != tuple(
+            range(len(shape))):
+        # An explicit broadcast (it adds or moves dims: lax.broadcast_in_dim,
+        # jnp.broadcast_to), transposed as JAX's _broadcast_in_dim_transpose_rule.
+        return _expand_dims_transpose(b, ct, x, dimensions=tuple(
+            d for d in range(len(shape)) if d not in broadcast_dimensions),
+            kept=tuple(broadcast_dimensions))
+    # Same rank, size-1 dims stretched: the kind lax's binary ops make implicitly, which
+    # JAX transposes by _unbroadcast: a sum over the stretched dims, then a reshape.
+    stretched = [d for d in range(len(shape)) if in_shape[d] != shape[d]]
+    summed = _sum_axes(b, ct, stretched)
     if AD.aval(summed).shape != in_shape:
         summed = b.reshape(summed, new_sizes=in_shape)
     return [summed]
@@ -386,14 +393,16 @@ def _squeeze_transpose(b, ct, x, *, dimensions):
 AD.deflinear(S.SqueezeOp, _squeeze_transpose)
 
 
-def _expand_dims_transpose(b, ct, x, *, dimensions):
+def _expand_dims_transpose(b, ct, x, *, dimensions, kept=None):
     # JAX: expand_dims is a broadcast_in_dim, transposed by _broadcast_in_dim_transpose_rule:
     # the cotangent summed over every dim that is not a kept non-unit dim of the operand
     # (the new dims, and the operand's own size-1 dims), then those size-1 dims put back
     # by expand_dims (again a broadcast_in_dim). Not a reshape: XLA gets JAX's reduce.
+    # (`kept`: where the operand's dims went, for a broadcast_in_dim's transpose.)
     shape = AD.aval(x).shape
     rank = len(shape) + len(dimensions)
-    kept = [d for d in range(rank) if d not in dimensions]
+    if kept is None:
+        kept = [d for d in range(rank) if d not in dimensions]
     unit = tuple(i for i, n in enumerate(shape) if n == 1)
     stay = {d for d, n in zip(kept, shape) if n != 1}
     summed = _sum_axes(b, ct, [d for d in range(rank) if d not in stay])

@@ -15,6 +15,7 @@ import sys
 import jax
 import jax.numpy as jjnp
 import numpy as np
+import pytest
 
 import mjax
 import mjax.numpy as mjnp
@@ -304,3 +305,28 @@ def test_lm_steps_on_cpu_are_jaxs_to_the_bit():
     differing = [i for i, (a, b) in enumerate(zip(mine_state, their_state))
                  if not np.array_equal(a, b)]
     assert not differing, differing
+
+
+@pytest.mark.parametrize("name", ["broadcast_to adds a dim", "broadcast_in_dim", "new axis",
+                                  "keepdims mean"])
+def test_broadcast_gradients_are_jaxs_programs(name):
+    # The transposes of broadcast_in_dim and expand_dims are JAX's: a reduce over every
+    # dim but the operand's kept non-unit ones, then its size-1 dims put back by a
+    # broadcast_in_dim (not a reshape); the same bits.
+    def make(lib, jnp):
+        f = {"broadcast_to adds a dim": lambda x, w: jnp.broadcast_to(x, (2, 3, 4)) * w,
+             "broadcast_in_dim": lambda x, w: lib.lax.broadcast_in_dim(
+                 x, (3, 2, 4), (0, 2)) * w.transpose(1, 0, 2),
+             "new axis": lambda x, w: x[:, None] * w[:, :, :1],
+             "keepdims mean": lambda x, w: jnp.mean(x * w[0, :, :1], axis=0,
+                                                    keepdims=True)}[name]
+        return lib.grad(lambda x, w: f(x, w).sum())
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((3, 1)).astype(np.float32),
+            rng.standard_normal((2, 3, 4)).astype(np.float32))
+    if name == "new axis":
+        args = (args[0], rng.standard_normal((3, 5, 4)).astype(np.float32))
+    _same_ops(make, args, "cpu")
+    mine, theirs = (np.asarray(lib.jit(make(lib, jnp))(*args))
+                    for lib, jnp in ((mjax, mjnp), (jax, jjnp)))
+    assert mine.tobytes() == theirs.tobytes()
