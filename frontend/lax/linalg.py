@@ -22,7 +22,7 @@ from mjax.lax.indexing import dynamic_index_in_dim, dynamic_update_index_in_dim
 from mjax.lax.linalg_fallbacks import ormqr_reflectors, tridiagonal_solve_thomas
 from mjax.lax.platform import current_platform, lapack_available, solver_kernels_available
 from mjax.lax.reduce import reduce_sum
-from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, transpose
+from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, squeeze, transpose
 from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX
 
 _HALF = ("float16", "bfloat16")
@@ -73,10 +73,18 @@ def cholesky(x, *, symmetrize_input: bool = True):
 def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
                      transpose_a: bool = False, conjugate_a: bool = False,
                      unit_diagonal: bool = False):
-    """Solves op(a) x = b (left_side) or x op(a) = b. JAX: lax.linalg.triangular_solve."""
-    return _bind(L.TriangularSolveOp, a, b, left_side=bool(left_side), lower=bool(lower),
+    """Solves op(a) x = b (left_side) or x op(a) = b; b with one axis less than a is a
+    (batch of) vector(s). JAX: lax.linalg.triangular_solve."""
+    singleton = np.ndim(b) == np.ndim(a) - 1
+    if singleton:
+        b = expand_dims(b, (-1 if left_side else -2,))
+    out = _bind(L.TriangularSolveOp, a, b, left_side=bool(left_side), lower=bool(lower),
                 transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
                 unit_diagonal=bool(unit_diagonal))
+    if singleton:
+        axis = aval_of_value(out).ndim - (1 if left_side else 2)    # out[..., 0] or [..., 0, :]
+        out = squeeze(slice_in_dim(out, 0, 1, 1, axis), (axis,))
+    return out
 
 
 def lu(x):

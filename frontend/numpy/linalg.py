@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as _onp
 
+from mjax.ad import custom_jvp
 from mjax.core import at_user_line
 from mjax.lax import linalg as lax_linalg
 from mjax.numpy import creation, elementwise, products, reductions
@@ -20,12 +21,14 @@ from mjax.numpy.conversion import array, asarray
 from mjax.numpy.creation import arange, eye, full, ones, zeros
 from mjax.numpy.elementwise import (conj, isnan, log, not_equal, power, sign, sqrt,
                                     where_xy)
+from mjax.numpy.index_tricks import ix_
 from mjax.numpy.indexing import take_along_axis
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to, promote
+from mjax.numpy.repetition import tile
 from mjax.numpy.reductions import count_nonzero, prod
 from mjax.numpy.scalar_types import finfo, inf, int32, iscomplexobj
-from mjax.numpy.shaping import (expand_dims, flip, moveaxis, ravel, reshape, squeeze, stack,
-                                swapaxes)
+from mjax.numpy.shaping import (concatenate, expand_dims, flip, moveaxis, ravel, reshape,
+                                squeeze, stack, swapaxes)
 from mjax.numpy.sorting import argsort
 from mjax.staging import jit_eagerly
 
@@ -297,16 +300,68 @@ def _slogdet_qr(a):
 
 @jit_eagerly("a")
 def det(a):
-    """Determinant of square matrices, from an LU decomposition."""
+    """Determinant of square matrices: closed forms for 2x2 and 3x3, else sign *
+    exp(log|det|) from an LU decomposition, differentiated by the cofactor rule. JAX:
+    jnp.linalg.det (the same formulas, so the same bits)."""
     (a,) = _inexact("det", a)
     _square("det", a)
     n = a.shape[-1]
     if n == 0:
         return ones(a.shape[:-2], a.dtype)
-    lu, pivots, _ = lax_linalg.lu(a)
-    parity = count_nonzero(pivots != arange(n, dtype=pivots.dtype), axis=-1)
-    sign = (1 - 2 * (parity % 2)).astype(a.dtype)
-    return sign * prod(_diag(lu), axis=-1)
+    if n == 2:
+        return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+    if n == 3:
+        return (a[..., 0, 0] * a[..., 1, 1] * a[..., 2, 2]
+                + a[..., 0, 1] * a[..., 1, 2] * a[..., 2, 0]
+                + a[..., 0, 2] * a[..., 1, 0] * a[..., 2, 1]
+                - a[..., 0, 2] * a[..., 1, 1] * a[..., 2, 0]
+                - a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1]
+                - a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
+    return _det(a)
+
+
+@custom_jvp
+def _det(a):
+    sgn, logdet = slogdet(a)
+    return sgn * elementwise.exp(logdet).astype(sgn.dtype)
+
+
+@_det.defjvp
+def _det_jvp(primals, tangents):
+    y, z = _cofactor_solve(primals[0], tangents[0])
+    return y, products.trace(z, axis1=-1, axis2=-2)
+
+
+def _cofactor_solve(a, b):
+    """(det(a), adjugate(a) @ b), also for singular a (rank n-1: the LU's last pivot
+    replaced by 1 / the product of the others; lower rank: zeros). JAX's
+    _cofactor_solve, the derivative of det."""
+    n = a.shape[-1]
+    if n == 1:
+        return a[..., 0, 0], b
+    lu, pivots, permutation = lax_linalg.lu(a)
+    batch = broadcast_shapes(lu.shape[:-2], b.shape[:-2])
+    x = broadcast_to(b, batch + b.shape[-2:])
+    lu = broadcast_to(lu, batch + lu.shape[-2:])
+    iota = expand_dims(arange(n, dtype=pivots.dtype), tuple(range(pivots.ndim - 1)))
+    parity = count_nonzero(pivots != iota, axis=-1)
+    sgn = asarray(-2 * (parity % 2) + 1, dtype=a.dtype)
+    partial_det = reductions.cumprod(_diag(lu), axis=-1) * sgn[..., None]
+    lu = lu.at[..., -1, -1].set(1.0 / partial_det[..., -2])
+    permutation = broadcast_to(permutation, (*batch, n))
+    iotas = ix_(*(arange(k, dtype=int32) for k in (*batch, 1)))
+    d = ones(x.shape[:-1], x.dtype)
+    d = lax_linalg.triangular_solve(lu, d, left_side=True, lower=False)
+    d = reductions.any(elementwise.logical_or(isnan(d), elementwise.isinf(d)), axis=-1)
+    d = tile(d[..., None, None], d.ndim * (1,) + x.shape[-2:])
+    x = where_xy(d, creation.zeros_like(x), x)      # rank below n-1: zeros
+    x = x[iotas[:-1] + (permutation, slice(None))]
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+    x = concatenate((x[..., :-1, :] * partial_det[..., -1, None, None], x[..., -1:, :]),
+                    axis=-2)
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
+    x = where_xy(d, creation.zeros_like(x), x)
+    return partial_det[..., -1], x
 
 
 def _lu_solve(lu, perm, b, trans=0):

@@ -493,7 +493,8 @@ def test_vmap_matches_loop(name):
 
 # ---- staging -----------------------------------------------------------------------------------
 def test_lowering_uses_lapack_custom_calls_and_stablehlo_ops():
-    text = mjax.jit(lambda a: (jnp.linalg.det(a), jnp.linalg.cholesky(a @ a.T),
+    # (slogdet: det of a 3x3 matrix is JAX's closed form, no LU)
+    text = mjax.jit(lambda a: (jnp.linalg.slogdet(a)[1], jnp.linalg.cholesky(a @ a.T),
                                jnp.linalg.eigh(a)[0])).lower(A).as_text()
     assert "lapack_sgetrf_ffi" in text and "lapack_ssyevd_ffi" in text
     # (cholesky and triangular solves: LAPACK on a CPU, as JAX's; StableHLO's ops under
@@ -646,3 +647,21 @@ def test_cholesky_and_triangular_solve_on_lapack_match_jax():
         want = jax.jit(lambda: case(jjnp, jax.scipy.linalg, jax.lax))()
         assert got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 16])
+def test_det_is_jaxs_bit_for_bit(n):
+    # JAX's formulas (closed forms for 2x2 and 3x3, sign * exp(log|det|) beyond) and its
+    # cofactor derivative, singular matrices included: the same bits on the CPU
+    import jax
+    import jax.numpy as jjnp
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((2, n, n)).astype(np.float32)
+    sing = np.ones((n, n), np.float32)
+    sing[0, 0] = 2.0        # rank 2 (n-1 for n = 3)
+    for x in (a, sing):
+        pairs = [(jnp.linalg.det(x), jjnp.linalg.det(x)),
+                 (mjax.grad(lambda t: jnp.sum(jnp.linalg.det(t)))(x),
+                  jax.grad(lambda t: jjnp.sum(jjnp.linalg.det(t)))(x))]
+        for mine, theirs in pairs:
+            assert np.asarray(mine).tobytes() == np.asarray(theirs).tobytes(), (n, mine, theirs)
