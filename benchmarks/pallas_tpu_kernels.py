@@ -120,10 +120,13 @@ def worker(out: str, which: list[str], interpret: bool, ops_dir: str) -> None:
                                                  block_shape=(blk, blk), block_k=blk)), (x, y))
     b, h, s, d = (1, 2, 128, 64) if small else (2, 8, 2048, 128)
     q, k, v = arr((b, h, s, d), scale=0.5), arr((b, h, s, d), scale=0.5), arr((b, h, s, d))
-    bs = mods["fa"].BlockSizes.get_default() if not small else mods["fa"].BlockSizes(
-        block_q=128, block_k_major=128, block_k=128, block_b=1, block_q_major_dkv=128,
-        block_k_major_dkv=128, block_k_dkv=128, block_q_dkv=128, block_k_major_dq=128,
-        block_k_dq=128, block_q_dq=128)
+    if small:
+        bs = mods["fa"].BlockSizes(
+            block_q=128, block_k_major=128, block_k=128, block_b=1, block_q_major_dkv=128,
+            block_k_major_dkv=128, block_k_dkv=128, block_q_dkv=128, block_k_major_dq=128,
+            block_k_dq=128, block_q_dq=128)
+    else:
+        bs = mods["fa"].BlockSizes.get_default(b, h, s, s, d)
     fa = functools.partial(mods["fa"].flash_attention, causal=True, sm_scale=d ** -0.5,
                            block_sizes=bs)
     cases["flash_attention"] = (jax.jit(fa), (q, k, v))
