@@ -118,7 +118,9 @@ def _check(name):
 # constants; XLA treats them alike) and converts of a value to its own type (JAX's of
 # a weak-typed scalar). Reduces, gathers, scatters, dots with their precision configs and
 # reshapes all count.
-def _ops_of_module(text: str) -> collections.Counter:
+def _normalized_main(text: str):
+    """(context, @main) of `text` parsed, its calls inlined, and canonicalize + cse +
+    symbol-dce run; read it inside `with context:`."""
     from jaxlib.mlir import ir, passmanager
 
     from mjax.dialect.context import context
@@ -156,6 +158,14 @@ def _ops_of_module(text: str) -> collections.Counter:
         main = next(op.operation for op in module.body.operations
                     if op.operation.name == "func.func"
                     and ir.StringAttr(op.operation.attributes["sym_name"]).value == "main")
+    return context(), module, main
+
+
+def _ops_of_module(text: str) -> collections.Counter:
+    from jaxlib.mlir import ir
+
+    ctx, _module, main = _normalized_main(text)
+    with ctx:
         ops: collections.Counter = collections.Counter()
         loop_ops: collections.Counter = collections.Counter()
         constant = set()
@@ -194,6 +204,48 @@ def _ops_of_module(text: str) -> collections.Counter:
             return ir.WalkResult.ADVANCE
         main.walk(visit_op)
     return ops, loop_ops
+
+
+def _dataflow_of_module(text: str):
+    """@main's normalized body (as _ops_of_module's) as a dataflow graph: each value named
+    by a hash of its op (name, attributes, region ops, result types) and its operands'
+    names in order, constants by their values (a broadcast scalar constant is the splat
+    constant of its value). Returns (the names of the results, the multiset of op
+    names): equal for two modules that compute the same values the same way."""
+    import hashlib
+
+    from jaxlib.mlir import ir
+
+    ctx, _module, main = _normalized_main(text)
+    with ctx:
+        block = main.regions[0].blocks[0]
+        names = {a: f"arg{i}" for i, a in enumerate(block.arguments)}
+        ops: collections.Counter = collections.Counter()
+        for op in block.operations:
+            op = op.operation
+            ins = [names[v] for v in op.operands]
+            if op.name == "func.return":
+                return ins, ops
+            if op.name == "stablehlo.constant":
+                key = "const " + str(op.attributes["value"]).split(" : ")[0]
+            elif op.name in ("stablehlo.broadcast_in_dim", "stablehlo.convert") and \
+                    ins[0].startswith("const ") and (op.name != "stablehlo.convert" or
+                                                     op.operands[0].type == op.results[0].type):
+                key = ins[0].rsplit(" : ", 1)[0]
+            elif op.name == "stablehlo.convert" and op.operands[0].type == op.results[0].type:
+                names[op.results[0]] = ins[0]
+                continue
+            else:
+                attrs = sorted((n, str(op.attributes[n])) for n in op.attributes
+                               if not n.startswith(("mhlo.", "jax.", "sdy.", "mjax.")))
+                body = [o.operation.name for r in op.regions for b in r.blocks
+                        for o in b.operations]
+                key = hashlib.sha1(repr((op.name, attrs, body, ins, [
+                    str(r.type) for r in op.results])).encode()).hexdigest()[:16]
+                ops[op.name] += 1
+            for j, r in enumerate(op.results):
+                names[r] = f"{key}{'' if key.startswith('const ') else f'#{j}'} : {r.type}"
+    raise AssertionError("@main has no return")
 
 
 def _lowered_text(lib, jnp, make, args, platform):
@@ -259,6 +311,16 @@ def test_lm_step_for_tpu_is_jaxs_program():
     assert dots and all(
         "[#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]" in dict(k[1])[
             "precision_config"] for k in dots)
+    # and more than the same ops: the same dataflow, operand order included
+    make, args, saved = _lm()
+    try:
+        mine, theirs = (_dataflow_of_module(_lowered_text(lib, jnp, make, args, "tpu"))
+                        for lib, jnp in ((mjax, mjnp), (jax, jjnp)))
+    finally:
+        transformer.D, transformer.HEADS, transformer.SEQ, transformer.VOCAB = saved
+    assert mine[1] == theirs[1]
+    differing = [i for i, (a, b) in enumerate(zip(mine[0], theirs[0])) if a != b]
+    assert len(mine[0]) == len(theirs[0]) and not differing, differing
 
 
 def test_cnn_step_for_tpu_is_jaxs_program():
