@@ -33,6 +33,7 @@ class BatchBuilder(Builder):
     """A Builder that also knows the batch axis being added (size and name)."""
 
     write_mask = None     # (see Batcher.write_mask)
+    implicit = None       # (see Batcher.implicit)
 
     def __init__(self, ip, loc, axis_size: int, axis_name: str | None = None):
         super().__init__(ip, loc)
@@ -165,14 +166,80 @@ def _is_splat(value: np.ndarray) -> bool:
                                or bool(np.all(value == value.reshape(-1)[0])))
 
 
+def _is_splat_constant(x: ir.Value) -> bool:
+    owner = x.owner
+    return (not isinstance(owner, ir.Block) and owner.name == "jaxpr.constant"
+            and _is_splat(owner.opview.params["value"]))
+
+
+def _lax_operand(b: BatchBuilder, x: ir.Value, d):
+    """(value, dim, is_scalar) of an operand as lax takes it: an implicit broadcast's
+    source (a scalar, or the same rank with size-1 dims), a splat constant as a scalar."""
+    implicit = b.implicit or {}
+    while x in implicit:
+        x, d = implicit[x]
+    scalar = d is NOT_MAPPED and (rank(x) == 0 or _is_splat_constant(x))
+    return x, d, scalar
+
+
+def _implicit_to(b: BatchBuilder, x: ir.Value, shape) -> ir.Value:
+    """`x` broadcast to `shape` as lax's lowering broadcasts its operands (a scalar
+    along no dims, the same rank along its own dims), marked as implicit."""
+    shape = tuple(shape)
+    if aval_of(x.type).shape == shape:
+        return x
+    if _is_splat_constant(x):
+        value = x.owner.opview.params["value"]
+        return b.emit("constant", value=np.broadcast_to(value.reshape(-1)[0], shape))[0]
+    out = b.broadcast_in_dim(x, shape=shape, broadcast_dimensions=tuple(range(rank(x))))
+    out.owner.operation.attributes["mjax.implicit_broadcast"] = ir.UnitAttr.get()
+    return out
+
+
+def broadcast_batcher(b: BatchBuilder, op, args, dims, **params):
+    """JAX's broadcast_batcher over the operands lax saw: when every non-scalar one is
+    batched at one dim with one shape, the op runs there; otherwise every batch axis moves
+    to the front (an unbatched operand gains a leading axis of size 1, a batched scalar
+    trailing ones), lax broadcasts the size-1 dims, and the output is batched at 0."""
+    views = [_lax_operand(b, x, d) for x, d in zip(args, dims)]
+    x0, dim, _ = next(v for v in views if v[1] is not NOT_MAPPED)
+    shape = aval_of(x0.type).shape
+    # (a splat constant stands for a scalar literal only where no operand needs lax's
+    # broadcasting; else it is an array, as jnp.ones_like's is in JAX)
+    example = batched_shape(args[0], dims[0])
+    if batched_shape(x0, dim) == example and all(
+            s or (aval_of(x.type).shape == shape and d == dim) for x, d, s in views):
+        xs = [_implicit_to(b, x, shape) if s else x for x, d, s in views]
+        outs = b.emit(op, *xs, **params)
+        return outs, [dim] * len(outs)
+    views = [(x, d, s and rank(x) == 0) for x, d, s in views]
+    xs = []
+    for x, d, s in views:
+        if s:
+            xs.append(x)
+        elif d is NOT_MAPPED:
+            xshape = aval_of(x.type).shape
+            xs.append(b.broadcast_in_dim(x, shape=(1,) + tuple(xshape),
+                                         broadcast_dimensions=tuple(range(1, len(xshape) + 1))))
+        else:
+            xs.append(moveaxis(b, x, d, 0))
+    nd = max(rank(x) for x, (_, _, s) in zip(xs, views) if not s)
+    for i, (x, (_, d, s)) in enumerate(zip(xs, views)):
+        if not s and d is not NOT_MAPPED and rank(x) < nd:
+            xshape = aval_of(x.type).shape
+            xs[i] = b.broadcast_in_dim(x, shape=tuple(xshape) + (1,) * (nd - rank(x)),
+                                       broadcast_dimensions=tuple(range(rank(x))))
+    out_shape = (b.axis_size,) + tuple(example)
+    outs = b.emit(op, *(_implicit_to(b, x, out_shape) for x in xs), **params)
+    return outs, [0] * len(outs)
+
+
 def defbroadcasting(*ops):
-    """Ops over operands of one shape (elementwise binary/n-ary): batch axes aligned,
-    unbatched operands broadcast to the batched shape, output batched at the common dim."""
+    """Ops over operands of one shape (elementwise binary/n-ary): JAX's broadcast_batcher
+    over the operands as lax takes them."""
     for op in ops:
         def rule(b, args, dims, _op=op, **params):
-            xs, d = align_operands(b, args, dims)
-            outs = b.emit(_op, *xs, **params)
-            return outs, [d] * len(outs)
+            return broadcast_batcher(b, _op, args, dims, **params)
         BATCH[op] = rule
 
 

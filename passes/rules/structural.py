@@ -740,13 +740,34 @@ def _to_shape_of(b, v, vd, like, d):
 
 @B.batch_rule(S.SelectNOp)
 def _select_n_batch(b, args, dims):
+    # JAX's _select_batch_rule: in place where every batch axis agrees (or a scalar
+    # predicate picks among cases batched alike, or of one shape); otherwise every batch
+    # axis at the front, unbatched operands broadcast there.
     (which, *cases), (wd, *cds) = args, dims
-    if any(c is not B.NOT_MAPPED for c in cds):
-        cases, d = B.align_operands(b, cases, cds)
-    else:  # only the predicate is batched: each example picks among the same cases
-        d = wd
-        cases = [B.bdim_at(b, c, None, d) for c in cases]
-    return [b.select_n(_to_shape_of(b, which, wd, cases[0], d), *cases)], [d]
+
+    def shape(x):
+        return AD.aval(x).shape
+    if all(cd == wd for cd in cds):
+        if shape(which) != shape(cases[0]):    # a scalar predicate per example
+            which = b.broadcast_in_dim(which, shape=shape(cases[0]), broadcast_dimensions=(wd,))
+        return [b.select_n(which, *cases)], [wd]
+    if not shape(which) and all(cd is not B.NOT_MAPPED for cd in cds):
+        if all(cd == cds[0] for cd in cds):
+            return [b.select_n(which, *cases)], [cds[0]]
+        if all(shape(c) == shape(cases[0]) for c in cases):
+            d = cds[0]
+            return [b.select_n(which, cases[0], *(B.moveaxis(b, c, cd, d) for c, cd
+                                                  in zip(cases[1:], cds[1:])))], [d]
+    if shape(which):
+        which = B.bdim_to_front(b, which, wd)
+    if any(shape(c) for c in cases):
+        cases = [B.bdim_to_front(b, c, cd) for c, cd in zip(cases, cds)]
+    if 0 < len(shape(which)) < len(shape(cases[0])):
+        which = b.broadcast_in_dim(which, shape=shape(cases[0]), broadcast_dimensions=(0,))
+    if len(shape(which)) > len(shape(cases[0])):
+        cases = [b.broadcast_in_dim(c, shape=shape(which), broadcast_dimensions=())
+                 for c in cases]
+    return [b.select_n(which, *cases)], [0]
 
 
 @B.batch_rule(S.ClampOp)

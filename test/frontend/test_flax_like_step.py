@@ -138,13 +138,6 @@ def test_op_multiset_sees_a_difference():
 
 def test_step_for_tpu_is_jaxs_program(runs):
     how, (jax_text, _), (mjax_text, _) = runs
-    if how == "nn":
-        pytest.xfail("jax.nn.dot_product_attention vmaps one group's attention: JAX's "
-                     "batching of elementwise ops and select_n moves the batch axis to the "
-                     "front where operands' batch axes or shapes differ (broadcast_batcher); "
-                     "mjax's keeps it where the first batched operand has it, so the "
-                     "softmax runs on (B, N, T, G, S) where JAX's runs on (G, B, N, T, S) "
-                     "(the same values: the bits agree)")
     theirs, mine = op_multiset(jax_text), op_multiset(mjax_text)
     # (x**2 and mean**2 in each of the 2 * LAYERS + 1 = 5 layer norms: lax.square)
     assert sum(n for k, n in theirs.items() if k[0] == "chlo.square") == 10

@@ -221,13 +221,14 @@ func.func @select_n_batched_scalar_predicate(%ps: tensor<8xi1>, %a: tensor<3xf32
 
 // -----
 
-// An unbatched scalar predicate stays a scalar; the cases are aligned on the first one's
-// batch axis.
+// An unbatched scalar predicate stays a scalar; cases batched on different axes (so of
+// different batched shapes) get their batch axes at the front, as JAX's
+// _select_batch_rule.
 // CHECK-LABEL: func.func private @f_batched
 // CHECK-SAME:    (%[[P:.*]]: tensor<i1>, %[[A:.*]]: tensor<3x8xf32>, %[[B:.*]]: tensor<8x3xf32>)
 // CHECK-NOT:     jaxpr.broadcast_in_dim
-// CHECK:         %[[BT:.*]] = "jaxpr.transpose"(%[[B]]) {permutation = array<i64: 1, 0>}
-// CHECK-NEXT:    "jaxpr.select_n"(%[[P]], %[[A]], %[[BT]]) : (tensor<i1>, tensor<3x8xf32>, tensor<3x8xf32>)
+// CHECK:         %[[AT:.*]] = "jaxpr.transpose"(%[[A]]) {permutation = array<i64: 1, 0>}
+// CHECK-NEXT:    "jaxpr.select_n"(%[[P]], %[[AT]], %[[B]]) : (tensor<i1>, tensor<8x3xf32>, tensor<8x3xf32>)
 // CHECK-LABEL: func.func @select_n_unbatched_scalar_predicate
 func.func private @f(%p: tensor<i1>, %a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
   %0 = "jaxpr.select_n"(%p, %a, %b) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
