@@ -60,23 +60,27 @@ def broadcast_per_use(module: ir.Module) -> int:
     order: dict = {}     # block -> {op: its position}, made when a block first needs it
     for op in found:
         op = op.operation
-        uses = [(u.owner.operation if hasattr(u.owner, "operation") else u.owner,
-                 u.operand_number) for u in op.results[0].uses]
-        if len(uses) < 2 or not _implicit_kind(op):
+        several = 0
+        for _ in op.results[0].uses:
+            several += 1
+            if several == 2:
+                break
+        if several < 2 or not _implicit_kind(op):
             continue
-        block = op.block
-        at = order.get(block)
-        if at is None or any(o not in at for o, _ in uses if o.block == block):
-            at = order[block] = {o.operation: i for i, o in enumerate(block.operations)}
         # Uses in this block, in program order: the first keeps the broadcast, each later
         # one gets a copy just before it. (Uses by the return, or inside nested regions,
         # keep the shared one.)
-        mine = sorted(((at[o], i, o) for o, i in uses
-                       if o.name != "func.return" and o.block == block),
-                      key=lambda t: t[:2])
-        for _, index, owner in mine[1:]:
+        block = op.block
+        uses = [(o, u.operand_number) for u in op.results[0].uses
+                if (o := u.owner.operation).name != "func.return" and o.block == block]
+        at = order.get(block)
+        if at is None:
+            at = order[block] = {o.operation: i for i, o in enumerate(block.operations)}
+        mine = sorted(((at[o], i, o) for o, i in uses), key=lambda t: t[:2])
+        for place, index, owner in mine[1:]:
             copy = op.clone(ip=ir.InsertionPoint(owner))
             owner.operands[index] = copy.results[0]
+            at[copy] = place - 0.5      # (just before its user: the order stays known)
             made += 1
     return made
 
