@@ -51,7 +51,7 @@ def expand(ctx, name: str, operands, *params) -> list[ir.Value]:
     # (a copy: the frontend's module may be a cached Lowered's, and the copied ops must
     # not read values of a module that is then freed)
     with made.context:
-        made = ir.Module.parse(str(made))
+        made = ir.Module.parse(made.operation.get_asm(enable_debug_info=True))
     fns = functions(made)
     module = ctx.op
     while module.name != "builtin.module":
