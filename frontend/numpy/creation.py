@@ -12,7 +12,7 @@ from mjax import dtypes as _dt, key_ops, lax
 from mjax.batching import vmap
 from mjax.core import Tracer
 from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
-from mjax.dialect.types import KeyType
+from mjax.dialect.types import KeyType, RefAval
 from mjax.lax.elementwise import layout_like
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import canonical_shape
@@ -66,8 +66,10 @@ def _like(name, a, fill_value, dtype, shape):
         return key_ops.full_keys((dtype or a.dtype).impl,
                                  _onp.shape(a) if shape is None else canonical_shape(shape),
                                  fill_value)
+    # (a Ref is read by its type alone, as JAX's: no load of its contents)
     duck = isinstance(getattr(a, "dtype", None), _onp.dtype) and \
-        isinstance(getattr(a, "shape", None), tuple) and not hasattr(a, "__array__")
+        isinstance(getattr(a, "shape", None), tuple) and (
+            not hasattr(a, "__array__") or isinstance(getattr(a, "aval", None), RefAval))
     if not duck:
         a = asarray(a)
     shape = a.shape if shape is None else canonical_shape(shape)

@@ -76,8 +76,12 @@ def program_id(axis: int):
 
 
 def num_programs(axis: int):
-    """The grid's size along `axis` (an int32 scalar). JAX: pl.num_programs."""
+    """The grid's size along `axis`: a Python int where the grid is static (as JAX's),
+    else an int32 scalar read at run time. JAX: pl.num_programs."""
     ctx, axis = _grid_axis("num_programs", axis)
+    size = ctx.grid[axis]
+    if isinstance(size, (int, np.integer)) and size >= 0:
+        return int(size)
     return ctx.query(S.NumProgramsOp, axis)
 
 

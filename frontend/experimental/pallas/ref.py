@@ -12,7 +12,7 @@ import numpy as np
 
 from mjax import lax
 from mjax.core import Tracer
-from mjax.dialect.types import short_dtype_name
+from mjax.dialect.types import RefAval, short_dtype_name
 from mjax.experimental.pallas import primitives
 from mjax.ref_slice import Slice, ds, dslice  # noqa: F401  (pl.ds is jax.ds)
 
@@ -101,6 +101,11 @@ class Ref:
     @property
     def dtype(self):
         return self.tracer.aval.dtype
+
+    @property
+    def aval(self) -> RefAval:
+        """The (view's) type, as jax.Ref's: what jnp.zeros_like(ref) reads (no load)."""
+        return RefAval(self.shape, self.dtype)
 
     @property
     def ndim(self) -> int:
