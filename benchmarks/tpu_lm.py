@@ -60,14 +60,8 @@ def child(lib_name: str, args) -> dict:
     cost = cost[0] if isinstance(cost, (list, tuple)) else cost
     out["flops"] = float(cost.get("flops", 0.0))
     train = lib.jit(step)
-    t0 = time.perf_counter()
-    lib.block_until_ready(train(params, opt, tokens))
-    out["first call s"] = time.perf_counter() - t0
-    losses, p, o = [], params, opt
-    for _ in range(3):
-        value, p, o = train(p, o, tokens)
-        losses.append(float(value))
-    out["losses"] = losses
+    out["first call s"], out["losses"] = T.first_call_and_losses(lib, train, params, opt,
+                                                                 tokens, 3)
     times = []
     for _ in range(args.steps):
         t0 = time.perf_counter()

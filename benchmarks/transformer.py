@@ -79,6 +79,18 @@ def make_step(lib, jnp, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
     return step
 
 
+def first_call_and_losses(lib, train, params, opt, tokens, steps: int):
+    """(seconds of train's first call, the losses of `steps` steps from `params`)."""
+    t0 = time.perf_counter()
+    lib.block_until_ready(train(params, opt, tokens))
+    first = time.perf_counter() - t0
+    losses, p, o = [], params, opt
+    for _ in range(steps):
+        value, p, o = train(p, o, tokens)
+        losses.append(float(value))
+    return first, losses
+
+
 def suite(lib, jnp, rng, layers, batch, quick):
     out = {}
     params = lib.device_put(lm_params(rng, layers))
@@ -90,15 +102,8 @@ def suite(lib, jnp, rng, layers, batch, quick):
     out.update(lower_and_compile(lib, step, (params, opt, tokens), "LM step"))
 
     train = lib.jit(step)
-    t0 = time.perf_counter()
-    lib.block_until_ready(train(params, opt, tokens))
-    out["LM step first call"] = time.perf_counter() - t0
-
-    losses, p, o = [], params, opt
-    for _ in range(5):
-        value, p, o = train(p, o, tokens)
-        losses.append(float(value))
-    out["losses"] = losses
+    out["LM step first call"], out["losses"] = first_call_and_losses(
+        lib, train, params, opt, tokens, 5)
     out["LM step steady"] = Steady(lambda: lib.block_until_ready(
         train(params, opt, tokens)), 3 if quick else 10)
     return out
