@@ -193,9 +193,9 @@ def _scan_lower(ctx, *operands, length, reverse, unroll, num_consts, num_carry):
 
     def step(pos: ir.Value, carry, ys, ip, names):
         """One body copy at element `pos` (an i32 scalar counting iterations)."""
-        if reverse:
+        if reverse:     # (JAX's n - i - 1, two subtracts)
             with named_at(loc, "while/body/sub"):
-                idx = hlo.subtract(count(length - 1), pos)
+                idx = hlo.subtract(hlo.subtract(count(length), pos), _i32(1))
         else:
             idx = pos
         outs = inline_body(body, consts + carry + [_slice_at(x, idx, loc) for x in xs],
