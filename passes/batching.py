@@ -38,8 +38,8 @@ from mjax.passes.ir_util import (callee_of, clone_into, entry_block, has_effects
 from mjax.passes.name_stacks import wrap_scopes
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules.ad_util import IMPLICIT_BROADCAST
-from mjax.passes.rules.batch_util import (NOT_MAPPED, BatchBuilder, bdim_at, moveaxis,
-                                          names_axis)
+from mjax.passes.rules.batch_util import (NOT_MAPPED, BatchBuilder, bdim_at,
+                                          implicit_broadcast_batched, moveaxis, names_axis)
 from mjax.passes.rules.tables import BATCH, BATCH_NESTED, EXPAND
 
 
@@ -64,14 +64,11 @@ class Batcher:
     """The batching transformation, emitting at `ip`; entries are (value, dim | None)."""
 
     def __init__(self, ex, ip: ir.InsertionPoint, axis_size: int, axis_name=None,
-                 write_mask=None, implicit=None):
+                 write_mask=None):
         self.ex = ex                  # the Expander: functions, derived table
         self.ip = ip
         self.axis_size = axis_size
         self.axis_name = axis_name
-        # batched value of an implicit broadcast (lax's, staged by the frontend) -> the
-        # (value, dim) it broadcasts: elementwise rules see the operands lax saw
-        self.implicit = {} if implicit is None else implicit
         # Inside a while_loop body whose predicate is batched: which elements still run
         # (bool[axis_size]); ref writes there leave the finished elements' parts as
         # they were (passes/rules/state.py).
@@ -85,13 +82,11 @@ class Batcher:
         return self.at(ir.InsertionPoint(block))
 
     def at(self, ip: ir.InsertionPoint) -> "Batcher":
-        return Batcher(self.ex, ip, self.axis_size, self.axis_name, self.write_mask,
-                       self.implicit)
+        return Batcher(self.ex, ip, self.axis_size, self.axis_name, self.write_mask)
 
     def builder(self, loc: ir.Location) -> BatchBuilder:
         b = BatchBuilder(self.ip, loc, self.axis_size, self.axis_name)
         b.write_mask = self.write_mask
-        b.implicit = self.implicit
         return b
 
     def run(self, block: ir.Block, pairs, b: BatchBuilder | None = None) -> list[tuple]:
@@ -120,8 +115,6 @@ class Batcher:
         if all(d is NOT_MAPPED for d in dims) and (
                 self.axis_name is None or not names_axis(op.opview, self.axis_name)):
             new = clone_into(op, self.ip, dict(zip(op.operands, vals)))
-            if op.name == _BROADCAST and IMPLICIT_BROADCAST in op.attributes:
-                self.implicit[new.results[0]] = (vals[0], NOT_MAPPED)
             return [(r, NOT_MAPPED) for r in new.results]
         cls = OPS.get(op.name)     # (a jaxpr op's class: no OpView made)
         if cls is None:
@@ -130,10 +123,12 @@ class Batcher:
         if rule is None:
             raise NoBatchingRuleError(op, f"'{op.name}' op cannot vmap: {BATCH.why(cls)}")
         loc = op.location
+        if op.name == _BROADCAST and IMPLICIT_BROADCAST in op.attributes:
+            with loc:
+                return self._checked(op, [implicit_broadcast_batched(
+                    self.builder(loc), vals[0], dims[0], cls.params_of(op)["shape"])])
         with loc:
             outs, out_dims = rule(self.builder(loc), vals, dims, **cls.params_of(op))
-        if op.name == _BROADCAST and IMPLICIT_BROADCAST in op.attributes:
-            self.implicit[outs[0]] = (vals[0], dims[0])
         return self._checked(op, list(zip(outs, out_dims)))
 
     def _nested_rule(self, rule, op, pairs):

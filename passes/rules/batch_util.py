@@ -33,7 +33,6 @@ class BatchBuilder(Builder):
     """A Builder that also knows the batch axis being added (size and name)."""
 
     write_mask = None     # (see Batcher.write_mask)
-    implicit = None       # (see Batcher.implicit)
 
     def __init__(self, ip, loc, axis_size: int, axis_name: str | None = None):
         super().__init__(ip, loc)
@@ -172,12 +171,44 @@ def _is_splat_constant(x: ir.Value) -> bool:
             and _is_splat(owner.opview.params["value"]))
 
 
+# An implicit broadcast (lax's, which the frontend stages as a marked broadcast_in_dim)
+# batched keeps its mark and records its operand's batch dim, so elementwise rules see the
+# operands lax saw.
+_IMPLICIT = "mjax.implicit_broadcast"
+_IMPLICIT_DIM = "mjax.implicit_batch_dim"
+
+
+def implicit_broadcast_batched(b: BatchBuilder, x: ir.Value, d, shape):
+    """The batched implicit broadcast of `x` (batched at `d`) to per-example `shape`: a
+    scalar per example along the batch axis, a same-rank operand along its own dims."""
+    shape = tuple(shape)
+    if rank(x) == 1 and len(shape) != 0:     # (a scalar per example: batched at 0)
+        out_d, dims, out_shape = 0, (0,), (b.axis_size,) + shape
+    else:
+        out_d, dims = d, tuple(range(rank(x)))
+        out_shape = shape[:d] + (b.axis_size,) + shape[d:]
+    out = b.broadcast_in_dim(x, shape=out_shape, broadcast_dimensions=dims)
+    attrs = out.owner.operation.attributes
+    attrs[_IMPLICIT] = ir.UnitAttr.get()
+    attrs[_IMPLICIT_DIM] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)
+    return out, out_d
+
+
 def _lax_operand(b: BatchBuilder, x: ir.Value, d):
     """(value, dim, is_scalar) of an operand as lax takes it: an implicit broadcast's
     source (a scalar, or the same rank with size-1 dims), a splat constant as a scalar."""
-    implicit = b.implicit or {}
-    while x in implicit:
-        x, d = implicit[x]
+    while True:
+        owner = x.owner
+        if isinstance(owner, ir.Block) or owner.name != "jaxpr.broadcast_in_dim":
+            break
+        owner = owner.operation
+        attrs = owner.attributes
+        if _IMPLICIT not in attrs:
+            break
+        sd = ir.IntegerAttr(attrs[_IMPLICIT_DIM]).value if _IMPLICIT_DIM in attrs else None
+        if (sd is None) != (d is NOT_MAPPED):
+            break
+        x, d = owner.operands[0], sd
     scalar = d is NOT_MAPPED and (rank(x) == 0 or _is_splat_constant(x))
     return x, d, scalar
 
@@ -192,7 +223,7 @@ def _implicit_to(b: BatchBuilder, x: ir.Value, shape) -> ir.Value:
         value = x.owner.opview.params["value"]
         return b.emit("constant", value=np.broadcast_to(value.reshape(-1)[0], shape))[0]
     out = b.broadcast_in_dim(x, shape=shape, broadcast_dimensions=tuple(range(rank(x))))
-    out.owner.operation.attributes["mjax.implicit_broadcast"] = ir.UnitAttr.get()
+    out.owner.operation.attributes[_IMPLICIT] = ir.UnitAttr.get()
     return out
 
 
