@@ -74,13 +74,15 @@ def broadcast_per_use(module: ir.Module) -> int:
         uses = [(o, u.operand_number) for u in op.results[0].uses
                 if (o := u.owner.operation).name != "func.return" and o.block == block]
         at = order.get(block)
-        if at is None:
+        if at is None or any(o not in at for o, _ in uses):
+            # (made anew where a user is not in it: a key missed for any reason would be a
+            # KeyError; the block's order, copies included, is read as it stands)
             at = order[block] = {o.operation: i for i, o in enumerate(block.operations)}
         mine = sorted(((at[o], i, o) for o, i in uses), key=lambda t: t[:2])
         for place, index, owner in mine[1:]:
             copy = op.clone(ip=ir.InsertionPoint(owner))
             owner.operands[index] = copy.results[0]
-            at[copy] = place - 0.5      # (just before its user: the order stays known)
+            at[copy.operation] = place - 0.5   # (just before its user: the order stays known)
             made += 1
     return made
 

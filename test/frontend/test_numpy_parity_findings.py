@@ -234,3 +234,14 @@ def test_ndtri_of_a_numpy_float64_with_x64_off(p):
     got = np.asarray(mjax.scipy.special.ndtri(np.float64(p)))
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["power", "divmod", "nextafter"])
+def test_vmap_of_broadcasting_binary_ops_lowers(fn):
+    """(seed 5704) vmap over axis 1 of an int64 (4, 3, 4) and an int8 (3, 1) array: the
+    broadcast-per-use pass raised KeyError for a user it had not indexed."""
+    x = np.arange(48, dtype=np.int64).reshape(4, 3, 4)
+    y = np.full((3, 1), 2, np.int8)
+    xb, yb = np.stack([x, x], 1), np.stack([y, y], 1)
+    _agree(lambda n, l: lambda: jax.tree_util.tree_leaves(
+        l.vmap(getattr(n, fn), in_axes=(1, 1))(xb, yb))[0])
