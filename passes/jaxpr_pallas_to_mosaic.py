@@ -38,8 +38,9 @@ from jaxlib.mlir import ir
 from mjax.dialect.ops.pallas import PallasCallOp
 from mjax.passes.ir_util import is_private, nested_ops
 from mjax.passes.jaxpr_pallas_to_triton import live_functions
+from mjax.passes.kernel_lowering.interpreter import find_func
+from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.registry import Pass, op_error, register_pass
-from mjax.passes.triton.types import op_params
 
 FORWARD_COMPATIBLE_VERSION = 11   # JAX: tpu_custom_call._FWD_COMPAT_VERSION
 
@@ -74,7 +75,7 @@ class JaxprPallasToMosaicPass(Pass):
         # pay for them)
         from mjax.passes.mosaic.custom_call import (backend_config, kernel_metadata,
                                                     serialize, tpu_custom_call)
-        from mjax.passes.mosaic.kernel import find_func, lower_pallas_call
+        from mjax.passes.mosaic.kernel import lower_pallas_call
         lowered, kept = set(), set()
         # Only calls reachable from a public function: transformations leave the
         # untransformed originals behind (dead until symbol-dce).

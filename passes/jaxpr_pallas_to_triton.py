@@ -32,10 +32,10 @@ from mjax.dialect.ops.pallas import PallasCallOp
 from mjax.passes import triton  # noqa: F401  (fills the TRITON table)
 from mjax.passes.ir_util import (FunctionTable, is_private, nested_ops,
                                  reachable_functions)
+from mjax.passes.kernel_lowering.interpreter import find_func
+from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.registry import Pass, register_pass
-from mjax.passes.triton.kernel import (compiler_params, find_func, lower_pallas_call,
-                                       triton_custom_call)
-from mjax.passes.triton.types import op_params
+from mjax.passes.triton.kernel import compiler_params, lower_pallas_call, triton_custom_call
 
 
 @register_pass("jaxpr-pallas-to-triton")

@@ -23,10 +23,11 @@ from mjax.dialect.ops import sharding as Sh
 from mjax.dialect.ops import structural as St
 from mjax.dialect.ops import transforms as T
 from mjax.passes.interpreter import terminator
+from mjax.passes.kernel_lowering.interpreter import inline_call, pass_through
+from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, aval_out, avals_in, full,
                                       vtype)
-from mjax.passes.triton.types import op_params
 
 
 def _types(op) -> list[ir.Type]:
@@ -217,16 +218,8 @@ def _while_as_fori(kl, op, args, cond_nconsts, body_nconsts, ub_at, inc) -> list
     return [ub] * n_bounds + values
 
 
-@MOSAIC.register(T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp)
-def _call(kl, op, *args, callee, **params):
-    # JAX: pjit, remat and custom_jvp/vjp calls lower their (primal) function inline
-    return kl.lower_function(op, str(callee), list(args))
-
-
-@MOSAIC.register(T.CheckpointNameOp, T.XlaMetadataValueOp, Sh.ShardingConstraintOp)
-def _identity(kl, op, x, **params):
-    return [x]
-
-
+MOSAIC.register(T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp)(inline_call)
+MOSAIC.register(T.CheckpointNameOp, T.XlaMetadataValueOp, Sh.ShardingConstraintOp)(
+    pass_through)
 MOSAIC.unsupported(C.YieldOp, "a terminator: its region's op lowers it")
 

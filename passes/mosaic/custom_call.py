@@ -22,7 +22,7 @@ from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir.dialects import stablehlo as hlo
 from jaxlib.mosaic.python import tpu
 
-from mjax.passes.triton.types import op_params
+from mjax.passes.kernel_lowering.types import op_params
 
 TPU_CALL_TARGET = "tpu_custom_call"
 

@@ -15,30 +15,19 @@ from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import elementwise as E
 from mjax.dialect.ops import structural as St
+from mjax.passes.kernel_lowering.arith import ARITH_BINARY, op_for_dtype
+from mjax.passes.kernel_lowering.unsupported import state_unsupported
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, aval_out,
                                       full, is_float, is_unsigned, materialize, vtype)
 
-# primitive -> (float op, signed int op, unsigned int op); bool takes the unsigned one.
-_BINARY = {
-    "add": (arith.addf, arith.addi, arith.addi),
-    "sub": (arith.subf, arith.subi, arith.subi),
-    "mul": (arith.mulf, arith.muli, arith.muli),
-    "div": (arith.divf, arith.divsi, arith.divui),
-    "rem": (arith.remf, arith.remsi, arith.remui),
-    "max": (arith.maximumf, arith.maxsi, arith.maxui),
-    "min": (arith.minimumf, arith.minsi, arith.minui),
-    "and": (None, arith.andi, arith.andi),
-    "or": (None, arith.ori, arith.ori),
-    "xor": (None, arith.xori, arith.xori),
-    "pow": (math_d.powf, None, None),
-    "atan2": (math_d.atan2, None, None),
-}
+# (float op, signed int op, unsigned int op) rows: arith's, and math's floats-only ones.
+_BINARY = {**ARITH_BINARY, "pow": (math_d.powf, None, None),
+           "atan2": (math_d.atan2, None, None)}
 
 
 def binary(name: str, x, y, dtype) -> ir.Value:
-    f, s, u = _BINARY[name]
-    fn = f if is_float(dtype) else (u if is_unsigned(dtype) else s)
+    fn = op_for_dtype(_BINARY[name], dtype)
     if fn is None:
         raise MosaicLoweringError(f"{name} of {np.dtype(dtype).name} is not supported")
     return fn(x, y)
@@ -321,13 +310,11 @@ def _erf_inv(kl, op, x, **params):
     return [arith.select(edge, arith.mulf(c(np.inf), x), arith.mulf(p, x))]
 
 
-for _op, _why in (
-        (E.LgammaOp, "lgamma has no Mosaic lowering"),
-        (E.DigammaOp, "digamma has no Mosaic lowering"),
-        (E.PolygammaOp, "polygamma has no Mosaic lowering"),
-        (E.ErfcOp, "erfc has no Mosaic lowering; use 1 - erf(x)"),
-        (E.RealOp, "complex numbers are not supported in TPU kernels"),
-        (E.ImagOp, "complex numbers are not supported in TPU kernels"),
-        (E.ComplexOp, "complex numbers are not supported in TPU kernels"),
-        (E.ConjOp, "complex numbers are not supported in TPU kernels")):
-    MOSAIC.unsupported(_op, _why)
+state_unsupported(MOSAIC, {
+    "lgamma has no Mosaic lowering": (E.LgammaOp,),
+    "digamma has no Mosaic lowering": (E.DigammaOp,),
+    "polygamma has no Mosaic lowering": (E.PolygammaOp,),
+    "erfc has no Mosaic lowering; use 1 - erf(x)": (E.ErfcOp,),
+    "complex numbers are not supported in TPU kernels": (
+        E.RealOp, E.ImagOp, E.ComplexOp, E.ConjOp),
+})

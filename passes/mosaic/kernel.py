@@ -14,8 +14,9 @@ with attributes `dimension_semantics`, `iteration_bounds` (grids of rank > 0),
 block operand, `{transform_indices = @transform_<i>, window_bounds = <block shape>}` (and
 `pipeline_mode` for a pl.Buffered spec), `{}` for whole-array ANY/HBM operands. Each
 transform function is its BlockSpec's index map lowered over (grid indices, scalar
-prefetch refs). The kernel body lowers op by op through `MOSAIC` (the rules of ops with
-regions lower their bodies back through `kl.lower_block`).
+prefetch refs). The kernel body lowers op by op through `MOSAIC`, by the kernel
+interpreter both Pallas lowerings share (passes/kernel_lowering/interpreter.py; the rules
+of ops with regions lower their bodies back through `kl.lower_block`).
 """
 from __future__ import annotations
 
@@ -27,16 +28,15 @@ from jaxlib.mlir.dialects import func as func_d
 from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.context import context
-from mjax.dialect.core import OPS
 from mjax.dialect.ops.pallas import element_padding
-from mjax.dialect.symbols import module_body, symbol_name
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import terminator
+from mjax.passes.kernel_lowering.interpreter import KernelInterpreter, find_func
+from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (BlockRef, MosaicLoweringError, full, materialize,
                                       ref_type)
-from mjax.passes.registry import PassError, op_error
-from mjax.passes.triton.types import op_params
+from mjax.passes.registry import op_error
 
 # The TPU dialect joins the one mjax context: kernels are built, serialized and printed
 # there (func/arith/math/vector/scf/memref are already loaded).
@@ -47,13 +47,15 @@ WHOLE_ARRAY_SPACES = ("any", "hbm", "semaphore", "dma_semaphore", "barrier_semap
                       "semaphore_mem")
 
 
-class KernelLowering:
+class KernelLowering(KernelInterpreter):
     """Lowers one pallas_call's kernel into Mosaic (the `kl` rules get)."""
 
+    table, error = MOSAIC, MosaicLoweringError
+    flag, backend, kernel = "jaxpr-pallas-to-mosaic", "Mosaic", "a Pallas TPU kernel"
+
     def __init__(self, module: ir.Module, grid: tuple, target_version: int):
-        self.module, self.grid = module, tuple(grid)
+        super().__init__(module, grid)
         self.target_version = target_version
-        self.grid_indices: list[ir.Value] = []
         self.dma_sources: dict = {}     # memory.py: what each DMA wait waits for
         self.compiler_params: dict = {}
 
@@ -62,66 +64,8 @@ class KernelLowering:
         """Whether the module is for the oldest libtpu (export, another platform)."""
         return self.target_version != 0
 
-    # -- what rules ask for ----------------------------------------------------------
-    def program_id(self, axis: int) -> ir.Value:
-        if not 0 <= axis < len(self.grid_indices):
-            raise MosaicLoweringError(f"program_id axis {axis} is out of range for a grid "
-                                      f"of rank {len(self.grid)}")
-        return self.grid_indices[axis]
-
     def value(self, x, dtype=None) -> ir.Value:
         return materialize(x, dtype)
-
-    def lower_block(self, block: ir.Block, args: list, skip=None) -> list:
-        """Lowers `block` with its arguments bound to `args` at the current insertion
-        point; returns the entries of its terminator's operands (constants stay
-        `Const`s: the caller materializes them where it needs values). `skip`: an op
-        left out (a fori loop's index increment; its results read as None)."""
-        env = dict(zip(block.arguments, args))
-        end = terminator(block)
-        for op in list(block.operations)[:-1]:
-            if skip is not None and op.operation == skip:
-                env.update((r, None) for r in op.operation.results)
-                continue
-            self.lower_op(op.operation, env)
-        return [env[v] for v in end.operands]
-
-    def lower_function(self, op: ir.Operation, callee: str, args: list) -> list:
-        """Lowers function @callee's body inline on `args` (calls inside kernels)."""
-        fn = find_func(self.module, callee)
-        if fn is None:
-            raise op_error(op, f"calls @{callee}, which the module does not define")
-        return self.lower_block(fn.regions[0].blocks[0], args)
-
-    def lower_op(self, op: ir.Operation, env: dict) -> None:
-        cls = OPS.get(op.name)
-        rule = MOSAIC.get(cls)
-        if rule is None:
-            why = MOSAIC.reason(cls)
-            raise op_error(op, f"jaxpr-pallas-to-mosaic: no Mosaic lowering rule for "
-                               f"'{op.name}' in a Pallas TPU kernel"
-                               + (f": {why}" if why else "")
-                               + " (interpret=True runs this kernel)")
-        try:
-            with op.location:
-                outs = rule(self, op, *[env[v] for v in op.operands], **op_params(op))
-        except PassError:
-            raise
-        except (MosaicLoweringError, TypeError, ValueError, KeyError, ir.MLIRError) as e:
-            raise op_error(op, f"jaxpr-pallas-to-mosaic: {e}") from None
-        if len(outs) != len(op.results):
-            raise op_error(op, f"internal error: Mosaic rule gave {len(outs)} values for "
-                               f"{len(op.results)} results")
-        for r, v in zip(op.results, outs):
-            env[r] = v
-
-
-def find_func(module: ir.Module, name: str):
-    """The module's func.func @name (None if it has none)."""
-    for op in module_body(module).operations:
-        if isinstance(op, func_d.FuncOp) and symbol_name(op) == name:
-            return op
-    return None
 
 
 def dimension_semantics(params: dict, rank: int) -> list[str]:
@@ -385,4 +329,4 @@ def _transform_func(kl, module, spec, tname, grid, prefetch_types, call) -> None
         func_d.ReturnOp(res)
 
 
-__all__ = ["KernelLowering", "dimension_semantics", "find_func", "lower_pallas_call"]
+__all__ = ["KernelLowering", "dimension_semantics", "lower_pallas_call"]

@@ -14,6 +14,7 @@ from jaxlib.mlir.dialects import vector
 from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import reductions as Rd
+from mjax.passes.kernel_lowering.unsupported import state_unsupported
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (MosaicLoweringError, aval_out, avals_in, full,
                                       is_float, is_unsigned, vtype)
@@ -80,10 +81,8 @@ def _arg_min_max(kl, op, x, *, axes, index_dtype, **params):
     return [tpu.reduce_index(vtype(out.shape, np.int32), x, axis, kind)]
 
 
-for _op, _why in ((Rd.CumsumOp, "cumulative reductions have no Mosaic lowering"),
-                  (Rd.CumprodOp, "cumulative reductions have no Mosaic lowering"),
-                  (Rd.CummaxOp, "cumulative reductions have no Mosaic lowering"),
-                  (Rd.CumminOp, "cumulative reductions have no Mosaic lowering"),
-                  (Rd.CumlogsumexpOp, "cumulative reductions have no Mosaic lowering"),
-                  (Rd.SortOp, "sorting in TPU kernels is not lowered yet (issue 55)")):
-    MOSAIC.unsupported(_op, _why)
+state_unsupported(MOSAIC, {
+    "cumulative reductions have no Mosaic lowering": (
+        Rd.CumsumOp, Rd.CumprodOp, Rd.CummaxOp, Rd.CumminOp, Rd.CumlogsumexpOp),
+    "sorting in TPU kernels is not lowered yet (issue 55)": (Rd.SortOp,),
+})

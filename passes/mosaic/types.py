@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 
-import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith, vector
 
-from mjax.dialect.types import aval_of
+from mjax.passes.kernel_lowering.types import (aval_out, avals_in, element_type,
+                                               is_float, is_unsigned)
 
 
 class MosaicLoweringError(NotImplementedError):
@@ -69,22 +69,9 @@ def expand_ref(ref, starts, sizes, squeezed):
 
 
 # ---- types -----------------------------------------------------------------------------
-_FLOATS = {"float16": ir.F16Type, "bfloat16": ir.BF16Type, "float32": ir.F32Type,
-           "float64": ir.F64Type, "float8_e4m3fn": ir.Float8E4M3FNType,
-           "float8_e5m2": ir.Float8E5M2Type}
-
-
 def elt_type(dtype) -> ir.Type:
     """Mosaic's element type for a dtype (signless integers, i1 for bool)."""
-    dt = np.dtype(dtype)
-    if dt == np.bool_:
-        return ir.IntegerType.get_signless(1)
-    if dt.kind in "iu":
-        return ir.IntegerType.get_signless(dt.itemsize * 8 if dt.name not in (
-            "int4", "uint4") else 4)
-    if dt.name in _FLOATS:
-        return _FLOATS[dt.name].get()
-    raise MosaicLoweringError(f"the Mosaic lowering does not support dtype {dt.name}")
+    return element_type(dtype, MosaicLoweringError, "Mosaic")
 
 
 def vtype(shape, dtype) -> ir.Type:
@@ -96,17 +83,6 @@ def vtype(shape, dtype) -> ir.Type:
 def shape_of(v: ir.Value) -> tuple:
     return tuple(ir.ShapedType(v.type).shape) if isinstance(
         v.type, (ir.VectorType, ir.MemRefType)) else ()
-
-
-def is_float(dtype) -> bool:
-    dt = np.dtype(dtype)
-    return dt.kind == "f" or dt in (np.dtype(ml_dtypes.bfloat16),
-                                    np.dtype(ml_dtypes.float8_e4m3fn),
-                                    np.dtype(ml_dtypes.float8_e5m2))
-
-
-def is_unsigned(dtype) -> bool:
-    return np.dtype(dtype).kind in "ub"
 
 
 # Memory spaces of the IR (dialect/ops/pallas.py) -> Mosaic's; semaphores' kinds
@@ -190,15 +166,7 @@ def materialize(x, dtype=None) -> ir.Value:
     return arith.constant(t, ir.DenseElementsAttr.get(np.ascontiguousarray(v), type=t))
 
 
-# ---- the jaxpr op being lowered -------------------------------------------------------
-def avals_in(op):
-    return [aval_of(v.type) for v in op.operands]
-
-
-def aval_out(op, i=0):
-    return aval_of(op.results[i].type)
-
-
+# (aval_out, avals_in, is_float, is_unsigned: kernel_lowering/types.py, shared with Triton)
 __all__ = ["BlockRef", "Const", "MosaicLoweringError", "aval_out", "avals_in", "elt_type",
            "expand_ref", "full", "index", "is_float", "is_unsigned", "materialize",
            "memory_space", "ref_space", "ref_type", "scalar_attr", "shape_of", "vtype"]

@@ -7,6 +7,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith
 from jaxlib.triton import dialect as tt
 
+from mjax.passes.kernel_lowering.arith import ARITH_BINARY, op_for_dtype
 from mjax.passes.triton.types import (TritonLoweringError, check_pow2, elt_type, is_float,
                                       is_unsigned, shape_of, ttype)
 
@@ -112,25 +113,8 @@ def libm_call(kl, fn: str, args: list, dtype) -> ir.Value:
                                  pure=True)
 
 
-# primitive name -> (float op, signed int op, unsigned int op); bool uses the unsigned
-# column.
-_BINARY = {
-    "add": (arith.addf, arith.addi, arith.addi),
-    "sub": (arith.subf, arith.subi, arith.subi),
-    "mul": (arith.mulf, arith.muli, arith.muli),
-    "div": (arith.divf, arith.divsi, arith.divui),
-    "rem": (arith.remf, arith.remsi, arith.remui),
-    "max": (arith.maximumf, arith.maxsi, arith.maxui),
-    "min": (arith.minimumf, arith.minsi, arith.minui),
-    "and": (None, arith.andi, arith.andi),
-    "or": (None, arith.ori, arith.ori),
-    "xor": (None, arith.xori, arith.xori),
-}
-
-
 def binary(name: str, x: ir.Value, y: ir.Value, dtype) -> ir.Value:
-    f, s, u = _BINARY[name]
-    fn = f if is_float(dtype) else (u if is_unsigned(dtype) else s)
+    fn = op_for_dtype(ARITH_BINARY[name], dtype)
     if fn is None:
         raise TritonLoweringError(f"jaxpr.{name} of {np.dtype(dtype).name} is not supported")
     return fn(x, y)

@@ -16,9 +16,11 @@ from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import sharding as Sh
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
+from mjax.passes.kernel_lowering.interpreter import inline_call, pass_through
+from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.rules.tables import TRITON
 from mjax.passes.triton.builders import binary, full, i32
-from mjax.passes.triton.types import TritonLoweringError, op_params, shape_of, ttype
+from mjax.passes.triton.types import TritonLoweringError, shape_of, ttype
 
 
 def _result_types(op) -> list[ir.Type]:
@@ -155,17 +157,7 @@ def _scan(kl, op, *operands, length, num_consts=0, num_carry=0, reverse=False, u
     return results
 
 
-@TRITON.register(T.CallOp, T.CustomJvpCallOp, T.CustomVjpCallOp, T.CheckpointOp)
-def _call(kl, op, *args, callee, **params):
-    # Kernels run forward only: a custom rule's primal function is the code to run.
-    return kl.lower_function(op, str(callee), list(args))
-
-
-@TRITON.register(T.CheckpointNameOp, Sh.ShardingConstraintOp, T.XlaMetadataValueOp)
-def _annotation(kl, op, x, **params):
-    # Names for remat, sharding hints and XLA attributes mean nothing inside one kernel
-    # program.
-    return [x]
-
-
+TRITON.register(T.CallOp, T.CustomJvpCallOp, T.CustomVjpCallOp, T.CheckpointOp)(inline_call)
+TRITON.register(T.CheckpointNameOp, Sh.ShardingConstraintOp, T.XlaMetadataValueOp)(
+    pass_through)
 TRITON.unsupported(C.YieldOp, "a region terminator, lowered by the op that owns the region")

@@ -7,8 +7,9 @@ The kernel lowering (`KernelLowering`, the `kl` every rule in `TRITON` gets) bui
 public `tt.func` with one `!tt.ptr` per input and output array, run once per grid point:
 grid dims map to `tt.get_program_id` x/y/z (`launch_grid`), each BlockSpec index map is
 lowered on the program ids to where the program's blocks start, and the kernel body is
-lowered op by op through `TRITON` (rules of ops with regions lower their bodies back
-through `kl.lower_block`). The module is verified, canonicalized and serialized as
+lowered op by op through `TRITON` by the kernel interpreter both Pallas lowerings share
+(passes/kernel_lowering/interpreter.py; rules of ops with regions lower their bodies
+back through `kl.lower_block`). The module is verified, canonicalized and serialized as
 bytecode into `stablehlo.custom_call @__gpu$xla.gpu.triton`, as JAX's Pallas does.
 """
 from __future__ import annotations
@@ -18,19 +19,17 @@ import re
 
 import numpy as np
 from jaxlib.mlir import ir, passmanager
-from jaxlib.mlir.dialects import func as func_d
 from jaxlib.mlir.dialects import stablehlo as hlo
 from jaxlib.triton import dialect as tt
 
 from mjax.dialect.context import context
-from mjax.dialect.core import OPS
-from mjax.dialect.symbols import module_body, symbol_name
 from mjax.dialect.types import aval_of
-from mjax.passes.interpreter import terminator
+from mjax.passes.kernel_lowering.interpreter import KernelInterpreter, find_func
+from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules.tables import TRITON
 from mjax.passes.triton.builders import binary, convert, i32
-from mjax.passes.triton.types import RefBlock, TritonLoweringError, op_params, ptr_elt_type
+from mjax.passes.triton.types import RefBlock, TritonLoweringError, ptr_elt_type
 
 # The Triton dialect joins the one mjax context: kernels are built, verified and
 # serialized there (upstream func/arith/scf/math are already loaded).
@@ -58,70 +57,29 @@ def launch_grid(grid: tuple) -> tuple[list[int], bool]:
     return [total, 1, 1], True
 
 
-class KernelLowering:
+class KernelLowering(KernelInterpreter):
     """Lowers one pallas_call's kernel into a Triton function (the `kl` rules get)."""
 
+    table, error = TRITON, TritonLoweringError
+    flag, backend, kernel = "jaxpr-pallas-to-triton", "Triton", "a Pallas kernel"
+
     def __init__(self, module: ir.Module, grid: tuple, platform: str):
-        self.module, self.grid, self.platform = module, tuple(grid), platform
-        self.pids: list[ir.Value] = []
-
-    # -- what rules ask for ----------------------------------------------------------
-    def program_id(self, axis: int) -> ir.Value:
-        if not 0 <= axis < len(self.grid):
-            raise TritonLoweringError(f"program_id axis {axis} is out of range for a grid "
-                                      f"of rank {len(self.grid)}")
-        return self.pids[axis]
-
-    def lower_block(self, block: ir.Block, args: list) -> list:
-        """Lowers `block` with its arguments bound to `args` at the current insertion
-        point; returns the entries of its terminator's operands."""
-        env = dict(zip(block.arguments, args))
-        end = terminator(block)
-        for op in list(block.operations)[:-1]:
-            self.lower_op(op.operation, env)
-        return [env[v] for v in end.operands]
-
-    def lower_function(self, op: ir.Operation, callee: str, args: list) -> list:
-        fn = find_func(self.module, callee)
-        if fn is None:
-            raise op_error(op, f"calls @{callee}, which the module does not define")
-        return self.lower_block(fn.regions[0].blocks[0], args)
-
-    def lower_op(self, op: ir.Operation, env: dict) -> None:
-        cls = OPS.get(op.name)
-        rule = TRITON.get(cls)
-        if rule is None:
-            why = TRITON.reason(cls)
-            raise op_error(op, f"jaxpr-pallas-to-triton: no Triton lowering rule for "
-                               f"'{op.name}' in a Pallas kernel"
-                               + (f": {why}" if why else "")
-                               + " (interpret=True runs this kernel)")
-        try:
-            with op.location:
-                outs = rule(self, op, *[env[v] for v in op.operands], **op_params(op))
-        except PassError:
-            raise
-        except (TritonLoweringError, TypeError, ValueError, KeyError, ir.MLIRError) as e:
-            raise op_error(op, f"jaxpr-pallas-to-triton: {e}") from None
-        if len(outs) != len(op.results):
-            raise op_error(op, f"internal error: Triton rule gave {len(outs)} values for "
-                               f"{len(op.results)} results")
-        for r, v in zip(op.results, outs):
-            env[r] = v
+        super().__init__(module, grid)
+        self.platform = platform
 
     # -- the kernel ------------------------------------------------------------------
     def make_program_ids(self, folded: bool) -> None:
         """Each grid index from the launch's program ids (see `launch_grid`)."""
         if not folded:
-            self.pids = [tt.get_program_id(axis) if g > 1 else i32(0)
-                         for axis, g in enumerate(self.grid)]
+            self.grid_indices = [tt.get_program_id(axis) if g > 1 else i32(0)
+                                 for axis, g in enumerate(self.grid)]
             return
         linear = tt.get_program_id(0)          # row-major: the last grid dim is fastest
         pids = []
         for g in reversed(self.grid[1:]):
             pids.append(binary("rem", linear, i32(g), np.uint32))
             linear = binary("div", linear, i32(g), np.uint32)
-        self.pids = [linear] + pids[::-1]   # what is left is the outermost index
+        self.grid_indices = [linear] + pids[::-1]   # what is left is the outermost index
 
     def block_starts(self, spec: dict, array_shape: tuple, where) -> list:
         """First element of this program's block along each array dim."""
@@ -137,7 +95,7 @@ class KernelLowering:
             raise op_error(where, f"index map @{spec['index_map']} takes "
                                   f"{len(body.arguments)} arguments for a grid of rank "
                                   f"{len(self.grid)}")
-        indices = self.lower_block(body, list(self.pids))
+        indices = self.lower_block(body, list(self.grid_indices))
         if len(indices) != len(block_shape):
             raise op_error(where, f"index map @{spec['index_map']} returns {len(indices)} "
                                   f"block indices for a block of rank {len(block_shape)}")
@@ -146,14 +104,6 @@ class KernelLowering:
             v = convert(v, aval_of(res).dtype, np.int32)
             starts.append(v if b in (-1, 1) else binary("mul", v, i32(b), np.int32))
         return starts
-
-
-def find_func(module: ir.Module, name: str):
-    """The module's func.func @name (None if it has none)."""
-    for op in module_body(module).operations:
-        if isinstance(op, func_d.FuncOp) and symbol_name(op) == name:
-            return op
-    return None
 
 
 def _ref_arg_check(kernel, k: int, block_shape: tuple, dtype, where) -> None:
@@ -294,5 +244,5 @@ def compiler_params(params: dict, platform: str) -> tuple[int, int]:
             (1 if platform == "rocm" else 3) if num_stages is None else int(num_stages))
 
 
-__all__ = ["KernelLowering", "TRITON_CALL_TARGET", "compiler_params", "find_func",
-           "launch_grid", "lower_pallas_call", "sanitize_name", "triton_custom_call"]
+__all__ = ["KernelLowering", "TRITON_CALL_TARGET", "compiler_params", "launch_grid",
+           "lower_pallas_call", "sanitize_name", "triton_custom_call"]

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 
-import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax.dialect import attributes as A
-from mjax.dialect.core import JaxprOp
-from mjax.dialect.types import aval_of
+from mjax.passes.kernel_lowering.types import (aval_out, avals_in, element_type,
+                                               is_float, is_unsigned)
 
 
 class TritonLoweringError(NotImplementedError):
@@ -42,22 +40,9 @@ class RefBlock:
 
 
 # ---- types ---------------------------------------------------------------------------
-_FLOATS = {"float16": ir.F16Type, "bfloat16": ir.BF16Type, "float32": ir.F32Type,
-           "float64": ir.F64Type, "float8_e4m3fn": ir.Float8E4M3FNType,
-           "float8_e5m2": ir.Float8E5M2Type}
-
-
 def elt_type(dtype) -> ir.Type:
     """Triton's element type for a dtype (signless integers, i1 for bool)."""
-    dt = np.dtype(dtype)
-    if dt == np.bool_:
-        return ir.IntegerType.get_signless(1)
-    if dt.kind in "iu" and dt.itemsize * 8 in (8, 16, 32, 64) and dt.name not in (
-            "int4", "uint4"):
-        return ir.IntegerType.get_signless(dt.itemsize * 8)
-    if dt.name in _FLOATS:
-        return _FLOATS[dt.name].get()
-    raise TritonLoweringError(f"the Triton lowering does not support dtype {dt.name}")
+    return element_type(dtype, TritonLoweringError, "Triton")
 
 
 def ttype(shape, dtype) -> ir.Type:
@@ -75,16 +60,6 @@ def shape_of(v: ir.Value) -> tuple:
         v.type, ir.RankedTensorType) else ()
 
 
-def is_float(dtype) -> bool:
-    return np.dtype(dtype).kind == "f" or np.dtype(dtype) in (
-        np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn),
-        np.dtype(ml_dtypes.float8_e5m2))
-
-
-def is_unsigned(dtype) -> bool:
-    return np.dtype(dtype).kind in "ub"
-
-
 def check_pow2(shape, what: str) -> None:
     """Triton tensors have power-of-2 sizes (tt.make_range and most ops insist)."""
     for d in shape:
@@ -94,30 +69,6 @@ def check_pow2(shape, what: str) -> None:
                 f"shape {tuple(shape)}; pad the block or use interpret=True")
 
 
-# ---- the jaxpr op being lowered --------------------------------------------------------
-def avals_in(op):
-    return [aval_of(v.type) for v in op.operands]
-
-
-def aval_out(op, i=0):
-    return aval_of(op.results[i].type)
-
-
-def op_params(op: ir.Operation) -> dict:
-    """The op's attributes as Python values: its class's decoding when it has one, else
-    each attribute decoded on its own (ops parsed from text before their class exists)."""
-    view = op.opview
-    if isinstance(view, JaxprOp):
-        return view.params
-    params = {}
-    for named in op.attributes:
-        try:
-            params[named.name] = A.decode(named.attr)
-        except TypeError:
-            params[named.name] = named.attr
-    return params
-
-
+# (aval_out, avals_in, is_float, is_unsigned: kernel_lowering/types.py, shared with Mosaic)
 __all__ = ["RefBlock", "TritonLoweringError", "aval_out", "avals_in", "check_pow2",
-           "elt_type", "is_float", "is_unsigned", "op_params", "ptr_elt_type", "shape_of",
-           "ttype"]
+           "elt_type", "is_float", "is_unsigned", "ptr_elt_type", "shape_of", "ttype"]

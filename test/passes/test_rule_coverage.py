@@ -191,7 +191,7 @@ def _batch(module, op):
 
 
 def _triton(module, op):
-    KernelLowering(module, (1,), "cuda").lower_op(op, {})
+    KernelLowering(module, (1,), "cuda").rule_for(op)     # (the lookup raises the reason)
 
 
 # column -> how its pass meets one op. Ops without operands never get a tangent or a
