@@ -643,11 +643,13 @@ def _gcd(x1, x2):
 
 def lcm(x1, x2):
     y1, y2 = promote("lcm", x1, x2)
+    # |x1| * (|x2| // gcd), as JAX computes it (an overflow wraps as JAX's does)
+    y1, y2 = abs(y1), abs(y2)
     g = _gcd(y1, y2)
     zero = lax.full_like(g, 0)
     safe = lax.select(lax.eq(g, zero), lax.full_like(g, 1), g)
     return _weak_if_all_weak(
-        lax.select(lax.eq(g, zero), zero, abs(lax.mul(lax.div(y1, safe), y2))), x1, x2)
+        lax.select(lax.eq(g, zero), zero, lax.mul(y1, lax.div(y2, safe))), x1, x2)
 
 
 @fused_when_eager
@@ -659,6 +661,9 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
             raise TypeError(f"isclose does not accept dtypes {aval_of_value(a).dtype}, "
                             f"{aval_of_value(b).dtype}.")
         return equal(a, b)
+    # (as JAX: the operands' own promotion first, so a Python int wraps into an unsigned
+    # array's dtype, then to an inexact dtype)
+    a, b = promote("isclose", a, b)
     a, b = promote("isclose", a, b, inexact=True)
     # Equal values (the same infinity) are close; others where b is finite and within
     # tolerance (NaN is close to nothing). In JAX's order: the first op over both
@@ -754,4 +759,5 @@ def iscomplex(x):
 def angle(z, deg=False):
     (z,) = promote("angle", z, inexact=True)
     out = arctan2(imag(z), real(z))
-    return rad2deg(out) if deg else out
+    # (strong, as JAX's: it converts both parts to their dtype with convert_element_type)
+    return _strong(rad2deg(out) if deg else out)

@@ -25,7 +25,7 @@ def signbit(x, /):
     """True where the sign bit is set (also for -0.0 and negative NaNs)."""
     (x,) = promote("signbit", x)
     if _dt.issubdtype(x.dtype, _onp.integer):
-        return lax.lt(x, lax.full_like(x, 0))
+        return lax.lt(x, _onp.zeros((), x.dtype))   # (a strong constant: a strong result)
     if x.dtype == _onp.bool_:
         return lax.full_like(x, False, bool_)
     if _dt.issubdtype(x.dtype, _onp.complexfloating):

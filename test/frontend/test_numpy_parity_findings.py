@@ -245,3 +245,29 @@ def test_vmap_of_broadcasting_binary_ops_lowers(fn):
     xb, yb = np.stack([x, x], 1), np.stack([y, y], 1)
     _agree(lambda n, l: lambda: jax.tree_util.tree_leaves(
         l.vmap(getattr(n, fn), in_axes=(1, 1))(xb, yb))[0])
+
+
+# ---- seeds 5701 and 5704: integer overflow, promotion order, weak types --------------------
+
+def test_lcm_wraps_as_jax():
+    """JAX computes |x1| * (|x2| // gcd): an overflow wraps (int32 with x64 off)."""
+    x = np.array([[2 ** 20 + 3, -6, 0, 7, -2 ** 30]], np.int64)
+    y = np.array([[2 ** 12 + 5], [-4], [0], [21], [3]], np.int64)
+    _agree(lambda n, l: lambda: n.lcm(x, y))
+    _agree(lambda n, l: lambda: n.lcm(-4, 6))
+
+
+def test_isclose_promotes_as_jax():
+    """A Python int with an unsigned array wraps into its dtype first (-4 -> 252)."""
+    _agree(lambda n, l: lambda: n.isclose(-4, np.array(254, np.uint8), rtol=0.5))
+    _agree(lambda n, l: lambda: n.isclose(np.array([1, 2]), 2))
+
+
+@pytest.mark.parametrize("fn", ["angle", "signbit"])
+@pytest.mark.parametrize("arg", [-4, 0.0, 2.5, True, "int8", "array"])
+def test_angle_and_signbit_weak_types(fn, arg):
+    a = {"int8": np.int8(3), "array": np.array([1, -2])}.get(arg, arg)
+    want = getattr(jnp, fn)(a)
+    got = getattr(mnp, fn)(a)
+    assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
