@@ -22,6 +22,7 @@ from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir.dialects import stablehlo as hlo
 from jaxlib.mosaic.python import tpu
 
+from mjax.passes.kernel_lowering.custom_call import output_operand_aliases, row_major_layouts
 from mjax.passes.kernel_lowering.types import op_params
 
 TPU_CALL_TARGET = "tpu_custom_call"
@@ -98,13 +99,6 @@ def backend_config(body: bytes, params: dict, has_communication: bool) -> str:
     return "".join(parts)
 
 
-def _layouts(types) -> ir.Attribute:
-    """Row-major layouts (minor-to-major dims), as Mosaic's windows assume."""
-    return ir.ArrayAttr.get([ir.DenseIntElementsAttr.get(
-        np.arange(ir.RankedTensorType(t).rank - 1, -1, -1, dtype=np.int64),
-        type=ir.IndexType.get()) for t in types])
-
-
 def tpu_custom_call(call: ir.Operation, config: str, name: str,
                     metadata: str = "{}") -> tuple[ir.Operation, list[ir.Value]]:
     """The stablehlo.custom_call @tpu_custom_call that replaces `call`, and the values
@@ -122,18 +116,16 @@ def tpu_custom_call(call: ir.Operation, config: str, name: str,
         "backend_config": ir.StringAttr.get(config),
         "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
         "called_computations": ir.ArrayAttr.get([]),
-        "operand_layouts": _layouts([v.type for v in operands]),
-        "result_layouts": _layouts(results),
+        "operand_layouts": row_major_layouts([v.type for v in operands]),
+        "result_layouts": row_major_layouts(results),
         "kernel_name": ir.StringAttr.get(name),
     }
     aliases = list(params.get("input_output_aliases", ()) or ())
     # (pairs index the operands after the dynamic grid bounds, as in JAX)
     n_dynamic = sum(1 for g in params.get("grid", ()) or () if int(g) < 0)
     if aliases:
-        attrs["output_operand_aliases"] = ir.ArrayAttr.get([
-            hlo.OutputOperandAlias.get(output_tuple_indices=[o] if len(results) > 1 else [],
-                                       operand_index=i + n_dynamic, operand_tuple_indices=[])
-            for i, o in zip(aliases[0::2], aliases[1::2])])
+        attrs["output_operand_aliases"] = output_operand_aliases(aliases, len(results),
+                                                                 n_dynamic)
     with call.location, ir.InsertionPoint(call):
         new = hlo.CustomCallOp.build_generic(results=results, operands=operands,
                                              attributes=attrs)

@@ -24,6 +24,7 @@ from jaxlib.triton import dialect as tt
 
 from mjax.dialect.context import context
 from mjax.dialect.types import aval_of
+from mjax.passes.kernel_lowering.custom_call import output_operand_aliases, row_major_layouts
 from mjax.passes.kernel_lowering.interpreter import KernelInterpreter, find_func
 from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.registry import PassError, op_error
@@ -189,13 +190,6 @@ def _i32_attr(v: int) -> ir.Attribute:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
 
 
-def _layouts(types) -> ir.Attribute:
-    """Row-major layouts (minor-to-major dims), as the kernel's pointer math assumes."""
-    return ir.ArrayAttr.get([ir.DenseIntElementsAttr.get(
-        np.arange(ir.RankedTensorType(t).rank - 1, -1, -1, dtype=np.int64),
-        type=ir.IndexType.get()) for t in types])
-
-
 def triton_custom_call(call: ir.Operation, tmod: ir.Module, launch: list[int], name: str,
                        num_warps: int, num_stages: int) -> ir.Operation:
     """The stablehlo.custom_call that replaces `call`."""
@@ -209,15 +203,12 @@ def triton_custom_call(call: ir.Operation, tmod: ir.Module, launch: list[int], n
         "backend_config": ir.StringAttr.get(""),
         "api_version": _i32_attr(1),      # the config is the mhlo.backend_config dict
         "called_computations": ir.ArrayAttr.get([]),
-        "operand_layouts": _layouts([v.type for v in operands]),
-        "result_layouts": _layouts(results),
+        "operand_layouts": row_major_layouts([v.type for v in operands]),
+        "result_layouts": row_major_layouts(results),
     }
     aliases = list(op_params(call).get("input_output_aliases", ()) or ())
     if aliases:
-        attrs["output_operand_aliases"] = ir.ArrayAttr.get([
-            hlo.OutputOperandAlias.get(output_tuple_indices=[o] if len(results) > 1 else [],
-                                       operand_index=i, operand_tuple_indices=[])
-            for i, o in zip(aliases[0::2], aliases[1::2])])
+        attrs["output_operand_aliases"] = output_operand_aliases(aliases, len(results))
     with call.location, ir.InsertionPoint(call):
         new = hlo.CustomCallOp.build_generic(results=results, operands=operands,
                                              attributes=attrs)
