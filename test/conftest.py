@@ -1,3 +1,4 @@
+import importlib.util
 import os
 import re
 import sys
@@ -10,7 +11,11 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 # (docs/tpu.md: test/run_on_tpu.sh runs it there in chunks).
 ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")
 if not ON_TPU:
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    # (only where an accelerator's plugin is installed: elsewhere JAX_PLATFORMS stays
+    # unset, as users have it, and the tests of its default see JAX's)
+    if os.environ.get("TPU_LIBRARY_PATH") or any(
+            importlib.util.find_spec(m) for m in ("libtpu", "jax_plugins")):
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
 else:
     # The suite checks values against NumPy at CPU tolerances: on the chip float32 matmuls
     # run at 'highest' precision (six passes of bf16, about float32's accuracy) in mjax
