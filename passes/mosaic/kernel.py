@@ -48,7 +48,9 @@ WHOLE_ARRAY_SPACES = ("any", "hbm", "semaphore", "dma_semaphore", "barrier_semap
 
 
 class KernelLowering(KernelInterpreter):
-    """Lowers one pallas_call's kernel into Mosaic (the `kl` rules get)."""
+    """Lowers one pallas_call's kernel into Mosaic (the `kl` rules get). Blocks lower to
+    Mosaic values, constants staying `Const`s: a rule materializes one with `value`
+    where it needs an MLIR value."""
 
     table, error = MOSAIC, MosaicLoweringError
     flag, backend, kernel = "jaxpr-pallas-to-mosaic", "Mosaic", "a Pallas TPU kernel"
