@@ -501,15 +501,14 @@ def _optimization_barrier_batch(b, args, dims):
 
 @B.batch_rule(S.BroadcastInDimOp)
 def _broadcast_in_dim_batch(b, args, dims, *, shape, broadcast_dimensions):
-    # The batch axis goes right after the output dim of the operand dim before it, so the
-    # broadcast dimensions stay increasing and no transpose is needed.
+    # JAX's _broadcast_in_dim_batch_rule: the batch axis moves to the front of the operand
+    # and of the result. (lax's implicit broadcasts, which JAX has no op for, keep theirs:
+    # passes/batching.py.)
     (x,), (d,) = args, dims
-    bd = tuple(broadcast_dimensions)
-    out_d = bd[d - 1] + 1 if d > 0 else 0
-    new_bd = (tuple(bd[:d]) + (out_d,)
-              + tuple(o + 1 if o >= out_d else o for o in bd[d:]))
-    new_shape = tuple(shape[:out_d]) + (b.axis_size,) + tuple(shape[out_d:])
-    return [b.broadcast_in_dim(x, shape=new_shape, broadcast_dimensions=new_bd)], [out_d]
+    x = B.moveaxis(b, x, d, 0)
+    new_bd = (0,) + tuple(o + 1 for o in broadcast_dimensions)
+    new_shape = (b.axis_size,) + tuple(shape)
+    return [b.broadcast_in_dim(x, shape=new_shape, broadcast_dimensions=new_bd)], [0]
 
 
 @B.batch_rule(S.ReshapeOp)
@@ -531,14 +530,11 @@ def _squeeze_batch(b, args, dims, *, dimensions):
 
 @B.batch_rule(S.ExpandDimsOp)
 def _expand_dims_batch(b, args, dims, *, dimensions):
-    # In the per-example result, operand dim i lands at kept[i]; the batch axis goes right
-    # after the landing place of the operand dim before it.
+    # JAX's expand_dims is a broadcast_in_dim, whose batching rule moves the batch axis to
+    # the front of the operand and of the result.
     (x,), (d,) = args, dims
-    rank = _per_example_rank(x, d) + len(dimensions)
-    kept = [i for i in range(rank) if i not in dimensions]
-    out_d = kept[d - 1] + 1 if d > 0 else 0
-    new = tuple(e if e < out_d else e + 1 for e in dimensions)
-    return [b.expand_dims(x, dimensions=new)], [out_d]
+    x = B.moveaxis(b, x, d, 0)
+    return [b.expand_dims(x, dimensions=tuple(e + 1 for e in dimensions))], [0]
 
 
 @B.batch_rule(S.TransposeOp)

@@ -86,18 +86,19 @@ func.func @dot_general_rhs_batched_with_batch_dims(%x: tensor<5x2x3xf32>, %ys: t
 
 // -----
 
-// broadcast_in_dim keeps the batch axis where it is (after operand dim 0's output dim)
-// and renumbers the broadcast dimensions around it: no transpose inside.
+// broadcast_in_dim moves the batch axis to the front of its operand and result, as
+// JAX's _broadcast_in_dim_batch_rule (lax's implicit broadcasts keep theirs).
 // CHECK-LABEL: func.func private @f_batched
-// CHECK-SAME:    (%[[X:.*]]: tensor<2x8x1xf32>) -> tensor<2x8x4x3xf32>
-// CHECK-NEXT:    "jaxpr.broadcast_in_dim"(%[[X]]) {broadcast_dimensions = array<i64: 0, 1, 3>, shape = array<i64: 2, 8, 4, 3>}
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x8x1xf32>) -> tensor<8x2x4x3xf32>
+// CHECK-NEXT:    %[[T:.*]] = "jaxpr.transpose"(%[[X]]) {permutation = array<i64: 1, 0, 2>}
+// CHECK-NEXT:    "jaxpr.broadcast_in_dim"(%[[T]]) {broadcast_dimensions = array<i64: 0, 1, 3>, shape = array<i64: 8, 2, 4, 3>}
 // CHECK-NEXT:    return
-// CHECK-LABEL: func.func @broadcast_in_dim_keeps_batch_axis
+// CHECK-LABEL: func.func @broadcast_in_dim_batch_axis_to_front
 func.func private @f(%x: tensor<2x1xf32>) -> tensor<2x4x3xf32> {
   %0 = "jaxpr.broadcast_in_dim"(%x) {shape = array<i64: 2, 4, 3>, broadcast_dimensions = array<i64: 0, 2>} : (tensor<2x1xf32>) -> tensor<2x4x3xf32>
   return %0 : tensor<2x4x3xf32>
 }
-func.func @broadcast_in_dim_keeps_batch_axis(%xs: tensor<2x8x1xf32>) -> tensor<8x2x4x3xf32> {
+func.func @broadcast_in_dim_batch_axis_to_front(%xs: tensor<2x8x1xf32>) -> tensor<8x2x4x3xf32> {
   %0 = "jaxpr.vmap"(%xs) {callee = @f, in_axes = array<i64: 1>, out_axes = array<i64: 0>, axis_size = 8 : i64} : (tensor<2x8x1xf32>) -> tensor<8x2x4x3xf32>
   return %0 : tensor<8x2x4x3xf32>
 }
@@ -121,11 +122,13 @@ func.func @reshape_batch_to_front(%xs: tensor<2x8x3xf32>) -> tensor<8x3x2xf32> {
 
 // -----
 
-// squeeze and expand_dims renumber their dims around a batch axis that stays put.
+// squeeze renumbers its dims around a batch axis that stays put; expand_dims (JAX's
+// broadcast_in_dim) moves the batch axis to the front, as JAX's batching rule.
 // CHECK-LABEL: func.func private @f_batched
 // CHECK-SAME:    (%[[X:.*]]: tensor<2x1x3x8xf32>)
 // CHECK-NEXT:    %[[S:.*]] = "jaxpr.squeeze"(%[[X]]) {dimensions = array<i64: 1>} : (tensor<2x1x3x8xf32>) -> tensor<2x3x8xf32>
-// CHECK-NEXT:    "jaxpr.expand_dims"(%[[S]]) {dimensions = array<i64: 0, 2>} : (tensor<2x3x8xf32>) -> tensor<1x2x1x3x8xf32>
+// CHECK-NEXT:    %[[T:.*]] = "jaxpr.transpose"(%[[S]]) {permutation = array<i64: 2, 0, 1>}
+// CHECK-NEXT:    "jaxpr.expand_dims"(%[[T]]) {dimensions = array<i64: 1, 3>} : (tensor<8x2x3xf32>) -> tensor<8x1x2x1x3xf32>
 // CHECK-NEXT:    return
 // CHECK-LABEL: func.func @squeeze_expand_dims
 func.func private @f(%x: tensor<2x1x3xf32>) -> tensor<1x2x1x3xf32> {
