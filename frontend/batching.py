@@ -335,17 +335,17 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         # (Only the very tracer it was given, or one through a call returning its own: a
         # jnp function returning a fresh tracer on the argument's value makes a new array,
         # as JAX's jitted jnp functions do, in the canonical dtype.)
-        given = {id(t) for t in received[-1]} if received else set()
+        given = received[-1] if received else set()
         mine = returned[-1] if returned and len(returned[-1]) == len(outs) else None
         for j, k in _returned_arguments(traced, len(leaves)).items():
-            if mine is not None and isinstance(mine[j], Tracer) and id(mine[j]) not in given \
-                    and isinstance(getattr(mine[j].value, "owner", None), ir.Block):
+            if mine is not None and isinstance(mine[j], _TracerSeen) and \
+                    mine[j][0] not in given and mine[j][1]:
                 continue
             if axes[k] == final_out[j] and isinstance(leaves[k], Tracer) and \
                     leaves[k].aval == outs[j].aval:
                 outs[j] = leaves[k]
         if floats_static and returned and len(returned[-1]) == len(outs):
-            outs = [_AsReturned(r) if d is None and not isinstance(r, Tracer) else t
+            outs = [_AsReturned(r) if d is None and not isinstance(r, _TracerSeen) else t
                     for t, r, d in zip(outs, returned[-1], final_out)]
         return tree_util.tree_unflatten(traced.out_tree, outs)
 
@@ -377,14 +377,27 @@ def _out_paths(traced) -> tuple:
 
 
 def _recording_outputs(fun, returned: list, received: list):
-    """fun, appending the leaves of each of its results to `returned` and of its arguments
-    to `received`."""
+    """fun, appending what vmap needs to know of its results to `returned` (per leaf: a
+    Tracer as (id, whether it is a block argument), any other value as itself) and the
+    ids of its arguments to `received`. No tracer is held: the trace's leak check would
+    report it."""
     def recorded(*args, **kwargs):
-        received.append(trace_trees.tree_leaves((args, kwargs)))
+        received.append({id(t) for t in trace_trees.tree_leaves((args, kwargs))})
         out = fun(*args, **kwargs)
-        returned.append(trace_trees.tree_leaves(out))
+        returned.append([_TracerSeen(id(r), isinstance(getattr(r.value, "owner", None),
+                                                        ir.Block))
+                         if isinstance(r, Tracer) else r
+                         for r in trace_trees.tree_leaves(out)])
         return out
     return recorded
+
+
+class _TracerSeen(tuple):
+    """(id, is a block argument) of a Tracer a vmapped function returned."""
+    __slots__ = ()
+
+    def __new__(cls, ident: int, block_argument: bool):
+        return super().__new__(cls, (ident, block_argument))
 
 
 __all__ = ["vmap", "broadcast_prefix", "AXIS_ENV"]
