@@ -24,3 +24,18 @@ def test_wheel_contains_every_module(tmp_path):
     assert not missing, f"modules missing from the wheel: {missing}"
     entry = [n for n in names if n.endswith("entry_points.txt")]
     assert entry and b"mjax-opt = mjax.passes.opt:main" in zipfile.ZipFile(wheel).read(entry[0])
+
+
+def test_every_package_folder_is_listed():
+    """(fast, for CI's tier: the wheel test above is slow) pyproject's `packages` names
+    every folder with an __init__.py, so wheels hold them; an editable install finds an
+    unlisted one by its folder and hides the gap."""
+    import tomllib
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())
+                 ["tool"]["setuptools"]["packages"])
+    found = {(pkg + "/" + str(init.parent.relative_to(ROOT / folder))).rstrip("/.")
+             .replace("/", ".")
+             for folder, pkg in FOLDERS.items()
+             for init in (ROOT / folder).rglob("__init__.py")
+             if "__pycache__" not in init.parts}
+    assert found - listed == set(), f"package folders missing from pyproject: {found - listed}"
