@@ -44,54 +44,16 @@ def runs(request, tmp_path_factory):
             _run(str(d / "mjax"), request.param, True))
 
 
-def _inline_calls(module, ir):
-    funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
-             for op in module.body.operations if op.operation.name == "func.func"}
-    while True:
-        calls = []
-
-        def visit(op):
-            if op.name == "func.call":
-                calls.append(op)
-            return ir.WalkResult.ADVANCE
-        module.operation.walk(visit)
-        if not calls:
-            return
-        for call in calls:
-            callee = funcs[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
-            body = callee.regions[0].blocks[0]
-            values = dict(zip(body.arguments, call.operands))
-            with ir.InsertionPoint(call):
-                for op in body.operations:
-                    op = op.operation
-                    if op.name == "func.return":
-                        for r, v in zip(call.results, op.operands):
-                            r.replace_all_uses_with(values.get(v, v))
-                        break
-                    new = op.clone()
-                    for i, v in enumerate(op.operands):
-                        if v in values:
-                            new.operands[i] = values[v]
-                    values.update(zip(op.results, new.results))
-            call.erase()
-
-
 def op_multiset(text: str) -> collections.Counter:
     """The StableHLO/CHLO operations of @main (calls inlined), each keyed by its name,
     attributes, operand and result types and region body; constants and what is built
     from them only by broadcasts and converts, and same-type converts, left out."""
-    from jaxlib.mlir import ir, passmanager
+    from jaxlib.mlir import ir
 
-    from mjax.dialect.context import context
+    from stablehlo_normal_form import normalized_main
 
-    with context():
-        module = ir.Module.parse(text)
-        _inline_calls(module, ir)
-        passmanager.PassManager.parse(
-            "builtin.module(canonicalize,cse,symbol-dce)").run(module.operation)
-        main = next(op.operation for op in module.body.operations
-                    if op.operation.name == "func.func" and
-                    ir.StringAttr(op.operation.attributes["sym_name"]).value == "main")
+    ctx, _module, main = normalized_main(text)
+    with ctx:
         ops, constant = collections.Counter(), set()
 
         def visit(op):

@@ -23,6 +23,7 @@ import mjax.numpy as mjnp
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "benchmarks"))
 import cnn  # noqa: E402
 import transformer  # noqa: E402
+from stablehlo_normal_form import normalized_main as _normalized_main  # noqa: E402
 
 # (and the ops that write a whole array to move data: a split's gradient as pads added
 # up instead of one concatenate cost the LM step 5% while fusion counts stayed within 10%)
@@ -118,49 +119,6 @@ def _check(name):
 # constants; XLA treats them alike) and converts of a value to its own type (JAX's of
 # a weak-typed scalar). Reduces, gathers, scatters, dots with their precision configs and
 # reshapes all count.
-def _normalized_main(text: str):
-    """(context, @main) of `text` parsed, its calls inlined, and canonicalize + cse +
-    symbol-dce run; read it inside `with context:`."""
-    from jaxlib.mlir import ir, passmanager
-
-    from mjax.dialect.context import context
-    from mjax.passes.ir_util import clone_into
-
-    with context():
-        module = ir.Module.parse(text)
-        funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
-                 for op in module.body.operations if op.operation.name == "func.func"}
-        while True:
-            calls = []
-
-            def visit(op):
-                if op.name == "func.call":
-                    calls.append(op)
-                return ir.WalkResult.ADVANCE
-            module.operation.walk(visit)
-            if not calls:
-                break
-            for call in calls:
-                callee = funcs[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
-                body = callee.regions[0].blocks[0]
-                mapping = dict(zip(body.arguments, call.operands))
-                for op in body.operations:
-                    op = op.operation
-                    if op.name == "func.return":
-                        for r, v in zip(call.results, op.operands):
-                            r.replace_all_uses_with(mapping.get(v, v))
-                        break
-                    new = clone_into(op, ir.InsertionPoint(call), mapping)
-                    mapping.update(zip(op.results, new.results))
-                call.erase()
-        passmanager.PassManager.parse(
-            "builtin.module(canonicalize,cse,symbol-dce)").run(module.operation)
-        main = next(op.operation for op in module.body.operations
-                    if op.operation.name == "func.func"
-                    and ir.StringAttr(op.operation.attributes["sym_name"]).value == "main")
-    return context(), module, main
-
-
 def _ops_of_module(text: str) -> collections.Counter:
     from jaxlib.mlir import ir
 
@@ -213,8 +171,6 @@ def _dataflow_of_module(text: str):
     constant of its value). Returns (the names of the results, the multiset of op
     names): equal for two modules that compute the same values the same way."""
     import hashlib
-
-    from jaxlib.mlir import ir
 
     ctx, _module, main = _normalized_main(text)
     with ctx:
