@@ -25,6 +25,7 @@ The environment variable of `jax_foo` is `JAX_FOO` (or `MJAX_FOO`); of `mjax_foo
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import sys
@@ -326,6 +327,22 @@ class UserContext:
 # function traced for another platform is another trace (platform_dependent, linalg).
 lowering_platform = option("_lowering_platform", None, "the platform programs are lowered "
                            "for (lowering_for_platform)", lambda v: v, affects_tracing=True)
+
+def _interpret_params(v):
+    if v is not None and not dataclasses.is_dataclass(v):
+        raise ValueError(f"mjax_pallas_tpu_interpret_mode must be None or a "
+                         f"pltpu.InterpretParams, got {v!r}")
+    return v
+
+
+# (JAX: config pallas_tpu_interpret_mode_context_manager; registered here with the other
+# options, so every process lists it, not only those that imported Pallas)
+pallas_tpu_interpret_mode = option(
+    "mjax_pallas_tpu_interpret_mode", None,
+    "Forces every pallas_call traced while it is set to run in interpret mode (a "
+    "pltpu.InterpretParams; None: as each call says). Set by "
+    "pltpu.force_tpu_interpret_mode and pltpu.set_tpu_interpret_mode.",
+    _interpret_params, affects_tracing=True)
 
 _user_contexts = itertools.count()
 

@@ -108,7 +108,7 @@ def test_plugin_client_gets_the_distributed_options(monkeypatch):
 
     made = []
     monkeypatch.setattr(xc, "make_c_api_client", fake_factory)
-    monkeypatch.setattr(dist, "default_platform", lambda: Platform("xla", "cuda"))
+    monkeypatch.setattr(dist, "configured_platform", lambda: Platform("xla", "cuda"))
     monkeypatch.setattr(dist, "backends_are_initialized", lambda: False)
     # distributed.py binds the runtime's functions by name, so they are patched there; the
     # runtime's plugin path calls xc.make_c_api_client(platform) on first use.
@@ -130,6 +130,6 @@ def test_plugin_client_gets_the_distributed_options(monkeypatch):
 
 
 def test_iree_backend_is_refused(monkeypatch):
-    monkeypatch.setattr(dist, "default_platform", lambda: Platform("iree", "cpu"))
+    monkeypatch.setattr(dist, "configured_platform", lambda: Platform("iree", "cpu"))
     with pytest.raises(NotImplementedError, match="iree"):
         mjax.distributed.initialize("127.0.0.1:1", num_processes=1, process_id=0)

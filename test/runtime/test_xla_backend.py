@@ -118,7 +118,7 @@ def test_gpu_plugin_client_is_set_up_as_jax_sets_it_up(monkeypatch):
     monkeypatch.setattr(gpu_plugin, "_register_solvers", gpu_plugin._register_solvers.__wrapped__)
     monkeypatch.setenv("MJAX_PJRT_PLUGIN_CUDA", "/opt/x/plugin.so")
     monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
-    assert gpu_plugin.plugin_client("cuda") == "client"
+    assert gpu_plugin.plugin_client("cuda", gpu_plugin.find_pjrt_plugin("cuda")) == "client"
     assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == "1"
     assert calls == [("load", "cuda", "/opt/x/plugin.so"),
                      ("handler", "CUDA", ("c_api", "target", "fn", 1)),

@@ -19,7 +19,7 @@ from jaxlib.mlir import ir
 from mjax import dtypes, lax
 from mjax import numpy as jnp
 from mjax import trace_trees, tree_util
-from mjax.config import option
+from mjax.config import pallas_tpu_interpret_mode as tpu_interpret_mode
 from mjax.core import Trace, Tracer, aval_of_value, current_trace, user_location
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
@@ -32,22 +32,6 @@ from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, Cos
                                            no_block_spec)
 from mjax.experimental.pallas.primitives import KernelContext
 from mjax.experimental.pallas.ref import Ref
-
-
-def _interpret_params(v):
-    if v is not None and not dataclasses.is_dataclass(v):
-        raise ValueError(f"mjax_pallas_tpu_interpret_mode must be None or a "
-                         f"pltpu.InterpretParams, got {v!r}")
-    return v
-
-
-# (JAX: config pallas_tpu_interpret_mode_context_manager)
-tpu_interpret_mode = option(
-    "mjax_pallas_tpu_interpret_mode", None,
-    "Forces every pallas_call traced while it is set to run in interpret mode (a "
-    "pltpu.InterpretParams; None: as each call says). Set by "
-    "pltpu.force_tpu_interpret_mode and pltpu.set_tpu_interpret_mode.",
-    _interpret_params, affects_tracing=True)
 
 
 def _is_spec_leaf(x) -> bool:
