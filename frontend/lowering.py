@@ -16,11 +16,12 @@ from mjax.passes.analyses import copy_facts
 from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.rules.op_names import JIT_NAMES
-from mjax.passes.pipeline import PIPELINE, kernel_pipeline
-from mjax.passes.registry import PASSES
+from mjax.passes.pipeline import PIPELINE, kernel_pipeline  # noqa: F401  (PIPELINE: re-exported)
 from mjax.passes.pipeline import pipeline_for as _pipeline_of
+from mjax.passes.registry import PASSES
 from mjax.runtime.backend import (Platform, default_platform, get_backend, lowering_for,
                                   platform_record)
+
 
 def refuse_symbolic(avals, fun_name: str) -> None:
     """XLA compiles static shapes only: a function traced with symbolic dimensions is
