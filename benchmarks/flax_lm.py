@@ -105,9 +105,10 @@ def main():
         print(f"  {lib:5s} {r['device']}: step {r['step ms']:.2f} ms, first call "
               f"{r['first call s']:.2f} s, losses {[round(v, 5) for v in r['losses']]}")
     if len(results) == 2:
-        print(f"  step ratio mjax/jax: {results['mjax']['step ms'] / results['jax']['step ms']:.3f}"
-              f"; first call ratio: {results['mjax']['first call s'] / results['jax']['first call s']:.3f}"
-              f"; losses equal: {results['mjax']['losses'] == results['jax']['losses']}")
+        m, j = results["mjax"], results["jax"]
+        print(f"  step ratio mjax/jax: {m['step ms'] / j['step ms']:.3f}; first call ratio: "
+              f"{m['first call s'] / j['first call s']:.3f}; losses equal: "
+              f"{m['losses'] == j['losses']}")
 
 
 if __name__ == "__main__":
