@@ -392,4 +392,5 @@ def buffer_to_numpy(buf: Buffer, dtype=None) -> np.ndarray:
 __all__ = ["Backend", "Buffer", "Executable", "PLATFORMS", "Platform", "PlatformRecord",
            "available_platforms", "backend_of_device", "backends_are_initialized",
            "buffer_to_numpy", "configured_platform", "default_platform", "discover",
-           "get_backend", "lowering_for", "platform_record", "register_backend", "set_default_platform", "target_platform"]
+           "get_backend", "lowering_for", "platform_record", "register_backend",
+           "set_default_platform", "target_platform"]
