@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("jax")
+import jax  # noqa: E402,F401  (the oracle, from the test extra: missing, the file fails)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "flax_like_step.py")
