@@ -12,48 +12,28 @@ writes {kernel: [Mosaic module texts] or "error: ..."} to OUT.json:
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import subprocess
 import sys
-import types
 
 import numpy as np
 
-PKG = "jax.experimental.pallas.ops.tpu"
+from jax_tpu_kernels import PKG, load, load_ops  # (JAX's kernel files, by path)
+
 KERNELS = ("matmul", "flash_attention", "flash_attention_grad", "gmm", "paged_attention")
 
 
 # ---- the child ---------------------------------------------------------------------------
-def _load_ops(ops_dir: str) -> None:
-    """JAX's kernel files as modules by path (mjax has no jax.experimental.pallas.ops)."""
-    for pkg, path in (("jax.experimental.pallas.ops", os.path.dirname(ops_dir)),
-                      (PKG, ops_dir), (f"{PKG}.megablox", os.path.join(ops_dir, "megablox")),
-                      (f"{PKG}.paged_attention", os.path.join(ops_dir, "paged_attention"))):
-        if pkg not in sys.modules:
-            mod = types.ModuleType(pkg)
-            mod.__path__ = [path]
-            sys.modules[pkg] = mod
-
-
-def _load(name: str, path: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _cases(ops_dir: str):
     """kernel name -> (function, arguments)."""
     import jax.numpy as jnp
     rnd = lambda k, s: np.random.default_rng(k).standard_normal(s).astype(np.float32)  # noqa
     if True:
-        mm = _load(f"{PKG}.matmul", os.path.join(ops_dir, "matmul.py"))
+        mm = load(f"{PKG}.matmul", os.path.join(ops_dir, "matmul.py"))
         yield "matmul", (lambda x, y: mm.matmul(x, y, block_shape=(128, 128), block_k=128),
                          (rnd(0, (256, 256)), rnd(1, (256, 256))))
-        fa = _load(f"{PKG}.flash_attention", os.path.join(ops_dir, "flash_attention.py"))
+        fa = load(f"{PKG}.flash_attention", os.path.join(ops_dir, "flash_attention.py"))
         bs = fa.BlockSizes(block_q=128, block_k_major=128, block_k=128, block_b=1)
         yield "flash_attention", (
             lambda q, k, v: fa.flash_attention(q, k, v, causal=True, sm_scale=0.125,
@@ -69,15 +49,15 @@ def _cases(ops_dir: str):
                 q, k, v, causal=True, sm_scale=0.125, block_sizes=bs_grad).sum(),
                 argnums=(0, 1, 2)),
             tuple(rnd(i, (1, 2, 128, 64)) for i in range(3)))
-        _load(f"{PKG}.megablox.common", os.path.join(ops_dir, "megablox", "common.py"))
-        gmm = _load(f"{PKG}.megablox.gmm", os.path.join(ops_dir, "megablox", "gmm.py"))
+        load(f"{PKG}.megablox.common", os.path.join(ops_dir, "megablox", "common.py"))
+        gmm = load(f"{PKG}.megablox.gmm", os.path.join(ops_dir, "megablox", "gmm.py"))
         yield "gmm", (lambda lhs, rhs, sizes: gmm.gmm(lhs, rhs, sizes, tiling=(128, 128, 128)),
                       (rnd(3, (256, 128)), rnd(4, (2, 128, 128)),
                        jnp.asarray(np.array([96, 160], np.int32))))
         pa_dir = os.path.join(ops_dir, "paged_attention")
-        _load(f"{PKG}.paged_attention.quantization_utils",
+        load(f"{PKG}.paged_attention.quantization_utils",
               os.path.join(pa_dir, "quantization_utils.py"))
-        pa = _load(f"{PKG}.paged_attention.paged_attention_kernel",
+        pa = load(f"{PKG}.paged_attention.paged_attention_kernel",
                    os.path.join(pa_dir, "paged_attention_kernel.py"))
         yield "paged_attention", (
             lambda q, kp, vp, lengths, idx: pa.paged_attention(
@@ -126,7 +106,7 @@ def _decode(text: str) -> list[str]:
 
 def child(ops_dir: str, out: str, which) -> None:
     import jax
-    _load_ops(ops_dir)
+    load_ops(ops_dir)
     results = {}
     for name, (f, args) in _cases(ops_dir):
         if name not in which:
