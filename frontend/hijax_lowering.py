@@ -623,15 +623,16 @@ def lo_call(jitted) -> bool:
     return False
 
 
-def jit_dispatch(jitted, jit_cls, args, kwargs):
+def jit_dispatch(jitted, jit_cls, args, kwargs, found=None):
     """A jit call's general path once a hi type is registered: jit_call for hijax
     arguments or results (found when tracing raises HiResultError) or closed-over mutable
-    values (CapturedHiError); else the ordinary path (`_call` again, let through)."""
+    values (CapturedHiError); else the ordinary path (`_call` again, let through, with
+    the list `found` that collects the cache entry it runs)."""
     if hi_jit(jitted, args, kwargs):
         return jit_call(jitted, jit_cls, args, kwargs)
     _LOCAL.ordinary = jitted
     try:
-        return jitted._call(args, kwargs)
+        return jitted._call(args, kwargs, found)
     except (HiResultError, CapturedHiError):
         return jit_call(jitted, jit_cls, args, kwargs)
     finally:

@@ -103,8 +103,12 @@ class Jitted:
         in_shardings, out_shardings, self._layouts, device = \
             layout_api.split_jit_formats(in_shardings, out_shardings)
         self._device = device or self._device
-        # Pytree prefixes of shardings (None: unconstrained); see frontend/spmd.py.
-        self._in_shardings, self._out_shardings = in_shardings, out_shardings
+        # Pytree prefixes of shardings (None: unconstrained); see frontend/spmd.py. A
+        # prefix of Nones alone (flax's nnx.jit passes `(None, None)`) constrains nothing,
+        # as in JAX: such a jit is one without shardings, and takes the fast path.
+        self._in_shardings, self._out_shardings = (
+            s if s is not None and tree_util.tree_leaves(s) else None
+            for s in (in_shardings, out_shardings))
         self.fun = fun
         # updated=(): copying fun.__dict__ would overwrite our own attributes when fun
         # is itself a Jitted (or carries a __dict__ from functools.wraps).
@@ -123,7 +127,8 @@ class Jitted:
         self._kmemo = None   # (the last call with keyword/static arguments: _call_keyed)
         # Calls without shardings can take the fast path; those with keyword or static
         # arguments its keyed form (see _call_keyed).
-        self._fast_ok = not (in_shardings is not None or out_shardings is not None or
+        self._fast_ok = not (self._in_shardings is not None or
+                             self._out_shardings is not None or
                              self._device is not None or self._compiler_options or
                              self._layouts is not None)
         self._has_static = bool(self.static_argnums or self.static_argnames)
@@ -329,7 +334,7 @@ class Jitted:
         if config.read("jax_disable_jit") or _trace_state.user is not None:
             return registration.UNSTAGED_JIT_CALL(self, args, kwargs)   # (user_traces.py)
         if hitype_rules and not lo_call(self):    # (hijax values: mjax/hijax_lowering)
-            return jit_dispatch(self, Jitted, args, kwargs)
+            return jit_dispatch(self, Jitted, args, kwargs, found)
         if self._device is not None and config.read("jax_default_device") is not self._device:
             return self._call_on(self._device, args, kwargs)   # (jit(device=d))
         dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)

@@ -646,11 +646,24 @@ def typeof(x):
     return typeof_array(x)
 
 
+# typeof of arrays on one device, by aval: libraries ask it of every leaf on every call
+# (flax's nnx.jit asks whether each variable is a Ref), so it must not build a sharding.
+_ONE_DEVICE_TYPES: dict = {}
+
+
 def typeof_array(x) -> ShardedAval:
     """typeof of a concrete or traced value."""
     if isinstance(x, Tracer):
         return typeof_traced(x)
     aval = aval_of_value(x)
+    sharding = getattr(x, "_sharding", None)
+    if type(aval) is ShapedArray and getattr(sharding, "mesh", None) is None:
+        found = _ONE_DEVICE_TYPES.get(aval)
+        if found is None:
+            if len(_ONE_DEVICE_TYPES) > 4096:
+                _ONE_DEVICE_TYPES.clear()
+            found = _ONE_DEVICE_TYPES[aval] = typed_aval(aval, None)
+        return found
     if type(aval) is RefAval:       # (an mjax.Ref: Ref{float32[3]}, Ref{f32[8@x]})
         sharding = getattr(x, "_sharding", None)
         return TypedRefAval(typed_aval(aval.inner_aval, sharding)) if isinstance(

@@ -273,6 +273,31 @@ def test_closure_constants_reach_the_fast_path():
         np.testing.assert_allclose(f(x4 + 1.0), (np.arange(1000) + 1.0).sum())
 
 
+def test_shardings_of_nones_alone_take_the_fast_path():
+    # flax's nnx.jit passes out_shardings=(None, None): a prefix constraining nothing,
+    # so its calls are ordinary ones, through the memo, and its results JAX's.
+    f = mjax.jit(lambda x, y: (x * 2.0, y + 1.0), in_shardings=(None, None),
+                 out_shardings=(None, None))
+    g = jax.jit(lambda x, y: (x * 2.0, y + 1.0), in_shardings=(None, None),
+                out_shardings=(None, None))
+    a, b = (x4, x4 + 1.0), (_to_jax(x4), _to_jax(x4 + 1.0))
+    for _ in range(3):
+        a, b = f(*a), g(*b)
+    _same(a, b)
+    assert f._memo is not None
+    assert python_calls(lambda: f(*a), lambda name: name.startswith(PKG)) in ([], ["__call__"])
+
+
+def test_typeof_of_one_device_arrays_is_jaxs():
+    x = jnp.ones((2, 3), jnp.float32)
+    expected = jax.typeof(jjnp.ones((2, 3), jjnp.float32))
+    for _ in range(2):       # (the second from the table of one-device types)
+        t = mjax.typeof(x)
+        assert (t.shape, t.dtype, t.weak_type, str(t)) == \
+            (expected.shape, expected.dtype, expected.weak_type, str(expected))
+        assert str(t.sharding.spec) == str(expected.sharding.spec)
+
+
 def test_clear_cache_forgets_the_memo():
     calls = []
     f = mjax.jit(lambda x: (calls.append(1), x * 3.0)[1])
