@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from mjax.dialect.ops.pallas import PallasCallOp
+from mjax.passes import analyses
 from mjax.passes.ir_util import is_private, nested_ops
 from mjax.passes.jaxpr_pallas_to_triton import live_functions
 from mjax.passes.kernel_lowering.interpreter import find_func
@@ -71,6 +72,8 @@ class JaxprPallasToMosaicPass(Pass):
         return f"target-version={serde_version_on_chip(platform_version)}"
 
     def run(self, module: ir.Module) -> None:
+        if PallasCallOp.OPERATION_NAME not in analyses.op_names(module):
+            return      # (the op names the pipeline's passes share: no walk of its own)
         # (jaxlib's Mosaic bindings take ~0.1 s to import: only programs with TPU kernels
         # pay for them)
         from mjax.passes.mosaic.custom_call import (backend_config, kernel_metadata,

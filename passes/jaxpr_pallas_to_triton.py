@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from mjax.dialect.ops.pallas import PallasCallOp
+from mjax.passes import analyses
 from mjax.passes import triton  # noqa: F401  (fills the TRITON table)
 from mjax.passes.ir_util import (FunctionTable, is_private, nested_ops,
                                  reachable_functions)
@@ -47,6 +48,8 @@ class JaxprPallasToTritonPass(Pass):
     dump_triton: bool = False
 
     def run(self, module: ir.Module) -> None:
+        if PallasCallOp.OPERATION_NAME not in analyses.op_names(module):
+            return      # (the op names the pipeline's passes share: no walk of its own)
         lowered, kept = set(), set()
         # Only calls in functions reachable from a public one: transformations leave the
         # untransformed originals behind (dead until symbol-dce), no need to compile them.
