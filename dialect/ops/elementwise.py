@@ -278,6 +278,16 @@ class DigammaOp(_Real, name="digamma"):
     """Elementwise digamma (derivative of lgamma). JAX: lax.digamma_p."""
 
 
+class BesselI0eOp(_Real, name="bessel_i0e"):
+    """Elementwise exp(-|x|) I0(x), the exponentially scaled modified Bessel function of
+    order 0. JAX: lax.bessel_i0e_p."""
+
+
+class BesselI1eOp(_Real, name="bessel_i1e"):
+    """Elementwise exp(-|x|) I1(x), the exponentially scaled modified Bessel function of
+    order 1. JAX: lax.bessel_i1e_p."""
+
+
 class PolygammaOp(ElementwiseBinary, name="polygamma"):
     """Elementwise polygamma(m, x), the m-th derivative of digamma; m holds nonnegative
     integer values in x's float dtype. JAX: lax.polygamma_p."""

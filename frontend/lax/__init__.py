@@ -67,10 +67,9 @@ from mjax.primitive import FunctionPrimitive, op_primitives
 # so libraries can key tables by them; and for the primitives JAX has that mjax composes
 # from other ops, a named object whose bind calls the lax function.
 globals().update(op_primitives())
-for _name in ("after_all", "approx_top_k", "bessel_i0e", "bessel_i1e", "create_token",
-              "dce_sink", "device_put", "eq_to", "igamma", "igamma_grad_a", "igammac",
-              "le_to", "lt_to", "mulhi", "nextafter", "ragged_all_to_all",
-              "regularized_incomplete_beta",
+for _name in ("after_all", "approx_top_k", "create_token", "dce_sink", "device_put",
+              "eq_to", "igamma", "igamma_grad_a", "igammac", "le_to", "lt_to", "mulhi",
+              "nextafter", "ragged_all_to_all", "regularized_incomplete_beta",
               "select_and_scatter", "stage", "tile", "zeta"):
     globals()[f"{_name}_p"] = FunctionPrimitive(_name, globals().get(_name))
 del _name

@@ -1,7 +1,8 @@
 """`lax` special functions that JAX also builds from other ops rather than lowering to
 one HLO op: the regularized incomplete gamma and beta functions (series, continued
-fractions), exponentially scaled Bessel I0/I1, the Hurwitz zeta function, and the
-reparameterized gamma-sample gradient d x / d a (mjax.scipy.special builds on them).
+fractions), the Hurwitz zeta function, and the reparameterized gamma-sample gradient
+d x / d a (mjax.scipy.special builds on them). The exponentially scaled Bessel functions
+I0e and I1e are ops of their own (JAX's primitives; passes/rules/bessel.py).
 
 Loops have a fixed trip count (`fori_loop` over a scan) or run elementwise while loops,
 so grad, jit and vmap go through them; each branch sees inputs clamped into its own
@@ -10,16 +11,15 @@ eagerly, each runs as one compiled program (`jit_eagerly`), as JAX jits them.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from mjax import dtypes
-from mjax.core import aval_of_value
+from mjax.core import aval_of_value, bind
+from mjax.dialect.ops.elementwise import BesselI0eOp, BesselI1eOp
 from mjax.lax.control_flow import fori_loop, while_loop
 from mjax.lax.elementwise import (_prepare, abs, as_array, convert_element_type, digamma, eq,
                                   exp, floor, full, full_like, lgamma, log, log1p, max, ne,
-                                  pow, select, sign, sqrt)
+                                  pow, select)
 from mjax.lax.reduce import reduce_or
 from mjax.lax.shapes import broadcast_to
 from mjax.staging import jit_eagerly
@@ -75,22 +75,12 @@ def betainc(a, b, x):
 
 def bessel_i0e(x):
     """exp(-|x|) I0(x). JAX: lax.bessel_i0e."""
-    return _in_float32_at_least(_i0e, *_floats("bessel_i0e", x))
+    return bind(BesselI0eOp, *_floats("bessel_i0e", x))
 
 
 def bessel_i1e(x):
     """exp(-|x|) I1(x). JAX: lax.bessel_i1e."""
-    return _in_float32_at_least(_i1e, *_floats("bessel_i1e", x))
-
-
-def _in_float32_at_least(fn, x):
-    """fn(x), a 16-bit float computed in float32 (as JAX's lowering does: a series summed
-    in bfloat16 loses two digits)."""
-    aval = aval_of_value(x)
-    if np.dtype(aval.dtype).itemsize >= 4:
-        return fn(x)
-    wide = convert_element_type(x, np.float32, weak_type=aval.weak_type)
-    return convert_element_type(fn(wide), aval.dtype, weak_type=aval.weak_type)
+    return bind(BesselI1eOp, *_floats("bessel_i1e", x))
 
 
 def zeta(x, q):
@@ -241,97 +231,6 @@ def _betainc(a, b, x):
     value = _where((b == 0) & (a > 0), 0.0, value)
     bad = (a < 0) | (b < 0) | ((a == 0) & (b == 0)) | (x < 0) | (x > 1) | _isnan(x)
     return _where(bad, np.nan, value)
-
-
-def _bessel_ie(nu, x):
-    """exp(-|x|) I_nu(x) for nu in {0, 1}: power series below 20, the asymptotic
-    expansion e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k above (I1 is odd: the series
-    is summed in the signed x, so its derivative at 0 is 1/2, not 0)."""
-    ax = abs(x)
-    small = ax <= 20
-    xs = _where(small, x, 1)
-    q = xs * xs / 4
-    term = full_like(xs, 1) if nu == 0 else xs / 2
-    total = term
-    for k in range(1, 60):
-        term = term * q / (k * (k + nu))
-        total = total + term
-    # (|x| as x sign(x): its derivative is sign(x), 0 at 0, where abs's is 1; so
-    # d/dx exp(-|x|) I0(x) is 0 at 0, as it is mathematically)
-    series = total * exp(-(xs * sign(xs)))
-    xl = _where(small, 21, ax)
-    mu = 4 * nu * nu
-    term, total = full_like(xl, 1), full_like(xl, 1)
-    for k in range(1, 20):
-        term = -term * (mu - (2 * k - 1) ** 2) / (k * 8 * xl)
-        total = total + term
-    asym = total / (sqrt(xl) * math.sqrt(2 * math.pi))  # (2 pi x overflows near f32's max)
-    return _where(small, series, asym if nu == 0 else sign(x) * asym)
-
-
-# Cephes' i0.c: Chebyshev coefficients of exp(-x) I0(x) on [0, 8] (in x/2 - 2) and of
-# exp(-x) sqrt(x) I0(x) on (8, inf) (in 32/x - 2). float32 uses the last 18 and 7 terms.
-_I0E_A = (-4.41534164647933937950e-18, 3.33079451882223809783e-17,
-          -2.43127984654795469359e-16, 1.71539128555513303061e-15,
-          -1.16853328779934516808e-14, 7.67618549860493561688e-14,
-          -4.85644678311192946090e-13, 2.95505266312963983461e-12,
-          -1.72682629144155570723e-11, 9.67580903537323691224e-11,
-          -5.18979560163526290666e-10, 2.65982372468238665035e-9,
-          -1.30002500998624804212e-8, 6.04699502254191894932e-8,
-          -2.67079385394061173391e-7, 1.11738753912010371815e-6,
-          -4.41673835845875056359e-6, 1.64484480707288970893e-5,
-          -5.75419501008210370398e-5, 1.88502885095841655729e-4,
-          -5.76375574538582365885e-4, 1.63947561694133579842e-3,
-          -4.32430999505057594430e-3, 1.05464603945949983183e-2,
-          -2.37374148058994688156e-2, 4.93052842396707084878e-2,
-          -9.49010970480476444210e-2, 1.71620901522208775349e-1,
-          -3.04682672343198398683e-1, 6.76795274409476084995e-1)
-_I0E_B = (-7.23318048787475395456e-18, -4.83050448594418207126e-18,
-          4.46562142029675999901e-17, 3.46122286769746109310e-17,
-          -2.82762398051658348494e-16, -3.42548561967721913462e-16,
-          1.77256013305652638360e-15, 3.81168066935262242075e-15,
-          -9.55484669882830764870e-15, -4.15056934728722208663e-14,
-          1.54008621752140982691e-14, 3.85277838274214270114e-13,
-          7.18012445138366623367e-13, -1.79417853150680611778e-12,
-          -1.32158118404477131188e-11, -3.14991652796324136454e-11,
-          1.18891471078464383424e-11, 4.94060238822496958910e-10,
-          3.39623202570838634515e-9, 2.26666899049817806459e-8,
-          2.04891858946906374183e-7, 2.89137052083475648297e-6,
-          6.88975834691682398426e-5, 3.36911647825569408990e-3,
-          8.04490411014108831608e-1)
-
-
-def _chebyshev(x, coefficients):
-    """Clenshaw's recurrence for a Chebyshev series (Cephes' chbevl), op for op as JAX's
-    evaluate_chebyshev_polynomial."""
-    b0 = b1 = b2 = full_like(x, 0)
-    for c in coefficients:
-        b2, b1 = b1, b0
-        b0 = x * b1 - b2 + full_like(x, c)
-    return 0.5 * (b0 - b2)
-
-
-@jit_eagerly("x")
-def _i0e(x):
-    """exp(-|x|) I0(x): Cephes' Chebyshev series, JAX's ops in JAX's order (the same bits).
-    |x| is taken as x sign(x) (the same value): its derivative is 0 at 0, where abs's is 1,
-    so d/dx i0e is 0 at 0, as JAX's rule gives."""
-    wide = np.dtype(aval_of_value(x).dtype) == np.float64
-    a, b = (_I0E_A, _I0E_B) if wide else (_I0E_A[-18:], _I0E_B[-7:])
-    ax = x * sign(x)
-    small = ax <= 8.0
-    le_8 = _chebyshev(full_like(ax, 0.5) * ax - full_like(ax, 2.0), a)
-    # (the tail's branch sees 9 where it is not taken: the same values where it is, and no
-    # 32 / 0 whose infinite derivative would turn the select's zero cotangent into NaN)
-    at = _where(small, full_like(ax, 9.0), ax)
-    gt_8 = _chebyshev(full_like(at, 32.0) / at - full_like(at, 2.0), b) / sqrt(at)
-    return _where(small, le_8, gt_8)
-
-
-@jit_eagerly("x")
-def _i1e(x):
-    """exp(-|x|) I1(x), odd in x."""
-    return _bessel_ie(1, x)
 
 
 # B_2j / (2j)! for the Euler-Maclaurin tail of the zeta sum.

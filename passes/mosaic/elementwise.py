@@ -314,6 +314,8 @@ state_unsupported(MOSAIC, {
     "lgamma has no Mosaic lowering": (E.LgammaOp,),
     "digamma has no Mosaic lowering": (E.DigammaOp,),
     "polygamma has no Mosaic lowering": (E.PolygammaOp,),
+    "bessel_i0e has no Mosaic lowering (nor has it in JAX)": (E.BesselI0eOp,),
+    "bessel_i1e has no Mosaic lowering (nor has it in JAX)": (E.BesselI1eOp,),
     "erfc has no Mosaic lowering; use 1 - erf(x)": (E.ErfcOp,),
     "complex numbers are not supported in TPU kernels": (
         E.RealOp, E.ImagOp, E.ComplexOp, E.ConjOp),

@@ -7,6 +7,7 @@ transformed, a callee's derivative) comes through the context object it is hande
 from mjax.passes.rules.tables import (BATCH, JVP, LOWER, SHARD, TRANSPOSE, LowerCtx,
                                       RuleTable, lowering)
 from mjax.passes.rules import elementwise, structural, reductions, indexing  # noqa: F401
+from mjax.passes.rules import bessel  # noqa: F401  (bessel_i0e, bessel_i1e)
 from mjax.passes.rules import dot  # noqa: F401  (dot_general)
 from mjax.passes.rules import convolution, windowed, sorting  # noqa: F401
 from mjax.passes.rules import control_flow  # noqa: F401

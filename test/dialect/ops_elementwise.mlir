@@ -280,6 +280,28 @@ func.func @lgamma(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @bessel_i0e
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
+// CHECK:         %[[R:.*]] = "jaxpr.bessel_i0e"(%[[X]]) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         return %[[R]]
+func.func @bessel_i0e(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "jaxpr.bessel_i0e"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bessel_i1e
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
+// CHECK:         %[[R:.*]] = "jaxpr.bessel_i1e"(%[[X]]) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         return %[[R]]
+func.func @bessel_i1e(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "jaxpr.bessel_i1e"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @digamma
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
 // CHECK:         %[[R:.*]] = "jaxpr.digamma"(%[[X]]) : (tensor<4xf32>) -> tensor<4xf32>

@@ -7,13 +7,6 @@ import bit_identical_corpus as corpus
 
 # name -> why mjax's result is not JAX's to the bit (a different composition of ops).
 KNOWN = {
-    "grad jnp.i0": "bessel_i0e's derivative: JAX's primitive has its own rule through "
-                   "bessel_i1e (chlo.bessel_i1e); mjax differentiates the Chebyshev series",
-    "grad special.i0e": "bessel_i0e's derivative: JAX's rule through bessel_i1e; mjax "
-                        "differentiates the Chebyshev series",
-    "special.i1e": "bessel_i1e: mjax's own series, JAX binds chlo.bessel_i1e (a new "
-                   "dialect op with rules in every table, Mosaic's and Triton's included)",
-    "grad special.i1e": "bessel_i1e: mjax's own series and derivative",
     "grad special.ndtri": "JAX's polyval is a scan unrolled 16 times: its transpose sums "
                           "the cotangents of the coefficients in another order",
     "stats.multivariate_normal.logpdf": "JAX solves with its own Cholesky lowering (a "

@@ -289,6 +289,38 @@ func.func @lgamma(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @bessel_i1e
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
+// CHECK:         %[[R:.*]] = chlo.bessel_i1e %[[X]]
+// CHECK:         return %[[R]]
+// CHECK-NOT:     jaxpr.
+func.func @bessel_i1e(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "jaxpr.bessel_i1e"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Cephes' Chebyshev series (Clenshaw's recurrence) on |x|, 8 the switch between its two
+// ranges; a bf16 operand is computed in f32.
+// CHECK-LABEL: func.func @bessel_i0e
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xbf16>)
+// CHECK:         %[[W:.*]] = stablehlo.convert %[[X]] : (tensor<4xbf16>) -> tensor<4xf32>
+// CHECK:         %[[A:.*]] = stablehlo.abs %[[W]]
+// CHECK:         stablehlo.divide %{{.*}}, %[[A]]
+// CHECK:         %[[S:.*]] = stablehlo.sqrt %[[A]]
+// CHECK:         %[[LE:.*]] = stablehlo.compare LE, %[[A]]
+// CHECK:         %[[R:.*]] = stablehlo.select %[[LE]]
+// CHECK:         %[[N:.*]] = stablehlo.convert %[[R]] : (tensor<4xf32>) -> tensor<4xbf16>
+// CHECK:         return %[[N]]
+// CHECK-NOT:     jaxpr.
+func.func @bessel_i0e(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  %0 = "jaxpr.bessel_i0e"(%x) : (tensor<4xbf16>) -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @digamma
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
 // CHECK:         %[[R:.*]] = chlo.digamma %[[X]]
