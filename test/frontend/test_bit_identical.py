@@ -9,8 +9,6 @@ import bit_identical_corpus as corpus
 KNOWN = {
     "grad special.ndtri": "JAX's polyval is a scan unrolled 16 times: its transpose sums "
                           "the cotangents of the coefficients in another order",
-    "stats.multivariate_normal.logpdf": "JAX solves with its own Cholesky lowering (a "
-                                        "custom call behind a cond); mjax's sums differ",
     "grad einsum": "a closed-over NumPy array is a runtime argument in mjax, an HLO "
                    "constant in JAX, whose product with constants XLA folds at compile time",
 }

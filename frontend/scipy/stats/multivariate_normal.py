@@ -1,12 +1,11 @@
 """The multivariate normal distribution (JAX's `jax.scipy.stats.multivariate_normal`)."""
 from __future__ import annotations
 
+import functools
 import math
 
+from mjax import lax
 from mjax import numpy as jnp
-from mjax.scipy import linalg
-
-_LOG_2PI = math.log(2 * math.pi)
 
 
 def logpdf(x, mean, cov, allow_singular=None):
@@ -18,23 +17,26 @@ def logpdf(x, mean, cov, allow_singular=None):
                                   "support the allow_singular argument.")
     x, mean, cov = jnp._promote("scipy.stats.multivariate_normal.logpdf", x, mean, cov,
                                 inexact=True, broadcast=False)
+    # (JAX's composition, op for op: log(2 pi) is a traced log of a float32 scalar, the
+    # quadratic form an einsum, the terms subtracted in JAX's order, so the results agree
+    # to the bit)
     if not mean.shape:
-        return -0.5 * (x - mean) ** 2 / cov - 0.5 * (_LOG_2PI + jnp.log(cov))
+        return (-0.5 * jnp.square(x - mean) / cov
+                - 0.5 * (jnp.log(2 * math.pi) + jnp.log(cov)))
     n = mean.shape[-1]
     if not jnp.shape(cov):
         y = x - mean
         return (-0.5 * jnp.einsum("...i,...i->...", y, y) / cov
-                - 0.5 * n * (_LOG_2PI + jnp.log(cov)))
+                - n / 2 * (jnp.log(2 * math.pi) + jnp.log(cov)))
     if cov.ndim < 2 or cov.shape[-2:] != (n, n):
         raise ValueError("multivariate_normal.logpdf got incompatible shapes")
-    chol = jnp.linalg.cholesky(cov)
-    y = x - mean
-    batch = jnp.broadcast_shapes(y.shape[:-1], chol.shape[:-2])
-    y = jnp.broadcast_to(y, batch + (n,))
-    chol_b = jnp.broadcast_to(chol, batch + (n, n))
-    z = linalg.solve_triangular(chol_b, y[..., None], lower=True)[..., 0]
-    log_det = jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
-    return -0.5 * jnp.sum(z * z, axis=-1) - log_det - 0.5 * n * _LOG_2PI
+    chol = lax.linalg.cholesky(cov)
+    # (L^-1 (x - mean) per vector: a row solved against L^T, batched as JAX batches it)
+    y = jnp.vectorize(functools.partial(lax.linalg.triangular_solve, lower=True,
+                                        transpose_a=True),
+                      signature="(n,n),(n)->(n)")(chol, x - mean)
+    return (-0.5 * jnp.einsum("...i,...i->...", y, y) - n / 2 * jnp.log(2 * math.pi)
+            - jnp.log(jnp.diagonal(chol, axis1=-1, axis2=-2)).sum(-1))
 
 
 def pdf(x, mean, cov):
