@@ -238,6 +238,31 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"IREE: {reason}"))
 
 
+# Test dependencies the TPU machine cannot install (binary wheels, no package registry
+# there): on the chip, a file that imports one skips with that reason. Elsewhere such a
+# file fails, as a missing dependency should.
+TPU_MISSING_DEPENDENCIES = {"iree", "tensorstore", "tensorflow", "importlinter", "cloudpickle"}
+
+
+class _TpuModule(pytest.Module):
+    def collect(self):
+        try:
+            return super().collect()
+        except self.CollectError as e:
+            found = re.search(r"No module named '(\w+)", str(e))
+            if found is None or found.group(1) not in TPU_MISSING_DEPENDENCIES:
+                raise
+            raise pytest.skip.Exception(
+                f"TPU: needs {found.group(1)}, a test dependency not installed on the TPU "
+                f"machine", allow_module_level=True) from None
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    if ON_TPU:
+        return _TpuModule.from_parent(parent, path=module_path)
+    return None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
