@@ -7,10 +7,17 @@ import bit_identical_corpus as corpus
 
 # name -> why mjax's result is not JAX's to the bit (a different composition of ops).
 KNOWN = {
-    "grad special.ndtri": "JAX's polyval is a scan unrolled 16 times: its transpose sums "
-                          "the cotangents of the coefficients in another order",
-    "grad einsum": "a closed-over NumPy array is a runtime argument in mjax, an HLO "
-                   "constant in JAX, whose product with constants XLA folds at compile time",
+    # Both wait on one change: jit lowering a closed-over NumPy array as an HLO constant,
+    # as JAX does, rather than as a runtime argument (the consts of a trace).
+    "grad special.ndtri": "JAX's polyval is a scan in a jit: its transpose adds each "
+                          "polyval's cotangent of x as one partial sum; mjax's is unrolled, "
+                          "every term added to one running sum (1 ulp, 2 of 20 elements). "
+                          "As a scan in mjax the sums group as JAX's, but the coefficients, "
+                          "a runtime argument where JAX has constants, change XLA's fusions "
+                          "and so which multiply-adds it contracts to FMAs",
+    "grad einsum": "the closed-over NumPy array is a runtime argument in mjax, an HLO "
+                   "constant in JAX, whose product with ones XLA folds at compile time "
+                   "(its evaluator's sums, not the runtime dot's)",
 }
 
 
