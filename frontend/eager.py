@@ -18,11 +18,12 @@ from mjax.dialect.core import JaxprOp
 from mjax.dialect.dtype_rules import is_inexact
 from mjax.dtypes import aval_of_value
 from mjax.errors import UnexpectedTracerError
-from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import lowering_platform_option, module_name
+from mjax.lowering import (compile_printed, finishing_passes, lowering_platform_option,
+                           module_name)
 from mjax.passes import run_pipeline
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import main_function
+from mjax.passes.pipeline import print_for_backend
 from mjax.placement import (_devices_of, commit, committed_device, default_device,  # noqa: F401
                             device_buffer, on_device)
 from mjax.registration import APPLY_SHARDED
@@ -81,12 +82,13 @@ def _compile_single_op(opcls, avals, params, out_avals, device=None):
     logging.getLogger("mjax.api").log(
         level, "Compiling jit(%s) with global shapes and types %s.", opcls.primitive,
         tuple(avals))
-    with ctx:
+    backend = get_backend()
+    with ctx, ir.Location.unknown(ctx):
         # (one op: nothing to clean up; as jit, refusing what XLA's CPU would ignore)
         run_pipeline(module, [("jaxpr-to-stablehlo", lowering_platform_option())])
-    text, callbacks = backend_host_callbacks(str(module), get_backend())
-    return get_backend().compile(text, None if device is None else [device],
-                                 out_avals=out_avals, host_callbacks=callbacks)
+        printed = print_for_backend(module, finishing_passes(backend))
+    return compile_printed(printed, backend, None if device is None else [device],
+                           out_avals=out_avals)
 
 
 def apply_eager(opcls, args, avals, params, weak=None):

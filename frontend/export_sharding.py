@@ -22,6 +22,7 @@ from jaxlib.mlir.dialects import sdy
 from mjax import trace_trees, tree_util
 from mjax.dialect import context
 from mjax.dialect.symbols import main_function
+from mjax.passes.pipeline import partitioning
 from mjax.array import Array
 from mjax.dialect.types import ShapedArray
 from mjax.placement import default_backend
@@ -181,9 +182,20 @@ def call_eager(exported, leaves, module_avals, platform_index) -> list:
         bufs = [spmd.put_for(np.int32(platform_index), index, replicated)] + bufs
     backend = get_backend(default_backend())
     exe = backend.compile(exported.mlir_module(), devices, num_partitions=len(devices),
-                          out_avals=list(out_avals))
+                          out_avals=list(out_avals), partitioning=_partitioning(exported))
     outs = exe.execute(bufs)
     return spmd.wrap_outputs(outs, list(out_avals), out_sh, exe, arg_mesh or mesh)
+
+
+def _partitioning(exported) -> tuple:
+    """XLA's partitioner for an export's module (passes.pipeline.partitioning), found
+    once per Exported: its module comes as text (serialized, or from another lowering)."""
+    found = exported.__dict__.get("_partitioning")
+    if found is None:
+        with context():
+            found = partitioning(ir.Module.parse(exported.mlir_module()))
+        exported.__dict__["_partitioning"] = found
+    return found
 
 
 # ---- under a trace: the module in XLA's (GSPMD's) form --------------------------------------

@@ -1,8 +1,9 @@
 """Host callbacks at run time: the process-wide registry of the Python callables that
 `jaxpr.callback` ops name by id, running one eagerly, and what compiling a program that
-calls back needs (`host_callbacks`: the program's host custom calls renumbered 0..k-1 and
-one checked wrapper per call, which XLA calls). The APIs that stage callbacks are in
-callbacks.py. JAX: jax/_src/callback.py.
+calls back needs (`callbacks_pass`: --stablehlo-host-callbacks for the backend's platform,
+which numbers the program's calls; `host_callables`: one checked wrapper per call, which
+XLA calls). The APIs that stage callbacks are in callbacks.py. JAX:
+jax/_src/callback.py.
 """
 from __future__ import annotations
 
@@ -15,15 +16,11 @@ from typing import Callable
 
 import numpy as np
 from jaxlib import _jax
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax import dtypes
 from mjax.array import Array
-from mjax.dialect import aval_of, context
-from mjax.dialect.types import ShapedArray, tensor_type
 from mjax.dtypes import to_numpy
-from mjax.passes.rules.callbacks import CALL_TARGET
+from mjax.passes.stablehlo_host_callbacks import StablehloHostCallbacksPass
 from mjax.placement import device_put_value
 from mjax.runtime.backend import platform_record
 
@@ -188,118 +185,35 @@ class _HostCall:
         return (token, *outs) if self.ordered else outs
 
 
-def host_callbacks(text: str, platform: str = "cpu", backend=None) -> tuple[str, list | None]:
-    """(text, callables) for compiling a lowered program on `platform` (its record's
-    host-callback target): its host callback custom calls renumbered 0..k-1, the k-th one
-    calling `callables[k]`; on a platform of host transfers (a TPU) each call becomes
-    send/recv ops and `backend` makes the callables. (text, None) when the program calls
-    no Python."""
-    if CALL_TARGET not in text:
-        return text, None
-    target = platform_record(platform).host_callback_target
-    if target is None:
-        raise NotImplementedError(
-            f"host callbacks (pure_callback, io_callback, debug.print, ...) on the "
-            f"'{platform}' platform: mjax has no way to call Python from its programs")
-    with context():
-        module = ir.Module.parse(text)
-        calls = []
-
-        def visit(op):
-            if (op.name == "stablehlo.custom_call" and ir.StringAttr(
-                    op.attributes["call_target_name"]).value == CALL_TARGET):
-                calls.append(op)
-            return ir.WalkResult.ADVANCE
-        module.operation.walk(visit)
-        u64 = ir.IntegerType.get_unsigned(64)
-        callables = []
-        channels = iter(range(1, 1 << 30))
-        for k, op in enumerate(calls):
-            cid = ir.IntegerAttr(ir.DictAttr(op.attributes["backend_config"])["index"]).value
-            types = [r.type for r in op.results]
-            ordered = len(op.operands) > 0 and "token" in str(op.operands[0].type)
-            if ordered:
-                types = types[1:]
-            call = _HostCall(lookup(cid), [aval_of(t) for t in types], ordered)
-            if target == HOST_TRANSFERS:
-                callables.append(_as_host_transfers(op, call, backend, channels))
-                continue
-            callables.append(call)
-            op.attributes["backend_config"] = ir.DictAttr.get(
-                {"index": ir.IntegerAttr.get(u64, k)})
-            if target != CALL_TARGET:
-                op.attributes["call_target_name"] = ir.StringAttr.get(target)
-        text = module.operation.get_asm(enable_debug_info=True)
-    return text, callables
+def callbacks_pass(backend) -> StablehloHostCallbacksPass | None:
+    """The pass readying a lowered program's host callbacks for `backend` (its platform
+    record's call target); None while this process has registered no callback (no
+    program calls Python, and nothing needs a walk)."""
+    if not _REGISTRY:
+        return None
+    record = platform_record(getattr(backend, "platform", "cpu"))
+    return StablehloHostCallbacksPass(target=record.host_callback_target or "",
+                                      platform=record.name)
 
 
-# The record's host_callback_target of platforms that call Python through host transfers
-# (send/recv ops XLA hands to a callback object of the client), as JAX does on a TPU.
-HOST_TRANSFERS = "send-recv"
-_SEND_TO_HOST, _RECV_FROM_HOST = 2, 3     # StableHLO channel types
+def host_callables(sites, backend) -> list | None:
+    """The callables XLA calls for a program's host callbacks (`sites`: those
+    --stablehlo-host-callbacks found, in order), made for `backend`; None for none."""
+    if not sites:
+        return None
+    return [_HostCall(lookup(s.callback_id), s.out_avals, s.ordered)
+            if s.transfers is None else _transfer_callable(s, backend) for s in sites]
 
 
-def _transfer(op_class, types, operands, token, channel: int, kind: int):
-    """A send (kind 2) or recv (kind 3) host transfer on `channel`, as XLA's PJRT
-    rendezvous handler expects it."""
-    handle = ir.Attribute.parse(f"#stablehlo.channel_handle<handle = {channel}, "
-                                f"type = {kind}>")
-    args = (operands, token, handle) if op_class is hlo.SendOp else (types, token, handle)
-    op = op_class(*args, is_host_transfer=ir.BoolAttr.get(True))
-    op.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get({
-        "_xla_host_transfer_handler_name": ir.StringAttr.get("pjrt_rendezvous"),
-        "_xla_host_transfer_rendezvous": ir.StringAttr.get(str(channel))})
-    return op
-
-
-def _as_host_transfers(op: ir.Operation, call: "_HostCall", backend, channels):
-    """Replaces one callback custom call with a send per operand and a recv per result
-    (JAX: callback._emit_tpu_python_callback); returns the client's callback object.
-    A call without operands sends a dummy f32[1], one that gives only its token receives
-    a dummy f32[] (so the program waits for it), and empty results are constants (a TPU
-    receives no empty array)."""
-    loc = op.location
-    with ir.InsertionPoint(op), loc:
-        operands = list(op.operands)
-        token = operands.pop(0) if call.ordered else hlo.create_token()
-        avals = [aval_of(v.type) for v in operands]
-        real = bool(operands)
-        if not real:
-            operands = [hlo.constant(ir.DenseElementsAttr.get(np.zeros(1, np.float32)))]
-            avals = [ShapedArray((1,), np.dtype(np.float32))]
-        sends = []
-        for v in operands:
-            sends.append(next(channels))
-            token = _transfer(hlo.SendOp, None, [v], token, sends[-1], _SEND_TO_HOST).result
-        wanted = [a for a in call.out_avals if 0 not in a.shape]
-        dummy_out = call.ordered and not wanted
-        if dummy_out:
-            wanted = [ShapedArray((), np.dtype(np.float32))]
-        recvs, received = [], []
-        token_type = ir.Type.parse("!stablehlo.token")
-        for a in wanted:
-            recvs.append(next(channels))
-            recv = _transfer(hlo.RecvOp, [tensor_type(a), token_type], None, token,
-                             recvs[-1], _RECV_FROM_HOST)
-            received.append(recv.results[0])
-            token = recv.results[1]
-        got = iter(received)
-        values = [hlo.constant(ir.DenseElementsAttr.get(np.zeros(a.shape, a.dtype)))
-                  if 0 in a.shape else next(got) for a in call.out_avals]
-    results = ([token] if call.ordered else []) + values
-    for old, new in zip(op.results, results):
-        old.replace_all_uses_with(new)
-    op.erase()
+def _transfer_callable(site, backend):
+    """The client's callback object for a callback made host transfers: the values it
+    receives in, the non-empty results (or a dummy) out."""
+    entry, t = lookup(site.callback_id), site.transfers
 
     def run(*arrays):
-        outs = check_results(call.entry.call(*_as_arrays(arrays if real else ())),
-                             call.out_avals)
-        if dummy_out:
+        outs = check_results(entry.call(*_as_arrays(arrays if t.real else ())),
+                             site.out_avals)
+        if t.dummy_out:
             return (np.zeros((), np.float32),)
-        return tuple(o for o, a in zip(outs, call.out_avals) if 0 not in a.shape)
-    return backend.host_transfer_callback(run, avals, wanted, sends, recvs)
-
-
-def backend_host_callbacks(text: str, backend) -> tuple[str, list | None]:
-    """`host_callbacks` for a backend object (its platform picks the call target)."""
-    return host_callbacks(text, getattr(backend, "platform", "cpu"), backend)
+        return tuple(o for o, a in zip(outs, site.out_avals) if 0 not in a.shape)
+    return backend.host_transfer_callback(run, t.sent, t.received, t.sends, t.recvs)

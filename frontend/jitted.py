@@ -37,8 +37,8 @@ from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import describer
 from mjax.float0 import restore_float0
-from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import lower_to_stablehlo, refuse_symbolic
+from mjax.lowering import (compile_printed, finishing_passes, lower_to_stablehlo,
+                           refuse_symbolic)
 from mjax import memory_kinds
 from mjax.passes.user_passes import PassList, pass_list
 from mjax.placement import (commit_tree, committed_device, default_device, device_buffer,
@@ -604,16 +604,15 @@ class Jitted:
             return self._compile_spmd(traced, entry, donated, *mesh_layout, leaves)
         out_avals = traced.out_avals + ref_slots(entry, traced, self.fun)
         kinds = self._memory_kinds(dyn_args, dyn_kwargs, None, traced)   # (before lowering)
-        text = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
-                                  user_passes=self._user_passes(),
-                                  aliases=ref_aliases(entry, traced), backend=self._backend)
-        devs = None if config.read("jax_default_device") is None else [default_device()]
         backend = get_backend(self._backend)
-        text = layout_api.annotate_text(text, self._layouts, traced)   # (layouts asked)
-        text = memory_kinds.annotate_text(text, *kinds)
-        text, callbacks = backend_host_callbacks(text, backend)
-        entry.executable = backend.compile(text, devs, out_avals=out_avals,
-                                           host_callbacks=callbacks,
+        finishing = finishing_passes(backend, layout_api.layout_modes_pass(
+            self._layouts, traced), memory_kinds.memory_kinds_pass(*kinds))
+        printed = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
+                                     user_passes=self._user_passes(),
+                                     aliases=ref_aliases(entry, traced),
+                                     backend=self._backend, finishing=finishing)
+        devs = None if config.read("jax_default_device") is None else [default_device()]
+        entry.executable = compile_printed(printed, backend, devs, out_avals=out_avals,
                                            options=xla_compile_options(
                                                self._compiler_options))
         logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", self._name,
@@ -639,16 +638,16 @@ class Jitted:
         ref_avals = ref_slots(entry, traced, self.fun)
         out_avals = traced.out_avals + ref_avals
         ref_outs = [in_shardings[i] if i is not None else replicated for i, _ in entry.refs]
-        text = spmd.lower(traced.module, all_in, list(entry.out_shardings) + ref_outs,
-                          out_avals, mesh, donated, user_passes=self._user_passes())
-        text = layout_api.annotate_text(text, self._layouts, traced)   # (layouts asked)
-        text = memory_kinds.annotate_text(text, *self._memory_kinds(
-            leaves, {}, in_shardings, traced))
-        text, callbacks = backend_host_callbacks(text, get_backend(self._backend))
-        entry.executable = get_backend(self._backend).compile(
-            text, list(mesh.devices.flat), num_partitions=mesh.size,
-            out_avals=out_avals, host_callbacks=callbacks,
-            options=xla_compile_options(self._compiler_options))
+        backend = get_backend(self._backend)
+        finishing = finishing_passes(backend, layout_api.layout_modes_pass(
+            self._layouts, traced), memory_kinds.memory_kinds_pass(
+                *self._memory_kinds(leaves, {}, in_shardings, traced)))
+        printed = spmd.lower(traced.module, all_in, list(entry.out_shardings) + ref_outs,
+                             out_avals, mesh, donated, user_passes=self._user_passes(),
+                             finishing=finishing)
+        entry.executable = compile_printed(
+            printed, backend, list(mesh.devices.flat), num_partitions=mesh.size,
+            out_avals=out_avals, options=xla_compile_options(self._compiler_options))
         entry.const_bufs = [None if type(aval_of_value(c)) is RefAval else  # (per call)
                             spmd.put_for(c, aval_of_value(c), replicated)
                             for c in traced.captured]

@@ -8,7 +8,8 @@
     f.lower(x).compile().input_formats                 # what XLA compiled for
 
 A layout reaches XLA as StableHLO's `mhlo.layout_mode` on @main's arguments and results
-("default", "auto" or a minor-to-major list such as "{0,1}"); XLA compiles the program
+("default", "auto" or a minor-to-major list such as "{0,1}", written by the pass
+--stablehlo-layout-modes: `layout_modes_pass`); XLA compiles the program
 for it and reports the layouts it chose (`get_parameter_layouts`). XLA CPU honours any
 dimension order, and resolves `Layout.AUTO` to its default row-major layout; it has no
 tiled layouts. The runtime copies an argument whose layout is not its parameter's
@@ -17,11 +18,9 @@ from __future__ import annotations
 
 import inspect
 
-from jaxlib.mlir import ir
-
 from mjax import trace_trees, tree_util
-from mjax.dialect import context
-from mjax.dialect.symbols import main_function
+from mjax.passes.analyses import recorded_op_names
+from mjax.passes.stablehlo_layout_modes import StablehloLayoutModesPass
 from mjax.runtime import get_backend
 from mjax.runtime.xla import layout_mode_text
 from mjax.sharding_impls import Sharding, SingleDeviceSharding
@@ -221,10 +220,8 @@ def modes(layouts, avals) -> list[str]:
 
 def jit_modes(layouts, traced) -> tuple[list[str], list[str]]:
     """(`mhlo.layout_mode` of each argument leaf, of each result) of a traced function
-    whose jit was given Formats (`layouts`: the in and out layout prefixes, or None).
-    A result that is a `with_layout_constraint` is "auto" when no layout is given for
-    it, so XLA gives it the constraint's layout (as JAX does)."""
-    in_layouts, out_layouts = layouts if layouts is not None else (None, None)
+    whose jit was given Formats (`layouts`: the in and out layout prefixes)."""
+    in_layouts, out_layouts = layouts
     n_in = len(traced.in_avals)
     flat_in = [None] * n_in
     if in_layouts is not None:
@@ -233,65 +230,23 @@ def jit_modes(layouts, traced) -> tuple[list[str], list[str]]:
         flat_in += [None] * (n_in - len(flat_in))   # (keyword arguments: unconstrained)
     outs = tree_util.tree_unflatten(traced.out_tree, list(traced.out_avals))
     flat_out = flat_layouts(out_layouts, outs, "out_shardings")
-    for i in _constrained_results(traced.module):
-        if i < len(flat_out) and flat_out[i] is None:
-            flat_out[i] = AutoLayout
     return modes(flat_in, traced.in_avals), modes(flat_out, traced.out_avals)
 
 
-def _constrained_results(module) -> list[int]:
-    """The results of @main that are a `jaxpr.layout_constraint`'s (or, lowered, XLA's
-    LayoutConstraint custom call's)."""
-    main = main_function(module)
-    if main is None:
-        return []
-    ret = main.regions[0].blocks[0].operations[-1]
-    # (before lowering, or after: jit lowers its trace in place)
-    return [i for i, v in enumerate(ret.operands)
-            if getattr(v.owner, "name", None) == "jaxpr.layout_constraint" or (
-                getattr(v.owner, "name", None) == "stablehlo.custom_call" and
-                ir.StringAttr(v.owner.attributes["call_target_name"]).value ==
-                "LayoutConstraint")]
-
-
-def annotate_module(module: ir.Module, layouts, traced) -> None:
-    """Writes the layouts of a jit (given Formats, or returning layout constraints) on
-    its lowered module."""
-    if layouts is not None or _constrained_results(traced.module):
-        annotate(module, *jit_modes(layouts, traced))
-
-
-def annotate(module: ir.Module, in_modes, out_modes) -> None:
-    """Writes `mhlo.layout_mode` on @main's arguments and results (the values past the
-    given modes, captured constants and refs, keep the default)."""
-    with context():
-        main = main_function(module)
-        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
-        for attr, given, n in (("arg_attrs", in_modes, len(ftype.inputs)),
-                               ("res_attrs", out_modes, len(ftype.results))):
-            old = (list(ir.ArrayAttr(main.attributes[attr])) if attr in main.attributes
-                   else [ir.DictAttr.get({})] * n)
-            new = []
-            for k, d in enumerate(old):
-                entries = {a.name: a.attr for a in ir.DictAttr(d)}
-                if k < len(given) and given[k] != "default":
-                    entries["mhlo.layout_mode"] = ir.StringAttr.get(given[k])
-                new.append(ir.DictAttr.get(entries))
-            main.attributes[attr] = ir.ArrayAttr.get(new)
-
-
-def annotate_text(text: str, layouts, traced) -> str:
-    """A lowered program's text with the layouts of a jit (given Formats, or returning
-    layout constraints) on @main."""
-    if layouts is None and not _constrained_results(traced.module):
-        return text
+def layout_modes_pass(layouts, traced) -> StablehloLayoutModesPass | None:
+    """--stablehlo-layout-modes for a jit's lowered program: the layouts of the Formats
+    it was given (`layouts`, or None); without them it still makes the results that are
+    a `with_layout_constraint` "auto", so XLA gives them the constraint's layout (as JAX
+    does); None where the tracer knows there is none."""
+    if layouts is None:
+        names = recorded_op_names(traced.module)     # (the tracer's: none is a walk)
+        return None if names is not None and "jaxpr.layout_constraint" not in names \
+            else _NO_LAYOUTS
     in_modes, out_modes = jit_modes(layouts, traced)
-    if all(m == "default" for m in list(in_modes) + list(out_modes)):
-        return text
-    with context():
-        module = ir.Module.parse(text)
-        annotate(module, in_modes, out_modes)
-        return str(module)
+    return StablehloLayoutModesPass(in_modes=tuple(in_modes), out_modes=tuple(out_modes))
+
+
+_NO_LAYOUTS = StablehloLayoutModesPass()
 
 
 def executable_formats(exe, shardings, n, outputs: bool) -> list:

@@ -16,7 +16,9 @@ from mjax.passes.analyses import copy_facts
 from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.rules.op_names import JIT_NAMES
+from mjax.host_callbacks import callbacks_pass, host_callables
 from mjax.passes.pipeline import PIPELINE, kernel_pipeline  # noqa: F401  (PIPELINE: re-exported)
+from mjax.passes.pipeline import Printed, print_for_backend
 from mjax.passes.pipeline import pipeline_for as _pipeline_of
 from mjax.passes.registry import PASSES
 from mjax.runtime.backend import (Platform, default_platform, get_backend, lowering_for,
@@ -153,19 +155,43 @@ def pipeline_for(platform: str | None = None) -> list:
 
 
 def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None,
-                       annotate=None, user_passes=(), aliases=None, backend=None) -> str:
-    """The StableHLO text XLA compiles. It keeps locations: XLA turns them into each HLO
-    op's metadata (source line, and `named_scope` names as op_name), which profiles and
-    HLO dumps show. `donated` (a flag per argument of @main) aliases donated inputs to
-    outputs of the same type, so XLA reuses their buffers; `aliases` ({argument:
-    result}) pairs some first (a ref's buffer with its final value). `backend`: the
-    jit's own (jit(backend='iree')), where it is not the process's default."""
+                       annotate=None, user_passes=(), aliases=None, backend=None,
+                       finishing=()) -> Printed:
+    """Lowers `module` in place and prints it once for the backend (passes/pipeline.py
+    print_for_backend; the text keeps locations: XLA turns them into each HLO op's
+    metadata, which profiles and HLO dumps show). `donated` (a flag per argument of
+    @main) aliases donated inputs to outputs of the same type, so XLA reuses their
+    buffers; `aliases` ({argument: result}) pairs some first (a ref's buffer with its
+    final value); `finishing`: the passes run last, before the print (layout modes,
+    memory kinds, host callbacks: `finishing_passes`). `backend`: the jit's own
+    (jit(backend='iree')), where it is not the process's default."""
     lower_module(module, user_passes, backend=backend)
     if donated and any(donated) or aliases:
         alias_donated_inputs(module, donated or (), aliases or {})
     if annotate is not None:        # e.g. shardings of a jit over many devices
         annotate(module)
-    return module.operation.get_asm(enable_debug_info=True)
+    with context(), ir.Location.unknown(context()):
+        return print_for_backend(module, [p for p in finishing if p is not None])
+
+
+def finishing_passes(backend, layout_modes=None, memory_kinds=None) -> list:
+    """The passes a lowered program gets before its print: `layout_modes` (a
+    StablehloLayoutModesPass: layout.layout_modes_pass), `memory_kinds` (a
+    StablehloMemoryKindsPass: memory_kinds.memory_kinds_pass), each where given, and the
+    host callbacks' pass for `backend` where one is needed (callbacks_pass)."""
+    return [p for p in (layout_modes, memory_kinds, callbacks_pass(backend))
+            if p is not None]
+
+
+def compile_printed(printed: Printed, backend, devices=None, **kwargs):
+    """`backend`'s executable of a printed program: the callables of its host callbacks
+    made for it, the module object where XLA needs it, its partitioning."""
+    callbacks = host_callables(printed.callbacks, backend)
+    if callbacks:
+        kwargs["module"] = printed.module
+    if printed.partitioning is not None:
+        kwargs["partitioning"] = printed.partitioning
+    return backend.compile(printed.text, devices, host_callbacks=callbacks, **kwargs)
 
 
 def alias_donated_inputs(module: ir.Module, donated, aliases=None) -> None:

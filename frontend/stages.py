@@ -16,10 +16,11 @@ from mjax.array import Array
 from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.float0 import restore_float0
-from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import (clone_module, compile_pipeline, lower_module, lowering_for_platform,
+from mjax.lowering import (clone_module, compile_printed, compile_pipeline,
+                           finishing_passes, lower_module, lowering_for_platform,
                            module_name, refuse_symbolic, step_names)
 from mjax.passes import run_pipeline
+from mjax.passes.pipeline import print_for_backend
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.ir_util import main_function
 from mjax.pretty import pretty_print
@@ -170,9 +171,11 @@ class Traced(_Signature):
         else:
             jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True)
             _name_as_jax(module, self.fun_name, self._traced.out_tree)
-        layout_api.annotate_module(module, self._layouts, self._traced)
+        finishing = [layout_api.layout_modes_pass(self._layouts, self._traced)]
         if self._memory_kinds is not None:     # (mjax/memory_kinds.py)
-            memory_kinds.annotate_module(module, *self._memory_kinds)
+            finishing.append(memory_kinds.memory_kinds_pass(*self._memory_kinds))
+        with context(), ir.Location.unknown(context()):
+            run_pipeline(module, [p for p in finishing if p is not None])
         lowered = Lowered(self._traced, module, self._layout, jaxpr, self._donation)
         lowered._layouts = self._layouts
         lowered._user_passes = self._user_passes
@@ -335,19 +338,23 @@ class Lowered(_Signature):
             raise ValueError(f"This module was lowered for the '{self._platform}' platform "
                              f"(lower(lowering_platforms=...)) and cannot be compiled for "
                              f"the '{here}' backend of this process")
-        # With locations, as jit compiles: XLA keeps them as op metadata.
-        text, callbacks = backend_host_callbacks(self.as_text(debug_info=True), get_backend())
+        backend = get_backend()
+        module, finishing = self._module, finishing_passes(backend)
+        if finishing:     # (host callbacks readied on a copy: as_text shows them lowered)
+            module = clone_module(module)
+        with context(), ir.Location.unknown(context()):
+            printed = print_for_backend(module, finishing, self._layout is not None)
         options = xla_compile_options(compiler_options)
         if self._layout is not None:
             mesh = self._layout[2]
-            compiled = Compiled(self._traced, get_backend().compile(
-                text, list(mesh.devices.flat), num_partitions=mesh.size,
-                out_avals=self._traced.out_avals, host_callbacks=callbacks, options=options),
+            compiled = Compiled(self._traced, compile_printed(
+                printed, backend, list(mesh.devices.flat), num_partitions=mesh.size,
+                out_avals=self._traced.out_avals, options=options),
                 self._layout, self._donation)
         else:
-            compiled = Compiled(self._traced, get_backend().compile(
-                text, out_avals=self._traced.out_avals, host_callbacks=callbacks,
-                options=options), donation=self._donation)
+            compiled = Compiled(self._traced, compile_printed(
+                printed, backend, out_avals=self._traced.out_avals, options=options),
+                donation=self._donation)
         compiled._layouts = self._layouts
         return compiled
 

@@ -22,7 +22,8 @@ from mjax.passes import (jaxpr_verify, jaxpr_to_stablehlo, jaxpr_jvp, jaxpr_vjp,
                          jaxpr_inline, jaxpr_dce, jaxpr_cse, jaxpr_propagate_shardings,
                          jaxpr_discharge_state, jaxpr_pallas_interpret,
                          jaxpr_pallas_to_triton, jaxpr_pallas_to_mosaic,
-                         broadcast_per_use)
+                         broadcast_per_use, stablehlo_layout_modes,
+                         stablehlo_memory_kinds, stablehlo_host_callbacks)
 from mjax.passes.jaxpr_verify import verify_module
 from mjax.passes.plugins import PluginError, load_pass_plugin
 from mjax.passes.rewrite import (Pattern, apply_patterns, builder_before, erase, is_dtype,

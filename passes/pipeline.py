@@ -7,10 +7,22 @@ module imports nothing of the runtime) says what differs between targets: the Pa
 compiler that takes kernels with interpret=False (Mosaic on a TPU, Triton on a GPU) and
 the `platform` option of jaxpr-to-stablehlo (the CPU refuses what XLA's CPU would ignore;
 GPUs pick cuSOLVER kernels).
+
+After lowering, a jit's last rewrites run at the `before-print` point
+(`print_for_backend`): `--stablehlo-layout-modes`, `--stablehlo-memory-kinds` and
+`--stablehlo-host-callbacks`, each where the program needs it. Then the module is printed
+once, for the backend, with what the backend must know of it beside the text: the host
+callbacks' sites and, over several devices, the partitioner.
 """
 from __future__ import annotations
 
-from mjax.passes.registry import PASSES
+from typing import NamedTuple
+
+from jaxlib.mlir import ir
+
+from mjax.dialect.symbols import main_function
+from mjax.passes.registry import PASSES, run_pipeline
+from mjax.passes.stablehlo_host_callbacks import StablehloHostCallbacksPass
 
 # Expand transformations, inline calls, lower, then let upstream MLIR clean up; each use
 # of an implicit broadcast then gets its own, as JAX's lowering emits them (XLA's
@@ -59,4 +71,69 @@ def pipeline_for(record, platform_version: str | None = None) -> list:
     return [(name, options.get(name, opt)) for name, opt in pipeline]
 
 
-__all__ = ["PIPELINE", "kernel_pipeline", "pipeline_for"]
+class Printed(NamedTuple):
+    """A lowered module printed for the backend: its text (with locations), the module
+    (XLA takes a program calling Python as a module object), the sites of its host
+    callbacks (stablehlo_host_callbacks.HostCallSite, in the order XLA calls them), and
+    over several devices its `partitioning`."""
+    text: str
+    module: ir.Module
+    callbacks: list
+    partitioning: tuple | None
+
+
+def print_for_backend(module: ir.Module, finishing=(), partitioned: bool = False) -> Printed:
+    """Runs the `finishing` passes (the before-print point) on the lowered `module`, then
+    prints it once; `partitioned`: compiled over several devices (its partitioning)."""
+    sites = []
+    if finishing:
+        run_pipeline(module, list(finishing))
+        for p in finishing:
+            if isinstance(p, StablehloHostCallbacksPass):
+                sites = p.sites
+    return Printed(module.operation.get_asm(enable_debug_info=True), module, sites,
+                   partitioning(module) if partitioned else None)
+
+
+def partitioning(module: ir.Module) -> tuple[str, tuple[bool, ...]]:
+    """(XLA's partitioner for `module`, per result of @main whether XLA may choose its
+    sharding). Shardy's form (an `sdy.mesh`), or a module with no `mhlo.sharding` at all,
+    is partitioned by Shardy (as JAX's default); XLA's `mhlo.sharding` form by GSPMD,
+    which may choose the shardings of the results that have none."""
+    for op in module.body.operations:
+        if op.operation.name == "sdy.mesh":
+            return "shardy", (True,)
+    main = main_function(module)
+    flags = _unsharded_results(main) if main is not None else ()
+    if all(flags) and not _any_sharding(module):
+        return "shardy", (True,)
+    return "gspmd", flags or (True,)
+
+
+def _unsharded_results(main) -> tuple[bool, ...]:
+    if "res_attrs" not in main.attributes:
+        n = len(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results)
+        return (True,) * n
+    return tuple("mhlo.sharding" not in ir.DictAttr(d)
+                 for d in ir.ArrayAttr(main.attributes["res_attrs"]))
+
+
+def _any_sharding(module: ir.Module) -> bool:
+    """Whether some op, or some function's argument or result, has an `mhlo.sharding`."""
+    found = []
+
+    def visit(op):
+        attrs = op.attributes
+        if "mhlo.sharding" in attrs or any(
+                name in attrs and any("mhlo.sharding" in ir.DictAttr(d)
+                                      for d in ir.ArrayAttr(attrs[name]))
+                for name in ("arg_attrs", "res_attrs")):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return bool(found)
+
+
+__all__ = ["PIPELINE", "Printed", "kernel_pipeline", "partitioning", "pipeline_for",
+           "print_for_backend"]

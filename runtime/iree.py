@@ -334,7 +334,8 @@ class IreeBackend:
         return buffer_to_numpy(buf)
 
     def compile(self, stablehlo_text: str, devices=None, *, num_partitions: int = 1,
-                options=None, out_avals=None, host_callbacks=None) -> IreeExecutable:
+                options=None, out_avals=None, host_callbacks=None, module=None,
+                partitioning=None) -> IreeExecutable:
         if host_callbacks:
             raise NotImplementedError("the IREE backend cannot call Python host callbacks "
                                       "(pure_callback, io_callback, debug.print/callback); "

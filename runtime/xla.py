@@ -246,29 +246,6 @@ def _with_build_settings(opts: xc.CompileOptions) -> xc.CompileOptions:
     return opts
 
 
-def _propagated_results(text: str) -> list[bool]:
-    """Per result of a GSPMD-form @main (`mhlo.sharding` result attributes), whether XLA
-    may choose its sharding: those without one ([True]: all, for other forms)."""
-    if "sdy.mesh @" in text or "mhlo.sharding" not in text:
-        return [True]
-    start = text.find("@main(")
-    arrow = text.find("-> (", start) if start >= 0 else -1
-    if arrow < 0 or text.find("{", text.find(")", start)) < arrow:
-        return [True]                   # (one unparenthesized result or none)
-    depth, item, flags = 0, "", []
-    for ch in text[arrow + 4:]:
-        if ch in "(<{[" or (ch in ")>}]" and depth):
-            depth += 1 if ch in "(<{[" else -1
-        elif ch in ",)" and depth == 0:
-            flags.append("mhlo.sharding" not in item)
-            item = ""
-            if ch == ")":
-                break
-            continue
-        item += ch
-    return flags or [True]
-
-
 class Executable:
     """A compiled program on a list of devices."""
 
@@ -585,10 +562,14 @@ class XlaBackend:
 
     def compile(self, stablehlo_text: str, devices=None, *, num_partitions: int = 1,
                 options: xc.CompileOptions | None = None, out_avals=None,
-                host_callbacks=None) -> Executable:
+                host_callbacks=None, module=None, partitioning=None) -> Executable:
         """Compiles StableHLO text; `out_avals` (shape/dtype of each result) makes
         execution cheaper. `host_callbacks` are the Python callables the program's host
-        callback custom calls name by `backend_config = {index = i}`."""
+        callback custom calls name by `backend_config = {index = i}`; XLA takes such a
+        program as the module object the text was printed from (`module`).
+        `partitioning` (over several devices): (the partitioner, 'shardy' or 'gspmd'; per
+        result of @main whether XLA may choose its sharding), as
+        mjax.passes.pipeline.partitioning finds it on the module before printing."""
         devices = list(devices or self.client.devices()[:1])
         # Identical programs (a function re-jitted, `lower().compile()` then a call) share
         # one XLA executable. Custom options and host callbacks bypass the cache.
@@ -614,18 +595,19 @@ class XlaBackend:
                 build.use_spmd_partitioning = True
                 build.device_assignment = xc.DeviceAssignment.create(
                     np.array([[d.id for d in devices]]))
+                if partitioning is None:
+                    raise ValueError("compiling for several partitions needs the module's "
+                                     "`partitioning` (mjax.passes.pipeline.partitioning)")
+                partitioner, free = partitioning
                 # Results without a requested sharding keep the layout XLA propagates
                 # (GSPMD would override a requested one too: only the others may).
-                build.allow_spmd_sharding_propagation_to_output = \
-                    _propagated_results(stablehlo_text)
-                # A module in Shardy's form (frontend/spmd.py) is partitioned by Shardy,
-                # and so is one with no shardings at all (as JAX's default; GSPMD would
-                # log its deprecation warning); GSPMD's mhlo.sharding form by GSPMD.
-                build.use_shardy_partitioner = "sdy.mesh @" in stablehlo_text or \
-                    "mhlo.sharding" not in stablehlo_text
+                build.allow_spmd_sharding_propagation_to_output = list(free)
+                # (a module with no shardings at all goes to Shardy, as JAX's default:
+                # GSPMD would log its deprecation warning)
+                build.use_shardy_partitioner = partitioner == "shardy"
             if host_callbacks:
-                loaded = self._compile_with_callbacks(stablehlo_text, devices, opts,
-                                                      host_callbacks)
+                loaded = self._compile_with_callbacks(stablehlo_text, module, devices,
+                                                      opts, host_callbacks)
             else:
                 loaded = self._load_or_compile(stablehlo_text, devices, num_partitions,
                                                opts)
@@ -636,11 +618,13 @@ class XlaBackend:
                         self._compiled.popitem(last=False)
         return Executable(self, loaded, devices, stablehlo_text, out_avals)
 
-    def _compile_with_callbacks(self, text: str, devices, opts, host_callbacks):
+    def _compile_with_callbacks(self, text: str, module, devices, opts, host_callbacks):
         """XLA compilation of a program calling Python: never from or into the persistent
-        cache (callables cannot be serialized). XLA takes the module object here."""
-        with context():
-            module = ir.Module.parse(text)
+        cache (callables cannot be serialized). XLA takes the module object here (parsed
+        from the text where the caller has none)."""
+        if module is None:
+            with context():
+                module = ir.Module.parse(text)
         start = time.perf_counter()
         loaded = self.client.compile_and_load(module, xc.DeviceList(tuple(devices)), opts,
                                               host_callbacks=list(host_callbacks))

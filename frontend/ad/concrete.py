@@ -35,8 +35,7 @@ from mjax.dialect.dtype_rules import is_inexact
 from mjax.dialect.types import KeyType
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.eager import apply_eager
-from mjax.host_callbacks import backend_host_callbacks
-from mjax.lowering import lower_to_stablehlo
+from mjax.lowering import compile_printed, finishing_passes, lower_to_stablehlo
 from mjax.passes.rules.tables import has_zero_derivative
 from mjax.placement import device_buffer, device_put_value
 from mjax.runtime import get_backend
@@ -341,10 +340,9 @@ def _run_group(module, operations, known):
         key = str(program)
         exe = _GROUP_CACHE.get(key)
         if exe is None:
-            hlo, callbacks = backend_host_callbacks(lower_to_stablehlo(program),
-                                                    get_backend())
-            exe = _GROUP_CACHE[key] = get_backend().compile(
-                hlo, out_avals=out_avals, host_callbacks=callbacks)
+            backend = get_backend()
+            printed = lower_to_stablehlo(program, finishing=finishing_passes(backend))
+            exe = _GROUP_CACHE[key] = compile_printed(printed, backend, out_avals=out_avals)
     args = [known.values[x] for x in inputs]
     bufs = [device_buffer(a, a.aval) for a in args]
     return [Array(b, a) for b, a in zip(exe.execute(bufs), out_avals)]

@@ -26,8 +26,8 @@ from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
-from mjax.host_callbacks import backend_host_callbacks, errors_for_caller
-from mjax.lowering import lower_to_stablehlo
+from mjax.host_callbacks import errors_for_caller
+from mjax.lowering import compile_printed, finishing_passes, lower_to_stablehlo
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
 from mjax.passes.ir_util import FunctionTable, functions_text
@@ -232,8 +232,9 @@ class _SplitEntry:
         with context(), ir.Location.unknown(context()):
             module = ir.Module.parse(self.text)
             out_avals = _add_main(module, callee)
-        hlo, callbacks = backend_host_callbacks(lower_to_stablehlo(module), get_backend())
-        return get_backend().compile(hlo, out_avals=out_avals, host_callbacks=callbacks)
+        backend = get_backend()
+        printed = lower_to_stablehlo(module, finishing=finishing_passes(backend))
+        return compile_printed(printed, backend, out_avals=out_avals)
 
     def linear_exe(self):
         if self.unevaluable is not None:

@@ -33,6 +33,7 @@ from mjax.lowering import (alias_donated_inputs, clone_module, compile_pipeline,
 from mjax.passes import run_pipeline
 from mjax.passes.analyses import recorded_op_names
 from mjax.passes.ir_util import main_function, nested_ops
+from mjax.passes.pipeline import print_for_backend
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.registry import format_location
 from mjax.placement import _described, _devices_of, committed_device, put_sharded
@@ -270,28 +271,27 @@ def annotate(module, in_shardings, out_shardings, out_avals) -> None:
 
 
 def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
-          text: bool = True, user_passes=()):
+          text: bool = True, user_passes=(), finishing=()):
     """Lowers a traced module, in place, to StableHLO compiled for `mesh` (see the
-    module docstring) and returns its text (when not `text`: a copy of the module just
-    before --jaxpr-to-stablehlo, for Lowered.as_text(dialect="jaxpr")); `in_shardings`
-    covers @main's arguments, `out_shardings` its results (None: unconstrained);
+    module docstring) and prints it for the backend after the `finishing` passes
+    (a passes.pipeline.Printed; when not `text`: a copy of the module just before
+    --jaxpr-to-stablehlo, for Lowered.as_text(dialect="jaxpr")); `in_shardings` covers
+    @main's arguments, `out_shardings` its results (None: unconstrained);
     `user_passes` run at their points (docs/passes.md)."""
     token = CALLER_DEVICES.set(mesh.size)
     try:
-        return _lower(module, in_shardings, out_shardings, out_avals, mesh, donated, text,
-                      user_passes)
+        return _lower(module, in_shardings, out_shardings, out_avals, mesh, donated,
+                      list(finishing) if text else None, user_passes)
     finally:
         CALLER_DEVICES.reset(token)
 
 
-def _lower(module, in_shardings, out_shardings, out_avals, mesh, donated, text,
+def _lower(module, in_shardings, out_shardings, out_avals, mesh, donated, finishing,
            user_passes):
-    from jaxlib.mlir import ir
-
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
-        jaxpr = lower_module(module, user_passes, keep_jaxpr=not text)
+        jaxpr = lower_module(module, user_passes, keep_jaxpr=finishing is None)
         return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
-                                                           out_avals), text, jaxpr)
+                                                           out_avals), finishing, jaxpr)
     pipeline = compile_pipeline(user_passes)
     cut = step_names(pipeline).index("jaxpr-to-stablehlo")
     after = None
@@ -300,17 +300,17 @@ def _lower(module, in_shardings, out_shardings, out_avals, mesh, donated, text,
             run_pipeline(m, "jaxpr-verify")
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, pipeline[:cut], after_each=after)
-        jaxpr = None if text else clone_module(module)
+        jaxpr = None if finishing is not None else clone_module(module)
         main = main_function(module)
         if _shardy_can_carry(module, main, mesh):
             _write_annotations(main, in_shardings, out_shardings, mesh)
             run_pipeline(module, [("jaxpr-propagate-shardings", "sdy=true")]
                          + pipeline[cut:], after_each=after)
-            return _finish(module, donated, None, text, jaxpr)
+            return _finish(module, donated, None, finishing, jaxpr)
         _refuse_unreduced(list(in_shardings) + list(out_shardings))
         run_pipeline(module, pipeline[cut:], after_each=after)
     return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
-                                                       out_avals), text, jaxpr)
+                                                       out_avals), finishing, jaxpr)
 
 
 def _refuse_unreduced(shardings) -> None:
@@ -326,12 +326,17 @@ def _refuse_unreduced(shardings) -> None:
                 f"axes first, or return the value resharded")
 
 
-def _finish(module, donated, annotate_fn, text: bool, jaxpr):
+def _finish(module, donated, annotate_fn, finishing, jaxpr):
+    """Donation and shardings on the lowered `module`, then (`finishing`: a list of
+    passes, else None) those passes and its one print."""
     if donated and any(donated):
         alias_donated_inputs(module, donated)
     if annotate_fn is not None:
         annotate_fn(module)
-    return module.operation.get_asm(enable_debug_info=True) if text else jaxpr
+    if finishing is None:
+        return jaxpr
+    with context(), ir.Location.unknown(context()):
+        return print_for_backend(module, finishing, partitioned=True)
 
 
 def _named_over(mesh, shardings) -> bool:

@@ -280,7 +280,8 @@ def test_spmd_programs_hit(cache):
         backend = XlaBackend("cpu")
         if len(backend.devices()) < 2:
             pytest.skip("needs 2 CPU devices (XLA_FLAGS from test/conftest.py)")
-        backend.compile(SPMD, backend.devices()[:2], num_partitions=2)
+        backend.compile(SPMD, backend.devices()[:2], num_partitions=2,
+                        partitioning=("gspmd", (False,)))
         assert (backend.stats["compiles"], backend.stats["cache_hits"]) == expect
 
 

@@ -167,9 +167,11 @@ def test_host_callbacks_become_host_transfers_on_a_tpu():
     """On a TPU a Python callback is a send per operand and a recv per non-empty result
     (JAX's form there); a call without operands sends a dummy, an empty result is a
     constant. XLA's CPU has no send/recv, so the chip runs them (benchmarks/tpu_probe.py);
-    here the rewrite is checked on a program lowered on the CPU."""
-    from mjax.host_callbacks import host_callbacks
-    from mjax.runtime import get_backend
+    here the rewrite (--stablehlo-host-callbacks) is checked on a program lowered on
+    the CPU."""
+    from mjax.dialect import context
+    from mjax.lowering import clone_module
+    from mjax.passes.stablehlo_host_callbacks import StablehloHostCallbacksPass
 
     def f(x):
         y = mjax.pure_callback(lambda a: np.sin(a), mjax.ShapeDtypeStruct(x.shape, x.dtype),
@@ -180,9 +182,18 @@ def test_host_callbacks_become_host_transfers_on_a_tpu():
                                mjax.ShapeDtypeStruct((0,), np.float32), x)
         return y, z, e
     x = np.arange(4, dtype=np.float32)
-    text = mjax.jit(f).lower(x).as_text(debug_info=True)
-    new, calls = host_callbacks(text, "tpu", get_backend())
+    lowered = mjax.jit(f).lower(x).compiler_ir()
+
+    def rewrite(target):
+        module, p = clone_module(lowered), StablehloHostCallbacksPass(target=target)
+        with context():
+            p.run(module)
+        return module.operation.get_asm(), p.sites
+    new, calls = rewrite("send-recv")
     assert len(calls) == 3 and "xla_ffi_python_cpu_callback" not in new
+    assert [(c.transfers.sends, c.transfers.recvs) for c in calls] == [
+        ([1], [2]), ([3], [4]), ([5], [])]
+    assert [c.transfers.real for c in calls] == [True, False, True]
     import re
     kinds = re.findall(r'"stablehlo\.(send|recv)".*?handle = (\d+), type = (\d)', new)
     assert [k for k, _, _ in kinds] == ["send", "recv", "send", "recv", "send"]
@@ -190,7 +201,8 @@ def test_host_callbacks_become_host_transfers_on_a_tpu():
     assert all(t == ("2" if k == "send" else "3") for k, _, t in kinds)
     assert new.count('_xla_host_transfer_handler_name = "pjrt_rendezvous"') == 5
     # (on the CPU the callback custom call stays)
-    assert host_callbacks(text, "cpu")[0].count("xla_ffi_python_cpu_callback") == 3
+    assert rewrite("xla_ffi_python_cpu_callback")[0].count(
+        "xla_ffi_python_cpu_callback") == 3
 
 
 def test_mosaic_serde_version_follows_the_chip_compiled_for():
