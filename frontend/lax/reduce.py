@@ -18,7 +18,6 @@ from mjax.dialect.ops.reductions import (ArgMaxOp, ArgMinOp, CumlogsumexpOp, Cum
 from mjax.dialect.ops.region_reductions import ReduceOp
 from mjax.lax import elementwise as E
 from mjax.lax.region_reduce import reduce_with_region
-from mjax.lax.shapes import broadcast_in_dim
 from mjax.lax.sharding import apply_out_sharding, reshard
 
 
@@ -169,8 +168,6 @@ def _identity(kind, dtype):
 
 _OPS = {"add": ReduceSumOp, "mul": ReduceProdOp, "max": ReduceMaxOp, "min": ReduceMinOp,
         "and": ReduceAndOp, "or": ReduceOrOp, "xor": ReduceXorOp}
-_COMBINE = {"add": E.add, "mul": E.mul, "max": E.max, "min": E.min, "and": E.and_,
-            "or": E.or_, "xor": E.xor}
 
 
 def _is_identity(init, kind, dtype) -> bool:
@@ -202,7 +199,15 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
         raise ValueError(f"Must have same total number of operands as init_values: "
                          f"{len(leaves)} vs. {len(inits)}")
     kind = monoid(computation)
-    if len(leaves) != 1 or kind is None or not _is_concrete_scalar(inits[0]):
+    if kind == "add" and len(leaves) == 1 and aval_of_value(leaves[0]).dtype == np.bool_:
+        kind = "or"                                 # (what add computes on booleans)
+    elif kind == "mul" and len(leaves) == 1 and aval_of_value(leaves[0]).dtype == np.bool_:
+        kind = "and"
+    # As JAX: a monoid's own reduction only from its identity, known when tracing; any
+    # other init value (or a traced one) starts a reduce over the computation's region, which
+    # XLA applies as it does JAX's (on a TPU, once per partial reduction).
+    if len(leaves) != 1 or kind is None or not _is_concrete_scalar(inits[0]) or \
+            not _is_identity(inits[0], kind, aval_of_value(leaves[0]).dtype):
         dims = tuple(operator.index(d) for d in dimensions)
         return reduce_with_region(
             ReduceOp, leaves, inits, tree, computation, {"dimensions": dims},
@@ -218,12 +223,7 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
     if aval_of_value(init).shape != ():
         raise TypeError(at_user_line(f"reduce init_values must be scalars, got shape "
                                      f"{aval_of_value(init).shape}"))
-    if aval.dtype == np.bool_ and kind in ("add", "mul"):
-        kind = "or" if kind == "add" else "and"  # what add and mul compute on booleans
     out = bind(_OPS[kind], x, axes=dims)
-    if not _is_identity(init, kind, aval.dtype):
-        init = E.convert_element_type(init, aval.dtype)
-        out = _COMBINE[kind](out, broadcast_in_dim(init, aval_of_value(out).shape, ()))
     return tree_util.tree_unflatten(tree, [out])
 
 

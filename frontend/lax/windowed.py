@@ -17,12 +17,9 @@ from mjax.dialect.ops.convolution import dilate_dim
 from mjax.dialect.ops.region_reductions import ReduceWindowOp
 from mjax.dialect.ops.windowed import (ReduceWindowMaxOp, ReduceWindowMinOp,
                                        ReduceWindowSumOp, reduce_window_shape)
-from mjax.lax import elementwise as E
 from mjax.lax.convolution import _dilate_dim, _stride_dim, padtype_to_pads
-from mjax.lax.elementwise import convert_element_type
 from mjax.lax.reduce import monoid
 from mjax.lax.region_reduce import reduce_with_region
-from mjax.lax.shapes import broadcast_in_dim
 
 
 def _monoid(computation):
@@ -106,7 +103,10 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     aval = aval_of_value(x)
     params = _window_params(aval.shape, window_dimensions, window_strides, padding,
                             base_dilation, window_dilation)
-    if len(leaves) != 1 or kind is None:
+    # As JAX: a monoid's own windowed reduction only from its identity, known when
+    # tracing; any other init value starts each window of a reduce_window over the
+    # computation's region (XLA applies it as it does JAX's).
+    if len(leaves) != 1 or kind is None or not _is_identity(init, kind, aval.dtype):
         return reduce_with_region(
             ReduceWindowOp, leaves, inits, tree, computation, params,
             lambda: registration.JIT(lambda o, i: reduce_window(o, i, computation, **_kw(params)))(
@@ -115,16 +115,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         raise TypeError(at_user_line(f"reduce_window init_value must be a scalar, got shape "
                                      f"{aval_of_value(init).shape}"))
     op = {"add": ReduceWindowSumOp, "max": ReduceWindowMaxOp, "min": ReduceWindowMinOp}[kind]
-    if _is_identity(init, kind, aval.dtype):
-        out = bind(op, x, **params)
-        return tree_util.tree_unflatten(tree, [out])
-    # As XLA computes it for any init value v: padding and base-dilation holes are skipped
-    # (they hold the identity) and each window's reduction starts from v.
-    init = convert_element_type(init, aval.dtype)
-    reduced = bind(op, x, **params)
-    combine = {"add": E.add, "max": E.max, "min": E.min}[kind]
-    out = combine(reduced, broadcast_in_dim(init, aval_of_value(reduced).shape, ()))
-    return tree_util.tree_unflatten(tree, [out])
+    return tree_util.tree_unflatten(tree, [bind(op, x, **params)])
 
 
 def _kw(params):

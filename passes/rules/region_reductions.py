@@ -1,7 +1,8 @@
 """Rules for `jaxpr.reduce` and `jaxpr.reduce_window` (dialect/ops/region_reductions.py):
 lowering to stablehlo.reduce / stablehlo.reduce_window, whose body is the op's region
 cloned and lowered; batching (the batch axis in front, one more reduced-over or unit window
-dimension, the scalar body unchanged); differentiation is declared unsupported.
+dimension, the scalar body unchanged); jaxpr.reduce of a body that is one binary op
+differentiates as JAX's (a tree of the op's JVP); the rest is declared unsupported.
 
     %r = "jaxpr.reduce"(%x, %init) ({ ^bb0(%a: tensor<f32>, %b: tensor<f32>): ...
                                        "jaxpr.yield"(%c) }) {dimensions = array<i64: 0>}
@@ -10,11 +11,14 @@ dimension, the scalar body unchanged); differentiation is declared unsupported.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect import attributes as A
+from mjax.dialect.core import OPS
 from mjax.dialect.ops import region_reductions as RR
 from mjax.dialect.types import ShapedArray, tensor_type
 from mjax.passes.ir_util import clone_into
@@ -22,7 +26,9 @@ from mjax.passes.registry import op_error
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import NOT_MAPPED, bdim_to_front
 from mjax.passes.rules.control_flow import inline_body
-from mjax.passes.rules.tables import BATCH_NESTED, JVP, TRANSPOSE, lowering, nan_checked
+from mjax.passes.rules import ad_util as AD
+from mjax.passes.rules.tables import (BATCH_NESTED, JVP, JVP_NESTED, TRANSPOSE, lowering,
+                                      nan_checked)
 from mjax.passes.rules.windowed import _with_unit_window_at
 
 
@@ -88,6 +94,67 @@ for _op in (RR.ReduceOp, RR.ReduceWindowOp):
                          f"rule yet (use lax.add/max/min, which have one)")
     TRANSPOSE.unsupported(_op, f"{_op.OPERATION_NAME} is not linear in general")
     BATCH_NESTED[_op] = _region_reduction_batch
+
+
+# ---- differentiation -----------------------------------------------------------------
+def _binary_body(op):
+    """The op class of a one-operand reduction's body when it is one differentiable binary
+    op of the two scalars in order (`lax.reduce(x, 2.5, lax.add, ...)`), else None."""
+    block = op.regions[0].blocks[0]
+    ops = list(block.operations)
+    if len(block.arguments) != 2 or len(ops) != 2:
+        return None
+    body = ops[0]
+    cls = OPS.get(body.name)
+    if cls is None or JVP.get(cls) is None or list(body.operands) != list(block.arguments) \
+            or list(ops[1].operands) != list(body.results):
+        return None
+    return cls
+
+
+def _reduce_jvp(jvp, op, pairs):
+    # JAX: _reduce_jvp. The JVP of a balanced tree of the body's pairwise applications: the
+    # reduced axes moved to the front and flattened to one of n, halved until one is left
+    # (an odd half's missing element is the init value; its tangent zero). The primal is
+    # the tree's, as JAX's is.
+    cls = _binary_body(op)
+    if cls is None or len(pairs) != 2 or pairs[1][1] is not None:
+        return jvp.op_rule(op, pairs)            # (the declared reason, above)
+    (x, t), (init, _) = pairs
+    if t is None:
+        return jvp.copy(op, pairs)
+    b = jvp.builder(op)
+    shape = AD.aval(x).shape
+    axes = tuple(op.opview.params["dimensions"])
+    kept = tuple(d for d in range(len(shape)) if d not in axes)
+    n = math.prod(shape[a] for a in axes)
+    out_shape = tuple(shape[d] for d in kept)
+    if n == 0:
+        p = b.broadcast_in_dim(init, shape=out_shape, broadcast_dimensions=())
+        return [(p, AD.zeros_like(b, p))]
+    xs = [b.reshape(b.transpose(v, permutation=axes + kept), new_sizes=(n,) + out_shape)
+          for v in (x, t)]
+    zero = b.constant(np.zeros((), AD.aval(t).dtype))
+    while n > 1:
+        n1 = (n + 1) // 2
+        lo = [_front(b, v, 0, n1) for v in xs]
+        hi = [_front(b, v, n1, n) for v in xs]
+        if n - n1 != n1:
+            config = ((0, 1, 0),) + ((0, 0, 0),) * len(out_shape)
+            hi = [b.pad(hi[0], init, padding_config=config),
+                  b.pad(hi[1], zero, padding_config=config)]
+        (p,), (dt,) = JVP[cls](b, [lo[0], hi[0]], [lo[1], hi[1]])
+        xs, n = [p, dt], n1
+    return [tuple(b.reshape(v, new_sizes=out_shape) for v in xs)]
+
+
+def _front(b, x, start, stop):
+    shape = AD.aval(x).shape
+    return b.slice(x, start_indices=(start,) + (0,) * (len(shape) - 1),
+                   limit_indices=(stop,) + tuple(shape[1:]), strides=(1,) * len(shape))
+
+
+JVP_NESTED[RR.ReduceOp] = _reduce_jvp
 
 
 # ---- checkify -------------------------------------------------------------------------

@@ -53,14 +53,6 @@ def _outcome(*args):
 @pytest.mark.parametrize("options", sorted(JIT_OPTIONS))
 @pytest.mark.parametrize("committed", [False, True])
 def test_jit_under_mesh_context_as_jax(context, fn, options, committed):
-    if context == "with_mesh" and fn == "constraint" and options == "in_nones" \
-            and not committed:
-        # JAX compiles for the constraint's mesh; mjax's in_shardings of Nones without a
-        # context mesh fix one device first and raise (the difference is an error,
-        # never a silently different placement).
-        with pytest.raises(ValueError, match="sharding_constraint inside jit"):
-            _run(mjax, jnp, context, fn, options, committed)
-        return
     got = {name: _outcome(*libs, context, fn, options, committed)
            for name, libs in LIBS.items()}
     if got["jax"][0] == "ValueError":

@@ -154,6 +154,32 @@ def _argmax_pair(np_):
     return f
 
 
+@pytest.mark.parametrize("name", ["add", "mul", "max", "min"])
+def test_monoid_reductions_from_other_init_values_are_jaxs(name):
+    """A monoid reduction from a value that is not its identity is a reduce over the
+    computation from that value, as JAX lowers it (XLA applies the init as it does
+    JAX's: on a TPU once per partial reduction), and differentiates as JAX's (a tree of
+    the computation's JVP): values, gradients and JVPs equal to JAX's bits."""
+    x = rand(3, 4, 5)
+    f, jf = getattr(lax, name), getattr(jax.lax, name)
+    init = np.float32(0.3)
+    for dims in ((0, 2), (1,), (0, 1, 2)):
+        fun = lambda x: lax.reduce(x, init, f, dims)  # noqa: E731
+        jfun = lambda x: jax.lax.reduce(x, init, jf, dims)  # noqa: E731
+        text = mjax.jit(fun).lower(x).as_text()
+        assert "stablehlo.reduce(%arg0 init: %cst)" in text, text
+        np.testing.assert_array_equal(mjax.jit(fun)(x), jax.jit(jfun)(x))
+        np.testing.assert_array_equal(mjax.grad(lambda x: fun(x).sum())(x),
+                                      jax.grad(lambda x: jfun(x).sum())(x))
+        (p, t), (jp, jt) = mjax.jvp(fun, (x,), (x,)), jax.jvp(jfun, (x,), (x,))
+        np.testing.assert_array_equal(p, jp)
+        np.testing.assert_allclose(t, jt, rtol=1e-6)
+    window = dict(window_dimensions=(1, 3, 2), window_strides=(1, 2, 1), padding="SAME")
+    if name in ("add", "max", "min"):
+        text = mjax.jit(lambda x: lax.reduce_window(x, init, f, **window)).lower(x).as_text()
+        assert '"stablehlo.reduce_window"(%arg0, %cst)' in text, text
+
+
 def test_reduce_with_custom_computations():
     x = rand(3, 5)
     i = np.arange(15, dtype=np.int32).reshape(3, 5)
