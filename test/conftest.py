@@ -73,9 +73,17 @@ IREE_UNSUPPORTED_CONSTRUCTS = {
 TPU_UNSUPPORTED_FILES = {
     name: reason.replace("8 CPU devices", "8 devices") + " (the TPU machine has one chip)"
     for name, reason in IREE_UNSUPPORTED_FILES.items() if reason.startswith("multi-")}
+TPU_UNSUPPORTED_FILES["test_export_sharded.py"] = (
+    "multi-device: exports for, and calls over, meshes of up to 8 devices (the TPU machine "
+    "has one chip)")
 TPU_UNSUPPORTED_CONSTRUCTS = {pattern: reason for pattern, reason
                               in IREE_UNSUPPORTED_CONSTRUCTS.items()
                               if reason.startswith("multi-device")}
+TPU_UNSUPPORTED_CONSTRUCTS[r"While rewriting computation to not contain X\{64\|128\} element "
+                           r"types, XLA encountered an HLO for which this rewriting is not "
+                           r"implemented"] = (
+    "XLA's TPU compiler has no 64-bit form of this op (x64 select_and_scatter: JAX's "
+    "program fails there the same way)")
 
 # 3. Single tests, each with why it cannot pass on IREE.
 _ULP = ("IREE's float approximations of log/exp/erf_inv differ from XLA's by an ulp or "

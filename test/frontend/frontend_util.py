@@ -1,9 +1,19 @@
 """Helpers shared by the frontend tests."""
 import contextlib
+import os
 
 import numpy as np
 
 import mjax
+
+# The suite runs on a TPU (test/conftest.py, docs/tpu.md): tolerances widen where the chip's
+# transcendental functions differ from the host's, as JAX's own tests widen theirs.
+ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")
+
+
+def tol(cpu: float, tpu: float) -> float:
+    """A tolerance: `cpu` on the CPU, `tpu` when the suite runs on the chip."""
+    return tpu if ON_TPU else cpu
 
 
 @contextlib.contextmanager

@@ -28,6 +28,7 @@ from mjax.interpreters import ad as mjax_ad
 from mjax.interpreters import batching as mjax_batching
 from mjax.interpreters import mlir as mjax_mlir
 from mjax.passes import run_pipeline
+\nfrom frontend_util import tol
 
 JAX = types.SimpleNamespace(jax=jax, Primitive=jax_extend_core.Primitive,
                             ShapedArray=jax.core.ShapedArray, ad=jax_ad,
@@ -467,8 +468,10 @@ def test_registrars_defbilinear_defjvp2_deflinear_defbroadcasting():
         return (m.jax.jit(m.jax.grad(f, (0, 1)))(XS, YS),
                 m.jax.vmap(m.jax.grad(f), (0, None))(XS.reshape(2, 2), YS[:2]),
                 m.jax.jvp(f, (XS, YS), (YS, XS)))
+    # (JAX runs my_exp's impl, NumPy's exp, on the host where mjax compiles its lowering:
+    # on a TPU the chip's exp differs by a few ulps)
     for w, g in zip(jax.tree_util.tree_leaves(run(JAX)), jax.tree_util.tree_leaves(run(MJAX))):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=tol(1e-6, 1e-5))
 
 
 def test_batchers_taking_the_axis():
