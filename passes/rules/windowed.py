@@ -25,7 +25,7 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front
 from mjax.passes.rules.reductions import combiner, identity
-from mjax.passes.rules.tables import lowering, nan_checked
+from mjax.passes.rules.tables import LOWERING_PLATFORM, lowering, nan_checked
 
 _KIND = {W.ReduceWindowSumOp: "add", W.ReduceWindowMaxOp: "max", W.ReduceWindowMinOp: "min"}
 _SELECT = {"ge": ("GE", "max"), "le": ("LE", "min")}  # comparison, padding identity
@@ -88,12 +88,20 @@ def _select_and_gather_add_lower(ctx, tangents, operand, *, select_prim, window_
 @lowering(W.SelectAndScatterAddOp)
 def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_dimensions,
                                   window_strides, padding):
-    # JAX (CPU/GPU): pad the operand with the selection's identity and scatter without
-    # padding, then slice the padding off again.
+    # JAX: on the CPU and GPUs, pad the operand with the selection's identity and scatter
+    # without padding, then slice the padding off again; elsewhere (a TPU) the op pads.
     direction, kind = _SELECT[select_prim]
     aval = ctx.avals_in[1]
     dtype = aval.dtype
     lows, highs = [lo for lo, _ in padding], [hi for _, hi in padding]
+    if LOWERING_PLATFORM.get() not in _PADDING_EXPANDED:
+        op = hlo.SelectAndScatterOp(H.ttype(aval.shape, dtype), operand, source,
+                                    H.constant(0, dtype),
+                                    window_dimensions=list(window_dimensions),
+                                    window_strides=list(window_strides),
+                                    padding=_pads(padding))
+        _select_and_scatter_regions(op, dtype, direction)
+        return op.results[0]
     unpadded = not any(lows) and not any(highs)
     padded = operand if unpadded else hlo.pad(
         operand, H.constant(identity(kind, dtype), dtype), lows, highs, [0] * aval.ndim)
@@ -102,6 +110,20 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
                                 H.constant(0, dtype), window_dimensions=list(window_dimensions),
                                 window_strides=list(window_strides),
                                 padding=_pads([(0, 0)] * aval.ndim))
+    _select_and_scatter_regions(op, dtype, direction)
+    if unpadded:
+        return op.results[0]
+    return H.slice_(ctx.op, op.results[0], lows, [lo + d for lo, d in zip(lows, aval.shape)])
+
+
+# Platforms whose select_and_scatter_add JAX lowers with the padding expanded (XLA's CPU
+# and GPU backends crashed on a padded one); "" is a lowering with no platform (IREE).
+_PADDING_EXPANDED = ("cpu", "cuda", "rocm", "")
+
+
+def _select_and_scatter_regions(op, dtype, direction) -> None:
+    """A select_and_scatter's select (compare in `direction`) and scatter (add; or for
+    booleans) regions."""
     select = op.regions[0].blocks.append(H.ttype((), dtype), H.ttype((), dtype))
     with ir.InsertionPoint(select):
         hlo.return_([H.compare(*select.arguments, direction)])
@@ -109,9 +131,6 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
     scatter = op.regions[1].blocks.append(H.ttype((), dtype), H.ttype((), dtype))
     with ir.InsertionPoint(scatter):
         hlo.return_([scatter_fn(*scatter.arguments)])
-    if unpadded:
-        return op.results[0]
-    return H.slice_(ctx.op, op.results[0], lows, [lo + d for lo, d in zip(lows, aval.shape)])
 
 
 # ---- reduce_window_sum: linear -------------------------------------------------------
