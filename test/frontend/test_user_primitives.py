@@ -28,7 +28,8 @@ from mjax.interpreters import ad as mjax_ad
 from mjax.interpreters import batching as mjax_batching
 from mjax.interpreters import mlir as mjax_mlir
 from mjax.passes import run_pipeline
-\nfrom frontend_util import tol
+
+from frontend_util import tol
 
 JAX = types.SimpleNamespace(jax=jax, Primitive=jax_extend_core.Primitive,
                             ShapedArray=jax.core.ShapedArray, ad=jax_ad,
