@@ -185,15 +185,24 @@ class _HostCall:
         return (token, *outs) if self.ordered else outs
 
 
-def callbacks_pass(backend) -> StablehloHostCallbacksPass | None:
+class _RegisteredCallbacksPass(StablehloHostCallbacksPass):
+    """--stablehlo-host-callbacks once this process has registered a callback, when it
+    runs: a lowering rule may register one while the program lowers (mlir.
+    emit_python_callback). Before any, no program calls Python and nothing is walked."""
+
+    def run(self, module) -> None:
+        if _REGISTRY:
+            super().run(module)
+        else:
+            self.sites = []
+
+
+def callbacks_pass(backend) -> StablehloHostCallbacksPass:
     """The pass readying a lowered program's host callbacks for `backend` (its platform
-    record's call target); None while this process has registered no callback (no
-    program calls Python, and nothing needs a walk)."""
-    if not _REGISTRY:
-        return None
+    record's call target)."""
     record = platform_record(getattr(backend, "platform", "cpu"))
-    return StablehloHostCallbacksPass(target=record.host_callback_target or "",
-                                      platform=record.name)
+    return _RegisteredCallbacksPass(target=record.host_callback_target or "",
+                                    platform=record.name)
 
 
 def host_callables(sites, backend) -> list | None:

@@ -178,7 +178,7 @@ def finishing_passes(backend, layout_modes=None, memory_kinds=None) -> list:
     """The passes a lowered program gets before its print: `layout_modes` (a
     StablehloLayoutModesPass: layout.layout_modes_pass), `memory_kinds` (a
     StablehloMemoryKindsPass: memory_kinds.memory_kinds_pass), each where given, and the
-    host callbacks' pass for `backend` where one is needed (callbacks_pass)."""
+    host callbacks' pass for `backend` (callbacks_pass)."""
     return [p for p in (layout_modes, memory_kinds, callbacks_pass(backend))
             if p is not None]
 

@@ -568,3 +568,25 @@ def test_lowering_rule_calling_python_through_emit_python_callback(m):
     np.testing.assert_allclose(np.asarray(m.jax.jit(p.bind)(x)), x ** 3)
     np.testing.assert_allclose(np.asarray(m.jax.jit(lambda v: p.bind(v) + 1)(x)), x ** 3 + 1)
     assert calls == [(4,), (4,)]
+
+
+def test_emit_python_callback_in_a_fresh_process():
+    # (the rule registers the process's first callback while the program lowers: the
+    # host-callback pass must still see it; a segfault in XLA's call before)
+    code = '''
+import numpy as np, mjax
+from mjax.extend.core import Primitive
+from mjax.interpreters import mlir
+from mjax.core import ShapedArray
+p = Primitive("host_cube")
+p.def_impl(lambda x: np.asarray(x) ** 3)
+p.def_abstract_eval(lambda a: ShapedArray(a.shape, a.dtype))
+mlir.register_lowering(p, lambda ctx, x: mlir.emit_python_callback(
+    ctx, lambda v: [np.asarray(v) ** 3], None, [x], ctx.avals_in, ctx.avals_out,
+    has_side_effect=False)[0])
+print(np.asarray(mjax.jit(p.bind)(np.arange(4, dtype=np.float32))).tolist())
+'''
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "[0.0, 1.0, 8.0, 27.0]"
