@@ -191,7 +191,7 @@ class _Call:
         leaves, self.tree = trace_trees.tree_flatten(tuple(dyn))
         self.arg_sizes = [len(trace_trees.tree_leaves(a)) for a in dyn]
         self.in_avals = [aval_of_value(x) for x in leaves]     # (weak types kept)
-        self.t_avals = [a.strip_weak_type() for a in self.in_avals if _is_inexact(a)]
+        self.t_avals = [a for a in self.in_avals if _is_inexact(a)]  # (weak too, as JAX's)
         self.out_tree = self.out_avals = None
         self.consts = _Consts()
         self.layout = None           # custom_vjp: (residual tree, residual avals) of fwd
@@ -490,11 +490,12 @@ class custom_jvp(_CustomRules):
                                 f"{[a.str_short() for a in o_avals]}.")
             call.out_tree = o_tree
             call.zero_outs = {i for i, t in enumerate(t_leaves) if isinstance(t, SymbolicZero)}
-            t_out = []
+            t_out = []   # (a tangent of the output's dtype as it is, as JAX's)
             for t, a in zip(t_leaves, o_avals):
                 if _is_inexact(a):
-                    t_out.append(lax_convert(t, a.dtype) if not (
-                        _is_float0(t) or isinstance(t, SymbolicZero)) else _zeros(a, False))
+                    t_out.append(_zeros(a, False) if _is_float0(t) or isinstance(t, SymbolicZero)
+                                 else t if aval_of_value(t).dtype == a.dtype  # (weak kept)
+                                 else lax_convert(t, a.dtype))
             return list(o_leaves) + t_out
         return rule
 
@@ -597,8 +598,7 @@ class custom_vjp(_CustomRules):
 
     def _fwd_args(self, call, p, perturbed):
         """fwd's arguments: with symbolic_zeros, each leaf of the differentiable arguments
-        a CustomVJPPrimal, perturbed as `perturbed` says (traced by the passes: every
-        inexact leaf)."""
+        a CustomVJPPrimal, perturbed as `perturbed` says (by the passes: every inexact)."""
         if not self.symbolic_zeros:
             return call.full(p)
         leaves, tree = trace_trees.tree_flatten(list(p))

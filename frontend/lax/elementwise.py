@@ -123,8 +123,9 @@ def implicit_broadcast(x, shape):
         # A literal: one splat constant (printed as JAX's scalar literal, never a residual).
         return _LiteralArray(np.broadcast_to(np.asarray(x), shape), x._weak)
     out = broadcast_in_dim(x, shape, tuple(range(len(shape))) if rank else ())
-    if isinstance(out, Tracer) and out is not x and out.value is not None:  # (None: a user
-        _mark(out, IMPLICIT_BROADCAST)                     # trace's tracer, user_traces.py)
+    if isinstance(out, Tracer) and out.value is not None and not (  # (None: a user
+            isinstance(x, Tracer) and out.value == x.value):  # trace's tracer; the same
+        _mark(out, IMPLICIT_BROADCAST)  # value: nothing staged, user_traces.py)
     return out
 
 

@@ -66,7 +66,9 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     shape, bd = tuple(map(as_dim, shape)), tuple(int(d) for d in broadcast_dimensions)
     aval = aval_of_value(x)
     if aval.shape == shape and bd == tuple(range(len(shape))):
-        return unchanged(x)
+        # (JAX hands back only a scalar Array or tracer itself; any other operand is
+        # bound, so under vmap the result is a new value of the canonical dtype)
+        return unchanged(x) if not shape else fresh(x)
     if len(bd) == aval.ndim and len(set(bd)) == len(bd) and list(bd) != sorted(bd) and \
             all(0 <= d < len(shape) for d in bd):
         # Dimensions in another order (JAX allows it): the operand transposed into the
@@ -80,6 +82,8 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
 
 def broadcast(operand, sizes, *, out_sharding=None):
     """Prepends dimensions `sizes`. JAX: lax.broadcast."""
+    if not len(sizes) and out_sharding is None:
+        return unchanged(operand)   # (as JAX's: the operand as an array)
     aval = aval_of_value(operand)
     n = len(sizes)
     return broadcast_in_dim(operand, tuple(sizes) + aval.shape,

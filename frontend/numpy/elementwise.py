@@ -450,10 +450,17 @@ def _power_static(x1, y):
 
 
 def _power_arrays(x1, x2):
+    # (JAX's weak types: an integer result is built on strongly typed constants, so it is
+    # strong; an inexact base with an integer exponent is raised to it by lax.pow, weak
+    # only when both are)
+    int_exponent = _dt.issubdtype(aval_of_value(x2).dtype, _onp.integer)
+    both_weak = _weak_input(x1) and _weak_input(x2)
     x1, x2 = _bool_as_int(*promote("power", x1, x2))
     if _dt.issubdtype(x1.dtype, _onp.integer):
-        return _integer_power(x1, x2)
-    return lax.pow(x1, x2)
+        out = _integer_power(x1, x2)
+        return _strong(out) if _weak_input(out) else out
+    out = lax.pow(x1, x2)
+    return _strong(out) if int_exponent and not both_weak and _weak_input(out) else out
 
 
 def _bool_as_int(*xs):
@@ -757,7 +764,14 @@ def iscomplex(x):
 
 
 def angle(z, deg=False):
-    (z,) = promote("angle", z, inexact=True)
-    out = arctan2(imag(z), real(z))
-    # (strong, as JAX's: it converts both parts to their dtype with convert_element_type)
-    return _strong(rad2deg(out) if deg else out)
+    """atan2(imag(z), real(z)); as JAX's, the parts of a non-inexact z or of a real scalar
+    are converted to the default float (strongly typed), a complex z's keep its type (a
+    Python complex's are weak)."""
+    check_arraylike("angle", z)
+    re, im = real(z), imag(z)
+    if not _dt.is_inexact(re.dtype) or (
+            _dt.issubdtype(aval_of_value(z).dtype, _onp.floating) and _onp.ndim(z) == 0):
+        re = lax.convert_element_type(re, _dt.default_float())
+        im = lax.convert_element_type(im, _dt.default_float())
+    out = lax.atan2(im, re)
+    return rad2deg(out) if deg else out

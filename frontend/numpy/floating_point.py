@@ -159,6 +159,7 @@ def _frexp_jvp(primals, tangents):
     # The mantissa is x scaled by 2**-exponent, so its derivative is that scale (the bit
     # manipulation below has none); the integer exponent has a float0 tangent.
     (x,), (t,) = primals, tangents
+    x = asarray(x)    # (jvp's primal of a Python float is that float)
     mantissa, exponent = _frexp(x)
     scale = lax.exp2(lax.neg(exponent.astype(x.dtype)))
     return (mantissa, exponent), (t * scale, _onp.zeros(exponent.shape, _dt.float0))

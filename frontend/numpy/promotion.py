@@ -71,7 +71,8 @@ def broadcast_to(array, shape):  # noqa: A002 (JAX's name)
 def broadcast_arrays(*args):
     args = [asarray(a) for a in args]
     shape = broadcast_shapes(*(a.shape for a in args))
-    return [broadcast_to(a, shape) for a in args]
+    # (new values, as JAX's: vmap gives back no argument as it came)
+    return [lax.shapes.fresh(broadcast_to(a, shape)) for a in args]
 
 
 # dtype -> (64-bit: canonical only with x64, inexact), for the dtypes promotion leaves

@@ -161,6 +161,25 @@ def _custom_vjp_call_weak_cotangents(types, op, weak, ct, outs, top):
     return _bwd_weak(types, op, weak, ct) or None
 
 
+@WEAK_COTANGENTS.register(T.CustomJvpCallOp)
+def _custom_jvp_call_weak_cotangents(types, op, weak, ct, outs, top):
+    # JAX transposes the jvp rule's tangent computation (inlined where the call is): the
+    # cotangents are those of the rule's tangent arguments (each typed as its primal),
+    # given those of its tangent results. A rule not traced yet: the generic rule.
+    if "jvp" not in op.attributes:
+        return None
+    operands, results = list(op.operands), list(op.results)
+    diff = [i for i, v in enumerate(operands) if is_inexact(v)]
+    p_weak = tuple(weak.get(v, False) for v in operands)
+    got = types.backward(symbol(op, "jvp"), p_weak + tuple(p_weak[i] for i in diff),
+                         [None] * len(results) + [ct.get(r) for r in results
+                                                  if is_inexact(r)], top)
+    out = [None] * len(operands)
+    for k, i in enumerate(diff):
+        out[i] = got[len(operands) + k]
+    return out
+
+
 @WEAK_COTANGENTS.register(T.VjpOp)
 def _vjp_weak_cotangents(types, op, weak, ct, outs, top):
     # (its trailing cotangent seeds are no factor)
