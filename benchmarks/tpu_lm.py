@@ -4,6 +4,8 @@ counts.
 
     python benchmarks/tpu_lm.py [--layers 8] [--d 1024] [--seq 512] [--batch 16]
                                 [--vocab 8192] [--steps 20]
+    python benchmarks/tpu_lm.py --interleaved [--rounds 8]   # steady state only, one
+                                                            # process, alternating rounds
 
 The model and step are benchmarks/transformer.py's (float32 parameters, default matmul
 precision, Adam), at the size of issue 54's measurement. Each framework runs in a child
@@ -74,6 +76,44 @@ def child(lib_name: str, args) -> dict:
     return out
 
 
+def interleaved(args) -> None:
+    """Both libraries in this one process (they can share the chip), each step compiled
+    once, then timed in alternating rounds: the chip's clocks and memory are the same for
+    both, which separate processes do not promise (their medians drift by 1-2% from run to
+    run)."""
+    import numpy as np
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import transformer as T
+    import jax
+    import jax.numpy as jjnp
+    import mjax
+    import mjax.numpy as mjnp
+    T.D, T.HEADS, T.SEQ, T.VOCAB = args.d, args.heads, args.seq, args.vocab
+    runs = {}
+    for name, lib, jnp in (("mjax", mjax, mjnp), ("jax", jax, jjnp)):
+        rng = np.random.default_rng(0)
+        params = lib.device_put(T.lm_params(rng, args.layers))
+        zeros = lib.tree_util.tree_map(jnp.zeros_like, params)
+        opt = (jnp.zeros((), jnp.float32), zeros, zeros)
+        tokens = lib.device_put(rng.integers(0, T.VOCAB, (args.batch, T.SEQ + 1))
+                                .astype(np.int32))
+        train = lib.jit(T.make_step(lib, jnp))
+        loss = float(train(params, opt, tokens)[0])
+        runs[name] = (lib, train, (params, opt, tokens), loss)
+    times = {name: [] for name in runs}
+    for _ in range(args.rounds):
+        for name, (lib, train, inputs, _) in runs.items():
+            for _ in range(5):
+                t0 = time.perf_counter()
+                lib.block_until_ready(train(*inputs))
+                times[name].append(time.perf_counter() - t0)
+    med = {name: 1e3 * sorted(ts)[len(ts) // 2] for name, ts in times.items()}
+    print(f"LM step, both libraries in one process ({args.rounds} alternating rounds of 5): "
+          f"mjax {med['mjax']:.2f} ms, jax {med['jax']:.2f} ms, ratio "
+          f"{med['mjax'] / med['jax']:.3f}; first losses mjax {runs['mjax'][3]:.6f}, "
+          f"jax {runs['jax'][3]:.6f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=8)
@@ -84,7 +124,13 @@ def main():
     parser.add_argument("--vocab", type=int, default=8192)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--child", choices=["mjax", "jax"])
+    parser.add_argument("--interleaved", action="store_true",
+                        help="time both libraries' steps in one process, alternating")
+    parser.add_argument("--rounds", type=int, default=8)
     args = parser.parse_args()
+    if args.interleaved:
+        interleaved(args)
+        return
     if args.child:
         print(json.dumps(child(args.child, args)))
         return
