@@ -51,11 +51,6 @@ class BitcastConvertTypeOp(JaxprOp, name="bitcast_convert_type"):
         check_dtype("bitcast_convert_type", x, "any")
         check_dtype("bitcast_convert_type", ShapedArray((), new_dtype), "any",
                     what="new_dtype")
-        if x.dtype != new_dtype and any(is_bool(d) or is_complex(d)
-                                        for d in (x.dtype, new_dtype)):
-            raise TypeError(f"bitcast_convert_type does not support bool or complex values "
-                            f"unless the operand and result dtypes match, got "
-                            f"{short_dtype_name(x.dtype)} to {short_dtype_name(new_dtype)}")
         old, new = np.dtype(x.dtype).itemsize, np.dtype(new_dtype).itemsize
         if old == new:
             shape = x.shape
@@ -63,10 +58,16 @@ class BitcastConvertTypeOp(JaxprOp, name="bitcast_convert_type"):
             shape = x.shape + (old // new,)
         else:
             if not x.shape or x.shape[-1] != new // old:
-                raise TypeError(f"bitcast_convert_type from {short_dtype_name(x.dtype)} to "
-                                f"{short_dtype_name(new_dtype)} needs a minor dimension of "
-                                f"size {new // old}, got shape {x.shape}")
+                # (a shape error, checked before the dtypes: ValueError, as JAX's)
+                raise ValueError(f"bitcast_convert_type from {short_dtype_name(x.dtype)} to "
+                                 f"{short_dtype_name(new_dtype)} needs a minor dimension of "
+                                 f"size {new // old}, got shape {x.shape}")
             shape = x.shape[:-1]
+        if x.dtype != new_dtype and any(is_bool(d) or is_complex(d)
+                                        for d in (x.dtype, new_dtype)):
+            raise TypeError(f"bitcast_convert_type does not support bool or complex values "
+                            f"unless the operand and result dtypes match, got "
+                            f"{short_dtype_name(x.dtype)} to {short_dtype_name(new_dtype)}")
         return (ShapedArray(shape, new_dtype),)
 
 

@@ -274,6 +274,14 @@ KNOWN = [
      "x.at[i].apply(f) under grad: jax's scatter_apply has no JVP (NotImplementedError); "
      "mjax's is a while loop, which forward mode differentiates and reverse mode refuses "
      "(ValueError, as for any while_loop)"),
+    (({"lax.clamp"}, GRADS, lambda got, want: got is None and isinstance(want, TypeError)
+      and "select cases must have the same shapes" in str(want)),
+     "grad of lax.clamp with scalar bounds and an array operand: jax's derivative rule "
+     "selects between the operand and a bound of another shape (TypeError), a jax bug"),
+    (({"lax.clamp"}, ("vmap",), lambda got, want: got is None and isinstance(want, TypeError)
+      and "clamp requires m" in str(want) and "operand.shape=()" in str(want)),
+     "vmap of lax.clamp of a scalar operand with a batched bound and an unbatched one: "
+     "jax's batching rule leaves the operand scalar (TypeError), a jax bug"),
     (({"lax.nextafter", "numpy.nextafter", "numpy.spacing"}, GRADS,
       lambda got, want: got is None and isinstance(want, NotImplementedError)),
      "mjax's nextafter is composed of bit operations, whose derivative is zero; jax's "

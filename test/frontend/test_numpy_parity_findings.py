@@ -380,3 +380,18 @@ def test_custom_jvp_gradient_weak_types(strong_primal, two_outputs, strong_tange
         f = (lambda a: g(a)[0]) if two_outputs else g
         return lambda: l.grad(f)(1.5)
     _agree_typed(make)
+
+
+BITCASTS = [(np.array(-4, np.int8), np.float32), (np.array([1, 2, 3], np.uint16), np.uint32),
+            (np.array([True, False, True]), np.complex64), (np.array(1, np.int32), np.complex64),
+            (np.array([True]), np.uint8), (np.array(1.5, np.float32), np.bool_)]
+
+
+@pytest.mark.parametrize("case", range(len(BITCASTS)))
+@pytest.mark.parametrize("jit", [False, True])
+def test_bitcast_convert_type_error_classes(case, jit):
+    """A widening bitcast without the minor dimension it consumes is a shape error
+    (ValueError), checked before the bool/complex dtype error (TypeError), as JAX's."""
+    x, dt = BITCASTS[case]
+    _agree(lambda n, l: lambda: (l.jit if jit else (lambda f: f))(
+        lambda a: l.lax.bitcast_convert_type(a, dt))(x))
