@@ -8,7 +8,10 @@ The cases are drawn by hypothesis from a fixed seed, so every run draws the same
 The fast tier (CI) draws one case of every 15th function; the long tier
 (docs/fuzzing.md) draws `MJAX_FUZZ_EXAMPLES` per function (40 give over 10,000 cases):
 
-    MJAX_FUZZ_EXAMPLES=40 python -m pytest -n 2 -q test/frontend/test_fuzz_*.py
+    MJAX_TEST_TIER=full MJAX_FUZZ_EXAMPLES=40 python -m pytest -n 2 -q \
+        test/frontend/test_fuzz_*.py
+
+(MJAX_TEST_TIER=full: without it test/conftest.py runs a sixth of the functions.)
 
 
 `MJAX_FUZZ_SEED=<int>` draws other cases. A mismatch is reported with the function, the
