@@ -13,6 +13,7 @@ from mjax import jaxpr_objects, trace_trees, tree_util
 from mjax import layout as layout_api
 from mjax import memory_kinds
 from mjax.array import Array
+from mjax.config import config
 from mjax.dialect import context
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.float0 import restore_float0
@@ -137,6 +138,9 @@ class Traced(_Signature):
         self._donation = donation
         self._layout = layout    # SPMD: (argument shardings, result shardings, mesh)
         self._user_passes = user_passes   # users' passes lowering runs (docs/passes.md)
+        # The options the trace was made under (it is made just before): lowering sees
+        # them again, as JAX lowers the one trace; see `lower`.
+        self._options = config.trace_state()
         self.fun_name = name
         # JAX's compact jaxpr; `.jaxpr.mlir` (or `.as_text()`) is the dialect module.
         self.jaxpr = ClosedJaxpr(traced)
@@ -153,11 +157,15 @@ class Traced(_Signature):
         runs. A jit's function is traced again for another platform, since tracing
         chooses by platform (platform_dependent, linear algebra's kernels)."""
         target = _lowering_target(lowering_platforms)
-        if target is None or target == str(target_platform()):
-            lowered = self._lower()
-        else:                  # traced again for the target: its choices are made then
-            with lowering_for_platform(target):
-                lowered = (self._retrace() if self._retrace else self)._lower()
+        # (Under the options of the trace, whatever is in force now: the rules the passes
+        # trace (custom_vjp's bwd) and a trace made again for another platform read them;
+        # jax_default_matmul_precision chooses their dots' precision, as in JAX's trace.)
+        with config.trace_state_override(self._options):
+            if target is None or target == str(target_platform()):
+                lowered = self._lower()
+            else:              # traced again for the target: its choices are made then
+                with lowering_for_platform(target):
+                    lowered = (self._retrace() if self._retrace else self)._lower()
         lowered._platform = target
         return lowered
 

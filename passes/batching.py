@@ -32,6 +32,7 @@ from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
 from mjax.passes import custom_rules
+from mjax.passes.default_precision import READERS, under
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, entry_block, has_effects,
                                  nested_ops, replace_op, set_results, symbol_name)
@@ -128,7 +129,11 @@ class Batcher:
                 return self._checked(op, [implicit_broadcast_batched(
                     self.builder(loc), vals[0], dims[0], cls.params_of(op)["shape"])])
         with loc:
-            outs, out_dims = rule(self.builder(loc), vals, dims, **cls.params_of(op))
+            if cls in READERS:    # (its rule's dots: the default recorded on the op)
+                outs, out_dims = under(op, lambda: rule(self.builder(loc), vals, dims,
+                                                        **cls.params_of(op)))
+            else:
+                outs, out_dims = rule(self.builder(loc), vals, dims, **cls.params_of(op))
         return self._checked(op, list(zip(outs, out_dims)))
 
     def _nested_rule(self, rule, op, pairs):

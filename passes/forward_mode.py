@@ -29,6 +29,7 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import aval_of
 from mjax.passes.custom_rules import (bwd_part, custom_attribute, has_jvp_rule,
                                       materialize, rule_function, symbolic_zero_results)
+from mjax.passes.default_precision import READERS, under
 from mjax.passes.interpreter import Env, interpret
 from mjax.passes.ir_util import (callee_of, clone_into, dependent_results, entry_block,
                                  set_results)
@@ -143,8 +144,13 @@ class Jvp:
                                         f"{JVP.why(cls)}")
         loc = op.location
         with loc:
-            outs, touts = rule(self.builder_at(loc), [p for p, _ in pairs],
-                               [t for _, t in pairs], **cls.params_of(op))
+            if cls in READERS:    # (its rule's dots: the default recorded on the op)
+                outs, touts = under(op, lambda: rule(
+                    self.builder_at(loc), [p for p, _ in pairs], [t for _, t in pairs],
+                    **cls.params_of(op)))
+            else:
+                outs, touts = rule(self.builder_at(loc), [p for p, _ in pairs],
+                                   [t for _, t in pairs], **cls.params_of(op))
         return with_tangents(outs, touts)
 
 

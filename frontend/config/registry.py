@@ -236,6 +236,14 @@ class Config:
                 return made[2]
         return key
 
+    def trace_state_override(self, state: tuple) -> "_Override":
+        """A context manager under which trace_state() is `state` again (what one gave
+        before): a trace made again later, as lowering for another platform does, sees
+        the options its first trace saw. Options already equal are left alone."""
+        opts = [o for o in self._options.values() if o.affects_tracing]
+        return _Override(self, {o.name: v for o, v in zip(opts, state)
+                                if not (self.read(o.name) is v or self.read(o.name) == v)})
+
     def options(self) -> list[Option]:
         """Every option, user contexts (make_user_context) left out."""
         return [o for o in self._options.values() if not o.name.startswith("_")]

@@ -14,7 +14,7 @@ from mjax.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
 from mjax.lax.control_flow import fori_loop
 from mjax.lax.dot import dot_general
-from mjax.lax.precision import Precision
+from mjax.lax.precision import Precision, precision_attr
 from mjax.lax import elementwise as E
 from mjax.lax.elementwise import (add, as_array, broadcasted_iota, conj, convert_element_type,
                                   div, eq, full, ge, iota, mul, neg, rsqrt, select, sub)
@@ -23,7 +23,9 @@ from mjax.lax.linalg_fallbacks import ormqr_reflectors, tridiagonal_solve_thomas
 from mjax.lax.platform import current_platform, lapack_available, solver_kernels_available
 from mjax.lax.reduce import reduce_sum
 from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, squeeze, transpose
+from mjax.passes import default_precision as DP
 from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX
+from mjax.tracer import Tracer
 
 _HALF = ("float16", "bfloat16")
 
@@ -39,14 +41,27 @@ def _bind(op, *args, **params):
     names = [np.dtype(aval_of_value(x).dtype).name for x in args]
     half = next((n for n in names if n in _HALF), None)
     if half is None:
-        return bind(op, *args, **params)
+        return _record_default(op, bind(op, *args, **params))
     args = [convert_element_type(x, np.float32) if n in _HALF else x
             for x, n in zip(args, names)]
-    outs = bind(op, *args, **params)
+    outs = _record_default(op, bind(op, *args, **params))
     single = not isinstance(outs, (list, tuple))
     outs = [convert_element_type(o, np.dtype(half)) if o.dtype == np.float32 else o
             for o in ([outs] if single else outs)]
     return outs[0] if single else outs
+
+
+def _record_default(op, outs):
+    """`outs`; where `op`'s rules make dots with no precision and the op was staged while
+    jax_default_matmul_precision is set, the value is recorded on the op for them (JAX's
+    rules read it when they run; mjax's run in the passes: passes/default_precision.py)."""
+    if op in DP.READERS:
+        first = outs[0] if isinstance(outs, (list, tuple)) else outs
+        default = precision_attr(None)
+        if default is not None and isinstance(first, Tracer):
+            owner = first.value.owner
+            DP.record(getattr(owner, "operation", owner), default)
+    return outs
 
 
 def _mT(x):

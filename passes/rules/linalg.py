@@ -28,6 +28,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect.dtype_rules import is_complex, real_dtype
 from mjax.dialect.ops import linalg as L
 from mjax.dialect.types import ShapedArray, aval_of
+from mjax.passes.default_precision import rule_precision
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
@@ -397,11 +398,12 @@ HIGHEST = ("HIGHEST", "HIGHEST")
 def _matmul(b, x, y, precision=None):
     """Batched x @ y over the leading axes both share. `precision`: HIGHEST where JAX's
     rule asks it (its eigh, eig, lu, triangular_solve and svd rules, cholesky's last
-    product; on a TPU the default multiplies in bfloat16 passes)."""
+    product; on a TPU the default multiplies in bfloat16 passes); None: the default
+    recorded on the op whose rule this is (passes/default_precision.py)."""
     r = len(_shape(x))
     batch = tuple(range(r - 2))
     return b.dot_general(x, y, dimension_numbers=(((r - 1,), (r - 2,)), (batch, batch)),
-                         precision=precision)
+                         precision=rule_precision(precision))
 
 
 def _tri(b, x, k=0, lower=True):
