@@ -256,13 +256,17 @@ class _TpuModule(pytest.Module):
     def collect(self):
         try:
             return super().collect()
-        except self.CollectError as e:
+        except Exception as e:      # (CollectError for imports; what the module raised)
             found = re.search(r"No module named '(\w+)", str(e))
-            if found is None or found.group(1) not in TPU_MISSING_DEPENDENCIES:
-                raise
-            raise pytest.skip.Exception(
-                f"TPU: needs {found.group(1)}, a test dependency not installed on the TPU "
-                f"machine", allow_module_level=True) from None
+            if found is not None and found.group(1) in TPU_MISSING_DEPENDENCIES:
+                raise pytest.skip.Exception(
+                    f"TPU: needs {found.group(1)}, a test dependency not installed on the "
+                    f"TPU machine", allow_module_level=True) from None
+            for pattern, reason in TPU_UNSUPPORTED_CONSTRUCTS.items():
+                if re.search(pattern, str(e)):      # (a mesh made at import: multi-device)
+                    raise pytest.skip.Exception(f"TPU: {reason}",
+                                                allow_module_level=True) from None
+            raise
 
 
 def pytest_pycollect_makemodule(module_path, parent):

@@ -16,6 +16,15 @@ def tol(cpu: float, tpu: float) -> float:
     return tpu if ON_TPU else cpu
 
 
+def skip_where_the_tpu_lacks(*dtypes) -> None:
+    """Skips the test on the chip when a program would compute in complex128, which a TPU
+    does not have: XLA's TPU compiler aborts the process on it (in JAX's programs too;
+    JAX's own tests leave complex128 out on TPUs)."""
+    import pytest
+    if ON_TPU and any(np.dtype(d) == np.complex128 for d in dtypes):
+        pytest.skip("TPU: no complex128 (XLA's TPU compiler aborts on it)")
+
+
 @contextlib.contextmanager
 def x64(enabled=True):
     """Turns x64 on in both mjax and the jax oracle, restoring both afterwards."""
