@@ -161,11 +161,16 @@ right_shift = _binary("right_shift", _right_shift)
 
 
 def _logical(name, fn):
-    # (x != 0 for a non-bool operand, as JAX's: a weakly typed operand gives a weakly
-    # typed bool, as in JAX)
+    # (x != 0 for each promoted non-bool operand, as JAX's: its zero is weakly typed only
+    # beside a weakly typed scalar, so only weak scalars give weakly typed bools, and
+    # int32[3] with 2.5 a strong one)
+    def zero(a):
+        weak = getattr(a, "weak_type", False) and _onp.ndim(a) == 0
+        return lax.full_like(a, 0) if weak else lax.full((), 0, asarray(a).dtype)
+
     def f(*args):
-        return fn(*[lax.ne(a, lax.full_like(a, 0)) if asarray(a).dtype != _onp.bool_
-                    else asarray(a) for a in promote(name, *args)])
+        return fn(*[lax.ne(a, zero(a)) if asarray(a).dtype != _onp.bool_ else asarray(a)
+                    for a in promote(name, *args)])
     f.__name__ = name
     return f
 

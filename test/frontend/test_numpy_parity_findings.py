@@ -175,7 +175,10 @@ def test_rejected_and_edge_inputs(name):
 
 LOGICAL_ARGS = [(True, True), (1.0, 2), (1 + 2j, np.array(3, np.uint8)),
                 (1.0, np.array(3, np.uint8)), (2, np.array(3, np.int8)),
-                (np.float32(1), 2.0), (np.array([np.nan, 0.0, -0.0]), 1)]
+                (np.float32(1), 2.0), (np.array([np.nan, 0.0, -0.0]), 1),
+                # (a weakly typed array is compared with a strong zero: a strong bool)
+                (np.arange(3, dtype=np.int32), 2.5), (np.arange(3, dtype=np.uint8), 1j),
+                (np.arange(3), 2.5)]
 
 
 @pytest.mark.parametrize("fn", ["logical_and", "logical_or", "logical_xor"])
