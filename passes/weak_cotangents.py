@@ -35,7 +35,7 @@ from jaxlib.mlir import ir
 from mjax.dialect import context
 from mjax.dialect.core import JaxprOp
 from mjax.passes.ir_util import functions_text
-from mjax.passes.rules.tables import WEAK_COTANGENTS, WEAK_TYPES
+from mjax.passes.rules.tables import WEAK_COTANGENTS, WEAK_TYPES, has_zero_derivative
 
 # The attribute marking a weakly typed literal or conversion.
 WEAK_MARK = "mjax.weak_type"
@@ -149,8 +149,8 @@ class WeakTypes:
         for op in reversed(ops[:-1]):
             op = op.operation
             outs = [ct[r] for r in op.results if r in ct]
-            if not outs:
-                continue
+            if not outs or has_zero_derivative(type(op.opview)):
+                continue    # (JAX's JVP gives it a symbolic zero: nothing to transpose)
             rule = WEAK_COTANGENTS.get(type(op.opview))
             got = None if rule is None else rule(self, op, weak, ct, outs, top)
             if got is None:

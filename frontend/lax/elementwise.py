@@ -605,11 +605,16 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
         x = lift_literal(x)      # (another trace's jnp constant: a value there)
     if _is_python_scalar(x) or (not isinstance(x, Tracer) and isinstance(
             x, (np.ndarray, np.generic))):
-        value = np.asarray(x)
+        # (JAX canonicalizes a NumPy value first: int64 wraps to int32 with x64 off)
+        value = np.asarray(x) if _is_python_scalar(x) else to_numpy(x)
         cast_complex = np.iscomplexobj(value)
-        if np.iscomplexobj(value) and not dtypes.issubdtype(new_dtype, np.complexfloating):
+        if cast_complex and not dtypes.issubdtype(new_dtype, np.complexfloating):
+            if isinstance(x, builtins.complex) and new_dtype != np.bool_:
+                # (JAX converts a Python scalar with NumPy, which refuses this)
+                raise TypeError(at_user_line(
+                    f"cannot convert the Python complex {x!r} to {new_dtype.name}"))
             value = np.real(value)  # JAX drops the imaginary part
-        if value.dtype.kind in "fc" and new_dtype.kind in "iu":
+        if dtypes.issubdtype(value.dtype, np.floating) and new_dtype.kind in "iu":
             # XLA's float->int conversion saturates and sends NaN to 0; NumPy's does not.
             info, real = np.iinfo(new_dtype), np.real(value)
             with np.errstate(invalid="ignore"):

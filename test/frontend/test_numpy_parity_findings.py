@@ -398,3 +398,35 @@ def test_bitcast_convert_type_error_classes(case, jit):
     x, dt = BITCASTS[case]
     _agree(lambda n, l: lambda: (l.jit if jit else (lambda f: f))(
         lambda a: l.lax.bitcast_convert_type(a, dt))(x))
+
+
+CONVERTS = [(np.array([2**40 + 5, -1, 2**33 - 1], np.int64), np.float32),
+            (np.array([2**63 + 5, 2**32 + 7], np.uint64), np.float32),
+            (np.array([16777217.0, -3.5]), np.int32),
+            (np.array([np.inf, 3e38, -np.inf, np.nan, 5], "bfloat16"), np.int16),
+            (1 + 2j, np.float32), (1 + 2j, np.int32), (1 + 2j, np.bool_),
+            (np.complex64(1 + 2j), np.float32)]
+
+
+@pytest.mark.parametrize("case", range(len(CONVERTS)))
+@pytest.mark.parametrize("jit", [False, True])
+def test_convert_element_type_of_constants(case, jit):
+    """A NumPy value is canonicalized first (int64 wraps to int32, float64 rounds to
+    float32 with x64 off); a bfloat16 array saturates as other floats do; a Python complex
+    converted to a real dtype (not bool) is NumPy's TypeError, eagerly or folded in a
+    trace."""
+    x, dt = CONVERTS[case]
+    def make(n, l):
+        def f():
+            return l.lax.convert_element_type(x, dt)
+        return l.jit(f) if jit else f
+    _agree(make)
+
+
+@pytest.mark.parametrize("f", [lambda l: lambda x: l.lax.bitcast_convert_type(x, np.float32),
+                               lambda l: lambda x: l.lax.bitcast_convert_type(x, "float32") * x,
+                               lambda l: lambda x: l.lax.stop_gradient(x) * np.float32(2) + x])
+def test_grad_through_a_zero_derivative_op_keeps_the_weak_type(f):
+    """A zero-derivative op (bitcast_convert_type, stop_gradient) gives its operand no
+    cotangent (JAX's symbolic zero), so a Python float's gradient stays weak."""
+    _agree_typed(lambda n, l: lambda: l.grad(f(l))(1.5))
