@@ -67,11 +67,13 @@ class _KeptTrace:
         return traced
 
 
-def trace(jitted, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
+def trace(jitted, dyn_args, dyn_kwargs, static_key, n_args, flat=None) -> TracedFunction:
     """jit(f)'s trace of f for these arguments: a copy of the kept one, or traced now
-    (and kept)."""
-    leaves, in_tree = trace_trees.tree_flatten((dyn_args, dyn_kwargs))
-    k = key(jitted, in_tree, leaves, static_key)
+    (and kept). `flat`: the arguments' (leaves, treedef, avals) where the caller has them
+    (a call of the jit flattens once)."""
+    leaves, in_tree = flat[:2] if flat is not None else trace_trees.tree_flatten(
+        (dyn_args, dyn_kwargs))
+    k = key(jitted, in_tree, leaves, static_key, flat[2] if flat is not None else None)
     traced = lookup(jitted.fun, k)
     if traced is not None:
         return traced
@@ -89,7 +91,8 @@ def trace(jitted, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
         raise RuntimeError(f"re-tracing function {jitted._name}{where} for `jit`, but "
                            f"'no_tracing' is set")
     asked = nested_traces.perturbation_queries()
-    traced = trace_function(jitted._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
+    traced = trace_function(jitted._bind_static(static_key, n_args), dyn_args, dyn_kwargs,
+                            flat=flat)
     name_as_jax(traced.module, jitted._name, arg_names(jitted.fun, traced.in_tree,
                                                        static_key))
     asked = nested_traces.perturbation_queries() != asked
@@ -189,19 +192,26 @@ def _explain_miss(jitted, in_tree, leaves, static_key) -> None:
         del seen[next(iter(seen))]
 
 
-def key(jitted, in_tree, leaves, static_key):
-    """What a jit's trace depends on besides the function (None: not to be kept)."""
-    avals = []
-    for x in leaves:
-        if isinstance(x, Tracer):
+def key(jitted, in_tree, leaves, static_key, known_avals=None):
+    """What a jit's trace depends on besides the function (None: not to be kept).
+    `known_avals`: the leaves' avals, where the caller has them (a call of concrete
+    values: no tracers among them)."""
+    if known_avals is not None:
+        if any(type(a) is RefAval for a in known_avals):
             return None
-        try:
-            aval = x if isinstance(x, ShapedArray) else aval_of_value(x)
-        except TypeError:
-            return None
-        if type(aval) is RefAval:
-            return None
-        avals.append(aval)
+        avals = known_avals
+    else:
+        avals = []
+        for x in leaves:
+            if isinstance(x, Tracer):
+                return None
+            try:
+                aval = x if isinstance(x, ShapedArray) else aval_of_value(x)
+            except TypeError:
+                return None
+            if type(aval) is RefAval:
+                return None
+            avals.append(aval)
     # (and the shardings committed arguments carry: they seed the trace's types, and a
     # jit over a mesh of one device lays its results out from them)
     placed = tuple([x._sharding if getattr(x, "_committed", False) else None

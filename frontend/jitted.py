@@ -368,7 +368,7 @@ class Jitted:
         if entry is None or donated is not None:
             # (after compiling, as JAX: an unusable donation warns first)
             entry = entry or self._fill(key, dyn_args, dyn_kwargs, static_key, len(args),
-                                        donated)
+                                        donated, flat=(leaves, in_tree, avals))
             deleted_on_first_call(self, key, leaves)
         if found is not None:
             found.append(entry)
@@ -466,20 +466,21 @@ class Jitted:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._fill(key, dyn_args, dyn_kwargs, static_key, len(args), donated,
-                               (shardings, mesh))
+                               (shardings, mesh), flat=(leaves, in_tree, avals))
         if not (dyn_kwargs or static_key):     # (the fast path takes positional calls)
             self._remember(args, leaves, entry, key[4], over=(shardings, mesh))
         return self._run_spmd(entry, leaves, avals, mesh, shardings)
 
     def _fill(self, key, dyn_args, dyn_kwargs, static_key, n_args, donated,
-              mesh_layout=None) -> _CacheEntry:
+              mesh_layout=None, flat=None) -> _CacheEntry:
         """Compiles the entry for `key` once, however many threads miss on it together:
-        the others wait for it (hits never take the lock)."""
+        the others wait for it (hits never take the lock). `flat`: the call's (leaves,
+        treedef, avals), flattened once by the caller (None: flattened here)."""
         with self._fill_lock:
             entry = self._cache.get(key)
             if entry is None:
                 entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
-                                      mesh_layout)
+                                      mesh_layout, flat)
                 self._cache[key] = entry
             return entry
 
@@ -547,12 +548,14 @@ class Jitted:
             flags += [k in self.donate_argnames] * len(trace_trees.tree_leaves(v))
         return tuple(flags)
 
-    def _memory_kinds(self, dyn_args, dyn_kwargs, in_shardings, traced) -> tuple:
-        """(argument memory kinds, result memory kinds out_shardings gave) of a call:
+    def _memory_kinds(self, arguments, in_shardings, traced) -> tuple:
+        """(argument memory kinds, result memory kinds out_shardings gave) of a call
+        whose dynamic arguments are `arguments` (a pytree; its leaves, a list):
         mjax/memory_kinds.py."""
         if not memory_kinds.in_use():
             return (), ()
-        leaves = trace_trees.tree_leaves((dyn_args, dyn_kwargs))
+        leaves = arguments if isinstance(arguments, list) else trace_trees.tree_leaves(
+            arguments)
         outs = [None] * len(traced.out_avals) if self._out_shardings is None else \
             spmd.flat_shardings(self._out_shardings, tree_util.tree_unflatten(
                 traced.out_tree, traced.out_avals), "out_shardings")
@@ -567,14 +570,14 @@ class Jitted:
         """mjax_extra_passes (with `mjax.passes.extra`'s), then jit(passes=)'s."""
         return config.read("mjax_extra_passes") + self._passes
 
-    def _trace(self, dyn_args, dyn_kwargs, static_key, n_args) -> TracedFunction:
-        return jit_traces.trace(self, dyn_args, dyn_kwargs, static_key, n_args)
+    def _trace(self, dyn_args, dyn_kwargs, static_key, n_args, flat=None) -> TracedFunction:
+        return jit_traces.trace(self, dyn_args, dyn_kwargs, static_key, n_args, flat)
 
     def _compile(self, dyn_args, dyn_kwargs, static_key, n_args,
-                 donated=None, mesh_layout=None) -> _CacheEntry:
+                 donated=None, mesh_layout=None, flat=None) -> _CacheEntry:
         level = logging.WARNING if config.read("jax_log_compiles") else logging.DEBUG
         start = time.perf_counter()
-        traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
+        traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args, flat)
         refuse_symbolic(traced.in_avals, f"jit({self._name})")
         logger.log(level, "Finished tracing %s for jit in %.9f sec", self._name,
                    time.perf_counter() - start)
@@ -603,7 +606,8 @@ class Jitted:
                 self.fun, self._name, traced.in_tree, static_key))
             return self._compile_spmd(traced, entry, donated, *mesh_layout, leaves)
         out_avals = traced.out_avals + ref_slots(entry, traced, self.fun)
-        kinds = self._memory_kinds(dyn_args, dyn_kwargs, None, traced)   # (before lowering)
+        kinds = self._memory_kinds(flat[0] if flat is not None else (dyn_args, dyn_kwargs),
+                                   None, traced)   # (before lowering)
         backend = get_backend(self._backend)
         finishing = finishing_passes(backend, layout_api.layout_modes_pass(
             self._layouts, traced), memory_kinds.memory_kinds_pass(*kinds))
@@ -641,7 +645,7 @@ class Jitted:
         backend = get_backend(self._backend)
         finishing = finishing_passes(backend, layout_api.layout_modes_pass(
             self._layouts, traced), memory_kinds.memory_kinds_pass(
-                *self._memory_kinds(leaves, {}, in_shardings, traced)))
+                *self._memory_kinds(list(leaves), in_shardings, traced)))
         printed = spmd.lower(traced.module, all_in, list(entry.out_shardings) + ref_outs,
                              out_avals, mesh, donated, user_passes=self._user_passes(),
                              finishing=finishing)
@@ -678,7 +682,7 @@ class Jitted:
         stage._layouts = self._layouts   # (Formats given: mjax/layout.py)
         stage._retrace = lambda: self.trace(*args, **kwargs)   # (lowering_platforms=)
         stage._memory_kinds = self._memory_kinds(
-            leaves, {}, layout[0][:len(leaves)] if layout else None, traced)
+            leaves, layout[0][:len(leaves)] if layout else None, traced)
         if self._layouts is not None:    # (the names its layout errors use)
             traced.arg_names = layout_api.arg_names(self.fun, traced.in_tree,
                                                     bool(self.static_argnums))

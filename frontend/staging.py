@@ -60,16 +60,21 @@ def _is_abstract_key(x) -> bool:
 
 
 def trace_function(fun, args, kwargs, *, name="main", module=None,
-                   visibility=None, concrete_leaves=()) -> TracedFunction:
+                   visibility=None, concrete_leaves=(), flat=None) -> TracedFunction:
     """Traces fun(*args, **kwargs) with every array leaf abstract, except the leaves
     whose indices are in `concrete_leaves`: fun sees those values themselves (their
-    function arguments stay, unused, so leaf indices keep their meaning)."""
-    leaves, in_tree = trace_trees.tree_flatten((args, kwargs))
-    if any(map(_is_abstract_key, leaves)):
-        leaves, in_tree = trace_trees.tree_flatten(tree_util.tree_unflatten(in_tree, [
-            registration.KEY_ARRAY_OF_ABSTRACT(x) if _is_abstract_key(x) else x
-            for x in leaves]))
-    in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x for x in leaves]
+    function arguments stay, unused, so leaf indices keep their meaning). `flat`: the
+    arguments' (leaves, treedef, avals) where the caller has them."""
+    if flat is not None:
+        leaves, in_tree, in_avals = flat[0], flat[1], list(flat[2])
+    else:
+        leaves, in_tree = trace_trees.tree_flatten((args, kwargs))
+        if any(map(_is_abstract_key, leaves)):
+            leaves, in_tree = trace_trees.tree_flatten(tree_util.tree_unflatten(in_tree, [
+                registration.KEY_ARRAY_OF_ABSTRACT(x) if _is_abstract_key(x) else x
+                for x in leaves]))
+        in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x
+                    for x in leaves]
     ctx = context()
     if module is None:
         with ctx, ir.Location.unknown(ctx):

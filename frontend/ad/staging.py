@@ -221,20 +221,21 @@ class _Retraced(Jitted):
         self._fast_ok = False     # (the fast path would skip the trace)
         self._pending = None      # (the trace _fill made, for the _compile it calls)
 
-    def _trace(self, dyn_args, dyn_kwargs, static_key, n_args):
+    def _trace(self, dyn_args, dyn_kwargs, static_key, n_args, flat=None):
         traced, self._pending = self._pending, None
         if traced is not None:
             return traced
-        traced = trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs)
+        traced = trace_function(self._bind_static(static_key, n_args), dyn_args, dyn_kwargs,
+                                flat=flat)
         name_as_jax(traced.module, self._name, arg_names(self.fun, traced.in_tree,
                                                          static_key))
         return traced
 
     def _fill(self, key, dyn_args, dyn_kwargs, static_key, n_args, donated,
-              mesh_layout=None):
+              mesh_layout=None, flat=None):
         # (`_call` never finds `key` in self._cache, which stays empty: it comes here.)
         with self._fill_lock:
-            traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args)
+            traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args, flat)
             program = _program_key(key, traced, mesh_layout)
             entry = recall_program(program) if program is not None else None
             if entry is not None:
@@ -243,7 +244,7 @@ class _Retraced(Jitted):
             runs = custom_rules.rule_runs()
             try:
                 entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
-                                      mesh_layout)
+                                      mesh_layout, flat)
             finally:
                 self._pending = None
             if custom_rules.rule_runs() != runs:
