@@ -284,6 +284,20 @@ class RevOp(JaxprOp, name="rev"):
         return (x,)
 
 
+class TileOp(JaxprOp, name="tile"):
+    """The operand repeated reps[i] times along each dim i. JAX: lax.tile_p."""
+    attributes = {"reps": A.Ints()}
+
+    @classmethod
+    def infer(cls, x, *, reps):
+        if len(reps) != x.ndim:
+            raise TypeError(f"reps length must be equal to the ndim of x, got "
+                            f"len(reps)={len(reps)} and x.ndim={x.ndim}.")
+        if any(r < 0 for r in reps):
+            raise ValueError(f"tile: reps {tuple(reps)} must be nonnegative")
+        return (ShapedArray([s * r for s, r in zip(x.shape, reps)], x.dtype),)
+
+
 class ConcatenateOp(JaxprOp, name="concatenate"):
     """Joins operands along `dimension`. JAX: lax.concatenate_p."""
     num_operands = None

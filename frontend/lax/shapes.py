@@ -15,7 +15,7 @@ from mjax.dialect.shape_poly import as_dim, broadcast_shapes as symbolic_broadca
 from mjax.core import Tracer, at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import (BroadcastInDimOp, ConcatenateOp, DimAsValueOp,
                                          ConvertElementTypeOp, ExpandDimsOp, PadOp,
-                                         ReshapeOp, RevOp, SliceOp, SplitOp, SqueezeOp,
+                                         ReshapeOp, RevOp, SliceOp, SplitOp, SqueezeOp, TileOp,
                                          StackOp, TransposeOp, UnstackOp)
 from mjax.lax.sharding import apply_out_sharding
 
@@ -270,16 +270,8 @@ def _canonical_axis(axis, rank):
 
 
 def tile(operand, reps):
-    """operand repeated reps[i] times along each dim. JAX: lax.tile."""
-    aval = aval_of_value(operand)
-    reps = tuple(operator.index(r) for r in reps)
-    if len(reps) != aval.ndim:
-        raise ValueError(at_user_line(f"len(reps) = {len(reps)} != operand.ndim = {aval.ndim}"))
-    # Broadcast to (r0, d0, r1, d1, ...) then merge each pair.
-    shape = tuple(v for r, d in zip(reps, aval.shape) for v in (r, d))
-    dims = tuple(range(1, 2 * aval.ndim, 2))
-    out = broadcast_in_dim(operand, shape, dims)
-    return reshape(out, tuple(r * d for r, d in zip(reps, aval.shape)))
+    """operand repeated reps[i] times along each dim. JAX: lax.tile (its tile_p)."""
+    return bind(TileOp, operand, reps=tuple(operator.index(r) for r in reps))
 
 
 def broadcast_like(arr, like_arr):

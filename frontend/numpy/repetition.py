@@ -2,7 +2,6 @@
 resize."""
 from __future__ import annotations
 
-import builtins
 import math
 import operator
 
@@ -25,16 +24,15 @@ from mjax.numpy.shaping import ravel, reshape
 
 @fused_when_eager
 def tile(A, reps):
+    # As JAX's: reps padded with leading 1s to A's rank, A given leading unit dims
+    # (expand_dims) up to the reps' length, then lax.tile (one `tile` op).
     A = asarray(A)
-    reps = (operator.index(reps),) if _onp.ndim(reps) == 0 else tuple(reps)
-    d = builtins.max(len(reps), A.ndim)
-    A = reshape(A, (1,) * (d - A.ndim) + A.shape)
-    reps = (1,) * (d - len(reps)) + reps
-    inter = []
-    for r, s in zip(reps, A.shape):
-        inter += [r, s]
-    out = lax.broadcast_in_dim(A, inter, list(range(1, 2 * d, 2)))
-    return reshape(out, [r * s for r, s in zip(reps, A.shape)])
+    reps = (reps,) if _onp.ndim(reps) == 0 else tuple(reps)
+    reps = tuple(operator.index(r) for r in reps)
+    reps = (1,) * (A.ndim - len(reps)) + reps
+    if len(reps) > A.ndim:
+        A = lax.expand_dims(A, tuple(range(len(reps) - A.ndim)))
+    return lax.tile(A, reps)
 
 
 @fused_when_eager

@@ -1,5 +1,5 @@
 """Mosaic lowering rules of shape and data-movement ops (constants, broadcast, reshape,
-transpose, iota, select, concatenate, slice) and of `dot_general` (`tpu.matmul`).
+transpose, iota, select, concatenate, tile, slice) and of `dot_general` (`tpu.matmul`).
 
     %z = "jaxpr.dot_general"(%x, %y) {dimension_numbers = [[[1], [0]], [[], []]],
                                       preferred_element_type = f32}
@@ -109,6 +109,19 @@ def _concatenate(kl, op, *xs, dimension, **params):
     out = aval_out(op)
     vals = [kl.value(x, a.dtype) for x, a in zip(xs, avals_in(op))]
     return [tpu.concatenate(vals, int(dimension), results=[vtype(out.shape, out.dtype)])]
+
+
+@MOSAIC.register(St.TileOp)
+def _tile(kl, op, x, *, reps, **params):
+    # As JAX's: one tpu.concatenate of copies per repeated dim; a dim repeated once is
+    # the operand itself.
+    a = avals_in(op)[0]
+    x, shape = kl.value(x, a.dtype), list(a.shape)
+    for axis, r in enumerate(reps):
+        if r > 1:
+            shape[axis] *= r
+            x = tpu.concatenate([x] * r, axis, results=[vtype(shape, a.dtype)])
+    return [x]
 
 
 @MOSAIC.register(St.SliceOp)

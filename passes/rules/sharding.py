@@ -230,6 +230,12 @@ def _rev_shard(avals_in, avals_out, *, dimensions):
     return _keep_dims(len(avals_out[0].shape), set(dimensions), "rev")
 
 
+@shard_rule(St.TileOp)
+def _tile_shard(avals_in, avals_out, *, reps):
+    # A repeated dim is not propagated (JAX refuses to tile a sharded dim).
+    return _keep_dims(len(reps), {i for i, r in enumerate(reps) if r != 1}, "tile")
+
+
 @shard_rule(St.ConcatenateOp)
 def _concatenate_shard(avals_in, avals_out, *, dimension):
     return _keep_dims(len(avals_out[0].shape), {dimension}, "concatenate",

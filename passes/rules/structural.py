@@ -152,6 +152,18 @@ def _rev_lower(ctx, x, *, dimensions):
     return hlo.reverse(x, list(dimensions))
 
 
+@lowering(S.TileOp)
+def _tile_lower(ctx, x, *, reps):
+    # As JAX's: reshape to (1, d0, 1, d1, ...), broadcast to (r0, d0, r1, d1, ...), and
+    # reshape to (r0 * d0, ...).
+    aval = ctx.avals_in[0]
+    pairs = [v for d in aval.shape for v in (1, d)]
+    x = hlo.reshape(H.ttype(pairs, aval.dtype), x)
+    wide = [v for r, d in zip(reps, aval.shape) for v in (r, d)]
+    x = hlo.broadcast_in_dim(H.ttype(wide, aval.dtype), x, list(range(len(wide))))
+    return hlo.reshape(_out_type(ctx), x)
+
+
 @lowering(S.ConcatenateOp)
 def _concatenate_lower(ctx, *xs, dimension):
     return hlo.concatenate(list(xs), dimension)
@@ -341,6 +353,17 @@ AD.deflinear(S.ExpandDimsOp, _expand_dims_transpose)
 AD.deflinear(S.TransposeOp, lambda b, ct, x, *, permutation: [
     b.transpose(ct, permutation=tuple(int(i) for i in np.argsort(permutation)))])
 AD.deflinear(S.RevOp, lambda b, ct, x, *, dimensions: [b.rev(ct, dimensions=dimensions)])
+
+
+def _tile_transpose(b, ct, x, *, reps):
+    # JAX: _tile_transpose_rule: the cotangent as (r0, d0, r1, d1, ...), summed over the
+    # repeats.
+    shape = AD.aval(x).shape
+    wide = b.reshape(ct, new_sizes=tuple(v for r, d in zip(reps, shape) for v in (r, d)))
+    return [_sum_axes(b, wide, [2 * i for i in range(len(shape))])]
+
+
+AD.deflinear(S.TileOp, _tile_transpose)
 
 
 def _slice_transpose(b, ct, x, *, start_indices, limit_indices, strides=None):
@@ -548,6 +571,12 @@ def _transpose_batch(b, args, dims, *, permutation):
 def _rev_batch(b, args, dims, *, dimensions):
     (x,), (d,) = args, dims
     return [b.rev(x, dimensions=_shift_axes(dimensions, d))], [d]
+
+
+@B.batch_rule(S.TileOp)
+def _tile_batch(b, args, dims, *, reps):
+    (x,), (d,) = args, dims
+    return [b.tile(x, reps=tuple(reps[:d]) + (1,) + tuple(reps[d:]))], [d]
 
 
 @B.batch_rule(S.ConcatenateOp)

@@ -180,3 +180,5 @@ for _op in (St.PadOp, St.RevOp, St.SliceOp, St.SplitOp, I.DynamicSliceOp,
             I.DynamicUpdateSliceOp, I.GatherOp, I.ScatterOp, I.ScatterAddOp, I.ScatterMaxOp,
             I.ScatterMinOp, I.ScatterMulOp):
     TRITON.unsupported(_op, _NO_SLICING)
+TRITON.unsupported(St.TileOp, "no Triton lowering for tile (JAX's Pallas GPU lowering has "
+                              "none either); broadcast and reshape instead")

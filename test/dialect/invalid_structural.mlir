@@ -306,6 +306,14 @@ func.func @rev_c2_duplicates(%a0: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+func.func @tile_reps_rank(%a0: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{reps length must be equal to the ndim of x, got len(reps)=1 and x.ndim=2.}}
+  %0 = "jaxpr.tile"(%a0) {reps = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
 func.func @concatenate_c1_dtypes(%a0: tensor<2x3xf32>, %a1: tensor<2x3xi32>) -> tensor<4x3xf32> {
   // expected-error @+1 {{concatenate requires operands to have the same dtypes, got f32, i32}}
   %0 = "jaxpr.concatenate"(%a0, %a1) {dimension = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xi32>) -> tensor<4x3xf32>

@@ -321,6 +321,17 @@ func.func @rev(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @tile
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK:         %[[R:.*]] = "jaxpr.tile"(%[[X]]) {reps = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+// CHECK:         return %[[R]]
+func.func @tile(%x: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %0 = "jaxpr.tile"(%x) {reps = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @concatenate
 // CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>, %[[Y:.*]]: tensor<1x3xf32>, %[[Z:.*]]: tensor<4x3xf32>)
 // CHECK:         %[[R:.*]] = "jaxpr.concatenate"(%[[X]], %[[Y]], %[[Z]]) {dimension = 0 : i64} : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<4x3xf32>) -> tensor<7x3xf32>

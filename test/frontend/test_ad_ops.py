@@ -92,6 +92,7 @@ def cases():
         ("int index", lambda x: x[1], (u(3, 2),)),
         ("lax.pad", lambda x: lax.pad(x, 0.5, ((1, 2, 1),)), (u(3),)),
         ("jnp.tile", lambda x: jnp.tile(x, 2), (u(3),)),
+        ("lax.tile", lambda x: lax.tile(x, (2, 1, 3)), (u(2, 3, 1),)),
         ("jnp.roll", lambda x: jnp.roll(x, 1), (u(4),)),
         ("jnp.triu", jnp.triu, (u(3, 3),)),
         ("lax.dynamic_slice", lambda x: lax.dynamic_slice(x, (1,), (2,)), (u(4),)),

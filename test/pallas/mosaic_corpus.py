@@ -316,4 +316,12 @@ def corpus(J, pl, pltpu) -> dict:
     def erf_inv(x):
         return pl.pallas_call(erf_inv_kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
     K["erf_inv"] = (erf_inv, [((8, 128), np.float32)])
+
+    def tile_kernel(x_ref, o_ref):          # jnp.tile: lax.tile's tile op (tpu.concatenate)
+        v = x_ref[...]
+        o_ref[...] = jnp.tile(v * jnp.tile(v[:, :64], (1, 1, 2))[0], (2, 1))
+
+    def tile(x):
+        return pl.pallas_call(tile_kernel, out_shape=J.ShapeDtypeStruct((16, 128), x.dtype))(x)
+    K["tile"] = (tile, [((8, 128), np.float32)])
     return K

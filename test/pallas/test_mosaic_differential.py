@@ -36,7 +36,7 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "fori_loop", "cond", "elementwise", "transpose_iota", "scalar_prefetch_gather",
          "run_scoped_semaphore", "sync_copy_smem_scratch", "compiler_params",
          "argmax_bitcast", "side_effects", "trivial_window", "buffered", "element_window",
-         "nested_calls", "bool_refs", "split_stack_pad", "erf_inv", "guide_matmul"}
+         "nested_calls", "bool_refs", "split_stack_pad", "erf_inv", "guide_matmul", "tile"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES = {
     "dma": "mjax's x_hbm.at[pl.ds(i * 8, 8)] adds the ref's start 0 to the slice's start "

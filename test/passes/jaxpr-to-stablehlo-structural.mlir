@@ -341,6 +341,21 @@ func.func @rev(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// As JAX's: reshape to (1, d0, 1, d1), broadcast to (r0, d0, r1, d1), reshape.
+// CHECK-LABEL: func.func @tile
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK:         %[[A:.*]] = stablehlo.reshape %[[X]] : (tensor<2x3xf32>) -> tensor<1x2x1x3xf32>
+// CHECK:         %[[B:.*]] = stablehlo.broadcast_in_dim %[[A]], dims = [0, 1, 2, 3] : (tensor<1x2x1x3xf32>) -> tensor<2x2x1x3xf32>
+// CHECK:         %[[R:.*]] = stablehlo.reshape %[[B]] : (tensor<2x2x1x3xf32>) -> tensor<4x3xf32>
+// CHECK:         return %[[R]]
+// CHECK-NOT:     jaxpr.
+func.func @tile(%x: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %0 = "jaxpr.tile"(%x) {reps = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @concatenate
 // CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>, %[[Y:.*]]: tensor<1x3xf32>, %[[Z:.*]]: tensor<4x3xf32>)
 // CHECK:         %[[R:.*]] = stablehlo.concatenate %[[X]], %[[Y]], %[[Z]], dim = 0 : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<4x3xf32>) -> tensor<7x3xf32>

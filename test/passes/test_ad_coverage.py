@@ -42,7 +42,7 @@ def test_every_op_has_ad_rules_or_reasons():
 def test_linear_ops_have_transposes():
     # The linear ops JVP rules emit on tangents must all be transposable.
     linear = ["add", "sub", "neg", "mul", "div", "dot_general", "reshape", "broadcast_in_dim",
-              "transpose", "squeeze", "expand_dims", "rev", "slice", "pad", "concatenate",
+              "transpose", "squeeze", "expand_dims", "rev", "tile", "slice", "pad", "concatenate",
               "select_n", "convert_element_type", "reduce_precision", "copy", "real", "imag",
               "complex", "conj", "reduce_sum", "cumsum", "dynamic_slice",
               "dynamic_update_slice", "gather", "scatter_add", "scatter", "scatter_mul"]

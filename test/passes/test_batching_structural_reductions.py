@@ -139,6 +139,8 @@ def test_transpose_rev_slice(axis):
     check(lambda L, _: lambda x: L.rev(x, (0, 2)), [x], (axis,), 1)
     check(lambda L, _: lambda x: L.slice(x, (1, 0, 1), (2, 3, 4), (1, 2, 2)), [x], (axis,))
     check(lambda L, _: lambda x: x[:, 1:, ::-2], [x], (axis,))
+    check(lambda L, _: lambda x: L.tile(x, (2, 1, 3)), [x], (axis,))
+    check(lambda L, N_: lambda x: N_.tile(x, (2, 1)), [x], (axis,), 1)
 
 
 @pytest.mark.parametrize("in_axes", [(0, None, 1), (None, 1, None), (1, 0, -1)], ids=str)
