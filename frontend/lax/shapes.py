@@ -1,6 +1,6 @@
 """Shapes and layouts, as in `jax.lax`: broadcast, reshape, squeeze, expand_dims,
-transpose, rev, concatenate, stack, unstack, split, pad, slice (one function per
-primitive), and what JAX composes from them (collapse, tile, broadcast_like)."""
+transpose, rev, tile, concatenate, stack, unstack, split, pad, slice (one function per
+primitive), and what JAX composes from them (collapse, broadcast_like)."""
 from __future__ import annotations
 
 import math
