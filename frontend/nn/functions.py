@@ -16,6 +16,7 @@ from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
 from mjax.numpy.array_api import fused_when_eager
+from mjax.numpy.arguments import AxisError, check_arraylike
 from mjax.nn.block_scaled import (get_scaled_dot_general_config, scaled_dot_general,  # noqa: F401
                                   scaled_matmul)
 
@@ -174,15 +175,21 @@ def hard_silu(x):
 hard_swish = hard_silu
 
 
+def _arraylike(name, x):
+    """JAX's ensure_arraylike: an array (a Python scalar's weakly typed), not a list."""
+    check_arraylike(name, x)
+    return jnp.asarray(x)
+
+
 def soft_sign(x):
-    """x / (|x| + 1). JAX: jax.nn.soft_sign."""
-    x = _float("soft_sign", x)
+    """x / (|x| + 1), promoted as JAX's (a bool is weak beside the 1). JAX: jax.nn.soft_sign."""
+    x = _arraylike("soft_sign", x)
     return x / (jnp.abs(x) + 1)
 
 
 def mish(x):
-    """x * tanh(softplus(x)). JAX: jax.nn.mish."""
-    x = _float("mish", x)
+    """x * tanh(softplus(x)), promoted as JAX's. JAX: jax.nn.mish."""
+    x = _arraylike("mish", x)
     return x * jnp.tanh(softplus(x))
 
 
@@ -239,16 +246,21 @@ def _masked_max(x, axis, where):
                                      initial=-jnp.inf))
 
 
-def _no_bool(name, x):
-    # JAX's softmax subtracts the max before promoting: bool has no subtraction.
-    if jnp.asarray(x).dtype == _onp.bool_:
+def _no_bool(name, x, axis):
+    # JAX's softmax subtracts the max before promoting: bool has no subtraction (after
+    # the max has checked the axes).
+    x = jnp.asarray(x)
+    for a in (() if axis is None else (axis,) if _onp.ndim(axis) == 0 else axis):
+        if not -x.ndim <= a < x.ndim:
+            raise AxisError(f"axis {a} is out of bounds for array of dimension {x.ndim}")
+    if x.dtype == _onp.bool_:
         raise TypeError(f"{name}: sub does not accept dtype bool")
 
 
 def softmax(x, axis=-1, where=None):
     """exp(x) / sum(exp(x)) along `axis`, shifted by the max for stability; masked-out
     entries (where=False) are 0. JAX: jax.nn.softmax."""
-    _no_bool("softmax", x)
+    _no_bool("softmax", x, axis)
     x = _float("softmax", x)
     x_max = _masked_max(x, axis, where)
     unnormalized = jnp.exp((x if where is None else jnp.where(where, x, -jnp.inf)) - x_max)
@@ -259,7 +271,7 @@ def softmax(x, axis=-1, where=None):
 @fused_when_eager   # (jitted in JAX: its fused bfloat16 ops round alike)
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x) along `axis`; masked-out entries are -inf. JAX: jax.nn.log_softmax."""
-    _no_bool("log_softmax", x)
+    _no_bool("log_softmax", x, axis)
     x = _float("log_softmax", x)
     x_max = _masked_max(x, axis, where)
     shifted = (x if where is None else jnp.where(where, x, -jnp.inf)) - x_max

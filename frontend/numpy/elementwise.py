@@ -570,10 +570,15 @@ def _logaddexp_real_jvp(primals, tangents):
 
 
 def _wrap_phase(x):
-    """x wrapped into [-pi, pi). (Strong constants, as JAX's: the result is not weak.)"""
-    pi, two_pi = lax.full(x.shape, _onp.pi, x.dtype), lax.full(x.shape, 2 * _onp.pi, x.dtype)
+    """x wrapped into [-pi, pi). (JAX's lax._const constants: weakly typed beside a weakly
+    typed scalar, so a Python complex's logaddexp is weak; strong otherwise.)"""
+    weak = getattr(x, "weak_type", False) and _onp.ndim(x) == 0
+
+    def const(v):
+        return lax.full_like(x, v) if weak else lax.full(x.shape, v, x.dtype)
+    pi, two_pi = const(_onp.pi), const(2 * _onp.pi)
     rem = lax.rem(lax.add(x, pi), two_pi)
-    rem = lax.select(lax.lt(rem, lax.full(x.shape, 0, x.dtype)), lax.add(rem, two_pi), rem)
+    rem = lax.select(lax.lt(rem, const(0)), lax.add(rem, two_pi), rem)
     return lax.sub(rem, pi)
 
 

@@ -149,7 +149,8 @@ def lax_binary(b, name: str, x, y):
     """The binary op `name` of x and y, one broadcast to the other's shape as lax does."""
     sx, sy = aval(x).shape, aval(y).shape
     if sx != sy:
-        shape = tuple(max(p, q) for p, q in zip(sx, sy)) if sx and sy else (sx or sy)
+        # (a 1 broadcasts to the other's size, 0 included)
+        shape = tuple(q if p == 1 else p for p, q in zip(sx, sy)) if sx and sy else (sx or sy)
         x, y = (v if aval(v).shape == shape else _implicit_broadcast(b, v, shape)
                 for v in (x, y))
     return getattr(b, name)(x, y)

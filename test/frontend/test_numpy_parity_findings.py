@@ -430,3 +430,36 @@ def test_grad_through_a_zero_derivative_op_keeps_the_weak_type(f):
     """A zero-derivative op (bitcast_convert_type, stop_gradient) gives its operand no
     cotangent (JAX's symbolic zero), so a Python float's gradient stays weak."""
     _agree_typed(lambda n, l: lambda: l.grad(f(l))(1.5))
+
+
+NN_WEAK_ARGS = [1 + 2j, True, np.array([True, False]), 2, np.array([1, 2], np.int8),
+                np.array([1 + 1j], np.complex64)]
+
+
+@pytest.mark.parametrize("arg", range(len(NN_WEAK_ARGS)))
+@pytest.mark.parametrize("name", ["softplus", "log_sigmoid", "mish", "soft_sign"])
+def test_nn_activation_weak_types(name, arg):
+    """JAX's compositions: logaddexp of a Python complex wraps its phase with constants
+    weak beside a weak scalar (softplus, log_sigmoid, mish are weak); soft_sign and mish
+    of bool promote it beside Python scalars (weak)."""
+    x = NN_WEAK_ARGS[arg]
+    _agree_typed(lambda n, l: lambda: getattr(l.nn, name)(x))
+    _agree_typed(lambda n, l: lambda: n.logaddexp(x, 0.5))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("x,axis", [(True, -1), (np.array(True), 0), (np.array([True]), 1),
+                                    (np.array([True]), -1), (np.array(True), None)])
+def test_softmax_of_bool_checks_the_axis_first(name, x, axis):
+    """JAX's max runs before the subtraction bool refuses: a bad axis is a ValueError."""
+    _agree(lambda n, l: lambda: getattr(l.nn, name)(x, axis=axis))
+
+
+@pytest.mark.parametrize("f", [
+    lambda n, l: lambda a: n.max(a, axis=0, initial=-np.inf).sum(),
+    lambda n, l: lambda a: n.min(a, keepdims=True, initial=np.inf).sum(),
+    lambda n, l: lambda a: (l.nn.softmax(a, axis=None) * np.arange(2.0)).sum()])
+def test_grad_of_max_over_an_empty_axis(f):
+    """The max/min JVP compares x with the answer broadcast from its kept 1s: to x's
+    size 0, not to 1 (an InferError)."""
+    _agree_typed(lambda n, l: lambda: l.grad(f(n, l))(np.zeros((0, 2), np.float32)))
