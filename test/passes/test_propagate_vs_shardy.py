@@ -147,7 +147,7 @@ def _spec_of_sdy(attr) -> str | None:
 
 def _shardy(fn, avals, specs):
     traced = trace_function(fn, tuple(avals), {})
-    text = lower_to_stablehlo(traced.module, out_avals=traced.out_avals)
+    text = lower_to_stablehlo(traced.module, out_avals=traced.out_avals).text
     with context():
         module = ir.Module.parse(text)
         mesh = ir.Module.parse('module { sdy.mesh @mesh = <["x"=4, "y"=2]> }')
