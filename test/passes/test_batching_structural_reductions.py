@@ -350,17 +350,29 @@ def test_dot_general_ir_has_no_broadcast_or_transpose(in_axes):
     (lambda x, v: mlax.pad(x, v, ((1, 1, 0),)), [(3,), ()], (0, None)),
     (lambda x, lo: mlax.clamp(lo, x, np.float32(2)), [(3,), ()], (0, None)),
     (lambda x, w: mlax.select_n(w > 0, x, x + 1), [(2, 3), ()], (1, None)),
-    (lambda x, w: mlax.broadcast_in_dim(x, (4, 2, 3), (1, 2)), [(2, 3), ()], (1, None)),
-    (lambda x, w: mlax.expand_dims(mlax.squeeze(x, (1,)), (0,)), [(2, 1, 3), ()], (2, None)),
     (lambda x, w: mlax.reduce_sum(x, (0,)) + mlax.argmax(x, 0, np.int32).astype(np.float32),
      [(2, 3), ()], (1, None)),
     (lambda x, w: mlax.cumsum(x, 0, True), [(2, 3), ()], (1, None)),
     (lambda x, w: mlax.slice(mlax.rev(x, (0,)), (1, 0), (2, 3)), [(2, 3), ()], (1, None)),
-], ids=["pad", "clamp", "select_n", "broadcast_in_dim", "squeeze_expand_dims",
-        "reduce_argmax", "cumsum", "slice_rev"])
+], ids=["pad", "clamp", "select_n", "reduce_argmax", "cumsum", "slice_rev"])
 def test_unbatched_operands_stay_unbatched(make, shapes, in_axes):
     args = [_batched(s, d) for s, d in zip(shapes, in_axes)]
     _assert_no_new_moves(make, args, in_axes)
+
+
+@pytest.mark.parametrize("make,jmake,shape,axis", [
+    (lambda x: mlax.broadcast_in_dim(x, (4, 2, 3), (1, 2)),
+     lambda x: jax.lax.broadcast_in_dim(x, (4, 2, 3), (1, 2)), (2, 3), 1),
+    (lambda x: mlax.expand_dims(mlax.squeeze(x, (1,)), (0,)),
+     lambda x: jax.lax.expand_dims(jax.lax.squeeze(x, (1,)), (0,)), (2, 1, 3), 2),
+], ids=["broadcast_in_dim", "squeeze_expand_dims"])
+def test_broadcast_in_dim_moves_the_batch_axis_in_front_as_jax(make, jmake, shape, axis):
+    # (JAX's broadcast_in_dim batcher transposes the batch axis to the front first: one
+    # transpose, as in JAX's jaxpr)
+    x = _batched(shape, axis)
+    _, batched = _bodies(lambda x, w: make(x), [x, np.float32(0)], (axis, None))
+    want = str(jax.make_jaxpr(jax.vmap(jmake, axis))(x))
+    assert batched.count("jaxpr.transpose") == want.count("transpose[") == 1, batched
 
 
 @pytest.fixture(autouse=True)
