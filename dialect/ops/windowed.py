@@ -42,10 +42,8 @@ def reduce_window_shape(op: str, shape: tuple[int, ...], *, window_dimensions,
     out = []
     for d, w, s, (lo, hi), bd, wd in zip(shape, window_dimensions, window_strides, padding,
                                          base_dilation, window_dilation):
+        # (a negative padded size has no windows, as JAX's: stride_dim clamps at 0)
         padded = dilate_dim(d, bd) + lo + hi
-        if padded < 0:
-            raise TypeError(f"{op}: negative padding {(lo, hi)} is larger than the dilated "
-                            f"dimension of size {dilate_dim(d, bd)}")
         out.append(stride_dim(padded, dilate_dim(w, wd), s))
     return tuple(out)
 

@@ -31,7 +31,7 @@ from mjax.dialect.ops.structural import (BitcastConvertTypeOp, ClampOp, ConvertE
                                          SelectNOp, StopGradientOp)
 from mjax.lax.literals import _LiteralArray
 from mjax.lax.sharding import apply_out_sharding
-from mjax.lax.shapes import broadcast_in_dim, unchanged
+from mjax.lax.shapes import broadcast_in_dim
 from mjax.placement import device_put_value
 from mjax.sharding_impls import NamedSharding
 from mjax.dialect.shape_poly import as_dim, is_symbolic_dim
@@ -567,9 +567,9 @@ def mulhi(x, y, /):
 
 # ---- selection ----------------------------------------------------------------------------
 def select_n(which, *cases):
-    """cases[which] elementwise. JAX: lax.select_n."""
-    if len(cases) == 1:
-        return unchanged(cases[0])
+    """cases[which] elementwise (one case: itself, a new value). JAX: lax.select_n."""
+    if not cases:
+        raise ValueError(at_user_line("select_n() must have at least one case"))
     return bind(SelectNOp, which, *cases)
 
 

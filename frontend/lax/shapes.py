@@ -102,10 +102,11 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     x = operand
     new_sizes = tuple(map(as_dim, new_sizes))
     aval = aval_of_value(x)
-    if aval.shape == new_sizes and dimensions is None:
-        return unchanged(x)
+    same_dims = dimensions is None or tuple(dimensions) == tuple(range(aval.ndim))
+    if aval.shape == new_sizes and same_dims and aval.shape:
+        return unchanged(x)     # (JAX's binds the op for a scalar: a new value)
     return bind(ReshapeOp, x, new_sizes=new_sizes,
-                dimensions=None if dimensions is None else tuple(dimensions))
+                dimensions=None if same_dims else tuple(dimensions))
 
 
 def _canonical_axes(dimensions, rank):

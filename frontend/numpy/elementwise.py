@@ -294,7 +294,7 @@ rad2deg = degrees = _unary("rad2deg", lambda x: lax.mul(x, lax.full_like(x, 180 
 def abs(x, /):  # noqa: A001
     (x,) = promote("abs", x)
     if x.dtype == _onp.bool_ or _dt.issubdtype(x.dtype, _onp.unsignedinteger):
-        return x
+        return _fresh(x)    # (JAX's is jitted: a new value, under vmap too)
     return lax.abs(x)
 
 

@@ -25,6 +25,7 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front
 from mjax.passes.rules.reductions import combiner, identity
+from mjax.passes.registry import PassError
 from mjax.passes.rules.tables import LOWERING_PLATFORM, lowering, nan_checked
 
 _KIND = {W.ReduceWindowSumOp: "add", W.ReduceWindowMaxOp: "max", W.ReduceWindowMinOp: "min"}
@@ -102,10 +103,17 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
                                     padding=_pads(padding))
         _select_and_scatter_regions(op, dtype, direction)
         return op.results[0]
+    padded_shape = tuple(d + lo + hi for d, lo, hi in zip(aval.shape, lows, highs))
+    if min(lows + highs, default=0) < 0:
+        # (JAX's lax.pad refuses a negative size, ValueError; else its slice a negative
+        # start or a limit past the padded size, TypeError)
+        raise (_PaddingValueError if min(padded_shape) < 0 else _PaddingTypeError)(
+            ctx.op, f"select_and_scatter_add with negative padding {tuple(padding)} of "
+            f"shape {tuple(aval.shape)}: the operand padded to {padded_shape} is sliced "
+            "back out of range")
     unpadded = not any(lows) and not any(highs)
     padded = operand if unpadded else hlo.pad(
         operand, H.constant(identity(kind, dtype), dtype), lows, highs, [0] * aval.ndim)
-    padded_shape = tuple(d + lo + hi for d, lo, hi in zip(aval.shape, lows, highs))
     op = hlo.SelectAndScatterOp(H.ttype(padded_shape, dtype), padded, source,
                                 H.constant(0, dtype), window_dimensions=list(window_dimensions),
                                 window_strides=list(window_strides),
@@ -114,6 +122,14 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
     if unpadded:
         return op.results[0]
     return H.slice_(ctx.op, op.results[0], lows, [lo + d for lo, d in zip(lows, aval.shape)])
+
+
+class _PaddingValueError(PassError, ValueError):
+    """A max/min-pool gradient whose negative padding leaves a negative size."""
+
+
+class _PaddingTypeError(PassError, TypeError):
+    """A max/min-pool gradient with negative padding (slicing it back fails in JAX)."""
 
 
 # Platforms whose select_and_scatter_add JAX lowers with the padding expanded (XLA's CPU

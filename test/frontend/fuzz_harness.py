@@ -285,6 +285,10 @@ KNOWN = [
       and "clamp requires m" in str(want) and "operand.shape=()" in str(want)),
      "vmap of lax.clamp of a scalar operand with a batched bound and an unbatched one: "
      "jax's batching rule leaves the operand scalar (TypeError), a jax bug"),
+    (({"lax.select_n"}, GRADS, lambda got, want: got is None
+      and isinstance(want, IndexError) and "tuple index out of range" in str(want)),
+     "grad of lax.select_n with one case and a bool predicate: jax's transpose rule reads "
+     "a second case (cases[1]: IndexError), a jax bug; mjax passes the cotangent through"),
     (({"lax.nextafter", "numpy.nextafter", "numpy.spacing"}, GRADS,
       lambda got, want: got is None and isinstance(want, NotImplementedError)),
      "mjax's nextafter is composed of bit operations, whose derivative is zero; jax's "
@@ -388,20 +392,40 @@ class Plan:
     batched: list      # vmap's arguments
 
 
-def run(L, c, mode, plan):
+def run(L, c, mode, plan, jitted=False):
+    """Case c in `mode`; `jitted`: the whole transformed function under jit."""
     f = lambda *args: c.fn(L, *args)  # noqa: E731
+    wrap = L.jit if jitted else (lambda g: g)
     if mode == "eager":
         return f(*c.args)
     if mode == "jit":
         return L.jit(f)(*c.args)
     if mode == "grad":
-        return L.grad(_loss(L, f, plan.weights), argnums=plan.argnums)(*c.args)
+        return wrap(L.grad(_loss(L, f, plan.weights), argnums=plan.argnums))(*c.args)
     if mode == "vmap":
         return L.vmap(f, in_axes=plan.in_axes)(*plan.batched)
     if mode == "vmap_grad":
         g = L.grad(_loss(L, f, plan.weights), argnums=plan.argnums)
-        return L.vmap(g, in_axes=plan.in_axes)(*plan.batched)
+        return wrap(L.vmap(g, in_axes=plan.in_axes))(*plan.batched)
     raise ValueError(mode)
+
+
+def _as_jitted_jax(got, c, mode, plan):
+    """Whether mjax's gradient (whose values differ from jax's) is jax's when jax
+    compiles the whole gradient, as mjax's does: jax's eager backward pass runs op by
+    op, rounding every low-precision intermediate (xlog1py's derivative computes log1p(y)
+    in y's bfloat16), where one compiled program (XLA) keeps some of them wider; both
+    are jax's answers."""
+    if mode not in GRADS:
+        return False
+    want, werr = outcome(lambda: run(jax, c, mode, plan, jitted=True))
+    if werr is not None:
+        return False
+    try:
+        compare_leaves(got, want, mode, c.rtol)
+    except Mismatch:
+        return False
+    return True
 
 
 def draw_plan(d, c, want_eager):
@@ -467,7 +491,8 @@ def check(name, d, c):
             try:
                 compare_leaves(got, want, mode, c.rtol)
             except Mismatch as e:
-                if not known(name, mode, e, None):
+                if not known(name, mode, e, None) and not (
+                        "values differ" in str(e) and _as_jitted_jax(got, c, mode, plan)):
                     raise Mismatch(f"{e}\n{describe(name, d, c)}") from None
             continue
         if gerr is not None and werr is not None and same_error_class(gerr, werr):

@@ -463,3 +463,41 @@ def test_grad_of_max_over_an_empty_axis(f):
     """The max/min JVP compares x with the answer broadcast from its kept 1s: to x's
     size 0, not to 1 (an InferError)."""
     _agree_typed(lambda n, l: lambda: l.grad(f(n, l))(np.zeros((0, 2), np.float32)))
+
+
+@pytest.mark.parametrize("f", [
+    lambda n, l: lambda a: l.lax.reshape(a, ()),
+    lambda n, l: lambda a: l.lax.reshape(a, (), dimensions=()),
+    lambda n, l: lambda a: l.lax.select_n(np.int32(0), a),
+    lambda n, l: lambda a: l.lax.select_n(True, a),
+    lambda n, l: lambda a: n.abs(a.astype(np.uint8)),
+    lambda n, l: lambda a: n.abs(a.astype(np.bool_))])
+@pytest.mark.parametrize("x", [np.arange(2, dtype=np.float32), np.arange(2, dtype=np.uint8)])
+def test_ops_jax_binds_on_an_unchanged_operand(f, x):
+    """JAX binds a reshape of a scalar to () and a select_n of one case, and its jnp.abs
+    of unsigned or bool is jitted: under vmap a new Array, not the NumPy argument."""
+    _agree_typed(lambda n, l: lambda: l.vmap(f(n, l))(x))
+    _agree_typed(lambda n, l: lambda: f(n, l)(x[0]))
+
+
+def test_select_n_without_cases():
+    _agree(lambda n, l: lambda: l.lax.select_n(np.int32(0)))
+
+
+@pytest.mark.parametrize("padding", [((0, -1), (2, 2)), ((-2, -2), (0, 0)),
+                                     ((-1, -1), (0, 0)), ((1, -1), (0, 0))])
+@pytest.mark.parametrize("mode", ["eager", "jvp", "grad"])
+def test_reduce_window_negative_padding(padding, mode):
+    """A negative padded size has no windows (JAX's stride_dim); the max-pool gradient
+    on the CPU pads the operand and slices it back, as JAX's: ValueError where the padded
+    size is negative, TypeError for the slice otherwise."""
+    def make(n, l):
+        def f(a):
+            return l.lax.reduce_window(a, -np.inf, l.lax.max, (2, 1), (1, 1), padding)
+        x = np.zeros((0 if padding[0] == (0, -1) else 3, 5), np.float32)
+        if mode == "jvp":
+            return lambda: l.jvp(f, (x,), (x,))
+        if mode == "grad":
+            return lambda: l.grad(lambda a: f(a).sum())(x)
+        return lambda: f(x)
+    _agree_typed(make)
