@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import builtins
+import operator as _operator
 
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax
 from mjax.numpy import elementwise, reductions
-from mjax.numpy.arguments import index_axis, normalize_axis
+from mjax.lax.shapes import fresh
+from mjax.numpy.arguments import check_arraylike, index_axis, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
 from mjax.numpy.elementwise import mod, not_equal, subtract, where_xy
@@ -18,7 +20,15 @@ from mjax.numpy.shaping import concatenate, moveaxis, ndim, ravel, reshape
 
 @fused_when_eager
 def diff(a, n=1, axis=-1, prepend=None, append=None):
-    a = asarray(a)
+    check_arraylike("diff", a)
+    a, n = asarray(a), _operator.index(n)
+    # (JAX's checks in JAX's order; n=0 is the operand, a new value as JAX's jit makes)
+    if n == 0:
+        return fresh(a)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
     axis = normalize_axis(axis, a.ndim)
     parts = [a]
     if prepend is not None:

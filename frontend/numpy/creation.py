@@ -15,11 +15,11 @@ from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
 from mjax.dialect.types import KeyType, RefAval
 from mjax.lax.elementwise import layout_like
 from mjax.lax.sharding import takes_out_sharding
-from mjax.numpy.arguments import canonical_shape
+from mjax.numpy.arguments import canonical_shape, normalize_axis
 from mjax.numpy.array_api import fused_when_eager, with_device_keyword
 from mjax.numpy.concrete_values import concrete_array
 from mjax.numpy.conversion import asarray, astype
-from mjax.numpy.elementwise import log10, power, real, where_xy
+from mjax.numpy.elementwise import log10, power, real, sign, where_xy
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to, result_type
 from mjax.numpy.scalar_types import bool_
 from mjax.numpy.shaping import concatenate, expand_dims, reshape
@@ -244,29 +244,22 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return out if dtype is None else out.astype(dtype)
 
 
+@fused_when_eager   # (jitted in JAX: its fused log10 and power round alike)
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    """Numbers spaced evenly on a log scale between start and stop (negative and complex
-    endpoints as NumPy handles them). JAX: jnp.geomspace."""
-    start, stop = asarray(start), asarray(stop)
-    computation = result_type(start, stop, float)
-    start, stop = start.astype(computation), stop.astype(computation)
-    if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
-        if _onp.any(_onp.asarray(start) == 0) or _onp.any(_onp.asarray(stop) == 0):
-            raise ValueError("Geometric sequence cannot include zero")
-    # Like NumPy: share one sign (or complex phase) and interpolate the log10 magnitudes.
-    sign = where_xy(real(start) < 0, -1, 1).astype(computation) if not _dt.issubdtype(
-        computation, _onp.complexfloating) else ones_like(start)
-    lo, hi = log10(start * sign), log10(stop * sign)
-    out = logspace(lo, hi, num, endpoint=endpoint, base=10.0, dtype=computation, axis=axis)
-    ax = axis % out.ndim
-    out = expand_dims(sign, ax) * out
-    # The endpoints exactly, as NumPy and JAX give them.
-    n = out.shape[ax]
-    if n:
-        idx = [slice(None)] * out.ndim
-        idx[ax] = 0
-        out = out.at[tuple(idx)].set(broadcast_to(start, out[tuple(idx)].shape))
-        if endpoint and n > 1:
-            idx[ax] = -1
-            out = out.at[tuple(idx)].set(broadcast_to(stop, out[tuple(idx)].shape))
-    return out if dtype is None else out.astype(dtype)
+    """Numbers spaced evenly on a log scale between start and stop: JAX's formula, sign(start)
+    times the logspace of the log10 magnitudes relative to it (a zero or a change of sign
+    gives NaN; no endpoint is set exactly). JAX: jnp.geomspace."""
+    num, axis = operator.index(num), operator.index(axis)
+    if dtype is None:
+        dtype = _dt.to_inexact_dtype(result_type(start, stop))
+    else:
+        dtype = _dt.check_user_dtype(dtype, "geomspace")
+    computation = _dt.to_inexact_dtype(dtype)
+    start, stop = asarray(start).astype(computation), asarray(stop).astype(computation)
+    s = sign(start)
+    out = s * logspace(log10(start / s), log10(stop / s), num, endpoint=endpoint, base=10.0,
+                       dtype=computation, axis=0)
+    ax = normalize_axis(axis, out.ndim)
+    if ax:
+        out = lax.transpose(out, (*range(1, ax + 1), 0, *range(ax + 1, out.ndim)))
+    return lax.convert_element_type(out, dtype)

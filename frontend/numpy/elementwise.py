@@ -728,6 +728,8 @@ bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 
 def bitwise_count(x, /):
     (x,) = promote("bitwise_count", x)
+    if x.dtype == _onp.bool_:   # (JAX's numeric promotion: bool counts as an integer)
+        x = lax.convert_element_type(x, _dt.default_int())
     if not _dt.issubdtype(x.dtype, _onp.integer):
         raise TypeError(f"mjax.numpy.bitwise_count: needs integers, got {x.dtype}")
     return astype(lax.population_count(abs(x)), uint8)
@@ -765,12 +767,21 @@ def _logaddexp2_real_jvp(primals, tangents):
     return out, lax.add(lax.mul(t1, weight[0]), lax.mul(t2, weight[1]))
 
 
+def _zero_like_const(i):
+    # (JAX's lax._const: weakly typed only beside a weakly typed scalar)
+    if getattr(i, "weak_type", False) and _onp.ndim(i) == 0:
+        return lax.full_like(i, 0)
+    return lax.full((), 0, i.dtype)
+
+
 def isreal(x):
-    return equal(imag(x), 0)
+    i = imag(x)
+    return lax.eq(i, _zero_like_const(i))
 
 
 def iscomplex(x):
-    return not_equal(imag(x), 0)
+    i = imag(x)
+    return lax.ne(i, _zero_like_const(i))
 
 
 def angle(z, deg=False):

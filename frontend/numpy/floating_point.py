@@ -7,9 +7,9 @@ import numpy as _onp
 from mjax import dtypes as _dt, lax
 from mjax.lax.shapes import fresh as _fresh
 from mjax.ad import custom_jvp
-from mjax.numpy.arguments import no_out
+from mjax.numpy.arguments import check_arraylike, no_out
 from mjax.numpy.array_api import fused_when_eager
-from mjax.numpy.conversion import asarray
+from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.elementwise import (floor_divide, greater, imag, isinf, isnan, less, logical_and,
                                     logical_not, logical_or, minimum, real, trunc, where_xy)
 from mjax.numpy.promotion import broadcast_arrays, promote
@@ -47,18 +47,21 @@ def copysign(x1, x2, /):
 
 @fused_when_eager
 def ldexp(x1, x2, /):
-    """x1 * 2**x2 for an integer x2 (two steps, so that 2**x2 itself cannot overflow)."""
-    x2 = asarray(x2)
-    if not _dt.issubdtype(x2.dtype, _onp.integer):
-        raise ValueError(f"mjax.numpy.ldexp: x2 must be an integer array, got {x2.dtype}")
+    """x1 * 2**x2 for an integer x2, as JAX's: x2 converted to x1's float dtype and added
+    to frexp's exponent, so a huge x2 saturates; 0 and infinities come back as they are."""
+    check_arraylike("ldexp", x1, x2)
+    a1, a2 = asarray(x1), asarray(x2)
+    if _dt.issubdtype(a1.dtype, _onp.complexfloating) or _dt.is_inexact(a2.dtype):
+        raise ValueError(f"ldexp not supported for input types {(a1.dtype, a2.dtype)}")
     (x1,) = promote("ldexp", x1, inexact=True)
-    if _dt.issubdtype(x1.dtype, _onp.complexfloating):
-        raise ValueError(f"ldexp not supported for input types ({x1.dtype!r}, {x2.dtype!r})")
-    x1, x2 = broadcast_arrays(x1, x2)
-    half = floor_divide(x2, 2)
-    e1 = lax.exp2(lax.convert_element_type(half, x1.dtype))
-    e2 = lax.exp2(lax.convert_element_type(lax.sub(x2, half), x1.dtype))
-    return lax.mul(lax.mul(x1, e1), e2)
+    x2 = lax.convert_element_type(x2, x1.dtype)
+    m, e = frexp(x1)
+    e = astype(astype(e, x2.dtype) + x2, x1.dtype)
+    # (the exponent may overflow by 1 and the result still be finite)
+    m = where_xy(e > 0, m * 2, m)
+    e = where_xy(e > 0, e - 1, e)
+    x = m * (2 ** astype(e, m.dtype))
+    return where_xy(logical_or(isinf(x1), x1 == 0), x1, x)
 
 
 @fused_when_eager

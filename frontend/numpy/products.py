@@ -9,7 +9,7 @@ from mjax import lax
 from mjax.core import at_user_line
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy import reductions
-from mjax.numpy.arguments import is_array, no_out, normalize_axis
+from mjax.numpy.arguments import check_arraylike, is_array, no_out, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.creation import arange, zeros, zeros_like
@@ -145,7 +145,12 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
 @fused_when_eager
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """Sum along a diagonal (small integers widen as in sum). JAX: jax.numpy.trace."""
+    check_arraylike("trace", a)
     no_out("trace", out)
+    nd = asarray(a).ndim
+    if normalize_axis(axis1, nd) == normalize_axis(axis2, nd):
+        raise ValueError(at_user_line(f"axis1 and axis2 can not be same. axis1={axis1} and "
+                                      f"axis2={axis2}"))
     return reductions.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 

@@ -501,3 +501,28 @@ def test_reduce_window_negative_padding(padding, mode):
             return lambda: l.grad(lambda a: f(a).sum())(x)
         return lambda: f(x)
     _agree_typed(make)
+
+
+@pytest.mark.parametrize("f", [
+    lambda n, l: lambda: n.trace(np.zeros((1, 4, 3), np.int8), 2, 1, -2),
+    lambda n, l: lambda: n.trace([[1, 2], [3, 4]]),
+    lambda n, l: lambda: l.vmap(lambda a: n.diff(a, n=0, axis=0))(np.zeros(2, np.float32)),
+    lambda n, l: lambda: n.diff(np.float32(2), n=1),
+    lambda n, l: lambda: n.diff(np.zeros(3), n=-1),
+    lambda n, l: lambda: n.iscomplex(False),
+    lambda n, l: lambda: n.isreal(np.array([True])),
+    lambda n, l: lambda: n.isreal(2.5),
+    lambda n, l: lambda: n.ldexp(np.array([2, 0], np.uint64), np.uint64(5929059149329981494)),
+    lambda n, l: lambda: n.ldexp(np.float32(0), np.int32(2**31 - 1)),
+    lambda n, l: lambda: n.ldexp(1.5, True),
+    lambda n, l: lambda: n.geomspace(np.int8(-1), 2 + 0j, 5, dtype=np.uint8),
+    lambda n, l: lambda: n.geomspace(-1, -16.0, 5),
+    lambda n, l: lambda: n.bitwise_count(np.array([True, False])),
+    lambda n, l: lambda: n.bitwise_count(True)])
+def test_numpy_findings_of_the_unrun_functions(f):
+    """trace refuses one axis twice (ValueError); diff with n=0 is a new value, its checks
+    in JAX's order; iscomplex/isreal compare with lax._const's zero (strong beside a
+    strong bool); ldexp is JAX's frexp-based formula (a huge exponent saturates, 0 stays
+    0); geomspace is JAX's sign * logspace (no NumPy endpoints or errors); bitwise_count
+    counts a bool as an integer."""
+    _agree_typed(f)
