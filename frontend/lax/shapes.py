@@ -144,7 +144,7 @@ def expand_dims(array, dimensions):
 
 def transpose(operand, permutation):
     permutation = tuple(int(p) for p in permutation)
-    if permutation == tuple(range(len(permutation))):
+    if permutation == tuple(range(aval_of_value(operand).ndim)):   # (else the op's check)
         return unchanged(operand)
     return bind(TransposeOp, operand, permutation=permutation)
 

@@ -38,12 +38,12 @@ from mjax.numpy.elementwise import (abs, absolute, acos, acosh, angle, arccos, a
     bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_right_shift, cbrt, ceil, clip, conj,
     conjugate, cos, cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2, expm1, fabs,
     float_power, floor, floor_divide, fmax, fmin, fmod, gcd, greater, greater_equal, heaviside,
-    hypot, imag, invert, isclose, iscomplex, isfinite, isinf, isnan, isreal, lcm, left_shift,
+    hypot, imag, invert, isclose, isfinite, isinf, isnan, lcm, left_shift,
     less, less_equal, log, log10, log1p, log2, logical_not, mod, not_equal, positive, pow, power,
     rad2deg, radians, real, reciprocal, remainder, right_shift, rint, round, sign, sin, sinc,
     sinh, sqrt, square, tan, tanh, true_divide, trunc)
-from mjax.numpy.floating_point import (copysign, frexp, isneginf, isposinf, ldexp, modf,
-    nan_to_num, nextafter, signbit, spacing)
+from mjax.numpy.floating_point import (copysign, frexp, iscomplex, isneginf, isposinf, isreal,
+    ldexp, modf, nan_to_num, nextafter, signbit, spacing)
 from mjax.numpy.shaping import (array_split, atleast_1d, atleast_2d, atleast_3d, block,
     column_stack, concat, concatenate, dsplit, dstack, expand_dims, flip, fliplr, flipud, hsplit,
     hstack, matrix_transpose, moveaxis, ndim, permute_dims, ravel, reshape, roll, rollaxis, rot90,

@@ -41,8 +41,8 @@ _ONE_OP = {lax.neg: _ops.NegOp, lax.sign: _ops.SignOp, lax.exp: _ops.ExpOp,
            lax.square: _ops.SquareOp}
 
 
-def _unary(name, lax_fn, inexact=False, doc=None):
-    keep = KEEP_INEXACT if inexact else KEEP_ANY
+def _unary(name, lax_fn, inexact=False, doc=None, keep=None):
+    keep = keep or (KEEP_INEXACT if inexact else KEEP_ANY)
 
     def f(x, /):
         av = getattr(x, "aval", None)
@@ -279,7 +279,14 @@ def _isinf(x):
 
 
 isinf = fused_when_eager(_unary("isinf", _isinf))
-square = _unary("square", lax.square)
+def _square(x):
+    # (JAX's promote_args_numeric: a bool is squared as the default integer)
+    return lax.square(lax.convert_element_type(x, _dt.default_int()) if x.dtype == _BOOL
+                      else x)
+
+
+_ONE_OP[_square] = _ops.SquareOp   # (on the dtypes below: the op itself)
+square = _unary("square", _square, keep=KEEP_ANY - {_BOOL})
 reciprocal = fused_when_eager(_unary("reciprocal", lambda x: lax.div(lax.full_like(x, 1), x), True))
 conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if _dt.issubdtype(
     x.dtype, _onp.complexfloating) else _fresh(x))
@@ -765,23 +772,6 @@ def _logaddexp2_real_jvp(primals, tangents):
         return lax.select(lax.eq(v, lax.full_like(v, _onp.inf)), lax.full_like(v, 0), v)
     weight = [lax.exp2(lax.sub(no_pos_inf(x), no_pos_inf(out))) for x in (x1, x2)]
     return out, lax.add(lax.mul(t1, weight[0]), lax.mul(t2, weight[1]))
-
-
-def _zero_like_const(i):
-    # (JAX's lax._const: weakly typed only beside a weakly typed scalar)
-    if getattr(i, "weak_type", False) and _onp.ndim(i) == 0:
-        return lax.full_like(i, 0)
-    return lax.full((), 0, i.dtype)
-
-
-def isreal(x):
-    i = imag(x)
-    return lax.eq(i, _zero_like_const(i))
-
-
-def iscomplex(x):
-    i = imag(x)
-    return lax.ne(i, _zero_like_const(i))
 
 
 def angle(z, deg=False):

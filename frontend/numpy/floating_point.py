@@ -131,14 +131,21 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def spacing(x, /):
-    """Distance from x to the next representable number away from zero. JAX: spacing."""
-    x = asarray(x)
+    """Distance from x to the next representable number away from zero; JAX's formula
+    (float16 steps towards +inf, as NumPy's; a zero step is the smallest subnormal).
+    JAX: jnp.spacing."""
+    check_arraylike("spacing", x)
+    (x,) = promote("spacing", x, inexact=True)
     if _dt.issubdtype(x.dtype, _onp.complexfloating):
         raise ValueError("jnp.spacing is not defined for complex inputs.")
-    if not _dt.is_inexact(x.dtype):
-        x = x.astype(_dt.default_float())
-    inf = asarray(_onp.inf, x.dtype)
-    return nextafter(x, where_xy(x < 0, -inf, inf)) - x
+    # (lax._const's infinity: weakly typed beside a weakly typed scalar)
+    weak = getattr(x, "weak_type", False) and x.ndim == 0
+    inf = lax.full_like(x, _onp.inf) if weak else asarray(_onp.inf, x.dtype)
+    if x.dtype == _onp.float16:
+        return nextafter(x, inf) - x
+    out = nextafter(x, copysign(inf, x)) - x
+    tiny = _onp.asarray(finfo(x.dtype).smallest_subnormal, x.dtype)[()]
+    return where_xy(out == 0, copysign(tiny, x), out)
 
 
 def frexp(x, /):
@@ -194,3 +201,20 @@ def _frexp_bits(x):
                              biased == u((1 << nexp) - 1))
     return (where_xy(special, x, mantissa),
             where_xy(special, 0, exponent).astype(_onp.int32))
+
+
+def _zero_like_const(i):
+    # (JAX's lax._const: weakly typed only beside a weakly typed scalar)
+    if getattr(i, "weak_type", False) and _onp.ndim(i) == 0:
+        return lax.full_like(i, 0)
+    return lax.full((), 0, i.dtype)
+
+
+def isreal(x):
+    i = imag(x)
+    return lax.eq(i, _zero_like_const(i))
+
+
+def iscomplex(x):
+    i = imag(x)
+    return lax.ne(i, _zero_like_const(i))

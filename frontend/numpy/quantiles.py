@@ -136,8 +136,8 @@ def _quantile_impl(a, q, axis, method, keepdims, squash_nans, weights):
             out = (low_value + high_value) * _onp.asarray(0.5, low_value.dtype)
         if not squash_nans:
             out = where_xy(any_nan, _onp.nan, out)
-    if keepdims:
-        out = reshape(out, q.shape + tuple(kept_shape))
+    if keepdims:    # (JAX's: a 0-d input keeps the axis its ravel made)
+        out = reshape(out, q.shape + (tuple(kept_shape) if kept_shape else (1,)))
     return out.astype(a.dtype)
 
 

@@ -226,8 +226,8 @@ def column_stack(tup):
 
 
 def _split(name, ary, indices_or_sections, axis):
-    """Pieces between the bounds [0, *indices, size] (split, as JAX: a decreasing index is
-    an error), or sections of equal size (array_split: the first size % sections pieces
+    """Pieces between the bounds [0, *indices, size] (as JAX: a negative size between two
+    bounds is an error), or sections of equal size (array_split: the first size % sections pieces
     one longer)."""
     ary = asarray(ary)
     axis = operator.index(axis)
@@ -235,11 +235,7 @@ def _split(name, ary, indices_or_sections, axis):
     if isinstance(indices_or_sections, (tuple, list)) or _onp.ndim(indices_or_sections) > 0:
         bounds = [0] + [concrete_int(i, f"{name}: the split indices must be static")
                         for i in indices_or_sections] + [size]
-        if name == "array_split":
-            # NumPy's answer where JAX raises: each piece is ary[lo:hi] along the axis.
-            bounds = [min(max(b + size if b < 0 else b, 0), size) for b in bounds]
-            return [lax.slice_in_dim(ary, lo, max(lo, hi), 1, axis % ary.ndim)
-                    for lo, hi in zip(bounds[:-1], bounds[1:])]
+        # (array_split too, as JAX's: no NumPy clamping of negative or decreasing indices)
         sizes = [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])]
         if any(s < 0 for s in sizes):
             raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")

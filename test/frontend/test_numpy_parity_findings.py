@@ -526,3 +526,22 @@ def test_numpy_findings_of_the_unrun_functions(f):
     0); geomspace is JAX's sign * logspace (no NumPy endpoints or errors); bitwise_count
     counts a bool as an integer."""
     _agree_typed(f)
+
+
+@pytest.mark.parametrize("f", [
+    lambda n, l: lambda: n.median(np.uint64(3), keepdims=True),
+    lambda n, l: lambda: n.quantile(np.float32(3), np.array([0.5, 0.2]), keepdims=True),
+    lambda n, l: lambda: n.transpose(np.zeros(1), []),
+    lambda n, l: lambda: l.lax.transpose(np.zeros((1, 2)), (0,)),
+    lambda n, l: lambda: n.square(False),
+    lambda n, l: lambda: n.square(np.array([True, False])),
+    lambda n, l: lambda: n.spacing(np.array([1.5, -1.5, -1.0, 0.0, np.inf, -65504], np.float16)),
+    lambda n, l: lambda: n.spacing(np.array([0.0, -0.0, np.inf, 3e38], np.float32)),
+    lambda n, l: lambda: n.array_split(np.zeros((2, 1, 1), np.float32), [1, -1, 3]),
+    lambda n, l: lambda: n.array_split(np.arange(6), [4, 2])])
+def test_numpy_findings_of_the_unrun_functions_2(f):
+    """A 0-d quantile with keepdims keeps its ravel's axis; a permutation of another
+    length is transpose's TypeError; square of bool squares the default integer; spacing
+    is JAX's formula (float16 steps towards +inf; a zero step is the smallest
+    subnormal); array_split refuses negative sizes as split does."""
+    _agree_typed(f)
