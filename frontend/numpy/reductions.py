@@ -10,7 +10,7 @@ import operator
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax
-from mjax.numpy.arguments import (check_arraylike, index_axis, no_out, normalize_axes,
+from mjax.numpy.arguments import (AxisError, check_arraylike, index_axis, no_out, normalize_axes,
                                   normalize_axis)
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype
@@ -30,6 +30,10 @@ _HALF = (_onp.dtype(_onp.float16), _onp.dtype(_dt.bfloat16))
 def _reduction_axes(axis, ndim):
     """A reduction's axis argument as a tuple in [0, ndim): JAX's ValueError for an
     axis named twice (an out-of-range one is an AxisError: a ValueError and IndexError)."""
+    if ndim == 0 and axis is not None:
+        for a in ((axis,) if _onp.ndim(axis) == 0 else axis):
+            # (JAX's canonicalize_axis: a 0-d array has no axis 0 either)
+            raise AxisError(f"axis {a} is out of bounds for array of dimension 0")
     axes = normalize_axes(axis, ndim)
     if len(set(axes)) != len(axes):
         shown = tuple(axis) if isinstance(axis, (list, tuple)) else axis

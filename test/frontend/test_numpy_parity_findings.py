@@ -545,3 +545,10 @@ def test_numpy_findings_of_the_unrun_functions_2(f):
     is JAX's formula (float16 steps towards +inf; a zero step is the smallest
     subnormal); array_split refuses negative sizes as split does."""
     _agree_typed(f)
+
+
+@pytest.mark.parametrize("name", ["max", "min", "sum", "prod", "any", "all", "mean"])
+@pytest.mark.parametrize("axis", [0, -1, (0,), ()])
+def test_reduction_of_a_scalar_over_axis_0(name, axis):
+    """A 0-d array has no axis 0: ValueError (max/min raised IndexError)."""
+    _agree(lambda n, l: lambda: getattr(n, name)(np.array(2.0), axis=axis))
