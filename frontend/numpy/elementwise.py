@@ -540,8 +540,11 @@ def hypot(x1, x2, /):
     zero = lax.eq(big, lax.full_like(big, 0))
     ratio = lax.div(small, lax.select(zero, lax.full_like(big, 1), big))
     scaled = lax.mul(big, lax.sqrt(lax.add(lax.full_like(big, 1), lax.square(ratio))))
-    out = lax.select(any_inf, inf, lax.select(zero, big, scaled))
-    return _weak_if_all_weak(out, x1, x2)
+    # (JAX's final infinity is lax._const's: weak beside a weak scalar only, so a weak
+    # array's result is strong and so are its cotangents)
+    if not (getattr(scaled, "weak_type", False) and scaled.ndim == 0):
+        inf = lax.full(scaled.shape, _onp.inf, scaled.dtype)
+    return lax.select(any_inf, inf, lax.select(zero, big, scaled))
 
 
 def logaddexp(x1, x2, /):

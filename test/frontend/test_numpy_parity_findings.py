@@ -552,3 +552,14 @@ def test_numpy_findings_of_the_unrun_functions_2(f):
 def test_reduction_of_a_scalar_over_axis_0(name, axis):
     """A 0-d array has no axis 0: ValueError (max/min raised IndexError)."""
     _agree(lambda n, l: lambda: getattr(n, name)(np.array(2.0), axis=axis))
+
+
+@pytest.mark.parametrize("a,b", [(np.arange(2), 0.5), (2.0, 0.5), (np.float32(2), 0.5),
+                                 (1.5, np.array([2.0, 3.0])), (np.array(2.0), 1)])
+def test_hypot_weak_types(a, b):
+    """hypot's last select takes lax._const's infinity (strong beside an array), so a
+    weakly typed array's result, and the gradient of a Python float beside an integer
+    array, are strong, as JAX's (a final conversion kept the cotangent weak)."""
+    _agree_typed(lambda n, l: lambda: n.hypot(a, b))
+    if isinstance(b, float):
+        _agree_typed(lambda n, l: lambda: l.grad(lambda y: n.hypot(a, y).sum())(b))
