@@ -609,7 +609,7 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
         value = np.asarray(x) if _is_python_scalar(x) else to_numpy(x)
         cast_complex = np.iscomplexobj(value)
         if cast_complex and not dtypes.issubdtype(new_dtype, np.complexfloating):
-            if isinstance(x, builtins.complex) and new_dtype != np.bool_:
+            if type(x) is builtins.complex and new_dtype != np.bool_:
                 # (JAX converts a Python scalar with NumPy, which refuses this)
                 raise TypeError(at_user_line(
                     f"cannot convert the Python complex {x!r} to {new_dtype.name}"))

@@ -285,6 +285,14 @@ KNOWN = [
       and "clamp requires m" in str(want) and "operand.shape=()" in str(want)),
      "vmap of lax.clamp of a scalar operand with a batched bound and an unbatched one: "
      "jax's batching rule leaves the operand scalar (TypeError), a jax bug"),
+    (({"lax.convert_element_type"}, ("vmap",), lambda got, want: ((
+        got is None or isinstance(got, ValueError)) and isinstance(want, IndexError)
+        and "tuple index out of range" in str(want)) or (got is None and isinstance(
+            want, ValueError) and "Attempting to convert array of shape" in str(want))),
+     "vmap of a widening lax.bitcast_convert_type: jax's batching rule leaves the batch "
+     "axis where it is, so it indexes a minor dimension the operand lacks (IndexError) or "
+     "consumes the batch axis as the minor one (ValueError), where the op is valid per "
+     "example or its shape rule's ValueError is due, a jax bug"),
     (({"lax.select_n"}, GRADS, lambda got, want: got is None
       and isinstance(want, IndexError) and "tuple index out of range" in str(want)),
      "grad of lax.select_n with one case and a bool predicate: jax's transpose rule reads "

@@ -405,7 +405,7 @@ CONVERTS = [(np.array([2**40 + 5, -1, 2**33 - 1], np.int64), np.float32),
             (np.array([16777217.0, -3.5]), np.int32),
             (np.array([np.inf, 3e38, -np.inf, np.nan, 5], "bfloat16"), np.int16),
             (1 + 2j, np.float32), (1 + 2j, np.int32), (1 + 2j, np.bool_),
-            (np.complex64(1 + 2j), np.float32)]
+            (np.complex64(1 + 2j), np.float32), (np.complex128(-1 + 3j), np.int64)]
 
 
 @pytest.mark.parametrize("case", range(len(CONVERTS)))
