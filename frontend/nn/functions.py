@@ -257,11 +257,20 @@ def _no_bool(name, x, axis):
         raise TypeError(f"{name}: sub does not accept dtype bool")
 
 
+def _shiftable(name, x):
+    """x for softmax's shift by its max: an integer array keeps its dtype (JAX subtracts
+    before exp promotes, so the difference wraps as JAX's does); anything else inexact."""
+    if hasattr(x, "dtype") and not _dt.is_python_scalar(x) and \
+            _dt.issubdtype(x.dtype, _onp.integer):
+        return jnp.asarray(x)
+    return _float(name, x)
+
+
 def softmax(x, axis=-1, where=None):
     """exp(x) / sum(exp(x)) along `axis`, shifted by the max for stability; masked-out
     entries (where=False) are 0. JAX: jax.nn.softmax."""
     _no_bool("softmax", x, axis)
-    x = _float("softmax", x)
+    x = _shiftable("softmax", x)
     x_max = _masked_max(x, axis, where)
     unnormalized = jnp.exp((x if where is None else jnp.where(where, x, -jnp.inf)) - x_max)
     out = unnormalized / jnp.sum(unnormalized, axis=axis, keepdims=True, where=where)
@@ -272,7 +281,7 @@ def softmax(x, axis=-1, where=None):
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x) along `axis`; masked-out entries are -inf. JAX: jax.nn.log_softmax."""
     _no_bool("log_softmax", x, axis)
-    x = _float("log_softmax", x)
+    x = _shiftable("log_softmax", x)
     x_max = _masked_max(x, axis, where)
     shifted = (x if where is None else jnp.where(where, x, -jnp.inf)) - x_max
     out = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True, where=where))

@@ -15,7 +15,7 @@ from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
 from mjax.dialect.types import KeyType, RefAval
 from mjax.lax.elementwise import layout_like
 from mjax.lax.sharding import takes_out_sharding
-from mjax.numpy.arguments import canonical_shape, normalize_axis
+from mjax.numpy.arguments import canonical_shape, check_arraylike, normalize_axis
 from mjax.numpy.array_api import fused_when_eager, with_device_keyword
 from mjax.numpy.concrete_values import concrete_array
 from mjax.numpy.conversion import asarray, astype
@@ -213,14 +213,23 @@ def tri(N, M=None, k=0, dtype=None):
     return astype(lax.ge(r, c), dtype or _dt.default_float())
 
 
-def tril(m, k=0):
+def _matrix(name, m):
+    # (JAX's: no NumPy broadcasting of a vector to a matrix; no lists)
+    check_arraylike(name, m)
     m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError(f"Argument to jax.numpy.{name} must be at least 2D")
+    return m
+
+
+def tril(m, k=0):
+    m = _matrix("tril", m)
     mask = tri(*m.shape[-2:], k=k, dtype=bool_)
     return where_xy(mask, m, zeros_like(m))
 
 
 def triu(m, k=0):
-    m = asarray(m)
+    m = _matrix("triu", m)
     mask = tri(*m.shape[-2:], k=k - 1, dtype=bool_)
     return where_xy(mask, zeros_like(m), m)
 

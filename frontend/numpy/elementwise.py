@@ -579,16 +579,19 @@ def _logaddexp_real_jvp(primals, tangents):
     return out, lax.add(lax.mul(t1, weight[0]), lax.mul(t2, weight[1]))
 
 
-def _wrap_phase(x):
-    """x wrapped into [-pi, pi). (JAX's lax._const constants: weakly typed beside a weakly
-    typed scalar, so a Python complex's logaddexp is weak; strong otherwise.)"""
-    weak = getattr(x, "weak_type", False) and _onp.ndim(x) == 0
+def _lax_const(x, v):
+    """JAX's lax._const: v of x's dtype, weakly typed only beside a weakly typed scalar."""
+    if getattr(x, "weak_type", False) and _onp.ndim(x) == 0:
+        return lax.full_like(x, v)
+    return lax.full(_onp.shape(x), v, x.dtype)
 
-    def const(v):
-        return lax.full_like(x, v) if weak else lax.full(x.shape, v, x.dtype)
-    pi, two_pi = const(_onp.pi), const(2 * _onp.pi)
+
+def _wrap_phase(x, a=_onp.pi):
+    """x wrapped into [-a, a) (JAX's _wrap_between, its constants lax._const's: a Python
+    complex's logaddexp is weak)."""
+    pi, two_pi = _lax_const(x, a), _lax_const(x, 2 * a)
     rem = lax.rem(lax.add(x, pi), two_pi)
-    rem = lax.select(lax.lt(rem, const(0)), lax.add(rem, two_pi), rem)
+    rem = lax.select(lax.lt(rem, _lax_const(x, 0)), lax.add(rem, two_pi), rem)
     return lax.sub(rem, pi)
 
 
@@ -747,11 +750,12 @@ def bitwise_count(x, /):
 
 def logaddexp2(x1, x2, /):
     y1, y2 = promote("logaddexp2", x1, x2, inexact=True)
-    if _dt.issubdtype(y1.dtype, _onp.complexfloating):
-        ln2 = lax.full_like(y1, math.log(2))
-        return _weak_if_all_weak(
-            lax.div(logaddexp(lax.mul(y1, ln2), lax.mul(y2, ln2)), ln2), x1, x2)
-    return _weak_if_all_weak(_logaddexp2_real(y1, y2), x1, x2)
+    if _dt.issubdtype(y1.dtype, _onp.complexfloating):   # (JAX's formula)
+        m = lax.max(y1, y2)
+        delta = lax.sub(lax.add(y1, y2), lax.mul(m, _lax_const(m, 2)))
+        out = lax.add(m, lax.mul(_lax_const(m, 1 / math.log(2)), lax.log1p(lax.exp2(delta))))
+        return lax.complex(lax.real(out), _wrap_phase(lax.imag(out), _onp.pi / math.log(2)))
+    return _logaddexp2_real(y1, y2)   # (weak as JAX's: lax._const's 1/log 2)
 
 
 @custom_jvp
@@ -760,7 +764,7 @@ def _logaddexp2_real(x1, x2):
     formula op for op, so results agree to the bit."""
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
-    tail = lax.mul(lax.full_like(amax, 1 / _onp.log(2), shape=()),
+    tail = lax.mul(_lax_const(amax, 1 / _onp.log(2)),
                    lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), lax.add(amax, tail))
 

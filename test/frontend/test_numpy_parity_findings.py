@@ -563,3 +563,21 @@ def test_hypot_weak_types(a, b):
     _agree_typed(lambda n, l: lambda: n.hypot(a, b))
     if isinstance(b, float):
         _agree_typed(lambda n, l: lambda: l.grad(lambda y: n.hypot(a, y).sum())(b))
+
+
+@pytest.mark.parametrize("f", [
+    lambda n, l: lambda: l.nn.softmax(np.array([0, 1, 2, 4294967294], np.uint32)),
+    lambda n, l: lambda: l.nn.log_softmax(np.array([[1, -2**31], [5, 2**31 - 1]], np.int32),
+                                          axis=0),
+    lambda n, l: lambda: n.triu(np.arange(4.0), 1),
+    lambda n, l: lambda: n.tril(np.float32(1)),
+    lambda n, l: lambda: n.tril([[1, 2], [3, 4]]),
+    lambda n, l: lambda: n.logaddexp2(1 + 2j, np.array(3, np.uint16)),
+    lambda n, l: lambda: n.logaddexp2(1.0, np.array(1, np.uint16)),
+    lambda n, l: lambda: n.logaddexp2(np.arange(2), 2.5)])
+def test_findings_of_seed_1(f):
+    """softmax/log_softmax shift an integer array by its max in its own dtype (the
+    difference wraps, as JAX's, before exp promotes); triu/tril refuse fewer than two
+    dimensions and lists; logaddexp2 is JAX's formula with lax._const's constants (weak
+    beside weak promoted scalars, a Python float beside a NumPy integer included)."""
+    _agree_typed(f)
