@@ -199,34 +199,24 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):
         raise ValueError(f"Must have same total number of operands as init_values: "
                          f"{len(leaves)} vs. {len(inits)}")
     kind = monoid(computation)
-    if kind == "add" and len(leaves) == 1 and aval_of_value(leaves[0]).dtype == np.bool_:
-        kind = "or"                                 # (what add computes on booleans)
-    elif kind == "mul" and len(leaves) == 1 and aval_of_value(leaves[0]).dtype == np.bool_:
-        kind = "and"
+    if len(leaves) == 1 and aval_of_value(leaves[0]).dtype == np.bool_:
+        kind = {"add": "or", "mul": "and"}.get(kind, kind)   # (what they compute on bools)
     # As JAX: a monoid's own reduction only from its identity, known when tracing; any
     # other init value (or a traced one) starts a reduce over the computation's region, which
     # XLA applies as it does JAX's (on a TPU, once per partial reduction).
-    if len(leaves) != 1 or kind is None or not _is_concrete_scalar(inits[0]) or \
+    if len(leaves) != 1 or kind is None or \
             not _is_identity(inits[0], kind, aval_of_value(leaves[0]).dtype):
         dims = tuple(operator.index(d) for d in dimensions)
         return reduce_with_region(
             ReduceOp, leaves, inits, tree, computation, {"dimensions": dims},
             lambda: registration.JIT(lambda o, i: reduce(o, i, computation, dims))(
                 operands, init_values))
-    x, init = leaves[0], inits[0]
+    x = leaves[0]
     aval = aval_of_value(x)
     dims = tuple(sorted(operator.index(d) for d in dimensions))
     for d in dims:
         if not 0 <= d < aval.ndim:
             raise ValueError(at_user_line(f"reduce: dimensions {tuple(dimensions)} out of "
                                           f"range for operand of shape {aval.shape}"))
-    if aval_of_value(init).shape != ():
-        raise TypeError(at_user_line(f"reduce init_values must be scalars, got shape "
-                                     f"{aval_of_value(init).shape}"))
-    out = bind(_OPS[kind], x, axes=dims)
+    out = bind(_OPS[kind], x, axes=dims)   # (from the identity, the init value given)
     return tree_util.tree_unflatten(tree, [out])
-
-
-def _is_concrete_scalar(v) -> bool:
-    # A monoid reduction needs no region when its init value is known (identity or not).
-    return not isinstance(v, Tracer) or v.aval.shape == ()

@@ -111,9 +111,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
             ReduceWindowOp, leaves, inits, tree, computation, params,
             lambda: registration.JIT(lambda o, i: reduce_window(o, i, computation, **_kw(params)))(
                 operand, init_value))
-    if np.shape(init) != () and aval_of_value(init).shape != ():
-        raise TypeError(at_user_line(f"reduce_window init_value must be a scalar, got shape "
-                                     f"{aval_of_value(init).shape}"))
+    # (the identity: reduce_window_sum/max/min start from it)
     op = {"add": ReduceWindowSumOp, "max": ReduceWindowMaxOp, "min": ReduceWindowMinOp}[kind]
     return tree_util.tree_unflatten(tree, [bind(op, x, **params)])
 
