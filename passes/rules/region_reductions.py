@@ -26,6 +26,7 @@ from mjax.passes.registry import op_error
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import NOT_MAPPED, bdim_to_front
 from mjax.passes.rules.control_flow import inline_body
+from mjax.passes.rules.reductions_ad import _slice_axis
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules.tables import (BATCH_NESTED, JVP, JVP_NESTED, TRANSPOSE, lowering,
                                       nan_checked)
@@ -137,8 +138,8 @@ def _reduce_jvp(jvp, op, pairs):
     zero = b.constant(np.zeros((), AD.aval(t).dtype))
     while n > 1:
         n1 = (n + 1) // 2
-        lo = [_front(b, v, 0, n1) for v in xs]
-        hi = [_front(b, v, n1, n) for v in xs]
+        lo = [_slice_axis(b, v, 0, n1, 0) for v in xs]
+        hi = [_slice_axis(b, v, n1, n, 0) for v in xs]
         if n - n1 != n1:
             config = ((0, 1, 0),) + ((0, 0, 0),) * len(out_shape)
             hi = [b.pad(hi[0], init, padding_config=config),
@@ -146,12 +147,6 @@ def _reduce_jvp(jvp, op, pairs):
         (p,), (dt,) = JVP[cls](b, [lo[0], hi[0]], [lo[1], hi[1]])
         xs, n = [p, dt], n1
     return [tuple(b.reshape(v, new_sizes=out_shape) for v in xs)]
-
-
-def _front(b, x, start, stop):
-    shape = AD.aval(x).shape
-    return b.slice(x, start_indices=(start,) + (0,) * (len(shape) - 1),
-                   limit_indices=(stop,) + tuple(shape[1:]), strides=(1,) * len(shape))
 
 
 JVP_NESTED[RR.ReduceOp] = _reduce_jvp
