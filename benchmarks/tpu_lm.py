@@ -30,23 +30,34 @@ PEAK = {"TPU v5 lite": 197e12, "TPU v5e": 197e12, "TPU v5": 459e12, "TPU v4": 27
         "TPU v6 lite": 918e12}
 
 
-def child(lib_name: str, args) -> dict:
-    import numpy as np
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import transformer as T
+def _libraries(lib_name: str):
     if lib_name == "mjax":
         import mjax as lib
         import mjax.numpy as jnp
     else:
         import jax as lib
         import jax.numpy as jnp
+    return lib, jnp
+
+
+def _inputs(lib, jnp, args):
+    """transformer.py at the sizes asked for: (its module, the step, (params, optimizer
+    state, tokens) on the default device)."""
+    import numpy as np
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import transformer as T
     T.D, T.HEADS, T.SEQ, T.VOCAB = args.d, args.heads, args.seq, args.vocab
     rng = np.random.default_rng(0)
     params = lib.device_put(T.lm_params(rng, args.layers))
     zeros = lib.tree_util.tree_map(jnp.zeros_like, params)
     opt = (jnp.zeros((), jnp.float32), zeros, zeros)
     tokens = lib.device_put(rng.integers(0, T.VOCAB, (args.batch, T.SEQ + 1)).astype(np.int32))
-    step = T.make_step(lib, jnp)
+    return T, T.make_step(lib, jnp), (params, opt, tokens)
+
+
+def child(lib_name: str, args) -> dict:
+    lib, jnp = _libraries(lib_name)
+    T, step, (params, opt, tokens) = _inputs(lib, jnp, args)
     out = {"device": str(lib.devices()[0]), "kind": lib.devices()[0].device_kind}
     t0 = time.perf_counter()
     lowered = lib.jit(lambda *a: step(*a)).lower(params, opt, tokens)
@@ -81,25 +92,13 @@ def interleaved(args) -> None:
     once, then timed in alternating rounds: the chip's clocks and memory are the same for
     both, which separate processes do not promise (their medians drift by 1-2% from run to
     run)."""
-    import numpy as np
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import transformer as T
-    import jax
-    import jax.numpy as jjnp
-    import mjax
-    import mjax.numpy as mjnp
-    T.D, T.HEADS, T.SEQ, T.VOCAB = args.d, args.heads, args.seq, args.vocab
     runs = {}
-    for name, lib, jnp in (("mjax", mjax, mjnp), ("jax", jax, jjnp)):
-        rng = np.random.default_rng(0)
-        params = lib.device_put(T.lm_params(rng, args.layers))
-        zeros = lib.tree_util.tree_map(jnp.zeros_like, params)
-        opt = (jnp.zeros((), jnp.float32), zeros, zeros)
-        tokens = lib.device_put(rng.integers(0, T.VOCAB, (args.batch, T.SEQ + 1))
-                                .astype(np.int32))
-        train = lib.jit(T.make_step(lib, jnp))
-        loss = float(train(params, opt, tokens)[0])
-        runs[name] = (lib, train, (params, opt, tokens), loss)
+    for name in ("mjax", "jax"):
+        lib, jnp = _libraries(name)
+        _, step, inputs = _inputs(lib, jnp, args)
+        train = lib.jit(step)
+        loss = float(train(*inputs)[0])
+        runs[name] = (lib, train, inputs, loss)
     times = {name: [] for name in runs}
     for _ in range(args.rounds):
         for name, (lib, train, inputs, _) in runs.items():
@@ -137,7 +136,8 @@ def main():
     results = {}
     for lib in ("mjax", "jax"):
         cmd = [sys.executable, __file__, "--child", lib] + [
-            f"--{k}={v}" for k, v in vars(args).items() if k != "child"]
+            f"--{k}={v}" for k, v in vars(args).items()
+            if k not in ("child", "interleaved", "rounds")]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode:
             print(f"{lib} failed:\n{run.stderr[-3000:]}")
