@@ -17,10 +17,9 @@ from __future__ import annotations
 import json
 import types
 
-from jaxlib.mlir import ir
-
 from mjax import tree_util
 from mjax.core import current_trace
+from mjax.dialect.values import set_attr, string_attr
 from mjax.dtypes import hi_aval, hitype_rules
 from mjax.tracer import Tracer
 
@@ -156,15 +155,15 @@ def mark_hi_signature(in_specs, in_counts, out_how) -> None:
     trace = current_trace()
     text = json.dumps({"args": _groups(in_specs, in_counts),
                        "results": _groups(out_how[1], out_how[2])})
-    trace.func.attributes[SIGNATURE] = ir.StringAttr.get(text, context=trace.func.context)
+    set_attr(trace.func, SIGNATURE, text)
 
 
 def hi_signature(func_op):
     """(argument groups, result groups) a function's SIGNATURE gives, each a list of
     (hi type or None, count); None if it has none."""
     try:
-        sig = json.loads(ir.StringAttr(func_op.attributes[SIGNATURE]).value)
-    except (KeyError, ValueError):
+        sig = json.loads(string_attr(func_op, SIGNATURE, ""))
+    except ValueError:
         return None
     return tuple([(None if k < 0 else HI_TYPES[k], n) for k, n in sig[side]]
                  for side in ("args", "results"))

@@ -38,14 +38,11 @@ from __future__ import annotations
 
 import enum
 
-from jaxlib.mlir import ir
-
-from mjax.dialect import context
 from mjax.dialect.ops.structural import DevicePutOp
-from mjax.passes.ir_util import main_function
-from mjax.passes.stablehlo_memory_kinds import (ANY, HOST_KINDS, PRIMITIVES,  # noqa: F401
-                                                StablehloMemoryKindsPass, check_operands,
-                                                type_string)
+from mjax.dialect.values import argument_number, defining_op, is_value, string_attr
+from mjax.passes.stablehlo_memory_kinds import (ANY, HOST_KINDS,  # noqa: F401
+                                                StablehloMemoryKindsPass, type_string)
+from mjax.passes.traced_memory_kinds import check_main
 from mjax.sharding_impls import HOST_MEMORY_IN_USE, SingleDeviceSharding
 
 
@@ -94,16 +91,15 @@ def known_kind(x) -> str | None:
     if not HOST_MEMORY_IN_USE[0]:
         return None
     value = getattr(x, "value", None)
-    if not isinstance(value, ir.Value):
+    if not is_value(value):
         return memory_kind_of(x)
-    owner = value.owner
-    if isinstance(owner, ir.Block):
+    n = argument_number(value)
+    if n is not None:
         kinds, trace = getattr(x.trace, "memory_kinds", None), x.trace
-        n = ir.BlockArgument(value).arg_number
-        return kinds[n] if kinds and n < len(kinds) and owner == trace.block else None
-    op = getattr(owner, "operation", owner)
-    if isinstance(op, ir.Operation) and op.name == DevicePutOp.OPERATION_NAME:
-        return ir.StringAttr(op.attributes["memory_kind"]).value
+        return kinds[n] if kinds and n < len(kinds) and value.owner == trace.block else None
+    op = defining_op(value)
+    if op.name == DevicePutOp.OPERATION_NAME:
+        return string_attr(op, "memory_kind")
     return None
 
 
@@ -157,51 +153,11 @@ def memory_kinds_pass(arg_kinds, out_kinds) -> StablehloMemoryKindsPass | None:
                                     out_kinds=tuple(out_kinds or ()))
 
 
-def _main_if_in_use(module):
-    """@main of `module` when this process uses host memory kinds, else None (in
-    context())."""
-    return main_function(module) if in_use() else None
-
-
-def _memory(kind: str) -> str:
-    """The memory a kind's value is in, as check_traced tells them apart."""
-    return "pinned_host" if kind == "pinned_host" else "device"
-
-
-def _rank(value) -> int:
-    try:
-        return ir.RankedTensorType(value.type).rank
-    except ValueError:    # (tokens, tuples)
-        return 0
-
-
 def check_traced(module, arg_kinds) -> None:
-    """JAX's ValueError for an elementwise op of the traced program (jaxpr ops, before
-    the passes drop unused ones: JAX checks as it traces) over values in host and in
-    device memory, where the kinds are known from @main's arguments (`arg_kinds`, as
-    memory_kinds_pass's) and device_puts; values of other ops (calls, loops,
-    transforms) are left to --stablehlo-memory-kinds's walk of the lowered program."""
-    with context():
-        main = _main_if_in_use(module)
-        if main is None:
-            return
-        args = list(main.regions[0].blocks[0].arguments)
-        arg_kinds = (list(arg_kinds or ()) + [None] * len(args))[:len(args)]
-        kind = {a: None if k == ANY else _memory(k) for a, k in zip(args, arg_kinds)}
-        for op in main.regions[0].blocks[0].operations:
-            op = op.operation
-            name = op.name
-            if name == DevicePutOp.OPERATION_NAME:
-                kind[op.results[0]] = _memory(ir.StringAttr(op.attributes["memory_kind"]).value)
-                continue
-            ranked = [v for v in op.operands if _rank(v) > 0]
-            if not name.startswith("jaxpr.") or len(op.regions) or \
-                    "callee" in op.attributes or any(v not in kind for v in ranked):
-                continue        # (results of unknown memory)
-            ins = {kind[v] for v in ranked} - {None}
-            if len(ins) > 1 and name.split(".", 1)[-1] in PRIMITIVES:
-                check_operands(name.split(".", 1)[-1], op, kind)
-            for r in op.results:
-                kind[r] = ins.pop() if len(ins) == 1 else "device" if ins else None
+    """JAX's ValueError for an elementwise op of the traced program over values in host
+    and in device memory (mjax.passes.traced_memory_kinds.check_main), while this
+    process uses host memory kinds."""
+    if in_use():
+        check_main(module, arg_kinds)
 
 

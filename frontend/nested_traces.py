@@ -15,11 +15,10 @@ from __future__ import annotations
 import copy
 import weakref
 
-from jaxlib.mlir import ir
-
 from mjax import registration, tree_util
 from mjax.core import Tracer, aval_of_value
 from mjax.dialect.attributes import Symbol
+from mjax.dialect.functions import symbols_of
 from mjax.dialect.ops.transforms import CallOp
 from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
@@ -53,7 +52,7 @@ class NestedTrace:
         holding the name may hold another function.)"""
         if module is self.origin():
             return self.name
-        table = ir.SymbolTable(module.operation)
+        table = symbols_of(module)
         copied = f"{self.prefix}_{self.name}"
         if copied not in table:
             _clone_functions(module.operation, self.text, self.prefix)

@@ -24,17 +24,18 @@ import threading
 from typing import Any, Callable
 
 import numpy as np
-from jaxlib.mlir import ir
 
 from mjax import dtypes, registration
 from mjax.core import Tracer, bind as bind_op, current_trace, evaluates_now, trace_stack
 from mjax.core import _state as _trace_state
 from mjax.dialect import OPS, ShapedArray, context
+from mjax.dialect.functions import building
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.elementwise import ElementwiseBinary
 from mjax.dialect.ops.structural import BroadcastInDimOp, ConstantOp
 from mjax.dialect.ops.user import UserPrimitiveOp
+from mjax.dialect.values import is_value, set_attr, string_attr
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.host_callbacks import register as register_callback
 from mjax.jax_params import without_jax_only
@@ -427,7 +428,7 @@ class _Binding:
         rule = lowering_of(self.prim)
         lctx = LoweringRuleContext(ctx.avals_in, ctx.avals_out, (_platform(),))
         out = rule(lctx, *operands, **self.params)
-        if isinstance(out, ir.Value):
+        if is_value(out):
             return [out]
         flat = []
         for x in out:
@@ -444,10 +445,8 @@ class _Binding:
         finally:
             _eager_rules.on = saved
         if kind == "batch":
-            with context():
-                fn.attributes[OUT_DIMS] = ir.DenseI64ArrayAttr.get(
-                    [-1 if d is None else int(d) for d in self._out_dims])
-        return ir.StringAttr(fn.attributes["sym_name"]).value
+            set_attr(fn, OUT_DIMS, tuple(-1 if d is None else int(d) for d in self._out_dims))
+        return string_attr(fn, "sym_name")
 
     def _missing(self, what: str):
         return NotImplementedError(what.format(name=self.prim.name))
@@ -543,7 +542,7 @@ class _Binding:
         return body, avals
 
 
-def _trace_into(module, body, avals, base: str) -> ir.Operation:
+def _trace_into(module, body, avals, base: str):
     """Traces body(*avals) into `module` as a private function; values it closes over
     become constants of the function. Returns the func.func."""
     traced = trace_function(body, tuple(avals), {}, name=fresh_name(module, base),
@@ -568,7 +567,7 @@ def _constant(value, base: str):
                         f"operand of the primitive")
     trace = current_trace()
     aval = aval_of_value(value).strip_weak_type()
-    with context(), ir.Location.unknown(context()):
+    with building():
         res = ConstantOp.create([], [aval], {"value": np.asarray(to_numpy(value))},
                                 loc=user_location(), ip=trace.ip).results[0]
     return Tracer(trace, res, aval)

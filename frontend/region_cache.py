@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import weakref
 
-from jaxlib.mlir import ir
-
 from mjax import registration
 from mjax.core import RegionTrace, Tracer, current_trace, trace_region
+from mjax.dialect.functions import rename_uses, symbols_of
 from mjax.dialect.types import RefAval
 from mjax.passes.ir_util import functions_text, referenced_symbols
 from mjax.passes.rules.export import _clone_functions
@@ -65,15 +64,14 @@ class _KeptBody:
         holder = self.holder.clone(ip=parent.ip)
         if self.symbols:
             module = parent.module.operation
-            table = ir.SymbolTable(module)
+            table = symbols_of(parent.module)
             # (another module holding a name may hold another function: copy them all)
             missing = [] if parent.module is self.origin() else list(self.symbols)
             if missing:
                 if f"{self.prefix}_{missing[0]}" not in table:
                     _clone_functions(module, self.text, self.prefix)
                 for name in missing:
-                    ir.SymbolTable.replace_all_symbol_uses(name, f"{self.prefix}_{name}",
-                                                           holder)
+                    rename_uses(name, f"{self.prefix}_{name}", holder)
         body = RegionTrace.reusing(parent, holder, self.in_avals, self.captured,
                                    self.capture_avals)
         body.forwarded = list(self.forwarded)

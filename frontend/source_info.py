@@ -14,10 +14,8 @@ import sys
 import threading
 import types
 
-from jaxlib.mlir import ir
-
 from mjax.config import config
-from mjax.dialect import context
+from mjax.dialect.values import file_location, named_location, unknown_location
 from mjax.passes.jaxpr_to_stablehlo import SCOPES
 from mjax.passes.registry import format_location
 from mjax.passes.rules.xla_metadata import tag_location
@@ -91,10 +89,10 @@ def named_call(fun, *, name: str | None = None):
     return named
 
 
-def user_location() -> ir.Location:
+def user_location():
     f = user_frame()
     if f is None:
-        return ir.Location.unknown(context())
+        return unknown_location()
     scope = _names.names
     metadata = config.read("_xla_metadata")
     strip = config.read("jax_hlo_source_file_canonicalization_regex")
@@ -108,12 +106,12 @@ def user_location() -> ir.Location:
     line, col0 = frame_position(f)
     col = (col0 or 0) + 1
     path = code.co_filename if not strip else re.sub(strip, "", code.co_filename)
-    loc = ir.Location.file(path, line, col, context())
+    loc = file_location(path, line, col)
     # The Python function of each position (JAX's print_saved_residuals shows it),
     # keyed as the location spells it (errors look it up by location).
     FUNCTION_AT[(path, line, col)] = getattr(code, "co_qualname", code.co_name)
     if scope:
-        loc = ir.Location.name("/".join(scope), childLoc=loc, context=context())
+        loc = named_location("/".join(scope), loc)
     if metadata:
         loc = tag_location(loc, metadata)
     if scope:
@@ -122,7 +120,7 @@ def user_location() -> ir.Location:
     return loc
 
 
-def describe_location(loc: ir.Location) -> str:
+def describe_location(loc) -> str:
     return format_location(loc)
 
 

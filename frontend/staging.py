@@ -10,7 +10,6 @@ import re
 import weakref
 
 import numpy as np
-from jaxlib.mlir import ir
 
 from mjax import memory_kinds, registration, trace_trees, tree_util
 from mjax.array import Array
@@ -19,6 +18,8 @@ from mjax.config import config
 from mjax.core import Trace, Tracer, _state, argument_sources, current_trace
 from mjax.dialect import Builder, ShapedArray, aval_of, context
 from mjax.dialect.attributes import Symbol
+from mjax.dialect.functions import new_module
+from mjax.dialect.values import string_attr
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import KeyType, RefAval
@@ -75,10 +76,8 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
                 for x in leaves]))
         in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x
                     for x in leaves]
-    ctx = context()
     if module is None:
-        with ctx, ir.Location.unknown(ctx):
-            module = ir.Module.create()
+        module = new_module()
     trace = Trace(module, name, [a.strip_weak_type() for a in in_avals],
                   visibility=visibility)
     for t, a in zip(trace.args, in_avals):
@@ -89,7 +88,7 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
     if any(getattr(x, "_sharding", None) is not None or isinstance(x, Tracer) and
            x.trace.type_specs is not None for x in leaves):
         seed_trace_types(trace, leaves)
-    with ctx, trace:
+    with context(), trace:
         given = trace.args if not concrete_leaves else [
             leaves[i] if i in concrete_leaves else t for i, t in enumerate(trace.args)]
         if any(type(a) is RefAval for a in in_avals):   # (Refs passed in stay Refs)
@@ -238,7 +237,7 @@ def fresh_name(module, base: str, taken=None) -> str:
         # passes' copies: past every number its names end in)
         n = max(n, 1 + max((int(m.group(1)) for op in ops if "sym_name" in op.attributes
                             for m in [_NUMBERED.search(
-                                ir.StringAttr(op.attributes["sym_name"]).value)] if m),
+                                string_attr(op, "sym_name"))] if m),
                            default=-1))
     while taken is not None and taken(f"{base}_{n}"):
         n += 1

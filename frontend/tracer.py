@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import operator
 
-from jaxlib.mlir import ir
-
 from mjax import basearray
 from mjax.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray
+from mjax.dialect.values import argument_number
 from mjax.errors import (ConcretizationTypeError, TracerArrayConversionError,
                          TracerBoolConversionError, TracerIntegerConversionError)
 from mjax.source_info import at_user_line, describe_location
@@ -41,8 +40,7 @@ class Tracer(ArrayMethods):
     __slots__ = ("trace", "value", "aval", "loc", "__weakref__")  # (TFP caches by weakref)
     __array_priority__ = 1000
 
-    def __init__(self, trace, value: ir.Value, aval: ShapedArray = None,
-                 loc: ir.Location | None = None):
+    def __init__(self, trace, value, aval: ShapedArray = None, loc=None):
         if aval is None:    # JAX's Tracer(trace, aval): a user-defined tracer (user_traces.py)
             value, aval = None, value
         self.trace = trace
@@ -137,21 +135,21 @@ def known_value(t: Tracer, differentiated_ok: bool = True):
     return None if oracle is None else oracle.value_of(t, differentiated_ok)
 
 
-def arguments_reached(value: ir.Value) -> set[int]:
+def arguments_reached(value) -> set[int]:
     """The numbers of the block arguments `value` is computed from (in its own block: a
     trace's function body), for how tracers print (which values a transformation maps or
     differentiates)."""
     reached, seen, stack = set(), set(), [value]
     while stack:
         v = stack.pop()
-        owner = v.owner
-        if isinstance(owner, ir.Block):
-            reached.add(ir.BlockArgument(v).arg_number)
+        n = argument_number(v)
+        if n is not None:
+            reached.add(n)
             continue
         if v in seen:
             continue
         seen.add(v)
-        stack.extend(owner.operation.operands)
+        stack.extend(v.owner.operation.operands)
     return reached
 
 

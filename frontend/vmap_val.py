@@ -17,14 +17,13 @@ place); elsewhere it is 0, where JAX's rules move the batch axis in front.
 """
 from __future__ import annotations
 
-from jaxlib.mlir import ir
-
 from mjax.core import Tracer, _state
 from mjax.dialect import Builder, aval_of, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.reductions import ArgMinMax, Reduction
+from mjax.dialect.values import argument_number, is_argument, value_shape
 from mjax.errors import UnexpectedTracerError
 from mjax.source_info import user_location
 from mjax.tracer import escaped_tracer_message, known_value
@@ -34,7 +33,7 @@ class BatchedBody:
     """What a vmap body's trace (`Trace.vmap_body`) knows of its batching: the trace
     around the vmap (`outer`), the array leaves the body's arguments stand for and their
     batch axes (None: unmapped), the axis size and name; memos of batch dims and `.val`s
-    computed (per ir.Value of the body)."""
+    computed (per IR value of the body)."""
 
     __slots__ = ("outer", "leaves", "axes", "size", "axis_name", "dims", "vals")
 
@@ -80,8 +79,9 @@ class BatchedBody:
                 "`.val` of a value in a vmap body needs the trace around the vmap to stage "
                 "the batched computation in; it has ended (or is a user-defined trace)")
         v = t.value
-        if isinstance(v, ir.BlockArgument) and v.arg_number < len(self.leaves):
-            return self.leaves[v.arg_number]     # (a mapped argument: on its own axis)
+        n = argument_number(v)
+        if n is not None and n < len(self.leaves):
+            return self.leaves[n]     # (a mapped argument: on its own axis)
         trace = t.trace
         ops, used = prefix_ops(v)
         sources = list(self.leaves) + list(trace.captured)
@@ -114,8 +114,8 @@ def _batch_dim(body, v):
     dims = body.dims
     if v in dims:
         return dims[v]
-    if isinstance(v, ir.BlockArgument):
-        n = v.arg_number
+    n = argument_number(v)
+    if n is not None:
         d = dims[v] = body.axes[n] if n < len(body.axes) else None
         return d
     ops, _ = prefix_ops(v)
@@ -161,16 +161,16 @@ def _rule(op, ins) -> int:
         return _dot_dim(op, ins)
     if name in _KEEP_FIRST and all(i is None for i in ins[1:]):
         return ins[0]
-    result = _shape(operation.results[0])
+    result = value_shape(operation.results[0])
     if not isinstance(op, JaxprOp) or len(operation.regions) or name == "jaxpr.transpose" \
-            or any(_shape(r) != result for r in operation.results):
+            or any(value_shape(r) != result for r in operation.results):
         return 0
     # Elementwise (and other shape-keeping ops: cumsum, sort, rev): JAX's
     # broadcast_batcher keeps a batch dim all batched operands agree on when the unbatched
     # ones are scalars.
     batched = {i for i in ins if i is not None}
     for x, i in zip(operation.operands, ins):
-        shape = _shape(x)
+        shape = value_shape(x)
         if i is not None and shape != result:
             return 0
         if i is None and shape and not _is_scalar(x):
@@ -185,7 +185,7 @@ def _dot_dim(op, ins) -> int:
     dl, dr = ins
     if dl is not None and dr is not None:
         return 0
-    lhs, rhs = (len(_shape(x)) for x in op.operation.operands)
+    lhs, rhs = (len(value_shape(x)) for x in op.operation.operands)
     if dl is not None:
         return len(lb) + _free_index(lhs, lc, lb, dl)
     return len(lb) + (lhs - len(lc) - len(lb)) + _free_index(rhs, rc, rb, dr)
@@ -199,14 +199,10 @@ def _free_index(ndim, contract, batch, d) -> int:
     return free.index(d)
 
 
-def _shape(v) -> tuple:
-    return tuple(ir.ShapedType(v.type).shape)
-
-
 def _is_scalar(v) -> bool:
     """Whether JAX's operand is a scalar where mjax's is `v`: a splat constant (a Python
     scalar), or a scalar's implicit broadcast (mjax's binary ops take equal shapes)."""
-    if isinstance(v, ir.BlockArgument):
+    if is_argument(v):
         return False
     op = v.owner.operation
     return op.name == "jaxpr.constant" or (op.name == "jaxpr.broadcast_in_dim" and

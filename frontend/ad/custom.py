@@ -44,6 +44,7 @@ from mjax.core import (Tracer, aval_of_value, bind, current_trace, to_numpy,
                        with_argument_sources)
 from mjax.dialect import context
 from mjax.dialect.attributes import Symbol
+from mjax.dialect.functions import lookup
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.structural import ConstantOp
 from mjax.float0 import is_float0 as _is_float0
@@ -85,8 +86,7 @@ def _mark(module, name: str, handle: str, part: str) -> None:
 
 
 def _function(module, name: str):
-    from jaxlib.mlir import ir
-    return ir.SymbolTable(module.operation)[name].operation
+    return lookup(module, name)
 
 
 class _Consts:

@@ -9,8 +9,6 @@ Nothing is staged unless a tracer is printed; nothing uses the staged jvp, so th
 passes drop it."""
 from __future__ import annotations
 
-from jaxlib.mlir import ir
-
 from mjax.dialect import Builder, aval_of, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import contextlib
 
-from jaxlib.mlir import ir
-
 from mjax.core import Tracer
+from mjax.dialect.functions import symbols_of
 from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
 from mjax.staging import copy_prefix, trace_key
@@ -36,7 +35,7 @@ class _KeptRule:
     def function_in(self, module) -> str:
         """The name of a copy of the rule in `module` (copied in if it has none)."""
         copied = f"{self.prefix}_{self.name}"
-        if copied not in ir.SymbolTable(module.operation):
+        if copied not in symbols_of(module):
             _clone_functions(module.operation, self.text, self.prefix)
         return copied
 

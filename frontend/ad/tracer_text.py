@@ -16,12 +16,11 @@ from __future__ import annotations
 import functools
 import weakref
 
-from jaxlib.mlir import ir
-
 from mjax import trace_trees
 from mjax.ad.jvp_text import jvp_text
 from mjax.core import current_trace
 from mjax.dialect.types import short_dtype_name
+from mjax.dialect.values import argument_number
 from mjax.source_info import wraps
 from mjax.tracer import Tracer, arguments_reached, jit_text, known_value
 
@@ -43,9 +42,9 @@ def showing_gradients(fun, diff_leaves, reverse=True, tangents=None):
     def shown(*args, **kwargs):
         trace = current_trace()
         leaves = trace_trees.tree_leaves((args, kwargs))
-        numbers = {i: t.value.arg_number for i, t in enumerate(leaves)
+        numbers = {i: n for i, t in enumerate(leaves)
                    if i in diff_leaves and isinstance(t, Tracer) and t.trace is trace and
-                   isinstance(t.value, ir.BlockArgument)}
+                   (n := argument_number(t.value)) is not None}
         differentiated = set(numbers.values())
         _DIFFERENTIATED[trace] = (differentiated, reverse,
                                   {n: tangent_of[0][i] for i, n in numbers.items()

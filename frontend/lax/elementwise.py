@@ -12,12 +12,12 @@ import enum
 import weakref
 
 import numpy as np
-from jaxlib.mlir import ir
 
 from mjax import dtypes, trace_trees, tree_util
 from mjax.core import (Tracer, at_user_line, aval_of_value, bind, current_trace, lift_literal,
                        to_numpy)
-from mjax.dialect import ShapedArray as _ShapedArray, context
+from mjax.dialect import ShapedArray as _ShapedArray
+from mjax.dialect.values import defining_op, mark
 from mjax.dialect.ops.elementwise import (
     AbsOp, AcosOp, AcoshOp, AddOp, AndOp, AsinOp, AsinhOp, Atan2Op, AtanOp, AtanhOp, CbrtOp,
     CeilOp, ClzOp, ComplexOp, ConjOp, CosOp, CoshOp, DigammaOp, DivOp, EqOp, ErfInvOp, ErfOp,
@@ -131,8 +131,7 @@ def implicit_broadcast(x, shape):
 
 def _mark(t: Tracer, name: str) -> None:
     """Sets unit attribute `name` on the op that made `t` (a note for the jaxpr printer)."""
-    with context():
-        t.value.owner.operation.attributes[name] = ir.UnitAttr.get()
+    mark(defining_op(t.value), name)
 
 
 # JAX's transcendental ops take `accuracy=` (a result-accuracy request that backends may

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from jaxlib.mlir import ir
 
 from mjax import dtypes, trace_trees, tree_util
 from mjax.axis_env import AXIS_ENV
 from mjax.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops import collectives as C
 from mjax.dialect.ops.structural import CopyOp
+from mjax.dialect.values import defining_op, set_strings
 from mjax.lax import parallel_groups as G
 from mjax.lax.elementwise import convert_element_type, div
 from mjax.lax.shapes import index_in_dim
@@ -290,10 +290,8 @@ def cast_varying(x, names):
         return x
     y = bind(CopyOp, x)
     y.trace.varying[y.value] = y.trace.varying.get(x.value, frozenset()) | set(names)
-    op = y.value.owner
-    op = getattr(op, "operation", op)   # (printed as JAX's pvary: spmd/shard_map_print.py)
-    op.attributes[PVARY_MARK] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in names],
-                                                 op.context)
+    # (printed as JAX's pvary: spmd/shard_map_print.py)
+    set_strings(defining_op(y.value), PVARY_MARK, names)
     return y
 
 

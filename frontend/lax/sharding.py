@@ -10,12 +10,11 @@ import contextlib
 import functools
 import inspect
 
-from jaxlib.mlir import ir
-
 from mjax import registration, trace_trees, tree_util
 from mjax.core import RegionTrace, at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK, ShardingConstraintOp
 from mjax.dialect.ops.structural import DevicePutOp, LayoutConstraintOp
+from mjax.dialect.values import defining_op, is_value, mark, string_attr
 from mjax.layout import AutoLayoutSingleton, Format, Layout
 from mjax.placement import device_put
 from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSharding,
@@ -243,10 +242,9 @@ __all__ = ["with_sharding_constraint", "constraint_params", "reshard", "pin_unre
 def _device_put_traced(x, s: NamedSharding):
     """device_put of a traced value: a reshard, its constraint marked as device_put's."""
     out = constrain_unchecked(x, s)
-    owner = getattr(getattr(out, "value", None), "owner", None)
-    op = getattr(owner, "operation", owner)
-    if isinstance(op, ir.Operation) and op.name == ShardingConstraintOp.OPERATION_NAME:
-        op.attributes[DEVICE_PUT_MARK] = ir.UnitAttr.get(op.context)
+    op = _made_by(out)
+    if op is not None and op.name == ShardingConstraintOp.OPERATION_NAME:
+        mark(op, DEVICE_PUT_MARK)
     return out
 
 
@@ -257,12 +255,17 @@ def _device_put_memory(x, memory_kind: str):
     """device_put of a traced value to a sharding in `memory_kind` memory (JAX's
     device_put_p with a memory-kind target; on CPU its lowering moves nothing). `src`:
     the memory an earlier device_put moved `x` to, where it did."""
-    owner = getattr(getattr(x, "value", None), "owner", None)
-    op = getattr(owner, "operation", owner)
+    op = _made_by(x)
     src = None
-    if isinstance(op, ir.Operation) and op.name == DevicePutOp.OPERATION_NAME:
-        src = ir.StringAttr(op.attributes["memory_kind"]).value
+    if op is not None and op.name == DevicePutOp.OPERATION_NAME:
+        src = string_attr(op, "memory_kind")
     return bind(DevicePutOp, x, memory_kind=memory_kind, **({"src": src} if src else {}))
 
 
 registration.DEVICE_PUT_MEMORY.fill(_device_put_memory)
+
+
+def _made_by(x):
+    """The op whose result traced `x` is (None for an argument or an untraced value)."""
+    v = getattr(x, "value", None)
+    return defining_op(v) if is_value(v) else None

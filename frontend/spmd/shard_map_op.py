@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import contextlib
 
-from jaxlib.mlir import ir
-
 from mjax import trace_trees, tree_util
 from mjax.axis_env import AXIS_ENV
 from mjax.ad.staging import stage_function
@@ -28,6 +26,7 @@ from mjax.core import aval_of_value, current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.sharding import ShardingConstraintOp
 from mjax.dialect.ops.shard_map import ShardMapOp
+from mjax.dialect.values import set_strings
 from mjax.lax.sharding import constraint_params
 from mjax.passes import shard_map_ad as _rules  # noqa: F401  (ShardMapOp: expansion, AD)
 from mjax.sharding_impls import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec,
@@ -127,8 +126,7 @@ def _mark_unreduced_casts(trace) -> None:
     for v, (unreduced, _) in table.items():
         op = getattr(v.owner, "operation", None)
         if unreduced and op is not None and op.name == "jaxpr.copy":
-            op.attributes[UNREDUCED_CAST] = ir.ArrayAttr.get(
-                [ir.StringAttr.get(a) for a in sorted(unreduced)], op.context)
+            set_strings(op, UNREDUCED_CAST, sorted(unreduced))
 
 
 def varying_of(out) -> list:
