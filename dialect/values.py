@@ -27,8 +27,9 @@ def is_op(x) -> bool:
 
 
 def is_argument(v) -> bool:
-    """Whether `v` is a block argument (not an op's result)."""
-    return isinstance(v.owner, ir.Block)
+    """Whether `v` is a block argument (not an op's result). (The bindings hand out values
+    as BlockArgument or OpResult.)"""
+    return isinstance(v, ir.BlockArgument)
 
 
 def argument_number(v) -> int | None:
@@ -104,6 +105,11 @@ def set_strings(op, name: str, texts) -> None:
     op.attributes[name] = ir.ArrayAttr.get([ir.StringAttr.get(t, ctx) for t in texts], ctx)
 
 
+def set_bools(op, name: str, flags) -> None:
+    """Sets `op`'s attribute `name` to a dense array of booleans."""
+    op.attributes[name] = ir.DenseBoolArrayAttr.get([bool(f) for f in flags], context())
+
+
 def strings(op, name: str) -> list[str]:
     """The texts of `op`'s array-of-strings attribute `name` (empty if it has none)."""
     attrs = op.attributes
@@ -172,6 +178,6 @@ def named_location(name: str, child):
 __all__ = ["argument_number", "attr", "defining_op", "file_location",
            "function_arg_attrs", "function_result_attrs", "i32_attr", "is_argument",
            "is_op", "is_value", "mark", "named_location", "parent_block", "result_number",
-           "set_attr", "set_function_arg_attrs", "set_strings", "strings", "set_function_result_attrs", "string_attr",
+           "set_attr", "set_bools", "set_function_arg_attrs", "set_strings", "strings", "set_function_result_attrs", "string_attr",
            "symbol_ref_attr", "type_shape", "unknown_location", "use_count", "value_rank",
            "value_shape"]

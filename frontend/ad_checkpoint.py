@@ -8,14 +8,15 @@ from __future__ import annotations
 import inspect
 import re
 
-from jaxlib.mlir import ir
-
 from mjax import trace_trees
 from mjax.ad import checkpoint_policies
 from mjax.ad.remat import checkpoint, remat
 from mjax.core import FUNCTION_AT, aval_of_value, bind
 from mjax.dialect import aval_of, context
+from mjax.dialect.functions import symbols_of
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.values import (argument_number, defining_op, result_number, string_attr,
+                                 symbol_ref_attr)
 from mjax.dtypes import is_inexact
 from mjax.passes.autodiff import vjp_functions
 from mjax.staging import trace_function
@@ -73,20 +74,19 @@ def _origin(value, callee_of, position):
     checkpoint's forward part, so it names that op."""
     path, entered = [], []        # entered: the checkpoint ops looked into
     while True:
-        owner = value.owner
-        if isinstance(owner, ir.Block):
-            i = ir.BlockArgument(value).arg_number
+        i = argument_number(value)
+        if i is not None:
             if not entered:
                 return None, i
             value = list(entered.pop().operands)[i]
             path.pop()
             continue
-        op = owner.operation
+        op = defining_op(value)
         path.append(position(op))
         if op.name != "jaxpr.checkpoint":
             return op, tuple(path)
         ret = list(callee_of(op).regions[0].blocks[0].operations)[-1]
-        value = list(ret.operands)[ir.OpResult(value).result_number]
+        value = list(ret.operands)[result_number(value)]
         entered.append(op)
 
 
@@ -104,10 +104,10 @@ def _positions():
 
 def _describe(op) -> str:
     if op.name == "jaxpr.checkpoint_name":
-        label = ir.StringAttr(op.attributes["name"]).value
+        label = string_attr(op, "name")
         return f"named '{label}' from {_source(op)}"
     if op.name == "jaxpr.call":
-        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        callee = symbol_ref_attr(op)
         return f"output of jitted function '{callee}' from {_source(op)}"
     return f"output of {op.name.split('.', 1)[-1]} from {_source(op)}"
 
@@ -121,10 +121,10 @@ def saved_residuals(f, *args, **kwargs) -> list[tuple]:
     names = _arg_names(f, args, kwargs)
     n_args = min(len(leaves), len(names))
     with context():
-        table = ir.SymbolTable(traced.module.operation)
+        table = symbols_of(traced.module)
 
         def callee_of(op):
-            return table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+            return table[symbol_ref_attr(op)]
         block = table[info.fwd].regions[0].blocks[0]
         ret = list(block.operations)[-1]
         position = _positions()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from jaxlib.mlir import ir
 
 import mjax.lax as lax
 from mjax import dtypes as _dt
@@ -18,10 +17,11 @@ from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_
                              _leaf_aval, _wraps, _zeros, put_back, python_scalar_leaves,
                              set_apart, stage_function, staged)
 from mjax.core import Tracer, aval_of_value, current_trace, refuse_user_tracers
-from mjax.dialect import context
 from mjax.dialect.attributes import Symbol
+from mjax.dialect.functions import parse_module
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
+from mjax.dialect.values import set_bools
 from mjax.dtypes import hitype_rules
 from mjax.hijax_lowering import CapturedHiError, has_hi, value_and_grad_hi, vjp_hi
 from mjax.jitted import Jitted
@@ -171,8 +171,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                                     _bwd_rules_now(traced, diff_args),
                                     eager=concrete.current_root() is not None)
         if any(weak) and vjp_op is not None:   # (for a differentiation around this one)
-            with context():
-                vjp_op.attributes[WEAK_RESULTS] = ir.DenseBoolArrayAttr.get(weak)
+            set_bools(vjp_op, WEAK_RESULTS, weak)
         for i, ct, w in zip(diff_args, cts, weak):
             ct.aval = in_avals[i].update(weak_type=w)
             if not holomorphic and _dt.issubdtype(ct.aval.dtype, np.complexfloating):
@@ -240,8 +239,7 @@ def _raise_differentiation_error(traced, diff_args):
     a custom rule (JAX's ValueError), a user-defined rule's own error (equinox's
     nontraceable raises RuntimeError from its JVP rule); used on grad's error path only.
     (Other errors of the passes give way to grad's own.)"""
-    with context(), ir.Location.unknown(context()):
-        module = ir.Module.parse(functions_text(traced.module, [traced.name]))
+    module = parse_module(functions_text(traced.module, [traced.name]))
     results = tuple(j for j, a in enumerate(traced.out_avals) if _is_inexact(a))
     try:
         vjp_functions(module, traced.name, tuple(diff_args), results)

@@ -34,12 +34,11 @@ import contextlib
 import threading
 
 import numpy as np
-from jaxlib.mlir import ir
 
 from mjax import dtypes, lax, registration
 from mjax.core import Carry, Tracer, aval_of_value, current_trace, trace_stack
-from mjax.dialect.ops.structural import StopGradientOp
-from mjax.dialect.ops.transforms import CallOp
+from mjax.dialect.values import is_argument
+from mjax.passes.perturbation_deps import Dependencies, operands_reaching
 from mjax.primitive import tangent_aval
 
 
@@ -97,7 +96,7 @@ class _Level:
 
     def __init__(self, block, roots):
         self.block = block          # the entry block of the differentiated function
-        self.roots = roots          # its differentiated arguments (ir.Values)
+        self.roots = roots          # its differentiated arguments (IR values)
         self.cleared: set = set()   # values known unperturbed (custom_jvp symbolic zeros)
 
 
@@ -164,7 +163,7 @@ def perturbation(x, level: int):
     if entry is None or not x.trace.active:
         return None
     traces = {t.block: t for t in trace_stack()}
-    deps = _Dependencies()
+    deps = Dependencies()
     todo, seen, maybe = [(x.value, True)], set(), False
     while todo:
         v, sure = todo.pop()
@@ -175,7 +174,7 @@ def perturbation(x, level: int):
             if sure:
                 return True
             maybe = True
-        elif isinstance(v, ir.BlockArgument):
+        elif is_argument(v):
             if v.owner == entry.block:
                 continue        # an argument this level does not differentiate
             trace = traces.get(v.owner)
@@ -188,7 +187,7 @@ def perturbation(x, level: int):
             elif source is not False:
                 todo.append((source.value, sure))
         else:
-            exact, inexact = _operands_reaching(v, deps)
+            exact, inexact = operands_reaching(v, deps)
             todo.extend((o, sure) for o in exact)
             todo.extend((o, False) for o in inexact)
     return None if maybe else False
@@ -208,66 +207,6 @@ def note_query() -> None:
 def perturbed(x, level: int) -> bool:
     """Whether differentiation `level` may perturb `x` (`perturbation` not False)."""
     return perturbation(x, level) is not False
-
-
-def _operands_reaching(v, deps) -> tuple[list, list]:
-    """(the operands of `v`'s op that `v` surely depends on if they are perturbed, those
-    it may depend on): none through stop_gradient; for a `jaxpr.call`, those its callee's
-    result depends on; all, but only maybe, for ops with regions (not looked into); all
-    for other ops."""
-    op = v.owner.operation
-    if op.name == StopGradientOp.OPERATION_NAME:
-        return [], []
-    operands = list(op.operands)
-    if len(op.regions):
-        return [], operands
-    if op.name == CallOp.OPERATION_NAME:
-        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        exact, inexact = deps.reaching(op, callee, v.result_number)
-        return [operands[i] for i in exact], [operands[i] for i in inexact]
-    return operands, []
-
-
-class _Dependencies:
-    """Which arguments of the functions each of their results depends on (surely, maybe),
-    memoized. (A walk may cross from a trace into an enclosing one of another module:
-    eval_shape traces into a module of its own.)"""
-
-    def __init__(self):
-        self.tables: dict = {}
-        self.memo: dict = {}
-
-    def _function(self, call: ir.Operation, name: str) -> ir.Operation:
-        module = call.parent
-        while module.name != "builtin.module":
-            module = module.parent
-        table = self.tables.get(module)
-        if table is None:
-            table = self.tables[module] = ir.SymbolTable(module)
-        return table[name].operation
-
-    def reaching(self, call: ir.Operation, name: str, j: int) -> tuple[frozenset, frozenset]:
-        fn = self._function(call, name)
-        key = (fn, j)
-        if key not in self.memo:
-            self.memo[key] = (frozenset(), frozenset(range(
-                len(fn.regions[0].blocks[0].arguments))))   # (a recursive call: maybe all)
-            ops = fn.regions[0].blocks[0].operations
-            ret = ops[len(ops) - 1].operation
-            exact, inexact, todo, seen = set(), set(), [(ret.operands[j], True)], set()
-            while todo:
-                v, sure = todo.pop()
-                if (v, sure) in seen or (v, True) in seen:
-                    continue
-                seen.add((v, sure))
-                if isinstance(v, ir.BlockArgument):
-                    (exact if sure else inexact).add(v.arg_number)
-                else:
-                    e, i = _operands_reaching(v, self)
-                    todo.extend((o, sure) for o in e)
-                    todo.extend((o, False) for o in i)
-            self.memo[key] = (frozenset(exact), frozenset(inexact - exact))
-        return self.memo[key]
 
 
 __all__ = ["SymbolicZero", "differentiating", "note_query", "perturbation", "perturbed",

@@ -14,31 +14,19 @@ in its inputs with JAX's error:
 from __future__ import annotations
 
 import numpy as np
-from jaxlib.mlir import ir
 
 from mjax import dtypes as _dt
 from mjax import trace_trees, tree_util
 from mjax.core import aval_of_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-from mjax.dialect.types import ShapedArray, aval_of
+from mjax.dialect.types import ShapedArray
 from mjax.jitted import Jitted
 from mjax.lax import convert_element_type, full
-from mjax.passes.custom_rules import custom_attribute
+from mjax.passes.linearity import check_linear
 from mjax.ad.staging import staged
 from mjax.staging import emit, stage_function
 from mjax.source_info import wraps
-
-# Primitives with no transpose rule in JAX (not linear in any operand).
-_NONLINEAR = frozenset("""
-    sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh exp exp2 log log1p expm1
-    logistic sqrt rsqrt cbrt pow integer_pow square abs sign max min erf erfc erf_inv
-    lgamma digamma igamma igammac random_gamma_grad bessel_i0e bessel_i1e atan2 rem floor
-    ceil round nextafter is_finite tan sort argmax argmin reduce_max reduce_min
-    reduce_prod reduce_and reduce_or cumprod cummax cummin polygamma zeta custom_vjp_call
-""".split())
-# Linear in each operand, so not in two at once.
-_BILINEAR = frozenset(("mul", "dot_general", "conv_general_dilated"))
 
 
 def linear_transpose(fun, *primals, reduce_axes=()):
@@ -121,56 +109,6 @@ def _is_struct(x) -> bool:
 def _check_linear(traced, integers: bool) -> None:
     """Raises JAX's error for an op that is not linear in the inputs. `integers`: an
     integer -> integer function, whose integer values can be linear."""
-    table = ir.SymbolTable(traced.module.operation)
-    block = table[traced.name].regions[0].blocks[0]
-    # (the block's arguments past the inputs are captured values: constants here)
-    inputs = list(block.arguments)[:len(traced.in_avals)]
     kinds = (np.inexact, np.integer) if integers else (np.inexact,)
-
-    def can_be_linear(v) -> bool:
-        dtype = aval_of(v.type).dtype
-        return any(_dt.issubdtype(dtype, k) for k in kinds)
-    _walk(table, block, {a for a in inputs if can_be_linear(a)}, set(), can_be_linear)
-
-
-def _is_linear_call(op) -> bool:
-    """Whether a custom_vjp call is a `linear_call`'s, which JAX transposes with the
-    user's transpose function (mjax.custom_derivatives.linear_call marks it)."""
-    return bool(custom_attribute(op, "is_linear_call", False))
-
-
-def _walk(table, block, linear: set, seen: set, can_be_linear) -> set:
-    """Marks the values of `block` that depend on `linear` ones; raises JAX's error at
-    the first op that is not linear in them. Returns the linear results of the block's
-    terminator operands."""
-    for op in block.operations:
-        op = op.operation
-        ins = [i for i, v in enumerate(op.operands) if v in linear]
-        if not ins:
-            continue
-        name = op.name.split(".", 1)[-1]
-        if name == "linear_transpose" or (name == "custom_vjp_call" and _is_linear_call(op)):
-            # (a transpose is linear in its cotangents, and was checked when made)
-            linear.update(r for r in op.results if can_be_linear(r))
-            continue
-        if name in _NONLINEAR or (name == "div" and 1 in ins) or (
-                name in _BILINEAR and len(ins) > 1):
-            raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) "
-                                      f"for '{name}' not implemented")
-        if "callee" in op.attributes:
-            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-            if callee not in seen:
-                body = table[callee].regions[0].blocks[0]
-                _walk(table, body, {body.arguments[i] for i in ins
-                                    if i < len(body.arguments)
-                                    and can_be_linear(body.arguments[i])}, seen | {callee},
-                      can_be_linear)
-        for region in op.regions:
-            for inner in region.blocks:
-                # (conservatively: every block argument of a region reading a linear
-                # operand is linear)
-                _walk(table, inner,
-                      linear | {a for a in inner.arguments if can_be_linear(a)}, seen,
-                      can_be_linear)
-        linear.update(r for r in op.results if can_be_linear(r))
-    return linear
+    check_linear(traced.module, traced.name, len(traced.in_avals),
+                 lambda dtype: any(_dt.issubdtype(dtype, k) for k in kinds))
