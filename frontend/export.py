@@ -14,27 +14,28 @@ export_sharding.py. JAX: jax/_src/export/_export.py.
 """
 from __future__ import annotations
 
-import io
 import re
 import weakref
 from typing import Callable, Sequence
 
 import numpy as np
-from jaxlib import _jax
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax import dtypes as _dtypes
 from mjax import trace_trees, tree_util
 from mjax.ad import custom_vjp, vjp
 from mjax.core import aval_of_value, bind, to_numpy
-from mjax.dialect import context
+from mjax.dialect.functions import building, function_types, parse_module
 from mjax.dialect.ops.export import CallExportedOp
-from mjax.dialect.ops.structural import ConstantOp
 from mjax.dialect.types import ShapedArray, aval_of
+from mjax.dialect.values import i32_attr, set_attr, set_strings
 from mjax.jitted import Jitted, jit
 from mjax.lax import convert_element_type
 from mjax.lowering import lower_module, lowering_for_platform
+from mjax.passes.export_module import (add_platform_index, custom_call_targets,
+                                       first_global_constant, inline_captured,
+                                       module_strings, name_arguments, portable_artifact,
+                                       read_artifact, read_stablehlo, signature_text,
+                                       static_inputs)
 from mjax.passes.ir_util import main_function
 from mjax.passes.weak_cotangents import STRONG_COTANGENTS
 from mjax.placement import default_backend
@@ -146,11 +147,9 @@ class Exported:
     def mlir_module(self) -> str:
         """The StableHLO text of the module."""
         if self._text is None:
-            with context():
-                module = hlo.deserialize_portable_artifact(context(),
-                                                           self.mlir_module_serialized)
-                # (with locations, as JAX prints it: @main's arguments are named)
-                self._text = module.operation.get_asm(enable_debug_info=True)
+            module = read_artifact(self.mlir_module_serialized)
+            # (with locations, as JAX prints it: @main's arguments are named)
+            self._text = module.operation.get_asm(enable_debug_info=True)
         return self._text
 
     def __str__(self):
@@ -235,7 +234,7 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
         return Exported(
             fun_name=traced.fun_name, in_tree=tr.in_tree, in_avals=in_avals,
             out_tree=tr.out_tree, out_avals=out_avals, platforms=actual,
-            mlir_module_serialized=_portable_artifact(module, layout is not None),
+            mlir_module_serialized=portable_artifact(module, layout is not None),
             disabled_safety_checks=disabled_checks,
             nr_devices=1 if layout is None else layout[2].size,
             in_named_shardings=None if layout is None else layout[0],
@@ -282,46 +281,23 @@ def _arg_names(fun_jit, args, kwargs) -> list[str] | None:
     return names
 
 
-def _name_arguments(main: ir.Operation, names) -> None:
-    """Gives @main's arguments the locations loc("<name>"), as JAX's exported modules."""
-    block = main.regions[0].blocks[0]
-    n = len(block.arguments)
-    if names is None or len(names) != n:
-        return
-    for arg, name in zip(list(block.arguments), names):
-        new = block.add_argument(arg.type, ir.Location.name(name))
-        arg.replace_all_uses_with(new)
-    for _ in range(n):
-        block.erase_argument(0)
-
-
 def _lower_for_export(traced, platform_index: bool, arg_names=None,
-                      layout=None) -> ir.Module:
+                      layout=None):
     """The StableHLO module of a `jit(f).trace(...)`: captured arrays become constants
     (an exported module takes only the user's arguments), named as JAX names it; with a
     `layout` (export_sharding.export_layout), lowered for its mesh."""
     tr = traced._traced
-    with context(), ir.Location.unknown(context()):
-        module = ir.Module.parse(traced.as_text(debug_info=True))
-        main = _main_of(module)
-        block = main.regions[0].blocks[0]
-        n = len(tr.in_avals)
-        for j, c in enumerate(tr.captured):
-            value = np.asarray(to_numpy(c))
-            if isinstance(getattr(c, "dtype", None), _dtypes.KeyType) or \
-                    value.dtype == object:
-                raise NotImplementedError("mjax.export: a function closing over PRNG key "
-                                          "arrays cannot be exported yet; pass the keys "
-                                          "as arguments")
-            const = ConstantOp.create([], [ShapedArray(value.shape, value.dtype)],
-                                      {"value": value},
-                                      ip=ir.InsertionPoint.at_block_begin(block))
-            block.arguments[n + j].replace_all_uses_with(const.results[0])
-        for _ in tr.captured:
-            block.erase_argument(n)
-        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
-        main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in block.arguments], list(ftype.results)))
+    module = parse_module(traced.as_text(debug_info=True))
+    consts = []
+    for c in tr.captured:
+        value = np.asarray(to_numpy(c))
+        if isinstance(getattr(c, "dtype", None), _dtypes.KeyType) or value.dtype == object:
+            raise NotImplementedError("mjax.export: a function closing over PRNG key "
+                                      "arrays cannot be exported yet; pass the keys "
+                                      "as arguments")
+        consts.append(value)
+    inline_captured(_main_of(module), len(tr.in_avals), consts)
+    with building():
         if layout is None:
             lower_module(module)
         else:
@@ -330,50 +306,26 @@ def _lower_for_export(traced, platform_index: bool, arg_names=None,
             add_shape_assertions(module, tr.in_avals)
             constraints = scope_of(tr.in_avals)._constraints_str
             if constraints:
-                module.operation.attributes[_CONSTRAINTS_ATTR] = ir.ArrayAttr.get(
-                    [ir.StringAttr.get(c) for c in constraints])
-        _name_arguments(_main_of(module), arg_names)
+                set_strings(module.operation, _CONSTRAINTS_ATTR, constraints)
+        name_arguments(_main_of(module), arg_names)
         _name_as_jax(module, traced.fun_name, tr.out_tree)
-        module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(
-            is_polymorphic(tr.in_avals))
+        set_attr(module.operation, "jax.uses_shape_polymorphism",
+                 bool(is_polymorphic(tr.in_avals)))
         if layout is not None:
-            module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(32), layout[2].size)
+            module.operation.attributes["mhlo.num_partitions"] = i32_attr(layout[2].size)
         if platform_index:
-            _add_platform_index(module)
+            add_platform_index(module)
     return module
 
 
-def _main_of(module: ir.Module) -> ir.Operation:
+def _main_of(module):
     main = main_function(module)
     if main is None:
         raise ValueError("the lowered module has no @main")
     return main
 
 
-def _add_platform_index(module: ir.Module) -> None:
-    """Multi-platform calling convention: @main takes an i32 platform index first (our
-    lowering is the same on every platform, so it is unused)."""
-    from jaxlib.mlir.dialects import func as func_d
-    main = _main_of(module)
-    table = ir.SymbolTable(module.operation)
-    table.set_symbol_name(main, "_main_one_platform")
-    main.attributes["sym_visibility"] = ir.StringAttr.get("private")
-    ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
-    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
-    with ir.InsertionPoint(module.body):
-        new = func_d.FuncOp("main", ([i32] + list(ftype.inputs), list(ftype.results)))
-        attrs = [ir.DictAttr.get({"jax.global_constant":
-                                  ir.StringAttr.get("_platform_index")})]
-        new.arg_attrs = ir.ArrayAttr.get(attrs + [ir.DictAttr.get({})] * len(ftype.inputs))
-        block = new.add_entry_block()
-    with ir.InsertionPoint(block):
-        call = func_d.CallOp(list(ftype.results), ir.FlatSymbolRefAttr.get(
-            "_main_one_platform"), list(block.arguments)[1:])
-        func_d.ReturnOp(list(call.results))
-
-
-def _check_custom_calls(module: ir.Module, disabled_checks) -> None:
+def _check_custom_calls(module, disabled_checks) -> None:
     allowed = set(_STABLE_CUSTOM_CALLS)
     for dc in disabled_checks:
         if not isinstance(dc, DisabledSafetyCheck):
@@ -381,30 +333,12 @@ def _check_custom_calls(module: ir.Module, disabled_checks) -> None:
                              f"{dc!r}")
         if dc.is_custom_call() is not None:
             allowed.add(dc.is_custom_call())
-    bad = []
-
-    def visit(op):
-        if op.name == "stablehlo.custom_call":
-            target = ir.StringAttr(op.attributes["call_target_name"]).value
-            if target not in allowed and "ALL" not in allowed:
-                bad.append(f"{target} at {op.location}")
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
+    bad = [f"{target} at {loc}" for target, loc in custom_call_targets(module)
+           if target not in allowed and "ALL" not in allowed]
     if bad:
         raise ValueError("Cannot serialize code with custom calls whose targets have no "
                          "compatibility guarantees (host callbacks cannot be serialized). "
                          "Examples are:\n" + "\n".join(bad) + ".\n")
-
-
-def _portable_artifact(module: ir.Module, with_sdy: bool = False) -> bytes:
-    """A StableHLO portable artifact (CHLO legalized), readable by StableHLO consumers at
-    least four weeks older than this jaxlib; `with_sdy`: Shardy's meshes and shardings
-    kept as such (as JAX serializes for a backend using Shardy)."""
-    target = hlo.get_version_from_compatibility_requirement(
-        hlo.StablehloCompatibilityRequirement.WEEK_4)
-    buf = io.BytesIO()
-    module.operation.write_bytecode(buf)
-    return _jax.mlir.serialize_portable_artifact(buf.getvalue(), target, with_sdy)
 
 
 # ---- the VJP ------------------------------------------------------------------------------
@@ -648,12 +582,7 @@ def _make_exported(*, vjp, disabled_safety_checks, **fields) -> Exported:
 
 def _module_constraints(artifact: bytes) -> tuple:
     """The symbolic constraints export recorded in the module (none in JAX's exports)."""
-    with context():
-        module = hlo.deserialize_portable_artifact(context(), artifact)
-        attrs = module.operation.attributes
-        if _CONSTRAINTS_ATTR not in attrs:
-            return ()
-        return tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs[_CONSTRAINTS_ATTR]))
+    return module_strings(read_artifact(artifact), _CONSTRAINTS_ATTR)
 
 
 def deserialize(blob) -> Exported:
@@ -679,32 +608,20 @@ def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
     `arg_avals`, the flat arguments' avals. Not in JAX's API; for tf2jax's XlaCallModule
     rule."""
     shipped = None if isinstance(module, str) else _SHIPPED.get(bytes(module))
-    with context(), ir.Location.unknown(context()):
-        if isinstance(module, str):
-            parsed = ir.Module.parse(module)
-        else:
-            module = bytes(module)
-            try:
-                parsed = hlo.deserialize_portable_artifact(context(), module)
-            except Exception:   # noqa: BLE001  (not an artifact: plain bytecode)
-                parsed = ir.Module.parse(module)
+    with building():
+        parsed = read_stablehlo(module)
         main = _main_of(parsed)
-        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
-        if arg_avals is not None and not all(
-                ir.ShapedType(t).has_static_shape for t in ftype.inputs):
-            parsed = ir.Module.parse(refined_module(parsed.operation.get_asm(),
-                                                    tuple(arg_avals)))
+        if arg_avals is not None and not static_inputs(main):
+            parsed = parse_module(refined_module(parsed.operation.get_asm(),
+                                                 tuple(arg_avals)))
             main = _main_of(parsed)
-            ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
             if shipped is not None and is_polymorphic(shipped.in_avals):
                 shipped = _refined(shipped, bind_dimension_variables(
                     fun_name, shipped.in_avals, [a.shape for a in arg_avals]))
-        inputs = list(ftype.inputs)
-        arg_attrs = (list(ir.ArrayAttr(main.attributes["arg_attrs"]))
-                     if "arg_attrs" in main.attributes else [])
+        inputs, results = function_types(main)
         plats = tuple(_canonical_platform(p) for p in platforms)
-        if arg_attrs and "jax.global_constant" in ir.DictAttr(arg_attrs[0]):
-            name = ir.DictAttr(arg_attrs[0])["jax.global_constant"]
+        name = first_global_constant(main)
+        if name is not None:
             if len(plats) < 2:     # the platform index comes first only then
                 raise NotImplementedError(
                     f"from_stablehlo: @main takes the global constant {name} first: a "
@@ -713,11 +630,12 @@ def from_stablehlo(module, *, platforms: Sequence[str] = ("cpu",),
             inputs = inputs[1:]
         try:
             in_avals = [aval_of(t) for t in inputs]
-            out_avals = [aval_of(t) for t in ftype.results]
+            out_avals = [aval_of(t) for t in results]
         except TypeError as e:
-            raise NotImplementedError(f"from_stablehlo: @main's signature {ftype} has a "
+            raise NotImplementedError(f"from_stablehlo: @main's signature "
+                                      f"{signature_text(main)} has a "
                                       f"type mjax cannot call ({e})") from None
-        artifact = _portable_artifact(parsed)
+        artifact = portable_artifact(parsed)
     return Exported(fun_name=fun_name,
                     in_tree=trace_trees.tree_structure((tuple(range(len(in_avals))), {})),
                     in_avals=in_avals,

@@ -3,16 +3,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-import warnings
-
-from jaxlib.mlir import ir
 
 from mjax.config import config
-from mjax.dialect import aval_of, context
+from mjax.dialect.functions import building
 from mjax.dialect.shape_poly import is_symbolic_dim
-from mjax.dialect.symbols import main_function
+from mjax.dialect.values import set_attr
 from mjax.passes import run_pipeline
-from mjax.passes.analyses import copy_facts
+from mjax.passes.module_edits import (alias_donated_inputs,  # noqa: F401  (re-exported)
+                                      clone_module, name_main_arguments)
 from mjax.passes.user_passes import Checked, instantiate, pass_list
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.rules.op_names import JIT_NAMES
@@ -45,23 +43,18 @@ def module_name(fun_name: str) -> str:
     return name
 
 
-def name_as_jax(module: ir.Module, fun_name: str, arg_names=None) -> None:
+def name_as_jax(module, fun_name: str, arg_names=None) -> None:
     """Names a jit's traced module @jit_<name> and its @main's arguments by what they are
     passed to (loc("x"), loc("params['w']")), as JAX's lowering does: jaxpr-to-stablehlo
     then names each op `jit(<name>)/<primitive>`, and XLA its HLO instructions (x.1,
     sin.1) and their op_name metadata."""
-    with context():
-        module.operation.attributes["sym_name"] = ir.StringAttr.get(module_name(fun_name))
-        main = main_function(module)
-        if main is None or not arg_names:
-            return
-        args = main.regions[0].blocks[0].arguments
-        for i, name in enumerate(arg_names[:len(args)]):
-            args[i].set_location(ir.Location.name(name))
+    set_attr(module.operation, "sym_name", module_name(fun_name))
+    if arg_names:
+        name_main_arguments(module, arg_names)
 
 
-def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False,
-                 backend: str | None = None) -> ir.Module | None:
+def lower_module(module, user_passes=(), keep_jaxpr: bool = False,
+                 backend: str | None = None):
     """Runs the pipeline in place (verifying after each pass when configured), with
     `user_passes` (a list of Pass instances or flags) at their points; `keep_jaxpr`
     returns a copy of the last `jaxpr` form, just before lowering to StableHLO."""
@@ -74,7 +67,7 @@ def lower_module(module: ir.Module, user_passes=(), keep_jaxpr: bool = False,
     # (one device unless the many-device path said otherwise: spmd/jit.py)
     token = CALLER_DEVICES.set(1) if CALLER_DEVICES.get() is None else None
     try:
-        with context(), ir.Location.unknown(context()):
+        with building():
             run_pipeline(module, pipeline[:cut], after_each=after)
             jaxpr = clone_module(module) if keep_jaxpr else None
             run_pipeline(module, pipeline[cut:], after_each=after)
@@ -154,7 +147,7 @@ def pipeline_for(platform: str | None = None) -> list:
     return kernel_pipeline(platform_record(platform).pallas_pass)
 
 
-def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None,
+def lower_to_stablehlo(module, donated=None, out_avals=None,
                        annotate=None, user_passes=(), aliases=None, backend=None,
                        finishing=()) -> Printed:
     """Lowers `module` in place and prints it once for the backend (passes/pipeline.py
@@ -170,7 +163,7 @@ def lower_to_stablehlo(module: ir.Module, donated=None, out_avals=None,
         alias_donated_inputs(module, donated or (), aliases or {})
     if annotate is not None:        # e.g. shardings of a jit over many devices
         annotate(module)
-    with context(), ir.Location.unknown(context()):
+    with building():
         return print_for_backend(module, [p for p in finishing if p is not None])
 
 
@@ -192,64 +185,3 @@ def compile_printed(printed: Printed, backend, devices=None, **kwargs):
     if printed.partitioning is not None:
         kwargs["partitioning"] = printed.partitioning
     return backend.compile(printed.text, devices, host_callbacks=callbacks, **kwargs)
-
-
-def alias_donated_inputs(module: ir.Module, donated, aliases=None) -> None:
-    """Marks each donated argument of @main `tf.aliasing_output = j` for the first
-    unclaimed result of its shape and dtype (JAX: mlir._set_up_aliases), after the pairs
-    of `aliases` ({argument: result}); warns, as JAX does, about donated arguments no
-    result can reuse."""
-    aliases = aliases or {}
-    main = main_function(module).opview
-    ftype = ir.FunctionType(main.type)
-    free: dict = {}
-    for j, t in enumerate(ftype.results):
-        if j not in aliases.values():
-            free.setdefault(str(t), []).append(j)
-    unused = []
-    with context():
-        # (a DictAttr iterates over NamedAttributes: sharded arguments have some)
-        attrs = [{n.name: n.attr for n in ir.DictAttr(a)} if a is not None else {}
-                 for a in (main.arg_attrs if "arg_attrs" in main.attributes
-                           else [None] * len(ftype.inputs))]
-
-        def alias(i, j):
-            attrs[i] = {**{k: attrs[i][k] for k in attrs[i]},
-                        "tf.aliasing_output": ir.IntegerAttr.get(
-                            ir.IntegerType.get_signless(32), j)}
-        for i, j in aliases.items():
-            alias(i, j)
-        for i, (t, d) in enumerate(zip(ftype.inputs, donated)):
-            if not d or i in aliases:
-                continue
-            slots = free.get(str(t))
-            if slots:
-                alias(i, slots.pop(0))
-            else:
-                unused.append(_aval_text(t))
-        main.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attrs])
-    if unused:
-        warnings.warn(f"Some donated buffers were not usable: {', '.join(unused)}.\n"
-                      f"See an explanation at "
-                      f"https://docs.jax.dev/en/latest/faq.html#buffer-donation.")
-
-
-def _aval_text(t: ir.Type) -> str:
-    a = aval_of(t)
-    return f"ShapedArray({a.dtype.name}[{','.join(map(str, a.shape))}])"
-
-
-def clone_module(module: ir.Module) -> ir.Module:
-    """A deep copy of `module` (ops, attributes, locations) in mjax's context: the C++
-    clone of each top-level op, ~30x cheaper than printing and parsing the module."""
-    with context():
-        new = ir.Module.create(module.operation.location)
-        ip = ir.InsertionPoint(new.body)
-        for op in module.body.operations:
-            op.operation.clone(ip=ip)
-        attrs = module.operation.attributes
-        for i in range(len(attrs)):
-            named = attrs[i]
-            new.operation.attributes[named.name] = named.attr
-    copy_facts(module, new)      # (what the tracer found of the module: passes/analyses.py)
-    return new

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 
-from jaxlib.mlir import ir
-
 from mjax import dtypes
 from mjax.dialect import OPS, aval_of
 from mjax.dialect.attributes import Dim, Shape, decode
 from mjax.dialect.types import KEY_TAGS, ShapedArray
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK
+from mjax.dialect.values import attr as attribute_of, is_argument, set_attr
 from mjax.hijax_tracer import HI_TYPES, hi_signature
 from mjax.lax.indexing import (GatherDimensionNumbers, GatherScatterMode,
                                ScatterDimensionNumbers)
@@ -175,7 +174,7 @@ class _Printer:
                 self.preset[arg] = self.env[v]
         ret = list(block.operations)[-1].operation
         for v, r in zip(ret.operands, op.results):
-            if isinstance(v.owner, ir.Block) or v in self.preset:
+            if is_argument(v) or v in self.preset:
                 continue
             if r in self.env:
                 self.preset[v] = self.env[r]
@@ -390,15 +389,13 @@ _N_CAPTURED = "mjax.n_captured"
 def mark_captured(func_op, n: int) -> None:
     """Records on a nested jit's function that its last `n` arguments are captured values
     (a closure's), which JAX's jaxprs list first."""
-    with func_op.context:
-        func_op.attributes[_N_CAPTURED] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(64), n)
+    set_attr(func_op, _N_CAPTURED, int(n))
 
 
 def _n_captured(block) -> int:
     try:
-        return int(ir.IntegerAttr(block.region.owner.attributes[_N_CAPTURED]).value)
-    except (KeyError, AttributeError):
+        return int(attribute_of(block.region.owner, _N_CAPTURED, 0))
+    except AttributeError:
         return 0
 
 

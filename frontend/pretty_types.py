@@ -27,21 +27,19 @@ typed: the printed text stays as it was.
 """
 from __future__ import annotations
 
-from jaxlib.mlir import ir
-
 from mjax.dialect import aval_of
 from mjax.dialect.ops.sharding import ShardingConstraintOp, dim_axes
 from mjax.dialect.ops.shard_map import ShardMapOp, entry_axes
+from mjax.dialect.values import is_argument, set_strings, strings
 from mjax.passes.ir_util import function_named
+from mjax.passes.print_expansion import FWD, SEED, USER
 from mjax.passes.rules.tables import SHARD
 from mjax.sharding_impls import (AbstractMesh, AxisType, NamedSharding, PartitionSpec,
                                  use_abstract_mesh)
 from mjax.sharding_types import ShardedAval, partial_axes, spec_entry, trace_op_types
 
-# Discardable marks pretty_expand leaves on the printed copy (the printer skips them).
-USER = "mjax.print_user_eqn"
-FWD = "mjax.print_fwd_eqn"
-SEED = "mjax.print_ct_seed"       # grad's cotangent seed (JAX reshards it)
+# Discardable marks on the printed copy (the printer skips them): passes/print_expansion's
+# USER, FWD, SEED, and:
 CT_TYPES = "mjax.print_ct_types"  # on an op using a vjp's results: their traced types
 
 # Ops acting on each partial alone (and adds): a cotangent's unreduced axes pass through.
@@ -226,8 +224,8 @@ class PrintTypes:
         for op in block.operations:       # (the cotangents grad & co. return)
             op = op.operation
             if CT_TYPES in op.attributes:
-                for text in ir.ArrayAttr(op.attributes[CT_TYPES]):
-                    k, found = _decode(ir.StringAttr(text).value, self.mesh)
+                for text in strings(op, CT_TYPES):
+                    k, found = _decode(text, self.mesh)
                     if op.operands[k] in made:
                         self.fixed[op.operands[k]] = found
         for op in reversed(list(block.operations)):
@@ -337,17 +335,15 @@ def mark_cotangent_types(traced_fn, copy_fn, type_specs) -> None:
         return
     for orig, op in zip(_walk(traced_fn), _walk(copy_fn)):
         if op.name != "jaxpr.vjp" or not any(
-                not isinstance(v.owner, ir.Block) and SEED in v.owner.operation.attributes
+                not is_argument(v) and SEED in v.owner.operation.attributes
                 for v in op.operands):
             continue     # (grad's vjps: the trace typed their results, set_cotangent_types)
         for mine, r in zip(orig.results, op.results):
             text = _encode(type_specs.get(mine))
             for use in r.uses:
                 user = use.owner.operation
-                notes = list(ir.ArrayAttr(user.attributes[CT_TYPES])) \
-                    if CT_TYPES in user.attributes else []
-                notes.append(ir.StringAttr.get(f"{use.operand_number}:{text}"))
-                user.attributes[CT_TYPES] = ir.ArrayAttr.get(notes)
+                set_strings(user, CT_TYPES,
+                            strings(user, CT_TYPES) + [f"{use.operand_number}:{text}"])
 
 
 def _walk(fn) -> list:

@@ -17,7 +17,6 @@ on @main's arguments and results, and XLA's GSPMD propagation for the rest.
 from __future__ import annotations
 
 import numpy as np
-from jaxlib.mlir import ir
 
 from mjax import trace_trees, tree_util
 from mjax.array import Array
@@ -25,9 +24,12 @@ from mjax.cache_miss_log import arg_names, describer
 from mjax.config import config
 from mjax.core import to_numpy
 from mjax.dialect import attributes as A
-from mjax.dialect import context
+from mjax.dialect.functions import building, function_types
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK, ShardingConstraintOp
 from mjax.dialect.ops.shard_map import ShardMapOp
+from mjax.dialect.values import (function_arg_attrs, function_result_attrs,
+                                 set_function_arg_attrs, set_function_result_attrs,
+                                 type_shape)
 from mjax.lowering import (alias_donated_inputs, clone_module, compile_pipeline,
                            lower_module, step_names)
 from mjax.passes import run_pipeline
@@ -252,22 +254,16 @@ def _common_mesh(shardings):
 
 def annotate(module, in_shardings, out_shardings, out_avals) -> None:
     """Writes `mhlo.sharding` on @main's arguments and on the results given a sharding."""
-    main = main_function(module).opview
-    ftype = ir.FunctionType(main.type)
-    with context():
-        def with_sharding(old, text):
-            d = {} if old is None else {n.name: n.attr for n in ir.DictAttr(old)}
-            if text is not None:
-                d["mhlo.sharding"] = ir.StringAttr.get(text)
-            return ir.DictAttr.get(d)
-        old_args = list(main.arg_attrs) if "arg_attrs" in main.attributes else \
-            [None] * len(ftype.inputs)
-        main.arg_attrs = ir.ArrayAttr.get([
-            with_sharding(old, str(s.hlo_sharding(len(_shape(t)))) if s is not None else None)
-            for old, s, t in zip(old_args, in_shardings, ftype.inputs)])
-        main.result_attrs = ir.ArrayAttr.get([
-            with_sharding(None, str(s.hlo_sharding(len(a.shape))) if s is not None else None)
-            for s, a in zip(out_shardings, out_avals)])
+    main = main_function(module)
+    ins, _ = function_types(main)
+
+    def with_sharding(d, s, rank):
+        return d if s is None else {**d, "mhlo.sharding": str(s.hlo_sharding(rank))}
+    set_function_arg_attrs(main, [
+        with_sharding(d, s, len(type_shape(t)))
+        for d, s, t in zip(function_arg_attrs(main), in_shardings, ins)])
+    set_function_result_attrs(main, [with_sharding({}, s, len(a.shape))
+                                     for s, a in zip(out_shardings, out_avals)])
 
 
 def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
@@ -298,7 +294,7 @@ def _lower(module, in_shardings, out_shardings, out_avals, mesh, donated, finish
     if config.read("mjax_verify_each_pass") or config.read("jax_enable_checks"):
         def after(name, m):
             run_pipeline(m, "jaxpr-verify")
-    with context(), ir.Location.unknown(context()):
+    with building():
         run_pipeline(module, pipeline[:cut], after_each=after)
         jaxpr = None if finishing is not None else clone_module(module)
         main = main_function(module)
@@ -335,7 +331,7 @@ def _finish(module, donated, annotate_fn, finishing, jaxpr):
         annotate_fn(module)
     if finishing is None:
         return jaxpr
-    with context(), ir.Location.unknown(context()):
+    with building():
         return print_for_backend(module, finishing, partitioned=True)
 
 
@@ -371,12 +367,10 @@ def _shardy_can_carry(module, main, mesh) -> bool:
 def _write_annotations(main, in_shardings, out_shardings, mesh) -> None:
     """`mjax.sharding` (the propagation pass's sources) on @main's arguments and on the
     results given a sharding."""
-    from jaxlib.mlir import ir
     axes, shape = tuple(mesh.axis_names), tuple(mesh.axis_sizes)
     encoded: dict = {}
 
-    def attrs(old, sharding, rank):
-        d = {} if old is None else {n.name: n.attr for n in ir.DictAttr(old)}
+    def attrs(d, sharding, rank):
         if sharding is not None:
             spec = tuple(",".join(sharding.spec.axes_of(i)) for i in range(rank))
             partial = tuple(a for a in axes if a in unreduced_of(sharding))
@@ -386,17 +380,12 @@ def _write_annotations(main, in_shardings, out_shardings, mesh) -> None:
                     fields["unreduced"] = partial
                 encoded[spec, partial] = A.encode(fields)
             d["mjax.sharding"] = encoded[spec, partial]
-        return ir.DictAttr.get(d)
-    ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
-    n_in, n_out = len(ftype.inputs), len(ftype.results)
-    old_args = (list(ir.ArrayAttr(main.attributes["arg_attrs"]))
-                if "arg_attrs" in main.attributes else [None] * n_in)
-    old_res = (list(ir.ArrayAttr(main.attributes["res_attrs"]))
-               if "res_attrs" in main.attributes else [None] * n_out)
-    main.attributes["arg_attrs"] = ir.ArrayAttr.get([
-        attrs(o, s, len(_shape(t))) for o, s, t in zip(old_args, in_shardings, ftype.inputs)])
-    main.attributes["res_attrs"] = ir.ArrayAttr.get([
-        attrs(o, s, len(_shape(t))) for o, s, t in zip(old_res, out_shardings, ftype.results)])
+        return d
+    ins, outs = function_types(main)
+    set_function_arg_attrs(main, [attrs(d, s, len(type_shape(t))) for d, s, t in
+                                  zip(function_arg_attrs(main), in_shardings, ins)])
+    set_function_result_attrs(main, [attrs(d, s, len(type_shape(t))) for d, s, t in
+                                     zip(function_result_attrs(main), out_shardings, outs)])
 
 
 def typed_out_shardings(outs, traced, mesh) -> list:
@@ -456,11 +445,6 @@ def _one_device_out_shardings(outs, traced, mesh, types) -> list:
                 else NamedSharding(mesh, P())
         new.append(s)
     return new
-
-
-def _shape(t):
-    from jaxlib.mlir import ir
-    return ir.RankedTensorType(t).shape
 
 
 def laid_out(x, sharding) -> bool:
