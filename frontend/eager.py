@@ -16,6 +16,7 @@ from mjax.config import config
 from mjax.dialect import context, tensor_type
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.dtype_rules import is_inexact
+from mjax.dispatch import execute
 from mjax.dtypes import aval_of_value
 from mjax.errors import UnexpectedTracerError
 from mjax.lowering import (compile_printed, finishing_passes, lowering_platform_option,
@@ -136,25 +137,9 @@ def apply_eager(opcls, args, avals, params, weak=None):
     if _read("jax_no_execution") if overridden else _VALUES["jax_no_execution"]:
         raise RuntimeError(f"JAX tried to execute function {opcls.OPERATION_NAME}, but "
                            f"the no_execution config option is set")
-    try:
-        if run is None:
-            results = exe.execute(bufs)
-        else:
-            try:
-                results = run(bufs)
-            except Exception:  # (execute explains errors and moves buffers between devices)
-                results = exe.execute(bufs)
-            else:
-                results = results.consume_with_handlers(handlers)
-    except Exception:
-        for x in args:   # (an op on a deleted or donated array: the Array's RuntimeError,
-            if type(x) is Array:   # as JAX's eager ops raise, not Execute()'s ValueError)
-                x._check_alive()
-        raise
-    if len(results) == 1:
-        outs = [Array(results[0], out_avals[0])]
-    else:
-        outs = [Array(b, a) for b, a in zip(results, out_avals)]
+    # (an op on a deleted or donated array: the Array's RuntimeError, as JAX's eager ops
+    # raise, not Execute()'s ValueError)
+    outs = execute(exe, bufs, out_avals, args, run, handlers, True)
     if (_read("jax_debug_nans") or _read("jax_debug_infs")) if overridden else (
             _VALUES["jax_debug_nans"] or _VALUES["jax_debug_infs"]):
         _check_nonfinite(opcls, outs)

@@ -22,6 +22,7 @@ from jaxlib.mlir.dialects import sdy
 from mjax import trace_trees, tree_util
 from mjax.dialect import context
 from mjax.dialect.symbols import main_function
+from mjax.dispatch import execute
 from mjax.passes.pipeline import partitioning
 from mjax.array import Array
 from mjax.dialect.types import ShapedArray
@@ -183,7 +184,7 @@ def call_eager(exported, leaves, module_avals, platform_index) -> list:
     backend = get_backend(default_backend())
     exe = backend.compile(exported.mlir_module(), devices, num_partitions=len(devices),
                           out_avals=list(out_avals), partitioning=_partitioning(exported))
-    outs = exe.execute(bufs)
+    outs = execute(exe, bufs, None, leaves)
     return spmd.wrap_outputs(outs, list(out_avals), out_sh, exe, arg_mesh or mesh)
 
 

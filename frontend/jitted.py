@@ -36,6 +36,7 @@ from mjax.jit_entry import CacheEntry as _CacheEntry
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import describer
+from mjax.dispatch import execute
 from mjax.float0 import restore_float0
 from mjax.lowering import (compile_printed, finishing_passes, lower_to_stablehlo,
                            refuse_symbolic)
@@ -403,11 +404,7 @@ class Jitted:
             bufs += entry.const_bufs
         if config.read("jax_default_device") is not None:
             bufs = on_device(bufs, entry.executable.devices[0])
-        try:
-            outs = entry.executable.execute(bufs)
-        except Exception:
-            raise_if_deleted_by_user(leaves)
-            raise
+        outs = execute(entry.executable, bufs, None, leaves)
         if committed is not None:
             return commit_tree(self._results(entry, outs, args, kwargs))
         return self._results(entry, outs, args, kwargs)
@@ -424,7 +421,7 @@ class Jitted:
         captured = iter(c for i, c in entry.refs if i is None)
         bufs += [b if b is not None else next(captured)._buffer_value()._buf
                  for b in entry.const_bufs]
-        outs = entry.executable.execute(bufs)
+        outs = execute(entry.executable, bufs, None, leaves)
         n = len(entry.out_avals)
         for ref, buf in zip(refs, outs[n:]):
             ref._write_back(buf)
@@ -492,7 +489,7 @@ class Jitted:
         bufs += [b if b is not None else spmd.put_for(
                      v := next(captured)._buffer_value(), v.aval, replicated)
                  for b in entry.const_bufs]
-        outs = entry.executable.execute(bufs)
+        outs = execute(entry.executable, bufs, None, leaves)
         n = len(entry.out_avals)
         if entry.refs:      # (each ref's final value, after the outputs, written back)
             # (a Ref argument keeps the layout it came in; a captured one is replicated)

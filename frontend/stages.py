@@ -15,6 +15,7 @@ from mjax import memory_kinds
 from mjax.array import Array
 from mjax.config import config
 from mjax.dialect import context
+from mjax.dispatch import execute
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.float0 import restore_float0
 from mjax.lowering import (clone_module, compile_printed, compile_pipeline,
@@ -451,8 +452,7 @@ class Compiled(_Signature):
                                 get_backend().put(to_numpy(c)) for c in self._traced.captured]
         bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
                 for x in leaves]
-        outs = self._exe.execute(bufs + self._const_bufs)
-        arrays = [Array(b, a) for b, a in zip(outs, self._traced.out_avals)]
+        arrays = execute(self._exe, bufs + self._const_bufs, self._traced.out_avals, leaves)
         if getattr(self._exe, "custom_layouts", False):
             layout_api.mark_laid_out(arrays)
         return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, arrays))
@@ -462,7 +462,7 @@ class Compiled(_Signature):
         bufs = [spmd.put_for(x, a, sh) for x, a, sh in zip(
             leaves + list(self._traced.captured),
             avals + [aval_of_value(c) for c in self._traced.captured], in_shardings)]
-        outs = self._exe.execute(bufs)
+        outs = execute(self._exe, bufs, None, leaves)
         arrays = spmd.wrap_outputs(outs, self._traced.out_avals, out_shardings, self._exe,
                                    mesh)
         return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, arrays))

@@ -33,6 +33,7 @@ from mjax.dialect import aval_of, context
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.dtype_rules import is_inexact
 from mjax.dialect.types import KeyType
+from mjax.dispatch import execute
 from mjax.dtypes import aval_of_value, to_numpy
 from mjax.eager import apply_eager
 from mjax.lowering import compile_printed, finishing_passes, lower_to_stablehlo
@@ -345,7 +346,7 @@ def _run_group(module, operations, known):
             exe = _GROUP_CACHE[key] = compile_printed(printed, backend, out_avals=out_avals)
     args = [known.values[x] for x in inputs]
     bufs = [device_buffer(a, a.aval) for a in args]
-    return [Array(b, a) for b, a in zip(exe.execute(bufs), out_avals)]
+    return execute(exe, bufs, out_avals, args)
 
 
 def _functions_text(module, operations) -> str:

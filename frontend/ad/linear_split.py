@@ -26,7 +26,7 @@ from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
-from mjax.host_callbacks import errors_for_caller
+from mjax.dispatch import execute
 from mjax.lowering import compile_printed, finishing_passes, lower_to_stablehlo
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
@@ -150,7 +150,7 @@ class _Split:
         bufs = [x._buf if isinstance(x, Array) else
                 self.args[i]._buffer_value()._buf if i in refs else
                 get_backend().put(to_numpy(x)) for i, x in enumerate(self.args)]
-        res = entry.fwd_exe.execute(bufs)
+        res = execute(entry.fwd_exe, bufs, None, self.args)
         n = len(traced.out_avals)
         self.outs = [Array(b, a) for b, a in zip(res[:n], traced.out_avals)]
         for i, buf in zip(refs, res[n:self.n_out]):
@@ -189,9 +189,7 @@ class _Split:
         # vjp's bwd takes (residuals, cotangents); linearize's lin (tangents, residuals).
         bufs = (_buffers(residuals, self.res_avals) + bufs if self.kind == "vjp"
                 else bufs + list(self.residuals))
-        with errors_for_caller():
-            outs = self._entry.linear_exe().execute(bufs)
-        return [Array(b, a) for b, a in zip(outs, out_avals)]
+        return execute(self._entry.linear_exe(), bufs, out_avals, inputs)
 
 
 class _SplitEntry:
