@@ -3,8 +3,7 @@ needs no MLIR bindings): a new or parsed module, a function by symbol, a private
 of given types, renaming a symbol's uses.
 
     module = new_module(); fn = lookup(module, "f"); "f" in symbols_of(module)
-    fn, block = new_function(module, "g", arg_types, result_types, private=True)
-    end_function(fn, block, results)          # func.return, function type set
+    fn, block = new_function(module, "g", arg_types, visibility="private")
 """
 from __future__ import annotations
 
@@ -50,32 +49,17 @@ def rename_uses(old: str, new: str, root) -> None:
     ir.SymbolTable.replace_all_symbol_uses(old, new, root)
 
 
-def rename(module, fn, name: str) -> None:
-    """Renames function `fn` of `module` (its uses in the module too)."""
-    ir.SymbolTable(module.operation).set_symbol_name(fn, name)
-
-
-def new_function(module, name: str, arg_types, result_types=(), private: bool = False,
-                 at_start: bool = False):
-    """A func.func @name in `module` (at its end, or its start) with an entry block of
-    `arg_types`; returns (the function's op, the block)."""
+def new_function(module, name: str, arg_types, result_types=(), visibility=None):
+    """A func.func @name at the end of `module` with an entry block of `arg_types` and
+    `visibility` ("private", or None: public); returns (the func.func, its block)."""
     with building():
-        body = module.body if hasattr(module, "body") else module.regions[0].blocks[0]
-        ip = ir.InsertionPoint.at_block_begin(body) if at_start else ir.InsertionPoint(body)
-        with ip:
+        with ir.InsertionPoint(module.body):
             fn = func.FuncOp(name, (list(arg_types), list(result_types)))
-            if private:
-                fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            if visibility:
+                fn.attributes["sym_visibility"] = ir.StringAttr.get(visibility)
+        # (add_entry_block() without reading the types back from the function type)
         block = fn.regions[0].blocks.append(*arg_types)
-    return fn.operation, block
-
-
-def end_function(fn, block, results) -> None:
-    """Ends `block` (fn's body) with func.return of `results` and sets fn's type to
-    match."""
-    with building():
-        func.ReturnOp(list(results), ip=ir.InsertionPoint(block))
-        set_function_type(fn, [a.type for a in block.arguments], [v.type for v in results])
+    return fn, block
 
 
 def set_function_type(fn, arg_types, result_types) -> None:
@@ -90,20 +74,5 @@ def function_types(fn) -> tuple[list, list]:
     return list(t.inputs), list(t.results)
 
 
-def clone_ops_into(block, ops, mapping: dict) -> None:
-    """Copies `ops` (in order) to the end of `block`, their operands through `mapping`
-    (value -> value), which gains their results."""
-    ip = ir.InsertionPoint(block)
-    with building():
-        for o in ops:
-            o = o.operation
-            clone = o.clone(ip=ip)
-            for i, x in enumerate(o.operands):
-                if x in mapping:
-                    clone.operands[i] = mapping[x]
-            mapping.update(zip(o.results, clone.results))
-
-
-__all__ = ["building", "clone_ops_into", "end_function", "function_types", "lookup",
-           "new_function", "new_module", "parse_module", "rename", "rename_uses",
-           "set_function_type", "symbols_of"]
+__all__ = ["building", "function_types", "lookup", "new_function", "new_module",
+           "parse_module", "rename_uses", "set_function_type", "symbols_of"]

@@ -10,6 +10,8 @@ code needs no MLIR bindings of its own.
 """
 from __future__ import annotations
 
+import functools
+
 from jaxlib.mlir import ir
 
 from mjax.dialect.attributes import decode, encode
@@ -19,11 +21,6 @@ from mjax.dialect.context import context
 # ---- values -----------------------------------------------------------------------------
 def is_value(x) -> bool:
     return isinstance(x, ir.Value)
-
-
-def is_op(x) -> bool:
-    """An operation (not an OpView, not a block)."""
-    return isinstance(x, ir.Operation)
 
 
 def is_argument(v) -> bool:
@@ -56,20 +53,6 @@ def value_shape(v) -> tuple:
 
 def type_shape(t) -> tuple:
     return tuple(ir.ShapedType(t).shape)
-
-
-def value_rank(v) -> int:
-    return ir.ShapedType(v.type).rank
-
-
-def use_count(v) -> int:
-    return sum(1 for _ in v.uses)
-
-
-def parent_block(v):
-    """The block a value is defined in (its own block, for a block argument)."""
-    owner = v.owner
-    return owner if isinstance(owner, ir.Block) else owner.operation.block
 
 
 # ---- attributes ---------------------------------------------------------------------------
@@ -163,7 +146,9 @@ def i32_attr(value: int):
 
 
 # ---- locations ----------------------------------------------------------------------------
+@functools.cache
 def unknown_location():
+    """The unknown location (one object: entered as the default location, often)."""
     return ir.Location.unknown(context())
 
 
@@ -177,7 +162,7 @@ def named_location(name: str, child):
 
 __all__ = ["argument_number", "attr", "defining_op", "file_location",
            "function_arg_attrs", "function_result_attrs", "i32_attr", "is_argument",
-           "is_op", "is_value", "mark", "named_location", "parent_block", "result_number",
-           "set_attr", "set_bools", "set_function_arg_attrs", "set_strings", "strings", "set_function_result_attrs", "string_attr",
-           "symbol_ref_attr", "type_shape", "unknown_location", "use_count", "value_rank",
+           "is_value", "mark", "named_location", "result_number", "set_attr", "set_bools",
+           "set_function_arg_attrs", "set_function_result_attrs", "set_strings",
+           "string_attr", "strings", "symbol_ref_attr", "type_shape", "unknown_location",
            "value_shape"]

@@ -14,18 +14,20 @@ import threading
 import typing
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func
 
 from mjax import dtypes, registration, trace_trees, tree_util
 from mjax.abstract_eval import infer_avals
 from mjax.array import Array
-from mjax.dialect import ShapedArray, context, tensor_type
+from mjax.dialect import ShapedArray, tensor_type
 from mjax.dialect.attributes import dense_elements
+from mjax.dialect.blocks import (add_argument, emit_return, emit_yield, end_of, new_block,
+                                 new_holder, op_maker, unit_attr)
 from mjax.dialect.builder import _INT, _keyable
 from mjax.dialect.core import PURE_SHAPE_RULES, JaxprOp, encode_params
+from mjax.dialect.functions import building, new_function, set_function_type
 from mjax.dialect.ops.structural import ConstantOp
 from mjax.dialect.types import RefAval
+from mjax.dialect.values import unknown_location
 from mjax.dtypes import aval_of_value, pytype_aval_mappings, to_numpy  # noqa: F401 (jax.core)
 from mjax.eager import apply_eager
 from mjax.eager_fast import fast_bind
@@ -147,8 +149,7 @@ class Trace:
     # (insertion point, {(value attribute, aval, location): the constant staged there})
     _consts = None
 
-    def __init__(self, module: ir.Module = None, name: str = "", in_avals=(), *,
-                 visibility=None):
+    def __init__(self, module=None, name: str = "", in_avals=(), *, visibility=None):
         if module is None:   # a user-defined trace's super().__init__() (user_traces.py)
             self.active = True
             return
@@ -158,16 +159,10 @@ class Trace:
         self.captured: list = []          # outer values (Arrays, ndarrays or Tracers)
         self._captured_ids: dict = {}
         self.active = True
-        ctx = context()
-        with ctx, ir.Location.unknown(ctx):
+        with building():
             ins = [tensor_type(a) for a in self.in_avals]
-            with ir.InsertionPoint(module.body):
-                self.func = func.FuncOp(name, (ins, []))
-                if visibility:
-                    self.func.attributes["sym_visibility"] = ir.StringAttr.get(visibility)
-            # (add_entry_block() without reading the types back from the function type)
-            self.block = self.func.regions[0].blocks.append(*ins)
-        self.ip = ir.InsertionPoint(self.block)
+        self.func, self.block = new_function(module, name, ins, visibility=visibility)
+        self.ip = end_of(self.block)
         self.args = [Tracer(self, v, a) for v, a in zip(self.block.arguments, self.in_avals)]
         self.capture_avals: list[ShapedArray] = []
         self.census = Census()
@@ -192,8 +187,7 @@ class Trace:
         self.census = None
         ops = self.block.operations
         if len(ops) == 0 or ops[len(ops) - 1].operation.name != "func.return":
-            with context(), ir.Location.unknown(context()):
-                func.ReturnOp([], ip=self.ip)
+            emit_return(self.ip, [])
 
     @property
     def main(self) -> "Trace":
@@ -203,7 +197,7 @@ class Trace:
 
     # -- values ------------------------------------------------------------------------
     def _new_arg(self, aval: ShapedArray) -> Tracer:
-        value = self.block.add_argument(tensor_type(aval), ir.Location.unknown(context()))
+        value = add_argument(self.block, tensor_type(aval))
         return Tracer(self, value, aval)
 
     def capture(self, outer) -> "Tracer":
@@ -243,7 +237,7 @@ class Trace:
             # (to_numpy(x), with the aval read above: np.asarray(x, its dtype))
             arr = np.asarray(x, dtype=aval.dtype) if not is_splat_view(x) else \
                 np.asarray(x)   # (a plain ndarray: a literal's subclass indexes as mjax's)
-            with ir.Location.unknown(context()):
+            with unknown_location():
                 value = dense_elements(arr)
                 if loc is None:
                     loc = user_location()
@@ -259,7 +253,7 @@ class Trace:
                     return Tracer(self, res, aval)
                 attrs = {"value": value}
                 if aval.weak_type:   # (the jaxpr printer shows weak literals as JAX does)
-                    attrs[_WEAK_TYPE] = ir.UnitAttr.get()
+                    attrs[_WEAK_TYPE] = unit_attr()
                 res = ConstantOp.create([], [aval.strip_weak_type()], attrs, loc=loc,
                                         ip=self.ip).result
                 consts[1][key] = res
@@ -283,11 +277,9 @@ class Trace:
     def finish(self, outs) -> list[ShapedArray]:
         """Returns `outs` (tracers or constants) from the function; gives result avals."""
         outs = [self.to_tracer(o) for o in outs]
-        with context(), ir.Location.unknown(context()):
-            func.ReturnOp([o.value for o in outs], ip=self.ip)
-            arg_types = [a.type for a in self.block.arguments]
-            self.func.attributes["function_type"] = ir.TypeAttr.get(
-                ir.FunctionType.get(arg_types, [o.value.type for o in outs]))
+        emit_return(self.ip, [o.value for o in outs])
+        set_function_type(self.func, [a.type for a in self.block.arguments],
+                          [o.value.type for o in outs])
         census, self.census = self.census, None
         self._consts = None
         if census is not None:
@@ -316,20 +308,17 @@ class RegionTrace(Trace):
         self._captured_ids = {}
         self.capture_avals = []
         self.active = True
-        ctx = context()
-        with ctx, ir.Location.unknown(ctx):
-            # A placeholder in the parent's block (so ops in the body can find the module,
-            # e.g. a nested jit's callee); the body block moves into the region op once
-            # every branch/body is traced, and the placeholder is erased.
-            self._holder = ir.Operation.create("mjax.region_holder", regions=1,
-                                               ip=parent.ip)
-            self.block = ir.Block.create_at_start(
-                self._holder.regions[0], [tensor_type(a) for a in self.in_avals])
-        self.ip = ir.InsertionPoint(self.block)
+        # A placeholder in the parent's block (so ops in the body can find the module,
+        # e.g. a nested jit's callee); the body block moves into the region op once
+        # every branch/body is traced, and the placeholder is erased.
+        with building():
+            types = [tensor_type(a) for a in self.in_avals]
+        self._holder, self.block = new_holder(parent.ip, "mjax.region_holder", types)
+        self.ip = end_of(self.block)
         self.args = [Tracer(self, v, a) for v, a in zip(self.block.arguments, in_avals)]
 
     @classmethod
-    def reusing(cls, parent: Trace, holder: ir.Operation, in_avals, captured,
+    def reusing(cls, parent: Trace, holder, in_avals, captured,
                 capture_avals) -> "RegionTrace":
         """A finished body made from `holder`, a copy (just inserted in the parent's
         block) of the placeholder of a body traced before: its block takes `in_avals`
@@ -342,7 +331,7 @@ class RegionTrace(Trace):
         body.active = False
         body._holder = holder
         body.block = holder.regions[0].blocks[0]
-        body.ip = ir.InsertionPoint(body.block)
+        body.ip = end_of(body.block)
         body.args = [Tracer(body, v, a) for v, a in zip(body.block.arguments, in_avals)]
         return body
 
@@ -353,8 +342,7 @@ class RegionTrace(Trace):
         """Ends the body with `jaxpr.yield outs`; gives the outputs' avals (weak types
         kept)."""
         outs = [self.to_tracer(o) for o in outs]
-        with context(), ir.Location.unknown(context()):
-            ir.Operation.create("jaxpr.yield", operands=[o.value for o in outs], ip=self.ip)
+        emit_yield(self.ip, [o.value for o in outs])
         self._consts = None
         return [o.aval for o in outs]
 
@@ -365,16 +353,16 @@ class RegionTrace(Trace):
             self._holder.erase()
             self._holder = None
 
-    def block_with(self, outer_values) -> ir.Block:
+    def block_with(self, outer_values):
         """The body as a block taking (*outer_values, *own arguments): every captured
         value must be among `outer_values` (by identity); the others are unused."""
         pos = {}
         for i, v in enumerate(outer_values):
             pos.setdefault(id(v), i)
         types = [tensor_type(aval_of_value(v).strip_weak_type()) for v in outer_values]
-        with context(), ir.Location.unknown(context()):
-            new = ir.Block.create_at_start(self._holder.regions[0],
-                                           types + [tensor_type(a) for a in self.in_avals])
+        with building():
+            types += [tensor_type(a) for a in self.in_avals]
+        new = new_block(self._holder.regions[0], types)
         n_own = len(self.in_avals)
         old = list(self.block.arguments)
         for i in range(n_own):
@@ -586,9 +574,7 @@ def bind(opcls: type[JaxprOp], *args, **params):
             loc = user_location()
         values = [t.value for t in tracers]
         if hit is not None:       # (what create would make of the same op and avals)
-            op = ir.Operation.create(opcls.OPERATION_NAME, results=hit[2], operands=values,
-                                     attributes=hit[3], regions=opcls.num_regions,
-                                     loc=loc, ip=trace.ip)
+            op = hit[2](values, loc, trace.ip)
             results = [op.result] if len(out_avals) == 1 else list(op.results)
             outs = [Tracer(trace, r, a, loc) for r, a in zip(results, out_avals)]
         elif len(out_avals) == 1:
@@ -603,8 +589,9 @@ def bind(opcls: type[JaxprOp], *args, **params):
         if key is not None and hit is None and _static(out_avals):
             if len(_STAGED) >= 4096:
                 _STAGED.clear()
-            _STAGED[key] = (params, tuple(out_avals), [r.type for r in results],
-                            encode_params(params) if params else None)
+            _STAGED[key] = (params, tuple(out_avals), op_maker(
+                opcls.OPERATION_NAME, [r.type for r in results],
+                encode_params(params) if params else None, opcls.num_regions))
         if trace.census is not None:
             trace.census.staged(opcls, values, results)
         if trace.type_specs is not None or trace.varying is not None:
@@ -615,8 +602,8 @@ def bind(opcls: type[JaxprOp], *args, **params):
 # Binding an op with parameters checks them, infers its result avals and encodes its
 # attributes, all again for the same op on the same avals (a broadcast or a reduction per
 # layer): for ops of the pure shape-rule modules with plain parameters on exact static
-# avals, (op class, weak, parameters, avals) -> (checked parameters, result avals, result
-# types, attributes), as the first bind made them (Builder._emit does the same for passes).
+# avals, (op class, weak, parameters, avals) -> (checked parameters, result avals, a maker
+# of the op with its result types and attributes), as the first bind made them (Builder._emit does the same for passes).
 _STAGED: dict = {}
 
 
@@ -645,5 +632,5 @@ def eval_jaxpr(jaxpr, consts, *args, propagate_source_info=True) -> list:
 # ---- jax.core's names that libraries use in annotations ------------------------------
 AbstractValue = ShapedArray  # JAX: the base class of avals; mjax's avals are ShapedArrays
 Value = object               # JAX: a concrete value or a tracer
-Atom = typing.Union[ir.BlockArgument, ir.OpResult]  # JAX: Union[Var, Literal]; mjax: an MLIR value
+Atom = object                # JAX: Union[Var, Literal]; mjax: an MLIR value (annotations only)
 ParamDict = dict             # JAX: an equation's parameters by name
