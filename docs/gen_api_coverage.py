@@ -86,7 +86,10 @@ REASONS = {
     "jax.tools.**": "JAX's command-line tools (jax_to_ir, the Nsight profile converter); "
                     "mjax's tool is mjax-opt",
     "jax.experimental.mosaic.**": _MOSAIC,
-    "jax.experimental.pallas.tpu_sc.**": _TPU + " (SparseCore)",
+    "jax.experimental.pallas.tpu_sc.*": ("SparseCore vector operations: mjax's Pallas "
+                                         "compiles for TensorCores only (the module's "
+                                         "meshes and get_sparse_core_info raise "
+                                         "NotImplementedError)"),
     "jax.experimental.pallas.mosaic_gpu.**": _MOSAIC,
     "jax.experimental.pallas.ops.**": ("JAX's library of Pallas kernels (attention, matmul, "
                                        "...): user code over the Pallas API, not part of "

@@ -127,6 +127,16 @@ def test_api_names_match_jax():
         pl.core_map(None)
 
 
+def test_tpu_sc_imports_and_its_meshes_raise():
+    # (JAX's SparseCore guide code imports plsc beside TensorCore kernels: the import works)
+    from mjax.experimental.pallas import tpu_sc as plsc
+    with pytest.raises(NotImplementedError, match="VectorSubcoreMesh"):
+        plsc.VectorSubcoreMesh(core_axis_name="core", subcore_axis_name="subcore",
+                               num_cores=1)
+    with pytest.raises(NotImplementedError, match="get_sparse_core_info"):
+        plsc.get_sparse_core_info()
+
+
 # ---- scalar prefetch: a block-sparse gather by prefetched indices -------------------------
 def block_gather(libs, idx, x, scale):
     jax_, jnp_, pl_, pltpu_ = libs
@@ -218,6 +228,43 @@ def test_dma_double_buffer():
     want = 2 * x + np.roll(x, -8, axis=0)
     close(dma_double_buffer(MJAX, x), want)
     close(dma_double_buffer(JAX, x), want)
+
+
+def dma_chained_views(libs, x):
+    """Copies through views made by chained .at[...]s, two of them offsetting the same
+    dim (the interpreter adds their starts), and waits in another block."""
+    jax_, jnp_, pl_, pltpu_ = libs
+
+    def kernel(x_hbm, o_ref, buf, sems):
+        i = pl_.program_id(0)
+        rows = x_hbm.at[1].at[pl_.ds(8, 16)]
+        slot = buf.at[1]
+        c = pltpu_.make_async_copy(rows.at[pl_.ds(i * 4, 8)], slot.at[pl_.ds(0, 8)],
+                                   sems.at[1])
+
+        @pl_.when(i >= 0)
+        def _():
+            c.start()
+        c.wait()
+        o_ref[...] = buf[1] + 1.0
+
+    return pl_.pallas_call(
+        kernel, grid=(2,),
+        in_specs=[pl_.BlockSpec(memory_space=pl_.ANY)],
+        out_specs=pl_.BlockSpec((8, 128), lambda i: (i, 0)),
+        scratch_shapes=[pltpu_.VMEM((2, 8, 128), jnp_.float32),
+                        pltpu_.SemaphoreType.DMA((2,))],
+        out_shape=jax_.ShapeDtypeStruct((16, 128), x.dtype),
+        interpret=True)(x)
+
+
+def test_dma_chained_views():
+    x = rnd(2, 32, 128)
+    want = np.concatenate([x[1, 8:16], x[1, 12:20]]) + 1
+    close(dma_chained_views(MJAX, x), want)
+    close(dma_chained_views(JAX, x), want)
+    text = mjax.jit(lambda x: dma_chained_views(MJAX, x)).trace(x).as_text()
+    assert "src_levels = array<i64: 3, 2, 2>" in text and "has_src = true" in text
 
 
 def semaphores_and_scoped(libs, x, params):
