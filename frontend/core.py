@@ -603,7 +603,8 @@ def bind(opcls: type[JaxprOp], *args, **params):
 # attributes, all again for the same op on the same avals (a broadcast or a reduction per
 # layer): for ops of the pure shape-rule modules with plain parameters on exact static
 # avals, (op class, weak, parameters, avals) -> (checked parameters, result avals, a maker
-# of the op with its result types and attributes), as the first bind made them (Builder._emit does the same for passes).
+# of the op with its result types and attributes), as the first bind made them
+# (Builder._emit does the same for passes).
 _STAGED: dict = {}
 
 
