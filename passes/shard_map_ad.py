@@ -56,7 +56,7 @@ from mjax.passes.rules.tables import BATCH_NESTED, JVP_NESTED, TRANSPOSE_NESTED
 
 # The discardable attribute of a forward shard_map with residuals: "<number of
 # residuals>:<the differentiated op's body>" (make_jaxpr shows it in the differentiated
-# op's place, as JAX's linearization has only it: frontend/pretty_expand.py).
+# op's place, as JAX's linearization has only it: passes/print_expansion.py).
 FORWARD_OF = "mjax.forward_of"
 # The discardable attribute of the copy casting a reduced cotangent to varying at the
 # top of a transposed body (printed as JAX's reduced_vary_cast_p): the axes.
