@@ -148,6 +148,8 @@ def _myst_cell_body(body, start):
         while k < len(body) and re.match(r"^:[\w-]+:", body[k]):
             opts.append(body[k])
             k += 1
+    while k < len(body) and not body[k].strip():
+        k += 1
     return "\n".join(opts), body[k:], start + k
 
 
@@ -578,7 +580,8 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=90.0, help="seconds per guide")
     p.add_argument("--deadline", type=float, default=0.0,
                    help="seconds for all guides (each gets at most what is left)")
-    p.add_argument("--only", nargs="*", default=None, help="guide names (or name parts)")
+    p.add_argument("--only", nargs="*", default=None,
+                   help="guide names (or parts of names), run in this order")
     p.add_argument("--ignore-requirements", action="store_true",
                    help="drop the guides' asserts about the machine and go on")
     p.add_argument("--interpret", action="store_true",
@@ -600,8 +603,12 @@ def main(argv=None):
     if not args.guide_dir:
         p.error("give the directory of the guides")
     guides = find_guides(args.guide_dir)
-    if args.only:
-        guides = [(n, q) for n, q in guides if any(o == n or o in n for o in args.only)]
+    if args.only:       # (in the order given: an exact name, else every name containing it)
+        chosen = []
+        for o in args.only:
+            exact = [g for g in guides if g[0] == o]
+            chosen += [g for g in exact or [g for g in guides if o in g[0]] if g not in chosen]
+        guides = chosen
     if not guides:
         p.error(f"no guides (.md, .rst) under {args.guide_dir}")
     if args.list:
@@ -624,6 +631,9 @@ def main(argv=None):
         log_dir = tempfile.mkdtemp(prefix=f"guides_{lib}_")
     report = {"library": lib, "interpret": args.interpret,
               "guide_dir": os.path.abspath(args.guide_dir), "guides": {}}
+    print(f"{lib}{' (interpret)' if args.interpret else ''}: {len(guides)} guides from "
+          f"{args.guide_dir}, at most {args.timeout:.0f} s each"
+          + (f", {args.deadline:.0f} s in all" if args.deadline else ""), flush=True)
     for name, path in guides:
         res = run_guide(name, path, args, log_dir)
         report["guides"][name] = res
