@@ -12,13 +12,16 @@ A layout reaches XLA as StableHLO's `mhlo.layout_mode` on @main's arguments and 
 --stablehlo-layout-modes: `layout_modes_pass`); XLA compiles the program
 for it and reports the layouts it chose (`get_parameter_layouts`). XLA CPU honours any
 dimension order, and resolves `Layout.AUTO` to its default row-major layout; it has no
-tiled layouts. The runtime copies an argument whose layout is not its parameter's
+tiled layouts (a TPU's are tiled: `layout_text` writes the tiles). The runtime copies an argument whose layout is not its parameter's
 (runtime/xla.py: PJRT CPU would read it in the wrong order)."""
 from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from mjax import trace_trees, tree_util
+from mjax.dtypes import issubdtype, itemsize_bits
 from mjax.passes.analyses import recorded_op_names
 from mjax.passes.stablehlo_layout_modes import StablehloLayoutModesPass
 from mjax.runtime import get_backend
@@ -142,9 +145,8 @@ def same_layout(user, actual) -> bool:
 
 def relayout(buf, layout: Layout):
     """`buf` copied into `layout` (the same buffer when it has it)."""
-    if layout.tiling:
-        raise NotImplementedError(f"{layout}: XLA CPU has no tiled layouts")
-    return get_backend().relayout(buf, layout.major_to_minor[::-1])
+    text = layout_text(layout, buf.aval.dtype) if layout.tiling else None
+    return get_backend().relayout(buf, layout.major_to_minor[::-1], text)
 
 
 # ---- jit(in_shardings=Format(...), out_shardings=Format(...)) -----------------------------
@@ -212,10 +214,23 @@ def modes(layouts, avals) -> list[str]:
             out.append("auto")
         else:
             layout.check_compatible_aval(aval.shape)
-            if layout.tiling:
-                raise NotImplementedError(f"{layout}: XLA CPU has no tiled layouts")
-            out.append(layout_mode_text(layout.major_to_minor[::-1]))
+            out.append(layout_text(layout, aval.dtype))
     return out
+
+
+def layout_text(layout: Layout, dtype) -> str:
+    """`layout` as XLA spells it for `mhlo.layout_mode`: "{0,1}", or with its tiles and
+    element size "{0,1:T(8,128)(2,1)E(4)}" (TPU layouts; XLA CPU refuses tiles). As in
+    JAX, sub-byte integers given tiles take their bit width as the element size."""
+    text = layout_mode_text(layout.major_to_minor[::-1])
+    if layout.tiling is None:
+        return text
+    bits = layout.sub_byte_element_size_in_bits
+    if not bits and issubdtype(dtype, np.integer) and itemsize_bits(dtype) < 8:
+        bits = itemsize_bits(dtype)
+    tiles = "".join("(" + ",".join(str(int(d)) for d in tile) + ")" for tile in layout.tiling)
+    parts = ("T" + tiles if tiles else "") + (f"E({bits})" if bits else "")
+    return text[:-1] + ":" + parts + "}" if parts else text
 
 
 def jit_modes(layouts, traced) -> tuple[list[str], list[str]]:

@@ -501,30 +501,34 @@ class XlaBackend:
         return [(XlaBackend.buffer_devices(p)[0], p) for p in parts]
 
     # ---- layouts ---------------------------------------------------------------------
-    def relayout(self, buf, minor_to_major: tuple):
+    def relayout(self, buf, minor_to_major: tuple, text: str | None = None):
         """`buf`'s values in a buffer laid out `minor_to_major` (XLA's order of
         dimensions, fastest-varying first) on the same device: an identity program whose
-        parameter and result layouts differ, which XLA compiles into a transposing copy."""
+        parameter and result layouts differ, which XLA compiles into a transposing copy.
+        `text`: the whole layout as `mhlo.layout_mode` spells it, where it has tiles
+        (a TPU's "{0,1:T(8,128)}"); then the buffer's tiles must match too."""
         if buf.is_deleted():    # (its layout cannot be read)
             raise RuntimeError("Array has been deleted.")
         devices = self.buffer_devices(buf)
         minor_to_major = tuple(int(d) for d in minor_to_major)
-        have = tuple(buf._pjrt_layout._xla_layout().minor_to_major())
-        if have == minor_to_major:
+        xla_layout = buf._pjrt_layout._xla_layout()
+        have = tuple(xla_layout.minor_to_major())
+        if have == minor_to_major and (text is None or str(xla_layout) == text):
             return buf
         if len(devices) != 1:
             # Each device's shard copied into the layout; the array remade of them.
             return _jax.ArrayImpl(buf.aval, buf._sharding, [
-                self.relayout(part, minor_to_major) for part in buf._arrays], True, True)
+                self.relayout(part, minor_to_major, text) for part in buf._arrays],
+                True, True)
         shape, dtype = tuple(buf.aval.shape), np.dtype(buf.aval.dtype)
-        key = (shape, dtype, have, minor_to_major, devices[0])
+        key = (shape, dtype, have, minor_to_major, text, devices[0])
         exe = self._relayouts.get(key)
         if exe is None:
             tensor = "tensor<" + "".join(f"{d}x" for d in shape) + \
                 element_type_name(dtype) + ">"
             text = (f'func.func public @main(%arg0: {tensor} {{mhlo.layout_mode = '
                     f'"{layout_mode_text(have)}"}}) -> ({tensor} {{mhlo.layout_mode = '
-                    f'"{layout_mode_text(minor_to_major)}"}}) {{\n'
+                    f'"{text or layout_mode_text(minor_to_major)}"}}) {{\n'
                     f'  return %arg0 : {tensor}\n}}\n')
             exe = self._relayouts[key] = self.compile(text, devices,
                                                       out_avals=[_Aval(shape, dtype)])
