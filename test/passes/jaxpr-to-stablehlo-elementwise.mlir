@@ -135,7 +135,11 @@ func.func @tanh(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // CHECK-LABEL: func.func @logistic
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
-// CHECK:         %[[R:.*]] = stablehlo.logistic %[[X]]
+// CHECK:         %[[ONE:.*]] = stablehlo.constant dense<1.000000e+00>
+// CHECK:         %[[N:.*]] = stablehlo.negate %[[X]]
+// CHECK:         %[[E:.*]] = stablehlo.exponential %[[N]]
+// CHECK:         %[[D:.*]] = stablehlo.add %[[ONE]], %[[E]]
+// CHECK:         %[[R:.*]] = stablehlo.divide %[[ONE]], %[[D]]
 // CHECK:         return %[[R]]
 // CHECK-NOT:     jaxpr.
 func.func @logistic(%x: tensor<4xf32>) -> tensor<4xf32> {
