@@ -308,12 +308,15 @@ class Lowered(_Signature):
 
     def cost_analysis(self):
         """XLA's cost estimates (flops, bytes accessed, ...) of the module before
-        optimization; Compiled.cost_analysis gives them after. JAX: Lowered.cost_analysis."""
+        optimization, or None where the backend has none; Compiled.cost_analysis gives
+        them after. JAX: Lowered.cost_analysis."""
         client = getattr(get_backend(), "client", None)
         if client is None:
             raise NotImplementedError(f"Lowered.cost_analysis on the "
                                       f"{type(get_backend()).__name__} backend; use "
                                       f"compile().cost_analysis()")
+        if "PJRT C API" in client.platform_version:
+            return None     # (a plugin's client, the TPU's, has none before compiling: JAX's)
         return _jax.hlo_module_cost_analysis(client, self._as_traced().as_hlo_module())
 
     def _as_traced(self):

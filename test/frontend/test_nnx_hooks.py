@@ -217,6 +217,9 @@ def test_lowered_cost_analysis_as_jax():
     f = lambda x: (x @ x).sum()     # noqa: E731
     ours = mjax.jit(f).lower(jnp.ones((8, 8))).cost_analysis()
     theirs = jax.jit(f).lower(jax.numpy.ones((8, 8))).cost_analysis()
+    if theirs is None:      # (a TPU: PJRT's C API has no cost analysis before compiling)
+        assert ours is None and jax.default_backend() != "cpu"
+        return
     assert ours["flops"] == theirs["flops"] > 0
 
 
