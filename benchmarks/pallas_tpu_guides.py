@@ -30,7 +30,9 @@ are reported as skipped with the assert's message and this machine's device coun
 timeout is killed; its cells so far are kept and the one running is reported as timed out.
 Cell output goes to a log per guide (next to --out, else a temporary directory).
 --interpret forces TPU interpret mode on every pallas_call (pltpu.set_tpu_interpret_mode),
-so that off a TPU the kernels run too (slowly, at the guides' sizes).
+so that off a TPU the kernels run too (slowly, at the guides' sizes). --lower-tpu also
+lowers each kernel the cells call for the TPU, which needs no TPU, and lists those that
+do not lower; --lower-only does that without running them (their calls return zeros).
 """
 from __future__ import annotations
 
@@ -359,18 +361,91 @@ def _machine(jax):
         return {"error": f"{type(e).__name__}: {e}"}
 
 
-def run_child(path, name, use_jax, result_path, ignore_requirements, interpret):
-    if not use_jax:
+class _TpuLoweringCheck:
+    """Wraps pl.pallas_call so that each kernel the cells call (not those they pass
+    interpret=) is first lowered for the TPU, interpret mode off, from its operands'
+    shapes: on a machine without a TPU that is as far as a kernel's compilation for the
+    chip goes (JAX lowers its Pallas TPU kernels to Mosaic there, mjax runs
+    --jaxpr-pallas-to-mosaic). The call then runs as it would have."""
+
+    def __init__(self, jax, interpret, only):
+        from jax.experimental import pallas as pl
+        from jax.experimental.pallas import tpu as pltpu
+        self.jax, self.pl, self.pltpu, self.interpret = jax, pl, pltpu, interpret
+        self.only = only      # (the calls return zeros of their out_shape, never run)
+        self.original = pl.pallas_call
+        self.seen, self.records = set(), []
+        pl.pallas_call = self.pallas_call
+
+    def pallas_call(self, kernel, *args, **kwargs):
+        f = self.original(kernel, *args, **kwargs)
+        if kwargs.get("interpret"):
+            return f
+        name = getattr(getattr(kernel, "func", kernel), "__name__", repr(kernel))
+
+        # (one check per kernel, call parameters and operand shapes: a cell that times a
+        # kernel calls it many times; addresses in reprs of index maps are dropped)
+        params = re.sub(r" at 0x[0-9a-f]+", "", repr((args, sorted(kwargs.items()))))
+
+        def call(*operands):
+            self.check(lambda: self.original(kernel, *args, **kwargs), name, params,
+                       operands)
+            if self.only:
+                return self.zeros(kwargs.get("out_shape", args[0] if args else None))
+            return f(*operands)
+        return call
+
+    def zeros(self, out_shape):
+        import jax.numpy as jnp
+        return self.jax.tree_util.tree_map(
+            lambda s: jnp.zeros(s.shape, s.dtype) if hasattr(s, "shape") else s, out_shape)
+
+    def check(self, make, name, params, operands):
+        jax = self.jax
+
+        def spec(x):
+            if hasattr(x, "shape") and hasattr(x, "dtype"):
+                return jax.ShapeDtypeStruct(x.shape, x.dtype)
+            return x
+        specs = jax.tree_util.tree_map(spec, operands)
+        key = (name, params, repr(specs))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        rec = {"kernel": name, "operands": repr(specs)[:300], "ok": True}
+        # (JAX reads the forcing when pallas_call is called: a new one, made unforced)
+        self.pltpu.set_tpu_interpret_mode(None)
+        try:
+            jax.jit(make()).trace(*specs).lower(lowering_platforms=("tpu",))
+        except Exception as e:  # (recorded: the report lists what did not lower)
+            rec.update(ok=False, error=f"{type(e).__name__}: {e}"[:2000])
+            print(f"(TPU lowering of {name} failed: {rec['error'][:500]})", flush=True)
+        finally:
+            if self.interpret:
+                self.pltpu.set_tpu_interpret_mode()
+        self.records.append(rec)
+
+    def take(self):
+        out, self.records = self.records, []
+        return out
+
+
+def run_child(path, name, args):
+    if not args.jax:
         from mjax.jax_alias import alias_jax
         alias_jax()
     import jax
-    if interpret:
+    if args.interpret:
         from jax.experimental.pallas import tpu as pltpu
         pltpu.set_tpu_interpret_mode()
+    lowering = (_TpuLoweringCheck(jax, args.interpret, args.lower_only)
+                if args.lower_tpu or args.lower_only else None)
+    ignore_requirements = args.ignore_requirements
+    result_path = args.result
     cells = extract_cells(path)
-    result = {"guide": name, "library": "jax" if use_jax else "mjax",
-              "machine": _machine(jax), "interpret": interpret, "cells": [],
-              "running": None}
+    result = {"guide": name, "library": "jax" if args.jax else "mjax",
+              "machine": _machine(jax), "interpret": args.interpret,
+              "lower_tpu": args.lower_tpu, "cells": [], "running": None}
 
     def save():
         tmp = result_path + ".tmp"
@@ -449,6 +524,8 @@ def run_child(path, name, use_jax, result_path, ignore_requirements, interpret):
             else:
                 rec["status"], rec["error"] = "failed", _error(e, filename, cell)
                 traceback.print_exc()
+        if lowering is not None:
+            rec["tpu_lowering"] = lowering.take()
         rec["seconds"] = round(time.perf_counter() - t0, 3)
         print(f"===== {rec['status']} in {rec['seconds']} s", flush=True)
         result["running"] = None
@@ -471,7 +548,9 @@ def run_guide(name, path, args, log_dir):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", path, "--name", name,
            "--result", res_path] + (["--jax"] if args.jax else []) + \
           (["--ignore-requirements"] if args.ignore_requirements else []) + \
-          (["--interpret"] if args.interpret else [])
+          (["--interpret"] if args.interpret else []) + \
+          (["--lower-tpu"] if args.lower_tpu else []) + \
+          (["--lower-only"] if args.lower_only else [])
     timeout = args.timeout
     if args.deadline:
         timeout = max(5.0, min(timeout, args.deadline - (time.time() - args.started)))
@@ -542,6 +621,12 @@ def print_guide(res, out=sys.stdout):
         elif c["status"] in ("skipped", "not run") and c.get("reason") not in reasons:
             reasons.append(c.get("reason"))
             print(f"  {c['status']} from cell {c['index']}: {c.get('reason')}", file=out)
+    lowered = [k for c in res["cells"] for k in c.get("tpu_lowering", [])]
+    if lowered:
+        bad = [k for k in lowered if not k["ok"]]
+        print(f"  TPU lowering: {len(lowered)} kernels, {len(lowered) - len(bad)} lowered"
+              + "".join(f"\n    {k['kernel']} {k['operands'][:120]}: "
+                        f"{k['error'].splitlines()[0][:300]}" for k in bad), file=out)
     if res.get("child_error"):
         print("  child failed:\n" + textwrap.indent(res["child_error"][-1500:], "    "),
               file=out)
@@ -587,6 +672,13 @@ def main(argv=None):
     p.add_argument("--interpret", action="store_true",
                    help="every pallas_call in TPU interpret mode (pltpu.set_tpu_interpret_mode;"
                         " kernels then run on the CPU)")
+    p.add_argument("--lower-tpu", action="store_true",
+                   help="also lower each kernel called for the TPU (works without one) "
+                        "and report those that do not lower")
+    p.add_argument("--lower-only", action="store_true",
+                   help="--lower-tpu, and the kernels' calls return zeros instead of "
+                        "running (every kernel of a guide is lowered quickly; the cells' "
+                        "checks of values then fail)")
     p.add_argument("--list", action="store_true", help="print the cells, run nothing")
     p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"))
     p.add_argument("--child", help=argparse.SUPPRESS)
@@ -594,8 +686,7 @@ def main(argv=None):
     p.add_argument("--result", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        run_child(args.child, args.name, args.jax, args.result, args.ignore_requirements,
-                  args.interpret)
+        run_child(args.child, args.name, args)
         return 0
     if args.compare:
         compare(*args.compare)
