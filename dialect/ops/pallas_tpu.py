@@ -14,8 +14,14 @@ start per dimension (every dim squeezed, so it needs no attributes).
         starts copying src[src index] into dst[dst index] (the two views must have one
         shape and dtype; with add, adding into it); signals dst_sem (and src_sem) when
         done.
-    "jaxpr.dma_wait"(%sem, %ref, %sem_idx..., %ref_starts...) {sizes, squeezed}
-        waits until the copy into ref[index] signalled by sem is complete.
+    "jaxpr.dma_wait"(%sem, %ref, [%src,] %sem_idx..., %ref_starts..., [%src_starts...])
+        {sizes, squeezed, has_src = false, [src_sizes, src_squeezed]}
+        waits until the copy into ref[index] (from src[src index]) signalled by sem is
+        complete.
+    A view made by chained `.at[...]`s (`ref.at[h].at[p]`) may be given window by
+    window, as JAX keeps it (`src_levels`/`dst_levels`/`levels`/`src_levels`: each
+    window's rank; starts and sizes one window after the other, `squeezed` positions in
+    the sizes); `fold_view` makes it one window.
     "jaxpr.semaphore_signal"(%sem, %inc: i32[], %sem_idx...)      adds inc
     "jaxpr.semaphore_wait"(%sem, %value: i32[], %sem_idx...) {decrement = true}
                                       waits for >= value, then (decrement) subtracts it
@@ -73,6 +79,59 @@ def _starts(op: str, what: str, avals, n: int) -> None:
                             f"{a.str_short()}")
 
 
+def view_levels(shape, levels, sizes, squeezed) -> list[tuple]:
+    """[(the level's input shape, its sizes, its squeezed dims)] of a ref view given as
+    a chain of `.at[...]` windows, each over the view before it: `levels` holds each
+    window's rank (default: one window over `shape`), `sizes` their sizes one after the
+    other, `squeezed` positions in `sizes`. JAX keeps chained views apart too (one
+    NDIndexer per `.at`)."""
+    levels = tuple(levels) or (len(shape),)
+    out, at, cur = [], 0, tuple(shape)
+    for n in levels:
+        if n != len(cur):
+            raise TypeError(f"a view's window {len(out)} has {n} dimensions, but the view "
+                            f"it takes is of shape {cur}")
+        lv_sizes = tuple(sizes[at:at + n])
+        lv_sq = tuple(d - at for d in squeezed if at <= d < at + n)
+        out.append((cur, lv_sizes, lv_sq))
+        cur = tuple(x for d, x in enumerate(lv_sizes) if d not in lv_sq)
+        at += n
+    if at != len(sizes):
+        raise TypeError(f"a view's sizes {tuple(sizes)} must have one entry per dimension "
+                        f"of its windows {levels}")
+    return out
+
+
+def fold_view(shape, levels, sizes, squeezed) -> list[tuple]:
+    """The one window a chained view is, per dimension of the ref: (positions of the
+    starts that add up to its start, size, squeezed)."""
+    dims = [[[], n, False] for n in shape]
+    visible, at = list(range(len(shape))), 0
+    for _, lv_sizes, lv_sq in view_levels(shape, levels, sizes, squeezed):
+        for k, d in enumerate(visible):
+            dims[d][0].append(at + k)
+            dims[d][1] = lv_sizes[k]
+            dims[d][2] = dims[d][2] or k in lv_sq
+        visible = [d for k, d in enumerate(visible) if k not in lv_sq]
+        at += len(lv_sizes)
+    return [tuple(x) for x in dims]
+
+
+def _view_shape(op: str, ref: RefAval, levels, sizes, squeezed) -> tuple:
+    """The shape of a chained view of `ref` (checked)."""
+    shape = ref.shape
+    for k, (cur, lv_sizes, lv_sq) in enumerate(view_levels(ref.shape, levels, sizes,
+                                                           squeezed)):
+        shape = indexed_shape(op if k == 0 else f"{op} (window {k})",
+                              RefAval(cur, ref.dtype), lv_sizes, lv_sq)
+    return shape
+
+
+def _n_starts(ref, levels) -> int:
+    n = len(aval_of(ref.type).shape if isinstance(ref, ir.Value) else ref.shape)
+    return sum(levels) if levels else n
+
+
 class DmaStartOp(JaxprOp, name="dma_start"):
     """Starts an asynchronous copy between two ref views. JAX: tpu dma_start_p."""
 
@@ -80,13 +139,14 @@ class DmaStartOp(JaxprOp, name="dma_start"):
     pure = False
     attributes = {"src_sizes": A.Ints(), "src_squeezed": A.Ints(default=()),
                   "dst_sizes": A.Ints(), "dst_squeezed": A.Ints(default=()),
+                  "src_levels": A.Ints(default=()), "dst_levels": A.Ints(default=()),
                   "has_src_sem": A.Bool(default=False), "priority": A.Int(default=0),
                   "add": A.Bool(default=False)}
 
     @classmethod
-    def layout(cls, avals, has_src_sem: bool):
+    def layout(cls, avals, has_src_sem: bool, src_levels=(), dst_levels=()):
         """(refs, [starts per ref]) of an operand list: refs are (src, dst, dst_sem) and
-        src_sem when has_src_sem."""
+        src_sem when has_src_sem; a chained view has the starts of each of its windows."""
         k = 4 if has_src_sem else 3
         if len(avals) < k:
             raise TypeError(f"jaxpr.dma_start expects {k} refs (src, dst, dst_sem"
@@ -94,8 +154,8 @@ class DmaStartOp(JaxprOp, name="dma_start"):
                             f"operands")
         refs = list(avals[:k])
         starts, at = [], k
-        for r in refs:
-            n = len(aval_of(r.type).shape if isinstance(r, ir.Value) else r.shape)
+        for r, lv in zip(refs, (src_levels, dst_levels, (), ())):
+            n = _n_starts(r, lv)
             starts.append(list(avals[at:at + n]))
             at += n
         if at != len(avals):
@@ -104,22 +164,23 @@ class DmaStartOp(JaxprOp, name="dma_start"):
         return refs, starts
 
     @classmethod
-    def infer(cls, *avals, src_sizes, src_squeezed, dst_sizes, dst_squeezed, has_src_sem,
-              priority, add):
+    def infer(cls, *avals, src_sizes, src_squeezed, dst_sizes, dst_squeezed, src_levels,
+              dst_levels, has_src_sem, priority, add):
         name = "jaxpr.dma_start"
         for a in avals[:4 if has_src_sem else 3]:
             if not isinstance(a, RefAval):
                 raise TypeError(f"{name} expects refs (src, dst, dst_sem"
                                 f"{', src_sem' if has_src_sem else ''}) first, got "
                                 f"{a.str_short()}")
-        refs, starts = cls.layout(avals, has_src_sem)
-        src, dst = refs[0], refs[1]
-        for what, r, st in zip(("src", "dst", "dst_sem", "src_sem"), refs, starts):
-            _starts(name, what, st, r.ndim)
+        src, dst = avals[0], avals[1]
+        s_shape = _view_shape(f"{name} src", src, src_levels, src_sizes, src_squeezed)
+        d_shape = _view_shape(f"{name} dst", dst, dst_levels, dst_sizes, dst_squeezed)
+        refs, starts = cls.layout(avals, has_src_sem, src_levels, dst_levels)
+        for what, r, st, lv in zip(("src", "dst", "dst_sem", "src_sem"), refs, starts,
+                                   (src_levels, dst_levels, (), ())):
+            _starts(name, what, st, _n_starts(r, lv))
         for what in ("dst_sem", "src_sem")[:len(refs) - 2]:
             _sem(name, what, refs[2 if what == "dst_sem" else 3])
-        s_shape = indexed_shape(f"{name} src", src, src_sizes, src_squeezed)
-        d_shape = indexed_shape(f"{name} dst", dst, dst_sizes, dst_squeezed)
         if s_shape != d_shape or src.dtype != dst.dtype:
             raise TypeError(f"{name} copies {ShapedArray(s_shape, src.dtype).str_short()} "
                             f"into {ShapedArray(d_shape, dst.dtype).str_short()}; the "
@@ -129,22 +190,57 @@ class DmaStartOp(JaxprOp, name="dma_start"):
 
 
 class DmaWaitOp(JaxprOp, name="dma_wait"):
-    """Waits for a DMA into a ref view signalled on a semaphore. JAX: tpu dma_wait_p."""
+    """Waits for a DMA into a ref view signalled on a semaphore; with `has_src`, the
+    copy's source view too (Mosaic's wait names both). JAX: tpu dma_wait_p."""
 
     num_operands = None
     pure = False
-    attributes = {"sizes": A.Ints(), "squeezed": A.Ints(default=())}
+    attributes = {"sizes": A.Ints(), "squeezed": A.Ints(default=()),
+                  "levels": A.Ints(default=()), "has_src": A.Bool(default=False),
+                  "src_sizes": A.Ints(default=()), "src_squeezed": A.Ints(default=()),
+                  "src_levels": A.Ints(default=())}
 
     @classmethod
-    def infer(cls, *avals, sizes, squeezed):
+    def layout(cls, avals, levels=(), has_src=False, src_levels=()):
+        """(sem, ref, src or None, sem index, ref starts, src starts) of an operand
+        list: (sem, ref, [src], sem index..., ref starts..., [src starts...])."""
+        k = 3 if has_src else 2
+        sem, ref = avals[0], avals[1]
+        src = avals[2] if has_src else None
+        n_sem = _n_starts(sem, ())
+        n_ref = _n_starts(ref, levels)
+        idx = list(avals[k:k + n_sem])
+        starts = list(avals[k + n_sem:k + n_sem + n_ref])
+        src_starts = list(avals[k + n_sem + n_ref:])
+        return sem, ref, src, idx, starts, src_starts
+
+    @classmethod
+    def infer(cls, *avals, sizes, squeezed, levels, has_src, src_sizes, src_squeezed,
+              src_levels):
         name = "jaxpr.dma_wait"
-        if len(avals) < 2:
-            raise TypeError(f"{name} expects a semaphore and a ref, got {len(avals)} "
+        if len(avals) < (3 if has_src else 2):
+            raise TypeError(f"{name} expects a semaphore and a ref"
+                            f"{' and a source ref' if has_src else ''}, got {len(avals)} "
                             f"operands")
-        sem, ref = _sem(name, "semaphore", avals[0]), _ref(name, "ref", avals[1])
-        _starts(name, "semaphore", avals[2:2 + sem.ndim], sem.ndim)
-        _starts(name, "ref", avals[2 + sem.ndim:], ref.ndim)
-        indexed_shape(name, ref, sizes, squeezed)
+        sem = _sem(name, "semaphore", avals[0])
+        ref = _ref(name, "ref", avals[1])
+        _, _, src, idx, starts, src_starts = cls.layout(avals, levels, has_src, src_levels)
+        _starts(name, "semaphore", idx, sem.ndim)
+        _starts(name, "ref", starts, _n_starts(ref, levels))
+        shape = _view_shape(name, ref, levels, sizes, squeezed)
+        if has_src:
+            src = _ref(name, "source", src)
+            _starts(name, "source", src_starts, _n_starts(src, src_levels))
+            s_shape = _view_shape(f"{name} source", src, src_levels, src_sizes,
+                                  src_squeezed)
+            if s_shape != shape or src.dtype != ref.dtype:
+                raise TypeError(f"{name} waits for a copy of "
+                                f"{ShapedArray(s_shape, src.dtype).str_short()} into "
+                                f"{ShapedArray(shape, ref.dtype).str_short()}; the views "
+                                f"must have the same shape and dtype")
+        elif src_starts:
+            raise TypeError(f"{name} has {len(src_starts)} operands more than its "
+                            f"semaphore and ref take")
         return ()
 
 
@@ -235,4 +331,4 @@ DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
 __all__ = ["DMA_OPS", "DmaStartOp", "DmaWaitOp", "RunScopedOp", "SEMAPHORE_OPS",
-           "SemaphoreOp", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]
+           "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]

@@ -30,7 +30,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         preferred_element_type)
     precision = precision_attr(precision)
-    lhs, rhs = _common_operand_dtype(lhs, rhs)
+    lhs, rhs = _common_operand_dtype(lhs, rhs, convert=pet is None)
     if local_contractions_on() and current_trace() is None:
         out = local_dot_general(lhs, rhs, dn, precision, pet)
         if out is not None:     # (an unreduced result: mjax/unreduced.py)
@@ -58,10 +58,11 @@ def _dtype_rank(dt):
             not dtypes.issubdtype(real, np.unsignedinteger))
 
 
-def _common_operand_dtype(lhs, rhs):
+def _common_operand_dtype(lhs, rhs, convert: bool = True):
     """Operands of two dtypes, as JAX's dot_general takes them: the result has the one
-    that ranks higher (an error where neither does); both are converted to it (exactly:
-    the other's values all fit)."""
+    that ranks higher (an error where neither does); with `convert` (no preferred
+    element type names the result's) both are converted to it (exactly: the other's
+    values all fit), else they stay as they are, as in JAX's jaxprs."""
     ld, rd = np.dtype(aval_of_value(lhs).dtype), np.dtype(aval_of_value(rhs).dtype)
     if ld == rd:
         return lhs, rhs
@@ -69,6 +70,8 @@ def _common_operand_dtype(lhs, rhs):
     if lr == rr:
         raise TypeError(at_user_line(f"lax.dot_general argument type error: {ld}, {rd}"))
     out = ld if lr > rr else rd
+    if not convert:
+        return lhs, rhs
     return (lhs if ld == out else convert_element_type(lhs, out),
             rhs if rd == out else convert_element_type(rhs, out))
 

@@ -7,7 +7,7 @@ import operator
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax
-from mjax.core import at_user_line, Tracer
+from mjax.core import at_user_line, named_scope, Tracer
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import no_out
 from mjax.numpy.conversion import asarray
@@ -24,6 +24,16 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     no_out("einsum", out)
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_subscripts(subscripts, *operands)
+        return _einsum(subscripts, operands, precision, preferred_element_type,
+                       _dot_general, optimize)
+    # (JAX names an einsum's ops by its subscripts: HLO op names, TPU kernel traces)
+    with named_scope(subscripts):
+        return _einsum(subscripts, operands, precision, preferred_element_type,
+                       _dot_general, optimize)
+
+
+def _einsum(subscripts, operands, precision, preferred_element_type, _dot_general,
+            optimize):
     # Every contraction accumulates in (and returns) `preferred_element_type`, by default
     # the operands' result type: float16 sums stay float16 here, as in JAX's einsum.
     if preferred_element_type is None:

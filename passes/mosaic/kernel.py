@@ -30,13 +30,14 @@ from jaxlib.mosaic.python import tpu
 from mjax.dialect.context import context
 from mjax.dialect.ops.pallas import element_padding
 from mjax.dialect.types import aval_of
-from mjax.passes.interpreter import terminator
+from mjax.passes.interpreter import Env, interpret, terminator
 from mjax.passes.kernel_lowering.interpreter import KernelInterpreter, find_func
 from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (BlockRef, MosaicLoweringError, full, materialize,
                                       ref_type)
 from mjax.passes.registry import op_error
+from mjax.passes.rules.op_names import SCOPES, TRANSFORMS
 
 # The TPU dialect joins the one mjax context: kernels are built, serialized and printed
 # there (func/arith/math/vector/scf/memref are already loaded).
@@ -58,8 +59,8 @@ class KernelLowering(KernelInterpreter):
     def __init__(self, module: ir.Module, grid: tuple, target_version: int):
         super().__init__(module, grid)
         self.target_version = target_version
-        self.dma_sources: dict = {}     # memory.py: what each DMA wait waits for
         self.compiler_params: dict = {}
+        self.scope_base: tuple = ()     # (lower_block: what op scopes are relative to)
 
     @property
     def forward_compatible(self) -> bool:
@@ -68,6 +69,74 @@ class KernelLowering(KernelInterpreter):
 
     def value(self, x, dtype=None) -> ir.Value:
         return materialize(x, dtype)
+
+    # -- named scopes ----------------------------------------------------------------
+    # Each named_scope opened in the kernel brackets its ops with tpu.trace_start /
+    # tpu.trace_stop (what TPU profiles show), as JAX's lowering does from each
+    # equation's name stack. Scopes are relative to the function or body being lowered:
+    # JAX traces each body afresh, so a scope opened around a loop or a call brackets the
+    # op, not the ops of its body; mjax's ops carry the whole path, hence `scope_base`.
+    def lower_block(self, block: ir.Block, args: list, skip=None) -> list:
+        current = [()]
+        rule_for = super().rule_for
+        base = self.scope_base
+
+        def traced(op):
+            rule = rule_for(op)
+            if op.name == "jaxpr.constant":        # (JAX's literals are no equations)
+                return rule
+            scopes = op_scopes(op)
+            current[0] = _retrace(current[0], scopes[len(base):]
+                                  if scopes[:len(base)] == base else ())
+
+            def run(op, operands):
+                self.scope_base = scopes     # (what the op's bodies are relative to)
+                try:
+                    return rule(op, operands)
+                finally:
+                    self.scope_base = base
+            return run
+
+        if skip is not None:
+            def rule_for_skip(op):
+                return _skipped if op == skip else traced(op)
+            outs = interpret(block, rule_for_skip, Env(zip(block.arguments, args)))
+        else:
+            outs = interpret(block, traced, Env(zip(block.arguments, args)))
+        _retrace(current[0], ())
+        return outs
+
+
+def op_scopes(op: ir.Operation) -> tuple:
+    """The named scopes `op` was traced under, outermost first; the transformations
+    that wrap a name (`vmap(outer)/inner`, passes/name_stacks.py) are no scopes of a
+    kernel (JAX's transformed kernels keep their scopes as traced)."""
+    path = SCOPES.get(op.location.attr)
+    if not path:
+        return ()
+    head, *rest = path.split("/")
+    while True:
+        name, paren, inner = head.partition("(")
+        if not (paren and name in TRANSFORMS and inner.endswith(")")):
+            break
+        head = inner[:-1]
+    return tuple(n for n in (head, *rest) if n)
+
+
+def _retrace(old: tuple, new: tuple) -> tuple:
+    """Closes the scopes of `old` that `new` leaves and opens those it enters."""
+    common = 0
+    while common < min(len(old), len(new)) and old[common] == new[common]:
+        common += 1
+    for _ in old[common:]:
+        tpu.trace_stop()
+    for name in new[common:]:
+        tpu.trace_start(message=name, level=10)
+    return new
+
+
+def _skipped(op: ir.Operation, operands: list) -> list:
+    return [None] * len(op.results)
 
 
 def dimension_semantics(params: dict, rank: int) -> list[str]:
@@ -165,6 +234,7 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
     # (a symbol name libtpu and XLA accept, as JAX sanitizes it)
     name = re.sub(r"[^\w.-]", "_", str(params.get("name") or callee))
     kl = KernelLowering(module, grid, target_version)
+    kl.scope_base = op_scopes(call)   # (JAX traces the kernel outside the caller's scopes)
     cp = params.get("compiler_params")
     kl.compiler_params = cp if isinstance(cp, dict) else {}
     i32 = ir.IntegerType.get_signless(32)

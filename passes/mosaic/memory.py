@@ -9,9 +9,11 @@ indexed down to one semaphore the same way.
     "jaxpr.dma_start"(%src, %dst, %sem, ...) {...}
   ==>
     tpu.enqueue_dma source(%src_view) target(%dst_view) target_semaphore(%sem_view)
-    "jaxpr.dma_wait"(%sem, %dst, ...)
+    "jaxpr.dma_wait"(%sem, %dst, %src, ...) {has_src = true, ...}
   ==>
-    tpu.wait_dma2 semaphore(%sem_view) src(%dst_view) dst(%dst_view)
+    tpu.wait_dma2 semaphore(%sem_view) src(%src_view) dst(%dst_view)
+
+A view made by chained `.at[...]`s is sliced (and squeezed) once per window.
 """
 from __future__ import annotations
 
@@ -53,77 +55,75 @@ def ref_view(kl, ref, starts, sizes=None, squeezed=()) -> ir.Value:
     return view
 
 
+def chained_view(kl, ref, shape, starts, sizes, squeezed, levels) -> ir.Value:
+    """The view of `ref` (of `shape` in the kernel) given window by window (`levels`,
+    dialect/ops/pallas_tpu.py): one `ref_view` per window, as JAX slices once per
+    `.at`."""
+    if not levels:
+        return ref_view(kl, ref, starts, sizes, tuple(squeezed))
+    at = 0
+    for _, lv_sizes, lv_sq in PT.view_levels(shape, levels, sizes, squeezed):
+        ref = ref_view(kl, ref, starts[at:at + len(lv_sizes)], lv_sizes, lv_sq)
+        at += len(lv_sizes)
+    return ref
+
+
+def _literals(kl, starts: list, squeezed: list) -> list:
+    """`starts` (per ref) with the static indices of squeezed dims (all of a
+    semaphore's: None) made constants first, in operand order: JAX's DMA takes them as
+    operands (its slices' static starts it makes as it slices)."""
+    out = []
+    for st, sq in zip(starts, squeezed):
+        out.append([kl.value(v, np.int32) if isinstance(v, Const) and (
+            sq is None or k in tuple(sq)) else v for k, v in enumerate(st)])
+    return out
+
+
 @MOSAIC.register(PT.DmaStartOp)
 def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squeezed=(),
-               has_src_sem=False, priority=0, add=False, **params):
+               src_levels=(), dst_levels=(), has_src_sem=False, priority=0, add=False,
+               **params):
     if add:
         raise MosaicLoweringError("DMAs with add=True are not supported on the TPU")
     avals = avals_in(op)
     if any(np.dtype(a.dtype) == np.bool_ for a in avals[:2]):
         raise MosaicLoweringError("DMAs of bool refs are not supported")
-    refs, starts = _split(operands, avals, 4 if has_src_sem else 3)
+    lowered = dict(zip(op.operands, operands))
+    refs, starts = PT.DmaStartOp.layout(list(op.operands), has_src_sem, src_levels,
+                                        dst_levels)
+    refs = [lowered[r] for r in refs]
+    starts = [[lowered[v] for v in st] for st in starts]
+    starts = _literals(kl, starts, [src_squeezed, dst_squeezed, None, None])
     # (views in JAX's order: the last ref's first)
     src_sem = ref_view(kl, refs[3], starts[3]) if has_src_sem else None
     sem = ref_view(kl, refs[2], starts[2])
-    dst = ref_view(kl, refs[1], starts[1], dst_sizes, tuple(dst_squeezed))
-    src = ref_view(kl, refs[0], starts[0], src_sizes, tuple(src_squeezed))
+    dst = chained_view(kl, refs[1], avals[1].shape, starts[1], dst_sizes, dst_squeezed,
+                       dst_levels)
+    src = chained_view(kl, refs[0], avals[0].shape, starts[0], src_sizes, src_squeezed,
+                       src_levels)
     tpu.enqueue_dma(source=src, target=dst, target_semaphore=sem,
                     source_semaphore=src_sem, priority=int(priority))
-    # The wait of this copy names its semaphore and destination only; Mosaic's wants the
-    # source too: remembered here by (block, semaphore and destination operands).
-    ops = list(op.operands)
-    key = _wait_key(op, ops[2], starts_of(op, 2, avals, has_src_sem), ops[1],
-                    starts_of(op, 1, avals, has_src_sem))
-    kl.dma_sources[key] = (refs[0], starts[0], src_sizes, tuple(src_squeezed))
     return []
 
 
-def starts_of(op, k, avals, has_src_sem):
-    """The jaxpr operands that index ref operand `k` of a dma_start."""
-    at = 4 if has_src_sem else 3
-    for a in avals[:k]:
-        at += len(a.shape)
-    return list(op.operands)[at:at + len(avals[k].shape)]
-
-
-def _wait_key(op, sem, sem_idx, ref, ref_starts) -> tuple:
-    """(block, semaphore, its index, destination, its starts): static starts by value
-    (a copy's start and its wait trace their constants apart)."""
-    return (op.parent, sem, *map(_static_or_value, sem_idx), None, ref,
-            *map(_static_or_value, ref_starts))
-
-
-def _static_or_value(v: ir.Value):
-    owner = v.owner
-    if not isinstance(owner, ir.Block) and owner.operation.name == "jaxpr.constant":
-        return ("static", str(owner.operation.attributes["value"]))
-    return v
-
-
-def _split(operands, avals, n_refs):
-    """(refs, [starts of each ref]) of a DMA's operands."""
-    refs = list(operands[:n_refs])
-    starts, at = [], n_refs
-    for a in avals[:n_refs]:
-        starts.append(list(operands[at:at + len(a.shape)]))
-        at += len(a.shape)
-    return refs, starts
-
-
 @MOSAIC.register(PT.DmaWaitOp)
-def _dma_wait(kl, op, sem, ref, *idx, sizes, squeezed=(), **params):
-    sem_aval = avals_in(op)[0]
-    n = len(sem_aval.shape)
-    ops = list(op.operands)
-    sem_v = ref_view(kl, sem, list(idx[:n]))
-    view = ref_view(kl, ref, list(idx[n:]), sizes, tuple(squeezed))
-    # The source of the copy started in this block on this semaphore into this view;
-    # else (a wait for a copy started elsewhere) the destination stands for it: Mosaic
-    # reads the transfer's size from either.
-    source = kl.dma_sources.get(_wait_key(op, ops[0], ops[2:2 + n], ops[1], ops[2 + n:]))
-    src = view if source is None else ref_view(kl, source[0], source[1], source[2],
-                                               source[3])
-    tpu.wait_dma2(sem_v, src, view)
+def _dma_wait(kl, op, *operands, sizes, squeezed=(), levels=(), has_src=False,
+              src_sizes=(), src_squeezed=(), src_levels=(), **params):
+    lowered = dict(zip(op.operands, operands))
+    sem, ref, src, idx, starts, src_starts = (
+        None if x is None else lowered[x] if isinstance(x, ir.Value) else
+        [lowered[v] for v in x]
+        for x in PT.DmaWaitOp.layout(list(op.operands), levels, has_src, src_levels))
+    src_starts, starts, idx = _literals(kl, [src_starts, starts, idx],
+                                        [src_squeezed, squeezed, None])
+    sem_v = ref_view(kl, sem, idx)
+    avals = avals_in(op)
+    view = chained_view(kl, ref, avals[1].shape, starts, sizes, squeezed, levels)
+    # (a wait without its copy's source names the destination twice: Mosaic reads the
+    # transfer's size from either)
+    src_v = view if src is None else chained_view(kl, src, avals[2].shape, src_starts,
+                                                  src_sizes, src_squeezed, src_levels)
+    tpu.wait_dma2(sem_v, src_v, view)
     return []
 
 

@@ -123,10 +123,13 @@ def _pallas_batch(batcher, op, vals, dims, b):
     if any(g < 0 for g in p["grid"]) or p.get("num_scalar_prefetch") or whole:
         # (an "any"-space ref is the whole array, which DMAs index: no batch block dim)
         return _batch_by_scan(batcher, op, vals, dims, b)
+    # (the batch axis is a new parallel grid axis, the others "arbitrary" unless given,
+    # as JAX's TPU lowering makes a vmapped dim's)
     sem = (p.get("compiler_params") or {}).get("dimension_semantics")
-    if sem is not None:       # (the batch axis is a new parallel grid axis, as in JAX)
-        p["compiler_params"] = dict(p["compiler_params"],
-                                    dimension_semantics=("parallel",) + tuple(sem))
+    if sem is None:
+        sem = ("arbitrary",) * len(p["grid"])
+    p["compiler_params"] = dict(p.get("compiler_params") or {},
+                                dimension_semantics=("parallel",) + tuple(sem))
     aliases = p["input_output_aliases"] or ()
     aliased_ins = set(aliases[::2])
     anchor = fns.get(str(p["callee"]))

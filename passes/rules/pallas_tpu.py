@@ -64,18 +64,37 @@ def _sem_add(b, sem, idx, delta):
     return _write(b, sem, idx, one, squeezed, b.add(old, delta))
 
 
+def _window(b, ref, starts, sizes, squeezed, levels):
+    """(starts, sizes, squeezed) of the one window a (chained) view of `ref` is."""
+    shape = aval_of(ref.type).shape
+    out_starts, out_sizes, out_sq = [], [], []
+    for d, (at, size, sq) in enumerate(P.fold_view(shape, levels, sizes, squeezed)):
+        start = starts[at[0]]
+        for k in at[1:]:
+            start = b.add(start, starts[k])
+        out_starts.append(start)
+        out_sizes.append(size)
+        if sq:
+            out_sq.append(d)
+    return out_starts, tuple(out_sizes), tuple(out_sq)
+
+
 def _dma_start(d, op):
     p = op.opview.params
     env = d.env
     b = d.builder(op)
-    refs, starts = P.DmaStartOp.layout(list(op.operands), p["has_src_sem"])
+    refs, starts = P.DmaStartOp.layout(list(op.operands), p["has_src_sem"],
+                                       p["src_levels"], p["dst_levels"])
     starts = [[_i32(b, env[s]) for s in st] for st in starts]
     src = env[refs[0]]
-    value = _read(b, src, starts[0], p["src_sizes"], p["src_squeezed"])
+    value = _read(b, src, *_window(b, refs[0], starts[0], p["src_sizes"],
+                                   p["src_squeezed"], p["src_levels"]))
     dst = env[refs[1]]
+    window = _window(b, refs[1], starts[1], p["dst_sizes"], p["dst_squeezed"],
+                     p["dst_levels"])
     if p["add"]:
-        value = b.add(_read(b, dst, starts[1], p["dst_sizes"], p["dst_squeezed"]), value)
-    env[refs[1]] = _write(b, dst, starts[1], p["dst_sizes"], p["dst_squeezed"], value)
+        value = b.add(_read(b, dst, *window), value)
+    env[refs[1]] = _write(b, dst, *window, value)
     one = b.constant(np.int32(1))
     for k in range(2, len(refs)):      # dst_sem, then src_sem (the same ref may be both)
         env[refs[k]] = _sem_add(b, env[refs[k]], starts[k], one)
@@ -83,9 +102,10 @@ def _dma_start(d, op):
 
 def _dma_wait(d, op):
     b = d.builder(op)
-    sem = op.operands[0]
-    n = aval_of(sem.type).ndim
-    idx = [_i32(b, d.env[s]) for s in list(op.operands)[2:2 + n]]
+    p = op.opview.params
+    sem, _, _, idx, _, _ = P.DmaWaitOp.layout(list(op.operands), p["levels"],
+                                              p["has_src"], p["src_levels"])
+    idx = [_i32(b, d.env[s]) for s in idx]
     d.env[sem] = _sem_add(b, d.env[sem], idx, b.constant(np.int32(-1)))
 
 

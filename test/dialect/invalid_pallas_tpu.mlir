@@ -9,6 +9,24 @@ func.func private @dma_shapes(%src: memref<16x128xf32>, %dst: memref<8x128xf32>,
 
 // -----
 
+func.func private @dma_levels(%src: memref<2x8x128xf32>, %dst: memref<8x128xf32>, %sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{a view's window 1 has 3 dimensions, but the view it takes is of shape (8, 128)}}
+  "jaxpr.dma_start"(%src, %dst, %sem, %z, %z, %z, %z, %z, %z, %z, %z, %z) {src_levels = array<i64: 3, 3>, src_sizes = array<i64: 1, 8, 128, 1, 8, 128>, src_squeezed = array<i64: 0>, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>} : (memref<2x8x128xf32>, memref<8x128xf32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+func.func private @dma_wait_source(%src: memref<16x128xf32>, %dst: memref<8x128xf32>, %sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{waits for a copy of f32[16,128] into f32[8,128]; the views must have the same shape and dtype}}
+  "jaxpr.dma_wait"(%sem, %dst, %src, %z, %z, %z, %z) {sizes = array<i64: 8, 128>, squeezed = array<i64>, has_src = true, src_sizes = array<i64: 16, 128>, src_squeezed = array<i64>} : (memref<i32>, memref<8x128xf32>, memref<16x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
 func.func private @dma_sem_type(%src: memref<8xf32>, %dst: memref<8xf32>, %sem: memref<f32>) {
   %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
   // expected-error @+1 {{dst_sem must be a semaphore (an i32 ref of counters), got Ref{f32[]}}}

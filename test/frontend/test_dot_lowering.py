@@ -84,3 +84,37 @@ def test_matmul_broadcasting_matches_numpy_and_jax(sa, sb):
         lambda a, b: (np_.sin(np_.matmul(a, b))).sum(), argnums=(0, 1))
     for g, h in zip(loss(mjax, mjnp)(a, b), loss(jax, jjnp)(a, b)):
         np.testing.assert_allclose(g, h, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("pet", ["float32", "bfloat16", "float16"])
+def test_mixed_operand_dtypes_with_preferred_type_stay_mixed(pet):
+    # As JAX's jaxpr: an f32 by bf16 dot_general with preferred_element_type takes its
+    # operands as they are (a TPU kernel's tpu.matmul does too); the lowering converts
+    # them for the CPU as JAX's does, so values agree, rounding included.
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    y = rng.standard_normal((8, 3)).astype(jjnp.bfloat16)
+    dn = (((1,), (0,)), ((), ()))
+    pet = np.dtype(getattr(jjnp, pet))
+    got_jaxpr = str(mjax.make_jaxpr(
+        lambda a, b: mjax.lax.dot_general(a, b, dn, preferred_element_type=pet))(x, y))
+    want_jaxpr = str(jax.make_jaxpr(
+        lambda a, b: jax.lax.dot_general(a, b, dn, preferred_element_type=pet))(x, y))
+    assert ("convert_element_type" in got_jaxpr) == ("convert_element_type" in want_jaxpr)
+    assert "f32[4,8]" in got_jaxpr and "bf16[8,3]" in got_jaxpr
+    got = mjax.jit(lambda a, b: mjax.lax.dot_general(a, b, dn, preferred_element_type=pet))(
+        x, y)
+    want = jax.jit(lambda a, b: jax.lax.dot_general(a, b, dn, preferred_element_type=pet))(
+        x, y)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
+
+
+def test_einsum_names_its_ops_by_its_subscripts():
+    # JAX's einsum runs under named_call(subscripts): HLO op names (and a TPU kernel's
+    # trace ranges) carry them.
+    x, y = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    for J in (jax, mjax):
+        text = J.jit(lambda a, b: J.numpy.einsum("ij,jk->ik", a, b)).lower(x, y).as_text(
+            debug_info=True)
+        assert '/ij,jk->ik/dot_general"' in text, J.__name__

@@ -324,4 +324,52 @@ def corpus(J, pl, pltpu) -> dict:
     def tile(x):
         return pl.pallas_call(tile_kernel, out_shape=J.ShapeDtypeStruct((16, 128), x.dtype))(x)
     K["tile"] = (tile, [((8, 128), np.float32)])
+
+    def chained_dma_kernel(x_hbm, o_ref, buf, sems):     # paged attention's DMAs
+        h = pl.program_id(0)
+        b = J.lax.rem(h, 2)
+        pages, slot, sem = x_hbm.at[h], buf.at[b], sems.at[b]
+        copies = [pltpu.make_async_copy(pages.at[J.lax.rem(h + j, 4)], slot.at[j], sem)
+                  for j in range(2)]
+        for c in copies:
+            c.start()
+        for c in copies:
+            c.wait()
+        o_ref[...] = slot[...].reshape(16, 128)
+
+    def chained_dma(x):
+        return pl.pallas_call(
+            chained_dma_kernel, grid=(2,), in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+            out_specs=pl.BlockSpec((16, 128), lambda h: (h, 0)),
+            scratch_shapes=[pltpu.VMEM((2, 2, 8, 128), jnp.float32),
+                            pltpu.SemaphoreType.DMA((2,))],
+            out_shape=J.ShapeDtypeStruct((32, 128), x.dtype))(x)
+    K["chained_dma"] = (chained_dma, [((2, 4, 8, 128), np.float32)])
+
+    def scopes_kernel(x_ref, y_ref, o_ref):   # named scopes: tpu.trace_start/stop
+        with J.named_scope("outer"):
+            a = x_ref[pl.ds(0, 8), :] * 2.0
+            with J.named_scope("inner"):
+                a = a + 1.0
+            a = J.lax.fori_loop(0, 2, lambda i, acc: acc * 0.5 + x_ref[pl.ds(i * 8, 8), :],
+                                a)              # (its body: no scope)
+        # einsum names its ops by its subscripts; an f32 by bf16 dot stays mixed
+        o_ref[...] = jnp.einsum("ij,kj->ik", a, y_ref[...],
+                                preferred_element_type=jnp.float32)
+
+    def scopes(x, y):
+        return pl.pallas_call(scopes_kernel,
+                              out_shape=J.ShapeDtypeStruct((8, 8), jnp.float32))(x, y)
+    K["named_scopes"] = (scopes, [((16, 128), np.float32), ((8, 128), jnp.bfloat16)])
+
+    def scaled_kernel(x_ref, o_ref):
+        with J.named_scope("kernel"):
+            o_ref[...] = x_ref[...] * 2.0
+
+    def scaled(x):             # (a scope around the call is none of the kernel's)
+        with J.named_scope("caller"):
+            return pl.pallas_call(scaled_kernel,
+                                  out_shape=J.ShapeDtypeStruct((8, 128), x.dtype))(x)
+    # vmap: a leading "parallel" grid dim; the kernel keeps its scopes
+    K["vmap_scopes"] = (J.vmap(scaled), [((3, 8, 128), np.float32)])
     return K

@@ -122,15 +122,7 @@ def child(ops_dir: str, out: str, which) -> None:
 
 # ---- the test ----------------------------------------------------------------------------
 # kernel -> why mjax's Mosaic differs from JAX's even after canonicalize,cse
-DIFFERS = {
-    "paged_attention": "mjax's frontend folds chained ref.at[...] views into one window (one "
-                       "tpu.memref_slice where JAX slices once per view) and its DMA wait "
-                       "names the destination as source; mjax's lax.dot_general converts a "
-                       "bf16 operand beside an f32 one to f32 (an arith.extf JAX does not "
-                       "emit), and JAX's einsum runs under a named scope that its Mosaic "
-                       "lowering brackets with tpu.trace_start/trace_stop, which mjax's does "
-                       "not emit",
-}
+DIFFERS: dict = {}
 
 
 def _run(prefix: list, out: str) -> dict:

@@ -110,9 +110,6 @@ def test_vmap_of_a_kernel_lowers(tmp_path):
     assert "iteration_bounds = array<i64: 3, 2>" in vmapped_kernel_mosaic(tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="vmap's pallas_call rule (passes/rules/pallas.py) "
-                   "prepends 'parallel' only to given dimension_semantics; JAX also gives "
-                   "the batch axis 'parallel' (and the others 'arbitrary') when none are")
 def test_vmap_of_a_kernel_has_a_parallel_batch_axis_as_in_jax(tmp_path):
     assert ("dimension_semantics = [#tpu.dimension_semantics<parallel>, "
             "#tpu.dimension_semantics<arbitrary>]") in vmapped_kernel_mosaic(tmp_path)

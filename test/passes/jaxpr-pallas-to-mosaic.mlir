@@ -253,3 +253,48 @@ func.func @interpreted(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
       interpret = true} : (tensor<8x128xf32>) -> tensor<8x128xf32>
   return %0 : tensor<8x128xf32>
 }
+
+// -----
+
+// A DMA through chained views (x.at[h].at[p] into buf.at[1]) slices once per window, as
+// JAX does; a wait that names the copy's source passes it to tpu.wait_dma2.
+// MOSAIC-LABEL: Mosaic module for @paged_kernel
+// MOSAIC:       func.func @paged_kernel(%[[H:.*]]: i32, %[[X:.*]]: memref<2x4x8x128xf32, #tpu.memory_space<any>>, %[[O:.*]]: memref<8x128xf32, #tpu.memory_space<vmem>>, %[[BUF:.*]]: memref<2x8x128xf32, #tpu.memory_space<vmem>>, %[[SEMS:.*]]: memref<2x!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>)
+// MOSAIC:         %[[SEM:.*]] = tpu.memref_squeeze %{{.*}} -> memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>
+// MOSAIC:         %[[D:.*]] = tpu.memref_slice %[[BUF]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x8x128xf32, #tpu.memory_space<vmem>> -> memref<1x8x128xf32, #tpu.memory_space<vmem>>
+// MOSAIC:         %[[DV:.*]] = tpu.memref_squeeze %[[D]] : {{.*}} -> memref<8x128xf32, #tpu.memory_space<vmem>>
+// MOSAIC:         %[[S1:.*]] = tpu.memref_slice %[[X]][%[[H]], %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x4x8x128xf32, #tpu.memory_space<any>> -> memref<1x4x8x128xf32, #tpu.memory_space<any>>
+// MOSAIC:         %[[P:.*]] = tpu.memref_squeeze %[[S1]] : {{.*}} -> memref<4x8x128xf32, #tpu.memory_space<any>>
+// MOSAIC:         %[[S2:.*]] = tpu.memref_slice %[[P]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x8x128xf32, #tpu.memory_space<any>> -> memref<1x8x128xf32, #tpu.memory_space<any>>
+// MOSAIC:         %[[SV:.*]] = tpu.memref_squeeze %[[S2]] : {{.*}} -> memref<8x128xf32, #tpu.memory_space<any>>
+// MOSAIC:         tpu.enqueue_dma source(%[[SV]] : {{.*}}) target(%[[DV]] : {{.*}}) target_semaphore(%[[SEM]] : {{.*}})
+// MOSAIC:         %[[WS1:.*]] = tpu.memref_slice %[[X]][%[[H]],
+// MOSAIC:         %[[WP:.*]] = tpu.memref_squeeze %[[WS1]]
+// MOSAIC:         %[[WS2:.*]] = tpu.memref_slice %[[WP]]
+// MOSAIC:         %[[WSV:.*]] = tpu.memref_squeeze %[[WS2]]
+// MOSAIC:         tpu.wait_dma2 semaphore(%{{.*}} : {{.*}}) src(%[[WSV]] : memref<8x128xf32, #tpu.memory_space<any>>) dst(%{{.*}} : memref<8x128xf32, #tpu.memory_space<vmem>>)
+// CALL-LABEL: func.func @paged
+// CALL:         stablehlo.custom_call @tpu_custom_call({{.*}}kernel_name = "paged_kernel"
+func.func private @paged_kernel(%x: memref<2x4x8x128xf32>, %o: memref<8x128xf32>, %buf: memref<2x8x128xf32>, %sems: memref<2xi32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %one = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  %h = "jaxpr.program_id"() {axis = 0} : () -> tensor<i32>
+  %p = "jaxpr.add"(%h, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+  "jaxpr.dma_start"(%x, %buf, %sems, %h, %z, %z, %z, %p, %z, %z, %one, %z, %z, %one) {src_levels = array<i64: 4, 3>, src_sizes = array<i64: 1, 4, 8, 128, 1, 8, 128>, src_squeezed = array<i64: 0, 4>, dst_sizes = array<i64: 1, 8, 128>, dst_squeezed = array<i64: 0>} : (memref<2x4x8x128xf32>, memref<2x8x128xf32>, memref<2xi32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.dma_wait"(%sems, %buf, %x, %one, %one, %z, %z, %h, %z, %z, %z, %p, %z, %z) {sizes = array<i64: 1, 8, 128>, squeezed = array<i64: 0>, has_src = true, src_levels = array<i64: 4, 3>, src_sizes = array<i64: 1, 4, 8, 128, 1, 8, 128>, src_squeezed = array<i64: 0, 4>} : (memref<2xi32>, memref<2x8x128xf32>, memref<2x4x8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  %v = "jaxpr.ref_get"(%buf, %one, %z, %z) {sizes = array<i64: 1, 8, 128>, squeezed = array<i64: 0>} : (memref<2x8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x128xf32>
+  %old = "jaxpr.ref_swap"(%o, %v, %z, %z) {sizes = array<i64: 8, 128>, squeezed = array<i64>} : (memref<8x128xf32>, tensor<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<8x128xf32>
+  return
+}
+func.func private @omap(%h: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  return %h, %z : tensor<i32>, tensor<i32>
+}
+func.func private @zmap(%h: tensor<i32>) -> (tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  return %z, %z, %z, %z : tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>
+}
+func.func @paged(%x: tensor<2x4x8x128xf32>) -> tensor<16x128xf32> {
+  %y = "jaxpr.pallas_call"(%x) {callee = @paged_kernel, name = "paged_kernel", grid = array<i64: 2>, in_specs = [{block_shape = array<i64: 2, 4, 8, 128>, index_map = @zmap, memory_space = "any"}], out_specs = [{block_shape = array<i64: 8, 128>, index_map = @omap}], scratch_shapes = [memref<2x8x128xf32>, memref<2xi32>], scratch_memory_spaces = ["vmem", "dma_semaphore"], interpret = false} : (tensor<2x4x8x128xf32>) -> tensor<16x128xf32>
+  return %y : tensor<16x128xf32>
+}

@@ -144,8 +144,8 @@ class AsyncCopyDescriptor:
         if self.is_remote:
             raise NotImplementedError("remote DMAs (make_async_remote_copy) are not "
                                       "supported by mjax's Pallas")
-        src_starts, src = self.src_ref.op_args(...)
-        dst_starts, dst = self.dst_ref.op_args(...)
+        src_starts, src = self.src_ref.view_args()
+        dst_starts, dst = self.dst_ref.view_args()
         sems = [_one_semaphore(self.dst_sem, "dma_start")]
         if self.src_sem is not None:
             sems.append(_one_semaphore(self.src_sem, "dma_start"))
@@ -154,24 +154,30 @@ class AsyncCopyDescriptor:
              *[i for _, idx in sems for i in idx],
              src_sizes=src["sizes"], src_squeezed=src["squeezed"], dst_sizes=dst["sizes"],
              dst_squeezed=dst["squeezed"], has_src_sem=self.src_sem is not None,
-             priority=int(priority), add=bool(self.add))
+             priority=int(priority), add=bool(self.add),
+             **({"src_levels": src["levels"]} if "levels" in src else {}),
+             **({"dst_levels": dst["levels"]} if "levels" in dst else {}))
 
-    def _wait(self, sem, ref) -> None:
+    def _wait(self, sem, ref, src) -> None:
         sem_ref, idx = _one_semaphore(sem, "dma_wait")
-        starts, params = ref.op_args(...)
-        bind(P.DmaWaitOp, sem_ref.tracer, ref.tracer, *idx, *starts, **params)
+        starts, params = ref.view_args()
+        src_starts, src_params = src.view_args()
+        params.update({f"src_{k}": v for k, v in src_params.items()}, has_src=True)
+        bind(P.DmaWaitOp, sem_ref.tracer, ref.tracer, src.tracer, *idx, *starts,
+             *src_starts, **params)
 
     def wait(self) -> None:
         """Waits for the copy to land in the destination."""
-        self._wait(self.dst_sem, self.dst_ref)
+        self._wait(self.dst_sem, self.dst_ref, self.src_ref)
 
     def wait_recv(self) -> None:
-        self._wait(self.dst_sem, self.dst_ref)
+        self._wait(self.dst_sem, self.dst_ref, self.src_ref)
 
     def wait_send(self) -> None:
+        # (the copy's ends swapped: a wait names the end its semaphore guards, as JAX's)
         if self.src_sem is None:
             raise ValueError("wait_send needs a copy made with a source semaphore")
-        self._wait(self.src_sem, self.src_ref)
+        self._wait(self.src_sem, self.src_ref, self.dst_ref)
 
 
 def make_async_copy(src_ref, dst_ref, sem) -> AsyncCopyDescriptor:

@@ -86,12 +86,16 @@ class Ref:
     `ref[idx]` reads, `ref[idx] = v` writes; `shape`/`dtype` describe the (view's)
     value. JAX: a Pallas kernel's Ref / TransformedRef."""
 
-    __slots__ = ("tracer", "index")
+    __slots__ = ("tracer", "index", "views")
 
-    def __init__(self, tracer: Tracer, index=None):
+    def __init__(self, tracer: Tracer, index=None, views=None):
         self.tracer = tracer          # the buffer: a traced memref value
         base = tracer.aval.shape
         self.index = list(index) if index is not None else [(0, n, False) for n in base]
+        # the `.at[...]` windows the view was made by, each over the one before (what
+        # DMAs name, as JAX keeps them); `index` is all of them in one
+        self.views = list(views) if views is not None else (
+            [] if index is None else [self.index])
 
     # -- what the ref holds ------------------------------------------------------------
     @property
@@ -137,6 +141,8 @@ class Ref:
                 out.append((int(start) + int(s2), size2, sq2))
             elif isinstance(start, (int, np.integer)) and start == 0:
                 out.append((s2, size2, sq2))
+            elif isinstance(s2, (int, np.integer)) and s2 == 0:
+                out.append((start, size2, sq2))
             else:
                 out.append((_as_i32(start) + _as_i32(s2), size2, sq2))
         return out
@@ -148,6 +154,21 @@ class Ref:
         params = {"sizes": tuple(int(s) for _, s, _ in index),
                   "squeezed": tuple(d for d, (_, _, sq) in enumerate(index) if sq)}
         return starts, params
+
+    def view_args(self):
+        """(starts, params) naming this view window by window for a DMA op: `levels`
+        (each window's rank) where `.at` was chained."""
+        if len(self.views) <= 1:
+            return self.op_args(...)
+        starts, sizes, squeezed = [], [], []
+        for level in self.views:
+            for start, size, sq in level:
+                if sq:
+                    squeezed.append(len(sizes))
+                starts.append(_as_i32(start))
+                sizes.append(int(size))
+        return starts, {"sizes": tuple(sizes), "squeezed": tuple(squeezed),
+                        "levels": tuple(len(level) for level in self.views)}
 
     @property
     def at(self):
@@ -184,7 +205,9 @@ class _At:
         self.ref = ref
 
     def __getitem__(self, idx) -> Ref:
-        return Ref(self.ref.tracer, self.ref.resolve(idx))
+        ref = self.ref
+        return Ref(ref.tracer, ref.resolve(idx),
+                   ref.views + [normalize_index(idx, ref.shape)])
 
 
 def as_ref(x, what: str) -> Ref:
