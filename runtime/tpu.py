@@ -52,6 +52,41 @@ def attached_chips() -> int:
     return count
 
 
+# PCI device ids of TPU chips (Google's vendor id 0x1ae0), as JAX's hardware_utils lists
+# them: v3, plc, v4, v5p, v5e, v6e, 7x.
+_TPU_DEVICE_IDS = {"0x0027", "0x0056", "0x005e", "0x0062", "0x0063", "0x006f", "0x0076"}
+
+
+def tpu_chips() -> int:
+    """TPU chips on the PCI bus, counted as JAX counts them (its known device ids)."""
+    count = 0
+    for vendor in glob.glob("/sys/bus/pci/devices/*/vendor"):
+        try:
+            with open(vendor) as f:
+                if f.read().strip() != "0x1ae0":
+                    continue
+            with open(os.path.join(os.path.dirname(vendor), "device")) as f:
+                count += f.read().strip() in _TPU_DEVICE_IDS
+        except OSError:
+            continue
+    return count
+
+
+def cloud_tpu_vm() -> bool:
+    """Whether JAX's Cloud TPU setup applies at `import jax` (cloud_tpu_init): libtpu is
+    installed and a TPU chip is attached, or JAX_FORCE_TPU_INIT is set. JAX then makes
+    'tpu,cpu' its jax_platforms (a TPU that fails to open is an error, not a fallback)."""
+    if "JAX_FORCE_TPU_INIT" in os.environ:
+        return True
+    return tpu_chips() > 0 and find_library() is not None
+
+
+def client_create_options() -> str:
+    """JAX's jax_pjrt_client_create_options on a Cloud TPU VM (jaxlib's version is the
+    JAX release mjax follows)."""
+    return f"ml_framework_name:JAX;ml_framework_version:{_jaxlib_version.__version__}"
+
+
 def make_client(platform: str, library: str):
     """A PJRT client of libtpu at `library` (the process's one TPU client)."""
     if attached_chips() == 0:
@@ -75,4 +110,5 @@ def make_client(platform: str, library: str):
     return xc.make_c_api_client("tpu", options)
 
 
-__all__ = ["attached_chips", "find_library", "make_client"]
+__all__ = ["attached_chips", "client_create_options", "cloud_tpu_vm", "find_library",
+           "make_client", "tpu_chips"]

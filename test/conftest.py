@@ -269,6 +269,28 @@ class _TpuModule(pytest.Module):
             raise
 
 
+def pytest_sessionstart(session):
+    if ON_TPU:
+        _children_on_the_host()
+
+
+def _children_on_the_host():
+    """On the chip: opens mjax's and jax's backends in this process, then sets
+    JAX_PLATFORMS=cpu for the child processes tests start. One process holds the chip, so
+    a child cannot open it (JAX's Cloud TPU setup then fails it; without that it falls
+    back to the CPU with a warning); on the host CPU it runs as on the CPU machine."""
+    import mjax
+    before = mjax.default_backend()
+    try:
+        import jax
+        jax.devices()       # (jax reads JAX_PLATFORMS at import, mjax when it chooses)
+    except ImportError:
+        pass
+    os.environ["JAX_PLATFORMS"] = "cpu"
+    if mjax.default_backend() != before:   # (mjax would follow it here too: leave it)
+        del os.environ["JAX_PLATFORMS"]
+
+
 def pytest_pycollect_makemodule(module_path, parent):
     if ON_TPU:
         return _TpuModule.from_parent(parent, path=module_path)

@@ -35,7 +35,8 @@ from mjax.config.registry import (Config, Option, State, bool_option, config,  #
                                   string_option)
 from mjax.config import jax_options  # noqa: F401  (JAX's remaining options)
 from mjax.passes import user_passes
-from mjax.runtime import compilation_cache, ir_dump, jaxlib_process, set_default_platform, xla
+from mjax.runtime import (compilation_cache, ir_dump, jaxlib_process, set_default_platform,
+                          tpu, xla)
 from mjax.runtime.backend import backends_are_initialized, configured_platform
 
 
@@ -252,6 +253,22 @@ backend = enum_option(
     "The compiler and runtime: 'xla' (jaxlib's PJRT) or 'iree' (the iree extra). Also "
     "MJAX_BACKEND, or jit(f, backend='iree') for one function.",
     affects_tracing=True, on_change=_set_backend)
+
+
+def _cloud_tpu_defaults() -> None:
+    """What JAX's cloud_tpu_init sets at `import jax` on a Cloud TPU VM (libtpu installed
+    and a chip attached): jax_platforms 'tpu,cpu', unless chosen (JAX_PLATFORMS, or
+    mjax's MJAX_PLATFORM/MJAX_BACKEND), so a chip that does not open (another process
+    holds it) is an error, as in JAX; and the PJRT client's framework options."""
+    if not tpu.cloud_tpu_vm():
+        return
+    if platforms.value is None and configured_platform() is None:
+        config.update("jax_platforms", "tpu,cpu")
+    if config.read("jax_pjrt_client_create_options") is None:
+        config.update("jax_pjrt_client_create_options", tpu.client_create_options())
+
+
+_cloud_tpu_defaults()
 traceback_filtering = enum_option(
     "jax_traceback_filtering", "auto",
     ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"),

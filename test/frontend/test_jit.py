@@ -5,6 +5,7 @@ import pytest
 
 import mjax
 import mjax.numpy as jnp
+from frontend_util import tol
 from mjax import lax
 
 
@@ -24,8 +25,9 @@ def test_jit_matches_numpy_and_eager():
     x = rng.standard_normal((3, 4)).astype(np.float32)
     y = rng.standard_normal((4, 3)).astype(np.float32)
     want = np.tanh(x @ y) * 2.0 + x.sum(1, keepdims=True) - y.T.mean()
-    np.testing.assert_allclose(mjax.jit(f)(x, y), want, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(f(jnp.asarray(x), jnp.asarray(y)), want, rtol=1e-5, atol=1e-5)
+    eps = tol(1e-5, 2e-4)       # (tanh on a TPU: JAX's tests take 2e-4 there)
+    np.testing.assert_allclose(mjax.jit(f)(x, y), want, rtol=eps, atol=eps)
+    np.testing.assert_allclose(f(jnp.asarray(x), jnp.asarray(y)), want, rtol=eps, atol=eps)
 
 
 def test_cache_retraces_only_on_new_avals():
@@ -181,7 +183,8 @@ def test_jit_of_lax_functions():
         return lax.reduce_sum(lax.exp(z), (1,))
     x = np.ones((2, 4), np.float32)
     y = np.full((4, 3), 0.25, np.float32)
-    np.testing.assert_allclose(f(x, y), np.exp(x @ y + 1).sum(1), rtol=1e-6)
+    np.testing.assert_allclose(f(x, y), np.exp(x @ y + 1).sum(1),
+                               rtol=tol(1e-6, 2e-4))     # (exp on a TPU: JAX's 2e-4)
 
 
 def test_eval_shape_and_shape_dtype_struct():
@@ -237,10 +240,11 @@ def test_array_of_traced_values_and_constants():
 
 
 def test_unsupported_jit_options_raise_not_implemented():
+    absent = "cuda" if mjax.default_backend() == "tpu" else "tpu"    # (not this machine's)
     with pytest.raises(NotImplementedError, match="backend"):
-        mjax.jit(lambda x: x, backend="tpu")
+        mjax.jit(lambda x: x, backend=absent)
     with pytest.raises(NotImplementedError):
-        mjax.jit(backend="tpu")(lambda x: x)
+        mjax.jit(backend=absent)(lambda x: x)
     with pytest.raises(TypeError):     # (not a jit option in JAX 0.10 either)
         mjax.jit(lambda x: x, abstracted_axes=("n",))
     assert mjax.jit(lambda x: x * 2, backend="cpu")(3.0) == 6.0

@@ -8,6 +8,7 @@ import pytest
 import jax
 import mjax
 import mjax.numpy as jnp
+from frontend_util import tol
 
 LEAKED: list = []
 
@@ -33,7 +34,8 @@ def _same(make, *args):
     assert (got if isinstance(got, str) else "no leak") == (
         want if isinstance(want, str) else "no leak")
     if not isinstance(got, str):
-        np.testing.assert_allclose(got, want, rtol=1e-6)
+        # (gelu's tanh, sin, exp on a TPU: JAX's tests take 2e-4 there)
+        np.testing.assert_allclose(got, want, rtol=tol(1e-6, 2e-4))
     return got
 
 

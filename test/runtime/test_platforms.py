@@ -81,9 +81,29 @@ def test_an_installed_tpu_that_does_not_open_falls_back_with_a_warning(tmp_path)
         import mjax
         from mjax.runtime import backend
         print(mjax.default_backend(), sorted(backend._SKIPPED))""", TPU_LIBRARY_PATH=str(lib))
+    if tpu.tpu_chips():     # (JAX's Cloud TPU setup: platforms 'tpu,cpu', no fallback)
+        assert run.returncode != 0
+        assert "RuntimeError: Unable to initialize backend 'tpu'" in run.stderr
+        return
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["cpu", "['tpu']"]
     assert "tpu plugin is installed but did not open" in run.stderr
+
+
+def test_cloud_tpu_setup_chooses_the_platforms_as_jax():
+    # JAX_FORCE_TPU_INIT: JAX's Cloud TPU setup at import, chip or not (opening nothing).
+    code = ("import jax, mjax\n"
+            "for n in ('jax_platforms', 'jax_pjrt_client_create_options'):\n"
+            "    print(mjax.config.values[n] == jax.config.values[n], mjax.config.values[n])")
+    for env, platforms in [({}, "tpu,cpu"), ({"JAX_PLATFORMS": "cpu"}, "cpu")]:
+        run = _child(code, JAX_FORCE_TPU_INIT="1", **env)
+        assert run.returncode == 0, run.stderr
+        lines = run.stdout.splitlines()
+        assert lines[0] == f"True {platforms}"
+        assert lines[1].startswith("True ml_framework_name:JAX;ml_framework_version:")
+    run = _child("import mjax; print(mjax.config.values['jax_platforms'])", MJAX_PLATFORM="cpu",
+                 JAX_FORCE_TPU_INIT="1")
+    assert run.stdout.split() == ["None"]       # (mjax's own choice of platform stands)
 
 
 def test_jax_platforms_naming_a_platform_that_fails_raises_jax_error(tmp_path):
@@ -105,15 +125,18 @@ def _chol(x):
 def test_lower_for_the_tpu_on_a_cpu():
     x = np.arange(16, dtype=np.float32).reshape(4, 4) / 16
     jitted = mjax.jit(_chol)
-    cpu = jitted.trace(x).lower().as_text()
+    cpu = jitted.trace(x).lower(lowering_platforms=("cpu",))
     lowered = jitted.trace(x).lower(lowering_platforms=("tpu",))
     tpu_text = lowered.as_text()
-    assert "lapack_spotrf_ffi" in cpu
+    assert "lapack_spotrf_ffi" in cpu.as_text()
     assert "lapack" not in tpu_text and "stablehlo.cholesky" in tpu_text
-    with pytest.raises(ValueError, match="lowered for the 'tpu' platform"):
-        lowered.compile()
-    # The trace made for the TPU is not the one later calls on this CPU use.
-    assert "lapack_spotrf_ffi" in jitted.lower(x).as_text()
+    # A module lowered for the platform this process does not run (the TPU's on a CPU,
+    # the CPU's on the chip) does not compile here.
+    here, other = mjax.default_backend(), ("cpu" if mjax.default_backend() == "tpu" else "tpu")
+    with pytest.raises(ValueError, match=f"lowered for the '{other}' platform"):
+        (cpu if other == "cpu" else lowered).compile()
+    # The trace made for the other platform is not the one later calls here use.
+    assert ("lapack_spotrf_ffi" in jitted.lower(x).as_text()) == (here == "cpu")
     np.testing.assert_allclose(np.asarray(jitted(x)), np.asarray(mjax.jit(_chol)(x)))
     with pytest.raises(NotImplementedError, match="several platforms"):
         jitted.trace(x).lower(lowering_platforms=("tpu", "cpu"))
@@ -126,8 +149,8 @@ def test_platform_dependent_follows_the_lowering_platform():
                                                        tpu=lambda x: x * 3))
     x = np.float32(2)
     assert "stablehlo.multiply" in f.trace(x).lower(lowering_platforms=("tpu",)).as_text()
-    assert "stablehlo.add" in f.trace(x).lower().as_text()
-    assert float(f(x)) == 3.0
+    assert "stablehlo.add" in f.trace(x).lower(lowering_platforms=("cpu",)).as_text()
+    assert float(f(x)) == {"cpu": 3.0, "tpu": 6.0}[mjax.default_backend()]
 
 
 def test_export_for_the_tpu_lowers_for_it():
@@ -144,8 +167,11 @@ def test_a_kernel_with_interpret_false_is_never_interpreted_silently():
         o_ref[...] = x_ref[...] + 1.0
     call = pl.pallas_call(kernel, out_shape=jax_struct((8, 128)))
     x = np.zeros((8, 128), np.float32)
-    with pytest.raises(ValueError, match="Only interpret mode is supported on CPU"):
-        mjax.jit(call)(x)
+    if mjax.default_backend() == "cpu":
+        with pytest.raises(ValueError, match="Only interpret mode is supported on CPU"):
+            mjax.jit(call)(x)
+    else:       # (on the chip: compiled through Mosaic, as the lowering below shows)
+        np.testing.assert_array_equal(mjax.jit(call)(x), x + 1)
     if _mosaic_registered():       # compiled for the TPU through Mosaic
         text = mjax.jit(call).trace(x).lower(lowering_platforms=("tpu",)).as_text()
         assert "tpu_custom_call" in text and "jaxpr." not in text
