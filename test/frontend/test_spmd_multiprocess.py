@@ -22,10 +22,20 @@ import mjax.distributed as dist
 from mjax.runtime.backend import Platform
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_address() -> str:
+    """'host:port', a free TCP port on a loopback address this machine has (IPv4's, else
+    IPv6's); skips the test where neither opens (the TPU machine's sandbox refuses inet
+    sockets: Errno 97), since the distributed runtime speaks gRPC over TCP."""
+    for family, host, text in ((socket.AF_INET, "127.0.0.1", "127.0.0.1"),
+                               (socket.AF_INET6, "::1", "[::1]")):
+        try:
+            with socket.socket(family) as s:
+                s.bind((host, 0))
+                return f"{text}:{s.getsockname()[1]}"
+        except OSError:
+            continue
+    pytest.skip("no TCP sockets on this machine (loopback IPv4 and IPv6 both refused), "
+                "which the distributed runtime needs")
 
 
 WORKER = textwrap.dedent("""
@@ -34,8 +44,8 @@ WORKER = textwrap.dedent("""
     import numpy as np
     import mjax, mjax.numpy as jnp
     from mjax.sharding import Mesh, NamedSharding, P
-    pid, port = int(sys.argv[1]), sys.argv[2]
-    mjax.distributed.initialize(f"127.0.0.1:{port}", num_processes=2, process_id=pid,
+    pid, address = int(sys.argv[1]), sys.argv[2]
+    mjax.distributed.initialize(address, num_processes=2, process_id=pid,
                                 initialization_timeout=60)
     mesh = Mesh(np.array(mjax.devices()), ("data",))
     rep, split = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
@@ -67,9 +77,9 @@ WORKER = textwrap.dedent("""
 
 
 def test_data_parallel_step_over_two_processes():
-    port = str(_free_port())
+    address = _free_address()
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(i), port], env=env,
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(i), address], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for i in range(2)]
     outs = []
@@ -115,7 +125,7 @@ def test_plugin_client_gets_the_distributed_options(monkeypatch):
     monkeypatch.setattr(dist, "get_backend",
                         lambda platform=None: made.append(
                             xc.make_c_api_client(Platform.parse(platform).target)))
-    mjax.distributed.initialize(f"127.0.0.1:{_free_port()}", num_processes=1,
+    mjax.distributed.initialize(_free_address(), num_processes=1,
                                 process_id=0, initialization_timeout=30)
     try:
         assert len(made) == 1 and len(calls) == 1
