@@ -496,8 +496,10 @@ class XlaBackend:
     @staticmethod
     def shards(buf) -> list:
         """(device, single-device buffer) for each shard of a buffer. (Splitting a
-        multi-device array makes jaxlib import the jax package when it is installed.)"""
-        parts = buf._arrays
+        multi-device array makes jaxlib import the jax package when it is installed, and
+        carry on without it: mjax keeps jax out, whose import on a TPU VM warns.)"""
+        with _jax_import_refused():
+            parts = buf._arrays
         return [(XlaBackend.buffer_devices(p)[0], p) for p in parts]
 
     # ---- layouts ---------------------------------------------------------------------
