@@ -30,6 +30,7 @@ from mjax.placement import (_devices_of, commit, committed_device, default_devic
 from mjax.registration import APPLY_SHARDED
 from mjax.sharding_impls import NamedSharding, computation_mesh
 from mjax.runtime import get_backend
+from mjax.runtime.backend import backend_of_device, lowering_for
 from mjax.sharding_types import check_explicit_op
 from mjax.source_info import describe_location, in_mjax
 from mjax.tracer import Tracer, escaped_tracer_message
@@ -83,8 +84,11 @@ def _compile_single_op(opcls, avals, params, out_avals, device=None):
     logging.getLogger("mjax.api").log(
         level, "Compiling jit(%s) with global shapes and types %s.", opcls.primitive,
         tuple(avals))
-    backend = get_backend()
-    with ctx, ir.Location.unknown(ctx):
+    # (a default device of another platform than the default backend's, the host CPU
+    # beside a TPU: compiled by that device's backend and lowered for its platform, or
+    # its client would run another client's program)
+    backend = get_backend() if device is None else backend_of_device(device)
+    with ctx, ir.Location.unknown(ctx), lowering_for(getattr(device, "platform", None)):
         # (one op: nothing to clean up; as jit, refusing what XLA's CPU would ignore)
         run_pipeline(module, [("jaxpr-to-stablehlo", lowering_platform_option())])
         printed = print_for_backend(module, finishing_passes(backend))
