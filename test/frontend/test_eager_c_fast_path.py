@@ -32,7 +32,10 @@ OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b
 METHODS = {"+": "__add__", "-": "__sub__", "*": "__mul__", "<": "__lt__", "<=": "__le__",
            ">": "__gt__", ">=": "__ge__", "==": "__eq__", "!=": "__ne__", "r+": "__radd__",
            "r-": "__rsub__", "r*": "__rmul__"}
-PKG = os.path.dirname(mjax.__file__)   # (mjax's frontend sources)
+# (mjax's sources wherever its subpackages live: an editable install keeps dialect/,
+# runtime/ and passes/ beside frontend/, a wheel under mjax/)
+PKG = tuple(os.path.dirname(m.__file__) + os.sep
+            for m in (mjax, mjax.dialect, mjax.runtime, mjax.passes))
 
 
 def _py(f):

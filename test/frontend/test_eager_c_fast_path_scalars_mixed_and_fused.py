@@ -325,7 +325,10 @@ def test_cached_calls_run_no_mjax_python():
     x, y = _arr(np.float32, jnp), _arr(np.float32, jnp)[::-1] + 1
     xi, m = _arr(np.int32, jnp), _arr(np.float32, jnp, (3, 4))
     s = np.float32(2)
-    pkg = os.path.dirname(mjax.__file__)
+    # (mjax's sources wherever its subpackages live: an editable install keeps dialect/,
+    # runtime/ and passes/ beside frontend/, a wheel under mjax/)
+    pkg = tuple(os.path.dirname(m.__file__) + os.sep
+                for m in (mjax, mjax.dialect, mjax.runtime, mjax.passes))
     calls = [lambda: x * s, lambda: s * x, lambda: s - x, lambda: x < s,
              lambda: elementwise.maximum(x, y), lambda: elementwise.minimum(x, 2.0),
              lambda: xi + x, lambda: x * xi, lambda: jnp.floor_divide(x, y),
