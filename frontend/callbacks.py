@@ -21,6 +21,7 @@ from mjax.core import bind, current_trace
 from mjax.dialect.ops.callbacks import VMAP_METHODS, CallbackOp
 from mjax.dialect.types import ShapedArray
 from mjax.host_callbacks import register, run_now
+from mjax.runtime.host_effects import wait_for_effects
 from mjax.sharding_impls import get_abstract_mesh
 
 _ALLOWED_VMAP_METHODS = [*VMAP_METHODS[:2], "expand_dims", "broadcast_all",
@@ -114,6 +115,7 @@ def _check_sharding(sharding) -> None:
 
 def effects_barrier() -> None:
     """Waits until every effect of programs run so far has happened. JAX:
-    jax.effects_barrier. An mjax execution returns only after its host callbacks ran
-    (the XLA client runs them while executing, before handing back results), so there is
-    nothing left to wait for."""
+    jax.effects_barrier. On the host CPU an execution returns only after its host
+    callbacks ran; on an accelerator they are host transfers served while the program
+    runs on, and this waits for those programs to finish."""
+    wait_for_effects()

@@ -21,7 +21,9 @@ from mjax import dtypes
 from mjax.array import Array
 from mjax.dtypes import to_numpy
 from mjax.passes.stablehlo_host_callbacks import StablehloHostCallbacksPass
-from mjax.placement import device_put_value
+from mjax.config import config
+from mjax.placement import device_put, device_put_value
+from mjax.runtime import get_backend
 from mjax.runtime.backend import platform_record
 
 
@@ -35,9 +37,14 @@ class _Entry:
 
     def call(self, *arrays):
         """Runs the callable; a failure is logged (with its traceback) before it
-        propagates, as JAX does."""
+        propagates, as JAX does. Off the host CPU it runs with the host's CPU as the
+        default device, where its arguments are (`_as_arrays`)."""
+        host = _host_device()
         try:
-            return self.flat(*arrays)
+            if host is None:
+                return self.flat(*arrays)
+            with config.override(jax_default_device=host):
+                return self.flat(*arrays)
         except BaseException as e:
             if _FOR_CALLER.get(str(e)) is e:
                 raise       # (the caller raises it as it is: no log of a failure)
@@ -127,9 +134,24 @@ def errors_for_caller():
 
 
 # ---- running a callback ------------------------------------------------------------------
+def _host_device():
+    """The device callbacks' arrays live on when the default backend is an accelerator:
+    the host's first CPU device, as in JAX. (A callback runs while the accelerator's
+    program waits for it: arrays it made there would wait behind that program.) None on
+    the host CPU itself, and on IREE."""
+    platform = getattr(get_backend(), "platform", "cpu")
+    return None if platform in ("cpu", "iree") else get_backend("cpu").devices()[0]
+
+
 def _as_arrays(values) -> list:
-    """Host values as mjax Arrays, which JAX hands callbacks."""
-    return [device_put_value(np.asarray(v)) for v in values]
+    """Values as the mjax Arrays JAX hands callbacks: on the default device on the host
+    CPU, else committed to the host's CPU device."""
+    host = _host_device()
+    if host is None:
+        return [a if isinstance(a, Array) else device_put_value(np.asarray(to_numpy(a)))
+                for a in values]
+    return [device_put(a if isinstance(a, Array) else np.asarray(to_numpy(a)), host)
+            for a in values]
 
 
 def check_results(outs, avals) -> tuple[np.ndarray, ...]:
@@ -164,8 +186,7 @@ def run_now(callback_id: int, args, out_avals) -> list:
     """Eager mode: runs the callback on concrete values, returns mjax Arrays."""
     entry = lookup(callback_id)
     try:
-        arrays = [a if isinstance(a, Array) else _as_arrays([to_numpy(a)])[0] for a in args]
-        outs = check_results(entry.call(*arrays), out_avals)
+        outs = check_results(entry.call(*_as_arrays(args)), out_avals)
     except Exception as e:  # noqa: BLE001 - reaches the caller as in jit
         raise _runtime_error(e) from e
     return [device_put_value(o) for o in outs]

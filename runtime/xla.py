@@ -25,7 +25,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import context
 from mjax.dialect.types import element_type_name
-from mjax.runtime import compilation_cache, ir_dump, jaxlib_process  # noqa: F401
+from mjax.runtime import compilation_cache, host_effects, ir_dump, jaxlib_process  # noqa: F401
 from mjax.runtime.backend import Platform, buffer_to_numpy, platform_record, register_backend
 
 
@@ -281,17 +281,26 @@ class Executable:
                                                                  memory_kind=k))
                               for a, h, k in zip(out_avals, self.out_hlo_shardings, kinds)]
 
+    async_callbacks = False    # (callbacks served beside the run: runtime/host_effects)
+
+    def _execute_sharded(self, buffers):
+        if not self.async_callbacks:
+            return self.loaded.execute_sharded(buffers)
+        results = self.loaded.execute_sharded(buffers, with_tokens=True)
+        host_effects.PENDING[tuple(self.devices)] = results.consume_token()
+        return results
+
     def execute(self, buffers: list) -> list:
         """Runs on device buffers (jaxlib arrays); returns output buffers."""
         buffers = self.match_layouts(buffers)
         try:
-            results = self.loaded.execute_sharded(buffers)
+            results = self._execute_sharded(buffers)
         except TypeError:
             # Buffers of another backend (IREE) come over through the host.
             dev = self.devices[0]
             buffers = [b if Platform.parse(b.platform()).backend == "xla" else
                        self.backend.put(buffer_to_numpy(b), dev) for b in buffers]
-            results = self.loaded.execute_sharded(buffers)
+            results = self._execute_sharded(buffers)
         except Exception as e:
             for k, b in enumerate(buffers):
                 if b.is_deleted():   # (jaxlib's Execute() error, as under JAX)
@@ -304,7 +313,7 @@ class Executable:
             dev = self.devices[0]
             buffers = [b if dev in tuple(b._sharding._internal_device_list)
                        else self.backend.put(_to_numpy(b), dev) for b in buffers]
-            results = self.loaded.execute_sharded(buffers)
+            results = self._execute_sharded(buffers)
         if self._handlers is not None:
             return results.consume_with_handlers(self._handlers)
         return [shards[0] for shards in results.disassemble_into_single_device_arrays()]
@@ -320,7 +329,8 @@ class Executable:
         """direct_call's (run, handlers) for a program over any number of devices, whose
         caller passes buffers laid out as its parameters (None: results maybe in host
         memory, where Arrays say so, or custom layouts)."""
-        if self._handlers is None or self.custom_layouts or self.out_memory_kinds:
+        if self._handlers is None or self.custom_layouts or self.out_memory_kinds or \
+                self.async_callbacks:
             return None
         return self.loaded.execute_sharded, self._handlers
 
@@ -507,8 +517,7 @@ class XlaBackend:
         """`buf`'s values in a buffer laid out `minor_to_major` (XLA's order of
         dimensions, fastest-varying first) on the same device: an identity program whose
         parameter and result layouts differ, which XLA compiles into a transposing copy.
-        `text`: the whole layout as `mhlo.layout_mode` spells it, where it has tiles
-        (a TPU's "{0,1:T(8,128)}"); then the buffer's tiles must match too."""
+        `text`: the whole layout where it has tiles (a TPU's "{0,1:T(8,128)}")."""
         if buf.is_deleted():    # (its layout cannot be read)
             raise RuntimeError("Array has been deleted.")
         devices = self.buffer_devices(buf)
@@ -622,7 +631,11 @@ class XlaBackend:
                 with contextlib.suppress(KeyError):
                     while len(self._compiled) > _SHARED_EXECUTABLES:
                         self._compiled.popitem(last=False)
-        return Executable(self, loaded, devices, stablehlo_text, out_avals)
+        exe = Executable(self, loaded, devices, stablehlo_text, out_avals)
+        # (XLA's CPU runs a program's callbacks before its execution returns; elsewhere
+        # they are host transfers served while the program runs on)
+        exe.async_callbacks = bool(host_callbacks) and self.platform != "cpu"
+        return exe
 
     def _compile_with_callbacks(self, text: str, module, devices, opts, host_callbacks):
         """XLA compilation of a program calling Python: never from or into the persistent
