@@ -327,8 +327,25 @@ class RunScopedOp(RegionOp, name="run_scoped"):
         return tuple(a.strip_weak_type() for a in outs)
 
 
+class MultipleOfOp(JaxprOp, name="multiple_of"):
+    """`x` itself, promised to be a multiple of each of `values` (a compiler hint:
+    Mosaic's tpu.assume_multiple). JAX: pl.multiple_of (multiple_of_p)."""
+
+    num_operands = 1
+    attributes = {"values": A.Ints()}
+
+    @classmethod
+    def infer(cls, x, *, values):
+        if isinstance(x, RefAval):
+            raise TypeError(f"jaxpr.multiple_of takes a value, got {x.str_short()}")
+        if any(int(v) <= 0 for v in values):
+            raise TypeError(f"jaxpr.multiple_of values must be positive, got "
+                            f"{tuple(values)}")
+        return (x,)
+
+
 DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
-__all__ = ["DMA_OPS", "DmaStartOp", "DmaWaitOp", "RunScopedOp", "SEMAPHORE_OPS",
+__all__ = ["DMA_OPS", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "RunScopedOp", "SEMAPHORE_OPS",
            "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]

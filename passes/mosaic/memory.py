@@ -1,5 +1,6 @@
-"""Mosaic lowering rules of the Pallas TPU memory ops: DMAs, semaphores and scoped
-allocations (dialect/ops/pallas_tpu.py), as JAX's Pallas TPU lowering emits them.
+"""Mosaic lowering rules of the Pallas TPU kernel ops: DMAs, semaphores, scoped
+allocations and pl.multiple_of's `tpu.assume_multiple` (dialect/ops/pallas_tpu.py), as
+JAX's Pallas TPU lowering emits them.
 
 A ref view (starts, sizes, squeezed) is `tpu.memref_slice` (i32 starts) then
 `tpu.memref_squeeze`; a whole-ref view is the ref itself. A semaphore operand (an i32
@@ -125,6 +126,14 @@ def _dma_wait(kl, op, *operands, sizes, squeezed=(), levels=(), has_src=False,
                                                   src_sizes, src_squeezed, src_levels)
     tpu.wait_dma2(sem_v, src_v, view)
     return []
+
+
+@MOSAIC.register(PT.MultipleOfOp)
+def _multiple_of(kl, op, x, *, values, **params):
+    x = kl.value(x, avals_in(op)[0].dtype)
+    for v in values:                     # (one hint per divisor, as JAX's)
+        x = tpu.assume_multiple(x, int(v))
+    return [x]
 
 
 @MOSAIC.register(PT.SemaphoreSignalOp)

@@ -25,9 +25,12 @@ import numpy as np
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES, scratch_memory_spaces
 from mjax.dialect.types import aval_of
+from mjax.passes.rules import ad_util as AD
+from mjax.passes.rules import batch_util as B
+from mjax.passes.rules.sharding import shard_elementwise
 from mjax.passes.rules.state import _read, _write
 from mjax.passes.rules.tables import (BATCH, DISCHARGE_NESTED, JVP, LOWER, SHARD, TRANSPOSE,
-                                      TRITON)
+                                      TRITON, lowering)
 
 _WHY = {
     LOWER: "Pallas TPU kernel ops are discharged before lowering: "
@@ -149,6 +152,26 @@ def _run_scoped(d, op):
         if v in d.env:
             d.env[v] = env[a]
     d.env.update(zip(op.results, outs))
+
+
+# pl.multiple_of: its operand everywhere but in Mosaic (a hint there: passes/mosaic/)
+@lowering(P.MultipleOfOp)
+def _multiple_of_lower(ctx, x, **params):
+    return x
+
+
+def _multiple_of_transpose(b, ct, x, **params):
+    return [ct]
+
+
+AD.deflinear(P.MultipleOfOp, _multiple_of_transpose)
+B.defvectorized(P.MultipleOfOp)
+shard_elementwise(P.MultipleOfOp)
+
+
+@TRITON.register(P.MultipleOfOp)
+def _multiple_of_triton(kl, op, x, **params):
+    return [x]
 
 
 DISCHARGE_NESTED.update({

@@ -70,3 +70,13 @@ func.func @call(%n: tensor<i32>, %idx: tensor<4xi32>, %x: tensor<32x128xf32>) ->
   %y = "jaxpr.pallas_call"(%n, %idx, %x) {callee = @kernel, name = "kernel", grid = array<i64: -1, 2>, num_scalar_prefetch = 1, in_specs = [{block_shape = array<i64: 32, 128>, index_map = @imap, memory_space = "any"}], out_specs = [{block_shape = array<i64: 8, 128>, index_map = @omap, buffer_count = 2}], scratch_shapes = [memref<8x128xf32>, memref<2xi32>], scratch_memory_spaces = ["vmem", "dma_semaphore"], input_output_aliases = array<i64>, interpret = true, compiler_params = {backend = "mosaic_tpu", dimension_semantics = ["parallel", "arbitrary"], vmem_limit_bytes = 1048576}, cost_estimate = {flops = 8, transcendentals = 0, bytes_accessed = 64}} : (tensor<i32>, tensor<4xi32>, tensor<32x128xf32>) -> tensor<32x128xf32>
   return %y : tensor<32x128xf32>
 }
+
+// -----
+
+// pl.multiple_of: the value itself, with its divisors.
+// CHECK-LABEL: func.func private @multiple_of
+// CHECK:         "jaxpr.multiple_of"(%{{.*}}) {values = array<i64: 8, 4>} : (tensor<i32>) -> tensor<i32>
+func.func private @multiple_of(%i: tensor<i32>) -> tensor<i32> {
+  %0 = "jaxpr.multiple_of"(%i) {values = array<i64: 8, 4>} : (tensor<i32>) -> tensor<i32>
+  return %0 : tensor<i32>
+}

@@ -372,4 +372,15 @@ def corpus(J, pl, pltpu) -> dict:
                                   out_shape=J.ShapeDtypeStruct((8, 128), x.dtype))(x)
     # vmap: a leading "parallel" grid dim; the kernel keeps its scopes
     K["vmap_scopes"] = (J.vmap(scaled), [((3, 8, 128), np.float32)])
+
+    def aligned_kernel(x_ref, o_ref):          # pl.multiple_of: tpu.assume_multiple
+        start = pl.multiple_of(pl.program_id(0) * 8, (8, 4))
+        o_ref[...] = x_ref[pl.ds(start, 8), :] * 2.0
+
+    def aligned(x):
+        return pl.pallas_call(
+            aligned_kernel, grid=(2,), in_specs=[pl.BlockSpec((16, 128), lambda i: (0, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            out_shape=J.ShapeDtypeStruct((16, 128), x.dtype))(x)
+    K["multiple_of"] = (aligned, [((16, 128), np.float32)])
     return K

@@ -10,6 +10,7 @@ import numpy as np
 from mjax import debug, lax
 from mjax import numpy as jnp
 from mjax.core import aval_of_value, bind
+from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import ShapedArray
 from mjax.experimental.pallas.ref import Ref, as_ref
@@ -261,8 +262,10 @@ def loop(lower, upper, *, init_carry=None, step=1, unroll=None):
 
 
 def multiple_of(x, values):
-    """A hint that `x` is a multiple of `values`; returns `x`. JAX: pl.multiple_of."""
-    return x
+    """A hint that `x` is a multiple of each of `values` (an int or ints); returns `x`
+    (Mosaic's tpu.assume_multiple). JAX: pl.multiple_of."""
+    values = (values,) if isinstance(values, (int, np.integer)) else tuple(values)
+    return bind(P.MultipleOfOp, x, values=tuple(int(v) for v in values))
 
 
 def max_contiguous(x, values):
