@@ -13,6 +13,9 @@ from frontend_util import ON_TPU
 def printed(capsys, run):
     capsys.readouterr()
     run()
+    if ON_TPU:    # (callbacks there run beside the program: JAX's tests wait the same way)
+        jax.effects_barrier()
+        mjax.effects_barrier()
     return capsys.readouterr().out
 
 
