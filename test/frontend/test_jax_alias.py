@@ -67,8 +67,11 @@ def test_python_dash_m_mjax_runs_a_script(tmp_path):
 
 def test_python_dash_m_mjax_runs_a_module(tmp_path):
     (tmp_path / "probe_mod.py").write_text(PROBE)
+    # (tmp_path ahead of the PYTHONPATH the suite has: where mjax is installed through
+    # it, as on the TPU machine, the child must still import it)
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
     out = _run(["-m", "mjax", "-m", "probe_mod", "x"], cwd=tmp_path,
-               env={"PYTHONPATH": str(tmp_path)})
+               env={"PYTHONPATH": path})
     _check(out)
     assert out["argv"] == ["x"]
 

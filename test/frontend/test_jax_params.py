@@ -39,8 +39,13 @@ def test_equation_params_are_jaxs(name):
 
 
 def test_params_values_jax_shows():
-    (dot,) = _eqns(mjax, "dot")
-    assert dot.params["precision"] is None and dot.params["out_sharding"] is None
+    (dot,), (jdot,) = _eqns(mjax, "dot"), _eqns(jax, "dot")
+    # (None, unless jax_default_matmul_precision is set, as the suite sets it on a TPU:
+    # then that precision, as JAX shows it)
+    assert str(dot.params["precision"]) == str(jdot.params["precision"])
+    if mjax.config.read("jax_default_matmul_precision") is None:
+        assert dot.params["precision"] is None
+    assert dot.params["out_sharding"] is None
     assert dot.params["preferred_element_type"] == np.dtype("float32")
     (cast,) = _eqns(mjax, "astype")
     assert cast.params["weak_type"] is False and cast.params["sharding"] is None

@@ -5,6 +5,7 @@ ops, a JVP, a transpose and a batching rule, runs under jit, grad, vmap and thei
 compositions with the same results as under jax (each program in its own process:
 `python -m mjax` for mjax)."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -77,8 +78,10 @@ PAGE = textwrap.dedent("""
 
 
 def _result(args):
+    # (on the CPU: the page registers its lowering rule for the CPU alone, and on a TPU
+    # machine this process holds the chip)
     proc = subprocess.run([sys.executable, *args, "-c", PAGE], capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, env={**os.environ, "JAX_PLATFORMS": "cpu"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT"))
     return json.loads(line[len("RESULT"):])

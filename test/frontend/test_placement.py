@@ -2,6 +2,8 @@
 `device_put(x, device)` (and what is computed from it) runs its eager ops and jit calls on
 that device; uncommitted operands are copied there; committed operands on two devices
 are JAX's ValueError. Compared with jax on the 8 CPU devices test/conftest.py asks for."""
+import types
+
 import numpy as np
 import pytest
 
@@ -12,29 +14,35 @@ import jax  # noqa: E402  (the test-only oracle)
 import jax.numpy as jjnp
 
 
-def _uses(J, np_):
+def _operands(J, np_):
+    """The devices and arrays the uses compute with (made when a test runs: on a machine
+    of one device, as the TPU machine, the file skips and nothing here runs)."""
     d0, d1, d2 = J.devices()[:3]
-    x = J.device_put(np_.arange(3.0), d1)
-    z = J.device_put(np_.arange(3.0), d2)
-    w = J.device_put(np_.arange(3.0), d0)   # (committed to the default device)
+    return types.SimpleNamespace(
+        d2=d2, x=J.device_put(np_.arange(3.0), d1), z=J.device_put(np_.arange(3.0), d2),
+        w=J.device_put(np_.arange(3.0), d0))   # (w: committed to the default device)
+
+
+def _uses(J, np_):
     f = J.jit(lambda a, b: a + b)
     return {
-        "eager add": lambda: x + 1, "eager sin": lambda: np_.sin(x),
-        "index": lambda: x[1], "sum": lambda: np_.sum(x), "scalar mul": lambda: x * 2.0,
-        "jit": lambda: J.jit(lambda a: a * 2)(x),
-        "jit with uncommitted": lambda: f(x, np_.ones(3)),
-        "jit uncommitted only": lambda: f(np_.ones(3), np_.ones(3)),
-        "jit twice": lambda: (f(x, x), f(x, x))[1],
-        "computed from committed": lambda: (x * 3) + np_.ones(3),
-        "grad": lambda: J.grad(lambda a: (a ** 2).sum())(x),
-        "vmap": lambda: J.vmap(np_.sin)(x),
-        "two devices eager": lambda: x + z,
-        "two devices jit": lambda: f(x, z),
-        "default and other device eager": lambda: w + x,
-        "default and other device jit": lambda: f(w, x),
-        "other and default device jit": lambda: f(x, w),
-        "default device committed twice": lambda: f(w, w),
-        "default_device then outside": lambda: _made_under(J, np_, d2) + np_.ones(3),
+        "eager add": lambda v: v.x + 1, "eager sin": lambda v: np_.sin(v.x),
+        "index": lambda v: v.x[1], "sum": lambda v: np_.sum(v.x),
+        "scalar mul": lambda v: v.x * 2.0,
+        "jit": lambda v: J.jit(lambda a: a * 2)(v.x),
+        "jit with uncommitted": lambda v: f(v.x, np_.ones(3)),
+        "jit uncommitted only": lambda v: f(np_.ones(3), np_.ones(3)),
+        "jit twice": lambda v: (f(v.x, v.x), f(v.x, v.x))[1],
+        "computed from committed": lambda v: (v.x * 3) + np_.ones(3),
+        "grad": lambda v: J.grad(lambda a: (a ** 2).sum())(v.x),
+        "vmap": lambda v: J.vmap(np_.sin)(v.x),
+        "two devices eager": lambda v: v.x + v.z,
+        "two devices jit": lambda v: f(v.x, v.z),
+        "default and other device eager": lambda v: v.w + v.x,
+        "default and other device jit": lambda v: f(v.w, v.x),
+        "other and default device jit": lambda v: f(v.x, v.w),
+        "default device committed twice": lambda v: f(v.w, v.w),
+        "default_device then outside": lambda v: _made_under(J, np_, v.d2) + np_.ones(3),
     }
 
 
@@ -47,7 +55,7 @@ def _made_under(J, np_, device):
 def test_computation_follows_committed_data(use):
     def run(J, np_):
         try:
-            out = _uses(J, np_)[use]()
+            out = _uses(J, np_)[use](_operands(J, np_))
         except ValueError as e:
             return "ValueError", str(e).split(".")[0]
         return sorted(d.id for d in out.devices()), np.asarray(out)
