@@ -431,6 +431,8 @@ class _TpuLoweringCheck:
 
 
 def run_child(path, name, args):
+    import faulthandler
+    faulthandler.enable()       # (a crash leaves the Python stack in the guide's log)
     if not args.jax:
         from mjax.jax_alias import alias_jax
         alias_jax()
@@ -462,6 +464,8 @@ def run_child(path, name, args):
         rec = {"index": cell.index, "line": cell.line, "kind": cell.kind,
                "first_line": cell.first_line, "status": None, "seconds": 0.0}
         result["cells"].append(rec)
+        if f"{name}:{cell.index}" in args.skip:
+            cell.skip = "--skip"
         if cell.skip or unmet:
             rec["status"], rec["reason"] = "skipped", cell.skip or unmet
             continue
@@ -550,7 +554,8 @@ def run_guide(name, path, args, log_dir):
           (["--ignore-requirements"] if args.ignore_requirements else []) + \
           (["--interpret"] if args.interpret else []) + \
           (["--lower-tpu"] if args.lower_tpu else []) + \
-          (["--lower-only"] if args.lower_only else [])
+          (["--lower-only"] if args.lower_only else []) + \
+          (["--skip", *args.skip] if args.skip else [])
     timeout = args.timeout
     if args.deadline:
         timeout = max(5.0, min(timeout, args.deadline - (time.time() - args.started)))
@@ -679,6 +684,9 @@ def main(argv=None):
                    help="--lower-tpu, and the kernels' calls return zeros instead of "
                         "running (every kernel of a guide is lowered quickly; the cells' "
                         "checks of values then fail)")
+    p.add_argument("--skip", nargs="*", default=[], metavar="GUIDE:INDEX",
+                   help="cells not to run, e.g. tpu/matmul:13 (XLA's 8192^3 matmuls, "
+                        "timed 100 times, take too long on a CPU)")
     p.add_argument("--list", action="store_true", help="print the cells, run nothing")
     p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"))
     p.add_argument("--child", help=argparse.SUPPRESS)
