@@ -439,7 +439,10 @@ def power(x1, x2, /):
     included) becomes integer_pow, as in JAX."""
     y = _static_int_exponent(x2)
     if y is None:
-        return _power(x1, x2)
+        # Python numbers are arguments of JAX's jitted _power, not constants: XLA
+        # simplifies a constant exponent (a TPU's 3 ** 1.5 came out an ulp off JAX's).
+        return _power(*(asarray(v) if type(v) in (int, float, complex) else v
+                        for v in (x1, x2)))
     return _power_static(x1, y)
 
 
