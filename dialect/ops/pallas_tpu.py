@@ -344,8 +344,34 @@ class MultipleOfOp(JaxprOp, name="multiple_of"):
         return (x,)
 
 
+class RollOp(JaxprOp, name="roll"):
+    """`x` rotated by `shift` (an i32 scalar) along `axis`, as jnp.roll; with `stride`
+    and `stride_axis`, slice i along stride_axis by shift + i * stride (Mosaic's
+    tpu.dynamic_rotate). JAX: pltpu.roll (roll_p)."""
+
+    num_operands = 2
+    attributes = {"axis": A.Int(), "stride": A.Int(default=None),
+                  "stride_axis": A.Int(default=None)}
+
+    @classmethod
+    def infer(cls, x, shift, *, axis, stride=None, stride_axis=None):
+        name = "jaxpr.roll"
+        if isinstance(x, RefAval) or not 0 <= axis < x.ndim:
+            raise TypeError(f"{name} rotates an array along one of its axes, got "
+                            f"{x.str_short()} and axis {axis}")
+        if isinstance(shift, RefAval) or shift.shape != () or shift.dtype != np.int32:
+            raise TypeError(f"{name} shift must be an i32 scalar, got {shift.str_short()}")
+        if (stride is None) != (stride_axis is None):
+            raise TypeError(f"{name} takes stride and stride_axis together or neither")
+        if stride_axis is not None and not (0 <= stride_axis < x.ndim
+                                            and stride_axis != axis):
+            raise TypeError(f"{name} stride_axis {stride_axis} must be another axis of "
+                            f"{x.str_short()} than axis {axis}")
+        return (x,)
+
+
 DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
-__all__ = ["DMA_OPS", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "RunScopedOp", "SEMAPHORE_OPS",
+__all__ = ["DMA_OPS", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "RollOp", "RunScopedOp", "SEMAPHORE_OPS",
            "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]

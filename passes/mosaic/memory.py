@@ -1,6 +1,7 @@
 """Mosaic lowering rules of the Pallas TPU kernel ops: DMAs, semaphores, scoped
-allocations and pl.multiple_of's `tpu.assume_multiple` (dialect/ops/pallas_tpu.py), as
-JAX's Pallas TPU lowering emits them.
+allocations, pl.multiple_of's `tpu.assume_multiple` and pltpu.roll's
+`tpu.dynamic_rotate` (dialect/ops/pallas_tpu.py), as JAX's Pallas TPU lowering emits
+them.
 
 A ref view (starts, sizes, squeezed) is `tpu.memref_slice` (i32 starts) then
 `tpu.memref_squeeze`; a whole-ref view is the ref itself. A semaphore operand (an i32
@@ -134,6 +135,13 @@ def _multiple_of(kl, op, x, *, values, **params):
     for v in values:                     # (one hint per divisor, as JAX's)
         x = tpu.assume_multiple(x, int(v))
     return [x]
+
+
+@MOSAIC.register(PT.RollOp)
+def _roll(kl, op, x, shift, *, axis, stride=None, stride_axis=None, **params):
+    x = kl.value(x, avals_in(op)[0].dtype)
+    return [tpu.dynamic_rotate(x, kl.value(shift, np.int32), axis, stride=stride,
+                               stride_dimension=stride_axis)]
 
 
 @MOSAIC.register(PT.SemaphoreSignalOp)

@@ -1,5 +1,6 @@
-"""Rules for the Pallas TPU kernel ops (dialect/ops/pallas_tpu.py): DMAs, semaphores and
-`jaxpr.run_scoped`.
+"""Rules for the Pallas TPU kernel ops (dialect/ops/pallas_tpu.py): DMAs, semaphores,
+`jaxpr.run_scoped`, and the value ops `multiple_of` (its operand outside Mosaic) and
+`roll` (jnp.roll's rotation outside Mosaic; linear in x, batched along x).
 
 Interpret mode: `--jaxpr-pallas-interpret` (and `--jaxpr-discharge-state`) turn them into
 value ops through the DISCHARGE_NESTED table (`rule(discharge, op)`; they may update
@@ -21,12 +22,15 @@ pallas/mosaic/interpret.
 from __future__ import annotations
 
 import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES, scratch_memory_spaces
 from mjax.dialect.types import aval_of
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
+from mjax.passes.rules import hlo as H
 from mjax.passes.rules.sharding import shard_elementwise
 from mjax.passes.rules.state import _read, _write
 from mjax.passes.rules.tables import (BATCH, DISCHARGE_NESTED, JVP, LOWER, SHARD, TRANSPOSE,
@@ -172,6 +176,74 @@ shard_elementwise(P.MultipleOfOp)
 @TRITON.register(P.MultipleOfOp)
 def _multiple_of_triton(kl, op, x, **params):
     return [x]
+
+
+# pltpu.roll: jnp.roll's rotation (of each slice along stride_axis, by shift + i * stride)
+# where it is not Mosaic's tpu.dynamic_rotate (passes/mosaic/)
+@lowering(P.RollOp)
+def _roll_lower(ctx, x, shift, *, axis, stride=None, stride_axis=None):
+    shape = list(ir.RankedTensorType(x.type).shape)
+    if stride is None:
+        return _rotated(x, shift, axis)
+    parts = []
+    for i in range(shape[stride_axis]):
+        lo = [0] * len(shape)
+        lo[stride_axis] = i
+        hi = list(shape)
+        hi[stride_axis] = i + 1
+        part = hlo.slice(x, lo, hi, [1] * len(shape))
+        step = hlo.add(shift, H.constant(np.int32(i * stride), np.int32))
+        parts.append(_rotated(part, step, axis))
+    return hlo.concatenate(parts, stride_axis)
+
+
+def _rotated(x, shift, axis):
+    """jnp.roll(x, shift, axis): a window of x twice over, at n - (shift mod n)."""
+    t = ir.RankedTensorType(x.type)
+    n = t.shape[axis]
+    if n == 0:
+        return x
+    size = H.constant(np.int32(n), np.int32)
+    mod = hlo.remainder(hlo.add(hlo.remainder(shift, size), size), size)
+    start = hlo.subtract(size, mod)
+    zero = H.constant(np.int32(0), np.int32)
+    twice = hlo.concatenate([x, x], axis)
+    starts = [start if d == axis else zero for d in range(t.rank)]
+    return hlo.dynamic_slice(twice, starts, list(t.shape), results=[t])
+
+
+@AD.jvp_rule(P.RollOp)
+def _roll_jvp(b, primals, tangents, **params):
+    out = b.emit(P.RollOp, *primals, **params)
+    if tangents[0] is None:
+        return out, [None]
+    return out, b.emit(P.RollOp, tangents[0], primals[1], **params)
+
+
+@AD.transpose_rule(P.RollOp)
+def _roll_transpose(b, ct, x, shift, *, axis, stride=None, stride_axis=None):
+    # (the inverse rotation: every slice back by its own shift)
+    back = b.emit(P.RollOp, ct, b.neg(shift), axis=axis,
+                  stride=None if stride is None else -stride, stride_axis=stride_axis)
+    return [back[0], None]
+
+
+@B.batch_rule(P.RollOp)
+def _roll_batch(b, args, dims, *, axis, stride=None, stride_axis=None):
+    (x, shift), (xd, sd) = args, dims
+    if sd is not B.NOT_MAPPED:
+        raise NotImplementedError("vmap of pltpu.roll with a shift that differs across "
+                                  "the batch is not supported (JAX's roll has no "
+                                  "batching rule)")
+    at = (lambda a: None if a is None else a + (xd <= a))
+    return b.emit(P.RollOp, x, shift, axis=at(axis), stride=stride,
+                  stride_axis=at(stride_axis)), [xd]
+
+
+SHARD.unsupported(P.RollOp, "pltpu.roll appears inside Pallas kernels, which sharding "
+                            "propagation does not enter")
+TRITON.unsupported(P.RollOp, "pltpu.roll is a TPU op; JAX's Triton lowering has no rule "
+                             "for it either")
 
 
 DISCHARGE_NESTED.update({

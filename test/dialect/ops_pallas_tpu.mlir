@@ -80,3 +80,15 @@ func.func private @multiple_of(%i: tensor<i32>) -> tensor<i32> {
   %0 = "jaxpr.multiple_of"(%i) {values = array<i64: 8, 4>} : (tensor<i32>) -> tensor<i32>
   return %0 : tensor<i32>
 }
+
+// -----
+
+// pltpu.roll: a rotation by an i32 shift (per slice along stride_axis with a stride).
+// CHECK-LABEL: func.func private @roll
+// CHECK:         "jaxpr.roll"(%{{.*}}, %{{.*}}) {axis = 1 : i64} : (tensor<8x128xf32>, tensor<i32>) -> tensor<8x128xf32>
+// CHECK:         "jaxpr.roll"(%{{.*}}, %{{.*}}) {axis = 1 : i64, stride = 2 : i64, stride_axis = 0 : i64}
+func.func private @roll(%x: tensor<8x128xf32>, %s: tensor<i32>) -> tensor<8x128xf32> {
+  %0 = "jaxpr.roll"(%x, %s) {axis = 1} : (tensor<8x128xf32>, tensor<i32>) -> tensor<8x128xf32>
+  %1 = "jaxpr.roll"(%0, %s) {axis = 1, stride = 2, stride_axis = 0} : (tensor<8x128xf32>, tensor<i32>) -> tensor<8x128xf32>
+  return %1 : tensor<8x128xf32>
+}

@@ -383,4 +383,15 @@ def corpus(J, pl, pltpu) -> dict:
             out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
             out_shape=J.ShapeDtypeStruct((16, 128), x.dtype))(x)
     K["multiple_of"] = (aligned, [((16, 128), np.float32)])
+
+    def roll_kernel(s_ref, x_ref, o_ref):      # pltpu.roll: tpu.dynamic_rotate
+        v = x_ref[...]
+        o_ref[...] = (pltpu.roll(v, s_ref[0], 1) + pltpu.roll(v, 3, 0)
+                      + pltpu.roll(v, 1, 1, stride=2, stride_axis=0))
+
+    def rolls(s, x):
+        return pl.pallas_call(
+            roll_kernel, in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec()],
+            out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(s, x)
+    K["roll"] = (rolls, [((1,), np.int32), ((8, 128), np.float32)])
     return K

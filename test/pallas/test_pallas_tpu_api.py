@@ -340,6 +340,33 @@ def test_dma_ir_records_memory_spaces():
 
 
 # ---- small helpers ------------------------------------------------------------------------
+@pytest.mark.parametrize("stride", [None, 3])
+def test_roll_differentiates_and_batches(stride):
+    # (JAX's roll has no JVP or batching rule; the values are NumPy's rotations)
+    x, w = rnd(8, 128), rnd(8, 128, seed=1)
+    kw = {} if stride is None else {"stride": stride, "stride_axis": 0}
+    shift = lambda i: 5 + (0 if stride is None else stride * i)     # noqa: E731
+
+    def rolled(a, sign=1):
+        return np.stack([np.roll(a[i], sign * shift(i)) for i in range(8)])
+    grad = mjax.grad(lambda x: (pltpu.roll(x, np.int32(5), 1, **kw) * w).sum())(x)
+    close(grad, rolled(w, -1))
+    _, t = mjax.jvp(lambda x: pltpu.roll(x, 5, 1, **kw), (x,), (w,))
+    close(t, rolled(w))
+    out = mjax.vmap(lambda x, s: pltpu.roll(x, s, 1, **kw), in_axes=(0, None))(
+        np.stack([x, w]), np.int32(5))
+    close(out, np.stack([rolled(x), rolled(w)]))
+
+    def kernel(s_ref, x_ref, o_ref):
+        o_ref[...] = pltpu.roll(x_ref[...], s_ref[0], 1, **kw)
+    call = lambda s, x: pl.pallas_call(      # noqa: E731
+        kernel, in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec()],
+        out_shape=mjax.ShapeDtypeStruct(x.shape, x.dtype), interpret=True)(s, x)
+    close(call(np.array([5], np.int32), x), rolled(x))
+    close(mjax.vmap(call, in_axes=(None, 0))(np.array([5], np.int32), np.stack([x, w])),
+          np.stack([rolled(x), rolled(w)]))
+
+
 def test_roll_and_bitcast_match_jax():
     x = rnd(8, 128)
 

@@ -21,6 +21,8 @@ import numpy as np
 from mjax import dtypes, lax
 from mjax import numpy as jnp
 from mjax.config import config
+from mjax.core import aval_of_value, bind
+from mjax.dialect.ops import pallas_tpu as PT
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.experimental.pallas import core as _pl_core
 from mjax.experimental.pallas.pallas_call import tpu_interpret_mode as _interpret_mode
@@ -281,24 +283,31 @@ def reset_tpu_interpret_mode_state() -> None:
 # ---- kernel helpers --------------------------------------------------------------------------
 def roll(x, shift, axis: int, *, stride: int | None = None, stride_axis: int | None = None):
     """Rotates `x` by `shift` along `axis` (as jnp.roll); with `stride`/`stride_axis`
-    slice i along stride_axis rolls by shift + i * stride. JAX: pltpu.roll."""
+    slice i along stride_axis rolls by shift + i * stride (Mosaic's tpu.dynamic_rotate,
+    a shift known only at run time included). JAX: pltpu.roll."""
     if isinstance(shift, (int, np.integer)) and shift < 0:
         raise ValueError("shift must be non-negative.")
+    x = jnp.asarray(x)
     if axis < 0 or axis >= jnp.ndim(x):
         raise ValueError("axis is out of range.")
     if (stride is None) != (stride_axis is None):
         raise ValueError("stride and stride_axis must be both specified or not.")
-    if stride is None:
-        return jnp.roll(x, shift, axis)
-    if stride < 0:
-        raise ValueError("stride must be non-negative.")
-    if stride_axis < 0 or stride_axis >= jnp.ndim(x):
-        raise ValueError("stride_axis is out of range")
-    if axis == stride_axis:
-        raise ValueError("expected axis and stride_axis are different.")
-    parts = jnp.split(x, x.shape[stride_axis], stride_axis)
-    return jnp.concatenate([jnp.roll(p, shift + i * stride, axis)
-                            for i, p in enumerate(parts)], stride_axis)
+    if stride is not None:
+        if stride < 0:
+            raise ValueError("stride must be non-negative.")
+        if stride_axis < 0 or stride_axis >= jnp.ndim(x):
+            raise ValueError("stride_axis is out of range")
+        if axis == stride_axis:
+            raise ValueError("expected axis and stride_axis are different.")
+    shift_aval = aval_of_value(shift)
+    if shift_aval.shape != () or np.dtype(shift_aval.dtype).kind not in "iu":
+        raise TypeError(f"roll shift must be an integer scalar, got "
+                        f"{shift_aval.str_short()}")
+    shift = (np.int32(shift) if isinstance(shift, (int, np.integer))
+             else lax.convert_element_type(shift, np.int32))
+    return bind(PT.RollOp, x, shift, axis=int(axis),
+                stride=None if stride is None else int(stride),
+                stride_axis=None if stride_axis is None else int(stride_axis))
 
 
 def bitcast(x, ty):
