@@ -247,7 +247,7 @@ platform_name = string_option(
     "jax_platform_name", "",
     "Deprecated (JAX keeps it for old code): the default platform, as the first entry of "
     "jax_platforms; '' leaves jax_platforms' choice.",
-    on_change=lambda v: _set_platforms(v) if v else None)
+    on_change=lambda v: _set_platforms(v or platforms.value))   # ('': jax_platforms')
 backend = enum_option(
     "mjax_backend", "xla", ("xla", "iree"),
     "The compiler and runtime: 'xla' (jaxlib's PJRT) or 'iree' (the iree extra). Also "
