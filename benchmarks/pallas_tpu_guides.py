@@ -368,11 +368,12 @@ class _TpuLoweringCheck:
     chip goes (JAX lowers its Pallas TPU kernels to Mosaic there, mjax runs
     --jaxpr-pallas-to-mosaic). The call then runs as it would have."""
 
-    def __init__(self, jax, interpret, only):
+    def __init__(self, jax, interpret, only, guide, dump_dir):
         from jax.experimental import pallas as pl
         from jax.experimental.pallas import tpu as pltpu
         self.jax, self.pl, self.pltpu, self.interpret = jax, pl, pltpu, interpret
         self.only = only      # (the calls return zeros of their out_shape, never run)
+        self.guide, self.dump_dir = guide, dump_dir   # (where lowered modules are kept)
         self.original = pl.pallas_call
         self.seen, self.records = set(), []
         pl.pallas_call = self.pallas_call
@@ -385,7 +386,10 @@ class _TpuLoweringCheck:
 
         # (one check per kernel, call parameters and operand shapes: a cell that times a
         # kernel calls it many times; addresses in reprs of index maps are dropped)
-        params = re.sub(r" at 0x[0-9a-f]+", "", repr((args, sorted(kwargs.items()))))
+        fn = getattr(kernel, "func", kernel)
+        code = getattr(fn, "__code__", None)
+        params = re.sub(r" at 0x[0-9a-f]+", "", repr((kernel, args, sorted(kwargs.items())))) \
+            + (f" {code.co_filename}:{code.co_firstlineno}" if code else "")
 
         def call(*operands):
             self.check(lambda: self.original(kernel, *args, **kwargs), name, params,
@@ -416,7 +420,13 @@ class _TpuLoweringCheck:
         # (JAX reads the forcing when pallas_call is called: a new one, made unforced)
         self.pltpu.set_tpu_interpret_mode(None)
         try:
-            jax.jit(make()).trace(*specs).lower(lowering_platforms=("tpu",))
+            low = jax.jit(make()).trace(*specs).lower(lowering_platforms=("tpu",))
+            if self.dump_dir:
+                os.makedirs(self.dump_dir, exist_ok=True)
+                fname = f"{self.guide.replace('/', '__')}-{len(self.seen)}-{name}.mlir"
+                with open(os.path.join(self.dump_dir, fname), "w") as f:
+                    f.write(low.as_text())
+                rec["lowered_file"] = os.path.join("lowered", fname)
         except Exception as e:  # (recorded: the report lists what did not lower)
             rec.update(ok=False, error=f"{type(e).__name__}: {e}"[:2000])
             print(f"(TPU lowering of {name} failed: {rec['error'][:500]})", flush=True)
@@ -440,7 +450,8 @@ def run_child(path, name, args):
     if args.interpret:
         from jax.experimental.pallas import tpu as pltpu
         pltpu.set_tpu_interpret_mode()
-    lowering = (_TpuLoweringCheck(jax, args.interpret, args.lower_only)
+    lowering = (_TpuLoweringCheck(jax, args.interpret, args.lower_only, name,
+                                  os.path.join(os.path.dirname(args.result), "lowered"))
                 if args.lower_tpu or args.lower_only else None)
     ignore_requirements = args.ignore_requirements
     result_path = args.result
@@ -662,6 +673,44 @@ def compare(a_path, b_path):
                               f"{e.get('first_message_line', e.get('message', ''))}")
 
 
+def compare_lowering(a_path, b_path):
+    """Decodes the Mosaic module of each kernel both runs lowered (--lower-tpu) and
+    compares them (benchmarks/mosaic_on_tpu.py's decoding and comparison)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from mosaic_on_tpu import compare as compare_modules, decode_all
+    reports = []
+    for p in (a_path, b_path):
+        with open(p) as f:
+            reports.append((json.load(f), os.path.splitext(p)[0] + "_logs"))
+    (a, a_dir), (b, b_dir) = reports
+    print(f"Mosaic modules, {a.get('library')} against {b.get('library')}:")
+    counts = {}
+    for name in sorted(set(a["guides"]) & set(b["guides"])):
+        cells_b = {c["index"]: c for c in b["guides"][name]["cells"]}
+        for ca in a["guides"][name]["cells"]:
+            cb = cells_b.get(ca["index"], {})
+            for ka, kb in zip(ca.get("tpu_lowering", []), cb.get("tpu_lowering", [])):
+                label = f"{name} cell {ca['index']} {ka['kernel']}"
+                if not (ka.get("lowered_file") and kb.get("lowered_file")):
+                    what = "not lowered by " + " and ".join(
+                        lib for lib, k in ((a.get("library"), ka), (b.get("library"), kb))
+                        if not k.get("lowered_file"))
+                else:
+                    with open(os.path.join(a_dir, ka["lowered_file"])) as f:
+                        ma = decode_all(f.read())
+                    with open(os.path.join(b_dir, kb["lowered_file"])) as f:
+                        mb = decode_all(f.read())
+                    if len(ma) != len(mb):
+                        what = f"{len(ma)} against {len(mb)} kernels"
+                    else:
+                        what = "; ".join(compare_modules(x, y) for x, y in zip(ma, mb)) \
+                            or "no tpu_custom_call"
+                counts[what.split(" [")[0].split(":")[0]] = counts.get(
+                    what.split(" [")[0].split(":")[0], 0) + 1
+                print(f"  {label}: {what}")
+    print("  " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("guide_dir", nargs="?")
@@ -689,6 +738,8 @@ def main(argv=None):
                         "timed 100 times, take too long on a CPU)")
     p.add_argument("--list", action="store_true", help="print the cells, run nothing")
     p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"))
+    p.add_argument("--compare-lowering", nargs=2, metavar=("JAX.json", "MJAX.json"),
+                   help="compare the Mosaic modules of two --lower-tpu runs")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--name", help=argparse.SUPPRESS)
     p.add_argument("--result", help=argparse.SUPPRESS)
@@ -698,6 +749,9 @@ def main(argv=None):
         return 0
     if args.compare:
         compare(*args.compare)
+        return 0
+    if args.compare_lowering:
+        compare_lowering(*args.compare_lowering)
         return 0
     if not args.guide_dir:
         p.error("give the directory of the guides")
