@@ -569,7 +569,15 @@ def run_guide(name, path, args, log_dir):
           (["--skip", *args.skip] if args.skip else [])
     timeout = args.timeout
     if args.deadline:
-        timeout = max(5.0, min(timeout, args.deadline - (time.time() - args.started)))
+        left = args.deadline - (time.time() - args.started)
+        timeout = min(timeout, left)
+        if left < 15:        # (too little left to start a process on the chip)
+            return {"guide": name, "cells": [
+                {"index": c.index, "line": c.line, "kind": c.kind,
+                 "first_line": c.first_line, "status": "not run",
+                 "reason": f"--deadline {args.deadline:.0f} s reached"}
+                for c in extract_cells(path)], "returncode": None, "timed_out": False,
+                "seconds": 0.0}
     t0 = time.time()
     timed_out = False
     with open(log_path, "w") as log:
