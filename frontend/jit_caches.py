@@ -11,7 +11,7 @@ import weakref
 from mjax import eager, jit_traces, region_cache
 from mjax.array import Array
 from mjax.lax import control_flow
-from mjax.runtime.backend import clear_compiled
+from mjax.runtime.backend import DEFAULT_PLATFORM_LISTENERS, clear_compiled
 
 # Every live jit object (mjax.jitted.Jitted), for clear_caches.
 ALL_JITTED: weakref.WeakSet = weakref.WeakSet()
@@ -69,5 +69,8 @@ def clear_caches() -> None:
         clear()
     clear_compiled()
 
+
+# (a program compiled for one default platform would run on another's buffers)
+DEFAULT_PLATFORM_LISTENERS.append(clear_caches)
 
 __all__ = ["ALL_JITTED", "CLEARERS", "clear_caches", "deleted_on_first_call", "share_cache"]

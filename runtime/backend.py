@@ -367,10 +367,20 @@ def lowering_for(platform: "str | Platform | None"):
         _TARGET.reset(token)
 
 
+# Called after the default platform changed: programs the frontend keeps compiled for
+# the old one must not run on the new one's buffers (mjax.jit_caches registers
+# clear_caches).
+DEFAULT_PLATFORM_LISTENERS: list = []
+
+
 def set_default_platform(platform: "str | Platform | None") -> None:
     """Overrides the default backend ('iree', 'cpu', ...; None: back to the environment).
     The frontend's `jax_platforms` and `mjax_backend` config options call this."""
+    before = list(_DEFAULT)
     _DEFAULT[:] = [Platform.parse(platform)] if platform else []
+    if _DEFAULT != before:
+        for listener in DEFAULT_PLATFORM_LISTENERS:
+            listener()
 
 
 def backend_of_device(device):

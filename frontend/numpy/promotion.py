@@ -11,7 +11,7 @@ import math
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax, registration
+from mjax import dtypes as _dt, eager, lax, registration
 from mjax.array import Array as _Array
 from mjax.config import config as _config
 from mjax.dialect.shape_poly import is_symbolic_dim
@@ -137,6 +137,7 @@ _SCALAR_CONSTS_MAX = 128
 _SCALAR_CONST_MAX_SIZE = 1024
 _PY_SCALAR_TYPES = (bool, int, float, complex)
 registration.INTERNAL_ARRAYS.append(lambda: [entry[0] for entry in list(_SCALAR_CONSTS.values())])
+eager.CLEAR_HOOKS.append(_SCALAR_CONSTS.clear)   # (jax.clear_caches; a platform change)
 
 
 

@@ -301,3 +301,18 @@ def test_transformations_expose_the_functions_attributes(J):
     for wrap in (J.jit, J.grad, J.vmap, lambda f: J.jit(J.jit(f))):
         assert wrap(fn).tag == "mine"
     assert not hasattr(J.jit(fn), "no_such_attribute")
+
+
+def test_a_new_default_platform_drops_programs_compiled_for_the_old_one():
+    # (on a TPU, eager programs compiled for the CPU ran on the chip's buffers: a segfault)
+    from mjax import eager
+    from mjax.numpy import promotion
+    saved = mjax.config.read("jax_platform_name")
+    jnp.arange(3.0) * 2 + 1.5
+    assert eager._CACHE and promotion._SCALAR_CONSTS
+    try:
+        mjax.config.update("jax_platform_name", "cpu")
+        assert not eager._CACHE and not promotion._SCALAR_CONSTS
+        np.testing.assert_array_equal(jnp.arange(3.0) * 2 + 1.5, [1.5, 3.5, 5.5])
+    finally:
+        mjax.config.update("jax_platform_name", saved)
