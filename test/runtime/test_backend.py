@@ -115,5 +115,5 @@ def test_runtime_layers():
         assert "mjax.runtime.backend" in top
         allowed = ("mjax.runtime.backend", "mjax.runtime.compilation_cache", "mjax.runtime.ir_dump",
                    "mjax.runtime.iree_rewrites", "mjax.runtime.gpu_plugin", "mjax.runtime.jaxlib_process",
-                   "mjax.dialect")
+                   "mjax.runtime.host_effects", "mjax.dialect")
         assert all(n.startswith(allowed) or n == "mjax.runtime" for n in top), (leaf, top)
