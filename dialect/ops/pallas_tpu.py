@@ -370,8 +370,41 @@ class RollOp(JaxprOp, name="roll"):
         return (x,)
 
 
+class PrngSeedOp(JaxprOp, name="prng_seed"):
+    """Seeds the TPU core's hardware PRNG with i32 scalars (mixed when several).
+    JAX: pltpu.prng_seed (prng_seed_p)."""
+
+    num_operands = None
+    pure = False
+
+    @classmethod
+    def infer(cls, *seeds):
+        if not seeds:
+            raise TypeError("jaxpr.prng_seed takes at least one seed")
+        for a in seeds:
+            if isinstance(a, RefAval) or a.shape != () or a.dtype != np.int32:
+                raise TypeError(f"jaxpr.prng_seed seeds must be i32 scalars, got "
+                                f"{a.str_short()}")
+        return ()
+
+
+class PrngRandomBitsOp(JaxprOp, name="prng_random_bits"):
+    """The next i32 bits of `shape` from the TPU core's hardware PRNG.
+    JAX: pltpu.prng_random_bits (prng_random_bits_p)."""
+
+    num_operands = 0
+    pure = False
+    attributes = {"shape": A.Shape()}
+
+    @classmethod
+    def infer(cls, *, shape):
+        return (ShapedArray(tuple(shape), np.int32),)
+
+
+PRNG_OPS = (PrngSeedOp, PrngRandomBitsOp)
 DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
-__all__ = ["DMA_OPS", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "RollOp", "RunScopedOp", "SEMAPHORE_OPS",
+__all__ = ["DMA_OPS", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp",
+           "RunScopedOp", "SEMAPHORE_OPS",
            "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]

@@ -1,6 +1,7 @@
 """Mosaic lowering rules of the Pallas TPU kernel ops: DMAs, semaphores, scoped
-allocations, pl.multiple_of's `tpu.assume_multiple` and pltpu.roll's
-`tpu.dynamic_rotate` (dialect/ops/pallas_tpu.py), as JAX's Pallas TPU lowering emits
+allocations, pl.multiple_of's `tpu.assume_multiple`, pltpu.roll's
+`tpu.dynamic_rotate` and the kernel PRNG's `tpu.prng_set_seed_32` /
+`tpu.prng_random_bits` (dialect/ops/pallas_tpu.py), as JAX's Pallas TPU lowering emits
 them.
 
 A ref view (starts, sizes, squeezed) is `tpu.memref_slice` (i32 starts) then
@@ -142,6 +143,20 @@ def _roll(kl, op, x, shift, *, axis, stride=None, stride_axis=None, **params):
     x = kl.value(x, avals_in(op)[0].dtype)
     return [tpu.dynamic_rotate(x, kl.value(shift, np.int32), axis, stride=stride,
                                stride_dimension=stride_axis)]
+
+
+@MOSAIC.register(PT.PrngSeedOp)
+def _prng_seed(kl, op, *seeds, **params):
+    tpu.prng_set_seed_32([kl.value(s, np.int32) for s in seeds])
+    return []
+
+
+@MOSAIC.register(PT.PrngRandomBitsOp)
+def _prng_random_bits(kl, op, *, shape, **params):
+    if len(shape) <= 1:
+        raise MosaicLoweringError("prng_random_bits makes arrays of rank 2 or more on the "
+                                  "TPU (as JAX's)")
+    return [tpu.prng_random_bits(vtype(shape, np.int32))]
 
 
 @MOSAIC.register(PT.SemaphoreSignalOp)

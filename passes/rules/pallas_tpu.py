@@ -54,6 +54,13 @@ _WHY = {
 for _op in P.DMA_OPS + P.SEMAPHORE_OPS + (P.RunScopedOp,):
     for _table, _why in _WHY.items():
         _table.unsupported(_op, _why)
+# The kernel PRNG's bits are the chip's: nothing else makes them.
+_PRNG_WHY = ("the TPU kernel PRNG (pltpu.prng_seed / prng_random_bits) runs only in a "
+             "kernel compiled for a TPU (interpret mode cannot make its bits: pass random "
+             "bits made with jax.random into the kernel)")
+for _op in P.PRNG_OPS:
+    for _table in (LOWER, BATCH, SHARD, JVP, TRANSPOSE, TRITON):
+        _table.unsupported(_op, _PRNG_WHY)
 
 
 def _i32(b, v):

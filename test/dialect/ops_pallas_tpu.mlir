@@ -92,3 +92,15 @@ func.func private @roll(%x: tensor<8x128xf32>, %s: tensor<i32>) -> tensor<8x128x
   %1 = "jaxpr.roll"(%0, %s) {axis = 1, stride = 2, stride_axis = 0} : (tensor<8x128xf32>, tensor<i32>) -> tensor<8x128xf32>
   return %1 : tensor<8x128xf32>
 }
+
+// -----
+
+// The kernel PRNG: seeding (i32 scalars) and drawing i32 bits.
+// CHECK-LABEL: func.func private @prng
+// CHECK:         "jaxpr.prng_seed"(%{{.*}}, %{{.*}}) : (tensor<i32>, tensor<i32>) -> ()
+// CHECK:         "jaxpr.prng_random_bits"() {shape = array<i64: 8, 128>} : () -> tensor<8x128xi32>
+func.func private @prng(%a: tensor<i32>, %b: tensor<i32>) -> tensor<8x128xi32> {
+  "jaxpr.prng_seed"(%a, %b) : (tensor<i32>, tensor<i32>) -> ()
+  %0 = "jaxpr.prng_random_bits"() {shape = array<i64: 8, 128>} : () -> tensor<8x128xi32>
+  return %0 : tensor<8x128xi32>
+}

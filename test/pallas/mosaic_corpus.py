@@ -394,4 +394,15 @@ def corpus(J, pl, pltpu) -> dict:
             roll_kernel, in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec()],
             out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(s, x)
     K["roll"] = (rolls, [((1,), np.int32), ((8, 128), np.float32)])
+
+    def prng_kernel(s_ref, o_ref):       # the kernel PRNG: tpu.prng_set_seed_32 / bits
+        pltpu.prng_seed(s_ref[0], pl.program_id(0))
+        o_ref[...] = pltpu.prng_random_bits((8, 128))
+
+    def prng(s):
+        return pl.pallas_call(
+            prng_kernel, grid=(2,), in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            out_shape=J.ShapeDtypeStruct((16, 128), jnp.int32))(s)
+    K["prng"] = (prng, [((1,), np.int32)])
     return K

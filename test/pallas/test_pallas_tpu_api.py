@@ -15,6 +15,7 @@ from jax.experimental.pallas import tpu as jpltpu
 import mjax
 import mjax.numpy as jnp
 from mjax.experimental import pallas as pl
+from mjax.passes.registry import PassError
 from mjax.experimental.pallas import tpu as pltpu
 
 MJAX = (mjax, jnp, pl, pltpu)
@@ -120,7 +121,7 @@ def test_api_names_match_jax():
     import dataclasses
     assert ([f.name for f in dataclasses.fields(pltpu.InterpretParams)]
             == [f.name for f in dataclasses.fields(jpltpu.InterpretParams)])
-    for name in ("prng_seed", "get_tpu_info", "core_barrier"):
+    for name in ("get_tpu_info", "core_barrier"):
         with pytest.raises(NotImplementedError, match=name):
             getattr(pltpu, name)()
     with pytest.raises(NotImplementedError, match="core_map"):
@@ -365,6 +366,19 @@ def test_roll_differentiates_and_batches(stride):
     close(call(np.array([5], np.int32), x), rolled(x))
     close(mjax.vmap(call, in_axes=(None, 0))(np.array([5], np.int32), np.stack([x, w])),
           np.stack([rolled(x), rolled(w)]))
+
+
+def test_kernel_prng_needs_a_tpu():
+    # (its Mosaic is checked against JAX's in test_mosaic_differential.py, kernel "prng")
+    def kernel(o_ref):
+        pltpu.prng_seed(3)
+        o_ref[...] = pltpu.prng_random_bits((8, 128))
+    call = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((8, 128), np.int32),
+                          interpret=True)
+    with pytest.raises(PassError, match="runs only in a kernel compiled for a TPU"):
+        call()
+    with pytest.raises(ValueError, match="only be called inside a Pallas kernel"):
+        pltpu.prng_random_bits((8, 128))
 
 
 def test_roll_and_bitcast_match_jax():

@@ -379,18 +379,28 @@ def is_tpu_device() -> bool:
 
 emit_pipeline_with_allocations = _not_supported(
     "emit_pipeline_with_allocations", "nested software pipelines inside a kernel")
-_PRNG = ("the TPU kernel's stateful hardware PRNG (pass random bits made with "
-         "jax.random into the kernel)")
-
-
 def prng_seed(*seeds) -> None:
-    """Seeds the kernel's hardware PRNG. JAX: pltpu.prng_seed; not supported."""
-    raise NotImplementedError(f"pltpu.prng_seed is not supported by mjax: {_PRNG}")
+    """Seeds the kernel's hardware PRNG with integer scalars (mixed when several); a
+    kernel compiled for a TPU only (interpret mode cannot make the chip's bits).
+    JAX: pltpu.prng_seed."""
+    _p.current_kernel("prng_seed")
+    vals = []
+    for s in seeds:
+        a = aval_of_value(s)
+        if a.shape != () or np.dtype(a.dtype).kind not in "iu":
+            raise ValueError(f"All seed data must be scalar integers. Got {a.str_short()}")
+        vals.append(np.int32(s) if isinstance(s, (int, np.integer))
+                    else lax.convert_element_type(s, np.int32))
+    bind(PT.PrngSeedOp, *vals)
 
 
-prng_seed.mjax_unsupported = _PRNG
-prng_random_bits = _not_supported("prng_random_bits", "the TPU kernel's stateful "
-                                  "hardware PRNG")
+def prng_random_bits(shape):
+    """The next int32 bits of `shape` from the kernel's hardware PRNG (rank >= 2 on the
+    TPU). JAX: pltpu.prng_random_bits."""
+    _p.current_kernel("prng_random_bits")
+    return bind(PT.PrngRandomBitsOp, shape=tuple(int(d) for d in shape))
+
+
 stateful_uniform = _not_supported("stateful_uniform", "the TPU kernel's stateful PRNG")
 stateful_normal = _not_supported("stateful_normal", "the TPU kernel's stateful PRNG")
 stateful_bernoulli = _not_supported("stateful_bernoulli", "the TPU kernel's stateful PRNG")
