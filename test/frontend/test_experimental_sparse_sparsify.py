@@ -43,8 +43,8 @@ def _f(jnp):
 
 
 def test_docstring_sparsify():
-    # (on a TPU: its log1p is not the host's, and the programs' sums are not JAX's)
-    rtol = tol(1e-6, 1e-5)
+    # (on a TPU its log1p is not the host's: JAX's own tests compare float32 there at 1e-3)
+    rtol = tol(1e-6, 1e-4)
     ours = msparse.sparsify(_f(mjnp))(msparse.BCOO.fromdense(M), Y)
     theirs = jsparse.sparsify(_f(jjnp))(jsparse.BCOO.fromdense(M), Y)
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=rtol)
