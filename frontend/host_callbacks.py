@@ -24,6 +24,7 @@ from mjax.passes.stablehlo_host_callbacks import StablehloHostCallbacksPass
 from mjax.config import config
 from mjax.placement import device_put, device_put_value
 from mjax.runtime import get_backend
+from mjax.runtime.host_effects import wait_for_effects
 from mjax.runtime.backend import platform_record
 
 
@@ -120,9 +121,11 @@ def raise_in_caller(exc: BaseException):
 @contextlib.contextmanager
 def errors_for_caller():
     """Around running a program: an error one of its callbacks raised with
-    `raise_in_caller` is raised here as it is."""
+    `raise_in_caller` is raised here as it is. (On an accelerator the callbacks run
+    beside the program: it is waited for, so that their errors reach this caller.)"""
     try:
         yield
+        wait_for_effects()
     except _jax.JaxRuntimeError as e:
         text = str(e)
         with _FOR_CALLER_LOCK:
