@@ -5,9 +5,9 @@ eager ops, `Compiled` stages, eager AD's split programs, multi-device exports) r
 device buffers and returns the output buffers, or Arrays of `out_avals`. What a failed
 run raises is decided here once: an Array among `leaves` that the user deleted raises the
 Array's RuntimeError (with `any_deleted`, a donated one too: eager ops, as JAX's), and an
-error a host callback raised with `raise_in_caller` is raised as it is. Donation, host
-callbacks and effects live in the program; buffers of another device or layout are moved
-by the executable's `execute`.
+error a host callback raised with `raise_in_caller` is raised as it is. Donation and host
+callbacks live in the program; the executable's `execute` moves buffers of another device
+or layout and keeps the tokens of programs with effects.
 
 Beside this path, jit's cached call (`Jitted.__call__`, runtime/_fastpath.c) and eager's
 (runtime/_eagerpath.c) run a cache entry's direct call (`Executable.direct_call`)

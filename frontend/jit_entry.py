@@ -1,11 +1,13 @@
 """A compiled `jit` cache entry, and the copies of one the fast path runs.
 
 `Jitted` (frontend/jitted.py) keeps one `CacheEntry` per cache key: the executable, the
-output structure and avals, the captured constants' buffers. The fast path (`Jitted.
-__call__`, runtime/_fastpath.c) runs an entry's `fast` share: jaxlib's execute and result
-handlers. Calls whose results are committed to a sharding (arguments committed to one
-device, or laid out over a mesh) run a copy of the entry whose `commit` names each
-result's sharding (`committed_entry`, `spmd_entry`).
+output structure and avals, the captured constants' buffers. The general path runs its
+executable through mjax/dispatch.py; beside it, the fast path (`Jitted.__call__`, and
+runtime/_fastpath.c, which reads the same named fields through their slots) runs an entry
+whose `fast` is True: its `run` (jaxlib's execute) and result `handlers`. Calls whose
+results are committed to a sharding (arguments committed to one device, or laid out over
+a mesh) run a copy of the entry whose `commit` names each result's sharding
+(`committed_entry`, `spmd_entry`).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ class CacheEntry:
         # which cost a few microseconds on every cached call.
         self.constraint_mesh = self.constraint_site = None
         self.out_shardings = self.run = self.handlers = None
-        # (the C fast path's: run, handlers, out avals, kind, consts, tree[, commit])
+        # (True: the fast paths may run this entry: enable_fast_call; None: not)
         self.fast = None
         # (a fast path copy's: per result, the sharding it is committed to, or None)
         self.commit = None
@@ -50,9 +52,7 @@ class CacheEntry:
         # (a tuple root whose every child is a leaf: one node more than leaves)
         self.out_tuple = (tree is not None and tree.node_data()[0] is tuple and
                           tree.num_leaves == tree.num_nodes - 1)
-        self.fast = (self.run, self.handlers, tuple(self.out_avals),
-                     0 if tree is None else 1 if self.out_tuple else 2, self.const_bufs,
-                     tree) + ((self.commit,) if self.commit is not None else ())
+        self.fast = True
 
 
 def committed_entry(entry, shardings: set, keyed: bool):

@@ -21,14 +21,17 @@ from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray
 from mjax.runtime import c_fast_path, get_backend
 from mjax.runtime.xla import LAYOUTS_IN_USE
-from mjax.jit_entry import committed_entry, spmd_entry
+from mjax.jit_entry import CacheEntry, committed_entry, spmd_entry
 from mjax.sharding_impls import NamedSharding, SingleDeviceSharding
 from mjax.sharding_impls import mesh_contexts
 from mjax.spmd.jit import fast_results, laid_out
 
 C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
+if C_FASTPATH is not None and not hasattr(C_FASTPATH, "set_entry"):
+    C_FASTPATH = None      # (built from an older _fastpath.c: rebuild it with setup.py)
 if C_FASTPATH is not None:
     C_FASTPATH.setup(Array, config, _trace_state)
+    C_FASTPATH.set_entry(CacheEntry)     # (the named fields it reads)
 
 # A leaf the fast path does not take (host_key's answer): it never equals an aval, so the
 # memo comparison fails and the call takes the general path.

@@ -7,7 +7,9 @@
  * leaves are `mjax.Array`s on their own device, committed to the program's or laid out over
  * its mesh, NumPy arrays or Python scalars with the memo's avals, goes from its arguments to
  * jaxlib's `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
- * `mjax.Array`s here (committed as the entry says: frontend/jit_entry.py). Anything else,
+ * `mjax.Array`s here (committed as the entry says: frontend/jit_entry.py, whose named
+ * fields it reads through their slots, as the Python fast path reads them; the general
+ * path runs programs through frontend/dispatch.py, the one execute path). Anything else,
  * and any error of the execution, goes to the Python `__call__` (the same checks, then the
  * general path), so results and errors are the same. Only the CPython C API is used; the
  * package works without this module.
@@ -25,8 +27,15 @@ static PyObject *host_key_fn = NULL, *host_buf_fn = NULL;
 static PyObject *layouts_in_use = NULL;
 /* Set by set_host(): jit_fast.override_epoch, the epoch under config context managers. */
 static PyObject *override_epoch_fn = NULL;
-static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_overriding, *s_stack, *s_fast,
+static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_overriding, *s_stack,
     *s_flatten_up_to, *s_consume, *s_unflatten;
+/* Set by set_entry(): jit_entry.CacheEntry and the offsets of the named fields (slots) the
+ * fast path reads: `fast` (True: it may run the entry), `run`, `handlers`, `out_avals`,
+ * `out_canonical` (None: one bare array), `out_tuple`, `const_bufs`, `commit`. */
+static PyTypeObject *entry_type = NULL;
+static Py_ssize_t off_fast = -1, off_run = -1, off_handlers = -1, off_out_avals = -1,
+                  off_out_canonical = -1, off_out_tuple = -1, off_consts = -1,
+                  off_commit = -1;
 
 static PyObject *setup(PyObject *mod, PyObject *args) {
     PyObject *atype, *cfg, *ts;
@@ -47,6 +56,25 @@ static PyObject *set_host(PyObject *mod, PyObject *args) {
     Py_INCREF(key); Py_XSETREF(host_key_fn, key);
     Py_INCREF(buf); Py_XSETREF(host_buf_fn, buf);
     Py_XINCREF(layouts); Py_XSETREF(layouts_in_use, layouts);
+    Py_RETURN_NONE;
+}
+
+static PyObject *set_entry(PyObject *mod, PyObject *args) {
+    PyObject *tp;
+    if (!PyArg_ParseTuple(args, "O!", &PyType_Type, &tp))
+        return NULL;
+    PyTypeObject *t = (PyTypeObject *)tp;
+    Py_ssize_t offs[8];
+    static const char *names[8] = {"fast", "run", "handlers", "out_avals", "out_canonical",
+                                   "out_tuple", "const_bufs", "commit"};
+    for (int i = 0; i < 8; i++)
+        if ((offs[i] = slot_offset(t, names[i], "_fastpath")) < 0)
+            return NULL;
+    off_fast = offs[0]; off_run = offs[1]; off_handlers = offs[2]; off_out_avals = offs[3];
+    off_out_canonical = offs[4]; off_out_tuple = offs[5]; off_consts = offs[6];
+    off_commit = offs[7];
+    Py_INCREF(tp);
+    Py_XSETREF(entry_type, t);
     Py_RETURN_NONE;
 }
 
@@ -257,9 +285,10 @@ static PyObject *call_epoch(void) {
 static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *args,
                            Py_ssize_t nargs, PyObject *kwnames) {
     /* A new reference; NULL with no error set: take the Python path; FAIL: raise. */
-    PyObject *memo = NULL, *tmp = NULL, *flat = NULL, *leaves_list = NULL, *fast = NULL,
-             *bufs = NULL, *results = NULL, *outs = NULL, *ret = NULL, *argt = NULL,
-             *kwargs = NULL, *avals = NULL, *entry = NULL;
+    PyObject *memo = NULL, *tmp = NULL, *flat = NULL, *leaves_list = NULL, *bufs = NULL,
+             *results = NULL, *outs = NULL, *ret = NULL, *argt = NULL, *kwargs = NULL,
+             *avals = NULL, *entry = NULL, *run = NULL, *handlers = NULL, *out_avals = NULL,
+             *commits = NULL, *out_tree = NULL, *consts = NULL;
     Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     memo = PyObject_GenericGetAttr(jitted, s_memo);
     if (memo == NULL || !PyList_CheckExact(memo) || PyList_GET_SIZE(memo) < 6)
@@ -313,16 +342,35 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     }
     if (match_leaves(leaves, n, avals, &renew, &keys) != 1)
         goto miss;
-    fast = PyObject_GetAttr(entry, s_fast);
-    /* (run, handlers, out_avals, kind, const_bufs, out_canonical[, per result the sharding
-     * it is committed to, or None]) */
-    if (fast == NULL || !PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) < 6 ||
-            PyTuple_GET_SIZE(fast) > 7)
+    /* The entry's named fields (jit_entry.CacheEntry), held: execution may release the
+     * GIL. `commits`: per result the sharding it is committed to, or None; NULL: none. */
+    if (Py_TYPE(entry) != entry_type || SLOT(entry, off_fast) != Py_True)
         goto miss;
-    PyObject *commits = PyTuple_GET_SIZE(fast) == 7 ? PyTuple_GET_ITEM(fast, 6) : NULL;
-    if (commits != NULL && (!PyTuple_CheckExact(commits) ||
-            PyTuple_GET_SIZE(commits) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(fast, 2))))
+    run = SLOT(entry, off_run);
+    handlers = SLOT(entry, off_handlers);
+    out_avals = SLOT(entry, off_out_avals);
+    out_tree = SLOT(entry, off_out_canonical);
+    commits = SLOT(entry, off_commit);
+    consts = SLOT(entry, off_consts);
+    PyObject *out_tuple = SLOT(entry, off_out_tuple);
+    if (run == NULL || run == Py_None || handlers == NULL || out_tree == NULL ||
+            out_tuple == NULL || consts == NULL || out_avals == NULL ||
+            !(PyTuple_CheckExact(out_avals) || PyList_CheckExact(out_avals)) ||
+            commits == NULL) {
+        run = handlers = out_avals = out_tree = commits = consts = NULL;
         goto miss;
+    }
+    if (commits == Py_None)
+        commits = NULL;
+    else if (!PyTuple_CheckExact(commits) ||
+             PyTuple_GET_SIZE(commits) != PySequence_Fast_GET_SIZE(out_avals)) {
+        run = handlers = out_avals = out_tree = commits = consts = NULL;
+        goto miss;
+    }
+    /* 0: one bare array; 1: a flat tuple of arrays; 2: out_tree.unflatten */
+    long kind = out_tree == Py_None ? 0 : out_tuple == Py_True ? 1 : 2;
+    Py_INCREF(run); Py_INCREF(handlers); Py_INCREF(out_avals); Py_INCREF(out_tree);
+    Py_XINCREF(commits); Py_INCREF(consts);
     if (renew && !keys && !keyed) {
         /* Equal avals, other objects: keep these, so the next call compares pointers. */
         PyObject *now = PyTuple_New(n);
@@ -336,7 +384,6 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         if (PyList_SetItem(memo, 2, now) < 0)
             goto miss;
     }
-    PyObject *consts = PyTuple_GET_ITEM(fast, 4);
     Py_ssize_t nc = PyList_CheckExact(consts) ? PyList_GET_SIZE(consts) : 0;
     bufs = PyList_New(n + nc);
     if (bufs == NULL)
@@ -361,7 +408,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         Py_INCREF(b);
         PyList_SET_ITEM(bufs, n + i, b);
     }
-    results = PyObject_CallOneArg(PyTuple_GET_ITEM(fast, 0), bufs);
+    results = PyObject_CallOneArg(run, bufs);
     if (results == NULL) {
         /* The Python side explains the error (or runs the call elsewhere). */
         PyErr_Clear();
@@ -372,13 +419,11 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         ret = PyObject_CallFunctionObjArgs(self->on_error, jitted, argt, kwargs, lv, NULL);
         goto done;
     }
-    outs = PyObject_CallMethodOneArg(results, s_consume, PyTuple_GET_ITEM(fast, 1));
+    outs = PyObject_CallMethodOneArg(results, s_consume, handlers);
     if (outs == NULL || !PyList_CheckExact(outs))
         goto fail;
-    PyObject *out_avals = PyTuple_GET_ITEM(fast, 2);
-    long kind = PyLong_AsLong(PyTuple_GET_ITEM(fast, 3));
     Py_ssize_t no = PyList_GET_SIZE(outs);
-    if (!PyTuple_CheckExact(out_avals) || PyTuple_GET_SIZE(out_avals) != no) {
+    if (PySequence_Fast_GET_SIZE(out_avals) != no) {
         PyErr_SetString(PyExc_RuntimeError, "_fastpath: outputs and avals differ in number");
         goto fail;
     }
@@ -387,16 +432,16 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
             PyErr_SetString(PyExc_RuntimeError, "_fastpath: one output expected");
             goto fail;
         }
-        ret = result_array(PyList_GET_ITEM(outs, 0), PyTuple_GET_ITEM(out_avals, 0), commits,
-                           0);
+        ret = result_array(PyList_GET_ITEM(outs, 0), PySequence_Fast_GET_ITEM(out_avals, 0),
+                           commits, 0);
         goto done;
     }
     PyObject *wrapped = kind == 1 ? PyTuple_New(no) : PyList_New(no);
     if (wrapped == NULL)
         goto fail;
     for (Py_ssize_t i = 0; i < no; i++) {
-        PyObject *a = result_array(PyList_GET_ITEM(outs, i), PyTuple_GET_ITEM(out_avals, i),
-                                   commits, i);
+        PyObject *a = result_array(PyList_GET_ITEM(outs, i),
+                                   PySequence_Fast_GET_ITEM(out_avals, i), commits, i);
         if (a == NULL) { Py_DECREF(wrapped); goto fail; }
         if (kind == 1)
             PyTuple_SET_ITEM(wrapped, i, a);
@@ -406,7 +451,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     if (kind == 1) {
         ret = wrapped;
     } else {
-        ret = PyObject_CallMethodOneArg(PyTuple_GET_ITEM(fast, 5), s_unflatten, wrapped);
+        ret = PyObject_CallMethodOneArg(out_tree, s_unflatten, wrapped);
         Py_DECREF(wrapped);
     }
     goto done;
@@ -421,7 +466,8 @@ fail:
     ret = FAIL;
 done:
     Py_XDECREF(memo); Py_XDECREF(tmp); Py_XDECREF(flat); Py_XDECREF(leaves_list);
-    Py_XDECREF(fast); Py_XDECREF(bufs); Py_XDECREF(results); Py_XDECREF(outs);
+    Py_XDECREF(run); Py_XDECREF(handlers); Py_XDECREF(out_avals); Py_XDECREF(out_tree);
+    Py_XDECREF(commits); Py_XDECREF(consts); Py_XDECREF(bufs); Py_XDECREF(results); Py_XDECREF(outs);
     Py_XDECREF(argt); Py_XDECREF(kwargs); Py_XDECREF(avals); Py_XDECREF(entry);
     return ret;
 }
@@ -508,6 +554,8 @@ static PyTypeObject JitCallType = {
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Array, config, trace_state): the objects the fast path reads."},
+    {"set_entry", set_entry, METH_VARARGS,
+     "set_entry(CacheEntry): the cache entry class whose named fields the fast path reads."},
     {"make_array", make_array, METH_VARARGS, "Array(buf, aval) as the fast path builds it."},
     {"set_host", set_host, METH_VARARGS,
      "set_host(host_key, host_buf[, layouts_in_use, override_epoch]): how NumPy array and "
@@ -529,7 +577,6 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(s_trace_key, "_trace_key");
     INTERN(s_overriding, "_overriding");
     INTERN(s_stack, "stack");
-    INTERN(s_fast, "fast");
     INTERN(s_consume, "consume_with_handlers");
     INTERN(s_unflatten, "unflatten");
     INTERN(s_flatten_up_to, "flatten_up_to");

@@ -10,9 +10,12 @@ from jaxlib import _jax
 
 import mjax
 import mjax.numpy as jnp
-from mjax import dispatch
+from mjax import dispatch, jit_fast
 from mjax.array import Array
+from mjax.dialect.types import ShapedArray
 from mjax.host_callbacks import raise_in_caller
+
+from frontend_util import python_calls
 
 FRONTEND = os.path.dirname(mjax.__file__)
 
@@ -106,3 +109,26 @@ def test_error_raised_for_the_caller():
 
     with pytest.raises(_jax.JaxRuntimeError, match="something else"):
         dispatch.execute(Other(), [])
+
+
+def test_c_fast_path_reads_the_entry_fields():
+    """Beside the execute path, jit's C fast path runs a cache entry by its named fields:
+    `fast` lets it take the entry, `out_avals` are the results' avals."""
+    if jit_fast.C_FASTPATH is None:
+        pytest.skip("the C extension was not built")
+    f = mjax.jit(lambda a: a + 1.0)
+    x = jnp.arange(3.0)
+    f(x)
+    f(x)
+    entry = f._memo[3]
+    assert entry.fast is True
+
+    def mjax_file(path):
+        return path.startswith(FRONTEND)
+    assert python_calls(lambda: f(x), mjax_file) == []
+    weak = ShapedArray((3,), np.float32, weak_type=True)
+    entry.out_avals = (weak,)
+    assert f(x).aval is weak            # (the C path built it from the field)
+    assert python_calls(lambda: f(x), mjax_file) == []
+    entry.fast = None
+    assert python_calls(lambda: f(x), mjax_file)     # (the Python path took the call)
