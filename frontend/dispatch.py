@@ -26,14 +26,14 @@ def execute(exe, bufs, out_avals=None, leaves=(), run=None, handlers=None,
     failure; `run`, `handlers`: the executable's direct call (`direct_call()`), tried
     first (where it fails, `exe.execute` runs: it explains errors and moves buffers)."""
     try:
-        outs = None
+        results = None
         if run is not None:
             try:
-                outs = run(bufs).consume_with_handlers(handlers)
+                results = run(bufs)
             except Exception:   # noqa: BLE001 - execute below says what went wrong
-                outs = None
-        if outs is None:
-            outs = exe.execute(bufs)
+                pass
+        outs = exe.execute(bufs) if results is None else \
+            results.consume_with_handlers(handlers)
     except Exception:
         _explain(leaves, any_deleted)
         with errors_for_caller():
