@@ -3,9 +3,11 @@ stored in this repository) cell by cell, with `jax` resolved to mjax or, with --
 real JAX, and reports each guide's cells: passed, failed (first error), skipped.
 
     python benchmarks/pallas_tpu_guides.py GUIDE_DIR [--jax] [--out FILE.json]
-        [--timeout 90] [--deadline 230] [--only NAME ...] [--ignore-requirements]
+        [--timeout 90] [--deadline 225] [--only NAME ...] [--ignore-requirements]
+        [--interpret] [--lower-tpu | --lower-only] [--skip GUIDE:INDEX ...]
     python benchmarks/pallas_tpu_guides.py GUIDE_DIR --list         # the cells, not run
     python benchmarks/pallas_tpu_guides.py --compare MJAX.json JAX.json
+    python benchmarks/pallas_tpu_guides.py --compare-lowering JAX.json MJAX.json
 
 GUIDE_DIR holds the guides (.md, .rst, searched recursively; a guide's name is its path
 there without the suffix, e.g. tpu/matmul), e.g. copied from JAX's docs/pallas at the
@@ -18,7 +20,7 @@ tag of the release mjax follows. Which blocks are cells:
     jax, lax, jnp, np; JAX's flags NORMALIZE_WHITESPACE and NUMBER); a file without any
     is a sequence of ```python blocks, all run;
   - reStructuredText: `.. code-block:: python` / `.. code:: python` blocks and `>>>`
-    blocks, after a prelude of the imports such snippets assume (PRELUDE below).
+    blocks, after a prelude of the imports such snippets assume (RST_PRELUDE below).
 In every format a block of `>>>` examples is a doctest cell.
 
 Each guide runs in its own child process (`--child`), its cells in one namespace in
@@ -32,7 +34,8 @@ Cell output goes to a log per guide (next to --out, else a temporary directory).
 --interpret forces TPU interpret mode on every pallas_call (pltpu.set_tpu_interpret_mode),
 so that off a TPU the kernels run too (slowly, at the guides' sizes). --lower-tpu also
 lowers each kernel the cells call for the TPU, which needs no TPU, and lists those that
-do not lower; --lower-only does that without running them (their calls return zeros).
+do not lower; --lower-only does that without running them (their calls return zeros),
+and --compare-lowering then compares the Mosaic modules JAX and mjax made of each.
 """
 from __future__ import annotations
 
