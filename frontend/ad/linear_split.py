@@ -27,6 +27,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
 from mjax.dispatch import execute
+from mjax.host_callbacks import errors_for_caller
 from mjax.lowering import compile_printed, finishing_passes, lower_to_stablehlo
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
@@ -189,7 +190,10 @@ class _Split:
         # vjp's bwd takes (residuals, cotangents); linearize's lin (tangents, residuals).
         bufs = (_buffers(residuals, self.res_avals) + bufs if self.kind == "vjp"
                 else bufs + list(self.residuals))
-        return execute(self._entry.linear_exe(), bufs, out_avals, inputs)
+        # (waits for the program where its callbacks run beside it: their errors are
+        # raised here, as JAX's eager checks raise them)
+        with errors_for_caller():
+            return execute(self._entry.linear_exe(), bufs, out_avals, inputs)
 
 
 class _SplitEntry:
