@@ -115,7 +115,7 @@ def apply_eager(opcls, args, avals, params, weak=None):
         if len(_CACHE) >= _CACHE_SIZE:   # (each executable holds memory maps: bounded)
             clear_cache()
         hit = _CACHE[key] = _compile_entry(opcls, args, avals, params, weak, dev)
-    exe, out_avals, run, handlers = hit
+    exe, out_avals = hit.executable, hit.out_avals
     # Arrays on their one default device (no sharding object yet): their buffers as they
     # are. Anything else (NumPy values, sharded arrays, committed arrays) takes the
     # general path.
@@ -143,7 +143,7 @@ def apply_eager(opcls, args, avals, params, weak=None):
                            f"the no_execution config option is set")
     # (an op on a deleted or donated array: the Array's RuntimeError, as JAX's eager ops
     # raise, not Execute()'s ValueError)
-    outs = execute(exe, bufs, out_avals, args, run, handlers, True)
+    outs = execute(exe, bufs, out_avals, args, hit.run, hit.handlers, True)
     if (_read("jax_debug_nans") or _read("jax_debug_infs")) if overridden else (
             _VALUES["jax_debug_nans"] or _VALUES["jax_debug_infs"]):
         _check_nonfinite(opcls, outs)
@@ -191,10 +191,20 @@ _read = config.read
 _VALUES = config._values   # option -> process-wide value (config.read, minus overrides)
 
 
-def _compile_entry(opcls, args, avals, params, weak, dev) -> tuple:
-    """(executable, result avals, run, handlers) of one op on avals: checks the operands
-    and params, infers result types (errors name the user's line) and compiles. `run`
-    and `handlers`: the executable's direct call (see Executable.direct_call), or None."""
+class EagerEntry:
+    """One op's compiled program in apply_eager's cache: the executable, the result avals
+    (a list), and its direct call (`run`, `handlers`: Executable.direct_call's, or None).
+    Set once; runtime/_eagerpath.c reads these named fields through their slots."""
+    __slots__ = ("executable", "out_avals", "run", "handlers")
+
+    def __init__(self, executable, out_avals, run=None, handlers=None):
+        self.executable, self.out_avals = executable, out_avals
+        self.run, self.handlers = run, handlers
+
+
+def _compile_entry(opcls, args, avals, params, weak, dev) -> EagerEntry:
+    """The EagerEntry of one op on avals: checks the operands and params, infers result
+    types (errors name the user's line) and compiles."""
     for x in args:
         _reject_tracer(x)
     checked, out_avals = infer_avals(opcls, avals, params, weak)
@@ -204,7 +214,7 @@ def _compile_entry(opcls, args, avals, params, weak, dev) -> tuple:
                              None if dev is None else default_device())
     direct = getattr(exe, "direct_call", None)
     direct = direct() if direct is not None else None
-    return (exe, out_avals) + (direct if direct is not None else (None, None))
+    return EagerEntry(exe, out_avals, *(direct or ()))
 
 
 def nonfinite_kind(x) -> str | None:

@@ -25,6 +25,8 @@ from mjax.runtime import c_fast_path
 from mjax.traceback_util import api_boundary
 
 C_EAGER = c_fast_path("_eagerpath")   # (None: the Python path does it all)
+if C_EAGER is not None and not hasattr(C_EAGER, "set_entry"):
+    C_EAGER = None      # (built from an older _eagerpath.c: rebuild it with setup.py)
 
 _VALUES = config._values
 _NUMPY_TYPES = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
@@ -55,6 +57,7 @@ def fast_bind(bind, trace_state):
     if C_EAGER is None:
         return bind
     C_EAGER.setup(Array, ShapedArray, config, trace_state, eager._CACHE, _validate)
+    C_EAGER.set_entry(eager.EagerEntry)     # (the named fields it reads)
     C_EAGER.set_plain_types(_PLAIN_PARAMS)
     C_EAGER.set_numpy_scalars(NUMPY_SCALARS)
     eager.CLEAR_HOOKS.append(C_EAGER.invalidate)

@@ -4,7 +4,8 @@
  * `EagerOp(fallback, opcls, keep)` is a callable that, on a call it can take, does what
  * `core.bind` + `eager.apply_eager` do for a cached op: finds the op's compiled program in
  * apply_eager's cache (`eager._CACHE`, key (opcls, (), None, *avals)), calls jaxlib's
- * `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
+ * `execute_sharded(bufs).consume_with_handlers(handlers)` (the entry's named fields, read
+ * through their slots: eager.EagerEntry, set once when compiled) and wraps the outputs in
  * `mjax.Array`s. It takes a call only when
  *   - no trace is active and no config context manager is active in any thread,
  *   - the config epoch (`config._trace_key`) is one that `validate()` accepted (no default
@@ -36,6 +37,21 @@ static PyObject *numpy_scalars = NULL;   /* NumPy scalar types (np.float32, ...)
 static unsigned long generation = 0;   /* bumped by invalidate() (eager.clear_cache) */
 static PyObject *s_trace_key, *s_overriding, *s_stack, *s_consume, *s_pair, *empty_tuple;
 
+/* Set by set_entry(): eager.EagerEntry and the offsets of the named fields (slots) read
+ * here: `out_avals` (a list), `run` (None: no direct call), `handlers`. */
+static PyTypeObject *entry_type = NULL;
+static Py_ssize_t off_out_avals = -1, off_run = -1, off_handlers = -1;
+
+/* Whether `entry` (a value of apply_eager's cache, or NULL) is an EagerEntry this path can
+ * run: a direct call, a list of result avals. */
+static inline int runnable_entry(PyObject *entry) {
+    if (entry == NULL || Py_TYPE(entry) != entry_type)
+        return 0;
+    PyObject *run = SLOT(entry, off_run), *avals = SLOT(entry, off_out_avals);
+    return run != NULL && run != Py_None && SLOT(entry, off_handlers) != NULL &&
+           avals != NULL && PyList_CheckExact(avals);
+}
+
 #define MAXARGS 8
 
 static PyObject *setup(PyObject *mod, PyObject *args) {
@@ -58,6 +74,23 @@ static PyObject *setup(PyObject *mod, PyObject *args) {
     Py_INCREF(val); Py_XSETREF(validate, val);
     Py_CLEAR(ok_key); Py_CLEAR(bad_key);
     generation++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *set_entry(PyObject *mod, PyObject *args) {
+    PyObject *tp;
+    if (!PyArg_ParseTuple(args, "O!", &PyType_Type, &tp))
+        return NULL;
+    PyTypeObject *t = (PyTypeObject *)tp;
+    Py_ssize_t a = slot_offset(t, "out_avals", "_eagerpath"),
+               r = slot_offset(t, "run", "_eagerpath"),
+               h = slot_offset(t, "handlers", "_eagerpath");
+    if (a < 0 || r < 0 || h < 0)
+        return NULL;
+    off_out_avals = a; off_run = r; off_handlers = h;
+    Py_INCREF(tp);
+    Py_XSETREF(entry_type, t);
+    generation++;   /* (memos made with another entry class) */
     Py_RETURN_NONE;
 }
 
@@ -163,9 +196,7 @@ static PyObject *find_entry(EagerOp *self, PyObject *opcls, PyObject *epoch,
     }
     PyObject *entry = PyDict_GetItemWithError(cache, key);   /* borrowed */
     Py_DECREF(key);
-    if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 4 ||
-            PyTuple_GET_ITEM(entry, 2) == Py_None ||
-            !PyList_CheckExact(PyTuple_GET_ITEM(entry, 1)))
+    if (!runnable_entry(entry))
         return NULL;
     Py_INCREF(entry);
     PyObject *gen = PyLong_FromUnsignedLong(generation);
@@ -204,11 +235,11 @@ static PyObject *run_entry(EagerOp *self, PyObject *entry, PyObject *const *ops,
         Py_INCREF(b);
         PyList_SET_ITEM(bufs, i, b);
     }
-    results = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 2), bufs);
+    results = PyObject_CallOneArg(SLOT(entry, off_run), bufs);
     if (results == NULL)
         goto done;   /* (the fallback runs it again and explains the error) */
-    outs = PyObject_CallMethodOneArg(results, s_consume, PyTuple_GET_ITEM(entry, 3));
-    PyObject *out_avals = PyTuple_GET_ITEM(entry, 1);
+    outs = PyObject_CallMethodOneArg(results, s_consume, SLOT(entry, off_handlers));
+    PyObject *out_avals = SLOT(entry, off_out_avals);
     if (outs == NULL || !PyList_CheckExact(outs) ||
             PyList_GET_SIZE(outs) != PyList_GET_SIZE(out_avals))
         goto done;
@@ -316,9 +347,7 @@ static PyObject *scalar_call(EagerOp *self, PyObject *x, PyObject *s) {
             goto done;
         entry = PyDict_GetItemWithError(cache, ka);
         Py_DECREF(ka);
-        if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 4 ||
-                PyTuple_GET_ITEM(entry, 2) == Py_None ||
-                !PyList_CheckExact(PyTuple_GET_ITEM(entry, 1))) {
+        if (!runnable_entry(entry)) {
             entry = NULL;
             goto done;
         }
@@ -549,9 +578,7 @@ static PyObject *params_call(EagerOp *self, PyObject *opcls, PyObject *const *ar
     }
     PyObject *entry = PyDict_GetItemWithError(cache, key);
     Py_DECREF(key);
-    if (entry != NULL && PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 4 &&
-            PyTuple_GET_ITEM(entry, 2) != Py_None &&
-            PyList_CheckExact(PyTuple_GET_ITEM(entry, 1))) {
+    if (runnable_entry(entry)) {
         Py_INCREF(entry);
         ret = run_entry(self, entry, args, nargs);
         self->hits += ret != NULL;
@@ -757,6 +784,8 @@ static PyTypeObject EagerOpType = {
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Array, ShapedArray, config, trace_state, cache, validate)."},
+    {"set_entry", set_entry, METH_VARARGS,
+     "set_entry(EagerEntry): the cache entry class whose named fields this path reads."},
     {"set_plain_types", set_plain_types, METH_O,
      "The types of param values that eager.hashable leaves as they are."},
     {"set_numpy_scalars", set_numpy_scalars, METH_O,

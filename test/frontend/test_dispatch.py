@@ -10,7 +10,7 @@ from jaxlib import _jax
 
 import mjax
 import mjax.numpy as jnp
-from mjax import dispatch, jit_fast
+from mjax import dispatch, eager, eager_fast, jit_fast
 from mjax.array import Array
 from mjax.dialect.types import ShapedArray
 from mjax.host_callbacks import raise_in_caller
@@ -132,3 +132,27 @@ def test_c_fast_path_reads_the_entry_fields():
     assert python_calls(lambda: f(x), mjax_file) == []
     entry.fast = None
     assert python_calls(lambda: f(x), mjax_file)     # (the Python path took the call)
+
+
+def test_c_eager_path_reads_the_entry_fields():
+    """Eager ops' C path runs apply_eager's cache entries by their named fields too."""
+    if eager_fast.C_EAGER is None:
+        pytest.skip("the C extension was not built")
+    x = jnp.arange(21.0, dtype=jnp.float32).reshape(7, 3)
+    x * x
+    x * x
+    (key,) = [k for k in eager._CACHE if len(k) == 5 and k[3:] == (x.aval, x.aval)]
+    entry = eager._CACHE[key]
+    assert type(entry) is eager.EagerEntry and entry.run is not None
+
+    def mjax_file(path):
+        return path.startswith(FRONTEND)
+    assert python_calls(lambda: x * x, mjax_file) == []
+    weak = ShapedArray((7, 3), np.float32, weak_type=True)
+    kept = entry.out_avals
+    try:
+        entry.out_avals = [weak]
+        assert (x * x).aval is weak        # (the C path built it from the field)
+    finally:
+        entry.out_avals = kept
+    assert (x * x).aval is kept[0]
