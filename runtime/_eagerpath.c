@@ -4,8 +4,7 @@
  * `EagerOp(fallback, opcls, keep)` is a callable that, on a call it can take, does what
  * `core.bind` + `eager.apply_eager` do for a cached op: finds the op's compiled program in
  * apply_eager's cache (`eager._CACHE`, key (opcls, (), None, *avals)), calls jaxlib's
- * `execute_sharded(bufs).consume_with_handlers(handlers)` (the entry's named fields, read
- * through their slots: eager.EagerEntry, set once when compiled) and wraps the outputs in
+ * `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
  * `mjax.Array`s. It takes a call only when
  *   - no trace is active and no config context manager is active in any thread,
  *   - the config epoch (`config._trace_key`) is one that `validate()` accepted (no default
@@ -37,19 +36,15 @@ static PyObject *numpy_scalars = NULL;   /* NumPy scalar types (np.float32, ...)
 static unsigned long generation = 0;   /* bumped by invalidate() (eager.clear_cache) */
 static PyObject *s_trace_key, *s_overriding, *s_stack, *s_consume, *s_pair, *empty_tuple;
 
-/* Set by set_entry(): eager.EagerEntry and the offsets of the named fields (slots) read
- * here: `out_avals` (a list), `run` (None: no direct call), `handlers`. */
+/* By set_entry(): eager.EagerEntry (set once per op) and its named fields' offsets. */
 static PyTypeObject *entry_type = NULL;
-static Py_ssize_t off_out_avals = -1, off_run = -1, off_handlers = -1;
-
-/* Whether `entry` (a value of apply_eager's cache, or NULL) is an EagerEntry this path can
- * run: a direct call, a list of result avals. */
-static inline int runnable_entry(PyObject *entry) {
-    if (entry == NULL || Py_TYPE(entry) != entry_type)
-        return 0;
-    PyObject *run = SLOT(entry, off_run), *avals = SLOT(entry, off_out_avals);
-    return run != NULL && run != Py_None && SLOT(entry, off_handlers) != NULL &&
-           avals != NULL && PyList_CheckExact(avals);
+static Py_ssize_t e_off[3] = {-1, -1, -1};   /* out_avals (a list), run, handlers */
+#define E_AVALS(e) SLOT(e, e_off[0])
+#define E_RUN(e) SLOT(e, e_off[1])
+#define E_HANDLERS(e) SLOT(e, e_off[2])
+static inline int runnable_entry(PyObject *e) {   /* (a direct call, list avals) */
+    return e != NULL && Py_TYPE(e) == entry_type && E_RUN(e) != NULL && E_RUN(e) != Py_None
+           && E_HANDLERS(e) != NULL && E_AVALS(e) != NULL && PyList_CheckExact(E_AVALS(e));
 }
 
 #define MAXARGS 8
@@ -78,19 +73,10 @@ static PyObject *setup(PyObject *mod, PyObject *args) {
 }
 
 static PyObject *set_entry(PyObject *mod, PyObject *args) {
-    PyObject *tp;
-    if (!PyArg_ParseTuple(args, "O!", &PyType_Type, &tp))
-        return NULL;
-    PyTypeObject *t = (PyTypeObject *)tp;
-    Py_ssize_t a = slot_offset(t, "out_avals", "_eagerpath"),
-               r = slot_offset(t, "run", "_eagerpath"),
-               h = slot_offset(t, "handlers", "_eagerpath");
-    if (a < 0 || r < 0 || h < 0)
-        return NULL;
-    off_out_avals = a; off_run = r; off_handlers = h;
-    Py_INCREF(tp);
-    Py_XSETREF(entry_type, t);
+    static const char *const names[3] = {"out_avals", "run", "handlers"};
     generation++;   /* (memos made with another entry class) */
+    if (entry_setup(args, &entry_type, names, e_off, 3, "_eagerpath") < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -167,7 +153,7 @@ static PyObject *fast_epoch(void) {
     return key;
 }
 
-/* (exe, out_avals (a list), run, handlers) for opcls on avals: the memo, else the cache (new
+/* The EagerEntry (runnable_entry's) for opcls on avals: the memo, else the cache (new
  * reference), or NULL. */
 static PyObject *find_entry(EagerOp *self, PyObject *opcls, PyObject *epoch,
                             PyObject **avals, Py_ssize_t n) {
@@ -235,11 +221,11 @@ static PyObject *run_entry(EagerOp *self, PyObject *entry, PyObject *const *ops,
         Py_INCREF(b);
         PyList_SET_ITEM(bufs, i, b);
     }
-    results = PyObject_CallOneArg(SLOT(entry, off_run), bufs);
+    results = PyObject_CallOneArg(E_RUN(entry), bufs);
     if (results == NULL)
         goto done;   /* (the fallback runs it again and explains the error) */
-    outs = PyObject_CallMethodOneArg(results, s_consume, SLOT(entry, off_handlers));
-    PyObject *out_avals = SLOT(entry, off_out_avals);
+    outs = PyObject_CallMethodOneArg(results, s_consume, E_HANDLERS(entry));
+    PyObject *out_avals = E_AVALS(entry);
     if (outs == NULL || !PyList_CheckExact(outs) ||
             PyList_GET_SIZE(outs) != PyList_GET_SIZE(out_avals))
         goto done;
@@ -728,15 +714,6 @@ static void eagerop_dealloc(EagerOp *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* As a method (an Array operator): `x.__mul__` is the bound form. */
-static PyObject *eagerop_get(PyObject *self, PyObject *obj, PyObject *type) {
-    if (obj == NULL || obj == Py_None) {
-        Py_INCREF(self);
-        return self;
-    }
-    return PyMethod_New(self, obj);
-}
-
 static PyObject *eagerop_repr(EagerOp *self) {
     return PyUnicode_FromFormat("<EagerOp of %R>", self->fallback);
 }
@@ -777,15 +754,14 @@ static PyTypeObject EagerOpType = {
     .tp_traverse = (traverseproc)eagerop_traverse,
     .tp_clear = (inquiry)eagerop_clear,
     .tp_members = eagerop_members,
-    .tp_descr_get = eagerop_get,
+    .tp_descr_get = method_get,
     .tp_new = eagerop_new,
 };
 
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Array, ShapedArray, config, trace_state, cache, validate)."},
-    {"set_entry", set_entry, METH_VARARGS,
-     "set_entry(EagerEntry): the cache entry class whose named fields this path reads."},
+    {"set_entry", set_entry, METH_VARARGS, "set_entry(EagerEntry): the entries' class."},
     {"set_plain_types", set_plain_types, METH_O,
      "The types of param values that eager.hashable leaves as they are."},
     {"set_numpy_scalars", set_numpy_scalars, METH_O,

@@ -60,21 +60,13 @@ static PyObject *set_host(PyObject *mod, PyObject *args) {
 }
 
 static PyObject *set_entry(PyObject *mod, PyObject *args) {
-    PyObject *tp;
-    if (!PyArg_ParseTuple(args, "O!", &PyType_Type, &tp))
+    static const char *const names[8] = {"fast", "run", "handlers", "out_avals",
+                                         "out_canonical", "out_tuple", "const_bufs", "commit"};
+    Py_ssize_t o[8];
+    if (entry_setup(args, &entry_type, names, o, 8, "_fastpath") < 0)
         return NULL;
-    PyTypeObject *t = (PyTypeObject *)tp;
-    Py_ssize_t offs[8];
-    static const char *names[8] = {"fast", "run", "handlers", "out_avals", "out_canonical",
-                                   "out_tuple", "const_bufs", "commit"};
-    for (int i = 0; i < 8; i++)
-        if ((offs[i] = slot_offset(t, names[i], "_fastpath")) < 0)
-            return NULL;
-    off_fast = offs[0]; off_run = offs[1]; off_handlers = offs[2]; off_out_avals = offs[3];
-    off_out_canonical = offs[4]; off_out_tuple = offs[5]; off_consts = offs[6];
-    off_commit = offs[7];
-    Py_INCREF(tp);
-    Py_XSETREF(entry_type, t);
+    off_fast = o[0]; off_run = o[1]; off_handlers = o[2]; off_out_avals = o[3];
+    off_out_canonical = o[4]; off_out_tuple = o[5]; off_consts = o[6]; off_commit = o[7];
     Py_RETURN_NONE;
 }
 
@@ -519,15 +511,6 @@ static void jitcall_dealloc(JitCall *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* As a method: `jitted.__call__` is the bound form. */
-static PyObject *jitcall_get(PyObject *self, PyObject *obj, PyObject *type) {
-    if (obj == NULL || obj == Py_None) {
-        Py_INCREF(self);
-        return self;
-    }
-    return PyMethod_New(self, obj);
-}
-
 static PyMemberDef jitcall_members[] = {
     {"__wrapped__", T_OBJECT, offsetof(JitCall, fallback), READONLY,
      "the Python __call__ this calls when the fast path does not apply"},
@@ -547,7 +530,7 @@ static PyTypeObject JitCallType = {
     .tp_traverse = (traverseproc)jitcall_traverse,
     .tp_clear = (inquiry)jitcall_clear,
     .tp_members = jitcall_members,
-    .tp_descr_get = jitcall_get,
+    .tp_descr_get = method_get,
     .tp_new = jitcall_new,
 };
 

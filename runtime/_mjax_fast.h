@@ -33,6 +33,32 @@ static inline Py_ssize_t slot_offset(PyTypeObject *tp, const char *name, const c
     return ((PyMemberDescrObject *)d)->d_member->offset;
 }
 
+/* A path's set_entry(cls): keeps the frontend's cache entry class `cls` (args[0]) in
+ * `*type` and the offsets of its named fields `names` (object slots) in `offs`: 0, or -1
+ * with an error set. */
+static inline int entry_setup(PyObject *args, PyTypeObject **type, const char *const *names,
+                              Py_ssize_t *offs, int n, const char *who) {
+    PyObject *tp;
+    if (!PyArg_ParseTuple(args, "O!", &PyType_Type, &tp))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if ((offs[i] = slot_offset((PyTypeObject *)tp, names[i], who)) < 0)
+            return -1;
+    Py_INCREF(tp);
+    Py_XSETREF(*type, (PyTypeObject *)tp);
+    return 0;
+}
+
+/* tp_descr_get of the callables that stand in for methods (Jitted.__call__, Array
+ * operators): the bound form when reached through an instance. */
+static PyObject *method_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
 /* Reads mjax.Array's slot offsets and keeps the type: 0, or -1 with an error set. */
 static inline int array_slots_setup(PyTypeObject *tp, const char *who) {
     Py_ssize_t b = slot_offset(tp, "_buf", who), a = slot_offset(tp, "aval", who),
