@@ -328,6 +328,7 @@ def _error(exc, filename, cell):
     deepest = _innermost(exc.__traceback__)
     msg = str(exc)
     return {"type": type(exc).__name__, "message": msg[:4000],
+            "bases": [c.__name__ for c in type(exc).__mro__[1:-2]],
             "first_message_line": next((m for m in msg.splitlines() if m.strip()), "")[:300],
             "cell_line": where.lineno if where else None,
             "guide_line": cell.line + where.lineno - 1 if where else None,
@@ -665,19 +666,22 @@ def compare(a_path, b_path):
     with open(b_path) as f:
         b = json.load(f)
     print(f"{a.get('library')} ({a_path}) vs {b.get('library')} ({b_path}); cells whose "
-          f"status differs:")
+          f"status or error type differs:")
     for name in sorted(set(a["guides"]) | set(b["guides"])):
         ca = {c["index"]: c for c in a["guides"].get(name, {}).get("cells", [])}
         cb = {c["index"]: c for c in b["guides"].get(name, {}).get("cells", [])}
         for k in sorted(set(ca) | set(cb)):
             sa = ca.get(k, {}).get("status", "-")
             sb = cb.get(k, {}).get("status", "-")
-            if sa != sb:
+            ea = ca.get(k, {}).get("error", {})
+            eb = cb.get(k, {}).get("error", {})
+            same_error = (ea.get("type") == eb.get("type")
+                          or ea.get("type") in eb.get("bases", ())
+                          or eb.get("type") in ea.get("bases", ()))
+            if sa != sb or not same_error:
                 c = ca.get(k) or cb.get(k)
-                ea = ca.get(k, {}).get("error", {})
-                eb = cb.get(k, {}).get("error", {})
                 print(f"  {name} cell {k} (line {c['line']}) {c['first_line']!r}: "
-                      f"{sa} vs {sb}")
+                      f"{sa} vs {sb}" + (" (other errors)" if sa == sb else ""))
                 for lib, e in ((a.get("library"), ea), (b.get("library"), eb)):
                     if e:
                         print(f"    {lib}: {e.get('type')}: "
