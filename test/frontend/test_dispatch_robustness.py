@@ -37,8 +37,9 @@ def _memory_growth(fn, calls: int) -> int:
 
 
 def _execute_sharded_line() -> int:
-    """The line of runtime/xla.py that calls jaxlib's execute_sharded."""
-    source, first = inspect.getsourcelines(Executable.execute)
+    """The line of runtime/xla.py that calls jaxlib's execute_sharded (for a program
+    without host callbacks run beside it: the ones here)."""
+    source, first = inspect.getsourcelines(Executable._execute_sharded)
     return first + next(i for i, line in enumerate(source)
                         if "loaded.execute_sharded(" in line)
 
