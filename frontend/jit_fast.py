@@ -30,7 +30,7 @@ C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
 if C_FASTPATH is not None and not hasattr(C_FASTPATH, "set_entry"):
     C_FASTPATH = None      # (built from an older _fastpath.c: rebuild it with setup.py)
 if C_FASTPATH is not None:
-    C_FASTPATH.setup(Array, config, _trace_state)
+    C_FASTPATH.setup(Array, config, _trace_state, ShapedArray)
     C_FASTPATH.set_entry(CacheEntry)     # (the named fields it reads)
 
 # A leaf the fast path does not take (host_key's answer): it never equals an aval, so the

@@ -27,10 +27,8 @@
  */
 #include "_mjax_fast.h"   /* array_type, Array's slots, new_array, quiet_state */
 
-static PyTypeObject *aval_type = NULL;
 static PyObject *config_obj = NULL, *trace_state = NULL, *cache = NULL, *validate = NULL;
 static PyObject *ok_key = NULL, *bad_key = NULL;   /* the last epochs validate() judged */
-static Py_ssize_t off_dtype = -1, off_weak = -1, off_shape = -1;   /* ShapedArray's slots */
 static PyObject *plain_types = NULL;   /* param value types hashable() keeps as they are */
 static PyObject *numpy_scalars = NULL;   /* NumPy scalar types (np.float32, ...) */
 static unsigned long generation = 0;   /* bumped by invalidate() (eager.clear_cache) */
@@ -54,15 +52,9 @@ static PyObject *setup(PyObject *mod, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!OOO!O", &PyType_Type, &atype, &PyType_Type, &vtype,
                           &cfg, &ts, &PyDict_Type, &c, &val))
         return NULL;
-    PyTypeObject *vt = (PyTypeObject *)vtype;
-    Py_ssize_t d = slot_offset(vt, "dtype", "_eagerpath"),
-               w = slot_offset(vt, "weak_type", "_eagerpath"),
-               sh = slot_offset(vt, "shape", "_eagerpath");
-    if (d < 0 || w < 0 || sh < 0 ||
+    if (aval_slots_setup((PyTypeObject *)vtype, "_eagerpath") < 0 ||
             array_slots_setup((PyTypeObject *)atype, "_eagerpath") < 0)
         return NULL;
-    off_dtype = d; off_weak = w; off_shape = sh;
-    Py_INCREF(vtype); Py_XSETREF(aval_type, vt);
     Py_INCREF(cfg); Py_XSETREF(config_obj, cfg);
     Py_INCREF(ts); Py_XSETREF(trace_state, ts);
     Py_INCREF(c); Py_XSETREF(cache, c);
@@ -358,23 +350,8 @@ done:
     return ret;
 }
 
-/* ShapedArray.__eq__ without running it (Python code on every cached call): two exact
- * ShapedArrays are equal when their weak_type flags are one object and their shapes and
- * dtypes compare equal (tuples of ints and NumPy dtypes compare in C); anything else
- * through its own __eq__. */
 static int same_aval(PyObject *a, PyObject *b) {
-    if (a == b)
-        return 1;
-    if (Py_TYPE(a) == aval_type && Py_TYPE(b) == aval_type) {
-        PyObject *sa = SLOT(a, off_shape), *sb = SLOT(b, off_shape),
-                 *da = SLOT(a, off_dtype), *db = SLOT(b, off_dtype);
-        if (sa != NULL && sb != NULL && da != NULL && db != NULL &&
-                SLOT(a, off_weak) != NULL && PyTuple_CheckExact(sa) && PyTuple_CheckExact(sb))
-            return SLOT(a, off_weak) == SLOT(b, off_weak) &&
-                   (da == db || PyObject_RichCompareBool(da, db, Py_EQ) == 1) &&
-                   PyObject_RichCompareBool(sa, sb, Py_EQ) == 1;
-    }
-    return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+    return avals_equal(a, b) == 1;
 }
 
 /* `x <op> y` on Arrays whose avals are not one aval of `keep` (int32 + float32, x * weak):

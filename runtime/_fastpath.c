@@ -38,10 +38,12 @@ static Py_ssize_t off_fast = -1, off_run = -1, off_handlers = -1, off_out_avals 
                   off_commit = -1;
 
 static PyObject *setup(PyObject *mod, PyObject *args) {
-    PyObject *atype, *cfg, *ts;
-    if (!PyArg_ParseTuple(args, "O!OO", &PyType_Type, &atype, &cfg, &ts))
+    PyObject *atype, *cfg, *ts, *vtype = NULL;
+    if (!PyArg_ParseTuple(args, "O!OO|O!", &PyType_Type, &atype, &cfg, &ts, &PyType_Type,
+                          &vtype))
         return NULL;
-    if (array_slots_setup((PyTypeObject *)atype, "_fastpath") < 0)
+    if (array_slots_setup((PyTypeObject *)atype, "_fastpath") < 0 ||
+            (vtype != NULL && aval_slots_setup((PyTypeObject *)vtype, "_fastpath") < 0))
         return NULL;
     Py_INCREF(cfg); Py_XSETREF(config_obj, cfg);
     Py_INCREF(ts); Py_XSETREF(trace_state, ts);
@@ -105,9 +107,7 @@ typedef struct {
 
 /* Whether `aval` (an Array's, NULL when unset) is `want`: 1, 0, or -1 with an error set. */
 static int same_aval(PyObject *aval, PyObject *want) {
-    if (aval == want)
-        return 1;
-    return aval == NULL ? 0 : PyObject_RichCompareBool(aval, want, Py_EQ);
+    return aval == NULL ? 0 : avals_equal(aval, want);
 }
 
 /* Whether the committed Array `x` (its `_sharding` is `s`) matches the memo's key `want`,

@@ -72,6 +72,41 @@ static inline int array_slots_setup(PyTypeObject *tp, const char *who) {
     return 0;
 }
 
+/* mjax's ShapedArray (its slots `shape`, `dtype`, `weak_type`), set by aval_slots_setup. */
+static PyTypeObject *aval_type = NULL;
+static Py_ssize_t off_shape = -1, off_dtype = -1, off_weak = -1;
+
+/* Reads ShapedArray's slot offsets and keeps the type: 0, or -1 with an error set. */
+static inline int aval_slots_setup(PyTypeObject *tp, const char *who) {
+    Py_ssize_t sh = slot_offset(tp, "shape", who), d = slot_offset(tp, "dtype", who),
+               w = slot_offset(tp, "weak_type", who);
+    if (sh < 0 || d < 0 || w < 0)
+        return -1;
+    off_shape = sh; off_dtype = d; off_weak = w;
+    Py_INCREF(tp);
+    Py_XSETREF(aval_type, tp);
+    return 0;
+}
+
+/* ShapedArray.__eq__ without running it (Python code on every cached call): two exact
+ * ShapedArrays are equal when their weak_type flags are one object and their shapes and
+ * dtypes compare equal (tuples of ints and NumPy dtypes compare in C); anything else
+ * through its own __eq__. 1, 0, or -1 with an error set. */
+static inline int avals_equal(PyObject *a, PyObject *b) {
+    if (a == b)
+        return 1;
+    if (aval_type != NULL && Py_TYPE(a) == aval_type && Py_TYPE(b) == aval_type) {
+        PyObject *sa = SLOT(a, off_shape), *sb = SLOT(b, off_shape),
+                 *da = SLOT(a, off_dtype), *db = SLOT(b, off_dtype);
+        if (sa != NULL && sb != NULL && da != NULL && db != NULL &&
+                SLOT(a, off_weak) != NULL && PyTuple_CheckExact(sa) && PyTuple_CheckExact(sb))
+            return SLOT(a, off_weak) == SLOT(b, off_weak) &&
+                   (da == db || PyObject_RichCompareBool(da, db, Py_EQ) == 1) &&
+                   PyObject_RichCompareBool(sa, sb, Py_EQ) == 1;
+    }
+    return PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
 /* A new mjax.Array over `buf` (as Array(buf, aval) does, without running __init__). */
 static inline PyObject *new_array(PyObject *buf, PyObject *aval) {
     PyObject *o = array_type->tp_alloc(array_type, 0);

@@ -4,6 +4,7 @@ cover changes: config updates and context managers, tracing, argument structure,
 weak types, shardings, deleted arrays. Each call is repeated so that the later ones go
 through the memo; results are checked against jax."""
 import collections
+import os
 
 import jax
 import jax.numpy as jjnp
@@ -17,7 +18,10 @@ from mjax.array import Array
 
 from frontend_util import ON_TPU, python_calls
 
-PKG = mjax.__file__.rsplit("/", 1)[0]
+# (mjax's sources wherever its subpackages live: an editable install keeps dialect/,
+# runtime/ and passes/ beside frontend/, a wheel under mjax/)
+PKG = tuple(os.path.dirname(m.__file__) + os.sep
+            for m in (mjax, mjax.dialect, mjax.runtime, mjax.passes))
 
 Pair = collections.namedtuple("Pair", "a b")
 
