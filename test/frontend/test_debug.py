@@ -202,6 +202,7 @@ def test_callback_matches_jax(capsys):
 def test_callback_gets_arrays():
     seen = []
     mjax.jit(lambda x: mjax.debug.callback(lambda v: seen.append(v), x))(jnp.ones(2))
+    mjax.effects_barrier()        # (an accelerator runs the callback beside the program)
     assert isinstance(seen[0], mjax.Array)
     np.testing.assert_array_equal(np.asarray(seen[0]), np.ones(2))
 
@@ -237,8 +238,8 @@ def test_visualize_array_sharding_single_device(capsys):
     out = printed(capsys, lambda: mjax.debug.visualize_array_sharding(jnp.ones((8, 8))))
     lines = out.splitlines()
     assert lines[0].startswith("┌") and lines[-1].startswith("└")
-    name = f"{mjax.devices()[0].platform.upper()} 0"      # (CPU 0, TPU 0)
-    assert sum(name in line for line in lines) == 1
+    assert out == printed(capsys, lambda: jax.debug.visualize_array_sharding(
+        jjnp.ones((8, 8))))          # (the device's name as JAX writes it: CPU 0, TPU 0)
     assert len({len(line) for line in lines}) == 1          # a closed box
     with pytest.raises(ValueError, match="<= 2"):
         mjax.debug.visualize_array_sharding(jnp.ones((2, 2, 2)))
@@ -347,6 +348,7 @@ def test_log_goes_to_the_logger_with_the_users_line(caplog):
     import logging
     with caplog.at_level(logging.INFO, logger="mjax.debug"):
         mjax.jit(lambda x: (mjax.debug.log("logged {x}", x=x), x)[1])(jnp.float32(2))
+        mjax.effects_barrier()    # (an accelerator runs the callback beside the program)
         mjax.debug.log("eager {}", 3)
     records = [r for r in caplog.records if r.name == "mjax.debug"]
     assert [r.getMessage() for r in records] == ["logged 2.0", "eager 3"]

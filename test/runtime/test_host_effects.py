@@ -28,5 +28,6 @@ def test_runs_of_programs_calling_back_beside_them_are_waited_for():
 
 def test_callbacks_on_the_cpu_finish_before_the_call_returns():
     seen = []
-    mjax.jit(lambda x: mjax.debug.callback(seen.append, x))(np.float32(2))
+    cpu = mjax.devices("cpu")[0]           # (also beside an accelerator)
+    mjax.jit(lambda x: mjax.debug.callback(seen.append, x), device=cpu)(np.float32(2))
     assert seen and host_effects.PENDING == {}
