@@ -12,13 +12,14 @@ from jaxlib.mlir import ir
 from mjax import registration, trace_trees, tree_util
 from mjax.ad import concrete
 from mjax.ad.staging import _check_callable, _jax_type, _wraps, stage_function, staged
+from mjax.array import Array
 from mjax.axis_env import AXIS_ENV
 from mjax.core import aval_of_value, current_trace, with_argument_sources
 from mjax.dialect import ShapedArray
 from mjax.dialect.types import RefAval
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-from mjax.dtypes import hitype_rules
+from mjax.dtypes import hitype_rules, is_inexact
 from mjax.hijax_lowering import check_vmap_hi
 from mjax.passes.ir_util import callee_of, entry_block
 from mjax.primitive import UndefinedPrimal
@@ -117,16 +118,28 @@ def _canonical_in_axis(aval, axis):
 
 
 def _passes_through(x, tracing: bool) -> bool:
-    """Whether an unmapped leaf reaches the function as it is: Python scalars (JAX passes
-    them through: `if flag:` works on an unmapped bool, an int can be a jit's static
-    argument). Called eagerly, unmapped floats stay traced, their values known to Python
-    through mjax.ad.concrete, so that a loop over float values does not compile one
-    program per value; but not where an output is unmapped (`tracing` then): JAX returns
-    such an output as the function made it, a Python float computed from a float
-    argument stays one (NumPy scalars pass through then too; NumPy arrays never do: they
-    are no cache key)."""
-    return type(x) in (bool, int) or (tracing and (type(x) in (float, complex) or (
-        isinstance(x, np.generic) and x.dtype.kind in "biufc")))
+    """Whether an unmapped leaf reaches the function as it is, as JAX's vmap hands every
+    in_axes=None argument through untraced: Python scalars (`if flag:` works on an
+    unmapped bool, an int can be a jit's static argument) and NumPy values (a 0-d integer
+    exponent makes `power` an `integer_pow` in the base's dtype; the function sees the
+    int64 array itself, NumPy's operations on it stay NumPy's). In the trace a NumPy
+    array is a captured value, rebound per call, so it does not make a program per value.
+    Called eagerly, unmapped floats (Python's, NumPy float scalars and 0-d arrays: trace
+    literals) stay traced, their values known to Python through mjax.ad.concrete, so that
+    a loop over float values does not compile one program per value; but not where an
+    output is unmapped (`tracing` then): JAX returns such an output as the function made
+    it, a Python float computed from a float argument stays one. An unmapped Array
+    passes through when it is a 0-d integer or bool (concrete as in JAX: `power`'s
+    exponent); others stay traced, their values known to Python as the floats'."""
+    if type(x) in (bool, int):
+        return True
+    if type(x) in (float, complex):
+        return tracing
+    if isinstance(x, (np.ndarray, np.generic)):
+        return tracing or np.ndim(x) != 0 or not is_inexact(x.dtype)
+    if type(x) is Array:
+        return x.ndim == 0 and x.dtype.kind in "biu"
+    return False
 
 
 def _has_unmapped_output(out_axes) -> bool:

@@ -106,6 +106,59 @@ def test_vmap_keeps_unmapped_arguments_concrete(fn, args):
     compare(lambda *a: each(mjax)(*a), lambda *a: each(jax)(*a), args, modes=("jit",))
 
 
+UNMAPPED_CASES = {
+    # a 0-d integer exponent (NumPy's, as the fuzzer found: int16 ** uint16 was int32)
+    "power_0d_uint16": (lambda L, x, e: L.numpy.power(x, e),
+                        np.arange(6, dtype=np.int16).reshape(2, 3), np.array(2, np.uint16)),
+    "power_numpy_scalar": (lambda L, x, e: x ** e,
+                           np.arange(6, dtype=np.int8).reshape(2, 3), np.int64(3)),
+    "power_float_base": (lambda L, x, e: L.numpy.power(x, e),
+                         np.linspace(-2, 2, 6, dtype=np.float16).reshape(2, 3),
+                         np.array(3, np.int8)),
+    "power_negative": (lambda L, x, e: L.numpy.power(x, e),
+                       np.arange(6, dtype=np.int32).reshape(2, 3), np.array(-2)),
+    # the function sees the NumPy value itself: its dtype, NumPy's operations on it
+    "int64_dtype": (lambda L, x, e: x.astype(e.dtype) + e,
+                    np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2, 3])),
+    "numpy_result": (lambda L, x, e: (x, np.sum(e)),
+                     np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2, 3])),
+    "static_count": (lambda L, x, e: L.numpy.repeat(x, e),
+                     np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 0, 2])),
+    "float64_array": (lambda L, x, e: x * e,
+                      np.arange(6, dtype=np.float32).reshape(2, 3), np.array([0.5, 1, 2])),
+}
+
+
+@pytest.mark.parametrize("case", list(UNMAPPED_CASES))
+def test_vmap_hands_unmapped_numpy_arguments_through(case):
+    # JAX's vmap passes in_axes=None arguments to the function as they are: a concrete
+    # integer exponent makes power integer_pow in the base's dtype (mjax's vmap traced
+    # unmapped NumPy arrays, so power promoted), and an out_axes=None output that NumPy
+    # computed comes back as NumPy's value. Under jit both trace them.
+    fn, x, e = UNMAPPED_CASES[case]
+    out_axes = (0, None) if case == "numpy_result" else 0
+
+    def each(L):
+        return L.vmap(lambda x, e: fn(L, x, e), in_axes=(0, None), out_axes=out_axes)
+    compare(lambda *a: each(mjax)(*a), lambda *a: each(jax)(*a), (x, e),
+            modes=("eager", "jit"))
+    if case == "power_negative":
+        return      # (both raise TypeError eagerly: integer_pow of -2)
+    got, want = each(mjax)(x, e), each(jax)(x, e)
+    kinds = [[type(v).__name__ if isinstance(v, np.generic) else isinstance(v, L.Array)
+              for v in L.tree_util.tree_leaves(r)] for r, L in ((got, mjax), (want, jax))]
+    assert kinds[0] == kinds[1]
+
+
+def test_vmap_unmapped_integer_array_exponent_is_static():
+    # As JAX: an unmapped 0-d integer Array reaches the function as it is, concrete.
+    x = np.arange(6, dtype=np.int16).reshape(2, 3)
+    got = mjax.vmap(mjax.numpy.power, in_axes=(0, None))(x, mjax.numpy.uint16(2))
+    want = jax.vmap(jax.numpy.power, in_axes=(0, None))(x, jax.numpy.uint16(2))
+    assert got.dtype == want.dtype == np.int16
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 def test_vmap_mapped_mask_stays_abstract():
     x, m = np.arange(6.0).reshape(2, 3), np.array([[True, False, True], [False] * 3])
     compare(lambda x, m: mjax.vmap(lambda x, m: x[m])(x, m),

@@ -26,7 +26,10 @@ def _loop(f, in_axes, args):
 
 
 def _check(mf, jf, args, in_axes, out_axes=0):
+    # (Arrays on both sides: vmap hands an unmapped NumPy argument to the function as
+    # it is, where `x.at` does not exist)
     want = jax.vmap(jf, in_axes=in_axes, out_axes=out_axes)(*map(jnp.asarray, args))
+    args = list(map(mnp.asarray, args))
     check(mjax.vmap(mf, in_axes=in_axes, out_axes=out_axes)(*args), want)
     check(mjax.jit(mjax.vmap(mf, in_axes=in_axes, out_axes=out_axes))(*args), want)
     if out_axes == 0:
