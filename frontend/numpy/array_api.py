@@ -179,7 +179,12 @@ def fused_when_eager(fn):
     by_pattern = {}
 
     def holds_array(v):
-        return any(isinstance(leaf, np.ndarray) or hasattr(leaf, "_buf")
+        # (a NumPy bool, float or complex scalar too: JAX's jitted functions take it as an
+        # argument; made a constant, XLA would fold it: prod(x, where=np.False_) with an
+        # infinite initial value gave inf+0j for JAX's inf+nanj; integer ones stay static:
+        # axes, counts)
+        return any(isinstance(leaf, np.ndarray) or hasattr(leaf, "_buf") or (
+            isinstance(leaf, np.generic) and leaf.dtype.kind not in "iu")
                    for leaf in tree_leaves(v))
 
     def plain_key(args, kwargs):

@@ -168,6 +168,25 @@ def test_vmap_mapped_mask_stays_abstract():
 # ---- numpy: wrong answers the fuzzer found --------------------------------------------
 
 
+_C_INF = np.complex64(complex(np.inf, 0))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.numpy.prod(np.complex128(-2 + 1.5j), initial=np.inf, where=np.False_),
+    lambda L: L.numpy.divide(_C_INF, np.complex64(1)),
+    lambda L: L.numpy.mean(_C_INF, where=np.True_),
+    lambda L: L.numpy.multiply(_C_INF, np.complex64(1)),
+], ids=["prod_where", "divide", "mean_where", "multiply"])
+def test_eager_numpy_float_scalars_are_arguments_not_constants(fn):
+    # A jnp function called eagerly on NumPy bool/float/complex scalars takes them as
+    # arguments of its program, as JAX's jitted functions do; made constants, XLA folded
+    # them: (inf+0j) * (1+0j) gave inf+0j for JAX's inf+nanj (seed 1 found prod's).
+    got, want = fn(mjax), fn(jax)
+    assert got.dtype == want.dtype and got.weak_type == want.weak_type
+    assert repr(complex(np.asarray(got))) == repr(complex(np.asarray(want)))
+
+
+
 @pytest.mark.parametrize("x", [np.uint8([3, 250, 0, 7, 250]),
                                np.int32([np.iinfo(np.int32).min, 0, 5, 0, -1]),
                                np.float32([1, np.nan, 3, 2, -np.inf, 3]),
