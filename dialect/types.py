@@ -33,8 +33,10 @@ _ELEMENT_TYPES = {
 _DTYPES_BY_ELEMENT = {v: k for k, v in _ELEMENT_TYPES.items()}
 
 
-KEY_TAGS = {"threefry2x32": "fry", "rbg": "rbg", "unsafe_rbg": "urbg"}  # (JAX's short names)
-_KEY_BYTES = {"threefry2x32": 8, "rbg": 16, "unsafe_rbg": 16}   # (2 or 4 uint32 words)
+KEY_TAGS = {"threefry2x32": "fry", "rbg": "rbg", "unsafe_rbg": "urbg",   # (JAX's short
+            "pallas_tpu": "pl"}                                            # names)
+_KEY_BYTES = {"threefry2x32": 8, "rbg": 16, "unsafe_rbg": 16,    # (2 or 4 uint32 words)
+              "pallas_tpu": 8}
 
 
 def register_key_type(impl: str, tag: str, nbytes: int) -> None:

@@ -84,6 +84,14 @@ def define_impl(key_shape, seed, split, random_bits, fold_in, name="<unnamed>",
     return _IMPLS[impl]
 
 
+def register_impl(name: str, tag: str) -> PRNGImpl:
+    """A built-in implementation a library adds when imported (its key ops are ops of the
+    jaxpr dialect, R.KEY_SHAPES has its key shape), as pltpu's pallas_tpu. JAX:
+    prng.register_prng."""
+    _IMPLS.setdefault(name, PRNGImpl(name, tag))
+    return _IMPLS[name]
+
+
 def _user_impl(impl: str) -> PRNGImpl | None:
     p = _IMPLS.get(impl)
     return p if p is not None and p.seed is not None else None
@@ -190,6 +198,9 @@ def _partitionable(impl: str) -> bool:
 
 
 def random_split(keys: "PRNGKeyArray", shape) -> "PRNGKeyArray":
+    if keys.impl == "pallas_tpu":
+        raise NotImplementedError("Cannot split a Pallas key. Use fold_in instead to "
+                                  "generate new keys.")
     user = _user_impl(keys.impl)
     if user is not None:
         split = _per_key(lambda k: user.split(k, tuple(shape)), keys.ndim)

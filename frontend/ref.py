@@ -317,6 +317,10 @@ def _static_slices(ref: Ref, idx):
     entries = idx if isinstance(idx, tuple) else (idx,)
     if not any(type(i) is Slice for i in entries):
         return idx
+    for i in entries:
+        if type(i) is Slice and i.is_dynamic_size:
+            raise TypeError(f"jax.ds with a traced size ({i.size!r}) cannot index a Ref "
+                            f"outside a Pallas kernel: its shape would not be static")
     out = []
     for d, i in enumerate(entries):
         if type(i) is Slice and not isinstance(i.start, Tracer):

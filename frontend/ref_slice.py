@@ -1,7 +1,11 @@
-"""`jax.ds(start, size)` / `pl.ds`: a slice of a ref whose start may be traced and whose
-size is static (the index form of dynamic_slice). Refs (mjax.Ref and Pallas kernels'
-refs) take it in their index. JAX: state/indexing.py's Slice and ds."""
+"""`jax.ds(start, size)` / `pl.ds`: a slice of a ref whose start may be traced (the index
+form of dynamic_slice). Refs (mjax.Ref and Pallas kernels' refs) take it in their index.
+Its size is static, or, inside a Pallas kernel, a traced integer scalar (a view of
+dynamic size, which only DMAs copy; `is_dynamic_size`). JAX: state/indexing.py's Slice
+and ds."""
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -13,13 +17,15 @@ class Slice:
     __slots__ = ("start", "size", "stride")
 
     def __init__(self, start, size, stride=1):
-        if not isinstance(size, (int, np.integer)):
-            raise ValueError(f"jax.ds size must be a static integer, got {size!r}")
-        if size < 0:
-            raise ValueError(f"jax.ds size must be nonnegative, got {size}")
+        size = _static_or_traced_size(size)
         if not isinstance(stride, (int, np.integer)) or stride < 1:
             raise ValueError(f"jax.ds stride must be a positive integer, got {stride!r}")
-        self.start, self.size, self.stride = start, int(size), int(stride)
+        self.start, self.size, self.stride = start, size, int(stride)
+
+    @property
+    def is_dynamic_size(self) -> bool:
+        """Whether the size is traced (known only when the kernel runs)."""
+        return not isinstance(self.size, int)
 
     def __repr__(self):
         return f"Slice(start={self.start}, size={self.size}, stride={self.stride})"
@@ -33,6 +39,23 @@ class Slice:
                     "for a traced start")
         start, stop, step = s.indices(dim)
         return cls(start, max(0, -(-(stop - start) // step)), step)
+
+
+def _static_or_traced_size(size):
+    """`size` as an int, or as it is when it is a traced integer scalar."""
+    if not isinstance(size, (int, np.integer)):
+        aval = getattr(size, "aval", None)
+        if (aval is None or getattr(aval, "shape", None) != ()
+                or np.dtype(aval.dtype).kind not in "iu"):
+            raise ValueError(f"jax.ds size must be an integer (static, or a traced integer "
+                             f"scalar in a Pallas kernel), got {size!r}")
+        try:
+            size = operator.index(size)        # (a concrete array: its value)
+        except TypeError:
+            return size
+    if size < 0:
+        raise ValueError(f"jax.ds size must be nonnegative, got {size}")
+    return int(size)
 
 
 def ds(start, size=None, stride=None) -> Slice:

@@ -37,7 +37,10 @@ kernel the whole array (block_shape = the array's shape) for DMAs. Semaphores ar
 scratch buffers of i32 counters whose memory space names their kind: "semaphore"
 (pltpu.SemaphoreType.REGULAR), "dma_semaphore" (DMA), "barrier_semaphore" (BARRIER); all
 three live in Mosaic's `semaphore_mem`. A spec's optional `buffer_count` is its
-pl.Buffered pipeline mode.
+pl.Buffered pipeline mode. A spec's optional `key_dims` (n > 0) says the operand is an
+array of PRNG keys passed as its key data: its last n dims hold each key's words
+(whole, at block index 0; Mosaic's transform function returns one zero for them, as
+JAX's does for an extended dtype's trailing dims).
 
 `compiler_params` is a dictionary of the backend's parameters as plain attributes: for
 the TPU (pltpu.CompilerParams) every field that is not None, with `dimension_semantics`
@@ -88,7 +91,7 @@ def element_padding(spec) -> tuple:
 
 
 _SPEC_REQUIRED = frozenset({"block_shape", "index_map"})
-_SPEC_OPTIONAL = frozenset({"element_padding", "memory_space", "buffer_count"})
+_SPEC_OPTIONAL = frozenset({"element_padding", "memory_space", "buffer_count", "key_dims"})
 
 # Memory spaces a spec or scratch buffer may name (JAX: pl.MemorySpace and
 # pltpu.MemorySpace values); the semaphore kinds are scratch-only.
@@ -118,6 +121,11 @@ def _spec_list(what: str, specs) -> list[dict]:
                                         and s["buffer_count"] >= 1):
             raise TypeError(f"{what}[{i}] buffer_count must be a positive integer, got "
                             f"{s['buffer_count']!r}")
+        if "key_dims" in s and not (isinstance(s["key_dims"], int)
+                                    and not isinstance(s["key_dims"], bool)
+                                    and 0 < s["key_dims"] <= len(tuple(s["block_shape"]))):
+            raise TypeError(f"{what}[{i}] key_dims must be a positive integer no larger "
+                            f"than the block's rank, got {s['key_dims']!r}")
         if "element_padding" in s:
             pads = tuple(s["element_padding"])
             bs = tuple(s["block_shape"])

@@ -22,6 +22,11 @@ start per dimension (every dim squeezed, so it needs no attributes).
     window, as JAX keeps it (`src_levels`/`dst_levels`/`levels`/`src_levels`: each
     window's rank; starts and sizes one window after the other, `squeezed` positions in
     the sizes); `fold_view` makes it one window.
+    A DMA's view may have dynamic sizes (`pl.ds(start, size)` with a traced size): such a
+    size is DYNAMIC_SIZE (-1) in its `sizes`, its value an i32 operand after all the
+    starts (dma_start: the source's, then the destination's; dma_wait: the ref's, then
+    the source's), in the order of the sizes. The two views must have the same static
+    sizes and their dynamic ones at the same places.
     "jaxpr.semaphore_signal"(%sem, %inc: i32[], %sem_idx...)      adds inc
     "jaxpr.semaphore_wait"(%sem, %value: i32[], %sem_idx...) {decrement = true}
                                       waits for >= value, then (decrement) subtracts it
@@ -79,6 +84,33 @@ def _starts(op: str, what: str, avals, n: int) -> None:
                             f"{a.str_short()}")
 
 
+DYNAMIC_SIZE = -1   # a `sizes` entry known when the kernel runs (its value an operand)
+
+
+def n_dynamic(sizes) -> int:
+    """How many of a view's sizes are dynamic (operands)."""
+    return sum(1 for s in sizes if s == DYNAMIC_SIZE)
+
+
+def _dynamic_shape(op: str, ref: RefAval, sizes, squeezed) -> tuple:
+    """indexed_shape where sizes may be DYNAMIC_SIZE (and the ref's dims too, for a
+    window of a window): dynamic sizes stay DYNAMIC_SIZE."""
+    if DYNAMIC_SIZE not in tuple(sizes) and DYNAMIC_SIZE not in ref.shape:
+        return indexed_shape(op, ref, sizes, squeezed)
+    if len(sizes) != len(ref.shape):
+        raise TypeError(f"{op} sizes {tuple(sizes)} must have one entry per dimension of "
+                        f"the ref {ref.str_short()}")
+    for d, (sz, n) in enumerate(zip(sizes, ref.shape)):
+        if sz != DYNAMIC_SIZE and not (0 <= sz and (n == DYNAMIC_SIZE or sz <= n)):
+            raise TypeError(f"{op} size {sz} along dimension {d} is out of range for the "
+                            f"ref {ref.str_short()}")
+    for d in squeezed:
+        if sizes[d] != 1:
+            raise TypeError(f"{op} squeezed dimension {d} must have size 1, got "
+                            f"{sizes[d]}")
+    return tuple(x for d, x in enumerate(sizes) if d not in squeezed)
+
+
 def view_levels(shape, levels, sizes, squeezed) -> list[tuple]:
     """[(the level's input shape, its sizes, its squeezed dims)] of a ref view given as
     a chain of `.at[...]` windows, each over the view before it: `levels` holds each
@@ -104,14 +136,16 @@ def view_levels(shape, levels, sizes, squeezed) -> list[tuple]:
 
 def fold_view(shape, levels, sizes, squeezed) -> list[tuple]:
     """The one window a chained view is, per dimension of the ref: (positions of the
-    starts that add up to its start, size, squeezed)."""
-    dims = [[[], n, False] for n in shape]
+    starts that add up to its start, size, squeezed, the position of that size in
+    `sizes`, None for a whole dimension)."""
+    dims = [[[], n, False, None] for n in shape]
     visible, at = list(range(len(shape))), 0
     for _, lv_sizes, lv_sq in view_levels(shape, levels, sizes, squeezed):
         for k, d in enumerate(visible):
             dims[d][0].append(at + k)
             dims[d][1] = lv_sizes[k]
             dims[d][2] = dims[d][2] or k in lv_sq
+            dims[d][3] = at + k
         visible = [d for k, d in enumerate(visible) if k not in lv_sq]
         at += len(lv_sizes)
     return [tuple(x) for x in dims]
@@ -122,9 +156,16 @@ def _view_shape(op: str, ref: RefAval, levels, sizes, squeezed) -> tuple:
     shape = ref.shape
     for k, (cur, lv_sizes, lv_sq) in enumerate(view_levels(ref.shape, levels, sizes,
                                                            squeezed)):
-        shape = indexed_shape(op if k == 0 else f"{op} (window {k})",
-                              RefAval(cur, ref.dtype), lv_sizes, lv_sq)
+        shape = _dynamic_shape(op if k == 0 else f"{op} (window {k})",
+                               RefAval(cur, ref.dtype), lv_sizes, lv_sq)
     return shape
+
+
+def _check_sizes(op: str, what: str, avals) -> None:
+    for a in avals:
+        if isinstance(a, RefAval) or a.shape != () or a.dtype != np.int32:
+            raise TypeError(f"{op} {what} dynamic sizes must be i32 scalars, got "
+                            f"{a.str_short()}")
 
 
 def _n_starts(ref, levels) -> int:
@@ -144,9 +185,11 @@ class DmaStartOp(JaxprOp, name="dma_start"):
                   "add": A.Bool(default=False)}
 
     @classmethod
-    def layout(cls, avals, has_src_sem: bool, src_levels=(), dst_levels=()):
-        """(refs, [starts per ref]) of an operand list: refs are (src, dst, dst_sem) and
-        src_sem when has_src_sem; a chained view has the starts of each of its windows."""
+    def layout(cls, avals, has_src_sem: bool, src_levels=(), dst_levels=(), src_sizes=(),
+               dst_sizes=()):
+        """(refs, [starts per ref], [src dynamic sizes, dst dynamic sizes]) of an operand
+        list: refs are (src, dst, dst_sem) and src_sem when has_src_sem; a chained view
+        has the starts of each of its windows."""
         k = 4 if has_src_sem else 3
         if len(avals) < k:
             raise TypeError(f"jaxpr.dma_start expects {k} refs (src, dst, dst_sem"
@@ -158,10 +201,16 @@ class DmaStartOp(JaxprOp, name="dma_start"):
             n = _n_starts(r, lv)
             starts.append(list(avals[at:at + n]))
             at += n
+        dyn = []
+        for sizes in (src_sizes, dst_sizes):
+            n = n_dynamic(sizes)
+            dyn.append(list(avals[at:at + n]))
+            at += n
         if at != len(avals):
-            raise TypeError(f"jaxpr.dma_start expects {at} operands (refs, then one start "
-                            f"per ref dimension), got {len(avals)}")
-        return refs, starts
+            raise TypeError(f"jaxpr.dma_start expects {at} operands (refs, one start per "
+                            f"ref dimension, then the views' dynamic sizes), got "
+                            f"{len(avals)}")
+        return refs, starts, dyn
 
     @classmethod
     def infer(cls, *avals, src_sizes, src_squeezed, dst_sizes, dst_squeezed, src_levels,
@@ -175,10 +224,13 @@ class DmaStartOp(JaxprOp, name="dma_start"):
         src, dst = avals[0], avals[1]
         s_shape = _view_shape(f"{name} src", src, src_levels, src_sizes, src_squeezed)
         d_shape = _view_shape(f"{name} dst", dst, dst_levels, dst_sizes, dst_squeezed)
-        refs, starts = cls.layout(avals, has_src_sem, src_levels, dst_levels)
+        refs, starts, dyn = cls.layout(avals, has_src_sem, src_levels, dst_levels,
+                                       src_sizes, dst_sizes)
         for what, r, st, lv in zip(("src", "dst", "dst_sem", "src_sem"), refs, starts,
                                    (src_levels, dst_levels, (), ())):
             _starts(name, what, st, _n_starts(r, lv))
+        _check_sizes(name, "src", dyn[0])
+        _check_sizes(name, "dst", dyn[1])
         for what in ("dst_sem", "src_sem")[:len(refs) - 2]:
             _sem(name, what, refs[2 if what == "dst_sem" else 3])
         if s_shape != d_shape or src.dtype != dst.dtype:
@@ -201,9 +253,10 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
                   "src_levels": A.Ints(default=())}
 
     @classmethod
-    def layout(cls, avals, levels=(), has_src=False, src_levels=()):
-        """(sem, ref, src or None, sem index, ref starts, src starts) of an operand
-        list: (sem, ref, [src], sem index..., ref starts..., [src starts...])."""
+    def layout(cls, avals, levels=(), has_src=False, src_levels=(), sizes=(), src_sizes=()):
+        """(sem, ref, src or None, sem index, ref starts, src starts, [ref dynamic sizes,
+        src dynamic sizes]) of an operand list: (sem, ref, [src], sem index..., ref
+        starts..., [src starts...], ref dynamic sizes..., [src dynamic sizes...])."""
         k = 3 if has_src else 2
         sem, ref = avals[0], avals[1]
         src = avals[2] if has_src else None
@@ -211,8 +264,16 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
         n_ref = _n_starts(ref, levels)
         idx = list(avals[k:k + n_sem])
         starts = list(avals[k + n_sem:k + n_sem + n_ref])
-        src_starts = list(avals[k + n_sem + n_ref:])
-        return sem, ref, src, idx, starts, src_starts
+        at = k + n_sem + n_ref
+        n_src = (_n_starts(src, src_levels) if has_src
+                 else max(len(avals) - at - n_dynamic(sizes), 0))
+        src_starts = list(avals[at:at + n_src])
+        at += n_src
+        dyn = []
+        for sz in (sizes, src_sizes):
+            dyn.append(list(avals[at:at + n_dynamic(sz)]))
+            at += n_dynamic(sz)
+        return sem, ref, src, idx, starts, src_starts, dyn
 
     @classmethod
     def infer(cls, *avals, sizes, squeezed, levels, has_src, src_sizes, src_squeezed,
@@ -224,7 +285,15 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
                             f"operands")
         sem = _sem(name, "semaphore", avals[0])
         ref = _ref(name, "ref", avals[1])
-        _, _, src, idx, starts, src_starts = cls.layout(avals, levels, has_src, src_levels)
+        _, _, src, idx, starts, src_starts, dyn = cls.layout(avals, levels, has_src,
+                                                             src_levels, sizes, src_sizes)
+        n_ops = (3 if has_src else 2) + sem.ndim + len(starts) + len(src_starts) + sum(
+            map(len, dyn))
+        if n_ops != len(avals):
+            raise TypeError(f"{name} expects {n_ops} operands (semaphore, refs, their "
+                            f"starts, then the views' dynamic sizes), got {len(avals)}")
+        _check_sizes(name, "ref", dyn[0])
+        _check_sizes(name, "source", dyn[1])
         _starts(name, "semaphore", idx, sem.ndim)
         _starts(name, "ref", starts, _n_starts(ref, levels))
         shape = _view_shape(name, ref, levels, sizes, squeezed)
@@ -405,6 +474,6 @@ PRNG_OPS = (PrngSeedOp, PrngRandomBitsOp)
 DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
-__all__ = ["DMA_OPS", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp",
+__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "n_dynamic", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp",
            "RunScopedOp", "SEMAPHORE_OPS",
            "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]

@@ -14,7 +14,9 @@ from mjax.dialect.dtype_rules import check_dtype, check_same_shapes
 from mjax.dialect.types import KeyType, ShapedArray, register_key_type, short_dtype_name
 
 # impl name -> trailing shape of its uint32 key data. JAX: PRNGImpl.key_shape.
-KEY_SHAPES = {"threefry2x32": (2,), "rbg": (4,), "unsafe_rbg": (4,)}
+# pallas_tpu: the keys of the TPU kernel PRNG (pltpu.to_pallas_key), seeds of the
+# chip's hardware generator that only Mosaic kernels draw from.
+KEY_SHAPES = {"threefry2x32": (2,), "rbg": (4,), "unsafe_rbg": (4,), "pallas_tpu": (1, 2)}
 _IMPLS = tuple(KEY_SHAPES)
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 

@@ -268,6 +268,10 @@ def _static_getitem(x, idx):
 
 def _window(x, d, i: Slice, mode, fill_value):
     """x's window along axis d selected by jax.ds `i`."""
+    if i.is_dynamic_size:
+        raise TypeError(f"jax.ds with a traced size ({i.size!r}) cannot index an array: "
+                        f"its shape would not be static (only a Pallas kernel's DMAs "
+                        f"copy ref views of traced size)")
     span = (i.size - 1) * i.stride + 1 if i.size else 0
     start = reshape(_wrap_negative(asarray(i.start), x.shape[d]), (1,))
     dnums = lax.GatherDimensionNumbers(offset_dims=tuple(range(x.ndim)),

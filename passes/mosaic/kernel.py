@@ -394,11 +394,12 @@ def _transform_func(kl, module, spec, tname, grid, prefetch_types, call) -> None
             outs = kl.lower_block(imap.regions[0].blocks[0], list(entry.arguments))
         finally:
             kl.grid_indices = outer
-        res = [materialize(v, np.int32) for v in outs]
-        # JAX's transform functions hold one more (unused) zero here: its lowering
-        # materializes the block indices of an extended dtype's trailing dims.
-        full(0, np.int32)
-        func_d.ReturnOp(res)
+        k = int(spec.get("key_dims", 0) or 0)     # (a key array's data: its words)
+        res = [materialize(v, np.int32) for v in outs[:len(outs) - k]]
+        # JAX's transform functions hold one more zero here: its lowering materializes
+        # the block indices of an extended dtype's trailing dims (unused for others).
+        zero = full(0, np.int32)
+        func_d.ReturnOp(res + [zero] * k)
 
 
 __all__ = ["KernelLowering", "dimension_semantics", "lower_pallas_call"]

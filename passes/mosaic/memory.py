@@ -16,7 +16,9 @@ indexed down to one semaphore the same way.
   ==>
     tpu.wait_dma2 semaphore(%sem_view) src(%src_view) dst(%dst_view)
 
-A view made by chained `.at[...]`s is sliced (and squeezed) once per window.
+A view made by chained `.at[...]`s is sliced (and squeezed) once per window. A view of
+dynamic size (`pl.ds(start, size)` with a traced size) is a memref with `?` dimensions,
+its sizes `tpu.memref_slice`'s dynamic sizes, as JAX's `_slice_memref` makes it.
 """
 from __future__ import annotations
 
@@ -31,9 +33,11 @@ from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, aval
                                       avals_in, expand_ref, full, ref_type, vtype)
 
 
-def ref_view(kl, ref, starts, sizes=None, squeezed=()) -> ir.Value:
+def ref_view(kl, ref, starts, sizes=None, squeezed=(), dyn=()) -> ir.Value:
     """The window of `ref` at `starts` (i32) of `sizes` (default 1 each, all squeezed:
-    one element, as semaphores are indexed)."""
+    one element, as semaphores are indexed); a DYNAMIC_SIZE size is the next of `dyn`
+    (an i32 value: a memref dimension of dynamic size, as JAX's; a constant one is
+    static)."""
     if sizes is None:
         n = len(ir.MemRefType(ref.type).shape) if not isinstance(ref, BlockRef) else \
             len(ir.MemRefType(ref.value.type).shape) - len(ref.squeezed)
@@ -43,14 +47,25 @@ def ref_view(kl, ref, starts, sizes=None, squeezed=()) -> ir.Value:
     shape = list(t.shape)
     if sizes is None:
         sizes, squeezed = [1] * len(shape), tuple(range(len(shape)))
-    sizes = [int(s) for s in sizes]
+    dyn, static, dyn_values = iter(dyn), [], []
+    for s in sizes:
+        if int(s) != PT.DYNAMIC_SIZE:
+            static.append(int(s))
+            continue
+        v = next(dyn)
+        if isinstance(v, Const):
+            static.append(int(v.value))
+        else:
+            static.append(ir.ShapedType.get_dynamic_size())
+            dyn_values.append(kl.value(v, np.int32))
+    sizes = static
     whole = (sizes == shape and not squeezed and all(
         isinstance(s, Const) and int(s.value) == 0 for s in starts))
     if not shape or whole:
         return ref
     idx = [kl.value(s, np.int32) for s in starts]
     sliced_t = ir.MemRefType.get(sizes, t.element_type, memory_space=t.memory_space)
-    view = tpu.memref_slice(sliced_t, ref, idx, [])
+    view = tpu.memref_slice(sliced_t, ref, idx, dyn_values)
     if squeezed:
         keep = [s for k, s in enumerate(sizes) if k not in tuple(squeezed)]
         view = tpu.memref_squeeze(ir.MemRefType.get(keep, t.element_type,
@@ -58,16 +73,19 @@ def ref_view(kl, ref, starts, sizes=None, squeezed=()) -> ir.Value:
     return view
 
 
-def chained_view(kl, ref, shape, starts, sizes, squeezed, levels) -> ir.Value:
+def chained_view(kl, ref, shape, starts, sizes, squeezed, levels, dyn=()) -> ir.Value:
     """The view of `ref` (of `shape` in the kernel) given window by window (`levels`,
     dialect/ops/pallas_tpu.py): one `ref_view` per window, as JAX slices once per
-    `.at`."""
+    `.at`; `dyn`: the values of its dynamic sizes."""
     if not levels:
-        return ref_view(kl, ref, starts, sizes, tuple(squeezed))
-    at = 0
+        return ref_view(kl, ref, starts, sizes, tuple(squeezed), dyn)
+    at, k = 0, 0
     for _, lv_sizes, lv_sq in PT.view_levels(shape, levels, sizes, squeezed):
-        ref = ref_view(kl, ref, starts[at:at + len(lv_sizes)], lv_sizes, lv_sq)
+        n = PT.n_dynamic(lv_sizes)
+        ref = ref_view(kl, ref, starts[at:at + len(lv_sizes)], lv_sizes, lv_sq,
+                       dyn[k:k + n])
         at += len(lv_sizes)
+        k += n
     return ref
 
 
@@ -92,18 +110,19 @@ def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squ
     if any(np.dtype(a.dtype) == np.bool_ for a in avals[:2]):
         raise MosaicLoweringError("DMAs of bool refs are not supported")
     lowered = dict(zip(op.operands, operands))
-    refs, starts = PT.DmaStartOp.layout(list(op.operands), has_src_sem, src_levels,
-                                        dst_levels)
+    refs, starts, dyn = PT.DmaStartOp.layout(list(op.operands), has_src_sem, src_levels,
+                                             dst_levels, src_sizes, dst_sizes)
     refs = [lowered[r] for r in refs]
     starts = [[lowered[v] for v in st] for st in starts]
+    dyn = [[lowered[v] for v in x] for x in dyn]
     starts = _literals(kl, starts, [src_squeezed, dst_squeezed, None, None])
     # (views in JAX's order: the last ref's first)
     src_sem = ref_view(kl, refs[3], starts[3]) if has_src_sem else None
     sem = ref_view(kl, refs[2], starts[2])
     dst = chained_view(kl, refs[1], avals[1].shape, starts[1], dst_sizes, dst_squeezed,
-                       dst_levels)
+                       dst_levels, dyn[1])
     src = chained_view(kl, refs[0], avals[0].shape, starts[0], src_sizes, src_squeezed,
-                       src_levels)
+                       src_levels, dyn[0])
     tpu.enqueue_dma(source=src, target=dst, target_semaphore=sem,
                     source_semaphore=src_sem, priority=int(priority))
     return []
@@ -113,19 +132,22 @@ def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squ
 def _dma_wait(kl, op, *operands, sizes, squeezed=(), levels=(), has_src=False,
               src_sizes=(), src_squeezed=(), src_levels=(), **params):
     lowered = dict(zip(op.operands, operands))
-    sem, ref, src, idx, starts, src_starts = (
+    sem, ref, src, idx, starts, src_starts, (dyn, src_dyn) = (
         None if x is None else lowered[x] if isinstance(x, ir.Value) else
-        [lowered[v] for v in x]
-        for x in PT.DmaWaitOp.layout(list(op.operands), levels, has_src, src_levels))
+        [lowered[v] for v in x] if not x or isinstance(x[0], ir.Value) else
+        [[lowered[v] for v in y] for y in x]
+        for x in PT.DmaWaitOp.layout(list(op.operands), levels, has_src, src_levels,
+                                     sizes, src_sizes))
     src_starts, starts, idx = _literals(kl, [src_starts, starts, idx],
                                         [src_squeezed, squeezed, None])
     sem_v = ref_view(kl, sem, idx)
     avals = avals_in(op)
-    view = chained_view(kl, ref, avals[1].shape, starts, sizes, squeezed, levels)
+    view = chained_view(kl, ref, avals[1].shape, starts, sizes, squeezed, levels, dyn)
     # (a wait without its copy's source names the destination twice: Mosaic reads the
     # transfer's size from either)
     src_v = view if src is None else chained_view(kl, src, avals[2].shape, src_starts,
-                                                  src_sizes, src_squeezed, src_levels)
+                                                  src_sizes, src_squeezed, src_levels,
+                                                  src_dyn)
     tpu.wait_dma2(sem_v, src_v, view)
     return []
 

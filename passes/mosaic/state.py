@@ -21,6 +21,7 @@ from jaxlib.mosaic.python import tpu
 from mjax.dialect.ops import state as S
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.elementwise import binary
+from mjax.passes.mosaic.random import key_load, loads_keys
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, expand_ref,
                                       full, index, ref_space, vtype)
 
@@ -137,6 +138,8 @@ def swap(ref, idx, val, sizes, squeezed, dtype, mask=None, want_old=True):
 
 @MOSAIC.register(S.RefGetOp)
 def _ref_get(kl, op, ref, *starts, sizes, squeezed=(), **params):
+    if loads_keys(op):          # (a Pallas key's words, read as scalars: random.py)
+        return [key_load(ref, list(starts), sizes, squeezed)]
     ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
     return [load(ref, idx, sizes, squeezed, _dtype_of_ref(op))]
 

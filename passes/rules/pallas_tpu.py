@@ -32,7 +32,7 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.sharding import shard_elementwise
-from mjax.passes.rules.state import _read, _write
+from mjax.passes.rules.state import _padded, _read, _unpadded, _write
 from mjax.passes.rules.tables import (BATCH, DISCHARGE_NESTED, JVP, LOWER, SHARD, TRANSPOSE,
                                       TRITON, lowering)
 
@@ -78,37 +78,82 @@ def _sem_add(b, sem, idx, delta):
     return _write(b, sem, idx, one, squeezed, b.add(old, delta))
 
 
-def _window(b, ref, starts, sizes, squeezed, levels):
-    """(starts, sizes, squeezed) of the one window a (chained) view of `ref` is."""
+def _window(b, ref, starts, sizes, squeezed, levels, dyn=()):
+    """(starts, sizes, squeezed) of the one window a (chained) view of `ref` is; a
+    dynamic size (DYNAMIC_SIZE) is its i32 value from `dyn`."""
     shape = aval_of(ref.type).shape
     out_starts, out_sizes, out_sq = [], [], []
-    for d, (at, size, sq) in enumerate(P.fold_view(shape, levels, sizes, squeezed)):
+    for d, (at, size, sq, pos) in enumerate(P.fold_view(shape, levels, sizes, squeezed)):
         start = starts[at[0]]
         for k in at[1:]:
             start = b.add(start, starts[k])
         out_starts.append(start)
+        if size == P.DYNAMIC_SIZE:
+            size = dyn[P.n_dynamic(tuple(sizes)[:pos])]
         out_sizes.append(size)
         if sq:
             out_sq.append(d)
     return out_starts, tuple(out_sizes), tuple(out_sq)
 
 
+def _bounded_copy(b, src, sw, dst, dw, add):
+    """`dst` with the window `dw` replaced by (or, with add, increased by) the window
+    `sw` of `src`, where some sizes are i32 values: both are read `bound` elements long
+    along those dims (the smaller ref dim) from the refs padded past their ends, and only
+    the first `size` elements are written."""
+    s_shape, d_shape = aval_of(src.type).shape, aval_of(dst.type).shape
+    s_keep = [d for d in range(len(s_shape)) if d not in sw[2]]
+    d_keep = [d for d in range(len(d_shape)) if d not in dw[2]]
+    s_sizes, d_sizes = list(sw[1]), list(dw[1])
+    counts = []                      # (the dst dim, its size value) per dynamic dim
+    for sd, dd in zip(s_keep, d_keep):
+        size = next((x for x in (d_sizes[dd], s_sizes[sd]) if not isinstance(x, int)),
+                    None)
+        if size is None:
+            continue
+        bound = min(s_shape[sd], d_shape[dd])
+        s_sizes[sd] = d_sizes[dd] = bound
+        counts.append((dd, size))
+    pad_s = [n if not isinstance(x, int) else 0 for n, x in zip(s_sizes, sw[1])]
+    pad_d = [n if not isinstance(x, int) else 0 for n, x in zip(d_sizes, dw[1])]
+    value = _read(b, _padded(b, src, pad_s), sw[0], s_sizes, sw[2])
+    padded = _padded(b, dst, pad_d)
+    full = tuple(d_sizes)
+    old = _read(b, padded, dw[0], full, ())
+    value = b.reshape(value, new_sizes=full)
+    if add:
+        value = b.add(old, value)
+    mask = None
+    for dd, size in counts:
+        ids = b.iota(dtype=np.dtype(np.int32), shape=full, dimension=dd)
+        lim = b.broadcast_in_dim(_i32(b, size), shape=full, broadcast_dimensions=())
+        m = b.lt(ids, lim)
+        mask = m if mask is None else b.emit("and", mask, m)[0]
+    value = b.select_n(mask, old, value)
+    return _unpadded(b, _write(b, padded, dw[0], full, (), value), d_shape)
+
+
 def _dma_start(d, op):
     p = op.opview.params
     env = d.env
     b = d.builder(op)
-    refs, starts = P.DmaStartOp.layout(list(op.operands), p["has_src_sem"],
-                                       p["src_levels"], p["dst_levels"])
+    refs, starts, dyn = P.DmaStartOp.layout(list(op.operands), p["has_src_sem"],
+                                            p["src_levels"], p["dst_levels"],
+                                            p["src_sizes"], p["dst_sizes"])
     starts = [[_i32(b, env[s]) for s in st] for st in starts]
-    src = env[refs[0]]
-    value = _read(b, src, *_window(b, refs[0], starts[0], p["src_sizes"],
-                                   p["src_squeezed"], p["src_levels"]))
-    dst = env[refs[1]]
+    dyn = [[env[v] for v in x] for x in dyn]
+    src, dst = env[refs[0]], env[refs[1]]
+    sw = _window(b, refs[0], starts[0], p["src_sizes"], p["src_squeezed"],
+                 p["src_levels"], dyn[0])
     window = _window(b, refs[1], starts[1], p["dst_sizes"], p["dst_squeezed"],
-                     p["dst_levels"])
-    if p["add"]:
-        value = b.add(_read(b, dst, *window), value)
-    env[refs[1]] = _write(b, dst, *window, value)
+                     p["dst_levels"], dyn[1])
+    if dyn[0] or dyn[1]:
+        env[refs[1]] = _bounded_copy(b, src, sw, dst, window, p["add"])
+    else:
+        value = _read(b, src, *sw)
+        if p["add"]:
+            value = b.add(_read(b, dst, *window), value)
+        env[refs[1]] = _write(b, dst, *window, value)
     one = b.constant(np.int32(1))
     for k in range(2, len(refs)):      # dst_sem, then src_sem (the same ref may be both)
         env[refs[k]] = _sem_add(b, env[refs[k]], starts[k], one)
@@ -117,8 +162,9 @@ def _dma_start(d, op):
 def _dma_wait(d, op):
     b = d.builder(op)
     p = op.opview.params
-    sem, _, _, idx, _, _ = P.DmaWaitOp.layout(list(op.operands), p["levels"],
-                                              p["has_src"], p["src_levels"])
+    sem, _, _, idx, _, _, _ = P.DmaWaitOp.layout(list(op.operands), p["levels"],
+                                                 p["has_src"], p["src_levels"],
+                                                 p["sizes"], p["src_sizes"])
     idx = [_i32(b, d.env[s]) for s in idx]
     d.env[sem] = _sem_add(b, d.env[sem], idx, b.constant(np.int32(-1)))
 

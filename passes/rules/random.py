@@ -268,9 +268,46 @@ def _unsafe_rbg_fold_in(data, msgs):
     return hlo.reshape(H.ttype(kshape + (4,), np.uint32), joined)
 
 
+# ---- pallas_tpu (data uint32[*K, 1, 2]): seeds of the TPU kernel PRNG ------------------
+# Outside a Mosaic kernel its keys are made and folded as JAX's pallas_tpu PRNGImpl does;
+# their bits come only from the chip's generator (passes/mosaic/random.py).
+def _pallas_seed(seeds: ir.Value) -> ir.Value:
+    # JAX: zeros(key_shape, int32) + seed, as uint32 (the seed in both words)
+    shape = _shape(seeds)
+    s32 = H.convert(seeds, np.int32) if aval_of(seeds.type).dtype != np.int32 else seeds
+    return _bcast(H.convert(s32, np.uint32), shape + (1, 2), range(len(shape)))
+
+
+def _pallas_fold_in(data: ir.Value, msgs: ir.Value) -> ir.Value:
+    # JAX: key1 += msg, then one threefry round (rotation 13) mixes the two words
+    flat = hlo.reshape(H.ttype(_shape(data)[:-2] + (2,), np.uint32), data)
+    k0, k1 = _word(flat, 0), _word(flat, 1)
+    k1 = hlo.add(k1, msgs)
+    v0 = hlo.add(k0, k1)
+    shape = _shape(k1)
+    rot = hlo.or_(hlo.shift_left(k1, _u32(13, shape)),
+                  hlo.shift_right_logical(k1, _u32(32 - 13, shape)))
+    v1 = hlo.xor(v0, rot)
+    return hlo.reshape(H.ttype(_shape(data), np.uint32), _stack_last([v0, v1]))
+
+
+def _pallas_split(data, shape):
+    raise NotImplementedError("Cannot split a Pallas key. Use fold_in instead to generate "
+                              "new keys.")
+
+
+def _pallas_bits(data, bit_width, shape):
+    raise NotImplementedError(
+        "random bits of a Pallas key (pltpu.to_pallas_key) come from the TPU's hardware "
+        "PRNG: only a Pallas kernel compiled for a TPU draws them (interpret mode cannot; "
+        "use threefry keys there)")
+
+
 _IMPL_RULES = {
     "threefry2x32": dict(seed=_threefry_seed, split=_threefry_split,
                          fold_in=_threefry_fold_in, bits=_threefry_bits),
+    "pallas_tpu": dict(seed=_pallas_seed, split=_pallas_split, fold_in=_pallas_fold_in,
+                       bits=_pallas_bits),
     "rbg": dict(seed=_rbg_seed, split=_rbg_split, fold_in=_rbg_fold_in, bits=_rbg_bits),
     "unsafe_rbg": dict(seed=_rbg_seed, split=_unsafe_rbg_split,
                        fold_in=_unsafe_rbg_fold_in, bits=_rbg_bits),
@@ -308,8 +345,13 @@ def _random_fold_in_lower(ctx, keys, msgs):
 @lowering(R.RandomBitsOp)
 def _random_bits_lower(ctx, keys, *, bit_width, shape):
     data = _physical(keys)
-    # The data's width names the family: rbg and unsafe_rbg draw bits alike.
-    impl = "threefry2x32" if _shape(data)[-1] == 2 else "rbg"
+    # The key data's trailing shape (past the keys' shape) names the family: rbg and
+    # unsafe_rbg draw bits alike.
+    n_keys = len(ctx.avals_out[0].shape) - len(shape)
+    key_shape = _shape(data)[n_keys:]
+    if key_shape == R.KEY_SHAPES["pallas_tpu"]:
+        return _pallas_bits(data, bit_width, shape)
+    impl = "threefry2x32" if key_shape == (2,) else "rbg"
     return _IMPL_RULES[impl]["bits"](data, bit_width, tuple(shape))
 
 

@@ -405,4 +405,51 @@ def corpus(J, pl, pltpu) -> dict:
             out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
             out_shape=J.ShapeDtypeStruct((16, 128), jnp.int32))(s)
     K["prng"] = (prng, [((1,), np.int32)])
+
+    def dynamic_dma_kernel(s_ref, x_hbm, o_hbm, buf, sem):   # pl.ds with a traced size
+        start, size = s_ref[0], s_ref[1]
+        rows = buf.at[pl.ds(0, size)]                          # memref<?x128xf32>
+        pltpu.sync_copy(x_hbm.at[pl.ds(start, size)], rows)
+        buf[...] = buf[...] * 2.0
+        c = pltpu.make_async_copy(rows, o_hbm.at[pl.ds(start, size)], sem)
+        c.start()
+        c.wait()
+
+    def dynamic_dma(s, x):
+        return pl.pallas_call(
+            dynamic_dma_kernel,
+            in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec(memory_space=pl.ANY)],
+            out_specs=pl.BlockSpec(memory_space=pl.ANY),
+            scratch_shapes=[pltpu.VMEM((8, 128), jnp.float32), pltpu.SemaphoreType.DMA],
+            input_output_aliases={1: 0},
+            out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(s, x)
+    K["dynamic_dma"] = (dynamic_dma, [((2,), np.int32), ((16, 128), np.float32)])
+
+    def pallas_key_kernel(key_ref, o_ref):     # jax.random on a pltpu.to_pallas_key key
+        key = J.random.fold_in(key_ref[...], pl.program_id(0))
+        o_ref[0] = J.random.bits(key, (8, 128))
+        o_ref[1] = J.random.bits(J.random.fold_in(key, 7), (8, 128))
+
+    def pallas_key(seed):
+        key = pltpu.to_pallas_key(J.random.key(seed[0]))
+        return pl.pallas_call(
+            pallas_key_kernel, grid=(2,), in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+            out_specs=pl.BlockSpec((2, 8, 128), lambda i: (0, i, 0)),
+            out_shape=J.ShapeDtypeStruct((2, 16, 128), jnp.uint32))(key)
+    K["pallas_key"] = (pallas_key, [((1,), np.int32)])
+
+    def pallas_key_samplers_kernel(keys_ref, u_ref, n_ref, b_ref):
+        key = keys_ref[...]
+        u_ref[...] = J.random.uniform(key, (8, 128), minval=-1.0, maxval=2.0)
+        n_ref[...] = J.random.normal(J.random.fold_in(key, 1), (8, 128))
+        b_ref[...] = J.random.bernoulli(J.random.fold_in(key, 2), 0.25,
+                                        (8, 128)).astype(jnp.int32)
+
+    def pallas_key_samplers(seed):
+        keys = pltpu.to_pallas_key(J.random.key(seed[0]))
+        out = J.ShapeDtypeStruct((8, 128), jnp.float32)
+        return pl.pallas_call(
+            pallas_key_samplers_kernel, in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+            out_shape=(out, out, J.ShapeDtypeStruct((8, 128), jnp.int32)))(keys)
+    K["pallas_key_samplers"] = (pallas_key_samplers, [((1,), np.int32)])
     return K

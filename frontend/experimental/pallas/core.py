@@ -49,7 +49,10 @@ class Element:
 
 @dataclasses.dataclass(frozen=True)
 class BoundedSlice:
-    """A dynamically sized block dimension. Not supported by mjax's Pallas yet."""
+    """A block dimension of dynamic size, at most `block_size`: the index map gives a
+    `pl.ds(start, size)` (in elements; both may be traced) for it. pltpu.emit_pipeline
+    takes it (as JAX's); pallas_call's BlockSpecs do not (JAX's Mosaic lowering refuses
+    it there too). JAX: pl.BoundedSlice."""
     block_size: int
 
 

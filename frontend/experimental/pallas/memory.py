@@ -104,6 +104,15 @@ def semaphore_read(sem_or_view):
 
 
 # ---- DMAs -------------------------------------------------------------------------------
+def _same_shape(a, b) -> bool:
+    """Whether two views' shapes are one: static sizes equal, traced sizes at the same
+    places (their values are known only when the kernel runs)."""
+    return len(a) == len(b) and all(
+        (isinstance(x, (int, np.integer)) and isinstance(y, (int, np.integer)) and x == y)
+        or (not isinstance(x, (int, np.integer)) and not isinstance(y, (int, np.integer)))
+        for x, y in zip(a, b))
+
+
 class _OneDmaSemaphore:
     """A scratch spec of one DMA semaphore (pltpu.SemaphoreType.DMA, which is above)."""
     mjax_semaphore_space = "dma_semaphore"
@@ -127,7 +136,7 @@ class AsyncCopyDescriptor:
     def __post_init__(self):
         self.src_ref = as_ref(self.src_ref, "make_async_copy source")
         self.dst_ref = as_ref(self.dst_ref, "make_async_copy destination")
-        if self.src_ref.shape != self.dst_ref.shape or np.dtype(
+        if not _same_shape(self.src_ref.shape, self.dst_ref.shape) or np.dtype(
                 self.src_ref.dtype) != np.dtype(self.dst_ref.dtype):
             raise ValueError(f"make_async_copy copies {self.src_ref!r} into "
                              f"{self.dst_ref!r}; the source and destination must have "
@@ -144,14 +153,14 @@ class AsyncCopyDescriptor:
         if self.is_remote:
             raise NotImplementedError("remote DMAs (make_async_remote_copy) are not "
                                       "supported by mjax's Pallas")
-        src_starts, src = self.src_ref.view_args()
-        dst_starts, dst = self.dst_ref.view_args()
+        src_starts, src, src_dyn = self.src_ref.view_args()
+        dst_starts, dst, dst_dyn = self.dst_ref.view_args()
         sems = [_one_semaphore(self.dst_sem, "dma_start")]
         if self.src_sem is not None:
             sems.append(_one_semaphore(self.src_sem, "dma_start"))
         bind(P.DmaStartOp, self.src_ref.tracer, self.dst_ref.tracer,
              *[r.tracer for r, _ in sems], *src_starts, *dst_starts,
-             *[i for _, idx in sems for i in idx],
+             *[i for _, idx in sems for i in idx], *src_dyn, *dst_dyn,
              src_sizes=src["sizes"], src_squeezed=src["squeezed"], dst_sizes=dst["sizes"],
              dst_squeezed=dst["squeezed"], has_src_sem=self.src_sem is not None,
              priority=int(priority), add=bool(self.add),
@@ -160,11 +169,11 @@ class AsyncCopyDescriptor:
 
     def _wait(self, sem, ref, src) -> None:
         sem_ref, idx = _one_semaphore(sem, "dma_wait")
-        starts, params = ref.view_args()
-        src_starts, src_params = src.view_args()
+        starts, params, dyn = ref.view_args()
+        src_starts, src_params, src_dyn = src.view_args()
         params.update({f"src_{k}": v for k, v in src_params.items()}, has_src=True)
         bind(P.DmaWaitOp, sem_ref.tracer, ref.tracer, src.tracer, *idx, *starts,
-             *src_starts, **params)
+             *src_starts, *dyn, *src_dyn, **params)
 
     def wait(self) -> None:
         """Waits for the copy to land in the destination."""

@@ -25,12 +25,15 @@ from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.pallas import (COST_FIELDS, DYNAMIC, MEMORY_SPACES, SQUEEZED,
                                      block_ref_shape, emit_pallas_call)
+from mjax.dialect.ops.random import KEY_SHAPES
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.jitted import jit
 from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, CostEstimate,
                                            Element, GridSpec, Squeezed, memory_space_name,
                                            no_block_spec)
+from mjax.experimental.pallas.keys import KeyRef, key_block_spec
 from mjax.experimental.pallas.primitives import KernelContext
+from mjax.prng import PRNGKeyArray
 from mjax.experimental.pallas.ref import Ref
 
 
@@ -131,7 +134,9 @@ def _block_shape(spec, aval: ShapedArray, what: str) -> tuple[int, ...]:
                                       f"of {what}) are not supported by mjax's Pallas")
         elif isinstance(b, BoundedSlice):
             raise NotImplementedError(f"BoundedSlice block dimensions (in the block shape "
-                                      f"of {what}) are not supported by mjax's Pallas")
+                                      f"of {what}) are not supported by pallas_call's "
+                                      f"BlockSpecs (nor by JAX's Mosaic lowering); "
+                                      f"pltpu.emit_pipeline takes them")
         elif isinstance(b, (int, np.integer)) and not isinstance(b, bool):
             if b <= 0:
                 raise ValueError(f"Block shape for {what} (= {bs}) must have positive "
@@ -353,7 +358,11 @@ class _PallasCall:
             raise ValueError(f"pallas_call {self.name} has num_scalar_prefetch={n_pre} but "
                              f"was called with {len(args)} argument(s)")
         pre_leaves, pre_tree = trace_trees.tree_flatten(tuple(args[:n_pre]))
-        leaves, in_tree = trace_trees.tree_flatten(tuple(args[n_pre:]))
+        leaves, in_tree = trace_trees.tree_flatten(
+            tuple(args[n_pre:]), is_leaf=lambda x: isinstance(x, PRNGKeyArray))
+        # (a key array is its data in memory; the kernel reads keys through a KeyRef)
+        key_impls = [x.impl if isinstance(x, PRNGKeyArray) else None for x in leaves]
+        leaves = [x._base if isinstance(x, PRNGKeyArray) else x for x in leaves]
         leaves = [x if isinstance(x, Tracer) or hasattr(x, "aval") else jnp.asarray(x)
                   for x in leaves]
         pre_leaves = [x if isinstance(x, Tracer) or hasattr(x, "aval") else jnp.asarray(x)
@@ -377,6 +386,8 @@ class _PallasCall:
                                 f"(jax.ShapeDtypeStruct), got {o!r}")
             out_avals.append(ShapedArray(tuple(o.shape), dtypes.canonicalize_dtype(o.dtype)))
         in_specs = _flat_specs(self.in_specs, len(leaves), "in_specs", "inputs")
+        in_specs = [s if k is None else key_block_spec(s, k)
+                    for s, k in zip(in_specs, key_impls)]
         out_specs = _flat_specs(self.out_specs, len(out_avals), "out_specs", "out_shape")
         scratch_leaves = trace_trees.tree_leaves(self.scratch_shapes, is_leaf=_is_scratch_leaf)
         scratch = [_scratch_aval(s) for s in scratch_leaves]
@@ -407,6 +418,9 @@ class _PallasCall:
                                             _fresh(names, f"{kname}_{kind}{i}_index_map"),
                                             pre_refs, pre_tree)
                     spec_ir = {"block_shape": bs, "index_map": Symbol(imap)}
+                    impl = key_impls[i] if kind == "in" else None
+                    if impl is not None:
+                        spec_ir["key_dims"] = len(KEY_SHAPES[impl])
                     pads = _element_padding(spec)
                     if pads is not None:
                         spec_ir["element_padding"] = pads
@@ -424,7 +438,8 @@ class _PallasCall:
                     specs_ir.append(spec_ir)
                     ref_avals.append(RefAval(block_ref_shape(bs), aval.dtype))
         self._trace_kernel(module, kname, pre_refs + ref_avals + scratch, in_tree,
-                           len(leaves), out_tree, len(out_avals), pre_tree, n_pre, grid)
+                           len(leaves), out_tree, len(out_avals), pre_tree, n_pre, grid,
+                           key_impls)
         values = [outer.to_tracer(x) for x in bounds + pre_leaves + leaves]
         extra = {}
         if n_pre:
@@ -447,13 +462,15 @@ class _PallasCall:
         return tree_util.tree_unflatten(out_tree, outs)
 
     def _trace_kernel(self, module, kname, avals, in_tree, n_in, out_tree, n_out,
-                      pre_tree=None, n_pre=0, grid=None):
+                      pre_tree=None, n_pre=0, grid=None, key_impls=()):
         trace = Trace(module, kname, avals, visibility="private")
         refs = [Ref(t) for t in trace.args]
         n_pre_leaves = pre_tree.num_leaves if pre_tree is not None else 0
         pre_refs = (list(tree_util.tree_unflatten(pre_tree, refs[:n_pre_leaves]))
                     if pre_tree is not None else [])
         refs = refs[n_pre_leaves:]
+        refs[:len(key_impls)] = [r if k is None else KeyRef(r, k)
+                                 for r, k in zip(refs, key_impls)]
         in_refs = tree_util.tree_unflatten(in_tree, refs[:n_in])
         out_refs = tree_util.tree_unflatten(out_tree, refs[n_in:n_in + n_out])
         if not isinstance(self.out_shape, (tuple, list)):

@@ -3,8 +3,10 @@ slices and `pl.ds`, and `.at[...]` views.
 
 A ref's index is normalized to one (start, size, squeezed) triple per dimension of the
 underlying buffer, the form every ref op takes (dialect/ops/state.py): starts are Python
-ints or traced integer scalars, sizes are static. JAX: state/indexing.py (Slice,
-NDIndexer) and state/types.py (TransformedRef).
+ints or traced integer scalars, sizes are static, or traced integer scalars where a
+`pl.ds(start, size)` has a traced size: such a view (its `shape` holds the size, as
+JAX's) is what DMAs copy; loads and stores need static sizes, as in JAX's Mosaic
+lowering. JAX: state/indexing.py (Slice, NDIndexer) and state/types.py (TransformedRef).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import numpy as np
 
 from mjax import lax
 from mjax.core import Tracer
+from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE
 from mjax.dialect.types import RefAval, short_dtype_name
 from mjax.experimental.pallas import primitives
 from mjax.ref_slice import Slice, ds, dslice  # noqa: F401  (pl.ds is jax.ds)
@@ -43,12 +46,37 @@ def normalize_index(idx, shape) -> list[tuple]:
     idx = tuple(idx) + (slice(None),) * (len(shape) - len(idx))
     out = []
     for d, (i, n) in enumerate(zip(idx, shape)):
+        if not isinstance(n, int):                 # (a dim of traced size)
+            if isinstance(i, slice) and i == slice(None):
+                out.append((0, n, False))
+                continue
+            if isinstance(i, slice) or (isinstance(i, (int, np.integer)) and i < 0):
+                raise NotImplementedError(f"dimension {d} of the ref has a traced size; "
+                                          f"index it with ':', pl.ds or an index >= 0")
+            if isinstance(i, (int, np.integer)):
+                out.append((int(i), 1, True))
+                continue
         if isinstance(i, slice):
             i = Slice.from_slice(i, n)
         if isinstance(i, Slice):
             if i.stride != 1:
                 raise NotImplementedError("strided slices of refs (pl.ds with stride > 1) "
                                           "are not supported by mjax's Pallas")
+            if i.is_dynamic_size:
+                if not _int_scalar(i.size):
+                    raise TypeError(f"pl.ds size must be an integer scalar, got "
+                                    f"{i.size!r}")
+                if not (isinstance(i.start, (int, np.integer)) or _int_scalar(i.start)):
+                    raise TypeError(f"pl.ds start must be an integer scalar, got "
+                                    f"{i.start!r}")
+                if isinstance(i.start, (int, np.integer)) and not 0 <= i.start <= n:
+                    raise ValueError(f"slice {i} is out of bounds for dimension {d} of "
+                                     f"size {n}")
+                out.append((i.start, i.size, False))
+                continue
+            if not isinstance(n, int):
+                out.append((i.start, i.size, False))
+                continue
             if isinstance(i.start, (int, np.integer)):
                 if not 0 <= i.start or i.size > n:
                     raise ValueError(f"slice {i} is out of bounds for dimension {d} of "
@@ -125,7 +153,13 @@ class Ref:
         return self.shape[0]
 
     def __repr__(self):
-        return f"Ref<{short_dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]>"
+        dims = [str(n) if isinstance(n, int) else "?" for n in self.shape]
+        return f"Ref<{short_dtype_name(self.dtype)}[{','.join(dims)}]>"
+
+    @property
+    def is_dynamic_size(self) -> bool:
+        """Whether a `pl.ds` with a traced size made part of the view's shape."""
+        return any(not isinstance(s, (int, np.integer)) for _, s, _ in self.index)
 
     # -- indexing ------------------------------------------------------------------------
     def resolve(self, idx) -> list[tuple]:
@@ -150,25 +184,36 @@ class Ref:
     def op_args(self, idx):
         """(starts, params) for a ref op reading/writing `idx` of this view."""
         index = self.resolve(idx)
+        if any(not isinstance(s, (int, np.integer)) for _, s, _ in index):
+            raise NotImplementedError(
+                f"reading or writing {self!r} at {idx!r}: a view of traced size (pl.ds "
+                f"with a traced size) can only be copied by a DMA (pltpu.make_async_copy),"
+                f" as in JAX's Mosaic lowering; copy it into a buffer of static shape first")
         starts = [_as_i32(s) for s, _, _ in index]
         params = {"sizes": tuple(int(s) for _, s, _ in index),
                   "squeezed": tuple(d for d, (_, _, sq) in enumerate(index) if sq)}
         return starts, params
 
     def view_args(self):
-        """(starts, params) naming this view window by window for a DMA op: `levels`
-        (each window's rank) where `.at` was chained."""
-        if len(self.views) <= 1:
-            return self.op_args(...)
-        starts, sizes, squeezed = [], [], []
-        for level in self.views:
+        """(starts, params, dynamic sizes) naming this view window by window for a DMA
+        op: `levels` (each window's rank) where `.at` was chained; a traced size is
+        DYNAMIC_SIZE in `sizes`, its value (i32) in the dynamic sizes."""
+        levels = self.views if len(self.views) > 1 else [self.index]
+        starts, sizes, squeezed, dyn = [], [], [], []
+        for level in levels:
             for start, size, sq in level:
                 if sq:
                     squeezed.append(len(sizes))
                 starts.append(_as_i32(start))
-                sizes.append(int(size))
-        return starts, {"sizes": tuple(sizes), "squeezed": tuple(squeezed),
-                        "levels": tuple(len(level) for level in self.views)}
+                if isinstance(size, (int, np.integer)):
+                    sizes.append(int(size))
+                else:
+                    sizes.append(DYNAMIC_SIZE)
+                    dyn.append(_as_i32(size))
+        params = {"sizes": tuple(sizes), "squeezed": tuple(squeezed)}
+        if len(levels) > 1:
+            params["levels"] = tuple(len(level) for level in levels)
+        return starts, params, dyn
 
     @property
     def at(self):
