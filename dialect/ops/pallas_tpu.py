@@ -28,6 +28,8 @@ start per dimension (every dim squeezed, so it needs no attributes).
     the source's), in the order of the sizes. The two views must have the same static
     sizes and their dynamic ones at the same places.
     "jaxpr.semaphore_signal"(%sem, %inc: i32[], %sem_idx...)      adds inc
+        (a semaphore op's `levels`/`sizes`/`squeezed` give a chained view of the
+        semaphores, as a DMA's)
     "jaxpr.semaphore_wait"(%sem, %value: i32[], %sem_idx...) {decrement = true}
                                       waits for >= value, then (decrement) subtracts it
     %v = "jaxpr.semaphore_read"(%sem, %sem_idx...) -> i32[]
@@ -314,14 +316,19 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
 
 
 class SemaphoreOp(JaxprOp):
-    """Base of the semaphore ops: (sem, *values, *one index per semaphore dim)."""
+    """Base of the semaphore ops: (sem, *values, *one index per semaphore dim); a
+    semaphore named by chained `.at[...]`s (`sems.at[b].at[j]`) is given window by
+    window as a DMA's view is (`levels`, `sizes`, `squeezed`: its starts one window after
+    the other), down to one semaphore."""
 
     num_operands = None
     pure = False
     num_values = 0
+    attributes = {"sizes": A.Ints(default=()), "squeezed": A.Ints(default=()),
+                  "levels": A.Ints(default=())}
 
     @classmethod
-    def infer(cls, *avals, **params):
+    def infer(cls, *avals, sizes=(), squeezed=(), levels=(), **params):
         name = cls.OPERATION_NAME
         if len(avals) < 1 + cls.num_values:
             raise TypeError(f"{name} expects a semaphore and {cls.num_values} value(s), "
@@ -330,7 +337,12 @@ class SemaphoreOp(JaxprOp):
         for v in avals[1:1 + cls.num_values]:
             if isinstance(v, RefAval) or v.shape != () or v.dtype != np.int32:
                 raise TypeError(f"{name} value must be an i32 scalar, got {v.str_short()}")
-        _starts(name, "semaphore", avals[1 + cls.num_values:], sem.ndim)
+        _starts(name, "semaphore", avals[1 + cls.num_values:], _n_starts(sem, levels))
+        if levels:
+            shape = _view_shape(name, sem, levels, sizes, squeezed)
+            if shape != ():
+                raise TypeError(f"{name} needs one semaphore; its view {tuple(levels)} "
+                                f"of {sem.str_short()} has shape {shape}")
         return cls.results()
 
     @classmethod
@@ -347,7 +359,7 @@ class SemaphoreWaitOp(SemaphoreOp, name="semaphore_wait"):
     """Waits until a semaphore holds at least `value`, then (with decrement) subtracts
     it. JAX: semaphore_wait_p."""
     num_values = 1
-    attributes = {"decrement": A.Bool(default=True)}
+    attributes = {**SemaphoreOp.attributes, "decrement": A.Bool(default=True)}
 
 
 class SemaphoreReadOp(SemaphoreOp, name="semaphore_read"):

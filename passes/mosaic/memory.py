@@ -181,26 +181,42 @@ def _prng_random_bits(kl, op, *, shape, **params):
     return [tpu.prng_random_bits(vtype(shape, np.int32))]
 
 
+def _semaphore(kl, op, sem, idx, sizes=(), squeezed=(), levels=()) -> ir.Value:
+    """The one semaphore a semaphore op names: its index, or its chained view sliced
+    once per `.at` (the views' static indices made constants first, as JAX takes them
+    as operands)."""
+    if not levels:
+        return ref_view(kl, sem, list(idx))
+    (idx,) = _literals(kl, [list(idx)], [squeezed])
+    return chained_view(kl, sem, avals_in(op)[0].shape, idx, sizes, squeezed, levels)
+
+
 @MOSAIC.register(PT.SemaphoreSignalOp)
-def _semaphore_signal(kl, op, sem, inc, *idx, **params):
-    tpu.sem_signal(ref_view(kl, sem, list(idx)), kl.value(inc, np.int32))
+def _semaphore_signal(kl, op, sem, inc, *idx, sizes=(), squeezed=(), levels=(), **params):
+    if levels:           # (JAX: the view's indices, then the increment)
+        (idx,) = _literals(kl, [list(idx)], [squeezed])
+    inc = kl.value(inc, np.int32)
+    tpu.sem_signal(_semaphore(kl, op, sem, idx, sizes, squeezed, levels), inc)
     return []
 
 
 @MOSAIC.register(PT.SemaphoreWaitOp)
-def _semaphore_wait(kl, op, sem, value, *idx, decrement=True, **params):
+def _semaphore_wait(kl, op, sem, value, *idx, decrement=True, sizes=(), squeezed=(),
+                    levels=(), **params):
     if not decrement:
         raise MosaicLoweringError("a semaphore wait that does not decrement is not "
                                   "supported on the TPU")
+    if levels:
+        (idx,) = _literals(kl, [list(idx)], [squeezed])
     value = kl.value(value, np.int32)
     full(True, np.bool_)        # (JAX materializes `decrement` here, unused)
-    tpu.sem_wait(ref_view(kl, sem, list(idx)), value)
+    tpu.sem_wait(_semaphore(kl, op, sem, idx, sizes, squeezed, levels), value)
     return []
 
 
 @MOSAIC.register(PT.SemaphoreReadOp)
-def _semaphore_read(kl, op, sem, *idx, **params):
-    return [tpu.sem_read(ref_view(kl, sem, list(idx)))]
+def _semaphore_read(kl, op, sem, *idx, sizes=(), squeezed=(), levels=(), **params):
+    return [tpu.sem_read(_semaphore(kl, op, sem, idx, sizes, squeezed, levels))]
 
 
 @MOSAIC.register(PT.RunScopedOp)

@@ -169,13 +169,23 @@ def _dma_wait(d, op):
     d.env[sem] = _sem_add(b, d.env[sem], idx, b.constant(np.int32(-1)))
 
 
+def _sem_index(b, d, op, at: int) -> list:
+    """The index of the one semaphore a semaphore op names (its operands from `at`; a
+    chained view folded into one window)."""
+    p = op.opview.params
+    idx = [_i32(b, d.env[s]) for s in list(op.operands)[at:]]
+    if p.get("levels"):
+        idx = _window(b, op.operands[0], idx, p["sizes"], p["squeezed"], p["levels"])[0]
+    return idx
+
+
 def _semaphore(sign):
     def rule(d, op):
         b = d.builder(op)
         if sign < 0 and not op.opview.params.get("decrement", True):
             return                        # (waiting alone changes nothing here)
         sem, value = op.operands[0], d.env[op.operands[1]]
-        idx = [_i32(b, d.env[s]) for s in list(op.operands)[2:]]
+        idx = _sem_index(b, d, op, 2)
         d.env[sem] = _sem_add(b, d.env[sem], idx, value if sign > 0 else b.neg(value))
     return rule
 
@@ -184,7 +194,7 @@ def _semaphore_read(d, op):
     b = d.builder(op)
     sem = op.operands[0]
     a = aval_of(sem.type)
-    idx = [_i32(b, d.env[s]) for s in list(op.operands)[1:]]
+    idx = _sem_index(b, d, op, 1)
     d.env[op.results[0]] = _read(b, d.env[sem], idx, (1,) * a.ndim, tuple(range(a.ndim)))
 
 

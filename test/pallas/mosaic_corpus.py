@@ -452,4 +452,21 @@ def corpus(J, pl, pltpu) -> dict:
             pallas_key_samplers_kernel, in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
             out_shape=(out, out, J.ShapeDtypeStruct((8, 128), jnp.int32)))(keys)
     K["pallas_key_samplers"] = (pallas_key_samplers, [((1,), np.int32)])
+
+    def chained_sems_kernel(x_ref, o_ref, sems):   # semaphores named by chained .at[]s
+        b = pl.program_id(0)
+        sem = sems.at[b].at[1]
+        pl.semaphore_signal(sem, 2)
+        pl.semaphore_wait(sem, 2)
+        count = pl.semaphore_read(sems.at[1].at[b])
+        o_ref[...] = x_ref[...] + count.astype(jnp.float32)
+
+    def chained_sems(x):
+        return pl.pallas_call(
+            chained_sems_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            scratch_shapes=[pltpu.SemaphoreType.REGULAR((2, 2))],
+            out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    K["chained_semaphores"] = (chained_sems, [((16, 128), np.float32)])
     return K

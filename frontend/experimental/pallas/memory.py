@@ -68,6 +68,16 @@ def _one_semaphore(sem, what: str) -> tuple[Ref, list]:
     return ref, [_as_i32(s) for s, _, _ in ref.index]
 
 
+def _semaphore_view(sem, what: str) -> tuple[Ref, list, dict]:
+    """(ref, starts, params) of a semaphore op's operand: a view made by chained
+    `.at[...]`s window by window (as JAX slices once per `.at`), else one index."""
+    ref, idx = _one_semaphore(sem, what)
+    if len(ref.views) <= 1:
+        return ref, idx, {}
+    starts, params, _ = ref.view_args()
+    return ref, starts, params
+
+
 def _i32(what: str, v):
     a = aval_of_value(v)
     if a.shape != () or np.dtype(a.dtype).kind not in "iu":
@@ -85,22 +95,23 @@ def semaphore_signal(sem_or_view, inc=1, *, device_id=None,
         raise NotImplementedError("semaphore_signal to another device or core "
                                   "(device_id=/core_index=) is not supported by mjax's "
                                   "Pallas: it runs one kernel instance at a time")
-    ref, idx = _one_semaphore(sem_or_view, "semaphore_signal")
-    bind(P.SemaphoreSignalOp, ref.tracer, _i32("semaphore_signal inc", inc), *idx)
+    ref, idx, params = _semaphore_view(sem_or_view, "semaphore_signal")
+    bind(P.SemaphoreSignalOp, ref.tracer, _i32("semaphore_signal inc", inc), *idx,
+         **params)
 
 
 def semaphore_wait(sem_or_view, value=1, *, decrement: bool = True) -> None:
     """Waits until a semaphore holds `value`, then subtracts it (with `decrement`).
     JAX: pl.semaphore_wait."""
-    ref, idx = _one_semaphore(sem_or_view, "semaphore_wait")
+    ref, idx, params = _semaphore_view(sem_or_view, "semaphore_wait")
     bind(P.SemaphoreWaitOp, ref.tracer, _i32("semaphore_wait value", value), *idx,
-         decrement=bool(decrement))
+         decrement=bool(decrement), **params)
 
 
 def semaphore_read(sem_or_view):
     """A semaphore's current count (an int32 scalar). JAX: pl.semaphore_read."""
-    ref, idx = _one_semaphore(sem_or_view, "semaphore_read")
-    return bind(P.SemaphoreReadOp, ref.tracer, *idx)
+    ref, idx, params = _semaphore_view(sem_or_view, "semaphore_read")
+    return bind(P.SemaphoreReadOp, ref.tracer, *idx, **params)
 
 
 # ---- DMAs -------------------------------------------------------------------------------
