@@ -469,4 +469,19 @@ def corpus(J, pl, pltpu) -> dict:
             scratch_shapes=[pltpu.SemaphoreType.REGULAR((2, 2))],
             out_shape=J.ShapeDtypeStruct(x.shape, x.dtype))(x)
     K["chained_semaphores"] = (chained_sems, [((16, 128), np.float32)])
+
+    def sample_block_kernel(key_ref, o_ref):   # the TPU PRNG guide's block-invariant draw
+        o_ref[...] = pltpu.sample_block(J.random.uniform, key_ref[...],
+                                        block_size=o_ref.shape, tile_size=(8, 128),
+                                        total_size=(32, 512),
+                                        block_index=(pl.program_id(1), pl.program_id(0)),
+                                        minval=0.0, maxval=1.0)
+
+    def sample_blocks(seed):
+        key = pltpu.to_pallas_key(J.random.key(seed[0]))
+        return pl.pallas_call(
+            sample_block_kernel, grid=(2, 2), in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+            out_specs=pl.BlockSpec((16, 256), lambda i, j: (j, i)),
+            out_shape=J.ShapeDtypeStruct((32, 512), jnp.float32))(key)
+    K["sample_block"] = (sample_blocks, [((1,), np.int32)])
     return K

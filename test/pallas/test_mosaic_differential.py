@@ -44,6 +44,7 @@ FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
                            "literal arguments (minval, maxval, p) its lowering makes "
                            "constants where it calls them; mjax's are inline",
+    "sample_block": "the same: its tiles are drawn by jax.random.uniform",
 }
 
 JAX_KERNELS = corpus(jax, jpl, jpltpu)

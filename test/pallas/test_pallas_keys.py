@@ -137,3 +137,29 @@ def test_jax_interpret_mode_agrees_on_threefry_kernels():
     want = call(jax, jpl, jpltpu, jax.random.key(9))
     got = call(mjax, pl, pltpu, mjax.random.key(9))
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def sampled(lib, pl_, pltpu_, key, block, index_map, grid):
+    """The TPU PRNG guide's block-invariant sampling, interpreted with a threefry key."""
+    def kernel(key_ref, o_ref):
+        o_ref[...] = pltpu_.sample_block(
+            lib.random.uniform, key_ref[...], block_size=o_ref.shape, tile_size=(16, 128),
+            total_size=(64, 512),
+            block_index=index_map(pl_.program_id(0), pl_.program_id(1)),
+            minval=0.0, maxval=1.0)
+    return pl_.pallas_call(kernel, grid=grid,
+                           in_specs=[pl_.BlockSpec(memory_space=pltpu_.SMEM)],
+                           out_specs=pl_.BlockSpec(block, lambda i, j: index_map(i, j)),
+                           out_shape=lib.ShapeDtypeStruct((64, 512), np.float32),
+                           interpret=True)(key)
+
+
+def test_sample_block_is_block_invariant_and_matches_jax():
+    small = sampled(mjax, pl, pltpu, mjax.random.key(0), (16, 128), lambda i, j: (i, j),
+                    (4, 4))
+    large = sampled(mjax, pl, pltpu, mjax.random.key(0), (32, 256), lambda i, j: (j, i),
+                    (2, 2))
+    np.testing.assert_array_equal(np.asarray(small), np.asarray(large))
+    want = sampled(jax, jpl, jpltpu, jax.random.key(0), (32, 256), lambda i, j: (j, i),
+                   (2, 2))
+    np.testing.assert_array_equal(np.asarray(large), np.asarray(want))

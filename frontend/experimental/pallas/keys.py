@@ -17,12 +17,14 @@ import functools
 
 import numpy as np
 
+from mjax import numpy as jnp
 from mjax import prng
 from mjax import random as jrandom
 from mjax.batching import vmap
 from mjax.dialect.ops import random as R
 from mjax.dialect.types import KeyType
 from mjax.experimental.pallas.core import BlockSpec
+from mjax.experimental.pallas.primitives import program_id
 
 PALLAS_IMPL = "pallas_tpu"
 tpu_key_impl = prng.register_impl(PALLAS_IMPL, "pl")     # (as importing JAX's pltpu does)
@@ -38,6 +40,43 @@ def to_pallas_key(key):
     batched = len(key.shape) > (0 if typed else 1)
     data = vmap(generate)(key) if batched else generate(key)
     return jrandom.wrap_key_data(data, impl=PALLAS_IMPL)
+
+
+def _tile_index(block_index, block_tiles, total_tiles, tile_in_block):
+    """The row-major number of a tile among all tiles of the array."""
+    index, stride = 0, 1
+    for d in range(len(block_index) - 1, -1, -1):
+        index += (tile_in_block[d] + block_index[d] * block_tiles[d]) * stride
+        stride *= total_tiles[d]
+    return index
+
+
+def sample_block(sampler_fn, global_key, block_size, tile_size, total_size,
+                 block_index=None, **kwargs):
+    """The `block_size` block at `block_index` (default: the program ids) of samples of
+    a `total_size` array, the same whatever the block shape: the array is cut in
+    `tile_size` tiles, each drawn by `sampler_fn(fold_in(global_key, its row-major tile
+    number), shape=tile_size, **kwargs)`. JAX: pltpu.sample_block (its
+    blocked_sampler)."""
+    if len(block_size) != len(tile_size):
+        raise ValueError(f"block_size ({len(block_size)}) and tile_size "
+                         f"({len(tile_size)}) must have the same length.")
+    if block_index is None:
+        block_index = tuple(program_id(d) for d in range(len(block_size)))
+    block_tiles = tuple(b // t for b, t in zip(block_size, tile_size))
+    total_tiles = tuple(-(-n // t) for n, t in zip(total_size, tile_size))
+
+    def keys(axis, at):          # (every tile's key first, then the draws, as JAX)
+        if axis == len(block_tiles):
+            return jrandom.fold_in(global_key, _tile_index(block_index, block_tiles,
+                                                           total_tiles, at))
+        return [keys(axis + 1, at + (i,)) for i in range(block_tiles[axis])]
+
+    def draw(axis, tile_keys):
+        if axis == len(block_tiles):
+            return sampler_fn(tile_keys, shape=tile_size, **kwargs)
+        return jnp.concatenate([draw(axis + 1, k) for k in tile_keys], axis=axis)
+    return draw(0, keys(0, ()))
 
 
 def is_pallas_impl(impl) -> bool:
@@ -105,4 +144,5 @@ def key_block_spec(spec, impl: str):
                      memory_space=spec.memory_space, pipeline_mode=spec.pipeline_mode)
 
 
-__all__ = ["KeyRef", "is_pallas_impl", "key_block_spec", "to_pallas_key", "tpu_key_impl"]
+__all__ = ["KeyRef", "is_pallas_impl", "key_block_spec", "sample_block", "to_pallas_key",
+           "tpu_key_impl"]

@@ -34,7 +34,7 @@ from mjax.experimental.pallas.memory import (AsyncCopyDescriptor, async_copy,
                                              semaphore_signal, semaphore_wait, sync_copy)
 from mjax.experimental.pallas.memory import DeviceIdType
 from mjax.experimental.pallas.helpers import semaphore   # (deprecated in JAX: pl.semaphore)
-from mjax.experimental.pallas.keys import to_pallas_key
+from mjax.experimental.pallas.keys import sample_block, to_pallas_key
 from mjax.experimental.pallas.pipeline import emit_pipeline
 from mjax.experimental.pallas.ref import as_ref
 from mjax.placement import devices as devices_
@@ -406,7 +406,6 @@ stateful_uniform = _not_supported("stateful_uniform", "the TPU kernel's stateful
 stateful_normal = _not_supported("stateful_normal", "the TPU kernel's stateful PRNG")
 stateful_bernoulli = _not_supported("stateful_bernoulli", "the TPU kernel's stateful PRNG")
 stateful_bits = _not_supported("stateful_bits", "the TPU kernel's stateful PRNG")
-sample_block = _not_supported("sample_block", "block-wise sampling with the kernel PRNG")
 get_barrier_semaphore = _not_supported(
     "get_barrier_semaphore", "cross-device barriers (interpret mode runs one device)")
 core_barrier = _not_supported("core_barrier", "barriers between the cores of a mesh")
