@@ -34,9 +34,9 @@ _DTYPES_BY_ELEMENT = {v: k for k, v in _ELEMENT_TYPES.items()}
 
 
 KEY_TAGS = {"threefry2x32": "fry", "rbg": "rbg", "unsafe_rbg": "urbg",   # (JAX's short
-            "pallas_tpu": "pl"}                                            # names)
+            "pallas_tpu": "pl", "_pallas_internal_stateful": "_pl_stateful"}  # names)
 _KEY_BYTES = {"threefry2x32": 8, "rbg": 16, "unsafe_rbg": 16,    # (2 or 4 uint32 words)
-              "pallas_tpu": 8}
+              "pallas_tpu": 8, "_pallas_internal_stateful": 4}
 
 
 def register_key_type(impl: str, tag: str, nbytes: int) -> None:

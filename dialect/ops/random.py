@@ -15,8 +15,10 @@ from mjax.dialect.types import KeyType, ShapedArray, register_key_type, short_dt
 
 # impl name -> trailing shape of its uint32 key data. JAX: PRNGImpl.key_shape.
 # pallas_tpu: the keys of the TPU kernel PRNG (pltpu.to_pallas_key), seeds of the
-# chip's hardware generator that only Mosaic kernels draw from.
-KEY_SHAPES = {"threefry2x32": (2,), "rbg": (4,), "unsafe_rbg": (4,), "pallas_tpu": (1, 2)}
+# chip's hardware generator that only Mosaic kernels draw from; _pallas_internal_stateful:
+# the placeholder key of pltpu.stateful_* (they draw from the generator as seeded).
+KEY_SHAPES = {"threefry2x32": (2,), "rbg": (4,), "unsafe_rbg": (4,), "pallas_tpu": (1, 2),
+              "_pallas_internal_stateful": ()}
 _IMPLS = tuple(KEY_SHAPES)
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 

@@ -15,6 +15,9 @@ in scalar registers, as the two i32 words JAX's KeyScalarBundle holds.
 - `random_fold_in` mixes the message into the words with one threefry round (word 1
   plus the message; word 0 plus that; word 1 rotated left by 13, xor word 0), scalar
   `arith` ops.
+- pltpu.stateful_*'s placeholder key (impl _pallas_internal_stateful, seeded in the
+  kernel) draws `tpu.prng_random_bits` without seeding: the generator as
+  pltpu.prng_seed left it.
 
 Keys of other implementations (threefry2x32, rbg) inside a kernel, a Pallas key's
 `key_data` and `jax.random.key(..., impl="pallas_tpu")` inside a kernel are errors, as in
@@ -38,6 +41,7 @@ from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, expa
                                       full, index, ref_space, vtype)
 
 PALLAS = "pallas_tpu"
+STATEFUL = "_pallas_internal_stateful"     # (pltpu.stateful_*'s placeholder key)
 _OTHER_KEYS = ("jax.random on {impl} keys inside a TPU kernel is not lowered yet "
                "(issue 55): JAX's lowering runs threefry there; use a key made by "
                "pltpu.to_pallas_key (the kernel PRNG), or pass random bits in")
@@ -47,6 +51,11 @@ _OTHER_KEYS = ("jax.random on {impl} keys inside a TPU kernel is not lowered yet
 class KeyBundle:
     """A Pallas key in a kernel: its words as i32 scalars. JAX: KeyScalarBundle."""
     scalars: list
+
+
+class StatefulKey:
+    """pltpu.stateful_*'s placeholder key: its bits are the generator's next, as seeded
+    by pltpu.prng_seed."""
 
 
 def _impl_of(aval) -> str | None:
@@ -86,6 +95,8 @@ def key_load(ref, starts, sizes, squeezed) -> KeyBundle:
 
 def _bundle(op, keys, what: str) -> KeyBundle:
     impl = _impl_of(avals_in(op)[0])
+    if impl == STATEFUL and isinstance(keys, StatefulKey):
+        return keys
     if impl != PALLAS:
         raise MosaicLoweringError(_OTHER_KEYS.format(impl=impl))
     if not isinstance(keys, KeyBundle):
@@ -96,6 +107,8 @@ def _bundle(op, keys, what: str) -> KeyBundle:
 
 @MOSAIC.register(R.RandomWrapOp)
 def _random_wrap(kl, op, data, *, impl, **params):
+    if impl == STATEFUL and isinstance(data, StatefulKey):
+        return [data]
     if impl != PALLAS:
         raise MosaicLoweringError(_OTHER_KEYS.format(impl=impl))
     if not isinstance(data, KeyBundle):
@@ -118,13 +131,18 @@ def _random_bits(kl, op, keys, *, bit_width, shape, **params):
         raise MosaicLoweringError("Bit width must be 32")
     if len(shape) <= 1:
         raise MosaicLoweringError("random_bits only supports rank>=2 outputs.")
-    tpu.prng_set_seed_32(keys.scalars)
+    if isinstance(keys, KeyBundle):
+        tpu.prng_set_seed_32(keys.scalars)
     return [tpu.prng_random_bits(vtype(tuple(shape), np.int32))]
 
 
 @MOSAIC.register(R.RandomFoldInOp)
 def _random_fold_in(kl, op, keys, msgs, **params):
-    key0, key1 = _bundle(op, keys, "fold_in").scalars
+    keys = _bundle(op, keys, "fold_in")
+    if not isinstance(keys, KeyBundle):
+        raise MosaicLoweringError("the placeholder key of pltpu.stateful_* cannot be "
+                                  "folded")
+    key0, key1 = keys.scalars
     if avals_in(op)[1].shape:
         raise MosaicLoweringError("fold_in of a Pallas key takes one scalar message")
     key1 = arith.addi(key1, kl.value(msgs, np.uint32))
@@ -137,6 +155,11 @@ def _random_fold_in(kl, op, keys, msgs, **params):
 
 @MOSAIC.register(R.RandomSeedOp)
 def _random_seed(kl, op, seeds, *, impl, **params):
+    if impl == STATEFUL:
+        # (JAX: the seed, then its impl's seed function's unused int32 scalar)
+        kl.value(seeds, avals_in(op)[0].dtype)
+        full(0, np.int32)
+        return [StatefulKey()]
     if impl != PALLAS:
         raise MosaicLoweringError(_OTHER_KEYS.format(impl=impl))
     raise MosaicLoweringError("jax.random.key(..., impl='pallas_tpu') inside a kernel is "
@@ -148,4 +171,4 @@ MOSAIC.unsupported(R.RandomSplitOp, "splitting keys inside a TPU kernel is not s
                                     "(a Pallas key cannot be split: use fold_in; other "
                                     "keys' jax.random is not lowered yet, issue 55)")
 
-__all__ = ["KeyBundle", "key_load", "loads_keys"]
+__all__ = ["KeyBundle", "StatefulKey", "key_load", "loads_keys"]

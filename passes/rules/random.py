@@ -303,7 +303,18 @@ def _pallas_bits(data, bit_width, shape):
         "use threefry keys there)")
 
 
+def _stateful_seed(seeds: ir.Value) -> ir.Value:
+    return _u32(0, _shape(seeds))      # (a placeholder: JAX's is an empty int32 scalar)
+
+
+def _stateful_unsupported(*args):
+    raise NotImplementedError("the placeholder key of pltpu.stateful_* cannot be split "
+                              "or folded")
+
+
 _IMPL_RULES = {
+    "_pallas_internal_stateful": dict(seed=_stateful_seed, split=_stateful_unsupported,
+                                      fold_in=_stateful_unsupported, bits=_pallas_bits),
     "threefry2x32": dict(seed=_threefry_seed, split=_threefry_split,
                          fold_in=_threefry_fold_in, bits=_threefry_bits),
     "pallas_tpu": dict(seed=_pallas_seed, split=_pallas_split, fold_in=_pallas_fold_in,
@@ -349,7 +360,7 @@ def _random_bits_lower(ctx, keys, *, bit_width, shape):
     # unsafe_rbg draw bits alike.
     n_keys = len(ctx.avals_out[0].shape) - len(shape)
     key_shape = _shape(data)[n_keys:]
-    if key_shape == R.KEY_SHAPES["pallas_tpu"]:
+    if key_shape in (R.KEY_SHAPES["pallas_tpu"], ()):       # (the chip's PRNG)
         return _pallas_bits(data, bit_width, shape)
     impl = "threefry2x32" if key_shape == (2,) else "rbg"
     return _IMPL_RULES[impl]["bits"](data, bit_width, tuple(shape))

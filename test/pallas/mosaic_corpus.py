@@ -484,4 +484,19 @@ def corpus(J, pl, pltpu) -> dict:
             out_specs=pl.BlockSpec((16, 256), lambda i, j: (j, i)),
             out_shape=J.ShapeDtypeStruct((32, 512), jnp.float32))(key)
     K["sample_block"] = (sample_blocks, [((1,), np.int32)])
+
+    def stateful_kernel(s_ref, u_ref, n_ref, b_ref, bits_ref):   # pltpu.stateful_*
+        pltpu.prng_seed(s_ref[0])
+        u_ref[...] = pltpu.stateful_uniform(shape=u_ref.shape, minval=0.0, maxval=1.0)
+        n_ref[...] = pltpu.stateful_normal(shape=n_ref.shape)
+        b_ref[...] = pltpu.stateful_bernoulli(shape=b_ref.shape, p=0.3).astype(jnp.int32)
+        bits_ref[...] = pltpu.stateful_bits(shape=bits_ref.shape)
+
+    def stateful(s):
+        f32 = J.ShapeDtypeStruct((8, 128), jnp.float32)
+        return pl.pallas_call(
+            stateful_kernel, in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+            out_shape=(f32, f32, J.ShapeDtypeStruct((8, 128), jnp.int32),
+                       J.ShapeDtypeStruct((8, 128), jnp.uint32)))(s)
+    K["stateful"] = (stateful, [((1,), np.int32)])
     return K

@@ -45,6 +45,7 @@ FRONTEND_DIFFERENCES: dict = {
                            "literal arguments (minval, maxval, p) its lowering makes "
                            "constants where it calls them; mjax's are inline",
     "sample_block": "the same: its tiles are drawn by jax.random.uniform",
+    "stateful": "the same: pltpu.stateful_* are jax.random's samplers",
 }
 
 JAX_KERNELS = corpus(jax, jpl, jpltpu)

@@ -163,3 +163,20 @@ def test_sample_block_is_block_invariant_and_matches_jax():
     want = sampled(jax, jpl, jpltpu, jax.random.key(0), (32, 256), lambda i, j: (j, i),
                    (2, 2))
     np.testing.assert_array_equal(np.asarray(large), np.asarray(want))
+
+
+def test_stateful_samplers_need_a_chip():
+    def kernel(o_ref):
+        pltpu.prng_seed(0)
+        o_ref[...] = pltpu.stateful_uniform(shape=o_ref.shape, minval=0.0, maxval=1.0)
+
+    call = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((8, 128), np.float32),
+                          interpret=True)
+    with pytest.raises(Exception, match="PRNG"):
+        np.asarray(call())
+    text = mjax.jit(pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct(
+        (8, 128), np.float32))).trace().lower(lowering_platforms=("tpu",)).as_text()
+    assert "tpu_custom_call" in text
+    # (the placeholder key prints as JAX's in its jaxprs: key<_pl_stateful>)
+    assert str(mjax.random.key(0, impl="_pallas_internal_stateful").dtype) == (
+        "key<_pl_stateful>")

@@ -28,6 +28,25 @@ from mjax.experimental.pallas.primitives import program_id
 
 PALLAS_IMPL = "pallas_tpu"
 tpu_key_impl = prng.register_impl(PALLAS_IMPL, "pl")     # (as importing JAX's pltpu does)
+STATEFUL_IMPL = "_pallas_internal_stateful"
+tpu_internal_stateful_impl = prng.register_impl(STATEFUL_IMPL, "_pl_stateful")
+
+
+def _stateful(sampler, name: str):
+    def sample(*args, **kwargs):
+        # (a placeholder key: its bits are the kernel PRNG's next, as pltpu.prng_seed set)
+        return sampler(jrandom.key(0, impl=STATEFUL_IMPL), *args, **kwargs)
+    sample.__name__ = sample.__qualname__ = name
+    sample.__doc__ = (f"jax.random.{sampler.__name__} without a key: drawn from the TPU "
+                      f"kernel's hardware PRNG as pltpu.prng_seed seeded it (a kernel "
+                      f"compiled for a TPU only). JAX: pltpu.{name}.")
+    return sample
+
+
+stateful_bits = _stateful(jrandom.bits, "stateful_bits")
+stateful_uniform = _stateful(jrandom.uniform, "stateful_uniform")
+stateful_bernoulli = _stateful(jrandom.bernoulli, "stateful_bernoulli")
+stateful_normal = _stateful(jrandom.normal, "stateful_normal")
 
 
 def to_pallas_key(key):
@@ -81,7 +100,8 @@ def sample_block(sampler_fn, global_key, block_size, tile_size, total_size,
 
 def is_pallas_impl(impl) -> bool:
     """Whether `impl` is the Pallas kernel PRNG's. JAX: pltpu's is_pallas_impl."""
-    return prng.resolve_impl(impl) == PALLAS_IMPL if impl is not None else False
+    return (prng.resolve_impl(impl) in (PALLAS_IMPL, STATEFUL_IMPL) if impl is not None
+            else False)
 
 
 class KeyRef:
@@ -144,5 +164,6 @@ def key_block_spec(spec, impl: str):
                      memory_space=spec.memory_space, pipeline_mode=spec.pipeline_mode)
 
 
-__all__ = ["KeyRef", "is_pallas_impl", "key_block_spec", "sample_block", "to_pallas_key",
-           "tpu_key_impl"]
+__all__ = ["KeyRef", "is_pallas_impl", "key_block_spec", "sample_block", "stateful_bernoulli",
+           "stateful_bits", "stateful_normal", "stateful_uniform", "to_pallas_key",
+           "tpu_internal_stateful_impl", "tpu_key_impl"]

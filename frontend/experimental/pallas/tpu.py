@@ -34,7 +34,8 @@ from mjax.experimental.pallas.memory import (AsyncCopyDescriptor, async_copy,
                                              semaphore_signal, semaphore_wait, sync_copy)
 from mjax.experimental.pallas.memory import DeviceIdType
 from mjax.experimental.pallas.helpers import semaphore   # (deprecated in JAX: pl.semaphore)
-from mjax.experimental.pallas.keys import sample_block, to_pallas_key
+from mjax.experimental.pallas.keys import (sample_block, stateful_bernoulli, stateful_bits,
+                                           stateful_normal, stateful_uniform, to_pallas_key)
 from mjax.experimental.pallas.pipeline import emit_pipeline
 from mjax.experimental.pallas.ref import as_ref
 from mjax.placement import devices as devices_
@@ -402,10 +403,6 @@ def prng_random_bits(shape):
     return bind(PT.PrngRandomBitsOp, shape=tuple(int(d) for d in shape))
 
 
-stateful_uniform = _not_supported("stateful_uniform", "the TPU kernel's stateful PRNG")
-stateful_normal = _not_supported("stateful_normal", "the TPU kernel's stateful PRNG")
-stateful_bernoulli = _not_supported("stateful_bernoulli", "the TPU kernel's stateful PRNG")
-stateful_bits = _not_supported("stateful_bits", "the TPU kernel's stateful PRNG")
 get_barrier_semaphore = _not_supported(
     "get_barrier_semaphore", "cross-device barriers (interpret mode runs one device)")
 core_barrier = _not_supported("core_barrier", "barriers between the cores of a mesh")
