@@ -315,3 +315,11 @@ def pytest_runtest_makereport(item, call):
                                f"Skipped: {where}: {reason}")
             return
 
+
+
+def pytest_runtest_logreport(report):
+    """On the chip, a failure's traceback is written as it happens: a run there often ends
+    by its time box or by a test that aborts the process, before pytest's summary."""
+    if ON_TPU and report.failed:
+        sys.stderr.write(f"\n---- {report.nodeid} ({report.when}) failed:\n"
+                         f"{report.longreprtext[-6000:]}\n---- end {report.nodeid}\n")
