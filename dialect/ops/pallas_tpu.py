@@ -21,7 +21,9 @@ start per dimension (every dim squeezed, so it needs no attributes).
     A view made by chained `.at[...]`s (`ref.at[h].at[p]`) may be given window by
     window, as JAX keeps it (`src_levels`/`dst_levels`/`levels`/`src_levels`: each
     window's rank; starts and sizes one window after the other, `squeezed` positions in
-    the sizes); `fold_view` makes it one window.
+    the sizes); `fold_view` makes it one window. A DMA's semaphore may be such a view too
+    (`dst_sem_*`/`src_sem_*`, `sem_*` of dma_wait: levels, sizes, squeezed), down to one
+    semaphore.
     A DMA's view may have dynamic sizes (`pl.ds(start, size)` with a traced size): such a
     size is DYNAMIC_SIZE (-1) in its `sizes`, its value an i32 operand after all the
     starts (dma_start: the source's, then the destination's; dma_wait: the ref's, then
@@ -184,11 +186,15 @@ class DmaStartOp(JaxprOp, name="dma_start"):
                   "dst_sizes": A.Ints(), "dst_squeezed": A.Ints(default=()),
                   "src_levels": A.Ints(default=()), "dst_levels": A.Ints(default=()),
                   "has_src_sem": A.Bool(default=False), "priority": A.Int(default=0),
-                  "add": A.Bool(default=False)}
+                  "add": A.Bool(default=False),
+                  "dst_sem_sizes": A.Ints(default=()), "dst_sem_squeezed": A.Ints(default=()),
+                  "dst_sem_levels": A.Ints(default=()),
+                  "src_sem_sizes": A.Ints(default=()), "src_sem_squeezed": A.Ints(default=()),
+                  "src_sem_levels": A.Ints(default=())}
 
     @classmethod
     def layout(cls, avals, has_src_sem: bool, src_levels=(), dst_levels=(), src_sizes=(),
-               dst_sizes=()):
+               dst_sizes=(), dst_sem_levels=(), src_sem_levels=()):
         """(refs, [starts per ref], [src dynamic sizes, dst dynamic sizes]) of an operand
         list: refs are (src, dst, dst_sem) and src_sem when has_src_sem; a chained view
         has the starts of each of its windows."""
@@ -199,7 +205,7 @@ class DmaStartOp(JaxprOp, name="dma_start"):
                             f"operands")
         refs = list(avals[:k])
         starts, at = [], k
-        for r, lv in zip(refs, (src_levels, dst_levels, (), ())):
+        for r, lv in zip(refs, (src_levels, dst_levels, dst_sem_levels, src_sem_levels)):
             n = _n_starts(r, lv)
             starts.append(list(avals[at:at + n]))
             at += n
@@ -216,7 +222,8 @@ class DmaStartOp(JaxprOp, name="dma_start"):
 
     @classmethod
     def infer(cls, *avals, src_sizes, src_squeezed, dst_sizes, dst_squeezed, src_levels,
-              dst_levels, has_src_sem, priority, add):
+              dst_levels, has_src_sem, priority, add, dst_sem_sizes=(), dst_sem_squeezed=(),
+              dst_sem_levels=(), src_sem_sizes=(), src_sem_squeezed=(), src_sem_levels=()):
         name = "jaxpr.dma_start"
         for a in avals[:4 if has_src_sem else 3]:
             if not isinstance(a, RefAval):
@@ -226,15 +233,20 @@ class DmaStartOp(JaxprOp, name="dma_start"):
         src, dst = avals[0], avals[1]
         s_shape = _view_shape(f"{name} src", src, src_levels, src_sizes, src_squeezed)
         d_shape = _view_shape(f"{name} dst", dst, dst_levels, dst_sizes, dst_squeezed)
+        sem_views = ((dst_sem_levels, dst_sem_sizes, dst_sem_squeezed),
+                     (src_sem_levels, src_sem_sizes, src_sem_squeezed))
         refs, starts, dyn = cls.layout(avals, has_src_sem, src_levels, dst_levels,
-                                       src_sizes, dst_sizes)
+                                       src_sizes, dst_sizes, dst_sem_levels, src_sem_levels)
         for what, r, st, lv in zip(("src", "dst", "dst_sem", "src_sem"), refs, starts,
-                                   (src_levels, dst_levels, (), ())):
+                                   (src_levels, dst_levels, dst_sem_levels, src_sem_levels)):
             _starts(name, what, st, _n_starts(r, lv))
         _check_sizes(name, "src", dyn[0])
         _check_sizes(name, "dst", dyn[1])
-        for what in ("dst_sem", "src_sem")[:len(refs) - 2]:
-            _sem(name, what, refs[2 if what == "dst_sem" else 3])
+        for k, what in enumerate(("dst_sem", "src_sem")[:len(refs) - 2]):
+            sem = _sem(name, what, refs[2 + k])
+            levels, sizes, squeezed = sem_views[k]
+            if levels and _view_shape(f"{name} {what}", sem, levels, sizes, squeezed) != ():
+                raise TypeError(f"{name} {what} must name one semaphore")
         if s_shape != d_shape or src.dtype != dst.dtype:
             raise TypeError(f"{name} copies {ShapedArray(s_shape, src.dtype).str_short()} "
                             f"into {ShapedArray(d_shape, dst.dtype).str_short()}; the "
@@ -252,17 +264,20 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
     attributes = {"sizes": A.Ints(), "squeezed": A.Ints(default=()),
                   "levels": A.Ints(default=()), "has_src": A.Bool(default=False),
                   "src_sizes": A.Ints(default=()), "src_squeezed": A.Ints(default=()),
-                  "src_levels": A.Ints(default=())}
+                  "src_levels": A.Ints(default=()),
+                  "sem_sizes": A.Ints(default=()), "sem_squeezed": A.Ints(default=()),
+                  "sem_levels": A.Ints(default=())}
 
     @classmethod
-    def layout(cls, avals, levels=(), has_src=False, src_levels=(), sizes=(), src_sizes=()):
+    def layout(cls, avals, levels=(), has_src=False, src_levels=(), sizes=(), src_sizes=(),
+               sem_levels=()):
         """(sem, ref, src or None, sem index, ref starts, src starts, [ref dynamic sizes,
         src dynamic sizes]) of an operand list: (sem, ref, [src], sem index..., ref
         starts..., [src starts...], ref dynamic sizes..., [src dynamic sizes...])."""
         k = 3 if has_src else 2
         sem, ref = avals[0], avals[1]
         src = avals[2] if has_src else None
-        n_sem = _n_starts(sem, ())
+        n_sem = _n_starts(sem, sem_levels)
         n_ref = _n_starts(ref, levels)
         idx = list(avals[k:k + n_sem])
         starts = list(avals[k + n_sem:k + n_sem + n_ref])
@@ -279,7 +294,7 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
 
     @classmethod
     def infer(cls, *avals, sizes, squeezed, levels, has_src, src_sizes, src_squeezed,
-              src_levels):
+              src_levels, sem_sizes=(), sem_squeezed=(), sem_levels=()):
         name = "jaxpr.dma_wait"
         if len(avals) < (3 if has_src else 2):
             raise TypeError(f"{name} expects a semaphore and a ref"
@@ -287,16 +302,19 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
                             f"operands")
         sem = _sem(name, "semaphore", avals[0])
         ref = _ref(name, "ref", avals[1])
-        _, _, src, idx, starts, src_starts, dyn = cls.layout(avals, levels, has_src,
-                                                             src_levels, sizes, src_sizes)
-        n_ops = (3 if has_src else 2) + sem.ndim + len(starts) + len(src_starts) + sum(
+        _, _, src, idx, starts, src_starts, dyn = cls.layout(
+            avals, levels, has_src, src_levels, sizes, src_sizes, sem_levels)
+        n_ops = (3 if has_src else 2) + len(idx) + len(starts) + len(src_starts) + sum(
             map(len, dyn))
         if n_ops != len(avals):
             raise TypeError(f"{name} expects {n_ops} operands (semaphore, refs, their "
                             f"starts, then the views' dynamic sizes), got {len(avals)}")
         _check_sizes(name, "ref", dyn[0])
         _check_sizes(name, "source", dyn[1])
-        _starts(name, "semaphore", idx, sem.ndim)
+        _starts(name, "semaphore", idx, _n_starts(sem, sem_levels))
+        if sem_levels and _view_shape(f"{name} semaphore", sem, sem_levels, sem_sizes,
+                                      sem_squeezed) != ():
+            raise TypeError(f"{name} must name one semaphore")
         _starts(name, "ref", starts, _n_starts(ref, levels))
         shape = _view_shape(name, ref, levels, sizes, squeezed)
         if has_src:

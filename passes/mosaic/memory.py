@@ -100,10 +100,18 @@ def _literals(kl, starts: list, squeezed: list) -> list:
     return out
 
 
+def _sem_view(kl, sem, shape, idx, sizes, squeezed, levels) -> ir.Value:
+    """One semaphore of `sem`: at its index, or its chained view (a window per `.at`)."""
+    if not levels:
+        return ref_view(kl, sem, idx)
+    return chained_view(kl, sem, shape, idx, sizes, squeezed, levels)
+
+
 @MOSAIC.register(PT.DmaStartOp)
 def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squeezed=(),
                src_levels=(), dst_levels=(), has_src_sem=False, priority=0, add=False,
-               **params):
+               dst_sem_sizes=(), dst_sem_squeezed=(), dst_sem_levels=(), src_sem_sizes=(),
+               src_sem_squeezed=(), src_sem_levels=(), **params):
     if add:
         raise MosaicLoweringError("DMAs with add=True are not supported on the TPU")
     avals = avals_in(op)
@@ -111,14 +119,20 @@ def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squ
         raise MosaicLoweringError("DMAs of bool refs are not supported")
     lowered = dict(zip(op.operands, operands))
     refs, starts, dyn = PT.DmaStartOp.layout(list(op.operands), has_src_sem, src_levels,
-                                             dst_levels, src_sizes, dst_sizes)
+                                             dst_levels, src_sizes, dst_sizes,
+                                             dst_sem_levels, src_sem_levels)
     refs = [lowered[r] for r in refs]
     starts = [[lowered[v] for v in st] for st in starts]
     dyn = [[lowered[v] for v in x] for x in dyn]
-    starts = _literals(kl, starts, [src_squeezed, dst_squeezed, None, None])
+    starts = _literals(kl, starts, [src_squeezed, dst_squeezed,
+                                    dst_sem_squeezed if dst_sem_levels else None,
+                                    src_sem_squeezed if src_sem_levels else None])
     # (views in JAX's order: the last ref's first)
-    src_sem = ref_view(kl, refs[3], starts[3]) if has_src_sem else None
-    sem = ref_view(kl, refs[2], starts[2])
+    shapes = [a.shape for a in avals_in(op)]
+    src_sem = _sem_view(kl, refs[3], shapes[3], starts[3], src_sem_sizes, src_sem_squeezed,
+                        src_sem_levels) if has_src_sem else None
+    sem = _sem_view(kl, refs[2], shapes[2], starts[2], dst_sem_sizes, dst_sem_squeezed,
+                    dst_sem_levels)
     dst = chained_view(kl, refs[1], avals[1].shape, starts[1], dst_sizes, dst_squeezed,
                        dst_levels, dyn[1])
     src = chained_view(kl, refs[0], avals[0].shape, starts[0], src_sizes, src_squeezed,
@@ -130,18 +144,20 @@ def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squ
 
 @MOSAIC.register(PT.DmaWaitOp)
 def _dma_wait(kl, op, *operands, sizes, squeezed=(), levels=(), has_src=False,
-              src_sizes=(), src_squeezed=(), src_levels=(), **params):
+              src_sizes=(), src_squeezed=(), src_levels=(), sem_sizes=(), sem_squeezed=(),
+              sem_levels=(), **params):
     lowered = dict(zip(op.operands, operands))
     sem, ref, src, idx, starts, src_starts, (dyn, src_dyn) = (
         None if x is None else lowered[x] if isinstance(x, ir.Value) else
         [lowered[v] for v in x] if not x or isinstance(x[0], ir.Value) else
         [[lowered[v] for v in y] for y in x]
         for x in PT.DmaWaitOp.layout(list(op.operands), levels, has_src, src_levels,
-                                     sizes, src_sizes))
+                                     sizes, src_sizes, sem_levels))
     src_starts, starts, idx = _literals(kl, [src_starts, starts, idx],
-                                        [src_squeezed, squeezed, None])
-    sem_v = ref_view(kl, sem, idx)
+                                        [src_squeezed, squeezed,
+                                         sem_squeezed if sem_levels else None])
     avals = avals_in(op)
+    sem_v = _sem_view(kl, sem, avals[0].shape, idx, sem_sizes, sem_squeezed, sem_levels)
     view = chained_view(kl, ref, avals[1].shape, starts, sizes, squeezed, levels, dyn)
     # (a wait without its copy's source names the destination twice: Mosaic reads the
     # transfer's size from either)

@@ -139,7 +139,8 @@ def _dma_start(d, op):
     b = d.builder(op)
     refs, starts, dyn = P.DmaStartOp.layout(list(op.operands), p["has_src_sem"],
                                             p["src_levels"], p["dst_levels"],
-                                            p["src_sizes"], p["dst_sizes"])
+                                            p["src_sizes"], p["dst_sizes"],
+                                            p["dst_sem_levels"], p["src_sem_levels"])
     starts = [[_i32(b, env[s]) for s in st] for st in starts]
     dyn = [[env[v] for v in x] for x in dyn]
     src, dst = env[refs[0]], env[refs[1]]
@@ -156,7 +157,12 @@ def _dma_start(d, op):
         env[refs[1]] = _write(b, dst, *window, value)
     one = b.constant(np.int32(1))
     for k in range(2, len(refs)):      # dst_sem, then src_sem (the same ref may be both)
-        env[refs[k]] = _sem_add(b, env[refs[k]], starts[k], one)
+        which = "dst" if k == 2 else "src"
+        idx = starts[k]
+        if p[f"{which}_sem_levels"]:
+            idx = _window(b, refs[k], idx, p[f"{which}_sem_sizes"],
+                          p[f"{which}_sem_squeezed"], p[f"{which}_sem_levels"])[0]
+        env[refs[k]] = _sem_add(b, env[refs[k]], idx, one)
 
 
 def _dma_wait(d, op):
@@ -164,8 +170,10 @@ def _dma_wait(d, op):
     p = op.opview.params
     sem, _, _, idx, _, _, _ = P.DmaWaitOp.layout(list(op.operands), p["levels"],
                                                  p["has_src"], p["src_levels"],
-                                                 p["sizes"], p["src_sizes"])
+                                                 p["sizes"], p["src_sizes"], p["sem_levels"])
     idx = [_i32(b, d.env[s]) for s in idx]
+    if p["sem_levels"]:
+        idx = _window(b, sem, idx, p["sem_sizes"], p["sem_squeezed"], p["sem_levels"])[0]
     d.env[sem] = _sem_add(b, d.env[sem], idx, b.constant(np.int32(-1)))
 
 

@@ -499,4 +499,20 @@ def corpus(J, pl, pltpu) -> dict:
             out_shape=(f32, f32, J.ShapeDtypeStruct((8, 128), jnp.int32),
                        J.ShapeDtypeStruct((8, 128), jnp.uint32)))(s)
     K["stateful"] = (stateful, [((1,), np.int32)])
+
+    def dma_sems_kernel(x_hbm, o_ref, buf, sems):   # a DMA's semaphore by chained .at[]s
+        b = pl.program_id(0)
+        c = pltpu.make_async_copy(x_hbm.at[b], buf.at[1], sems.at[b].at[1])
+        c.start()
+        c.wait()
+        o_ref[...] = buf[1] + 1.0
+
+    def dma_sems(x):
+        return pl.pallas_call(
+            dma_sems_kernel, grid=(2,), in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            scratch_shapes=[pltpu.VMEM((2, 8, 128), jnp.float32),
+                            pltpu.SemaphoreType.DMA((2, 2))],
+            out_shape=J.ShapeDtypeStruct((16, 128), jnp.float32))(x)
+    K["chained_dma_semaphores"] = (dma_sems, [((2, 8, 128), np.float32)])
     return K

@@ -38,7 +38,8 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "argmax_bitcast", "side_effects", "trivial_window", "buffered", "element_window",
          "nested_calls", "bool_refs", "split_stack_pad", "erf_inv", "guide_matmul", "tile",
          "dma", "chained_dma", "named_scopes", "vmap_scopes", "multiple_of",
-         "roll", "prng", "dynamic_dma", "pallas_key", "chained_semaphores"}
+         "roll", "prng", "dynamic_dma", "pallas_key", "chained_semaphores",
+         "chained_dma_semaphores"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "

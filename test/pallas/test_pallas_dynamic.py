@@ -175,3 +175,32 @@ def test_chained_semaphore_views_match_jax():
     np.testing.assert_array_equal(got, x + np.repeat(np.float32([10, 11]), 8)[:, None])
     text = mjax.jit(lambda x: chained_semaphores(MJAX, x)).trace(x).as_text()
     assert re.search(r"jaxpr\.semaphore_signal.*levels = array<i64: 2, 1>", text)
+
+
+def dma_semaphore_views(libs, x):
+    """A DMA signalling a semaphore named by chained .at[]s, interpreted."""
+    jax_, jnp_, pl_, pltpu_ = libs
+
+    def kernel(x_hbm, o_ref, buf, sems):
+        b = pl_.program_id(0)
+        c = pltpu_.make_async_copy(x_hbm.at[b], buf.at[1], sems.at[b].at[1])
+        c.start()
+        c.wait()
+        o_ref[...] = buf[1] * 2.0
+
+    return pl_.pallas_call(
+        kernel, grid=(2,), in_specs=[pl_.BlockSpec(memory_space=pl_.ANY)],
+        out_specs=pl_.BlockSpec((8, 128), lambda i: (i, 0)),
+        scratch_shapes=[pltpu_.VMEM((2, 8, 128), jnp_.float32),
+                        pltpu_.SemaphoreType.DMA((2, 2))],
+        out_shape=jax_.ShapeDtypeStruct((16, 128), x.dtype), interpret=True)(x)
+
+
+def test_dma_semaphore_views_match_jax():
+    x = rnd(2, 8, 128)
+    got = np.asarray(dma_semaphore_views(MJAX, x))
+    np.testing.assert_array_equal(got, x.reshape(16, 128) * 2)
+    np.testing.assert_array_equal(got, np.asarray(dma_semaphore_views(JAX, x)))
+    text = mjax.jit(lambda x: dma_semaphore_views(MJAX, x)).trace(x).as_text()
+    assert "dst_sem_levels = array<i64: 2, 1>" in text
+    assert "sem_levels = array<i64: 2, 1>" in text

@@ -166,12 +166,14 @@ class AsyncCopyDescriptor:
                                       "supported by mjax's Pallas")
         src_starts, src, src_dyn = self.src_ref.view_args()
         dst_starts, dst, dst_dyn = self.dst_ref.view_args()
-        sems = [_one_semaphore(self.dst_sem, "dma_start")]
+        sems = [_semaphore_view(self.dst_sem, "dma_start")]
         if self.src_sem is not None:
-            sems.append(_one_semaphore(self.src_sem, "dma_start"))
+            sems.append(_semaphore_view(self.src_sem, "dma_start"))
+        sem_params = {f"{which}_sem_{k}": v
+                      for which, (_, _, p) in zip(("dst", "src"), sems) for k, v in p.items()}
         bind(P.DmaStartOp, self.src_ref.tracer, self.dst_ref.tracer,
-             *[r.tracer for r, _ in sems], *src_starts, *dst_starts,
-             *[i for _, idx in sems for i in idx], *src_dyn, *dst_dyn,
+             *[r.tracer for r, _, _ in sems], *src_starts, *dst_starts,
+             *[i for _, idx, _ in sems for i in idx], *src_dyn, *dst_dyn, **sem_params,
              src_sizes=src["sizes"], src_squeezed=src["squeezed"], dst_sizes=dst["sizes"],
              dst_squeezed=dst["squeezed"], has_src_sem=self.src_sem is not None,
              priority=int(priority), add=bool(self.add),
@@ -179,8 +181,9 @@ class AsyncCopyDescriptor:
              **({"dst_levels": dst["levels"]} if "levels" in dst else {}))
 
     def _wait(self, sem, ref, src) -> None:
-        sem_ref, idx = _one_semaphore(sem, "dma_wait")
+        sem_ref, idx, sem_params = _semaphore_view(sem, "dma_wait")
         starts, params, dyn = ref.view_args()
+        params.update({f"sem_{k}": v for k, v in sem_params.items()})
         src_starts, src_params, src_dyn = src.view_args()
         params.update({f"src_{k}": v for k, v in src_params.items()}, has_src=True)
         bind(P.DmaWaitOp, sem_ref.tracer, ref.tracer, src.tracer, *idx, *starts,
