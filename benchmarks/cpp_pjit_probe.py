@@ -47,7 +47,7 @@ def main():
     f = mjax.jit(lambda x: x + 1.0)
     x = jnp.ones((4,), jnp.float32)
     f(x), f(x)
-    entry = f._memo[3]
+    entry = f._memo.entry
     exe = entry.executable
     sharding = get_backend().sharding(exe.devices[0])
     misses = [0]

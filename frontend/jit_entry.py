@@ -7,13 +7,45 @@ runtime/_fastpath.c, which reads the same named fields through their slots) runs
 whose `fast` is True: its `run` (jaxlib's execute) and result `handlers`. Calls whose
 results are committed to a sharding (arguments committed to one device, or laid out over
 a mesh) run a copy of the entry whose `commit` names each result's sharding
-(`committed_entry`, `spmd_entry`).
+(`committed_entry`, `spmd_entry`). `CallMemo` and `KeyedMemo` are the fast path's
+records of the last cache hit (`Jitted._memo`, `Jitted._kmemo`), read the same way.
 """
 from __future__ import annotations
 
 import copy
 
 from mjax.placement import on_device
+
+
+class CallMemo:
+    """`Jitted._memo`: the fast path's record of the last cache hit of a call without
+    keyword or static arguments. `epoch`: the config epoch it holds under (a config change
+    makes a new one); `tree`: the arguments' treedef (None: every positional argument is
+    an Array; jit_fast.KEYED: only `table` serves, for keyword/static calls); `avals`: the
+    last call's, kept so the next call compares them by identity; `entry`: its CacheEntry;
+    `table`: {(treedef, avals): entry} of the epoch's other calls; `structured`: whether
+    the table holds calls other than flat ones (worth a flatten)."""
+    __slots__ = ("epoch", "tree", "avals", "entry", "table", "structured")
+
+    def __init__(self, epoch, tree, avals, entry, table, structured):
+        self.epoch, self.tree, self.avals = epoch, tree, avals
+        self.entry, self.table, self.structured = entry, table, structured
+
+
+class KeyedMemo:
+    """`Jitted._kmemo`: the last call with keyword or static arguments whose dynamic ones
+    are all top-level arrays (jit_fast.keyed_memo). `nargs`: its number of positional
+    arguments; `names`: its keyword names; `static`: the positions of the static values
+    among the positional and keyword values, `static_values` those values; `dynamic`: the
+    positions of the leaves; `avals`, `entry` as CallMemo's. A call with the same names,
+    equal static values and the same avals takes `entry`."""
+    __slots__ = ("epoch", "nargs", "names", "static", "static_values", "dynamic", "avals",
+                 "entry")
+
+    def __init__(self, epoch, nargs, names, static, static_values, dynamic, avals, entry):
+        self.epoch, self.nargs, self.names, self.static = epoch, nargs, names, static
+        self.static_values, self.dynamic, self.avals, self.entry = (static_values, dynamic,
+                                                                    avals, entry)
 
 
 class CacheEntry:

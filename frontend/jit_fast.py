@@ -21,17 +21,18 @@ from mjax.core import aval_of_value
 from mjax.dialect.types import ShapedArray
 from mjax.runtime import c_fast_path, get_backend
 from mjax.runtime.xla import LAYOUTS_IN_USE
-from mjax.jit_entry import CacheEntry, committed_entry, spmd_entry
+from mjax.jit_entry import CacheEntry, CallMemo, KeyedMemo, committed_entry, spmd_entry
 from mjax.sharding_impls import NamedSharding, SingleDeviceSharding
 from mjax.sharding_impls import mesh_contexts
 from mjax.spmd.jit import fast_results, laid_out
 
 C_FASTPATH = c_fast_path("_fastpath")   # (None: the Python path does it all)
-if C_FASTPATH is not None and not hasattr(C_FASTPATH, "set_entry"):
+if C_FASTPATH is not None and not hasattr(C_FASTPATH, "set_memos"):
     C_FASTPATH = None      # (built from an older _fastpath.c: rebuild it with setup.py)
 if C_FASTPATH is not None:
     C_FASTPATH.setup(Array, config, _trace_state, ShapedArray)
     C_FASTPATH.set_entry(CacheEntry)     # (the named fields it reads)
+    C_FASTPATH.set_memos(CallMemo, KeyedMemo)
 
 # A leaf the fast path does not take (host_key's answer): it never equals an aval, so the
 # memo comparison fails and the call takes the general path.
@@ -165,11 +166,8 @@ def static_key(v):
 
 
 def keyed_memo(state, args, kwargs, static_argnums, static_argnames, leaves, avals, entry):
-    """`Jitted._kmemo` for a call with keyword or static arguments whose dynamic ones are
-    all top-level arrays (`leaves`, in flattening order), else None: [epoch, number of
-    positional arguments, keyword names, positions of the static values among the
-    positional and keyword values, those values, positions of the leaves, avals, entry].
-    A call with the same names, equal static values and the same avals takes `entry`."""
+    """`Jitted._kmemo` (a KeyedMemo) for a call with keyword or static arguments whose
+    dynamic ones are all top-level arrays (`leaves`, in flattening order), else None."""
     n, names = len(args), tuple(kwargs)
     full = args + tuple(kwargs.values())
     static = tuple(i for i in static_argnums if i < n) + tuple(
@@ -178,7 +176,8 @@ def keyed_memo(state, args, kwargs, static_argnums, static_argnames, leaves, ava
         n + names.index(k) for k in sorted(k for k in names if k not in static_argnames))
     if len(dyn) != len(leaves) or any(full[i] is not x for i, x in zip(dyn, leaves)):
         return None
-    return [state, n, names, static, tuple(full[i] for i in static), dyn, avals, entry]
+    return KeyedMemo(state, n, names, static, tuple(full[i] for i in static), dyn, avals,
+                     entry)
 
 
 def override_epoch(local=config._local, meshes=mesh_contexts):
@@ -249,6 +248,6 @@ def install(cls):
 if C_FASTPATH is not None and hasattr(C_FASTPATH, "set_host"):
     C_FASTPATH.set_host(host_key, host_buf, LAYOUTS_IN_USE, override_epoch)
 
-__all__ = ["C_FASTPATH", "FAST_TREES", "HOST_LEAVES", "KEYED", "NOT_FAST", "OTHER_TREE",
+__all__ = ["C_FASTPATH", "CallMemo", "FAST_TREES", "HOST_LEAVES", "KEYED", "NOT_FAST", "OTHER_TREE",
            "fast_entry", "fast_keys", "host_buf", "host_bufs", "host_key", "install",
            "keyed_memo", "override_epoch", "static_key"]

@@ -32,7 +32,7 @@ from mjax.jit_fast import FAST_TREES as _FAST_TREES, KEYED as _KEYED, keyed_memo
 from mjax.jit_fast import OTHER_TREE as _OTHER_TREE, host_bufs as _host_bufs
 from mjax.jit_fast import install as _install_fast_path, static_key as _static_key
 from mjax.jit_fast import fast_entry, host_key as _host_key, override_epoch
-from mjax.jit_entry import CacheEntry as _CacheEntry
+from mjax.jit_entry import CacheEntry as _CacheEntry, CallMemo as _CallMemo
 from mjax.traceback_util import api_boundary
 from mjax.jit_refs import check_ref_args, ref_aliases, ref_slots
 from mjax.cache_miss_log import describer
@@ -126,11 +126,7 @@ class Jitted:
         self._cache: dict = {}
         self._nested: dict = {}   # traces made under other traces (mjax/nested_traces.py)
         ALL_JITTED.add(self)
-        # The fast path's memo of the last cache hit: [config epoch, args treedef (None:
-        # every positional argument is an Array), avals, entry, {(treedef, avals): entry}
-        # of the epoch, whether that table holds calls other than flat ones]; see
-        # __call__.
-        self._memo = None
+        self._memo = None    # (the fast path's last cache hit, a CallMemo: __call__)
         self._kmemo = None   # (the last call with keyword/static arguments: _call_keyed)
         # Calls without shardings can take the fast path; those with keyword or static
         # arguments its keyed form (see _call_keyed).
@@ -180,11 +176,11 @@ class Jitted:
         # other structures/avals seen under the same epoch are found in the memo's table.
         memo = self._memo
         if memo is not None and not _trace_state.stack and (
-                memo[0] is config._trace_key if not config._overriding
-                else memo[0] is override_epoch()):
+                memo.epoch is config._trace_key if not config._overriding
+                else memo.epoch is override_epoch()):
             if kwargs or self._has_static:
-                return self._call_keyed(args, kwargs, memo[4], memo[0])
-            tree = memo[1]
+                return self._call_keyed(args, kwargs, memo.table, memo.epoch)
+            tree = memo.tree
             if tree is None:         # the memo's arguments are all Arrays: no flattening
                 leaves = args
             else:
@@ -194,13 +190,13 @@ class Jitted:
                     leaves = _OTHER_TREE
             avals = tuple([x.aval if type(x) is Array and x._sharding is None
                            else _host_key(x) for x in leaves])
-            if avals == memo[2] and tree == memo[1]:
-                memo[2] = avals
-                entry = memo[3]
+            if avals == memo.avals and tree == memo.tree:
+                memo.avals = avals
+                entry = memo.entry
             else:
-                table = memo[4]
+                table = memo.table
                 entry = table.get((tree, avals))
-                if entry is None and tree is None and memo[5]:
+                if entry is None and tree is None and memo.structured:
                     # Not all Arrays: the table knows other structures by treedef.
                     try:
                         leaves, tree = _FAST_TREES.flatten(args)
@@ -213,7 +209,8 @@ class Jitted:
                     if tree is not None and tree.num_leaves == len(args) == \
                             tree.num_nodes - 1:
                         tree = None           # a flat call: the next one needs no flatten
-                    self._memo = [memo[0], tree, avals, entry, table, memo[5]]
+                    self._memo = _CallMemo(memo.epoch, tree, avals, entry, table,
+                                           memo.structured)
             if entry is not None:
                 try:
                     bufs = [x._buf for x in leaves]
@@ -252,15 +249,15 @@ class Jitted:
         the static arguments), hashed as the general cache key hashes them."""
         entry, km = None, self._kmemo
         try:
-            if km is not None and km[0] is epoch and km[1] == len(args) and \
-                    km[2] == tuple(kwargs):
+            if km is not None and km.epoch is epoch and km.nargs == len(args) and \
+                    km.names == tuple(kwargs):
                 full = args + tuple(kwargs.values()) if kwargs else args
-                if tuple([full[i] for i in km[3]]) == km[4]:
-                    leaves = [full[i] for i in km[5]]
+                if tuple([full[i] for i in km.static]) == km.static_values:
+                    leaves = [full[i] for i in km.dynamic]
                     avals = tuple([x.aval if type(x) is Array and x._sharding is None
                                    else _host_key(x) for x in leaves])
-                    if avals == km[6]:
-                        entry = km[7]
+                    if avals == km.avals:
+                        entry = km.entry
             if entry is None:
                 dyn_args, dyn_kwargs, static_key = self._split(args, kwargs)
                 leaves, tree = _FAST_TREES.flatten((dyn_args, dyn_kwargs))
@@ -316,23 +313,23 @@ class Jitted:
             self._kmemo = keyed_memo(state, args, kwargs, self.static_argnums,
                                      self.static_argnames, leaves, avals, entry)
             # The table serves other such calls; the memo's last-call fields stay.
-            if memo is not None and memo[0] is state:
-                memo[4][_KEYED, tree, avals, static_key] = entry
+            if memo is not None and memo.epoch is state:
+                memo.table[_KEYED, tree, avals, static_key] = entry
             else:
-                self._memo = [state, _KEYED, (), None, {(_KEYED, tree, avals, static_key):
-                                                        entry}, False]
+                self._memo = _CallMemo(state, _KEYED, (), None,
+                                       {(_KEYED, tree, avals, static_key): entry}, False)
             return
         # The table: (structure, avals) -> entry for this epoch (no larger than the
         # cache); a flat call of Arrays is there under its treedef and under None.
-        same_epoch = memo is not None and memo[0] is state
-        table = memo[4] if same_epoch else {}
+        same_epoch = memo is not None and memo.epoch is state
+        table = memo.table if same_epoch else {}
         table[tree, avals] = entry
         if len(args) == len(leaves) and all(type(x) is Array for x in args):
             tree = None
             table[None, avals] = entry
         # Whether the table has other structures than flat calls (worth a flatten).
-        structured = tree is not None or (same_epoch and memo[5])
-        self._memo = [state, tree, avals, entry, table, structured]
+        structured = tree is not None or (same_epoch and memo.structured)
+        self._memo = _CallMemo(state, tree, avals, entry, table, structured)
 
     def _call(self, args, kwargs, found=None):
         """The general path of a call: every case (tracing, static and donated arguments,

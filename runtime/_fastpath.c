@@ -1,9 +1,8 @@
 /* The cached `jit` call's fast path in C (frontend/jit_fast.py installs it; docs/performance.md,
  * "Cached `jit` dispatch, third pass").
  *
- * `JitCall` replaces `Jitted.__call__`. A call like the memo's (`Jitted._memo`: [epoch,
- * treedef or None, avals, entry, table, structured]; `Jitted._kmemo` for keyword and static
- * arguments), made with its config (under config context managers too) and no trace, whose
+ * `JitCall` replaces `Jitted.__call__`. A call like the memo's (`Jitted._memo`, a
+ * jit_entry.CallMemo; `Jitted._kmemo`, a KeyedMemo, for keyword and static arguments), made with its config (under config context managers too) and no trace, whose
  * leaves are `mjax.Array`s on their own device, committed to the program's or laid out over
  * its mesh, NumPy arrays or Python scalars with the memo's avals, goes from its arguments to
  * jaxlib's `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
@@ -33,6 +32,11 @@ static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_overriding, *s_stack,
  * fast path reads: `fast` (True: it may run the entry), `run`, `handlers`, `out_avals`,
  * `out_canonical` (None: one bare array), `out_tuple`, `const_bufs`, `commit`. */
 static PyTypeObject *entry_type = NULL;
+/* Set by set_memos(): jit_entry.CallMemo and KeyedMemo, and their fields' offsets. */
+static PyTypeObject *memo_type = NULL, *kmemo_type = NULL;
+static Py_ssize_t off_m_epoch = -1, off_m_tree = -1, off_m_avals = -1, off_m_entry = -1;
+static Py_ssize_t off_k[8];   /* KeyedMemo: epoch, nargs, names, static, static_values,
+                               * dynamic, avals, entry */
 static Py_ssize_t off_fast = -1, off_run = -1, off_handlers = -1, off_out_avals = -1,
                   off_out_canonical = -1, off_out_tuple = -1, off_consts = -1,
                   off_commit = -1;
@@ -69,6 +73,26 @@ static PyObject *set_entry(PyObject *mod, PyObject *args) {
         return NULL;
     off_fast = o[0]; off_run = o[1]; off_handlers = o[2]; off_out_avals = o[3];
     off_out_canonical = o[4]; off_out_tuple = o[5]; off_consts = o[6]; off_commit = o[7];
+    Py_RETURN_NONE;
+}
+
+static PyObject *set_memos(PyObject *mod, PyObject *args) {
+    static const char *const mnames[4] = {"epoch", "tree", "avals", "entry"};
+    static const char *const knames[8] = {"epoch", "nargs", "names", "static",
+                                          "static_values", "dynamic", "avals", "entry"};
+    PyObject *mt, *kt;
+    Py_ssize_t o[4];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &mt, &PyType_Type, &kt))
+        return NULL;
+    for (int i = 0; i < 4; i++)
+        if ((o[i] = slot_offset((PyTypeObject *)mt, mnames[i], "_fastpath")) < 0)
+            return NULL;
+    for (int i = 0; i < 8; i++)
+        if ((off_k[i] = slot_offset((PyTypeObject *)kt, knames[i], "_fastpath")) < 0)
+            return NULL;
+    off_m_epoch = o[0]; off_m_tree = o[1]; off_m_avals = o[2]; off_m_entry = o[3];
+    Py_INCREF(mt); Py_XSETREF(memo_type, (PyTypeObject *)mt);
+    Py_INCREF(kt); Py_XSETREF(kmemo_type, (PyTypeObject *)kt);
     Py_RETURN_NONE;
 }
 
@@ -194,19 +218,20 @@ static int pack_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     return 0;
 }
 
-/* The leaves of a keyword/static call like the last one (`Jitted._kmemo`: [epoch, number
- * of positional arguments, keyword names, indices of the static arguments among
- * positional + keyword values, their values, indices of the dynamic ones in leaf order,
- * avals, entry]), as a new list; NULL (no error) when the call is not like it. */
+/* The leaves of a keyword/static call like the last one (`Jitted._kmemo`, a KeyedMemo), as
+ * a new list; NULL (no error) when the call is not like it. */
 static PyObject *keyed_leaves(PyObject *jitted, PyObject *epoch, PyObject *const *args,
                               Py_ssize_t nargs, PyObject *kwnames, PyObject **avals,
                               PyObject **entry) {
     PyObject *km = PyObject_GenericGetAttr(jitted, s_kmemo), *out = NULL;
-    if (km == NULL || !PyList_CheckExact(km) || PyList_GET_SIZE(km) != 8 ||
-            PyList_GET_ITEM(km, 0) != epoch ||
-            PyLong_AsSsize_t(PyList_GET_ITEM(km, 1)) != nargs)
+    if (km == NULL || Py_TYPE(km) != kmemo_type)
         goto miss;
-    PyObject *names = PyList_GET_ITEM(km, 2);
+    for (int i = 0; i < 8; i++)
+        if (SLOT(km, off_k[i]) == NULL)
+            goto miss;
+    if (SLOT(km, off_k[0]) != epoch || PyLong_AsSsize_t(SLOT(km, off_k[1])) != nargs)
+        goto miss;
+    PyObject *names = SLOT(km, off_k[2]);
     Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     if (!PyTuple_CheckExact(names) || PyTuple_GET_SIZE(names) != nk)
         goto miss;
@@ -215,8 +240,8 @@ static PyObject *keyed_leaves(PyObject *jitted, PyObject *epoch, PyObject *const
         if (a != b && PyObject_RichCompareBool(a, b, Py_EQ) != 1)
             goto miss;
     }
-    PyObject *sidx = PyList_GET_ITEM(km, 3), *svals = PyList_GET_ITEM(km, 4);
-    PyObject *didx = PyList_GET_ITEM(km, 5);
+    PyObject *sidx = SLOT(km, off_k[3]), *svals = SLOT(km, off_k[4]);
+    PyObject *didx = SLOT(km, off_k[5]);
     if (!PyTuple_CheckExact(sidx) || !PyTuple_CheckExact(svals) || !PyTuple_CheckExact(didx)
             || PyTuple_GET_SIZE(sidx) != PyTuple_GET_SIZE(svals))
         goto miss;
@@ -241,8 +266,8 @@ static PyObject *keyed_leaves(PyObject *jitted, PyObject *epoch, PyObject *const
         Py_INCREF(args[k]);
         PyList_SET_ITEM(out, i, args[k]);
     }
-    *avals = PyList_GET_ITEM(km, 6);
-    *entry = PyList_GET_ITEM(km, 7);
+    *avals = SLOT(km, off_k[6]);
+    *entry = SLOT(km, off_k[7]);
     Py_INCREF(*avals);
     Py_INCREF(*entry);
     Py_DECREF(km);
@@ -283,33 +308,35 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
              *commits = NULL, *out_tree = NULL, *consts = NULL;
     Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     memo = PyObject_GenericGetAttr(jitted, s_memo);
-    if (memo == NULL || !PyList_CheckExact(memo) || PyList_GET_SIZE(memo) < 6)
+    if (memo == NULL || Py_TYPE(memo) != memo_type || SLOT(memo, off_m_epoch) == NULL ||
+            SLOT(memo, off_m_tree) == NULL || SLOT(memo, off_m_avals) == NULL ||
+            SLOT(memo, off_m_entry) == NULL)
         goto miss;
     tmp = call_epoch();
-    if (tmp == NULL || tmp != PyList_GET_ITEM(memo, 0))
+    if (tmp == NULL || tmp != SLOT(memo, off_m_epoch))
         goto miss;
     Py_CLEAR(tmp);
-    PyObject *tree = PyList_GET_ITEM(memo, 1);
+    PyObject *tree = SLOT(memo, off_m_tree);
     PyObject *const *leaves;
     Py_ssize_t n;
     int renew = 0, keys = 0;
     int keyed = nk > 0 || PyTuple_Check(tree);   /* (tree is not read after Python ran) */
     if (keyed) {   /* keyword or static arguments */
-        leaves_list = keyed_leaves(jitted, PyList_GET_ITEM(memo, 0), args, nargs, kwnames,
+        leaves_list = keyed_leaves(jitted, SLOT(memo, off_m_epoch), args, nargs, kwnames,
                                    &avals, &entry);
         if (leaves_list == NULL)
             goto miss;
         leaves = &PyList_GET_ITEM(leaves_list, 0);
         n = PyList_GET_SIZE(leaves_list);
     } else if (tree == Py_None) {
-        avals = PyList_GET_ITEM(memo, 2);
-        entry = PyList_GET_ITEM(memo, 3);
+        avals = SLOT(memo, off_m_avals);
+        entry = SLOT(memo, off_m_entry);
         Py_INCREF(avals);   /* (held: execution may release the GIL) */
         Py_INCREF(entry);
         leaves = args; n = nargs;
     } else {
-        avals = PyList_GET_ITEM(memo, 2);
-        entry = PyList_GET_ITEM(memo, 3);
+        avals = SLOT(memo, off_m_avals);
+        entry = SLOT(memo, off_m_entry);
         Py_INCREF(avals);
         Py_INCREF(entry);
         Py_INCREF(tree);
@@ -373,8 +400,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
             Py_INCREF(a);
             PyTuple_SET_ITEM(now, i, a);
         }
-        if (PyList_SetItem(memo, 2, now) < 0)
-            goto miss;
+        Py_SETREF(SLOT(memo, off_m_avals), now);
     }
     Py_ssize_t nc = PyList_CheckExact(consts) ? PyList_GET_SIZE(consts) : 0;
     bufs = PyList_New(n + nc);
@@ -537,6 +563,8 @@ static PyTypeObject JitCallType = {
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Array, config, trace_state): the objects the fast path reads."},
+    {"set_memos", set_memos, METH_VARARGS,
+     "set_memos(CallMemo, KeyedMemo): the memo classes whose named fields the fast path reads."},
     {"set_entry", set_entry, METH_VARARGS,
      "set_entry(CacheEntry): the cache entry class whose named fields the fast path reads."},
     {"make_array", make_array, METH_VARARGS, "Array(buf, aval) as the fast path builds it."},

@@ -120,7 +120,7 @@ def test_c_fast_path_reads_the_entry_fields():
     x = jnp.arange(3.0)
     f(x)
     f(x)
-    entry = f._memo[3]
+    entry = f._memo.entry
     assert entry.fast is True
 
     def mjax_file(path):
