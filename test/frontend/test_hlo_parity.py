@@ -249,7 +249,14 @@ def test_lm_step_for_tpu_is_jaxs_program():
     # for a TPU: the same reduces (the keepdims means' transposes reduce over the kept
     # dim, as JAX's broadcast_in_dim transpose), take_along_axis's one batched gather and
     # scatter-add, each dot with precision [DEFAULT, DEFAULT], softmax's y ** -2 on the
-    # (b, h, q, 1) sums, and no reshape JAX does not have.
+    # (b, h, q, 1) sums, and no reshape JAX does not have. (The default matmul precision
+    # is set here: on the chip the suite runs with JAX_DEFAULT_MATMUL_PRECISION=highest,
+    # test/conftest.py, which makes every dot HIGHEST in both libraries.)
+    with mjax.default_matmul_precision("default"), jax.default_matmul_precision("default"):
+        _lm_step_for_tpu_is_jaxs_program()
+
+
+def _lm_step_for_tpu_is_jaxs_program():
     make, args, saved = _lm()
     try:
         ops = _same_ops(make, args, "tpu")

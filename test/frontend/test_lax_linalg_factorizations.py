@@ -11,7 +11,7 @@ import scipy.linalg as osl
 import mjax
 import mjax.numpy as jnp
 import mjax.scipy.linalg as msl
-from frontend_util import x64
+from frontend_util import ON_TPU, skip_where_the_tpu_lacks, x64
 from mjax import lax
 from mjax.lax import linalg as ml
 from mjax.test_util import check_grads
@@ -89,6 +89,15 @@ def test_tridiagonal_solve_pivoting_singular_and_perturbed():
     d = np.array([0., 2., 1.], np.float32)
     du = np.array([1., 1., 0.], np.float32)
     b = np.arange(6, dtype=np.float32).reshape(3, 2)
+    if ON_TPU:
+        # JAX lowers tridiagonal_solve for a TPU with its generic Thomas sweep: no row
+        # exchanges (d[0] = 0 divides by zero there too) and no perturb_singular.
+        _same(ml.tridiagonal_solve(dl, d, du, b), jl.tridiagonal_solve(dl, d, du, b),
+              np.float32)
+        for lib in (ml, jl):
+            with pytest.raises(NotImplementedError, match="perturb_singular"):
+                lib.tridiagonal_solve(dl, d + 1, du, b, perturb_singular=True)
+        return
     _same(ml.tridiagonal_solve(dl, d, du, b), np.linalg.solve(_dense(dl, d, du), b),
           np.float32)
     sing = np.zeros(3, np.float32)
@@ -111,6 +120,7 @@ def test_tridiagonal_solve_jit_and_grads():
     with x64():
         args = [a.astype(np.float64) for a in _system((2,), 4, 2, np.float32)]
         check_grads(ml.tridiagonal_solve, args, order=1, modes=("fwd", "rev"))
+        skip_where_the_tpu_lacks(np.complex128)     # (the rest is complex128)
         c = [jnp.asarray(a.astype(np.complex128) + 0.5j) for a in args]
         check_grads(lambda b: ml.tridiagonal_solve(*c[:3], b), (c[3],), order=1)
 
@@ -169,14 +179,24 @@ def test_without_lapack_generic_forms(monkeypatch):
         c = _mat((2, 5, 4) if left else (2, 4, 5), np.complex64)
         _same(ml.ormqr(np.asarray(h.mT), np.asarray(taus), c, left=left, transpose=transpose),
               jl.ormqr(h.mT, taus, c, left=left, transpose=transpose), np.complex64)
+    # (for a TPU, JAX's error: it has no rule there for these)
+    message = "not found for platform tpu" if ON_TPU else "only implemented on CPU"
     for f in (ml.hessenberg, ml.schur, ml.tridiagonal):
-        with pytest.raises(NotImplementedError, match="only implemented on CPU"):
+        with pytest.raises(NotImplementedError, match=message):
             f(_mat((3, 3)))
 
 
 # ---- reductions: hessenberg, tridiagonal, schur ------------------------------------------
+def _skip_on_tpu(what):
+    """JAX computes these reductions only on the CPU (LAPACK) and GPU: it has no TPU rule,
+    and neither has mjax (both raising is test_tpu_lowering.py's test_no_tpu_rule_as_in_jax)."""
+    if ON_TPU:
+        pytest.skip(f"TPU: JAX has no TPU rule for {what} (CPU and GPU only)")
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_hessenberg(dtype):
+    _skip_on_tpu("hessenberg")
     with x64(_wide(dtype)):
         a = _mat((2, 5, 5), dtype)
         packed, taus = ml.hessenberg(a)
@@ -194,6 +214,7 @@ def test_hessenberg(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("lower", [True, False])
 def test_tridiagonal(dtype, lower):
+    _skip_on_tpu("tridiagonal")
     with x64(_wide(dtype)):
         a = _mat((5, 5), dtype)
         a = a + a.conj().T
@@ -209,6 +230,7 @@ def test_tridiagonal(dtype, lower):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_schur(dtype):
+    _skip_on_tpu("schur")
     with x64(_wide(dtype)):
         a = _mat((2, 4, 4), dtype)
         t, q = ml.schur(a)
@@ -226,6 +248,7 @@ def test_schur(dtype):
 
 
 def test_reductions_jit_vmap_and_errors():
+    _skip_on_tpu("hessenberg, schur and tridiagonal")
     a = _mat((3, 4, 4))
     for f, g in ((ml.hessenberg, jl.hessenberg), (ml.schur, jl.schur),
                  (ml.tridiagonal, jl.tridiagonal)):
@@ -250,6 +273,7 @@ def test_reductions_jit_vmap_and_errors():
 
 
 def test_scipy_schur_and_hessenberg():
+    _skip_on_tpu("schur and hessenberg")
     a = _mat((2, 4, 4))
     for output in ("real", "complex"):
         t, z = msl.schur(a, output)
@@ -373,6 +397,9 @@ def test_enums():
             {m.name: m.value for m in getattr(jl, name)}
     a = _mat((3, 3))
     s = a + a.T
+    if ON_TPU:
+        _enums_for_a_tpu(a, s)
+        return
     w, _ = ml.eigh(s, implementation=ml.EighImplementation.QR)[::-1]
     np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(s), atol=1e-4)
     with pytest.raises(NotImplementedError, match="QDWH"):
@@ -391,6 +418,32 @@ def test_enums():
         ml.eig(a, implementation=ml.EigImplementation.MAGMA)
 
 
+def _same_outcome(mine, theirs):
+    """mine() raises what theirs() raises, or gives its values (to float32 digits)."""
+    try:
+        want = theirs()
+    except Exception as e:      # noqa: BLE001 (the class is what is compared)
+        with pytest.raises(type(e)):
+            mine()
+        return
+    np.testing.assert_allclose(np.asarray(mine()), np.asarray(want), atol=1e-4)
+
+
+def _enums_for_a_tpu(a, s):
+    # On a TPU the implementations are JAX's TPU ones (eigh: no QR; svd: POLAR, its
+    # DEFAULT; no eig at all), not LAPACK's: each choice as JAX answers it there.
+    for impl in jl.EighImplementation:
+        _same_outcome(lambda: ml.eigh(s, implementation=ml.EighImplementation[impl.name])[1],
+                      lambda: jl.eigh(s, implementation=impl)[1])
+    for alg in (None, *jl.SvdAlgorithm):
+        _same_outcome(lambda: ml.svd(a, compute_uv=False, algorithm=alg and
+                                     ml.SvdAlgorithm[alg.name]),
+                      lambda: jl.svd(a, compute_uv=False, algorithm=alg))
+    for impl in jl.EigImplementation:
+        _same_outcome(lambda: ml.eig(a, implementation=ml.EigImplementation[impl.name]),
+                      lambda: jl.eig(a, implementation=impl))
+
+
 # ---- platform_dependent --------------------------------------------------------------------
 def _pd(x):
     return lax.platform_dependent(x, cpu=lambda x: x * 2, cuda=lambda x: x * 3,
@@ -403,25 +456,29 @@ def _jpd(x):
 
 
 def test_platform_dependent():
-    assert mjax.default_backend() == jax.default_backend() == "cpu"
+    here = "tpu" if ON_TPU else "cpu"
+    assert mjax.default_backend() == jax.default_backend() == here
     x = np.float32(1.5)
     xs = np.arange(3, dtype=np.float32)
-    assert float(_pd(x)) == float(_jpd(x)) == 3.0
+    # (the cpu branch on the CPU, the default on a TPU)
+    assert float(_pd(x)) == float(_jpd(x)) == (3.0 if here == "cpu" else 2.5)
     assert float(mjax.jit(_pd)(x)) == float(jax.jit(_jpd)(x))
-    assert float(mjax.grad(_pd)(x)) == float(jax.grad(_jpd)(x)) == 2.0
+    assert float(mjax.grad(_pd)(x)) == float(jax.grad(_jpd)(x)) == (2.0 if here == "cpu"
+                                                                    else 1.0)
     np.testing.assert_array_equal(np.asarray(mjax.vmap(_pd)(xs)), jax.vmap(_jpd)(xs))
     other = lax.platform_dependent(x, tpu=lambda x: x * 5, default=lambda x: x - 1)
-    assert float(other) == 0.5
+    assert float(other) == (0.5 if here == "cpu" else 7.5)
+    elsewhere = "cuda" if here == "tpu" else "tpu"
     for fn in (mjax.jit, lambda f: f):
-        with pytest.raises(NotImplementedError, match="platform_index.*tpu.*cpu"):
-            fn(lambda x: lax.platform_dependent(x, tpu=lambda x: x))(x)
+        with pytest.raises(NotImplementedError, match=f"platform_index.*{elsewhere}.*{here}"):
+            fn(lambda x: lax.platform_dependent(x, **{elsewhere: lambda x: x}))(x)
     with pytest.raises(ValueError, match="'cuda' or 'rocm'"):
         lax.platform_dependent(x, gpu=lambda x: x)
     with pytest.raises(TypeError, match="'cpu' branch must be a callable"):
         lax.platform_dependent(x, cpu=3)
     with pytest.raises(TypeError, match="'default' branch must be a callable"):
         lax.platform_dependent(x, default=3)
-    pair = lax.platform_dependent(x, xs, cpu=lambda a, b: (b, a))
+    pair = lax.platform_dependent(x, xs, **{here: lambda a, b: (b, a)})
     assert pair[1] is x or float(pair[1]) == 1.5
 
 
@@ -433,5 +490,9 @@ def test_lu_pivots_to_permutation_under_x64():
         theirs = jax.lax.linalg.lu_pivots_to_permutation(pivots, 3)
         np.testing.assert_array_equal(mine, theirs)
         a = np.array([[1.0, 2.0], [3.0, 4.0]])
-        np.testing.assert_allclose(mjax.numpy.linalg.solve(a, np.ones(2)),
-                                   np.linalg.solve(a, np.ones(2)), rtol=1e-12)
+        mine = mjax.numpy.linalg.solve(a, np.ones(2))
+        # (JAX's own program, the same for a TPU: there XLA emulates float64, so NumPy's
+        # digits are the CPU's only)
+        np.testing.assert_allclose(mine, jax.numpy.linalg.solve(a, np.ones(2)), rtol=1e-12)
+        if not ON_TPU:
+            np.testing.assert_allclose(mine, np.linalg.solve(a, np.ones(2)), rtol=1e-12)
