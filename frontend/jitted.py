@@ -610,7 +610,7 @@ class Jitted:
                                    None, traced)   # (before lowering)
         backend = get_backend(self._backend)
         finishing = finishing_passes(backend, layout_api.layout_modes_pass(
-            self._layouts, traced), memory_kinds.memory_kinds_pass(*kinds))
+            self._layouts, traced), memory_kinds.memory_kinds_pass(*kinds, backend.platform))
         printed = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
                                      user_passes=self._user_passes(),
                                      aliases=ref_aliases(entry, traced),
@@ -645,7 +645,7 @@ class Jitted:
         backend = get_backend(self._backend)
         finishing = finishing_passes(backend, layout_api.layout_modes_pass(
             self._layouts, traced), memory_kinds.memory_kinds_pass(
-                *self._memory_kinds(list(leaves), in_shardings, traced)))
+                *self._memory_kinds(list(leaves), in_shardings, traced), backend.platform))
         printed = spmd.lower(traced.module, all_in, list(entry.out_shardings) + ref_outs,
                              out_avals, mesh, donated, user_passes=self._user_passes(),
                              finishing=finishing)

@@ -11,7 +11,8 @@ does: `mhlo.memory_kind` on each argument and result of @main, and XLA's
 gave. A device_put inside the program lowers to that custom call marked
 `mjax.device_put` (passes/rules/structural.py); the pass --stablehlo-memory-kinds
 (`memory_kinds_pass`) reads the memory kinds off the marked calls to find each result's
-memory kind and then removes them (JAX's CPU lowering of device_put is the identity).
+memory kind and then removes them (JAX's CPU lowering of device_put is the identity; on
+a TPU or GPU, where a memory is a host one, they stay XLA's placement calls, as JAX's).
 Memory kinds flow as JAX's avals carry them: an op's result is in the memory of its
 operands of rank > 0 (constants go with any), and an elementwise op over host and device
 values is JAX's ValueError. An eager op on an array in host memory runs as a jit of the
@@ -43,6 +44,7 @@ from mjax.dialect.values import argument_number, defining_op, is_value, string_a
 from mjax.passes.stablehlo_memory_kinds import (ANY, HOST_KINDS,  # noqa: F401
                                                 StablehloMemoryKindsPass, type_string)
 from mjax.passes.traced_memory_kinds import check_main
+from mjax.runtime.backend import platform_record
 from mjax.sharding_impls import HOST_MEMORY_IN_USE, SingleDeviceSharding
 
 
@@ -142,15 +144,19 @@ def result_shardings(executable) -> list:
             for k in executable.out_memory_kinds]
 
 
-def memory_kinds_pass(arg_kinds, out_kinds) -> StablehloMemoryKindsPass | None:
+def memory_kinds_pass(arg_kinds, out_kinds,
+                      platform=None) -> StablehloMemoryKindsPass | None:
     """--stablehlo-memory-kinds for a jit's lowered program, given the memory kinds of its
     arguments (`arg_kinds`, one per @main argument: None where unknown, an uncommitted
     array's) and the results' kinds `out_shardings` asked for (`out_kinds`, None where
-    not given); None while this process uses no host memory (nothing to write)."""
+    not given); None while this process uses no host memory (nothing to write).
+    `platform`: the one lowered for (default: `target_platform()`), whose record says
+    whether device_puts stay XLA's placement calls (JAX's TPU and GPU lowering)."""
     if not in_use():
         return None
-    return StablehloMemoryKindsPass(arg_kinds=tuple(arg_kinds or ()),
-                                    out_kinds=tuple(out_kinds or ()))
+    return StablehloMemoryKindsPass(
+        arg_kinds=tuple(arg_kinds or ()), out_kinds=tuple(out_kinds or ()),
+        keep_puts=platform_record(platform).device_put_moves)
 
 
 def check_traced(module, arg_kinds) -> None:

@@ -223,7 +223,27 @@ def _space_sharding(leaf, space, S):
         devs = leaf.devices() if isinstance(leaf, Array) else None
         return S.SingleDeviceSharding(next(iter(devs)) if devs else devices()[0],
                                       memory_kind=kind)
+    if isinstance(s, S.NamedSharding) and (s.memory_kind or "device") != kind:
+        return S.NamedSharding(s.mesh, _spec_as_hlo_reads_it(s), memory_kind=kind)
     return s.with_memory_kind(kind)
+
+
+def _spec_as_hlo_reads_it(s):
+    """The spec JAX gives the result of a device_put that moved `s`'s array to another
+    memory: the program's result sharding is no longer equivalent to `s` (its memory
+    differs), so JAX reads the spec back from XLA's sharding (pxla.
+    _get_out_sharding_from_orig_sharding): axes of size 1 split nothing, and trailing
+    unsplit dimensions are dropped (over a mesh of one device: P())."""
+    sizes = dict(zip(s.mesh.axis_names, s.mesh.devices.shape))
+    entries = []
+    for e in s.spec:
+        names = tuple(n for n in ((e,) if isinstance(e, str) else
+                                    tuple(e) if isinstance(e, (tuple, list)) else ())
+                      if sizes.get(n, 1) > 1)
+        entries.append(None if not names else names[0] if isinstance(e, str) else names)
+    while entries and entries[-1] is None:
+        entries.pop()
+    return S.PartitionSpec(*entries)
 
 
 def cotangent_in_memory(primal, ct):

@@ -410,10 +410,11 @@ def checked_memory_kind(kind, device):
     if kind != "device":
         HOST_MEMORY_IN_USE[0] = True
     if kind not in kinds:
-        raise ValueError(f"Could not find memory addressable by device "
-                         f"{getattr(device, 'platform', device)}. Device "
-                         f"{getattr(device, 'platform', device)} can address the following "
-                         f"memory kinds: {', '.join(kinds)}. Got memory kind: {kind}")
+        # (jaxlib's message names the device kind: 'cpu', 'TPU v5 lite')
+        name = getattr(device, "device_kind", getattr(device, "platform", device))
+        raise ValueError(f"Could not find memory addressable by device {name}. Device "
+                         f"{name} can address the following memory kinds: "
+                         f"{', '.join(kinds)}. Got memory kind: {kind}")
     return kind
 
 

@@ -14,7 +14,9 @@ A device_put inside the program lowers to XLA's `annotate_device_placement` mark
 `mjax.device_put` (passes/rules/structural.py); the pass follows memory kinds through
 @main from its arguments' (`arg-kinds`) and those calls (an op's result is in the memory
 of its operands of rank > 0; constants go with any), then removes the marked calls (JAX's
-CPU lowering of device_put is the identity). Results given a kind (`out-kinds`, from
+CPU lowering of device_put is the identity), or with `keep-puts` (JAX's TPU and GPU
+lowering) keeps them as XLA's placement calls, unmarked, where some memory is a host
+one. Results given a kind (`out-kinds`, from
 out_shardings) are moved there by an unmarked placement call (JAX:
 mlir.wrap_with_memory_kind). An elementwise op over host and device values is JAX's
 ValueError. Values in loop and branch bodies are not followed. Where no memory is a host
@@ -43,15 +45,17 @@ def type_string(aval, kind: str) -> str:
     return f"{aval.dtype.name}{space}[{','.join(map(str, aval.shape))}]"
 
 
-def annotate_memory_kinds(module: ir.Module, arg_kinds, out_kinds) -> None:
+def annotate_memory_kinds(module: ir.Module, arg_kinds, out_kinds,
+                          keep_puts: bool = False) -> None:
     """The pass's rewrite: `arg_kinds` one per @main argument (None where unknown, ANY
     for an operand that takes the others' memory), `out_kinds` per result (None where
-    not given)."""
+    not given); `keep_puts`: device_puts stay placement calls where some memory is a
+    host one (JAX's TPU and GPU lowering, _tpu_gpu_device_put_lowering)."""
     main = main_function(module)
     if main is None:
         return
     kinds = _propagate(main, list(arg_kinds or ()),
-                       any(k in HOST_KINDS for k in (out_kinds or ())))
+                       any(k in HOST_KINDS for k in (out_kinds or ())), keep_puts)
     if kinds is not None:
         _set_attrs(main, kinds[0], kinds[1], list(out_kinds or ()))
 
@@ -63,9 +67,10 @@ def _rank(value) -> int:
         return 0
 
 
-def _propagate(main, arg_kinds, asked_host: bool):
+def _propagate(main, arg_kinds, asked_host: bool, keep_puts: bool = False):
     """(argument kinds, result kinds) of @main, the marked device_put calls removed
-    (everywhere); None when no memory is a host one (then nothing is annotated)."""
+    (everywhere), or unmarked where `keep_puts` and some memory is a host one; None when
+    no memory is a host one (then nothing is annotated)."""
     block = main.regions[0].blocks[0]
     args = list(block.arguments)
     arg_kinds = (arg_kinds + [None] * len(args))[:len(args)]
@@ -91,7 +96,10 @@ def _propagate(main, arg_kinds, asked_host: bool):
         out = ins.pop() if len(ins) == 1 else "device" if ins else None
         for r in op.results:
             kind[r] = out
-    _strip_nested(main)
+    if keep_puts and seen_host:
+        _unmark_nested(main)
+    else:
+        _strip_nested(main)
     if not seen_host:
         return None
     return arg_kinds, results
@@ -161,6 +169,19 @@ def _strip_nested(op):
                     _strip_nested(inner)
 
 
+def _unmark_nested(op):
+    """The marked device_put calls in the regions of `op` made XLA's placement calls
+    (JAX: mlir.wrap_with_memory_kind): unmarked, with a side effect, so kept."""
+    for region in op.regions:
+        for b in region.blocks:
+            for inner in b.operations:
+                if _marked_kind(inner) is not None:
+                    del inner.attributes[DEVICE_PUT_CALL]
+                    inner.attributes["has_side_effect"] = ir.BoolAttr.get(True)
+                else:
+                    _unmark_nested(inner)
+
+
 def _set_attrs(main, arg_kinds, result_kinds, out_kinds):
     """`mhlo.memory_kind` on every argument and result; the results out_shardings gave a
     memory kind are moved there by XLA's annotate_device_placement."""
@@ -203,9 +224,11 @@ class StablehloMemoryKindsPass(Pass):
     point = "after-lowering"
     arg_kinds: tuple = ()    # per @main argument: a memory kind, `any` or none
     out_kinds: tuple = ()    # per result: the kind out_shardings asked for, or none
+    keep_puts: bool = False  # device_puts stay placement calls (JAX's TPU/GPU lowering)
 
     def run(self, module: ir.Module) -> None:
-        annotate_memory_kinds(module, _kinds(self.arg_kinds), _kinds(self.out_kinds))
+        annotate_memory_kinds(module, _kinds(self.arg_kinds), _kinds(self.out_kinds),
+                              self.keep_puts)
 
 
 __all__ = ["ANY", "HOST_KINDS", "PRIMITIVES", "StablehloMemoryKindsPass",

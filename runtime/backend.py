@@ -84,7 +84,10 @@ class PlatformRecord:
     host_callback_target: str | None = None   # custom call a Python callback lowers to, or
     #                                           'send-recv': host transfers (TPU, as JAX)
     linalg: str = "xla"              # 'lapack' (jaxlib's CPU kernels), 'gpu-solver', 'xla'
-    dlpack_kind: int = 1             # DLPack's device type (kDLCPU 1, kDLCUDA 2, kDLROCM 10)
+    dlpack_kind: int | None = 1      # DLPack's device type (kDLCPU 1, kDLCUDA 2, kDLROCM 10;
+    #                                  None: its buffers are no DLPack device, as in JAX)
+    device_put_moves: bool = False   # a device_put to another memory inside a program stays
+    #                                  XLA's placement call (JAX's TPU and GPU lowering)
 
     def find_library(self) -> str | None:
         return _call(self.library, self.name) if self.library else None
@@ -118,17 +121,17 @@ PLATFORMS: dict[str, PlatformRecord] = {r.name: r for r in (
                    dlpack_kind=1),
     PlatformRecord("tpu", priority=300, library="mjax.runtime.tpu:find_library",
                    client="mjax.runtime.tpu:make_client", fail_quietly=True,
-                   lowering_option="platform=tpu", linalg="xla",
+                   lowering_option="platform=tpu", linalg="xla", device_put_moves=True,
                    pallas_pass=("jaxpr-pallas-to-mosaic", ""), host_callback_target="send-recv",
-                   dlpack_kind=1),
+                   dlpack_kind=None),
     PlatformRecord("cuda", priority=500, library=f"{_GPU}:find_pjrt_plugin",
                    client=f"{_GPU}:plugin_client", fail_quietly=True,
-                   lowering_option="platform=cuda",
+                   lowering_option="platform=cuda", device_put_moves=True,
                    linalg="gpu-solver", pallas_pass=("jaxpr-pallas-to-triton", "platform=cuda"),
                    host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=2),
     PlatformRecord("rocm", priority=500, library=f"{_GPU}:find_pjrt_plugin",
                    client=f"{_GPU}:plugin_client", fail_quietly=True,
-                   lowering_option="platform=rocm",
+                   lowering_option="platform=rocm", device_put_moves=True,
                    linalg="gpu-solver", pallas_pass=("jaxpr-pallas-to-triton", "platform=rocm"),
                    host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=10),
 )}
