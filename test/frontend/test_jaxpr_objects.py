@@ -15,6 +15,7 @@ import mjax.numpy as jnp
 from mjax import lax
 from mjax.extend import core as ext
 from mjax.extend.core import primitives as P
+from frontend_util import tol
 
 
 def _control_flow(x, y):
@@ -153,10 +154,12 @@ def _inverse(fun):
 def test_custom_interpreter_inverts_a_function():
     f = lambda x: jnp.exp(jnp.tanh(x))   # noqa: E731
     x = np.array([0.1, -0.3, 0.7], np.float32)
+    # (log(exp(t)) loses a few ulps of exp's result, more with a TPU's exp and log)
+    rtol = tol(1e-5, 1e-4)
     (back,) = _inverse(f)(f(x))
-    np.testing.assert_allclose(np.asarray(back), x, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(back), x, rtol=rtol)
     (jitted,) = mjax.jit(_inverse(f))(f(x))
-    np.testing.assert_allclose(np.asarray(jitted), x, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(jitted), x, rtol=rtol)
 
 
 def test_size_one_broadcast_is_taken_by_the_primitive_as_jax():
