@@ -186,7 +186,11 @@ class Array(ArrayMethods):
         return get_backend().to_dlpack(self._buf, stream)
 
     def __dlpack_device__(self):
-        return _backend_of(self._buf).dlpack_device(self._buf)
+        kind, device_id = _backend_of(self._buf).dlpack_device(self._buf)
+        if kind is None:        # (a TPU's buffers: JAX's ArrayImpl.__dlpack_device__)
+            raise BufferError(f"__dlpack__ device only supported for CPU and GPU, got "
+                              f"platform: {self.platform()}")
+        return kind, device_id
 
     def item(self, *args):
         return self._value().item(*args)

@@ -10,6 +10,7 @@ from mjax.array import Array
 from mjax.dtypes import canonicalize_dtype
 from mjax.dialect import ShapedArray
 from mjax.runtime import get_backend
+from mjax.runtime.backend import platform_record
 
 
 # DLPack device types of GPU memory -> the platform whose client imports it.
@@ -46,8 +47,23 @@ def from_dlpack(external_array, device=None, copy=None):
     if copy:
         host = host.copy()
     device = getattr(device, "_device", device)
-    buf = get_backend().from_dlpack(host, device, copy)
+    backend = _host_backend()
+    if device is not None and device not in backend.devices():    # (JAX: a device_put)
+        return Array(get_backend(device.platform).put(host, device),
+                     ShapedArray(host.shape, host.dtype))
+    buf = backend.from_dlpack(host, device, copy)
     return Array(buf, ShapedArray(host.shape, host.dtype))
+
+
+def _host_backend():
+    """The backend that shares host memory with a DLPack producer (kDLCPU): the default
+    one where its devices are the host's (XLA's CPU, IREE), else the host CPU's, as JAX
+    imports such tensors on its CPU backend whatever the default (on a TPU machine
+    `from_dlpack(numpy_array)` is a CPU device's array, sharing the memory)."""
+    backend = get_backend()
+    if platform_record(getattr(backend, "platform", "cpu")).dlpack_kind == 1:
+        return backend
+    return get_backend("cpu")
 
 
 def _from_gpu(producer, kind: int, device_id: int, device, copy):
