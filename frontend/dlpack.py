@@ -10,11 +10,9 @@ from mjax.array import Array
 from mjax.dtypes import canonicalize_dtype
 from mjax.dialect import ShapedArray
 from mjax.runtime import get_backend
+from mjax.runtime.backend import device_memory_platform
 from mjax.runtime.backend import platform_record
 
-
-# DLPack device types of GPU memory -> the platform whose client imports it.
-_GPU_DEVICE_TYPES = {2: "cuda", 10: "rocm"}     # (kDLCUDA, kDLROCM)
 
 # What DLPack carries (JAX: jax.dlpack.SUPPORTED_DTYPES).
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
@@ -41,8 +39,9 @@ def from_dlpack(external_array, device=None, copy=None):
                         f"producer such as a NumPy array), got {type(external_array)}")
     kind, device_id = (external_array.__dlpack_device__()
                        if hasattr(external_array, "__dlpack_device__") else (1, 0))
-    if kind in _GPU_DEVICE_TYPES:
-        return _from_gpu(external_array, kind, device_id, device, copy)
+    platform = device_memory_platform(kind)    # (the platform whose client imports it)
+    if platform is not None:
+        return _from_gpu(external_array, platform, kind, device_id, device, copy)
     host = np.from_dlpack(external_array)  # shape and dtype; no copy for CPU producers
     if copy:
         host = host.copy()
@@ -66,8 +65,8 @@ def _host_backend():
     return get_backend("cpu")
 
 
-def _from_gpu(producer, kind: int, device_id: int, device, copy):
-    backend = get_backend(_GPU_DEVICE_TYPES[kind])
+def _from_gpu(producer, platform: str, kind: int, device_id: int, device, copy):
+    backend = get_backend(platform)
     buf = backend.from_device_dlpack(producer, kind, device_id, copy)
     dtype = np.dtype(buf.dtype)
     arr = Array(buf, ShapedArray(tuple(buf.shape), dtype))

@@ -143,7 +143,7 @@ def _host_device():
     program waits for it: arrays it made there would wait behind that program.) None on
     the host CPU itself, and on IREE."""
     platform = getattr(get_backend(), "platform", "cpu")
-    return None if platform in ("cpu", "iree") else get_backend("cpu").devices()[0]
+    return None if platform_record(platform).host else get_backend("cpu").devices()[0]
 
 
 def _as_arrays(values) -> list:

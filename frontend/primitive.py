@@ -41,7 +41,7 @@ from mjax.host_callbacks import register as register_callback
 from mjax.jax_params import without_jax_only
 from mjax.passes import custom_rules
 from mjax.passes.user_primitives import OUT_DIMS
-from mjax.runtime.backend import target_platform
+from mjax.runtime.backend import platform_record, target_platform
 from mjax.source_info import user_location
 from mjax.staging import emit_call, fresh_name, trace_function
 
@@ -397,8 +397,7 @@ def lowering_of(prim):
     """The lowering rule registered for `prim` on this platform (None: none)."""
     rules = LOWERINGS.get(prim, {})
     platform = _platform()
-    gpu = "gpu" if platform in ("cuda", "rocm") else None
-    for key in (platform, gpu, None):
+    for key in (platform, platform_record(platform).rule_family, None):
         if key in rules:
             return rules[key]
     return None

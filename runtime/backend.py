@@ -56,15 +56,21 @@ def _parse(name: str) -> Platform:
     if text.startswith("iree-"):
         return Platform("iree", text[len("iree-"):] or "cpu")
     if not text or text == "xla":
-        raise ValueError(f"{name!r} is not a platform: expected 'cpu', 'tpu', 'cuda', "
-                         f"'rocm', 'iree' or 'iree-<target>'")
+        raise ValueError(f"{name!r} is not a platform: expected "
+                         f"{', '.join(map(repr, PLATFORMS))}, 'iree' or 'iree-<target>'")
     return Platform("xla", {"gpu": "cuda"}.get(text, text))
 
 
 # ---- platform records ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class PlatformRecord:
-    """Everything mjax knows about one XLA platform; nothing else tests platform names.
+    """What the frontend and the runtime know about one XLA platform. Adding a platform is
+    its record, the runtime module that finds and opens its plugin, and, if it shares
+    JAX's per-platform lowering rules, its entry in the passes' PLATFORM_RULES
+    (passes/rules/tables.py; docs/design.md, "Adding a platform"). Code elsewhere names
+    a platform only where the code is that platform's own (JAX's TPU SVD, Triton's ROCm
+    spellings, the host CPU, JAX's public names); test_architecture.py's PLATFORM_CODE
+    lists those files.
 
     `library` and `client` name functions ('module:function') of the platform's own
     runtime module: `library(name)` finds its PJRT plugin (None: not installed; the CPU's
@@ -88,6 +94,10 @@ class PlatformRecord:
     #                                  None: its buffers are no DLPack device, as in JAX)
     device_put_moves: bool = False   # a device_put to another memory inside a program stays
     #                                  XLA's placement call (JAX's TPU and GPU lowering)
+    rule_family: str | None = None   # the family name JAX's lowering rules may be
+    #                                  registered for as well ('gpu': CUDA and ROCm)
+    host: bool = False               # the host's own devices: callbacks' arrays stay there
+    install_hint: str = ""           # how to install the plugin (the missing-plugin error)
 
     def find_library(self) -> str | None:
         return _call(self.library, self.name) if self.library else None
@@ -105,11 +115,8 @@ def _call(ref: str, *args):
 
 
 def _missing_plugin(name: str) -> str:
-    how = {"tpu": "pip install \"mjax[tpu]\" (the libtpu package), or set TPU_LIBRARY_PATH "
-                  "to libtpu.so",
-           "cuda": "install jax-cuda12-pjrt (or -cuda13-), or set MJAX_PJRT_PLUGIN_CUDA",
-           "rocm": "install jax-rocm7-pjrt, or set MJAX_PJRT_PLUGIN_ROCM"}.get(
-        name, f"set MJAX_PJRT_PLUGIN_{name.upper()} to its PJRT plugin library")
+    how = platform_record(name).install_hint or \
+        f"set MJAX_PJRT_PLUGIN_{name.upper()} to its PJRT plugin library"
     return f"no PJRT plugin for platform '{name}' is installed ({how}). Available: 'cpu'."
 
 
@@ -118,22 +125,27 @@ PLATFORMS: dict[str, PlatformRecord] = {r.name: r for r in (
     PlatformRecord("cpu", priority=0, client="mjax.runtime.xla:make_cpu_client",
                    lowering_option="platform=cpu", linalg="lapack",
                    pallas_pass=None, host_callback_target="xla_ffi_python_cpu_callback",
-                   dlpack_kind=1),
+                   dlpack_kind=1, host=True),
     PlatformRecord("tpu", priority=300, library="mjax.runtime.tpu:find_library",
                    client="mjax.runtime.tpu:make_client", fail_quietly=True,
                    lowering_option="platform=tpu", linalg="xla", device_put_moves=True,
                    pallas_pass=("jaxpr-pallas-to-mosaic", ""), host_callback_target="send-recv",
-                   dlpack_kind=None),
+                   dlpack_kind=None, install_hint="pip install \"mjax[tpu]\" (the libtpu "
+                   "package), or set TPU_LIBRARY_PATH to libtpu.so"),
     PlatformRecord("cuda", priority=500, library=f"{_GPU}:find_pjrt_plugin",
                    client=f"{_GPU}:plugin_client", fail_quietly=True,
                    lowering_option="platform=cuda", device_put_moves=True,
                    linalg="gpu-solver", pallas_pass=("jaxpr-pallas-to-triton", "platform=cuda"),
-                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=2),
+                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=2,
+                   rule_family="gpu", install_hint="install jax-cuda12-pjrt (or -cuda13-), "
+                   "or set MJAX_PJRT_PLUGIN_CUDA"),
     PlatformRecord("rocm", priority=500, library=f"{_GPU}:find_pjrt_plugin",
                    client=f"{_GPU}:plugin_client", fail_quietly=True,
                    lowering_option="platform=rocm", device_put_moves=True,
                    linalg="gpu-solver", pallas_pass=("jaxpr-pallas-to-triton", "platform=rocm"),
-                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=10),
+                   host_callback_target="xla_ffi_python_gpu_callback", dlpack_kind=10,
+                   rule_family="gpu", install_hint="install jax-rocm7-pjrt, or set "
+                   "MJAX_PJRT_PLUGIN_ROCM"),
 )}
 # A platform mjax has no record of (a new PJRT plugin named by MJAX_PJRT_PLUGIN_<NAME>)
 # is handled as this one says: XLA's own lowerings, no kernels, no callbacks.
@@ -141,7 +153,7 @@ _GENERIC = PlatformRecord("", priority=-1, library=f"{_GPU}:find_pjrt_plugin",
                           client=f"{_GPU}:plugin_client")
 
 # IREE compiles StableHLO itself: XLA's lowerings, its own runtime for callbacks.
-_IREE = PlatformRecord("iree", priority=-1,
+_IREE = PlatformRecord("iree", priority=-1, host=True,
                        host_callback_target="xla_ffi_python_cpu_callback")
 
 
@@ -158,6 +170,15 @@ def platform_record(platform: "str | Platform | None" = None) -> PlatformRecord:
     if record is None:
         return dataclasses.replace(_GENERIC, name=target)
     return record
+
+
+def device_memory_platform(dlpack_kind: int) -> str | None:
+    """The XLA platform whose client imports DLPack device memory of `dlpack_kind`
+    (kDLCUDA 2: 'cuda', kDLROCM 10: 'rocm'); None for host memory (kDLCPU 1, which NumPy
+    reads) and kinds no record claims."""
+    if dlpack_kind == 1:
+        return None
+    return next((r.name for r in PLATFORMS.values() if r.dlpack_kind == dlpack_kind), None)
 
 
 class Buffer(Protocol):
@@ -405,6 +426,7 @@ def buffer_to_numpy(buf: Buffer, dtype=None) -> np.ndarray:
 
 __all__ = ["Backend", "Buffer", "Executable", "PLATFORMS", "Platform", "PlatformRecord",
            "available_platforms", "backend_of_device", "backends_are_initialized",
-           "buffer_to_numpy", "configured_platform", "default_platform", "discover",
+           "buffer_to_numpy", "configured_platform", "default_platform",
+           "device_memory_platform", "discover",
            "get_backend", "lowering_for", "platform_record", "register_backend",
            "set_default_platform", "target_platform"]

@@ -62,7 +62,7 @@ def find_pjrt_plugin(platform: str) -> str | None:
 def plugin_client(platform: str, path: str):
     """A PJRT client of the plugin at `path` for `platform`, set up as the module
     docstring says (runtime/backend.py's platform record finds the path)."""
-    gpu = platform in ("cuda", "rocm")
+    gpu = platform in _EXTENSIONS
     if platform == "cuda":
         _preload_nvidia_libraries()
     # The plugin carries its own copy of absl's log, which reads its level from the

@@ -34,6 +34,92 @@ BINDINGS = ("jaxlib.mlir", "jaxlib.mosaic", "mlir")
 MLIR_SHIMS = ("frontend/_src/lib/mlir/", "frontend/extend/mlir/",
               "frontend/interpreters/mlir.py")
 
+# Files that may name a platform ('cpu', 'tpu', 'cuda', 'rocm', 'gpu', or any record's
+# name) in code, and why: the records (runtime's PlatformRecord, the passes'
+# PLATFORM_RULES), a platform's own runtime module or code, the host CPU, or JAX's public
+# spelling, which a new platform leaves alone (docs/design.md, "Adding a platform"). A new
+# enumeration of platform names anywhere else fails test_platform_names_stay_in_their_files.
+PLATFORM_CODE = {     # file -> (most platform names it may hold; None: no ceiling, why)
+    "runtime/backend.py": (None, "the platform records, and Platform's parsing of names"),
+    "runtime/tpu.py": (None, "the TPU's plugin module (finds and opens libtpu)"),
+    "runtime/gpu_plugin.py": (None, "the CUDA and ROCm plugin module"),
+    "runtime/iree.py": (5, "IREE's own targets, not XLA platforms"),
+    "runtime/xla.py": (5, "XLA's CPU client, its host buffers and synchronous callbacks"),
+    # the host CPU (beside an accelerator: jit(backend='cpu'), callbacks, colocated Python)
+    "frontend/array.py": (1, "host"), "frontend/config/__init__.py": (1, "host"),
+    "frontend/debug.py": (1, "host"), "frontend/distributed.py": (2, "host: Gloo"),
+    "frontend/dlpack.py": (2, "host: kDLCPU tensors go to the host's backend, as JAX"),
+    "frontend/experimental/colocated_python/api.py": (3, "host"),
+    "frontend/host_callbacks.py": (3, "host"), "frontend/jitted.py": (4, "host"),
+    "frontend/spmd/pmap.py": (1, "host"),
+    # JAX's public spellings and defaults
+    "frontend/ffi.py": (3, "register_ffi_target(platform='cpu')"),
+    "frontend/export.py": (4, "export's aliases ('gpu', 'host'), from_stablehlo's default"),
+    "frontend/export_format.py": (1, "a serialized device's default platform"),
+    "frontend/experimental/jax2tf/converter.py": (4, "the platforms XlaCallModule runs"),
+    "frontend/experimental/tf2jax/xla_module.py": (1, "from_stablehlo's default"),
+    "frontend/lax/platform.py": (1, "platform_dependent refuses 'gpu', as JAX"),
+    "frontend/experimental/mesh_utils.py": (2, "GPU devices ordered by id, as JAX"),
+    "frontend/primitive.py": (1, "mlir.LoweringRuleContext's default platforms"),
+    "frontend/experimental/pallas/__init__.py": (1, "the `tpu` submodule in __all__"),
+    # one platform's own code: JAX's TPU algorithms, pltpu
+    "frontend/experimental/pallas/tpu.py": (1, "pltpu.is_tpu_device"),
+    "frontend/lax/linalg_tpu.py": (1, "JAX's TPU SVD, lowered for the TPU"),
+    # JAX's lowering rules for one platform (jaxpr-to-stablehlo's `platform` option)
+    "passes/rules/tables.py": (None, "PLATFORM_RULES: the per-platform rules each takes"),
+    "passes/rules/linalg.py": (1, "the `backend=cpu` option's spelling"),
+    "passes/rules/linalg_ffi.py": (1, "jaxlib's CPU custom-call registry"),
+    "passes/rules/linalg_lapack.py": (1, "the `backend=cpu` option's spelling"),
+    "passes/jaxpr_pallas_interpret.py": (1, "JAX's error for kernels on the CPU"),
+    "passes/jaxpr_pallas_to_triton.py": (1, "Triton's platform option (CUDA, ROCm)"),
+    "passes/triton/builders.py": (1, "ROCm's device library"),
+    "passes/triton/kernel.py": (2, "Triton's defaults for CUDA and ROCm"),
+}
+
+
+def platform_names() -> set:
+    """The names an XLA platform goes by: every record's in runtime/backend.py's
+    PLATFORMS (the first argument of each `PlatformRecord(...)` there), and JAX's 'gpu'."""
+    with open(os.path.join(ROOT, "runtime", "backend.py")) as fh:
+        tree = ast.parse(fh.read())
+    table = next(node.value for node in tree.body if isinstance(node, ast.AnnAssign)
+                 and getattr(node.target, "id", "") == "PLATFORMS")
+    return {node.args[0].value for node in ast.walk(table)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "PlatformRecord"
+            and node.args and isinstance(node.args[0], ast.Constant)} | {"gpu"}
+
+
+def platform_literals(source: str, names) -> list:
+    """Lines of `source` holding a string constant that is a platform name (docstrings
+    aside; comments and longer strings never match)."""
+    tree = ast.parse(source)
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef)) and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}
+    return sorted(node.lineno for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and node.value in names and id(node) not in docs)
+
+
+def platform_naming_files() -> dict:
+    """file (relative to the root) -> lines naming a platform, over frontend/, passes/
+    and runtime/."""
+    names, out = platform_names(), {}
+    for folder in ("frontend", "passes", "runtime"):
+        for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, folder)):
+            dirnames[:] = [d for d in dirnames if not d.startswith((".", "__pycache__"))]
+            for f in filenames:
+                if f.endswith(".py"):
+                    path = os.path.join(dirpath, f)
+                    with open(path) as fh:
+                        lines = platform_literals(fh.read(), names)
+                    if lines:
+                        out[os.path.relpath(path, ROOT).replace(os.sep, "/")] = lines
+    return out
+
+
 # ---- the import graph (as /work/shared/tools/arch_check.py builds it) -------------------------
 def modules() -> dict:
     """module name -> file path, for every module of the package."""
@@ -312,6 +398,24 @@ def test_an_upward_import_fails_the_lint():
     assert "mjax.lax is not allowed to import mjax.numpy" in result.stdout, result.stdout
 
 
+def test_platform_names_stay_in_their_files():
+    """A new platform is its record, its runtime module and its own rules: no other file
+    lists platforms, and the files that name one for a reason name no more."""
+    found = platform_naming_files()
+    new = {f: lines for f, lines in found.items() if f not in PLATFORM_CODE or
+           PLATFORM_CODE[f][0] is not None and len(lines) > PLATFORM_CODE[f][0]}
+    assert not new, ("platform names outside PLATFORM_CODE, or more than it allows "
+                     f"(state the fact in the platform's record, runtime/backend.py): {new}")
+
+
+def test_platform_literals_finds_an_enumeration():
+    """The scan can fail: a tuple of platform names is found, a docstring is not."""
+    source = ('"""Runs on \'cpu\'."""\ndef f(p):\n    """cpu"""\n'
+              '    return p in ("cuda", "rocm")\n')
+    assert platform_literals(source, {"cpu", "cuda", "rocm"}) == [4, 4]
+    assert platform_literals("x = 'cpus'  # 'cpu'\n", {"cpu"}) == []
+
+
 def test_cycles_finds_a_cycle():
     assert cycles({"a": 0, "b": 0, "c": 0, "d": 0},
                   {("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
@@ -326,6 +430,11 @@ if __name__ == "__main__":
           f"{MAX_MLIR_IMPORTERS}):\n  " + "\n  ".join(found))
     if len(found) > MAX_MLIR_IMPORTERS:
         bad["MLIR importers over the ceiling"] = found
+    named = platform_naming_files()
+    over = [f"{f}: lines {lines}" for f, lines in named.items() if f not in PLATFORM_CODE
+            or PLATFORM_CODE[f][0] is not None and len(lines) > PLATFORM_CODE[f][0]]
+    if over:
+        bad["platform names outside PLATFORM_CODE (put the fact in the record)"] = over
     for k, v in bad.items():
         print(f"{k}:\n  " + "\n  ".join(map(str, v)))
     sys.exit(1 if result.returncode or bad else 0)

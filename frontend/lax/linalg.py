@@ -25,6 +25,7 @@ from mjax.lax.reduce import reduce_sum
 from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, squeeze, transpose
 from mjax.passes import default_precision as DP
 from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX
+from mjax.passes.rules.tables import platform_rules
 from mjax.tracer import Tracer
 
 _HALF = ("float16", "bfloat16")
@@ -32,7 +33,7 @@ _HALF = ("float16", "bfloat16")
 
 def _tpu_linalg() -> bool:
     """Whether this trace is for a TPU, where linalg takes JAX's TPU algorithms."""
-    return current_platform() == "tpu"
+    return platform_rules(current_platform()).tpu_linalg
 
 
 def _bind(op, *args, **params):

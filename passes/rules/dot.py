@@ -15,7 +15,7 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.structural import _out_type, _shift_axes
-from mjax.passes.rules.tables import LOWERING_PLATFORM, lowering, nan_checked
+from mjax.passes.rules.tables import lowering, nan_checked, platform_rules
 
 
 # ---- lowering ----------------------------------------------------------------------------
@@ -47,7 +47,7 @@ def _dot_general_lower(ctx, lhs, rhs, *, dimension_numbers, precision=None,
     # of two dtypes are both converted to the result's first, except on a TPU where both
     # are real floats or integers (its dot takes them mixed).
     lhs_aval, rhs_aval = ctx.avals_in
-    if lhs_aval.dtype != rhs_aval.dtype and not (LOWERING_PLATFORM.get() == "tpu" and all(
+    if lhs_aval.dtype != rhs_aval.dtype and not (platform_rules().mixed_dtype_dots and all(
             H.is_real_number(a.dtype) for a in (lhs_aval, rhs_aval))):
         out_dtype = ctx.avals_out[0].dtype
         lhs, rhs = H.convert(lhs, out_dtype), H.convert(rhs, out_dtype)
@@ -63,7 +63,7 @@ class UnsupportedAlgorithmError(PassError, ValueError):
 def _dot_with_algorithm(ctx, lhs, rhs, dn, precision):
     """A dot computed by a dot algorithm (dialect/dot_algorithms.py): the operands cast
     to its types, the products accumulated in its type, the result cast to the op's."""
-    if LOWERING_PLATFORM.get() == "cpu" and (
+    if platform_rules().dot_algorithm_presets and (
             not isinstance(precision, str) or precision not in dot_algorithms.CPU_PRESETS):
         raise UnsupportedAlgorithmError(
             ctx.op, f"The precision '{dot_algorithms.describe(precision)}' is not "

@@ -37,7 +37,7 @@ from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapa
                                          tpu_linalg_here, uint8, xla_custom_call)
 from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
 from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX, svd_tpu
-from mjax.passes.rules.tables import LOWERING_PLATFORM, TRANSPOSE, lowering, nan_checked
+from mjax.passes.rules.tables import TRANSPOSE, lowering, nan_checked, platform_rules
 
 
 # ==== lowering helpers ==================================================================
@@ -58,7 +58,7 @@ def _keep_triangle(x: ir.Value, k: int = 0, lower: bool = True) -> ir.Value:
 def _lapack_here(ctx, dtype) -> bool:
     """Whether the program is lowered for XLA on a CPU (jaxpr-to-stablehlo's
     `platform=cpu`, which jit passes there; not under IREE) and LAPACK has the dtype."""
-    return (LOWERING_PLATFORM.get() == "cpu"
+    return (platform_rules().lapack
             and np.dtype(dtype).name in ("float32", "float64", "complex64", "complex128"))
 
 

@@ -21,7 +21,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect.dtype_rules import is_complex
 from mjax.dialect.types import aval_of
 from mjax.passes.rules import hlo as H
-from mjax.passes.rules.tables import LOWERING_PLATFORM
+from mjax.passes.rules.tables import platform_rules
 
 
 @functools.cache
@@ -74,7 +74,7 @@ def lapack_call(routine: str, operands, out_avals, config=None, aliases=None, ta
 def gpu_solver_prefix() -> str | None:
     """'cu' or 'hip' when lowering for a CUDA or ROCm GPU (jaxpr-to-stablehlo's `platform`
     option), where linalg calls jaxlib's cuSOLVER/hipSOLVER kernels; None elsewhere."""
-    return {"cuda": "cu", "rocm": "hip"}.get(LOWERING_PLATFORM.get())
+    return platform_rules().solver_prefix
 
 
 def tpu_linalg_here() -> bool:
@@ -82,7 +82,7 @@ def tpu_linalg_here() -> bool:
     where linalg lowers as JAX's TPU rules do: to the custom calls XLA's TPU compiler
     implements (LuDecomposition, Qr, ProductOfElementaryHouseholderReflectors, Eigh) and
     StableHLO's own cholesky and triangular_solve; LAPACK's kernels do not run there."""
-    return LOWERING_PLATFORM.get() == "tpu"
+    return platform_rules().tpu_linalg
 
 
 def not_on_tpu(primitive: str) -> NotImplementedError:

@@ -18,6 +18,7 @@ dialect a table must decide on has a rule there or a stated reason.
 from __future__ import annotations
 
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Callable, Generic, Iterator, TypeVar
 
 from jaxlib.mlir import ir
@@ -255,8 +256,44 @@ ALL_TABLES = (LOWER, JVP, TRANSPOSE, BATCH, SHARD, JVP_NESTED, BATCH_NESTED,
 
 
 # The platform jaxpr-to-stablehlo lowers for ("" when not told: `platform=cpu` in its
-# options), for rules whose StableHLO depends on it (dot algorithms XLA's CPU ignores).
+# options), for rules whose StableHLO depends on it (`platform_rules`).
 LOWERING_PLATFORM: ContextVar[str] = ContextVar("mjax_lowering_platform", default="")
+
+
+@dataclass(frozen=True)
+class PlatformRules:
+    """Which of JAX's per-platform lowering rules (`mlir.register_lowering(..., platform=)`)
+    a platform takes; a platform with no entry in PLATFORM_RULES takes XLA's generic
+    lowerings, as an unknown plugin does in JAX. The runtime's platform record
+    (runtime/backend.py) says the rest of what a platform is."""
+
+    lapack: bool = False              # linalg calls jaxlib's LAPACK kernels (the CPU)
+    solver_prefix: str | None = None  # linalg calls jaxlib's GPU solvers: 'cu', 'hip'
+    tpu_linalg: bool = False          # linalg as JAX's TPU rules (XLA's TPU custom calls)
+    mixed_dtype_dots: bool = False    # dots take real operands of two dtypes as they are
+    dot_algorithm_presets: bool = False   # only the CPU's presets of dot algorithms
+    expand_scatter_padding: bool = False  # select_and_scatter_add pads its operand first
+    approx_top_k: bool = False        # approx_max/min_k are XLA's approximate ApproxTopK
+
+
+# By jaxpr-to-stablehlo's `platform` option; "": lowered for no platform (IREE). (JAX
+# expands select_and_scatter_add's padding on the CPU and GPUs, whose XLA backends
+# crashed on a padded one.) A new platform that shares some of these rules gets an entry.
+PLATFORM_RULES: dict[str, PlatformRules] = {
+    "": PlatformRules(expand_scatter_padding=True),
+    "cpu": PlatformRules(lapack=True, dot_algorithm_presets=True,
+                         expand_scatter_padding=True),
+    "cuda": PlatformRules(solver_prefix="cu", expand_scatter_padding=True),
+    "rocm": PlatformRules(solver_prefix="hip", expand_scatter_padding=True),
+    "tpu": PlatformRules(tpu_linalg=True, mixed_dtype_dots=True, approx_top_k=True),
+}
+_GENERIC_RULES = PlatformRules()
+
+
+def platform_rules(platform: str | None = None) -> PlatformRules:
+    """The rules of `platform` (default: the one jaxpr-to-stablehlo lowers for)."""
+    name = LOWERING_PLATFORM.get() if platform is None else platform
+    return PLATFORM_RULES.get(name, _GENERIC_RULES)
 
 
 class LowerCtx:
@@ -312,6 +349,7 @@ def lowering(*ops: type[JaxprOp]):
 __all__ = ["ALL_TABLES", "BATCH", "BATCH_NESTED", "CHECKS", "CONTRACTION", "DISCHARGE",
            "DISCHARGE_NESTED", "EXPAND", "JVP", "JVP_NESTED", "KEY_DATA", "LOWER",
            "LowerCtx", "MOSAIC", "MissingRule", "PARTIAL_EVAL", "PARTIAL_SUMS", "PER_PARTIAL",
+           "PLATFORM_RULES", "PlatformRules",
            "PRODUCT", "RuleTable", "SHARD", "SUM", "TRANSPOSE", "TRANSPOSE_NESTED", "TRITON",
            "UPDATE", "WEAK_COTANGENTS", "WEAK_TYPES", "ZERO_DERIVATIVE",
-           "has_zero_derivative", "lowering", "nan_checked"]
+           "has_zero_derivative", "lowering", "nan_checked", "platform_rules"]

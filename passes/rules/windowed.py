@@ -26,7 +26,7 @@ from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front
 from mjax.passes.rules.reductions import combiner, identity
 from mjax.passes.registry import PassError
-from mjax.passes.rules.tables import LOWERING_PLATFORM, lowering, nan_checked
+from mjax.passes.rules.tables import lowering, nan_checked, platform_rules
 
 _KIND = {W.ReduceWindowSumOp: "add", W.ReduceWindowMaxOp: "max", W.ReduceWindowMinOp: "min"}
 _SELECT = {"ge": ("GE", "max"), "le": ("LE", "min")}  # comparison, padding identity
@@ -95,7 +95,7 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
     aval = ctx.avals_in[1]
     dtype = aval.dtype
     lows, highs = [lo for lo, _ in padding], [hi for _, hi in padding]
-    if LOWERING_PLATFORM.get() not in _PADDING_EXPANDED:
+    if not platform_rules().expand_scatter_padding:
         op = hlo.SelectAndScatterOp(H.ttype(aval.shape, dtype), operand, source,
                                     H.constant(0, dtype),
                                     window_dimensions=list(window_dimensions),
@@ -130,11 +130,6 @@ class _PaddingValueError(PassError, ValueError):
 
 class _PaddingTypeError(PassError, TypeError):
     """A max/min-pool gradient with negative padding (slicing it back fails in JAX)."""
-
-
-# Platforms whose select_and_scatter_add JAX lowers with the padding expanded (XLA's CPU
-# and GPU backends crashed on a padded one); "" is a lowering with no platform (IREE).
-_PADDING_EXPANDED = ("cpu", "cuda", "rocm", "")
 
 
 def _select_and_scatter_regions(op, dtype, direction) -> None:

@@ -17,6 +17,8 @@ import pytest
 import mjax
 import mjax.numpy as jnp
 from mjax.passes.pipeline import PIPELINE, pipeline_for
+from mjax.passes.rules.tables import PlatformRules, platform_rules
+from mjax import primitive
 from mjax.runtime import backend, tpu
 
 
@@ -39,6 +41,49 @@ def test_records_hold_jax_priorities_and_platform_facts():
     assert backend.platform_record("gpu") is records["cuda"]
     assert backend.platform_record("iree").lowering_option == ""
     assert backend.platform_record("newchip").name == "newchip"   # a plugin mjax lacks
+
+
+def test_records_hold_what_the_frontend_asks_of_a_platform():
+    """The facts the frontend once spelled as lists of platforms (issue 56)."""
+    records = backend.PLATFORMS
+    assert {n: r.rule_family for n, r in records.items()} == {
+        "cpu": None, "tpu": None, "cuda": "gpu", "rocm": "gpu"}
+    assert [n for n, r in records.items() if r.host] == ["cpu"]
+    assert backend.platform_record("iree").host and not backend.platform_record("newchip").host
+    assert [backend.device_memory_platform(k) for k in (1, 2, 10, 7)] == [
+        None, "cuda", "rocm", None]
+    assert "TPU_LIBRARY_PATH" in backend._missing_plugin("tpu")
+    assert "jax-rocm7-pjrt" in backend._missing_plugin("rocm")
+    assert "MJAX_PJRT_PLUGIN_NEWCHIP" in backend._missing_plugin("newchip")
+    with pytest.raises(ValueError, match="expected 'cpu', 'tpu', 'cuda', 'rocm', 'iree'"):
+        backend.Platform.parse("xla")
+
+
+def test_records_and_lowering_rules_agree_on_linalg():
+    """What the frontend may call while tracing (the record's linalg) is what the passes
+    lower to (their PLATFORM_RULES)."""
+    for name, record in backend.PLATFORMS.items():
+        rules = platform_rules(name)
+        assert rules.lapack == (record.linalg == "lapack"), name
+        assert (rules.solver_prefix is not None) == (record.linalg == "gpu-solver"), name
+    assert platform_rules("newchip") == PlatformRules()
+
+
+def test_a_gpu_lowering_rule_serves_the_gpu_family():
+    """register_lowering(platform='gpu') is what lowering for CUDA or ROCm finds; a
+    platform's own rule comes first; the CPU finds the default."""
+    prim = object()
+    rules = {"gpu": "gpu-rule", "rocm": "rocm-rule", None: "default"}
+    primitive.LOWERINGS[prim] = rules
+    try:
+        found = {}
+        for name in ("cuda", "rocm", "cpu", "tpu", "iree"):
+            with backend.lowering_for(name):
+                found[name] = primitive.lowering_of(prim)
+    finally:
+        del primitive.LOWERINGS[prim]
+    assert found == {"cuda": "gpu-rule", "rocm": "rocm-rule", "cpu": "default",
+                     "tpu": "default", "iree": "default"}
 
 
 def test_pipeline_read_from_the_record():
