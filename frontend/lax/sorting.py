@@ -9,8 +9,10 @@ from jaxlib import _jax
 
 from mjax.core import at_user_line, aval_of_value, bind
 from mjax.dialect.ops.reductions import SortOp
-from mjax.dialect.ops.sorting import TopKOp
+from mjax.dialect.ops.sorting import ApproxTopKOp, TopKOp
 from mjax.lax.elementwise import neg
+from mjax.lax.platform import current_platform
+from mjax.passes.rules.tables import platform_rules
 from mjax.dialect.shape_poly import is_symbolic_dim
 
 
@@ -77,6 +79,13 @@ def _approx_k(operand, k, reduction_dimension, recall_target, reduction_input_si
                                       f"{n}, got {k}"))
     if not np.issubdtype(aval.dtype, np.floating) and "float" not in aval.dtype.name:
         raise ValueError(at_user_line("operand must be a floating type"))
+    if platform_rules(current_platform()).approx_top_k:     # (XLA's approximate ApproxTopK)
+        values, indices = bind(
+            ApproxTopKOp, operand, k=k, reduction_dimension=dim,
+            recall_target=float(recall_target), is_max_k=bool(is_max_k),
+            reduction_input_size_override=int(reduction_input_size_override),
+            aggregate_to_topk=bool(aggregate_to_topk))
+        return [values, indices]
     size = k
     if not aggregate_to_topk:
         # The size of XLA's approximate (unaggregated) output; on CPU every kept entry is

@@ -29,6 +29,7 @@ K.state_unsupported(MOSAIC, {
         I.DynamicSliceOp, I.DynamicUpdateSliceOp, I.GatherOp, I.ScatterOp, I.ScatterAddOp,
         I.ScatterMulOp, I.ScatterMinOp, I.ScatterMaxOp),
     "a pallas_call inside a Pallas kernel is not supported": K.PALLAS_CALL_OPS,
-    "top_k has no Mosaic lowering (JAX's Pallas TPU has none either)": (So.TopKOp,),
+    "top_k and approx_top_k have no Mosaic lowering (JAX's Pallas TPU has none either)": (
+        So.TopKOp, So.ApproxTopKOp),
     "user-defined primitives have no Mosaic lowering rules": (U.UserPrimitiveOp,),
 }, replace=False)

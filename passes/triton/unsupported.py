@@ -16,6 +16,7 @@ K.state_unsupported(TRITON, {
     "checkify inside a Pallas kernel is not supported: checks are functionalized by "
     "--jaxpr-checkify outside kernels": K.CHECKIFY_OPS,
     "random numbers inside Triton kernels are not supported; pass them in": K.RANDOM_OPS,
-    "no Triton lowering for this op inside kernels": K.LINALG_CONV_WINDOW_OPS + (So.TopKOp,),
+    "no Triton lowering for this op inside kernels": K.LINALG_CONV_WINDOW_OPS + (So.TopKOp,
+                                                                            So.ApproxTopKOp),
     "a pallas_call inside a Pallas kernel is not supported": K.PALLAS_CALL_OPS,
 })

@@ -436,3 +436,30 @@ def test_svd_stays_one_op_until_lowered_for_a_tpu():
     assert '"jaxpr.svd"' in jaxpr and '"jaxpr.while"' not in jaxpr
     text = lowered.as_text()
     assert "@Eigh" in text and "stablehlo.while" in text and "lapack" not in text
+
+
+def _approx_top_k_calls(text: str) -> list[str]:
+    """The ApproxTopK custom calls of a module with their comparators' bodies, SSA names
+    and the comparators' visibility aside."""
+    calls = [re.sub(r"%[\w#:]+", "%", line.strip()) for line in text.splitlines()
+             if "ApproxTopK" in line or re.search(r"compare +[GL]T, %\w+, %\w+ :", line)]
+    return sorted(calls)
+
+
+@pytest.mark.parametrize("fn,kw,shape", [
+    ("approx_max_k", dict(k=5), (4, 50)),
+    ("approx_min_k", dict(k=3, reduction_dimension=0), (4, 50)),
+    ("approx_max_k", dict(k=4, recall_target=0.5, aggregate_to_topk=False), (4, 50)),
+    ("approx_min_k", dict(k=2, reduction_input_size_override=60), (2, 3, 50))])
+def test_approx_top_k_for_a_tpu_is_xlas_approx_top_k(fn, kw, shape):
+    # On a TPU JAX's approx_max_k/approx_min_k are XLA's approximate ApproxTopK (other
+    # entries than an exact top_k), with their backend_config; mjax's too, also under grad
+    # and vmap. (On the CPU both are exact.)
+    x = _rng.standard_normal(shape).astype(np.float32)
+    for make in (lambda lib, jnp: lambda x: getattr(lib.lax, fn)(x, **kw),
+                 lambda lib, jnp: lib.grad(lambda x: jnp.sum(getattr(lib.lax, fn)(x, **kw)[0])),
+                 lambda lib, jnp: lib.vmap(lambda x: getattr(lib.lax, fn)(x, **kw))):
+        mine, theirs = (lower_for_tpu(lib, make, (x,)) for lib in ("mjax", "jax"))
+        assert "ApproxTopK" in mine and "chlo.top_k" not in mine
+        assert _approx_top_k_calls(mine) == _approx_top_k_calls(theirs)
+        assert ops_that_matter(mine) == ops_that_matter(theirs)
