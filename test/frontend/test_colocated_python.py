@@ -12,6 +12,11 @@ import mjax
 from mjax.experimental import colocated_python as mcp
 from mjax.experimental.colocated_python import serialization as mser
 from mjax.sharding import Mesh, NamedSharding, P
+from frontend_util import ON_TPU
+
+# The tests that place arrays on several of the 8 CPU devices (devices()[1], meshes of 8).
+several_devices = pytest.mark.skipif(ON_TPU, reason=(
+    "TPU: multi-device: arrays on several of 8 devices (the TPU machine has one chip)"))
 
 
 def _add_one(x):
@@ -27,6 +32,7 @@ def _both(fn):
     return out
 
 
+@several_devices
 def test_colocated_cpu_devices_and_mesh():
     assert [d.id for d in mcp.colocated_cpu_devices(mjax.devices())] == \
         [d.id for d in jcp.colocated_cpu_devices(jax.devices())]
@@ -38,6 +44,7 @@ def test_colocated_cpu_devices_and_mesh():
     assert [d.id for d in cpu.devices.flat] == [d.id for d in jcpu.devices.flat]
 
 
+@several_devices
 @pytest.mark.parametrize("where", ["one", "sharded"])
 def test_call_matches_jax(where):
     def run(mod, cp):
@@ -56,6 +63,7 @@ def test_call_matches_jax(where):
         np.testing.assert_array_equal(ours[k], theirs[k])
 
 
+@several_devices
 def test_specialize_out_specs_fn_and_devices():
     def run(mod, cp):
         x = mod.device_put(np.ones((3,), np.float32), mod.devices()[0])
@@ -69,7 +77,8 @@ def test_specialize_out_specs_fn_and_devices():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("case", ["no_devices", "twice", "two_lists"])
+@pytest.mark.parametrize("case", ["no_devices", "twice",
+                                  pytest.param("two_lists", marks=several_devices)])
 def test_errors_match_jax(case):
     messages = []
     for mod, cp in ((jax, jcp), (mjax, mcp)):
@@ -127,6 +136,7 @@ def test_colocated_class_matches_jax():
         np.testing.assert_array_equal(a, b)
 
 
+@several_devices
 def test_serialization_round_trip():
     mesh = Mesh(np.array(mjax.devices()).reshape(2, 4), ("a", "b"))
     specs = {"w": mjax.ShapeDtypeStruct((4, 8), np.float32,

@@ -16,6 +16,13 @@ import pytest
 import mjax
 import mjax.numpy as jnp
 from mjax.config import config
+from frontend_util import ON_TPU
+
+# On a TPU machine JAX's import (cloud_tpu_init: the platforms and the PJRT client's
+# options) and the suite's environment (JAX_DEFAULT_MATMUL_PRECISION, test/conftest.py)
+# set these: there they are not the defaults, and mjax's values are compared with jax's.
+SET_ON_TPU = {"jax_platforms", "jax_pjrt_client_create_options",
+              "jax_default_matmul_precision"}
 
 STATES = ["enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
           "default_matmul_precision", "default_device", "debug_nans", "debug_infs",
@@ -28,7 +35,9 @@ def test_options_have_jax_names_defaults_and_docs():
         assert opt.doc, opt.name
         if opt.name.startswith("jax_"):
             assert opt.name in jax.config.values, opt.name
-            if opt.name != "jax_enable_x64":   # (the test fixtures set x64)
+            if ON_TPU and opt.name in SET_ON_TPU:
+                assert config.values[opt.name] == jax.config.values[opt.name], opt.name
+            elif opt.name != "jax_enable_x64":   # (the test fixtures set x64)
                 assert opt.default == jax.config.values[opt.name], opt.name
     assert config.values["jax_numpy_rank_promotion"] == "allow"
     assert set(config.values) == {o.name for o in config.options()}
@@ -293,8 +302,10 @@ def test_registering_an_option():
 def test_default_matmul_precision_reaches_dot_general_and_conv():
     x, y = jnp.ones((3, 4)), jnp.ones((4, 2))
     mm = lambda a, b: a @ b  # noqa: E731
-    # (no precision asked for: [DEFAULT, DEFAULT], stated as JAX states it)
-    assert "precision = [DEFAULT, DEFAULT]" in mjax.jit(mm).lower(x, y).as_text()
+    # (no precision asked for: [DEFAULT, DEFAULT], stated as JAX states it; None: not the
+    # 'highest' the suite's environment sets on a TPU)
+    with mjax.default_matmul_precision(None):
+        assert "precision = [DEFAULT, DEFAULT]" in mjax.jit(mm).lower(x, y).as_text()
     with mjax.default_matmul_precision("highest"):
         text = mjax.jit(mm).lower(x, y).as_text()
         assert "precision = [HIGHEST, HIGHEST]" in text
@@ -337,6 +348,8 @@ def test_num_cpu_devices_before_and_after_backends():
         config.update("jax_num_cpu_devices", len(mjax.devices()) + 1)
 
 
+@pytest.mark.skipif(ON_TPU, reason="TPU: multi-device: the default device among 8 devices "
+                    "(the TPU machine has one chip)")
 def test_default_device_places_eager_and_jit_results():
     from mjax.eager import _devices_of
     devs = mjax.devices()
@@ -523,12 +536,14 @@ def test_jit_calls_under_config_context_managers_follow_them():
 
 
 def test_config_context_managers_nest_and_decorate():
-    cm = mjax.default_matmul_precision("highest")
+    # (the value outside: None, or the 'highest' the suite's environment sets on a TPU)
+    outside = config.read("jax_default_matmul_precision")
+    cm = mjax.default_matmul_precision("high")
     with cm:
         with cm:       # (one object entered inside itself)
-            assert config.read("jax_default_matmul_precision") == "highest"
-        assert config.read("jax_default_matmul_precision") == "highest"
-    assert config.read("jax_default_matmul_precision") is None and not config._overriding
+            assert config.read("jax_default_matmul_precision") == "high"
+        assert config.read("jax_default_matmul_precision") == "high"
+    assert config.read("jax_default_matmul_precision") == outside and not config._overriding
 
     @mjax.enable_x64(True)
     def made():
@@ -552,7 +567,7 @@ def test_config_context_managers_nest_and_decorate():
         t.start()
     for t in threads:
         t.join()
-    assert seen == ["highest", "highest", None, None] and not config._overriding
+    assert seen == ["high", "high", outside, outside] and not config._overriding
 
 
 def test_jit_under_a_context_manager_takes_the_c_fast_path():
