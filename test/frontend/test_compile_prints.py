@@ -16,6 +16,7 @@ import mjax.numpy as jnp
 from mjax.experimental.layout import Format, Layout
 from mjax.runtime.xla import XlaBackend
 from mjax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+from frontend_util import ON_TPU
 
 if os.environ.get("MJAX_BACKEND", "").lower().startswith("iree"):
     pytest.skip("counts XLA's compilations (layouts, memory kinds, host callbacks)",
@@ -83,6 +84,8 @@ def test_one_print_and_no_parse_per_cache_miss(monkeypatch, name):
     assert counts == {"parse": 0, "print": 0}, name
 
 
+@pytest.mark.skipif(ON_TPU, reason="TPU: multi-device: a mesh of 2 devices (the TPU "
+                    "machine has one chip)")
 def test_backend_is_told_the_partitioner(monkeypatch):
     """Over several devices the backend gets the partitioner from the module, with the
     text: Shardy for Shardy's form, GSPMD for XLA's mhlo.sharding form (a host callback

@@ -158,8 +158,9 @@ def _flops(lib):
 
     def three(w, var, scale, x):
         return block(w, var, scale, block(w, var, scale, block(w, var, scale, x)))
-    cost = lambda f: lib.jit(f).lower(w, var, scale, x).cost_analysis()["flops"]
-    return cost(three), cost(block)
+    costs = [lib.jit(f).lower(w, var, scale, x).cost_analysis() for f in (three, block)]
+    # (None on a TPU: PJRT's C API has no cost analysis before compiling, in JAX too)
+    return None if costs[0] is None else tuple(c["flops"] for c in costs)
 
 
 def test_lowered_cost_counts_repeated_computations():
@@ -168,6 +169,9 @@ def test_lowered_cost_counts_repeated_computations():
     want = _flops(jax)
     got = _flops(mjax)
     assert got == want
+    if want is None:        # (a TPU: compared with jax's None above)
+        assert jax.default_backend() != "cpu"
+        return
     assert got[0] == 3 * got[1]
 
 
