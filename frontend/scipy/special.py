@@ -449,20 +449,21 @@ def rel_entr(p, q):
     """p log(p / q) for p, q > 0; 0 at p == 0 (q >= 0); inf otherwise.
     JAX: jax.scipy.special.rel_entr."""
     p, q = _float("rel_entr", p, q)
-    both = (p > 0) & (q > 0)
+    zero = lax.full_like(p, 0)
+    both = lax.bitwise_and(lax.gt(p, zero), lax.gt(q, zero))
+    one_zero = lax.bitwise_and(lax.eq(p, zero), lax.ge(q, zero))
     sp, sq = jnp.where(both, p, 1), jnp.where(both, q, 1)
-    value = sp * jnp.log(sp / sq)
-    return jnp.where(both, value, jnp.where((p == 0) & (q >= 0), 0.0, jnp.inf))
+    # (p log p - p log q, JAX's form: p log(p / q) rounds otherwise, and its derivative
+    # is xlogy's)
+    value = lax.sub(_xlogx(sp), xlogy(sp, sq))
+    return jnp.where(both, value, jnp.where(one_zero, zero, np.inf))
 
 
 def kl_div(p, q):
     """p log(p / q) - p + q for p, q > 0; q at p == 0 (q >= 0); inf otherwise.
     JAX: jax.scipy.special.kl_div."""
     p, q = _float("kl_div", p, q)
-    both = (p > 0) & (q > 0)
-    sp, sq = jnp.where(both, p, 1), jnp.where(both, q, 1)
-    value = sp * jnp.log(sp / sq) - sp + sq
-    return jnp.where(both, value, jnp.where((p == 0) & (q >= 0), q, jnp.inf))
+    return rel_entr(p, q) - p + q
 
 
 def boxcox(x, lmbda):
