@@ -108,6 +108,7 @@ def printing(x):
 
 def test_strip_debug_prints(capfd):
     assert float(mjax.jit(printing)(np.float32(3))) == 6
+    mjax.effects_barrier()   # (on a TPU a callback runs beside the program, as in JAX)
     assert "x is 3" in capfd.readouterr().out
     assert float(mjax.jit(printing, passes=[StripDebugPrints()])(np.float32(4))) == 8
     assert "x is" not in capfd.readouterr().out
@@ -122,6 +123,7 @@ def test_strip_debug_prints_in_loops_and_ordered(capfd):
         body = lambda i, c: (mjax.debug.print("in loop {}", i), c + 1)[1]   # noqa: E731
         return mjax.lax.fori_loop(0, 3, body, x) * 2
     np.testing.assert_array_equal(np.asarray(mjax.jit(g)(np.float32(3))), 12)
+    mjax.effects_barrier()
     assert "in loop 2" in capfd.readouterr().out
     strip = [StripDebugPrints()]
     np.testing.assert_array_equal(np.asarray(mjax.jit(g, passes=strip)(np.float32(3))), 12)
@@ -135,10 +137,12 @@ def test_config_option_by_flag(capfd):
     mjax.config.update("mjax_extra_passes", "strip-debug-prints")
     try:
         assert float(f(np.float32(6))) == 12
+        mjax.effects_barrier()   # (on a TPU a callback runs beside the program, as in JAX)
         assert "x is" not in capfd.readouterr().out
     finally:
         mjax.config.update("mjax_extra_passes", ())
     f(np.float32(6))                              # a new cache entry: printing again
+    mjax.effects_barrier()
     assert "x is 6" in capfd.readouterr().out
 
 
