@@ -310,10 +310,15 @@ class Lowered(_Signature):
         """XLA's cost estimates (flops, bytes accessed, ...) of the module before
         optimization, or None where the backend has none; Compiled.cost_analysis gives
         them after. JAX: Lowered.cost_analysis."""
-        client = getattr(get_backend(), "client", None)
+        return self._cost_analysis(get_backend())
+
+    def _cost_analysis(self, backend):
+        """cost_analysis by `backend`'s client (pl.estimate_cost asks the host CPU's
+        where the default's has none: JAX counts its estimate from the jaxpr anywhere)."""
+        client = getattr(backend, "client", None)
         if client is None:
             raise NotImplementedError(f"Lowered.cost_analysis on the "
-                                      f"{type(get_backend()).__name__} backend; use "
+                                      f"{type(backend).__name__} backend; use "
                                       f"compile().cost_analysis()")
         if "PJRT C API" in client.platform_version:
             return None     # (a plugin's client, the TPU's, has none before compiling: JAX's)

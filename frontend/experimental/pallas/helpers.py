@@ -22,6 +22,7 @@ from mjax.jitted import jit
 from mjax.primitive import primitive_of
 from mjax.ref import Ref as RefType
 from mjax.ref import new_ref
+from mjax.runtime import get_backend
 from mjax.shape_dtype_struct import ShapeDtypeStruct
 from mjax.experimental.pallas.memory import run_scoped
 
@@ -29,7 +30,8 @@ from mjax.experimental.pallas.memory import run_scoped
 def estimate_cost(fun, *args, **kwargs) -> CostEstimate:
     """A pl.CostEstimate for `fun(*args, **kwargs)` (arrays or ShapeDtypeStructs; keyword
     arguments are static): XLA's cost analysis of the function, lowered for the
-    default backend. JAX: pl.estimate_cost (JAX counts from its jaxpr, so the
+    default backend, by the host CPU's client where the default's has none before
+    compiling (a TPU's). JAX: pl.estimate_cost (JAX counts from its jaxpr, so the
     numbers can differ; they only guide XLA's scheduling of the kernel)."""
     leaves, tree = trace_trees.tree_flatten(args)
     specs = [ShapeDtypeStruct(tuple(x.shape), x.dtype) if hasattr(x, "shape") else x
@@ -37,7 +39,10 @@ def estimate_cost(fun, *args, **kwargs) -> CostEstimate:
     try:
         lowered = jit(functools.partial(fun, **kwargs)).lower(
             *tree_util.tree_unflatten(tree, specs))
-        cost = lowered.cost_analysis() or {}
+        cost = lowered.cost_analysis()
+        if cost is None:    # (a TPU's client has none before compiling: the host's count)
+            cost = lowered._cost_analysis(get_backend("cpu"))
+        cost = cost or {}
         if isinstance(cost, (list, tuple)):
             cost = cost[0] if cost else {}
     except Exception:       # (no cost analysis on this backend: no estimate)
