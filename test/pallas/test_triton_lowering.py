@@ -782,7 +782,7 @@ def _interpreted(f, *inputs):
     module = parse(mjax.jit(f).trace(*inputs).as_text())
     with context(), ir.Location.unknown(context()):
         run_pipeline(module, pipeline_for("cpu"))
-    return get_backend().compile(str(module)).run_numpy(*inputs)
+    return get_backend("cpu").compile(str(module)).run_numpy(*inputs)
 
 
 def _run_config(values, tmod, inputs, out_shapes):
@@ -919,7 +919,7 @@ def test_rule_computes_like_stablehlo(op_text, ins, out):
     cpu = parse(text)
     with context(), ir.Location.unknown(context()):
         run_pipeline(cpu, pipeline_for("cpu"))
-    [want] = get_backend().compile(str(cpu)).run_numpy(*inputs)
+    [want] = get_backend("cpu").compile(str(cpu)).run_numpy(*inputs)
     if np.dtype(out_dt).kind == "f" or out_dt is ml_dtypes.bfloat16:
         tol = 2e-2 if out_dt is ml_dtypes.bfloat16 else 2e-5
         np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
@@ -956,7 +956,7 @@ def test_structural_rule_computes_like_stablehlo(body, out, expect, with_nan):
     cpu = parse(text)
     with context(), ir.Location.unknown(context()):
         run_pipeline(cpu, pipeline_for("cpu"))
-    [want] = get_backend().compile(str(cpu)).run_numpy(x)
+    [want] = get_backend("cpu").compile(str(cpu)).run_numpy(x)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
@@ -1217,7 +1217,7 @@ def _check_each_call(f, *avals):
         cpu = parse(text)
         with context(), ir.Location.unknown(context()):
             run_pipeline(cpu, pipeline_for("cpu"))
-        wants = get_backend().compile(str(cpu)).run_numpy(*inputs)
+        wants = get_backend("cpu").compile(str(cpu)).run_numpy(*inputs)
         for got, want in zip(outs, wants):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     return len(calls)
