@@ -28,8 +28,16 @@ from mjax.passes.rules.tables import lowering, nan_checked
 
 
 # ---- monoids: identity and combiner per reduction kind -----------------------------
+# The float types JAX says have no inf (dtypes.supports_inf): their extremes are finite.
+_NO_INF = frozenset(np.dtype(t) for t in (
+    ml_dtypes.float8_e4m3b11fnuz, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz,
+    ml_dtypes.float8_e5m2fnuz))
+
+
 def _extreme(dtype, sign: int):
-    """+inf/-inf (or the largest/lowest finite value where there is no inf) of dtype."""
+    """+inf/-inf of dtype, as JAX's reduction identities cast them (float8_e8m0fnu, which
+    has neither inf nor sign, gets NaN there; float4/float6 their largest finite value),
+    or the largest/lowest finite value for the types JAX says have no inf."""
     if is_bool(dtype):
         return sign > 0
     if is_int(dtype):
@@ -39,7 +47,7 @@ def _extreme(dtype, sign: int):
                     np.float64 if np.dtype(dtype) == np.complex128 else dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         inf = np.array(sign * np.inf).astype(real)
-    value = inf if np.isinf(inf) else np.array(
+    value = inf if real not in _NO_INF else np.array(
         ml_dtypes.finfo(real).max if sign > 0 else ml_dtypes.finfo(real).min, real)
     if is_complex(dtype):
         # Lexicographic order: (-inf, -inf) is below every complex number.
