@@ -14,8 +14,9 @@ def logpmf(k, n, p, loc=0):
     k_is_array = jnp.ndim(k) > 0
     k, n, p, loc = promote("nbinom.logpmf", k, n, p, loc)
     y = k - loc
-    log_comb = lax.lgamma(y + n) - lax.lgamma(y + 1) - lax.lgamma(n)
-    value = log_comb + special.xlogy(n, p) + special.xlog1py(y, -p)
+    # (JAX's order, and y log(1 - p) as its xlogy: the same roundings)
+    log_comb = (lax.lgamma(y + n) - lax.lgamma(n)) - lax.lgamma(y + 1)
+    value = log_comb + (special.xlogy(n, p) + special.xlogy(y, 1 - p))
     value = jnp.where(k < loc, -jnp.inf, value)
     # JAX's result is weakly typed only for a scalar k (its constant 1 takes k's shape).
     return not_weak(value) if k_is_array else value
