@@ -52,6 +52,8 @@ PLATFORM_CODE = {     # file -> (most platform names it may hold; None: no ceili
     "frontend/experimental/colocated_python/api.py": (3, "host"),
     "frontend/host_callbacks.py": (3, "host"), "frontend/jitted.py": (4, "host"),
     "frontend/spmd/pmap.py": (1, "host"),
+    "frontend/experimental/pallas/helpers.py": (1, "host: pl.estimate_cost's count where "
+                                                   "the default has none (a TPU's)"),
     # JAX's public spellings and defaults
     "frontend/ffi.py": (3, "register_ffi_target(platform='cpu')"),
     "frontend/export.py": (4, "export's aliases ('gpu', 'host'), from_stablehlo's default"),
