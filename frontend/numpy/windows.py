@@ -12,6 +12,7 @@ from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange, ones
 from mjax.numpy.elementwise import abs as _abs, cos, sqrt, where_xy
 from mjax.numpy.promotion import promote
+from mjax.staging import jit_eagerly
 
 
 def _window(M, fn):
@@ -44,9 +45,12 @@ def hanning(M):
     return _window(M, lambda n, M: 0.5 - 0.5 * cos(2 * _onp.pi * n / (M - 1)))
 
 
+@jit_eagerly("x")
 def i0(x):
     """The modified Bessel function of the first kind, order 0: exp(|x|) i0e(|x|) (JAX's
-    composition, so values and overflow agree). JAX: jnp.i0."""
+    composition, so values and overflow agree). Called eagerly it is one program, as JAX
+    jits it (op by op, a TPU rounds bfloat16 intermediates JAX's fused program keeps in
+    float32). JAX: jnp.i0."""
     (x,) = promote("i0", x, inexact=True)
     if not _dt.issubdtype(x.dtype, _onp.floating):
         raise ValueError(f"Unsupported input type to jnp.i0: {x.dtype} (real floats only)")
