@@ -11,7 +11,7 @@ import scipy.special as osp
 import mjax
 import mjax.numpy as jnp
 import mjax.scipy.special as msp
-from frontend_util import x64
+from frontend_util import tol, x64
 
 X = np.array([-40., -12., -5., -2.5, -1., -0.3, -1e-3, 0., 1e-6, 1e-3, 0.3, 1., 1.9, 2., 2.5,
               3.3, 4., 4.5, 6., 7.9, 9., 12., 17., 33., 50., 70., 90., 200., 1e4, 2e9,
@@ -39,8 +39,9 @@ def test_spence():
     x = np.concatenate([x, [0.5, 1.5, 2., 1., -1., np.nan]]).astype(np.float32)
     close(msp.spence(x), jsp.spence(x), rtol=3e-5)
     ok = x >= 0
+    # (SciPy's float64 values: a TPU's log is not the host's, in JAX too)
     np.testing.assert_allclose(np.asarray(msp.spence(x))[ok], osp.spence(x[ok].astype(float)),
-                               rtol=3e-6, atol=1e-7)
+                               rtol=tol(3e-6, 3e-5), atol=tol(1e-7, 1e-6))
     with pytest.raises(TypeError):
         msp.spence(jnp.arange(3))
     with pytest.raises(TypeError):
@@ -62,7 +63,9 @@ def test_expn():
     x = np.array([0., 1e-3, 0.5, 1., 1.5, 3., 10., 30., 90.], np.float32)[None, :]
     got = np.asarray(msp.expn(n, x))
     close(got[:, 1:], jsp.expn(n, x)[:, 1:], rtol=5e-5)
-    np.testing.assert_allclose(got, osp.expn(n, x.astype(float)), rtol=5e-5, atol=1e-30)
+    # (SciPy's float64 values: a TPU's exp and log are not the host's, in JAX too)
+    np.testing.assert_allclose(got, osp.expn(n, x.astype(float)), rtol=tol(5e-5, 5e-4),
+                               atol=1e-30)
     close(msp.expn(-1, 1.0), jsp.expn(-1, 1.0))
     close(msp.expn(2, -1.0), jsp.expn(2, -1.0))
     close(msp.expn(6000, 2.0), jsp.expn(6000, 2.0))
