@@ -11,7 +11,7 @@ from mjax.numpy.arguments import check_arraylike, no_out
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.elementwise import (floor_divide, greater, imag, isinf, isnan, less, logical_and,
-                                    logical_not, logical_or, minimum, real, trunc, where_xy)
+                                    logical_or, real, trunc, where_xy)
 from mjax.numpy.promotion import broadcast_arrays, promote
 from mjax.numpy.scalar_types import bool_, finfo
 
@@ -148,6 +148,7 @@ def spacing(x, /):
     return where_xy(out == 0, copysign(tiny, x), out)
 
 
+@fused_when_eager
 def frexp(x, /):
     """(mantissa, exponent) with x = mantissa * 2**exponent and |mantissa| in [0.5, 1)
     (0, inf and NaN come back as is, with exponent 0). JAX: jnp.frexp."""
@@ -176,31 +177,29 @@ def _frexp_jvp(primals, tangents):
 
 
 def _frexp_bits(x):
+    """JAX's algorithm, op for op, so the platform's handling of subnormals is the same:
+    a value below the smallest normal is scaled up by 2**nmant first (where the platform
+    flushes subnormals to zero, as XLA's CPU does, that product is 0 and the answer is
+    JAX's 0.5 * 2**(minexp - nmant - 1); a bfloat16 subnormal even compares equal to 0
+    there and comes back as it is), then the exponent field is read off and replaced by
+    the bias - 1 (|mantissa| in [0.5, 1))."""
     info = _dt.finfo(x.dtype)
-    width = x.dtype.itemsize * 8
-    udt = _onp.dtype(f"uint{width}")
-    nmant, nexp = info.nmant, info.nexp
-    bias = (1 << (nexp - 1)) - 1
+    idt = _onp.dtype(f"int{x.dtype.itemsize * 8}")
+    nmant, field = info.nmant, (1 << info.nexp) - 1
+    bias = 1 - info.minexp
 
-    def u(v):
-        return _onp.array(v, udt)
-    bits = lax.bitcast_convert_type(x, udt)
-    sign = bits & u(1 << (width - 1))
-    biased = lax.shift_right_logical(bits, u(nmant)) & u((1 << nexp) - 1)
-    mant = bits & u((1 << nmant) - 1)
-    # Subnormals: shift the mantissa up until its leading one is the implicit bit.
-    shift = lax.clz(mant) - u(width - nmant - 1)
-    sub_mant = lax.shift_left(mant, minimum(shift, u(width - 1))) & u((1 << nmant) - 1)
-    is_sub = logical_and(biased == 0, mant != 0)
-    mant = where_xy(is_sub, sub_mant, mant)
-    exponent = where_xy(is_sub, 1 - bias + 1 - shift.astype(_onp.int32),
-                         biased.astype(_onp.int32) - bias + 1)
-    half = sign | lax.shift_left(u(bias - 1), u(nmant)) | mant
-    mantissa = lax.bitcast_convert_type(half, x.dtype)
-    special = logical_or(logical_and(biased == 0, logical_not(is_sub)),
-                             biased == u((1 << nexp) - 1))
+    def i(v):
+        return _onp.array(v, idt)
+    small = lax.lt(lax.abs(x), _onp.array(info.tiny, x.dtype))
+    scaled = where_xy(small, lax.mul(x, _onp.array(1 << nmant, x.dtype)), x)
+    bits = lax.bitcast_convert_type(scaled, idt)
+    exponent = where_xy(small, i(-nmant), i(0)) + (
+        (lax.shift_right_arithmetic(bits, i(nmant)) & i(field)) - i(bias - 1))
+    bits = (bits & i(~(field << nmant))) | i((bias - 1) << nmant)
+    mantissa = lax.bitcast_convert_type(bits, x.dtype)
+    special = logical_or(logical_or(isinf(x), isnan(x)), x == 0)
     return (where_xy(special, x, mantissa),
-            where_xy(special, 0, exponent).astype(_onp.int32))
+            where_xy(special, i(0), exponent).astype(_onp.int32))
 
 
 def _zero_like_const(i):

@@ -473,6 +473,32 @@ def test_frexp_of_bfloat16():
     compare(mjax.numpy.frexp, jax.numpy.frexp, (x,))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, jax.numpy.bfloat16, np.float64])
+def test_frexp_of_subnormals_is_jaxs(dtype):
+    # JAX's frexp scales a value below the smallest normal by 2**nmant and reads the bits
+    # of that product; where XLA flushes subnormals (the CPU) that gives 0.5 * 2**-149 for
+    # every float32 subnormal and leaves a bfloat16 one as it is (it compares equal to 0).
+    # mjax's exact bit arithmetic gave NumPy's 0.544 * 2**-132 for 1e-40.
+    fi = jax.numpy.finfo(dtype)
+    x = np.array([1e-40, -1e-40, float(fi.smallest_subnormal), -3 * float(fi.smallest_subnormal),
+                  0.75 * float(fi.tiny), float(fi.tiny), 0.0, -0.0, np.inf, -np.inf, np.nan,
+                  1.5, -3.0, float(fi.max)]).astype(dtype)
+    for got, want in ((mjax.numpy.frexp(x), jax.numpy.frexp(x)),
+                      (mjax.jit(mjax.numpy.frexp)(x), jax.jit(jax.numpy.frexp)(x))):
+        np.testing.assert_array_equal(_bits(got[0]), _bits(want[0]))
+        np.testing.assert_array_equal(np.asarray(got[1]), np.asarray(want[1]))
+        assert got[1].dtype == want[1].dtype
+    # (sweep_util's compare takes bfloat16 for exact: no NaN there)
+    compare(mjax.numpy.frexp, jax.numpy.frexp, (x[~np.isnan(x.astype(np.float64))],),
+            modes=("eager", "jit", "vmap"), rtol=0, atol=0)
+    finite = x[np.isfinite(x.astype(np.float64))]
+    compare(lambda a: mjax.numpy.frexp(a)[0], lambda a: jax.numpy.frexp(a)[0], (finite,),
+            modes=("grad",), rtol=0, atol=0)
+    x = x.astype(np.float64)[:6]
+    compare(lambda a: mjax.numpy.ldexp(a, 3), lambda a: jax.numpy.ldexp(a, 3), (x,),
+            rtol=0, atol=0)
+
+
 def test_masked_reductions_apply_initial_once_and_nanvar_keeps_inf_minus_inf():
     for fn in (lambda L: L.numpy.sum(np.uint32(3), keepdims=True, initial=3.25, where=False),
                lambda L: L.numpy.prod(np.arange(1.0, 4), initial=2,

@@ -141,13 +141,16 @@ def test_unwrap_odd_integer_period_matches_numpy():
 def test_frexp_i0_kaiser():
     x = np.array([0.0, -0.0, 1.0, -3.5, 1e-40, 2.0 ** -130, np.inf, -np.inf, np.nan, 6e20,
                   0.75], np.float32)
-    check_all(jnp.frexp(x), np.frexp(x))             # subnormals too (integer bit ops)
+    normal = np.abs(x) >= np.finfo(np.float32).tiny
+    check_all(jnp.frexp(x[normal]), np.frexp(x[normal]))
+    # (subnormals: JAX's, which XLA's CPU flushes, not NumPy's; test_fuzz_regressions.py)
+    check_all(jnp.frexp(x), jjnp.frexp(x))
     check_all(jnp.frexp(x[:4].astype(np.float16)), jjnp.frexp(x[:4].astype(np.float16)))
     check_all(jnp.frexp(np.arange(5)), jjnp.frexp(np.arange(5)))
     # The mantissa's derivative is 2**-exponent (JAX: a custom JVP), 1 at 0, inf and NaN.
     m_grad = mjax.vmap(mjax.grad(lambda a: jnp.frexp(a)[0]))(x)
-    check(m_grad, np.where(np.isfinite(x) & (x != 0), 2.0 ** -np.frexp(x)[1], 1.0)
-          .astype(np.float32), rtol=0)
+    check(m_grad[normal], np.where(np.isfinite(x) & (x != 0), 2.0 ** -np.frexp(x)[1], 1.0)
+          .astype(np.float32)[normal], rtol=0)
     check(m_grad, np.asarray(jax.vmap(jax.grad(lambda a: jjnp.frexp(a)[0]))(x)), rtol=0)
     v = np.array([0.0, 0.1, -1.0, 2.5, 10.0, 29.9, 30.1, 50.0, 85.0], np.float32)
     check(jnp.i0(v), jjnp.i0(v), rtol=2e-5)
