@@ -463,3 +463,16 @@ def test_approx_top_k_for_a_tpu_is_xlas_approx_top_k(fn, kw, shape):
         assert "ApproxTopK" in mine and "chlo.top_k" not in mine
         assert _approx_top_k_calls(mine) == _approx_top_k_calls(theirs)
         assert ops_that_matter(mine) == ops_that_matter(theirs)
+
+
+def test_tridiagonal_solve_for_a_tpu_is_a_sweep_as_jaxs():
+    # JAX has no TPU kernel for tridiagonal_solve: its generic lowering, a Thomas sweep of
+    # plain ops, and so mjax's (a LAPACK gtsv call there would abort the chip's compile).
+    dl, d, du = (_rng.standard_normal(5).astype(np.float32) for _ in range(3))
+    b = _rng.standard_normal((5, 2)).astype(np.float32)
+    for make in (lambda lib, jnp: lib.lax.linalg.tridiagonal_solve,
+                 lambda lib, jnp: lib.grad(lambda *a: jnp.sum(
+                     lib.lax.linalg.tridiagonal_solve(*a) ** 2), argnums=(0, 1, 2, 3))):
+        mine, theirs = (lower_for_tpu(lib, make, (dl, d + 4, du, b)) for lib in ("mjax", "jax"))
+        assert "custom_call" not in theirs
+        assert "custom_call" not in mine and "lapack" not in mine
