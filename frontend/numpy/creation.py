@@ -13,6 +13,7 @@ from mjax.batching import vmap
 from mjax.core import Tracer
 from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
 from mjax.dialect.types import KeyType, RefAval
+from mjax.jitted import jit
 from mjax.lax.elementwise import layout_like
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import canonical_shape, check_arraylike, normalize_axis
@@ -253,12 +254,17 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return out if dtype is None else out.astype(dtype)
 
 
-@fused_when_eager   # (jitted in JAX: its fused log10 and power round alike)
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Numbers spaced evenly on a log scale between start and stop: JAX's formula, sign(start)
     times the logspace of the log10 magnitudes relative to it (a zero or a change of sign
     gives NaN; no endpoint is set exactly). JAX: jnp.geomspace."""
     num, axis = operator.index(num), operator.index(axis)
+    return _geomspace_jit(start, stop, num, endpoint, dtype, axis)
+
+
+def _geomspace(start, stop, num, endpoint, dtype, axis):
+    # (jitted with start and stop traced, Python scalars too, as JAX's _geomspace: folded
+    # as constants, XLA rounded the log10s and the power otherwise, in the last bit)
     if dtype is None:
         dtype = _dt.to_inexact_dtype(result_type(start, stop))
     else:
@@ -272,3 +278,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     if ax:
         out = lax.transpose(out, (*range(1, ax + 1), 0, *range(ax + 1, out.ndim)))
     return lax.convert_element_type(out, dtype)
+
+
+_geomspace_jit = jit(_geomspace, static_argnums=(2, 3, 4, 5))

@@ -499,6 +499,24 @@ def test_frexp_of_subnormals_is_jaxs(dtype):
             rtol=0, atol=0)
 
 
+def test_geomspace_of_python_scalars_is_jaxs_bit_for_bit():
+    # JAX's geomspace jits its computation with start and stop traced; mjax folded Python
+    # endpoints as constants, and XLA's folded log10s and power differed in the last bit
+    # (geomspace(-9, -9, 3, endpoint=False) was [-9, -8.999999, -8.999999]).
+    for start, stop in ((-9, -9), (2, 7), (1.0, 1000.0), (-3, -8.0), (5, 1)):
+        for num, endpoint in ((3, False), (7, True), (50, True)):
+            got = mjax.numpy.geomspace(start, stop, num, endpoint=endpoint)
+            want = jax.numpy.geomspace(start, stop, num, endpoint=endpoint)
+            np.testing.assert_array_equal(_bits(got), _bits(want))
+            assert got.dtype == want.dtype and got.weak_type == want.weak_type
+    compare(lambda a: mjax.numpy.geomspace(a, 10.0, 4, axis=1),
+            lambda a: jax.numpy.geomspace(a, 10.0, 4, axis=1), (np.float32([1.5, -2]),),
+            modes=("eager", "jit", "grad", "vmap"), rtol=0, atol=0)
+    for kw in (dict(dtype=np.int32), dict(dtype=np.float16), dict(axis=2), dict(num=-1)):
+        compare(lambda: mjax.numpy.geomspace(2, 50, **{"num": 6, **kw}),
+                lambda: jax.numpy.geomspace(2, 50, **{"num": 6, **kw}), (), rtol=0, atol=0)
+
+
 def test_masked_reductions_apply_initial_once_and_nanvar_keeps_inf_minus_inf():
     for fn in (lambda L: L.numpy.sum(np.uint32(3), keepdims=True, initial=3.25, where=False),
                lambda L: L.numpy.prod(np.arange(1.0, 4), initial=2,
