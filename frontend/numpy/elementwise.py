@@ -751,6 +751,7 @@ def bitwise_count(x, /):
     return astype(lax.population_count(abs(x)), uint8)
 
 
+@fused_when_eager   # (one program, as JAX's: op by op, its last bit differed)
 def logaddexp2(x1, x2, /):
     y1, y2 = promote("logaddexp2", x1, x2, inexact=True)
     if _dt.issubdtype(y1.dtype, _onp.complexfloating):   # (JAX's formula)

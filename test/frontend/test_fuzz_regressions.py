@@ -517,6 +517,18 @@ def test_geomspace_of_python_scalars_is_jaxs_bit_for_bit():
                 lambda: jax.numpy.geomspace(2, 50, **{"num": 6, **kw}), (), rtol=0, atol=0)
 
 
+def test_eager_logaddexp2_is_one_program_as_jaxs():
+    # Op by op, mjax's eager logaddexp2 of NumPy float32 scalars rounded its last bit
+    # otherwise (jax's, eager and jitted, is one program's; so was mjax's under jit).
+    rng = np.random.default_rng(3)
+    pairs = [(np.float32(0.001), np.float32(0.3))] + [
+        (np.float32(a), np.float32(b)) for a, b in rng.normal(size=(20, 2)) * 3]
+    for x, y in pairs:
+        got, want = mjax.numpy.logaddexp2(x, y), jax.numpy.logaddexp2(x, y)
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+        assert got.dtype == want.dtype and got.weak_type == want.weak_type
+
+
 def test_masked_reductions_apply_initial_once_and_nanvar_keeps_inf_minus_inf():
     for fn in (lambda L: L.numpy.sum(np.uint32(3), keepdims=True, initial=3.25, where=False),
                lambda L: L.numpy.prod(np.arange(1.0, 4), initial=2,
