@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as _onp
 
 from mjax import dtypes as _dt, lax, prng as _prng
-from mjax.core import bind
+from mjax.core import _state as _trace_state, bind
 from mjax.dialect import op_class
 from mjax.dlpack import from_dlpack as _from_dlpack
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import is_array
-from mjax.numpy.array_api import with_device_keyword
+from mjax.numpy.array_api import fused_when_eager, with_device_keyword
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -88,3 +89,21 @@ def astype(x, dtype, /, *, copy=False):
 
 def copy(a, order=None):
     return bind(op_class("copy"), asarray(a))
+
+
+_NUMBERS = (int, float, complex, bool)
+
+
+def fused_values(fn):
+    """fused_when_eager for a function of array values only (a ufunc): eagerly, Python
+    numbers among its positional arguments become weakly typed arguments of the program,
+    as of JAX's jitted ufuncs, not constants XLA would fold with its own arithmetic
+    (log2(13) and log10(7) came out an ulp off JAX's)."""
+    fused = fused_when_eager(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if not _trace_state.stack and builtins.any(type(a) in _NUMBERS for a in args):
+            args = tuple(asarray(a) if type(a) in _NUMBERS else a for a in args)
+        return fused(*args, **kwargs)
+    return call

@@ -23,7 +23,7 @@ from mjax.dialect.ops import elementwise as _ops
 from mjax.eager_fast import fast_op
 from mjax.numpy.arguments import check_arraylike, is_array, no_out
 from mjax.numpy.array_api import fused_when_eager
-from mjax.numpy.conversion import asarray, astype
+from mjax.numpy.conversion import asarray, astype, fused_values
 from mjax.numpy.promotion import (broadcast_shapes, broadcast_to, KEEP_ANY, KEEP_INEXACT, promote,
                                   scalar_learner, unchanged_pair)
 from mjax.numpy.scalar_types import bool_, iscomplexobj, pi, uint8
@@ -110,7 +110,7 @@ multiply = fast_op(_multiply, _ops.MulOp, _ARITH, scalar_learner("multiply"))
 true_divide = divide = fused_when_eager(_binary("true_divide", lax.div, inexact=True))
 maximum = _binary("maximum", lax.max, op=_ops.MaxOp, keep=KEEP_ANY)
 minimum = _binary("minimum", lax.min, op=_ops.MinOp, keep=KEEP_ANY)
-arctan2 = fused_when_eager(_binary("arctan2", lax.atan2, inexact=True))
+arctan2 = fused_values(_binary("arctan2", lax.atan2, inexact=True))
 equal = _binary("equal", lax.eq, op=_ops.EqOp, keep=KEEP_ANY)
 not_equal = _binary("not_equal", lax.ne, op=_ops.NeOp, keep=KEEP_ANY)
 
@@ -243,9 +243,9 @@ def _log_scaled(scale):
 
 # log2 divides by log(2) computed at run time; log10 multiplies by 1/log(10) rounded to
 # the dtype: the roundings of JAX's jnp, which results are compared with bit for bit.
-log2 = fused_when_eager(_unary("log2", _log_scaled(
+log2 = fused_values(_unary("log2", _log_scaled(
     lambda v: lax.div(v, lax.log(lax.full((), 2, v.dtype)))), True))
-log10 = fused_when_eager(_unary("log10", _log_scaled(
+log10 = fused_values(_unary("log10", _log_scaled(
     lambda v: lax.mul(v, lax.full((), 1 / math.log(10), v.dtype))), True))
 sqrt = _unary("sqrt", lax.sqrt, True)
 cbrt = _unary("cbrt", lax.cbrt, True)
@@ -751,7 +751,7 @@ def bitwise_count(x, /):
     return astype(lax.population_count(abs(x)), uint8)
 
 
-@fused_when_eager   # (one program, as JAX's: op by op, its last bit differed)
+@fused_values   # (one program, as JAX's: op by op, its last bit differed)
 def logaddexp2(x1, x2, /):
     y1, y2 = promote("logaddexp2", x1, x2, inexact=True)
     if _dt.issubdtype(y1.dtype, _onp.complexfloating):   # (JAX's formula)

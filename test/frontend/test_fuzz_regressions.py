@@ -529,6 +529,18 @@ def test_eager_logaddexp2_is_one_program_as_jaxs():
         assert got.dtype == want.dtype and got.weak_type == want.weak_type
 
 
+def test_eager_ufuncs_of_python_numbers_trace_them_as_jaxs():
+    # JAX's jitted ufuncs take Python numbers as weakly typed program arguments; mjax's
+    # fused calls made them constants, which XLA folded with its own arithmetic:
+    # log2(13), log2(0.3), log10(7) and logaddexp2(0.001, 0.3) were an ulp off.
+    for name, args in (("log2", (13,)), ("log2", (0.3,)), ("log10", (7,)), ("log10", (True,)),
+                       ("logaddexp2", (0.001, 0.3)), ("logaddexp2", (2, np.float32(0.5))),
+                       ("arctan2", (13, 0.7)), ("arctan2", (1.5, np.float16(2)))):
+        got, want = getattr(mjax.numpy, name)(*args), getattr(jax.numpy, name)(*args)
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+        assert got.dtype == want.dtype and got.weak_type == want.weak_type
+
+
 def test_masked_reductions_apply_initial_once_and_nanvar_keeps_inf_minus_inf():
     for fn in (lambda L: L.numpy.sum(np.uint32(3), keepdims=True, initial=3.25, where=False),
                lambda L: L.numpy.prod(np.arange(1.0, 4), initial=2,
