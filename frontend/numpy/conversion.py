@@ -91,19 +91,24 @@ def copy(a, order=None):
     return bind(op_class("copy"), asarray(a))
 
 
-_NUMBERS = (int, float, complex, bool)
+_NUMBERS = (int, float, complex, _onp.number, _onp.bool_)
 
 
-def fused_values(fn):
+def fused_values(fn, inexact_direct=False):
     """fused_when_eager for a function of array values only (a ufunc): eagerly, Python
-    numbers among its positional arguments become weakly typed arguments of the program,
+    and NumPy numbers among its positional arguments become arguments of the program,
     as of JAX's jitted ufuncs, not constants XLA would fold with its own arithmetic
-    (log2(13) and log10(7) came out an ulp off JAX's)."""
+    (log2(13) and log10(7) came out an ulp off JAX's). inexact_direct: arrays of inexact
+    dtypes only (no conversion to fuse with the op) are fn's, op by op."""
     fused = fused_when_eager(fn)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if not _trace_state.stack and builtins.any(type(a) in _NUMBERS for a in args):
-            args = tuple(asarray(a) if type(a) in _NUMBERS else a for a in args)
+        if inexact_direct and builtins.all(
+                not isinstance(a, _NUMBERS) and _dt.is_inexact(getattr(a, "dtype", None))
+                for a in args):
+            return fn(*args, **kwargs)
+        if not _trace_state.stack and builtins.any(isinstance(a, _NUMBERS) for a in args):
+            args = tuple(asarray(a) if isinstance(a, _NUMBERS) else a for a in args)
         return fused(*args, **kwargs)
     return call

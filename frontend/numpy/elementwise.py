@@ -53,8 +53,9 @@ def _unary(name, lax_fn, inexact=False, doc=None, keep=None):
     f.__name__ = name
     f.__doc__ = doc or f"Elementwise {name} (NumPy semantics). JAX: jax.numpy.{name}."
     op = _ONE_OP.get(lax_fn)
-    # (Operands that promotion leaves alone: the call is `bind(op, x)`, whose cache hit
-    # eager_fast runs in C when built.)
+    # (Operands that promotion leaves alone: `bind(op, x)`, its cache hit in C; others are
+    # converted in one program with the op, as by JAX's jitted ufuncs: arctan(13) rounds so.)
+    f = fused_values(f, inexact_direct=True) if inexact else f
     return f if op is None else fast_op(f, op, keep)
 
 
