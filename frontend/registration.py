@@ -63,6 +63,13 @@ VMAP = Slot("VMAP", "mjax.batching")
 # found, for its implicit-function correction.
 JVP = Slot("JVP", "mjax.ad")
 
+# defjvp(fun, name, jvps) -> fun differentiated by JAX's `ad.defjvp` rules (mjax.ad.defjvp):
+# jvps[i](t_i, *primals) is argument i's term of the tangent, the terms of the arguments
+# not symbolically zero summed in order; jvps None: differentiating fun raises JAX's
+# NotImplementedError for `name`. lax's igamma family are primitives with rules of their
+# own in JAX, compositions of other ops in mjax (mjax.lax.igamma).
+DEFJVP = Slot("DEFJVP", "mjax.ad.defjvp")
+
 # eager_primitive_jvp(prim, args, params, stage) -> stage()'s outputs (mjax.ad.eager_jvp):
 # a user primitive bound on an eager jvp's own Python scalars has its JVP rule run on
 # their values, as JAX's eager jvp runs it, and what it returns comes back as it is.

@@ -14,6 +14,7 @@ the transpose of the backward function, so neither re-runs the forward pass).
 from mjax.ad.custom import custom_jvp, custom_vjp
 from mjax.ad.remat import checkpoint, remat
 from mjax.ad import custom_eval  # noqa: F401  (jaxpr equations of custom calls bind through it)
+from mjax.ad import defjvp  # noqa: F401  (fills registration.DEFJVP for lax.igamma)
 from mjax.ad.forward import jvp
 from mjax.ad.fwd_bwd import fwd_and_bwd
 from mjax.ad.grad_markers import DidntWant, DontWant, GradRef, GradValue
