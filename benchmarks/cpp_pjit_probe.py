@@ -22,7 +22,7 @@ from jaxlib._jax import config as config_ext
 
 import mjax
 import mjax.numpy as jnp
-from mjax.api import _FAST_TREES
+from mjax.jit.api import _FAST_TREES
 from mjax.runtime import get_backend
 
 

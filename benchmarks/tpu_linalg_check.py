@@ -8,7 +8,7 @@ svd, cholesky, triangular_solve, solve, inv, det, slogdet, matmuls, fft, sort, t
 jitted by both libraries on the chip in one process (both hold it), and prints per case
 whether the results are bit-identical, else the largest absolute difference, and whether
 the two StableHLO programs lowered for the TPU have the same ops that matter
-(test/frontend/test_tpu_lowering.py's comparison). A case either library refuses prints
+(test/frontend/tracing/test_tpu_lowering.py's comparison). A case either library refuses prints
 its error. Exit status 1 when a case differs in bits (or in ops, with --lower).
 """
 from __future__ import annotations

@@ -35,7 +35,7 @@ import warnings
 NOT_YET = "not implemented yet"
 NO_REASON = "missing (no reason yet)"
 _PRIMITIVE = ("JAX's Primitive object of a primitive mjax has no jaxpr op for (each op of "
-              "the dialect has one, as mjax.lax.<name>_p: mjax/primitive.py)")
+              "the dialect has one, as mjax.lax.<name>_p: mjax/tracing/primitive.py)")
 _SPECIAL = (f"{NOT_YET} in mjax.scipy.special (lax has lgamma, digamma, polygamma, erf_inv; "
             "this one needs its own series/recurrence or a primitive mjax lacks)")
 _SCIPY_LINALG = (f"{NOT_YET} in mjax.scipy.linalg (the basics, special matrices and expm "

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 
-from mjax import core, trace_trees, tree_util
+from mjax.tracing import core
+from mjax.base import trace_trees, tree_util
 from mjax.extend import linear_util as lu
 from mjax.extend.core import DebugInfo
 

@@ -25,17 +25,18 @@ from __future__ import annotations
 import functools
 import inspect
 
-from mjax import lax, trace_trees, tree_util
+from mjax import lax
+from mjax.base import trace_trees, tree_util
 from mjax.ad import levels
 from mjax.ad.custom import _abstract, _reachable, _trace_into, custom_jvp
 from mjax.ad.forward import jvp
 from mjax.ad.staging import _is_inexact
 from mjax.ad.symbolic_zeros import zeros_like_aval
-from mjax.batching import vmap
-from mjax.core import aval_of_value
+from mjax.vmap.batching import vmap
+from mjax.tracing.core import aval_of_value
 from mjax.dialect import context
-from mjax.primitive import tangent_aval
-from mjax.staging import emit_call
+from mjax.tracing.primitive import tangent_aval
+from mjax.tracing.staging import emit_call
 
 __all__ = ["custom_vmap", "sequential_vmap"]
 

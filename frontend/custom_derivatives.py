@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 
-from mjax import trace_trees
+from mjax.base import trace_trees
 from mjax.ad import custom_jvp, custom_vjp
 from mjax.ad.custom import CustomVJPPrimal
 from mjax.ad.symbolic_zeros import SymbolicZero, tangent_aval, zeros_like_aval
-from mjax.api import typeof
-from mjax.jaxpr_api import closure_convert
+from mjax.jit.api import typeof
+from mjax.jaxpr.api import closure_convert
 from mjax.extend.core.primitives import custom_jvp_call_p, custom_vjp_call_p  # noqa: F401
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",

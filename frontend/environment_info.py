@@ -10,7 +10,7 @@ import sys
 import jaxlib
 import numpy as np
 
-from mjax import placement
+from mjax.arrays import placement
 from mjax.version import __version__
 
 

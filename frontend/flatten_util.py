@@ -5,9 +5,10 @@ import warnings
 
 import numpy as np
 
-from mjax import dtypes, lax
-from mjax.trace_trees import tree_flatten
-from mjax.tree_util import tree_unflatten
+from mjax import lax
+from mjax.specs import dtypes
+from mjax.base.trace_trees import tree_flatten
+from mjax.base.tree_util import tree_unflatten
 
 __all__ = ["ravel_pytree"]
 

@@ -27,17 +27,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import lax, registration, trace_trees
-from mjax.array import Array
-from mjax.core import Tracer, bind, current_trace
+from mjax import lax
+from mjax.tracing import registration
+from mjax.base import trace_trees
+from mjax.arrays.array import Array
+from mjax.tracing.core import Tracer, bind, current_trace
 from mjax.dialect.ops import random as R
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import KeyType, RefAval
-from mjax.dtypes import aval_of_value
+from mjax.specs.dtypes import aval_of_value
 from mjax.numpy.conversion import asarray
 from mjax.numpy.conversion import copy as _copy
-from mjax.prng import PRNGKeyArray
-from mjax.ref_slice import Slice
+from mjax.lax.prng import PRNGKeyArray
+from mjax.specs.ref_slice import Slice
 
 AbstractRef = RefAval
 
@@ -131,7 +133,7 @@ class Ref:
 class KeyRef(Ref):
     """A Ref of typed PRNG keys (JAX: a Ref of a key array): a Ref of the keys' uint32
     data, read and written as keys. mjax's transformations see it as that data Ref (a
-    node of mjax/trace_trees.py), users as one ref."""
+    node of mjax/base/trace_trees.py), users as one ref."""
 
     __slots__ = ("impl", "_data")
 

@@ -5,16 +5,16 @@
     x = mjax.device_put(np.ones((8, 3)), s)   # one shard of (2, 3) per device
     s.devices_indices_map((8, 3))             # device -> tuple of slices
 
-The public module only: the values live in mjax.sharding_impls, the APIs acting on
+The public module only: the values live in mjax.specs.sharding_impls, the APIs acting on
 traces in mjax.spmd and mjax.lax.sharding.
 """
 from mjax.lax.sharding import reshard
-from mjax.sharding_impls import (UNCONSTRAINED, AbstractDevice, AbstractMesh,  # noqa: F401
-                                 AxisType, HloShardingOnDevices, Mesh, NamedSharding, P,
-                                 PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
-                                 current_mesh, get_abstract_mesh, get_mesh, hlo_key,
-                                 make_mesh, named_from_hlo, use_abstract_mesh)
-from mjax.sharding_types import ManualAxisType  # noqa: F401
+from mjax.specs.sharding_impls import (UNCONSTRAINED, AbstractDevice, AbstractMesh,  # noqa: F401
+                                       AxisType, HloShardingOnDevices, Mesh, NamedSharding, P,
+                                       PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
+                                       current_mesh, get_abstract_mesh, get_mesh, hlo_key,
+                                       make_mesh, named_from_hlo, use_abstract_mesh)
+from mjax.arrays.sharding_types import ManualAxisType  # noqa: F401
 from mjax.spmd.mesh import auto_axes, explicit_axes, set_mesh
 
 

@@ -16,8 +16,8 @@ import functools
 
 import numpy as np
 
-from mjax import dtypes as _dt
-from mjax import trace_trees
+from mjax.specs import dtypes as _dt
+from mjax.base import trace_trees
 from mjax.ad import jvp, vjp
 
 __all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]

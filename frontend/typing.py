@@ -6,7 +6,7 @@ from typing import Any, Protocol, Union
 
 import numpy as np
 
-from mjax.basearray import Array    # (jax.Array itself, as JAX's ArrayLike names it)
+from mjax.specs.basearray import Array    # (jax.Array itself, as JAX's ArrayLike names it)
 
 
 @typing.runtime_checkable

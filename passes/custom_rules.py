@@ -86,7 +86,7 @@ def _drop(handle: str) -> None:
 
 def sources() -> list:
     """Every source registered now (what they hold is mjax's record of a staged call, not
-    a leak: mjax.leak_check)."""
+    a leak: mjax.tracing.leak_check)."""
     with _lock:
         return list(_ENTRIES.values())
 

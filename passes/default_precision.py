@@ -25,7 +25,7 @@ back with the module, and nothing but these rules reads it; lowering drops it wi
 What the frontend does around it: a jit's trace is keyed by the tracing options (this one
 included), and `jit(f).trace(x).lower()` lowers under the options of the trace (a trace
 made again for another platform, and the custom_vjp bwd rules the passes trace, read them:
-frontend/stages.py), as JAX lowers its one trace.
+frontend/jit/stages.py), as JAX lowers its one trace.
 
 Left different from JAX: its transpose rule of a dot bound with precision=None binds the
 transposed dot with None again, which reads the option in force when the backward pass

@@ -1,4 +1,4 @@
-"""The IR side of calling exports with symbolic dimensions (mjax.export_shapes): the
+"""The IR side of calling exports with symbolic dimensions (mjax.export.shapes): the
 shape assertions an export's @main makes of its own arguments, and a module's @main given
 static argument types and StableHLO's shape refinement run on it."""
 from __future__ import annotations

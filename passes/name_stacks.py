@@ -13,7 +13,7 @@ lowering and inlining (passes/rules/op_names.py: `while/body/closed_call/...`,
 grad's primal call, whose value is unused (`_ = sin a` in its jaxpr) or gives only the aux
 output, is JAX's forward part too: it calls a copy of the function named so.
 
-A scope is an op's name location registered in `SCOPES` (mjax.source_info makes them);
+A scope is an op's name location registered in `SCOPES` (mjax.tracing.source_info makes them);
 the wrapped names are registered there too. Locations carrying other tags (XLA metadata's
 fused locations, other names) are left as they are.
 """

@@ -55,7 +55,7 @@ def expanded_function(module, name: str, before_expansion=None):
     """(copy of `module`, its function @name with transformations expanded), or None when
     the module holds no transformation op (the trace prints as it is).
     `before_expansion(original @name, its copy)`: called before the expansion runs (the
-    frontend notes the cotangents' sharding types there: mjax.pretty_types)."""
+    frontend notes the cotangents' sharding types there: mjax.jaxpr.pretty_types)."""
     staged = {callee_of(op) for fn in module_body(module).operations
               for op in nested_ops(fn.operation) if op.name in _TRANSFORMS}
     if not staged:

@@ -1,5 +1,5 @@
 """Memory kinds in the traced program: JAX's ValueError for an elementwise op over values
-in host and in device memory, found in @main's jaxpr ops (mjax.memory_kinds.check_traced
+in host and in device memory, found in @main's jaxpr ops (mjax.specs.memory_kinds.check_traced
 calls it while the process uses host memory)."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The part of a block that computes one value, as a function of its own: `prefix_ops`
 lists the ops the value depends on, `prefix_function` copies them into a private function
-of the module. (The frontend transforms that function alone: mjax.value_prefix.)
+of the module. (The frontend transforms that function alone: mjax.tracing.value_prefix.)
 """
 from __future__ import annotations
 

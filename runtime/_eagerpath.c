@@ -1,4 +1,4 @@
-/* Eager ops' cache hit in C (frontend/eager_fast.py installs it; docs/performance.md,
+/* Eager ops' cache hit in C (frontend/arrays/eager_fast.py installs it; docs/performance.md,
  * "Eager ops, third pass").
  *
  * `EagerOp(fallback, opcls, keep)` is a callable that, on a call it can take, does what

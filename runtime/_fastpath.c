@@ -1,4 +1,4 @@
-/* The cached `jit` call's fast path in C (frontend/jit_fast.py installs it; docs/performance.md,
+/* The cached `jit` call's fast path in C (frontend/jit/fast.py installs it; docs/performance.md,
  * "Cached `jit` dispatch, third pass").
  *
  * `JitCall` replaces `Jitted.__call__`. A call like the memo's (`Jitted._memo`, a
@@ -6,9 +6,9 @@
  * leaves are `mjax.Array`s on their own device, committed to the program's or laid out over
  * its mesh, NumPy arrays or Python scalars with the memo's avals, goes from its arguments to
  * jaxlib's `execute_sharded(bufs).consume_with_handlers(handlers)` and wraps the outputs in
- * `mjax.Array`s here (committed as the entry says: frontend/jit_entry.py, whose named
+ * `mjax.Array`s here (committed as the entry says: frontend/jit/entry.py, whose named
  * fields it reads through their slots, as the Python fast path reads them; the general
- * path runs programs through frontend/dispatch.py, the one execute path). Anything else,
+ * path runs programs through frontend/arrays/dispatch.py, the one execute path). Anything else,
  * and any error of the execution, goes to the Python `__call__` (the same checks, then the
  * general path), so results and errors are the same. Only the CPython C API is used; the
  * package works without this module.

@@ -392,7 +392,7 @@ def lowering_for(platform: "str | Platform | None"):
 
 
 # Called after the default platform changed: programs the frontend keeps compiled for
-# the old one must not run on the new one's buffers (mjax.jit_caches registers
+# the old one must not run on the new one's buffers (mjax.jit.caches registers
 # clear_caches).
 DEFAULT_PLATFORM_LISTENERS: list = []
 

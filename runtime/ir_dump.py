@@ -26,7 +26,7 @@ class Settings:
 
 settings = Settings()
 _counter = itertools.count()
-# (the jaxpr modes are written by the frontend, before lowering: frontend/jaxpr_dump.py)
+# (the jaxpr modes are written by the frontend, before lowering: frontend/jaxpr/dump.py)
 _WRITTEN_MODES = {"stablehlo", "jaxpr", "jaxpr_html", "eqn_count_pprof"}
 _UNSAFE = re.compile(r"[^\w.)( -]")    # (characters a file name does not keep, as JAX)
 _warned: set = set()

@@ -256,7 +256,7 @@ class Executable:
         self.text = text
         self._handlers = None
         self.out_hlo_shardings = None
-        # Non-default parameter/result layouts (jit with layouts: frontend/layout.py).
+        # Non-default parameter/result layouts (jit with layouts: frontend/specs/layout.py).
         self.custom_layouts = "mhlo.layout_mode" in text and _has_custom_layouts(loaded)
         if self.custom_layouts:
             LAYOUTS_IN_USE[0] = True
@@ -476,7 +476,7 @@ class XlaBackend:
     def put_per_device(self, values, shard_devices, devices, hlo_sharding, shape, dtype):
         """As put_sharded, but each device keeps its own value even where `hlo_sharding`
         replicates (batched_device_put would copy the first): arrays holding partial sums
-        (mjax/unreduced.py)."""
+        (mjax/lax/unreduced.py)."""
         sharding = _jax.GSPMDSharding(xc.DeviceList(tuple(devices)), hlo_sharding)
         bufs = [self.put(np.asarray(v, dtype=dtype, order="C"), d)
                 for v, d in zip(values, shard_devices)]

@@ -13,7 +13,7 @@ mesh's devices in row-major order; default 0..n-1) lets jit run the program on t
 devices. `unreduced` (mesh axes over which each device holds a partial sum of the value,
 JAX's P(..., unreduced=...)) and `reduced` (a replicated value whose cotangent will be
 unreduced over them) are optional; they change no value, only the layout Shardy gives it
-(frontend/unreduced.py). `hlo_sharding` gives the XLA form (the tile assignment over logical partition
+(frontend/lax/unreduced.py). `hlo_sharding` gives the XLA form (the tile assignment over logical partition
 ids in mesh order), shared by lowering and by the propagation pass.
 """
 from __future__ import annotations

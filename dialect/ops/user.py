@@ -46,7 +46,7 @@ class UserPrimitiveOp(JaxprOp, name="custom_primitive"):
     }
     # (weak types come from the user's abstract-eval rule)
     weak_type_inputs = None
-    # Set when this process stages one (mjax/primitive.py): until then no op can name
+    # Set when this process stages one (mjax/tracing/primitive.py): until then no op can name
     # Python rules, and the passes skip looking for them.
     staged = False
 

@@ -1,6 +1,6 @@
 """JAX-private: jax._src.core (numpyro, flax.nnx): whether any transformation is
 tracing; the aval class."""
-from mjax.core import current_trace as _current_trace
+from mjax.tracing.core import current_trace as _current_trace
 from mjax.dialect import ShapedArray  # noqa: F401  (flax.nnx reads it from here)
 
 

@@ -1,6 +1,6 @@
 """JAX-private: jax._src.distributed (orbax): `global_state`, the distributed runtime of
 this process (its client, service, process id and count), read from mjax.distributed."""
-from mjax import distributed as _distributed
+from mjax.arrays import distributed as _distributed
 
 
 class _GlobalState:

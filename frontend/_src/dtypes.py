@@ -5,8 +5,8 @@ import abc
 import numpy as np
 
 from mjax.dialect.types import KeyType
-from mjax.dtypes import *  # noqa: F401,F403
-from mjax.dtypes import TypePromotionError, float0, issubdtype, result_type  # noqa: F401
+from mjax.specs.dtypes import *  # noqa: F401,F403
+from mjax.specs.dtypes import TypePromotionError, float0, issubdtype, result_type  # noqa: F401
 
 
 class ExtendedDType(abc.ABC):

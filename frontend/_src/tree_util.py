@@ -1,10 +1,10 @@
 """JAX-private: jax._src.tree_util (flax.nnx: the pytree registry; flax's struct_test:
 prefix_errors; flatten_one_level's docstring example imports it from here). The public
 names are mjax.tree_util's."""
-from mjax import tree_util
-from mjax.tree_util import *  # noqa: F401,F403
-from mjax.tree_util import __all__ as _public
-from mjax.tree_util import NODE_TYPES as _registry  # noqa: F401 (flax.nnx: `type(x) in`)
+from mjax.base import tree_util
+from mjax.base.tree_util import *  # noqa: F401,F403
+from mjax.base.tree_util import __all__ as _public
+from mjax.base.tree_util import NODE_TYPES as _registry  # noqa: F401 (flax.nnx: `type(x) in`)
 
 
 def prefix_errors(prefix_tree, full_tree, is_leaf=None) -> list:

@@ -22,7 +22,7 @@ from mjax.ad.jacobians import hessian, jacfwd, jacobian, jacrev
 from mjax.ad.reverse import grad, linearize, value_and_grad, vjp
 from mjax.ad.staging import stage_function, staged
 from mjax.ad.transpose import linear_transpose
-from mjax.staging import call_args, emit, emit_call
+from mjax.tracing.staging import call_args, emit, emit_call
 
 __all__ = ["call_args", "emit", "emit_call", "stage_function", "staged", "jvp", "grad",
            "linearize", "value_and_grad", "vjp", "hessian", "jacfwd", "jacobian", "jacrev",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from mjax import trace_trees
+from mjax.base import trace_trees
 
 
 def _positional(sig: inspect.Signature) -> tuple:

@@ -25,23 +25,23 @@ import weakref
 
 from jaxlib.mlir import ir
 
-from mjax import trace_trees
-from mjax.array import Array
+from mjax.base import trace_trees
+from mjax.arrays.array import Array
 from mjax.config import config
-from mjax.core import Tracer, current_trace
+from mjax.tracing.core import Tracer, current_trace
 from mjax.dialect import aval_of, context
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.dtype_rules import is_inexact
 from mjax.dialect.types import KeyType
-from mjax.dispatch import execute
-from mjax.dtypes import aval_of_value, to_numpy
-from mjax.eager import apply_eager
-from mjax.lowering import compile_printed, finishing_passes, lower_to_stablehlo
+from mjax.arrays.dispatch import execute
+from mjax.specs.dtypes import aval_of_value, to_numpy
+from mjax.arrays.eager import apply_eager
+from mjax.tracing.lowering import compile_printed, finishing_passes, lower_to_stablehlo
 from mjax.passes.rules.tables import has_zero_derivative
-from mjax.placement import device_buffer, device_put_value
+from mjax.arrays.placement import device_buffer, device_put_value
 from mjax.runtime import get_backend
-from mjax.source_info import wraps
-from mjax.value_prefix import prefix_ops
+from mjax.tracing.source_info import wraps
+from mjax.tracing.value_prefix import prefix_ops
 
 
 class _NotConcrete(Exception):

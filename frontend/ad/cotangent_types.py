@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import trace_trees
+from mjax.base import trace_trees
 from mjax.ad.symbolic_zeros import SymbolicZero
-from mjax.core import aval_of_value
-from mjax.float0 import is_float0
+from mjax.tracing.core import aval_of_value
+from mjax.specs.float0 import is_float0
 
 
 def record_bwd(call, ct_avals, cts, g_leaves) -> None:

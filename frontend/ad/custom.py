@@ -33,25 +33,24 @@ from typing import Any
 
 import numpy as np
 
-from mjax import lax, trace_trees, tree_util
+from mjax import lax
+from mjax.base import trace_trees, tree_util
 from mjax.ad import concrete, cotangent_types, eager_jvp, levels, rule_traces, symbolic_zeros
-from mjax.ad.arguments import (cotangent_leaves, nondiff_positions, resolve_kwargs,
-                                split_static)
-from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, put_back,
-                             set_apart)
+from mjax.ad.arguments import (cotangent_leaves, nondiff_positions, resolve_kwargs, split_static)
+from mjax.ad.staging import (ShapedArrayArg, _is_inexact, _wraps, _zeros, put_back, set_apart)
 from mjax.ad.symbolic_zeros import SymbolicZero
-from mjax.core import (Tracer, aval_of_value, bind, current_trace, to_numpy,
-                       with_argument_sources)
+from mjax.tracing.core import (Tracer, aval_of_value, bind, current_trace, to_numpy,
+                               with_argument_sources)
 from mjax.dialect import context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.functions import lookup
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.structural import ConstantOp
-from mjax.float0 import is_float0 as _is_float0
+from mjax.specs.float0 import is_float0 as _is_float0
 from mjax.passes import custom_rules
 from mjax.passes.ir_util import nested_ops
-from mjax.primitive import tangent_aval
-from mjax.staging import emit, emit_call, fresh_name, trace_function
+from mjax.tracing.primitive import tangent_aval
+from mjax.tracing.staging import emit, emit_call, fresh_name, trace_function
 
 
 # ---- helpers --------------------------------------------------------------------------------

@@ -1,26 +1,27 @@
 """custom_jvp_call_p / custom_vjp_call_p .bind with the parameters of a JAX jaxpr equation
-(mjax/jaxpr_objects.py): what `jax.core.eval_jaxpr` calls for a custom-derivative equation,
+(mjax/jaxpr/objects.py): what `jax.core.eval_jaxpr` calls for a custom-derivative equation,
 keeping the user's rule."""
 from __future__ import annotations
 
 import functools
 
-from mjax import jaxpr_objects, lax
+from mjax import lax
+from mjax.jaxpr import objects as jaxpr_objects
 from mjax.ad.custom import custom_jvp
 from mjax.ad.forward import jvp as _jvp
 from mjax.ad.staging import stage_function
-from mjax.core import current_trace
+from mjax.tracing.core import current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.passes import custom_rules
-from mjax.registration import BIND_PARAMS, REGION_BINDS
-from mjax.staging import call_args, emit
+from mjax.tracing.registration import BIND_PARAMS, REGION_BINDS
+from mjax.tracing.staging import call_args, emit
 
 
 def _bind_custom_call(cls, *args, call_jaxpr=None, rule=None, num_consts=None,
                       jvp_jaxpr=None, subfuns=None, **_):
     """custom_jvp_call_p / custom_vjp_call_p .bind with an equation's parameters (mjax/
-    jaxpr_objects.py). Under a trace: the callee's jaxpr staged as a function, called
+    jaxpr/objects.py). Under a trace: the callee's jaxpr staged as a function, called
     through the same op with the equation's rule handle (so the user's rule still applies
     when differentiated), or, for a jvp rule traced into the module, as a custom_jvp of the
     two jaxprs. Outside every trace nothing can differentiate it: the callee runs.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from mjax import registration
+from mjax.tracing import registration
 from mjax.ad.custom import custom_jvp
 from mjax.ad.symbolic_zeros import SymbolicZero
 

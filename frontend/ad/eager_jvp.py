@@ -23,14 +23,15 @@ import threading
 
 import numpy as np
 
-from mjax import registration, trace_trees, tree_util
+from mjax.tracing import registration
+from mjax.base import trace_trees, tree_util
 from mjax.ad import levels
-from mjax.array import Array
-from mjax.core import Tracer, current_trace
-from mjax.core import _state as _trace_state
-from mjax.dtypes import canonicalize_dtype
-from mjax.primitive import JVPS
-from mjax.source_info import wraps
+from mjax.arrays.array import Array
+from mjax.tracing.core import Tracer, current_trace
+from mjax.tracing.core import _state as _trace_state
+from mjax.specs.dtypes import canonicalize_dtype
+from mjax.tracing.primitive import JVPS
+from mjax.tracing.source_info import wraps
 
 _SCALARS = (float, complex)
 
@@ -86,7 +87,7 @@ def seen(fun, ctx):
                 hit = ctx.results.get(id(x)) or ctx.args.get(id(x))
                 raw.append(None if hit is None or hit[0] is not x else hit[1:])
             ctx.raw = raw if any(r is not None for r in raw) else None
-        finally:    # (no tracer outlives its trace here: mjax.leak_check)
+        finally:    # (no tracer outlives its trace here: mjax.tracing.leak_check)
             ctx.trace, ctx.args, ctx.results = None, {}, {}
         return out
     return entered

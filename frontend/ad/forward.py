@@ -3,19 +3,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes as _dt
-from mjax import registration, trace_trees, tree_util
+from mjax.specs import dtypes as _dt
+from mjax.tracing import registration
+from mjax.base import trace_trees, tree_util
 from mjax.ad import eager_jvp
 from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _jax_type,
                              _leaf_aval, _zeros, stage_function, staged)
-from mjax.core import aval_of_value, current_trace
+from mjax.tracing.core import aval_of_value, current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
-from mjax.dtypes import hitype_rules
-from mjax.hijax_lowering import has_hi
-from mjax.staging import call_args, emit
-from mjax.traceback_util import api_boundary
+from mjax.specs.dtypes import hitype_rules
+from mjax.tracing.hijax_lowering import has_hi
+from mjax.tracing.staging import call_args, emit
+from mjax.base.traceback_util import api_boundary
 
 
 # ---- jvp --------------------------------------------------------------------------------
@@ -57,7 +58,7 @@ def jvp(fun, primals, tangents, has_aux=False):
                         f"found {type(primals).__name__} and {type(tangents).__name__}.")
     if hitype_rules and has_hi(tuple(primals)):
         raise NotImplementedError("jvp with hijax primal values: mjax differentiates hi "
-                                  "values in reverse mode only (mjax/hijax_lowering.py)")
+                                  "values in reverse mode only (mjax/tracing/hijax_lowering.py)")
     p_leaves, p_tree = trace_trees.tree_flatten(tuple(primals))
     t_leaves, t_tree = trace_trees.tree_flatten(tuple(tangents))
     if p_tree != t_tree:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 
 from mjax.ad.reverse import _check_callable, vjp
-from mjax.jitted import jit
+from mjax.jit.jitted import jit
 
 
 def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):

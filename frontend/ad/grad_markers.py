@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from mjax.tree_util import register_dataclass
+from mjax.base.tree_util import register_dataclass
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes as _dt
-from mjax import lax, trace_trees, tree_util
+from mjax.specs import dtypes as _dt
+from mjax import lax
+from mjax.base import trace_trees, tree_util
 from mjax.ad.reverse import (_argnums_tuple, _check_input_dtype, _check_output_dtype,
                              _main_tree, vjp)
 from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _wraps,
                              stage_function, staged)
-from mjax.batching import vmap
-from mjax.core import aval_of_value
+from mjax.vmap.batching import vmap
+from mjax.tracing.core import aval_of_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-from mjax.staging import call_args, emit, emit_call
-from mjax.traceback_util import api_boundary
+from mjax.tracing.staging import call_args, emit, emit_call
+from mjax.base.traceback_util import api_boundary
 
 
 # ---- jacobians ----------------------------------------------------------------------------

@@ -23,14 +23,14 @@ import mjax.lax as lax
 from mjax.ad.bwd_into_refs import accumulate_into_refs
 from mjax.ad.grad_markers import GradRef
 from mjax.ad.staging import _is_inexact, _zeros
-from mjax.core import aval_of_value, current_trace
+from mjax.tracing.core import aval_of_value, current_trace
 from mjax.dialect import aval_of, context
 from mjax.dialect.types import RefAval
 from mjax.passes.autodiff import vjp_functions
 from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
 from mjax.passes.derived import MARK
-from mjax.staging import copy_prefix, emit_call, fresh_name, user_name
+from mjax.tracing.staging import copy_prefix, emit_call, fresh_name, user_name
 
 
 class _Step:

@@ -3,7 +3,7 @@ tangent=1.0)` outside jit (JAX evaluates jvp op by op, so it knows both),
 `JVPTracer(primal=JitTracer(~float32[]), tangent=JitTracer(~float32[]))` under jit.
 
 mjax traces the function once; the tangent of a value is found by a `jaxpr.jvp` of the
-ops it depends on (mjax.value_prefix), staged in the trace around the jvp on the
+ops it depends on (mjax.tracing.value_prefix), staged in the trace around the jvp on the
 arguments' primals and tangents, whose concrete value mjax.ad.concrete gives there.
 Nothing is staged unless a tracer is printed; nothing uses the staged jvp, so the
 passes drop it."""
@@ -12,9 +12,9 @@ from __future__ import annotations
 from mjax.dialect import Builder, aval_of, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-from mjax.source_info import user_location
-from mjax.tracer import Tracer, jit_text, known_value
-from mjax.value_prefix import prefix_function, prefix_ops
+from mjax.tracing.source_info import user_location
+from mjax.tracing.tracer import Tracer, jit_text, known_value
+from mjax.tracing.value_prefix import prefix_function, prefix_ops
 
 
 def jvp_text(t: Tracer, reached: set, differentiated: set, tangents: dict):

@@ -17,9 +17,10 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from mjax import registration, trace_trees
+from mjax.tracing import registration
+from mjax.base import trace_trees
 from mjax.ad import symbolic_zeros
-from mjax.source_info import wraps
+from mjax.tracing.source_info import wraps
 
 
 class _Depth(threading.local):

@@ -12,23 +12,23 @@ import threading
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax import trace_trees
+from mjax.base import trace_trees
 from mjax.ad import concrete, levels
 from mjax.ad.jit_partial_eval import split_jit_calls
 from mjax.ad.tracer_text import showing_gradients
 from mjax.ad.staging import (_USER_PRIMITIVE, _check_aux_pair, _is_inexact,
                              forget_program, program_identity, recall_program,
                              remember_program, stage_function)
-from mjax.array import Array
+from mjax.arrays.array import Array
 from mjax.config import config
-from mjax.core import aval_of_value, current_trace, to_numpy
+from mjax.tracing.core import aval_of_value, current_trace, to_numpy
 from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
-from mjax.dispatch import execute
-from mjax.host_callbacks import errors_for_caller
-from mjax.lowering import compile_printed, finishing_passes, lower_to_stablehlo
+from mjax.arrays.dispatch import execute
+from mjax.arrays.host_callbacks import errors_for_caller
+from mjax.tracing.lowering import compile_printed, finishing_passes, lower_to_stablehlo
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
 from mjax.passes.ir_util import FunctionTable, functions_text
@@ -36,7 +36,7 @@ from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.rules.export import _clone_functions
 from mjax.passes.weak_cotangents import cotangent_weak_table
 from mjax.runtime import get_backend
-from mjax.staging import call_args, emit_call, trace_function
+from mjax.tracing.staging import call_args, emit_call, trace_function
 
 
 def _diff_results(traced, has_aux):

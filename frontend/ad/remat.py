@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import inspect
 
-from mjax import nested_traces, trace_trees, tree_util
+from mjax.jit import nested_traces
+from mjax.base import trace_trees, tree_util
 from mjax.ad import levels
 from mjax.ad.checkpoint_policies import encode as encode_policy
 from mjax.ad.checkpoint_policies import for_remat3
 from mjax.ad.arguments import split_static
 from mjax.ad.staging import _wraps, stage_function, staged
 from mjax.config import config
-from mjax.core import current_trace
+from mjax.tracing.core import current_trace
 from mjax.dialect.ops import transforms as T
 from mjax.passes.rules.op_names import note_callee
-from mjax.region_cache import CHECKPOINTS
-from mjax.staging import emit_call, kept_for
+from mjax.tracing.region_cache import CHECKPOINTS
+from mjax.tracing.staging import emit_call, kept_for
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(),

@@ -7,8 +7,9 @@ import functools
 import numpy as np
 
 import mjax.lax as lax
-from mjax import dtypes as _dt
-from mjax import registration, trace_trees, tree_util
+from mjax.specs import dtypes as _dt
+from mjax.tracing import registration
+from mjax.base import trace_trees, tree_util
 from mjax.ad import concrete, grad_markers, levels
 from mjax.ad.forward import _check_tangents, jvp
 from mjax.ad.linear_split import _diff_results, _main_tree, _Split  # noqa: F401
@@ -16,24 +17,24 @@ from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_
                              _is_dynamic, _is_inexact, _jax_type,
                              _leaf_aval, _wraps, _zeros, put_back, python_scalar_leaves,
                              set_apart, stage_function, staged)
-from mjax.core import Tracer, aval_of_value, current_trace, refuse_user_tracers
+from mjax.tracing.core import Tracer, aval_of_value, current_trace, refuse_user_tracers
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.functions import parse_module
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
 from mjax.dialect.values import set_bools
-from mjax.dtypes import hitype_rules
-from mjax.hijax_lowering import CapturedHiError, has_hi, value_and_grad_hi, vjp_hi
-from mjax.jitted import Jitted
+from mjax.specs.dtypes import hitype_rules
+from mjax.tracing.hijax_lowering import CapturedHiError, has_hi, value_and_grad_hi, vjp_hi
+from mjax.jit.jitted import Jitted
 from mjax.lax.sharding import pin_unreduced
 from mjax.passes import PassError
 from mjax.passes.weak_cotangents import WEAK_RESULTS, cotangent_weak_types
-from mjax.placement import cotangent_in_memory
+from mjax.arrays.placement import cotangent_in_memory
 from mjax.passes.autodiff import trace_bwd_rules_now, vjp_functions
 from mjax.passes.ir_util import functions_text
-from mjax.sharding_types import set_cotangent_types
-from mjax.staging import call_args, emit, emit_call
-from mjax.traceback_util import api_boundary
+from mjax.arrays.sharding_types import set_cotangent_types
+from mjax.tracing.staging import call_args, emit, emit_call
+from mjax.base.traceback_util import api_boundary
 
 
 # ---- grad / value_and_grad ------------------------------------------------------------

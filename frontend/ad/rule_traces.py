@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import contextlib
 
-from mjax.core import Tracer
+from mjax.tracing.core import Tracer
 from mjax.dialect.functions import symbols_of
 from mjax.passes.ir_util import functions_text
 from mjax.passes.rules.export import _clone_functions
-from mjax.staging import copy_prefix, trace_key
+from mjax.tracing.staging import copy_prefix, trace_key
 
 
 class _KeptRule:

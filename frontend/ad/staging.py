@@ -13,33 +13,35 @@ import threading
 
 import numpy as np
 
-from mjax import dtypes as _dt
-from mjax import lax, staging, trace_trees, tree_util
+from mjax.specs import dtypes as _dt
+from mjax import lax
+from mjax.tracing import staging
+from mjax.base import trace_trees, tree_util
 from mjax.ad import concrete, levels
 from mjax.ad.tracer_text import showing_gradients
 from mjax.config import config
-from mjax.core import Tracer, aval_of_value, current_trace, is_array_like, user_staged
+from mjax.tracing.core import Tracer, aval_of_value, current_trace, is_array_like, user_staged
 from mjax.dialect.types import RefAval
-from mjax.float0 import hide_float0 as _hide_float0
-from mjax.float0 import is_float0 as _is_float0
-from mjax.float0 import restore_float0 as _restore_float0
-from mjax.cache_miss_log import arg_names
-from mjax.host_callbacks import errors_for_caller
-from mjax.jit_caches import CLEARERS
-from mjax.jitted import Jitted
-from mjax.lowering import name_as_jax
+from mjax.specs.float0 import hide_float0 as _hide_float0
+from mjax.specs.float0 import is_float0 as _is_float0
+from mjax.specs.float0 import restore_float0 as _restore_float0
+from mjax.jit.cache_miss_log import arg_names
+from mjax.arrays.host_callbacks import errors_for_caller
+from mjax.jit.caches import CLEARERS
+from mjax.jit.jitted import Jitted
+from mjax.tracing.lowering import name_as_jax
 from mjax.passes import custom_rules
-from mjax.placement import device_buffer
-from mjax.source_info import wraps
-from mjax.staging import trace_function
-from mjax.staging import call_args, emit, emit_call, put_back, set_apart  # noqa: F401
+from mjax.arrays.placement import device_buffer
+from mjax.tracing.source_info import wraps
+from mjax.tracing.staging import trace_function
+from mjax.tracing.staging import call_args, emit, emit_call, put_back, set_apart  # noqa: F401
 
 
 # ---- staging helpers ------------------------------------------------------------------
 def stage_function(fun, args, kwargs=None, name=None, concrete_leaves=(), diff_leaves=None,
                    forward=False, tangents=None):
     """Traces fun(*args, **kwargs) into a private function of the current module
-    (mjax.staging.stage_function).
+    (mjax.tracing.staging.stage_function).
 
     `diff_leaves` (for the functions a differentiation API traces): the indices of the
     argument leaves it differentiates; inside grad & co. called outside jit, fun's
@@ -414,7 +416,7 @@ def _jax_type(aval) -> str:
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
-_wraps = wraps   # (mjax.source_info.wraps)
+_wraps = wraps   # (mjax.tracing.source_info.wraps)
 
 
 def _check_callable(fun):

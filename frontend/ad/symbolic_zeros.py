@@ -35,11 +35,13 @@ import threading
 
 import numpy as np
 
-from mjax import dtypes, lax, registration
-from mjax.core import Carry, Tracer, aval_of_value, current_trace, trace_stack
+from mjax import lax
+from mjax.specs import dtypes
+from mjax.tracing import registration
+from mjax.tracing.core import Carry, Tracer, aval_of_value, current_trace, trace_stack
 from mjax.dialect.values import is_argument
 from mjax.passes.perturbation_deps import Dependencies, operands_reaching
-from mjax.primitive import tangent_aval
+from mjax.tracing.primitive import tangent_aval
 
 
 def primal_dtype_to_tangent_dtype(primal_dtype):

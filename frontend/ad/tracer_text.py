@@ -16,13 +16,13 @@ from __future__ import annotations
 import functools
 import weakref
 
-from mjax import trace_trees
+from mjax.base import trace_trees
 from mjax.ad.jvp_text import jvp_text
-from mjax.core import current_trace
+from mjax.tracing.core import current_trace
 from mjax.dialect.types import short_dtype_name
 from mjax.dialect.values import argument_number
-from mjax.source_info import wraps
-from mjax.tracer import Tracer, arguments_reached, jit_text, known_value
+from mjax.tracing.source_info import wraps
+from mjax.tracing.tracer import Tracer, arguments_reached, jit_text, known_value
 
 # trace -> (the numbers of its arguments it differentiates, in reverse mode or not)
 _DIFFERENTIATED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

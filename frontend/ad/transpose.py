@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes as _dt
-from mjax import trace_trees, tree_util
-from mjax.core import aval_of_value
+from mjax.specs import dtypes as _dt
+from mjax.base import trace_trees, tree_util
+from mjax.tracing.core import aval_of_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray
-from mjax.jitted import Jitted
+from mjax.jit.jitted import Jitted
 from mjax.lax import convert_element_type, full
 from mjax.passes.linearity import check_linear
 from mjax.ad.staging import staged
-from mjax.staging import emit, stage_function
-from mjax.source_info import wraps
+from mjax.tracing.staging import emit, stage_function
+from mjax.tracing.source_info import wraps
 
 
 def linear_transpose(fun, *primals, reduce_axes=()):
@@ -48,7 +48,7 @@ def transpose_of(fun, primals: tuple, check: bool):
     in_avals = [ShapedArray(tuple(x.shape), np.dtype(x.dtype)) if _is_struct(x)
                 else aval_of_value(x) for x in leaves]
     # (traced once per transpose, as JAX: a jit of this transpose's own wrapper of fun
-    # keeps the trace, which its call in the VJP below reuses: mjax.jit_traces)
+    # keeps the trace, which its call in the VJP below reuses: mjax.jit.traces)
     jitted = Jitted(wraps(fun)(lambda *args: fun(*args)))
     traced = jitted._trace(tuple(tree_util.tree_unflatten(in_tree, in_avals)), {}, (),
                            len(primals))

@@ -340,7 +340,7 @@ class UserContext:
 
 
 # The platform `lower(lowering_platforms=)` and `export(platforms=)` trace and lower for,
-# where it is not the default backend's (mjax.lowering.lowering_for_platform sets it): a
+# where it is not the default backend's (mjax.tracing.lowering.lowering_for_platform sets it): a
 # function traced for another platform is another trace (platform_dependent, linalg).
 lowering_platform = option("_lowering_platform", None, "the platform programs are lowered "
                            "for (lowering_for_platform)", lambda v: v, affects_tracing=True)

@@ -20,7 +20,7 @@ import functools
 from typing import Any, Callable, NamedTuple
 
 from mjax import numpy as jnp
-from mjax import trace_trees, tree_util
+from mjax.base import trace_trees, tree_util
 
 Array = Any
 Params = Any

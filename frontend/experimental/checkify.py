@@ -19,17 +19,17 @@ import itertools
 import numpy as np
 
 import mjax.numpy as jnp
-from mjax import trace_trees, tree_util
+from mjax.base import trace_trees, tree_util
 from mjax.ad import concrete
 from mjax.ad.staging import _check_callable, _wraps, stage_function, staged
-from mjax.array import Array
-from mjax.host_callbacks import raise_in_caller, register
-from mjax.core import Tracer, bind, current_trace, known_value
+from mjax.arrays.array import Array
+from mjax.arrays.host_callbacks import raise_in_caller, register
+from mjax.tracing.core import Tracer, bind, current_trace, known_value
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.checkify import CheckifyOp, CheckOp
 from mjax.passes.jaxpr_checkify import analyze
 from mjax.passes.rules.checkify import RUN_TIME_CHECKS
-from mjax.staging import call_args, emit
+from mjax.tracing.staging import call_args, emit
 
 
 # ---- errors -------------------------------------------------------------------------------

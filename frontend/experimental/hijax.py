@@ -4,17 +4,17 @@ JAX 0.10's hijax lets a library define "high-level" types (immutable `HiType`s a
 `MutableHiType`s) that flow through jit/grad/vmap as single values and lower to ordinary
 arrays, with `HiPrimitive`s that act on them. mjax keeps a hi value as the Python object
 its type's methods make (inside a trace, for an immutable type, a HiTracer holding its lo
-tracers: mjax/hijax_tracer.py) and lowers it at the boundary of each transformation (mjax/hijax_lowering.py):
+tracers: mjax/tracing/hijax_tracer.py) and lowers it at the boundary of each transformation (mjax/tracing/hijax_lowering.py):
 
 - jit: a hi argument is lowered to its lo values (`lower_val`, or `read_loval` of its
   current type state for a mutable type), traced, and seen inside the trace as a tracer
-  of its type (mjax/hijax_tracer.py's HiTracer; a mutable one raised by
+  of its type (mjax/tracing/hijax_tracer.py's HiTracer; a mutable one raised by
   `new_from_loval`); hi results are lowered and raised outside; a mutable
   argument's final lo state comes back as extra results and is written into the
   caller's object (`update_from_loval`). A closed-over mutable value the function mutates
   is taken over the same way (found on the first trace: CapturedHiError). Programs are
   cached per hi types and type states. `jit(f).trace(...)`'s jaxpr shows hi values and
-  `call_hi_primitive` equations as JAX's does (mjax/pretty.py groups their lo values).
+  `call_hi_primitive` equations as JAX's does (mjax/jaxpr/pretty.py groups their lo values).
 - binding a `HiPrimitive` applies its `to_lojax` at once, eagerly and in every trace (JAX
   does the same when it lowers), so its `jvp`/`transpose`/batching rules are not
   consulted: mjax differentiates and batches the lo ops `to_lojax` produced.
@@ -39,14 +39,14 @@ flax.nnx's `Variable`s with `hijax=True` (and its `mutable_array` contexts) run 
 """
 from __future__ import annotations
 
-from mjax import core
-from mjax.core import AbstractValue
-from mjax.dtypes import hitype_rules
-from mjax.hijax_lowering import bind_hi
-from mjax.hijax_tracer import aval_method, aval_property, uses_tracers
-from mjax.primitive import UndefinedPrimal, Zero
+from mjax.tracing import core
+from mjax.tracing.core import AbstractValue
+from mjax.specs.dtypes import hitype_rules
+from mjax.tracing.hijax_lowering import bind_hi
+from mjax.tracing.hijax_tracer import aval_method, aval_property, uses_tracers
+from mjax.tracing.primitive import UndefinedPrimal, Zero
 from mjax.ref import AbstractRef
-from mjax.sharding_types import ShardedAval
+from mjax.arrays.sharding_types import ShardedAval
 from mjax.experimental.pallas.ref import Ref as TransformedRef  # a ref seen through indexers
 from mjax.experimental.hijax_vjp import VJPHiPrimitive
 from mjax.spmd.shard_map_hi import HiPspec
@@ -207,7 +207,7 @@ class HiPrimitive:
 
 def register_hitype(val_cls: type, typeof_fn) -> None:
     """Declare `val_cls` a hi type whose aval `typeof_fn` computes (JAX's register_hitype):
-    typeof gives it, and jit/grad/vmap lower its values (mjax/hijax_lowering.py)."""
+    typeof gives it, and jit/grad/vmap lower its values (mjax/tracing/hijax_lowering.py)."""
     hitype_rules[val_cls] = typeof_fn
     uses_tracers()
 

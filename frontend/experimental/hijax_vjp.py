@@ -22,7 +22,7 @@ vmap calls the subclass's own `batch` (passes/batching asks custom_rules.user_ba
 with the batched operands moved to axis 0; with `batch_dim_rule` instead, mjax batches
 `expand` and the rules as any custom call (what JAX's VmapOf computes), after calling
 `batch_dim_rule`; with neither, vmap raises NotImplementedError as JAX does.
-A staged call prints in jaxprs as JAX's `call_hi_primitive[_prim=...]` (mjax.pretty).
+A staged call prints in jaxprs as JAX's `call_hi_primitive[_prim=...]` (mjax.jaxpr.pretty).
 Not implemented: a subclass's `transpose` is never called (mjax transposes the rules
 above); `dce` and `remat` are not consulted; a primitive with `effects` raises
 NotImplementedError when called.
@@ -30,13 +30,13 @@ NotImplementedError when called.
 from __future__ import annotations
 
 from mjax import numpy as jnp
-from mjax import tree_util
+from mjax.base import tree_util
 from mjax.ad.custom import _abstract, _trace_into, custom_jvp, custom_vjp
 from mjax.ad.custom_vjp_jvp import custom_vjp_with_jvp
 from mjax.ad.symbolic_zeros import SymbolicZero
 from mjax.dialect import context
 from mjax.experimental.hijax_vjp_hi import AxisData, call_hi
-from mjax.primitive import Zero, tangent_aval
+from mjax.tracing.primitive import Zero, tangent_aval
 
 
 class GradAccum:
@@ -223,7 +223,7 @@ class VJPHiPrimitive:
             fn = custom_jvp(expand)
             fn.defjvp(self._jvp_rule)
         fn.batch_tracer = self._trace_batched
-        # (how a jaxpr prints the call: mjax.pretty)
+        # (how a jaxpr prints the call: mjax.jaxpr.pretty)
         fn.jaxpr_equation = ("call_hi_primitive", {"_prim": repr(self)})
         self.__dict__["_mjax_custom"] = fn
         return fn

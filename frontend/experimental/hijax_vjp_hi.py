@@ -1,7 +1,7 @@
 """A `VJPHiPrimitive` whose types mention hijax types (JAX's docs/hijax_types.md): a call
 of `expand` over the arguments' lo values, as one custom_vjp call.
 
-mjax lowers hi values to their lo values (mjax/hijax_lowering.py), but a hi type's tangent
+mjax lowers hi values to their lo values (mjax/tracing/hijax_lowering.py), but a hi type's tangent
 type is its own choice (`to_tangent_aval`: a quantized array's tangents are f32 arrays, not
 the tangents of its int8 payload). So a hi value whose tangent type is an array carries a
 *tangent handle*: an array of its tangent type (zeros: it adds nothing to any value) that
@@ -12,10 +12,10 @@ gives the user's cotangents of hi arguments to their handles. grad/value_and_gra
 respect to such a hi argument differentiate a fresh handle (hijax_lowering), so the
 gradient is a value of the tangent type, as in JAX.
 
-Inside a trace the call's hi results are HiTracers (mjax/hijax_tracer.py) of the
+Inside a trace the call's hi results are HiTracers (mjax/tracing/hijax_tracer.py) of the
 primitive's declared types; `expand` and the rules get the value class over lo tracers.
 The call records how jaxprs show it (one call_hi_primitive equation over hi values:
-mjax/pretty.py). vmap calls the primitive's own `batch` rule if it has one (a batched
+mjax/jaxpr/pretty.py). vmap calls the primitive's own `batch` rule if it has one (a batched
 hi argument described by its type's `leading_axis_spec`, a hi result's lo values taken
 as batched along their leading axis); otherwise mjax batches the lo ops.
 
@@ -28,12 +28,12 @@ from __future__ import annotations
 import functools
 
 from mjax import numpy as jnp
-from mjax import tree_util
+from mjax.base import tree_util
 from mjax.ad.custom import _abstract, _trace_into, custom_vjp
-from mjax.core import current_trace
+from mjax.tracing.core import current_trace
 from mjax.dialect import context
-from mjax.hijax_lowering import (HandleSpec, Lowered, lower_results, lower_value,
-                                 raise_results, tangent_array_aval)
+from mjax.tracing.hijax_lowering import (HandleSpec, Lowered, lower_results, lower_value,
+                                         raise_results, tangent_array_aval)
 
 
 def _handle_avals(specs) -> list:
@@ -145,7 +145,7 @@ def _overrides(prim, name: str) -> bool:
 
 
 def _hi_view(prim, lowered, record, n_out):
-    """How a jaxpr shows the call (mjax.pretty): per argument leaf and per result leaf,
+    """How a jaxpr shows the call (mjax.jaxpr.pretty): per argument leaf and per result leaf,
     (its type: a hi type, an array type or None, and the call's operands / results
     standing for it); a hi result's tangent handle is one of the results after the lo
     ones."""

@@ -9,14 +9,15 @@ import re
 import numpy as np
 
 import mjax.numpy as jnp
-from mjax import lax, tree_util
-from mjax.api import jit, make_jaxpr
-from mjax.core import current_trace
+from mjax import lax
+from mjax.base import tree_util
+from mjax.jit.api import jit, make_jaxpr
+from mjax.tracing.core import current_trace
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import KeyType
-from mjax.jaxpr_objects import DropVar, Literal, jaxpr_as_fun
-from mjax.primitive import primitive_of
+from mjax.jaxpr.objects import DropVar, Literal, jaxpr_as_fun
+from mjax.tracing.primitive import primitive_of
 
 
 # ---- symbolic zeros ---------------------------------------------------------------

@@ -1,15 +1,15 @@
 """JAX: jax.experimental.layout: array layouts (`Layout`), layout + sharding pairs
-(`Format`) and `with_layout_constraint`. The classes live in mjax/layout.py; jit takes
+(`Format`) and `with_layout_constraint`. The classes live in mjax/specs/layout.py; jit takes
 Formats as in_shardings/out_shardings, `device_put` takes a Format, `Array.format` and
 `Compiled.input_formats`/`output_formats` report them."""
 from __future__ import annotations
 
-from mjax import trace_trees, tree_util
-from mjax.core import bind
+from mjax.base import trace_trees, tree_util
+from mjax.tracing.core import bind
 from mjax.dialect.ops.structural import LayoutConstraintOp
-from mjax.layout import Format, Layout
-from mjax.placement import device_put
-from mjax.tracer import Tracer
+from mjax.specs.layout import Format, Layout
+from mjax.arrays.placement import device_put
+from mjax.tracing.tracer import Tracer
 
 __all__ = ["Format", "Layout", "with_layout_constraint"]
 

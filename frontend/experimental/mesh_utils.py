@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from mjax.placement import devices as _all_devices
+from mjax.arrays.placement import devices as _all_devices
 
 # device_kind -> fn(mesh_shape, devices, *, contiguous_submeshes) -> device array or None,
 # consulted first (JAX: a table of TPU generations' layouts; empty here).

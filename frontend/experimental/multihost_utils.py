@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import trace_trees, tree_util
-from mjax.placement import device_put, process_count
-from mjax.sharding_impls import NamedSharding, PartitionSpec
+from mjax.base import trace_trees, tree_util
+from mjax.arrays.placement import device_put, process_count
+from mjax.specs.sharding_impls import NamedSharding, PartitionSpec
 
 
 def _one_process(fn: str) -> None:

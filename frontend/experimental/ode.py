@@ -23,14 +23,15 @@ import operator
 
 import numpy as np
 
-from mjax import lax, trace_trees, tree_util
+from mjax import lax
+from mjax.base import trace_trees, tree_util
 from mjax import numpy as jnp
 from mjax.ad import custom_vjp, vjp
-from mjax.batching import vmap
+from mjax.vmap.batching import vmap
 from mjax.config import default_matmul_precision
-from mjax.core import aval_of_value
-from mjax.jaxpr_api import closure_convert
-from mjax.jitted import jit
+from mjax.tracing.core import aval_of_value
+from mjax.jaxpr.api import closure_convert
+from mjax.jit.jitted import jit
 
 __all__ = ["odeint", "abs2", "fit_4th_order_polynomial", "initial_step_size",
            "interp_fit_dopri", "mean_error_ratio", "optimal_step_size", "ravel_first_arg",

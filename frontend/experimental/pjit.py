@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from mjax.jitted import jit as _jit
+from mjax.jit.jitted import jit as _jit
 
 _MESSAGE = "jax.experimental.pjit.pjit has been deprecated. Please use `jax.jit` instead."
 

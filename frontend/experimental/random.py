@@ -13,10 +13,12 @@ import operator
 
 import numpy as np
 
-from mjax import dtypes, random, tree_util
+from mjax import random
+from mjax.specs import dtypes
+from mjax.base import tree_util
 from mjax import numpy as jnp
 from mjax import ref as _ref
-from mjax.core import current_trace
+from mjax.tracing.core import current_trace
 
 
 def _size(size, *args) -> tuple:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import functools
 
 from mjax.config import config
-from mjax.core import bind
+from mjax.tracing.core import bind
 from mjax.dialect.ops import transforms as T
-from mjax.trace_trees import tree_map
+from mjax.base.trace_trees import tree_map
 
 __all__ = ["set_xla_metadata"]
 

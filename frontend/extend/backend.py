@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from jaxlib import xla_client
 
-from mjax.api import devices
+from mjax.jit.api import devices
 from mjax.runtime import get_backend as _runtime_backend
 
 __all__ = ["get_backend", "backends", "get_default_device", "backend_xla_version",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import numpy as jnp
-from mjax import prng
+from mjax.lax import prng
 
 __all__ = ["threefry_prng_impl", "rbg_prng_impl", "unsafe_rbg_prng_impl", "random_seed",
            "seed_with_impl", "threefry_2x32", "define_prng_impl"]

@@ -2,17 +2,17 @@
 and JAX's symbolic zero tangents.
 
 The tables (`primitive_jvps`, `primitive_transposes`) are filled as in JAX and read by
-the passes for user-defined primitives (mjax/primitive.py, passes/user_primitives.py);
+the passes for user-defined primitives (mjax/tracing/primitive.py, passes/user_primitives.py);
 mjax's own primitives keep their rules in mjax.passes.rules.
 """
 from __future__ import annotations
 
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.core import Tracer
+from mjax.tracing.core import Tracer
 from mjax.ad import levels, symbolic_zeros
 from mjax.ad.symbolic_zeros import SymbolicZero, tangent_aval, zeros_like_aval  # noqa: F401
-from mjax.primitive import JVPS, TRANSPOSES, UndefinedPrimal, Zero
+from mjax.tracing.primitive import JVPS, TRANSPOSES, UndefinedPrimal, Zero
 
 __all__ = ["primitive_jvps", "primitive_transposes", "add_jaxvals_p", "defjvp", "defjvp2",
            "deflinear", "deflinear2", "defbilinear", "get_primitive_transpose", "Zero",

@@ -1,7 +1,7 @@
 """JAX: jax.interpreters.batching: vmap rules of user-defined primitives.
 
 The tables are filled as in JAX; `primitive_batchers` is read by vmap for user-defined
-primitives (mjax/primitive.py, passes/user_primitives.py); mjax's own primitives keep
+primitives (mjax/tracing/primitive.py, passes/user_primitives.py); mjax's own primitives keep
 their batching rules in mjax.passes.rules.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.primitive import BATCHERS
+from mjax.tracing.primitive import BATCHERS
 
 __all__ = ["primitive_batchers", "axis_primitive_batchers", "fancy_primitive_batchers", "AxisData",
            "defvectorized", "defbroadcasting", "defreducer", "bdim_at_front", "broadcast",

@@ -2,7 +2,7 @@
 that build MLIR types and attributes with jaxlib's bindings.
 
 `register_lowering` fills the table as in JAX, read for user-defined primitives
-(mjax/primitive.py): a `lower_fun` rule is traced into the jaxpr module by
+(mjax/tracing/primitive.py): a `lower_fun` rule is traced into the jaxpr module by
 --jaxpr-expand-transforms and lowered as the rest; a rule written with MLIR's builders
 is called by --jaxpr-to-stablehlo with a `LoweringRuleContext` and the operands' StableHLO
 values. mjax's own primitives keep their lowering rules in mjax.passes.rules. The type
@@ -19,9 +19,9 @@ from jaxlib.mlir.dialects import stablehlo
 
 from mjax.dialect.context import context
 from mjax.dialect.types import element_type
-from mjax import host_callbacks
+from mjax.arrays import host_callbacks
 from mjax.passes.rules.callbacks import host_call
-from mjax.primitive import LOWERINGS, LowerFun, LoweringRuleContext
+from mjax.tracing.primitive import LOWERINGS, LowerFun, LoweringRuleContext
 
 __all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ir",
            "dtype_to_ir_type", "aval_to_ir_type", "aval_to_ir_types", "dense_int_array",

@@ -7,9 +7,9 @@ and run, and mjax's passes do not read them.
 """
 from __future__ import annotations
 
-from mjax.jaxpr_api import make_jaxpr
-from mjax.jaxpr_objects import Jaxpr, Literal, eval_jaxpr
-from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.jaxpr.api import make_jaxpr
+from mjax.jaxpr.objects import Jaxpr, Literal, eval_jaxpr
+from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 
 __all__ = ["custom_partial_eval_rules", "partial_eval_jaxpr_custom_rules", "dce_rules",
            "PartialVal", "trace_to_jaxpr_nounits"]

@@ -2,7 +2,7 @@
 (mjax.runtime) compiles and runs StableHLO; none of it is exposed here."""
 import numpy as np
 
-from mjax import dtypes
+from mjax.specs import dtypes
 
 # type -> canonicalizer; filled by libraries (TensorFlow Probability's JAX substrate),
 # not read by mjax (its arrays are canonicalized by mjax.dtypes).

@@ -61,7 +61,7 @@ from mjax.lax.sorting import approx_max_k, approx_min_k, sort, sort_key_val, top
 from mjax.lax.special_functions import (bessel_i0e, bessel_i1e, betainc, igamma,
                                         igamma_grad_a, igammac, random_gamma_grad, zeta)
 from mjax.lax.windowed import reduce_window, reduce_window_shape_tuple
-from mjax.primitive import FunctionPrimitive, op_primitives
+from mjax.tracing.primitive import FunctionPrimitive, op_primitives
 
 # JAX's Primitive objects (`add_p`, ...): one per op of the dialect, from its registry,
 # so libraries can key tables by them; and for the primitives JAX has that mjax composes

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from mjax.core import named_scope
+from mjax.tracing.core import named_scope
 
 
 def composite(decomposition, name: str, version: int = 0):

@@ -14,21 +14,23 @@ import inspect
 
 import numpy as np
 
-from mjax import dtypes, registration, trace_trees, tree_util
+from mjax.specs import dtypes
+from mjax.tracing import registration
+from mjax.base import trace_trees, tree_util
 from mjax.config import config
-from mjax.core import (Carry, Tracer, aval_of_value, current_trace,
-                       describe_location, discarding_on_error, emit_region_op,
-                       user_location, user_staged)
+from mjax.tracing.core import (Carry, Tracer, aval_of_value, current_trace,
+                               describe_location, discarding_on_error, emit_region_op,
+                               user_location, user_staged)
 from mjax.dialect.core import InferError
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import ShapedArray
-from mjax.dtypes import hitype_rules
-from mjax.hijax_lowering import (CapturedHiError, HiResultError, has_hi, scan_hi,
-                                 scan_values_hi)
+from mjax.specs.dtypes import hitype_rules
+from mjax.tracing.hijax_lowering import (CapturedHiError, HiResultError, has_hi, scan_hi,
+                                         scan_values_hi)
 from mjax.lax.elementwise import as_array, clamp, convert_element_type, lt, ne
 from mjax.lax.shapes import concatenate, reshape, rev, slice_in_dim, stack
-from mjax.region_cache import trace_region_kept
-from mjax.sharding_types import carry_types
+from mjax.tracing.region_cache import trace_region_kept
+from mjax.arrays.sharding_types import carry_types
 
 
 # ---- shared helpers -------------------------------------------------------------------
@@ -337,7 +339,7 @@ def while_loop(cond_fun, body_fun, init_val):
 
 def _while(cond_fun, body_fun, init_val, carry_name, owners=None):
     """while_loop's staging; `owners`: the user's functions the bodies are kept for
-    (default: cond_fun and body_fun; mjax.region_cache)."""
+    (default: cond_fun and body_fun; mjax.tracing.region_cache)."""
     (cond_owner, cond_kind), (body_owner, body_kind) = owners or (
         (cond_fun, "while_cond"), (body_fun, "while_body"))
     init_flat, tree = trace_trees.tree_flatten(init_val)
@@ -505,7 +507,7 @@ def _scan_python(f, init, xs, length, reverse):
 
 def _scan(f, init, xs, length, reverse, unroll, carry_name, kept_as=None):
     """scan's staging; `kept_as`: (the user's function, role) its body is kept for and
-    reused as (mjax.region_cache; default (f, "scan"), False: not kept)."""
+    reused as (mjax.tracing.region_cache; default (f, "scan"), False: not kept)."""
     owner, kind = (f, "scan") if kept_as is None else kept_as or (None, None)
     xs_flat, xs_tree = trace_trees.tree_flatten(xs)
     length = _scan_length(xs_flat, length)

@@ -8,14 +8,14 @@ from typing import Any, NamedTuple, Sequence, Union
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.core import at_user_line, aval_of_value, bind
+from mjax.specs import dtypes
+from mjax.tracing.core import at_user_line, aval_of_value, bind
 from mjax.dialect.ops.convolution import ConvGeneralDilatedOp, conv_shape, dilate_dim
 from mjax.lax.dot import dot_general
 from mjax.lax.precision import Precision, canonicalize_precision, precision_attr
 from mjax.lax.sharding import apply_out_sharding
 from mjax.lax.shapes import rev, transpose
-from mjax.sharding_types import out_sharding_given
+from mjax.arrays.sharding_types import out_sharding_given
 
 # A type alias JAX exports for annotations.
 ConvGeneralDilatedDimensionNumbers = Union[tuple, Any, None]

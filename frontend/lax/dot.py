@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.core import at_user_line, aval_of_value, bind, current_trace
+from mjax.specs import dtypes
+from mjax.tracing.core import at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import DotGeneralOp
 from mjax.lax.elementwise import convert_element_type
 from mjax.lax.precision import precision_attr
 from mjax.lax.sharding import apply_out_sharding, local_contractions_if
-from mjax.sharding_types import out_sharding_given
-from mjax.unreduced import local_contractions_on, local_dot_general
+from mjax.arrays.sharding_types import out_sharding_given
+from mjax.lax.unreduced import local_contractions_on, local_dot_general
 
 # Type aliases JAX exports for annotations.
 DotDimensionNumbers = tuple
@@ -33,7 +33,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     lhs, rhs = _common_operand_dtype(lhs, rhs, convert=pet is None)
     if local_contractions_on() and current_trace() is None:
         out = local_dot_general(lhs, rhs, dn, precision, pet)
-        if out is not None:     # (an unreduced result: mjax/unreduced.py)
+        if out is not None:     # (an unreduced result: mjax/lax/unreduced.py)
             return out
     return bind(DotGeneralOp, lhs, rhs, dimension_numbers=dn, precision=precision,
                 preferred_element_type=pet)

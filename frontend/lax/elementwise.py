@@ -13,9 +13,10 @@ import weakref
 
 import numpy as np
 
-from mjax import dtypes, trace_trees, tree_util
-from mjax.core import (Tracer, at_user_line, aval_of_value, bind, current_trace, lift_literal,
-                       to_numpy)
+from mjax.specs import dtypes
+from mjax.base import trace_trees, tree_util
+from mjax.tracing.core import (Tracer, at_user_line, aval_of_value, bind, current_trace, lift_literal,
+                               to_numpy)
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.dialect.values import defining_op, mark
 from mjax.dialect.ops.elementwise import (
@@ -32,8 +33,8 @@ from mjax.dialect.ops.structural import (BitcastConvertTypeOp, ClampOp, ConvertE
 from mjax.lax.literals import _LiteralArray
 from mjax.lax.sharding import apply_out_sharding
 from mjax.lax.shapes import broadcast_in_dim
-from mjax.placement import device_put_value
-from mjax.sharding_impls import NamedSharding
+from mjax.arrays.placement import device_put_value
+from mjax.specs.sharding_impls import NamedSharding
 from mjax.dialect.shape_poly import as_dim, is_symbolic_dim
 
 

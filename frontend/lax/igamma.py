@@ -27,13 +27,14 @@ import functools
 
 import numpy as np
 
-from mjax import dtypes, registration
-from mjax.core import aval_of_value
+from mjax.specs import dtypes
+from mjax.tracing import registration
+from mjax.tracing.core import aval_of_value
 from mjax.lax.control_flow import while_loop
 from mjax.lax.elementwise import (abs, convert_element_type, digamma, exp, full_like,
                                   lgamma, log, select)
 from mjax.lax.reduce import reduce_or
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 
 def _upcast(impl):

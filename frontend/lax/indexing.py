@@ -9,8 +9,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.core import Tracer, aval_of_value, bind
+from mjax.specs import dtypes
+from mjax.tracing.core import Tracer, aval_of_value, bind
 from mjax.dialect.shape_poly import as_dim, is_symbolic_dim
 from mjax.dialect.ops.indexing import (DynamicSliceOp, DynamicUpdateSliceOp, GatherOp,
                                        ScatterAddOp, ScatterMaxOp, ScatterMinOp, ScatterMulOp,

@@ -9,8 +9,8 @@ import enum
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.core import aval_of_value, bind
+from mjax.specs import dtypes
+from mjax.tracing.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
 from mjax.lax.control_flow import fori_loop
 from mjax.lax.dot import dot_general
@@ -26,7 +26,7 @@ from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, squeeze, tr
 from mjax.passes import default_precision as DP
 from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX
 from mjax.passes.rules.tables import platform_rules
-from mjax.tracer import Tracer
+from mjax.tracing.tracer import Tracer
 
 _HALF = ("float16", "bfloat16")
 

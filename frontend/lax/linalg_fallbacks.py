@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.core import aval_of_value
+from mjax.specs import dtypes
+from mjax.tracing.core import aval_of_value
 from mjax.lax.control_flow import fori_loop, scan
 from mjax.lax.elementwise import (broadcasted_iota, conj, div, eq, full, gt, mul, select,
                                   sub)

@@ -20,8 +20,9 @@ import functools
 
 import numpy as np
 
-from mjax import dtypes, registration
-from mjax.core import aval_of_value
+from mjax.specs import dtypes
+from mjax.tracing import registration
+from mjax.tracing.core import aval_of_value
 from mjax.lax.control_flow import fori_loop, while_loop
 from mjax.lax.dot import dot_general
 from mjax.lax.precision import Precision
@@ -35,9 +36,9 @@ from mjax.lax.linalg import (_float_operands, _mT, cholesky, eigh, qr,  # (cycle
 from mjax.lax.reduce import reduce_and, reduce_max, reduce_sum
 from mjax.lax.sorting import sort_key_val
 from mjax.lax.shapes import broadcast_to, concatenate, expand_dims, pad, rev, slice
-from mjax.lowering import lowering_for_platform
+from mjax.tracing.lowering import lowering_for_platform
 from mjax.passes.rules.linalg_tpu import register_expansion
-from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 
 
 # ---- QDWH polar decomposition (Nakatsukasa, Bai and Gygi 2010) ---------------------------

@@ -7,8 +7,8 @@ import builtins
 
 import numpy as np
 
-from mjax import basearray, dtypes
-from mjax.array_methods import ArrayMethods
+from mjax.specs import basearray, dtypes
+from mjax.arrays.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray as _ShapedArray
 
 

@@ -10,16 +10,17 @@ import math
 
 import numpy as np
 
-from mjax import dtypes, trace_trees, tree_util
-from mjax.axis_env import AXIS_ENV
-from mjax.core import Tracer, at_user_line, aval_of_value, bind
+from mjax.specs import dtypes
+from mjax.base import trace_trees, tree_util
+from mjax.tracing.axis_env import AXIS_ENV
+from mjax.tracing.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops import collectives as C
 from mjax.dialect.ops.structural import CopyOp
 from mjax.dialect.values import defining_op, set_strings
 from mjax.lax import parallel_groups as G
 from mjax.lax.elementwise import convert_element_type, div
 from mjax.lax.shapes import index_in_dim
-from mjax.sharding_types import mark_manual_partial
+from mjax.arrays.sharding_types import mark_manual_partial
 
 
 def _names(axis_name) -> tuple:

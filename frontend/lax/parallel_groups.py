@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.core import aval_of_value, bind
+from mjax.specs import dtypes
+from mjax.tracing.core import aval_of_value, bind
 from mjax.dialect.ops import collectives as C
 from mjax.lax.elementwise import full, select
 from mjax.lax.indexing import dynamic_index_in_dim, dynamic_slice_in_dim

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.core import at_user_line, aval_of_value
+from mjax.specs import dtypes
+from mjax.tracing.core import at_user_line, aval_of_value
 from mjax.lax.dot import dot_general
 from mjax.lax.elementwise import (and_, as_array, broadcasted_iota, convert_element_type,
                                   le, lt, select, sub, zeros_like_array)

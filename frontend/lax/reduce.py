@@ -8,9 +8,11 @@ import operator
 
 import numpy as np
 
-from mjax import dtypes, registration, trace_trees, tree_util
+from mjax.specs import dtypes
+from mjax.tracing import registration
+from mjax.base import trace_trees, tree_util
 from mjax.config import config
-from mjax.core import Tracer, at_user_line, aval_of_value, bind
+from mjax.tracing.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops.reductions import (ArgMaxOp, ArgMinOp, CumlogsumexpOp, CummaxOp,
                                          CumminOp, CumprodOp, CumsumOp, ReduceAndOp,
                                          ReduceMaxOp, ReduceMinOp, ReduceOrOp, ReduceProdOp,

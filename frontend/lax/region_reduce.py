@@ -4,9 +4,9 @@ into a body region. Used by reduce.py and windowed.py when the computation is no
 recognized monoid (or there are several operands)."""
 from __future__ import annotations
 
-from mjax import tree_util
-from mjax.core import (at_user_line, aval_of_value, current_trace, emit_region_op,
-                       trace_region)
+from mjax.base import tree_util
+from mjax.tracing.core import (at_user_line, aval_of_value, current_trace, emit_region_op,
+                               trace_region)
 from mjax.dialect.types import ShapedArray
 from mjax.lax.elementwise import convert_element_type
 

@@ -6,8 +6,8 @@ import enum
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.core import at_user_line, bind
+from mjax.specs import dtypes
+from mjax.tracing.core import at_user_line, bind
 from mjax.dialect.ops.random import RngBitGeneratorOp, RngUniformOp
 from mjax.lax.sharding import apply_out_sharding
 

@@ -8,11 +8,11 @@ import operator
 
 import numpy as np
 
-from mjax.array_methods import ArrayMethods
-from mjax import dtypes
+from mjax.arrays.array_methods import ArrayMethods
+from mjax.specs import dtypes
 from mjax.dialect import shape_poly
 from mjax.dialect.shape_poly import as_dim, broadcast_shapes as symbolic_broadcast_shapes
-from mjax.core import Tracer, at_user_line, aval_of_value, bind, current_trace
+from mjax.tracing.core import Tracer, at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.structural import (BroadcastInDimOp, ConcatenateOp, DimAsValueOp,
                                          ConvertElementTypeOp, ExpandDimsOp, PadOp,
                                          ReshapeOp, RevOp, SliceOp, SplitOp, SqueezeOp, TileOp,

@@ -10,20 +10,21 @@ import contextlib
 import functools
 import inspect
 
-from mjax import registration, trace_trees, tree_util
-from mjax.core import RegionTrace, at_user_line, aval_of_value, bind, current_trace
+from mjax.tracing import registration
+from mjax.base import trace_trees, tree_util
+from mjax.tracing.core import RegionTrace, at_user_line, aval_of_value, bind, current_trace
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK, ShardingConstraintOp
 from mjax.dialect.ops.structural import DevicePutOp, LayoutConstraintOp
 from mjax.dialect.values import defining_op, is_value, mark, string_attr
-from mjax.layout import AutoLayoutSingleton, Format, Layout
-from mjax.placement import device_put
-from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSharding,
-                                 PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
-                                 concrete_mesh_for, current_mesh, get_abstract_mesh,
-                                 use_abstract_mesh)
-from mjax.tracer import Tracer
-from mjax.sharding_types import out_sharding_given, partial_axes, spec_entry
-from mjax.unreduced import local_contractions
+from mjax.specs.layout import AutoLayoutSingleton, Format, Layout
+from mjax.arrays.placement import device_put
+from mjax.specs.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, NamedSharding,
+                                       PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
+                                       concrete_mesh_for, current_mesh, get_abstract_mesh,
+                                       use_abstract_mesh)
+from mjax.tracing.tracer import Tracer
+from mjax.arrays.sharding_types import out_sharding_given, partial_axes, spec_entry
+from mjax.lax.unreduced import local_contractions
 
 
 def _as_named(s, fn="with_sharding_constraint") -> Sharding:
@@ -45,7 +46,7 @@ def constraint_params(s: NamedSharding, ndim: int) -> dict:
     params = {"mesh_axes": tuple(mesh.axis_names), "mesh_shape": tuple(mesh.axis_sizes),
               "spec": entries,
               "device_ids": tuple(int(i) for i in mesh.device_ids.flat)}
-    for what in ("unreduced", "reduced"):     # (partial sums: mjax/unreduced.py)
+    for what in ("unreduced", "reduced"):     # (partial sums: mjax/lax/unreduced.py)
         axes = getattr(spec, what)
         if axes:
             params[what] = tuple(a for a in mesh.axis_names if a in axes)
@@ -209,7 +210,7 @@ def apply_out_sharding(x, out_sharding):
 
 def local_contractions_if(out_sharding):
     """Eagerly, an out_sharding unreduced over mesh axes makes the dot_generals under it
-    contract each device's blocks without the sum over those axes (mjax/unreduced.py)."""
+    contract each device's blocks without the sum over those axes (mjax/lax/unreduced.py)."""
     spec = getattr(out_sharding, "spec", out_sharding)
     if getattr(spec, "unreduced", None) and current_trace() is None:
         return local_contractions()

@@ -10,7 +10,8 @@ match JAX's; derivatives of higher order drop the terms in the derivative of J^-
 """
 from __future__ import annotations
 
-from mjax import registration, trace_trees
+from mjax.tracing import registration
+from mjax.base import trace_trees
 from mjax.lax.elementwise import add, neg, stop_gradient, sub
 
 

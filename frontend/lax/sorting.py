@@ -7,7 +7,7 @@ import operator
 import numpy as np
 from jaxlib import _jax
 
-from mjax.core import at_user_line, aval_of_value, bind
+from mjax.tracing.core import at_user_line, aval_of_value, bind
 from mjax.dialect.ops.reductions import SortOp
 from mjax.dialect.ops.sorting import ApproxTopKOp, TopKOp
 from mjax.lax.elementwise import neg

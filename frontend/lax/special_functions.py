@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.core import aval_of_value, bind
+from mjax.specs import dtypes
+from mjax.tracing.core import aval_of_value, bind
 from mjax.dialect.ops.elementwise import BesselI0eOp, BesselI1eOp
 from mjax.lax import igamma as _ig
 from mjax.lax.control_flow import fori_loop
 from mjax.lax.elementwise import (_prepare, abs, as_array, convert_element_type, exp,
                                   floor, full_like, lgamma, log, log1p, ne, pow, select)
 from mjax.lax.shapes import broadcast_to
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 
 # ---- the public functions: JAX's checks (floating operands), promoted and broadcast ------

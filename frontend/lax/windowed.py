@@ -11,8 +11,9 @@ import operator
 
 import numpy as np
 
-from mjax import registration, trace_trees, tree_util
-from mjax.core import Tracer, at_user_line, aval_of_value, bind
+from mjax.tracing import registration
+from mjax.base import trace_trees, tree_util
+from mjax.tracing.core import Tracer, at_user_line, aval_of_value, bind
 from mjax.dialect.ops.convolution import dilate_dim
 from mjax.dialect.ops.region_reductions import ReduceWindowOp
 from mjax.dialect.ops.windowed import (ReduceWindowMaxOp, ReduceWindowMinOp,

@@ -10,8 +10,9 @@ import functools
 
 import numpy as _onp
 
-from mjax import dtypes as _dt
-from mjax import lax, registration
+from mjax.specs import dtypes as _dt
+from mjax import lax
+from mjax.tracing import registration
 from mjax import numpy as jnp
 from mjax.nn.functions import logsumexp, softmax
 

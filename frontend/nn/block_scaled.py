@@ -26,11 +26,11 @@ from typing import Any
 import ml_dtypes
 import numpy as _onp
 
-from mjax import dtypes as _dt
+from mjax.specs import dtypes as _dt
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_vjp
-from mjax.api import jit
+from mjax.jit.api import jit
 
 __all__ = ["BlockScaleConfig", "scaled_matmul", "get_scaled_dot_general_config",
            "scaled_dot_general"]

@@ -11,7 +11,7 @@ import math
 
 import numpy as _onp
 
-from mjax import dtypes as _dt
+from mjax.specs import dtypes as _dt
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp

@@ -6,7 +6,7 @@ import operator
 
 import numpy as _onp
 
-from mjax.core import at_user_line, Tracer
+from mjax.tracing.core import at_user_line, Tracer
 from mjax.numpy.concrete_values import concrete_int, concrete_or_error
 from mjax.dialect.shape_poly import as_dim, is_symbolic_dim
 

@@ -10,15 +10,15 @@ import functools
 
 import numpy as np
 
-from mjax import dtypes as _dt
-from mjax import errors
-from mjax.array import Array
+from mjax.specs import dtypes as _dt
+from mjax.base import errors
+from mjax.arrays.array import Array
 from mjax.config import config
-from mjax.core import Tracer, _state as trace_state
-from mjax.eager_fast import fast_fused
-from mjax.jitted import jit
-from mjax.placement import device_put as _device_put, devices as _devices
-from mjax.trace_trees import tree_leaves
+from mjax.tracing.core import Tracer, _state as trace_state
+from mjax.arrays.eager_fast import fast_fused
+from mjax.jit.jitted import jit
+from mjax.arrays.placement import device_put as _device_put, devices as _devices
+from mjax.base.trace_trees import tree_leaves
 
 __array_api_version__ = "2024.12"
 
@@ -227,7 +227,7 @@ def fused_when_eager(fn):
             # them (a nested jit would print as `jit[name=call]`), even for arguments that
             # are all concrete (jnp.eye(3) in a jitted function).
             return fn(*args, **kwargs)
-        if _unreduced_call(args, kwargs):   # (op by op: mjax/unreduced.py)
+        if _unreduced_call(args, kwargs):   # (op by op: mjax/lax/unreduced.py)
             return fn(*args, **kwargs)
         key = plain_key(args, kwargs)
         jitted = None if key is None else by_pattern.get(key)

@@ -11,7 +11,8 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import lax
+from mjax.specs import dtypes as _dt
 from mjax.numpy import reductions
 from mjax.numpy.arguments import concrete, normalize_axis
 from mjax.numpy.concrete_values import concrete_array, concrete_or_error

@@ -5,8 +5,8 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt
-from mjax.core import at_user_line
+from mjax.specs import dtypes as _dt
+from mjax.tracing.core import at_user_line
 from mjax.numpy import reductions
 from mjax.numpy.arraypad import pad
 from mjax.numpy.conversion import asarray

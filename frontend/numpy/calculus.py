@@ -6,7 +6,8 @@ import operator as _operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import lax
+from mjax.specs import dtypes as _dt
 from mjax.numpy import elementwise, reductions
 from mjax.lax.shapes import fresh
 from mjax.numpy.arguments import check_arraylike, index_axis, normalize_axis

@@ -9,8 +9,8 @@ import operator
 
 import numpy as _onp
 
-from mjax.core import Tracer, known_value
-from mjax.errors import ConcretizationTypeError
+from mjax.tracing.core import Tracer, known_value
+from mjax.base.errors import ConcretizationTypeError
 
 
 def concrete_or_error(x, context, error=None):

@@ -6,10 +6,12 @@ import functools
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax, prng as _prng
-from mjax.core import _state as _trace_state, bind
+from mjax import lax
+from mjax.specs import dtypes as _dt
+from mjax.lax import prng as _prng
+from mjax.tracing.core import _state as _trace_state, bind
 from mjax.dialect import op_class
-from mjax.dlpack import from_dlpack as _from_dlpack
+from mjax.arrays.dlpack import from_dlpack as _from_dlpack
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import is_array
 from mjax.numpy.array_api import fused_when_eager, with_device_keyword

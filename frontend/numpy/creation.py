@@ -8,12 +8,14 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, key_ops, lax
-from mjax.batching import vmap
-from mjax.core import Tracer
+from mjax import lax
+from mjax.specs import dtypes as _dt
+from mjax.lax import key_ops
+from mjax.vmap.batching import vmap
+from mjax.tracing.core import Tracer
 from mjax.dialect.shape_poly import is_symbolic_dim, max_dim
 from mjax.dialect.types import KeyType, RefAval
-from mjax.jitted import jit
+from mjax.jit.jitted import jit
 from mjax.lax.elementwise import layout_like
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import canonical_shape, check_arraylike, normalize_axis

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes as _dt
-from mjax import eager, registration
-from mjax.array import Array
+from mjax.specs import dtypes as _dt
+from mjax.arrays import eager
+from mjax.tracing import registration
+from mjax.arrays.array import Array
 from mjax.config import config
-from mjax.core import _state as trace_state
+from mjax.tracing.core import _state as trace_state
 from mjax.dialect import ShapedArray
-from mjax.jitted import jit
+from mjax.jit.jitted import jit
 from mjax.numpy.conversion import asarray
 from mjax.numpy.elementwise import negative
 from mjax.numpy.index_update import _IndexUpdateHelper, _IndexUpdateRef

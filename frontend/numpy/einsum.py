@@ -6,8 +6,9 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
-from mjax.core import at_user_line, named_scope, Tracer
+from mjax import lax
+from mjax.specs import dtypes as _dt
+from mjax.tracing.core import at_user_line, named_scope, Tracer
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import no_out
 from mjax.numpy.conversion import asarray

@@ -11,16 +11,16 @@ import builtins
 import functools
 import math
 import operator
-
 import numpy as _onp
-
-from mjax import dtypes as _dt, lax, prng as _prng
+from mjax import lax
+from mjax.specs import dtypes as _dt
+from mjax.lax import prng as _prng
 from mjax.lax.shapes import fresh as _fresh
 from mjax.ad import custom_jvp
-from mjax.core import Tracer, aval_of_value
+from mjax.tracing.core import Tracer, aval_of_value
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.dialect.ops import elementwise as _ops
-from mjax.eager_fast import fast_op
+from mjax.arrays.eager_fast import fast_op
 from mjax.numpy.arguments import check_arraylike, is_array, no_out
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype, fused_values

@@ -11,7 +11,7 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt
+from mjax.specs import dtypes as _dt
 from mjax.lax.linalg import fft as _lax_fft
 from mjax.numpy.arraypad import pad
 from mjax.numpy.conversion import asarray
@@ -19,7 +19,7 @@ from mjax.numpy.creation import arange
 from mjax.numpy.elementwise import conj
 from mjax.numpy.scalar_types import finfo
 from mjax.numpy.shaping import moveaxis, roll
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 
 _NORMS = ("backward", "ortho", "forward")

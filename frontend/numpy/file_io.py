@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as _onp
 
-from mjax.dtypes import bfloat16
+from mjax.specs.dtypes import bfloat16
 from mjax.numpy.conversion import asarray
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import lax
+from mjax.specs import dtypes as _dt
 from mjax.lax.shapes import fresh as _fresh
 from mjax.ad import custom_jvp
 from mjax.numpy.arguments import check_arraylike, no_out

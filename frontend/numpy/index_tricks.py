@@ -8,7 +8,8 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import lax
+from mjax.specs import dtypes as _dt
 from mjax.numpy import shaping
 from mjax.numpy.arguments import concrete
 from mjax.numpy.array_api import fused_when_eager

@@ -18,10 +18,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mjax import dtypes as _dt
+from mjax.specs import dtypes as _dt
 from mjax import lax
 from mjax.config import config
-from mjax.core import at_user_line, aval_of_value
+from mjax.tracing.core import at_user_line, aval_of_value
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.conversion import asarray
@@ -31,7 +31,7 @@ from mjax.numpy.indexing import (_is_advanced, _is_int_scalar,
                                  _normalize_index, _wrap_negative, getitem)
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to, promote
 from mjax.numpy.shaping import ravel, reshape, squeeze
-from mjax.ref_slice import Slice
+from mjax.specs.ref_slice import Slice
 
 _SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
              "min": lax.scatter_min, "max": lax.scatter_max}

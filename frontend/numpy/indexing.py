@@ -11,12 +11,12 @@ import operator
 
 import numpy as np
 
-from mjax import dtypes as _dt
+from mjax.specs import dtypes as _dt
 from mjax import lax
-from mjax.core import Tracer, at_user_line
+from mjax.tracing.core import Tracer, at_user_line
 from mjax.dialect.shape_poly import (InconclusiveDimensionOperation, is_symbolic_dim,
                                      max_dim, min_dim)
-from mjax.errors import NonConcreteBooleanIndexError
+from mjax.base.errors import NonConcreteBooleanIndexError
 from mjax.numpy.arguments import AxisError, index_axis, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.concrete_values import known
@@ -25,7 +25,7 @@ from mjax.numpy.creation import zeros
 from mjax.numpy.elementwise import where_xy
 from mjax.numpy.promotion import broadcast_shapes
 from mjax.numpy.shaping import ravel, reshape
-from mjax.ref_slice import Slice
+from mjax.specs.ref_slice import Slice
 
 
 def _is_int_scalar(i):

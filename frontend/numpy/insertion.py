@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
-from mjax.core import Tracer
+from mjax import lax
+from mjax.specs import dtypes as _dt
+from mjax.tracing.core import Tracer
 from mjax.numpy.arguments import concrete, index_axis
 from mjax.numpy.concrete_values import known
 from mjax.numpy.conversion import asarray

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as _onp
 
 from mjax.ad import custom_jvp
-from mjax.core import at_user_line
+from mjax.tracing.core import at_user_line
 from mjax.lax import linalg as lax_linalg
 from mjax.numpy import creation, elementwise, products, reductions
 from mjax.numpy.arguments import normalize_axis
@@ -30,7 +30,7 @@ from mjax.numpy.scalar_types import finfo, inf, int32, iscomplexobj
 from mjax.numpy.shaping import (concatenate, expand_dims, flip, moveaxis, ravel, reshape,
                                 squeeze, stack, swapaxes)
 from mjax.numpy.sorting import argsort
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 
 class EighResult(NamedTuple):

@@ -5,7 +5,7 @@ integer and bool arrays have no NaNs and go straight through. JAX: jax.numpy.nan
 """
 from __future__ import annotations
 
-from mjax import dtypes as _dt
+from mjax.specs import dtypes as _dt
 from mjax.numpy import reductions
 from mjax.numpy.arguments import no_out
 from mjax.numpy.conversion import asarray, astype

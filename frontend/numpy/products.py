@@ -6,7 +6,7 @@ import builtins
 import operator as _operator
 
 from mjax import lax
-from mjax.core import at_user_line
+from mjax.tracing.core import at_user_line
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy import reductions
 from mjax.numpy.arguments import check_arraylike, is_array, no_out, normalize_axis

@@ -11,12 +11,15 @@ import math
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, eager, lax, registration
-from mjax.array import Array as _Array
+from mjax import lax
+from mjax.specs import dtypes as _dt
+from mjax.arrays import eager
+from mjax.tracing import registration
+from mjax.arrays.array import Array as _Array
 from mjax.config import config as _config
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.shape_poly import broadcast_shapes as symbolic_broadcast_shapes
-from mjax.core import at_user_line, aval_of_value, current_trace as _current_trace, Tracer
+from mjax.tracing.core import at_user_line, aval_of_value, current_trace as _current_trace, Tracer
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import is_array

@@ -11,9 +11,10 @@ import math
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
-from mjax.core import at_user_line
-from mjax.jitted import jit
+from mjax import lax
+from mjax.specs import dtypes as _dt
+from mjax.tracing.core import at_user_line
+from mjax.jit.jitted import jit
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy import reductions
 from mjax.numpy.conversion import asarray

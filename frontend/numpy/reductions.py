@@ -9,7 +9,8 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import lax
+from mjax.specs import dtypes as _dt
 from mjax.numpy.arguments import (AxisError, check_arraylike, index_axis, no_out, normalize_axes,
                                   normalize_axis)
 from mjax.numpy.array_api import fused_when_eager

@@ -7,7 +7,8 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import lax
+from mjax.specs import dtypes as _dt
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import check_arraylike, normalize_axis
 from mjax.numpy.array_api import fused_when_eager

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as _onp
 
-from mjax import dtypes as _dt
-from mjax.basearray import Array
+from mjax.specs import dtypes as _dt
+from mjax.specs.basearray import Array
 from mjax.numpy.arguments import is_array
 from mjax.numpy.conversion import asarray
 

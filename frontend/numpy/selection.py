@@ -1,8 +1,9 @@
 """Selecting by condition: where, select, compress, extract, choose, piecewise."""
 from __future__ import annotations
 
-from mjax import dtypes as _dt, prng as _prng
-from mjax.errors import TracerBoolConversionError
+from mjax.specs import dtypes as _dt
+from mjax.lax import prng as _prng
+from mjax.base.errors import TracerBoolConversionError
 from mjax.numpy import reductions
 from mjax.numpy.arguments import concrete, index_axis
 from mjax.numpy.array_api import fused_when_eager

@@ -9,9 +9,11 @@ import warnings
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax, prng as _prng
+from mjax import lax
+from mjax.specs import dtypes as _dt
+from mjax.lax import prng as _prng
 from mjax.lax.shapes import fresh as _fresh
-from mjax.core import at_user_line, aval_of_value, Tracer
+from mjax.tracing.core import at_user_line, aval_of_value, Tracer
 from mjax.dialect.shape_poly import InconclusiveDimensionOperation, is_symbolic_dim
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import (AxisError, canonical_shape, concrete, index_axis, is_array,

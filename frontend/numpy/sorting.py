@@ -5,7 +5,8 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import lax
+from mjax.specs import dtypes as _dt
 from mjax.numpy import reductions
 from mjax.numpy.arguments import index_axis, normalize_axis
 from mjax.numpy.array_api import fused_when_eager

@@ -13,7 +13,7 @@ import math
 import numpy as _onp
 
 from mjax import lax
-from mjax.staging import eval_shape
+from mjax.tracing.staging import eval_shape
 from mjax.numpy import elementwise, reductions
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import full, zeros

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from mjax.batching import vmap
+from mjax.vmap.batching import vmap
 from mjax.numpy.arguments import index_axis
 from mjax.numpy.conversion import asarray
 from mjax.numpy.shaping import expand_dims, squeeze

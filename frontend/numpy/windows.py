@@ -6,13 +6,14 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes as _dt, lax
+from mjax import lax
+from mjax.specs import dtypes as _dt
 from mjax.ad import custom_jvp, jvp
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange, ones
 from mjax.numpy.elementwise import abs as _abs, cos, sqrt, where_xy
 from mjax.numpy.promotion import promote
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 
 def _window(M, fn):

@@ -10,8 +10,8 @@ The modules, each importing only those above it: `arguments` (checks and wrapper
 `keys`, `front_doors` (checks shared by many samplers), `uniform_normal`, `discrete`,
 `continuous`, `choices`, `gamma_sampler`, `gamma_families`, `multivariate`.
 """
-from mjax import key_ops  # noqa: F401 (lax's ops on key arrays; fills BIND_ON_KEYS)
-from mjax.prng import PRNGKeyArray
+from mjax.lax import key_ops  # noqa: F401 (lax's ops on key arrays; fills BIND_ON_KEYS)
+from mjax.lax.prng import PRNGKeyArray
 from mjax.random.keys import (PRNGKey, bits, clone, fold_in, key, key_data, key_dtype,
                               key_impl, split, wrap_key_data)
 from mjax.random.uniform_normal import normal, truncated_normal, uniform

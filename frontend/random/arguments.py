@@ -8,11 +8,11 @@ import operator
 
 import numpy as np
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.dialect.shape_poly import is_symbolic_dim
-from mjax.jitted import jit
+from mjax.jit.jitted import jit
 from mjax.lax.sharding import apply_out_sharding
 
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.prng import staged
+from mjax.lax.prng import staged
 from mjax.numpy.arguments import normalize_axis
 from mjax.random.arguments import (_canon_shape, _check_shape, _jit, _laid_out,
                                    _no_sharding)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.config import config
-from mjax.prng import staged
+from mjax.lax.prng import staged
 from mjax.random.arguments import (_SHAPE_DTYPE, _as, _broadcast_shape, _canon_shape,
                                    _check_float, _check_safe_cast, _const, _finfo, _jit,
                                    _laid_out, _no_sharding, _shape_of, _user_dtype)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.prng import impl_of, staged
+from mjax.lax.prng import impl_of, staged
 from mjax.random.arguments import (_SHAPE_DTYPE, _UINT, _canon_shape, _check_float,
                                    _check_shape, _const, _finfo, _jit, _laid_out,
                                    _no_sharding, _promote_inexact, _shape_of, _user_dtype)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import dtypes
-from mjax.prng import staged
+from mjax.specs import dtypes
+from mjax.lax.prng import staged
 from mjax.random.arguments import (_broadcast_shape, _canon_shape, _check_float,
                                    _check_safe_cast, _jit, _laid_out, _no_sharding,
                                    _user_dtype)

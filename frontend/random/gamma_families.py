@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import numpy as jnp
-from mjax.prng import staged
+from mjax.lax.prng import staged
 from mjax.random.arguments import (_SHAPE_DTYPE, _as, _broadcast_shape, _canon_shape,
                                    _check_float, _check_safe_cast, _const, _jit, _laid_out,
                                    _no_sharding, _user_dtype)

@@ -7,18 +7,18 @@ from functools import partial
 
 import numpy as np
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
-from mjax.batching import vmap
-from mjax.prng import staged
+from mjax.vmap.batching import vmap
+from mjax.lax.prng import staged
 from mjax.random.arguments import (_canon_shape, _check_float, _check_shape, _const,
                                    _finfo, _jit, _laid_out, _no_sharding, _user_dtype)
 from mjax.random.continuous import _exponential
 from mjax.random.keys import _check_prng_key, _split
 from mjax.random.uniform_normal import _normal_in, _uniform_in
-from mjax.random_gamma_grad import random_gamma_grad
+from mjax.random.gamma_grad import random_gamma_grad
 
 
 def _gamma_one(key, alpha, log_space):

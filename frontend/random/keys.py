@@ -1,6 +1,6 @@
 """Keys: making, splitting, folding and unwrapping them, and their raw bits (JAX:
 jax.random.key, split, fold_in, key_data, bits, ...). Typed key arrays themselves live in
-`mjax.prng`."""
+`mjax.lax.prng`."""
 from __future__ import annotations
 
 import operator
@@ -9,13 +9,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.config import config
 from mjax.dialect.types import KeyType
-from mjax.prng import (PRNGKeyArray, impl_of, random_bits, random_clone, random_fold_in,
-                       random_seed, random_split, resolve_impl)
+from mjax.lax.prng import (PRNGKeyArray, impl_of, random_bits, random_clone, random_fold_in,
+                           random_seed, random_split, resolve_impl)
 from mjax.random.arguments import _canon_shape, _laid_out, _no_sharding, _user_dtype
 
 

@@ -7,7 +7,7 @@ import operator
 
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.prng import staged
+from mjax.lax.prng import staged
 from mjax.random.arguments import (_canon_shape, _check_float, _check_shape, _jit,
                                    _laid_out, _no_sharding, _promote_inexact, _user_dtype)
 from mjax.random.continuous import _exponential

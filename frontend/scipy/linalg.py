@@ -20,7 +20,7 @@ from mjax.scipy.special_matrices import (_inexact, block_diag, circulant,  # noq
 from mjax.scipy.linalg_qr_multiply_sqrtm import qr_multiply, sqrtm  # noqa: F401
 from mjax.scipy.linalg_schur import funm, rsf2csf, solve_sylvester  # noqa: F401
 from mjax.scipy.linalg_tridiagonal import eigh_tridiagonal  # noqa: F401
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 
 def _broadcast_solve_operands(fname, a, b):

@@ -10,7 +10,7 @@ from mjax import lax
 from mjax import numpy as jnp
 from mjax.lax import linalg as lax_linalg
 from mjax.numpy import linalg as _np_linalg
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 
 def _complex(fname, *xs):

@@ -11,7 +11,7 @@ from mjax import numpy as jnp
 from mjax import random
 from mjax.lax import linalg as lax_linalg
 from mjax.numpy import linalg as _np_linalg
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 _SUPPORTED = (_onp.float32, _onp.float64, _onp.complex64, _onp.complex128)
 

@@ -9,7 +9,7 @@ import operator
 
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 __all__ = ["map_coordinates"]
 

@@ -16,7 +16,7 @@ from mjax.nn.functions import logsumexp  # noqa: F401  (JAX: jax.scipy.special.l
 from mjax.scipy.special_hyp import bessel_jn, hyp1f1, hyp2f1, sph_harm_y  # noqa: F401
 from mjax.scipy.special_erf_and_integrals import (  # noqa: F401
     dawsn, erfcx, exp1, expi, expn, fresnel, owens_t, sici, spence, wofz)
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "polygamma",
            "expit", "logit", "xlogy", "xlog1py", "entr", "ndtr", "log_ndtr"]

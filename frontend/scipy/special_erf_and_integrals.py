@@ -16,7 +16,7 @@ from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
 from mjax.scipy import special_tables as T
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 __all__ = ["wofz", "erfcx", "dawsn", "fresnel", "owens_t", "expi", "exp1", "expn", "sici",
            "spence"]

@@ -14,8 +14,8 @@ import numpy as np
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
-from mjax.errors import ConcretizationTypeError, TracerArrayConversionError
-from mjax.staging import jit_eagerly
+from mjax.base.errors import ConcretizationTypeError, TracerArrayConversionError
+from mjax.tracing.staging import jit_eagerly
 
 __all__ = ["hyp1f1", "hyp2f1", "bessel_jn", "sph_harm_y"]
 

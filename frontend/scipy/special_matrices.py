@@ -9,7 +9,7 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import numpy as jnp
 
 

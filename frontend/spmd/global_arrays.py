@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax.array import Array
-from mjax.core import to_numpy
+from mjax.arrays.array import Array
+from mjax.tracing.core import to_numpy
 from mjax.dialect import ShapedArray
-from mjax.dtypes import canonicalize_dtype
-from mjax.placement import _process_of, device_put, process_count, process_index
+from mjax.specs.dtypes import canonicalize_dtype
+from mjax.arrays.placement import _process_of, device_put, process_count, process_index
 from mjax.runtime import get_backend
-from mjax import tree_util
-from mjax.sharding_impls import PartitionSpec, Sharding, as_sharding
+from mjax.base import tree_util
+from mjax.specs.sharding_impls import PartitionSpec, Sharding, as_sharding
 
 
 def _local_devices(sharding) -> list:

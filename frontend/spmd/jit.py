@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import trace_trees, tree_util
-from mjax.array import Array
-from mjax.cache_miss_log import arg_names, describer
+from mjax.base import trace_trees, tree_util
+from mjax.arrays.array import Array
+from mjax.jit.cache_miss_log import arg_names, describer
 from mjax.config import config
-from mjax.core import to_numpy
+from mjax.tracing.core import to_numpy
 from mjax.dialect import attributes as A
 from mjax.dialect.functions import building, function_types
 from mjax.dialect.ops.sharding import DEVICE_PUT_MARK, ShardingConstraintOp
@@ -30,22 +30,22 @@ from mjax.dialect.ops.shard_map import ShardMapOp
 from mjax.dialect.values import (function_arg_attrs, function_result_attrs,
                                  set_function_arg_attrs, set_function_result_attrs,
                                  type_shape)
-from mjax.lowering import (alias_donated_inputs, clone_module, compile_pipeline,
-                           lower_module, step_names)
+from mjax.tracing.lowering import (alias_donated_inputs, clone_module, compile_pipeline,
+                                   lower_module, step_names)
 from mjax.passes import run_pipeline
 from mjax.passes.analyses import recorded_op_names
 from mjax.passes.ir_util import main_function, nested_ops
 from mjax.passes.pipeline import print_for_backend
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.registry import format_location
-from mjax.placement import _described, _devices_of, committed_device, put_sharded
+from mjax.arrays.placement import _described, _devices_of, committed_device, put_sharded
 from mjax.runtime import get_backend
-from mjax.sharding_impls import (AbstractMesh, AxisType, Mesh, computation_mesh, NamedSharding,
-                                 P, Sharding, SingleDeviceSharding, as_sharding, check_rank,
-                                 named_from_hlo, reshaped_mesh)
-from mjax.sharding_types import partial_axes, spec_entry, typeof_array
-from mjax.source_info import FUNCTION_AT
-from mjax.unreduced import device_put_unreduced, unreduced_of, without_reduced
+from mjax.specs.sharding_impls import (AbstractMesh, AxisType, Mesh, computation_mesh, NamedSharding,
+                                       P, Sharding, SingleDeviceSharding, as_sharding, check_rank,
+                                       named_from_hlo, reshaped_mesh)
+from mjax.arrays.sharding_types import partial_axes, spec_entry, typeof_array
+from mjax.tracing.source_info import FUNCTION_AT
+from mjax.lax.unreduced import device_put_unreduced, unreduced_of, without_reduced
 
 
 def wants_spmd(jitted, leaves) -> bool:
@@ -376,7 +376,7 @@ def _write_annotations(main, in_shardings, out_shardings, mesh) -> None:
             partial = tuple(a for a in axes if a in unreduced_of(sharding))
             if (spec, partial) not in encoded:
                 fields = {"mesh_axes": axes, "mesh_shape": shape, "spec": spec}
-                if partial:     # (each device a partial sum over them: mjax/unreduced.py)
+                if partial:     # (each device a partial sum over them: mjax/lax/unreduced.py)
                     fields["unreduced"] = partial
                 encoded[spec, partial] = A.encode(fields)
             d["mjax.sharding"] = encoded[spec, partial]

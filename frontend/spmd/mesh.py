@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 
-from mjax.core import current_trace
+from mjax.tracing.core import current_trace
 from mjax.lax.sharding import reshard
-from mjax.sharding_impls import (AxisType, Mesh, get_abstract_mesh, swap_set_mesh,
-                                 use_abstract_mesh)
+from mjax.specs.sharding_impls import (AxisType, Mesh, get_abstract_mesh, swap_set_mesh,
+                                       use_abstract_mesh)
 
 
 class set_mesh:

@@ -13,14 +13,14 @@ import itertools
 
 import numpy as np
 
-from mjax import trace_trees, tree_util
-from mjax.axis_env import AXIS_ENV
+from mjax.base import trace_trees, tree_util
+from mjax.tracing.axis_env import AXIS_ENV
 from mjax.ad.staging import _check_callable, _wraps
-from mjax.batching import broadcast_prefix, vmap
-from mjax.core import aval_of_value
-from mjax.jitted import jit
+from mjax.vmap.batching import broadcast_prefix, vmap
+from mjax.tracing.core import aval_of_value
+from mjax.jit.jitted import jit
 from mjax.runtime import get_backend
-from mjax.sharding_impls import Mesh, NamedSharding, P
+from mjax.specs.sharding_impls import Mesh, NamedSharding, P
 
 _names = itertools.count()
 

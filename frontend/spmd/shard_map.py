@@ -34,22 +34,24 @@ import threading
 
 import numpy as np
 
-from mjax import lax, registration, trace_trees, tree_util
+from mjax import lax
+from mjax.tracing import registration
+from mjax.base import trace_trees, tree_util
 from mjax.ad.staging import _check_callable, _wraps
-from mjax.array import Array
-from mjax.batching import vmap
-from mjax.core import aval_of_value, current_trace
+from mjax.arrays.array import Array
+from mjax.vmap.batching import vmap
+from mjax.tracing.core import aval_of_value, current_trace
 from mjax.dialect.ops.shard_map import ShardMapOp, block_layout
-from mjax.dtypes import hitype_rules
-from mjax.jitted import jit
+from mjax.specs.dtypes import hitype_rules
+from mjax.jit.jitted import jit
 from mjax.lax.sharding import constrain_unchecked
 from mjax.passes.custom_rules import emulating_shard_map
-from mjax.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, Mesh, NamedSharding,
-                                 PartitionSpec, current_mesh, use_abstract_mesh)
-from mjax.sharding_types import mark_manual_partial, seed_varying, spec_entry, typeof_array
+from mjax.specs.sharding_impls import (UNCONSTRAINED, AbstractMesh, AxisType, Mesh, NamedSharding,
+                                       PartitionSpec, current_mesh, use_abstract_mesh)
+from mjax.arrays.sharding_types import mark_manual_partial, seed_varying, spec_entry, typeof_array
 from mjax.spmd.shard_map_hi import shard_map_hi, uses_hi
 from mjax.spmd.shard_map_op import check_outputs, emit_shard_map
-from mjax.unreduced import _stacked, from_partials, partials, unreduced_of, without_reduced
+from mjax.lax.unreduced import _stacked, from_partials, partials, unreduced_of, without_reduced
 
 
 class _InferType:
@@ -582,7 +584,7 @@ def _stacked_specs(out_specs, mesh):
 
 def _as_unreduced(outs, out_specs, positions, mesh):
     """The stacked partials of the unreduced outputs as arrays unreduced over the axes
-    (each device keeps its own partial: mjax/unreduced.py)."""
+    (each device keeps its own partial: mjax/lax/unreduced.py)."""
     single = _is_spec(out_specs)
     flat = [outs] if single else list(outs)
     specs = [out_specs] if single else list(out_specs)

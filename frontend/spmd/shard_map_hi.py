@@ -1,6 +1,6 @@
 """shard_map over hijax values: `HiPspec`s lay out a hi type's lo arrays.
 
-A hi value (mjax/hijax_lowering.py) crosses shard_map as its lo values. Its entry in
+A hi value (mjax/tracing/hijax_lowering.py) crosses shard_map as its lo values. Its entry in
 in_specs or out_specs is a `HiPspec`, whose `to_lo()` gives one PartitionSpec per lo value
 (JAX's docs/hijax_types.md: a quantized array's values and scales split together); a
 plain PartitionSpec there applies to each of its lo values. The body sees the value
@@ -9,9 +9,9 @@ the results come back raised over the global arrays.
 """
 from __future__ import annotations
 
-from mjax import tree_util
-from mjax.hijax_lowering import Lowered, has_hi, lower_results, raise_results
-from mjax.sharding_impls import PartitionSpec
+from mjax.base import tree_util
+from mjax.tracing.hijax_lowering import Lowered, has_hi, lower_results, raise_results
+from mjax.specs.sharding_impls import PartitionSpec
 
 
 class HiPspec:

@@ -19,21 +19,21 @@ from __future__ import annotations
 
 import contextlib
 
-from mjax import trace_trees, tree_util
-from mjax.axis_env import AXIS_ENV
+from mjax.base import trace_trees, tree_util
+from mjax.tracing.axis_env import AXIS_ENV
 from mjax.ad.staging import stage_function
-from mjax.core import aval_of_value, current_trace
+from mjax.tracing.core import aval_of_value, current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.sharding import ShardingConstraintOp
 from mjax.dialect.ops.shard_map import ShardMapOp
 from mjax.dialect.values import set_strings
 from mjax.lax.sharding import constraint_params
 from mjax.passes import shard_map_ad as _rules  # noqa: F401  (ShardMapOp: expansion, AD)
-from mjax.sharding_impls import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec,
-                                 get_abstract_mesh, use_abstract_mesh)
-from mjax.sharding_types import trace_op_types
-from mjax.staging import call_args, emit
-from mjax.tracer import Tracer
+from mjax.specs.sharding_impls import (UNCONSTRAINED, AxisType, NamedSharding, PartitionSpec,
+                                       get_abstract_mesh, use_abstract_mesh)
+from mjax.arrays.sharding_types import trace_op_types
+from mjax.tracing.staging import call_args, emit
+from mjax.tracing.tracer import Tracer
 
 
 def spec_entries(spec: PartitionSpec) -> tuple[str, ...]:

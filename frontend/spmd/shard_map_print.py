@@ -26,12 +26,12 @@ from __future__ import annotations
 import numpy as np
 
 from mjax.dialect.ops.shard_map import entry_axes
-from mjax.jax_params import CONVERTED
+from mjax.base.jax_params import CONVERTED
 from mjax.lax.parallel import PVARY_MARK
 from mjax.passes.ir_util import function_named
 from mjax.runtime import get_backend
-from mjax.sharding_impls import AxisType, Mesh, PartitionSpec
-from mjax.sharding_types import _trace_op_varying
+from mjax.specs.sharding_impls import AxisType, Mesh, PartitionSpec
+from mjax.arrays.sharding_types import _trace_op_varying
 
 # Ops JAX does not cast operands of (loops and branches keep their bodies' types).
 _NO_CAST = frozenset({"jaxpr.cond", "jaxpr.while", "jaxpr.scan", "jaxpr.shard_map",

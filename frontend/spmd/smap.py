@@ -2,8 +2,8 @@
 JAX: jax.smap."""
 from __future__ import annotations
 
-from mjax import tree_util
-from mjax.sharding_impls import PartitionSpec as P
+from mjax.base import tree_util
+from mjax.specs.sharding_impls import PartitionSpec as P
 from mjax.spmd.shard_map import Infer, shard_map
 
 

@@ -76,7 +76,7 @@ def _callback_lower(ctx, *args, callback_id, effect, result_shapes, result_dtype
 
 
 def host_call(operands, result_types, callback_id: int, has_side_effect: bool) -> list:
-    """The custom call of registered host callback `callback_id` (mjax.host_callbacks)
+    """The custom call of registered host callback `callback_id` (mjax.arrays.host_callbacks)
     at the insertion point; its results."""
     u64 = ir.IntegerType.get_unsigned(64)
     op = ir.Operation.create(

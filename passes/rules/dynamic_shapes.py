@@ -10,7 +10,7 @@ that has it as a dimension, once per function, at the function's start:
     %b = stablehlo.convert %0 {mjax.dim_var = "b"} : (tensor<i32>) -> tensor<i64>
 
 so StableHLO's shape refinement, given the arguments' static shapes, folds every
-dynamic shape back to a static one (frontend/export_shapes.py).
+dynamic shape back to a static one (frontend/export/shapes.py).
 """
 from __future__ import annotations
 

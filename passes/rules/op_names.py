@@ -43,7 +43,7 @@ from mjax.passes.ir_util import nested_ops
 # from the module's name (@jit_f); other modules' ops keep their locations.
 OP_NAME_PREFIX: ContextVar = ContextVar("mjax_op_name_prefix", default=None)
 # a jit's module name -> the function name JAX's op names give it (jit__lambda ->
-# <lambda>: `jit(<lambda>)/sin`); frontend/lowering.py fills it as it names modules
+# <lambda>: `jit(<lambda>)/sin`); frontend/tracing/lowering.py fills it as it names modules
 JIT_NAMES: dict = {}
 # location attribute -> the named_scope path it was traced under (source_info fills it)
 SCOPES: dict = {}

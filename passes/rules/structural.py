@@ -67,7 +67,7 @@ def _layout_constraint_lower(ctx, x, *, major_to_minor):
 
 
 # The attribute marking the custom call of a device_put inside a program:
-# frontend/memory_kinds.py reads the memory kinds off these calls and removes them (on
+# frontend/specs/memory_kinds.py reads the memory kinds off these calls and removes them (on
 # CPU, as JAX's lowering, device_put is the identity; a call left in place is XLA's own
 # annotate_device_placement, which moves the value).
 DEVICE_PUT_CALL = "mjax.device_put"

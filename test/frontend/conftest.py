@@ -1,4 +1,15 @@
-import pytest
+import os
+import sys
+
+# test/frontend/<folder>/ mirrors the frontend's floors (docs/testing.md); a
+# test may import another folder's test module by its name (basenames are unique),
+# so each folder is on sys.path, after this one.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.extend(p for p in (os.path.join(_HERE, d) for d in sorted(os.listdir(_HERE)))
+                if os.path.isdir(p) and p not in sys.path
+                and any(f.startswith("test_") for f in os.listdir(p)))
+
+import pytest  # noqa: E402
 
 from frontend_util import x64
 

@@ -164,7 +164,7 @@ def test_user_primitive_registers_rules_and_runs():
     imlir.register_lowering(p, imlir.lower_fun(lambda x: x * 2, multiple_results=False))
     assert p in ad.primitive_jvps and p in batching.primitive_batchers
     np.testing.assert_array_equal(np.asarray(p.bind(mnp.arange(3.0))), [0.0, 2.0, 4.0])
-    # (test/frontend/test_user_primitives.py checks every transformation against jax)
+    # (test/frontend/tracing/test_user_primitives.py checks every transformation against jax)
     assert float(mjax.jit(p.bind)(1.5)) == 3.0 and float(mjax.grad(p.bind)(1.5)) == 2.0
     np.testing.assert_array_equal(np.asarray(mjax.vmap(p.bind)(mnp.arange(3.0))),
                                   [0.0, 2.0, 4.0])

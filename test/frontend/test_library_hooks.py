@@ -305,7 +305,7 @@ def test_transformations_expose_the_functions_attributes(J):
 
 def test_a_new_default_platform_drops_programs_compiled_for_the_old_one():
     # (on a TPU, eager programs compiled for the CPU ran on the chip's buffers: a segfault)
-    from mjax import eager
+    from mjax.arrays import eager
     from mjax.numpy import promotion
     saved = mjax.config.read("jax_platform_name")
     jnp.arange(3.0) * 2 + 1.5

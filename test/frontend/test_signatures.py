@@ -56,8 +56,8 @@ ALLOWED = {
     "numpy:set_printoptions": "JAX's is a (*args, **kwargs) forwarder to NumPy's; mjax "
                               "shows NumPy's own parameters",
     "lax:random_gamma_grad": "JAX's is a generic (*args) shim over (a, x)",
-    "jax:vmap": "frontend/batching.py: sum_match (a shard_map-era option) not implemented",
-    "debug:visualize_array_sharding": "frontend/debug.py (another engineer's): JAX "
+    "jax:vmap": "frontend/vmap/batching.py: sum_match (a shard_map-era option) not implemented",
+    "debug:visualize_array_sharding": "frontend/callbacks/debug.py (another engineer's): JAX "
                                       "forwards **kwargs to rich; mjax names the options",
 }
 

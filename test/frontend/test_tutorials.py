@@ -81,7 +81,7 @@ KNOWN = {
                          "wraps is an implementation detail that changes between versions, "
                          "and under grad JAX keeps their derivatives as nested jits too, "
                          "which mjax's expansion inlines (the compiled program is the same)",
-    ("thinking_in_jax", 4): "type(x) is mjax.array.Array, not jaxlib._jax.ArrayImpl: naming "
+    ("thinking_in_jax", 4): "type(x) is mjax.arrays.array.Array, not jaxlib._jax.ArrayImpl: naming "
                             "mjax's class so would make pickle resolve mjax arrays to "
                             "jaxlib's own ArrayImpl",
     ("vmapped_log_probs", 5): "the cell prints the ValueError's text, which in mjax also "
@@ -244,7 +244,7 @@ KNOWN.update({
     ("hijax_types", 5): "the cell prints JAX's TypeError for a jit returning a QArray built "
                         "from tracers, which names JAX's tracer class "
                         "(jax._src.interpreters.partial_eval.DynamicJaxprTracer); mjax raises "
-                        "the same TypeError naming its own (mjax.tracer.Tracer)",
+                        "the same TypeError naming its own (mjax.tracing.tracer.Tracer)",
     ("array_refs", 2): "jnp.sin of a Ref inside jit: JAX's TypeError names its internal "
                        "tracer class (DynamicJaxprTracer), mjax's names the Ref",
     **{("export", i): "the cells define a new primitive with jax._src internals (core, "

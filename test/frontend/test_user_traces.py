@@ -1,4 +1,4 @@
-"""User-defined interpreters on JAX's trace API (mjax/user_traces.py): a trace written the
+"""User-defined interpreters on JAX's trace API (mjax/extend/user_traces.py): a trace written the
 way dm-haiku's hk.to_dot writes its DotTrace, run under real JAX and under mjax, compared
 (primitive names seen, values computed through bind_with_trace, eval_shape)."""
 import jax

@@ -379,7 +379,7 @@ def test_bool_refs_are_bytes():
 
 # ---- the compile pipeline ------------------------------------------------------------
 def test_pipeline_for_gpu_only():
-    from mjax.lowering import PIPELINE, pipeline_for
+    from mjax.tracing.lowering import PIPELINE, pipeline_for
     assert pipeline_for("cpu") == PIPELINE
     for platform in ("cuda", "rocm", "gpu"):
         names = [n for n, _ in pipeline_for(platform)]
@@ -410,7 +410,7 @@ from mjax.experimental.pallas import triton as mplt  # noqa: E402
 
 def _ours_traced(f, *args):
     """mjax's custom call config and Triton module for jit(f)(*args) on a GPU."""
-    from mjax.lowering import pipeline_for
+    from mjax.tracing.lowering import pipeline_for
     text = mjax.jit(f).trace(*args).as_text(debug_info=True)
     module = parse(text)
     steps = pipeline_for("cuda")
@@ -777,7 +777,7 @@ RUN_CASES["nested_calls"] = (_make_nested, [((128,), np.float32)])
 def _interpreted(f, *inputs):
     """f's outputs with its pallas_calls in interpret mode under XLA (pipeline_for("cpu"):
     compiled for a CPU, mjax.jit(f) with interpret=False raises, as JAX does)."""
-    from mjax.lowering import pipeline_for
+    from mjax.tracing.lowering import pipeline_for
     from mjax.runtime import get_backend
     module = parse(mjax.jit(f).trace(*inputs).as_text())
     with context(), ir.Location.unknown(context()):
@@ -907,7 +907,7 @@ def _case_inputs(op_text, ins, rng):
 @pytest.mark.parametrize("op_text,ins,out", CASES, ids=[c[0].split('"')[1] + ":"
                                                           + c[1][0] for c in CASES])
 def test_rule_computes_like_stablehlo(op_text, ins, out):
-    from mjax.lowering import pipeline_for
+    from mjax.tracing.lowering import pipeline_for
     from mjax.runtime import get_backend
     text = _elementwise_kernel(op_text, ins, out)
     inputs = _case_inputs(op_text, ins, np.random.default_rng(len(op_text)))
@@ -939,7 +939,7 @@ NUMERIC_STRUCTURAL = [(b, o, e, nan) for b, o, e in STRUCTURAL for nan in (False
 def test_structural_rule_computes_like_stablehlo(body, out, expect, with_nan):
     """2-D rules against the StableHLO lowering; with NaNs too (reductions and argmax
     propagate or pick them as XLA does)."""
-    from mjax.lowering import pipeline_for
+    from mjax.tracing.lowering import pipeline_for
     from mjax.runtime import get_backend
     text = _kernel_2d(body, out)
     rng = np.random.default_rng(7)
@@ -1196,7 +1196,7 @@ def _extract(module, call) -> str:
 def _check_each_call(f, *avals):
     """Every pallas_call f runs (after the transformations are expanded) as a Triton
     kernel in the interpreter equals the same call in interpret mode under XLA."""
-    from mjax.lowering import pipeline_for
+    from mjax.tracing.lowering import pipeline_for
     from mjax.runtime import get_backend
     module = parse(mjax.jit(f).trace(*avals).as_text())
     with context(), ir.Location.unknown(context()):

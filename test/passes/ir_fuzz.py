@@ -54,7 +54,7 @@ PASS_MIXES = [
     ["--jaxpr-propagate-shardings=explain=true materialize=true"],
     ["--jaxpr-discharge-state"],
     ["--jaxpr-pallas-interpret=platform=cpu"],
-    # The compile pipeline (frontend/lowering.py), verifying only its input.
+    # The compile pipeline (frontend/tracing/lowering.py), verifying only its input.
     ["--no-verify-each", "--jaxpr-expand-transforms", "--jaxpr-pallas-interpret",
      "--jaxpr-inline", "--jaxpr-dce", "--jaxpr-to-stablehlo", "--canonicalize", "--cse",
      "--symbol-dce"],

@@ -149,7 +149,7 @@ func.func @layout_constraint(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // -----
 
 // A device_put inside a program: XLA's annotate_device_placement, marked so the frontend
-// reads its memory kind and removes it (frontend/memory_kinds.py).
+// reads its memory kind and removes it (frontend/specs/memory_kinds.py).
 // CHECK-LABEL: func.func @device_put
 // CHECK-SAME:    (%[[X:.*]]: tensor<2xf32>)
 // CHECK:         %[[R:.*]] = stablehlo.custom_call @annotate_device_placement(%[[X]]) {backend_config = "", mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}, mjax.device_put} : (tensor<2xf32>) -> tensor<2xf32>

@@ -13,7 +13,7 @@ import mjax
 import mjax.numpy as jnp
 from mjax import lax
 from mjax.dialect import Builder, context
-from mjax.lowering import clone_module, lower_module
+from mjax.tracing.lowering import clone_module, lower_module
 from mjax.passes import Pass, analyses, builder_before, run_pipeline, walk
 from mjax.passes.analyses import Census, recorded_op_names, walk_op_names
 

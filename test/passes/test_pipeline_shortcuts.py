@@ -18,7 +18,7 @@ import mjax
 import mjax.numpy as jnp
 from mjax import lax
 from mjax.dialect import context
-from mjax.lowering import PIPELINE
+from mjax.tracing.lowering import PIPELINE
 from mjax.passes import forward_mode, partial_eval, registry, reverse_mode, run_pipeline
 
 from traced_programs import programs

@@ -11,10 +11,10 @@ import pytest
 from jaxlib.mlir import ir, passmanager
 
 import mjax.numpy as jnp
-from mjax.api import trace_function
+from mjax.jit.api import trace_function
 from mjax.dialect import context
 from mjax.dialect.types import ShapedArray
-from mjax.lowering import PIPELINE, lower_to_stablehlo
+from mjax.tracing.lowering import PIPELINE, lower_to_stablehlo
 from mjax.passes import run_pipeline
 from mjax.passes.jaxpr_propagate_shardings import propagate_shardings, spec_text
 

@@ -229,7 +229,7 @@ def test_passes_are_part_of_the_cache_key():
         assert np.isclose(float(plain(x)), 2 * np.cos(0.5))
     assert np.isclose(float(plain(x)), np.sin(0.5))
     # (the programs of jit(f, passes=...) are compiled from copies of f's one trace:
-    # passes change what is compiled, not what is traced (mjax/jit_traces.py); the
+    # passes change what is compiled, not what is traced (mjax/jit/traces.py); the
     # mjax_extra_passes option is keyed with the tracing options, so `extra` traces again)
     assert len(traces) == 2
 

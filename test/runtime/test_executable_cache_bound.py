@@ -54,7 +54,7 @@ def test_clear_caches_drops_shared_executables():
 
 
 def test_eager_programs_are_bounded(monkeypatch):
-    from mjax import eager
+    from mjax.arrays import eager
     monkeypatch.setattr(eager, "_CACHE_SIZE", 16)
     for n in range(1, 40):
         mjax.numpy.sin(np.ones(n, np.float32))

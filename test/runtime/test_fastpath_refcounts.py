@@ -14,8 +14,10 @@ import pytest
 
 import mjax
 import mjax.numpy as jnp
-from mjax import core, eager_fast, jit_fast
-from mjax.array import Array
+from mjax import core
+from mjax.arrays import eager_fast
+from mjax.jit import fast as jit_fast
+from mjax.arrays.array import Array
 from mjax.dialect.ops.elementwise import SinOp
 
 N = 300

@@ -18,7 +18,7 @@ import mjax
 import mjax.numpy as jnp
 from mjax.passes.pipeline import PIPELINE, pipeline_for
 from mjax.passes.rules.tables import PlatformRules, platform_rules
-from mjax import primitive
+from mjax.tracing import primitive
 from mjax.runtime import backend, tpu
 
 
@@ -241,7 +241,7 @@ def test_host_callbacks_become_host_transfers_on_a_tpu():
     here the rewrite (--stablehlo-host-callbacks) is checked on a program lowered on
     the CPU."""
     from mjax.dialect import context
-    from mjax.lowering import clone_module
+    from mjax.tracing.lowering import clone_module
     from mjax.passes.stablehlo_host_callbacks import StablehloHostCallbacksPass
 
     def f(x):

@@ -14,13 +14,14 @@ import threading
 import time
 from typing import Any
 
-from mjax import distributed, monitoring, tree_util
+from mjax.arrays import distributed
+from mjax.base import monitoring, tree_util
 from mjax.experimental.array_serialization import tensorstore_impl as ts_impl
 from mjax.experimental.array_serialization.tensorstore_impl import (  # noqa: F401
     _DEFAULT_BASE_DRIVER as _DEFAULT_DRIVER, _LimitInFlightBytes,
     _TS_CONTEXT as TS_CONTEXT, _run_deserialization as run_deserialization,
     _run_serialization as run_serialization, async_deserialize, async_serialize)
-from mjax.placement import process_count, process_index
+from mjax.arrays.placement import process_count, process_index
 
 _get_metadata = functools.partial(ts_impl._get_tensorstore_metadata, driver="zarr")
 get_tensorstore_spec = functools.partial(ts_impl.get_tensorstore_spec, driver="zarr",

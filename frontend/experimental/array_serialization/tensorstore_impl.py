@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import tensorstore as ts
 
-from mjax.array import Array
-from mjax.dtypes import canonicalize_dtype
-from mjax.layout import Format
-from mjax.placement import device_put, process_count, process_index
-from mjax.shape_dtype_struct import ShapeDtypeStruct
-from mjax.sharding_impls import Sharding, SingleDeviceSharding
+from mjax.arrays.array import Array
+from mjax.specs.dtypes import canonicalize_dtype
+from mjax.specs.layout import Format
+from mjax.arrays.placement import device_put, process_count, process_index
+from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
+from mjax.specs.sharding_impls import Sharding, SingleDeviceSharding
 from mjax.spmd.global_arrays import make_array_from_single_device_arrays
 
 _TS_ARRAY_DRIVER = "zarr3"

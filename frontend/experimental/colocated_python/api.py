@@ -8,8 +8,8 @@ import numpy as np
 
 from mjax.experimental.colocated_python.func import make_callable
 from mjax.experimental.colocated_python.obj import wrap_class
-from mjax.placement import devices as _devices
-from mjax.sharding_impls import Mesh
+from mjax.arrays.placement import devices as _devices
+from mjax.specs.sharding_impls import Mesh
 
 
 def colocated_cpu_devices(devices_or_mesh):

@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from mjax import tree_util
-from mjax.array import Array
-from mjax.placement import process_index
-from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.base import tree_util
+from mjax.arrays.array import Array
+from mjax.arrays.placement import process_index
+from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 
 
 @dataclasses.dataclass(frozen=True)

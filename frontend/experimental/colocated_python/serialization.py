@@ -9,8 +9,8 @@ import pickle
 
 from jaxlib._jax import DeviceList  # noqa: F401  (JAX's name, as colocated_python's)
 
-from mjax import tree_util
-from mjax.placement import devices as _devices
+from mjax.base import tree_util
+from mjax.arrays.placement import devices as _devices
 
 
 def _device_by_id(device_id: int):

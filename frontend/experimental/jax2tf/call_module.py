@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.compiler.tf2xla.python import xla as tfxla
 
-from mjax import dtypes as _dtypes
+from mjax.specs import dtypes as _dtypes
 from mjax import export as _export
 from mjax.experimental.jax2tf.dtypes import to_tf_dtype
 from mjax.export import Exported, is_symbolic_dim

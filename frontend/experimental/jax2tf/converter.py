@@ -12,15 +12,15 @@ from typing import Callable, Sequence
 
 import tensorflow as tf
 
-from mjax import dtypes as _dtypes
+from mjax.specs import dtypes as _dtypes
 from mjax import export as _export
-from mjax import trace_trees, tree_util
+from mjax.base import trace_trees, tree_util
 from mjax.experimental.jax2tf.call_module import call_exported
 from mjax.experimental.jax2tf.dtypes import to_tensor
 from mjax.experimental.jax2tf.shapes import arg_specs, tf_shape
-from mjax.jitted import Jitted, jit
+from mjax.jit.jitted import Jitted, jit
 from mjax.export import SymbolicScope
-from mjax.staging import eval_shape
+from mjax.tracing.staging import eval_shape
 
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 

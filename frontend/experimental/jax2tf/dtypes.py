@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import tensorflow as tf
 
-from mjax import dtypes as _dtypes
+from mjax.specs import dtypes as _dtypes
 
 # The numeric types JAX arrays may have (TF's string, resource and variant are not).
 _KINDS = "biufc"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from mjax import trace_trees
+from mjax.base import trace_trees
 from mjax.export import SymbolicScope, is_symbolic_dim, symbolic_shape
-from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 
 
 class PolyShape(tuple):

@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mjax import dtypes, lax
+from mjax import lax
+from mjax.specs import dtypes
 from mjax.dialect.types import ShapedArray
 
 

@@ -12,18 +12,18 @@ from typing import Union
 import numpy as np
 
 from mjax import numpy as jnp
-from mjax import trace_trees, tree_util
+from mjax.base import trace_trees, tree_util
 from mjax.config import config
 from mjax.dialect.ops.pallas import PallasCallOp
 from mjax.experimental.pallas.core import (ANY, Blocked, BlockSpec, BoundedSlice,
                                            CostEstimate, Element, Squeezed)
 from mjax.experimental.pallas.pallas_call import pallas_call
-from mjax.jitted import jit
-from mjax.primitive import primitive_of
+from mjax.jit.jitted import jit
+from mjax.tracing.primitive import primitive_of
 from mjax.ref import Ref as RefType
 from mjax.ref import new_ref
 from mjax.runtime import get_backend
-from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 from mjax.experimental.pallas.memory import run_scoped
 
 

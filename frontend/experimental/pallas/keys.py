@@ -18,9 +18,9 @@ import functools
 import numpy as np
 
 from mjax import numpy as jnp
-from mjax import prng
+from mjax.lax import prng
 from mjax import random as jrandom
-from mjax.batching import vmap
+from mjax.vmap.batching import vmap
 from mjax.dialect.ops import random as R
 from mjax.dialect.types import KeyType
 from mjax.experimental.pallas.core import BlockSpec

@@ -13,8 +13,9 @@ import enum
 
 import numpy as np
 
-from mjax import lax, trace_trees, tree_util
-from mjax.core import aval_of_value, bind, emit_region_op, trace_region
+from mjax import lax
+from mjax.base import trace_trees, tree_util
+from mjax.tracing.core import aval_of_value, bind, emit_region_op, trace_region
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.experimental.pallas.pallas_call import (_is_scratch_leaf, _scratch_aval,
                                                   _scratch_space)

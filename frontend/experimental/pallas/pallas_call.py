@@ -16,24 +16,25 @@ import itertools
 import numpy as np
 from jaxlib.mlir import ir
 
-from mjax import dtypes, lax
+from mjax import lax
+from mjax.specs import dtypes
 from mjax import numpy as jnp
-from mjax import trace_trees, tree_util
+from mjax.base import trace_trees, tree_util
 from mjax.config import pallas_tpu_interpret_mode as tpu_interpret_mode
-from mjax.core import Trace, Tracer, aval_of_value, current_trace, user_location
+from mjax.tracing.core import Trace, Tracer, aval_of_value, current_trace, user_location
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops.pallas import (COST_FIELDS, DYNAMIC, MEMORY_SPACES, SQUEEZED,
                                      block_ref_shape, emit_pallas_call)
 from mjax.dialect.ops.random import KEY_SHAPES
 from mjax.dialect.types import RefAval, ShapedArray
-from mjax.jitted import jit
+from mjax.jit.jitted import jit
 from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, CostEstimate,
                                            Element, GridSpec, Squeezed, memory_space_name,
                                            no_block_spec)
 from mjax.experimental.pallas.keys import KeyRef, key_block_spec
 from mjax.experimental.pallas.primitives import KernelContext
-from mjax.prng import PRNGKeyArray
+from mjax.lax.prng import PRNGKeyArray
 from mjax.experimental.pallas.ref import Ref
 
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax import lax, trace_trees
+from mjax import lax
+from mjax.base import trace_trees
 from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, MemoryRef,
                                            Squeezed, no_block_spec)
 from mjax.experimental.pallas.memory import _ONE_DMA_SEMAPHORE, async_copy, run_scoped
 from mjax.experimental.pallas.ref import Ref, as_ref
-from mjax.ref_slice import Slice
+from mjax.specs.ref_slice import Slice
 
 
 def _flat(specs, n: int, what: str) -> list:

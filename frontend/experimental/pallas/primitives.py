@@ -7,9 +7,10 @@ import threading
 
 import numpy as np
 
-from mjax import debug, lax
+from mjax import lax
+from mjax.callbacks import debug
 from mjax import numpy as jnp
-from mjax.core import aval_of_value, bind
+from mjax.tracing.core import aval_of_value, bind
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import ShapedArray

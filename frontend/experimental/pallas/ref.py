@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import lax
-from mjax.core import Tracer
+from mjax.tracing.core import Tracer
 from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE
 from mjax.dialect.types import RefAval, short_dtype_name
 from mjax.experimental.pallas import primitives
-from mjax.ref_slice import Slice, ds, dslice  # noqa: F401  (pl.ds is jax.ds)
+from mjax.specs.ref_slice import Slice, ds, dslice  # noqa: F401  (pl.ds is jax.ds)
 
 
 

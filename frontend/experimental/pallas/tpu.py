@@ -18,10 +18,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from mjax import dtypes, lax
+from mjax import lax
+from mjax.specs import dtypes
 from mjax import numpy as jnp
 from mjax.config import config
-from mjax.core import aval_of_value, bind
+from mjax.tracing.core import aval_of_value, bind
 from mjax.dialect.ops import pallas_tpu as PT
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.experimental.pallas import core as _pl_core
@@ -38,7 +39,7 @@ from mjax.experimental.pallas.keys import (sample_block, stateful_bernoulli, sta
                                            stateful_normal, stateful_uniform, to_pallas_key)
 from mjax.experimental.pallas.pipeline import emit_pipeline
 from mjax.experimental.pallas.ref import as_ref
-from mjax.placement import devices as devices_
+from mjax.arrays.placement import devices as devices_
 
 core = _pl_core     # (JAX: pltpu.core is its mosaic core module)
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 from mjax import numpy as jnp
-from mjax.batching import vmap
-from mjax.tracer import Tracer
+from mjax.vmap.batching import vmap
+from mjax.tracing.tracer import Tracer
 
 
 class SparseEfficiencyError(ValueError):

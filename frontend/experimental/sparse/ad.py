@@ -8,7 +8,7 @@ import functools
 
 from mjax import ad as _ad
 from mjax import numpy as jnp
-from mjax import tree_util
+from mjax.base import tree_util
 from mjax.experimental.sparse._base import JAXSparse
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import operator
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import numpy as jnp
 from mjax import random
-from mjax.batching import vmap
+from mjax.vmap.batching import vmap
 from mjax.experimental.sparse._base import JAXSparse
 from mjax.experimental.sparse.bcoo import BCOO, bcoo_sort_indices
 from mjax.experimental.sparse.bcsr import BCSR

@@ -13,7 +13,7 @@ import math
 import numpy as _onp
 
 from mjax import numpy as jnp
-from mjax import tree_util
+from mjax.base import tree_util
 from mjax.experimental.sparse._base import (JAXSparse, batched, is_traced, ravel_keys,
                                             unravel_keys, vmapped_shape)
 

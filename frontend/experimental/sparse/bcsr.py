@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as _onp
 
 from mjax import numpy as jnp
-from mjax import tree_util
+from mjax.base import tree_util
 from mjax.experimental.sparse._base import JAXSparse, batched, vmapped_shape
 from mjax.experimental.sparse.bcoo import (BCOO, bcoo_extract, bcoo_fromdense,
                                            bcoo_sort_indices, bcoo_sum_duplicates,

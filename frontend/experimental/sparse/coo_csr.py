@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as _onp
 
 from mjax import numpy as jnp
-from mjax import tree_util
+from mjax.base import tree_util
 from mjax.experimental.sparse._base import JAXSparse
 from mjax.experimental.sparse.bcoo import BCOO, bcoo_fromdense, bcoo_todense
 from mjax.experimental.sparse.bcoo_ops import bcoo_dot_general

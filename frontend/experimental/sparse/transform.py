@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 
 from mjax import numpy as jnp
-from mjax import tree_util
+from mjax.base import tree_util
 from mjax.experimental.sparse._base import JAXSparse
 from mjax.experimental.sparse.bcoo import (BCOO, bcoo_sum_duplicates, bcoo_todense,
                                            bcoo_transpose)
@@ -20,9 +20,9 @@ from mjax.experimental.sparse.bcoo_ops import (bcoo_add, bcoo_broadcast_in_dim,
                                                bcoo_reshape, bcoo_rev, bcoo_slice,
                                                bcoo_squeeze)
 from mjax.experimental.sparse.bcsr import BCSR
-from mjax.jaxpr_api import make_jaxpr
-from mjax.jaxpr_objects import eval_equations
-from mjax.shape_dtype_struct import ShapeDtypeStruct
+from mjax.jaxpr.api import make_jaxpr
+from mjax.jaxpr.objects import eval_equations
+from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 
 # ops with f(0) = 0 applied to the stored values: linear ones as they are, the others
 # after duplicates are summed (f(a) + f(b) != f(a + b))

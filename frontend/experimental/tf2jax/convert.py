@@ -12,9 +12,9 @@ from typing import Any, Callable
 import numpy as np
 
 import mjax.numpy as jnp
-from mjax import trace_trees, tree_util
-from mjax.array import Array
-from mjax.core import Tracer
+from mjax.base import trace_trees, tree_util
+from mjax.arrays.array import Array
+from mjax.tracing.core import Tracer
 from mjax.experimental.tf2jax.graph import Resource, from_graph_def
 from mjax.experimental.tf2jax.interpreter import Context, check_rules, run_graph
 

@@ -10,7 +10,7 @@ import numpy as np
 
 import mjax.numpy as jnp
 from mjax import export as _export
-from mjax.core import aval_of_value
+from mjax.tracing.core import aval_of_value
 
 
 def call_module(module: bytes, args, out_shapes, out_dtypes, platforms, fun_name):

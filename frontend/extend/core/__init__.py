@@ -6,10 +6,10 @@ Python objects exists in mjax only in part:
   `multiple_results`, rules in `mjax.interpreters.ad/batching/mlir`): eagerly `bind`
   runs its `def_impl` rule; under `jit`, `grad`, `vmap`, ... it stages one
   `jaxpr.custom_primitive` op that every pass handles through the user's rules
-  (mjax/primitive.py, docs/extending.md).
+  (mjax/tracing/primitive.py, docs/extending.md).
 - `ClosedJaxpr` is what `mjax.make_jaxpr` returns; its `.jaxpr` is the trace read as
   JAX's `Jaxpr`, `JaxprEqn`, `Var` and `Literal` objects, which `jaxpr_as_fun` (and
-  `jax.core.eval_jaxpr`) evaluate equation by equation (mjax/jaxpr_objects.py).
+  `jax.core.eval_jaxpr`) evaluate equation by equation (mjax/jaxpr/objects.py).
 """
 from __future__ import annotations
 
@@ -19,16 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from mjax import core as _core
-from mjax import dtypes, user_traces
-from mjax.jaxpr_objects import (ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var,  # noqa: F401
+from mjax.tracing import core as _core
+from mjax.specs import dtypes
+from mjax.extend import user_traces
+from mjax.jaxpr.objects import (ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var,  # noqa: F401
                                  gensym, jaxpr_as_fun, jaxprs_in_params, new_jaxpr_eqn,
                                  subjaxprs)
-from mjax.array import Array
-from mjax.errors import (ConcretizationTypeError, InconclusiveDimensionOperation,  # noqa: F401
-                         JaxprTypeError)
+from mjax.arrays.array import Array
+from mjax.base.errors import (ConcretizationTypeError, InconclusiveDimensionOperation,  # noqa: F401
+                              JaxprTypeError)
 from mjax.ad.symbolic_zeros import primal_dtype_to_tangent_dtype  # noqa: F401
-from mjax.primitive import Primitive, no_effects
+from mjax.tracing.primitive import Primitive, no_effects
 
 from mjax.extend.core import primitives  # noqa: F401
 
@@ -145,7 +146,7 @@ def unsafe_get_axis_names_DO_NOT_USE() -> list:
 
 
 # JAX's trace-stack API, for interpreters written as jax.core.Trace subclasses (haiku's
-# hk.to_dot): mjax/user_traces.py.
+# hk.to_dot): mjax/extend/user_traces.py.
 take_current_trace = user_traces.take_current_trace
 set_current_trace = user_traces.set_current_trace
 

@@ -1,13 +1,13 @@
 """JAX: jax.extend.core.primitives: JAX's built-in Primitive objects (add_p, ...).
 
 mjax's primitives are op classes of the jaxpr dialect (mjax.dialect.ops); each has one
-Primitive object (mjax/primitive.py, `primitive_of`), the same objects as `mjax.lax`'s
+Primitive object (mjax/tracing/primitive.py, `primitive_of`), the same objects as `mjax.lax`'s
 `*_p`, so libraries' tables keyed by them agree. The custom-derivative calls are the
 Primitive objects of their ops.
 """
 from mjax import lax
 from mjax.dialect.ops import transforms as T
-from mjax.primitive import primitive_of
+from mjax.tracing.primitive import primitive_of
 
 globals().update({name: getattr(lax, name) for name in dir(lax) if name.endswith("_p")})
 custom_jvp_call_p = primitive_of(T.CustomJvpCallOp)

@@ -5,10 +5,10 @@ import itertools
 
 import numpy as _onp
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import numpy as jnp
 from mjax.numpy.arguments import check_arraylike
-from mjax.tree_util import register_pytree_node
+from mjax.base.tree_util import register_pytree_node
 
 __all__ = ["RegularGridInterpolator"]
 

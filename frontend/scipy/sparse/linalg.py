@@ -10,15 +10,15 @@ import operator
 
 import numpy as _onp
 
-from mjax import dtypes
+from mjax.specs import dtypes
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
 from mjax.ad.transpose import transpose_of
 from mjax.ad.custom_vjp_jvp import custom_vjp_with_jvp
-from mjax.jaxpr_api import closure_convert
+from mjax.jaxpr.api import closure_convert
 from mjax.scipy import linalg as _sp_linalg
-from mjax.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
+from mjax.base.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["cg", "gmres", "bicgstab"]
 

@@ -8,7 +8,7 @@ from typing import NamedTuple
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.numpy.arguments import check_arraylike
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 _NAN_POLICIES = ("propagate", "omit", "raise")
 _RANK_METHODS = ("average", "min", "max", "dense", "ordinal")

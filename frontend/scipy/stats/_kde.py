@@ -8,10 +8,11 @@ import math
 from typing import Any
 
 from mjax import numpy as jnp
-from mjax import random, tree_util
+from mjax import random
+from mjax.base import tree_util
 from mjax.numpy.arguments import check_arraylike
 from mjax.scipy import linalg, special
-from mjax.staging import jit_eagerly
+from mjax.tracing.staging import jit_eagerly
 
 _LOG_2PI = math.log(2 * math.pi)
 

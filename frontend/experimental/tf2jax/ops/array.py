@@ -9,8 +9,8 @@ import numpy as np
 
 import mjax.lax as lax
 import mjax.numpy as jnp
-from mjax.batching import vmap
-from mjax.core import Tracer
+from mjax.vmap.batching import vmap
+from mjax.tracing.core import Tracer
 from mjax.experimental.tf2jax.ops.registry import (UnsupportedOperationError, cast,
                                                    is_numpy, register, shape_of, static,
                                                    static_ints, xp)

@@ -15,7 +15,7 @@ from mjax.experimental.tf2jax.ops.array import PendingList
 from mjax.experimental.tf2jax.ops.registry import (UnsupportedOperationError, cast,
                                                    is_numpy, register)
 from mjax.experimental.tf2jax.xla_module import call_module
-from mjax.staging import eval_shape
+from mjax.tracing.staging import eval_shape
 
 
 def _jnp():

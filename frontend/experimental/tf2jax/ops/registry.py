@@ -14,8 +14,8 @@ from typing import Callable
 import numpy as np
 
 import mjax.numpy as jnp
-from mjax import dtypes
-from mjax.core import Tracer
+from mjax.specs import dtypes
+from mjax.tracing.core import Tracer
 
 RULES: dict[str, Callable] = {}
 

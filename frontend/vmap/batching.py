@@ -1,0 +1,419 @@
+"""`vmap`: trace the function once on one example and emit `jaxpr.vmap @f`; the
+`--jaxpr-batch` pass (passes/batching.py) turns it into a batched copy of `@f`."""
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from mjax.tracing import registration
+from mjax.base import trace_trees, tree_util
+from mjax.ad import concrete
+from mjax.ad.staging import _check_callable, _jax_type, _wraps, stage_function, staged
+from mjax.arrays.array import Array
+from mjax.tracing.axis_env import AXIS_ENV
+from mjax.tracing.core import aval_of_value, current_trace, with_argument_sources
+from mjax.dialect import ShapedArray
+from mjax.dialect.types import RefAval
+from mjax.dialect.attributes import Symbol
+from mjax.dialect.ops import transforms as T
+from mjax.specs.dtypes import hitype_rules, is_inexact
+from mjax.tracing.hijax_lowering import check_vmap_hi
+from mjax.passes.ir_util import callee_of, entry_block
+from mjax.tracing.primitive import UndefinedPrimal
+from mjax.tracing.staging import call_args, emit
+from mjax.tracing.tracer import Tracer, arguments_reached, known_value
+from mjax.base.traceback_util import api_boundary
+from mjax.vmap.vmap_val import BatchedBody
+
+
+# ---- axis specifications ----------------------------------------------------------------
+def _is_axis_leaf(x) -> bool:
+    return x is None or isinstance(x, int)
+
+
+def broadcast_prefix(name: str, prefix, tree) -> list:
+    """One entry of the axis tree `prefix` per leaf of `tree` (a prefix of it, with None
+    a leaf), as JAX's flatten_axes. ValueError names the first mismatch."""
+    return tree_util.prefix_entries(name, prefix, tree, _is_axis_leaf)
+
+
+def _check_axes_spec(in_axes, out_axes):
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries "
+                        f"corresponding to the positional arguments passed to the function, "
+                        f"but got {in_axes}.")
+    for what, axes in (("in_axes", in_axes), ("out_axes", out_axes)):
+        leaves = trace_trees.tree_leaves(axes, is_leaf=lambda x: x is None)
+        if not all(l is None or type(l) is int for l in leaves):
+            raise TypeError(f"vmap {what} must be an int, None, or (nested) container with "
+                            f"those types as leaves, but got {axes}.")
+
+
+# ---- sizes --------------------------------------------------------------------------------
+def _arg_names(fun, args, kwargs):
+    """'argument x' / 'args[0]' labels of each leaf, for JAX's inconsistent-size error."""
+    try:
+        params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+    except (TypeError, ValueError):
+        params = None
+    labels = []
+    for i, a in enumerate(args):
+        paths = [p for p, _ in trace_trees.tree_leaves_with_path(a)]
+        base = (f"argument {params[i]}" if params is not None and i < len(params)
+                else f"args[{i}]")
+        labels += [base + tree_util.keystr(p) for p in paths]
+    for k, v in kwargs.items():
+        paths = [p for p, _ in trace_trees.tree_leaves_with_path(v)]
+        labels += [f"kwargs[{k!r}]" + tree_util.keystr(p) for p in paths]
+    return labels
+
+
+def _mapped_size(fun, args, kwargs, avals, axes, axis_size):
+    sizes = [None if d is None else a.shape[d] for a, d in zip(avals, axes)]
+    distinct = {s for s in sizes if s is not None}
+    if axis_size is not None:
+        distinct.add(axis_size)
+    if len(distinct) == 1:
+        return distinct.pop()
+    if not distinct:
+        if not avals:
+            raise ValueError(f"vmap wrapped function must be passed at least one argument "
+                             f"containing an array or axis_size must be specified, got empty "
+                             f"*args={args} and **kwargs={kwargs}")
+        raise ValueError("vmap must have at least one non-None value in in_axes or "
+                         "axis_size must be specified")
+    labels = _arg_names(fun, args, kwargs)
+    counts = collections.Counter(s for s in sizes if s is not None).most_common()
+    msg = ["vmap got inconsistent sizes for array axes to be mapped:\n"]
+    if axis_size is not None:
+        msg.append(f"  * the `axis_size` argument was {axis_size};\n")
+    for k, (sz, ct) in enumerate(counts):
+        i = sizes.index(sz)
+        ty = str(avals[i]) if type(avals[i]) is RefAval else _jax_type(avals[i])
+        ex = f"{labels[i]} of type {ty}"
+        if ct == 1:
+            msg.append(f"  * one axis had size {sz}: axis {axes[i]} of {ex};\n")
+        elif k == 0:
+            msg.append(f"  * most axes ({ct} of them) had size {sz}, e.g. axis {axes[i]} "
+                       f"of {ex};\n")
+        else:
+            msg.append(f"  * some axes ({ct} of them) had size {sz}, e.g. axis {axes[i]} "
+                       f"of {ex};\n")
+    raise ValueError("".join(msg)[:-2])
+
+
+def _canonical_in_axis(aval, axis):
+    if axis is None:
+        return None
+    nd = len(aval.shape)
+    if not -nd <= axis < nd:
+        min_rank = axis + 1 if axis >= 0 else -axis
+        raise ValueError(f"vmap was requested to map its argument along axis {axis}, which "
+                         f"implies that its rank should be at least {min_rank}, but is only "
+                         f"{nd} (its shape is {aval.shape})")
+    return axis % nd
+
+
+def _passes_through(x, tracing: bool) -> bool:
+    """Whether an unmapped leaf reaches the function as it is, as JAX's vmap hands every
+    in_axes=None argument through untraced: Python scalars (`if flag:` works on an
+    unmapped bool, an int can be a jit's static argument) and NumPy values (a 0-d integer
+    exponent makes `power` an `integer_pow` in the base's dtype; the function sees the
+    int64 array itself, NumPy's operations on it stay NumPy's). In the trace a NumPy
+    array is a captured value, rebound per call, so it does not make a program per value.
+    Called eagerly, unmapped floats (Python's, NumPy float scalars and 0-d arrays: trace
+    literals) stay traced, their values known to Python through mjax.ad.concrete, so that
+    a loop over float values does not compile one program per value; but not where an
+    output is unmapped (`tracing` then): JAX returns such an output as the function made
+    it, a Python float computed from a float argument stays one. An unmapped Array
+    passes through when it is a 0-d integer or bool (concrete as in JAX: `power`'s
+    exponent); others stay traced, their values known to Python as the floats'."""
+    if type(x) in (bool, int):
+        return True
+    if type(x) in (float, complex):
+        return tracing
+    if isinstance(x, (np.ndarray, np.generic)):
+        return tracing or np.ndim(x) != 0 or not is_inexact(x.dtype)
+    if type(x) is Array:
+        return x.ndim == 0 and x.dtype.kind in "biu"
+    return False
+
+
+def _has_unmapped_output(out_axes) -> bool:
+    return any(d is None for d in trace_trees.tree_leaves(out_axes, is_leaf=_is_axis_leaf))
+
+
+class _AsReturned:
+    """An unmapped output that is no traced value (a Python float, a NumPy array, an
+    Array the function closed over), which vmap returns as the function returned it, as
+    JAX does. (staged keeps Python objects out of its jit and puts them back.)"""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _unwrap_returned(out):
+    if not any(isinstance(x, _AsReturned) for x in trace_trees.tree_leaves(out)):
+        return out
+    return trace_trees.tree_map(lambda x: x.value if isinstance(x, _AsReturned) else x, out)
+
+
+def _aval_unless_static(x, axis, floats_static=False):
+    """x's aval; None for a non-array leaf left unmapped, or one that passes through."""
+    if axis is None:
+        if _passes_through(x, floats_static or current_trace() is not None) or \
+                isinstance(x, UndefinedPrimal):    # (a transpose rule's, as JAX passes it)
+            return None
+        try:
+            return aval_of_value(x)
+        except TypeError:
+            return None
+    return aval_of_value(x)
+
+
+def _with_static_leaves(fun, tree, leaves, avals):
+    """fun of the array leaves only, with the static leaves put back in their places."""
+    static = {i: x for i, (x, a) in enumerate(zip(leaves, avals)) if a is None}
+
+    def fun_of_arrays(*arrays):
+        it = iter(arrays)
+        full = [static[i] if i in static else next(it) for i in range(len(leaves))]
+        args, kwargs = tree_util.tree_unflatten(tree, full)
+        return fun(*args, **kwargs)
+    return fun_of_arrays
+
+
+def _showing_batched(fun, axes, size, body=None):
+    """fun, its tracers printing as JAX's print them in a vmap body while it runs
+    (Tracer.__repr__/__str__, Trace.shows): a value computed from a mapped argument as
+    `VmapTracer(aval=float32[], batched=float32[3])`, one whose value JAX knows (from
+    eager vmap's unmapped arguments) as that value; others as before (JitTracer).
+    `body` (a vmap_val.BatchedBody) gives them JAX's `.val` and `.batch_dim`."""
+    def shown(*arrays):
+        trace = current_trace()
+        mapped = {x.value: d for x, d in zip(arrays, axes)
+                  if d is not None and isinstance(x, Tracer) and x.trace is trace}
+        previous = trace.shows
+        trace.shows = functools.partial(_vmap_shows, mapped, size, previous)
+        trace.vmap_body = body
+        try:
+            return fun(*arrays)
+        finally:
+            trace.shows, trace.vmap_body = previous, None
+    return shown
+
+
+def _vmap_shows(mapped, size, previous, t):
+    reached = arguments_reached(t.value)
+    axis = next((d for v, d in mapped.items()
+                 if ir.BlockArgument(v).arg_number in reached), None)
+    if axis is not None:
+        a = t.aval
+        axis = min(axis, a.ndim)    # (JAX's rules move the batch axis; mjax's stays put)
+        batched = a.update(shape=a.shape[:axis] + (size,) + a.shape[axis:])
+        return f"VmapTracer(aval={a}, batched={batched})"
+    value = known_value(t)
+    if value is not None:
+        return value
+    return previous(t) if previous is not None else None
+
+
+def _returned_arguments(traced, n_args) -> dict:
+    """{output position: argument position} for the outputs of the traced function that
+    are its arguments (among the first n_args: not captured values), directly or through
+    calls of functions returning their own (a custom_jvp function `x -> x`, as JAX's
+    vmap passes the tracer through such a call)."""
+    block = traced.trace.block
+    returned = list(block.operations[len(block.operations) - 1].operands)
+    symbols = []    # (the module's symbol table, made only when a call is looked into)
+    found = {}
+    for j, v in enumerate(returned):
+        k = _argument_forwarded(traced.module, symbols, v, depth=4)
+        if k is not None and k < n_args:
+            found[j] = k
+    return found
+
+
+def _argument_forwarded(module, symbols, v, depth):
+    """The argument number `v` is (through calls), or None."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return ir.BlockArgument(v).arg_number
+    op = owner.operation
+    if depth == 0 or op.name not in _FORWARDING_CALLS:
+        return None
+    if not symbols:
+        symbols.append(ir.SymbolTable(module.operation))
+    body = entry_block(symbols[0][callee_of(op)])
+    inner = _argument_forwarded(module, symbols, list(
+        body.operations[len(body.operations) - 1].operands)[ir.OpResult(v).result_number],
+        depth - 1)
+    return None if inner is None else _argument_forwarded(module, symbols,
+                                                          op.operands[inner], depth - 1)
+
+
+# (calls whose results are their callee's: a forwarded argument stays itself)
+_FORWARDING_CALLS = ("jaxpr.call", "jaxpr.custom_jvp_call", "jaxpr.custom_vjp_call")
+
+
+def _unbatched_aval(aval, axis):
+    if axis is None:
+        return aval
+    shape = aval.shape[:axis] + aval.shape[axis + 1:]
+    return aval.update(shape=shape)
+
+
+# ---- the API --------------------------------------------------------------------------------
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+    """Vectorizing map: `fun` mapped over the axes `in_axes` of its arguments, results
+    stacked along `out_axes`. JAX: jax.vmap."""
+    _check_callable(fun)
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)   # JAX treats a list like a tuple here
+    _check_axes_spec(in_axes, out_axes)
+    if spmd_axis_name is not None:
+        raise NotImplementedError("vmap(spmd_axis_name=...) needs sharding support, which "
+                                  "mjax does not have yet")
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise NotImplementedError(f"vmap(axis_name={axis_name!r}): only string axis names "
+                                  f"are supported")
+
+    floats_static = _has_unmapped_output(out_axes)
+
+    def vmap_impl(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "
+                             "corresponding to the positional arguments passed to the "
+                             f"function, but got len(in_axes)={len(in_axes)}, "
+                             f"len(args)={len(args)}")
+        leaves, tree = trace_trees.tree_flatten((args, kwargs))
+        axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
+        if hitype_rules:
+            check_vmap_hi(leaves, axes)
+        avals = [_aval_unless_static(x, d, floats_static) for x, d in zip(leaves, axes)]
+        axes = [_canonical_in_axis(a, d) for a, d in zip(avals, axes)]
+        size = _mapped_size(fun, args, kwargs, avals, axes, axis_size)
+        example = [_unbatched_aval(a, d) for a, d in zip(avals, axes)]
+        # Non-array leaves with in_axes None are static; and the arguments are rebuilt
+        # from tracers inside the trace, never from avals (a custom node's unflatten may
+        # convert its children: jnp.asarray).
+        traced_fun = _with_static_leaves(fun, tree, leaves, avals)
+        leaves = [x for x, a in zip(leaves, avals) if a is not None]
+        axes = [d for d, a in zip(axes, avals) if a is not None]
+        traced_fun = _showing_batched(traced_fun, axes, size, BatchedBody(
+            current_trace(), leaves, axes, size, axis_name))
+        ex_args, ex_kwargs = tuple(a for a in example if a is not None), {}
+        # Called outside jit (or inside grad & co. called outside jit), the values the
+        # body closes over and the unmapped (in_axes=None) arguments stay known, as JAX
+        # passes those in unbatched (`x[mask]` with an unmapped mask works); mapped
+        # arguments are abstract.
+        traced_fun = concrete.with_sources(
+            traced_fun, [x if d is None else None for x, d in zip(leaves, axes)])
+        traced_fun = with_argument_sources(traced_fun, leaves)
+        returned = []       # (the function's output leaves, as it returned them)
+        received = []       # (the tracers it was given)
+        traced_fun = _recording_outputs(traced_fun, returned, received)
+        with AXIS_ENV.bound(axis_name, size):
+            traced = stage_function(traced_fun, ex_args, ex_kwargs,
+                                    name=getattr(fun, "__name__", "fn"))
+        if _is_axis_leaf(out_axes):   # (no example tree: custom unflattens see arrays)
+            oaxes = [out_axes] * len(traced.out_avals)
+        else:
+            out_example = tree_util.tree_unflatten(traced.out_tree, traced.out_avals)
+            oaxes = broadcast_prefix("vmap out_axes", out_axes, out_example)
+        final_out = []
+        for a, d in zip(traced.out_avals, oaxes):
+            if d is not None:
+                nd = len(a.shape) + 1
+                if not -nd <= d < nd:   # JAX's message (from its moveaxis)
+                    raise ValueError(f"axis {d} is out of bounds for array of dimension {nd}")
+                d %= nd
+            final_out.append(d)
+        operands = call_args(traced, leaves)
+        in_ir = [T.NOT_MAPPED if d is None else d for d in axes]
+        in_ir += [T.NOT_MAPPED] * (len(operands) - len(leaves))
+        outs = emit(T.VmapOp, operands, callee=Symbol(traced.name), in_axes=tuple(in_ir),
+                    out_axes=tuple(T.NOT_MAPPED if d is None else d for d in final_out),
+                    axis_size=size, axis_name=axis_name,
+                    out_paths=_out_paths(traced) if None in final_out else None)
+        for t, a, d in zip(outs, traced.out_avals, final_out):
+            if a.weak_type:
+                t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
+        # An output that is an argument, on its own axis, is that argument, as in JAX
+        # (eagerly: the very array passed in; staged keeps it out of its jit).
+        # (Only the very tracer it was given, or one through a call returning its own: a
+        # jnp function returning a fresh tracer on the argument's value makes a new array,
+        # as JAX's jitted jnp functions do, in the canonical dtype.)
+        given = received[-1] if received else set()
+        mine = returned[-1] if returned and len(returned[-1]) == len(outs) else None
+        for j, k in _returned_arguments(traced, len(leaves)).items():
+            if mine is not None and isinstance(mine[j], _TracerSeen) and \
+                    mine[j][0] not in given and mine[j][1]:
+                continue
+            if axes[k] == final_out[j] and isinstance(leaves[k], Tracer) and \
+                    leaves[k].aval == outs[j].aval:
+                outs[j] = leaves[k]
+        if floats_static and returned and len(returned[-1]) == len(outs):
+            outs = [_AsReturned(r) if d is None and not isinstance(r, _TracerSeen) else t
+                    for t, r, d in zip(outs, returned[-1], final_out)]
+        return tree_util.tree_unflatten(traced.out_tree, outs)
+
+    def passed_through(args, kwargs) -> set:
+        # (called eagerly: the leaves that stay as they are, kept out of staged's jit)
+        leaves = trace_trees.tree_leaves((args, kwargs))
+        try:
+            axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
+        except (ValueError, TypeError):
+            return set()     # (vmap_impl reports it)
+        return {i for i, (x, d) in enumerate(zip(leaves, axes))
+                if d is None and _passes_through(x, floats_static)}
+
+    run = staged(vmap_impl, concrete_root=True, static_leaves=passed_through)
+    wrapped = _wraps(fun)(api_boundary(
+        lambda *args, **kwargs: _unwrap_returned(run(*args, **kwargs))))
+    return wrapped
+
+
+def _out_paths(traced) -> tuple:
+    """Each output's key path in the function's output (`[1]['broadcast']`), as JAX names
+    an output that out_axes None does not fit."""
+    example = tree_util.tree_unflatten(traced.out_tree, list(range(len(traced.out_avals))))
+    paths = [""] * len(traced.out_avals)
+    for path, i in tree_util.tree_flatten_with_path(example)[0]:
+        if isinstance(i, int) and 0 <= i < len(paths):
+            paths[i] = tree_util.keystr(path)
+    return tuple(paths)
+
+
+def _recording_outputs(fun, returned: list, received: list):
+    """fun, appending what vmap needs to know of its results to `returned` (per leaf: a
+    Tracer as (id, whether it is a block argument), any other value as itself) and the
+    ids of its arguments to `received`. No tracer is held: the trace's leak check would
+    report it."""
+    def recorded(*args, **kwargs):
+        received.append({id(t) for t in trace_trees.tree_leaves((args, kwargs))})
+        out = fun(*args, **kwargs)
+        returned.append([_TracerSeen(id(r), isinstance(getattr(r.value, "owner", None),
+                                                        ir.Block))
+                         if isinstance(r, Tracer) else r
+                         for r in trace_trees.tree_leaves(out)])
+        return out
+    return recorded
+
+
+class _TracerSeen(tuple):
+    """(id, is a block argument) of a Tracer a vmapped function returned."""
+    __slots__ = ()
+
+    def __new__(cls, ident: int, block_argument: bool):
+        return super().__new__(cls, (ident, block_argument))
+
+
+__all__ = ["vmap", "broadcast_prefix", "AXIS_ENV"]
+
+registration.VMAP.fill(vmap)
