@@ -90,16 +90,17 @@ def test_pure_callback_vmapped_in_shard_map_body_still_needs_vmap_method():
 def _nan_error(lib, call):
     """(class name, message, notes, names of the frames of this file, files of the rest)
     of the FloatingPointError call() raises under jax_debug_nans."""
-    lib.config.update("jax_debug_nans", True)
-    try:
-        call()
-    except FloatingPointError as e:
-        frames = traceback.extract_tb(e.__traceback__)
-        return (type(e).__name__, str(e), getattr(e, "__notes__", None),
-                [f.name for f in frames if f.filename == __file__],
-                [f.filename for f in frames if f.filename != __file__])
-    finally:
-        lib.config.update("jax_debug_nans", False)
+    # (the context manager, not config.update: a thread-local override wins over the
+    # global value, and a tutorial page run earlier in this process can leave jax's
+    # `debug_nans(False)` entered)
+    with lib.debug_nans(True):
+        try:
+            call()
+        except FloatingPointError as e:
+            frames = traceback.extract_tb(e.__traceback__)
+            return (type(e).__name__, str(e), getattr(e, "__notes__", None),
+                    [f.name for f in frames if f.filename == __file__],
+                    [f.filename for f in frames if f.filename != __file__])
     raise AssertionError("no FloatingPointError")
 
 
