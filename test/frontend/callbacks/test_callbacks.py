@@ -20,6 +20,31 @@ def both(program):
     return [program(*LIBS[name]) for name in ("mjax", "jax")]
 
 
+def _identity(v):
+    return np.asarray(v)
+
+
+# (one jitted program per library, compiled once: see _no_failed_run_left_behind)
+_SETTLE = {name: lib.jit(lambda x, lib=lib: lib.pure_callback(
+    _identity, lib.ShapeDtypeStruct((), np.float32), x)) for name, (lib, _, _) in LIBS.items()}
+
+
+@pytest.fixture(autouse=True)
+def _no_failed_run_left_behind():
+    """After each test a callback program that succeeds runs in both libraries, then
+    effects_barrier. On a TPU the callbacks run beside the program, and the runtime token
+    of a device's last such run is kept for effects_barrier until a later run on the
+    device replaces it or a barrier waits on it (JAX's dispatch.runtime_tokens, mjax's
+    runtime/host_effects). A test that checks a callback's error, raised when the result
+    is read, leaves a failed token, and the next test's effects_barrier would raise that
+    error again (test_result_checks_match_jax, then
+    test_unused_pure_callback_is_removed_effectful_ones_are_not), in jax as in mjax."""
+    yield
+    for name, (lib, np_, _) in LIBS.items():
+        _SETTLE[name](np_.float32(0)).block_until_ready()
+        lib.effects_barrier()
+
+
 def assert_trees_close(got, want):
     gl, gt = jax.tree_util.tree_flatten(jax.tree_util.tree_map(np.asarray, got))
     wl, wt = jax.tree_util.tree_flatten(jax.tree_util.tree_map(np.asarray, want))
