@@ -56,7 +56,10 @@ def test_default_platform_reads_environment(monkeypatch):
     monkeypatch.setenv("MJAX_BACKEND", "xla")
     rb.set_default_platform("iree")
     assert rb.default_platform() == Platform("iree", "cpu")
-    rb.set_default_platform(None)
+    rb.set_default_platform(None)      # (back to the environment: MJAX_PLATFORM=cpu)
+    assert rb.default_platform() == Platform("xla", "cpu")
+    for var in ("MJAX_BACKEND", "MJAX_PLATFORM", "JAX_PLATFORMS"):
+        monkeypatch.delenv(var)
     assert rb.default_platform() == found
 
 
