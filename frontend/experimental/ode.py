@@ -55,18 +55,13 @@ _ERROR = _SOLUTION - _EMBEDDED
 _MIDPOINT = np.array([6025192743 / 30085553152, 0, 51252292925 / 65400821598,
                       -2691868925 / 45128329728, 187940372067 / 1594534317056,
                       -1776094331 / 19743644256, 11237099 / 235043384]) / 2
-# Quartic p(s) = a s^4 + b s^3 + c s^2 + d s + e through y0 (s=0), y1 (s=1) and y_mid
-# (s=1/2), with slopes dt*f0 and dt*f1 at the ends: (a..e) = _QUARTIC @ (y0, y1, y_mid,
-# dt*f0, dt*f1).
-_QUARTIC = np.array([[-8, -8, 16, -2, 2],
-                     [18, 14, -32, 5, -3],
-                     [-11, -5, 16, -4, 1],
-                     [0, 0, 0, 1, 0],
-                     [1, 0, 0, 0, 0]], dtype=np.float64)
 
 
 def _dot(a, b):
-    return jnp.dot(a, b, precision=lax.Precision.HIGHEST)
+    # (the default precision, as JAX's helpers: odeint computes under
+    # default_matmul_precision("highest"); a helper called by itself on a TPU takes the
+    # chip's default, bfloat16 passes, in JAX too)
+    return jnp.dot(a, b)
 
 
 # ---- one step ----------------------------------------------------------------------------
@@ -89,9 +84,12 @@ def runge_kutta_step(func, y0, f0, t0, dt):
 def fit_4th_order_polynomial(y0, y1, y_mid, dy0, dy1, dt):
     """Coefficients (a, b, c, d, e), highest power first, of the quartic in s in [0, 1]
     through y0, y_mid, y1 at s = 0, 1/2, 1 with slopes dt*dy0, dt*dy1 at the ends."""
+    # (JAX's order of operations, term by term, so that the coefficients round as JAX's)
     h = dt.astype(y0.dtype)
-    points = (y0, y1, y_mid, h * dy0, h * dy1)
-    return tuple(sum(float(w) * p for w, p in zip(row, points) if w) for row in _QUARTIC)
+    a = -2.0 * h * dy0 + 2.0 * h * dy1 - 8.0 * y0 - 8.0 * y1 + 16.0 * y_mid
+    b = 5.0 * h * dy0 - 3.0 * h * dy1 + 18.0 * y0 + 14.0 * y1 - 32.0 * y_mid
+    c = -4.0 * h * dy0 + h * dy1 - 11.0 * y0 - 5.0 * y1 + 16.0 * y_mid
+    return a, b, c, h * dy0, y0
 
 
 def interp_fit_dopri(y0, y1, k, dt):
@@ -230,12 +228,14 @@ def _solve(func, rtol, atol, mxstep, hmax, y0, ts, *args):
         s = (target - last_t) / (t - last_t)
         return tuple(carry), jnp.polyval(coeffs, s.astype(coeffs.dtype))
 
-    t0 = ts[0]
-    f0 = f(y0, t0)
-    dt = jnp.clip(initial_step_size(f, t0, y0, 4, rtol, atol, f0), min=0.0, max=hmax)
-    start = (y0, f0, t0, dt, t0, jnp.stack([y0] * 5))
-    _, ys = lax.scan(to_output_time, start, ts[1:])
-    return jnp.concatenate([y0[None], ys])
+    # (the steps' products in full float32, wherever this is traced: JAX's _odeint)
+    with default_matmul_precision("highest"):
+        t0 = ts[0]
+        f0 = f(y0, t0)
+        dt = jnp.clip(initial_step_size(f, t0, y0, 4, rtol, atol, f0), min=0.0, max=hmax)
+        start = (y0, f0, t0, dt, t0, jnp.stack([y0] * 5))
+        _, ys = lax.scan(to_output_time, start, ts[1:])
+        return jnp.concatenate([y0[None], ys])
 
 
 def _solve_fwd(func, rtol, atol, mxstep, hmax, y0, ts, *args):

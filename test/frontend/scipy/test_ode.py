@@ -154,3 +154,39 @@ def test_helpers_match_jax():
                 m.mean_error_ratio(f0, 1e-3, 1e-3, y0, y0 + 1),
                 m.interp_fit_dopri(y0, y0 + 1, k, dt))
     close(mjax.jit(lambda: helpers(mode, mnp))(), helpers(jode, jnp))
+
+
+def test_odeint_fit_and_gradients_are_jaxs_bit_for_bit():
+    """JAX's order of operations (the dense-output quartic term by term) and precisions
+    (helpers at the default matmul precision, odeint at "highest"): the same bits as
+    JAX's on the CPU (the chip's fusions may round differently: close there)."""
+    from frontend_util import ON_TPU
+
+    def same(got, want):
+        for g, w in zip(mjax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            g, w = np.asarray(g), np.asarray(w)
+            assert g.dtype == w.dtype, (g.dtype, w.dtype)
+            if ON_TPU:
+                np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+            else:
+                assert g.tobytes() == w.tobytes(), (g, w)
+    y0 = np.array([1.0, -2.0], np.float32)
+    k = np.linspace(-1, 1, 14).reshape(7, 2).astype(np.float32)
+    dt = np.float32(0.1)
+    same(mode.fit_4th_order_polynomial(y0, y0 + 1, 0.3 * y0, k[0], k[-1], dt),
+         jode.fit_4th_order_polynomial(y0, y0 + 1, 0.3 * y0, k[0], k[-1], dt))
+    same(mode.interp_fit_dopri(y0, y0 + 1, k, dt), jode.interp_fit_dopri(y0, y0 + 1, k, dt))
+    for kw in [{}, dict(rtol=1e-3, atol=1e-3, hmax=0.2)]:
+        same(mode.odeint(decay(mnp), np.float32(1.3), TS, 0.7, **kw),
+             jode.odeint(decay(jnp), np.float32(1.3), TS, 0.7, **kw))
+
+    def loss(odeint, np_):
+        def fun(w, y0):
+            def f(y, t):
+                return {"a": -w * y["a"] * y["b"], "b": np_.tanh(w * t) - y["b"]}
+            ys = odeint(f, y0, TS)
+            return ys["a"][-1] + 2.0 * ys["b"].sum()
+        return fun
+    y0 = {"a": np.float32(1.0), "b": np.float32(0.5)}
+    same(mjax.grad(loss(mode.odeint, mnp), (0, 1))(np.float32(0.8), y0),
+         jax.grad(loss(jode.odeint, jnp), (0, 1))(np.float32(0.8), y0))
