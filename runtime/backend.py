@@ -357,6 +357,36 @@ def discover() -> Platform:
     return _DISCOVERED[0]
 
 
+def backend_platforms(listed: str | None = None) -> list[Platform]:
+    """The platforms of the backends JAX holds (xb.backends(): jnp's
+    __array_namespace_info__().devices() lists their devices), the default one first.
+    With a platform chosen (set_default_platform, MJAX_BACKEND, MJAX_PLATFORM,
+    JAX_PLATFORMS): it, and the others of `listed` (the jax_platforms option, 'tpu,cpu')
+    when it is that list's first. Otherwise every installed platform that opens, highest
+    priority first (the CPU always): on a TPU machine the chip and the host CPU."""
+    chosen = configured_platform()
+    if chosen is not None:
+        names = [n.strip() for n in (listed or "").split(",") if n.strip()]
+        if not names or Platform.parse(names[0]) != chosen:
+            return [chosen]
+        return [chosen, *dict.fromkeys(p for p in map(Platform.parse, names[1:])
+                                       if p != chosen)]
+    first = discover()
+    out = [first]
+    for name in available_platforms():
+        platform = Platform("xla", name)
+        if platform == first or name in _SKIPPED:
+            continue
+        try:
+            get_backend(platform)
+        except Exception:              # (as discover: a plugin that does not open)
+            if not platform_record(name).fail_quietly:
+                raise
+            continue
+        out.append(platform)
+    return out
+
+
 def available_platforms() -> list[str]:
     """The XLA platforms whose plugins are installed here (cpu always), highest
     priority first; whether each opens is known once it is used."""

@@ -19,6 +19,7 @@ from mjax.arrays.eager_fast import fast_fused
 from mjax.jit.jitted import jit
 from mjax.arrays.placement import device_put as _device_put, devices as _devices
 from mjax.base.trace_trees import tree_leaves
+from mjax.runtime.backend import backend_platforms
 
 __array_api_version__ = "2024.12"
 
@@ -47,7 +48,10 @@ class ArrayNamespaceInfo:
         return None
 
     def devices(self) -> list:
-        return [None, *_devices()]
+        """None (uncommitted), then the devices of every backend, as JAX lists them: on a
+        TPU machine the chip's, then the host CPU's."""
+        platforms = backend_platforms(config.read("jax_platforms"))
+        return [None, *(d for p in platforms for d in _devices(p))]
 
     def default_dtypes(self, *, device=None) -> dict:
         return {"real floating": _dt.default_float(),

@@ -63,6 +63,29 @@ def test_default_platform_reads_environment(monkeypatch):
     assert rb.default_platform() == found
 
 
+def test_backend_platforms_are_the_backends_jax_holds(monkeypatch):
+    """jnp.__array_namespace_info__().devices() lists every backend's devices, as JAX's
+    xb.backends(): unconfigured, discovery's platform and every other installed one that
+    opens (on a TPU machine the chip, then the CPU); configured, the chosen one and the
+    rest of the jax_platforms list."""
+    monkeypatch.setattr(rb, "_DEFAULT", [])
+    for var in ("MJAX_BACKEND", "MJAX_PLATFORM", "JAX_PLATFORMS"):
+        monkeypatch.delenv(var, raising=False)
+    tpu, cpu = Platform("xla", "tpu"), Platform("xla", "cpu")
+    monkeypatch.setattr(rb, "_DISCOVERED", [tpu])
+    monkeypatch.setitem(rb._SKIPPED, "cuda", "no GPU here")
+    monkeypatch.setattr(rb, "available_platforms", lambda: ["cuda", "tpu", "cpu"])
+    assert rb.backend_platforms() == [tpu, cpu]
+    monkeypatch.setattr(rb, "_DISCOVERED", [cpu])
+    monkeypatch.setattr(rb, "available_platforms", lambda: ["cpu"])
+    assert rb.backend_platforms() == [cpu]
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    assert rb.backend_platforms("cpu") == [cpu]
+    assert rb.backend_platforms("cpu,iree,cpu") == [cpu, Platform("iree", "cpu")]
+    monkeypatch.setenv("MJAX_PLATFORM", "cpu")          # (one platform, not the list's first)
+    assert rb.backend_platforms("tpu,cpu") == [cpu]
+
+
 def test_registry_makes_one_backend_per_platform(monkeypatch):
     made = []
 
