@@ -10,7 +10,7 @@ import scipy.linalg as osl
 import mjax
 import mjax.numpy as jnp
 import mjax.scipy.linalg as msl
-from frontend_util import check, x64
+from frontend_util import ON_TPU, check, skip_where_the_tpu_lacks, x64
 from mjax.test_util import check_grads
 
 RNG = np.random.default_rng(7)
@@ -55,6 +55,21 @@ def dtype(request):
 
 def _real(dtype):
     return np.finfo(dtype).dtype
+
+
+# On a TPU JAX has no rule for LAPACK's nonsymmetric eigensolver (jnp.linalg.eig, eigvals,
+# roots) and lowers lu to XLA's LuDecomposition, which takes float32 and complex64 only.
+NO_TPU_EIG = "MLIR translation rule for primitive 'eig' not found for platform tpu"
+NO_TPU_LU64 = "Only F32 and C64 types are implemented in LuDecomposition"
+
+
+def _raises_as_jax(m, j, match):
+    """JAX's call `j` raises an error matching `match`; mjax's `m` raises the same class
+    with the same message."""
+    with pytest.raises(Exception, match=match) as want:
+        j()
+    with pytest.raises(want.type, match=match):
+        m()
 
 
 # ---- decompositions -------------------------------------------------------------------
@@ -182,6 +197,11 @@ def test_eigh_reads_one_triangle_without_symmetrize():
 
 def test_eig_and_eigvals():
     a = _mat((2, 4, 4))
+    if ON_TPU:      # (JAX's error there: eig is LAPACK's, CPU only)
+        _raises_as_jax(lambda: jnp.linalg.eig(a), lambda: jjnp.linalg.eig(a), NO_TPU_EIG)
+        _raises_as_jax(lambda: jnp.linalg.eigvals(a), lambda: jjnp.linalg.eigvals(a),
+                       NO_TPU_EIG)
+        return
     w, v = jnp.linalg.eig(a)
     assert w.dtype == np.complex64 and v.dtype == np.complex64
     np.testing.assert_allclose(np.asarray(a @ v), np.asarray(v * w[..., None, :]), atol=1e-4)
@@ -415,6 +435,16 @@ def test_grad_matches_jax(name):
 @pytest.mark.parametrize("name", ["det", "inv", "solve", "cholesky", "eigh", "svd", "qr"])
 def test_grads_match_finite_differences(name):
     make, x = GRAD_CASES[name]
+    if ON_TPU and name in ("inv", "solve"):
+        # (JAX's TPU lu is XLA's LuDecomposition, float32 only: float64 fails to compile
+        # there, in JAX too; float32 differences are coarse, hence the tolerances)
+        with x64():
+            x64_ = x.astype(np.float64)
+            _raises_as_jax(lambda: make(jnp.linalg)(x64_), lambda: make(jjnp.linalg)(x64_),
+                           NO_TPU_LU64)
+        check_grads(make(jnp.linalg), (x,), order=1, modes=("fwd", "rev"), eps=1e-3,
+                    atol=2e-2, rtol=2e-2)
+        return
     with x64():
         check_grads(make(jnp.linalg), (x.astype(np.float64),), order=1, modes=("fwd", "rev"))
 
@@ -481,6 +511,10 @@ VMAP_CASES = {
 @pytest.mark.parametrize("name", sorted(VMAP_CASES))
 def test_vmap_matches_loop(name):
     f, args, in_axes = VMAP_CASES[name]
+    if ON_TPU and name == "eigvals":    # (JAX's error there: eig is LAPACK's, CPU only)
+        with pytest.raises(NotImplementedError, match=NO_TPU_EIG):
+            mjax.vmap(f, in_axes=in_axes)(*args)
+        return
     axes = in_axes if isinstance(in_axes, tuple) else (in_axes,)
     n = next(x.shape[d] for x, d in zip(args, axes) if d is not None)
     want = np.stack([np.asarray(f(*[x if d is None else np.take(x, i, axis=d)
@@ -492,16 +526,28 @@ def test_vmap_matches_loop(name):
 
 
 # ---- staging -----------------------------------------------------------------------------------
+def _lowered_for(lib, platform, f, *args):
+    return lib.jit(f).trace(*args).lower(lowering_platforms=(platform,)).as_text()
+
+
 def test_lowering_uses_lapack_custom_calls_and_stablehlo_ops():
     # (slogdet: det of a 3x3 matrix is JAX's closed form, no LU)
-    text = mjax.jit(lambda a: (jnp.linalg.slogdet(a)[1], jnp.linalg.cholesky(a @ a.T),
-                               jnp.linalg.eigh(a)[0])).lower(A).as_text()
+    def f(np_):
+        return lambda a: (np_.linalg.slogdet(a)[1], np_.linalg.cholesky(a @ a.T),
+                          np_.linalg.eigh(a)[0])
+    # (lowered for the CPU wherever this runs: the chip's lowering is checked below)
+    text = _lowered_for(mjax, "cpu", f(jnp), A)
     assert "lapack_sgetrf_ffi" in text and "lapack_ssyevd_ffi" in text
     # (cholesky and triangular solves: LAPACK on a CPU, as JAX's; StableHLO's ops under
     # IREE, which test_iree runs)
     assert "lapack_spotrf_ffi" in text and "stablehlo.cholesky" not in text
-    text = mjax.jit(lambda a, b: msl.solve_triangular(a, b, lower=True)).lower(A, A).as_text()
+    text = _lowered_for(mjax, "cpu", lambda a, b: msl.solve_triangular(a, b, lower=True), A, A)
     assert "lapack_strsm_ffi" in text and "stablehlo.triangular_solve" not in text
+    # For a TPU, as JAX's: XLA's LuDecomposition and Eigh, StableHLO's cholesky.
+    for lib, np_ in ((mjax, jnp), (jax, jjnp)):
+        text = _lowered_for(lib, "tpu", f(np_), A)
+        assert "@LuDecomposition" in text and "@Eigh" in text, lib
+        assert "stablehlo.cholesky" in text and "lapack" not in text, lib
     jaxpr = str(mjax.make_jaxpr(lambda a: jnp.linalg.svd(a))(A))
     assert "svd" in jaxpr
 
@@ -512,8 +558,13 @@ def test_eigvals_grad_matches_jax_and_eigenvectors_raise():
     def f(np_):
         return lambda x: np_.sum(np_.real(np_.linalg.eigvals(x)) ** 2
                                  + np_.imag(np_.linalg.eigvals(x)) * np.arange(4))
-    np.testing.assert_allclose(np.asarray(mjax.grad(f(jnp))(a)),
-                               np.asarray(jax.grad(f(jjnp))(a)), rtol=1e-3, atol=1e-4)
+    if ON_TPU:      # (JAX's error there: eig is LAPACK's, CPU only)
+        _raises_as_jax(lambda: mjax.grad(f(jnp))(a), lambda: jax.grad(f(jjnp))(a),
+                       NO_TPU_EIG)
+    else:
+        np.testing.assert_allclose(np.asarray(mjax.grad(f(jnp))(a)),
+                                   np.asarray(jax.grad(f(jjnp))(a)), rtol=1e-3, atol=1e-4)
+    # (raised by the derivative rule, before any lowering: on a TPU too)
     with pytest.raises(NotImplementedError, match="non-symmetric eigenvectors"):
         mjax.grad(lambda x: jnp.real(jnp.linalg.eig(x)[1]).sum())(a)
 
@@ -603,6 +654,7 @@ def test_geqrf_householder_product_match_jax():
 
 
 def test_expm_complex128():
+    skip_where_the_tpu_lacks(np.complex128)
     a = _mat((3, 3), np.complex128) * 2
     with x64():
         got = msl.expm(a)
@@ -614,9 +666,17 @@ def test_multi_dot_multiplies_in_the_cheapest_order():
     # (10x100)(100x10)(10x100): (xy)z costs 20,000 multiplies, x(yz) 200,000
     rng = np.random.default_rng(0)
     x, y, z = rng.random((10, 100)), rng.random((100, 10)), rng.random((10, 100))
+    flops = []
     for lib in (mjax, jax):
         lowered = lib.jit(lib.numpy.linalg.multi_dot).lower([x, y, z])
-        assert lowered.cost_analysis()["flops"] == 40000.0
+        # (xy first: a 10x10 product, then with z; never yz, 100x100)
+        text = lowered.as_text()
+        assert "-> tensor<10x10xf32>" in text and "tensor<100x100xf32>" not in text, lib
+        cost = lowered.cost_analysis()
+        flops.append(None if cost is None else cost["flops"])
+    # (None where the backend has no estimate before compiling, a PJRT plugin's, the
+    # chip's: JAX's too)
+    assert flops[0] == flops[1] and flops[0] in ((None, 40000.0) if ON_TPU else (40000.0,))
     v = rng.random(10)
     np.testing.assert_allclose(mjax.numpy.linalg.multi_dot([v, y.T, x.T, v]),
                                np.linalg.multi_dot([v, y.T, x.T, v]), rtol=1e-5)
