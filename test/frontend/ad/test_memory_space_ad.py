@@ -13,16 +13,20 @@ import pytest
 
 import mjax
 import mjax.numpy as jnp
+from frontend_util import ON_TPU
 
 LIBS = {"jax": (jax, jjnp), "mjax": (mjax, jnp)}
 
 
 def _outcome(fn):
-    """('ok', value) or (exception class name, first line of its message)."""
+    """('ok', value) or (exception class name, first line of its message, without the
+    op_name metadata of an HLO instruction XLA quotes: names of the traced ops, JAX's and
+    mjax's)."""
     try:
         return "ok", fn()
     except Exception as e:          # noqa: BLE001 - the class is what is compared
-        return type(e).__name__, re.sub(r" \(at [^()]*\)$", "", str(e).split("\n")[0])
+        message = re.sub(r", metadata=\{[^{}]*\}", "", str(e).split("\n")[0])
+        return type(e).__name__, re.sub(r" \(at [^()]*\)$", "", message)
 
 
 def _plain(v):
@@ -87,12 +91,22 @@ def test_unpinned_host_argument_gradient_in_device_memory():
     def case(J, np_):
         x = J.device_put(np_.arange(6.0).reshape(2, 3), _single(J, "unpinned_host"))
         return J.jit(J.grad(_sq_on_device(J, np_)))(x)
-    assert _same(case)[1][0] == "device"
+    got = _same(case)
+    # (on a TPU XLA fails to compile JAX's program, and mjax's alike: "Shape mismatch between
+    # parameter number 0 and its operand", the unpinned_host parameter in a device fusion)
+    if not (ON_TPU and got[0] == "JaxRuntimeError"):
+        assert got[1][0] == "device", got
 
 
 @pytest.mark.parametrize("remat", [False, True])
 @pytest.mark.parametrize("wrap", ["jit", "eager"])
 def test_scan_over_host_weights(remat, wrap):
+    if ON_TPU:
+        pytest.skip("TPU: JAX's own program (jit, no remat) halts the TPU core "
+                    "(RuntimeUnexpectedCoreHalt), after which the process's later programs "
+                    "fail; the other cases move the same scanned cotangents back to "
+                    "pinned_host in the loop")
+
     def case(J, np_):
         dev = _single(J, "device")
 
@@ -179,9 +193,12 @@ def test_isclose_in_host_memory_and_its_values():
         host = _single(J, "pinned_host")
         a = np_.array([1.0, np.inf, -np.inf, np.nan, 1e6, 0.0, np.inf])
         b = np_.array([1.0 + 1e-7, np.inf, np.inf, np.nan, 1.00001e6, 1e-9, 1.0])
-        return (np_.isclose(J.device_put(a, host), J.device_put(b, host)),
-                np_.isclose(a, b), np_.isclose(a, b, equal_nan=True),
-                np_.isclose(a + 1j, b + 1j))
+        # (on a TPU, computing on pinned_host operands outside compute_on aborts the
+        # process in JAX's program: the chip computes in device memory)
+        on_host = () if ON_TPU else (
+            np_.isclose(J.device_put(a, host), J.device_put(b, host)),)
+        return on_host + (np_.isclose(a, b), np_.isclose(a, b, equal_nan=True),
+                          np_.isclose(a + 1j, b + 1j))
     _same(case)
 
 
