@@ -309,7 +309,7 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     if not solver_kernels_available():    # JAX's generic lowering: a Thomas sweep
         if perturb_singular:
             raise NotImplementedError("perturb_singular=True is not supported on this "
-                                      f"platform ({current_platform()}).")
+                                      "platform.")     # (JAX's words)
         return tridiagonal_solve_thomas(*args)
     return _bind(L.TridiagonalSolveOp, *args, perturb_singular=bool(perturb_singular))
 
