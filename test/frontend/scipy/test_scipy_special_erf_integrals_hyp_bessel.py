@@ -37,11 +37,14 @@ def test_unary_real_matches_jax():
 def test_spence():
     x = np.abs(X[X == X])
     x = np.concatenate([x, [0.5, 1.5, 2., 1., -1., np.nan]]).astype(np.float32)
-    close(msp.spence(x), jsp.spence(x), rtol=3e-5)
+    # (JAX's operations in JAX's order: the same bits on the CPU)
+    close(msp.spence(x), jsp.spence(x), rtol=tol(0, 3e-5), atol=tol(0, 1e-6))
     ok = x >= 0
-    # (SciPy's float64 values: a TPU's log is not the host's, in JAX too)
+    # (SciPy's float64 values: a TPU's float32 log is coarser than the host's, in JAX too:
+    # there spence, within 3e-5 of JAX's, was up to 7.4e-5 off SciPy's where it takes logs,
+    # x < 0.5 or x > 1.5; JAX's own tests of scipy.special allow 1e-3 on a TPU)
     np.testing.assert_allclose(np.asarray(msp.spence(x))[ok], osp.spence(x[ok].astype(float)),
-                               rtol=tol(3e-6, 3e-5), atol=tol(1e-7, 1e-6))
+                               rtol=tol(3e-6, 2e-4), atol=tol(1e-7, 1e-6))
     with pytest.raises(TypeError):
         msp.spence(jnp.arange(3))
     with pytest.raises(TypeError):
