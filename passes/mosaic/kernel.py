@@ -61,6 +61,7 @@ class KernelLowering(KernelInterpreter):
         self.target_version = target_version
         self.compiler_params: dict = {}
         self.scope_base: tuple = ()     # (lower_block: what op scopes are relative to)
+        self.key_refs: list = []        # (the memrefs of key arrays' blocks: their data)
 
     @property
     def forward_compatible(self) -> bool:
@@ -256,6 +257,8 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
             kl.grid_indices = args[:len(grid)]
             refs = args[len(grid):]
             first = len(prefetch_types)
+            kl.key_refs = [refs[first + k] for k, spec in enumerate(lay.specs)
+                           if int(spec.get("key_dims", 0) or 0)]
             for k, spec in enumerate(lay.specs):
                 sq = tuple(d for d, b in enumerate(tuple(spec["block_shape"])) if b == -1)
                 if sq:

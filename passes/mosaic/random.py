@@ -1,6 +1,6 @@
-"""Mosaic lowering rules of jax.random on Pallas keys (`pltpu.to_pallas_key`: impl
-pallas_tpu, key data uint32[1, 2]), as JAX's Pallas TPU lowering emits them: a key lives
-in scalar registers, as the two i32 words JAX's KeyScalarBundle holds.
+"""Mosaic lowering rules of jax.random in TPU kernels, as JAX's Pallas TPU lowering emits
+them. On Pallas keys (`pltpu.to_pallas_key`: impl pallas_tpu, key data uint32[1, 2]), a
+key lives in scalar registers, as the two i32 words JAX's KeyScalarBundle holds.
 
 - Reading a key from its SMEM ref (`key_ref[...]`: a `jaxpr.ref_get` of the key data that
   only `jaxpr.random_wrap`s use) loads the two words with `memref.load`
@@ -19,11 +19,16 @@ in scalar registers, as the two i32 words JAX's KeyScalarBundle holds.
   kernel) draws `tpu.prng_random_bits` without seeding: the generator as
   pltpu.prng_seed left it.
 
-Keys of other implementations (threefry2x32, rbg) inside a kernel, a Pallas key's
-`key_data` and `jax.random.key(..., impl="pallas_tpu")` inside a kernel are errors, as in
-JAX's lowering (where the first ones are lowered, issue 55 lists them). JAX:
-pallas/mosaic/random.py (tpu_key_impl) and lowering.py (_prng_key_load_lowering_rule,
-random_bits/random_fold_in/random_wrap lowerings).
+- threefry2x32 keys are their data, `vector<2xi32>` (wrapping, unwrapping and cloning
+  pass it on); `random_bits`, `random_fold_in`, `random_seed` (jax.random.key in the
+  kernel) and the raw `threefry2x32` hash run the hash as scalar and vector `arith` ops
+  (threefry.py).
+
+Keys of other implementations (rbg, unsafe_rbg) inside a kernel, splitting a key, a
+Pallas key's `key_data` and `jax.random.key(..., impl="pallas_tpu")` inside a kernel are
+errors, as in JAX's lowering. JAX: pallas/mosaic/random.py (tpu_key_impl) and
+lowering.py (_prng_key_load_lowering_rule, random_bits/random_fold_in/random_wrap/
+random_seed/threefry2x32 lowerings).
 """
 from __future__ import annotations
 
@@ -36,15 +41,19 @@ from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import random as R
 from mjax.dialect.types import KeyType
+from mjax.passes.mosaic import threefry
+from mjax.passes.mosaic.structural import iota
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, expand_ref,
                                       full, index, ref_space, vtype)
 
 PALLAS = "pallas_tpu"
+THREEFRY = "threefry2x32"
 STATEFUL = "_pallas_internal_stateful"     # (pltpu.stateful_*'s placeholder key)
-_OTHER_KEYS = ("jax.random on {impl} keys inside a TPU kernel is not lowered yet "
-               "(issue 55): JAX's lowering runs threefry there; use a key made by "
-               "pltpu.to_pallas_key (the kernel PRNG), or pass random bits in")
+_OTHER_KEYS = ("jax.random on {impl} keys inside a TPU kernel is not supported (JAX "
+               "lowers threefry2x32 keys and Pallas keys there): use a threefry2x32 "
+               "key, one made by pltpu.to_pallas_key (the kernel PRNG), or pass random "
+               "bits in")
 
 
 @dataclasses.dataclass
@@ -107,6 +116,8 @@ def _bundle(op, keys, what: str) -> KeyBundle:
 
 @MOSAIC.register(R.RandomWrapOp)
 def _random_wrap(kl, op, data, *, impl, **params):
+    if impl == THREEFRY:          # (a threefry key is its data: JAX's rule passes it on)
+        return [data]
     if impl == STATEFUL and isinstance(data, StatefulKey):
         return [data]
     if impl != PALLAS:
@@ -119,6 +130,8 @@ def _random_wrap(kl, op, data, *, impl, **params):
 
 @MOSAIC.register(R.RandomUnwrapOp, R.RandomCloneOp)
 def _random_unwrap(kl, op, keys, **params):
+    if _impl_of(avals_in(op)[0]) == THREEFRY:
+        return [keys]
     # (mjax's key arrays keep their data and wrap it for each key op: the bundle passes
     # through; a use of it as data is an error where a rule materializes it)
     return [_bundle(op, keys, "key_data")]
@@ -126,6 +139,8 @@ def _random_unwrap(kl, op, keys, **params):
 
 @MOSAIC.register(R.RandomBitsOp)
 def _random_bits(kl, op, keys, *, bit_width, shape, **params):
+    if _impl_of(avals_in(op)[0]) == THREEFRY:
+        return [threefry.random_bits(keys, bit_width, tuple(shape), iota)]
     keys = _bundle(op, keys, "random bits")
     if int(bit_width) != 32:
         raise MosaicLoweringError("Bit width must be 32")
@@ -138,6 +153,11 @@ def _random_bits(kl, op, keys, *, bit_width, shape, **params):
 
 @MOSAIC.register(R.RandomFoldInOp)
 def _random_fold_in(kl, op, keys, msgs, **params):
+    if _impl_of(avals_in(op)[0]) == THREEFRY:
+        if avals_in(op)[1].shape:
+            raise MosaicLoweringError("fold_in of a threefry key inside a TPU kernel "
+                                      "takes one key and one scalar message")
+        return [threefry.fold_in(keys, kl.value(msgs, np.uint32))]
     keys = _bundle(op, keys, "fold_in")
     if not isinstance(keys, KeyBundle):
         raise MosaicLoweringError("the placeholder key of pltpu.stateful_* cannot be "
@@ -155,6 +175,14 @@ def _random_fold_in(kl, op, keys, msgs, **params):
 
 @MOSAIC.register(R.RandomSeedOp)
 def _random_seed(kl, op, seeds, *, impl, **params):
+    if impl == THREEFRY:
+        if avals_in(op)[0].shape:
+            raise MosaicLoweringError("jax.random.key inside a TPU kernel takes one "
+                                      "scalar seed")
+        if np.dtype(avals_in(op)[0].dtype).itemsize != 4:
+            raise MosaicLoweringError("jax.random.key inside a TPU kernel takes a 32-bit "
+                                      "seed")
+        return [threefry.seed(kl.value(seeds, avals_in(op)[0].dtype))]
     if impl == STATEFUL:
         # (JAX: the seed, then its impl's seed function's unused int32 scalar)
         kl.value(seeds, avals_in(op)[0].dtype)
@@ -167,8 +195,12 @@ def _random_seed(kl, op, seeds, *, impl, **params):
                               "take); pass a key made by pltpu.to_pallas_key in SMEM")
 
 
+@MOSAIC.register(R.Threefry2x32Op)
+def _threefry2x32(kl, op, k1, k2, x1, x2, **params):
+    return threefry.threefry2x32(*(kl.value(v, np.uint32) for v in (k1, k2, x1, x2)))
+
+
 MOSAIC.unsupported(R.RandomSplitOp, "splitting keys inside a TPU kernel is not supported "
-                                    "(a Pallas key cannot be split: use fold_in; other "
-                                    "keys' jax.random is not lowered yet, issue 55)")
+                                    "(JAX's lowering has no rule for it): use fold_in")
 
 __all__ = ["KeyBundle", "StatefulKey", "key_load", "loads_keys"]

@@ -90,8 +90,9 @@ def _check_space(ref) -> str:
     return space
 
 
-def load(ref, idx, sizes, squeezed, dtype) -> ir.Value:
-    """The window `sizes` at `idx` of `ref`, without its squeezed dims."""
+def load(ref, idx, sizes, squeezed, dtype, cast: bool = False) -> ir.Value:
+    """The window `sizes` at `idx` of `ref`, without its squeezed dims (`cast`: reshaped
+    even when the shape stays, as JAX reshapes a key's data to its physical shape)."""
     out_shape = [s for k, s in enumerate(sizes) if k not in squeezed]
     if _check_space(ref) == "smem":
         if out_shape:
@@ -100,7 +101,7 @@ def load(ref, idx, sizes, squeezed, dtype) -> ir.Value:
         return _to_bool(memref.load(ref, idx), dtype, ())
     mem = _memory_dtype(dtype)
     v = vector.load(vtype(list(sizes), mem), ref, idx)
-    if list(sizes) != out_shape:
+    if list(sizes) != out_shape or cast:
         if not out_shape:
             v = vector.extract(v, [], [0] * len(sizes))
         else:
@@ -140,12 +141,24 @@ def swap(ref, idx, val, sizes, squeezed, dtype, mask=None, want_old=True):
 def _ref_get(kl, op, ref, *starts, sizes, squeezed=(), **params):
     if loads_keys(op):          # (a Pallas key's words, read as scalars: random.py)
         return [key_load(ref, list(starts), sizes, squeezed)]
+    if unused(op):
+        return [None]
     ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
-    return [load(ref, idx, sizes, squeezed, _dtype_of_ref(op))]
+    # (the data of a key array's block: JAX loads the key, then casts to its data's shape)
+    keys = any(ref == r for r in kl.key_refs)
+    return [load(ref, idx, sizes, squeezed, _dtype_of_ref(op), cast=keys)]
+
+
+def unused(op) -> bool:
+    """Whether a read's value is unused: JAX's lowering never sees it (the kernel's jaxpr
+    is DCE'd, and reads do not count as effects there)."""
+    return not any(True for _ in op.results[0].uses)
 
 
 @MOSAIC.register(S.MaskedLoadOp)
 def _masked_load(kl, op, ref, mask, other, *starts, sizes, squeezed=(), **params):
+    if unused(op):
+        return [None]
     ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
     dtype = _dtype_of_ref(op)
     v = load(ref, idx, sizes, squeezed, dtype)

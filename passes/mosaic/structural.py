@@ -70,13 +70,18 @@ def _transpose(kl, op, x, *, permutation, **params):
                           list(permutation))]
 
 
-@MOSAIC.register(St.IotaOp)
-def _iota(kl, op, *, dtype, shape, dimension=0, **params):
+def iota(shape, dtype, dimension: int) -> ir.Value:
+    """lax.broadcasted_iota as JAX's rule emits it (`tpu.iota`)."""
     shape = tuple(shape)
     if len(shape) == 1:      # JAX: a (1, n) iota along dim 1, row 0
         v = tpu.iota(vtype((1,) + shape, dtype), dimensions=[1])
-        return [vector.shape_cast(vtype(shape, dtype), v)]
-    return [tpu.iota(vtype(shape, dtype), dimensions=[int(dimension)])]
+        return vector.shape_cast(vtype(shape, dtype), v)
+    return tpu.iota(vtype(shape, dtype), dimensions=[int(dimension)])
+
+
+@MOSAIC.register(St.IotaOp)
+def _iota(kl, op, *, dtype, shape, dimension=0, **params):
+    return [iota(shape, dtype, dimension)]
 
 
 @MOSAIC.register(St.SelectNOp)
@@ -272,4 +277,4 @@ def _pad(kl, op, x, value, *, padding_config, **params):
 for _op in (St.RevOp, St.ReducePrecisionOp, St.DimAsValueOp, St.DevicePutOp, St.LayoutConstraintOp):
     MOSAIC.unsupported(_op, "no Mosaic lowering for this op in TPU kernels yet (issue 55)")
 
-__all__ = ["reshape", "tpu_dot_dimension_numbers"]
+__all__ = ["iota", "reshape", "tpu_dot_dimension_numbers"]

@@ -19,8 +19,9 @@ K.state_unsupported(MOSAIC, {
     "(--jaxpr-expand-transforms)": K.TRANSFORM_OPS,
     "checkify inside a Pallas kernel is not supported: checks are functionalized by "
     "--jaxpr-checkify outside kernels": K.CHECKIFY_OPS,
-    "jax.random's keys and threefry inside a TPU kernel are not lowered yet (issue 55); "
-    "use the kernel PRNG (pltpu.prng_seed / prng_random_bits) or pass random bits in":
+    "XLA's random bit generators have no Mosaic lowering (JAX's has none either): use "
+    "jax.random on a threefry2x32 key, the kernel PRNG (pltpu.prng_seed / "
+    "prng_random_bits), or pass random bits in (random.py lowers the key ops)":
         K.RANDOM_OPS,
     "no Mosaic lowering for this op inside TPU kernels (JAX's has none either)":
         K.LINALG_CONV_WINDOW_OPS,

@@ -515,4 +515,55 @@ def corpus(J, pl, pltpu) -> dict:
                             pltpu.SemaphoreType.DMA((2, 2))],
             out_shape=J.ShapeDtypeStruct((16, 128), jnp.float32))(x)
     K["chained_dma_semaphores"] = (dma_sems, [((2, 8, 128), np.float32)])
+
+    def threefry_guide_kernel(key_ref, o_ref):   # the TPU PRNG guide's first cell
+        key = key_ref[...]
+        o_ref[...] = J.random.uniform(key, shape=o_ref[...].shape, minval=0.0, maxval=1.0)
+
+    def threefry_guide(seed):   # (a threefry key array's block in VMEM: its data, (2,))
+        key = J.random.key(seed[0], impl="threefry2x32")
+        return pl.pallas_call(
+            threefry_guide_kernel, in_specs=[pl.BlockSpec(memory_space=pltpu.VMEM)],
+            out_shape=J.ShapeDtypeStruct((16, 256), jnp.float32))(key)
+    K["threefry_guide"] = (threefry_guide, [((1,), np.int32)])
+
+    def threefry_kernel(d_ref, o_ref, p_ref):   # threefry key data, wrapped in the kernel
+        key = J.random.wrap_key_data(d_ref[0])
+        key = J.random.fold_in(J.random.wrap_key_data(J.random.key_data(key)),
+                               pl.program_id(0))
+        o_ref[...] = J.random.bits(key, (8, 128))
+        p_ref[...] = J.random.bits(key, (2, 8, 128))
+
+    def threefry_keys(d):
+        return pl.pallas_call(
+            threefry_kernel, grid=(2,), in_specs=[pl.BlockSpec((1, 2), lambda i: (0, 0))],
+            out_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0)),
+                       pl.BlockSpec((2, 8, 128), lambda i: (i, 0, 0))],
+            out_shape=(J.ShapeDtypeStruct((16, 128), jnp.uint32),
+                       J.ShapeDtypeStruct((4, 8, 128), jnp.uint32)))(d)
+    K["threefry_keys"] = (threefry_keys, [((1, 2), np.uint32)])
+
+    def threefry_seed_kernel(s_ref, b_ref, n_ref, m_ref):   # jax.random.key in the kernel
+        key = J.random.key(s_ref[0])
+        b_ref[...] = J.random.bits(J.random.fold_in(key, 7), (8, 128))
+        n_ref[...] = J.random.normal(key, (8, 128))
+        m_ref[...] = J.random.bernoulli(J.random.fold_in(key, 3), 0.25,
+                                        (8, 128)).astype(jnp.int32)
+
+    def threefry_seed(s):
+        return pl.pallas_call(
+            threefry_seed_kernel, in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+            out_shape=(J.ShapeDtypeStruct((8, 128), jnp.uint32),
+                       J.ShapeDtypeStruct((8, 128), jnp.float32),
+                       J.ShapeDtypeStruct((8, 128), jnp.int32)))(s)
+    K["threefry_seed"] = (threefry_seed, [((1,), np.int32)])
+
+    def dead_read_kernel(x_ref, o_ref):   # a read only its shape and dtype use
+        o_ref[...] = jnp.zeros_like(o_ref[...])
+        o_ref[...] += x_ref[...]
+
+    def dead_read(x):           # (JAX's kernel jaxpr is DCE'd: the first read is gone)
+        return pl.pallas_call(dead_read_kernel,
+                              out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32))(x)
+    K["dead_read"] = (dead_read, [((8, 128), np.float32)])
     return K

@@ -11,6 +11,7 @@ given) and are compared after `canonicalize,cse` on both sides, constants by val
 from __future__ import annotations
 
 import base64
+import contextlib
 import difflib
 import json
 import re
@@ -39,7 +40,7 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "nested_calls", "bool_refs", "split_stack_pad", "erf_inv", "guide_matmul", "tile",
          "dma", "chained_dma", "named_scopes", "vmap_scopes", "multiple_of",
          "roll", "prng", "dynamic_dma", "pallas_key", "chained_semaphores",
-         "chained_dma_semaphores"}
+         "chained_dma_semaphores", "threefry_keys", "dead_read"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -47,7 +48,12 @@ FRONTEND_DIFFERENCES: dict = {
                            "constants where it calls them; mjax's are inline",
     "sample_block": "the same: its tiles are drawn by jax.random.uniform",
     "stateful": "the same: pltpu.stateful_* are jax.random's samplers",
+    "threefry_guide": "the same: jax.random.uniform's minval and maxval",
+    "threefry_seed": "the same: jax.random.normal's and bernoulli's literals",
 }
+# kernels with a rank-1 block, which JAX's lowering checks against the chip's tiling
+# (tpu_info.get_tpu_info): on a CPU, the oracle is told the chip is a v5e
+RANK1_BLOCKS = {"threefry_guide"}
 
 JAX_KERNELS = corpus(jax, jpl, jpltpu)
 MJAX_KERNELS = corpus(mjax, pl, pltpu)
@@ -106,10 +112,28 @@ def constants_by_value(text: str) -> str:
     return "".join(line for line in text.splitlines(True) if "arith.constant" not in line)
 
 
+@contextlib.contextmanager
+def _cpu_as_v5e():
+    """JAX's tpu_info answers for the CPU device as for one TPU v5e core (its registry of
+    device kinds), for this block only."""
+    from jax._src.pallas.mosaic import tpu_info
+    added = "cpu" not in tpu_info.registry
+    if added:
+        tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(
+            tpu_info.ChipVersion.TPU_V5E, 1)
+    try:
+        yield
+    finally:
+        if added:
+            del tpu_info.registry["cpu"]
+            tpu_info.get_tpu_info.cache_clear()
+
+
 def jax_lowering(name):
     f, shapes = JAX_KERNELS[name]
     avals = [jax.ShapeDtypeStruct(s, d) for s, d in shapes]
-    text = jax.export.export(jax.jit(f), platforms=["tpu"])(*avals).mlir_module()
+    with _cpu_as_v5e() if name in RANK1_BLOCKS else contextlib.nullcontext():
+        text = jax.export.export(jax.jit(f), platforms=["tpu"])(*avals).mlir_module()
     with context():
         module = ir.Module.parse(text)      # (held: its ops die with it)
         (call,) = custom_calls(module)

@@ -1,0 +1,109 @@
+"""jax.random on threefry2x32 keys inside Pallas TPU kernels (the TPU PRNG guide's first
+section): the values in interpret mode against JAX's (its interpret mode and jax.random
+outside kernels, which the guide promises bit for bit), and what the Mosaic lowering
+refuses as JAX's does. The Mosaic itself is compared with JAX's in
+test_mosaic_differential.py (kernels threefry_guide, threefry_keys, threefry_seed)."""
+import jax
+import numpy as np
+import pytest
+from jax.experimental import pallas as jpl
+from jax.experimental.pallas import tpu as jpltpu
+
+import mjax
+from mjax.experimental import pallas as pl
+from mjax.experimental.pallas import tpu as pltpu
+
+LIBS = {"jax": (jax, jpl, jpltpu), "mjax": (mjax, pl, pltpu)}
+
+
+def guide(name, seed):
+    """The guide's cell: a threefry key passed in VMEM, uniform numbers drawn in the
+    kernel."""
+    J, pl_, pltpu_ = LIBS[name]
+
+    def body(key_ref, o_ref):
+        key = key_ref[...]
+        o_ref[...] = J.random.uniform(key, shape=o_ref[...].shape, minval=0.0, maxval=1.0)
+
+    return pl_.pallas_call(body, in_specs=[pl_.BlockSpec(memory_space=pltpu_.VMEM)],
+                           out_shape=J.ShapeDtypeStruct((256, 256), np.float32),
+                           interpret=True)(J.random.key(seed, impl="threefry2x32"))
+
+
+def samplers(name, seed):
+    """Keys made, folded, unwrapped and rewrapped in the kernel; bits over a grid."""
+    J, pl_, pltpu_ = LIBS[name]
+
+    def body(s_ref, b_ref, n_ref, m_ref):
+        key = J.random.key(s_ref[0])
+        key = J.random.wrap_key_data(J.random.key_data(key))
+        b_ref[...] = J.random.bits(J.random.fold_in(key, pl_.program_id(0)), (8, 128))
+        n_ref[...] = J.random.normal(J.random.fold_in(key, 7), (8, 128))
+        m_ref[...] = J.random.bernoulli(key, 0.3, (8, 128)).astype(np.int32)
+
+    out = pl_.BlockSpec((8, 128), lambda i: (i, 0))
+    return pl_.pallas_call(
+        body, grid=(3,), in_specs=[pl_.BlockSpec(memory_space=pltpu_.SMEM)],
+        out_specs=[out, out, out],
+        out_shape=(J.ShapeDtypeStruct((24, 128), np.uint32),
+                   J.ShapeDtypeStruct((24, 128), np.float32),
+                   J.ShapeDtypeStruct((24, 128), np.int32)),
+        interpret=True)(J.numpy.asarray([seed], np.int32))
+
+
+@pytest.mark.parametrize("seed", [0, 1234])
+def test_guide_cell_matches_jax(seed):
+    got = np.asarray(guide("mjax", seed))
+    np.testing.assert_array_equal(got, np.asarray(guide("jax", seed)))
+    np.testing.assert_array_equal(got, np.asarray(jax.random.uniform(
+        jax.random.key(seed), (256, 256), minval=0.0, maxval=1.0)))
+
+
+def test_keys_made_and_folded_in_kernels_match_jax():
+    got = samplers("mjax", 5)
+    want = samplers("jax", 5)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    key = jax.random.key(5)
+    for i in range(3):
+        np.testing.assert_array_equal(np.asarray(got[0])[8 * i:8 * (i + 1)], np.asarray(
+            jax.random.bits(jax.random.fold_in(key, i), (8, 128))))
+
+
+def _lower(kernel, key):
+    f = mjax.jit(lambda k: pl.pallas_call(
+        kernel, out_shape=mjax.ShapeDtypeStruct((8, 128), np.uint32))(k))
+    return f.trace(key).lower(lowering_platforms=("tpu",)).as_text()
+
+
+def test_what_jax_refuses_mjax_refuses():
+    def split(key_ref, o_ref):      # (JAX's Pallas TPU lowering has no random_split rule)
+        k1, _ = mjax.random.split(key_ref[...])
+        o_ref[...] = mjax.random.bits(k1, (8, 128))
+
+    with pytest.raises(Exception, match="splitting keys inside a TPU kernel"):
+        _lower(split, mjax.random.key(0))
+
+    def bits16(key_ref, o_ref):     # (JAX: "Only 32-bit PRNG supported.")
+        o_ref[...] = mjax.random.bits(key_ref[...], (8, 128), np.uint16).astype(np.uint32)
+
+    with pytest.raises(Exception, match="Only 32-bit PRNG supported"):
+        _lower(bits16, mjax.random.key(0))
+    assert "tpu_custom_call" in _lower(lambda k, o: o.__setitem__(
+        Ellipsis, mjax.random.bits(k[...], (8, 128))), mjax.random.key(0))
+
+
+def test_raw_threefry_hash_lowers():
+    # (jax.extend.random.threefry_2x32 in a kernel: the hash on vectors of counters; its
+    # Mosaic is not JAX's op for op, as mjax's frontend broadcasts the key words first)
+    from mjax.extend.random import threefry_2x32
+
+    def body(d_ref, c_ref, o_ref):
+        o_ref[...] = threefry_2x32(d_ref[0], c_ref[...])
+
+    f = mjax.jit(lambda d, c: pl.pallas_call(
+        body, out_shape=mjax.ShapeDtypeStruct((8, 128), np.uint32))(d, c))
+    text = f.trace(mjax.ShapeDtypeStruct((1, 2), np.uint32),
+                   mjax.ShapeDtypeStruct((8, 128), np.uint32)).lower(
+        lowering_platforms=("tpu",)).as_text()
+    assert "tpu_custom_call" in text
