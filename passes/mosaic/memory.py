@@ -33,11 +33,12 @@ from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, aval
                                       avals_in, expand_ref, full, ref_type, vtype)
 
 
-def ref_view(kl, ref, starts, sizes=None, squeezed=(), dyn=()) -> ir.Value:
+def ref_view(kl, ref, starts, sizes=None, squeezed=(), dyn=(), always=False) -> ir.Value:
     """The window of `ref` at `starts` (i32) of `sizes` (default 1 each, all squeezed:
     one element, as semaphores are indexed); a DYNAMIC_SIZE size is the next of `dyn`
     (an i32 value: a memref dimension of dynamic size, as JAX's; a constant one is
-    static)."""
+    static). A whole-ref window is the ref itself unless `always` (one window of a
+    chain: JAX slices for each `.at`, whole or not)."""
     if sizes is None:
         n = len(ir.MemRefType(ref.type).shape) if not isinstance(ref, BlockRef) else \
             len(ir.MemRefType(ref.value.type).shape) - len(ref.squeezed)
@@ -61,7 +62,7 @@ def ref_view(kl, ref, starts, sizes=None, squeezed=(), dyn=()) -> ir.Value:
     sizes = static
     whole = (sizes == shape and not squeezed and all(
         isinstance(s, Const) and int(s.value) == 0 for s in starts))
-    if not shape or whole:
+    if not shape or (whole and not always):
         return ref
     idx = [kl.value(s, np.int32) for s in starts]
     sliced_t = ir.MemRefType.get(sizes, t.element_type, memory_space=t.memory_space)
@@ -83,7 +84,7 @@ def chained_view(kl, ref, shape, starts, sizes, squeezed, levels, dyn=()) -> ir.
     for _, lv_sizes, lv_sq in PT.view_levels(shape, levels, sizes, squeezed):
         n = PT.n_dynamic(lv_sizes)
         ref = ref_view(kl, ref, starts[at:at + len(lv_sizes)], lv_sizes, lv_sq,
-                       dyn[k:k + n])
+                       dyn[k:k + n], always=True)
         at += len(lv_sizes)
         k += n
     return ref

@@ -4,7 +4,10 @@ A ref access reads or writes a window of a kernel memref: each start becomes an 
 (a constant for a static start, `arith.index_cast` of a traced one). VMEM refs use
 `vector.load` / `tpu.vector_store` (a swap loads the old value first, as JAX does; masked
 ones pass the mask to `tpu.vector_store`), SMEM refs `memref.load` / `memref.store` of
-scalars. Squeezed dims are loaded with size 1 and dropped by `vector.shape_cast`.
+scalars. Squeezed dims are loaded with size 1 and dropped by `vector.shape_cast`. An
+access through chained views (the op's `mjax.chained_view` windows) slices each window
+but the last, as JAX does (`tpu.memref_slice`, `tpu.memref_squeeze`), then indexes the
+last in that view. A read whose value is unused emits nothing (JAX DCEs the kernel).
 
     %v = "jaxpr.ref_get"(%x, %c0, %c0) {sizes = array<i64: 8, 128>, squeezed = array<i64>}
   ==>
@@ -18,11 +21,14 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith, memref, vector
 from jaxlib.mosaic.python import tpu
 
+from mjax.dialect.ops import pallas_tpu as PT
 from mjax.dialect.ops import state as S
+from mjax.dialect.values import attr
+from mjax.passes.mosaic.memory import ref_view
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.elementwise import binary
 from mjax.passes.mosaic.random import key_load, loads_keys
-from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, expand_ref,
+from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, avals_in, expand_ref,
                                       full, index, ref_space, vtype)
 
 
@@ -137,15 +143,72 @@ def swap(ref, idx, val, sizes, squeezed, dtype, mask=None, want_old=True):
     return old
 
 
+CHAINED_VIEW = "mjax.chained_view"     # (frontend/experimental/pallas/primitives.py)
+
+
+def _chain(kl, op, ref, starts, sizes, squeezed):
+    """The window of an access through chained views, as JAX makes it: the views but
+    the last sliced one by one (`tpu.memref_slice`/`memref_squeeze`, memory.ref_view),
+    the last the access's own indices into that; (memref, starts, sizes, squeezed), or
+    None when the op has no chain or its chain does not fold to the op's window (a pass
+    rewrote the op: its own starts and sizes are the truth)."""
+    chain = attr(op, CHAINED_VIEW)
+    if not isinstance(chain, dict):
+        return None
+    try:
+        levels, lsizes, lsq, lstarts, traced = (
+            [int(x) for x in chain[k]]
+            for k in ("levels", "sizes", "squeezed", "starts", "traced"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    shape = tuple(avals_in(op)[0].shape)
+    try:
+        folded = PT.fold_view(shape, levels, lsizes, lsq)
+    except TypeError:
+        return None
+    level_starts = [Const(np.asarray(v, np.int32)) for v in lstarts]
+    for d, (at, size, sq, _) in enumerate(folded):
+        if size != int(sizes[d]) or sq != (d in tuple(squeezed)):
+            return None
+        start = starts[d]
+        moving = [p for p in at if p in traced]
+        if moving:               # (the one traced start of the dim: the op's)
+            if isinstance(start, Const) or len(moving) > 1 or any(
+                    lstarts[p] for p in at if p not in moving):
+                return None
+            level_starts[moving[0]] = start
+        elif not isinstance(start, Const) or int(start.value) != sum(lstarts[p] for p in at):
+            return None
+    view, at = ref, 0
+    windows = PT.view_levels(shape, levels, lsizes, lsq)
+    for _, lv_sizes, lv_sq in windows[:-1]:
+        view = ref_view(kl, view, level_starts[at:at + len(lv_sizes)], list(lv_sizes),
+                        tuple(lv_sq), always=True)
+        at += len(lv_sizes)
+    _, lv_sizes, lv_sq = windows[-1]
+    return view, level_starts[at:], list(lv_sizes), tuple(lv_sq)
+
+
+def _access(kl, op, ref, starts, sizes, squeezed):
+    """(memref, indices, sizes, squeezed) of a ref op's window: its chain's last window
+    when it has one, else the whole window on the ref (_window)."""
+    chain = _chain(kl, op, ref, list(starts), sizes, squeezed)
+    if chain is None:
+        return _window(op, ref, starts, sizes, squeezed)
+    view, starts, sizes, squeezed = chain
+    return view, _indices(starts), sizes, squeezed
+
+
 @MOSAIC.register(S.RefGetOp)
 def _ref_get(kl, op, ref, *starts, sizes, squeezed=(), **params):
     if loads_keys(op):          # (a Pallas key's words, read as scalars: random.py)
         return [key_load(ref, list(starts), sizes, squeezed)]
     if unused(op):
         return [None]
-    ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
     # (the data of a key array's block: JAX loads the key, then casts to its data's shape)
-    keys = any(ref == r for r in kl.key_refs)
+    base = ref.value if isinstance(ref, BlockRef) else ref
+    keys = any(base == r for r in kl.key_refs)
+    ref, idx, sizes, squeezed = _access(kl, op, ref, starts, sizes, squeezed)
     return [load(ref, idx, sizes, squeezed, _dtype_of_ref(op), cast=keys)]
 
 
@@ -159,7 +222,7 @@ def unused(op) -> bool:
 def _masked_load(kl, op, ref, mask, other, *starts, sizes, squeezed=(), **params):
     if unused(op):
         return [None]
-    ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
+    ref, idx, sizes, squeezed = _access(kl, op, ref, starts, sizes, squeezed)
     dtype = _dtype_of_ref(op)
     v = load(ref, idx, sizes, squeezed, dtype)
     return [arith.select(kl.value(mask, np.bool_), v, kl.value(other, dtype))]
@@ -168,7 +231,7 @@ def _masked_load(kl, op, ref, mask, other, *starts, sizes, squeezed=(), **params
 def _swap(kl, op, ref, val, mask, starts, sizes, squeezed):
     dtype = _dtype_of_ref(op)
     val = kl.value(val, dtype)
-    ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
+    ref, idx, sizes, squeezed = _access(kl, op, ref, starts, sizes, squeezed)
     return [swap(ref, idx, val, sizes, squeezed, dtype,
                  None if mask is None else kl.value(mask, np.bool_))]
 

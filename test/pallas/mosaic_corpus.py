@@ -566,4 +566,40 @@ def corpus(J, pl, pltpu) -> dict:
         return pl.pallas_call(dead_read_kernel,
                               out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32))(x)
     K["dead_read"] = (dead_read, [((8, 128), np.float32)])
+
+    def chained_kernel(x_ref, s_ref, o_ref):   # loads and stores through chained .at[]s
+        i = pl.program_id(0)
+        a = x_ref.at[1][i]                                       # a .at, then an index
+        b = x_ref.at[:, pl.ds(0, 2)].at[0, 1][pl.ds(8, 8), :]    # a whole view; starts add
+        c = s_ref.at[i].at[pl.ds(i, 8)][...]      # traced starts in two windows' dims
+        d = x_ref.at[pl.ds(i, 1)].at[0][1]        # three windows
+        o_ref.at[0][...] = a
+        o_ref.at[1].at[pl.ds(8, 8)][...] = b
+        o_ref.at[2].at[pl.ds(0, 8), :][...] = c[:8] + d[:8]
+        o_ref.at[3][...] = x_ref.at[pl.ds(0, 1)].at[0].at[0][...]
+
+    def chained(x, s):
+        return pl.pallas_call(
+            chained_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((2, 2, 16, 128), lambda i: (0, 0, 0, 0)),
+                      pl.BlockSpec((2, 24, 128), lambda i: (0, 0, 0))],
+            out_specs=pl.BlockSpec((4, 16, 128), lambda i: (i, 0, 0)),
+            out_shape=J.ShapeDtypeStruct((8, 16, 128), jnp.float32))(x, s)
+    K["chained_views"] = (chained, [((2, 2, 16, 128), np.float32), ((2, 24, 128), np.float32)])
+
+    def chained_squeezed_kernel(x_ref, o_ref):   # chains on blocks with squeezed dims
+        v = x_ref.at[1].at[pl.ds(8, 8)][...]
+        m = J.lax.broadcasted_iota(jnp.int32, (8, 128), 1) < 64
+        o_ref.at[pl.ds(0, 8)].at[:, pl.ds(0, 128)][...] = jnp.where(m, v, 0.0)
+        o_ref.at[pl.ds(8, 8)][pl.ds(0, 8), :] = x_ref.at[0][pl.ds(0, 8)]
+        pltpu.store(o_ref.at[pl.ds(8, 8)].at[pl.ds(0, 8)], v, mask=m)   # masked
+        o_ref.at[pl.ds(0, 8)][...] += pltpu.load(x_ref.at[0].at[pl.ds(8, 8)])
+
+    def chained_squeezed(x):
+        return pl.pallas_call(
+            chained_squeezed_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((None, 2, 16, 128), lambda i: (i, 0, 0, 0))],
+            out_specs=pl.BlockSpec((None, 16, 128), lambda i: (i, 0, 0)),
+            out_shape=J.ShapeDtypeStruct((2, 16, 128), jnp.float32))(x)
+    K["chained_views_squeezed"] = (chained_squeezed, [((2, 2, 16, 128), np.float32)])
     return K

@@ -16,6 +16,7 @@ import difflib
 import json
 import re
 
+import numpy as np
 import pytest
 
 import jax  # noqa: E402  (the oracle, from the test extra: missing, the file fails)
@@ -40,7 +41,8 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "nested_calls", "bool_refs", "split_stack_pad", "erf_inv", "guide_matmul", "tile",
          "dma", "chained_dma", "named_scopes", "vmap_scopes", "multiple_of",
          "roll", "prng", "dynamic_dma", "pallas_key", "chained_semaphores",
-         "chained_dma_semaphores", "threefry_keys", "dead_read"}
+         "chained_dma_semaphores", "threefry_keys", "dead_read", "chained_views",
+         "chained_views_squeezed"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -240,3 +242,20 @@ def test_mjax_export_for_tpu_matches_jax(name):
         assert mjax_config == jax_config
         a, b = normalize(jax_text), normalize(mjax_text)
         assert a == b, _diff(a, b)
+
+
+@pytest.mark.parametrize("name", ["chained_views", "chained_views_squeezed", "threefry_keys"])
+def test_interpreted_values_match_jax(name):
+    """The kernels whose Mosaic keeps JAX's chained views and threefry, run in TPU
+    interpret mode by both libraries: the same values."""
+    rng = np.random.default_rng(0)
+    _, shapes = JAX_KERNELS[name]
+    args = [rng.integers(0, 2**32, s, dtype=np.uint64).astype(d) if np.dtype(d).kind == "u"
+            else rng.standard_normal(s).astype(d) for s, d in shapes]
+    with jpltpu.force_tpu_interpret_mode():
+        want = jax.tree.leaves(JAX_KERNELS[name][0](*args))
+    with pltpu.force_tpu_interpret_mode():
+        got = mjax.tree.leaves(MJAX_KERNELS[name][0](*args))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

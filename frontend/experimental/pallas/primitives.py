@@ -11,6 +11,7 @@ from mjax import lax
 from mjax.callbacks import debug
 from mjax import numpy as jnp
 from mjax.tracing.core import aval_of_value, bind
+from mjax.dialect.values import defining_op, set_attr
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import ShapedArray
@@ -135,10 +136,29 @@ def load(x_ref_or_view, idx=..., *, mask=None, other=None, cache_modifier=None,
     starts, params = ref.op_args(idx)
     aval = _value_aval(ref, params)
     if mask is None:
-        return bind(S.RefGetOp, ref.tracer, *starts, **params)
+        return _chained(ref, idx, bind(S.RefGetOp, ref.tracer, *starts, **params))
     mask = _mask(mask, aval, "load")
     other = _coerce("other", 0 if other is None else other, aval, "load")
-    return bind(S.MaskedLoadOp, ref.tracer, mask, other, *starts, **params)
+    return _chained(ref, idx, bind(S.MaskedLoadOp, ref.tracer, mask, other, *starts,
+                                   **params))
+
+
+CHAINED_VIEW = "mjax.chained_view"
+
+
+def _chained(ref, idx, out):
+    """`out` (a ref op's result), its op noted with the windows JAX keeps apart when the
+    access goes through chained views (Ref.chain_args; attribute CHAINED_VIEW: the TPU
+    lowering slices once per window, as JAX's; every other reader sees the folded
+    window the op's starts and sizes give)."""
+    chain = ref.chain_args(idx)
+    value = getattr(out, "value", None)
+    if chain is None or value is None:
+        return out
+    op = defining_op(value)
+    if op is not None:
+        set_attr(op, CHAINED_VIEW, chain)
+    return out
 
 
 def swap(x_ref_or_view, idx, val, *, mask=None, eviction_policy=None, _function_name="swap"):
@@ -149,9 +169,10 @@ def swap(x_ref_or_view, idx, val, *, mask=None, eviction_policy=None, _function_
     aval = _value_aval(ref, params)
     val = _coerce("value", val, aval, _function_name)
     if mask is None:
-        return bind(S.RefSwapOp, ref.tracer, val, *starts, **params)
+        return _chained(ref, idx, bind(S.RefSwapOp, ref.tracer, val, *starts, **params))
     mask = _mask(mask, aval, _function_name)
-    return bind(S.MaskedSwapOp, ref.tracer, val, mask, *starts, **params)
+    return _chained(ref, idx, bind(S.MaskedSwapOp, ref.tracer, val, mask, *starts,
+                                   **params))
 
 
 def store(x_ref_or_view, idx, val, *, mask=None, eviction_policy=None) -> None:

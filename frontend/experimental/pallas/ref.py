@@ -14,7 +14,7 @@ import numpy as np
 
 from mjax import lax
 from mjax.tracing.core import Tracer
-from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE
+from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE, fold_view
 from mjax.dialect.types import RefAval, short_dtype_name
 from mjax.experimental.pallas import primitives
 from mjax.specs.ref_slice import Slice, ds, dslice  # noqa: F401  (pl.ds is jax.ds)
@@ -193,6 +193,40 @@ class Ref:
         params = {"sizes": tuple(int(s) for _, s, _ in index),
                   "squeezed": tuple(d for d, (_, _, sq) in enumerate(index) if sq)}
         return starts, params
+
+    def chain_args(self, idx):
+        """JAX's windows of a read or write of `idx` through this view, where it keeps
+        them apart (chained `.at`s, or a `.at` then an index: one NDIndexer each, the
+        last the access's own; `ref[...]` adds none): {"levels": each window's rank,
+        "sizes", "squeezed" (positions in sizes), "starts" (the static ones; 0 where
+        traced), "traced" (positions of traced starts)}, or None for one window. The
+        op's own starts stay the folded ones (`resolve`); a traced start must then be the
+        only nonzero start of its dimension, else None (the access stays one window)."""
+        levels = list(self.views)
+        if not (idx is None or idx is Ellipsis or (isinstance(idx, tuple) and not idx)):
+            levels.append(normalize_index(idx, self.shape))
+        if len(levels) < 2:
+            return None
+        sizes, squeezed, starts, traced = [], [], [], []
+        for level in levels:
+            for start, size, sq in level:
+                if not isinstance(size, (int, np.integer)):
+                    return None
+                if sq:
+                    squeezed.append(len(sizes))
+                if isinstance(start, (int, np.integer)):
+                    starts.append(int(start))
+                else:
+                    traced.append(len(sizes))
+                    starts.append(0)
+                sizes.append(int(size))
+        ranks = tuple(len(level) for level in levels)
+        for at, _, _, _ in fold_view(self.tracer.aval.shape, ranks, sizes, squeezed):
+            if any(p in traced for p in at) and sum(
+                    1 for p in at if p in traced or starts[p]) > 1:
+                return None
+        return {"levels": ranks, "sizes": tuple(sizes), "squeezed": tuple(squeezed),
+                "starts": tuple(starts), "traced": tuple(traced)}
 
     def view_args(self):
         """(starts, params, dynamic sizes) naming this view window by window for a DMA
