@@ -324,3 +324,14 @@ def pytest_runtest_logreport(report):
     if ON_TPU and report.failed:
         sys.stderr.write(f"\n---- {report.nodeid} ({report.when}) failed:\n"
                          f"{report.longreprtext[-6000:]}\n---- end {report.nodeid}\n")
+        if re.search(_CORE_HALTED, report.longreprtext):
+            # The chip's core stopped: every later program of this process fails ('The
+            # program continuator has halted'). Ending the process as an abort lets
+            # test/run_on_tpu.sh go on in a new one without this test, as after a crash.
+            sys.stderr.write(f"CORE HALTED in {report.nodeid}: ending the process\n")
+            sys.stderr.flush()
+            sys.stdout.flush()
+            os._exit(134)
+
+
+_CORE_HALTED = r"RuntimeUnexpectedCoreHalt|program continuator has halted"

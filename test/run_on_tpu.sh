@@ -6,8 +6,9 @@
 # file moves no other file to another chunk. Each chunk writes its junit reports to
 # ${OUT:-/tmp}/tpu-chunk-K.*.xml and its log to tpu-chunk-K.log, and prints pytest's
 # summary. A test that kills the process (XLA's TPU compiler aborts on some programs
-# instead of raising) is reported as CRASHED; the chunk then goes on from that test's
-# file, without it. MJAX_TEST_TPU=1 puts mjax (and jax, where a test uses it as the
+# instead of raising), or one after which the chip's core halted (conftest then ends the
+# process: every later program would fail), is reported as CRASHED; the chunk then goes
+# on from that test's file, without it, in a new process. MJAX_TEST_TPU=1 puts mjax (and jax, where a test uses it as the
 # oracle) on the chip; tests that need several devices skip with a reason.
 set -uo pipefail
 cd "$(dirname "$0")/.."
