@@ -10,15 +10,16 @@ import enum
 import numpy as np
 
 from mjax.specs import dtypes
+from mjax.tracing import registration
 from mjax.tracing.core import aval_of_value, bind
 from mjax.dialect.ops import linalg as L
-from mjax.lax.control_flow import fori_loop
+from mjax.lax.control_flow import cond
 from mjax.lax.dot import dot_general
 from mjax.lax.precision import Precision, precision_attr
 from mjax.lax import elementwise as E
 from mjax.lax.elementwise import (add, as_array, broadcasted_iota, conj, convert_element_type,
-                                  div, eq, full, ge, iota, mul, neg, rsqrt, select, sub)
-from mjax.lax.indexing import dynamic_index_in_dim, dynamic_update_index_in_dim
+                                  div, eq, full, ge, iota, mul, neg, select, sub)
+from mjax.lax.indexing import dynamic_update_index_in_dim
 from mjax.lax.linalg_fallbacks import ormqr_reflectors, tridiagonal_solve_thomas
 from mjax.lax.platform import current_platform, lapack_available, solver_kernels_available
 from mjax.lax.reduce import reduce_sum
@@ -419,27 +420,38 @@ def cholesky_update(r_matrix, w_vector):
         raise ValueError(f"Rank-1 update to Cholesky decomposition takes a square matrix "
                          f"and a vector of the same size as input. Got shapes {sr} and "
                          f"{sw} instead")
+    global _CHOLESKY_UPDATE_JIT
+    if _CHOLESKY_UPDATE_JIT is None:    # (one program, as JAX's primitive runs, eager too)
+        _CHOLESKY_UPDATE_JIT = registration.JIT(_cholesky_update_rotations)
+    return _CHOLESKY_UPDATE_JIT(r, w)
+
+
+_CHOLESKY_UPDATE_JIT = None
+
+
+def _cholesky_update_rotations(r, w):
+    """cholesky_update's Givens rotations, unrolled."""
+    n = aval_of_value(r).shape[0]
     dt = aval_of_value(r).dtype
-    one, zero = full((), 1, dt), full((), 0, dt)
 
-    def rotate(k, carry):
-        rm, z = carry
-        row = dynamic_index_in_dim(rm, k, 0, keepdims=False)
-        x = dynamic_index_in_dim(row, k, 0, keepdims=False)
-        y = dynamic_index_in_dim(z, k, 0, keepdims=False)
-        # c, s with [c -s; s c] [x; y] = [rho; 0], scaled against overflow (BLAS drotg);
-        # y == 0 is the identity rotation (no division by a zero scale).
-        noop = eq(y, zero)
-        scale = select(noop, one, E.max(E.abs(x), E.abs(y)))
-        xs, ys = div(x, scale), div(y, scale)
-        rh = rsqrt(select(noop, one, add(mul(xs, xs), mul(ys, ys))))
-        c = select(noop, one, mul(xs, rh))
-        s = select(noop, zero, neg(mul(ys, rh)))
-        new_row = sub(mul(c, row), mul(s, z))
-        z = add(mul(c, z), mul(s, row))
-        return dynamic_update_index_in_dim(rm, new_row, k, 0), z
+    def rotation(x, y):     # c, s with [c -s; s c] [x; y] = [rho; 0], scaled (BLAS drotg)
+        big = select(E.gt(E.abs(x), E.abs(y)), E.abs(x), E.abs(y))
+        xs, ys = div(x, big), div(y, big)
+        rh = div(full((), 1, dt), E.sqrt(add(mul(xs, xs), mul(ys, ys))))
+        return mul(xs, rh), mul(neg(ys), rh)
 
-    return fori_loop(0, sr[0], rotate, (r, w))[0]
+    # One rotation per row, unrolled, y == 0 the identity (a cond, as JAX's: the same
+    # program, so that half floats, computed in float32 between roundings, round alike)
+    for k in range(n):
+        row = squeeze(slice_in_dim(r, k, k + 1, 1, 0), (0,))
+        x = squeeze(slice_in_dim(row, k, k + 1, 1, 0), (0,))
+        y = squeeze(slice_in_dim(w, k, k + 1, 1, 0), (0,))
+        c, s = cond(eq(y, full((), 0, dt)),
+                    lambda x, y: (full((), 1, dt), full((), 0, dt)), rotation, x, y)
+        new_row = sub(mul(c, row), mul(s, w))
+        w = add(mul(c, w), mul(s, row))
+        r = dynamic_update_index_in_dim(r, new_row, k, 0)
+    return r
 
 
 class FftType:
