@@ -13,8 +13,10 @@ from mjax.dialect.core import JaxprOp
 from mjax.dialect.dtype_rules import complex_dtype, is_complex, real_dtype
 from mjax.dialect.types import ShapedArray, short_dtype_name
 
-# The element types LAPACK (and XLA's linalg expanders) handle.
-LINALG_DTYPES = ("float32", "float64", "complex64", "complex128")
+# The element types the linalg ops take: JAX's primitives accept any float, half floats
+# included; LAPACK's lowering refuses those (passes/rules/linalg_ffi.lapack_target, JAX's
+# error) while XLA's TPU factorizations take them as they are.
+LINALG_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 
 
@@ -22,7 +24,7 @@ FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 def check_linalg_dtype(op: str, a: ShapedArray, what: str = "operand"):
     if np.dtype(a.dtype).name not in LINALG_DTYPES:
         raise TypeError(f"{op} does not accept dtype {short_dtype_name(a.dtype)} ({what} "
-                        f"must be float32, float64, complex64 or complex128)")
+                        f"must be float16, bfloat16, float32, float64, complex64 or complex128)")
 
 
 def matrix_shape(op: str, shape: tuple[int, ...], square: bool = False,

@@ -29,28 +29,16 @@ from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX
 from mjax.passes.rules.tables import platform_rules
 from mjax.tracing.tracer import Tracer
 
-_HALF = ("float16", "bfloat16")
-
-
 def _tpu_linalg() -> bool:
     """Whether this trace is for a TPU, where linalg takes JAX's TPU algorithms."""
     return platform_rules(current_platform()).tpu_linalg
 
 
 def _bind(op, *args, **params):
-    """bind, with half-precision floats computed in float32 and cast back: LAPACK and
-    XLA's decompositions take only 32- and 64-bit types (JAX computes these too)."""
-    names = [np.dtype(aval_of_value(x).dtype).name for x in args]
-    half = next((n for n in names if n in _HALF), None)
-    if half is None:
-        return _record_default(op, bind(op, *args, **params))
-    args = [convert_element_type(x, np.float32) if n in _HALF else x
-            for x, n in zip(args, names)]
-    outs = _record_default(op, bind(op, *args, **params))
-    single = not isinstance(outs, (list, tuple))
-    outs = [convert_element_type(o, np.dtype(half)) if o.dtype == np.float32 else o
-            for o in ([outs] if single else outs)]
-    return outs[0] if single else outs
+    """bind, noting the default matmul precision for the op's rules. Half floats go to the
+    op as they are, as in JAX: XLA's TPU factorizations take them, and LAPACK's lowering
+    (CPU) raises JAX's NotImplementedError for them (passes/rules/linalg_ffi.py)."""
+    return _record_default(op, bind(op, *args, **params))
 
 
 def _record_default(op, outs):
@@ -470,6 +458,9 @@ def fft(x, fft_type, fft_lengths):
     if name not in L.FFT_TYPES:
         raise ValueError(f"mjax.lax.fft: unknown fft_type {fft_type!r}; expected one of "
                          f"{', '.join(L.FFT_TYPES)}")
+    dt = np.dtype(aval_of_value(x).dtype)
+    if name == "RFFT" and dt.name not in ("float32", "float64"):
+        raise ValueError(f"RFFT input must be float32 or float64, got {dt.name}")  # (JAX's)
     return _bind(L.FftOp, x, fft_type=name, fft_lengths=tuple(int(n) for n in fft_lengths))
 
 

@@ -234,6 +234,8 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     (A,) = _inexact("expm", A)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError("expected A to be a square matrix")
+    if _onp.dtype(A.dtype).name not in ("float32", "float64", "complex64", "complex128"):
+        raise TypeError(f"A.dtype={_onp.dtype(A.dtype).name} is not supported.")  # (JAX's)
     double = _onp.dtype(A.dtype) in (_onp.float64, _onp.complex128)
     maxnorm = 5.371920351148152 if double else 3.925724783138660
     norm1 = _np_linalg.norm(A, 1, axis=(-2, -1))

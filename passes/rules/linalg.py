@@ -32,9 +32,9 @@ from mjax.passes.default_precision import rule_precision
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
-from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapack_call, nan_unless,
-                                         not_on_tpu, slice_matrix, solver_call,
-                                         tpu_linalg_here, uint8, xla_custom_call)
+from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapack_call,
+                                         lapack_target, nan_unless, not_on_tpu, slice_matrix,
+                                         solver_call, tpu_linalg_here, uint8, xla_custom_call)
 from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
 from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX, svd_tpu
 from mjax.passes.rules.tables import TRANSPOSE, lowering, nan_checked, platform_rules
@@ -65,6 +65,7 @@ def _lapack_here(ctx, dtype) -> bool:
 @lowering(L.CholeskyOp)
 def _cholesky_lower(ctx, a):
     aval = ctx.avals_in[0]
+    _ = platform_rules().lapack and lapack_target("potrf", aval.dtype)  # (JAX's error)
     if _lapack_here(ctx, aval.dtype) and aval.shape[-1]:
         # On a CPU, LAPACK's potrf as JAX's lowering (XLA's own cholesky expands into a
         # loop many times slower); a batch it cannot factor becomes NaN.

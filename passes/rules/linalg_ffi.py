@@ -40,8 +40,13 @@ _LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128"
 
 
 def lapack_target(routine: str, dtype) -> str:
-    """`lapack_sgetrf_ffi` for ('getrf', float32)."""
-    return f"lapack_{_LAPACK_PREFIX[np.dtype(dtype).name]}{routine}_ffi"
+    """`lapack_sgetrf_ffi` for ('getrf', float32). LAPACK has no half floats: for those
+    (and any other type) JAX's CPU lowering error, NotImplementedError((KeyError(type),
+    'Unsupported dtype name.'))."""
+    dt = np.dtype(dtype)
+    if dt.name not in _LAPACK_PREFIX:
+        raise NotImplementedError(KeyError(dt.type), f"Unsupported dtype {dt.name}.")
+    return f"lapack_{_LAPACK_PREFIX[dt.name]}{routine}_ffi"
 
 
 def _layout(rank: int, column_major: bool) -> ir.Attribute:

@@ -9,7 +9,7 @@ func.func @cholesky_not_square(%a: tensor<3x4xf32>) -> tensor<3x4xf32> {
 // -----
 
 func.func @cholesky_int(%a: tensor<3x3xi32>) -> tensor<3x3xi32> {
-  // expected-error @+1 {{cholesky does not accept dtype i32 (operand must be float32, float64, complex64 or complex128)}}
+  // expected-error @+1 {{cholesky does not accept dtype i32 (operand must be float16, bfloat16, float32, float64, complex64 or complex128)}}
   %0 = "jaxpr.cholesky"(%a) : (tensor<3x3xi32>) -> tensor<3x3xi32>
   return %0 : tensor<3x3xi32>
 }

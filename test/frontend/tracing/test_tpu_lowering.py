@@ -288,12 +288,6 @@ KNOWN = {
     # the indices (the same updates; not a linalg lowering).
     "model_transformer": ("the scatter's batch form", [r"(mjax|jax) only: +scatter: "]),
 }
-# Half floats: JAX hands bfloat16/float16 matrices to XLA's TPU factorizations as they
-# are; mjax computes them in float32 and rounds back, since its linalg ops
-# (dialect/ops/linalg.py) take only 32- and 64-bit types. (A real difference.)
-KNOWN.update({name: ("half floats computed in float32", [
-    r"(mjax|jax) only: +(custom_call @\w+ \"[^\"]*\"|cholesky: .*): .*(f32|bf16)"])
-    for name in ("lu_bf16", "eigh_bf16", "cholesky_bf16")})
 # (the scatter's batch form and the TPU's mixed dot are being brought to JAX's in the
 # gather/scatter and dot rules)
 MAY_VANISH = {"model_transformer", "svd_4x4", "svd_6x4_full", "svd_6x4_reduced", "svd_3x5",
