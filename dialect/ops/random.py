@@ -135,15 +135,18 @@ class RandomCloneOp(JaxprOp, name="random_clone"):
 
 class Threefry2x32Op(JaxprOp, name="threefry2x32"):
     """The Threefry-2x32 block hash (20 rounds) of counters (x1, x2) under key (k1, k2):
-    four uint32 arrays of one shape -> two. JAX: prng.threefry2x32_p."""
+    four uint32 arrays -> two, the scalars among them broadcast to the others' one shape
+    (jax.extend.random.threefry_2x32 passes the key words as scalars).
+    JAX: threefry2x32_p."""
     num_operands = 4
 
     @classmethod
     def infer(cls, k1, k2, x1, x2):
         for i, a in enumerate((k1, k2, x1, x2)):
             _check_uint32("threefry2x32", a, f"operand {i}")
-        check_same_shapes("threefry2x32", (k1, k2, x1, x2))
-        out = ShapedArray(x1.shape, np.uint32)
+        arrays = [a for a in (k1, k2, x1, x2) if a.shape]
+        check_same_shapes("threefry2x32", arrays)
+        out = ShapedArray(arrays[0].shape if arrays else (), np.uint32)
         return out, out
 
 

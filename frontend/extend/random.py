@@ -25,13 +25,13 @@ def seed_with_impl(impl, seed):
 
 def threefry_2x32(keypair, count):
     """The Threefry-2x32 hash of counters `count` (any shape, uint32) under the key
-    `keypair` (a pair of uint32 scalars), as JAX's."""
-    key = jnp.stack([jnp.asarray(k, np.uint32) for k in keypair])
-    count = jnp.asarray(count)
-    if count.dtype != np.uint32:
-        raise TypeError(f"threefry_2x32 requires uint32 arguments, got {count.dtype}")
-    flat = count.ravel()
-    return prng._threefry_2x32(key, flat).reshape(count.shape)
+    `keypair` (a pair of uint32 scalars), as JAX's: the key words stay scalars."""
+    key1, key2 = keypair
+    key1, key2, count = jnp.asarray(key1), jnp.asarray(key2), jnp.asarray(count)
+    dtypes = [x.dtype for x in (key1, key2, count)]
+    if any(d != np.uint32 for d in dtypes):
+        raise TypeError(f"threefry_2x32 requires uint32 arguments, got {dtypes}")
+    return prng.threefry_2x32_words(key1, key2, count.ravel()).reshape(count.shape)
 
 
 def define_prng_impl(*, key_shape, seed, split, random_bits, fold_in, name="<unnamed>",

@@ -246,17 +246,25 @@ def random_clone(keys: "PRNGKeyArray") -> "PRNGKeyArray":
 # ---- jax_threefry_partitionable=False: JAX's original counter layout -------------------------
 # The counters of a request are one flat iota, hashed in two halves (x1 = first half,
 # x2 = second half), as JAX did before the partitionable layout became the default.
-def _threefry_2x32(data, count):
-    """JAX's threefry_2x32(key, count) for one key's data uint32[2] and 1-d counters."""
+def threefry_2x32_words(k1, k2, count):
+    """JAX's threefry_2x32((k1, k2), count) on uint32 key words (scalars) and 1-d
+    counters: the counters hashed in two halves (a zero appended to an odd count). The
+    key words go to the hash as scalars, as JAX binds them (the op broadcasts them: a
+    TPU kernel's hash keeps them in scalar registers, as JAX's)."""
     n = count.shape[0]
     if n % 2:
         count = lax.concatenate([count, lax.full((1,), 0, np.uint32)], 0)
     half = count.shape[0] // 2
-    x1, x2 = lax.slice_in_dim(count, 0, half), lax.slice_in_dim(count, half, 2 * half)
-    k1 = lax.broadcast_in_dim(lax.index_in_dim(data, 0, -1, False), (half,), ())
-    k2 = lax.broadcast_in_dim(lax.index_in_dim(data, 1, -1, False), (half,), ())
+    x1, x2 = lax.split(count, (half, half))
     b1, b2 = bind(R.Threefry2x32Op, k1, k2, x1, x2)
-    return lax.slice_in_dim(lax.concatenate([b1, b2], 0), 0, n)
+    out = lax.concatenate([b1, b2], 0)
+    return lax.slice_in_dim(out, 0, n) if n % 2 else out
+
+
+def _threefry_2x32(data, count):
+    """JAX's threefry_2x32(key, count) for one key's data uint32[2] and 1-d counters."""
+    return threefry_2x32_words(lax.index_in_dim(data, 0, -1, False),
+                               lax.index_in_dim(data, 1, -1, False), count)
 
 
 def _one_key(fun, data, *args):

@@ -29,8 +29,8 @@ from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.types import KeyType, aval_of
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
-from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, bdim_to_front,
-                                          defbroadcasting, defvectorized, moveaxis)
+from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, batched_shape,
+                                          bdim_to_front, defvectorized, moveaxis)
 from mjax.passes.rules.dynamic_shapes import defining_op, dim_value
 from mjax.passes.rules.tables import BATCH, KEY_DATA, lowering, nan_checked
 
@@ -56,8 +56,10 @@ def _physical(x: ir.Value) -> ir.Value:
 
 
 def threefry2x32_hlo(k1, k2, x1, x2) -> list[ir.Value]:
-    """The Threefry-2x32 hash, 20 rounds unrolled (same-shape uint32 operands)."""
-    shape = _shape(x1)
+    """The Threefry-2x32 hash, 20 rounds unrolled (uint32 operands of one shape, scalars
+    broadcast to it first)."""
+    shape = next((_shape(v) for v in (x1, x2, k1, k2) if _shape(v)), ())
+    k1, k2, x1, x2 = (_bcast(v, shape, ()) if not _shape(v) else v for v in (k1, k2, x1, x2))
 
     def rotl(v, d):
         return hlo.or_(hlo.shift_left(v, _u32(d, shape)),
@@ -429,7 +431,26 @@ def _random_fold_in_batch(b, args, dims):
     return b.emit(R.RandomFoldInOp, keys, msgs), [0]
 
 
-defbroadcasting(R.Threefry2x32Op)
+@batch_rule(R.Threefry2x32Op)
+def _threefry2x32_batch(b, args, dims):
+    """Batch axes to the front; an unbatched array gains the batch axis, a batched
+    scalar (a key word) the other operands' dims; unbatched scalars stay scalars."""
+    shape = next((batched_shape(x, d) for x, d in zip(args, dims)
+                  if batched_shape(x, d)), ())
+    full = (b.axis_size,) + tuple(shape)
+    xs = []
+    for x, d in zip(args, dims):
+        if d is NOT_MAPPED:
+            if _shape(x):
+                x = b.broadcast_in_dim(x, shape=full,
+                                       broadcast_dimensions=tuple(range(1, len(full))))
+        else:
+            x = moveaxis(b, x, d, 0)
+            if len(_shape(x)) < len(full):
+                x = b.broadcast_in_dim(x, shape=full, broadcast_dimensions=(0,))
+        xs.append(x)
+    outs = b.emit(R.Threefry2x32Op, *xs)
+    return outs, [0] * len(outs)
 
 
 @batch_rule(R.RngBitGeneratorOp)

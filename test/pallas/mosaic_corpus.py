@@ -5,6 +5,8 @@ Mosaic differential test (test_mosaic_differential.py) and benchmarks/mosaic_on_
 """
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 
 
@@ -602,4 +604,14 @@ def corpus(J, pl, pltpu) -> dict:
             out_specs=pl.BlockSpec((None, 16, 128), lambda i: (i, 0, 0)),
             out_shape=J.ShapeDtypeStruct((2, 16, 128), jnp.float32))(x)
     K["chained_views_squeezed"] = (chained_squeezed, [((2, 2, 16, 128), np.float32)])
+
+    extend_random = importlib.import_module(J.__name__ + ".extend.random")
+
+    def threefry_raw_kernel(d_ref, c_ref, o_ref):   # jax.extend.random.threefry_2x32
+        o_ref[...] = extend_random.threefry_2x32(d_ref[0], c_ref[...])
+
+    def threefry_raw(d, c):     # (the key words stay scalars: JAX binds them so)
+        return pl.pallas_call(
+            threefry_raw_kernel, out_shape=J.ShapeDtypeStruct((8, 128), jnp.uint32))(d, c)
+    K["threefry_raw"] = (threefry_raw, [((1, 2), np.uint32), ((8, 128), np.uint32)])
     return K

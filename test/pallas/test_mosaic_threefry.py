@@ -4,6 +4,7 @@ outside kernels, which the guide promises bit for bit), and what the Mosaic lowe
 refuses as JAX's does. The Mosaic itself is compared with JAX's in
 test_mosaic_differential.py (kernels threefry_guide, threefry_keys, threefry_seed)."""
 import jax
+import jax.extend.random  # noqa: F401
 import numpy as np
 import pytest
 from jax.experimental import pallas as jpl
@@ -93,17 +94,51 @@ def test_what_jax_refuses_mjax_refuses():
         Ellipsis, mjax.random.bits(k[...], (8, 128))), mjax.random.key(0))
 
 
-def test_raw_threefry_hash_lowers():
-    # (jax.extend.random.threefry_2x32 in a kernel: the hash on vectors of counters; its
-    # Mosaic is not JAX's op for op, as mjax's frontend broadcasts the key words first)
+def test_raw_threefry_hash_keeps_scalar_key_words():
+    # (jax.extend.random.threefry_2x32 binds the hash on the two key words as scalars, as
+    # JAX's does: in a kernel they stay in scalar registers, each broadcast where added,
+    # and the Mosaic is JAX's op for op: corpus kernel threefry_raw)
+    from jax.extend.random import threefry_2x32 as jax_hash
     from mjax.extend.random import threefry_2x32
 
-    def body(d_ref, c_ref, o_ref):
-        o_ref[...] = threefry_2x32(d_ref[0], c_ref[...])
+    args = (np.uint32(1), np.uint32(2), np.zeros((8, 128), np.uint32))
+    for make_jaxpr, fn in ((mjax.make_jaxpr, threefry_2x32), (jax.make_jaxpr, jax_hash)):
+        text = str(make_jaxpr(lambda a, b, c: fn((a, b), c))(*args))
+        assert "a:u32[] b:u32[]" in text, text
+        assert "u32[512] = threefry2x32 a b " in text, text
 
-    f = mjax.jit(lambda d, c: pl.pallas_call(
-        body, out_shape=mjax.ShapeDtypeStruct((8, 128), np.uint32))(d, c))
-    text = f.trace(mjax.ShapeDtypeStruct((1, 2), np.uint32),
-                   mjax.ShapeDtypeStruct((8, 128), np.uint32)).lower(
-        lowering_platforms=("tpu",)).as_text()
-    assert "tpu_custom_call" in text
+
+@pytest.mark.parametrize("shape", [(7,), (8, 128), (3, 5), (), (1,)])
+def test_raw_threefry_hash_outside_kernels_matches_jax(shape):
+    """The hash on scalar key words (the op broadcasts them) computes what it did:
+    JAX's values, eagerly, under jit and under vmap (of the counters and of a key word)."""
+    from jax.extend.random import threefry_2x32 as jax_hash
+    from mjax.extend.random import threefry_2x32
+
+    rng = np.random.default_rng(len(shape))
+    count = rng.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32)
+    k1, k2 = np.uint32(0x9E3779B9), np.uint32(7)
+    want = np.asarray(jax_hash((k1, k2), count))
+    np.testing.assert_array_equal(np.asarray(threefry_2x32((k1, k2), count)), want)
+    np.testing.assert_array_equal(
+        np.asarray(mjax.jit(lambda a, b, c: threefry_2x32((a, b), c))(k1, k2, count)), want)
+    counts = np.stack([count + np.uint32(i) for i in range(3)])
+    keys = np.asarray([1, 2**31, 2**32 - 1], np.uint32)
+    got = mjax.vmap(lambda k, c: threefry_2x32((k, k2), c))(keys, counts)
+    for i in range(3):
+        np.testing.assert_array_equal(np.asarray(got[i]),
+                                      np.asarray(jax_hash((keys[i], k2), counts[i])))
+    got = mjax.vmap(lambda c: threefry_2x32((k1, k2), c))(counts)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(
+        jax.vmap(lambda c: jax_hash((k1, k2), c))(counts)))
+
+
+def test_raw_threefry_hash_takes_uint32_only():
+    from mjax.extend.random import threefry_2x32
+    with pytest.raises(TypeError, match="threefry_2x32 requires uint32 arguments"):
+        threefry_2x32((np.int32(1), np.uint32(2)), np.arange(4, dtype=np.uint32))
+    with pytest.raises(TypeError, match="threefry_2x32 requires uint32 arguments"):
+        threefry_2x32((np.uint32(1), np.uint32(2)), np.arange(4, dtype=np.int32))
+    with pytest.raises(TypeError, match="threefry_2x32 requires uint32 arguments"):
+        jax.extend.random.threefry_2x32((np.int32(1), np.uint32(2)),
+                                        np.arange(4, dtype=np.uint32))
