@@ -19,7 +19,8 @@ from mjax.passes.kernel_lowering.arith import ARITH_BINARY, op_for_dtype
 from mjax.passes.kernel_lowering.unsupported import state_unsupported
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, aval_out,
-                                      full, is_float, is_unsigned, materialize, vtype)
+                                      full, is_float, is_unsigned, materialize, view_start,
+                                      vtype)
 
 # (float op, signed int op, unsigned int op) rows: arith's, and math's floats-only ones.
 _BINARY = {**ARITH_BINARY, "pow": (math_d.powf, None, None),
@@ -41,8 +42,12 @@ def _operands(kl, op, *xs):
 @MOSAIC.register(E.AddOp, E.SubOp, E.MulOp, E.DivOp, E.RemOp, E.MaxOp, E.MinOp, E.AndOp,
                  E.OrOp, E.XorOp, E.PowOp, E.Atan2Op)
 def _binary(kl, op, x, y, **params):
-    x, y = _operands(kl, op, x, y)
     cls = type(op.opview)
+    if cls is E.AddOp:        # (chained views' starts the frontend added: types.py)
+        folded = view_start(op, x, y)
+        if folded is not None:
+            return [folded]
+    x, y = _operands(kl, op, x, y)
     if cls is E.PowOp and not is_float(avals_in(op)[1].dtype):
         raise MosaicLoweringError("pow with an integer exponent: use lax.integer_pow")
     return [binary(cls.primitive, x, y, avals_in(op)[0].dtype)]

@@ -7,7 +7,10 @@ ones pass the mask to `tpu.vector_store`), SMEM refs `memref.load` / `memref.sto
 scalars. Squeezed dims are loaded with size 1 and dropped by `vector.shape_cast`. An
 access through chained views (the op's `mjax.chained_view` windows) slices each window
 but the last, as JAX does (`tpu.memref_slice`, `tpu.memref_squeeze`), then indexes the
-last in that view. A read whose value is unused emits nothing (JAX DCEs the kernel).
+last in that view; where views' starts meet on a dim, the op's start is the frontend's
+add of them, which lowers to its terms (types.ViewStart) that each window takes. A read
+whose value is unused emits nothing (JAX DCEs the kernel). `ref_addupdate` is refused,
+as JAX's lowering has no rule for it.
 
     %v = "jaxpr.ref_get"(%x, %c0, %c0) {sizes = array<i64: 8, 128>, squeezed = array<i64>}
   ==>
@@ -26,10 +29,10 @@ from mjax.dialect.ops import state as S
 from mjax.dialect.values import attr
 from mjax.passes.mosaic.memory import ref_view
 from mjax.passes.mosaic.table import MOSAIC
-from mjax.passes.mosaic.elementwise import binary
 from mjax.passes.mosaic.random import key_load, loads_keys
-from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, avals_in, expand_ref,
-                                      full, index, ref_space, vtype)
+from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, ViewStart, avals_in,
+                                      expand_ref, full, index, materialize, ref_space,
+                                      vtype)
 
 
 @MOSAIC.register(S.ProgramIdOp)
@@ -53,7 +56,7 @@ def _indices(starts) -> list[ir.Value]:
         if isinstance(s, Const):
             out.append(index(int(s.value)))
         else:
-            out.append(arith.index_cast(ir.IndexType.get(), s))
+            out.append(arith.index_cast(ir.IndexType.get(), materialize(s)))
     return out
 
 
@@ -170,15 +173,11 @@ def _chain(kl, op, ref, starts, sizes, squeezed):
     for d, (at, size, sq, _) in enumerate(folded):
         if size != int(sizes[d]) or sq != (d in tuple(squeezed)):
             return None
-        start = starts[d]
-        moving = [p for p in at if p in traced]
-        if moving:               # (the one traced start of the dim: the op's)
-            if isinstance(start, Const) or len(moving) > 1 or any(
-                    lstarts[p] for p in at if p not in moving):
-                return None
-            level_starts[moving[0]] = start
-        elif not isinstance(start, Const) or int(start.value) != sum(lstarts[p] for p in at):
+        values = _split_start(starts[d], [None if p in traced else lstarts[p] for p in at])
+        if values is None:
             return None
+        for p, v in zip([p for p in at if p in traced], values):
+            level_starts[p] = v
     view, at = ref, 0
     windows = PT.view_levels(shape, levels, lsizes, lsq)
     for _, lv_sizes, lv_sq in windows[:-1]:
@@ -187,6 +186,37 @@ def _chain(kl, op, ref, starts, sizes, squeezed):
         at += len(lv_sizes)
     _, lv_sizes, lv_sq = windows[-1]
     return view, level_starts[at:], list(lv_sizes), tuple(lv_sq)
+
+
+def _split_start(start, parts):
+    """The traced views' starts (in order) on one dim of an access whose op start
+    `start` the frontend folded from the views' `parts` (each a static start, or None
+    where traced), or None if it does not fold them. Ref.resolve folds static starts in
+    Python until a traced one; from there each nonzero static start is one more term of
+    its add (a ViewStart: types.py), zeros none."""
+    pattern, acc, seen = [], 0, False
+    for v in parts:
+        if v is None:
+            if not seen and acc:
+                pattern.append(acc)
+            pattern.append(None)
+            seen = True
+        elif not seen:
+            acc += v
+        elif v:
+            pattern.append(v)
+    if not seen:
+        pattern = [acc]
+    terms = start.terms if isinstance(start, ViewStart) else [start]
+    if len(terms) != len(pattern):
+        return None
+    values = []
+    for want, term in zip(pattern, terms):
+        if want is None:
+            values.append(term)
+        elif not isinstance(term, Const) or int(term.value) != want:
+            return None
+    return values
 
 
 def _access(kl, op, ref, starts, sizes, squeezed):
@@ -246,15 +276,10 @@ def _masked_swap(kl, op, ref, val, mask, *starts, sizes, squeezed=(), **params):
     return _swap(kl, op, ref, val, mask, starts, sizes, squeezed)
 
 
-@MOSAIC.register(S.RefAddUpdateOp)
-def _ref_addupdate(kl, op, ref, val, *starts, sizes, squeezed=(), **params):
-    dtype = _dtype_of_ref(op)
-    ref, idx, sizes, squeezed = _window(op, ref, starts, sizes, squeezed)
-    old = load(ref, idx, sizes, squeezed, dtype)
-    swap(ref, idx, binary("add", old, kl.value(val, dtype), dtype), sizes, squeezed, dtype)
-    return []
-
-
+MOSAIC.unsupported(S.RefAddUpdateOp, "JAX's Pallas TPU lowering has no rule for "
+                                     "addupdate ('Unimplemented primitive in Pallas TPU "
+                                     "lowering for tc: addupdate'): write x_ref[idx] += v "
+                                     "(a load and a store)")
 MOSAIC.unsupported(S.AtomicRmwOp, "atomics are a GPU feature; TPU kernels own their "
                                   "output blocks (use semaphores and DMAs to share)")
 MOSAIC.unsupported(S.RefNewOp, "a kernel's refs are its arguments and scratch buffers "

@@ -34,6 +34,40 @@ class Const:
         return tuple(self.value.shape)
 
 
+VIEW_START = "mjax.view_start"   # (frontend/experimental/pallas/ref.py marks the add)
+_VIEW_USERS = ("jaxpr.ref_get", "jaxpr.ref_swap", "jaxpr.masked_load", "jaxpr.masked_swap",
+               "jaxpr.ref_addupdate")
+
+
+@dataclasses.dataclass
+class ViewStart:
+    """A ref access's start on one dim that the frontend folded from chained views'
+    starts (its add of them, marked VIEW_START), not yet added: `terms` (i32 values or
+    Consts), in the order the views were taken. JAX slices once per view, so an access
+    through the views takes the terms one by one (state.py); anywhere else the sum is
+    emitted where it is used (materialize), as the add would have been."""
+    terms: list
+
+    def emit(self) -> ir.Value:
+        acc = materialize(self.terms[0], np.int32)
+        for t in self.terms[1:]:
+            acc = arith.addi(acc, materialize(t, np.int32))
+        return acc
+
+
+def view_start(op, x, y):
+    """The value of a frontend's marked add of view starts `x + y`: a ViewStart when
+    only ref accesses (or further such adds) use it, None otherwise (an ordinary add)."""
+    if VIEW_START not in op.attributes:
+        return None
+    for use in op.results[0].uses:
+        owner = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if owner.name not in _VIEW_USERS and VIEW_START not in owner.attributes:
+            return None
+    terms = list(x.terms) if isinstance(x, ViewStart) else [x]
+    return ViewStart(terms + [y])
+
+
 @dataclasses.dataclass
 class BlockRef:
     """A kernel block whose BlockSpec squeezes dims (JAX's None / pl.Squeezed): Mosaic's
@@ -150,6 +184,8 @@ def index(value: int) -> ir.Value:
 def materialize(x, dtype=None) -> ir.Value:
     """An MLIR value for `x` (a Const is emitted here, as JAX emits a literal at each use:
     a scalar constant, broadcast when splat over a vector)."""
+    if isinstance(x, ViewStart):
+        return x.emit()
     if not isinstance(x, Const):
         return x
     v = x.value
@@ -169,4 +205,5 @@ def materialize(x, dtype=None) -> ir.Value:
 # (aval_out, avals_in, is_float, is_unsigned: kernel_lowering/types.py, shared with Triton)
 __all__ = ["BlockRef", "Const", "MosaicLoweringError", "aval_out", "avals_in", "elt_type",
            "expand_ref", "full", "index", "is_float", "is_unsigned", "materialize",
-           "memory_space", "ref_space", "ref_type", "scalar_attr", "shape_of", "vtype"]
+           "memory_space", "ref_space", "ref_type", "scalar_attr", "shape_of", "view_start",
+           "vtype", "ViewStart", "VIEW_START"]

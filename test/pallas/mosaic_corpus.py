@@ -605,6 +605,41 @@ def corpus(J, pl, pltpu) -> dict:
             out_shape=J.ShapeDtypeStruct((2, 16, 128), jnp.float32))(x)
     K["chained_views_squeezed"] = (chained_squeezed, [((2, 2, 16, 128), np.float32)])
 
+    def traced_chain_kernel(x_ref, o_ref):   # views' starts meeting on a dim, some traced
+        i, j = pl.program_id(0), pl.program_id(1)
+        a = x_ref.at[pl.ds(i * 8, 16)].at[pl.ds(2, 8)][...]
+        b = x_ref.at[pl.ds(3, 24)].at[pl.ds(i, 16)].at[pl.ds(2, 12)].at[pl.ds(j, 8)][...]
+        c = x_ref.at[pl.ds(1, 30)].at[pl.ds(2, 20)][pl.ds(i, 8)]     # static, then traced
+        d = x_ref.at[pl.ds(i, 16), pl.ds(0, 128)][pl.ds(j, 8), :]    # two traced
+        e = x_ref.at[2 * i + 1].at[pl.ds(0, 128)][...]
+        o_ref[pl.ds(0, 8)] = a + b + c + d + e[None, :]
+        o_ref.at[pl.ds(i, 8)].at[pl.ds(4, 4)][...] = a[:4]
+        m = J.lax.broadcasted_iota(jnp.int32, (4, 128), 1) < 64
+        pltpu.store(o_ref.at[pl.ds(j + 4, 8)].at[pl.ds(1, 4)], c[:4], mask=m)
+
+    def traced_chain(x):
+        return pl.pallas_call(
+            traced_chain_kernel, grid=(2, 2),
+            in_specs=[pl.BlockSpec((32, 128), lambda i, j: (0, 0))],
+            out_specs=pl.BlockSpec((16, 128), lambda i, j: (i, 0)),
+            out_shape=J.ShapeDtypeStruct((32, 128), jnp.float32))(x)
+    K["chained_traced_views"] = (traced_chain, [((32, 128), np.float32)])
+
+    def traced_dma_chain_kernel(x_hbm, o_ref, buf, sem):   # a DMA of such a view
+        i = pl.program_id(0)
+        copy = pltpu.make_async_copy(x_hbm.at[pl.ds(i * 8, 16)].at[pl.ds(2, 8)], buf, sem)
+        copy.start()
+        copy.wait()
+        o_ref[...] = buf[...]
+
+    def traced_dma_chain(x):
+        return pl.pallas_call(
+            traced_dma_chain_kernel, grid=(2,), in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            scratch_shapes=[pltpu.VMEM((8, 128), jnp.float32), pltpu.SemaphoreType.DMA(())],
+            out_shape=J.ShapeDtypeStruct((16, 128), jnp.float32))(x)
+    K["chained_dma_traced_view"] = (traced_dma_chain, [((32, 128), np.float32)])
+
     extend_random = importlib.import_module(J.__name__ + ".extend.random")
 
     def threefry_raw_kernel(d_ref, c_ref, o_ref):   # jax.extend.random.threefry_2x32

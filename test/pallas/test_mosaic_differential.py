@@ -42,7 +42,8 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "dma", "chained_dma", "named_scopes", "vmap_scopes", "multiple_of",
          "roll", "prng", "dynamic_dma", "pallas_key", "chained_semaphores",
          "chained_dma_semaphores", "threefry_keys", "dead_read", "chained_views",
-         "chained_views_squeezed", "threefry_raw"}
+         "chained_views_squeezed", "chained_traced_views", "chained_dma_traced_view",
+         "threefry_raw"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -245,6 +246,7 @@ def test_mjax_export_for_tpu_matches_jax(name):
 
 
 @pytest.mark.parametrize("name", ["chained_views", "chained_views_squeezed", "threefry_keys",
+                                  "chained_traced_views", "chained_dma_traced_view",
                                   "threefry_raw"])
 def test_interpreted_values_match_jax(name):
     """The kernels whose Mosaic keeps JAX's chained views and threefry, run in TPU
@@ -260,3 +262,31 @@ def test_interpreted_values_match_jax(name):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+@pytest.mark.parametrize("chained", [False, True])
+def test_addupdate_is_refused_as_in_jax(chained):
+    """JAX's Pallas TPU lowering has no rule for addupdate (state's `ref[idx] += v`
+    primitive; `x_ref[...] += v` is a load and a store), whatever view it goes through:
+    mjax's refuses it too, naming JAX's refusal."""
+    from mjax.experimental.pallas import primitives as mprimitives
+
+    def kernel(J, P, addupdate):
+        def body(x_ref, o_ref):
+            o_ref[...] = J.numpy.zeros((16, 128), np.float32)
+            view = o_ref.at[P.ds(P.program_id(0), 8)].at[P.ds(2, 4)] if chained else o_ref
+            addupdate(view, x_ref[P.ds(0, 4)] if chained else x_ref[...])
+        return body
+
+    specs = dict(grid=(2,), out_shape=jax.ShapeDtypeStruct((16, 128), np.float32))
+    x = jax.ShapeDtypeStruct((16, 128), np.float32)
+    f = jpl.pallas_call(kernel(jax, jpl, lambda r, v: jax.ref.addupdate(r, (), v)), **specs)
+    with pytest.raises(NotImplementedError, match="Unimplemented primitive in Pallas TPU "
+                                                  "lowering for tc: addupdate"):
+        jax.export.export(jax.jit(f), platforms=["tpu"])(x)
+    g = pl.pallas_call(kernel(mjax, pl, lambda r, v: mprimitives.addupdate(r, ..., v)),
+                       grid=(2,), out_shape=mjax.ShapeDtypeStruct((16, 128), np.float32))
+    with pytest.raises(Exception, match="no Mosaic lowering rule for 'jaxpr.ref_addupdate'"
+                                        ".*Unimplemented primitive in Pallas TPU lowering"):
+        mjax.jit(g).trace(mjax.ShapeDtypeStruct((16, 128), np.float32)).lower(
+            lowering_platforms=("tpu",)).as_text()

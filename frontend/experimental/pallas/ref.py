@@ -11,10 +11,12 @@ lowering. JAX: state/indexing.py (Slice, NDIndexer) and state/types.py (Transfor
 from __future__ import annotations
 
 import numpy as np
+from jaxlib.mlir import ir
 
 from mjax import lax
 from mjax.tracing.core import Tracer
-from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE, fold_view
+from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE
+from mjax.dialect.values import defining_op, set_attr
 from mjax.dialect.types import RefAval, short_dtype_name
 from mjax.experimental.pallas import primitives
 from mjax.specs.ref_slice import Slice, ds, dslice  # noqa: F401  (pl.ds is jax.ds)
@@ -78,7 +80,7 @@ def normalize_index(idx, shape) -> list[tuple]:
                 out.append((i.start, i.size, False))
                 continue
             if isinstance(i.start, (int, np.integer)):
-                if not 0 <= i.start or i.size > n:
+                if not 0 <= i.start or i.size > n or 0 < n <= i.start:
                     raise ValueError(f"slice {i} is out of bounds for dimension {d} of "
                                      f"size {n}")
             elif not _int_scalar(i.start):
@@ -98,6 +100,20 @@ def normalize_index(idx, shape) -> list[tuple]:
                 f"indexing a ref with {type(i).__name__} (array indices) is not supported; "
                 f"use ints, slices and pl.ds")
     return out
+
+
+VIEW_START = "mjax.view_start"
+
+
+def _view_start(total):
+    """`total`, the add of two views' starts on one dim, its op marked VIEW_START: the
+    TPU lowering takes the views' starts apart again where an access goes through the
+    views (JAX slices once per view; passes/mosaic/types.py), any other reader the sum."""
+    value = getattr(total, "value", None)
+    op = defining_op(value) if isinstance(value, ir.Value) else None
+    if op is not None:
+        set_attr(op, VIEW_START, True)
+    return total
 
 
 def _as_i32(x):
@@ -178,7 +194,7 @@ class Ref:
             elif isinstance(s2, (int, np.integer)) and s2 == 0:
                 out.append((start, size2, sq2))
             else:
-                out.append((_as_i32(start) + _as_i32(s2), size2, sq2))
+                out.append((_view_start(_as_i32(start) + _as_i32(s2)), size2, sq2))
         return out
 
     def op_args(self, idx):
@@ -200,8 +216,9 @@ class Ref:
         last the access's own; `ref[...]` adds none): {"levels": each window's rank,
         "sizes", "squeezed" (positions in sizes), "starts" (the static ones; 0 where
         traced), "traced" (positions of traced starts)}, or None for one window. The
-        op's own starts stay the folded ones (`resolve`); a traced start must then be the
-        only nonzero start of its dimension, else None (the access stays one window)."""
+        op's own starts stay the folded ones (`resolve`); where traced starts meet
+        others on a dim, the add that folds them is marked (`_view_start`), and the TPU
+        lowering takes its terms apart again."""
         levels = list(self.views)
         if not (idx is None or idx is Ellipsis or (isinstance(idx, tuple) and not idx)):
             levels.append(normalize_index(idx, self.shape))
@@ -221,10 +238,6 @@ class Ref:
                     starts.append(0)
                 sizes.append(int(size))
         ranks = tuple(len(level) for level in levels)
-        for at, _, _, _ in fold_view(self.tracer.aval.shape, ranks, sizes, squeezed):
-            if any(p in traced for p in at) and sum(
-                    1 for p in at if p in traced or starts[p]) > 1:
-                return None
         return {"levels": ranks, "sizes": tuple(sizes), "squeezed": tuple(squeezed),
                 "starts": tuple(starts), "traced": tuple(traced)}
 
