@@ -137,24 +137,51 @@ def _qdwh_coefficients(eps: float, max_iterations: int):
     return qr_form, cholesky_form, tol_l
 
 
-def _halley_qr_step(u, params, dt):
-    """u <- e u + (a - e)/sqrt(c) Q1 Q2^H, [Q1; Q2] the thin QR of [sqrt(c) u; I]."""
+def mask_to(x, dims, alternative=0):
+    """x where every index i along axis k is below dims[k] (a traced or static size;
+    None: the whole axis), `alternative` (a scalar or an array of x's shape) elsewhere:
+    the padded-matrix masks of JAX's TPU QDWH and eigh."""
+    shape = aval_of_value(x).shape
+    keep = None
+    for axis, d in enumerate(dims):
+        if d is not None:
+            below = E.lt(broadcasted_iota(np.int32, shape, axis),
+                         convert_element_type(d, np.int32))
+            keep = below if keep is None else E.and_(keep, below)
+    if keep is None:
+        return x
+    dt = aval_of_value(x).dtype
+    if isinstance(alternative, (int, float, complex, np.number)):
+        alternative = full(shape, alternative, dt)
+    return select(keep, x, alternative)
+
+
+def _halley_qr_step(u, params, dt, m=None, n=None):
+    """u <- e u + (a - e)/sqrt(c) Q1 Q2^H, [Q1; Q2] the thin QR of [sqrt(c) u; I]. With
+    traced sizes (m, n), u is an m x n matrix padded with zeros: Q1 and Q2 are masked."""
     scaled_gap, sqrt_c, e = params
     big_m, big_n = aval_of_value(u).shape
     # [sqrt(c) u; I] as JAX builds it: padded with zero rows, then I written in below
     y = pad(mul(sqrt_c, u), full((), 0, dt), ((0, big_n, 0), (0, 0, 0)))
-    y = dynamic_update_slice_in_dim(y, _eye(big_n, dt), big_m, 0)
+    y = dynamic_update_slice_in_dim(y, _eye(big_n, dt), big_m if m is None else m, 0)
     q, _ = qr(y, full_matrices=False)
     q1 = slice(q, (0, 0), (big_m, big_n))
-    q2 = _H(dynamic_slice_in_dim(q, big_m, big_n, 0))
+    if m is None:
+        q2 = _H(dynamic_slice_in_dim(q, big_m, big_n, 0))
+    else:
+        q1 = mask_to(q1, (m, n))
+        q2 = _H(mask_to(dynamic_slice_in_dim(q, m, big_n, 0), (n, n)))
     return add(mul(e, u), mul(scaled_gap, _mm(q1, q2)))
 
 
-def _halley_cholesky_step(u, params, dt):
-    """u <- e u + (a - e) u (c u^H u + I)^-1, through the Cholesky factor y y^H."""
+def _halley_cholesky_step(u, params, dt, n=None):
+    """u <- e u + (a - e) u (c u^H u + I)^-1, through the Cholesky factor y y^H (with a
+    traced size n, the padded corner of c u^H u + I is I's)."""
     gap, c, e = params
     big_n = aval_of_value(u).shape[1]
     x = add(mul(c, _mm(_H(u), u)), _eye(big_n, dt))
+    if n is not None:
+        x = mask_to(x, (n, n), _eye(big_n, dt))
     y = cholesky(x, symmetrize_input=False)
     z = _conj_if_complex(triangular_solve(y, _mT(u), left_side=True, lower=True,
                                           conjugate_a=True))
@@ -163,9 +190,12 @@ def _halley_cholesky_step(u, params, dt):
     return add(mul(e, u), mul(gap, z))
 
 
-def _qdwh_tpu(x, max_iterations: int = 10, eps: float | None = None):
+def _qdwh_tpu(x, max_iterations: int = 10, eps: float | None = None, m=None, n=None):
     """(u, h, iterations, converged): JAX's QDWH of one matrix, M >= N (lax.linalg.qdwh,
-    which its TPU SVD runs; jax/_src/tpu/linalg/qdwh.py)."""
+    which its TPU SVD runs; jax/_src/tpu/linalg/qdwh.py). With traced sizes (m, n) (its
+    TPU eigh's), only x[:m, :n] counts: x is masked to it and so is every step."""
+    if m is not None:
+        x = mask_to(x, (m, n))
     dt = aval_of_value(x).dtype
     real = dtypes.finfo(dt).dtype
     eps = float(dtypes.finfo(dt).eps) if eps is None else eps
@@ -178,7 +208,7 @@ def _qdwh_tpu(x, max_iterations: int = 10, eps: float | None = None):
     qr_form, cholesky_form, tol_l = _qdwh_coefficients(eps, max_iterations)
     tol_norm = E.cbrt(full((), tol_l, real))
 
-    def iterate(u, coefs, step, test_convergence):
+    def iterate(u, coefs, step, test_convergence, sizes):
         if not coefs:
             return u, full((), True, np.bool_)
         table = convert_element_type(as_array(np.asarray(coefs, real)), dt)
@@ -187,14 +217,15 @@ def _qdwh_tpu(x, max_iterations: int = 10, eps: float | None = None):
             u, _ = state
             row = dynamic_index_in_dim(table, k, 0, keepdims=False)
             params = [dynamic_index_in_dim(row, i, 0, keepdims=False) for i in range(3)]
-            new = step(u, params, dt)
+            new = step(u, params, dt, *sizes)
             going = (E.gt(_frobenius(sub(new, u)), tol_norm) if test_convergence
                      else full((), True, np.bool_))
             return new, going
         return fori_loop(0, len(coefs), body, (u, full((), True, np.bool_)))
 
-    u, _ = iterate(u, qr_form, _halley_qr_step, False)
-    u, not_converged = iterate(u, cholesky_form, _halley_cholesky_step, True)
+    u, _ = iterate(u, qr_form, _halley_qr_step, False, () if m is None else (m, n))
+    u, not_converged = iterate(u, cholesky_form, _halley_cholesky_step, True,
+                               () if m is None else (n,))
     halley = (3 - 1 / 3, 3.0, 1 / 3)     # as l -> 1, (a, b, c) -> (3, 1, 3)
 
     def more(state):
@@ -203,7 +234,8 @@ def _qdwh_tpu(x, max_iterations: int = 10, eps: float | None = None):
 
     def halley_step(state):
         k, u, _ = state
-        new = _halley_cholesky_step(u, [convert_element_type(v, dt) for v in halley], dt)
+        new = _halley_cholesky_step(u, [convert_element_type(v, dt) for v in halley], dt,
+                                    n)
         return add(k, np.int32(1)), new, E.gt(_frobenius(sub(new, u)), tol_norm)
 
     start = full((), len(qr_form) + len(cholesky_form), np.int32)
@@ -323,17 +355,25 @@ def _svd_tpu_jit(full_matrices: bool, compute_uv: bool):
                                               compute_uv=compute_uv))
 
 
-def _svd_tpu_lowered(aval, full_matrices: bool, compute_uv: bool):
-    """svd_tpu of an operand of type `aval`, lowered for a TPU: the StableHLO module the
-    svd op's TPU lowering copies in its place (JAX: mlir.lower_fun(_svd_tpu)), and the
-    values of the arrays it captured (its trailing arguments)."""
+def lowered_for_tpu(jitted, aval):
+    """`jitted` traced for an operand of type `aval` and lowered for a TPU: the StableHLO
+    module an op's TPU lowering copies in its place (JAX: mlir.lower_fun), and the values
+    of the arrays it captured (its trailing arguments)."""
     with lowering_for_platform("tpu"):
-        traced = _svd_tpu_jit(full_matrices, compute_uv).trace(
-            ShapeDtypeStruct(aval.shape, aval.dtype))
+        traced = jitted.trace(ShapeDtypeStruct(aval.shape, aval.dtype))
         module = traced.lower().compiler_ir()
     return module, [np.asarray(c) for c in traced.jaxpr.consts]
 
 
+def _svd_tpu_lowered(aval, full_matrices: bool, compute_uv: bool):
+    """svd_tpu of an operand of type `aval`, lowered for a TPU (JAX: lower_fun(_svd_tpu))."""
+    return lowered_for_tpu(_svd_tpu_jit(full_matrices, compute_uv), aval)
+
+
 register_expansion("svd", _svd_tpu_lowered)
 
-__all__ = ["qdwh", "svd_tpu"]
+# (JAX's TPU eigh of matrices larger than 256, built on the QDWH above, registers its
+# expansion for the eigh op when imported)
+from mjax.lax import eigh_tpu as _eigh_tpu  # noqa: E402,F401
+
+__all__ = ["lowered_for_tpu", "mask_to", "qdwh", "svd_tpu"]

@@ -36,7 +36,7 @@ from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapa
                                          lapack_target, nan_unless, not_on_tpu, slice_matrix,
                                          solver_call, tpu_linalg_here, uint8, xla_custom_call)
 from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
-from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX, svd_tpu
+from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX, eigh_tpu, svd_tpu
 from mjax.passes.rules.tables import TRANSPOSE, lowering, nan_checked, platform_rules
 
 
@@ -240,16 +240,12 @@ def _qr_tpu(a, aval, q_aval, r_aval, full_matrices):
 
 
 # ==== eigh ===============================================================================
-def _eigh_tpu(a, aval, v_aval, w_aval, lower, sort_eigenvalues):
+def _eigh_tpu(ctx, a, aval, v_aval, w_aval, lower, sort_eigenvalues):
     """JAX's TPU eigh (jax/_src/tpu/linalg/eigh.py _eigh_tpu_lowering): XLA's Jacobi
-    `Eigh` for n <= 256, its options "lower,sort,max_iter,tol" in backend_config."""
-    n = aval.shape[-1]
-    if n > TPU_JACOBI_MAX:
-        raise NotImplementedError(
-            f"eigh of a {n}x{n} matrix for a TPU: JAX computes matrices larger than "
-            f"{TPU_JACOBI_MAX} with its QDWH spectral divide and conquer, which mjax does "
-            f"not implement; mjax lowers eigh for a TPU to XLA's Jacobi solver up to "
-            f"{TPU_JACOBI_MAX}x{TPU_JACOBI_MAX}")
+    `Eigh` for n <= 256, its options "lower,sort,max_iter,tol" in backend_config; larger
+    matrices expand into JAX's QDWH spectral divide and conquer (linalg_tpu.eigh_tpu)."""
+    if aval.shape[-1] > TPU_JACOBI_MAX:
+        return eigh_tpu(ctx, a, lower, sort_eigenvalues)
     config = f"{int(bool(lower))},{int(bool(sort_eigenvalues))},100,1e-6"
     return xla_custom_call("Eigh", [a], [v_aval, w_aval], backend_config=config)
 
@@ -262,7 +258,7 @@ def _eigh_lower(ctx, a, *, lower, sort_eigenvalues):
     if aval.shape[-1] == 0:
         return [a, H.constant(0, w_aval.dtype, w_aval.shape)]
     if tpu_linalg_here():
-        return _eigh_tpu(a, aval, v_aval, w_aval, lower, sort_eigenvalues)
+        return _eigh_tpu(ctx, a, aval, v_aval, w_aval, lower, sort_eigenvalues)
     outs = [v_aval, w_aval, ShapedArray(batch, np.int32)]
     if gpu_solver_prefix():   # (algorithm 0: the solver's default, as JAX's)
         v, w, info = solver_call("syevd", [a], outs, aliases={0: 0},

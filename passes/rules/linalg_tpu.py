@@ -1,10 +1,11 @@
 """Linalg ops that a TPU lowering expands into an algorithm built from other ops (JAX:
-`mlir.register_lowering(svd_p, mlir.lower_fun(_svd_tpu), platform="tpu")`).
+`mlir.register_lowering(svd_p, mlir.lower_fun(_svd_tpu), platform="tpu")`, and eigh of
+matrices larger than 256 through JAX's `lower_fun(_eigh_qdwh_impl)`).
 
 The op stays one op through jvp, vmap and transposition, so its own rules apply (svd's
-JVP, not the derivative of its algorithm's loops); only --jaxpr-to-stablehlo, lowering
-for a TPU, replaces it. The algorithm is written with mjax's lax functions in the
-frontend (mjax/lax/linalg_tpu.py), which registers it here:
+and eigh's JVPs, not the derivative of the algorithm's loops); only --jaxpr-to-stablehlo,
+lowering for a TPU, replaces it. The algorithm is written with mjax's lax functions in the
+frontend (mjax/lax/linalg_tpu.py, eigh_tpu.py), which registers it here:
 
     register_expansion("svd", fn)   # fn(operand aval, *params) -> (a StableHLO module
                                     # whose public @main computes the op for a TPU, the
@@ -88,14 +89,9 @@ def expand(ctx, name: str, operands, *params) -> list[ir.Value]:
 
 
 def svd_tpu(ctx, a, full_matrices: bool, compute_uv: bool) -> list[ir.Value]:
-    """JAX's TPU SVD (QDWH polar decomposition, then XLA's Jacobi eigh of the Hermitian
-    factor, sorted descending), as the op's results (s, u, vt) or (s,)."""
-    n = min(ctx.avals_in[0].shape[-2:])
-    if n > TPU_JACOBI_MAX:
-        raise NotImplementedError(
-            f"svd of a matrix with {n} columns and rows or more for a TPU: JAX's TPU SVD "
-            f"diagonalizes an {n}x{n} matrix with its QDWH spectral divide and conquer "
-            f"eigh, which mjax does not implement (it takes up to {TPU_JACOBI_MAX})")
+    """JAX's TPU SVD (QDWH polar decomposition, then eigh of the Hermitian factor, sorted
+    descending; that eigh is itself expanded beyond 256), as the op's results (s, u, vt)
+    or (s,)."""
     outs = expand(ctx, "svd", [a], bool(full_matrices), bool(compute_uv))
     if not compute_uv:
         return outs
@@ -103,4 +99,11 @@ def svd_tpu(ctx, a, full_matrices: bool, compute_uv: bool) -> list[ir.Value]:
     return [s, u, vt]
 
 
-__all__ = ["TPU_JACOBI_MAX", "expand", "register_expansion", "svd_tpu"]
+def eigh_tpu(ctx, a, lower: bool, sort_eigenvalues: bool) -> list[ir.Value]:
+    """JAX's TPU eigh of a matrix larger than TPU_JACOBI_MAX: QDWH spectral divide and
+    conquer down to blocks for XLA's Jacobi `Eigh` (mjax/lax/eigh_tpu.py), as the op's
+    results (v, w)."""
+    return expand(ctx, "eigh", [a], bool(lower), bool(sort_eigenvalues))
+
+
+__all__ = ["TPU_JACOBI_MAX", "eigh_tpu", "expand", "register_expansion", "svd_tpu"]

@@ -252,9 +252,11 @@ for _name in ("transformer", "cnn", "rnn"):
     _make, _args = _model(_name)
     CASES[f"model_{_name}"] = (_make, _args)
 
-# JAX lowers these for a TPU with algorithms mjax does not have: mjax says so.
-NOT_IMPLEMENTED = {
-    "eigh_257": (_linalg("eigh"), (_mat(257),)),     # JAX: QDWH spectral divide and conquer
+# Past XLA's Jacobi eigh (256): JAX's QDWH spectral divide and conquer, which calls its
+# jitted helpers (qr, argsort, norm) as shared private functions; compared op for op with
+# them inlined in test/frontend/lax/test_eigh_tpu.py.
+QDWH_EIGH = {
+    "eigh_257": (_linalg("eigh"), (_mat(257),)),
     "svd_257": (lambda lib, jnp: lambda a: jnp.linalg.svd(a, compute_uv=False),
                 (_mat(260, 257),)),                  # (its eigh of a 257x257 matrix)
 }
@@ -363,11 +365,14 @@ def test_no_lapack_for_a_tpu():
             assert "lapack_" not in text and "solver_" not in text, name
 
 
-@pytest.mark.parametrize("name", sorted(NOT_IMPLEMENTED))
-def test_what_mjax_lacks_for_a_tpu_says_so(name):
-    make, args = NOT_IMPLEMENTED[name]
-    with pytest.raises(NotImplementedError, match="QDWH"):
-        lower_for_tpu("mjax", make, args)
+@pytest.mark.parametrize("name", sorted(QDWH_EIGH))
+def test_eigh_past_jacobi_lowers_for_a_tpu(name):
+    # (issue 54: these raised NotImplementedError) XLA's Jacobi Eigh for the 256x256
+    # blocks, QDWH's QRs and Cholesky factorizations, no LAPACK
+    make, args = QDWH_EIGH[name]
+    text = lower_for_tpu("mjax", make, args)
+    assert '@Eigh' in text and "@Qr" in text and "stablehlo.cholesky" in text
+    assert "lapack" not in text and "solver_" not in text
 
 
 @pytest.mark.parametrize("name", sorted(NO_TPU_RULE))
