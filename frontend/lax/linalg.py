@@ -181,8 +181,8 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
     """(eigenvectors as columns, ascending real eigenvalues). JAX: lax.linalg.eigh.
     `implementation`: None or EighImplementation.QR (LAPACK); JACOBI and QDWH raise
     NotImplementedError, as JAX does on CPU. For a TPU: None, QDWH or JACOBI, all XLA's
-    Jacobi `Eigh` up to 256x256 (JAX's QDWH divide and conquer beyond is not in mjax);
-    QR raises, as in JAX."""
+    Jacobi `Eigh` up to 256x256; beyond, None and QDWH are JAX's QDWH divide and conquer
+    (expanded when lowered: eigh_tpu.py) and JACOBI raises; QR raises, as in JAX."""
     implementation = _member(EighImplementation, implementation, "eigh", "implementation")
     if _tpu_linalg():       # (JAX's TPU default: QDWH, which is XLA's Jacobi up to 256)
         n = aval_of_value(x).shape[-1]
